@@ -1,0 +1,9 @@
+//! weft-hdl: the language layer on rust-hdl — AXI4-Stream interfaces and primitives, memories,
+//! the cycle-stepping testbench harness, Verilog export and the runners for Verilator, Yosys
+//! and Icarus.
+
+pub use rust_hdl;
+
+pub mod memory;
+pub mod stream;
+pub mod testbench;

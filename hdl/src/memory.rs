@@ -1,0 +1,74 @@
+//! Simple dual-port RAM, one clock: the storage behind FIFOs and buffers.
+
+use rust_hdl::core::timing::TimingInfo;
+use rust_hdl::prelude::*;
+
+/// `2^A` words of `D`, one write port and one registered read port (the read register holds
+/// its value while `read_enable` is low), so vendor tools map it to block RAM or LUT RAM.
+/// Reading the address being written in the same cycle returns the old word.
+#[derive(LogicBlock, Default)]
+pub struct DualPortRam<D: Synth, const A: usize> {
+    pub clk: Signal<In, Clock>,
+    pub write_enable: Signal<In, Bit>,
+    pub write_address: Signal<In, Bits<A>>,
+    pub write_data: Signal<In, D>,
+    pub read_enable: Signal<In, Bit>,
+    pub read_address: Signal<In, Bits<A>>,
+    pub read_data: Signal<Out, D>,
+    _words: Box<Vec<D>>,
+}
+
+impl<D: Synth, const A: usize> Logic for DualPortRam<D, A> {
+    fn update(&mut self) {
+        if self.clk.pos_edge() {
+            if self._words.is_empty() {
+                *self._words = vec![D::default(); 1 << A];
+            }
+            if self.read_enable.val() {
+                self.read_data.next = self._words[self.read_address.val().index()];
+            }
+            if self.write_enable.val() {
+                self._words[self.write_address.val().index()] = self.write_data.val();
+            }
+        }
+    }
+
+    fn connect(&mut self) {
+        self.read_data.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        // Both vendors' RAM-style attributes: Vivado reads ram_style, Quartus ramstyle.
+        Verilog::Custom(format!(
+            "\
+(* ram_style = \"auto\", ramstyle = \"auto\" *)
+reg [{msb}:0] mem [0:{last}];
+
+always @(posedge clk) begin
+    if (write_enable) begin
+        mem[write_address] <= write_data;
+    end
+    if (read_enable) begin
+        read_data <= mem[read_address];
+    end
+end",
+            msb = D::BITS - 1,
+            last = (1usize << A) - 1,
+        ))
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "ram".into(),
+            clock: "clk".into(),
+            inputs: vec![
+                "write_enable".into(),
+                "write_address".into(),
+                "write_data".into(),
+                "read_enable".into(),
+                "read_address".into(),
+            ],
+            outputs: vec!["read_data".into()],
+        }]
+    }
+}

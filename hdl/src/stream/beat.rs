@@ -1,0 +1,39 @@
+//! One AXI4-Stream beat as software sees it: the reference side of every testbench.
+
+use num_bigint::BigUint;
+use rust_hdl::prelude::*;
+
+use super::{AxisMaster, AxisSlave};
+
+/// A transfer on an AXI4-Stream, with `tdata` of any width.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Beat {
+    pub data: BigUint,
+    pub keep: u64,
+    pub last: bool,
+    pub user: u64,
+}
+
+impl Beat {
+    pub fn new(data: impl Into<BigUint>, keep: u64, last: bool, user: u64) -> Beat {
+        Beat { data: data.into(), keep, last, user }
+    }
+
+    /// Drive this beat onto a master port (used by testbenches standing in for a source).
+    pub fn drive<const W: usize, const K: usize, const U: usize>(&self, port: &mut AxisSlave<W, K, U>) {
+        port.tdata.next = Bits::<W>::from(self.data.clone());
+        port.tkeep.next = Bits::<K>::from(self.keep);
+        port.tlast.next = self.last;
+        port.tuser.next = Bits::<U>::from(self.user);
+    }
+
+    /// Sample the beat currently presented by a master port.
+    pub fn sample<const W: usize, const K: usize, const U: usize>(port: &AxisMaster<W, K, U>) -> Beat {
+        Beat {
+            data: port.tdata.val().into(),
+            keep: port.tkeep.val().to_u64(),
+            last: port.tlast.val(),
+            user: port.tuser.val().to_u64(),
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Cycle-stepping harness for rust-hdl's built-in simulator, and the random stimulus every
+//! block testbench uses.
+//!
+//! rust-hdl's `Simulation` runs each testbench in a thread and passes the whole circuit between
+//! them; weft's testbenches instead step one circuit directly (`settle`, sample, `tick`), which is
+//! the same evaluation engine with exact control of what is sampled before each clock edge.
+
+use rust_hdl::core::check_error::CheckError;
+use rust_hdl::prelude::*;
+
+/// Deterministic pseudo-random numbers (xorshift64*), so every failure is reproducible from the
+/// seed printed with it.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+    /// True with probability `percent`/100.
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    /// `bits` random bits as a big unsigned integer.
+    pub fn bits(&mut self, bits: usize) -> num_bigint::BigUint {
+        let words: Vec<u32> = (0..bits.div_ceil(32)).map(|_| self.next_u64() as u32).collect();
+        let value = num_bigint::BigUint::from_slice(&words);
+        value & ((num_bigint::BigUint::from(1u8) << bits) - 1u8)
+    }
+}
+
+/// A block under test in the built-in simulator, stepped one clock at a time.
+pub struct Bench<B: Block> {
+    pub uut: B,
+    clock: fn(&mut B) -> &mut Signal<In, Clock>,
+    pub cycle: u64,
+}
+
+impl<B: Block> Bench<B> {
+    /// Connects the block, runs rust-hdl's structural checks, and holds the clock low.
+    pub fn new(mut uut: B, clock: fn(&mut B) -> &mut Signal<In, Clock>) -> Result<Bench<B>, CheckError> {
+        uut.connect_all();
+        check_all(&mut uut)?;
+        clock(&mut uut).next = Clock { clk: false };
+        let mut bench = Bench { uut, clock, cycle: 0 };
+        bench.settle();
+        Ok(bench)
+    }
+
+    /// Propagates combinational logic after inputs changed.
+    pub fn settle(&mut self) {
+        assert!(
+            rust_hdl::core::simulate::simulate(&mut self.uut, 1000),
+            "combinational logic did not settle at cycle {}",
+            self.cycle
+        );
+    }
+
+    /// One rising and one falling clock edge; registers take their `d` at the rising edge.
+    pub fn tick(&mut self) {
+        self.settle();
+        (self.clock)(&mut self.uut).next = Clock { clk: true };
+        self.settle();
+        (self.clock)(&mut self.uut).next = Clock { clk: false };
+        self.settle();
+        self.cycle += 1;
+    }
+}
+
+use crate::stream::{AxisMaster, AxisSlave, Beat};
+use std::collections::VecDeque;
+
+/// Random stimulus for a one-input, one-output stream block.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamStimulus {
+    pub beats: usize,
+    /// Chance, in percent, that the source offers a beat in a cycle where it has none pending.
+    pub valid_percent: u64,
+    /// Chance, in percent, that the sink is ready in a cycle.
+    pub ready_percent: u64,
+    pub seed: u64,
+}
+
+/// What a stream run measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StreamRun {
+    pub cycles: u64,
+    pub beats: usize,
+    /// Cycle (after reset) at which the first beat left the block.
+    pub first_out: Option<u64>,
+}
+
+/// Port accessors for a block with one `s_axis` and one `m_axis`.
+pub struct StreamPorts<B, const W: usize, const K: usize, const U: usize> {
+    pub clk: fn(&mut B) -> &mut Signal<In, Clock>,
+    pub rst: fn(&mut B) -> &mut Signal<In, Bit>,
+    pub input: fn(&mut B) -> &mut AxisSlave<W, K, U>,
+    pub output: fn(&mut B) -> &mut AxisMaster<W, K, U>,
+}
+
+/// Drives random beats with random `tvalid`/`tready` through a stream block and checks, against
+/// a software queue, that every beat leaves intact, in order, exactly once; that the output obeys
+/// the AXI4-Stream rule (a stalled beat stays valid and unchanged); and, when
+/// `registered_ready`, that `s_axis_tready` does not follow `m_axis_tready` within a cycle.
+pub fn check_stream_block<B: Block, const W: usize, const K: usize, const U: usize>(
+    uut: B,
+    ports: &StreamPorts<B, W, K, U>,
+    stimulus: StreamStimulus,
+    registered_ready: bool,
+) -> Result<StreamRun, String> {
+    let seed = stimulus.seed;
+    let fail = |cycle: u64, what: String| format!("seed {seed}, cycle {cycle}: {what}");
+    let mut bench = Bench::new(uut, ports.clk).map_err(|e| format!("structural check: {e:?}"))?;
+    let mut rng = Rng::new(seed);
+    (ports.rst)(&mut bench.uut).next = true;
+    (ports.input)(&mut bench.uut).tvalid.next = false;
+    (ports.output)(&mut bench.uut).tready.next = false;
+    bench.tick();
+    bench.tick();
+    (ports.rst)(&mut bench.uut).next = false;
+    bench.cycle = 0;
+
+    let mut expected: VecDeque<Beat> = VecDeque::new();
+    let mut offered: Option<Beat> = None;
+    let mut stalled: Option<Beat> = None;
+    let (mut sent, mut received) = (0usize, 0usize);
+    let mut first_out = None;
+    let slowest = stimulus.valid_percent.min(stimulus.ready_percent).max(1);
+    let limit = 50 + stimulus.beats as u64 * 400 / slowest;
+    while received < stimulus.beats {
+        if bench.cycle > limit {
+            return Err(fail(bench.cycle, format!("timed out: {received} of {} beats out, {} in flight", stimulus.beats, expected.len())));
+        }
+        if offered.is_none() && sent < stimulus.beats && rng.chance(stimulus.valid_percent) {
+            let keep = rng.next_u64() & ((1u128 << K) - 1) as u64;
+            offered = Some(Beat::new(rng.bits(W), keep, rng.chance(25), rng.next_u64() & ((1u128 << U) - 1) as u64));
+        }
+        let ready = rng.chance(stimulus.ready_percent);
+        {
+            let input = (ports.input)(&mut bench.uut);
+            input.tvalid.next = offered.is_some();
+            if let Some(beat) = &offered {
+                beat.drive(input);
+            }
+        }
+        if registered_ready {
+            (ports.output)(&mut bench.uut).tready.next = !ready;
+            bench.settle();
+            let before = (ports.input)(&mut bench.uut).tready.val();
+            (ports.output)(&mut bench.uut).tready.next = ready;
+            bench.settle();
+            if (ports.input)(&mut bench.uut).tready.val() != before {
+                return Err(fail(bench.cycle, "s_axis_tready changed with m_axis_tready in the same cycle".into()));
+            }
+        } else {
+            (ports.output)(&mut bench.uut).tready.next = ready;
+            bench.settle();
+        }
+        let input_ready = (ports.input)(&mut bench.uut).tready.val();
+        if offered.is_some() && input_ready {
+            expected.push_back(offered.take().unwrap());
+            sent += 1;
+        }
+        let output = (ports.output)(&mut bench.uut);
+        let valid = output.tvalid.val();
+        if let Some(previous) = stalled.take() {
+            if !valid || Beat::sample(output) != previous {
+                return Err(fail(bench.cycle, "output beat changed or vanished while stalled".into()));
+            }
+        }
+        if valid {
+            let beat = Beat::sample(output);
+            if ready {
+                match expected.pop_front() {
+                    None => return Err(fail(bench.cycle, format!("unexpected (duplicated) beat {beat:?}"))),
+                    Some(want) if want != beat => {
+                        return Err(fail(bench.cycle, format!("beat {received}: got {beat:?}, want {want:?}")))
+                    }
+                    Some(_) => {}
+                }
+                first_out.get_or_insert(bench.cycle);
+                received += 1;
+            } else {
+                stalled = Some(beat);
+            }
+        }
+        bench.tick();
+    }
+    for _ in 0..8 {
+        (ports.input)(&mut bench.uut).tvalid.next = false;
+        (ports.output)(&mut bench.uut).tready.next = true;
+        bench.settle();
+        if (ports.output)(&mut bench.uut).tvalid.val() {
+            return Err(fail(bench.cycle, "extra beat after the last one".into()));
+        }
+        bench.tick();
+    }
+    Ok(StreamRun { cycles: bench.cycle, beats: received, first_out })
+}

@@ -1,0 +1,1 @@
+pub use weft_hdl;
