@@ -4,6 +4,8 @@
 
 pub use rust_hdl;
 
+pub mod export;
 pub mod memory;
 pub mod stream;
 pub mod testbench;
+pub mod tools;

@@ -1,1 +1,6 @@
+//! weft-ip: the blocks users instantiate, and the catalogue of modules weft ships as Verilog.
+
 pub use weft_hdl;
+
+pub mod axis;
+pub mod catalog;

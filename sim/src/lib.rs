@@ -1,1 +1,7 @@
+//! weft-sim: harnesses and models for simulating weft designs — the Verilator co-simulation
+//! harness with AXI4-Stream source/sink helpers, and simulator speed measurement.
+
 pub use weft_ip;
+
+pub mod cosim;
+pub mod speed;

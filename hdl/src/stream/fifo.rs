@@ -29,6 +29,9 @@ pub struct AxisFifo<const W: usize, const K: usize, const U: usize, const A: usi
     held: DFF<Bits<A1>>,
     out_valid: DFF<Bit>,
     depth: Constant<Bits<A1>>,
+    // Sized constants keep the Verilog free of 32-bit literals (Verilator WIDTH lint).
+    one: Constant<Bits<A1>>,
+    zero: Constant<Bits<A1>>,
     push: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
     load: Signal<Local, Bit>,
@@ -55,6 +58,8 @@ impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: u
             held: Default::default(),
             out_valid: Default::default(),
             depth: Constant::new((1u64 << A).into()),
+            one: Constant::new(1u64.into()),
+            zero: Constant::new(0u64.into()),
             push: Default::default(),
             pop: Default::default(),
             load: Default::default(),
@@ -136,24 +141,24 @@ impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: u
         self.fill.next = self.held.q.val();
 
         if self.push.val() {
-            self.write_pointer.d.next = self.write_pointer.q.val() + 1;
+            self.write_pointer.d.next = self.write_pointer.q.val() + self.one.val();
         }
         if self.load.val() {
-            self.read_pointer.d.next = self.read_pointer.q.val() + 1;
+            self.read_pointer.d.next = self.read_pointer.q.val() + self.one.val();
             self.out_valid.d.next = true;
         } else if self.pop.val() {
             self.out_valid.d.next = false;
         }
         if self.push.val() & !self.pop.val() {
-            self.held.d.next = self.held.q.val() + 1;
+            self.held.d.next = self.held.q.val() + self.one.val();
         }
         if !self.push.val() & self.pop.val() {
-            self.held.d.next = self.held.q.val() - 1;
+            self.held.d.next = self.held.q.val() - self.one.val();
         }
         if self.rst.val() {
-            self.write_pointer.d.next = 0.into();
-            self.read_pointer.d.next = 0.into();
-            self.held.d.next = 0.into();
+            self.write_pointer.d.next = self.zero.val();
+            self.read_pointer.d.next = self.zero.val();
+            self.held.d.next = self.zero.val();
             self.out_valid.d.next = false;
         }
     }

@@ -1,0 +1,57 @@
+//! Runners for the external tools of the check flow: Verilator (lint), Yosys (synthesis, with
+//! its statistics parsed), Icarus (compile). A missing tool is an error that says how to install
+//! it; a failing tool is an error that carries the tool's own message.
+
+mod icarus;
+mod verilator;
+mod yosys;
+
+pub use icarus::icarus_compile;
+pub use verilator::verilator_lint;
+pub use yosys::{parse_synth_log, yosys_synth, SynthReport};
+
+use std::fmt;
+use std::path::Path;
+use std::process::{Command, Output};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolError {
+    /// The program is not installed.
+    Missing { tool: &'static str, install: &'static str },
+    /// The program ran and reported a problem.
+    Failed { tool: &'static str, message: String },
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolError::Missing { tool, install } => {
+                write!(f, "`{tool}` is not installed or not on PATH; install it with `{install}`")
+            }
+            ToolError::Failed { tool, message } => write!(f, "{tool} failed:\n{message}"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Runs `program` with `args`; a spawn failure becomes [`ToolError::Missing`], a non-zero exit
+/// [`ToolError::Failed`] with the tool's stderr and stdout tail.
+pub(crate) fn run(tool: &'static str, install: &'static str, program: &str, args: &[&str], dir: &Path) -> Result<Output, ToolError> {
+    let output = Command::new(program).args(args).current_dir(dir).output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::Missing { tool, install },
+        _ => ToolError::Failed { tool, message: e.to_string() },
+    })?;
+    if output.status.success() {
+        Ok(output)
+    } else {
+        Err(ToolError::Failed { tool, message: tail(&output) })
+    }
+}
+
+/// The last lines of a tool's output, enough to show its error.
+fn tail(output: &Output) -> String {
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stderr), String::from_utf8_lossy(&output.stdout));
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
+}

@@ -1,0 +1,164 @@
+use nom::bytes::complete::{tag, take_until, take_while1};
+use nom::character::complete::{digit1, space0, space1};
+use nom::combinator::{all_consuming, map_res};
+use nom::sequence::{delimited, preceded, tuple};
+use nom::IResult;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::{run, ToolError};
+
+/// Resource use of one module after Yosys `synth_xilinx` (flattened, no I/O buffers), and the
+/// longest combinational path, in LUT/carry/mux cells, between registers and ports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SynthReport {
+    pub module: String,
+    pub tool: String,
+    pub luts: u64,
+    pub flip_flops: u64,
+    /// Distributed-RAM primitives (RAM32M, RAM64X1D, ...).
+    pub lut_rams: u64,
+    /// Block RAM in RAMB36 units (a RAMB18 counts one half).
+    pub brams: f64,
+    pub dsps: u64,
+    pub logic_depth: u64,
+    /// Every cell type Yosys placed, by count.
+    pub cells: BTreeMap<String, u64>,
+}
+
+/// Synthesizes `top` from `file` with Yosys and parses its statistics.
+pub fn yosys_synth(file: &Path, top: &str) -> Result<SynthReport, ToolError> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let name = file.file_name().unwrap().to_string_lossy();
+    // Logic depth counts only combinational primitives (LUTs, carry chains, wide muxes): the
+    // registers, RAMs and DSPs after techmapping are vendor cells `ltp -noff` cannot tell apart.
+    let script = format!(
+        "read_verilog {name}; synth_xilinx -flatten -noiopad -top {top}; stat; \
+         select -set comb t:LUT* t:CARRY* t:MUXF*; ltp -noff @comb w:*"
+    );
+    let output = run("yosys", "apt-get install yosys", "yosys", &["-p", &script], dir)?;
+    let log = String::from_utf8_lossy(&output.stdout);
+    parse_synth_log(&log, top).map_err(|message| ToolError::Failed { tool: "yosys", message })
+}
+
+fn number(input: &str) -> IResult<&str, u64> {
+    map_res(digit1, str::parse)(input)
+}
+
+/// `     LUT6    12` inside a `stat` block.
+fn cell_line(input: &str) -> IResult<&str, (&str, u64)> {
+    all_consuming(tuple((
+        preceded(space1, take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$')),
+        preceded(space1, number),
+    )))(input.trim_end())
+}
+
+/// `=== name ===`
+fn section_header(input: &str) -> IResult<&str, &str> {
+    delimited(tag("=== "), take_until(" ==="), tag(" ==="))(input.trim())
+}
+
+/// `Longest topological path in name (length=7):`
+fn longest_path(input: &str) -> IResult<&str, u64> {
+    preceded(
+        tuple((space0, tag("Longest topological path in "), take_until(" (length="), tag(" (length="))),
+        number,
+    )(input)
+}
+
+/// `Yosys 0.23 (git sha1 ...)`
+fn version(input: &str) -> IResult<&str, &str> {
+    preceded(tag("Yosys "), take_while1(|c: char| !c.is_whitespace()))(input.trim())
+}
+
+/// Parses the statistics of module `top` (the last `stat` block for it) and the `ltp` result.
+pub fn parse_synth_log(log: &str, top: &str) -> Result<SynthReport, String> {
+    let mut cells = BTreeMap::new();
+    let mut in_top = false;
+    let mut depth = None;
+    let mut tool = String::from("yosys");
+    for line in log.lines() {
+        if let Ok((_, v)) = version(line) {
+            tool = format!("yosys {v}");
+        }
+        if let Ok((_, name)) = section_header(line) {
+            in_top = name == top;
+            if in_top {
+                cells.clear();
+            }
+            continue;
+        }
+        if let Ok((_, length)) = longest_path(line) {
+            depth = Some(length);
+            in_top = false;
+        }
+        if in_top {
+            if let Ok((_, (cell, count))) = cell_line(line) {
+                cells.insert(cell.to_string(), count);
+            }
+        }
+    }
+    let logic_depth = depth.ok_or_else(|| format!("no `ltp` result for {top} in the Yosys log"))?;
+    if cells.is_empty() && !log.contains(&format!("=== {top} ===")) {
+        return Err(format!("no statistics for {top} in the Yosys log"));
+    }
+    let sum = |pred: &dyn Fn(&str) -> bool| cells.iter().filter(|(c, _)| pred(c)).map(|(_, n)| n).sum::<u64>();
+    Ok(SynthReport {
+        module: top.to_string(),
+        tool,
+        luts: sum(&|c| c.starts_with("LUT")),
+        flip_flops: sum(&|c| c.starts_with("FD")),
+        lut_rams: sum(&|c| c.starts_with("RAM") && !c.starts_with("RAMB")),
+        brams: sum(&|c| c.starts_with("RAMB36")) as f64 + sum(&|c| c.starts_with("RAMB18")) as f64 / 2.0,
+        dsps: sum(&|c| c.starts_with("DSP")),
+        logic_depth,
+        cells,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // An excerpt in the shape Yosys 0.23 prints (`stat` after `synth_xilinx`, then `ltp`).
+    const LOG: &str = "\
+Yosys 0.23 (git sha1 7ce5011c24b)
+=== sub ===
+   Number of cells:                  3
+     LUT2                            3
+
+=== top ===
+
+   Number of wires:                 31
+   Number of cells:                 27
+     CARRY4                          2
+     FDRE                           10
+     FDSE                            1
+     LUT2                            4
+     LUT6                            5
+     RAM32M                          3
+     RAMB18E1                        1
+     RAMB36E1                        2
+     DSP48E1                         4
+
+   Estimated number of LCs:          9
+
+Longest topological path in top (length=6):
+";
+
+    #[test]
+    fn counts_each_resource_class_of_the_top_module() {
+        let r = parse_synth_log(LOG, "top").unwrap();
+        assert_eq!((r.luts, r.flip_flops, r.lut_rams, r.dsps, r.logic_depth), (9, 11, 3, 4, 6));
+        assert_eq!(r.brams, 2.5);
+        assert_eq!(r.cells["CARRY4"], 2);
+        assert!(!r.cells.contains_key("Number"));
+        assert_eq!(r.tool, "yosys 0.23");
+    }
+
+    #[test]
+    fn a_log_without_the_path_length_is_an_error() {
+        assert!(parse_synth_log("=== top ===\n     LUT2   1\n", "top").is_err());
+    }
+}

@@ -1,0 +1,79 @@
+//! Shipped AXI4-Stream primitives: the stream layer's register slice and FIFO at the widths the
+//! fabric uses, with the built-in-simulator testbenches `weft check` runs first.
+
+use weft_hdl::export::ModuleSpec;
+use weft_hdl::stream::{AxisRegisterSlice, Sideband};
+use weft_hdl::testbench::{check_stream_block, StreamPorts, StreamStimulus};
+
+use crate::catalog::Shipped;
+
+pub type RegisterSliceW128 = AxisRegisterSlice<128, 16, 1>;
+pub type FifoW128D32 = weft_hdl::axis_fifo!(128, 32);
+
+fn packet_ports_hidden() -> Vec<String> {
+    let mut hidden = Sideband::PACKET.hidden("s_axis");
+    hidden.extend(Sideband::PACKET.hidden("m_axis"));
+    hidden
+}
+
+/// Random valid/ready patterns on both sides, then both sides always ready.
+fn stimuli(seed: u64) -> [StreamStimulus; 4] {
+    [
+        StreamStimulus { beats: 2000, valid_percent: 50, ready_percent: 50, seed },
+        StreamStimulus { beats: 2000, valid_percent: 95, ready_percent: 25, seed: seed + 1 },
+        StreamStimulus { beats: 2000, valid_percent: 25, ready_percent: 95, seed: seed + 2 },
+        StreamStimulus { beats: 2000, valid_percent: 100, ready_percent: 100, seed: seed + 3 },
+    ]
+}
+
+macro_rules! stream_testbench {
+    ($ty:ty, $w:expr, $k:expr, $seed:expr) => {{
+        let ports: StreamPorts<$ty, $w, $k, 1> = StreamPorts {
+            clk: |b| &mut b.clk,
+            rst: |b| &mut b.rst,
+            input: |b| &mut b.s_axis,
+            output: |b| &mut b.m_axis,
+        };
+        let mut summary = vec![];
+        for stimulus in stimuli($seed) {
+            let run = check_stream_block(<$ty>::default(), &ports, stimulus, true)?;
+            summary.push(format!(
+                "{} beats in {} cycles (valid {}%, ready {}%)",
+                run.beats, run.cycles, stimulus.valid_percent, stimulus.ready_percent
+            ));
+        }
+        Ok(summary.join("; "))
+    }};
+}
+
+pub fn shipped() -> Vec<Shipped> {
+    vec![
+        Shipped {
+            spec: ModuleSpec {
+                family: "axis",
+                name: "axis_register_slice_w128".into(),
+                summary: "AXI4-Stream register slice (skid buffer), 1 beat/cycle, registered tready".into(),
+                parameters: vec![("data_width".into(), "128".into()), ("keep_width".into(), "16".into()), ("latency".into(), "1 cycle".into())],
+                hidden_ports: packet_ports_hidden(),
+            },
+            verilog: |spec| weft_hdl::export::export(spec, &mut RegisterSliceW128::default()),
+            testbench: || stream_testbench!(RegisterSliceW128, 128, 16, 100),
+        },
+        Shipped {
+            spec: ModuleSpec {
+                family: "axis",
+                name: "axis_fifo_w128_d32".into(),
+                summary: "synchronous first-word-fall-through AXI4-Stream FIFO".into(),
+                parameters: vec![
+                    ("data_width".into(), "128".into()),
+                    ("keep_width".into(), "16".into()),
+                    ("depth".into(), "32 beats".into()),
+                    ("latency".into(), "2 cycles".into()),
+                ],
+                hidden_ports: packet_ports_hidden(),
+            },
+            verilog: |spec| weft_hdl::export::export(spec, &mut FifoW128D32::default()),
+            testbench: || stream_testbench!(FifoW128D32, 128, 16, 200),
+        },
+    ]
+}

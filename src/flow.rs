@@ -1,0 +1,104 @@
+//! The two jobs of the tool: write every shipped module's Verilog, and check it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use weft_hdl::tools::{icarus_compile, verilator_lint, yosys_synth, SynthReport};
+use weft_ip::catalog::{shipped, Shipped};
+
+/// A failure in the flow, naming the module and the stage.
+#[derive(Debug)]
+pub struct FlowError {
+    pub module: String,
+    pub stage: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for FlowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} failed: {}", self.module, self.stage, self.message)
+    }
+}
+
+impl std::error::Error for FlowError {}
+
+fn fail(module: &str, stage: &'static str, message: impl ToString) -> FlowError {
+    FlowError { module: module.to_string(), stage, message: message.to_string() }
+}
+
+/// Writes every shipped module to `out/<family>/<module>.v`; returns the files written.
+pub fn generate(out: &Path) -> Result<Vec<PathBuf>, FlowError> {
+    let mut written = vec![];
+    for module in shipped() {
+        let text = (module.verilog)(&module.spec).map_err(|e| fail(&module.spec.name, "generate", e))?;
+        let path = out.join(module.relative_path());
+        std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| fail(&module.spec.name, "generate", e))?;
+        std::fs::write(&path, text).map_err(|e| fail(&module.spec.name, "generate", format!("{}: {e}", path.display())))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// The modules a `check` selection names: `all`, or one module name.
+pub fn select(selection: &str) -> Result<Vec<Shipped>, String> {
+    let all = shipped();
+    if selection == "all" {
+        return Ok(all);
+    }
+    let names: Vec<String> = all.iter().map(|m| m.spec.name.clone()).collect();
+    let chosen: Vec<Shipped> = all.into_iter().filter(|m| m.spec.name == selection).collect();
+    if chosen.is_empty() {
+        Err(format!("unknown module `{selection}`; expected `all` or one of: {}", names.join(", ")))
+    } else {
+        Ok(chosen)
+    }
+}
+
+/// The outcome of checking one module.
+pub struct Checked {
+    pub module: String,
+    pub testbench: String,
+    pub synth: SynthReport,
+}
+
+/// Which stages to run (tests run one stage at a time).
+#[derive(Clone, Copy, Debug)]
+pub struct Stages {
+    pub testbench: bool,
+    pub lint: bool,
+    pub synth: bool,
+    pub icarus: bool,
+}
+
+impl Stages {
+    pub const ALL: Stages = Stages { testbench: true, lint: true, synth: true, icarus: true };
+}
+
+/// Runs the check flow on one module whose Verilog is in `generated`: built-in testbench →
+/// Verilator lint → Yosys synthesis (report written to `reports/<module>.json`) → Icarus.
+pub fn check(module: &Shipped, generated: &Path, reports: Option<&Path>, stages: Stages) -> Result<Checked, FlowError> {
+    let name = module.spec.name.as_str();
+    let file = generated.join(module.relative_path());
+    if !file.exists() {
+        return Err(fail(name, "find Verilog", format!("{} does not exist; run `weft generate` first", file.display())));
+    }
+    let testbench = if stages.testbench { (module.testbench)().map_err(|e| fail(name, "built-in testbench", e))? } else { String::new() };
+    if stages.lint {
+        verilator_lint(&file, name).map_err(|e| fail(name, "verilator lint", e))?;
+    }
+    let synth = if stages.synth {
+        let report = yosys_synth(&file, name).map_err(|e| fail(name, "yosys synthesis", e))?;
+        if let Some(dir) = reports {
+            std::fs::create_dir_all(dir).map_err(|e| fail(name, "write report", e))?;
+            let json = serde_json::to_string_pretty(&report).unwrap() + "\n";
+            std::fs::write(dir.join(format!("{name}.json")), json).map_err(|e| fail(name, "write report", e))?;
+        }
+        report
+    } else {
+        SynthReport::default()
+    };
+    if stages.icarus {
+        icarus_compile(&file, name).map_err(|e| fail(name, "icarus compile", e))?;
+    }
+    Ok(Checked { module: name.to_string(), testbench, synth })
+}

@@ -1,0 +1,10 @@
+//! weft: FPGA streaming kernels and communication IP for multi-FPGA HPC systems.
+//!
+//! This crate is the command-line tool and a facade over the workspace: [`hdl`] (the language
+//! layer), [`ip`] (the blocks), [`sim`] (harnesses and models), and [`flow`] (generate and check).
+
+pub use weft_hdl as hdl;
+pub use weft_ip as ip;
+pub use weft_sim as sim;
+
+pub mod flow;
