@@ -139,7 +139,11 @@ pub(crate) fn build(file: &Path, top: &str) -> Result<(PathBuf, Vec<Port>), Cosi
     if library.exists() {
         return Ok((library, ports));
     }
-    let work = dir.with_extension("partial");
+    // A private work folder, renamed into place when complete: concurrent builds of the same
+    // module (parallel tests) never see each other's half-built files.
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let work = dir.with_extension(format!("partial-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(|e| CosimError::Build(e.to_string()))?;
     std::fs::write(work.join(format!("{top}.v")), &verilog).map_err(|e| CosimError::Build(e.to_string()))?;
@@ -160,12 +164,17 @@ pub(crate) fn build(file: &Path, top: &str) -> Result<(PathBuf, Vec<Port>), Cosi
         &[
             "-shared", "-fPIC", "-O2", "-std=c++17", "-Iobj",
             &format!("-I{root}/include"), &format!("-I{root}/include/vltstd"),
-            "wrapper.cpp", &format!("obj/{class}__ALL.a"), "obj/libverilated.a",
+            "wrapper.cpp", &format!("obj/{class}__ALL.a"),
+            &format!("{root}/include/verilated.cpp"), &format!("{root}/include/verilated_threads.cpp"),
             "-pthread", "-latomic", "-o", &format!("libweft_{top}.so"),
         ],
         &work,
     )?;
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&work, &dir).map_err(|e| CosimError::Build(e.to_string()))?;
+    if std::fs::rename(&work, &dir).is_err() && library.exists() {
+        // Another build finished first; its library is identical.
+        let _ = std::fs::remove_dir_all(&work);
+    } else if !library.exists() {
+        return Err(CosimError::Build(format!("could not move the build into {}", dir.display())));
+    }
     Ok((library, ports))
 }
