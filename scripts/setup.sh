@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what weft needs beyond Rust: Verilator, Yosys and Icarus from Debian's packages, and
+# cocotb + cocotbext-axi (pinned in tests/cocotb/requirements.txt) for the external test benches.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v verilator >/dev/null || need+=(verilator)
+command -v yosys >/dev/null || need+=(yosys)
+command -v iverilog >/dev/null || need+=(iverilog)
+command -v g++ >/dev/null || need+=(g++)
+if [ ${#need[@]} -gt 0 ]; then
+    echo "setup: installing ${need[*]}"
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! python3 -c "import cocotb, cocotbext.axi" 2>/dev/null; then
+    echo "setup: installing cocotb and cocotbext-axi"
+    python3 -m pip install -q -r tests/cocotb/requirements.txt
+fi
+verilator --version
+yosys -V
+iverilog -V 2>&1 | head -1
