@@ -20,4 +20,4 @@ if ! python3 -c "import cocotb, cocotbext.axi" 2>/dev/null; then
 fi
 verilator --version
 yosys -V
-iverilog -V 2>&1 | head -1
+iverilog -V 2>&1 | sed -n 1p  # sed reads to the end: no SIGPIPE under pipefail
