@@ -55,3 +55,21 @@ fn tail(output: &Output) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(40)..].join("\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_program_is_reported_with_its_install_command() {
+        let err = run("sometool", "apt-get install sometool", "weft-no-such-program", &[], Path::new(".")).unwrap_err();
+        assert_eq!(err, ToolError::Missing { tool: "sometool", install: "apt-get install sometool" });
+        assert!(err.to_string().contains("install it with `apt-get install sometool`"));
+    }
+
+    #[test]
+    fn a_failing_program_carries_its_output() {
+        let err = run("sh", "apt-get install dash", "sh", &["-c", "echo broken >&2; exit 3"], Path::new(".")).unwrap_err();
+        assert!(matches!(&err, ToolError::Failed { message, .. } if message.contains("broken")), "{err}");
+    }
+}
