@@ -5,7 +5,9 @@
 pub use rust_hdl;
 
 pub mod export;
+pub mod float;
 pub mod memory;
+pub mod netlist;
 pub mod stream;
 pub mod testbench;
 pub mod tools;

@@ -1,0 +1,62 @@
+//! Binary floating-point formats (IEEE-754 layout: sign, biased exponent, fraction).
+
+use std::fmt;
+
+/// A binary interchange format with `exp` exponent bits and `man` fraction bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FloatFormat {
+    pub exp: usize,
+    pub man: usize,
+}
+
+impl FloatFormat {
+    pub const BINARY32: FloatFormat = FloatFormat { exp: 8, man: 23 };
+    pub const BINARY16: FloatFormat = FloatFormat { exp: 5, man: 10 };
+    pub const BFLOAT16: FloatFormat = FloatFormat { exp: 8, man: 7 };
+
+    /// Exponent bits weft supports: 2..=10. Fraction bits: 1..=24 — wide enough for binary32,
+    /// and narrow enough that binary64 arithmetic is an exact-then-once-rounded reference for
+    /// every operator (53 ≥ 2·(man+1)+2).
+    pub fn new(exp: usize, man: usize) -> Result<FloatFormat, String> {
+        if !(2..=10).contains(&exp) {
+            return Err(format!("float exponent width {exp} outside the supported range 2..=10"));
+        }
+        if !(1..=24).contains(&man) {
+            return Err(format!("float fraction width {man} outside the supported range 1..=24"));
+        }
+        Ok(FloatFormat { exp, man })
+    }
+
+    pub fn width(&self) -> usize {
+        1 + self.exp + self.man
+    }
+    pub fn bias(&self) -> i64 {
+        (1 << (self.exp - 1)) - 1
+    }
+    /// All-ones exponent field (infinities and NaNs).
+    pub fn exp_max(&self) -> u128 {
+        (1 << self.exp) - 1
+    }
+    /// The canonical quiet NaN: positive, exponent all ones, only the top fraction bit set
+    /// (`0x7FC00000` for binary32).
+    pub fn quiet_nan(&self) -> u128 {
+        (self.exp_max() << self.man) | (1 << (self.man - 1))
+    }
+    pub fn infinity(&self, negative: bool) -> u128 {
+        ((negative as u128) << (self.exp + self.man)) | (self.exp_max() << self.man)
+    }
+    pub fn name(&self) -> String {
+        match *self {
+            FloatFormat::BINARY32 => "fp32".into(),
+            FloatFormat::BINARY16 => "fp16".into(),
+            FloatFormat::BFLOAT16 => "bf16".into(),
+            f => format!("fp_e{}m{}", f.exp, f.man),
+        }
+    }
+}
+
+impl fmt::Display for FloatFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}

@@ -1,0 +1,247 @@
+//! A netlist with one AXI4-Stream input and one output, as a rust-hdl block: the built-in
+//! simulator evaluates the netlist, the Verilog generator gets its text.
+//!
+//! The netlist names its inputs and outputs after the ports they bind to: `s_axis_tvalid`,
+//! `s_axis_tlast`, `m_axis_tready`, and `s_axis_tdata@<lo>` for the slice of `tdata` starting
+//! at bit `lo` (its width is the input's); outputs `s_axis_tready`, `m_axis_tvalid`,
+//! `m_axis_tlast` and `m_axis_tdata@<lo>`. `tdata` bits no output covers are driven to zero.
+
+use num_bigint::BigUint;
+use rust_hdl::prelude::*;
+
+use super::eval::Evaluator;
+use super::{verilog, Netlist, Wire};
+use crate::stream::{AxisMaster, AxisSlave, StreamWidths};
+
+#[derive(LogicBlock)]
+pub struct NetlistStream<const WI: usize, const KI: usize, const WO: usize, const KO: usize> {
+    pub clk: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s_axis: AxisSlave<WI, KI>,
+    pub m_axis: AxisMaster<WO, KO>,
+    _core: Box<Core>,
+}
+
+struct Core {
+    eval: Evaluator,
+    data_in: Vec<(Wire, usize)>,
+    valid_in: Option<Wire>,
+    last_in: Option<Wire>,
+    ready_in: Option<Wire>,
+    data_out: Vec<(Wire, usize)>,
+    valid_out: Wire,
+    last_out: Option<Wire>,
+    ready_out: Wire,
+    last_data: Option<BigUint>,
+}
+
+fn data_slice(name: &str, port: &str) -> Option<usize> {
+    name.strip_prefix(port)?.strip_prefix('@')?.parse().ok()
+}
+
+impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> NetlistStream<WI, KI, WO, KO> {
+    /// Wraps `net`; panics when a name does not bind to a port or a slice falls outside `tdata`
+    /// (the generators that build netlists check their parameters before this point).
+    pub fn new(net: Netlist) -> Self {
+        let () = StreamWidths::<WI, KI, 1>::OK;
+        let () = StreamWidths::<WO, KO, 1>::OK;
+        let mut data_out = vec![];
+        let (mut valid_out, mut last_out, mut ready_out) = (None, None, None);
+        for o in &net.outputs {
+            match o.name.as_str() {
+                "m_axis_tvalid" => valid_out = Some(o.wire),
+                "m_axis_tlast" => last_out = Some(o.wire),
+                "s_axis_tready" => ready_out = Some(o.wire),
+                name => {
+                    let lo = data_slice(name, "m_axis_tdata").unwrap_or_else(|| panic!("netlist output `{name}` binds to no port"));
+                    assert!(lo + net.width(o.wire) <= WO, "output `{name}` outside m_axis_tdata[{}:0]", WO - 1);
+                    data_out.push((o.wire, lo));
+                }
+            }
+        }
+        let eval = Evaluator::new(net);
+        let mut data_in = vec![];
+        let (mut valid_in, mut last_in, mut ready_in) = (None, None, None);
+        for node in &eval.netlist().nodes {
+            if let super::Op::Input(name) = &node.op {
+                let w = eval.input(name).unwrap();
+                match name.as_str() {
+                    "s_axis_tvalid" => valid_in = Some(w),
+                    "s_axis_tlast" => last_in = Some(w),
+                    "m_axis_tready" => ready_in = Some(w),
+                    _ => {
+                        let lo = data_slice(name, "s_axis_tdata").unwrap_or_else(|| panic!("netlist input `{name}` binds to no port"));
+                        assert!(lo + node.width <= WI, "input `{name}` outside s_axis_tdata[{}:0]", WI - 1);
+                        data_in.push((w, lo));
+                    }
+                }
+            }
+        }
+        let core = Core {
+            eval,
+            data_in,
+            valid_in,
+            last_in,
+            ready_in,
+            data_out,
+            valid_out: valid_out.expect("netlist has no m_axis_tvalid output"),
+            last_out,
+            ready_out: ready_out.expect("netlist has no s_axis_tready output"),
+            last_data: None,
+        };
+        NetlistStream {
+            clk: Default::default(),
+            rst: Default::default(),
+            s_axis: Default::default(),
+            m_axis: Default::default(),
+            _core: Box::new(core),
+        }
+    }
+
+    pub fn netlist(&self) -> &Netlist {
+        self._core.eval.netlist()
+    }
+
+    fn load_inputs(&mut self) {
+        let core = &mut self._core;
+        let data: BigUint = self.s_axis.tdata.val().into();
+        if core.last_data.as_ref() != Some(&data) {
+            let digits = data.to_u64_digits();
+            for &(w, lo) in &core.data_in {
+                let width = core.eval.netlist().width(w);
+                core.eval.set(w, extract(&digits, lo, width));
+            }
+            core.last_data = Some(data);
+        }
+        let bits = [(core.valid_in, self.s_axis.tvalid.val()), (core.last_in, self.s_axis.tlast.val()), (core.ready_in, self.m_axis.tready.val())];
+        for (w, v) in bits {
+            if let Some(w) = w {
+                core.eval.set(w, v as u128);
+            }
+        }
+    }
+}
+
+/// `width` bits (≤ 128) starting at bit `lo` of a little-endian digit vector.
+fn extract(digits: &[u64], lo: usize, width: usize) -> u128 {
+    let mut value = 0u128;
+    for i in 0..width {
+        let bit = lo + i;
+        if digits.get(bit / 64).map_or(false, |d| (d >> (bit % 64)) & 1 == 1) {
+            value |= 1 << i;
+        }
+    }
+    value
+}
+
+impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic for NetlistStream<WI, KI, WO, KO> {
+    fn update(&mut self) {
+        if self.clk.pos_edge() {
+            self.load_inputs();
+            self._core.eval.settle();
+            let reset = self.rst.val();
+            self._core.eval.clock(reset);
+        }
+        self.load_inputs();
+        let core = &mut self._core;
+        core.eval.settle();
+        let mut out = BigUint::default();
+        for &(w, lo) in &core.data_out {
+            out |= BigUint::from(core.eval.get(w)) << lo;
+        }
+        self.m_axis.tdata.next = Bits::<WO>::from(out);
+        self.m_axis.tkeep.next = Bits::<KO>::from(BigUint::from(u128::MAX) & ((BigUint::from(1u8) << KO) - 1u8));
+        self.m_axis.tvalid.next = core.eval.get(core.valid_out) != 0;
+        self.m_axis.tlast.next = core.last_out.map_or(false, |w| core.eval.get(w) != 0);
+        self.m_axis.tuser.next = Bits::<1>::from(false);
+        self.s_axis.tready.next = core.eval.get(core.ready_out) != 0;
+    }
+
+    fn connect(&mut self) {
+        self.m_axis.tdata.connect();
+        self.m_axis.tkeep.connect();
+        self.m_axis.tvalid.connect();
+        self.m_axis.tlast.connect();
+        self.m_axis.tuser.connect();
+        self.s_axis.tready.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let core = &self._core;
+        let net = core.eval.netlist();
+        let input = |name: &str| match name {
+            "s_axis_tvalid" | "s_axis_tlast" | "m_axis_tready" => name.replacen("_t", "$t", 1),
+            _ => {
+                let lo = data_slice(name, "s_axis_tdata").unwrap();
+                let width = net.nodes.iter().find(|n| matches!(&n.op, super::Op::Input(i) if i == name)).unwrap().width;
+                format!("s_axis$tdata[{}:{lo}]", lo + width - 1)
+            }
+        };
+        let mut text = verilog::body(net, &input, "clk", "rst");
+        // Output bits no netlist output covers are driven to zero.
+        let mut pieces = vec![];
+        let mut covered = core.data_out.clone();
+        covered.sort_by_key(|(_, lo)| *lo);
+        let mut next = 0;
+        for (w, lo) in covered {
+            if lo > next {
+                pieces.push(format!("{}'h0", lo - next));
+            }
+            pieces.push(verilog::identifier(net, w));
+            next = lo + net.width(w);
+        }
+        if next < WO {
+            pieces.push(format!("{}'h0", WO - next));
+        }
+        pieces.reverse();
+        let id = |w: Wire| verilog::identifier(net, w);
+        text.push_str(&format!(
+            "\nalways @(*) begin\n    m_axis$tdata = {{{}}};\n    m_axis$tkeep = {{{KO}{{1'b1}}}};\n    m_axis$tvalid = {};\n    m_axis$tlast = {};\n    m_axis$tuser = 1'b0;\n    s_axis$tready = {};\nend\n",
+            pieces.join(", "),
+            id(core.valid_out),
+            core.last_out.map_or("1'b0".to_string(), id),
+            id(core.ready_out),
+        ));
+        Verilog::Custom(text)
+    }
+}
+
+/// Builds a feed-forward stream pipeline around a datapath: `lanes` are the `(lo, width)` slices
+/// of `s_axis_tdata` the datapath reads; `build` returns the `(wire, lo)` slices of
+/// `m_axis_tdata` it produces. Every register moves under one clock enable,
+/// `!m_axis_tvalid || m_axis_tready`, which is also `s_axis_tready`: one beat per cycle when the
+/// output is ready, and a stalled output freezes the whole pipeline, so no beat is lost or
+/// duplicated under any `tready` pattern. `tlast` travels with its beat.
+pub fn feed_forward(lanes: &[(usize, usize)], build: impl FnOnce(&mut Netlist, &[Wire]) -> Vec<(Wire, usize)>) -> Netlist {
+    let mut net = Netlist::new();
+    let enable = net.forward(1);
+    net.name(enable, "advance");
+    net.enable = Some(enable);
+    let valid_in = net.input("s_axis_tvalid", 1);
+    let last_in = net.input("s_axis_tlast", 1);
+    let inputs: Vec<Wire> = lanes.iter().map(|(lo, width)| net.input(&format!("s_axis_tdata@{lo}"), *width)).collect();
+    let outputs = build(&mut net, &inputs);
+    let latency = outputs.iter().map(|(w, _)| net.stage_of(*w)).max().unwrap_or(0);
+    for (w, lo) in &outputs {
+        net.output(&format!("m_axis_tdata@{lo}"), *w);
+    }
+    net.balance_outputs();
+    // Valid (reset) and last (data) registers alongside the datapath.
+    let (mut valid, mut last) = (valid_in, last_in);
+    for stage in 0..latency {
+        net.set_stage(stage);
+        valid = net.reg(valid, Some(enable), Some(0));
+        last = net.reg(last, Some(enable), None);
+    }
+    net.name(valid, "out_valid");
+    net.set_stage(latency);
+    // Created at the output stage: the sink's ready is never delayed.
+    let ready = net.input("m_axis_tready", 1);
+    let free = net.not(valid);
+    let advance = net.or(free, ready);
+    net.resolve(enable, advance);
+    net.output("m_axis_tvalid", valid);
+    net.output("m_axis_tlast", last);
+    net.output("s_axis_tready", enable);
+    net
+}

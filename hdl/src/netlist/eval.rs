@@ -1,0 +1,185 @@
+//! Cycle-exact evaluation of a [`Netlist`]: what the built-in simulator runs.
+
+use super::{mask, Netlist, Op, Wire};
+
+/// A netlist with its register state.
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    net: Netlist,
+    /// Combinational nodes in dependency order (registers and constants excluded).
+    order: Vec<usize>,
+    registers: Vec<usize>,
+    values: Vec<u128>,
+    inputs: Vec<(String, usize)>,
+}
+
+impl Evaluator {
+    /// Orders the netlist for evaluation; panics on a combinational loop or an open forward.
+    pub fn new(net: Netlist) -> Evaluator {
+        let n = net.nodes.len();
+        let mut order = Vec::with_capacity(n);
+        // 0 = unvisited, 1 = on the stack, 2 = done
+        let mut mark = vec![0u8; n];
+        for root in 0..n {
+            if mark[root] != 0 {
+                continue;
+            }
+            let mut stack = vec![(root, false)];
+            while let Some((i, expanded)) = stack.pop() {
+                if expanded {
+                    mark[i] = 2;
+                    if !matches!(net.nodes[i].op, Op::Reg { .. } | Op::Const(_)) {
+                        order.push(i);
+                    }
+                    continue;
+                }
+                match mark[i] {
+                    2 => continue,
+                    1 => panic!("combinational loop through netlist node {i}"),
+                    _ => {}
+                }
+                mark[i] = 1;
+                stack.push((i, true));
+                for dep in comb_operands(&net.nodes[i].op) {
+                    match mark[dep.0] {
+                        0 => stack.push((dep.0, false)),
+                        1 => panic!("combinational loop through netlist node {}", dep.0),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let registers = (0..n).filter(|i| matches!(net.nodes[*i].op, Op::Reg { .. })).collect();
+        let mut values = vec![0u128; n];
+        let mut inputs = vec![];
+        for (i, node) in net.nodes.iter().enumerate() {
+            match &node.op {
+                Op::Const(v) => values[i] = *v,
+                Op::Input(name) => inputs.push((name.clone(), i)),
+                Op::Forward(None) => panic!("netlist forward node {i} never resolved"),
+                _ => {}
+            }
+        }
+        Evaluator { net, order, registers, values, inputs }
+    }
+
+    pub fn netlist(&self) -> &Netlist {
+        &self.net
+    }
+
+    /// Index of a named input, for [`Evaluator::set`].
+    pub fn input(&self, name: &str) -> Option<Wire> {
+        self.inputs.iter().find(|(n, _)| n == name).map(|(_, i)| Wire(*i))
+    }
+
+    pub fn set(&mut self, input: Wire, value: u128) {
+        self.values[input.0] = value & mask(self.net.nodes[input.0].width);
+    }
+
+    pub fn get(&self, w: Wire) -> u128 {
+        self.values[w.0]
+    }
+
+    pub fn output(&self, name: &str) -> Option<u128> {
+        self.net.outputs.iter().find(|o| o.name == name).map(|o| self.values[o.wire.0])
+    }
+
+    /// Propagates inputs and register outputs through the combinational logic.
+    pub fn settle(&mut self) {
+        for k in 0..self.order.len() {
+            let i = self.order[k];
+            let node = &self.net.nodes[i];
+            let v = |w: &Wire| self.values[w.0];
+            let width = node.width;
+            let value = match &node.op {
+                Op::Input(_) => continue,
+                Op::Add(a, b) => v(a).wrapping_add(v(b)),
+                Op::Sub(a, b) => v(a).wrapping_sub(v(b)),
+                Op::Mul(a, b) => v(a).wrapping_mul(v(b)),
+                Op::And(a, b) => v(a) & v(b),
+                Op::Or(a, b) => v(a) | v(b),
+                Op::Xor(a, b) => v(a) ^ v(b),
+                Op::Not(a) => !v(a),
+                Op::Shl(a, s) => shift(v(a), v(s), true),
+                Op::Shr(a, s) => shift(v(a), v(s), false),
+                Op::Eq(a, b) => (v(a) == v(b)) as u128,
+                Op::Ult(a, b) => (v(a) < v(b)) as u128,
+                Op::Slt(a, b) => {
+                    let w = self.net.nodes[a.0].width;
+                    (signed(v(a), w) < signed(v(b), w)) as u128
+                }
+                Op::Mux(s, a, b) => {
+                    if v(s) != 0 {
+                        v(a)
+                    } else {
+                        v(b)
+                    }
+                }
+                Op::Concat(h, l) => (v(h) << self.net.nodes[l.0].width) | v(l),
+                Op::Slice(a, lo) => v(a) >> lo,
+                Op::Lzc(a) => {
+                    let w = self.net.nodes[a.0].width;
+                    (v(a).leading_zeros() as usize - (128 - w)) as u128
+                }
+                Op::Forward(Some(a)) => v(a),
+                Op::Const(_) | Op::Reg { .. } | Op::Forward(None) => unreachable!(),
+            };
+            self.values[i] = value & mask(width);
+        }
+    }
+
+    /// A rising clock edge: every register takes its input (settle first). `reset` is the
+    /// synchronous reset.
+    pub fn clock(&mut self, reset: bool) {
+        let next: Vec<(usize, u128)> = self
+            .registers
+            .iter()
+            .filter_map(|&i| match &self.net.nodes[i].op {
+                Op::Reg { d, enable, reset: init } => match (reset, init) {
+                    (true, Some(r)) => Some((i, *r)),
+                    _ if enable.map_or(true, |e| self.values[e.0] != 0) => Some((i, self.values[d.0])),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        for (i, v) in next {
+            self.values[i] = v;
+        }
+    }
+}
+
+fn comb_operands(op: &Op) -> Vec<Wire> {
+    match op {
+        Op::Input(_) | Op::Const(_) | Op::Reg { .. } | Op::Forward(None) => vec![],
+        Op::Not(a) | Op::Slice(a, _) | Op::Lzc(a) | Op::Forward(Some(a)) => vec![*a],
+        Op::Mux(s, a, b) => vec![*s, *a, *b],
+        Op::Add(a, b)
+        | Op::Sub(a, b)
+        | Op::Mul(a, b)
+        | Op::And(a, b)
+        | Op::Or(a, b)
+        | Op::Xor(a, b)
+        | Op::Shl(a, b)
+        | Op::Shr(a, b)
+        | Op::Eq(a, b)
+        | Op::Ult(a, b)
+        | Op::Slt(a, b)
+        | Op::Concat(a, b) => vec![*a, *b],
+    }
+}
+
+fn shift(a: u128, amount: u128, left: bool) -> u128 {
+    if amount >= 128 {
+        0
+    } else if left {
+        a << amount
+    } else {
+        a >> amount
+    }
+}
+
+fn signed(v: u128, width: usize) -> i128 {
+    let shift = 128 - width;
+    ((v << shift) as i128) >> shift
+}
