@@ -14,7 +14,9 @@ module axis_register_slice_w128(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s
     input wire  [127:0] s_axis_tdata;
     input wire  [15:0] s_axis_tkeep;
     input wire  s_axis_tlast;
+    // verilator lint_off UNUSEDSIGNAL
     wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
+    // verilator lint_on UNUSEDSIGNAL
     input wire  s_axis_tvalid;
     output reg  s_axis_tready;
     output reg  [127:0] m_axis_tdata;

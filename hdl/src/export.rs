@@ -209,7 +209,10 @@ fn hide_ports(top: &str, hidden: &[String]) -> Result<String, String> {
         };
         let range_text = range.map(|r| format!("{r} ")).unwrap_or_default();
         let replacement = if decl.trim().starts_with("input") {
-            format!("    wire {range_text}{port} = {{{width}{{1'b0}}}}; // not exposed: tied off")
+            // The block may not read a side-band input it does not expose.
+            format!(
+                "    // verilator lint_off UNUSEDSIGNAL\n    wire {range_text}{port} = {{{width}{{1'b0}}}}; // not exposed: tied off\n    // verilator lint_on UNUSEDSIGNAL"
+            )
         } else {
             let kind = if decl.contains(" reg ") { "reg" } else { "wire" };
             format!(

@@ -4,3 +4,4 @@ pub use weft_hdl;
 
 pub mod axis;
 pub mod catalog;
+pub mod fp;

@@ -149,7 +149,7 @@ impl Evaluator {
     }
 }
 
-fn comb_operands(op: &Op) -> Vec<Wire> {
+pub(crate) fn comb_operands(op: &Op) -> Vec<Wire> {
     match op {
         Op::Input(_) | Op::Const(_) | Op::Reg { .. } | Op::Forward(None) => vec![],
         Op::Not(a) | Op::Slice(a, _) | Op::Lzc(a) | Op::Forward(Some(a)) => vec![*a],

@@ -261,6 +261,9 @@ impl Netlist {
         if lo == 0 && width == self.width(a) {
             return a;
         }
+        if let Op::Const(v) = self.nodes[a.0].op {
+            return self.constant(v >> lo, width);
+        }
         let a = self.at_stage(a);
         self.node(Op::Slice(a, lo), width)
     }

@@ -31,7 +31,11 @@ pub fn body(net: &Netlist, input: &dyn Fn(&str) -> String, clk: &str, rst: &str)
     let mut decls = String::new();
     let mut assigns = String::new();
     let mut clocked = String::new();
+    let live = live_nodes(net);
     for (i, node) in net.nodes.iter().enumerate() {
+        if !live[i] {
+            continue;
+        }
         let w = Wire(i);
         let name = id(&w);
         let range = if node.width == 1 { String::new() } else { format!("[{}:0] ", node.width - 1) };
@@ -65,7 +69,12 @@ pub fn body(net: &Netlist, input: &dyn Fn(&str) -> String, clk: &str, rst: &str)
             Op::Shr(a, s) => format!("{} >> {}", id(a), id(s)),
             Op::Eq(a, b) => format!("{} == {}", id(a), id(b)),
             Op::Ult(a, b) => format!("{} < {}", id(a), id(b)),
-            Op::Slt(a, b) => format!("$signed({}) < $signed({})", id(a), id(b)),
+            Op::Slt(a, b) => {
+                // Two's-complement order is unsigned order with the sign bits flipped (no
+                // `$signed`, which the export's identifier clean-up would not survive).
+                let flip = literal(1 << (net.width(*a) - 1), net.width(*a));
+                format!("({} ^ {flip}) < ({} ^ {flip})", id(a), id(b))
+            }
             Op::Mux(s, a, b) => format!("{} ? {} : {}", id(s), id(a), id(b)),
             Op::Concat(h, l) => format!("{{{}, {}}}", id(h), id(l)),
             Op::Slice(a, lo) => {
@@ -83,13 +92,34 @@ pub fn body(net: &Netlist, input: &dyn Fn(&str) -> String, clk: &str, rst: &str)
         writeln!(decls, "wire {range}{name};").unwrap();
         writeln!(assigns, "assign {name} = {expr};").unwrap();
     }
-    let mut out = decls;
+    // Datapaths keep only the bits they need of wider intermediate values (the low bits of a
+    // product, the top of a shifted significand), so partly-read nets are expected here.
+    let mut out = format!("// verilator lint_off UNUSEDSIGNAL\n{decls}// verilator lint_on UNUSEDSIGNAL\n");
     out.push('\n');
     out.push_str(&assigns);
     if !clocked.is_empty() {
         writeln!(out, "\nalways @(posedge {clk}) begin\n{clocked}end").unwrap();
     }
     out
+}
+
+/// Nodes an output depends on (through logic and registers); the rest is not emitted.
+fn live_nodes(net: &Netlist) -> Vec<bool> {
+    let mut live = vec![false; net.nodes.len()];
+    let mut stack: Vec<Wire> = net.outputs.iter().map(|o| o.wire).collect();
+    while let Some(w) = stack.pop() {
+        if std::mem::replace(&mut live[w.0], true) {
+            continue;
+        }
+        match &net.nodes[w.0].op {
+            Op::Reg { d, enable, .. } => {
+                stack.push(*d);
+                stack.extend(enable);
+            }
+            op => stack.extend(super::eval::comb_operands(op)),
+        }
+    }
+    live
 }
 
 /// Leading-zero count as a priority chain: the highest set bit decides.

@@ -1,0 +1,105 @@
+//! Shipped binary32 operators (`generated/fp/`): `fp32_add`, `fp32_mul`, `fp32_div` take
+//! `s_axis_tdata[63:0] = {b, a}`, `fp32_sqrt` takes `s_axis_tdata[31:0] = a`; all return
+//! `m_axis_tdata[31:0]`, one result per beat, in order, with back-pressure.
+
+use num_bigint::BigUint;
+use weft_hdl::export::{export, ExportError, ModuleSpec};
+use weft_hdl::float::{operator_netlist, vectors, FloatFormat, FloatOperator};
+use weft_hdl::netlist::block::NetlistStream;
+use weft_hdl::stream::Sideband;
+use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
+
+use crate::catalog::Shipped;
+
+pub type Fp32Binary = NetlistStream<64, 8, 32, 4>;
+pub type Fp32Unary = NetlistStream<32, 4, 32, 4>;
+
+/// The stage counts shipped: about half the deepest split, which keeps every register-to-register
+/// path to a handful of LUT levels (figures in the README from `weft bench numeric`).
+pub const SHIPPED: [(FloatOperator, usize); 4] =
+    [(FloatOperator::Add, 4), (FloatOperator::Mul, 3), (FloatOperator::Div, 16), (FloatOperator::Sqrt, 15)];
+
+pub fn module_name(op: FloatOperator) -> String {
+    format!("fp32_{}", op.name())
+}
+
+/// The native-`f32` result the operators must match bit for bit (canonical quiet NaN).
+pub fn f32_reference(op: FloatOperator, a: u32, b: u32) -> u32 {
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    let r = match op {
+        FloatOperator::Add => x + y,
+        FloatOperator::Sub => x - y,
+        FloatOperator::Mul => x * y,
+        FloatOperator::Div => x / y,
+        FloatOperator::Sqrt => x.sqrt(),
+    };
+    if r.is_nan() {
+        FloatFormat::BINARY32.quiet_nan() as u32
+    } else {
+        r.to_bits()
+    }
+}
+
+fn spec(op: FloatOperator, stages: usize) -> ModuleSpec {
+    let mut hidden = Sideband::DATA.hidden("s_axis");
+    hidden.extend(Sideband::DATA.hidden("m_axis"));
+    let input = if op.operands() == 1 { "s_axis_tdata[31:0] = a" } else { "s_axis_tdata[63:0] = {b, a}" };
+    ModuleSpec {
+        family: "fp",
+        name: module_name(op),
+        summary: format!("IEEE-754 binary32 {} ({input}), round to nearest even, II=1", op.name()),
+        parameters: vec![
+            ("format".into(), "binary32".into()),
+            ("latency".into(), format!("{stages} cycles")),
+            ("deepest split".into(), format!("{} stages", op.max_stages(FloatFormat::BINARY32))),
+        ],
+        hidden_ports: hidden,
+    }
+}
+
+fn verilog(op: FloatOperator, stages: usize, spec: &ModuleSpec) -> Result<String, ExportError> {
+    let net = operator_netlist(op, FloatFormat::BINARY32, stages).map_err(ExportError)?;
+    if op.operands() == 1 {
+        export(spec, &mut Fp32Unary::new(net))
+    } else {
+        export(spec, &mut Fp32Binary::new(net))
+    }
+}
+
+/// Hand-picked hard cases plus random operands, through the rust-hdl block with random
+/// back-pressure, against native `f32`.
+fn testbench(op: FloatOperator, stages: usize) -> Result<String, String> {
+    let mut rng = Rng::new(0xF32 + stages as u64);
+    let mut pairs: Vec<(u32, u32)> = vectors::binary32_hard_cases();
+    pairs.extend((0..3000).map(|_| {
+        let (a, b) = vectors::pair(&mut rng, FloatFormat::BINARY32);
+        (a as u32, b as u32)
+    }));
+    let net = operator_netlist(op, FloatFormat::BINARY32, stages)?;
+    let expected: Vec<(BigUint, bool)> = pairs.iter().map(|(a, b)| (BigUint::from(f32_reference(op, *a, *b)), false)).collect();
+    let run = if op.operands() == 1 {
+        let inputs: Vec<(BigUint, bool)> = pairs.iter().map(|(a, _)| (BigUint::from(*a), false)).collect();
+        let ports = TransformPorts { clk: |b: &mut Fp32Unary| &mut b.clk, rst: |b| &mut b.rst, input: |b| &mut b.s_axis, output: |b| &mut b.m_axis };
+        check_stream_transform(Fp32Unary::new(net), &ports, &inputs, &expected, 80, 60, 3)?
+    } else {
+        let inputs: Vec<(BigUint, bool)> = pairs.iter().map(|(a, b)| (BigUint::from(((*b as u64) << 32) | *a as u64), false)).collect();
+        let ports = TransformPorts { clk: |b: &mut Fp32Binary| &mut b.clk, rst: |b| &mut b.rst, input: |b| &mut b.s_axis, output: |b| &mut b.m_axis };
+        check_stream_transform(Fp32Binary::new(net), &ports, &inputs, &expected, 80, 60, 3)?
+    };
+    Ok(format!("{} operand sets ({} hand-picked) match native f32 in {} cycles", pairs.len(), vectors::binary32_hard_cases().len(), run.cycles))
+}
+
+macro_rules! shipped_operator {
+    ($index:expr) => {{
+        let (op, stages) = SHIPPED[$index];
+        Shipped {
+            spec: spec(op, stages),
+            verilog: |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, spec),
+            testbench: || testbench(SHIPPED[$index].0, SHIPPED[$index].1),
+        }
+    }};
+}
+
+pub fn shipped() -> Vec<Shipped> {
+    vec![shipped_operator!(0), shipped_operator!(1), shipped_operator!(2), shipped_operator!(3)]
+}
