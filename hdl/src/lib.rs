@@ -8,6 +8,7 @@ pub mod export;
 pub mod float;
 pub mod memory;
 pub mod netlist;
+pub mod pipeline;
 pub mod stream;
 pub mod testbench;
 pub mod tools;

@@ -21,6 +21,7 @@ impl Shipped {
 pub fn shipped() -> Vec<Shipped> {
     let mut all = crate::axis::shipped();
     all.extend(crate::fp::shipped());
+    all.extend(crate::kernels::shipped());
     all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
     all
 }

@@ -5,3 +5,4 @@ pub use weft_hdl;
 pub mod axis;
 pub mod catalog;
 pub mod fp;
+pub mod kernels;
