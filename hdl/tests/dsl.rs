@@ -1,0 +1,117 @@
+//! The kernel DSL: what it accepts, and that every malformed file gets an error with its line
+//! and column — never a panic.
+
+use weft_hdl::float::{FloatFormat, FloatOperator};
+use weft_hdl::pipeline::{dsl, Stages};
+use weft_hdl::testbench::Rng;
+
+fn error(text: &str) -> (usize, usize, String) {
+    let e = dsl::parse(text).expect_err("should be rejected");
+    (e.line, e.column, e.message)
+}
+
+#[test]
+fn a_kernel_parses_with_c_precedence_and_evaluates() {
+    let k = dsl::parse("kernel k\n# comment\ninput a, b, c  // trailing comment\nlet t = a - b - c * -2.0\noutput y = t / sqrt(0x40800000), z = a\n").unwrap();
+    assert_eq!(k.inputs, ["a", "b", "c"]);
+    let (a, b, c) = (5.5f32, 1.25f32, 0.75f32);
+    let want = (a - b - c * -2.0f32) / 4.0f32.sqrt();
+    assert_eq!(k.evaluate(&[a.to_bits(), b.to_bits(), c.to_bits()]), vec![want.to_bits(), a.to_bits()]);
+}
+
+#[test]
+fn bindings_may_come_in_any_order_and_are_shared() {
+    let k = dsl::parse("kernel k\ninput a\noutput y = s + s\nlet s = a * a\n").unwrap();
+    let muls = k.nodes.iter().filter(|n| matches!(n, weft_hdl::pipeline::Node::Op(FloatOperator::Mul, _))).count();
+    assert_eq!(muls, 1, "`s` is computed once");
+}
+
+#[test]
+fn the_schedule_balances_operands_and_reports_latency() {
+    // y = (a*b) + c: c waits for the multiplier.
+    let k = dsl::parse("kernel k\ninput a, b, c\noutput y = a*b + c\n").unwrap();
+    let stages = Stages::balanced(FloatFormat::BINARY32);
+    let (net, schedule) = k.netlist(&stages).unwrap();
+    assert_eq!(schedule.latency, stages.of(FloatOperator::Mul) + stages.of(FloatOperator::Add));
+    assert_eq!(net.latency(), schedule.latency);
+    assert_eq!(schedule.operators.get("mul"), Some(&1));
+    assert_eq!(schedule.operators.get("add"), Some(&1));
+    assert!(schedule.register_bits >= 32 * stages.of(FloatOperator::Mul), "c is delayed by the multiplier's depth");
+}
+
+#[test]
+fn unknown_operation() {
+    let (line, column, message) = error("kernel k\ninput a\noutput y = 1.0 + exp(a)\n");
+    assert_eq!((line, column), (3, 18));
+    assert!(message.contains("unknown operation `exp`"), "{message}");
+}
+
+#[test]
+fn undefined_name() {
+    let (line, column, message) = error("kernel k\ninput a\nlet t = a * b\noutput t\n");
+    assert_eq!((line, column), (3, 13));
+    assert!(message.contains("undefined name `b`"), "{message}");
+}
+
+#[test]
+fn type_mismatch() {
+    let (line, column, message) = error("kernel k: f32\ninput a, h: f16\noutput y = a + h\n");
+    assert_eq!((line, column), (3, 14));
+    assert!(message.contains("type mismatch: fp32 and fp16"), "{message}");
+    let (line, _, message) = error("kernel k: f16\ninput h\noutput y = h * 0x3F800000\n");
+    assert_eq!(line, 3);
+    assert!(message.contains("wider than fp16"), "{message}");
+}
+
+#[test]
+fn cycle() {
+    let (line, column, message) = error("kernel k\ninput a\nlet p = q + a\nlet q = p * a\noutput p\n");
+    // Reported where the loop closes: the use of `p` inside `q`.
+    assert_eq!((line, column), (4, 9));
+    assert!(message.contains("cycle: p -> q -> p"), "{message}");
+}
+
+#[test]
+fn syntax_errors_point_at_the_column() {
+    let (line, column, message) = error("kernel k\ninput a\nlet t = a * (a + 1\noutput t\n");
+    assert_eq!(line, 3);
+    assert!(column >= 19, "{column}: {message}");
+    let (line, column, message) = error("kernel k\ninput a\nlet = a\n");
+    assert_eq!((line, column), (3, 5));
+    assert!(message.contains("name after `let`"), "{message}");
+    let (_, _, message) = error("kernel k\ninput a\nlet a = a\noutput a\n");
+    assert!(message.contains("defined twice"), "{message}");
+    let (line, _, message) = error("input a\n");
+    assert_eq!(line, 1);
+    assert!(message.contains("must start with `kernel"), "{message}");
+    let (_, _, message) = error("kernel k\ninput a\noutput y = a +\n");
+    assert!(message.contains("ends early"), "{message}");
+    let (_, _, message) = error("kernel k: f64\ninput a\noutput a\n");
+    assert!(message.contains("unknown type `f64`"), "{message}");
+}
+
+#[test]
+fn random_text_never_panics() {
+    let alphabet: Vec<char> = "kernel input let output sqrt ab,=+-*/()0x1.5e: #\n\t".chars().collect();
+    let mut rng = Rng::new(99);
+    for _ in 0..20_000 {
+        let len = rng.below(60) as usize;
+        let mut text = String::from(if rng.chance(50) { "kernel k\ninput a, b\n" } else { "" });
+        text.extend((0..len).map(|_| alphabet[rng.below(alphabet.len() as u64) as usize]));
+        if let Ok(k) = dsl::parse(&text) {
+            let _ = k.netlist(&Stages::balanced(FloatFormat::BINARY32));
+        }
+    }
+}
+
+#[test]
+fn shipped_kernel_files_parse() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kernels");
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        dsl::parse(&text).unwrap_or_else(|e| panic!("{e}"));
+        count += 1;
+    }
+    assert!(count >= 3);
+}
