@@ -27,8 +27,8 @@ fn yosys_synthesizes_every_module_with_plausible_statistics() {
     for module in shipped() {
         let stages = Stages { testbench: false, lint: false, synth: true, icarus: false };
         let report = check(&module, generated(), None, stages).unwrap_or_else(|e| panic!("{e}")).synth;
-        // Every shipped stream block registers at least its 128-bit output beat.
-        assert!(report.flip_flops >= 128, "{}: {} flip-flops", report.module, report.flip_flops);
+        // Every shipped block is pipelined: it registers at least one 32-bit value.
+        assert!(report.flip_flops >= 32, "{}: {} flip-flops", report.module, report.flip_flops);
         assert!(report.logic_depth >= 1, "{}: no logic", report.module);
     }
 }

@@ -354,6 +354,14 @@ impl Netlist {
         self.push(Op::Reg { d, enable, reset }, width, stage, None)
     }
 
+    /// A register whose output counts as the *current* stage: state carried from earlier beats
+    /// (counters, history windows), not a pipeline delay.
+    pub fn history(&mut self, d: Wire, enable: Option<Wire>, reset: Option<u128>) -> Wire {
+        let width = self.width(d);
+        let stage = self.stage;
+        self.push(Op::Reg { d, enable, reset }, width, stage, None)
+    }
+
     /// A placeholder for a value defined later; it is available at the current stage.
     pub fn forward(&mut self, width: usize) -> Wire {
         self.node(Op::Forward(None), width)
