@@ -8,7 +8,8 @@ use num_bigint::BigUint;
 use weft::hdl::float::{vectors, FloatFormat, FloatOperator};
 use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
-use weft::ip::fp::{f32_reference, module_name};
+use weft::hdl::float::reference::native_f32;
+use weft::ip::fp::module_name;
 use weft::sim::cosim::{AxisPorts, AxisSink, AxisSource, Model};
 
 const OPERANDS: usize = 1_000_000;
@@ -55,7 +56,7 @@ fn run(op: FloatOperator) {
             model.tick();
         }
         for ((a, b), beat) in pairs.iter().zip(&sink.received) {
-            let want = f32_reference(op, *a, *b);
+            let want = native_f32(op, *a, *b);
             let got = beat.data.to_u64_digits().first().copied().unwrap_or(0) as u32;
             assert_eq!(got, want, "{name}: a={a:#010x} b={b:#010x} got {got:#010x} want {want:#010x}");
         }

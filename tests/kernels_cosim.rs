@@ -5,10 +5,9 @@
 
 use std::path::Path;
 
-use num_bigint::BigUint;
 use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
-use weft::ip::kernels::operand;
+use weft::ip::kernels::{lanes_to_data, operand};
 use weft::sim::cosim::{AxisPorts, AxisSink, AxisSource, Model};
 
 const VECTORS: usize = 100_000;
@@ -72,11 +71,7 @@ fn run(name: &str, lanes: usize, reference: fn(&[f32]) -> Vec<f32>) {
     let mut rng = Rng::new(0xD6);
     let inputs: Vec<Vec<u32>> = (0..VECTORS).map(|_| (0..lanes).map(|_| operand(&mut rng)).collect()).collect();
     for lanes in &inputs {
-        let mut data = BigUint::default();
-        for (i, lane) in lanes.iter().enumerate() {
-            data |= BigUint::from(*lane) << (32 * i);
-        }
-        source.queue.push_back(Beat::new(data, 0, false, 0));
+        source.queue.push_back(Beat::new(lanes_to_data(lanes), 0, false, 0));
     }
     while sink.received.len() < VECTORS {
         assert!(model.cycle < 10 * VECTORS as u64, "{name}: stuck after {} results", sink.received.len());

@@ -35,6 +35,17 @@ impl FloatOperator {
         }
     }
 
+    /// The operator in native binary32 arithmetic (`y` is ignored by `Sqrt`).
+    pub fn apply_f32(self, x: f32, y: f32) -> f32 {
+        match self {
+            FloatOperator::Add => x + y,
+            FloatOperator::Sub => x - y,
+            FloatOperator::Mul => x * y,
+            FloatOperator::Div => x / y,
+            FloatOperator::Sqrt => x.sqrt(),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             FloatOperator::Add => "add",

@@ -4,7 +4,18 @@
 //! rounding equals direct correct rounding (53 ≥ 2p + 2; Figueroa, "When is double rounding
 //! innocuous?", 1995). Written independently of the hardware generators it checks.
 
-use super::FloatFormat;
+use super::{FloatFormat, FloatOperator};
+
+/// The binary32 result the hardware must match bit for bit: Rust's native `f32` arithmetic
+/// (an independent IEEE oracle), with every NaN made the canonical quiet NaN.
+pub fn native_f32(op: FloatOperator, a: u32, b: u32) -> u32 {
+    let r = op.apply_f32(f32::from_bits(a), f32::from_bits(b));
+    if r.is_nan() {
+        FloatFormat::BINARY32.quiet_nan() as u32
+    } else {
+        r.to_bits()
+    }
+}
 
 /// The exact value of `bits` in `format`.
 pub fn to_f64(format: FloatFormat, bits: u128) -> f64 {

@@ -110,14 +110,8 @@ impl Kernel {
                 Node::Const(bits) => f32::from_bits(*bits),
                 Node::Neg(a) => -values[a.0],
                 Node::Op(op, args) => {
-                    let x = values[args[0].0];
-                    match op {
-                        FloatOperator::Add => x + values[args[1].0],
-                        FloatOperator::Sub => x - values[args[1].0],
-                        FloatOperator::Mul => x * values[args[1].0],
-                        FloatOperator::Div => x / values[args[1].0],
-                        FloatOperator::Sqrt => x.sqrt(),
-                    }
+                    let y = args.get(1).map_or(0.0, |b| values[b.0]);
+                    op.apply_f32(values[args[0].0], y)
                 }
             };
             values.push(v);

@@ -45,7 +45,8 @@ pub fn operand(rng: &mut Rng) -> u32 {
     sign | (exp << 23) | (rng.next_u64() as u32 & 0x7F_FFFF)
 }
 
-fn lanes_to_data(lanes: &[u32]) -> BigUint {
+/// 32-bit lanes packed little-endian into one `tdata` value (lane 0 at bits 31:0).
+pub fn lanes_to_data(lanes: &[u32]) -> BigUint {
     let mut data = BigUint::default();
     for (i, lane) in lanes.iter().enumerate() {
         data |= BigUint::from(*lane) << (32 * i);
