@@ -115,3 +115,16 @@ fn shipped_kernel_files_parse() {
     }
     assert!(count >= 3);
 }
+
+#[test]
+fn vsum_only_as_a_whole_output() {
+    let (line, column, message) = error("kernel k\ninput a\noutput y = 1.0 + vsum(a)\n");
+    assert_eq!((line, column), (3, 18));
+    assert!(message.contains("only be an output's entire expression"), "{message}");
+    let (line, column, message) = error("kernel k\ninput a\noutput y = vsum(a), z = a\n");
+    assert_eq!((line, column), (3, 21));
+    assert!(message.contains("all `vsum(...)` or none"), "{message}");
+    let (line, column, message) = error("kernel k\ninput a\noutput y = vsum(a, a)\n");
+    assert_eq!((line, column), (3, 12));
+    assert!(message.contains("vsum takes 1 argument, got 2"), "{message}");
+}

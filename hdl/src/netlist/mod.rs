@@ -123,7 +123,8 @@ impl Netlist {
     /// The value of `w` delayed to the current stage (registers inserted as needed).
     fn at_stage(&mut self, w: Wire) -> Wire {
         let from = self.stage_of(w);
-        if from >= self.stage || matches!(self.nodes[w.0].op, Op::Const(_)) {
+        // Constants and the pipeline's clock enable hold for every stage at once.
+        if from >= self.stage || matches!(self.nodes[w.0].op, Op::Const(_)) || self.enable == Some(w) {
             return w;
         }
         let target = self.stage;

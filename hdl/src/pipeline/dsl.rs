@@ -12,6 +12,10 @@
 //! `+` `-`; `sqrt(x)`; parentheses; constants in decimal (`0.5`, `1e-3`, rounded to nearest) or
 //! as the format's bit pattern in hex (`0x3ECCCCCC`). Inputs may carry a type (`input x: f16`);
 //! mixing types is an error. Every error names the line and column.
+//!
+//! `output s = vsum(expr)` makes a per-vector kernel: `s` is the sum of `expr` over all beats of
+//! a vector (`tlast` ends it), one output beat per vector. `vsum` is only allowed as an output's
+//! whole expression, and a kernel's outputs are all vector sums or none.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -305,21 +309,35 @@ pub fn parse(text: &str) -> Result<Kernel, DslError> {
         let v = lower.kernel.input(input);
         lower.done.insert(input.clone(), (v, f));
     }
+    let per_vector = |e: &Option<Expr>| matches!(e, Some(Expr::Call(name, _, _)) if name == "vsum");
+    let vector_kernel = outputs.first().map_or(false, |(_, e, _)| per_vector(e));
     for (output, expr, at) in &outputs {
+        let summed = per_vector(expr);
+        if summed != vector_kernel {
+            return Err(at.error(format!("output `{output}`: a kernel's outputs are all `vsum(...)` or none")));
+        }
         let (value, ty) = match expr {
+            Some(Expr::Call(_, args, at)) if summed => match args.as_slice() {
+                [arg] => lower.expr(arg)?,
+                _ => return Err(at.error(format!("vsum takes 1 argument, got {}", args.len()))),
+            },
             Some(e) => lower.expr(e)?,
             None => lower.name(output, *at)?,
         };
         if ty != format {
             return Err(at.error(format!("type mismatch: output `{output}` is {ty}, the kernel's lanes are {format}")));
         }
-        lower.kernel.output(output, value);
+        if summed {
+            lower.kernel.output_vector_sum(output, value);
+        } else {
+            lower.kernel.output(output, value);
+        }
     }
     Ok(lower.kernel)
 }
 
 fn define(definitions: &mut BTreeMap<String, (Definition, Pos)>, name: &str, d: Definition, at: Pos) -> Result<(), DslError> {
-    if ["sqrt", "kernel", "input", "let", "output"].contains(&name) {
+    if ["sqrt", "vsum", "kernel", "input", "let", "output"].contains(&name) {
         return Err(at.error(format!("`{name}` is a reserved word")));
     }
     if let Some((_, first)) = definitions.get(name) {
@@ -438,7 +456,8 @@ impl Lowering<'_> {
                     Ok((self.kernel.op(FloatOperator::Sqrt, &[v]), t))
                 }
                 "sqrt" => Err(at.error(format!("sqrt takes 1 argument, got {}", args.len()))),
-                other => Err(at.error(format!("unknown operation `{other}` (known: + - * / sqrt, unary -)"))),
+                "vsum" => Err(at.error("vsum(...) sums over a whole vector: it can only be an output's entire expression")),
+                other => Err(at.error(format!("unknown operation `{other}` (known: + - * / sqrt, unary -, and vsum as a whole output)"))),
             },
         }
     }

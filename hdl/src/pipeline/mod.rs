@@ -3,14 +3,16 @@
 //! written) and schedules into a netlist: each operation starts when its last operand is ready,
 //! delay registers balance every other operand, and the whole pipeline sits behind one input and
 //! one output AXI4-Stream with back-pressure ([`crate::netlist::block::feed_forward`]).
+//! A kernel whose outputs are vector sums emits one beat per vector instead ([`vector_sum`]).
 
 pub mod dsl;
+pub mod vector_sum;
 
 use std::collections::BTreeMap;
 
 use crate::float::{FloatFormat, FloatOperator};
 use crate::netlist::block::feed_forward;
-use crate::netlist::Netlist;
+use crate::netlist::{Netlist, Wire};
 
 /// A value in a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -58,11 +60,14 @@ pub struct Kernel {
     pub inputs: Vec<String>,
     pub nodes: Vec<Node>,
     pub outputs: Vec<(String, Value)>,
+    /// The outputs are sums over each vector (`tlast` ends it) of their per-beat values: one
+    /// output beat per vector instead of one per input beat.
+    pub per_vector: bool,
 }
 
 impl Kernel {
     pub fn new(name: &str, format: FloatFormat) -> Kernel {
-        Kernel { name: name.into(), format, inputs: vec![], nodes: vec![], outputs: vec![] }
+        Kernel { name: name.into(), format, inputs: vec![], nodes: vec![], outputs: vec![], per_vector: false }
     }
 
     fn push(&mut self, node: Node) -> Value {
@@ -86,8 +91,15 @@ impl Kernel {
     pub fn neg(&mut self, a: Value) -> Value {
         self.push(Node::Neg(a))
     }
-    /// The next output lane.
+    /// The next output lane, one beat per input beat.
     pub fn output(&mut self, name: &str, value: Value) {
+        assert!(!self.per_vector || self.outputs.is_empty(), "{}: per-beat and per-vector outputs mixed", self.name);
+        self.outputs.push((name.into(), value));
+    }
+    /// The next output lane: the sum of `value` over all beats of each vector.
+    pub fn output_vector_sum(&mut self, name: &str, value: Value) {
+        assert!(self.per_vector || self.outputs.is_empty(), "{}: per-beat and per-vector outputs mixed", self.name);
+        self.per_vector = true;
         self.outputs.push((name.into(), value));
     }
 
@@ -100,6 +112,7 @@ impl Kernel {
 
     /// The golden model: evaluates the DAG on one set of input lanes (bit patterns) with native
     /// binary32 arithmetic, in the order written (no fused operations). binary32 kernels only.
+    /// For a per-vector kernel these are the per-beat values its outputs sum.
     pub fn evaluate(&self, inputs: &[u32]) -> Vec<u32> {
         assert_eq!(self.format, FloatFormat::BINARY32, "software evaluation is binary32");
         assert_eq!(inputs.len(), self.inputs.len(), "{}: lane count", self.name);
@@ -119,6 +132,22 @@ impl Kernel {
         self.outputs.iter().map(|(_, v)| values[v.0].to_bits()).collect()
     }
 
+    /// The golden model of a per-vector kernel on one vector: for each output, the exact sum of
+    /// the per-beat values (in binary64, exact for these magnitudes up to rounding far below
+    /// binary32's) and the error bound any summation order meets, (n−1)·u·Σ|vᵢ| with u the
+    /// binary32 unit roundoff 2⁻²⁴ and n the vector's beat count.
+    pub fn evaluate_vector(&self, beats: &[Vec<u32>]) -> Vec<(f64, f64)> {
+        let terms: Vec<Vec<u32>> = beats.iter().map(|b| self.evaluate(b)).collect();
+        (0..self.outputs.len())
+            .map(|j| {
+                let values = terms.iter().map(|t| f32::from_bits(t[j]) as f64);
+                let exact: f64 = values.clone().sum();
+                let magnitude: f64 = values.map(f64::abs).sum();
+                (exact, (beats.len() as f64 - 1.0) * 2f64.powi(-24) * magnitude)
+            })
+            .collect()
+    }
+
     /// Schedules the kernel into a stream netlist: lane i of `s_axis_tdata` is input i, lane j
     /// of `m_axis_tdata` is output j.
     pub fn netlist(&self, stages: &Stages) -> Result<(Netlist, Schedule), String> {
@@ -128,39 +157,53 @@ impl Kernel {
         let w = self.format.width();
         let lanes: Vec<(usize, usize)> = (0..self.inputs.len()).map(|i| (i * w, w)).collect();
         let mut operators: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut error = None;
-        let net = feed_forward(&lanes, |net, inputs| {
-            let mut wires = Vec::with_capacity(self.nodes.len());
-            for node in &self.nodes {
-                let wire = match node {
-                    Node::Input(lane) => inputs[*lane],
-                    Node::Const(bits) => net.constant(*bits as u128, w),
-                    Node::Neg(a) => {
-                        let a = wires[a.0];
-                        net.start_after(&[a]);
-                        let sign = net.constant(1 << (w - 1), w);
-                        net.xor(a, sign)
-                    }
-                    Node::Op(op, args) => {
-                        *operators.entry(op.name()).or_default() += 1;
-                        let operands: Vec<_> = args.iter().map(|a| wires[a.0]).collect();
-                        match op.build(net, self.format, stages.of(*op), &operands) {
-                            Ok(wire) => wire,
-                            Err(e) => {
-                                error.get_or_insert(e);
-                                operands[0]
-                            }
-                        }
-                    }
-                };
-                wires.push(wire);
+        let net = if self.per_vector {
+            let add_stages = stages.of(FloatOperator::Add);
+            let net = vector_sum::netlist(self.format, add_stages, &lanes, |net, inputs| self.datapath(net, inputs, stages, &mut operators))
+                .map_err(|e| format!("kernel `{}`: {e}", self.name))?;
+            // The accumulating adder and the window tree of every output.
+            *operators.entry(FloatOperator::Add.name()).or_default() += self.outputs.len() * add_stages;
+            net
+        } else {
+            let mut error = None;
+            let net = feed_forward(&lanes, |net, inputs| match self.datapath(net, inputs, stages, &mut operators) {
+                Ok(wires) => wires.into_iter().enumerate().map(|(j, wire)| (wire, j * w)).collect(),
+                Err(e) => {
+                    error = Some(e);
+                    vec![(inputs[0], 0)]
+                }
+            });
+            if let Some(e) = error {
+                return Err(format!("kernel `{}`: {e}", self.name));
             }
-            self.outputs.iter().enumerate().map(|(j, (_, v))| (wires[v.0], j * w)).collect()
-        });
-        if let Some(e) = error {
-            return Err(format!("kernel `{}`: {e}", self.name));
-        }
+            net
+        };
         let schedule = Schedule { latency: net.latency(), operators, register_bits: net.register_bits() };
         Ok((net, schedule))
+    }
+
+    /// Lowers the DAG onto `net` over the input lane wires; returns the output wires.
+    fn datapath(&self, net: &mut Netlist, inputs: &[Wire], stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Vec<Wire>, String> {
+        let w = self.format.width();
+        let mut wires = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let wire = match node {
+                Node::Input(lane) => inputs[*lane],
+                Node::Const(bits) => net.constant(*bits as u128, w),
+                Node::Neg(a) => {
+                    let a = wires[a.0];
+                    net.start_after(&[a]);
+                    let sign = net.constant(1 << (w - 1), w);
+                    net.xor(a, sign)
+                }
+                Node::Op(op, args) => {
+                    *operators.entry(op.name()).or_default() += 1;
+                    let operands: Vec<_> = args.iter().map(|a| wires[a.0]).collect();
+                    op.build(net, self.format, stages.of(*op), &operands)?
+                }
+            };
+            wires.push(wire);
+        }
+        Ok(self.outputs.iter().map(|(_, v)| wires[v.0]).collect())
     }
 }
