@@ -1,6 +1,7 @@
 //! The shipped binary32 operators, simulated by Verilator from the generated Verilog: 10⁶
 //! random operand sets per operator plus the hand-picked hard cases, with random `tvalid` and
-//! `tready`, bit for bit against Rust's native `f32` (canonical quiet NaN).
+//! `tready`, bit for bit against Rust's native `f32` (canonical quiet NaN). The compare and int32
+//! conversions get the same treatment against Rust's `partial_cmp` and `as` casts.
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use weft::hdl::float::{vectors, FloatFormat, FloatOperator};
 use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
 use weft::hdl::float::reference::native_f32;
+use weft::ip::fp::convert::{operands, CONVERSIONS};
 use weft::ip::fp::module_name;
 use weft::sim::cosim::{AxisPorts, AxisSink, AxisSource, Model};
 
@@ -17,8 +19,26 @@ const CHUNK: usize = 100_000;
 
 fn run(op: FloatOperator) {
     let name = module_name(op);
+    let operands = op.operands();
+    let reference = |a: u32, b: u32| native_f32(op, a, b);
+    let mut rng = Rng::new(0x5EED + op as u64);
+    let generate = move || {
+        // Half class-biased operands, half uniformly random bit patterns.
+        if rng.chance(50) {
+            let (a, b) = vectors::pair(&mut rng, FloatFormat::BINARY32);
+            (a as u32, b as u32)
+        } else {
+            (rng.next_u64() as u32, rng.next_u64() as u32)
+        }
+    };
+    simulate(&name, operands, vectors::binary32_hard_cases(), generate, reference);
+}
+
+/// Streams the hand-picked pairs and then `generate`d ones (10⁶ in all) through module `name`
+/// in chunks, comparing every result with `reference`.
+fn simulate(name: &str, operands: usize, first: Vec<(u32, u32)>, mut generate: impl FnMut() -> (u32, u32), reference: impl Fn(u32, u32) -> u32) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("generated/fp/{name}.v"));
-    let mut model = Model::build(&file, &name).unwrap_or_else(|e| panic!("{e}"));
+    let mut model = Model::build(&file, name).unwrap_or_else(|e| panic!("{e}"));
     let mut source = AxisSource::new(AxisPorts::find(&model, "s_axis").unwrap(), 85, 1);
     let mut sink = AxisSink::new(AxisPorts::find(&model, "m_axis").unwrap(), 85, 2);
     let rst = model.port("rst").unwrap();
@@ -26,22 +46,14 @@ fn run(op: FloatOperator) {
     model.tick();
     model.tick();
     model.set(rst, 0);
-    let mut rng = Rng::new(0x5EED + op as u64);
-    let mut pairs: Vec<(u32, u32)> = vectors::binary32_hard_cases();
+    let mut pairs = first;
     let mut checked = 0;
     while checked < OPERANDS {
         while pairs.len() < CHUNK {
-            // Half class-biased operands, half uniformly random bit patterns.
-            let (a, b) = if rng.chance(50) {
-                let (a, b) = vectors::pair(&mut rng, FloatFormat::BINARY32);
-                (a as u32, b as u32)
-            } else {
-                (rng.next_u64() as u32, rng.next_u64() as u32)
-            };
-            pairs.push((a, b));
+            pairs.push(generate());
         }
         for (a, b) in &pairs {
-            let data = if op.operands() == 1 { *a as u64 } else { ((*b as u64) << 32) | *a as u64 };
+            let data = if operands == 1 { *a as u64 } else { ((*b as u64) << 32) | *a as u64 };
             source.queue.push_back(Beat::new(BigUint::from(data), 0, false, 0));
         }
         sink.received.clear();
@@ -56,7 +68,7 @@ fn run(op: FloatOperator) {
             model.tick();
         }
         for ((a, b), beat) in pairs.iter().zip(&sink.received) {
-            let want = native_f32(op, *a, *b);
+            let want = reference(*a, *b);
             let got = beat.data.to_u64_digits().first().copied().unwrap_or(0) as u32;
             assert_eq!(got, want, "{name}: a={a:#010x} b={b:#010x} got {got:#010x} want {want:#010x}");
         }
@@ -83,4 +95,28 @@ fn fp32_div_matches_native_f32() {
 #[test]
 fn fp32_sqrt_matches_native_f32() {
     run(FloatOperator::Sqrt);
+}
+
+fn conversion(name: &str) {
+    let c = CONVERSIONS.iter().find(|c| c.name == name).unwrap();
+    let mut rng = Rng::new(0xC5);
+    // Hard cases: zeros, infinities, NaN, the int32 range's ends as floats and as integers.
+    let specials = [0u32, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0x4F00_0000, 0xCF00_0000, 0x4EFF_FFFF, 0xCF00_0001, 0x7FFF_FFFF, 0x8000_0001, 0x3F00_0000, 0xBF00_0000];
+    let first: Vec<(u32, u32)> = specials.iter().flat_map(|a| specials.iter().map(move |b| (*a, *b))).collect();
+    simulate(c.name, c.operands, first, move || operands(&mut rng), c.model);
+}
+
+#[test]
+fn fp32_cmp_matches_partial_cmp() {
+    conversion("fp32_cmp");
+}
+
+#[test]
+fn fp32_from_i32_matches_native_casts() {
+    conversion("fp32_from_i32");
+}
+
+#[test]
+fn fp32_to_i32_matches_native_casts() {
+    conversion("fp32_to_i32");
 }

@@ -27,8 +27,10 @@ fn yosys_synthesizes_every_module_with_plausible_statistics() {
     for module in shipped() {
         let stages = Stages { testbench: false, lint: false, synth: true, icarus: false };
         let report = check(&module, generated(), None, stages).unwrap_or_else(|e| panic!("{e}")).synth;
-        // Every shipped block is pipelined: it registers at least one 32-bit value.
-        assert!(report.flip_flops >= 32, "{}: {} flip-flops", report.module, report.flip_flops);
+        // Every shipped block is pipelined: it registers at least one 32-bit value — except
+        // fp32_cmp, whose one stage holds its comparison flags and tvalid.
+        let least = if report.module == "fp32_cmp" { 5 } else { 32 };
+        assert!(report.flip_flops >= least, "{}: {} flip-flops", report.module, report.flip_flops);
         assert!(report.logic_depth >= 1, "{}: no logic", report.module);
     }
 }

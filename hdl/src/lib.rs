@@ -5,6 +5,7 @@
 pub use rust_hdl;
 
 pub mod export;
+pub mod fixed;
 pub mod float;
 pub mod memory;
 pub mod netlist;

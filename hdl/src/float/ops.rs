@@ -121,18 +121,18 @@ fn recurrence_priority(steps: usize) -> Vec<usize> {
 }
 
 /// Fields and classes of one operand.
-struct Unpacked {
-    sign: Wire,
+pub(super) struct Unpacked {
+    pub sign: Wire,
     /// Significand with the hidden bit (`man + 1` bits).
-    sig: Wire,
+    pub sig: Wire,
     /// Exponent as used in arithmetic: 1 for subnormals (`exp` bits).
-    exp: Wire,
-    zero: Wire,
-    inf: Wire,
-    nan: Wire,
+    pub exp: Wire,
+    pub zero: Wire,
+    pub inf: Wire,
+    pub nan: Wire,
 }
 
-fn unpack(net: &mut Netlist, f: FloatFormat, x: Wire) -> Unpacked {
+pub(super) fn unpack(net: &mut Netlist, f: FloatFormat, x: Wire) -> Unpacked {
     let sign = net.bit(x, f.exp + f.man);
     let exp_field = net.slice(x, f.man, f.exp);
     let frac = net.slice(x, 0, f.man);
@@ -152,7 +152,7 @@ fn unpack(net: &mut Netlist, f: FloatFormat, x: Wire) -> Unpacked {
 
 /// Width of the signed exponent the rounding stage works with: room for the sum of two biased
 /// exponents and the largest normalization shift.
-fn exp_width(f: FloatFormat) -> usize {
+pub(super) fn exp_width(f: FloatFormat) -> usize {
     let shift_bits = usize::BITS as usize - (2 * f.man + 8).leading_zeros() as usize;
     f.exp + 3 + shift_bits
 }
@@ -162,7 +162,7 @@ fn exp_width(f: FloatFormat) -> usize {
 /// `x` is a two's-complement exponent of [`exp_width`] bits; `s` needs `man + 2` bits or more.
 /// Results past the largest finite value become infinity; results below the smallest normal
 /// become subnormal or zero. Uses two register places.
-fn round_pack(net: &mut Netlist, f: FloatFormat, cuts: &mut Cuts, sign: Wire, x: Wire, s: Wire, sticky: Wire) -> Wire {
+pub(super) fn round_pack(net: &mut Netlist, f: FloatFormat, cuts: &mut Cuts, sign: Wire, x: Wire, s: Wire, sticky: Wire) -> Wire {
     let xw = exp_width(f);
     let wn = net.width(s);
     assert!(wn >= f.man + 2, "round_pack needs man + 2 significand bits");

@@ -12,6 +12,8 @@ use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
 
 use crate::catalog::Shipped;
 
+pub mod convert;
+
 pub type Fp32Binary = NetlistStream<64, 8, 32, 4>;
 pub type Fp32Unary = NetlistStream<32, 4, 32, 4>;
 
@@ -85,5 +87,7 @@ macro_rules! shipped_operator {
 }
 
 pub fn shipped() -> Vec<Shipped> {
-    vec![shipped_operator!(0), shipped_operator!(1), shipped_operator!(2), shipped_operator!(3)]
+    let mut all = vec![shipped_operator!(0), shipped_operator!(1), shipped_operator!(2), shipped_operator!(3)];
+    all.extend(convert::shipped());
+    all
 }
