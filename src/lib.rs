@@ -7,4 +7,5 @@ pub use weft_hdl as hdl;
 pub use weft_ip as ip;
 pub use weft_sim as sim;
 
+pub mod bench;
 pub mod flow;

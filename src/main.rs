@@ -47,6 +47,19 @@ enum Bench {
         #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1000..))]
         cycles: u64,
     },
+    /// Latency and Yosys LUT/FF/DSP/logic depth of every FP operator, compare and conversion at
+    /// every stage count, and of every shipped kernel; prints a table, writes JSON
+    Numeric {
+        /// Only these modules (e.g. fp32_add,dg_rk_update); all when empty
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// JSON output file
+        #[arg(long, default_value = "bench/numeric.json")]
+        json: PathBuf,
+        /// Parallel Yosys runs
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+        jobs: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -59,6 +72,7 @@ fn main() -> ExitCode {
         }),
         Command::Check { module, generated } => run_check(&module, &generated),
         Command::Bench { what: Bench::SimSpeed { cycles } } => weft::sim::speed::report(cycles).map(|text| print!("{text}")),
+        Command::Bench { what: Bench::Numeric { only, json, jobs } } => bench_numeric(&only, &json, jobs as usize),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -67,6 +81,20 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn bench_numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("weft-bench-numeric-{}", std::process::id()));
+    let rows = weft::bench::numeric::run(only, &work, jobs)?;
+    let _ = std::fs::remove_dir_all(&work);
+    print!("{}", weft::bench::numeric::table(&rows));
+    if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+    std::fs::write(json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
+    println!("wrote {}", json.display());
+    Ok(())
 }
 
 fn run_check(selection: &str, generated: &PathBuf) -> Result<(), String> {

@@ -25,7 +25,9 @@ pub struct Conversion {
     pub name: &'static str,
     pub summary: &'static str,
     pub operands: usize,
+    /// Shipped stage count, and the deepest split.
     pub stages: usize,
+    pub max_stages: usize,
     pub build: fn(&mut Netlist, &[Wire], usize) -> Result<Wire, String>,
     pub model: fn(u32, u32) -> u32,
 }
@@ -39,6 +41,7 @@ pub const CONVERSIONS: [Conversion; 3] = [
         summary: "binary32 compare ({b, a} -> one-hot {unordered, greater, equal, less}), II=1",
         operands: 2,
         stages: COMPARE_MAX_STAGES,
+        max_stages: COMPARE_MAX_STAGES,
         build: |net, x, stages| convert::compare(net, F32, stages, x[0], x[1]),
         model: |a, b| {
             let flag = match f32::from_bits(a).partial_cmp(&f32::from_bits(b)) {
@@ -55,6 +58,7 @@ pub const CONVERSIONS: [Conversion; 3] = [
         summary: "int32 to binary32, round to nearest even, II=1",
         operands: 1,
         stages: FROM_FIXED_MAX_STAGES,
+        max_stages: FROM_FIXED_MAX_STAGES,
         build: |net, x, stages| convert::from_fixed(net, F32, I32, stages, x[0]),
         model: |a, _| (a as i32 as f32).to_bits(),
     },
@@ -63,15 +67,16 @@ pub const CONVERSIONS: [Conversion; 3] = [
         summary: "binary32 to int32 toward zero, saturating, NaN to 0, II=1",
         operands: 1,
         stages: TO_FIXED_MAX_STAGES,
+        max_stages: TO_FIXED_MAX_STAGES,
         build: |net, x, stages| convert::to_fixed(net, F32, I32, Rounding::Truncate, stages, x[0]),
         model: |a, _| f32::from_bits(a) as i32 as u32,
     },
 ];
 
-pub fn netlist(c: &Conversion) -> Result<Netlist, String> {
+pub fn netlist(c: &Conversion, stages: usize) -> Result<Netlist, String> {
     let lanes: Vec<(usize, usize)> = (0..c.operands).map(|i| (32 * i, 32)).collect();
     let mut error = None;
-    let net = feed_forward(&lanes, |net, inputs| match (c.build)(net, inputs, c.stages) {
+    let net = feed_forward(&lanes, |net, inputs| match (c.build)(net, inputs, stages) {
         Ok(y) => vec![(y, 0)],
         Err(e) => {
             error = Some(e);
@@ -81,24 +86,26 @@ pub fn netlist(c: &Conversion) -> Result<Netlist, String> {
     error.map_or(Ok(net), Err)
 }
 
-fn spec(c: &Conversion) -> ModuleSpec {
+fn spec(c: &Conversion, stages: usize) -> ModuleSpec {
     let mut hidden = Sideband::DATA.hidden("s_axis");
     hidden.extend(Sideband::DATA.hidden("m_axis"));
     ModuleSpec {
         family: "fp",
         name: c.name.into(),
         summary: c.summary.into(),
-        parameters: vec![("latency".into(), format!("{} cycles", c.stages))],
+        parameters: vec![("latency".into(), format!("{stages} cycles"))],
         hidden_ports: hidden,
     }
 }
 
-fn verilog(c: &Conversion, spec: &ModuleSpec) -> Result<String, ExportError> {
-    let net = netlist(c).map_err(ExportError)?;
+/// Verilog at any stage count (what `weft bench numeric` sweeps).
+pub fn verilog(c: &Conversion, stages: usize) -> Result<String, ExportError> {
+    let spec = spec(c, stages);
+    let net = netlist(c, stages).map_err(ExportError)?;
     if c.operands == 2 {
-        export(spec, &mut Fp32Compare::new(net))
+        export(&spec, &mut Fp32Compare::new(net))
     } else {
-        export(spec, &mut Fp32Convert::new(net))
+        export(&spec, &mut Fp32Convert::new(net))
     }
 }
 
@@ -126,7 +133,7 @@ pub fn operands(rng: &mut Rng) -> (u32, u32) {
 fn testbench(c: &Conversion) -> Result<String, String> {
     let mut rng = Rng::new(0xC0);
     let pairs: Vec<(u32, u32)> = (0..4000).map(|_| operands(&mut rng)).collect();
-    let net = netlist(c)?;
+    let net = netlist(c, c.stages)?;
     let expected: Vec<(BigUint, bool)> = pairs.iter().map(|(a, b)| (BigUint::from((c.model)(*a, *b)), false)).collect();
     let run = if c.operands == 2 {
         let inputs: Vec<(BigUint, bool)> = pairs.iter().map(|(a, b)| (BigUint::from(((*b as u64) << 32) | *a as u64), false)).collect();
@@ -143,8 +150,8 @@ fn testbench(c: &Conversion) -> Result<String, String> {
 macro_rules! shipped_conversion {
     ($index:expr) => {
         Shipped {
-            spec: spec(&CONVERSIONS[$index]),
-            verilog: |spec| verilog(&CONVERSIONS[$index], spec),
+            spec: spec(&CONVERSIONS[$index], CONVERSIONS[$index].stages),
+            verilog: |_| verilog(&CONVERSIONS[$index], CONVERSIONS[$index].stages),
             testbench: || testbench(&CONVERSIONS[$index]),
         }
     };

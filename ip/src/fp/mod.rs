@@ -43,6 +43,11 @@ fn spec(op: FloatOperator, stages: usize) -> ModuleSpec {
     }
 }
 
+/// An operator's Verilog at any stage count (what `weft bench numeric` sweeps).
+pub fn operator_verilog(op: FloatOperator, stages: usize) -> Result<String, ExportError> {
+    verilog(op, stages, &spec(op, stages))
+}
+
 fn verilog(op: FloatOperator, stages: usize, spec: &ModuleSpec) -> Result<String, ExportError> {
     let net = operator_netlist(op, FloatFormat::BINARY32, stages).map_err(ExportError)?;
     if op.operands() == 1 {

@@ -1,0 +1,3 @@
+//! Benchmarks that print figures and save them as JSON.
+
+pub mod numeric;

@@ -1,0 +1,159 @@
+//! `weft bench numeric`: every floating-point operator, compare and conversion at every stage
+//! count it supports, and every shipped kernel at its shipped depths — latency in cycles and
+//! Yosys `synth_xilinx` LUT/FF/DSP and logic depth. Synthesis runs on two threads (one per
+//! core of the reference machine).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::Serialize;
+use weft_hdl::float::{FloatFormat, FloatOperator};
+use weft_hdl::tools::yosys_synth;
+use weft_ip::fp::{self, convert::CONVERSIONS};
+use weft_ip::kernels;
+
+/// One synthesized configuration.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub module: String,
+    pub stages: usize,
+    pub max_stages: usize,
+    pub latency: usize,
+    pub luts: u64,
+    pub flip_flops: u64,
+    pub dsps: u64,
+    pub logic_depth: u64,
+    pub shipped: bool,
+}
+
+struct Job {
+    module: String,
+    stages: usize,
+    max_stages: usize,
+    latency: usize,
+    shipped: bool,
+    verilog: Box<dyn FnOnce() -> Result<String, String> + Send>,
+}
+
+fn jobs(only: &[String]) -> Result<Vec<Job>, String> {
+    let mut jobs = vec![];
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    for op in [FloatOperator::Add, FloatOperator::Mul, FloatOperator::Div, FloatOperator::Sqrt] {
+        let name = fp::module_name(op);
+        if !wanted(&name) {
+            continue;
+        }
+        let max = op.max_stages(FloatFormat::BINARY32);
+        let shipped = fp::SHIPPED.iter().find(|(o, _)| *o == op).map(|(_, s)| *s);
+        for stages in 0..=max {
+            jobs.push(Job {
+                module: name.clone(),
+                stages,
+                max_stages: max,
+                latency: stages,
+                shipped: shipped == Some(stages),
+                verilog: Box::new(move || fp::operator_verilog(op, stages).map_err(|e| e.to_string())),
+            });
+        }
+    }
+    for (index, c) in CONVERSIONS.iter().enumerate() {
+        if !wanted(c.name) {
+            continue;
+        }
+        for stages in 0..=c.max_stages {
+            jobs.push(Job {
+                module: c.name.into(),
+                stages,
+                max_stages: c.max_stages,
+                latency: stages,
+                shipped: stages == c.stages,
+                verilog: Box::new(move || fp::convert::verilog(&CONVERSIONS[index], stages).map_err(|e| e.to_string())),
+            });
+        }
+    }
+    for (name, _) in kernels::SOURCES {
+        if !wanted(name) {
+            continue;
+        }
+        let (_, _, schedule) = kernels::build(name)?;
+        jobs.push(Job {
+            module: name.into(),
+            stages: schedule.latency,
+            max_stages: schedule.latency,
+            latency: schedule.latency,
+            shipped: true,
+            verilog: Box::new(move || {
+                let module = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == name).ok_or("kernel not shipped")?;
+                (module.verilog)(&module.spec).map_err(|e| e.to_string())
+            }),
+        });
+    }
+    if jobs.is_empty() {
+        return Err(format!("no operator or kernel named {}", only.join(", ")));
+    }
+    Ok(jobs)
+}
+
+/// Synthesizes every configuration (those named in `only`, or all) in `work`; returns the rows
+/// in a stable order.
+pub fn run(only: &[String], work: &Path, threads: usize) -> Result<Vec<Row>, String> {
+    let queue = Mutex::new(jobs(only)?.into_iter().enumerate().collect::<Vec<_>>());
+    let rows = Mutex::new(vec![]);
+    let error = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| loop {
+                let Some((index, job)) = queue.lock().unwrap().pop() else { break };
+                let dir: PathBuf = work.join(format!("{}_s{}", job.module, job.stages));
+                let result = (|| {
+                    let text = (job.verilog)()?;
+                    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+                    let file = dir.join(format!("{}.v", job.module));
+                    std::fs::write(&file, text).map_err(|e| e.to_string())?;
+                    yosys_synth(&file, &job.module).map_err(|e| e.to_string())
+                })();
+                match result {
+                    Ok(s) => {
+                        eprintln!("  {} at {} stages: {} LUT, {} FF", job.module, job.stages, s.luts, s.flip_flops);
+                        rows.lock().unwrap().push((
+                            index,
+                            Row {
+                                module: job.module,
+                                stages: job.stages,
+                                max_stages: job.max_stages,
+                                latency: job.latency,
+                                luts: s.luts,
+                                flip_flops: s.flip_flops,
+                                dsps: s.dsps,
+                                logic_depth: s.logic_depth,
+                                shipped: job.shipped,
+                            },
+                        ))
+                    }
+                    Err(e) => {
+                        error.lock().unwrap().get_or_insert(format!("{} at {} stages: {e}", job.module, job.stages));
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = error.into_inner().unwrap() {
+        return Err(e);
+    }
+    let mut rows = rows.into_inner().unwrap();
+    rows.sort_by_key(|(i, _)| *i);
+    Ok(rows.into_iter().map(|(_, r)| r).collect())
+}
+
+/// The rows as a Markdown table (the README's form).
+pub fn table(rows: &[Row]) -> String {
+    let mut text = String::from("| module | stages | latency | LUT | FF | DSP | logic depth |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+    for r in rows {
+        let mark = if r.shipped { " (shipped)" } else { "" };
+        text += &format!(
+            "| `{}` | {} of {}{mark} | {} | {} | {} | {} | {} |\n",
+            r.module, r.stages, r.max_stages, r.latency, r.luts, r.flip_flops, r.dsps, r.logic_depth
+        );
+    }
+    text
+}
