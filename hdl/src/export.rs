@@ -48,6 +48,12 @@ pub fn export<B: Block>(spec: &ModuleSpec, block: &mut B) -> Result<String, Expo
     finish(spec, &raw)
 }
 
+/// The public Verilog text of a netlist module (ports named by its inputs and outputs, see
+/// [`crate::netlist::verilog::module`]).
+pub fn export_netlist(spec: &ModuleSpec, net: &crate::netlist::Netlist) -> Result<String, ExportError> {
+    finish(spec, &crate::netlist::verilog::module(net, "top"))
+}
+
 struct Module {
     name: String,
     text: String,

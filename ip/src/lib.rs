@@ -6,3 +6,4 @@ pub mod axis;
 pub mod catalog;
 pub mod fp;
 pub mod kernels;
+pub mod link;

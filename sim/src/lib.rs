@@ -3,5 +3,7 @@
 
 pub use weft_ip;
 
+pub mod channel;
 pub mod cosim;
+pub mod link;
 pub mod speed;

@@ -11,6 +11,7 @@ pub struct Evaluator {
     registers: Vec<usize>,
     values: Vec<u128>,
     inputs: Vec<(String, usize)>,
+    memories: Vec<Vec<u128>>,
 }
 
 impl Evaluator {
@@ -60,7 +61,8 @@ impl Evaluator {
                 _ => {}
             }
         }
-        Evaluator { net, order, registers, values, inputs }
+        let memories = net.memories.iter().map(|m| vec![0; m.depth]).collect();
+        Evaluator { net, order, registers, values, inputs, memories }
     }
 
     pub fn netlist(&self) -> &Netlist {
@@ -121,6 +123,8 @@ impl Evaluator {
                     let w = self.net.nodes[a.0].width;
                     (v(a).leading_zeros() as usize - (128 - w)) as u128
                 }
+                Op::Parity(a) => (v(a).count_ones() & 1) as u128,
+                Op::MemRead { mem, addr } => self.memories[*mem][v(addr) as usize],
                 Op::Forward(Some(a)) => v(a),
                 Op::Const(_) | Op::Reg { .. } | Op::Forward(None) => unreachable!(),
             };
@@ -143,8 +147,16 @@ impl Evaluator {
                 _ => None,
             })
             .collect();
+        let writes: Vec<(usize, usize, u128)> = (self.net.memories.iter().enumerate())
+            .filter_map(|(m, mem)| mem.write.map(|(e, a, d)| (m, e, a, d)))
+            .filter(|(_, e, _, _)| self.values[e.0] != 0)
+            .map(|(m, _, a, d)| (m, self.values[a.0] as usize, self.values[d.0]))
+            .collect();
         for (i, v) in next {
             self.values[i] = v;
+        }
+        for (m, a, d) in writes {
+            self.memories[m][a] = d;
         }
     }
 }
@@ -152,7 +164,8 @@ impl Evaluator {
 pub(crate) fn comb_operands(op: &Op) -> Vec<Wire> {
     match op {
         Op::Input(_) | Op::Const(_) | Op::Reg { .. } | Op::Forward(None) => vec![],
-        Op::Not(a) | Op::Slice(a, _) | Op::Lzc(a) | Op::Forward(Some(a)) => vec![*a],
+        Op::Not(a) | Op::Slice(a, _) | Op::Lzc(a) | Op::Parity(a) | Op::Forward(Some(a)) => vec![*a],
+        Op::MemRead { addr, .. } => vec![*addr],
         Op::Mux(s, a, b) => vec![*s, *a, *b],
         Op::Add(a, b)
         | Op::Sub(a, b)

@@ -21,7 +21,7 @@ pub const MAX_WIDTH: usize = 128;
 
 /// Handle to a node's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Wire(pub(crate) usize);
+pub struct Wire(pub usize);
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -51,6 +51,10 @@ pub enum Op {
     Slice(Wire, usize),
     /// Number of leading zeros (the width when the operand is zero).
     Lzc(Wire),
+    /// XOR of all bits (one bit wide).
+    Parity(Wire),
+    /// Asynchronous read of memory `mem` (an index into [`Netlist::memories`]) at `addr`.
+    MemRead { mem: usize, addr: Wire },
     /// A register: `d` taken at the rising clock edge when `enable` is high; `reset` is loaded
     /// by the synchronous reset (data registers have none).
     Reg { d: Wire, enable: Option<Wire>, reset: Option<u128> },
@@ -74,10 +78,30 @@ pub struct Output {
     pub wire: Wire,
 }
 
+/// A memory of `depth` words of `width` bits with one synchronous write port and any number of
+/// asynchronous read ports ([`Op::MemRead`]); its contents have no reset.
+#[derive(Clone, Debug)]
+pub struct Memory {
+    pub name: String,
+    pub width: usize,
+    pub depth: usize,
+    /// `(enable, address, data)`, set with [`Netlist::memory_write`].
+    pub write: Option<(Wire, Wire, Wire)>,
+}
+
+/// A state register made with [`Netlist::register`]: read `q` anywhere, give its next value once
+/// with [`Netlist::drive`].
+#[derive(Clone, Copy, Debug)]
+pub struct Register {
+    pub q: Wire,
+    d: Wire,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Netlist {
     pub nodes: Vec<Node>,
     pub outputs: Vec<Output>,
+    pub memories: Vec<Memory>,
     /// Enable of the registers the stage mechanism inserts (the pipeline's clock enable).
     pub enable: Option<Wire>,
     stage: usize,
@@ -247,6 +271,10 @@ impl Netlist {
         let bits = usize::BITS as usize - width.leading_zeros() as usize;
         self.node(Op::Lzc(a), bits)
     }
+    pub fn parity(&mut self, a: Wire) -> Wire {
+        let a = self.at_stage(a);
+        self.node(Op::Parity(a), 1)
+    }
     pub fn mux(&mut self, sel: Wire, a: Wire, b: Wire) -> Wire {
         assert_eq!(self.width(sel), 1, "mux select must be one bit");
         assert_eq!(self.width(a), self.width(b), "mux operand widths differ");
@@ -376,6 +404,47 @@ impl Netlist {
             Op::Forward(slot @ None) => *slot = Some(value),
             other => panic!("resolve on a node that is not an open forward: {other:?}"),
         }
+    }
+
+    /// A state register of `width` bits, loaded with `reset` by the synchronous reset; it takes
+    /// the value given with [`Netlist::drive`] at every clock edge.
+    pub fn register(&mut self, name: &str, width: usize, reset: u128) -> Register {
+        let d = self.forward(width);
+        let q = self.history(d, None, Some(reset));
+        self.name(q, name);
+        Register { q, d }
+    }
+
+    /// Sets the value a [`Register`] takes at the next clock edge.
+    pub fn drive(&mut self, reg: Register, next: Wire) {
+        self.resolve(reg.d, next);
+    }
+
+    /// `if cond { value } else { keep }` for a register's next value.
+    pub fn hold_unless(&mut self, reg: Register, cond: Wire, value: Wire) {
+        let next = self.mux(cond, value, reg.q);
+        self.drive(reg, next);
+    }
+
+    /// Declares a memory; returns its index for [`Netlist::memory_read`].
+    pub fn memory(&mut self, name: &str, width: usize, depth: usize) -> usize {
+        assert!((1..=MAX_WIDTH).contains(&width) && depth.is_power_of_two() && depth >= 2, "memory {name}: {width} x {depth}");
+        self.memories.push(Memory { name: name.to_string(), width, depth, write: None });
+        self.memories.len() - 1
+    }
+
+    pub fn memory_read(&mut self, mem: usize, addr: Wire) -> Wire {
+        assert_eq!(1 << self.width(addr), self.memories[mem].depth, "memory {} address width", self.memories[mem].name);
+        let addr = self.at_stage(addr);
+        let width = self.memories[mem].width;
+        self.node(Op::MemRead { mem, addr }, width)
+    }
+
+    pub fn memory_write(&mut self, mem: usize, enable: Wire, addr: Wire, data: Wire) {
+        assert!(self.memories[mem].write.is_none(), "memory {} has one write port", self.memories[mem].name);
+        assert_eq!(self.width(data), self.memories[mem].width, "memory {} data width", self.memories[mem].name);
+        assert_eq!(1 << self.width(addr), self.memories[mem].depth, "memory {} address width", self.memories[mem].name);
+        self.memories[mem].write = Some((enable, addr, data));
     }
 
     /// Highest stage of any output: the pipeline latency in cycles.

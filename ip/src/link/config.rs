@@ -1,0 +1,104 @@
+//! Parameters of a link endpoint, checked before any hardware is built.
+
+/// Frames in flight are numbered modulo 2^SEQ_BITS; at most half the space minus one may be
+/// unacknowledged, so a receiver can tell a retransmitted duplicate from a frame after a gap.
+pub const SEQ_BITS: usize = 6;
+pub const MAX_IN_FLIGHT: u128 = (1 << (SEQ_BITS - 1)) - 1;
+/// Channel-bonding blocks go out every this many cycles while the channel trains; lanes may be
+/// skewed by up to half of it (7 cycles) and still bond.
+pub const BOND_PERIOD: u128 = 16;
+pub const MAX_SKEW: usize = 7;
+/// A stand-alone acknowledgement may take a cycle from a frame at most this often.
+pub const ACK_INTERVAL: u128 = 64;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkConfig {
+    /// Bonded lanes, 1..=4; the channel word is 64 bits per lane.
+    pub lanes: usize,
+    /// Longest frame the link forms, in channel words (longer user packets span several frames).
+    pub max_frame_words: usize,
+    /// Replay buffer, in channel words: frames wait here until acknowledged.
+    pub replay_words: usize,
+    /// Receive buffer of each of the two virtual channels, in channel words.
+    pub vc_buffer_words: usize,
+    /// Cycles without acknowledgement progress before go-back-N retransmission.
+    pub retransmit_timeout: usize,
+    /// Cycles between clock-compensation bursts, and blocks per burst.
+    pub cc_interval: usize,
+    pub cc_burst: usize,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            lanes: 2,
+            max_frame_words: 128,
+            replay_words: 1024,
+            vc_buffer_words: 512,
+            retransmit_timeout: 1024,
+            cc_interval: 5000,
+            cc_burst: 3,
+        }
+    }
+}
+
+fn range(field: &str, value: usize, lo: usize, hi: usize) -> Result<(), String> {
+    if (lo..=hi).contains(&value) {
+        Ok(())
+    } else {
+        Err(format!("link `{field}` = {value}: allowed range is {lo} ..= {hi}"))
+    }
+}
+
+fn power_of_two(field: &str, value: usize) -> Result<(), String> {
+    if value.is_power_of_two() {
+        Ok(())
+    } else {
+        Err(format!("link `{field}` = {value}: must be a power of two"))
+    }
+}
+
+impl LinkConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        range("lanes", self.lanes, 1, 4)?;
+        range("max_frame_words", self.max_frame_words, 1, 256)?;
+        range("replay_words", self.replay_words, 2 * self.max_frame_words, 4096)?;
+        power_of_two("replay_words", self.replay_words)?;
+        range("vc_buffer_words", self.vc_buffer_words, self.max_frame_words, 4096)?;
+        power_of_two("vc_buffer_words", self.vc_buffer_words)?;
+        range("retransmit_timeout", self.retransmit_timeout, 16, 65535)?;
+        range("cc_interval", self.cc_interval, 64, 65535)?;
+        range("cc_burst", self.cc_burst, 1, 8)?;
+        Ok(())
+    }
+
+    /// Channel word in bytes.
+    pub fn word_bytes(&self) -> usize {
+        8 * self.lanes
+    }
+}
+
+pub(crate) fn log2(value: usize) -> usize {
+    value.trailing_zeros() as usize
+}
+
+/// Bits to hold `0 ..= value`.
+pub(crate) fn bits_for(value: usize) -> usize {
+    (usize::BITS - value.leading_zeros()) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_configurations_name_the_field() {
+        let bad = LinkConfig { lanes: 0, ..Default::default() };
+        assert_eq!(bad.validate().unwrap_err(), "link `lanes` = 0: allowed range is 1 ..= 4");
+        let bad = LinkConfig { vc_buffer_words: 64, ..Default::default() };
+        assert!(bad.validate().unwrap_err().contains("vc_buffer_words"));
+        let bad = LinkConfig { replay_words: 1000, ..Default::default() };
+        assert!(bad.validate().unwrap_err().contains("power of two"));
+        assert!(LinkConfig::default().validate().is_ok());
+    }
+}

@@ -1,0 +1,79 @@
+//! The 66-bit block of Aurora 64B/66B and the scrambler, as netlist builders.
+//!
+//! Bit order (IEEE 802.3 clause 49, which Aurora 64B/66B SP011 follows): a block is a 66-bit
+//! value whose bit 0 is transmitted first. Bits 1:0 are the sync header, bits 65:2 the 64-bit
+//! payload; payload byte `k` is payload bits `8k+7:8k`, transmitted least-significant bit first,
+//! so byte 0 (the block type field of a control block) goes out right after the header.
+//!
+//! Sync header (in transmission order): `0,1` = data block, `1,0` = control block; `0,0` and
+//! `1,1` are invalid and count against block lock. As a 2-bit number (bit 0 first):
+//! data = `0b10`, control = `0b01`.
+//!
+//! Control block types used here (SP011, as in Xilinx's PG074 symbol decoder):
+//! - `0x78` idle family, byte 1 says which: `0x10` idle, `0x30` not ready, `0x40` channel
+//!   bonding, `0x80` clock compensation;
+//! - `0x1E` separator: byte 1 = count of valid bytes (0..=6) in bytes 2..;
+//! - `0xE1` separator-7: 7 valid bytes in bytes 1..=7;
+//! - `0xAA` native flow control;
+//! - `0xD2` user-K block 0, which the reliable link uses for stand-alone acknowledgements.
+
+use weft_hdl::netlist::{Netlist, Wire};
+
+pub const HEADER_DATA: u128 = 0b10;
+pub const HEADER_CONTROL: u128 = 0b01;
+
+pub const BTF_IDLE: u8 = 0x78;
+pub const IDLE: u8 = 0x10;
+pub const NOT_READY: u8 = 0x30;
+pub const CHANNEL_BOND: u8 = 0x40;
+pub const CLOCK_COMPENSATION: u8 = 0x80;
+pub const BTF_SEPARATOR: u8 = 0x1E;
+pub const BTF_SEPARATOR7: u8 = 0xE1;
+pub const BTF_NATIVE_FLOW_CONTROL: u8 = 0xAA;
+pub const BTF_USER_K0: u8 = 0xD2;
+
+/// Scrambler polynomial x⁵⁸ + x³⁹ + 1 (clause 49.2.6): `s[n] = d[n] ^ s[n-39] ^ s[n-58]`.
+pub const SCRAMBLER_TAPS: (usize, usize) = (39, 58);
+/// The scrambler starts from all ones; the receiver synchronises itself after 58 bits.
+pub const SCRAMBLER_SEED: u128 = (1 << 58) - 1;
+
+/// Payload of an idle-family control block.
+pub fn idle_payload(kind: u8) -> u128 {
+    BTF_IDLE as u128 | (kind as u128) << 8
+}
+
+/// Scrambles one 64-bit payload. `history` holds the previous 58 scrambled bits (bit 57 the most
+/// recent). Returns the scrambled payload and the next history.
+///
+/// Parallel form: with `t = d ^ h ^ (h >> 19)` (the taps that reach into the previous block),
+/// the taps inside this block give `s = t ^ (t << 39) ^ (t << 58)`, because every in-block tap
+/// lands on a bit (< 25) that itself only depends on the history.
+pub fn scramble(net: &mut Netlist, data: Wire, history: Wire) -> (Wire, Wire) {
+    let h = net.zext(history, 64);
+    let h19 = net.constant(19, 7);
+    let h_far = net.shr(h, h19);
+    let t = net.xor(data, h);
+    let t = net.xor(t, h_far);
+    let t39 = net.shl_const(t, 39);
+    let t58 = net.shl_const(t, 58);
+    let s = net.xor(t, t39);
+    let s = net.xor(s, t58);
+    let next = net.slice(s, 6, 58);
+    (s, next)
+}
+
+/// Descrambles one 64-bit payload given the previous 58 received (scrambled) bits; the next
+/// history is the top 58 bits of `scrambled`.
+pub fn descramble(net: &mut Netlist, scrambled: Wire, history: Wire) -> (Wire, Wire) {
+    let h = net.zext(history, 64);
+    let h19 = net.constant(19, 7);
+    let h_far = net.shr(h, h19);
+    let s39 = net.shl_const(scrambled, 39);
+    let s58 = net.shl_const(scrambled, 58);
+    let d = net.xor(scrambled, s39);
+    let d = net.xor(d, s58);
+    let d = net.xor(d, h);
+    let d = net.xor(d, h_far);
+    let next = net.slice(scrambled, 6, 58);
+    (d, next)
+}

@@ -1,0 +1,11 @@
+//! The link layer: Aurora 64B/66B-compatible lanes and channel, and the reliable link above them
+//! (sequence numbers, CRC-32C, go-back-N retransmission, credits for two virtual channels).
+
+pub mod config;
+pub mod crc;
+pub mod endpoint;
+pub mod format;
+pub mod lane;
+
+pub use config::LinkConfig;
+pub use endpoint::endpoint;

@@ -1,0 +1,457 @@
+//! Two reliable-link endpoints joined by two channel models, driven with random packets on both
+//! virtual channels in both directions, and checked: every packet arrives exactly once, intact,
+//! in order per virtual channel. The same harness drives the built-in simulator (the netlist
+//! evaluator) and Verilator (the generated Verilog), through [`Device`].
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use weft_ip::link::{endpoint, LinkConfig};
+use weft_ip::weft_hdl::netlist::eval::Evaluator;
+use weft_ip::weft_hdl::netlist::{Op, Wire};
+use weft_ip::weft_hdl::testbench::Rng;
+
+use crate::channel::{Channel, ChannelConfig};
+use crate::cosim::{CosimError, Model, PortId};
+
+/// Port values, little-endian 64-bit words (ports are at most 320 bits wide).
+pub type Value = [u64; 5];
+
+/// An endpoint being simulated: whole ports by name.
+pub trait Device {
+    fn port(&mut self, name: &str) -> usize;
+    fn set(&mut self, port: usize, value: &Value);
+    fn get(&mut self, port: usize) -> Value;
+    /// Settle combinational logic after inputs changed.
+    fn settle(&mut self);
+    /// Rising clock edge (inputs as last set).
+    fn clock(&mut self, reset: bool);
+}
+
+fn get_bits(v: &Value, lo: usize, width: usize) -> u128 {
+    let mut out = 0u128;
+    for i in 0..width {
+        let b = lo + i;
+        if (v[b / 64] >> (b % 64)) & 1 == 1 {
+            out |= 1 << i;
+        }
+    }
+    out
+}
+
+fn put_bits(v: &mut Value, lo: usize, width: usize, value: u128) {
+    for i in 0..width {
+        let b = lo + i;
+        let bit = ((value >> i) & 1) as u64;
+        v[b / 64] = (v[b / 64] & !(1 << (b % 64))) | bit << (b % 64);
+    }
+}
+
+/// The built-in simulator: the endpoint's netlist evaluated cycle by cycle.
+pub struct NetlistDevice {
+    eval: Evaluator,
+    /// Per port: the netlist slices `(wire, lo, width)` and whether it is an output.
+    ports: Vec<(String, Vec<(Wire, usize, usize)>, bool)>,
+}
+
+impl NetlistDevice {
+    pub fn new(eval: Evaluator) -> NetlistDevice {
+        NetlistDevice { eval, ports: vec![] }
+    }
+}
+
+fn split(name: &str) -> (&str, usize) {
+    match name.split_once('@') {
+        Some((p, lo)) => (p, lo.parse().unwrap()),
+        None => (name, 0),
+    }
+}
+
+impl Device for NetlistDevice {
+    fn port(&mut self, name: &str) -> usize {
+        if let Some(i) = self.ports.iter().position(|p| p.0 == name) {
+            return i;
+        }
+        let net = self.eval.netlist();
+        let mut slices = vec![];
+        let mut output = false;
+        for (i, node) in net.nodes.iter().enumerate() {
+            if let Op::Input(n) = &node.op {
+                let (p, lo) = split(n);
+                if p == name {
+                    slices.push((Wire(i), lo, node.width));
+                }
+            }
+        }
+        for o in &net.outputs {
+            let (p, lo) = split(&o.name);
+            if p == name {
+                slices.push((o.wire, lo, net.width(o.wire)));
+                output = true;
+            }
+        }
+        assert!(!slices.is_empty(), "endpoint has no port `{name}`");
+        self.ports.push((name.to_string(), slices, output));
+        self.ports.len() - 1
+    }
+    fn set(&mut self, port: usize, value: &Value) {
+        for k in 0..self.ports[port].1.len() {
+            let (w, lo, width) = self.ports[port].1[k];
+            self.eval.set(w, get_bits(value, lo, width));
+        }
+    }
+    fn get(&mut self, port: usize) -> Value {
+        let mut v = [0; 5];
+        for &(w, lo, width) in &self.ports[port].1 {
+            put_bits(&mut v, lo, width, self.eval.get(w));
+        }
+        v
+    }
+    fn settle(&mut self) {
+        self.eval.settle();
+    }
+    fn clock(&mut self, reset: bool) {
+        self.eval.clock(reset);
+    }
+}
+
+/// The generated Verilog, verilated.
+pub struct VerilatorDevice {
+    model: Model,
+    ports: Vec<(String, PortId)>,
+    rst: PortId,
+}
+
+impl VerilatorDevice {
+    pub fn new(file: &Path, top: &str) -> Result<VerilatorDevice, CosimError> {
+        let model = Model::build(file, top)?;
+        let rst = model.port("rst")?;
+        Ok(VerilatorDevice { model, ports: vec![], rst })
+    }
+}
+
+impl Device for VerilatorDevice {
+    fn port(&mut self, name: &str) -> usize {
+        if let Some(i) = self.ports.iter().position(|p| p.0 == name) {
+            return i;
+        }
+        let id = self.model.port(name).unwrap_or_else(|e| panic!("{e}"));
+        self.ports.push((name.to_string(), id));
+        self.ports.len() - 1
+    }
+    fn set(&mut self, port: usize, value: &Value) {
+        let words: Vec<u32> = value.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]).collect();
+        self.model.set_words(self.ports[port].1, &words);
+    }
+    fn get(&mut self, port: usize) -> Value {
+        let words = self.model.get_words(self.ports[port].1).to_vec();
+        let mut v = [0; 5];
+        for (i, w) in words.iter().enumerate() {
+            v[i / 2] |= (*w as u64) << (32 * (i % 2));
+        }
+        v
+    }
+    fn settle(&mut self) {
+        self.model.eval();
+    }
+    fn clock(&mut self, reset: bool) {
+        let r = [reset as u64, 0, 0, 0, 0];
+        let words: Vec<u32> = r.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]).collect();
+        self.model.set_words(self.rst, &words);
+        self.model.tick();
+    }
+}
+
+/// A built-in-simulator endpoint for `config`.
+pub fn netlist_device(config: &LinkConfig) -> Result<NetlistDevice, String> {
+    Ok(NetlistDevice::new(Evaluator::new(endpoint(config)?)))
+}
+
+/// A user packet on the link: bytes and virtual channel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub vc: usize,
+    pub bytes: Vec<u8>,
+}
+
+/// What a run of [`LinkPair`] asks for.
+#[derive(Clone, Debug)]
+pub struct Traffic {
+    /// Packets per direction.
+    pub packets: usize,
+    /// Packet length in bytes, uniform in this range.
+    pub min_bytes: usize,
+    pub max_bytes: usize,
+    /// Percent of cycles a source offers a beat and a sink takes one.
+    pub valid_percent: u64,
+    pub ready_percent: u64,
+    /// Send in both directions (else only A → B).
+    pub both_ways: bool,
+    pub seed: u64,
+}
+
+/// Per-endpoint port handles.
+struct Ends {
+    ports: [usize; 14],
+}
+
+const PORTS: [&str; 14] = [
+    "s_axis_tdata",
+    "s_axis_tkeep",
+    "s_axis_tlast",
+    "s_axis_tuser",
+    "s_axis_tvalid",
+    "s_axis_tready",
+    "m_axis_vc0_tdata",
+    "m_axis_vc0_tkeep",
+    "m_axis_vc0_tlast",
+    "m_axis_vc0_tvalid",
+    "m_axis_vc0_tready",
+    "rx_serial",
+    "tx_serial",
+    "channel_up",
+];
+
+struct Source {
+    queue: VecDeque<Packet>,
+    offset: usize,
+    /// Beat offered this cycle (kept until taken: AXI4-Stream).
+    offered: bool,
+}
+
+struct Sink {
+    partial: [Vec<u8>; 2],
+}
+
+/// Measured outcome of a run.
+#[derive(Clone, Debug, Default)]
+pub struct LinkRun {
+    pub cycles: u64,
+    /// Cycle both channels came up.
+    pub up_cycle: u64,
+    pub delivered: [usize; 2],
+    pub payload_bytes: [u64; 2],
+    /// First cycle a beat entered A and first cycle one left B (zero-load latency).
+    pub first_in: Option<u64>,
+    pub first_out: Option<u64>,
+    pub counters: Vec<(String, [u64; 2])>,
+}
+
+pub struct LinkPair<D: Device> {
+    pub config: LinkConfig,
+    pub ends: [D; 2],
+    handles: [Ends; 2],
+    vc1_ports: [[usize; 5]; 2],
+    pub channels: [Channel; 2],
+    pub cycle: u64,
+}
+
+impl<D: Device> LinkPair<D> {
+    /// `channels[0]` carries A → B, `channels[1]` B → A.
+    pub fn new(config: LinkConfig, mut ends: [D; 2], channels: [ChannelConfig; 2]) -> LinkPair<D> {
+        let handles = [0, 1].map(|i| Ends { ports: PORTS.map(|p| ends[i].port(p)) });
+        let vc1_ports = [0, 1].map(|i| {
+            ["m_axis_vc1_tdata", "m_axis_vc1_tkeep", "m_axis_vc1_tlast", "m_axis_vc1_tvalid", "m_axis_vc1_tready"].map(|p| ends[i].port(p))
+        });
+        let channels = channels.map(Channel::new);
+        LinkPair { config, ends, handles, vc1_ports, channels, cycle: 0 }
+    }
+
+    /// Holds reset for a few cycles.
+    pub fn reset(&mut self) {
+        for _ in 0..3 {
+            for e in self.ends.iter_mut() {
+                e.settle();
+                e.clock(true);
+            }
+        }
+    }
+
+    pub fn counter(&mut self, side: usize, name: &str) -> u64 {
+        let p = self.ends[side].port(name);
+        self.ends[side].settle();
+        self.ends[side].get(p)[0]
+    }
+
+    /// Runs until both channels are up or `limit` cycles pass; returns the cycles it took.
+    pub fn train(&mut self, limit: u64) -> Option<u64> {
+        let start = self.cycle;
+        let mut rng = Rng::new(0);
+        while self.cycle - start < limit {
+            if self.step(None, &mut rng, 100, &mut None) {
+                return Some(self.cycle - start);
+            }
+        }
+        None
+    }
+
+    /// One cycle, with traffic (sources, sinks and the packets each end expects per virtual
+    /// channel) or idle; returns whether both channels are up.
+    fn step(&mut self, mut traffic: Option<(&mut [Source; 2], &mut [Sink; 2], &mut [[VecDeque<Packet>; 2]; 2])>, rng: &mut Rng, ready_percent: u64, events: &mut Option<&mut LinkRun>) -> bool {
+        let word_bytes = self.config.word_bytes();
+        let mut ups = [false; 2];
+        let mut took = [false; 2];
+        let mut popped: [[Option<(Vec<u8>, bool)>; 2]; 2] = Default::default();
+        let mut tx = [vec![], vec![]];
+        for i in 0..2 {
+            let h = &self.handles[i].ports;
+            let e = &mut self.ends[i];
+            // Source.
+            let mut beat = None;
+            if let Some((sources, _, _)) = traffic.as_ref() {
+                let src = &sources[i];
+                if src.offered {
+                    let p = src.queue.front().unwrap();
+                    let end = (src.offset + word_bytes).min(p.bytes.len());
+                    beat = Some((p.bytes[src.offset..end].to_vec(), end == p.bytes.len(), p.vc));
+                }
+            }
+            let mut data = [0u64; 5];
+            let mut keep = [0u64; 5];
+            let (last, vc, valid) = match &beat {
+                Some((bytes, last, vc)) => {
+                    for (b, byte) in bytes.iter().enumerate() {
+                        put_bits(&mut data, 8 * b, 8, *byte as u128);
+                        put_bits(&mut keep, b, 1, 1);
+                    }
+                    (*last as u64, *vc as u64, 1)
+                }
+                None => (0, 0, 0),
+            };
+            e.set(h[0], &data);
+            e.set(h[1], &keep);
+            e.set(h[2], &[last, 0, 0, 0, 0]);
+            e.set(h[3], &[vc, 0, 0, 0, 0]);
+            e.set(h[4], &[valid, 0, 0, 0, 0]);
+            let readies = [rng.chance(ready_percent), rng.chance(ready_percent)];
+            e.set(h[10], &[readies[0] as u64, 0, 0, 0, 0]);
+            e.set(self.vc1_ports[i][4], &[readies[1] as u64, 0, 0, 0, 0]);
+            // Receive side: the channel from the other end.
+            e.settle();
+            ups[i] = e.get(h[13])[0] != 0;
+            took[i] = valid == 1 && e.get(h[5])[0] != 0;
+            for vc in 0..2 {
+                let (pd, pk, pl, pv) = if vc == 0 { (h[6], h[7], h[8], h[9]) } else { (self.vc1_ports[i][0], self.vc1_ports[i][1], self.vc1_ports[i][2], self.vc1_ports[i][3]) };
+                if e.get(pv)[0] != 0 && readies[vc] {
+                    let d = e.get(pd);
+                    let k = e.get(pk);
+                    let bytes: Vec<u8> = (0..word_bytes).filter(|b| get_bits(&k, *b, 1) == 1).map(|b| get_bits(&d, 8 * b, 8) as u8).collect();
+                    popped[i][vc] = Some((bytes, e.get(pl)[0] != 0));
+                }
+            }
+            let t = e.get(h[12]);
+            tx[i] = (0..self.config.lanes).map(|k| get_bits(&t, 66 * k, 66)).collect::<Vec<u128>>();
+        }
+        // Handshakes.
+        for i in 0..2 {
+            if took[i] {
+                if let Some(ev) = events.as_mut() {
+                    if i == 0 && ev.first_in.is_none() {
+                        ev.first_in = Some(self.cycle);
+                    }
+                }
+                let src = &mut traffic.as_mut().unwrap().0[i];
+                src.offset += word_bytes;
+                if src.offset >= src.queue.front().unwrap().bytes.len() {
+                    src.queue.pop_front();
+                    src.offset = 0;
+                }
+                src.offered = false;
+            }
+            for vc in 0..2 {
+                if let Some((bytes, last)) = popped[i][vc].take() {
+                    if let Some(ev) = events.as_mut() {
+                        if i == 1 && ev.first_out.is_none() {
+                            ev.first_out = Some(self.cycle);
+                        }
+                    }
+                    let (_, sinks, expect) = traffic.as_mut().expect("a packet arrived where none was sent");
+                    let sink = &mut sinks[i];
+                    sink.partial[vc].extend_from_slice(&bytes);
+                    if last {
+                        let got = Packet { vc, bytes: std::mem::take(&mut sink.partial[vc]) };
+                        let want = expect[i][vc].pop_front();
+                        assert_eq!(
+                            want.as_ref(),
+                            Some(&got),
+                            "endpoint {} vc {vc} at cycle {}: packet differs from the next one sent on that channel",
+                            ["A", "B"][i],
+                            self.cycle
+                        );
+                        if let Some(ev) = events.as_mut() {
+                            ev.delivered[i] += 1;
+                            ev.payload_bytes[i] += got.bytes.len() as u64;
+                        }
+                    }
+                }
+            }
+        }
+        // Serial lanes through the channels, then the clock edge.
+        let rx_b = self.channels[0].step(&tx[0]);
+        let rx_a = self.channels[1].step(&tx[1]);
+        for (i, rx) in [(0, rx_a), (1, rx_b)] {
+            let mut v = [0u64; 5];
+            for (k, block) in rx.iter().enumerate() {
+                put_bits(&mut v, 66 * k, 66, *block);
+            }
+            let p = self.handles[i].ports[11];
+            self.ends[i].set(p, &v);
+            self.ends[i].settle();
+            self.ends[i].clock(false);
+        }
+        self.cycle += 1;
+        ups[0] && ups[1]
+    }
+
+    /// Sends `traffic` and checks every packet; fails (with the cycle) on any loss,
+    /// duplication, corruption or reordering, or when delivery stalls for `stall_limit` cycles.
+    pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<LinkRun, String> {
+        let mut rng = Rng::new(traffic.seed);
+        let make = |rng: &mut Rng| {
+            let len = traffic.min_bytes + rng.below((traffic.max_bytes - traffic.min_bytes + 1) as u64) as usize;
+            Packet { vc: rng.below(2) as usize, bytes: (0..len).map(|_| rng.next_u64() as u8).collect() }
+        };
+        let mut sent: [Vec<Packet>; 2] = [vec![], vec![]];
+        for dir in 0..2 {
+            if dir == 1 && !traffic.both_ways {
+                continue;
+            }
+            sent[dir] = (0..traffic.packets).map(|_| make(&mut rng)).collect();
+        }
+        let mut sources = [0, 1].map(|d| Source { queue: sent[d].iter().cloned().collect(), offset: 0, offered: false });
+        // Expected at each receiving end (A gets what B sent), per virtual channel.
+        let mut expect = [1, 0].map(|d| [0, 1].map(|vc| sent[d].iter().filter(|p| p.vc == vc).cloned().collect::<VecDeque<Packet>>()));
+        let mut sinks = [Sink { partial: [vec![], vec![]] }, Sink { partial: [vec![], vec![]] }];
+        let mut run = LinkRun::default();
+        let total: usize = sent.iter().map(|s| s.len()).sum();
+        let mut last_progress = self.cycle;
+        let mut delivered_before = 0;
+        let start = self.cycle;
+        let mut valid_rng = Rng::new(traffic.seed ^ 0xABCD);
+        loop {
+            let delivered: usize = run.delivered.iter().sum();
+            if delivered == total {
+                break;
+            }
+            if delivered != delivered_before {
+                delivered_before = delivered;
+                last_progress = self.cycle;
+            }
+            if self.cycle - last_progress > stall_limit {
+                return Err(format!("no packet delivered for {stall_limit} cycles at cycle {} ({delivered} of {total} delivered)", self.cycle));
+            }
+            for src in sources.iter_mut() {
+                if !src.offered && !src.queue.is_empty() && valid_rng.chance(traffic.valid_percent) {
+                    src.offered = true;
+                }
+            }
+            self.step(Some((&mut sources, &mut sinks, &mut expect)), &mut rng, traffic.ready_percent, &mut Some(&mut run));
+        }
+        run.cycles = self.cycle - start;
+        for name in ["frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses"] {
+            let v = [self.counter(0, name), self.counter(1, name)];
+            run.counters.push((name.to_string(), v));
+        }
+        Ok(run)
+    }
+}
