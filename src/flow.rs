@@ -4,7 +4,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use weft_hdl::tools::{icarus_compile, verilator_lint, yosys_synth, SynthReport};
-use weft_ip::catalog::{shipped, Shipped};
+use weft_ip::catalog::Shipped;
+use weft_sim::catalog::shipped;
 
 /// A failure in the flow, naming the module and the stage.
 #[derive(Debug)]

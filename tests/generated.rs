@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use weft::flow::generate;
-use weft::ip::catalog::shipped;
+use weft::sim::catalog::shipped;
 
 #[test]
 fn every_shipped_module_matches_its_snapshot() {

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use weft::flow::{check, Stages};
-use weft::ip::catalog::shipped;
+use weft::sim::catalog::shipped;
 
 fn generated() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/generated"))

@@ -51,6 +51,10 @@ impl Channel {
         Channel { previous: vec![0; config.lanes], config, pipes, rng, scheduled: vec![], outage: None, cycle: 0, flipped_bits: 0 }
     }
 
+    pub fn config_mut(&mut self) -> &mut ChannelConfig {
+        &mut self.config
+    }
+
     /// One cycle: `tx` holds the block each lane transmits; returns what each receiver sees.
     pub fn step(&mut self, tx: &[u128]) -> Vec<u128> {
         let mut out = Vec::with_capacity(self.config.lanes);

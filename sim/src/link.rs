@@ -371,13 +371,16 @@ impl<D: Device> LinkPair<D> {
                     if last {
                         let got = Packet { vc, bytes: std::mem::take(&mut sink.partial[vc]) };
                         let want = expect[i][vc].pop_front();
-                        assert_eq!(
-                            want.as_ref(),
-                            Some(&got),
-                            "endpoint {} vc {vc} at cycle {}: packet differs from the next one sent on that channel",
-                            ["A", "B"][i],
-                            self.cycle
-                        );
+                        if want.as_ref() != Some(&got) {
+                            let later = expect[i][vc].iter().position(|p| *p == got);
+                            let diff = want.as_ref().map(|w| (w.bytes.len(), w.bytes.iter().zip(&got.bytes).position(|(a, b)| a != b)));
+                            panic!(
+                                "endpoint {} vc {vc} at cycle {}: packet of {} bytes differs from the next one sent on that channel (expected length and first differing byte {diff:?}; matches the one {later:?} places later)",
+                                ["A", "B"][i],
+                                self.cycle,
+                                got.bytes.len()
+                            );
+                        }
                         if let Some(ev) = events.as_mut() {
                             ev.delivered[i] += 1;
                             ev.payload_bytes[i] += got.bytes.len() as u64;

@@ -26,3 +26,54 @@ fn clean_link_trains_and_delivers() {
         eprintln!("{run:?}");
     }
 }
+
+#[test]
+fn bit_errors_both_ways_deliver_exactly_once() {
+    let config = LinkConfig { lanes: 2, max_frame_words: 16, replay_words: 256, vc_buffer_words: 64, retransmit_timeout: 256, ..Default::default() };
+    let mut ch = ChannelConfig::clean(2, 10);
+    ch.bit_offset = vec![3, 40];
+    ch.skew = vec![2, 0];
+    let mut pair = pair(&config, [ch.clone(), ChannelConfig { seed: 9, ..ch.clone() }]);
+    pair.train(20_000).expect("channel up");
+    for c in pair.channels.iter_mut() {
+        c.config_mut().bit_error_rate = 2e-5;
+    }
+    // Sync-header and control-block hits on top of the random errors.
+    let now = pair.cycle;
+    for i in 0..200u64 {
+        pair.channels[(i % 2) as usize].scheduled.push((now + 50 + 37 * i, (i % 2) as usize, (i % 3) as usize));
+    }
+    let traffic = Traffic { packets: 2000, min_bytes: 1, max_bytes: 200, valid_percent: 80, ready_percent: 70, both_ways: true, seed: 11 };
+    let run = pair.run(&traffic, 20_000).unwrap();
+    eprintln!("{run:?} flipped {} {}", pair.channels[0].flipped_bits, pair.channels[1].flipped_bits);
+    let counter = |name: &str| run.counters.iter().find(|c| c.0 == name).unwrap().1;
+    assert!(counter("crc_errors").iter().sum::<u64>() > 0, "errors must have hit frames");
+    assert!(counter("frames_retransmitted").iter().sum::<u64>() > 0);
+}
+
+#[test]
+fn lock_is_lost_after_invalid_headers_and_regained() {
+    let config = LinkConfig { lanes: 1, max_frame_words: 8, replay_words: 64, vc_buffer_words: 32, ..Default::default() };
+    let mut ch = ChannelConfig::clean(1, 4);
+    ch.bit_offset = vec![29];
+    let mut pair = pair(&config, [ch.clone(), ch]);
+    pair.train(20_000).expect("channel up");
+    assert_eq!(pair.counter(1, "lock_losses"), 0);
+    // 15 invalid headers inside one window keep lock; 16 lose it (IEEE 802.3 49.2.13.2.2).
+    let now = pair.cycle;
+    pair.channels[0].outage = Some((now + 10, now + 25));
+    for _ in 0..200 {
+        pair.train(1);
+    }
+    assert_eq!(pair.counter(1, "lock_losses"), 0, "15 bad headers must not lose lock");
+    let now = pair.cycle;
+    pair.channels[0].outage = Some((now + 10, now + 26));
+    for _ in 0..100 {
+        pair.train(1);
+    }
+    assert_eq!(pair.counter(1, "lock_losses"), 1, "16 bad headers lose lock");
+    let regained = pair.train(20_000).expect("channel back up");
+    eprintln!("regained after {regained} cycles");
+    let traffic = Traffic { packets: 200, min_bytes: 1, max_bytes: 100, valid_percent: 80, ready_percent: 70, both_ways: true, seed: 3 };
+    pair.run(&traffic, 5000).unwrap();
+}

@@ -8,9 +8,9 @@
 //! - a header word (all lanes data blocks; lane 0: seq 5:0, vc 6, nak 7, ack 13:8,
 //!   credit limit vc0 31:16, vc1 47:32; other bits and lanes zero),
 //! - its payload words (all lanes data blocks),
-//! - a separator block on lane 0 with count 6: CRC-32C of header and payload words (bytes 2..=5),
-//!   then byte 6 = bytes valid in the last word (bits 5:0) and end-of-packet (bit 7); the other
-//!   lanes send idles in that cycle.
+//! - a separator block on lane 0 with count 6: bytes 2..=5 = CRC-32C (little-endian) of the
+//!   header and payload words followed by the 64-bit word holding byte 6; byte 6 = bytes valid
+//!   in the last word (bits 5:0) and end-of-packet (bit 7); the other lanes send idles.
 //!
 //! Receive: frames are written into the virtual channel's buffer and released to the user only
 //! when the CRC and the sequence number check (store and forward per frame); anything else is
@@ -18,8 +18,8 @@
 //! first unacknowledged frame (also after `retransmit_timeout` cycles without progress).
 //!
 //! Acknowledgements and credits ride in every header; when none is due, a user-K block 0 on lane
-//! 0 carries them (byte 1 = ack | nak << 7, bytes 2..=5 = the two credit limits, byte 7 = low
-//! byte of the CRC-32C of bytes 1..=6 followed by two zero bytes).
+//! 0 carries them (byte 1 = ack | nak << 7, bytes 2..=5 = the two credit limits, bytes 6..=7 =
+//! low 16 bits of the CRC-32C of bytes 1..=5 followed by three zero bytes).
 //!
 //! Credits: the receiver advertises, per virtual channel, `limit = words released + buffer
 //! words`. The sender reserves `max_frame_words` when a frame's first word enters and gives back
@@ -344,9 +344,12 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     // Trailer checks.
     let got_crc = net.slice(lp[0], 16, 32);
     let t3 = c(net, crc::XOR_OUT as u128, 32);
-    let final_crc = net.xor(rx_crc.q, t3);
-    let crc_ok = net.eq(got_crc, final_crc);
     let info = net.slice(lp[0], 48, 8);
+    // The trailer's own information byte is covered too, as one more 64-bit word.
+    let info_word = net.zext(info, 64);
+    let crc_all = crc::update_word(net, rx_crc.q, &[info_word]);
+    let final_crc = net.xor(crc_all, t3);
+    let crc_ok = net.eq(got_crc, final_crc);
     let nbytes = net.slice(info, 0, nb);
     let user_last = net.bit(info, 7);
     let hdr_seq = net.slice(rx_hdr.q, 0, SEQ_BITS);
@@ -462,14 +465,14 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     }
 
     // Acknowledgement information received: from a good header, or a checked user-K block.
-    let k_info = net.slice(lp[0], 8, 48);
-    let k_check = net.slice(lp[0], 56, 8);
+    let k_info = net.slice(lp[0], 8, 40);
+    let k_check = net.slice(lp[0], 48, 16);
     let k_word = net.zext(k_info, 64);
     let t7 = c(net, crc::INIT as u128, 32);
     let k_crc = crc::update_word(net, t7, &[k_word]);
     let t8 = c(net, crc::XOR_OUT as u128, 32);
     let k_crc = net.xor(k_crc, t8);
-    let k_crc = net.slice(k_crc, 0, 8);
+    let k_crc = net.slice(k_crc, 0, 16);
     let k_ok = net.eq(k_crc, k_check);
     let k_ok = net.and(k_ok, is_k);
     let hdr_ack = net.slice(rx_hdr.q, 8, SEQ_BITS);
@@ -586,8 +589,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let ack_fields = net.concat(nak_flag, t17);
     let ack_fields = net.concat(ack_fields, expected.q); // 8 bits: ack | nak << 7
     let limits = net.concat(credit_limit_out[1], credit_limit_out[0]);
-    let info48 = net.concat(limits, ack_fields);
-    let info48 = net.zext(info48, 48); // bytes 1..=6, byte 6 zero
+    let info40 = net.concat(limits, ack_fields); // bytes 1..=5
     // Header word, lane 0.
     let hdr_low = net.concat(frame_vc, tx_seq.q);
     let hdr_low = net.concat(nak_flag, hdr_low); // bits 7:0
@@ -610,21 +612,23 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     net.hold_unless(tx_crc, advance_crc, crc_after);
     // Trailer (separator, count 6) and stand-alone acknowledgement (user-K block 0).
     let t20 = c(net, crc::XOR_OUT as u128, 32);
-    let final_tx = net.xor(tx_crc.q, t20);
     let t21 = c(net, 0, 7 - nb);
     let tinfo = net.concat(end_last, t21);
     let tinfo = net.concat(tinfo, end_bytes);
+    let tinfo_word = net.zext(tinfo, 64);
+    let crc_all = crc::update_word(net, tx_crc.q, &[tinfo_word]);
+    let final_tx = net.xor(crc_all, t20);
     let trailer = net.concat(tinfo, final_tx);
     let t22 = c(net, (BTF_SEPARATOR as u128) | 6 << 8, 16);
     let trailer = net.concat(trailer, t22);
     let trailer = net.zext(trailer, 64);
-    let info_word = net.zext(info48, 64);
+    let info_word = net.zext(info40, 64);
     let t23 = c(net, crc::INIT as u128, 32);
     let check = crc::update_word(net, t23, &[info_word]);
     let t24 = c(net, crc::XOR_OUT as u128, 32);
     let check = net.xor(check, t24);
-    let check = net.slice(check, 0, 8);
-    let kblock = net.concat(check, info48);
+    let check = net.slice(check, 0, 16);
+    let kblock = net.concat(check, info40);
     let t25 = c(net, BTF_USER_K0 as u128, 8);
     let kblock = net.concat(kblock, t25);
 
