@@ -39,6 +39,8 @@ pub struct Channel {
     pub outage: Option<(u64, u64)>,
     pub cycle: u64,
     pub flipped_bits: u64,
+    /// When set, every block entering the channel (before errors), per cycle and lane.
+    pub record: Option<Vec<Vec<u128>>>,
 }
 
 impl Channel {
@@ -48,7 +50,7 @@ impl Channel {
             .map(|k| std::iter::repeat(0).take(config.latency + config.skew[k]).collect())
             .collect();
         let rng = Rng::new(config.seed);
-        Channel { previous: vec![0; config.lanes], config, pipes, rng, scheduled: vec![], outage: None, cycle: 0, flipped_bits: 0 }
+        Channel { previous: vec![0; config.lanes], config, pipes, rng, scheduled: vec![], outage: None, cycle: 0, flipped_bits: 0, record: None }
     }
 
     pub fn config_mut(&mut self) -> &mut ChannelConfig {
@@ -58,6 +60,9 @@ impl Channel {
     /// One cycle: `tx` holds the block each lane transmits; returns what each receiver sees.
     pub fn step(&mut self, tx: &[u128]) -> Vec<u128> {
         let mut out = Vec::with_capacity(self.config.lanes);
+        if let Some(record) = self.record.as_mut() {
+            record.push(tx.to_vec());
+        }
         let block_error = self.config.bit_error_rate * BLOCK_BITS as f64;
         for k in 0..self.config.lanes {
             let mut block = tx[k] & MASK;

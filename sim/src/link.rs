@@ -235,6 +235,8 @@ pub struct LinkRun {
     pub first_in: Option<u64>,
     pub first_out: Option<u64>,
     pub counters: Vec<(String, [u64; 2])>,
+    /// Packets sent by A and by B.
+    pub sent: [Vec<Packet>; 2],
 }
 
 pub struct LinkPair<D: Device> {
@@ -451,6 +453,7 @@ impl<D: Device> LinkPair<D> {
             self.step(Some((&mut sources, &mut sinks, &mut expect)), &mut rng, traffic.ready_percent, &mut Some(&mut run));
         }
         run.cycles = self.cycle - start;
+        run.sent = sent;
         for name in ["frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses"] {
             let v = [self.counter(0, name), self.counter(1, name)];
             run.counters.push((name.to_string(), v));
