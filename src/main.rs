@@ -60,6 +60,13 @@ enum Bench {
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
         jobs: u64,
     },
+    /// Goodput of the reliable link for packets of 16 B to 4 KB on 1, 2 and 4 lanes, zero-load
+    /// latency, and goodput under bit errors; prints a table, writes JSON and an SVG plot
+    Link {
+        /// Output folder for link.json and link_goodput.svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -73,6 +80,7 @@ fn main() -> ExitCode {
         Command::Check { module, generated } => run_check(&module, &generated),
         Command::Bench { what: Bench::SimSpeed { cycles } } => weft::sim::speed::report(cycles).map(|text| print!("{text}")),
         Command::Bench { what: Bench::Numeric { only, json, jobs } } => bench_numeric(&only, &json, jobs as usize),
+        Command::Bench { what: Bench::Link { out } } => bench_link(&out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -94,6 +102,19 @@ fn bench_numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), Str
     let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
     std::fs::write(json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
     println!("wrote {}", json.display());
+    Ok(())
+}
+
+fn bench_link(out: &PathBuf) -> Result<(), String> {
+    let report = weft::bench::link::run(&mut |line| eprintln!("{line}"))?;
+    print!("{}", weft::bench::link::table(&report));
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let json = out.join("link.json");
+    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    std::fs::write(&json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
+    let svg = out.join("link_goodput.svg");
+    std::fs::write(&svg, weft::bench::link::plot(&report)).map_err(|e| format!("{}: {e}", svg.display()))?;
+    println!("wrote {} and {}", json.display(), svg.display());
     Ok(())
 }
 

@@ -37,11 +37,13 @@ fn top_level_ports_follow_the_naming_contract() {
         let text = (module.verilog)(&module.spec).unwrap();
         let header = text.lines().find(|l| l.starts_with(&format!("module {}(", module.spec.name))).unwrap();
         for port in header[header.find('(').unwrap() + 1..header.find(')').unwrap()].split(',') {
-            // Status outputs (FIFO fill level) are the only non-stream ports.
+            // Besides streams: the FIFO fill level, and the link's serial lanes, status and counters.
+            let link_ports = ["rx_serial", "tx_serial", "lane_up", "channel_up", "frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses"];
             let ok = port == "clk" || port == "fill"
                 || port == "rst"
+                || module.spec.family == "link" && link_ports.contains(&port)
                 || ["s_axis_", "m_axis_"].iter().any(|p| port.starts_with(p))
-                    && ["tdata", "tkeep", "tlast", "tvalid", "tready"].iter().any(|s| port.ends_with(s));
+                    && ["tdata", "tkeep", "tlast", "tuser", "tvalid", "tready"].iter().any(|s| port.ends_with(s));
             assert!(ok, "{}: unexpected port {port}", module.spec.name);
         }
         assert!(text.contains("`timescale 1ns/1ps"));

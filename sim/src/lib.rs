@@ -7,4 +7,5 @@ pub mod catalog;
 pub mod channel;
 pub mod cosim;
 pub mod link;
+pub mod plot;
 pub mod speed;

@@ -234,6 +234,7 @@ pub struct LinkRun {
     /// First cycle a beat entered A and first cycle one left B (zero-load latency).
     pub first_in: Option<u64>,
     pub first_out: Option<u64>,
+    pub last_out: Option<u64>,
     pub counters: Vec<(String, [u64; 2])>,
     /// Packets sent by A and by B.
     pub sent: [Vec<Packet>; 2],
@@ -365,6 +366,9 @@ impl<D: Device> LinkPair<D> {
                     if let Some(ev) = events.as_mut() {
                         if i == 1 && ev.first_out.is_none() {
                             ev.first_out = Some(self.cycle);
+                        }
+                        if i == 1 {
+                            ev.last_out = Some(self.cycle);
                         }
                     }
                     let (_, sinks, expect) = traffic.as_mut().expect("a packet arrived where none was sent");

@@ -43,7 +43,7 @@ fn bit_errors_both_ways_deliver_exactly_once() {
     for i in 0..200u64 {
         pair.channels[(i % 2) as usize].scheduled.push((now + 50 + 37 * i, (i % 2) as usize, (i % 3) as usize));
     }
-    let traffic = Traffic { packets: 2000, min_bytes: 1, max_bytes: 200, valid_percent: 80, ready_percent: 70, both_ways: true, seed: 11 };
+    let traffic = Traffic { packets: 5000, min_bytes: 1, max_bytes: 200, valid_percent: 80, ready_percent: 70, both_ways: true, seed: 11 };
     let run = pair.run(&traffic, 20_000).unwrap();
     eprintln!("{run:?} flipped {} {}", pair.channels[0].flipped_bits, pair.channels[1].flipped_bits);
     let counter = |name: &str| run.counters.iter().find(|c| c.0 == name).unwrap().1;

@@ -1,3 +1,4 @@
 //! Benchmarks that print figures and save them as JSON.
 
+pub mod link;
 pub mod numeric;
