@@ -7,3 +7,4 @@ pub mod catalog;
 pub mod fp;
 pub mod kernels;
 pub mod link;
+pub mod router;
