@@ -54,6 +54,12 @@ pub fn export_netlist(spec: &ModuleSpec, net: &crate::netlist::Netlist) -> Resul
     finish(spec, &crate::netlist::verilog::module(net, "top"))
 }
 
+/// The public Verilog text of raw structural text: a module `top` and submodules `top$<name>`
+/// (a generator's hierarchy), named and tidied like every other export.
+pub fn export_text(spec: &ModuleSpec, raw: &str) -> Result<String, ExportError> {
+    finish(spec, raw)
+}
+
 struct Module {
     name: String,
     text: String,

@@ -7,5 +7,6 @@ pub mod catalog;
 pub mod channel;
 pub mod cosim;
 pub mod link;
+pub mod network;
 pub mod plot;
 pub mod speed;

@@ -20,6 +20,7 @@ pub type Value = [u64; 5];
 /// An endpoint being simulated: whole ports by name.
 pub trait Device {
     fn port(&mut self, name: &str) -> usize;
+    fn has_port(&mut self, name: &str) -> bool;
     fn set(&mut self, port: usize, value: &Value);
     fn get(&mut self, port: usize) -> Value;
     /// Settle combinational logic after inputs changed.
@@ -68,6 +69,10 @@ fn split(name: &str) -> (&str, usize) {
 }
 
 impl Device for NetlistDevice {
+    fn has_port(&mut self, name: &str) -> bool {
+        let net = self.eval.netlist();
+        net.outputs.iter().any(|o| split(&o.name).0 == name) || net.nodes.iter().any(|n| matches!(&n.op, Op::Input(i) if split(i).0 == name))
+    }
     fn port(&mut self, name: &str) -> usize {
         if let Some(i) = self.ports.iter().position(|p| p.0 == name) {
             return i;
@@ -131,6 +136,9 @@ impl VerilatorDevice {
 }
 
 impl Device for VerilatorDevice {
+    fn has_port(&mut self, name: &str) -> bool {
+        self.model.port(name).is_ok()
+    }
     fn port(&mut self, name: &str) -> usize {
         if let Some(i) = self.ports.iter().position(|p| p.0 == name) {
             return i;

@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod header;
+pub mod network;
 pub mod route;
 pub mod router;
 

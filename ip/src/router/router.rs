@@ -12,7 +12,8 @@
 //!   `m_axis_<d>_tdata/tkeep/tlast/tuser/tvalid/tready` out (a link may stall it), with
 //!   `m_axis_<d>_credit[1:0]` in from the next router;
 //! - 32-bit counters: per output `stat_<port>_packets`, `_flits`, `_stalls` (cycles a packet
-//!   waited for the output or the output waited for its flits); per input `stat_<port>_dropped`,
+//!   waited for the output or the output waited for its flits), per InterNode output
+//!   `_vc1_packets` (packets on the dateline VC); per input `stat_<port>_dropped`,
 //!   and per InterNode input `_ecc_corrected`, `_ecc_uncorrectable`, per IntraNode input
 //!   `_length_errors`.
 //!
@@ -690,6 +691,10 @@ pub fn router(config: &RouterConfig) -> Result<Netlist, String> {
             let ur = net.register(&format!("{name}_out_vc"), 1, 0);
             net.hold_unless(ur, push, ovc);
             net.output(&format!("{m}_tuser"), ur.q);
+            // Packets on the dateline VC: shows the deadlock-avoidance mechanism at work.
+            let tail_vc1 = net.and(push, last);
+            let tail_vc1 = net.and(tail_vc1, ovc);
+            counter(net, &format!("stat_{name}_vc1_packets"), tail_vc1);
         }
         let stay = net.not(out_ready[o]);
         let stay = net.and(out_valid[o].q, stay);

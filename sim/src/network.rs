@@ -1,0 +1,530 @@
+//! A torus of routers under traffic, checked packet by packet: every packet arrives exactly
+//! once, intact, at the right node and port, with `hops` equal to the minimal distance, a valid
+//! `ecc`, and in order per flow. One harness drives the built-in simulator (one netlist
+//! evaluator per router, links wired here, where header bits can be flipped in flight) and
+//! Verilator (the generated torus top), through [`Device`].
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+
+use weft_ip::router::header::{check, Checked, Header};
+use weft_ip::router::route::distance;
+use weft_ip::router::{router, RouterConfig};
+use weft_ip::weft_hdl::netlist::eval::Evaluator;
+use weft_ip::weft_hdl::testbench::Rng;
+
+use crate::cosim::CosimError;
+use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
+
+fn bits(v: &Value, lo: usize, width: usize) -> u128 {
+    let mut out = 0u128;
+    for i in 0..width {
+        let b = lo + i;
+        out |= (((v[b / 64] >> (b % 64)) & 1) as u128) << i;
+    }
+    out
+}
+
+fn value(chunks: &[u128]) -> Value {
+    let mut v = [0u64; 5];
+    for (k, c) in chunks.iter().enumerate() {
+        v[2 * k] = *c as u64;
+        v[2 * k + 1] = (*c >> 64) as u64;
+    }
+    v
+}
+
+fn scalar(x: u64) -> Value {
+    [x, 0, 0, 0, 0]
+}
+
+/// Local port handles: s tdata, tlast, tvalid, tready; m tdata, tkeep, tlast, tvalid, tready.
+type LocalPorts = [usize; 9];
+/// Link handles at the sending router (m data, keep, last, user, valid, credit in, tready) and
+/// at the receiving one (s data, keep, last, user, valid, credit out).
+struct Link {
+    from: usize,
+    to: usize,
+    out: [usize; 7],
+    inp: [usize; 6],
+    /// Next flit on this link is a head flit (for header error injection).
+    expect_head: bool,
+}
+
+/// Header bit flips in flight on the links (built-in simulator only).
+#[derive(Clone, Debug, Default)]
+pub struct HeaderErrors {
+    /// Chance, in parts per thousand, that a head flit gets one bit flipped.
+    pub single_permille: u64,
+    /// Chance, in parts per thousand, that a head flit gets two bits flipped (the packet is then
+    /// dropped by the next router, and not expected).
+    pub double_permille: u64,
+}
+
+/// The routers of a torus: one device per router (built-in simulator), or one device for the
+/// whole torus (Verilator on the generated top).
+pub struct Torus<D: Device> {
+    pub config: RouterConfig,
+    devices: Vec<D>,
+    local: Vec<Vec<(usize, LocalPorts)>>,
+    links: Vec<Link>,
+    stat_names: bool,
+    pub errors: HeaderErrors,
+    error_rng: Rng,
+    /// Ids of packets whose header was double-flipped (dropped in the network).
+    pub lost: Vec<u64>,
+    pub injected: [u64; 2],
+    pub cycle: u64,
+}
+
+impl Torus<NetlistDevice> {
+    /// The built-in simulator: one router netlist per node.
+    pub fn netlist(config: &RouterConfig) -> Result<Torus<NetlistDevice>, String> {
+        let net = router(config)?;
+        let devices = (0..config.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
+        Ok(Torus::new(config.clone(), devices, false))
+    }
+}
+
+impl Torus<VerilatorDevice> {
+    /// Verilator on the generated torus top `top` in `file`.
+    pub fn verilated(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, CosimError> {
+        Ok(Torus::new(config.clone(), vec![VerilatorDevice::new(file, top)?], true))
+    }
+}
+
+impl<D: Device> Torus<D> {
+    fn new(config: RouterConfig, mut devices: Vec<D>, flat: bool) -> Torus<D> {
+        let nodes = config.nodes();
+        let mut local = vec![];
+        for n in 0..nodes {
+            let dev = if flat { 0 } else { n };
+            let prefix = |s: &str, p: usize| if flat { format!("{s}_n{n}_p{p}") } else { format!("{s}_p{p}") };
+            let ports = (0..config.local_ports)
+                .map(|p| {
+                    let (s, m) = (prefix("s_axis", p), prefix("m_axis", p));
+                    let names = [
+                        format!("{s}_tdata"),
+                        format!("{s}_tlast"),
+                        format!("{s}_tvalid"),
+                        format!("{s}_tready"),
+                        format!("{m}_tdata"),
+                        format!("{m}_tkeep"),
+                        format!("{m}_tlast"),
+                        format!("{m}_tvalid"),
+                        format!("{m}_tready"),
+                    ];
+                    (dev, names.map(|x| devices[dev].port(&x)))
+                })
+                .collect();
+            local.push(ports);
+        }
+        let mut links = vec![];
+        if !flat {
+            for n in 0..nodes {
+                // The coordinates a register window would hold.
+                for (axis, c) in ["local_x", "local_y", "local_z"].iter().zip(config.coords(n)) {
+                    let p = devices[n].port(axis);
+                    devices[n].set(p, &scalar(c as u64));
+                }
+                for d in config.directions() {
+                    let to = config.neighbour(n, d);
+                    let dn = d.name();
+                    let m = format!("m_axis_{dn}");
+                    let s = format!("s_axis_{dn}");
+                    let out = ["tdata", "tkeep", "tlast", "tuser", "tvalid", "credit", "tready"].map(|x| devices[n].port(&format!("{m}_{x}")));
+                    let inp = ["tdata", "tkeep", "tlast", "tuser", "tvalid", "credit"].map(|x| devices[to].port(&format!("{s}_{x}")));
+                    links.push(Link { from: n, to, out, inp, expect_head: true });
+                }
+            }
+        }
+        Torus { config, devices, local, links, stat_names: flat, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0 }
+    }
+
+    /// A router's counter (`packets`, `xp_flits`, … as in the router's `stat_<name>` ports).
+    pub fn counter(&mut self, node: usize, name: &str) -> u64 {
+        let (dev, port) = if self.stat_names { (0, format!("stat_n{node}_{name}")) } else { (node, format!("stat_{name}")) };
+        let p = self.devices[dev].port(&port);
+        self.devices[dev].settle();
+        self.devices[dev].get(p)[0]
+    }
+
+    /// The sum of a counter over all nodes and the ports that have it (`*` stands for the port).
+    pub fn counter_sum(&mut self, pattern: &str) -> u64 {
+        let mut ports: Vec<String> = (0..self.config.local_ports).map(|p| format!("p{p}")).collect();
+        ports.extend(self.config.directions().iter().map(|d| d.name()));
+        let mut sum = 0;
+        for n in 0..self.config.nodes() {
+            for p in &ports {
+                let name = pattern.replace('*', p);
+                let (dev, port) = if self.stat_names { (0, format!("stat_n{n}_{name}")) } else { (n, format!("stat_{name}")) };
+                if self.devices[dev].has_port(&port) {
+                    sum += self.counter(n, &name);
+                }
+            }
+        }
+        sum
+    }
+
+    pub fn reset(&mut self) {
+        for _ in 0..3 {
+            for d in self.devices.iter_mut() {
+                d.settle();
+                d.clock(true);
+            }
+        }
+    }
+
+    /// Moves every link's flits and credits from one router to the next (built-in simulator).
+    fn wire_links(&mut self) {
+        for l in self.links.iter_mut() {
+            let sent: Vec<Value> = l.out[..5].iter().map(|p| self.devices[l.from].get(*p)).collect();
+            let credit = self.devices[l.to].get(l.inp[5]);
+            let mut data = sent[0];
+            let valid = sent[4][0] & 1 == 1;
+            if valid && l.expect_head {
+                let roll = self.error_rng.below(1000);
+                let flips = if roll < self.errors.double_permille {
+                    2
+                } else if roll < self.errors.double_permille + self.errors.single_permille {
+                    1
+                } else {
+                    0
+                };
+                if flips > 0 {
+                    let a = self.error_rng.below(128) as usize;
+                    let b = (a + 1 + self.error_rng.below(127) as usize) % 128;
+                    let header = bits(&data, 0, 128);
+                    if flips == 2 {
+                        self.lost.push(Header::unpack(header).user as u64);
+                    }
+                    data[a / 64] ^= 1 << (a % 64);
+                    if flips == 2 {
+                        data[b / 64] ^= 1 << (b % 64);
+                    }
+                    self.injected[flips - 1] += 1;
+                }
+            }
+            if valid {
+                l.expect_head = sent[2][0] & 1 == 1;
+            }
+            let to = &mut self.devices[l.to];
+            to.set(l.inp[0], &data);
+            for k in 1..5 {
+                to.set(l.inp[k], &sent[k]);
+            }
+            let from = &mut self.devices[l.from];
+            from.set(l.out[5], &credit);
+            from.set(l.out[6], &scalar(1));
+        }
+    }
+}
+
+/// A packet of the traffic: `user` carries its id, so a receiver can name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub id: u64,
+    pub src: (usize, usize),
+    pub dst: (usize, usize),
+    pub tag: u16,
+    pub payload: Vec<u8>,
+    /// Cycle it was created (queued at its source).
+    pub created: u64,
+}
+
+impl Packet {
+    /// The header the sender writes (`src_*`, `hops` and `ecc` left to the fabric).
+    fn header(&self, config: &RouterConfig) -> u128 {
+        let h = Header { dst: config.coords(self.dst.0), dst_port: self.dst.1, length: self.payload.len(), tag: self.tag, user: self.id as u32, ..Default::default() };
+        h.pack() & ((1 << 120) - 1)
+    }
+
+    pub fn flits(&self, config: &RouterConfig) -> usize {
+        config.packet_flits(self.payload.len())
+    }
+}
+
+/// Where packets go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Any node, any port, uniformly (the source's own node included).
+    UniformRandom,
+    /// Node index bits rotated by half their count (the matrix transpose of the node index).
+    Transpose,
+    /// A neighbour, in a random direction the torus has.
+    NearestNeighbour,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::UniformRandom => "uniform",
+            Pattern::Transpose => "transpose",
+            Pattern::NearestNeighbour => "neighbour",
+        }
+    }
+
+    pub fn destination(self, config: &RouterConfig, src: usize, rng: &mut Rng) -> usize {
+        let nodes = config.nodes();
+        match self {
+            Pattern::UniformRandom => rng.below(nodes as u64) as usize,
+            Pattern::Transpose => {
+                let b = nodes.trailing_zeros() as usize;
+                assert!(nodes.is_power_of_two() && b % 2 == 0, "transpose needs 4^k nodes");
+                let h = b / 2;
+                ((src >> h) | (src << h)) & (nodes - 1)
+            }
+            Pattern::NearestNeighbour => {
+                let dirs = config.directions();
+                config.neighbour(src, dirs[rng.below(dirs.len() as u64) as usize])
+            }
+        }
+    }
+}
+
+struct Source {
+    queue: VecDeque<Packet>,
+    /// Beat index of the front packet; whether a beat is on offer (kept until taken).
+    beat: usize,
+    offered: bool,
+}
+
+#[derive(Default)]
+struct Sink {
+    /// The packet being received: its header, payload so far, the cycle its head arrived.
+    current: Option<(u128, Vec<u8>, u64)>,
+}
+
+/// A delivered packet's times.
+#[derive(Clone, Copy, Debug)]
+pub struct Delivery {
+    pub id: u64,
+    pub created: u64,
+    /// Cycle its header left the source, arrived at the sink, and its tail arrived.
+    pub head_in: u64,
+    pub head_out: u64,
+    pub tail_out: u64,
+    pub flits: usize,
+}
+
+/// Traffic generation for [`Torus::run`].
+#[derive(Clone, Debug)]
+pub struct Traffic {
+    pub pattern: Pattern,
+    /// Packets offered per node per cycle (Bernoulli), or None: `packets` queued at once.
+    pub rate: Option<f64>,
+    /// Packets in all (spread over random sources when queued at once).
+    pub packets: usize,
+    pub min_bytes: usize,
+    pub max_bytes: usize,
+    /// Percent of cycles a source offers its beat, and a sink takes one.
+    pub valid_percent: u64,
+    pub ready_percent: u64,
+    pub seed: u64,
+}
+
+/// What a run saw.
+#[derive(Clone, Debug, Default)]
+pub struct NetRun {
+    pub cycles: u64,
+    pub sent: usize,
+    pub deliveries: Vec<Delivery>,
+    /// Flits that left the network at each cycle of the run (index = cycle − start).
+    pub ejected_flits: Vec<u32>,
+}
+
+/// Why a run stopped early.
+#[derive(Clone, Debug)]
+pub struct Stuck {
+    pub cycle: u64,
+    pub delivered: usize,
+    pub sent: usize,
+}
+
+impl<D: Device> Torus<D> {
+    /// Runs `traffic` until every packet has arrived; every packet is checked on arrival, and a
+    /// wrong one fails the run with `Err`. `Ok(Err(stuck))` when nothing arrived for
+    /// `stall_limit` cycles while packets were outstanding (a deadlock, or a lost packet).
+    pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<Result<NetRun, Stuck>, String> {
+        let config = self.config.clone();
+        let nodes = config.nodes();
+        let ports = config.local_ports;
+        let mut rng = Rng::new(traffic.seed);
+        let mut ready_rng = Rng::new(traffic.seed ^ 0x5EED);
+        let mut sources: Vec<Source> = (0..nodes * ports).map(|_| Source { queue: VecDeque::new(), beat: 0, offered: false }).collect();
+        let mut sinks: Vec<Sink> = (0..nodes * ports).map(|_| Sink::default()).collect();
+        let mut flows: HashMap<((usize, usize), (usize, usize)), VecDeque<Packet>> = HashMap::new();
+        let mut head_in: HashMap<u64, u64> = HashMap::new();
+        let mut next_id = 0u64;
+        let mut run = NetRun::default();
+        let start = self.cycle;
+        let make = |rng: &mut Rng, src: (usize, usize), created: u64, next_id: &mut u64| {
+            let dst = (traffic.pattern.destination(&config, src.0, rng), rng.below(ports as u64) as usize);
+            let len = traffic.min_bytes + rng.below((traffic.max_bytes - traffic.min_bytes + 1) as u64) as usize;
+            let payload = (0..len).map(|_| rng.next_u64() as u8).collect();
+            *next_id += 1;
+            Packet { id: *next_id, src, dst, tag: rng.next_u64() as u16, payload, created }
+        };
+        let enqueue = |p: Packet, sources: &mut Vec<Source>, flows: &mut HashMap<_, VecDeque<Packet>>| {
+            flows.entry((p.src, p.dst)).or_default().push_back(p.clone());
+            sources[p.src.0 * ports + p.src.1].queue.push_back(p);
+        };
+        if traffic.rate.is_none() {
+            for _ in 0..traffic.packets {
+                let src = (rng.below(nodes as u64) as usize, rng.below(ports as u64) as usize);
+                let p = make(&mut rng, src, self.cycle, &mut next_id);
+                enqueue(p, &mut sources, &mut flows);
+            }
+            run.sent = traffic.packets;
+        }
+        let fb = config.flit_bytes();
+        let mut last_progress = self.cycle;
+        loop {
+            let outstanding = run.sent - run.deliveries.len() - self.lost.len();
+            if run.sent >= traffic.packets && outstanding == 0 {
+                break;
+            }
+            if outstanding > 0 && self.cycle - last_progress > stall_limit {
+                return Ok(Err(Stuck { cycle: self.cycle, delivered: run.deliveries.len(), sent: run.sent }));
+            }
+            if let Some(rate) = traffic.rate {
+                for n in 0..nodes {
+                    if run.sent < traffic.packets && (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= rate {
+                        let src = (n, rng.below(ports as u64) as usize);
+                        let p = make(&mut rng, src, self.cycle, &mut next_id);
+                        enqueue(p, &mut sources, &mut flows);
+                        run.sent += 1;
+                    }
+                }
+            }
+            if !self.links.is_empty() {
+                self.wire_links();
+            }
+            // Sources and sinks.
+            let mut readies = vec![false; nodes * ports];
+            for n in 0..nodes {
+                for p in 0..ports {
+                    let i = n * ports + p;
+                    let (dev, h) = self.local[n][p];
+                    let src = &mut sources[i];
+                    if !src.offered && !src.queue.is_empty() && rng.chance(traffic.valid_percent) {
+                        src.offered = true;
+                    }
+                    let (data, last) = match (src.offered, src.queue.front()) {
+                        (true, Some(pk)) => {
+                            let beats = pk.flits(&config);
+                            let chunks: Vec<u128> = if src.beat == 0 {
+                                let mut c = vec![pk.header(&config)];
+                                c.resize(config.width / 128, 0);
+                                c
+                            } else {
+                                let lo = (src.beat - 1) * fb;
+                                let bytes = &pk.payload[lo..(lo + fb).min(pk.payload.len())];
+                                (0..config.width / 128)
+                                    .map(|k| bytes.iter().enumerate().skip(16 * k).take(16).fold(0u128, |acc, (b, x)| acc | (*x as u128) << (8 * (b - 16 * k))))
+                                    .collect()
+                            };
+                            (value(&chunks), src.beat + 1 == beats)
+                        }
+                        _ => ([0; 5], false),
+                    };
+                    let d = &mut self.devices[dev];
+                    d.set(h[0], &data);
+                    d.set(h[1], &scalar(last as u64));
+                    d.set(h[2], &scalar(src.offered as u64));
+                    readies[i] = ready_rng.chance(traffic.ready_percent);
+                    d.set(h[8], &scalar(readies[i] as u64));
+                }
+            }
+            for d in self.devices.iter_mut() {
+                d.settle();
+            }
+            let mut ejected = 0u32;
+            for n in 0..nodes {
+                for p in 0..ports {
+                    let i = n * ports + p;
+                    let (dev, h) = self.local[n][p];
+                    let src = &mut sources[i];
+                    if src.offered && self.devices[dev].get(h[3])[0] & 1 == 1 {
+                        let pk = src.queue.front().unwrap();
+                        if src.beat == 0 {
+                            head_in.insert(pk.id, self.cycle);
+                        }
+                        src.beat += 1;
+                        src.offered = false;
+                        if src.beat == pk.flits(&config) {
+                            src.queue.pop_front();
+                            src.beat = 0;
+                        }
+                    }
+                    if !(readies[i] && self.devices[dev].get(h[7])[0] & 1 == 1) {
+                        continue;
+                    }
+                    ejected += 1;
+                    let d = &mut self.devices[dev];
+                    let data = d.get(h[4]);
+                    let keep = d.get(h[5]);
+                    let last = d.get(h[6])[0] & 1 == 1;
+                    let sink = &mut sinks[i];
+                    let where_ = format!("node {n} port {p} at cycle {}", self.cycle);
+                    match sink.current.as_mut() {
+                        None => {
+                            let header = bits(&data, 0, 128);
+                            if bits(&keep, 0, fb) != (1 << fb) - 1 && fb < 128 {
+                                return Err(format!("{where_}: header beat with tkeep {:#x}", bits(&keep, 0, fb)));
+                            }
+                            sink.current = Some((header, vec![], self.cycle));
+                        }
+                        Some((_, payload, _)) => {
+                            for b in 0..fb {
+                                if bits(&keep, b, 1) == 1 {
+                                    payload.push(bits(&data, 8 * b, 8) as u8);
+                                } else if !last {
+                                    return Err(format!("{where_}: tkeep {:#x} on a beat before the last", bits(&keep, 0, fb)));
+                                }
+                            }
+                        }
+                    }
+                    if !last {
+                        continue;
+                    }
+                    let (header, payload, head_cycle) = sink.current.take().unwrap();
+                    if check(header) != Checked::Clean(header) {
+                        return Err(format!("{where_}: header {header:#034x} arrives with bad check bits"));
+                    }
+                    let h = Header::unpack(header);
+                    let src = (config.node(h.src), h.src_port);
+                    if config.node(h.dst) != n || h.dst_port != p {
+                        return Err(format!("{where_}: packet {} from {src:?} for node {:?} port {} delivered here", h.user, h.dst, h.dst_port));
+                    }
+                    let flow = flows.get_mut(&(src, (n, p))).ok_or_else(|| format!("{where_}: packet {} from {src:?}: no such flow sent", h.user))?;
+                    while flow.front().is_some_and(|f| self.lost.contains(&f.id)) {
+                        flow.pop_front();
+                    }
+                    let want = flow.pop_front().ok_or_else(|| format!("{where_}: packet {} from {src:?} arrives twice", h.user))?;
+                    if want.id as u32 != h.user {
+                        let later = flow.iter().position(|f| f.id as u32 == h.user);
+                        return Err(format!("{where_}: flow {src:?} -> ({n}, {p}): packet {} arrives where {} was next ({later:?} places later: out of order)", h.user, want.id));
+                    }
+                    if h.length != want.payload.len() || payload != want.payload || h.tag != want.tag || h.kind != 0 {
+                        return Err(format!("{where_}: packet {} corrupted: length {} (sent {}), tag {:#x} (sent {:#x}), payload equal: {}", h.user, h.length, want.payload.len(), h.tag, want.tag, payload == want.payload));
+                    }
+                    let hops = distance(&config, config.coords(src.0), config.coords(n));
+                    if h.hops != hops {
+                        return Err(format!("{where_}: packet {} took {} hops, the minimal distance is {hops}", h.user, h.hops));
+                    }
+                    run.deliveries.push(Delivery { id: want.id, created: want.created, head_in: head_in[&want.id], head_out: head_cycle, tail_out: self.cycle, flits: want.flits(&config) });
+                    last_progress = self.cycle;
+                }
+            }
+            run.ejected_flits.push(ejected);
+            for d in self.devices.iter_mut() {
+                d.clock(false);
+            }
+            self.cycle += 1;
+        }
+        run.cycles = self.cycle - start;
+        Ok(Ok(run))
+    }
+}
+
