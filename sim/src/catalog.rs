@@ -3,10 +3,13 @@
 
 use weft_ip::catalog::Shipped;
 use weft_ip::link::{endpoint, LinkConfig};
-use weft_ip::weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
+use weft_ip::router::network::network_raw;
+use weft_ip::router::{router, RouterConfig};
+use weft_ip::weft_hdl::export::{export_netlist, export_text, ExportError, ModuleSpec};
 
 use crate::channel::ChannelConfig;
 use crate::link::{netlist_device, LinkPair, Traffic};
+use crate::network::{Pattern, Torus};
 
 /// The link configurations shipped as Verilog: lanes → module name.
 pub const LINKS: [(usize, &str); 2] = [(1, "reliable_link_x1"), (2, "reliable_link_x2")];
@@ -56,10 +59,92 @@ pub fn link_testbench(lanes: usize) -> Result<String, String> {
     Ok(format!("up after {up} cycles; 800 packets (1..2048 B, both ways, BER 1e-5) delivered exactly once in {} cycles, {retx} frames retransmitted", run.cycles))
 }
 
+/// The tori whose routers are shipped as `router_<cfg>`.
+pub const TORI: [[usize; 3]; 2] = [[4, 2, 1], [2, 2, 2]];
+
+pub fn torus_name(dims: [usize; 3]) -> String {
+    format!("{}x{}x{}", dims[0], dims[1], dims[2])
+}
+
+/// The shipped router configuration of a torus: 2 IntraNode ports, 128-bit flits, 1024-byte
+/// packets, 128-flit VC buffers.
+pub fn router_config(dims: [usize; 3]) -> RouterConfig {
+    RouterConfig { dims, ..Default::default() }
+}
+
+fn router_spec(dims: [usize; 3], net: bool) -> ModuleSpec {
+    let c = router_config(dims);
+    let t = torus_name(dims);
+    let (name, summary) = if net {
+        (format!("router_net_{t}"), format!("the routers of a {t} torus joined link to link, for simulation"))
+    } else {
+        (format!("router_{t}"), format!("virtual-cut-through router for a {t} torus: dimension-order routing, two virtual channels with dateline switching, SEC-DED headers"))
+    };
+    ModuleSpec {
+        family: "router",
+        name,
+        summary,
+        parameters: router_parameters(&c),
+        hidden_ports: vec![],
+    }
+}
+
+fn router_parameters(c: &RouterConfig) -> Vec<(String, String)> {
+    vec![
+        ("torus".into(), torus_name(c.dims)),
+        ("local_ports".into(), c.local_ports.to_string()),
+        ("inter_node_ports".into(), c.directions().iter().map(|d| d.name()).collect::<Vec<_>>().join(" ")),
+        ("width".into(), c.width.to_string()),
+        ("vc_buffer_flits".into(), c.vc_buffer_flits.to_string()),
+        ("max_packet_bytes".into(), c.max_packet_bytes.to_string()),
+        ("dateline".into(), c.dateline.to_string()),
+    ]
+}
+
+fn dims_of(spec: &ModuleSpec) -> [usize; 3] {
+    let t = &spec.parameters[0].1;
+    let v: Vec<usize> = t.split('x').map(|x| x.parse().unwrap()).collect();
+    [v[0], v[1], v[2]]
+}
+
+fn router_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
+    let net = router(&router_config(dims_of(spec))).map_err(ExportError)?;
+    export_netlist(spec, &net)
+}
+
+/// `router_net_<cfg>`: every router of the torus joined link to link, the top that router tests
+/// and benchmarks simulate in Verilator (not shipped: the fabric top of a system is `<cfg>_sim`).
+pub fn router_net_verilog(config: &RouterConfig) -> Result<(String, String), ExportError> {
+    let mut spec = router_spec(config.dims, true);
+    spec.parameters = router_parameters(config);
+    Ok((spec.name.clone(), export_text(&spec, &network_raw(config).map_err(ExportError)?)?))
+}
+
+/// All routers of the torus in the built-in simulator, random packets of every size from every
+/// port to every port.
+pub fn router_testbench(dims: [usize; 3]) -> Result<String, String> {
+    let config = router_config(dims);
+    let mut torus = Torus::netlist(&config)?;
+    torus.reset();
+    let traffic = crate::network::Traffic {
+        pattern: Pattern::UniformRandom,
+        injection: crate::network::Injection::Queued(300),
+        min_bytes: 0,
+        max_bytes: config.max_packet_bytes,
+        valid_percent: 80,
+        ready_percent: 70,
+        seed: 5,
+    };
+    let run = torus.run(&traffic, 5000)?.map_err(|s| format!("no packet delivered for 5000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent))?;
+    Ok(format!("300 packets (0..{} B, random sources and sinks, random back-pressure) delivered exactly once, in order, minimal hops, in {} cycles", config.max_packet_bytes, run.cycles))
+}
+
 pub fn shipped() -> Vec<Shipped> {
     let mut all = weft_ip::catalog::shipped();
     all.push(Shipped { spec: link_spec(1, LINKS[0].1), verilog: |s| link_verilog(s, 1), testbench: || link_testbench(1) });
     all.push(Shipped { spec: link_spec(2, LINKS[1].1), verilog: |s| link_verilog(s, 2), testbench: || link_testbench(2) });
+    all.push(Shipped { spec: router_spec(TORI[0], false), verilog: router_verilog, testbench: || router_testbench(TORI[0]) });
+    all.push(Shipped { spec: router_spec(TORI[1], false), verilog: router_verilog, testbench: || router_testbench(TORI[1]) });
     all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
     all
 }

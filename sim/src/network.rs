@@ -88,8 +88,18 @@ impl Torus<NetlistDevice> {
 
 impl Torus<VerilatorDevice> {
     /// Verilator on the generated torus top `top` in `file`.
-    pub fn verilated(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, CosimError> {
+    pub fn verilated_file(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, CosimError> {
         Ok(Torus::new(config.clone(), vec![VerilatorDevice::new(file, top)?], true))
+    }
+
+    /// Generates the torus top of `config` (`router_net_<cfg>`, see
+    /// [`crate::catalog::router_net_verilog`]) into `dir` and verilates it.
+    pub fn verilated(config: &RouterConfig, dir: &Path) -> Result<Torus<VerilatorDevice>, String> {
+        let (name, text) = crate::catalog::router_net_verilog(config).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        let file = dir.join(format!("{name}.v"));
+        std::fs::write(&file, text).map_err(|e| e.to_string())?;
+        Torus::verilated_file(config, &file, &name).map_err(|e| e.to_string())
     }
 }
 
@@ -307,14 +317,23 @@ pub struct Delivery {
     pub flits: usize,
 }
 
+/// How sources get their packets.
+#[derive(Clone, Copy, Debug)]
+pub enum Injection {
+    /// This many packets, queued at random sources before the first cycle.
+    Queued(usize),
+    /// Each node creates a packet with this probability per cycle (on a random IntraNode port)
+    /// until `packets` exist.
+    Bernoulli { rate: f64, packets: usize },
+    /// Every source always has a packet waiting (full offered load) for this many cycles.
+    Saturated { cycles: u64 },
+}
+
 /// Traffic generation for [`Torus::run`].
 #[derive(Clone, Debug)]
 pub struct Traffic {
     pub pattern: Pattern,
-    /// Packets offered per node per cycle (Bernoulli), or None: `packets` queued at once.
-    pub rate: Option<f64>,
-    /// Packets in all (spread over random sources when queued at once).
-    pub packets: usize,
+    pub injection: Injection,
     pub min_bytes: usize,
     pub max_bytes: usize,
     /// Percent of cycles a source offers its beat, and a sink takes one.
@@ -369,33 +388,50 @@ impl<D: Device> Torus<D> {
             flows.entry((p.src, p.dst)).or_default().push_back(p.clone());
             sources[p.src.0 * ports + p.src.1].queue.push_back(p);
         };
-        if traffic.rate.is_none() {
-            for _ in 0..traffic.packets {
+        if let Injection::Queued(packets) = traffic.injection {
+            for _ in 0..packets {
                 let src = (rng.below(nodes as u64) as usize, rng.below(ports as u64) as usize);
                 let p = make(&mut rng, src, self.cycle, &mut next_id);
                 enqueue(p, &mut sources, &mut flows);
             }
-            run.sent = traffic.packets;
+            run.sent = packets;
         }
         let fb = config.flit_bytes();
         let mut last_progress = self.cycle;
         loop {
             let outstanding = run.sent - run.deliveries.len() - self.lost.len();
-            if run.sent >= traffic.packets && outstanding == 0 {
+            let creating = match traffic.injection {
+                Injection::Queued(_) => false,
+                Injection::Bernoulli { packets, .. } => run.sent < packets,
+                Injection::Saturated { cycles } => self.cycle - start < cycles,
+            };
+            if !creating && outstanding == 0 {
                 break;
             }
             if outstanding > 0 && self.cycle - last_progress > stall_limit {
                 return Ok(Err(Stuck { cycle: self.cycle, delivered: run.deliveries.len(), sent: run.sent }));
             }
-            if let Some(rate) = traffic.rate {
-                for n in 0..nodes {
-                    if run.sent < traffic.packets && (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= rate {
-                        let src = (n, rng.below(ports as u64) as usize);
-                        let p = make(&mut rng, src, self.cycle, &mut next_id);
-                        enqueue(p, &mut sources, &mut flows);
-                        run.sent += 1;
+            match traffic.injection {
+                Injection::Bernoulli { rate, .. } if creating => {
+                    for n in 0..nodes {
+                        if ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < rate {
+                            let src = (n, rng.below(ports as u64) as usize);
+                            let p = make(&mut rng, src, self.cycle, &mut next_id);
+                            enqueue(p, &mut sources, &mut flows);
+                            run.sent += 1;
+                        }
                     }
                 }
+                Injection::Saturated { .. } if creating => {
+                    for i in 0..nodes * ports {
+                        if sources[i].queue.is_empty() {
+                            let p = make(&mut rng, (i / ports, i % ports), self.cycle, &mut next_id);
+                            enqueue(p, &mut sources, &mut flows);
+                            run.sent += 1;
+                        }
+                    }
+                }
+                _ => {}
             }
             if !self.links.is_empty() {
                 self.wire_links();

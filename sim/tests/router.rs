@@ -1,6 +1,6 @@
 //! The router in the built-in simulator: tori of router netlists under random traffic.
 
-use weft_sim::network::{HeaderErrors, Pattern, Torus, Traffic};
+use weft_sim::network::{HeaderErrors, Injection, Pattern, Torus, Traffic};
 use weft_sim::weft_ip::router::RouterConfig;
 
 fn small(dims: [usize; 3]) -> RouterConfig {
@@ -8,7 +8,7 @@ fn small(dims: [usize; 3]) -> RouterConfig {
 }
 
 fn traffic(packets: usize, seed: u64) -> Traffic {
-    Traffic { pattern: Pattern::UniformRandom, rate: None, packets, min_bytes: 0, max_bytes: 256, valid_percent: 80, ready_percent: 70, seed }
+    Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(packets), min_bytes: 0, max_bytes: 256, valid_percent: 80, ready_percent: 70, seed }
 }
 
 #[test]

@@ -410,7 +410,7 @@ impl Netlist {
     /// the value given with [`Netlist::drive`] at every clock edge.
     pub fn register(&mut self, name: &str, width: usize, reset: u128) -> Register {
         let d = self.forward(width);
-        let q = self.history(d, None, Some(reset));
+        let q = self.history(d, None, Some(reset & mask(width)));
         self.name(q, name);
         Register { q, d }
     }
