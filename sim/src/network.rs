@@ -263,6 +263,8 @@ pub enum Pattern {
     Transpose,
     /// A neighbour, in a random direction the torus has.
     NearestNeighbour,
+    /// The same node, the next IntraNode port (a permutation: no two sources share an output).
+    NextPort,
 }
 
 impl Pattern {
@@ -271,6 +273,7 @@ impl Pattern {
             Pattern::UniformRandom => "uniform",
             Pattern::Transpose => "transpose",
             Pattern::NearestNeighbour => "neighbour",
+            Pattern::NextPort => "next port",
         }
     }
 
@@ -288,6 +291,7 @@ impl Pattern {
                 let dirs = config.directions();
                 config.neighbour(src, dirs[rng.below(dirs.len() as u64) as usize])
             }
+            Pattern::NextPort => src,
         }
     }
 }
@@ -327,6 +331,8 @@ pub enum Injection {
     Bernoulli { rate: f64, packets: usize },
     /// Every source always has a packet waiting (full offered load) for this many cycles.
     Saturated { cycles: u64 },
+    /// One packet of `bytes` from `src` to `dst` (node, port): zero-load latency.
+    One { src: (usize, usize), dst: (usize, usize), bytes: usize },
 }
 
 /// Traffic generation for [`Torus::run`].
@@ -378,7 +384,8 @@ impl<D: Device> Torus<D> {
         let mut run = NetRun::default();
         let start = self.cycle;
         let make = |rng: &mut Rng, src: (usize, usize), created: u64, next_id: &mut u64| {
-            let dst = (traffic.pattern.destination(&config, src.0, rng), rng.below(ports as u64) as usize);
+            let port = if traffic.pattern == Pattern::NextPort { (src.1 + 1) % ports } else { rng.below(ports as u64) as usize };
+            let dst = (traffic.pattern.destination(&config, src.0, rng), port);
             let len = traffic.min_bytes + rng.below((traffic.max_bytes - traffic.min_bytes + 1) as u64) as usize;
             let payload = (0..len).map(|_| rng.next_u64() as u8).collect();
             *next_id += 1;
@@ -396,12 +403,17 @@ impl<D: Device> Torus<D> {
             }
             run.sent = packets;
         }
+        if let Injection::One { src, dst, bytes } = traffic.injection {
+            let p = Packet { id: 1, src, dst, tag: 0x1234, payload: (0..bytes).map(|b| b as u8).collect(), created: self.cycle };
+            enqueue(p, &mut sources, &mut flows);
+            run.sent = 1;
+        }
         let fb = config.flit_bytes();
         let mut last_progress = self.cycle;
         loop {
             let outstanding = run.sent - run.deliveries.len() - self.lost.len();
             let creating = match traffic.injection {
-                Injection::Queued(_) => false,
+                Injection::Queued(_) | Injection::One { .. } => false,
                 Injection::Bernoulli { packets, .. } => run.sent < packets,
                 Injection::Saturated { cycles } => self.cycle - start < cycles,
             };
