@@ -67,6 +67,14 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// The router on the generated RTL in Verilator: zero-load latency, latency vs offered load
+    /// and saturation throughput (uniform, transpose, nearest neighbour on 4x4x4 and 4x2x2),
+    /// Yosys figures; prints a table, writes JSON and an SVG plot
+    Router {
+        /// Output folder for router.json and router_latency.svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -81,6 +89,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::SimSpeed { cycles } } => weft::sim::speed::report(cycles).map(|text| print!("{text}")),
         Command::Bench { what: Bench::Numeric { only, json, jobs } } => bench_numeric(&only, &json, jobs as usize),
         Command::Bench { what: Bench::Link { out } } => bench_link(&out),
+        Command::Bench { what: Bench::Router { out } } => bench_router(&out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -108,12 +117,25 @@ fn bench_numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), Str
 fn bench_link(out: &PathBuf) -> Result<(), String> {
     let report = weft::bench::link::run(&mut |line| eprintln!("{line}"))?;
     print!("{}", weft::bench::link::table(&report));
+    write_report(out, "link", &report, "link_goodput", &weft::bench::link::plot(&report))
+}
+
+fn bench_router(out: &PathBuf) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("weft-bench-router-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let report = weft::bench::router::run(&work, &mut |line| eprintln!("{line}"))?;
+    print!("{}", weft::bench::router::table(&report));
+    write_report(out, "router", &report, "router_latency", &weft::bench::router::plot(&report))
+}
+
+/// Writes a benchmark's `<json>.json` and `<svg>.svg` into `out`.
+fn write_report(out: &PathBuf, json: &str, report: &impl serde::Serialize, svg: &str, plot: &str) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let json = out.join("link.json");
-    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    let json = out.join(format!("{json}.json"));
+    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
     std::fs::write(&json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
-    let svg = out.join("link_goodput.svg");
-    std::fs::write(&svg, weft::bench::link::plot(&report)).map_err(|e| format!("{}: {e}", svg.display()))?;
+    let svg = out.join(format!("{svg}.svg"));
+    std::fs::write(&svg, plot).map_err(|e| format!("{}: {e}", svg.display()))?;
     println!("wrote {} and {}", json.display(), svg.display());
     Ok(())
 }

@@ -3,9 +3,8 @@
 
 use weft_ip::catalog::Shipped;
 use weft_ip::link::{endpoint, LinkConfig};
-use weft_ip::router::network::network_raw;
 use weft_ip::router::{router, RouterConfig};
-use weft_ip::weft_hdl::export::{export_netlist, export_text, ExportError, ModuleSpec};
+use weft_ip::weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 
 use crate::channel::ChannelConfig;
 use crate::link::{netlist_device, LinkPair, Traffic};
@@ -72,18 +71,13 @@ pub fn router_config(dims: [usize; 3]) -> RouterConfig {
     RouterConfig { dims, ..Default::default() }
 }
 
-fn router_spec(dims: [usize; 3], net: bool) -> ModuleSpec {
+fn router_spec(dims: [usize; 3]) -> ModuleSpec {
     let c = router_config(dims);
     let t = torus_name(dims);
-    let (name, summary) = if net {
-        (format!("router_net_{t}"), format!("the routers of a {t} torus joined link to link, for simulation"))
-    } else {
-        (format!("router_{t}"), format!("virtual-cut-through router for a {t} torus: dimension-order routing, two virtual channels with dateline switching, SEC-DED headers"))
-    };
     ModuleSpec {
         family: "router",
-        name,
-        summary,
+        name: format!("router_{t}"),
+        summary: format!("virtual-cut-through router for a {t} torus: dimension-order routing, two virtual channels with dateline switching, SEC-DED headers"),
         parameters: router_parameters(&c),
         hidden_ports: vec![],
     }
@@ -108,16 +102,16 @@ fn dims_of(spec: &ModuleSpec) -> [usize; 3] {
 }
 
 fn router_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
-    let net = router(&router_config(dims_of(spec))).map_err(ExportError)?;
-    export_netlist(spec, &net)
+    Ok(router_verilog_for(&router_config(dims_of(spec)))?.1)
 }
 
-/// `router_net_<cfg>`: every router of the torus joined link to link, the top that router tests
-/// and benchmarks simulate in Verilator (not shipped: the fabric top of a system is `<cfg>_sim`).
-pub fn router_net_verilog(config: &RouterConfig) -> Result<(String, String), ExportError> {
-    let mut spec = router_spec(config.dims, true);
+/// The router of any configuration (`router_<cfg>`, its parameters in the header), for the
+/// Verilator tests and benchmarks.
+pub fn router_verilog_for(config: &RouterConfig) -> Result<(String, String), ExportError> {
+    let mut spec = router_spec(config.dims);
     spec.parameters = router_parameters(config);
-    Ok((spec.name.clone(), export_text(&spec, &network_raw(config).map_err(ExportError)?)?))
+    let net = router(config).map_err(ExportError)?;
+    Ok((spec.name.clone(), export_netlist(&spec, &net)?))
 }
 
 /// All routers of the torus in the built-in simulator, random packets of every size from every
@@ -143,8 +137,8 @@ pub fn shipped() -> Vec<Shipped> {
     let mut all = weft_ip::catalog::shipped();
     all.push(Shipped { spec: link_spec(1, LINKS[0].1), verilog: |s| link_verilog(s, 1), testbench: || link_testbench(1) });
     all.push(Shipped { spec: link_spec(2, LINKS[1].1), verilog: |s| link_verilog(s, 2), testbench: || link_testbench(2) });
-    all.push(Shipped { spec: router_spec(TORI[0], false), verilog: router_verilog, testbench: || router_testbench(TORI[0]) });
-    all.push(Shipped { spec: router_spec(TORI[1], false), verilog: router_verilog, testbench: || router_testbench(TORI[1]) });
+    all.push(Shipped { spec: router_spec(TORI[0]), verilog: router_verilog, testbench: || router_testbench(TORI[0]) });
+    all.push(Shipped { spec: router_spec(TORI[1]), verilog: router_verilog, testbench: || router_testbench(TORI[1]) });
     all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
     all
 }

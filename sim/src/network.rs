@@ -13,7 +13,6 @@ use weft_ip::router::{router, RouterConfig};
 use weft_ip::weft_hdl::netlist::eval::Evaluator;
 use weft_ip::weft_hdl::testbench::Rng;
 
-use crate::cosim::CosimError;
 use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
 
 fn bits(v: &Value, lo: usize, width: usize) -> u128 {
@@ -87,19 +86,15 @@ impl Torus<NetlistDevice> {
 }
 
 impl Torus<VerilatorDevice> {
-    /// Verilator on the generated torus top `top` in `file`.
-    pub fn verilated_file(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, CosimError> {
-        Ok(Torus::new(config.clone(), vec![VerilatorDevice::new(file, top)?], true))
-    }
-
-    /// Generates the torus top of `config` (`router_net_<cfg>`, see
-    /// [`crate::catalog::router_net_verilog`]) into `dir` and verilates it.
+    /// Verilator: the router of `config` generated into `dir` and verilated once, one model
+    /// instance per node, links wired here as in the built-in simulator.
     pub fn verilated(config: &RouterConfig, dir: &Path) -> Result<Torus<VerilatorDevice>, String> {
-        let (name, text) = crate::catalog::router_net_verilog(config).map_err(|e| e.to_string())?;
+        let (name, text) = crate::catalog::router_verilog_for(config).map_err(|e| e.to_string())?;
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         let file = dir.join(format!("{name}.v"));
         std::fs::write(&file, text).map_err(|e| e.to_string())?;
-        Torus::verilated_file(config, &file, &name).map_err(|e| e.to_string())
+        let devices = (0..config.nodes()).map(|_| VerilatorDevice::new(&file, &name).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+        Ok(Torus::new(config.clone(), devices, false))
     }
 }
 
@@ -326,9 +321,10 @@ pub struct Delivery {
 pub enum Injection {
     /// This many packets, queued at random sources before the first cycle.
     Queued(usize),
-    /// Each node creates a packet with this probability per cycle (on a random IntraNode port)
-    /// until `packets` exist.
-    Bernoulli { rate: f64, packets: usize },
+    /// Each IntraNode port creates a packet with probability `rate / local_ports` per cycle
+    /// (so `rate` packets per node per cycle, which may exceed 1) for `cycles` cycles; the run
+    /// then ends when every packet has arrived or `drain` more cycles have passed.
+    Bernoulli { rate: f64, cycles: u64, drain: u64 },
     /// Every source always has a packet waiting (full offered load) for this many cycles.
     Saturated { cycles: u64 },
     /// One packet of `bytes` from `src` to `dst` (node, port): zero-load latency.
@@ -356,6 +352,8 @@ pub struct NetRun {
     pub deliveries: Vec<Delivery>,
     /// Flits that left the network at each cycle of the run (index = cycle − start).
     pub ejected_flits: Vec<u32>,
+    /// Creation cycle of every packet sent.
+    pub created: Vec<u64>,
 }
 
 /// Why a run stopped early.
@@ -391,7 +389,8 @@ impl<D: Device> Torus<D> {
             *next_id += 1;
             Packet { id: *next_id, src, dst, tag: rng.next_u64() as u16, payload, created }
         };
-        let enqueue = |p: Packet, sources: &mut Vec<Source>, flows: &mut HashMap<_, VecDeque<Packet>>| {
+        let enqueue = |p: Packet, sources: &mut Vec<Source>, flows: &mut HashMap<_, VecDeque<Packet>>, created: &mut Vec<u64>| {
+            created.push(p.created);
             flows.entry((p.src, p.dst)).or_default().push_back(p.clone());
             sources[p.src.0 * ports + p.src.1].queue.push_back(p);
         };
@@ -399,13 +398,13 @@ impl<D: Device> Torus<D> {
             for _ in 0..packets {
                 let src = (rng.below(nodes as u64) as usize, rng.below(ports as u64) as usize);
                 let p = make(&mut rng, src, self.cycle, &mut next_id);
-                enqueue(p, &mut sources, &mut flows);
+                enqueue(p, &mut sources, &mut flows, &mut run.created);
             }
             run.sent = packets;
         }
         if let Injection::One { src, dst, bytes } = traffic.injection {
             let p = Packet { id: 1, src, dst, tag: 0x1234, payload: (0..bytes).map(|b| b as u8).collect(), created: self.cycle };
-            enqueue(p, &mut sources, &mut flows);
+            enqueue(p, &mut sources, &mut flows, &mut run.created);
             run.sent = 1;
         }
         let fb = config.flit_bytes();
@@ -414,22 +413,26 @@ impl<D: Device> Torus<D> {
             let outstanding = run.sent - run.deliveries.len() - self.lost.len();
             let creating = match traffic.injection {
                 Injection::Queued(_) | Injection::One { .. } => false,
-                Injection::Bernoulli { packets, .. } => run.sent < packets,
+                Injection::Bernoulli { cycles, .. } => self.cycle - start < cycles,
                 Injection::Saturated { cycles } => self.cycle - start < cycles,
             };
             if !creating && outstanding == 0 {
                 break;
+            }
+            if let Injection::Bernoulli { cycles, drain, .. } = traffic.injection {
+                if self.cycle - start >= cycles + drain {
+                    break;
+                }
             }
             if outstanding > 0 && self.cycle - last_progress > stall_limit {
                 return Ok(Err(Stuck { cycle: self.cycle, delivered: run.deliveries.len(), sent: run.sent }));
             }
             match traffic.injection {
                 Injection::Bernoulli { rate, .. } if creating => {
-                    for n in 0..nodes {
-                        if ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < rate {
-                            let src = (n, rng.below(ports as u64) as usize);
-                            let p = make(&mut rng, src, self.cycle, &mut next_id);
-                            enqueue(p, &mut sources, &mut flows);
+                    for i in 0..nodes * ports {
+                        if ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < rate / ports as f64 {
+                            let p = make(&mut rng, (i / ports, i % ports), self.cycle, &mut next_id);
+                            enqueue(p, &mut sources, &mut flows, &mut run.created);
                             run.sent += 1;
                         }
                     }
@@ -438,7 +441,7 @@ impl<D: Device> Torus<D> {
                     for i in 0..nodes * ports {
                         if sources[i].queue.is_empty() {
                             let p = make(&mut rng, (i / ports, i % ports), self.cycle, &mut next_id);
-                            enqueue(p, &mut sources, &mut flows);
+                            enqueue(p, &mut sources, &mut flows, &mut run.created);
                             run.sent += 1;
                         }
                     }

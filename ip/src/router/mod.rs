@@ -4,7 +4,6 @@
 
 pub mod config;
 pub mod header;
-pub mod network;
 pub mod route;
 pub mod router;
 

@@ -1,0 +1,197 @@
+//! `weft bench router`: the router in Verilator on the generated RTL of whole tori —
+//! zero-load latency (IntraNode → IntraNode on one node, and per router-to-router hop), latency
+//! against offered load and saturation throughput under uniform random, transpose and
+//! nearest-neighbour traffic on a 4×4×4 and a 4×2×2 torus, and Yosys figures of the shipped
+//! router.
+
+use std::path::Path;
+
+use serde::Serialize;
+use weft_hdl::tools::yosys_synth;
+use weft_ip::router::RouterConfig;
+use weft_sim::catalog::TORI;
+use weft_sim::network::{Injection, Pattern, Torus, Traffic};
+use weft_sim::plot::{Plot, Series};
+
+/// The configuration set beside BookSim2's: one IntraNode port per node, 2 VCs of 16 flits,
+/// one-flit (header-only) packets.
+pub fn booksim_like(dims: [usize; 3]) -> RouterConfig {
+    RouterConfig { dims, local_ports: 1, vc_buffer_flits: 16, max_packet_bytes: 64, ..Default::default() }
+}
+
+pub const WARMUP: u64 = 1000;
+pub const WINDOW: u64 = 3000;
+pub const DRAIN: u64 = 3000;
+pub const LOADS: [f64; 12] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ZeroLoad {
+    pub config: String,
+    /// First beat in to first beat out, IntraNode port 0 → port 1 of one node.
+    pub local_cycles: u64,
+    pub hops: usize,
+    pub far_cycles: u64,
+    pub per_hop_cycles: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadPoint {
+    pub torus: String,
+    pub pattern: String,
+    /// Flits offered and accepted per node per cycle over the measurement window.
+    pub offered: f64,
+    pub accepted: f64,
+    /// Mean latency, creation to tail out (source queueing included), of the packets created in
+    /// the window that arrived; `complete` says whether all of them arrived.
+    pub latency: f64,
+    pub complete: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Saturation {
+    pub torus: String,
+    pub pattern: String,
+    /// Highest accepted throughput measured, flits per node per cycle.
+    pub throughput: f64,
+    /// Mean latency at the lowest load.
+    pub zero_load_latency: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Area {
+    pub module: String,
+    pub luts: u64,
+    pub flip_flops: u64,
+    pub lut_rams: u64,
+    pub brams: f64,
+    pub logic_depth: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub zero_load: Vec<ZeroLoad>,
+    pub load: Vec<LoadPoint>,
+    pub saturation: Vec<Saturation>,
+    pub area: Vec<Area>,
+}
+
+fn one_packet(config: &RouterConfig, work: &Path, src: (usize, usize), dst: (usize, usize)) -> Result<u64, String> {
+    let mut torus = Torus::verilated(config, work)?;
+    torus.reset();
+    let t = Traffic { pattern: Pattern::UniformRandom, injection: Injection::One { src, dst, bytes: 64 }, min_bytes: 0, max_bytes: 0, valid_percent: 100, ready_percent: 100, seed: 1 };
+    let run = torus.run(&t, 1000)?.map_err(|_| "a single packet did not arrive".to_string())?;
+    let d = run.deliveries[0];
+    Ok(d.head_out - d.head_in)
+}
+
+fn zero_load(work: &Path) -> Result<ZeroLoad, String> {
+    let config = RouterConfig { dims: [4, 4, 4], ..Default::default() };
+    let local_cycles = one_packet(&config, work, (0, 0), (0, 1))?;
+    // Node (2, 2, 2): six hops.
+    let far = config.node([2, 2, 2]);
+    let far_cycles = one_packet(&config, work, (0, 0), (far, 0))?;
+    Ok(ZeroLoad { config: "4x4x4, 2 IntraNode ports, 64-byte packet".into(), local_cycles, hops: 6, far_cycles, per_hop_cycles: (far_cycles - local_cycles) as f64 / 6.0 })
+}
+
+fn load_point(torus: &mut Torus<weft_sim::link::VerilatorDevice>, pattern: Pattern, load: f64) -> Result<LoadPoint, String> {
+    let config = torus.config.clone();
+    torus.reset();
+    let start = torus.cycle;
+    let t = Traffic {
+        pattern,
+        injection: Injection::Bernoulli { rate: load, cycles: WARMUP + WINDOW, drain: DRAIN },
+        min_bytes: 0,
+        max_bytes: 0,
+        valid_percent: 100,
+        ready_percent: 100,
+        seed: 11,
+    };
+    let run = torus.run(&t, DRAIN)?.map_err(|s| format!("stuck at cycle {}", s.cycle))?;
+    let nodes = config.nodes() as f64;
+    let window = |c: u64| (start + WARMUP..start + WARMUP + WINDOW).contains(&c);
+    let ejected: u64 = run.ejected_flits[WARMUP as usize..(WARMUP + WINDOW) as usize].iter().map(|f| *f as u64).sum();
+    let measured: Vec<_> = run.deliveries.iter().filter(|d| window(d.created)).collect();
+    let created_in_window = run.created.iter().filter(|c| window(**c)).count();
+    let latency = measured.iter().map(|d| (d.tail_out - d.created) as f64).sum::<f64>() / measured.len().max(1) as f64;
+    Ok(LoadPoint {
+        torus: format!("{}x{}x{}", config.dims[0], config.dims[1], config.dims[2]),
+        pattern: pattern.name().into(),
+        offered: created_in_window as f64 / nodes / WINDOW as f64,
+        accepted: ejected as f64 / nodes / WINDOW as f64,
+        latency,
+        complete: measured.len() == created_in_window,
+    })
+}
+
+pub fn run(work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+    let mut report = Report { zero_load: vec![zero_load(work)?], load: vec![], saturation: vec![], area: vec![] };
+    let z = &report.zero_load[0];
+    progress(&format!("zero load: local {} cycles, {} hops {} cycles ({:.2} per hop)", z.local_cycles, z.hops, z.far_cycles, z.per_hop_cycles));
+    for dims in [[4, 4, 4], [4, 2, 2]] {
+        let config = booksim_like(dims);
+        let mut torus = Torus::verilated(&config, work)?;
+        for pattern in [Pattern::UniformRandom, Pattern::Transpose, Pattern::NearestNeighbour] {
+            if pattern == Pattern::Transpose && !(config.nodes().is_power_of_two() && config.nodes().trailing_zeros() % 2 == 0) {
+                continue;
+            }
+            let mut points: Vec<LoadPoint> = vec![];
+            for load in LOADS {
+                let p = load_point(&mut torus, pattern, load)?;
+                progress(&format!("{} {}: offered {:.3} accepted {:.3} latency {:.1}{}", p.torus, p.pattern, p.offered, p.accepted, p.latency, if p.complete { "" } else { " (saturated)" }));
+                let saturated = !p.complete;
+                points.push(p);
+                if saturated {
+                    break;
+                }
+            }
+            report.saturation.push(Saturation {
+                torus: points[0].torus.clone(),
+                pattern: pattern.name().into(),
+                throughput: points.iter().map(|p| p.accepted).fold(0.0, f64::max),
+                zero_load_latency: points[0].latency,
+            });
+            report.load.extend(points);
+        }
+    }
+    for dims in TORI {
+        let (name, text) = weft_sim::catalog::router_verilog_for(&weft_sim::catalog::router_config(dims)).map_err(|e| e.to_string())?;
+        let file = work.join(format!("{name}.v"));
+        std::fs::write(&file, text).map_err(|e| e.to_string())?;
+        let s = yosys_synth(&file, &name).map_err(|e| e.to_string())?;
+        progress(&format!("{name}: {} LUT, {} FF, {} LUTRAM, {} BRAM, depth {}", s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth));
+        report.area.push(Area { module: name, luts: s.luts, flip_flops: s.flip_flops, lut_rams: s.lut_rams, brams: s.brams, logic_depth: s.logic_depth });
+    }
+    Ok(report)
+}
+
+pub fn table(report: &Report) -> String {
+    let mut out = String::from("Zero-load latency (Verilator, first beat in to first beat out):\n\n| configuration | local (p0 → p1) | hops | far | per hop |\n| --- | ---: | ---: | ---: | ---: |\n");
+    for z in &report.zero_load {
+        out.push_str(&format!("| {} | {} | {} | {} | {:.2} |\n", z.config, z.local_cycles, z.hops, z.far_cycles, z.per_hop_cycles));
+    }
+    out.push_str("\nSaturation (1 IntraNode port per node, 2 VCs of 16 flits, 1-flit packets; flits/node/cycle):\n\n| torus | pattern | saturation throughput | zero-load latency (cycles) |\n| --- | --- | ---: | ---: |\n");
+    for s in &report.saturation {
+        out.push_str(&format!("| {} | {} | {:.3} | {:.1} |\n", s.torus, s.pattern, s.throughput, s.zero_load_latency));
+    }
+    out.push_str("\nLatency vs offered load:\n\n| torus | pattern | offered | accepted | mean latency |\n| --- | --- | ---: | ---: | ---: |\n");
+    for p in &report.load {
+        out.push_str(&format!("| {} | {} | {:.3} | {:.3} | {:.1}{} |\n", p.torus, p.pattern, p.offered, p.accepted, p.latency, if p.complete { "" } else { " (saturated)" }));
+    }
+    out.push_str("\nYosys synth_xilinx:\n\n| module | LUT | FF | LUTRAM | BRAM | logic depth |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for a in &report.area {
+        out.push_str(&format!("| {} | {} | {} | {} | {} | {} |\n", a.module, a.luts, a.flip_flops, a.lut_rams, a.brams, a.logic_depth));
+    }
+    out
+}
+
+pub fn plot(report: &Report) -> String {
+    let mut series = vec![];
+    for s in &report.saturation {
+        series.push(Series {
+            name: format!("{} {}", s.torus, s.pattern),
+            points: report.load.iter().filter(|p| p.torus == s.torus && p.pattern == s.pattern && p.complete).map(|p| (p.offered, p.latency)).collect(),
+        });
+    }
+    let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(10.0, f64::max).ceil();
+    Plot { title: "router latency vs offered load (Verilator)".into(), x_label: "offered flits/node/cycle".into(), y_label: "mean latency (cycles)".into(), log2_x: false, y_max, series }.svg()
+}
