@@ -93,31 +93,37 @@ impl Channel {
     }
 }
 
-/// Verilog of the channel model for simulation tops: `lanes` lanes of 66 bits, `latency`
-/// cycles (plus one register for the bit alignment stage), and an input `inject_err` whose
-/// bit k, high in a cycle, flips payload bit 40 of lane k's block entering that cycle.
+/// Payload bit that `inject_err` flips in the Verilog model (block bit `2 + INJECT_PAYLOAD_BIT`).
+pub const INJECT_PAYLOAD_BIT: usize = 40;
+
+/// Verilog of the channel model for simulation tops: `lanes` lanes of 66 bits delivered
+/// `latency + 1` cycles after they leave (as [`Channel`] with no skew, bit offset or random
+/// errors), and an input `inject_err` whose bit k, high in a cycle, flips payload bit
+/// [`INJECT_PAYLOAD_BIT`] of lane k's block entering in that cycle.
 pub fn verilog(name: &str, lanes: usize, latency: usize) -> String {
     assert!(latency >= 1);
     let w = 66 * lanes;
+    let depth = latency + 1;
     let mut text = format!(
         "module {name}(clk,rst,tx,inject_err,rx);\n    input wire clk;\n    input wire rst;\n    input wire [{}:0] tx;\n    input wire [{}:0] inject_err;\n    output wire [{}:0] rx;\n\n",
         w - 1,
         lanes.max(1) - 1,
         w - 1
     );
+    let bit = 2 + INJECT_PAYLOAD_BIT;
     let mut flips = vec![];
     for k in 0..lanes {
-        flips.push(format!("{{25'h0, inject_err[{k}], 40'h0}}"));
+        flips.push(format!("{{{}'h0, inject_err[{k}], {bit}'h0}}", 65 - bit));
     }
     flips.reverse();
     text.push_str(&format!("wire [{}:0] flip = {{{}}};\n", w - 1, flips.join(", ")));
-    text.push_str(&format!("reg [{}:0] stage [0:{}];\ninteger i;\n", w - 1, latency - 1));
+    text.push_str(&format!("reg [{}:0] stage [0:{}];\ninteger i;\n", w - 1, depth - 1));
     text.push_str("always @(posedge clk) begin\n    if (rst) begin\n");
-    text.push_str(&format!("        for (i = 0; i < {latency}; i = i + 1) stage[i] <= {w}'h0;\n"));
+    text.push_str(&format!("        for (i = 0; i < {depth}; i = i + 1) stage[i] <= {w}'h0;\n"));
     text.push_str("    end else begin\n        stage[0] <= tx ^ flip;\n");
-    text.push_str(&format!("        for (i = 1; i < {latency}; i = i + 1) stage[i] <= stage[i - 1];\n"));
+    text.push_str(&format!("        for (i = 1; i < {depth}; i = i + 1) stage[i] <= stage[i - 1];\n"));
     text.push_str("    end\nend\n");
-    text.push_str(&format!("assign rx = stage[{}];\nendmodule\n", latency - 1));
+    text.push_str(&format!("assign rx = stage[{}];\nendmodule\n", depth - 1));
     text
 }
 
