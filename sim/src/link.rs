@@ -246,6 +246,8 @@ pub struct LinkRun {
     pub counters: Vec<(String, [u64; 2])>,
     /// Packets sent by A and by B.
     pub sent: [Vec<Packet>; 2],
+    /// Cycles at which A and B received a whole packet.
+    pub arrivals: [Vec<u64>; 2],
 }
 
 pub struct LinkPair<D: Device> {
@@ -255,6 +257,9 @@ pub struct LinkPair<D: Device> {
     vc1_ports: [[usize; 5]; 2],
     pub channels: [Channel; 2],
     pub cycle: u64,
+    /// Native-flow-control messages to send: (from cycle, side, `s_axis_nfc_tdata`), each held
+    /// until the endpoint takes it.
+    pub nfc_requests: Vec<(u64, usize, u16)>,
 }
 
 impl<D: Device> LinkPair<D> {
@@ -265,7 +270,7 @@ impl<D: Device> LinkPair<D> {
             ["m_axis_vc1_tdata", "m_axis_vc1_tkeep", "m_axis_vc1_tlast", "m_axis_vc1_tvalid", "m_axis_vc1_tready"].map(|p| ends[i].port(p))
         });
         let channels = channels.map(Channel::new);
-        LinkPair { config, ends, handles, vc1_ports, channels, cycle: 0 }
+        LinkPair { config, ends, handles, vc1_ports, channels, cycle: 0, nfc_requests: vec![] }
     }
 
     /// Holds reset for a few cycles.
@@ -337,8 +342,26 @@ impl<D: Device> LinkPair<D> {
             let readies = [rng.chance(ready_percent), rng.chance(ready_percent)];
             e.set(h[10], &[readies[0] as u64, 0, 0, 0, 0]);
             e.set(self.vc1_ports[i][4], &[readies[1] as u64, 0, 0, 0, 0]);
+            // Native flow control requests due now.
+            let due = self.nfc_requests.iter().position(|r| r.1 == i && r.0 <= self.cycle);
+            let mut nfc_offered = None;
+            if !self.nfc_requests.is_empty() || due.is_some() {
+                let (pv, pd) = (e.port("s_axis_nfc_tvalid"), e.port("s_axis_nfc_tdata"));
+                let data = due.map_or(0, |d| self.nfc_requests[d].2);
+                e.set(pv, &[due.is_some() as u64, 0, 0, 0, 0]);
+                e.set(pd, &[data as u64, 0, 0, 0, 0]);
+                nfc_offered = due;
+            }
             // Receive side: the channel from the other end.
             e.settle();
+            if let Some(d) = nfc_offered {
+                let pr = e.port("s_axis_nfc_tready");
+                if e.get(pr)[0] & 1 == 1 {
+                    self.nfc_requests.remove(d);
+                    let pv = e.port("s_axis_nfc_tvalid");
+                    e.set(pv, &[0; 5]);
+                }
+            }
             ups[i] = e.get(h[13])[0] != 0;
             took[i] = valid == 1 && e.get(h[5])[0] != 0;
             for vc in 0..2 {
@@ -396,6 +419,7 @@ impl<D: Device> LinkPair<D> {
                             );
                         }
                         if let Some(ev) = events.as_mut() {
+                            ev.arrivals[i].push(self.cycle);
                             ev.delivered[i] += 1;
                             ev.payload_bytes[i] += got.bytes.len() as u64;
                         }

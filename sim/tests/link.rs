@@ -77,3 +77,27 @@ fn lock_is_lost_after_invalid_headers_and_regained() {
     let traffic = Traffic { packets: 200, min_bytes: 1, max_bytes: 100, valid_percent: 80, ready_percent: 70, both_ways: true, seed: 3 };
     pair.run(&traffic, 5000).unwrap();
 }
+
+/// Native flow control: A sends XOFF, B's frames to A stop (A's to B keep flowing) until A sends
+/// XON; a pause of 200 stops B's frames for about 200 cycles; every packet still arrives once.
+#[test]
+fn native_flow_control_pauses_the_partner() {
+    let config = LinkConfig::default();
+    let mut pair = pair(&config, [ChannelConfig::clean(2, 10), ChannelConfig::clean(2, 10)]);
+    pair.train(50_000).expect("channel up");
+    let now = pair.cycle;
+    let (xoff, xon, pause) = (now + 200, now + 2200, now + 3000);
+    pair.nfc_requests = vec![(xoff, 0, 1 << 8), (xon, 0, 0), (pause, 0, 200)];
+    let traffic = Traffic { packets: 400, min_bytes: 64, max_bytes: 256, valid_percent: 100, ready_percent: 100, both_ways: true, seed: 8 };
+    let run = pair.run(&traffic, 5000).unwrap();
+    let at_a = &run.arrivals[0];
+    let at_b = &run.arrivals[1];
+    let during = |arrivals: &Vec<u64>, from: u64, to: u64| arrivals.iter().filter(|c| (from..to).contains(*c)).count();
+    assert_eq!(during(at_a, xoff + 100, xon), 0, "B kept sending to A under XOFF");
+    assert!(during(at_b, xoff + 100, xon) > 10, "A's own frames must not stop");
+    assert!(during(at_a, xon, xon + 300) > 0, "B did not resume after XON");
+    let window: Vec<u64> = at_a.iter().copied().filter(|c| (pause..pause + 600).contains(c)).collect();
+    let gap = window.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    assert!((190..400).contains(&gap), "pause of 200 gave a gap of {gap} cycles");
+    assert!(pair.nfc_requests.is_empty());
+}

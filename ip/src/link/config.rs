@@ -23,7 +23,8 @@ pub struct LinkConfig {
     pub vc_buffer_words: usize,
     /// Cycles without acknowledgement progress before go-back-N retransmission.
     pub retransmit_timeout: usize,
-    /// Cycles between clock-compensation bursts, and blocks per burst.
+    /// Cycles between clock-compensation bursts, and blocks per burst. PG074 ("Framing
+    /// Efficiency"): a CC sequence of at most eight CC blocks every 4,992 user_clk cycles.
     pub cc_interval: usize,
     pub cc_burst: usize,
 }
@@ -36,8 +37,8 @@ impl Default for LinkConfig {
             replay_words: 1024,
             vc_buffer_words: 512,
             retransmit_timeout: 1024,
-            cc_interval: 5000,
-            cc_burst: 3,
+            cc_interval: 4992,
+            cc_burst: 8,
         }
     }
 }

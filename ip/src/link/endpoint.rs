@@ -21,6 +21,13 @@
 //! 0 carries them (byte 1 = ack | nak << 7, bytes 2..=5 = the two credit limits, bytes 6..=7 =
 //! low 16 bits of the CRC-32C of bytes 1..=5 followed by three zero bytes).
 //!
+//! Native flow control (PG074 semantics): `s_axis_nfc_tdata[7:0]` = pause count, bit 8 = XOFF;
+//! the message leaves at once as a native-flow-control block on lane 0 (byte 1 = pause count,
+//! byte 2 bit 0 = XOFF), interrupting a frame if need be. The partner then sends no frame data
+//! for pause + 1 cycles, or until a message without XOFF arrives (all zeros is XON); its
+//! acknowledgements still flow and its retransmission timer stops. Received messages appear on
+//! `m_axis_nfc_tvalid` / `m_axis_nfc_tdata`.
+//!
 //! Credits: the receiver advertises, per virtual channel, `limit = words released + buffer
 //! words`. The sender reserves `max_frame_words` when a frame's first word enters and gives back
 //! what the frame did not use at its last word, so every frame in the replay buffer already has
@@ -39,8 +46,8 @@ const ST_PAYLOAD: u128 = 1;
 const ST_TRAILER: u128 = 2;
 
 /// Builds the endpoint netlist. Ports: `s_axis_*` (tdata `64·lanes`, tkeep, tlast, tuser = vc),
-/// `m_axis_vc0_*`, `m_axis_vc1_*`, `rx_serial` / `tx_serial` (66 bits per lane, lane k at bits
-/// `66k+65:66k`), `lane_up`, `channel_up` and 32-bit counters `frames_sent`,
+/// `m_axis_vc0_*`, `m_axis_vc1_*`, `s_axis_nfc_*` / `m_axis_nfc_*` (native flow control),
+/// `rx_serial` / `tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`), `lane_up`, `channel_up` and 32-bit counters `frames_sent`,
 /// `frames_retransmitted`, `frames_received`, `crc_errors`, `lock_losses`.
 pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     config.validate()?;
@@ -62,6 +69,8 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let s_valid = net.input("s_axis_tvalid", 1);
     let m_ready: Vec<Wire> = (0..2).map(|v| net.input(&format!("m_axis_vc{v}_tready"), 1)).collect();
     let rx_raw: Vec<Wire> = (0..lanes).map(|k| net.input(&format!("rx_serial@{}", 66 * k), 66)).collect();
+    let nfc_valid = net.input("s_axis_nfc_tvalid", 1);
+    let nfc_data = net.input("s_axis_nfc_tdata", 16);
 
     let c = |net: &mut Netlist, v: u128, w: usize| net.constant(v, w);
     let one = c(net, 1, 1);
@@ -295,8 +304,46 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let ibtf = c(net, BTF_IDLE as u128, 8);
     let is_idle_family = net.eq(btf, ibtf);
     let valids = net.and_all(&lv);
+    let nbtf = c(net, BTF_NATIVE_FLOW_CONTROL as u128, 8);
+    let is_nfc = net.eq(btf, nbtf);
+    let is_nfc = net.and(is_nfc, v0c);
+    let is_nfc = net.and(is_nfc, rx_up);
     let known = net.or(is_sep, is_k);
     let known = net.or(known, is_idle_family);
+    let known = net.or(known, is_nfc);
+    // Native flow control from the partner: byte 1 = pause count, byte 2 bit 0 = XOFF. Data
+    // stops for pause + 1 cycles, or until a message without XOFF; all zeros is XON.
+    let nfc_pause = net.slice(lp[0], 8, 8);
+    let nfc_xoff_in = net.bit(lp[0], 16);
+    let nfc_xoff = net.register("nfc_xoff", 1, 0);
+    let nfc_timer = net.register("nfc_timer", 9, 0);
+    let pause9 = net.zext(nfc_pause, 9);
+    let pause1 = net.add_const(pause9, 1);
+    let xon = net.is_zero(nfc_pause);
+    let not_xoff_in = net.not(nfc_xoff_in);
+    let xon = net.and(xon, not_xoff_in);
+    let zero9 = c(net, 0, 9);
+    let timer_set = net.mux(xon, zero9, pause1);
+    let timer_run = net.add_const(nfc_timer.q, -1);
+    let timer_idle = net.is_zero(nfc_timer.q);
+    let timer_run = net.mux(timer_idle, zero9, timer_run);
+    let tm = net.mux(is_nfc, timer_set, timer_run);
+    let down_now = net.not(rx_up);
+    let tm = net.mux(down_now, zero9, tm);
+    net.drive(nfc_timer, tm);
+    let xo = net.mux(is_nfc, nfc_xoff_in, nfc_xoff.q);
+    let xo = net.mux(down_now, zero, xo);
+    net.drive(nfc_xoff, xo);
+    let timer_busy = net.not(timer_idle);
+    let nfc_hold = net.or(nfc_xoff.q, timer_busy);
+    let rx_nfc_valid = net.register("rx_nfc_valid", 1, 0);
+    net.drive(rx_nfc_valid, is_nfc);
+    let rx_nfc_word = net.concat(nfc_xoff_in, nfc_pause);
+    let rx_nfc_word = net.zext(rx_nfc_word, 16);
+    let rx_nfc_data = net.register("rx_nfc_data", 16, 0);
+    net.hold_unless(rx_nfc_data, is_nfc, rx_nfc_word);
+    net.output("m_axis_nfc_tvalid", rx_nfc_valid.q);
+    net.output("m_axis_nfc_tdata", rx_nfc_data.q);
     let any_data = net.or_all(&datas);
     let mixed = net.not(all_data);
     let mixed = net.and(mixed, any_data);
@@ -570,15 +617,23 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let training = net.and(training, no_cc);
     let t16 = c(net, ACK_INTERVAL - 1, 7);
     let overdue = net.ult(t16, since_info.q);
+    let send_nfc = net.and(nfc_valid, running);
+    net.output("s_axis_nfc_tready", send_nfc);
     let not_data = net.not(want_data);
+    let not_data = net.or(not_data, nfc_hold);
     let ack_slot = net.or(not_data, urgent.q);
     let ack_slot = net.or(ack_slot, overdue);
     let not_header = net.not(want_header);
     let send_ack = net.and(dirty.q, not_header);
     let send_ack = net.and(send_ack, ack_slot);
     let send_ack = net.and(send_ack, running);
+    let no_nfc = net.not(send_nfc);
+    let send_ack = net.and(send_ack, no_nfc);
     let no_ack = net.not(send_ack);
     let go = net.and(running, no_ack);
+    let go = net.and(go, no_nfc);
+    let unpaused = net.not(nfc_hold);
+    let go = net.and(go, unpaused);
     let send_header = net.and(go, want_header);
     let send_payload = net.and(go, want_payload);
     let send_trailer = net.and(go, state_trailer);
@@ -645,6 +700,10 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
         if k == 0 {
             p = net.mux(send_ack, kblock, p);
             p = net.mux(send_trailer, trailer, p);
+            let nfc_fields = net.slice(nfc_data, 0, 9);
+            let nfc_block = net.concat(nfc_fields, nbtf);
+            let nfc_block = net.zext(nfc_block, 64);
+            p = net.mux(send_nfc, nfc_block, p);
         }
         p = net.mux(data_out, data_lanes[k], p);
         p = net.mux(training, training_block, p);
@@ -698,9 +757,14 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let t = net.mux(progress, t34, t);
     let t35 = c(net, 0, 16);
     let t = net.mux(expire, t35, t);
+    // Paused by native flow control: the partner cannot acknowledge what was not sent.
+    let no_progress = net.not(progress);
+    let frozen = net.and(nfc_hold, no_progress);
+    let t = net.mux(frozen, timer.q, t);
     net.drive(timer, t);
     let nak_go = net.and(ack_ok, nak_in);
     let timeout_go = net.and(expire, outstanding);
+    let timeout_go = net.and(timeout_go, unpaused);
     let gb = net.or(nak_go, timeout_go);
     let gb = net.mux(gb, one, go_back.q);
     let clear_gb = net.and(state_idle, go_back.q);
