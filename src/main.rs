@@ -111,7 +111,12 @@ fn bench_numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), Str
     let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
     std::fs::write(json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
     println!("wrote {}", json.display());
-    Ok(())
+    let failed: Vec<String> = rows.iter().filter(|r| r.failure.is_some()).map(|r| format!("{} at {} stages", r.module, r.stages)).collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("synthesis failed for {} (their rows say why)", failed.join(", ")))
+    }
 }
 
 fn bench_link(out: &PathBuf) -> Result<(), String> {

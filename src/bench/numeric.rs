@@ -24,6 +24,8 @@ pub struct Row {
     pub dsps: u64,
     pub logic_depth: u64,
     pub shipped: bool,
+    /// Why this configuration has no figures (its synthesis failed); the others still run.
+    pub failure: Option<String>,
 }
 
 struct Job {
@@ -99,7 +101,6 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, String> {
 pub fn run(only: &[String], work: &Path, threads: usize) -> Result<Vec<Row>, String> {
     let queue = Mutex::new(jobs(only)?.into_iter().enumerate().collect::<Vec<_>>());
     let rows = Mutex::new(vec![]);
-    let error = Mutex::new(None);
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
             scope.spawn(|| loop {
@@ -112,34 +113,28 @@ pub fn run(only: &[String], work: &Path, threads: usize) -> Result<Vec<Row>, Str
                     std::fs::write(&file, text).map_err(|e| e.to_string())?;
                     yosys_synth(&file, &job.module).map_err(|e| e.to_string())
                 })();
-                match result {
-                    Ok(s) => {
-                        eprintln!("  {} at {} stages: {} LUT, {} FF", job.module, job.stages, s.luts, s.flip_flops);
-                        rows.lock().unwrap().push((
-                            index,
-                            Row {
-                                module: job.module,
-                                stages: job.stages,
-                                max_stages: job.max_stages,
-                                latency: job.latency,
-                                luts: s.luts,
-                                flip_flops: s.flip_flops,
-                                dsps: s.dsps,
-                                logic_depth: s.logic_depth,
-                                shipped: job.shipped,
-                            },
-                        ))
-                    }
-                    Err(e) => {
-                        error.lock().unwrap().get_or_insert(format!("{} at {} stages: {e}", job.module, job.stages));
-                    }
+                let figures = result.as_ref().ok();
+                if let Err(e) = &result {
+                    eprintln!("  {} at {} stages: synthesis failed: {e}", job.module, job.stages);
+                } else if let Some(s) = figures {
+                    eprintln!("  {} at {} stages: {} LUT, {} FF", job.module, job.stages, s.luts, s.flip_flops);
                 }
+                let row = Row {
+                    module: job.module,
+                    stages: job.stages,
+                    max_stages: job.max_stages,
+                    latency: job.latency,
+                    luts: figures.map_or(0, |s| s.luts),
+                    flip_flops: figures.map_or(0, |s| s.flip_flops),
+                    dsps: figures.map_or(0, |s| s.dsps),
+                    logic_depth: figures.map_or(0, |s| s.logic_depth),
+                    shipped: job.shipped,
+                    failure: result.err().map(|e| e.lines().next().unwrap_or_default().to_string()),
+                };
+                rows.lock().unwrap().push((index, row));
             });
         }
     });
-    if let Some(e) = error.into_inner().unwrap() {
-        return Err(e);
-    }
     let mut rows = rows.into_inner().unwrap();
     rows.sort_by_key(|(i, _)| *i);
     Ok(rows.into_iter().map(|(_, r)| r).collect())
@@ -150,6 +145,10 @@ pub fn table(rows: &[Row]) -> String {
     let mut text = String::from("| module | stages | latency | LUT | FF | DSP | logic depth |\n| --- | --- | --- | --- | --- | --- | --- |\n");
     for r in rows {
         let mark = if r.shipped { " (shipped)" } else { "" };
+        if let Some(why) = &r.failure {
+            text += &format!("| `{}` | {} of {}{mark} | {} | synthesis failed: {why} | | | |\n", r.module, r.stages, r.max_stages, r.latency);
+            continue;
+        }
         text += &format!(
             "| `{}` | {} of {}{mark} | {} | {} | {} | {} | {} |\n",
             r.module, r.stages, r.max_stages, r.latency, r.luts, r.flip_flops, r.dsps, r.logic_depth
