@@ -251,6 +251,11 @@ impl Netlist {
         self.binary(a, b, Op::Eq, true, 1)
     }
     pub fn ult(&mut self, a: Wire, b: Wire) -> Wire {
+        // Nothing is below zero: a constant, not a comparison lint tools call always false.
+        if matches!(self.nodes[b.0].op, Op::Const(0)) {
+            assert_eq!(self.width(a), self.width(b), "operand widths differ");
+            return self.constant(0, 1);
+        }
         self.binary(a, b, Op::Ult, true, 1)
     }
     pub fn slt(&mut self, a: Wire, b: Wire) -> Wire {

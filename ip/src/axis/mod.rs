@@ -1,6 +1,8 @@
 //! Shipped AXI4-Stream primitives: the stream layer's register slice and FIFO at the widths the
 //! fabric uses, with the built-in-simulator testbenches `weft check` runs first.
 
+pub mod adapter;
+
 use weft_hdl::export::ModuleSpec;
 use weft_hdl::stream::{AxisRegisterSlice, Sideband};
 use weft_hdl::testbench::{check_stream_block, StreamPorts, StreamStimulus};
@@ -46,8 +48,45 @@ macro_rules! stream_testbench {
     }};
 }
 
+fn adapter_spec(w_in: usize, w_out: usize) -> ModuleSpec {
+    ModuleSpec {
+        family: "axis",
+        name: format!("axis_adapter_w{w_in}_to_w{w_out}"),
+        summary: format!("AXI4-Stream width converter, {w_in} to {w_out} bits, tkeep/tlast honoured"),
+        parameters: vec![("input_width".into(), w_in.to_string()), ("output_width".into(), w_out.to_string())],
+        hidden_ports: vec![],
+    }
+}
+
+fn adapter_netlist(w_in: usize, w_out: usize) -> Result<weft_hdl::netlist::Netlist, String> {
+    if w_in > w_out {
+        adapter::downsize(w_in, w_out)
+    } else {
+        adapter::upsize(w_in, w_out)
+    }
+}
+
+fn adapter_testbench(w_in: usize, w_out: usize) -> Result<String, String> {
+    let mut summary = vec![];
+    for (valid, ready) in [(50, 50), (100, 25), (25, 100), (100, 100)] {
+        let cycles = adapter::check_packets(adapter_netlist(w_in, w_out)?, w_in, w_out, 500, 300, valid, ready, 17 + valid)?;
+        summary.push(format!("500 packets in {cycles} cycles (valid {valid}%, ready {ready}%)"));
+    }
+    Ok(summary.join("; "))
+}
+
 pub fn shipped() -> Vec<Shipped> {
     vec![
+        Shipped {
+            spec: adapter_spec(128, 64),
+            verilog: |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64).map_err(weft_hdl::export::ExportError)?),
+            testbench: || adapter_testbench(128, 64),
+        },
+        Shipped {
+            spec: adapter_spec(64, 128),
+            verilog: |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(64, 128).map_err(weft_hdl::export::ExportError)?),
+            testbench: || adapter_testbench(64, 128),
+        },
         Shipped {
             spec: ModuleSpec {
                 family: "axis",

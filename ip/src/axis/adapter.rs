@@ -1,0 +1,351 @@
+//! AXI4-Stream width converters (`axis_adapter_w<in>_to_w<out>`), as netlists: one beat splits
+//! into narrower beats, or narrower beats gather into one, with `tkeep` and `tlast` honoured.
+//!
+//! Down (`n` = in / out segments per beat): a beat leaves as its segments 0 ..= the last one with
+//! any `tkeep` bit set (segment 0 at least), `tlast` on the final one; `tkeep` of each segment
+//! is carried. Up: segments fill from 0; a group leaves when it holds `n` segments or ends with
+//! `tlast` (the missing segments then have `tkeep` = 0). Both sustain the narrow side's full
+//! rate; `s_axis_tready` of the up converter comes from registers only.
+
+use weft_hdl::netlist::{Netlist, Wire};
+
+fn check(w_in: usize, w_out: usize) -> Result<usize, String> {
+    let (wide, narrow) = (w_in.max(w_out), w_in.min(w_out));
+    let ok_width = |w: usize| w % 8 == 0 && (8..=128).contains(&w);
+    if !ok_width(narrow) || wide % narrow != 0 || wide / narrow < 2 || wide / narrow > 16 {
+        return Err(format!(
+            "axis adapter {w_in} -> {w_out} bits: the narrow side must be 8..=128 bits in whole bytes and the wide side 2..=16 times it"
+        ));
+    }
+    Ok(wide / narrow)
+}
+
+/// `tdata` of a wide port as `n` segments of `w` bits (ports wider than 128 bits are split).
+fn wide_input(net: &mut Netlist, port: &str, n: usize, w: usize) -> Vec<Wire> {
+    (0..n).map(|k| net.input(&format!("{port}@{}", w * k), w)).collect()
+}
+
+/// Splits `w_in`-bit beats into `w_out`-bit beats.
+pub fn downsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
+    let n = check(w_in, w_out)?;
+    if w_in < w_out {
+        return Err(format!("axis downsize {w_in} -> {w_out}: output wider than input"));
+    }
+    let (w, k) = (w_out, w_out / 8);
+    let mut net = Netlist::new();
+    let net_ = &mut net;
+    let data = wide_input(net_, "s_axis_tdata", n, w);
+    let keep = wide_input(net_, "s_axis_tkeep", n, k);
+    let last = net_.input("s_axis_tlast", 1);
+    let valid = net_.input("s_axis_tvalid", 1);
+    let ready = net_.input("m_axis_tready", 1);
+    let sb = (usize::BITS - (n - 1).leading_zeros()) as usize;
+    let sb = sb.max(1);
+    let full = net_.register("full", 1, 0);
+    let seg = net_.register("segment", sb, 0);
+    let held_last = net_.register("held_last", 1, 0);
+    let held_data: Vec<_> = (0..n).map(|i| net_.register(&format!("held_data{i}"), w, 0)).collect();
+    let held_keep: Vec<_> = (0..n).map(|i| net_.register(&format!("held_keep{i}"), k, 0)).collect();
+    // The final segment: the last one with a keep bit set (0 when none is).
+    let mut final_seg = net_.constant(0, sb);
+    for i in 1..n {
+        let any = net_.nonzero(held_keep[i].q);
+        let idx = net_.constant(i as u128, sb);
+        final_seg = net_.mux(any, idx, final_seg);
+    }
+    let mut out_data = held_data[0].q;
+    let mut out_keep = held_keep[0].q;
+    for i in 1..n {
+        let idx = net_.constant(i as u128, sb);
+        let here = net_.eq(seg.q, idx);
+        out_data = net_.mux(here, held_data[i].q, out_data);
+        out_keep = net_.mux(here, held_keep[i].q, out_keep);
+    }
+    let at_final = net_.eq(seg.q, final_seg);
+    let out_last = net_.and(held_last.q, at_final);
+    net_.output("m_axis_tdata", out_data);
+    net_.output("m_axis_tkeep", out_keep);
+    net_.output("m_axis_tlast", out_last);
+    net_.output("m_axis_tvalid", full.q);
+    let take = net_.and(full.q, ready);
+    let done = net_.and(take, at_final);
+    let empty = net_.not(full.q);
+    let s_ready = net_.or(empty, done);
+    net_.output("s_axis_tready", s_ready);
+    let load = net_.and(valid, s_ready);
+    let stay = net_.not(done);
+    let stay = net_.and(full.q, stay);
+    let f = net_.or(load, stay);
+    net_.drive(full, f);
+    let seg1 = net_.add_const(seg.q, 1);
+    let zero = net_.constant(0, sb);
+    let s = net_.mux(take, seg1, seg.q);
+    let s = net_.mux(load, zero, s);
+    net_.drive(seg, s);
+    net_.hold_unless(held_last, load, last);
+    for i in 0..n {
+        net_.hold_unless(held_data[i], load, data[i]);
+        net_.hold_unless(held_keep[i], load, keep[i]);
+    }
+    Ok(net)
+}
+
+/// Gathers `w_in`-bit beats into `w_out`-bit beats.
+pub fn upsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
+    let n = check(w_in, w_out)?;
+    if w_out < w_in {
+        return Err(format!("axis upsize {w_in} -> {w_out}: output narrower than input"));
+    }
+    let (w, k) = (w_in, w_in / 8);
+    let mut net = Netlist::new();
+    let net_ = &mut net;
+    let data = net_.input("s_axis_tdata", w);
+    let keep = net_.input("s_axis_tkeep", k);
+    let last = net_.input("s_axis_tlast", 1);
+    let valid = net_.input("s_axis_tvalid", 1);
+    let ready = net_.input("m_axis_tready", 1);
+    let sb = ((usize::BITS - (n - 1).leading_zeros()) as usize).max(1);
+    let seg = net_.register("segment", sb, 0);
+    // A completed group waiting for the output register (only when the output was busy).
+    let pending = net_.register("pending", 1, 0);
+    let group_data: Vec<_> = (0..n).map(|i| net_.register(&format!("group_data{i}"), w, 0)).collect();
+    let group_keep: Vec<_> = (0..n).map(|i| net_.register(&format!("group_keep{i}"), k, 0)).collect();
+    let group_last = net_.register("group_last", 1, 0);
+    let out_valid = net_.register("out_valid", 1, 0);
+    let out_data: Vec<_> = (0..n).map(|i| net_.register(&format!("out_data{i}"), w, 0)).collect();
+    let out_keep: Vec<_> = (0..n).map(|i| net_.register(&format!("out_keep{i}"), k, 0)).collect();
+    let out_last = net_.register("out_last", 1, 0);
+
+    let s_ready = net_.not(pending.q);
+    net_.output("s_axis_tready", s_ready);
+    let take_in = net_.and(valid, s_ready);
+    let top = net_.constant((n - 1) as u128, sb);
+    let at_top = net_.eq(seg.q, top);
+    let closes = net_.or(at_top, last);
+    let closes = net_.and(take_in, closes);
+    // The group as it stands after this beat: earlier segments from the registers, this one
+    // from the input, later ones empty.
+    let zero_keep = net_.constant(0, k);
+    let mut now_data = vec![];
+    let mut now_keep = vec![];
+    for i in 0..n {
+        let idx = net_.constant(i as u128, sb);
+        let here = net_.eq(seg.q, idx);
+        let later = net_.ult(seg.q, idx);
+        now_data.push(net_.mux(here, data, group_data[i].q));
+        let kk = net_.mux(here, keep, group_keep[i].q);
+        now_keep.push(net_.mux(later, zero_keep, kk));
+    }
+    let out_free = net_.not(out_valid.q);
+    let out_free = net_.or(out_free, ready);
+    // The output register loads a pending group first, else a group closing now.
+    let from_pending = net_.and(pending.q, out_free);
+    let not_pending = net_.not(pending.q);
+    let direct = net_.and(closes, out_free);
+    let direct = net_.and(direct, not_pending);
+    let load_out = net_.or(from_pending, direct);
+    for i in 0..n {
+        let d = net_.mux(pending.q, group_data[i].q, now_data[i]);
+        net_.hold_unless(out_data[i], load_out, d);
+        let kk = net_.mux(pending.q, group_keep[i].q, now_keep[i]);
+        net_.hold_unless(out_keep[i], load_out, kk);
+    }
+    let l = net_.mux(pending.q, group_last.q, last);
+    net_.hold_unless(out_last, load_out, l);
+    let stay = net_.not(ready);
+    let stay = net_.and(out_valid.q, stay);
+    let v = net_.or(load_out, stay);
+    net_.drive(out_valid, v);
+    // A group closing while the output is busy waits in the group registers.
+    let not_free = net_.not(out_free);
+    let park = net_.and(closes, not_free);
+    let p = net_.mux(from_pending, park, pending.q);
+    let p = net_.or(p, park);
+    net_.drive(pending, p);
+    for i in 0..n {
+        let idx = net_.constant(i as u128, sb);
+        let here = net_.eq(seg.q, idx);
+        let write = net_.and(take_in, here);
+        net_.hold_unless(group_data[i], write, data);
+        // Keep bits: this segment's on write; later segments cleared when a group closes early.
+        let later = net_.ult(seg.q, idx);
+        let clear = net_.and(closes, later);
+        let kk = net_.mux(write, keep, group_keep[i].q);
+        let kk = net_.mux(clear, zero_keep, kk);
+        net_.drive(group_keep[i], kk);
+    }
+    net_.hold_unless(group_last, take_in, last);
+    let seg1 = net_.add_const(seg.q, 1);
+    let zero = net_.constant(0, sb);
+    let s = net_.mux(closes, zero, seg1);
+    let s = net_.mux(take_in, s, seg.q);
+    net_.drive(seg, s);
+    for i in 0..n {
+        net_.output(&format!("m_axis_tdata@{}", w * i), out_data[i].q);
+        net_.output(&format!("m_axis_tkeep@{}", k * i), out_keep[i].q);
+    }
+    net_.output("m_axis_tlast", out_last.q);
+    net_.output("m_axis_tvalid", out_valid.q);
+    Ok(net)
+}
+
+/// Built-in-simulator check of a converter netlist: random packets (1 ..= `max_bytes` bytes,
+/// `tkeep` packed from byte 0) with random `tvalid`/`tready`; every packet must leave with the
+/// same bytes and boundaries, every beat but a packet's last full, stalled beats unchanged.
+pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, max_bytes: usize, valid_percent: u64, ready_percent: u64, seed: u64) -> Result<u64, String> {
+    use weft_hdl::netlist::eval::Evaluator;
+    use weft_hdl::testbench::Rng;
+    let mut e = Evaluator::new(net);
+    let (bi, bo) = (w_in / 8, w_out / 8);
+    let slices = |e: &Evaluator, port: &str| -> Vec<(Wire, usize, usize)> {
+        let net = e.netlist();
+        let mut v = vec![];
+        for (i, node) in net.nodes.iter().enumerate() {
+            if let weft_hdl::netlist::Op::Input(name) = &node.op {
+                let (p, lo) = name.split_once('@').map_or((name.as_str(), 0), |(p, lo)| (p, lo.parse().unwrap()));
+                if p == port {
+                    v.push((Wire(i), lo, node.width));
+                }
+            }
+        }
+        for o in &net.outputs {
+            let (p, lo) = o.name.split_once('@').map_or((o.name.as_str(), 0), |(p, lo)| (p, lo.parse().unwrap()));
+            if p == port {
+                v.push((o.wire, lo, net.width(o.wire)));
+            }
+        }
+        v
+    };
+    let ports: Vec<Vec<(Wire, usize, usize)>> = ["s_axis_tdata", "s_axis_tkeep", "s_axis_tlast", "s_axis_tvalid", "m_axis_tready", "m_axis_tdata", "m_axis_tkeep", "m_axis_tlast", "m_axis_tvalid", "s_axis_tready"]
+        .iter()
+        .map(|p| slices(&e, p))
+        .collect();
+    // Values of up to 1024 bits as little-endian u128 words.
+    let set = |e: &mut Evaluator, port: &[(Wire, usize, usize)], value: &[u128]| {
+        for &(w, lo, width) in port {
+            let mut x = 0u128;
+            for b in 0..width {
+                let bit = lo + b;
+                x |= (value[bit / 128] >> (bit % 128) & 1) << b;
+            }
+            e.set(w, x);
+        }
+    };
+    let get = |e: &Evaluator, port: &[(Wire, usize, usize)]| {
+        let mut v = vec![0u128; 8];
+        for &(w, lo, width) in port {
+            let x = e.get(w);
+            for b in 0..width {
+                let bit = lo + b;
+                v[bit / 128] |= (x >> b & 1) << (bit % 128);
+            }
+        }
+        v
+    };
+    let bit = |v: &[u128], i: usize| v[i / 128] >> (i % 128) & 1;
+    let mut rng = Rng::new(seed);
+    let sent: Vec<Vec<u8>> = (0..packets).map(|_| (0..1 + rng.below(max_bytes as u64)).map(|_| rng.next_u64() as u8).collect()).collect();
+    let (mut pkt, mut off, mut offered) = (0usize, 0usize, false);
+    let mut got: Vec<Vec<u8>> = vec![vec![]];
+    let mut stalled: Option<(Vec<u128>, Vec<u128>, u128)> = None;
+    for _ in 0..3 {
+        e.settle();
+        e.clock(true);
+    }
+    let mut cycle = 0u64;
+    while got.len() <= packets {
+        cycle += 1;
+        if cycle > 100 + 200 * packets as u64 * (max_bytes as u64 / bo as u64 + 2) {
+            return Err(format!("seed {seed}: timed out with {} of {packets} packets out", got.len() - 1));
+        }
+        offered = offered || (pkt < packets && rng.chance(valid_percent));
+        let ready = rng.chance(ready_percent);
+        let mut data = vec![0u128; 8];
+        let mut keep = vec![0u128; 8];
+        let mut last = false;
+        if offered {
+            let p = &sent[pkt];
+            let end = (off + bi).min(p.len());
+            for (i, b) in p[off..end].iter().enumerate() {
+                data[8 * i / 128] |= (*b as u128) << (8 * i % 128);
+                keep[i / 128] |= 1 << (i % 128);
+            }
+            last = end == p.len();
+        }
+        set(&mut e, &ports[0], &data);
+        set(&mut e, &ports[1], &keep);
+        set(&mut e, &ports[2], &[last as u128]);
+        set(&mut e, &ports[3], &[offered as u128]);
+        set(&mut e, &ports[4], &[ready as u128]);
+        e.settle();
+        if offered && get(&e, &ports[9])[0] & 1 == 1 {
+            offered = false;
+            off += bi;
+            if last {
+                pkt += 1;
+                off = 0;
+            }
+        }
+        let valid = get(&e, &ports[8])[0] & 1 == 1;
+        let beat = (get(&e, &ports[5]), get(&e, &ports[6]), get(&e, &ports[7])[0] & 1);
+        if let Some(previous) = stalled.take() {
+            if !valid || previous != beat {
+                return Err(format!("seed {seed}, cycle {cycle}: output beat changed or vanished while stalled"));
+            }
+        }
+        if valid && ready {
+            let (d, k, l) = beat;
+            let ones = (0..bo).filter(|b| bit(&k, *b) == 1).count();
+            if (0..ones).any(|b| bit(&k, b) == 0) || (l == 0 && ones != bo) {
+                return Err(format!("seed {seed}, cycle {cycle}: tkeep not packed or a beat before the last is not full"));
+            }
+            let current = got.last_mut().unwrap();
+            for b in 0..ones {
+                current.push((d[8 * b / 128] >> (8 * b % 128)) as u8);
+            }
+            if l == 1 {
+                let i = got.len() - 1;
+                if got[i] != sent[i] {
+                    return Err(format!("seed {seed}, cycle {cycle}: packet {i} of {} bytes arrives as {} bytes (or differs)", sent[i].len(), got[i].len()));
+                }
+                got.push(vec![]);
+            }
+        } else if valid {
+            stalled = Some(beat);
+        }
+        e.clock(false);
+    }
+    Ok(cycle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converters_keep_packets_under_random_back_pressure() {
+        for (w_in, w_out) in [(128, 64), (64, 128), (128, 32), (32, 128), (64, 8), (8, 64)] {
+            for (valid, ready) in [(50, 50), (100, 30), (30, 100), (100, 100)] {
+                let net = if w_in > w_out { downsize(w_in, w_out) } else { upsize(w_in, w_out) }.unwrap();
+                check_packets(net, w_in, w_out, 300, 100, valid, ready, w_in as u64 * 7 + valid).unwrap_or_else(|e| panic!("{w_in} -> {w_out}: {e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn full_rate_on_the_narrow_side() {
+        // 64 -> 128: one input beat per cycle; 128 -> 64: one output beat per cycle.
+        let cycles = check_packets(upsize(64, 128).unwrap(), 64, 128, 200, 256, 100, 100, 1).unwrap();
+        let beats: u64 = 200 * 16; // about: 200 packets of 1..=256 bytes, 8 bytes per beat
+        assert!(cycles < beats + 200, "{cycles} cycles");
+        let cycles = check_packets(downsize(128, 64).unwrap(), 128, 64, 200, 256, 100, 100, 1).unwrap();
+        assert!(cycles < beats + 200, "{cycles} cycles");
+    }
+
+    #[test]
+    fn impossible_widths_are_rejected() {
+        assert!(downsize(128, 48).unwrap_err().contains("128 -> 48"));
+        assert!(upsize(64, 64).is_err());
+        assert!(downsize(64, 128).is_err());
+    }
+}
