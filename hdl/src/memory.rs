@@ -72,3 +72,77 @@ end",
         }]
     }
 }
+
+/// `2^A` words of `D` written on `write_clk` and read through a register on `read_clk` (the
+/// read register holds while `read_enable` is low): the storage of clock-domain-crossing FIFOs.
+/// A word is read only after its write is known on the read side, so the two ports never touch
+/// one address in the same instant.
+#[derive(LogicBlock, Default)]
+pub struct TwoClockRam<D: Synth, const A: usize> {
+    pub write_clk: Signal<In, Clock>,
+    pub write_enable: Signal<In, Bit>,
+    pub write_address: Signal<In, Bits<A>>,
+    pub write_data: Signal<In, D>,
+    pub read_clk: Signal<In, Clock>,
+    pub read_enable: Signal<In, Bit>,
+    pub read_address: Signal<In, Bits<A>>,
+    pub read_data: Signal<Out, D>,
+    _words: Box<Vec<D>>,
+}
+
+impl<D: Synth, const A: usize> Logic for TwoClockRam<D, A> {
+    fn update(&mut self) {
+        if self._words.is_empty() {
+            *self._words = vec![D::default(); 1 << A];
+        }
+        if self.read_clk.pos_edge() && self.read_enable.val() {
+            self.read_data.next = self._words[self.read_address.val().index()];
+        }
+        if self.write_clk.pos_edge() && self.write_enable.val() {
+            self._words[self.write_address.val().index()] = self.write_data.val();
+        }
+    }
+
+    fn connect(&mut self) {
+        self.read_data.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "\
+(* ram_style = \"auto\", ramstyle = \"auto\" *)
+reg [{msb}:0] mem [0:{last}];
+
+always @(posedge write_clk) begin
+    if (write_enable) begin
+        mem[write_address] <= write_data;
+    end
+end
+
+always @(posedge read_clk) begin
+    if (read_enable) begin
+        read_data <= mem[read_address];
+    end
+end",
+            msb = D::BITS - 1,
+            last = (1usize << A) - 1,
+        ))
+    }
+
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![
+            TimingInfo {
+                name: "ram_write".into(),
+                clock: "write_clk".into(),
+                inputs: vec!["write_enable".into(), "write_address".into(), "write_data".into()],
+                outputs: vec![],
+            },
+            TimingInfo {
+                name: "ram_read".into(),
+                clock: "read_clk".into(),
+                inputs: vec!["read_enable".into(), "read_address".into()],
+                outputs: vec!["read_data".into()],
+            },
+        ]
+    }
+}

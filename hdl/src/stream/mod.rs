@@ -12,6 +12,7 @@
 //! names the side-band signals a module exposes, and the others are tied off.
 
 mod arbiter;
+mod async_fifo;
 mod beat;
 mod demux;
 mod fifo;
@@ -19,6 +20,7 @@ mod mux;
 mod register_slice;
 
 pub use arbiter::RoundRobinArbiter;
+pub use async_fifo::AxisAsyncFifo;
 pub use beat::Beat;
 pub use demux::AxisDemux;
 pub use fifo::AxisFifo;
