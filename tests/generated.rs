@@ -42,7 +42,9 @@ fn top_level_ports_follow_the_naming_contract() {
             // The router: coordinates, per-VC credits beside its link streams, counters.
             let router_ok = module.spec.family == "router"
                 && (port.starts_with("local_") || port.starts_with("stat_") || port.starts_with("s_axis_") && port.ends_with("_credit") || port.starts_with("m_axis_") && port.ends_with("_credit"));
-            let ok = router_ok || port == "clk" || port == "fill"
+            // Clock domains are `<domain>_clk` / `<domain>_rst` (the asynchronous FIFO).
+            let domain_ok = ["s_clk", "s_rst", "m_clk", "m_rst"].contains(&port);
+            let ok = router_ok || domain_ok || port == "clk" || port == "fill"
                 || port == "rst"
                 || module.spec.family == "link" && link_ports.contains(&port)
                 || ["s_axis_", "m_axis_"].iter().any(|p| port.starts_with(p))

@@ -12,7 +12,7 @@
 //! names the side-band signals a module exposes, and the others are tied off.
 
 mod arbiter;
-mod async_fifo;
+pub mod async_fifo;
 mod beat;
 mod demux;
 mod fifo;

@@ -11,6 +11,17 @@ use crate::catalog::Shipped;
 
 pub type RegisterSliceW128 = AxisRegisterSlice<128, 16, 1>;
 pub type FifoW128D32 = weft_hdl::axis_fifo!(128, 32);
+pub type AsyncFifoW128D64 = weft_hdl::axis_async_fifo!(128, 64);
+
+/// Write clock slower, equal, faster, at awkward ratios, with random handshakes.
+fn async_fifo_testbench() -> Result<String, String> {
+    let mut summary = vec![];
+    for (s, m) in [(10, 10), (10, 7), (7, 10), (10, 31), (31, 10), (13, 17)] {
+        let run = weft_hdl::stream::async_fifo::check_clock_crossing::<128, 16, 6, 7>(s, m, 1000, 70, 70, s * 100 + m)?;
+        summary.push(format!("{s}:{m} {} beats", run.beats));
+    }
+    Ok(format!("clock periods write:read {}", summary.join(", ")))
+}
 
 fn packet_ports_hidden() -> Vec<String> {
     let mut hidden = Sideband::PACKET.hidden("s_axis");
@@ -77,6 +88,22 @@ fn adapter_testbench(w_in: usize, w_out: usize) -> Result<String, String> {
 
 pub fn shipped() -> Vec<Shipped> {
     vec![
+        Shipped {
+            spec: ModuleSpec {
+                family: "axis",
+                name: "axis_async_fifo_w128_d64".into(),
+                summary: "AXI4-Stream FIFO between two clock domains (Gray-coded pointers, two-flop synchronisers), any clock ratio".into(),
+                parameters: vec![
+                    ("data_width".into(), "128".into()),
+                    ("keep_width".into(), "16".into()),
+                    ("depth".into(), "64 beats".into()),
+                    ("synchronizer_stages".into(), "2".into()),
+                ],
+                hidden_ports: packet_ports_hidden(),
+            },
+            verilog: |spec| weft_hdl::export::export(spec, &mut AsyncFifoW128D64::default()),
+            testbench: async_fifo_testbench,
+        },
         Shipped {
             spec: adapter_spec(128, 64),
             verilog: |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64).map_err(weft_hdl::export::ExportError)?),
