@@ -44,7 +44,9 @@ fn top_level_ports_follow_the_naming_contract() {
                 && (port.starts_with("local_") || port.starts_with("stat_") || port.starts_with("s_axis_") && port.ends_with("_credit") || port.starts_with("m_axis_") && port.ends_with("_credit"));
             // Clock domains are `<domain>_clk` / `<domain>_rst` (the asynchronous FIFO).
             let domain_ok = ["s_clk", "s_rst", "m_clk", "m_rst"].contains(&port);
-            let ok = router_ok || domain_ok || port == "clk" || port == "fill"
+            // The register window: AXI4-Lite, its counter inputs and the coordinates it holds.
+            let axil_ok = module.spec.family == "axil" && (port.starts_with("s_axil_") || port == "counters" || port.starts_with("local_"));
+            let ok = router_ok || domain_ok || axil_ok || port == "clk" || port == "fill"
                 || port == "rst"
                 || module.spec.family == "link" && link_ports.contains(&port)
                 || ["s_axis_", "m_axis_"].iter().any(|p| port.starts_with(p))

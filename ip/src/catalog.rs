@@ -20,6 +20,7 @@ impl Shipped {
 /// All shipped modules, in a fixed order.
 pub fn shipped() -> Vec<Shipped> {
     let mut all = crate::axis::shipped();
+    all.extend(crate::axil::shipped());
     all.extend(crate::fp::shipped());
     all.extend(crate::kernels::shipped());
     all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
