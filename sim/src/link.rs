@@ -260,6 +260,12 @@ pub struct LinkPair<D: Device> {
     /// Native-flow-control messages to send: (from cycle, side, `s_axis_nfc_tdata`), each held
     /// until the endpoint takes it.
     pub nfc_requests: Vec<(u64, usize, u16)>,
+    /// Chance, in percent, that each side's consumer frees a flit on each VC in a cycle
+    /// (`rx_credit_return`); 0 leaves the credit ports alone.
+    pub credit_percent: u64,
+    /// Per side and VC: credits returned by that side's consumer, and `tx_credit` pulses seen.
+    pub credits_returned: [[u64; 2]; 2],
+    pub credits_seen: [[u64; 2]; 2],
 }
 
 impl<D: Device> LinkPair<D> {
@@ -270,7 +276,7 @@ impl<D: Device> LinkPair<D> {
             ["m_axis_vc1_tdata", "m_axis_vc1_tkeep", "m_axis_vc1_tlast", "m_axis_vc1_tvalid", "m_axis_vc1_tready"].map(|p| ends[i].port(p))
         });
         let channels = channels.map(Channel::new);
-        LinkPair { config, ends, handles, vc1_ports, channels, cycle: 0, nfc_requests: vec![] }
+        LinkPair { config, ends, handles, vc1_ports, channels, cycle: 0, nfc_requests: vec![], credit_percent: 0, credits_returned: [[0; 2]; 2], credits_seen: [[0; 2]; 2] }
     }
 
     /// Holds reset for a few cycles.
@@ -287,6 +293,14 @@ impl<D: Device> LinkPair<D> {
         let p = self.ends[side].port(name);
         self.ends[side].settle();
         self.ends[side].get(p)[0]
+    }
+
+    /// Runs `cycles` cycles without traffic.
+    pub fn idle(&mut self, cycles: u64) {
+        let mut rng = Rng::new(self.cycle);
+        for _ in 0..cycles {
+            self.step(None, &mut rng, 100, &mut None);
+        }
     }
 
     /// Runs until both channels are up or `limit` cycles pass; returns the cycles it took.
@@ -352,8 +366,24 @@ impl<D: Device> LinkPair<D> {
                 e.set(pd, &[data as u64, 0, 0, 0, 0]);
                 nfc_offered = due;
             }
+            let mut credit_rng = Rng::new(self.cycle * 2 + i as u64 + 1);
+            if self.credit_percent > 0 {
+                let bits: Vec<bool> = (0..2).map(|_| credit_rng.chance(self.credit_percent)).collect();
+                for (v, b) in bits.iter().enumerate() {
+                    self.credits_returned[i][v] += *b as u64;
+                }
+                let p = e.port("rx_credit_return");
+                e.set(p, &[bits[0] as u64 | (bits[1] as u64) << 1, 0, 0, 0, 0]);
+            }
             // Receive side: the channel from the other end.
             e.settle();
+            if self.credit_percent > 0 {
+                let p = e.port("tx_credit");
+                let pulses = e.get(p)[0];
+                for v in 0..2 {
+                    self.credits_seen[i][v] += pulses >> v & 1;
+                }
+            }
             if let Some(d) = nfc_offered {
                 let pr = e.port("s_axis_nfc_tready");
                 if e.get(pr)[0] & 1 == 1 {

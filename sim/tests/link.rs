@@ -2,7 +2,7 @@
 
 use weft_ip::link::LinkConfig;
 use weft_sim::channel::ChannelConfig;
-use weft_sim::link::{netlist_device, LinkPair, Traffic};
+use weft_sim::link::{netlist_device, Device, LinkPair, Traffic};
 
 fn pair(config: &LinkConfig, channels: [ChannelConfig; 2]) -> LinkPair<weft_sim::link::NetlistDevice> {
     let ends = [netlist_device(config).unwrap(), netlist_device(config).unwrap()];
@@ -100,4 +100,46 @@ fn native_flow_control_pauses_the_partner() {
     let gap = window.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     assert!((190..400).contains(&gap), "pause of 200 gave a gap of {gap} cycles");
     assert!(pair.nfc_requests.is_empty());
+}
+
+/// The consumer credits tunnelled through the link: every flit freed behind B becomes exactly
+/// one `tx_credit` pulse at A (and the other way), per VC, while data and bit errors flow.
+#[test]
+fn consumer_credits_cross_the_link_exactly() {
+    let config = LinkConfig::default();
+    let mut ch = ChannelConfig::clean(2, 12);
+    ch.bit_error_rate = 1e-5;
+    let back = ChannelConfig { seed: 9, ..ch.clone() };
+    let mut pair = pair(&config, [ch, back]);
+    pair.train(50_000).expect("channel up");
+    pair.credit_percent = 30;
+    let traffic = Traffic { packets: 500, min_bytes: 1, max_bytes: 600, valid_percent: 90, ready_percent: 80, both_ways: true, seed: 4 };
+    pair.run(&traffic, 20_000).unwrap();
+    // Stop returning, let the last totals cross.
+    pair.credit_percent = 0;
+    for e in pair.ends.iter_mut() {
+        let port = e.port("rx_credit_return");
+        e.set(port, &[0; 5]);
+    }
+    let before = pair.credits_seen;
+    // Count the pulses that still arrive while idle.
+    let mut late = [[0u64; 2]; 2];
+    for _ in 0..2000 {
+        for (i, e) in pair.ends.iter_mut().enumerate() {
+            let p = e.port("tx_credit");
+            e.settle();
+            let pulses = e.get(p)[0];
+            for v in 0..2 {
+                late[i][v] += pulses >> v & 1;
+            }
+        }
+        pair.idle(1);
+    }
+    for side in 0..2 {
+        for v in 0..2 {
+            let seen = before[side][v] + late[side][v];
+            assert_eq!(seen, pair.credits_returned[1 - side][v], "side {side} vc {v}");
+            assert!(seen > 1000, "too few credits exercised: {seen}");
+        }
+    }
 }

@@ -28,7 +28,14 @@
 //! acknowledgements still flow and its retransmission timer stops. Received messages appear on
 //! `m_axis_nfc_tvalid` / `m_axis_nfc_tdata`.
 //!
-//! Credits: the receiver advertises, per virtual channel, `limit = words released + buffer
+//! Credits of the consumer behind this endpoint (the next router's input buffers): the consumer
+//! pulses `rx_credit_return[v]` for every flit it frees on VC v; the endpoint sends the running
+//! totals in user-K block 1 (byte 0 = 0x99, bytes 1..=4 = two 16-bit totals, bytes 5..=7 = low
+//! 24 bits of the CRC-32C of bytes 1..=4 followed by four zero bytes), and the partner turns
+//! every step of a total into one `tx_credit[v]` pulse for the sender feeding it. Totals are
+//! absolute, so a lost block only delays them.
+//!
+//! Link credits: the receiver advertises, per virtual channel, `limit = words released + buffer
 //! words`. The sender reserves `max_frame_words` when a frame's first word enters and gives back
 //! what the frame did not use at its last word, so every frame in the replay buffer already has
 //! room at the receiver: no flit is sent without buffer space, and a blocked virtual channel
@@ -71,6 +78,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let rx_raw: Vec<Wire> = (0..lanes).map(|k| net.input(&format!("rx_serial@{}", 66 * k), 66)).collect();
     let nfc_valid = net.input("s_axis_nfc_tvalid", 1);
     let nfc_data = net.input("s_axis_nfc_tdata", 16);
+    let credit_return = net.input("rx_credit_return", 2);
 
     let c = |net: &mut Netlist, v: u128, w: usize| net.constant(v, w);
     let one = c(net, 1, 1);
@@ -311,6 +319,11 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let known = net.or(is_sep, is_k);
     let known = net.or(known, is_idle_family);
     let known = net.or(known, is_nfc);
+    let k1btf = c(net, BTF_USER_K1 as u128, 8);
+    let is_k1 = net.eq(btf, k1btf);
+    let is_k1 = net.and(is_k1, v0c);
+    let is_k1 = net.and(is_k1, rx_up);
+    let known = net.or(known, is_k1);
     // Native flow control from the partner: byte 1 = pause count, byte 2 bit 0 = XOFF. Data
     // stops for pause + 1 cycles, or until a message without XOFF; all zeros is XON.
     let nfc_pause = net.slice(lp[0], 8, 8);
@@ -530,6 +543,33 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let k_nak = net.bit(k_info, 7);
     let k_l0 = net.slice(k_info, 8, 16);
     let k_l1 = net.slice(k_info, 24, 16);
+    // Credits of the partner's consumer (user-K block 1): two absolute 16-bit counts of flits
+    // freed per VC, so a lost or rejected block costs nothing but delay. Each step of a count
+    // becomes one `tx_credit` pulse here, at most one per VC per cycle.
+    let c_info = net.slice(lp[0], 8, 32);
+    let c_check = net.slice(lp[0], 40, 24);
+    let c_word = net.zext(c_info, 64);
+    let t7b = c(net, crc::INIT as u128, 32);
+    let c_crc = crc::update_word(net, t7b, &[c_word]);
+    let t8b = c(net, crc::XOR_OUT as u128, 32);
+    let c_crc = net.xor(c_crc, t8b);
+    let c_crc = net.slice(c_crc, 0, 24);
+    let c_ok = net.eq(c_crc, c_check);
+    let c_ok = net.and(c_ok, is_k1);
+    let mut pulses = vec![];
+    for v in 0..2 {
+        let remote = net.register(&format!("remote_freed{v}"), 16, 0);
+        let delivered = net.register(&format!("credits_delivered{v}"), 16, 0);
+        let value = net.slice(c_info, 16 * v, 16);
+        net.hold_unless(remote, c_ok, value);
+        let owed = net.eq(remote.q, delivered.q);
+        let owed = net.not(owed);
+        let d1 = net.add_const(delivered.q, 1);
+        net.hold_unless(delivered, owed, d1);
+        pulses.push(owed);
+    }
+    let tx_credit = net.concat(pulses[1], pulses[0]);
+    net.output("tx_credit", tx_credit);
     let info_in = net.or(good, duplicate);
     let info_in = net.or(info_in, k_ok);
     let ack_in = net.mux(k_ok, k_ack, hdr_ack);
@@ -629,7 +669,47 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let send_ack = net.and(send_ack, running);
     let no_nfc = net.not(send_nfc);
     let send_ack = net.and(send_ack, no_nfc);
+    // Credits freed by this side's consumer, sent in user-K block 1 when they changed: in an
+    // idle slot, or taking a data slot at most every ACK_INTERVAL cycles.
+    let freed_total: Vec<Register> = (0..2).map(|v| net.register(&format!("freed_total{v}"), 16, 0)).collect();
+    let credit_dirty = net.register("credit_dirty", 1, 0);
+    let since_credit = net.register("since_credit", 7, 0);
+    for v in 0..2 {
+        let r = net.bit(credit_return, v);
+        let f1 = net.add_const(freed_total[v].q, 1);
+        net.hold_unless(freed_total[v], r, f1);
+    }
+    let t16c = c(net, ACK_INTERVAL - 1, 7);
+    let credit_overdue = net.ult(t16c, since_credit.q);
+    let credit_slot = net.or(not_data, credit_overdue);
+    let send_credit = net.and(credit_dirty.q, credit_slot);
+    let send_credit = net.and(send_credit, not_header);
+    let send_credit = net.and(send_credit, running);
+    let send_credit = net.and(send_credit, no_nfc);
+    let not_ack_now = net.not(send_ack);
+    let send_credit = net.and(send_credit, not_ack_now);
+    let returned = net.nonzero(credit_return);
+    let cd = net.mux(send_credit, zero, credit_dirty.q);
+    let cd = net.or(cd, returned);
+    net.drive(credit_dirty, cd);
+    let sc1 = net.add_const(since_credit.q, 1);
+    let sc_cap = net.all_ones(since_credit.q);
+    let sc = net.mux(sc_cap, since_credit.q, sc1);
+    let zero7 = c(net, 0, 7);
+    let sc = net.mux(send_credit, zero7, sc);
+    net.drive(since_credit, sc);
+    let counts = net.concat(freed_total[1].q, freed_total[0].q);
+    let counts_word = net.zext(counts, 64);
+    let t23b = c(net, crc::INIT as u128, 32);
+    let ccheck = crc::update_word(net, t23b, &[counts_word]);
+    let t24b = c(net, crc::XOR_OUT as u128, 32);
+    let ccheck = net.xor(ccheck, t24b);
+    let ccheck = net.slice(ccheck, 0, 24);
+    let credit_block = net.concat(ccheck, counts);
+    let credit_block = net.concat(credit_block, k1btf);
     let no_ack = net.not(send_ack);
+    let no_credit = net.not(send_credit);
+    let no_ack = net.and(no_ack, no_credit);
     let go = net.and(running, no_ack);
     let go = net.and(go, no_nfc);
     let unpaused = net.not(nfc_hold);
@@ -704,6 +784,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
             let nfc_block = net.concat(nfc_fields, nbtf);
             let nfc_block = net.zext(nfc_block, 64);
             p = net.mux(send_nfc, nfc_block, p);
+            p = net.mux(send_credit, credit_block, p);
         }
         p = net.mux(data_out, data_lanes[k], p);
         p = net.mux(training, training_block, p);

@@ -15,7 +15,8 @@
 //! - `0x1E` separator: byte 1 = count of valid bytes (0..=6) in bytes 2..;
 //! - `0xE1` separator-7: 7 valid bytes in bytes 1..=7;
 //! - `0xAA` native flow control;
-//! - `0xD2` user-K block 0, which the reliable link uses for stand-alone acknowledgements.
+//! - `0xD2` user-K block 0, which the reliable link uses for stand-alone acknowledgements;
+//! - `0x99` user-K block 1, which carries the credits of the consumer behind the link.
 
 use weft_hdl::netlist::{Netlist, Wire};
 
@@ -31,6 +32,7 @@ pub const BTF_SEPARATOR: u8 = 0x1E;
 pub const BTF_SEPARATOR7: u8 = 0xE1;
 pub const BTF_NATIVE_FLOW_CONTROL: u8 = 0xAA;
 pub const BTF_USER_K0: u8 = 0xD2;
+pub const BTF_USER_K1: u8 = 0x99;
 
 /// Scrambler polynomial x⁵⁸ + x³⁹ + 1 (clause 49.2.6): `s[n] = d[n] ^ s[n-39] ^ s[n-58]`.
 pub const SCRAMBLER_TAPS: (usize, usize) = (39, 58);
