@@ -9,3 +9,4 @@ pub mod fp;
 pub mod kernels;
 pub mod link;
 pub mod router;
+pub mod system;

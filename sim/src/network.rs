@@ -9,10 +9,12 @@ use std::path::Path;
 
 use weft_ip::router::header::{check, Checked, Header};
 use weft_ip::router::route::distance;
-use weft_ip::router::{router, RouterConfig};
+use weft_ip::router::{router, Direction, RouterConfig};
+use weft_ip::system::{node, NodeConfig};
 use weft_ip::weft_hdl::netlist::eval::Evaluator;
 use weft_ip::weft_hdl::testbench::Rng;
 
+use crate::channel::{Channel, ChannelConfig};
 use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
 
 fn bits(v: &Value, lo: usize, width: usize) -> u128 {
@@ -60,14 +62,33 @@ pub struct HeaderErrors {
     pub double_permille: u64,
 }
 
-/// The routers of a torus: one device per router (built-in simulator), or one device for the
-/// whole torus (Verilator on the generated top).
+/// A serial link between two nodes: the blocks one endpoint sends, through a channel model,
+/// into the facing endpoint of the neighbour.
+struct Serial {
+    from: usize,
+    to: usize,
+    tx: usize,
+    rx: usize,
+    lanes: usize,
+    channel: Channel,
+}
+
+/// What the devices of a [`Torus`] are.
+pub enum Kind {
+    /// Routers, joined link to link by wires here (flits and credits).
+    Routers,
+    /// Nodes (router, link endpoints, register window), their serial lanes joined through
+    /// channel models of this latency.
+    Nodes { lanes: usize, latency: usize },
+}
+
+/// The routers or nodes of a torus, one device each, joined here.
 pub struct Torus<D: Device> {
     pub config: RouterConfig,
     devices: Vec<D>,
     local: Vec<Vec<(usize, LocalPorts)>>,
     links: Vec<Link>,
-    stat_names: bool,
+    serials: Vec<Serial>,
     pub errors: HeaderErrors,
     error_rng: Rng,
     /// Ids of packets whose header was double-flipped (dropped in the network).
@@ -81,7 +102,14 @@ impl Torus<NetlistDevice> {
     pub fn netlist(config: &RouterConfig) -> Result<Torus<NetlistDevice>, String> {
         let net = router(config)?;
         let devices = (0..config.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
-        Ok(Torus::new(config.clone(), devices, false))
+        Ok(Torus::new(config.clone(), devices, Kind::Routers))
+    }
+
+    /// The built-in simulator: one node netlist per node, serial lanes through channel models.
+    pub fn netlist_nodes(config: &NodeConfig, latency: usize) -> Result<Torus<NetlistDevice>, String> {
+        let net = node(config)?;
+        let devices = (0..config.router.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
+        Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
     }
 }
 
@@ -94,17 +122,17 @@ impl Torus<VerilatorDevice> {
         let file = dir.join(format!("{name}.v"));
         std::fs::write(&file, text).map_err(|e| e.to_string())?;
         let devices = (0..config.nodes()).map(|_| VerilatorDevice::new(&file, &name).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
-        Ok(Torus::new(config.clone(), devices, false))
+        Ok(Torus::new(config.clone(), devices, Kind::Routers))
     }
 }
 
 impl<D: Device> Torus<D> {
-    fn new(config: RouterConfig, mut devices: Vec<D>, flat: bool) -> Torus<D> {
+    fn new(config: RouterConfig, mut devices: Vec<D>, kind: Kind) -> Torus<D> {
         let nodes = config.nodes();
         let mut local = vec![];
         for n in 0..nodes {
-            let dev = if flat { 0 } else { n };
-            let prefix = |s: &str, p: usize| if flat { format!("{s}_n{n}_p{p}") } else { format!("{s}_p{p}") };
+            let dev = n;
+            let prefix = |s: &str, p: usize| format!("{s}_p{p}");
             let ports = (0..config.local_ports)
                 .map(|p| {
                     let (s, m) = (prefix("s_axis", p), prefix("m_axis", p));
@@ -125,7 +153,20 @@ impl<D: Device> Torus<D> {
             local.push(ports);
         }
         let mut links = vec![];
-        if !flat {
+        let mut serials = vec![];
+        if let Kind::Nodes { lanes, latency } = kind {
+            for n in 0..nodes {
+                for e in Direction::ALL.into_iter().filter(|d| config.dims[d.dim] >= 2) {
+                    let to = config.neighbour(n, e);
+                    let facing = Direction { dim: e.dim, plus: !e.plus };
+                    let tx = devices[n].port(&format!("{}_tx_serial", e.name()));
+                    let rx = devices[to].port(&format!("{}_rx_serial", facing.name()));
+                    let seed = 1000 + (6 * n + e.index()) as u64;
+                    let channel = Channel::new(ChannelConfig { seed, ..ChannelConfig::clean(lanes, latency) });
+                    serials.push(Serial { from: n, to, tx, rx, lanes, channel });
+                }
+            }
+        } else {
             for n in 0..nodes {
                 // The coordinates a register window would hold.
                 for (axis, c) in ["local_x", "local_y", "local_z"].iter().zip(config.coords(n)) {
@@ -143,12 +184,12 @@ impl<D: Device> Torus<D> {
                 }
             }
         }
-        Torus { config, devices, local, links, stat_names: flat, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0 }
+        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0 }
     }
 
     /// A router's counter (`packets`, `xp_flits`, … as in the router's `stat_<name>` ports).
     pub fn counter(&mut self, node: usize, name: &str) -> u64 {
-        let (dev, port) = if self.stat_names { (0, format!("stat_n{node}_{name}")) } else { (node, format!("stat_{name}")) };
+        let (dev, port) = (node, format!("stat_{name}"));
         let p = self.devices[dev].port(&port);
         self.devices[dev].settle();
         self.devices[dev].get(p)[0]
@@ -162,7 +203,7 @@ impl<D: Device> Torus<D> {
         for n in 0..self.config.nodes() {
             for p in &ports {
                 let name = pattern.replace('*', p);
-                let (dev, port) = if self.stat_names { (0, format!("stat_n{n}_{name}")) } else { (n, format!("stat_{name}")) };
+                let (dev, port) = (n, format!("stat_{name}"));
                 if self.devices[dev].has_port(&port) {
                     sum += self.counter(n, &name);
                 }
@@ -178,6 +219,108 @@ impl<D: Device> Torus<D> {
                 d.clock(true);
             }
         }
+    }
+
+    /// Moves every serial link's blocks through its channel model (the devices settled first);
+    /// the receivers see them at the next clock edge.
+    fn wire_serials(&mut self) {
+        for s in self.serials.iter_mut() {
+            let tx = self.devices[s.from].get(s.tx);
+            let blocks: Vec<u128> = (0..s.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
+            let rx = s.channel.step(&blocks);
+            let mut v = [0u64; 5];
+            for (k, b) in rx.iter().enumerate() {
+                for i in 0..66 {
+                    let bit = 66 * k + i;
+                    v[bit / 64] |= ((b >> i & 1) as u64) << (bit % 64);
+                }
+            }
+            self.devices[s.to].set(s.rx, &v);
+        }
+        if !self.serials.is_empty() {
+            for d in self.devices.iter_mut() {
+                d.settle();
+            }
+        }
+    }
+
+    /// One cycle without traffic: sources idle, sinks ready.
+    fn idle_cycle(&mut self) {
+        for n in 0..self.local.len() {
+            for &(dev, h) in &self.local[n] {
+                self.devices[dev].set(h[2], &scalar(0));
+                self.devices[dev].set(h[8], &scalar(1));
+            }
+        }
+        if !self.links.is_empty() {
+            self.wire_links();
+        }
+        for d in self.devices.iter_mut() {
+            d.settle();
+        }
+        self.wire_serials();
+        for d in self.devices.iter_mut() {
+            d.clock(false);
+        }
+        self.cycle += 1;
+    }
+
+    /// Writes a node's register through its AXI4-Lite port (every other node idles meanwhile).
+    pub fn axil_write(&mut self, node: usize, addr: u32, data: u32) -> Result<(), String> {
+        let names = ["s_axil_awaddr", "s_axil_awvalid", "s_axil_wdata", "s_axil_wstrb", "s_axil_wvalid", "s_axil_bready", "s_axil_bvalid", "s_axil_bresp", "s_axil_awready", "s_axil_wready"];
+        let p: Vec<usize> = names.iter().map(|n| self.devices[node].port(n)).collect();
+        let d = &mut self.devices[node];
+        d.set(p[0], &scalar(addr as u64));
+        d.set(p[1], &scalar(1));
+        d.set(p[2], &scalar(data as u64));
+        d.set(p[3], &scalar(0xF));
+        d.set(p[4], &scalar(1));
+        d.set(p[5], &scalar(1));
+        let (mut aw, mut w) = (false, false);
+        for _ in 0..100 {
+            let d = &mut self.devices[node];
+            d.settle();
+            aw |= d.get(p[8])[0] & 1 == 1;
+            w |= d.get(p[9])[0] & 1 == 1;
+            if d.get(p[6])[0] & 1 == 1 {
+                let resp = d.get(p[7])[0];
+                self.idle_cycle();
+                let d = &mut self.devices[node];
+                d.set(p[5], &scalar(0));
+                return if resp == 0 { Ok(()) } else { Err(format!("node {node}: write to {addr:#x} answered {resp}")) };
+            }
+            self.idle_cycle();
+            let d = &mut self.devices[node];
+            if aw {
+                d.set(p[1], &scalar(0));
+            }
+            if w {
+                d.set(p[4], &scalar(0));
+            }
+        }
+        Err(format!("node {node}: AXI4-Lite write to {addr:#x} got no response"))
+    }
+
+    /// Nodes: writes each node's coordinates into its register window, then runs until every
+    /// link is up; returns the cycles it took.
+    pub fn bring_up(&mut self, limit: u64) -> Result<u64, String> {
+        let start = self.cycle;
+        for n in 0..self.config.nodes() {
+            let c = self.config.coords(n);
+            self.axil_write(n, 0x008, (c[0] | c[1] << 8 | c[2] << 16) as u32)?;
+        }
+        let ups: Vec<usize> = (0..self.devices.len()).map(|n| self.devices[n].port("link_up")).collect();
+        while self.cycle - start < limit {
+            let all = (0..self.devices.len()).all(|n| {
+                self.devices[n].settle();
+                self.devices[n].get(ups[n])[0] & 1 == 1
+            });
+            if all {
+                return Ok(self.cycle - start);
+            }
+            self.idle_cycle();
+        }
+        Err(format!("links not up after {limit} cycles"))
     }
 
     /// Moves every link's flits and credits from one router to the next (built-in simulator).
@@ -569,6 +712,7 @@ impl<D: Device> Torus<D> {
                 }
             }
             run.ejected_flits.push(ejected);
+            self.wire_serials();
             for d in self.devices.iter_mut() {
                 d.clock(false);
             }

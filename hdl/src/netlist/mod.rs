@@ -452,6 +452,86 @@ impl Netlist {
         self.memories[mem].write = Some((enable, addr, data));
     }
 
+    /// Copies `child` into this netlist: every node and memory of it, named with `prefix`.
+    /// The child's inputs take the wires `connect` gives (by input name; every input must be
+    /// given, widths equal); returns the child's outputs by name. Stages are not balanced
+    /// across the boundary: the child is state-machine logic, not a pipeline stage.
+    pub fn instantiate(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, String> {
+        let mut map: Vec<Wire> = Vec::with_capacity(child.nodes.len());
+        let memory_base = self.memories.len();
+        for m in &child.memories {
+            self.memories.push(Memory { name: format!("{prefix}{}", m.name), width: m.width, depth: m.depth, write: None });
+        }
+        let stage = self.stage;
+        let remap = |map: &[Wire], w: Wire| map[w.0];
+        // Forward references inside the child are resolved once every node exists.
+        let mut forwards = vec![];
+        for (i, node) in child.nodes.iter().enumerate() {
+            let name = node.name.as_ref().map(|n| format!("{prefix}{n}"));
+            let op = match &node.op {
+                Op::Input(port) => {
+                    let w = connect(port).ok_or_else(|| format!("{prefix}: input `{port}` is not connected"))?;
+                    if self.width(w) != node.width {
+                        return Err(format!("{prefix}: input `{port}` is {} bits, connected to {} bits", node.width, self.width(w)));
+                    }
+                    map.push(w);
+                    continue;
+                }
+                Op::Const(v) => {
+                    let w = self.constant(*v, node.width);
+                    map.push(w);
+                    continue;
+                }
+                Op::Forward(Some(target)) => {
+                    forwards.push((i, *target));
+                    Op::Forward(None)
+                }
+                other => other.clone(),
+            };
+            map.push(self.push(op, node.width, stage, name));
+        }
+        // Rewrite operands now that every child node has a parent wire.
+        for (i, node) in child.nodes.iter().enumerate() {
+            let w = map[i];
+            if matches!(node.op, Op::Input(_) | Op::Const(_)) {
+                continue;
+            }
+            let r = |x: &Wire| remap(&map, *x);
+            self.nodes[w.0].op = match &node.op {
+                Op::Add(a, b) => Op::Add(r(a), r(b)),
+                Op::Sub(a, b) => Op::Sub(r(a), r(b)),
+                Op::Mul(a, b) => Op::Mul(r(a), r(b)),
+                Op::And(a, b) => Op::And(r(a), r(b)),
+                Op::Or(a, b) => Op::Or(r(a), r(b)),
+                Op::Xor(a, b) => Op::Xor(r(a), r(b)),
+                Op::Not(a) => Op::Not(r(a)),
+                Op::Shl(a, b) => Op::Shl(r(a), r(b)),
+                Op::Shr(a, b) => Op::Shr(r(a), r(b)),
+                Op::Eq(a, b) => Op::Eq(r(a), r(b)),
+                Op::Ult(a, b) => Op::Ult(r(a), r(b)),
+                Op::Slt(a, b) => Op::Slt(r(a), r(b)),
+                Op::Mux(s, a, b) => Op::Mux(r(s), r(a), r(b)),
+                Op::Concat(a, b) => Op::Concat(r(a), r(b)),
+                Op::Slice(a, lo) => Op::Slice(r(a), *lo),
+                Op::Lzc(a) => Op::Lzc(r(a)),
+                Op::Parity(a) => Op::Parity(r(a)),
+                Op::MemRead { mem, addr } => Op::MemRead { mem: memory_base + mem, addr: r(addr) },
+                Op::Reg { d, enable, reset } => Op::Reg { d: r(d), enable: enable.map(|e| r(&e)), reset: *reset },
+                Op::Forward(_) => Op::Forward(None),
+                Op::Input(_) | Op::Const(_) => unreachable!(),
+            };
+        }
+        for (i, target) in forwards {
+            self.nodes[map[i].0].op = Op::Forward(Some(map[target.0]));
+        }
+        for (k, m) in child.memories.iter().enumerate() {
+            if let Some((e, a, d)) = m.write {
+                self.memories[memory_base + k].write = Some((map[e.0], map[a.0], map[d.0]));
+            }
+        }
+        Ok(child.outputs.iter().map(|o| (o.name.clone(), map[o.wire.0])).collect())
+    }
+
     /// Highest stage of any output: the pipeline latency in cycles.
     pub fn latency(&self) -> usize {
         self.outputs.iter().map(|o| self.stage_of(o.wire)).max().unwrap_or(0)

@@ -1,0 +1,5 @@
+//! Systems: nodes assembled from the router, the link endpoints and the register window.
+
+pub mod node;
+
+pub use node::{node, NodeConfig};

@@ -1,0 +1,276 @@
+//! One node of the fabric: the router, one reliable link endpoint per torus link, the merge of
+//! each endpoint's two virtual-channel streams into the router, and the AXI4-Lite register
+//! window, composed into one netlist.
+//!
+//! Links are bidirectional: the endpoint `xp` faces the + neighbour in X (it carries the router's
+//! `xp` output, and what it receives is travelling −, into the router's `xn` input); `xn` faces
+//! the − neighbour. A dimension of size 2 still has both endpoints (two cables to the one
+//! neighbour); its − router ports do not exist, so those directions carry only link protocol.
+//!
+//! Ports: `clk`, `rst`; `s_axil_*` (register window, map in DESIGN.md and [`counter_names`]);
+//! IntraNode ports `s_axis_p<p>_*` / `m_axis_p<p>_*` as the router's; per endpoint
+//! `<e>_rx_serial` / `<e>_tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`) and
+//! `<e>_channel_up`; `link_up` = every channel up.
+
+use std::collections::HashMap;
+
+use weft_hdl::netlist::{Netlist, Wire};
+
+use crate::axil::node_window;
+use crate::link::{endpoint, LinkConfig};
+use crate::router::{router, Direction, RouterConfig};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeConfig {
+    pub router: RouterConfig,
+    pub link: LinkConfig,
+}
+
+impl NodeConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        self.router.validate()?;
+        self.link.validate()?;
+        if 64 * self.link.lanes != self.router.width {
+            return Err(format!(
+                "node: link `lanes` = {} carries {} bits per word, the router `width` is {}: lanes must be width / 64",
+                self.link.lanes,
+                64 * self.link.lanes,
+                self.router.width
+            ));
+        }
+        Ok(())
+    }
+
+    /// The link endpoints: one per direction of every dimension of size 2 or more.
+    pub fn endpoints(&self) -> Vec<Direction> {
+        Direction::ALL.into_iter().filter(|d| self.router.dims[d.dim] >= 2).collect()
+    }
+}
+
+/// Names of the counters the register window shows from 0x100, in address order.
+pub fn counter_names(config: &NodeConfig) -> Vec<String> {
+    let mut names = vec![];
+    for p in 0..config.router.local_ports {
+        names.push(format!("p{p}_packets"));
+    }
+    for d in config.router.directions() {
+        names.push(format!("{}_packets", d.name()));
+    }
+    for p in 0..config.router.local_ports {
+        names.push(format!("p{p}_dropped"));
+    }
+    for d in config.router.directions() {
+        names.push(format!("{}_ecc_corrected", d.name()));
+    }
+    for e in config.endpoints() {
+        for c in ["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"] {
+            names.push(format!("{}_{c}", e.name()));
+        }
+    }
+    names
+}
+
+/// A named placeholder for a value defined later (one per name).
+fn placeholder(net: &mut Netlist, fwd: &mut HashMap<String, Wire>, name: String, width: usize) -> Wire {
+    *fwd.entry(name).or_insert_with(|| net.forward(width))
+}
+
+fn opposite(d: Direction) -> Direction {
+    Direction { dim: d.dim, plus: !d.plus }
+}
+
+/// Builds the node netlist.
+pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
+    config.validate()?;
+    let rc = &config.router;
+    let lanes = config.link.lanes;
+    let kb = rc.width / 8;
+    let chunks = rc.width / 128;
+    let router_net = router(rc)?;
+    let link_net = endpoint(&config.link)?;
+    let counters = counter_names(config);
+    let regs_net = node_window(rc.dims, counters.len())?;
+    let dirs = rc.directions();
+    let endpoints = config.endpoints();
+
+    let mut n = Netlist::new();
+    let net = &mut n;
+    let zero1 = net.constant(0, 1);
+
+    // Placeholders for values that close loops between the blocks.
+    let mut fwd: HashMap<String, Wire> = HashMap::new();
+
+    // ---- register window ----
+    let mut counter_inputs = vec![];
+    for (i, _) in counters.iter().enumerate() {
+        counter_inputs.push(placeholder(net, &mut fwd, format!("counter{i}"), 32));
+    }
+    let axil_in: HashMap<String, Wire> = ["s_axil_awaddr:12", "s_axil_awvalid:1", "s_axil_wdata:32", "s_axil_wstrb:4", "s_axil_wvalid:1", "s_axil_bready:1", "s_axil_araddr:12", "s_axil_arvalid:1", "s_axil_rready:1"]
+        .iter()
+        .map(|s| {
+            let (name, w) = s.split_once(':').unwrap();
+            (name.to_string(), net.input(name, w.parse().unwrap()))
+        })
+        .collect();
+    let regs = net.instantiate(&regs_net, "regs_", &|port| {
+        if let Some(w) = axil_in.get(port) {
+            return Some(*w);
+        }
+        let lo: usize = port.strip_prefix("counters@")?.parse().ok()?;
+        counter_inputs.get(lo / 32).copied()
+    })?;
+    for o in ["s_axil_awready", "s_axil_wready", "s_axil_bvalid", "s_axil_bresp", "s_axil_arready", "s_axil_rvalid", "s_axil_rdata", "s_axil_rresp"] {
+        net.output(o, regs[o]);
+    }
+
+    // ---- router inputs ----
+    let mut router_in: HashMap<String, Wire> = HashMap::new();
+    for axis in ["x", "y", "z"] {
+        router_in.insert(format!("local_{axis}"), regs[&format!("local_{axis}")]);
+    }
+    for p in 0..rc.local_ports {
+        let s = format!("s_axis_p{p}");
+        for k in 0..chunks {
+            let name = format!("{s}_tdata@{}", 128 * k);
+            router_in.insert(name.clone(), net.input(&name, 128));
+        }
+        for sig in ["tlast", "tvalid"] {
+            let name = format!("{s}_{sig}");
+            router_in.insert(name.clone(), net.input(&name, 1));
+        }
+        let name = format!("m_axis_p{p}_tready");
+        router_in.insert(name.clone(), net.input(&name, 1));
+    }
+    for d in &dirs {
+        let dn = d.name();
+        // Flits travelling d arrive through the endpoint facing the other way; see the merge.
+        for k in 0..chunks {
+            let f = placeholder(net, &mut fwd, format!("merge_{dn}_data{k}"), 128);
+            router_in.insert(format!("s_axis_{dn}_tdata@{}", 128 * k), f);
+        }
+        for (sig, w) in [("tkeep", kb), ("tlast", 1), ("tuser", 1), ("tvalid", 1)] {
+            let f = placeholder(net, &mut fwd, format!("merge_{dn}_{sig}"), w);
+            router_in.insert(format!("s_axis_{dn}_{sig}"), f);
+        }
+        let f = placeholder(net, &mut fwd, format!("link_{dn}_tready"), 1);
+        router_in.insert(format!("m_axis_{dn}_tready"), f);
+        let f = placeholder(net, &mut fwd, format!("link_{dn}_tx_credit"), 2);
+        router_in.insert(format!("m_axis_{dn}_credit"), f);
+    }
+    let r = net.instantiate(&router_net, "router_", &|port| router_in.get(port).copied())?;
+    for p in 0..rc.local_ports {
+        for o in ["s_axis_p{p}_tready", "m_axis_p{p}_tkeep", "m_axis_p{p}_tlast", "m_axis_p{p}_tvalid"] {
+            let name = o.replace("{p}", &p.to_string());
+            net.output(&name, r[&name]);
+        }
+        for k in 0..chunks {
+            let name = format!("m_axis_p{p}_tdata@{}", 128 * k);
+            net.output(&name, r[&name]);
+        }
+    }
+
+    // ---- link endpoints and merges ----
+    let mut ups = vec![];
+    for e in &endpoints {
+        let en = e.name();
+        let sends = dirs.contains(e); // the router's output e leaves here
+        let receives = dirs.contains(&opposite(*e)); // flits travelling opposite(e) arrive here
+        let mut link_in: HashMap<String, Wire> = HashMap::new();
+        for j in 0..lanes {
+            let w = if sends {
+                let chunk = r[&format!("m_axis_{en}_tdata@{}", 128 * (j / 2))];
+                net.slice(chunk, 64 * (j % 2), 64)
+            } else {
+                net.constant(0, 64)
+            };
+            link_in.insert(format!("s_axis_tdata@{}", 64 * j), w);
+            let serial = net.input(&format!("{en}_rx_serial@{}", 66 * j), 66);
+            link_in.insert(format!("rx_serial@{}", 66 * j), serial);
+        }
+        for (sig, w) in [("tkeep", kb), ("tlast", 1), ("tuser", 1), ("tvalid", 1)] {
+            let v = if sends { r[&format!("m_axis_{en}_{sig}")] } else { net.constant(0, w) };
+            link_in.insert(format!("s_axis_{sig}"), v);
+        }
+        let credit_back = if receives { r[&format!("s_axis_{}_credit", opposite(*e).name())] } else { net.constant(0, 2) };
+        link_in.insert("rx_credit_return".into(), credit_back);
+        link_in.insert("s_axis_nfc_tvalid".into(), zero1);
+        let nfc0 = net.constant(0, 16);
+        link_in.insert("s_axis_nfc_tdata".into(), nfc0);
+        let ready: Vec<Wire> = (0..2).map(|_| net.forward(1)).collect();
+        link_in.insert("m_axis_vc0_tready".into(), ready[0]);
+        link_in.insert("m_axis_vc1_tready".into(), ready[1]);
+        let l = net.instantiate(&link_net, &format!("link_{en}_"), &|port| link_in.get(port).copied())?;
+        for j in 0..lanes {
+            net.output(&format!("{en}_tx_serial@{}", 66 * j), l[&format!("tx_serial@{}", 66 * j)]);
+        }
+        net.output(&format!("{en}_channel_up"), l["channel_up"]);
+        ups.push(l["channel_up"]);
+        if sends {
+            net.resolve(fwd[&format!("link_{en}_tready")], l["s_axis_tready"]);
+            net.resolve(fwd[&format!("link_{en}_tx_credit")], l["tx_credit"]);
+        }
+        // Merge: whole packets from the two VC streams, round robin, into the router input (which
+        // always has room: its sender held credits for every flit).
+        let busy = net.register(&format!("merge_{en}_busy"), 1, 0);
+        let cur = net.register(&format!("merge_{en}_vc"), 1, 0);
+        let prefer = net.register(&format!("merge_{en}_prefer"), 1, 0);
+        let v0 = l["m_axis_vc0_tvalid"];
+        let v1 = l["m_axis_vc1_tvalid"];
+        let no0 = net.not(v0);
+        let may1 = net.or(prefer.q, no0);
+        let pick = net.and(v1, may1);
+        let has = net.or(v0, v1);
+        let sel = net.mux(busy.q, cur.q, pick);
+        let idle = net.not(busy.q);
+        let starts = net.and(idle, has);
+        let act = net.or(busy.q, has);
+        let valid = net.mux(sel, v1, v0);
+        let valid = net.and(valid, act);
+        let last = net.mux(sel, l["m_axis_vc1_tlast"], l["m_axis_vc0_tlast"]);
+        let ends = net.and(valid, last);
+        let not_end = net.not(ends);
+        let b = net.and(act, not_end);
+        net.drive(busy, b);
+        net.drive(cur, sel);
+        let other = net.not(pick);
+        net.hold_unless(prefer, starts, other);
+        let not_sel = net.not(sel);
+        let r0 = net.and(act, not_sel);
+        let r1 = net.and(act, sel);
+        net.resolve(ready[0], r0);
+        net.resolve(ready[1], r1);
+        if receives {
+            let dn = opposite(*e).name();
+            for k in 0..chunks {
+                let mut parts = vec![];
+                for j in [2 * k + 1, 2 * k] {
+                    let a = l[&format!("m_axis_vc1_tdata@{}", 64 * j)];
+                    let b = l[&format!("m_axis_vc0_tdata@{}", 64 * j)];
+                    parts.push(net.mux(sel, a, b));
+                }
+                let chunk = net.concat(parts[0], parts[1]);
+                net.resolve(fwd[&format!("merge_{dn}_data{k}")], chunk);
+            }
+            let keep = net.mux(sel, l["m_axis_vc1_tkeep"], l["m_axis_vc0_tkeep"]);
+            net.resolve(fwd[&format!("merge_{dn}_tkeep")], keep);
+            net.resolve(fwd[&format!("merge_{dn}_tlast")], last);
+            net.resolve(fwd[&format!("merge_{dn}_tuser")], sel);
+            net.resolve(fwd[&format!("merge_{dn}_tvalid")], valid);
+        }
+        // Link counters for the register window.
+        for (c, name) in ["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"].iter().enumerate() {
+            let i = counters.iter().position(|x| *x == format!("{en}_{name}")).unwrap();
+            let _ = c;
+            net.resolve(fwd[&format!("counter{i}")], l[*name]);
+        }
+    }
+    let link_up = if ups.is_empty() { net.constant(1, 1) } else { net.and_all(&ups) };
+    net.output("link_up", link_up);
+    // Router counters for the register window.
+    for (i, name) in counters.iter().enumerate() {
+        if let Some(w) = r.get(&format!("stat_{name}")) {
+            net.resolve(fwd[&format!("counter{i}")], *w);
+        }
+    }
+    Ok(n)
+}
