@@ -22,20 +22,27 @@ fn cocotbext_axi_bench_passes_on_register_slice_and_fifo() {
     }
 }
 
-/// cocotbext-axi's AXI4-Lite master against the register window: ID, scratch and coordinates
-/// written and read back, SLVERR on unmapped addresses and on writes to read-only registers.
+/// cocotbext-axi's AXI4-Lite master against the register window, stand-alone and inside the
+/// 4x2x1 node: ID, scratch and coordinates written and read back, SLVERR on unmapped addresses
+/// and on writes to read-only registers.
 #[test]
 fn cocotbext_axi_lite_master_checks_the_register_window() {
+    for (module, family) in [("axil_node_regs", "axil"), ("torus_4x2x1_node", "system")] {
+        cocotb_axil(module, family);
+    }
+}
+
+fn cocotb_axil(module: &str, family: &str) {
     let root = env!("CARGO_MANIFEST_DIR");
     let output = Command::new("python3")
-        .args([&format!("{root}/tests/cocotb/run.py"), "axil_node_regs", "test_axil", "axil"])
+        .args([&format!("{root}/tests/cocotb/run.py"), module, "test_axil", family])
         .current_dir(root)
         .output()
         .expect("python3 is needed for the cocotb test bench");
     let log = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(
         output.status.success(),
-        "axil_node_regs: cocotb bench failed (run scripts/setup.sh if cocotb is missing):\n{}",
+        "{module}: cocotb bench failed (run scripts/setup.sh if cocotb is missing):\n{}",
         log.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
     );
 }

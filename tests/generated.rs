@@ -46,7 +46,10 @@ fn top_level_ports_follow_the_naming_contract() {
             let domain_ok = ["s_clk", "s_rst", "m_clk", "m_rst"].contains(&port);
             // The register window: AXI4-Lite, its counter inputs and the coordinates it holds.
             let axil_ok = module.spec.family == "axil" && (port.starts_with("s_axil_") || port == "counters" || port.starts_with("local_"));
-            let ok = router_ok || domain_ok || axil_ok || port == "clk" || port == "fill"
+            // A node: the register window, per link endpoint its serial lanes and status.
+            let node_ok = module.spec.family == "system"
+                && (port.starts_with("s_axil_") || port == "link_up" || ["_rx_serial", "_tx_serial", "_channel_up"].iter().any(|s| port.ends_with(s)));
+            let ok = router_ok || domain_ok || axil_ok || node_ok || port == "clk" || port == "fill"
                 || port == "rst"
                 || module.spec.family == "link" && link_ports.contains(&port)
                 || ["s_axis_", "m_axis_"].iter().any(|p| port.starts_with(p))

@@ -4,6 +4,8 @@
 use weft_ip::catalog::Shipped;
 use weft_ip::link::{endpoint, LinkConfig};
 use weft_ip::router::{router, RouterConfig};
+use weft_ip::system::node::counter_names;
+use weft_ip::system::{node, NodeConfig};
 use weft_ip::weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 
 use crate::channel::ChannelConfig;
@@ -56,6 +58,53 @@ pub fn link_testbench(lanes: usize) -> Result<String, String> {
     let run = pair.run(&traffic, 50_000)?;
     let retx: u64 = run.counters.iter().find(|c| c.0 == "frames_retransmitted").map_or(0, |c| c.1[0] + c.1[1]);
     Ok(format!("up after {up} cycles; 800 packets (1..2048 B, both ways, BER 1e-5) delivered exactly once in {} cycles, {retx} frames retransmitted", run.cycles))
+}
+
+/// The shipped node of a torus: the shipped router, 2-lane reliable links (128-bit words).
+pub fn node_config(dims: [usize; 3]) -> NodeConfig {
+    NodeConfig { router: router_config(dims), link: link_config(2) }
+}
+
+fn node_spec(dims: [usize; 3]) -> ModuleSpec {
+    let c = node_config(dims);
+    let t = torus_name(dims);
+    let mut parameters = router_parameters(&c.router);
+    parameters.push(("link_endpoints".into(), c.endpoints().iter().map(|d| d.name()).collect::<Vec<_>>().join(" ")));
+    parameters.push(("lanes_per_link".into(), c.link.lanes.to_string()));
+    parameters.push(("register_counters".into(), format!("from 0x100: {}", counter_names(&c).join(", "))));
+    ModuleSpec {
+        family: "system",
+        name: format!("torus_{t}_node"),
+        summary: format!("one node of a {t} torus: router, reliable Aurora 64B/66B links carrying its credits, AXI4-Lite register window"),
+        parameters,
+        hidden_ports: vec![],
+    }
+}
+
+fn node_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
+    let dims = dims_of(spec);
+    export_netlist(spec, &node(&node_config(dims)).map_err(ExportError)?)
+}
+
+/// Every node of the torus in the built-in simulator, serial lanes through channel models with
+/// bit errors: coordinates written over AXI4-Lite, links trained, random packets delivered.
+pub fn node_testbench(dims: [usize; 3]) -> Result<String, String> {
+    let config = node_config(dims);
+    let mut torus = Torus::netlist_nodes(&config, 16)?;
+    torus.reset();
+    let up = torus.bring_up(20_000)?;
+    torus.set_bit_error_rate(1e-5);
+    let traffic = crate::network::Traffic {
+        pattern: Pattern::UniformRandom,
+        injection: crate::network::Injection::Queued(150),
+        min_bytes: 0,
+        max_bytes: config.router.max_packet_bytes,
+        valid_percent: 80,
+        ready_percent: 70,
+        seed: 8,
+    };
+    let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("no packet delivered for 20000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent))?;
+    Ok(format!("links up after {up} cycles; 150 packets (0..{} B) exactly once, in order, minimal hops, in {} cycles with {} bits flipped on the links", config.router.max_packet_bytes, run.cycles, torus.flipped_bits()))
 }
 
 /// The tori whose routers are shipped as `router_<cfg>`.
@@ -139,6 +188,8 @@ pub fn shipped() -> Vec<Shipped> {
     all.push(Shipped { spec: link_spec(2, LINKS[1].1), verilog: |s| link_verilog(s, 2), testbench: || link_testbench(2) });
     all.push(Shipped { spec: router_spec(TORI[0]), verilog: router_verilog, testbench: || router_testbench(TORI[0]) });
     all.push(Shipped { spec: router_spec(TORI[1]), verilog: router_verilog, testbench: || router_testbench(TORI[1]) });
+    all.push(Shipped { spec: node_spec(TORI[0]), verilog: node_verilog, testbench: || node_testbench(TORI[0]) });
+    all.push(Shipped { spec: node_spec(TORI[1]), verilog: node_verilog, testbench: || node_testbench(TORI[1]) });
     all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
     all
 }

@@ -244,6 +244,18 @@ impl<D: Device> Torus<D> {
         }
     }
 
+    /// Bit errors on every serial link (nodes only), at this rate per bit.
+    pub fn set_bit_error_rate(&mut self, rate: f64) {
+        for s in self.serials.iter_mut() {
+            s.channel.config_mut().bit_error_rate = rate;
+        }
+    }
+
+    /// Bits flipped so far on the serial links.
+    pub fn flipped_bits(&self) -> u64 {
+        self.serials.iter().map(|s| s.channel.flipped_bits).sum()
+    }
+
     /// One cycle without traffic: sources idle, sinks ready.
     fn idle_cycle(&mut self) {
         for n in 0..self.local.len() {

@@ -79,7 +79,11 @@ pub fn body(net: &Netlist, input: &dyn Fn(&str) -> String, clk: &str, rst: &str)
             Op::Concat(h, l) => format!("{{{}, {}}}", id(h), id(l)),
             Op::Slice(a, lo) => {
                 let a_id = id(a);
-                if node.width == 1 {
+                // A literal cannot be indexed in Verilog: slice the constant here.
+                if let Op::Const(v) = net.nodes[a.0].op {
+                    let mask = if node.width >= 128 { u128::MAX } else { (1u128 << node.width) - 1 };
+                    literal((v >> lo) & mask, node.width)
+                } else if node.width == 1 {
                     format!("{a_id}[{lo}]")
                 } else {
                     format!("{a_id}[{}:{lo}]", lo + node.width - 1)
