@@ -126,6 +126,15 @@ impl Torus<VerilatorDevice> {
     }
 }
 
+impl Torus<VerilatorDevice> {
+    /// Verilator on a generated node file: one model instance per node, serial lanes through
+    /// channel models of this latency.
+    pub fn verilated_nodes(config: &NodeConfig, file: &Path, top: &str, latency: usize) -> Result<Torus<VerilatorDevice>, String> {
+        let devices = (0..config.router.nodes()).map(|_| VerilatorDevice::new(file, top).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+        Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
+    }
+}
+
 impl<D: Device> Torus<D> {
     fn new(config: RouterConfig, mut devices: Vec<D>, kind: Kind) -> Torus<D> {
         let nodes = config.nodes();
