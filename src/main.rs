@@ -41,11 +41,14 @@ enum Command {
 #[derive(Subcommand)]
 enum Bench {
     /// Simulated cycles per second of the built-in simulator and the Verilator harness on the
-    /// same FIFO with the same stimulus
+    /// same FIFO with the same stimulus, and on the whole 4x2x1 torus of nodes
     SimSpeed {
         /// Cycles to simulate in each simulator
         #[arg(long, default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1000..))]
         cycles: u64,
+        /// Cycles of saturated traffic on the whole 4x2x1 torus of nodes (needs `weft generate`)
+        #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(100..))]
+        torus_cycles: u64,
     },
     /// Latency and Yosys LUT/FF/DSP/logic depth of every FP operator, compare and conversion at
     /// every stage count, and of every shipped kernel; prints a table, writes JSON
@@ -86,7 +89,12 @@ fn main() -> ExitCode {
             }
         }),
         Command::Check { module, generated } => run_check(&module, &generated),
-        Command::Bench { what: Bench::SimSpeed { cycles } } => weft::sim::speed::report(cycles).map(|text| print!("{text}")),
+        Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles).and_then(|text| {
+            print!("{text}");
+            let torus = weft::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;
+            print!("\n{torus}");
+            Ok(())
+        }),
         Command::Bench { what: Bench::Numeric { only, json, jobs } } => bench_numeric(&only, &json, jobs as usize),
         Command::Bench { what: Bench::Link { out } } => bench_link(&out),
         Command::Bench { what: Bench::Router { out } } => bench_router(&out),

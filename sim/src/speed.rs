@@ -124,3 +124,48 @@ pub fn report(cycles: u64) -> Result<String, String> {
     out.push_str(&format!("speed-up: {:.0}x\n", fast.cycles_per_second() / slow.cycles_per_second()));
     Ok(out)
 }
+
+/// Whole-torus speed: every node of the shipped 4x2x1 torus (router, link endpoints, register
+/// window) with its serial lanes through channel models, every source saturated with uniformly
+/// random packets, in the built-in simulator and in Verilator (one model per node). Both must
+/// deliver the same packets at the same cycles.
+pub fn torus_report(cycles: u64, verilog_dir: &std::path::Path) -> Result<String, String> {
+    use crate::catalog::{node_config, torus_name};
+    use crate::network::{Injection, Pattern, Torus, Traffic};
+    let dims = [4, 2, 1];
+    let config = node_config(dims);
+    let name = format!("torus_{}_node", torus_name(dims));
+    let file = verilog_dir.join("system").join(format!("{name}.v"));
+    let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Saturated { cycles }, min_bytes: 0, max_bytes: 256, valid_percent: 100, ready_percent: 100, seed: 5 };
+    let mut rows = vec![];
+    let mut arrivals = vec![];
+    for simulator in ["built-in (netlist evaluator)", "Verilator harness"] {
+        let (seconds, total, delivered) = if simulator.starts_with("built-in") {
+            let mut torus = Torus::netlist_nodes(&config, 16)?;
+            torus.reset();
+            torus.bring_up(20_000)?;
+            let start = Instant::now();
+            let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("stuck at {}", s.cycle))?;
+            (start.elapsed().as_secs_f64(), run.cycles, run.deliveries.iter().map(|d| (d.id, d.tail_out)).collect::<Vec<_>>())
+        } else {
+            let mut torus = Torus::verilated_nodes(&config, &file, &name, 16)?;
+            torus.reset();
+            torus.bring_up(20_000)?;
+            let start = Instant::now();
+            let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("stuck at {}", s.cycle))?;
+            (start.elapsed().as_secs_f64(), run.cycles, run.deliveries.iter().map(|d| (d.id, d.tail_out)).collect::<Vec<_>>())
+        };
+        rows.push((simulator, total, seconds, delivered.len()));
+        arrivals.push(delivered);
+    }
+    if arrivals[0] != arrivals[1] {
+        return Err("the simulators disagree on the torus: different packets or arrival cycles".into());
+    }
+    let mut out = format!("{name} x8 nodes over channel models, sources saturated {cycles} cycles, then drained; same arrivals in both\n");
+    out.push_str(&format!("{:<30} {:>10} {:>12} {:>10} {:>9}\n", "simulator", "cycles", "cycles/s", "seconds", "packets"));
+    for (s, c, secs, p) in &rows {
+        out.push_str(&format!("{:<30} {:>10} {:>12.0} {:>10.2} {:>9}\n", s, c, *c as f64 / secs, secs, p));
+    }
+    out.push_str(&format!("speed-up: {:.1}x\n", (rows[1].1 as f64 / rows[1].2) / (rows[0].1 as f64 / rows[0].2)));
+    Ok(out)
+}

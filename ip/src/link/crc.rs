@@ -21,6 +21,17 @@ pub fn update_bits(mut state: u32, data: &[u64], bits: usize) -> u32 {
     state
 }
 
+/// The low `bits` bits of the CRC-32C of `info` zero-extended to one 64-bit word: the check
+/// that guards the link's short control blocks.
+pub fn check(net: &mut Netlist, info: Wire, bits: usize) -> Wire {
+    let word = net.zext(info, 64);
+    let init = net.constant(INIT as u128, 32);
+    let state = update_word(net, init, &[word]);
+    let xor_out = net.constant(XOR_OUT as u128, 32);
+    let crc = net.xor(state, xor_out);
+    net.slice(crc, 0, bits)
+}
+
 /// Next CRC state after one `64 * words.len()`-bit word, as netlist logic.
 pub fn update_word(net: &mut Netlist, state: Wire, words: &[Wire]) -> Wire {
     let bits = 64 * words.len();

@@ -527,12 +527,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     // Acknowledgement information received: from a good header, or a checked user-K block.
     let k_info = net.slice(lp[0], 8, 40);
     let k_check = net.slice(lp[0], 48, 16);
-    let k_word = net.zext(k_info, 64);
-    let t7 = c(net, crc::INIT as u128, 32);
-    let k_crc = crc::update_word(net, t7, &[k_word]);
-    let t8 = c(net, crc::XOR_OUT as u128, 32);
-    let k_crc = net.xor(k_crc, t8);
-    let k_crc = net.slice(k_crc, 0, 16);
+    let k_crc = crc::check(net, k_info, 16);
     let k_ok = net.eq(k_crc, k_check);
     let k_ok = net.and(k_ok, is_k);
     let hdr_ack = net.slice(rx_hdr.q, 8, SEQ_BITS);
@@ -548,12 +543,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     // becomes one `tx_credit` pulse here, at most one per VC per cycle.
     let c_info = net.slice(lp[0], 8, 32);
     let c_check = net.slice(lp[0], 40, 24);
-    let c_word = net.zext(c_info, 64);
-    let t7b = c(net, crc::INIT as u128, 32);
-    let c_crc = crc::update_word(net, t7b, &[c_word]);
-    let t8b = c(net, crc::XOR_OUT as u128, 32);
-    let c_crc = net.xor(c_crc, t8b);
-    let c_crc = net.slice(c_crc, 0, 24);
+    let c_crc = crc::check(net, c_info, 24);
     let c_ok = net.eq(c_crc, c_check);
     let c_ok = net.and(c_ok, is_k1);
     let mut pulses = vec![];
@@ -699,12 +689,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let sc = net.mux(send_credit, zero7, sc);
     net.drive(since_credit, sc);
     let counts = net.concat(freed_total[1].q, freed_total[0].q);
-    let counts_word = net.zext(counts, 64);
-    let t23b = c(net, crc::INIT as u128, 32);
-    let ccheck = crc::update_word(net, t23b, &[counts_word]);
-    let t24b = c(net, crc::XOR_OUT as u128, 32);
-    let ccheck = net.xor(ccheck, t24b);
-    let ccheck = net.slice(ccheck, 0, 24);
+    let ccheck = crc::check(net, counts, 24);
     let credit_block = net.concat(ccheck, counts);
     let credit_block = net.concat(credit_block, k1btf);
     let no_ack = net.not(send_ack);
@@ -757,12 +742,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let t22 = c(net, (BTF_SEPARATOR as u128) | 6 << 8, 16);
     let trailer = net.concat(trailer, t22);
     let trailer = net.zext(trailer, 64);
-    let info_word = net.zext(info40, 64);
-    let t23 = c(net, crc::INIT as u128, 32);
-    let check = crc::update_word(net, t23, &[info_word]);
-    let t24 = c(net, crc::XOR_OUT as u128, 32);
-    let check = net.xor(check, t24);
-    let check = net.slice(check, 0, 16);
+    let check = crc::check(net, info40, 16);
     let kblock = net.concat(check, info40);
     let t25 = c(net, BTF_USER_K0 as u128, 8);
     let kblock = net.concat(kblock, t25);
