@@ -258,10 +258,9 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
             net.resolve(fwd[&format!("merge_{dn}_tvalid")], valid);
         }
         // Link counters for the register window.
-        for (c, name) in ["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"].iter().enumerate() {
+        for name in ["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"] {
             let i = counters.iter().position(|x| *x == format!("{en}_{name}")).unwrap();
-            let _ = c;
-            net.resolve(fwd[&format!("counter{i}")], l[*name]);
+            net.resolve(fwd[&format!("counter{i}")], l[name]);
         }
     }
     let link_up = if ups.is_empty() { net.constant(1, 1) } else { net.and_all(&ups) };
