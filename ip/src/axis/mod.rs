@@ -2,6 +2,7 @@
 //! fabric uses, with the built-in-simulator testbenches `weft check` runs first.
 
 pub mod adapter;
+pub mod packetize;
 
 use weft_hdl::export::ModuleSpec;
 use weft_hdl::stream::{AxisRegisterSlice, Sideband};
@@ -88,6 +89,31 @@ fn adapter_testbench(w_in: usize, w_out: usize) -> Result<String, String> {
 
 pub fn shipped() -> Vec<Shipped> {
     vec![
+        Shipped {
+            spec: ModuleSpec {
+                family: "axis",
+                name: "axis_aggregator_w128".into(),
+                summary: "kernel frames to packets: a header forged from the side-band (destination, port, tag, length) in front of each frame".into(),
+                parameters: vec![
+                    ("data_width".into(), "128".into()),
+                    ("tuser".into(), packetize::SIDEBAND.iter().map(|(n, lo, w)| format!("{n}[{}:{lo}]", lo + w - 1)).collect::<Vec<_>>().join(" ")),
+                ],
+                hidden_ports: vec![],
+            },
+            verilog: |spec| weft_hdl::export::export_netlist(spec, &packetize::aggregator()),
+            testbench: || packetize::check_aggregator(1000, 21),
+        },
+        Shipped {
+            spec: ModuleSpec {
+                family: "axis",
+                name: "axis_dispatcher_w128_c4".into(),
+                summary: "packets to kernel channels: header stripped, payload to m_axis_ch<tag>, unknown tags dropped and counted".into(),
+                parameters: vec![("data_width".into(), "128".into()), ("channels".into(), "4".into())],
+                hidden_ports: vec![],
+            },
+            verilog: |spec| weft_hdl::export::export_netlist(spec, &packetize::dispatcher(4).map_err(weft_hdl::export::ExportError)?),
+            testbench: || packetize::check_dispatcher(4, 1000, 22),
+        },
         Shipped {
             spec: ModuleSpec {
                 family: "axis",
