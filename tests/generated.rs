@@ -51,7 +51,10 @@ fn top_level_ports_follow_the_naming_contract() {
                 && (port.starts_with("s_axil_") || port == "link_up" || ["_rx_serial", "_tx_serial", "_channel_up"].iter().any(|s| port.ends_with(s)));
             // The dispatcher counts packets with unknown tags.
             let dispatcher_ok = module.spec.name.starts_with("axis_dispatcher") && port == "dropped";
-            let ok = router_ok || domain_ok || axil_ok || node_ok || dispatcher_ok || port == "clk" || port == "fill"
+            // Self-test blocks: their configuration and counter ports.
+            let selftest_ports = ["start", "count", "length", "dst", "tag", "seed", "done_in", "busy", "sent", "cycles", "expected", "clear", "packets", "errors", "bytes", "complete"];
+            let selftest_ok = module.spec.family == "selftest" && selftest_ports.contains(&port);
+            let ok = router_ok || domain_ok || axil_ok || node_ok || dispatcher_ok || selftest_ok || port == "clk" || port == "fill"
                 || port == "rst"
                 || module.spec.family == "link" && link_ports.contains(&port)
                 || ["s_axis_", "m_axis_"].iter().any(|p| port.starts_with(p))

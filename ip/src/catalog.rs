@@ -23,6 +23,7 @@ pub fn shipped() -> Vec<Shipped> {
     all.extend(crate::axil::shipped());
     all.extend(crate::fp::shipped());
     all.extend(crate::kernels::shipped());
+    all.extend(crate::selftest::shipped());
     all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
     all
 }

@@ -9,4 +9,5 @@ pub mod fp;
 pub mod kernels;
 pub mod link;
 pub mod router;
+pub mod selftest;
 pub mod system;
