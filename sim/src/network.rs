@@ -119,8 +119,16 @@ impl Torus<VerilatorDevice> {
     pub fn verilated(config: &RouterConfig, dir: &Path) -> Result<Torus<VerilatorDevice>, String> {
         let (name, text) = crate::catalog::router_verilog_for(config).map_err(|e| e.to_string())?;
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        let file = dir.join(format!("{name}.v"));
-        std::fs::write(&file, text).map_err(|e| e.to_string())?;
+        // Configurations share a module name: the file is named by its content too, and written
+        // whole under a temporary name first, so tests running side by side never read a
+        // half-written or foreign file.
+        let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+        let file = dir.join(format!("{name}-{hash:016x}.v"));
+        static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let partial = dir.join(format!("{name}-{hash:016x}.v.{}-{n}", std::process::id()));
+        std::fs::write(&partial, text).map_err(|e| e.to_string())?;
+        std::fs::rename(&partial, &file).map_err(|e| e.to_string())?;
         let devices = (0..config.nodes()).map(|_| VerilatorDevice::new(&file, &name).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
         Ok(Torus::new(config.clone(), devices, Kind::Routers))
     }
