@@ -246,14 +246,7 @@ pub fn checker() -> Netlist {
     n
 }
 
-fn set(e: &mut weft_hdl::netlist::eval::Evaluator, name: &str, v: u128) {
-    let w = e.input(name).unwrap_or_else(|| panic!("no input {name}"));
-    e.set(w, v);
-}
 
-fn get(e: &weft_hdl::netlist::eval::Evaluator, name: &str) -> u128 {
-    e.output(name).unwrap_or_else(|| panic!("no output {name}"))
-}
 
 /// The generator against the software [`pattern`], then the checker fed by it with random
 /// back-pressure: `count` packets of `length` bytes; `flip` flips one payload bit in flight.
@@ -263,34 +256,30 @@ pub fn loopback(count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>
     use weft_hdl::testbench::Rng;
     let mut g = Evaluator::new(generator());
     let mut c = Evaluator::new(checker());
-    for e in [&mut g, &mut c] {
-        for _ in 0..2 {
-            e.settle();
-            e.clock(true);
-        }
-    }
+    g.reset(2);
+    c.reset(2);
     let dst = 0x15_4321u128 & ((1 << 22) - 1);
     for (name, v) in [("count", count as u128), ("length", length as u128), ("dst", dst), ("tag", 0xBEEF), ("seed", seed as u128)] {
-        set(&mut g, name, v);
+        g.set_input(name, v);
     }
-    set(&mut c, "seed", seed as u128);
-    set(&mut c, "expected", count as u128);
-    set(&mut c, "clear", 0);
+    c.set_input("seed", seed as u128);
+    c.set_input("expected", count as u128);
+    c.set_input("clear", 0);
     let mut rng = Rng::new(seed as u64);
     let (mut packet, mut word) = (0u32, 0usize);
     let words = length.div_ceil(16);
     for cycle in 0..(count as usize * (words + 1) * 20 + 100) {
-        set(&mut g, "start", (cycle == 1) as u128);
-        set(&mut c, "s_axis_tvalid", 0);
+        g.set_input("start", (cycle == 1) as u128);
+        c.set_input("s_axis_tvalid", 0);
         c.settle();
-        set(&mut g, "done_in", get(&c, "complete"));
+        g.set_input("done_in", c.get_output("complete"));
         let ready = rng.chance(ready_percent);
-        set(&mut g, "m_axis_tready", ready as u128);
+        g.set_input("m_axis_tready", ready as u128);
         g.settle();
-        if ready && get(&g, "m_axis_tvalid") == 1 {
-            let mut data = get(&g, "m_axis_tdata");
-            let last = get(&g, "m_axis_tlast");
-            let keep = get(&g, "m_axis_tkeep");
+        if ready && g.get_output("m_axis_tvalid") == 1 {
+            let mut data = g.get_output("m_axis_tdata");
+            let last = g.get_output("m_axis_tlast");
+            let keep = g.get_output("m_axis_tkeep");
             // The software reference: header fields, then the pattern, and the last flit's keep.
             if word == 0 {
                 let h = crate::router::header::Header::unpack(data);
@@ -319,10 +308,10 @@ pub fn loopback(count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>
             if flip == Some((packet, word)) {
                 data ^= 1 << 77;
             }
-            set(&mut c, "s_axis_tdata", data);
-            set(&mut c, "s_axis_tkeep", keep);
-            set(&mut c, "s_axis_tlast", last);
-            set(&mut c, "s_axis_tvalid", 1);
+            c.set_input("s_axis_tdata", data);
+            c.set_input("s_axis_tkeep", keep);
+            c.set_input("s_axis_tlast", last);
+            c.set_input("s_axis_tvalid", 1);
             word += 1;
             if last == 1 {
                 packet += 1;
@@ -335,7 +324,7 @@ pub fn loopback(count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>
     }
     g.settle();
     c.settle();
-    Ok((get(&g, "sent"), get(&c, "packets"), get(&c, "errors"), get(&c, "bytes"), get(&g, "cycles")))
+    Ok((g.get_output("sent"), c.get_output("packets"), c.get_output("errors"), c.get_output("bytes"), g.get_output("cycles")))
 }
 
 #[cfg(test)]

@@ -82,6 +82,25 @@ impl Evaluator {
         self.values[w.0]
     }
 
+    /// Sets the input called `name`; panics when there is none (a testbench naming error).
+    pub fn set_input(&mut self, name: &str, value: u128) {
+        let w = self.input(name).unwrap_or_else(|| panic!("netlist has no input `{name}`"));
+        self.set(w, value);
+    }
+
+    /// The output called `name`; panics when there is none.
+    pub fn get_output(&self, name: &str) -> u128 {
+        self.output(name).unwrap_or_else(|| panic!("netlist has no output `{name}`"))
+    }
+
+    /// Holds the synchronous reset for `cycles` clock edges.
+    pub fn reset(&mut self, cycles: usize) {
+        for _ in 0..cycles {
+            self.settle();
+            self.clock(true);
+        }
+    }
+
     pub fn output(&self, name: &str) -> Option<u128> {
         self.net.outputs.iter().find(|o| o.name == name).map(|o| self.values[o.wire.0])
     }

@@ -154,21 +154,8 @@ pub fn dispatcher(channels: usize) -> Result<Netlist, String> {
     Ok(n)
 }
 
-fn set(e: &mut weft_hdl::netlist::eval::Evaluator, name: &str, v: u128) {
-    let w = e.input(name).unwrap_or_else(|| panic!("no input {name}"));
-    e.set(w, v);
-}
 
-fn get(e: &weft_hdl::netlist::eval::Evaluator, name: &str) -> u128 {
-    e.output(name).unwrap_or_else(|| panic!("no output {name}"))
-}
 
-fn reset(e: &mut weft_hdl::netlist::eval::Evaluator) {
-    for _ in 0..2 {
-        e.settle();
-        e.clock(true);
-    }
-}
 
 type Beats = Vec<(u128, u128, bool)>;
 
@@ -179,7 +166,7 @@ pub fn check_aggregator(frames: usize, seed: u64) -> Result<String, String> {
     use crate::router::header::Header;
     use weft_hdl::testbench::Rng;
     let mut e = weft_hdl::netlist::eval::Evaluator::new(aggregator());
-    reset(&mut e);
+    e.reset(2);
     let mut rng = Rng::new(seed);
     let frames: Vec<(u128, Vec<(u128, u128)>)> = (0..frames)
         .map(|_| {
@@ -210,23 +197,23 @@ pub fn check_aggregator(frames: usize, seed: u64) -> Result<String, String> {
         let ready = rng.chance(60);
         if offering {
             let (side, beats) = &frames[frame];
-            set(&mut e, "s_axis_tdata", beats[beat].0);
-            set(&mut e, "s_axis_tkeep", beats[beat].1);
-            set(&mut e, "s_axis_tlast", (beat + 1 == beats.len()) as u128);
-            set(&mut e, "s_axis_tuser", *side);
+            e.set_input("s_axis_tdata", beats[beat].0);
+            e.set_input("s_axis_tkeep", beats[beat].1);
+            e.set_input("s_axis_tlast", (beat + 1 == beats.len()) as u128);
+            e.set_input("s_axis_tuser", *side);
         }
-        set(&mut e, "s_axis_tvalid", offering as u128);
-        set(&mut e, "m_axis_tready", ready as u128);
+        e.set_input("s_axis_tvalid", offering as u128);
+        e.set_input("m_axis_tready", ready as u128);
         e.settle();
-        if offering && get(&e, "s_axis_tready") == 1 {
+        if offering && e.get_output("s_axis_tready") == 1 {
             beat += 1;
             if beat == frames[frame].1.len() {
                 frame += 1;
                 beat = 0;
             }
         }
-        if ready && get(&e, "m_axis_tvalid") == 1 {
-            let out = (get(&e, "m_axis_tdata"), get(&e, "m_axis_tkeep"), get(&e, "m_axis_tlast") == 1);
+        if ready && e.get_output("m_axis_tvalid") == 1 {
+            let out = (e.get_output("m_axis_tdata"), e.get_output("m_axis_tkeep"), e.get_output("m_axis_tlast") == 1);
             if out != expected[got] {
                 return Err(format!("seed {seed}, cycle {cycle}: beat {got} is {out:x?}, want {:x?}", expected[got]));
             }
@@ -244,7 +231,7 @@ pub fn check_dispatcher(channels: usize, packets: usize, seed: u64) -> Result<St
     use crate::router::header::Header;
     use weft_hdl::testbench::Rng;
     let mut e = weft_hdl::netlist::eval::Evaluator::new(dispatcher(channels)?);
-    reset(&mut e);
+    e.reset(2);
     let mut rng = Rng::new(seed);
     let packets: Vec<(usize, Vec<(u128, u128)>)> = (0..packets)
         .map(|_| {
@@ -274,23 +261,23 @@ pub fn check_dispatcher(channels: usize, packets: usize, seed: u64) -> Result<St
         }
         let offering = sent < stream.len() && rng.chance(70);
         if offering {
-            set(&mut e, "s_axis_tdata", stream[sent].0);
-            set(&mut e, "s_axis_tkeep", stream[sent].1);
-            set(&mut e, "s_axis_tlast", stream[sent].2 as u128);
+            e.set_input("s_axis_tdata", stream[sent].0);
+            e.set_input("s_axis_tkeep", stream[sent].1);
+            e.set_input("s_axis_tlast", stream[sent].2 as u128);
         }
-        set(&mut e, "s_axis_tvalid", offering as u128);
+        e.set_input("s_axis_tvalid", offering as u128);
         let readies: Vec<bool> = (0..channels).map(|_| rng.chance(50)).collect();
         for (k, r) in readies.iter().enumerate() {
-            set(&mut e, &format!("m_axis_ch{k}_tready"), *r as u128);
+            e.set_input(&format!("m_axis_ch{k}_tready"), *r as u128);
         }
         e.settle();
-        if offering && get(&e, "s_axis_tready") == 1 {
+        if offering && e.get_output("s_axis_tready") == 1 {
             sent += 1;
         }
         for k in 0..channels {
-            if readies[k] && get(&e, &format!("m_axis_ch{k}_tvalid")) == 1 {
+            if readies[k] && e.get_output(&format!("m_axis_ch{k}_tvalid")) == 1 {
                 let m = format!("m_axis_ch{k}");
-                got[k].push((get(&e, &format!("{m}_tdata")), get(&e, &format!("{m}_tkeep")), get(&e, &format!("{m}_tlast")) == 1));
+                got[k].push((e.get_output(&format!("{m}_tdata")), e.get_output(&format!("{m}_tkeep")), e.get_output(&format!("{m}_tlast")) == 1));
             }
         }
         e.clock(false);
@@ -300,8 +287,8 @@ pub fn check_dispatcher(channels: usize, packets: usize, seed: u64) -> Result<St
     }
     let dropped = packets.iter().filter(|p| p.0 >= channels).count() as u128;
     e.settle();
-    if get(&e, "dropped") != dropped {
-        return Err(format!("seed {seed}: dropped counter {} for {dropped} packets with unknown tags", get(&e, "dropped")));
+    if e.get_output("dropped") != dropped {
+        return Err(format!("seed {seed}: dropped counter {} for {dropped} packets with unknown tags", e.get_output("dropped")));
     }
     Ok(format!("{} packets to {channels} channels ({dropped} with unknown tags dropped) in {cycle} cycles", packets.len()))
 }
