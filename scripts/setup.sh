@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what weft needs beyond Rust: Verilator, Yosys and Icarus from Debian's packages, and
+# Installs what weft needs beyond Rust: Verilator, Yosys, Icarus and Tcl from Debian's packages, and
 # cocotb + cocotbext-axi (pinned in tests/cocotb/requirements.txt) for the external test benches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,7 @@ command -v verilator >/dev/null || need+=(verilator)
 command -v yosys >/dev/null || need+=(yosys)
 command -v iverilog >/dev/null || need+=(iverilog)
 command -v g++ >/dev/null || need+=(g++)
+command -v tclsh >/dev/null || need+=(tcl)  # runs constraint files against stub commands
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}"
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -27,10 +27,12 @@ fn fail(module: &str, stage: &'static str, message: impl ToString) -> FlowError 
     FlowError { module: module.to_string(), stage, message: message.to_string() }
 }
 
-/// Writes every shipped module to `out/<family>/<module>.v`; returns the files written.
+/// Writes every shipped module to `out/<family>/<module>.v`, except the nodes of the shipped
+/// systems (the system generator writes those from their TOML); returns the files written.
 pub fn generate(out: &Path) -> Result<Vec<PathBuf>, FlowError> {
     let mut written = vec![];
-    for module in shipped() {
+    let system_nodes: Vec<String> = crate::system::shipped().iter().map(|s| format!("{}_node", s.name)).collect();
+    for module in shipped().into_iter().filter(|m| !system_nodes.contains(&m.spec.name)) {
         let text = (module.verilog)(&module.spec).map_err(|e| fail(&module.spec.name, "generate", e))?;
         let path = out.join(module.relative_path());
         std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| fail(&module.spec.name, "generate", e))?;

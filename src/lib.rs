@@ -1,7 +1,9 @@
 //! weft: FPGA streaming kernels and communication IP for multi-FPGA HPC systems.
 //!
 //! This crate is the command-line tool and a facade over the workspace: [`hdl`] (the language
-//! layer), [`ip`] (the blocks), [`sim`] (harnesses and models), and [`flow`] (generate and check).
+//! layer), [`ip`] (the blocks), [`sim`] (harnesses and models), [`system`] (the system generator:
+//! TOML in; node, simulation top, shell, constraints, core file out), and [`flow`] (generate and
+//! check).
 
 pub use weft_hdl as hdl;
 pub use weft_ip as ip;
@@ -9,3 +11,4 @@ pub use weft_sim as sim;
 
 pub mod bench;
 pub mod flow;
+pub mod system;

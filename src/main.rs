@@ -1,5 +1,5 @@
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use weft::flow::{check, generate, select, Stages};
@@ -15,21 +15,34 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write every shipped module as Verilog to <out>/<family>/<module>.v
+    /// Write every shipped module as Verilog to <out>/<family>/<module>.v and every shipped
+    /// system (examples/*.toml); with --config, only the systems those files describe
     Generate {
         /// Output folder
         #[arg(long, default_value = "generated")]
         out: PathBuf,
+        /// A system description (TOML); may be given several times
+        #[arg(long)]
+        config: Vec<PathBuf>,
+        /// Folder for the constraint files (<constraints>/<board>/<system>.xdc|sdc)
+        #[arg(long, default_value = "constraints")]
+        constraints: PathBuf,
     },
     /// Check shipped modules: built-in testbench, Verilator lint (-Wall), Yosys synth_xilinx
     /// (report in <generated>/reports/<module>.json), Icarus compile
     Check {
-        /// A module name, or `all`
+        /// A module name, a shipped system's name, or `all`
         #[arg(default_value = "all")]
         module: String,
         /// Folder holding the generated Verilog
         #[arg(long, default_value = "generated")]
         generated: PathBuf,
+        /// Check the system this description (TOML) generated instead; may be given several times
+        #[arg(long)]
+        config: Vec<PathBuf>,
+        /// Folder holding the constraint files
+        #[arg(long, default_value = "constraints")]
+        constraints: PathBuf,
     },
     /// Measure and print performance figures
     Bench {
@@ -83,12 +96,8 @@ enum Bench {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        Command::Generate { out } => generate(&out).map_err(|e| e.to_string()).map(|files| {
-            for file in files {
-                println!("wrote {}", file.display());
-            }
-        }),
-        Command::Check { module, generated } => run_check(&module, &generated),
+        Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints),
+        Command::Check { module, generated, config, constraints } => run_check(&module, &generated, &config, &constraints),
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles).and_then(|text| {
             print!("{text}");
             let torus = weft::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;
@@ -153,10 +162,34 @@ fn write_report(out: &PathBuf, json: &str, report: &impl serde::Serialize, svg: 
     Ok(())
 }
 
-fn run_check(selection: &str, generated: &PathBuf) -> Result<(), String> {
-    let modules = select(selection)?;
+fn run_generate(out: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(), String> {
+    let systems = if configs.is_empty() {
+        for file in generate(out).map_err(|e| e.to_string())? {
+            println!("wrote {}", file.display());
+        }
+        weft::system::shipped()
+    } else {
+        configs.iter().map(|c| weft::system::load(c)).collect::<Result<Vec<_>, _>>()?
+    };
+    for system in &systems {
+        for file in weft::system::generate(system, out, constraints).map_err(|e| format!("{}: {e}", system.name))? {
+            println!("wrote {}", file.display());
+        }
+    }
+    Ok(())
+}
+
+fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(), String> {
+    let systems: Vec<weft::system::SystemConfig> = if !configs.is_empty() {
+        configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?
+    } else {
+        weft::system::shipped().into_iter().filter(|s| selection == "all" || s.name == selection).collect()
+    };
+    let modules = if !configs.is_empty() || (selection != "all" && !systems.is_empty()) { vec![] } else { select(selection)? };
     let reports = generated.join("reports");
-    println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth");
+    if !modules.is_empty() {
+        println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth");
+    }
     for module in &modules {
         let done = check(module, generated, Some(&reports), Stages::ALL).map_err(|e| e.to_string())?;
         let s = &done.synth;
@@ -165,6 +198,12 @@ fn run_check(selection: &str, generated: &PathBuf) -> Result<(), String> {
             done.module, s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth, done.testbench
         );
     }
-    println!("checked {} module(s): built-in testbench, verilator lint, yosys synthesis, icarus compile all passed", modules.len());
+    if !modules.is_empty() {
+        println!("checked {} module(s): built-in testbench, verilator lint, yosys synthesis, icarus compile all passed", modules.len());
+    }
+    for system in &systems {
+        let summary = weft::system::check(system, generated, constraints).map_err(|e| format!("system {}: {e}", system.name))?;
+        println!("system {}: {summary}", system.name);
+    }
     Ok(())
 }

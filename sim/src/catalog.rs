@@ -66,15 +66,19 @@ pub fn node_config(dims: [usize; 3]) -> NodeConfig {
 }
 
 fn node_spec(dims: [usize; 3]) -> ModuleSpec {
-    let c = node_config(dims);
-    let t = torus_name(dims);
+    node_spec_for(&format!("torus_{}_node", torus_name(dims)), &node_config(dims))
+}
+
+/// The header of a node module of any configuration.
+pub fn node_spec_for(name: &str, c: &NodeConfig) -> ModuleSpec {
+    let t = torus_name(c.router.dims);
     let mut parameters = router_parameters(&c.router);
     parameters.push(("link_endpoints".into(), c.endpoints().iter().map(|d| d.name()).collect::<Vec<_>>().join(" ")));
     parameters.push(("lanes_per_link".into(), c.link.lanes.to_string()));
-    parameters.push(("register_counters".into(), format!("from 0x100: {}", counter_names(&c).join(", "))));
+    parameters.push(("register_counters".into(), format!("from 0x100: {}", counter_names(c).join(", "))));
     ModuleSpec {
         family: "system",
-        name: format!("torus_{t}_node"),
+        name: name.to_string(),
         summary: format!("one node of a {t} torus: router, reliable Aurora 64B/66B links carrying its credits, AXI4-Lite register window"),
         parameters,
         hidden_ports: vec![],

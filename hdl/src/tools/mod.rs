@@ -6,8 +6,8 @@ mod icarus;
 mod verilator;
 mod yosys;
 
-pub use icarus::icarus_compile;
-pub use verilator::verilator_lint;
+pub use icarus::{icarus_compile, icarus_compile_files};
+pub use verilator::{verilator_lint, verilator_lint_files};
 pub use yosys::{parse_synth_log, yosys_synth, SynthReport};
 
 use std::fmt;

@@ -1,0 +1,231 @@
+//! The system description a user writes in TOML: torus, node, clocks, board and the kernels on
+//! the IntraNode ports. Parsing rejects unknown keys and missing fields; [`SystemConfig::parse`]
+//! then checks every value and names the key and the allowed range of any it refuses.
+
+use serde::Deserialize;
+
+use weft_ip::link::LinkConfig;
+use weft_ip::router::RouterConfig;
+use weft_ip::system::NodeConfig;
+
+/// A board weft writes constraints for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Board {
+    pub name: &'static str,
+    pub vendor: Vendor,
+    /// FuseSoC/vendor-tool device name.
+    pub part: &'static str,
+    pub family: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vendor {
+    /// Vivado, XDC constraints.
+    Xilinx,
+    /// Quartus, SDC constraints.
+    Intel,
+}
+
+pub const BOARDS: [Board; 3] = [
+    Board { name: "u200", vendor: Vendor::Xilinx, part: "xcu200-fsgd2104-2-e", family: "Virtex UltraScale+" },
+    Board { name: "u280", vendor: Vendor::Xilinx, part: "xcu280-fsvh2892-2L-e", family: "Virtex UltraScale+" },
+    Board { name: "s10_520n", vendor: Vendor::Intel, part: "1SG280HN2F43E2VG", family: "Stratix 10" },
+];
+
+/// The TOML file as written (every key known, the optional ones defaulted later).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: String,
+    board: String,
+    torus: TorusSection,
+    #[serde(default)]
+    node: NodeSection,
+    clocks: ClockSection,
+    #[serde(default)]
+    sim: SimSection,
+    #[serde(default)]
+    port: Vec<PortSection>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct TorusSection {
+    dims: Vec<i64>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct NodeSection {
+    local_ports: Option<i64>,
+    width: Option<i64>,
+    vc_buffer_flits: Option<i64>,
+    max_packet_bytes: Option<i64>,
+    replay_words: Option<i64>,
+    link_vc_buffer_words: Option<i64>,
+    retransmit_timeout: Option<i64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct ClockSection {
+    fabric_mhz: f64,
+    kernel_mhz: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct SimSection {
+    channel_latency: Option<i64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct PortSection {
+    index: i64,
+    #[serde(default)]
+    clock: Option<String>,
+    #[serde(default)]
+    kernel: Option<String>,
+}
+
+/// Which clock an IntraNode port runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PortClock {
+    /// The fabric clock `clk` (router and links): the port is the node's own.
+    Fabric,
+    /// The kernel clock `kernel_clk`: the shell joins the port to the node through asynchronous
+    /// FIFOs, one each way.
+    Kernel,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Port {
+    pub index: usize,
+    pub clock: PortClock,
+    /// A shipped kernel served by this port; its Verilog goes into the design's file set.
+    pub kernel: Option<String>,
+}
+
+/// A checked system description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SystemConfig {
+    pub name: String,
+    pub board: Board,
+    pub node: NodeConfig,
+    pub fabric_mhz: f64,
+    pub kernel_mhz: Option<f64>,
+    /// Cycles a serial block spends in the simulation top's channel models.
+    pub channel_latency: usize,
+    /// One entry per IntraNode port, in index order.
+    pub ports: Vec<Port>,
+}
+
+/// `key` must be an integer in `lo..=hi`.
+fn ranged(key: &str, value: i64, lo: i64, hi: i64) -> Result<usize, String> {
+    if value < lo || value > hi {
+        Err(format!("`{key}` = {value} is out of range: allowed {lo}..={hi}"))
+    } else {
+        Ok(value as usize)
+    }
+}
+
+fn clock(key: &str, mhz: f64) -> Result<f64, String> {
+    if mhz.is_finite() && (1.0..=1000.0).contains(&mhz) {
+        Ok(mhz)
+    } else {
+        Err(format!("`{key}` = {mhz} is out of range: allowed 1.0..=1000.0 (MHz)"))
+    }
+}
+
+impl SystemConfig {
+    /// Parses and checks a TOML system description; `kernels` are the kernel names a port may
+    /// name. Every refusal names the key.
+    pub fn parse(text: &str, kernels: &[String]) -> Result<SystemConfig, String> {
+        let file: File = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+        let name_ok = !file.name.is_empty()
+            && file.name.len() <= 64
+            && file.name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && file.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !name_ok {
+            return Err(format!("`name` = {:?} must be 1..=64 characters of a-z, 0-9 and _, starting with a letter (it names Verilog modules and files)", file.name));
+        }
+        let board = *BOARDS.iter().find(|b| b.name == file.board).ok_or_else(|| {
+            format!("`board` = {:?} is not a known board: allowed {}", file.board, BOARDS.map(|b| b.name).join(", "))
+        })?;
+        if file.torus.dims.len() != 3 {
+            return Err(format!("`torus.dims` has {} entries: give three, [X, Y, Z]", file.torus.dims.len()));
+        }
+        let mut dims = [0; 3];
+        for (i, axis) in ["X", "Y", "Z"].iter().enumerate() {
+            dims[i] = ranged(&format!("torus.dims[{i}] ({axis})"), file.torus.dims[i], 1, 64)?;
+        }
+        let n = &file.node;
+        let shipped_router = RouterConfig::default();
+        let shipped_link = LinkConfig::default();
+        let width = ranged("node.width", n.width.unwrap_or(shipped_router.width as i64), 128, 256)?;
+        if width != 128 && width != 256 {
+            return Err(format!("`node.width` = {width} is not allowed: 128 or 256 (bits; the links bond width / 64 lanes)"));
+        }
+        let router = RouterConfig {
+            local_ports: ranged("node.local_ports", n.local_ports.unwrap_or(shipped_router.local_ports as i64), 1, 16)?,
+            dims,
+            width,
+            vc_buffer_flits: ranged("node.vc_buffer_flits", n.vc_buffer_flits.unwrap_or(shipped_router.vc_buffer_flits as i64), 1, 1 << 16)?,
+            max_packet_bytes: ranged("node.max_packet_bytes", n.max_packet_bytes.unwrap_or(shipped_router.max_packet_bytes as i64), 1, 16383)?,
+            dateline: true,
+        };
+        let link = LinkConfig {
+            lanes: width / 64,
+            replay_words: ranged("node.replay_words", n.replay_words.unwrap_or(shipped_link.replay_words as i64), 1, 1 << 16)?,
+            vc_buffer_words: ranged("node.link_vc_buffer_words", n.link_vc_buffer_words.unwrap_or(shipped_link.vc_buffer_words as i64), 1, 1 << 16)?,
+            retransmit_timeout: ranged("node.retransmit_timeout", n.retransmit_timeout.unwrap_or(shipped_link.retransmit_timeout as i64), 1, 1 << 20)?,
+            ..shipped_link
+        };
+        let node = NodeConfig { router, link };
+        node.validate().map_err(|e| format!("[node]: {e}"))?;
+        let fabric_mhz = clock("clocks.fabric_mhz", file.clocks.fabric_mhz)?;
+        let kernel_mhz = file.clocks.kernel_mhz.map(|f| clock("clocks.kernel_mhz", f)).transpose()?;
+        let channel_latency = ranged("sim.channel_latency", file.sim.channel_latency.unwrap_or(16), 1, 1024)?;
+
+        let local_ports = node.router.local_ports;
+        let mut ports: Vec<Port> = (0..local_ports).map(|index| Port { index, clock: PortClock::Fabric, kernel: None }).collect();
+        let mut seen = vec![false; local_ports];
+        for (i, p) in file.port.iter().enumerate() {
+            let index = ranged(&format!("port[{i}].index"), p.index, 0, local_ports as i64 - 1)?;
+            if std::mem::replace(&mut seen[index], true) {
+                return Err(format!("`port[{i}].index` = {index} is described twice"));
+            }
+            let clock = match p.clock.as_deref() {
+                None | Some("fabric") => PortClock::Fabric,
+                Some("kernel") if kernel_mhz.is_some() => PortClock::Kernel,
+                Some("kernel") => return Err(format!("`port[{i}].clock` = \"kernel\" needs `clocks.kernel_mhz`")),
+                Some(other) => return Err(format!("`port[{i}].clock` = {other:?} is not allowed: \"fabric\" or \"kernel\"")),
+            };
+            if clock == PortClock::Kernel && width != 128 {
+                return Err(format!("`port[{i}].clock` = \"kernel\" needs `node.width` = 128 (the clock-crossing FIFO is 128 bits wide)"));
+            }
+            if let Some(k) = &p.kernel {
+                if !kernels.contains(k) {
+                    return Err(format!("`port[{i}].kernel` = {k:?} is not a shipped kernel: allowed {}", kernels.join(", ")));
+                }
+            }
+            ports[index] = Port { index, clock, kernel: p.kernel.clone() };
+        }
+        Ok(SystemConfig { name: file.name, board, node, fabric_mhz, kernel_mhz, channel_latency, ports })
+    }
+
+    /// Whether any port runs on the kernel clock (the design then has a shell).
+    pub fn has_kernel_clock(&self) -> bool {
+        self.ports.iter().any(|p| p.clock == PortClock::Kernel)
+    }
+
+    /// The module a board flow builds: the shell when there is a kernel clock, else the node.
+    pub fn top(&self) -> String {
+        if self.has_kernel_clock() {
+            format!("{}_shell", self.name)
+        } else {
+            format!("{}_node", self.name)
+        }
+    }
+}

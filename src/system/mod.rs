@@ -1,0 +1,193 @@
+//! The system generator: a TOML description of a multi-FPGA torus in, everything a user takes to
+//! the tools out — the node's Verilog, the whole-torus simulation top, the board shell when some
+//! IntraNode ports run on a kernel clock, constraints for the board's vendor tool, and a FuseSoC
+//! core file — and the check of those outputs.
+
+pub mod config;
+pub mod constraints;
+pub mod fusesoc;
+pub mod ports;
+pub mod verilog;
+
+use std::path::{Path, PathBuf};
+
+use weft_hdl::export::{export, export_netlist};
+use weft_hdl::tools::{icarus_compile_files, verilator_lint_files};
+use weft_ip::catalog::Shipped;
+use weft_ip::system::node;
+
+pub use config::SystemConfig;
+
+/// The systems weft ships, as the example files that describe them.
+pub const SHIPPED: [(&str, &str); 2] = [
+    ("examples/torus_4x2x1.toml", include_str!("../../examples/torus_4x2x1.toml")),
+    ("examples/torus_2x2x2.toml", include_str!("../../examples/torus_2x2x2.toml")),
+];
+
+/// The shipped kernels a port may name.
+fn kernels() -> Vec<Shipped> {
+    weft_ip::kernels::shipped()
+}
+
+fn kernel_names() -> Vec<String> {
+    kernels().iter().map(|k| k.spec.name.clone()).collect()
+}
+
+/// Parses a system description (TOML text); errors name the key.
+pub fn parse(text: &str) -> Result<SystemConfig, String> {
+    SystemConfig::parse(text, &kernel_names())
+}
+
+/// Reads and parses a system description file.
+pub fn load(path: &Path) -> Result<SystemConfig, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The shipped systems.
+pub fn shipped() -> Vec<SystemConfig> {
+    SHIPPED.iter().map(|(file, text)| parse(text).unwrap_or_else(|e| panic!("{file}: {e}"))).collect()
+}
+
+/// Where a system's outputs go, relative to the generated and constraints folders.
+pub struct Files {
+    pub node: PathBuf,
+    pub sim: PathBuf,
+    pub shell: Option<PathBuf>,
+    pub constraint: PathBuf,
+    pub core: PathBuf,
+    pub kernels: Vec<PathBuf>,
+}
+
+impl Files {
+    pub fn of(config: &SystemConfig, generated: &Path, constraints: &Path) -> Files {
+        let dir = generated.join("system");
+        let name = &config.name;
+        let ext = if config.board.vendor == config::Vendor::Xilinx { "xdc" } else { "sdc" };
+        let mut kernels: Vec<PathBuf> = config.ports.iter().filter_map(|p| p.kernel.as_ref()).map(|k| generated.join("kernels").join(format!("{k}.v"))).collect();
+        kernels.sort();
+        kernels.dedup();
+        Files {
+            node: dir.join(format!("{name}_node.v")),
+            sim: dir.join(format!("{name}_sim.v")),
+            shell: config.has_kernel_clock().then(|| dir.join(format!("{name}_shell.v"))),
+            constraint: constraints.join(config.board.name).join(format!("{name}.{ext}")),
+            core: dir.join(format!("{name}.core")),
+            kernels,
+        }
+    }
+
+    /// The board design's Verilog: node, shell, kernels.
+    fn rtl(&self) -> Vec<&Path> {
+        let mut v = vec![self.node.as_path()];
+        v.extend(self.shell.as_deref());
+        v.extend(self.kernels.iter().map(PathBuf::as_path));
+        v
+    }
+}
+
+/// A path from `from` (a folder) to `to`, for the core file (both relative to one root).
+fn relative(from: &Path, to: &Path) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to_parts: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to_parts).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to_parts[common..] {
+        out.push(c);
+    }
+    out.to_string_lossy().replace('\\', "/")
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Writes every output of `config`; returns the files written.
+pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let files = Files::of(config, generated, constraints_dir);
+    let name = &config.name;
+    let spec = weft_sim::catalog::node_spec_for(&format!("{name}_node"), &config.node);
+    let node_text = export_netlist(&spec, &node(&config.node)?).map_err(|e| e.to_string())?;
+    write(&files.node, &node_text)?;
+
+    let channel_name = format!("{name}_channel");
+    let mut sim_text = verilog::sim_top(config, &node_text, &channel_name)?;
+    sim_text.push_str(&format!(
+        "\n// The serial link between two nodes: {} lanes of 66-bit blocks, {} cycles, a payload bit flipped on inject_err.\n// It lives in the simulation top's file.\n/* verilator lint_off DECLFILENAME */\n",
+        config.node.link.lanes, config.channel_latency
+    ));
+    sim_text.push_str(&weft_sim::channel::verilog(&channel_name, config.node.link.lanes, config.channel_latency));
+    write(&files.sim, &sim_text)?;
+
+    if let Some(shell_path) = &files.shell {
+        let fifo_name = format!("{name}_cdc_fifo");
+        let fifo = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == "axis_async_fifo_w128_d64").ok_or("the catalog lost axis_async_fifo_w128_d64")?;
+        let mut fifo_spec = fifo.spec.clone();
+        fifo_spec.name = fifo_name.clone();
+        let fifo_text = export(&fifo_spec, &mut weft_ip::axis::AsyncFifoW128D64::default()).map_err(|e| e.to_string())?;
+        let mut text = verilog::shell(config, &node_text, &fifo_name)?;
+        text.push_str("\n// The clock-crossing FIFO lives in the shell's file.\n/* verilator lint_off DECLFILENAME */\n");
+        text.push_str(&fifo_text);
+        write(shell_path, &text)?;
+    }
+    for path in &files.kernels {
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let kernel = kernels().into_iter().find(|k| k.spec.name == stem).ok_or_else(|| format!("no shipped kernel {stem}"))?;
+        write(path, &(kernel.verilog)(&kernel.spec).map_err(|e| e.to_string())?)?;
+    }
+    let (_, constraint_text) = constraints::constraints(config);
+    write(&files.constraint, &constraint_text)?;
+
+    let core_dir = files.core.parent().unwrap_or(Path::new("."));
+    let rtl: Vec<String> = files.rtl().iter().map(|f| relative(core_dir, f)).collect();
+    let sim = vec![relative(core_dir, &files.sim)];
+    let core = fusesoc::core_file(config, &rtl, &sim, &relative(core_dir, &files.constraint));
+    write(&files.core, &core)?;
+
+    let mut written = vec![files.node.clone(), files.sim.clone()];
+    written.extend(files.shell.clone());
+    written.extend(files.kernels.clone());
+    written.push(files.constraint.clone());
+    written.push(files.core.clone());
+    Ok(written)
+}
+
+/// Checks a generated system: the simulation top and the board top (shell or node) pass
+/// Verilator lint (-Wall) and compile in Icarus, and every port and cell the constraint file
+/// names exists in the board top. Returns a one-line summary.
+pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) -> Result<String, String> {
+    let files = Files::of(config, generated, constraints_dir);
+    for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()) {
+        if !f.exists() {
+            return Err(format!("{} does not exist; run `weft generate` (or `weft generate --config`) first", f.display()));
+        }
+    }
+    let sim_top = format!("{}_sim", config.name);
+    let sim_files = [files.node.as_path(), files.sim.as_path()];
+    verilator_lint_files(&sim_files, &sim_top).map_err(|e| format!("{sim_top}: verilator lint failed: {e}"))?;
+    icarus_compile_files(&sim_files, &sim_top).map_err(|e| format!("{sim_top}: icarus compile failed: {e}"))?;
+    let top = config.top();
+    let mut texts = vec![];
+    if let Some(shell) = &files.shell {
+        let rtl = [files.node.as_path(), shell.as_path()];
+        verilator_lint_files(&rtl, &top).map_err(|e| format!("{top}: verilator lint failed: {e}"))?;
+        icarus_compile_files(&rtl, &top).map_err(|e| format!("{top}: icarus compile failed: {e}"))?;
+        texts.push(std::fs::read_to_string(shell).map_err(|e| e.to_string())?);
+    }
+    texts.push(std::fs::read_to_string(&files.node).map_err(|e| e.to_string())?);
+    let top_file = &texts[0];
+    let port_names: Vec<String> = ports::ports(top_file, &top)?.into_iter().map(|p| p.name).collect();
+    let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let paths = ports::instance_paths(&text_refs, &top);
+    constraints::check_constraints(&files.constraint, &port_names, &paths)?;
+    Ok(format!(
+        "{sim_top} and {top}: verilator lint, icarus compile; {}: every port and cell exists",
+        files.constraint.display()
+    ))
+}
