@@ -91,6 +91,17 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// The shipped systems' generated nodes in Verilator: b_eff against the analytic model,
+    /// 16-byte ping-pong, one-way bandwidth against message size (on torus_4x2x1), latency against
+    /// load (both tori); prints tables, writes net.json and three SVG plots
+    Net {
+        /// Output folder for net.json and net_*.svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+        /// Folder holding the generated Verilog
+        #[arg(long, default_value = "generated")]
+        generated: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -107,6 +118,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::Numeric { only, json, jobs } } => bench_numeric(&only, &json, jobs as usize),
         Command::Bench { what: Bench::Link { out } } => bench_link(&out),
         Command::Bench { what: Bench::Router { out } } => bench_router(&out),
+        Command::Bench { what: Bench::Net { out, generated } } => bench_net(&out, &generated),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -148,6 +160,20 @@ fn bench_router(out: &PathBuf) -> Result<(), String> {
     let report = weft::bench::router::run(&work, &mut |line| eprintln!("{line}"))?;
     print!("{}", weft::bench::router::table(&report));
     write_report(out, "router", &report, "router_latency", &weft::bench::router::plot(&report))
+}
+
+fn bench_net(out: &PathBuf, generated: &Path) -> Result<(), String> {
+    let systems = weft::system::shipped();
+    let report = weft::bench::net::run(&systems[0], &systems[1], generated, &mut |line| eprintln!("{line}"))?;
+    print!("{}", weft::bench::net::table(&report));
+    let [beff, bandwidth, latency] = weft::bench::net::plots(&report);
+    write_report(out, "net", &report, &beff.0, &beff.1)?;
+    for (name, svg) in [bandwidth, latency] {
+        let path = out.join(format!("{name}.svg"));
+        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
 }
 
 /// Writes a benchmark's `<json>.json` and `<svg>.svg` into `out`.

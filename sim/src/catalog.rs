@@ -119,9 +119,11 @@ pub fn torus_name(dims: [usize; 3]) -> String {
 }
 
 /// The shipped router configuration of a torus: 2 IntraNode ports, 128-bit flits, 1024-byte
-/// packets, 128-flit VC buffers.
+/// packets, 256-flit VC buffers (three maximum packets: enough to cover the credit loop across a
+/// link, so 1024-byte packets stream at link rate; 128 flits held one packet per round trip and
+/// capped b_eff at 41 % of the link).
 pub fn router_config(dims: [usize; 3]) -> RouterConfig {
-    RouterConfig { dims, ..Default::default() }
+    RouterConfig { dims, vc_buffer_flits: 256, ..Default::default() }
 }
 
 fn router_spec(dims: [usize; 3]) -> ModuleSpec {

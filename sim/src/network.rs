@@ -80,6 +80,19 @@ pub enum Kind {
     /// Nodes (router, link endpoints, register window), their serial lanes joined through
     /// channel models of this latency.
     Nodes { lanes: usize, latency: usize },
+    /// One device holding the whole torus (`<cfg>_sim`): IntraNode ports `s_axis_n<n>_p<p>_*`,
+    /// links inside, `inject_err` and `link_up`.
+    SimTop,
+}
+
+/// Random `inject_err` pulses on a simulation top: each existing link flips a payload bit in a
+/// cycle with probability `per_million` / 10^6.
+struct Injector {
+    port: usize,
+    links: Vec<usize>,
+    per_million: u64,
+    rng: Rng,
+    pulses: u64,
 }
 
 /// The routers or nodes of a torus, one device each, joined here.
@@ -95,6 +108,7 @@ pub struct Torus<D: Device> {
     pub lost: Vec<u64>,
     pub injected: [u64; 2],
     pub cycle: u64,
+    injector: Option<Injector>,
 }
 
 impl Torus<NetlistDevice> {
@@ -143,13 +157,38 @@ impl Torus<VerilatorDevice> {
     }
 }
 
+impl Torus<VerilatorDevice> {
+    /// Verilator on a whole-torus simulation top (`<cfg>_sim` and the node module in `file`):
+    /// one model, links and channel models inside it.
+    pub fn verilated_sim(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, String> {
+        let device = VerilatorDevice::new(file, top).map_err(|e| e.to_string())?;
+        Ok(Torus::new(config.clone(), vec![device], Kind::SimTop))
+    }
+
+    /// Pulses `inject_err` of the simulation top on random existing links, each with
+    /// probability `per_million` / 10^6 per cycle.
+    pub fn inject_errors(&mut self, per_million: u64, seed: u64) {
+        let port = self.devices[0].port("inject_err");
+        let links = (0..self.config.nodes())
+            .flat_map(|n| Direction::ALL.into_iter().filter(|d| self.config.dims[d.dim] >= 2).map(move |d| 6 * n + 2 * d.dim + usize::from(!d.plus)))
+            .collect();
+        self.injector = Some(Injector { port, links, per_million, rng: Rng::new(seed), pulses: 0 });
+    }
+
+    /// `inject_err` pulses so far.
+    pub fn injected_pulses(&self) -> u64 {
+        self.injector.as_ref().map_or(0, |i| i.pulses)
+    }
+}
+
 impl<D: Device> Torus<D> {
     fn new(config: RouterConfig, mut devices: Vec<D>, kind: Kind) -> Torus<D> {
         let nodes = config.nodes();
+        let sim_top = matches!(kind, Kind::SimTop);
         let mut local = vec![];
         for n in 0..nodes {
-            let dev = n;
-            let prefix = |s: &str, p: usize| format!("{s}_p{p}");
+            let dev = if sim_top { 0 } else { n };
+            let prefix = |s: &str, p: usize| if sim_top { format!("{s}_n{n}_p{p}") } else { format!("{s}_p{p}") };
             let ports = (0..config.local_ports)
                 .map(|p| {
                     let (s, m) = (prefix("s_axis", p), prefix("m_axis", p));
@@ -183,7 +222,7 @@ impl<D: Device> Torus<D> {
                     serials.push(Serial { from: n, to, tx, rx, lanes, channel });
                 }
             }
-        } else {
+        } else if let Kind::Routers = kind {
             for n in 0..nodes {
                 // The coordinates a register window would hold.
                 for (axis, c) in ["local_x", "local_y", "local_z"].iter().zip(config.coords(n)) {
@@ -201,7 +240,7 @@ impl<D: Device> Torus<D> {
                 }
             }
         }
-        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0 }
+        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0, injector: None }
     }
 
     /// A router's counter (`packets`, `xp_flits`, … as in the router's `stat_<name>` ports).
@@ -241,6 +280,16 @@ impl<D: Device> Torus<D> {
     /// Moves every serial link's blocks through its channel model (the devices settled first);
     /// the receivers see them at the next clock edge.
     fn wire_serials(&mut self) {
+        if let Some(inj) = self.injector.as_mut() {
+            let mut v = [0u64; 5];
+            for &bit in &inj.links {
+                if inj.rng.below(1_000_000) < inj.per_million {
+                    v[bit / 64] |= 1 << (bit % 64);
+                    inj.pulses += 1;
+                }
+            }
+            self.devices[0].set(inj.port, &v);
+        }
         for s in self.serials.iter_mut() {
             let tx = self.devices[s.from].get(s.tx);
             let blocks: Vec<u128> = (0..s.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
@@ -334,7 +383,9 @@ impl<D: Device> Torus<D> {
     /// link is up; returns the cycles it took.
     pub fn bring_up(&mut self, limit: u64) -> Result<u64, String> {
         let start = self.cycle;
-        for n in 0..self.config.nodes() {
+        // A simulation top writes the coordinates itself, after reset.
+        let window = self.devices[0].has_port("s_axil_awaddr");
+        for n in (0..self.config.nodes()).filter(|_| window) {
             let c = self.config.coords(n);
             self.axil_write(n, 0x008, (c[0] | c[1] << 8 | c[2] << 16) as u32)?;
         }
@@ -501,6 +552,9 @@ pub enum Injection {
     Saturated { cycles: u64 },
     /// One packet of `bytes` from `src` to `dst` (node, port): zero-load latency.
     One { src: (usize, usize), dst: (usize, usize), bytes: usize },
+    /// `count` packets of `bytes` queued at `src` for `dst` at the start, and as many from `dst`
+    /// to `src` when `both_ways`: a stream for bandwidth.
+    Stream { src: (usize, usize), dst: (usize, usize), bytes: usize, count: usize, both_ways: bool },
 }
 
 /// Traffic generation for [`Torus::run`].
@@ -579,12 +633,24 @@ impl<D: Device> Torus<D> {
             enqueue(p, &mut sources, &mut flows, &mut run.created);
             run.sent = 1;
         }
+        if let Injection::Stream { src, dst, bytes, count, both_ways } = traffic.injection {
+            let directions = if both_ways { vec![(src, dst), (dst, src)] } else { vec![(src, dst)] };
+            for i in 0..count {
+                for &(s, d) in &directions {
+                    next_id += 1;
+                    let payload = (0..bytes).map(|b| (b + i) as u8).collect();
+                    let p = Packet { id: next_id, src: s, dst: d, tag: i as u16, payload, created: self.cycle };
+                    enqueue(p, &mut sources, &mut flows, &mut run.created);
+                    run.sent += 1;
+                }
+            }
+        }
         let fb = config.flit_bytes();
         let mut last_progress = self.cycle;
         loop {
             let outstanding = run.sent - run.deliveries.len() - self.lost.len();
             let creating = match traffic.injection {
-                Injection::Queued(_) | Injection::One { .. } => false,
+                Injection::Queued(_) | Injection::One { .. } | Injection::Stream { .. } => false,
                 Injection::Bernoulli { cycles, .. } => self.cycle - start < cycles,
                 Injection::Saturated { cycles } => self.cycle - start < cycles,
             };

@@ -24,7 +24,7 @@ fn nodes_deliver_random_packets_over_links() {
     }
 }
 
-/// The shipped 4x2x1 configuration (1024-byte packets, 128-flit buffers) with bit errors on
+/// The shipped 4x2x1 configuration (1024-byte packets, 256-flit buffers) with bit errors on
 /// every serial link: the links retransmit, every packet still arrives exactly once, in order.
 #[test]
 fn shipped_torus_delivers_under_bit_errors() {

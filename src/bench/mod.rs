@@ -3,3 +3,4 @@
 pub mod link;
 pub mod numeric;
 pub mod router;
+pub mod net;

@@ -1,0 +1,195 @@
+//! The system generator: the shipped TOML files describe the shipped nodes, the committed
+//! outputs are what the generator writes today, bad descriptions are refused by key (and no
+//! input panics), and the constraint check fails on a port or cell the design lacks.
+
+use std::path::{Path, PathBuf};
+
+use weft::sim::catalog::{node_config, shipped as catalog};
+use weft::system::{self, constraints::check_constraints, parse, shipped, Files};
+
+const EXAMPLE: &str = include_str!("../examples/torus_4x2x1.toml");
+
+fn temp(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-system-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn shipped_descriptions_are_the_catalogue_nodes() {
+    let systems = shipped();
+    assert_eq!(systems.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["torus_4x2x1", "torus_2x2x2"]);
+    for s in &systems {
+        // DESIGN.md: shipped configurations have 2 IntraNode ports, a 128-bit datapath, ≥ 1024-byte payloads.
+        assert_eq!(s.node.router.local_ports, 2);
+        assert_eq!(s.node.router.width, 128);
+        assert!(s.node.router.max_packet_bytes >= 1024);
+        assert_eq!(s.node, node_config(s.node.router.dims), "{}: the TOML describes another node than the catalogue checks", s.name);
+        let module = catalog().into_iter().find(|m| m.spec.name == format!("{}_node", s.name)).unwrap();
+        let dir = temp(&format!("same-{}", s.name));
+        system::generate(s, &dir, &dir.join("constraints")).unwrap();
+        let from_toml = std::fs::read_to_string(dir.join(format!("system/{}_node.v", s.name))).unwrap();
+        assert!(from_toml == (module.verilog)(&module.spec).unwrap(), "{}: node Verilog differs from the catalogue's", s.name);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn committed_system_outputs_are_current_and_deterministic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = temp("regen");
+    for s in shipped() {
+        let a = system::generate(&s, &dir.join("a/generated"), &dir.join("a/constraints")).unwrap();
+        let b = system::generate(&s, &dir.join("b/generated"), &dir.join("b/constraints")).unwrap();
+        for (a, b) in a.iter().zip(&b) {
+            let fresh = std::fs::read_to_string(a).unwrap();
+            assert_eq!(fresh, std::fs::read_to_string(b).unwrap(), "{} differs between two runs", a.display());
+            let relative = a.strip_prefix(dir.join("a")).unwrap();
+            let committed = std::fs::read_to_string(root.join(relative)).unwrap_or_else(|_| panic!("{} is missing: run `weft generate`", relative.display()));
+            assert!(committed == fresh, "{} is stale: run `weft generate` and commit it", relative.display());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Replaces the first line starting with `key` (or appends `line` when `key` is empty).
+fn edit(key: &str, line: &str) -> String {
+    if key.is_empty() {
+        return format!("{EXAMPLE}\n{line}\n");
+    }
+    let mut done = false;
+    EXAMPLE
+        .lines()
+        .map(|l| {
+            if !done && l.starts_with(key) {
+                done = true;
+                line.to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn bad_descriptions_are_refused_by_key() {
+    let cases = [
+        (edit("name =", "nmae = \"x\""), "nmae"),
+        (edit("board", "board = \"vc707\""), "board"),
+        (edit("dims", "dims = [4, 0, 1]"), "torus.dims[1]"),
+        (edit("dims", "dims = [4, 2]"), "torus.dims"),
+        (edit("dims", "dims = [65, 1, 1]"), "torus.dims[0]"),
+        (edit("dims", "dims = [4, -2, 1]"), "torus.dims[1]"),
+        (edit("dims", "dims = \"4x2x1\""), "dims"),
+        (edit("local_ports", "local_ports = 0"), "node.local_ports"),
+        (edit("width", "width = 100"), "node.width"),
+        (edit("width", "width = 64"), "node.width"),
+        (edit("max_packet_bytes", "max_packet_bytes = 100000"), "node.max_packet_bytes"),
+        (edit("vc_buffer_flits", "vc_buffer_flits = 8"), "vc_buffer_flits"),
+        (edit("vc_buffer_flits", "vc_bufer_flits = 128"), "vc_bufer_flits"),
+        (edit("fabric_mhz", "fabric_mhz = 0.0"), "clocks.fabric_mhz"),
+        (edit("fabric_mhz", "fabric_mhz = nan"), "clocks.fabric_mhz"),
+        (edit("fabric_mhz", ""), "fabric_mhz"),
+        (edit("kernel_mhz", "kernel_mhz = 5000.0"), "clocks.kernel_mhz"),
+        (edit("kernel_mhz", ""), "port[0].clock"),
+        (edit("kernel =", "kernel = \"fft_1024\""), "port[0].kernel"),
+        (edit("clock =", "clock = \"pcie\""), "port[0].clock"),
+        (edit("index = 1", "index = 2"), "port[1].index"),
+        (edit("index = 1", "index = 0"), "port[1].index"),
+        (edit("channel_latency", "channel_latency = 0"), "sim.channel_latency"),
+        (edit("", "[extra]\nkey = 1"), "extra"),
+        (edit("[torus]", "[torsu]"), "torsu"),
+        ("name = \"a\"".to_string(), "board"),
+        ("name = ".to_string(), "line 1"),
+        (edit("name =", "name = \"Torus-1\""), "name"),
+    ];
+    for (text, key) in cases {
+        let err = parse(&text).expect_err(&format!("accepted a description that should fail on `{key}`"));
+        assert!(err.contains(key), "error for `{key}` does not name it: {err}");
+    }
+    // The other boards and a design with no kernel clock are accepted.
+    let plain = edit("kernel_mhz", "").replace("clock = \"kernel\"", "clock = \"fabric\"");
+    for board in ["u200", "u280", "s10_520n"] {
+        let s = parse(&plain.replace("board = \"u280\"", &format!("board = \"{board}\""))).unwrap();
+        assert_eq!(s.board.name, board);
+        assert!(!s.has_kernel_clock());
+    }
+}
+
+#[test]
+fn no_description_panics() {
+    // Every prefix, and byte-level damage at many places: each parses or is refused, never panics.
+    let bytes = EXAMPLE.as_bytes();
+    for end in 0..bytes.len() {
+        let _ = parse(&String::from_utf8_lossy(&bytes[..end]));
+    }
+    let mut seed = 0x1234_5678_9abc_def0u64;
+    for _ in 0..3000 {
+        let mut b = bytes.to_vec();
+        for _ in 0..3 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let at = (seed % b.len() as u64) as usize;
+            b[at] = b"0123456789-=[]\"., abcxyz\n#9"[(seed >> 32) as usize % 27];
+        }
+        let _ = parse(&String::from_utf8_lossy(&b));
+    }
+    for huge in ["dims = [99999999999999999999, 1, 1]", "dims = [1e300, 1, 1]", "dims = [-9223372036854775808, 1, 1]"] {
+        assert!(parse(&edit("dims", huge)).is_err());
+    }
+}
+
+#[test]
+fn constraint_check_finds_missing_ports_and_cells() {
+    let dir = temp("constraints");
+    let plain = edit("kernel_mhz", "").replace("clock = \"kernel\"", "clock = \"fabric\"").replace("board = \"u280\"", "board = \"u200\"");
+    let mut configs = shipped();
+    configs.push(parse(&plain).unwrap());
+    for s in configs {
+        let gen = dir.join("generated");
+        let cons = dir.join("constraints");
+        system::generate(&s, &gen, &cons).unwrap();
+        let files = Files::of(&s, &gen, &cons);
+        // The check as `weft check` runs it passes on the generated files (also lint and Icarus).
+        system::check(&s, &gen, &cons).unwrap();
+        let text = std::fs::read_to_string(&files.constraint).unwrap();
+        let top = s.top();
+        let top_text = std::fs::read_to_string(files.shell.as_ref().unwrap_or(&files.node)).unwrap();
+        let ports: Vec<String> = system::ports::ports(&top_text, &top).unwrap().into_iter().map(|p| p.name).collect();
+        let node_text = std::fs::read_to_string(&files.node).unwrap();
+        let paths = system::ports::instance_paths(&[&top_text, &node_text], &top);
+        assert!(ports.contains(&"clk".to_string()));
+        // The constraints name the clock and, with a kernel clock, every synchroniser.
+        assert!(text.contains("create_clock -name fabric_clk -period 6.400"));
+        if s.has_kernel_clock() {
+            assert!(text.contains("set_clock_groups -asynchronous"));
+            for p in s.ports.iter().filter(|p| p.clock == system::config::PortClock::Kernel) {
+                for fifo in ["in", "out"] {
+                    for sync in ["write_gray_sync1", "read_gray_sync1"] {
+                        assert!(paths.contains(&format!("cdc_p{}_{fifo}/{sync}", p.index)), "{top} lacks cdc_p{}_{fifo}/{sync}", p.index);
+                        assert!(text.contains(&format!("cdc_p{}_{fifo}", p.index)));
+                    }
+                }
+            }
+        }
+        // A renamed port, clock or cell is caught, naming what is missing.
+        let bad = dir.join(format!("bad.{}", files.constraint.extension().unwrap().to_string_lossy()));
+        let mutations = [("get_ports clk", "get_ports clock", "clock"), ("get_ports {clk}", "get_ports {clock}", "clock"), ("-group [get_clocks kernel_clk]", "-group [get_clocks kern_clk]", "kern_clk"), ("write_gray_sync1", "write_grey_sync1", "write_grey_sync1")];
+        let mut tried = 0;
+        for (from, to, named) in mutations {
+            if !text.contains(from) {
+                continue;
+            }
+            tried += 1;
+            std::fs::write(&bad, text.replacen(from, to, 1)).unwrap();
+            let err = check_constraints(&bad, &ports, &paths).expect_err(&format!("{top}: `{to}` passed the check"));
+            assert!(err.contains(named), "{top}: error does not name `{named}`: {err}");
+        }
+        assert!(tried >= 1);
+        std::fs::write(&bad, format!("{text}\nset_propperty foo bar\n")).unwrap();
+        assert!(check_constraints(&bad, &ports, &paths).is_err(), "{top}: an unknown command passed");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
