@@ -150,7 +150,7 @@ pub(crate) fn build(file: &Path, top: &str) -> Result<(PathBuf, Vec<Port>), Cosi
     std::fs::write(work.join("wrapper.cpp"), wrapper(top, &ports)).map_err(|e| CosimError::Build(e.to_string()))?;
     run(
         "verilator",
-        &["--cc", "--build", "-O3", "-Wno-fatal", "-CFLAGS", "-fPIC -O2", "--Mdir", "obj", "--top-module", top, &format!("{top}.v")],
+        &["--cc", "--build", "-j", "0", "-O3", "-Wno-fatal", "-CFLAGS", "-fPIC -O2", "--Mdir", "obj", "--top-module", top, &format!("{top}.v")],
         &work,
     )?;
     let root = Command::new("verilator")
