@@ -164,10 +164,19 @@ pub fn register_window(net: &mut Netlist, entries: &[(u32, Entry)]) -> Result<Ve
     Ok(rw_values)
 }
 
+/// The self-test registers of a node's window: (address, name, width) of the read-write ones,
+/// then the read-only status words from [`SELFTEST_STATUS`].
+pub const SELFTEST_REGS: [(u32, &str, usize); 7] =
+    [(0x020, "control", 3), (0x024, "count", 32), (0x028, "length", 14), (0x02C, "dst", 22), (0x030, "tag", 16), (0x034, "seed", 32), (0x038, "expected", 32)];
+pub const SELFTEST_STATUS: u32 = 0x040;
+pub const SELFTEST_STATUS_NAMES: [&str; 6] = ["sent", "cycles", "status", "packets", "bytes", "errors"];
+
 /// The node's register map (DESIGN.md): ID, version, local coordinates (RW), torus dimensions,
-/// scratch, and `counters` read-only words from 0x100. Returns the netlist with outputs
-/// `local_x`, `local_y`, `local_z` (the coordinate register's fields).
-pub fn node_window(dims: [usize; 3], counters: usize) -> Result<Netlist, String> {
+/// scratch, the self-test block when `selftest` ([`SELFTEST_REGS`], status words from
+/// [`SELFTEST_STATUS`] read from inputs `selftest@<32·i>`), and `counters` read-only words from
+/// 0x100. Returns the netlist with outputs `local_x`, `local_y`, `local_z` (the coordinate
+/// register's fields) and `st_<name>` for the self-test registers.
+pub fn node_window(dims: [usize; 3], counters: usize, selftest: bool) -> Result<Netlist, String> {
     let mut net = Netlist::new();
     let n = &mut net;
     let id = n.constant(ID as u128, 32);
@@ -181,6 +190,15 @@ pub fn node_window(dims: [usize; 3], counters: usize) -> Result<Netlist, String>
         (0x00C, Entry::ReadOnly(dims_w)),
         (0x010, Entry::ReadWrite { width: 32, reset: 0 }),
     ];
+    if selftest {
+        for (addr, _, width) in SELFTEST_REGS {
+            entries.push((addr, Entry::ReadWrite { width, reset: 0 }));
+        }
+        for i in 0..SELFTEST_STATUS_NAMES.len() {
+            let w = n.input(&format!("selftest@{}", 32 * i), 32);
+            entries.push((SELFTEST_STATUS + 4 * i as u32, Entry::ReadOnly(w)));
+        }
+    }
     for i in 0..counters {
         let c = n.input(&format!("counters@{}", 32 * i), 32);
         entries.push((0x100 + 4 * i as u32, Entry::ReadOnly(c)));
@@ -189,6 +207,11 @@ pub fn node_window(dims: [usize; 3], counters: usize) -> Result<Netlist, String>
     for (k, name) in ["local_x", "local_y", "local_z"].iter().enumerate() {
         let f = n.slice(rw[0], 8 * k, 6);
         n.output(name, f);
+    }
+    if selftest {
+        for (i, (_, name, _)) in SELFTEST_REGS.iter().enumerate() {
+            n.output(&format!("st_{name}"), rw[2 + i]);
+        }
     }
     Ok(net)
 }
@@ -296,8 +319,8 @@ impl Master {
 /// Built-in-simulator check of the node window against its map (DESIGN.md): identification,
 /// read-write registers with byte strobes in any channel order, counters, SLVERR on read-only
 /// and unmapped addresses, responses held under back-pressure.
-pub fn check_node_window(dims: [usize; 3], counters: usize, seed: u64) -> Result<String, String> {
-    let mut m = Master::new(node_window(dims, counters)?, seed);
+pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed: u64) -> Result<String, String> {
+    let mut m = Master::new(node_window(dims, counters, selftest)?, seed);
     let counter_values: Vec<u32> = (0..counters as u32).map(|i| 0x1000_0001u32.wrapping_mul(i + 3)).collect();
     for (i, v) in counter_values.iter().enumerate() {
         let w = m.eval.input(&format!("counters@{}", 32 * i)).unwrap();
@@ -337,6 +360,32 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, seed: u64) -> Result
     for (i, v) in counter_values.iter().enumerate() {
         expect("counter", m.read(0x100 + 4 * i as u32), (*v as u128, OKAY))?;
     }
+    if selftest {
+        // Each self-test register keeps exactly its width and drives its output; status words
+        // read their inputs and refuse writes.
+        for (addr, name, width) in SELFTEST_REGS {
+            let mask = if width == 32 { u32::MAX } else { (1u32 << width) - 1 };
+            let v = rng.next_u64() as u32;
+            if m.write(addr, v, 0xF, 0) != OKAY {
+                return Err(format!("write to self-test {name} answered SLVERR"));
+            }
+            expect(name, m.read(addr), ((v & mask) as u128, OKAY))?;
+            m.eval.settle();
+            if m.get(&format!("st_{name}")) != (v & mask) as u128 {
+                return Err(format!("output st_{name} does not follow its register"));
+            }
+        }
+        for i in 0..SELFTEST_STATUS_NAMES.len() {
+            let v = 0x0BAD_0000u32 + i as u32;
+            let w = m.eval.input(&format!("selftest@{}", 32 * i)).unwrap();
+            m.eval.set(w, v as u128);
+            let addr = SELFTEST_STATUS + 4 * i as u32;
+            expect(SELFTEST_STATUS_NAMES[i], m.read(addr), (v as u128, OKAY))?;
+            if m.write(addr, 0, 0xF, 0) != SLVERR {
+                return Err(format!("write to self-test status {addr:#x} did not answer SLVERR"));
+            }
+        }
+    }
     // Read-only and unmapped: SLVERR, nothing changes.
     for addr in [0x000, 0x00C, 0x100, 0x014, 0x0FC, 0xFFC] {
         if m.write(addr, 0xDEAD_BEEF, 0xF, 1) != SLVERR {
@@ -356,8 +405,8 @@ mod tests {
 
     #[test]
     fn node_window_follows_the_map() {
-        check_node_window([4, 2, 1], 4, 1).unwrap();
-        check_node_window([2, 2, 2], 0, 2).unwrap();
+        check_node_window([4, 2, 1], 4, true, 1).unwrap();
+        check_node_window([2, 2, 2], 0, false, 2).unwrap();
     }
 
     #[test]
@@ -383,7 +432,7 @@ pub fn shipped() -> Vec<crate::catalog::Shipped> {
             parameters: vec![("torus".into(), "4x2x1".into()), ("counters".into(), "8 at 0x100..0x11C".into()), ("data_width".into(), "32".into()), ("address_width".into(), "12".into())],
             hidden_ports: vec![],
         },
-        verilog: |spec| export_netlist(spec, &node_window([4, 2, 1], 8).map_err(ExportError)?),
-        testbench: || check_node_window([4, 2, 1], 8, 7),
+        verilog: |spec| export_netlist(spec, &node_window([4, 2, 1], 8, false).map_err(ExportError)?),
+        testbench: || check_node_window([4, 2, 1], 8, false, 7),
     }]
 }

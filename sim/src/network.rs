@@ -379,6 +379,42 @@ impl<D: Device> Torus<D> {
         Err(format!("node {node}: AXI4-Lite write to {addr:#x} got no response"))
     }
 
+    /// Reads a node's register through its AXI4-Lite port; returns (data, resp).
+    pub fn axil_read(&mut self, node: usize, addr: u32) -> Result<(u32, u32), String> {
+        let names = ["s_axil_araddr", "s_axil_arvalid", "s_axil_rready", "s_axil_arready", "s_axil_rvalid", "s_axil_rdata", "s_axil_rresp"];
+        let p: Vec<usize> = names.iter().map(|n| self.devices[node].port(n)).collect();
+        let d = &mut self.devices[node];
+        d.set(p[0], &scalar(addr as u64));
+        d.set(p[1], &scalar(1));
+        d.set(p[2], &scalar(1));
+        for _ in 0..100 {
+            let d = &mut self.devices[node];
+            d.settle();
+            let taken = d.get(p[3])[0] & 1 == 1;
+            if d.get(p[4])[0] & 1 == 1 {
+                let (data, resp) = (d.get(p[5])[0] as u32, d.get(p[6])[0] as u32);
+                self.idle_cycle();
+                let d = &mut self.devices[node];
+                d.set(p[1], &scalar(0));
+                d.set(p[2], &scalar(0));
+                return Ok((data, resp));
+            }
+            self.idle_cycle();
+            if taken {
+                let d = &mut self.devices[node];
+                d.set(p[1], &scalar(0));
+            }
+        }
+        Err(format!("node {node}: AXI4-Lite read of {addr:#x} got no response"))
+    }
+
+    /// Runs idle cycles (sources quiet, sinks ready).
+    pub fn idle(&mut self, cycles: u64) {
+        for _ in 0..cycles {
+            self.idle_cycle();
+        }
+    }
+
     /// Nodes: writes each node's coordinates into its register window, then runs until every
     /// link is up; returns the cycles it took.
     pub fn bring_up(&mut self, limit: u64) -> Result<u64, String> {

@@ -42,7 +42,7 @@ fn loop_length(bytes: usize) -> usize {
 pub const REPETITIONS: usize = 2;
 pub const BANDWIDTH_SIZES: [usize; 9] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
 /// Offered loads of the latency sweep, flits per node per cycle.
-pub const LOADS: [f64; 6] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5];
+pub const LOADS: [f64; 10] = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.2];
 pub const LOAD_PACKET_BYTES: usize = 256;
 
 #[derive(Clone, Debug, Serialize)]

@@ -7,6 +7,11 @@
 //! the − neighbour. A dimension of size 2 still has both endpoints (two cables to the one
 //! neighbour); its − router ports do not exist, so those directions carry only link protocol.
 //!
+//! Self-test (128-bit nodes): the register window's self-test registers drive a packet generator
+//! and a checker ([`crate::selftest`]); with control bit 0 set they own IntraNode port 0 (the
+//! user's port 0 then neither offers nor accepts), bit 1 rising starts the generator, bit 2
+//! clears the checker.
+//!
 //! Ports: `clk`, `rst`; `s_axil_*` (register window, map in DESIGN.md and [`counter_names`]);
 //! IntraNode ports `s_axis_p<p>_*` / `m_axis_p<p>_*` as the router's; per endpoint
 //! `<e>_rx_serial` / `<e>_tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`) and
@@ -16,9 +21,10 @@ use std::collections::HashMap;
 
 use weft_hdl::netlist::{Netlist, Wire};
 
-use crate::axil::node_window;
+use crate::axil::{node_window, SELFTEST_STATUS_NAMES};
 use crate::link::{endpoint, LinkConfig};
 use crate::router::{router, Direction, RouterConfig};
+use crate::selftest::{checker, generator};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeConfig {
@@ -89,7 +95,9 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     let router_net = router(rc)?;
     let link_net = endpoint(&config.link)?;
     let counters = counter_names(config);
-    let regs_net = node_window(rc.dims, counters.len())?;
+    // The self-test block takes IntraNode port 0 when enabled; it is 128 bits wide.
+    let selftest = rc.width == 128;
+    let regs_net = node_window(rc.dims, counters.len(), selftest)?;
     let dirs = rc.directions();
     let endpoints = config.endpoints();
 
@@ -112,9 +120,13 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
             (name.to_string(), net.input(name, w.parse().unwrap()))
         })
         .collect();
+    let status_inputs: Vec<Wire> = (0..SELFTEST_STATUS_NAMES.len()).map(|i| placeholder(net, &mut fwd, format!("selftest{i}"), 32)).collect();
     let regs = net.instantiate(&regs_net, "regs_", &|port| {
         if let Some(w) = axil_in.get(port) {
             return Some(*w);
+        }
+        if let Some(lo) = port.strip_prefix("selftest@") {
+            return status_inputs.get(lo.parse::<usize>().ok()? / 32).copied();
         }
         let lo: usize = port.strip_prefix("counters@")?.parse().ok()?;
         counter_inputs.get(lo / 32).copied()
@@ -141,6 +153,24 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         let name = format!("m_axis_p{p}_tready");
         router_in.insert(name.clone(), net.input(&name, 1));
     }
+    // Self-test: with control bit 0 set, port 0 of the router talks to the generator and the
+    // checker instead of the user (whose port then neither offers nor accepts).
+    let enable = if selftest { net.bit(regs["st_control"], 0) } else { zero1 };
+    let user_port0: HashMap<String, Wire> = router_in.iter().filter(|(k, _)| k.starts_with("s_axis_p0_") || k.starts_with("m_axis_p0_")).map(|(k, v)| (k.clone(), *v)).collect();
+    if selftest {
+        let gen_data = placeholder(net, &mut fwd, "gen_data".into(), 128);
+        let gen_last = placeholder(net, &mut fwd, "gen_last".into(), 1);
+        let gen_valid = placeholder(net, &mut fwd, "gen_valid".into(), 1);
+        let one = net.constant(1, 1);
+        let data = net.mux(enable, gen_data, user_port0["s_axis_p0_tdata@0"]);
+        let last = net.mux(enable, gen_last, user_port0["s_axis_p0_tlast"]);
+        let valid = net.mux(enable, gen_valid, user_port0["s_axis_p0_tvalid"]);
+        let ready = net.mux(enable, one, user_port0["m_axis_p0_tready"]);
+        router_in.insert("s_axis_p0_tdata@0".into(), data);
+        router_in.insert("s_axis_p0_tlast".into(), last);
+        router_in.insert("s_axis_p0_tvalid".into(), valid);
+        router_in.insert("m_axis_p0_tready".into(), ready);
+    }
     for d in &dirs {
         let dn = d.name();
         // Flits travelling d arrive through the endpoint facing the other way; see the merge.
@@ -158,14 +188,60 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         router_in.insert(format!("m_axis_{dn}_credit"), f);
     }
     let r = net.instantiate(&router_net, "router_", &|port| router_in.get(port).copied())?;
+    let user = net.not(enable);
     for p in 0..rc.local_ports {
         for o in ["s_axis_p{p}_tready", "m_axis_p{p}_tkeep", "m_axis_p{p}_tlast", "m_axis_p{p}_tvalid"] {
             let name = o.replace("{p}", &p.to_string());
-            net.output(&name, r[&name]);
+            let w = if p == 0 && (o.contains("tready") || o.contains("tvalid")) { net.and(r[&name], user) } else { r[&name] };
+            net.output(&name, w);
         }
         for k in 0..chunks {
             let name = format!("m_axis_p{p}_tdata@{}", 128 * k);
             net.output(&name, r[&name]);
+        }
+    }
+
+    if selftest {
+        let reg = |name: &str| regs[&format!("st_{name}")];
+        let control = reg("control");
+        let start_level = net.bit(control, 1);
+        let was = net.register("st_start_seen", 1, 0);
+        net.drive(was, start_level);
+        let not_was = net.not(was.q);
+        let start = net.and(start_level, not_was);
+        let clear = net.bit(control, 2);
+        let valid = net.and(r["m_axis_p0_tvalid"], enable);
+        let chk_in: HashMap<String, Wire> = HashMap::from([
+            ("s_axis_tdata".to_string(), r["m_axis_p0_tdata@0"]),
+            ("s_axis_tkeep".into(), r["m_axis_p0_tkeep"]),
+            ("s_axis_tlast".into(), r["m_axis_p0_tlast"]),
+            ("s_axis_tvalid".into(), valid),
+            ("seed".into(), reg("seed")),
+            ("expected".into(), reg("expected")),
+            ("clear".into(), clear),
+        ]);
+        let chk = net.instantiate(&checker(), "selftest_checker_", &|port| chk_in.get(port).copied())?;
+        let gen_ready = net.and(r["s_axis_p0_tready"], enable);
+        let gen_in: HashMap<String, Wire> = HashMap::from([
+            ("start".to_string(), start),
+            ("count".into(), reg("count")),
+            ("length".into(), reg("length")),
+            ("dst".into(), reg("dst")),
+            ("tag".into(), reg("tag")),
+            ("seed".into(), reg("seed")),
+            ("done_in".into(), chk["complete"]),
+            ("m_axis_tready".into(), gen_ready),
+        ]);
+        let g = net.instantiate(&generator(), "selftest_generator_", &|port| gen_in.get(port).copied())?;
+        net.resolve(fwd["gen_data"], g["m_axis_tdata"]);
+        net.resolve(fwd["gen_last"], g["m_axis_tlast"]);
+        net.resolve(fwd["gen_valid"], g["m_axis_tvalid"]);
+        let busy = net.zext(g["busy"], 32);
+        let complete = net.zext(chk["complete"], 32);
+        let complete = net.shl_const(complete, 1);
+        let status = net.or(busy, complete);
+        for (i, w) in [g["sent"], g["cycles"], status, chk["packets"], chk["bytes"], chk["errors"]].into_iter().enumerate() {
+            net.resolve(fwd[&format!("selftest{i}")], w);
         }
     }
 
