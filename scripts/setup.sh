@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what weft needs beyond Rust: Verilator, Yosys, Icarus and Tcl from Debian's packages, and
-# cocotb + cocotbext-axi (pinned in tests/cocotb/requirements.txt) for the external test benches.
+# cocotb + cocotbext-axi (pinned in tests/cocotb/requirements.txt) for the external test benches, and
+# FuseSoC (same file) to run the generated core files' lint targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -15,10 +16,11 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-if ! python3 -c "import cocotb, cocotbext.axi" 2>/dev/null; then
-    echo "setup: installing cocotb and cocotbext-axi"
+if ! python3 -c "import cocotb, cocotbext.axi" 2>/dev/null || ! command -v fusesoc >/dev/null; then
+    echo "setup: installing cocotb, cocotbext-axi and fusesoc"
     python3 -m pip install -q -r tests/cocotb/requirements.txt
 fi
 verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p  # sed reads to the end: no SIGPIPE under pipefail
+fusesoc --version

@@ -190,6 +190,11 @@ fn constraint_check_finds_missing_ports_and_cells() {
         assert!(tried >= 1);
         std::fs::write(&bad, format!("{text}\nset_propperty foo bar\n")).unwrap();
         assert!(check_constraints(&bad, &ports, &paths).is_err(), "{top}: an unknown command passed");
+        // A core file naming a file that is not there fails FuseSoC's lint target.
+        let core = std::fs::read_to_string(&files.core).unwrap();
+        std::fs::write(&files.core, core.replace("_node.v", "_nod.v")).unwrap();
+        let err = system::check(&s, &gen, &cons).expect_err("a core file with a missing file passed");
+        assert!(err.contains("FuseSoC") && err.contains("_nod.v"), "{err}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -186,8 +186,34 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
     let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let paths = ports::instance_paths(&text_refs, &top);
     constraints::check_constraints(&files.constraint, &port_names, &paths)?;
+    fusesoc_lint(config, &files)?;
     Ok(format!(
-        "{sim_top} and {top}: verilator lint, icarus compile; {}: every port and cell exists",
-        files.constraint.display()
+        "{sim_top} and {top}: verilator lint, icarus compile; {}: every port and cell exists; {}: FuseSoC lint target passes",
+        files.constraint.display(),
+        files.core.display()
     ))
+}
+
+/// Runs the core file's `lint` target through FuseSoC (which checks the file and its file sets,
+/// then runs Verilator through edalize).
+fn fusesoc_lint(config: &SystemConfig, files: &Files) -> Result<(), String> {
+    let cores = std::fs::canonicalize(files.core.parent().unwrap_or(Path::new("."))).map_err(|e| e.to_string())?;
+    let work = std::env::temp_dir().join(format!("weft-fusesoc-{}-{}", std::process::id(), config.name));
+    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    let name = format!("weft:system:{}", config.name);
+    let out = std::process::Command::new("fusesoc")
+        .args(["--cores-root", &cores.to_string_lossy(), "run", "--target", "lint", &name])
+        .current_dir(&work)
+        .output()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => "`fusesoc` is not installed or not on PATH; install it with `python3 -m pip install fusesoc` (scripts/setup.sh does)".to_string(),
+            _ => e.to_string(),
+        });
+    let _ = std::fs::remove_dir_all(&work);
+    let out = out?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{}: FuseSoC lint target failed:\n{}{}", files.core.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    }
 }
