@@ -4,7 +4,6 @@
 //! vendor tool hours later.
 
 use std::path::Path;
-use std::process::Command;
 
 use super::config::{PortClock, SystemConfig, Vendor};
 
@@ -156,15 +155,7 @@ pub fn check_constraints(file: &Path, ports: &[String], paths: &[String]) -> Res
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let tcl = dir.join(format!("{}.tcl", file.file_name().unwrap_or_default().to_string_lossy()));
     std::fs::write(&tcl, script).map_err(|e| e.to_string())?;
-    let out = Command::new("tclsh").arg(&tcl).output().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => "`tclsh` is not installed or not on PATH; install it with `apt-get install tcl`".to_string(),
-        _ => e.to_string(),
-    });
+    let out = weft_hdl::tools::run("tclsh", "apt-get install tcl", "tclsh", &[&tcl.to_string_lossy()], &dir);
     let _ = std::fs::remove_file(&tcl);
-    let out = out?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!("{}: {}{}", file.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)).trim_end().to_string())
-    }
+    out.map(|_| ()).map_err(|e| format!("{}: {e}", file.display()))
 }

@@ -201,19 +201,8 @@ fn fusesoc_lint(config: &SystemConfig, files: &Files) -> Result<(), String> {
     let work = std::env::temp_dir().join(format!("weft-fusesoc-{}-{}", std::process::id(), config.name));
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let name = format!("weft:system:{}", config.name);
-    let out = std::process::Command::new("fusesoc")
-        .args(["--cores-root", &cores.to_string_lossy(), "run", "--target", "lint", &name])
-        .current_dir(&work)
-        .output()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => "`fusesoc` is not installed or not on PATH; install it with `python3 -m pip install fusesoc` (scripts/setup.sh does)".to_string(),
-            _ => e.to_string(),
-        });
+    let cores = cores.to_string_lossy();
+    let out = weft_hdl::tools::run("fusesoc", "python3 -m pip install fusesoc (scripts/setup.sh does)", "fusesoc", &["--cores-root", &cores, "run", "--target", "lint", &name], &work);
     let _ = std::fs::remove_dir_all(&work);
-    let out = out?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!("{}: FuseSoC lint target failed:\n{}{}", files.core.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-    }
+    out.map(|_| ()).map_err(|e| format!("{}: FuseSoC lint target failed: {e}", files.core.display()))
 }

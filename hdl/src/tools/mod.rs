@@ -37,7 +37,7 @@ impl std::error::Error for ToolError {}
 
 /// Runs `program` with `args`; a spawn failure becomes [`ToolError::Missing`], a non-zero exit
 /// [`ToolError::Failed`] with the tool's stderr and stdout tail.
-pub(crate) fn run(tool: &'static str, install: &'static str, program: &str, args: &[&str], dir: &Path) -> Result<Output, ToolError> {
+pub fn run(tool: &'static str, install: &'static str, program: &str, args: &[&str], dir: &Path) -> Result<Output, ToolError> {
     let output = Command::new(program).args(args).current_dir(dir).output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ToolError::Missing { tool, install },
         _ => ToolError::Failed { tool, message: e.to_string() },
