@@ -169,10 +169,13 @@ pub fn register_window(net: &mut Netlist, entries: &[(u32, Entry)]) -> Result<Ve
 pub const SELFTEST_REGS: [(u32, &str, usize); 7] =
     [(0x020, "control", 3), (0x024, "count", 32), (0x028, "length", 14), (0x02C, "dst", 22), (0x030, "tag", 16), (0x034, "seed", 32), (0x038, "expected", 32)];
 pub const SELFTEST_STATUS: u32 = 0x040;
+/// Link status (RO): bit `d` = the channel of the endpoint facing direction `d` (X+, X−, Y+, Y−,
+/// Z+, Z− = 0…5) is up; bit 31 = every channel is up.
+pub const LINK_STATUS: u32 = 0x018;
 pub const SELFTEST_STATUS_NAMES: [&str; 6] = ["sent", "cycles", "status", "packets", "bytes", "errors"];
 
 /// The node's register map (DESIGN.md): ID, version, local coordinates (RW), torus dimensions,
-/// scratch, the self-test block when `selftest` ([`SELFTEST_REGS`], status words from
+/// scratch, link status at [`LINK_STATUS`] (input `link_status`), the self-test block when `selftest` ([`SELFTEST_REGS`], status words from
 /// [`SELFTEST_STATUS`] read from inputs `selftest@<32·i>`), and `counters` read-only words from
 /// 0x100. Returns the netlist with outputs `local_x`, `local_y`, `local_z` (the coordinate
 /// register's fields) and `st_<name>` for the self-test registers.
@@ -190,6 +193,8 @@ pub fn node_window(dims: [usize; 3], counters: usize, selftest: bool) -> Result<
         (0x00C, Entry::ReadOnly(dims_w)),
         (0x010, Entry::ReadWrite { width: 32, reset: 0 }),
     ];
+    let link_status = n.input("link_status", 32);
+    entries.push((LINK_STATUS, Entry::ReadOnly(link_status)));
     if selftest {
         for (addr, _, width) in SELFTEST_REGS {
             entries.push((addr, Entry::ReadWrite { width, reset: 0 }));
@@ -360,6 +365,9 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
     for (i, v) in counter_values.iter().enumerate() {
         expect("counter", m.read(0x100 + 4 * i as u32), (*v as u128, OKAY))?;
     }
+    let status = m.eval.input("link_status").unwrap();
+    m.eval.set(status, 0x8000_0015);
+    expect("link status", m.read(LINK_STATUS), (0x8000_0015, OKAY))?;
     if selftest {
         // Each self-test register keeps exactly its width and drives its output; status words
         // read their inputs and refuse writes.

@@ -47,11 +47,16 @@ fn shipped_torus_delivers_under_bit_errors() {
 /// counters stop when their own checker is complete.
 #[test]
 fn selftest_runs_from_registers_across_a_link() {
-    use weft_sim::weft_ip::axil::{SELFTEST_REGS, SELFTEST_STATUS};
+    use weft_sim::weft_ip::axil::{LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS};
     let config = config([2, 1, 1]);
     let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
     torus.reset();
+    assert_eq!(torus.axil_read(0, LINK_STATUS).unwrap(), (0, 0), "links reported up before training");
     torus.bring_up(20_000).unwrap();
+    // Endpoints X+ and X− (bits 0 and 1) and the all-up bit 31.
+    for n in 0..2 {
+        assert_eq!(torus.axil_read(n, LINK_STATUS).unwrap(), (0x8000_0003, 0), "node {n}: link status");
+    }
     torus.set_bit_error_rate(1e-5);
     let reg = |name: &str| SELFTEST_REGS.iter().find(|r| r.1 == name).unwrap().0;
     let (count, length) = (40u32, 200u32);

@@ -120,10 +120,14 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
             (name.to_string(), net.input(name, w.parse().unwrap()))
         })
         .collect();
+    let link_status = placeholder(net, &mut fwd, "link_status".into(), 32);
     let status_inputs: Vec<Wire> = (0..SELFTEST_STATUS_NAMES.len()).map(|i| placeholder(net, &mut fwd, format!("selftest{i}"), 32)).collect();
     let regs = net.instantiate(&regs_net, "regs_", &|port| {
         if let Some(w) = axil_in.get(port) {
             return Some(*w);
+        }
+        if port == "link_status" {
+            return Some(link_status);
         }
         if let Some(lo) = port.strip_prefix("selftest@") {
             return status_inputs.get(lo.parse::<usize>().ok()? / 32).copied();
@@ -341,6 +345,17 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     }
     let link_up = if ups.is_empty() { net.constant(1, 1) } else { net.and_all(&ups) };
     net.output("link_up", link_up);
+    // Link status register: bit d per endpoint, bit 31 all up.
+    let mut status = net.constant(0, 32);
+    for (e, up) in endpoints.iter().zip(&ups) {
+        let bit = net.zext(*up, 32);
+        let bit = net.shl_const(bit, e.index());
+        status = net.or(status, bit);
+    }
+    let all = net.zext(link_up, 32);
+    let all = net.shl_const(all, 31);
+    let status = net.or(status, all);
+    net.resolve(fwd["link_status"], status);
     // Router counters for the register window.
     for (i, name) in counters.iter().enumerate() {
         if let Some(w) = r.get(&format!("stat_{name}")) {
