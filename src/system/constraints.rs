@@ -85,26 +85,18 @@ proc match_any {pattern names} {
     foreach n $names { if {[string match $pattern $n] || [string match $pattern "$n/q"]} { lappend hits $n } }
     return $hits
 }
-proc get_ports {args} {
-    global ports problems
+proc lookup {what names complaint patterns} {
+    global problems
     set all {}
-    foreach p [lindex $args end] {
-        set hits [match_any $p $ports]
-        if {$hits eq {}} { lappend problems "get_ports $p: no such port on the top" }
+    foreach p $patterns {
+        set hits [match_any $p $names]
+        if {$hits eq {}} { lappend problems "$what $p: $complaint" }
         set all [concat $all $hits]
     }
     return $all
 }
-proc get_clocks {args} {
-    global clocks problems
-    set all {}
-    foreach p [lindex $args end] {
-        set hits [match_any $p $clocks]
-        if {$hits eq {}} { lappend problems "get_clocks $p: no clock of that name was created" }
-        set all [concat $all $hits]
-    }
-    return $all
-}
+proc get_ports {args} { global ports; return [lookup get_ports $ports "no such port on the top" [lindex $args end]] }
+proc get_clocks {args} { global clocks; return [lookup get_clocks $clocks "no clock of that name was created" [lindex $args end]] }
 proc cell_pattern {args} {
     set i [lsearch $args -filter]
     if {$i >= 0} {
