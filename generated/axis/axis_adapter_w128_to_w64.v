@@ -5,120 +5,58 @@
 //   output_width = 64
 `timescale 1ns/1ps
 
-module axis_adapter_w128_to_w64(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,s_axis_tready);
+module axis_adapter_w128_to_w64(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid);
+    // clocks and resets
     input wire clk;
     input wire rst;
+    // input streams
     input wire [127:0] s_axis_tdata;
     input wire [15:0] s_axis_tkeep;
     input wire s_axis_tlast;
     input wire s_axis_tvalid;
+    output wire s_axis_tready;
+    // output streams
     input wire m_axis_tready;
     output wire [63:0] m_axis_tdata;
     output wire [7:0] m_axis_tkeep;
     output wire m_axis_tlast;
     output wire m_axis_tvalid;
-    output wire s_axis_tready;
 
 // verilator lint_off UNUSEDSIGNAL
-wire [63:0] s_axis_tdata_0_0;
-wire [63:0] s_axis_tdata_64_1;
-wire [7:0] s_axis_tkeep_0_2;
-wire [7:0] s_axis_tkeep_8_3;
-wire s_axis_tlast_4;
-wire s_axis_tvalid_5;
-wire m_axis_tready_6;
-wire n7;
-reg full_8;
-wire n9;
-reg segment_10;
-wire n11;
-reg held_last_12;
-wire [63:0] n13;
-reg [63:0] held_data0_14;
-wire [63:0] n15;
-reg [63:0] held_data1_16;
-wire [7:0] n17;
-reg [7:0] held_keep0_18;
-wire [7:0] n19;
-reg [7:0] held_keep1_20;
-wire n23;
-wire n24;
-wire n26;
-wire n27;
-wire [63:0] n28;
-wire [7:0] n29;
-wire n30;
-wire n31;
-wire n32;
-wire n33;
-wire n34;
-wire n35;
-wire n36;
-wire n37;
-wire n38;
-wire n39;
-wire n40;
-wire n41;
-wire n42;
-wire n43;
-wire [63:0] n44;
-wire [7:0] n45;
-wire [63:0] n46;
-wire [7:0] n47;
+reg full;
+reg segment;
+reg held_last;
+reg [63:0] held_data0;
+reg [63:0] held_data1;
+reg [7:0] held_keep0;
+reg [7:0] held_keep1;
+wire segment_is1;
+wire segment_eq;
+wire full_and;
+wire full_and_2;
+wire full_or;
+wire s_axis_tvalid_and;
 // verilator lint_on UNUSEDSIGNAL
-
-assign s_axis_tdata_0_0 = s_axis_tdata[63:0];
-assign s_axis_tdata_64_1 = s_axis_tdata[127:64];
-assign s_axis_tkeep_0_2 = s_axis_tkeep[7:0];
-assign s_axis_tkeep_8_3 = s_axis_tkeep[15:8];
-assign s_axis_tlast_4 = s_axis_tlast;
-assign s_axis_tvalid_5 = s_axis_tvalid;
-assign m_axis_tready_6 = m_axis_tready;
-assign n7 = n39;
-assign n9 = n42;
-assign n11 = n43;
-assign n13 = n44;
-assign n15 = n46;
-assign n17 = n45;
-assign n19 = n47;
-assign n23 = held_keep1_20 == 8'h0;
-assign n24 = ~n23;
-assign n26 = n24 ? 1'h1 : 1'h0;
-assign n27 = segment_10 == 1'h1;
-assign n28 = n27 ? held_data1_16 : held_data0_14;
-assign n29 = n27 ? held_keep1_20 : held_keep0_18;
-assign n30 = segment_10 == n26;
-assign n31 = held_last_12 & n30;
-assign n32 = full_8 & m_axis_tready_6;
-assign n33 = n32 & n30;
-assign n34 = ~full_8;
-assign n35 = n34 | n33;
-assign n36 = s_axis_tvalid_5 & n35;
-assign n37 = ~n33;
-assign n38 = full_8 & n37;
-assign n39 = n36 | n38;
-assign n40 = segment_10 + 1'h1;
-assign n41 = n32 ? n40 : segment_10;
-assign n42 = n36 ? 1'h0 : n41;
-assign n43 = n36 ? s_axis_tlast_4 : held_last_12;
-assign n44 = n36 ? s_axis_tdata_0_0 : held_data0_14;
-assign n45 = n36 ? s_axis_tkeep_0_2 : held_keep0_18;
-assign n46 = n36 ? s_axis_tdata_64_1 : held_data1_16;
-assign n47 = n36 ? s_axis_tkeep_8_3 : held_keep1_20;
+assign segment_is1 = segment == 1'h1;
+assign segment_eq = segment == ((~(held_keep1 == 8'h0)) ? 1'h1 : 1'h0);
+assign full_and = full & m_axis_tready;
+assign full_and_2 = full_and & segment_eq;
+assign full_or = (~full) | full_and_2;
+assign s_axis_tvalid_and = s_axis_tvalid & full_or;
 
 always @(posedge clk) begin
-    if (rst) full_8 <= 1'h0; else full_8 <= n7;
-    if (rst) segment_10 <= 1'h0; else segment_10 <= n9;
-    if (rst) held_last_12 <= 1'h0; else held_last_12 <= n11;
-    if (rst) held_data0_14 <= 64'h0; else held_data0_14 <= n13;
-    if (rst) held_data1_16 <= 64'h0; else held_data1_16 <= n15;
-    if (rst) held_keep0_18 <= 8'h0; else held_keep0_18 <= n17;
-    if (rst) held_keep1_20 <= 8'h0; else held_keep1_20 <= n19;
+    if (rst) full <= 1'h0; else full <= (s_axis_tvalid_and | (full & (~full_and_2)));
+    if (rst) segment <= 1'h0; else segment <= (s_axis_tvalid_and ? 1'h0 : (full_and ? (segment + 1'h1) : segment));
+    if (rst) held_last <= 1'h0; else held_last <= (s_axis_tvalid_and ? s_axis_tlast : held_last);
+    if (rst) held_data0 <= 64'h0; else held_data0 <= (s_axis_tvalid_and ? s_axis_tdata[63:0] : held_data0);
+    if (rst) held_data1 <= 64'h0; else held_data1 <= (s_axis_tvalid_and ? s_axis_tdata[127:64] : held_data1);
+    if (rst) held_keep0 <= 8'h0; else held_keep0 <= (s_axis_tvalid_and ? s_axis_tkeep[7:0] : held_keep0);
+    if (rst) held_keep1 <= 8'h0; else held_keep1 <= (s_axis_tvalid_and ? s_axis_tkeep[15:8] : held_keep1);
 end
 
-assign m_axis_tdata = n28;
-assign m_axis_tkeep = n29;
-assign m_axis_tlast = n31;
-assign m_axis_tvalid = full_8;
-assign s_axis_tready = n35;
+assign m_axis_tdata = (segment_is1 ? held_data1 : held_data0);
+assign m_axis_tkeep = (segment_is1 ? held_keep1 : held_keep0);
+assign m_axis_tlast = (held_last & segment_eq);
+assign m_axis_tvalid = full;
+assign s_axis_tready = full_or;
 endmodule

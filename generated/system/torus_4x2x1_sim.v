@@ -8,7 +8,7 @@ no_inline -module "torus_4x2x1_node"
 `verilog
 `endif
 
-module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,m_axis_n0_p0_tready,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,m_axis_n0_p1_tready,s_axis_n0_p0_tready,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p0_tdata,s_axis_n0_p1_tready,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,m_axis_n0_p1_tdata,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,m_axis_n1_p0_tready,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,m_axis_n1_p1_tready,s_axis_n1_p0_tready,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p0_tdata,s_axis_n1_p1_tready,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,m_axis_n1_p1_tdata,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,m_axis_n2_p0_tready,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,m_axis_n2_p1_tready,s_axis_n2_p0_tready,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p0_tdata,s_axis_n2_p1_tready,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,m_axis_n2_p1_tdata,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,m_axis_n3_p0_tready,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,m_axis_n3_p1_tready,s_axis_n3_p0_tready,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p0_tdata,s_axis_n3_p1_tready,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,m_axis_n3_p1_tdata,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,m_axis_n4_p0_tready,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,m_axis_n4_p1_tready,s_axis_n4_p0_tready,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p0_tdata,s_axis_n4_p1_tready,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,m_axis_n4_p1_tdata,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,m_axis_n5_p0_tready,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,m_axis_n5_p1_tready,s_axis_n5_p0_tready,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p0_tdata,s_axis_n5_p1_tready,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,m_axis_n5_p1_tdata,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,m_axis_n6_p0_tready,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,m_axis_n6_p1_tready,s_axis_n6_p0_tready,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p0_tdata,s_axis_n6_p1_tready,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,m_axis_n6_p1_tdata,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,m_axis_n7_p0_tready,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,m_axis_n7_p1_tready,s_axis_n7_p0_tready,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p0_tdata,s_axis_n7_p1_tready,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid,m_axis_n7_p1_tdata);
+module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p0_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,m_axis_n0_p1_tdata,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p0_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,m_axis_n1_p1_tdata,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p0_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,m_axis_n2_p1_tdata,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p0_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,m_axis_n3_p1_tdata,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p0_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,m_axis_n4_p1_tdata,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p0_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,m_axis_n5_p1_tdata,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p0_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,m_axis_n6_p1_tdata,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p0_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid,m_axis_n7_p1_tdata);
     input wire clk;
     input wire rst;
     // Bits of links that do not exist are not read.
@@ -19,17 +19,17 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     input wire [127:0] s_axis_n0_p0_tdata;
     input wire s_axis_n0_p0_tlast;
     input wire s_axis_n0_p0_tvalid;
-    input wire m_axis_n0_p0_tready;
     input wire [127:0] s_axis_n0_p1_tdata;
     input wire s_axis_n0_p1_tlast;
     input wire s_axis_n0_p1_tvalid;
-    input wire m_axis_n0_p1_tready;
     output wire s_axis_n0_p0_tready;
+    output wire s_axis_n0_p1_tready;
+    input wire m_axis_n0_p0_tready;
+    input wire m_axis_n0_p1_tready;
     output wire [15:0] m_axis_n0_p0_tkeep;
     output wire m_axis_n0_p0_tlast;
     output wire m_axis_n0_p0_tvalid;
     output wire [127:0] m_axis_n0_p0_tdata;
-    output wire s_axis_n0_p1_tready;
     output wire [15:0] m_axis_n0_p1_tkeep;
     output wire m_axis_n0_p1_tlast;
     output wire m_axis_n0_p1_tvalid;
@@ -37,17 +37,17 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     input wire [127:0] s_axis_n1_p0_tdata;
     input wire s_axis_n1_p0_tlast;
     input wire s_axis_n1_p0_tvalid;
-    input wire m_axis_n1_p0_tready;
     input wire [127:0] s_axis_n1_p1_tdata;
     input wire s_axis_n1_p1_tlast;
     input wire s_axis_n1_p1_tvalid;
-    input wire m_axis_n1_p1_tready;
     output wire s_axis_n1_p0_tready;
+    output wire s_axis_n1_p1_tready;
+    input wire m_axis_n1_p0_tready;
+    input wire m_axis_n1_p1_tready;
     output wire [15:0] m_axis_n1_p0_tkeep;
     output wire m_axis_n1_p0_tlast;
     output wire m_axis_n1_p0_tvalid;
     output wire [127:0] m_axis_n1_p0_tdata;
-    output wire s_axis_n1_p1_tready;
     output wire [15:0] m_axis_n1_p1_tkeep;
     output wire m_axis_n1_p1_tlast;
     output wire m_axis_n1_p1_tvalid;
@@ -55,17 +55,17 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     input wire [127:0] s_axis_n2_p0_tdata;
     input wire s_axis_n2_p0_tlast;
     input wire s_axis_n2_p0_tvalid;
-    input wire m_axis_n2_p0_tready;
     input wire [127:0] s_axis_n2_p1_tdata;
     input wire s_axis_n2_p1_tlast;
     input wire s_axis_n2_p1_tvalid;
-    input wire m_axis_n2_p1_tready;
     output wire s_axis_n2_p0_tready;
+    output wire s_axis_n2_p1_tready;
+    input wire m_axis_n2_p0_tready;
+    input wire m_axis_n2_p1_tready;
     output wire [15:0] m_axis_n2_p0_tkeep;
     output wire m_axis_n2_p0_tlast;
     output wire m_axis_n2_p0_tvalid;
     output wire [127:0] m_axis_n2_p0_tdata;
-    output wire s_axis_n2_p1_tready;
     output wire [15:0] m_axis_n2_p1_tkeep;
     output wire m_axis_n2_p1_tlast;
     output wire m_axis_n2_p1_tvalid;
@@ -73,17 +73,17 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     input wire [127:0] s_axis_n3_p0_tdata;
     input wire s_axis_n3_p0_tlast;
     input wire s_axis_n3_p0_tvalid;
-    input wire m_axis_n3_p0_tready;
     input wire [127:0] s_axis_n3_p1_tdata;
     input wire s_axis_n3_p1_tlast;
     input wire s_axis_n3_p1_tvalid;
-    input wire m_axis_n3_p1_tready;
     output wire s_axis_n3_p0_tready;
+    output wire s_axis_n3_p1_tready;
+    input wire m_axis_n3_p0_tready;
+    input wire m_axis_n3_p1_tready;
     output wire [15:0] m_axis_n3_p0_tkeep;
     output wire m_axis_n3_p0_tlast;
     output wire m_axis_n3_p0_tvalid;
     output wire [127:0] m_axis_n3_p0_tdata;
-    output wire s_axis_n3_p1_tready;
     output wire [15:0] m_axis_n3_p1_tkeep;
     output wire m_axis_n3_p1_tlast;
     output wire m_axis_n3_p1_tvalid;
@@ -91,17 +91,17 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     input wire [127:0] s_axis_n4_p0_tdata;
     input wire s_axis_n4_p0_tlast;
     input wire s_axis_n4_p0_tvalid;
-    input wire m_axis_n4_p0_tready;
     input wire [127:0] s_axis_n4_p1_tdata;
     input wire s_axis_n4_p1_tlast;
     input wire s_axis_n4_p1_tvalid;
-    input wire m_axis_n4_p1_tready;
     output wire s_axis_n4_p0_tready;
+    output wire s_axis_n4_p1_tready;
+    input wire m_axis_n4_p0_tready;
+    input wire m_axis_n4_p1_tready;
     output wire [15:0] m_axis_n4_p0_tkeep;
     output wire m_axis_n4_p0_tlast;
     output wire m_axis_n4_p0_tvalid;
     output wire [127:0] m_axis_n4_p0_tdata;
-    output wire s_axis_n4_p1_tready;
     output wire [15:0] m_axis_n4_p1_tkeep;
     output wire m_axis_n4_p1_tlast;
     output wire m_axis_n4_p1_tvalid;
@@ -109,17 +109,17 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     input wire [127:0] s_axis_n5_p0_tdata;
     input wire s_axis_n5_p0_tlast;
     input wire s_axis_n5_p0_tvalid;
-    input wire m_axis_n5_p0_tready;
     input wire [127:0] s_axis_n5_p1_tdata;
     input wire s_axis_n5_p1_tlast;
     input wire s_axis_n5_p1_tvalid;
-    input wire m_axis_n5_p1_tready;
     output wire s_axis_n5_p0_tready;
+    output wire s_axis_n5_p1_tready;
+    input wire m_axis_n5_p0_tready;
+    input wire m_axis_n5_p1_tready;
     output wire [15:0] m_axis_n5_p0_tkeep;
     output wire m_axis_n5_p0_tlast;
     output wire m_axis_n5_p0_tvalid;
     output wire [127:0] m_axis_n5_p0_tdata;
-    output wire s_axis_n5_p1_tready;
     output wire [15:0] m_axis_n5_p1_tkeep;
     output wire m_axis_n5_p1_tlast;
     output wire m_axis_n5_p1_tvalid;
@@ -127,17 +127,17 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     input wire [127:0] s_axis_n6_p0_tdata;
     input wire s_axis_n6_p0_tlast;
     input wire s_axis_n6_p0_tvalid;
-    input wire m_axis_n6_p0_tready;
     input wire [127:0] s_axis_n6_p1_tdata;
     input wire s_axis_n6_p1_tlast;
     input wire s_axis_n6_p1_tvalid;
-    input wire m_axis_n6_p1_tready;
     output wire s_axis_n6_p0_tready;
+    output wire s_axis_n6_p1_tready;
+    input wire m_axis_n6_p0_tready;
+    input wire m_axis_n6_p1_tready;
     output wire [15:0] m_axis_n6_p0_tkeep;
     output wire m_axis_n6_p0_tlast;
     output wire m_axis_n6_p0_tvalid;
     output wire [127:0] m_axis_n6_p0_tdata;
-    output wire s_axis_n6_p1_tready;
     output wire [15:0] m_axis_n6_p1_tkeep;
     output wire m_axis_n6_p1_tlast;
     output wire m_axis_n6_p1_tvalid;
@@ -145,17 +145,17 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     input wire [127:0] s_axis_n7_p0_tdata;
     input wire s_axis_n7_p0_tlast;
     input wire s_axis_n7_p0_tvalid;
-    input wire m_axis_n7_p0_tready;
     input wire [127:0] s_axis_n7_p1_tdata;
     input wire s_axis_n7_p1_tlast;
     input wire s_axis_n7_p1_tvalid;
-    input wire m_axis_n7_p1_tready;
     output wire s_axis_n7_p0_tready;
+    output wire s_axis_n7_p1_tready;
+    input wire m_axis_n7_p0_tready;
+    input wire m_axis_n7_p1_tready;
     output wire [15:0] m_axis_n7_p0_tkeep;
     output wire m_axis_n7_p0_tlast;
     output wire m_axis_n7_p0_tvalid;
     output wire [127:0] m_axis_n7_p0_tdata;
-    output wire s_axis_n7_p1_tready;
     output wire [15:0] m_axis_n7_p1_tkeep;
     output wire m_axis_n7_p1_tlast;
     output wire m_axis_n7_p1_tvalid;
@@ -238,13 +238,13 @@ wire node7_yn_channel_up;
 /* verilator lint_on UNUSEDSIGNAL */
 
 // ---- node 0 at (0, 0, 0) ----
+wire node0_s_axil_awready;
+wire node0_s_axil_wready;
+wire node0_s_axil_bvalid;
 wire [131:0] node0_xp_rx_serial;
 wire [131:0] node0_xn_rx_serial;
 wire [131:0] node0_yp_rx_serial;
 wire [131:0] node0_yn_rx_serial;
-wire node0_s_axil_awready;
-wire node0_s_axil_wready;
-wire node0_s_axil_bvalid;
 wire [131:0] node0_xp_tx_serial;
 wire [131:0] node0_xn_tx_serial;
 wire [131:0] node0_yp_tx_serial;
@@ -263,6 +263,24 @@ end
 torus_4x2x1_node node0 (
     .clk(clk),
     .rst(rst),
+    .s_axis_p0_tdata(s_axis_n0_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n0_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n0_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n0_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n0_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n0_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n0_p0_tready),
+    .s_axis_p1_tready(s_axis_n0_p1_tready),
+    .m_axis_p0_tready(m_axis_n0_p0_tready),
+    .m_axis_p1_tready(m_axis_n0_p1_tready),
+    .m_axis_p0_tkeep(m_axis_n0_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n0_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n0_p0_tvalid),
+    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
+    .m_axis_p1_tkeep(m_axis_n0_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n0_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n0_p1_tvalid),
+    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node0_aw_done),
     .s_axil_wdata(32'h00000000),
@@ -272,18 +290,6 @@ torus_4x2x1_node node0 (
     .s_axil_araddr(12'h000),
     .s_axil_arvalid(1'b0),
     .s_axil_rready(1'b1),
-    .s_axis_p0_tdata(s_axis_n0_p0_tdata),
-    .s_axis_p0_tlast(s_axis_n0_p0_tlast),
-    .s_axis_p0_tvalid(s_axis_n0_p0_tvalid),
-    .m_axis_p0_tready(m_axis_n0_p0_tready),
-    .s_axis_p1_tdata(s_axis_n0_p1_tdata),
-    .s_axis_p1_tlast(s_axis_n0_p1_tlast),
-    .s_axis_p1_tvalid(s_axis_n0_p1_tvalid),
-    .m_axis_p1_tready(m_axis_n0_p1_tready),
-    .xp_rx_serial(node0_xp_rx_serial),
-    .xn_rx_serial(node0_xn_rx_serial),
-    .yp_rx_serial(node0_yp_rx_serial),
-    .yn_rx_serial(node0_yn_rx_serial),
     .s_axil_awready(node0_s_axil_awready),
     .s_axil_wready(node0_s_axil_wready),
     .s_axil_bvalid(node0_s_axil_bvalid),
@@ -292,16 +298,10 @@ torus_4x2x1_node node0 (
     .s_axil_rvalid(node0_s_axil_rvalid),
     .s_axil_rdata(node0_s_axil_rdata),
     .s_axil_rresp(node0_s_axil_rresp),
-    .s_axis_p0_tready(s_axis_n0_p0_tready),
-    .m_axis_p0_tkeep(m_axis_n0_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n0_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n0_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
-    .s_axis_p1_tready(s_axis_n0_p1_tready),
-    .m_axis_p1_tkeep(m_axis_n0_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n0_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n0_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
+    .xp_rx_serial(node0_xp_rx_serial),
+    .xn_rx_serial(node0_xn_rx_serial),
+    .yp_rx_serial(node0_yp_rx_serial),
+    .yn_rx_serial(node0_yn_rx_serial),
     .xp_tx_serial(node0_xp_tx_serial),
     .xp_channel_up(node0_xp_channel_up),
     .xn_tx_serial(node0_xn_tx_serial),
@@ -314,13 +314,13 @@ torus_4x2x1_node node0 (
 );
 
 // ---- node 1 at (1, 0, 0) ----
+wire node1_s_axil_awready;
+wire node1_s_axil_wready;
+wire node1_s_axil_bvalid;
 wire [131:0] node1_xp_rx_serial;
 wire [131:0] node1_xn_rx_serial;
 wire [131:0] node1_yp_rx_serial;
 wire [131:0] node1_yn_rx_serial;
-wire node1_s_axil_awready;
-wire node1_s_axil_wready;
-wire node1_s_axil_bvalid;
 wire [131:0] node1_xp_tx_serial;
 wire [131:0] node1_xn_tx_serial;
 wire [131:0] node1_yp_tx_serial;
@@ -339,6 +339,24 @@ end
 torus_4x2x1_node node1 (
     .clk(clk),
     .rst(rst),
+    .s_axis_p0_tdata(s_axis_n1_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n1_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n1_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n1_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n1_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n1_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n1_p0_tready),
+    .s_axis_p1_tready(s_axis_n1_p1_tready),
+    .m_axis_p0_tready(m_axis_n1_p0_tready),
+    .m_axis_p1_tready(m_axis_n1_p1_tready),
+    .m_axis_p0_tkeep(m_axis_n1_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n1_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n1_p0_tvalid),
+    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
+    .m_axis_p1_tkeep(m_axis_n1_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n1_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n1_p1_tvalid),
+    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node1_aw_done),
     .s_axil_wdata(32'h00000001),
@@ -348,18 +366,6 @@ torus_4x2x1_node node1 (
     .s_axil_araddr(12'h000),
     .s_axil_arvalid(1'b0),
     .s_axil_rready(1'b1),
-    .s_axis_p0_tdata(s_axis_n1_p0_tdata),
-    .s_axis_p0_tlast(s_axis_n1_p0_tlast),
-    .s_axis_p0_tvalid(s_axis_n1_p0_tvalid),
-    .m_axis_p0_tready(m_axis_n1_p0_tready),
-    .s_axis_p1_tdata(s_axis_n1_p1_tdata),
-    .s_axis_p1_tlast(s_axis_n1_p1_tlast),
-    .s_axis_p1_tvalid(s_axis_n1_p1_tvalid),
-    .m_axis_p1_tready(m_axis_n1_p1_tready),
-    .xp_rx_serial(node1_xp_rx_serial),
-    .xn_rx_serial(node1_xn_rx_serial),
-    .yp_rx_serial(node1_yp_rx_serial),
-    .yn_rx_serial(node1_yn_rx_serial),
     .s_axil_awready(node1_s_axil_awready),
     .s_axil_wready(node1_s_axil_wready),
     .s_axil_bvalid(node1_s_axil_bvalid),
@@ -368,16 +374,10 @@ torus_4x2x1_node node1 (
     .s_axil_rvalid(node1_s_axil_rvalid),
     .s_axil_rdata(node1_s_axil_rdata),
     .s_axil_rresp(node1_s_axil_rresp),
-    .s_axis_p0_tready(s_axis_n1_p0_tready),
-    .m_axis_p0_tkeep(m_axis_n1_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n1_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n1_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
-    .s_axis_p1_tready(s_axis_n1_p1_tready),
-    .m_axis_p1_tkeep(m_axis_n1_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n1_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n1_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
+    .xp_rx_serial(node1_xp_rx_serial),
+    .xn_rx_serial(node1_xn_rx_serial),
+    .yp_rx_serial(node1_yp_rx_serial),
+    .yn_rx_serial(node1_yn_rx_serial),
     .xp_tx_serial(node1_xp_tx_serial),
     .xp_channel_up(node1_xp_channel_up),
     .xn_tx_serial(node1_xn_tx_serial),
@@ -390,13 +390,13 @@ torus_4x2x1_node node1 (
 );
 
 // ---- node 2 at (2, 0, 0) ----
+wire node2_s_axil_awready;
+wire node2_s_axil_wready;
+wire node2_s_axil_bvalid;
 wire [131:0] node2_xp_rx_serial;
 wire [131:0] node2_xn_rx_serial;
 wire [131:0] node2_yp_rx_serial;
 wire [131:0] node2_yn_rx_serial;
-wire node2_s_axil_awready;
-wire node2_s_axil_wready;
-wire node2_s_axil_bvalid;
 wire [131:0] node2_xp_tx_serial;
 wire [131:0] node2_xn_tx_serial;
 wire [131:0] node2_yp_tx_serial;
@@ -415,6 +415,24 @@ end
 torus_4x2x1_node node2 (
     .clk(clk),
     .rst(rst),
+    .s_axis_p0_tdata(s_axis_n2_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n2_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n2_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n2_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n2_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n2_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n2_p0_tready),
+    .s_axis_p1_tready(s_axis_n2_p1_tready),
+    .m_axis_p0_tready(m_axis_n2_p0_tready),
+    .m_axis_p1_tready(m_axis_n2_p1_tready),
+    .m_axis_p0_tkeep(m_axis_n2_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n2_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n2_p0_tvalid),
+    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
+    .m_axis_p1_tkeep(m_axis_n2_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n2_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n2_p1_tvalid),
+    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node2_aw_done),
     .s_axil_wdata(32'h00000002),
@@ -424,18 +442,6 @@ torus_4x2x1_node node2 (
     .s_axil_araddr(12'h000),
     .s_axil_arvalid(1'b0),
     .s_axil_rready(1'b1),
-    .s_axis_p0_tdata(s_axis_n2_p0_tdata),
-    .s_axis_p0_tlast(s_axis_n2_p0_tlast),
-    .s_axis_p0_tvalid(s_axis_n2_p0_tvalid),
-    .m_axis_p0_tready(m_axis_n2_p0_tready),
-    .s_axis_p1_tdata(s_axis_n2_p1_tdata),
-    .s_axis_p1_tlast(s_axis_n2_p1_tlast),
-    .s_axis_p1_tvalid(s_axis_n2_p1_tvalid),
-    .m_axis_p1_tready(m_axis_n2_p1_tready),
-    .xp_rx_serial(node2_xp_rx_serial),
-    .xn_rx_serial(node2_xn_rx_serial),
-    .yp_rx_serial(node2_yp_rx_serial),
-    .yn_rx_serial(node2_yn_rx_serial),
     .s_axil_awready(node2_s_axil_awready),
     .s_axil_wready(node2_s_axil_wready),
     .s_axil_bvalid(node2_s_axil_bvalid),
@@ -444,16 +450,10 @@ torus_4x2x1_node node2 (
     .s_axil_rvalid(node2_s_axil_rvalid),
     .s_axil_rdata(node2_s_axil_rdata),
     .s_axil_rresp(node2_s_axil_rresp),
-    .s_axis_p0_tready(s_axis_n2_p0_tready),
-    .m_axis_p0_tkeep(m_axis_n2_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n2_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n2_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
-    .s_axis_p1_tready(s_axis_n2_p1_tready),
-    .m_axis_p1_tkeep(m_axis_n2_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n2_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n2_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
+    .xp_rx_serial(node2_xp_rx_serial),
+    .xn_rx_serial(node2_xn_rx_serial),
+    .yp_rx_serial(node2_yp_rx_serial),
+    .yn_rx_serial(node2_yn_rx_serial),
     .xp_tx_serial(node2_xp_tx_serial),
     .xp_channel_up(node2_xp_channel_up),
     .xn_tx_serial(node2_xn_tx_serial),
@@ -466,13 +466,13 @@ torus_4x2x1_node node2 (
 );
 
 // ---- node 3 at (3, 0, 0) ----
+wire node3_s_axil_awready;
+wire node3_s_axil_wready;
+wire node3_s_axil_bvalid;
 wire [131:0] node3_xp_rx_serial;
 wire [131:0] node3_xn_rx_serial;
 wire [131:0] node3_yp_rx_serial;
 wire [131:0] node3_yn_rx_serial;
-wire node3_s_axil_awready;
-wire node3_s_axil_wready;
-wire node3_s_axil_bvalid;
 wire [131:0] node3_xp_tx_serial;
 wire [131:0] node3_xn_tx_serial;
 wire [131:0] node3_yp_tx_serial;
@@ -491,6 +491,24 @@ end
 torus_4x2x1_node node3 (
     .clk(clk),
     .rst(rst),
+    .s_axis_p0_tdata(s_axis_n3_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n3_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n3_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n3_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n3_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n3_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n3_p0_tready),
+    .s_axis_p1_tready(s_axis_n3_p1_tready),
+    .m_axis_p0_tready(m_axis_n3_p0_tready),
+    .m_axis_p1_tready(m_axis_n3_p1_tready),
+    .m_axis_p0_tkeep(m_axis_n3_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n3_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n3_p0_tvalid),
+    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
+    .m_axis_p1_tkeep(m_axis_n3_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n3_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n3_p1_tvalid),
+    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node3_aw_done),
     .s_axil_wdata(32'h00000003),
@@ -500,18 +518,6 @@ torus_4x2x1_node node3 (
     .s_axil_araddr(12'h000),
     .s_axil_arvalid(1'b0),
     .s_axil_rready(1'b1),
-    .s_axis_p0_tdata(s_axis_n3_p0_tdata),
-    .s_axis_p0_tlast(s_axis_n3_p0_tlast),
-    .s_axis_p0_tvalid(s_axis_n3_p0_tvalid),
-    .m_axis_p0_tready(m_axis_n3_p0_tready),
-    .s_axis_p1_tdata(s_axis_n3_p1_tdata),
-    .s_axis_p1_tlast(s_axis_n3_p1_tlast),
-    .s_axis_p1_tvalid(s_axis_n3_p1_tvalid),
-    .m_axis_p1_tready(m_axis_n3_p1_tready),
-    .xp_rx_serial(node3_xp_rx_serial),
-    .xn_rx_serial(node3_xn_rx_serial),
-    .yp_rx_serial(node3_yp_rx_serial),
-    .yn_rx_serial(node3_yn_rx_serial),
     .s_axil_awready(node3_s_axil_awready),
     .s_axil_wready(node3_s_axil_wready),
     .s_axil_bvalid(node3_s_axil_bvalid),
@@ -520,16 +526,10 @@ torus_4x2x1_node node3 (
     .s_axil_rvalid(node3_s_axil_rvalid),
     .s_axil_rdata(node3_s_axil_rdata),
     .s_axil_rresp(node3_s_axil_rresp),
-    .s_axis_p0_tready(s_axis_n3_p0_tready),
-    .m_axis_p0_tkeep(m_axis_n3_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n3_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n3_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
-    .s_axis_p1_tready(s_axis_n3_p1_tready),
-    .m_axis_p1_tkeep(m_axis_n3_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n3_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n3_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
+    .xp_rx_serial(node3_xp_rx_serial),
+    .xn_rx_serial(node3_xn_rx_serial),
+    .yp_rx_serial(node3_yp_rx_serial),
+    .yn_rx_serial(node3_yn_rx_serial),
     .xp_tx_serial(node3_xp_tx_serial),
     .xp_channel_up(node3_xp_channel_up),
     .xn_tx_serial(node3_xn_tx_serial),
@@ -542,13 +542,13 @@ torus_4x2x1_node node3 (
 );
 
 // ---- node 4 at (0, 1, 0) ----
+wire node4_s_axil_awready;
+wire node4_s_axil_wready;
+wire node4_s_axil_bvalid;
 wire [131:0] node4_xp_rx_serial;
 wire [131:0] node4_xn_rx_serial;
 wire [131:0] node4_yp_rx_serial;
 wire [131:0] node4_yn_rx_serial;
-wire node4_s_axil_awready;
-wire node4_s_axil_wready;
-wire node4_s_axil_bvalid;
 wire [131:0] node4_xp_tx_serial;
 wire [131:0] node4_xn_tx_serial;
 wire [131:0] node4_yp_tx_serial;
@@ -567,6 +567,24 @@ end
 torus_4x2x1_node node4 (
     .clk(clk),
     .rst(rst),
+    .s_axis_p0_tdata(s_axis_n4_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n4_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n4_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n4_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n4_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n4_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n4_p0_tready),
+    .s_axis_p1_tready(s_axis_n4_p1_tready),
+    .m_axis_p0_tready(m_axis_n4_p0_tready),
+    .m_axis_p1_tready(m_axis_n4_p1_tready),
+    .m_axis_p0_tkeep(m_axis_n4_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n4_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n4_p0_tvalid),
+    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
+    .m_axis_p1_tkeep(m_axis_n4_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n4_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n4_p1_tvalid),
+    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node4_aw_done),
     .s_axil_wdata(32'h00000100),
@@ -576,18 +594,6 @@ torus_4x2x1_node node4 (
     .s_axil_araddr(12'h000),
     .s_axil_arvalid(1'b0),
     .s_axil_rready(1'b1),
-    .s_axis_p0_tdata(s_axis_n4_p0_tdata),
-    .s_axis_p0_tlast(s_axis_n4_p0_tlast),
-    .s_axis_p0_tvalid(s_axis_n4_p0_tvalid),
-    .m_axis_p0_tready(m_axis_n4_p0_tready),
-    .s_axis_p1_tdata(s_axis_n4_p1_tdata),
-    .s_axis_p1_tlast(s_axis_n4_p1_tlast),
-    .s_axis_p1_tvalid(s_axis_n4_p1_tvalid),
-    .m_axis_p1_tready(m_axis_n4_p1_tready),
-    .xp_rx_serial(node4_xp_rx_serial),
-    .xn_rx_serial(node4_xn_rx_serial),
-    .yp_rx_serial(node4_yp_rx_serial),
-    .yn_rx_serial(node4_yn_rx_serial),
     .s_axil_awready(node4_s_axil_awready),
     .s_axil_wready(node4_s_axil_wready),
     .s_axil_bvalid(node4_s_axil_bvalid),
@@ -596,16 +602,10 @@ torus_4x2x1_node node4 (
     .s_axil_rvalid(node4_s_axil_rvalid),
     .s_axil_rdata(node4_s_axil_rdata),
     .s_axil_rresp(node4_s_axil_rresp),
-    .s_axis_p0_tready(s_axis_n4_p0_tready),
-    .m_axis_p0_tkeep(m_axis_n4_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n4_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n4_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
-    .s_axis_p1_tready(s_axis_n4_p1_tready),
-    .m_axis_p1_tkeep(m_axis_n4_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n4_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n4_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
+    .xp_rx_serial(node4_xp_rx_serial),
+    .xn_rx_serial(node4_xn_rx_serial),
+    .yp_rx_serial(node4_yp_rx_serial),
+    .yn_rx_serial(node4_yn_rx_serial),
     .xp_tx_serial(node4_xp_tx_serial),
     .xp_channel_up(node4_xp_channel_up),
     .xn_tx_serial(node4_xn_tx_serial),
@@ -618,13 +618,13 @@ torus_4x2x1_node node4 (
 );
 
 // ---- node 5 at (1, 1, 0) ----
+wire node5_s_axil_awready;
+wire node5_s_axil_wready;
+wire node5_s_axil_bvalid;
 wire [131:0] node5_xp_rx_serial;
 wire [131:0] node5_xn_rx_serial;
 wire [131:0] node5_yp_rx_serial;
 wire [131:0] node5_yn_rx_serial;
-wire node5_s_axil_awready;
-wire node5_s_axil_wready;
-wire node5_s_axil_bvalid;
 wire [131:0] node5_xp_tx_serial;
 wire [131:0] node5_xn_tx_serial;
 wire [131:0] node5_yp_tx_serial;
@@ -643,6 +643,24 @@ end
 torus_4x2x1_node node5 (
     .clk(clk),
     .rst(rst),
+    .s_axis_p0_tdata(s_axis_n5_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n5_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n5_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n5_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n5_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n5_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n5_p0_tready),
+    .s_axis_p1_tready(s_axis_n5_p1_tready),
+    .m_axis_p0_tready(m_axis_n5_p0_tready),
+    .m_axis_p1_tready(m_axis_n5_p1_tready),
+    .m_axis_p0_tkeep(m_axis_n5_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n5_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n5_p0_tvalid),
+    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
+    .m_axis_p1_tkeep(m_axis_n5_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n5_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n5_p1_tvalid),
+    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node5_aw_done),
     .s_axil_wdata(32'h00000101),
@@ -652,18 +670,6 @@ torus_4x2x1_node node5 (
     .s_axil_araddr(12'h000),
     .s_axil_arvalid(1'b0),
     .s_axil_rready(1'b1),
-    .s_axis_p0_tdata(s_axis_n5_p0_tdata),
-    .s_axis_p0_tlast(s_axis_n5_p0_tlast),
-    .s_axis_p0_tvalid(s_axis_n5_p0_tvalid),
-    .m_axis_p0_tready(m_axis_n5_p0_tready),
-    .s_axis_p1_tdata(s_axis_n5_p1_tdata),
-    .s_axis_p1_tlast(s_axis_n5_p1_tlast),
-    .s_axis_p1_tvalid(s_axis_n5_p1_tvalid),
-    .m_axis_p1_tready(m_axis_n5_p1_tready),
-    .xp_rx_serial(node5_xp_rx_serial),
-    .xn_rx_serial(node5_xn_rx_serial),
-    .yp_rx_serial(node5_yp_rx_serial),
-    .yn_rx_serial(node5_yn_rx_serial),
     .s_axil_awready(node5_s_axil_awready),
     .s_axil_wready(node5_s_axil_wready),
     .s_axil_bvalid(node5_s_axil_bvalid),
@@ -672,16 +678,10 @@ torus_4x2x1_node node5 (
     .s_axil_rvalid(node5_s_axil_rvalid),
     .s_axil_rdata(node5_s_axil_rdata),
     .s_axil_rresp(node5_s_axil_rresp),
-    .s_axis_p0_tready(s_axis_n5_p0_tready),
-    .m_axis_p0_tkeep(m_axis_n5_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n5_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n5_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
-    .s_axis_p1_tready(s_axis_n5_p1_tready),
-    .m_axis_p1_tkeep(m_axis_n5_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n5_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n5_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
+    .xp_rx_serial(node5_xp_rx_serial),
+    .xn_rx_serial(node5_xn_rx_serial),
+    .yp_rx_serial(node5_yp_rx_serial),
+    .yn_rx_serial(node5_yn_rx_serial),
     .xp_tx_serial(node5_xp_tx_serial),
     .xp_channel_up(node5_xp_channel_up),
     .xn_tx_serial(node5_xn_tx_serial),
@@ -694,13 +694,13 @@ torus_4x2x1_node node5 (
 );
 
 // ---- node 6 at (2, 1, 0) ----
+wire node6_s_axil_awready;
+wire node6_s_axil_wready;
+wire node6_s_axil_bvalid;
 wire [131:0] node6_xp_rx_serial;
 wire [131:0] node6_xn_rx_serial;
 wire [131:0] node6_yp_rx_serial;
 wire [131:0] node6_yn_rx_serial;
-wire node6_s_axil_awready;
-wire node6_s_axil_wready;
-wire node6_s_axil_bvalid;
 wire [131:0] node6_xp_tx_serial;
 wire [131:0] node6_xn_tx_serial;
 wire [131:0] node6_yp_tx_serial;
@@ -719,6 +719,24 @@ end
 torus_4x2x1_node node6 (
     .clk(clk),
     .rst(rst),
+    .s_axis_p0_tdata(s_axis_n6_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n6_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n6_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n6_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n6_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n6_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n6_p0_tready),
+    .s_axis_p1_tready(s_axis_n6_p1_tready),
+    .m_axis_p0_tready(m_axis_n6_p0_tready),
+    .m_axis_p1_tready(m_axis_n6_p1_tready),
+    .m_axis_p0_tkeep(m_axis_n6_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n6_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n6_p0_tvalid),
+    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
+    .m_axis_p1_tkeep(m_axis_n6_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n6_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n6_p1_tvalid),
+    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node6_aw_done),
     .s_axil_wdata(32'h00000102),
@@ -728,18 +746,6 @@ torus_4x2x1_node node6 (
     .s_axil_araddr(12'h000),
     .s_axil_arvalid(1'b0),
     .s_axil_rready(1'b1),
-    .s_axis_p0_tdata(s_axis_n6_p0_tdata),
-    .s_axis_p0_tlast(s_axis_n6_p0_tlast),
-    .s_axis_p0_tvalid(s_axis_n6_p0_tvalid),
-    .m_axis_p0_tready(m_axis_n6_p0_tready),
-    .s_axis_p1_tdata(s_axis_n6_p1_tdata),
-    .s_axis_p1_tlast(s_axis_n6_p1_tlast),
-    .s_axis_p1_tvalid(s_axis_n6_p1_tvalid),
-    .m_axis_p1_tready(m_axis_n6_p1_tready),
-    .xp_rx_serial(node6_xp_rx_serial),
-    .xn_rx_serial(node6_xn_rx_serial),
-    .yp_rx_serial(node6_yp_rx_serial),
-    .yn_rx_serial(node6_yn_rx_serial),
     .s_axil_awready(node6_s_axil_awready),
     .s_axil_wready(node6_s_axil_wready),
     .s_axil_bvalid(node6_s_axil_bvalid),
@@ -748,16 +754,10 @@ torus_4x2x1_node node6 (
     .s_axil_rvalid(node6_s_axil_rvalid),
     .s_axil_rdata(node6_s_axil_rdata),
     .s_axil_rresp(node6_s_axil_rresp),
-    .s_axis_p0_tready(s_axis_n6_p0_tready),
-    .m_axis_p0_tkeep(m_axis_n6_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n6_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n6_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
-    .s_axis_p1_tready(s_axis_n6_p1_tready),
-    .m_axis_p1_tkeep(m_axis_n6_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n6_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n6_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
+    .xp_rx_serial(node6_xp_rx_serial),
+    .xn_rx_serial(node6_xn_rx_serial),
+    .yp_rx_serial(node6_yp_rx_serial),
+    .yn_rx_serial(node6_yn_rx_serial),
     .xp_tx_serial(node6_xp_tx_serial),
     .xp_channel_up(node6_xp_channel_up),
     .xn_tx_serial(node6_xn_tx_serial),
@@ -770,13 +770,13 @@ torus_4x2x1_node node6 (
 );
 
 // ---- node 7 at (3, 1, 0) ----
+wire node7_s_axil_awready;
+wire node7_s_axil_wready;
+wire node7_s_axil_bvalid;
 wire [131:0] node7_xp_rx_serial;
 wire [131:0] node7_xn_rx_serial;
 wire [131:0] node7_yp_rx_serial;
 wire [131:0] node7_yn_rx_serial;
-wire node7_s_axil_awready;
-wire node7_s_axil_wready;
-wire node7_s_axil_bvalid;
 wire [131:0] node7_xp_tx_serial;
 wire [131:0] node7_xn_tx_serial;
 wire [131:0] node7_yp_tx_serial;
@@ -795,6 +795,24 @@ end
 torus_4x2x1_node node7 (
     .clk(clk),
     .rst(rst),
+    .s_axis_p0_tdata(s_axis_n7_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n7_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n7_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n7_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n7_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n7_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n7_p0_tready),
+    .s_axis_p1_tready(s_axis_n7_p1_tready),
+    .m_axis_p0_tready(m_axis_n7_p0_tready),
+    .m_axis_p1_tready(m_axis_n7_p1_tready),
+    .m_axis_p0_tkeep(m_axis_n7_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n7_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n7_p0_tvalid),
+    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
+    .m_axis_p1_tkeep(m_axis_n7_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n7_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n7_p1_tvalid),
+    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node7_aw_done),
     .s_axil_wdata(32'h00000103),
@@ -804,18 +822,6 @@ torus_4x2x1_node node7 (
     .s_axil_araddr(12'h000),
     .s_axil_arvalid(1'b0),
     .s_axil_rready(1'b1),
-    .s_axis_p0_tdata(s_axis_n7_p0_tdata),
-    .s_axis_p0_tlast(s_axis_n7_p0_tlast),
-    .s_axis_p0_tvalid(s_axis_n7_p0_tvalid),
-    .m_axis_p0_tready(m_axis_n7_p0_tready),
-    .s_axis_p1_tdata(s_axis_n7_p1_tdata),
-    .s_axis_p1_tlast(s_axis_n7_p1_tlast),
-    .s_axis_p1_tvalid(s_axis_n7_p1_tvalid),
-    .m_axis_p1_tready(m_axis_n7_p1_tready),
-    .xp_rx_serial(node7_xp_rx_serial),
-    .xn_rx_serial(node7_xn_rx_serial),
-    .yp_rx_serial(node7_yp_rx_serial),
-    .yn_rx_serial(node7_yn_rx_serial),
     .s_axil_awready(node7_s_axil_awready),
     .s_axil_wready(node7_s_axil_wready),
     .s_axil_bvalid(node7_s_axil_bvalid),
@@ -824,16 +830,10 @@ torus_4x2x1_node node7 (
     .s_axil_rvalid(node7_s_axil_rvalid),
     .s_axil_rdata(node7_s_axil_rdata),
     .s_axil_rresp(node7_s_axil_rresp),
-    .s_axis_p0_tready(s_axis_n7_p0_tready),
-    .m_axis_p0_tkeep(m_axis_n7_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n7_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n7_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
-    .s_axis_p1_tready(s_axis_n7_p1_tready),
-    .m_axis_p1_tkeep(m_axis_n7_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n7_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n7_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
+    .xp_rx_serial(node7_xp_rx_serial),
+    .xn_rx_serial(node7_xn_rx_serial),
+    .yp_rx_serial(node7_yp_rx_serial),
+    .yn_rx_serial(node7_yn_rx_serial),
     .xp_tx_serial(node7_xp_tx_serial),
     .xp_channel_up(node7_xp_channel_up),
     .xn_tx_serial(node7_xn_tx_serial),

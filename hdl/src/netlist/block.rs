@@ -170,14 +170,14 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic f
         let core = &self._core;
         let net = core.eval.netlist();
         let input = |name: &str| match name {
-            "s_axis_tvalid" | "s_axis_tlast" | "m_axis_tready" => name.replacen("_t", "$t", 1),
-            _ => {
-                let lo = data_slice(name, "s_axis_tdata").unwrap();
-                let width = net.nodes.iter().find(|n| matches!(&n.op, super::Op::Input(i) if i == name)).unwrap().width;
-                format!("s_axis$tdata[{}:{lo}]", lo + width - 1)
-            }
+            "s_axis_tvalid" | "s_axis_tlast" | "m_axis_tready" => verilog::InputRef { base: name.replacen("_t", "$t", 1), lo: 0, whole: true },
+            _ => verilog::InputRef { base: "s_axis$tdata".into(), lo: data_slice(name, "s_axis_tdata").unwrap(), whole: false },
         };
-        let mut text = verilog::body(net, &input, "clk", "rst");
+        let mut wanted: Vec<Wire> = core.data_out.iter().map(|(w, _)| *w).collect();
+        wanted.extend([core.valid_out, core.ready_out]);
+        wanted.extend(core.last_out);
+        let (mut text, exprs) = verilog::stream_body(net, &input, &wanted);
+        let id = |w: Wire| exprs[wanted.iter().position(|x| *x == w).unwrap()].clone();
         // Output bits no netlist output covers are driven to zero.
         let mut pieces = vec![];
         let mut covered = core.data_out.clone();
@@ -187,14 +187,13 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic f
             if lo > next {
                 pieces.push(format!("{}'h0", lo - next));
             }
-            pieces.push(verilog::identifier(net, w));
+            pieces.push(id(w));
             next = lo + net.width(w);
         }
         if next < WO {
             pieces.push(format!("{}'h0", WO - next));
         }
         pieces.reverse();
-        let id = |w: Wire| verilog::identifier(net, w);
         text.push_str(&format!(
             "\nalways @(*) begin\n    m_axis$tdata = {{{}}};\n    m_axis$tkeep = {{{KO}{{1'b1}}}};\n    m_axis$tvalid = {};\n    m_axis$tlast = {};\n    m_axis$tuser = 1'b0;\n    s_axis$tready = {};\nend\n",
             pieces.join(", "),

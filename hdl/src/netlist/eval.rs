@@ -15,41 +15,15 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
-    /// Orders the netlist for evaluation; panics on a combinational loop or an open forward.
+    /// Flattens the netlist's hierarchy and orders it for evaluation; panics on a combinational
+    /// loop or an open forward.
     pub fn new(net: Netlist) -> Evaluator {
+        let net = net.flatten();
         let n = net.nodes.len();
-        let mut order = Vec::with_capacity(n);
-        // 0 = unvisited, 1 = on the stack, 2 = done
-        let mut mark = vec![0u8; n];
-        for root in 0..n {
-            if mark[root] != 0 {
-                continue;
-            }
-            let mut stack = vec![(root, false)];
-            while let Some((i, expanded)) = stack.pop() {
-                if expanded {
-                    mark[i] = 2;
-                    if !matches!(net.nodes[i].op, Op::Reg { .. } | Op::Const(_)) {
-                        order.push(i);
-                    }
-                    continue;
-                }
-                match mark[i] {
-                    2 => continue,
-                    1 => panic!("combinational loop through netlist node {i}"),
-                    _ => {}
-                }
-                mark[i] = 1;
-                stack.push((i, true));
-                for dep in comb_operands(&net.nodes[i].op) {
-                    match mark[dep.0] {
-                        0 => stack.push((dep.0, false)),
-                        1 => panic!("combinational loop through netlist node {}", dep.0),
-                        _ => {}
-                    }
-                }
-            }
+        if let Err(e) = net.check_flat_domains() {
+            panic!("{e}");
         }
+        let order = comb_order(&net);
         let registers = (0..n).filter(|i| matches!(net.nodes[*i].op, Op::Reg { .. })).collect();
         let mut values = vec![0u128; n];
         let mut inputs = vec![];
@@ -110,63 +84,43 @@ impl Evaluator {
         for k in 0..self.order.len() {
             let i = self.order[k];
             let node = &self.net.nodes[i];
-            let v = |w: &Wire| self.values[w.0];
-            let width = node.width;
             let value = match &node.op {
                 Op::Input(_) => continue,
-                Op::Add(a, b) => v(a).wrapping_add(v(b)),
-                Op::Sub(a, b) => v(a).wrapping_sub(v(b)),
-                Op::Mul(a, b) => v(a).wrapping_mul(v(b)),
-                Op::And(a, b) => v(a) & v(b),
-                Op::Or(a, b) => v(a) | v(b),
-                Op::Xor(a, b) => v(a) ^ v(b),
-                Op::Not(a) => !v(a),
-                Op::Shl(a, s) => shift(v(a), v(s), true),
-                Op::Shr(a, s) => shift(v(a), v(s), false),
-                Op::Eq(a, b) => (v(a) == v(b)) as u128,
-                Op::Ult(a, b) => (v(a) < v(b)) as u128,
-                Op::Slt(a, b) => {
-                    let w = self.net.nodes[a.0].width;
-                    (signed(v(a), w) < signed(v(b), w)) as u128
-                }
-                Op::Mux(s, a, b) => {
-                    if v(s) != 0 {
-                        v(a)
-                    } else {
-                        v(b)
-                    }
-                }
-                Op::Concat(h, l) => (v(h) << self.net.nodes[l.0].width) | v(l),
-                Op::Slice(a, lo) => v(a) >> lo,
-                Op::Lzc(a) => {
-                    let w = self.net.nodes[a.0].width;
-                    (v(a).leading_zeros() as usize - (128 - w)) as u128
-                }
-                Op::Parity(a) => (v(a).count_ones() & 1) as u128,
-                Op::MemRead { mem, addr } => self.memories[*mem][v(addr) as usize],
-                Op::Forward(Some(a)) => v(a),
-                Op::Const(_) | Op::Reg { .. } | Op::Forward(None) => unreachable!(),
+                Op::MemRead { mem, addr } => self.memories[*mem][self.values[addr.0] as usize],
+                op => compute(op, &|w| self.values[w.0], &|w| self.net.nodes[w.0].width),
             };
-            self.values[i] = value & mask(width);
+            self.values[i] = value & mask(node.width);
         }
     }
 
-    /// A rising clock edge: every register takes its input (settle first). `reset` is the
-    /// synchronous reset.
+    /// A rising clock edge of every domain at once (settle first). `reset` is the synchronous
+    /// reset of every domain.
     pub fn clock(&mut self, reset: bool) {
+        let all: Vec<(usize, bool)> = (0..self.net.domains.len()).map(|d| (d, reset)).collect();
+        self.clock_domains(&all);
+    }
+
+    /// A rising edge of the clocks of `edges` (domain, its reset) at the same instant: every
+    /// register and memory of those domains takes its input, all from values settled before.
+    pub fn clock_domains(&mut self, edges: &[(usize, bool)]) {
+        let edge = |d: usize| edges.iter().find(|(e, _)| *e == d).map(|(_, r)| *r);
         let next: Vec<(usize, u128)> = self
             .registers
             .iter()
-            .filter_map(|&i| match &self.net.nodes[i].op {
-                Op::Reg { d, enable, reset: init } => match (reset, init) {
-                    (true, Some(r)) => Some((i, *r)),
-                    _ if enable.map_or(true, |e| self.values[e.0] != 0) => Some((i, self.values[d.0])),
+            .filter_map(|&i| {
+                let reset = edge(self.net.nodes[i].domain)?;
+                match &self.net.nodes[i].op {
+                    Op::Reg { d, enable, reset: init } => match (reset, init) {
+                        (true, Some(r)) => Some((i, *r)),
+                        _ if enable.map_or(true, |e| self.values[e.0] != 0) => Some((i, self.values[d.0])),
+                        _ => None,
+                    },
                     _ => None,
-                },
-                _ => None,
+                }
             })
             .collect();
         let writes: Vec<(usize, usize, u128)> = (self.net.memories.iter().enumerate())
+            .filter(|(_, mem)| edge(mem.domain).is_some())
             .filter_map(|(m, mem)| mem.write.map(|(e, a, d)| (m, e, a, d)))
             .filter(|(_, e, _, _)| self.values[e.0] != 0)
             .map(|(m, _, a, d)| (m, self.values[a.0] as usize, self.values[d.0]))
@@ -178,11 +132,92 @@ impl Evaluator {
             self.memories[m][a] = d;
         }
     }
+
+    /// Index of the clock domain called `name` (`clk` is 0).
+    pub fn domain(&self, name: &str) -> Option<usize> {
+        self.net.domains.iter().position(|d| d.name == name)
+    }
+}
+
+/// Combinational nodes (registers and constants excluded) in dependency order; panics on a
+/// combinational loop or an open forward.
+pub(crate) fn comb_order(net: &Netlist) -> Vec<usize> {
+    let n = net.nodes.len();
+    let mut order = Vec::with_capacity(n);
+    // 0 = unvisited, 1 = on the stack, 2 = done
+    let mut mark = vec![0u8; n];
+    for root in 0..n {
+        if mark[root] != 0 {
+            continue;
+        }
+        let mut stack = vec![(root, false)];
+        while let Some((i, expanded)) = stack.pop() {
+            if expanded {
+                mark[i] = 2;
+                if !matches!(net.nodes[i].op, Op::Reg { .. } | Op::Const(_)) {
+                    order.push(i);
+                }
+                continue;
+            }
+            match mark[i] {
+                2 => continue,
+                1 => panic!("combinational loop through netlist node {i}"),
+                _ => {}
+            }
+            mark[i] = 1;
+            stack.push((i, true));
+            for dep in comb_operands(&net.nodes[i].op) {
+                match mark[dep.0] {
+                    0 => stack.push((dep.0, false)),
+                    1 => panic!("combinational loop through netlist node {}", dep.0),
+                    _ => {}
+                }
+            }
+        }
+    }
+    order
+}
+
+/// The value of a combinational operation, given its operands' values and widths (unmasked).
+pub(crate) fn compute(op: &Op, v: &dyn Fn(Wire) -> u128, width: &dyn Fn(Wire) -> usize) -> u128 {
+    match op {
+        Op::Add(a, b) => v(*a).wrapping_add(v(*b)),
+        Op::Sub(a, b) => v(*a).wrapping_sub(v(*b)),
+        Op::Mul(a, b) => v(*a).wrapping_mul(v(*b)),
+        Op::And(a, b) => v(*a) & v(*b),
+        Op::Or(a, b) => v(*a) | v(*b),
+        Op::Xor(a, b) => v(*a) ^ v(*b),
+        Op::Not(a) => !v(*a),
+        Op::Shl(a, s) => shift(v(*a), v(*s), true),
+        Op::Shr(a, s) => shift(v(*a), v(*s), false),
+        Op::Eq(a, b) => (v(*a) == v(*b)) as u128,
+        Op::Ult(a, b) => (v(*a) < v(*b)) as u128,
+        Op::Slt(a, b) => {
+            let w = width(*a);
+            (signed(v(*a), w) < signed(v(*b), w)) as u128
+        }
+        Op::Mux(s, a, b) => {
+            if v(*s) != 0 {
+                v(*a)
+            } else {
+                v(*b)
+            }
+        }
+        Op::Concat(h, l) => (v(*h) << width(*l)) | v(*l),
+        Op::Slice(a, lo) => v(*a) >> lo,
+        Op::Lzc(a) => (v(*a).leading_zeros() as usize - (128 - width(*a))) as u128,
+        Op::Parity(a) => (v(*a).count_ones() & 1) as u128,
+        Op::Forward(Some(a)) => v(*a),
+        Op::Const(c) => *c,
+        Op::Input(_) | Op::MemRead { .. } | Op::Reg { .. } | Op::Forward(None) | Op::InstanceOutput { .. } => {
+            unreachable!("not a combinational operation: {op:?}")
+        }
+    }
 }
 
 pub(crate) fn comb_operands(op: &Op) -> Vec<Wire> {
     match op {
-        Op::Input(_) | Op::Const(_) | Op::Reg { .. } | Op::Forward(None) => vec![],
+        Op::Input(_) | Op::Const(_) | Op::Reg { .. } | Op::Forward(None) | Op::InstanceOutput { .. } => vec![],
         Op::Not(a) | Op::Slice(a, _) | Op::Lzc(a) | Op::Parity(a) | Op::Forward(Some(a)) => vec![*a],
         Op::MemRead { addr, .. } => vec![*addr],
         Op::Mux(s, a, b) => vec![*s, *a, *b],

@@ -1,9 +1,14 @@
-//! Word-level synchronous netlists: the form generated hardware (floating-point operators,
-//! builder-made pipelines) takes before it becomes a rust-hdl block.
+//! Word-level synchronous netlists: the intermediate form of every generated block (floating-point
+//! operators, pipelines, the link, the router, the node).
 //!
-//! A [`Netlist`] is a graph of bit-vector operations of explicit width (at most 128 bits) plus
-//! registers. One description gives both the cycle-exact evaluation the built-in simulator runs
-//! ([`eval`]) and Verilog whose every literal is sized ([`verilog`]).
+//! A [`Netlist`] is a graph of bit-vector operations of explicit width (at most 128 bits),
+//! registers and memories, plus child netlists kept as instances ([`hierarchy`]). One description
+//! gives the cycle-exact evaluation the built-in simulator runs ([`eval`], which flattens the
+//! hierarchy) and readable hierarchical Verilog ([`verilog`]). Blocks are usually written with the
+//! typed handle of [`signal`] rather than with the raw methods here.
+//!
+//! Registers and memories belong to a clock domain ([`domain`]): `clk`/`rst` unless a block
+//! declares more. A value may cross domains only through a marked synchroniser.
 //!
 //! Pipelining is a construction aid: every node carries a *stage*. When a node at stage `s` uses
 //! an operand produced at stage `s' < s`, the builder inserts `s - s'` registers (shared by all
@@ -11,10 +16,21 @@
 //! may go with [`Cuts`]; the stage count chosen for an operator decides which places get one.
 
 pub mod block;
+mod build;
+pub mod domain;
 pub mod eval;
+mod fold;
+pub mod hierarchy;
+pub mod signal;
+//pub mod stream;
 pub mod verilog;
 
 use std::collections::HashMap;
+
+pub use domain::Domain;
+pub use hierarchy::Instance;
+pub use signal::{Design, Operand, Reg, Sig, State, StateEnum};
+//pub use stream::{Axis, AxisShape};
 
 /// Widest value a node may carry.
 pub const MAX_WIDTH: usize = 128;
@@ -55,11 +71,13 @@ pub enum Op {
     Parity(Wire),
     /// Asynchronous read of memory `mem` (an index into [`Netlist::memories`]) at `addr`.
     MemRead { mem: usize, addr: Wire },
-    /// A register: `d` taken at the rising clock edge when `enable` is high; `reset` is loaded
-    /// by the synchronous reset (data registers have none).
+    /// A register: `d` taken at the rising edge of its node's clock domain when `enable` is high;
+    /// `reset` is loaded by the domain's synchronous reset (data registers have none).
     Reg { d: Wire, enable: Option<Wire>, reset: Option<u128> },
     /// A value defined later (feedback through registers); resolved with [`Netlist::resolve`].
     Forward(Option<Wire>),
+    /// Output `port` (a child output name, possibly a `name@lo` slice) of instance `inst`.
+    InstanceOutput { inst: usize, port: String },
 }
 
 #[derive(Clone, Debug)]
@@ -69,6 +87,10 @@ pub struct Node {
     pub stage: usize,
     /// Readable name for the generated Verilog.
     pub name: Option<String>,
+    /// Clock domain of a register (an index into [`Netlist::domains`]; 0 is `clk`).
+    pub domain: usize,
+    /// A register that may sample a value of another domain: the first flop of a synchroniser.
+    pub crossing: bool,
 }
 
 /// An output of the netlist: a named wire.
@@ -78,8 +100,8 @@ pub struct Output {
     pub wire: Wire,
 }
 
-/// A memory of `depth` words of `width` bits with one synchronous write port and any number of
-/// asynchronous read ports ([`Op::MemRead`]); its contents have no reset.
+/// A memory of `depth` words of `width` bits with one synchronous write port (in `domain`) and
+/// any number of asynchronous read ports ([`Op::MemRead`]); its contents have no reset.
 #[derive(Clone, Debug)]
 pub struct Memory {
     pub name: String,
@@ -87,6 +109,10 @@ pub struct Memory {
     pub depth: usize,
     /// `(enable, address, data)`, set with [`Netlist::memory_write`].
     pub write: Option<(Wire, Wire, Wire)>,
+    pub domain: usize,
+    /// Read from another domain (the storage of a clock-crossing FIFO): reads are not checked
+    /// against the write domain.
+    pub crossing: bool,
 }
 
 /// A state register made with [`Netlist::register`]: read `q` anywhere, give its next value once
@@ -97,19 +123,44 @@ pub struct Register {
     d: Wire,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Netlist {
     pub nodes: Vec<Node>,
     pub outputs: Vec<Output>,
     pub memories: Vec<Memory>,
+    /// Child netlists kept as instances (see [`hierarchy`]).
+    pub instances: Vec<Instance>,
+    /// Clock domains; index 0 is `clk`/`rst`.
+    pub domains: Vec<Domain>,
+    /// Comment lines placed above the node created next (see [`Netlist::section`]).
+    pub sections: Vec<(usize, String)>,
     /// Enable of the registers the stage mechanism inserts (the pipeline's clock enable).
     pub enable: Option<Wire>,
     stage: usize,
+    domain: usize,
     delays: HashMap<(Wire, usize), Wire>,
     consts: HashMap<(u128, usize), Wire>,
 }
 
-fn mask(width: usize) -> u128 {
+impl Default for Netlist {
+    fn default() -> Netlist {
+        Netlist {
+            nodes: vec![],
+            outputs: vec![],
+            memories: vec![],
+            instances: vec![],
+            domains: vec![Domain::default()],
+            sections: vec![],
+            enable: None,
+            stage: 0,
+            domain: 0,
+            delays: HashMap::new(),
+            consts: HashMap::new(),
+        }
+    }
+}
+
+pub(crate) fn mask(width: usize) -> u128 {
     if width >= 128 {
         u128::MAX
     } else {
@@ -144,6 +195,19 @@ impl Netlist {
         self.stage = wires.iter().map(|w| self.stage_of(*w)).max().unwrap_or(0);
     }
 
+    /// Starts a section: `title` becomes a comment above the Verilog of the nodes built next.
+    pub fn section(&mut self, title: &str) {
+        self.sections.push((self.nodes.len(), title.to_string()));
+    }
+
+    /// The constant value of `w`, if it is one.
+    pub fn const_value(&self, w: Wire) -> Option<u128> {
+        match self.nodes[w.0].op {
+            Op::Const(v) => Some(v),
+            _ => None,
+        }
+    }
+
     /// The value of `w` delayed to the current stage (registers inserted as needed).
     fn at_stage(&mut self, w: Wire) -> Wire {
         let from = self.stage_of(w);
@@ -172,24 +236,32 @@ impl Netlist {
 
     fn push(&mut self, op: Op, width: usize, stage: usize, name: Option<String>) -> Wire {
         assert!((1..=MAX_WIDTH).contains(&width), "netlist node width {width} outside 1..={MAX_WIDTH}");
-        self.nodes.push(Node { op, width, stage, name });
+        let domain = self.domain;
+        self.nodes.push(Node { op, width, stage, name, domain, crossing: false });
         Wire(self.nodes.len() - 1)
     }
 
     fn node(&mut self, op: Op, width: usize) -> Wire {
+        if let Some(w) = fold::fold(self, &op, width) {
+            return w;
+        }
         let stage = self.stage;
         self.push(op, width, stage, None)
     }
 
-    /// Gives `w` a readable name in the Verilog (the last name given wins).
+    /// Gives `w` a readable name in the Verilog (the last name given wins; ports and constants
+    /// keep theirs).
     pub fn name(&mut self, w: Wire, name: &str) -> Wire {
-        self.nodes[w.0].name = Some(name.to_string());
+        if !matches!(self.nodes[w.0].op, Op::Input(_) | Op::Const(_)) {
+            self.nodes[w.0].name = Some(name.to_string());
+        }
         w
     }
 
     pub fn input(&mut self, name: &str, width: usize) -> Wire {
-        let w = self.node(Op::Input(name.to_string()), width);
-        self.name(w, name)
+        let w = self.push(Op::Input(name.to_string()), width, self.stage, None);
+        self.nodes[w.0].name = Some(name.to_string());
+        w
     }
 
     pub fn output(&mut self, name: &str, w: Wire) {
@@ -204,180 +276,6 @@ impl Netlist {
         let w = self.push(Op::Const(value), width, 0, None);
         self.consts.insert((value, width), w);
         w
-    }
-
-    fn binary(&mut self, a: Wire, b: Wire, make: fn(Wire, Wire) -> Op, same_width: bool, width: usize) -> Wire {
-        if same_width {
-            assert_eq!(self.width(a), self.width(b), "operand widths differ");
-        }
-        let a = self.at_stage(a);
-        let b = self.at_stage(b);
-        self.node(make(a, b), width)
-    }
-
-    pub fn add(&mut self, a: Wire, b: Wire) -> Wire {
-        let w = self.width(a);
-        self.binary(a, b, Op::Add, true, w)
-    }
-    pub fn sub(&mut self, a: Wire, b: Wire) -> Wire {
-        let w = self.width(a);
-        self.binary(a, b, Op::Sub, true, w)
-    }
-    pub fn mul(&mut self, a: Wire, b: Wire) -> Wire {
-        let w = self.width(a) + self.width(b);
-        self.binary(a, b, Op::Mul, false, w)
-    }
-    pub fn and(&mut self, a: Wire, b: Wire) -> Wire {
-        let w = self.width(a);
-        self.binary(a, b, Op::And, true, w)
-    }
-    pub fn or(&mut self, a: Wire, b: Wire) -> Wire {
-        let w = self.width(a);
-        self.binary(a, b, Op::Or, true, w)
-    }
-    pub fn xor(&mut self, a: Wire, b: Wire) -> Wire {
-        let w = self.width(a);
-        self.binary(a, b, Op::Xor, true, w)
-    }
-    pub fn shl(&mut self, a: Wire, amount: Wire) -> Wire {
-        let w = self.width(a);
-        self.binary(a, amount, Op::Shl, false, w)
-    }
-    pub fn shr(&mut self, a: Wire, amount: Wire) -> Wire {
-        let w = self.width(a);
-        self.binary(a, amount, Op::Shr, false, w)
-    }
-    pub fn eq(&mut self, a: Wire, b: Wire) -> Wire {
-        self.binary(a, b, Op::Eq, true, 1)
-    }
-    pub fn ult(&mut self, a: Wire, b: Wire) -> Wire {
-        // Nothing is below zero: a constant, not a comparison lint tools call always false.
-        if matches!(self.nodes[b.0].op, Op::Const(0)) {
-            assert_eq!(self.width(a), self.width(b), "operand widths differ");
-            return self.constant(0, 1);
-        }
-        self.binary(a, b, Op::Ult, true, 1)
-    }
-    pub fn slt(&mut self, a: Wire, b: Wire) -> Wire {
-        self.binary(a, b, Op::Slt, true, 1)
-    }
-    pub fn concat(&mut self, hi: Wire, lo: Wire) -> Wire {
-        let w = self.width(hi) + self.width(lo);
-        self.binary(hi, lo, Op::Concat, false, w)
-    }
-    pub fn not(&mut self, a: Wire) -> Wire {
-        let a = self.at_stage(a);
-        let w = self.width(a);
-        self.node(Op::Not(a), w)
-    }
-    pub fn lzc(&mut self, a: Wire) -> Wire {
-        let a = self.at_stage(a);
-        let width = self.width(a);
-        let bits = usize::BITS as usize - width.leading_zeros() as usize;
-        self.node(Op::Lzc(a), bits)
-    }
-    pub fn parity(&mut self, a: Wire) -> Wire {
-        let a = self.at_stage(a);
-        self.node(Op::Parity(a), 1)
-    }
-    pub fn mux(&mut self, sel: Wire, a: Wire, b: Wire) -> Wire {
-        assert_eq!(self.width(sel), 1, "mux select must be one bit");
-        assert_eq!(self.width(a), self.width(b), "mux operand widths differ");
-        let sel = self.at_stage(sel);
-        let a = self.at_stage(a);
-        let b = self.at_stage(b);
-        let w = self.width(a);
-        self.node(Op::Mux(sel, a, b), w)
-    }
-    /// `a[lo +: width]`.
-    pub fn slice(&mut self, a: Wire, lo: usize, width: usize) -> Wire {
-        assert!(lo + width <= self.width(a), "slice {lo}+:{width} outside a {}-bit value", self.width(a));
-        if lo == 0 && width == self.width(a) {
-            return a;
-        }
-        if let Op::Const(v) = self.nodes[a.0].op {
-            return self.constant(v >> lo, width);
-        }
-        let a = self.at_stage(a);
-        self.node(Op::Slice(a, lo), width)
-    }
-    pub fn bit(&mut self, a: Wire, index: usize) -> Wire {
-        self.slice(a, index, 1)
-    }
-
-    // ---- helpers built from the primitives ----
-
-    pub fn zext(&mut self, a: Wire, width: usize) -> Wire {
-        let w = self.width(a);
-        assert!(width >= w, "cannot zero-extend {w} bits to {width}");
-        if width == w {
-            return a;
-        }
-        let zero = self.constant(0, width - w);
-        self.concat(zero, a)
-    }
-    pub fn sext(&mut self, a: Wire, width: usize) -> Wire {
-        let w = self.width(a);
-        assert!(width >= w, "cannot sign-extend {w} bits to {width}");
-        if width == w {
-            return a;
-        }
-        let sign = self.bit(a, w - 1);
-        let ones = self.constant(u128::MAX, width - w);
-        let zero = self.constant(0, width - w);
-        let fill = self.mux(sign, ones, zero);
-        self.concat(fill, a)
-    }
-    /// Zero-extends or truncates to `width`.
-    pub fn resize(&mut self, a: Wire, width: usize) -> Wire {
-        if width <= self.width(a) {
-            self.slice(a, 0, width)
-        } else {
-            self.zext(a, width)
-        }
-    }
-    pub fn is_zero(&mut self, a: Wire) -> Wire {
-        let zero = self.constant(0, self.width(a));
-        self.eq(a, zero)
-    }
-    pub fn nonzero(&mut self, a: Wire) -> Wire {
-        let z = self.is_zero(a);
-        self.not(z)
-    }
-    pub fn all_ones(&mut self, a: Wire) -> Wire {
-        let ones = self.constant(u128::MAX, self.width(a));
-        self.eq(a, ones)
-    }
-    pub fn add_const(&mut self, a: Wire, value: i128) -> Wire {
-        let c = self.constant(value as u128, self.width(a));
-        self.add(a, c)
-    }
-    /// `a` shifted left by a constant (bits shifted out are lost).
-    pub fn shl_const(&mut self, a: Wire, amount: usize) -> Wire {
-        let w = self.width(a);
-        if amount == 0 {
-            return a;
-        }
-        if amount >= w {
-            return self.constant(0, w);
-        }
-        let lo = self.slice(a, 0, w - amount);
-        let zero = self.constant(0, amount);
-        self.concat(lo, zero)
-    }
-    pub fn and_all(&mut self, wires: &[Wire]) -> Wire {
-        let mut acc = wires[0];
-        for w in &wires[1..] {
-            acc = self.and(acc, *w);
-        }
-        acc
-    }
-    pub fn or_all(&mut self, wires: &[Wire]) -> Wire {
-        let mut acc = wires[0];
-        for w in &wires[1..] {
-            acc = self.or(acc, *w);
-        }
-        acc
     }
 
     /// A register of `d` at the current stage (its output belongs to the next stage).
@@ -398,7 +296,8 @@ impl Netlist {
 
     /// A placeholder for a value defined later; it is available at the current stage.
     pub fn forward(&mut self, width: usize) -> Wire {
-        self.node(Op::Forward(None), width)
+        let stage = self.stage;
+        self.push(Op::Forward(None), width, stage, None)
     }
 
     /// Defines a placeholder. No stage balancing happens across a forward edge: the caller
@@ -431,10 +330,11 @@ impl Netlist {
         self.drive(reg, next);
     }
 
-    /// Declares a memory; returns its index for [`Netlist::memory_read`].
+    /// Declares a memory in the current domain; returns its index for [`Netlist::memory_read`].
     pub fn memory(&mut self, name: &str, width: usize, depth: usize) -> usize {
         assert!((1..=MAX_WIDTH).contains(&width) && depth.is_power_of_two() && depth >= 2, "memory {name}: {width} x {depth}");
-        self.memories.push(Memory { name: name.to_string(), width, depth, write: None });
+        let domain = self.domain;
+        self.memories.push(Memory { name: name.to_string(), width, depth, write: None, domain, crossing: false });
         self.memories.len() - 1
     }
 
@@ -442,7 +342,8 @@ impl Netlist {
         assert_eq!(1 << self.width(addr), self.memories[mem].depth, "memory {} address width", self.memories[mem].name);
         let addr = self.at_stage(addr);
         let width = self.memories[mem].width;
-        self.node(Op::MemRead { mem, addr }, width)
+        let stage = self.stage;
+        self.push(Op::MemRead { mem, addr }, width, stage, None)
     }
 
     pub fn memory_write(&mut self, mem: usize, enable: Wire, addr: Wire, data: Wire) {
@@ -450,86 +351,6 @@ impl Netlist {
         assert_eq!(self.width(data), self.memories[mem].width, "memory {} data width", self.memories[mem].name);
         assert_eq!(1 << self.width(addr), self.memories[mem].depth, "memory {} address width", self.memories[mem].name);
         self.memories[mem].write = Some((enable, addr, data));
-    }
-
-    /// Copies `child` into this netlist: every node and memory of it, named with `prefix`.
-    /// The child's inputs take the wires `connect` gives (by input name; every input must be
-    /// given, widths equal); returns the child's outputs by name. Stages are not balanced
-    /// across the boundary: the child is state-machine logic, not a pipeline stage.
-    pub fn instantiate(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, String> {
-        let mut map: Vec<Wire> = Vec::with_capacity(child.nodes.len());
-        let memory_base = self.memories.len();
-        for m in &child.memories {
-            self.memories.push(Memory { name: format!("{prefix}{}", m.name), width: m.width, depth: m.depth, write: None });
-        }
-        let stage = self.stage;
-        let remap = |map: &[Wire], w: Wire| map[w.0];
-        // Forward references inside the child are resolved once every node exists.
-        let mut forwards = vec![];
-        for (i, node) in child.nodes.iter().enumerate() {
-            let name = node.name.as_ref().map(|n| format!("{prefix}{n}"));
-            let op = match &node.op {
-                Op::Input(port) => {
-                    let w = connect(port).ok_or_else(|| format!("{prefix}: input `{port}` is not connected"))?;
-                    if self.width(w) != node.width {
-                        return Err(format!("{prefix}: input `{port}` is {} bits, connected to {} bits", node.width, self.width(w)));
-                    }
-                    map.push(w);
-                    continue;
-                }
-                Op::Const(v) => {
-                    let w = self.constant(*v, node.width);
-                    map.push(w);
-                    continue;
-                }
-                Op::Forward(Some(target)) => {
-                    forwards.push((i, *target));
-                    Op::Forward(None)
-                }
-                other => other.clone(),
-            };
-            map.push(self.push(op, node.width, stage, name));
-        }
-        // Rewrite operands now that every child node has a parent wire.
-        for (i, node) in child.nodes.iter().enumerate() {
-            let w = map[i];
-            if matches!(node.op, Op::Input(_) | Op::Const(_)) {
-                continue;
-            }
-            let r = |x: &Wire| remap(&map, *x);
-            self.nodes[w.0].op = match &node.op {
-                Op::Add(a, b) => Op::Add(r(a), r(b)),
-                Op::Sub(a, b) => Op::Sub(r(a), r(b)),
-                Op::Mul(a, b) => Op::Mul(r(a), r(b)),
-                Op::And(a, b) => Op::And(r(a), r(b)),
-                Op::Or(a, b) => Op::Or(r(a), r(b)),
-                Op::Xor(a, b) => Op::Xor(r(a), r(b)),
-                Op::Not(a) => Op::Not(r(a)),
-                Op::Shl(a, b) => Op::Shl(r(a), r(b)),
-                Op::Shr(a, b) => Op::Shr(r(a), r(b)),
-                Op::Eq(a, b) => Op::Eq(r(a), r(b)),
-                Op::Ult(a, b) => Op::Ult(r(a), r(b)),
-                Op::Slt(a, b) => Op::Slt(r(a), r(b)),
-                Op::Mux(s, a, b) => Op::Mux(r(s), r(a), r(b)),
-                Op::Concat(a, b) => Op::Concat(r(a), r(b)),
-                Op::Slice(a, lo) => Op::Slice(r(a), *lo),
-                Op::Lzc(a) => Op::Lzc(r(a)),
-                Op::Parity(a) => Op::Parity(r(a)),
-                Op::MemRead { mem, addr } => Op::MemRead { mem: memory_base + mem, addr: r(addr) },
-                Op::Reg { d, enable, reset } => Op::Reg { d: r(d), enable: enable.map(|e| r(&e)), reset: *reset },
-                Op::Forward(_) => Op::Forward(None),
-                Op::Input(_) | Op::Const(_) => unreachable!(),
-            };
-        }
-        for (i, target) in forwards {
-            self.nodes[map[i].0].op = Op::Forward(Some(map[target.0]));
-        }
-        for (k, m) in child.memories.iter().enumerate() {
-            if let Some((e, a, d)) = m.write {
-                self.memories[memory_base + k].write = Some((map[e.0], map[a.0], map[d.0]));
-            }
-        }
-        Ok(child.outputs.iter().map(|o| (o.name.clone(), map[o.wire.0])).collect())
     }
 
     /// Highest stage of any output: the pipeline latency in cycles.
@@ -547,9 +368,10 @@ impl Netlist {
         }
     }
 
-    /// Bits held in registers.
+    /// Bits held in registers, children included.
     pub fn register_bits(&self) -> usize {
-        self.nodes.iter().filter(|n| matches!(n.op, Op::Reg { .. })).map(|n| n.width).sum()
+        let own: usize = self.nodes.iter().filter(|n| matches!(n.op, Op::Reg { .. })).map(|n| n.width).sum();
+        own + self.instances.iter().map(|i| i.module.register_bits()).sum::<usize>()
     }
 }
 

@@ -18,6 +18,7 @@
 //! `<e>_channel_up`; `link_up` = every channel up.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use weft_hdl::netlist::{Netlist, Wire};
 
@@ -93,7 +94,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     let kb = rc.width / 8;
     let chunks = rc.width / 128;
     let router_net = router(rc)?;
-    let link_net = endpoint(&config.link)?;
+    let link_net = Rc::new(endpoint(&config.link)?);
     let counters = counter_names(config);
     // The self-test block takes IntraNode port 0 when enabled; it is 128 bits wide.
     let selftest = rc.width == 128;
@@ -122,7 +123,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         .collect();
     let link_status = placeholder(net, &mut fwd, "link_status".into(), 32);
     let status_inputs: Vec<Wire> = (0..SELFTEST_STATUS_NAMES.len()).map(|i| placeholder(net, &mut fwd, format!("selftest{i}"), 32)).collect();
-    let regs = net.instantiate(&regs_net, "regs_", &|port| {
+    let regs = net.instance(&Rc::new(regs_net), "regs", "regs", &|port| {
         if let Some(w) = axil_in.get(port) {
             return Some(*w);
         }
@@ -191,7 +192,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         let f = placeholder(net, &mut fwd, format!("link_{dn}_tx_credit"), 2);
         router_in.insert(format!("m_axis_{dn}_credit"), f);
     }
-    let r = net.instantiate(&router_net, "router_", &|port| router_in.get(port).copied())?;
+    let r = net.instance(&Rc::new(router_net), "router", "router", &|port| router_in.get(port).copied())?;
     let user = net.not(enable);
     for p in 0..rc.local_ports {
         for o in ["s_axis_p{p}_tready", "m_axis_p{p}_tkeep", "m_axis_p{p}_tlast", "m_axis_p{p}_tvalid"] {
@@ -224,7 +225,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
             ("expected".into(), reg("expected")),
             ("clear".into(), clear),
         ]);
-        let chk = net.instantiate(&checker(), "selftest_checker_", &|port| chk_in.get(port).copied())?;
+        let chk = net.instance(&Rc::new(checker()), "selftest_checker", "selftest_checker", &|port| chk_in.get(port).copied())?;
         let gen_ready = net.and(r["s_axis_p0_tready"], enable);
         let gen_in: HashMap<String, Wire> = HashMap::from([
             ("start".to_string(), start),
@@ -236,7 +237,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
             ("done_in".into(), chk["complete"]),
             ("m_axis_tready".into(), gen_ready),
         ]);
-        let g = net.instantiate(&generator(), "selftest_generator_", &|port| gen_in.get(port).copied())?;
+        let g = net.instance(&Rc::new(generator()), "selftest_generator", "selftest_generator", &|port| gen_in.get(port).copied())?;
         net.resolve(fwd["gen_data"], g["m_axis_tdata"]);
         net.resolve(fwd["gen_last"], g["m_axis_tlast"]);
         net.resolve(fwd["gen_valid"], g["m_axis_tvalid"]);
@@ -279,7 +280,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         let ready: Vec<Wire> = (0..2).map(|_| net.forward(1)).collect();
         link_in.insert("m_axis_vc0_tready".into(), ready[0]);
         link_in.insert("m_axis_vc1_tready".into(), ready[1]);
-        let l = net.instantiate(&link_net, &format!("link_{en}_"), &|port| link_in.get(port).copied())?;
+        let l = net.instance(&link_net, "link", &format!("link_{en}"), &|port| link_in.get(port).copied())?;
         for j in 0..lanes {
             net.output(&format!("{en}_tx_serial@{}", 66 * j), l[&format!("tx_serial@{}", 66 * j)]);
         }

@@ -1,0 +1,174 @@
+//! The operations of the raw builder, and helpers built from them. Each checks its operands'
+//! widths, brings operands to the current stage, and folds constants ([`super::fold`]).
+
+use super::{Netlist, Op, Wire};
+
+impl Netlist {
+    fn binary(&mut self, a: Wire, b: Wire, make: fn(Wire, Wire) -> Op, same_width: bool, width: usize) -> Wire {
+        if same_width {
+            assert_eq!(self.width(a), self.width(b), "operand widths differ");
+        }
+        let a = self.at_stage(a);
+        let b = self.at_stage(b);
+        self.node(make(a, b), width)
+    }
+
+    fn unary(&mut self, a: Wire, make: fn(Wire) -> Op, width: usize) -> Wire {
+        let a = self.at_stage(a);
+        self.node(make(a), width)
+    }
+
+    pub fn add(&mut self, a: Wire, b: Wire) -> Wire {
+        let w = self.width(a);
+        self.binary(a, b, Op::Add, true, w)
+    }
+    pub fn sub(&mut self, a: Wire, b: Wire) -> Wire {
+        let w = self.width(a);
+        self.binary(a, b, Op::Sub, true, w)
+    }
+    pub fn mul(&mut self, a: Wire, b: Wire) -> Wire {
+        let w = self.width(a) + self.width(b);
+        self.binary(a, b, Op::Mul, false, w)
+    }
+    pub fn and(&mut self, a: Wire, b: Wire) -> Wire {
+        let w = self.width(a);
+        self.binary(a, b, Op::And, true, w)
+    }
+    pub fn or(&mut self, a: Wire, b: Wire) -> Wire {
+        let w = self.width(a);
+        self.binary(a, b, Op::Or, true, w)
+    }
+    pub fn xor(&mut self, a: Wire, b: Wire) -> Wire {
+        let w = self.width(a);
+        self.binary(a, b, Op::Xor, true, w)
+    }
+    pub fn shl(&mut self, a: Wire, amount: Wire) -> Wire {
+        let w = self.width(a);
+        self.binary(a, amount, Op::Shl, false, w)
+    }
+    pub fn shr(&mut self, a: Wire, amount: Wire) -> Wire {
+        let w = self.width(a);
+        self.binary(a, amount, Op::Shr, false, w)
+    }
+    pub fn eq(&mut self, a: Wire, b: Wire) -> Wire {
+        self.binary(a, b, Op::Eq, true, 1)
+    }
+    pub fn ult(&mut self, a: Wire, b: Wire) -> Wire {
+        self.binary(a, b, Op::Ult, true, 1)
+    }
+    pub fn slt(&mut self, a: Wire, b: Wire) -> Wire {
+        self.binary(a, b, Op::Slt, true, 1)
+    }
+    pub fn concat(&mut self, hi: Wire, lo: Wire) -> Wire {
+        let w = self.width(hi) + self.width(lo);
+        self.binary(hi, lo, Op::Concat, false, w)
+    }
+    pub fn not(&mut self, a: Wire) -> Wire {
+        let w = self.width(a);
+        self.unary(a, Op::Not, w)
+    }
+    pub fn lzc(&mut self, a: Wire) -> Wire {
+        let width = self.width(a);
+        let bits = usize::BITS as usize - width.leading_zeros() as usize;
+        self.unary(a, Op::Lzc, bits)
+    }
+    pub fn parity(&mut self, a: Wire) -> Wire {
+        self.unary(a, Op::Parity, 1)
+    }
+    pub fn mux(&mut self, sel: Wire, a: Wire, b: Wire) -> Wire {
+        assert_eq!(self.width(sel), 1, "mux select must be one bit");
+        assert_eq!(self.width(a), self.width(b), "mux operand widths differ");
+        let sel = self.at_stage(sel);
+        let a = self.at_stage(a);
+        let b = self.at_stage(b);
+        let w = self.width(a);
+        self.node(Op::Mux(sel, a, b), w)
+    }
+    /// `a[lo +: width]`.
+    pub fn slice(&mut self, a: Wire, lo: usize, width: usize) -> Wire {
+        assert!(lo + width <= self.width(a), "slice {lo}+:{width} outside a {}-bit value", self.width(a));
+        if lo == 0 && width == self.width(a) {
+            return a;
+        }
+        let a = self.at_stage(a);
+        self.node(Op::Slice(a, lo), width)
+    }
+    pub fn bit(&mut self, a: Wire, index: usize) -> Wire {
+        self.slice(a, index, 1)
+    }
+
+    // ---- helpers built from the primitives ----
+
+    pub fn zext(&mut self, a: Wire, width: usize) -> Wire {
+        let w = self.width(a);
+        assert!(width >= w, "cannot zero-extend {w} bits to {width}");
+        if width == w {
+            return a;
+        }
+        let zero = self.constant(0, width - w);
+        self.concat(zero, a)
+    }
+    pub fn sext(&mut self, a: Wire, width: usize) -> Wire {
+        let w = self.width(a);
+        assert!(width >= w, "cannot sign-extend {w} bits to {width}");
+        if width == w {
+            return a;
+        }
+        let sign = self.bit(a, w - 1);
+        let ones = self.constant(u128::MAX, width - w);
+        let zero = self.constant(0, width - w);
+        let fill = self.mux(sign, ones, zero);
+        self.concat(fill, a)
+    }
+    /// Zero-extends or truncates to `width`.
+    pub fn resize(&mut self, a: Wire, width: usize) -> Wire {
+        if width <= self.width(a) {
+            self.slice(a, 0, width)
+        } else {
+            self.zext(a, width)
+        }
+    }
+    pub fn is_zero(&mut self, a: Wire) -> Wire {
+        let zero = self.constant(0, self.width(a));
+        self.eq(a, zero)
+    }
+    pub fn nonzero(&mut self, a: Wire) -> Wire {
+        let z = self.is_zero(a);
+        self.not(z)
+    }
+    pub fn all_ones(&mut self, a: Wire) -> Wire {
+        let ones = self.constant(u128::MAX, self.width(a));
+        self.eq(a, ones)
+    }
+    pub fn add_const(&mut self, a: Wire, value: i128) -> Wire {
+        let c = self.constant(value as u128, self.width(a));
+        self.add(a, c)
+    }
+    /// `a` shifted left by a constant (bits shifted out are lost).
+    pub fn shl_const(&mut self, a: Wire, amount: usize) -> Wire {
+        let w = self.width(a);
+        if amount == 0 {
+            return a;
+        }
+        if amount >= w {
+            return self.constant(0, w);
+        }
+        let lo = self.slice(a, 0, w - amount);
+        let zero = self.constant(0, amount);
+        self.concat(lo, zero)
+    }
+    pub fn and_all(&mut self, wires: &[Wire]) -> Wire {
+        let mut acc = wires[0];
+        for w in &wires[1..] {
+            acc = self.and(acc, *w);
+        }
+        acc
+    }
+    pub fn or_all(&mut self, wires: &[Wire]) -> Wire {
+        let mut acc = wires[0];
+        for w in &wires[1..] {
+            acc = self.or(acc, *w);
+        }
+        acc
+    }
+}

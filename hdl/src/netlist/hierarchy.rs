@@ -1,0 +1,166 @@
+//! Child designs inside a netlist. [`Netlist::instance`] keeps a child as an instance: the
+//! Verilog defines the child module once and instantiates it, and the built-in simulator
+//! flattens it ([`Netlist::flatten`]). [`Netlist::instantiate`] copies a child's nodes into the
+//! parent instead (for small helpers whose logic should merge with the parent's).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::{Memory, Netlist, Op, Wire};
+
+/// One child design kept as a module instance.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// Instance name in the parent (`link_xp`).
+    pub name: String,
+    /// Module name of the child, before the export prefixes it with the top's (`link`).
+    pub module_name: String,
+    pub module: Rc<Netlist>,
+    /// Each child input (by its input name, `port` or `port@lo`) and the parent wire driving it.
+    pub inputs: Vec<(String, Wire)>,
+}
+
+impl Netlist {
+    /// Keeps `child` as an instance called `name` of module `module_name`. Every child input must
+    /// be given by `connect` (by input name), with its width; returns the child's outputs by name
+    /// as parent wires. The child's clock domains are wired by name to the parent's (a child
+    /// domain the parent lacks is added to it).
+    pub fn instance(&mut self, child: &Rc<Netlist>, module_name: &str, name: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, String> {
+        let mut inputs = vec![];
+        for node in &child.nodes {
+            if let Op::Input(port) = &node.op {
+                let w = connect(port).ok_or_else(|| format!("{name} ({module_name}): input `{port}` is not connected"))?;
+                if self.width(w) != node.width {
+                    return Err(format!("{name} ({module_name}): input `{port}` is {} bits, connected to {} bits", node.width, self.width(w)));
+                }
+                inputs.push((port.clone(), w));
+            }
+        }
+        for d in &child.domains {
+            self.domain_named(&d.name);
+        }
+        let inst = self.instances.len();
+        self.instances.push(Instance { name: name.to_string(), module_name: module_name.to_string(), module: child.clone(), inputs });
+        let mut outputs = HashMap::new();
+        for o in &child.outputs {
+            let width = child.width(o.wire);
+            let stage = self.stage();
+            let w = self.push(Op::InstanceOutput { inst, port: o.name.clone() }, width, stage, Some(format!("{name}_{}", o.name.replace('@', "_"))));
+            outputs.insert(o.name.clone(), w);
+        }
+        Ok(outputs)
+    }
+
+    /// The same design with every instance copied in (names prefixed `<instance>_`): what the
+    /// built-in simulator evaluates. Wires of this netlist keep their indices.
+    pub fn flatten(&self) -> Netlist {
+        if self.instances.is_empty() {
+            return self.clone();
+        }
+        let mut flat = self.clone();
+        flat.instances.clear();
+        for (i, inst) in self.instances.iter().enumerate() {
+            let child = inst.module.flatten();
+            let inputs: HashMap<&str, Wire> = inst.inputs.iter().map(|(p, w)| (p.as_str(), *w)).collect();
+            let outputs = flat.instantiate(&child, &format!("{}_", inst.name), &|port| inputs.get(port).copied()).expect("instance inputs were checked when it was made");
+            for node in flat.nodes.iter_mut() {
+                if let Op::InstanceOutput { inst, port } = &node.op {
+                    if *inst == i {
+                        node.op = Op::Forward(Some(outputs[port]));
+                    }
+                }
+            }
+        }
+        flat
+    }
+
+    /// Copies `child` into this netlist: every node and memory of it, named with `prefix`.
+    /// The child's inputs take the wires `connect` gives (by input name; every input must be
+    /// given, widths equal); returns the child's outputs by name. Stages are not balanced
+    /// across the boundary: the child is state-machine logic, not a pipeline stage. The child
+    /// must have no instances of its own (flatten it first).
+    pub fn instantiate(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, String> {
+        assert!(child.instances.is_empty(), "instantiate copies a flat child: flatten it first");
+        let domains: Vec<usize> = child.domains.iter().map(|d| self.domain_named(&d.name)).collect();
+        let mut map: Vec<Wire> = Vec::with_capacity(child.nodes.len());
+        let memory_base = self.memories.len();
+        for m in &child.memories {
+            self.memories.push(Memory { name: format!("{prefix}{}", m.name), write: None, domain: domains[m.domain], ..m.clone() });
+        }
+        let stage = self.stage();
+        // Forward references inside the child are resolved once every node exists.
+        let mut forwards = vec![];
+        for (i, node) in child.nodes.iter().enumerate() {
+            let name = node.name.as_ref().map(|n| format!("{prefix}{n}"));
+            let op = match &node.op {
+                Op::Input(port) => {
+                    let w = connect(port).ok_or_else(|| format!("{prefix}: input `{port}` is not connected"))?;
+                    if self.width(w) != node.width {
+                        return Err(format!("{prefix}: input `{port}` is {} bits, connected to {} bits", node.width, self.width(w)));
+                    }
+                    map.push(w);
+                    continue;
+                }
+                Op::Const(v) => {
+                    let w = self.constant(*v, node.width);
+                    map.push(w);
+                    continue;
+                }
+                Op::Forward(Some(target)) => {
+                    forwards.push((i, *target));
+                    Op::Forward(None)
+                }
+                other => other.clone(),
+            };
+            let w = self.push(op, node.width, stage, name);
+            self.nodes[w.0].domain = domains[node.domain];
+            self.nodes[w.0].crossing = node.crossing;
+            map.push(w);
+        }
+        // Rewrite operands now that every child node has a parent wire.
+        for (i, node) in child.nodes.iter().enumerate() {
+            if matches!(node.op, Op::Input(_) | Op::Const(_) | Op::Forward(_)) {
+                continue;
+            }
+            let w = map[i];
+            self.nodes[w.0].op = remap(&node.op, &|x| map[x.0], memory_base);
+        }
+        for (i, target) in forwards {
+            self.nodes[map[i].0].op = Op::Forward(Some(map[target.0]));
+        }
+        for (k, m) in child.memories.iter().enumerate() {
+            if let Some((e, a, d)) = m.write {
+                self.memories[memory_base + k].write = Some((map[e.0], map[a.0], map[d.0]));
+            }
+        }
+        Ok(child.outputs.iter().map(|o| (o.name.clone(), map[o.wire.0])).collect())
+    }
+}
+
+/// `op` with every operand wire passed through `r` and memories moved by `memory_base`.
+fn remap(op: &Op, r: &dyn Fn(Wire) -> Wire, memory_base: usize) -> Op {
+    let r = |x: &Wire| r(*x);
+    match op {
+        Op::Add(a, b) => Op::Add(r(a), r(b)),
+        Op::Sub(a, b) => Op::Sub(r(a), r(b)),
+        Op::Mul(a, b) => Op::Mul(r(a), r(b)),
+        Op::And(a, b) => Op::And(r(a), r(b)),
+        Op::Or(a, b) => Op::Or(r(a), r(b)),
+        Op::Xor(a, b) => Op::Xor(r(a), r(b)),
+        Op::Not(a) => Op::Not(r(a)),
+        Op::Shl(a, b) => Op::Shl(r(a), r(b)),
+        Op::Shr(a, b) => Op::Shr(r(a), r(b)),
+        Op::Eq(a, b) => Op::Eq(r(a), r(b)),
+        Op::Ult(a, b) => Op::Ult(r(a), r(b)),
+        Op::Slt(a, b) => Op::Slt(r(a), r(b)),
+        Op::Mux(s, a, b) => Op::Mux(r(s), r(a), r(b)),
+        Op::Concat(a, b) => Op::Concat(r(a), r(b)),
+        Op::Slice(a, lo) => Op::Slice(r(a), *lo),
+        Op::Lzc(a) => Op::Lzc(r(a)),
+        Op::Parity(a) => Op::Parity(r(a)),
+        Op::MemRead { mem, addr } => Op::MemRead { mem: memory_base + mem, addr: r(addr) },
+        Op::Reg { d, enable, reset } => Op::Reg { d: r(d), enable: enable.map(|e| r(&e)), reset: *reset },
+        Op::Forward(f) => Op::Forward(f.map(|x| r(&x))),
+        Op::Input(_) | Op::Const(_) | Op::InstanceOutput { .. } => unreachable!("not copied through remap"),
+    }
+}

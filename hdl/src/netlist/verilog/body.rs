@@ -1,0 +1,207 @@
+//! The text of a netlist's body: declarations, continuous assignments, instances, and one
+//! clocked block per clock domain.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::super::{Netlist, Op, Wire};
+use super::names::Plan;
+
+pub(super) fn literal(value: u128, width: usize) -> String {
+    format!("{width}'h{value:x}")
+}
+
+fn range(width: usize) -> String {
+    if width == 1 {
+        String::new()
+    } else {
+        format!("[{}:0] ", width - 1)
+    }
+}
+
+/// Where a netlist input comes from: bits `lo..` of the signal `base` (the whole of it when
+/// `whole`).
+pub struct InputRef {
+    pub base: String,
+    pub lo: usize,
+    pub whole: bool,
+}
+
+pub(super) struct Body<'a> {
+    pub net: &'a Netlist,
+    pub plan: &'a Plan,
+    pub input: &'a dyn Fn(&str) -> InputRef,
+    /// Per instance: child output port → (wire in this module, its width).
+    pub inst_wires: Vec<HashMap<String, (String, usize)>>,
+    /// Per memory: its identifier.
+    pub memories: Vec<String>,
+}
+
+impl Body<'_> {
+    fn t(&self, w: Wire) -> Wire {
+        Wire(self.plan.target[w.0])
+    }
+
+    /// `w` as an operand: its name, a literal, or its expression in parentheses.
+    pub fn expr(&self, w: Wire) -> String {
+        let w = self.t(w);
+        let node = &self.net.nodes[w.0];
+        if let Op::Const(v) = node.op {
+            return literal(v, node.width);
+        }
+        if let Some(id) = &self.plan.ids[w.0] {
+            return id.clone();
+        }
+        if let Some((base, lo)) = self.base(w) {
+            return index(&base, lo, node.width, self.whole(w));
+        }
+        format!("({})", self.rhs(w))
+    }
+
+    /// A signal and bit offset `w` can be indexed through, when it is a slice of one.
+    fn base(&self, w: Wire) -> Option<(String, usize)> {
+        let w = self.t(w);
+        if let Some(id) = &self.plan.ids[w.0] {
+            return Some((id.clone(), 0));
+        }
+        match &self.net.nodes[w.0].op {
+            Op::Input(name) => {
+                let r = (self.input)(name);
+                Some((r.base, r.lo))
+            }
+            Op::InstanceOutput { inst, port } => {
+                let (p, lo) = super::split_port(port);
+                Some((self.inst_wires[*inst][p].0.clone(), lo))
+            }
+            Op::Slice(a, lo) => self.base(*a).map(|(b, l)| (b, l + lo)),
+            _ => None,
+        }
+    }
+
+    /// Whether `w` is all of its base signal.
+    fn whole(&self, w: Wire) -> bool {
+        match &self.net.nodes[w.0].op {
+            Op::Input(name) => (self.input)(name).whole,
+            Op::InstanceOutput { inst, port } => {
+                let (p, lo) = super::split_port(port);
+                lo == 0 && self.inst_wires[*inst][p].1 == self.net.nodes[w.0].width
+            }
+            _ => false,
+        }
+    }
+
+    fn bits(&self, a: Wire, lo: usize, width: usize) -> String {
+        let (base, off) = self.base(a).unwrap_or_else(|| panic!("netlist node {} is indexed but not declared", a.0));
+        index(&base, off + lo, width, false)
+    }
+
+    /// The expression a node computes.
+    pub fn rhs(&self, w: Wire) -> String {
+        let net = self.net;
+        let node = &net.nodes[w.0];
+        let e = |x: &Wire| self.expr(*x);
+        match &node.op {
+            Op::Input(_) | Op::InstanceOutput { .. } => {
+                let (base, lo) = self.base(w).unwrap();
+                index(&base, lo, node.width, self.whole(w))
+            }
+            Op::Const(v) => literal(*v, node.width),
+            Op::Add(a, b) => format!("{} + {}", e(a), e(b)),
+            Op::Sub(a, b) => format!("{} - {}", e(a), e(b)),
+            Op::Mul(a, b) => {
+                let (wa, wb) = (net.width(*a), net.width(*b));
+                format!("{{{{{wb}{{1'b0}}}}, {}}} * {{{{{wa}{{1'b0}}}}, {}}}", e(a), e(b))
+            }
+            Op::And(a, b) => format!("{} & {}", e(a), e(b)),
+            Op::Or(a, b) => format!("{} | {}", e(a), e(b)),
+            Op::Xor(a, b) => format!("{} ^ {}", e(a), e(b)),
+            Op::Not(a) => format!("~{}", e(a)),
+            Op::Shl(a, s) => format!("{} << {}", e(a), e(s)),
+            Op::Shr(a, s) => format!("{} >> {}", e(a), e(s)),
+            Op::Eq(a, b) => format!("{} == {}", e(a), e(b)),
+            Op::Ult(a, b) => format!("{} < {}", e(a), e(b)),
+            Op::Slt(a, b) => {
+                // Two's-complement order is unsigned order with the sign bits flipped.
+                let flip = literal(1 << (net.width(*a) - 1), net.width(*a));
+                format!("({} ^ {flip}) < ({} ^ {flip})", e(a), e(b))
+            }
+            Op::Mux(s, a, b) => format!("{} ? {} : {}", e(s), e(a), e(b)),
+            Op::Concat(h, l) => format!("{{{}, {}}}", e(h), e(l)),
+            Op::Slice(a, lo) => self.bits(*a, *lo, node.width),
+            Op::Lzc(a) => {
+                // A priority chain: the highest set bit decides.
+                let width = net.width(*a);
+                let mut text = String::new();
+                for bit in (0..width).rev() {
+                    write!(text, "{} ? {} : ", self.bits(*a, bit, 1), literal((width - 1 - bit) as u128, node.width)).unwrap();
+                }
+                text + &literal(width as u128, node.width)
+            }
+            Op::Parity(a) => format!("^{}", e(a)),
+            Op::MemRead { mem, addr } => format!("{}[{}]", self.memories[*mem], e(addr)),
+            Op::Forward(Some(a)) => e(a),
+            Op::Reg { .. } | Op::Forward(None) => unreachable!("no expression for node {}", w.0),
+        }
+    }
+
+    /// Declarations, assignments and clocked blocks (instances are written by the caller).
+    pub fn write(&self, decls: &mut String, assigns: &mut String, clocked: &mut Vec<String>) {
+        let net = self.net;
+        let mut sections = net.sections.iter().peekable();
+        let mut section = None;
+        for (i, node) in net.nodes.iter().enumerate() {
+            while let Some((at, title)) = sections.peek() {
+                if *at > i {
+                    break;
+                }
+                section = Some(title.clone());
+                sections.next();
+            }
+            if !self.plan.live[i] || !self.plan.declared[i] || self.plan.target[i] != i {
+                continue;
+            }
+            if let Some(title) = section.take() {
+                writeln!(decls, "// {title}").unwrap();
+                writeln!(assigns, "\n// ---- {title} ----").unwrap();
+            }
+            let id = self.plan.ids[i].as_ref().unwrap();
+            let w = Wire(i);
+            if let Op::Reg { d, enable, reset } = &node.op {
+                let attr = if node.crossing { "(* ASYNC_REG = \"TRUE\" *) " } else { "" };
+                writeln!(decls, "{attr}reg {}{id};", range(node.width)).unwrap();
+                let take = match enable {
+                    Some(en) => format!("if ({}) {id} <= {};", self.expr(*en), self.expr(*d)),
+                    None => format!("{id} <= {};", self.expr(*d)),
+                };
+                let rst = net.domains[node.domain].reset();
+                let line = match reset {
+                    Some(r) => format!("    if ({rst}) {id} <= {}; else {take}\n", literal(*r, node.width)),
+                    None => format!("    {take}\n"),
+                };
+                clocked[node.domain].push_str(&line);
+                continue;
+            }
+            writeln!(decls, "wire {}{id};", range(node.width)).unwrap();
+            writeln!(assigns, "assign {id} = {};", self.rhs(w)).unwrap();
+        }
+        for (m, mem) in net.memories.iter().enumerate() {
+            let name = &self.memories[m];
+            // Read asynchronously: LUT RAM (Xilinx distributed, Intel MLAB).
+            writeln!(decls, "(* ram_style = \"distributed\", ramstyle = \"MLAB, no_rw_check\" *)\nreg [{}:0] {name} [0:{}];", mem.width - 1, mem.depth - 1).unwrap();
+            if let Some((e, a, d)) = &mem.write {
+                writeln!(clocked[mem.domain], "    if ({}) {name}[{}] <= {};", self.expr(*e), self.expr(*a), self.expr(*d)).unwrap();
+            }
+        }
+    }
+}
+
+/// `base[lo +: width]` as Verilog text (`base` itself when `whole`).
+fn index(base: &str, lo: usize, width: usize, whole: bool) -> String {
+    if whole {
+        base.to_string()
+    } else if width == 1 {
+        format!("{base}[{lo}]")
+    } else {
+        format!("{base}[{}:{lo}]", lo + width - 1)
+    }
+}

@@ -1,0 +1,267 @@
+//! Verilog-2005 text for a [`Netlist`]: one module per distinct design, children instantiated by
+//! name. Ports are grouped (clocks and resets, input streams, output streams, register window,
+//! other inputs, status outputs) under comment headers; wires and registers carry the design's
+//! names ([`names`]); single-use logic is written inline; every memory carries both vendors' RAM
+//! attributes; each clock domain has its own clocked block. Every literal carries its width, so
+//! the text is clean under Verilator's width warnings by construction.
+
+mod body;
+mod names;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+use std::rc::Rc;
+
+pub use body::InputRef;
+use body::{literal, Body};
+
+use super::{Netlist, Op, Wire};
+
+/// A port of a netlist module: netlist inputs and outputs named `port` or `port@<lo>` (a slice
+/// starting at bit `lo`) bind to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Port {
+    pub name: String,
+    pub width: usize,
+    pub output: bool,
+}
+
+pub(crate) fn split_port(name: &str) -> (&str, usize) {
+    match name.split_once('@') {
+        Some((port, lo)) => (port, lo.parse().unwrap_or_else(|_| panic!("netlist port slice `{name}`"))),
+        None => (name, 0),
+    }
+}
+
+/// The ports of a netlist module other than clocks and resets, in order of first appearance
+/// (inputs, then outputs).
+pub fn ports(net: &Netlist) -> Vec<Port> {
+    let mut ports: Vec<Port> = vec![];
+    let mut add = |name: &str, width: usize, output: bool| {
+        let (port, lo) = split_port(name);
+        match ports.iter_mut().find(|p| p.name == port) {
+            Some(p) => {
+                assert_eq!(p.output, output, "port `{port}` is both input and output");
+                p.width = p.width.max(lo + width);
+            }
+            None => ports.push(Port { name: port.to_string(), width: lo + width, output }),
+        }
+    };
+    for node in &net.nodes {
+        if let Op::Input(name) = &node.op {
+            add(name, node.width, false);
+        }
+    }
+    for o in &net.outputs {
+        add(&o.name, net.width(o.wire), true);
+    }
+    ports
+}
+
+/// Port groups, in the order the module lists them.
+const GROUPS: [&str; 5] = ["input streams", "output streams", "register window", "inputs", "outputs: status and counters"];
+
+fn group(p: &Port) -> usize {
+    if p.name.starts_with("s_axil_") {
+        2
+    } else if p.name.starts_with("s_axis") {
+        0
+    } else if p.name.starts_with("m_axis") {
+        1
+    } else if p.output {
+        4
+    } else {
+        3
+    }
+}
+
+/// Module texts already written, shared by a whole file.
+#[derive(Default)]
+struct Registry {
+    by_design: HashMap<*const Netlist, String>,
+    by_text: HashMap<String, String>,
+    names: HashSet<String>,
+    texts: Vec<String>,
+}
+
+/// The Verilog of `net` as module `name` (clocks and resets first, then the ports grouped),
+/// followed by one module per distinct child design, named `<name>$<child module name>` (the
+/// export renames them `<name>_<child>`). Output bits no netlist output covers are driven to
+/// zero. Panics on a clock-domain crossing without a synchroniser.
+pub fn module(net: &Netlist, name: &str) -> String {
+    if let Err(e) = net.check_domains() {
+        panic!("{name}: {e}");
+    }
+    let mut registry = Registry::default();
+    let top = module_text(net, name, name, &mut registry);
+    let mut out = top;
+    for text in registry.texts {
+        out.push('\n');
+        out.push_str(&text);
+    }
+    out
+}
+
+fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -> String {
+    // Children first, so their module names are known.
+    let child_names: Vec<String> = net.instances.iter().map(|inst| child_module(&inst.module, &inst.module_name, root, registry)).collect();
+    let ports = ports(net);
+    let mut order: Vec<&Port> = ports.iter().collect();
+    order.sort_by_key(|p| group(p));
+    let clocks: Vec<String> = net.domains.iter().flat_map(|d| [d.name.clone(), d.reset()]).collect();
+    let mut header: Vec<String> = clocks.clone();
+    header.extend(order.iter().map(|p| p.name.clone()));
+    let mut text = format!("module {name}({});\n", header.join(","));
+    text.push_str("    // clocks and resets\n");
+    for c in &clocks {
+        writeln!(text, "    input wire {c};").unwrap();
+    }
+    let mut taken: HashSet<String> = header.iter().cloned().collect();
+    let memories: Vec<String> = net.memories.iter().map(|m| names::unique(&names::sanitize(&m.name), &mut taken)).collect();
+    for inst in &net.instances {
+        taken.insert(inst.name.clone());
+    }
+    let mut inst_wires: Vec<HashMap<String, (String, usize)>> = vec![];
+    let mut inst_decls = String::new();
+    for inst in &net.instances {
+        let mut wires = HashMap::new();
+        for p in self::ports(&inst.module).into_iter().filter(|p| p.output) {
+            let id = names::unique(&names::sanitize(&format!("{}_{}", inst.name, p.name)), &mut taken);
+            writeln!(inst_decls, "wire {}{id};", if p.width == 1 { String::new() } else { format!("[{}:0] ", p.width - 1) }).unwrap();
+            wires.insert(p.name.clone(), (id, p.width));
+        }
+        inst_wires.push(wires);
+    }
+    let port_width = |port: &str| ports.iter().find(|p| p.name == port).map(|p| p.width);
+    let input = |input: &str| {
+        let (port, lo) = split_port(input);
+        let width = net.nodes.iter().find(|n| matches!(&n.op, Op::Input(i) if i == input)).unwrap().width;
+        InputRef { base: port.to_string(), lo, whole: lo == 0 && Some(width) == port_width(port) }
+    };
+    let plan = names::plan(net, &mut taken, &|_| true);
+    let partly_read = |port: &str| net.nodes.iter().enumerate().any(|(i, n)| matches!(&n.op, Op::Input(x) if split_port(x).0 == port) && plan.partly_read[i]);
+    let mut last_group = None;
+    for p in &order {
+        if last_group != Some(group(p)) {
+            writeln!(text, "    // {}", GROUPS[group(p)]).unwrap();
+            last_group = Some(group(p));
+        }
+        let range = if p.width == 1 { String::new() } else { format!("[{}:0] ", p.width - 1) };
+        let decl = format!("{} wire {range}{};", if p.output { "output" } else { "input" }, p.name);
+        if !p.output && partly_read(&p.name) {
+            // Fields of a bus the block does not need (address bits below the word, spare bits).
+            writeln!(text, "    /* verilator lint_off UNUSEDSIGNAL */\n    {decl}\n    /* verilator lint_on UNUSEDSIGNAL */").unwrap();
+        } else {
+            writeln!(text, "    {decl}").unwrap();
+        }
+    }
+    let body = Body { net, plan: &plan, input: &input, inst_wires, memories };
+    let mut decls = String::new();
+    let mut assigns = String::new();
+    let mut clocked = vec![String::new(); net.domains.len()];
+    body.write(&mut decls, &mut assigns, &mut clocked);
+    decls.push_str(&inst_decls);
+    // Datapaths keep only the bits they need of wider intermediate values (the low bits of a
+    // product, the top of a shifted significand), so partly-read nets are expected here.
+    write!(text, "\n// verilator lint_off UNUSEDSIGNAL\n{decls}// verilator lint_on UNUSEDSIGNAL\n").unwrap();
+    text.push_str(&assigns);
+    for (k, inst) in net.instances.iter().enumerate() {
+        write!(text, "\n// ---- {} ({}) ----\n{} {} (\n", inst.name, inst.module_name, child_names[k], inst.name).unwrap();
+        let mut conns: Vec<String> = inst.module.domains.iter().flat_map(|d| [d.name.clone(), d.reset()]).map(|c| format!("    .{c}({c})")).collect();
+        for p in self::ports(&inst.module) {
+            let value = if p.output {
+                body.inst_wires[k][&p.name].0.clone()
+            } else {
+                let pieces: Vec<(usize, Wire)> = inst.inputs.iter().filter(|(n, _)| split_port(n).0 == p.name).map(|(n, w)| (split_port(n).1, *w)).collect();
+                joined(&pieces, p.width, &|w| body.expr(w), &|w| net.width(w))
+            };
+            conns.push(format!("    .{}({value})", p.name));
+        }
+        writeln!(text, "{}\n);", conns.join(",\n")).unwrap();
+    }
+    for (d, block) in clocked.iter().enumerate() {
+        if !block.is_empty() {
+            write!(text, "\nalways @(posedge {}) begin\n{block}end\n", net.domains[d].name).unwrap();
+        }
+    }
+    text.push('\n');
+    for p in ports.iter().filter(|p| p.output) {
+        let pieces: Vec<(usize, Wire)> = net.outputs.iter().filter(|o| split_port(&o.name).0 == p.name).map(|o| (split_port(&o.name).1, o.wire)).collect();
+        writeln!(text, "assign {} = {};", p.name, joined(&pieces, p.width, &|w| body.expr(w), &|w| net.width(w))).unwrap();
+    }
+    text.push_str("endmodule\n");
+    text
+}
+
+/// The module name of a child design, writing its text the first time.
+fn child_module(child: &Rc<Netlist>, module_name: &str, root: &str, registry: &mut Registry) -> String {
+    if let Some(name) = registry.by_design.get(&Rc::as_ptr(child)) {
+        return name.clone();
+    }
+    let text = module_text(child, "__self__", root, registry);
+    let name = match registry.by_text.get(&text) {
+        Some(name) => name.clone(),
+        None => {
+            let base = format!("{root}${}", names::sanitize(module_name));
+            let mut name = base.clone();
+            let mut k = 2;
+            while registry.names.contains(&name) {
+                name = format!("{base}_{k}");
+                k += 1;
+            }
+            registry.names.insert(name.clone());
+            registry.by_text.insert(text.clone(), name.clone());
+            registry.texts.push(text.replacen("module __self__(", &format!("module {name}("), 1));
+            name
+        }
+    };
+    registry.by_design.insert(Rc::as_ptr(child), name.clone());
+    name
+}
+
+/// A `width`-bit value from `(lo, wire)` pieces; bits no piece covers are zero.
+fn joined(pieces: &[(usize, Wire)], width: usize, expr: &dyn Fn(Wire) -> String, width_of: &dyn Fn(Wire) -> usize) -> String {
+    let mut pieces = pieces.to_vec();
+    pieces.sort();
+    let mut parts = vec![];
+    let mut next = 0;
+    for (lo, w) in pieces {
+        assert!(lo >= next, "overlapping slices at bit {lo}");
+        if lo > next {
+            parts.push(literal(0, lo - next));
+        }
+        parts.push(expr(w));
+        next = lo + width_of(w);
+    }
+    if next < width {
+        parts.push(literal(0, width - next));
+    }
+    parts.reverse();
+    if parts.len() == 1 {
+        parts.pop().unwrap()
+    } else {
+        format!("{{{}}}", parts.join(", "))
+    }
+}
+
+/// The body of a single-clock netlist without instances, for a rust-hdl block that wraps it:
+/// `input` says where each netlist input comes from. Returns the body and the expressions of
+/// `outputs`.
+pub fn stream_body(net: &Netlist, input: &dyn Fn(&str) -> InputRef, outputs: &[Wire]) -> (String, Vec<String>) {
+    assert!(net.instances.is_empty() && net.domains.len() == 1, "a wrapped netlist has one clock and no instances");
+    let mut taken: HashSet<String> = ["clk", "rst", "s_axis", "m_axis"].iter().map(|s| s.to_string()).collect();
+    let memories: Vec<String> = net.memories.iter().map(|m| names::unique(&names::sanitize(&m.name), &mut taken)).collect();
+    let mut probe = net.clone();
+    for (k, w) in outputs.iter().enumerate() {
+        probe.output(&format!("__out{k}"), *w);
+    }
+    let plan = names::plan(&probe, &mut taken, &|_| true);
+    let body = Body { net: &probe, plan: &plan, input, inst_wires: vec![], memories };
+    let (mut decls, mut assigns, mut clocked) = (String::new(), String::new(), vec![String::new()]);
+    body.write(&mut decls, &mut assigns, &mut clocked);
+    let mut text = format!("// verilator lint_off UNUSEDSIGNAL\n{decls}// verilator lint_on UNUSEDSIGNAL\n\n{assigns}");
+    if !clocked[0].is_empty() {
+        write!(text, "\nalways @(posedge clk) begin\n{}end\n", clocked[0]).unwrap();
+    }
+    (text, outputs.iter().map(|w| body.expr(*w)).collect())
+}
