@@ -123,18 +123,18 @@ assign counters_192_sel = s_axil_araddr_is70 ? counters[223:192] : (s_axil_aradd
 assign s_axil_araddr_is71 = s_axil_araddr_bits11_2 == 10'h47;
 
 always @(posedge clk) begin
-    if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= (axil_aw_held_and ? 1'h0 : (s_axil_awvalid_and ? 1'h1 : axil_aw_held));
-    if (rst) axil_aw_addr <= 10'h0; else axil_aw_addr <= (s_axil_awvalid_and ? s_axil_awaddr[11:2] : axil_aw_addr);
-    if (rst) axil_w_held <= 1'h0; else axil_w_held <= (axil_aw_held_and ? 1'h0 : (s_axil_wvalid_and ? 1'h1 : axil_w_held));
-    if (rst) axil_w_data <= 32'h0; else axil_w_data <= (s_axil_wvalid_and ? s_axil_wdata : axil_w_data);
-    if (rst) axil_w_strb <= 4'h0; else axil_w_strb <= (s_axil_wvalid_and ? s_axil_wstrb : axil_w_strb);
-    if (rst) axil_bvalid <= 1'h0; else axil_bvalid <= ((axil_bvalid & s_axil_bready) ? 1'h0 : (axil_aw_held_and ? 1'h1 : axil_bvalid));
-    if (rst) axil_bresp <= 2'h0; else axil_bresp <= (axil_aw_held_and ? ((axil_aw_addr_is2 | axil_aw_addr_is4) ? 2'h0 : 2'h2) : axil_bresp);
-    if (rst) axil_reg_008 <= 24'h0; else axil_reg_008 <= ((axil_aw_held_and & axil_aw_addr_is2) ? axil_reg_008_or[23:0] : axil_reg_008);
-    if (rst) axil_reg_010 <= 32'h0; else axil_reg_010 <= ((axil_aw_held_and & axil_aw_addr_is4) ? ((axil_reg_010 & for_axil_reg_010_not) | (axil_w_data & for_axil_reg_010_cat)) : axil_reg_010);
-    if (rst) axil_rvalid <= 1'h0; else axil_rvalid <= ((axil_rvalid & s_axil_rready) ? 1'h0 : (s_axil_arvalid_and ? 1'h1 : axil_rvalid));
-    if (rst) axil_rdata <= 32'h0; else axil_rdata <= (s_axil_arvalid_and ? (s_axil_araddr_is71 ? counters[255:224] : counters_192_sel) : axil_rdata);
-    if (rst) axil_rresp <= 2'h0; else axil_rresp <= (s_axil_arvalid_and ? ((((s_axil_araddr_or_2 | s_axil_araddr_is69) | s_axil_araddr_is70) | s_axil_araddr_is71) ? 2'h0 : 2'h2) : axil_rresp);
+    if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= axil_aw_held_and ? 1'h0 : (s_axil_awvalid_and ? 1'h1 : axil_aw_held);
+    if (rst) axil_aw_addr <= 10'h0; else axil_aw_addr <= s_axil_awvalid_and ? s_axil_awaddr[11:2] : axil_aw_addr;
+    if (rst) axil_w_held <= 1'h0; else axil_w_held <= axil_aw_held_and ? 1'h0 : (s_axil_wvalid_and ? 1'h1 : axil_w_held);
+    if (rst) axil_w_data <= 32'h0; else axil_w_data <= s_axil_wvalid_and ? s_axil_wdata : axil_w_data;
+    if (rst) axil_w_strb <= 4'h0; else axil_w_strb <= s_axil_wvalid_and ? s_axil_wstrb : axil_w_strb;
+    if (rst) axil_bvalid <= 1'h0; else axil_bvalid <= (axil_bvalid & s_axil_bready) ? 1'h0 : (axil_aw_held_and ? 1'h1 : axil_bvalid);
+    if (rst) axil_bresp <= 2'h0; else axil_bresp <= axil_aw_held_and ? ((axil_aw_addr_is2 | axil_aw_addr_is4) ? 2'h0 : 2'h2) : axil_bresp;
+    if (rst) axil_reg_008 <= 24'h0; else axil_reg_008 <= (axil_aw_held_and & axil_aw_addr_is2) ? axil_reg_008_or[23:0] : axil_reg_008;
+    if (rst) axil_reg_010 <= 32'h0; else axil_reg_010 <= (axil_aw_held_and & axil_aw_addr_is4) ? ((axil_reg_010 & for_axil_reg_010_not) | (axil_w_data & for_axil_reg_010_cat)) : axil_reg_010;
+    if (rst) axil_rvalid <= 1'h0; else axil_rvalid <= (axil_rvalid & s_axil_rready) ? 1'h0 : (s_axil_arvalid_and ? 1'h1 : axil_rvalid);
+    if (rst) axil_rdata <= 32'h0; else axil_rdata <= s_axil_arvalid_and ? (s_axil_araddr_is71 ? counters[255:224] : counters_192_sel) : axil_rdata;
+    if (rst) axil_rresp <= 2'h0; else axil_rresp <= s_axil_arvalid_and ? ((((s_axil_araddr_or_2 | s_axil_araddr_is69) | s_axil_araddr_is70) | s_axil_araddr_is71) ? 2'h0 : 2'h2) : axil_rresp;
 end
 
 assign s_axil_awready = axil_aw_held_not;

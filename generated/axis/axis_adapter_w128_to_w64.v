@@ -45,18 +45,18 @@ assign full_or = (~full) | full_and_2;
 assign s_axis_tvalid_and = s_axis_tvalid & full_or;
 
 always @(posedge clk) begin
-    if (rst) full <= 1'h0; else full <= (s_axis_tvalid_and | (full & (~full_and_2)));
-    if (rst) segment <= 1'h0; else segment <= (s_axis_tvalid_and ? 1'h0 : (full_and ? (segment + 1'h1) : segment));
-    if (rst) held_last <= 1'h0; else held_last <= (s_axis_tvalid_and ? s_axis_tlast : held_last);
-    if (rst) held_data0 <= 64'h0; else held_data0 <= (s_axis_tvalid_and ? s_axis_tdata[63:0] : held_data0);
-    if (rst) held_data1 <= 64'h0; else held_data1 <= (s_axis_tvalid_and ? s_axis_tdata[127:64] : held_data1);
-    if (rst) held_keep0 <= 8'h0; else held_keep0 <= (s_axis_tvalid_and ? s_axis_tkeep[7:0] : held_keep0);
-    if (rst) held_keep1 <= 8'h0; else held_keep1 <= (s_axis_tvalid_and ? s_axis_tkeep[15:8] : held_keep1);
+    if (rst) full <= 1'h0; else full <= s_axis_tvalid_and | (full & (~full_and_2));
+    if (rst) segment <= 1'h0; else segment <= s_axis_tvalid_and ? 1'h0 : (full_and ? (segment + 1'h1) : segment);
+    if (rst) held_last <= 1'h0; else held_last <= s_axis_tvalid_and ? s_axis_tlast : held_last;
+    if (rst) held_data0 <= 64'h0; else held_data0 <= s_axis_tvalid_and ? s_axis_tdata[63:0] : held_data0;
+    if (rst) held_data1 <= 64'h0; else held_data1 <= s_axis_tvalid_and ? s_axis_tdata[127:64] : held_data1;
+    if (rst) held_keep0 <= 8'h0; else held_keep0 <= s_axis_tvalid_and ? s_axis_tkeep[7:0] : held_keep0;
+    if (rst) held_keep1 <= 8'h0; else held_keep1 <= s_axis_tvalid_and ? s_axis_tkeep[15:8] : held_keep1;
 end
 
-assign m_axis_tdata = (segment_is1 ? held_data1 : held_data0);
-assign m_axis_tkeep = (segment_is1 ? held_keep1 : held_keep0);
-assign m_axis_tlast = (held_last & segment_eq);
+assign m_axis_tdata = segment_is1 ? held_data1 : held_data0;
+assign m_axis_tkeep = segment_is1 ? held_keep1 : held_keep0;
+assign m_axis_tlast = held_last & segment_eq;
 assign m_axis_tvalid = full;
 assign s_axis_tready = full_or;
 endmodule

@@ -61,19 +61,19 @@ assign s_axis_tvalid_and_4 = s_axis_tvalid_and & (segment == 1'h0);
 assign s_axis_tvalid_and_5 = s_axis_tvalid_and & (segment == 1'h1);
 
 always @(posedge clk) begin
-    if (rst) segment <= 1'h0; else segment <= (s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 1'h0 : (segment + 1'h1)) : segment);
-    if (rst) pending <= 1'h0; else pending <= ((pending_and ? s_axis_tvalid_and_3 : pending) | s_axis_tvalid_and_3);
-    if (rst) group_data0 <= 64'h0; else group_data0 <= (s_axis_tvalid_and_4 ? s_axis_tdata : group_data0);
-    if (rst) group_data1 <= 64'h0; else group_data1 <= (s_axis_tvalid_and_5 ? s_axis_tdata : group_data1);
-    if (rst) group_keep0 <= 8'h0; else group_keep0 <= (s_axis_tvalid_and_4 ? s_axis_tkeep : group_keep0);
-    if (rst) group_keep1 <= 8'h0; else group_keep1 <= ((s_axis_tvalid_and_2 & (segment < 1'h1)) ? 8'h0 : (s_axis_tvalid_and_5 ? s_axis_tkeep : group_keep1));
-    if (rst) group_last <= 1'h0; else group_last <= (s_axis_tvalid_and ? s_axis_tlast : group_last);
-    if (rst) out_valid <= 1'h0; else out_valid <= (pending_or | (out_valid & (~m_axis_tready)));
-    if (rst) out_data0 <= 64'h0; else out_data0 <= (pending_or ? (pending ? group_data0 : (segment_is0 ? s_axis_tdata : group_data0)) : out_data0);
-    if (rst) out_data1 <= 64'h0; else out_data1 <= (pending_or ? (pending ? group_data1 : (segment_is1 ? s_axis_tdata : group_data1)) : out_data1);
-    if (rst) out_keep0 <= 8'h0; else out_keep0 <= (pending_or ? (pending ? group_keep0 : (segment_is0 ? s_axis_tkeep : group_keep0)) : out_keep0);
-    if (rst) out_keep1 <= 8'h0; else out_keep1 <= (pending_or ? (pending ? group_keep1 : ((segment < 1'h1) ? 8'h0 : (segment_is1 ? s_axis_tkeep : group_keep1))) : out_keep1);
-    if (rst) out_last <= 1'h0; else out_last <= (pending_or ? (pending ? group_last : s_axis_tlast) : out_last);
+    if (rst) segment <= 1'h0; else segment <= s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 1'h0 : (segment + 1'h1)) : segment;
+    if (rst) pending <= 1'h0; else pending <= (pending_and ? s_axis_tvalid_and_3 : pending) | s_axis_tvalid_and_3;
+    if (rst) group_data0 <= 64'h0; else group_data0 <= s_axis_tvalid_and_4 ? s_axis_tdata : group_data0;
+    if (rst) group_data1 <= 64'h0; else group_data1 <= s_axis_tvalid_and_5 ? s_axis_tdata : group_data1;
+    if (rst) group_keep0 <= 8'h0; else group_keep0 <= s_axis_tvalid_and_4 ? s_axis_tkeep : group_keep0;
+    if (rst) group_keep1 <= 8'h0; else group_keep1 <= (s_axis_tvalid_and_2 & (segment < 1'h1)) ? 8'h0 : (s_axis_tvalid_and_5 ? s_axis_tkeep : group_keep1);
+    if (rst) group_last <= 1'h0; else group_last <= s_axis_tvalid_and ? s_axis_tlast : group_last;
+    if (rst) out_valid <= 1'h0; else out_valid <= pending_or | (out_valid & (~m_axis_tready));
+    if (rst) out_data0 <= 64'h0; else out_data0 <= pending_or ? (pending ? group_data0 : (segment_is0 ? s_axis_tdata : group_data0)) : out_data0;
+    if (rst) out_data1 <= 64'h0; else out_data1 <= pending_or ? (pending ? group_data1 : (segment_is1 ? s_axis_tdata : group_data1)) : out_data1;
+    if (rst) out_keep0 <= 8'h0; else out_keep0 <= pending_or ? (pending ? group_keep0 : (segment_is0 ? s_axis_tkeep : group_keep0)) : out_keep0;
+    if (rst) out_keep1 <= 8'h0; else out_keep1 <= pending_or ? (pending ? group_keep1 : ((segment < 1'h1) ? 8'h0 : (segment_is1 ? s_axis_tkeep : group_keep1))) : out_keep1;
+    if (rst) out_last <= 1'h0; else out_last <= pending_or ? (pending ? group_last : s_axis_tlast) : out_last;
 end
 
 assign s_axis_tready = pending_not;

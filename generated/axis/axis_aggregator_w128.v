@@ -54,14 +54,14 @@ assign s_axis_tvalid_and = s_axis_tvalid & out_valid_or;
 assign s_axis_tvalid_and_2 = s_axis_tvalid_and & in_frame_and;
 
 always @(posedge clk) begin
-    if (rst) in_frame <= 1'h0; else in_frame <= (((s_axis_tvalid_and & (~in_frame_and)) & s_axis_tlast) ? 1'h0 : (s_axis_tvalid_and_2 ? 1'h1 : in_frame));
-    if (rst) out_valid <= 1'h0; else out_valid <= (s_axis_tvalid_and | (out_valid & (~m_axis_tready)));
-    if (rst) out_data <= 128'h0; else out_data <= (s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? (s_axis_tuser_or | ({s_axis_tuser_cat_5[83:0], 44'h0})) : s_axis_tdata) : out_data);
-    if (rst) out_keep <= 16'h0; else out_keep <= (s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 16'hffff : s_axis_tkeep) : out_keep);
-    if (rst) out_last <= 1'h0; else out_last <= (s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 1'h0 : s_axis_tlast) : out_last);
+    if (rst) in_frame <= 1'h0; else in_frame <= ((s_axis_tvalid_and & (~in_frame_and)) & s_axis_tlast) ? 1'h0 : (s_axis_tvalid_and_2 ? 1'h1 : in_frame);
+    if (rst) out_valid <= 1'h0; else out_valid <= s_axis_tvalid_and | (out_valid & (~m_axis_tready));
+    if (rst) out_data <= 128'h0; else out_data <= s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? (s_axis_tuser_or | ({s_axis_tuser_cat_5[83:0], 44'h0})) : s_axis_tdata) : out_data;
+    if (rst) out_keep <= 16'h0; else out_keep <= s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 16'hffff : s_axis_tkeep) : out_keep;
+    if (rst) out_last <= 1'h0; else out_last <= s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 1'h0 : s_axis_tlast) : out_last;
 end
 
-assign s_axis_tready = (out_valid_or & in_frame);
+assign s_axis_tready = out_valid_or & in_frame;
 assign m_axis_tdata = out_data;
 assign m_axis_tkeep = out_keep;
 assign m_axis_tlast = out_last;

@@ -59,10 +59,10 @@ assign in_packet_or = (((in_packet_and_2 & (((((channel == 5'h0) & m_axis_ch0_tr
 assign s_axis_tdata_not = ~(s_axis_tdata_bits73_58 < 16'h4);
 
 always @(posedge clk) begin
-    if (rst) in_packet <= 1'h0; else in_packet <= ((((s_axis_tvalid & in_packet_or) & s_axis_tlast) & in_packet) ? 1'h0 : ((in_packet_and & (~s_axis_tlast)) ? 1'h1 : in_packet));
-    if (rst) channel <= 5'h0; else channel <= (in_packet_and ? s_axis_tdata_bits73_58[4:0] : channel);
-    if (rst) dropping <= 1'h0; else dropping <= (in_packet_and ? s_axis_tdata_not : dropping);
-    if (rst) dropped_2 <= 32'h0; else dropped_2 <= ((in_packet_and & s_axis_tdata_not) ? (dropped_2 + 32'h1) : dropped_2);
+    if (rst) in_packet <= 1'h0; else in_packet <= (((s_axis_tvalid & in_packet_or) & s_axis_tlast) & in_packet) ? 1'h0 : ((in_packet_and & (~s_axis_tlast)) ? 1'h1 : in_packet);
+    if (rst) channel <= 5'h0; else channel <= in_packet_and ? s_axis_tdata_bits73_58[4:0] : channel;
+    if (rst) dropping <= 1'h0; else dropping <= in_packet_and ? s_axis_tdata_not : dropping;
+    if (rst) dropped_2 <= 32'h0; else dropped_2 <= (in_packet_and & s_axis_tdata_not) ? (dropped_2 + 32'h1) : dropped_2;
 end
 
 assign s_axis_tready = in_packet_or;
@@ -70,17 +70,17 @@ assign dropped = dropped_2;
 assign m_axis_ch0_tdata = s_axis_tdata;
 assign m_axis_ch0_tkeep = s_axis_tkeep;
 assign m_axis_ch0_tlast = s_axis_tlast;
-assign m_axis_ch0_tvalid = ((in_packet_and_2 & s_axis_tvalid) & (channel == 5'h0));
+assign m_axis_ch0_tvalid = (in_packet_and_2 & s_axis_tvalid) & (channel == 5'h0);
 assign m_axis_ch1_tdata = s_axis_tdata;
 assign m_axis_ch1_tkeep = s_axis_tkeep;
 assign m_axis_ch1_tlast = s_axis_tlast;
-assign m_axis_ch1_tvalid = ((in_packet_and_2 & s_axis_tvalid) & (channel == 5'h1));
+assign m_axis_ch1_tvalid = (in_packet_and_2 & s_axis_tvalid) & (channel == 5'h1);
 assign m_axis_ch2_tdata = s_axis_tdata;
 assign m_axis_ch2_tkeep = s_axis_tkeep;
 assign m_axis_ch2_tlast = s_axis_tlast;
-assign m_axis_ch2_tvalid = ((in_packet_and_2 & s_axis_tvalid) & (channel == 5'h2));
+assign m_axis_ch2_tvalid = (in_packet_and_2 & s_axis_tvalid) & (channel == 5'h2);
 assign m_axis_ch3_tdata = s_axis_tdata;
 assign m_axis_ch3_tkeep = s_axis_tkeep;
 assign m_axis_ch3_tlast = s_axis_tlast;
-assign m_axis_ch3_tvalid = ((in_packet_and_2 & s_axis_tvalid) & (channel == 5'h3));
+assign m_axis_ch3_tvalid = (in_packet_and_2 & s_axis_tvalid) & (channel == 5'h3);
 endmodule

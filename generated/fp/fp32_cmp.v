@@ -72,10 +72,10 @@ module fp32_cmp(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     always @(posedge clk) begin
         if (out_valid_or) s_axis_tdata_0_q <= s_axis_tdata[31];
         if (out_valid_or) s_axis_tdata_32_q <= s_axis_tdata[63];
-        if (out_valid_or) s_axis_tdata_32_q_2 <= (s_axis_tdata_32_bits30_0 < s_axis_tdata_0_bits30_0);
-        if (out_valid_or) s_axis_tdata_0_q_2 <= (s_axis_tdata_0_bits30_0 < s_axis_tdata_32_bits30_0);
-        if (out_valid_or) s_axis_tdata_0_q_3 <= (((s_axis_tdata_0_bits30_23 == 8'hff) & (~s_axis_tdata_0_is0)) | ((s_axis_tdata_32_bits30_23 == 8'hff) & (~s_axis_tdata_32_is0)));
-        if (out_valid_or) s_axis_tdata_0_q_4 <= ((((s_axis_tdata_0_bits30_23 == 8'h0) & s_axis_tdata_0_is0) & ((s_axis_tdata_32_bits30_23 == 8'h0) & s_axis_tdata_32_is0)) | (s_axis_tdata[31:0] == s_axis_tdata[63:32]));
+        if (out_valid_or) s_axis_tdata_32_q_2 <= s_axis_tdata_32_bits30_0 < s_axis_tdata_0_bits30_0;
+        if (out_valid_or) s_axis_tdata_0_q_2 <= s_axis_tdata_0_bits30_0 < s_axis_tdata_32_bits30_0;
+        if (out_valid_or) s_axis_tdata_0_q_3 <= ((s_axis_tdata_0_bits30_23 == 8'hff) & (~s_axis_tdata_0_is0)) | ((s_axis_tdata_32_bits30_23 == 8'hff) & (~s_axis_tdata_32_is0));
+        if (out_valid_or) s_axis_tdata_0_q_4 <= (((s_axis_tdata_0_bits30_23 == 8'h0) & s_axis_tdata_0_is0) & ((s_axis_tdata_32_bits30_23 == 8'h0) & s_axis_tdata_32_is0)) | (s_axis_tdata[31:0] == s_axis_tdata[63:32]);
         if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid;
         if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
     end

@@ -78,14 +78,14 @@ module fp32_from_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tda
     always @(posedge clk) begin
         if (out_valid_or) s_axis_tdata_0_q <= s_axis_tdata_0_sel;
         if (out_valid_or) s_axis_tdata_0_q_2 <= s_axis_tdata_0_q;
-        if (out_valid_or) s_axis_tdata_0_q_3 <= (s_axis_tdata_0_lt ? s_axis_tdata_0_cat : 17'h9d);
-        if (out_valid_or) s_axis_tdata_0_q_4 <= (s_axis_tdata_0_q_2 << s_axis_tdata_0_q_3);
-        if (out_valid_or) s_axis_tdata_0_q_5 <= (s_axis_tdata_0_lt ? s_axis_tdata_0_minus : 17'h0);
+        if (out_valid_or) s_axis_tdata_0_q_3 <= s_axis_tdata_0_lt ? s_axis_tdata_0_cat : 17'h9d;
+        if (out_valid_or) s_axis_tdata_0_q_4 <= s_axis_tdata_0_q_2 << s_axis_tdata_0_q_3;
+        if (out_valid_or) s_axis_tdata_0_q_5 <= s_axis_tdata_0_lt ? s_axis_tdata_0_minus : 17'h0;
         if (out_valid_or) s_axis_tdata_0_q_6 <= s_axis_tdata_0_q_5;
         if (out_valid_or) s_axis_tdata_0_q_7 <= s_axis_tdata_0_b31;
         if (out_valid_or) s_axis_tdata_0_q_8 <= s_axis_tdata_0_q_7;
         if (out_valid_or) s_axis_tdata_0_q_9 <= s_axis_tdata_0_q_8;
-        if (out_valid_or) s_axis_tdata_0_q_10 <= (s_axis_tdata_0_sel == 32'h0);
+        if (out_valid_or) s_axis_tdata_0_q_10 <= s_axis_tdata_0_sel == 32'h0;
         if (out_valid_or) s_axis_tdata_0_q_11 <= s_axis_tdata_0_q_10;
         if (out_valid_or) s_axis_tdata_0_q_12 <= s_axis_tdata_0_q_11;
         if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;

@@ -120,24 +120,24 @@ module fp32_mul(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin
-        if (out_valid_or) s_axis_tdata_0_q <= ({(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0});
-        if (out_valid_or) s_axis_tdata_32_q <= ({(~s_axis_tdata_32_is0), s_axis_tdata_32_bits22_0});
-        if (out_valid_or) s_axis_tdata_0_q_2 <= ({{24{1'b0}}, s_axis_tdata_0_q} * {{24{1'b0}}, s_axis_tdata_32_q});
-        if (out_valid_or) s_axis_tdata_0_q_3 <= ((({9'h0, (s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23)}) + ({9'h0, (s_axis_tdata_32_is0 ? 8'h1 : s_axis_tdata_32_bits30_23)})) + 17'h1ff82);
+        if (out_valid_or) s_axis_tdata_0_q <= {(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0};
+        if (out_valid_or) s_axis_tdata_32_q <= {(~s_axis_tdata_32_is0), s_axis_tdata_32_bits22_0};
+        if (out_valid_or) s_axis_tdata_0_q_2 <= {{24{1'b0}}, s_axis_tdata_0_q} * {{24{1'b0}}, s_axis_tdata_32_q};
+        if (out_valid_or) s_axis_tdata_0_q_3 <= (({9'h0, (s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23)}) + ({9'h0, (s_axis_tdata_32_is0 ? 8'h1 : s_axis_tdata_32_bits30_23)})) + 17'h1ff82;
         if (out_valid_or) s_axis_tdata_0_q_4 <= s_axis_tdata_0_q_3;
         if (out_valid_or) s_axis_tdata_0_q_5 <= s_axis_tdata_0_shr;
-        if (out_valid_or) q <= (~((s_axis_tdata_0_shr << sel) == s_axis_tdata_0_shl));
-        if (out_valid_or) q_2 <= (lt ? s_axis_tdata_0_minus : 17'h0);
-        if (out_valid_or) s_axis_tdata_0_q_6 <= (s_axis_tdata[31] ^ s_axis_tdata[63]);
+        if (out_valid_or) q <= ~((s_axis_tdata_0_shr << sel) == s_axis_tdata_0_shl);
+        if (out_valid_or) q_2 <= lt ? s_axis_tdata_0_minus : 17'h0;
+        if (out_valid_or) s_axis_tdata_0_q_6 <= s_axis_tdata[31] ^ s_axis_tdata[63];
         if (out_valid_or) s_axis_tdata_0_q_7 <= s_axis_tdata_0_q_6;
         if (out_valid_or) s_axis_tdata_0_q_8 <= s_axis_tdata_0_q_7;
-        if (out_valid_or) s_axis_tdata_0_q_9 <= (s_axis_tdata_0_and | s_axis_tdata_32_and);
+        if (out_valid_or) s_axis_tdata_0_q_9 <= s_axis_tdata_0_and | s_axis_tdata_32_and;
         if (out_valid_or) s_axis_tdata_0_q_10 <= s_axis_tdata_0_q_9;
         if (out_valid_or) s_axis_tdata_0_q_11 <= s_axis_tdata_0_q_10;
-        if (out_valid_or) s_axis_tdata_0_q_12 <= (s_axis_tdata_0_and_2 | s_axis_tdata_32_and_2);
+        if (out_valid_or) s_axis_tdata_0_q_12 <= s_axis_tdata_0_and_2 | s_axis_tdata_32_and_2;
         if (out_valid_or) s_axis_tdata_0_q_13 <= s_axis_tdata_0_q_12;
         if (out_valid_or) s_axis_tdata_0_q_14 <= s_axis_tdata_0_q_13;
-        if (out_valid_or) s_axis_tdata_0_q_15 <= (s_axis_tdata_0_or | (s_axis_tdata_0_and_2 & s_axis_tdata_32_and));
+        if (out_valid_or) s_axis_tdata_0_q_15 <= s_axis_tdata_0_or | (s_axis_tdata_0_and_2 & s_axis_tdata_32_and);
         if (out_valid_or) s_axis_tdata_0_q_16 <= s_axis_tdata_0_q_15;
         if (out_valid_or) s_axis_tdata_0_q_17 <= s_axis_tdata_0_q_16;
         if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;

@@ -80,11 +80,11 @@ module fp32_to_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata
     always @(posedge clk) begin
         if (out_valid_or) s_axis_tdata_0_q <= s_axis_tdata_0_sel;
         if (out_valid_or) s_axis_tdata_0_q_2 <= s_axis_tdata_0_q;
-        if (out_valid_or) s_axis_tdata_0_q_3 <= (((25'h20 ^ 25'h1000000) < (s_axis_tdata_0_plus ^ 25'h1000000)) | (s_axis_tdata_0_is255 & s_axis_tdata_0_is0_2));
+        if (out_valid_or) s_axis_tdata_0_q_3 <= ((25'h20 ^ 25'h1000000) < (s_axis_tdata_0_plus ^ 25'h1000000)) | (s_axis_tdata_0_is255 & s_axis_tdata_0_is0_2);
         if (out_valid_or) s_axis_tdata_0_q_4 <= s_axis_tdata_0_q_3;
         if (out_valid_or) s_axis_tdata_0_q_5 <= s_axis_tdata[31];
         if (out_valid_or) s_axis_tdata_0_q_6 <= s_axis_tdata_0_q_5;
-        if (out_valid_or) s_axis_tdata_0_q_7 <= (s_axis_tdata_0_is255 & (~s_axis_tdata_0_is0_2));
+        if (out_valid_or) s_axis_tdata_0_q_7 <= s_axis_tdata_0_is255 & (~s_axis_tdata_0_is0_2);
         if (out_valid_or) s_axis_tdata_0_q_8 <= s_axis_tdata_0_q_7;
         if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
         if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;

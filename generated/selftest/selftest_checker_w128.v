@@ -80,18 +80,18 @@ assign s_axis_tkeep_plus = ((((((({31'h0, s_axis_tkeep[0]}) + ({31'h0, s_axis_tk
 assign s_axis_tkeep_plus_2 = ((((((s_axis_tkeep_plus + ({31'h0, s_axis_tkeep[8]})) + ({31'h0, s_axis_tkeep[9]})) + ({31'h0, s_axis_tkeep[10]})) + ({31'h0, s_axis_tkeep[11]})) + ({31'h0, s_axis_tkeep[12]})) + ({31'h0, s_axis_tkeep[13]})) + ({31'h0, s_axis_tkeep[14]});
 
 always @(posedge clk) begin
-    if (rst) in_packet <= 1'h0; else in_packet <= (clear ? 1'h0 : (in_packet_and_3 ? 1'h0 : ((in_packet_and & (~s_axis_tlast)) ? 1'h1 : in_packet)));
-    if (rst) packet_index <= 32'h0; else packet_index <= (in_packet_and ? s_axis_tdata[119:88] : packet_index);
-    if (rst) word <= 10'h0; else word <= (in_packet_and ? 10'h0 : (in_packet_and_2 ? word_plus : word));
-    if (rst) words_expected <= 10'h0; else words_expected <= (in_packet_and ? s_axis_tdata_bits9_0 : words_expected);
-    if (rst) packets_2 <= 32'h0; else packets_2 <= (clear ? 32'h0 : (((in_packet_and & s_axis_tlast) | in_packet_and_3) ? (packets_2 + 32'h1) : packets_2));
-    if (rst) errors_2 <= 32'h0; else errors_2 <= (clear ? 32'h0 : (in_packet_or ? (errors_2 + 32'h1) : errors_2));
-    if (rst) bytes_2 <= 32'h0; else bytes_2 <= (clear ? 32'h0 : (bytes_2 + (in_packet_and_2 ? (s_axis_tkeep_plus_2 + ({31'h0, s_axis_tkeep[15]})) : 32'h0)));
+    if (rst) in_packet <= 1'h0; else in_packet <= clear ? 1'h0 : (in_packet_and_3 ? 1'h0 : ((in_packet_and & (~s_axis_tlast)) ? 1'h1 : in_packet));
+    if (rst) packet_index <= 32'h0; else packet_index <= in_packet_and ? s_axis_tdata[119:88] : packet_index;
+    if (rst) word <= 10'h0; else word <= in_packet_and ? 10'h0 : (in_packet_and_2 ? word_plus : word);
+    if (rst) words_expected <= 10'h0; else words_expected <= in_packet_and ? s_axis_tdata_bits9_0 : words_expected;
+    if (rst) packets_2 <= 32'h0; else packets_2 <= clear ? 32'h0 : (((in_packet_and & s_axis_tlast) | in_packet_and_3) ? (packets_2 + 32'h1) : packets_2);
+    if (rst) errors_2 <= 32'h0; else errors_2 <= clear ? 32'h0 : (in_packet_or ? (errors_2 + 32'h1) : errors_2);
+    if (rst) bytes_2 <= 32'h0; else bytes_2 <= clear ? 32'h0 : (bytes_2 + (in_packet_and_2 ? (s_axis_tkeep_plus_2 + ({31'h0, s_axis_tkeep[15]})) : 32'h0));
 end
 
 assign s_axis_tready = 1'h1;
 assign packets = packets_2;
 assign errors = errors_2;
 assign bytes = bytes_2;
-assign complete = (packets_2 == expected);
+assign complete = packets_2 == expected;
 endmodule

@@ -83,15 +83,15 @@ assign busy_and_3 = (busy_and & word_is0) & (sent_2 == 32'h0);
 assign done_in_not = ~done_in;
 
 always @(posedge clk) begin
-    if (rst) busy_2 <= 1'h0; else busy_2 <= ((busy_and_2 & ((sent_2 + 32'h1) == count)) ? 1'h0 : (start_and ? 1'h1 : busy_2));
-    if (rst) sent_2 <= 32'h0; else sent_2 <= (start_and ? 32'h0 : (busy_and_2 ? (sent_2 + 32'h1) : sent_2));
-    if (rst) word <= 10'h0; else word <= (start_and ? 10'h0 : (busy_and ? (busy_and_2 ? 10'h0 : (word + 10'h1)) : word));
-    if (rst) timing <= 1'h0; else timing <= (start_and ? 1'h0 : ((busy_and_3 ? 1'h1 : timing) & done_in_not));
-    if (rst) cycles_2 <= 32'h0; else cycles_2 <= (start_and ? 32'h0 : (((timing | busy_and_3) & done_in_not) ? (cycles_2 + 32'h1) : cycles_2));
+    if (rst) busy_2 <= 1'h0; else busy_2 <= (busy_and_2 & ((sent_2 + 32'h1) == count)) ? 1'h0 : (start_and ? 1'h1 : busy_2);
+    if (rst) sent_2 <= 32'h0; else sent_2 <= start_and ? 32'h0 : (busy_and_2 ? (sent_2 + 32'h1) : sent_2);
+    if (rst) word <= 10'h0; else word <= start_and ? 10'h0 : (busy_and ? (busy_and_2 ? 10'h0 : (word + 10'h1)) : word);
+    if (rst) timing <= 1'h0; else timing <= start_and ? 1'h0 : ((busy_and_3 ? 1'h1 : timing) & done_in_not);
+    if (rst) cycles_2 <= 32'h0; else cycles_2 <= start_and ? 32'h0 : (((timing | busy_and_3) & done_in_not) ? (cycles_2 + 32'h1) : cycles_2);
 end
 
 assign m_axis_tdata = dst_sel;
-assign m_axis_tkeep = (((~word_is0) & word_eq) ? ((length_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << length_bits3_0))) : 16'hffff);
+assign m_axis_tkeep = ((~word_is0) & word_eq) ? ((length_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << length_bits3_0))) : 16'hffff;
 assign m_axis_tlast = word_eq;
 assign m_axis_tvalid = busy_2;
 assign busy = busy_2;

@@ -22,7 +22,7 @@ pub mod eval;
 mod fold;
 pub mod hierarchy;
 pub mod signal;
-//pub mod stream;
+pub mod stream;
 pub mod verilog;
 
 use std::collections::HashMap;
@@ -30,7 +30,7 @@ use std::collections::HashMap;
 pub use domain::Domain;
 pub use hierarchy::Instance;
 pub use signal::{Design, Operand, Reg, Sig, State, StateEnum};
-//pub use stream::{Axis, AxisShape};
+pub use stream::{Axis, AxisShape, Inst, Sink, Source};
 
 /// Widest value a node may carry.
 pub const MAX_WIDTH: usize = 128;

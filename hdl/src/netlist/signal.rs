@@ -24,6 +24,8 @@ use super::{Netlist, Register, Wire};
 pub struct Design {
     net: RefCell<Netlist>,
     rules: RefCell<Vec<(Register, Vec<(Wire, Wire)>)>>,
+    /// Instance inputs to be defined, with what they are (for the message when one is not).
+    pub(super) open: RefCell<Vec<(Wire, String)>>,
 }
 
 /// A value of `width` bits in a [`Design`].
@@ -79,7 +81,7 @@ impl Default for Design {
 
 impl Design {
     pub fn new() -> Design {
-        Design { net: RefCell::new(Netlist::new()), rules: RefCell::new(vec![]) }
+        Design { net: RefCell::new(Netlist::new()), rules: RefCell::new(vec![]), open: RefCell::new(vec![]) }
     }
 
     /// The netlist, for the raw builder methods.
@@ -146,10 +148,16 @@ impl Design {
         State { reg: self.reg(name, width, 0), _enum: PhantomData }
     }
 
-    /// The netlist, with every register's rules applied.
+    /// The netlist, with every register's rules applied. Panics on an instance input left
+    /// undefined, naming it.
     pub fn finish(self) -> Netlist {
         let rules = self.rules.take();
         let mut net = self.net.into_inner();
+        for (w, what) in self.open.take() {
+            if matches!(net.nodes[w.0].op, super::Op::Forward(None)) {
+                panic!("{what} is not connected");
+            }
+        }
         for (r, rules) in rules {
             let mut next = r.q;
             for (cond, value) in rules {
@@ -184,6 +192,11 @@ impl<'d> Sig<'d> {
         let value = value.to_sig(self);
         same_width("define", self, value);
         self.design.net.borrow_mut().resolve(self.wire, value.wire);
+    }
+
+    /// A constant in this signal's design.
+    pub fn lit(self, value: u128, width: usize) -> Sig<'d> {
+        self.design.lit(value, width)
     }
 
     /// The constant value, if this is one.

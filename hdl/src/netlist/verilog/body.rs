@@ -58,6 +58,17 @@ impl Body<'_> {
         format!("({})", self.rhs(w))
     }
 
+    /// `w` where a whole expression stands (an assignment's right-hand side): no parentheses.
+    pub fn value(&self, w: Wire) -> String {
+        let e = self.expr(w);
+        let t = self.t(w);
+        if self.plan.ids[t.0].is_none() && e.starts_with('(') && e.ends_with(')') && self.base(t).is_none() && self.net.const_value(t).is_none() {
+            self.rhs(t)
+        } else {
+            e
+        }
+    }
+
     /// A signal and bit offset `w` can be indexed through, when it is a slice of one.
     fn base(&self, w: Wire) -> Option<(String, usize)> {
         let w = self.t(w);
@@ -170,8 +181,8 @@ impl Body<'_> {
                 let attr = if node.crossing { "(* ASYNC_REG = \"TRUE\" *) " } else { "" };
                 writeln!(decls, "{attr}reg {}{id};", range(node.width)).unwrap();
                 let take = match enable {
-                    Some(en) => format!("if ({}) {id} <= {};", self.expr(*en), self.expr(*d)),
-                    None => format!("{id} <= {};", self.expr(*d)),
+                    Some(en) => format!("if ({}) {id} <= {};", self.value(*en), self.value(*d)),
+                    None => format!("{id} <= {};", self.value(*d)),
                 };
                 let rst = net.domains[node.domain].reset();
                 let line = match reset {
@@ -189,7 +200,7 @@ impl Body<'_> {
             // Read asynchronously: LUT RAM (Xilinx distributed, Intel MLAB).
             writeln!(decls, "(* ram_style = \"distributed\", ramstyle = \"MLAB, no_rw_check\" *)\nreg [{}:0] {name} [0:{}];", mem.width - 1, mem.depth - 1).unwrap();
             if let Some((e, a, d)) = &mem.write {
-                writeln!(clocked[mem.domain], "    if ({}) {name}[{}] <= {};", self.expr(*e), self.expr(*a), self.expr(*d)).unwrap();
+                writeln!(clocked[mem.domain], "    if ({}) {name}[{}] <= {};", self.value(*e), self.value(*a), self.value(*d)).unwrap();
             }
         }
     }

@@ -187,7 +187,7 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     text.push('\n');
     for p in ports.iter().filter(|p| p.output) {
         let pieces: Vec<(usize, Wire)> = net.outputs.iter().filter(|o| split_port(&o.name).0 == p.name).map(|o| (split_port(&o.name).1, o.wire)).collect();
-        writeln!(text, "assign {} = {};", p.name, joined(&pieces, p.width, &|w| body.expr(w), &|w| net.width(w))).unwrap();
+        writeln!(text, "assign {} = {};", p.name, joined(&pieces, p.width, &|w| body.value(w), &|w| net.width(w))).unwrap();
     }
     text.push_str("endmodule\n");
     text
