@@ -250,3 +250,32 @@ fn signed(v: u128, width: usize) -> i128 {
     let shift = 128 - width;
     ((v << shift) as i128) >> shift
 }
+
+/// Independent clocks for [`Evaluator::clock_domains`]: each domain has a period (any time
+/// unit) and a phase; [`Clocks::advance`] moves to the next instant at which one or more clocks
+/// rise and says which.
+#[derive(Clone, Debug)]
+pub struct Clocks {
+    next: Vec<u64>,
+    periods: Vec<u64>,
+    /// The current instant.
+    pub now: u64,
+}
+
+impl Clocks {
+    /// `periods[d]` and the first rising edge `phases[d]` of domain `d`.
+    pub fn new(periods: &[u64], phases: &[u64]) -> Clocks {
+        assert!(periods.iter().all(|p| *p > 0) && periods.len() == phases.len(), "clock periods must be positive, one phase each");
+        Clocks { next: phases.to_vec(), periods: periods.to_vec(), now: 0 }
+    }
+
+    /// The domains whose clocks rise next (several when edges coincide).
+    pub fn advance(&mut self) -> Vec<usize> {
+        self.now = *self.next.iter().min().unwrap();
+        let rising: Vec<usize> = (0..self.next.len()).filter(|d| self.next[*d] == self.now).collect();
+        for d in &rising {
+            self.next[*d] += self.periods[*d];
+        }
+        rising
+    }
+}
