@@ -3,14 +3,17 @@
 
 use weft_ip::catalog::Shipped;
 use weft_ip::link::{endpoint, LinkConfig};
-use weft_ip::router::{router, RouterConfig};
+use weft_ip::router::RouterConfig;
 use weft_ip::system::node::counter_names;
 use weft_ip::system::{node, NodeConfig};
 use weft_ip::weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 
 use crate::channel::ChannelConfig;
 use crate::link::{netlist_device, LinkPair, Traffic};
-use crate::network::{Pattern, Torus};
+use crate::network::verilog::{router_parameters, router_spec_for};
+use crate::network::{Injection, Pattern, Torus};
+
+pub use crate::network::verilog::{router_verilog_for, torus_name};
 
 /// The link configurations shipped as Verilog: lanes → module name.
 pub const LINKS: [(usize, &str); 2] = [(1, "reliable_link_x1"), (2, "reliable_link_x2")];
@@ -100,7 +103,7 @@ pub fn node_testbench(dims: [usize; 3]) -> Result<String, String> {
     torus.set_bit_error_rate(1e-5);
     let traffic = crate::network::Traffic {
         pattern: Pattern::UniformRandom,
-        injection: crate::network::Injection::Queued(150),
+        injection: Injection::Queued(150),
         min_bytes: 0,
         max_bytes: config.router.max_packet_bytes,
         valid_percent: 80,
@@ -114,10 +117,6 @@ pub fn node_testbench(dims: [usize; 3]) -> Result<String, String> {
 /// The tori whose routers are shipped as `router_<cfg>`.
 pub const TORI: [[usize; 3]; 2] = [[4, 2, 1], [2, 2, 2]];
 
-pub fn torus_name(dims: [usize; 3]) -> String {
-    format!("{}x{}x{}", dims[0], dims[1], dims[2])
-}
-
 /// The shipped router configuration of a torus: 2 IntraNode ports, 128-bit flits, 1024-byte
 /// packets, 256-flit VC buffers (three maximum packets: enough to cover the credit loop across a
 /// link, so 1024-byte packets stream at link rate; 128 flits held one packet per round trip and
@@ -127,27 +126,7 @@ pub fn router_config(dims: [usize; 3]) -> RouterConfig {
 }
 
 fn router_spec(dims: [usize; 3]) -> ModuleSpec {
-    let c = router_config(dims);
-    let t = torus_name(dims);
-    ModuleSpec {
-        family: "router",
-        name: format!("router_{t}"),
-        summary: format!("virtual-cut-through router for a {t} torus: dimension-order routing, two virtual channels with dateline switching, SEC-DED headers"),
-        parameters: router_parameters(&c),
-        hidden_ports: vec![],
-    }
-}
-
-fn router_parameters(c: &RouterConfig) -> Vec<(String, String)> {
-    vec![
-        ("torus".into(), torus_name(c.dims)),
-        ("local_ports".into(), c.local_ports.to_string()),
-        ("inter_node_ports".into(), c.directions().iter().map(|d| d.name()).collect::<Vec<_>>().join(" ")),
-        ("width".into(), c.width.to_string()),
-        ("vc_buffer_flits".into(), c.vc_buffer_flits.to_string()),
-        ("max_packet_bytes".into(), c.max_packet_bytes.to_string()),
-        ("dateline".into(), c.dateline.to_string()),
-    ]
+    router_spec_for(&router_config(dims))
 }
 
 fn dims_of(spec: &ModuleSpec) -> [usize; 3] {
@@ -160,15 +139,6 @@ fn router_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
     Ok(router_verilog_for(&router_config(dims_of(spec)))?.1)
 }
 
-/// The router of any configuration (`router_<cfg>`, its parameters in the header), for the
-/// Verilator tests and benchmarks.
-pub fn router_verilog_for(config: &RouterConfig) -> Result<(String, String), ExportError> {
-    let mut spec = router_spec(config.dims);
-    spec.parameters = router_parameters(config);
-    let net = router(config).map_err(ExportError)?;
-    Ok((spec.name.clone(), export_netlist(&spec, &net)?))
-}
-
 /// All routers of the torus in the built-in simulator, random packets of every size from every
 /// port to every port.
 pub fn router_testbench(dims: [usize; 3]) -> Result<String, String> {
@@ -177,7 +147,7 @@ pub fn router_testbench(dims: [usize; 3]) -> Result<String, String> {
     torus.reset();
     let traffic = crate::network::Traffic {
         pattern: Pattern::UniformRandom,
-        injection: crate::network::Injection::Queued(300),
+        injection: Injection::Queued(300),
         min_bytes: 0,
         max_bytes: config.max_packet_bytes,
         valid_percent: 80,

@@ -21,6 +21,7 @@ pub mod domain;
 pub mod eval;
 mod fold;
 pub mod hierarchy;
+mod parts;
 pub mod signal;
 pub mod stream;
 pub mod verilog;
@@ -29,7 +30,7 @@ use std::collections::HashMap;
 
 pub use domain::Domain;
 pub use hierarchy::Instance;
-pub use signal::{Design, Operand, Reg, Sig, State, StateEnum};
+pub use signal::{Design, Mem, Operand, Reg, Sig, State, StateEnum};
 pub use stream::{Axis, AxisShape, Inst, Sink, Source};
 
 /// Widest value a node may carry.

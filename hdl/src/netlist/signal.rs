@@ -46,11 +46,18 @@ impl std::fmt::Debug for Sig<'_> {
 /// width of the signal it meets.
 pub trait Operand<'d> {
     fn to_sig(self, like: Sig<'d>) -> Sig<'d>;
+    /// The signal itself, when this is one (not an integer).
+    fn as_sig(&self) -> Option<Sig<'d>> {
+        None
+    }
 }
 
 impl<'d> Operand<'d> for Sig<'d> {
     fn to_sig(self, _: Sig<'d>) -> Sig<'d> {
         self
+    }
+    fn as_sig(&self) -> Option<Sig<'d>> {
+        Some(*self)
     }
 }
 
@@ -63,7 +70,7 @@ macro_rules! int_operand {
         }
     )*};
 }
-int_operand!(u128, u64, u32, usize, i32, bool);
+int_operand!(u128, u64, u32, u16, u8, usize, i64, i32, bool);
 
 #[track_caller]
 fn same_width(what: &str, a: Sig, b: Sig) {
@@ -140,6 +147,12 @@ impl Design {
         let mut rules = self.rules.borrow_mut();
         rules.push((r, vec![]));
         Reg { q: self.sig(r.q), index: rules.len() - 1 }
+    }
+
+    /// A memory of `depth` words of `width` bits (one synchronous write port, asynchronous reads).
+    pub fn memory(&self, name: &str, width: usize, depth: usize) -> Mem<'_> {
+        let index = self.net.borrow_mut().memory(name, width, depth);
+        Mem { index, design: self }
     }
 
     /// A state register of a [`StateEnum`], in its first state after reset.
@@ -259,17 +272,16 @@ impl<'d> Sig<'d> {
     pub fn cat(self, lo: Sig<'d>) -> Sig<'d> {
         self.design.make(|n| n.concat(self.wire, lo.wire))
     }
-    /// `self ? a : b` for a one-bit `self`.
+    /// `self ? a : b` for a one-bit `self`; an integer branch takes the other branch's width.
     #[track_caller]
     pub fn mux(self, a: impl Operand<'d>, b: impl Operand<'d>) -> Sig<'d> {
-        let (a, b) = match (a.to_sig(self), b.to_sig(self)) {
-            // An integer branch takes the other branch's width.
-            (a, b) if a.width != b.width && b.const_value().is_some() => (a, b.const_value().unwrap().to_sig(a)),
-            (a, b) if a.width != b.width && a.const_value().is_some() => (a.const_value().unwrap().to_sig(b), b),
-            ab => ab,
+        let at = Location::caller();
+        let (a, b) = match (a.as_sig(), b.as_sig()) {
+            (Some(x), _) => (x, b.to_sig(x)),
+            (None, Some(y)) => (a.to_sig(y), y),
+            (None, None) => panic!("mux of two integers has no width, at {}:{}", at.file(), at.line()),
         };
         if self.width != 1 {
-            let at = Location::caller();
             panic!("mux: the select is {} bits, at {}:{}", self.width, at.file(), at.line());
         }
         same_width("mux", a, b);
@@ -341,6 +353,24 @@ impl<'d> ops::Not for Sig<'d> {
     type Output = Sig<'d>;
     fn not(self) -> Sig<'d> {
         self.un(Netlist::not)
+    }
+}
+
+/// A memory made with [`Design::memory`].
+#[derive(Clone, Copy)]
+pub struct Mem<'d> {
+    pub index: usize,
+    design: &'d Design,
+}
+
+impl<'d> Mem<'d> {
+    /// The write port: `data` at `addr` at the next edge when `enable` is high.
+    pub fn write(self, enable: Sig<'d>, addr: Sig<'d>, data: Sig<'d>) {
+        self.design.net.borrow_mut().memory_write(self.index, enable.wire, addr.wire, data.wire);
+    }
+    /// An asynchronous read port.
+    pub fn read(self, addr: Sig<'d>) -> Sig<'d> {
+        self.design.make(|n| n.memory_read(self.index, addr.wire))
     }
 }
 

@@ -1,0 +1,95 @@
+//! Receive lanes into one channel: per-lane block lock and descrambling ([`super::super::lane`]),
+//! deskew (each lane's blocks delayed so the bonding blocks line up), channel bonding, and the
+//! partner's readiness (it sends not-ready idles until its own receiver has bonded).
+
+use weft_hdl::netlist::{Design, Sig};
+use weft_hdl::sig;
+
+use super::super::format::{idle_payload, CHANNEL_BOND, IDLE, NOT_READY};
+use super::super::lane;
+use super::Sizes;
+
+/// The bonded channel: per lane, aligned `valid`, `control` and 64-bit `payload`.
+pub(super) struct Lanes<'d> {
+    pub valid: Vec<Sig<'d>>,
+    pub control: Vec<Sig<'d>>,
+    pub payload: Vec<Sig<'d>>,
+    /// Lane k locked, at bit k.
+    pub lane_up: Sig<'d>,
+    /// Every lane locked and the lanes bonded.
+    pub rx_up: Sig<'d>,
+    /// `rx_up` and the partner ready.
+    pub channel_up: Sig<'d>,
+    /// Lane 0 carries a control block (`valid & control`).
+    pub control0: Sig<'d>,
+    /// Per lane, a pulse when block lock is lost.
+    pub lock_lost: Vec<Sig<'d>>,
+}
+
+/// A channel-bonding idle block.
+fn is_cb<'d>(valid: Sig<'d>, control: Sig<'d>, payload: Sig<'d>) -> Sig<'d> {
+    payload.bits(0, 16).eq(idle_payload(CHANNEL_BOND)) & control & valid
+}
+
+pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> Lanes<'d> {
+    d.section("receive lanes");
+    let received: Vec<lane::Received> = rx_serial.iter().enumerate().map(|(k, raw)| lane::receive(&mut d.net(), k, raw.wire)).collect();
+    let locked: Vec<Sig> = received.iter().map(|r| d.sig(r.locked)).collect();
+    let lane_up = locked[1..].iter().fold(locked[0], |acc, l| l.cat(acc));
+    sig!(all_locked = locked.iter().copied().reduce(|a, b| a & b).unwrap());
+
+    d.section("channel bonding: each lane's bonding block, relative to lane 0");
+    let bonded = d.reg("bonded", 1, 0);
+    let phase = d.reg("bond_phase", 4, 0);
+    phase.next(phase.q + 1u32);
+    let have: Vec<_> = (0..z.lanes).map(|k| d.reg(&format!("bond_have{k}"), 1, 0)).collect();
+    let cb_phase: Vec<_> = (0..z.lanes).map(|k| d.reg(&format!("bond_cb_phase{k}"), 4, 0)).collect();
+    let raw_cb: Vec<Sig> = received.iter().map(|r| is_cb(d.sig(r.valid), d.sig(r.control), d.sig(r.payload))).collect();
+    let all_have = have.iter().map(|h| h.q).reduce(|a, b| a & b).unwrap();
+    // Relative arrival of each lane's bonding block, as a signed 4-bit distance from lane 0.
+    let rel: Vec<Sig> = cb_phase.iter().map(|p| p.q - cb_phase[0].q).collect();
+    let max_rel = rel[1..].iter().fold(rel[0], |m, r| m.slt(*r).mux(*r, m));
+    let delays: Vec<_> = (0..z.lanes).map(|k| d.reg(&format!("deskew{k}"), 4, 0)).collect();
+    sig!(bond_now = !bonded.q & all_have & all_locked);
+    for (delay, r) in delays.iter().zip(&rel) {
+        delay.next_when(bond_now, max_rel - *r);
+    }
+
+    d.section("deskew: lane k's blocks are read `delay` cycles after they were written");
+    let deskew_ptr = d.reg("deskew_ptr", 4, 0);
+    deskew_ptr.next(deskew_ptr.q + 1u32);
+    let (mut valid, mut control, mut payload) = (vec![], vec![], vec![]);
+    for (k, r) in received.iter().enumerate() {
+        let mem = d.memory(&format!("deskew{k}"), 66, 16);
+        let word = d.cat(&[d.sig(r.valid), d.sig(r.control), d.sig(r.payload)]);
+        mem.write(d.lit(1, 1), deskew_ptr.q, word);
+        let old = mem.read(deskew_ptr.q - delays[k].q);
+        let out = delays[k].q.is_zero().mux(word, old);
+        payload.push(out.bits(0, 64));
+        control.push(out.bit(64));
+        valid.push(out.bit(65));
+    }
+    let aligned_cb: Vec<Sig> = (0..z.lanes).map(|k| is_cb(valid[k], control[k], payload[k])).collect();
+    let cb_any = aligned_cb.iter().copied().reduce(|a, b| a | b).unwrap();
+    let cb_all = aligned_cb.iter().copied().reduce(|a, b| a & b).unwrap();
+    sig!(bond_error = cb_any & !cb_all & bonded.q, unbond = !all_locked | bond_error);
+    bonded.set_when(bond_now).clear_when(unbond);
+    for k in 0..z.lanes {
+        let record = !bonded.q & all_locked & !have[k].q & raw_cb[k];
+        cb_phase[k].next_when(record, phase.q);
+        have[k].set_when(record).clear_when(unbond | bond_now);
+    }
+    sig!(rx_up = bonded.q & all_locked);
+
+    d.section("remote readiness");
+    let low16 = payload[0].bits(0, 16);
+    sig!(control0 = valid[0] & control[0]);
+    let is_nr = low16.eq(idle_payload(NOT_READY)) & control0;
+    let is_idle = low16.eq(idle_payload(IDLE)) & control0;
+    let is_data0 = valid[0] & !control[0];
+    let remote_ready = d.reg("remote_ready", 1, 0);
+    remote_ready.set_when(is_idle | is_data0).clear_when(is_nr).clear_when(!rx_up);
+    sig!(channel_up = rx_up & remote_ready.q);
+    let lock_lost = received.iter().map(|r| d.sig(r.lock_lost)).collect();
+    Lanes { valid, control, payload, lane_up, rx_up, channel_up, control0, lock_lost }
+}

@@ -1,0 +1,160 @@
+//! A reliable link endpoint: user stream in, two virtual-channel streams out, and the lanes of
+//! an Aurora 64B/66B channel in both directions.
+//!
+//! Transmit: user beats (one channel word of `64 * lanes` bits each, `tuser` = virtual channel,
+//! fixed for a packet, `tkeep` packed from byte 0) go into a replay buffer and leave as frames of
+//! at most `max_frame_words` words, cut through (a frame starts before its last word is in;
+//! idles fill the gaps, which Aurora allows inside a frame). A frame on the wire is
+//! - a header word (all lanes data blocks; lane 0: seq 5:0, vc 6, nak 7, ack 13:8,
+//!   credit limit vc0 31:16, vc1 47:32; other bits and lanes zero),
+//! - its payload words (all lanes data blocks),
+//! - a separator block on lane 0 with count 6: bytes 2..=5 = CRC-32C (little-endian) of the
+//!   header and payload words followed by the 64-bit word holding byte 6; byte 6 = bytes valid
+//!   in the last word (bits 5:0) and end-of-packet (bit 7); the other lanes send idles.
+//!
+//! Receive: frames are written into the virtual channel's buffer and released to the user only
+//! when the CRC and the sequence number check (store and forward per frame); anything else is
+//! dropped and answered with a negative acknowledgement, and the sender goes back N to the
+//! first unacknowledged frame (also after `retransmit_timeout` cycles without progress).
+//!
+//! Acknowledgements and credits ride in every header; when none is due, a user-K block 0 on lane
+//! 0 carries them (byte 1 = ack | nak << 7, bytes 2..=5 = the two credit limits, bytes 6..=7 =
+//! low 16 bits of the CRC-32C of bytes 1..=5 followed by three zero bytes).
+//!
+//! Native flow control (PG074 semantics): `s_axis_nfc_tdata[7:0]` = pause count, bit 8 = XOFF;
+//! the message leaves at once as a native-flow-control block on lane 0 (byte 1 = pause count,
+//! byte 2 bit 0 = XOFF), interrupting a frame if need be. The partner then sends no frame data
+//! for pause + 1 cycles, or until a message without XOFF arrives (all zeros is XON); its
+//! acknowledgements still flow and its retransmission timer stops. Received messages appear on
+//! `m_axis_nfc_tvalid` / `m_axis_nfc_tdata`.
+//!
+//! Credits of the consumer behind this endpoint (the next router's input buffers): the consumer
+//! pulses `rx_credit_return[v]` for every flit it frees on VC v; the endpoint sends the running
+//! totals in user-K block 1 (byte 0 = 0x99, bytes 1..=4 = two 16-bit totals, bytes 5..=7 = low
+//! 24 bits of the CRC-32C of bytes 1..=4 followed by four zero bytes), and the partner turns
+//! every step of a total into one `tx_credit[v]` pulse for the sender feeding it. Totals are
+//! absolute, so a lost block only delays them.
+//!
+//! Link credits: the receiver advertises, per virtual channel, `limit = words released + buffer
+//! words`. The sender reserves `max_frame_words` when a frame's first word enters and gives back
+//! what the frame did not use at its last word, so every frame in the replay buffer already has
+//! room at the receiver: no flit is sent without buffer space, and a blocked virtual channel
+//! never holds up the other.
+
+//!
+//! The netlist is built in five parts, one file each: [`ingress`] (user beats into the replay
+//! buffer, frame table, link-credit reservation), [`bonding`] (lane receive, deskew, channel
+//! bonding, remote readiness), [`receive`] (block classification, native flow control in, frames
+//! into the virtual-channel buffers), [`control`] (acknowledgements and credits received) and
+//! [`transmit`] (the scheduler, lane blocks, retransmission, acknowledgement bookkeeping).
+
+mod bonding;
+mod control;
+mod ingress;
+mod receive;
+mod transmit;
+
+use weft_hdl::netlist::{Design, Netlist, Reg, Sig};
+
+use super::config::{bits_for, log2, LinkConfig, SEQ_BITS};
+use super::crc;
+
+/// Sizes every part uses.
+pub(super) struct Sizes {
+    pub lanes: usize,
+    pub frame_max: u128,
+    /// Replay-buffer address bits.
+    pub ra: usize,
+    /// Virtual-channel buffer address bits.
+    pub ba: usize,
+    /// Bits of a frame's word count.
+    pub fw: usize,
+    /// `tkeep` bits.
+    pub kw: usize,
+    /// Bits of the byte-count field.
+    pub nb: usize,
+}
+
+/// State the transmit and receive directions share: what the partner acknowledged, the credit
+/// limits it advertised, a pending go-back-N, and whether the channel is up.
+pub(super) struct Shared<'d> {
+    pub acked_seq: Reg<'d>,
+    pub acked_addr: Reg<'d>,
+    pub limit: [Reg<'d>; 2],
+    pub go_back: Reg<'d>,
+    pub channel_up: Sig<'d>,
+}
+
+/// `state` advanced over `words` (64 bits each) by the CRC-32C update.
+pub(super) fn crc_update<'d>(d: &'d Design, state: Sig<'d>, words: &[Sig<'d>]) -> Sig<'d> {
+    let wires: Vec<_> = words.iter().map(|s| s.wire).collect();
+    let w = crc::update_word(&mut d.net(), state.wire, &wires);
+    d.sig(w)
+}
+
+/// The low `bits` bits of the CRC-32C of `info` followed by zero bytes (control-block check).
+pub(super) fn crc_check<'d>(d: &'d Design, info: Sig<'d>, bits: usize) -> Sig<'d> {
+    let w = crc::check(&mut d.net(), info.wire, bits);
+    d.sig(w)
+}
+
+/// Builds the endpoint netlist. Ports: `s_axis_*` (tdata `64·lanes`, tkeep, tlast, tuser = vc),
+/// `m_axis_vc0_*`, `m_axis_vc1_*`, `s_axis_nfc_*` / `m_axis_nfc_*` (native flow control),
+/// `rx_serial` / `tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`), `lane_up`,
+/// `channel_up` and 32-bit counters `frames_sent`, `frames_retransmitted`, `frames_received`,
+/// `crc_errors`, `lock_losses`.
+pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
+    config.validate()?;
+    let d = Design::new();
+    let lanes = config.lanes;
+    let z = Sizes {
+        lanes,
+        frame_max: config.max_frame_words as u128,
+        ra: log2(config.replay_words),
+        ba: log2(config.vc_buffer_words),
+        fw: bits_for(config.max_frame_words),
+        kw: 8 * lanes,
+        nb: 6,
+    };
+    let user = ingress::UserIn {
+        data: (0..lanes).map(|k| d.input(&format!("s_axis_tdata@{}", 64 * k), 64)).collect(),
+        keep: d.input("s_axis_tkeep", z.kw),
+        last: d.input("s_axis_tlast", 1),
+        vc: d.input("s_axis_tuser", 1),
+        valid: d.input("s_axis_tvalid", 1),
+    };
+    let m_ready: Vec<Sig> = (0..2).map(|v| d.input(&format!("m_axis_vc{v}_tready"), 1)).collect();
+    let rx_serial: Vec<Sig> = (0..lanes).map(|k| d.input(&format!("rx_serial@{}", 66 * k), 66)).collect();
+    let nfc = transmit::NfcIn { valid: d.input("s_axis_nfc_tvalid", 1), data: d.input("s_axis_nfc_tdata", 16) };
+    let credit_return = d.input("rx_credit_return", 2);
+
+    d.section("state shared by the two directions");
+    let shared = Shared {
+        acked_seq: d.reg("acked_seq", SEQ_BITS, 0),
+        acked_addr: d.reg("acked_addr", z.ra + 1, 0),
+        limit: [0, 1].map(|v| d.reg(&format!("credit_limit{v}"), 16, config.vc_buffer_words as u128)),
+        go_back: d.reg("go_back", 1, 0),
+        channel_up: d.later(1),
+    };
+    let ing = ingress::ingress(&d, config, &z, &shared, &user);
+    d.output("s_axis_tready", ing.ready);
+    let lanes_in = bonding::bonding(&d, &z, &rx_serial);
+    d.output("lane_up", lanes_in.lane_up);
+    shared.channel_up.define(lanes_in.channel_up);
+    d.output("channel_up", shared.channel_up);
+    let rx = receive::receive(&d, config, &z, &lanes_in, &m_ready);
+    let acks = control::control(&d, &z, &shared, &ing, &lanes_in, &rx);
+    let tx = transmit::transmit(&d, config, &z, &shared, &ing, &lanes_in, &rx, &acks, &nfc, credit_return);
+
+    d.section("counters");
+    for (name, event) in [("frames_sent", tx.fresh), ("frames_retransmitted", tx.retransmitted), ("frames_received", rx.good), ("crc_errors", rx.crc_error)] {
+        let r = d.reg(name, 32, 0);
+        r.next_when(event, r.q + 1u32);
+        d.output(name, r.q);
+    }
+    let lost = lanes_in.lock_lost.iter().map(|l| l.zext(32)).reduce(|a, b| a + b).unwrap();
+    let lock_losses = d.reg("lock_losses", 32, 0);
+    lock_losses.next(lock_losses.q + lost);
+    d.output("lock_losses", lock_losses.q);
+    Ok(d.finish())
+}

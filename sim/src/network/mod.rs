@@ -1,0 +1,431 @@
+//! A torus of routers under traffic, checked packet by packet: every packet arrives exactly
+//! once, intact, at the right node and port, with `hops` equal to the minimal distance, a valid
+//! `ecc`, and in order per flow. One harness drives the built-in simulator (one netlist
+//! evaluator per router, links wired here, where header bits can be flipped in flight) and
+//! Verilator (the generated torus top), through [`Device`].
+//!
+//! This file assembles the torus: devices, the links and serial lanes between them, header-bit
+//! and `inject_err` error injection. Traffic is in `traffic`, the run loop and its checks in
+//! `run`, the AXI4-Lite master in `axil`, the router's Verilog in `verilog`.
+
+mod axil;
+mod run;
+mod traffic;
+pub(crate) mod verilog;
+
+use std::path::Path;
+
+use weft_ip::router::header::Header;
+use weft_ip::router::{router, Direction, RouterConfig};
+use weft_ip::system::{node, NodeConfig};
+use weft_ip::weft_hdl::netlist::eval::Evaluator;
+use weft_ip::weft_hdl::testbench::Rng;
+
+use crate::channel::{Channel, ChannelConfig};
+use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
+
+pub use run::{Delivery, NetRun, Stuck};
+pub use traffic::{Injection, Packet, Pattern, Traffic};
+
+fn bits(v: &Value, lo: usize, width: usize) -> u128 {
+    let mut out = 0u128;
+    for i in 0..width {
+        let b = lo + i;
+        out |= (((v[b / 64] >> (b % 64)) & 1) as u128) << i;
+    }
+    out
+}
+
+fn value(chunks: &[u128]) -> Value {
+    let mut v = [0u64; 5];
+    for (k, c) in chunks.iter().enumerate() {
+        v[2 * k] = *c as u64;
+        v[2 * k + 1] = (*c >> 64) as u64;
+    }
+    v
+}
+
+fn scalar(x: u64) -> Value {
+    [x, 0, 0, 0, 0]
+}
+
+/// Local port handles: s tdata, tlast, tvalid, tready; m tdata, tkeep, tlast, tvalid, tready.
+type LocalPorts = [usize; 9];
+/// Link handles at the sending router (m data, keep, last, user, valid, credit in, tready) and
+/// at the receiving one (s data, keep, last, user, valid, credit out).
+struct Link {
+    from: usize,
+    to: usize,
+    out: [usize; 7],
+    inp: [usize; 6],
+    /// Next flit on this link is a head flit (for header error injection).
+    expect_head: bool,
+}
+
+/// Header bit flips in flight on the links (built-in simulator only).
+#[derive(Clone, Debug, Default)]
+pub struct HeaderErrors {
+    /// Chance, in parts per thousand, that a head flit gets one bit flipped.
+    pub single_permille: u64,
+    /// Chance, in parts per thousand, that a head flit gets two bits flipped (the packet is then
+    /// dropped by the next router, and not expected).
+    pub double_permille: u64,
+}
+
+/// A serial link between two nodes: the blocks one endpoint sends, through a channel model,
+/// into the facing endpoint of the neighbour.
+struct Serial {
+    from: usize,
+    to: usize,
+    tx: usize,
+    rx: usize,
+    lanes: usize,
+    channel: Channel,
+}
+
+/// What the devices of a [`Torus`] are.
+pub enum Kind {
+    /// Routers, joined link to link by wires here (flits and credits).
+    Routers,
+    /// Nodes (router, link endpoints, register window), their serial lanes joined through
+    /// channel models of this latency.
+    Nodes { lanes: usize, latency: usize },
+    /// One device holding the whole torus (`<cfg>_sim`): IntraNode ports `s_axis_n<n>_p<p>_*`,
+    /// links inside, `inject_err` and `link_up`.
+    SimTop,
+}
+
+/// Random `inject_err` pulses on a simulation top: each existing link flips a payload bit in a
+/// cycle with probability `per_million` / 10^6.
+struct Injector {
+    port: usize,
+    links: Vec<usize>,
+    per_million: u64,
+    rng: Rng,
+    pulses: u64,
+}
+
+/// The routers or nodes of a torus, one device each, joined here.
+pub struct Torus<D: Device> {
+    pub config: RouterConfig,
+    devices: Vec<D>,
+    local: Vec<Vec<(usize, LocalPorts)>>,
+    links: Vec<Link>,
+    serials: Vec<Serial>,
+    pub errors: HeaderErrors,
+    error_rng: Rng,
+    /// Ids of packets whose header was double-flipped (dropped in the network).
+    pub lost: Vec<u64>,
+    pub injected: [u64; 2],
+    pub cycle: u64,
+    injector: Option<Injector>,
+}
+
+impl Torus<NetlistDevice> {
+    /// The built-in simulator: one router netlist per node.
+    pub fn netlist(config: &RouterConfig) -> Result<Torus<NetlistDevice>, String> {
+        let net = router(config)?;
+        let devices = (0..config.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
+        Ok(Torus::new(config.clone(), devices, Kind::Routers))
+    }
+
+    /// The built-in simulator: one node netlist per node, serial lanes through channel models.
+    pub fn netlist_nodes(config: &NodeConfig, latency: usize) -> Result<Torus<NetlistDevice>, String> {
+        let net = node(config)?;
+        let devices = (0..config.router.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
+        Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
+    }
+}
+
+impl Torus<VerilatorDevice> {
+    /// Verilator: the router of `config` generated into `dir` and verilated once, one model
+    /// instance per node, links wired here as in the built-in simulator.
+    pub fn verilated(config: &RouterConfig, dir: &Path) -> Result<Torus<VerilatorDevice>, String> {
+        let (name, text) = verilog::router_verilog_for(config).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        // Configurations share a module name: the file is named by its content too, and written
+        // whole under a temporary name first, so tests running side by side never read a
+        // half-written or foreign file.
+        let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+        let file = dir.join(format!("{name}-{hash:016x}.v"));
+        static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let partial = dir.join(format!("{name}-{hash:016x}.v.{}-{n}", std::process::id()));
+        std::fs::write(&partial, text).map_err(|e| e.to_string())?;
+        std::fs::rename(&partial, &file).map_err(|e| e.to_string())?;
+        let devices = (0..config.nodes()).map(|_| VerilatorDevice::new(&file, &name).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+        Ok(Torus::new(config.clone(), devices, Kind::Routers))
+    }
+}
+
+impl Torus<VerilatorDevice> {
+    /// Verilator on a generated node file: one model instance per node, serial lanes through
+    /// channel models of this latency.
+    pub fn verilated_nodes(config: &NodeConfig, file: &Path, top: &str, latency: usize) -> Result<Torus<VerilatorDevice>, String> {
+        let devices = (0..config.router.nodes()).map(|_| VerilatorDevice::new(file, top).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+        Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
+    }
+}
+
+impl Torus<VerilatorDevice> {
+    /// Verilator on a whole-torus simulation top (`<cfg>_sim` and the node module in `file`):
+    /// one model, links and channel models inside it.
+    pub fn verilated_sim(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, String> {
+        let device = VerilatorDevice::new(file, top).map_err(|e| e.to_string())?;
+        Ok(Torus::new(config.clone(), vec![device], Kind::SimTop))
+    }
+
+    /// Pulses `inject_err` of the simulation top on random existing links, each with
+    /// probability `per_million` / 10^6 per cycle.
+    pub fn inject_errors(&mut self, per_million: u64, seed: u64) {
+        let port = self.devices[0].port("inject_err");
+        let links = (0..self.config.nodes())
+            .flat_map(|n| Direction::ALL.into_iter().filter(|d| self.config.dims[d.dim] >= 2).map(move |d| 6 * n + 2 * d.dim + usize::from(!d.plus)))
+            .collect();
+        self.injector = Some(Injector { port, links, per_million, rng: Rng::new(seed), pulses: 0 });
+    }
+
+    /// `inject_err` pulses so far.
+    pub fn injected_pulses(&self) -> u64 {
+        self.injector.as_ref().map_or(0, |i| i.pulses)
+    }
+}
+
+impl<D: Device> Torus<D> {
+    fn new(config: RouterConfig, mut devices: Vec<D>, kind: Kind) -> Torus<D> {
+        let nodes = config.nodes();
+        let sim_top = matches!(kind, Kind::SimTop);
+        let mut local = vec![];
+        for n in 0..nodes {
+            let dev = if sim_top { 0 } else { n };
+            let prefix = |s: &str, p: usize| if sim_top { format!("{s}_n{n}_p{p}") } else { format!("{s}_p{p}") };
+            let ports = (0..config.local_ports)
+                .map(|p| {
+                    let (s, m) = (prefix("s_axis", p), prefix("m_axis", p));
+                    let names = [
+                        format!("{s}_tdata"),
+                        format!("{s}_tlast"),
+                        format!("{s}_tvalid"),
+                        format!("{s}_tready"),
+                        format!("{m}_tdata"),
+                        format!("{m}_tkeep"),
+                        format!("{m}_tlast"),
+                        format!("{m}_tvalid"),
+                        format!("{m}_tready"),
+                    ];
+                    (dev, names.map(|x| devices[dev].port(&x)))
+                })
+                .collect();
+            local.push(ports);
+        }
+        let mut links = vec![];
+        let mut serials = vec![];
+        if let Kind::Nodes { lanes, latency } = kind {
+            for n in 0..nodes {
+                for e in Direction::ALL.into_iter().filter(|d| config.dims[d.dim] >= 2) {
+                    let to = config.neighbour(n, e);
+                    let facing = Direction { dim: e.dim, plus: !e.plus };
+                    let tx = devices[n].port(&format!("{}_tx_serial", e.name()));
+                    let rx = devices[to].port(&format!("{}_rx_serial", facing.name()));
+                    let seed = 1000 + (6 * n + e.index()) as u64;
+                    let channel = Channel::new(ChannelConfig { seed, ..ChannelConfig::clean(lanes, latency) });
+                    serials.push(Serial { from: n, to, tx, rx, lanes, channel });
+                }
+            }
+        } else if let Kind::Routers = kind {
+            for n in 0..nodes {
+                // The coordinates a register window would hold.
+                for (axis, c) in ["local_x", "local_y", "local_z"].iter().zip(config.coords(n)) {
+                    let p = devices[n].port(axis);
+                    devices[n].set(p, &scalar(c as u64));
+                }
+                for d in config.directions() {
+                    let to = config.neighbour(n, d);
+                    let dn = d.name();
+                    let m = format!("m_axis_{dn}");
+                    let s = format!("s_axis_{dn}");
+                    let out = ["tdata", "tkeep", "tlast", "tuser", "tvalid", "credit", "tready"].map(|x| devices[n].port(&format!("{m}_{x}")));
+                    let inp = ["tdata", "tkeep", "tlast", "tuser", "tvalid", "credit"].map(|x| devices[to].port(&format!("{s}_{x}")));
+                    links.push(Link { from: n, to, out, inp, expect_head: true });
+                }
+            }
+        }
+        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0, injector: None }
+    }
+
+    /// A router's counter (`packets`, `xp_flits`, … as in the router's `stat_<name>` ports).
+    pub fn counter(&mut self, node: usize, name: &str) -> u64 {
+        let (dev, port) = (node, format!("stat_{name}"));
+        let p = self.devices[dev].port(&port);
+        self.devices[dev].settle();
+        self.devices[dev].get(p)[0]
+    }
+
+    /// The sum of a counter over all nodes and the ports that have it (`*` stands for the port).
+    pub fn counter_sum(&mut self, pattern: &str) -> u64 {
+        let mut ports: Vec<String> = (0..self.config.local_ports).map(|p| format!("p{p}")).collect();
+        ports.extend(self.config.directions().iter().map(|d| d.name()));
+        let mut sum = 0;
+        for n in 0..self.config.nodes() {
+            for p in &ports {
+                let name = pattern.replace('*', p);
+                let (dev, port) = (n, format!("stat_{name}"));
+                if self.devices[dev].has_port(&port) {
+                    sum += self.counter(n, &name);
+                }
+            }
+        }
+        sum
+    }
+
+    pub fn reset(&mut self) {
+        for _ in 0..3 {
+            for d in self.devices.iter_mut() {
+                d.settle();
+                d.clock(true);
+            }
+        }
+    }
+
+    /// Moves every serial link's blocks through its channel model (the devices settled first);
+    /// the receivers see them at the next clock edge.
+    fn wire_serials(&mut self) {
+        if let Some(inj) = self.injector.as_mut() {
+            let mut v = [0u64; 5];
+            for &bit in &inj.links {
+                if inj.rng.below(1_000_000) < inj.per_million {
+                    v[bit / 64] |= 1 << (bit % 64);
+                    inj.pulses += 1;
+                }
+            }
+            self.devices[0].set(inj.port, &v);
+        }
+        for s in self.serials.iter_mut() {
+            let tx = self.devices[s.from].get(s.tx);
+            let blocks: Vec<u128> = (0..s.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
+            let rx = s.channel.step(&blocks);
+            let mut v = [0u64; 5];
+            for (k, b) in rx.iter().enumerate() {
+                for i in 0..66 {
+                    let bit = 66 * k + i;
+                    v[bit / 64] |= ((b >> i & 1) as u64) << (bit % 64);
+                }
+            }
+            self.devices[s.to].set(s.rx, &v);
+        }
+        if !self.serials.is_empty() {
+            for d in self.devices.iter_mut() {
+                d.settle();
+            }
+        }
+    }
+
+    /// Bit errors on every serial link (nodes only), at this rate per bit.
+    pub fn set_bit_error_rate(&mut self, rate: f64) {
+        for s in self.serials.iter_mut() {
+            s.channel.config_mut().bit_error_rate = rate;
+        }
+    }
+
+    /// Bits flipped so far on the serial links.
+    pub fn flipped_bits(&self) -> u64 {
+        self.serials.iter().map(|s| s.channel.flipped_bits).sum()
+    }
+
+    /// One cycle without traffic: sources idle, sinks ready.
+    fn idle_cycle(&mut self) {
+        for n in 0..self.local.len() {
+            for &(dev, h) in &self.local[n] {
+                self.devices[dev].set(h[2], &scalar(0));
+                self.devices[dev].set(h[8], &scalar(1));
+            }
+        }
+        if !self.links.is_empty() {
+            self.wire_links();
+        }
+        for d in self.devices.iter_mut() {
+            d.settle();
+        }
+        self.wire_serials();
+        for d in self.devices.iter_mut() {
+            d.clock(false);
+        }
+        self.cycle += 1;
+    }
+
+
+    /// Runs idle cycles (sources quiet, sinks ready).
+    pub fn idle(&mut self, cycles: u64) {
+        for _ in 0..cycles {
+            self.idle_cycle();
+        }
+    }
+
+    /// Nodes: writes each node's coordinates into its register window, then runs until every
+    /// link is up; returns the cycles it took.
+    pub fn bring_up(&mut self, limit: u64) -> Result<u64, String> {
+        let start = self.cycle;
+        // A simulation top writes the coordinates itself, after reset.
+        let window = self.devices[0].has_port("s_axil_awaddr");
+        for n in (0..self.config.nodes()).filter(|_| window) {
+            let c = self.config.coords(n);
+            self.axil_write(n, 0x008, (c[0] | c[1] << 8 | c[2] << 16) as u32)?;
+        }
+        let ups: Vec<usize> = (0..self.devices.len()).map(|n| self.devices[n].port("link_up")).collect();
+        while self.cycle - start < limit {
+            let all = (0..self.devices.len()).all(|n| {
+                self.devices[n].settle();
+                self.devices[n].get(ups[n])[0] & 1 == 1
+            });
+            if all {
+                return Ok(self.cycle - start);
+            }
+            self.idle_cycle();
+        }
+        Err(format!("links not up after {limit} cycles"))
+    }
+
+    /// Moves every link's flits and credits from one router to the next (built-in simulator).
+    fn wire_links(&mut self) {
+        for l in self.links.iter_mut() {
+            let sent: Vec<Value> = l.out[..5].iter().map(|p| self.devices[l.from].get(*p)).collect();
+            let credit = self.devices[l.to].get(l.inp[5]);
+            let mut data = sent[0];
+            let valid = sent[4][0] & 1 == 1;
+            if valid && l.expect_head {
+                let roll = self.error_rng.below(1000);
+                let flips = if roll < self.errors.double_permille {
+                    2
+                } else if roll < self.errors.double_permille + self.errors.single_permille {
+                    1
+                } else {
+                    0
+                };
+                if flips > 0 {
+                    let a = self.error_rng.below(128) as usize;
+                    let b = (a + 1 + self.error_rng.below(127) as usize) % 128;
+                    let header = bits(&data, 0, 128);
+                    if flips == 2 {
+                        self.lost.push(Header::unpack(header).user as u64);
+                    }
+                    data[a / 64] ^= 1 << (a % 64);
+                    if flips == 2 {
+                        data[b / 64] ^= 1 << (b % 64);
+                    }
+                    self.injected[flips - 1] += 1;
+                }
+            }
+            if valid {
+                l.expect_head = sent[2][0] & 1 == 1;
+            }
+            let to = &mut self.devices[l.to];
+            to.set(l.inp[0], &data);
+            for k in 1..5 {
+                to.set(l.inp[k], &sent[k]);
+            }
+            let from = &mut self.devices[l.from];
+            from.set(l.out[5], &credit);
+            from.set(l.out[6], &scalar(1));
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The run loop of a torus under traffic, and its scoreboard: every packet is checked on
+//! arrival (exactly once, intact, at the right node and port, minimal hops, valid `ecc`, in
+//! order per flow), and its times are recorded.
+
+use std::collections::{HashMap, VecDeque};
+
+use weft_ip::router::header::{check, Checked, Header};
+use weft_ip::router::route::distance;
+use weft_ip::weft_hdl::testbench::Rng;
+
+use super::traffic::{Injection, Packet, Pattern, Traffic};
+use super::{bits, scalar, value, Torus};
+use crate::link::Device;
+
+struct Source {
+    queue: VecDeque<Packet>,
+    /// Beat index of the front packet; whether a beat is on offer (kept until taken).
+    beat: usize,
+    offered: bool,
+}
+
+#[derive(Default)]
+struct Sink {
+    /// The packet being received: its header, payload so far, the cycle its head arrived.
+    current: Option<(u128, Vec<u8>, u64)>,
+}
+
+/// A delivered packet's times.
+#[derive(Clone, Copy, Debug)]
+pub struct Delivery {
+    pub id: u64,
+    pub created: u64,
+    /// Cycle its header left the source, arrived at the sink, and its tail arrived.
+    pub head_in: u64,
+    pub head_out: u64,
+    pub tail_out: u64,
+    pub flits: usize,
+}
+
+/// What a run saw.
+#[derive(Clone, Debug, Default)]
+pub struct NetRun {
+    pub cycles: u64,
+    pub sent: usize,
+    pub deliveries: Vec<Delivery>,
+    /// Flits that left the network at each cycle of the run (index = cycle − start).
+    pub ejected_flits: Vec<u32>,
+    /// Creation cycle of every packet sent.
+    pub created: Vec<u64>,
+}
+
+/// Why a run stopped early.
+#[derive(Clone, Debug)]
+pub struct Stuck {
+    pub cycle: u64,
+    pub delivered: usize,
+    pub sent: usize,
+}
+
+impl<D: Device> Torus<D> {
+    /// Runs `traffic` until every packet has arrived; every packet is checked on arrival, and a
+    /// wrong one fails the run with `Err`. `Ok(Err(stuck))` when nothing arrived for
+    /// `stall_limit` cycles while packets were outstanding (a deadlock, or a lost packet).
+    pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<Result<NetRun, Stuck>, String> {
+        let config = self.config.clone();
+        let nodes = config.nodes();
+        let ports = config.local_ports;
+        let mut rng = Rng::new(traffic.seed);
+        let mut ready_rng = Rng::new(traffic.seed ^ 0x5EED);
+        let mut sources: Vec<Source> = (0..nodes * ports).map(|_| Source { queue: VecDeque::new(), beat: 0, offered: false }).collect();
+        let mut sinks: Vec<Sink> = (0..nodes * ports).map(|_| Sink::default()).collect();
+        let mut flows: HashMap<((usize, usize), (usize, usize)), VecDeque<Packet>> = HashMap::new();
+        let mut head_in: HashMap<u64, u64> = HashMap::new();
+        let mut next_id = 0u64;
+        let mut run = NetRun::default();
+        let start = self.cycle;
+        let make = |rng: &mut Rng, src: (usize, usize), created: u64, next_id: &mut u64| {
+            let port = if traffic.pattern == Pattern::NextPort { (src.1 + 1) % ports } else { rng.below(ports as u64) as usize };
+            let dst = (traffic.pattern.destination(&config, src.0, rng), port);
+            let len = traffic.min_bytes + rng.below((traffic.max_bytes - traffic.min_bytes + 1) as u64) as usize;
+            let payload = (0..len).map(|_| rng.next_u64() as u8).collect();
+            *next_id += 1;
+            Packet { id: *next_id, src, dst, tag: rng.next_u64() as u16, payload, created }
+        };
+        let enqueue = |p: Packet, sources: &mut Vec<Source>, flows: &mut HashMap<_, VecDeque<Packet>>, created: &mut Vec<u64>| {
+            created.push(p.created);
+            flows.entry((p.src, p.dst)).or_default().push_back(p.clone());
+            sources[p.src.0 * ports + p.src.1].queue.push_back(p);
+        };
+        if let Injection::Queued(packets) = traffic.injection {
+            for _ in 0..packets {
+                let src = (rng.below(nodes as u64) as usize, rng.below(ports as u64) as usize);
+                let p = make(&mut rng, src, self.cycle, &mut next_id);
+                enqueue(p, &mut sources, &mut flows, &mut run.created);
+            }
+            run.sent = packets;
+        }
+        if let Injection::One { src, dst, bytes } = traffic.injection {
+            let p = Packet { id: 1, src, dst, tag: 0x1234, payload: (0..bytes).map(|b| b as u8).collect(), created: self.cycle };
+            enqueue(p, &mut sources, &mut flows, &mut run.created);
+            run.sent = 1;
+        }
+        if let Injection::Stream { src, dst, bytes, count, both_ways } = traffic.injection {
+            let directions = if both_ways { vec![(src, dst), (dst, src)] } else { vec![(src, dst)] };
+            for i in 0..count {
+                for &(s, d) in &directions {
+                    next_id += 1;
+                    let payload = (0..bytes).map(|b| (b + i) as u8).collect();
+                    let p = Packet { id: next_id, src: s, dst: d, tag: i as u16, payload, created: self.cycle };
+                    enqueue(p, &mut sources, &mut flows, &mut run.created);
+                    run.sent += 1;
+                }
+            }
+        }
+        let fb = config.flit_bytes();
+        let mut last_progress = self.cycle;
+        loop {
+            let outstanding = run.sent - run.deliveries.len() - self.lost.len();
+            let creating = match traffic.injection {
+                Injection::Queued(_) | Injection::One { .. } | Injection::Stream { .. } => false,
+                Injection::Bernoulli { cycles, .. } => self.cycle - start < cycles,
+                Injection::Saturated { cycles } => self.cycle - start < cycles,
+            };
+            if !creating && outstanding == 0 {
+                break;
+            }
+            if let Injection::Bernoulli { cycles, drain, .. } = traffic.injection {
+                if self.cycle - start >= cycles + drain {
+                    break;
+                }
+            }
+            if outstanding > 0 && self.cycle - last_progress > stall_limit {
+                return Ok(Err(Stuck { cycle: self.cycle, delivered: run.deliveries.len(), sent: run.sent }));
+            }
+            match traffic.injection {
+                Injection::Bernoulli { rate, .. } if creating => {
+                    for i in 0..nodes * ports {
+                        if ((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < rate / ports as f64 {
+                            let p = make(&mut rng, (i / ports, i % ports), self.cycle, &mut next_id);
+                            enqueue(p, &mut sources, &mut flows, &mut run.created);
+                            run.sent += 1;
+                        }
+                    }
+                }
+                Injection::Saturated { .. } if creating => {
+                    for i in 0..nodes * ports {
+                        if sources[i].queue.is_empty() {
+                            let p = make(&mut rng, (i / ports, i % ports), self.cycle, &mut next_id);
+                            enqueue(p, &mut sources, &mut flows, &mut run.created);
+                            run.sent += 1;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if !self.links.is_empty() {
+                self.wire_links();
+            }
+            // Sources and sinks.
+            let mut readies = vec![false; nodes * ports];
+            for n in 0..nodes {
+                for p in 0..ports {
+                    let i = n * ports + p;
+                    let (dev, h) = self.local[n][p];
+                    let src = &mut sources[i];
+                    if !src.offered && !src.queue.is_empty() && rng.chance(traffic.valid_percent) {
+                        src.offered = true;
+                    }
+                    let (data, last) = match (src.offered, src.queue.front()) {
+                        (true, Some(pk)) => {
+                            let beats = pk.flits(&config);
+                            let chunks: Vec<u128> = if src.beat == 0 {
+                                let mut c = vec![pk.header(&config)];
+                                c.resize(config.width / 128, 0);
+                                c
+                            } else {
+                                let lo = (src.beat - 1) * fb;
+                                let bytes = &pk.payload[lo..(lo + fb).min(pk.payload.len())];
+                                (0..config.width / 128)
+                                    .map(|k| bytes.iter().enumerate().skip(16 * k).take(16).fold(0u128, |acc, (b, x)| acc | (*x as u128) << (8 * (b - 16 * k))))
+                                    .collect()
+                            };
+                            (value(&chunks), src.beat + 1 == beats)
+                        }
+                        _ => ([0; 5], false),
+                    };
+                    let d = &mut self.devices[dev];
+                    d.set(h[0], &data);
+                    d.set(h[1], &scalar(last as u64));
+                    d.set(h[2], &scalar(src.offered as u64));
+                    readies[i] = ready_rng.chance(traffic.ready_percent);
+                    d.set(h[8], &scalar(readies[i] as u64));
+                }
+            }
+            for d in self.devices.iter_mut() {
+                d.settle();
+            }
+            let mut ejected = 0u32;
+            for n in 0..nodes {
+                for p in 0..ports {
+                    let i = n * ports + p;
+                    let (dev, h) = self.local[n][p];
+                    let src = &mut sources[i];
+                    if src.offered && self.devices[dev].get(h[3])[0] & 1 == 1 {
+                        let pk = src.queue.front().unwrap();
+                        if src.beat == 0 {
+                            head_in.insert(pk.id, self.cycle);
+                        }
+                        src.beat += 1;
+                        src.offered = false;
+                        if src.beat == pk.flits(&config) {
+                            src.queue.pop_front();
+                            src.beat = 0;
+                        }
+                    }
+                    if !(readies[i] && self.devices[dev].get(h[7])[0] & 1 == 1) {
+                        continue;
+                    }
+                    ejected += 1;
+                    let d = &mut self.devices[dev];
+                    let data = d.get(h[4]);
+                    let keep = d.get(h[5]);
+                    let last = d.get(h[6])[0] & 1 == 1;
+                    let sink = &mut sinks[i];
+                    let where_ = format!("node {n} port {p} at cycle {}", self.cycle);
+                    match sink.current.as_mut() {
+                        None => {
+                            let header = bits(&data, 0, 128);
+                            if bits(&keep, 0, fb) != (1 << fb) - 1 && fb < 128 {
+                                return Err(format!("{where_}: header beat with tkeep {:#x}", bits(&keep, 0, fb)));
+                            }
+                            sink.current = Some((header, vec![], self.cycle));
+                        }
+                        Some((_, payload, _)) => {
+                            for b in 0..fb {
+                                if bits(&keep, b, 1) == 1 {
+                                    payload.push(bits(&data, 8 * b, 8) as u8);
+                                } else if !last {
+                                    return Err(format!("{where_}: tkeep {:#x} on a beat before the last", bits(&keep, 0, fb)));
+                                }
+                            }
+                        }
+                    }
+                    if !last {
+                        continue;
+                    }
+                    let (header, payload, head_cycle) = sink.current.take().unwrap();
+                    if check(header) != Checked::Clean(header) {
+                        return Err(format!("{where_}: header {header:#034x} arrives with bad check bits"));
+                    }
+                    let h = Header::unpack(header);
+                    let src = (config.node(h.src), h.src_port);
+                    if config.node(h.dst) != n || h.dst_port != p {
+                        return Err(format!("{where_}: packet {} from {src:?} for node {:?} port {} delivered here", h.user, h.dst, h.dst_port));
+                    }
+                    let flow = flows.get_mut(&(src, (n, p))).ok_or_else(|| format!("{where_}: packet {} from {src:?}: no such flow sent", h.user))?;
+                    while flow.front().is_some_and(|f| self.lost.contains(&f.id)) {
+                        flow.pop_front();
+                    }
+                    let want = flow.pop_front().ok_or_else(|| format!("{where_}: packet {} from {src:?} arrives twice", h.user))?;
+                    if want.id as u32 != h.user {
+                        let later = flow.iter().position(|f| f.id as u32 == h.user);
+                        return Err(format!("{where_}: flow {src:?} -> ({n}, {p}): packet {} arrives where {} was next ({later:?} places later: out of order)", h.user, want.id));
+                    }
+                    if h.length != want.payload.len() || payload != want.payload || h.tag != want.tag || h.kind != 0 {
+                        return Err(format!("{where_}: packet {} corrupted: length {} (sent {}), tag {:#x} (sent {:#x}), payload equal: {}", h.user, h.length, want.payload.len(), h.tag, want.tag, payload == want.payload));
+                    }
+                    let hops = distance(&config, config.coords(src.0), config.coords(n));
+                    if h.hops != hops {
+                        return Err(format!("{where_}: packet {} took {} hops, the minimal distance is {hops}", h.user, h.hops));
+                    }
+                    run.deliveries.push(Delivery { id: want.id, created: want.created, head_in: head_in[&want.id], head_out: head_cycle, tail_out: self.cycle, flits: want.flits(&config) });
+                    last_progress = self.cycle;
+                }
+            }
+            run.ejected_flits.push(ejected);
+            self.wire_serials();
+            for d in self.devices.iter_mut() {
+                d.clock(false);
+            }
+            self.cycle += 1;
+        }
+        run.cycles = self.cycle - start;
+        Ok(Ok(run))
+    }
+}

@@ -1,0 +1,103 @@
+//! Traffic for a torus run: the packets, where they go ([`Pattern`]), how sources get them
+//! ([`Injection`]), and the whole description ([`Traffic`]).
+
+use weft_ip::router::header::Header;
+use weft_ip::router::RouterConfig;
+use weft_ip::weft_hdl::testbench::Rng;
+
+/// A packet of the traffic: `user` carries its id, so a receiver can name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub id: u64,
+    pub src: (usize, usize),
+    pub dst: (usize, usize),
+    pub tag: u16,
+    pub payload: Vec<u8>,
+    /// Cycle it was created (queued at its source).
+    pub created: u64,
+}
+
+impl Packet {
+    /// The header the sender writes (`src_*`, `hops` and `ecc` left to the fabric).
+    pub(super) fn header(&self, config: &RouterConfig) -> u128 {
+        let h = Header { dst: config.coords(self.dst.0), dst_port: self.dst.1, length: self.payload.len(), tag: self.tag, user: self.id as u32, ..Default::default() };
+        h.pack() & ((1 << 120) - 1)
+    }
+
+    pub fn flits(&self, config: &RouterConfig) -> usize {
+        config.packet_flits(self.payload.len())
+    }
+}
+
+/// Where packets go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Any node, any port, uniformly (the source's own node included).
+    UniformRandom,
+    /// Node index bits rotated by half their count (the matrix transpose of the node index).
+    Transpose,
+    /// A neighbour, in a random direction the torus has.
+    NearestNeighbour,
+    /// The same node, the next IntraNode port (a permutation: no two sources share an output).
+    NextPort,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::UniformRandom => "uniform",
+            Pattern::Transpose => "transpose",
+            Pattern::NearestNeighbour => "neighbour",
+            Pattern::NextPort => "next port",
+        }
+    }
+
+    pub fn destination(self, config: &RouterConfig, src: usize, rng: &mut Rng) -> usize {
+        let nodes = config.nodes();
+        match self {
+            Pattern::UniformRandom => rng.below(nodes as u64) as usize,
+            Pattern::Transpose => {
+                let b = nodes.trailing_zeros() as usize;
+                assert!(nodes.is_power_of_two() && b % 2 == 0, "transpose needs 4^k nodes");
+                let h = b / 2;
+                ((src >> h) | (src << h)) & (nodes - 1)
+            }
+            Pattern::NearestNeighbour => {
+                let dirs = config.directions();
+                config.neighbour(src, dirs[rng.below(dirs.len() as u64) as usize])
+            }
+            Pattern::NextPort => src,
+        }
+    }
+}
+
+/// How sources get their packets.
+#[derive(Clone, Copy, Debug)]
+pub enum Injection {
+    /// This many packets, queued at random sources before the first cycle.
+    Queued(usize),
+    /// Each IntraNode port creates a packet with probability `rate / local_ports` per cycle
+    /// (so `rate` packets per node per cycle, which may exceed 1) for `cycles` cycles; the run
+    /// then ends when every packet has arrived or `drain` more cycles have passed.
+    Bernoulli { rate: f64, cycles: u64, drain: u64 },
+    /// Every source always has a packet waiting (full offered load) for this many cycles.
+    Saturated { cycles: u64 },
+    /// One packet of `bytes` from `src` to `dst` (node, port): zero-load latency.
+    One { src: (usize, usize), dst: (usize, usize), bytes: usize },
+    /// `count` packets of `bytes` queued at `src` for `dst` at the start, and as many from `dst`
+    /// to `src` when `both_ways`: a stream for bandwidth.
+    Stream { src: (usize, usize), dst: (usize, usize), bytes: usize, count: usize, both_ways: bool },
+}
+
+/// Traffic generation for [`Torus::run`](super::Torus::run).
+#[derive(Clone, Debug)]
+pub struct Traffic {
+    pub pattern: Pattern,
+    pub injection: Injection,
+    pub min_bytes: usize,
+    pub max_bytes: usize,
+    /// Percent of cycles a source offers its beat, and a sink takes one.
+    pub valid_percent: u64,
+    pub ready_percent: u64,
+    pub seed: u64,
+}
