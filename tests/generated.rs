@@ -65,3 +65,37 @@ fn top_level_ports_follow_the_naming_contract() {
         assert!(!text.contains("$"), "{}: `$` left in the output", module.spec.name);
     }
 }
+
+/// Netlist 2.0 in the shipped Verilog: the node keeps the router and one link module (defined
+/// once, instantiated per torus link) as modules of their own; no declared wire or register has
+/// an anonymous `n<digits>` name; every memory carries both vendors' RAM attributes.
+#[test]
+fn netlist_verilog_keeps_hierarchy_names_and_ram_attributes() {
+    for module in shipped() {
+        let text = (module.verilog)(&module.spec).unwrap();
+        let name = &module.spec.name;
+        let mut previous = "";
+        for line in text.lines() {
+            let t = line.trim_start();
+            let t = t.strip_prefix("(* ASYNC_REG = \"TRUE\" *) ").unwrap_or(t);
+            if let Some(rest) = t.strip_prefix("wire ").or_else(|| t.strip_prefix("reg ")) {
+                let rest = if rest.starts_with('[') { rest.split_once("] ").map_or(rest, |x| x.1) } else { rest };
+                let id: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                let anonymous = id.len() > 1 && id.starts_with('n') && id[1..].chars().all(|c| c.is_ascii_digit());
+                assert!(!anonymous, "{name}: anonymous name in `{line}`");
+                if t.starts_with("reg ") && rest.contains(" [0:") {
+                    assert!(previous.contains("ram_style = ") && previous.contains("ramstyle = "), "{name}: memory without both RAM attributes: `{line}`");
+                }
+            }
+            previous = t;
+        }
+        if module.spec.family == "system" {
+            let defined = text.matches(&format!("module {name}_link(")).count();
+            let instances = text.lines().filter(|l| l.starts_with(&format!("{name}_link link_"))).count();
+            let endpoints = text.lines().filter(|l| l.trim_start().starts_with("output wire") && l.trim_end().ends_with("_channel_up;")).count();
+            assert_eq!(defined, 1, "{name}: the link module is defined once");
+            assert_eq!(instances, endpoints, "{name}: one link instance per endpoint");
+            assert_eq!(text.matches(&format!("{name}_router router (")).count(), 1, "{name}: the router is instantiated");
+        }
+    }
+}

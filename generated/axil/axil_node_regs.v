@@ -42,6 +42,7 @@ module axil_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_w
     output wire [5:0] local_z;
 
 // verilator lint_off UNUSEDSIGNAL
+// AXI4-Lite write channels, each held until both are here and the response channel is free
 reg axil_aw_held;
 reg [9:0] axil_aw_addr;
 reg axil_w_held;
@@ -49,99 +50,116 @@ reg [31:0] axil_w_data;
 reg [3:0] axil_w_strb;
 reg axil_bvalid;
 reg [1:0] axil_bresp;
-wire axil_aw_held_not;
-wire axil_w_held_not;
-wire s_axil_awvalid_and;
-wire s_axil_wvalid_and;
-wire axil_aw_held_and;
-wire [31:0] for_axil_reg_010_cat;
-wire [31:0] for_axil_reg_010_not;
-wire [9:0] s_axil_araddr_bits11_2;
+wire awready;
+wire wready;
+wire aw_take;
+wire w_take;
+wire do_write;
+wire [31:0] write_mask;
+wire [31:0] write_mask_not;
+// registers: read-write entries take the strobed bytes of a write to their address
 reg [23:0] axil_reg_008;
 wire [31:0] axil_reg_008_cat;
 wire [31:0] axil_reg_008_or;
 wire axil_aw_addr_is2;
 reg [31:0] axil_reg_010;
 wire axil_aw_addr_is4;
+// write response: OKAY to a read-write address, else SLVERR
+wire write_ok;
+// AXI4-Lite reads: one outstanding; the data register holds until rready
 reg axil_rvalid;
 reg [31:0] axil_rdata;
 reg [1:0] axil_rresp;
-wire axil_rvalid_not;
-wire s_axil_arvalid_and;
-wire s_axil_araddr_is0;
-wire s_axil_araddr_is1;
-wire s_axil_araddr_is2;
-wire s_axil_araddr_is3;
-wire s_axil_araddr_is4;
+wire arready;
+wire ar_take;
+wire [9:0] read_word;
+wire read_word_is0;
+wire read_word_is1;
+wire read_word_is2;
+wire read_word_is3;
+wire read_word_is4;
 wire [31:0] axil_reg_010_sel;
-wire s_axil_araddr_is6;
-wire s_axil_araddr_or;
-wire s_axil_araddr_is64;
-wire s_axil_araddr_is65;
-wire s_axil_araddr_is66;
+wire read_word_is6;
+wire read_word_or;
+wire read_word_is64;
+wire read_word_is65;
+wire read_word_is66;
 wire [31:0] counters_64_sel;
-wire s_axil_araddr_is67;
-wire s_axil_araddr_is68;
-wire s_axil_araddr_or_2;
-wire s_axil_araddr_is69;
-wire s_axil_araddr_is70;
+wire read_word_is67;
+wire read_word_is68;
+wire read_word_or_2;
+wire read_word_is69;
+wire read_word_is70;
 wire [31:0] counters_192_sel;
-wire s_axil_araddr_is71;
+wire read_word_is71;
+wire [31:0] read_data;
+wire read_ok;
 // verilator lint_on UNUSEDSIGNAL
-assign axil_aw_held_not = ~axil_aw_held;
-assign axil_w_held_not = ~axil_w_held;
-assign s_axil_awvalid_and = s_axil_awvalid & axil_aw_held_not;
-assign s_axil_wvalid_and = s_axil_wvalid & axil_w_held_not;
-assign axil_aw_held_and = (axil_aw_held & axil_w_held) & (~axil_bvalid);
-assign for_axil_reg_010_cat = {({({(axil_w_strb[3] ? 8'hff : 8'h0), (axil_w_strb[2] ? 8'hff : 8'h0)}), (axil_w_strb[1] ? 8'hff : 8'h0)}), (axil_w_strb[0] ? 8'hff : 8'h0)};
-assign for_axil_reg_010_not = ~for_axil_reg_010_cat;
-assign s_axil_araddr_bits11_2 = s_axil_araddr[11:2];
+
+// ---- AXI4-Lite write channels, each held until both are here and the response channel is free ----
+assign awready = ~axil_aw_held;
+assign wready = ~axil_w_held;
+assign aw_take = s_axil_awvalid & awready;
+assign w_take = s_axil_wvalid & wready;
+assign do_write = (axil_aw_held & axil_w_held) & (~axil_bvalid);
+assign write_mask = {({({(axil_w_strb[3] ? 8'hff : 8'h0), (axil_w_strb[2] ? 8'hff : 8'h0)}), (axil_w_strb[1] ? 8'hff : 8'h0)}), (axil_w_strb[0] ? 8'hff : 8'h0)};
+assign write_mask_not = ~write_mask;
+
+// ---- registers: read-write entries take the strobed bytes of a write to their address ----
 assign axil_reg_008_cat = {8'h0, axil_reg_008};
-assign axil_reg_008_or = (axil_reg_008_cat & for_axil_reg_010_not) | (axil_w_data & for_axil_reg_010_cat);
+assign axil_reg_008_or = (axil_reg_008_cat & write_mask_not) | (axil_w_data & write_mask);
 assign axil_aw_addr_is2 = axil_aw_addr == 10'h2;
 assign axil_aw_addr_is4 = axil_aw_addr == 10'h4;
-assign axil_rvalid_not = ~axil_rvalid;
-assign s_axil_arvalid_and = s_axil_arvalid & axil_rvalid_not;
-assign s_axil_araddr_is0 = s_axil_araddr_bits11_2 == 10'h0;
-assign s_axil_araddr_is1 = s_axil_araddr_bits11_2 == 10'h1;
-assign s_axil_araddr_is2 = s_axil_araddr_bits11_2 == 10'h2;
-assign s_axil_araddr_is3 = s_axil_araddr_bits11_2 == 10'h3;
-assign s_axil_araddr_is4 = s_axil_araddr_bits11_2 == 10'h4;
-assign axil_reg_010_sel = s_axil_araddr_is4 ? axil_reg_010 : (s_axil_araddr_is3 ? 32'h10204 : (s_axil_araddr_is2 ? axil_reg_008_cat : (s_axil_araddr_is1 ? 32'h10000 : (s_axil_araddr_is0 ? 32'h57454654 : 32'h0))));
-assign s_axil_araddr_is6 = s_axil_araddr_bits11_2 == 10'h6;
-assign s_axil_araddr_or = ((((s_axil_araddr_is0 | s_axil_araddr_is1) | s_axil_araddr_is2) | s_axil_araddr_is3) | s_axil_araddr_is4) | s_axil_araddr_is6;
-assign s_axil_araddr_is64 = s_axil_araddr_bits11_2 == 10'h40;
-assign s_axil_araddr_is65 = s_axil_araddr_bits11_2 == 10'h41;
-assign s_axil_araddr_is66 = s_axil_araddr_bits11_2 == 10'h42;
-assign counters_64_sel = s_axil_araddr_is66 ? counters[95:64] : (s_axil_araddr_is65 ? counters[63:32] : (s_axil_araddr_is64 ? counters[31:0] : (s_axil_araddr_is6 ? link_status : axil_reg_010_sel)));
-assign s_axil_araddr_is67 = s_axil_araddr_bits11_2 == 10'h43;
-assign s_axil_araddr_is68 = s_axil_araddr_bits11_2 == 10'h44;
-assign s_axil_araddr_or_2 = ((((s_axil_araddr_or | s_axil_araddr_is64) | s_axil_araddr_is65) | s_axil_araddr_is66) | s_axil_araddr_is67) | s_axil_araddr_is68;
-assign s_axil_araddr_is69 = s_axil_araddr_bits11_2 == 10'h45;
-assign s_axil_araddr_is70 = s_axil_araddr_bits11_2 == 10'h46;
-assign counters_192_sel = s_axil_araddr_is70 ? counters[223:192] : (s_axil_araddr_is69 ? counters[191:160] : (s_axil_araddr_is68 ? counters[159:128] : (s_axil_araddr_is67 ? counters[127:96] : counters_64_sel)));
-assign s_axil_araddr_is71 = s_axil_araddr_bits11_2 == 10'h47;
+
+// ---- write response: OKAY to a read-write address, else SLVERR ----
+assign write_ok = axil_aw_addr_is2 | axil_aw_addr_is4;
+
+// ---- AXI4-Lite reads: one outstanding; the data register holds until rready ----
+assign arready = ~axil_rvalid;
+assign ar_take = s_axil_arvalid & arready;
+assign read_word = s_axil_araddr[11:2];
+assign read_word_is0 = read_word == 10'h0;
+assign read_word_is1 = read_word == 10'h1;
+assign read_word_is2 = read_word == 10'h2;
+assign read_word_is3 = read_word == 10'h3;
+assign read_word_is4 = read_word == 10'h4;
+assign axil_reg_010_sel = read_word_is4 ? axil_reg_010 : (read_word_is3 ? 32'h10204 : (read_word_is2 ? axil_reg_008_cat : (read_word_is1 ? 32'h10000 : (read_word_is0 ? 32'h57454654 : 32'h0))));
+assign read_word_is6 = read_word == 10'h6;
+assign read_word_or = ((((read_word_is0 | read_word_is1) | read_word_is2) | read_word_is3) | read_word_is4) | read_word_is6;
+assign read_word_is64 = read_word == 10'h40;
+assign read_word_is65 = read_word == 10'h41;
+assign read_word_is66 = read_word == 10'h42;
+assign counters_64_sel = read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : (read_word_is64 ? counters[31:0] : (read_word_is6 ? link_status : axil_reg_010_sel)));
+assign read_word_is67 = read_word == 10'h43;
+assign read_word_is68 = read_word == 10'h44;
+assign read_word_or_2 = ((((read_word_or | read_word_is64) | read_word_is65) | read_word_is66) | read_word_is67) | read_word_is68;
+assign read_word_is69 = read_word == 10'h45;
+assign read_word_is70 = read_word == 10'h46;
+assign counters_192_sel = read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : (read_word_is68 ? counters[159:128] : (read_word_is67 ? counters[127:96] : counters_64_sel)));
+assign read_word_is71 = read_word == 10'h47;
+assign read_data = read_word_is71 ? counters[255:224] : counters_192_sel;
+assign read_ok = ((read_word_or_2 | read_word_is69) | read_word_is70) | read_word_is71;
 
 always @(posedge clk) begin
-    if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= axil_aw_held_and ? 1'h0 : (s_axil_awvalid_and ? 1'h1 : axil_aw_held);
-    if (rst) axil_aw_addr <= 10'h0; else axil_aw_addr <= s_axil_awvalid_and ? s_axil_awaddr[11:2] : axil_aw_addr;
-    if (rst) axil_w_held <= 1'h0; else axil_w_held <= axil_aw_held_and ? 1'h0 : (s_axil_wvalid_and ? 1'h1 : axil_w_held);
-    if (rst) axil_w_data <= 32'h0; else axil_w_data <= s_axil_wvalid_and ? s_axil_wdata : axil_w_data;
-    if (rst) axil_w_strb <= 4'h0; else axil_w_strb <= s_axil_wvalid_and ? s_axil_wstrb : axil_w_strb;
-    if (rst) axil_bvalid <= 1'h0; else axil_bvalid <= (axil_bvalid & s_axil_bready) ? 1'h0 : (axil_aw_held_and ? 1'h1 : axil_bvalid);
-    if (rst) axil_bresp <= 2'h0; else axil_bresp <= axil_aw_held_and ? ((axil_aw_addr_is2 | axil_aw_addr_is4) ? 2'h0 : 2'h2) : axil_bresp;
-    if (rst) axil_reg_008 <= 24'h0; else axil_reg_008 <= (axil_aw_held_and & axil_aw_addr_is2) ? axil_reg_008_or[23:0] : axil_reg_008;
-    if (rst) axil_reg_010 <= 32'h0; else axil_reg_010 <= (axil_aw_held_and & axil_aw_addr_is4) ? ((axil_reg_010 & for_axil_reg_010_not) | (axil_w_data & for_axil_reg_010_cat)) : axil_reg_010;
-    if (rst) axil_rvalid <= 1'h0; else axil_rvalid <= (axil_rvalid & s_axil_rready) ? 1'h0 : (s_axil_arvalid_and ? 1'h1 : axil_rvalid);
-    if (rst) axil_rdata <= 32'h0; else axil_rdata <= s_axil_arvalid_and ? (s_axil_araddr_is71 ? counters[255:224] : counters_192_sel) : axil_rdata;
-    if (rst) axil_rresp <= 2'h0; else axil_rresp <= s_axil_arvalid_and ? ((((s_axil_araddr_or_2 | s_axil_araddr_is69) | s_axil_araddr_is70) | s_axil_araddr_is71) ? 2'h0 : 2'h2) : axil_rresp;
+    if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= do_write ? 1'h0 : (aw_take ? 1'h1 : axil_aw_held);
+    if (rst) axil_aw_addr <= 10'h0; else axil_aw_addr <= aw_take ? s_axil_awaddr[11:2] : axil_aw_addr;
+    if (rst) axil_w_held <= 1'h0; else axil_w_held <= do_write ? 1'h0 : (w_take ? 1'h1 : axil_w_held);
+    if (rst) axil_w_data <= 32'h0; else axil_w_data <= w_take ? s_axil_wdata : axil_w_data;
+    if (rst) axil_w_strb <= 4'h0; else axil_w_strb <= w_take ? s_axil_wstrb : axil_w_strb;
+    if (rst) axil_bvalid <= 1'h0; else axil_bvalid <= (axil_bvalid & s_axil_bready) ? 1'h0 : (do_write ? 1'h1 : axil_bvalid);
+    if (rst) axil_bresp <= 2'h0; else axil_bresp <= do_write ? (write_ok ? 2'h0 : 2'h2) : axil_bresp;
+    if (rst) axil_reg_008 <= 24'h0; else axil_reg_008 <= (do_write & axil_aw_addr_is2) ? axil_reg_008_or[23:0] : axil_reg_008;
+    if (rst) axil_reg_010 <= 32'h0; else axil_reg_010 <= (do_write & axil_aw_addr_is4) ? ((axil_reg_010 & write_mask_not) | (axil_w_data & write_mask)) : axil_reg_010;
+    if (rst) axil_rvalid <= 1'h0; else axil_rvalid <= (axil_rvalid & s_axil_rready) ? 1'h0 : (ar_take ? 1'h1 : axil_rvalid);
+    if (rst) axil_rdata <= 32'h0; else axil_rdata <= ar_take ? read_data : axil_rdata;
+    if (rst) axil_rresp <= 2'h0; else axil_rresp <= ar_take ? (read_ok ? 2'h0 : 2'h2) : axil_rresp;
 end
 
-assign s_axil_awready = axil_aw_held_not;
-assign s_axil_wready = axil_w_held_not;
+assign s_axil_awready = awready;
+assign s_axil_wready = wready;
 assign s_axil_bvalid = axil_bvalid;
 assign s_axil_bresp = axil_bresp;
-assign s_axil_arready = axil_rvalid_not;
+assign s_axil_arready = arready;
 assign s_axil_rvalid = axil_rvalid;
 assign s_axil_rdata = axil_rdata;
 assign s_axil_rresp = axil_rresp;

@@ -30,33 +30,39 @@ reg [63:0] held_data0;
 reg [63:0] held_data1;
 reg [7:0] held_keep0;
 reg [7:0] held_keep1;
-wire segment_is1;
-wire segment_eq;
-wire full_and;
-wire full_and_2;
-wire full_or;
-wire s_axis_tvalid_and;
+// out: the held beat's segments in turn, up to the last one with a keep bit set
+wire final_seg;
+wire at_final;
+// in: the next beat loads as the final segment leaves
+wire take;
+wire done;
+wire s_ready;
+wire load;
 // verilator lint_on UNUSEDSIGNAL
-assign segment_is1 = segment == 1'h1;
-assign segment_eq = segment == ((~(held_keep1 == 8'h0)) ? 1'h1 : 1'h0);
-assign full_and = full & m_axis_tready;
-assign full_and_2 = full_and & segment_eq;
-assign full_or = (~full) | full_and_2;
-assign s_axis_tvalid_and = s_axis_tvalid & full_or;
+
+// ---- out: the held beat's segments in turn, up to the last one with a keep bit set ----
+assign final_seg = (~(held_keep1 == 8'h0)) ? 1'h1 : 1'h0;
+assign at_final = segment == final_seg;
+
+// ---- in: the next beat loads as the final segment leaves ----
+assign take = full & m_axis_tready;
+assign done = take & at_final;
+assign s_ready = (~full) | done;
+assign load = s_axis_tvalid & s_ready;
 
 always @(posedge clk) begin
-    if (rst) full <= 1'h0; else full <= s_axis_tvalid_and | (full & (~full_and_2));
-    if (rst) segment <= 1'h0; else segment <= s_axis_tvalid_and ? 1'h0 : (full_and ? (segment + 1'h1) : segment);
-    if (rst) held_last <= 1'h0; else held_last <= s_axis_tvalid_and ? s_axis_tlast : held_last;
-    if (rst) held_data0 <= 64'h0; else held_data0 <= s_axis_tvalid_and ? s_axis_tdata[63:0] : held_data0;
-    if (rst) held_data1 <= 64'h0; else held_data1 <= s_axis_tvalid_and ? s_axis_tdata[127:64] : held_data1;
-    if (rst) held_keep0 <= 8'h0; else held_keep0 <= s_axis_tvalid_and ? s_axis_tkeep[7:0] : held_keep0;
-    if (rst) held_keep1 <= 8'h0; else held_keep1 <= s_axis_tvalid_and ? s_axis_tkeep[15:8] : held_keep1;
+    if (rst) full <= 1'h0; else full <= load ? 1'h1 : (done ? 1'h0 : full);
+    if (rst) segment <= 1'h0; else segment <= load ? 1'h0 : (take ? (segment + 1'h1) : segment);
+    if (rst) held_last <= 1'h0; else held_last <= load ? s_axis_tlast : held_last;
+    if (rst) held_data0 <= 64'h0; else held_data0 <= load ? s_axis_tdata[63:0] : held_data0;
+    if (rst) held_data1 <= 64'h0; else held_data1 <= load ? s_axis_tdata[127:64] : held_data1;
+    if (rst) held_keep0 <= 8'h0; else held_keep0 <= load ? s_axis_tkeep[7:0] : held_keep0;
+    if (rst) held_keep1 <= 8'h0; else held_keep1 <= load ? s_axis_tkeep[15:8] : held_keep1;
 end
 
-assign m_axis_tdata = segment_is1 ? held_data1 : held_data0;
-assign m_axis_tkeep = segment_is1 ? held_keep1 : held_keep0;
-assign m_axis_tlast = held_last & segment_eq;
+assign m_axis_tdata = (segment == 1'h1) ? held_data1 : held_data0;
+assign m_axis_tkeep = (segment == 1'h1) ? held_keep1 : held_keep0;
+assign m_axis_tlast = held_last & at_final;
 assign m_axis_tvalid = full;
-assign s_axis_tready = full_or;
+assign s_axis_tready = s_ready;
 endmodule

@@ -36,47 +36,49 @@ reg [63:0] out_data1;
 reg [7:0] out_keep0;
 reg [7:0] out_keep1;
 reg out_last;
-wire pending_not;
-wire s_axis_tvalid_and;
-wire s_axis_tvalid_and_2;
-wire segment_is0;
-wire segment_is1;
-wire out_valid_or;
-wire pending_and;
-wire pending_or;
-wire s_axis_tvalid_and_3;
-wire s_axis_tvalid_and_4;
-wire s_axis_tvalid_and_5;
+// in: beats fill the group's segments from 0
+wire s_ready;
+wire take_in;
+wire closes;
+wire write0;
+wire write1;
+// out: the output register loads a pending group first, else a group closing now
+wire out_free;
+wire from_pending;
+wire load_out;
+wire park;
 // verilator lint_on UNUSEDSIGNAL
-assign pending_not = ~pending;
-assign s_axis_tvalid_and = s_axis_tvalid & pending_not;
-assign s_axis_tvalid_and_2 = s_axis_tvalid_and & ((segment == 1'h1) | s_axis_tlast);
-assign segment_is0 = segment == 1'h0;
-assign segment_is1 = segment == 1'h1;
-assign out_valid_or = (~out_valid) | m_axis_tready;
-assign pending_and = pending & out_valid_or;
-assign pending_or = pending_and | ((s_axis_tvalid_and_2 & out_valid_or) & (~pending));
-assign s_axis_tvalid_and_3 = s_axis_tvalid_and_2 & (~out_valid_or);
-assign s_axis_tvalid_and_4 = s_axis_tvalid_and & (segment == 1'h0);
-assign s_axis_tvalid_and_5 = s_axis_tvalid_and & (segment == 1'h1);
+
+// ---- in: beats fill the group's segments from 0 ----
+assign s_ready = ~pending;
+assign take_in = s_axis_tvalid & s_ready;
+assign closes = take_in & ((segment == 1'h1) | s_axis_tlast);
+assign write0 = take_in & (segment == 1'h0);
+assign write1 = take_in & (segment == 1'h1);
+
+// ---- out: the output register loads a pending group first, else a group closing now ----
+assign out_free = (~out_valid) | m_axis_tready;
+assign from_pending = pending & out_free;
+assign load_out = from_pending | ((closes & out_free) & (~pending));
+assign park = closes & (~out_free);
 
 always @(posedge clk) begin
-    if (rst) segment <= 1'h0; else segment <= s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 1'h0 : (segment + 1'h1)) : segment;
-    if (rst) pending <= 1'h0; else pending <= (pending_and ? s_axis_tvalid_and_3 : pending) | s_axis_tvalid_and_3;
-    if (rst) group_data0 <= 64'h0; else group_data0 <= s_axis_tvalid_and_4 ? s_axis_tdata : group_data0;
-    if (rst) group_data1 <= 64'h0; else group_data1 <= s_axis_tvalid_and_5 ? s_axis_tdata : group_data1;
-    if (rst) group_keep0 <= 8'h0; else group_keep0 <= s_axis_tvalid_and_4 ? s_axis_tkeep : group_keep0;
-    if (rst) group_keep1 <= 8'h0; else group_keep1 <= (s_axis_tvalid_and_2 & (segment < 1'h1)) ? 8'h0 : (s_axis_tvalid_and_5 ? s_axis_tkeep : group_keep1);
-    if (rst) group_last <= 1'h0; else group_last <= s_axis_tvalid_and ? s_axis_tlast : group_last;
-    if (rst) out_valid <= 1'h0; else out_valid <= pending_or | (out_valid & (~m_axis_tready));
-    if (rst) out_data0 <= 64'h0; else out_data0 <= pending_or ? (pending ? group_data0 : (segment_is0 ? s_axis_tdata : group_data0)) : out_data0;
-    if (rst) out_data1 <= 64'h0; else out_data1 <= pending_or ? (pending ? group_data1 : (segment_is1 ? s_axis_tdata : group_data1)) : out_data1;
-    if (rst) out_keep0 <= 8'h0; else out_keep0 <= pending_or ? (pending ? group_keep0 : (segment_is0 ? s_axis_tkeep : group_keep0)) : out_keep0;
-    if (rst) out_keep1 <= 8'h0; else out_keep1 <= pending_or ? (pending ? group_keep1 : ((segment < 1'h1) ? 8'h0 : (segment_is1 ? s_axis_tkeep : group_keep1))) : out_keep1;
-    if (rst) out_last <= 1'h0; else out_last <= pending_or ? (pending ? group_last : s_axis_tlast) : out_last;
+    if (rst) segment <= 1'h0; else segment <= closes ? 1'h0 : (take_in ? (segment + 1'h1) : segment);
+    if (rst) pending <= 1'h0; else pending <= park ? 1'h1 : (from_pending ? 1'h0 : pending);
+    if (rst) group_data0 <= 64'h0; else group_data0 <= write0 ? s_axis_tdata : group_data0;
+    if (rst) group_data1 <= 64'h0; else group_data1 <= write1 ? s_axis_tdata : group_data1;
+    if (rst) group_keep0 <= 8'h0; else group_keep0 <= write0 ? s_axis_tkeep : group_keep0;
+    if (rst) group_keep1 <= 8'h0; else group_keep1 <= (closes & (segment < 1'h1)) ? 8'h0 : (write1 ? s_axis_tkeep : group_keep1);
+    if (rst) group_last <= 1'h0; else group_last <= take_in ? s_axis_tlast : group_last;
+    if (rst) out_valid <= 1'h0; else out_valid <= load_out ? 1'h1 : (m_axis_tready ? 1'h0 : out_valid);
+    if (rst) out_data0 <= 64'h0; else out_data0 <= load_out ? (pending ? group_data0 : ((segment == 1'h0) ? s_axis_tdata : group_data0)) : out_data0;
+    if (rst) out_data1 <= 64'h0; else out_data1 <= load_out ? (pending ? group_data1 : ((segment == 1'h1) ? s_axis_tdata : group_data1)) : out_data1;
+    if (rst) out_keep0 <= 8'h0; else out_keep0 <= load_out ? (pending ? group_keep0 : ((segment == 1'h0) ? s_axis_tkeep : group_keep0)) : out_keep0;
+    if (rst) out_keep1 <= 8'h0; else out_keep1 <= load_out ? (pending ? group_keep1 : ((segment < 1'h1) ? 8'h0 : ((segment == 1'h1) ? s_axis_tkeep : group_keep1))) : out_keep1;
+    if (rst) out_last <= 1'h0; else out_last <= load_out ? (pending ? group_last : s_axis_tlast) : out_last;
 end
 
-assign s_axis_tready = pending_not;
+assign s_axis_tready = s_ready;
 assign m_axis_tdata = {out_data1, out_data0};
 assign m_axis_tkeep = {out_keep1, out_keep0};
 assign m_axis_tlast = out_last;

@@ -31,37 +31,47 @@ reg out_valid;
 reg [127:0] out_data;
 reg [15:0] out_keep;
 reg out_last;
+// header: the side-band fields at their places in the packet header
 wire [127:0] s_axis_tuser_cat;
 wire [127:0] s_axis_tuser_cat_2;
 wire [127:0] s_axis_tuser_cat_3;
 wire [127:0] s_axis_tuser_cat_4;
 wire [127:0] s_axis_tuser_or;
 wire [127:0] s_axis_tuser_cat_5;
-wire out_valid_or;
-wire in_frame_and;
-wire s_axis_tvalid_and;
-wire s_axis_tvalid_and_2;
+wire [127:0] header;
+// the header goes out in the cycle a frame's first beat is offered; that beat waits
+wire free;
+wire head_now;
+wire load;
+wire send_header;
+wire send_beat;
 // verilator lint_on UNUSEDSIGNAL
+
+// ---- header: the side-band fields at their places in the packet header ----
 assign s_axis_tuser_cat = {122'h0, s_axis_tuser[11:6]};
 assign s_axis_tuser_cat_2 = {122'h0, s_axis_tuser[17:12]};
 assign s_axis_tuser_cat_3 = {124'h0, s_axis_tuser[21:18]};
 assign s_axis_tuser_cat_4 = {112'h0, s_axis_tuser[37:22]};
 assign s_axis_tuser_or = (((({122'h0, s_axis_tuser[5:0]}) | ({s_axis_tuser_cat[121:0], 6'h0})) | ({s_axis_tuser_cat_2[115:0], 12'h0})) | ({s_axis_tuser_cat_3[109:0], 18'h0})) | ({s_axis_tuser_cat_4[69:0], 58'h0});
 assign s_axis_tuser_cat_5 = {114'h0, s_axis_tuser[51:38]};
-assign out_valid_or = (~out_valid) | m_axis_tready;
-assign in_frame_and = (~in_frame) & s_axis_tvalid;
-assign s_axis_tvalid_and = s_axis_tvalid & out_valid_or;
-assign s_axis_tvalid_and_2 = s_axis_tvalid_and & in_frame_and;
+assign header = s_axis_tuser_or | ({s_axis_tuser_cat_5[83:0], 44'h0});
+
+// ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
+assign free = (~out_valid) | m_axis_tready;
+assign head_now = (~in_frame) & s_axis_tvalid;
+assign load = s_axis_tvalid & free;
+assign send_header = load & head_now;
+assign send_beat = load & (~head_now);
 
 always @(posedge clk) begin
-    if (rst) in_frame <= 1'h0; else in_frame <= ((s_axis_tvalid_and & (~in_frame_and)) & s_axis_tlast) ? 1'h0 : (s_axis_tvalid_and_2 ? 1'h1 : in_frame);
-    if (rst) out_valid <= 1'h0; else out_valid <= s_axis_tvalid_and | (out_valid & (~m_axis_tready));
-    if (rst) out_data <= 128'h0; else out_data <= s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? (s_axis_tuser_or | ({s_axis_tuser_cat_5[83:0], 44'h0})) : s_axis_tdata) : out_data;
-    if (rst) out_keep <= 16'h0; else out_keep <= s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 16'hffff : s_axis_tkeep) : out_keep;
-    if (rst) out_last <= 1'h0; else out_last <= s_axis_tvalid_and ? (s_axis_tvalid_and_2 ? 1'h0 : s_axis_tlast) : out_last;
+    if (rst) in_frame <= 1'h0; else in_frame <= (send_beat & s_axis_tlast) ? 1'h0 : (send_header ? 1'h1 : in_frame);
+    if (rst) out_valid <= 1'h0; else out_valid <= load ? 1'h1 : (m_axis_tready ? 1'h0 : out_valid);
+    if (rst) out_data <= 128'h0; else out_data <= load ? (send_header ? header : s_axis_tdata) : out_data;
+    if (rst) out_keep <= 16'h0; else out_keep <= load ? (send_header ? 16'hffff : s_axis_tkeep) : out_keep;
+    if (rst) out_last <= 1'h0; else out_last <= load ? (send_header ? 1'h0 : s_axis_tlast) : out_last;
 end
 
-assign s_axis_tready = out_valid_or & in_frame;
+assign s_axis_tready = free & in_frame;
 assign m_axis_tdata = out_data;
 assign m_axis_tkeep = out_keep;
 assign m_axis_tlast = out_last;

@@ -37,10 +37,15 @@ reg [9:0] words_expected;
 reg [31:0] packets_2;
 reg [31:0] errors_2;
 reg [31:0] bytes_2;
-wire in_packet_and;
-wire in_packet_and_2;
-wire [14:0] s_axis_tdata_shr;
-wire [9:0] s_axis_tdata_bits9_0;
+// packet framing: a header beat, then payload beats
+wire head;
+wire body;
+wire [14:0] s_axis_tdata_plus;
+wire [9:0] h_words;
+wire [9:0] next_word;
+wire opens;
+wire closes;
+// errors: payload against the pattern, packet length against the header
 wire [31:0] word_cat;
 wire [63:0] packet_index_prod;
 wire [31:0] seed_xor;
@@ -49,19 +54,29 @@ wire [63:0] word_prod;
 wire [63:0] word_prod_2;
 wire [63:0] word_prod_3;
 wire [63:0] word_prod_4;
-wire [127:0] seed_cat;
-wire [63:0] cat;
-wire [119:0] cat_2;
-wire [9:0] word_plus;
-wire in_packet_or;
-wire in_packet_and_3;
+wire [95:0] seed_cat;
+wire [127:0] want;
+wire [63:0] for_keep_mask_cat;
+wire [119:0] for_keep_mask_cat_2;
+wire [127:0] keep_mask;
+wire word_error;
+wire head_len_bad;
+wire body_len_bad;
+// packets and payload bytes (the ones in tkeep)
 wire [31:0] s_axis_tkeep_plus;
 wire [31:0] s_axis_tkeep_plus_2;
 // verilator lint_on UNUSEDSIGNAL
-assign in_packet_and = (~in_packet) & s_axis_tvalid;
-assign in_packet_and_2 = in_packet & s_axis_tvalid;
-assign s_axis_tdata_shr = (({1'h0, s_axis_tdata[57:44]}) + 15'hf) >> 4'h4;
-assign s_axis_tdata_bits9_0 = s_axis_tdata_shr[9:0];
+
+// ---- packet framing: a header beat, then payload beats ----
+assign head = (~in_packet) & s_axis_tvalid;
+assign body = in_packet & s_axis_tvalid;
+assign s_axis_tdata_plus = ({1'h0, s_axis_tdata[57:44]}) + 15'hf;
+assign h_words = s_axis_tdata_plus[13:4];
+assign next_word = word + 10'h1;
+assign opens = head & (~s_axis_tlast);
+assign closes = body & s_axis_tlast;
+
+// ---- errors: payload against the pattern, packet length against the header ----
 assign word_cat = {22'h0, word};
 assign packet_index_prod = {{32{1'b0}}, packet_index} * {{32{1'b0}}, 32'h9e3779b9};
 assign seed_xor = seed ^ packet_index_prod[31:0];
@@ -70,23 +85,27 @@ assign word_prod = {{32{1'b0}}, word_cat_2} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_2 = {{32{1'b0}}, (word_cat_2 + 32'h1)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_3 = {{32{1'b0}}, (word_cat_2 + 32'h2)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_4 = {{32{1'b0}}, (word_cat_2 + 32'h3)} * {{32{1'b0}}, 32'h85ebca6b};
-assign seed_cat = {({(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0])}), ({(seed_xor ^ word_prod_2[31:0]), (seed_xor ^ word_prod[31:0])})};
-assign cat = {({({({({({({(s_axis_tkeep[15] ? 8'hff : 8'h0), (s_axis_tkeep[14] ? 8'hff : 8'h0)}), (s_axis_tkeep[13] ? 8'hff : 8'h0)}), (s_axis_tkeep[12] ? 8'hff : 8'h0)}), (s_axis_tkeep[11] ? 8'hff : 8'h0)}), (s_axis_tkeep[10] ? 8'hff : 8'h0)}), (s_axis_tkeep[9] ? 8'hff : 8'h0)}), (s_axis_tkeep[8] ? 8'hff : 8'h0)};
-assign cat_2 = {({({({({({({cat, (s_axis_tkeep[7] ? 8'hff : 8'h0)}), (s_axis_tkeep[6] ? 8'hff : 8'h0)}), (s_axis_tkeep[5] ? 8'hff : 8'h0)}), (s_axis_tkeep[4] ? 8'hff : 8'h0)}), (s_axis_tkeep[3] ? 8'hff : 8'h0)}), (s_axis_tkeep[2] ? 8'hff : 8'h0)}), (s_axis_tkeep[1] ? 8'hff : 8'h0)};
-assign word_plus = word + 10'h1;
-assign in_packet_or = (in_packet_and_2 & (~(((s_axis_tdata ^ seed_cat) & ({cat_2, (s_axis_tkeep[0] ? 8'hff : 8'h0)})) == 128'h0))) | ((in_packet_and & (s_axis_tlast ^ (s_axis_tdata_bits9_0 == 10'h0))) | (in_packet_and_2 & (s_axis_tlast ^ (word_plus == words_expected))));
-assign in_packet_and_3 = in_packet_and_2 & s_axis_tlast;
+assign seed_cat = {({(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0])}), (seed_xor ^ word_prod_2[31:0])};
+assign want = {seed_cat, (seed_xor ^ word_prod[31:0])};
+assign for_keep_mask_cat = {({({({({({({(s_axis_tkeep[15] ? 8'hff : 8'h0), (s_axis_tkeep[14] ? 8'hff : 8'h0)}), (s_axis_tkeep[13] ? 8'hff : 8'h0)}), (s_axis_tkeep[12] ? 8'hff : 8'h0)}), (s_axis_tkeep[11] ? 8'hff : 8'h0)}), (s_axis_tkeep[10] ? 8'hff : 8'h0)}), (s_axis_tkeep[9] ? 8'hff : 8'h0)}), (s_axis_tkeep[8] ? 8'hff : 8'h0)};
+assign for_keep_mask_cat_2 = {({({({({({({for_keep_mask_cat, (s_axis_tkeep[7] ? 8'hff : 8'h0)}), (s_axis_tkeep[6] ? 8'hff : 8'h0)}), (s_axis_tkeep[5] ? 8'hff : 8'h0)}), (s_axis_tkeep[4] ? 8'hff : 8'h0)}), (s_axis_tkeep[3] ? 8'hff : 8'h0)}), (s_axis_tkeep[2] ? 8'hff : 8'h0)}), (s_axis_tkeep[1] ? 8'hff : 8'h0)};
+assign keep_mask = {for_keep_mask_cat_2, (s_axis_tkeep[0] ? 8'hff : 8'h0)};
+assign word_error = body & (~(((s_axis_tdata ^ want) & keep_mask) == 128'h0));
+assign head_len_bad = head & (s_axis_tlast ^ (h_words == 10'h0));
+assign body_len_bad = body & (s_axis_tlast ^ (next_word == words_expected));
+
+// ---- packets and payload bytes (the ones in tkeep) ----
 assign s_axis_tkeep_plus = ((((((({31'h0, s_axis_tkeep[0]}) + ({31'h0, s_axis_tkeep[1]})) + ({31'h0, s_axis_tkeep[2]})) + ({31'h0, s_axis_tkeep[3]})) + ({31'h0, s_axis_tkeep[4]})) + ({31'h0, s_axis_tkeep[5]})) + ({31'h0, s_axis_tkeep[6]})) + ({31'h0, s_axis_tkeep[7]});
 assign s_axis_tkeep_plus_2 = ((((((s_axis_tkeep_plus + ({31'h0, s_axis_tkeep[8]})) + ({31'h0, s_axis_tkeep[9]})) + ({31'h0, s_axis_tkeep[10]})) + ({31'h0, s_axis_tkeep[11]})) + ({31'h0, s_axis_tkeep[12]})) + ({31'h0, s_axis_tkeep[13]})) + ({31'h0, s_axis_tkeep[14]});
 
 always @(posedge clk) begin
-    if (rst) in_packet <= 1'h0; else in_packet <= clear ? 1'h0 : (in_packet_and_3 ? 1'h0 : ((in_packet_and & (~s_axis_tlast)) ? 1'h1 : in_packet));
-    if (rst) packet_index <= 32'h0; else packet_index <= in_packet_and ? s_axis_tdata[119:88] : packet_index;
-    if (rst) word <= 10'h0; else word <= in_packet_and ? 10'h0 : (in_packet_and_2 ? word_plus : word);
-    if (rst) words_expected <= 10'h0; else words_expected <= in_packet_and ? s_axis_tdata_bits9_0 : words_expected;
-    if (rst) packets_2 <= 32'h0; else packets_2 <= clear ? 32'h0 : (((in_packet_and & s_axis_tlast) | in_packet_and_3) ? (packets_2 + 32'h1) : packets_2);
-    if (rst) errors_2 <= 32'h0; else errors_2 <= clear ? 32'h0 : (in_packet_or ? (errors_2 + 32'h1) : errors_2);
-    if (rst) bytes_2 <= 32'h0; else bytes_2 <= clear ? 32'h0 : (bytes_2 + (in_packet_and_2 ? (s_axis_tkeep_plus_2 + ({31'h0, s_axis_tkeep[15]})) : 32'h0));
+    if (rst) in_packet <= 1'h0; else in_packet <= clear ? 1'h0 : (closes ? 1'h0 : (opens ? 1'h1 : in_packet));
+    if (rst) packet_index <= 32'h0; else packet_index <= head ? s_axis_tdata[119:88] : packet_index;
+    if (rst) word <= 10'h0; else word <= head ? 10'h0 : (body ? next_word : word);
+    if (rst) words_expected <= 10'h0; else words_expected <= head ? h_words : words_expected;
+    if (rst) packets_2 <= 32'h0; else packets_2 <= clear ? 32'h0 : (((head & s_axis_tlast) | closes) ? (packets_2 + 32'h1) : packets_2);
+    if (rst) errors_2 <= 32'h0; else errors_2 <= clear ? 32'h0 : (((word_error | head_len_bad) | body_len_bad) ? (errors_2 + 32'h1) : errors_2);
+    if (rst) bytes_2 <= 32'h0; else bytes_2 <= clear ? 32'h0 : (body ? (bytes_2 + (s_axis_tkeep_plus_2 + ({31'h0, s_axis_tkeep[15]}))) : bytes_2);
 end
 
 assign s_axis_tready = 1'h1;

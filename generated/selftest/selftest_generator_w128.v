@@ -36,15 +36,20 @@ reg [31:0] sent_2;
 reg [9:0] word;
 reg timing;
 reg [31:0] cycles_2;
-wire [14:0] length_shr;
-wire word_is0;
-wire word_eq;
-wire start_and;
-wire busy_and;
-wire busy_and_2;
+// packets: a start pulse sends `count` of them, one beat per accepted cycle
+wire [14:0] length_plus;
+wire [9:0] words;
+wire at_header;
+wire last_word;
+wire go;
+wire take;
+wire packet_ends;
+wire finishing;
+// beats: the header, then the pattern
 wire [127:0] tag_cat;
 wire [127:0] length_cat;
 wire [127:0] sent_cat;
+wire [127:0] header;
 wire [31:0] word_cat;
 wire [63:0] sent_prod;
 wire [31:0] seed_xor;
@@ -53,22 +58,29 @@ wire [63:0] word_prod;
 wire [63:0] word_prod_2;
 wire [63:0] word_prod_3;
 wire [63:0] word_prod_4;
-wire [127:0] seed_cat;
-wire [127:0] dst_sel;
-wire [3:0] length_bits3_0;
-wire busy_and_3;
-wire done_in_not;
+wire [95:0] seed_cat;
+wire [127:0] payload;
+wire [3:0] tail_bytes;
+// performance counter: from the first header accepted until done_in
+wire first;
 // verilator lint_on UNUSEDSIGNAL
-assign length_shr = (({1'h0, length}) + 15'hf) >> 4'h4;
-assign word_is0 = word == 10'h0;
-assign word_eq = word == length_shr[9:0];
-assign start_and = (start & (~busy_2)) & (~(count == 32'h0));
-assign busy_and = busy_2 & m_axis_tready;
-assign busy_and_2 = busy_and & word_eq;
+
+// ---- packets: a start pulse sends `count` of them, one beat per accepted cycle ----
+assign length_plus = ({1'h0, length}) + 15'hf;
+assign words = length_plus[13:4];
+assign at_header = word == 10'h0;
+assign last_word = word == words;
+assign go = (start & (~busy_2)) & (~(count == 32'h0));
+assign take = busy_2 & m_axis_tready;
+assign packet_ends = take & last_word;
+assign finishing = packet_ends & ((sent_2 + 32'h1) == count);
+
+// ---- beats: the header, then the pattern ----
 assign tag_cat = {112'h0, tag};
 assign length_cat = {114'h0, length};
 assign sent_cat = {96'h0, sent_2};
-assign word_cat = {22'h0, (word + 10'h3ff)};
+assign header = ((({106'h0, dst}) | ({tag_cat[69:0], 58'h0})) | ({length_cat[83:0], 44'h0})) | ({sent_cat[39:0], 88'h0});
+assign word_cat = {22'h0, (word - 10'h1)};
 assign sent_prod = {{32{1'b0}}, sent_2} * {{32{1'b0}}, 32'h9e3779b9};
 assign seed_xor = seed ^ sent_prod[31:0];
 assign word_cat_2 = {word_cat[29:0], 2'h0};
@@ -76,23 +88,24 @@ assign word_prod = {{32{1'b0}}, word_cat_2} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_2 = {{32{1'b0}}, (word_cat_2 + 32'h1)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_3 = {{32{1'b0}}, (word_cat_2 + 32'h2)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_4 = {{32{1'b0}}, (word_cat_2 + 32'h3)} * {{32{1'b0}}, 32'h85ebca6b};
-assign seed_cat = {({(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0])}), ({(seed_xor ^ word_prod_2[31:0]), (seed_xor ^ word_prod[31:0])})};
-assign dst_sel = word_is0 ? (((({106'h0, dst}) | ({tag_cat[69:0], 58'h0})) | ({length_cat[83:0], 44'h0})) | ({sent_cat[39:0], 88'h0})) : seed_cat;
-assign length_bits3_0 = length[3:0];
-assign busy_and_3 = (busy_and & word_is0) & (sent_2 == 32'h0);
-assign done_in_not = ~done_in;
+assign seed_cat = {({(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0])}), (seed_xor ^ word_prod_2[31:0])};
+assign payload = {seed_cat, (seed_xor ^ word_prod[31:0])};
+assign tail_bytes = length[3:0];
+
+// ---- performance counter: from the first header accepted until done_in ----
+assign first = (take & at_header) & (sent_2 == 32'h0);
 
 always @(posedge clk) begin
-    if (rst) busy_2 <= 1'h0; else busy_2 <= (busy_and_2 & ((sent_2 + 32'h1) == count)) ? 1'h0 : (start_and ? 1'h1 : busy_2);
-    if (rst) sent_2 <= 32'h0; else sent_2 <= start_and ? 32'h0 : (busy_and_2 ? (sent_2 + 32'h1) : sent_2);
-    if (rst) word <= 10'h0; else word <= start_and ? 10'h0 : (busy_and ? (busy_and_2 ? 10'h0 : (word + 10'h1)) : word);
-    if (rst) timing <= 1'h0; else timing <= start_and ? 1'h0 : ((busy_and_3 ? 1'h1 : timing) & done_in_not);
-    if (rst) cycles_2 <= 32'h0; else cycles_2 <= start_and ? 32'h0 : (((timing | busy_and_3) & done_in_not) ? (cycles_2 + 32'h1) : cycles_2);
+    if (rst) busy_2 <= 1'h0; else busy_2 <= finishing ? 1'h0 : (go ? 1'h1 : busy_2);
+    if (rst) sent_2 <= 32'h0; else sent_2 <= go ? 32'h0 : (packet_ends ? (sent_2 + 32'h1) : sent_2);
+    if (rst) word <= 10'h0; else word <= go ? 10'h0 : (packet_ends ? 10'h0 : (take ? (word + 10'h1) : word));
+    if (rst) timing <= 1'h0; else timing <= go ? 1'h0 : (done_in ? 1'h0 : (first ? 1'h1 : timing));
+    if (rst) cycles_2 <= 32'h0; else cycles_2 <= go ? 32'h0 : (((timing | first) & (~done_in)) ? (cycles_2 + 32'h1) : cycles_2);
 end
 
-assign m_axis_tdata = dst_sel;
-assign m_axis_tkeep = ((~word_is0) & word_eq) ? ((length_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << length_bits3_0))) : 16'hffff;
-assign m_axis_tlast = word_eq;
+assign m_axis_tdata = at_header ? header : payload;
+assign m_axis_tkeep = ((~at_header) & last_word) ? ((tail_bytes == 4'h0) ? 16'hffff : (~(16'hffff << tail_bytes))) : 16'hffff;
+assign m_axis_tlast = last_word;
 assign m_axis_tvalid = busy_2;
 assign busy = busy_2;
 assign sent = sent_2;

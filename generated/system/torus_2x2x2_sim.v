@@ -8,7 +8,7 @@ no_inline -module "torus_2x2x2_node"
 `verilog
 `endif
 
-module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p0_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,m_axis_n0_p1_tdata,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p0_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,m_axis_n1_p1_tdata,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p0_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,m_axis_n2_p1_tdata,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p0_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,m_axis_n3_p1_tdata,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p0_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,m_axis_n4_p1_tdata,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p0_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,m_axis_n5_p1_tdata,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p0_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,m_axis_n6_p1_tdata,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p0_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid,m_axis_n7_p1_tdata);
+module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
     input wire clk;
     input wire rst;
     // Bits of links that do not exist are not read.
@@ -26,14 +26,14 @@ module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n0_p1_tready;
     input wire m_axis_n0_p0_tready;
     input wire m_axis_n0_p1_tready;
+    output wire [127:0] m_axis_n0_p0_tdata;
     output wire [15:0] m_axis_n0_p0_tkeep;
     output wire m_axis_n0_p0_tlast;
     output wire m_axis_n0_p0_tvalid;
-    output wire [127:0] m_axis_n0_p0_tdata;
+    output wire [127:0] m_axis_n0_p1_tdata;
     output wire [15:0] m_axis_n0_p1_tkeep;
     output wire m_axis_n0_p1_tlast;
     output wire m_axis_n0_p1_tvalid;
-    output wire [127:0] m_axis_n0_p1_tdata;
     input wire [127:0] s_axis_n1_p0_tdata;
     input wire s_axis_n1_p0_tlast;
     input wire s_axis_n1_p0_tvalid;
@@ -44,14 +44,14 @@ module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n1_p1_tready;
     input wire m_axis_n1_p0_tready;
     input wire m_axis_n1_p1_tready;
+    output wire [127:0] m_axis_n1_p0_tdata;
     output wire [15:0] m_axis_n1_p0_tkeep;
     output wire m_axis_n1_p0_tlast;
     output wire m_axis_n1_p0_tvalid;
-    output wire [127:0] m_axis_n1_p0_tdata;
+    output wire [127:0] m_axis_n1_p1_tdata;
     output wire [15:0] m_axis_n1_p1_tkeep;
     output wire m_axis_n1_p1_tlast;
     output wire m_axis_n1_p1_tvalid;
-    output wire [127:0] m_axis_n1_p1_tdata;
     input wire [127:0] s_axis_n2_p0_tdata;
     input wire s_axis_n2_p0_tlast;
     input wire s_axis_n2_p0_tvalid;
@@ -62,14 +62,14 @@ module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n2_p1_tready;
     input wire m_axis_n2_p0_tready;
     input wire m_axis_n2_p1_tready;
+    output wire [127:0] m_axis_n2_p0_tdata;
     output wire [15:0] m_axis_n2_p0_tkeep;
     output wire m_axis_n2_p0_tlast;
     output wire m_axis_n2_p0_tvalid;
-    output wire [127:0] m_axis_n2_p0_tdata;
+    output wire [127:0] m_axis_n2_p1_tdata;
     output wire [15:0] m_axis_n2_p1_tkeep;
     output wire m_axis_n2_p1_tlast;
     output wire m_axis_n2_p1_tvalid;
-    output wire [127:0] m_axis_n2_p1_tdata;
     input wire [127:0] s_axis_n3_p0_tdata;
     input wire s_axis_n3_p0_tlast;
     input wire s_axis_n3_p0_tvalid;
@@ -80,14 +80,14 @@ module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n3_p1_tready;
     input wire m_axis_n3_p0_tready;
     input wire m_axis_n3_p1_tready;
+    output wire [127:0] m_axis_n3_p0_tdata;
     output wire [15:0] m_axis_n3_p0_tkeep;
     output wire m_axis_n3_p0_tlast;
     output wire m_axis_n3_p0_tvalid;
-    output wire [127:0] m_axis_n3_p0_tdata;
+    output wire [127:0] m_axis_n3_p1_tdata;
     output wire [15:0] m_axis_n3_p1_tkeep;
     output wire m_axis_n3_p1_tlast;
     output wire m_axis_n3_p1_tvalid;
-    output wire [127:0] m_axis_n3_p1_tdata;
     input wire [127:0] s_axis_n4_p0_tdata;
     input wire s_axis_n4_p0_tlast;
     input wire s_axis_n4_p0_tvalid;
@@ -98,14 +98,14 @@ module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n4_p1_tready;
     input wire m_axis_n4_p0_tready;
     input wire m_axis_n4_p1_tready;
+    output wire [127:0] m_axis_n4_p0_tdata;
     output wire [15:0] m_axis_n4_p0_tkeep;
     output wire m_axis_n4_p0_tlast;
     output wire m_axis_n4_p0_tvalid;
-    output wire [127:0] m_axis_n4_p0_tdata;
+    output wire [127:0] m_axis_n4_p1_tdata;
     output wire [15:0] m_axis_n4_p1_tkeep;
     output wire m_axis_n4_p1_tlast;
     output wire m_axis_n4_p1_tvalid;
-    output wire [127:0] m_axis_n4_p1_tdata;
     input wire [127:0] s_axis_n5_p0_tdata;
     input wire s_axis_n5_p0_tlast;
     input wire s_axis_n5_p0_tvalid;
@@ -116,14 +116,14 @@ module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n5_p1_tready;
     input wire m_axis_n5_p0_tready;
     input wire m_axis_n5_p1_tready;
+    output wire [127:0] m_axis_n5_p0_tdata;
     output wire [15:0] m_axis_n5_p0_tkeep;
     output wire m_axis_n5_p0_tlast;
     output wire m_axis_n5_p0_tvalid;
-    output wire [127:0] m_axis_n5_p0_tdata;
+    output wire [127:0] m_axis_n5_p1_tdata;
     output wire [15:0] m_axis_n5_p1_tkeep;
     output wire m_axis_n5_p1_tlast;
     output wire m_axis_n5_p1_tvalid;
-    output wire [127:0] m_axis_n5_p1_tdata;
     input wire [127:0] s_axis_n6_p0_tdata;
     input wire s_axis_n6_p0_tlast;
     input wire s_axis_n6_p0_tvalid;
@@ -134,14 +134,14 @@ module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n6_p1_tready;
     input wire m_axis_n6_p0_tready;
     input wire m_axis_n6_p1_tready;
+    output wire [127:0] m_axis_n6_p0_tdata;
     output wire [15:0] m_axis_n6_p0_tkeep;
     output wire m_axis_n6_p0_tlast;
     output wire m_axis_n6_p0_tvalid;
-    output wire [127:0] m_axis_n6_p0_tdata;
+    output wire [127:0] m_axis_n6_p1_tdata;
     output wire [15:0] m_axis_n6_p1_tkeep;
     output wire m_axis_n6_p1_tlast;
     output wire m_axis_n6_p1_tvalid;
-    output wire [127:0] m_axis_n6_p1_tdata;
     input wire [127:0] s_axis_n7_p0_tdata;
     input wire s_axis_n7_p0_tlast;
     input wire s_axis_n7_p0_tvalid;
@@ -152,14 +152,14 @@ module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n7_p1_tready;
     input wire m_axis_n7_p0_tready;
     input wire m_axis_n7_p1_tready;
+    output wire [127:0] m_axis_n7_p0_tdata;
     output wire [15:0] m_axis_n7_p0_tkeep;
     output wire m_axis_n7_p0_tlast;
     output wire m_axis_n7_p0_tvalid;
-    output wire [127:0] m_axis_n7_p0_tdata;
+    output wire [127:0] m_axis_n7_p1_tdata;
     output wire [15:0] m_axis_n7_p1_tkeep;
     output wire m_axis_n7_p1_tlast;
     output wire m_axis_n7_p1_tvalid;
-    output wire [127:0] m_axis_n7_p1_tdata;
 
 // Node outputs the simulation top does not use (read data, per-link status).
 /* verilator lint_off UNUSEDSIGNAL */
@@ -293,14 +293,14 @@ torus_2x2x2_node node0 (
     .s_axis_p1_tready(s_axis_n0_p1_tready),
     .m_axis_p0_tready(m_axis_n0_p0_tready),
     .m_axis_p1_tready(m_axis_n0_p1_tready),
+    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n0_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n0_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n0_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n0_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n0_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n0_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node0_aw_done),
     .s_axil_wdata(32'h00000000),
@@ -379,14 +379,14 @@ torus_2x2x2_node node1 (
     .s_axis_p1_tready(s_axis_n1_p1_tready),
     .m_axis_p0_tready(m_axis_n1_p0_tready),
     .m_axis_p1_tready(m_axis_n1_p1_tready),
+    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n1_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n1_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n1_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n1_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n1_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n1_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node1_aw_done),
     .s_axil_wdata(32'h00000001),
@@ -465,14 +465,14 @@ torus_2x2x2_node node2 (
     .s_axis_p1_tready(s_axis_n2_p1_tready),
     .m_axis_p0_tready(m_axis_n2_p0_tready),
     .m_axis_p1_tready(m_axis_n2_p1_tready),
+    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n2_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n2_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n2_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n2_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n2_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n2_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node2_aw_done),
     .s_axil_wdata(32'h00000100),
@@ -551,14 +551,14 @@ torus_2x2x2_node node3 (
     .s_axis_p1_tready(s_axis_n3_p1_tready),
     .m_axis_p0_tready(m_axis_n3_p0_tready),
     .m_axis_p1_tready(m_axis_n3_p1_tready),
+    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n3_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n3_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n3_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n3_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n3_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n3_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node3_aw_done),
     .s_axil_wdata(32'h00000101),
@@ -637,14 +637,14 @@ torus_2x2x2_node node4 (
     .s_axis_p1_tready(s_axis_n4_p1_tready),
     .m_axis_p0_tready(m_axis_n4_p0_tready),
     .m_axis_p1_tready(m_axis_n4_p1_tready),
+    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n4_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n4_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n4_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n4_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n4_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n4_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node4_aw_done),
     .s_axil_wdata(32'h00010000),
@@ -723,14 +723,14 @@ torus_2x2x2_node node5 (
     .s_axis_p1_tready(s_axis_n5_p1_tready),
     .m_axis_p0_tready(m_axis_n5_p0_tready),
     .m_axis_p1_tready(m_axis_n5_p1_tready),
+    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n5_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n5_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n5_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n5_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n5_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n5_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node5_aw_done),
     .s_axil_wdata(32'h00010001),
@@ -809,14 +809,14 @@ torus_2x2x2_node node6 (
     .s_axis_p1_tready(s_axis_n6_p1_tready),
     .m_axis_p0_tready(m_axis_n6_p0_tready),
     .m_axis_p1_tready(m_axis_n6_p1_tready),
+    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n6_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n6_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n6_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n6_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n6_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n6_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node6_aw_done),
     .s_axil_wdata(32'h00010100),
@@ -895,14 +895,14 @@ torus_2x2x2_node node7 (
     .s_axis_p1_tready(s_axis_n7_p1_tready),
     .m_axis_p0_tready(m_axis_n7_p0_tready),
     .m_axis_p1_tready(m_axis_n7_p1_tready),
+    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n7_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n7_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n7_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n7_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n7_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n7_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node7_aw_done),
     .s_axil_wdata(32'h00010101),

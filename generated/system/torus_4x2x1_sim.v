@@ -8,7 +8,7 @@ no_inline -module "torus_4x2x1_node"
 `verilog
 `endif
 
-module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p0_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,m_axis_n0_p1_tdata,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p0_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,m_axis_n1_p1_tdata,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p0_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,m_axis_n2_p1_tdata,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p0_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,m_axis_n3_p1_tdata,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p0_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,m_axis_n4_p1_tdata,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p0_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,m_axis_n5_p1_tdata,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p0_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,m_axis_n6_p1_tdata,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p0_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid,m_axis_n7_p1_tdata);
+module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
     input wire clk;
     input wire rst;
     // Bits of links that do not exist are not read.
@@ -26,14 +26,14 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n0_p1_tready;
     input wire m_axis_n0_p0_tready;
     input wire m_axis_n0_p1_tready;
+    output wire [127:0] m_axis_n0_p0_tdata;
     output wire [15:0] m_axis_n0_p0_tkeep;
     output wire m_axis_n0_p0_tlast;
     output wire m_axis_n0_p0_tvalid;
-    output wire [127:0] m_axis_n0_p0_tdata;
+    output wire [127:0] m_axis_n0_p1_tdata;
     output wire [15:0] m_axis_n0_p1_tkeep;
     output wire m_axis_n0_p1_tlast;
     output wire m_axis_n0_p1_tvalid;
-    output wire [127:0] m_axis_n0_p1_tdata;
     input wire [127:0] s_axis_n1_p0_tdata;
     input wire s_axis_n1_p0_tlast;
     input wire s_axis_n1_p0_tvalid;
@@ -44,14 +44,14 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n1_p1_tready;
     input wire m_axis_n1_p0_tready;
     input wire m_axis_n1_p1_tready;
+    output wire [127:0] m_axis_n1_p0_tdata;
     output wire [15:0] m_axis_n1_p0_tkeep;
     output wire m_axis_n1_p0_tlast;
     output wire m_axis_n1_p0_tvalid;
-    output wire [127:0] m_axis_n1_p0_tdata;
+    output wire [127:0] m_axis_n1_p1_tdata;
     output wire [15:0] m_axis_n1_p1_tkeep;
     output wire m_axis_n1_p1_tlast;
     output wire m_axis_n1_p1_tvalid;
-    output wire [127:0] m_axis_n1_p1_tdata;
     input wire [127:0] s_axis_n2_p0_tdata;
     input wire s_axis_n2_p0_tlast;
     input wire s_axis_n2_p0_tvalid;
@@ -62,14 +62,14 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n2_p1_tready;
     input wire m_axis_n2_p0_tready;
     input wire m_axis_n2_p1_tready;
+    output wire [127:0] m_axis_n2_p0_tdata;
     output wire [15:0] m_axis_n2_p0_tkeep;
     output wire m_axis_n2_p0_tlast;
     output wire m_axis_n2_p0_tvalid;
-    output wire [127:0] m_axis_n2_p0_tdata;
+    output wire [127:0] m_axis_n2_p1_tdata;
     output wire [15:0] m_axis_n2_p1_tkeep;
     output wire m_axis_n2_p1_tlast;
     output wire m_axis_n2_p1_tvalid;
-    output wire [127:0] m_axis_n2_p1_tdata;
     input wire [127:0] s_axis_n3_p0_tdata;
     input wire s_axis_n3_p0_tlast;
     input wire s_axis_n3_p0_tvalid;
@@ -80,14 +80,14 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n3_p1_tready;
     input wire m_axis_n3_p0_tready;
     input wire m_axis_n3_p1_tready;
+    output wire [127:0] m_axis_n3_p0_tdata;
     output wire [15:0] m_axis_n3_p0_tkeep;
     output wire m_axis_n3_p0_tlast;
     output wire m_axis_n3_p0_tvalid;
-    output wire [127:0] m_axis_n3_p0_tdata;
+    output wire [127:0] m_axis_n3_p1_tdata;
     output wire [15:0] m_axis_n3_p1_tkeep;
     output wire m_axis_n3_p1_tlast;
     output wire m_axis_n3_p1_tvalid;
-    output wire [127:0] m_axis_n3_p1_tdata;
     input wire [127:0] s_axis_n4_p0_tdata;
     input wire s_axis_n4_p0_tlast;
     input wire s_axis_n4_p0_tvalid;
@@ -98,14 +98,14 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n4_p1_tready;
     input wire m_axis_n4_p0_tready;
     input wire m_axis_n4_p1_tready;
+    output wire [127:0] m_axis_n4_p0_tdata;
     output wire [15:0] m_axis_n4_p0_tkeep;
     output wire m_axis_n4_p0_tlast;
     output wire m_axis_n4_p0_tvalid;
-    output wire [127:0] m_axis_n4_p0_tdata;
+    output wire [127:0] m_axis_n4_p1_tdata;
     output wire [15:0] m_axis_n4_p1_tkeep;
     output wire m_axis_n4_p1_tlast;
     output wire m_axis_n4_p1_tvalid;
-    output wire [127:0] m_axis_n4_p1_tdata;
     input wire [127:0] s_axis_n5_p0_tdata;
     input wire s_axis_n5_p0_tlast;
     input wire s_axis_n5_p0_tvalid;
@@ -116,14 +116,14 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n5_p1_tready;
     input wire m_axis_n5_p0_tready;
     input wire m_axis_n5_p1_tready;
+    output wire [127:0] m_axis_n5_p0_tdata;
     output wire [15:0] m_axis_n5_p0_tkeep;
     output wire m_axis_n5_p0_tlast;
     output wire m_axis_n5_p0_tvalid;
-    output wire [127:0] m_axis_n5_p0_tdata;
+    output wire [127:0] m_axis_n5_p1_tdata;
     output wire [15:0] m_axis_n5_p1_tkeep;
     output wire m_axis_n5_p1_tlast;
     output wire m_axis_n5_p1_tvalid;
-    output wire [127:0] m_axis_n5_p1_tdata;
     input wire [127:0] s_axis_n6_p0_tdata;
     input wire s_axis_n6_p0_tlast;
     input wire s_axis_n6_p0_tvalid;
@@ -134,14 +134,14 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n6_p1_tready;
     input wire m_axis_n6_p0_tready;
     input wire m_axis_n6_p1_tready;
+    output wire [127:0] m_axis_n6_p0_tdata;
     output wire [15:0] m_axis_n6_p0_tkeep;
     output wire m_axis_n6_p0_tlast;
     output wire m_axis_n6_p0_tvalid;
-    output wire [127:0] m_axis_n6_p0_tdata;
+    output wire [127:0] m_axis_n6_p1_tdata;
     output wire [15:0] m_axis_n6_p1_tkeep;
     output wire m_axis_n6_p1_tlast;
     output wire m_axis_n6_p1_tvalid;
-    output wire [127:0] m_axis_n6_p1_tdata;
     input wire [127:0] s_axis_n7_p0_tdata;
     input wire s_axis_n7_p0_tlast;
     input wire s_axis_n7_p0_tvalid;
@@ -152,14 +152,14 @@ module torus_4x2x1_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p
     output wire s_axis_n7_p1_tready;
     input wire m_axis_n7_p0_tready;
     input wire m_axis_n7_p1_tready;
+    output wire [127:0] m_axis_n7_p0_tdata;
     output wire [15:0] m_axis_n7_p0_tkeep;
     output wire m_axis_n7_p0_tlast;
     output wire m_axis_n7_p0_tvalid;
-    output wire [127:0] m_axis_n7_p0_tdata;
+    output wire [127:0] m_axis_n7_p1_tdata;
     output wire [15:0] m_axis_n7_p1_tkeep;
     output wire m_axis_n7_p1_tlast;
     output wire m_axis_n7_p1_tvalid;
-    output wire [127:0] m_axis_n7_p1_tdata;
 
 // Node outputs the simulation top does not use (read data, per-link status).
 /* verilator lint_off UNUSEDSIGNAL */
@@ -273,14 +273,14 @@ torus_4x2x1_node node0 (
     .s_axis_p1_tready(s_axis_n0_p1_tready),
     .m_axis_p0_tready(m_axis_n0_p0_tready),
     .m_axis_p1_tready(m_axis_n0_p1_tready),
+    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n0_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n0_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n0_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n0_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n0_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n0_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node0_aw_done),
     .s_axil_wdata(32'h00000000),
@@ -349,14 +349,14 @@ torus_4x2x1_node node1 (
     .s_axis_p1_tready(s_axis_n1_p1_tready),
     .m_axis_p0_tready(m_axis_n1_p0_tready),
     .m_axis_p1_tready(m_axis_n1_p1_tready),
+    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n1_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n1_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n1_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n1_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n1_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n1_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node1_aw_done),
     .s_axil_wdata(32'h00000001),
@@ -425,14 +425,14 @@ torus_4x2x1_node node2 (
     .s_axis_p1_tready(s_axis_n2_p1_tready),
     .m_axis_p0_tready(m_axis_n2_p0_tready),
     .m_axis_p1_tready(m_axis_n2_p1_tready),
+    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n2_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n2_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n2_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n2_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n2_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n2_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node2_aw_done),
     .s_axil_wdata(32'h00000002),
@@ -501,14 +501,14 @@ torus_4x2x1_node node3 (
     .s_axis_p1_tready(s_axis_n3_p1_tready),
     .m_axis_p0_tready(m_axis_n3_p0_tready),
     .m_axis_p1_tready(m_axis_n3_p1_tready),
+    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n3_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n3_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n3_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n3_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n3_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n3_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node3_aw_done),
     .s_axil_wdata(32'h00000003),
@@ -577,14 +577,14 @@ torus_4x2x1_node node4 (
     .s_axis_p1_tready(s_axis_n4_p1_tready),
     .m_axis_p0_tready(m_axis_n4_p0_tready),
     .m_axis_p1_tready(m_axis_n4_p1_tready),
+    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n4_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n4_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n4_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n4_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n4_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n4_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node4_aw_done),
     .s_axil_wdata(32'h00000100),
@@ -653,14 +653,14 @@ torus_4x2x1_node node5 (
     .s_axis_p1_tready(s_axis_n5_p1_tready),
     .m_axis_p0_tready(m_axis_n5_p0_tready),
     .m_axis_p1_tready(m_axis_n5_p1_tready),
+    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n5_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n5_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n5_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n5_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n5_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n5_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node5_aw_done),
     .s_axil_wdata(32'h00000101),
@@ -729,14 +729,14 @@ torus_4x2x1_node node6 (
     .s_axis_p1_tready(s_axis_n6_p1_tready),
     .m_axis_p0_tready(m_axis_n6_p0_tready),
     .m_axis_p1_tready(m_axis_n6_p1_tready),
+    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n6_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n6_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n6_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n6_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n6_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n6_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node6_aw_done),
     .s_axil_wdata(32'h00000102),
@@ -805,14 +805,14 @@ torus_4x2x1_node node7 (
     .s_axis_p1_tready(s_axis_n7_p1_tready),
     .m_axis_p0_tready(m_axis_n7_p0_tready),
     .m_axis_p1_tready(m_axis_n7_p1_tready),
+    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
     .m_axis_p0_tkeep(m_axis_n7_p0_tkeep),
     .m_axis_p0_tlast(m_axis_n7_p0_tlast),
     .m_axis_p0_tvalid(m_axis_n7_p0_tvalid),
-    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
+    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
     .m_axis_p1_tkeep(m_axis_n7_p1_tkeep),
     .m_axis_p1_tlast(m_axis_n7_p1_tlast),
     .m_axis_p1_tvalid(m_axis_n7_p1_tvalid),
-    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
     .s_axil_awaddr(12'h008),
     .s_axil_awvalid(~rst & ~node7_aw_done),
     .s_axil_wdata(32'h00000103),

@@ -8,7 +8,8 @@
 //! or unmapped addresses change nothing and answer `SLVERR`. `wstrb` selects the bytes written.
 //! Addresses are byte addresses of 32-bit registers; the two low bits are ignored.
 
-use weft_hdl::netlist::{Netlist, Wire};
+use weft_hdl::netlist::{Design, Netlist, Sig, Wire};
+use weft_hdl::sig;
 
 pub const OKAY: u128 = 0;
 pub const SLVERR: u128 = 2;
@@ -31,6 +32,22 @@ pub const VERSION: u32 = 0x0001_0000;
 /// Builds the window into `net` with `s_axil_*` ports; returns the current value of every
 /// read-write entry, in the order given.
 pub fn register_window(net: &mut Netlist, entries: &[(u32, Entry)]) -> Result<Vec<Wire>, String> {
+    // The netlist moves into a design for the window and back, its wires unchanged.
+    let d = Design::new();
+    *d.net() = std::mem::replace(net, Netlist::new());
+    let rw = window(&d, entries).map(|values| values.iter().map(|v| v.wire).collect());
+    *net = d.finish();
+    rw
+}
+
+/// The bit mask of the bytes a strobe (or `tkeep`) marks: bit `b` set gives byte `b` all ones.
+pub(crate) fn byte_mask<'d>(d: &'d Design, strobe: Sig<'d>) -> Sig<'d> {
+    let bytes: Vec<Sig> = (0..strobe.width).rev().map(|b| strobe.bit(b).mux(d.lit(0xFF, 8), 0)).collect();
+    d.cat(&bytes)
+}
+
+/// Refuses a map with a misplaced, doubly mapped or too wide entry.
+fn check_map(d: &Design, entries: &[(u32, Entry)]) -> Result<(), String> {
     for (i, (a, e)) in entries.iter().enumerate() {
         if a % 4 != 0 || *a >= 1 << ADDR_BITS {
             return Err(format!("register address {a:#x}: must be a multiple of 4 below {:#x}", 1 << ADDR_BITS));
@@ -39,128 +56,102 @@ pub fn register_window(net: &mut Netlist, entries: &[(u32, Entry)]) -> Result<Ve
             return Err(format!("register address {a:#x} is mapped twice"));
         }
         match e {
-            Entry::ReadOnly(w) if net.width(*w) > 32 => return Err(format!("register {a:#x}: {} bits, at most 32", net.width(*w))),
+            Entry::ReadOnly(w) if d.sig(*w).width > 32 => return Err(format!("register {a:#x}: {} bits, at most 32", d.sig(*w).width)),
             Entry::ReadWrite { width, .. } if !(1..=32).contains(width) => return Err(format!("register {a:#x}: width {width}, allowed 1 ..= 32")),
             _ => {}
         }
     }
-    let awaddr = net.input("s_axil_awaddr", ADDR_BITS);
-    let awvalid = net.input("s_axil_awvalid", 1);
-    let wdata = net.input("s_axil_wdata", 32);
-    let wstrb = net.input("s_axil_wstrb", 4);
-    let wvalid = net.input("s_axil_wvalid", 1);
-    let bready = net.input("s_axil_bready", 1);
-    let araddr = net.input("s_axil_araddr", ADDR_BITS);
-    let arvalid = net.input("s_axil_arvalid", 1);
-    let rready = net.input("s_axil_rready", 1);
+    Ok(())
+}
 
-    let word = |net: &mut Netlist, addr: Wire| net.slice(addr, 2, ADDR_BITS - 2);
-    let one = net.constant(1, 1);
-    let zero = net.constant(0, 1);
+/// [`register_window`] in a [`Design`]: the window with `s_axil_*` ports; returns the current
+/// value of every read-write entry, in the order given.
+pub fn window<'d>(d: &'d Design, entries: &[(u32, Entry)]) -> Result<Vec<Sig<'d>>, String> {
+    check_map(d, entries)?;
+    let awaddr = d.input("s_axil_awaddr", ADDR_BITS);
+    let awvalid = d.input("s_axil_awvalid", 1);
+    let wdata = d.input("s_axil_wdata", 32);
+    let wstrb = d.input("s_axil_wstrb", 4);
+    let wvalid = d.input("s_axil_wvalid", 1);
+    let bready = d.input("s_axil_bready", 1);
+    let araddr = d.input("s_axil_araddr", ADDR_BITS);
+    let arvalid = d.input("s_axil_arvalid", 1);
+    let rready = d.input("s_axil_rready", 1);
+    // Register index of a byte address.
+    let word = |addr: Sig<'d>| addr.bits(2, ADDR_BITS - 2);
+    let resp = |ok: Sig<'d>| ok.mux(d.lit(OKAY, 2), SLVERR);
 
-    // Write channels, each held until both are here and the response channel is free.
-    let aw_held = net.register("axil_aw_held", 1, 0);
-    let aw_addr = net.register("axil_aw_addr", ADDR_BITS - 2, 0);
-    let w_held = net.register("axil_w_held", 1, 0);
-    let w_data = net.register("axil_w_data", 32, 0);
-    let w_strb = net.register("axil_w_strb", 4, 0);
-    let bvalid = net.register("axil_bvalid", 1, 0);
-    let bresp = net.register("axil_bresp", 2, 0);
-    let awready = net.not(aw_held.q);
-    let wready = net.not(w_held.q);
-    net.output("s_axil_awready", awready);
-    net.output("s_axil_wready", wready);
-    let aw_take = net.and(awvalid, awready);
-    let w_take = net.and(wvalid, wready);
-    let aw_word = word(net, awaddr);
-    net.hold_unless(aw_addr, aw_take, aw_word);
-    net.hold_unless(w_data, w_take, wdata);
-    net.hold_unless(w_strb, w_take, wstrb);
-    let no_b = net.not(bvalid.q);
-    let do_write = net.and(aw_held.q, w_held.q);
-    let do_write = net.and(do_write, no_b);
-    let ah = net.mux(aw_take, one, aw_held.q);
-    let ah = net.mux(do_write, zero, ah);
-    net.drive(aw_held, ah);
-    let wh = net.mux(w_take, one, w_held.q);
-    let wh = net.mux(do_write, zero, wh);
-    net.drive(w_held, wh);
-    // Byte mask from wstrb.
-    let mut mask = None;
-    for b in (0..4).rev() {
-        let s = net.bit(w_strb.q, b);
-        let ones = net.constant(0xFF, 8);
-        let zeros = net.constant(0, 8);
-        let byte = net.mux(s, ones, zeros);
-        mask = Some(match mask {
-            None => byte,
-            Some(m) => net.concat(m, byte),
-        });
-    }
-    let mask = mask.unwrap();
-    let keep_mask = net.not(mask);
+    d.section("AXI4-Lite write channels, each held until both are here and the response channel is free");
+    let aw_held = d.reg("axil_aw_held", 1, 0);
+    let aw_addr = d.reg("axil_aw_addr", ADDR_BITS - 2, 0);
+    let w_held = d.reg("axil_w_held", 1, 0);
+    let w_data = d.reg("axil_w_data", 32, 0);
+    let w_strb = d.reg("axil_w_strb", 4, 0);
+    let bvalid = d.reg("axil_bvalid", 1, 0);
+    let bresp = d.reg("axil_bresp", 2, 0);
+    sig!(awready = !aw_held.q, wready = !w_held.q);
+    d.output("s_axil_awready", awready);
+    d.output("s_axil_wready", wready);
+    sig!(aw_take = awvalid & awready, w_take = wvalid & wready);
+    sig!(do_write = aw_held.q & w_held.q & !bvalid.q);
+    aw_addr.next_when(aw_take, word(awaddr));
+    w_data.next_when(w_take, wdata);
+    w_strb.next_when(w_take, wstrb);
+    aw_held.set_when(aw_take).clear_when(do_write);
+    w_held.set_when(w_take).clear_when(do_write);
+    sig!(write_mask = byte_mask(d, w_strb.q));
+    let keep_mask = !write_mask;
 
+    d.section("registers: read-write entries take the strobed bytes of a write to their address");
     let mut rw_values = vec![];
     let mut writable = vec![];
     let mut read_hits = vec![];
-    let ar_word = word(net, araddr);
     for (a, e) in entries {
-        let here = net.constant((*a >> 2) as u128, ADDR_BITS - 2);
+        let here = d.lit((*a >> 2) as u128, ADDR_BITS - 2);
         let value = match e {
-            Entry::ReadOnly(w) => net.zext(*w, 32),
+            Entry::ReadOnly(w) => d.sig(*w).zext(32),
             Entry::ReadWrite { width, reset } => {
-                let r = net.register(&format!("axil_reg_{a:03x}"), *width, *reset as u128);
-                let old = net.zext(r.q, 32);
-                let kept = net.and(old, keep_mask);
-                let new = net.and(w_data.q, mask);
-                let merged = net.or(kept, new);
-                let merged = net.slice(merged, 0, *width);
-                let hit = net.eq(aw_addr.q, here);
+                let r = d.reg(&format!("axil_reg_{a:03x}"), *width, *reset as u128);
+                let old = r.q.zext(32);
+                let merged = (old & keep_mask) | (w_data.q & write_mask);
+                let hit = aw_addr.q.eq(here);
+                r.next_when(do_write & hit, merged.bits(0, *width));
                 writable.push(hit);
-                let we = net.and(do_write, hit);
-                net.hold_unless(r, we, merged);
                 rw_values.push(r.q);
                 old
             }
         };
         read_hits.push((here, value));
     }
-    let write_ok = if writable.is_empty() { zero } else { net.or_all(&writable) };
-    let okay = net.constant(OKAY, 2);
-    let slverr = net.constant(SLVERR, 2);
-    let resp = net.mux(write_ok, okay, slverr);
-    net.hold_unless(bresp, do_write, resp);
-    let b_done = net.and(bvalid.q, bready);
-    let bv = net.mux(do_write, one, bvalid.q);
-    let bv = net.mux(b_done, zero, bv);
-    net.drive(bvalid, bv);
-    net.output("s_axil_bvalid", bvalid.q);
-    net.output("s_axil_bresp", bresp.q);
 
-    // Reads: one outstanding; the data register holds until rready.
-    let rvalid = net.register("axil_rvalid", 1, 0);
-    let rdata = net.register("axil_rdata", 32, 0);
-    let rresp = net.register("axil_rresp", 2, 0);
-    let arready = net.not(rvalid.q);
-    net.output("s_axil_arready", arready);
-    let ar_take = net.and(arvalid, arready);
-    let mut data = net.constant(0, 32);
-    let mut hit_any = zero;
+    d.section("write response: OKAY to a read-write address, else SLVERR");
+    sig!(write_ok = writable.into_iter().reduce(|a, b| a | b).unwrap_or_else(|| d.lit(0, 1)));
+    bresp.next_when(do_write, resp(write_ok));
+    bvalid.set_when(do_write).clear_when(bvalid.q & bready);
+    d.output("s_axil_bvalid", bvalid.q);
+    d.output("s_axil_bresp", bresp.q);
+
+    d.section("AXI4-Lite reads: one outstanding; the data register holds until rready");
+    let rvalid = d.reg("axil_rvalid", 1, 0);
+    let rdata = d.reg("axil_rdata", 32, 0);
+    let rresp = d.reg("axil_rresp", 2, 0);
+    sig!(arready = !rvalid.q);
+    d.output("s_axil_arready", arready);
+    sig!(ar_take = arvalid & arready);
+    sig!(read_word = word(araddr));
+    let (mut data, mut mapped) = (d.lit(0, 32), d.lit(0, 1));
     for (here, value) in read_hits {
-        let hit = net.eq(ar_word, here);
-        data = net.mux(hit, value, data);
-        hit_any = net.or(hit_any, hit);
+        let hit = read_word.eq(here);
+        data = hit.mux(value, data);
+        mapped = mapped | hit;
     }
-    net.hold_unless(rdata, ar_take, data);
-    let rr = net.mux(hit_any, okay, slverr);
-    net.hold_unless(rresp, ar_take, rr);
-    let r_done = net.and(rvalid.q, rready);
-    let rv = net.mux(ar_take, one, rvalid.q);
-    let rv = net.mux(r_done, zero, rv);
-    net.drive(rvalid, rv);
-    net.output("s_axil_rvalid", rvalid.q);
-    net.output("s_axil_rdata", rdata.q);
-    net.output("s_axil_rresp", rresp.q);
+    sig!(read_data = data, read_ok = mapped);
+    rdata.next_when(ar_take, read_data);
+    rresp.next_when(ar_take, resp(read_ok));
+    rvalid.set_when(ar_take).clear_when(rvalid.q & rready);
+    d.output("s_axil_rvalid", rvalid.q);
+    d.output("s_axil_rdata", rdata.q);
+    d.output("s_axil_rresp", rresp.q);
     Ok(rw_values)
 }
 
@@ -180,45 +171,41 @@ pub const SELFTEST_STATUS_NAMES: [&str; 6] = ["sent", "cycles", "status", "packe
 /// 0x100. Returns the netlist with outputs `local_x`, `local_y`, `local_z` (the coordinate
 /// register's fields) and `st_<name>` for the self-test registers.
 pub fn node_window(dims: [usize; 3], counters: usize, selftest: bool) -> Result<Netlist, String> {
-    let mut net = Netlist::new();
-    let n = &mut net;
-    let id = n.constant(ID as u128, 32);
-    let version = n.constant(VERSION as u128, 32);
-    let packed = (dims[0] | dims[1] << 8 | dims[2] << 16) as u128;
-    let dims_w = n.constant(packed, 32);
+    let d = Design::new();
+    let constant = |value: u32| Entry::ReadOnly(d.lit(value as u128, 32).wire);
+    let read_only = |name: &str| Entry::ReadOnly(d.input(name, 32).wire);
+    let packed = dims[0] | dims[1] << 8 | dims[2] << 16;
     let mut entries = vec![
-        (0x000, Entry::ReadOnly(id)),
-        (0x004, Entry::ReadOnly(version)),
+        (0x000, constant(ID)),
+        (0x004, constant(VERSION)),
         (0x008, Entry::ReadWrite { width: 24, reset: 0 }),
-        (0x00C, Entry::ReadOnly(dims_w)),
+        (0x00C, constant(packed as u32)),
         (0x010, Entry::ReadWrite { width: 32, reset: 0 }),
+        (LINK_STATUS, read_only("link_status")),
     ];
-    let link_status = n.input("link_status", 32);
-    entries.push((LINK_STATUS, Entry::ReadOnly(link_status)));
     if selftest {
         for (addr, _, width) in SELFTEST_REGS {
             entries.push((addr, Entry::ReadWrite { width, reset: 0 }));
         }
         for i in 0..SELFTEST_STATUS_NAMES.len() {
-            let w = n.input(&format!("selftest@{}", 32 * i), 32);
-            entries.push((SELFTEST_STATUS + 4 * i as u32, Entry::ReadOnly(w)));
+            entries.push((SELFTEST_STATUS + 4 * i as u32, read_only(&format!("selftest@{}", 32 * i))));
         }
     }
     for i in 0..counters {
-        let c = n.input(&format!("counters@{}", 32 * i), 32);
-        entries.push((0x100 + 4 * i as u32, Entry::ReadOnly(c)));
+        entries.push((0x100 + 4 * i as u32, read_only(&format!("counters@{}", 32 * i))));
     }
-    let rw = register_window(n, &entries)?;
+    let rw = window(&d, &entries)?;
+
+    d.section("register fields out: coordinates, self-test configuration");
     for (k, name) in ["local_x", "local_y", "local_z"].iter().enumerate() {
-        let f = n.slice(rw[0], 8 * k, 6);
-        n.output(name, f);
+        d.output(name, rw[0].bits(8 * k, 6));
     }
     if selftest {
         for (i, (_, name, _)) in SELFTEST_REGS.iter().enumerate() {
-            n.output(&format!("st_{name}"), rw[2 + i]);
+            d.output(&format!("st_{name}"), rw[2 + i]);
         }
     }
-    Ok(net)
+    Ok(d.finish())
 }
 
 /// A small AXI4-Lite master over the built-in simulator, for testbenches: each access drives
@@ -430,9 +417,9 @@ mod tests {
 
 /// The shipped stand-alone window: the node map of a 4x2x1 torus with 8 counters (the node
 /// tops embed the same logic).
-pub fn shipped() -> Vec<crate::catalog::Shipped> {
+pub fn shipped() -> Vec<crate::shipped::Shipped> {
     use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
-    vec![crate::catalog::Shipped {
+    vec![crate::shipped::Shipped {
         spec: ModuleSpec {
             family: "axil",
             name: "axil_node_regs".into(),

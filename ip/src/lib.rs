@@ -10,4 +10,5 @@ pub mod kernels;
 pub mod link;
 pub mod router;
 pub mod selftest;
+pub mod shipped;
 pub mod system;

@@ -13,8 +13,10 @@
 //! (each payload word that differs, and each packet whose beats disagree with its `length`);
 //! `complete` is high once `packets` reaches `expected`.
 
-use weft_hdl::netlist::{Netlist, Wire};
+use weft_hdl::netlist::{Design, Netlist, Sig};
+use weft_hdl::sig;
 
+use crate::axil::byte_mask;
 use crate::router::header::field;
 
 /// The 32-bit payload lane `index` of packet `packet` for `seed` (the software reference).
@@ -22,231 +24,124 @@ pub fn pattern(seed: u32, packet: u32, index: u32) -> u32 {
     seed ^ packet.wrapping_mul(0x9E37_79B9) ^ index.wrapping_mul(0x85EB_CA6B)
 }
 
-/// The same pattern as netlist logic, for the four lanes of payload word `word`.
-fn pattern_word(net: &mut Netlist, seed: Wire, packet: Wire, word: Wire) -> Wire {
-    let k = net.constant(0x9E37_79B9, 32);
-    let pk = net.mul(packet, k);
-    let pk = net.slice(pk, 0, 32);
-    let base = net.xor(seed, pk);
-    let m = net.constant(0x85EB_CA6B, 32);
-    let w4 = net.shl_const(word, 2);
-    let mut lanes = vec![];
-    for i in 0..4 {
-        let idx = net.add_const(w4, i);
-        let im = net.mul(idx, m);
-        let im = net.slice(im, 0, 32);
-        lanes.push(net.xor(base, im));
-    }
-    let hi = net.concat(lanes[3], lanes[2]);
-    let lo = net.concat(lanes[1], lanes[0]);
-    net.concat(hi, lo)
+/// The same pattern as netlist logic, for the four lanes of payload word `word` (lane 3 most
+/// significant).
+fn pattern_word<'d>(d: &'d Design, seed: Sig<'d>, packet: Sig<'d>, word: Sig<'d>) -> Sig<'d> {
+    let times = |x: Sig<'d>, k: u128| x.mul(d.lit(k, 32)).bits(0, 32);
+    let base = seed ^ times(packet, 0x9E37_79B9);
+    let first = word.shl_const(2);
+    let mut lanes: Vec<Sig> = (0..4u32).map(|i| base ^ times(first + i, 0x85EB_CA6B)).collect();
+    lanes.reverse();
+    d.cat(&lanes)
+}
+
+/// Payload words of a packet of `length` bytes: ceil(length / 16), in 10 bits.
+fn payload_words(length: Sig) -> Sig {
+    (length.zext(15) + 15u32).bits(4, 10)
 }
 
 /// Builds the generator.
 pub fn generator() -> Netlist {
-    let mut n = Netlist::new();
-    let net = &mut n;
-    let start = net.input("start", 1);
-    let count = net.input("count", 32);
-    let length = net.input("length", 14);
-    let dst = net.input("dst", 22);
-    let tag = net.input("tag", 16);
-    let seed = net.input("seed", 32);
-    let done_in = net.input("done_in", 1);
-    let ready = net.input("m_axis_tready", 1);
-    let busy = net.register("busy", 1, 0);
-    let sent = net.register("sent", 32, 0);
-    let word = net.register("word", 10, 0); // 0 = header, then payload words
-    let timing = net.register("timing", 1, 0);
-    let cycles = net.register("cycles", 32, 0);
-    let one = net.constant(1, 1);
-    let zero = net.constant(0, 1);
-    // Payload words of a packet: ceil(length / 16).
-    let l15 = net.zext(length, 15);
-    let l15 = net.add_const(l15, 15);
-    let four = net.constant(4, 4);
-    let words = net.shr(l15, four);
-    let words = net.slice(words, 0, 10);
-    let at_header = net.is_zero(word.q);
-    let last_word = net.eq(word.q, words);
-    let idle = net.not(busy.q);
-    let go = net.and(start, idle);
-    let nothing = net.is_zero(count);
-    let not_nothing = net.not(nothing);
-    let go = net.and(go, not_nothing);
+    let d = Design::new();
+    let start = d.input("start", 1);
+    let count = d.input("count", 32);
+    let length = d.input("length", 14);
+    let dst = d.input("dst", 22);
+    let tag = d.input("tag", 16);
+    let seed = d.input("seed", 32);
+    let done_in = d.input("done_in", 1);
+    let ready = d.input("m_axis_tready", 1);
+    let busy = d.reg("busy", 1, 0);
+    let sent = d.reg("sent", 32, 0);
+    let word = d.reg("word", 10, 0); // 0 = header, then payload words
+    let timing = d.reg("timing", 1, 0);
+    let cycles = d.reg("cycles", 32, 0);
+
+    d.section("packets: a start pulse sends `count` of them, one beat per accepted cycle");
+    sig!(words = payload_words(length));
+    sig!(at_header = word.q.is_zero(), last_word = word.q.eq(words));
+    sig!(go = start & !busy.q & count.any());
     let valid = busy.q;
-    let take = net.and(valid, ready);
-    let packet_ends = net.and(take, last_word);
+    sig!(take = valid & ready, packet_ends = take & last_word);
+    sig!(finishing = packet_ends & (sent.q + 1u32).eq(count));
+    word.next_when(take, word.q + 1u32).clear_when(packet_ends).clear_when(go);
+    sent.next_when(packet_ends, sent.q + 1u32).clear_when(go);
+    busy.set_when(go).clear_when(finishing);
+
+    d.section("beats: the header, then the pattern");
     // Header: destination, tag, length, packet index in `user`; the router fills the rest.
-    let mut header = net.zext(dst, 128);
-    for (name, value) in [("tag", tag), ("length", length), ("user", sent.q)] {
-        let v = net.zext(value, 128);
-        let v = net.shl_const(v, field(name).0);
-        header = net.or(header, v);
-    }
-    let payload_index = net.add_const(word.q, -1);
-    let payload_index = net.zext(payload_index, 32);
-    let payload = pattern_word(net, seed, sent.q, payload_index);
-    let data = net.mux(at_header, header, payload);
+    let fields = [("tag", tag), ("length", length), ("user", sent.q)];
+    sig!(header = fields.iter().fold(dst.zext(128), |h, (name, v)| h | v.zext(128).shl_const(field(name).0)));
+    sig!(payload = pattern_word(&d, seed, sent.q, (word.q - 1u32).zext(32)));
     // Keep: all bytes but in the last payload word, where length mod 16 (16 when it divides).
-    let rem = net.slice(length, 0, 4);
-    let ones = net.constant(0xFFFF, 16);
-    let shifted = net.shl(ones, rem);
-    let partial = net.not(shifted);
-    let whole = net.is_zero(rem);
-    let last_keep = net.mux(whole, ones, partial);
-    let payload_last = net.not(at_header);
-    let payload_last = net.and(payload_last, last_word);
-    let keep = net.mux(payload_last, last_keep, ones);
-    net.output("m_axis_tdata", data);
-    net.output("m_axis_tkeep", keep);
-    net.output("m_axis_tlast", last_word);
-    net.output("m_axis_tvalid", valid);
-    let w1 = net.add_const(word.q, 1);
-    let zero10 = net.constant(0, 10);
-    let w = net.mux(packet_ends, zero10, w1);
-    let w = net.mux(take, w, word.q);
-    let w = net.mux(go, zero10, w);
-    net.drive(word, w);
-    let s1 = net.add_const(sent.q, 1);
-    let zero32 = net.constant(0, 32);
-    let s = net.mux(packet_ends, s1, sent.q);
-    let s = net.mux(go, zero32, s);
-    net.drive(sent, s);
-    let finishing = net.add_const(sent.q, 1);
-    let finishing = net.eq(finishing, count);
-    let finishing = net.and(packet_ends, finishing);
-    let b = net.mux(go, one, busy.q);
-    let b = net.mux(finishing, zero, b);
-    net.drive(busy, b);
-    // Performance counter: from the first header accepted until done_in.
-    let first = net.and(take, at_header);
-    let no_packet_yet = net.is_zero(sent.q);
-    let first = net.and(first, no_packet_yet);
-    let not_done = net.not(done_in);
-    let t = net.mux(first, one, timing.q);
-    let t = net.and(t, not_done);
-    let t = net.mux(go, zero, t);
-    net.drive(timing, t);
-    let c1 = net.add_const(cycles.q, 1);
-    let counting = net.or(timing.q, first);
-    let counting = net.and(counting, not_done);
-    let c = net.mux(counting, c1, cycles.q);
-    let c = net.mux(go, zero32, c);
-    net.drive(cycles, c);
-    net.output("busy", busy.q);
-    net.output("sent", sent.q);
-    net.output("cycles", cycles.q);
-    n
+    let all = d.lit(0xFFFF, 16);
+    sig!(tail_bytes = length.bits(0, 4));
+    let last_keep = tail_bytes.is_zero().mux(all, !all.shl(tail_bytes));
+    d.output("m_axis_tdata", at_header.mux(header, payload));
+    d.output("m_axis_tkeep", (!at_header & last_word).mux(last_keep, all));
+    d.output("m_axis_tlast", last_word);
+    d.output("m_axis_tvalid", valid);
+
+    d.section("performance counter: from the first header accepted until done_in");
+    sig!(first = take & at_header & sent.q.is_zero());
+    timing.set_when(first).clear_when(done_in).clear_when(go);
+    cycles.next_when((timing.q | first) & !done_in, cycles.q + 1u32).clear_when(go);
+    d.output("busy", busy.q);
+    d.output("sent", sent.q);
+    d.output("cycles", cycles.q);
+    d.finish()
 }
 
 /// Builds the checker.
 pub fn checker() -> Netlist {
-    let mut n = Netlist::new();
-    let net = &mut n;
-    let data = net.input("s_axis_tdata", 128);
-    let keep = net.input("s_axis_tkeep", 16);
-    let last = net.input("s_axis_tlast", 1);
-    let valid = net.input("s_axis_tvalid", 1);
-    let seed = net.input("seed", 32);
-    let expect = net.input("expected", 32);
-    let clear = net.input("clear", 1);
-    let one = net.constant(1, 1);
-    net.output("s_axis_tready", one);
-    let in_packet = net.register("in_packet", 1, 0);
-    let index = net.register("packet_index", 32, 0);
-    let word = net.register("word", 10, 0);
-    let words_expected = net.register("words_expected", 10, 0);
-    let packets = net.register("packets", 32, 0);
-    let errors = net.register("errors", 32, 0);
-    let bytes = net.register("bytes", 32, 0);
-    let (user_lo, _) = field("user");
-    let (len_lo, _) = field("length");
-    let head = net.not(in_packet.q);
-    let head = net.and(head, valid);
-    let body = net.and(in_packet.q, valid);
-    let h_user = net.slice(data, user_lo, 32);
-    let h_len = net.slice(data, len_lo, 14);
-    let l15 = net.zext(h_len, 15);
-    let l15 = net.add_const(l15, 15);
-    let four = net.constant(4, 4);
-    let h_words = net.shr(l15, four);
-    let h_words = net.slice(h_words, 0, 10);
-    let word_index = net.zext(word.q, 32);
-    let want = pattern_word(net, seed, index.q, word_index);
+    let d = Design::new();
+    let data = d.input("s_axis_tdata", 128);
+    let keep = d.input("s_axis_tkeep", 16);
+    let last = d.input("s_axis_tlast", 1);
+    let valid = d.input("s_axis_tvalid", 1);
+    let seed = d.input("seed", 32);
+    let expect = d.input("expected", 32);
+    let clear = d.input("clear", 1);
+    d.output("s_axis_tready", d.lit(1, 1));
+    let in_packet = d.reg("in_packet", 1, 0);
+    let index = d.reg("packet_index", 32, 0);
+    let word = d.reg("word", 10, 0);
+    let words_expected = d.reg("words_expected", 10, 0);
+    let packets = d.reg("packets", 32, 0);
+    let errors = d.reg("errors", 32, 0);
+    let bytes = d.reg("bytes", 32, 0);
+
+    d.section("packet framing: a header beat, then payload beats");
+    sig!(head = !in_packet.q & valid, body = in_packet.q & valid);
+    let h_user = data.bits(field("user").0, 32);
+    sig!(h_words = payload_words(data.bits(field("length").0, 14)));
+    sig!(next_word = word.q + 1u32);
+    sig!(opens = head & !last, closes = body & last);
+    in_packet.set_when(opens).clear_when(closes).clear_when(clear);
+    index.next_when(head, h_user);
+    words_expected.next_when(head, h_words);
+    word.next_when(body, next_word).clear_when(head);
+
+    d.section("errors: payload against the pattern, packet length against the header");
+    sig!(want = pattern_word(&d, seed, index.q, word.q.zext(32)));
     // Compare only the bytes tkeep marks.
-    let mut mask = None;
-    for b in (0..16).rev() {
-        let k = net.bit(keep, b);
-        let ff = net.constant(0xFF, 8);
-        let z = net.constant(0, 8);
-        let byte = net.mux(k, ff, z);
-        mask = Some(match mask {
-            None => byte,
-            Some(m) => net.concat(m, byte),
-        });
-    }
-    let mask = mask.unwrap();
-    let diff = net.xor(data, want);
-    let diff = net.and(diff, mask);
-    let wrong = net.nonzero(diff);
-    let word_error = net.and(body, wrong);
+    sig!(keep_mask = byte_mask(&d, keep));
+    sig!(word_error = body & ((data ^ want) & keep_mask).any());
     // Length: the packet must end exactly at its last payload word (or at the header).
-    let header_only = net.is_zero(h_words);
-    let head_len_bad = net.xor(last, header_only);
-    let head_len_bad = net.and(head, head_len_bad);
-    let w1 = net.add_const(word.q, 1);
-    let at_end = net.eq(w1, words_expected.q);
-    let body_len_bad = net.xor(last, at_end);
-    let body_len_bad = net.and(body, body_len_bad);
-    let len_bad = net.or(head_len_bad, body_len_bad);
-    let e_now = net.or(word_error, len_bad);
-    let e1 = net.add_const(errors.q, 1);
-    let zero32 = net.constant(0, 32);
-    let e = net.mux(e_now, e1, errors.q);
-    let e = net.mux(clear, zero32, e);
-    net.drive(errors, e);
-    let not_last = net.not(last);
-    let opens = net.and(head, not_last);
-    let closes = net.and(body, last);
-    let zero = net.constant(0, 1);
-    let p = net.mux(opens, one, in_packet.q);
-    let p = net.mux(closes, zero, p);
-    let p = net.mux(clear, zero, p);
-    net.drive(in_packet, p);
-    net.hold_unless(index, head, h_user);
-    net.hold_unless(words_expected, head, h_words);
-    let zero10 = net.constant(0, 10);
-    let wn = net.mux(body, w1, word.q);
-    let wn = net.mux(head, zero10, wn);
-    net.drive(word, wn);
-    let ended = net.and(head, last);
-    let ended = net.or(ended, closes);
-    let p1 = net.add_const(packets.q, 1);
-    let pk = net.mux(ended, p1, packets.q);
-    let pk = net.mux(clear, zero32, pk);
-    net.drive(packets, pk);
-    // Payload bytes: the ones in tkeep.
-    let mut count = net.constant(0, 32);
-    for b in 0..16 {
-        let k = net.bit(keep, b);
-        let k = net.zext(k, 32);
-        count = net.add(count, k);
-    }
-    let zero32b = net.constant(0, 32);
-    let add = net.mux(body, count, zero32b);
-    let by = net.add(bytes.q, add);
-    let by = net.mux(clear, zero32, by);
-    net.drive(bytes, by);
-    let complete = net.eq(packets.q, expect);
-    net.output("packets", packets.q);
-    net.output("errors", errors.q);
-    net.output("bytes", bytes.q);
-    net.output("complete", complete);
-    n
+    sig!(head_len_bad = head & (last ^ h_words.is_zero()));
+    sig!(body_len_bad = body & (last ^ next_word.eq(words_expected.q)));
+    errors.next_when(word_error | head_len_bad | body_len_bad, errors.q + 1u32).clear_when(clear);
+
+    d.section("packets and payload bytes (the ones in tkeep)");
+    packets.next_when((head & last) | closes, packets.q + 1u32).clear_when(clear);
+    let keep_ones = (0..16).map(|b| keep.bit(b).zext(32)).fold(d.lit(0, 32), |a, b| a + b);
+    bytes.next_when(body, bytes.q + keep_ones).clear_when(clear);
+    d.output("packets", packets.q);
+    d.output("errors", errors.q);
+    d.output("bytes", bytes.q);
+    d.output("complete", packets.q.eq(expect));
+    d.finish()
 }
-
-
 
 /// The generator against the software [`pattern`], then the checker fed by it with random
 /// back-pressure: `count` packets of `length` bytes; `flip` flips one payload bit in flight.
@@ -354,7 +249,7 @@ fn summary((sent, checked, errors, bytes, cycles): (u128, u128, u128, u128, u128
 }
 
 /// The shipped self-test blocks.
-pub fn shipped() -> Vec<crate::catalog::Shipped> {
+pub fn shipped() -> Vec<crate::shipped::Shipped> {
     use weft_hdl::export::{export_netlist, ModuleSpec};
     let spec = |name: &str, summary: &str| ModuleSpec {
         family: "selftest",
@@ -364,7 +259,7 @@ pub fn shipped() -> Vec<crate::catalog::Shipped> {
         hidden_ports: vec![],
     };
     vec![
-        crate::catalog::Shipped {
+        crate::shipped::Shipped {
             spec: spec("selftest_generator_w128", "self-test packet generator: count, size, destination, tag and pattern seed from ports; cycles from first send to done"),
             verilog: |spec| export_netlist(spec, &generator()),
             testbench: || {
@@ -375,7 +270,7 @@ pub fn shipped() -> Vec<crate::catalog::Shipped> {
                 Ok(format!("50 packets of 200 B against the software pattern: {}", summary(clean)))
             },
         },
-        crate::catalog::Shipped {
+        crate::shipped::Shipped {
             spec: spec("selftest_checker_w128", "self-test packet checker: recomputes the generator's pattern, counts packets, bytes and errors"),
             verilog: |spec| export_netlist(spec, &checker()),
             testbench: || {

@@ -2,49 +2,18 @@
 //! models of this crate (the reliable link, checked between two endpoints over channel models).
 
 use weft_ip::catalog::Shipped;
-use weft_ip::link::{endpoint, LinkConfig};
-use weft_ip::router::RouterConfig;
-use weft_ip::system::node::counter_names;
-use weft_ip::system::{node, NodeConfig};
-use weft_ip::weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
+use weft_ip::link::spec::{link_spec, link_verilog};
+use weft_ip::router::spec::{router_spec, router_verilog};
+use weft_ip::system::spec::{node_spec, node_verilog};
 
 use crate::channel::ChannelConfig;
 use crate::link::{netlist_device, LinkPair, Traffic};
-use crate::network::verilog::{router_parameters, router_spec_for};
 use crate::network::{Injection, Pattern, Torus};
 
-pub use crate::network::verilog::{router_verilog_for, torus_name};
-
-/// The link configurations shipped as Verilog: lanes → module name.
-pub const LINKS: [(usize, &str); 2] = [(1, "reliable_link_x1"), (2, "reliable_link_x2")];
-
-pub fn link_config(lanes: usize) -> LinkConfig {
-    LinkConfig { lanes, ..Default::default() }
-}
-
-fn link_spec(lanes: usize, name: &str) -> ModuleSpec {
-    let c = link_config(lanes);
-    ModuleSpec {
-        family: "link",
-        name: name.to_string(),
-        summary: format!("reliable link endpoint over a {lanes}-lane Aurora 64B/66B channel: CRC-32C, go-back-N, credits for two virtual channels"),
-        parameters: vec![
-            ("lanes".into(), lanes.to_string()),
-            ("word_bits".into(), (64 * lanes).to_string()),
-            ("max_frame_words".into(), c.max_frame_words.to_string()),
-            ("replay_words".into(), c.replay_words.to_string()),
-            ("vc_buffer_words".into(), c.vc_buffer_words.to_string()),
-            ("retransmit_timeout".into(), format!("{} cycles", c.retransmit_timeout)),
-            ("clock_compensation".into(), format!("{} blocks every {} cycles", c.cc_burst, c.cc_interval)),
-        ],
-        hidden_ports: vec![],
-    }
-}
-
-fn link_verilog(spec: &ModuleSpec, lanes: usize) -> Result<String, ExportError> {
-    let net = endpoint(&link_config(lanes)).map_err(ExportError)?;
-    export_netlist(spec, &net)
-}
+// The shipped configurations live beside their generators in weft-ip.
+pub use weft_ip::link::spec::{link_config, LINKS};
+pub use weft_ip::router::spec::{router_config, router_verilog_for, torus_name, TORI};
+pub use weft_ip::system::spec::{node_config, node_spec_for};
 
 /// Two endpoints over skewed, misaligned channels with bit errors both ways.
 pub fn link_testbench(lanes: usize) -> Result<String, String> {
@@ -61,36 +30,6 @@ pub fn link_testbench(lanes: usize) -> Result<String, String> {
     let run = pair.run(&traffic, 50_000)?;
     let retx: u64 = run.counters.iter().find(|c| c.0 == "frames_retransmitted").map_or(0, |c| c.1[0] + c.1[1]);
     Ok(format!("up after {up} cycles; 800 packets (1..2048 B, both ways, BER 1e-5) delivered exactly once in {} cycles, {retx} frames retransmitted", run.cycles))
-}
-
-/// The shipped node of a torus: the shipped router, 2-lane reliable links (128-bit words).
-pub fn node_config(dims: [usize; 3]) -> NodeConfig {
-    NodeConfig { router: router_config(dims), link: link_config(2) }
-}
-
-fn node_spec(dims: [usize; 3]) -> ModuleSpec {
-    node_spec_for(&format!("torus_{}_node", torus_name(dims)), &node_config(dims))
-}
-
-/// The header of a node module of any configuration.
-pub fn node_spec_for(name: &str, c: &NodeConfig) -> ModuleSpec {
-    let t = torus_name(c.router.dims);
-    let mut parameters = router_parameters(&c.router);
-    parameters.push(("link_endpoints".into(), c.endpoints().iter().map(|d| d.name()).collect::<Vec<_>>().join(" ")));
-    parameters.push(("lanes_per_link".into(), c.link.lanes.to_string()));
-    parameters.push(("register_counters".into(), format!("from 0x100: {}", counter_names(c).join(", "))));
-    ModuleSpec {
-        family: "system",
-        name: name.to_string(),
-        summary: format!("one node of a {t} torus: router, reliable Aurora 64B/66B links carrying its credits, AXI4-Lite register window"),
-        parameters,
-        hidden_ports: vec![],
-    }
-}
-
-fn node_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
-    let dims = dims_of(spec);
-    export_netlist(spec, &node(&node_config(dims)).map_err(ExportError)?)
 }
 
 /// Every node of the torus in the built-in simulator, serial lanes through channel models with
@@ -112,31 +51,6 @@ pub fn node_testbench(dims: [usize; 3]) -> Result<String, String> {
     };
     let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("no packet delivered for 20000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent))?;
     Ok(format!("links up after {up} cycles; 150 packets (0..{} B) exactly once, in order, minimal hops, in {} cycles with {} bits flipped on the links", config.router.max_packet_bytes, run.cycles, torus.flipped_bits()))
-}
-
-/// The tori whose routers are shipped as `router_<cfg>`.
-pub const TORI: [[usize; 3]; 2] = [[4, 2, 1], [2, 2, 2]];
-
-/// The shipped router configuration of a torus: 2 IntraNode ports, 128-bit flits, 1024-byte
-/// packets, 256-flit VC buffers (three maximum packets: enough to cover the credit loop across a
-/// link, so 1024-byte packets stream at link rate; 128 flits held one packet per round trip and
-/// capped b_eff at 41 % of the link).
-pub fn router_config(dims: [usize; 3]) -> RouterConfig {
-    RouterConfig { dims, vc_buffer_flits: 256, ..Default::default() }
-}
-
-fn router_spec(dims: [usize; 3]) -> ModuleSpec {
-    router_spec_for(&router_config(dims))
-}
-
-fn dims_of(spec: &ModuleSpec) -> [usize; 3] {
-    let t = &spec.parameters[0].1;
-    let v: Vec<usize> = t.split('x').map(|x| x.parse().unwrap()).collect();
-    [v[0], v[1], v[2]]
-}
-
-fn router_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
-    Ok(router_verilog_for(&router_config(dims_of(spec)))?.1)
 }
 
 /// All routers of the torus in the built-in simulator, random packets of every size from every

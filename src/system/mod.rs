@@ -112,7 +112,7 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path) -> Result<Vec<PathBuf>, String> {
     let files = Files::of(config, generated, constraints_dir);
     let name = &config.name;
-    let spec = weft_sim::catalog::node_spec_for(&format!("{name}_node"), &config.node);
+    let spec = weft_ip::system::spec::node_spec_for(&format!("{name}_node"), &config.node);
     let node_text = export_netlist(&spec, &node(&config.node)?).map_err(|e| e.to_string())?;
     write(&files.node, &node_text)?;
 

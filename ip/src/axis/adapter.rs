@@ -7,7 +7,8 @@
 //! `tlast` (the missing segments then have `tkeep` = 0). Both sustain the narrow side's full
 //! rate; `s_axis_tready` of the up converter comes from registers only.
 
-use weft_hdl::netlist::{Netlist, Wire};
+use weft_hdl::netlist::{Design, Netlist, Reg, Sig, Wire};
+use weft_hdl::sig;
 
 fn check(w_in: usize, w_out: usize) -> Result<usize, String> {
     let (wide, narrow) = (w_in.max(w_out), w_in.min(w_out));
@@ -20,9 +21,19 @@ fn check(w_in: usize, w_out: usize) -> Result<usize, String> {
     Ok(wide / narrow)
 }
 
+/// Bits of a segment index for `n` segments (at least one).
+fn segment_bits(n: usize) -> usize {
+    ((usize::BITS - (n - 1).leading_zeros()) as usize).max(1)
+}
+
 /// `tdata` of a wide port as `n` segments of `w` bits (ports wider than 128 bits are split).
-fn wide_input(net: &mut Netlist, port: &str, n: usize, w: usize) -> Vec<Wire> {
-    (0..n).map(|k| net.input(&format!("{port}@{}", w * k), w)).collect()
+fn wide_input<'d>(d: &'d Design, port: &str, n: usize, w: usize) -> Vec<Sig<'d>> {
+    (0..n).map(|k| d.input(&format!("{port}@{}", w * k), w)).collect()
+}
+
+/// `n` registers `<name><i>` of `width` bits.
+fn regs<'d>(d: &'d Design, name: &str, n: usize, width: usize) -> Vec<Reg<'d>> {
+    (0..n).map(|i| d.reg(&format!("{name}{i}"), width, 0)).collect()
 }
 
 /// Splits `w_in`-bit beats into `w_out`-bit beats.
@@ -32,62 +43,44 @@ pub fn downsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
         return Err(format!("axis downsize {w_in} -> {w_out}: output wider than input"));
     }
     let (w, k) = (w_out, w_out / 8);
-    let mut net = Netlist::new();
-    let net_ = &mut net;
-    let data = wide_input(net_, "s_axis_tdata", n, w);
-    let keep = wide_input(net_, "s_axis_tkeep", n, k);
-    let last = net_.input("s_axis_tlast", 1);
-    let valid = net_.input("s_axis_tvalid", 1);
-    let ready = net_.input("m_axis_tready", 1);
-    let sb = (usize::BITS - (n - 1).leading_zeros()) as usize;
-    let sb = sb.max(1);
-    let full = net_.register("full", 1, 0);
-    let seg = net_.register("segment", sb, 0);
-    let held_last = net_.register("held_last", 1, 0);
-    let held_data: Vec<_> = (0..n).map(|i| net_.register(&format!("held_data{i}"), w, 0)).collect();
-    let held_keep: Vec<_> = (0..n).map(|i| net_.register(&format!("held_keep{i}"), k, 0)).collect();
+    let d = Design::new();
+    let data = wide_input(&d, "s_axis_tdata", n, w);
+    let keep = wide_input(&d, "s_axis_tkeep", n, k);
+    let last = d.input("s_axis_tlast", 1);
+    let valid = d.input("s_axis_tvalid", 1);
+    let ready = d.input("m_axis_tready", 1);
+    let sb = segment_bits(n);
+    let full = d.reg("full", 1, 0);
+    let seg = d.reg("segment", sb, 0);
+    let held_last = d.reg("held_last", 1, 0);
+    let held_data = regs(&d, "held_data", n, w);
+    let held_keep = regs(&d, "held_keep", n, k);
+
+    d.section("out: the held beat's segments in turn, up to the last one with a keep bit set");
     // The final segment: the last one with a keep bit set (0 when none is).
-    let mut final_seg = net_.constant(0, sb);
-    for i in 1..n {
-        let any = net_.nonzero(held_keep[i].q);
-        let idx = net_.constant(i as u128, sb);
-        final_seg = net_.mux(any, idx, final_seg);
-    }
-    let mut out_data = held_data[0].q;
-    let mut out_keep = held_keep[0].q;
-    for i in 1..n {
-        let idx = net_.constant(i as u128, sb);
-        let here = net_.eq(seg.q, idx);
-        out_data = net_.mux(here, held_data[i].q, out_data);
-        out_keep = net_.mux(here, held_keep[i].q, out_keep);
-    }
-    let at_final = net_.eq(seg.q, final_seg);
-    let out_last = net_.and(held_last.q, at_final);
-    net_.output("m_axis_tdata", out_data);
-    net_.output("m_axis_tkeep", out_keep);
-    net_.output("m_axis_tlast", out_last);
-    net_.output("m_axis_tvalid", full.q);
-    let take = net_.and(full.q, ready);
-    let done = net_.and(take, at_final);
-    let empty = net_.not(full.q);
-    let s_ready = net_.or(empty, done);
-    net_.output("s_axis_tready", s_ready);
-    let load = net_.and(valid, s_ready);
-    let stay = net_.not(done);
-    let stay = net_.and(full.q, stay);
-    let f = net_.or(load, stay);
-    net_.drive(full, f);
-    let seg1 = net_.add_const(seg.q, 1);
-    let zero = net_.constant(0, sb);
-    let s = net_.mux(take, seg1, seg.q);
-    let s = net_.mux(load, zero, s);
-    net_.drive(seg, s);
-    net_.hold_unless(held_last, load, last);
+    sig!(final_seg = (1..n).fold(d.lit(0, sb), |f, i| held_keep[i].q.any().mux(i, f)));
+    let at = |i: usize| seg.q.eq(i);
+    let out_data = (1..n).fold(held_data[0].q, |o, i| at(i).mux(held_data[i].q, o));
+    let out_keep = (1..n).fold(held_keep[0].q, |o, i| at(i).mux(held_keep[i].q, o));
+    sig!(at_final = seg.q.eq(final_seg));
+    d.output("m_axis_tdata", out_data);
+    d.output("m_axis_tkeep", out_keep);
+    d.output("m_axis_tlast", held_last.q & at_final);
+    d.output("m_axis_tvalid", full.q);
+
+    d.section("in: the next beat loads as the final segment leaves");
+    sig!(take = full.q & ready, done = take & at_final);
+    sig!(s_ready = !full.q | done);
+    d.output("s_axis_tready", s_ready);
+    sig!(load = valid & s_ready);
+    full.clear_when(done).set_when(load);
+    seg.next_when(take, seg.q + 1u32).clear_when(load);
+    held_last.next_when(load, last);
     for i in 0..n {
-        net_.hold_unless(held_data[i], load, data[i]);
-        net_.hold_unless(held_keep[i], load, keep[i]);
+        held_data[i].next_when(load, data[i]);
+        held_keep[i].next_when(load, keep[i]);
     }
-    Ok(net)
+    Ok(d.finish())
 }
 
 /// Gathers `w_in`-bit beats into `w_out`-bit beats.
@@ -97,96 +90,64 @@ pub fn upsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
         return Err(format!("axis upsize {w_in} -> {w_out}: output narrower than input"));
     }
     let (w, k) = (w_in, w_in / 8);
-    let mut net = Netlist::new();
-    let net_ = &mut net;
-    let data = net_.input("s_axis_tdata", w);
-    let keep = net_.input("s_axis_tkeep", k);
-    let last = net_.input("s_axis_tlast", 1);
-    let valid = net_.input("s_axis_tvalid", 1);
-    let ready = net_.input("m_axis_tready", 1);
-    let sb = ((usize::BITS - (n - 1).leading_zeros()) as usize).max(1);
-    let seg = net_.register("segment", sb, 0);
+    let d = Design::new();
+    let data = d.input("s_axis_tdata", w);
+    let keep = d.input("s_axis_tkeep", k);
+    let last = d.input("s_axis_tlast", 1);
+    let valid = d.input("s_axis_tvalid", 1);
+    let ready = d.input("m_axis_tready", 1);
+    let sb = segment_bits(n);
+    let seg = d.reg("segment", sb, 0);
     // A completed group waiting for the output register (only when the output was busy).
-    let pending = net_.register("pending", 1, 0);
-    let group_data: Vec<_> = (0..n).map(|i| net_.register(&format!("group_data{i}"), w, 0)).collect();
-    let group_keep: Vec<_> = (0..n).map(|i| net_.register(&format!("group_keep{i}"), k, 0)).collect();
-    let group_last = net_.register("group_last", 1, 0);
-    let out_valid = net_.register("out_valid", 1, 0);
-    let out_data: Vec<_> = (0..n).map(|i| net_.register(&format!("out_data{i}"), w, 0)).collect();
-    let out_keep: Vec<_> = (0..n).map(|i| net_.register(&format!("out_keep{i}"), k, 0)).collect();
-    let out_last = net_.register("out_last", 1, 0);
+    let pending = d.reg("pending", 1, 0);
+    let group_data = regs(&d, "group_data", n, w);
+    let group_keep = regs(&d, "group_keep", n, k);
+    let group_last = d.reg("group_last", 1, 0);
+    let out_valid = d.reg("out_valid", 1, 0);
+    let out_data = regs(&d, "out_data", n, w);
+    let out_keep = regs(&d, "out_keep", n, k);
+    let out_last = d.reg("out_last", 1, 0);
 
-    let s_ready = net_.not(pending.q);
-    net_.output("s_axis_tready", s_ready);
-    let take_in = net_.and(valid, s_ready);
-    let top = net_.constant((n - 1) as u128, sb);
-    let at_top = net_.eq(seg.q, top);
-    let closes = net_.or(at_top, last);
-    let closes = net_.and(take_in, closes);
+    d.section("in: beats fill the group's segments from 0");
+    sig!(s_ready = !pending.q);
+    d.output("s_axis_tready", s_ready);
+    sig!(take_in = valid & s_ready);
+    sig!(closes = take_in & (seg.q.eq(n - 1) | last));
+    let here = |i: usize| seg.q.eq(i);
+    let later = |i: usize| seg.q.lt(i);
+    for i in 0..n {
+        let write = (take_in & here(i)).named(&format!("write{i}"));
+        group_data[i].next_when(write, data);
+        // Keep bits: this segment's on write; later segments cleared when a group closes early.
+        group_keep[i].next_when(write, keep).clear_when(closes & later(i));
+    }
+    group_last.next_when(take_in, last);
+    seg.next_when(take_in, seg.q + 1u32).clear_when(closes);
+
+    d.section("out: the output register loads a pending group first, else a group closing now");
+    sig!(out_free = !out_valid.q | ready);
+    sig!(from_pending = pending.q & out_free);
+    sig!(load_out = from_pending | (closes & out_free & !pending.q));
     // The group as it stands after this beat: earlier segments from the registers, this one
     // from the input, later ones empty.
-    let zero_keep = net_.constant(0, k);
-    let mut now_data = vec![];
-    let mut now_keep = vec![];
     for i in 0..n {
-        let idx = net_.constant(i as u128, sb);
-        let here = net_.eq(seg.q, idx);
-        let later = net_.ult(seg.q, idx);
-        now_data.push(net_.mux(here, data, group_data[i].q));
-        let kk = net_.mux(here, keep, group_keep[i].q);
-        now_keep.push(net_.mux(later, zero_keep, kk));
+        let now_data = here(i).mux(data, group_data[i].q);
+        let now_keep = later(i).mux(0, here(i).mux(keep, group_keep[i].q));
+        out_data[i].next_when(load_out, pending.q.mux(group_data[i].q, now_data));
+        out_keep[i].next_when(load_out, pending.q.mux(group_keep[i].q, now_keep));
     }
-    let out_free = net_.not(out_valid.q);
-    let out_free = net_.or(out_free, ready);
-    // The output register loads a pending group first, else a group closing now.
-    let from_pending = net_.and(pending.q, out_free);
-    let not_pending = net_.not(pending.q);
-    let direct = net_.and(closes, out_free);
-    let direct = net_.and(direct, not_pending);
-    let load_out = net_.or(from_pending, direct);
-    for i in 0..n {
-        let d = net_.mux(pending.q, group_data[i].q, now_data[i]);
-        net_.hold_unless(out_data[i], load_out, d);
-        let kk = net_.mux(pending.q, group_keep[i].q, now_keep[i]);
-        net_.hold_unless(out_keep[i], load_out, kk);
-    }
-    let l = net_.mux(pending.q, group_last.q, last);
-    net_.hold_unless(out_last, load_out, l);
-    let stay = net_.not(ready);
-    let stay = net_.and(out_valid.q, stay);
-    let v = net_.or(load_out, stay);
-    net_.drive(out_valid, v);
+    out_last.next_when(load_out, pending.q.mux(group_last.q, last));
+    out_valid.clear_when(ready).set_when(load_out);
     // A group closing while the output is busy waits in the group registers.
-    let not_free = net_.not(out_free);
-    let park = net_.and(closes, not_free);
-    let p = net_.mux(from_pending, park, pending.q);
-    let p = net_.or(p, park);
-    net_.drive(pending, p);
+    sig!(park = closes & !out_free);
+    pending.clear_when(from_pending).set_when(park);
     for i in 0..n {
-        let idx = net_.constant(i as u128, sb);
-        let here = net_.eq(seg.q, idx);
-        let write = net_.and(take_in, here);
-        net_.hold_unless(group_data[i], write, data);
-        // Keep bits: this segment's on write; later segments cleared when a group closes early.
-        let later = net_.ult(seg.q, idx);
-        let clear = net_.and(closes, later);
-        let kk = net_.mux(write, keep, group_keep[i].q);
-        let kk = net_.mux(clear, zero_keep, kk);
-        net_.drive(group_keep[i], kk);
+        d.output(&format!("m_axis_tdata@{}", w * i), out_data[i].q);
+        d.output(&format!("m_axis_tkeep@{}", k * i), out_keep[i].q);
     }
-    net_.hold_unless(group_last, take_in, last);
-    let seg1 = net_.add_const(seg.q, 1);
-    let zero = net_.constant(0, sb);
-    let s = net_.mux(closes, zero, seg1);
-    let s = net_.mux(take_in, s, seg.q);
-    net_.drive(seg, s);
-    for i in 0..n {
-        net_.output(&format!("m_axis_tdata@{}", w * i), out_data[i].q);
-        net_.output(&format!("m_axis_tkeep@{}", k * i), out_keep[i].q);
-    }
-    net_.output("m_axis_tlast", out_last.q);
-    net_.output("m_axis_tvalid", out_valid.q);
-    Ok(net)
+    d.output("m_axis_tlast", out_last.q);
+    d.output("m_axis_tvalid", out_valid.q);
+    Ok(d.finish())
 }
 
 /// Built-in-simulator check of a converter netlist: random packets (1 ..= `max_bytes` bytes,

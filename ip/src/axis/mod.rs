@@ -8,7 +8,7 @@ use weft_hdl::export::ModuleSpec;
 use weft_hdl::stream::{AxisRegisterSlice, Sideband};
 use weft_hdl::testbench::{check_stream_block, StreamPorts, StreamStimulus};
 
-use crate::catalog::Shipped;
+use crate::shipped::Shipped;
 
 pub type RegisterSliceW128 = AxisRegisterSlice<128, 16, 1>;
 pub type FifoW128D32 = weft_hdl::axis_fifo!(128, 32);

@@ -12,7 +12,8 @@
 //! for `k = tag` (`tag < N`), with `tlast` and `tkeep` as they came. A packet with a tag of N or
 //! more is dropped whole and counted in `dropped`; a header-only packet delivers nothing.
 
-use weft_hdl::netlist::{Netlist, Wire};
+use weft_hdl::netlist::{Design, Netlist, Sig};
+use weft_hdl::sig;
 
 use crate::router::header::field;
 
@@ -27,59 +28,38 @@ pub fn sideband_width() -> usize {
 
 /// Builds the aggregator: a header beat in front of every frame.
 pub fn aggregator() -> Netlist {
-    let mut n = Netlist::new();
-    let net = &mut n;
-    let data = net.input("s_axis_tdata", 128);
-    let keep = net.input("s_axis_tkeep", 16);
-    let last = net.input("s_axis_tlast", 1);
-    let user = net.input("s_axis_tuser", sideband_width());
-    let valid = net.input("s_axis_tvalid", 1);
-    let ready = net.input("m_axis_tready", 1);
-    // The header goes out in the cycle the frame's first beat is offered; that beat waits.
-    let in_frame = net.register("in_frame", 1, 0);
-    let out_valid = net.register("out_valid", 1, 0);
-    let out_data = net.register("out_data", 128, 0);
-    let out_keep = net.register("out_keep", 16, 0);
-    let out_last = net.register("out_last", 1, 0);
-    let mut header = net.constant(0, 128);
-    for (name, lo, w) in SIDEBAND {
-        let v = net.slice(user, lo, w);
-        let v = net.zext(v, 128);
-        let v = net.shl_const(v, field(name).0);
-        header = net.or(header, v);
-    }
-    let free = net.not(out_valid.q);
-    let free = net.or(free, ready);
-    let head_now = net.not(in_frame.q);
-    let head_now = net.and(head_now, valid);
-    let load = net.and(valid, free);
-    let send_header = net.and(load, head_now);
-    let send_beat = net.not(head_now);
-    let send_beat = net.and(load, send_beat);
-    let s_ready = net.and(free, in_frame.q);
-    net.output("s_axis_tready", s_ready);
-    let all = net.constant(0xFFFF, 16);
-    let zero = net.constant(0, 1);
-    let d = net.mux(send_header, header, data);
-    let k = net.mux(send_header, all, keep);
-    let l = net.mux(send_header, zero, last);
-    net.hold_unless(out_data, load, d);
-    net.hold_unless(out_keep, load, k);
-    net.hold_unless(out_last, load, l);
-    let stay = net.not(ready);
-    let stay = net.and(out_valid.q, stay);
-    let v = net.or(load, stay);
-    net.drive(out_valid, v);
-    let one = net.constant(1, 1);
-    let f = net.mux(send_header, one, in_frame.q);
-    let ends = net.and(send_beat, last);
-    let f = net.mux(ends, zero, f);
-    net.drive(in_frame, f);
-    net.output("m_axis_tdata", out_data.q);
-    net.output("m_axis_tkeep", out_keep.q);
-    net.output("m_axis_tlast", out_last.q);
-    net.output("m_axis_tvalid", out_valid.q);
-    n
+    let d = Design::new();
+    let data = d.input("s_axis_tdata", 128);
+    let keep = d.input("s_axis_tkeep", 16);
+    let last = d.input("s_axis_tlast", 1);
+    let user = d.input("s_axis_tuser", sideband_width());
+    let valid = d.input("s_axis_tvalid", 1);
+    let ready = d.input("m_axis_tready", 1);
+    let in_frame = d.reg("in_frame", 1, 0);
+    let out_valid = d.reg("out_valid", 1, 0);
+    let out_data = d.reg("out_data", 128, 0);
+    let out_keep = d.reg("out_keep", 16, 0);
+    let out_last = d.reg("out_last", 1, 0);
+
+    d.section("header: the side-band fields at their places in the packet header");
+    sig!(header = SIDEBAND.iter().fold(d.lit(0, 128), |h, &(name, lo, w)| h | user.bits(lo, w).zext(128).shl_const(field(name).0)));
+
+    d.section("the header goes out in the cycle a frame's first beat is offered; that beat waits");
+    sig!(free = !out_valid.q | ready);
+    sig!(head_now = !in_frame.q & valid);
+    sig!(load = valid & free);
+    sig!(send_header = load & head_now, send_beat = load & !head_now);
+    d.output("s_axis_tready", free & in_frame.q);
+    out_data.next_when(load, send_header.mux(header, data));
+    out_keep.next_when(load, send_header.mux(0xFFFF, keep));
+    out_last.next_when(load, send_header.mux(0, last));
+    out_valid.clear_when(ready).set_when(load);
+    in_frame.set_when(send_header).clear_when(send_beat & last);
+    d.output("m_axis_tdata", out_data.q);
+    d.output("m_axis_tkeep", out_keep.q);
+    d.output("m_axis_tlast", out_last.q);
+    d.output("m_axis_tvalid", out_valid.q);
+    d.finish()
 }
 
 /// Builds the dispatcher for `channels` kernel streams (1..=16).
@@ -87,74 +67,43 @@ pub fn dispatcher(channels: usize) -> Result<Netlist, String> {
     if !(1..=16).contains(&channels) {
         return Err(format!("dispatcher `channels` = {channels}: allowed range is 1 ..= 16"));
     }
-    let mut n = Netlist::new();
-    let net = &mut n;
-    let data = net.input("s_axis_tdata", 128);
-    let keep = net.input("s_axis_tkeep", 16);
-    let last = net.input("s_axis_tlast", 1);
-    let valid = net.input("s_axis_tvalid", 1);
-    let readies: Vec<Wire> = (0..channels).map(|k| net.input(&format!("m_axis_ch{k}_tready"), 1)).collect();
-    let (tag_lo, _) = field("tag");
-    let in_packet = net.register("in_packet", 1, 0);
-    let channel = net.register("channel", 5, 0);
-    let dropping = net.register("dropping", 1, 0);
-    let dropped = net.register("dropped", 32, 0);
-    let tag = net.slice(data, tag_lo, 16);
-    let limit = net.constant(channels as u128, 16);
-    let known = net.ult(tag, limit);
-    let head = net.not(in_packet.q);
-    let head = net.and(head, valid);
+    let d = Design::new();
+    let data = d.input("s_axis_tdata", 128);
+    let keep = d.input("s_axis_tkeep", 16);
+    let last = d.input("s_axis_tlast", 1);
+    let valid = d.input("s_axis_tvalid", 1);
+    let readies: Vec<Sig> = (0..channels).map(|k| d.input(&format!("m_axis_ch{k}_tready"), 1)).collect();
+    let in_packet = d.reg("in_packet", 1, 0);
+    let channel = d.reg("channel", 5, 0);
+    let dropping = d.reg("dropping", 1, 0);
+
+    d.section("header: the channel a packet's tag names, or dropping for a tag of `channels` or more");
+    sig!(tag = data.bits(field("tag").0, 16));
+    sig!(known = tag.lt(channels));
+    sig!(head = !in_packet.q & valid);
     // Payload beats wait for their channel; the header and dropped beats are taken at once.
-    let mut ready_sel = net.constant(0, 1);
-    for (k, r) in readies.iter().enumerate() {
-        let kc = net.constant(k as u128, 5);
-        let here = net.eq(channel.q, kc);
-        let t = net.and(here, *r);
-        ready_sel = net.or(ready_sel, t);
-    }
-    let passes = net.not(dropping.q);
-    let passes = net.and(in_packet.q, passes);
-    let take_payload = net.and(passes, ready_sel);
-    let discard = net.and(in_packet.q, dropping.q);
-    let s_ready = net.or(take_payload, discard);
-    let s_ready = net.or(s_ready, head);
-    let not_packet = net.not(in_packet.q);
-    let s_ready = net.or(s_ready, not_packet);
-    net.output("s_axis_tready", s_ready);
-    let took = net.and(valid, s_ready);
-    // State: a header opens a packet unless it is also its last beat.
-    let not_last = net.not(last);
-    let opens = net.and(head, not_last);
-    let body_end = net.and(took, last);
-    let body_end = net.and(body_end, in_packet.q);
-    let one = net.constant(1, 1);
-    let zero = net.constant(0, 1);
-    let p = net.mux(opens, one, in_packet.q);
-    let p = net.mux(body_end, zero, p);
-    net.drive(in_packet, p);
-    let tag5 = net.slice(tag, 0, 5);
-    net.hold_unless(channel, head, tag5);
-    let unknown = net.not(known);
-    net.hold_unless(dropping, head, unknown);
-    let drop_event = net.and(head, unknown);
-    let d1 = net.add_const(dropped.q, 1);
-    net.hold_unless(dropped, drop_event, d1);
-    net.output("dropped", dropped.q);
+    let is_channel = |k: usize| channel.q.eq(k);
+    sig!(ready_sel = readies.iter().enumerate().fold(d.lit(0, 1), |any, (k, r)| any | (is_channel(k) & *r)));
+    sig!(passes = in_packet.q & !dropping.q);
+    sig!(s_ready = (passes & ready_sel) | (in_packet.q & dropping.q) | head | !in_packet.q);
+    d.output("s_axis_tready", s_ready);
+    sig!(took = valid & s_ready);
+    // A header opens a packet unless it is also its last beat.
+    in_packet.set_when(head & !last).clear_when(took & last & in_packet.q);
+    channel.next_when(head, tag.bits(0, 5));
+    dropping.next_when(head, !known);
+    d.counter("dropped", head & !known);
+
+    d.section("payload beats to the packet's channel");
     for k in 0..channels {
-        let kc = net.constant(k as u128, 5);
-        let here = net.eq(channel.q, kc);
-        let v = net.and(passes, valid);
-        let v = net.and(v, here);
         let m = format!("m_axis_ch{k}");
-        net.output(&format!("{m}_tdata"), data);
-        net.output(&format!("{m}_tkeep"), keep);
-        net.output(&format!("{m}_tlast"), last);
-        net.output(&format!("{m}_tvalid"), v);
+        d.output(&format!("{m}_tdata"), data);
+        d.output(&format!("{m}_tkeep"), keep);
+        d.output(&format!("{m}_tlast"), last);
+        d.output(&format!("{m}_tvalid"), passes & valid & is_channel(k));
     }
-    Ok(n)
+    Ok(d.finish())
 }
-
-
 
 
 type Beats = Vec<(u128, u128, bool)>;

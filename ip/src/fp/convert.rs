@@ -15,7 +15,7 @@ use weft_hdl::netlist::{Netlist, Wire};
 use weft_hdl::stream::Sideband;
 use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
 
-use crate::catalog::Shipped;
+use crate::shipped::Shipped;
 
 pub type Fp32Compare = NetlistStream<64, 8, 8, 1>;
 pub type Fp32Convert = NetlistStream<32, 4, 32, 4>;

@@ -10,7 +10,7 @@ use weft_hdl::netlist::block::NetlistStream;
 use weft_hdl::stream::Sideband;
 use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
 
-use crate::catalog::Shipped;
+use crate::shipped::Shipped;
 
 pub mod convert;
 

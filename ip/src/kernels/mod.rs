@@ -11,7 +11,7 @@ use weft_hdl::stream::Sideband;
 use weft_hdl::stream::Beat;
 use weft_hdl::testbench::{check_stream_outputs, check_stream_transform, Rng, TransformPorts};
 
-use crate::catalog::Shipped;
+use crate::shipped::Shipped;
 
 /// The DSL source of each shipped kernel.
 pub const SOURCES: [(&str, &str); 4] = [

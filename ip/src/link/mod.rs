@@ -6,6 +6,7 @@ pub mod crc;
 pub mod endpoint;
 pub mod format;
 pub mod lane;
+pub mod spec;
 
 pub use config::LinkConfig;
 pub use endpoint::endpoint;

@@ -2,10 +2,15 @@
 //! neighbours on a 3D torus, virtual cut-through with two virtual channels per link and
 //! dimension-order routing.
 
+mod allocator;
+mod arrival;
 pub mod config;
 pub mod header;
+mod input;
+mod output;
 pub mod route;
 pub mod router;
+pub mod spec;
 
 pub use config::{Direction, RouterConfig};
 pub use header::Header;

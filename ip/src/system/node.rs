@@ -17,12 +17,11 @@
 //! `<e>_rx_serial` / `<e>_tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`) and
 //! `<e>_channel_up`; `link_up` = every channel up.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
-use weft_hdl::netlist::{Netlist, Wire};
+use weft_hdl::netlist::{Axis, AxisShape, Design, Inst, Netlist, Sink, Source};
 
-use crate::axil::{node_window, SELFTEST_STATUS_NAMES};
+use crate::axil::node_window;
 use crate::link::{endpoint, LinkConfig};
 use crate::router::{router, Direction, RouterConfig};
 use crate::selftest::{checker, generator};
@@ -77,291 +76,191 @@ pub fn counter_names(config: &NodeConfig) -> Vec<String> {
     names
 }
 
-/// A named placeholder for a value defined later (one per name).
-fn placeholder(net: &mut Netlist, fwd: &mut HashMap<String, Wire>, name: String, width: usize) -> Wire {
-    *fwd.entry(name).or_insert_with(|| net.forward(width))
+/// Builds the node netlist.
+pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
+    config.validate()?;
+    let rc = &config.router;
+    let width = rc.width;
+    let counters = counter_names(config);
+    // The self-test block takes IntraNode port 0 when enabled; it is 128 bits wide.
+    let selftest = width == 128;
+    let dirs = rc.directions();
+    let endpoints = config.endpoints();
+    let link_net = Rc::new(endpoint(&config.link)?);
+    let d = Design::new();
+
+    d.section("register window");
+    let regs = d.instance(&Rc::new(node_window(rc.dims, counters.len(), selftest)?), "regs", "regs");
+    for (port, bits) in [("awaddr", 12), ("awvalid", 1), ("wdata", 32), ("wstrb", 4), ("wvalid", 1), ("bready", 1), ("araddr", 12), ("arvalid", 1), ("rready", 1)] {
+        regs.input(&format!("s_axil_{port}")).define(d.input(&format!("s_axil_{port}"), bits));
+    }
+    for port in ["awready", "wready", "bvalid", "bresp", "arready", "rvalid", "rdata", "rresp"] {
+        d.output(&format!("s_axil_{port}"), regs.output(&format!("s_axil_{port}")));
+    }
+    let counter_in = regs.input_chunks("counters");
+
+    d.section("router");
+    let router = d.instance(&Rc::new(router(rc)?), "router", "router");
+    for axis in ["x", "y", "z"] {
+        router.input(&format!("local_{axis}")).define(regs.output(&format!("local_{axis}")));
+    }
+    let local_in = AxisShape::data(width);
+    let local_out = AxisShape::data(width).with_keep();
+    let link_out = AxisShape::data(width).with_keep().with_user(1);
+    let link_in = link_out.always_ready();
+    for p in 0..rc.local_ports {
+        let user_in = d.axis_in(&format!("s_axis_p{p}"), local_in);
+        let user_out = d.axis_out(&format!("m_axis_p{p}"), local_out);
+        let to_router = router.sink(&format!("s_axis_p{p}"), local_in);
+        let from_router = router.source(&format!("m_axis_p{p}"), local_out);
+        if p == 0 && selftest {
+            selftest_on_port0(&d, &regs, &user_in, &user_out, &to_router, &from_router);
+        } else {
+            d.connect(&user_in, &to_router)?;
+            d.connect(&from_router, &user_out)?;
+        }
+    }
+
+    d.section("link endpoints, each with the merge of its two virtual channels");
+    let mut ups = vec![];
+    let word = AxisShape::data(64 * config.link.lanes).with_keep();
+    for e in &endpoints {
+        let en = e.name();
+        let link = d.instance(&link_net, "link", &format!("link_{en}"));
+        let serial = link.input_chunks("rx_serial");
+        for (j, lane) in serial.iter().enumerate() {
+            lane.define(d.input(&format!("{en}_rx_serial@{}", 66 * j), 66));
+        }
+        for (j, lane) in link.output_chunks("tx_serial").into_iter().enumerate() {
+            d.output(&format!("{en}_tx_serial@{}", 66 * j), lane);
+        }
+        let up = link.output("channel_up");
+        d.output(&format!("{en}_channel_up"), up);
+        ups.push(up);
+        link.input("s_axis_nfc_tvalid").define(0u32);
+        link.input("s_axis_nfc_tdata").define(0u32);
+        // The router's output e leaves here; flits travelling the other way arrive here.
+        let to_link = link.sink("s_axis", word.with_user(1));
+        if dirs.contains(e) {
+            d.connect(&router.source(&format!("m_axis_{en}"), link_out), &to_link)?;
+            router.input(&format!("m_axis_{en}_credit")).define(link.output("tx_credit"));
+        } else {
+            idle_stream(&to_link);
+        }
+        let arriving = opposite(*e);
+        let vcs = [0, 1].map(|v| link.source(&format!("m_axis_vc{v}"), word));
+        let merged = merge(&d, &en, &vcs);
+        if dirs.contains(&arriving) {
+            let an = arriving.name();
+            d.connect(&merged, &router.sink(&format!("s_axis_{an}"), link_in))?;
+            link.input("rx_credit_return").define(router.output(&format!("s_axis_{an}_credit")));
+        } else {
+            link.input("rx_credit_return").define(0u32);
+        }
+        // Link counters for the register window.
+        for name in ["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"] {
+            let i = counters.iter().position(|x| *x == format!("{en}_{name}")).unwrap();
+            counter_in[i].define(link.output(name));
+        }
+    }
+    let link_up = ups.iter().copied().reduce(|a, b| a & b).unwrap_or_else(|| d.lit(1, 1));
+    d.output("link_up", link_up);
+
+    d.section("link status (bit per endpoint, bit 31 all up) and router counters");
+    let status = endpoints.iter().zip(&ups).fold(link_up.zext(32).shl_const(31), |acc, (e, up)| acc | up.zext(32).shl_const(e.index()));
+    regs.input("link_status").define(status);
+    for (i, name) in counters.iter().enumerate() {
+        if router.has_output(&format!("stat_{name}")) {
+            counter_in[i].define(router.output(&format!("stat_{name}")));
+        }
+    }
+    Ok(d.finish())
 }
 
 fn opposite(d: Direction) -> Direction {
     Direction { dim: d.dim, plus: !d.plus }
 }
 
-/// Builds the node netlist.
-pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
-    config.validate()?;
-    let rc = &config.router;
-    let lanes = config.link.lanes;
-    let kb = rc.width / 8;
-    let chunks = rc.width / 128;
-    let router_net = router(rc)?;
-    let link_net = Rc::new(endpoint(&config.link)?);
-    let counters = counter_names(config);
-    // The self-test block takes IntraNode port 0 when enabled; it is 128 bits wide.
-    let selftest = rc.width == 128;
-    let regs_net = node_window(rc.dims, counters.len(), selftest)?;
-    let dirs = rc.directions();
-    let endpoints = config.endpoints();
+/// A stream that never offers a beat.
+fn idle_stream(to: &Sink) {
+    let a = &to.0;
+    for chunk in &a.data {
+        chunk.define(0u32);
+    }
+    for s in [a.keep, a.last, a.user].into_iter().flatten() {
+        s.define(0u32);
+    }
+    a.valid.define(0u32);
+}
 
-    let mut n = Netlist::new();
-    let net = &mut n;
-    let zero1 = net.constant(0, 1);
+/// Whole packets from the two VC streams of a link, round robin, into one stream with
+/// `tuser` = the VC (the router input behind it always has room: its sender held credits).
+fn merge<'d>(d: &'d Design, en: &str, vcs: &[Source<'d>; 2]) -> Source<'d> {
+    let busy = d.reg(&format!("merge_{en}_busy"), 1, 0);
+    let cur = d.reg(&format!("merge_{en}_vc"), 1, 0);
+    let (v0, v1) = (vcs[0].0.valid, vcs[1].0.valid);
+    let has = v0 | v1;
+    let grant = d.round_robin(&format!("merge_{en}_arbiter"), v1.cat(v0), !busy.q & has);
+    let sel = busy.q.mux(cur.q, grant.bit(1)).named(&format!("merge_{en}_sel"));
+    let active = busy.q | has;
+    let valid = sel.mux(v1, v0) & active;
+    let last = sel.mux(vcs[1].0.last.unwrap(), vcs[0].0.last.unwrap());
+    busy.next(active & !(valid & last));
+    cur.next(sel);
+    vcs[0].ready(active & !sel);
+    vcs[1].ready(active & sel);
+    let shape = vcs[0].0.shape.with_user(1).always_ready();
+    let data = vcs[0].0.data.iter().zip(&vcs[1].0.data).map(|(a, b)| sel.mux(*b, *a)).collect();
+    Source(Axis {
+        name: format!("merge_{en}"),
+        shape,
+        data,
+        keep: Some(sel.mux(vcs[1].0.keep.unwrap(), vcs[0].0.keep.unwrap())),
+        last: Some(last),
+        user: Some(sel),
+        valid,
+        ready: None,
+    })
+}
 
-    // Placeholders for values that close loops between the blocks.
-    let mut fwd: HashMap<String, Wire> = HashMap::new();
-
-    // ---- register window ----
-    let mut counter_inputs = vec![];
-    for (i, _) in counters.iter().enumerate() {
-        counter_inputs.push(placeholder(net, &mut fwd, format!("counter{i}"), 32));
+/// Self-test: with control bit 0 set, IntraNode port 0 of the router talks to the packet
+/// generator and the checker instead of the user (whose port then neither offers nor accepts);
+/// bit 1 rising starts the generator, bit 2 clears the checker.
+fn selftest_on_port0<'d>(d: &'d Design, regs: &Inst<'d>, user_in: &Source<'d>, user_out: &Sink<'d>, to_router: &Sink<'d>, from_router: &Source<'d>) {
+    d.section("self-test on IntraNode port 0");
+    let reg = |name: &str| regs.output(&format!("st_{name}"));
+    let control = reg("control");
+    let enable = control.bit(0).named("selftest_enable");
+    let start_level = control.bit(1);
+    let was = d.reg("st_start_seen", 1, 0);
+    was.next(start_level);
+    let checker = d.instance(&Rc::new(checker()), "selftest_checker", "selftest_checker");
+    let generator = d.instance(&Rc::new(generator()), "selftest_generator", "selftest_generator");
+    let (r_in, r_out) = (&to_router.0, &from_router.0);
+    // Into the router: the generator or the user.
+    let gen = |port: &str| generator.output(port);
+    r_in.data[0].define(enable.mux(gen("m_axis_tdata"), user_in.0.data[0]));
+    r_in.last.unwrap().define(enable.mux(gen("m_axis_tlast"), user_in.0.last.unwrap()));
+    r_in.valid.define(enable.mux(gen("m_axis_tvalid"), user_in.0.valid));
+    let router_ready = to_router.ready();
+    user_in.ready(router_ready & !enable);
+    generator.input("m_axis_tready").define(router_ready & enable);
+    // Out of the router: the checker or the user.
+    let out = &user_out.0;
+    out.data[0].define(r_out.data[0]);
+    out.keep.unwrap().define(r_out.keep.unwrap());
+    out.last.unwrap().define(r_out.last.unwrap());
+    out.valid.define(r_out.valid & !enable);
+    from_router.ready(enable.mux(1u32, user_out.ready()));
+    for (port, value) in [("s_axis_tdata", r_out.data[0]), ("s_axis_tkeep", r_out.keep.unwrap()), ("s_axis_tlast", r_out.last.unwrap()), ("s_axis_tvalid", r_out.valid & enable), ("seed", reg("seed")), ("expected", reg("expected")), ("clear", control.bit(2))] {
+        checker.input(port).define(value);
     }
-    let axil_in: HashMap<String, Wire> = ["s_axil_awaddr:12", "s_axil_awvalid:1", "s_axil_wdata:32", "s_axil_wstrb:4", "s_axil_wvalid:1", "s_axil_bready:1", "s_axil_araddr:12", "s_axil_arvalid:1", "s_axil_rready:1"]
-        .iter()
-        .map(|s| {
-            let (name, w) = s.split_once(':').unwrap();
-            (name.to_string(), net.input(name, w.parse().unwrap()))
-        })
-        .collect();
-    let link_status = placeholder(net, &mut fwd, "link_status".into(), 32);
-    let status_inputs: Vec<Wire> = (0..SELFTEST_STATUS_NAMES.len()).map(|i| placeholder(net, &mut fwd, format!("selftest{i}"), 32)).collect();
-    let regs = net.instance(&Rc::new(regs_net), "regs", "regs", &|port| {
-        if let Some(w) = axil_in.get(port) {
-            return Some(*w);
-        }
-        if port == "link_status" {
-            return Some(link_status);
-        }
-        if let Some(lo) = port.strip_prefix("selftest@") {
-            return status_inputs.get(lo.parse::<usize>().ok()? / 32).copied();
-        }
-        let lo: usize = port.strip_prefix("counters@")?.parse().ok()?;
-        counter_inputs.get(lo / 32).copied()
-    })?;
-    for o in ["s_axil_awready", "s_axil_wready", "s_axil_bvalid", "s_axil_bresp", "s_axil_arready", "s_axil_rvalid", "s_axil_rdata", "s_axil_rresp"] {
-        net.output(o, regs[o]);
+    for (port, value) in [("start", start_level & !was.q), ("count", reg("count")), ("length", reg("length")), ("dst", reg("dst")), ("tag", reg("tag")), ("seed", reg("seed")), ("done_in", checker.output("complete"))] {
+        generator.input(port).define(value);
     }
-
-    // ---- router inputs ----
-    let mut router_in: HashMap<String, Wire> = HashMap::new();
-    for axis in ["x", "y", "z"] {
-        router_in.insert(format!("local_{axis}"), regs[&format!("local_{axis}")]);
+    let status = gen("busy").zext(32) | checker.output("complete").zext(32).shl_const(1);
+    let values = [gen("sent"), gen("cycles"), status, checker.output("packets"), checker.output("bytes"), checker.output("errors")];
+    for (slot, value) in regs.input_chunks("selftest").into_iter().zip(values) {
+        slot.define(value);
     }
-    for p in 0..rc.local_ports {
-        let s = format!("s_axis_p{p}");
-        for k in 0..chunks {
-            let name = format!("{s}_tdata@{}", 128 * k);
-            router_in.insert(name.clone(), net.input(&name, 128));
-        }
-        for sig in ["tlast", "tvalid"] {
-            let name = format!("{s}_{sig}");
-            router_in.insert(name.clone(), net.input(&name, 1));
-        }
-        let name = format!("m_axis_p{p}_tready");
-        router_in.insert(name.clone(), net.input(&name, 1));
-    }
-    // Self-test: with control bit 0 set, port 0 of the router talks to the generator and the
-    // checker instead of the user (whose port then neither offers nor accepts).
-    let enable = if selftest { net.bit(regs["st_control"], 0) } else { zero1 };
-    let user_port0: HashMap<String, Wire> = router_in.iter().filter(|(k, _)| k.starts_with("s_axis_p0_") || k.starts_with("m_axis_p0_")).map(|(k, v)| (k.clone(), *v)).collect();
-    if selftest {
-        let gen_data = placeholder(net, &mut fwd, "gen_data".into(), 128);
-        let gen_last = placeholder(net, &mut fwd, "gen_last".into(), 1);
-        let gen_valid = placeholder(net, &mut fwd, "gen_valid".into(), 1);
-        let one = net.constant(1, 1);
-        let data = net.mux(enable, gen_data, user_port0["s_axis_p0_tdata@0"]);
-        let last = net.mux(enable, gen_last, user_port0["s_axis_p0_tlast"]);
-        let valid = net.mux(enable, gen_valid, user_port0["s_axis_p0_tvalid"]);
-        let ready = net.mux(enable, one, user_port0["m_axis_p0_tready"]);
-        router_in.insert("s_axis_p0_tdata@0".into(), data);
-        router_in.insert("s_axis_p0_tlast".into(), last);
-        router_in.insert("s_axis_p0_tvalid".into(), valid);
-        router_in.insert("m_axis_p0_tready".into(), ready);
-    }
-    for d in &dirs {
-        let dn = d.name();
-        // Flits travelling d arrive through the endpoint facing the other way; see the merge.
-        for k in 0..chunks {
-            let f = placeholder(net, &mut fwd, format!("merge_{dn}_data{k}"), 128);
-            router_in.insert(format!("s_axis_{dn}_tdata@{}", 128 * k), f);
-        }
-        for (sig, w) in [("tkeep", kb), ("tlast", 1), ("tuser", 1), ("tvalid", 1)] {
-            let f = placeholder(net, &mut fwd, format!("merge_{dn}_{sig}"), w);
-            router_in.insert(format!("s_axis_{dn}_{sig}"), f);
-        }
-        let f = placeholder(net, &mut fwd, format!("link_{dn}_tready"), 1);
-        router_in.insert(format!("m_axis_{dn}_tready"), f);
-        let f = placeholder(net, &mut fwd, format!("link_{dn}_tx_credit"), 2);
-        router_in.insert(format!("m_axis_{dn}_credit"), f);
-    }
-    let r = net.instance(&Rc::new(router_net), "router", "router", &|port| router_in.get(port).copied())?;
-    let user = net.not(enable);
-    for p in 0..rc.local_ports {
-        for o in ["s_axis_p{p}_tready", "m_axis_p{p}_tkeep", "m_axis_p{p}_tlast", "m_axis_p{p}_tvalid"] {
-            let name = o.replace("{p}", &p.to_string());
-            let w = if p == 0 && (o.contains("tready") || o.contains("tvalid")) { net.and(r[&name], user) } else { r[&name] };
-            net.output(&name, w);
-        }
-        for k in 0..chunks {
-            let name = format!("m_axis_p{p}_tdata@{}", 128 * k);
-            net.output(&name, r[&name]);
-        }
-    }
-
-    if selftest {
-        let reg = |name: &str| regs[&format!("st_{name}")];
-        let control = reg("control");
-        let start_level = net.bit(control, 1);
-        let was = net.register("st_start_seen", 1, 0);
-        net.drive(was, start_level);
-        let not_was = net.not(was.q);
-        let start = net.and(start_level, not_was);
-        let clear = net.bit(control, 2);
-        let valid = net.and(r["m_axis_p0_tvalid"], enable);
-        let chk_in: HashMap<String, Wire> = HashMap::from([
-            ("s_axis_tdata".to_string(), r["m_axis_p0_tdata@0"]),
-            ("s_axis_tkeep".into(), r["m_axis_p0_tkeep"]),
-            ("s_axis_tlast".into(), r["m_axis_p0_tlast"]),
-            ("s_axis_tvalid".into(), valid),
-            ("seed".into(), reg("seed")),
-            ("expected".into(), reg("expected")),
-            ("clear".into(), clear),
-        ]);
-        let chk = net.instance(&Rc::new(checker()), "selftest_checker", "selftest_checker", &|port| chk_in.get(port).copied())?;
-        let gen_ready = net.and(r["s_axis_p0_tready"], enable);
-        let gen_in: HashMap<String, Wire> = HashMap::from([
-            ("start".to_string(), start),
-            ("count".into(), reg("count")),
-            ("length".into(), reg("length")),
-            ("dst".into(), reg("dst")),
-            ("tag".into(), reg("tag")),
-            ("seed".into(), reg("seed")),
-            ("done_in".into(), chk["complete"]),
-            ("m_axis_tready".into(), gen_ready),
-        ]);
-        let g = net.instance(&Rc::new(generator()), "selftest_generator", "selftest_generator", &|port| gen_in.get(port).copied())?;
-        net.resolve(fwd["gen_data"], g["m_axis_tdata"]);
-        net.resolve(fwd["gen_last"], g["m_axis_tlast"]);
-        net.resolve(fwd["gen_valid"], g["m_axis_tvalid"]);
-        let busy = net.zext(g["busy"], 32);
-        let complete = net.zext(chk["complete"], 32);
-        let complete = net.shl_const(complete, 1);
-        let status = net.or(busy, complete);
-        for (i, w) in [g["sent"], g["cycles"], status, chk["packets"], chk["bytes"], chk["errors"]].into_iter().enumerate() {
-            net.resolve(fwd[&format!("selftest{i}")], w);
-        }
-    }
-
-    // ---- link endpoints and merges ----
-    let mut ups = vec![];
-    for e in &endpoints {
-        let en = e.name();
-        let sends = dirs.contains(e); // the router's output e leaves here
-        let receives = dirs.contains(&opposite(*e)); // flits travelling opposite(e) arrive here
-        let mut link_in: HashMap<String, Wire> = HashMap::new();
-        for j in 0..lanes {
-            let w = if sends {
-                let chunk = r[&format!("m_axis_{en}_tdata@{}", 128 * (j / 2))];
-                net.slice(chunk, 64 * (j % 2), 64)
-            } else {
-                net.constant(0, 64)
-            };
-            link_in.insert(format!("s_axis_tdata@{}", 64 * j), w);
-            let serial = net.input(&format!("{en}_rx_serial@{}", 66 * j), 66);
-            link_in.insert(format!("rx_serial@{}", 66 * j), serial);
-        }
-        for (sig, w) in [("tkeep", kb), ("tlast", 1), ("tuser", 1), ("tvalid", 1)] {
-            let v = if sends { r[&format!("m_axis_{en}_{sig}")] } else { net.constant(0, w) };
-            link_in.insert(format!("s_axis_{sig}"), v);
-        }
-        let credit_back = if receives { r[&format!("s_axis_{}_credit", opposite(*e).name())] } else { net.constant(0, 2) };
-        link_in.insert("rx_credit_return".into(), credit_back);
-        link_in.insert("s_axis_nfc_tvalid".into(), zero1);
-        let nfc0 = net.constant(0, 16);
-        link_in.insert("s_axis_nfc_tdata".into(), nfc0);
-        let ready: Vec<Wire> = (0..2).map(|_| net.forward(1)).collect();
-        link_in.insert("m_axis_vc0_tready".into(), ready[0]);
-        link_in.insert("m_axis_vc1_tready".into(), ready[1]);
-        let l = net.instance(&link_net, "link", &format!("link_{en}"), &|port| link_in.get(port).copied())?;
-        for j in 0..lanes {
-            net.output(&format!("{en}_tx_serial@{}", 66 * j), l[&format!("tx_serial@{}", 66 * j)]);
-        }
-        net.output(&format!("{en}_channel_up"), l["channel_up"]);
-        ups.push(l["channel_up"]);
-        if sends {
-            net.resolve(fwd[&format!("link_{en}_tready")], l["s_axis_tready"]);
-            net.resolve(fwd[&format!("link_{en}_tx_credit")], l["tx_credit"]);
-        }
-        // Merge: whole packets from the two VC streams, round robin, into the router input (which
-        // always has room: its sender held credits for every flit).
-        let busy = net.register(&format!("merge_{en}_busy"), 1, 0);
-        let cur = net.register(&format!("merge_{en}_vc"), 1, 0);
-        let prefer = net.register(&format!("merge_{en}_prefer"), 1, 0);
-        let v0 = l["m_axis_vc0_tvalid"];
-        let v1 = l["m_axis_vc1_tvalid"];
-        let no0 = net.not(v0);
-        let may1 = net.or(prefer.q, no0);
-        let pick = net.and(v1, may1);
-        let has = net.or(v0, v1);
-        let sel = net.mux(busy.q, cur.q, pick);
-        let idle = net.not(busy.q);
-        let starts = net.and(idle, has);
-        let act = net.or(busy.q, has);
-        let valid = net.mux(sel, v1, v0);
-        let valid = net.and(valid, act);
-        let last = net.mux(sel, l["m_axis_vc1_tlast"], l["m_axis_vc0_tlast"]);
-        let ends = net.and(valid, last);
-        let not_end = net.not(ends);
-        let b = net.and(act, not_end);
-        net.drive(busy, b);
-        net.drive(cur, sel);
-        let other = net.not(pick);
-        net.hold_unless(prefer, starts, other);
-        let not_sel = net.not(sel);
-        let r0 = net.and(act, not_sel);
-        let r1 = net.and(act, sel);
-        net.resolve(ready[0], r0);
-        net.resolve(ready[1], r1);
-        if receives {
-            let dn = opposite(*e).name();
-            for k in 0..chunks {
-                let mut parts = vec![];
-                for j in [2 * k + 1, 2 * k] {
-                    let a = l[&format!("m_axis_vc1_tdata@{}", 64 * j)];
-                    let b = l[&format!("m_axis_vc0_tdata@{}", 64 * j)];
-                    parts.push(net.mux(sel, a, b));
-                }
-                let chunk = net.concat(parts[0], parts[1]);
-                net.resolve(fwd[&format!("merge_{dn}_data{k}")], chunk);
-            }
-            let keep = net.mux(sel, l["m_axis_vc1_tkeep"], l["m_axis_vc0_tkeep"]);
-            net.resolve(fwd[&format!("merge_{dn}_tkeep")], keep);
-            net.resolve(fwd[&format!("merge_{dn}_tlast")], last);
-            net.resolve(fwd[&format!("merge_{dn}_tuser")], sel);
-            net.resolve(fwd[&format!("merge_{dn}_tvalid")], valid);
-        }
-        // Link counters for the register window.
-        for name in ["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"] {
-            let i = counters.iter().position(|x| *x == format!("{en}_{name}")).unwrap();
-            net.resolve(fwd[&format!("counter{i}")], l[name]);
-        }
-    }
-    let link_up = if ups.is_empty() { net.constant(1, 1) } else { net.and_all(&ups) };
-    net.output("link_up", link_up);
-    // Link status register: bit d per endpoint, bit 31 all up.
-    let mut status = net.constant(0, 32);
-    for (e, up) in endpoints.iter().zip(&ups) {
-        let bit = net.zext(*up, 32);
-        let bit = net.shl_const(bit, e.index());
-        status = net.or(status, bit);
-    }
-    let all = net.zext(link_up, 32);
-    let all = net.shl_const(all, 31);
-    let status = net.or(status, all);
-    net.resolve(fwd["link_status"], status);
-    // Router counters for the register window.
-    for (i, name) in counters.iter().enumerate() {
-        if let Some(w) = r.get(&format!("stat_{name}")) {
-            net.resolve(fwd[&format!("counter{i}")], *w);
-        }
-    }
-    Ok(n)
 }

@@ -11,7 +11,6 @@
 mod axil;
 mod run;
 mod traffic;
-pub(crate) mod verilog;
 
 use std::path::Path;
 
@@ -141,7 +140,7 @@ impl Torus<VerilatorDevice> {
     /// Verilator: the router of `config` generated into `dir` and verilated once, one model
     /// instance per node, links wired here as in the built-in simulator.
     pub fn verilated(config: &RouterConfig, dir: &Path) -> Result<Torus<VerilatorDevice>, String> {
-        let (name, text) = verilog::router_verilog_for(config).map_err(|e| e.to_string())?;
+        let (name, text) = weft_ip::router::spec::router_verilog_for(config).map_err(|e| e.to_string())?;
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         // Configurations share a module name: the file is named by its content too, and written
         // whole under a temporary name first, so tests running side by side never read a

@@ -1,0 +1,37 @@
+//! The shipped link endpoints (`reliable_link_x1`, `reliable_link_x2`) and their module headers.
+
+use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
+
+use super::{endpoint, LinkConfig};
+
+/// The link configurations shipped as Verilog: lanes → module name.
+pub const LINKS: [(usize, &str); 2] = [(1, "reliable_link_x1"), (2, "reliable_link_x2")];
+
+pub fn link_config(lanes: usize) -> LinkConfig {
+    LinkConfig { lanes, ..Default::default() }
+}
+
+pub fn link_spec(lanes: usize, name: &str) -> ModuleSpec {
+    let c = link_config(lanes);
+    ModuleSpec {
+        family: "link",
+        name: name.to_string(),
+        summary: format!("reliable link endpoint over a {lanes}-lane Aurora 64B/66B channel: CRC-32C, go-back-N, credits for two virtual channels"),
+        parameters: vec![
+            ("lanes".into(), lanes.to_string()),
+            ("word_bits".into(), (64 * lanes).to_string()),
+            ("max_frame_words".into(), c.max_frame_words.to_string()),
+            ("replay_words".into(), c.replay_words.to_string()),
+            ("vc_buffer_words".into(), c.vc_buffer_words.to_string()),
+            ("retransmit_timeout".into(), format!("{} cycles", c.retransmit_timeout)),
+            ("clock_compensation".into(), format!("{} blocks every {} cycles", c.cc_burst, c.cc_interval)),
+        ],
+        hidden_ports: vec![],
+    }
+}
+
+pub fn link_verilog(spec: &ModuleSpec, lanes: usize) -> Result<String, ExportError> {
+    let net = endpoint(&link_config(lanes)).map_err(ExportError)?;
+    export_netlist(spec, &net)
+}
+

@@ -1,0 +1,112 @@
+//! Route computation for a head flit as it arrives: the header checked (SEC-DED on InterNode
+//! inputs; on IntraNode inputs the fabric fills the source fields instead), the destination
+//! checked, the output and virtual channel chosen by the rules of [`super::route`] (written once
+//! for software and hardware), and the header rewritten (`hops` + 1 when it leaves on a link,
+//! fresh check bits).
+
+use weft_hdl::netlist::{Design, Sig};
+
+use super::config::{Direction, RouterConfig};
+use super::header::{correct_netlist, ecc_netlist, field, ECC_LO};
+use super::route::{dateline_vc, ring_dir};
+
+/// The route of a head flit and its rewritten header.
+pub(super) struct Routed<'d> {
+    pub header: Sig<'d>,
+    /// Output index (IntraNode outputs first, then the links in [`RouterConfig::directions`]).
+    pub out: Sig<'d>,
+    pub ovc: Sig<'d>,
+    /// Dropped: addressed outside the torus, too long, or uncorrectable.
+    pub drop: Sig<'d>,
+    pub flits: Sig<'d>,
+    /// Payload bytes in the last flit as a keep mask (all ones for a header-only packet).
+    pub last_keep: Sig<'d>,
+    pub corrected: Sig<'d>,
+    pub uncorrectable: Sig<'d>,
+}
+
+/// Output index of a direction.
+pub(super) fn out_index(c: &RouterConfig, d: Direction) -> usize {
+    c.local_ports + c.directions().iter().position(|x| *x == d).unwrap()
+}
+
+/// `h` with `value` written over `h[lo +: width(value)]`.
+fn replace<'d>(d: &'d Design, h: Sig<'d>, lo: usize, value: Sig<'d>) -> Sig<'d> {
+    let hi = lo + value.width;
+    let mut parts = vec![];
+    if hi < h.width {
+        parts.push(h.bits(hi, h.width - hi));
+    }
+    parts.push(value);
+    if lo > 0 {
+        parts.push(h.bits(0, lo));
+    }
+    d.cat(&parts)
+}
+
+/// Routes the header `raw` arriving on `from` (None: injected at IntraNode `port`) on virtual
+/// channel `in_vc`, at the node `here`; `out_bits` and `flit_bits` size the route fields.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], raw: Sig<'d>, from: Option<Direction>, port: usize, in_vc: Sig<'d>, out_bits: usize, flit_bits: usize) -> Routed<'d> {
+    let f = |h: Sig<'d>, name: &str| {
+        let (lo, w) = field(name);
+        h.bits(lo, w)
+    };
+    let zero = d.lit(0, 1);
+    let (mut data, corrected, uncorrectable) = match from {
+        Some(_) => {
+            let (data, corrected, uncorrectable) = correct_netlist(&mut d.net(), raw.wire);
+            (d.sig(data), d.sig(corrected), d.sig(uncorrectable))
+        }
+        None => {
+            // The fabric is the sender: fill the source fields, clear hops.
+            let mut h = raw.bits(0, ECC_LO);
+            let src = [here[0], here[1], here[2], d.lit(port as u128, 4)];
+            for (name, value) in ["src_x", "src_y", "src_z", "src_port"].iter().zip(src) {
+                h = replace(d, h, field(name).0, value);
+            }
+            (replace(d, h, field("hops").0, d.lit(0, 10)), zero, zero)
+        }
+    };
+    let dst = [f(data, "dst_x"), f(data, "dst_y"), f(data, "dst_z")];
+    let dst_port = f(data, "dst_port");
+    let length = f(data, "length");
+    let outside = (0..3).map(|k| dst[k].ge(c.dims[k])).reduce(|a, b| a | b).unwrap();
+    let drop = (outside | dst_port.ge(c.local_ports) | length.gt(c.max_packet_bytes) | uncorrectable).named("drop");
+
+    // Dimension order: the first dimension not yet at its destination decides.
+    let mut out = dst_port.resize(out_bits);
+    let mut ovc = zero;
+    let mut on_link = zero;
+    for dim in (0..3).rev() {
+        let k = c.dims[dim];
+        if k == 1 {
+            continue;
+        }
+        let (moving, plus) = ring_dir(k, here[dim], dst[dim]);
+        let xp = d.lit(out_index(c, Direction { dim, plus: true }) as u128, out_bits);
+        let dir_out = if k == 2 { xp } else { plus.mux(xp, d.lit(out_index(c, Direction { dim, plus: false }) as u128, out_bits)) };
+        let stay = from.is_some_and(|f| f.dim == dim);
+        let vc = if c.dateline { dateline_vc(k, here[dim], plus, stay.then_some(in_vc)) } else { zero };
+        out = moving.mux(dir_out, out);
+        ovc = moving.mux(vc, ovc);
+        on_link = on_link | moving;
+    }
+    // Rewrite: hops + 1 when leaving on a link, fresh check bits.
+    let hops = f(data, "hops");
+    data = replace(d, data, field("hops").0, on_link.mux(hops + 1u32, hops));
+    let ecc = ecc_netlist(&mut d.net(), data.wire);
+    let ecc = d.sig(ecc);
+    let header = ecc.cat(data);
+    // Flits: 1 + ceil(length / bytes per flit).
+    let fb = c.flit_bytes();
+    let lb = fb.trailing_zeros() as usize;
+    let beats = (length.zext(15) + (fb - 1)).shr(d.lit(lb as u128, 4));
+    let flits = (beats + 1u32).resize(flit_bits);
+    // Keep of the last flit: length mod bytes-per-flit bytes (all when it divides evenly).
+    let rem = length.bits(0, lb);
+    let ones = d.lit(u128::MAX, fb);
+    let keep = rem.is_zero().mux(ones, !ones.shl(rem));
+    let last_keep = length.is_zero().mux(ones, keep);
+    Routed { header, out: out.named("route_out"), ovc: ovc.named("route_vc"), drop, flits, last_keep, corrected, uncorrectable }
+}
