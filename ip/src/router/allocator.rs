@@ -6,7 +6,7 @@ use weft_hdl::netlist::{Design, Reg, Sig};
 
 use super::config::RouterConfig;
 use super::input::Input;
-use super::router::Side;
+use super::side::Side;
 
 /// An input's choice this cycle, and its connection state.
 pub(super) struct Choice<'d> {

@@ -8,7 +8,7 @@ use weft_hdl::{sig, state_enum};
 
 use super::arrival::route;
 use super::config::{Direction, RouterConfig};
-use super::router::{Layout, Side};
+use super::side::{Layout, Side};
 
 /// One input port after its write side is built.
 pub(super) struct Input<'d> {

@@ -10,6 +10,7 @@ mod input;
 mod output;
 pub mod route;
 pub mod router;
+mod side;
 pub mod spec;
 
 pub use config::{Direction, RouterConfig};

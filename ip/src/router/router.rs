@@ -41,70 +41,17 @@
 //! ([`super::output`]), composed here.
 
 
-use weft_hdl::netlist::{Design, Netlist, Sig};
+use weft_hdl::netlist::{Design, Netlist};
 
 use super::allocator::{choose, grant, vector};
 use super::config::RouterConfig;
 use super::input::input;
 use super::output::{output, switch, OutputState};
+use super::side::Layout;
 
 /// Bits to hold `0 ..= value`.
 fn bits_for(value: usize) -> usize {
     (usize::BITS - value.leading_zeros()) as usize
-}
-
-/// What the router stores beside every flit; the route fields are meaningful on head flits.
-#[derive(Clone, Copy)]
-pub(super) struct Layout {
-    pub keep: usize,
-    pub out: usize,
-    pub flits: usize,
-}
-
-impl Layout {
-    pub fn width(&self) -> usize {
-        1 + self.keep + self.out + 1 + 1 + self.flits
-    }
-}
-
-/// A side word's fields.
-#[derive(Clone, Copy)]
-pub(super) struct Side<'d> {
-    pub last: Sig<'d>,
-    pub keep: Sig<'d>,
-    pub out: Sig<'d>,
-    pub ovc: Sig<'d>,
-    pub drop: Sig<'d>,
-    pub flits: Sig<'d>,
-}
-
-impl<'d> Side<'d> {
-    pub fn pack(&self, d: &'d Design) -> Sig<'d> {
-        d.cat(&[self.flits, self.drop, self.ovc, self.out, self.keep, self.last])
-    }
-
-    pub fn unpack(word: Sig<'d>, l: Layout) -> Side<'d> {
-        Side {
-            last: word.bit(0),
-            keep: word.bits(1, l.keep),
-            out: word.bits(1 + l.keep, l.out),
-            ovc: word.bit(1 + l.keep + l.out),
-            drop: word.bit(2 + l.keep + l.out),
-            flits: word.bits(3 + l.keep + l.out, l.flits),
-        }
-    }
-
-    /// `sel ? a : b`, field by field.
-    pub fn select(sel: Sig<'d>, a: Side<'d>, b: Side<'d>) -> Side<'d> {
-        Side {
-            last: sel.mux(a.last, b.last),
-            keep: sel.mux(a.keep, b.keep),
-            out: sel.mux(a.out, b.out),
-            ovc: sel.mux(a.ovc, b.ovc),
-            drop: sel.mux(a.drop, b.drop),
-            flits: sel.mux(a.flits, b.flits),
-        }
-    }
 }
 
 /// Builds the router netlist for `config`.
