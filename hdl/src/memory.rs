@@ -38,23 +38,7 @@ impl<D: Synth, const A: usize> Logic for DualPortRam<D, A> {
     }
 
     fn hdl(&self) -> Verilog {
-        // Both vendors' RAM-style attributes: Vivado reads ram_style, Quartus ramstyle.
-        Verilog::Custom(format!(
-            "\
-(* ram_style = \"auto\", ramstyle = \"auto\" *)
-reg [{msb}:0] mem [0:{last}];
-
-always @(posedge clk) begin
-    if (write_enable) begin
-        mem[write_address] <= write_data;
-    end
-    if (read_enable) begin
-        read_data <= mem[read_address];
-    end
-end",
-            msb = D::BITS - 1,
-            last = (1usize << A) - 1,
-        ))
+        ram_verilog(D::BITS, A, "clk", "clk")
     }
 
     fn timing(&self) -> Vec<TimingInfo> {
@@ -108,25 +92,7 @@ impl<D: Synth, const A: usize> Logic for TwoClockRam<D, A> {
     }
 
     fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "\
-(* ram_style = \"auto\", ramstyle = \"auto\" *)
-reg [{msb}:0] mem [0:{last}];
-
-always @(posedge write_clk) begin
-    if (write_enable) begin
-        mem[write_address] <= write_data;
-    end
-end
-
-always @(posedge read_clk) begin
-    if (read_enable) begin
-        read_data <= mem[read_address];
-    end
-end",
-            msb = D::BITS - 1,
-            last = (1usize << A) - 1,
-        ))
+        ram_verilog(D::BITS, A, "write_clk", "read_clk")
     }
 
     fn timing(&self) -> Vec<TimingInfo> {
@@ -145,4 +111,19 @@ end",
             },
         ]
     }
+}
+
+/// A RAM with a registered read port: `bits`-bit words, `2^address_bits` of them, written on
+/// `write_clk` and read on `read_clk` (the same name for one clock). Both vendors' RAM-style
+/// attributes: Vivado reads `ram_style`, Quartus `ramstyle`.
+fn ram_verilog(bits: usize, address_bits: usize, write_clk: &str, read_clk: &str) -> Verilog {
+    let (msb, last) = (bits - 1, (1usize << address_bits) - 1);
+    let write = "    if (write_enable) begin\n        mem[write_address] <= write_data;\n    end\n";
+    let read = "    if (read_enable) begin\n        read_data <= mem[read_address];\n    end\n";
+    let blocks = if write_clk == read_clk {
+        format!("always @(posedge {write_clk}) begin\n{write}{read}end")
+    } else {
+        format!("always @(posedge {write_clk}) begin\n{write}end\n\nalways @(posedge {read_clk}) begin\n{read}end")
+    };
+    Verilog::Custom(format!("(* ram_style = \"auto\", ramstyle = \"auto\" *)\nreg [{msb}:0] mem [0:{last}];\n\n{blocks}"))
 }

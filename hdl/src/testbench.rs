@@ -196,15 +196,15 @@ pub fn check_stream_block<B: Block, const W: usize, const K: usize, const U: usi
         }
         bench.tick();
     }
-    for _ in 0..8 {
-        (ports.input)(&mut bench.uut).tvalid.next = false;
-        (ports.output)(&mut bench.uut).tready.next = true;
-        bench.settle();
-        if (ports.output)(&mut bench.uut).tvalid.val() {
-            return Err(fail(bench.cycle, "extra beat after the last one".into()));
-        }
-        bench.tick();
-    }
+    expect_no_more(
+        &mut bench,
+        &|b| {
+            (ports.input)(b).tvalid.next = false;
+            (ports.output)(b).tready.next = true;
+        },
+        &|b| (ports.output)(b).tvalid.val(),
+    )
+    .map_err(|cycle| fail(cycle, "extra beat after the last one".into()))?;
     Ok(StreamRun { cycles: bench.cycle, beats: received, first_out })
 }
 
@@ -307,14 +307,28 @@ pub fn check_stream_outputs<B: Block, const WI: usize, const KI: usize, const WO
         }
         bench.tick();
     }
+    expect_no_more(
+        &mut bench,
+        &|b| {
+            (ports.input)(b).tvalid.next = false;
+            (ports.output)(b).tready.next = true;
+        },
+        &|b| (ports.output)(b).tvalid.val(),
+    )
+    .map_err(|cycle| fail(cycle, "extra beat after the last one".into()))?;
+    Ok(StreamRun { cycles: bench.cycle, beats: received, first_out })
+}
+
+/// Eight idle cycles after a run (`idle` sets the inputs): the block must offer no further beat
+/// (`offering`); the cycle it does is the error.
+fn expect_no_more<B: Block>(bench: &mut Bench<B>, idle: &dyn Fn(&mut B), offering: &dyn Fn(&mut B) -> bool) -> Result<(), u64> {
     for _ in 0..8 {
-        (ports.input)(&mut bench.uut).tvalid.next = false;
-        (ports.output)(&mut bench.uut).tready.next = true;
+        idle(&mut bench.uut);
         bench.settle();
-        if (ports.output)(&mut bench.uut).tvalid.val() {
-            return Err(fail(bench.cycle, "extra beat after the last one".into()));
+        if offering(&mut bench.uut) {
+            return Err(bench.cycle);
         }
         bench.tick();
     }
-    Ok(StreamRun { cycles: bench.cycle, beats: received, first_out })
+    Ok(())
 }
