@@ -1,0 +1,154 @@
+//! The typed signal handle against its documented rules: later register rules win, width errors
+//! name the caller's line, constants fold, stream connections check both ends, instances refuse
+//! unconnected inputs, state machines move as their rules say.
+
+use std::rc::Rc;
+
+use weft_hdl::netlist::eval::Evaluator;
+use weft_hdl::netlist::{verilog, AxisShape, Design, Netlist};
+use weft_hdl::state_enum;
+
+/// One register with a set rule and a clear rule, in the given order.
+fn set_clear(set_first: bool) -> Netlist {
+    let d = Design::new();
+    let (set, clear) = (d.input("set", 1), d.input("clear", 1));
+    let r = d.reg("r", 1, 0);
+    if set_first {
+        r.set_when(set).clear_when(clear);
+    } else {
+        r.clear_when(clear).set_when(set);
+    }
+    d.output("q", r.q);
+    d.finish()
+}
+
+#[test]
+fn the_rule_written_last_wins_and_a_register_holds_otherwise() {
+    for (set_first, both) in [(true, 0), (false, 1)] {
+        let mut e = Evaluator::new(set_clear(set_first));
+        e.reset(1);
+        for (set, clear, want) in [(1, 0, 1), (0, 0, 1), (1, 1, both), (0, 0, both), (0, 1, 0), (0, 0, 0)] {
+            e.set_input("set", set);
+            e.set_input("clear", clear);
+            e.settle();
+            e.clock(false);
+            e.settle();
+            assert_eq!(e.get_output("q"), want, "set_first {set_first}: set {set} clear {clear}");
+        }
+    }
+}
+
+#[test]
+fn a_width_mismatch_names_the_callers_line() {
+    let err = std::panic::catch_unwind(|| {
+        let d = Design::new();
+        let (a, b) = (d.input("a", 8), d.input("b", 4));
+        let _ = a & b;
+    })
+    .unwrap_err();
+    let msg = err.downcast_ref::<String>().unwrap();
+    assert!(msg.contains("8 and 4 bits") && msg.contains("tests/signal.rs"), "{msg}");
+}
+
+#[test]
+fn constants_fold_and_identities_need_no_logic() {
+    let d = Design::new();
+    let x = d.input("x", 32);
+    let s = d.input("s", 1);
+    assert_eq!((x & 0u32).const_value(), Some(0));
+    assert_eq!((x & u32::MAX).wire, x.wire);
+    assert_eq!((x | 0u32).wire, x.wire);
+    assert_eq!(s.mux(x, x).wire, x.wire);
+    assert_eq!(d.lit(1, 1).mux(x, 7u32).wire, x.wire);
+    assert_eq!((d.lit(0xf0, 8) + 0x0fu32).const_value(), Some(0xff));
+    d.output("y", (x & 0xffff_ffffu32) ^ (d.lit(3, 32) - 1u32));
+    let text = verilog::module(&d.finish(), "folded");
+    assert!(!text.contains("32'hffffffff &") && text.contains("x ^ 32'h2"), "{text}");
+}
+
+#[test]
+fn a_stream_connection_checks_shapes_and_names_both_ends() {
+    let d = Design::new();
+    let wide = d.axis_in("s_axis", AxisShape::data(64));
+    let narrow = d.axis_out("m_axis", AxisShape::data(32));
+    let err = d.connect(&wide, &narrow).unwrap_err();
+    assert!(err.contains("`s_axis` → `m_axis`") && err.contains("64-bit data into 32-bit data"), "{err}");
+    let keep_out = d.axis_out("m_keep", AxisShape::data(64).with_keep());
+    let err = d.connect(&wide, &keep_out).unwrap_err();
+    assert!(err.contains("tkeep"), "{err}");
+}
+
+#[test]
+fn a_wide_stream_is_recut_across_a_connection() {
+    // 256-bit data in two 128-bit chunks, into a child whose input is four 64-bit slices.
+    let child = {
+        let mut n = Netlist::new();
+        let lanes: Vec<_> = (0..4).map(|k| n.input(&format!("s_axis_tdata@{}", 64 * k), 64)).collect();
+        let last = n.input("s_axis_tlast", 1);
+        let valid = n.input("s_axis_tvalid", 1);
+        let one = n.constant(1, 1);
+        n.output("s_axis_tready", one);
+        let x = n.xor(lanes[0], lanes[3]);
+        let x = n.xor(x, lanes[1]);
+        let x = n.xor(x, lanes[2]);
+        let v = n.and(valid, last);
+        n.output("mix", x);
+        n.output("seen", v);
+        Rc::new(n)
+    };
+    let d = Design::new();
+    let s = d.axis_in("s_axis", AxisShape::data(256));
+    let c = d.instance(&child, "mixer", "mixer");
+    d.connect(&s, &c.sink("s_axis", AxisShape::data(256))).unwrap();
+    d.output("mix", c.output("mix"));
+    d.output("seen", c.output("seen"));
+    let mut e = Evaluator::new(d.finish());
+    let words: [u64; 4] = [0x1111, 0x2222_0000, 0x3333_0000_0000, 0x4444_0000_0000_0000];
+    e.set_input("s_axis_tdata@0", (words[1] as u128) << 64 | words[0] as u128);
+    e.set_input("s_axis_tdata@128", (words[3] as u128) << 64 | words[2] as u128);
+    e.set_input("s_axis_tvalid", 1);
+    e.set_input("s_axis_tlast", 1);
+    e.settle();
+    assert_eq!(e.get_output("mix") as u64, words.iter().fold(0, |a, w| a ^ w));
+    assert_eq!(e.get_output("seen"), 1);
+}
+
+#[test]
+fn an_unconnected_instance_input_is_refused_by_name() {
+    let mut n = Netlist::new();
+    let a = n.input("a", 4);
+    n.output("b", a);
+    let child = Rc::new(n);
+    let err = std::panic::catch_unwind(|| {
+        let d = Design::new();
+        let c = d.instance(&child, "copy", "copy0");
+        d.output("b", c.output("b"));
+        d.finish()
+    })
+    .unwrap_err();
+    let msg = err.downcast_ref::<String>().unwrap();
+    assert!(msg.contains("input `a` of `copy0`"), "{msg}");
+}
+
+state_enum! {
+    enum Light { Red, Green, Yellow }
+}
+
+#[test]
+fn a_state_machine_moves_by_its_rules() {
+    let d = Design::new();
+    let go = d.input("go", 1);
+    let light = d.state::<Light>("light");
+    light.go_when(light.is(Light::Red) & go, Light::Green).go_when(light.is(Light::Green), Light::Yellow).go_when(light.is(Light::Yellow), Light::Red);
+    d.output("state", light.reg.q);
+    let mut e = Evaluator::new(d.finish());
+    e.reset(1);
+    let mut seen = vec![];
+    for go in [0, 1, 0, 0, 0, 1] {
+        e.set_input("go", go);
+        e.settle();
+        seen.push(e.get_output("state"));
+        e.clock(false);
+    }
+    assert_eq!(seen, [0, 0, 1, 2, 0, 0]);
+}
