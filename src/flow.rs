@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use weft_hdl::tools::{icarus_compile, verilator_lint, yosys_synth, SynthReport};
+use weft_hdl::tools::{icarus_compile, place_and_route, verilator_lint, yosys_synth, SynthReport, TimingReport};
 use weft_ip::catalog::Shipped;
 use weft_sim::catalog::shipped;
 
@@ -62,6 +62,8 @@ pub struct Checked {
     pub module: String,
     pub testbench: String,
     pub synth: SynthReport,
+    /// Post-route timing, when the timing stage ran.
+    pub timing: Option<TimingReport>,
 }
 
 /// Which stages to run (tests run one stage at a time).
@@ -71,10 +73,13 @@ pub struct Stages {
     pub lint: bool,
     pub synth: bool,
     pub icarus: bool,
+    /// Place and route on ECP5 for Fmax (slow: `weft check --timing` only).
+    pub timing: bool,
 }
 
 impl Stages {
-    pub const ALL: Stages = Stages { testbench: true, lint: true, synth: true, icarus: true };
+    /// Every stage but place and route.
+    pub const ALL: Stages = Stages { testbench: true, lint: true, synth: true, icarus: true, timing: false };
 }
 
 /// Runs the check flow on one module whose Verilog is in `generated`: built-in testbench →
@@ -89,19 +94,31 @@ pub fn check(module: &Shipped, generated: &Path, reports: Option<&Path>, stages:
     if stages.lint {
         verilator_lint(&file, name).map_err(|e| fail(name, "verilator lint", e))?;
     }
-    let synth = if stages.synth {
-        let report = yosys_synth(&file, name).map_err(|e| fail(name, "yosys synthesis", e))?;
-        if let Some(dir) = reports {
-            std::fs::create_dir_all(dir).map_err(|e| fail(name, "write report", e))?;
-            let json = serde_json::to_string_pretty(&report).unwrap() + "\n";
-            std::fs::write(dir.join(format!("{name}.json")), json).map_err(|e| fail(name, "write report", e))?;
-        }
-        report
-    } else {
-        SynthReport::default()
-    };
+    let synth = if stages.synth { yosys_synth(&file, name).map_err(|e| fail(name, "yosys synthesis", e))? } else { SynthReport::default() };
     if stages.icarus {
         icarus_compile(&file, name).map_err(|e| fail(name, "icarus compile", e))?;
     }
-    Ok(Checked { module: name.to_string(), testbench, synth })
+    let timing = if stages.timing { Some(place_and_route(&file, name).map_err(|e| fail(name, "place and route", e))?) } else { None };
+    if let Some(dir) = reports.filter(|_| stages.synth || stages.timing) {
+        write_report(dir, name, stages.synth.then_some(&synth), timing.as_ref()).map_err(|e| fail(name, "write report", e))?;
+    }
+    Ok(Checked { module: name.to_string(), testbench, synth, timing })
+}
+
+/// Writes `reports/<module>.json`: the synthesis figures and the post-route timing; a stage
+/// that did not run keeps what the file already had.
+fn write_report(dir: &Path, name: &str, synth: Option<&SynthReport>, timing: Option<&TimingReport>) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{name}.json"));
+    let mut report: serde_json::Map<String, serde_json::Value> =
+        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    if let Some(s) = synth {
+        let old_timing = report.remove("timing");
+        report = serde_json::to_value(s).unwrap().as_object().unwrap().clone();
+        report.extend(old_timing.map(|t| ("timing".to_string(), t)));
+    }
+    if let Some(t) = timing {
+        report.insert("timing".into(), serde_json::to_value(t).unwrap());
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&report).unwrap() + "\n")
 }

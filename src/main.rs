@@ -43,6 +43,10 @@ enum Command {
         /// Folder holding the constraint files
         #[arg(long, default_value = "constraints")]
         constraints: PathBuf,
+        /// Also place and route each module on an ECP5-85F (out-of-context harness) and record its
+        /// post-route Fmax and critical path (slow)
+        #[arg(long)]
+        timing: bool,
     },
     /// Measure and print performance figures
     Bench {
@@ -108,7 +112,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
         Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints),
-        Command::Check { module, generated, config, constraints } => run_check(&module, &generated, &config, &constraints),
+        Command::Check { module, generated, config, constraints, timing } => run_check(&module, &generated, &config, &constraints, timing),
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles).and_then(|text| {
             print!("{text}");
             let torus = weft::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;
@@ -205,7 +209,7 @@ fn run_generate(out: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(
     Ok(())
 }
 
-fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(), String> {
+fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path, timing: bool) -> Result<(), String> {
     let systems: Vec<weft::system::SystemConfig> = if !configs.is_empty() {
         configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?
     } else {
@@ -214,18 +218,21 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
     let modules = if !configs.is_empty() || (selection != "all" && !systems.is_empty()) { vec![] } else { select(selection)? };
     let reports = generated.join("reports");
     if !modules.is_empty() {
-        println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth");
+        let fmax = if timing { format!(" {:>9}", "Fmax MHz") } else { String::new() };
+        println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5}{fmax}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth");
     }
     for module in &modules {
-        let done = check(module, generated, Some(&reports), Stages::ALL).map_err(|e| e.to_string())?;
+        let done = check(module, generated, Some(&reports), Stages { timing, ..Stages::ALL }).map_err(|e| e.to_string())?;
         let s = &done.synth;
-        println!(
-            "{:<28} {:>6} {:>6} {:>7} {:>6} {:>5}  {}",
-            done.module, s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth, done.testbench
-        );
+        let fmax = done.timing.as_ref().map_or(String::new(), |t| format!(" {:>9.1}", t.fmax_mhz));
+        println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5}{fmax}  {}", done.module, s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth, done.testbench);
+        if let Some(t) = &done.timing {
+            println!("{:<28} critical path {} -> {} ({} ns, {} ns routing) on {}", "", t.critical_from, t.critical_to, t.critical_ns, t.routing_ns, t.device);
+        }
     }
     if !modules.is_empty() {
-        println!("checked {} module(s): built-in testbench, verilator lint, yosys synthesis, icarus compile all passed", modules.len());
+        let pnr = if timing { ", place and route" } else { "" };
+        println!("checked {} module(s): built-in testbench, verilator lint, yosys synthesis, icarus compile{pnr} all passed", modules.len());
     }
     for system in &systems {
         let summary = weft::system::check(system, generated, constraints).map_err(|e| format!("system {}: {e}", system.name))?;

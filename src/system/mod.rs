@@ -6,7 +6,7 @@
 pub mod config;
 pub mod constraints;
 pub mod fusesoc;
-pub mod ports;
+pub use weft_hdl::tools::ports;
 pub mod verilog;
 
 use std::path::{Path, PathBuf};

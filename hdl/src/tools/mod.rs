@@ -3,10 +3,13 @@
 //! it; a failing tool is an error that carries the tool's own message.
 
 mod icarus;
+mod nextpnr;
+pub mod ports;
 mod verilator;
 mod yosys;
 
 pub use icarus::{icarus_compile, icarus_compile_files};
+pub use nextpnr::{ooc_harness, place_and_route, TimingReport};
 pub use verilator::{verilator_lint, verilator_lint_files};
 pub use yosys::{parse_synth_log, yosys_synth, SynthReport};
 
