@@ -29,7 +29,8 @@ enum Command {
         constraints: PathBuf,
     },
     /// Check shipped modules: built-in testbench, Verilator lint (-Wall), Yosys synth_xilinx
-    /// (report in <generated>/reports/<module>.json), Icarus compile
+    /// (report in <generated>/reports/<module>.json: resources, logic depth, LUT levels), Icarus
+    /// compile; with --timing also place and route for Fmax
     Check {
         /// A module name, a shipped system's name, or `all`
         #[arg(default_value = "all")]
@@ -219,13 +220,13 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
     let reports = generated.join("reports");
     if !modules.is_empty() {
         let fmax = if timing { format!(" {:>9}", "Fmax MHz") } else { String::new() };
-        println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5}{fmax}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth");
+        println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5} {:>6}{fmax}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth", "levels");
     }
     for module in &modules {
         let done = check(module, generated, Some(&reports), Stages { timing, ..Stages::ALL }).map_err(|e| e.to_string())?;
         let s = &done.synth;
         let fmax = done.timing.as_ref().map_or(String::new(), |t| format!(" {:>9.1}", t.fmax_mhz));
-        println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5}{fmax}  {}", done.module, s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth, done.testbench);
+        println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5} {:>6}{fmax}  {}", done.module, s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth, s.lut_levels, done.testbench);
         if let Some(t) = &done.timing {
             println!("{:<28} critical path {} -> {} ({} ns, {} ns routing) on {}", "", t.critical_from, t.critical_to, t.critical_ns, t.routing_ns, t.device);
         }

@@ -3,6 +3,7 @@
 //! it; a failing tool is an error that carries the tool's own message.
 
 mod icarus;
+pub mod levels;
 mod nextpnr;
 pub mod ports;
 mod verilator;

@@ -106,7 +106,11 @@ pub fn parse_report(json: &str) -> Result<TimingReport, String> {
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("nextpnr report: {e}"))?;
     let fmax = v["fmax"].as_object().and_then(|m| m.values().next()).and_then(|c| c["achieved"].as_f64()).ok_or("nextpnr report has no fmax")?;
     let path = v["critical_paths"][0]["path"].as_array().ok_or("nextpnr report has no critical path")?;
-    let cell = |i: usize, end: &str| path[i][end]["cell"].as_str().unwrap_or("?").trim_start_matches("uut.").to_string();
+    // Cells of the module are `uut.<path>`; the others belong to the harness.
+    let cell = |i: usize, end: &str| {
+        let c = path[i][end]["cell"].as_str().unwrap_or("?");
+        c.strip_prefix("uut.").map_or(format!("harness {c}"), str::to_string)
+    };
     let delay: f64 = path.iter().filter_map(|s| s["delay"].as_f64()).sum();
     let routing: f64 = path.iter().filter(|s| s["type"] == "routing").filter_map(|s| s["delay"].as_f64()).sum();
     Ok(TimingReport {

@@ -23,6 +23,8 @@ pub struct SynthReport {
     pub brams: f64,
     pub dsps: u64,
     pub logic_depth: u64,
+    /// Longest path in LUT levels (LUT1..6 one each, MUXF7/8 and CARRY4 none): see [`super::levels`].
+    pub lut_levels: u64,
     /// Every cell type Yosys placed, by count.
     pub cells: BTreeMap<String, u64>,
 }
@@ -31,15 +33,21 @@ pub struct SynthReport {
 pub fn yosys_synth(file: &Path, top: &str) -> Result<SynthReport, ToolError> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let name = file.file_name().unwrap().to_string_lossy();
+    let json_name = std::env::temp_dir().join(format!("weft-synth-{top}-{}.json", std::process::id()));
     // Logic depth counts only combinational primitives (LUTs, carry chains, wide muxes): the
     // registers, RAMs and DSPs after techmapping are vendor cells `ltp -noff` cannot tell apart.
     let script = format!(
         "read_verilog {name}; synth_xilinx -flatten -noiopad -top {top}; stat; \
-         select -set comb t:LUT* t:CARRY* t:MUXF*; ltp -noff @comb w:*"
+         select -set comb t:LUT* t:CARRY* t:MUXF*; ltp -noff @comb w:*; write_json {json}",
+        json = json_name.display()
     );
     let output = run("yosys", "apt-get install yosys", "yosys", &["-p", &script], dir)?;
     let log = String::from_utf8_lossy(&output.stdout);
-    parse_synth_log(&log, top).map_err(|message| ToolError::Failed { tool: "yosys", message })
+    let mut report = parse_synth_log(&log, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
+    let json = std::fs::read_to_string(&json_name).map_err(|e| ToolError::Failed { tool: "yosys", message: e.to_string() })?;
+    std::fs::remove_file(&json_name).ok();
+    report.lut_levels = super::levels::lut_levels(&json, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
+    Ok(report)
 }
 
 fn number(input: &str) -> IResult<&str, u64> {
@@ -113,6 +121,7 @@ pub fn parse_synth_log(log: &str, top: &str) -> Result<SynthReport, String> {
         brams: sum(&|c| c.starts_with("RAMB36")) as f64 + sum(&|c| c.starts_with("RAMB18")) as f64 / 2.0,
         dsps: sum(&|c| c.starts_with("DSP")),
         logic_depth,
+        lut_levels: 0,
         cells,
     })
 }
