@@ -1,11 +1,18 @@
-//! Round-robin arbiter.
+//! Round-robin arbiter for rust-hdl designs: the netlist layer's arbiter
+//! ([`crate::netlist::Design::round_robin`], the one every netlist block uses) wrapped as a
+//! rust-hdl block, so the arbitration rule is written once.
 
 use rust_hdl::prelude::*;
 
-/// Grants one of `N` (1 ..= 255) requesters per cycle, rotating priority so none starves: after
-/// requester `g` is served (`advance`), the next grant goes to the highest requesting index
-/// below `g`, wrapping to the highest index overall. The grant is combinational from the
-/// requests; only the rotation is registered.
+use crate::netlist::eval::Evaluator;
+use crate::netlist::verilog::{stream_body, InputRef};
+use crate::netlist::{Design, Netlist, Wire};
+
+/// Grants one of `N` (1 ..= 255) requesters per cycle, rotating priority so none starves: the
+/// grant goes to the lowest requesting index at or above a pointer (wrapping), and when the
+/// granted requester takes it (`advance`) the pointer moves just past it. Every requester is
+/// served within `N` grants. The grant is combinational from the requests; only the pointer is
+/// registered.
 #[derive(LogicBlock)]
 pub struct RoundRobinArbiter<const N: usize> {
     pub clk: Signal<In, Clock>,
@@ -16,12 +23,36 @@ pub struct RoundRobinArbiter<const N: usize> {
     pub grant_valid: Signal<Out, Bit>,
     /// Index of the granted requester (valid with `grant_valid`).
     pub grant: Signal<Out, Bits<8>>,
-    last: DFF<Bits<8>>,
+    _core: Box<Core>,
+}
+
+struct Core {
+    eval: Evaluator,
+    request: Vec<Wire>,
+    advance: Wire,
+    grant_valid: Wire,
+    grant: Wire,
+}
+
+/// The arbiter as a netlist: inputs `request<i>`, `advance`; outputs `grant_valid`, `grant`.
+fn arbiter_netlist(n: usize) -> Netlist {
+    let d = Design::new();
+    let request: Vec<_> = (0..n).map(|i| d.input(&format!("request{i}"), 1)).rev().collect();
+    let requests = d.cat(&request);
+    let one_hot = d.round_robin("pointer", requests, d.input("advance", 1));
+    let index = (0..n).fold(d.lit(0, 8), |acc, i| acc | one_hot.bit(i).mux(d.lit(i as u128, 8), 0u32));
+    d.output("grant_valid", requests.any());
+    d.output("grant", index);
+    d.finish()
 }
 
 impl<const N: usize> Default for RoundRobinArbiter<N> {
     fn default() -> Self {
         let () = Self::SIZE_OK;
+        let eval = Evaluator::new(arbiter_netlist(N));
+        let input = |name: &str| eval.input(name).unwrap();
+        let output = |name: &str| eval.netlist().outputs.iter().find(|o| o.name == name).unwrap().wire;
+        let core = Core { request: (0..N).map(|i| input(&format!("request{i}"))).collect(), advance: input("advance"), grant_valid: output("grant_valid"), grant: output("grant"), eval };
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -29,40 +60,50 @@ impl<const N: usize> Default for RoundRobinArbiter<N> {
             advance: Default::default(),
             grant_valid: Default::default(),
             grant: Default::default(),
-            last: Default::default(),
+            _core: Box::new(core),
         }
     }
 }
 
 impl<const N: usize> RoundRobinArbiter<N> {
     const SIZE_OK: () = assert!(N >= 1 && N <= 255, "arbiter requesters must be 1 ..= 255");
+
+    fn load_inputs(&mut self) {
+        let core = &mut self._core;
+        for (i, w) in core.request.iter().enumerate() {
+            core.eval.set(*w, self.request[i].val() as u128);
+        }
+        core.eval.set(core.advance, self.advance.val() as u128);
+        core.eval.settle();
+    }
 }
 
 impl<const N: usize> Logic for RoundRobinArbiter<N> {
-    #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clk, last);
-        // Later assignments win: the first loop picks the highest requester, the second
-        // overrides it with the highest requester below the last one served.
-        self.grant_valid.next = false;
-        self.grant.next = 0.into();
-        for i in 0..N {
-            if self.request[i].val() {
-                self.grant_valid.next = true;
-                self.grant.next = i.to_bits();
-            }
+        if self.clk.pos_edge() {
+            self.load_inputs();
+            let reset = self.rst.val();
+            self._core.eval.clock(reset);
         }
-        for i in 0..N {
-            if self.request[i].val() & (self.last.q.val() > i.to_bits()) {
-                self.grant.next = i.to_bits();
-            }
-        }
-        if self.advance.val() & self.grant_valid.val() {
-            self.last.d.next = self.grant.val();
-        }
-        if self.rst.val() {
-            self.last.d.next = 0.into();
-        }
+        self.load_inputs();
+        let core = &self._core;
+        self.grant_valid.next = core.eval.get(core.grant_valid) != 0;
+        self.grant.next = (core.eval.get(core.grant) as u64).to_bits();
+    }
+
+    fn connect(&mut self) {
+        self.grant_valid.connect();
+        self.grant.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        let core = &self._core;
+        let input = |name: &str| {
+            let base = name.strip_prefix("request").map_or(name.to_string(), |i| format!("request${i}"));
+            InputRef { base, lo: 0, whole: true }
+        };
+        let (text, out) = stream_body(core.eval.netlist(), &input, &[core.grant_valid, core.grant]);
+        Verilog::Custom(format!("{text}\nalways @(*) begin\n    grant_valid = {};\n    grant = {};\nend\n", out[0], out[1]))
     }
 }
 

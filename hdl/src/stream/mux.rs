@@ -15,7 +15,7 @@ pub struct AxisMux<const W: usize, const K: usize, const U: usize, const N: usiz
     pub s_axis: [AxisSlave<W, K, U>; N],
     pub m_axis: AxisMaster<W, K, U>,
     arbiter: RoundRobinArbiter<N>,
-    output: AxisRegisterSlice<W, K, U>,
+    out_slice: AxisRegisterSlice<W, K, U>,
     locked: DFF<Bit>,
     locked_input: DFF<Bits<8>>,
     select: Signal<Local, Bits<8>>,
@@ -31,7 +31,7 @@ impl<const W: usize, const K: usize, const U: usize, const N: usize> Default for
             s_axis: std::array::from_fn(|_| Default::default()),
             m_axis: Default::default(),
             arbiter: Default::default(),
-            output: Default::default(),
+            out_slice: Default::default(),
             locked: Default::default(),
             locked_input: Default::default(),
             select: Default::default(),
@@ -46,9 +46,9 @@ impl<const W: usize, const K: usize, const U: usize, const N: usize> Logic for A
         dff_setup!(self, clk, locked, locked_input);
         self.arbiter.clk.next = self.clk.val();
         self.arbiter.rst.next = self.rst.val();
-        self.output.clk.next = self.clk.val();
-        self.output.rst.next = self.rst.val();
-        AxisMaster::<W, K, U>::link(&mut self.m_axis, &mut self.output.m_axis);
+        self.out_slice.clk.next = self.clk.val();
+        self.out_slice.rst.next = self.rst.val();
+        AxisMaster::<W, K, U>::link(&mut self.m_axis, &mut self.out_slice.m_axis);
 
         // Inside a packet keep its input; between packets take the arbiter's choice.
         if self.locked.q.val() {
@@ -58,26 +58,26 @@ impl<const W: usize, const K: usize, const U: usize, const N: usize> Logic for A
             self.select.next = self.arbiter.grant.val();
             self.active.next = self.arbiter.grant_valid.val();
         }
-        self.output.s_axis.tvalid.next = false;
-        self.output.s_axis.tdata.next = 0.into();
-        self.output.s_axis.tkeep.next = 0.into();
-        self.output.s_axis.tlast.next = false;
-        self.output.s_axis.tuser.next = 0.into();
+        self.out_slice.s_axis.tvalid.next = false;
+        self.out_slice.s_axis.tdata.next = 0.into();
+        self.out_slice.s_axis.tkeep.next = 0.into();
+        self.out_slice.s_axis.tlast.next = false;
+        self.out_slice.s_axis.tuser.next = 0.into();
         for i in 0..N {
             self.arbiter.request[i].next = self.s_axis[i].tvalid.val();
             self.s_axis[i].tready.next = false;
             if self.active.val() & (self.select.val().index() == i) {
-                self.s_axis[i].tready.next = self.output.s_axis.tready.val();
-                self.output.s_axis.tvalid.next = self.s_axis[i].tvalid.val();
-                self.output.s_axis.tdata.next = self.s_axis[i].tdata.val();
-                self.output.s_axis.tkeep.next = self.s_axis[i].tkeep.val();
-                self.output.s_axis.tlast.next = self.s_axis[i].tlast.val();
-                self.output.s_axis.tuser.next = self.s_axis[i].tuser.val();
+                self.s_axis[i].tready.next = self.out_slice.s_axis.tready.val();
+                self.out_slice.s_axis.tvalid.next = self.s_axis[i].tvalid.val();
+                self.out_slice.s_axis.tdata.next = self.s_axis[i].tdata.val();
+                self.out_slice.s_axis.tkeep.next = self.s_axis[i].tkeep.val();
+                self.out_slice.s_axis.tlast.next = self.s_axis[i].tlast.val();
+                self.out_slice.s_axis.tuser.next = self.s_axis[i].tuser.val();
             }
         }
         self.arbiter.advance.next = false;
-        if self.output.s_axis.tvalid.val() & self.output.s_axis.tready.val() {
-            self.locked.d.next = !self.output.s_axis.tlast.val();
+        if self.out_slice.s_axis.tvalid.val() & self.out_slice.s_axis.tready.val() {
+            self.locked.d.next = !self.out_slice.s_axis.tlast.val();
             self.locked_input.d.next = self.select.val();
             self.arbiter.advance.next = !self.locked.q.val();
         }
