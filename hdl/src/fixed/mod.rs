@@ -9,7 +9,8 @@ pub mod reference;
 
 use std::fmt;
 
-use crate::netlist::{Cuts, Netlist, Wire};
+use crate::netlist::{Cuts, Design, Netlist, Sig, Wire};
+use crate::sig;
 
 /// Widest fixed-point value.
 pub const MAX_WIDTH: usize = 64;
@@ -163,63 +164,60 @@ impl FixedOperation {
 
     /// Builds the operation on `a` and `b` at their stage with `stages` registers (0..=2).
     pub fn build(&self, net: &mut Netlist, stages: usize, a: Wire, b: Wire) -> Result<Wire, String> {
+        // The netlist moves into a design for the operation and back, its wires unchanged.
+        let d = Design::new();
+        *d.net() = std::mem::take(net);
+        let result = self.build_sig(&d, stages, d.sig(a), d.sig(b)).map(|r| r.wire);
+        *net = d.finish();
+        result
+    }
+
+    /// [`FixedOperation::build`] in a [`Design`].
+    pub fn build_sig<'d>(&self, d: &'d Design, stages: usize, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, String> {
         if stages > MAX_STAGES {
             return Err(format!("fixed-point {} stages {stages}: allowed range 0..={MAX_STAGES}", self.op.name()));
         }
         let (frac, width) = self.exact()?;
-        for (name, f, w) in [("a", self.a, a), ("b", self.b, b)] {
-            if net.width(w) != f.width {
-                return Err(format!("fixed-point operand {name} is {} bits, its format {f} has {}", net.width(w), f.width));
+        for (name, f, x) in [("a", self.a, a), ("b", self.b, b)] {
+            if x.width != f.width {
+                return Err(format!("fixed-point operand {name} is {} bits, its format {f} has {}", x.width, f.width));
             }
         }
-        net.start_after(&[a, b]);
+        d.net().start_after(&[a.wire, b.wire]);
         let mut cuts = Cuts::new(stages, &[1, 0]);
-        let extend = |net: &mut Netlist, x: Wire, f: FixedFormat, shift: usize| {
-            let x = if f.signed { net.sext(x, width - shift) } else { net.zext(x, width - shift) };
-            let zero = net.constant(0, shift.max(1));
+        // An operand on the exact result's binary point, extended to its width.
+        let align = |x: Sig<'d>, f: FixedFormat| {
+            let shift = frac - f.frac;
+            let x = if f.signed { x.sext(width - shift) } else { x.zext(width - shift) };
             if shift == 0 {
                 x
             } else {
-                net.concat(x, zero)
+                x.cat(d.lit(0, shift))
             }
         };
         let exact = match self.op {
-            FixedOp::Add | FixedOp::Sub => {
-                let xa = extend(net, a, self.a, frac - self.a.frac);
-                let xb = extend(net, b, self.b, frac - self.b.frac);
-                if self.op == FixedOp::Add {
-                    net.add(xa, xb)
-                } else {
-                    net.sub(xa, xb)
-                }
-            }
+            FixedOp::Add => align(a, self.a) + align(b, self.b),
+            FixedOp::Sub => align(a, self.a) - align(b, self.b),
             FixedOp::Mul => {
                 // Unsigned product of the bit patterns, corrected for negative signed operands:
                 // a·b = A·B − [a<0]·B·2^wa − [b<0]·A·2^wb (mod 2^(wa+wb)).
                 let (wa, wb) = (self.a.width, self.b.width);
-                let mut p = net.mul(a, b);
-                for (f, x, y, wx) in [(self.a, a, b, wa), (self.b, b, a, wb)] {
+                let mut product = a.mul(b);
+                for (f, x, y) in [(self.a, a, b), (self.b, b, a)] {
                     if f.signed {
-                        let negative = net.bit(x, wx - 1);
-                        let y_wide = net.zext(y, wa + wb - wx);
-                        let low = net.constant(0, wx);
-                        let shifted = net.concat(y_wide, low);
-                        let zero = net.constant(0, wa + wb);
-                        let correction = net.mux(negative, shifted, zero);
-                        p = net.sub(p, correction);
+                        let negative = x.bit(f.width - 1);
+                        let other_shifted = y.zext(wa + wb - f.width).cat(d.lit(0, f.width));
+                        product = product - negative.mux(other_shifted, 0);
                     }
                 }
-                if width > wa + wb {
-                    net.zext(p, width)
-                } else {
-                    p
-                }
+                product.zext(width)
             }
         };
-        cuts.cut(net);
-        let rounded = round(net, exact, frac, self.out.frac, self.rounding);
-        cuts.cut(net);
-        let result = fit(net, rounded, self.out, self.overflow);
+        sig!(exact = exact);
+        cuts.cut(&mut d.net());
+        sig!(rounded = round(exact, frac, self.out.frac, self.rounding));
+        cuts.cut(&mut d.net());
+        let result = fit(rounded, self.out, self.overflow);
         cuts.finish();
         Ok(result)
     }
@@ -228,59 +226,41 @@ impl FixedOperation {
 /// Moves a signed value with `from` fraction bits to `to` fraction bits: exact when `to ≥ from`,
 /// otherwise rounded. The result is signed and one bit wider than needed, so rounding up never
 /// overflows it.
-pub(crate) fn round(net: &mut Netlist, x: Wire, from: usize, to: usize, rounding: Rounding) -> Wire {
-    let w = net.width(x);
+pub(crate) fn round(x: Sig<'_>, from: usize, to: usize, rounding: Rounding) -> Sig<'_> {
+    let w = x.width;
     if to >= from {
         let up = to - from;
-        let x = net.sext(x, w + 1);
-        if up == 0 {
-            return x;
-        }
-        let x = net.sext(x, w + 1 + up);
-        return net.shl_const(x, up);
+        return x.sext(w + 1).sext(w + 1 + up).shl_const(up);
     }
-    let d = from - to;
-    if d >= w {
+    let drop = from - to;
+    if drop >= w {
         // Every value bit is below the new LSB: the result is 0 or −1 (truncate), 0 or ±1 (nearest).
-        let x = net.sext(x, d + 2);
-        return round(net, x, from, to, rounding);
+        return round(x.sext(drop + 2), from, to, rounding);
     }
-    let q = net.slice(x, d, w - d);
-    let q = net.sext(q, w - d + 1);
+    let kept = x.bits(drop, w - drop).sext(w - drop + 1);
     match rounding {
-        Rounding::Truncate => q,
+        Rounding::Truncate => kept,
         Rounding::NearestEven => {
-            let half = net.bit(x, d - 1);
-            let odd = net.bit(q, 0);
-            let rest = if d >= 2 {
-                let below = net.slice(x, 0, d - 1);
-                net.nonzero(below)
-            } else {
-                net.constant(0, 1)
-            };
-            let odd_or_rest = net.or(odd, rest);
-            let increment = net.and(half, odd_or_rest);
-            let increment = net.zext(increment, w - d + 1);
-            net.add(q, increment)
+            // Up when the dropped part is above one half, or exactly one half and `kept` is odd.
+            let half = x.bit(drop - 1);
+            let sticky = if drop >= 2 { x.bits(0, drop - 1).any() } else { x.lit(0, 1) };
+            let odd = kept.bit(0);
+            sig!(round_up = half & (odd | sticky));
+            kept + round_up.zext(w - drop + 1)
         }
     }
 }
 
 /// A signed value into format `out`: wrapped to its low bits or clamped to its range.
-pub(crate) fn fit(net: &mut Netlist, x: Wire, out: FixedFormat, overflow: Overflow) -> Wire {
-    let w = net.width(x);
-    let x = if w < out.width + 1 { net.sext(x, out.width + 1) } else { x };
-    let w = net.width(x);
-    let low = net.slice(x, 0, out.width);
+pub(crate) fn fit(x: Sig<'_>, out: FixedFormat, overflow: Overflow) -> Sig<'_> {
+    let x = x.sext(x.width.max(out.width + 1));
+    let low = x.bits(0, out.width);
     if overflow == Overflow::Wrap {
         return low;
     }
-    let min = net.constant(out.min_raw() as u128, w);
-    let max = net.constant(out.max_raw() as u128, w);
-    let below = net.slt(x, min);
-    let above = net.slt(max, x);
-    let min_bits = net.constant(out.bits(out.min_raw()), out.width);
-    let max_bits = net.constant(out.bits(out.max_raw()), out.width);
-    let r = net.mux(below, min_bits, low);
-    net.mux(above, max_bits, r)
+    let below = x.slt(out.min_raw() as u128);
+    let above = x.lit(out.max_raw() as u128, x.width).slt(x);
+    let min = x.lit(out.bits(out.min_raw()), out.width);
+    let max = x.lit(out.bits(out.max_raw()), out.width);
+    above.mux(max, below.mux(min, low))
 }

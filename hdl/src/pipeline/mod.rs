@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::float::{FloatFormat, FloatOperator};
 use crate::netlist::block::feed_forward;
-use crate::netlist::{Netlist, Wire};
+use crate::netlist::{Design, Netlist, Sig, Wire};
 
 /// A value in a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -182,28 +182,43 @@ impl Kernel {
         Ok((net, schedule))
     }
 
-    /// Lowers the DAG onto `net` over the input lane wires; returns the output wires.
+    /// Lowers the DAG onto `net` over the input lane wires; returns the output wires. The
+    /// netlist moves into a design for the lowering and back, its wires unchanged.
     fn datapath(&self, net: &mut Netlist, inputs: &[Wire], stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Vec<Wire>, String> {
+        let d = Design::new();
+        *d.net() = std::mem::take(net);
+        let lanes: Vec<Sig> = inputs.iter().map(|w| d.sig(*w)).collect();
+        let outputs = self.lower(&d, &lanes, stages, operators).map(|values| values.iter().map(|v| v.wire).collect());
+        *net = d.finish();
+        outputs
+    }
+
+    /// The DAG in `d` over the input lanes: each operation starts when its last operand is ready
+    /// (the operators place themselves after their operands). Returns the output values, named
+    /// after their lanes (`<name>_term` for the per-beat terms of a vector sum).
+    fn lower<'d>(&self, d: &'d Design, lanes: &[Sig<'d>], stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Vec<Sig<'d>>, String> {
         let w = self.format.width();
-        let mut wires = Vec::with_capacity(self.nodes.len());
+        let mut values: Vec<Sig<'d>> = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
-            let wire = match node {
-                Node::Input(lane) => inputs[*lane],
-                Node::Const(bits) => net.constant(*bits as u128, w),
+            let value = match node {
+                Node::Input(lane) => lanes[*lane],
+                Node::Const(bits) => d.lit(*bits as u128, w),
                 Node::Neg(a) => {
-                    let a = wires[a.0];
-                    net.start_after(&[a]);
-                    let sign = net.constant(1 << (w - 1), w);
-                    net.xor(a, sign)
+                    let a = values[a.0];
+                    d.net().start_after(&[a.wire]);
+                    // Flips the sign bit.
+                    a ^ (1u128 << (w - 1))
                 }
                 Node::Op(op, args) => {
                     *operators.entry(op.name()).or_default() += 1;
-                    let operands: Vec<_> = args.iter().map(|a| wires[a.0]).collect();
-                    op.build(net, self.format, stages.of(*op), &operands)?
+                    let operands: Vec<Wire> = args.iter().map(|a| values[a.0].wire).collect();
+                    let result = op.build(&mut d.net(), self.format, stages.of(*op), &operands)?;
+                    d.sig(result)
                 }
             };
-            wires.push(wire);
+            values.push(value);
         }
-        Ok(self.outputs.iter().map(|(_, v)| wires[v.0]).collect())
+        let suffix = if self.per_vector { "_term" } else { "" };
+        Ok(self.outputs.iter().map(|(name, v)| values[v.0].named(&format!("{name}{suffix}"))).collect())
     }
 }

@@ -14,7 +14,8 @@
 //! whole circuit.
 
 use crate::float::{FloatFormat, FloatOperator};
-use crate::netlist::{Netlist, Wire};
+use crate::netlist::{Design, Netlist, Sig, Wire};
+use crate::sig;
 
 const ID_BITS: usize = 8;
 
@@ -33,119 +34,146 @@ pub fn netlist(
         return Err(format!("vector sum: adder stages {add_stages}: allowed range 1..={max} (the accumulation loop needs a register)"));
     }
     let w = format.width();
-    let add = |net: &mut Netlist, a: Wire, b: Wire| FloatOperator::Add.build(net, format, add_stages, &[a, b]);
-    let mut net = Netlist::new();
-    let advance = net.forward(1);
-    net.name(advance, "advance");
-    net.enable = Some(advance);
-    let valid_in = net.input("s_axis_tvalid", 1);
-    let last_in = net.input("s_axis_tlast", 1);
-    let inputs: Vec<Wire> = lanes.iter().map(|(lo, width)| net.input(&format!("s_axis_tdata@{lo}"), *width)).collect();
-    let values = beat(&mut net, &inputs)?;
+    let d = Design::new();
+    sig!(advance = d.later(1));
+    d.net().enable = Some(advance.wire);
+    let p = Pipe { d: &d, advance, format, add_stages };
+    let valid_in = d.input("s_axis_tvalid", 1);
+    let last_in = d.input("s_axis_tlast", 1);
+    let inputs: Vec<Wire> = lanes.iter().map(|(lo, width)| d.input(&format!("s_axis_tdata@{lo}"), *width).wire).collect();
+    let values = beat(&mut d.net(), &inputs)?;
+    let values: Vec<Sig> = values.iter().map(|v| d.sig(*v)).collect();
     if values.is_empty() {
         return Err("vector sum: no per-beat values".into());
     }
 
-    // Beat control travels to the stage t where all per-beat values are ready.
-    let t = values.iter().map(|v| net.stage_of(*v)).max().unwrap_or(0);
-    let (mut valid, mut last) = (valid_in, last_in);
-    for stage in 0..t {
-        net.set_stage(stage);
-        valid = net.reg(valid, Some(advance), Some(0));
-        last = net.reg(last, Some(advance), None);
-    }
+    d.section("beat control travels to the stage t where all per-beat values are ready");
+    let t = values.iter().map(|v| p.stage_of(*v)).max().unwrap_or(0);
+    let valid = p.carry(valid_in, 0, t, Some(0));
+    let last = p.carry(last_in, 0, t, None);
 
-    // Accumulation at stage t; the partial leaving the adder is fed back from stage t + L.
-    net.set_stage(t);
-    let open_id = net.forward(ID_BITS);
-    let leaving_valid = net.forward(1);
-    let leaving_id = net.forward(ID_BITS);
-    let closes = net.and(valid, last);
-    let step = net.and(closes, advance);
-    let next_id = net.add_const(open_id, 1);
-    let next_id = net.mux(step, next_id, open_id);
-    let counter = net.history(next_id, None, Some(0));
-    net.resolve(open_id, counter);
-    net.name(open_id, "open_vector");
-    let same = net.eq(leaving_id, open_id);
-    let consumed = net.and(leaving_valid, same);
-    let zero = net.constant(0, w);
-    let slot_valid = net.or(valid, consumed);
+    d.section("accumulation at stage t; the partial leaving the adder is fed back from stage t + L");
+    p.at(t);
+    let leaving_valid = d.later(1);
+    let leaving_id = d.later(ID_BITS);
+    sig!(closes = valid & last);
+    let open_vector = d.reg("open_vector", ID_BITS, 0);
+    open_vector.next_when(closes & advance, open_vector.q + 1u32);
+    let open_id = open_vector.q;
+    sig!(consumed = leaving_valid & leaving_id.eq(open_id));
+    sig!(slot_valid = valid | consumed);
     let mut partials = vec![];
     for &value in &values {
-        net.set_stage(t);
-        let leaving = net.forward(w);
-        let a = net.mux(valid, value, zero);
-        let b = net.mux(consumed, leaving, zero);
-        let partial = add(&mut net, a, b)?;
-        net.resolve(leaving, partial);
+        p.at(t);
+        let leaving = d.later(w);
+        let partial = p.add(valid.mux(value, 0), consumed.mux(leaving, 0))?;
+        leaving.define(partial);
         partials.push(partial);
     }
-    let f_stage = net.stage_of(partials[0]);
-    let (mut pv, mut pid, mut plast) = (slot_valid, open_id, closes);
-    for stage in t..f_stage {
-        net.set_stage(stage);
-        pv = net.reg(pv, Some(advance), Some(0));
-        pid = net.reg(pid, Some(advance), None);
-        plast = net.reg(plast, Some(advance), None);
-    }
-    net.resolve(leaving_valid, pv);
-    net.resolve(leaving_id, pid);
+    // What leaves the adder at stage t + L: a valid partial, its vector, and whether its slot
+    // closed the vector.
+    let f_stage = p.stage_of(partials[0]);
+    let leaving_pv = p.carry(slot_valid, t, f_stage, Some(0));
+    let leaving_pid = p.carry(open_id, t, f_stage, None);
+    let leaving_last = p.carry(closes, t, f_stage, None);
+    leaving_valid.define(leaving_pv);
+    leaving_id.define(leaving_pid);
 
-    // Window of the partials that left in the previous L − 1 cycles, at stage t + L.
-    net.set_stage(f_stage);
+    d.section("window of the partials that left in the previous L - 1 cycles, at stage t + L");
+    p.at(f_stage);
     // The counter as it is now (not delayed to this stage): is the leaving partial's vector open?
-    let counter_now = net.forward(ID_BITS);
-    net.resolve(counter_now, counter);
-    let still_open = net.eq(pid, counter_now);
-    let not_open = net.not(still_open);
-    let is_final = net.and(pv, not_open);
-    let (mut wv, mut wid) = (is_final, pid);
+    let id_now = d.later(ID_BITS);
+    id_now.define(open_id);
+    sig!(is_final = leaving_pv & leaving_pid.ne(id_now));
+    // Entry k of the window left the adder k cycles ago; it counts when its vector was already
+    // closed then (it did not re-enter) and is the vector leaving now.
+    let (mut window_valid, mut window_id) = (is_final, leaving_pid);
     let mut takes = vec![];
     for _ in 1..add_stages {
-        wv = net.history(wv, Some(advance), Some(0));
-        wid = net.history(wid, Some(advance), None);
-        let same = net.eq(wid, pid);
-        takes.push(net.and(wv, same));
+        window_valid = p.hold(window_valid, Some(0));
+        window_id = p.hold(window_id, None);
+        takes.push(window_valid & window_id.eq(leaving_pid));
     }
-    let done = net.and(pv, plast);
+    sig!(done = leaving_pv & leaving_last);
     let mut sums = vec![];
     for partial in partials {
-        net.set_stage(f_stage);
+        p.at(f_stage);
         let mut terms = vec![partial];
         let mut held = partial;
         for &take in &takes {
-            held = net.history(held, Some(advance), None);
-            terms.push(net.mux(take, held, zero));
+            held = p.hold(held, None);
+            terms.push(take.mux(held, 0));
         }
+        // An adder tree over the window.
         while terms.len() > 1 {
             let mut next = vec![];
             for pair in terms.chunks(2) {
-                next.push(if pair.len() == 2 { add(&mut net, pair[0], pair[1])? } else { pair[0] });
+                next.push(if pair.len() == 2 { p.add(pair[0], pair[1])? } else { pair[0] });
             }
             terms = next;
         }
         sums.push(terms[0]);
     }
-    let out_stage = sums.iter().map(|s| net.stage_of(*s)).max().unwrap_or(f_stage);
+
+    d.section("output stream");
+    let out_stage = sums.iter().map(|s| p.stage_of(*s)).max().unwrap_or(f_stage);
     for (j, sum) in sums.iter().enumerate() {
-        net.output(&format!("m_axis_tdata@{}", j * w), *sum);
+        d.output(&format!("m_axis_tdata@{}", j * w), *sum);
     }
-    net.balance_outputs();
-    let mut out_valid = done;
-    for stage in f_stage..out_stage {
-        net.set_stage(stage);
-        out_valid = net.reg(out_valid, Some(advance), Some(0));
+    d.net().balance_outputs();
+    let out_valid = p.carry(done, f_stage, out_stage, Some(0));
+    p.at(out_stage);
+    let ready = d.input("m_axis_tready", 1);
+    advance.define(!out_valid | ready);
+    let out_valid = out_valid.named("out_valid");
+    d.output("m_axis_tvalid", out_valid);
+    d.output("m_axis_tlast", d.lit(1, 1));
+    d.output("s_axis_tready", advance);
+    // Register rules are applied when the design finishes, at the current stage: the vector
+    // counter's rule belongs to stage t.
+    p.at(t);
+    Ok(d.finish())
+}
+
+/// Stage placement in the design, every register under the clock enable `advance`; and the
+/// adder.
+struct Pipe<'d> {
+    d: &'d Design,
+    advance: Sig<'d>,
+    format: FloatFormat,
+    add_stages: usize,
+}
+
+impl<'d> Pipe<'d> {
+    /// Places what is built next at `stage`.
+    fn at(&self, stage: usize) {
+        self.d.net().set_stage(stage);
     }
-    net.set_stage(out_stage);
-    let ready = net.input("m_axis_tready", 1);
-    let free = net.not(out_valid);
-    let go = net.or(free, ready);
-    net.resolve(advance, go);
-    net.name(out_valid, "out_valid");
-    let one = net.constant(1, 1);
-    net.output("m_axis_tvalid", out_valid);
-    net.output("m_axis_tlast", one);
-    net.output("s_axis_tready", advance);
-    Ok(net)
+
+    fn stage_of(&self, x: Sig<'d>) -> usize {
+        self.d.net().stage_of(x.wire)
+    }
+
+    /// `x` through pipeline registers from stage `from` to stage `to` (`reset` for the ones that
+    /// have one: valid bits).
+    fn carry(&self, mut x: Sig<'d>, from: usize, to: usize, reset: Option<u128>) -> Sig<'d> {
+        for stage in from..to {
+            self.at(stage);
+            let q = self.d.net().reg(x.wire, Some(self.advance.wire), reset);
+            x = self.d.sig(q);
+        }
+        x
+    }
+
+    /// `a + b` in the floating-point format, starting when both are ready.
+    fn add(&self, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, String> {
+        let sum = FloatOperator::Add.build(&mut self.d.net(), self.format, self.add_stages, &[a.wire, b.wire])?;
+        Ok(self.d.sig(sum))
+    }
+
+    /// `x` one beat earlier, at the same stage (a register of the window).
+    fn hold(&self, x: Sig<'d>, reset: Option<u128>) -> Sig<'d> {
+        let q = self.d.net().history(x.wire, Some(self.advance.wire), reset);
+        self.d.sig(q)
+    }
 }
