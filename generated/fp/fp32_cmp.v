@@ -36,52 +36,78 @@ module fp32_cmp(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
+    // compare: classes and magnitudes
     wire [7:0] s_axis_tdata_0_bits30_23;
     wire s_axis_tdata_0_is0;
+    wire a_sign;
+    wire a_zero;
+    wire a_nan;
     wire [7:0] s_axis_tdata_32_bits30_23;
     wire s_axis_tdata_32_is0;
+    wire b_sign;
+    wire b_zero;
+    wire b_nan;
+    wire unordered;
+    wire equal;
     wire [30:0] s_axis_tdata_0_bits30_0;
     wire [30:0] s_axis_tdata_32_bits30_0;
-    reg s_axis_tdata_0_q;
-    reg s_axis_tdata_32_q;
-    reg s_axis_tdata_32_q_2;
-    reg s_axis_tdata_0_q_2;
-    wire s_axis_tdata_0_sel;
-    reg s_axis_tdata_0_q_3;
-    wire s_axis_tdata_0_not;
-    reg s_axis_tdata_0_q_4;
-    wire s_axis_tdata_0_and;
-    wire [3:0] s_axis_tdata_0_cat;
+    wire magnitude_less;
+    wire magnitude_greater;
+    // compare: one-hot result {unordered, greater, equal, less}
+    reg a_sign_d1;
+    reg b_sign_d1;
+    reg magnitude_greater_d1;
+    reg magnitude_less_d1;
+    wire less;
+    reg unordered_d1;
+    wire unordered_d1_not;
+    reg equal_d1;
+    wire decided;
+    wire [3:0] unordered_d1_cat;
     reg out_valid;
     reg s_axis_tlast_q;
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
+
+    // ---- compare: classes and magnitudes ----
     assign s_axis_tdata_0_bits30_23 = s_axis_tdata[30:23];
     assign s_axis_tdata_0_is0 = s_axis_tdata[22:0] == 23'h0;
+    assign a_sign = s_axis_tdata[31];
+    assign a_zero = (s_axis_tdata_0_bits30_23 == 8'h0) & s_axis_tdata_0_is0;
+    assign a_nan = (s_axis_tdata_0_bits30_23 == 8'hff) & (~s_axis_tdata_0_is0);
     assign s_axis_tdata_32_bits30_23 = s_axis_tdata[62:55];
     assign s_axis_tdata_32_is0 = s_axis_tdata[54:32] == 23'h0;
+    assign b_sign = s_axis_tdata[63];
+    assign b_zero = (s_axis_tdata_32_bits30_23 == 8'h0) & s_axis_tdata_32_is0;
+    assign b_nan = (s_axis_tdata_32_bits30_23 == 8'hff) & (~s_axis_tdata_32_is0);
+    assign unordered = a_nan | b_nan;
+    assign equal = (a_zero & b_zero) | (s_axis_tdata[31:0] == s_axis_tdata[63:32]);
     assign s_axis_tdata_0_bits30_0 = s_axis_tdata[30:0];
     assign s_axis_tdata_32_bits30_0 = s_axis_tdata[62:32];
-    assign s_axis_tdata_0_sel = (s_axis_tdata_0_q ^ s_axis_tdata_32_q) ? s_axis_tdata_0_q : (s_axis_tdata_0_q ? s_axis_tdata_32_q_2 : s_axis_tdata_0_q_2);
-    assign s_axis_tdata_0_not = ~s_axis_tdata_0_q_3;
-    assign s_axis_tdata_0_and = s_axis_tdata_0_not & (~s_axis_tdata_0_q_4);
-    assign s_axis_tdata_0_cat = {({s_axis_tdata_0_q_3, (s_axis_tdata_0_and & (~s_axis_tdata_0_sel))}), ({(s_axis_tdata_0_not & s_axis_tdata_0_q_4), (s_axis_tdata_0_and & s_axis_tdata_0_sel)})};
+    assign magnitude_less = s_axis_tdata_0_bits30_0 < s_axis_tdata_32_bits30_0;
+    assign magnitude_greater = s_axis_tdata_32_bits30_0 < s_axis_tdata_0_bits30_0;
+
+    // ---- compare: one-hot result {unordered, greater, equal, less} ----
+    assign less = (a_sign_d1 ^ b_sign_d1) ? a_sign_d1 : (a_sign_d1 ? magnitude_greater_d1 : magnitude_less_d1);
+    assign unordered_d1_not = ~unordered_d1;
+    assign decided = unordered_d1_not & (~equal_d1);
+    assign unordered_d1_cat = {({({unordered_d1, (decided & (~less))}), (unordered_d1_not & equal_d1)}), (decided & less)};
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin
-        if (out_valid_or) s_axis_tdata_0_q <= s_axis_tdata[31];
-        if (out_valid_or) s_axis_tdata_32_q <= s_axis_tdata[63];
-        if (out_valid_or) s_axis_tdata_32_q_2 <= s_axis_tdata_32_bits30_0 < s_axis_tdata_0_bits30_0;
-        if (out_valid_or) s_axis_tdata_0_q_2 <= s_axis_tdata_0_bits30_0 < s_axis_tdata_32_bits30_0;
-        if (out_valid_or) s_axis_tdata_0_q_3 <= ((s_axis_tdata_0_bits30_23 == 8'hff) & (~s_axis_tdata_0_is0)) | ((s_axis_tdata_32_bits30_23 == 8'hff) & (~s_axis_tdata_32_is0));
-        if (out_valid_or) s_axis_tdata_0_q_4 <= (((s_axis_tdata_0_bits30_23 == 8'h0) & s_axis_tdata_0_is0) & ((s_axis_tdata_32_bits30_23 == 8'h0) & s_axis_tdata_32_is0)) | (s_axis_tdata[31:0] == s_axis_tdata[63:32]);
+        if (out_valid_or) a_sign_d1 <= a_sign;
+        if (out_valid_or) b_sign_d1 <= b_sign;
+        if (out_valid_or) magnitude_greater_d1 <= magnitude_greater;
+        if (out_valid_or) magnitude_less_d1 <= magnitude_less;
+        if (out_valid_or) unordered_d1 <= unordered;
+        if (out_valid_or) equal_d1 <= equal;
         if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid;
         if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
     end
 
     always @(*) begin
-        m_axis_tdata = {4'h0, s_axis_tdata_0_cat};
+        m_axis_tdata = {4'h0, unordered_d1_cat};
         m_axis_tkeep = {1{1'b1}};
         m_axis_tvalid = out_valid;
         m_axis_tlast = s_axis_tlast_q;

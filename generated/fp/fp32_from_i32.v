@@ -36,25 +36,36 @@ module fp32_from_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tda
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
+    // fixed to float: sign and magnitude
     wire s_axis_tdata_0_b31;
     wire [31:0] s_axis_tdata_0_sel;
+    wire is_zero;
+    // round: normalization shift (left to a leading one, right into the subnormal range)
     reg [31:0] s_axis_tdata_0_q;
-    wire [16:0] s_axis_tdata_0_cat;
-    wire [16:0] s_axis_tdata_0_minus;
-    wire s_axis_tdata_0_lt;
+    wire [16:0] lz;
+    wire [16:0] x_minus_lz;
+    wire normal;
+    wire [16:0] left;
+    wire [16:0] exp_field;
+    // round: shift, with a sticky bit for what the right shift drops
     reg [31:0] s_axis_tdata_0_q_2;
-    reg [16:0] s_axis_tdata_0_q_3;
-    reg [31:0] s_axis_tdata_0_q_4;
-    wire [22:0] s_axis_tdata_0_bits30_8;
-    reg [16:0] s_axis_tdata_0_q_5;
-    reg [16:0] s_axis_tdata_0_q_6;
-    wire [31:0] s_axis_tdata_0_plus;
-    reg s_axis_tdata_0_q_7;
-    reg s_axis_tdata_0_q_8;
-    reg s_axis_tdata_0_q_9;
-    reg s_axis_tdata_0_q_10;
-    reg s_axis_tdata_0_q_11;
-    reg s_axis_tdata_0_q_12;
+    reg [16:0] left_d1;
+    wire [31:0] aligned;
+    // round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even
+    reg [31:0] aligned_d1;
+    wire [22:0] kept;
+    wire guard;
+    wire increment;
+    reg [16:0] exp_field_d1;
+    reg [16:0] exp_field_d2;
+    wire [31:0] rounded;
+    wire fits;
+    reg s_axis_tdata_0_q_3;
+    reg s_axis_tdata_0_q_4;
+    reg s_axis_tdata_0_q_5;
+    reg is_zero_d1;
+    reg is_zero_d2;
+    reg is_zero_d3;
     wire [31:0] s_axis_tdata_0_sel_2;
     reg s_axis_tvalid_q;
     reg s_axis_tlast_q;
@@ -65,29 +76,44 @@ module fp32_from_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tda
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
+
+    // ---- fixed to float: sign and magnitude ----
     assign s_axis_tdata_0_b31 = s_axis_tdata[31];
     assign s_axis_tdata_0_sel = s_axis_tdata_0_b31 ? (32'h0 - s_axis_tdata[31:0]) : s_axis_tdata[31:0];
-    assign s_axis_tdata_0_cat = {11'h0, (s_axis_tdata_0_q[31] ? 6'h0 : s_axis_tdata_0_q[30] ? 6'h1 : s_axis_tdata_0_q[29] ? 6'h2 : s_axis_tdata_0_q[28] ? 6'h3 : s_axis_tdata_0_q[27] ? 6'h4 : s_axis_tdata_0_q[26] ? 6'h5 : s_axis_tdata_0_q[25] ? 6'h6 : s_axis_tdata_0_q[24] ? 6'h7 : s_axis_tdata_0_q[23] ? 6'h8 : s_axis_tdata_0_q[22] ? 6'h9 : s_axis_tdata_0_q[21] ? 6'ha : s_axis_tdata_0_q[20] ? 6'hb : s_axis_tdata_0_q[19] ? 6'hc : s_axis_tdata_0_q[18] ? 6'hd : s_axis_tdata_0_q[17] ? 6'he : s_axis_tdata_0_q[16] ? 6'hf : s_axis_tdata_0_q[15] ? 6'h10 : s_axis_tdata_0_q[14] ? 6'h11 : s_axis_tdata_0_q[13] ? 6'h12 : s_axis_tdata_0_q[12] ? 6'h13 : s_axis_tdata_0_q[11] ? 6'h14 : s_axis_tdata_0_q[10] ? 6'h15 : s_axis_tdata_0_q[9] ? 6'h16 : s_axis_tdata_0_q[8] ? 6'h17 : s_axis_tdata_0_q[7] ? 6'h18 : s_axis_tdata_0_q[6] ? 6'h19 : s_axis_tdata_0_q[5] ? 6'h1a : s_axis_tdata_0_q[4] ? 6'h1b : s_axis_tdata_0_q[3] ? 6'h1c : s_axis_tdata_0_q[2] ? 6'h1d : s_axis_tdata_0_q[1] ? 6'h1e : s_axis_tdata_0_q[0] ? 6'h1f : 6'h20)};
-    assign s_axis_tdata_0_minus = 17'h9e - s_axis_tdata_0_cat;
-    assign s_axis_tdata_0_lt = (17'h0 ^ 17'h10000) < (s_axis_tdata_0_minus ^ 17'h10000);
-    assign s_axis_tdata_0_bits30_8 = s_axis_tdata_0_q_4[30:8];
-    assign s_axis_tdata_0_plus = ({s_axis_tdata_0_q_6[8:0], s_axis_tdata_0_bits30_8}) + ({31'h0, (s_axis_tdata_0_q_4[7] & ((~(s_axis_tdata_0_q_4[6:0] == 7'h0)) | s_axis_tdata_0_bits30_8[0]))});
-    assign s_axis_tdata_0_sel_2 = s_axis_tdata_0_q_12 ? 32'h0 : ({s_axis_tdata_0_q_9, ((((s_axis_tdata_0_q_6 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (s_axis_tdata_0_plus[31:23] < 9'hff)) ? s_axis_tdata_0_plus[30:0] : 31'h7f800000)});
+    assign is_zero = s_axis_tdata_0_sel == 32'h0;
+
+    // ---- round: normalization shift (left to a leading one, right into the subnormal range) ----
+    assign lz = {11'h0, (s_axis_tdata_0_q[31] ? 6'h0 : s_axis_tdata_0_q[30] ? 6'h1 : s_axis_tdata_0_q[29] ? 6'h2 : s_axis_tdata_0_q[28] ? 6'h3 : s_axis_tdata_0_q[27] ? 6'h4 : s_axis_tdata_0_q[26] ? 6'h5 : s_axis_tdata_0_q[25] ? 6'h6 : s_axis_tdata_0_q[24] ? 6'h7 : s_axis_tdata_0_q[23] ? 6'h8 : s_axis_tdata_0_q[22] ? 6'h9 : s_axis_tdata_0_q[21] ? 6'ha : s_axis_tdata_0_q[20] ? 6'hb : s_axis_tdata_0_q[19] ? 6'hc : s_axis_tdata_0_q[18] ? 6'hd : s_axis_tdata_0_q[17] ? 6'he : s_axis_tdata_0_q[16] ? 6'hf : s_axis_tdata_0_q[15] ? 6'h10 : s_axis_tdata_0_q[14] ? 6'h11 : s_axis_tdata_0_q[13] ? 6'h12 : s_axis_tdata_0_q[12] ? 6'h13 : s_axis_tdata_0_q[11] ? 6'h14 : s_axis_tdata_0_q[10] ? 6'h15 : s_axis_tdata_0_q[9] ? 6'h16 : s_axis_tdata_0_q[8] ? 6'h17 : s_axis_tdata_0_q[7] ? 6'h18 : s_axis_tdata_0_q[6] ? 6'h19 : s_axis_tdata_0_q[5] ? 6'h1a : s_axis_tdata_0_q[4] ? 6'h1b : s_axis_tdata_0_q[3] ? 6'h1c : s_axis_tdata_0_q[2] ? 6'h1d : s_axis_tdata_0_q[1] ? 6'h1e : s_axis_tdata_0_q[0] ? 6'h1f : 6'h20)};
+    assign x_minus_lz = 17'h9e - lz;
+    assign normal = (17'h0 ^ 17'h10000) < (x_minus_lz ^ 17'h10000);
+    assign left = normal ? lz : 17'h9d;
+    assign exp_field = normal ? x_minus_lz : 17'h0;
+
+    // ---- round: shift, with a sticky bit for what the right shift drops ----
+    assign aligned = s_axis_tdata_0_q_2 << left_d1;
+
+    // ---- round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even ----
+    assign kept = aligned_d1[30:8];
+    assign guard = aligned_d1[7];
+    assign increment = guard & ((~(aligned_d1[6:0] == 7'h0)) | kept[0]);
+    assign rounded = ({exp_field_d2[8:0], kept}) + ({31'h0, increment});
+    assign fits = ((exp_field_d2 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (rounded[31:23] < 9'hff);
+    assign s_axis_tdata_0_sel_2 = is_zero_d3 ? 32'h0 : ({s_axis_tdata_0_q_5, (fits ? rounded[30:0] : 31'h7f800000)});
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin
         if (out_valid_or) s_axis_tdata_0_q <= s_axis_tdata_0_sel;
         if (out_valid_or) s_axis_tdata_0_q_2 <= s_axis_tdata_0_q;
-        if (out_valid_or) s_axis_tdata_0_q_3 <= s_axis_tdata_0_lt ? s_axis_tdata_0_cat : 17'h9d;
-        if (out_valid_or) s_axis_tdata_0_q_4 <= s_axis_tdata_0_q_2 << s_axis_tdata_0_q_3;
-        if (out_valid_or) s_axis_tdata_0_q_5 <= s_axis_tdata_0_lt ? s_axis_tdata_0_minus : 17'h0;
-        if (out_valid_or) s_axis_tdata_0_q_6 <= s_axis_tdata_0_q_5;
-        if (out_valid_or) s_axis_tdata_0_q_7 <= s_axis_tdata_0_b31;
-        if (out_valid_or) s_axis_tdata_0_q_8 <= s_axis_tdata_0_q_7;
-        if (out_valid_or) s_axis_tdata_0_q_9 <= s_axis_tdata_0_q_8;
-        if (out_valid_or) s_axis_tdata_0_q_10 <= s_axis_tdata_0_sel == 32'h0;
-        if (out_valid_or) s_axis_tdata_0_q_11 <= s_axis_tdata_0_q_10;
-        if (out_valid_or) s_axis_tdata_0_q_12 <= s_axis_tdata_0_q_11;
+        if (out_valid_or) left_d1 <= left;
+        if (out_valid_or) aligned_d1 <= aligned;
+        if (out_valid_or) exp_field_d1 <= exp_field;
+        if (out_valid_or) exp_field_d2 <= exp_field_d1;
+        if (out_valid_or) s_axis_tdata_0_q_3 <= s_axis_tdata_0_b31;
+        if (out_valid_or) s_axis_tdata_0_q_4 <= s_axis_tdata_0_q_3;
+        if (out_valid_or) s_axis_tdata_0_q_5 <= s_axis_tdata_0_q_4;
+        if (out_valid_or) is_zero_d1 <= is_zero;
+        if (out_valid_or) is_zero_d2 <= is_zero_d1;
+        if (out_valid_or) is_zero_d3 <= is_zero_d2;
         if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
         if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
         if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;

@@ -38,51 +38,76 @@ module fp32_mul(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
+    // mul: operands, special cases, exponent
     wire [7:0] s_axis_tdata_0_bits30_23;
     wire [22:0] s_axis_tdata_0_bits22_0;
     wire s_axis_tdata_0_is0;
     wire s_axis_tdata_0_is255;
     wire s_axis_tdata_0_is0_2;
-    wire s_axis_tdata_0_and;
-    wire s_axis_tdata_0_and_2;
+    wire a_sign;
+    wire a_zero;
+    wire a_inf;
+    wire a_nan;
+    wire [23:0] a_sig;
+    wire [7:0] a_exp;
     wire [7:0] s_axis_tdata_32_bits30_23;
     wire [22:0] s_axis_tdata_32_bits22_0;
     wire s_axis_tdata_32_is0;
     wire s_axis_tdata_32_is255;
     wire s_axis_tdata_32_is0_2;
-    wire s_axis_tdata_32_and;
-    wire s_axis_tdata_32_and_2;
-    wire s_axis_tdata_0_or;
-    reg [23:0] s_axis_tdata_0_q;
-    reg [23:0] s_axis_tdata_32_q;
-    reg [47:0] s_axis_tdata_0_q_2;
-    wire [16:0] s_axis_tdata_0_cat;
-    reg [16:0] s_axis_tdata_0_q_3;
-    reg [16:0] s_axis_tdata_0_q_4;
-    wire [16:0] s_axis_tdata_0_minus;
-    wire lt;
-    wire s_axis_tdata_0_lt;
-    wire [16:0] sel;
-    wire [47:0] s_axis_tdata_0_shl;
-    wire [47:0] s_axis_tdata_0_shr;
-    reg [47:0] s_axis_tdata_0_q_5;
-    wire [22:0] bits46_24;
-    reg q;
-    reg [16:0] q_2;
-    wire [31:0] plus;
-    reg s_axis_tdata_0_q_6;
-    reg s_axis_tdata_0_q_7;
-    reg s_axis_tdata_0_q_8;
-    reg s_axis_tdata_0_q_9;
-    reg s_axis_tdata_0_q_10;
-    reg s_axis_tdata_0_q_11;
-    reg s_axis_tdata_0_q_12;
-    reg s_axis_tdata_0_q_13;
-    reg s_axis_tdata_0_q_14;
-    reg s_axis_tdata_0_q_15;
-    reg s_axis_tdata_0_q_16;
-    reg s_axis_tdata_0_q_17;
-    wire [31:0] s_axis_tdata_0_sel;
+    wire b_sign;
+    wire b_zero;
+    wire b_inf;
+    wire b_nan;
+    wire [23:0] b_sig;
+    wire [7:0] b_exp;
+    wire sign;
+    wire nan;
+    wire inf;
+    wire zero;
+    wire [16:0] x;
+    // mul: significand product
+    reg [23:0] a_sig_d1;
+    reg [23:0] b_sig_d1;
+    wire [47:0] product;
+    // round: normalization shift (left to a leading one, right into the subnormal range)
+    reg [47:0] product_d1;
+    wire [16:0] lz;
+    reg [16:0] x_d1;
+    reg [16:0] x_d2;
+    wire [16:0] x_minus_lz;
+    wire normal;
+    wire x_positive;
+    wire [16:0] left;
+    wire [16:0] right;
+    wire [16:0] exp_field;
+    // round: shift, with a sticky bit for what the right shift drops
+    wire [47:0] shifted;
+    wire [47:0] aligned;
+    wire sticky;
+    // round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even
+    reg [47:0] aligned_d1;
+    wire [22:0] kept;
+    wire guard;
+    reg sticky_d1;
+    wire increment;
+    reg [16:0] exp_field_d1;
+    wire [31:0] rounded;
+    wire fits;
+    reg sign_d1;
+    reg sign_d2;
+    reg sign_d3;
+    // special cases
+    reg zero_d1;
+    reg zero_d2;
+    reg zero_d3;
+    reg inf_d1;
+    reg inf_d2;
+    reg inf_d3;
+    reg nan_d1;
+    reg nan_d2;
+    reg nan_d3;
+    wire [31:0] result;
     reg s_axis_tvalid_q;
     reg s_axis_tlast_q;
     reg s_axis_tvalid_q_2;
@@ -92,54 +117,85 @@ module fp32_mul(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
+
+    // ---- mul: operands, special cases, exponent ----
     assign s_axis_tdata_0_bits30_23 = s_axis_tdata[30:23];
     assign s_axis_tdata_0_bits22_0 = s_axis_tdata[22:0];
     assign s_axis_tdata_0_is0 = s_axis_tdata_0_bits30_23 == 8'h0;
     assign s_axis_tdata_0_is255 = s_axis_tdata_0_bits30_23 == 8'hff;
     assign s_axis_tdata_0_is0_2 = s_axis_tdata_0_bits22_0 == 23'h0;
-    assign s_axis_tdata_0_and = s_axis_tdata_0_is0 & s_axis_tdata_0_is0_2;
-    assign s_axis_tdata_0_and_2 = s_axis_tdata_0_is255 & s_axis_tdata_0_is0_2;
+    assign a_sign = s_axis_tdata[31];
+    assign a_zero = s_axis_tdata_0_is0 & s_axis_tdata_0_is0_2;
+    assign a_inf = s_axis_tdata_0_is255 & s_axis_tdata_0_is0_2;
+    assign a_nan = s_axis_tdata_0_is255 & (~s_axis_tdata_0_is0_2);
+    assign a_sig = {(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0};
+    assign a_exp = s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23;
     assign s_axis_tdata_32_bits30_23 = s_axis_tdata[62:55];
     assign s_axis_tdata_32_bits22_0 = s_axis_tdata[54:32];
     assign s_axis_tdata_32_is0 = s_axis_tdata_32_bits30_23 == 8'h0;
     assign s_axis_tdata_32_is255 = s_axis_tdata_32_bits30_23 == 8'hff;
     assign s_axis_tdata_32_is0_2 = s_axis_tdata_32_bits22_0 == 23'h0;
-    assign s_axis_tdata_32_and = s_axis_tdata_32_is0 & s_axis_tdata_32_is0_2;
-    assign s_axis_tdata_32_and_2 = s_axis_tdata_32_is255 & s_axis_tdata_32_is0_2;
-    assign s_axis_tdata_0_or = ((s_axis_tdata_0_is255 & (~s_axis_tdata_0_is0_2)) | (s_axis_tdata_32_is255 & (~s_axis_tdata_32_is0_2))) | (s_axis_tdata_0_and & s_axis_tdata_32_and_2);
-    assign s_axis_tdata_0_cat = {11'h0, (s_axis_tdata_0_q_2[47] ? 6'h0 : s_axis_tdata_0_q_2[46] ? 6'h1 : s_axis_tdata_0_q_2[45] ? 6'h2 : s_axis_tdata_0_q_2[44] ? 6'h3 : s_axis_tdata_0_q_2[43] ? 6'h4 : s_axis_tdata_0_q_2[42] ? 6'h5 : s_axis_tdata_0_q_2[41] ? 6'h6 : s_axis_tdata_0_q_2[40] ? 6'h7 : s_axis_tdata_0_q_2[39] ? 6'h8 : s_axis_tdata_0_q_2[38] ? 6'h9 : s_axis_tdata_0_q_2[37] ? 6'ha : s_axis_tdata_0_q_2[36] ? 6'hb : s_axis_tdata_0_q_2[35] ? 6'hc : s_axis_tdata_0_q_2[34] ? 6'hd : s_axis_tdata_0_q_2[33] ? 6'he : s_axis_tdata_0_q_2[32] ? 6'hf : s_axis_tdata_0_q_2[31] ? 6'h10 : s_axis_tdata_0_q_2[30] ? 6'h11 : s_axis_tdata_0_q_2[29] ? 6'h12 : s_axis_tdata_0_q_2[28] ? 6'h13 : s_axis_tdata_0_q_2[27] ? 6'h14 : s_axis_tdata_0_q_2[26] ? 6'h15 : s_axis_tdata_0_q_2[25] ? 6'h16 : s_axis_tdata_0_q_2[24] ? 6'h17 : s_axis_tdata_0_q_2[23] ? 6'h18 : s_axis_tdata_0_q_2[22] ? 6'h19 : s_axis_tdata_0_q_2[21] ? 6'h1a : s_axis_tdata_0_q_2[20] ? 6'h1b : s_axis_tdata_0_q_2[19] ? 6'h1c : s_axis_tdata_0_q_2[18] ? 6'h1d : s_axis_tdata_0_q_2[17] ? 6'h1e : s_axis_tdata_0_q_2[16] ? 6'h1f : s_axis_tdata_0_q_2[15] ? 6'h20 : s_axis_tdata_0_q_2[14] ? 6'h21 : s_axis_tdata_0_q_2[13] ? 6'h22 : s_axis_tdata_0_q_2[12] ? 6'h23 : s_axis_tdata_0_q_2[11] ? 6'h24 : s_axis_tdata_0_q_2[10] ? 6'h25 : s_axis_tdata_0_q_2[9] ? 6'h26 : s_axis_tdata_0_q_2[8] ? 6'h27 : s_axis_tdata_0_q_2[7] ? 6'h28 : s_axis_tdata_0_q_2[6] ? 6'h29 : s_axis_tdata_0_q_2[5] ? 6'h2a : s_axis_tdata_0_q_2[4] ? 6'h2b : s_axis_tdata_0_q_2[3] ? 6'h2c : s_axis_tdata_0_q_2[2] ? 6'h2d : s_axis_tdata_0_q_2[1] ? 6'h2e : s_axis_tdata_0_q_2[0] ? 6'h2f : 6'h30)};
-    assign s_axis_tdata_0_minus = s_axis_tdata_0_q_4 - s_axis_tdata_0_cat;
-    assign lt = (17'h0 ^ 17'h10000) < (s_axis_tdata_0_minus ^ 17'h10000);
-    assign s_axis_tdata_0_lt = (17'h0 ^ 17'h10000) < (s_axis_tdata_0_q_4 ^ 17'h10000);
-    assign sel = s_axis_tdata_0_lt ? 17'h0 : (17'h1 - s_axis_tdata_0_q_4);
-    assign s_axis_tdata_0_shl = s_axis_tdata_0_q_2 << (lt ? s_axis_tdata_0_cat : (s_axis_tdata_0_lt ? (s_axis_tdata_0_q_4 + 17'h1ffff) : 17'h0));
-    assign s_axis_tdata_0_shr = s_axis_tdata_0_shl >> sel;
-    assign bits46_24 = s_axis_tdata_0_q_5[46:24];
-    assign plus = ({q_2[8:0], bits46_24}) + ({31'h0, (s_axis_tdata_0_q_5[23] & (((~(s_axis_tdata_0_q_5[22:0] == 23'h0)) | q) | bits46_24[0]))});
-    assign s_axis_tdata_0_sel = s_axis_tdata_0_q_17 ? 32'h7fc00000 : (s_axis_tdata_0_q_14 ? ({s_axis_tdata_0_q_8, 31'h7f800000}) : (s_axis_tdata_0_q_11 ? ({s_axis_tdata_0_q_8, 31'h0}) : ({s_axis_tdata_0_q_8, ((((q_2 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (plus[31:23] < 9'hff)) ? plus[30:0] : 31'h7f800000)})));
+    assign b_sign = s_axis_tdata[63];
+    assign b_zero = s_axis_tdata_32_is0 & s_axis_tdata_32_is0_2;
+    assign b_inf = s_axis_tdata_32_is255 & s_axis_tdata_32_is0_2;
+    assign b_nan = s_axis_tdata_32_is255 & (~s_axis_tdata_32_is0_2);
+    assign b_sig = {(~s_axis_tdata_32_is0), s_axis_tdata_32_bits22_0};
+    assign b_exp = s_axis_tdata_32_is0 ? 8'h1 : s_axis_tdata_32_bits30_23;
+    assign sign = a_sign ^ b_sign;
+    assign nan = ((a_nan | b_nan) | (a_zero & b_inf)) | (a_inf & b_zero);
+    assign inf = a_inf | b_inf;
+    assign zero = a_zero | b_zero;
+    assign x = (({9'h0, a_exp}) + ({9'h0, b_exp})) + 17'h1ff82;
+
+    // ---- mul: significand product ----
+    assign product = {{24{1'b0}}, a_sig_d1} * {{24{1'b0}}, b_sig_d1};
+
+    // ---- round: normalization shift (left to a leading one, right into the subnormal range) ----
+    assign lz = {11'h0, (product_d1[47] ? 6'h0 : product_d1[46] ? 6'h1 : product_d1[45] ? 6'h2 : product_d1[44] ? 6'h3 : product_d1[43] ? 6'h4 : product_d1[42] ? 6'h5 : product_d1[41] ? 6'h6 : product_d1[40] ? 6'h7 : product_d1[39] ? 6'h8 : product_d1[38] ? 6'h9 : product_d1[37] ? 6'ha : product_d1[36] ? 6'hb : product_d1[35] ? 6'hc : product_d1[34] ? 6'hd : product_d1[33] ? 6'he : product_d1[32] ? 6'hf : product_d1[31] ? 6'h10 : product_d1[30] ? 6'h11 : product_d1[29] ? 6'h12 : product_d1[28] ? 6'h13 : product_d1[27] ? 6'h14 : product_d1[26] ? 6'h15 : product_d1[25] ? 6'h16 : product_d1[24] ? 6'h17 : product_d1[23] ? 6'h18 : product_d1[22] ? 6'h19 : product_d1[21] ? 6'h1a : product_d1[20] ? 6'h1b : product_d1[19] ? 6'h1c : product_d1[18] ? 6'h1d : product_d1[17] ? 6'h1e : product_d1[16] ? 6'h1f : product_d1[15] ? 6'h20 : product_d1[14] ? 6'h21 : product_d1[13] ? 6'h22 : product_d1[12] ? 6'h23 : product_d1[11] ? 6'h24 : product_d1[10] ? 6'h25 : product_d1[9] ? 6'h26 : product_d1[8] ? 6'h27 : product_d1[7] ? 6'h28 : product_d1[6] ? 6'h29 : product_d1[5] ? 6'h2a : product_d1[4] ? 6'h2b : product_d1[3] ? 6'h2c : product_d1[2] ? 6'h2d : product_d1[1] ? 6'h2e : product_d1[0] ? 6'h2f : 6'h30)};
+    assign x_minus_lz = x_d2 - lz;
+    assign normal = (17'h0 ^ 17'h10000) < (x_minus_lz ^ 17'h10000);
+    assign x_positive = (17'h0 ^ 17'h10000) < (x_d2 ^ 17'h10000);
+    assign left = normal ? lz : (x_positive ? (x_d2 - 17'h1) : 17'h0);
+    assign right = x_positive ? 17'h0 : (17'h1 - x_d2);
+    assign exp_field = normal ? x_minus_lz : 17'h0;
+
+    // ---- round: shift, with a sticky bit for what the right shift drops ----
+    assign shifted = product_d1 << left;
+    assign aligned = shifted >> right;
+    assign sticky = ~((aligned << right) == shifted);
+
+    // ---- round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even ----
+    assign kept = aligned_d1[46:24];
+    assign guard = aligned_d1[23];
+    assign increment = guard & (((~(aligned_d1[22:0] == 23'h0)) | sticky_d1) | kept[0]);
+    assign rounded = ({exp_field_d1[8:0], kept}) + ({31'h0, increment});
+    assign fits = ((exp_field_d1 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (rounded[31:23] < 9'hff);
+
+    // ---- special cases ----
+    assign result = nan_d3 ? 32'h7fc00000 : (inf_d3 ? ({sign_d3, 31'h7f800000}) : (zero_d3 ? ({sign_d3, 31'h0}) : ({sign_d3, (fits ? rounded[30:0] : 31'h7f800000)})));
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin
-        if (out_valid_or) s_axis_tdata_0_q <= {(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0};
-        if (out_valid_or) s_axis_tdata_32_q <= {(~s_axis_tdata_32_is0), s_axis_tdata_32_bits22_0};
-        if (out_valid_or) s_axis_tdata_0_q_2 <= {{24{1'b0}}, s_axis_tdata_0_q} * {{24{1'b0}}, s_axis_tdata_32_q};
-        if (out_valid_or) s_axis_tdata_0_q_3 <= (({9'h0, (s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23)}) + ({9'h0, (s_axis_tdata_32_is0 ? 8'h1 : s_axis_tdata_32_bits30_23)})) + 17'h1ff82;
-        if (out_valid_or) s_axis_tdata_0_q_4 <= s_axis_tdata_0_q_3;
-        if (out_valid_or) s_axis_tdata_0_q_5 <= s_axis_tdata_0_shr;
-        if (out_valid_or) q <= ~((s_axis_tdata_0_shr << sel) == s_axis_tdata_0_shl);
-        if (out_valid_or) q_2 <= lt ? s_axis_tdata_0_minus : 17'h0;
-        if (out_valid_or) s_axis_tdata_0_q_6 <= s_axis_tdata[31] ^ s_axis_tdata[63];
-        if (out_valid_or) s_axis_tdata_0_q_7 <= s_axis_tdata_0_q_6;
-        if (out_valid_or) s_axis_tdata_0_q_8 <= s_axis_tdata_0_q_7;
-        if (out_valid_or) s_axis_tdata_0_q_9 <= s_axis_tdata_0_and | s_axis_tdata_32_and;
-        if (out_valid_or) s_axis_tdata_0_q_10 <= s_axis_tdata_0_q_9;
-        if (out_valid_or) s_axis_tdata_0_q_11 <= s_axis_tdata_0_q_10;
-        if (out_valid_or) s_axis_tdata_0_q_12 <= s_axis_tdata_0_and_2 | s_axis_tdata_32_and_2;
-        if (out_valid_or) s_axis_tdata_0_q_13 <= s_axis_tdata_0_q_12;
-        if (out_valid_or) s_axis_tdata_0_q_14 <= s_axis_tdata_0_q_13;
-        if (out_valid_or) s_axis_tdata_0_q_15 <= s_axis_tdata_0_or | (s_axis_tdata_0_and_2 & s_axis_tdata_32_and);
-        if (out_valid_or) s_axis_tdata_0_q_16 <= s_axis_tdata_0_q_15;
-        if (out_valid_or) s_axis_tdata_0_q_17 <= s_axis_tdata_0_q_16;
+        if (out_valid_or) a_sig_d1 <= a_sig;
+        if (out_valid_or) b_sig_d1 <= b_sig;
+        if (out_valid_or) product_d1 <= product;
+        if (out_valid_or) x_d1 <= x;
+        if (out_valid_or) x_d2 <= x_d1;
+        if (out_valid_or) aligned_d1 <= aligned;
+        if (out_valid_or) sticky_d1 <= sticky;
+        if (out_valid_or) exp_field_d1 <= exp_field;
+        if (out_valid_or) sign_d1 <= sign;
+        if (out_valid_or) sign_d2 <= sign_d1;
+        if (out_valid_or) sign_d3 <= sign_d2;
+        if (out_valid_or) zero_d1 <= zero;
+        if (out_valid_or) zero_d2 <= zero_d1;
+        if (out_valid_or) zero_d3 <= zero_d2;
+        if (out_valid_or) inf_d1 <= inf;
+        if (out_valid_or) inf_d2 <= inf_d1;
+        if (out_valid_or) inf_d3 <= inf_d2;
+        if (out_valid_or) nan_d1 <= nan;
+        if (out_valid_or) nan_d2 <= nan_d1;
+        if (out_valid_or) nan_d3 <= nan_d2;
         if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
         if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
         if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
@@ -149,7 +205,7 @@ module fp32_mul(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     end
 
     always @(*) begin
-        m_axis_tdata = {s_axis_tdata_0_sel};
+        m_axis_tdata = {result};
         m_axis_tkeep = {4{1'b1}};
         m_axis_tvalid = out_valid;
         m_axis_tlast = s_axis_tlast_q_3;

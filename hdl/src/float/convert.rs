@@ -1,10 +1,11 @@
 //! Conversions between floating point and fixed point (integers are fixed point with no fraction
 //! bits), and comparison, as netlist generators for any [`FloatFormat`].
 
-use super::ops::{exp_width, round_pack, unpack};
+use super::ops::{exp_width, in_design, round_pack, unpack};
 use super::FloatFormat;
 use crate::fixed::{FixedFormat, Rounding};
 use crate::netlist::{Cuts, Netlist, Wire};
+use crate::sig;
 
 /// Register places of [`from_fixed`]: after the magnitude, and the two of the rounding stage.
 pub const FROM_FIXED_MAX_STAGES: usize = 3;
@@ -30,31 +31,22 @@ pub fn from_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, st
     }
     net.start_after(&[x]);
     let mut cuts = Cuts::new(stages, &[1, 2, 0]);
-    let (sign, magnitude) = if fixed.signed {
-        let sign = net.bit(x, w - 1);
-        let zero = net.constant(0, w);
-        let negated = net.sub(zero, x);
-        (sign, net.mux(sign, negated, x))
-    } else {
-        (net.constant(0, 1), x)
-    };
-    let is_zero = net.is_zero(magnitude);
-    // round_pack wants man + 2 significand bits or more: pad below.
-    let pad = (format.man + 2).saturating_sub(w);
-    let s = if pad > 0 {
-        let zeros = net.constant(0, pad);
-        net.concat(magnitude, zeros)
-    } else {
-        magnitude
-    };
-    cuts.cut(net);
-    // value = s / 2^(width(s) − 1) · 2^(w − 1 − frac)
-    let exponent = format.bias() + w as i64 - 1 - fixed.frac as i64;
-    let exponent = net.constant(exponent as u128, exp_width(format));
-    let exact = net.constant(0, 1);
-    let packed = round_pack(net, format, &mut cuts, sign, exponent, s, exact);
-    let zero = net.constant(0, format.width());
-    let result = net.mux(is_zero, zero, packed);
+    let result = in_design(net, |d| {
+        d.section("fixed to float: sign and magnitude");
+        let x = d.sig(x);
+        let sign = if fixed.signed { x.bit(w - 1) } else { d.lit(0, 1) };
+        let magnitude = if fixed.signed { sign.mux(d.lit(0, w) - x, x) } else { x };
+        sig!(is_zero = magnitude.is_zero());
+        // round_pack wants man + 2 significand bits or more: pad below.
+        let pad = (format.man + 2).saturating_sub(w);
+        let s = if pad > 0 { magnitude.cat(d.lit(0, pad)) } else { magnitude };
+        cuts.cut(&mut d.net());
+
+        // value = s / 2^(width(s) − 1) · 2^(w − 1 − frac)
+        let exponent = format.bias() + w as i64 - 1 - fixed.frac as i64;
+        let packed = round_pack(d, format, &mut cuts, sign, d.lit(exponent as u128, exp_width(format)), s, d.lit(0, 1));
+        is_zero.mux(0, packed).wire
+    });
     cuts.finish();
     Ok(result)
 }
@@ -69,77 +61,50 @@ pub fn to_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, roun
     }
     net.start_after(&[x]);
     let mut cuts = Cuts::new(stages, &[0, 1]);
-    let (w, man) = (fixed.width, format.man);
-    let u = unpack(net, format, x);
-    // value · 2^frac = sig · 2^e
-    let ew = exp_width(format) + 8;
-    let exp = net.zext(u.exp, ew);
-    let offset = format.bias() + man as i64 - fixed.frac as i64;
-    let e = net.add_const(exp, -(offset as i128));
-    let zero_e = net.constant(0, ew);
-    let right = net.slt(e, zero_e);
-    let width_e = net.constant(w as u128, ew);
-    let e_above_width = net.slt(width_e, e);
-    let too_big = net.or(e_above_width, u.inf);
-    // e ≥ 0: shift left, exact.
-    let m = w + man + 2;
-    let wide = net.zext(u.sig, m);
-    let left_value = net.shl(wide, e);
-    // e < 0: shift right by r with a guard bit and a sticky bit.
-    let r = net.sub(zero_e, e);
-    let limit = net.constant(man as u128 + 2, ew);
-    let far = net.slt(limit, r);
-    let low = net.constant(0, man + 2);
-    let ext = net.concat(u.sig, low);
-    let shifted = net.shr(ext, r);
-    let int_right = net.slice(shifted, man + 2, man + 1);
-    let int_right = net.zext(int_right, m);
-    let guard = net.bit(shifted, man + 1);
-    let below = net.slice(shifted, 0, man + 1);
-    let rest = net.nonzero(below);
-    let sig_nonzero = net.nonzero(u.sig);
-    let zero_m = net.constant(0, m);
-    let int_right = net.mux(far, zero_m, int_right);
-    let no = net.constant(0, 1);
-    let guard = net.mux(far, no, guard);
-    let rest = net.mux(far, sig_nonzero, rest);
-    let magnitude = net.mux(right, int_right, left_value);
-    let guard = net.mux(right, guard, no);
-    let rest = net.mux(right, rest, no);
-    cuts.cut(net);
-    let magnitude = match rounding {
-        Rounding::Truncate => magnitude,
-        Rounding::NearestEven => {
-            let lsb = net.bit(magnitude, 0);
-            let odd_or_rest = net.or(lsb, rest);
-            let up = net.and(guard, odd_or_rest);
-            let up = net.zext(up, m);
-            net.add(magnitude, up)
-        }
-    };
-    cuts.cut(net);
-    let out = |net: &mut Netlist, raw: i128| net.constant(fixed.bits(raw), w);
-    let (min, max, zero) = (out(net, fixed.min_raw()), out(net, fixed.max_raw()), out(net, 0));
-    let low_bits = net.slice(magnitude, 0, w);
-    let result = if fixed.signed {
-        let pos_limit = net.constant(fixed.max_raw() as u128, m);
-        let neg_limit = net.constant(fixed.max_raw() as u128 + 1, m);
-        let pos_over = net.ult(pos_limit, magnitude);
-        let neg_over = net.ult(neg_limit, magnitude);
-        let pos_over = net.or(pos_over, too_big);
-        let neg_over = net.or(neg_over, too_big);
-        let negated = net.sub(zero, low_bits);
-        let positive = net.mux(pos_over, max, low_bits);
-        let negative = net.mux(neg_over, min, negated);
-        net.mux(u.sign, negative, positive)
-    } else {
-        let limit = net.constant(fixed.max_raw() as u128, m);
-        let over = net.ult(limit, magnitude);
-        let over = net.or(over, too_big);
-        let positive = net.mux(over, max, low_bits);
-        net.mux(u.sign, zero, positive)
-    };
-    let result = net.mux(u.nan, zero, result);
+    let result = in_design(net, |d| {
+        let (w, man) = (fixed.width, format.man);
+        d.section("float to fixed: alignment shift");
+        let u = unpack(format, d.sig(x), "x");
+        // value · 2^frac = sig · 2^e
+        let ew = exp_width(format) + 8;
+        sig!(e = u.exp.zext(ew) - (format.bias() + man as i64 - fixed.frac as i64));
+        sig!(right = e.slt(0), too_big = d.lit(w as u128, ew).slt(e) | u.inf);
+        // e ≥ 0: shift left, exact.
+        let m = w + man + 2;
+        let left_value = u.sig.zext(m).shl(e);
+        // e < 0: shift right by −e, with a guard bit and a sticky bit (everything shifted out when far).
+        let r = d.lit(0, ew) - e;
+        sig!(far = d.lit(man as u128 + 2, ew).slt(r));
+        sig!(shifted = u.sig.cat(d.lit(0, man + 2)).shr(r));
+        let int_right = far.mux(0, shifted.bits(man + 2, man + 1).zext(m));
+        let guard_right = far.mux(0, shifted.bit(man + 1));
+        let rest_right = far.mux(u.sig.any(), shifted.bits(0, man + 1).any());
+        sig!(magnitude = right.mux(int_right, left_value));
+        sig!(guard = right.mux(guard_right, 0), rest = right.mux(rest_right, 0));
+        cuts.cut(&mut d.net());
+
+        d.section("float to fixed: rounding");
+        let magnitude = match rounding {
+            Rounding::Truncate => magnitude,
+            Rounding::NearestEven => magnitude + (guard & (magnitude.bit(0) | rest)).zext(m),
+        };
+        cuts.cut(&mut d.net());
+
+        d.section("float to fixed: saturation, sign, NaN");
+        let (min, max) = (d.lit(fixed.bits(fixed.min_raw()), w), d.lit(fixed.bits(fixed.max_raw()), w));
+        let low_bits = magnitude.bits(0, w);
+        let max_raw = fixed.max_raw() as u128;
+        let result = if fixed.signed {
+            sig!(pos_over = magnitude.gt(max_raw) | too_big, neg_over = magnitude.gt(max_raw + 1) | too_big);
+            let positive = pos_over.mux(max, low_bits);
+            let negative = neg_over.mux(min, d.lit(0, w) - low_bits);
+            u.sign.mux(negative, positive)
+        } else {
+            sig!(over = magnitude.gt(max_raw) | too_big);
+            u.sign.mux(0, over.mux(max, low_bits))
+        };
+        u.nan.mux(0, result).wire
+    });
     cuts.finish();
     Ok(result)
 }
@@ -156,29 +121,23 @@ pub fn compare(net: &mut Netlist, format: FloatFormat, stages: usize, a: Wire, b
     check_stages(&format!("{format} compare"), stages, COMPARE_MAX_STAGES)?;
     net.start_after(&[a, b]);
     let mut cuts = Cuts::new(stages, &[0]);
-    let (ua, ub) = (unpack(net, format, a), unpack(net, format, b));
-    let unordered = net.or(ua.nan, ub.nan);
-    let both_zero = net.and(ua.zero, ub.zero);
-    let same_bits = net.eq(a, b);
-    let equal = net.or(both_zero, same_bits);
-    let body = format.width() - 1;
-    let (ma, mb) = (net.slice(a, 0, body), net.slice(b, 0, body));
-    let magnitude_less = net.ult(ma, mb);
-    let magnitude_greater = net.ult(mb, ma);
-    cuts.cut(net);
-    let signs_differ = net.xor(ua.sign, ub.sign);
-    let same_sign_less = net.mux(ua.sign, magnitude_greater, magnitude_less);
-    let less = net.mux(signs_differ, ua.sign, same_sign_less);
-    let ordered = net.not(unordered);
-    let unequal = net.not(equal);
-    let decided = net.and(ordered, unequal);
-    let lt = net.and(decided, less);
-    let not_less = net.not(less);
-    let gt = net.and(decided, not_less);
-    let eq = net.and(ordered, equal);
-    let high = net.concat(unordered, gt);
-    let low = net.concat(eq, lt);
-    let result = net.concat(high, low);
+    let result = in_design(net, |d| {
+        d.section("compare: classes and magnitudes");
+        let (a, b) = (d.sig(a), d.sig(b));
+        let (ua, ub) = (unpack(format, a, "a"), unpack(format, b, "b"));
+        sig!(unordered = ua.nan | ub.nan);
+        sig!(equal = ua.zero & ub.zero | a.eq(b));
+        let body = format.width() - 1;
+        let (ma, mb) = (a.bits(0, body), b.bits(0, body));
+        sig!(magnitude_less = ma.lt(mb), magnitude_greater = ma.gt(mb));
+        cuts.cut(&mut d.net());
+
+        d.section("compare: one-hot result {unordered, greater, equal, less}");
+        sig!(less = (ua.sign ^ ub.sign).mux(ua.sign, ua.sign.mux(magnitude_greater, magnitude_less)));
+        let ordered = !unordered;
+        sig!(decided = ordered & !equal);
+        d.cat(&[unordered, decided & !less, ordered & equal, decided & less]).wire
+    });
     cuts.finish();
     Ok(result)
 }

@@ -6,7 +6,8 @@
 //! IEEE-754; every NaN result is the canonical quiet NaN.
 
 use super::FloatFormat;
-use crate::netlist::{Cuts, Netlist, Wire};
+use crate::netlist::{Cuts, Design, Netlist, Sig, Wire};
+use crate::sig;
 
 /// The operators, with their pipeline depth limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,16 +81,30 @@ impl FloatOperator {
         }
         net.start_after(operands);
         let mut cuts = Cuts::new(stages, &self.priority(format));
-        let result = match self {
-            FloatOperator::Add => add(net, format, &mut cuts, operands[0], operands[1], false),
-            FloatOperator::Sub => add(net, format, &mut cuts, operands[0], operands[1], true),
-            FloatOperator::Mul => mul(net, format, &mut cuts, operands[0], operands[1]),
-            FloatOperator::Div => div(net, format, &mut cuts, operands[0], operands[1]),
-            FloatOperator::Sqrt => sqrt(net, format, &mut cuts, operands[0]),
-        };
+        let result = in_design(net, |d| {
+            let (a, b) = (d.sig(operands[0]), operands.get(1).map(|w| d.sig(*w)));
+            let result = match self {
+                FloatOperator::Add => add(d, format, &mut cuts, a, b.unwrap(), false),
+                FloatOperator::Sub => add(d, format, &mut cuts, a, b.unwrap(), true),
+                FloatOperator::Mul => mul(d, format, &mut cuts, a, b.unwrap()),
+                FloatOperator::Div => div(d, format, &mut cuts, a, b.unwrap()),
+                FloatOperator::Sqrt => sqrt(d, format, &mut cuts, a),
+            };
+            result.wire
+        });
         cuts.finish();
         Ok(result)
     }
+}
+
+/// Runs typed construction on a netlist the caller lends: the netlist moves into a [`Design`]
+/// and back, its wires unchanged.
+pub(super) fn in_design<T>(net: &mut Netlist, build: impl FnOnce(&Design) -> T) -> T {
+    let d = Design::new();
+    *d.net() = std::mem::take(net);
+    let out = build(&d);
+    *net = d.finish();
+    out
 }
 
 /// Register places for a digit recurrence of `steps` steps: the two rounding places first,
@@ -121,33 +136,31 @@ fn recurrence_priority(steps: usize) -> Vec<usize> {
 }
 
 /// Fields and classes of one operand.
-pub(super) struct Unpacked {
-    pub sign: Wire,
+pub(super) struct Unpacked<'d> {
+    pub sign: Sig<'d>,
     /// Significand with the hidden bit (`man + 1` bits).
-    pub sig: Wire,
+    pub sig: Sig<'d>,
     /// Exponent as used in arithmetic: 1 for subnormals (`exp` bits).
-    pub exp: Wire,
-    pub zero: Wire,
-    pub inf: Wire,
-    pub nan: Wire,
+    pub exp: Sig<'d>,
+    pub zero: Sig<'d>,
+    pub inf: Sig<'d>,
+    pub nan: Sig<'d>,
 }
 
-pub(super) fn unpack(net: &mut Netlist, f: FloatFormat, x: Wire) -> Unpacked {
-    let sign = net.bit(x, f.exp + f.man);
-    let exp_field = net.slice(x, f.man, f.exp);
-    let frac = net.slice(x, 0, f.man);
-    let exp_zero = net.is_zero(exp_field);
-    let exp_max = net.all_ones(exp_field);
-    let frac_zero = net.is_zero(frac);
-    let frac_nonzero = net.not(frac_zero);
-    let zero = net.and(exp_zero, frac_zero);
-    let inf = net.and(exp_max, frac_zero);
-    let nan = net.and(exp_max, frac_nonzero);
-    let normal = net.not(exp_zero);
-    let sig = net.concat(normal, frac);
-    let one = net.constant(1, f.exp);
-    let exp = net.mux(exp_zero, one, exp_field);
-    Unpacked { sign, sig, exp, zero, inf, nan }
+/// Splits `x` into fields and classes, named `{name}_sign`, `{name}_sig`, … in the Verilog.
+pub(super) fn unpack<'d>(f: FloatFormat, x: Sig<'d>, name: &str) -> Unpacked<'d> {
+    let named = |value: Sig<'d>, what: &str| value.named(&format!("{name}_{what}"));
+    let exp_field = x.bits(f.man, f.exp);
+    let frac = x.bits(0, f.man);
+    let (exp_zero, exp_max, frac_zero) = (exp_field.is_zero(), exp_field.all(), frac.is_zero());
+    Unpacked {
+        sign: named(x.bit(f.exp + f.man), "sign"),
+        zero: named(exp_zero & frac_zero, "zero"),
+        inf: named(exp_max & frac_zero, "inf"),
+        nan: named(exp_max & !frac_zero, "nan"),
+        sig: named((!exp_zero).cat(frac), "sig"),
+        exp: named(exp_zero.mux(1, exp_field), "exp"),
+    }
 }
 
 /// Width of the signed exponent the rounding stage works with: room for the sum of two biased
@@ -162,248 +175,175 @@ pub(super) fn exp_width(f: FloatFormat) -> usize {
 /// `x` is a two's-complement exponent of [`exp_width`] bits; `s` needs `man + 2` bits or more.
 /// Results past the largest finite value become infinity; results below the smallest normal
 /// become subnormal or zero. Uses two register places.
-pub(super) fn round_pack(net: &mut Netlist, f: FloatFormat, cuts: &mut Cuts, sign: Wire, x: Wire, s: Wire, sticky: Wire) -> Wire {
-    let xw = exp_width(f);
-    let wn = net.width(s);
+pub(super) fn round_pack<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, sign: Sig<'d>, x: Sig<'d>, s: Sig<'d>, sticky: Sig<'d>) -> Sig<'d> {
+    let (xw, wn) = (exp_width(f), s.width);
     assert!(wn >= f.man + 2, "round_pack needs man + 2 significand bits");
-    let lz = net.lzc(s);
-    let lz = net.zext(lz, xw);
-    let zero = net.constant(0, xw);
-    let x_minus_lz = net.sub(x, lz);
-    let normal = net.slt(zero, x_minus_lz);
-    let x_positive = net.slt(zero, x);
-    let x_minus_one = net.add_const(x, -1);
-    let sub_shift = net.mux(x_positive, x_minus_one, zero);
-    let left = net.mux(normal, lz, sub_shift);
-    let one = net.constant(1, xw);
-    let one_minus_x = net.sub(one, x);
-    let right = net.mux(x_positive, zero, one_minus_x);
-    let exp_field = net.mux(normal, x_minus_lz, zero);
-    cuts.cut(net);
+    d.section("round: normalization shift (left to a leading one, right into the subnormal range)");
+    let zero = d.lit(0, xw);
+    sig!(lz = s.lzc().zext(xw));
+    sig!(x_minus_lz = x - lz);
+    sig!(normal = zero.slt(x_minus_lz), x_positive = zero.slt(x));
+    sig!(left = normal.mux(lz, x_positive.mux(x - 1u32, 0)));
+    sig!(right = x_positive.mux(0, d.lit(1, xw) - x));
+    sig!(exp_field = normal.mux(x_minus_lz, 0));
+    cuts.cut(&mut d.net());
 
-    let shifted = net.shl(s, left);
-    let aligned = net.shr(shifted, right);
-    let back = net.shl(aligned, right);
-    let lost = net.eq(back, shifted);
-    let lost = net.not(lost);
-    let sticky = net.or(sticky, lost);
-    cuts.cut(net);
+    d.section("round: shift, with a sticky bit for what the right shift drops");
+    sig!(shifted = s.shl(left));
+    sig!(aligned = shifted.shr(right));
+    sig!(sticky = sticky | aligned.shl(right).ne(shifted));
+    cuts.cut(&mut d.net());
 
-    // Keep man+1 bits, then guard, then the rest folded into sticky.
-    let kept = net.slice(aligned, wn - 1 - f.man, f.man);
-    let guard = net.bit(aligned, wn - 2 - f.man);
-    let rest = if wn - 2 - f.man > 0 {
-        let below = net.slice(aligned, 0, wn - 2 - f.man);
-        let nz = net.nonzero(below);
-        net.or(nz, sticky)
-    } else {
-        sticky
-    };
-    let lsb = net.bit(kept, 0);
-    let odd_or_rest = net.or(rest, lsb);
-    let increment = net.and(guard, odd_or_rest);
-    let exp_low = net.slice(exp_field, 0, f.exp + 1);
-    let magnitude = net.concat(exp_low, kept);
-    let increment = net.zext(increment, f.exp + 1 + f.man);
-    let rounded = net.add(magnitude, increment);
-    let emax = net.constant(f.exp_max(), xw);
-    let fits_before = net.slt(exp_field, emax);
-    let rounded_exp = net.slice(rounded, f.man, f.exp + 1);
-    let emax_short = net.constant(f.exp_max(), f.exp + 1);
-    let fits_after = net.ult(rounded_exp, emax_short);
-    let fits = net.and(fits_before, fits_after);
-    let finite = net.slice(rounded, 0, f.exp + f.man);
-    let inf = net.constant(f.exp_max() << f.man, f.exp + f.man);
-    let body = net.mux(fits, finite, inf);
-    net.concat(sign, body)
+    d.section("round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even");
+    sig!(kept = aligned.bits(wn - 1 - f.man, f.man), guard = aligned.bit(wn - 2 - f.man));
+    let rest = if wn - 2 - f.man > 0 { aligned.bits(0, wn - 2 - f.man).any() | sticky } else { sticky };
+    sig!(increment = guard & (rest | kept.bit(0)));
+    sig!(rounded = exp_field.bits(0, f.exp + 1).cat(kept) + increment.zext(f.exp + 1 + f.man));
+    sig!(fits = exp_field.slt(f.exp_max()) & rounded.bits(f.man, f.exp + 1).lt(f.exp_max()));
+    sign.cat(fits.mux(rounded.bits(0, f.exp + f.man), f.exp_max() << f.man))
 }
 
-/// Final selection between the special cases and the rounded result.
-fn select_special(net: &mut Netlist, f: FloatFormat, nan: Wire, inf: Wire, inf_sign: Wire, zero: Wire, zero_sign: Wire, normal: Wire) -> Wire {
-    let nan_value = net.constant(f.quiet_nan(), f.width());
-    let inf_body = net.constant(f.exp_max() << f.man, f.exp + f.man);
-    let inf_value = net.concat(inf_sign, inf_body);
-    let zero_body = net.constant(0, f.exp + f.man);
-    let zero_value = net.concat(zero_sign, zero_body);
-    let r = net.mux(zero, zero_value, normal);
-    let r = net.mux(inf, inf_value, r);
-    net.mux(nan, nan_value, r)
+/// The special cases an operator decides beside its rounded result.
+struct Special<'d> {
+    nan: Sig<'d>,
+    inf: Sig<'d>,
+    inf_sign: Sig<'d>,
+    zero: Sig<'d>,
+    zero_sign: Sig<'d>,
 }
 
-fn add(net: &mut Netlist, f: FloatFormat, cuts: &mut Cuts, a: Wire, b: Wire, subtract: bool) -> Wire {
-    let ua = unpack(net, f, a);
-    let ub = unpack(net, f, b);
-    let b_sign = if subtract { net.not(ub.sign) } else { ub.sign };
-    let opposite = net.xor(ua.sign, b_sign);
-    let both_inf = net.and(ua.inf, ub.inf);
-    let inf_minus_inf = net.and(both_inf, opposite);
-    let nan = net.or_all(&[ua.nan, ub.nan, inf_minus_inf]);
-    let inf = net.or(ua.inf, ub.inf);
-    let inf_sign = net.mux(ua.inf, ua.sign, b_sign);
-    let zero_sign = net.and(ua.sign, b_sign);
+impl<'d> Special<'d> {
+    /// The result: NaN over infinity over zero over `rounded`.
+    fn select(self, d: &'d Design, f: FloatFormat, rounded: Sig<'d>) -> Sig<'d> {
+        d.section("special cases");
+        let body = |value: u128| d.lit(value, f.exp + f.man);
+        let r = self.zero.mux(self.zero_sign.cat(body(0)), rounded);
+        let r = self.inf.mux(self.inf_sign.cat(body(f.exp_max() << f.man)), r);
+        sig!(result = self.nan.mux(f.quiet_nan(), r));
+        result
+    }
+}
+
+fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>, subtract: bool) -> Sig<'d> {
+    d.section("add: operands, special cases, order by magnitude");
+    let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
+    sig!(b_sign = if subtract { !ub.sign } else { ub.sign });
+    sig!(opposite = ua.sign ^ b_sign);
+    sig!(nan = ua.nan | ub.nan | ua.inf & ub.inf & opposite);
+    sig!(inf = ua.inf | ub.inf);
+    sig!(inf_sign = ua.inf.mux(ua.sign, b_sign), zero_sign = ua.sign & b_sign);
     // Order by magnitude so the difference is never negative.
-    let mag_a = net.slice(a, 0, f.exp + f.man);
-    let mag_b = net.slice(b, 0, f.exp + f.man);
-    let swap = net.ult(mag_a, mag_b);
-    let big_sign = net.mux(swap, b_sign, ua.sign);
-    let big_exp = net.mux(swap, ub.exp, ua.exp);
-    let small_exp = net.mux(swap, ua.exp, ub.exp);
-    let big_sig = net.mux(swap, ub.sig, ua.sig);
-    let small_sig = net.mux(swap, ua.sig, ub.sig);
-    let distance = net.sub(big_exp, small_exp);
-    cuts.cut(net);
+    sig!(swap = a.bits(0, f.exp + f.man).lt(b.bits(0, f.exp + f.man)));
+    sig!(big_sign = swap.mux(b_sign, ua.sign));
+    sig!(big_exp = swap.mux(ub.exp, ua.exp), small_exp = swap.mux(ua.exp, ub.exp));
+    sig!(big_sig = swap.mux(ub.sig, ua.sig), small_sig = swap.mux(ua.sig, ub.sig));
+    sig!(distance = big_exp - small_exp);
+    cuts.cut(&mut d.net());
 
+    d.section("add: align the smaller operand, with a sticky bit for what shifts out");
     // carry | hidden | fraction | guard | round | sticky
     let w = f.man + 5;
-    let pad = net.constant(0, 3);
-    let big = net.concat(big_sig, pad);
-    let big = net.zext(big, w);
-    let small = net.concat(small_sig, pad);
-    let small = net.zext(small, w);
-    let shifted = net.shr(small, distance);
-    let back = net.shl(shifted, distance);
-    let same = net.eq(back, small);
-    let lost = net.not(same);
-    let lost = net.zext(lost, w);
-    let small = net.or(shifted, lost);
-    cuts.cut(net);
+    let grs = d.lit(0, 3);
+    sig!(big_padded = big_sig.cat(grs).zext(w), small_padded = small_sig.cat(grs).zext(w));
+    let shifted = small_padded.shr(distance);
+    sig!(aligned = shifted | shifted.shl(distance).ne(small_padded).zext(w));
+    cuts.cut(&mut d.net());
 
-    let sum = net.add(big, small);
-    let difference = net.sub(big, small);
-    let s = net.mux(opposite, difference, sum);
-    let exact_zero = net.is_zero(s);
-    cuts.cut(net);
+    d.section("add: add or subtract the magnitudes");
+    sig!(sum = opposite.mux(big_padded - aligned, big_padded + aligned));
+    sig!(exact_zero = sum.is_zero());
+    cuts.cut(&mut d.net());
 
-    let xw = exp_width(f);
-    let x = net.zext(big_exp, xw);
-    let x = net.add_const(x, 1);
-    let no_sticky = net.constant(0, 1);
-    let rounded = round_pack(net, f, cuts, big_sign, x, s, no_sticky);
-    select_special(net, f, nan, inf, inf_sign, exact_zero, zero_sign, rounded)
+    let x = big_exp.zext(exp_width(f)) + 1u32;
+    let rounded = round_pack(d, f, cuts, big_sign, x, sum, d.lit(0, 1));
+    Special { nan, inf, inf_sign, zero: exact_zero, zero_sign }.select(d, f, rounded)
 }
 
-fn mul(net: &mut Netlist, f: FloatFormat, cuts: &mut Cuts, a: Wire, b: Wire) -> Wire {
-    let ua = unpack(net, f, a);
-    let ub = unpack(net, f, b);
-    let sign = net.xor(ua.sign, ub.sign);
-    let zero_times_inf = net.and(ua.zero, ub.inf);
-    let inf_times_zero = net.and(ua.inf, ub.zero);
-    let nan = net.or_all(&[ua.nan, ub.nan, zero_times_inf, inf_times_zero]);
-    let inf = net.or(ua.inf, ub.inf);
-    let zero = net.or(ua.zero, ub.zero);
+fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
+    d.section("mul: operands, special cases, exponent");
+    let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
+    sig!(sign = ua.sign ^ ub.sign);
+    sig!(nan = ua.nan | ub.nan | ua.zero & ub.inf | ua.inf & ub.zero);
+    sig!(inf = ua.inf | ub.inf, zero = ua.zero | ub.zero);
     let xw = exp_width(f);
-    let ea = net.zext(ua.exp, xw);
-    let eb = net.zext(ub.exp, xw);
-    let sum = net.add(ea, eb);
-    let x = net.add_const(sum, 1 - f.bias() as i128);
-    cuts.cut(net);
+    // The product has two integer bits: one more than the sum of the unbiased exponents.
+    sig!(x = ua.exp.zext(xw) + ub.exp.zext(xw) + (1 - f.bias()));
+    cuts.cut(&mut d.net());
 
-    let product = net.mul(ua.sig, ub.sig);
-    cuts.cut(net);
+    d.section("mul: significand product");
+    sig!(product = ua.sig.mul(ub.sig));
+    cuts.cut(&mut d.net());
 
-    let no_sticky = net.constant(0, 1);
-    let rounded = round_pack(net, f, cuts, sign, x, product, no_sticky);
-    select_special(net, f, nan, inf, sign, zero, sign, rounded)
+    let rounded = round_pack(d, f, cuts, sign, x, product, d.lit(0, 1));
+    Special { nan, inf, inf_sign: sign, zero, zero_sign: sign }.select(d, f, rounded)
 }
 
 /// Shifts a subnormal significand up to a leading one; returns it and its exponent
 /// (`exp_width` bits, may go below 1).
-fn normalize_input(net: &mut Netlist, f: FloatFormat, u: &Unpacked) -> (Wire, Wire) {
+fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>) -> (Sig<'d>, Sig<'d>) {
     let xw = exp_width(f);
-    let lz = net.lzc(u.sig);
-    let sig = net.shl(u.sig, lz);
-    let lz = net.zext(lz, xw);
-    let exp = net.zext(u.exp, xw);
-    let exp = net.sub(exp, lz);
-    (sig, exp)
+    let lz = u.sig.lzc();
+    (u.sig.shl(lz), u.exp.zext(xw) - lz.zext(xw))
 }
 
-fn div(net: &mut Netlist, f: FloatFormat, cuts: &mut Cuts, a: Wire, b: Wire) -> Wire {
-    let ua = unpack(net, f, a);
-    let ub = unpack(net, f, b);
-    let sign = net.xor(ua.sign, ub.sign);
-    let zero_over_zero = net.and(ua.zero, ub.zero);
-    let inf_over_inf = net.and(ua.inf, ub.inf);
-    let nan = net.or_all(&[ua.nan, ub.nan, zero_over_zero, inf_over_inf]);
-    let inf = net.or(ua.inf, ub.zero);
-    let zero = net.or(ua.zero, ub.inf);
-    let (sa, xa) = normalize_input(net, f, &ua);
-    let (sb, xb) = normalize_input(net, f, &ub);
-    let x = net.sub(xa, xb);
-    let x = net.add_const(x, f.bias() as i128);
-    cuts.cut(net);
+fn div<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
+    d.section("div: operands, special cases, exponent");
+    let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
+    sig!(sign = ua.sign ^ ub.sign);
+    sig!(nan = ua.nan | ub.nan | ua.zero & ub.zero | ua.inf & ub.inf);
+    sig!(inf = ua.inf | ub.zero, zero = ua.zero | ub.inf);
+    let (sa, xa) = normalize_input(f, &ua);
+    let (sb, xb) = normalize_input(f, &ub);
+    sig!(x = xa - xb + f.bias());
+    cuts.cut(&mut d.net());
 
-    // Restoring division, one quotient bit per step: q = floor(sa · 2^(man+3) / sb).
+    d.section("div: restoring division, one quotient bit per step: q = floor(sa · 2^(man+3) / sb)");
     let rw = f.man + 3;
-    let mut remainder = net.zext(sa, rw);
-    let divisor = net.zext(sb, rw);
-    let mut quotient = None;
+    let divisor = sb.zext(rw);
+    let mut remainder = sa.zext(rw);
+    let mut quotient: Option<Sig> = None;
     for _ in 0..f.man + 4 {
-        let below = net.ult(remainder, divisor);
-        let fits = net.not(below);
-        let reduced = net.sub(remainder, divisor);
-        let kept = net.mux(fits, reduced, remainder);
-        remainder = net.shl_const(kept, 1);
-        quotient = Some(match quotient {
-            None => fits,
-            Some(q) => net.concat(q, fits),
-        });
-        cuts.cut(net);
+        sig!(fits = remainder.ge(divisor));
+        remainder = fits.mux(remainder - divisor, remainder).shl_const(1).named("remainder");
+        quotient = Some(quotient.map_or(fits, |q| q.cat(fits).named("quotient")));
+        cuts.cut(&mut d.net());
     }
-    let sticky = net.nonzero(remainder);
-    let rounded = round_pack(net, f, cuts, sign, x, quotient.unwrap(), sticky);
-    select_special(net, f, nan, inf, sign, zero, sign, rounded)
+    sig!(sticky = remainder.any());
+    let rounded = round_pack(d, f, cuts, sign, x, quotient.unwrap(), sticky);
+    Special { nan, inf, inf_sign: sign, zero, zero_sign: sign }.select(d, f, rounded)
 }
 
-fn sqrt(net: &mut Netlist, f: FloatFormat, cuts: &mut Cuts, a: Wire) -> Wire {
-    let ua = unpack(net, f, a);
-    let not_zero = net.not(ua.zero);
-    let negative = net.and(ua.sign, not_zero);
-    let nan = net.or(ua.nan, negative);
-    let inf = ua.inf;
-    let (sig, exp) = normalize_input(net, f, &ua);
+fn sqrt<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>) -> Sig<'d> {
+    d.section("sqrt: operand, special cases, halved exponent");
+    let ua = unpack(f, a, "a");
+    sig!(nan = ua.nan | ua.sign & !ua.zero);
+    let (significand, exp) = normalize_input(f, &ua);
     let xw = exp_width(f);
-    let bias = net.constant(f.bias() as u128, xw);
-    let unbiased = net.sub(exp, bias);
-    let odd = net.bit(unbiased, 0);
+    sig!(unbiased = exp - f.bias());
+    sig!(odd = unbiased.bit(0));
     // Odd exponents move one factor of two into the significand: sig' in [1, 4).
-    let even_sig = net.zext(sig, f.man + 2);
-    let zero_bit = net.constant(0, 1);
-    let odd_sig = net.concat(sig, zero_bit);
-    let radicand_top = net.mux(odd, odd_sig, even_sig);
-    let odd_wide = net.zext(odd, xw);
-    let even_exp = net.sub(unbiased, odd_wide);
-    let sign_bit = net.bit(even_exp, xw - 1);
-    let upper = net.slice(even_exp, 1, xw - 1);
-    let half = net.concat(sign_bit, upper);
-    let x = net.add(half, bias);
-    cuts.cut(net);
+    sig!(radicand_top = odd.mux(significand.cat(d.lit(0, 1)), significand.zext(f.man + 2)));
+    let even_exp = unbiased - odd.zext(xw);
+    sig!(x = even_exp.bit(xw - 1).cat(even_exp.bits(1, xw - 1)) + f.bias());
+    cuts.cut(&mut d.net());
 
-    // Restoring square root of radicand_top · 2^(man+4), two radicand bits per step.
+    d.section("sqrt: restoring square root of radicand_top · 2^(man+4), two radicand bits per step");
     let steps = f.man + 3;
     let rw = f.man + 7;
-    let low_zeros = net.constant(0, f.man + 4);
-    let radicand = net.concat(radicand_top, low_zeros);
-    let mut remainder = net.constant(0, rw);
-    let mut root = net.constant(0, steps);
-    let one = net.constant(1, 2);
+    let radicand = radicand_top.cat(d.lit(0, f.man + 4));
+    let mut remainder = d.lit(0, rw);
+    let mut root = d.lit(0, steps);
     for i in (0..steps).rev() {
-        let pair = net.slice(radicand, 2 * i, 2);
-        let upper = net.slice(remainder, 0, rw - 2);
-        let widened = net.concat(upper, pair);
-        let root_bits = net.slice(root, 0, steps - 1);
-        let trial = net.concat(root_bits, one);
-        let trial = net.zext(trial, rw);
-        let below = net.ult(widened, trial);
-        let fits = net.not(below);
-        let reduced = net.sub(widened, trial);
-        remainder = net.mux(fits, reduced, widened);
-        let root_low = net.slice(root, 0, steps - 1);
-        root = net.concat(root_low, fits);
-        cuts.cut(net);
+        let widened = remainder.bits(0, rw - 2).cat(radicand.bits(2 * i, 2));
+        let root_low = root.bits(0, steps - 1);
+        let trial = root_low.cat(d.lit(0b01, 2)).zext(rw);
+        sig!(fits = widened.ge(trial));
+        remainder = fits.mux(widened - trial, widened).named("remainder");
+        root = root_low.cat(fits).named("root");
+        cuts.cut(&mut d.net());
     }
-    let sticky = net.nonzero(remainder);
-    let positive = net.constant(0, 1);
-    let rounded = round_pack(net, f, cuts, positive, x, root, sticky);
-    select_special(net, f, nan, inf, positive, ua.zero, ua.sign, rounded)
+    sig!(sticky = remainder.any());
+    let positive = d.lit(0, 1);
+    let rounded = round_pack(d, f, cuts, positive, x, root, sticky);
+    Special { nan, inf: ua.inf, inf_sign: positive, zero: ua.zero, zero_sign: ua.sign }.select(d, f, rounded)
 }
