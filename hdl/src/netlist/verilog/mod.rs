@@ -138,7 +138,7 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
         let width = net.nodes.iter().find(|n| matches!(&n.op, Op::Input(i) if i == input)).unwrap().width;
         InputRef { base: port.to_string(), lo, whole: lo == 0 && Some(width) == port_width(port) }
     };
-    let plan = names::plan(net, &mut taken, &|_| true);
+    let plan = names::plan(net, &mut taken);
     let partly_read = |port: &str| net.nodes.iter().enumerate().any(|(i, n)| matches!(&n.op, Op::Input(x) if split_port(x).0 == port) && plan.partly_read[i]);
     let mut last_group = None;
     for p in &order {
@@ -255,7 +255,7 @@ pub fn stream_body(net: &Netlist, input: &dyn Fn(&str) -> InputRef, outputs: &[W
     for (k, w) in outputs.iter().enumerate() {
         probe.output(&format!("__out{k}"), *w);
     }
-    let plan = names::plan(&probe, &mut taken, &|_| true);
+    let plan = names::plan(&probe, &mut taken);
     let body = Body { net: &probe, plan: &plan, input, inst_wires: vec![], memories };
     let (mut decls, mut assigns, mut clocked) = (String::new(), String::new(), vec![String::new()]);
     body.write(&mut decls, &mut assigns, &mut clocked);

@@ -68,7 +68,7 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// `taken`: names already used in the module (ports, memories, instances).
-pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>, input_is_base: &dyn Fn(Wire) -> bool) -> Plan {
+pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>) -> Plan {
     let n = net.nodes.len();
     let target: Vec<usize> = (0..n)
         .map(|i| {
@@ -121,8 +121,8 @@ pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>, input_is_base: &d
         length[i] = 4 + comb_operands(&node.op).iter().map(operand_len).sum::<usize>();
         declared[i] = match &node.op {
             Op::Const(_) => false,
-            Op::Input(_) => indexed[i] && !input_is_base(Wire(i)),
-            Op::InstanceOutput { .. } => false,
+            // Ports and instance outputs are signals of their own, indexed where they are used.
+            Op::Input(_) | Op::InstanceOutput { .. } => false,
             Op::Slice(..) => uses[i] > 1 || node.name.is_some(),
             Op::Reg { .. } => true,
             _ => node.name.is_some() || uses[i] > 1 || indexed[i] || length[i] > INLINE_LIMIT,
