@@ -421,21 +421,21 @@ wire remote_ready_sel;
 wire [8:0] deskew0_sel;
 wire [15:0] retransmit_timer_sel;
 wire ack_dirty_sel;
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] replay0 [0:1023];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [11:0] frame_start [0:63];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [16:0] frame_end [0:63];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] deskew0 [0:15];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc0_lane0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [6:0] vc0_side [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc1_lane0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [6:0] vc1_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
 

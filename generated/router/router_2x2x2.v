@@ -895,25 +895,25 @@ wire [127:0] p0_data0_sel_4;
 wire [15:0] p0_side_sel_4;
 wire [127:0] p0_data0_sel_5;
 wire [15:0] p0_side_sel_5;
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] p0_data0 [0:255];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] p0_side [0:255];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] p1_data0 [0:255];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] p1_side [0:255];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] xp_data0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] xp_side [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] yp_data0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] yp_side [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] zp_data0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] zp_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
 

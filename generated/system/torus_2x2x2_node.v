@@ -2120,25 +2120,25 @@ wire [127:0] p0_data0_sel_4;
 wire [15:0] p0_side_sel_4;
 wire [127:0] p0_data0_sel_5;
 wire [15:0] p0_side_sel_5;
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] p0_data0 [0:255];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] p0_side [0:255];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] p1_data0 [0:255];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] p1_side [0:255];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] xp_data0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] xp_side [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] yp_data0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] yp_side [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [127:0] zp_data0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [28:0] zp_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
 
@@ -3681,29 +3681,29 @@ wire remote_ready_sel;
 wire [8:0] deskew0_sel;
 wire [15:0] retransmit_timer_sel;
 wire ack_dirty_sel;
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] replay0 [0:1023];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] replay1 [0:1023];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [11:0] frame_start [0:63];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [16:0] frame_end [0:63];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] deskew0 [0:15];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] deskew1 [0:15];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc0_lane0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc0_lane1 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [6:0] vc0_side [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc1_lane0 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc1_lane1 [0:511];
-(* ram_style = "distributed", ramstyle = "MLAB, no_rw_check" *)
+(* ram_style = "auto", ramstyle = "auto" *)
 reg [6:0] vc1_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
 

@@ -197,8 +197,9 @@ impl Body<'_> {
         }
         for (m, mem) in net.memories.iter().enumerate() {
             let name = &self.memories[m];
-            // Read asynchronously: LUT RAM (Xilinx distributed, Intel MLAB).
-            writeln!(decls, "(* ram_style = \"distributed\", ramstyle = \"MLAB, no_rw_check\" *)\nreg [{}:0] {name} [0:{}];", mem.width - 1, mem.depth - 1).unwrap();
+            // Both vendors' attributes (Vivado reads ram_style, Quartus ramstyle), left to the
+            // tools: a read behind a registered address maps to block RAM, others to LUT RAM.
+            writeln!(decls, "(* ram_style = \"auto\", ramstyle = \"auto\" *)\nreg [{}:0] {name} [0:{}];", mem.width - 1, mem.depth - 1).unwrap();
             if let Some((e, a, d)) = &mem.write {
                 writeln!(clocked[mem.domain], "    if ({}) {name}[{}] <= {};", self.value(*e), self.value(*a), self.value(*d)).unwrap();
             }
