@@ -18,7 +18,8 @@ runner.build(
     build_dir=build_dir,
     always=True,
 )
-results = runner.test(hdl_toplevel=module, test_module=test_module, test_dir=here, build_dir=build_dir)
+# Results per module: two benches run in parallel, and a shared results.xml in test_dir races.
+results = runner.test(hdl_toplevel=module, test_module=test_module, test_dir=here, build_dir=build_dir, results_xml=str(build_dir / "results.xml"))
 total, failed = get_results(results)
 print(f"{module}: {total - failed} passed, {failed} failed")
 sys.exit(1 if failed or total == 0 else 0)
