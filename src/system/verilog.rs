@@ -116,7 +116,7 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str) -> Result<
     for n in 0..nodes {
         for &e in &endpoints {
             let to = rc.neighbour(n, e);
-            let facing = Direction { dim: e.dim, plus: !e.plus };
+            let facing = e.opposite();
             let bit = 6 * n + inject_index(e);
             let inject = if lanes == 1 { format!("inject_err[{bit}]") } else { format!("{{{}'b0, inject_err[{bit}]}}", lanes - 1) };
             body.push(format!(

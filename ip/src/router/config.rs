@@ -64,6 +64,11 @@ impl Direction {
         format!("{}{}", ["x", "y", "z"][self.dim], if self.plus { "p" } else { "n" })
     }
 
+    /// The same dimension, the other way.
+    pub fn opposite(self) -> Direction {
+        Direction { dim: self.dim, plus: !self.plus }
+    }
+
     /// Index in [`Direction::ALL`] (the `d` of `inject_err` bit `6·n + d`).
     pub fn index(self) -> usize {
         2 * self.dim + usize::from(!self.plus)

@@ -147,7 +147,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         } else {
             idle_stream(&to_link);
         }
-        let arriving = opposite(*e);
+        let arriving = e.opposite();
         let vcs = [0, 1].map(|v| link.source(&format!("m_axis_vc{v}"), word));
         let merged = merge(&d, &en, &vcs);
         if dirs.contains(&arriving) {
@@ -175,10 +175,6 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         }
     }
     Ok(d.finish())
-}
-
-fn opposite(d: Direction) -> Direction {
-    Direction { dim: d.dim, plus: !d.plus }
 }
 
 /// A stream that never offers a beat.

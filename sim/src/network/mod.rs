@@ -223,7 +223,7 @@ impl<D: Device> Torus<D> {
             for n in 0..nodes {
                 for e in Direction::ALL.into_iter().filter(|d| config.dims[d.dim] >= 2) {
                     let to = config.neighbour(n, e);
-                    let facing = Direction { dim: e.dim, plus: !e.plus };
+                    let facing = e.opposite();
                     let tx = devices[n].port(&format!("{}_tx_serial", e.name()));
                     let rx = devices[to].port(&format!("{}_rx_serial", facing.name()));
                     let seed = 1000 + (6 * n + e.index()) as u64;
