@@ -25,6 +25,8 @@ pub struct SynthReport {
     pub logic_depth: u64,
     /// Longest path in LUT levels (LUT1..6 one each, MUXF7/8 and CARRY4 none): see [`super::levels`].
     pub lut_levels: u64,
+    /// The nets along that deepest LUT path, first to last (design names where they survive).
+    pub lut_path: Vec<String>,
     /// Every cell type Yosys placed, by count.
     pub cells: BTreeMap<String, u64>,
 }
@@ -46,7 +48,7 @@ pub fn yosys_synth(file: &Path, top: &str) -> Result<SynthReport, ToolError> {
     let mut report = parse_synth_log(&log, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
     let json = std::fs::read_to_string(&json_name).map_err(|e| ToolError::Failed { tool: "yosys", message: e.to_string() })?;
     std::fs::remove_file(&json_name).ok();
-    report.lut_levels = super::levels::lut_levels(&json, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
+    (report.lut_levels, report.lut_path) = super::levels::deepest_path(&json, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
     Ok(report)
 }
 
@@ -122,6 +124,7 @@ pub fn parse_synth_log(log: &str, top: &str) -> Result<SynthReport, String> {
         dsps: sum(&|c| c.starts_with("DSP")),
         logic_depth,
         lut_levels: 0,
+        lut_path: vec![],
         cells,
     })
 }
