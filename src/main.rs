@@ -81,6 +81,23 @@ enum Bench {
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
         jobs: u64,
     },
+    /// Timing of the fabric: Yosys per device family (LUTs, LUT levels, deepest path) and
+    /// post-route Fmax on an ECP5-85F, beside verilog-axis's axis_switch (5x5, 128-bit) when
+    /// `--reference` points at a verilog-axis checkout; prints a table, writes JSON (slow)
+    Timing {
+        /// Root of a verilog-axis checkout (github.com/alexforencich/verilog-axis)
+        #[arg(long)]
+        reference: Option<PathBuf>,
+        /// Only these modules; the router, link, register window and a node when empty
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Folder holding the generated Verilog
+        #[arg(long, default_value = "generated")]
+        generated: PathBuf,
+        /// JSON output file
+        #[arg(long, default_value = "bench/timing.json")]
+        json: PathBuf,
+    },
     /// Goodput of the reliable link for packets of 16 B to 4 KB on 1, 2 and 4 lanes, zero-load
     /// latency, and goodput under bit errors; prints a table, writes JSON and an SVG plot
     Link {
@@ -122,6 +139,7 @@ fn main() -> ExitCode {
         }),
         Command::Bench { what: Bench::Numeric { only, json, jobs } } => bench_numeric(&only, &json, jobs as usize),
         Command::Bench { what: Bench::Link { out } } => bench_link(&out),
+        Command::Bench { what: Bench::Timing { reference, only, generated, json } } => bench_timing(reference.as_deref(), &only, &generated, &json),
         Command::Bench { what: Bench::Router { out } } => bench_router(&out),
         Command::Bench { what: Bench::Net { out, generated } } => bench_net(&out, &generated),
     };
@@ -151,6 +169,21 @@ fn bench_numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), Str
     } else {
         Err(format!("synthesis failed for {} (their rows say why)", failed.join(", ")))
     }
+}
+
+fn bench_timing(reference: Option<&Path>, only: &[String], generated: &Path, json: &Path) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("weft-bench-timing-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let modules: Vec<String> = if only.is_empty() { weft::bench::timing::MODULES.map(String::from).to_vec() } else { only.to_vec() };
+    let rows = weft::bench::timing::run(&modules, generated, reference, &work, &mut |line| eprintln!("{line}"))?;
+    let _ = std::fs::remove_dir_all(&work);
+    print!("{}", weft::bench::timing::table(&rows));
+    if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(json, serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())? + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
+    println!("wrote {}", json.display());
+    Ok(())
 }
 
 fn bench_link(out: &PathBuf) -> Result<(), String> {

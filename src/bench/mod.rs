@@ -3,4 +3,5 @@
 pub mod link;
 pub mod numeric;
 pub mod router;
+pub mod timing;
 pub mod net;

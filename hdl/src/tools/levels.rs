@@ -1,15 +1,17 @@
 //! LUT levels: the longest register-to-register (or port) path of a Xilinx-mapped netlist,
 //! counting LUT1..LUT6 as one level each and MUXF7/MUXF8 and CARRY4 as none (they sit in the
 //! slice beside the LUTs), read from Yosys's JSON netlist. Registers, RAMs, DSPs and ports start
-//! and end paths. This is the measure the timing work compares against reference designs.
+//! and end paths. This is the measure the timing work compares against reference designs. On
+//! Intel ALMs an ALUT counts one level and an arithmetic ALUT (LUT and carry in one cell) none,
+//! like a CARRY4.
 
 use std::collections::HashMap;
 
 /// Weight of a combinational cell type, or `None` for a cell that starts and ends paths.
 fn weight(cell_type: &str) -> Option<u64> {
-    if cell_type.starts_with("LUT") {
+    if cell_type.starts_with("LUT") || cell_type.starts_with("MISTRAL_ALUT") && cell_type != "MISTRAL_ALUT_ARITH" {
         Some(1)
-    } else if cell_type.starts_with("MUXF") || cell_type.starts_with("CARRY") {
+    } else if cell_type.starts_with("MUXF") || cell_type.starts_with("CARRY") || cell_type == "MISTRAL_ALUT_ARITH" || cell_type == "MISTRAL_NOT" {
         Some(0)
     } else {
         None

@@ -12,7 +12,7 @@ mod yosys;
 pub use icarus::{icarus_compile, icarus_compile_files};
 pub use nextpnr::{ooc_harness, place_and_route, TimingReport};
 pub use verilator::{verilator_lint, verilator_lint_files};
-pub use yosys::{parse_synth_log, yosys_synth, SynthReport};
+pub use yosys::{parse_synth_log, yosys_synth, yosys_synth_for, Family, SynthReport};
 
 use std::fmt;
 use std::path::Path;

@@ -15,11 +15,14 @@ use super::{run, ToolError};
 pub struct SynthReport {
     pub module: String,
     pub tool: String,
+    /// The family mapped to (`xc7`, `xcup`, `cyclonev`; see [`Family`]).
+    pub family: String,
+    /// LUTs (Intel: ALUTs, arithmetic ones included).
     pub luts: u64,
     pub flip_flops: u64,
-    /// Distributed-RAM primitives (RAM32M, RAM64X1D, ...).
+    /// Distributed-RAM primitives (RAM32M, RAM64X1D, ...; Intel: MLABs).
     pub lut_rams: u64,
-    /// Block RAM in RAMB36 units (a RAMB18 counts one half).
+    /// Block RAM in RAMB36 units (a RAMB18 counts one half; Intel: M10K blocks).
     pub brams: f64,
     pub dsps: u64,
     pub logic_depth: u64,
@@ -31,21 +34,69 @@ pub struct SynthReport {
     pub cells: BTreeMap<String, u64>,
 }
 
-/// Synthesizes `top` from `file` with Yosys and parses its statistics.
+/// A device family Yosys maps to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Family {
+    /// Xilinx 7-series (`synth_xilinx`, the default): LUT6, CARRY4, DSP48E1. The figure the
+    /// issues and reference comparisons use.
+    Xc7,
+    /// Xilinx UltraScale+ (`synth_xilinx -family xcup`): the U200/U280 boards.
+    Xcup,
+    /// Intel Cyclone V ALMs (`synth_intel_alm`): Yosys 0.23 has no Stratix 10 flow, and
+    /// Cyclone V's ALM is the nearest architecture it maps to.
+    CycloneV,
+}
+
+impl Family {
+    pub const ALL: [Family; 3] = [Family::Xc7, Family::Xcup, Family::CycloneV];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Xc7 => "xc7",
+            Family::Xcup => "xcup",
+            Family::CycloneV => "cyclonev",
+        }
+    }
+
+    fn synth(self, top: &str) -> String {
+        match self {
+            Family::Xc7 => format!("synth_xilinx -flatten -noiopad -top {top}"),
+            Family::Xcup => format!("synth_xilinx -family xcup -flatten -noiopad -top {top}"),
+            Family::CycloneV => format!("synth_intel_alm -family cyclonev -top {top}"),
+        }
+    }
+
+    /// The combinational cells logic depth counts.
+    fn comb_cells(self) -> &'static str {
+        match self {
+            Family::Xc7 | Family::Xcup => "t:LUT* t:CARRY* t:MUXF*",
+            Family::CycloneV => "t:MISTRAL_ALUT*",
+        }
+    }
+}
+
+/// Synthesizes `top` from `file` with Yosys for 7-series and parses its statistics.
 pub fn yosys_synth(file: &Path, top: &str) -> Result<SynthReport, ToolError> {
+    yosys_synth_for(file, top, Family::Xc7)
+}
+
+/// Synthesizes `top` from `file` with Yosys for `family` and parses its statistics.
+pub fn yosys_synth_for(file: &Path, top: &str, family: Family) -> Result<SynthReport, ToolError> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let name = file.file_name().unwrap().to_string_lossy();
-    let json_name = std::env::temp_dir().join(format!("weft-synth-{top}-{}.json", std::process::id()));
+    let json_name = std::env::temp_dir().join(format!("weft-synth-{top}-{}-{}.json", family.name(), std::process::id()));
     // Logic depth counts only combinational primitives (LUTs, carry chains, wide muxes): the
     // registers, RAMs and DSPs after techmapping are vendor cells `ltp -noff` cannot tell apart.
     let script = format!(
-        "read_verilog {name}; synth_xilinx -flatten -noiopad -top {top}; stat; \
-         select -set comb t:LUT* t:CARRY* t:MUXF*; ltp -noff @comb w:*; write_json {json}",
+        "read_verilog {name}; {synth}; stat; select -set comb {comb}; ltp -noff @comb w:*; write_json {json}",
+        synth = family.synth(top),
+        comb = family.comb_cells(),
         json = json_name.display()
     );
     let output = run("yosys", "apt-get install yosys", "yosys", &["-p", &script], dir)?;
     let log = String::from_utf8_lossy(&output.stdout);
     let mut report = parse_synth_log(&log, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
+    report.family = family.name().into();
     let json = std::fs::read_to_string(&json_name).map_err(|e| ToolError::Failed { tool: "yosys", message: e.to_string() })?;
     std::fs::remove_file(&json_name).ok();
     (report.lut_levels, report.lut_path) = super::levels::deepest_path(&json, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
@@ -114,14 +165,33 @@ pub fn parse_synth_log(log: &str, top: &str) -> Result<SynthReport, String> {
         return Err(format!("no statistics for {top} in the Yosys log"));
     }
     let sum = |pred: &dyn Fn(&str) -> bool| cells.iter().filter(|(c, _)| pred(c)).map(|(_, n)| n).sum::<u64>();
+    let intel = cells.keys().any(|c| c.starts_with("MISTRAL_"));
+    let (luts, flip_flops, lut_rams, brams, dsps) = if intel {
+        (
+            sum(&|c| c.starts_with("MISTRAL_ALUT")),
+            sum(&|c| c == "MISTRAL_FF"),
+            sum(&|c| c.starts_with("MISTRAL_MLAB")),
+            sum(&|c| c.starts_with("MISTRAL_M10K")) as f64,
+            sum(&|c| c.starts_with("MISTRAL_MUL")),
+        )
+    } else {
+        (
+            sum(&|c| c.starts_with("LUT")),
+            sum(&|c| c.starts_with("FD")),
+            sum(&|c| c.starts_with("RAM") && !c.starts_with("RAMB")),
+            sum(&|c| c.starts_with("RAMB36")) as f64 + sum(&|c| c.starts_with("RAMB18")) as f64 / 2.0,
+            sum(&|c| c.starts_with("DSP")),
+        )
+    };
     Ok(SynthReport {
         module: top.to_string(),
         tool,
-        luts: sum(&|c| c.starts_with("LUT")),
-        flip_flops: sum(&|c| c.starts_with("FD")),
-        lut_rams: sum(&|c| c.starts_with("RAM") && !c.starts_with("RAMB")),
-        brams: sum(&|c| c.starts_with("RAMB36")) as f64 + sum(&|c| c.starts_with("RAMB18")) as f64 / 2.0,
-        dsps: sum(&|c| c.starts_with("DSP")),
+        family: String::new(),
+        luts,
+        flip_flops,
+        lut_rams,
+        brams,
+        dsps,
         logic_depth,
         lut_levels: 0,
         lut_path: vec![],
