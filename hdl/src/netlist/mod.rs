@@ -30,6 +30,7 @@ use std::collections::HashMap;
 
 pub use domain::Domain;
 pub use hierarchy::Instance;
+pub use parts::Queue;
 pub use signal::{Design, Mem, Operand, Reg, Sig, State, StateEnum};
 pub use stream::{Axis, AxisShape, Inst, Sink, Source};
 

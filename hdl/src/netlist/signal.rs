@@ -372,6 +372,15 @@ impl<'d> Mem<'d> {
     pub fn read(self, addr: Sig<'d>) -> Sig<'d> {
         self.design.make(|n| n.memory_read(self.index, addr.wire))
     }
+    /// A registered read port: the word at `addr` appears at the next edge when `enable` is
+    /// high (and holds otherwise). A data register without reset right at the read, which
+    /// synthesis folds into a block RAM's output.
+    pub fn read_registered(self, enable: Sig<'d>, addr: Sig<'d>, name: &str) -> Sig<'d> {
+        let word = self.read(addr);
+        let q = self.design.net.borrow_mut().reg(word.wire, Some(enable.wire), None);
+
+        self.design.sig(q).named(name)
+    }
 }
 
 /// A state register with rules; read it through `q`.
