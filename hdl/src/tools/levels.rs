@@ -124,8 +124,8 @@ pub fn deepest_path(json: &str, top: &str) -> Result<(u64, Vec<String>), String>
             conns.iter().find(|(port, _)| cell["port_directions"][port.as_str()] == "output").and_then(|(_, bits)| bits[0].as_u64())
         });
         path.push(match sink_out {
-            Some(q) => format!("-> {}", name(q)),
-            None => format!("-> {}", name(end)),
+            Some(q) => name(q),
+            None => name(end),
         });
     }
     path.dedup();
@@ -171,6 +171,6 @@ mod tests {
         assert_eq!(lut_levels(&json, "top").unwrap(), 3);
         let (_, path) = deepest_path(&json, "top").unwrap();
         // Starts at the register output a_q, names what survived (sum), hides $-names, ends at b_q.
-        assert_eq!(path, ["a_q", "bit 3", "sum[0]", "sum[1]", "bit 7", "-> b_q"]);
+        assert_eq!(path, ["a_q", "bit 3", "sum[0]", "sum[1]", "bit 7", "b_q"]);
     }
 }
