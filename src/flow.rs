@@ -98,11 +98,29 @@ pub fn check(module: &Shipped, generated: &Path, reports: Option<&Path>, stages:
     if stages.icarus {
         icarus_compile(&file, name).map_err(|e| fail(name, "icarus compile", e))?;
     }
-    let timing = if stages.timing { Some(place_and_route(&file, name).map_err(|e| fail(name, "place and route", e))?) } else { None };
+    let timing = if stages.timing { Some(timed(&file, name, reports).map_err(|e| fail(name, "place and route", e))?) } else { None };
     if let Some(dir) = reports.filter(|_| stages.synth || stages.timing) {
         write_report(dir, name, stages.synth.then_some(&synth), timing.as_ref()).map_err(|e| fail(name, "write report", e))?;
     }
     Ok(Checked { module: name.to_string(), testbench, synth, timing })
+}
+
+/// Post-route timing of `file`: the recorded report when it timed the same Verilog, else a new
+/// place and route (minutes per module).
+fn timed(file: &Path, name: &str, reports: Option<&Path>) -> Result<TimingReport, String> {
+    let text = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let hash = format!("{:016x}", text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)));
+    let recorded = reports
+        .and_then(|dir| std::fs::read_to_string(dir.join(format!("{name}.json"))).ok())
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| serde_json::from_value::<TimingReport>(v["timing"].clone()).ok())
+        .filter(|t| t.verilog_hash == hash);
+    if let Some(t) = recorded {
+        return Ok(t);
+    }
+    let mut t = place_and_route(file, name).map_err(|e| e.to_string())?;
+    t.verilog_hash = hash;
+    Ok(t)
 }
 
 /// Writes `reports/<module>.json`: the synthesis figures and the post-route timing; a stage
@@ -121,4 +139,27 @@ fn write_report(dir: &Path, name: &str, synth: Option<&SynthReport>, timing: Opt
         report.insert("timing".into(), serde_json::to_value(t).unwrap());
     }
     std::fs::write(path, serde_json::to_string_pretty(&report).unwrap() + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_is_reused_only_for_the_same_verilog() {
+        let dir = std::env::temp_dir().join(format!("weft-timed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("m.v");
+        std::fs::write(&file, "module m(); endmodule\n").unwrap();
+        // A report recorded for this text (FNV-1a, as the flow hashes it).
+        let hash = format!("{:016x}", std::fs::read(&file).unwrap().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)));
+        let recorded = TimingReport { device: "d".into(), tool: "t".into(), fmax_mhz: 123.0, critical_from: "a".into(), critical_to: "b".into(), critical_ns: 1.0, routing_ns: 0.5, verilog_hash: hash };
+        write_report(&dir, "m", None, Some(&recorded)).unwrap();
+        assert_eq!(timed(&file, "m", Some(&dir)).unwrap(), recorded);
+        // Changed Verilog: the recorded figure is not reused (place and route runs and, on this
+        // empty module, fails or gives a new report — either way not the recorded one).
+        std::fs::write(&file, "module m(); wire x; endmodule\n").unwrap();
+        assert_ne!(timed(&file, "m", Some(&dir)).ok(), Some(recorded));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

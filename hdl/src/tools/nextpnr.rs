@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ports::ports;
 use super::{run, ToolError};
@@ -23,7 +23,7 @@ use super::{run, ToolError};
 pub const DEVICE: &str = "LFE5UM-85F (CABGA381)";
 
 /// Post-route timing of one module in the harness.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimingReport {
     pub device: String,
     pub tool: String,
@@ -34,6 +34,10 @@ pub struct TimingReport {
     /// Delay of the critical path in ns, and how much of it is routing.
     pub critical_ns: f64,
     pub routing_ns: f64,
+    /// FNV-1a hash of the Verilog timed (set by the check flow, which reuses a report whose
+    /// hash matches instead of placing and routing again).
+    #[serde(default)]
+    pub verilog_hash: String,
 }
 
 /// The harness around module `top` (whose ports are read from `text`), as module `weft_ooc`.
@@ -121,6 +125,7 @@ pub fn parse_report(json: &str) -> Result<TimingReport, String> {
         critical_to: cell(path.len() - 1, "to"),
         critical_ns: (delay * 100.0).round() / 100.0,
         routing_ns: (routing * 100.0).round() / 100.0,
+        verilog_hash: String::new(),
     })
 }
 
