@@ -3,7 +3,7 @@
 //! inputs police the packet length (extra flits discarded, a short packet padded). The unit
 //! exposes each VC's head for the allocator.
 
-use weft_hdl::netlist::{Design, Mem, Reg, Sig};
+use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::{sig, state_enum};
 
 use super::arrival::route;
@@ -14,11 +14,12 @@ use super::side::{Layout, Side};
 pub(super) struct Input<'d> {
     pub name: String,
     pub vcs: usize,
-    /// Per VC: buffer not empty, head side word, read pointer.
+    /// Per VC: buffer not empty, head side word, head flit (128-bit words), and the pop the
+    /// switch defines.
     pub nonempty: Vec<Sig<'d>>,
     pub head: Vec<Side<'d>>,
-    pub rd: Vec<Reg<'d>>,
-    pub data: Vec<Mem<'d>>,
+    pub data: Vec<Vec<Sig<'d>>>,
+    pub pop: Vec<Sig<'d>>,
 }
 
 state_enum! {
@@ -34,7 +35,6 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
     let vcs = if from.is_some() { 2 } else { 1 };
     let kb = c.flit_bytes();
     let depth = c.vc_buffer_flits;
-    let pb = depth.trailing_zeros() as usize;
     let s = format!("s_axis_{name}");
     let data: Vec<Sig> = (0..c.width / 128).map(|k| d.input(&format!("{s}_tdata@{}", 128 * k), 128)).collect();
     let last_in = d.input(&format!("{s}_tlast"), 1);
@@ -44,8 +44,8 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
         Some(_) => (d.input(&format!("{s}_tkeep"), kb), d.input(&format!("{s}_tuser"), 1)),
         None => (all_keep, d.lit(0, 1)),
     };
-    let wr: Vec<Reg> = (0..vcs).map(|v| d.reg(&format!("{name}_wr{v}"), pb + 1, 0)).collect();
-    let rd: Vec<Reg> = (0..vcs).map(|v| d.reg(&format!("{name}_rd{v}"), pb + 1, 0)).collect();
+    let pop: Vec<Sig> = (0..vcs).map(|_| d.later(1)).collect();
+    let space = d.later(1);
     let routed = route(d, c, here, data[0], from, port, vc_in, l.out, l.flits);
     let (write, wvc, w_last, w_keep, head, w_data) = match from {
         Some(_) => {
@@ -63,7 +63,6 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
             let remaining = d.reg(&format!("{name}_remaining"), l.flits, 0);
             let last_keep = d.reg(&format!("{name}_last_keep"), kb, 0);
             let (in_head, in_pad, in_discard) = (mode.is(Police::Head), mode.is(Police::Pad), mode.is(Police::Discard));
-            sig!(space = (wr[0].q - rd[0].q).lt(depth));
             let takes = (in_head | mode.is(Police::Body)) & space;
             d.output(&format!("{s}_tready"), takes | in_discard);
             sig!(accept = takes & valid);
@@ -86,31 +85,24 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
             (write, d.lit(0, 1), w_last, keep, head, w_data)
         }
     };
-    // Buffer write: the head flit carries the rewritten header and the route.
+    // Buffer write: the head flit carries the rewritten header and the route. Each VC is a
+    // queue whose head sits in registers (the allocator and the switch read no memory) and
+    // whose memory is read through a registered port (block-RAM mappable).
     let mut stored: Vec<Sig> = w_data;
     stored[0] = head.mux(routed.header, stored[0]);
     let side_word = Side { last: w_last, keep: w_keep, out: routed.out, ovc: routed.ovc, drop: routed.drop, flits: routed.flits }.pack(d);
-    let wr_q = if vcs == 2 { wvc.mux(wr[1].q, wr[0].q) } else { wr[0].q };
-    let wr_low = wr_q.bits(0, pb);
-    let addr = if vcs == 2 { wvc.cat(wr_low) } else { wr_low };
-    let data_mems: Vec<Mem> = stored.iter().enumerate().map(|(k, _)| d.memory(&format!("{name}_data{k}"), 128, vcs * depth)).collect();
-    for (mem, word) in data_mems.iter().zip(&stored) {
-        mem.write(write, addr, *word);
-    }
-    let side_mem = d.memory(&format!("{name}_side"), l.width(), vcs * depth);
-    side_mem.write(write, addr, side_word);
-    for (v, w) in wr.iter().enumerate() {
+    let mut fields = vec![side_word];
+    fields.extend(stored);
+    let (mut nonempty, mut heads, mut data) = (vec![], vec![], vec![]);
+    for (v, pop_v) in pop.iter().enumerate() {
         let is_v = if vcs == 1 { d.lit(1, 1) } else if v == 1 { wvc } else { !wvc };
-        w.next_when(write & is_v, w.q + 1u32);
+        let q = d.queue(&format!("{name}_vc{v}"), depth, write & is_v, &fields, *pop_v);
+        if v == 0 {
+            space.define(q.space); // read by IntraNode length policing only
+        }
+        nonempty.push(q.valid);
+        heads.push(Side::unpack(q.head[0], *l));
+        data.push(q.head[1..].to_vec());
     }
-    // Heads.
-    let mut nonempty = vec![];
-    let mut heads = vec![];
-    for v in 0..vcs {
-        nonempty.push(wr[v].q.ne(rd[v].q));
-        let rd_low = rd[v].q.bits(0, pb);
-        let a = if vcs == 2 { d.lit(v as u128, 1).cat(rd_low) } else { rd_low };
-        heads.push(Side::unpack(side_mem.read(a), *l));
-    }
-    Input { name: name.to_string(), vcs, nonempty, head: heads, rd, data: data_mems }
+    Input { name: name.to_string(), vcs, nonempty, head: heads, data, pop }
 }

@@ -43,13 +43,11 @@ pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], choices: &[Choice<
             let last = by_vc(&|v| inp.head[v].last);
             let keep = by_vc(&|v| inp.head[v].keep);
             let send = active & nonempty & (pick(accept, out) | drop);
-            // Read the flit at the active VC's head.
-            let rd_low = by_vc(&|v| inp.rd[v].q).bits(0, inp.rd[0].q.width - 1);
-            let addr = if inp.vcs == 2 { vc.cat(rd_low) } else { rd_low };
-            let data = inp.data.iter().map(|m| m.read(addr)).collect();
+            // The flit at the active VC's head.
+            let data = (0..inp.data[0].len()).map(|k| by_vc(&|v| inp.data[v][k])).collect();
             let pops: Vec<Sig> = (0..inp.vcs).map(|v| send & if inp.vcs == 1 { d.lit(1, 1) } else if v == 1 { vc } else { !vc }).collect();
-            for (rd, pop) in inp.rd.iter().zip(&pops) {
-                rd.next_when(*pop, rd.q + 1u32);
+            for (pop, taken) in inp.pop.iter().zip(&pops) {
+                pop.define(*taken);
             }
             if inp.vcs == 2 {
                 let credit = d.reg(&format!("{}_credit_out", inp.name), 2, 0);

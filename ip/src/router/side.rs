@@ -11,12 +11,6 @@ pub(super) struct Layout {
     pub flits: usize,
 }
 
-impl Layout {
-    pub fn width(&self) -> usize {
-        1 + self.keep + self.out + 1 + 1 + self.flits
-    }
-}
-
 /// A side word's fields.
 #[derive(Clone, Copy)]
 pub(super) struct Side<'d> {
