@@ -109,7 +109,7 @@ pub fn check(module: &Shipped, generated: &Path, reports: Option<&Path>, stages:
 /// place and route (minutes per module).
 fn timed(file: &Path, name: &str, reports: Option<&Path>) -> Result<TimingReport, String> {
     let text = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let hash = format!("{:016x}", text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)));
+    let hash = verilog_hash(&text);
     let recorded = reports
         .and_then(|dir| std::fs::read_to_string(dir.join(format!("{name}.json"))).ok())
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -121,6 +121,11 @@ fn timed(file: &Path, name: &str, reports: Option<&Path>) -> Result<TimingReport
     let mut t = place_and_route(file, name).map_err(|e| e.to_string())?;
     t.verilog_hash = hash;
     Ok(t)
+}
+
+/// FNV-1a (64-bit) of a Verilog file's bytes, as hex: what a recorded timing report was made from.
+fn verilog_hash(text: &[u8]) -> String {
+    format!("{:016x}", text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)))
 }
 
 /// Writes `reports/<module>.json`: the synthesis figures and the post-route timing; a stage
@@ -151,8 +156,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("m.v");
         std::fs::write(&file, "module m(); endmodule\n").unwrap();
-        // A report recorded for this text (FNV-1a, as the flow hashes it).
-        let hash = format!("{:016x}", std::fs::read(&file).unwrap().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)));
+        // A report recorded for this text.
+        let hash = verilog_hash(&std::fs::read(&file).unwrap());
         let recorded = TimingReport { device: "d".into(), tool: "t".into(), fmax_mhz: 123.0, critical_from: "a".into(), critical_to: "b".into(), critical_ns: 1.0, routing_ns: 0.5, verilog_hash: hash };
         write_report(&dir, "m", None, Some(&recorded)).unwrap();
         assert_eq!(timed(&file, "m", Some(&dir)).unwrap(), recorded);

@@ -157,12 +157,7 @@ fn bench_numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), Str
     let rows = weft::bench::numeric::run(only, &work, jobs)?;
     let _ = std::fs::remove_dir_all(&work);
     print!("{}", weft::bench::numeric::table(&rows));
-    if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
-    std::fs::write(json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
-    println!("wrote {}", json.display());
+    write_json(json, &rows)?;
     let failed: Vec<String> = rows.iter().filter(|r| r.failure.is_some()).map(|r| format!("{} at {} stages", r.module, r.stages)).collect();
     if failed.is_empty() {
         Ok(())
@@ -178,12 +173,7 @@ fn bench_timing(reference: Option<&Path>, only: &[String], generated: &Path, jso
     let rows = weft::bench::timing::run(&modules, generated, reference, &work, &mut |line| eprintln!("{line}"))?;
     let _ = std::fs::remove_dir_all(&work);
     print!("{}", weft::bench::timing::table(&rows));
-    if let Some(dir) = json.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::write(json, serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())? + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
-    println!("wrote {}", json.display());
-    Ok(())
+    write_json(json, &rows)
 }
 
 fn bench_link(out: &PathBuf) -> Result<(), String> {
@@ -211,6 +201,17 @@ fn bench_net(out: &PathBuf, generated: &Path) -> Result<(), String> {
         std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }
+    Ok(())
+}
+
+/// Writes a benchmark's rows as pretty JSON to `path`, creating its folder.
+fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
     Ok(())
 }
 
