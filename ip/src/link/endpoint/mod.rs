@@ -92,6 +92,33 @@ pub(super) fn crc_update<'d>(d: &'d Design, state: Sig<'d>, words: &[Sig<'d>]) -
     d.sig(w)
 }
 
+/// `value` one cycle later, in a register named `name` (zero after reset).
+pub(super) fn registered<'d>(d: &'d Design, name: &str, value: Sig<'d>) -> Sig<'d> {
+    let r = d.reg(name, value.width, 0);
+    r.next(value);
+    r.q
+}
+
+/// The CRC state the link keeps is one word ahead: `state` advanced over 64 zero bits. The
+/// update over a word, `state·M ^ D(word)`, then holds for it as well (the two shifts commute),
+/// with the data part taken one word ahead too; and closing a frame with the trailer's
+/// information word is a single XOR: `update(crc, info) = ahead(crc) ^ D(info)`.
+pub(super) fn crc_ahead(value: u32) -> u128 {
+    crc::update_bits(value, &[0], 64) as u128
+}
+
+/// The state part of the CRC update over `words` 64-bit words: `state` advanced over zeros.
+pub(super) fn crc_shift<'d>(d: &'d Design, state: Sig<'d>, words: usize) -> Sig<'d> {
+    crc_update(d, state, &vec![d.lit(0, 64); words])
+}
+
+/// The data part of the CRC update over `words`, one word ahead (followed by a zero word).
+pub(super) fn crc_data_ahead<'d>(d: &'d Design, words: &[Sig<'d>]) -> Sig<'d> {
+    let mut all = words.to_vec();
+    all.push(d.lit(0, 64));
+    crc_update(d, d.lit(0, 32), &all)
+}
+
 /// The low `bits` bits of the CRC-32C of `info` followed by zero bytes (control-block check).
 pub(super) fn crc_check<'d>(d: &'d Design, info: Sig<'d>, bits: usize) -> Sig<'d> {
     let w = crc::check(&mut d.net(), info.wire, bits);
