@@ -199,6 +199,7 @@ reg [3:0] deskew_ptr;
 wire [65:0] rx_valid0_cat;
 wire [65:0] rx_valid0_sel;
 wire [63:0] rx_valid0_bits63_0;
+wire rx_valid0_b64;
 wire rx_valid0_b65;
 reg [65:0] bonded_word0;
 wire [63:0] bonded_word0_bits63_0;
@@ -216,13 +217,14 @@ wire bond_error;
 wire unbond;
 wire bonded_and;
 wire bonded_and_2;
-reg rx_up;
-// remote readiness
-wire [15:0] bonded_word0_bits15_0;
-wire control0;
+wire rx_up;
+reg rx_words_up;
+// remote readiness (from the deskewed block, as it leaves the deskew)
+wire [15:0] rx_valid0_bits15_0;
+wire rx_valid0_and;
 reg remote_ready;
-wire channel_up_next;
-reg channel_up_reg;
+wire channel_up_2;
+wire control0;
 // receive: the aligned block classified, registered beside the bonded word
 wire [7:0] rx_valid0_bits7_0;
 reg rx_is_sep6;
@@ -231,7 +233,7 @@ reg rx_is_btf_k1;
 reg rx_is_btf_nfc;
 wire deskew0_or;
 reg rx_is_known;
-wire rx_valid0_and;
+wire rx_valid0_and_2;
 wire rx_valid1_and;
 reg rx_all_data;
 reg rx_any_data;
@@ -411,9 +413,8 @@ reg ack_urgent;
 wire [15:0] cc_timer_plus;
 wire cc_timer_is4992;
 reg send_cc;
-wire cc_timer_or;
-reg tx_running;
-reg tx_training;
+wire running;
+wire training;
 wire bond_slot;
 wire idle;
 wire in_payload;
@@ -433,7 +434,6 @@ wire last_word;
 wire want_data;
 // control blocks: native flow control, acknowledgements, consumer credits
 wire since_ack_lt;
-wire send_nfc;
 wire slot;
 wire nfc_hold_or;
 wire send_ack;
@@ -474,7 +474,6 @@ wire [23:0] info40_cat_8;
 wire [26:0] info40_cat_9;
 wire [29:0] info40_cat_10;
 wire [31:0] info40_xor;
-wire [63:0] for_tx_word0_sel;
 wire data_out;
 wire [63:0] freed_total1_sel;
 reg [63:0] tx_word0;
@@ -511,7 +510,10 @@ reg [31:0] tx_crc_data;
 reg tx_is_header;
 reg tx_is_payload;
 reg tx_is_trailer;
+reg tx_is_training;
 reg tx_is_control;
+wire running_and;
+reg tx_nfc_slot;
 reg [7:0] tx_trailer_info;
 // the word sent: CRC over header and payload, trailer
 wire [10:0] tx_crc_cat;
@@ -527,11 +529,14 @@ wire [23:0] tx_trailer_info_cat_7;
 wire [27:0] tx_trailer_info_cat_8;
 wire [31:0] tx_trailer_info_cat_9;
 wire [63:0] trailer_word;
-// lane blocks
+// lane blocks: training blocks of this cycle, native flow control at once
+wire [63:0] for_tx_block1_sel;
+wire send_nfc;
+wire tx_is_control_or;
 reg [57:0] tx_scrambler0;
 wire [63:0] tx_scrambler0_cat;
-wire [63:0] trailer_word_xor;
-wire [63:0] trailer_word_xor_2;
+wire [63:0] s_axis_nfc_tdata_xor;
+wire [63:0] s_axis_nfc_tdata_xor_2;
 wire [65:0] tx_block0;
 reg [57:0] tx_scrambler1;
 wire [63:0] tx_scrambler1_cat;
@@ -686,6 +691,7 @@ assign bond_now = ((~bonded) & (bond_have0 & bond_have1)) & all_locked;
 assign rx_valid0_cat = {({rx_valid0, rx_control0}), rx_payload0};
 assign rx_valid0_sel = (deskew0_2 == 4'h0) ? rx_valid0_cat : (deskew0[(deskew_ptr - deskew0_2)]);
 assign rx_valid0_bits63_0 = rx_valid0_sel[63:0];
+assign rx_valid0_b64 = rx_valid0_sel[64];
 assign rx_valid0_b65 = rx_valid0_sel[65];
 assign bonded_word0_bits63_0 = bonded_word0[63:0];
 assign bonded_word0_b64 = bonded_word0[64];
@@ -701,16 +707,18 @@ assign bond_error = ((bonded_word0_and | bonded_word1_and) & (~(bonded_word0_and
 assign unbond = (~all_locked) | bond_error;
 assign bonded_and = (((~bonded) & all_locked) & (~bond_have0)) & (((rx_payload0[15:0] == 16'h4078) & rx_control0) & rx_valid0);
 assign bonded_and_2 = (((~bonded) & all_locked) & (~bond_have1)) & (((rx_payload1[15:0] == 16'h4078) & rx_control1) & rx_valid1);
+assign rx_up = bonded & all_locked;
 
-// ---- remote readiness ----
-assign bonded_word0_bits15_0 = bonded_word0_bits63_0[15:0];
+// ---- remote readiness (from the deskewed block, as it leaves the deskew) ----
+assign rx_valid0_bits15_0 = rx_valid0_bits63_0[15:0];
+assign rx_valid0_and = rx_valid0_b65 & rx_valid0_b64;
+assign channel_up_2 = rx_up & remote_ready;
 assign control0 = bonded_word0_b65 & bonded_word0_b64;
-assign channel_up_next = rx_up & remote_ready;
 
 // ---- receive: the aligned block classified, registered beside the bonded word ----
 assign rx_valid0_bits7_0 = rx_valid0_bits63_0[7:0];
 assign deskew0_or = ((((rx_valid0_bits7_0 == 8'h78) | (rx_valid0_bits7_0 == 8'hd2)) | (rx_valid0_bits7_0 == 8'h99)) | (rx_valid0_bits7_0 == 8'haa)) | (rx_valid0_bits63_0[15:0] == 16'h61e);
-assign rx_valid0_and = rx_valid0_b65 & (~rx_valid0_sel[64]);
+assign rx_valid0_and_2 = rx_valid0_b65 & (~rx_valid0_b64);
 assign rx_valid1_and = rx_valid1_b65 & (~rx_valid1_sel[64]);
 assign rx_valid0_bits55_48 = rx_valid0_bits63_0[55:48];
 assign rx_valid0_bits5_0 = rx_valid0_bits55_48[5:0];
@@ -741,8 +749,8 @@ assign deskew0_cat_22 = {({deskew0_cat_21, ((^(rx_valid0_bits63_0 & 64'haf0ddecb
 assign deskew0_cat_23 = {({deskew0_cat_22, ((^(rx_valid0_bits63_0 & 64'hebc377b2c2e8b875)) ^ (^(rx_valid1_bits63_0 & 64'hbc4ea63032a99a3d)))}), ((^(rx_valid0_bits63_0 & 64'hf5e1bbd961745c3a)) ^ (^(rx_valid1_bits63_0 & 64'hde2753181954cd1e)))};
 
 // ---- receive: block classification ----
-assign all_data = rx_all_data & rx_up;
-assign control0_and = control0 & rx_up;
+assign all_data = rx_all_data & rx_words_up;
+assign control0_and = control0 & rx_words_up;
 assign is_sep = rx_is_sep6 & control0_and;
 assign is_k0 = rx_is_btf_k0 & control0_and;
 assign is_nfc = rx_is_btf_nfc & control0_and;
@@ -843,7 +851,8 @@ assign frame_start_rd = frame_start[ack_in];
 // ---- transmit scheduler ----
 assign cc_timer_plus = cc_timer + 16'h1;
 assign cc_timer_is4992 = cc_timer_plus == 16'h1380;
-assign cc_timer_or = cc_timer_is4992 | (cc_timer_plus < 16'h8);
+assign running = (~send_cc) & channel_up_2;
+assign training = (~send_cc) & (~channel_up_2);
 assign bond_slot = bond_timer == 4'h0;
 assign idle = tx_state == 2'h0;
 assign in_payload = tx_state == 2'h1;
@@ -860,8 +869,7 @@ assign want_data = want_payload | in_trailer;
 
 // ---- control blocks: native flow control, acknowledgements, consumer credits ----
 assign since_ack_lt = 7'h3f < since_ack;
-assign send_nfc = s_axis_nfc_tvalid & tx_running;
-assign slot = tx_running & (~s_axis_nfc_tvalid);
+assign slot = running & (~s_axis_nfc_tvalid);
 assign nfc_hold_or = (nfc_hold | ack_urgent) | since_ack_lt;
 assign send_ack = ((slot & ack_dirty) & (~want_header)) & ((~want_data) | nfc_hold_or);
 assign send_credit = (((slot & credit_dirty) & (~want_header)) & (~(ack_dirty & ((~want_data) | nfc_hold_or)))) & ((~want_data) | (nfc_hold | (7'h3f < since_credit)));
@@ -898,9 +906,8 @@ assign info40_cat_8 = {({({info40_cat_7, (1'h1 ^ (^(info40_cat & 64'h74409c60a7a
 assign info40_cat_9 = {({({info40_cat_8, (^(info40_cat & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(info40_cat & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(info40_cat & 64'hd28b01dd4554f0d5)))};
 assign info40_cat_10 = {({({info40_cat_9, (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78)))}), (^(info40_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097)))};
 assign info40_xor = ({({info40_cat_10, (^(info40_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
-assign for_tx_word0_sel = bond_slot ? 64'h4078 : (rx_up ? 64'h1078 : 64'h3078);
 assign data_out = send_header | send_payload;
-assign freed_total1_sel = send_credit ? ({({freed_total1_xor[23:0], freed_total1_cat}), 8'h99}) : (send_nfc ? ({47'h0, ({s_axis_nfc_tdata[8:0], 8'haa})}) : (send_ack ? ({({info40_xor[15:0], info40}), 8'hd2}) : 64'h1078));
+assign freed_total1_sel = send_credit ? ({({freed_total1_xor[23:0], freed_total1_cat}), 8'h99}) : (send_ack ? ({({info40_xor[15:0], info40}), 8'hd2}) : 64'h1078);
 assign replay0_rd = replay0[tx_rd_bits9_0];
 assign replay1_rd = replay1[tx_rd_bits9_0];
 assign header_word_cat = {({({(^(header_word & 64'h7af0ddecb0ba2e1d)), (^(header_word & 64'hbd786ef6585d170e))}), (^(header_word & 64'hdebc377b2c2e8b87))}), (^(header_word & 64'hef5e1bbd961745c3))};
@@ -927,6 +934,7 @@ assign replay0_cat_13 = {({replay0_cat_12, ((^(replay0_rd & 64'h9674117597c16807
 assign replay0_cat_14 = {({replay0_cat_13, ((^(replay0_rd & 64'ha215b7478d176312)) ^ (^(replay1_rd & 64'ha683962b0164f4fd)))}), ((^(replay0_rd & 64'habfa064f76319f94)) ^ (^(replay1_rd & 64'h3c5262998c181cf1)))};
 assign replay0_cat_15 = {({replay0_cat_14, ((^(replay0_rd & 64'haf0ddecb0ba2e1d7)) ^ (^(replay1_rd & 64'hf13a98c0caa668f7)))}), ((^(replay0_rd & 64'hd786ef6585d170eb)) ^ (^(replay1_rd & 64'h789d4c606553347b)))};
 assign replay0_cat_16 = {({replay0_cat_15, ((^(replay0_rd & 64'hebc377b2c2e8b875)) ^ (^(replay1_rd & 64'hbc4ea63032a99a3d)))}), ((^(replay0_rd & 64'hf5e1bbd961745c3a)) ^ (^(replay1_rd & 64'hde2753181954cd1e)))};
+assign running_and = (((running & (~data_out)) & (~send_trailer)) & (~send_ack)) & (~send_credit);
 
 // ---- the word sent: CRC over header and payload, trailer ----
 assign tx_crc_cat = {({({({({({({({({({(^(tx_crc & 32'hcaa668f)), (^(tx_crc & 32'h6553347))}), (^(tx_crc & 32'h32a99a3))}), (^(tx_crc & 32'h81954cd1))}), (^(tx_crc & 32'hc0caa668))}), (^(tx_crc & 32'h60655334))}), (^(tx_crc & 32'h3c98cf15))}), (^(tx_crc & 32'h1e4c678a))}), (^(tx_crc & 32'h838c554a))}), (^(tx_crc & 32'h4d6c4c2a))}), (^(tx_crc & 32'haa1c409a))};
@@ -943,15 +951,18 @@ assign tx_trailer_info_cat_8 = {({({({tx_trailer_info_cat_7, (^(tx_trailer_info_
 assign tx_trailer_info_cat_9 = {({({({tx_trailer_info_cat_8, (^(tx_trailer_info_cat & 64'hfc8e57b1c379612e))}), (^(tx_trailer_info_cat & 64'h7e472bd8e1bcb097))}), (^(tx_trailer_info_cat & 64'h3f2395ec70de584b))}), (^(tx_trailer_info_cat & 64'h1f91caf6386f2c25))};
 assign trailer_word = {8'h0, ({({tx_trailer_info, ((tx_crc ^ tx_trailer_info_cat_9) ^ 32'hffffffff)}), 16'h61e})};
 
-// ---- lane blocks ----
+// ---- lane blocks: training blocks of this cycle, native flow control at once ----
+assign for_tx_block1_sel = bond_slot ? 64'h4078 : (rx_up ? 64'h1078 : 64'h3078);
+assign send_nfc = s_axis_nfc_tvalid & tx_nfc_slot;
+assign tx_is_control_or = tx_is_control | send_nfc;
 assign tx_scrambler0_cat = {6'h0, tx_scrambler0};
-assign trailer_word_xor = ((tx_is_trailer ? trailer_word : (tx_is_payload ? tx_replay0 : tx_word0)) ^ tx_scrambler0_cat) ^ (tx_scrambler0_cat >> 7'h13);
-assign trailer_word_xor_2 = (trailer_word_xor ^ ({trailer_word_xor[24:0], 39'h0})) ^ ({trailer_word_xor[5:0], 58'h0});
-assign tx_block0 = {trailer_word_xor_2, (tx_is_control ? 2'h1 : 2'h2)};
+assign s_axis_nfc_tdata_xor = ((send_nfc ? ({47'h0, ({s_axis_nfc_tdata[8:0], 8'haa})}) : (tx_is_trailer ? trailer_word : (tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay0 : tx_word0)))) ^ tx_scrambler0_cat) ^ (tx_scrambler0_cat >> 7'h13);
+assign s_axis_nfc_tdata_xor_2 = (s_axis_nfc_tdata_xor ^ ({s_axis_nfc_tdata_xor[24:0], 39'h0})) ^ ({s_axis_nfc_tdata_xor[5:0], 58'h0});
+assign tx_block0 = {s_axis_nfc_tdata_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
 assign tx_scrambler1_cat = {6'h0, tx_scrambler1};
-assign tx_replay1_xor = ((tx_is_payload ? tx_replay1 : tx_word1) ^ tx_scrambler1_cat) ^ (tx_scrambler1_cat >> 7'h13);
+assign tx_replay1_xor = ((tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay1 : tx_word1)) ^ tx_scrambler1_cat) ^ (tx_scrambler1_cat >> 7'h13);
 assign tx_replay1_xor_2 = (tx_replay1_xor ^ ({tx_replay1_xor[24:0], 39'h0})) ^ ({tx_replay1_xor[5:0], 58'h0});
-assign tx_block1 = {tx_replay1_xor_2, (tx_is_control ? 2'h1 : 2'h2)};
+assign tx_block1 = {tx_replay1_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
 
 // ---- scheduler state and retransmission ----
 assign tx_seq_plus = tx_seq + 6'h1;
@@ -974,8 +985,8 @@ assign send_header_or = send_header | send_ack;
 assign go_back_sel = (ack_taken_and & idle_and) ? 1'h1 : (idle_and ? 1'h0 : ((ack_taken_and | ((expire & outstanding) & (~nfc_hold))) ? 1'h1 : go_back));
 assign credit_used0_sel = (start_frame_and & end_frame_and) ? (credit_used0 + ({8'h0, words1})) : (end_frame_and ? ((credit_used0 + ({8'h0, words1})) - 16'h80) : (start_frame_and ? (credit_used0 + 16'h80) : credit_used0));
 assign credit_used1_sel = (start_frame_and_2 & end_frame_and_2) ? (credit_used1 + ({8'h0, words1})) : (end_frame_and_2 ? ((credit_used1 + ({8'h0, words1})) - 16'h80) : (start_frame_and_2 ? (credit_used1 + 16'h80) : credit_used1));
-assign remote_ready_sel = ((bonded_word0_bits15_0 == 16'h3078) & control0) ? 1'h0 : ((((bonded_word0_bits15_0 == 16'h1078) & control0) | (bonded_word0_b65 & (~bonded_word0_b64))) ? 1'h1 : remote_ready);
-assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~rx_up)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'h6553347b))}), (^(rx_crc & 32'h32a99a3d))}), (^(rx_crc & 32'h1954cd1e))}) ^ rx_crc_data) : rx_crc);
+assign remote_ready_sel = ((rx_valid0_bits15_0 == 16'h3078) & rx_valid0_and) ? 1'h0 : ((((rx_valid0_bits15_0 == 16'h1078) & rx_valid0_and) | (rx_valid0_b65 & (~rx_valid0_b64))) ? 1'h1 : remote_ready);
+assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~rx_words_up)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'h6553347b))}), (^(rx_crc & 32'h32a99a3d))}), (^(rx_crc & 32'h1954cd1e))}) ^ rx_crc_data) : rx_crc);
 assign in_flight_sel = rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq - acked_seq)));
 
 always @(posedge clk) begin
@@ -1032,26 +1043,25 @@ always @(posedge clk) begin
     if (rst) deskew_ptr <= 4'h0; else deskew_ptr <= deskew_ptr + 4'h1;
     if (rst) bonded_word0 <= 66'h0; else bonded_word0 <= rx_valid0_sel;
     if (rst) bonded_word1 <= 66'h0; else bonded_word1 <= rx_valid1_sel;
-    if (rst) rx_up <= 1'h0; else rx_up <= bonded & all_locked;
+    if (rst) rx_words_up <= 1'h0; else rx_words_up <= rx_up;
     if (rst) remote_ready <= 1'h0; else remote_ready <= (~rx_up) ? 1'h0 : remote_ready_sel;
-    if (rst) channel_up_reg <= 1'h0; else channel_up_reg <= channel_up_next;
     if (rst) rx_is_sep6 <= 1'h0; else rx_is_sep6 <= rx_valid0_bits63_0[15:0] == 16'h61e;
     if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= rx_valid0_bits7_0 == 8'hd2;
     if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= rx_valid0_bits7_0 == 8'h99;
     if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= rx_valid0_bits7_0 == 8'haa;
     if (rst) rx_is_known <= 1'h0; else rx_is_known <= deskew0_or;
-    if (rst) rx_all_data <= 1'h0; else rx_all_data <= rx_valid0_and & rx_valid1_and;
-    if (rst) rx_any_data <= 1'h0; else rx_any_data <= rx_valid0_and | rx_valid1_and;
+    if (rst) rx_all_data <= 1'h0; else rx_all_data <= rx_valid0_and_2 & rx_valid1_and;
+    if (rst) rx_any_data <= 1'h0; else rx_any_data <= rx_valid0_and_2 | rx_valid1_and;
     if (rst) rx_all_valid <= 1'h0; else rx_all_valid <= rx_valid0_b65 & rx_valid1_b65;
     if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((rx_valid0_bits5_0 == 6'h0) | (6'h10 < rx_valid0_bits5_0));
     if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= (rx_valid0_bits63_0[47:16] ^ deskew0_cat_8) ^ 32'hffffffff;
     if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= deskew0_cat_23;
-    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~rx_up) ? 1'h0 : (is_nfc ? bonded_word0_b16 : nfc_xoff);
-    if (rst) nfc_timer <= 9'h0; else nfc_timer <= (~rx_up) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
-    if (rst) nfc_hold <= 1'h0; else nfc_hold <= rx_up & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
+    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~rx_words_up) ? 1'h0 : (is_nfc ? bonded_word0_b16 : nfc_xoff);
+    if (rst) nfc_timer <= 9'h0; else nfc_timer <= (~rx_words_up) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
+    if (rst) nfc_hold <= 1'h0; else nfc_hold <= rx_words_up & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
     if (rst) rx_nfc_valid <= 1'h0; else rx_nfc_valid <= is_nfc;
     if (rst) rx_nfc_data <= 16'h0; else rx_nfc_data <= is_nfc ? ({7'h0, ({bonded_word0_b16, bonded_word0_bits15_8})}) : rx_nfc_data;
-    if (rst) rx_in_frame <= 1'h0; else rx_in_frame <= (~rx_up) ? 1'h0 : (trailer_now ? 1'h0 : (header_now ? 1'h1 : rx_in_frame));
+    if (rst) rx_in_frame <= 1'h0; else rx_in_frame <= (~rx_words_up) ? 1'h0 : (trailer_now ? 1'h0 : (header_now ? 1'h1 : rx_in_frame));
     if (rst) rx_bad <= 1'h0; else rx_bad <= header_now ? 1'h0 : (((bad_block | overflow) & rx_in_frame) ? 1'h1 : rx_bad);
     if (rst) rx_words <= 9'h0; else rx_words <= header_now ? 9'h0 : (write ? (rx_words + 9'h1) : rx_words);
     if (rst) rx_crc <= 32'h73d74d75; else rx_crc <= rx_crc_sel;
@@ -1094,13 +1104,11 @@ always @(posedge clk) begin
     if (rst) tx_rd <= 11'h0; else tx_rd <= send_header ? frame_start_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
     if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= (tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'h7b041311 : ({({({tx_crc_cat_3, (^(tx_crc & 32'h6553347b))}), (^(tx_crc & 32'h32a99a3d))}), (^(tx_crc & 32'h1954cd1e))})) ^ tx_crc_data) : tx_crc;
     if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= (nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0)));
-    if (rst) cc_timer <= 16'h0; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
+    if (rst) cc_timer <= 16'h1; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
     if (rst) bond_timer <= 4'h0; else bond_timer <= bond_timer + 4'h1;
     if (rst) ack_dirty <= 1'h1; else ack_dirty <= ((((rx_good | rx_duplicate) | nak_now) | rx_rd0_and) | rx_rd1_and) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
     if (rst) ack_urgent <= 1'h0; else ack_urgent <= nak_now ? 1'h1 : (send_header_or ? 1'h0 : ack_urgent);
-    if (rst) send_cc <= 1'h1; else send_cc <= cc_timer_or;
-    if (rst) tx_running <= 1'h0; else tx_running <= (~cc_timer_or) & channel_up_next;
-    if (rst) tx_training <= 1'h0; else tx_training <= (~cc_timer_or) & (~channel_up_next);
+    if (rst) send_cc <= 1'h1; else send_cc <= cc_timer_is4992 | (cc_timer_plus < 16'h8);
     if (rst) tx_acked <= 6'h0; else tx_acked <= acked_seq;
     if (rst) tx_stale <= 1'h0; else tx_stale <= in_flight_sel;
     if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq == in_seq)));
@@ -1109,17 +1117,19 @@ always @(posedge clk) begin
     if (rst) freed_total1 <= 16'h0; else freed_total1 <= rx_credit_return[1] ? (freed_total1 + 16'h1) : freed_total1;
     if (rst) credit_dirty <= 1'h0; else credit_dirty <= (~(rx_credit_return == 2'h0)) ? 1'h1 : (send_credit ? 1'h0 : credit_dirty);
     if (rst) since_credit <= 7'h0; else since_credit <= send_credit ? 7'h0 : ((since_credit == 7'h7f) ? since_credit : (since_credit + 7'h1));
-    if (rst) tx_word0 <= 64'h0; else tx_word0 <= send_cc ? 64'h8078 : (tx_training ? for_tx_word0_sel : (send_header ? header_word : freed_total1_sel));
+    if (rst) tx_word0 <= 64'h8078; else tx_word0 <= send_cc ? 64'h8078 : (send_header ? header_word : freed_total1_sel);
     tx_replay0 <= replay0_rd;
-    if (rst) tx_word1 <= 64'h0; else tx_word1 <= send_cc ? 64'h8078 : (tx_training ? for_tx_word0_sel : (send_header ? 64'h0 : 64'h1078));
+    if (rst) tx_word1 <= 64'h8078; else tx_word1 <= send_cc ? 64'h8078 : (send_header ? 64'h0 : 64'h1078);
     tx_replay1 <= replay1_rd;
     if (rst) tx_crc_data <= 32'h0; else tx_crc_data <= send_header ? header_word_cat_8 : replay0_cat_16;
     if (rst) tx_is_header <= 1'h0; else tx_is_header <= send_header;
     if (rst) tx_is_payload <= 1'h0; else tx_is_payload <= send_payload;
     if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;
-    if (rst) tx_is_control <= 1'h0; else tx_is_control <= ((~data_out) | send_cc) | tx_training;
+    if (rst) tx_is_training <= 1'h0; else tx_is_training <= training;
+    if (rst) tx_is_control <= 1'h1; else tx_is_control <= ((~data_out) | send_cc) | training;
+    if (rst) tx_nfc_slot <= 1'h0; else tx_nfc_slot <= running_and;
     if (rst) tx_trailer_info <= 8'h0; else tx_trailer_info <= {({frame_end_rd[16], 1'h0}), frame_end_rd[15:10]};
-    if (rst) tx_scrambler0 <= 58'h3ffffffffffffff; else tx_scrambler0 <= trailer_word_xor_2[63:6];
+    if (rst) tx_scrambler0 <= 58'h3ffffffffffffff; else tx_scrambler0 <= s_axis_nfc_tdata_xor_2[63:6];
     if (rst) tx_scrambler1 <= 58'h3ffffffffffffff; else tx_scrambler1 <= tx_replay1_xor_2[63:6];
     if (rst) since_ack <= 7'h0; else since_ack <= send_header_or ? 7'h0 : ((since_ack == 7'h7f) ? since_ack : (since_ack + 7'h1));
     if (rst) frames_sent_2 <= 32'h0; else frames_sent_2 <= fresh ? (frames_sent_2 + 32'h1) : frames_sent_2;
@@ -1143,7 +1153,7 @@ end
 
 assign s_axis_tready = ready;
 assign lane_up = {rx_locked1, rx_locked0};
-assign channel_up = channel_up_reg;
+assign channel_up = channel_up_2;
 assign m_axis_nfc_tvalid = rx_nfc_valid;
 assign m_axis_nfc_tdata = rx_nfc_data;
 assign m_axis_vc0_tdata = {vc0_lane1[rx_rd0_bits8_0], vc0_lane0[rx_rd0_bits8_0]};

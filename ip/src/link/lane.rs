@@ -113,7 +113,6 @@ pub fn receive(net: &mut Netlist, lane: usize, raw: Wire) -> Received {
     let i = net.mux(unlocked, zero5, i);
     net.drive(invalid, i);
 
-    net.output(&format!("dbg_count{lane}"), count.q); net.output(&format!("dbg_invalid{lane}"), invalid.q); net.output(&format!("dbg_locked{lane}"), locked.q);
     let history = net.register(&format!("rx_descrambler{lane}"), 58, 0);
     let (payload, next) = descramble(net, scrambled, history.q);
     net.drive(history, next);

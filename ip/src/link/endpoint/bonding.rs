@@ -25,12 +25,12 @@ pub(super) struct Lanes<'d> {
     pub ahead: Words<'d>,
     /// Lane k locked, at bit k.
     pub lane_up: Sig<'d>,
-    /// Every lane locked and the lanes bonded (registered: as they were for the bonded words).
+    /// Every lane locked and the lanes bonded; and the same a cycle ago, for the registered words.
     pub rx_up: Sig<'d>,
-    /// `rx_up` and the partner ready (registered), and its value in the next cycle.
+    pub words_up: Sig<'d>,
+    /// `rx_up` and the partner ready.
     pub channel_up: Sig<'d>,
-    pub channel_up_next: Sig<'d>,
-    /// Lane 0 carries a control block (`valid & control`).
+    /// Lane 0 of the registered words carries a control block (`valid & control`).
     pub control0: Sig<'d>,
     /// Per lane, a pulse when block lock is lost.
     pub lock_lost: Vec<Sig<'d>>,
@@ -95,24 +95,20 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> La
         cb_phase[k].next_when(record, phase.q);
         have[k].set_when(record).clear_when(unbond | bond_now);
     }
-    // Registered like the words it qualifies (the first word after bonding is the first one
-    // deskewed with the new delays).
-    let rx_up = d.reg("rx_up", 1, 0);
-    rx_up.next(bonded.q & all_locked);
-    let rx_up = rx_up.q;
+    sig!(rx_up = bonded.q & all_locked);
+    // The same for the registered words (the first word after bonding was deskewed before).
+    let words_up = registered(d, "rx_words_up", rx_up);
 
-    d.section("remote readiness");
-    let low16 = payload[0].bits(0, 16);
-    sig!(control0 = valid[0] & control[0]);
-    let is_nr = low16.eq(idle_payload(NOT_READY)) & control0;
-    let is_idle = low16.eq(idle_payload(IDLE)) & control0;
-    let is_data0 = valid[0] & !control[0];
+    d.section("remote readiness (from the deskewed block, as it leaves the deskew)");
+    let low16 = ahead.payload[0].bits(0, 16);
+    let ahead_control0 = ahead.valid[0] & ahead.control[0];
+    let is_nr = low16.eq(idle_payload(NOT_READY)) & ahead_control0;
+    let is_idle = low16.eq(idle_payload(IDLE)) & ahead_control0;
+    let is_data0 = ahead.valid[0] & !ahead.control[0];
     let remote_ready = d.reg("remote_ready", 1, 0);
     remote_ready.set_when(is_idle | is_data0).clear_when(is_nr).clear_when(!rx_up);
-    // Registered (a cycle after the state it reports); `channel_up_next` is its next value, for
-    // flags the transmit side looks up a cycle ahead.
-    sig!(channel_up_next = rx_up & remote_ready.q);
-    let channel_up = registered(d, "channel_up_reg", channel_up_next);
+    sig!(channel_up = rx_up & remote_ready.q);
+    sig!(control0 = valid[0] & control[0]);
     let lock_lost = received.iter().map(|r| d.sig(r.lock_lost)).collect();
-    Lanes { payload, ahead, lane_up, rx_up, channel_up, channel_up_next, control0, lock_lost }
+    Lanes { payload, ahead, lane_up, rx_up, words_up, channel_up, control0, lock_lost }
 }

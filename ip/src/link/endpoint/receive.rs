@@ -67,8 +67,8 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
 
     d.section("receive: block classification");
     let lp0 = l.payload[0];
-    sig!(all_data = all_data_c & l.rx_up);
-    let control = l.control0 & l.rx_up;
+    sig!(all_data = all_data_c & l.words_up);
+    let control = l.control0 & l.words_up;
     sig!(is_sep = sep_c & control);
     sig!(is_k0 = k0_c & control);
     sig!(is_nfc = nfc_c & control);
@@ -82,10 +82,10 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     sig!(xon = nfc_pause.is_zero() & !nfc_xoff_in);
     sig!(timer_idle = nfc_timer.q.is_zero());
     let timer_run = timer_idle.mux(0, nfc_timer.q - 1u32);
-    nfc_timer.next(is_nfc.mux(xon.mux(0, nfc_pause.zext(9) + 1u32), timer_run)).clear_when(!l.rx_up);
-    nfc_xoff.next_when(is_nfc, nfc_xoff_in).clear_when(!l.rx_up);
+    nfc_timer.next(is_nfc.mux(xon.mux(0, nfc_pause.zext(9) + 1u32), timer_run)).clear_when(!l.words_up);
+    nfc_xoff.next_when(is_nfc, nfc_xoff_in).clear_when(!l.words_up);
     // `xoff | timer != 0`, registered: looked up for the next values of both.
-    let nfc_hold = registered(d, "nfc_hold", l.rx_up & is_nfc.mux(!xon, nfc_xoff.q | nfc_timer.q.gt(1u32)));
+    let nfc_hold = registered(d, "nfc_hold", l.words_up & is_nfc.mux(!xon, nfc_xoff.q | nfc_timer.q.gt(1u32)));
     let rx_nfc_valid = d.reg("rx_nfc_valid", 1, 0);
     rx_nfc_valid.next(is_nfc);
     let rx_nfc_data = d.reg("rx_nfc_data", 16, 0);
@@ -108,7 +108,7 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     let hdr_vc = header.q.bit(6);
     sig!(header_now = !in_frame.q & all_data, payload_now = in_frame.q & all_data, trailer_now = in_frame.q & is_sep);
     rx_crc.next_when(all_data, crc_shift(d, rx_crc.q, z.lanes) ^ crc_data);
-    rx_crc.next_when(!all_data & (trailer_now | !in_frame.q) | !l.rx_up, init);
+    rx_crc.next_when(!all_data & (trailer_now | !in_frame.q) | !l.words_up, init);
     header.next_when(header_now, lp0);
     let spec_wr = [0, 1].map(|v| d.reg(&format!("rx_spec_wr{v}"), z.ba + 1, 0));
     let commit = [0, 1].map(|v| d.reg(&format!("rx_commit{v}"), z.ba + 1, 0));
@@ -141,7 +141,7 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     let was_crc_ok = registered(d, "rx_was_crc_ok", crc_ok);
     sig!(failed = was_trailer & !good & !duplicate, crc_error = was_trailer & !was_crc_ok);
 
-    in_frame.set_when(header_now).clear_when(trailer_now).clear_when(!l.rx_up);
+    in_frame.set_when(header_now).clear_when(trailer_now).clear_when(!l.words_up);
     bad.set_when((bad_block | overflow) & in_frame.q).clear_when(header_now);
     words.next_when(write, words.q + 1u32).clear_when(header_now);
     has_words.set_when(write).clear_when(header_now);

@@ -53,22 +53,21 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     let rdp = d.reg("tx_rd", z.ra + 1, 0);
     let tx_crc = d.reg("tx_crc", 32, crc_ahead(crc::INIT));
     let timer = d.reg("retransmit_timer", 16, 0);
-    let cc_timer = d.reg("cc_timer", 16, 0);
+    // The scheduler chooses the block of the next cycle: its clock-compensation timer runs a
+    // cycle ahead (from 1), and `send_cc` (registered) is whether the next cycle is in a burst.
+    let cc_timer = d.reg("cc_timer", 16, 1);
     let bond_timer = d.reg("bond_timer", 4, 0);
     let dirty = d.reg("ack_dirty", 1, 1);
     let urgent = d.reg("ack_urgent", 1, 0);
 
-    // Clock compensation: `send_cc` is registered, looked up for the timer's next value.
     let cc_next = cc_timer.q + 1u32;
     let cc_wrap = cc_next.eq(config.cc_interval);
     cc_timer.next(cc_next).clear_when(cc_wrap);
-    let send_cc = d.reg("send_cc", 1, 1);
-    let send_cc_next = cc_wrap | cc_next.lt(config.cc_burst);
-    send_cc.next(send_cc_next);
+    let send_cc = d.reg("send_cc", 1, (1 < config.cc_burst) as u128);
+    send_cc.next(cc_wrap | cc_next.lt(config.cc_burst));
     let send_cc = send_cc.q;
-    // The link carries frames and control blocks (`running`), or trains: registered likewise.
-    let running = registered(d, "tx_running", !send_cc_next & l.channel_up_next);
-    let training = registered(d, "tx_training", !send_cc_next & !l.channel_up_next);
+    // The link carries frames and control blocks (`running`), or trains (channel as of now).
+    sig!(running = !send_cc & l.channel_up, training = !send_cc & !l.channel_up);
     bond_timer.next(bond_timer.q + 1u32);
     sig!(bond_slot = bond_timer.q.is_zero());
 
@@ -107,8 +106,7 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     // held back by the partner's flow control; consumer credits likewise after it; frame words.
     let since_info = d.later(7);
     let overdue = since_info.gt(ACK_INTERVAL - 1);
-    sig!(send_nfc = nfc.valid & running);
-    d.output("s_axis_nfc_tready", send_nfc);
+    // A native-flow-control request keeps the next cycle free for its block (below).
     sig!(slot = running & !nfc.valid);
     let ack_pushes = rx.nfc_hold | urgent.q | overdue;
     sig!(send_ack = slot & dirty.q & !want_header & (!want_data | ack_pushes));
@@ -140,25 +138,24 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     let hdr = d.cat(&[limits, d.lit(0, 8 - SEQ_BITS), rx.expected.q, nak_flag, frame_vc, tx_seq.q]).zext(64).named("header_word");
     let ack_block = d.cat(&[crc_check(d, info40, 16), info40, d.lit(BTF_USER_K0 as u128, 8)]);
     let block = |kind: u8| d.lit(idle_payload(kind), 64);
-    let training_block = bond_slot.mux(block(CHANNEL_BOND), l.rx_up.mux(block(IDLE), block(NOT_READY)));
     sig!(data_out = send_header | send_payload);
-    // Per lane, the word unless it comes from the replay buffer or is the trailer: the header
-    // (zeros beside it), a control block, or an idle.
+    // Per lane, the word unless it comes from the replay buffer, is the trailer or a training
+    // block: the header (zeros beside it), a control block, or an idle. After reset: clock
+    // compensation.
     let mut words = vec![];
     let mut replayed = vec![];
     let mut reads = vec![];
     for k in 0..z.lanes {
         let mut p = block(IDLE);
         if k == 0 {
-            let nfc_block = nfc.data.bits(0, 9).cat(d.lit(BTF_NATIVE_FLOW_CONTROL as u128, 8)).zext(64);
             p = send_ack.mux(ack_block, p);
-            p = send_nfc.mux(nfc_block, p);
             p = send_credit.mux(credit_block, p);
         }
         p = send_header.mux(if k == 0 { hdr } else { d.lit(0, 64) }, p);
-        p = training.mux(training_block, p);
         p = send_cc.mux(block(CLOCK_COMPENSATION), p);
-        words.push(registered(d, &format!("tx_word{k}"), p));
+        let word = d.reg(&format!("tx_word{k}"), 64, idle_payload(CLOCK_COMPENSATION));
+        word.next(p);
+        words.push(word.q);
         // The replay buffer read behind a registered address (block RAM), its word registered.
         let read = ing.replay[k].read(rd_low);
         reads.push(read);
@@ -171,7 +168,12 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     let is_header = registered(d, "tx_is_header", send_header);
     let is_payload = registered(d, "tx_is_payload", send_payload);
     let is_trailer = registered(d, "tx_is_trailer", send_trailer);
-    let is_control = registered(d, "tx_is_control", !data_out | send_cc | training);
+    let is_training = registered(d, "tx_is_training", training);
+    let is_control = d.reg("tx_is_control", 1, 1);
+    is_control.next(!data_out | send_cc | training);
+    let is_control = is_control.q;
+    // A plain idle while running: a native-flow-control block may take its place.
+    let nfc_slot = registered(d, "tx_nfc_slot", running & !data_out & !send_trailer & !send_ack & !send_credit);
     let tinfo = registered(d, "tx_trailer_info", d.cat(&[end_last, d.lit(0, 7 - z.nb), end_bytes]));
 
     d.section("the word sent: CRC over header and payload, trailer");
@@ -182,10 +184,22 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     let final_tx = tx_crc.q ^ crc_update(d, d.lit(0, 32), &[tinfo.zext(64)]) ^ crc::XOR_OUT as u128;
     let trailer = d.cat(&[tinfo, final_tx, d.lit(BTF_SEPARATOR as u128 | 6 << 8, 16)]).zext(64).named("trailer_word");
 
-    d.section("lane blocks");
+    d.section("lane blocks: training blocks of this cycle, native flow control at once");
+    // The partner's bonding and readiness see the training blocks exactly as they are now.
+    let training_block = bond_slot.mux(block(CHANNEL_BOND), l.rx_up.mux(block(IDLE), block(NOT_READY)));
+    // A native-flow-control message leaves at once in a free slot (one the scheduler keeps free
+    // for it a cycle after it asks, interrupting a frame if need be).
+    sig!(send_nfc = nfc.valid & nfc_slot);
+    d.output("s_axis_nfc_tready", send_nfc);
+    let nfc_block = nfc.data.bits(0, 9).cat(d.lit(BTF_NATIVE_FLOW_CONTROL as u128, 8)).zext(64);
+    let control = is_control | send_nfc;
     for (k, word) in data_lanes.iter().enumerate() {
-        let p = if k == 0 { is_trailer.mux(trailer, *word) } else { *word };
-        let serial = lane::transmit(&mut d.net(), k, is_control.wire, p.wire);
+        let mut p = is_training.mux(training_block, *word);
+        if k == 0 {
+            p = is_trailer.mux(trailer, p);
+            p = send_nfc.mux(nfc_block, p);
+        }
+        let serial = lane::transmit(&mut d.net(), k, control.wire, p.wire);
         let serial = d.sig(serial).named(&format!("tx_block{k}"));
         d.output(&format!("tx_serial@{}", 66 * k), serial);
     }
