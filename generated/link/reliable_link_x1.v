@@ -8,6 +8,7 @@
 //   vc_buffer_words = 512
 //   retransmit_timeout = 1024 cycles
 //   clock_compensation = 8 blocks every 4992 cycles
+//   buffer_reads = registered (synchronous read ports)
 `timescale 1ns/1ps
 
 module reliable_link_x1(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses);
@@ -273,9 +274,10 @@ wire [8:0] rx_spec_wr0_bits8_0;
 wire good_now_and;
 wire [9:0] rx_spec_wr0_minus;
 wire rx_rd0_not;
-wire [8:0] rx_rd0_bits8_0;
-wire [6:0] vc0_side_rd;
 wire rx_rd0_and;
+wire [9:0] rx_rd0_sel;
+reg [63:0] vc0_read0;
+wire [6:0] vc0_side_rd;
 reg [15:0] rx_credit_limit0;
 // virtual channel 1: words written speculatively, released at a good trailer
 wire write_and_2;
@@ -283,9 +285,10 @@ wire [8:0] rx_spec_wr1_bits8_0;
 wire good_now_and_2;
 wire [9:0] rx_spec_wr1_minus;
 wire rx_rd1_not;
-wire [8:0] rx_rd1_bits8_0;
-wire [6:0] vc1_side_rd;
 wire rx_rd1_and;
+wire [9:0] rx_rd1_sel;
+reg [63:0] vc1_read0;
+wire [6:0] vc1_side_rd;
 reg [15:0] rx_credit_limit1;
 // user-K checks: the CRC syndromes of the deskewed block, registered
 wire [63:0] rx_valid0_cat_3;
@@ -364,7 +367,6 @@ wire complete;
 wire [11:0] frame_start_rd_2;
 wire [16:0] frame_end_rd;
 wire want_header;
-wire [9:0] tx_rd_bits9_0;
 wire want_payload;
 wire last_word;
 wire want_data;
@@ -411,9 +413,12 @@ wire [26:0] info40_cat_9;
 wire [29:0] info40_cat_10;
 wire [31:0] info40_xor;
 wire data_out;
+wire [10:0] frame_start_bits10_0;
+wire [10:0] tx_rd_plus;
+wire [10:0] rd_next;
 wire [63:0] freed_total1_sel;
 reg [63:0] tx_word0;
-wire [63:0] replay0_rd;
+reg [63:0] tx_replay_read0;
 reg [63:0] tx_replay0;
 wire [3:0] header_word_cat;
 wire [7:0] header_word_cat_2;
@@ -423,14 +428,9 @@ wire [19:0] header_word_cat_5;
 wire [23:0] header_word_cat_6;
 wire [27:0] header_word_cat_7;
 wire [31:0] header_word_cat_8;
-wire [3:0] replay0_cat;
-wire [7:0] replay0_cat_2;
-wire [11:0] replay0_cat_3;
-wire [15:0] replay0_cat_4;
-wire [19:0] replay0_cat_5;
-wire [23:0] replay0_cat_6;
-wire [27:0] replay0_cat_7;
-wire [31:0] replay0_cat_8;
+wire [10:0] tx_replay_read0_cat;
+wire [19:0] tx_replay_read0_cat_2;
+wire [28:0] tx_replay_read0_cat_3;
 reg [31:0] tx_crc_data;
 reg tx_is_header;
 reg tx_is_payload;
@@ -464,8 +464,6 @@ wire [63:0] s_axis_nfc_tdata_xor_3;
 wire [65:0] tx_block0;
 // scheduler state and retransmission
 wire [5:0] tx_seq_plus;
-wire [10:0] frame_start_bits10_0;
-wire [10:0] tx_rd_plus;
 wire [5:0] tx_sent_high_minus;
 wire resend;
 wire retransmitted;
@@ -660,9 +658,9 @@ assign rx_spec_wr0_bits8_0 = rx_spec_wr0[8:0];
 assign good_now_and = good_now & rx_header_not;
 assign rx_spec_wr0_minus = rx_spec_wr0 - 10'h1;
 assign rx_rd0_not = ~(rx_rd0 == rx_commit0);
-assign rx_rd0_bits8_0 = rx_rd0[8:0];
-assign vc0_side_rd = vc0_side[rx_rd0_bits8_0];
 assign rx_rd0_and = rx_rd0_not & m_axis_vc0_tready;
+assign rx_rd0_sel = rx_rd0_and ? (rx_rd0 + 10'h1) : rx_rd0;
+assign vc0_side_rd = vc0_side[rx_rd0[8:0]];
 
 // ---- virtual channel 1: words written speculatively, released at a good trailer ----
 assign write_and_2 = write & rx_header_b6;
@@ -670,9 +668,9 @@ assign rx_spec_wr1_bits8_0 = rx_spec_wr1[8:0];
 assign good_now_and_2 = good_now & rx_header_b6;
 assign rx_spec_wr1_minus = rx_spec_wr1 - 10'h1;
 assign rx_rd1_not = ~(rx_rd1 == rx_commit1);
-assign rx_rd1_bits8_0 = rx_rd1[8:0];
-assign vc1_side_rd = vc1_side[rx_rd1_bits8_0];
 assign rx_rd1_and = rx_rd1_not & m_axis_vc1_tready;
+assign rx_rd1_sel = rx_rd1_and ? (rx_rd1 + 10'h1) : rx_rd1;
+assign vc1_side_rd = vc1_side[rx_rd1[8:0]];
 
 // ---- user-K checks: the CRC syndromes of the deskewed block, registered ----
 assign rx_valid0_cat_3 = {24'h0, rx_valid0_bits63_0[47:8]};
@@ -725,9 +723,8 @@ assign complete = tx_complete | ingress_ended;
 assign frame_start_rd_2 = frame_start[tx_seq];
 assign frame_end_rd = frame_end[tx_seq];
 assign want_header = ((idle & (complete | in_frame)) & (~go_back)) & (~tx_stale);
-assign tx_rd_bits9_0 = tx_rd[9:0];
 assign want_payload = in_payload & tx_avail;
-assign last_word = (tx_rd_bits9_0 == frame_end_rd[9:0]) & complete;
+assign last_word = (tx_rd[9:0] == frame_end_rd[9:0]) & complete;
 assign want_data = want_payload | in_trailer;
 
 // ---- control blocks: native flow control, acknowledgements, consumer credits ----
@@ -770,8 +767,10 @@ assign info40_cat_9 = {({({info40_cat_8, (^(info40_cat & 64'h6a9e586f5de2b738))}
 assign info40_cat_10 = {({({info40_cat_9, (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78)))}), (^(info40_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097)))};
 assign info40_xor = ({({info40_cat_10, (^(info40_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
 assign data_out = send_header | send_payload;
+assign frame_start_bits10_0 = frame_start_rd_2[10:0];
+assign tx_rd_plus = tx_rd + 11'h1;
+assign rd_next = send_header ? frame_start_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
 assign freed_total1_sel = send_credit ? ({({freed_total1_xor[23:0], freed_total1_cat}), 8'h99}) : (send_ack ? ({({info40_xor[15:0], info40}), 8'hd2}) : 64'h1078);
-assign replay0_rd = replay0[tx_rd_bits9_0];
 assign header_word_cat = {({({(^(header_word & 64'hef13a98c0caa668f)), (^(header_word & 64'h7789d4c606553347))}), (^(header_word & 64'hbbc4ea63032a99a3))}), (^(header_word & 64'h5de2753181954cd1))};
 assign header_word_cat_2 = {({({({header_word_cat, (^(header_word & 64'h2ef13a98c0caa668))}), (^(header_word & 64'h97789d4c60655334))}), (^(header_word & 64'ha4afe72a3c98cf15))}), (^(header_word & 64'h5257f3951e4c678a))};
 assign header_word_cat_3 = {({({({header_word_cat_2, (^(header_word & 64'h46385046838c554a))}), (^(header_word & 64'hcc0f81af4d6c4c2a))}), (^(header_word & 64'h8914695baa1c409a))}), (^(header_word & 64'h2b999d21d9a446c2))};
@@ -780,14 +779,9 @@ assign header_word_cat_5 = {({({({header_word_cat_4, (^(header_word & 64'h1f7a53
 assign header_word_cat_6 = {({({({header_word_cat_5, (^(header_word & 64'h42a93212b112e31f))}), (^(header_word & 64'ha15499095889718f))}), (^(header_word & 64'h3fb9e508a0eede48))}), (^(header_word & 64'hf0cf5b085cdd09ab))};
 assign header_word_cat_7 = {({({({header_word_cat_6, (^(header_word & 64'hf867ad842e6e84d5))}), (^(header_word & 64'h93207f4e1b9d24e5))}), (^(header_word & 64'ha683962b0164f4fd))}), (^(header_word & 64'h3c5262998c181cf1))};
 assign header_word_cat_8 = {({({({header_word_cat_7, (^(header_word & 64'hf13a98c0caa668f7))}), (^(header_word & 64'h789d4c606553347b))}), (^(header_word & 64'hbc4ea63032a99a3d))}), (^(header_word & 64'hde2753181954cd1e))};
-assign replay0_cat = {({({(^(replay0_rd & 64'hef13a98c0caa668f)), (^(replay0_rd & 64'h7789d4c606553347))}), (^(replay0_rd & 64'hbbc4ea63032a99a3))}), (^(replay0_rd & 64'h5de2753181954cd1))};
-assign replay0_cat_2 = {({({({replay0_cat, (^(replay0_rd & 64'h2ef13a98c0caa668))}), (^(replay0_rd & 64'h97789d4c60655334))}), (^(replay0_rd & 64'ha4afe72a3c98cf15))}), (^(replay0_rd & 64'h5257f3951e4c678a))};
-assign replay0_cat_3 = {({({({replay0_cat_2, (^(replay0_rd & 64'h46385046838c554a))}), (^(replay0_rd & 64'hcc0f81af4d6c4c2a))}), (^(replay0_rd & 64'h8914695baa1c409a))}), (^(replay0_rd & 64'h2b999d21d9a446c2))};
-assign replay0_cat_4 = {({({({replay0_cat_3, (^(replay0_rd & 64'h95ccce90ecd22361))}), (^(replay0_rd & 64'h25f5cec47ac3773f))}), (^(replay0_rd & 64'h7de94eee31cbdd10))}), (^(replay0_rd & 64'h3ef4a77718e5ee88))};
-assign replay0_cat_5 = {({({({replay0_cat_4, (^(replay0_rd & 64'h1f7a53bb8c72f744))}), (^(replay0_rd & 64'hfbd29ddc6397ba2))}), (^(replay0_rd & 64'h68cd3d62efb6db5e))}), (^(replay0_rd & 64'h5b75373d7b710b20))};
-assign replay0_cat_6 = {({({({replay0_cat_5, (^(replay0_rd & 64'h42a93212b112e31f))}), (^(replay0_rd & 64'ha15499095889718f))}), (^(replay0_rd & 64'h3fb9e508a0eede48))}), (^(replay0_rd & 64'hf0cf5b085cdd09ab))};
-assign replay0_cat_7 = {({({({replay0_cat_6, (^(replay0_rd & 64'hf867ad842e6e84d5))}), (^(replay0_rd & 64'h93207f4e1b9d24e5))}), (^(replay0_rd & 64'ha683962b0164f4fd))}), (^(replay0_rd & 64'h3c5262998c181cf1))};
-assign replay0_cat_8 = {({({({replay0_cat_7, (^(replay0_rd & 64'hf13a98c0caa668f7))}), (^(replay0_rd & 64'h789d4c606553347b))}), (^(replay0_rd & 64'hbc4ea63032a99a3d))}), (^(replay0_rd & 64'hde2753181954cd1e))};
+assign tx_replay_read0_cat = {({({({({({({({({({(^(tx_replay_read0 & 64'hef13a98c0caa668f)), (^(tx_replay_read0 & 64'h7789d4c606553347))}), (^(tx_replay_read0 & 64'hbbc4ea63032a99a3))}), (^(tx_replay_read0 & 64'h5de2753181954cd1))}), (^(tx_replay_read0 & 64'h2ef13a98c0caa668))}), (^(tx_replay_read0 & 64'h97789d4c60655334))}), (^(tx_replay_read0 & 64'ha4afe72a3c98cf15))}), (^(tx_replay_read0 & 64'h5257f3951e4c678a))}), (^(tx_replay_read0 & 64'h46385046838c554a))}), (^(tx_replay_read0 & 64'hcc0f81af4d6c4c2a))}), (^(tx_replay_read0 & 64'h8914695baa1c409a))};
+assign tx_replay_read0_cat_2 = {({({({({({({({({tx_replay_read0_cat, (^(tx_replay_read0 & 64'h2b999d21d9a446c2))}), (^(tx_replay_read0 & 64'h95ccce90ecd22361))}), (^(tx_replay_read0 & 64'h25f5cec47ac3773f))}), (^(tx_replay_read0 & 64'h7de94eee31cbdd10))}), (^(tx_replay_read0 & 64'h3ef4a77718e5ee88))}), (^(tx_replay_read0 & 64'h1f7a53bb8c72f744))}), (^(tx_replay_read0 & 64'hfbd29ddc6397ba2))}), (^(tx_replay_read0 & 64'h68cd3d62efb6db5e))}), (^(tx_replay_read0 & 64'h5b75373d7b710b20))};
+assign tx_replay_read0_cat_3 = {({({({({({({({({tx_replay_read0_cat_2, (^(tx_replay_read0 & 64'h42a93212b112e31f))}), (^(tx_replay_read0 & 64'ha15499095889718f))}), (^(tx_replay_read0 & 64'h3fb9e508a0eede48))}), (^(tx_replay_read0 & 64'hf0cf5b085cdd09ab))}), (^(tx_replay_read0 & 64'hf867ad842e6e84d5))}), (^(tx_replay_read0 & 64'h93207f4e1b9d24e5))}), (^(tx_replay_read0 & 64'ha683962b0164f4fd))}), (^(tx_replay_read0 & 64'h3c5262998c181cf1))}), (^(tx_replay_read0 & 64'hf13a98c0caa668f7))};
 assign running_and = (((running & (~data_out)) & (~send_trailer)) & (~send_ack)) & (~send_credit);
 
 // ---- the word sent: CRC over header and payload, trailer ----
@@ -815,8 +809,6 @@ assign tx_block0 = {s_axis_nfc_tdata_xor_3, ((tx_is_control | send_nfc) ? 2'h1 :
 
 // ---- scheduler state and retransmission ----
 assign tx_seq_plus = tx_seq + 6'h1;
-assign frame_start_bits10_0 = frame_start_rd_2[10:0];
-assign tx_rd_plus = tx_rd + 11'h1;
 assign tx_sent_high_minus = tx_sent_high - tx_seq;
 assign resend = (6'h0 < tx_sent_high_minus) & (tx_sent_high_minus < 6'h20);
 assign retransmitted = send_trailer & resend;
@@ -914,7 +906,9 @@ always @(posedge clk) begin
     if (rst) rx_duplicate <= 1'h0; else rx_duplicate <= duplicate_now;
     if (rst) rx_was_trailer <= 1'h0; else rx_was_trailer <= trailer_now;
     if (rst) rx_was_crc_ok <= 1'h0; else rx_was_crc_ok <= crc_ok;
+    vc0_read0 <= vc0_lane0[rx_rd0_sel[8:0]];
     if (rst) rx_credit_limit0 <= 16'h200; else rx_credit_limit0 <= rx_rd0_and ? (rx_credit_limit0 + 16'h1) : rx_credit_limit0;
+    vc1_read0 <= vc1_lane0[rx_rd1_sel[8:0]];
     if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= rx_rd1_and ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1;
     if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= for_rx_k0_syndrome_xor[15:0] ^ rx_valid0_bits63_0[63:48];
     if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= for_rx_k1_syndrome_xor[23:0] ^ rx_valid0_bits63_0[63:40];
@@ -934,7 +928,7 @@ always @(posedge clk) begin
     if (rst) tx_state <= 2'h0; else tx_state <= send_trailer ? 2'h0 : ((send_payload & last_word) ? 2'h2 : (send_header ? 2'h1 : tx_state));
     if (rst) tx_seq <= 6'h0; else tx_seq <= rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq);
     if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= fresh ? tx_seq_plus : tx_sent_high;
-    if (rst) tx_rd <= 11'h0; else tx_rd <= send_header ? frame_start_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
+    if (rst) tx_rd <= 11'h0; else tx_rd <= rd_next;
     if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= (tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'hbd8f6515 : ({({({tx_crc_cat_3, (^(tx_crc & 32'he1bcb097))}), (^(tx_crc & 32'h70de584b))}), (^(tx_crc & 32'h386f2c25))})) ^ tx_crc_data) : tx_crc;
     if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= (nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0)));
     if (rst) cc_timer <= 16'h1; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
@@ -951,8 +945,9 @@ always @(posedge clk) begin
     if (rst) credit_dirty <= 1'h0; else credit_dirty <= (~(rx_credit_return == 2'h0)) ? 1'h1 : (send_credit ? 1'h0 : credit_dirty);
     if (rst) since_credit <= 7'h0; else since_credit <= send_credit ? 7'h0 : ((since_credit == 7'h7f) ? since_credit : (since_credit + 7'h1));
     if (rst) tx_word0 <= 64'h8078; else tx_word0 <= send_cc ? 64'h8078 : (send_header ? header_word : freed_total1_sel);
-    tx_replay0 <= replay0_rd;
-    if (rst) tx_crc_data <= 32'h0; else tx_crc_data <= send_header ? header_word_cat_8 : replay0_cat_8;
+    tx_replay_read0 <= replay0[rd_next[9:0]];
+    tx_replay0 <= tx_replay_read0;
+    if (rst) tx_crc_data <= 32'h0; else tx_crc_data <= send_header ? header_word_cat_8 : ({({({tx_replay_read0_cat_3, (^(tx_replay_read0 & 64'h789d4c606553347b))}), (^(tx_replay_read0 & 64'hbc4ea63032a99a3d))}), (^(tx_replay_read0 & 64'hde2753181954cd1e))});
     if (rst) tx_is_header <= 1'h0; else tx_is_header <= send_header;
     if (rst) tx_is_payload <= 1'h0; else tx_is_payload <= send_payload;
     if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;
@@ -982,11 +977,11 @@ assign lane_up = all_locked;
 assign channel_up = channel_up_2;
 assign m_axis_nfc_tvalid = rx_nfc_valid;
 assign m_axis_nfc_tdata = rx_nfc_data;
-assign m_axis_vc0_tdata = vc0_lane0[rx_rd0_bits8_0];
+assign m_axis_vc0_tdata = vc0_read0;
 assign m_axis_vc0_tkeep = ~(8'hff << vc0_side_rd[5:0]);
 assign m_axis_vc0_tlast = vc0_side_rd[6];
 assign m_axis_vc0_tvalid = rx_rd0_not;
-assign m_axis_vc1_tdata = vc1_lane0[rx_rd1_bits8_0];
+assign m_axis_vc1_tdata = vc1_read0;
 assign m_axis_vc1_tkeep = ~(8'hff << vc1_side_rd[5:0]);
 assign m_axis_vc1_tlast = vc1_side_rd[6];
 assign m_axis_vc1_tvalid = rx_rd1_not;

@@ -8,6 +8,7 @@
 //   vc_buffer_words = 512
 //   retransmit_timeout = 1024 cycles
 //   clock_compensation = 8 blocks every 4992 cycles
+//   buffer_reads = registered (synchronous read ports)
 `timescale 1ns/1ps
 
 module reliable_link_x2(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses);
@@ -337,9 +338,12 @@ wire [8:0] rx_spec_wr0_bits8_0;
 wire good_now_and;
 wire [9:0] rx_spec_wr0_minus;
 wire rx_rd0_not;
-wire [8:0] rx_rd0_bits8_0;
-wire [6:0] vc0_side_rd;
 wire rx_rd0_and;
+wire [9:0] rx_rd0_sel;
+wire [8:0] rx_rd0_bits8_0;
+reg [63:0] vc0_read0;
+reg [63:0] vc0_read1;
+wire [6:0] vc0_side_rd;
 reg [15:0] rx_credit_limit0;
 // virtual channel 1: words written speculatively, released at a good trailer
 wire write_and_2;
@@ -347,9 +351,12 @@ wire [8:0] rx_spec_wr1_bits8_0;
 wire good_now_and_2;
 wire [9:0] rx_spec_wr1_minus;
 wire rx_rd1_not;
-wire [8:0] rx_rd1_bits8_0;
-wire [6:0] vc1_side_rd;
 wire rx_rd1_and;
+wire [9:0] rx_rd1_sel;
+wire [8:0] rx_rd1_bits8_0;
+reg [63:0] vc1_read0;
+reg [63:0] vc1_read1;
+wire [6:0] vc1_side_rd;
 reg [15:0] rx_credit_limit1;
 // user-K checks: the CRC syndromes of the deskewed block, registered
 wire [63:0] rx_valid0_cat_4;
@@ -428,7 +435,6 @@ wire complete;
 wire [11:0] frame_start_rd_2;
 wire [16:0] frame_end_rd;
 wire want_header;
-wire [9:0] tx_rd_bits9_0;
 wire want_payload;
 wire last_word;
 wire want_data;
@@ -475,12 +481,15 @@ wire [26:0] info40_cat_9;
 wire [29:0] info40_cat_10;
 wire [31:0] info40_xor;
 wire data_out;
+wire [10:0] frame_start_bits10_0;
+wire [10:0] tx_rd_plus;
+wire [10:0] rd_next;
 wire [63:0] freed_total1_sel;
 reg [63:0] tx_word0;
-wire [63:0] replay0_rd;
+reg [63:0] tx_replay_read0;
 reg [63:0] tx_replay0;
 reg [63:0] tx_word1;
-wire [63:0] replay1_rd;
+reg [63:0] tx_replay_read1;
 reg [63:0] tx_replay1;
 wire [3:0] header_word_cat;
 wire [7:0] header_word_cat_2;
@@ -490,22 +499,12 @@ wire [19:0] header_word_cat_5;
 wire [23:0] header_word_cat_6;
 wire [27:0] header_word_cat_7;
 wire [31:0] header_word_cat_8;
-wire [1:0] replay0_cat;
-wire [3:0] replay0_cat_2;
-wire [5:0] replay0_cat_3;
-wire [7:0] replay0_cat_4;
-wire [9:0] replay0_cat_5;
-wire [11:0] replay0_cat_6;
-wire [13:0] replay0_cat_7;
-wire [15:0] replay0_cat_8;
-wire [17:0] replay0_cat_9;
-wire [19:0] replay0_cat_10;
-wire [21:0] replay0_cat_11;
-wire [23:0] replay0_cat_12;
-wire [25:0] replay0_cat_13;
-wire [27:0] replay0_cat_14;
-wire [29:0] replay0_cat_15;
-wire [31:0] replay0_cat_16;
+wire [5:0] tx_replay_read0_cat;
+wire [10:0] tx_replay_read0_cat_2;
+wire [15:0] tx_replay_read0_cat_3;
+wire [20:0] tx_replay_read0_cat_4;
+wire [25:0] tx_replay_read0_cat_5;
+wire [30:0] tx_replay_read0_cat_6;
 reg [31:0] tx_crc_data;
 reg tx_is_header;
 reg tx_is_payload;
@@ -545,8 +544,6 @@ wire [63:0] tx_replay1_xor_2;
 wire [65:0] tx_block1;
 // scheduler state and retransmission
 wire [5:0] tx_seq_plus;
-wire [10:0] frame_start_bits10_0;
-wire [10:0] tx_rd_plus;
 wire [5:0] tx_sent_high_minus;
 wire resend;
 wire retransmitted;
@@ -797,9 +794,10 @@ assign rx_spec_wr0_bits8_0 = rx_spec_wr0[8:0];
 assign good_now_and = good_now & rx_header_not;
 assign rx_spec_wr0_minus = rx_spec_wr0 - 10'h1;
 assign rx_rd0_not = ~(rx_rd0 == rx_commit0);
-assign rx_rd0_bits8_0 = rx_rd0[8:0];
-assign vc0_side_rd = vc0_side[rx_rd0_bits8_0];
 assign rx_rd0_and = rx_rd0_not & m_axis_vc0_tready;
+assign rx_rd0_sel = rx_rd0_and ? (rx_rd0 + 10'h1) : rx_rd0;
+assign rx_rd0_bits8_0 = rx_rd0_sel[8:0];
+assign vc0_side_rd = vc0_side[rx_rd0[8:0]];
 
 // ---- virtual channel 1: words written speculatively, released at a good trailer ----
 assign write_and_2 = write & rx_header_b6;
@@ -807,9 +805,10 @@ assign rx_spec_wr1_bits8_0 = rx_spec_wr1[8:0];
 assign good_now_and_2 = good_now & rx_header_b6;
 assign rx_spec_wr1_minus = rx_spec_wr1 - 10'h1;
 assign rx_rd1_not = ~(rx_rd1 == rx_commit1);
-assign rx_rd1_bits8_0 = rx_rd1[8:0];
-assign vc1_side_rd = vc1_side[rx_rd1_bits8_0];
 assign rx_rd1_and = rx_rd1_not & m_axis_vc1_tready;
+assign rx_rd1_sel = rx_rd1_and ? (rx_rd1 + 10'h1) : rx_rd1;
+assign rx_rd1_bits8_0 = rx_rd1_sel[8:0];
+assign vc1_side_rd = vc1_side[rx_rd1[8:0]];
 
 // ---- user-K checks: the CRC syndromes of the deskewed block, registered ----
 assign rx_valid0_cat_4 = {24'h0, rx_valid0_bits63_0[47:8]};
@@ -862,9 +861,8 @@ assign complete = tx_complete | ingress_ended;
 assign frame_start_rd_2 = frame_start[tx_seq];
 assign frame_end_rd = frame_end[tx_seq];
 assign want_header = ((idle & (complete | in_frame)) & (~go_back)) & (~tx_stale);
-assign tx_rd_bits9_0 = tx_rd[9:0];
 assign want_payload = in_payload & tx_avail;
-assign last_word = (tx_rd_bits9_0 == frame_end_rd[9:0]) & complete;
+assign last_word = (tx_rd[9:0] == frame_end_rd[9:0]) & complete;
 assign want_data = want_payload | in_trailer;
 
 // ---- control blocks: native flow control, acknowledgements, consumer credits ----
@@ -907,9 +905,10 @@ assign info40_cat_9 = {({({info40_cat_8, (^(info40_cat & 64'h6a9e586f5de2b738))}
 assign info40_cat_10 = {({({info40_cat_9, (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78)))}), (^(info40_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097)))};
 assign info40_xor = ({({info40_cat_10, (^(info40_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
 assign data_out = send_header | send_payload;
+assign frame_start_bits10_0 = frame_start_rd_2[10:0];
+assign tx_rd_plus = tx_rd + 11'h1;
+assign rd_next = send_header ? frame_start_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
 assign freed_total1_sel = send_credit ? ({({freed_total1_xor[23:0], freed_total1_cat}), 8'h99}) : (send_ack ? ({({info40_xor[15:0], info40}), 8'hd2}) : 64'h1078);
-assign replay0_rd = replay0[tx_rd_bits9_0];
-assign replay1_rd = replay1[tx_rd_bits9_0];
 assign header_word_cat = {({({(^(header_word & 64'h7af0ddecb0ba2e1d)), (^(header_word & 64'hbd786ef6585d170e))}), (^(header_word & 64'hdebc377b2c2e8b87))}), (^(header_word & 64'hef5e1bbd961745c3))};
 assign header_word_cat_2 = {({({({header_word_cat, (^(header_word & 64'hf7af0ddecb0ba2e1))}), (^(header_word & 64'h7bd786ef6585d170))}), (^(header_word & 64'h471b1e9b0278c6a5))}), (^(header_word & 64'ha38d8f4d813c6352))};
 assign header_word_cat_3 = {({({({header_word_cat_2, (^(header_word & 64'h2b361a4a70241fb4))}), (^(header_word & 64'h6f6bd0c988a821c7))}), (^(header_word & 64'h4d45358874ee3efe))}), (^(header_word & 64'h5c5247288acd3162))};
@@ -918,22 +917,12 @@ assign header_word_cat_5 = {({({({header_word_cat_4, (^(header_word & 64'h2300be
 assign header_word_cat_6 = {({({({header_word_cat_5, (^(header_word & 64'h5b048f8e3b2f48e8))}), (^(header_word & 64'had8247c71d97a474))}), (^(header_word & 64'hac31fe0f3e71fc27))}), (^(header_word & 64'h2ce822eb2f82d00e))};
 assign header_word_cat_7 = {({({({header_word_cat_6, (^(header_word & 64'h9674117597c16807))}), (^(header_word & 64'hb1cad5567b5a9a1e))}), (^(header_word & 64'ha215b7478d176312))}), (^(header_word & 64'habfa064f76319f94))};
 assign header_word_cat_8 = {({({({header_word_cat_7, (^(header_word & 64'haf0ddecb0ba2e1d7))}), (^(header_word & 64'hd786ef6585d170eb))}), (^(header_word & 64'hebc377b2c2e8b875))}), (^(header_word & 64'hf5e1bbd961745c3a))};
-assign replay0_cat = {((^(replay0_rd & 64'h7af0ddecb0ba2e1d)) ^ (^(replay1_rd & 64'hef13a98c0caa668f))), ((^(replay0_rd & 64'hbd786ef6585d170e)) ^ (^(replay1_rd & 64'h7789d4c606553347)))};
-assign replay0_cat_2 = {({replay0_cat, ((^(replay0_rd & 64'hdebc377b2c2e8b87)) ^ (^(replay1_rd & 64'hbbc4ea63032a99a3)))}), ((^(replay0_rd & 64'hef5e1bbd961745c3)) ^ (^(replay1_rd & 64'h5de2753181954cd1)))};
-assign replay0_cat_3 = {({replay0_cat_2, ((^(replay0_rd & 64'hf7af0ddecb0ba2e1)) ^ (^(replay1_rd & 64'h2ef13a98c0caa668)))}), ((^(replay0_rd & 64'h7bd786ef6585d170)) ^ (^(replay1_rd & 64'h97789d4c60655334)))};
-assign replay0_cat_4 = {({replay0_cat_3, ((^(replay0_rd & 64'h471b1e9b0278c6a5)) ^ (^(replay1_rd & 64'ha4afe72a3c98cf15)))}), ((^(replay0_rd & 64'ha38d8f4d813c6352)) ^ (^(replay1_rd & 64'h5257f3951e4c678a)))};
-assign replay0_cat_5 = {({replay0_cat_4, ((^(replay0_rd & 64'h2b361a4a70241fb4)) ^ (^(replay1_rd & 64'h46385046838c554a)))}), ((^(replay0_rd & 64'h6f6bd0c988a821c7)) ^ (^(replay1_rd & 64'hcc0f81af4d6c4c2a)))};
-assign replay0_cat_6 = {({replay0_cat_5, ((^(replay0_rd & 64'h4d45358874ee3efe)) ^ (^(replay1_rd & 64'h8914695baa1c409a)))}), ((^(replay0_rd & 64'h5c5247288acd3162)) ^ (^(replay1_rd & 64'h2b999d21d9a446c2)))};
-assign replay0_cat_7 = {({replay0_cat_6, ((^(replay0_rd & 64'h2e292394456698b1)) ^ (^(replay1_rd & 64'h95ccce90ecd22361)))}), ((^(replay0_rd & 64'hede44c2692096245)) ^ (^(replay1_rd & 64'h25f5cec47ac3773f)))};
-assign replay0_cat_8 = {({replay0_cat_7, ((^(replay0_rd & 64'h8c02fbfff9be9f3f)) ^ (^(replay1_rd & 64'h7de94eee31cbdd10)))}), ((^(replay0_rd & 64'h46017dfffcdf4f9f)) ^ (^(replay1_rd & 64'h3ef4a77718e5ee88)))};
-assign replay0_cat_9 = {({replay0_cat_8, ((^(replay0_rd & 64'h2300befffe6fa7cf)) ^ (^(replay1_rd & 64'h1f7a53bb8c72f744)))}), ((^(replay0_rd & 64'h11805f7fff37d3e7)) ^ (^(replay1_rd & 64'hfbd29ddc6397ba2)))};
-assign replay0_cat_10 = {({replay0_cat_9, ((^(replay0_rd & 64'h7230f2534f21c7ee)) ^ (^(replay1_rd & 64'h68cd3d62efb6db5e)))}), ((^(replay0_rd & 64'h43e8a4c5172acdea)) ^ (^(replay1_rd & 64'h5b75373d7b710b20)))};
-assign replay0_cat_11 = {({replay0_cat_10, ((^(replay0_rd & 64'h5b048f8e3b2f48e8)) ^ (^(replay1_rd & 64'h42a93212b112e31f)))}), ((^(replay0_rd & 64'had8247c71d97a474)) ^ (^(replay1_rd & 64'ha15499095889718f)))};
-assign replay0_cat_12 = {({replay0_cat_11, ((^(replay0_rd & 64'hac31fe0f3e71fc27)) ^ (^(replay1_rd & 64'h3fb9e508a0eede48)))}), ((^(replay0_rd & 64'h2ce822eb2f82d00e)) ^ (^(replay1_rd & 64'hf0cf5b085cdd09ab)))};
-assign replay0_cat_13 = {({replay0_cat_12, ((^(replay0_rd & 64'h9674117597c16807)) ^ (^(replay1_rd & 64'hf867ad842e6e84d5)))}), ((^(replay0_rd & 64'hb1cad5567b5a9a1e)) ^ (^(replay1_rd & 64'h93207f4e1b9d24e5)))};
-assign replay0_cat_14 = {({replay0_cat_13, ((^(replay0_rd & 64'ha215b7478d176312)) ^ (^(replay1_rd & 64'ha683962b0164f4fd)))}), ((^(replay0_rd & 64'habfa064f76319f94)) ^ (^(replay1_rd & 64'h3c5262998c181cf1)))};
-assign replay0_cat_15 = {({replay0_cat_14, ((^(replay0_rd & 64'haf0ddecb0ba2e1d7)) ^ (^(replay1_rd & 64'hf13a98c0caa668f7)))}), ((^(replay0_rd & 64'hd786ef6585d170eb)) ^ (^(replay1_rd & 64'h789d4c606553347b)))};
-assign replay0_cat_16 = {({replay0_cat_15, ((^(replay0_rd & 64'hebc377b2c2e8b875)) ^ (^(replay1_rd & 64'hbc4ea63032a99a3d)))}), ((^(replay0_rd & 64'hf5e1bbd961745c3a)) ^ (^(replay1_rd & 64'hde2753181954cd1e)))};
+assign tx_replay_read0_cat = {({({({({((^(tx_replay_read0 & 64'h7af0ddecb0ba2e1d)) ^ (^(tx_replay_read1 & 64'hef13a98c0caa668f))), ((^(tx_replay_read0 & 64'hbd786ef6585d170e)) ^ (^(tx_replay_read1 & 64'h7789d4c606553347)))}), ((^(tx_replay_read0 & 64'hdebc377b2c2e8b87)) ^ (^(tx_replay_read1 & 64'hbbc4ea63032a99a3)))}), ((^(tx_replay_read0 & 64'hef5e1bbd961745c3)) ^ (^(tx_replay_read1 & 64'h5de2753181954cd1)))}), ((^(tx_replay_read0 & 64'hf7af0ddecb0ba2e1)) ^ (^(tx_replay_read1 & 64'h2ef13a98c0caa668)))}), ((^(tx_replay_read0 & 64'h7bd786ef6585d170)) ^ (^(tx_replay_read1 & 64'h97789d4c60655334)))};
+assign tx_replay_read0_cat_2 = {({({({({tx_replay_read0_cat, ((^(tx_replay_read0 & 64'h471b1e9b0278c6a5)) ^ (^(tx_replay_read1 & 64'ha4afe72a3c98cf15)))}), ((^(tx_replay_read0 & 64'ha38d8f4d813c6352)) ^ (^(tx_replay_read1 & 64'h5257f3951e4c678a)))}), ((^(tx_replay_read0 & 64'h2b361a4a70241fb4)) ^ (^(tx_replay_read1 & 64'h46385046838c554a)))}), ((^(tx_replay_read0 & 64'h6f6bd0c988a821c7)) ^ (^(tx_replay_read1 & 64'hcc0f81af4d6c4c2a)))}), ((^(tx_replay_read0 & 64'h4d45358874ee3efe)) ^ (^(tx_replay_read1 & 64'h8914695baa1c409a)))};
+assign tx_replay_read0_cat_3 = {({({({({tx_replay_read0_cat_2, ((^(tx_replay_read0 & 64'h5c5247288acd3162)) ^ (^(tx_replay_read1 & 64'h2b999d21d9a446c2)))}), ((^(tx_replay_read0 & 64'h2e292394456698b1)) ^ (^(tx_replay_read1 & 64'h95ccce90ecd22361)))}), ((^(tx_replay_read0 & 64'hede44c2692096245)) ^ (^(tx_replay_read1 & 64'h25f5cec47ac3773f)))}), ((^(tx_replay_read0 & 64'h8c02fbfff9be9f3f)) ^ (^(tx_replay_read1 & 64'h7de94eee31cbdd10)))}), ((^(tx_replay_read0 & 64'h46017dfffcdf4f9f)) ^ (^(tx_replay_read1 & 64'h3ef4a77718e5ee88)))};
+assign tx_replay_read0_cat_4 = {({({({({tx_replay_read0_cat_3, ((^(tx_replay_read0 & 64'h2300befffe6fa7cf)) ^ (^(tx_replay_read1 & 64'h1f7a53bb8c72f744)))}), ((^(tx_replay_read0 & 64'h11805f7fff37d3e7)) ^ (^(tx_replay_read1 & 64'hfbd29ddc6397ba2)))}), ((^(tx_replay_read0 & 64'h7230f2534f21c7ee)) ^ (^(tx_replay_read1 & 64'h68cd3d62efb6db5e)))}), ((^(tx_replay_read0 & 64'h43e8a4c5172acdea)) ^ (^(tx_replay_read1 & 64'h5b75373d7b710b20)))}), ((^(tx_replay_read0 & 64'h5b048f8e3b2f48e8)) ^ (^(tx_replay_read1 & 64'h42a93212b112e31f)))};
+assign tx_replay_read0_cat_5 = {({({({({tx_replay_read0_cat_4, ((^(tx_replay_read0 & 64'had8247c71d97a474)) ^ (^(tx_replay_read1 & 64'ha15499095889718f)))}), ((^(tx_replay_read0 & 64'hac31fe0f3e71fc27)) ^ (^(tx_replay_read1 & 64'h3fb9e508a0eede48)))}), ((^(tx_replay_read0 & 64'h2ce822eb2f82d00e)) ^ (^(tx_replay_read1 & 64'hf0cf5b085cdd09ab)))}), ((^(tx_replay_read0 & 64'h9674117597c16807)) ^ (^(tx_replay_read1 & 64'hf867ad842e6e84d5)))}), ((^(tx_replay_read0 & 64'hb1cad5567b5a9a1e)) ^ (^(tx_replay_read1 & 64'h93207f4e1b9d24e5)))};
+assign tx_replay_read0_cat_6 = {({({({({tx_replay_read0_cat_5, ((^(tx_replay_read0 & 64'ha215b7478d176312)) ^ (^(tx_replay_read1 & 64'ha683962b0164f4fd)))}), ((^(tx_replay_read0 & 64'habfa064f76319f94)) ^ (^(tx_replay_read1 & 64'h3c5262998c181cf1)))}), ((^(tx_replay_read0 & 64'haf0ddecb0ba2e1d7)) ^ (^(tx_replay_read1 & 64'hf13a98c0caa668f7)))}), ((^(tx_replay_read0 & 64'hd786ef6585d170eb)) ^ (^(tx_replay_read1 & 64'h789d4c606553347b)))}), ((^(tx_replay_read0 & 64'hebc377b2c2e8b875)) ^ (^(tx_replay_read1 & 64'hbc4ea63032a99a3d)))};
 assign running_and = (((running & (~data_out)) & (~send_trailer)) & (~send_ack)) & (~send_credit);
 
 // ---- the word sent: CRC over header and payload, trailer ----
@@ -966,8 +955,6 @@ assign tx_block1 = {tx_replay1_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
 
 // ---- scheduler state and retransmission ----
 assign tx_seq_plus = tx_seq + 6'h1;
-assign frame_start_bits10_0 = frame_start_rd_2[10:0];
-assign tx_rd_plus = tx_rd + 11'h1;
 assign tx_sent_high_minus = tx_sent_high - tx_seq;
 assign resend = (6'h0 < tx_sent_high_minus) & (tx_sent_high_minus < 6'h20);
 assign retransmitted = send_trailer & resend;
@@ -1081,7 +1068,11 @@ always @(posedge clk) begin
     if (rst) rx_duplicate <= 1'h0; else rx_duplicate <= duplicate_now;
     if (rst) rx_was_trailer <= 1'h0; else rx_was_trailer <= trailer_now;
     if (rst) rx_was_crc_ok <= 1'h0; else rx_was_crc_ok <= crc_ok;
+    vc0_read0 <= vc0_lane0[rx_rd0_bits8_0];
+    vc0_read1 <= vc0_lane1[rx_rd0_bits8_0];
     if (rst) rx_credit_limit0 <= 16'h200; else rx_credit_limit0 <= rx_rd0_and ? (rx_credit_limit0 + 16'h1) : rx_credit_limit0;
+    vc1_read0 <= vc1_lane0[rx_rd1_bits8_0];
+    vc1_read1 <= vc1_lane1[rx_rd1_bits8_0];
     if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= rx_rd1_and ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1;
     if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= for_rx_k0_syndrome_xor[15:0] ^ rx_valid0_bits63_0[63:48];
     if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= for_rx_k1_syndrome_xor[23:0] ^ rx_valid0_bits63_0[63:40];
@@ -1101,7 +1092,7 @@ always @(posedge clk) begin
     if (rst) tx_state <= 2'h0; else tx_state <= send_trailer ? 2'h0 : ((send_payload & last_word) ? 2'h2 : (send_header ? 2'h1 : tx_state));
     if (rst) tx_seq <= 6'h0; else tx_seq <= rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq);
     if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= fresh ? tx_seq_plus : tx_sent_high;
-    if (rst) tx_rd <= 11'h0; else tx_rd <= send_header ? frame_start_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
+    if (rst) tx_rd <= 11'h0; else tx_rd <= rd_next;
     if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= (tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'h7b041311 : ({({({tx_crc_cat_3, (^(tx_crc & 32'h6553347b))}), (^(tx_crc & 32'h32a99a3d))}), (^(tx_crc & 32'h1954cd1e))})) ^ tx_crc_data) : tx_crc;
     if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= (nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0)));
     if (rst) cc_timer <= 16'h1; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
@@ -1118,10 +1109,12 @@ always @(posedge clk) begin
     if (rst) credit_dirty <= 1'h0; else credit_dirty <= (~(rx_credit_return == 2'h0)) ? 1'h1 : (send_credit ? 1'h0 : credit_dirty);
     if (rst) since_credit <= 7'h0; else since_credit <= send_credit ? 7'h0 : ((since_credit == 7'h7f) ? since_credit : (since_credit + 7'h1));
     if (rst) tx_word0 <= 64'h8078; else tx_word0 <= send_cc ? 64'h8078 : (send_header ? header_word : freed_total1_sel);
-    tx_replay0 <= replay0_rd;
+    tx_replay_read0 <= replay0[rd_next[9:0]];
+    tx_replay0 <= tx_replay_read0;
     if (rst) tx_word1 <= 64'h8078; else tx_word1 <= send_cc ? 64'h8078 : (send_header ? 64'h0 : 64'h1078);
-    tx_replay1 <= replay1_rd;
-    if (rst) tx_crc_data <= 32'h0; else tx_crc_data <= send_header ? header_word_cat_8 : replay0_cat_16;
+    tx_replay_read1 <= replay1[rd_next[9:0]];
+    tx_replay1 <= tx_replay_read1;
+    if (rst) tx_crc_data <= 32'h0; else tx_crc_data <= send_header ? header_word_cat_8 : ({tx_replay_read0_cat_6, ((^(tx_replay_read0 & 64'hf5e1bbd961745c3a)) ^ (^(tx_replay_read1 & 64'hde2753181954cd1e)))});
     if (rst) tx_is_header <= 1'h0; else tx_is_header <= send_header;
     if (rst) tx_is_payload <= 1'h0; else tx_is_payload <= send_payload;
     if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;
@@ -1156,11 +1149,11 @@ assign lane_up = {rx_locked1, rx_locked0};
 assign channel_up = channel_up_2;
 assign m_axis_nfc_tvalid = rx_nfc_valid;
 assign m_axis_nfc_tdata = rx_nfc_data;
-assign m_axis_vc0_tdata = {vc0_lane1[rx_rd0_bits8_0], vc0_lane0[rx_rd0_bits8_0]};
+assign m_axis_vc0_tdata = {vc0_read1, vc0_read0};
 assign m_axis_vc0_tkeep = ~(16'hffff << vc0_side_rd[5:0]);
 assign m_axis_vc0_tlast = vc0_side_rd[6];
 assign m_axis_vc0_tvalid = rx_rd0_not;
-assign m_axis_vc1_tdata = {vc1_lane1[rx_rd1_bits8_0], vc1_lane0[rx_rd1_bits8_0]};
+assign m_axis_vc1_tdata = {vc1_read1, vc1_read0};
 assign m_axis_vc1_tkeep = ~(16'hffff << vc1_side_rd[5:0]);
 assign m_axis_vc1_tlast = vc1_side_rd[6];
 assign m_axis_vc1_tvalid = rx_rd1_not;

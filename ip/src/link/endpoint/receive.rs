@@ -170,18 +170,22 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         let restart = header_now & if v == 0 { !new_vc } else { new_vc };
         spec_wr[v].next_when(write_v, spec_wr[v].q + 1u32).next_when(restart, commit[v].q);
         commit[v].next_when(good_v, spec_wr[v].q);
-        // Output stream of this virtual channel.
+        // Output stream of this virtual channel. The data words are read asynchronously, or a
+        // cycle earlier at the read pointer's next value into a register (a synchronous read
+        // port); the side information (small) always asynchronously, as the trailer rewrites it.
         let valid = rd[v].q.ne(commit[v].q);
+        let pop = valid & m_ready[v];
         let rd_low = rd[v].q.bits(0, z.ba);
+        let rd_next = pop.mux(rd[v].q + 1u32, rd[v].q).bits(0, z.ba);
         for (k, mem) in mems.iter().enumerate() {
-            d.output(&format!("m_axis_vc{v}_tdata@{}", 64 * k), mem.read(rd_low));
+            let data = if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) };
+            d.output(&format!("m_axis_vc{v}_tdata@{}", 64 * k), data);
         }
         let side_word = side.read(rd_low);
         let keep = !d.lit(u128::MAX, z.kw).shl(side_word.bits(0, z.nb));
         d.output(&format!("m_axis_vc{v}_tkeep"), keep);
         d.output(&format!("m_axis_vc{v}_tlast"), side_word.bit(z.nb));
         d.output(&format!("m_axis_vc{v}_tvalid"), valid);
-        let pop = valid & m_ready[v];
         rd[v].next_when(pop, rd[v].q + 1u32);
         // The limit advertised: words released plus the buffer.
         let limit = d.reg(&format!("rx_credit_limit{v}"), 16, config.vc_buffer_words as u128);

@@ -139,6 +139,11 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     let ack_block = d.cat(&[crc_check(d, info40, 16), info40, d.lit(BTF_USER_K0 as u128, 8)]);
     let block = |kind: u8| d.lit(idle_payload(kind), 64);
     sig!(data_out = send_header | send_payload);
+    // The read pointer's next value: the frame's first word after a header, one on after a
+    // payload word.
+    let start_addr = start_read.bits(0, z.ra + 1);
+    let next_rd = rdp.q + 1u32;
+    sig!(rd_next = send_header.mux(start_addr, send_payload.mux(next_rd, rdp.q)));
     // Per lane, the word unless it comes from the replay buffer, is the trailer or a training
     // block: the header (zeros beside it), a control block, or an idle. After reset: clock
     // compensation.
@@ -156,8 +161,9 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
         let word = d.reg(&format!("tx_word{k}"), 64, idle_payload(CLOCK_COMPENSATION));
         word.next(p);
         words.push(word.q);
-        // The replay buffer read behind a registered address (block RAM), its word registered.
-        let read = ing.replay[k].read(rd_low);
+        // The replay buffer word at `tx_rd`: read asynchronously, or read a cycle earlier at the
+        // pointer's next value into a register (a synchronous read port).
+        let read = if config.registered_reads { ing.replay[k].read(rd_next.bits(0, z.ra)).delayed().named(&format!("tx_replay_read{k}")) } else { ing.replay[k].read(rd_low) };
         reads.push(read);
         replayed.push(read.delayed().named(&format!("tx_replay{k}")));
     }
@@ -208,9 +214,7 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     state.go_when(send_header, Tx::Payload).go_when(send_payload & last_word, Tx::Trailer).go_when(send_trailer, Tx::Idle);
     let next_seq = tx_seq.q + 1u32;
     tx_seq.next_when(send_trailer, next_seq).next_when(rewind, acked);
-    let start_addr = start_read.bits(0, z.ra + 1);
-    let next_rd = rdp.q + 1u32;
-    rdp.next_when(send_payload, next_rd).next_when(send_header, start_addr);
+    rdp.next(rd_next);
     // The look-ups, one per choice, picked like the registers they follow.
     let in_flight = ing.in_flight;
     let outside = |seq: Sig<'d>| (seq - sh.acked_seq.q).gt(in_flight);
