@@ -27,11 +27,12 @@ pub struct LinkConfig {
     /// Efficiency"): a CC sequence of at most eight CC blocks every 4,992 user_clk cycles.
     pub cc_interval: usize,
     pub cc_burst: usize,
-    /// Read the replay buffer and the virtual-channel data buffers through a register (a
-    /// synchronous read port, what block RAM offers) instead of asynchronously. No cycle is lost:
-    /// the read address is the next value of the read pointer, and no word is read in the cycle
-    /// it is written (the scheduler sees a replay word a cycle after it entered; a word leaves a
-    /// virtual channel a cycle after its frame's last word was written at the earliest).
+    /// Read the replay buffer and the virtual-channel buffers (words and their side
+    /// information) through a register (a synchronous read port, what block RAM offers) instead
+    /// of asynchronously. No cycle is lost: the read address is the next value of the read
+    /// pointer, and no word is read in the cycle it is written (the scheduler sees a replay word
+    /// a cycle after it entered; a virtual channel releases a frame a cycle after its last word
+    /// and side information were written at the earliest).
     pub registered_reads: bool,
 }
 

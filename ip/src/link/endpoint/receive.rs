@@ -60,6 +60,10 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     let a_info = a0.bits(48, 8);
     let a_nbytes = a_info.bits(0, z.nb);
     let nb_ok = registered(d, "rx_nbytes_ok", !(a_nbytes.is_zero() | a_nbytes.gt(z.kw)));
+    // The side information of the word written beside this block: the trailer's, when this
+    // block is one (so the frame's last word, written right before its trailer, gets it at once).
+    let a_sep = a0.bits(0, 16).eq(BTF_SEPARATOR as u128 | 6 << 8) & l.ahead.valid[0] & l.ahead.control[0];
+    let ahead_side = a_sep.mux(a_info.bit(7).cat(a_nbytes), z.kw);
     let info_part = crc_update(d, d.lit(0, 32), &[a_info.zext(64)]);
     let crc_target = registered(d, "rx_crc_target", a0.bits(16, 32) ^ info_part ^ crc::XOR_OUT as u128);
     // The data part of the frame CRC's update over this word.
@@ -116,6 +120,7 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     let room = [0, 1].map(|v| (spec_wr[v].q - rd[v].q).lt(config.vc_buffer_words));
     sig!(can_write = hdr_vc.mux(room[1], room[0]) & words.q.lt(z.frame_max));
     sig!(write = payload_now & can_write & !bad.q, overflow = payload_now & !can_write);
+    let wrote = registered(d, "rx_wrote", write);
 
     d.section("trailer checks");
     sig!(crc_ok = rx_crc.q.eq(crc_target));
@@ -160,19 +165,23 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         for (mem, word) in mems.iter().zip(&l.payload) {
             mem.write(write_v, spec_low, *word);
         }
-        // Side information per word: bytes valid and end of packet; the trailer rewrites the
-        // frame's last word.
+        // Side information per word: bytes valid and end of packet, written with the word (the
+        // trailer's for the word right before it). When idles came between a frame's last word
+        // and its trailer, the trailer rewrites the last word's, and the frame is released a
+        // cycle later, so that no word is read in the cycle its side information is written.
         let side = d.memory(&format!("vc{v}_side"), z.nb + 1, config.vc_buffer_words);
         let good_v = good_now & is_v;
+        let fix_v = good_v & !wrote;
+        let late = registered(d, &format!("rx_commit_late{v}"), fix_v);
         let last_low = (spec_wr[v].q - 1u32).bits(0, z.ba);
-        side.write(write_v | good_v, good_v.mux(last_low, spec_low), good_v.mux(user_last.cat(nbytes), z.kw));
+        side.write(write_v | fix_v, fix_v.mux(last_low, spec_low), fix_v.mux(user_last.cat(nbytes), ahead_side));
         let new_vc = lp0.bit(6);
-        let restart = header_now & if v == 0 { !new_vc } else { new_vc };
+        let restart = header_now & !late & if v == 0 { !new_vc } else { new_vc };
         spec_wr[v].next_when(write_v, spec_wr[v].q + 1u32).next_when(restart, commit[v].q);
-        commit[v].next_when(good_v, spec_wr[v].q);
-        // Output stream of this virtual channel. The data words are read asynchronously, or a
-        // cycle earlier at the read pointer's next value into a register (a synchronous read
-        // port); the side information (small) always asynchronously, as the trailer rewrites it.
+        commit[v].next_when(good_v & wrote | late, spec_wr[v].q);
+        // Output stream of this virtual channel. The words and their side information are read
+        // asynchronously, or a cycle earlier at the read pointer's next value into a register (a
+        // synchronous read port).
         let valid = rd[v].q.ne(commit[v].q);
         let pop = valid & m_ready[v];
         let rd_low = rd[v].q.bits(0, z.ba);
@@ -181,7 +190,7 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
             let data = if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) };
             d.output(&format!("m_axis_vc{v}_tdata@{}", 64 * k), data);
         }
-        let side_word = side.read(rd_low);
+        let side_word = if config.registered_reads { side.read(rd_next).delayed().named(&format!("vc{v}_side_read")) } else { side.read(rd_low) };
         let keep = !d.lit(u128::MAX, z.kw).shl(side_word.bits(0, z.nb));
         d.output(&format!("m_axis_vc{v}_tkeep"), keep);
         d.output(&format!("m_axis_vc{v}_tlast"), side_word.bit(z.nb));
