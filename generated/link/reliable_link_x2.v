@@ -446,6 +446,7 @@ wire last_word;
 wire want_data;
 // control blocks: native flow control, acknowledgements, consumer credits
 wire since_ack_lt;
+reg tx_nfc_slot;
 wire slot;
 wire nfc_hold_or;
 wire send_ack;
@@ -518,7 +519,6 @@ reg tx_is_trailer;
 reg tx_is_training;
 reg tx_is_control;
 wire running_and;
-reg tx_nfc_slot;
 reg [7:0] tx_trailer_info;
 // the word sent: CRC over header and payload, trailer
 wire [10:0] tx_crc_cat;
@@ -874,7 +874,7 @@ assign want_data = want_payload | in_trailer;
 
 // ---- control blocks: native flow control, acknowledgements, consumer credits ----
 assign since_ack_lt = 7'h3f < since_ack;
-assign slot = running & (~s_axis_nfc_tvalid);
+assign slot = running & (~(s_axis_nfc_tvalid & (~tx_nfc_slot)));
 assign nfc_hold_or = (nfc_hold | ack_urgent) | since_ack_lt;
 assign send_ack = ((slot & ack_dirty) & (~want_header)) & ((~want_data) | nfc_hold_or);
 assign send_credit = (((slot & credit_dirty) & (~want_header)) & (~(ack_dirty & ((~want_data) | nfc_hold_or)))) & ((~want_data) | (nfc_hold | (7'h3f < since_credit)));
@@ -1116,6 +1116,7 @@ always @(posedge clk) begin
     if (rst) tx_stale <= 1'h0; else tx_stale <= in_flight_sel;
     if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq == in_seq)));
     if (rst) tx_avail <= 1'h0; else tx_avail <= send_header ? (~(frame_start_bits10_0 == replay_wr)) : (send_payload ? (~(tx_rd_plus == replay_wr)) : (~(tx_rd == replay_wr)));
+    if (rst) tx_nfc_slot <= 1'h0; else tx_nfc_slot <= running_and;
     if (rst) freed_total0 <= 16'h0; else freed_total0 <= rx_credit_return[0] ? (freed_total0 + 16'h1) : freed_total0;
     if (rst) freed_total1 <= 16'h0; else freed_total1 <= rx_credit_return[1] ? (freed_total1 + 16'h1) : freed_total1;
     if (rst) credit_dirty <= 1'h0; else credit_dirty <= (~(rx_credit_return == 2'h0)) ? 1'h1 : (send_credit ? 1'h0 : credit_dirty);
@@ -1132,7 +1133,6 @@ always @(posedge clk) begin
     if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;
     if (rst) tx_is_training <= 1'h0; else tx_is_training <= training;
     if (rst) tx_is_control <= 1'h1; else tx_is_control <= ((~data_out) | send_cc) | training;
-    if (rst) tx_nfc_slot <= 1'h0; else tx_nfc_slot <= running_and;
     if (rst) tx_trailer_info <= 8'h0; else tx_trailer_info <= {({frame_end_rd[16], 1'h0}), frame_end_rd[15:10]};
     if (rst) tx_scrambler0 <= 58'h3ffffffffffffff; else tx_scrambler0 <= s_axis_nfc_tdata_xor_2[63:6];
     if (rst) tx_scrambler1 <= 58'h3ffffffffffffff; else tx_scrambler1 <= tx_replay1_xor_2[63:6];

@@ -54,9 +54,9 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     let all_data_c = registered(d, "rx_all_data", a_datas.iter().copied().reduce(|a, b| a & b).unwrap());
     let any_data_c = registered(d, "rx_any_data", a_datas.iter().copied().reduce(|a, b| a | b).unwrap());
     let valids_c = registered(d, "rx_all_valid", l.ahead.valid.iter().copied().reduce(|a, b| a & b).unwrap());
-    // Trailer: bytes valid in 1 ..= word bytes; and the CRC check split at its linear seam:
-    // `update(crc, info) ^ XOR_OUT == received` is `M·crc == received ^ XOR_OUT ^ N·info`, the
-    // right side taken from the block alone.
+    // Trailer: bytes valid in 1 ..= word bytes; and what the frame CRC must equal. With the
+    // state kept a word ahead (`crc_ahead`), `update(crc, info) ^ XOR_OUT == received` reads
+    // `state == received ^ XOR_OUT ^ D(info)`, the right side taken from the block alone.
     let a_info = a0.bits(48, 8);
     let a_nbytes = a_info.bits(0, z.nb);
     let nb_ok = registered(d, "rx_nbytes_ok", !(a_nbytes.is_zero() | a_nbytes.gt(z.kw)));

@@ -76,8 +76,8 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     // cycle ahead for the next `tx_seq` and `tx_rd` (below, once the choice is made) against that
     // cycle's acknowledgement and ingress state, which stays valid a cycle longer:
     // - `acked`: the scheduler's copy of `acked_seq`, a cycle behind it;
-    // - `stale`: acknowledgements passed the sender (`tx_seq` outside acked ..= in_seq) — it
-    //   catches up; the ingress cannot have completed `tx_seq` in the meantime;
+    // - `stale`: acknowledgements passed the sender (`tx_seq` outside acked ..= in_seq: it
+    //   catches up); `in_seq` a cycle old gives the same answer, as `tx_seq` never passes it;
     // - `complete`: frame `tx_seq` was complete a cycle ago, or (`ended`) just became so;
     // - `avail`: a word to read at `tx_rd` (written a cycle ago; later words wait a cycle).
     let acked = registered(d, "tx_acked", sh.acked_seq.q);
@@ -106,8 +106,10 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     // held back by the partner's flow control; consumer credits likewise after it; frame words.
     let since_info = d.later(7);
     let overdue = since_info.gt(ACK_INTERVAL - 1);
-    // A native-flow-control request keeps the next cycle free for its block (below).
-    sig!(slot = running & !nfc.valid);
+    // A native-flow-control request not served in this cycle keeps the next one free for its
+    // block (below).
+    let nfc_slot = d.reg("tx_nfc_slot", 1, 0);
+    sig!(slot = running & !(nfc.valid & !nfc_slot.q));
     let ack_pushes = rx.nfc_hold | urgent.q | overdue;
     sig!(send_ack = slot & dirty.q & !want_header & (!want_data | ack_pushes));
     // Credits freed by this side's consumer, sent in user-K block 1 when they changed: in an
@@ -179,7 +181,8 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     is_control.next(!data_out | send_cc | training);
     let is_control = is_control.q;
     // A plain idle while running: a native-flow-control block may take its place.
-    let nfc_slot = registered(d, "tx_nfc_slot", running & !data_out & !send_trailer & !send_ack & !send_credit);
+    nfc_slot.next(running & !data_out & !send_trailer & !send_ack & !send_credit);
+    let nfc_slot = nfc_slot.q;
     let tinfo = registered(d, "tx_trailer_info", d.cat(&[end_last, d.lit(0, 7 - z.nb), end_bytes]));
 
     d.section("the word sent: CRC over header and payload, trailer");
