@@ -140,7 +140,7 @@ fn shift_right(net: &mut Netlist, value: Wire, amount: Wire, out: usize) -> Wire
         let sel_bits = (bits - 2 * level).min(2);
         let step = 1usize << (2 * level);
         // What the remaining levels can still shift, plus what is kept.
-        let reach = out + ((1usize << bits) - 1) - (((1usize << (2 * level + sel_bits)) - 1) as usize);
+        let reach = out + ((1usize << bits) - 1) - ((1usize << (2 * level + sel_bits)) - 1);
         let keep = reach.min(width);
         let current = net.width(v);
         let option = |net: &mut Netlist, k: usize| -> Wire {
