@@ -27,6 +27,13 @@ pub struct LinkConfig {
     /// Efficiency"): a CC sequence of at most eight CC blocks every 4,992 user_clk cycles.
     pub cc_interval: usize,
     pub cc_burst: usize,
+    /// Read the replay buffer and the virtual-channel buffers (words and their side
+    /// information) through a register (a synchronous read port, what block RAM offers) instead
+    /// of asynchronously. No cycle is lost: the read address is the next value of the read
+    /// pointer, and no word is read in the cycle it is written (the scheduler sees a replay word
+    /// a cycle after it entered; a virtual channel releases a frame a cycle after its last word
+    /// and side information were written at the earliest).
+    pub registered_reads: bool,
 }
 
 impl Default for LinkConfig {
@@ -39,6 +46,7 @@ impl Default for LinkConfig {
             retransmit_timeout: 1024,
             cc_interval: 4992,
             cc_burst: 8,
+            registered_reads: true,
         }
     }
 }

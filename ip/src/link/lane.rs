@@ -37,18 +37,31 @@ pub struct Received {
 
 /// The receive side of a lane. `raw` is 66 bits of the serial stream per cycle at an unknown
 /// bit offset; the gearbox slips one bit at a time until headers line up. Two cycles of latency.
+///
+/// The gearbox is split around a register: this cycle's and the previous cycle's bits are
+/// shifted by `slip` into a 67-bit window (`rx_window`); in the next cycle the block is the
+/// window, or the window one bit further if the lane slipped meanwhile (at the wrap from offset
+/// 65 to 0 that is bit 66 of the previous word on: the same block), so every block is checked
+/// at the offset of its own cycle.
 pub fn receive(net: &mut Netlist, lane: usize, raw: Wire) -> Received {
-    let cur = net.register(&format!("rx_raw{lane}"), 66, 0);
-    net.drive(cur, raw);
     let prev = net.register(&format!("rx_prev{lane}"), 66, 0);
-    net.drive(prev, cur.q);
+    net.drive(prev, raw);
     let slip = net.register(&format!("rx_slip{lane}"), 7, 0);
-    // The block starting `slip` bits into the previous word.
-    let low = net.shr(prev.q, slip.q);
-    let w66 = net.constant(66, 7);
-    let up = net.sub(w66, slip.q);
-    let high = net.shl(cur.q, up);
-    let block = net.or(low, high);
+    // Window bit j is bit `j + slip` of {raw, prev}, in two parts of at most 128 bits: bits 62:0
+    // from bits 127:0, bits 66:63 from bits 131:63.
+    let raw_low = net.slice(raw, 0, 128 - BLOCK_BITS);
+    let low_window = net.concat(raw_low, prev.q);
+    let low = shift_right(net, low_window, slip.q, 63);
+    let prev_top = net.slice(prev.q, 63, BLOCK_BITS - 63);
+    let high_window = net.concat(raw, prev_top);
+    let high = shift_right(net, high_window, slip.q, BLOCK_BITS + 1 - 63);
+    let window = net.concat(high, low);
+    let window_reg = net.register(&format!("rx_window{lane}"), BLOCK_BITS + 1, 0);
+    net.drive(window_reg, window);
+    let slipped = net.register(&format!("rx_slipped{lane}"), 1, 0);
+    let at_slip = net.slice(window_reg.q, 0, BLOCK_BITS);
+    let one_on = net.slice(window_reg.q, 1, BLOCK_BITS);
+    let block = net.mux(slipped.q, one_on, at_slip);
     let header = net.slice(block, 0, 2);
     let h0 = net.bit(header, 0);
     let h1 = net.bit(header, 1);
@@ -61,10 +74,11 @@ pub fn receive(net: &mut Netlist, lane: usize, raw: Wire) -> Received {
     let invalid = net.register(&format!("rx_sh_invalid{lane}"), 5, 0);
     let count1 = net.add_const(count.q, 1);
     let invalid1 = net.add_const(invalid.q, 1);
-    let lock_count = net.constant(LOCK_HEADERS, 7);
-    let window_done = net.eq(count1, lock_count);
-    let lose = net.constant(LOSE_LOCK_INVALID, 5);
-    let too_many = net.eq(invalid1, lose);
+    // `count + 1 == LOCK_HEADERS` and `invalid + 1 == LOSE_LOCK_INVALID`, read off the registers.
+    let last_count = net.constant(LOCK_HEADERS - 1, 7);
+    let window_done = net.eq(count.q, last_count);
+    let lose = net.constant(LOSE_LOCK_INVALID - 1, 5);
+    let too_many = net.eq(invalid.q, lose);
     let bad = net.not(header_ok);
     let unlocked = net.not(locked.q);
     // Not locked: an invalid header slips one bit and restarts the count.
@@ -75,6 +89,7 @@ pub fn receive(net: &mut Netlist, lane: usize, raw: Wire) -> Received {
     let lose_now = net.and(locked.q, bad);
     let lose_now = net.and(lose_now, too_many);
     let do_slip = net.or(slip_hunting, lose_now);
+    net.drive(slipped, do_slip);
     let last_offset = net.constant(65, 7);
     let wrap = net.eq(slip.q, last_offset);
     let slip1 = net.add_const(slip.q, 1);
@@ -112,4 +127,45 @@ pub fn receive(net: &mut Netlist, lane: usize, raw: Wire) -> Received {
     let lost = net.register(&format!("rx_lock_lost{lane}"), 1, 0);
     net.drive(lost, lose_now);
     Received { locked: locked.q, valid: out_valid.q, control: out_control.q, payload: out_payload.q, lock_lost: lost.q }
+}
+
+/// The low `out` bits of `value >> amount`, as a tree of four-way selects (two bits of the
+/// amount per level, one LUT each).
+fn shift_right(net: &mut Netlist, value: Wire, amount: Wire, out: usize) -> Wire {
+    let bits = net.width(amount);
+    let width = net.width(value);
+    let mut v = value;
+    let mut level = 0;
+    while 2 * level < bits {
+        let sel_bits = (bits - 2 * level).min(2);
+        let step = 1usize << (2 * level);
+        // What the remaining levels can still shift, plus what is kept.
+        let reach = out + ((1usize << bits) - 1) - ((1usize << (2 * level + sel_bits)) - 1);
+        let keep = reach.min(width);
+        let current = net.width(v);
+        let option = |net: &mut Netlist, k: usize| -> Wire {
+            let shift = k * step;
+            if shift >= current {
+                net.constant(0, keep)
+            } else {
+                let avail = (current - shift).min(keep);
+                let part = net.slice(v, shift, avail);
+                net.zext(part, keep)
+            }
+        };
+        let s0 = net.slice(amount, 2 * level, 1);
+        if sel_bits == 1 {
+            let a = option(net, 1);
+            let b = option(net, 0);
+            v = net.mux(s0, a, b);
+        } else {
+            let s1 = net.slice(amount, 2 * level + 1, 1);
+            let o = [option(net, 0), option(net, 1), option(net, 2), option(net, 3)];
+            let low = net.mux(s0, o[1], o[0]);
+            let high = net.mux(s0, o[3], o[2]);
+            v = net.mux(s1, high, low);
+        }
+        level += 1;
+    }
+    net.slice(v, 0, out)
 }

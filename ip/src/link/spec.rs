@@ -25,6 +25,7 @@ pub fn link_spec(lanes: usize, name: &str) -> ModuleSpec {
             ("vc_buffer_words".into(), c.vc_buffer_words.to_string()),
             ("retransmit_timeout".into(), format!("{} cycles", c.retransmit_timeout)),
             ("clock_compensation".into(), format!("{} blocks every {} cycles", c.cc_burst, c.cc_interval)),
+            ("buffer_reads".into(), if c.registered_reads { "registered (synchronous read ports)" } else { "asynchronous" }.into()),
         ],
         hidden_ports: vec![],
     }

@@ -1,26 +1,36 @@
 //! Receive lanes into one channel: per-lane block lock and descrambling ([`super::super::lane`]),
-//! deskew (each lane's blocks delayed so the bonding blocks line up), channel bonding, and the
-//! partner's readiness (it sends not-ready idles until its own receiver has bonded).
+//! deskew (each lane's blocks delayed so the bonding blocks line up, then registered), channel
+//! bonding, and the partner's readiness (it sends not-ready idles until its own receiver has bonded).
 
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::sig;
 
 use super::super::format::{idle_payload, CHANNEL_BOND, IDLE, NOT_READY};
 use super::super::lane;
-use super::Sizes;
+use super::{registered, Sizes};
 
-/// The bonded channel: per lane, aligned `valid`, `control` and 64-bit `payload`.
-pub(super) struct Lanes<'d> {
+/// One channel word per lane: `valid`, `control` and the 64-bit `payload`.
+pub(super) struct Words<'d> {
     pub valid: Vec<Sig<'d>>,
     pub control: Vec<Sig<'d>>,
     pub payload: Vec<Sig<'d>>,
+}
+
+/// The bonded channel: per lane, the aligned 64-bit `payload`, registered after the deskew (its
+/// `valid` and `control` bits reach the receive side as the flags it registers from `ahead`).
+pub(super) struct Lanes<'d> {
+    pub payload: Vec<Sig<'d>>,
+    /// The same words one cycle earlier, straight out of the deskew (not registered): what the
+    /// receive side classifies and checks into registers of its own beside the bonded words.
+    pub ahead: Words<'d>,
     /// Lane k locked, at bit k.
     pub lane_up: Sig<'d>,
-    /// Every lane locked and the lanes bonded.
+    /// Every lane locked and the lanes bonded; and the same a cycle ago, for the registered words.
     pub rx_up: Sig<'d>,
+    pub words_up: Sig<'d>,
     /// `rx_up` and the partner ready.
     pub channel_up: Sig<'d>,
-    /// Lane 0 carries a control block (`valid & control`).
+    /// Lane 0 of the registered words carries a control block (`valid & control`).
     pub control0: Sig<'d>,
     /// Per lane, a pulse when block lock is lost.
     pub lock_lost: Vec<Sig<'d>>,
@@ -55,9 +65,10 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> La
         delay.next_when(bond_now, max_rel - *r);
     }
 
-    d.section("deskew: lane k's blocks are read `delay` cycles after they were written");
+    d.section("deskew: lane k's blocks are read `delay` cycles after they were written, then registered");
     let deskew_ptr = d.reg("deskew_ptr", 4, 0);
     deskew_ptr.next(deskew_ptr.q + 1u32);
+    let mut ahead = Words { valid: vec![], control: vec![], payload: vec![] };
     let (mut valid, mut control, mut payload) = (vec![], vec![], vec![]);
     for (k, r) in received.iter().enumerate() {
         let mem = d.memory(&format!("deskew{k}"), 66, 16);
@@ -65,9 +76,14 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> La
         mem.write(d.lit(1, 1), deskew_ptr.q, word);
         let old = mem.read(deskew_ptr.q - delays[k].q);
         let out = delays[k].q.is_zero().mux(word, old);
-        payload.push(out.bits(0, 64));
-        control.push(out.bit(64));
-        valid.push(out.bit(65));
+        ahead.payload.push(out.bits(0, 64));
+        ahead.control.push(out.bit(64));
+        ahead.valid.push(out.bit(65));
+        let bonded_word = d.reg(&format!("bonded_word{k}"), 66, 0);
+        bonded_word.next(out);
+        payload.push(bonded_word.q.bits(0, 64));
+        control.push(bonded_word.q.bit(64));
+        valid.push(bonded_word.q.bit(65));
     }
     let aligned_cb: Vec<Sig> = (0..z.lanes).map(|k| is_cb(valid[k], control[k], payload[k])).collect();
     let cb_any = aligned_cb.iter().copied().reduce(|a, b| a | b).unwrap();
@@ -80,16 +96,19 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> La
         have[k].set_when(record).clear_when(unbond | bond_now);
     }
     sig!(rx_up = bonded.q & all_locked);
+    // The same for the registered words (the first word after bonding was deskewed before).
+    let words_up = registered(d, "rx_words_up", rx_up);
 
-    d.section("remote readiness");
-    let low16 = payload[0].bits(0, 16);
-    sig!(control0 = valid[0] & control[0]);
-    let is_nr = low16.eq(idle_payload(NOT_READY)) & control0;
-    let is_idle = low16.eq(idle_payload(IDLE)) & control0;
-    let is_data0 = valid[0] & !control[0];
+    d.section("remote readiness (from the deskewed block, as it leaves the deskew)");
+    let low16 = ahead.payload[0].bits(0, 16);
+    let ahead_control0 = ahead.valid[0] & ahead.control[0];
+    let is_nr = low16.eq(idle_payload(NOT_READY)) & ahead_control0;
+    let is_idle = low16.eq(idle_payload(IDLE)) & ahead_control0;
+    let is_data0 = ahead.valid[0] & !ahead.control[0];
     let remote_ready = d.reg("remote_ready", 1, 0);
     remote_ready.set_when(is_idle | is_data0).clear_when(is_nr).clear_when(!rx_up);
     sig!(channel_up = rx_up & remote_ready.q);
+    sig!(control0 = valid[0] & control[0]);
     let lock_lost = received.iter().map(|r| d.sig(r.lock_lost)).collect();
-    Lanes { valid, control, payload, lane_up, rx_up, channel_up, control0, lock_lost }
+    Lanes { payload, ahead, lane_up, rx_up, words_up, channel_up, control0, lock_lost }
 }

@@ -1,6 +1,11 @@
 //! Acknowledgements and credits received: from a good frame header or a checked user-K block 0
 //! (acknowledgement, negative acknowledgement, the two credit limits), and the consumer credits
 //! of user-K block 1, turned into one `tx_credit` pulse per step of each absolute total.
+//!
+//! Pipelined with the receive stages: the user-K checks are prepared from the deskewed block
+//! (their syndromes registered beside the bonded word), the acknowledgement taken in stage A is
+//! registered, checked against the frames in flight and applied in the next cycle, and the
+//! retransmission logic sees the result (`ack_ok`) one cycle after that.
 
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::sig;
@@ -9,25 +14,30 @@ use super::super::config::SEQ_BITS;
 use super::bonding::Lanes;
 use super::ingress::Ingress;
 use super::receive::Received;
-use super::{crc_check, Shared, Sizes};
+use super::{crc_check, registered, Shared, Sizes};
 
 pub(super) struct Acks<'d> {
-    /// An acknowledgement moved forward this cycle.
+    /// An acknowledgement moved forward (registered: the cycle after `acked_seq` took it).
     pub ack_ok: Sig<'d>,
     /// It was a negative acknowledgement.
     pub nak_in: Sig<'d>,
 }
 
 pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingress<'d>, l: &Lanes<'d>, rx: &Received<'d>) -> Acks<'d> {
+    d.section("user-K checks: the CRC syndromes of the deskewed block, registered");
+    let a0 = l.ahead.payload[0];
+    let k_syndrome = registered(d, "rx_k0_syndrome", crc_check(d, a0.bits(8, 40), 16) ^ a0.bits(48, 16));
+    let c_syndrome = registered(d, "rx_k1_syndrome", crc_check(d, a0.bits(8, 32), 24) ^ a0.bits(40, 24));
+
     d.section("acknowledgements received");
     let lp0 = l.payload[0];
     let k_info = lp0.bits(8, 40);
-    sig!(k_ok = crc_check(d, k_info, 16).eq(lp0.bits(48, 16)) & rx.is_k0);
+    sig!(k_ok = k_syndrome.is_zero() & rx.is_k0);
     let hdr = rx.header.q;
 
     d.section("consumer credits received (user-K block 1): one tx_credit pulse per step of a total");
     let c_info = lp0.bits(8, 32);
-    sig!(c_ok = crc_check(d, c_info, 24).eq(lp0.bits(40, 24)) & rx.is_k1);
+    sig!(c_ok = c_syndrome.is_zero() & rx.is_k1);
     let pulses: Vec<Sig> = (0..2)
         .map(|v| {
             let remote = d.reg(&format!("remote_freed{v}"), 16, 0);
@@ -40,17 +50,24 @@ pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingre
         .collect();
     d.output("tx_credit", pulses[1].cat(pulses[0]));
 
-    d.section("acknowledgement and credit limits taken");
-    sig!(info_in = rx.good | rx.duplicate | k_ok);
-    sig!(ack_in = k_ok.mux(k_info.bits(0, SEQ_BITS), hdr.bits(8, SEQ_BITS)));
-    sig!(nak_in = k_ok.mux(k_info.bit(7), hdr.bit(7)));
-    sh.limit[0].next_when(info_in, k_ok.mux(k_info.bits(8, 16), hdr.bits(16, 16)));
-    sh.limit[1].next_when(info_in, k_ok.mux(k_info.bits(24, 16), hdr.bits(32, 16)));
+    d.section("acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied");
+    // The frame's header holds still the cycle after its trailer (see receive).
+    let k_was_ok = registered(d, "k0_was_ok", k_ok);
+    let k_info = registered(d, "k0_info", k_info);
+    let info_in = registered(d, "info_in", rx.good | rx.duplicate | k_was_ok);
+    let ack_in = registered(d, "ack_in", k_was_ok.mux(k_info.bits(0, SEQ_BITS), hdr.bits(8, SEQ_BITS)));
+    let nak_in = registered(d, "nak_in", k_was_ok.mux(k_info.bit(7), hdr.bit(7)));
+    let limit_in = [0, 1].map(|v| registered(d, &format!("limit_in{v}"), k_was_ok.mux(k_info.bits(8 + 16 * v, 16), hdr.bits(16 + 16 * v, 16))));
+    for (limit, value) in sh.limit.iter().zip(limit_in) {
+        limit.next_when(info_in, value);
+    }
     // An acknowledgement may only move forward, to a frame that exists.
     sig!(ack_ok = !(ack_in - sh.acked_seq.q).gt(ing.in_flight) & info_in);
     sh.acked_seq.next_when(ack_ok, ack_in);
     let start_addr = ing.frame_start.read(ack_in).bits(0, z.ra + 1);
     let at_head = ack_in.eq(ing.in_seq.q) & !ing.in_frame.q;
     sh.acked_addr.next_when(ack_ok, at_head.mux(ing.wr.q, start_addr));
-    Acks { ack_ok, nak_in }
+    let ack_taken = registered(d, "ack_taken", ack_ok);
+    let nak_taken = registered(d, "nak_taken", nak_in);
+    Acks { ack_ok: ack_taken, nak_in: nak_taken }
 }

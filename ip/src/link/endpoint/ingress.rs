@@ -7,7 +7,7 @@ use weft_hdl::netlist::{Design, Mem, Reg, Sig};
 use weft_hdl::sig;
 
 use super::super::config::{LinkConfig, MAX_IN_FLIGHT, SEQ_BITS};
-use super::{Shared, Sizes};
+use super::{registered, Shared, Sizes};
 
 /// The user stream (`s_axis_*`).
 pub(super) struct UserIn<'d> {
@@ -27,6 +27,8 @@ pub(super) struct Ingress<'d> {
     pub in_seq: Reg<'d>,
     /// Frames written and not yet acknowledged.
     pub in_flight: Sig<'d>,
+    /// A frame's last word entered in the previous cycle (`in_seq` has just moved on).
+    pub ended: Sig<'d>,
     pub replay: Vec<Mem<'d>>,
     /// Per sequence number: `{vc, start address}` and `{last, bytes, end address}`.
     pub frame_start: Mem<'d>,
@@ -42,15 +44,25 @@ pub(super) fn ingress<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &Sh
     let in_seq = d.reg("in_seq", SEQ_BITS, 0);
     let consumed = [0, 1].map(|v| d.reg(&format!("credit_used{v}"), 16, 0));
 
-    sig!(first = !in_frame.q, vc_now = first.mux(s.vc, in_vc.q));
-    sig!(space = (wr.q - sh.acked_addr.q).lt(config.replay_words as u128));
-    // A frame starts only with a whole frame of credit on its virtual channel.
-    let credit_ok = [0, 1].map(|v| (sh.limit[v].q - consumed[v].q).ge(z.frame_max));
+    // Whether a beat may enter, decided from registers only: flags computed a cycle ahead from
+    // the state of that cycle, each with the margin for what that cycle's push could change.
+    // - space: at most one word enters per cycle.
+    let space = registered(d, "ingress_space", (wr.q - sh.acked_addr.q).lt(config.replay_words as u128 - 1));
+    // - a frame starts only with a whole frame of credit on its virtual channel; a frame that
+    //   started and ended in the flag's cycle keeps one word of it.
+    let credit_ok = [0, 1].map(|v| registered(d, &format!("ingress_credit_ok{v}"), (sh.limit[v].q - consumed[v].q).ge(z.frame_max + 1)));
+    // - at most MAX_IN_FLIGHT frames unacknowledged; a frame that ended in the flag's cycle is
+    //   one more.
     sig!(in_flight = in_seq.q - sh.acked_seq.q);
-    sig!(start_ok = in_frame.q | vc_now.mux(credit_ok[1], credit_ok[0]) & in_flight.lt(MAX_IN_FLIGHT));
+    let below = registered(d, "ingress_below_max", in_flight.lt(MAX_IN_FLIGHT));
+    let below1 = registered(d, "ingress_below_max1", in_flight.lt(MAX_IN_FLIGHT - 1));
+    let ended = d.reg("ingress_ended", 1, 0);
+    sig!(first = !in_frame.q, vc_now = first.mux(s.vc, in_vc.q));
+    sig!(start_ok = in_frame.q | vc_now.mux(credit_ok[1], credit_ok[0]) & ended.q.mux(below1, below));
     sig!(ready = space & start_ok, push = s.valid & ready);
     sig!(words1 = in_words.q + 1u32);
-    sig!(end_frame = push & (s.last | words1.eq(z.frame_max)), start_frame = push & first);
+    sig!(end_frame = push & (s.last | in_words.q.eq(z.frame_max - 1)), start_frame = push & first);
+    ended.next(end_frame);
 
     let wr_low = wr.q.bits(0, z.ra);
     let replay: Vec<Mem> = (0..z.lanes).map(|k| d.memory(&format!("replay{k}"), 64, config.replay_words)).collect();
@@ -74,11 +86,13 @@ pub(super) fn ingress<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &Sh
     in_seq.next_when(end_frame, in_seq.q + 1u32);
 
     d.section("link credits: a frame's worth reserved at its start, the rest given back at its end");
-    let unused = d.lit(z.frame_max, 16) - words1.zext(16);
+    // The three changes are formed from registers beside the push that picks one: a start adds a
+    // frame; an end gives back `frame_max - words1`; a one-word frame (both) keeps one word.
     for (v, used) in consumed.iter().enumerate() {
         let is_v = if v == 0 { !vc_now } else { vc_now };
-        let after = (start_frame & is_v).mux(used.q + z.frame_max, used.q);
-        used.next((end_frame & is_v).mux(after - unused, after));
+        let (start_v, end_v) = (start_frame & is_v, end_frame & is_v);
+        let given_back = used.q + words1.zext(16) - z.frame_max;
+        used.next_when(start_v, used.q + z.frame_max).next_when(end_v, given_back).next_when(start_v & end_v, used.q + words1.zext(16));
     }
-    Ingress { ready, wr, in_frame, in_seq, in_flight, replay, frame_start, frame_end }
+    Ingress { ready, wr, in_frame, in_seq, in_flight, ended: ended.q, replay, frame_start, frame_end }
 }

@@ -1,6 +1,12 @@
 //! Receive: blocks classified, native flow control from the partner, and frames written into
 //! the virtual-channel buffers — speculatively, released to the user only when the trailer's
 //! CRC and the sequence number check (store and forward per frame).
+//!
+//! Two stages. The deskewed block is classified and its trailer check prepared while it is
+//! registered beside the bonded word (stage A's inputs are registers only); stage A runs the
+//! frame (CRC, buffer writes, the trailer's verdict and the commit). What the verdict sets off
+//! beyond the commit (negative acknowledgement, counters, acknowledgement bookkeeping) runs from
+//! registered copies a cycle later.
 
 use weft_hdl::netlist::{Design, Reg, Sig};
 use weft_hdl::sig;
@@ -9,12 +15,13 @@ use super::super::config::{LinkConfig, SEQ_BITS};
 use super::super::crc;
 use super::super::format::{BTF_IDLE, BTF_NATIVE_FLOW_CONTROL, BTF_SEPARATOR, BTF_USER_K0, BTF_USER_K1};
 use super::bonding::Lanes;
-use super::{crc_update, Sizes};
+use super::{crc_ahead, crc_data_ahead, crc_shift, crc_update, registered, Sizes};
 
 pub(super) struct Received<'d> {
-    /// A frame accepted this cycle (intact and in sequence).
+    /// A frame accepted (intact and in sequence), the cycle after its trailer.
     pub good: Sig<'d>,
-    /// An intact frame already accepted (its acknowledgement went missing).
+    /// An intact frame already accepted (its acknowledgement went missing), the cycle after its
+    /// trailer.
     pub duplicate: Sig<'d>,
     pub crc_error: Sig<'d>,
     /// A negative acknowledgement is due (first failure since the last good frame).
@@ -35,18 +42,41 @@ pub(super) struct Received<'d> {
 }
 
 pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lanes<'d>, m_ready: &[Sig<'d>]) -> Received<'d> {
+    d.section("receive: the aligned block classified, registered beside the bonded word");
+    let a0 = l.ahead.payload[0];
+    let a_btf = a0.bits(0, 8);
+    let sep_c = registered(d, "rx_is_sep6", a0.bits(0, 16).eq(BTF_SEPARATOR as u128 | 6 << 8));
+    let k0_c = registered(d, "rx_is_btf_k0", a_btf.eq(BTF_USER_K0));
+    let k1_c = registered(d, "rx_is_btf_k1", a_btf.eq(BTF_USER_K1));
+    let nfc_c = registered(d, "rx_is_btf_nfc", a_btf.eq(BTF_NATIVE_FLOW_CONTROL));
+    let known_c = registered(d, "rx_is_known", a_btf.eq(BTF_IDLE) | a_btf.eq(BTF_USER_K0) | a_btf.eq(BTF_USER_K1) | a_btf.eq(BTF_NATIVE_FLOW_CONTROL) | a0.bits(0, 16).eq(BTF_SEPARATOR as u128 | 6 << 8));
+    let a_datas: Vec<Sig> = (0..z.lanes).map(|k| l.ahead.valid[k] & !l.ahead.control[k]).collect();
+    let all_data_c = registered(d, "rx_all_data", a_datas.iter().copied().reduce(|a, b| a & b).unwrap());
+    let any_data_c = registered(d, "rx_any_data", a_datas.iter().copied().reduce(|a, b| a | b).unwrap());
+    let valids_c = registered(d, "rx_all_valid", l.ahead.valid.iter().copied().reduce(|a, b| a & b).unwrap());
+    // Trailer: bytes valid in 1 ..= word bytes; and what the frame CRC must equal. With the
+    // state kept a word ahead (`crc_ahead`), `update(crc, info) ^ XOR_OUT == received` reads
+    // `state == received ^ XOR_OUT ^ D(info)`, the right side taken from the block alone.
+    let a_info = a0.bits(48, 8);
+    let a_nbytes = a_info.bits(0, z.nb);
+    let nb_ok = registered(d, "rx_nbytes_ok", !(a_nbytes.is_zero() | a_nbytes.gt(z.kw)));
+    // The side information of the word written beside this block: the trailer's, when this
+    // block is one (so the frame's last word, written right before its trailer, gets it at once).
+    let a_sep = a0.bits(0, 16).eq(BTF_SEPARATOR as u128 | 6 << 8) & l.ahead.valid[0] & l.ahead.control[0];
+    let ahead_side = a_sep.mux(a_info.bit(7).cat(a_nbytes), z.kw);
+    let info_part = crc_update(d, d.lit(0, 32), &[a_info.zext(64)]);
+    let crc_target = registered(d, "rx_crc_target", a0.bits(16, 32) ^ info_part ^ crc::XOR_OUT as u128);
+    // The data part of the frame CRC's update over this word.
+    let crc_data = registered(d, "rx_crc_data", crc_data_ahead(d, &l.ahead.payload));
+
     d.section("receive: block classification");
     let lp0 = l.payload[0];
-    let datas: Vec<Sig> = (0..z.lanes).map(|k| l.valid[k] & !l.control[k]).collect();
-    sig!(all_data = datas.iter().copied().reduce(|a, b| a & b).unwrap() & l.rx_up);
-    let btf = lp0.bits(0, 8);
-    let control = l.control0 & l.rx_up;
-    sig!(is_sep = lp0.bits(0, 16).eq(BTF_SEPARATOR as u128 | 6 << 8) & control);
-    sig!(is_k0 = btf.eq(BTF_USER_K0) & control);
-    sig!(is_nfc = btf.eq(BTF_NATIVE_FLOW_CONTROL) & control);
-    sig!(is_k1 = btf.eq(BTF_USER_K1) & control);
-    let known = is_sep | is_k0 | btf.eq(BTF_IDLE) | is_nfc | is_k1;
-    let valids = l.valid.iter().copied().reduce(|a, b| a & b).unwrap();
+    sig!(all_data = all_data_c & l.words_up);
+    let control = l.control0 & l.words_up;
+    sig!(is_sep = sep_c & control);
+    sig!(is_k0 = k0_c & control);
+    sig!(is_nfc = nfc_c & control);
+    sig!(is_k1 = k1_c & control);
 
     d.section("native flow control from the partner: data stops for pause + 1 cycles, or until XON");
     let nfc_pause = lp0.bits(8, 8);
@@ -56,58 +86,71 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     sig!(xon = nfc_pause.is_zero() & !nfc_xoff_in);
     sig!(timer_idle = nfc_timer.q.is_zero());
     let timer_run = timer_idle.mux(0, nfc_timer.q - 1u32);
-    nfc_timer.next(is_nfc.mux(xon.mux(0, nfc_pause.zext(9) + 1u32), timer_run)).clear_when(!l.rx_up);
-    nfc_xoff.next_when(is_nfc, nfc_xoff_in).clear_when(!l.rx_up);
-    sig!(nfc_hold = nfc_xoff.q | !timer_idle);
+    nfc_timer.next(is_nfc.mux(xon.mux(0, nfc_pause.zext(9) + 1u32), timer_run)).clear_when(!l.words_up);
+    nfc_xoff.next_when(is_nfc, nfc_xoff_in).clear_when(!l.words_up);
+    // `xoff | timer != 0`, registered: looked up for the next values of both.
+    let nfc_hold = registered(d, "nfc_hold", l.words_up & is_nfc.mux(!xon, nfc_xoff.q | nfc_timer.q.gt(1u32)));
     let rx_nfc_valid = d.reg("rx_nfc_valid", 1, 0);
     rx_nfc_valid.next(is_nfc);
     let rx_nfc_data = d.reg("rx_nfc_data", 16, 0);
     rx_nfc_data.next_when(is_nfc, nfc_xoff_in.cat(nfc_pause).zext(16));
     d.output("m_axis_nfc_tvalid", rx_nfc_valid.q);
     d.output("m_axis_nfc_tdata", rx_nfc_data.q);
-    let any_data = datas.iter().copied().reduce(|a, b| a | b).unwrap();
-    sig!(bad_block = !valids | !known & l.control0 | !all_data & any_data);
+    sig!(bad_block = !valids_c | !known_c & l.control0 | !all_data_c & any_data_c);
 
     d.section("receive: frames");
     let in_frame = d.reg("rx_in_frame", 1, 0);
     let bad = d.reg("rx_bad", 1, 0);
     let words = d.reg("rx_words", z.fw + 1, 0);
-    let rx_crc = d.reg("rx_crc", 32, crc::INIT as u128);
+    // The CRC state (kept a word ahead) is INIT whenever no frame is open, so a header needs no
+    // select.
+    let init = crc_ahead(crc::INIT);
+    let rx_crc = d.reg("rx_crc", 32, init);
     let header = d.reg("rx_header", 64, 0);
     let expected = d.reg("rx_expected", SEQ_BITS, 0);
     let nak_sent = d.reg("rx_nak_sent", 1, 0);
     let hdr_vc = header.q.bit(6);
     sig!(header_now = !in_frame.q & all_data, payload_now = in_frame.q & all_data, trailer_now = in_frame.q & is_sep);
-    let crc_next = crc_update(d, header_now.mux(crc::INIT as u128, rx_crc.q), &l.payload);
-    rx_crc.next_when(header_now | payload_now, crc_next);
+    rx_crc.next_when(all_data, crc_shift(d, rx_crc.q, z.lanes) ^ crc_data);
+    rx_crc.next_when(!all_data & (trailer_now | !in_frame.q) | !l.words_up, init);
     header.next_when(header_now, lp0);
     let spec_wr = [0, 1].map(|v| d.reg(&format!("rx_spec_wr{v}"), z.ba + 1, 0));
     let commit = [0, 1].map(|v| d.reg(&format!("rx_commit{v}"), z.ba + 1, 0));
     let rd = [0, 1].map(|v| d.reg(&format!("rx_rd{v}"), z.ba + 1, 0));
-    let fill = hdr_vc.mux(spec_wr[1].q, spec_wr[0].q) - hdr_vc.mux(rd[1].q, rd[0].q);
-    sig!(can_write = fill.lt(config.vc_buffer_words) & words.q.lt(z.frame_max));
+    let room = [0, 1].map(|v| (spec_wr[v].q - rd[v].q).lt(config.vc_buffer_words));
+    sig!(can_write = hdr_vc.mux(room[1], room[0]) & words.q.lt(z.frame_max));
     sig!(write = payload_now & can_write & !bad.q, overflow = payload_now & !can_write);
+    let wrote = registered(d, "rx_wrote", write);
 
     d.section("trailer checks");
+    sig!(crc_ok = rx_crc.q.eq(crc_target));
     let info = lp0.bits(48, 8);
-    // The trailer's own information byte is covered too, as one more 64-bit word.
-    let crc_all = crc_update(d, rx_crc.q, &[info.zext(64)]);
-    sig!(crc_ok = lp0.bits(16, 32).eq(crc_all ^ crc::XOR_OUT as u128));
     let nbytes = info.bits(0, z.nb);
     let user_last = info.bit(7);
+    // The sequence checks, registered: header and `expected` hold still from the cycle after a
+    // frame's header (which a clean frame's trailer follows by a payload word at least) and from
+    // the cycle after the previous trailer.
     let hdr_seq = header.q.bits(0, SEQ_BITS);
-    sig!(seq_ok = hdr_seq.eq(expected.q));
-    let nb_ok = !(nbytes.is_zero() | nbytes.gt(z.kw));
-    sig!(clean = trailer_now & !bad.q & crc_ok & words.q.any() & nb_ok);
-    sig!(good = clean & seq_ok);
+    let seq_ok = registered(d, "rx_seq_ok", hdr_seq.eq(expected.q));
     // Behind: a duplicate of an accepted frame (the ack went missing) — acknowledge again.
-    sig!(duplicate = clean & !seq_ok & (expected.q - hdr_seq).lt(1u128 << (SEQ_BITS - 1)));
-    sig!(failed = trailer_now & !good & !duplicate, crc_error = trailer_now & !crc_ok);
+    let behind = registered(d, "rx_seq_behind", (expected.q - hdr_seq).lt(1u128 << (SEQ_BITS - 1)));
+    let has_words = d.reg("rx_has_words", 1, 0);
+    sig!(clean = trailer_now & !bad.q & crc_ok & has_words.q & nb_ok);
+    sig!(good_now = clean & seq_ok);
+    sig!(duplicate_now = clean & !seq_ok & behind);
 
-    in_frame.set_when(header_now).clear_when(trailer_now).clear_when(!l.rx_up);
+    d.section("trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements");
+    let good = registered(d, "rx_good", good_now);
+    let duplicate = registered(d, "rx_duplicate", duplicate_now);
+    let was_trailer = registered(d, "rx_was_trailer", trailer_now);
+    let was_crc_ok = registered(d, "rx_was_crc_ok", crc_ok);
+    sig!(failed = was_trailer & !good & !duplicate, crc_error = was_trailer & !was_crc_ok);
+
+    in_frame.set_when(header_now).clear_when(trailer_now).clear_when(!l.words_up);
     bad.set_when((bad_block | overflow) & in_frame.q).clear_when(header_now);
     words.next_when(write, words.q + 1u32).clear_when(header_now);
-    expected.next_when(good, expected.q + 1u32);
+    has_words.set_when(write).clear_when(header_now);
+    expected.next_when(good_now, expected.q + 1u32);
     sig!(nak_now = !nak_sent.q & failed);
     nak_sent.set_when(nak_now).clear_when(good);
 
@@ -122,32 +165,41 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         for (mem, word) in mems.iter().zip(&l.payload) {
             mem.write(write_v, spec_low, *word);
         }
-        // Side information per word: bytes valid and end of packet; the trailer rewrites the
-        // frame's last word.
+        // Side information per word: bytes valid and end of packet, written with the word (the
+        // trailer's for the word right before it). When idles came between a frame's last word
+        // and its trailer, the trailer rewrites the last word's, and the frame is released a
+        // cycle later, so that no word is read in the cycle its side information is written.
         let side = d.memory(&format!("vc{v}_side"), z.nb + 1, config.vc_buffer_words);
-        let good_v = good & is_v;
+        let good_v = good_now & is_v;
+        let fix_v = good_v & !wrote;
+        let late = registered(d, &format!("rx_commit_late{v}"), fix_v);
         let last_low = (spec_wr[v].q - 1u32).bits(0, z.ba);
-        side.write(write_v | good_v, good_v.mux(last_low, spec_low), good_v.mux(user_last.cat(nbytes), z.kw));
+        side.write(write_v | fix_v, fix_v.mux(last_low, spec_low), fix_v.mux(user_last.cat(nbytes), ahead_side));
         let new_vc = lp0.bit(6);
-        let restart = header_now & if v == 0 { !new_vc } else { new_vc };
+        let restart = header_now & !late & if v == 0 { !new_vc } else { new_vc };
         spec_wr[v].next_when(write_v, spec_wr[v].q + 1u32).next_when(restart, commit[v].q);
-        commit[v].next_when(good_v, spec_wr[v].q);
-        // Output stream of this virtual channel.
+        commit[v].next_when(good_v & wrote | late, spec_wr[v].q);
+        // Output stream of this virtual channel. The words and their side information are read
+        // asynchronously, or a cycle earlier at the read pointer's next value into a register (a
+        // synchronous read port).
         let valid = rd[v].q.ne(commit[v].q);
+        let pop = valid & m_ready[v];
         let rd_low = rd[v].q.bits(0, z.ba);
+        let rd_next = pop.mux(rd[v].q + 1u32, rd[v].q).bits(0, z.ba);
         for (k, mem) in mems.iter().enumerate() {
-            d.output(&format!("m_axis_vc{v}_tdata@{}", 64 * k), mem.read(rd_low));
+            let data = if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) };
+            d.output(&format!("m_axis_vc{v}_tdata@{}", 64 * k), data);
         }
-        let side_word = side.read(rd_low);
+        let side_word = if config.registered_reads { side.read(rd_next).delayed().named(&format!("vc{v}_side_read")) } else { side.read(rd_low) };
         let keep = !d.lit(u128::MAX, z.kw).shl(side_word.bits(0, z.nb));
         d.output(&format!("m_axis_vc{v}_tkeep"), keep);
         d.output(&format!("m_axis_vc{v}_tlast"), side_word.bit(z.nb));
         d.output(&format!("m_axis_vc{v}_tvalid"), valid);
-        let pop = valid & m_ready[v];
         rd[v].next_when(pop, rd[v].q + 1u32);
-        let freed = d.reg(&format!("rx_freed{v}"), 16, 0);
-        freed.next_when(pop, freed.q + 1u32);
-        credit_limit.push(freed.q + config.vc_buffer_words);
+        // The limit advertised: words released plus the buffer.
+        let limit = d.reg(&format!("rx_credit_limit{v}"), 16, config.vc_buffer_words as u128);
+        limit.next_when(pop, limit.q + 1u32);
+        credit_limit.push(limit.q);
         popped.push(pop);
     }
     Received { good, duplicate, crc_error, nak_now, nak_sent, expected, nfc_hold, is_k0, is_k1, header, credit_limit, popped }
