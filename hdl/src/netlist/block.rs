@@ -9,7 +9,12 @@
 use num_bigint::BigUint;
 use rust_hdl::prelude::*;
 
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::Path;
+
 use super::eval::Evaluator;
+use super::vcd::Vcd;
 use super::{verilog, Netlist, Wire};
 use crate::stream::{AxisMaster, AxisSlave, StreamWidths};
 
@@ -33,6 +38,8 @@ struct Core {
     last_out: Option<Wire>,
     ready_out: Wire,
     last_data: Option<BigUint>,
+    trace: Option<Vcd<BufWriter<File>>>,
+    trace_error: Option<io::Error>,
 }
 
 fn data_slice(name: &str, port: &str) -> Option<usize> {
@@ -88,6 +95,8 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Netlist
             last_out,
             ready_out: ready_out.expect("netlist has no s_axis_tready output"),
             last_data: None,
+            trace: None,
+            trace_error: None,
         };
         NetlistStream {
             clk: Default::default(),
@@ -100,6 +109,26 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Netlist
 
     pub fn netlist(&self) -> &Netlist {
         self._core.eval.netlist()
+    }
+
+    /// Writes a waveform of every cycle from now on to the VCD file `path` (top scope `top`);
+    /// [`NetlistStream::finish_trace`] closes it.
+    pub fn trace(&mut self, path: &Path, top: &str) -> io::Result<()> {
+        let file = BufWriter::new(File::create(path)?);
+        self._core.trace = Some(self._core.eval.vcd(file, top, 10)?);
+        Ok(())
+    }
+
+    /// Ends the waveform started by [`NetlistStream::trace`] and flushes the file; reports a
+    /// write that failed during the run.
+    pub fn finish_trace(&mut self) -> io::Result<()> {
+        if let Some(e) = self._core.trace_error.take() {
+            return Err(e);
+        }
+        match self._core.trace.take() {
+            Some(vcd) => vcd.finish().map(|_| ()),
+            None => Ok(()),
+        }
     }
 
     fn load_inputs(&mut self) {
@@ -139,6 +168,13 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic f
         if self.clk.pos_edge() {
             self.load_inputs();
             self._core.eval.settle();
+            if let Some(vcd) = &mut self._core.trace {
+                // A failed write ends the trace, not the simulation; finish_trace reports it.
+                if let Err(e) = self._core.eval.sample(vcd) {
+                    self._core.trace = None;
+                    self._core.trace_error = Some(e);
+                }
+            }
             let reset = self.rst.val();
             self._core.eval.clock(reset);
         }

@@ -1,5 +1,6 @@
 //! Cycle-exact evaluation of a [`Netlist`]: what the built-in simulator runs.
 
+use super::vcd::Vcd;
 use super::{mask, Netlist, Op, Wire};
 
 /// A netlist with its register state.
@@ -131,6 +132,17 @@ impl Evaluator {
         for (m, a, d) in writes {
             self.memories[m][a] = d;
         }
+    }
+
+    /// Starts a waveform of this netlist (top scope `top`, one cycle per `period_ns`) on `out`;
+    /// call [`Evaluator::sample`] once per cycle after [`Evaluator::settle`].
+    pub fn vcd<W: std::io::Write>(&self, out: W, top: &str, period_ns: u64) -> std::io::Result<Vcd<W>> {
+        Vcd::new(out, &self.net, top, period_ns)
+    }
+
+    /// Writes this cycle's settled values to `vcd`.
+    pub fn sample<W: std::io::Write>(&self, vcd: &mut Vcd<W>) -> std::io::Result<()> {
+        vcd.sample(&|w| self.values[w.0])
     }
 
     /// Index of the clock domain called `name` (`clk` is 0).

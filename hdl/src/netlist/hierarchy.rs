@@ -51,8 +51,8 @@ impl Netlist {
         Ok(outputs)
     }
 
-    /// The same design with every instance copied in (names prefixed `<instance>_`): what the
-    /// built-in simulator evaluates. Wires of this netlist keep their indices.
+    /// The same design with every instance copied in (names prefixed with the instance path,
+    /// `<instance>.`, as a waveform viewer shows them): what the built-in simulator evaluates. Wires of this netlist keep their indices.
     pub fn flatten(&self) -> Netlist {
         if self.instances.is_empty() {
             return self.clone();
@@ -62,7 +62,7 @@ impl Netlist {
         for (i, inst) in self.instances.iter().enumerate() {
             let child = inst.module.flatten();
             let inputs: HashMap<&str, Wire> = inst.inputs.iter().map(|(p, w)| (p.as_str(), *w)).collect();
-            let outputs = flat.instantiate(&child, &format!("{}_", inst.name), &|port| inputs.get(port).copied()).expect("instance inputs were checked when it was made");
+            let outputs = flat.instantiate(&child, &format!("{}.", inst.name), &|port| inputs.get(port).copied()).expect("instance inputs were checked when it was made");
             for node in flat.nodes.iter_mut() {
                 if let Op::InstanceOutput { inst, port } = &node.op {
                     if *inst == i {

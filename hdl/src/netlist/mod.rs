@@ -24,6 +24,7 @@ pub mod hierarchy;
 mod parts;
 pub mod signal;
 pub mod stream;
+pub mod vcd;
 pub mod verilog;
 
 use std::collections::HashMap;
