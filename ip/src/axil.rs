@@ -11,6 +11,8 @@
 use weft_hdl::netlist::{Design, Netlist, Sig, Wire};
 use weft_hdl::sig;
 
+use crate::regmap::{node_map, Register, Source};
+
 pub const OKAY: u128 = 0;
 pub const SLVERR: u128 = 2;
 pub const ADDR_BITS: usize = 12;
@@ -165,47 +167,43 @@ pub const SELFTEST_STATUS: u32 = 0x040;
 pub const LINK_STATUS: u32 = 0x018;
 pub const SELFTEST_STATUS_NAMES: [&str; 6] = ["sent", "cycles", "status", "packets", "bytes", "errors"];
 
-/// The node's register map (DESIGN.md): ID, version, local coordinates (RW), torus dimensions,
-/// scratch, link status at [`LINK_STATUS`] (input `link_status`), the self-test block when `selftest` ([`SELFTEST_REGS`], status words from
-/// [`SELFTEST_STATUS`] read from inputs `selftest@<32·i>`), and `counters` read-only words from
-/// 0x100. Returns the netlist with outputs `local_x`, `local_y`, `local_z` (the coordinate
-/// register's fields) and `st_<name>` for the self-test registers.
-pub fn node_window(dims: [usize; 3], counters: usize, selftest: bool) -> Result<Netlist, String> {
+/// The node's window built from its register map ([`crate::regmap::node_map`]): constants,
+/// read-only inputs (`link_status`, `selftest@<32·i>`, `counters@<32·i>`) and read-write
+/// storage, at the map's addresses. Outputs `local_x`, `local_y`, `local_z` (the coordinate
+/// register's fields) and `st_<name>` for each `selftest_<name>` read-write register.
+pub fn node_window(map: &[Register]) -> Result<Netlist, String> {
     let d = Design::new();
-    let constant = |value: u32| Entry::ReadOnly(d.lit(value as u128, 32).wire);
-    let read_only = |name: &str| Entry::ReadOnly(d.input(name, 32).wire);
-    let packed = dims[0] | dims[1] << 8 | dims[2] << 16;
-    let mut entries = vec![
-        (0x000, constant(ID)),
-        (0x004, constant(VERSION)),
-        (0x008, Entry::ReadWrite { width: 24, reset: 0 }),
-        (0x00C, constant(packed as u32)),
-        (0x010, Entry::ReadWrite { width: 32, reset: 0 }),
-        (LINK_STATUS, read_only("link_status")),
-    ];
-    if selftest {
-        for (addr, _, width) in SELFTEST_REGS {
-            entries.push((addr, Entry::ReadWrite { width, reset: 0 }));
-        }
-        for i in 0..SELFTEST_STATUS_NAMES.len() {
-            entries.push((SELFTEST_STATUS + 4 * i as u32, read_only(&format!("selftest@{}", 32 * i))));
-        }
-    }
-    for i in 0..counters {
-        entries.push((0x100 + 4 * i as u32, read_only(&format!("counters@{}", 32 * i))));
-    }
+    let entries: Vec<(u32, Entry)> = map
+        .iter()
+        .map(|r| {
+            let entry = match &r.source {
+                Source::Constant(v) => Entry::ReadOnly(d.lit(*v as u128, 32).wire),
+                Source::Input(name) => Entry::ReadOnly(d.input(name, 32).wire),
+                Source::Stored => Entry::ReadWrite { width: r.width, reset: 0 },
+            };
+            (r.addr, entry)
+        })
+        .collect();
     let rw = window(&d, &entries)?;
+    let stored: Vec<(&Register, Sig)> = map.iter().filter(|r| r.writable()).zip(rw).collect();
 
     d.section("register fields out: coordinates, self-test configuration");
-    for (k, name) in ["local_x", "local_y", "local_z"].iter().enumerate() {
-        d.output(name, rw[0].bits(8 * k, 6));
-    }
-    if selftest {
-        for (i, (_, name, _)) in SELFTEST_REGS.iter().enumerate() {
-            d.output(&format!("st_{name}"), rw[2 + i]);
+    for (r, value) in &stored {
+        if r.name == "coordinates" {
+            for (k, name) in ["local_x", "local_y", "local_z"].iter().enumerate() {
+                d.output(name, value.bits(8 * k, 6));
+            }
+        } else if let Some(name) = r.name.strip_prefix("selftest_") {
+            d.output(&format!("st_{name}"), *value);
         }
     }
     Ok(d.finish())
+}
+
+/// The node map with `counters` counters named `counter<i>` (for the stand-alone window).
+fn numbered_map(dims: [usize; 3], counters: usize, selftest: bool) -> Vec<Register> {
+    let names: Vec<String> = (0..counters).map(|i| format!("counter{i}")).collect();
+    node_map(dims, &names, selftest)
 }
 
 /// A small AXI4-Lite master over the built-in simulator, for testbenches: each access drives
@@ -312,7 +310,7 @@ impl Master {
 /// read-write registers with byte strobes in any channel order, counters, SLVERR on read-only
 /// and unmapped addresses, responses held under back-pressure.
 pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed: u64) -> Result<String, String> {
-    let mut m = Master::new(node_window(dims, counters, selftest)?, seed);
+    let mut m = Master::new(node_window(&numbered_map(dims, counters, selftest))?, seed);
     let counter_values: Vec<u32> = (0..counters as u32).map(|i| 0x1000_0001u32.wrapping_mul(i + 3)).collect();
     for (i, v) in counter_values.iter().enumerate() {
         let w = m.eval.input(&format!("counters@{}", 32 * i)).unwrap();
@@ -427,7 +425,7 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
             parameters: vec![("torus".into(), "4x2x1".into()), ("counters".into(), "8 at 0x100..0x11C".into()), ("data_width".into(), "32".into()), ("address_width".into(), "12".into())],
             hidden_ports: vec![],
         },
-        verilog: |spec| export_netlist(spec, &node_window([4, 2, 1], 8, false).map_err(ExportError)?),
+        verilog: |spec| export_netlist(spec, &node_window(&numbered_map([4, 2, 1], 8, false)).map_err(ExportError)?),
         testbench: || check_node_window([4, 2, 1], 8, false, 7),
     }]
 }

@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod fp;
 pub mod kernels;
 pub mod link;
+pub mod regmap;
 pub mod router;
 pub mod selftest;
 pub mod shipped;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use weft_hdl::export::{export, export_netlist};
 use weft_hdl::tools::{icarus_compile_files, verilator_lint_files};
 use weft_ip::catalog::Shipped;
+use weft_ip::regmap;
 use weft_ip::system::node;
 
 pub use config::SystemConfig;
@@ -56,6 +57,9 @@ pub struct Files {
     pub shell: Option<PathBuf>,
     pub constraint: PathBuf,
     pub core: PathBuf,
+    /// The register window as SystemRDL and as a C header.
+    pub rdl: PathBuf,
+    pub header: PathBuf,
     pub kernels: Vec<PathBuf>,
 }
 
@@ -73,6 +77,8 @@ impl Files {
             shell: config.has_kernel_clock().then(|| dir.join(format!("{name}_shell.v"))),
             constraint: constraints.join(config.board.name).join(format!("{name}.{ext}")),
             core: dir.join(format!("{name}.core")),
+            rdl: dir.join(format!("{name}.rdl")),
+            header: dir.join(format!("{name}_regs.h")),
             kernels,
         }
     }
@@ -150,11 +156,17 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     let core = fusesoc::core_file(config, &rtl, &sim, &relative(core_dir, &files.constraint));
     write(&files.core, &core)?;
 
+    let map = weft_ip::system::node::register_map(&config.node);
+    let summary = format!("Register window of a {} node", config.node.router.dims.map(|d| d.to_string()).join("x"));
+    write(&files.rdl, &regmap::systemrdl(name, &summary, &map))?;
+    write(&files.header, &regmap::c_header(name, &map))?;
+
     let mut written = vec![files.node.clone(), files.sim.clone()];
     written.extend(files.shell.clone());
     written.extend(files.kernels.clone());
     written.push(files.constraint.clone());
     written.push(files.core.clone());
+    written.extend([files.rdl.clone(), files.header.clone()]);
     Ok(written)
 }
 

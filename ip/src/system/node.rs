@@ -22,6 +22,7 @@ use std::rc::Rc;
 use weft_hdl::netlist::{Axis, AxisShape, Design, Inst, Netlist, Sink, Source};
 
 use crate::axil::node_window;
+use crate::regmap::{node_map, Register};
 use crate::link::{endpoint, LinkConfig};
 use crate::router::{router, Direction, RouterConfig};
 use crate::selftest::{checker, generator};
@@ -76,21 +77,30 @@ pub fn counter_names(config: &NodeConfig) -> Vec<String> {
     names
 }
 
+/// The node's register map (the window's addresses, for the hardware and for software).
+pub fn register_map(config: &NodeConfig) -> Vec<Register> {
+    node_map(config.router.dims, &counter_names(config), has_selftest(config))
+}
+
+/// The self-test block takes IntraNode port 0 when the node is 128 bits wide.
+fn has_selftest(config: &NodeConfig) -> bool {
+    config.router.width == 128
+}
+
 /// Builds the node netlist.
 pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     config.validate()?;
     let rc = &config.router;
     let width = rc.width;
     let counters = counter_names(config);
-    // The self-test block takes IntraNode port 0 when enabled; it is 128 bits wide.
-    let selftest = width == 128;
+    let selftest = has_selftest(config);
     let dirs = rc.directions();
     let endpoints = config.endpoints();
     let link_net = Rc::new(endpoint(&config.link)?);
     let d = Design::new();
 
     d.section("register window");
-    let regs = d.instance(&Rc::new(node_window(rc.dims, counters.len(), selftest)?), "regs", "regs");
+    let regs = d.instance(&Rc::new(node_window(&register_map(config))?), "regs", "regs");
     for (port, bits) in [("awaddr", 12), ("awvalid", 1), ("wdata", 32), ("wstrb", 4), ("wvalid", 1), ("bready", 1), ("araddr", 12), ("arvalid", 1), ("rready", 1)] {
         regs.input(&format!("s_axil_{port}")).define(d.input(&format!("s_axil_{port}"), bits));
     }

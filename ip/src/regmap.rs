@@ -1,0 +1,163 @@
+//! The node's register map as data: one description that builds the AXI4-Lite window
+//! ([`crate::axil::node_window`]) and is written out for software as SystemRDL 2.0 and as a C
+//! header, so a driver includes the same addresses the hardware decodes.
+
+use crate::axil::{ID, LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS, SELFTEST_STATUS_NAMES, VERSION};
+
+/// Where a register's value comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Read-only constant.
+    Constant(u32),
+    /// Read-only, from the window's input of this name (a `name@lo` slice for a wide input).
+    Input(String),
+    /// Read-write storage of the register's width, reset to 0.
+    Stored,
+}
+
+/// A bit field of a register.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    pub lsb: usize,
+    pub width: usize,
+    pub desc: String,
+}
+
+/// A 32-bit register of the window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Register {
+    pub name: String,
+    pub addr: u32,
+    /// Bits the register holds (from bit 0); reads return zeros above them.
+    pub width: usize,
+    pub source: Source,
+    pub desc: String,
+    /// Documented fields; a register without them is one field named `value`.
+    pub fields: Vec<Field>,
+}
+
+impl Register {
+    pub fn writable(&self) -> bool {
+        self.source == Source::Stored
+    }
+
+    /// The value after reset (constants; 0 for storage; inputs have none of their own).
+    pub fn reset(&self) -> Option<u32> {
+        match &self.source {
+            Source::Constant(v) => Some(*v),
+            Source::Stored => Some(0),
+            Source::Input(_) => None,
+        }
+    }
+
+    fn fields_or_value(&self) -> Vec<Field> {
+        if self.fields.is_empty() {
+            vec![field("value", 0, self.width, "")]
+        } else {
+            self.fields.clone()
+        }
+    }
+}
+
+fn field(name: &str, lsb: usize, width: usize, desc: &str) -> Field {
+    Field { name: name.into(), lsb, width, desc: desc.into() }
+}
+
+fn reg(name: &str, addr: u32, width: usize, source: Source, desc: &str, fields: Vec<Field>) -> Register {
+    Register { name: name.into(), addr, width, source, desc: desc.into(), fields }
+}
+
+/// `x | y<<8 | z<<16` byte fields (coordinates and dimensions; the router reads 6 bits of each
+/// coordinate).
+fn xyz(what: &str) -> Vec<Field> {
+    ["x", "y", "z"].iter().enumerate().map(|(k, a)| field(a, 8 * k, 8, &format!("{what} {}", a.to_uppercase()))).collect()
+}
+
+/// The node's map: identification, coordinates, dimensions, scratch, link status, the self-test
+/// block when `selftest`, and one read-only counter per name in `counters` from 0x100.
+pub fn node_map(dims: [usize; 3], counters: &[String], selftest: bool) -> Vec<Register> {
+    let packed = (dims[0] | dims[1] << 8 | dims[2] << 16) as u32;
+    let mut map = vec![
+        reg("id", 0x000, 32, Source::Constant(ID), "Identification: ASCII \"WEFT\"", vec![]),
+        reg("version", 0x004, 32, Source::Constant(VERSION), "Register-map version (major << 16 | minor)", vec![]),
+        reg("coordinates", 0x008, 24, Source::Stored, "This node's torus coordinates; drive the router", xyz("coordinate")),
+        reg("dimensions", 0x00C, 32, Source::Constant(packed), "Torus dimensions", xyz("size in")),
+        reg("scratch", 0x010, 32, Source::Stored, "Scratch register for software", vec![]),
+        reg(
+            "link_status",
+            LINK_STATUS,
+            32,
+            Source::Input("link_status".into()),
+            "Channel up per link endpoint",
+            ["xp", "xn", "yp", "yn", "zp", "zn"].iter().enumerate().map(|(d, n)| field(&format!("{n}_up"), d, 1, &format!("the endpoint facing {n} is up"))).chain([field("all_up", 31, 1, "every channel is up")]).collect(),
+        ),
+    ];
+    if selftest {
+        for (addr, name, width) in SELFTEST_REGS {
+            let (desc, fields) = match name {
+                "control" => ("Self-test control", vec![field("enable", 0, 1, "the self-test owns IntraNode port 0"), field("start", 1, 1, "rising edge: start sending"), field("clear", 2, 1, "clear the checker")]),
+                "count" => ("Self-test: packets to send", vec![]),
+                "length" => ("Self-test: payload bytes per packet", vec![]),
+                "dst" => ("Self-test: destination (header bits 21:0)", vec![field("x", 0, 6, ""), field("y", 6, 6, ""), field("z", 12, 6, ""), field("port", 18, 4, "")]),
+                "tag" => ("Self-test: packet tag", vec![]),
+                "seed" => ("Self-test: pattern seed", vec![]),
+                _ => ("Self-test: packets the checker waits for", vec![]),
+            };
+            map.push(reg(&format!("selftest_{name}"), addr, width, Source::Stored, desc, fields));
+        }
+        for (i, name) in SELFTEST_STATUS_NAMES.iter().enumerate() {
+            let fields = if *name == "status" { vec![field("busy", 0, 1, "the generator is sending"), field("complete", 1, 1, "the checker has its expected packets")] } else { vec![] };
+            map.push(reg(&format!("selftest_{name}"), SELFTEST_STATUS + 4 * i as u32, 32, Source::Input(format!("selftest@{}", 32 * i)), &format!("Self-test status: {name}"), fields));
+        }
+    }
+    for (i, name) in counters.iter().enumerate() {
+        map.push(reg(&format!("stat_{name}"), 0x100 + 4 * i as u32, 32, Source::Input(format!("counters@{}", 32 * i)), &format!("Counter: {}", name.replace('_', " ")), vec![]));
+    }
+    map
+}
+
+/// The map as SystemRDL 2.0: one `addrmap` named `name` of 32-bit registers, software access as
+/// the hardware decodes it (read-only registers are `sw = r`).
+pub fn systemrdl(name: &str, desc: &str, map: &[Register]) -> String {
+    let mut s = format!("// Generated by weft: the register window of `{name}` (AXI4-Lite, 32-bit data, byte addresses).\n");
+    s.push_str(&format!("addrmap {name} {{\n    name = \"{name}\";\n    desc = \"{desc}\";\n    default regwidth = 32;\n    default accesswidth = 32;\n"));
+    for r in map {
+        let (sw, hw) = match r.source {
+            Source::Stored => ("rw", "r"),
+            Source::Constant(_) => ("r", "na"),
+            Source::Input(_) => ("r", "w"),
+        };
+        s.push_str(&format!("\n    reg {{\n        desc = \"{}\";\n", r.desc.replace('"', "\\\"")));
+        for f in r.fields_or_value() {
+            let reset = r.reset().map(|v| format!(" = 0x{:X}", (v >> f.lsb) as u64 & ((1u64 << f.width) - 1))).unwrap_or_default();
+            let fdesc = if f.desc.is_empty() { String::new() } else { format!(" desc = \"{}\";", f.desc) };
+            s.push_str(&format!("        field {{ sw = {sw}; hw = {hw};{fdesc} }} {}[{}:{}]{reset};\n", f.name, f.lsb + f.width - 1, f.lsb));
+        }
+        s.push_str(&format!("    }} {} @ 0x{:03X};\n", r.name, r.addr));
+    }
+    s.push_str("};\n");
+    s
+}
+
+/// The map as a C header: `<PREFIX>_<REG>` byte offsets, and `_<FIELD>_SHIFT` / `_MASK` per field.
+pub fn c_header(name: &str, map: &[Register]) -> String {
+    let prefix = name.to_uppercase();
+    let guard = format!("{prefix}_REGS_H");
+    let mut s = format!("/* Generated by weft: the register window of `{name}` (AXI4-Lite, 32-bit data).\n   Offsets are byte addresses from the window's base. */\n#ifndef {guard}\n#define {guard}\n\n");
+    for r in map {
+        let reg = format!("{prefix}_{}", r.name.to_uppercase());
+        let access = if r.writable() { "RW" } else { "RO" };
+        s.push_str(&format!("/* {} ({access}) */\n#define {reg} 0x{:03X}u\n", r.desc, r.addr));
+        if let Some(v) = r.reset().filter(|_| !r.writable()) {
+            s.push_str(&format!("#define {reg}_VALUE 0x{v:08X}u\n"));
+        }
+        for f in &r.fields {
+            let fname = format!("{reg}_{}", f.name.to_uppercase());
+            let mask = (((1u64 << f.width) - 1) << f.lsb) as u32;
+            s.push_str(&format!("#define {fname}_SHIFT {}u\n#define {fname}_MASK 0x{mask:08X}u\n", f.lsb));
+        }
+    }
+    s.push_str(&format!("\n#endif /* {guard} */\n"));
+    s
+}
