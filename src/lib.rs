@@ -11,4 +11,5 @@ pub use weft_sim as sim;
 
 pub mod bench;
 pub mod flow;
+pub mod run;
 pub mod system;

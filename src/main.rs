@@ -49,6 +49,37 @@ enum Command {
         #[arg(long)]
         timing: bool,
     },
+    /// Run a kernel (shipped name or a .wk DSL file) on beats from a .npy or .csv file, write its
+    /// outputs (same kind), the software model's beside them (<output>.model.*) and the diff
+    /// (<output>.diff.txt); exits with an error when they differ
+    Sim {
+        /// A shipped kernel's name or a DSL file (.wk)
+        kernel: String,
+        /// Input beats: .npy (2-D float32/uint32, one row per beat, one column per lane) or .csv
+        #[arg(long)]
+        input: PathBuf,
+        /// Output beats (.npy or .csv)
+        #[arg(long)]
+        output: PathBuf,
+        /// Percent of cycles the output is ready (random back-pressure below 100)
+        #[arg(long, default_value_t = 100)]
+        ready_percent: u64,
+        /// Percent of cycles the input offers a beat it has
+        #[arg(long, default_value_t = 100)]
+        valid_percent: u64,
+        /// Per-vector kernels: rows per vector, instead of a tlast column after the lanes
+        #[arg(long)]
+        vector_length: Option<usize>,
+        /// Write a waveform (VCD) of the built-in simulator's run
+        #[arg(long)]
+        vcd: Option<PathBuf>,
+        /// Run the generated Verilog in Verilator instead of the built-in simulator
+        #[arg(long)]
+        verilator: bool,
+        /// Seed of the random back-pressure
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Measure and print performance figures
     Bench {
         #[command(subcommand)]
@@ -126,11 +157,32 @@ enum Bench {
     },
 }
 
+fn run_sim(options: weft::run::Options) -> Result<(), String> {
+    let engine = if options.verilator { "Verilator" } else { "built-in simulator" };
+    let outcome = weft::run::run(&options, &mut |done, all| eprintln!("{done} of {all} output beats"))?;
+    println!("{}: {} beats in, {} out, {} cycles ({engine})", options.kernel, outcome.beats_in, outcome.beats_out, outcome.cycles);
+    for f in &outcome.files {
+        println!("wrote {}", f.display());
+    }
+    if outcome.mismatches.is_empty() {
+        println!("0 mismatches against the software model");
+        Ok(())
+    } else {
+        for m in outcome.mismatches.iter().take(10) {
+            println!("{m}");
+        }
+        Err(format!("{} mismatches against the software model (all in {})", outcome.mismatches.len(), outcome.files[2].display()))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
         Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints),
         Command::Check { module, generated, config, constraints, timing } => run_check(&module, &generated, &config, &constraints, timing),
+        Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
+            run_sim(weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed })
+        }
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles).and_then(|text| {
             print!("{text}");
             let torus = weft::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;

@@ -1,0 +1,333 @@
+//! `weft sim`: a kernel (shipped, or a user's DSL file) run on beats from a file, in the built-in
+//! simulator or in Verilator, with optional random back-pressure and a waveform; its outputs
+//! are written beside the software model's and compared.
+//!
+//! Per-beat kernels: output beat i is the kernel on input row i, compared bit for bit (NaN
+//! results are the canonical `0x7FC00000`, as the operators produce). Per-vector kernels: a
+//! vector ends at a row whose `tlast` column (one column beyond the lanes) is 1, or every
+//! `vector_length` rows; each output is compared with the exact sum within the summation bound
+//! the kernel's contract gives.
+
+pub mod data;
+
+use std::path::{Path, PathBuf};
+
+use num_bigint::BigUint;
+use weft_hdl::export::{export_netlist, ModuleSpec};
+use weft_hdl::float::FloatFormat;
+use weft_hdl::netlist::eval::Evaluator;
+use weft_hdl::netlist::vcd::Vcd;
+use weft_hdl::netlist::Netlist;
+use weft_hdl::pipeline::{dsl, Kernel, Stages};
+use weft_hdl::testbench::Rng;
+use weft_sim::cosim::{AxisPorts, AxisSink, AxisSource};
+use weft_sim::cosim::Model;
+use weft_hdl::stream::Beat;
+
+use data::Table;
+
+/// What `weft sim` was asked.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub kernel: String,
+    pub input: PathBuf,
+    pub output: PathBuf,
+    /// Percent of cycles the sink is ready (100: no back-pressure).
+    pub ready_percent: u64,
+    /// Percent of cycles the source offers a beat when it has one.
+    pub valid_percent: u64,
+    pub vector_length: Option<usize>,
+    pub vcd: Option<PathBuf>,
+    pub verilator: bool,
+    pub seed: u64,
+}
+
+/// What a run produced.
+pub struct Outcome {
+    pub beats_in: usize,
+    pub beats_out: usize,
+    pub cycles: u64,
+    pub mismatches: Vec<String>,
+    pub files: Vec<PathBuf>,
+}
+
+/// A shipped kernel by name, or a DSL file by path (`.wk`).
+pub fn load_kernel(spec: &str) -> Result<Kernel, String> {
+    if spec.ends_with(".wk") || Path::new(spec).is_file() {
+        let text = std::fs::read_to_string(spec).map_err(|e| format!("{spec}: {e}"))?;
+        return dsl::parse(&text).map_err(|e| format!("{spec}: {e}"));
+    }
+    weft_ip::kernels::kernel(spec).map_err(|_| {
+        let names: Vec<&str> = weft_ip::kernels::SOURCES.iter().map(|(n, _)| *n).collect();
+        format!("`{spec}` is neither a shipped kernel ({}) nor a .wk file", names.join(", "))
+    })
+}
+
+/// The input beats: lanes and `tlast` per row.
+fn beats(k: &Kernel, table: &Table, file: &Path, vector_length: Option<usize>) -> Result<Vec<(Vec<u32>, bool)>, String> {
+    let lanes = k.inputs.len();
+    let with_last = k.per_vector && vector_length.is_none();
+    let want = lanes + with_last as usize;
+    for (r, row) in table.iter().enumerate() {
+        if row.len() != want {
+            let what = if with_last { format!("{lanes} lanes ({}) and a tlast column", k.inputs.join(", ")) } else { format!("{lanes} lanes ({})", k.inputs.join(", ")) };
+            return Err(format!("{}: row {} has {} columns; kernel `{}` takes {what}", file.display(), r + 1, row.len(), k.name));
+        }
+    }
+    if table.is_empty() {
+        return Err(format!("{}: no beats", file.display()));
+    }
+    let n = table.len();
+    Ok(table
+        .iter()
+        .enumerate()
+        .map(|(r, row)| {
+            let last = match (k.per_vector, vector_length) {
+                (false, _) => false,
+                (true, Some(len)) => (r + 1) % len == 0 || r + 1 == n,
+                (true, None) => row[lanes] != 0 || r + 1 == n,
+            };
+            (row[..lanes].to_vec(), last)
+        })
+        .collect())
+}
+
+/// The software model's outputs, and for per-vector kernels each output's error bound.
+fn model(k: &Kernel, beats: &[(Vec<u32>, bool)]) -> Vec<(Vec<u32>, Vec<f64>)> {
+    let canonical = |v: u32| if f32::from_bits(v).is_nan() { 0x7FC0_0000 } else { v };
+    if !k.per_vector {
+        return beats.iter().map(|(lanes, _)| (k.evaluate(lanes).into_iter().map(canonical).collect(), vec![])).collect();
+    }
+    let mut out = vec![];
+    let mut vector = vec![];
+    for (lanes, last) in beats {
+        vector.push(lanes.clone());
+        if *last {
+            let sums = k.evaluate_vector(&vector);
+            out.push((sums.iter().map(|(s, _)| canonical((*s as f32).to_bits())).collect(), sums.iter().map(|(_, b)| *b).collect()));
+            vector.clear();
+        }
+    }
+    out
+}
+
+/// A stream module under simulation: one engine or the other.
+trait Dut {
+    fn drive(&mut self, beat: Option<&(Vec<u32>, bool)>, valid: bool, ready: bool);
+    /// After the inputs settle: (input taken, output beat if one transfers).
+    fn observe(&mut self, ready: bool) -> (bool, Option<Vec<u32>>);
+    fn tick(&mut self) -> Result<(), String>;
+    /// Closes what the run wrote (the waveform).
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+struct BuiltIn {
+    eval: Evaluator,
+    lanes_out: usize,
+    vcd: Option<Vcd<std::io::BufWriter<std::fs::File>>>,
+    valid: bool,
+}
+
+impl Dut for BuiltIn {
+    fn drive(&mut self, beat: Option<&(Vec<u32>, bool)>, valid: bool, ready: bool) {
+        if let Some((lanes, last)) = beat {
+            for (i, v) in lanes.iter().enumerate() {
+                self.eval.set_input(&format!("s_axis_tdata@{}", 32 * i), *v as u128);
+            }
+            if self.eval.input("s_axis_tlast").is_some() {
+                self.eval.set_input("s_axis_tlast", *last as u128);
+            }
+        }
+        self.valid = valid;
+        self.eval.set_input("s_axis_tvalid", valid as u128);
+        self.eval.set_input("m_axis_tready", ready as u128);
+        self.eval.settle();
+    }
+
+    fn observe(&mut self, ready: bool) -> (bool, Option<Vec<u32>>) {
+        let taken = self.valid && self.eval.get_output("s_axis_tready") == 1;
+        let out = (ready && self.eval.get_output("m_axis_tvalid") == 1).then(|| (0..self.lanes_out).map(|j| self.eval.get_output(&format!("m_axis_tdata@{}", 32 * j)) as u32).collect());
+        (taken, out)
+    }
+
+    fn tick(&mut self) -> Result<(), String> {
+        if let Some(vcd) = &mut self.vcd {
+            self.eval.sample(vcd).map_err(|e| format!("waveform: {e}"))?;
+        }
+        self.eval.clock(false);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        match self.vcd.take() {
+            Some(vcd) => vcd.finish().map(|_| ()).map_err(|e| format!("waveform: {e}")),
+            None => Ok(()),
+        }
+    }
+}
+
+struct Verilated {
+    model: Model,
+    source: AxisSource,
+    sink: AxisSink,
+    lanes_out: usize,
+}
+
+impl Dut for Verilated {
+    fn drive(&mut self, beat: Option<&(Vec<u32>, bool)>, valid: bool, ready: bool) {
+        // The cosim source and sink keep their own handshake state; force this cycle's choice.
+        self.source.queue.clear();
+        if let (Some((lanes, last)), true) = (beat, valid) {
+            let mut data = BigUint::default();
+            for (i, v) in lanes.iter().enumerate() {
+                data |= BigUint::from(*v) << (32 * i);
+            }
+            self.source.queue.push_back(Beat::new(data, 0, *last, 0));
+        }
+        self.source.valid_percent = 100;
+        self.sink.ready_percent = if ready { 100 } else { 0 };
+        self.source.drive(&mut self.model);
+        self.sink.drive(&mut self.model);
+        self.model.eval();
+    }
+
+    fn observe(&mut self, _ready: bool) -> (bool, Option<Vec<u32>>) {
+        let before = self.source.sent;
+        self.source.observe(&mut self.model);
+        let taken = self.source.sent > before;
+        let lanes = self.lanes_out;
+        let out = self.sink.observe(&mut self.model).map(|b| {
+            let digits = b.data.to_u32_digits();
+            (0..lanes).map(|j| digits.get(j).copied().unwrap_or(0)).collect()
+        });
+        (taken, out)
+    }
+
+    fn tick(&mut self) -> Result<(), String> {
+        self.model.tick();
+        Ok(())
+    }
+}
+
+fn verilated(k: &Kernel, net: &Netlist) -> Result<Verilated, String> {
+    let spec = ModuleSpec { family: "kernels", name: k.name.clone(), summary: format!("kernel `{}` for weft sim", k.name), parameters: vec![], hidden_ports: vec![] };
+    let text = export_netlist(&spec, net).map_err(|e| e.0)?;
+    let dir = std::env::temp_dir().join(format!("weft-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let file = dir.join(format!("{}.v", k.name));
+    std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut model = Model::build(&file, &k.name).map_err(|e| e.to_string())?;
+    let source = AxisSource::new(AxisPorts::find(&model, "s_axis").map_err(|e| e.to_string())?, 100, 1);
+    let sink = AxisSink::new(AxisPorts::find(&model, "m_axis").map_err(|e| e.to_string())?, 100, 2);
+    let rst = model.port("rst").map_err(|e| e.to_string())?;
+    model.set(rst, 1);
+    model.tick();
+    model.tick();
+    model.set(rst, 0);
+    Ok(Verilated { model, source, sink, lanes_out: k.outputs.len() })
+}
+
+/// `name.ext` → `name.<tag>.ext`.
+fn beside(path: &Path, tag: &str) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = path.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    path.with_file_name(format!("{stem}.{tag}{ext}"))
+}
+
+/// Runs `o`; `progress` is called now and then with (beats out, beats expected).
+pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcome, String> {
+    let k = load_kernel(&o.kernel)?;
+    if k.format != FloatFormat::BINARY32 {
+        return Err(format!("kernel `{}`: weft sim runs binary32 kernels", k.name));
+    }
+    for (what, p) in [("--ready-percent", o.ready_percent), ("--valid-percent", o.valid_percent)] {
+        if !(1..=100).contains(&p) {
+            return Err(format!("{what} = {p} is out of range: allowed 1..=100"));
+        }
+    }
+    if o.vector_length == Some(0) {
+        return Err("--vector-length = 0 is out of range: allowed 1 or more".into());
+    }
+    let table = data::read(&o.input)?;
+    let input = beats(&k, &table, &o.input, o.vector_length)?;
+    let want = model(&k, &input);
+    let (net, _) = k.netlist(&Stages::balanced(FloatFormat::BINARY32))?;
+    let mut dut: Box<dyn Dut> = if o.verilator {
+        if o.vcd.is_some() {
+            return Err("--vcd is written by the built-in simulator; drop --verilator for a waveform".into());
+        }
+        Box::new(verilated(&k, &net)?)
+    } else {
+        let mut eval = Evaluator::new(net);
+        eval.reset(2);
+        let vcd = match &o.vcd {
+            Some(p) => Some(eval.vcd(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?), &k.name, 10).map_err(|e| format!("{}: {e}", p.display()))?),
+            None => None,
+        };
+        Box::new(BuiltIn { lanes_out: k.outputs.len(), eval, vcd, valid: false })
+    };
+
+    // Random valid/ready with AXI4-Stream's rule: an offered beat stays until taken.
+    let mut rng = Rng::new(o.seed);
+    let (mut next, mut offering, mut cycles) = (0usize, false, 0u64);
+    let mut got: Vec<Vec<u32>> = vec![];
+    let limit = 1000 + 100 * input.len() as u64 * 100 / o.ready_percent.min(o.valid_percent);
+    while got.len() < want.len() {
+        if cycles > limit {
+            return Err(format!("kernel `{}` stopped: {} of {} output beats after {cycles} cycles", k.name, got.len(), want.len()));
+        }
+        if !offering && next < input.len() && rng.chance(o.valid_percent) {
+            offering = true;
+        }
+        let ready = rng.chance(o.ready_percent);
+        dut.drive(input.get(next), offering, ready);
+        let (taken, out) = dut.observe(ready);
+        if taken {
+            next += 1;
+            offering = false;
+        }
+        if let Some(beat) = out {
+            got.push(beat);
+            if got.len() % 100_000 == 0 {
+                progress(got.len(), want.len());
+            }
+        }
+        dut.tick()?;
+        cycles += 1;
+    }
+    dut.finish()?;
+    let mismatches = compare(&k, &got, &want);
+    let lanes = k.outputs.len();
+    let model_path = beside(&o.output, "model");
+    data::write(&o.output, &got, lanes, true)?;
+    data::write(&model_path, &want.iter().map(|(v, _)| v.clone()).collect(), lanes, true)?;
+    let diff_path = beside(&o.output, "diff").with_extension("txt");
+    let report = if mismatches.is_empty() { "0 mismatches\n".to_string() } else { format!("{} mismatches\n{}\n", mismatches.len(), mismatches.join("\n")) };
+    std::fs::write(&diff_path, report).map_err(|e| format!("{}: {e}", diff_path.display()))?;
+    let mut files = vec![o.output.clone(), model_path, diff_path];
+    files.extend(o.vcd.clone());
+    Ok(Outcome { beats_in: input.len(), beats_out: got.len(), cycles, mismatches, files })
+}
+
+/// Mismatches, one line each: row, lane name, simulated and model values.
+fn compare(k: &Kernel, got: &[Vec<u32>], want: &[(Vec<u32>, Vec<f64>)]) -> Vec<String> {
+    let mut lines = vec![];
+    for (r, (g, (w, bounds))) in got.iter().zip(want).enumerate() {
+        for (j, (gv, wv)) in g.iter().zip(w).enumerate() {
+            let ok = match bounds.get(j) {
+                // Per-vector: within the summation bound of the exact sum.
+                Some(bound) => {
+                    let (x, exact) = (f32::from_bits(*gv) as f64, f32::from_bits(*wv) as f64);
+                    (x - exact).abs() <= bound + (exact.abs() * 2f64.powi(-24))
+                }
+                None => gv == wv,
+            };
+            if !ok {
+                lines.push(format!("row {} lane {} ({}): simulated 0x{gv:08x} ({:e}), model 0x{wv:08x} ({:e})", r + 1, j, k.outputs[j].0, f32::from_bits(*gv), f32::from_bits(*wv)));
+            }
+        }
+    }
+    lines
+}
