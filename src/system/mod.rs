@@ -9,6 +9,7 @@ pub mod fusesoc;
 pub mod ipxact;
 pub use weft_hdl::tools::ports;
 pub mod verilog;
+pub mod vitis;
 
 use std::path::{Path, PathBuf};
 
@@ -63,7 +64,17 @@ pub struct Files {
     pub header: PathBuf,
     /// IP-XACT description of the node for Vivado's IP catalog.
     pub component: PathBuf,
+    /// The Vitis RTL kernel (Xilinx boards): wrapper, kernel.xml, package_xo script, v++ config.
+    pub vitis: Option<Vitis>,
     pub kernels: Vec<PathBuf>,
+}
+
+/// The files of the node as a Vitis RTL kernel.
+pub struct Vitis {
+    pub top: PathBuf,
+    pub kernel_xml: PathBuf,
+    pub package: PathBuf,
+    pub linker: PathBuf,
 }
 
 impl Files {
@@ -83,6 +94,12 @@ impl Files {
             rdl: dir.join(format!("{name}.rdl")),
             header: dir.join(format!("{name}_regs.h")),
             component: dir.join(format!("{name}_ip")).join("component.xml"),
+            vitis: (config.board.vendor == config::Vendor::Xilinx).then(|| Vitis {
+                top: dir.join(format!("{name}_krnl.v")),
+                kernel_xml: dir.join(format!("{name}_kernel.xml")),
+                package: dir.join(format!("{name}_package_xo.tcl")),
+                linker: dir.join(format!("{name}_vpp.cfg")),
+            }),
             kernels,
         }
     }
@@ -167,6 +184,12 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     let node_ports = weft_hdl::tools::ports::ports(&node_text, &format!("{name}_node"))?;
     let xml = ipxact::component(&format!("{name}_node"), &format!("../{name}_node.v"), &format!("weft node of the {} system: router, link endpoints, register window", name), &node_ports, &map);
     write(&files.component, &xml)?;
+    if let Some(v) = &files.vitis {
+        write(&v.top, &vitis::kernel_top(config, &node_ports))?;
+        write(&v.kernel_xml, &vitis::kernel_xml(config, &node_ports, &map))?;
+        write(&v.package, &vitis::package_tcl(config, &node_ports))?;
+        write(&v.linker, &vitis::connectivity(config, &node_ports))?;
+    }
 
     let mut written = vec![files.node.clone(), files.sim.clone()];
     written.extend(files.shell.clone());
@@ -174,6 +197,9 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     written.push(files.constraint.clone());
     written.push(files.core.clone());
     written.extend([files.rdl.clone(), files.header.clone(), files.component.clone()]);
+    if let Some(v) = &files.vitis {
+        written.extend([v.top.clone(), v.kernel_xml.clone(), v.package.clone(), v.linker.clone()]);
+    }
     Ok(written)
 }
 
@@ -206,8 +232,17 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
     let paths = ports::instance_paths(&text_refs, &top);
     constraints::check_constraints(&files.constraint, &port_names, &paths)?;
     fusesoc_lint(config, &files)?;
+    let mut vitis_note = String::new();
+    if let Some(v) = &files.vitis {
+        let krnl = format!("{}_krnl", config.name);
+        verilator_lint_files(&[files.node.as_path(), v.top.as_path()], &krnl).map_err(|e| format!("{krnl}: verilator lint failed: {e}"))?;
+        let text = std::fs::read_to_string(&v.top).map_err(|e| format!("{}: {e}", v.top.display()))?;
+        let buses: Vec<String> = ports::ports(&text, &krnl)?.into_iter().filter_map(|p| p.name.strip_suffix("_tdata").map(String::from)).chain(["s_axi_control".to_string()]).collect();
+        vitis::check_package(&v.package, &krnl, &buses)?;
+        vitis_note = format!("; {krnl}: verilator lint, {} runs against stub Vivado commands", v.package.display());
+    }
     Ok(format!(
-        "{sim_top} and {top}: verilator lint, icarus compile; {}: every port and cell exists; {}: FuseSoC lint target passes",
+        "{sim_top} and {top}: verilator lint, icarus compile; {}: every port and cell exists; {}: FuseSoC lint target passes{vitis_note}",
         files.constraint.display(),
         files.core.display()
     ))

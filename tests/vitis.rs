@@ -1,0 +1,80 @@
+//! The node as a Vitis RTL kernel (torus_4x2x1, a U280 system): kernel.xml read by Python's XML
+//! parser against the wrapper's Verilog ports and the register map compiled by
+//! systemrdl-compiler; the v++ linker config's stream connections against kernel.xml; the
+//! package_xo script against stub Vivado commands, which also refuse a script naming a bus the
+//! kernel does not have; the wrapper with the node through Verilator -Wall.
+
+use std::process::Command;
+
+use weft::hdl::tools::ports::ports;
+use weft::hdl::tools::verilator_lint_files;
+use weft::system::{generate, shipped, vitis};
+
+#[test]
+fn vitis_kernel_files_agree_with_the_wrapper_and_the_register_map() {
+    let config = shipped().into_iter().find(|c| c.name == "torus_4x2x1").unwrap();
+    let dir = std::env::temp_dir().join(format!("weft_vitis_{}", std::process::id()));
+    generate(&config, &dir.join("generated"), &dir.join("constraints")).unwrap();
+    let system = dir.join("generated/system");
+    let (top, xml, tcl, cfg) = (system.join("torus_4x2x1_krnl.v"), system.join("torus_4x2x1_kernel.xml"), system.join("torus_4x2x1_package_xo.tcl"), system.join("torus_4x2x1_vpp.cfg"));
+
+    verilator_lint_files(&[system.join("torus_4x2x1_node.v").as_path(), top.as_path()], "torus_4x2x1_krnl").unwrap();
+    let wrapper = ports(&std::fs::read_to_string(&top).unwrap(), "torus_4x2x1_krnl").unwrap();
+    assert!(wrapper.iter().any(|p| p.name == "ap_clk" && p.input) && wrapper.iter().any(|p| p.name == "ap_rst_n" && p.input));
+    assert!(!wrapper.iter().any(|p| p.name == "clk" || p.name == "rst"), "Vitis kernels take ap_clk/ap_rst_n only");
+
+    // kernel.xml through Python's parser: ports (name, mode, width) and scalar args (name, offset).
+    let script = "import sys, json, xml.etree.ElementTree as ET\nk = ET.parse(sys.argv[1]).getroot().find('kernel')\nprint(json.dumps({'name': k.get('name'), 'control': k.get('hwControlProtocol'), 'ports': [[p.get('name'), p.get('mode'), int(p.get('dataWidth')), p.get('portType')] for p in k.find('ports')], 'args': [[a.get('name'), int(a.get('offset'), 16), a.get('port'), a.get('addressQualifier')] for a in k.find('args')]}))";
+    let out = Command::new("python3").args(["-c", script, xml.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let k: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(k["name"], "torus_4x2x1_krnl");
+    assert_eq!(k["control"], "ap_ctrl_none");
+    let mut streams = 0;
+    for p in k["ports"].as_array().unwrap() {
+        let (name, mode, width, kind) = (p[0].as_str().unwrap(), p[1].as_str().unwrap(), p[2].as_u64().unwrap(), p[3].as_str().unwrap());
+        if kind == "addressable" {
+            assert_eq!(name, "s_axi_control");
+            assert!(wrapper.iter().any(|w| w.name == "s_axi_control_awaddr"));
+            continue;
+        }
+        streams += 1;
+        let tdata = wrapper.iter().find(|w| w.name == format!("{name}_tdata")).unwrap_or_else(|| panic!("kernel.xml port {name} has no {name}_tdata in the wrapper"));
+        assert_eq!(tdata.width as u64, width, "{name} width");
+        assert_eq!(mode, if tdata.input { "read_only" } else { "write_only" }, "{name} direction");
+        assert!(wrapper.iter().any(|w| w.name == format!("{name}_tvalid")), "{name}_tvalid");
+    }
+    assert_eq!(streams, wrapper.iter().filter(|w| w.name.ends_with("_tdata")).count(), "every wrapper stream in kernel.xml");
+
+    // Scalar arguments sit at the RDL's read-write registers.
+    let rdl = Command::new("python3").args([concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regmap/compile_rdl.py"), system.join("torus_4x2x1.rdl").to_str().unwrap()]).output().unwrap();
+    assert!(rdl.status.success(), "{}", String::from_utf8_lossy(&rdl.stderr));
+    let regs: serde_json::Value = serde_json::from_slice(&rdl.stdout).unwrap();
+    let writable: Vec<(String, u64)> = regs.as_array().unwrap().iter().filter(|r| r["fields"].as_array().unwrap().iter().any(|f| f["sw_writable"].as_bool().unwrap())).map(|r| (r["name"].as_str().unwrap().to_string(), r["addr"].as_u64().unwrap())).collect();
+    let scalars: Vec<(String, u64)> = k["args"].as_array().unwrap().iter().filter(|a| a[3] == "0").map(|a| (a[0].as_str().unwrap().to_string(), a[1].as_u64().unwrap())).collect();
+    assert_eq!(scalars, writable, "scalar arguments against the RDL's writable registers");
+
+    // Linker config: the instance's stream ends are kernel.xml streams in the right direction.
+    let stream_ports: Vec<(String, String)> = k["ports"].as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string())).collect();
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(text.contains("nk=torus_4x2x1_krnl:1:weft"));
+    let connects: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("stream_connect=")).collect();
+    assert_eq!(connects.len(), 2, "port 0's kernel both ways");
+    for c in connects {
+        let (from, to) = c.split_once(':').unwrap();
+        for (end, mode) in [(from, "write_only"), (to, "read_only")] {
+            if let Some(port) = end.strip_prefix("weft.") {
+                assert!(stream_ports.contains(&(port.to_string(), mode.to_string())), "{c}: weft.{port} is not a {mode} stream of the kernel");
+            }
+        }
+    }
+
+    // The package script against stub Vivado, and a broken copy it must refuse.
+    let buses: Vec<String> = wrapper.iter().filter_map(|p| p.name.strip_suffix("_tdata").map(String::from)).chain(["s_axi_control".to_string()]).collect();
+    vitis::check_package(&tcl, "torus_4x2x1_krnl", &buses).unwrap();
+    let broken = system.join("broken_package_xo.tcl");
+    std::fs::write(&broken, std::fs::read_to_string(&tcl).unwrap().replace("s_axis_p1", "s_axis_p9")).unwrap();
+    let err = vitis::check_package(&broken, "torus_4x2x1_krnl", &buses).unwrap_err();
+    assert!(err.contains("no bus s_axis_p9"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
