@@ -2,6 +2,7 @@
 
 pub use weft_hdl;
 
+pub mod airfoil;
 pub mod axil;
 pub mod axis;
 pub mod catalog;
