@@ -11,6 +11,7 @@
 use weft_hdl::netlist::{Design, Netlist, Sig, Wire};
 use weft_hdl::sig;
 
+pub use crate::regmap::{ID, LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS, SELFTEST_STATUS_NAMES, VERSION};
 use crate::regmap::{node_map, Register, Source};
 
 pub const OKAY: u128 = 0;
@@ -26,10 +27,6 @@ pub enum Entry {
     ReadWrite { width: usize, reset: u32 },
 }
 
-/// The identification register's value: ASCII "WEFT".
-pub const ID: u32 = 0x5745_4654;
-/// Register-map version read at 0x004.
-pub const VERSION: u32 = 0x0001_0000;
 
 /// Builds the window into `net` with `s_axil_*` ports; returns the current value of every
 /// read-write entry, in the order given.
@@ -157,15 +154,6 @@ pub fn window<'d>(d: &'d Design, entries: &[(u32, Entry)]) -> Result<Vec<Sig<'d>
     Ok(rw_values)
 }
 
-/// The self-test registers of a node's window: (address, name, width) of the read-write ones,
-/// then the read-only status words from [`SELFTEST_STATUS`].
-pub const SELFTEST_REGS: [(u32, &str, usize); 7] =
-    [(0x020, "control", 3), (0x024, "count", 32), (0x028, "length", 14), (0x02C, "dst", 22), (0x030, "tag", 16), (0x034, "seed", 32), (0x038, "expected", 32)];
-pub const SELFTEST_STATUS: u32 = 0x040;
-/// Link status (RO): bit `d` = the channel of the endpoint facing direction `d` (X+, X−, Y+, Y−,
-/// Z+, Z− = 0…5) is up; bit 31 = every channel is up.
-pub const LINK_STATUS: u32 = 0x018;
-pub const SELFTEST_STATUS_NAMES: [&str; 6] = ["sent", "cycles", "status", "packets", "bytes", "errors"];
 
 /// The node's window built from its register map ([`crate::regmap::node_map`]): constants,
 /// read-only inputs (`link_status`, `selftest@<32·i>`, `counters@<32·i>`) and read-write

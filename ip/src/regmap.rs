@@ -2,7 +2,20 @@
 //! ([`crate::axil::node_window`]) and is written out for software as SystemRDL 2.0 and as a C
 //! header, so a driver includes the same addresses the hardware decodes.
 
-use crate::axil::{ID, LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS, SELFTEST_STATUS_NAMES, VERSION};
+/// The identification register's value: ASCII "WEFT".
+pub const ID: u32 = 0x5745_4654;
+/// Register-map version read at 0x004.
+pub const VERSION: u32 = 0x0001_0000;
+
+/// The self-test registers of a node's window: (address, name, width) of the read-write ones,
+/// then the read-only status words from [`SELFTEST_STATUS`].
+pub const SELFTEST_REGS: [(u32, &str, usize); 7] =
+    [(0x020, "control", 3), (0x024, "count", 32), (0x028, "length", 14), (0x02C, "dst", 22), (0x030, "tag", 16), (0x034, "seed", 32), (0x038, "expected", 32)];
+pub const SELFTEST_STATUS: u32 = 0x040;
+/// Link status (RO): bit `d` = the channel of the endpoint facing direction `d` (X+, X−, Y+, Y−,
+/// Z+, Z− = 0…5) is up; bit 31 = every channel is up.
+pub const LINK_STATUS: u32 = 0x018;
+pub const SELFTEST_STATUS_NAMES: [&str; 6] = ["sent", "cycles", "status", "packets", "bytes", "errors"];
 
 /// Where a register's value comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
