@@ -437,11 +437,12 @@ wire [19:0] header_word_cat_5;
 wire [23:0] header_word_cat_6;
 wire [27:0] header_word_cat_7;
 wire [31:0] header_word_cat_8;
-wire [10:0] tx_replay_read0_cat;
-wire [19:0] tx_replay_read0_cat_2;
-wire [28:0] tx_replay_read0_cat_3;
-reg [31:0] tx_crc_data;
+reg [31:0] tx_crc_header;
 reg tx_is_header;
+wire [10:0] tx_replay0_cat;
+wire [19:0] tx_replay0_cat_2;
+wire [28:0] tx_replay0_cat_3;
+wire [31:0] tx_crc_data;
 reg tx_is_payload;
 reg tx_is_trailer;
 reg tx_is_training;
@@ -790,9 +791,10 @@ assign header_word_cat_5 = {({({({header_word_cat_4, (^(header_word & 64'h1f7a53
 assign header_word_cat_6 = {({({({header_word_cat_5, (^(header_word & 64'h42a93212b112e31f))}), (^(header_word & 64'ha15499095889718f))}), (^(header_word & 64'h3fb9e508a0eede48))}), (^(header_word & 64'hf0cf5b085cdd09ab))};
 assign header_word_cat_7 = {({({({header_word_cat_6, (^(header_word & 64'hf867ad842e6e84d5))}), (^(header_word & 64'h93207f4e1b9d24e5))}), (^(header_word & 64'ha683962b0164f4fd))}), (^(header_word & 64'h3c5262998c181cf1))};
 assign header_word_cat_8 = {({({({header_word_cat_7, (^(header_word & 64'hf13a98c0caa668f7))}), (^(header_word & 64'h789d4c606553347b))}), (^(header_word & 64'hbc4ea63032a99a3d))}), (^(header_word & 64'hde2753181954cd1e))};
-assign tx_replay_read0_cat = {({({({({({({({({({(^(tx_replay_read0 & 64'hef13a98c0caa668f)), (^(tx_replay_read0 & 64'h7789d4c606553347))}), (^(tx_replay_read0 & 64'hbbc4ea63032a99a3))}), (^(tx_replay_read0 & 64'h5de2753181954cd1))}), (^(tx_replay_read0 & 64'h2ef13a98c0caa668))}), (^(tx_replay_read0 & 64'h97789d4c60655334))}), (^(tx_replay_read0 & 64'ha4afe72a3c98cf15))}), (^(tx_replay_read0 & 64'h5257f3951e4c678a))}), (^(tx_replay_read0 & 64'h46385046838c554a))}), (^(tx_replay_read0 & 64'hcc0f81af4d6c4c2a))}), (^(tx_replay_read0 & 64'h8914695baa1c409a))};
-assign tx_replay_read0_cat_2 = {({({({({({({({({tx_replay_read0_cat, (^(tx_replay_read0 & 64'h2b999d21d9a446c2))}), (^(tx_replay_read0 & 64'h95ccce90ecd22361))}), (^(tx_replay_read0 & 64'h25f5cec47ac3773f))}), (^(tx_replay_read0 & 64'h7de94eee31cbdd10))}), (^(tx_replay_read0 & 64'h3ef4a77718e5ee88))}), (^(tx_replay_read0 & 64'h1f7a53bb8c72f744))}), (^(tx_replay_read0 & 64'hfbd29ddc6397ba2))}), (^(tx_replay_read0 & 64'h68cd3d62efb6db5e))}), (^(tx_replay_read0 & 64'h5b75373d7b710b20))};
-assign tx_replay_read0_cat_3 = {({({({({({({({({tx_replay_read0_cat_2, (^(tx_replay_read0 & 64'h42a93212b112e31f))}), (^(tx_replay_read0 & 64'ha15499095889718f))}), (^(tx_replay_read0 & 64'h3fb9e508a0eede48))}), (^(tx_replay_read0 & 64'hf0cf5b085cdd09ab))}), (^(tx_replay_read0 & 64'hf867ad842e6e84d5))}), (^(tx_replay_read0 & 64'h93207f4e1b9d24e5))}), (^(tx_replay_read0 & 64'ha683962b0164f4fd))}), (^(tx_replay_read0 & 64'h3c5262998c181cf1))}), (^(tx_replay_read0 & 64'hf13a98c0caa668f7))};
+assign tx_replay0_cat = {({({({({({({({({({(^(tx_replay0 & 64'hef13a98c0caa668f)), (^(tx_replay0 & 64'h7789d4c606553347))}), (^(tx_replay0 & 64'hbbc4ea63032a99a3))}), (^(tx_replay0 & 64'h5de2753181954cd1))}), (^(tx_replay0 & 64'h2ef13a98c0caa668))}), (^(tx_replay0 & 64'h97789d4c60655334))}), (^(tx_replay0 & 64'ha4afe72a3c98cf15))}), (^(tx_replay0 & 64'h5257f3951e4c678a))}), (^(tx_replay0 & 64'h46385046838c554a))}), (^(tx_replay0 & 64'hcc0f81af4d6c4c2a))}), (^(tx_replay0 & 64'h8914695baa1c409a))};
+assign tx_replay0_cat_2 = {({({({({({({({({tx_replay0_cat, (^(tx_replay0 & 64'h2b999d21d9a446c2))}), (^(tx_replay0 & 64'h95ccce90ecd22361))}), (^(tx_replay0 & 64'h25f5cec47ac3773f))}), (^(tx_replay0 & 64'h7de94eee31cbdd10))}), (^(tx_replay0 & 64'h3ef4a77718e5ee88))}), (^(tx_replay0 & 64'h1f7a53bb8c72f744))}), (^(tx_replay0 & 64'hfbd29ddc6397ba2))}), (^(tx_replay0 & 64'h68cd3d62efb6db5e))}), (^(tx_replay0 & 64'h5b75373d7b710b20))};
+assign tx_replay0_cat_3 = {({({({({({({({({tx_replay0_cat_2, (^(tx_replay0 & 64'h42a93212b112e31f))}), (^(tx_replay0 & 64'ha15499095889718f))}), (^(tx_replay0 & 64'h3fb9e508a0eede48))}), (^(tx_replay0 & 64'hf0cf5b085cdd09ab))}), (^(tx_replay0 & 64'hf867ad842e6e84d5))}), (^(tx_replay0 & 64'h93207f4e1b9d24e5))}), (^(tx_replay0 & 64'ha683962b0164f4fd))}), (^(tx_replay0 & 64'h3c5262998c181cf1))}), (^(tx_replay0 & 64'hf13a98c0caa668f7))};
+assign tx_crc_data = tx_is_header ? tx_crc_header : ({({({tx_replay0_cat_3, (^(tx_replay0 & 64'h789d4c606553347b))}), (^(tx_replay0 & 64'hbc4ea63032a99a3d))}), (^(tx_replay0 & 64'hde2753181954cd1e))});
 assign running_and = (((running & (~data_out)) & (~send_trailer)) & (~send_ack)) & (~send_credit);
 
 // ---- the word sent: CRC over header and payload, trailer ----
@@ -964,7 +966,7 @@ always @(posedge clk) begin
     if (rst) tx_word0 <= 64'h8078; else tx_word0 <= send_cc ? 64'h8078 : (send_header ? header_word : freed_total1_sel);
     tx_replay_read0 <= replay0[rd_next[9:0]];
     tx_replay0 <= tx_replay_read0;
-    if (rst) tx_crc_data <= 32'h0; else tx_crc_data <= send_header ? header_word_cat_8 : ({({({tx_replay_read0_cat_3, (^(tx_replay_read0 & 64'h789d4c606553347b))}), (^(tx_replay_read0 & 64'hbc4ea63032a99a3d))}), (^(tx_replay_read0 & 64'hde2753181954cd1e))});
+    if (rst) tx_crc_header <= 32'h0; else tx_crc_header <= header_word_cat_8;
     if (rst) tx_is_header <= 1'h0; else tx_is_header <= send_header;
     if (rst) tx_is_payload <= 1'h0; else tx_is_payload <= send_payload;
     if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;

@@ -151,7 +151,6 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     // compensation.
     let mut words = vec![];
     let mut replayed = vec![];
-    let mut reads = vec![];
     for k in 0..z.lanes {
         let mut p = block(IDLE);
         if k == 0 {
@@ -166,14 +165,15 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
         // The replay buffer word at `tx_rd`: read asynchronously, or read a cycle earlier at the
         // pointer's next value into a register (a synchronous read port).
         let read = if config.registered_reads { ing.replay[k].read(rd_next.bits(0, z.ra)).delayed().named(&format!("tx_replay_read{k}")) } else { ing.replay[k].read(rd_low) };
-        reads.push(read);
         replayed.push(read.delayed().named(&format!("tx_replay{k}")));
     }
     // The data part of the CRC update over the chosen frame word, one word ahead (see
-    // `crc_ahead`), registered beside it.
+    // `crc_ahead`): the header's registered beside it; a payload word's taken from the
+    // registered replay word, so no logic follows the replay memory's (block RAM) output.
     let header_lanes: Vec<Sig> = (0..z.lanes).map(|k| if k == 0 { hdr } else { d.lit(0, 64) }).collect();
-    let crc_data = registered(d, "tx_crc_data", send_header.mux(crc_data_ahead(d, &header_lanes), crc_data_ahead(d, &reads)));
+    let crc_header = registered(d, "tx_crc_header", crc_data_ahead(d, &header_lanes));
     let is_header = registered(d, "tx_is_header", send_header);
+    let crc_data = is_header.mux(crc_header, crc_data_ahead(d, &replayed)).named("tx_crc_data");
     let is_payload = registered(d, "tx_is_payload", send_payload);
     let is_trailer = registered(d, "tx_is_trailer", send_trailer);
     let is_training = registered(d, "tx_is_training", training);
