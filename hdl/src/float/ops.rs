@@ -62,8 +62,8 @@ impl FloatOperator {
         match self {
             // places: 0 unpack/compare, 1 align, 2 add, 3 lzc, 4 normalize
             FloatOperator::Add | FloatOperator::Sub => vec![2, 4, 1, 3, 0],
-            // places: 0 unpack, 1 product, 2 lzc, 3 normalize
-            FloatOperator::Mul => vec![1, 3, 0, 2],
+            // places: 0 operand counts, 1 product, 2 window shift, 3 rounding decision
+            FloatOperator::Mul => vec![1, 2, 3, 0],
             // places: 0 unpack/normalize, 1..=n one per quotient bit, n+1 lzc, n+2 normalize
             FloatOperator::Div => recurrence_priority(format.man + 4),
             FloatOperator::Sqrt => recurrence_priority(format.man + 3),
@@ -259,23 +259,115 @@ fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d
     Special { nan, inf, inf_sign, zero: exact_zero, zero_sign }.select(d, f, rounded)
 }
 
+/// The multiplier. Subnormal inputs are not normalised before the product: the leading and
+/// trailing zeros of both significands (`p = man + 1` bits) are counted beside the DSP product
+/// `P = sa · sb`, and they fix everything the product needs:
+/// - `P`'s leading one sits at `q0 = 2·man − lza − lzb` or one above (`lz(P)` is `lza + lzb`
+///   or one more), so the result's exponent field at `q0` is `E0 = ea + eb − bias − lza − lzb`;
+/// - a normal result keeps `p` bits from `q0 − man` (or one above); a subnormal one keeps the
+///   bits from the fixed position `u = 1 + bias + man − ea − eb`; which applies is `E0 ≥ 1`,
+///   known before the product, so one right shift extracts a window of `p + 2` bits that holds
+///   both candidates and the guard bit (one shifter on the product, no leading-zero count of it);
+/// - the sticky bit is the OR of the bits below the window: `tz(P) = tza + tzb`, so it is a
+///   compare of `tza + tzb` with the shift, not a wide OR.
+/// The top window bit picks the candidate (the one-bit normalisation), rounding is an increment
+/// of the packed exponent and fraction (its carry moves the exponent, subnormal to normal
+/// included), and an encoding at or past infinity's becomes infinity.
+/// Register places: 0 after the operand counts, 1 after the product (the exponent work runs
+/// beside it), 2 after the window shift, 3 after the rounding decision.
 fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
-    d.section("mul: operands, special cases, exponent");
+    let p = f.man + 1;
+    d.section("mul: operands, special cases, leading and trailing zeros of the significands");
     let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
     sig!(sign = ua.sign ^ ub.sign);
     sig!(nan = ua.nan | ub.nan | ua.zero & ub.inf | ua.inf & ub.zero);
     sig!(inf = ua.inf | ub.inf, zero = ua.zero | ub.zero);
-    let xw = exp_width(f);
-    // The product has two integer bits: one more than the sum of the unbiased exponents.
-    sig!(x = ua.exp.zext(xw) + ub.exp.zext(xw) + (1 - f.bias()));
+    // Signed exponents: room for 2·(2^exp − 2) + man + 1 and for −(bias + 2p).
+    let xw = f.exp + 2;
+    let cw = usize::BITS as usize - (2 * p + 2).leading_zeros() as usize;
+    sig!(lza = lzc_tree(ua.sig).resize(cw), lzb = lzc_tree(ub.sig).resize(cw));
+    sig!(tza = lzc_tree(reverse(d, ua.sig)).resize(cw), tzb = lzc_tree(reverse(d, ub.sig)).resize(cw));
+    sig!(exp_sum = ua.exp.zext(xw) + ub.exp.zext(xw));
     cuts.cut(&mut d.net());
 
-    d.section("mul: significand product");
+    d.section("mul: significand product; beside it, the exponent, the window position and the sticky threshold");
     sig!(product = ua.sig.mul(ub.sig));
+    sig!(lz_sum = lza.zext(xw) + lzb.zext(xw));
+    // Exponent field of the result if P's leading one is at q0.
+    sig!(e0 = exp_sum - lz_sum - f.bias());
+    sig!(normal = d.lit(0, xw).slt(e0));
+    // Window base: man − lz_sum for a normal result, u for a subnormal one (then at least 1).
+    sig!(base_subnormal = d.lit(1 + f.bias() as u128 + f.man as u128, xw) - exp_sum);
+    sig!(base_normal = d.lit(f.man as u128, xw) - lz_sum);
+    let base = normal.mux(base_normal, base_subnormal);
+    let limit = 2 * p + 1;
+    let bw = usize::BITS as usize - limit.leading_zeros() as usize;
+    sig!(shift = (!base.bit(xw - 1) & base.ge(limit as u64 as u32)).mux(d.lit(limit as u128, bw), base.resize(bw)));
+    // Exponent field of the lower candidate (normal) and of the upper one; 0 when subnormal.
+    sig!(field_low = normal.mux(e0, 0), field_high = e0 + 1u32);
+    sig!(tz_sum = tza.zext(bw + 1) + tzb.zext(bw + 1) + 1u32);
     cuts.cut(&mut d.net());
 
-    let rounded = round_pack(d, f, cuts, sign, x, product, d.lit(0, 1));
-    Special { nan, inf, inf_sign: sign, zero, zero_sign: sign }.select(d, f, rounded)
+    d.section("mul: the window of p + 2 product bits from bit shift − 1; sticky = a bit set below it");
+    // window[0] = P[shift − 1] (P[−1] = 0), window[p + 1] = P[shift + p].
+    sig!(window = product.cat(d.lit(0, 1)).shr(shift).bits(0, p + 2));
+    // tz(P) + 1 < shift: a set bit of P below window[0].
+    sig!(sticky_below = tz_sum.lt(shift.zext(bw + 1)));
+    cuts.cut(&mut d.net());
+
+    d.section("mul: one-bit normalisation, guard and sticky, round to nearest even");
+    sig!(high = window.bit(p + 1));
+    sig!(kept = high.mux(window.bits(2, p), window.bits(1, p)));
+    sig!(guard = high.mux(window.bit(1), window.bit(0)));
+    sig!(sticky = sticky_below | high & window.bit(0));
+    sig!(increment = guard & (sticky | kept.bit(0)));
+    // Packed exponent and fraction before rounding; a subnormal's hidden bit (0, or 1 when it
+    // rounds up into the normal range) is the exponent field's low bit.
+    let field = high.mux(field_high, normal.mux(field_low, kept.bit(f.man).zext(xw)));
+    sig!(packed = field.bits(0, xw - 1).cat(kept.bits(0, f.man)));
+    sig!(overflow_before = field.bits(0, xw - 1).ge(f.exp_max() as u32));
+    cuts.cut(&mut d.net());
+
+    d.section("mul: rounding increment, overflow to infinity, special cases");
+    sig!(rounded = packed + increment.zext(xw - 1 + f.man));
+    sig!(overflow = overflow_before | rounded.bits(f.man, xw - 1).ge(f.exp_max() as u32));
+    let body = |value: u128| d.lit(value, f.exp + f.man);
+    let finite = (overflow | inf).mux(body(f.exp_max() << f.man), zero.mux(body(0), rounded.bits(0, f.exp + f.man)));
+    sig!(result = nan.mux(f.quiet_nan(), sign.cat(finite)));
+    result
+}
+
+/// Leading zeros of `x` by a balanced tree (the width when `x` is zero): pairs of halves, the
+/// upper half's count unless it is all zeros. `log2` levels of muxes, not a priority chain.
+pub(super) fn lzc_tree<'d>(x: Sig<'d>) -> Sig<'d> {
+    // Pad below with ones to a power of two above the width: the count stops at the width.
+    let size = (x.width + 1).next_power_of_two();
+    let pad = size - x.width;
+    let padded = x.cat(x.lit((1u128 << pad) - 1, pad));
+    // (all zero, count) per block, from blocks of two bits up, most significant first.
+    let mut blocks: Vec<(Sig<'d>, Sig<'d>)> = (0..size / 2)
+        .rev()
+        .map(|i| {
+            let pair = padded.bits(2 * i, 2);
+            (pair.is_zero(), !pair.bit(1))
+        })
+        .collect();
+    while blocks.len() > 1 {
+        blocks = blocks
+            .chunks(2)
+            .map(|pair| {
+                let ((zh, ch), (zl, cl)) = (pair[0], pair[1]);
+                (zh & zl, zh.mux(zh.cat(cl), zh.cat(ch)))
+            })
+            .collect();
+    }
+    blocks[0].1
+}
+
+/// `x` with its bits in reverse order.
+pub(super) fn reverse<'d>(d: &'d Design, x: Sig<'d>) -> Sig<'d> {
+    let bits: Vec<Sig<'d>> = (0..x.width).map(|i| x.bit(i)).collect();
+    d.cat(&bits)
 }
 
 /// Shifts a subnormal significand up to a leading one; returns it and its exponent
