@@ -62,8 +62,9 @@ impl FloatOperator {
         match self {
             // places: 0 unpack/compare, 1 align, 2 add, 3 lzc, 4 normalize
             FloatOperator::Add | FloatOperator::Sub => vec![2, 4, 1, 3, 0],
-            // places: 0 operand counts, 1 product, 2 window shift, 3 rounding decision
-            FloatOperator::Mul => vec![1, 2, 3, 0],
+            // places: 0 operand counts, 1 normalised exponents, 2 product, 3 window shift,
+            // 4 rounding decision
+            FloatOperator::Mul => vec![2, 3, 4, 0, 1],
             // places: 0 unpack/normalize, 1..=n one per quotient bit, n+1 lzc, n+2 normalize
             FloatOperator::Div => recurrence_priority(format.man + 4),
             FloatOperator::Sqrt => recurrence_priority(format.man + 3),
@@ -273,8 +274,9 @@ fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d
 /// The top window bit picks the candidate (the one-bit normalisation), rounding is an increment
 /// of the packed exponent and fraction (its carry moves the exponent, subnormal to normal
 /// included), and an encoding at or past infinity's becomes infinity.
-/// Register places: 0 after the operand counts, 1 after the product (the exponent work runs
-/// beside it), 2 after the window shift, 3 after the rounding decision.
+/// Register places: 0 after the operand counts, 1 after the normalised exponents, 2 after the
+/// product (the exponent work runs beside it), 3 after the window shift, 4 after the rounding
+/// decision.
 fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
     let p = f.man + 1;
     d.section("mul: operands, special cases, leading and trailing zeros of the significands");
@@ -284,35 +286,44 @@ fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d
     sig!(inf = ua.inf | ub.inf, zero = ua.zero | ub.zero);
     // Signed exponents: room for 2·(2^exp − 2) + man + 1 and for −(bias + 2p).
     let xw = f.exp + 2;
-    let cw = usize::BITS as usize - (2 * p + 2).leading_zeros() as usize;
-    sig!(lza = lzc_tree(ua.sig).resize(cw), lzb = lzc_tree(ub.sig).resize(cw));
-    sig!(tza = lzc_tree(reverse(d, ua.sig)).resize(cw), tzb = lzc_tree(reverse(d, ub.sig)).resize(cw));
-    sig!(exp_sum = ua.exp.zext(xw) + ub.exp.zext(xw));
+    let (frac_a, frac_b) = (a.bits(0, f.man), b.bits(0, f.man));
+    // A subnormal's leading zeros are one more than its fraction's; a normal has none. The
+    // trailing zeros of a nonzero significand are its fraction's, counted up to `man`.
+    sig!(lfa = lzc_tree(frac_a), lfb = lzc_tree(frac_b));
+    sig!(tza = lzc_tree(reverse(d, frac_a)), tzb = lzc_tree(reverse(d, frac_b)));
     cuts.cut(&mut d.net());
 
-    d.section("mul: significand product; beside it, the exponent, the window position and the sticky threshold");
+    d.section("mul: significand product; beside it, normalised exponents and leading zeros");
     sig!(product = ua.sig.mul(ub.sig));
-    sig!(lz_sum = lza.zext(xw) + lzb.zext(xw));
-    // Exponent field of the result if P's leading one is at q0.
-    sig!(e0 = exp_sum - lz_sum - f.bias());
-    sig!(normal = d.lit(0, xw).slt(e0));
-    // Window base: man − lz_sum for a normal result, u for a subnormal one (then at least 1).
-    sig!(base_subnormal = d.lit(1 + f.bias() as u128 + f.man as u128, xw) - exp_sum);
-    sig!(base_normal = d.lit(f.man as u128, xw) - lz_sum);
-    let base = normal.mux(base_normal, base_subnormal);
-    let limit = 2 * p + 1;
-    let bw = usize::BITS as usize - limit.leading_zeros() as usize;
-    sig!(shift = (!base.bit(xw - 1) & base.ge(limit as u64 as u32)).mux(d.lit(limit as u128, bw), base.resize(bw)));
+    let (a_sub, b_sub) = (ua.exp.eq(1u32) & !ua.sig.bit(f.man), ub.exp.eq(1u32) & !ub.sig.bit(f.man));
+    // Normalised exponents ea − lza: −lf for a subnormal (ea = 1, lza = lf + 1); the bias
+    // comes off the first.
+    let zero_x = d.lit(0, xw);
+    sig!(xa = a_sub.mux(zero_x - lfa.zext(xw) - f.bias(), ua.exp.zext(xw) - f.bias()));
+    sig!(xb = b_sub.mux(zero_x - lfb.zext(xw), ub.exp.zext(xw)));
+    sig!(lza = a_sub.mux(lfa.zext(xw) + 1u32, 0), lzb = b_sub.mux(lfb.zext(xw) + 1u32, 0));
+    sig!(exp_sum = ua.exp.zext(xw) + ub.exp.zext(xw));
+    let bw = usize::BITS as usize - (2 * p + 1).leading_zeros() as usize;
+    sig!(tz_sum = tza.zext(xw) + tzb.zext(xw) + 1u32);
+    cuts.cut(&mut d.net());
+
+    d.section("mul: the exponent, the window position and the sticky threshold");
+    // Exponent field of the result if P's leading one is at q0 = 2·man − lza − lzb.
+    sig!(e0 = xa + xb);
+    sig!(normal = zero_x.slt(e0));
+    // Window base: q0 − man for a normal result, u = 1 + bias + man − ea − eb for a subnormal
+    // one (then at least 1); from 2p + 1 on, every product bit is below the window.
+    sig!(base = normal.mux(d.lit(f.man as u128, xw) - lza - lzb, d.lit(1 + f.bias() as u128 + f.man as u128, xw) - exp_sum));
+    sig!(shift = base.bits(0, bw), far = base.bits(bw, xw - bw).any());
     // Exponent field of the lower candidate (normal) and of the upper one; 0 when subnormal.
     sig!(field_low = normal.mux(e0, 0), field_high = e0 + 1u32);
-    sig!(tz_sum = tza.zext(bw + 1) + tzb.zext(bw + 1) + 1u32);
+    // tz(P) + 1 < base: a set bit of P below the window (tz(P) = tza + tzb).
+    sig!(sticky_below = tz_sum.slt(base));
     cuts.cut(&mut d.net());
 
     d.section("mul: the window of p + 2 product bits from bit shift − 1; sticky = a bit set below it");
     // window[0] = P[shift − 1] (P[−1] = 0), window[p + 1] = P[shift + p].
-    sig!(window = product.cat(d.lit(0, 1)).shr(shift).bits(0, p + 2));
-    // tz(P) + 1 < shift: a set bit of P below window[0].
-    sig!(sticky_below = tz_sum.lt(shift.zext(bw + 1)));
+    sig!(window = far.mux(d.lit(0, p + 2), product.cat(d.lit(0, 1)).shr(shift).bits(0, p + 2)));
     cuts.cut(&mut d.net());
 
     d.section("mul: one-bit normalisation, guard and sticky, round to nearest even");
