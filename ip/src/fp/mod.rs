@@ -20,7 +20,7 @@ pub type Fp32Unary = NetlistStream<32, 4, 32, 4>;
 /// The stage counts shipped: about half the deepest split, which keeps every register-to-register
 /// path to a handful of LUT levels (figures in the README from `weft bench numeric`).
 pub const SHIPPED: [(FloatOperator, usize); 4] =
-    [(FloatOperator::Add, 4), (FloatOperator::Mul, 5), (FloatOperator::Div, 16), (FloatOperator::Sqrt, 15)];
+    [(FloatOperator::Add, 6), (FloatOperator::Mul, 5), (FloatOperator::Div, 16), (FloatOperator::Sqrt, 15)];
 
 pub fn module_name(op: FloatOperator) -> String {
     format!("fp32_{}", op.name())
