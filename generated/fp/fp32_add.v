@@ -195,8 +195,6 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire [27:0] big_padded;
     wire [27:0] aligned;
     wire [27:0] marker;
-    wire [27:0] at_or_above;
-    wire limited;
     wire [8:0] field_base;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1;
@@ -253,11 +251,6 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire [3:0] sum_d1_cat_4;
     wire [3:0] sum_d1_cat_5;
     wire [4:0] left;
-    reg [27:0] at_or_above_d1;
-    reg [27:0] at_or_above_d2;
-    reg limited_d1;
-    reg limited_d2;
-    wire subnormal;
     // add: normalisation shift; exponent field
     reg [27:0] sum_d2;
     reg [4:0] left_d1;
@@ -265,7 +258,6 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     reg [8:0] field_base_d1;
     reg [8:0] field_base_d2;
     reg [8:0] field_base_d3;
-    reg subnormal_d1;
     wire [8:0] field;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1;
@@ -476,8 +468,6 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     assign big_padded = {1'h0, ({big_sig, 3'h0})};
     assign aligned = {1'h0, ({shifted, align_sticky})};
     assign marker = 28'h8000000 >> big_exp;
-    assign at_or_above = ~(marker - 28'h1);
-    assign limited = ~(marker == 28'h0);
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -529,11 +519,10 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
     assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
     assign left = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
-    assign subnormal = limited_d2 & ((sum_d1 & at_or_above_d2) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized = sum_d2 << left_d1;
-    assign field = subnormal_d1 ? 9'h0 : (field_base_d3 - ({4'h0, left_d1}));
+    assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept = normalized_d1[26:4];
@@ -570,16 +559,11 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;
-        if (out_valid_or) at_or_above_d1 <= at_or_above;
-        if (out_valid_or) at_or_above_d2 <= at_or_above_d1;
-        if (out_valid_or) limited_d1 <= limited;
-        if (out_valid_or) limited_d2 <= limited_d1;
         if (out_valid_or) sum_d2 <= sum_d1;
         if (out_valid_or) left_d1 <= left;
         if (out_valid_or) field_base_d1 <= field_base;
         if (out_valid_or) field_base_d2 <= field_base_d1;
         if (out_valid_or) field_base_d3 <= field_base_d2;
-        if (out_valid_or) subnormal_d1 <= subnormal;
         if (out_valid_or) normalized_d1 <= normalized;
         if (out_valid_or) field_d1 <= field;
         if (out_valid_or) increment_d1 <= increment;

@@ -5,7 +5,7 @@
 //   outputs = per beat: f0, f1, f2, f3
 //   latency = 45 cycles from an input beat
 //   operators = 15 add, 2 div, 38 mul, 12 sub
-//   register bits = 31340
+//   register bits = 29774
 `timescale 1ns/1ps
 
 module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -449,8 +449,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded;
     wire [27:0] aligned_2;
     wire [27:0] marker;
-    wire [27:0] at_or_above;
-    wire limited;
     wire [8:0] field_base;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1;
@@ -506,11 +504,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_4;
     wire [3:0] sum_d1_cat_5;
     wire [4:0] left_2;
-    reg [27:0] at_or_above_d1;
-    reg [27:0] at_or_above_d2;
-    reg limited_d1;
-    reg limited_d2;
-    wire subnormal;
     // add: normalisation shift; exponent field
     wire [27:0] normalized;
     reg [8:0] field_base_d1;
@@ -970,8 +963,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_2;
     wire [27:0] aligned_3;
     wire [27:0] marker_2;
-    wire [27:0] at_or_above_2;
-    wire limited_2;
     wire [8:0] field_base_2;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_2;
@@ -1027,11 +1018,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_9;
     wire [3:0] sum_d1_cat_10;
     wire [4:0] left_3;
-    reg [27:0] at_or_above_d1_2;
-    reg [27:0] at_or_above_d2_2;
-    reg limited_d1_2;
-    reg limited_d2_2;
-    wire subnormal_2;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_2;
     reg [8:0] field_base_d1_2;
@@ -1491,8 +1477,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_3;
     wire [27:0] aligned_4;
     wire [27:0] marker_3;
-    wire [27:0] at_or_above_3;
-    wire limited_3;
     wire [8:0] field_base_3;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_3;
@@ -1548,11 +1532,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_14;
     wire [3:0] sum_d1_cat_15;
     wire [4:0] left_4;
-    reg [27:0] at_or_above_d1_3;
-    reg [27:0] at_or_above_d2_3;
-    reg limited_d1_3;
-    reg limited_d2_3;
-    wire subnormal_3;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_3;
     reg [8:0] field_base_d1_3;
@@ -3134,8 +3113,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_4;
     wire [27:0] aligned_6;
     wire [27:0] marker_4;
-    wire [27:0] at_or_above_4;
-    wire limited_4;
     wire [8:0] field_base_4;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_4;
@@ -3191,11 +3168,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_19;
     wire [3:0] sum_d1_cat_20;
     wire [4:0] left_6;
-    reg [27:0] at_or_above_d1_4;
-    reg [27:0] at_or_above_d2_4;
-    reg limited_d1_4;
-    reg limited_d2_4;
-    wire subnormal_4;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_4;
     reg [8:0] field_base_d1_4;
@@ -3952,8 +3924,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_5;
     wire [27:0] aligned_7;
     wire [27:0] marker_5;
-    wire [27:0] at_or_above_5;
-    wire limited_5;
     wire [8:0] field_base_5;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_5;
@@ -4009,11 +3979,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_24;
     wire [3:0] sum_d1_cat_25;
     wire [4:0] left_7;
-    reg [27:0] at_or_above_d1_5;
-    reg [27:0] at_or_above_d2_5;
-    reg limited_d1_5;
-    reg limited_d2_5;
-    wire subnormal_5;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_5;
     reg [8:0] field_base_d1_5;
@@ -4357,8 +4322,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_6;
     wire [27:0] aligned_8;
     wire [27:0] marker_6;
-    wire [27:0] at_or_above_6;
-    wire limited_6;
     wire [8:0] field_base_6;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_6;
@@ -4414,11 +4377,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_29;
     wire [3:0] sum_d1_cat_30;
     wire [4:0] left_8;
-    reg [27:0] at_or_above_d1_6;
-    reg [27:0] at_or_above_d2_6;
-    reg limited_d1_6;
-    reg limited_d2_6;
-    wire subnormal_6;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_6;
     reg [8:0] field_base_d1_6;
@@ -4928,8 +4886,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_7;
     wire [27:0] aligned_9;
     wire [27:0] marker_7;
-    wire [27:0] at_or_above_7;
-    wire limited_7;
     wire [8:0] field_base_7;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_7;
@@ -4985,11 +4941,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_34;
     wire [3:0] sum_d1_cat_35;
     wire [4:0] left_9;
-    reg [27:0] at_or_above_d1_7;
-    reg [27:0] at_or_above_d2_7;
-    reg limited_d1_7;
-    reg limited_d2_7;
-    wire subnormal_7;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_7;
     reg [8:0] field_base_d1_7;
@@ -5466,8 +5417,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_8;
     wire [27:0] aligned_10;
     wire [27:0] marker_8;
-    wire [27:0] at_or_above_8;
-    wire limited_8;
     wire [8:0] field_base_8;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_8;
@@ -5523,11 +5472,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_39;
     wire [3:0] sum_d1_cat_40;
     wire [4:0] left_10;
-    reg [27:0] at_or_above_d1_8;
-    reg [27:0] at_or_above_d2_8;
-    reg limited_d1_8;
-    reg limited_d2_8;
-    wire subnormal_8;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_8;
     reg [8:0] field_base_d1_8;
@@ -6717,8 +6661,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_9;
     wire [27:0] aligned_11;
     wire [27:0] marker_9;
-    wire [27:0] at_or_above_9;
-    wire limited_9;
     wire [8:0] field_base_9;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_9;
@@ -6774,11 +6716,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_44;
     wire [3:0] sum_d1_cat_45;
     wire [4:0] left_11;
-    reg [27:0] at_or_above_d1_9;
-    reg [27:0] at_or_above_d2_9;
-    reg limited_d1_9;
-    reg limited_d2_9;
-    wire subnormal_9;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_9;
     reg [8:0] field_base_d1_9;
@@ -7268,8 +7205,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_10;
     wire [27:0] aligned_12;
     wire [27:0] marker_10;
-    wire [27:0] at_or_above_10;
-    wire limited_10;
     wire [8:0] field_base_10;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_10;
@@ -7325,11 +7260,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_49;
     wire [3:0] sum_d1_cat_50;
     wire [4:0] left_12;
-    reg [27:0] at_or_above_d1_10;
-    reg [27:0] at_or_above_d2_10;
-    reg limited_d1_10;
-    reg limited_d2_10;
-    wire subnormal_10;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_10;
     reg [8:0] field_base_d1_10;
@@ -7983,8 +7913,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_11;
     wire [27:0] aligned_13;
     wire [27:0] marker_11;
-    wire [27:0] at_or_above_11;
-    wire limited_11;
     wire [8:0] field_base_11;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_11;
@@ -8040,11 +7968,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_54;
     wire [3:0] sum_d1_cat_55;
     wire [4:0] left_13;
-    reg [27:0] at_or_above_d1_11;
-    reg [27:0] at_or_above_d2_11;
-    reg limited_d1_11;
-    reg limited_d2_11;
-    wire subnormal_11;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_11;
     reg [8:0] field_base_d1_11;
@@ -8527,8 +8450,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_12;
     wire [27:0] aligned_14;
     wire [27:0] marker_12;
-    wire [27:0] at_or_above_12;
-    wire limited_12;
     wire [8:0] field_base_12;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_12;
@@ -8584,11 +8505,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_59;
     wire [3:0] sum_d1_cat_60;
     wire [4:0] left_14;
-    reg [27:0] at_or_above_d1_12;
-    reg [27:0] at_or_above_d2_12;
-    reg limited_d1_12;
-    reg limited_d2_12;
-    wire subnormal_12;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_12;
     reg [8:0] field_base_d1_12;
@@ -9486,8 +9402,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_13;
     wire [27:0] aligned_15;
     wire [27:0] marker_13;
-    wire [27:0] at_or_above_13;
-    wire limited_13;
     wire [8:0] field_base_13;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_13;
@@ -9543,11 +9457,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_64;
     wire [3:0] sum_d1_cat_65;
     wire [4:0] left_15;
-    reg [27:0] at_or_above_d1_13;
-    reg [27:0] at_or_above_d2_13;
-    reg limited_d1_13;
-    reg limited_d2_13;
-    wire subnormal_13;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_13;
     reg [8:0] field_base_d1_13;
@@ -10037,8 +9946,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_14;
     wire [27:0] aligned_16;
     wire [27:0] marker_14;
-    wire [27:0] at_or_above_14;
-    wire limited_14;
     wire [8:0] field_base_14;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_14;
@@ -10094,11 +10001,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_69;
     wire [3:0] sum_d1_cat_70;
     wire [4:0] left_16;
-    reg [27:0] at_or_above_d1_14;
-    reg [27:0] at_or_above_d2_14;
-    reg limited_d1_14;
-    reg limited_d2_14;
-    wire subnormal_14;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_14;
     reg [8:0] field_base_d1_14;
@@ -10725,8 +10627,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_15;
     wire [27:0] aligned_17;
     wire [27:0] marker_15;
-    wire [27:0] at_or_above_15;
-    wire limited_15;
     wire [8:0] field_base_15;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_15;
@@ -10782,11 +10682,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_74;
     wire [3:0] sum_d1_cat_75;
     wire [4:0] left_17;
-    reg [27:0] at_or_above_d1_15;
-    reg [27:0] at_or_above_d2_15;
-    reg limited_d1_15;
-    reg limited_d2_15;
-    wire subnormal_15;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_15;
     reg [8:0] field_base_d1_15;
@@ -11131,8 +11026,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_16;
     wire [27:0] aligned_18;
     wire [27:0] marker_16;
-    wire [27:0] at_or_above_16;
-    wire limited_16;
     wire [8:0] field_base_16;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_16;
@@ -11188,11 +11081,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_79;
     wire [3:0] sum_d1_cat_80;
     wire [4:0] left_18;
-    reg [27:0] at_or_above_d1_16;
-    reg [27:0] at_or_above_d2_16;
-    reg limited_d1_16;
-    reg limited_d2_16;
-    wire subnormal_16;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_16;
     reg [8:0] field_base_d1_16;
@@ -11684,8 +11572,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_17;
     wire [27:0] aligned_19;
     wire [27:0] marker_17;
-    wire [27:0] at_or_above_17;
-    wire limited_17;
     wire [8:0] field_base_17;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_17;
@@ -11741,11 +11627,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_84;
     wire [3:0] sum_d1_cat_85;
     wire [4:0] left_19;
-    reg [27:0] at_or_above_d1_17;
-    reg [27:0] at_or_above_d2_17;
-    reg limited_d1_17;
-    reg limited_d2_17;
-    wire subnormal_17;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_17;
     reg [8:0] field_base_d1_17;
@@ -12527,8 +12408,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_18;
     wire [27:0] aligned_20;
     wire [27:0] marker_18;
-    wire [27:0] at_or_above_18;
-    wire limited_18;
     wire [8:0] field_base_18;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_18;
@@ -12584,11 +12463,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_89;
     wire [3:0] sum_d1_cat_90;
     wire [4:0] left_20;
-    reg [27:0] at_or_above_d1_18;
-    reg [27:0] at_or_above_d2_18;
-    reg limited_d1_18;
-    reg limited_d2_18;
-    wire subnormal_18;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_18;
     reg [8:0] field_base_d1_18;
@@ -13071,8 +12945,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_19;
     wire [27:0] aligned_21;
     wire [27:0] marker_19;
-    wire [27:0] at_or_above_19;
-    wire limited_19;
     wire [8:0] field_base_19;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_19;
@@ -13128,11 +13000,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_94;
     wire [3:0] sum_d1_cat_95;
     wire [4:0] left_21;
-    reg [27:0] at_or_above_d1_19;
-    reg [27:0] at_or_above_d2_19;
-    reg limited_d1_19;
-    reg limited_d2_19;
-    wire subnormal_19;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_19;
     reg [8:0] field_base_d1_19;
@@ -13595,8 +13462,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_20;
     wire [27:0] aligned_22;
     wire [27:0] marker_20;
-    wire [27:0] at_or_above_20;
-    wire limited_20;
     wire [8:0] field_base_20;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_20;
@@ -13652,11 +13517,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_99;
     wire [3:0] sum_d1_cat_100;
     wire [4:0] left_22;
-    reg [27:0] at_or_above_d1_20;
-    reg [27:0] at_or_above_d2_20;
-    reg limited_d1_20;
-    reg limited_d2_20;
-    wire subnormal_20;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_20;
     reg [8:0] field_base_d1_20;
@@ -14001,8 +13861,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_21;
     wire [27:0] aligned_23;
     wire [27:0] marker_21;
-    wire [27:0] at_or_above_21;
-    wire limited_21;
     wire [8:0] field_base_21;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_21;
@@ -14058,11 +13916,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_104;
     wire [3:0] sum_d1_cat_105;
     wire [4:0] left_23;
-    reg [27:0] at_or_above_d1_21;
-    reg [27:0] at_or_above_d2_21;
-    reg limited_d1_21;
-    reg limited_d2_21;
-    wire subnormal_21;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_21;
     reg [8:0] field_base_d1_21;
@@ -14554,8 +14407,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_22;
     wire [27:0] aligned_24;
     wire [27:0] marker_22;
-    wire [27:0] at_or_above_22;
-    wire limited_22;
     wire [8:0] field_base_22;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_22;
@@ -14611,11 +14462,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_109;
     wire [3:0] sum_d1_cat_110;
     wire [4:0] left_24;
-    reg [27:0] at_or_above_d1_22;
-    reg [27:0] at_or_above_d2_22;
-    reg limited_d1_22;
-    reg limited_d2_22;
-    wire subnormal_22;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_22;
     reg [8:0] field_base_d1_22;
@@ -14800,8 +14646,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_23;
     wire [27:0] aligned_25;
     wire [27:0] marker_23;
-    wire [27:0] at_or_above_23;
-    wire limited_23;
     wire [8:0] field_base_23;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_23;
@@ -14857,11 +14701,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_114;
     wire [3:0] sum_d1_cat_115;
     wire [4:0] left_25;
-    reg [27:0] at_or_above_d1_23;
-    reg [27:0] at_or_above_d2_23;
-    reg limited_d1_23;
-    reg limited_d2_23;
-    wire subnormal_23;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_23;
     reg [8:0] field_base_d1_23;
@@ -15335,8 +15174,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_24;
     wire [27:0] aligned_26;
     wire [27:0] marker_24;
-    wire [27:0] at_or_above_24;
-    wire limited_24;
     wire [8:0] field_base_24;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_24;
@@ -15392,11 +15229,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_119;
     wire [3:0] sum_d1_cat_120;
     wire [4:0] left_26;
-    reg [27:0] at_or_above_d1_24;
-    reg [27:0] at_or_above_d2_24;
-    reg limited_d1_24;
-    reg limited_d2_24;
-    wire subnormal_24;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_24;
     reg [8:0] field_base_d1_24;
@@ -15864,8 +15696,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_25;
     wire [27:0] aligned_27;
     wire [27:0] marker_25;
-    wire [27:0] at_or_above_25;
-    wire limited_25;
     wire [8:0] field_base_25;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_25;
@@ -15921,11 +15751,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_124;
     wire [3:0] sum_d1_cat_125;
     wire [4:0] left_27;
-    reg [27:0] at_or_above_d1_25;
-    reg [27:0] at_or_above_d2_25;
-    reg limited_d1_25;
-    reg limited_d2_25;
-    wire subnormal_25;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_25;
     reg [8:0] field_base_d1_25;
@@ -16270,8 +16095,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_26;
     wire [27:0] aligned_28;
     wire [27:0] marker_26;
-    wire [27:0] at_or_above_26;
-    wire limited_26;
     wire [8:0] field_base_26;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_26;
@@ -16327,11 +16150,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_129;
     wire [3:0] sum_d1_cat_130;
     wire [4:0] left_28;
-    reg [27:0] at_or_above_d1_26;
-    reg [27:0] at_or_above_d2_26;
-    reg limited_d1_26;
-    reg limited_d2_26;
-    wire subnormal_26;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_26;
     reg [8:0] field_base_d1_26;
@@ -16820,8 +16638,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] big_padded_27;
     wire [27:0] aligned_29;
     wire [27:0] marker_27;
-    wire [27:0] at_or_above_27;
-    wire limited_27;
     wire [8:0] field_base_27;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_27;
@@ -16877,11 +16693,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] sum_d1_cat_134;
     wire [3:0] sum_d1_cat_135;
     wire [4:0] left_29;
-    reg [27:0] at_or_above_d1_27;
-    reg [27:0] at_or_above_d2_27;
-    reg limited_d1_27;
-    reg limited_d2_27;
-    wire subnormal_27;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_27;
     reg [8:0] field_base_d1_27;
@@ -17324,8 +17135,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded = {1'h0, ({big_sig, 3'h0})};
     assign aligned_2 = {1'h0, ({shifted_2, align_sticky})};
     assign marker = 28'h8000000 >> big_exp;
-    assign at_or_above = ~(marker - 28'h1);
-    assign limited = ~(marker == 28'h0);
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -17377,11 +17186,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
     assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
     assign left_2 = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
-    assign subnormal = limited_d2 & ((sum_d1 & at_or_above_d2) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized = sum_d1 << left_2;
-    assign field = subnormal ? 9'h0 : (field_base_d2 - ({4'h0, left_2}));
+    assign field = normalized[27] ? (field_base_d2 - ({4'h0, left_2})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_2 = normalized_d1[26:4];
@@ -17798,8 +17606,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
     assign aligned_3 = {1'h0, ({shifted_3, align_sticky_2})};
     assign marker_2 = 28'h8000000 >> big_exp_2;
-    assign at_or_above_2 = ~(marker_2 - 28'h1);
-    assign limited_2 = ~(marker_2 == 28'h0);
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -17851,11 +17657,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
     assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
     assign left_3 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
-    assign subnormal_2 = limited_d2_2 & ((sum_d1_2 & at_or_above_d2_2) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_2 = sum_d1_2 << left_3;
-    assign field_2 = subnormal_2 ? 9'h0 : (field_base_d2_2 - ({4'h0, left_3}));
+    assign field_2 = normalized_2[27] ? (field_base_d2_2 - ({4'h0, left_3})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_4 = normalized_d1_2[26:4];
@@ -18272,8 +18077,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_3 = {1'h0, ({big_sig_3, 3'h0})};
     assign aligned_4 = {1'h0, ({shifted_4, align_sticky_3})};
     assign marker_3 = 28'h8000000 >> big_exp_3;
-    assign at_or_above_3 = ~(marker_3 - 28'h1);
-    assign limited_3 = ~(marker_3 == 28'h0);
     assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -18325,11 +18128,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_14 = {sum_d1_and_20, (sum_d1_and_18 ? ({sum_d1_and_18, sum_d1_sel_24}) : ({sum_d1_and_18, sum_d1_sel_23}))};
     assign sum_d1_cat_15 = {sum_d1_and_20, (sum_d1_and_17 ? ({sum_d1_and_17, sum_d1_sel_22}) : ({sum_d1_and_17, sum_d1_sel_21}))};
     assign left_4 = sum_d1_and_21 ? ({sum_d1_and_21, (sum_d1_and_20 ? sum_d1_cat_14 : sum_d1_cat_15)}) : ({sum_d1_and_21, (sum_d1_and_19 ? sum_d1_cat_12 : sum_d1_cat_13)});
-    assign subnormal_3 = limited_d2_3 & ((sum_d1_3 & at_or_above_d2_3) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_3 = sum_d1_3 << left_4;
-    assign field_3 = subnormal_3 ? 9'h0 : (field_base_d2_3 - ({4'h0, left_4}));
+    assign field_3 = normalized_3[27] ? (field_base_d2_3 - ({4'h0, left_4})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_6 = normalized_d1_3[26:4];
@@ -19664,8 +19466,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_4 = {1'h0, ({big_sig_4, 3'h0})};
     assign aligned_6 = {1'h0, ({shifted_6, align_sticky_4})};
     assign marker_4 = 28'h8000000 >> big_exp_4;
-    assign at_or_above_4 = ~(marker_4 - 28'h1);
-    assign limited_4 = ~(marker_4 == 28'h0);
     assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -19717,11 +19517,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_19 = {sum_d1_and_27, (sum_d1_and_25 ? ({sum_d1_and_25, sum_d1_sel_32}) : ({sum_d1_and_25, sum_d1_sel_31}))};
     assign sum_d1_cat_20 = {sum_d1_and_27, (sum_d1_and_24 ? ({sum_d1_and_24, sum_d1_sel_30}) : ({sum_d1_and_24, sum_d1_sel_29}))};
     assign left_6 = sum_d1_and_28 ? ({sum_d1_and_28, (sum_d1_and_27 ? sum_d1_cat_19 : sum_d1_cat_20)}) : ({sum_d1_and_28, (sum_d1_and_26 ? sum_d1_cat_17 : sum_d1_cat_18)});
-    assign subnormal_4 = limited_d2_4 & ((sum_d1_4 & at_or_above_d2_4) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_4 = sum_d1_4 << left_6;
-    assign field_4 = subnormal_4 ? 9'h0 : (field_base_d2_4 - ({4'h0, left_6}));
+    assign field_4 = normalized_4[27] ? (field_base_d2_4 - ({4'h0, left_6})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_12 = normalized_d1_4[26:4];
@@ -20393,8 +20192,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_5 = {1'h0, ({big_sig_5, 3'h0})};
     assign aligned_7 = {1'h0, ({shifted_7, align_sticky_5})};
     assign marker_5 = 28'h8000000 >> big_exp_5;
-    assign at_or_above_5 = ~(marker_5 - 28'h1);
-    assign limited_5 = ~(marker_5 == 28'h0);
     assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -20446,11 +20243,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_24 = {sum_d1_and_34, (sum_d1_and_32 ? ({sum_d1_and_32, sum_d1_sel_40}) : ({sum_d1_and_32, sum_d1_sel_39}))};
     assign sum_d1_cat_25 = {sum_d1_and_34, (sum_d1_and_31 ? ({sum_d1_and_31, sum_d1_sel_38}) : ({sum_d1_and_31, sum_d1_sel_37}))};
     assign left_7 = sum_d1_and_35 ? ({sum_d1_and_35, (sum_d1_and_34 ? sum_d1_cat_24 : sum_d1_cat_25)}) : ({sum_d1_and_35, (sum_d1_and_33 ? sum_d1_cat_22 : sum_d1_cat_23)});
-    assign subnormal_5 = limited_d2_5 & ((sum_d1_5 & at_or_above_d2_5) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_5 = sum_d1_5 << left_7;
-    assign field_5 = subnormal_5 ? 9'h0 : (field_base_d2_5 - ({4'h0, left_7}));
+    assign field_5 = normalized_5[27] ? (field_base_d2_5 - ({4'h0, left_7})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_15 = normalized_d1_5[26:4];
@@ -20754,8 +20550,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_6 = {1'h0, ({big_sig_6, 3'h0})};
     assign aligned_8 = {1'h0, ({shifted_8, align_sticky_6})};
     assign marker_6 = 28'h8000000 >> big_exp_6;
-    assign at_or_above_6 = ~(marker_6 - 28'h1);
-    assign limited_6 = ~(marker_6 == 28'h0);
     assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -20807,11 +20601,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_29 = {sum_d1_and_41, (sum_d1_and_39 ? ({sum_d1_and_39, sum_d1_sel_48}) : ({sum_d1_and_39, sum_d1_sel_47}))};
     assign sum_d1_cat_30 = {sum_d1_and_41, (sum_d1_and_38 ? ({sum_d1_and_38, sum_d1_sel_46}) : ({sum_d1_and_38, sum_d1_sel_45}))};
     assign left_8 = sum_d1_and_42 ? ({sum_d1_and_42, (sum_d1_and_41 ? sum_d1_cat_29 : sum_d1_cat_30)}) : ({sum_d1_and_42, (sum_d1_and_40 ? sum_d1_cat_27 : sum_d1_cat_28)});
-    assign subnormal_6 = limited_d2_6 & ((sum_d1_6 & at_or_above_d2_6) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_6 = sum_d1_6 << left_8;
-    assign field_6 = subnormal_6 ? 9'h0 : (field_base_d2_6 - ({4'h0, left_8}));
+    assign field_6 = normalized_6[27] ? (field_base_d2_6 - ({4'h0, left_8})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_17 = normalized_d1_6[26:4];
@@ -21260,8 +21053,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_7 = {1'h0, ({big_sig_7, 3'h0})};
     assign aligned_9 = {1'h0, ({shifted_9, align_sticky_7})};
     assign marker_7 = 28'h8000000 >> big_exp_7;
-    assign at_or_above_7 = ~(marker_7 - 28'h1);
-    assign limited_7 = ~(marker_7 == 28'h0);
     assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -21313,11 +21104,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_34 = {sum_d1_and_48, (sum_d1_and_46 ? ({sum_d1_and_46, sum_d1_sel_56}) : ({sum_d1_and_46, sum_d1_sel_55}))};
     assign sum_d1_cat_35 = {sum_d1_and_48, (sum_d1_and_45 ? ({sum_d1_and_45, sum_d1_sel_54}) : ({sum_d1_and_45, sum_d1_sel_53}))};
     assign left_9 = sum_d1_and_49 ? ({sum_d1_and_49, (sum_d1_and_48 ? sum_d1_cat_34 : sum_d1_cat_35)}) : ({sum_d1_and_49, (sum_d1_and_47 ? sum_d1_cat_32 : sum_d1_cat_33)});
-    assign subnormal_7 = limited_d2_7 & ((sum_d1_7 & at_or_above_d2_7) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_7 = sum_d1_7 << left_9;
-    assign field_7 = subnormal_7 ? 9'h0 : (field_base_d2_7 - ({4'h0, left_9}));
+    assign field_7 = normalized_7[27] ? (field_base_d2_7 - ({4'h0, left_9})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_20 = normalized_d1_7[26:4];
@@ -21733,8 +21523,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_8 = {1'h0, ({big_sig_8, 3'h0})};
     assign aligned_10 = {1'h0, ({shifted_10, align_sticky_8})};
     assign marker_8 = 28'h8000000 >> big_exp_8;
-    assign at_or_above_8 = ~(marker_8 - 28'h1);
-    assign limited_8 = ~(marker_8 == 28'h0);
     assign field_base_8 = ({1'h0, big_exp_8}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -21786,11 +21574,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_39 = {sum_d1_and_55, (sum_d1_and_53 ? ({sum_d1_and_53, sum_d1_sel_64}) : ({sum_d1_and_53, sum_d1_sel_63}))};
     assign sum_d1_cat_40 = {sum_d1_and_55, (sum_d1_and_52 ? ({sum_d1_and_52, sum_d1_sel_62}) : ({sum_d1_and_52, sum_d1_sel_61}))};
     assign left_10 = sum_d1_and_56 ? ({sum_d1_and_56, (sum_d1_and_55 ? sum_d1_cat_39 : sum_d1_cat_40)}) : ({sum_d1_and_56, (sum_d1_and_54 ? sum_d1_cat_37 : sum_d1_cat_38)});
-    assign subnormal_8 = limited_d2_8 & ((sum_d1_8 & at_or_above_d2_8) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_8 = sum_d1_8 << left_10;
-    assign field_8 = subnormal_8 ? 9'h0 : (field_base_d2_8 - ({4'h0, left_10}));
+    assign field_8 = normalized_8[27] ? (field_base_d2_8 - ({4'h0, left_10})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_22 = normalized_d1_8[26:4];
@@ -22862,8 +22649,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_9 = {1'h0, ({big_sig_9, 3'h0})};
     assign aligned_11 = {1'h0, ({shifted_11, align_sticky_9})};
     assign marker_9 = 28'h8000000 >> big_exp_9;
-    assign at_or_above_9 = ~(marker_9 - 28'h1);
-    assign limited_9 = ~(marker_9 == 28'h0);
     assign field_base_9 = ({1'h0, big_exp_9}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -22915,11 +22700,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_44 = {sum_d1_and_62, (sum_d1_and_60 ? ({sum_d1_and_60, sum_d1_sel_72}) : ({sum_d1_and_60, sum_d1_sel_71}))};
     assign sum_d1_cat_45 = {sum_d1_and_62, (sum_d1_and_59 ? ({sum_d1_and_59, sum_d1_sel_70}) : ({sum_d1_and_59, sum_d1_sel_69}))};
     assign left_11 = sum_d1_and_63 ? ({sum_d1_and_63, (sum_d1_and_62 ? sum_d1_cat_44 : sum_d1_cat_45)}) : ({sum_d1_and_63, (sum_d1_and_61 ? sum_d1_cat_42 : sum_d1_cat_43)});
-    assign subnormal_9 = limited_d2_9 & ((sum_d1_9 & at_or_above_d2_9) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_9 = sum_d1_9 << left_11;
-    assign field_9 = subnormal_9 ? 9'h0 : (field_base_d2_9 - ({4'h0, left_11}));
+    assign field_9 = normalized_9[27] ? (field_base_d2_9 - ({4'h0, left_11})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_27 = normalized_d1_9[26:4];
@@ -23336,8 +23120,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_10 = {1'h0, ({big_sig_10, 3'h0})};
     assign aligned_12 = {1'h0, ({shifted_12, align_sticky_10})};
     assign marker_10 = 28'h8000000 >> big_exp_10;
-    assign at_or_above_10 = ~(marker_10 - 28'h1);
-    assign limited_10 = ~(marker_10 == 28'h0);
     assign field_base_10 = ({1'h0, big_exp_10}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -23389,11 +23171,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_49 = {sum_d1_and_69, (sum_d1_and_67 ? ({sum_d1_and_67, sum_d1_sel_80}) : ({sum_d1_and_67, sum_d1_sel_79}))};
     assign sum_d1_cat_50 = {sum_d1_and_69, (sum_d1_and_66 ? ({sum_d1_and_66, sum_d1_sel_78}) : ({sum_d1_and_66, sum_d1_sel_77}))};
     assign left_12 = sum_d1_and_70 ? ({sum_d1_and_70, (sum_d1_and_69 ? sum_d1_cat_49 : sum_d1_cat_50)}) : ({sum_d1_and_70, (sum_d1_and_68 ? sum_d1_cat_47 : sum_d1_cat_48)});
-    assign subnormal_10 = limited_d2_10 & ((sum_d1_10 & at_or_above_d2_10) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_10 = sum_d1_10 << left_12;
-    assign field_10 = subnormal_10 ? 9'h0 : (field_base_d2_10 - ({4'h0, left_12}));
+    assign field_10 = normalized_10[27] ? (field_base_d2_10 - ({4'h0, left_12})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_29 = normalized_d1_10[26:4];
@@ -23953,8 +23734,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_11 = {1'h0, ({big_sig_11, 3'h0})};
     assign aligned_13 = {1'h0, ({shifted_13, align_sticky_11})};
     assign marker_11 = 28'h8000000 >> big_exp_11;
-    assign at_or_above_11 = ~(marker_11 - 28'h1);
-    assign limited_11 = ~(marker_11 == 28'h0);
     assign field_base_11 = ({1'h0, big_exp_11}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -24006,11 +23785,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_54 = {sum_d1_and_76, (sum_d1_and_74 ? ({sum_d1_and_74, sum_d1_sel_88}) : ({sum_d1_and_74, sum_d1_sel_87}))};
     assign sum_d1_cat_55 = {sum_d1_and_76, (sum_d1_and_73 ? ({sum_d1_and_73, sum_d1_sel_86}) : ({sum_d1_and_73, sum_d1_sel_85}))};
     assign left_13 = sum_d1_and_77 ? ({sum_d1_and_77, (sum_d1_and_76 ? sum_d1_cat_54 : sum_d1_cat_55)}) : ({sum_d1_and_77, (sum_d1_and_75 ? sum_d1_cat_52 : sum_d1_cat_53)});
-    assign subnormal_11 = limited_d2_11 & ((sum_d1_11 & at_or_above_d2_11) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_11 = sum_d1_11 << left_13;
-    assign field_11 = subnormal_11 ? 9'h0 : (field_base_d2_11 - ({4'h0, left_13}));
+    assign field_11 = normalized_11[27] ? (field_base_d2_11 - ({4'h0, left_13})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_32 = normalized_d1_11[26:4];
@@ -24426,8 +24204,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_12 = {1'h0, ({big_sig_12, 3'h0})};
     assign aligned_14 = {1'h0, ({shifted_14, align_sticky_12})};
     assign marker_12 = 28'h8000000 >> big_exp_12;
-    assign at_or_above_12 = ~(marker_12 - 28'h1);
-    assign limited_12 = ~(marker_12 == 28'h0);
     assign field_base_12 = ({1'h0, big_exp_12}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -24479,11 +24255,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_59 = {sum_d1_and_83, (sum_d1_and_81 ? ({sum_d1_and_81, sum_d1_sel_96}) : ({sum_d1_and_81, sum_d1_sel_95}))};
     assign sum_d1_cat_60 = {sum_d1_and_83, (sum_d1_and_80 ? ({sum_d1_and_80, sum_d1_sel_94}) : ({sum_d1_and_80, sum_d1_sel_93}))};
     assign left_14 = sum_d1_and_84 ? ({sum_d1_and_84, (sum_d1_and_83 ? sum_d1_cat_59 : sum_d1_cat_60)}) : ({sum_d1_and_84, (sum_d1_and_82 ? sum_d1_cat_57 : sum_d1_cat_58)});
-    assign subnormal_12 = limited_d2_12 & ((sum_d1_12 & at_or_above_d2_12) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_12 = sum_d1_12 << left_14;
-    assign field_12 = subnormal_12 ? 9'h0 : (field_base_d2_12 - ({4'h0, left_14}));
+    assign field_12 = normalized_12[27] ? (field_base_d2_12 - ({4'h0, left_14})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_34 = normalized_d1_12[26:4];
@@ -25299,8 +25074,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_13 = {1'h0, ({big_sig_13, 3'h0})};
     assign aligned_15 = {1'h0, ({shifted_15, align_sticky_13})};
     assign marker_13 = 28'h8000000 >> big_exp_13;
-    assign at_or_above_13 = ~(marker_13 - 28'h1);
-    assign limited_13 = ~(marker_13 == 28'h0);
     assign field_base_13 = ({1'h0, big_exp_13}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -25352,11 +25125,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_64 = {sum_d1_and_90, (sum_d1_and_88 ? ({sum_d1_and_88, sum_d1_sel_104}) : ({sum_d1_and_88, sum_d1_sel_103}))};
     assign sum_d1_cat_65 = {sum_d1_and_90, (sum_d1_and_87 ? ({sum_d1_and_87, sum_d1_sel_102}) : ({sum_d1_and_87, sum_d1_sel_101}))};
     assign left_15 = sum_d1_and_91 ? ({sum_d1_and_91, (sum_d1_and_90 ? sum_d1_cat_64 : sum_d1_cat_65)}) : ({sum_d1_and_91, (sum_d1_and_89 ? sum_d1_cat_62 : sum_d1_cat_63)});
-    assign subnormal_13 = limited_d2_13 & ((sum_d1_13 & at_or_above_d2_13) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_13 = sum_d1_13 << left_15;
-    assign field_13 = subnormal_13 ? 9'h0 : (field_base_d2_13 - ({4'h0, left_15}));
+    assign field_13 = normalized_13[27] ? (field_base_d2_13 - ({4'h0, left_15})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_38 = normalized_d1_13[26:4];
@@ -25773,8 +25545,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_14 = {1'h0, ({big_sig_14, 3'h0})};
     assign aligned_16 = {1'h0, ({shifted_16, align_sticky_14})};
     assign marker_14 = 28'h8000000 >> big_exp_14;
-    assign at_or_above_14 = ~(marker_14 - 28'h1);
-    assign limited_14 = ~(marker_14 == 28'h0);
     assign field_base_14 = ({1'h0, big_exp_14}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -25826,11 +25596,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_69 = {sum_d1_and_97, (sum_d1_and_95 ? ({sum_d1_and_95, sum_d1_sel_112}) : ({sum_d1_and_95, sum_d1_sel_111}))};
     assign sum_d1_cat_70 = {sum_d1_and_97, (sum_d1_and_94 ? ({sum_d1_and_94, sum_d1_sel_110}) : ({sum_d1_and_94, sum_d1_sel_109}))};
     assign left_16 = sum_d1_and_98 ? ({sum_d1_and_98, (sum_d1_and_97 ? sum_d1_cat_69 : sum_d1_cat_70)}) : ({sum_d1_and_98, (sum_d1_and_96 ? sum_d1_cat_67 : sum_d1_cat_68)});
-    assign subnormal_14 = limited_d2_14 & ((sum_d1_14 & at_or_above_d2_14) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_14 = sum_d1_14 << left_16;
-    assign field_14 = subnormal_14 ? 9'h0 : (field_base_d2_14 - ({4'h0, left_16}));
+    assign field_14 = normalized_14[27] ? (field_base_d2_14 - ({4'h0, left_16})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_40 = normalized_d1_14[26:4];
@@ -26390,8 +26159,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_15 = {1'h0, ({big_sig_15, 3'h0})};
     assign aligned_17 = {1'h0, ({shifted_17, align_sticky_15})};
     assign marker_15 = 28'h8000000 >> big_exp_15;
-    assign at_or_above_15 = ~(marker_15 - 28'h1);
-    assign limited_15 = ~(marker_15 == 28'h0);
     assign field_base_15 = ({1'h0, big_exp_15}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -26443,11 +26210,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_74 = {sum_d1_and_104, (sum_d1_and_102 ? ({sum_d1_and_102, sum_d1_sel_120}) : ({sum_d1_and_102, sum_d1_sel_119}))};
     assign sum_d1_cat_75 = {sum_d1_and_104, (sum_d1_and_101 ? ({sum_d1_and_101, sum_d1_sel_118}) : ({sum_d1_and_101, sum_d1_sel_117}))};
     assign left_17 = sum_d1_and_105 ? ({sum_d1_and_105, (sum_d1_and_104 ? sum_d1_cat_74 : sum_d1_cat_75)}) : ({sum_d1_and_105, (sum_d1_and_103 ? sum_d1_cat_72 : sum_d1_cat_73)});
-    assign subnormal_15 = limited_d2_15 & ((sum_d1_15 & at_or_above_d2_15) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_15 = sum_d1_15 << left_17;
-    assign field_15 = subnormal_15 ? 9'h0 : (field_base_d2_15 - ({4'h0, left_17}));
+    assign field_15 = normalized_15[27] ? (field_base_d2_15 - ({4'h0, left_17})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_43 = normalized_d1_15[26:4];
@@ -26752,8 +26518,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_16 = {1'h0, ({big_sig_16, 3'h0})};
     assign aligned_18 = {1'h0, ({shifted_18, align_sticky_16})};
     assign marker_16 = 28'h8000000 >> big_exp_16;
-    assign at_or_above_16 = ~(marker_16 - 28'h1);
-    assign limited_16 = ~(marker_16 == 28'h0);
     assign field_base_16 = ({1'h0, big_exp_16}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -26805,11 +26569,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_79 = {sum_d1_and_111, (sum_d1_and_109 ? ({sum_d1_and_109, sum_d1_sel_128}) : ({sum_d1_and_109, sum_d1_sel_127}))};
     assign sum_d1_cat_80 = {sum_d1_and_111, (sum_d1_and_108 ? ({sum_d1_and_108, sum_d1_sel_126}) : ({sum_d1_and_108, sum_d1_sel_125}))};
     assign left_18 = sum_d1_and_112 ? ({sum_d1_and_112, (sum_d1_and_111 ? sum_d1_cat_79 : sum_d1_cat_80)}) : ({sum_d1_and_112, (sum_d1_and_110 ? sum_d1_cat_77 : sum_d1_cat_78)});
-    assign subnormal_16 = limited_d2_16 & ((sum_d1_16 & at_or_above_d2_16) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_16 = sum_d1_16 << left_18;
-    assign field_16 = subnormal_16 ? 9'h0 : (field_base_d2_16 - ({4'h0, left_18}));
+    assign field_16 = normalized_16[27] ? (field_base_d2_16 - ({4'h0, left_18})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_45 = normalized_d1_16[26:4];
@@ -27225,8 +26988,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_17 = {1'h0, ({big_sig_17, 3'h0})};
     assign aligned_19 = {1'h0, ({shifted_19, align_sticky_17})};
     assign marker_17 = 28'h8000000 >> big_exp_17;
-    assign at_or_above_17 = ~(marker_17 - 28'h1);
-    assign limited_17 = ~(marker_17 == 28'h0);
     assign field_base_17 = ({1'h0, big_exp_17}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -27278,11 +27039,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_84 = {sum_d1_and_118, (sum_d1_and_116 ? ({sum_d1_and_116, sum_d1_sel_136}) : ({sum_d1_and_116, sum_d1_sel_135}))};
     assign sum_d1_cat_85 = {sum_d1_and_118, (sum_d1_and_115 ? ({sum_d1_and_115, sum_d1_sel_134}) : ({sum_d1_and_115, sum_d1_sel_133}))};
     assign left_19 = sum_d1_and_119 ? ({sum_d1_and_119, (sum_d1_and_118 ? sum_d1_cat_84 : sum_d1_cat_85)}) : ({sum_d1_and_119, (sum_d1_and_117 ? sum_d1_cat_82 : sum_d1_cat_83)});
-    assign subnormal_17 = limited_d2_17 & ((sum_d1_17 & at_or_above_d2_17) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_17 = sum_d1_17 << left_19;
-    assign field_17 = subnormal_17 ? 9'h0 : (field_base_d2_17 - ({4'h0, left_19}));
+    assign field_17 = normalized_17[27] ? (field_base_d2_17 - ({4'h0, left_19})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_47 = normalized_d1_17[26:4];
@@ -27955,8 +27715,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_18 = {1'h0, ({big_sig_18, 3'h0})};
     assign aligned_20 = {1'h0, ({shifted_20, align_sticky_18})};
     assign marker_18 = 28'h8000000 >> big_exp_18;
-    assign at_or_above_18 = ~(marker_18 - 28'h1);
-    assign limited_18 = ~(marker_18 == 28'h0);
     assign field_base_18 = ({1'h0, big_exp_18}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -28008,11 +27766,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_89 = {sum_d1_and_125, (sum_d1_and_123 ? ({sum_d1_and_123, sum_d1_sel_144}) : ({sum_d1_and_123, sum_d1_sel_143}))};
     assign sum_d1_cat_90 = {sum_d1_and_125, (sum_d1_and_122 ? ({sum_d1_and_122, sum_d1_sel_142}) : ({sum_d1_and_122, sum_d1_sel_141}))};
     assign left_20 = sum_d1_and_126 ? ({sum_d1_and_126, (sum_d1_and_125 ? sum_d1_cat_89 : sum_d1_cat_90)}) : ({sum_d1_and_126, (sum_d1_and_124 ? sum_d1_cat_87 : sum_d1_cat_88)});
-    assign subnormal_18 = limited_d2_18 & ((sum_d1_18 & at_or_above_d2_18) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_18 = sum_d1_18 << left_20;
-    assign field_18 = subnormal_18 ? 9'h0 : (field_base_d2_18 - ({4'h0, left_20}));
+    assign field_18 = normalized_18[27] ? (field_base_d2_18 - ({4'h0, left_20})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_50 = normalized_d1_18[26:4];
@@ -28428,8 +28185,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_19 = {1'h0, ({big_sig_19, 3'h0})};
     assign aligned_21 = {1'h0, ({shifted_21, align_sticky_19})};
     assign marker_19 = 28'h8000000 >> big_exp_19;
-    assign at_or_above_19 = ~(marker_19 - 28'h1);
-    assign limited_19 = ~(marker_19 == 28'h0);
     assign field_base_19 = ({1'h0, big_exp_19}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -28481,11 +28236,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_94 = {sum_d1_and_132, (sum_d1_and_130 ? ({sum_d1_and_130, sum_d1_sel_152}) : ({sum_d1_and_130, sum_d1_sel_151}))};
     assign sum_d1_cat_95 = {sum_d1_and_132, (sum_d1_and_129 ? ({sum_d1_and_129, sum_d1_sel_150}) : ({sum_d1_and_129, sum_d1_sel_149}))};
     assign left_21 = sum_d1_and_133 ? ({sum_d1_and_133, (sum_d1_and_132 ? sum_d1_cat_94 : sum_d1_cat_95)}) : ({sum_d1_and_133, (sum_d1_and_131 ? sum_d1_cat_92 : sum_d1_cat_93)});
-    assign subnormal_19 = limited_d2_19 & ((sum_d1_19 & at_or_above_d2_19) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_19 = sum_d1_19 << left_21;
-    assign field_19 = subnormal_19 ? 9'h0 : (field_base_d2_19 - ({4'h0, left_21}));
+    assign field_19 = normalized_19[27] ? (field_base_d2_19 - ({4'h0, left_21})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_52 = normalized_d1_19[26:4];
@@ -28902,8 +28656,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_20 = {1'h0, ({big_sig_20, 3'h0})};
     assign aligned_22 = {1'h0, ({shifted_22, align_sticky_20})};
     assign marker_20 = 28'h8000000 >> big_exp_20;
-    assign at_or_above_20 = ~(marker_20 - 28'h1);
-    assign limited_20 = ~(marker_20 == 28'h0);
     assign field_base_20 = ({1'h0, big_exp_20}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -28955,11 +28707,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_99 = {sum_d1_and_139, (sum_d1_and_137 ? ({sum_d1_and_137, sum_d1_sel_160}) : ({sum_d1_and_137, sum_d1_sel_159}))};
     assign sum_d1_cat_100 = {sum_d1_and_139, (sum_d1_and_136 ? ({sum_d1_and_136, sum_d1_sel_158}) : ({sum_d1_and_136, sum_d1_sel_157}))};
     assign left_22 = sum_d1_and_140 ? ({sum_d1_and_140, (sum_d1_and_139 ? sum_d1_cat_99 : sum_d1_cat_100)}) : ({sum_d1_and_140, (sum_d1_and_138 ? sum_d1_cat_97 : sum_d1_cat_98)});
-    assign subnormal_20 = limited_d2_20 & ((sum_d1_20 & at_or_above_d2_20) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_20 = sum_d1_20 << left_22;
-    assign field_20 = subnormal_20 ? 9'h0 : (field_base_d2_20 - ({4'h0, left_22}));
+    assign field_20 = normalized_20[27] ? (field_base_d2_20 - ({4'h0, left_22})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_54 = normalized_d1_20[26:4];
@@ -29264,8 +29015,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_21 = {1'h0, ({big_sig_21, 3'h0})};
     assign aligned_23 = {1'h0, ({shifted_23, align_sticky_21})};
     assign marker_21 = 28'h8000000 >> big_exp_21;
-    assign at_or_above_21 = ~(marker_21 - 28'h1);
-    assign limited_21 = ~(marker_21 == 28'h0);
     assign field_base_21 = ({1'h0, big_exp_21}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -29317,11 +29066,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_104 = {sum_d1_and_146, (sum_d1_and_144 ? ({sum_d1_and_144, sum_d1_sel_168}) : ({sum_d1_and_144, sum_d1_sel_167}))};
     assign sum_d1_cat_105 = {sum_d1_and_146, (sum_d1_and_143 ? ({sum_d1_and_143, sum_d1_sel_166}) : ({sum_d1_and_143, sum_d1_sel_165}))};
     assign left_23 = sum_d1_and_147 ? ({sum_d1_and_147, (sum_d1_and_146 ? sum_d1_cat_104 : sum_d1_cat_105)}) : ({sum_d1_and_147, (sum_d1_and_145 ? sum_d1_cat_102 : sum_d1_cat_103)});
-    assign subnormal_21 = limited_d2_21 & ((sum_d1_21 & at_or_above_d2_21) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_21 = sum_d1_21 << left_23;
-    assign field_21 = subnormal_21 ? 9'h0 : (field_base_d2_21 - ({4'h0, left_23}));
+    assign field_21 = normalized_21[27] ? (field_base_d2_21 - ({4'h0, left_23})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_56 = normalized_d1_21[26:4];
@@ -29737,8 +29485,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_22 = {1'h0, ({big_sig_22, 3'h0})};
     assign aligned_24 = {1'h0, ({shifted_24, align_sticky_22})};
     assign marker_22 = 28'h8000000 >> big_exp_22;
-    assign at_or_above_22 = ~(marker_22 - 28'h1);
-    assign limited_22 = ~(marker_22 == 28'h0);
     assign field_base_22 = ({1'h0, big_exp_22}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -29790,11 +29536,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_109 = {sum_d1_and_153, (sum_d1_and_151 ? ({sum_d1_and_151, sum_d1_sel_176}) : ({sum_d1_and_151, sum_d1_sel_175}))};
     assign sum_d1_cat_110 = {sum_d1_and_153, (sum_d1_and_150 ? ({sum_d1_and_150, sum_d1_sel_174}) : ({sum_d1_and_150, sum_d1_sel_173}))};
     assign left_24 = sum_d1_and_154 ? ({sum_d1_and_154, (sum_d1_and_153 ? sum_d1_cat_109 : sum_d1_cat_110)}) : ({sum_d1_and_154, (sum_d1_and_152 ? sum_d1_cat_107 : sum_d1_cat_108)});
-    assign subnormal_22 = limited_d2_22 & ((sum_d1_22 & at_or_above_d2_22) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_22 = sum_d1_22 << left_24;
-    assign field_22 = subnormal_22 ? 9'h0 : (field_base_d2_22 - ({4'h0, left_24}));
+    assign field_22 = normalized_22[27] ? (field_base_d2_22 - ({4'h0, left_24})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_58 = normalized_d1_22[26:4];
@@ -29954,8 +29699,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_23 = {1'h0, ({big_sig_23, 3'h0})};
     assign aligned_25 = {1'h0, ({shifted_25, align_sticky_23})};
     assign marker_23 = 28'h8000000 >> big_exp_23;
-    assign at_or_above_23 = ~(marker_23 - 28'h1);
-    assign limited_23 = ~(marker_23 == 28'h0);
     assign field_base_23 = ({1'h0, big_exp_23}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -30007,11 +29750,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_114 = {sum_d1_and_160, (sum_d1_and_158 ? ({sum_d1_and_158, sum_d1_sel_184}) : ({sum_d1_and_158, sum_d1_sel_183}))};
     assign sum_d1_cat_115 = {sum_d1_and_160, (sum_d1_and_157 ? ({sum_d1_and_157, sum_d1_sel_182}) : ({sum_d1_and_157, sum_d1_sel_181}))};
     assign left_25 = sum_d1_and_161 ? ({sum_d1_and_161, (sum_d1_and_160 ? sum_d1_cat_114 : sum_d1_cat_115)}) : ({sum_d1_and_161, (sum_d1_and_159 ? sum_d1_cat_112 : sum_d1_cat_113)});
-    assign subnormal_23 = limited_d2_23 & ((sum_d1_23 & at_or_above_d2_23) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_23 = sum_d1_23 << left_25;
-    assign field_23 = subnormal_23 ? 9'h0 : (field_base_d2_23 - ({4'h0, left_25}));
+    assign field_23 = normalized_23[27] ? (field_base_d2_23 - ({4'h0, left_25})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_59 = normalized_d1_23[26:4];
@@ -30427,8 +30169,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_24 = {1'h0, ({big_sig_24, 3'h0})};
     assign aligned_26 = {1'h0, ({shifted_26, align_sticky_24})};
     assign marker_24 = 28'h8000000 >> big_exp_24;
-    assign at_or_above_24 = ~(marker_24 - 28'h1);
-    assign limited_24 = ~(marker_24 == 28'h0);
     assign field_base_24 = ({1'h0, big_exp_24}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -30480,11 +30220,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_119 = {sum_d1_and_167, (sum_d1_and_165 ? ({sum_d1_and_165, sum_d1_sel_192}) : ({sum_d1_and_165, sum_d1_sel_191}))};
     assign sum_d1_cat_120 = {sum_d1_and_167, (sum_d1_and_164 ? ({sum_d1_and_164, sum_d1_sel_190}) : ({sum_d1_and_164, sum_d1_sel_189}))};
     assign left_26 = sum_d1_and_168 ? ({sum_d1_and_168, (sum_d1_and_167 ? sum_d1_cat_119 : sum_d1_cat_120)}) : ({sum_d1_and_168, (sum_d1_and_166 ? sum_d1_cat_117 : sum_d1_cat_118)});
-    assign subnormal_24 = limited_d2_24 & ((sum_d1_24 & at_or_above_d2_24) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_24 = sum_d1_24 << left_26;
-    assign field_24 = subnormal_24 ? 9'h0 : (field_base_d2_24 - ({4'h0, left_26}));
+    assign field_24 = normalized_24[27] ? (field_base_d2_24 - ({4'h0, left_26})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_61 = normalized_d1_24[26:4];
@@ -30900,8 +30639,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_25 = {1'h0, ({big_sig_25, 3'h0})};
     assign aligned_27 = {1'h0, ({shifted_27, align_sticky_25})};
     assign marker_25 = 28'h8000000 >> big_exp_25;
-    assign at_or_above_25 = ~(marker_25 - 28'h1);
-    assign limited_25 = ~(marker_25 == 28'h0);
     assign field_base_25 = ({1'h0, big_exp_25}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -30953,11 +30690,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_124 = {sum_d1_and_174, (sum_d1_and_172 ? ({sum_d1_and_172, sum_d1_sel_200}) : ({sum_d1_and_172, sum_d1_sel_199}))};
     assign sum_d1_cat_125 = {sum_d1_and_174, (sum_d1_and_171 ? ({sum_d1_and_171, sum_d1_sel_198}) : ({sum_d1_and_171, sum_d1_sel_197}))};
     assign left_27 = sum_d1_and_175 ? ({sum_d1_and_175, (sum_d1_and_174 ? sum_d1_cat_124 : sum_d1_cat_125)}) : ({sum_d1_and_175, (sum_d1_and_173 ? sum_d1_cat_122 : sum_d1_cat_123)});
-    assign subnormal_25 = limited_d2_25 & ((sum_d1_25 & at_or_above_d2_25) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_25 = sum_d1_25 << left_27;
-    assign field_25 = subnormal_25 ? 9'h0 : (field_base_d2_25 - ({4'h0, left_27}));
+    assign field_25 = normalized_25[27] ? (field_base_d2_25 - ({4'h0, left_27})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_63 = normalized_d1_25[26:4];
@@ -31262,8 +30998,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_26 = {1'h0, ({big_sig_26, 3'h0})};
     assign aligned_28 = {1'h0, ({shifted_28, align_sticky_26})};
     assign marker_26 = 28'h8000000 >> big_exp_26;
-    assign at_or_above_26 = ~(marker_26 - 28'h1);
-    assign limited_26 = ~(marker_26 == 28'h0);
     assign field_base_26 = ({1'h0, big_exp_26}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -31315,11 +31049,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_129 = {sum_d1_and_181, (sum_d1_and_179 ? ({sum_d1_and_179, sum_d1_sel_208}) : ({sum_d1_and_179, sum_d1_sel_207}))};
     assign sum_d1_cat_130 = {sum_d1_and_181, (sum_d1_and_178 ? ({sum_d1_and_178, sum_d1_sel_206}) : ({sum_d1_and_178, sum_d1_sel_205}))};
     assign left_28 = sum_d1_and_182 ? ({sum_d1_and_182, (sum_d1_and_181 ? sum_d1_cat_129 : sum_d1_cat_130)}) : ({sum_d1_and_182, (sum_d1_and_180 ? sum_d1_cat_127 : sum_d1_cat_128)});
-    assign subnormal_26 = limited_d2_26 & ((sum_d1_26 & at_or_above_d2_26) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_26 = sum_d1_26 << left_28;
-    assign field_26 = subnormal_26 ? 9'h0 : (field_base_d2_26 - ({4'h0, left_28}));
+    assign field_26 = normalized_26[27] ? (field_base_d2_26 - ({4'h0, left_28})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_65 = normalized_d1_26[26:4];
@@ -31735,8 +31468,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign big_padded_27 = {1'h0, ({big_sig_27, 3'h0})};
     assign aligned_29 = {1'h0, ({shifted_29, align_sticky_27})};
     assign marker_27 = 28'h8000000 >> big_exp_27;
-    assign at_or_above_27 = ~(marker_27 - 28'h1);
-    assign limited_27 = ~(marker_27 == 28'h0);
     assign field_base_27 = ({1'h0, big_exp_27}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -31788,11 +31519,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sum_d1_cat_134 = {sum_d1_and_188, (sum_d1_and_186 ? ({sum_d1_and_186, sum_d1_sel_216}) : ({sum_d1_and_186, sum_d1_sel_215}))};
     assign sum_d1_cat_135 = {sum_d1_and_188, (sum_d1_and_185 ? ({sum_d1_and_185, sum_d1_sel_214}) : ({sum_d1_and_185, sum_d1_sel_213}))};
     assign left_29 = sum_d1_and_189 ? ({sum_d1_and_189, (sum_d1_and_188 ? sum_d1_cat_134 : sum_d1_cat_135)}) : ({sum_d1_and_189, (sum_d1_and_187 ? sum_d1_cat_132 : sum_d1_cat_133)});
-    assign subnormal_27 = limited_d2_27 & ((sum_d1_27 & at_or_above_d2_27) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_27 = sum_d1_27 << left_29;
-    assign field_27 = subnormal_27 ? 9'h0 : (field_base_d2_27 - ({4'h0, left_29}));
+    assign field_27 = normalized_27[27] ? (field_base_d2_27 - ({4'h0, left_29})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_67 = normalized_d1_27[26:4];
@@ -31935,10 +31665,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;
-        if (out_valid_or) at_or_above_d1 <= at_or_above;
-        if (out_valid_or) at_or_above_d2 <= at_or_above_d1;
-        if (out_valid_or) limited_d1 <= limited;
-        if (out_valid_or) limited_d2 <= limited_d1;
         if (out_valid_or) field_base_d1 <= field_base;
         if (out_valid_or) field_base_d2 <= field_base_d1;
         if (out_valid_or) normalized_d1 <= normalized;
@@ -31995,10 +31721,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) marker_d1_2 <= marker_2;
         if (out_valid_or) marker_d2_2 <= marker_d1_2;
-        if (out_valid_or) at_or_above_d1_2 <= at_or_above_2;
-        if (out_valid_or) at_or_above_d2_2 <= at_or_above_d1_2;
-        if (out_valid_or) limited_d1_2 <= limited_2;
-        if (out_valid_or) limited_d2_2 <= limited_d1_2;
         if (out_valid_or) field_base_d1_2 <= field_base_2;
         if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
         if (out_valid_or) normalized_d1_2 <= normalized_2;
@@ -32055,10 +31777,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_3 <= sum_3;
         if (out_valid_or) marker_d1_3 <= marker_3;
         if (out_valid_or) marker_d2_3 <= marker_d1_3;
-        if (out_valid_or) at_or_above_d1_3 <= at_or_above_3;
-        if (out_valid_or) at_or_above_d2_3 <= at_or_above_d1_3;
-        if (out_valid_or) limited_d1_3 <= limited_3;
-        if (out_valid_or) limited_d2_3 <= limited_d1_3;
         if (out_valid_or) field_base_d1_3 <= field_base_3;
         if (out_valid_or) field_base_d2_3 <= field_base_d1_3;
         if (out_valid_or) normalized_d1_3 <= normalized_3;
@@ -32343,10 +32061,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_4 <= sum_4;
         if (out_valid_or) marker_d1_4 <= marker_4;
         if (out_valid_or) marker_d2_4 <= marker_d1_4;
-        if (out_valid_or) at_or_above_d1_4 <= at_or_above_4;
-        if (out_valid_or) at_or_above_d2_4 <= at_or_above_d1_4;
-        if (out_valid_or) limited_d1_4 <= limited_4;
-        if (out_valid_or) limited_d2_4 <= limited_d1_4;
         if (out_valid_or) field_base_d1_4 <= field_base_4;
         if (out_valid_or) field_base_d2_4 <= field_base_d1_4;
         if (out_valid_or) normalized_d1_4 <= normalized_4;
@@ -32451,10 +32165,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_5 <= sum_5;
         if (out_valid_or) marker_d1_5 <= marker_5;
         if (out_valid_or) marker_d2_5 <= marker_d1_5;
-        if (out_valid_or) at_or_above_d1_5 <= at_or_above_5;
-        if (out_valid_or) at_or_above_d2_5 <= at_or_above_d1_5;
-        if (out_valid_or) limited_d1_5 <= limited_5;
-        if (out_valid_or) limited_d2_5 <= limited_d1_5;
         if (out_valid_or) field_base_d1_5 <= field_base_5;
         if (out_valid_or) field_base_d2_5 <= field_base_d1_5;
         if (out_valid_or) normalized_d1_5 <= normalized_5;
@@ -32508,10 +32218,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_6 <= sum_6;
         if (out_valid_or) marker_d1_6 <= marker_6;
         if (out_valid_or) marker_d2_6 <= marker_d1_6;
-        if (out_valid_or) at_or_above_d1_6 <= at_or_above_6;
-        if (out_valid_or) at_or_above_d2_6 <= at_or_above_d1_6;
-        if (out_valid_or) limited_d1_6 <= limited_6;
-        if (out_valid_or) limited_d2_6 <= limited_d1_6;
         if (out_valid_or) field_base_d1_6 <= field_base_6;
         if (out_valid_or) field_base_d2_6 <= field_base_d1_6;
         if (out_valid_or) normalized_d1_6 <= normalized_6;
@@ -32592,10 +32298,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_7 <= sum_7;
         if (out_valid_or) marker_d1_7 <= marker_7;
         if (out_valid_or) marker_d2_7 <= marker_d1_7;
-        if (out_valid_or) at_or_above_d1_7 <= at_or_above_7;
-        if (out_valid_or) at_or_above_d2_7 <= at_or_above_d1_7;
-        if (out_valid_or) limited_d1_7 <= limited_7;
-        if (out_valid_or) limited_d2_7 <= limited_d1_7;
         if (out_valid_or) field_base_d1_7 <= field_base_7;
         if (out_valid_or) field_base_d2_7 <= field_base_d1_7;
         if (out_valid_or) normalized_d1_7 <= normalized_7;
@@ -32670,10 +32372,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_8 <= sum_8;
         if (out_valid_or) marker_d1_8 <= marker_8;
         if (out_valid_or) marker_d2_8 <= marker_d1_8;
-        if (out_valid_or) at_or_above_d1_8 <= at_or_above_8;
-        if (out_valid_or) at_or_above_d2_8 <= at_or_above_d1_8;
-        if (out_valid_or) limited_d1_8 <= limited_8;
-        if (out_valid_or) limited_d2_8 <= limited_d1_8;
         if (out_valid_or) field_base_d1_8 <= field_base_8;
         if (out_valid_or) field_base_d2_8 <= field_base_d1_8;
         if (out_valid_or) normalized_d1_8 <= normalized_8;
@@ -32823,10 +32521,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_9 <= sum_9;
         if (out_valid_or) marker_d1_9 <= marker_9;
         if (out_valid_or) marker_d2_9 <= marker_d1_9;
-        if (out_valid_or) at_or_above_d1_9 <= at_or_above_9;
-        if (out_valid_or) at_or_above_d2_9 <= at_or_above_d1_9;
-        if (out_valid_or) limited_d1_9 <= limited_9;
-        if (out_valid_or) limited_d2_9 <= limited_d1_9;
         if (out_valid_or) field_base_d1_9 <= field_base_9;
         if (out_valid_or) field_base_d2_9 <= field_base_d1_9;
         if (out_valid_or) normalized_d1_9 <= normalized_9;
@@ -32913,10 +32607,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_10 <= sum_10;
         if (out_valid_or) marker_d1_10 <= marker_10;
         if (out_valid_or) marker_d2_10 <= marker_d1_10;
-        if (out_valid_or) at_or_above_d1_10 <= at_or_above_10;
-        if (out_valid_or) at_or_above_d2_10 <= at_or_above_d1_10;
-        if (out_valid_or) limited_d1_10 <= limited_10;
-        if (out_valid_or) limited_d2_10 <= limited_d1_10;
         if (out_valid_or) field_base_d1_10 <= field_base_10;
         if (out_valid_or) field_base_d2_10 <= field_base_d1_10;
         if (out_valid_or) normalized_d1_10 <= normalized_10;
@@ -33030,10 +32720,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_11 <= sum_11;
         if (out_valid_or) marker_d1_11 <= marker_11;
         if (out_valid_or) marker_d2_11 <= marker_d1_11;
-        if (out_valid_or) at_or_above_d1_11 <= at_or_above_11;
-        if (out_valid_or) at_or_above_d2_11 <= at_or_above_d1_11;
-        if (out_valid_or) limited_d1_11 <= limited_11;
-        if (out_valid_or) limited_d2_11 <= limited_d1_11;
         if (out_valid_or) field_base_d1_11 <= field_base_11;
         if (out_valid_or) field_base_d2_11 <= field_base_d1_11;
         if (out_valid_or) normalized_d1_11 <= normalized_11;
@@ -33114,10 +32800,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_12 <= sum_12;
         if (out_valid_or) marker_d1_12 <= marker_12;
         if (out_valid_or) marker_d2_12 <= marker_d1_12;
-        if (out_valid_or) at_or_above_d1_12 <= at_or_above_12;
-        if (out_valid_or) at_or_above_d2_12 <= at_or_above_d1_12;
-        if (out_valid_or) limited_d1_12 <= limited_12;
-        if (out_valid_or) limited_d2_12 <= limited_d1_12;
         if (out_valid_or) field_base_d1_12 <= field_base_12;
         if (out_valid_or) field_base_d2_12 <= field_base_d1_12;
         if (out_valid_or) normalized_d1_12 <= normalized_12;
@@ -33225,10 +32907,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_13 <= sum_13;
         if (out_valid_or) marker_d1_13 <= marker_13;
         if (out_valid_or) marker_d2_13 <= marker_d1_13;
-        if (out_valid_or) at_or_above_d1_13 <= at_or_above_13;
-        if (out_valid_or) at_or_above_d2_13 <= at_or_above_d1_13;
-        if (out_valid_or) limited_d1_13 <= limited_13;
-        if (out_valid_or) limited_d2_13 <= limited_d1_13;
         if (out_valid_or) field_base_d1_13 <= field_base_13;
         if (out_valid_or) field_base_d2_13 <= field_base_d1_13;
         if (out_valid_or) normalized_d1_13 <= normalized_13;
@@ -33315,10 +32993,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_14 <= sum_14;
         if (out_valid_or) marker_d1_14 <= marker_14;
         if (out_valid_or) marker_d2_14 <= marker_d1_14;
-        if (out_valid_or) at_or_above_d1_14 <= at_or_above_14;
-        if (out_valid_or) at_or_above_d2_14 <= at_or_above_d1_14;
-        if (out_valid_or) limited_d1_14 <= limited_14;
-        if (out_valid_or) limited_d2_14 <= limited_d1_14;
         if (out_valid_or) field_base_d1_14 <= field_base_14;
         if (out_valid_or) field_base_d2_14 <= field_base_d1_14;
         if (out_valid_or) normalized_d1_14 <= normalized_14;
@@ -33405,10 +33079,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_15 <= sum_15;
         if (out_valid_or) marker_d1_15 <= marker_15;
         if (out_valid_or) marker_d2_15 <= marker_d1_15;
-        if (out_valid_or) at_or_above_d1_15 <= at_or_above_15;
-        if (out_valid_or) at_or_above_d2_15 <= at_or_above_d1_15;
-        if (out_valid_or) limited_d1_15 <= limited_15;
-        if (out_valid_or) limited_d2_15 <= limited_d1_15;
         if (out_valid_or) field_base_d1_15 <= field_base_15;
         if (out_valid_or) field_base_d2_15 <= field_base_d1_15;
         if (out_valid_or) normalized_d1_15 <= normalized_15;
@@ -33462,10 +33132,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_16 <= sum_16;
         if (out_valid_or) marker_d1_16 <= marker_16;
         if (out_valid_or) marker_d2_16 <= marker_d1_16;
-        if (out_valid_or) at_or_above_d1_16 <= at_or_above_16;
-        if (out_valid_or) at_or_above_d2_16 <= at_or_above_d1_16;
-        if (out_valid_or) limited_d1_16 <= limited_16;
-        if (out_valid_or) limited_d2_16 <= limited_d1_16;
         if (out_valid_or) field_base_d1_16 <= field_base_16;
         if (out_valid_or) field_base_d2_16 <= field_base_d1_16;
         if (out_valid_or) normalized_d1_16 <= normalized_16;
@@ -33555,10 +33221,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_17 <= sum_17;
         if (out_valid_or) marker_d1_17 <= marker_17;
         if (out_valid_or) marker_d2_17 <= marker_d1_17;
-        if (out_valid_or) at_or_above_d1_17 <= at_or_above_17;
-        if (out_valid_or) at_or_above_d2_17 <= at_or_above_d1_17;
-        if (out_valid_or) limited_d1_17 <= limited_17;
-        if (out_valid_or) limited_d2_17 <= limited_d1_17;
         if (out_valid_or) field_base_d1_17 <= field_base_17;
         if (out_valid_or) field_base_d2_17 <= field_base_d1_17;
         if (out_valid_or) normalized_d1_17 <= normalized_17;
@@ -33687,10 +33349,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_18 <= sum_18;
         if (out_valid_or) marker_d1_18 <= marker_18;
         if (out_valid_or) marker_d2_18 <= marker_d1_18;
-        if (out_valid_or) at_or_above_d1_18 <= at_or_above_18;
-        if (out_valid_or) at_or_above_d2_18 <= at_or_above_d1_18;
-        if (out_valid_or) limited_d1_18 <= limited_18;
-        if (out_valid_or) limited_d2_18 <= limited_d1_18;
         if (out_valid_or) field_base_d1_18 <= field_base_18;
         if (out_valid_or) field_base_d2_18 <= field_base_d1_18;
         if (out_valid_or) normalized_d1_18 <= normalized_18;
@@ -33771,10 +33429,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_19 <= sum_19;
         if (out_valid_or) marker_d1_19 <= marker_19;
         if (out_valid_or) marker_d2_19 <= marker_d1_19;
-        if (out_valid_or) at_or_above_d1_19 <= at_or_above_19;
-        if (out_valid_or) at_or_above_d2_19 <= at_or_above_d1_19;
-        if (out_valid_or) limited_d1_19 <= limited_19;
-        if (out_valid_or) limited_d2_19 <= limited_d1_19;
         if (out_valid_or) field_base_d1_19 <= field_base_19;
         if (out_valid_or) field_base_d2_19 <= field_base_d1_19;
         if (out_valid_or) normalized_d1_19 <= normalized_19;
@@ -33834,10 +33488,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_20 <= sum_20;
         if (out_valid_or) marker_d1_20 <= marker_20;
         if (out_valid_or) marker_d2_20 <= marker_d1_20;
-        if (out_valid_or) at_or_above_d1_20 <= at_or_above_20;
-        if (out_valid_or) at_or_above_d2_20 <= at_or_above_d1_20;
-        if (out_valid_or) limited_d1_20 <= limited_20;
-        if (out_valid_or) limited_d2_20 <= limited_d1_20;
         if (out_valid_or) field_base_d1_20 <= field_base_20;
         if (out_valid_or) field_base_d2_20 <= field_base_d1_20;
         if (out_valid_or) normalized_d1_20 <= normalized_20;
@@ -33891,10 +33541,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_21 <= sum_21;
         if (out_valid_or) marker_d1_21 <= marker_21;
         if (out_valid_or) marker_d2_21 <= marker_d1_21;
-        if (out_valid_or) at_or_above_d1_21 <= at_or_above_21;
-        if (out_valid_or) at_or_above_d2_21 <= at_or_above_d1_21;
-        if (out_valid_or) limited_d1_21 <= limited_21;
-        if (out_valid_or) limited_d2_21 <= limited_d1_21;
         if (out_valid_or) field_base_d1_21 <= field_base_21;
         if (out_valid_or) field_base_d2_21 <= field_base_d1_21;
         if (out_valid_or) normalized_d1_21 <= normalized_21;
@@ -33984,10 +33630,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_22 <= sum_22;
         if (out_valid_or) marker_d1_22 <= marker_22;
         if (out_valid_or) marker_d2_22 <= marker_d1_22;
-        if (out_valid_or) at_or_above_d1_22 <= at_or_above_22;
-        if (out_valid_or) at_or_above_d2_22 <= at_or_above_d1_22;
-        if (out_valid_or) limited_d1_22 <= limited_22;
-        if (out_valid_or) limited_d2_22 <= limited_d1_22;
         if (out_valid_or) field_base_d1_22 <= field_base_22;
         if (out_valid_or) field_base_d2_22 <= field_base_d1_22;
         if (out_valid_or) normalized_d1_22 <= normalized_22;
@@ -34020,10 +33662,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_23 <= sum_23;
         if (out_valid_or) marker_d1_23 <= marker_23;
         if (out_valid_or) marker_d2_23 <= marker_d1_23;
-        if (out_valid_or) at_or_above_d1_23 <= at_or_above_23;
-        if (out_valid_or) at_or_above_d2_23 <= at_or_above_d1_23;
-        if (out_valid_or) limited_d1_23 <= limited_23;
-        if (out_valid_or) limited_d2_23 <= limited_d1_23;
         if (out_valid_or) field_base_d1_23 <= field_base_23;
         if (out_valid_or) field_base_d2_23 <= field_base_d1_23;
         if (out_valid_or) normalized_d1_23 <= normalized_23;
@@ -34095,10 +33733,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_24 <= sum_24;
         if (out_valid_or) marker_d1_24 <= marker_24;
         if (out_valid_or) marker_d2_24 <= marker_d1_24;
-        if (out_valid_or) at_or_above_d1_24 <= at_or_above_24;
-        if (out_valid_or) at_or_above_d2_24 <= at_or_above_d1_24;
-        if (out_valid_or) limited_d1_24 <= limited_24;
-        if (out_valid_or) limited_d2_24 <= limited_d1_24;
         if (out_valid_or) field_base_d1_24 <= field_base_24;
         if (out_valid_or) field_base_d2_24 <= field_base_d1_24;
         if (out_valid_or) normalized_d1_24 <= normalized_24;
@@ -34164,10 +33798,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_25 <= sum_25;
         if (out_valid_or) marker_d1_25 <= marker_25;
         if (out_valid_or) marker_d2_25 <= marker_d1_25;
-        if (out_valid_or) at_or_above_d1_25 <= at_or_above_25;
-        if (out_valid_or) at_or_above_d2_25 <= at_or_above_d1_25;
-        if (out_valid_or) limited_d1_25 <= limited_25;
-        if (out_valid_or) limited_d2_25 <= limited_d1_25;
         if (out_valid_or) field_base_d1_25 <= field_base_25;
         if (out_valid_or) field_base_d2_25 <= field_base_d1_25;
         if (out_valid_or) normalized_d1_25 <= normalized_25;
@@ -34221,10 +33851,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_26 <= sum_26;
         if (out_valid_or) marker_d1_26 <= marker_26;
         if (out_valid_or) marker_d2_26 <= marker_d1_26;
-        if (out_valid_or) at_or_above_d1_26 <= at_or_above_26;
-        if (out_valid_or) at_or_above_d2_26 <= at_or_above_d1_26;
-        if (out_valid_or) limited_d1_26 <= limited_26;
-        if (out_valid_or) limited_d2_26 <= limited_d1_26;
         if (out_valid_or) field_base_d1_26 <= field_base_26;
         if (out_valid_or) field_base_d2_26 <= field_base_d1_26;
         if (out_valid_or) normalized_d1_26 <= normalized_26;
@@ -34311,10 +33937,6 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sum_d1_27 <= sum_27;
         if (out_valid_or) marker_d1_27 <= marker_27;
         if (out_valid_or) marker_d2_27 <= marker_d1_27;
-        if (out_valid_or) at_or_above_d1_27 <= at_or_above_27;
-        if (out_valid_or) at_or_above_d2_27 <= at_or_above_d1_27;
-        if (out_valid_or) limited_d1_27 <= limited_27;
-        if (out_valid_or) limited_d2_27 <= limited_d1_27;
         if (out_valid_or) field_base_d1_27 <= field_base_27;
         if (out_valid_or) field_base_d2_27 <= field_base_d1_27;
         if (out_valid_or) normalized_d1_27 <= normalized_27;

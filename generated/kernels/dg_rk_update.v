@@ -5,7 +5,7 @@
 //   outputs = per beat: q_new, res_new
 //   latency = 12 cycles from an input beat
 //   operators = 2 add, 3 mul
-//   register bits = 1749
+//   register bits = 1633
 `timescale 1ns/1ps
 
 module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -738,8 +738,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [27:0] big_padded;
     wire [27:0] aligned;
     wire [27:0] marker;
-    wire [27:0] at_or_above;
-    wire limited;
     wire [8:0] field_base;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1;
@@ -795,11 +793,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [3:0] sum_d1_cat_4;
     wire [3:0] sum_d1_cat_5;
     wire [4:0] left;
-    reg [27:0] at_or_above_d1;
-    reg [27:0] at_or_above_d2;
-    reg limited_d1;
-    reg limited_d2;
-    wire subnormal;
     // add: normalisation shift; exponent field
     wire [27:0] normalized;
     reg [8:0] field_base_d1;
@@ -1270,8 +1263,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [27:0] big_padded_2;
     wire [27:0] aligned_2;
     wire [27:0] marker_2;
-    wire [27:0] at_or_above_2;
-    wire limited_2;
     wire [8:0] field_base_2;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_2;
@@ -1327,11 +1318,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [3:0] sum_d1_cat_9;
     wire [3:0] sum_d1_cat_10;
     wire [4:0] left_2;
-    reg [27:0] at_or_above_d1_2;
-    reg [27:0] at_or_above_d2_2;
-    reg limited_d1_2;
-    reg limited_d2_2;
-    wire subnormal_2;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_2;
     reg [8:0] field_base_d1_2;
@@ -2057,8 +2043,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign big_padded = {1'h0, ({big_sig, 3'h0})};
     assign aligned = {1'h0, ({shifted, align_sticky})};
     assign marker = 28'h8000000 >> big_exp;
-    assign at_or_above = ~(marker - 28'h1);
-    assign limited = ~(marker == 28'h0);
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -2110,11 +2094,10 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
     assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
     assign left = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
-    assign subnormal = limited_d2 & ((sum_d1 & at_or_above_d2) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized = sum_d1 << left;
-    assign field = subnormal ? 9'h0 : (field_base_d2 - ({4'h0, left}));
+    assign field = normalized[27] ? (field_base_d2 - ({4'h0, left})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_3 = normalized_d1[26:4];
@@ -2530,8 +2513,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
     assign aligned_2 = {1'h0, ({shifted_2, align_sticky_2})};
     assign marker_2 = 28'h8000000 >> big_exp_2;
-    assign at_or_above_2 = ~(marker_2 - 28'h1);
-    assign limited_2 = ~(marker_2 == 28'h0);
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -2583,11 +2564,10 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
     assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
     assign left_2 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
-    assign subnormal_2 = limited_d2_2 & ((sum_d1_2 & at_or_above_d2_2) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_2 = sum_d1_2 << left_2;
-    assign field_2 = subnormal_2 ? 9'h0 : (field_base_d2_2 - ({4'h0, left_2}));
+    assign field_2 = normalized_2[27] ? (field_base_d2_2 - ({4'h0, left_2})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_5 = normalized_d1_2[26:4];
@@ -2664,10 +2644,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;
-        if (out_valid_or) at_or_above_d1 <= at_or_above;
-        if (out_valid_or) at_or_above_d2 <= at_or_above_d1;
-        if (out_valid_or) limited_d1 <= limited;
-        if (out_valid_or) limited_d2 <= limited_d1;
         if (out_valid_or) field_base_d1 <= field_base;
         if (out_valid_or) field_base_d2 <= field_base_d1;
         if (out_valid_or) normalized_d1 <= normalized;
@@ -2736,10 +2712,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) marker_d1_2 <= marker_2;
         if (out_valid_or) marker_d2_2 <= marker_d1_2;
-        if (out_valid_or) at_or_above_d1_2 <= at_or_above_2;
-        if (out_valid_or) at_or_above_d2_2 <= at_or_above_d1_2;
-        if (out_valid_or) limited_d1_2 <= limited_2;
-        if (out_valid_or) limited_d2_2 <= limited_d1_2;
         if (out_valid_or) field_base_d1_2 <= field_base_2;
         if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
         if (out_valid_or) normalized_d1_2 <= normalized_2;

@@ -5,7 +5,7 @@
 //   outputs = per vector (tlast ends it): sums of sum
 //   latency = 15 cycles from the last beat of a vector
 //   operators = 6 add
-//   register bits = 1854
+//   register bits = 1506
 `timescale 1ns/1ps
 
 module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -182,8 +182,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] big_padded;
     wire [27:0] aligned;
     wire [27:0] marker;
-    wire [27:0] at_or_above;
-    wire limited;
     wire [8:0] field_base;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1;
@@ -239,11 +237,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] sum_d1_cat_4;
     wire [3:0] sum_d1_cat_5;
     wire [4:0] left;
-    reg [27:0] at_or_above_d1;
-    reg [27:0] at_or_above_d2;
-    reg limited_d1;
-    reg limited_d2;
-    wire subnormal;
     // add: normalisation shift; exponent field
     wire [27:0] normalized;
     reg [8:0] field_base_d1;
@@ -422,8 +415,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] big_padded_2;
     wire [27:0] aligned_2;
     wire [27:0] marker_2;
-    wire [27:0] at_or_above_2;
-    wire limited_2;
     wire [8:0] field_base_2;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_2;
@@ -479,11 +470,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] sum_d1_cat_9;
     wire [3:0] sum_d1_cat_10;
     wire [4:0] left_2;
-    reg [27:0] at_or_above_d1_2;
-    reg [27:0] at_or_above_d2_2;
-    reg limited_d1_2;
-    reg limited_d2_2;
-    wire subnormal_2;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_2;
     reg [8:0] field_base_d1_2;
@@ -662,8 +648,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] big_padded_3;
     wire [27:0] aligned_3;
     wire [27:0] marker_3;
-    wire [27:0] at_or_above_3;
-    wire limited_3;
     wire [8:0] field_base_3;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_3;
@@ -719,11 +703,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] sum_d1_cat_14;
     wire [3:0] sum_d1_cat_15;
     wire [4:0] left_3;
-    reg [27:0] at_or_above_d1_3;
-    reg [27:0] at_or_above_d2_3;
-    reg limited_d1_3;
-    reg limited_d2_3;
-    wire subnormal_3;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_3;
     reg [8:0] field_base_d1_3;
@@ -922,8 +901,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] big_padded_4;
     wire [27:0] aligned_4;
     wire [27:0] marker_4;
-    wire [27:0] at_or_above_4;
-    wire limited_4;
     wire [8:0] field_base_4;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_4;
@@ -979,11 +956,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] sum_d1_cat_19;
     wire [3:0] sum_d1_cat_20;
     wire [4:0] left_4;
-    reg [27:0] at_or_above_d1_4;
-    reg [27:0] at_or_above_d2_4;
-    reg limited_d1_4;
-    reg limited_d2_4;
-    wire subnormal_4;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_4;
     reg [8:0] field_base_d1_4;
@@ -1181,8 +1153,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] big_padded_5;
     wire [27:0] aligned_5;
     wire [27:0] marker_5;
-    wire [27:0] at_or_above_5;
-    wire limited_5;
     wire [8:0] field_base_5;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_5;
@@ -1238,11 +1208,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] sum_d1_cat_24;
     wire [3:0] sum_d1_cat_25;
     wire [4:0] left_5;
-    reg [27:0] at_or_above_d1_5;
-    reg [27:0] at_or_above_d2_5;
-    reg limited_d1_5;
-    reg limited_d2_5;
-    wire subnormal_5;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_5;
     reg [8:0] field_base_d1_5;
@@ -1424,8 +1389,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] big_padded_6;
     wire [27:0] aligned_6;
     wire [27:0] marker_6;
-    wire [27:0] at_or_above_6;
-    wire limited_6;
     wire [8:0] field_base_6;
     // add: add or subtract the magnitudes
     reg [27:0] big_padded_d1_6;
@@ -1481,11 +1444,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] sum_d1_cat_29;
     wire [3:0] sum_d1_cat_30;
     wire [4:0] left_6;
-    reg [27:0] at_or_above_d1_6;
-    reg [27:0] at_or_above_d2_6;
-    reg limited_d1_6;
-    reg limited_d2_6;
-    wire subnormal_6;
     // add: normalisation shift; exponent field
     wire [27:0] normalized_6;
     reg [8:0] field_base_d1_6;
@@ -1676,8 +1634,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign big_padded = {1'h0, ({big_sig, 3'h0})};
     assign aligned = {1'h0, ({shifted, align_sticky})};
     assign marker = 28'h8000000 >> big_exp;
-    assign at_or_above = ~(marker - 28'h1);
-    assign limited = ~(marker == 28'h0);
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -1729,11 +1685,10 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
     assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
     assign left = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
-    assign subnormal = limited_d2 & ((sum_d1 & at_or_above_d2) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized = sum_d1 << left;
-    assign field = subnormal ? 9'h0 : (field_base_d2 - ({4'h0, left}));
+    assign field = normalized[27] ? (field_base_d2 - ({4'h0, left})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept = normalized_d1[26:4];
@@ -1893,8 +1848,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
     assign aligned_2 = {1'h0, ({shifted_2, align_sticky_2})};
     assign marker_2 = 28'h8000000 >> big_exp_2;
-    assign at_or_above_2 = ~(marker_2 - 28'h1);
-    assign limited_2 = ~(marker_2 == 28'h0);
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -1946,11 +1899,10 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
     assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
     assign left_2 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
-    assign subnormal_2 = limited_d2_2 & ((sum_d1_2 & at_or_above_d2_2) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_2 = sum_d1_2 << left_2;
-    assign field_2 = subnormal_2 ? 9'h0 : (field_base_d2_2 - ({4'h0, left_2}));
+    assign field_2 = normalized_2[27] ? (field_base_d2_2 - ({4'h0, left_2})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_2 = normalized_d1_2[26:4];
@@ -2110,8 +2062,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign big_padded_3 = {1'h0, ({big_sig_3, 3'h0})};
     assign aligned_3 = {1'h0, ({shifted_3, align_sticky_3})};
     assign marker_3 = 28'h8000000 >> big_exp_3;
-    assign at_or_above_3 = ~(marker_3 - 28'h1);
-    assign limited_3 = ~(marker_3 == 28'h0);
     assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -2163,11 +2113,10 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign sum_d1_cat_14 = {sum_d1_and_20, (sum_d1_and_18 ? ({sum_d1_and_18, sum_d1_sel_24}) : ({sum_d1_and_18, sum_d1_sel_23}))};
     assign sum_d1_cat_15 = {sum_d1_and_20, (sum_d1_and_17 ? ({sum_d1_and_17, sum_d1_sel_22}) : ({sum_d1_and_17, sum_d1_sel_21}))};
     assign left_3 = sum_d1_and_21 ? ({sum_d1_and_21, (sum_d1_and_20 ? sum_d1_cat_14 : sum_d1_cat_15)}) : ({sum_d1_and_21, (sum_d1_and_19 ? sum_d1_cat_12 : sum_d1_cat_13)});
-    assign subnormal_3 = limited_d2_3 & ((sum_d1_3 & at_or_above_d2_3) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_3 = sum_d1_3 << left_3;
-    assign field_3 = subnormal_3 ? 9'h0 : (field_base_d2_3 - ({4'h0, left_3}));
+    assign field_3 = normalized_3[27] ? (field_base_d2_3 - ({4'h0, left_3})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_3 = normalized_d1_3[26:4];
@@ -2336,8 +2285,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign big_padded_4 = {1'h0, ({big_sig_4, 3'h0})};
     assign aligned_4 = {1'h0, ({shifted_4, align_sticky_4})};
     assign marker_4 = 28'h8000000 >> big_exp_4;
-    assign at_or_above_4 = ~(marker_4 - 28'h1);
-    assign limited_4 = ~(marker_4 == 28'h0);
     assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -2389,11 +2336,10 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign sum_d1_cat_19 = {sum_d1_and_27, (sum_d1_and_25 ? ({sum_d1_and_25, sum_d1_sel_32}) : ({sum_d1_and_25, sum_d1_sel_31}))};
     assign sum_d1_cat_20 = {sum_d1_and_27, (sum_d1_and_24 ? ({sum_d1_and_24, sum_d1_sel_30}) : ({sum_d1_and_24, sum_d1_sel_29}))};
     assign left_4 = sum_d1_and_28 ? ({sum_d1_and_28, (sum_d1_and_27 ? sum_d1_cat_19 : sum_d1_cat_20)}) : ({sum_d1_and_28, (sum_d1_and_26 ? sum_d1_cat_17 : sum_d1_cat_18)});
-    assign subnormal_4 = limited_d2_4 & ((sum_d1_4 & at_or_above_d2_4) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_4 = sum_d1_4 << left_4;
-    assign field_4 = subnormal_4 ? 9'h0 : (field_base_d2_4 - ({4'h0, left_4}));
+    assign field_4 = normalized_4[27] ? (field_base_d2_4 - ({4'h0, left_4})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_4 = normalized_d1_4[26:4];
@@ -2558,8 +2504,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign big_padded_5 = {1'h0, ({big_sig_5, 3'h0})};
     assign aligned_5 = {1'h0, ({shifted_5, align_sticky_5})};
     assign marker_5 = 28'h8000000 >> big_exp_5;
-    assign at_or_above_5 = ~(marker_5 - 28'h1);
-    assign limited_5 = ~(marker_5 == 28'h0);
     assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -2611,11 +2555,10 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign sum_d1_cat_24 = {sum_d1_and_34, (sum_d1_and_32 ? ({sum_d1_and_32, sum_d1_sel_40}) : ({sum_d1_and_32, sum_d1_sel_39}))};
     assign sum_d1_cat_25 = {sum_d1_and_34, (sum_d1_and_31 ? ({sum_d1_and_31, sum_d1_sel_38}) : ({sum_d1_and_31, sum_d1_sel_37}))};
     assign left_5 = sum_d1_and_35 ? ({sum_d1_and_35, (sum_d1_and_34 ? sum_d1_cat_24 : sum_d1_cat_25)}) : ({sum_d1_and_35, (sum_d1_and_33 ? sum_d1_cat_22 : sum_d1_cat_23)});
-    assign subnormal_5 = limited_d2_5 & ((sum_d1_5 & at_or_above_d2_5) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_5 = sum_d1_5 << left_5;
-    assign field_5 = subnormal_5 ? 9'h0 : (field_base_d2_5 - ({4'h0, left_5}));
+    assign field_5 = normalized_5[27] ? (field_base_d2_5 - ({4'h0, left_5})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_5 = normalized_d1_5[26:4];
@@ -2775,8 +2718,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign big_padded_6 = {1'h0, ({big_sig_6, 3'h0})};
     assign aligned_6 = {1'h0, ({shifted_6, align_sticky_6})};
     assign marker_6 = 28'h8000000 >> big_exp_6;
-    assign at_or_above_6 = ~(marker_6 - 28'h1);
-    assign limited_6 = ~(marker_6 == 28'h0);
     assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes ----
@@ -2828,11 +2769,10 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign sum_d1_cat_29 = {sum_d1_and_41, (sum_d1_and_39 ? ({sum_d1_and_39, sum_d1_sel_48}) : ({sum_d1_and_39, sum_d1_sel_47}))};
     assign sum_d1_cat_30 = {sum_d1_and_41, (sum_d1_and_38 ? ({sum_d1_and_38, sum_d1_sel_46}) : ({sum_d1_and_38, sum_d1_sel_45}))};
     assign left_6 = sum_d1_and_42 ? ({sum_d1_and_42, (sum_d1_and_41 ? sum_d1_cat_29 : sum_d1_cat_30)}) : ({sum_d1_and_42, (sum_d1_and_40 ? sum_d1_cat_27 : sum_d1_cat_28)});
-    assign subnormal_6 = limited_d2_6 & ((sum_d1_6 & at_or_above_d2_6) == 28'h0);
 
     // ---- add: normalisation shift; exponent field ----
     assign normalized_6 = sum_d1_6 << left_6;
-    assign field_6 = subnormal_6 ? 9'h0 : (field_base_d2_6 - ({4'h0, left_6}));
+    assign field_6 = normalized_6[27] ? (field_base_d2_6 - ({4'h0, left_6})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_6 = normalized_d1_6[26:4];
@@ -2857,10 +2797,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;
-        if (out_valid_or) at_or_above_d1 <= at_or_above;
-        if (out_valid_or) at_or_above_d2 <= at_or_above_d1;
-        if (out_valid_or) limited_d1 <= limited;
-        if (out_valid_or) limited_d2 <= limited_d1;
         if (out_valid_or) field_base_d1 <= field_base;
         if (out_valid_or) field_base_d2 <= field_base_d1;
         if (out_valid_or) normalized_d1 <= normalized;
@@ -2887,10 +2823,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) marker_d1_2 <= marker_2;
         if (out_valid_or) marker_d2_2 <= marker_d1_2;
-        if (out_valid_or) at_or_above_d1_2 <= at_or_above_2;
-        if (out_valid_or) at_or_above_d2_2 <= at_or_above_d1_2;
-        if (out_valid_or) limited_d1_2 <= limited_2;
-        if (out_valid_or) limited_d2_2 <= limited_d1_2;
         if (out_valid_or) field_base_d1_2 <= field_base_2;
         if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
         if (out_valid_or) normalized_d1_2 <= normalized_2;
@@ -2917,10 +2849,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) sum_d1_3 <= sum_3;
         if (out_valid_or) marker_d1_3 <= marker_3;
         if (out_valid_or) marker_d2_3 <= marker_d1_3;
-        if (out_valid_or) at_or_above_d1_3 <= at_or_above_3;
-        if (out_valid_or) at_or_above_d2_3 <= at_or_above_d1_3;
-        if (out_valid_or) limited_d1_3 <= limited_3;
-        if (out_valid_or) limited_d2_3 <= limited_d1_3;
         if (out_valid_or) field_base_d1_3 <= field_base_3;
         if (out_valid_or) field_base_d2_3 <= field_base_d1_3;
         if (out_valid_or) normalized_d1_3 <= normalized_3;
@@ -2960,10 +2888,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) sum_d1_4 <= sum_4;
         if (out_valid_or) marker_d1_4 <= marker_4;
         if (out_valid_or) marker_d2_4 <= marker_d1_4;
-        if (out_valid_or) at_or_above_d1_4 <= at_or_above_4;
-        if (out_valid_or) at_or_above_d2_4 <= at_or_above_d1_4;
-        if (out_valid_or) limited_d1_4 <= limited_4;
-        if (out_valid_or) limited_d2_4 <= limited_d1_4;
         if (out_valid_or) field_base_d1_4 <= field_base_4;
         if (out_valid_or) field_base_d2_4 <= field_base_d1_4;
         if (out_valid_or) normalized_d1_4 <= normalized_4;
@@ -3005,10 +2929,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) sum_d1_5 <= sum_5;
         if (out_valid_or) marker_d1_5 <= marker_5;
         if (out_valid_or) marker_d2_5 <= marker_d1_5;
-        if (out_valid_or) at_or_above_d1_5 <= at_or_above_5;
-        if (out_valid_or) at_or_above_d2_5 <= at_or_above_d1_5;
-        if (out_valid_or) limited_d1_5 <= limited_5;
-        if (out_valid_or) limited_d2_5 <= limited_d1_5;
         if (out_valid_or) field_base_d1_5 <= field_base_5;
         if (out_valid_or) field_base_d2_5 <= field_base_d1_5;
         if (out_valid_or) normalized_d1_5 <= normalized_5;
@@ -3038,10 +2958,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) sum_d1_6 <= sum_6;
         if (out_valid_or) marker_d1_6 <= marker_6;
         if (out_valid_or) marker_d2_6 <= marker_d1_6;
-        if (out_valid_or) at_or_above_d1_6 <= at_or_above_6;
-        if (out_valid_or) at_or_above_d2_6 <= at_or_above_d1_6;
-        if (out_valid_or) limited_d1_6 <= limited_6;
-        if (out_valid_or) limited_d2_6 <= limited_d1_6;
         if (out_valid_or) field_base_d1_6 <= field_base_6;
         if (out_valid_or) field_base_d2_6 <= field_base_d1_6;
         if (out_valid_or) normalized_d1_6 <= normalized_6;

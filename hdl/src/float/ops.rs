@@ -237,7 +237,8 @@ impl<'d> Special<'d> {
 ///   below the smallest normal come out subnormal with no compare after the count. A carry out
 ///   is `L = 0`: the window is always the top `man + 1` bits, the next bit is the guard.
 /// - Rounding increments the packed exponent and fraction; the exponent field is
-///   `big_exp + 1 − L`, or 0 for a subnormal result (a carry out of the fraction makes it 1).
+///   `big_exp + 1 − L`, or 0 when no hidden bit reached the top (a subnormal result; a carry
+///   out of the fraction makes the field 1).
 /// Register places: 0 after the compare, 1 after the alignment, 2 after the addition, 3 after
 /// the leading-zero count, 4 after the normalisation shift, 5 after the rounding decision.
 fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>, subtract: bool) -> Sig<'d> {
@@ -268,8 +269,6 @@ fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d
     sig!(big_padded = big_sig.cat(d.lit(0, 3)).zext(w), aligned = shifted.cat(align_sticky).zext(w));
     // The normalisation limit: a marker at the bit a shift by big_exp brings to the top.
     sig!(marker = d.lit(1 << (w - 1), w).shr(big_exp));
-    // The bits at or above the marker (none when big_exp puts it past the bottom).
-    sig!(at_or_above = !(marker - 1u32), limited = marker.any());
     sig!(field_base = big_exp.zext(f.exp + 1) + 1u32);
     cuts.cut(&mut d.net());
 
@@ -280,13 +279,13 @@ fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d
     d.section("add: leading zeros, stopped at the marker (no shift below the smallest normal)");
     sig!(exact_zero = sum.is_zero());
     sig!(left = lzc_tree(sum | marker));
-    // Subnormal: the sum's leading one is below the marker (nothing at or above it).
-    sig!(subnormal = limited & (sum & at_or_above).is_zero());
     cuts.cut(&mut d.net());
 
     d.section("add: normalisation shift; exponent field");
     sig!(normalized = sum.shl(left.resize(sw)));
-    sig!(field = subnormal.mux(d.lit(0, f.exp + 1), field_base - left.resize(f.exp + 1)));
+    // A subnormal result (the count stopped at the marker above the leading one) has no
+    // hidden bit after the shift; its exponent field is 0.
+    sig!(field = normalized.bit(w - 1).mux(field_base - left.resize(f.exp + 1), d.lit(0, f.exp + 1)));
     cuts.cut(&mut d.net());
 
     d.section("add: keep man + 1 bits, guard, sticky; round to nearest even");
