@@ -5,7 +5,7 @@
 //   outputs = per beat: f0, f1, f2, f3
 //   latency = 45 cycles from an input beat
 //   operators = 15 add, 2 div, 38 mul, 12 sub
-//   register bits = 29774
+//   register bits = 29742
 `timescale 1ns/1ps
 
 module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -52,12 +52,55 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire nan;
     wire [23:0] b_sig;
     wire [7:0] b_exp;
-    wire [4:0] b_sig_lzc;
+    wire [31:0] b_sig_cat;
+    wire [1:0] b_sig_bits31_30;
+    wire b_sig_is0;
+    wire [1:0] b_sig_bits29_28;
+    wire [1:0] b_sig_bits27_26;
+    wire b_sig_is0_2;
+    wire [1:0] b_sig_bits25_24;
+    wire [1:0] b_sig_bits23_22;
+    wire b_sig_is0_3;
+    wire [1:0] b_sig_bits21_20;
+    wire [1:0] b_sig_bits19_18;
+    wire b_sig_is0_4;
+    wire [1:0] b_sig_bits17_16;
+    wire [1:0] b_sig_bits15_14;
+    wire b_sig_is0_5;
+    wire [1:0] b_sig_bits13_12;
+    wire [1:0] b_sig_bits11_10;
+    wire b_sig_is0_6;
+    wire [1:0] b_sig_bits9_8;
+    wire [1:0] b_sig_bits7_6;
+    wire b_sig_is0_7;
+    wire [1:0] b_sig_bits5_4;
+    wire [1:0] b_sig_bits3_2;
+    wire b_sig_is0_8;
+    wire b_sig_and;
+    wire [1:0] b_sig_sel;
+    wire [1:0] b_sig_sel_2;
+    wire b_sig_and_2;
+    wire [1:0] b_sig_sel_3;
+    wire [1:0] b_sig_sel_4;
+    wire b_sig_and_3;
+    wire [1:0] b_sig_sel_5;
+    wire [1:0] b_sig_sel_6;
+    wire b_sig_and_4;
+    wire [1:0] b_sig_sel_7;
+    wire [1:0] b_sig_sel_8;
+    wire b_sig_and_5;
+    wire b_sig_and_6;
+    wire b_sig_and_7;
+    wire [3:0] b_sig_cat_2;
+    wire [3:0] b_sig_cat_3;
+    wire [3:0] b_sig_cat_4;
+    wire [3:0] b_sig_cat_5;
+    wire [4:0] b_sig_sel_9;
     wire [16:0] x;
     // div: restoring division, one quotient bit per step: q = floor(sa · 2^(man+3) / sb)
-    wire [25:0] b_sig_cat;
+    wire [25:0] b_sig_cat_6;
     wire fits;
-    wire [25:0] b_sig_sel;
+    wire [25:0] b_sig_sel_10;
     wire [25:0] remainder;
     wire fits_2;
     wire [25:0] remainder_sel;
@@ -203,8 +246,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [25:0] remainder_27;
     wire [26:0] quotient_26;
     wire sticky;
-    // round: normalization shift (left to a leading one, right into the subnormal range)
-    wire [16:0] lz;
+    // round: one-bit normalisation; right shift into the subnormal range, its sticky bit
+    wire lead_zero;
     reg [16:0] x_d1;
     reg [16:0] x_d2;
     reg [16:0] x_d3;
@@ -218,25 +261,22 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [16:0] x_d11;
     reg [16:0] x_d12;
     reg [16:0] x_d13;
-    wire [16:0] x_minus_lz;
     wire normal;
-    wire x_positive;
-    wire [16:0] left;
-    wire [16:0] right;
     wire [16:0] exp_field;
-    // round: shift, with a sticky bit for what the right shift drops
-    reg [26:0] quotient_d1_14;
-    reg [16:0] left_d1;
-    wire [26:0] shifted;
-    reg [16:0] right_d1;
-    wire [26:0] aligned;
-    reg sticky_d1;
+    wire [16:0] right;
     wire sticky_2;
+    wire left;
+    // round: the shift
+    reg [26:0] quotient_d1_14;
+    reg [16:0] right_d1;
+    reg left_d1;
+    wire [26:0] aligned;
     // round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even
     reg [26:0] aligned_d1;
     wire [22:0] kept;
     wire guard;
-    reg sticky_d1_2;
+    reg sticky_d1;
+    reg sticky_d2;
     wire increment;
     reg [16:0] exp_field_d1;
     reg [16:0] exp_field_d2;
@@ -444,7 +484,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig;
     wire small_zero;
     wire [4:0] small_tz;
-    wire [25:0] shifted_2;
+    wire [25:0] shifted;
     wire align_sticky;
     wire [27:0] big_padded;
     wire [27:0] aligned_2;
@@ -958,7 +998,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_2;
     wire small_zero_2;
     wire [4:0] small_tz_2;
-    wire [25:0] shifted_3;
+    wire [25:0] shifted_2;
     wire align_sticky_2;
     wire [27:0] big_padded_2;
     wire [27:0] aligned_3;
@@ -1472,7 +1512,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_3;
     wire small_zero_3;
     wire [4:0] small_tz_3;
-    wire [25:0] shifted_4;
+    wire [25:0] shifted_3;
     wire align_sticky_3;
     wire [27:0] big_padded_3;
     wire [27:0] aligned_4;
@@ -2156,12 +2196,55 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire nan_9;
     wire [23:0] b_sig_9;
     wire [7:0] b_exp_9;
-    wire [4:0] b_sig_lzc_2;
+    wire [31:0] b_sig_cat_7;
+    wire [1:0] b_sig_bits31_30_2;
+    wire b_sig_is0_9;
+    wire [1:0] b_sig_bits29_28_2;
+    wire [1:0] b_sig_bits27_26_2;
+    wire b_sig_is0_10;
+    wire [1:0] b_sig_bits25_24_2;
+    wire [1:0] b_sig_bits23_22_2;
+    wire b_sig_is0_11;
+    wire [1:0] b_sig_bits21_20_2;
+    wire [1:0] b_sig_bits19_18_2;
+    wire b_sig_is0_12;
+    wire [1:0] b_sig_bits17_16_2;
+    wire [1:0] b_sig_bits15_14_2;
+    wire b_sig_is0_13;
+    wire [1:0] b_sig_bits13_12_2;
+    wire [1:0] b_sig_bits11_10_2;
+    wire b_sig_is0_14;
+    wire [1:0] b_sig_bits9_8_2;
+    wire [1:0] b_sig_bits7_6_2;
+    wire b_sig_is0_15;
+    wire [1:0] b_sig_bits5_4_2;
+    wire [1:0] b_sig_bits3_2_2;
+    wire b_sig_is0_16;
+    wire b_sig_and_8;
+    wire [1:0] b_sig_sel_11;
+    wire [1:0] b_sig_sel_12;
+    wire b_sig_and_9;
+    wire [1:0] b_sig_sel_13;
+    wire [1:0] b_sig_sel_14;
+    wire b_sig_and_10;
+    wire [1:0] b_sig_sel_15;
+    wire [1:0] b_sig_sel_16;
+    wire b_sig_and_11;
+    wire [1:0] b_sig_sel_17;
+    wire [1:0] b_sig_sel_18;
+    wire b_sig_and_12;
+    wire b_sig_and_13;
+    wire b_sig_and_14;
+    wire [3:0] b_sig_cat_8;
+    wire [3:0] b_sig_cat_9;
+    wire [3:0] b_sig_cat_10;
+    wire [3:0] b_sig_cat_11;
+    wire [4:0] b_sig_sel_19;
     wire [16:0] x_2;
     // div: restoring division, one quotient bit per step: q = floor(sa · 2^(man+3) / sb)
-    wire [25:0] b_sig_cat_2;
+    wire [25:0] b_sig_cat_12;
     wire fits_29;
-    wire [25:0] b_sig_sel_2;
+    wire [25:0] b_sig_sel_20;
     wire [25:0] remainder_28;
     wire fits_30;
     wire [25:0] remainder_sel_14;
@@ -2307,8 +2390,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [25:0] remainder_54;
     wire [26:0] quotient_52;
     wire sticky_10;
-    // round: normalization shift (left to a leading one, right into the subnormal range)
-    wire [16:0] lz_2;
+    // round: one-bit normalisation; right shift into the subnormal range, its sticky bit
+    wire lead_zero_2;
     reg [16:0] x_d1_2;
     reg [16:0] x_d2_2;
     reg [16:0] x_d3_2;
@@ -2322,25 +2405,22 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [16:0] x_d11_2;
     reg [16:0] x_d12_2;
     reg [16:0] x_d13_2;
-    wire [16:0] x_minus_lz_2;
     wire normal_6;
-    wire x_positive_2;
-    wire [16:0] left_5;
-    wire [16:0] right_2;
     wire [16:0] exp_field_2;
-    // round: shift, with a sticky bit for what the right shift drops
-    reg [26:0] quotient_d1_28;
-    reg [16:0] left_d1_2;
-    wire [26:0] shifted_5;
-    reg [16:0] right_d1_2;
-    wire [26:0] aligned_5;
-    reg sticky_d1_3;
+    wire [16:0] right_2;
     wire sticky_11;
+    wire left_5;
+    // round: the shift
+    reg [26:0] quotient_d1_28;
+    reg [16:0] right_d1_2;
+    reg left_d1_2;
+    wire [26:0] aligned_5;
     // round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even
     reg [26:0] aligned_d1_5;
     wire [22:0] kept_9;
     wire guard_9;
-    reg sticky_d1_4;
+    reg sticky_d1_2;
+    reg sticky_d2_2;
     wire increment_9;
     reg [16:0] exp_field_d1_2;
     reg [16:0] exp_field_d2_2;
@@ -3108,7 +3188,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_4;
     wire small_zero_4;
     wire [4:0] small_tz_4;
-    wire [25:0] shifted_6;
+    wire [25:0] shifted_4;
     wire align_sticky_4;
     wire [27:0] big_padded_4;
     wire [27:0] aligned_6;
@@ -3919,7 +3999,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_5;
     wire small_zero_5;
     wire [4:0] small_tz_5;
-    wire [25:0] shifted_7;
+    wire [25:0] shifted_5;
     wire align_sticky_5;
     wire [27:0] big_padded_5;
     wire [27:0] aligned_7;
@@ -4317,7 +4397,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_6;
     wire small_zero_6;
     wire [4:0] small_tz_6;
-    wire [25:0] shifted_8;
+    wire [25:0] shifted_6;
     wire align_sticky_6;
     wire [27:0] big_padded_6;
     wire [27:0] aligned_8;
@@ -4881,7 +4961,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_7;
     wire small_zero_7;
     wire [4:0] small_tz_7;
-    wire [25:0] shifted_9;
+    wire [25:0] shifted_7;
     wire align_sticky_7;
     wire [27:0] big_padded_7;
     wire [27:0] aligned_9;
@@ -5412,7 +5492,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_8;
     wire small_zero_8;
     wire [4:0] small_tz_8;
-    wire [25:0] shifted_10;
+    wire [25:0] shifted_8;
     wire align_sticky_8;
     wire [27:0] big_padded_8;
     wire [27:0] aligned_10;
@@ -6656,7 +6736,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_9;
     wire small_zero_9;
     wire [4:0] small_tz_9;
-    wire [25:0] shifted_11;
+    wire [25:0] shifted_9;
     wire align_sticky_9;
     wire [27:0] big_padded_9;
     wire [27:0] aligned_11;
@@ -7200,7 +7280,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_10;
     wire small_zero_10;
     wire [4:0] small_tz_10;
-    wire [25:0] shifted_12;
+    wire [25:0] shifted_10;
     wire align_sticky_10;
     wire [27:0] big_padded_10;
     wire [27:0] aligned_12;
@@ -7908,7 +7988,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_11;
     wire small_zero_11;
     wire [4:0] small_tz_11;
-    wire [25:0] shifted_13;
+    wire [25:0] shifted_11;
     wire align_sticky_11;
     wire [27:0] big_padded_11;
     wire [27:0] aligned_13;
@@ -8445,7 +8525,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_12;
     wire small_zero_12;
     wire [4:0] small_tz_12;
-    wire [25:0] shifted_14;
+    wire [25:0] shifted_12;
     wire align_sticky_12;
     wire [27:0] big_padded_12;
     wire [27:0] aligned_14;
@@ -9397,7 +9477,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_13;
     wire small_zero_13;
     wire [4:0] small_tz_13;
-    wire [25:0] shifted_15;
+    wire [25:0] shifted_13;
     wire align_sticky_13;
     wire [27:0] big_padded_13;
     wire [27:0] aligned_15;
@@ -9941,7 +10021,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_14;
     wire small_zero_14;
     wire [4:0] small_tz_14;
-    wire [25:0] shifted_16;
+    wire [25:0] shifted_14;
     wire align_sticky_14;
     wire [27:0] big_padded_14;
     wire [27:0] aligned_16;
@@ -10622,7 +10702,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_15;
     wire small_zero_15;
     wire [4:0] small_tz_15;
-    wire [25:0] shifted_17;
+    wire [25:0] shifted_15;
     wire align_sticky_15;
     wire [27:0] big_padded_15;
     wire [27:0] aligned_17;
@@ -11021,7 +11101,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_16;
     wire small_zero_16;
     wire [4:0] small_tz_16;
-    wire [25:0] shifted_18;
+    wire [25:0] shifted_16;
     wire align_sticky_16;
     wire [27:0] big_padded_16;
     wire [27:0] aligned_18;
@@ -11567,7 +11647,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_17;
     wire small_zero_17;
     wire [4:0] small_tz_17;
-    wire [25:0] shifted_19;
+    wire [25:0] shifted_17;
     wire align_sticky_17;
     wire [27:0] big_padded_17;
     wire [27:0] aligned_19;
@@ -12403,7 +12483,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_18;
     wire small_zero_18;
     wire [4:0] small_tz_18;
-    wire [25:0] shifted_20;
+    wire [25:0] shifted_18;
     wire align_sticky_18;
     wire [27:0] big_padded_18;
     wire [27:0] aligned_20;
@@ -12940,7 +13020,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_19;
     wire small_zero_19;
     wire [4:0] small_tz_19;
-    wire [25:0] shifted_21;
+    wire [25:0] shifted_19;
     wire align_sticky_19;
     wire [27:0] big_padded_19;
     wire [27:0] aligned_21;
@@ -13457,7 +13537,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_20;
     wire small_zero_20;
     wire [4:0] small_tz_20;
-    wire [25:0] shifted_22;
+    wire [25:0] shifted_20;
     wire align_sticky_20;
     wire [27:0] big_padded_20;
     wire [27:0] aligned_22;
@@ -13856,7 +13936,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_21;
     wire small_zero_21;
     wire [4:0] small_tz_21;
-    wire [25:0] shifted_23;
+    wire [25:0] shifted_21;
     wire align_sticky_21;
     wire [27:0] big_padded_21;
     wire [27:0] aligned_23;
@@ -14402,7 +14482,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_22;
     wire small_zero_22;
     wire [4:0] small_tz_22;
-    wire [25:0] shifted_24;
+    wire [25:0] shifted_22;
     wire align_sticky_22;
     wire [27:0] big_padded_22;
     wire [27:0] aligned_24;
@@ -14641,7 +14721,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_23;
     wire small_zero_23;
     wire [4:0] small_tz_23;
-    wire [25:0] shifted_25;
+    wire [25:0] shifted_23;
     wire align_sticky_23;
     wire [27:0] big_padded_23;
     wire [27:0] aligned_25;
@@ -15169,7 +15249,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_24;
     wire small_zero_24;
     wire [4:0] small_tz_24;
-    wire [25:0] shifted_26;
+    wire [25:0] shifted_24;
     wire align_sticky_24;
     wire [27:0] big_padded_24;
     wire [27:0] aligned_26;
@@ -15691,7 +15771,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_25;
     wire small_zero_25;
     wire [4:0] small_tz_25;
-    wire [25:0] shifted_27;
+    wire [25:0] shifted_25;
     wire align_sticky_25;
     wire [27:0] big_padded_25;
     wire [27:0] aligned_27;
@@ -16090,7 +16170,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_26;
     wire small_zero_26;
     wire [4:0] small_tz_26;
-    wire [25:0] shifted_28;
+    wire [25:0] shifted_26;
     wire align_sticky_26;
     wire [27:0] big_padded_26;
     wire [27:0] aligned_28;
@@ -16633,7 +16713,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [23:0] small_sig_27;
     wire small_zero_27;
     wire [4:0] small_tz_27;
-    wire [25:0] shifted_29;
+    wire [25:0] shifted_27;
     wire align_sticky_27;
     wire [27:0] big_padded_27;
     wire [27:0] aligned_29;
@@ -16851,16 +16931,59 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign nan = s_axis_tdata_128_is255 & (~s_axis_tdata_128_is0_2);
     assign b_sig = {(~s_axis_tdata_128_is0), s_axis_tdata_128_bits22_0};
     assign b_exp = s_axis_tdata_128_is0 ? 8'h1 : s_axis_tdata_128_bits30_23;
-    assign b_sig_lzc = b_sig[23] ? 5'h0 : b_sig[22] ? 5'h1 : b_sig[21] ? 5'h2 : b_sig[20] ? 5'h3 : b_sig[19] ? 5'h4 : b_sig[18] ? 5'h5 : b_sig[17] ? 5'h6 : b_sig[16] ? 5'h7 : b_sig[15] ? 5'h8 : b_sig[14] ? 5'h9 : b_sig[13] ? 5'ha : b_sig[12] ? 5'hb : b_sig[11] ? 5'hc : b_sig[10] ? 5'hd : b_sig[9] ? 5'he : b_sig[8] ? 5'hf : b_sig[7] ? 5'h10 : b_sig[6] ? 5'h11 : b_sig[5] ? 5'h12 : b_sig[4] ? 5'h13 : b_sig[3] ? 5'h14 : b_sig[2] ? 5'h15 : b_sig[1] ? 5'h16 : b_sig[0] ? 5'h17 : 5'h18;
-    assign x = (17'h7f - (({9'h0, b_exp}) - ({12'h0, b_sig_lzc}))) + 17'h7f;
+    assign b_sig_cat = {b_sig, 8'hff};
+    assign b_sig_bits31_30 = b_sig_cat[31:30];
+    assign b_sig_is0 = b_sig_bits31_30 == 2'h0;
+    assign b_sig_bits29_28 = b_sig_cat[29:28];
+    assign b_sig_bits27_26 = b_sig_cat[27:26];
+    assign b_sig_is0_2 = b_sig_bits27_26 == 2'h0;
+    assign b_sig_bits25_24 = b_sig_cat[25:24];
+    assign b_sig_bits23_22 = b_sig_cat[23:22];
+    assign b_sig_is0_3 = b_sig_bits23_22 == 2'h0;
+    assign b_sig_bits21_20 = b_sig_cat[21:20];
+    assign b_sig_bits19_18 = b_sig_cat[19:18];
+    assign b_sig_is0_4 = b_sig_bits19_18 == 2'h0;
+    assign b_sig_bits17_16 = b_sig_cat[17:16];
+    assign b_sig_bits15_14 = b_sig_cat[15:14];
+    assign b_sig_is0_5 = b_sig_bits15_14 == 2'h0;
+    assign b_sig_bits13_12 = b_sig_cat[13:12];
+    assign b_sig_bits11_10 = b_sig_cat[11:10];
+    assign b_sig_is0_6 = b_sig_bits11_10 == 2'h0;
+    assign b_sig_bits9_8 = b_sig_cat[9:8];
+    assign b_sig_bits7_6 = b_sig_cat[7:6];
+    assign b_sig_is0_7 = b_sig_bits7_6 == 2'h0;
+    assign b_sig_bits5_4 = b_sig_cat[5:4];
+    assign b_sig_bits3_2 = b_sig_cat[3:2];
+    assign b_sig_is0_8 = b_sig_bits3_2 == 2'h0;
+    assign b_sig_and = b_sig_is0 & (b_sig_bits29_28 == 2'h0);
+    assign b_sig_sel = b_sig_is0 ? ({b_sig_is0, (~b_sig_bits29_28[1])}) : ({b_sig_is0, (~b_sig_bits31_30[1])});
+    assign b_sig_sel_2 = b_sig_is0_2 ? ({b_sig_is0_2, (~b_sig_bits25_24[1])}) : ({b_sig_is0_2, (~b_sig_bits27_26[1])});
+    assign b_sig_and_2 = b_sig_is0_3 & (b_sig_bits21_20 == 2'h0);
+    assign b_sig_sel_3 = b_sig_is0_3 ? ({b_sig_is0_3, (~b_sig_bits21_20[1])}) : ({b_sig_is0_3, (~b_sig_bits23_22[1])});
+    assign b_sig_sel_4 = b_sig_is0_4 ? ({b_sig_is0_4, (~b_sig_bits17_16[1])}) : ({b_sig_is0_4, (~b_sig_bits19_18[1])});
+    assign b_sig_and_3 = b_sig_is0_5 & (b_sig_bits13_12 == 2'h0);
+    assign b_sig_sel_5 = b_sig_is0_5 ? ({b_sig_is0_5, (~b_sig_bits13_12[1])}) : ({b_sig_is0_5, (~b_sig_bits15_14[1])});
+    assign b_sig_sel_6 = b_sig_is0_6 ? ({b_sig_is0_6, (~b_sig_bits9_8[1])}) : ({b_sig_is0_6, (~b_sig_bits11_10[1])});
+    assign b_sig_and_4 = b_sig_is0_7 & (b_sig_bits5_4 == 2'h0);
+    assign b_sig_sel_7 = b_sig_is0_7 ? ({b_sig_is0_7, (~b_sig_bits5_4[1])}) : ({b_sig_is0_7, (~b_sig_bits7_6[1])});
+    assign b_sig_sel_8 = b_sig_is0_8 ? ({b_sig_is0_8, (~b_sig_cat[1])}) : ({b_sig_is0_8, (~b_sig_bits3_2[1])});
+    assign b_sig_and_5 = b_sig_and & (b_sig_is0_2 & (b_sig_bits25_24 == 2'h0));
+    assign b_sig_and_6 = b_sig_and_3 & (b_sig_is0_6 & (b_sig_bits9_8 == 2'h0));
+    assign b_sig_and_7 = b_sig_and_5 & (b_sig_and_2 & (b_sig_is0_4 & (b_sig_bits17_16 == 2'h0)));
+    assign b_sig_cat_2 = {b_sig_and_5, (b_sig_and_2 ? ({b_sig_and_2, b_sig_sel_4}) : ({b_sig_and_2, b_sig_sel_3}))};
+    assign b_sig_cat_3 = {b_sig_and_5, (b_sig_and ? ({b_sig_and, b_sig_sel_2}) : ({b_sig_and, b_sig_sel}))};
+    assign b_sig_cat_4 = {b_sig_and_6, (b_sig_and_4 ? ({b_sig_and_4, b_sig_sel_8}) : ({b_sig_and_4, b_sig_sel_7}))};
+    assign b_sig_cat_5 = {b_sig_and_6, (b_sig_and_3 ? ({b_sig_and_3, b_sig_sel_6}) : ({b_sig_and_3, b_sig_sel_5}))};
+    assign b_sig_sel_9 = b_sig_and_7 ? ({b_sig_and_7, (b_sig_and_6 ? b_sig_cat_4 : b_sig_cat_5)}) : ({b_sig_and_7, (b_sig_and_5 ? b_sig_cat_2 : b_sig_cat_3)});
+    assign x = (17'h7f - (({9'h0, b_exp}) - ({12'h0, b_sig_sel_9}))) + 17'h7f;
 
     // ---- div: restoring division, one quotient bit per step: q = floor(sa · 2^(man+3) / sb) ----
-    assign b_sig_cat = {2'h0, (b_sig << b_sig_lzc)};
-    assign fits = ~(26'h800000 < b_sig_cat);
-    assign b_sig_sel = fits ? (26'h800000 - b_sig_cat) : 26'h800000;
-    assign remainder = {b_sig_sel[24:0], 1'h0};
-    assign fits_2 = ~(remainder < b_sig_cat);
-    assign remainder_sel = fits_2 ? (remainder - b_sig_cat) : remainder;
+    assign b_sig_cat_6 = {2'h0, (b_sig << b_sig_sel_9)};
+    assign fits = ~(26'h800000 < b_sig_cat_6);
+    assign b_sig_sel_10 = fits ? (26'h800000 - b_sig_cat_6) : 26'h800000;
+    assign remainder = {b_sig_sel_10[24:0], 1'h0};
+    assign fits_2 = ~(remainder < b_sig_cat_6);
+    assign remainder_sel = fits_2 ? (remainder - b_sig_cat_6) : remainder;
     assign remainder_2 = {remainder_sel[24:0], 1'h0};
     assign quotient = {fits, fits_2};
     assign fits_3 = ~(remainder_d1 < b_sig_q);
@@ -16965,24 +17088,21 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign quotient_26 = {quotient_25, fits_27};
     assign sticky = ~(remainder_27 == 26'h0);
 
-    // ---- round: normalization shift (left to a leading one, right into the subnormal range) ----
-    assign lz = {12'h0, (quotient_26[26] ? 5'h0 : quotient_26[25] ? 5'h1 : quotient_26[24] ? 5'h2 : quotient_26[23] ? 5'h3 : quotient_26[22] ? 5'h4 : quotient_26[21] ? 5'h5 : quotient_26[20] ? 5'h6 : quotient_26[19] ? 5'h7 : quotient_26[18] ? 5'h8 : quotient_26[17] ? 5'h9 : quotient_26[16] ? 5'ha : quotient_26[15] ? 5'hb : quotient_26[14] ? 5'hc : quotient_26[13] ? 5'hd : quotient_26[12] ? 5'he : quotient_26[11] ? 5'hf : quotient_26[10] ? 5'h10 : quotient_26[9] ? 5'h11 : quotient_26[8] ? 5'h12 : quotient_26[7] ? 5'h13 : quotient_26[6] ? 5'h14 : quotient_26[5] ? 5'h15 : quotient_26[4] ? 5'h16 : quotient_26[3] ? 5'h17 : quotient_26[2] ? 5'h18 : quotient_26[1] ? 5'h19 : quotient_26[0] ? 5'h1a : 5'h1b)};
-    assign x_minus_lz = x_d13 - lz;
-    assign normal = (17'h0 ^ 17'h10000) < (x_minus_lz ^ 17'h10000);
-    assign x_positive = (17'h0 ^ 17'h10000) < (x_d13 ^ 17'h10000);
-    assign left = normal ? lz : (x_positive ? (x_d13 - 17'h1) : 17'h0);
-    assign right = x_positive ? 17'h0 : (17'h1 - x_d13);
-    assign exp_field = normal ? x_minus_lz : 17'h0;
+    // ---- round: one-bit normalisation; right shift into the subnormal range, its sticky bit ----
+    assign lead_zero = ~quotient_26[26];
+    assign normal = lead_zero ? ((17'h1 ^ 17'h10000) < (x_d13 ^ 17'h10000)) : ((17'h0 ^ 17'h10000) < (x_d13 ^ 17'h10000));
+    assign exp_field = normal ? (lead_zero ? (x_d13 - 17'h1) : x_d13) : 17'h0;
+    assign right = ((17'h0 ^ 17'h10000) < (x_d13 ^ 17'h10000)) ? 17'h0 : (17'h1 - x_d13);
+    assign sticky_2 = sticky | (~((quotient_26 & (~(27'h7ffffff << right))) == 27'h0));
+    assign left = normal & lead_zero;
 
-    // ---- round: shift, with a sticky bit for what the right shift drops ----
-    assign shifted = quotient_d1_14 << left_d1;
-    assign aligned = shifted >> right_d1;
-    assign sticky_2 = sticky_d1 | (~((aligned << right_d1) == shifted));
+    // ---- round: the shift ----
+    assign aligned = left_d1 ? ({quotient_d1_14[25:0], 1'h0}) : (quotient_d1_14 >> right_d1);
 
     // ---- round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even ----
     assign kept = aligned_d1[25:3];
     assign guard = aligned_d1[2];
-    assign increment = guard & (((~(aligned_d1[1:0] == 2'h0)) | sticky_d1_2) | kept[0]);
+    assign increment = guard & (((~(aligned_d1[1:0] == 2'h0)) | sticky_d2) | kept[0]);
     assign rounded = ({exp_field_d2[8:0], kept}) + ({31'h0, increment});
     assign fits_28 = ((exp_field_d2 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (rounded[31:23] < 9'hff);
 
@@ -17130,10 +17250,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig = swap ? a_sig : b_sig_2;
     assign small_zero = swap ? a_zero : b_zero;
     assign small_tz = swap ? tza : tzb;
-    assign shifted_2 = (~(distance[7:5] == 3'h0)) ? 26'h0 : (({small_sig, 2'h0}) >> distance[4:0]);
+    assign shifted = (~(distance[7:5] == 3'h0)) ? 26'h0 : (({small_sig, 2'h0}) >> distance[4:0]);
     assign align_sticky = (~small_zero) & ((({4'h0, small_tz}) + 9'h2) < ({1'h0, distance}));
     assign big_padded = {1'h0, ({big_sig, 3'h0})};
-    assign aligned_2 = {1'h0, ({shifted_2, align_sticky})};
+    assign aligned_2 = {1'h0, ({shifted, align_sticky})};
     assign marker = 28'h8000000 >> big_exp;
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
@@ -17601,10 +17721,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_2 = swap_2 ? a_sig_3 : b_sig_4;
     assign small_zero_2 = swap_2 ? a_zero_3 : b_zero_3;
     assign small_tz_2 = swap_2 ? tza_3 : tzb_3;
-    assign shifted_3 = (~(distance_2[7:5] == 3'h0)) ? 26'h0 : (({small_sig_2, 2'h0}) >> distance_2[4:0]);
+    assign shifted_2 = (~(distance_2[7:5] == 3'h0)) ? 26'h0 : (({small_sig_2, 2'h0}) >> distance_2[4:0]);
     assign align_sticky_2 = (~small_zero_2) & ((({4'h0, small_tz_2}) + 9'h2) < ({1'h0, distance_2}));
     assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
-    assign aligned_3 = {1'h0, ({shifted_3, align_sticky_2})};
+    assign aligned_3 = {1'h0, ({shifted_2, align_sticky_2})};
     assign marker_2 = 28'h8000000 >> big_exp_2;
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
@@ -18072,10 +18192,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_3 = swap_3 ? a_sig_5 : b_sig_6;
     assign small_zero_3 = swap_3 ? a_zero_5 : b_zero_5;
     assign small_tz_3 = swap_3 ? tza_5 : tzb_5;
-    assign shifted_4 = (~(distance_3[7:5] == 3'h0)) ? 26'h0 : (({small_sig_3, 2'h0}) >> distance_3[4:0]);
+    assign shifted_3 = (~(distance_3[7:5] == 3'h0)) ? 26'h0 : (({small_sig_3, 2'h0}) >> distance_3[4:0]);
     assign align_sticky_3 = (~small_zero_3) & ((({4'h0, small_tz_3}) + 9'h2) < ({1'h0, distance_3}));
     assign big_padded_3 = {1'h0, ({big_sig_3, 3'h0})};
-    assign aligned_4 = {1'h0, ({shifted_4, align_sticky_3})};
+    assign aligned_4 = {1'h0, ({shifted_3, align_sticky_3})};
     assign marker_3 = 28'h8000000 >> big_exp_3;
     assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
 
@@ -18670,16 +18790,59 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign nan_9 = s_axis_tdata_256_is255 & (~s_axis_tdata_256_is0_2);
     assign b_sig_9 = {(~s_axis_tdata_256_is0), s_axis_tdata_256_bits22_0};
     assign b_exp_9 = s_axis_tdata_256_is0 ? 8'h1 : s_axis_tdata_256_bits30_23;
-    assign b_sig_lzc_2 = b_sig_9[23] ? 5'h0 : b_sig_9[22] ? 5'h1 : b_sig_9[21] ? 5'h2 : b_sig_9[20] ? 5'h3 : b_sig_9[19] ? 5'h4 : b_sig_9[18] ? 5'h5 : b_sig_9[17] ? 5'h6 : b_sig_9[16] ? 5'h7 : b_sig_9[15] ? 5'h8 : b_sig_9[14] ? 5'h9 : b_sig_9[13] ? 5'ha : b_sig_9[12] ? 5'hb : b_sig_9[11] ? 5'hc : b_sig_9[10] ? 5'hd : b_sig_9[9] ? 5'he : b_sig_9[8] ? 5'hf : b_sig_9[7] ? 5'h10 : b_sig_9[6] ? 5'h11 : b_sig_9[5] ? 5'h12 : b_sig_9[4] ? 5'h13 : b_sig_9[3] ? 5'h14 : b_sig_9[2] ? 5'h15 : b_sig_9[1] ? 5'h16 : b_sig_9[0] ? 5'h17 : 5'h18;
-    assign x_2 = (17'h7f - (({9'h0, b_exp_9}) - ({12'h0, b_sig_lzc_2}))) + 17'h7f;
+    assign b_sig_cat_7 = {b_sig_9, 8'hff};
+    assign b_sig_bits31_30_2 = b_sig_cat_7[31:30];
+    assign b_sig_is0_9 = b_sig_bits31_30_2 == 2'h0;
+    assign b_sig_bits29_28_2 = b_sig_cat_7[29:28];
+    assign b_sig_bits27_26_2 = b_sig_cat_7[27:26];
+    assign b_sig_is0_10 = b_sig_bits27_26_2 == 2'h0;
+    assign b_sig_bits25_24_2 = b_sig_cat_7[25:24];
+    assign b_sig_bits23_22_2 = b_sig_cat_7[23:22];
+    assign b_sig_is0_11 = b_sig_bits23_22_2 == 2'h0;
+    assign b_sig_bits21_20_2 = b_sig_cat_7[21:20];
+    assign b_sig_bits19_18_2 = b_sig_cat_7[19:18];
+    assign b_sig_is0_12 = b_sig_bits19_18_2 == 2'h0;
+    assign b_sig_bits17_16_2 = b_sig_cat_7[17:16];
+    assign b_sig_bits15_14_2 = b_sig_cat_7[15:14];
+    assign b_sig_is0_13 = b_sig_bits15_14_2 == 2'h0;
+    assign b_sig_bits13_12_2 = b_sig_cat_7[13:12];
+    assign b_sig_bits11_10_2 = b_sig_cat_7[11:10];
+    assign b_sig_is0_14 = b_sig_bits11_10_2 == 2'h0;
+    assign b_sig_bits9_8_2 = b_sig_cat_7[9:8];
+    assign b_sig_bits7_6_2 = b_sig_cat_7[7:6];
+    assign b_sig_is0_15 = b_sig_bits7_6_2 == 2'h0;
+    assign b_sig_bits5_4_2 = b_sig_cat_7[5:4];
+    assign b_sig_bits3_2_2 = b_sig_cat_7[3:2];
+    assign b_sig_is0_16 = b_sig_bits3_2_2 == 2'h0;
+    assign b_sig_and_8 = b_sig_is0_9 & (b_sig_bits29_28_2 == 2'h0);
+    assign b_sig_sel_11 = b_sig_is0_9 ? ({b_sig_is0_9, (~b_sig_bits29_28_2[1])}) : ({b_sig_is0_9, (~b_sig_bits31_30_2[1])});
+    assign b_sig_sel_12 = b_sig_is0_10 ? ({b_sig_is0_10, (~b_sig_bits25_24_2[1])}) : ({b_sig_is0_10, (~b_sig_bits27_26_2[1])});
+    assign b_sig_and_9 = b_sig_is0_11 & (b_sig_bits21_20_2 == 2'h0);
+    assign b_sig_sel_13 = b_sig_is0_11 ? ({b_sig_is0_11, (~b_sig_bits21_20_2[1])}) : ({b_sig_is0_11, (~b_sig_bits23_22_2[1])});
+    assign b_sig_sel_14 = b_sig_is0_12 ? ({b_sig_is0_12, (~b_sig_bits17_16_2[1])}) : ({b_sig_is0_12, (~b_sig_bits19_18_2[1])});
+    assign b_sig_and_10 = b_sig_is0_13 & (b_sig_bits13_12_2 == 2'h0);
+    assign b_sig_sel_15 = b_sig_is0_13 ? ({b_sig_is0_13, (~b_sig_bits13_12_2[1])}) : ({b_sig_is0_13, (~b_sig_bits15_14_2[1])});
+    assign b_sig_sel_16 = b_sig_is0_14 ? ({b_sig_is0_14, (~b_sig_bits9_8_2[1])}) : ({b_sig_is0_14, (~b_sig_bits11_10_2[1])});
+    assign b_sig_and_11 = b_sig_is0_15 & (b_sig_bits5_4_2 == 2'h0);
+    assign b_sig_sel_17 = b_sig_is0_15 ? ({b_sig_is0_15, (~b_sig_bits5_4_2[1])}) : ({b_sig_is0_15, (~b_sig_bits7_6_2[1])});
+    assign b_sig_sel_18 = b_sig_is0_16 ? ({b_sig_is0_16, (~b_sig_cat_7[1])}) : ({b_sig_is0_16, (~b_sig_bits3_2_2[1])});
+    assign b_sig_and_12 = b_sig_and_8 & (b_sig_is0_10 & (b_sig_bits25_24_2 == 2'h0));
+    assign b_sig_and_13 = b_sig_and_10 & (b_sig_is0_14 & (b_sig_bits9_8_2 == 2'h0));
+    assign b_sig_and_14 = b_sig_and_12 & (b_sig_and_9 & (b_sig_is0_12 & (b_sig_bits17_16_2 == 2'h0)));
+    assign b_sig_cat_8 = {b_sig_and_12, (b_sig_and_9 ? ({b_sig_and_9, b_sig_sel_14}) : ({b_sig_and_9, b_sig_sel_13}))};
+    assign b_sig_cat_9 = {b_sig_and_12, (b_sig_and_8 ? ({b_sig_and_8, b_sig_sel_12}) : ({b_sig_and_8, b_sig_sel_11}))};
+    assign b_sig_cat_10 = {b_sig_and_13, (b_sig_and_11 ? ({b_sig_and_11, b_sig_sel_18}) : ({b_sig_and_11, b_sig_sel_17}))};
+    assign b_sig_cat_11 = {b_sig_and_13, (b_sig_and_10 ? ({b_sig_and_10, b_sig_sel_16}) : ({b_sig_and_10, b_sig_sel_15}))};
+    assign b_sig_sel_19 = b_sig_and_14 ? ({b_sig_and_14, (b_sig_and_13 ? b_sig_cat_10 : b_sig_cat_11)}) : ({b_sig_and_14, (b_sig_and_12 ? b_sig_cat_8 : b_sig_cat_9)});
+    assign x_2 = (17'h7f - (({9'h0, b_exp_9}) - ({12'h0, b_sig_sel_19}))) + 17'h7f;
 
     // ---- div: restoring division, one quotient bit per step: q = floor(sa · 2^(man+3) / sb) ----
-    assign b_sig_cat_2 = {2'h0, (b_sig_9 << b_sig_lzc_2)};
-    assign fits_29 = ~(26'h800000 < b_sig_cat_2);
-    assign b_sig_sel_2 = fits_29 ? (26'h800000 - b_sig_cat_2) : 26'h800000;
-    assign remainder_28 = {b_sig_sel_2[24:0], 1'h0};
-    assign fits_30 = ~(remainder_28 < b_sig_cat_2);
-    assign remainder_sel_14 = fits_30 ? (remainder_28 - b_sig_cat_2) : remainder_28;
+    assign b_sig_cat_12 = {2'h0, (b_sig_9 << b_sig_sel_19)};
+    assign fits_29 = ~(26'h800000 < b_sig_cat_12);
+    assign b_sig_sel_20 = fits_29 ? (26'h800000 - b_sig_cat_12) : 26'h800000;
+    assign remainder_28 = {b_sig_sel_20[24:0], 1'h0};
+    assign fits_30 = ~(remainder_28 < b_sig_cat_12);
+    assign remainder_sel_14 = fits_30 ? (remainder_28 - b_sig_cat_12) : remainder_28;
     assign remainder_29 = {remainder_sel_14[24:0], 1'h0};
     assign quotient_27 = {fits_29, fits_30};
     assign fits_31 = ~(remainder_d1_14 < b_sig_q_7);
@@ -18784,24 +18947,21 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign quotient_52 = {quotient_51, fits_55};
     assign sticky_10 = ~(remainder_54 == 26'h0);
 
-    // ---- round: normalization shift (left to a leading one, right into the subnormal range) ----
-    assign lz_2 = {12'h0, (quotient_52[26] ? 5'h0 : quotient_52[25] ? 5'h1 : quotient_52[24] ? 5'h2 : quotient_52[23] ? 5'h3 : quotient_52[22] ? 5'h4 : quotient_52[21] ? 5'h5 : quotient_52[20] ? 5'h6 : quotient_52[19] ? 5'h7 : quotient_52[18] ? 5'h8 : quotient_52[17] ? 5'h9 : quotient_52[16] ? 5'ha : quotient_52[15] ? 5'hb : quotient_52[14] ? 5'hc : quotient_52[13] ? 5'hd : quotient_52[12] ? 5'he : quotient_52[11] ? 5'hf : quotient_52[10] ? 5'h10 : quotient_52[9] ? 5'h11 : quotient_52[8] ? 5'h12 : quotient_52[7] ? 5'h13 : quotient_52[6] ? 5'h14 : quotient_52[5] ? 5'h15 : quotient_52[4] ? 5'h16 : quotient_52[3] ? 5'h17 : quotient_52[2] ? 5'h18 : quotient_52[1] ? 5'h19 : quotient_52[0] ? 5'h1a : 5'h1b)};
-    assign x_minus_lz_2 = x_d13_2 - lz_2;
-    assign normal_6 = (17'h0 ^ 17'h10000) < (x_minus_lz_2 ^ 17'h10000);
-    assign x_positive_2 = (17'h0 ^ 17'h10000) < (x_d13_2 ^ 17'h10000);
-    assign left_5 = normal_6 ? lz_2 : (x_positive_2 ? (x_d13_2 - 17'h1) : 17'h0);
-    assign right_2 = x_positive_2 ? 17'h0 : (17'h1 - x_d13_2);
-    assign exp_field_2 = normal_6 ? x_minus_lz_2 : 17'h0;
+    // ---- round: one-bit normalisation; right shift into the subnormal range, its sticky bit ----
+    assign lead_zero_2 = ~quotient_52[26];
+    assign normal_6 = lead_zero_2 ? ((17'h1 ^ 17'h10000) < (x_d13_2 ^ 17'h10000)) : ((17'h0 ^ 17'h10000) < (x_d13_2 ^ 17'h10000));
+    assign exp_field_2 = normal_6 ? (lead_zero_2 ? (x_d13_2 - 17'h1) : x_d13_2) : 17'h0;
+    assign right_2 = ((17'h0 ^ 17'h10000) < (x_d13_2 ^ 17'h10000)) ? 17'h0 : (17'h1 - x_d13_2);
+    assign sticky_11 = sticky_10 | (~((quotient_52 & (~(27'h7ffffff << right_2))) == 27'h0));
+    assign left_5 = normal_6 & lead_zero_2;
 
-    // ---- round: shift, with a sticky bit for what the right shift drops ----
-    assign shifted_5 = quotient_d1_28 << left_d1_2;
-    assign aligned_5 = shifted_5 >> right_d1_2;
-    assign sticky_11 = sticky_d1_3 | (~((aligned_5 << right_d1_2) == shifted_5));
+    // ---- round: the shift ----
+    assign aligned_5 = left_d1_2 ? ({quotient_d1_28[25:0], 1'h0}) : (quotient_d1_28 >> right_d1_2);
 
     // ---- round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even ----
     assign kept_9 = aligned_d1_5[25:3];
     assign guard_9 = aligned_d1_5[2];
-    assign increment_9 = guard_9 & (((~(aligned_d1_5[1:0] == 2'h0)) | sticky_d1_4) | kept_9[0]);
+    assign increment_9 = guard_9 & (((~(aligned_d1_5[1:0] == 2'h0)) | sticky_d2_2) | kept_9[0]);
     assign rounded_9 = ({exp_field_d2_2[8:0], kept_9}) + ({31'h0, increment_9});
     assign fits_56 = ((exp_field_d2_2 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (rounded_9[31:23] < 9'hff);
 
@@ -19461,10 +19621,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_4 = swap_4 ? a_sig_10 : b_sig_12;
     assign small_zero_4 = swap_4 ? a_zero_10 : b_zero_10;
     assign small_tz_4 = swap_4 ? tza_10 : tzb_10;
-    assign shifted_6 = (~(distance_4[7:5] == 3'h0)) ? 26'h0 : (({small_sig_4, 2'h0}) >> distance_4[4:0]);
+    assign shifted_4 = (~(distance_4[7:5] == 3'h0)) ? 26'h0 : (({small_sig_4, 2'h0}) >> distance_4[4:0]);
     assign align_sticky_4 = (~small_zero_4) & ((({4'h0, small_tz_4}) + 9'h2) < ({1'h0, distance_4}));
     assign big_padded_4 = {1'h0, ({big_sig_4, 3'h0})};
-    assign aligned_6 = {1'h0, ({shifted_6, align_sticky_4})};
+    assign aligned_6 = {1'h0, ({shifted_4, align_sticky_4})};
     assign marker_4 = 28'h8000000 >> big_exp_4;
     assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
 
@@ -20187,10 +20347,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_5 = swap_5 ? a_sig_13 : b_sig_15;
     assign small_zero_5 = swap_5 ? a_zero_13 : b_zero_13;
     assign small_tz_5 = swap_5 ? tza_13 : tzb_13;
-    assign shifted_7 = (~(distance_5[7:5] == 3'h0)) ? 26'h0 : (({small_sig_5, 2'h0}) >> distance_5[4:0]);
+    assign shifted_5 = (~(distance_5[7:5] == 3'h0)) ? 26'h0 : (({small_sig_5, 2'h0}) >> distance_5[4:0]);
     assign align_sticky_5 = (~small_zero_5) & ((({4'h0, small_tz_5}) + 9'h2) < ({1'h0, distance_5}));
     assign big_padded_5 = {1'h0, ({big_sig_5, 3'h0})};
-    assign aligned_7 = {1'h0, ({shifted_7, align_sticky_5})};
+    assign aligned_7 = {1'h0, ({shifted_5, align_sticky_5})};
     assign marker_5 = 28'h8000000 >> big_exp_5;
     assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
 
@@ -20545,10 +20705,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_6 = swap_6 ? a_sig_14 : b_sig_17;
     assign small_zero_6 = swap_6 ? a_zero_14 : b_zero_14;
     assign small_tz_6 = swap_6 ? tza_14 : tzb_15;
-    assign shifted_8 = (~(distance_6[7:5] == 3'h0)) ? 26'h0 : (({small_sig_6, 2'h0}) >> distance_6[4:0]);
+    assign shifted_6 = (~(distance_6[7:5] == 3'h0)) ? 26'h0 : (({small_sig_6, 2'h0}) >> distance_6[4:0]);
     assign align_sticky_6 = (~small_zero_6) & ((({4'h0, small_tz_6}) + 9'h2) < ({1'h0, distance_6}));
     assign big_padded_6 = {1'h0, ({big_sig_6, 3'h0})};
-    assign aligned_8 = {1'h0, ({shifted_8, align_sticky_6})};
+    assign aligned_8 = {1'h0, ({shifted_6, align_sticky_6})};
     assign marker_6 = 28'h8000000 >> big_exp_6;
     assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
 
@@ -21048,10 +21208,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_7 = swap_7 ? a_sig_16 : b_sig_19;
     assign small_zero_7 = swap_7 ? a_zero_15 : b_zero_15;
     assign small_tz_7 = swap_7 ? tza_16 : tzb_17;
-    assign shifted_9 = (~(distance_7[7:5] == 3'h0)) ? 26'h0 : (({small_sig_7, 2'h0}) >> distance_7[4:0]);
+    assign shifted_7 = (~(distance_7[7:5] == 3'h0)) ? 26'h0 : (({small_sig_7, 2'h0}) >> distance_7[4:0]);
     assign align_sticky_7 = (~small_zero_7) & ((({4'h0, small_tz_7}) + 9'h2) < ({1'h0, distance_7}));
     assign big_padded_7 = {1'h0, ({big_sig_7, 3'h0})};
-    assign aligned_9 = {1'h0, ({shifted_9, align_sticky_7})};
+    assign aligned_9 = {1'h0, ({shifted_7, align_sticky_7})};
     assign marker_7 = 28'h8000000 >> big_exp_7;
     assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
 
@@ -21518,10 +21678,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_8 = swap_8 ? a_sig_18 : b_sig_21;
     assign small_zero_8 = swap_8 ? a_zero_17 : b_zero_17;
     assign small_tz_8 = swap_8 ? tza_18 : tzb_19;
-    assign shifted_10 = (~(distance_8[7:5] == 3'h0)) ? 26'h0 : (({small_sig_8, 2'h0}) >> distance_8[4:0]);
+    assign shifted_8 = (~(distance_8[7:5] == 3'h0)) ? 26'h0 : (({small_sig_8, 2'h0}) >> distance_8[4:0]);
     assign align_sticky_8 = (~small_zero_8) & ((({4'h0, small_tz_8}) + 9'h2) < ({1'h0, distance_8}));
     assign big_padded_8 = {1'h0, ({big_sig_8, 3'h0})};
-    assign aligned_10 = {1'h0, ({shifted_10, align_sticky_8})};
+    assign aligned_10 = {1'h0, ({shifted_8, align_sticky_8})};
     assign marker_8 = 28'h8000000 >> big_exp_8;
     assign field_base_8 = ({1'h0, big_exp_8}) + 9'h1;
 
@@ -22644,10 +22804,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_9 = swap_9 ? a_sig_22 : b_sig_26;
     assign small_zero_9 = swap_9 ? a_zero_21 : b_zero_21;
     assign small_tz_9 = swap_9 ? tza_22 : tzb_24;
-    assign shifted_11 = (~(distance_9[7:5] == 3'h0)) ? 26'h0 : (({small_sig_9, 2'h0}) >> distance_9[4:0]);
+    assign shifted_9 = (~(distance_9[7:5] == 3'h0)) ? 26'h0 : (({small_sig_9, 2'h0}) >> distance_9[4:0]);
     assign align_sticky_9 = (~small_zero_9) & ((({4'h0, small_tz_9}) + 9'h2) < ({1'h0, distance_9}));
     assign big_padded_9 = {1'h0, ({big_sig_9, 3'h0})};
-    assign aligned_11 = {1'h0, ({shifted_11, align_sticky_9})};
+    assign aligned_11 = {1'h0, ({shifted_9, align_sticky_9})};
     assign marker_9 = 28'h8000000 >> big_exp_9;
     assign field_base_9 = ({1'h0, big_exp_9}) + 9'h1;
 
@@ -23115,10 +23275,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_10 = swap_10 ? a_sig_24 : b_sig_28;
     assign small_zero_10 = swap_10 ? a_zero_23 : b_zero_23;
     assign small_tz_10 = swap_10 ? tza_24 : tzb_26;
-    assign shifted_12 = (~(distance_10[7:5] == 3'h0)) ? 26'h0 : (({small_sig_10, 2'h0}) >> distance_10[4:0]);
+    assign shifted_10 = (~(distance_10[7:5] == 3'h0)) ? 26'h0 : (({small_sig_10, 2'h0}) >> distance_10[4:0]);
     assign align_sticky_10 = (~small_zero_10) & ((({4'h0, small_tz_10}) + 9'h2) < ({1'h0, distance_10}));
     assign big_padded_10 = {1'h0, ({big_sig_10, 3'h0})};
-    assign aligned_12 = {1'h0, ({shifted_12, align_sticky_10})};
+    assign aligned_12 = {1'h0, ({shifted_10, align_sticky_10})};
     assign marker_10 = 28'h8000000 >> big_exp_10;
     assign field_base_10 = ({1'h0, big_exp_10}) + 9'h1;
 
@@ -23729,10 +23889,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_11 = swap_11 ? a_sig_26 : b_sig_31;
     assign small_zero_11 = swap_11 ? a_zero_25 : b_zero_25;
     assign small_tz_11 = swap_11 ? tza_26 : tzb_29;
-    assign shifted_13 = (~(distance_11[7:5] == 3'h0)) ? 26'h0 : (({small_sig_11, 2'h0}) >> distance_11[4:0]);
+    assign shifted_11 = (~(distance_11[7:5] == 3'h0)) ? 26'h0 : (({small_sig_11, 2'h0}) >> distance_11[4:0]);
     assign align_sticky_11 = (~small_zero_11) & ((({4'h0, small_tz_11}) + 9'h2) < ({1'h0, distance_11}));
     assign big_padded_11 = {1'h0, ({big_sig_11, 3'h0})};
-    assign aligned_13 = {1'h0, ({shifted_13, align_sticky_11})};
+    assign aligned_13 = {1'h0, ({shifted_11, align_sticky_11})};
     assign marker_11 = 28'h8000000 >> big_exp_11;
     assign field_base_11 = ({1'h0, big_exp_11}) + 9'h1;
 
@@ -24199,10 +24359,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_12 = swap_12 ? a_sig_28 : b_sig_33;
     assign small_zero_12 = swap_12 ? a_zero_27 : b_zero_27;
     assign small_tz_12 = swap_12 ? tza_28 : tzb_31;
-    assign shifted_14 = (~(distance_12[7:5] == 3'h0)) ? 26'h0 : (({small_sig_12, 2'h0}) >> distance_12[4:0]);
+    assign shifted_12 = (~(distance_12[7:5] == 3'h0)) ? 26'h0 : (({small_sig_12, 2'h0}) >> distance_12[4:0]);
     assign align_sticky_12 = (~small_zero_12) & ((({4'h0, small_tz_12}) + 9'h2) < ({1'h0, distance_12}));
     assign big_padded_12 = {1'h0, ({big_sig_12, 3'h0})};
-    assign aligned_14 = {1'h0, ({shifted_14, align_sticky_12})};
+    assign aligned_14 = {1'h0, ({shifted_12, align_sticky_12})};
     assign marker_12 = 28'h8000000 >> big_exp_12;
     assign field_base_12 = ({1'h0, big_exp_12}) + 9'h1;
 
@@ -25069,10 +25229,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_13 = swap_13 ? a_sig_31 : b_sig_37;
     assign small_zero_13 = swap_13 ? a_zero_30 : b_zero_30;
     assign small_tz_13 = swap_13 ? tza_31 : tzb_35;
-    assign shifted_15 = (~(distance_13[7:5] == 3'h0)) ? 26'h0 : (({small_sig_13, 2'h0}) >> distance_13[4:0]);
+    assign shifted_13 = (~(distance_13[7:5] == 3'h0)) ? 26'h0 : (({small_sig_13, 2'h0}) >> distance_13[4:0]);
     assign align_sticky_13 = (~small_zero_13) & ((({4'h0, small_tz_13}) + 9'h2) < ({1'h0, distance_13}));
     assign big_padded_13 = {1'h0, ({big_sig_13, 3'h0})};
-    assign aligned_15 = {1'h0, ({shifted_15, align_sticky_13})};
+    assign aligned_15 = {1'h0, ({shifted_13, align_sticky_13})};
     assign marker_13 = 28'h8000000 >> big_exp_13;
     assign field_base_13 = ({1'h0, big_exp_13}) + 9'h1;
 
@@ -25540,10 +25700,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_14 = swap_14 ? a_sig_33 : b_sig_39;
     assign small_zero_14 = swap_14 ? a_zero_32 : b_zero_32;
     assign small_tz_14 = swap_14 ? tza_33 : tzb_37;
-    assign shifted_16 = (~(distance_14[7:5] == 3'h0)) ? 26'h0 : (({small_sig_14, 2'h0}) >> distance_14[4:0]);
+    assign shifted_14 = (~(distance_14[7:5] == 3'h0)) ? 26'h0 : (({small_sig_14, 2'h0}) >> distance_14[4:0]);
     assign align_sticky_14 = (~small_zero_14) & ((({4'h0, small_tz_14}) + 9'h2) < ({1'h0, distance_14}));
     assign big_padded_14 = {1'h0, ({big_sig_14, 3'h0})};
-    assign aligned_16 = {1'h0, ({shifted_16, align_sticky_14})};
+    assign aligned_16 = {1'h0, ({shifted_14, align_sticky_14})};
     assign marker_14 = 28'h8000000 >> big_exp_14;
     assign field_base_14 = ({1'h0, big_exp_14}) + 9'h1;
 
@@ -26154,10 +26314,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_15 = swap_15 ? a_sig_35 : b_sig_42;
     assign small_zero_15 = swap_15 ? a_zero_34 : b_zero_34;
     assign small_tz_15 = swap_15 ? tza_35 : tzb_40;
-    assign shifted_17 = (~(distance_15[7:5] == 3'h0)) ? 26'h0 : (({small_sig_15, 2'h0}) >> distance_15[4:0]);
+    assign shifted_15 = (~(distance_15[7:5] == 3'h0)) ? 26'h0 : (({small_sig_15, 2'h0}) >> distance_15[4:0]);
     assign align_sticky_15 = (~small_zero_15) & ((({4'h0, small_tz_15}) + 9'h2) < ({1'h0, distance_15}));
     assign big_padded_15 = {1'h0, ({big_sig_15, 3'h0})};
-    assign aligned_17 = {1'h0, ({shifted_17, align_sticky_15})};
+    assign aligned_17 = {1'h0, ({shifted_15, align_sticky_15})};
     assign marker_15 = 28'h8000000 >> big_exp_15;
     assign field_base_15 = ({1'h0, big_exp_15}) + 9'h1;
 
@@ -26513,10 +26673,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_16 = swap_16 ? a_sig_36 : b_sig_44;
     assign small_zero_16 = swap_16 ? a_zero_35 : b_zero_35;
     assign small_tz_16 = swap_16 ? tza_36 : tzb_42;
-    assign shifted_18 = (~(distance_16[7:5] == 3'h0)) ? 26'h0 : (({small_sig_16, 2'h0}) >> distance_16[4:0]);
+    assign shifted_16 = (~(distance_16[7:5] == 3'h0)) ? 26'h0 : (({small_sig_16, 2'h0}) >> distance_16[4:0]);
     assign align_sticky_16 = (~small_zero_16) & ((({4'h0, small_tz_16}) + 9'h2) < ({1'h0, distance_16}));
     assign big_padded_16 = {1'h0, ({big_sig_16, 3'h0})};
-    assign aligned_18 = {1'h0, ({shifted_18, align_sticky_16})};
+    assign aligned_18 = {1'h0, ({shifted_16, align_sticky_16})};
     assign marker_16 = 28'h8000000 >> big_exp_16;
     assign field_base_16 = ({1'h0, big_exp_16}) + 9'h1;
 
@@ -26983,10 +27143,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_17 = swap_17 ? a_sig_38 : b_sig_46;
     assign small_zero_17 = swap_17 ? a_zero_37 : b_zero_37;
     assign small_tz_17 = swap_17 ? tza_38 : tzb_44;
-    assign shifted_19 = (~(distance_17[7:5] == 3'h0)) ? 26'h0 : (({small_sig_17, 2'h0}) >> distance_17[4:0]);
+    assign shifted_17 = (~(distance_17[7:5] == 3'h0)) ? 26'h0 : (({small_sig_17, 2'h0}) >> distance_17[4:0]);
     assign align_sticky_17 = (~small_zero_17) & ((({4'h0, small_tz_17}) + 9'h2) < ({1'h0, distance_17}));
     assign big_padded_17 = {1'h0, ({big_sig_17, 3'h0})};
-    assign aligned_19 = {1'h0, ({shifted_19, align_sticky_17})};
+    assign aligned_19 = {1'h0, ({shifted_17, align_sticky_17})};
     assign marker_17 = 28'h8000000 >> big_exp_17;
     assign field_base_17 = ({1'h0, big_exp_17}) + 9'h1;
 
@@ -27710,10 +27870,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_18 = swap_18 ? a_sig_41 : b_sig_49;
     assign small_zero_18 = swap_18 ? a_zero_40 : b_zero_40;
     assign small_tz_18 = swap_18 ? tza_41 : tzb_47;
-    assign shifted_20 = (~(distance_18[7:5] == 3'h0)) ? 26'h0 : (({small_sig_18, 2'h0}) >> distance_18[4:0]);
+    assign shifted_18 = (~(distance_18[7:5] == 3'h0)) ? 26'h0 : (({small_sig_18, 2'h0}) >> distance_18[4:0]);
     assign align_sticky_18 = (~small_zero_18) & ((({4'h0, small_tz_18}) + 9'h2) < ({1'h0, distance_18}));
     assign big_padded_18 = {1'h0, ({big_sig_18, 3'h0})};
-    assign aligned_20 = {1'h0, ({shifted_20, align_sticky_18})};
+    assign aligned_20 = {1'h0, ({shifted_18, align_sticky_18})};
     assign marker_18 = 28'h8000000 >> big_exp_18;
     assign field_base_18 = ({1'h0, big_exp_18}) + 9'h1;
 
@@ -28180,10 +28340,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_19 = swap_19 ? a_sig_43 : b_sig_51;
     assign small_zero_19 = swap_19 ? a_zero_42 : b_zero_42;
     assign small_tz_19 = swap_19 ? tza_43 : tzb_49;
-    assign shifted_21 = (~(distance_19[7:5] == 3'h0)) ? 26'h0 : (({small_sig_19, 2'h0}) >> distance_19[4:0]);
+    assign shifted_19 = (~(distance_19[7:5] == 3'h0)) ? 26'h0 : (({small_sig_19, 2'h0}) >> distance_19[4:0]);
     assign align_sticky_19 = (~small_zero_19) & ((({4'h0, small_tz_19}) + 9'h2) < ({1'h0, distance_19}));
     assign big_padded_19 = {1'h0, ({big_sig_19, 3'h0})};
-    assign aligned_21 = {1'h0, ({shifted_21, align_sticky_19})};
+    assign aligned_21 = {1'h0, ({shifted_19, align_sticky_19})};
     assign marker_19 = 28'h8000000 >> big_exp_19;
     assign field_base_19 = ({1'h0, big_exp_19}) + 9'h1;
 
@@ -28651,10 +28811,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_20 = swap_20 ? a_sig_45 : b_sig_53;
     assign small_zero_20 = swap_20 ? a_zero_44 : b_zero_44;
     assign small_tz_20 = swap_20 ? tza_45 : tzb_51;
-    assign shifted_22 = (~(distance_20[7:5] == 3'h0)) ? 26'h0 : (({small_sig_20, 2'h0}) >> distance_20[4:0]);
+    assign shifted_20 = (~(distance_20[7:5] == 3'h0)) ? 26'h0 : (({small_sig_20, 2'h0}) >> distance_20[4:0]);
     assign align_sticky_20 = (~small_zero_20) & ((({4'h0, small_tz_20}) + 9'h2) < ({1'h0, distance_20}));
     assign big_padded_20 = {1'h0, ({big_sig_20, 3'h0})};
-    assign aligned_22 = {1'h0, ({shifted_22, align_sticky_20})};
+    assign aligned_22 = {1'h0, ({shifted_20, align_sticky_20})};
     assign marker_20 = 28'h8000000 >> big_exp_20;
     assign field_base_20 = ({1'h0, big_exp_20}) + 9'h1;
 
@@ -29010,10 +29170,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_21 = swap_21 ? a_sig_46 : b_sig_55;
     assign small_zero_21 = swap_21 ? a_zero_45 : b_zero_45;
     assign small_tz_21 = swap_21 ? tza_46 : tzb_53;
-    assign shifted_23 = (~(distance_21[7:5] == 3'h0)) ? 26'h0 : (({small_sig_21, 2'h0}) >> distance_21[4:0]);
+    assign shifted_21 = (~(distance_21[7:5] == 3'h0)) ? 26'h0 : (({small_sig_21, 2'h0}) >> distance_21[4:0]);
     assign align_sticky_21 = (~small_zero_21) & ((({4'h0, small_tz_21}) + 9'h2) < ({1'h0, distance_21}));
     assign big_padded_21 = {1'h0, ({big_sig_21, 3'h0})};
-    assign aligned_23 = {1'h0, ({shifted_23, align_sticky_21})};
+    assign aligned_23 = {1'h0, ({shifted_21, align_sticky_21})};
     assign marker_21 = 28'h8000000 >> big_exp_21;
     assign field_base_21 = ({1'h0, big_exp_21}) + 9'h1;
 
@@ -29480,10 +29640,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_22 = swap_22 ? a_sig_48 : b_sig_57;
     assign small_zero_22 = swap_22 ? a_zero_47 : b_zero_47;
     assign small_tz_22 = swap_22 ? tza_48 : tzb_55;
-    assign shifted_24 = (~(distance_22[7:5] == 3'h0)) ? 26'h0 : (({small_sig_22, 2'h0}) >> distance_22[4:0]);
+    assign shifted_22 = (~(distance_22[7:5] == 3'h0)) ? 26'h0 : (({small_sig_22, 2'h0}) >> distance_22[4:0]);
     assign align_sticky_22 = (~small_zero_22) & ((({4'h0, small_tz_22}) + 9'h2) < ({1'h0, distance_22}));
     assign big_padded_22 = {1'h0, ({big_sig_22, 3'h0})};
-    assign aligned_24 = {1'h0, ({shifted_24, align_sticky_22})};
+    assign aligned_24 = {1'h0, ({shifted_22, align_sticky_22})};
     assign marker_22 = 28'h8000000 >> big_exp_22;
     assign field_base_22 = ({1'h0, big_exp_22}) + 9'h1;
 
@@ -29694,10 +29854,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_23 = swap_23 ? a_sig_49 : b_sig_58;
     assign small_zero_23 = swap_23 ? a_zero_48 : b_zero_48;
     assign small_tz_23 = swap_23 ? tza_49 : tzb_56;
-    assign shifted_25 = (~(distance_23[7:5] == 3'h0)) ? 26'h0 : (({small_sig_23, 2'h0}) >> distance_23[4:0]);
+    assign shifted_23 = (~(distance_23[7:5] == 3'h0)) ? 26'h0 : (({small_sig_23, 2'h0}) >> distance_23[4:0]);
     assign align_sticky_23 = (~small_zero_23) & ((({4'h0, small_tz_23}) + 9'h2) < ({1'h0, distance_23}));
     assign big_padded_23 = {1'h0, ({big_sig_23, 3'h0})};
-    assign aligned_25 = {1'h0, ({shifted_25, align_sticky_23})};
+    assign aligned_25 = {1'h0, ({shifted_23, align_sticky_23})};
     assign marker_23 = 28'h8000000 >> big_exp_23;
     assign field_base_23 = ({1'h0, big_exp_23}) + 9'h1;
 
@@ -30164,10 +30324,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_24 = swap_24 ? a_sig_51 : b_sig_60;
     assign small_zero_24 = swap_24 ? a_zero_50 : b_zero_50;
     assign small_tz_24 = swap_24 ? tza_51 : tzb_58;
-    assign shifted_26 = (~(distance_24[7:5] == 3'h0)) ? 26'h0 : (({small_sig_24, 2'h0}) >> distance_24[4:0]);
+    assign shifted_24 = (~(distance_24[7:5] == 3'h0)) ? 26'h0 : (({small_sig_24, 2'h0}) >> distance_24[4:0]);
     assign align_sticky_24 = (~small_zero_24) & ((({4'h0, small_tz_24}) + 9'h2) < ({1'h0, distance_24}));
     assign big_padded_24 = {1'h0, ({big_sig_24, 3'h0})};
-    assign aligned_26 = {1'h0, ({shifted_26, align_sticky_24})};
+    assign aligned_26 = {1'h0, ({shifted_24, align_sticky_24})};
     assign marker_24 = 28'h8000000 >> big_exp_24;
     assign field_base_24 = ({1'h0, big_exp_24}) + 9'h1;
 
@@ -30634,10 +30794,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_25 = swap_25 ? a_sig_53 : b_sig_62;
     assign small_zero_25 = swap_25 ? a_zero_52 : b_zero_52;
     assign small_tz_25 = swap_25 ? tza_53 : tzb_60;
-    assign shifted_27 = (~(distance_25[7:5] == 3'h0)) ? 26'h0 : (({small_sig_25, 2'h0}) >> distance_25[4:0]);
+    assign shifted_25 = (~(distance_25[7:5] == 3'h0)) ? 26'h0 : (({small_sig_25, 2'h0}) >> distance_25[4:0]);
     assign align_sticky_25 = (~small_zero_25) & ((({4'h0, small_tz_25}) + 9'h2) < ({1'h0, distance_25}));
     assign big_padded_25 = {1'h0, ({big_sig_25, 3'h0})};
-    assign aligned_27 = {1'h0, ({shifted_27, align_sticky_25})};
+    assign aligned_27 = {1'h0, ({shifted_25, align_sticky_25})};
     assign marker_25 = 28'h8000000 >> big_exp_25;
     assign field_base_25 = ({1'h0, big_exp_25}) + 9'h1;
 
@@ -30993,10 +31153,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_26 = swap_26 ? a_sig_54 : b_sig_64;
     assign small_zero_26 = swap_26 ? a_zero_53 : b_zero_53;
     assign small_tz_26 = swap_26 ? tza_54 : tzb_62;
-    assign shifted_28 = (~(distance_26[7:5] == 3'h0)) ? 26'h0 : (({small_sig_26, 2'h0}) >> distance_26[4:0]);
+    assign shifted_26 = (~(distance_26[7:5] == 3'h0)) ? 26'h0 : (({small_sig_26, 2'h0}) >> distance_26[4:0]);
     assign align_sticky_26 = (~small_zero_26) & ((({4'h0, small_tz_26}) + 9'h2) < ({1'h0, distance_26}));
     assign big_padded_26 = {1'h0, ({big_sig_26, 3'h0})};
-    assign aligned_28 = {1'h0, ({shifted_28, align_sticky_26})};
+    assign aligned_28 = {1'h0, ({shifted_26, align_sticky_26})};
     assign marker_26 = 28'h8000000 >> big_exp_26;
     assign field_base_26 = ({1'h0, big_exp_26}) + 9'h1;
 
@@ -31463,10 +31623,10 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign small_sig_27 = swap_27 ? a_sig_56 : b_sig_66;
     assign small_zero_27 = swap_27 ? a_zero_55 : b_zero_55;
     assign small_tz_27 = swap_27 ? tza_56 : tzb_64;
-    assign shifted_29 = (~(distance_27[7:5] == 3'h0)) ? 26'h0 : (({small_sig_27, 2'h0}) >> distance_27[4:0]);
+    assign shifted_27 = (~(distance_27[7:5] == 3'h0)) ? 26'h0 : (({small_sig_27, 2'h0}) >> distance_27[4:0]);
     assign align_sticky_27 = (~small_zero_27) & ((({4'h0, small_tz_27}) + 9'h2) < ({1'h0, distance_27}));
     assign big_padded_27 = {1'h0, ({big_sig_27, 3'h0})};
-    assign aligned_29 = {1'h0, ({shifted_29, align_sticky_27})};
+    assign aligned_29 = {1'h0, ({shifted_27, align_sticky_27})};
     assign marker_27 = 28'h8000000 >> big_exp_27;
     assign field_base_27 = ({1'h0, big_exp_27}) + 9'h1;
 
@@ -31540,7 +31700,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
 
     always @(posedge clk) begin
         if (out_valid_or) remainder_d1 <= remainder_2;
-        if (out_valid_or) b_sig_q <= b_sig_cat;
+        if (out_valid_or) b_sig_q <= b_sig_cat_6;
         if (out_valid_or) quotient_d1 <= quotient;
         if (out_valid_or) remainder_d1_2 <= remainder_4;
         if (out_valid_or) b_sig_q_2 <= b_sig_q;
@@ -31592,11 +31752,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_d12 <= x_d11;
         if (out_valid_or) x_d13 <= x_d12;
         if (out_valid_or) quotient_d1_14 <= quotient_26;
-        if (out_valid_or) left_d1 <= left;
         if (out_valid_or) right_d1 <= right;
-        if (out_valid_or) sticky_d1 <= sticky;
+        if (out_valid_or) left_d1 <= left;
         if (out_valid_or) aligned_d1 <= aligned;
-        if (out_valid_or) sticky_d1_2 <= sticky_2;
+        if (out_valid_or) sticky_d1 <= sticky_2;
+        if (out_valid_or) sticky_d2 <= sticky_d1;
         if (out_valid_or) exp_field_d1 <= exp_field;
         if (out_valid_or) exp_field_d2 <= exp_field_d1;
         if (out_valid_or) sign_d1 <= sign;
@@ -31876,7 +32036,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d2_8 <= nan_d1_8;
         if (out_valid_or) nan_d3_8 <= nan_d2_8;
         if (out_valid_or) remainder_d1_14 <= remainder_29;
-        if (out_valid_or) b_sig_q_7 <= b_sig_cat_2;
+        if (out_valid_or) b_sig_q_7 <= b_sig_cat_12;
         if (out_valid_or) quotient_d1_15 <= quotient_27;
         if (out_valid_or) remainder_d1_15 <= remainder_31;
         if (out_valid_or) b_sig_q_8 <= b_sig_q_7;
@@ -31928,11 +32088,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_d12_2 <= x_d11_2;
         if (out_valid_or) x_d13_2 <= x_d12_2;
         if (out_valid_or) quotient_d1_28 <= quotient_52;
-        if (out_valid_or) left_d1_2 <= left_5;
         if (out_valid_or) right_d1_2 <= right_2;
-        if (out_valid_or) sticky_d1_3 <= sticky_10;
+        if (out_valid_or) left_d1_2 <= left_5;
         if (out_valid_or) aligned_d1_5 <= aligned_5;
-        if (out_valid_or) sticky_d1_4 <= sticky_11;
+        if (out_valid_or) sticky_d1_2 <= sticky_11;
+        if (out_valid_or) sticky_d2_2 <= sticky_d1_2;
         if (out_valid_or) exp_field_d1_2 <= exp_field_2;
         if (out_valid_or) exp_field_d2_2 <= exp_field_d1_2;
         if (out_valid_or) sign_d1_6 <= sign_6;

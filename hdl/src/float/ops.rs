@@ -181,18 +181,52 @@ pub(super) fn round_pack<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, sig
     assert!(wn >= f.man + 2, "round_pack needs man + 2 significand bits");
     d.section("round: normalization shift (left to a leading one, right into the subnormal range)");
     let zero = d.lit(0, xw);
-    sig!(lz = s.lzc().zext(xw));
+    sig!(lz = lzc_tree(s).zext(xw));
     sig!(x_minus_lz = x - lz);
     sig!(normal = zero.slt(x_minus_lz), x_positive = zero.slt(x));
     sig!(left = normal.mux(lz, x_positive.mux(x - 1u32, 0)));
     sig!(right = x_positive.mux(0, d.lit(1, xw) - x));
     sig!(exp_field = normal.mux(x_minus_lz, 0));
+    // A right shift happens only with no left shift: what it drops is `s` under a mask.
+    sig!(dropped = s & !d.lit((1u128 << wn) - 1, wn).shl(right));
     cuts.cut(&mut d.net());
 
-    d.section("round: shift, with a sticky bit for what the right shift drops");
+    d.section("round: shift; sticky = the OR of the bits the right shift drops");
     sig!(shifted = s.shl(left));
     sig!(aligned = shifted.shr(right));
-    sig!(sticky = sticky | aligned.shl(right).ne(shifted));
+    sig!(sticky = sticky | dropped.any());
+    cuts.cut(&mut d.net());
+
+    d.section("round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even");
+    sig!(kept = aligned.bits(wn - 1 - f.man, f.man), guard = aligned.bit(wn - 2 - f.man));
+    let rest = if wn - 2 - f.man > 0 { aligned.bits(0, wn - 2 - f.man).any() | sticky } else { sticky };
+    sig!(increment = guard & (rest | kept.bit(0)));
+    sig!(rounded = exp_field.bits(0, f.exp + 1).cat(kept) + increment.zext(f.exp + 1 + f.man));
+    sig!(fits = exp_field.slt(f.exp_max()) & rounded.bits(f.man, f.exp + 1).lt(f.exp_max()));
+    sign.cat(fits.mux(rounded.bits(0, f.exp + f.man), f.exp_max() << f.man))
+}
+
+/// [`round_pack`] for a significand `s` whose top bit is set or (when `may_lead_zero`) the bit
+/// below it is: a one-bit normalisation, and a right shift only into the subnormal range, by an
+/// amount and under a sticky mask known from the exponent before `s` arrives. Uses two
+/// register places.
+fn round_pack_near<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, sign: Sig<'d>, x: Sig<'d>, s: Sig<'d>, sticky: Sig<'d>, may_lead_zero: bool) -> Sig<'d> {
+    let (xw, wn) = (exp_width(f), s.width);
+    assert!(wn >= f.man + 2, "round_pack_near needs man + 2 significand bits");
+    d.section("round: one-bit normalisation; right shift into the subnormal range, its sticky bit");
+    let zero = d.lit(0, xw);
+    sig!(lead_zero = if may_lead_zero { !s.bit(wn - 1) } else { d.lit(0, 1) });
+    // Normal (x − lz > 0) for either leading bit, chosen when it arrives.
+    sig!(normal = lead_zero.mux(d.lit(1, xw).slt(x), zero.slt(x)));
+    sig!(exp_field = normal.mux(lead_zero.mux(x - 1u32, x), 0));
+    sig!(right = zero.slt(x).mux(0, d.lit(1, xw) - x));
+    // What the right shift drops: `s` under a mask (no right shift comes with a left one).
+    sig!(sticky = sticky | (s & !d.lit((1u128 << wn) - 1, wn).shl(right)).any());
+    sig!(left = normal & lead_zero);
+    cuts.cut(&mut d.net());
+
+    d.section("round: the shift");
+    sig!(aligned = left.mux(s.shl_const(1), s.shr(right)));
     cuts.cut(&mut d.net());
 
     d.section("round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even");
@@ -431,7 +465,7 @@ pub(super) fn reverse<'d>(d: &'d Design, x: Sig<'d>) -> Sig<'d> {
 /// (`exp_width` bits, may go below 1).
 fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>) -> (Sig<'d>, Sig<'d>) {
     let xw = exp_width(f);
-    let lz = u.sig.lzc();
+    let lz = lzc_tree(u.sig);
     (u.sig.shl(lz), u.exp.zext(xw) - lz.zext(xw))
 }
 
@@ -458,7 +492,7 @@ fn div<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d
         cuts.cut(&mut d.net());
     }
     sig!(sticky = remainder.any());
-    let rounded = round_pack(d, f, cuts, sign, x, quotient.unwrap(), sticky);
+    let rounded = round_pack_near(d, f, cuts, sign, x, quotient.unwrap(), sticky, true);
     Special { nan, inf, inf_sign: sign, zero, zero_sign: sign }.select(d, f, rounded)
 }
 
@@ -493,6 +527,6 @@ fn sqrt<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>) -> Sig<'
     }
     sig!(sticky = remainder.any());
     let positive = d.lit(0, 1);
-    let rounded = round_pack(d, f, cuts, positive, x, root, sticky);
+    let rounded = round_pack_near(d, f, cuts, positive, x, root, sticky, false);
     Special { nan, inf: ua.inf, inf_sign: positive, zero: ua.zero, zero_sign: ua.sign }.select(d, f, rounded)
 }
