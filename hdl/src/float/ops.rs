@@ -66,8 +66,8 @@ impl FloatOperator {
             // 4 rounding decision
             FloatOperator::Mul => vec![2, 3, 4, 0, 1],
             // places: 0 unpack/normalize, 1..=n one per quotient bit, n+1 lzc, n+2 normalize
-            FloatOperator::Div => recurrence_priority(format.man + 4),
-            FloatOperator::Sqrt => recurrence_priority(format.man + 3),
+            FloatOperator::Div => recurrence_priority(format.man + 4, true),
+            FloatOperator::Sqrt => recurrence_priority(format.man + 3, false),
         }
     }
 
@@ -108,11 +108,17 @@ pub(super) fn in_design<T>(net: &mut Netlist, build: impl FnOnce(&Design) -> T) 
     out
 }
 
-/// Register places for a digit recurrence of `steps` steps: the two rounding places first,
-/// then the recurrence split evenly (bisection order), then the unpack place.
-fn recurrence_priority(steps: usize) -> Vec<usize> {
+/// Register places for a digit recurrence of `steps` steps: the two rounding places first (and,
+/// with `last_apart`, the place after the last step, so the last steps never share a stage
+/// with the sticky OR), then the recurrence split evenly (bisection order), then the unpack
+/// place.
+fn recurrence_priority(steps: usize, last_apart: bool) -> Vec<usize> {
     let mut order = vec![steps + 2, steps + 1];
     let mut chosen = vec![false; steps + 1];
+    if last_apart {
+        order.push(steps);
+        chosen[steps] = true;
+    }
     let mut denominator = 2;
     while order.len() < steps + 2 {
         for k in (1..denominator).step_by(2) {
