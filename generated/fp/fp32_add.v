@@ -196,11 +196,12 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire [27:0] aligned;
     wire [27:0] marker;
     wire [8:0] field_base;
-    // add: add or subtract the magnitudes
-    reg [27:0] big_padded_d1;
-    reg [27:0] aligned_d1;
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
     reg opposite_d1;
     reg opposite_d2;
+    reg [27:0] big_padded_d1;
+    reg [27:0] aligned_d1;
+    wire [28:0] big_padded_d1_plus;
     wire [27:0] sum;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1;
@@ -470,8 +471,9 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     assign marker = 28'h8000000 >> big_exp;
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum = opposite_d2 ? (big_padded_d1 - aligned_d1) : (big_padded_d1 + aligned_d1);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus = ({big_padded_d1, opposite_d2}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2, opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2})), opposite_d2});
+    assign sum = big_padded_d1_plus[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero = sum_d1 == 28'h0;
@@ -552,10 +554,10 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
         if (out_valid_or) b_zero_d1 <= b_zero;
         if (out_valid_or) tza_d1 <= tza;
         if (out_valid_or) tzb_d1 <= tzb;
-        if (out_valid_or) big_padded_d1 <= big_padded;
-        if (out_valid_or) aligned_d1 <= aligned;
         if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) opposite_d2 <= opposite_d1;
+        if (out_valid_or) big_padded_d1 <= big_padded;
+        if (out_valid_or) aligned_d1 <= aligned;
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;

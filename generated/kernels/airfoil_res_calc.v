@@ -489,10 +489,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_2;
     wire [27:0] marker;
     wire [8:0] field_base;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1;
     reg [27:0] big_padded_d1;
     reg [27:0] aligned_d1_2;
-    reg opposite_d1;
+    wire [28:0] big_padded_d1_plus;
     wire [27:0] sum;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1;
@@ -1003,10 +1004,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_3;
     wire [27:0] marker_2;
     wire [8:0] field_base_2;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_2;
     reg [27:0] big_padded_d1_2;
     reg [27:0] aligned_d1_3;
-    reg opposite_d1_2;
+    wire [28:0] big_padded_d1_plus_2;
     wire [27:0] sum_2;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_2;
@@ -1517,10 +1519,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_4;
     wire [27:0] marker_3;
     wire [8:0] field_base_3;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_3;
     reg [27:0] big_padded_d1_3;
     reg [27:0] aligned_d1_4;
-    reg opposite_d1_3;
+    wire [28:0] big_padded_d1_plus_3;
     wire [27:0] sum_3;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_3;
@@ -3192,10 +3195,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_6;
     wire [27:0] marker_4;
     wire [8:0] field_base_4;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_4;
     reg [27:0] big_padded_d1_4;
     reg [27:0] aligned_d1_6;
-    reg opposite_d1_4;
+    wire [28:0] big_padded_d1_plus_4;
     wire [27:0] sum_4;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_4;
@@ -4003,10 +4007,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_7;
     wire [27:0] marker_5;
     wire [8:0] field_base_5;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_5;
     reg [27:0] big_padded_d1_5;
     reg [27:0] aligned_d1_7;
-    reg opposite_d1_5;
+    wire [28:0] big_padded_d1_plus_5;
     wire [27:0] sum_5;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_5;
@@ -4401,10 +4406,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_8;
     wire [27:0] marker_6;
     wire [8:0] field_base_6;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_6;
     reg [27:0] big_padded_d1_6;
     reg [27:0] aligned_d1_8;
-    reg opposite_d1_6;
+    wire [28:0] big_padded_d1_plus_6;
     wire [27:0] sum_6;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_6;
@@ -4965,10 +4971,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_9;
     wire [27:0] marker_7;
     wire [8:0] field_base_7;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_7;
     reg [27:0] big_padded_d1_7;
     reg [27:0] aligned_d1_9;
-    reg opposite_d1_7;
+    wire [28:0] big_padded_d1_plus_7;
     wire [27:0] sum_7;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_7;
@@ -5496,10 +5503,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_10;
     wire [27:0] marker_8;
     wire [8:0] field_base_8;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_8;
     reg [27:0] big_padded_d1_8;
     reg [27:0] aligned_d1_10;
-    reg opposite_d1_8;
+    wire [28:0] big_padded_d1_plus_8;
     wire [27:0] sum_8;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_8;
@@ -6740,10 +6748,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_11;
     wire [27:0] marker_9;
     wire [8:0] field_base_9;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_9;
     reg [27:0] big_padded_d1_9;
     reg [27:0] aligned_d1_11;
-    reg opposite_d1_9;
+    wire [28:0] big_padded_d1_plus_9;
     wire [27:0] sum_9;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_9;
@@ -7284,10 +7293,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_12;
     wire [27:0] marker_10;
     wire [8:0] field_base_10;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_10;
     reg [27:0] big_padded_d1_10;
     reg [27:0] aligned_d1_12;
-    reg opposite_d1_10;
+    wire [28:0] big_padded_d1_plus_10;
     wire [27:0] sum_10;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_10;
@@ -7992,10 +8002,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_13;
     wire [27:0] marker_11;
     wire [8:0] field_base_11;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_11;
     reg [27:0] big_padded_d1_11;
     reg [27:0] aligned_d1_13;
-    reg opposite_d1_11;
+    wire [28:0] big_padded_d1_plus_11;
     wire [27:0] sum_11;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_11;
@@ -8529,10 +8540,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_14;
     wire [27:0] marker_12;
     wire [8:0] field_base_12;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_12;
     reg [27:0] big_padded_d1_12;
     reg [27:0] aligned_d1_14;
-    reg opposite_d1_12;
+    wire [28:0] big_padded_d1_plus_12;
     wire [27:0] sum_12;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_12;
@@ -9481,10 +9493,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_15;
     wire [27:0] marker_13;
     wire [8:0] field_base_13;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_13;
     reg [27:0] big_padded_d1_13;
     reg [27:0] aligned_d1_15;
-    reg opposite_d1_13;
+    wire [28:0] big_padded_d1_plus_13;
     wire [27:0] sum_13;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_13;
@@ -10025,10 +10038,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_16;
     wire [27:0] marker_14;
     wire [8:0] field_base_14;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_14;
     reg [27:0] big_padded_d1_14;
     reg [27:0] aligned_d1_16;
-    reg opposite_d1_14;
+    wire [28:0] big_padded_d1_plus_14;
     wire [27:0] sum_14;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_14;
@@ -10706,10 +10720,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_17;
     wire [27:0] marker_15;
     wire [8:0] field_base_15;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_15;
     reg [27:0] big_padded_d1_15;
     reg [27:0] aligned_d1_17;
-    reg opposite_d1_15;
+    wire [28:0] big_padded_d1_plus_15;
     wire [27:0] sum_15;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_15;
@@ -11105,10 +11120,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_18;
     wire [27:0] marker_16;
     wire [8:0] field_base_16;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_16;
     reg [27:0] big_padded_d1_16;
     reg [27:0] aligned_d1_18;
-    reg opposite_d1_16;
+    wire [28:0] big_padded_d1_plus_16;
     wire [27:0] sum_16;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_16;
@@ -11651,10 +11667,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_19;
     wire [27:0] marker_17;
     wire [8:0] field_base_17;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_17;
     reg [27:0] big_padded_d1_17;
     reg [27:0] aligned_d1_19;
-    reg opposite_d1_17;
+    wire [28:0] big_padded_d1_plus_17;
     wire [27:0] sum_17;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_17;
@@ -12487,10 +12504,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_20;
     wire [27:0] marker_18;
     wire [8:0] field_base_18;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_18;
     reg [27:0] big_padded_d1_18;
     reg [27:0] aligned_d1_20;
-    reg opposite_d1_18;
+    wire [28:0] big_padded_d1_plus_18;
     wire [27:0] sum_18;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_18;
@@ -13024,10 +13042,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_21;
     wire [27:0] marker_19;
     wire [8:0] field_base_19;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_19;
     reg [27:0] big_padded_d1_19;
     reg [27:0] aligned_d1_21;
-    reg opposite_d1_19;
+    wire [28:0] big_padded_d1_plus_19;
     wire [27:0] sum_19;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_19;
@@ -13541,10 +13560,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_22;
     wire [27:0] marker_20;
     wire [8:0] field_base_20;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_20;
     reg [27:0] big_padded_d1_20;
     reg [27:0] aligned_d1_22;
-    reg opposite_d1_20;
+    wire [28:0] big_padded_d1_plus_20;
     wire [27:0] sum_20;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_20;
@@ -13940,10 +13960,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_23;
     wire [27:0] marker_21;
     wire [8:0] field_base_21;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_21;
     reg [27:0] big_padded_d1_21;
     reg [27:0] aligned_d1_23;
-    reg opposite_d1_21;
+    wire [28:0] big_padded_d1_plus_21;
     wire [27:0] sum_21;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_21;
@@ -14486,10 +14507,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_24;
     wire [27:0] marker_22;
     wire [8:0] field_base_22;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_22;
     reg [27:0] big_padded_d1_22;
     reg [27:0] aligned_d1_24;
-    reg opposite_d1_22;
+    wire [28:0] big_padded_d1_plus_22;
     wire [27:0] sum_22;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_22;
@@ -14725,10 +14747,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_25;
     wire [27:0] marker_23;
     wire [8:0] field_base_23;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_23;
     reg [27:0] big_padded_d1_23;
     reg [27:0] aligned_d1_25;
-    reg opposite_d1_23;
+    wire [28:0] big_padded_d1_plus_23;
     wire [27:0] sum_23;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_23;
@@ -15253,10 +15276,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_26;
     wire [27:0] marker_24;
     wire [8:0] field_base_24;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_24;
     reg [27:0] big_padded_d1_24;
     reg [27:0] aligned_d1_26;
-    reg opposite_d1_24;
+    wire [28:0] big_padded_d1_plus_24;
     wire [27:0] sum_24;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_24;
@@ -15775,10 +15799,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_27;
     wire [27:0] marker_25;
     wire [8:0] field_base_25;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_25;
     reg [27:0] big_padded_d1_25;
     reg [27:0] aligned_d1_27;
-    reg opposite_d1_25;
+    wire [28:0] big_padded_d1_plus_25;
     wire [27:0] sum_25;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_25;
@@ -16174,10 +16199,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_28;
     wire [27:0] marker_26;
     wire [8:0] field_base_26;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_26;
     reg [27:0] big_padded_d1_26;
     reg [27:0] aligned_d1_28;
-    reg opposite_d1_26;
+    wire [28:0] big_padded_d1_plus_26;
     wire [27:0] sum_26;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_26;
@@ -16717,10 +16743,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [27:0] aligned_29;
     wire [27:0] marker_27;
     wire [8:0] field_base_27;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_27;
     reg [27:0] big_padded_d1_27;
     reg [27:0] aligned_d1_29;
-    reg opposite_d1_27;
+    wire [28:0] big_padded_d1_plus_27;
     wire [27:0] sum_27;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_27;
@@ -17255,8 +17282,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker = 28'h8000000 >> big_exp;
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum = opposite_d1 ? (big_padded_d1 - aligned_d1_2) : (big_padded_d1 + aligned_d1_2);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1_2 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1, opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1})), opposite_d1});
+    assign sum = big_padded_d1_plus[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero = sum_d1 == 28'h0;
@@ -17726,8 +17754,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_2 = 28'h8000000 >> big_exp_2;
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_2 = opposite_d1_2 ? (big_padded_d1_2 - aligned_d1_3) : (big_padded_d1_2 + aligned_d1_3);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_3 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_2, opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2})), opposite_d1_2});
+    assign sum_2 = big_padded_d1_plus_2[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_2 = sum_d1_2 == 28'h0;
@@ -18197,8 +18226,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_3 = 28'h8000000 >> big_exp_3;
     assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_3 = opposite_d1_3 ? (big_padded_d1_3 - aligned_d1_4) : (big_padded_d1_3 + aligned_d1_4);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d1_3}) + ({(aligned_d1_4 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_3, opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3})), opposite_d1_3});
+    assign sum_3 = big_padded_d1_plus_3[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_3 = sum_d1_3 == 28'h0;
@@ -19626,8 +19656,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_4 = 28'h8000000 >> big_exp_4;
     assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_4 = opposite_d1_4 ? (big_padded_d1_4 - aligned_d1_6) : (big_padded_d1_4 + aligned_d1_6);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d1_4}) + ({(aligned_d1_6 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_4, opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4})), opposite_d1_4});
+    assign sum_4 = big_padded_d1_plus_4[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_4 = sum_d1_4 == 28'h0;
@@ -20352,8 +20383,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_5 = 28'h8000000 >> big_exp_5;
     assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_5 = opposite_d1_5 ? (big_padded_d1_5 - aligned_d1_7) : (big_padded_d1_5 + aligned_d1_7);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d1_5}) + ({(aligned_d1_7 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_5, opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5})), opposite_d1_5});
+    assign sum_5 = big_padded_d1_plus_5[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_5 = sum_d1_5 == 28'h0;
@@ -20710,8 +20742,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_6 = 28'h8000000 >> big_exp_6;
     assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_6 = opposite_d1_6 ? (big_padded_d1_6 - aligned_d1_8) : (big_padded_d1_6 + aligned_d1_8);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d1_6}) + ({(aligned_d1_8 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_6, opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6})), opposite_d1_6});
+    assign sum_6 = big_padded_d1_plus_6[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_6 = sum_d1_6 == 28'h0;
@@ -21213,8 +21246,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_7 = 28'h8000000 >> big_exp_7;
     assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_7 = opposite_d1_7 ? (big_padded_d1_7 - aligned_d1_9) : (big_padded_d1_7 + aligned_d1_9);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d1_7}) + ({(aligned_d1_9 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_7, opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7})), opposite_d1_7});
+    assign sum_7 = big_padded_d1_plus_7[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_7 = sum_d1_7 == 28'h0;
@@ -21683,8 +21717,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_8 = 28'h8000000 >> big_exp_8;
     assign field_base_8 = ({1'h0, big_exp_8}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_8 = opposite_d1_8 ? (big_padded_d1_8 - aligned_d1_10) : (big_padded_d1_8 + aligned_d1_10);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_8 = ({big_padded_d1_8, opposite_d1_8}) + ({(aligned_d1_10 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_8, opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8})), opposite_d1_8});
+    assign sum_8 = big_padded_d1_plus_8[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_8 = sum_d1_8 == 28'h0;
@@ -22809,8 +22844,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_9 = 28'h8000000 >> big_exp_9;
     assign field_base_9 = ({1'h0, big_exp_9}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_9 = opposite_d1_9 ? (big_padded_d1_9 - aligned_d1_11) : (big_padded_d1_9 + aligned_d1_11);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_9 = ({big_padded_d1_9, opposite_d1_9}) + ({(aligned_d1_11 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_9, opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9})), opposite_d1_9});
+    assign sum_9 = big_padded_d1_plus_9[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_9 = sum_d1_9 == 28'h0;
@@ -23280,8 +23316,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_10 = 28'h8000000 >> big_exp_10;
     assign field_base_10 = ({1'h0, big_exp_10}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_10 = opposite_d1_10 ? (big_padded_d1_10 - aligned_d1_12) : (big_padded_d1_10 + aligned_d1_12);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_10 = ({big_padded_d1_10, opposite_d1_10}) + ({(aligned_d1_12 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_10, opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10})), opposite_d1_10});
+    assign sum_10 = big_padded_d1_plus_10[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_10 = sum_d1_10 == 28'h0;
@@ -23894,8 +23931,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_11 = 28'h8000000 >> big_exp_11;
     assign field_base_11 = ({1'h0, big_exp_11}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_11 = opposite_d1_11 ? (big_padded_d1_11 - aligned_d1_13) : (big_padded_d1_11 + aligned_d1_13);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_11 = ({big_padded_d1_11, opposite_d1_11}) + ({(aligned_d1_13 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_11, opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11})), opposite_d1_11});
+    assign sum_11 = big_padded_d1_plus_11[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_11 = sum_d1_11 == 28'h0;
@@ -24364,8 +24402,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_12 = 28'h8000000 >> big_exp_12;
     assign field_base_12 = ({1'h0, big_exp_12}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_12 = opposite_d1_12 ? (big_padded_d1_12 - aligned_d1_14) : (big_padded_d1_12 + aligned_d1_14);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_12 = ({big_padded_d1_12, opposite_d1_12}) + ({(aligned_d1_14 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_12, opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12})), opposite_d1_12});
+    assign sum_12 = big_padded_d1_plus_12[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_12 = sum_d1_12 == 28'h0;
@@ -25234,8 +25273,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_13 = 28'h8000000 >> big_exp_13;
     assign field_base_13 = ({1'h0, big_exp_13}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_13 = opposite_d1_13 ? (big_padded_d1_13 - aligned_d1_15) : (big_padded_d1_13 + aligned_d1_15);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_13 = ({big_padded_d1_13, opposite_d1_13}) + ({(aligned_d1_15 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_13, opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13})), opposite_d1_13});
+    assign sum_13 = big_padded_d1_plus_13[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_13 = sum_d1_13 == 28'h0;
@@ -25705,8 +25745,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_14 = 28'h8000000 >> big_exp_14;
     assign field_base_14 = ({1'h0, big_exp_14}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_14 = opposite_d1_14 ? (big_padded_d1_14 - aligned_d1_16) : (big_padded_d1_14 + aligned_d1_16);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_14 = ({big_padded_d1_14, opposite_d1_14}) + ({(aligned_d1_16 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_14, opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14})), opposite_d1_14});
+    assign sum_14 = big_padded_d1_plus_14[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_14 = sum_d1_14 == 28'h0;
@@ -26319,8 +26360,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_15 = 28'h8000000 >> big_exp_15;
     assign field_base_15 = ({1'h0, big_exp_15}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_15 = opposite_d1_15 ? (big_padded_d1_15 - aligned_d1_17) : (big_padded_d1_15 + aligned_d1_17);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_15 = ({big_padded_d1_15, opposite_d1_15}) + ({(aligned_d1_17 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_15, opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15})), opposite_d1_15});
+    assign sum_15 = big_padded_d1_plus_15[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_15 = sum_d1_15 == 28'h0;
@@ -26678,8 +26720,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_16 = 28'h8000000 >> big_exp_16;
     assign field_base_16 = ({1'h0, big_exp_16}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_16 = opposite_d1_16 ? (big_padded_d1_16 - aligned_d1_18) : (big_padded_d1_16 + aligned_d1_18);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_16 = ({big_padded_d1_16, opposite_d1_16}) + ({(aligned_d1_18 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_16, opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16})), opposite_d1_16});
+    assign sum_16 = big_padded_d1_plus_16[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_16 = sum_d1_16 == 28'h0;
@@ -27148,8 +27191,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_17 = 28'h8000000 >> big_exp_17;
     assign field_base_17 = ({1'h0, big_exp_17}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_17 = opposite_d1_17 ? (big_padded_d1_17 - aligned_d1_19) : (big_padded_d1_17 + aligned_d1_19);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_17 = ({big_padded_d1_17, opposite_d1_17}) + ({(aligned_d1_19 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_17, opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17})), opposite_d1_17});
+    assign sum_17 = big_padded_d1_plus_17[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_17 = sum_d1_17 == 28'h0;
@@ -27875,8 +27919,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_18 = 28'h8000000 >> big_exp_18;
     assign field_base_18 = ({1'h0, big_exp_18}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_18 = opposite_d1_18 ? (big_padded_d1_18 - aligned_d1_20) : (big_padded_d1_18 + aligned_d1_20);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_18 = ({big_padded_d1_18, opposite_d1_18}) + ({(aligned_d1_20 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_18, opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18})), opposite_d1_18});
+    assign sum_18 = big_padded_d1_plus_18[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_18 = sum_d1_18 == 28'h0;
@@ -28345,8 +28390,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_19 = 28'h8000000 >> big_exp_19;
     assign field_base_19 = ({1'h0, big_exp_19}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_19 = opposite_d1_19 ? (big_padded_d1_19 - aligned_d1_21) : (big_padded_d1_19 + aligned_d1_21);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_19 = ({big_padded_d1_19, opposite_d1_19}) + ({(aligned_d1_21 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_19, opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19})), opposite_d1_19});
+    assign sum_19 = big_padded_d1_plus_19[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_19 = sum_d1_19 == 28'h0;
@@ -28816,8 +28862,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_20 = 28'h8000000 >> big_exp_20;
     assign field_base_20 = ({1'h0, big_exp_20}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_20 = opposite_d1_20 ? (big_padded_d1_20 - aligned_d1_22) : (big_padded_d1_20 + aligned_d1_22);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_20 = ({big_padded_d1_20, opposite_d1_20}) + ({(aligned_d1_22 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_20, opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20})), opposite_d1_20});
+    assign sum_20 = big_padded_d1_plus_20[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_20 = sum_d1_20 == 28'h0;
@@ -29175,8 +29222,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_21 = 28'h8000000 >> big_exp_21;
     assign field_base_21 = ({1'h0, big_exp_21}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_21 = opposite_d1_21 ? (big_padded_d1_21 - aligned_d1_23) : (big_padded_d1_21 + aligned_d1_23);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_21 = ({big_padded_d1_21, opposite_d1_21}) + ({(aligned_d1_23 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_21, opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21})), opposite_d1_21});
+    assign sum_21 = big_padded_d1_plus_21[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_21 = sum_d1_21 == 28'h0;
@@ -29645,8 +29693,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_22 = 28'h8000000 >> big_exp_22;
     assign field_base_22 = ({1'h0, big_exp_22}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_22 = opposite_d1_22 ? (big_padded_d1_22 - aligned_d1_24) : (big_padded_d1_22 + aligned_d1_24);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_22 = ({big_padded_d1_22, opposite_d1_22}) + ({(aligned_d1_24 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_22, opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22})), opposite_d1_22});
+    assign sum_22 = big_padded_d1_plus_22[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_22 = sum_d1_22 == 28'h0;
@@ -29859,8 +29908,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_23 = 28'h8000000 >> big_exp_23;
     assign field_base_23 = ({1'h0, big_exp_23}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_23 = opposite_d1_23 ? (big_padded_d1_23 - aligned_d1_25) : (big_padded_d1_23 + aligned_d1_25);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_23 = ({big_padded_d1_23, opposite_d1_23}) + ({(aligned_d1_25 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_23, opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23})), opposite_d1_23});
+    assign sum_23 = big_padded_d1_plus_23[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_23 = sum_d1_23 == 28'h0;
@@ -30329,8 +30379,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_24 = 28'h8000000 >> big_exp_24;
     assign field_base_24 = ({1'h0, big_exp_24}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_24 = opposite_d1_24 ? (big_padded_d1_24 - aligned_d1_26) : (big_padded_d1_24 + aligned_d1_26);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_24 = ({big_padded_d1_24, opposite_d1_24}) + ({(aligned_d1_26 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_24, opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24})), opposite_d1_24});
+    assign sum_24 = big_padded_d1_plus_24[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_24 = sum_d1_24 == 28'h0;
@@ -30799,8 +30850,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_25 = 28'h8000000 >> big_exp_25;
     assign field_base_25 = ({1'h0, big_exp_25}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_25 = opposite_d1_25 ? (big_padded_d1_25 - aligned_d1_27) : (big_padded_d1_25 + aligned_d1_27);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_25 = ({big_padded_d1_25, opposite_d1_25}) + ({(aligned_d1_27 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_25, opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25})), opposite_d1_25});
+    assign sum_25 = big_padded_d1_plus_25[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_25 = sum_d1_25 == 28'h0;
@@ -31158,8 +31210,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_26 = 28'h8000000 >> big_exp_26;
     assign field_base_26 = ({1'h0, big_exp_26}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_26 = opposite_d1_26 ? (big_padded_d1_26 - aligned_d1_28) : (big_padded_d1_26 + aligned_d1_28);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_26 = ({big_padded_d1_26, opposite_d1_26}) + ({(aligned_d1_28 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_26, opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26})), opposite_d1_26});
+    assign sum_26 = big_padded_d1_plus_26[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_26 = sum_d1_26 == 28'h0;
@@ -31628,8 +31681,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign marker_27 = 28'h8000000 >> big_exp_27;
     assign field_base_27 = ({1'h0, big_exp_27}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_27 = opposite_d1_27 ? (big_padded_d1_27 - aligned_d1_29) : (big_padded_d1_27 + aligned_d1_29);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_27 = ({big_padded_d1_27, opposite_d1_27}) + ({(aligned_d1_29 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_27, opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27})), opposite_d1_27});
+    assign sum_27 = big_padded_d1_plus_27[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_27 = sum_d1_27 == 28'h0;
@@ -31816,9 +31870,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d13 <= nan_d12;
         if (out_valid_or) nan_d14 <= nan_d13;
         if (out_valid_or) nan_d15 <= nan_d14;
+        if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) big_padded_d1 <= big_padded;
         if (out_valid_or) aligned_d1_2 <= aligned_2;
-        if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;
@@ -31872,9 +31926,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_3 <= nan_3;
         if (out_valid_or) nan_d2_3 <= nan_d1_3;
         if (out_valid_or) nan_d3_3 <= nan_d2_3;
+        if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) big_padded_d1_2 <= big_padded_2;
         if (out_valid_or) aligned_d1_3 <= aligned_3;
-        if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) marker_d1_2 <= marker_2;
         if (out_valid_or) marker_d2_2 <= marker_d1_2;
@@ -31928,9 +31982,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_5 <= nan_5;
         if (out_valid_or) nan_d2_5 <= nan_d1_5;
         if (out_valid_or) nan_d3_5 <= nan_d2_5;
+        if (out_valid_or) opposite_d1_3 <= opposite_3;
         if (out_valid_or) big_padded_d1_3 <= big_padded_3;
         if (out_valid_or) aligned_d1_4 <= aligned_4;
-        if (out_valid_or) opposite_d1_3 <= opposite_3;
         if (out_valid_or) sum_d1_3 <= sum_3;
         if (out_valid_or) marker_d1_3 <= marker_3;
         if (out_valid_or) marker_d2_3 <= marker_d1_3;
@@ -32211,9 +32265,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_11 <= nan_11;
         if (out_valid_or) nan_d2_11 <= nan_d1_11;
         if (out_valid_or) nan_d3_11 <= nan_d2_11;
+        if (out_valid_or) opposite_d1_4 <= opposite_4;
         if (out_valid_or) big_padded_d1_4 <= big_padded_4;
         if (out_valid_or) aligned_d1_6 <= aligned_6;
-        if (out_valid_or) opposite_d1_4 <= opposite_4;
         if (out_valid_or) sum_d1_4 <= sum_4;
         if (out_valid_or) marker_d1_4 <= marker_4;
         if (out_valid_or) marker_d2_4 <= marker_d1_4;
@@ -32315,9 +32369,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_14 <= nan_14;
         if (out_valid_or) nan_d2_14 <= nan_d1_14;
         if (out_valid_or) nan_d3_14 <= nan_d2_14;
+        if (out_valid_or) opposite_d1_5 <= opposite_5;
         if (out_valid_or) big_padded_d1_5 <= big_padded_5;
         if (out_valid_or) aligned_d1_7 <= aligned_7;
-        if (out_valid_or) opposite_d1_5 <= opposite_5;
         if (out_valid_or) sum_d1_5 <= sum_5;
         if (out_valid_or) marker_d1_5 <= marker_5;
         if (out_valid_or) marker_d2_5 <= marker_d1_5;
@@ -32368,9 +32422,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_16 <= nan_16;
         if (out_valid_or) nan_d2_16 <= nan_d1_16;
         if (out_valid_or) nan_d3_16 <= nan_d2_16;
+        if (out_valid_or) opposite_d1_6 <= opposite_6;
         if (out_valid_or) big_padded_d1_6 <= big_padded_6;
         if (out_valid_or) aligned_d1_8 <= aligned_8;
-        if (out_valid_or) opposite_d1_6 <= opposite_6;
         if (out_valid_or) sum_d1_6 <= sum_6;
         if (out_valid_or) marker_d1_6 <= marker_6;
         if (out_valid_or) marker_d2_6 <= marker_d1_6;
@@ -32448,9 +32502,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_19 <= nan_19;
         if (out_valid_or) nan_d2_19 <= nan_d1_19;
         if (out_valid_or) nan_d3_19 <= nan_d2_19;
+        if (out_valid_or) opposite_d1_7 <= opposite_7;
         if (out_valid_or) big_padded_d1_7 <= big_padded_7;
         if (out_valid_or) aligned_d1_9 <= aligned_9;
-        if (out_valid_or) opposite_d1_7 <= opposite_7;
         if (out_valid_or) sum_d1_7 <= sum_7;
         if (out_valid_or) marker_d1_7 <= marker_7;
         if (out_valid_or) marker_d2_7 <= marker_d1_7;
@@ -32522,9 +32576,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d13 <= result_d12;
         if (out_valid_or) result_d14 <= result_d13;
         if (out_valid_or) result_d15 <= result_d14;
+        if (out_valid_or) opposite_d1_8 <= opposite_8;
         if (out_valid_or) big_padded_d1_8 <= big_padded_8;
         if (out_valid_or) aligned_d1_10 <= aligned_10;
-        if (out_valid_or) opposite_d1_8 <= opposite_8;
         if (out_valid_or) sum_d1_8 <= sum_8;
         if (out_valid_or) marker_d1_8 <= marker_8;
         if (out_valid_or) marker_d2_8 <= marker_d1_8;
@@ -32671,9 +32725,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_26 <= nan_26;
         if (out_valid_or) nan_d2_26 <= nan_d1_26;
         if (out_valid_or) nan_d3_26 <= nan_d2_26;
+        if (out_valid_or) opposite_d1_9 <= opposite_9;
         if (out_valid_or) big_padded_d1_9 <= big_padded_9;
         if (out_valid_or) aligned_d1_11 <= aligned_11;
-        if (out_valid_or) opposite_d1_9 <= opposite_9;
         if (out_valid_or) sum_d1_9 <= sum_9;
         if (out_valid_or) marker_d1_9 <= marker_9;
         if (out_valid_or) marker_d2_9 <= marker_d1_9;
@@ -32757,9 +32811,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_224_d19 <= s_axis_tdata_224_d18;
         if (out_valid_or) s_axis_tdata_224_d20 <= s_axis_tdata_224_d19;
         if (out_valid_or) s_axis_tdata_224_d21 <= s_axis_tdata_224_d20;
+        if (out_valid_or) opposite_d1_10 <= opposite_10;
         if (out_valid_or) big_padded_d1_10 <= big_padded_10;
         if (out_valid_or) aligned_d1_12 <= aligned_12;
-        if (out_valid_or) opposite_d1_10 <= opposite_10;
         if (out_valid_or) sum_d1_10 <= sum_10;
         if (out_valid_or) marker_d1_10 <= marker_10;
         if (out_valid_or) marker_d2_10 <= marker_d1_10;
@@ -32870,9 +32924,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d7_4 <= result_d6_7;
         if (out_valid_or) result_d8_4 <= result_d7_4;
         if (out_valid_or) result_d9_4 <= result_d8_4;
+        if (out_valid_or) opposite_d1_11 <= opposite_11;
         if (out_valid_or) big_padded_d1_11 <= big_padded_11;
         if (out_valid_or) aligned_d1_13 <= aligned_13;
-        if (out_valid_or) opposite_d1_11 <= opposite_11;
         if (out_valid_or) sum_d1_11 <= sum_11;
         if (out_valid_or) marker_d1_11 <= marker_11;
         if (out_valid_or) marker_d2_11 <= marker_d1_11;
@@ -32950,9 +33004,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d10_4 <= result_d9_5;
         if (out_valid_or) result_d11_4 <= result_d10_4;
         if (out_valid_or) result_d12_4 <= result_d11_4;
+        if (out_valid_or) opposite_d1_12 <= opposite_12;
         if (out_valid_or) big_padded_d1_12 <= big_padded_12;
         if (out_valid_or) aligned_d1_14 <= aligned_14;
-        if (out_valid_or) opposite_d1_12 <= opposite_12;
         if (out_valid_or) sum_d1_12 <= sum_12;
         if (out_valid_or) marker_d1_12 <= marker_12;
         if (out_valid_or) marker_d2_12 <= marker_d1_12;
@@ -33057,9 +33111,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_37 <= nan_37;
         if (out_valid_or) nan_d2_37 <= nan_d1_37;
         if (out_valid_or) nan_d3_37 <= nan_d2_37;
+        if (out_valid_or) opposite_d1_13 <= opposite_13;
         if (out_valid_or) big_padded_d1_13 <= big_padded_13;
         if (out_valid_or) aligned_d1_15 <= aligned_15;
-        if (out_valid_or) opposite_d1_13 <= opposite_13;
         if (out_valid_or) sum_d1_13 <= sum_13;
         if (out_valid_or) marker_d1_13 <= marker_13;
         if (out_valid_or) marker_d2_13 <= marker_d1_13;
@@ -33143,9 +33197,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_352_d19 <= s_axis_tdata_352_d18;
         if (out_valid_or) s_axis_tdata_352_d20 <= s_axis_tdata_352_d19;
         if (out_valid_or) s_axis_tdata_352_d21 <= s_axis_tdata_352_d20;
+        if (out_valid_or) opposite_d1_14 <= opposite_14;
         if (out_valid_or) big_padded_d1_14 <= big_padded_14;
         if (out_valid_or) aligned_d1_16 <= aligned_16;
-        if (out_valid_or) opposite_d1_14 <= opposite_14;
         if (out_valid_or) sum_d1_14 <= sum_14;
         if (out_valid_or) marker_d1_14 <= marker_14;
         if (out_valid_or) marker_d2_14 <= marker_d1_14;
@@ -33229,9 +33283,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d4_10 <= result_d3_10;
         if (out_valid_or) result_d5_10 <= result_d4_10;
         if (out_valid_or) result_d6_10 <= result_d5_10;
+        if (out_valid_or) opposite_d1_15 <= opposite_15;
         if (out_valid_or) big_padded_d1_15 <= big_padded_15;
         if (out_valid_or) aligned_d1_17 <= aligned_17;
-        if (out_valid_or) opposite_d1_15 <= opposite_15;
         if (out_valid_or) sum_d1_15 <= sum_15;
         if (out_valid_or) marker_d1_15 <= marker_15;
         if (out_valid_or) marker_d2_15 <= marker_d1_15;
@@ -33282,9 +33336,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_44 <= nan_44;
         if (out_valid_or) nan_d2_44 <= nan_d1_44;
         if (out_valid_or) nan_d3_44 <= nan_d2_44;
+        if (out_valid_or) opposite_d1_16 <= opposite_16;
         if (out_valid_or) big_padded_d1_16 <= big_padded_16;
         if (out_valid_or) aligned_d1_18 <= aligned_18;
-        if (out_valid_or) opposite_d1_16 <= opposite_16;
         if (out_valid_or) sum_d1_16 <= sum_16;
         if (out_valid_or) marker_d1_16 <= marker_16;
         if (out_valid_or) marker_d2_16 <= marker_d1_16;
@@ -33371,9 +33425,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d28 <= result_d27;
         if (out_valid_or) result_d29 <= result_d28;
         if (out_valid_or) result_d30 <= result_d29;
+        if (out_valid_or) opposite_d1_17 <= opposite_17;
         if (out_valid_or) big_padded_d1_17 <= big_padded_17;
         if (out_valid_or) aligned_d1_19 <= aligned_19;
-        if (out_valid_or) opposite_d1_17 <= opposite_17;
         if (out_valid_or) sum_d1_17 <= sum_17;
         if (out_valid_or) marker_d1_17 <= marker_17;
         if (out_valid_or) marker_d2_17 <= marker_d1_17;
@@ -33499,9 +33553,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d7_9 <= result_d6_14;
         if (out_valid_or) result_d8_9 <= result_d7_9;
         if (out_valid_or) result_d9_9 <= result_d8_9;
+        if (out_valid_or) opposite_d1_18 <= opposite_18;
         if (out_valid_or) big_padded_d1_18 <= big_padded_18;
         if (out_valid_or) aligned_d1_20 <= aligned_20;
-        if (out_valid_or) opposite_d1_18 <= opposite_18;
         if (out_valid_or) sum_d1_18 <= sum_18;
         if (out_valid_or) marker_d1_18 <= marker_18;
         if (out_valid_or) marker_d2_18 <= marker_d1_18;
@@ -33579,9 +33633,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d10_8 <= result_d9_10;
         if (out_valid_or) result_d11_8 <= result_d10_8;
         if (out_valid_or) result_d12_8 <= result_d11_8;
+        if (out_valid_or) opposite_d1_19 <= opposite_19;
         if (out_valid_or) big_padded_d1_19 <= big_padded_19;
         if (out_valid_or) aligned_d1_21 <= aligned_21;
-        if (out_valid_or) opposite_d1_19 <= opposite_19;
         if (out_valid_or) sum_d1_19 <= sum_19;
         if (out_valid_or) marker_d1_19 <= marker_19;
         if (out_valid_or) marker_d2_19 <= marker_d1_19;
@@ -33638,9 +33692,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d4_16 <= result_d3_16;
         if (out_valid_or) result_d5_16 <= result_d4_16;
         if (out_valid_or) result_d6_16 <= result_d5_16;
+        if (out_valid_or) opposite_d1_20 <= opposite_20;
         if (out_valid_or) big_padded_d1_20 <= big_padded_20;
         if (out_valid_or) aligned_d1_22 <= aligned_22;
-        if (out_valid_or) opposite_d1_20 <= opposite_20;
         if (out_valid_or) sum_d1_20 <= sum_20;
         if (out_valid_or) marker_d1_20 <= marker_20;
         if (out_valid_or) marker_d2_20 <= marker_d1_20;
@@ -33691,9 +33745,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_55 <= nan_55;
         if (out_valid_or) nan_d2_55 <= nan_d1_55;
         if (out_valid_or) nan_d3_55 <= nan_d2_55;
+        if (out_valid_or) opposite_d1_21 <= opposite_21;
         if (out_valid_or) big_padded_d1_21 <= big_padded_21;
         if (out_valid_or) aligned_d1_23 <= aligned_23;
-        if (out_valid_or) opposite_d1_21 <= opposite_21;
         if (out_valid_or) sum_d1_21 <= sum_21;
         if (out_valid_or) marker_d1_21 <= marker_21;
         if (out_valid_or) marker_d2_21 <= marker_d1_21;
@@ -33780,9 +33834,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d28_2 <= result_d27_2;
         if (out_valid_or) result_d29_2 <= result_d28_2;
         if (out_valid_or) result_d30_2 <= result_d29_2;
+        if (out_valid_or) opposite_d1_22 <= opposite_22;
         if (out_valid_or) big_padded_d1_22 <= big_padded_22;
         if (out_valid_or) aligned_d1_24 <= aligned_24;
-        if (out_valid_or) opposite_d1_22 <= opposite_22;
         if (out_valid_or) sum_d1_22 <= sum_22;
         if (out_valid_or) marker_d1_22 <= marker_22;
         if (out_valid_or) marker_d2_22 <= marker_d1_22;
@@ -33812,9 +33866,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_224_d25 <= s_axis_tdata_224_d24;
         if (out_valid_or) s_axis_tdata_224_d26 <= s_axis_tdata_224_d25;
         if (out_valid_or) s_axis_tdata_224_d27 <= s_axis_tdata_224_d26;
+        if (out_valid_or) opposite_d1_23 <= opposite_23;
         if (out_valid_or) big_padded_d1_23 <= big_padded_23;
         if (out_valid_or) aligned_d1_25 <= aligned_25;
-        if (out_valid_or) opposite_d1_23 <= opposite_23;
         if (out_valid_or) sum_d1_23 <= sum_23;
         if (out_valid_or) marker_d1_23 <= marker_23;
         if (out_valid_or) marker_d2_23 <= marker_d1_23;
@@ -33883,9 +33937,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_352_d25 <= s_axis_tdata_352_d24;
         if (out_valid_or) s_axis_tdata_352_d26 <= s_axis_tdata_352_d25;
         if (out_valid_or) s_axis_tdata_352_d27 <= s_axis_tdata_352_d26;
+        if (out_valid_or) opposite_d1_24 <= opposite_24;
         if (out_valid_or) big_padded_d1_24 <= big_padded_24;
         if (out_valid_or) aligned_d1_26 <= aligned_26;
-        if (out_valid_or) opposite_d1_24 <= opposite_24;
         if (out_valid_or) sum_d1_24 <= sum_24;
         if (out_valid_or) marker_d1_24 <= marker_24;
         if (out_valid_or) marker_d2_24 <= marker_d1_24;
@@ -33948,9 +34002,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_62 <= nan_62;
         if (out_valid_or) nan_d2_62 <= nan_d1_62;
         if (out_valid_or) nan_d3_62 <= nan_d2_62;
+        if (out_valid_or) opposite_d1_25 <= opposite_25;
         if (out_valid_or) big_padded_d1_25 <= big_padded_25;
         if (out_valid_or) aligned_d1_27 <= aligned_27;
-        if (out_valid_or) opposite_d1_25 <= opposite_25;
         if (out_valid_or) sum_d1_25 <= sum_25;
         if (out_valid_or) marker_d1_25 <= marker_25;
         if (out_valid_or) marker_d2_25 <= marker_d1_25;
@@ -34001,9 +34055,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) nan_d1_64 <= nan_64;
         if (out_valid_or) nan_d2_64 <= nan_d1_64;
         if (out_valid_or) nan_d3_64 <= nan_d2_64;
+        if (out_valid_or) opposite_d1_26 <= opposite_26;
         if (out_valid_or) big_padded_d1_26 <= big_padded_26;
         if (out_valid_or) aligned_d1_28 <= aligned_28;
-        if (out_valid_or) opposite_d1_26 <= opposite_26;
         if (out_valid_or) sum_d1_26 <= sum_26;
         if (out_valid_or) marker_d1_26 <= marker_26;
         if (out_valid_or) marker_d2_26 <= marker_d1_26;
@@ -34087,9 +34141,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d25_3 <= result_d24_5;
         if (out_valid_or) result_d26_3 <= result_d25_3;
         if (out_valid_or) result_d27_3 <= result_d26_3;
+        if (out_valid_or) opposite_d1_27 <= opposite_27;
         if (out_valid_or) big_padded_d1_27 <= big_padded_27;
         if (out_valid_or) aligned_d1_29 <= aligned_29;
-        if (out_valid_or) opposite_d1_27 <= opposite_27;
         if (out_valid_or) sum_d1_27 <= sum_27;
         if (out_valid_or) marker_d1_27 <= marker_27;
         if (out_valid_or) marker_d2_27 <= marker_d1_27;

@@ -739,10 +739,11 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [27:0] aligned;
     wire [27:0] marker;
     wire [8:0] field_base;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1;
     reg [27:0] big_padded_d1;
     reg [27:0] aligned_d1;
-    reg opposite_d1;
+    wire [28:0] big_padded_d1_plus;
     wire [27:0] sum;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1;
@@ -1264,10 +1265,11 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [27:0] aligned_2;
     wire [27:0] marker_2;
     wire [8:0] field_base_2;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_2;
     reg [27:0] big_padded_d1_2;
     reg [27:0] aligned_d1_2;
-    reg opposite_d1_2;
+    wire [28:0] big_padded_d1_plus_2;
     wire [27:0] sum_2;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_2;
@@ -2045,8 +2047,9 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign marker = 28'h8000000 >> big_exp;
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum = opposite_d1 ? (big_padded_d1 - aligned_d1) : (big_padded_d1 + aligned_d1);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1, opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1})), opposite_d1});
+    assign sum = big_padded_d1_plus[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero = sum_d1 == 28'h0;
@@ -2515,8 +2518,9 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign marker_2 = 28'h8000000 >> big_exp_2;
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_2 = opposite_d1_2 ? (big_padded_d1_2 - aligned_d1_2) : (big_padded_d1_2 + aligned_d1_2);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_2 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_2, opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2})), opposite_d1_2});
+    assign sum_2 = big_padded_d1_plus_2[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_2 = sum_d1_2 == 28'h0;
@@ -2638,9 +2642,9 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) nan_d1_2 <= nan_2;
         if (out_valid_or) nan_d2_2 <= nan_d1_2;
         if (out_valid_or) nan_d3_2 <= nan_d2_2;
+        if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) big_padded_d1 <= big_padded;
         if (out_valid_or) aligned_d1 <= aligned;
-        if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;
@@ -2706,9 +2710,9 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) s_axis_tdata_0_d7 <= s_axis_tdata_0_d6;
         if (out_valid_or) s_axis_tdata_0_d8 <= s_axis_tdata_0_d7;
         if (out_valid_or) s_axis_tdata_0_d9 <= s_axis_tdata_0_d8;
+        if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) big_padded_d1_2 <= big_padded_2;
         if (out_valid_or) aligned_d1_2 <= aligned_2;
-        if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) marker_d1_2 <= marker_2;
         if (out_valid_or) marker_d2_2 <= marker_d1_2;

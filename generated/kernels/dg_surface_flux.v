@@ -351,10 +351,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned;
     wire [27:0] marker;
     wire [8:0] field_base;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1;
     reg [27:0] big_padded_d1;
     reg [27:0] aligned_d1;
-    reg opposite_d1;
+    wire [28:0] big_padded_d1_plus;
     wire [27:0] sum;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1;
@@ -865,10 +866,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_2;
     wire [27:0] marker_2;
     wire [8:0] field_base_2;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_2;
     reg [27:0] big_padded_d1_2;
     reg [27:0] aligned_d1_2;
-    reg opposite_d1_2;
+    wire [28:0] big_padded_d1_plus_2;
     wire [27:0] sum_2;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_2;
@@ -1378,10 +1380,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_3;
     wire [27:0] marker_3;
     wire [8:0] field_base_3;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_3;
     reg [27:0] big_padded_d1_3;
     reg [27:0] aligned_d1_3;
-    reg opposite_d1_3;
+    wire [28:0] big_padded_d1_plus_3;
     wire [27:0] sum_3;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_3;
@@ -1612,10 +1615,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_4;
     wire [27:0] marker_4;
     wire [8:0] field_base_4;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_4;
     reg [27:0] big_padded_d1_4;
     reg [27:0] aligned_d1_4;
-    reg opposite_d1_4;
+    wire [28:0] big_padded_d1_plus_4;
     wire [27:0] sum_4;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_4;
@@ -2126,10 +2130,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_5;
     wire [27:0] marker_5;
     wire [8:0] field_base_5;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_5;
     reg [27:0] big_padded_d1_5;
     reg [27:0] aligned_d1_5;
-    reg opposite_d1_5;
+    wire [28:0] big_padded_d1_plus_5;
     wire [27:0] sum_5;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_5;
@@ -2639,10 +2644,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_6;
     wire [27:0] marker_6;
     wire [8:0] field_base_6;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_6;
     reg [27:0] big_padded_d1_6;
     reg [27:0] aligned_d1_6;
-    reg opposite_d1_6;
+    wire [28:0] big_padded_d1_plus_6;
     wire [27:0] sum_6;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_6;
@@ -2873,10 +2879,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_7;
     wire [27:0] marker_7;
     wire [8:0] field_base_7;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_7;
     reg [27:0] big_padded_d1_7;
     reg [27:0] aligned_d1_7;
-    reg opposite_d1_7;
+    wire [28:0] big_padded_d1_plus_7;
     wire [27:0] sum_7;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_7;
@@ -3386,10 +3393,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_8;
     wire [27:0] marker_8;
     wire [8:0] field_base_8;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_8;
     reg [27:0] big_padded_d1_8;
     reg [27:0] aligned_d1_8;
-    reg opposite_d1_8;
+    wire [28:0] big_padded_d1_plus_8;
     wire [27:0] sum_8;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_8;
@@ -3918,10 +3926,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_9;
     wire [27:0] marker_9;
     wire [8:0] field_base_9;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_9;
     reg [27:0] big_padded_d1_9;
     reg [27:0] aligned_d1_9;
-    reg opposite_d1_9;
+    wire [28:0] big_padded_d1_plus_9;
     wire [27:0] sum_9;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_9;
@@ -4160,10 +4169,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_10;
     wire [27:0] marker_10;
     wire [8:0] field_base_10;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_10;
     reg [27:0] big_padded_d1_10;
     reg [27:0] aligned_d1_10;
-    reg opposite_d1_10;
+    wire [28:0] big_padded_d1_plus_10;
     wire [27:0] sum_10;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_10;
@@ -4689,10 +4699,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_11;
     wire [27:0] marker_11;
     wire [8:0] field_base_11;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_11;
     reg [27:0] big_padded_d1_11;
     reg [27:0] aligned_d1_11;
-    reg opposite_d1_11;
+    wire [28:0] big_padded_d1_plus_11;
     wire [27:0] sum_11;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_11;
@@ -5479,10 +5490,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_12;
     wire [27:0] marker_12;
     wire [8:0] field_base_12;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_12;
     reg [27:0] big_padded_d1_12;
     reg [27:0] aligned_d1_12;
-    reg opposite_d1_12;
+    wire [28:0] big_padded_d1_plus_12;
     wire [27:0] sum_12;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_12;
@@ -6011,10 +6023,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_13;
     wire [27:0] marker_13;
     wire [8:0] field_base_13;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_13;
     reg [27:0] big_padded_d1_13;
     reg [27:0] aligned_d1_13;
-    reg opposite_d1_13;
+    wire [28:0] big_padded_d1_plus_13;
     wire [27:0] sum_13;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_13;
@@ -6253,10 +6266,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_14;
     wire [27:0] marker_14;
     wire [8:0] field_base_14;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_14;
     reg [27:0] big_padded_d1_14;
     reg [27:0] aligned_d1_14;
-    reg opposite_d1_14;
+    wire [28:0] big_padded_d1_plus_14;
     wire [27:0] sum_14;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_14;
@@ -7320,10 +7334,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_15;
     wire [27:0] marker_15;
     wire [8:0] field_base_15;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_15;
     reg [27:0] big_padded_d1_15;
     reg [27:0] aligned_d1_15;
-    reg opposite_d1_15;
+    wire [28:0] big_padded_d1_plus_15;
     wire [27:0] sum_15;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_15;
@@ -7852,10 +7867,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_16;
     wire [27:0] marker_16;
     wire [8:0] field_base_16;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_16;
     reg [27:0] big_padded_d1_16;
     reg [27:0] aligned_d1_16;
-    reg opposite_d1_16;
+    wire [28:0] big_padded_d1_plus_16;
     wire [27:0] sum_16;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_16;
@@ -8094,10 +8110,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_17;
     wire [27:0] marker_17;
     wire [8:0] field_base_17;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_17;
     reg [27:0] big_padded_d1_17;
     reg [27:0] aligned_d1_17;
-    reg opposite_d1_17;
+    wire [28:0] big_padded_d1_plus_17;
     wire [27:0] sum_17;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_17;
@@ -9159,10 +9176,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_18;
     wire [27:0] marker_18;
     wire [8:0] field_base_18;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_18;
     reg [27:0] big_padded_d1_18;
     reg [27:0] aligned_d1_18;
-    reg opposite_d1_18;
+    wire [28:0] big_padded_d1_plus_18;
     wire [27:0] sum_18;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_18;
@@ -9946,10 +9964,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_19;
     wire [27:0] marker_19;
     wire [8:0] field_base_19;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_19;
     reg [27:0] big_padded_d1_19;
     reg [27:0] aligned_d1_19;
-    reg opposite_d1_19;
+    wire [28:0] big_padded_d1_plus_19;
     wire [27:0] sum_19;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_19;
@@ -10459,10 +10478,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_20;
     wire [27:0] marker_20;
     wire [8:0] field_base_20;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_20;
     reg [27:0] big_padded_d1_20;
     reg [27:0] aligned_d1_20;
-    reg opposite_d1_20;
+    wire [28:0] big_padded_d1_plus_20;
     wire [27:0] sum_20;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_20;
@@ -10982,10 +11002,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_21;
     wire [27:0] marker_21;
     wire [8:0] field_base_21;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_21;
     reg [27:0] big_padded_d1_21;
     reg [27:0] aligned_d1_21;
-    reg opposite_d1_21;
+    wire [28:0] big_padded_d1_plus_21;
     wire [27:0] sum_21;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_21;
@@ -11224,10 +11245,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_22;
     wire [27:0] marker_22;
     wire [8:0] field_base_22;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_22;
     reg [27:0] big_padded_d1_22;
     reg [27:0] aligned_d1_22;
-    reg opposite_d1_22;
+    wire [28:0] big_padded_d1_plus_22;
     wire [27:0] sum_22;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_22;
@@ -12289,10 +12311,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_23;
     wire [27:0] marker_23;
     wire [8:0] field_base_23;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_23;
     reg [27:0] big_padded_d1_23;
     reg [27:0] aligned_d1_23;
-    reg opposite_d1_23;
+    wire [28:0] big_padded_d1_plus_23;
     wire [27:0] sum_23;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_23;
@@ -12812,10 +12835,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_24;
     wire [27:0] marker_24;
     wire [8:0] field_base_24;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_24;
     reg [27:0] big_padded_d1_24;
     reg [27:0] aligned_d1_24;
-    reg opposite_d1_24;
+    wire [28:0] big_padded_d1_plus_24;
     wire [27:0] sum_24;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_24;
@@ -13054,10 +13078,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_25;
     wire [27:0] marker_25;
     wire [8:0] field_base_25;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_25;
     reg [27:0] big_padded_d1_25;
     reg [27:0] aligned_d1_25;
-    reg opposite_d1_25;
+    wire [28:0] big_padded_d1_plus_25;
     wire [27:0] sum_25;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_25;
@@ -14119,10 +14144,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_26;
     wire [27:0] marker_26;
     wire [8:0] field_base_26;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_26;
     reg [27:0] big_padded_d1_26;
     reg [27:0] aligned_d1_26;
-    reg opposite_d1_26;
+    wire [28:0] big_padded_d1_plus_26;
     wire [27:0] sum_26;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_26;
@@ -14642,10 +14668,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_27;
     wire [27:0] marker_27;
     wire [8:0] field_base_27;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_27;
     reg [27:0] big_padded_d1_27;
     reg [27:0] aligned_d1_27;
-    reg opposite_d1_27;
+    wire [28:0] big_padded_d1_plus_27;
     wire [27:0] sum_27;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_27;
@@ -14884,10 +14911,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [27:0] aligned_28;
     wire [27:0] marker_28;
     wire [8:0] field_base_28;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_28;
     reg [27:0] big_padded_d1_28;
     reg [27:0] aligned_d1_28;
-    reg opposite_d1_28;
+    wire [28:0] big_padded_d1_plus_28;
     wire [27:0] sum_28;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_28;
@@ -15593,8 +15621,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker = 28'h8000000 >> big_exp;
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum = opposite_d1 ? (big_padded_d1 - aligned_d1) : (big_padded_d1 + aligned_d1);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1, opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1})), opposite_d1});
+    assign sum = big_padded_d1_plus[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero = sum_d1 == 28'h0;
@@ -16064,8 +16093,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_2 = 28'h8000000 >> big_exp_2;
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_2 = opposite_d1_2 ? (big_padded_d1_2 - aligned_d1_2) : (big_padded_d1_2 + aligned_d1_2);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_2 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_2, opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2})), opposite_d1_2});
+    assign sum_2 = big_padded_d1_plus_2[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_2 = sum_d1_2 == 28'h0;
@@ -16534,8 +16564,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_3 = 28'h8000000 >> big_exp_3;
     assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_3 = opposite_d1_3 ? (big_padded_d1_3 - aligned_d1_3) : (big_padded_d1_3 + aligned_d1_3);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d1_3}) + ({(aligned_d1_3 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_3, opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3})), opposite_d1_3});
+    assign sum_3 = big_padded_d1_plus_3[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_3 = sum_d1_3 == 28'h0;
@@ -16749,8 +16780,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_4 = 28'h8000000 >> big_exp_4;
     assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_4 = opposite_d1_4 ? (big_padded_d1_4 - aligned_d1_4) : (big_padded_d1_4 + aligned_d1_4);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d1_4}) + ({(aligned_d1_4 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_4, opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4})), opposite_d1_4});
+    assign sum_4 = big_padded_d1_plus_4[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_4 = sum_d1_4 == 28'h0;
@@ -17220,8 +17252,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_5 = 28'h8000000 >> big_exp_5;
     assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_5 = opposite_d1_5 ? (big_padded_d1_5 - aligned_d1_5) : (big_padded_d1_5 + aligned_d1_5);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d1_5}) + ({(aligned_d1_5 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_5, opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5})), opposite_d1_5});
+    assign sum_5 = big_padded_d1_plus_5[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_5 = sum_d1_5 == 28'h0;
@@ -17690,8 +17723,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_6 = 28'h8000000 >> big_exp_6;
     assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_6 = opposite_d1_6 ? (big_padded_d1_6 - aligned_d1_6) : (big_padded_d1_6 + aligned_d1_6);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d1_6}) + ({(aligned_d1_6 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_6, opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6})), opposite_d1_6});
+    assign sum_6 = big_padded_d1_plus_6[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_6 = sum_d1_6 == 28'h0;
@@ -17905,8 +17939,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_7 = 28'h8000000 >> big_exp_7;
     assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_7 = opposite_d1_7 ? (big_padded_d1_7 - aligned_d1_7) : (big_padded_d1_7 + aligned_d1_7);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d1_7}) + ({(aligned_d1_7 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_7, opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7})), opposite_d1_7});
+    assign sum_7 = big_padded_d1_plus_7[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_7 = sum_d1_7 == 28'h0;
@@ -18375,8 +18410,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_8 = 28'h8000000 >> big_exp_8;
     assign field_base_8 = ({1'h0, big_exp_8}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_8 = opposite_d1_8 ? (big_padded_d1_8 - aligned_d1_8) : (big_padded_d1_8 + aligned_d1_8);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_8 = ({big_padded_d1_8, opposite_d1_8}) + ({(aligned_d1_8 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_8, opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8}), opposite_d1_8})), opposite_d1_8});
+    assign sum_8 = big_padded_d1_plus_8[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_8 = sum_d1_8 == 28'h0;
@@ -18846,8 +18882,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_9 = 28'h8000000 >> big_exp_9;
     assign field_base_9 = ({1'h0, big_exp_9}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_9 = opposite_d1_9 ? (big_padded_d1_9 - aligned_d1_9) : (big_padded_d1_9 + aligned_d1_9);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_9 = ({big_padded_d1_9, opposite_d1_9}) + ({(aligned_d1_9 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_9, opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9}), opposite_d1_9})), opposite_d1_9});
+    assign sum_9 = big_padded_d1_plus_9[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_9 = sum_d1_9 == 28'h0;
@@ -19060,8 +19097,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_10 = 28'h8000000 >> big_exp_10;
     assign field_base_10 = ({1'h0, big_exp_10}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_10 = opposite_d1_10 ? (big_padded_d1_10 - aligned_d1_10) : (big_padded_d1_10 + aligned_d1_10);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_10 = ({big_padded_d1_10, opposite_d1_10}) + ({(aligned_d1_10 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_10, opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10}), opposite_d1_10})), opposite_d1_10});
+    assign sum_10 = big_padded_d1_plus_10[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_10 = sum_d1_10 == 28'h0;
@@ -19531,8 +19569,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_11 = 28'h8000000 >> big_exp_11;
     assign field_base_11 = ({1'h0, big_exp_11}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_11 = opposite_d1_11 ? (big_padded_d1_11 - aligned_d1_11) : (big_padded_d1_11 + aligned_d1_11);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_11 = ({big_padded_d1_11, opposite_d1_11}) + ({(aligned_d1_11 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_11, opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11}), opposite_d1_11})), opposite_d1_11});
+    assign sum_11 = big_padded_d1_plus_11[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_11 = sum_d1_11 == 28'h0;
@@ -20257,8 +20296,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_12 = 28'h8000000 >> big_exp_12;
     assign field_base_12 = ({1'h0, big_exp_12}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_12 = opposite_d1_12 ? (big_padded_d1_12 - aligned_d1_12) : (big_padded_d1_12 + aligned_d1_12);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_12 = ({big_padded_d1_12, opposite_d1_12}) + ({(aligned_d1_12 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_12, opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12}), opposite_d1_12})), opposite_d1_12});
+    assign sum_12 = big_padded_d1_plus_12[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_12 = sum_d1_12 == 28'h0;
@@ -20728,8 +20768,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_13 = 28'h8000000 >> big_exp_13;
     assign field_base_13 = ({1'h0, big_exp_13}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_13 = opposite_d1_13 ? (big_padded_d1_13 - aligned_d1_13) : (big_padded_d1_13 + aligned_d1_13);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_13 = ({big_padded_d1_13, opposite_d1_13}) + ({(aligned_d1_13 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_13, opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13}), opposite_d1_13})), opposite_d1_13});
+    assign sum_13 = big_padded_d1_plus_13[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_13 = sum_d1_13 == 28'h0;
@@ -20942,8 +20983,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_14 = 28'h8000000 >> big_exp_14;
     assign field_base_14 = ({1'h0, big_exp_14}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_14 = opposite_d1_14 ? (big_padded_d1_14 - aligned_d1_14) : (big_padded_d1_14 + aligned_d1_14);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_14 = ({big_padded_d1_14, opposite_d1_14}) + ({(aligned_d1_14 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_14, opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14}), opposite_d1_14})), opposite_d1_14});
+    assign sum_14 = big_padded_d1_plus_14[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_14 = sum_d1_14 == 28'h0;
@@ -21924,8 +21966,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_15 = 28'h8000000 >> big_exp_15;
     assign field_base_15 = ({1'h0, big_exp_15}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_15 = opposite_d1_15 ? (big_padded_d1_15 - aligned_d1_15) : (big_padded_d1_15 + aligned_d1_15);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_15 = ({big_padded_d1_15, opposite_d1_15}) + ({(aligned_d1_15 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_15, opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15}), opposite_d1_15})), opposite_d1_15});
+    assign sum_15 = big_padded_d1_plus_15[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_15 = sum_d1_15 == 28'h0;
@@ -22395,8 +22438,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_16 = 28'h8000000 >> big_exp_16;
     assign field_base_16 = ({1'h0, big_exp_16}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_16 = opposite_d1_16 ? (big_padded_d1_16 - aligned_d1_16) : (big_padded_d1_16 + aligned_d1_16);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_16 = ({big_padded_d1_16, opposite_d1_16}) + ({(aligned_d1_16 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_16, opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16}), opposite_d1_16})), opposite_d1_16});
+    assign sum_16 = big_padded_d1_plus_16[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_16 = sum_d1_16 == 28'h0;
@@ -22609,8 +22653,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_17 = 28'h8000000 >> big_exp_17;
     assign field_base_17 = ({1'h0, big_exp_17}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_17 = opposite_d1_17 ? (big_padded_d1_17 - aligned_d1_17) : (big_padded_d1_17 + aligned_d1_17);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_17 = ({big_padded_d1_17, opposite_d1_17}) + ({(aligned_d1_17 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_17, opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17}), opposite_d1_17})), opposite_d1_17});
+    assign sum_17 = big_padded_d1_plus_17[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_17 = sum_d1_17 == 28'h0;
@@ -23592,8 +23637,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_18 = 28'h8000000 >> big_exp_18;
     assign field_base_18 = ({1'h0, big_exp_18}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_18 = opposite_d1_18 ? (big_padded_d1_18 - aligned_d1_18) : (big_padded_d1_18 + aligned_d1_18);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_18 = ({big_padded_d1_18, opposite_d1_18}) + ({(aligned_d1_18 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_18, opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18}), opposite_d1_18})), opposite_d1_18});
+    assign sum_18 = big_padded_d1_plus_18[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_18 = sum_d1_18 == 28'h0;
@@ -24318,8 +24364,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_19 = 28'h8000000 >> big_exp_19;
     assign field_base_19 = ({1'h0, big_exp_19}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_19 = opposite_d1_19 ? (big_padded_d1_19 - aligned_d1_19) : (big_padded_d1_19 + aligned_d1_19);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_19 = ({big_padded_d1_19, opposite_d1_19}) + ({(aligned_d1_19 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_19, opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19}), opposite_d1_19})), opposite_d1_19});
+    assign sum_19 = big_padded_d1_plus_19[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_19 = sum_d1_19 == 28'h0;
@@ -24788,8 +24835,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_20 = 28'h8000000 >> big_exp_20;
     assign field_base_20 = ({1'h0, big_exp_20}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_20 = opposite_d1_20 ? (big_padded_d1_20 - aligned_d1_20) : (big_padded_d1_20 + aligned_d1_20);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_20 = ({big_padded_d1_20, opposite_d1_20}) + ({(aligned_d1_20 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_20, opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20}), opposite_d1_20})), opposite_d1_20});
+    assign sum_20 = big_padded_d1_plus_20[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_20 = sum_d1_20 == 28'h0;
@@ -25259,8 +25307,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_21 = 28'h8000000 >> big_exp_21;
     assign field_base_21 = ({1'h0, big_exp_21}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_21 = opposite_d1_21 ? (big_padded_d1_21 - aligned_d1_21) : (big_padded_d1_21 + aligned_d1_21);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_21 = ({big_padded_d1_21, opposite_d1_21}) + ({(aligned_d1_21 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_21, opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21}), opposite_d1_21})), opposite_d1_21});
+    assign sum_21 = big_padded_d1_plus_21[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_21 = sum_d1_21 == 28'h0;
@@ -25473,8 +25522,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_22 = 28'h8000000 >> big_exp_22;
     assign field_base_22 = ({1'h0, big_exp_22}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_22 = opposite_d1_22 ? (big_padded_d1_22 - aligned_d1_22) : (big_padded_d1_22 + aligned_d1_22);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_22 = ({big_padded_d1_22, opposite_d1_22}) + ({(aligned_d1_22 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_22, opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22}), opposite_d1_22})), opposite_d1_22});
+    assign sum_22 = big_padded_d1_plus_22[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_22 = sum_d1_22 == 28'h0;
@@ -26456,8 +26506,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_23 = 28'h8000000 >> big_exp_23;
     assign field_base_23 = ({1'h0, big_exp_23}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_23 = opposite_d1_23 ? (big_padded_d1_23 - aligned_d1_23) : (big_padded_d1_23 + aligned_d1_23);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_23 = ({big_padded_d1_23, opposite_d1_23}) + ({(aligned_d1_23 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_23, opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23}), opposite_d1_23})), opposite_d1_23});
+    assign sum_23 = big_padded_d1_plus_23[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_23 = sum_d1_23 == 28'h0;
@@ -26927,8 +26978,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_24 = 28'h8000000 >> big_exp_24;
     assign field_base_24 = ({1'h0, big_exp_24}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_24 = opposite_d1_24 ? (big_padded_d1_24 - aligned_d1_24) : (big_padded_d1_24 + aligned_d1_24);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_24 = ({big_padded_d1_24, opposite_d1_24}) + ({(aligned_d1_24 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_24, opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24}), opposite_d1_24})), opposite_d1_24});
+    assign sum_24 = big_padded_d1_plus_24[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_24 = sum_d1_24 == 28'h0;
@@ -27141,8 +27193,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_25 = 28'h8000000 >> big_exp_25;
     assign field_base_25 = ({1'h0, big_exp_25}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_25 = opposite_d1_25 ? (big_padded_d1_25 - aligned_d1_25) : (big_padded_d1_25 + aligned_d1_25);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_25 = ({big_padded_d1_25, opposite_d1_25}) + ({(aligned_d1_25 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_25, opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25}), opposite_d1_25})), opposite_d1_25});
+    assign sum_25 = big_padded_d1_plus_25[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_25 = sum_d1_25 == 28'h0;
@@ -28124,8 +28177,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_26 = 28'h8000000 >> big_exp_26;
     assign field_base_26 = ({1'h0, big_exp_26}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_26 = opposite_d1_26 ? (big_padded_d1_26 - aligned_d1_26) : (big_padded_d1_26 + aligned_d1_26);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_26 = ({big_padded_d1_26, opposite_d1_26}) + ({(aligned_d1_26 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_26, opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26}), opposite_d1_26})), opposite_d1_26});
+    assign sum_26 = big_padded_d1_plus_26[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_26 = sum_d1_26 == 28'h0;
@@ -28595,8 +28649,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_27 = 28'h8000000 >> big_exp_27;
     assign field_base_27 = ({1'h0, big_exp_27}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_27 = opposite_d1_27 ? (big_padded_d1_27 - aligned_d1_27) : (big_padded_d1_27 + aligned_d1_27);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_27 = ({big_padded_d1_27, opposite_d1_27}) + ({(aligned_d1_27 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_27, opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27}), opposite_d1_27})), opposite_d1_27});
+    assign sum_27 = big_padded_d1_plus_27[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_27 = sum_d1_27 == 28'h0;
@@ -28809,8 +28864,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign marker_28 = 28'h8000000 >> big_exp_28;
     assign field_base_28 = ({1'h0, big_exp_28}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_28 = opposite_d1_28 ? (big_padded_d1_28 - aligned_d1_28) : (big_padded_d1_28 + aligned_d1_28);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_28 = ({big_padded_d1_28, opposite_d1_28}) + ({(aligned_d1_28 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_28, opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28}), opposite_d1_28})), opposite_d1_28});
+    assign sum_28 = big_padded_d1_plus_28[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_28 = sum_d1_28 == 28'h0;
@@ -29161,9 +29217,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1 <= nan;
         if (out_valid_or) nan_d2 <= nan_d1;
         if (out_valid_or) nan_d3 <= nan_d2;
+        if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) big_padded_d1 <= big_padded;
         if (out_valid_or) aligned_d1 <= aligned;
-        if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;
@@ -29217,9 +29273,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_3 <= nan_3;
         if (out_valid_or) nan_d2_3 <= nan_d1_3;
         if (out_valid_or) nan_d3_3 <= nan_d2_3;
+        if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) big_padded_d1_2 <= big_padded_2;
         if (out_valid_or) aligned_d1_2 <= aligned_2;
-        if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) marker_d1_2 <= marker_2;
         if (out_valid_or) marker_d2_2 <= marker_d1_2;
@@ -29273,9 +29329,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_5 <= nan_5;
         if (out_valid_or) nan_d2_5 <= nan_d1_5;
         if (out_valid_or) nan_d3_5 <= nan_d2_5;
+        if (out_valid_or) opposite_d1_3 <= opposite_3;
         if (out_valid_or) big_padded_d1_3 <= big_padded_3;
         if (out_valid_or) aligned_d1_3 <= aligned_3;
-        if (out_valid_or) opposite_d1_3 <= opposite_3;
         if (out_valid_or) sum_d1_3 <= sum_3;
         if (out_valid_or) marker_d1_3 <= marker_3;
         if (out_valid_or) marker_d2_3 <= marker_d1_3;
@@ -29299,9 +29355,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_6 <= nan_6;
         if (out_valid_or) nan_d2_6 <= nan_d1_6;
         if (out_valid_or) nan_d3_6 <= nan_d2_6;
+        if (out_valid_or) opposite_d1_4 <= opposite_4;
         if (out_valid_or) big_padded_d1_4 <= big_padded_4;
         if (out_valid_or) aligned_d1_4 <= aligned_4;
-        if (out_valid_or) opposite_d1_4 <= opposite_4;
         if (out_valid_or) sum_d1_4 <= sum_4;
         if (out_valid_or) marker_d1_4 <= marker_4;
         if (out_valid_or) marker_d2_4 <= marker_d1_4;
@@ -29355,9 +29411,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_8 <= nan_8;
         if (out_valid_or) nan_d2_8 <= nan_d1_8;
         if (out_valid_or) nan_d3_8 <= nan_d2_8;
+        if (out_valid_or) opposite_d1_5 <= opposite_5;
         if (out_valid_or) big_padded_d1_5 <= big_padded_5;
         if (out_valid_or) aligned_d1_5 <= aligned_5;
-        if (out_valid_or) opposite_d1_5 <= opposite_5;
         if (out_valid_or) sum_d1_5 <= sum_5;
         if (out_valid_or) marker_d1_5 <= marker_5;
         if (out_valid_or) marker_d2_5 <= marker_d1_5;
@@ -29411,9 +29467,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_10 <= nan_10;
         if (out_valid_or) nan_d2_10 <= nan_d1_10;
         if (out_valid_or) nan_d3_10 <= nan_d2_10;
+        if (out_valid_or) opposite_d1_6 <= opposite_6;
         if (out_valid_or) big_padded_d1_6 <= big_padded_6;
         if (out_valid_or) aligned_d1_6 <= aligned_6;
-        if (out_valid_or) opposite_d1_6 <= opposite_6;
         if (out_valid_or) sum_d1_6 <= sum_6;
         if (out_valid_or) marker_d1_6 <= marker_6;
         if (out_valid_or) marker_d2_6 <= marker_d1_6;
@@ -29437,9 +29493,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_11 <= nan_11;
         if (out_valid_or) nan_d2_11 <= nan_d1_11;
         if (out_valid_or) nan_d3_11 <= nan_d2_11;
+        if (out_valid_or) opposite_d1_7 <= opposite_7;
         if (out_valid_or) big_padded_d1_7 <= big_padded_7;
         if (out_valid_or) aligned_d1_7 <= aligned_7;
-        if (out_valid_or) opposite_d1_7 <= opposite_7;
         if (out_valid_or) sum_d1_7 <= sum_7;
         if (out_valid_or) marker_d1_7 <= marker_7;
         if (out_valid_or) marker_d2_7 <= marker_d1_7;
@@ -29493,9 +29549,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d1 <= result_13;
         if (out_valid_or) result_d2 <= result_d1;
         if (out_valid_or) result_d3 <= result_d2;
+        if (out_valid_or) opposite_d1_8 <= opposite_8;
         if (out_valid_or) big_padded_d1_8 <= big_padded_8;
         if (out_valid_or) aligned_d1_8 <= aligned_8;
-        if (out_valid_or) opposite_d1_8 <= opposite_8;
         if (out_valid_or) sum_d1_8 <= sum_8;
         if (out_valid_or) marker_d1_8 <= marker_8;
         if (out_valid_or) marker_d2_8 <= marker_d1_8;
@@ -29567,9 +29623,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d10 <= result_d9;
         if (out_valid_or) result_d11 <= result_d10;
         if (out_valid_or) result_d12 <= result_d11;
+        if (out_valid_or) opposite_d1_9 <= opposite_9;
         if (out_valid_or) big_padded_d1_9 <= big_padded_9;
         if (out_valid_or) aligned_d1_9 <= aligned_9;
-        if (out_valid_or) opposite_d1_9 <= opposite_9;
         if (out_valid_or) sum_d1_9 <= sum_9;
         if (out_valid_or) marker_d1_9 <= marker_9;
         if (out_valid_or) marker_d2_9 <= marker_d1_9;
@@ -29602,9 +29658,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d7_2 <= result_d6_2;
         if (out_valid_or) result_d8_2 <= result_d7_2;
         if (out_valid_or) result_d9_2 <= result_d8_2;
+        if (out_valid_or) opposite_d1_10 <= opposite_10;
         if (out_valid_or) big_padded_d1_10 <= big_padded_10;
         if (out_valid_or) aligned_d1_10 <= aligned_10;
-        if (out_valid_or) opposite_d1_10 <= opposite_10;
         if (out_valid_or) sum_d1_10 <= sum_10;
         if (out_valid_or) marker_d1_10 <= marker_10;
         if (out_valid_or) marker_d2_10 <= marker_d1_10;
@@ -29673,9 +29729,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_18 <= nan_18;
         if (out_valid_or) nan_d2_18 <= nan_d1_18;
         if (out_valid_or) nan_d3_18 <= nan_d2_18;
+        if (out_valid_or) opposite_d1_11 <= opposite_11;
         if (out_valid_or) big_padded_d1_11 <= big_padded_11;
         if (out_valid_or) aligned_d1_11 <= aligned_11;
-        if (out_valid_or) opposite_d1_11 <= opposite_11;
         if (out_valid_or) sum_d1_11 <= sum_11;
         if (out_valid_or) marker_d1_11 <= marker_11;
         if (out_valid_or) marker_d2_11 <= marker_d1_11;
@@ -29756,9 +29812,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_21 <= nan_21;
         if (out_valid_or) nan_d2_21 <= nan_d1_21;
         if (out_valid_or) nan_d3_21 <= nan_d2_21;
+        if (out_valid_or) opposite_d1_12 <= opposite_12;
         if (out_valid_or) big_padded_d1_12 <= big_padded_12;
         if (out_valid_or) aligned_d1_12 <= aligned_12;
-        if (out_valid_or) opposite_d1_12 <= opposite_12;
         if (out_valid_or) sum_d1_12 <= sum_12;
         if (out_valid_or) marker_d1_12 <= marker_12;
         if (out_valid_or) marker_d2_12 <= marker_d1_12;
@@ -29830,9 +29886,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d10_3 <= result_d9_4;
         if (out_valid_or) result_d11_3 <= result_d10_3;
         if (out_valid_or) result_d12_3 <= result_d11_3;
+        if (out_valid_or) opposite_d1_13 <= opposite_13;
         if (out_valid_or) big_padded_d1_13 <= big_padded_13;
         if (out_valid_or) aligned_d1_13 <= aligned_13;
-        if (out_valid_or) opposite_d1_13 <= opposite_13;
         if (out_valid_or) sum_d1_13 <= sum_13;
         if (out_valid_or) marker_d1_13 <= marker_13;
         if (out_valid_or) marker_d2_13 <= marker_d1_13;
@@ -29865,9 +29921,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d7_5 <= result_d6_5;
         if (out_valid_or) result_d8_5 <= result_d7_5;
         if (out_valid_or) result_d9_5 <= result_d8_5;
+        if (out_valid_or) opposite_d1_14 <= opposite_14;
         if (out_valid_or) big_padded_d1_14 <= big_padded_14;
         if (out_valid_or) aligned_d1_14 <= aligned_14;
-        if (out_valid_or) opposite_d1_14 <= opposite_14;
         if (out_valid_or) sum_d1_14 <= sum_14;
         if (out_valid_or) marker_d1_14 <= marker_14;
         if (out_valid_or) marker_d2_14 <= marker_d1_14;
@@ -29975,9 +30031,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_28 <= nan_28;
         if (out_valid_or) nan_d2_28 <= nan_d1_28;
         if (out_valid_or) nan_d3_28 <= nan_d2_28;
+        if (out_valid_or) opposite_d1_15 <= opposite_15;
         if (out_valid_or) big_padded_d1_15 <= big_padded_15;
         if (out_valid_or) aligned_d1_15 <= aligned_15;
-        if (out_valid_or) opposite_d1_15 <= opposite_15;
         if (out_valid_or) sum_d1_15 <= sum_15;
         if (out_valid_or) marker_d1_15 <= marker_15;
         if (out_valid_or) marker_d2_15 <= marker_d1_15;
@@ -30049,9 +30105,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d10_4 <= result_d9_6;
         if (out_valid_or) result_d11_4 <= result_d10_4;
         if (out_valid_or) result_d12_4 <= result_d11_4;
+        if (out_valid_or) opposite_d1_16 <= opposite_16;
         if (out_valid_or) big_padded_d1_16 <= big_padded_16;
         if (out_valid_or) aligned_d1_16 <= aligned_16;
-        if (out_valid_or) opposite_d1_16 <= opposite_16;
         if (out_valid_or) sum_d1_16 <= sum_16;
         if (out_valid_or) marker_d1_16 <= marker_16;
         if (out_valid_or) marker_d2_16 <= marker_d1_16;
@@ -30084,9 +30140,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d7_7 <= result_d6_7;
         if (out_valid_or) result_d8_7 <= result_d7_7;
         if (out_valid_or) result_d9_7 <= result_d8_7;
+        if (out_valid_or) opposite_d1_17 <= opposite_17;
         if (out_valid_or) big_padded_d1_17 <= big_padded_17;
         if (out_valid_or) aligned_d1_17 <= aligned_17;
-        if (out_valid_or) opposite_d1_17 <= opposite_17;
         if (out_valid_or) sum_d1_17 <= sum_17;
         if (out_valid_or) marker_d1_17 <= marker_17;
         if (out_valid_or) marker_d2_17 <= marker_d1_17;
@@ -30191,9 +30247,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_35 <= nan_35;
         if (out_valid_or) nan_d2_35 <= nan_d1_35;
         if (out_valid_or) nan_d3_35 <= nan_d2_35;
+        if (out_valid_or) opposite_d1_18 <= opposite_18;
         if (out_valid_or) big_padded_d1_18 <= big_padded_18;
         if (out_valid_or) aligned_d1_18 <= aligned_18;
-        if (out_valid_or) opposite_d1_18 <= opposite_18;
         if (out_valid_or) sum_d1_18 <= sum_18;
         if (out_valid_or) marker_d1_18 <= marker_18;
         if (out_valid_or) marker_d2_18 <= marker_d1_18;
@@ -30271,9 +30327,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_38 <= nan_38;
         if (out_valid_or) nan_d2_38 <= nan_d1_38;
         if (out_valid_or) nan_d3_38 <= nan_d2_38;
+        if (out_valid_or) opposite_d1_19 <= opposite_19;
         if (out_valid_or) big_padded_d1_19 <= big_padded_19;
         if (out_valid_or) aligned_d1_19 <= aligned_19;
-        if (out_valid_or) opposite_d1_19 <= opposite_19;
         if (out_valid_or) sum_d1_19 <= sum_19;
         if (out_valid_or) marker_d1_19 <= marker_19;
         if (out_valid_or) marker_d2_19 <= marker_d1_19;
@@ -30327,9 +30383,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d1_9 <= result_37;
         if (out_valid_or) result_d2_9 <= result_d1_9;
         if (out_valid_or) result_d3_9 <= result_d2_9;
+        if (out_valid_or) opposite_d1_20 <= opposite_20;
         if (out_valid_or) big_padded_d1_20 <= big_padded_20;
         if (out_valid_or) aligned_d1_20 <= aligned_20;
-        if (out_valid_or) opposite_d1_20 <= opposite_20;
         if (out_valid_or) sum_d1_20 <= sum_20;
         if (out_valid_or) marker_d1_20 <= marker_20;
         if (out_valid_or) marker_d2_20 <= marker_d1_20;
@@ -30392,9 +30448,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d10_5 <= result_d9_8;
         if (out_valid_or) result_d11_5 <= result_d10_5;
         if (out_valid_or) result_d12_5 <= result_d11_5;
+        if (out_valid_or) opposite_d1_21 <= opposite_21;
         if (out_valid_or) big_padded_d1_21 <= big_padded_21;
         if (out_valid_or) aligned_d1_21 <= aligned_21;
-        if (out_valid_or) opposite_d1_21 <= opposite_21;
         if (out_valid_or) sum_d1_21 <= sum_21;
         if (out_valid_or) marker_d1_21 <= marker_21;
         if (out_valid_or) marker_d2_21 <= marker_d1_21;
@@ -30427,9 +30483,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d7_9 <= result_d6_9;
         if (out_valid_or) result_d8_9 <= result_d7_9;
         if (out_valid_or) result_d9_9 <= result_d8_9;
+        if (out_valid_or) opposite_d1_22 <= opposite_22;
         if (out_valid_or) big_padded_d1_22 <= big_padded_22;
         if (out_valid_or) aligned_d1_22 <= aligned_22;
-        if (out_valid_or) opposite_d1_22 <= opposite_22;
         if (out_valid_or) sum_d1_22 <= sum_22;
         if (out_valid_or) marker_d1_22 <= marker_22;
         if (out_valid_or) marker_d2_22 <= marker_d1_22;
@@ -30534,9 +30590,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_47 <= nan_47;
         if (out_valid_or) nan_d2_47 <= nan_d1_47;
         if (out_valid_or) nan_d3_47 <= nan_d2_47;
+        if (out_valid_or) opposite_d1_23 <= opposite_23;
         if (out_valid_or) big_padded_d1_23 <= big_padded_23;
         if (out_valid_or) aligned_d1_23 <= aligned_23;
-        if (out_valid_or) opposite_d1_23 <= opposite_23;
         if (out_valid_or) sum_d1_23 <= sum_23;
         if (out_valid_or) marker_d1_23 <= marker_23;
         if (out_valid_or) marker_d2_23 <= marker_d1_23;
@@ -30599,9 +30655,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d10_6 <= result_d9_10;
         if (out_valid_or) result_d11_6 <= result_d10_6;
         if (out_valid_or) result_d12_6 <= result_d11_6;
+        if (out_valid_or) opposite_d1_24 <= opposite_24;
         if (out_valid_or) big_padded_d1_24 <= big_padded_24;
         if (out_valid_or) aligned_d1_24 <= aligned_24;
-        if (out_valid_or) opposite_d1_24 <= opposite_24;
         if (out_valid_or) sum_d1_24 <= sum_24;
         if (out_valid_or) marker_d1_24 <= marker_24;
         if (out_valid_or) marker_d2_24 <= marker_d1_24;
@@ -30634,9 +30690,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d7_11 <= result_d6_11;
         if (out_valid_or) result_d8_11 <= result_d7_11;
         if (out_valid_or) result_d9_11 <= result_d8_11;
+        if (out_valid_or) opposite_d1_25 <= opposite_25;
         if (out_valid_or) big_padded_d1_25 <= big_padded_25;
         if (out_valid_or) aligned_d1_25 <= aligned_25;
-        if (out_valid_or) opposite_d1_25 <= opposite_25;
         if (out_valid_or) sum_d1_25 <= sum_25;
         if (out_valid_or) marker_d1_25 <= marker_25;
         if (out_valid_or) marker_d2_25 <= marker_d1_25;
@@ -30741,9 +30797,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) nan_d1_54 <= nan_54;
         if (out_valid_or) nan_d2_54 <= nan_d1_54;
         if (out_valid_or) nan_d3_54 <= nan_d2_54;
+        if (out_valid_or) opposite_d1_26 <= opposite_26;
         if (out_valid_or) big_padded_d1_26 <= big_padded_26;
         if (out_valid_or) aligned_d1_26 <= aligned_26;
-        if (out_valid_or) opposite_d1_26 <= opposite_26;
         if (out_valid_or) sum_d1_26 <= sum_26;
         if (out_valid_or) marker_d1_26 <= marker_26;
         if (out_valid_or) marker_d2_26 <= marker_d1_26;
@@ -30806,9 +30862,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d10_7 <= result_d9_12;
         if (out_valid_or) result_d11_7 <= result_d10_7;
         if (out_valid_or) result_d12_7 <= result_d11_7;
+        if (out_valid_or) opposite_d1_27 <= opposite_27;
         if (out_valid_or) big_padded_d1_27 <= big_padded_27;
         if (out_valid_or) aligned_d1_27 <= aligned_27;
-        if (out_valid_or) opposite_d1_27 <= opposite_27;
         if (out_valid_or) sum_d1_27 <= sum_27;
         if (out_valid_or) marker_d1_27 <= marker_27;
         if (out_valid_or) marker_d2_27 <= marker_d1_27;
@@ -30841,9 +30897,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d7_13 <= result_d6_13;
         if (out_valid_or) result_d8_13 <= result_d7_13;
         if (out_valid_or) result_d9_13 <= result_d8_13;
+        if (out_valid_or) opposite_d1_28 <= opposite_28;
         if (out_valid_or) big_padded_d1_28 <= big_padded_28;
         if (out_valid_or) aligned_d1_28 <= aligned_28;
-        if (out_valid_or) opposite_d1_28 <= opposite_28;
         if (out_valid_or) sum_d1_28 <= sum_28;
         if (out_valid_or) marker_d1_28 <= marker_28;
         if (out_valid_or) marker_d2_28 <= marker_d1_28;

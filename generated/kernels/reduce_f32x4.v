@@ -183,10 +183,11 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] aligned;
     wire [27:0] marker;
     wire [8:0] field_base;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1;
     reg [27:0] big_padded_d1;
     reg [27:0] aligned_d1;
-    reg opposite_d1;
+    wire [28:0] big_padded_d1_plus;
     wire [27:0] sum;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1;
@@ -416,10 +417,11 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] aligned_2;
     wire [27:0] marker_2;
     wire [8:0] field_base_2;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_2;
     reg [27:0] big_padded_d1_2;
     reg [27:0] aligned_d1_2;
-    reg opposite_d1_2;
+    wire [28:0] big_padded_d1_plus_2;
     wire [27:0] sum_2;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_2;
@@ -649,10 +651,11 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] aligned_3;
     wire [27:0] marker_3;
     wire [8:0] field_base_3;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_3;
     reg [27:0] big_padded_d1_3;
     reg [27:0] aligned_d1_3;
-    reg opposite_d1_3;
+    wire [28:0] big_padded_d1_plus_3;
     wire [27:0] sum_3;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_3;
@@ -902,10 +905,11 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] aligned_4;
     wire [27:0] marker_4;
     wire [8:0] field_base_4;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_4;
     reg [27:0] big_padded_d1_4;
     reg [27:0] aligned_d1_4;
-    reg opposite_d1_4;
+    wire [28:0] big_padded_d1_plus_4;
     wire [27:0] sum_4;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_4;
@@ -1154,10 +1158,11 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] aligned_5;
     wire [27:0] marker_5;
     wire [8:0] field_base_5;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_5;
     reg [27:0] big_padded_d1_5;
     reg [27:0] aligned_d1_5;
-    reg opposite_d1_5;
+    wire [28:0] big_padded_d1_plus_5;
     wire [27:0] sum_5;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_5;
@@ -1390,10 +1395,11 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [27:0] aligned_6;
     wire [27:0] marker_6;
     wire [8:0] field_base_6;
-    // add: add or subtract the magnitudes
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_6;
     reg [27:0] big_padded_d1_6;
     reg [27:0] aligned_d1_6;
-    reg opposite_d1_6;
+    wire [28:0] big_padded_d1_plus_6;
     wire [27:0] sum_6;
     // add: leading zeros, stopped at the marker (no shift below the smallest normal)
     reg [27:0] sum_d1_6;
@@ -1636,8 +1642,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign marker = 28'h8000000 >> big_exp;
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum = opposite_d1 ? (big_padded_d1 - aligned_d1) : (big_padded_d1 + aligned_d1);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1, opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1})), opposite_d1});
+    assign sum = big_padded_d1_plus[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero = sum_d1 == 28'h0;
@@ -1850,8 +1857,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign marker_2 = 28'h8000000 >> big_exp_2;
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_2 = opposite_d1_2 ? (big_padded_d1_2 - aligned_d1_2) : (big_padded_d1_2 + aligned_d1_2);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_2 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_2, opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2})), opposite_d1_2});
+    assign sum_2 = big_padded_d1_plus_2[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_2 = sum_d1_2 == 28'h0;
@@ -2064,8 +2072,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign marker_3 = 28'h8000000 >> big_exp_3;
     assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_3 = opposite_d1_3 ? (big_padded_d1_3 - aligned_d1_3) : (big_padded_d1_3 + aligned_d1_3);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d1_3}) + ({(aligned_d1_3 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_3, opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3}), opposite_d1_3})), opposite_d1_3});
+    assign sum_3 = big_padded_d1_plus_3[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_3 = sum_d1_3 == 28'h0;
@@ -2287,8 +2296,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign marker_4 = 28'h8000000 >> big_exp_4;
     assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_4 = opposite_d1_4 ? (big_padded_d1_4 - aligned_d1_4) : (big_padded_d1_4 + aligned_d1_4);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d1_4}) + ({(aligned_d1_4 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_4, opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4}), opposite_d1_4})), opposite_d1_4});
+    assign sum_4 = big_padded_d1_plus_4[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_4 = sum_d1_4 == 28'h0;
@@ -2506,8 +2516,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign marker_5 = 28'h8000000 >> big_exp_5;
     assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_5 = opposite_d1_5 ? (big_padded_d1_5 - aligned_d1_5) : (big_padded_d1_5 + aligned_d1_5);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d1_5}) + ({(aligned_d1_5 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_5, opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5}), opposite_d1_5})), opposite_d1_5});
+    assign sum_5 = big_padded_d1_plus_5[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_5 = sum_d1_5 == 28'h0;
@@ -2720,8 +2731,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign marker_6 = 28'h8000000 >> big_exp_6;
     assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
 
-    // ---- add: add or subtract the magnitudes ----
-    assign sum_6 = opposite_d1_6 ? (big_padded_d1_6 - aligned_d1_6) : (big_padded_d1_6 + aligned_d1_6);
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d1_6}) + ({(aligned_d1_6 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_6, opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6}), opposite_d1_6})), opposite_d1_6});
+    assign sum_6 = big_padded_d1_plus_6[28:1];
 
     // ---- add: leading zeros, stopped at the marker (no shift below the smallest normal) ----
     assign exact_zero_6 = sum_d1_6 == 28'h0;
@@ -2791,9 +2803,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin
+        if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) big_padded_d1 <= big_padded;
         if (out_valid_or) aligned_d1 <= aligned;
-        if (out_valid_or) opposite_d1 <= opposite;
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) marker_d1 <= marker;
         if (out_valid_or) marker_d2 <= marker_d1;
@@ -2817,9 +2829,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) nan_d1 <= nan;
         if (out_valid_or) nan_d2 <= nan_d1;
         if (out_valid_or) nan_d3 <= nan_d2;
+        if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) big_padded_d1_2 <= big_padded_2;
         if (out_valid_or) aligned_d1_2 <= aligned_2;
-        if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) marker_d1_2 <= marker_2;
         if (out_valid_or) marker_d2_2 <= marker_d1_2;
@@ -2843,9 +2855,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) nan_d1_2 <= nan_2;
         if (out_valid_or) nan_d2_2 <= nan_d1_2;
         if (out_valid_or) nan_d3_2 <= nan_d2_2;
+        if (out_valid_or) opposite_d1_3 <= opposite_3;
         if (out_valid_or) big_padded_d1_3 <= big_padded_3;
         if (out_valid_or) aligned_d1_3 <= aligned_3;
-        if (out_valid_or) opposite_d1_3 <= opposite_3;
         if (out_valid_or) sum_d1_3 <= sum_3;
         if (out_valid_or) marker_d1_3 <= marker_3;
         if (out_valid_or) marker_d2_3 <= marker_d1_3;
@@ -2882,9 +2894,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) s_axis_tlast_q_5 <= s_axis_tlast_q_4;
         if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
         if (rst) open_vector <= 8'h0; else open_vector <= (closes & out_valid_or) ? (open_vector + 8'h1) : open_vector;
+        if (out_valid_or) opposite_d1_4 <= opposite_4;
         if (out_valid_or) big_padded_d1_4 <= big_padded_4;
         if (out_valid_or) aligned_d1_4 <= aligned_4;
-        if (out_valid_or) opposite_d1_4 <= opposite_4;
         if (out_valid_or) sum_d1_4 <= sum_4;
         if (out_valid_or) marker_d1_4 <= marker_4;
         if (out_valid_or) marker_d2_4 <= marker_d1_4;
@@ -2923,9 +2935,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) open_vector_q_5 <= open_vector_q_4;
         if (out_valid_or) result_q <= result_3;
         if (out_valid_or) result_q_2 <= result_q;
+        if (out_valid_or) opposite_d1_5 <= opposite_5;
         if (out_valid_or) big_padded_d1_5 <= big_padded_5;
         if (out_valid_or) aligned_d1_5 <= aligned_5;
-        if (out_valid_or) opposite_d1_5 <= opposite_5;
         if (out_valid_or) sum_d1_5 <= sum_5;
         if (out_valid_or) marker_d1_5 <= marker_5;
         if (out_valid_or) marker_d2_5 <= marker_d1_5;
@@ -2952,9 +2964,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) result_q_3 <= (is_final_q_2 & (open_vector_q_5 == open_vector_q_3)) ? result_q_2 : 32'h0;
         if (out_valid_or) result_q_4 <= result_q_3;
         if (out_valid_or) result_q_5 <= result_q_4;
+        if (out_valid_or) opposite_d1_6 <= opposite_6;
         if (out_valid_or) big_padded_d1_6 <= big_padded_6;
         if (out_valid_or) aligned_d1_6 <= aligned_6;
-        if (out_valid_or) opposite_d1_6 <= opposite_6;
         if (out_valid_or) sum_d1_6 <= sum_6;
         if (out_valid_or) marker_d1_6 <= marker_6;
         if (out_valid_or) marker_d2_6 <= marker_d1_6;

@@ -312,8 +312,10 @@ fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d
     sig!(field_base = big_exp.zext(f.exp + 1) + 1u32);
     cuts.cut(&mut d.net());
 
-    d.section("add: add or subtract the magnitudes");
-    sig!(sum = opposite.mux(big_padded - aligned, big_padded + aligned));
+    d.section("add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)");
+    let flip = d.cat(&vec![opposite; w]);
+    // A low bit of `opposite` on both sides makes the carry-in.
+    sig!(sum = (big_padded.cat(opposite) + (aligned ^ flip).cat(opposite)).bits(1, w));
     cuts.cut(&mut d.net());
 
     d.section("add: leading zeros, stopped at the marker (no shift below the smallest normal)");
