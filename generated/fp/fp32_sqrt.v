@@ -51,7 +51,50 @@ module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m
     wire [23:0] a_sig;
     wire [7:0] a_exp;
     wire nan;
-    wire [4:0] a_sig_lzc;
+    wire [31:0] a_sig_cat;
+    wire [1:0] a_sig_bits31_30;
+    wire a_sig_is0;
+    wire [1:0] a_sig_bits29_28;
+    wire [1:0] a_sig_bits27_26;
+    wire a_sig_is0_2;
+    wire [1:0] a_sig_bits25_24;
+    wire [1:0] a_sig_bits23_22;
+    wire a_sig_is0_3;
+    wire [1:0] a_sig_bits21_20;
+    wire [1:0] a_sig_bits19_18;
+    wire a_sig_is0_4;
+    wire [1:0] a_sig_bits17_16;
+    wire [1:0] a_sig_bits15_14;
+    wire a_sig_is0_5;
+    wire [1:0] a_sig_bits13_12;
+    wire [1:0] a_sig_bits11_10;
+    wire a_sig_is0_6;
+    wire [1:0] a_sig_bits9_8;
+    wire [1:0] a_sig_bits7_6;
+    wire a_sig_is0_7;
+    wire [1:0] a_sig_bits5_4;
+    wire [1:0] a_sig_bits3_2;
+    wire a_sig_is0_8;
+    wire a_sig_and;
+    wire [1:0] a_sig_sel;
+    wire [1:0] a_sig_sel_2;
+    wire a_sig_and_2;
+    wire [1:0] a_sig_sel_3;
+    wire [1:0] a_sig_sel_4;
+    wire a_sig_and_3;
+    wire [1:0] a_sig_sel_5;
+    wire [1:0] a_sig_sel_6;
+    wire a_sig_and_4;
+    wire [1:0] a_sig_sel_7;
+    wire [1:0] a_sig_sel_8;
+    wire a_sig_and_5;
+    wire a_sig_and_6;
+    wire a_sig_and_7;
+    wire [3:0] a_sig_cat_2;
+    wire [3:0] a_sig_cat_3;
+    wire [3:0] a_sig_cat_4;
+    wire [3:0] a_sig_cat_5;
+    wire [4:0] a_sig_sel_9;
     wire [23:0] a_sig_shl;
     wire [16:0] unbiased;
     wire odd;
@@ -254,8 +297,7 @@ module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m
     wire [29:0] remainder_26;
     wire [25:0] root_26;
     wire sticky;
-    // round: normalization shift (left to a leading one, right into the subnormal range)
-    wire [16:0] lz;
+    // round: one-bit normalisation; right shift into the subnormal range, its sticky bit
     reg [16:0] x_d1;
     reg [16:0] x_d2;
     reg [16:0] x_d3;
@@ -269,25 +311,20 @@ module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m
     reg [16:0] x_d11;
     reg [16:0] x_d12;
     reg [16:0] x_d13;
-    wire [16:0] x_minus_lz;
     wire normal;
-    wire x_positive;
-    wire [16:0] left;
-    wire [16:0] right;
     wire [16:0] exp_field;
-    // round: shift, with a sticky bit for what the right shift drops
+    wire [16:0] right;
+    wire sticky_2;
+    // round: the shift
     reg [25:0] root_d1_14;
-    reg [16:0] left_d1;
-    wire [25:0] shifted;
     reg [16:0] right_d1;
     wire [25:0] aligned;
-    reg sticky_d1;
-    wire sticky_2;
     // round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even
     reg [25:0] aligned_d1;
     wire [22:0] kept;
     wire guard;
-    reg sticky_d1_2;
+    reg sticky_d1;
+    reg sticky_d2;
     wire increment;
     reg [16:0] exp_field_d1;
     reg [16:0] exp_field_d2;
@@ -402,9 +439,52 @@ module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m
     assign a_sig = {(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0};
     assign a_exp = s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23;
     assign nan = a_nan | (a_sign & (~a_zero));
-    assign a_sig_lzc = a_sig[23] ? 5'h0 : a_sig[22] ? 5'h1 : a_sig[21] ? 5'h2 : a_sig[20] ? 5'h3 : a_sig[19] ? 5'h4 : a_sig[18] ? 5'h5 : a_sig[17] ? 5'h6 : a_sig[16] ? 5'h7 : a_sig[15] ? 5'h8 : a_sig[14] ? 5'h9 : a_sig[13] ? 5'ha : a_sig[12] ? 5'hb : a_sig[11] ? 5'hc : a_sig[10] ? 5'hd : a_sig[9] ? 5'he : a_sig[8] ? 5'hf : a_sig[7] ? 5'h10 : a_sig[6] ? 5'h11 : a_sig[5] ? 5'h12 : a_sig[4] ? 5'h13 : a_sig[3] ? 5'h14 : a_sig[2] ? 5'h15 : a_sig[1] ? 5'h16 : a_sig[0] ? 5'h17 : 5'h18;
-    assign a_sig_shl = a_sig << a_sig_lzc;
-    assign unbiased = (({9'h0, a_exp}) - ({12'h0, a_sig_lzc})) - 17'h7f;
+    assign a_sig_cat = {a_sig, 8'hff};
+    assign a_sig_bits31_30 = a_sig_cat[31:30];
+    assign a_sig_is0 = a_sig_bits31_30 == 2'h0;
+    assign a_sig_bits29_28 = a_sig_cat[29:28];
+    assign a_sig_bits27_26 = a_sig_cat[27:26];
+    assign a_sig_is0_2 = a_sig_bits27_26 == 2'h0;
+    assign a_sig_bits25_24 = a_sig_cat[25:24];
+    assign a_sig_bits23_22 = a_sig_cat[23:22];
+    assign a_sig_is0_3 = a_sig_bits23_22 == 2'h0;
+    assign a_sig_bits21_20 = a_sig_cat[21:20];
+    assign a_sig_bits19_18 = a_sig_cat[19:18];
+    assign a_sig_is0_4 = a_sig_bits19_18 == 2'h0;
+    assign a_sig_bits17_16 = a_sig_cat[17:16];
+    assign a_sig_bits15_14 = a_sig_cat[15:14];
+    assign a_sig_is0_5 = a_sig_bits15_14 == 2'h0;
+    assign a_sig_bits13_12 = a_sig_cat[13:12];
+    assign a_sig_bits11_10 = a_sig_cat[11:10];
+    assign a_sig_is0_6 = a_sig_bits11_10 == 2'h0;
+    assign a_sig_bits9_8 = a_sig_cat[9:8];
+    assign a_sig_bits7_6 = a_sig_cat[7:6];
+    assign a_sig_is0_7 = a_sig_bits7_6 == 2'h0;
+    assign a_sig_bits5_4 = a_sig_cat[5:4];
+    assign a_sig_bits3_2 = a_sig_cat[3:2];
+    assign a_sig_is0_8 = a_sig_bits3_2 == 2'h0;
+    assign a_sig_and = a_sig_is0 & (a_sig_bits29_28 == 2'h0);
+    assign a_sig_sel = a_sig_is0 ? ({a_sig_is0, (~a_sig_bits29_28[1])}) : ({a_sig_is0, (~a_sig_bits31_30[1])});
+    assign a_sig_sel_2 = a_sig_is0_2 ? ({a_sig_is0_2, (~a_sig_bits25_24[1])}) : ({a_sig_is0_2, (~a_sig_bits27_26[1])});
+    assign a_sig_and_2 = a_sig_is0_3 & (a_sig_bits21_20 == 2'h0);
+    assign a_sig_sel_3 = a_sig_is0_3 ? ({a_sig_is0_3, (~a_sig_bits21_20[1])}) : ({a_sig_is0_3, (~a_sig_bits23_22[1])});
+    assign a_sig_sel_4 = a_sig_is0_4 ? ({a_sig_is0_4, (~a_sig_bits17_16[1])}) : ({a_sig_is0_4, (~a_sig_bits19_18[1])});
+    assign a_sig_and_3 = a_sig_is0_5 & (a_sig_bits13_12 == 2'h0);
+    assign a_sig_sel_5 = a_sig_is0_5 ? ({a_sig_is0_5, (~a_sig_bits13_12[1])}) : ({a_sig_is0_5, (~a_sig_bits15_14[1])});
+    assign a_sig_sel_6 = a_sig_is0_6 ? ({a_sig_is0_6, (~a_sig_bits9_8[1])}) : ({a_sig_is0_6, (~a_sig_bits11_10[1])});
+    assign a_sig_and_4 = a_sig_is0_7 & (a_sig_bits5_4 == 2'h0);
+    assign a_sig_sel_7 = a_sig_is0_7 ? ({a_sig_is0_7, (~a_sig_bits5_4[1])}) : ({a_sig_is0_7, (~a_sig_bits7_6[1])});
+    assign a_sig_sel_8 = a_sig_is0_8 ? ({a_sig_is0_8, (~a_sig_cat[1])}) : ({a_sig_is0_8, (~a_sig_bits3_2[1])});
+    assign a_sig_and_5 = a_sig_and & (a_sig_is0_2 & (a_sig_bits25_24 == 2'h0));
+    assign a_sig_and_6 = a_sig_and_3 & (a_sig_is0_6 & (a_sig_bits9_8 == 2'h0));
+    assign a_sig_and_7 = a_sig_and_5 & (a_sig_and_2 & (a_sig_is0_4 & (a_sig_bits17_16 == 2'h0)));
+    assign a_sig_cat_2 = {a_sig_and_5, (a_sig_and_2 ? ({a_sig_and_2, a_sig_sel_4}) : ({a_sig_and_2, a_sig_sel_3}))};
+    assign a_sig_cat_3 = {a_sig_and_5, (a_sig_and ? ({a_sig_and, a_sig_sel_2}) : ({a_sig_and, a_sig_sel}))};
+    assign a_sig_cat_4 = {a_sig_and_6, (a_sig_and_4 ? ({a_sig_and_4, a_sig_sel_8}) : ({a_sig_and_4, a_sig_sel_7}))};
+    assign a_sig_cat_5 = {a_sig_and_6, (a_sig_and_3 ? ({a_sig_and_3, a_sig_sel_6}) : ({a_sig_and_3, a_sig_sel_5}))};
+    assign a_sig_sel_9 = a_sig_and_7 ? ({a_sig_and_7, (a_sig_and_6 ? a_sig_cat_4 : a_sig_cat_5)}) : ({a_sig_and_7, (a_sig_and_5 ? a_sig_cat_2 : a_sig_cat_3)});
+    assign a_sig_shl = a_sig << a_sig_sel_9;
+    assign unbiased = (({9'h0, a_exp}) - ({12'h0, a_sig_sel_9})) - 17'h7f;
     assign odd = unbiased[0];
     assign radicand_top = odd ? ({a_sig_shl, 1'h0}) : ({1'h0, a_sig_shl});
     assign unbiased_minus = unbiased - ({16'h0, odd});
@@ -568,24 +648,19 @@ module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m
     assign root_26 = {root_bits24_0_12, fits_26};
     assign sticky = ~(remainder_26 == 30'h0);
 
-    // ---- round: normalization shift (left to a leading one, right into the subnormal range) ----
-    assign lz = {12'h0, (root_26[25] ? 5'h0 : root_26[24] ? 5'h1 : root_26[23] ? 5'h2 : root_26[22] ? 5'h3 : root_26[21] ? 5'h4 : root_26[20] ? 5'h5 : root_26[19] ? 5'h6 : root_26[18] ? 5'h7 : root_26[17] ? 5'h8 : root_26[16] ? 5'h9 : root_26[15] ? 5'ha : root_26[14] ? 5'hb : root_26[13] ? 5'hc : root_26[12] ? 5'hd : root_26[11] ? 5'he : root_26[10] ? 5'hf : root_26[9] ? 5'h10 : root_26[8] ? 5'h11 : root_26[7] ? 5'h12 : root_26[6] ? 5'h13 : root_26[5] ? 5'h14 : root_26[4] ? 5'h15 : root_26[3] ? 5'h16 : root_26[2] ? 5'h17 : root_26[1] ? 5'h18 : root_26[0] ? 5'h19 : 5'h1a)};
-    assign x_minus_lz = x_d13 - lz;
-    assign normal = (17'h0 ^ 17'h10000) < (x_minus_lz ^ 17'h10000);
-    assign x_positive = (17'h0 ^ 17'h10000) < (x_d13 ^ 17'h10000);
-    assign left = normal ? lz : (x_positive ? (x_d13 - 17'h1) : 17'h0);
-    assign right = x_positive ? 17'h0 : (17'h1 - x_d13);
-    assign exp_field = normal ? x_minus_lz : 17'h0;
+    // ---- round: one-bit normalisation; right shift into the subnormal range, its sticky bit ----
+    assign normal = (17'h0 ^ 17'h10000) < (x_d13 ^ 17'h10000);
+    assign exp_field = normal ? x_d13 : 17'h0;
+    assign right = ((17'h0 ^ 17'h10000) < (x_d13 ^ 17'h10000)) ? 17'h0 : (17'h1 - x_d13);
+    assign sticky_2 = sticky | (~((root_26 & (~(26'h3ffffff << right))) == 26'h0));
 
-    // ---- round: shift, with a sticky bit for what the right shift drops ----
-    assign shifted = root_d1_14 << left_d1;
-    assign aligned = shifted >> right_d1;
-    assign sticky_2 = sticky_d1 | (~((aligned << right_d1) == shifted));
+    // ---- round: the shift ----
+    assign aligned = root_d1_14 >> right_d1;
 
     // ---- round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even ----
     assign kept = aligned_d1[24:2];
     assign guard = aligned_d1[1];
-    assign increment = guard & (((~(aligned_d1[0] == 1'h0)) | sticky_d1_2) | kept[0]);
+    assign increment = guard & (((~(aligned_d1[0] == 1'h0)) | sticky_d2) | kept[0]);
     assign rounded = ({exp_field_d2[8:0], kept}) + ({31'h0, increment});
     assign fits_27 = ((exp_field_d2 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (rounded[31:23] < 9'hff);
 
@@ -647,11 +722,10 @@ module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m
         if (out_valid_or) x_d12 <= x_d11;
         if (out_valid_or) x_d13 <= x_d12;
         if (out_valid_or) root_d1_14 <= root_26;
-        if (out_valid_or) left_d1 <= left;
         if (out_valid_or) right_d1 <= right;
-        if (out_valid_or) sticky_d1 <= sticky;
         if (out_valid_or) aligned_d1 <= aligned;
-        if (out_valid_or) sticky_d1_2 <= sticky_2;
+        if (out_valid_or) sticky_d1 <= sticky_2;
+        if (out_valid_or) sticky_d2 <= sticky_d1;
         if (out_valid_or) exp_field_d1 <= exp_field;
         if (out_valid_or) exp_field_d2 <= exp_field_d1;
         if (out_valid_or) a_sign_d1 <= a_sign;

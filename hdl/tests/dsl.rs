@@ -128,3 +128,64 @@ fn vsum_only_as_a_whole_output() {
     assert_eq!((line, column), (3, 12));
     assert!(message.contains("vsum takes 1 argument, got 2"), "{message}");
 }
+
+/// Runs `inputs` (one set of lanes per beat) through the kernel's netlist in the built-in
+/// simulator, always valid and ready; returns the output lanes of each beat.
+fn simulate(k: &weft_hdl::pipeline::Kernel, inputs: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    use weft_hdl::netlist::eval::Evaluator;
+    let (net, _) = k.netlist(&Stages::balanced(FloatFormat::BINARY32)).unwrap();
+    let mut ev = Evaluator::new(net);
+    let valid = ev.input("s_axis_tvalid").unwrap();
+    let ready = ev.input("m_axis_tready").unwrap();
+    let lanes: Vec<_> = (0..k.inputs.len()).map(|i| ev.input(&format!("s_axis_tdata@{}", 32 * i)).unwrap()).collect();
+    ev.clock(true);
+    ev.set(ready, 1);
+    let (mut next, mut results) = (0, vec![]);
+    for _ in 0..inputs.len() + 1000 {
+        ev.set(valid, (next < inputs.len()) as u128);
+        if let Some(beat) = inputs.get(next) {
+            for (lane, value) in lanes.iter().zip(beat) {
+                ev.set(*lane, *value as u128);
+            }
+        }
+        ev.settle();
+        if ev.output("m_axis_tvalid") == Some(1) {
+            results.push((0..k.outputs.len()).map(|j| ev.output(&format!("m_axis_tdata@{}", 32 * j)).unwrap() as u32).collect());
+        }
+        if next < inputs.len() && ev.output("s_axis_tready") == Some(1) {
+            next += 1;
+        }
+        ev.clock(false);
+        if results.len() == inputs.len() {
+            break;
+        }
+    }
+    results
+}
+
+#[test]
+fn nan_results_are_the_canonical_nan_in_software_as_in_hardware() {
+    // sqrt of a negative, inf - inf, 0 * inf, 0 / 0, a NaN input with a payload, and a negated
+    // NaN: the software model must give the bits the hardware gives, not the host's NaN.
+    let k = dsl::parse("kernel k\ninput x, y, z\noutput r = x*x + y - sqrt(z), d = x / y, n = -sqrt(z), p = y * 0.0\n").unwrap();
+    let (inf, ninf, nan_payload) = (f32::INFINITY.to_bits(), f32::NEG_INFINITY.to_bits(), 0xFF80_1234u32);
+    let cases: Vec<Vec<u32>> = vec![
+        vec![1.5f32.to_bits(), 2.0f32.to_bits(), (-4.0f32).to_bits()],
+        vec![inf, ninf, 4.0f32.to_bits()],
+        vec![0.0f32.to_bits(), 0.0f32.to_bits(), 1.0f32.to_bits()],
+        vec![nan_payload, 1.0f32.to_bits(), nan_payload],
+        vec![3.0f32.to_bits(), inf, (-0.0f32).to_bits()],
+        vec![2.0f32.to_bits(), 3.0f32.to_bits(), 9.0f32.to_bits()],
+    ];
+    let software: Vec<Vec<u32>> = cases.iter().map(|c| k.evaluate(c)).collect();
+    assert_eq!(software[0][0], 0x7FC0_0000, "sqrt(-4) makes r the canonical NaN");
+    assert_eq!(software[0][2], 0xFFC0_0000, "negation flips the canonical NaN's sign bit");
+    assert_eq!(software[1][0], 0x7FC0_0000, "inf - inf");
+    assert_eq!(software[2][1], 0x7FC0_0000, "0 / 0");
+    assert_eq!(software[4][3], 0x7FC0_0000, "inf * 0");
+    let hardware = simulate(&k, &cases);
+    for (i, (sw, hw)) in software.iter().zip(&hardware).enumerate() {
+        assert_eq!(sw, hw, "case {i}: software {sw:#010x?}, hardware {hw:#010x?}");
+    }
+    assert_eq!(hardware.len(), cases.len());
+}

@@ -141,3 +141,52 @@ fn stage_counts_past_the_deepest_split_are_rejected() {
     assert!(FloatFormat::new(1, 10).unwrap_err().contains("2..=10"));
     assert!(FloatFormat::new(8, 0).unwrap_err().contains("1..=24"));
 }
+
+/// binary32 operands whose product (or quotient) lands around the subnormal range and the
+/// smallest normals, with subnormal operands of every leading-zero count: the cases random
+/// classes rarely reach, where a multiplier or divider must shift by the exponent.
+fn near_underflow_pairs(op: FloatOperator, count: usize, seed: u64) -> Vec<(u128, u128)> {
+    let mut rng = Rng::new(seed);
+    (0..count)
+        .map(|_| {
+            let sign = |rng: &mut Rng| (rng.below(2) as u32) << 31;
+            let frac = |rng: &mut Rng| rng.next_u64() as u32 & 0x7F_FFFF;
+            // a: a subnormal with 0..=22 leading zeros in its fraction, or a normal.
+            let (a, a_exp) = if rng.chance(50) {
+                let lz = rng.below(23) as u32;
+                let f = ((frac(&mut rng) | 0x40_0000) >> lz).max(1);
+                (f, 1 - (lz as i64) - 1)
+            } else {
+                let e = 1 + rng.below(254) as i64;
+                ((e as u32) << 23 | frac(&mut rng), e)
+            };
+            // b: the exponent that puts the result's exponent near the bottom of the range.
+            let k = rng.below(60) as i64 - 30;
+            let b_exp = match op {
+                FloatOperator::Div => a_exp - k,
+                _ => 127 - a_exp + k,
+            };
+            let b = if b_exp < 1 {
+                frac(&mut rng) >> (1 - b_exp).min(23)
+            } else {
+                ((b_exp.min(254) as u32) << 23) | frac(&mut rng)
+            };
+            let (a, b) = (a | sign(&mut rng), b | sign(&mut rng));
+            if rng.chance(50) {
+                (a as u128, b as u128)
+            } else {
+                (b as u128, a as u128)
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn binary32_mul_and_div_near_underflow_every_depth() {
+    for op in [FloatOperator::Mul, FloatOperator::Div] {
+        let pairs = near_underflow_pairs(op, 4000, 51);
+        for stages in 0..=op.max_stages(FloatFormat::BINARY32) {
+            check(op, FloatFormat::BINARY32, stages, &pairs, 3000 + stages as u64);
+        }
+    }
+}

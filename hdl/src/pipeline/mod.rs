@@ -10,7 +10,7 @@ pub mod vector_sum;
 
 use std::collections::BTreeMap;
 
-use crate::float::{FloatFormat, FloatOperator};
+use crate::float::{reference, FloatFormat, FloatOperator};
 use crate::netlist::block::feed_forward;
 use crate::netlist::{Design, Netlist, Sig, Wire};
 
@@ -112,24 +112,28 @@ impl Kernel {
 
     /// The golden model: evaluates the DAG on one set of input lanes (bit patterns) with native
     /// binary32 arithmetic, in the order written (no fused operations). binary32 kernels only.
+    /// Like the hardware operators, every operation that yields a NaN yields the canonical quiet
+    /// NaN `0x7FC00000` (the host's NaN bits are not kept); negation flips the sign bit of
+    /// whatever it gets, NaN included, as the hardware does.
     /// For a per-vector kernel these are the per-beat values its outputs sum.
     pub fn evaluate(&self, inputs: &[u32]) -> Vec<u32> {
         assert_eq!(self.format, FloatFormat::BINARY32, "software evaluation is binary32");
         assert_eq!(inputs.len(), self.inputs.len(), "{}: lane count", self.name);
-        let mut values: Vec<f32> = Vec::with_capacity(self.nodes.len());
+        // Bit patterns throughout, so no NaN payload depends on how the host moves floats.
+        let mut values: Vec<u32> = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
             let v = match node {
-                Node::Input(lane) => f32::from_bits(inputs[*lane]),
-                Node::Const(bits) => f32::from_bits(*bits),
-                Node::Neg(a) => -values[a.0],
+                Node::Input(lane) => inputs[*lane],
+                Node::Const(bits) => *bits,
+                Node::Neg(a) => values[a.0] ^ 0x8000_0000,
                 Node::Op(op, args) => {
-                    let y = args.get(1).map_or(0.0, |b| values[b.0]);
-                    op.apply_f32(values[args[0].0], y)
+                    let y = args.get(1).map_or(0, |b| values[b.0]);
+                    reference::native_f32(*op, values[args[0].0], y)
                 }
             };
             values.push(v);
         }
-        self.outputs.iter().map(|(_, v)| values[v.0].to_bits()).collect()
+        self.outputs.iter().map(|(_, v)| values[v.0]).collect()
     }
 
     /// The golden model of a per-vector kernel on one vector: for each output, the exact sum of
