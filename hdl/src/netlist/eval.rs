@@ -1,19 +1,100 @@
 //! Cycle-exact evaluation of a [`Netlist`]: what the built-in simulator runs.
+//!
+//! The flattened netlist is compiled once into a flat program: the combinational nodes in
+//! dependency order as compact instructions (operands resolved to node indices, forwards folded
+//! away, masks precomputed), with each node's fan-out. [`Evaluator::settle`] is event-driven:
+//! only instructions whose operands changed since the last settle are evaluated (a dirty bit per
+//! instruction, scanned in program order, so every instruction runs after its operands), which
+//! gives the same values as evaluating every node. Clock edges use per-domain register and memory
+//! write lists and mark the fan-out of the registers and memories that changed.
 
 use super::vcd::Vcd;
 use super::{mask, Netlist, Op, Wire};
+
+/// Opcode of a compiled instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Code {
+    Add,
+    Sub,
+    Mul,
+    And,
+    Or,
+    Xor,
+    Not,
+    Shl,
+    Shr,
+    Eq,
+    Ult,
+    Slt,
+    Mux,
+    Concat,
+    Slice,
+    Lzc,
+    Parity,
+    MemRead,
+}
+
+/// One combinational node: `dst = code(a, b, c)` masked to the node's width. `aux` is the
+/// operand width for `Slt`/`Lzc`, the low operand's width for `Concat`, the offset for `Slice`
+/// and the memory for `MemRead`.
+#[derive(Clone, Debug)]
+struct Instr {
+    mask: u128,
+    dst: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+    aux: u32,
+    code: Code,
+}
+
+/// A register of one clock domain, operands resolved.
+#[derive(Clone, Debug)]
+struct RegInstr {
+    node: u32,
+    d: u32,
+    /// `u32::MAX`: always enabled.
+    enable: u32,
+    reset: Option<u128>,
+}
+
+/// A memory write port of one clock domain: memory, enable, address, data.
+#[derive(Clone, Debug)]
+struct WriteInstr {
+    mem: usize,
+    enable: u32,
+    addr: u32,
+    data: u32,
+}
 
 /// A netlist with its register state.
 #[derive(Clone, Debug)]
 pub struct Evaluator {
     net: Netlist,
-    /// Combinational nodes in dependency order (registers and constants excluded).
-    order: Vec<usize>,
-    registers: Vec<usize>,
+    /// Combinational nodes in dependency order (inputs, registers, constants and forwards
+    /// excluded).
+    prog: Vec<Instr>,
+    /// Node each node's value lives in: itself, or the target of a forward.
+    alias: Vec<u32>,
+    /// Per node: the program positions reading it (`fan[fan_start[i]..fan_start[i + 1]]`).
+    fan_start: Vec<u32>,
+    fan: Vec<u32>,
+    /// Per memory: the program positions reading it.
+    mem_readers: Vec<Vec<u32>>,
+    /// One bit per program position: to be evaluated at the next settle.
+    dirty: Vec<u64>,
+    /// Per clock domain: its registers and memory write ports.
+    regs: Vec<Vec<RegInstr>>,
+    writes: Vec<Vec<WriteInstr>>,
+    /// Scratch for clock edges.
+    next: Vec<(u32, u128)>,
+    pending: Vec<(usize, usize, u128)>,
     values: Vec<u128>,
     inputs: Vec<(String, usize)>,
     memories: Vec<Vec<u128>>,
 }
+
+const NONE: u32 = u32::MAX;
 
 impl Evaluator {
     /// Flattens the netlist's hierarchy and orders it for evaluation; panics on a combinational
@@ -25,7 +106,6 @@ impl Evaluator {
             panic!("{e}");
         }
         let order = comb_order(&net);
-        let registers = (0..n).filter(|i| matches!(net.nodes[*i].op, Op::Reg { .. })).collect();
         let mut values = vec![0u128; n];
         let mut inputs = vec![];
         for (i, node) in net.nodes.iter().enumerate() {
@@ -36,8 +116,104 @@ impl Evaluator {
                 _ => {}
             }
         }
+        // Forwards fold onto their targets (chains followed; the order has no loops).
+        let mut alias: Vec<u32> = (0..n as u32).collect();
+        for &i in &order {
+            if let Op::Forward(Some(t)) = net.nodes[i].op {
+                if net.nodes[t.0].width == net.nodes[i].width {
+                    alias[i] = alias[t.0];
+                }
+            }
+        }
+        let r = |w: Wire| alias[w.0];
+        let width = |w: Wire| net.nodes[w.0].width as u32;
+        let mut prog = Vec::with_capacity(order.len());
+        for &i in &order {
+            let node = &net.nodes[i];
+            let ins = |code, a: Wire, b: Option<Wire>, c: Option<Wire>, aux: u32| Instr {
+                mask: mask(node.width),
+                dst: i as u32,
+                a: r(a),
+                b: b.map_or(NONE, r),
+                c: c.map_or(NONE, r),
+                aux,
+                code,
+            };
+            let instr = match &node.op {
+                Op::Input(_) => continue,
+                Op::Forward(_) if alias[i] != i as u32 => continue,
+                // A forward narrower than its target (not made by `resolve`) masks it.
+                Op::Forward(Some(a)) => ins(Code::Slice, *a, None, None, 0),
+                Op::Add(a, b) => ins(Code::Add, *a, Some(*b), None, 0),
+                Op::Sub(a, b) => ins(Code::Sub, *a, Some(*b), None, 0),
+                Op::Mul(a, b) => ins(Code::Mul, *a, Some(*b), None, 0),
+                Op::And(a, b) => ins(Code::And, *a, Some(*b), None, 0),
+                Op::Or(a, b) => ins(Code::Or, *a, Some(*b), None, 0),
+                Op::Xor(a, b) => ins(Code::Xor, *a, Some(*b), None, 0),
+                Op::Not(a) => ins(Code::Not, *a, None, None, 0),
+                Op::Shl(a, s) => ins(Code::Shl, *a, Some(*s), None, 0),
+                Op::Shr(a, s) => ins(Code::Shr, *a, Some(*s), None, 0),
+                Op::Eq(a, b) => ins(Code::Eq, *a, Some(*b), None, 0),
+                Op::Ult(a, b) => ins(Code::Ult, *a, Some(*b), None, 0),
+                Op::Slt(a, b) => ins(Code::Slt, *a, Some(*b), None, width(*a)),
+                Op::Mux(s, a, b) => ins(Code::Mux, *s, Some(*a), Some(*b), 0),
+                Op::Concat(h, l) => ins(Code::Concat, *h, Some(*l), None, width(*l)),
+                Op::Slice(a, lo) => ins(Code::Slice, *a, None, None, *lo as u32),
+                Op::Lzc(a) => ins(Code::Lzc, *a, None, None, width(*a)),
+                Op::Parity(a) => ins(Code::Parity, *a, None, None, 0),
+                Op::MemRead { mem, addr } => ins(Code::MemRead, *addr, None, None, *mem as u32),
+                op => unreachable!("not a combinational operation: {op:?}"),
+            };
+            prog.push(instr);
+        }
+        // Fan-out, as compressed rows per node.
+        let mut count = vec![0u32; n + 1];
+        let operands = |ins: &Instr| [ins.a, ins.b, ins.c];
+        for ins in &prog {
+            for x in operands(ins).into_iter().filter(|x| *x != NONE) {
+                count[x as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            count[i + 1] += count[i];
+        }
+        let fan_start = count.clone();
+        let mut fan = vec![0u32; count[n] as usize];
+        for (p, ins) in prog.iter().enumerate() {
+            for x in operands(ins).into_iter().filter(|x| *x != NONE) {
+                fan[count[x as usize] as usize] = p as u32;
+                count[x as usize] += 1;
+            }
+        }
+        let mut mem_readers = vec![vec![]; net.memories.len()];
+        for (p, ins) in prog.iter().enumerate() {
+            if ins.code == Code::MemRead {
+                mem_readers[ins.aux as usize].push(p as u32);
+            }
+        }
+        let domains = (net.nodes.iter().map(|x| x.domain + 1))
+            .chain(net.memories.iter().map(|m| m.domain + 1))
+            .chain([net.domains.len()])
+            .max()
+            .unwrap_or(0);
+        let mut regs = vec![vec![]; domains];
+        for (i, node) in net.nodes.iter().enumerate() {
+            if let Op::Reg { d, enable, reset } = &node.op {
+                regs[node.domain].push(RegInstr { node: i as u32, d: r(*d), enable: enable.map_or(NONE, r), reset: *reset });
+            }
+        }
+        let mut writes = vec![vec![]; domains];
+        for (m, mem) in net.memories.iter().enumerate() {
+            if let Some((e, a, d)) = mem.write {
+                writes[mem.domain].push(WriteInstr { mem: m, enable: r(e), addr: r(a), data: r(d) });
+            }
+        }
+        let mut dirty = vec![u64::MAX; prog.len().div_ceil(64)];
+        if prog.len() % 64 != 0 {
+            *dirty.last_mut().unwrap() = (1u64 << (prog.len() % 64)) - 1;
+        }
         let memories = net.memories.iter().map(|m| vec![0; m.depth]).collect();
-        Evaluator { net, order, registers, values, inputs, memories }
+        Evaluator { net, prog, alias, fan_start, fan, mem_readers, dirty, regs, writes, next: vec![], pending: vec![], values, inputs, memories }
     }
 
     pub fn netlist(&self) -> &Netlist {
@@ -50,11 +226,37 @@ impl Evaluator {
     }
 
     pub fn set(&mut self, input: Wire, value: u128) {
-        self.values[input.0] = value & mask(self.net.nodes[input.0].width);
+        let i = self.alias[input.0] as usize;
+        let v = value & mask(self.net.nodes[i].width);
+        if self.values[i] != v {
+            self.values[i] = v;
+            self.changed(i);
+            // A combinational node set by hand is recomputed at the next settle, as before.
+            if let Some(p) = self.position(i) {
+                self.dirty[p >> 6] |= 1 << (p & 63);
+            }
+        }
+    }
+
+    /// The program position of node `i`, if it is a combinational instruction.
+    fn position(&self, i: usize) -> Option<usize> {
+        match self.net.nodes[i].op {
+            Op::Input(_) | Op::Const(_) | Op::Reg { .. } | Op::Forward(_) | Op::InstanceOutput { .. } => None,
+            _ => self.prog.iter().position(|ins| ins.dst as usize == i),
+        }
+    }
+
+    /// Marks the readers of node `i` for the next settle.
+    #[inline]
+    fn changed(&mut self, i: usize) {
+        let (s, e) = (self.fan_start[i] as usize, self.fan_start[i + 1] as usize);
+        for &p in &self.fan[s..e] {
+            self.dirty[p as usize >> 6] |= 1 << (p & 63);
+        }
     }
 
     pub fn get(&self, w: Wire) -> u128 {
-        self.values[w.0]
+        self.values[self.alias[w.0] as usize]
     }
 
     /// Sets the input called `name`; panics when there is none (a testbench naming error).
@@ -77,61 +279,92 @@ impl Evaluator {
     }
 
     pub fn output(&self, name: &str) -> Option<u128> {
-        self.net.outputs.iter().find(|o| o.name == name).map(|o| self.values[o.wire.0])
+        self.net.outputs.iter().find(|o| o.name == name).map(|o| self.get(o.wire))
     }
 
-    /// Propagates inputs and register outputs through the combinational logic.
+    /// Propagates inputs and register outputs through the combinational logic: evaluates the
+    /// instructions whose operands changed, in program order.
     pub fn settle(&mut self) {
-        for k in 0..self.order.len() {
-            let i = self.order[k];
-            let node = &self.net.nodes[i];
-            let value = match &node.op {
-                Op::Input(_) => continue,
-                Op::MemRead { mem, addr } => self.memories[*mem][self.values[addr.0] as usize],
-                op => compute(op, &|w| self.values[w.0], &|w| self.net.nodes[w.0].width),
-            };
-            self.values[i] = value & mask(node.width);
+        let Evaluator { prog, fan_start, fan, dirty, values, memories, .. } = self;
+        for k in 0..dirty.len() {
+            while dirty[k] != 0 {
+                let bits = dirty[k];
+                dirty[k] = bits & (bits - 1);
+                let p = k * 64 + bits.trailing_zeros() as usize;
+                let ins = &prog[p];
+                let v = exec(ins, values, memories);
+                let dst = ins.dst as usize;
+                if values[dst] != v {
+                    values[dst] = v;
+                    for &q in &fan[fan_start[dst] as usize..fan_start[dst + 1] as usize] {
+                        dirty[q as usize >> 6] |= 1 << (q & 63);
+                    }
+                }
+            }
         }
     }
 
     /// A rising clock edge of every domain at once (settle first). `reset` is the synchronous
     /// reset of every domain.
     pub fn clock(&mut self, reset: bool) {
-        let all: Vec<(usize, bool)> = (0..self.net.domains.len()).map(|d| (d, reset)).collect();
-        self.clock_domains(&all);
+        for d in 0..self.regs.len() {
+            self.collect_edge(d, reset);
+        }
+        self.apply_edges();
     }
 
     /// A rising edge of the clocks of `edges` (domain, its reset) at the same instant: every
     /// register and memory of those domains takes its input, all from values settled before.
     pub fn clock_domains(&mut self, edges: &[(usize, bool)]) {
-        let edge = |d: usize| edges.iter().find(|(e, _)| *e == d).map(|(_, r)| *r);
-        let next: Vec<(usize, u128)> = self
-            .registers
-            .iter()
-            .filter_map(|&i| {
-                let reset = edge(self.net.nodes[i].domain)?;
-                match &self.net.nodes[i].op {
-                    Op::Reg { d, enable, reset: init } => match (reset, init) {
-                        (true, Some(r)) => Some((i, *r)),
-                        _ if enable.map_or(true, |e| self.values[e.0] != 0) => Some((i, self.values[d.0])),
-                        _ => None,
-                    },
-                    _ => None,
+        for (k, &(d, reset)) in edges.iter().enumerate() {
+            // A domain listed twice rises once, with its first reset.
+            if d < self.regs.len() && !edges[..k].iter().any(|(e, _)| *e == d) {
+                self.collect_edge(d, reset);
+            }
+        }
+        self.apply_edges();
+    }
+
+    /// Queues the next register values and memory writes of domain `d` (from settled values).
+    fn collect_edge(&mut self, d: usize, reset: bool) {
+        let values = &self.values;
+        for r in &self.regs[d] {
+            match (reset, r.reset) {
+                (true, Some(init)) => self.next.push((r.node, init)),
+                _ if r.enable == NONE || values[r.enable as usize] != 0 => self.next.push((r.node, values[r.d as usize])),
+                _ => {}
+            }
+        }
+        for w in &self.writes[d] {
+            if values[w.enable as usize] != 0 {
+                self.pending.push((w.mem, values[w.addr as usize] as usize, values[w.data as usize]));
+            }
+        }
+    }
+
+    /// Applies the queued register values and memory writes, marking what reads them.
+    fn apply_edges(&mut self) {
+        let mut next = std::mem::take(&mut self.next);
+        for &(i, v) in &next {
+            let i = i as usize;
+            if self.values[i] != v {
+                self.values[i] = v;
+                self.changed(i);
+            }
+        }
+        next.clear();
+        self.next = next;
+        let mut pending = std::mem::take(&mut self.pending);
+        for &(m, a, d) in &pending {
+            if self.memories[m][a] != d {
+                self.memories[m][a] = d;
+                for &p in &self.mem_readers[m] {
+                    self.dirty[p as usize >> 6] |= 1 << (p & 63);
                 }
-            })
-            .collect();
-        let writes: Vec<(usize, usize, u128)> = (self.net.memories.iter().enumerate())
-            .filter(|(_, mem)| edge(mem.domain).is_some())
-            .filter_map(|(m, mem)| mem.write.map(|(e, a, d)| (m, e, a, d)))
-            .filter(|(_, e, _, _)| self.values[e.0] != 0)
-            .map(|(m, _, a, d)| (m, self.values[a.0] as usize, self.values[d.0]))
-            .collect();
-        for (i, v) in next {
-            self.values[i] = v;
+            }
         }
-        for (m, a, d) in writes {
-            self.memories[m][a] = d;
-        }
+        pending.clear();
+        self.pending = pending;
     }
 
     /// Starts a waveform of this netlist (top scope `top`, one cycle per `period_ns`) on `out`;
@@ -142,13 +375,50 @@ impl Evaluator {
 
     /// Writes this cycle's settled values to `vcd`.
     pub fn sample<W: std::io::Write>(&self, vcd: &mut Vcd<W>) -> std::io::Result<()> {
-        vcd.sample(&|w| self.values[w.0])
+        vcd.sample(&|w| self.get(w))
     }
 
     /// Index of the clock domain called `name` (`clk` is 0).
     pub fn domain(&self, name: &str) -> Option<usize> {
         self.net.domains.iter().position(|d| d.name == name)
     }
+}
+
+/// Runs one instruction (masked result).
+#[inline(always)]
+fn exec(ins: &Instr, values: &[u128], memories: &[Vec<u128>]) -> u128 {
+    let a = values[ins.a as usize];
+    let b = || values[ins.b as usize];
+    let v = match ins.code {
+        Code::Add => a.wrapping_add(b()),
+        Code::Sub => a.wrapping_sub(b()),
+        Code::Mul => a.wrapping_mul(b()),
+        Code::And => a & b(),
+        Code::Or => a | b(),
+        Code::Xor => a ^ b(),
+        Code::Not => !a,
+        Code::Shl => shift(a, b(), true),
+        Code::Shr => shift(a, b(), false),
+        Code::Eq => (a == b()) as u128,
+        Code::Ult => (a < b()) as u128,
+        Code::Slt => {
+            let w = ins.aux as usize;
+            (signed(a, w) < signed(b(), w)) as u128
+        }
+        Code::Mux => {
+            if a != 0 {
+                b()
+            } else {
+                values[ins.c as usize]
+            }
+        }
+        Code::Concat => (a << ins.aux) | b(),
+        Code::Slice => a >> ins.aux,
+        Code::Lzc => (a.leading_zeros() - (128 - ins.aux)) as u128,
+        Code::Parity => (a.count_ones() & 1) as u128,
+        Code::MemRead => memories[ins.aux as usize][a as usize],
+    };
+    v & ins.mask
 }
 
 /// Combinational nodes (registers and constants excluded) in dependency order; panics on a
