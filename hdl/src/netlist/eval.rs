@@ -2,7 +2,7 @@
 //!
 //! The flattened netlist is compiled once into a flat program: the combinational nodes in
 //! dependency order as compact instructions (operands resolved to node indices, forwards folded
-//! away, masks precomputed), with each node's fan-out. [`Evaluator::settle`] is event-driven:
+//! away, values stored in program order for locality), with each value's fan-out. [`Evaluator::settle`] is event-driven:
 //! only instructions whose operands changed since the last settle are evaluated (a dirty bit per
 //! instruction, scanned in program order, so every instruction runs after its operands), which
 //! gives the same values as evaluating every node. Clock edges use per-domain register and memory
@@ -34,23 +34,24 @@ enum Code {
     MemRead,
 }
 
-/// One combinational node: `dst = code(a, b, c)` masked to the node's width. `aux` is the
-/// operand width for `Slt`/`Lzc`, the low operand's width for `Concat`, the offset for `Slice`
-/// and the memory for `MemRead`.
+/// One combinational node: the value in the slot of its program position is
+/// `code(a, b, c)` (operand slots) masked to `width` bits. `aux` is the operand width for
+/// `Slt`/`Lzc`, the low operand's width for `Concat`, the offset for `Slice` and the memory for
+/// `MemRead`.
 #[derive(Clone, Debug)]
 struct Instr {
-    mask: u128,
-    dst: u32,
     a: u32,
     b: u32,
     c: u32,
     aux: u32,
     code: Code,
+    width: u8,
 }
 
 /// A register of one clock domain, operands resolved.
 #[derive(Clone, Debug)]
 struct RegInstr {
+    /// Its value slot.
     node: u32,
     d: u32,
     /// `u32::MAX`: always enabled.
@@ -72,17 +73,20 @@ struct WriteInstr {
 pub struct Evaluator {
     net: Netlist,
     /// Combinational nodes in dependency order (inputs, registers, constants and forwards
-    /// excluded).
+    /// excluded); instruction `p` writes value slot `p`.
     prog: Vec<Instr>,
-    /// Node each node's value lives in: itself, or the target of a forward.
-    alias: Vec<u32>,
-    /// Per node: the program positions reading it (`fan[fan_start[i]..fan_start[i + 1]]`).
+    /// Per node: the slot of `values` holding its value (a forward shares its target's).
+    /// Instructions come first, in program order, then inputs, constants and registers.
+    slot: Vec<u32>,
+    /// Per slot: the program positions reading it (`fan[fan_start[s]..fan_start[s + 1]]`).
     fan_start: Vec<u32>,
     fan: Vec<u32>,
     /// Per memory: the program positions reading it.
     mem_readers: Vec<Vec<u32>>,
-    /// One bit per program position: to be evaluated at the next settle.
+    /// One bit per program position: to be evaluated at the next settle; `dirty_words` has one
+    /// bit per word of `dirty` that may be non-zero.
     dirty: Vec<u64>,
+    dirty_words: Vec<u64>,
     /// Per clock domain: its registers and memory write ports.
     regs: Vec<Vec<RegInstr>>,
     writes: Vec<Vec<WriteInstr>>,
@@ -106,42 +110,61 @@ impl Evaluator {
             panic!("{e}");
         }
         let order = comb_order(&net);
-        let mut values = vec![0u128; n];
+        let same_width_forward = |i: usize| match net.nodes[i].op {
+            Op::Forward(Some(t)) => net.nodes[t.0].width == net.nodes[i].width,
+            _ => false,
+        };
+        // Slots: instructions in program order, then the other nodes that hold a value; a
+        // forward folds onto its target (chains followed in dependency order).
+        let mut slot = vec![NONE; n];
+        let mut count = 0u32;
+        for &i in &order {
+            if !matches!(net.nodes[i].op, Op::Input(_)) && !same_width_forward(i) {
+                slot[i] = count;
+                count += 1;
+            }
+        }
+        let program_len = count as usize;
+        for (i, node) in net.nodes.iter().enumerate() {
+            if slot[i] == NONE && !matches!(node.op, Op::Forward(_)) {
+                slot[i] = count;
+                count += 1;
+            }
+        }
+        for &i in &order {
+            if let Op::Forward(Some(t)) = net.nodes[i].op {
+                if slot[i] == NONE {
+                    slot[i] = slot[t.0];
+                }
+            }
+        }
+        let slots = count as usize;
+        let mut values = vec![0u128; slots];
         let mut inputs = vec![];
         for (i, node) in net.nodes.iter().enumerate() {
             match &node.op {
-                Op::Const(v) => values[i] = *v,
+                Op::Const(v) => values[slot[i] as usize] = *v,
                 Op::Input(name) => inputs.push((name.clone(), i)),
                 Op::Forward(None) => panic!("netlist forward node {i} never resolved"),
                 _ => {}
             }
         }
-        // Forwards fold onto their targets (chains followed; the order has no loops).
-        let mut alias: Vec<u32> = (0..n as u32).collect();
-        for &i in &order {
-            if let Op::Forward(Some(t)) = net.nodes[i].op {
-                if net.nodes[t.0].width == net.nodes[i].width {
-                    alias[i] = alias[t.0];
-                }
-            }
-        }
-        let r = |w: Wire| alias[w.0];
+        let r = |w: Wire| slot[w.0];
         let width = |w: Wire| net.nodes[w.0].width as u32;
-        let mut prog = Vec::with_capacity(order.len());
+        let mut prog = Vec::with_capacity(program_len);
         for &i in &order {
             let node = &net.nodes[i];
             let ins = |code, a: Wire, b: Option<Wire>, c: Option<Wire>, aux: u32| Instr {
-                mask: mask(node.width),
-                dst: i as u32,
                 a: r(a),
                 b: b.map_or(NONE, r),
                 c: c.map_or(NONE, r),
                 aux,
                 code,
+                width: node.width.min(128) as u8,
             };
             let instr = match &node.op {
                 Op::Input(_) => continue,
-                Op::Forward(_) if alias[i] != i as u32 => continue,
+                Op::Forward(_) if same_width_forward(i) => continue,
                 // A forward narrower than its target (not made by `resolve`) masks it.
                 Op::Forward(Some(a)) => ins(Code::Slice, *a, None, None, 0),
                 Op::Add(a, b) => ins(Code::Add, *a, Some(*b), None, 0),
@@ -164,21 +187,22 @@ impl Evaluator {
                 Op::MemRead { mem, addr } => ins(Code::MemRead, *addr, None, None, *mem as u32),
                 op => unreachable!("not a combinational operation: {op:?}"),
             };
+            debug_assert_eq!(slot[i] as usize, prog.len());
             prog.push(instr);
         }
-        // Fan-out, as compressed rows per node.
-        let mut count = vec![0u32; n + 1];
+        // Fan-out, as compressed rows per slot.
+        let mut count = vec![0u32; slots + 1];
         let operands = |ins: &Instr| [ins.a, ins.b, ins.c];
         for ins in &prog {
             for x in operands(ins).into_iter().filter(|x| *x != NONE) {
                 count[x as usize + 1] += 1;
             }
         }
-        for i in 0..n {
-            count[i + 1] += count[i];
+        for k in 0..slots {
+            count[k + 1] += count[k];
         }
         let fan_start = count.clone();
-        let mut fan = vec![0u32; count[n] as usize];
+        let mut fan = vec![0u32; count[slots] as usize];
         for (p, ins) in prog.iter().enumerate() {
             for x in operands(ins).into_iter().filter(|x| *x != NONE) {
                 fan[count[x as usize] as usize] = p as u32;
@@ -199,7 +223,7 @@ impl Evaluator {
         let mut regs = vec![vec![]; domains];
         for (i, node) in net.nodes.iter().enumerate() {
             if let Op::Reg { d, enable, reset } = &node.op {
-                regs[node.domain].push(RegInstr { node: i as u32, d: r(*d), enable: enable.map_or(NONE, r), reset: *reset });
+                regs[node.domain].push(RegInstr { node: slot[i], d: r(*d), enable: enable.map_or(NONE, r), reset: *reset });
             }
         }
         let mut writes = vec![vec![]; domains];
@@ -208,12 +232,15 @@ impl Evaluator {
                 writes[mem.domain].push(WriteInstr { mem: m, enable: r(e), addr: r(a), data: r(d) });
             }
         }
-        let mut dirty = vec![u64::MAX; prog.len().div_ceil(64)];
-        if prog.len() % 64 != 0 {
-            *dirty.last_mut().unwrap() = (1u64 << (prog.len() % 64)) - 1;
+        // Everything is evaluated at the first settle.
+        let mut dirty = vec![0u64; prog.len().div_ceil(64)];
+        let mut dirty_words = vec![0u64; dirty.len().div_ceil(64)];
+        for p in 0..prog.len() {
+            dirty[p >> 6] |= 1 << (p & 63);
+            dirty_words[p >> 12] |= 1 << ((p >> 6) & 63);
         }
         let memories = net.memories.iter().map(|m| vec![0; m.depth]).collect();
-        Evaluator { net, prog, alias, fan_start, fan, mem_readers, dirty, regs, writes, next: vec![], pending: vec![], values, inputs, memories }
+        Evaluator { net, prog, slot, fan_start, fan, mem_readers, dirty, dirty_words, regs, writes, next: vec![], pending: vec![], values, inputs, memories }
     }
 
     pub fn netlist(&self) -> &Netlist {
@@ -226,37 +253,29 @@ impl Evaluator {
     }
 
     pub fn set(&mut self, input: Wire, value: u128) {
-        let i = self.alias[input.0] as usize;
-        let v = value & mask(self.net.nodes[i].width);
-        if self.values[i] != v {
-            self.values[i] = v;
-            self.changed(i);
+        let s = self.slot[input.0] as usize;
+        let v = value & mask(self.net.nodes[input.0].width);
+        if self.values[s] != v {
+            self.values[s] = v;
+            self.changed(s);
             // A combinational node set by hand is recomputed at the next settle, as before.
-            if let Some(p) = self.position(i) {
-                self.dirty[p >> 6] |= 1 << (p & 63);
+            if s < self.prog.len() {
+                mark(&mut self.dirty, &mut self.dirty_words, s as u32);
             }
         }
     }
 
-    /// The program position of node `i`, if it is a combinational instruction.
-    fn position(&self, i: usize) -> Option<usize> {
-        match self.net.nodes[i].op {
-            Op::Input(_) | Op::Const(_) | Op::Reg { .. } | Op::Forward(_) | Op::InstanceOutput { .. } => None,
-            _ => self.prog.iter().position(|ins| ins.dst as usize == i),
-        }
-    }
-
-    /// Marks the readers of node `i` for the next settle.
+    /// Marks the readers of slot `s` for the next settle.
     #[inline]
-    fn changed(&mut self, i: usize) {
-        let (s, e) = (self.fan_start[i] as usize, self.fan_start[i + 1] as usize);
-        for &p in &self.fan[s..e] {
-            self.dirty[p as usize >> 6] |= 1 << (p & 63);
+    fn changed(&mut self, s: usize) {
+        let (from, to) = (self.fan_start[s] as usize, self.fan_start[s + 1] as usize);
+        for &p in &self.fan[from..to] {
+            mark(&mut self.dirty, &mut self.dirty_words, p);
         }
     }
 
     pub fn get(&self, w: Wire) -> u128 {
-        self.values[self.alias[w.0] as usize]
+        self.values[self.slot[w.0] as usize]
     }
 
     /// Sets the input called `name`; panics when there is none (a testbench naming error).
@@ -285,21 +304,24 @@ impl Evaluator {
     /// Propagates inputs and register outputs through the combinational logic: evaluates the
     /// instructions whose operands changed, in program order.
     pub fn settle(&mut self) {
-        let Evaluator { prog, fan_start, fan, dirty, values, memories, .. } = self;
-        for k in 0..dirty.len() {
-            while dirty[k] != 0 {
-                let bits = dirty[k];
-                dirty[k] = bits & (bits - 1);
-                let p = k * 64 + bits.trailing_zeros() as usize;
-                let ins = &prog[p];
-                let v = exec(ins, values, memories);
-                let dst = ins.dst as usize;
-                if values[dst] != v {
-                    values[dst] = v;
-                    for &q in &fan[fan_start[dst] as usize..fan_start[dst + 1] as usize] {
-                        dirty[q as usize >> 6] |= 1 << (q & 63);
+        let Evaluator { prog, fan_start, fan, dirty, dirty_words, values, memories, .. } = self;
+        // Readers always come later in the program, so one forward scan reaches every change.
+        for t in 0..dirty_words.len() {
+            while dirty_words[t] != 0 {
+                let k = t * 64 + dirty_words[t].trailing_zeros() as usize;
+                while dirty[k] != 0 {
+                    let bits = dirty[k];
+                    dirty[k] = bits & (bits - 1);
+                    let p = k * 64 + bits.trailing_zeros() as usize;
+                    let v = exec(&prog[p], values, memories);
+                    if values[p] != v {
+                        values[p] = v;
+                        for &q in &fan[fan_start[p] as usize..fan_start[p + 1] as usize] {
+                            mark(dirty, dirty_words, q);
+                        }
                     }
                 }
+                dirty_words[t] &= !(1 << (k & 63));
             }
         }
     }
@@ -359,7 +381,7 @@ impl Evaluator {
             if self.memories[m][a] != d {
                 self.memories[m][a] = d;
                 for &p in &self.mem_readers[m] {
-                    self.dirty[p as usize >> 6] |= 1 << (p & 63);
+                    mark(&mut self.dirty, &mut self.dirty_words, p);
                 }
             }
         }
@@ -382,6 +404,14 @@ impl Evaluator {
     pub fn domain(&self, name: &str) -> Option<usize> {
         self.net.domains.iter().position(|d| d.name == name)
     }
+}
+
+/// Marks program position `p` for the next settle.
+#[inline(always)]
+fn mark(dirty: &mut [u64], dirty_words: &mut [u64], p: u32) {
+    let p = p as usize;
+    dirty[p >> 6] |= 1 << (p & 63);
+    dirty_words[p >> 12] |= 1 << ((p >> 6) & 63);
 }
 
 /// Runs one instruction (masked result).
@@ -418,7 +448,7 @@ fn exec(ins: &Instr, values: &[u128], memories: &[Vec<u128>]) -> u128 {
         Code::Parity => (a.count_ones() & 1) as u128,
         Code::MemRead => memories[ins.aux as usize][a as usize],
     };
-    v & ins.mask
+    v & u128::MAX.checked_shr(128 - ins.width as u32).unwrap_or(0)
 }
 
 /// Combinational nodes (registers and constants excluded) in dependency order; panics on a
