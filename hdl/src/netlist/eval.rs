@@ -266,7 +266,7 @@ impl Evaluator {
     }
 
     /// Marks the readers of slot `s` for the next settle.
-    #[inline]
+    #[inline(always)]
     fn changed(&mut self, s: usize) {
         let (from, to) = (self.fan_start[s] as usize, self.fan_start[s + 1] as usize);
         for &p in &self.fan[from..to] {
@@ -350,11 +350,15 @@ impl Evaluator {
     /// Queues the next register values and memory writes of domain `d` (from settled values).
     fn collect_edge(&mut self, d: usize, reset: bool) {
         let values = &self.values;
+        // Only registers whose value changes are queued.
         for r in &self.regs[d] {
-            match (reset, r.reset) {
-                (true, Some(init)) => self.next.push((r.node, init)),
-                _ if r.enable == NONE || values[r.enable as usize] != 0 => self.next.push((r.node, values[r.d as usize])),
-                _ => {}
+            let v = match (reset, r.reset) {
+                (true, Some(init)) => init,
+                _ if r.enable == NONE || values[r.enable as usize] != 0 => values[r.d as usize],
+                _ => continue,
+            };
+            if values[r.node as usize] != v {
+                self.next.push((r.node, v));
             }
         }
         for w in &self.writes[d] {
