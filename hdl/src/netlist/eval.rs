@@ -46,6 +46,28 @@ struct Instr {
     aux: u32,
     code: Code,
     width: u8,
+    /// The result and every operand fit in 64 bits: evaluated on the low words only.
+    narrow: bool,
+}
+
+/// Every slot's value as two 64-bit halves: narrow instructions touch only `lo`.
+#[derive(Clone, Debug)]
+struct Values {
+    lo: Vec<u64>,
+    hi: Vec<u64>,
+}
+
+impl Values {
+    #[inline(always)]
+    fn get(&self, s: usize) -> u128 {
+        self.lo[s] as u128 | (self.hi[s] as u128) << 64
+    }
+
+    #[inline(always)]
+    fn put(&mut self, s: usize, v: u128) {
+        self.lo[s] = v as u64;
+        self.hi[s] = (v >> 64) as u64;
+    }
 }
 
 /// A register of one clock domain, operands resolved.
@@ -93,7 +115,7 @@ pub struct Evaluator {
     /// Scratch for clock edges.
     next: Vec<(u32, u128)>,
     pending: Vec<(usize, usize, u128)>,
-    values: Vec<u128>,
+    values: Values,
     inputs: Vec<(String, usize)>,
     memories: Vec<Vec<u128>>,
 }
@@ -139,11 +161,11 @@ impl Evaluator {
             }
         }
         let slots = count as usize;
-        let mut values = vec![0u128; slots];
+        let mut values = Values { lo: vec![0; slots], hi: vec![0; slots] };
         let mut inputs = vec![];
         for (i, node) in net.nodes.iter().enumerate() {
             match &node.op {
-                Op::Const(v) => values[slot[i] as usize] = *v,
+                Op::Const(v) => values.put(slot[i] as usize, *v),
                 Op::Input(name) => inputs.push((name.clone(), i)),
                 Op::Forward(None) => panic!("netlist forward node {i} never resolved"),
                 _ => {}
@@ -161,6 +183,7 @@ impl Evaluator {
                 aux,
                 code,
                 width: node.width.min(128) as u8,
+                narrow: node.width <= 64 && [Some(a), b, c].into_iter().flatten().all(|x| width(x) <= 64),
             };
             let instr = match &node.op {
                 Op::Input(_) => continue,
@@ -255,8 +278,8 @@ impl Evaluator {
     pub fn set(&mut self, input: Wire, value: u128) {
         let s = self.slot[input.0] as usize;
         let v = value & mask(self.net.nodes[input.0].width);
-        if self.values[s] != v {
-            self.values[s] = v;
+        if self.values.get(s) != v {
+            self.values.put(s, v);
             self.changed(s);
             // A combinational node set by hand is recomputed at the next settle, as before.
             if s < self.prog.len() {
@@ -275,7 +298,7 @@ impl Evaluator {
     }
 
     pub fn get(&self, w: Wire) -> u128 {
-        self.values[self.slot[w.0] as usize]
+        self.values.get(self.slot[w.0] as usize)
     }
 
     /// Sets the input called `name`; panics when there is none (a testbench naming error).
@@ -313,9 +336,19 @@ impl Evaluator {
                     let bits = dirty[k];
                     dirty[k] = bits & (bits - 1);
                     let p = k * 64 + bits.trailing_zeros() as usize;
-                    let v = exec(&prog[p], values, memories);
-                    if values[p] != v {
-                        values[p] = v;
+                    let ins = &prog[p];
+                    let changed = if ins.narrow {
+                        let v = exec64(ins, &values.lo, memories);
+                        let changed = values.lo[p] != v;
+                        values.lo[p] = v;
+                        changed
+                    } else {
+                        let v = exec(ins, values, memories);
+                        let changed = values.get(p) != v;
+                        values.put(p, v);
+                        changed
+                    };
+                    if changed {
                         for &q in &fan[fan_start[p] as usize..fan_start[p + 1] as usize] {
                             mark(dirty, dirty_words, q);
                         }
@@ -354,16 +387,16 @@ impl Evaluator {
         for r in &self.regs[d] {
             let v = match (reset, r.reset) {
                 (true, Some(init)) => init,
-                _ if r.enable == NONE || values[r.enable as usize] != 0 => values[r.d as usize],
+                _ if r.enable == NONE || values.get(r.enable as usize) != 0 => values.get(r.d as usize),
                 _ => continue,
             };
-            if values[r.node as usize] != v {
+            if values.get(r.node as usize) != v {
                 self.next.push((r.node, v));
             }
         }
         for w in &self.writes[d] {
-            if values[w.enable as usize] != 0 {
-                self.pending.push((w.mem, values[w.addr as usize] as usize, values[w.data as usize]));
+            if values.get(w.enable as usize) != 0 {
+                self.pending.push((w.mem, values.get(w.addr as usize) as usize, values.get(w.data as usize)));
             }
         }
     }
@@ -373,8 +406,8 @@ impl Evaluator {
         let mut next = std::mem::take(&mut self.next);
         for &(i, v) in &next {
             let i = i as usize;
-            if self.values[i] != v {
-                self.values[i] = v;
+            if self.values.get(i) != v {
+                self.values.put(i, v);
                 self.changed(i);
             }
         }
@@ -410,6 +443,44 @@ impl Evaluator {
     }
 }
 
+/// Runs a narrow instruction on the low words (masked result); the same value as [`exec`].
+#[inline(always)]
+fn exec64(ins: &Instr, lo: &[u64], memories: &[Vec<u128>]) -> u64 {
+    let a = lo[ins.a as usize];
+    let b = || lo[ins.b as usize];
+    let v = match ins.code {
+        Code::Add => a.wrapping_add(b()),
+        Code::Sub => a.wrapping_sub(b()),
+        Code::Mul => a.wrapping_mul(b()),
+        Code::And => a & b(),
+        Code::Or => a | b(),
+        Code::Xor => a ^ b(),
+        Code::Not => !a,
+        Code::Shl => a.checked_shl(b().min(64) as u32).unwrap_or(0),
+        Code::Shr => a.checked_shr(b().min(64) as u32).unwrap_or(0),
+        Code::Eq => (a == b()) as u64,
+        Code::Ult => (a < b()) as u64,
+        Code::Slt => {
+            let shift = 64 - ins.aux.min(64);
+            let s = |v: u64| (v.checked_shl(shift).unwrap_or(0) as i64).checked_shr(shift).unwrap_or(0);
+            (s(a) < s(b())) as u64
+        }
+        Code::Mux => {
+            if a != 0 {
+                b()
+            } else {
+                lo[ins.c as usize]
+            }
+        }
+        Code::Concat => a.checked_shl(ins.aux).unwrap_or(0) | b(),
+        Code::Slice => a.checked_shr(ins.aux).unwrap_or(0),
+        Code::Lzc => (a.leading_zeros() - (64 - ins.aux)) as u64,
+        Code::Parity => (a.count_ones() & 1) as u64,
+        Code::MemRead => memories[ins.aux as usize][a as usize] as u64,
+    };
+    v & u64::MAX.checked_shr(64 - ins.width as u32).unwrap_or(0)
+}
+
 /// Marks program position `p` for the next settle.
 #[inline(always)]
 fn mark(dirty: &mut [u64], dirty_words: &mut [u64], p: u32) {
@@ -420,9 +491,9 @@ fn mark(dirty: &mut [u64], dirty_words: &mut [u64], p: u32) {
 
 /// Runs one instruction (masked result).
 #[inline(always)]
-fn exec(ins: &Instr, values: &[u128], memories: &[Vec<u128>]) -> u128 {
-    let a = values[ins.a as usize];
-    let b = || values[ins.b as usize];
+fn exec(ins: &Instr, values: &Values, memories: &[Vec<u128>]) -> u128 {
+    let a = values.get(ins.a as usize);
+    let b = || values.get(ins.b as usize);
     let v = match ins.code {
         Code::Add => a.wrapping_add(b()),
         Code::Sub => a.wrapping_sub(b()),
@@ -443,7 +514,7 @@ fn exec(ins: &Instr, values: &[u128], memories: &[Vec<u128>]) -> u128 {
             if a != 0 {
                 b()
             } else {
-                values[ins.c as usize]
+                values.get(ins.c as usize)
             }
         }
         Code::Concat => (a << ins.aux) | b(),
