@@ -1,12 +1,14 @@
 //! Cycle-exact evaluation of a [`Netlist`]: what the built-in simulator runs.
 //!
 //! The flattened netlist is compiled once into a flat program: the combinational nodes in
-//! dependency order as compact instructions (operands resolved to node indices, forwards folded
-//! away, values stored in program order for locality), with each value's fan-out. [`Evaluator::settle`] is event-driven:
-//! only instructions whose operands changed since the last settle are evaluated (a dirty bit per
-//! instruction, scanned in program order, so every instruction runs after its operands), which
-//! gives the same values as evaluating every node. Clock edges use per-domain register and memory
-//! write lists and mark the fan-out of the registers and memories that changed.
+//! dependency order as compact instructions (operands resolved to value slots, forwards folded
+//! away, values stored in program order for locality, as two 64-bit halves so that narrow
+//! instructions touch only the low one), with each value's fan-out. [`Evaluator::settle`] is
+//! event-driven: only instructions whose operands changed since the last settle are evaluated (a
+//! dirty bit per instruction, scanned in program order, so every instruction runs after its
+//! operands), which gives the same values as evaluating every node. Clock edges use per-domain
+//! register and memory write lists and mark the fan-out of the registers and memories that
+//! changed.
 
 use super::vcd::Vcd;
 use super::{mask, Netlist, Op, Wire};
