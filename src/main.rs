@@ -24,15 +24,17 @@ enum Command {
         /// A system description (TOML); may be given several times
         #[arg(long)]
         config: Vec<PathBuf>,
-        /// Folder for the constraint files (<constraints>/<board>/<system>.xdc|sdc)
-        #[arg(long, default_value = "constraints")]
-        constraints: PathBuf,
+        /// Folder for the constraint files (<constraints>/<board>/<system>.xdc|sdc); default
+        /// `constraints` with the default --out, else <out>/constraints
+        #[arg(long)]
+        constraints: Option<PathBuf>,
     },
     /// Check shipped modules: built-in testbench, Verilator lint (-Wall), Yosys synth_xilinx
     /// (report in <generated>/reports/<module>.json: resources, logic depth, LUT levels), Icarus
     /// compile; with --timing also place and route for Fmax
     Check {
-        /// A module name, a shipped system's name, or `all`
+        /// A module name, a shipped system's name, or `all`; with --config, `all` or the name of
+        /// one of the systems those files describe
         #[arg(default_value = "all")]
         module: String,
         /// Folder holding the generated Verilog
@@ -41,9 +43,10 @@ enum Command {
         /// Check the system this description (TOML) generated instead; may be given several times
         #[arg(long)]
         config: Vec<PathBuf>,
-        /// Folder holding the constraint files
-        #[arg(long, default_value = "constraints")]
-        constraints: PathBuf,
+        /// Folder holding the constraint files; default `constraints` with the default
+        /// --generated, else <generated>/constraints
+        #[arg(long)]
+        constraints: Option<PathBuf>,
         /// Also place and route each module on an ECP5-85F (out-of-context harness) and record its
         /// post-route Fmax and critical path (slow)
         #[arg(long)]
@@ -129,8 +132,10 @@ enum Bench {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints),
-        Command::Check { module, generated, config, constraints, timing } => run_check(&module, &generated, &config, &constraints, timing),
+        Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints_dir(constraints, &out)),
+        Command::Check { module, generated, config, constraints, timing } => {
+            run_check(&module, &generated, &config, &constraints_dir(constraints, &generated), timing)
+        }
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles).and_then(|text| {
             print!("{text}");
             let torus = weft::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;
@@ -227,6 +232,12 @@ fn write_report(out: &PathBuf, json: &str, report: &impl serde::Serialize, svg: 
     Ok(())
 }
 
+/// The constraints folder: as given, else `constraints` beside the default `generated` folder (the
+/// repository's layout), else `<generated>/constraints` so that `--out d` writes only under `d`.
+fn constraints_dir(given: Option<PathBuf>, generated: &Path) -> PathBuf {
+    given.unwrap_or_else(|| if generated == Path::new("generated") { PathBuf::from("constraints") } else { generated.join("constraints") })
+}
+
 fn run_generate(out: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(), String> {
     let systems = if configs.is_empty() {
         for file in generate(out).map_err(|e| e.to_string())? {
@@ -244,13 +255,32 @@ fn run_generate(out: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(
     Ok(())
 }
 
+/// An unknown name may be a system the user described: say how to check one.
+fn with_system_hint(selection: &str, error: String) -> String {
+    let shipped: Vec<String> = weft::system::shipped().iter().map(|s| s.name.clone()).collect();
+    let file = if selection.ends_with(".toml") { selection.to_string() } else { "<file.toml>".to_string() };
+    format!(
+        "{error}\nhint: the shipped systems are {}; to check a system you described, pass its file: `weft check --config {file}` (`weft check --help` lists the options)",
+        shipped.join(", ")
+    )
+}
+
 fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path, timing: bool) -> Result<(), String> {
     let systems: Vec<weft::system::SystemConfig> = if !configs.is_empty() {
-        configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?
+        let described: Vec<_> = configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?;
+        let names: Vec<String> = described.iter().map(|s| format!("`{}`", s.name)).collect();
+        let chosen: Vec<_> = described.into_iter().filter(|s| selection == "all" || s.name == selection).collect();
+        if chosen.is_empty() {
+            return Err(format!(
+                "`{selection}` is not a system the --config files describe ({}); with --config give `all` (the default) or one of those names, and check a module without --config: `weft check {selection}`",
+                names.join(", ")
+            ));
+        }
+        chosen
     } else {
         weft::system::shipped().into_iter().filter(|s| selection == "all" || s.name == selection).collect()
     };
-    let modules = if !configs.is_empty() || (selection != "all" && !systems.is_empty()) { vec![] } else { select(selection)? };
+    let modules = if !configs.is_empty() || (selection != "all" && !systems.is_empty()) { vec![] } else { select(selection).map_err(|e| with_system_hint(selection, e))? };
     let reports = generated.join("reports");
     if !modules.is_empty() {
         let fmax = if timing { format!(" {:>9}", "Fmax MHz") } else { String::new() };

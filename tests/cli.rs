@@ -33,3 +33,31 @@ fn a_bad_option_value_is_rejected() {
     let (ok, _) = weft(&["frobnicate"]);
     assert!(!ok);
 }
+
+#[test]
+fn a_system_name_without_config_gets_a_hint() {
+    let (ok, text) = weft(&["check", "my_torus"]);
+    assert!(!ok);
+    assert!(text.contains("unknown module `my_torus`") && text.contains("weft check --config <file.toml>") && text.contains("torus_4x2x1"), "{text}");
+    let (ok, text) = weft(&["check", "mine.toml"]);
+    assert!(!ok && text.contains("weft check --config mine.toml"), "{text}");
+}
+
+#[test]
+fn a_name_with_config_must_be_one_of_the_described_systems() {
+    let (ok, text) = weft(&["check", "fp32_add", "--config", "examples/torus_2x2x2.toml"]);
+    assert!(!ok);
+    assert!(text.contains("`fp32_add` is not a system the --config files describe (`torus_2x2x2`)") && text.contains("weft check fp32_add"), "{text}");
+}
+
+#[test]
+fn generate_with_out_writes_constraints_under_it() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-out-{}", std::process::id()));
+    let out = dir.join("d");
+    let (ok, text) = weft(&["generate", "--out", out.to_str().unwrap(), "--config", "examples/torus_2x2x2.toml"]);
+    assert!(ok, "{text}");
+    let xdc = out.join("constraints/s10_520n/torus_2x2x2.sdc");
+    assert!(xdc.exists(), "{} missing; wrote:\n{text}", xdc.display());
+    assert!(text.lines().all(|l| l.contains(out.to_str().unwrap())), "a file outside --out:\n{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
