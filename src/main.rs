@@ -2,7 +2,7 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use weft::flow::{check, generate, select, Stages};
+use weft::flow::{check_with, generate, parallel, select, Stages};
 
 /// weft: describe FPGA hardware for multi-FPGA HPC systems, check it in the built-in simulator,
 /// and export Verilog for vendor flows, Verilator and Yosys.
@@ -51,6 +51,14 @@ enum Command {
         /// post-route Fmax and critical path (slow)
         #[arg(long)]
         timing: bool,
+        /// Modules and systems checked at once, each on its own thread [default: the number of
+        /// cores]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+        jobs: Option<u64>,
+        /// Run every stage again instead of reusing results recorded for the same Verilog and
+        /// tool versions (in <generated>/reports)
+        #[arg(long)]
+        force: bool,
     },
     /// Measure and print performance figures
     Bench {
@@ -133,8 +141,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
         Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints_dir(constraints, &out)),
-        Command::Check { module, generated, config, constraints, timing } => {
-            run_check(&module, &generated, &config, &constraints_dir(constraints, &generated), timing)
+        Command::Check { module, generated, config, constraints, timing, jobs, force } => {
+            let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
+            let options = CheckOptions { timing, jobs, force };
+            run_check(&module, &generated, &config, &constraints_dir(constraints, &generated), options)
         }
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles).and_then(|text| {
             print!("{text}");
@@ -265,7 +275,8 @@ fn with_system_hint(selection: &str, error: String) -> String {
     )
 }
 
-fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path, timing: bool) -> Result<(), String> {
+fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path, options: CheckOptions) -> Result<(), String> {
+    let CheckOptions { timing, jobs, force } = options;
     let systems: Vec<weft::system::SystemConfig> = if !configs.is_empty() {
         let described: Vec<_> = configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?;
         let names: Vec<String> = described.iter().map(|s| format!("`{}`", s.name)).collect();
@@ -282,12 +293,71 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
     };
     let modules = if !configs.is_empty() || (selection != "all" && !systems.is_empty()) { vec![] } else { select(selection).map_err(|e| with_system_hint(selection, e))? };
     let reports = generated.join("reports");
+    // One pool for everything: systems first (their whole-torus lint is the longest job).
+    enum Job<'a> {
+        System(&'a weft::system::SystemConfig),
+        Module(&'a weft::flow::Shipped),
+    }
+    enum Done {
+        System(Result<(String, bool), String>),
+        Module(Result<weft::flow::Checked, weft::flow::FlowError>),
+    }
+    let job_list: Vec<Job> = systems.iter().map(Job::System).chain(modules.iter().map(Job::Module)).collect();
+    let name = |job: &Job| match job {
+        Job::System(s) => format!("system {}", s.name),
+        Job::Module(m) => m.spec.name.clone(),
+    };
+    let started = std::time::Instant::now();
+    let total = job_list.len();
+    eprintln!("checking {} module(s) and {} system(s), {jobs} at a time{}", modules.len(), systems.len(), if force { ", re-running every stage (--force)" } else { "" });
+    let mut finished = 0;
+    let results = parallel(
+        &job_list,
+        jobs,
+        |job| match job {
+            Job::System(s) => Done::System(weft::system::check_cached(s, generated, constraints, Some(&reports), force)),
+            Job::Module(m) => Done::Module(check_with(m, generated, Some(&reports), Stages { timing, ..Stages::ALL }, force)),
+        },
+        |i, done| {
+            finished += 1;
+            let what = match done {
+                Done::System(Ok((_, true))) => "passed (reused the recorded check)".to_string(),
+                Done::System(Ok((_, false))) => "passed".to_string(),
+                Done::Module(Ok(c)) if c.ran.is_empty() => "passed (reused every stage)".to_string(),
+                Done::Module(Ok(c)) if c.reused.is_empty() => format!("passed (ran {})", c.ran.join(", ")),
+                Done::Module(Ok(c)) => format!("passed (ran {}; reused {})", c.ran.join(", "), c.reused.join(", ")),
+                Done::System(Err(_)) | Done::Module(Err(_)) => "FAILED".to_string(),
+            };
+            eprintln!("[{finished}/{total} {:>6.1} s] {}: {what}", started.elapsed().as_secs_f64(), name(&job_list[i]));
+        },
+    );
+    let mut failures = vec![];
+    let (mut reused, mut stages) = (0, 0);
+    let mut rows = vec![];
+    let mut system_lines = vec![];
+    for (job, done) in job_list.iter().zip(results) {
+        match done {
+            Done::Module(Ok(done)) => {
+                reused += done.reused.len();
+                stages += done.reused.len() + done.ran.len();
+                rows.push(done);
+            }
+            Done::System(Ok((summary, was_reused))) => {
+                reused += usize::from(was_reused);
+                stages += 1;
+                if let Job::System(s) = job {
+                    system_lines.push(format!("system {}: {summary}", s.name));
+                }
+            }
+            Done::Module(Err(e)) => failures.push(e.to_string()),
+            Done::System(Err(e)) => failures.push(format!("{}: {e}", name(job))),
+        }
+    }
     if !modules.is_empty() {
         let fmax = if timing { format!(" {:>9}", "Fmax MHz") } else { String::new() };
         println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5} {:>6}{fmax}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth", "levels");
     }
-    for module in &modules {
-        let done = check(module, generated, Some(&reports), Stages { timing, ..Stages::ALL }).map_err(|e| e.to_string())?;
+    for done in &rows {
         let s = &done.synth;
         let fmax = done.timing.as_ref().map_or(String::new(), |t| format!(" {:>9.1}", t.fmax_mhz));
         println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5} {:>6}{fmax}  {}", done.module, s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth, s.lut_levels, done.testbench);
@@ -295,13 +365,28 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
             println!("{:<28} critical path {} -> {} ({} ns, {} ns routing) on {}", "", t.critical_from, t.critical_to, t.critical_ns, t.routing_ns, t.device);
         }
     }
+    for line in &system_lines {
+        println!("{line}");
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if !failures.is_empty() {
+        return Err(format!("{} of {total} check(s) failed after {elapsed:.1} s:\n{}", failures.len(), failures.join("\n")));
+    }
     if !modules.is_empty() {
         let pnr = if timing { ", place and route" } else { "" };
         println!("checked {} module(s): built-in testbench, verilator lint, yosys synthesis, icarus compile{pnr} all passed", modules.len());
     }
-    for system in &systems {
-        let summary = weft::system::check(system, generated, constraints).map_err(|e| format!("system {}: {e}", system.name))?;
-        println!("system {}: {summary}", system.name);
-    }
+    println!(
+        "{total} check(s) passed in {elapsed:.1} s with {jobs} job(s); reused {reused} of {stages} stage results recorded for the same Verilog and tools{}",
+        if reused > 0 { " (`--force` runs them again)" } else { "" }
+    );
     Ok(())
+}
+
+/// How `weft check` runs: place and route too, how many checks at once, reuse or not.
+#[derive(Clone, Copy)]
+struct CheckOptions {
+    timing: bool,
+    jobs: usize,
+    force: bool,
 }

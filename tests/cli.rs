@@ -61,3 +61,41 @@ fn generate_with_out_writes_constraints_under_it() {
     assert!(text.lines().all(|l| l.contains(out.to_str().unwrap())), "a file outside --out:\n{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `weft check` records each stage's result under the Verilog's hash and the tool's version:
+/// a second run reuses them all, a changed file runs its tool stages again (the testbench, keyed
+/// by the executable, is still reused), and `--force` runs everything.
+#[test]
+fn check_reuses_results_until_the_verilog_changes_or_force() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-cache-{}", std::process::id()));
+    let module = "axis_register_slice_w128";
+    let file = dir.join(format!("axis/{module}.v"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::copy(format!("generated/axis/{module}.v"), &file).unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", module, "--generated", dir.to_str().unwrap(), "--jobs", "2"];
+        args.extend(extra);
+        let (ok, text) = weft(&args);
+        assert!(ok, "{text}");
+        text
+    };
+    let first = check(&[]);
+    assert!(first.contains("ran testbench, lint, synth, icarus") && first.contains("reused 0 of 4"), "{first}");
+    let report = std::fs::read_to_string(dir.join(format!("reports/{module}.json"))).unwrap();
+    assert!(report.contains("\"checked\"") && report.contains("\"luts\""), "{report}");
+
+    let second = check(&[]);
+    assert!(second.contains("reused every stage") && second.contains("reused 4 of 4"), "{second}");
+    // The figures come back from the report unchanged.
+    let row = |text: &str| text.lines().find(|l| l.starts_with(module)).unwrap().to_string();
+    assert_eq!(row(&first), row(&second));
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text + "// edited\n").unwrap();
+    let edited = check(&[]);
+    assert!(edited.contains("ran lint, synth, icarus; reused testbench") && edited.contains("reused 1 of 4"), "{edited}");
+
+    let forced = check(&["--force"]);
+    assert!(forced.contains("ran testbench, lint, synth, icarus") && forced.contains("reused 0 of 4"), "{forced}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
