@@ -302,7 +302,12 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
         System(Result<(String, bool), String>),
         Module(Result<weft::flow::Checked, weft::flow::FlowError>),
     }
-    let job_list: Vec<Job> = systems.iter().map(Job::System).chain(modules.iter().map(Job::Module)).collect();
+    // Longest first, so that no long synthesis starts last: the systems, then the modules by the
+    // size of their Verilog (a fair proxy for Yosys time). Rows are printed in catalogue order.
+    let size = |m: &weft::flow::Shipped| std::fs::metadata(generated.join(m.relative_path())).map_or(0, |f| f.len());
+    let mut by_size: Vec<&weft::flow::Shipped> = modules.iter().collect();
+    by_size.sort_by_key(|m| std::cmp::Reverse(size(m)));
+    let job_list: Vec<Job> = systems.iter().map(Job::System).chain(by_size.into_iter().map(Job::Module)).collect();
     let name = |job: &Job| match job {
         Job::System(s) => format!("system {}", s.name),
         Job::Module(m) => m.spec.name.clone(),
@@ -357,6 +362,8 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
         let fmax = if timing { format!(" {:>9}", "Fmax MHz") } else { String::new() };
         println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5} {:>6}{fmax}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth", "levels");
     }
+    let order = |name: &str| modules.iter().position(|m| m.spec.name == name);
+    rows.sort_by_key(|done| order(&done.module));
     for done in &rows {
         let s = &done.synth;
         let fmax = done.timing.as_ref().map_or(String::new(), |t| format!(" {:>9.1}", t.fmax_mhz));
