@@ -300,7 +300,7 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
     }
     enum Done {
         System(Result<(String, bool), String>),
-        Module(Result<weft::flow::Checked, weft::flow::FlowError>),
+        Module(Result<Box<weft::flow::Checked>, weft::flow::FlowError>),
     }
     // Longest first, so that no long synthesis starts last: the systems, then the modules by the
     // size of their Verilog (a fair proxy for Yosys time). Rows are printed in catalogue order.
@@ -321,7 +321,7 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
         jobs,
         |job| match job {
             Job::System(s) => Done::System(weft::system::check_cached(s, generated, constraints, Some(&reports), force)),
-            Job::Module(m) => Done::Module(check_with(m, generated, Some(&reports), Stages { timing, ..Stages::ALL }, force)),
+            Job::Module(m) => Done::Module(check_with(m, generated, Some(&reports), Stages { timing, ..Stages::ALL }, force).map(Box::new)),
         },
         |i, done| {
             finished += 1;
