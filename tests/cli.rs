@@ -99,3 +99,29 @@ fn check_reuses_results_until_the_verilog_changes_or_force() {
     assert!(forced.contains("ran testbench, lint, synth, icarus") && forced.contains("reused 0 of 4"), "{forced}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A system's check is recorded under its files' contents (and the tools and executable): run
+/// again unchanged it is reused; an edited constraint file checks it again. `check --generated d`
+/// finds the constraints `generate --out d` wrote under `d`.
+#[test]
+fn a_system_check_is_reused_until_one_of_its_files_changes() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-system-cache-{}", std::process::id()));
+    let out = dir.to_str().unwrap();
+    let (ok, text) = weft(&["generate", "--out", out, "--config", "examples/torus_2x2x2.toml"]);
+    assert!(ok, "{text}");
+    let check = || {
+        let (ok, text) = weft(&["check", "--config", "examples/torus_2x2x2.toml", "--generated", out]);
+        assert!(ok, "{text}");
+        text
+    };
+    let first = check();
+    assert!(first.contains("system torus_2x2x2: passed\n") && first.contains("reused 0 of 1"), "{first}");
+    let second = check();
+    assert!(second.contains("passed (reused the recorded check)") && second.contains("reused 1 of 1"), "{second}");
+    let sdc = dir.join("constraints/s10_520n/torus_2x2x2.sdc");
+    let text = std::fs::read_to_string(&sdc).unwrap();
+    std::fs::write(&sdc, text + "# edited\n").unwrap();
+    let edited = check();
+    assert!(edited.contains("reused 0 of 1"), "{edited}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
