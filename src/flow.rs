@@ -2,9 +2,11 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
-use weft_hdl::tools::{icarus_compile, place_and_route, verilator_lint, yosys_synth, SynthReport, TimingReport};
-use weft_ip::catalog::Shipped;
+use weft_hdl::tools::{icarus_compile, place_and_route, verilator_lint, yosys_synth, Family, SynthReport, TimingReport};
+pub use weft_ip::catalog::Shipped;
 use weft_sim::catalog::shipped;
 
 /// A failure in the flow, naming the module and the stage.
@@ -64,6 +66,10 @@ pub struct Checked {
     pub synth: SynthReport,
     /// Post-route timing, when the timing stage ran.
     pub timing: Option<TimingReport>,
+    /// The stages whose recorded result was reused instead of run (same Verilog, same tools).
+    pub reused: Vec<&'static str>,
+    /// The stages that ran.
+    pub ran: Vec<&'static str>,
 }
 
 /// Which stages to run (tests run one stage at a time).
@@ -84,43 +90,225 @@ impl Stages {
 
 /// Runs the check flow on one module whose Verilog is in `generated`: built-in testbench →
 /// Verilator lint → Yosys synthesis (report written to `reports/<module>.json`) → Icarus.
+/// With `reports`, a stage that passed before on the same Verilog with the same tool is not run
+/// again (see [`check_with`]).
 pub fn check(module: &Shipped, generated: &Path, reports: Option<&Path>, stages: Stages) -> Result<Checked, FlowError> {
+    check_with(module, generated, reports, stages, false)
+}
+
+/// [`check`], choosing whether to reuse recorded results. Each stage's result is recorded under a
+/// key: the FNV hash of the stage, the tool's version (`verilator --version`, `yosys -V`,
+/// `iverilog -V`), the exact synthesis script, and the Verilog's own hash; the built-in testbench,
+/// which runs this program's netlist rather than the file, is keyed by this executable's hash.
+/// Lint, synthesis and Icarus keys live in `reports/<module>.json` under `checked` beside the
+/// figures they produced; testbench results in `reports/.cache/` (not committed). `force`
+/// runs every stage and records the new results.
+pub fn check_with(module: &Shipped, generated: &Path, reports: Option<&Path>, stages: Stages, force: bool) -> Result<Checked, FlowError> {
     let name = module.spec.name.as_str();
     let file = generated.join(module.relative_path());
     if !file.exists() {
         return Err(fail(name, "find Verilog", format!("{} does not exist; run `weft generate` first", file.display())));
     }
-    let testbench = if stages.testbench { (module.testbench)().map_err(|e| fail(name, "built-in testbench", e))? } else { String::new() };
-    if stages.lint {
+    let text = std::fs::read(&file).map_err(|e| fail(name, "find Verilog", format!("{}: {e}", file.display())))?;
+    let hash = verilog_hash(&text);
+    let recorded = reports.map(|dir| read_report(dir, name)).unwrap_or_default();
+    let mut ledger = Ledger {
+        recorded: recorded.get("checked").and_then(|v| v.as_object()).cloned().unwrap_or_default(),
+        keys: serde_json::Map::new(),
+        reused: vec![],
+        ran: vec![],
+        enabled: reports.is_some() && !force,
+    };
+    let tools = fingerprints();
+
+    let testbench = if stages.testbench {
+        let key = stage_key(&["testbench", name, &tools.executable]);
+        let old = reports.filter(|_| ledger.enabled).and_then(|dir| cached_testbench(dir, name, &key));
+        ledger.note("testbench", old.is_some());
+        match old {
+            Some(result) => result,
+            None => {
+                let result = (module.testbench)().map_err(|e| fail(name, "built-in testbench", e))?;
+                if let Some(dir) = reports {
+                    record_testbench(dir, name, &key, &result).map_err(|e| fail(name, "write report", e))?;
+                }
+                result
+            }
+        }
+    } else {
+        String::new()
+    };
+    if stages.lint && !ledger.reuse("lint", stage_key(&["lint", &tools.verilator, "--lint-only -Wall", name, &hash]), true) {
         verilator_lint(&file, name).map_err(|e| fail(name, "verilator lint", e))?;
     }
-    let synth = if stages.synth { yosys_synth(&file, name).map_err(|e| fail(name, "yosys synthesis", e))? } else { SynthReport::default() };
-    if stages.icarus {
+    let mut synth = SynthReport::default();
+    if stages.synth {
+        let script = format!("{}; ltp -noff {}", Family::Xc7.synth(name), Family::Xc7.comb_cells());
+        let old = serde_json::from_value::<SynthReport>(serde_json::Value::Object(recorded.clone())).ok().filter(|r| r.module == name);
+        let hit = ledger.reuse("synth", stage_key(&["synth", &tools.yosys, &script, &hash]), old.is_some());
+        synth = match old.filter(|_| hit) {
+            Some(old) => old,
+            None => yosys_synth(&file, name).map_err(|e| fail(name, "yosys synthesis", e))?,
+        };
+    }
+    if stages.icarus && !ledger.reuse("icarus", stage_key(&["icarus", &tools.iverilog, "-g2005 -Wall", name, &hash]), true) {
         icarus_compile(&file, name).map_err(|e| fail(name, "icarus compile", e))?;
     }
-    let timing = if stages.timing { Some(timed(&file, name, reports).map_err(|e| fail(name, "place and route", e))?) } else { None };
-    if let Some(dir) = reports.filter(|_| stages.synth || stages.timing) {
-        write_report(dir, name, stages.synth.then_some(&synth), timing.as_ref()).map_err(|e| fail(name, "write report", e))?;
+    let timing = if stages.timing {
+        let (t, reused) = timed(&file, name, reports, force).map_err(|e| fail(name, "place and route", e))?;
+        ledger.note("place and route", reused);
+        Some(t)
+    } else {
+        None
+    };
+    let Ledger { keys, reused, ran, .. } = ledger;
+    if let Some(dir) = reports {
+        write_report(dir, name, stages.synth.then_some(&synth), timing.as_ref(), &keys).map_err(|e| fail(name, "write report", e))?;
     }
-    Ok(Checked { module: name.to_string(), testbench, synth, timing })
+    Ok(Checked { module: name.to_string(), testbench, synth, timing, reused, ran })
 }
 
-/// Post-route timing of `file`: the recorded report when it timed the same Verilog, else a new
-/// place and route (minutes per module).
-fn timed(file: &Path, name: &str, reports: Option<&Path>) -> Result<TimingReport, String> {
+/// The stages of one module check: which were reused, which ran, and the keys to record.
+struct Ledger {
+    /// The keys recorded by earlier runs (`checked` in the report).
+    recorded: serde_json::Map<String, serde_json::Value>,
+    keys: serde_json::Map<String, serde_json::Value>,
+    reused: Vec<&'static str>,
+    ran: Vec<&'static str>,
+    /// Reuse allowed: there is a report folder and no `--force`.
+    enabled: bool,
+}
+
+impl Ledger {
+    /// Whether `stage` passed before under `key` and its result is `available`; records the key
+    /// (the caller runs the stage when this says no, and a failure returns before the report is
+    /// written).
+    fn reuse(&mut self, stage: &'static str, key: String, available: bool) -> bool {
+        let hit = self.enabled && available && self.recorded.get(stage).and_then(|v| v.as_str()) == Some(key.as_str());
+        self.keys.insert(stage.to_string(), key.into());
+        self.note(stage, hit);
+        hit
+    }
+
+    fn note(&mut self, stage: &'static str, reused: bool) {
+        if reused {
+            self.reused.push(stage);
+        } else {
+            self.ran.push(stage);
+        }
+    }
+}
+
+/// Runs `work` on every item, `jobs` at a time on as many threads, calling `done` on this thread
+/// as each finishes (in completion order); returns the results in the items' order.
+pub fn parallel<T: Sync, R: Send>(items: &[T], jobs: usize, work: impl Fn(&T) -> R + Sync, mut done: impl FnMut(usize, &R)) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<Option<R>> = items.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
+            let (tx, next, work) = (tx.clone(), &next, &work);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                if tx.send((i, work(item))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (i, r) in rx {
+            done(i, &r);
+            results[i] = Some(r);
+        }
+    });
+    results.into_iter().map(|r| r.expect("a worker thread panicked")).collect()
+}
+
+/// What a recorded result depends on besides its input files: the external tools' versions and
+/// this executable (for results computed by weft's own code).
+pub struct Fingerprints {
+    pub verilator: String,
+    pub yosys: String,
+    pub iverilog: String,
+    pub fusesoc: String,
+    pub tclsh: String,
+    pub executable: String,
+}
+
+/// Asks each tool for its version once per run.
+pub fn fingerprints() -> &'static Fingerprints {
+    static ONCE: OnceLock<Fingerprints> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let version = |program: &str, args: &[&str]| -> String {
+            let out = std::process::Command::new(program).args(args).stdin(std::process::Stdio::piped()).output();
+            match out {
+                Ok(o) => {
+                    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+                    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
+                }
+                Err(_) => format!("{program} not found"),
+            }
+        };
+        let executable = std::env::current_exe().and_then(std::fs::read).map(|b| verilog_hash(&b)).unwrap_or_else(|_| format!("unknown {}", std::process::id()));
+        Fingerprints {
+            verilator: version("verilator", &["--version"]),
+            yosys: version("yosys", &["-V"]),
+            iverilog: version("iverilog", &["-V"]),
+            fusesoc: version("fusesoc", &["--version"]),
+            tclsh: version("sh", &["-c", "echo 'puts [info patchlevel]' | tclsh"]),
+            executable,
+        }
+    })
+}
+
+/// The key a stage's result is recorded under: the FNV hash of what it depends on.
+pub fn stage_key(parts: &[&str]) -> String {
+    verilog_hash(parts.join("\n").as_bytes())
+}
+
+/// The folder of results that depend on this executable: not committed (it holds its own
+/// `.gitignore`).
+pub fn cache_dir(reports: &Path) -> std::io::Result<PathBuf> {
+    let dir = reports.join(".cache");
+    std::fs::create_dir_all(&dir)?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(ignore, "*\n")?;
+    }
+    Ok(dir)
+}
+
+fn cached_testbench(reports: &Path, name: &str, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(reports.join(".cache").join(format!("{name}.testbench.json"))).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    (v["key"].as_str() == Some(key)).then(|| v["result"].as_str().map(String::from)).flatten()
+}
+
+fn record_testbench(reports: &Path, name: &str, key: &str, result: &str) -> std::io::Result<()> {
+    let path = cache_dir(reports)?.join(format!("{name}.testbench.json"));
+    std::fs::write(path, serde_json::json!({ "key": key, "result": result }).to_string() + "\n")
+}
+
+fn read_report(dir: &Path, name: &str) -> serde_json::Map<String, serde_json::Value> {
+    std::fs::read_to_string(dir.join(format!("{name}.json"))).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+/// Post-route timing of `file`: the recorded report when it timed the same Verilog (unless
+/// `force`), else a new place and route (minutes per module); says whether it was reused.
+fn timed(file: &Path, name: &str, reports: Option<&Path>, force: bool) -> Result<(TimingReport, bool), String> {
     let text = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let hash = verilog_hash(&text);
     let recorded = reports
-        .and_then(|dir| std::fs::read_to_string(dir.join(format!("{name}.json"))).ok())
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| serde_json::from_value::<TimingReport>(v["timing"].clone()).ok())
+        .filter(|_| !force)
+        .and_then(|dir| serde_json::from_value::<TimingReport>(read_report(dir, name).get("timing")?.clone()).ok())
         .filter(|t| t.verilog_hash == hash);
     if let Some(t) = recorded {
-        return Ok(t);
+        return Ok((t, true));
     }
     let mut t = place_and_route(file, name).map_err(|e| e.to_string())?;
     t.verilog_hash = hash;
-    Ok(t)
+    Ok((t, false))
 }
 
 /// FNV-1a (64-bit) of a Verilog file's bytes, as hex: what a recorded timing report was made from.
@@ -128,13 +316,14 @@ fn verilog_hash(text: &[u8]) -> String {
     format!("{:016x}", text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)))
 }
 
-/// Writes `reports/<module>.json`: the synthesis figures and the post-route timing; a stage
-/// that did not run keeps what the file already had.
-fn write_report(dir: &Path, name: &str, synth: Option<&SynthReport>, timing: Option<&TimingReport>) -> std::io::Result<()> {
+/// Writes `reports/<module>.json`: the synthesis figures, the post-route timing and the keys of
+/// the stages that passed (`checked`); a stage that did not run keeps what the file already had.
+fn write_report(dir: &Path, name: &str, synth: Option<&SynthReport>, timing: Option<&TimingReport>, keys: &serde_json::Map<String, serde_json::Value>) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("{name}.json"));
-    let mut report: serde_json::Map<String, serde_json::Value> =
-        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    let mut report = read_report(dir, name);
+    let mut checked = report.remove("checked").and_then(|v| v.as_object().cloned()).unwrap_or_default();
+    checked.extend(keys.clone());
     if let Some(s) = synth {
         let old_timing = report.remove("timing");
         report = serde_json::to_value(s).unwrap().as_object().unwrap().clone();
@@ -143,12 +332,26 @@ fn write_report(dir: &Path, name: &str, synth: Option<&SynthReport>, timing: Opt
     if let Some(t) = timing {
         report.insert("timing".into(), serde_json::to_value(t).unwrap());
     }
+    if !checked.is_empty() {
+        report.insert("checked".into(), checked.into());
+    }
     std::fs::write(path, serde_json::to_string_pretty(&report).unwrap() + "\n")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parallel_runs_every_item_once_and_keeps_their_order() {
+        let items: Vec<u64> = (0..25).collect();
+        let mut seen = vec![];
+        let squares = parallel(&items, 3, |i| i * i, |i, r| seen.push((i, *r)));
+        assert_eq!(squares, items.iter().map(|i| i * i).collect::<Vec<_>>());
+        seen.sort();
+        assert_eq!(seen, items.iter().map(|&i| (i as usize, i * i)).collect::<Vec<_>>());
+        assert!(parallel(&[] as &[u8], 4, |_| (), |_, _| ()).is_empty());
+    }
 
     #[test]
     fn timing_is_reused_only_for_the_same_verilog() {
@@ -159,12 +362,12 @@ mod tests {
         // A report recorded for this text.
         let hash = verilog_hash(&std::fs::read(&file).unwrap());
         let recorded = TimingReport { device: "d".into(), tool: "t".into(), fmax_mhz: 123.0, critical_from: "a".into(), critical_to: "b".into(), critical_ns: 1.0, routing_ns: 0.5, verilog_hash: hash };
-        write_report(&dir, "m", None, Some(&recorded)).unwrap();
-        assert_eq!(timed(&file, "m", Some(&dir)).unwrap(), recorded);
+        write_report(&dir, "m", None, Some(&recorded), &Default::default()).unwrap();
+        assert_eq!(timed(&file, "m", Some(&dir), false).unwrap(), (recorded.clone(), true));
         // Changed Verilog: the recorded figure is not reused (place and route runs and, on this
         // empty module, fails or gives a new report — either way not the recorded one).
         std::fs::write(&file, "module m(); wire x; endmodule\n").unwrap();
-        assert_ne!(timed(&file, "m", Some(&dir)).ok(), Some(recorded));
+        assert_ne!(timed(&file, "m", Some(&dir), false).ok().map(|t| t.0), Some(recorded));
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -2,7 +2,7 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use weft::flow::{check, generate, select, Stages};
+use weft::flow::{check_with, generate, parallel, select, Stages};
 
 /// weft: describe FPGA hardware for multi-FPGA HPC systems, check it in the built-in simulator,
 /// and export Verilog for vendor flows, Verilator and Yosys.
@@ -24,15 +24,17 @@ enum Command {
         /// A system description (TOML); may be given several times
         #[arg(long)]
         config: Vec<PathBuf>,
-        /// Folder for the constraint files (<constraints>/<board>/<system>.xdc|sdc)
-        #[arg(long, default_value = "constraints")]
-        constraints: PathBuf,
+        /// Folder for the constraint files (<constraints>/<board>/<system>.xdc|sdc); default
+        /// `constraints` with the default --out, else <out>/constraints
+        #[arg(long)]
+        constraints: Option<PathBuf>,
     },
     /// Check shipped modules: built-in testbench, Verilator lint (-Wall), Yosys synth_xilinx
     /// (report in <generated>/reports/<module>.json: resources, logic depth, LUT levels), Icarus
     /// compile; with --timing also place and route for Fmax
     Check {
-        /// A module name, a shipped system's name, or `all`
+        /// A module name, a shipped system's name, or `all`; with --config, `all` or the name of
+        /// one of the systems those files describe
         #[arg(default_value = "all")]
         module: String,
         /// Folder holding the generated Verilog
@@ -41,13 +43,22 @@ enum Command {
         /// Check the system this description (TOML) generated instead; may be given several times
         #[arg(long)]
         config: Vec<PathBuf>,
-        /// Folder holding the constraint files
-        #[arg(long, default_value = "constraints")]
-        constraints: PathBuf,
+        /// Folder holding the constraint files; default `constraints` with the default
+        /// --generated, else <generated>/constraints
+        #[arg(long)]
+        constraints: Option<PathBuf>,
         /// Also place and route each module on an ECP5-85F (out-of-context harness) and record its
         /// post-route Fmax and critical path (slow)
         #[arg(long)]
         timing: bool,
+        /// Modules and systems checked at once, each on its own thread [default: the number of
+        /// cores]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+        jobs: Option<u64>,
+        /// Run every stage again instead of reusing results recorded for the same Verilog and
+        /// tool versions (in <generated>/reports)
+        #[arg(long)]
+        force: bool,
     },
     /// Run a kernel (shipped name or a .wk DSL file) on beats from a .npy or .csv file, write its
     /// outputs (same kind), the software model's beside them (<output>.model.*) and the diff
@@ -178,8 +189,12 @@ fn run_sim(options: weft::run::Options) -> Result<(), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints),
-        Command::Check { module, generated, config, constraints, timing } => run_check(&module, &generated, &config, &constraints, timing),
+        Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints_dir(constraints, &out)),
+        Command::Check { module, generated, config, constraints, timing, jobs, force } => {
+            let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
+            let options = CheckOptions { timing, jobs, force };
+            run_check(&module, &generated, &config, &constraints_dir(constraints, &generated), options)
+        }
         Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
             run_sim(weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed })
         }
@@ -279,6 +294,12 @@ fn write_report(out: &PathBuf, json: &str, report: &impl serde::Serialize, svg: 
     Ok(())
 }
 
+/// The constraints folder: as given, else `constraints` beside the default `generated` folder (the
+/// repository's layout), else `<generated>/constraints` so that `--out d` writes only under `d`.
+fn constraints_dir(given: Option<PathBuf>, generated: &Path) -> PathBuf {
+    given.unwrap_or_else(|| if generated == Path::new("generated") { PathBuf::from("constraints") } else { generated.join("constraints") })
+}
+
 fn run_generate(out: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(), String> {
     let systems = if configs.is_empty() {
         for file in generate(out).map_err(|e| e.to_string())? {
@@ -296,20 +317,106 @@ fn run_generate(out: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(
     Ok(())
 }
 
-fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path, timing: bool) -> Result<(), String> {
+/// An unknown name may be a system the user described: say how to check one.
+fn with_system_hint(selection: &str, error: String) -> String {
+    let shipped: Vec<String> = weft::system::shipped().iter().map(|s| s.name.clone()).collect();
+    let file = if selection.ends_with(".toml") { selection.to_string() } else { "<file.toml>".to_string() };
+    format!(
+        "{error}\nhint: the shipped systems are {}; to check a system you described, pass its file: `weft check --config {file}` (`weft check --help` lists the options)",
+        shipped.join(", ")
+    )
+}
+
+fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path, options: CheckOptions) -> Result<(), String> {
+    let CheckOptions { timing, jobs, force } = options;
     let systems: Vec<weft::system::SystemConfig> = if !configs.is_empty() {
-        configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?
+        let described: Vec<_> = configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?;
+        let names: Vec<String> = described.iter().map(|s| format!("`{}`", s.name)).collect();
+        let chosen: Vec<_> = described.into_iter().filter(|s| selection == "all" || s.name == selection).collect();
+        if chosen.is_empty() {
+            return Err(format!(
+                "`{selection}` is not a system the --config files describe ({}); with --config give `all` (the default) or one of those names, and check a module without --config: `weft check {selection}`",
+                names.join(", ")
+            ));
+        }
+        chosen
     } else {
         weft::system::shipped().into_iter().filter(|s| selection == "all" || s.name == selection).collect()
     };
-    let modules = if !configs.is_empty() || (selection != "all" && !systems.is_empty()) { vec![] } else { select(selection)? };
+    let modules = if !configs.is_empty() || (selection != "all" && !systems.is_empty()) { vec![] } else { select(selection).map_err(|e| with_system_hint(selection, e))? };
     let reports = generated.join("reports");
+    // One pool for everything: systems first (their whole-torus lint is the longest job).
+    enum Job<'a> {
+        System(&'a weft::system::SystemConfig),
+        Module(&'a weft::flow::Shipped),
+    }
+    enum Done {
+        System(Result<(String, bool), String>),
+        Module(Result<Box<weft::flow::Checked>, weft::flow::FlowError>),
+    }
+    // Longest first, so that no long synthesis starts last: the systems, then the modules by the
+    // size of their Verilog (a fair proxy for Yosys time). Rows are printed in catalogue order.
+    let size = |m: &weft::flow::Shipped| std::fs::metadata(generated.join(m.relative_path())).map_or(0, |f| f.len());
+    let mut by_size: Vec<&weft::flow::Shipped> = modules.iter().collect();
+    by_size.sort_by_key(|m| std::cmp::Reverse(size(m)));
+    let job_list: Vec<Job> = systems.iter().map(Job::System).chain(by_size.into_iter().map(Job::Module)).collect();
+    let name = |job: &Job| match job {
+        Job::System(s) => format!("system {}", s.name),
+        Job::Module(m) => m.spec.name.clone(),
+    };
+    let started = std::time::Instant::now();
+    let total = job_list.len();
+    eprintln!("checking {} module(s) and {} system(s), {jobs} at a time{}", modules.len(), systems.len(), if force { ", re-running every stage (--force)" } else { "" });
+    let mut finished = 0;
+    let results = parallel(
+        &job_list,
+        jobs,
+        |job| match job {
+            Job::System(s) => Done::System(weft::system::check_cached(s, generated, constraints, Some(&reports), force)),
+            Job::Module(m) => Done::Module(check_with(m, generated, Some(&reports), Stages { timing, ..Stages::ALL }, force).map(Box::new)),
+        },
+        |i, done| {
+            finished += 1;
+            let what = match done {
+                Done::System(Ok((_, true))) => "passed (reused the recorded check)".to_string(),
+                Done::System(Ok((_, false))) => "passed".to_string(),
+                Done::Module(Ok(c)) if c.ran.is_empty() => "passed (reused every stage)".to_string(),
+                Done::Module(Ok(c)) if c.reused.is_empty() => format!("passed (ran {})", c.ran.join(", ")),
+                Done::Module(Ok(c)) => format!("passed (ran {}; reused {})", c.ran.join(", "), c.reused.join(", ")),
+                Done::System(Err(_)) | Done::Module(Err(_)) => "FAILED".to_string(),
+            };
+            eprintln!("[{finished}/{total} {:>6.1} s] {}: {what}", started.elapsed().as_secs_f64(), name(&job_list[i]));
+        },
+    );
+    let mut failures = vec![];
+    let (mut reused, mut stages) = (0, 0);
+    let mut rows = vec![];
+    let mut system_lines = vec![];
+    for (job, done) in job_list.iter().zip(results) {
+        match done {
+            Done::Module(Ok(done)) => {
+                reused += done.reused.len();
+                stages += done.reused.len() + done.ran.len();
+                rows.push(done);
+            }
+            Done::System(Ok((summary, was_reused))) => {
+                reused += usize::from(was_reused);
+                stages += 1;
+                if let Job::System(s) = job {
+                    system_lines.push(format!("system {}: {summary}", s.name));
+                }
+            }
+            Done::Module(Err(e)) => failures.push(e.to_string()),
+            Done::System(Err(e)) => failures.push(format!("{}: {e}", name(job))),
+        }
+    }
     if !modules.is_empty() {
         let fmax = if timing { format!(" {:>9}", "Fmax MHz") } else { String::new() };
         println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5} {:>6}{fmax}  testbench", "module", "LUT", "FF", "LUTRAM", "BRAM", "depth", "levels");
     }
-    for module in &modules {
-        let done = check(module, generated, Some(&reports), Stages { timing, ..Stages::ALL }).map_err(|e| e.to_string())?;
+    let order = |name: &str| modules.iter().position(|m| m.spec.name == name);
+    rows.sort_by_key(|done| order(&done.module));
+    for done in &rows {
         let s = &done.synth;
         let fmax = done.timing.as_ref().map_or(String::new(), |t| format!(" {:>9.1}", t.fmax_mhz));
         println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5} {:>6}{fmax}  {}", done.module, s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth, s.lut_levels, done.testbench);
@@ -317,13 +424,28 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
             println!("{:<28} critical path {} -> {} ({} ns, {} ns routing) on {}", "", t.critical_from, t.critical_to, t.critical_ns, t.routing_ns, t.device);
         }
     }
+    for line in &system_lines {
+        println!("{line}");
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if !failures.is_empty() {
+        return Err(format!("{} of {total} check(s) failed after {elapsed:.1} s:\n{}", failures.len(), failures.join("\n")));
+    }
     if !modules.is_empty() {
         let pnr = if timing { ", place and route" } else { "" };
         println!("checked {} module(s): built-in testbench, verilator lint, yosys synthesis, icarus compile{pnr} all passed", modules.len());
     }
-    for system in &systems {
-        let summary = weft::system::check(system, generated, constraints).map_err(|e| format!("system {}: {e}", system.name))?;
-        println!("system {}: {summary}", system.name);
-    }
+    println!(
+        "{total} check(s) passed in {elapsed:.1} s with {jobs} job(s); reused {reused} of {stages} stage results recorded for the same Verilog and tools{}",
+        if reused > 0 { " (`--force` runs them again)" } else { "" }
+    );
     Ok(())
+}
+
+/// How `weft check` runs: place and route too, how many checks at once, reuse or not.
+#[derive(Clone, Copy)]
+struct CheckOptions {
+    timing: bool,
+    jobs: usize,
+    force: bool,
 }

@@ -33,3 +33,95 @@ fn a_bad_option_value_is_rejected() {
     let (ok, _) = weft(&["frobnicate"]);
     assert!(!ok);
 }
+
+#[test]
+fn a_system_name_without_config_gets_a_hint() {
+    let (ok, text) = weft(&["check", "my_torus"]);
+    assert!(!ok);
+    assert!(text.contains("unknown module `my_torus`") && text.contains("weft check --config <file.toml>") && text.contains("torus_4x2x1"), "{text}");
+    let (ok, text) = weft(&["check", "mine.toml"]);
+    assert!(!ok && text.contains("weft check --config mine.toml"), "{text}");
+}
+
+#[test]
+fn a_name_with_config_must_be_one_of_the_described_systems() {
+    let (ok, text) = weft(&["check", "fp32_add", "--config", "examples/torus_2x2x2.toml"]);
+    assert!(!ok);
+    assert!(text.contains("`fp32_add` is not a system the --config files describe (`torus_2x2x2`)") && text.contains("weft check fp32_add"), "{text}");
+}
+
+#[test]
+fn generate_with_out_writes_constraints_under_it() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-out-{}", std::process::id()));
+    let out = dir.join("d");
+    let (ok, text) = weft(&["generate", "--out", out.to_str().unwrap(), "--config", "examples/torus_2x2x2.toml"]);
+    assert!(ok, "{text}");
+    let xdc = out.join("constraints/s10_520n/torus_2x2x2.sdc");
+    assert!(xdc.exists(), "{} missing; wrote:\n{text}", xdc.display());
+    assert!(text.lines().all(|l| l.contains(out.to_str().unwrap())), "a file outside --out:\n{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `weft check` records each stage's result under the Verilog's hash and the tool's version:
+/// a second run reuses them all, a changed file runs its tool stages again (the testbench, keyed
+/// by the executable, is still reused), and `--force` runs everything.
+#[test]
+fn check_reuses_results_until_the_verilog_changes_or_force() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-cache-{}", std::process::id()));
+    let module = "axis_register_slice_w128";
+    let file = dir.join(format!("axis/{module}.v"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::copy(format!("generated/axis/{module}.v"), &file).unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", module, "--generated", dir.to_str().unwrap(), "--jobs", "2"];
+        args.extend(extra);
+        let (ok, text) = weft(&args);
+        assert!(ok, "{text}");
+        text
+    };
+    let first = check(&[]);
+    assert!(first.contains("ran testbench, lint, synth, icarus") && first.contains("reused 0 of 4"), "{first}");
+    let report = std::fs::read_to_string(dir.join(format!("reports/{module}.json"))).unwrap();
+    assert!(report.contains("\"checked\"") && report.contains("\"luts\""), "{report}");
+
+    let second = check(&[]);
+    assert!(second.contains("reused every stage") && second.contains("reused 4 of 4"), "{second}");
+    // The figures come back from the report unchanged.
+    let row = |text: &str| text.lines().find(|l| l.starts_with(module)).unwrap().to_string();
+    assert_eq!(row(&first), row(&second));
+
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text + "// edited\n").unwrap();
+    let edited = check(&[]);
+    assert!(edited.contains("ran lint, synth, icarus; reused testbench") && edited.contains("reused 1 of 4"), "{edited}");
+
+    let forced = check(&["--force"]);
+    assert!(forced.contains("ran testbench, lint, synth, icarus") && forced.contains("reused 0 of 4"), "{forced}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A system's check is recorded under its files' contents (and the tools and executable): run
+/// again unchanged it is reused; an edited constraint file checks it again. `check --generated d`
+/// finds the constraints `generate --out d` wrote under `d`.
+#[test]
+fn a_system_check_is_reused_until_one_of_its_files_changes() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-system-cache-{}", std::process::id()));
+    let out = dir.to_str().unwrap();
+    let (ok, text) = weft(&["generate", "--out", out, "--config", "examples/torus_2x2x2.toml"]);
+    assert!(ok, "{text}");
+    let check = || {
+        let (ok, text) = weft(&["check", "--config", "examples/torus_2x2x2.toml", "--generated", out]);
+        assert!(ok, "{text}");
+        text
+    };
+    let first = check();
+    assert!(first.contains("system torus_2x2x2: passed\n") && first.contains("reused 0 of 1"), "{first}");
+    let second = check();
+    assert!(second.contains("passed (reused the recorded check)") && second.contains("reused 1 of 1"), "{second}");
+    let sdc = dir.join("constraints/s10_520n/torus_2x2x2.sdc");
+    let text = std::fs::read_to_string(&sdc).unwrap();
+    std::fs::write(&sdc, text + "# edited\n").unwrap();
+    let edited = check();
+    assert!(edited.contains("reused 0 of 1"), "{edited}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -118,6 +118,27 @@ fn bad_descriptions_are_refused_by_key() {
 }
 
 #[test]
+fn a_packet_too_long_for_the_buffer_names_both_keys_and_the_rule() {
+    // The user raises only `max_packet_bytes`; `vc_buffer_flits` keeps its default (128 flits).
+    let text = edit("vc_buffer_flits", "").replace("max_packet_bytes = 1024", "max_packet_bytes = 4096");
+    let err = parse(&text).unwrap_err();
+    for part in ["`node.max_packet_bytes` = 4096", "`node.vc_buffer_flits` = 128 (the default)", "257 flits", "1 + ceil(`node.max_packet_bytes` / 16)", "`node.vc_buffer_flits` = 512", "at most 2032"] {
+        assert!(err.contains(part), "missing {part:?} in: {err}");
+    }
+    // Both set by the user: neither is called a default.
+    let err = parse(&edit("vc_buffer_flits", "vc_buffer_flits = 32")).unwrap_err();
+    assert!(err.contains("`node.max_packet_bytes` = 1024 needs 65 flits") && err.contains("`node.vc_buffer_flits` = 32 does not fit") && !err.contains("default"), "{err}");
+}
+
+#[test]
+fn every_refused_width_gives_the_same_allowed_values() {
+    for w in [64, 100, 200, 512] {
+        let err = parse(&edit("width", &format!("width = {w}"))).unwrap_err();
+        assert_eq!(err, format!("`node.width` = {w} is not allowed: allowed 128 or 256 (bits; the links bond width / 64 lanes)"));
+    }
+}
+
+#[test]
 fn no_description_panics() {
     // Every prefix, and byte-level damage at many places: each parses or is refused, never panics.
     let bytes = EXAMPLE.as_bytes();

@@ -130,6 +130,34 @@ fn ranged(key: &str, value: i64, lo: i64, hi: i64) -> Result<usize, String> {
     }
 }
 
+/// Virtual cut-through: a VC buffer holds a whole packet of `max_packet_bytes` (plus its header
+/// flit), and is a power of two of at most 4096 flits. The refusal names both keys, says which
+/// one the user left at its default, and what would fix it either way.
+fn packet_fits(router: &RouterConfig, buffer_set: bool, bytes_set: bool) -> Result<(), String> {
+    let (flits, bytes, flit_bytes) = (router.vc_buffer_flits, router.max_packet_bytes, router.flit_bytes());
+    let need = router.max_packet_flits().max(2);
+    if flits.is_power_of_two() && (need..=4096).contains(&flits) {
+        return Ok(());
+    }
+    let default = |set: bool| if set { "" } else { " (the default)" };
+    let rule = format!(
+        "allowed: `node.vc_buffer_flits` a power of two, at least 1 + ceil(`node.max_packet_bytes` / {flit_bytes}) flits (one header flit and the payload of a maximum packet at {} bits a flit) and at most 4096",
+        router.width
+    );
+    // `max_packet_bytes` <= 16383 keeps `need` <= 1025 flits: a power of two always fits.
+    let lower = if flits.is_power_of_two() && (2..=4096).contains(&flits) {
+        format!(" or lower `node.max_packet_bytes` to at most {}", (flits - 1) * flit_bytes)
+    } else {
+        String::new()
+    };
+    let fix = format!("; set `node.vc_buffer_flits` = {}{lower}", need.next_power_of_two());
+    Err(format!(
+        "`node.max_packet_bytes` = {bytes}{} needs {need} flits of buffer, `node.vc_buffer_flits` = {flits}{} does not fit it: {rule}{fix}",
+        default(bytes_set),
+        default(buffer_set)
+    ))
+}
+
 fn clock(key: &str, mhz: f64) -> Result<f64, String> {
     if mhz.is_finite() && (1.0..=1000.0).contains(&mhz) {
         Ok(mhz)
@@ -163,10 +191,10 @@ impl SystemConfig {
         let n = &file.node;
         let shipped_router = RouterConfig::default();
         let shipped_link = LinkConfig::default();
-        let width = ranged("node.width", n.width.unwrap_or(shipped_router.width as i64), 128, 256)?;
-        if width != 128 && width != 256 {
-            return Err(format!("`node.width` = {width} is not allowed: 128 or 256 (bits; the links bond width / 64 lanes)"));
-        }
+        let width = match n.width.unwrap_or(shipped_router.width as i64) {
+            w @ (128 | 256) => w as usize,
+            w => return Err(format!("`node.width` = {w} is not allowed: allowed 128 or 256 (bits; the links bond width / 64 lanes)")),
+        };
         let router = RouterConfig {
             local_ports: ranged("node.local_ports", n.local_ports.unwrap_or(shipped_router.local_ports as i64), 1, 16)?,
             dims,
@@ -182,6 +210,7 @@ impl SystemConfig {
             retransmit_timeout: ranged("node.retransmit_timeout", n.retransmit_timeout.unwrap_or(shipped_link.retransmit_timeout as i64), 1, 1 << 20)?,
             ..shipped_link
         };
+        packet_fits(&router, n.vc_buffer_flits.is_some(), n.max_packet_bytes.is_some())?;
         let node = NodeConfig { router, link };
         node.validate().map_err(|e| format!("[node]: {e}"))?;
         let fabric_mhz = clock("clocks.fabric_mhz", file.clocks.fabric_mhz)?;

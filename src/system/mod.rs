@@ -203,6 +203,42 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     Ok(written)
 }
 
+/// [`check`], reusing the summary of an earlier pass when nothing it depends on changed: the
+/// contents of every file it reads, the versions of Verilator, Icarus, FuseSoC and tclsh, and this
+/// executable (the constraint check's stubs are weft's own code). Recorded in
+/// `<reports>/.cache/system_<name>.json` (not committed); `force` checks again. Says whether the
+/// summary was reused.
+pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &Path, reports: Option<&Path>, force: bool) -> Result<(String, bool), String> {
+    let files = Files::of(config, generated, constraints_dir);
+    let mut parts: Vec<String> = vec!["system".into(), config.name.clone()];
+    let tools = crate::flow::fingerprints();
+    parts.extend([&tools.verilator, &tools.iverilog, &tools.fusesoc, &tools.tclsh, &tools.executable].map(String::clone));
+    for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()).chain(files.kernels.iter()) {
+        // A missing file gives no key: `check` says what is missing.
+        let Ok(bytes) = std::fs::read(f) else { return check(config, generated, constraints_dir).map(|s| (s, false)) };
+        parts.push(format!("{} {}", f.display(), crate::flow::stage_key(&[&String::from_utf8_lossy(&bytes)])));
+    }
+    let key = crate::flow::stage_key(&parts.iter().map(String::as_str).collect::<Vec<_>>());
+    let record = reports.map(|r| r.join(".cache").join(format!("system_{}.json", config.name)));
+    let recorded = record
+        .as_ref()
+        .filter(|_| !force)
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter(|v| v["key"].as_str() == Some(key.as_str()))
+        .and_then(|v| v["summary"].as_str().map(String::from));
+    if let Some(summary) = recorded {
+        return Ok((summary, true));
+    }
+    let summary = check(config, generated, constraints_dir)?;
+    if let Some(reports) = reports {
+        let dir = crate::flow::cache_dir(reports).map_err(|e| format!("{}: {e}", reports.display()))?;
+        let path = dir.join(format!("system_{}.json", config.name));
+        std::fs::write(&path, serde_json::json!({ "key": key, "summary": summary }).to_string() + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok((summary, false))
+}
+
 /// Checks a generated system: the simulation top and the board top (shell or node) pass
 /// Verilator lint (-Wall) and compile in Icarus, and every port and cell the constraint file
 /// names exists in the board top. Returns a one-line summary.

@@ -3,7 +3,7 @@ use nom::character::complete::{digit1, space0, space1};
 use nom::combinator::{all_consuming, map_res};
 use nom::sequence::{delimited, preceded, tuple};
 use nom::IResult;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -11,7 +11,8 @@ use super::{run, ToolError};
 
 /// Resource use of one module after Yosys `synth_xilinx` (flattened, no I/O buffers), and the
 /// longest combinational path, in LUT/carry/mux cells, between registers and ports.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SynthReport {
     pub module: String,
     pub tool: String,
@@ -58,7 +59,8 @@ impl Family {
         }
     }
 
-    fn synth(self, top: &str) -> String {
+    /// The Yosys synthesis command for `top`.
+    pub fn synth(self, top: &str) -> String {
         match self {
             Family::Xc7 => format!("synth_xilinx -flatten -noiopad -top {top}"),
             Family::Xcup => format!("synth_xilinx -family xcup -flatten -noiopad -top {top}"),
@@ -67,7 +69,7 @@ impl Family {
     }
 
     /// The combinational cells logic depth counts.
-    fn comb_cells(self) -> &'static str {
+    pub fn comb_cells(self) -> &'static str {
         match self {
             Family::Xc7 | Family::Xcup => "t:LUT* t:CARRY* t:MUXF*",
             Family::CycloneV => "t:MISTRAL_ALUT*",
