@@ -7,6 +7,7 @@ pub mod config;
 pub mod constraints;
 pub mod fusesoc;
 pub mod ipxact;
+pub mod platform_designer;
 pub use weft_hdl::tools::ports;
 pub mod verilog;
 pub mod vitis;
@@ -66,6 +67,8 @@ pub struct Files {
     pub component: PathBuf,
     /// The Vitis RTL kernel (Xilinx boards): wrapper, kernel.xml, package_xo script, v++ config.
     pub vitis: Option<Vitis>,
+    /// The Platform Designer component of the node (Intel boards).
+    pub platform_designer: Option<PathBuf>,
     pub kernels: Vec<PathBuf>,
 }
 
@@ -100,6 +103,7 @@ impl Files {
                 package: dir.join(format!("{name}_package_xo.tcl")),
                 linker: dir.join(format!("{name}_vpp.cfg")),
             }),
+            platform_designer: (config.board.vendor == config::Vendor::Intel).then(|| dir.join(format!("{name}_node_hw.tcl"))),
             kernels,
         }
     }
@@ -190,6 +194,9 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
         write(&v.package, &vitis::package_tcl(config, &node_ports))?;
         write(&v.linker, &vitis::connectivity(config, &node_ports))?;
     }
+    if let Some(hw) = &files.platform_designer {
+        write(hw, &platform_designer::component(config, &node_ports))?;
+    }
 
     let mut written = vec![files.node.clone(), files.sim.clone()];
     written.extend(files.shell.clone());
@@ -200,6 +207,7 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     if let Some(v) = &files.vitis {
         written.extend([v.top.clone(), v.kernel_xml.clone(), v.package.clone(), v.linker.clone()]);
     }
+    written.extend(files.platform_designer.clone());
     Ok(written)
 }
 
@@ -213,7 +221,8 @@ pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &P
     let mut parts: Vec<String> = vec!["system".into(), config.name.clone()];
     let tools = crate::flow::fingerprints();
     parts.extend([&tools.verilator, &tools.iverilog, &tools.fusesoc, &tools.tclsh, &tools.executable].map(String::clone));
-    for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()).chain(files.kernels.iter()) {
+    let vitis: Vec<&PathBuf> = files.vitis.iter().flat_map(|v| [&v.top, &v.package]).collect();
+    for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()).chain(files.kernels.iter()).chain(vitis).chain(files.platform_designer.iter()) {
         // A missing file gives no key: `check` says what is missing.
         let Ok(bytes) = std::fs::read(f) else { return check(config, generated, constraints_dir).map(|s| (s, false)) };
         parts.push(format!("{} {}", f.display(), crate::flow::stage_key(&[&String::from_utf8_lossy(&bytes)])));
@@ -276,6 +285,12 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
         let buses: Vec<String> = ports::ports(&text, &krnl)?.into_iter().filter_map(|p| p.name.strip_suffix("_tdata").map(String::from)).chain(["s_axi_control".to_string()]).collect();
         vitis::check_package(&v.package, &krnl, &buses)?;
         vitis_note = format!("; {krnl}: verilator lint, {} runs against stub Vivado commands", v.package.display());
+    }
+    if let Some(hw) = &files.platform_designer {
+        let text = std::fs::read_to_string(&files.node).map_err(|e| format!("{}: {e}", files.node.display()))?;
+        let node_ports = ports::ports(&text, &format!("{}_node", config.name))?;
+        platform_designer::check_component(hw, &files.node, &node_ports)?;
+        vitis_note = format!("; {}: runs against stub Platform Designer commands", hw.display());
     }
     Ok(format!(
         "{sim_top} and {top}: verilator lint, icarus compile; {}: every port and cell exists; {}: FuseSoC lint target passes{vitis_note}",
