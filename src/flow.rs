@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
+use weft_hdl::pipeline::{dsl, Stages as PipelineStages};
 use weft_hdl::tools::{icarus_compile, place_and_route, verilator_lint, yosys_synth, Family, SynthReport, TimingReport};
 pub use weft_ip::catalog::Shipped;
 use weft_sim::catalog::shipped;
@@ -32,9 +34,15 @@ fn fail(module: &str, stage: &'static str, message: impl ToString) -> FlowError 
 /// Writes every shipped module to `out/<family>/<module>.v`, except the nodes of the shipped
 /// systems (the system generator writes those from their TOML); returns the files written.
 pub fn generate(out: &Path) -> Result<Vec<PathBuf>, FlowError> {
-    let mut written = vec![];
     let system_nodes: Vec<String> = crate::system::shipped().iter().map(|s| format!("{}_node", s.name)).collect();
-    for module in shipped().into_iter().filter(|m| !system_nodes.contains(&m.spec.name)) {
+    let modules: Vec<Shipped> = shipped().into_iter().filter(|m| !system_nodes.contains(&m.spec.name)).collect();
+    write_modules(out, &modules)
+}
+
+/// Writes each module's Verilog to `out/<family>/<module>.v`; returns the files written.
+pub fn write_modules(out: &Path, modules: &[Shipped]) -> Result<Vec<PathBuf>, FlowError> {
+    let mut written = vec![];
+    for module in modules {
         let text = (module.verilog)(&module.spec).map_err(|e| fail(&module.spec.name, "generate", e))?;
         let path = out.join(module.relative_path());
         std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| fail(&module.spec.name, "generate", e))?;
@@ -42,6 +50,25 @@ pub fn generate(out: &Path) -> Result<Vec<PathBuf>, FlowError> {
         written.push(path);
     }
     Ok(written)
+}
+
+/// A user's kernel (a DSL file) as a module of the flow, read when the command runs (no
+/// rebuild): `generate` writes `kernels/<name>.v` from its netlist, `check` runs
+/// [`crate::run::testbench`] (random operands against the software model) and the tool stages.
+pub fn user_kernel(path: &Path) -> Result<Shipped, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let k = dsl::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if shipped().iter().any(|m| m.spec.name == k.name) {
+        return Err(format!("{}: kernel `{}` has the name of a shipped module; give it another name (the `kernel` line)", path.display(), k.name));
+    }
+    let (_, schedule) = k.netlist(&PipelineStages::balanced(k.format)).map_err(|e| format!("{}: {e}", path.display()))?;
+    let spec = weft_ip::kernels::kernel_spec(&k, &schedule, &path.display().to_string());
+    let for_verilog = k.clone();
+    let verilog = move |spec: &ModuleSpec| {
+        let (net, _) = for_verilog.netlist(&PipelineStages::balanced(for_verilog.format)).map_err(ExportError)?;
+        export_netlist(spec, &net)
+    };
+    Ok(Shipped::new(spec, verilog, move || crate::run::testbench(&k)))
 }
 
 /// The modules a `check` selection names: `all`, or one module name.

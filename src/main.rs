@@ -16,7 +16,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Write every shipped module as Verilog to <out>/<family>/<module>.v and every shipped
-    /// system (examples/*.toml); with --config, only the systems those files describe
+    /// system (examples/*.toml); with --config or --kernel, only the systems and kernels those
+    /// files describe
     Generate {
         /// Output folder
         #[arg(long, default_value = "generated")]
@@ -24,6 +25,9 @@ enum Command {
         /// A system description (TOML); may be given several times
         #[arg(long)]
         config: Vec<PathBuf>,
+        /// A kernel in the DSL (.wk), written to <out>/kernels/<name>.v; may be given several times
+        #[arg(long)]
+        kernel: Vec<PathBuf>,
         /// Folder for the constraint files (<constraints>/<board>/<system>.xdc|sdc); default
         /// `constraints` with the default --out, else <out>/constraints
         #[arg(long)]
@@ -33,8 +37,8 @@ enum Command {
     /// (report in <generated>/reports/<module>.json: resources, logic depth, LUT levels), Icarus
     /// compile; with --timing also place and route for Fmax
     Check {
-        /// A module name, a shipped system's name, or `all`; with --config, `all` or the name of
-        /// one of the systems those files describe
+        /// A module name, a shipped system's name, or `all`; with --config or --kernel, `all` or
+        /// the name of one of the systems or kernels those files describe
         #[arg(default_value = "all")]
         module: String,
         /// Folder holding the generated Verilog
@@ -43,6 +47,10 @@ enum Command {
         /// Check the system this description (TOML) generated instead; may be given several times
         #[arg(long)]
         config: Vec<PathBuf>,
+        /// Check the kernel this DSL file (.wk) describes, written by `weft generate --kernel`;
+        /// may be given several times
+        #[arg(long)]
+        kernel: Vec<PathBuf>,
         /// Folder holding the constraint files; default `constraints` with the default
         /// --generated, else <generated>/constraints
         #[arg(long)]
@@ -189,11 +197,11 @@ fn run_sim(options: weft::run::Options) -> Result<(), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        Command::Generate { out, config, constraints } => run_generate(&out, &config, &constraints_dir(constraints, &out)),
-        Command::Check { module, generated, config, constraints, timing, jobs, force } => {
+        Command::Generate { out, config, kernel, constraints } => run_generate(&out, &config, &kernel, &constraints_dir(constraints, &out)),
+        Command::Check { module, generated, config, kernel, constraints, timing, jobs, force } => {
             let jobs = jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
             let options = CheckOptions { timing, jobs, force };
-            run_check(&module, &generated, &config, &constraints_dir(constraints, &generated), options)
+            run_check(&module, &generated, &config, &kernel, &constraints_dir(constraints, &generated), options)
         }
         Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
             run_sim(weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed })
@@ -300,8 +308,12 @@ fn constraints_dir(given: Option<PathBuf>, generated: &Path) -> PathBuf {
     given.unwrap_or_else(|| if generated == Path::new("generated") { PathBuf::from("constraints") } else { generated.join("constraints") })
 }
 
-fn run_generate(out: &Path, configs: &[PathBuf], constraints: &Path) -> Result<(), String> {
-    let systems = if configs.is_empty() {
+fn run_generate(out: &Path, configs: &[PathBuf], kernels: &[PathBuf], constraints: &Path) -> Result<(), String> {
+    let user: Vec<weft::flow::Shipped> = kernels.iter().map(|k| weft::flow::user_kernel(k)).collect::<Result<_, _>>()?;
+    for file in weft::flow::write_modules(out, &user).map_err(|e| e.to_string())? {
+        println!("wrote {}", file.display());
+    }
+    let systems = if configs.is_empty() && kernels.is_empty() {
         for file in generate(out).map_err(|e| e.to_string())? {
             println!("wrote {}", file.display());
         }
@@ -327,15 +339,23 @@ fn with_system_hint(selection: &str, error: String) -> String {
     )
 }
 
-fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints: &Path, options: CheckOptions) -> Result<(), String> {
+fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], kernels: &[PathBuf], constraints: &Path, options: CheckOptions) -> Result<(), String> {
     let CheckOptions { timing, jobs, force } = options;
-    let systems: Vec<weft::system::SystemConfig> = if !configs.is_empty() {
+    let from_files = !configs.is_empty() || !kernels.is_empty();
+    let user: Vec<weft::flow::Shipped> = kernels.iter().map(|k| weft::flow::user_kernel(k)).collect::<Result<_, _>>()?;
+    let systems: Vec<weft::system::SystemConfig> = if from_files {
         let described: Vec<_> = configs.iter().map(|c| weft::system::load(c)).collect::<Result<_, _>>()?;
         let names: Vec<String> = described.iter().map(|s| format!("`{}`", s.name)).collect();
+        let names: Vec<String> = names.into_iter().chain(user.iter().map(|m| format!("`{}`", m.spec.name))).collect();
         let chosen: Vec<_> = described.into_iter().filter(|s| selection == "all" || s.name == selection).collect();
-        if chosen.is_empty() {
+        if chosen.is_empty() && !user.iter().any(|m| selection == "all" || m.spec.name == selection) {
+            let what = match (configs.is_empty(), kernels.is_empty()) {
+                (false, true) => "system the --config files",
+                (true, false) => "kernel the --kernel files",
+                _ => "system or kernel the --config and --kernel files",
+            };
             return Err(format!(
-                "`{selection}` is not a system the --config files describe ({}); with --config give `all` (the default) or one of those names, and check a module without --config: `weft check {selection}`",
+                "`{selection}` is not a {what} describe ({}); with those give `all` (the default) or one of those names, and check a shipped module without them: `weft check {selection}`",
                 names.join(", ")
             ));
         }
@@ -343,7 +363,13 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], constraints
     } else {
         weft::system::shipped().into_iter().filter(|s| selection == "all" || s.name == selection).collect()
     };
-    let modules = if !configs.is_empty() || (selection != "all" && !systems.is_empty()) { vec![] } else { select(selection).map_err(|e| with_system_hint(selection, e))? };
+    let modules = if from_files {
+        user.into_iter().filter(|m| selection == "all" || m.spec.name == selection).collect()
+    } else if selection != "all" && !systems.is_empty() {
+        vec![]
+    } else {
+        select(selection).map_err(|e| with_system_hint(selection, e))?
+    };
     let reports = generated.join("reports");
     // One pool for everything: systems first (their whole-torus lint is the longest job).
     enum Job<'a> {

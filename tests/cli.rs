@@ -125,3 +125,63 @@ fn a_system_check_is_reused_until_one_of_its_files_changes() {
     assert!(edited.contains("reused 0 of 1"), "{edited}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A user's kernel files, read when the command runs: `generate --kernel` writes only them,
+/// `check --kernel` runs the built-in testbench (random operands against the software model) and
+/// the tool stages on them.
+#[test]
+fn a_user_kernel_file_is_generated_and_checked_without_a_rebuild() {
+    let dir = std::env::temp_dir().join(format!("weft-user-kernel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let axpy = dir.join("axpy.wk");
+    std::fs::write(&axpy, "kernel my_axpy: f32\ninput a, x, y\noutput r = a * x + y\n").unwrap();
+    let dot = dir.join("dot.wk");
+    std::fs::write(&dot, "kernel my_dot: f32\ninput x0, y0, x1, y1\noutput d = vsum(x0 * y0 + x1 * y1)\n").unwrap();
+    let out = dir.join("g");
+    let (ok, text) = weft(&["generate", "--out", out.to_str().unwrap(), "--kernel", axpy.to_str().unwrap(), "--kernel", dot.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    let mut written: Vec<String> = walk(&out);
+    written.sort();
+    assert_eq!(written, ["kernels/my_axpy.v", "kernels/my_dot.v"], "{text}");
+    let verilog = std::fs::read_to_string(out.join("kernels/my_axpy.v")).unwrap();
+    assert!(verilog.contains("module my_axpy(") && verilog.contains("input wire [95:0] s_axis_tdata;"), "{verilog}");
+
+    let (ok, text) = weft(&["check", "--generated", out.to_str().unwrap(), "--kernel", axpy.to_str().unwrap(), "--kernel", dot.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    assert!(text.contains("1000 beats match the software model"), "{text}");
+    assert!(text.contains("600 vectors") && text.contains("within the summation bound"), "{text}");
+    assert!(text.contains("checked 2 module(s)"), "{text}");
+    // One of them by name; a name the files do not describe is refused, naming those they do.
+    let (ok, text) = weft(&["check", "my_dot", "--generated", out.to_str().unwrap(), "--kernel", dot.to_str().unwrap()]);
+    assert!(ok && text.contains("checked 1 module(s)"), "{text}");
+    let (ok, text) = weft(&["check", "fp32_add", "--generated", out.to_str().unwrap(), "--kernel", dot.to_str().unwrap()]);
+    assert!(!ok && text.contains("`fp32_add` is not a kernel the --kernel files describe") && text.contains("`my_dot`"), "{text}");
+
+    // Errors name the file and the place.
+    let bad = dir.join("bad.wk");
+    std::fs::write(&bad, "kernel bad: f32\ninput a\noutput r = a +\n").unwrap();
+    let (ok, text) = weft(&["generate", "--out", out.to_str().unwrap(), "--kernel", bad.to_str().unwrap()]);
+    assert!(!ok && text.contains("bad.wk") && text.contains("line 3"), "{text}");
+    let clash = dir.join("clash.wk");
+    std::fs::write(&clash, "kernel fp32_add: f32\ninput a, b\noutput r = a + b\n").unwrap();
+    let (ok, text) = weft(&["check", "--kernel", clash.to_str().unwrap()]);
+    assert!(!ok && text.contains("clash.wk: kernel `fp32_add` has the name of a shipped module"), "{text}");
+    let (ok, text) = weft(&["generate", "--kernel", dir.join("missing.wk").to_str().unwrap()]);
+    assert!(!ok && text.contains("missing.wk"), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Files under `dir` (not `reports/`), relative, with `/`.
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut files = vec![];
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            files.extend(walk(&path).into_iter().map(|f| format!("{name}/{f}")));
+        } else {
+            files.push(name);
+        }
+    }
+    files
+}

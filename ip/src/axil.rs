@@ -405,15 +405,15 @@ mod tests {
 /// tops embed the same logic).
 pub fn shipped() -> Vec<crate::shipped::Shipped> {
     use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
-    vec![crate::shipped::Shipped {
-        spec: ModuleSpec {
+    vec![crate::shipped::Shipped::new(
+        ModuleSpec {
             family: "axil",
             name: "axil_node_regs".into(),
             summary: "AXI4-Lite register window of a node: ID, version, coordinates, torus dimensions, scratch, counters; SLVERR on read-only and unmapped addresses".into(),
             parameters: vec![("torus".into(), "4x2x1".into()), ("counters".into(), "8 at 0x100..0x11C".into()), ("data_width".into(), "32".into()), ("address_width".into(), "12".into())],
             hidden_ports: vec![],
         },
-        verilog: |spec| export_netlist(spec, &node_window(&numbered_map([4, 2, 1], 8, false)).map_err(ExportError)?),
-        testbench: || check_node_window([4, 2, 1], 8, false, 7),
-    }]
+        |spec| export_netlist(spec, &node_window(&numbered_map([4, 2, 1], 8, false)).map_err(ExportError)?),
+        || check_node_window([4, 2, 1], 8, false, 7),
+    )]
 }

@@ -259,27 +259,27 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
         hidden_ports: vec![],
     };
     vec![
-        crate::shipped::Shipped {
-            spec: spec("selftest_generator_w128", "self-test packet generator: count, size, destination, tag and pattern seed from ports; cycles from first send to done"),
-            verilog: |spec| export_netlist(spec, &generator()),
-            testbench: || {
+        crate::shipped::Shipped::new(
+            spec("selftest_generator_w128", "self-test packet generator: count, size, destination, tag and pattern seed from ports; cycles from first send to done"),
+            |spec| export_netlist(spec, &generator()),
+            || {
                 let clean = loopback(50, 200, 0xC0FFEE, None, 70)?;
                 if clean.2 != 0 || clean.1 != 50 {
                     return Err(format!("loopback: {clean:?}"));
                 }
                 Ok(format!("50 packets of 200 B against the software pattern: {}", summary(clean)))
             },
-        },
-        crate::shipped::Shipped {
-            spec: spec("selftest_checker_w128", "self-test packet checker: recomputes the generator's pattern, counts packets, bytes and errors"),
-            verilog: |spec| export_netlist(spec, &checker()),
-            testbench: || {
+        ),
+        crate::shipped::Shipped::new(
+            spec("selftest_checker_w128", "self-test packet checker: recomputes the generator's pattern, counts packets, bytes and errors"),
+            |spec| export_netlist(spec, &checker()),
+            || {
                 let flipped = loopback(30, 100, 99, Some((7, 3)), 60)?;
                 if (flipped.1, flipped.2) != (30, 1) {
                     return Err(format!("one flipped payload bit: {flipped:?}"));
                 }
                 Ok(format!("one flipped payload bit in 30 packets: {}", summary(flipped)))
             },
-        },
+        ),
     ]
 }

@@ -74,12 +74,12 @@ pub fn router_testbench(dims: [usize; 3]) -> Result<String, String> {
 
 pub fn shipped() -> Vec<Shipped> {
     let mut all = weft_ip::catalog::shipped();
-    all.push(Shipped { spec: link_spec(1, LINKS[0].1), verilog: |s| link_verilog(s, 1), testbench: || link_testbench(1) });
-    all.push(Shipped { spec: link_spec(2, LINKS[1].1), verilog: |s| link_verilog(s, 2), testbench: || link_testbench(2) });
-    all.push(Shipped { spec: router_spec(TORI[0]), verilog: router_verilog, testbench: || router_testbench(TORI[0]) });
-    all.push(Shipped { spec: router_spec(TORI[1]), verilog: router_verilog, testbench: || router_testbench(TORI[1]) });
-    all.push(Shipped { spec: node_spec(TORI[0]), verilog: node_verilog, testbench: || node_testbench(TORI[0]) });
-    all.push(Shipped { spec: node_spec(TORI[1]), verilog: node_verilog, testbench: || node_testbench(TORI[1]) });
+    all.push(Shipped::new(link_spec(1, LINKS[0].1), |s| link_verilog(s, 1), || link_testbench(1)));
+    all.push(Shipped::new(link_spec(2, LINKS[1].1), |s| link_verilog(s, 2), || link_testbench(2)));
+    all.push(Shipped::new(router_spec(TORI[0]), router_verilog, || router_testbench(TORI[0])));
+    all.push(Shipped::new(router_spec(TORI[1]), router_verilog, || router_testbench(TORI[1])));
+    all.push(Shipped::new(node_spec(TORI[0]), node_verilog, || node_testbench(TORI[0])));
+    all.push(Shipped::new(node_spec(TORI[1]), node_verilog, || node_testbench(TORI[1])));
     all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
     all
 }

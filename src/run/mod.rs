@@ -269,14 +269,30 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcom
         Box::new(BuiltIn { lanes_out: k.outputs.len(), eval, vcd, valid: false })
     };
 
-    // Random valid/ready with AXI4-Stream's rule: an offered beat stays until taken.
+    let (got, cycles) = simulate(&k, dut.as_mut(), &input, want.len(), o, progress)?;
+    let mismatches = compare(&k, &got, &want);
+    let lanes = k.outputs.len();
+    let model_path = beside(&o.output, "model");
+    data::write(&o.output, &got, lanes, true)?;
+    data::write(&model_path, &want.iter().map(|(v, _)| v.clone()).collect(), lanes, true)?;
+    let diff_path = beside(&o.output, "diff").with_extension("txt");
+    let report = if mismatches.is_empty() { "0 mismatches\n".to_string() } else { format!("{} mismatches\n{}\n", mismatches.len(), mismatches.join("\n")) };
+    std::fs::write(&diff_path, report).map_err(|e| format!("{}: {e}", diff_path.display()))?;
+    let mut files = vec![o.output.clone(), model_path, diff_path];
+    files.extend(o.vcd.clone());
+    Ok(Outcome { beats_in: input.len(), beats_out: got.len(), cycles, mismatches, files })
+}
+
+/// Streams `input` through `dut` with random valid/ready (AXI4-Stream's rule: an offered beat
+/// stays until taken) until `expected` output beats are out; returns them and the cycle count.
+fn simulate(k: &Kernel, dut: &mut dyn Dut, input: &[(Vec<u32>, bool)], expected: usize, o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<(Vec<Vec<u32>>, u64), String> {
     let mut rng = Rng::new(o.seed);
     let (mut next, mut offering, mut cycles) = (0usize, false, 0u64);
     let mut got: Vec<Vec<u32>> = vec![];
     let limit = 1000 + 100 * input.len() as u64 * 100 / o.ready_percent.min(o.valid_percent);
-    while got.len() < want.len() {
+    while got.len() < expected {
         if cycles > limit {
-            return Err(format!("kernel `{}` stopped: {} of {} output beats after {cycles} cycles", k.name, got.len(), want.len()));
+            return Err(format!("kernel `{}` stopped: {} of {expected} output beats after {cycles} cycles", k.name, got.len()));
         }
         if !offering && next < input.len() && rng.chance(o.valid_percent) {
             offering = true;
@@ -291,24 +307,49 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcom
         if let Some(beat) = out {
             got.push(beat);
             if got.len() % 100_000 == 0 {
-                progress(got.len(), want.len());
+                progress(got.len(), expected);
             }
         }
         dut.tick()?;
         cycles += 1;
     }
     dut.finish()?;
-    let mismatches = compare(&k, &got, &want);
-    let lanes = k.outputs.len();
-    let model_path = beside(&o.output, "model");
-    data::write(&o.output, &got, lanes, true)?;
-    data::write(&model_path, &want.iter().map(|(v, _)| v.clone()).collect(), lanes, true)?;
-    let diff_path = beside(&o.output, "diff").with_extension("txt");
-    let report = if mismatches.is_empty() { "0 mismatches\n".to_string() } else { format!("{} mismatches\n{}\n", mismatches.len(), mismatches.join("\n")) };
-    std::fs::write(&diff_path, report).map_err(|e| format!("{}: {e}", diff_path.display()))?;
-    let mut files = vec![o.output.clone(), model_path, diff_path];
-    files.extend(o.vcd.clone());
-    Ok(Outcome { beats_in: input.len(), beats_out: got.len(), cycles, mismatches, files })
+    Ok((got, cycles))
+}
+
+/// The built-in testbench of a user's kernel (what `weft check --kernel` runs): random operands
+/// (1000 beats, or 600 vectors of 1 to 12 beats) through the kernel's netlist in the built-in
+/// simulator at valid 80 % / ready 60 %, against the software model: bit for bit per beat, per
+/// vector within the summation bound.
+pub fn testbench(k: &Kernel) -> Result<String, String> {
+    if k.format != FloatFormat::BINARY32 {
+        return Err(format!("kernel `{}`: the built-in testbench runs binary32 kernels (this one is {})", k.name, k.format));
+    }
+    let mut rng = Rng::new(0xC0DE);
+    let input: Vec<(Vec<u32>, bool)> = if k.per_vector {
+        weft_ip::kernels::random_vectors(&mut rng, 600, k.inputs.len())
+            .into_iter()
+            .flat_map(|v| {
+                let n = v.len();
+                v.into_iter().enumerate().map(move |(i, beat)| (beat, i + 1 == n))
+            })
+            .collect()
+    } else {
+        (0..1000).map(|_| ((0..k.inputs.len()).map(|_| weft_ip::kernels::operand(&mut rng)).collect(), false)).collect()
+    };
+    let want = model(k, &input);
+    let (net, schedule) = k.netlist(&Stages::balanced(k.format))?;
+    let mut eval = Evaluator::new(net);
+    eval.reset(2);
+    let mut dut = BuiltIn { lanes_out: k.outputs.len(), eval, vcd: None, valid: false };
+    let o = Options { kernel: k.name.clone(), input: PathBuf::new(), output: PathBuf::new(), ready_percent: 60, valid_percent: 80, vector_length: None, vcd: None, verilator: false, seed: 9 };
+    let (got, cycles) = simulate(k, &mut dut, &input, want.len(), &o, &mut |_, _| {})?;
+    let mismatches = compare(k, &got, &want);
+    if let Some(first) = mismatches.first() {
+        return Err(format!("{} of {} output beats differ from the software model; first: {first}", mismatches.len(), want.len()));
+    }
+    let what = if k.per_vector { format!("{} vectors ({} beats) within the summation bound of", want.len(), input.len()) } else { format!("{} beats match", input.len()) };
+    Ok(format!("{what} the software model in {cycles} cycles at valid 80%/ready 60% (latency {})", schedule.latency))
 }
 
 /// Mismatches, one line each: row, lane name, simulated and model values.

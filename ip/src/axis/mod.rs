@@ -89,8 +89,8 @@ fn adapter_testbench(w_in: usize, w_out: usize) -> Result<String, String> {
 
 pub fn shipped() -> Vec<Shipped> {
     vec![
-        Shipped {
-            spec: ModuleSpec {
+        Shipped::new(
+            ModuleSpec {
                 family: "axis",
                 name: "axis_aggregator_w128".into(),
                 summary: "kernel frames to packets: a header forged from the side-band (destination, port, tag, length) in front of each frame".into(),
@@ -100,22 +100,22 @@ pub fn shipped() -> Vec<Shipped> {
                 ],
                 hidden_ports: vec![],
             },
-            verilog: |spec| weft_hdl::export::export_netlist(spec, &packetize::aggregator()),
-            testbench: || packetize::check_aggregator(1000, 21),
-        },
-        Shipped {
-            spec: ModuleSpec {
+            |spec| weft_hdl::export::export_netlist(spec, &packetize::aggregator()),
+            || packetize::check_aggregator(1000, 21),
+        ),
+        Shipped::new(
+            ModuleSpec {
                 family: "axis",
                 name: "axis_dispatcher_w128_c4".into(),
                 summary: "packets to kernel channels: header stripped, payload to m_axis_ch<tag>, unknown tags dropped and counted".into(),
                 parameters: vec![("data_width".into(), "128".into()), ("channels".into(), "4".into())],
                 hidden_ports: vec![],
             },
-            verilog: |spec| weft_hdl::export::export_netlist(spec, &packetize::dispatcher(4).map_err(weft_hdl::export::ExportError)?),
-            testbench: || packetize::check_dispatcher(4, 1000, 22),
-        },
-        Shipped {
-            spec: ModuleSpec {
+            |spec| weft_hdl::export::export_netlist(spec, &packetize::dispatcher(4).map_err(weft_hdl::export::ExportError)?),
+            || packetize::check_dispatcher(4, 1000, 22),
+        ),
+        Shipped::new(
+            ModuleSpec {
                 family: "axis",
                 name: "axis_async_fifo_w128_d64".into(),
                 summary: "AXI4-Stream FIFO between two clock domains (Gray-coded pointers, two-flop synchronisers), any clock ratio".into(),
@@ -127,32 +127,32 @@ pub fn shipped() -> Vec<Shipped> {
                 ],
                 hidden_ports: packet_ports_hidden(),
             },
-            verilog: |spec| weft_hdl::export::export(spec, &mut AsyncFifoW128D64::default()),
-            testbench: async_fifo_testbench,
-        },
-        Shipped {
-            spec: adapter_spec(128, 64),
-            verilog: |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64).map_err(weft_hdl::export::ExportError)?),
-            testbench: || adapter_testbench(128, 64),
-        },
-        Shipped {
-            spec: adapter_spec(64, 128),
-            verilog: |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(64, 128).map_err(weft_hdl::export::ExportError)?),
-            testbench: || adapter_testbench(64, 128),
-        },
-        Shipped {
-            spec: ModuleSpec {
+            |spec| weft_hdl::export::export(spec, &mut AsyncFifoW128D64::default()),
+            async_fifo_testbench,
+        ),
+        Shipped::new(
+            adapter_spec(128, 64),
+            |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64).map_err(weft_hdl::export::ExportError)?),
+            || adapter_testbench(128, 64),
+        ),
+        Shipped::new(
+            adapter_spec(64, 128),
+            |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(64, 128).map_err(weft_hdl::export::ExportError)?),
+            || adapter_testbench(64, 128),
+        ),
+        Shipped::new(
+            ModuleSpec {
                 family: "axis",
                 name: "axis_register_slice_w128".into(),
                 summary: "AXI4-Stream register slice (skid buffer), 1 beat/cycle, registered tready".into(),
                 parameters: vec![("data_width".into(), "128".into()), ("keep_width".into(), "16".into()), ("latency".into(), "1 cycle".into())],
                 hidden_ports: packet_ports_hidden(),
             },
-            verilog: |spec| weft_hdl::export::export(spec, &mut RegisterSliceW128::default()),
-            testbench: || stream_testbench!(RegisterSliceW128, 128, 16, 100),
-        },
-        Shipped {
-            spec: ModuleSpec {
+            |spec| weft_hdl::export::export(spec, &mut RegisterSliceW128::default()),
+            || stream_testbench!(RegisterSliceW128, 128, 16, 100),
+        ),
+        Shipped::new(
+            ModuleSpec {
                 family: "axis",
                 name: "axis_fifo_w128_d32".into(),
                 summary: "synchronous first-word-fall-through AXI4-Stream FIFO".into(),
@@ -164,8 +164,8 @@ pub fn shipped() -> Vec<Shipped> {
                 ],
                 hidden_ports: packet_ports_hidden(),
             },
-            verilog: |spec| weft_hdl::export::export(spec, &mut FifoW128D32::default()),
-            testbench: || stream_testbench!(FifoW128D32, 128, 16, 200),
-        },
+            |spec| weft_hdl::export::export(spec, &mut FifoW128D32::default()),
+            || stream_testbench!(FifoW128D32, 128, 16, 200),
+        ),
     ]
 }

@@ -149,11 +149,11 @@ fn testbench(c: &Conversion) -> Result<String, String> {
 
 macro_rules! shipped_conversion {
     ($index:expr) => {
-        Shipped {
-            spec: spec(&CONVERSIONS[$index], CONVERSIONS[$index].stages),
-            verilog: |_| verilog(&CONVERSIONS[$index], CONVERSIONS[$index].stages),
-            testbench: || testbench(&CONVERSIONS[$index]),
-        }
+        Shipped::new(
+            spec(&CONVERSIONS[$index], CONVERSIONS[$index].stages),
+            |_| verilog(&CONVERSIONS[$index], CONVERSIONS[$index].stages),
+            || testbench(&CONVERSIONS[$index]),
+        )
     };
 }
 

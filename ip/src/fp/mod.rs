@@ -84,11 +84,11 @@ fn testbench(op: FloatOperator, stages: usize) -> Result<String, String> {
 macro_rules! shipped_operator {
     ($index:expr) => {{
         let (op, stages) = SHIPPED[$index];
-        Shipped {
-            spec: spec(op, stages),
-            verilog: |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, spec),
-            testbench: || testbench(SHIPPED[$index].0, SHIPPED[$index].1),
-        }
+        Shipped::new(
+            spec(op, stages),
+            |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, spec),
+            || testbench(SHIPPED[$index].0, SHIPPED[$index].1),
+        )
     }};
 }
 

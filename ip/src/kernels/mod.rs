@@ -59,7 +59,14 @@ fn spec(name: &str) -> ModuleSpec {
     // tlast ends a vector of a per-vector kernel; otherwise no port carries it.
     let mut hidden = if k.per_vector { Sideband::LAST } else { Sideband::DATA }.hidden("s_axis");
     hidden.extend(Sideband::DATA.hidden("m_axis"));
+    ModuleSpec { hidden_ports: hidden, ..kernel_spec(&k, &schedule, &format!("examples/kernels/{name}.wk")) }
+}
+
+/// The public description of kernel `k` built from the DSL file `origin` (a user's kernel is
+/// exported from its netlist, with exactly the ports the netlist has).
+pub fn kernel_spec(k: &Kernel, schedule: &Schedule, origin: &str) -> ModuleSpec {
     let ops: Vec<String> = schedule.operators.iter().map(|(op, n)| format!("{n} {op}")).collect();
+    let format = if k.format == FloatFormat::BINARY32 { "binary32".to_string() } else { k.format.to_string() };
     let (outputs, latency) = if k.per_vector {
         ("per vector (tlast ends it): sums of", "from the last beat of a vector")
     } else {
@@ -67,8 +74,8 @@ fn spec(name: &str) -> ModuleSpec {
     };
     ModuleSpec {
         family: "kernels",
-        name: name.into(),
-        summary: format!("kernel from examples/kernels/{name}.wk, binary32, II=1"),
+        name: k.name.clone(),
+        summary: format!("kernel from {origin}, {format}, II=1"),
         parameters: vec![
             ("inputs".into(), k.inputs.join(", ")),
             ("outputs".into(), format!("{outputs} {}", k.outputs.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>().join(", "))),
@@ -76,20 +83,20 @@ fn spec(name: &str) -> ModuleSpec {
             ("operators".into(), ops.join(", ")),
             ("register bits".into(), schedule.register_bits.to_string()),
         ],
-        hidden_ports: hidden,
+        hidden_ports: vec![],
     }
 }
 
 macro_rules! kernel_entry {
     ($name:literal, $ty:ty) => {
-        Shipped {
-            spec: spec($name),
-            verilog: |spec| {
+        Shipped::new(
+            spec($name),
+            |spec| {
                 let (_, net, _) = build($name).map_err(ExportError)?;
                 export(spec, &mut <$ty>::new(net))
             },
-            testbench: || testbench($name, <$ty>::new),
-        }
+            || testbench($name, <$ty>::new),
+        )
     };
 }
 
