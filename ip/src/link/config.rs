@@ -34,6 +34,11 @@ pub struct LinkConfig {
     /// a cycle after it entered; a virtual channel releases a frame a cycle after its last word
     /// and side information were written at the earliest).
     pub registered_reads: bool,
+    /// The receive side runs on its own clock, `rx_clk`, recovered from the partner's
+    /// transmitter (two boards never share an oscillator): block lock, deskew and bonding on
+    /// `rx_clk`, then an elastic buffer into `clk` that deletes or inserts clock-compensation
+    /// blocks (3 cycles more latency). Off: one clock for both directions.
+    pub rx_clock: bool,
 }
 
 impl Default for LinkConfig {
@@ -47,6 +52,7 @@ impl Default for LinkConfig {
             cc_interval: 4992,
             cc_burst: 8,
             registered_reads: true,
+            rx_clock: false,
         }
     }
 }

@@ -1,6 +1,10 @@
 //! Receive lanes into one channel: per-lane block lock and descrambling ([`super::super::lane`]),
 //! deskew (each lane's blocks delayed so the bonding blocks line up, then registered), channel
 //! bonding, and the partner's readiness (it sends not-ready idles until its own receiver has bonded).
+//!
+//! With a receive clock (`LinkConfig::rx_clock`), everything up to the deskewed words runs on
+//! `rx_clk` and the words cross into `clk` through the [`super::elastic`] buffer; the lock and
+//! bonding status cross through synchronisers.
 
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::sig;
@@ -34,6 +38,8 @@ pub(super) struct Lanes<'d> {
     pub control0: Sig<'d>,
     /// Per lane, a pulse when block lock is lost.
     pub lock_lost: Vec<Sig<'d>>,
+    /// A clock-compensation block inserted or deleted by the elastic buffer (zero without one).
+    pub slip: Sig<'d>,
 }
 
 /// A channel-bonding idle block.
@@ -41,7 +47,9 @@ fn is_cb<'d>(valid: Sig<'d>, control: Sig<'d>, payload: Sig<'d>) -> Sig<'d> {
     payload.bits(0, 16).eq(idle_payload(CHANNEL_BOND)) & control & valid
 }
 
-pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> Lanes<'d> {
+/// `rx`: the receive clock's domain, or none when the receive side runs on `clk`.
+pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>], rx: Option<usize>) -> Lanes<'d> {
+    let clk = rx.map(|rx| d.net().set_domain(rx));
     d.section("receive lanes");
     let received: Vec<lane::Received> = rx_serial.iter().enumerate().map(|(k, raw)| lane::receive(&mut d.net(), k, raw.wire)).collect();
     let locked: Vec<Sig> = received.iter().map(|r| d.sig(r.locked)).collect();
@@ -68,26 +76,19 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> La
     d.section("deskew: lane k's blocks are read `delay` cycles after they were written, then registered");
     let deskew_ptr = d.reg("deskew_ptr", 4, 0);
     deskew_ptr.next(deskew_ptr.q + 1u32);
-    let mut ahead = Words { valid: vec![], control: vec![], payload: vec![] };
-    let (mut valid, mut control, mut payload) = (vec![], vec![], vec![]);
+    let mut deskewed = vec![];
     for (k, r) in received.iter().enumerate() {
         let mem = d.memory(&format!("deskew{k}"), 66, 16);
         let word = d.cat(&[d.sig(r.valid), d.sig(r.control), d.sig(r.payload)]);
         mem.write(d.lit(1, 1), deskew_ptr.q, word);
         let old = mem.read(deskew_ptr.q - delays[k].q);
-        let out = delays[k].q.is_zero().mux(word, old);
-        ahead.payload.push(out.bits(0, 64));
-        ahead.control.push(out.bit(64));
-        ahead.valid.push(out.bit(65));
-        let bonded_word = d.reg(&format!("bonded_word{k}"), 66, 0);
-        bonded_word.next(out);
-        payload.push(bonded_word.q.bits(0, 64));
-        control.push(bonded_word.q.bit(64));
-        valid.push(bonded_word.q.bit(65));
+        deskewed.push(delays[k].q.is_zero().mux(word, old));
     }
-    let aligned_cb: Vec<Sig> = (0..z.lanes).map(|k| is_cb(valid[k], control[k], payload[k])).collect();
-    let cb_any = aligned_cb.iter().copied().reduce(|a, b| a | b).unwrap();
-    let cb_all = aligned_cb.iter().copied().reduce(|a, b| a & b).unwrap();
+    // Bonding holds while every lane's bonding blocks stay aligned (checked on the deskewed
+    // words, registered: the same cycle as checking the registered words).
+    let aligned_cb: Vec<Sig> = deskewed.iter().map(|w| is_cb(w.bit(65), w.bit(64), w.bits(0, 64))).collect();
+    let cb_any = registered(d, "bond_cb_any", aligned_cb.iter().copied().reduce(|a, b| a | b).unwrap());
+    let cb_all = registered(d, "bond_cb_all", aligned_cb.iter().copied().reduce(|a, b| a & b).unwrap());
     sig!(bond_error = cb_any & !cb_all & bonded.q, unbond = !all_locked | bond_error);
     bonded.set_when(bond_now).clear_when(unbond);
     for k in 0..z.lanes {
@@ -96,6 +97,47 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> La
         have[k].set_when(record).clear_when(unbond | bond_now);
     }
     sig!(rx_up = bonded.q & all_locked);
+    let lock_lost: Vec<Sig> = received.iter().map(|r| d.sig(r.lock_lost)).collect();
+
+    // Into `clk`: the words through the elastic buffer, the status through synchronisers (lane
+    // lock and bonding are levels; a lock loss toggles a flag whose every change is one loss —
+    // losses are at least a lock window apart).
+    let (ahead_words, rx_up, lane_up, lock_lost, slip) = match clk {
+        None => (deskewed, rx_up, lane_up, lock_lost, d.lit(0, 1)),
+        Some(clk) => {
+            let toggles: Vec<_> = lock_lost.iter().enumerate().map(|(k, lost)| {
+                let t = d.reg(&format!("lock_lost_toggle{k}"), 1, 0);
+                t.next_when(*lost, !t.q);
+                t.q
+            }).collect();
+            d.net().set_domain(clk);
+            let sync = |value: Sig<'d>, name: &str| {
+                let q = d.net().synchronize(value.wire, 2, name);
+                d.sig(q)
+            };
+            let rx_up_clk = sync(rx_up, "rx_up");
+            let lane_up_clk = sync(lane_up, "lane_up");
+            let lost_clk: Vec<Sig> = toggles.iter().enumerate().map(|(k, t)| {
+                let now = sync(*t, &format!("lock_lost_toggle{k}"));
+                now ^ registered(d, &format!("lock_lost_seen{k}"), now)
+            }).collect();
+            let crossed = super::elastic::elastic(d, z, rx.unwrap(), &deskewed, rx_up, rx_up_clk);
+            let words: Vec<Sig> = (0..z.lanes).map(|k| d.cat(&[crossed.words.valid[k], crossed.words.control[k], crossed.words.payload[k]])).collect();
+            (words, rx_up_clk, lane_up_clk, lost_clk, crossed.slip)
+        }
+    };
+    let mut ahead = Words { valid: vec![], control: vec![], payload: vec![] };
+    let (mut valid, mut control, mut payload) = (vec![], vec![], vec![]);
+    for (k, out) in ahead_words.iter().enumerate() {
+        ahead.payload.push(out.bits(0, 64));
+        ahead.control.push(out.bit(64));
+        ahead.valid.push(out.bit(65));
+        let bonded_word = d.reg(&format!("bonded_word{k}"), 66, 0);
+        bonded_word.next(*out);
+        payload.push(bonded_word.q.bits(0, 64));
+        control.push(bonded_word.q.bit(64));
+        valid.push(bonded_word.q.bit(65));
+    }
     // The same for the registered words (the first word after bonding was deskewed before).
     let words_up = registered(d, "rx_words_up", rx_up);
 
@@ -109,6 +151,5 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>]) -> La
     remote_ready.set_when(is_idle | is_data0).clear_when(is_nr).clear_when(!rx_up);
     sig!(channel_up = rx_up & remote_ready.q);
     sig!(control0 = valid[0] & control[0]);
-    let lock_lost = received.iter().map(|r| d.sig(r.lock_lost)).collect();
-    Lanes { payload, ahead, lane_up, rx_up, words_up, channel_up, control0, lock_lost }
+    Lanes { payload, ahead, lane_up, rx_up, words_up, channel_up, control0, lock_lost, slip }
 }

@@ -60,6 +60,7 @@
 
 mod bonding;
 mod control;
+mod elastic;
 mod ingress;
 mod receive;
 mod transmit;
@@ -139,7 +140,9 @@ pub(super) fn crc_check<'d>(d: &'d Design, info: Sig<'d>, bits: usize) -> Sig<'d
 /// `m_axis_vc0_*`, `m_axis_vc1_*`, `s_axis_nfc_*` / `m_axis_nfc_*` (native flow control),
 /// `rx_serial` / `tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`), `lane_up`,
 /// `channel_up` and 32-bit counters `frames_sent`, `frames_retransmitted`, `frames_received`,
-/// `crc_errors`, `lock_losses`.
+/// `crc_errors`, `lock_losses`. With `config.rx_clock`, `rx_serial` is synchronous to its own
+/// clock `rx_clk` (reset `rx_rst`), every other port to `clk`, and a counter `slips` (clock
+/// compensation inserted or deleted) joins the others.
 pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     config.validate()?;
     let d = Design::new();
@@ -175,7 +178,8 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     };
     let ing = ingress::ingress(&d, config, &z, &shared, &user);
     d.output("s_axis_tready", ing.ready);
-    let lanes_in = bonding::bonding(&d, &z, &rx_serial);
+    let rx_domain = config.rx_clock.then(|| d.net().domain_named("rx_clk"));
+    let lanes_in = bonding::bonding(&d, &z, &rx_serial, rx_domain);
     d.output("lane_up", lanes_in.lane_up);
     shared.channel_up.define(lanes_in.channel_up);
     d.output("channel_up", shared.channel_up);
@@ -193,6 +197,9 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let lock_losses = d.reg("lock_losses", 32, 0);
     lock_losses.next(lock_losses.q + lost);
     d.output("lock_losses", lock_losses.q);
+    if config.rx_clock {
+        d.counter("slips", lanes_in.slip);
+    }
     Ok(d.finish())
 }
 
@@ -201,6 +208,60 @@ mod tests {
     use super::*;
     use weft_hdl::netlist::eval::Evaluator;
     use weft_hdl::testbench::Rng;
+
+    /// Two endpoints on oscillators 312 ppm apart (periods 6,400 and 6,402), each receiving on
+    /// the other's clock: both come up, and each elastic buffer slips exactly as often as the
+    /// clocks drift apart (the faster side's words pile up and clock compensation is deleted; the
+    /// slower side's buffer runs dry and compensation is inserted).
+    #[test]
+    fn elastic_buffers_absorb_the_clock_difference() {
+        use weft_hdl::netlist::eval::Clocks;
+        let config = LinkConfig { lanes: 2, rx_clock: true, max_frame_words: 8, replay_words: 64, vc_buffer_words: 32, ..Default::default() };
+        let mut ends: Vec<Evaluator> = (0..2).map(|_| Evaluator::new(endpoint(&config).unwrap())).collect();
+        let rx = ends[0].domain("rx_clk").unwrap();
+        let periods = [6400u64, 6402];
+        let mut clocks = Clocks::new(&periods, &[0, 1000]);
+        let mut edges = [0u64; 2];
+        while edges[0] < 200_000 {
+            let rising = clocks.advance();
+            for e in ends.iter_mut() {
+                e.settle();
+            }
+            let reset = edges[0] < 3;
+            for &i in &rising {
+                // The partner's receive side samples this end's blocks on this end's clock.
+                for k in 0..config.lanes {
+                    let block = ends[i].get_output(&format!("tx_serial@{}", 66 * k));
+                    ends[1 - i].set_input(&format!("rx_serial@{}", 66 * k), block);
+                }
+                ends[1 - i].settle();
+            }
+            for (i, e) in ends.iter_mut().enumerate() {
+                let mut doms = vec![];
+                if rising.contains(&i) {
+                    doms.push((0, reset));
+                }
+                if rising.contains(&(1 - i)) {
+                    doms.push((rx, reset));
+                }
+                e.clock_domains(&doms);
+            }
+            for &i in &rising {
+                edges[i] += 1;
+            }
+        }
+        for e in ends.iter_mut() {
+            e.settle();
+            assert_eq!(e.get_output("channel_up"), 1);
+        }
+        // Words each side read beyond those its partner sent, over the run.
+        let drift = (edges[0] as f64 - edges[1] as f64).abs();
+        let slips = [ends[0].get_output("slips") as f64, ends[1].get_output("slips") as f64];
+        assert!(drift > 50.0, "{edges:?}");
+        for s in slips {
+            assert!((s - drift).abs() <= 8.0, "slips {slips:?} against a drift of {drift} words");
+        }
+    }
 
     /// Registered reads cost no cycle: an endpoint looped back on itself (its lanes into its own
     /// receiver a cycle later) under random traffic, back-pressure, credit returns and native

@@ -1,0 +1,96 @@
+//! The elastic buffer: bonded channel words from the receive clock (`rx_clk`, recovered from the
+//! partner's transmitter) into the fabric clock (`clk`), absorbing the difference between the two
+//! oscillators (PG074 "Clock Compensation").
+//!
+//! The receive side writes every deskewed word while its lanes are bonded; the write pointer
+//! crosses in Gray code through a two-flop synchroniser. Everything else runs on `clk`, from the
+//! level it sees (synchronised write pointer minus read pointer):
+//! - a word is read every cycle while the buffer holds one;
+//! - empty (the receive clock is slower): a clock-compensation block is inserted on every lane
+//!   instead, which the receiver ignores like the ones the partner sends;
+//! - `DELETE_LEVEL` or more words (the receive clock is faster) and the word at the head is a
+//!   clock-compensation block on every lane: it is dropped and the word behind it read instead.
+//! The partner sends `cc_burst` such blocks every `cc_interval` cycles, so the buffer absorbs up
+//! to `cc_burst / cc_interval` of frequency difference (1,600 ppm with PG074's 8 per 4,992);
+//! oscillators within ±100 ppm need 200 ppm. Every insertion and deletion counts as a slip.
+//! At `OVERFLOW_LEVEL` words (no clock compensation arrived for far too long) any word is
+//! dropped: the frame it belonged to fails its CRC and is retransmitted.
+//!
+//! The level a zero-difference channel settles at is one word, so the buffer adds the
+//! synchroniser's delay (3 cycles) to the latency. While the receive side is not bonded the
+//! read pointer follows the write pointer (the buffer restarts empty after every retrain).
+
+use weft_hdl::netlist::{Design, Sig};
+use weft_hdl::sig;
+
+use super::super::format::{idle_payload, CLOCK_COMPENSATION};
+use super::bonding::Words;
+use super::Sizes;
+
+/// Entries: a power of two, deep enough for the synchroniser's delay and the words that arrive
+/// between two clock-compensation bursts at the largest supported difference.
+const DEPTH: usize = 16;
+const ADDRESS_BITS: usize = 4;
+pub(super) const DELETE_LEVEL: u128 = 4;
+pub(super) const OVERFLOW_LEVEL: u128 = 12;
+
+/// The buffer's output on `clk`: the words (one per lane) and a pulse per slip.
+pub(super) struct Crossed<'d> {
+    pub words: Words<'d>,
+    pub slip: Sig<'d>,
+}
+
+fn gray<'d>(binary: Sig<'d>) -> Sig<'d> {
+    binary ^ binary.shr(binary.lit(1, binary.width))
+}
+
+fn binary<'d>(gray: Sig<'d>) -> Sig<'d> {
+    // Bit i of the binary value is the XOR of gray bits i and above.
+    let w = gray.width;
+    let mut bits = vec![gray.bit(w - 1)];
+    for i in (0..w - 1).rev() {
+        let above = *bits.last().unwrap();
+        bits.push(above ^ gray.bit(i));
+    }
+    bits.iter().copied().reduce(|hi, lo| hi.cat(lo)).unwrap()
+}
+
+/// `words` (66 bits per lane: valid, control, payload) written on the receive domain `rx` while
+/// `write` is high; read on `clk` (domain 0) while `up` (already on `clk`) is high.
+pub(super) fn elastic<'d>(d: &'d Design, z: &Sizes, rx: usize, words: &[Sig<'d>], write: Sig<'d>, up: Sig<'d>) -> Crossed<'d> {
+    d.section("elastic buffer, write side (rx_clk)");
+    let clk = d.net().set_domain(rx);
+    let wr = d.reg("eb_wr", ADDRESS_BITS + 1, 0);
+    let wr_next = write.mux(wr.q + 1u32, wr.q);
+    wr.next(wr_next);
+    let wr_gray = d.reg("eb_wr_gray", ADDRESS_BITS + 1, 0);
+    wr_gray.next(gray(wr_next));
+    let mems: Vec<_> = (0..z.lanes).map(|k| d.memory(&format!("eb_lane{k}"), 66, DEPTH)).collect();
+    for (mem, word) in mems.iter().zip(words) {
+        mem.write(write, wr.q.bits(0, ADDRESS_BITS), *word);
+        d.net().crossing_memory(mem.index);
+    }
+
+    d.section("elastic buffer, read side (clk): read, insert or delete clock compensation");
+    d.net().set_domain(clk);
+    let synced = d.net().synchronize(wr_gray.q.wire, 2, "eb_wr_gray");
+    let synced = d.sig(synced);
+    let wr_seen = binary(synced);
+    let rd = d.reg("eb_rd", ADDRESS_BITS + 1, 0);
+    sig!(level = wr_seen - rd.q);
+    let head: Vec<Sig> = mems.iter().map(|m| m.read(rd.q.bits(0, ADDRESS_BITS))).collect();
+    let behind: Vec<Sig> = mems.iter().map(|m| m.read((rd.q + 1u32).bits(0, ADDRESS_BITS))).collect();
+    let cc_word = 0b11u128 << 64 | idle_payload(CLOCK_COMPENSATION);
+    let head_cc = head.iter().map(|w| w.eq(cc_word)).reduce(|a, b| a & b).unwrap();
+    sig!(empty = level.is_zero());
+    sig!(delete = !empty & (level.ge(DELETE_LEVEL) & head_cc | level.ge(OVERFLOW_LEVEL)));
+    rd.next(delete.mux(rd.q + 2u32, empty.mux(rd.q, rd.q + 1u32)));
+    rd.next_when(!up, wr_seen);
+    let out: Vec<Sig> = head.iter().zip(&behind).map(|(h, b)| empty.mux(d.lit(cc_word, 66), delete.mux(*b, *h))).collect();
+    let words = Words {
+        valid: out.iter().map(|w| w.bit(65)).collect(),
+        control: out.iter().map(|w| w.bit(64)).collect(),
+        payload: out.iter().map(|w| w.bits(0, 64)).collect(),
+    };
+    Crossed { words, slip: up & (empty | delete) }
+}
