@@ -143,3 +143,19 @@ fn consumer_credits_cross_the_link_exactly() {
         }
     }
 }
+
+#[test]
+fn unequal_periods_need_an_rx_clock() {
+    let config = LinkConfig { lanes: 1, max_frame_words: 8, replay_words: 64, vc_buffer_words: 32, ..Default::default() };
+    let ends = [netlist_device(&config).unwrap(), netlist_device(&config).unwrap()];
+    assert!(!ends[0].has_rx_clock());
+    let ch = ChannelConfig::clean(1, 4);
+    let pair = LinkPair::new(config.clone(), ends, [ch.clone(), ch.clone()]);
+    let err = pair.with_periods([6400, 6402]).err().expect("refused");
+    assert!(err.contains("no `rx_clk` domain"), "{err}");
+    // Equal periods (any value) are today's single clock.
+    let ends = [netlist_device(&config).unwrap(), netlist_device(&config).unwrap()];
+    let mut pair = LinkPair::new(config, ends, [ch.clone(), ch]).with_periods([6400, 6400]).unwrap();
+    pair.reset();
+    pair.train(20_000).expect("channel up");
+}

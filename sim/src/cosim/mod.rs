@@ -143,12 +143,25 @@ impl Model {
     /// One rising and one falling edge of `clk`.
     pub fn tick(&mut self) {
         let clk = self.clock.expect("the module has no `clk` port");
+        self.edges(&[clk]);
+    }
+
+    /// One rising and one falling edge of each of `clocks`, all rising at the same instant (so
+    /// every flop they drive samples values from before the edge); counts a cycle when `clk` is
+    /// among them.
+    pub fn edges(&mut self, clocks: &[PortId]) {
         self.eval();
-        self.set(clk, 1);
+        for &c in clocks {
+            self.set(c, 1);
+        }
         self.eval();
-        self.set(clk, 0);
+        for &c in clocks {
+            self.set(c, 0);
+        }
         self.eval();
-        self.cycle += 1;
+        if self.clock.is_some_and(|clk| clocks.contains(&clk)) {
+            self.cycle += 1;
+        }
     }
 }
 

@@ -21,8 +21,16 @@ pub trait Device {
     fn get(&mut self, port: usize) -> Value;
     /// Settle combinational logic after inputs changed.
     fn settle(&mut self);
-    /// Rising clock edge (inputs as last set).
-    fn clock(&mut self, reset: bool);
+    /// Rising edges of `clk` and/or `rx_clk` at one instant (inputs as last set). `reset` is the
+    /// synchronous reset of the domains that rise: `rst` with `clk`, `rx_rst` with `rx_clk`. A
+    /// device without an `rx_clk` domain ignores `rx_clk`: its receive side runs on `clk`.
+    fn clock_edges(&mut self, clk: bool, rx_clk: bool, reset: bool);
+    /// Whether the receive side runs on its own clock domain, `rx_clk`.
+    fn has_rx_clock(&self) -> bool;
+    /// Rising edge of every clock at once.
+    fn clock(&mut self, reset: bool) {
+        self.clock_edges(true, true, reset);
+    }
 }
 
 pub(super) fn get_bits(v: &Value, lo: usize, width: usize) -> u128 {
@@ -47,13 +55,16 @@ pub(super) fn put_bits(v: &mut Value, lo: usize, width: usize, value: u128) {
 /// The built-in simulator: the endpoint's netlist evaluated cycle by cycle.
 pub struct NetlistDevice {
     eval: Evaluator,
+    /// The `rx_clk` domain, if any.
+    rx_domain: Option<usize>,
     /// Per port: the netlist slices `(wire, lo, width)` and whether it is an output.
     ports: Vec<(String, Vec<(Wire, usize, usize)>, bool)>,
 }
 
 impl NetlistDevice {
     pub fn new(eval: Evaluator) -> NetlistDevice {
-        NetlistDevice { eval, ports: vec![] }
+        let rx_domain = eval.domain("rx_clk");
+        NetlistDevice { eval, rx_domain, ports: vec![] }
     }
 }
 
@@ -111,6 +122,18 @@ impl Device for NetlistDevice {
     fn settle(&mut self) {
         self.eval.settle();
     }
+    fn clock_edges(&mut self, clk: bool, rx_clk: bool, reset: bool) {
+        match (clk, self.rx_domain.filter(|_| rx_clk)) {
+            (true, Some(rx)) => self.eval.clock_domains(&[(0, reset), (rx, reset)]),
+            (true, None) => self.eval.clock_domains(&[(0, reset)]),
+            (false, Some(rx)) => self.eval.clock_domains(&[(rx, reset)]),
+            (false, None) => {}
+        }
+    }
+    fn has_rx_clock(&self) -> bool {
+        self.rx_domain.is_some()
+    }
+    /// Every domain of the netlist, whatever their names.
     fn clock(&mut self, reset: bool) {
         self.eval.clock(reset);
     }
@@ -120,14 +143,21 @@ impl Device for NetlistDevice {
 pub struct VerilatorDevice {
     model: Model,
     ports: Vec<(String, PortId)>,
+    clk: PortId,
     rst: PortId,
+    /// `rx_clk` and `rx_rst`, if the module has them.
+    rx: Option<(PortId, PortId)>,
 }
 
 impl VerilatorDevice {
     pub fn new(file: &Path, top: &str) -> Result<VerilatorDevice, CosimError> {
         let model = Model::build(file, top)?;
-        let rst = model.port("rst")?;
-        Ok(VerilatorDevice { model, ports: vec![], rst })
+        let (clk, rst) = (model.port("clk")?, model.port("rst")?);
+        let rx = match model.port("rx_clk") {
+            Ok(rx_clk) => Some((rx_clk, model.port("rx_rst")?)),
+            Err(_) => None,
+        };
+        Ok(VerilatorDevice { model, ports: vec![], clk, rst, rx })
     }
 }
 
@@ -158,11 +188,22 @@ impl Device for VerilatorDevice {
     fn settle(&mut self) {
         self.model.eval();
     }
-    fn clock(&mut self, reset: bool) {
-        let r = [reset as u64, 0, 0, 0, 0];
-        let words: Vec<u32> = r.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]).collect();
-        self.model.set_words(self.rst, &words);
-        self.model.tick();
+    fn clock_edges(&mut self, clk: bool, rx_clk: bool, reset: bool) {
+        let mut clocks = Vec::with_capacity(2);
+        if clk {
+            self.model.set(self.rst, reset as u64);
+            clocks.push(self.clk);
+        }
+        if let (true, Some((rx_clk, rx_rst))) = (rx_clk, self.rx) {
+            self.model.set(rx_rst, reset as u64);
+            clocks.push(rx_clk);
+        }
+        if !clocks.is_empty() {
+            self.model.edges(&clocks);
+        }
+    }
+    fn has_rx_clock(&self) -> bool {
+        self.rx.is_some()
     }
 }
 

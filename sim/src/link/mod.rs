@@ -3,8 +3,10 @@
 //! in order per virtual channel. The same harness drives the built-in simulator (the netlist
 //! evaluator) and Verilator (the generated Verilog), through [`Device`].
 //!
-//! `device` holds the [`Device`] trait and its implementations; `pair` the link pair and its run.
+//! `device` holds the [`Device`] trait and its implementations; `pair` the link pair and its run;
+//! `clocks` the schedule of both ends' clocks when they run at different periods.
 
+mod clocks;
 mod device;
 mod pair;
 

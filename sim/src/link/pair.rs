@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use weft_ip::link::LinkConfig;
 use weft_ip::weft_hdl::testbench::Rng;
 
+use super::clocks::EndClocks;
 use super::device::{get_bits, put_bits, Device};
 use crate::channel::{Channel, ChannelConfig};
 
@@ -89,10 +90,17 @@ pub struct LinkPair<D: Device> {
     pub ends: [D; 2],
     handles: [Ends; 2],
     vc1_ports: [[usize; 5]; 2],
+    /// Each moves one cycle per rising edge of its sender's `clk`.
     pub channels: [Channel; 2],
+    clocks: EndClocks,
+    /// A's `clk` cycles: the unit of traffic timestamps, stall limits and [`LinkPair::train`].
     pub cycle: u64,
-    /// Native-flow-control messages to send: (from cycle, side, `s_axis_nfc_tdata`), each held
-    /// until the endpoint takes it.
+    /// Each end's `clk` cycles (`cycles[0] == cycle`).
+    pub cycles: [u64; 2],
+    /// Whether each end's channel was up when its clock last rose.
+    up: [bool; 2],
+    /// Native-flow-control messages to send: (from that side's cycle, side, `s_axis_nfc_tdata`),
+    /// each held until the endpoint takes it.
     pub nfc_requests: Vec<(u64, usize, u16)>,
     /// Chance, in percent, that each side's consumer frees a flit on each VC in a cycle
     /// (`rx_credit_return`); 0 leaves the credit ports alone.
@@ -103,22 +111,41 @@ pub struct LinkPair<D: Device> {
 }
 
 impl<D: Device> LinkPair<D> {
-    /// `channels[0]` carries A → B, `channels[1]` B → A.
+    /// `channels[0]` carries A → B, `channels[1]` B → A. Both ends share one clock; see
+    /// [`LinkPair::with_periods`].
     pub fn new(config: LinkConfig, mut ends: [D; 2], channels: [ChannelConfig; 2]) -> LinkPair<D> {
         let handles = [0, 1].map(|i| Ends { ports: PORTS.map(|p| ends[i].port(p)) });
         let vc1_ports = [0, 1].map(|i| {
             ["m_axis_vc1_tdata", "m_axis_vc1_tkeep", "m_axis_vc1_tlast", "m_axis_vc1_tvalid", "m_axis_vc1_tready"].map(|p| ends[i].port(p))
         });
         let channels = channels.map(Channel::new);
-        LinkPair { config, ends, handles, vc1_ports, channels, cycle: 0, nfc_requests: vec![], credit_percent: 0, credits_returned: [[0; 2]; 2], credits_seen: [[0; 2]; 2] }
+        let clocks = EndClocks::new([1, 1]);
+        LinkPair { config, ends, handles, vc1_ports, channels, clocks, cycle: 0, cycles: [0; 2], up: [false; 2], nfc_requests: vec![], credit_percent: 0, credits_returned: [[0; 2]; 2], credits_seen: [[0; 2]; 2] }
     }
 
-    /// Holds reset for a few cycles.
+    /// Runs A's and B's `clk` at these periods (any unit; both first rise at instant 0), each
+    /// end's `rx_clk` with its partner's `clk`. Unequal periods need both ends to have an
+    /// `rx_clk` domain: without one the receive side would sample the partner's serial data on
+    /// the wrong clock. Call before running.
+    pub fn with_periods(mut self, periods: [u64; 2]) -> Result<LinkPair<D>, String> {
+        if periods.contains(&0) {
+            return Err(format!("clock periods {periods:?}: must be positive"));
+        }
+        if periods[0] != periods[1] {
+            if let Some(i) = (0..2).find(|i| !self.ends[*i].has_rx_clock()) {
+                return Err(format!("clock periods {} and {} differ, but endpoint {} has no `rx_clk` domain to receive on its partner's clock", periods[0], periods[1], ["A", "B"][i]));
+            }
+        }
+        self.clocks = EndClocks::new(periods);
+        Ok(self)
+    }
+
+    /// Holds reset for a few edges of every clock of both ends (their timing does not matter).
     pub fn reset(&mut self) {
         for _ in 0..3 {
             for e in self.ends.iter_mut() {
                 e.settle();
-                e.clock(true);
+                e.clock_edges(true, true, true);
             }
         }
     }
@@ -129,15 +156,16 @@ impl<D: Device> LinkPair<D> {
         self.ends[side].get(p)[0]
     }
 
-    /// Runs `cycles` cycles without traffic.
+    /// Runs `cycles` of A's cycles without traffic.
     pub fn idle(&mut self, cycles: u64) {
         let mut rng = Rng::new(self.cycle);
-        for _ in 0..cycles {
+        let end = self.cycle + cycles;
+        while self.cycle < end {
             self.step(None, &mut rng, 100, &mut None);
         }
     }
 
-    /// Runs until both channels are up or `limit` cycles pass; returns the cycles it took.
+    /// Runs until both channels are up or `limit` of A's cycles pass; returns the cycles it took.
     pub fn train(&mut self, limit: u64) -> Option<u64> {
         let start = self.cycle;
         let mut rng = Rng::new(0);
@@ -149,15 +177,16 @@ impl<D: Device> LinkPair<D> {
         None
     }
 
-    /// One cycle, with traffic (sources, sinks and the packets each end expects per virtual
-    /// channel) or idle; returns whether both channels are up.
+    /// One instant at which a clock rises, with traffic (sources, sinks and the packets each
+    /// end expects per virtual channel) or idle; returns whether both channels are up. Only the
+    /// ends whose `clk` rises drive and sample their ports.
     fn step(&mut self, mut traffic: Option<(&mut [Source; 2], &mut [Sink; 2], &mut [[VecDeque<Packet>; 2]; 2])>, rng: &mut Rng, ready_percent: u64, events: &mut Option<&mut LinkRun>) -> bool {
         let word_bytes = self.config.word_bytes();
-        let mut ups = [false; 2];
+        let edges = self.clocks.next();
         let mut took = [false; 2];
         let mut popped: [[Option<(Vec<u8>, bool)>; 2]; 2] = Default::default();
         let mut tx = [vec![], vec![]];
-        for i in 0..2 {
+        for i in (0..2).filter(|i| edges.clk(*i)) {
             let h = &self.handles[i].ports;
             let e = &mut self.ends[i];
             // Source.
@@ -191,7 +220,7 @@ impl<D: Device> LinkPair<D> {
             e.set(h[10], &[readies[0] as u64, 0, 0, 0, 0]);
             e.set(self.vc1_ports[i][4], &[readies[1] as u64, 0, 0, 0, 0]);
             // Native flow control requests due now.
-            let due = self.nfc_requests.iter().position(|r| r.1 == i && r.0 <= self.cycle);
+            let due = self.nfc_requests.iter().position(|r| r.1 == i && r.0 <= self.cycles[i]);
             let mut nfc_offered = None;
             if !self.nfc_requests.is_empty() || due.is_some() {
                 let (pv, pd) = (e.port("s_axis_nfc_tvalid"), e.port("s_axis_nfc_tdata"));
@@ -200,7 +229,7 @@ impl<D: Device> LinkPair<D> {
                 e.set(pd, &[data as u64, 0, 0, 0, 0]);
                 nfc_offered = due;
             }
-            let mut credit_rng = Rng::new(self.cycle * 2 + i as u64 + 1);
+            let mut credit_rng = Rng::new(self.cycles[i] * 2 + i as u64 + 1);
             if self.credit_percent > 0 {
                 let bits: Vec<bool> = (0..2).map(|_| credit_rng.chance(self.credit_percent)).collect();
                 for (v, b) in bits.iter().enumerate() {
@@ -226,7 +255,7 @@ impl<D: Device> LinkPair<D> {
                     e.set(pv, &[0; 5]);
                 }
             }
-            ups[i] = e.get(h[13])[0] != 0;
+            self.up[i] = e.get(h[13])[0] != 0;
             took[i] = valid == 1 && e.get(h[5])[0] != 0;
             for vc in 0..2 {
                 let (pd, pk, pl, pv) = if vc == 0 { (h[6], h[7], h[8], h[9]) } else { (self.vc1_ports[i][0], self.vc1_ports[i][1], self.vc1_ports[i][2], self.vc1_ports[i][3]) };
@@ -291,21 +320,24 @@ impl<D: Device> LinkPair<D> {
                 }
             }
         }
-        // Serial lanes through the channels, then the clock edge.
-        let rx_b = self.channels[0].step(&tx[0]);
-        let rx_a = self.channels[1].step(&tx[1]);
-        for (i, rx) in [(0, rx_a), (1, rx_b)] {
+        // Serial lanes through the channels of the senders whose clock rises, then the clock
+        // edges: a receiver's `rx_clk` rises with its sender's `clk`.
+        for i in (0..2).filter(|i| edges.clk(*i)) {
+            let rx = self.channels[i].step(&tx[i]);
             let mut v = [0u64; 5];
             for (k, block) in rx.iter().enumerate() {
                 put_bits(&mut v, 66 * k, 66, *block);
             }
-            let p = self.handles[i].ports[11];
-            self.ends[i].set(p, &v);
-            self.ends[i].settle();
-            self.ends[i].clock(false);
+            let p = self.handles[1 - i].ports[11];
+            self.ends[1 - i].set(p, &v);
         }
-        self.cycle += 1;
-        ups[0] && ups[1]
+        for i in (0..2).filter(|i| edges.clk(*i) || edges.rx_clk(*i)) {
+            self.ends[i].settle();
+            self.ends[i].clock_edges(edges.clk(i), edges.rx_clk(i), false);
+            self.cycles[i] += edges.clk(i) as u64;
+        }
+        self.cycle = self.cycles[0];
+        self.up[0] && self.up[1]
     }
 
     /// Sends `traffic` and checks every packet; fails (with the cycle) on any loss,
@@ -359,5 +391,64 @@ impl<D: Device> LinkPair<D> {
             run.counters.push((name.to_string(), v));
         }
         Ok(run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::Value;
+
+    /// Records the clock edges it gets and how often `rx_serial` is written; outputs read zero.
+    struct Recorder {
+        names: Vec<String>,
+        values: Vec<Value>,
+        edges: Vec<(bool, bool)>,
+        rx_writes: u64,
+    }
+
+    impl Device for Recorder {
+        fn port(&mut self, name: &str) -> usize {
+            self.names.iter().position(|n| n == name).unwrap_or_else(|| {
+                self.names.push(name.to_string());
+                self.values.push([0; 5]);
+                self.names.len() - 1
+            })
+        }
+        fn has_port(&mut self, _: &str) -> bool {
+            true
+        }
+        fn set(&mut self, port: usize, value: &Value) {
+            self.rx_writes += (self.names[port] == "rx_serial") as u64;
+            self.values[port] = *value;
+        }
+        fn get(&mut self, port: usize) -> Value {
+            self.values[port]
+        }
+        fn settle(&mut self) {}
+        fn clock_edges(&mut self, clk: bool, rx_clk: bool, _: bool) {
+            self.edges.push((clk, rx_clk));
+        }
+        fn has_rx_clock(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn each_end_receives_on_its_partners_clock() {
+        let ends = [0, 1].map(|_| Recorder { names: vec![], values: vec![], edges: vec![], rx_writes: 0 });
+        let channel = ChannelConfig::clean(1, 3);
+        let mut pair = LinkPair::new(LinkConfig { lanes: 1, ..Default::default() }, ends, [channel.clone(), channel]).with_periods([6400, 6402]).unwrap();
+        pair.idle(10_000);
+        let [a, b] = &pair.ends;
+        // Some end's `clk` rises at every instant, so both ends get edges at every instant.
+        assert_eq!(a.edges.len(), b.edges.len());
+        for (ea, eb) in a.edges.iter().zip(&b.edges) {
+            assert_eq!((ea.1, eb.1), (eb.0, ea.0), "rx_clk is the partner's clk");
+        }
+        let clks = [a, b].map(|e| e.edges.iter().filter(|e| e.0).count() as u64);
+        assert_eq!(clks, [10_000, 9999 * 6400 / 6402 + 1]);
+        assert_eq!(pair.cycles, clks);
+        assert_eq!([a.rx_writes, b.rx_writes], [clks[1], clks[0]], "a channel moves on its sender's clock");
     }
 }
