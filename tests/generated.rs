@@ -38,7 +38,7 @@ fn top_level_ports_follow_the_naming_contract() {
         let header = text.lines().find(|l| l.starts_with(&format!("module {}(", module.spec.name))).unwrap();
         for port in header[header.find('(').unwrap() + 1..header.find(')').unwrap()].split(',') {
             // Besides streams: the FIFO fill level, and the link's serial lanes, status and counters.
-            let link_ports = ["rx_serial", "tx_serial", "rx_credit_return", "tx_credit", "lane_up", "channel_up", "frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses"];
+            let link_ports = ["rx_serial", "tx_serial", "rx_credit_return", "tx_credit", "lane_up", "channel_up", "frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses", "slips", "rx_clk", "rx_rst"];
             // The router: coordinates, per-VC credits beside its link streams, counters.
             let router_ok = module.spec.family == "router"
                 && (port.starts_with("local_") || port.starts_with("stat_") || port.starts_with("s_axis_") && port.ends_with("_credit") || port.starts_with("m_axis_") && port.ends_with("_credit"));
@@ -48,7 +48,7 @@ fn top_level_ports_follow_the_naming_contract() {
             let axil_ok = module.spec.family == "axil" && (port.starts_with("s_axil_") || port == "counters" || port == "link_status" || port.starts_with("local_"));
             // A node: the register window, per link endpoint its serial lanes and status.
             let node_ok = module.spec.family == "system"
-                && (port.starts_with("s_axil_") || port == "link_up" || ["_rx_serial", "_tx_serial", "_channel_up"].iter().any(|s| port.ends_with(s)));
+                && (port.starts_with("s_axil_") || port == "link_up" || ["_rx_serial", "_rx_clk", "_rx_rst", "_tx_serial", "_channel_up"].iter().any(|s| port.ends_with(s)));
             // The dispatcher counts packets with unknown tags.
             let dispatcher_ok = module.spec.name.starts_with("axis_dispatcher") && port == "dropped";
             // Self-test blocks: their configuration and counter ports.

@@ -18,6 +18,8 @@ pub struct Instance {
     pub module: Rc<Netlist>,
     /// Each child input (by its input name, `port` or `port@lo`) and the parent wire driving it.
     pub inputs: Vec<(String, Wire)>,
+    /// The parent's clock domain of each child domain (same order as the child's `domains`).
+    pub clocks: Vec<String>,
 }
 
 impl Netlist {
@@ -26,6 +28,13 @@ impl Netlist {
     /// as parent wires. The child's clock domains are wired by name to the parent's (a child
     /// domain the parent lacks is added to it).
     pub fn instance(&mut self, child: &Rc<Netlist>, module_name: &str, name: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, String> {
+        self.instance_clocked(child, module_name, name, connect, &|clock| clock.to_string())
+    }
+
+    /// [`Netlist::instance`], with each child clock domain wired to the parent's domain `clock`
+    /// names (a clock port name ending in `clk`; its reset follows): e.g. a link endpoint's
+    /// `rx_clk` to the node's `xp_rx_clk`.
+    pub fn instance_clocked(&mut self, child: &Rc<Netlist>, module_name: &str, name: &str, connect: &dyn Fn(&str) -> Option<Wire>, clock: &dyn Fn(&str) -> String) -> Result<HashMap<String, Wire>, String> {
         let mut inputs = vec![];
         for node in &child.nodes {
             if let Op::Input(port) = &node.op {
@@ -36,11 +45,12 @@ impl Netlist {
                 inputs.push((port.clone(), w));
             }
         }
-        for d in &child.domains {
-            self.domain_named(&d.name);
+        let clocks: Vec<String> = child.domains.iter().map(|d| clock(&d.name)).collect();
+        for c in &clocks {
+            self.domain_named(c);
         }
         let inst = self.instances.len();
-        self.instances.push(Instance { name: name.to_string(), module_name: module_name.to_string(), module: child.clone(), inputs });
+        self.instances.push(Instance { name: name.to_string(), module_name: module_name.to_string(), module: child.clone(), inputs, clocks });
         let mut outputs = HashMap::new();
         for o in &child.outputs {
             let width = child.width(o.wire);
@@ -62,7 +72,7 @@ impl Netlist {
         for (i, inst) in self.instances.iter().enumerate() {
             let child = inst.module.flatten();
             let inputs: HashMap<&str, Wire> = inst.inputs.iter().map(|(p, w)| (p.as_str(), *w)).collect();
-            let outputs = flat.instantiate(&child, &format!("{}.", inst.name), &|port| inputs.get(port).copied()).expect("instance inputs were checked when it was made");
+            let outputs = flat.instantiate_in(&child, &format!("{}.", inst.name), &|port| inputs.get(port).copied(), &inst.clocks).expect("instance inputs were checked when it was made");
             for node in flat.nodes.iter_mut() {
                 if let Op::InstanceOutput { inst, port } = &node.op {
                     if *inst == i {
@@ -80,8 +90,14 @@ impl Netlist {
     /// across the boundary: the child is state-machine logic, not a pipeline stage. The child
     /// must have no instances of its own (flatten it first).
     pub fn instantiate(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, String> {
+        let clocks: Vec<String> = child.domains.iter().map(|d| d.name.clone()).collect();
+        self.instantiate_in(child, prefix, connect, &clocks)
+    }
+
+    /// [`Netlist::instantiate`] with child domain `k` in the parent's domain `clocks[k]`.
+    fn instantiate_in(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>, clocks: &[String]) -> Result<HashMap<String, Wire>, String> {
         assert!(child.instances.is_empty(), "instantiate copies a flat child: flatten it first");
-        let domains: Vec<usize> = child.domains.iter().map(|d| self.domain_named(&d.name)).collect();
+        let domains: Vec<usize> = clocks.iter().map(|c| self.domain_named(c)).collect();
         let mut map: Vec<Wire> = Vec::with_capacity(child.nodes.len());
         let memory_base = self.memories.len();
         for m in &child.memories {

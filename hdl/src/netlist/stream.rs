@@ -209,6 +209,12 @@ impl Design {
 
     /// A child design kept as an instance called `name` of module `module_name`.
     pub fn instance<'d>(&'d self, child: &Rc<Netlist>, module_name: &str, name: &str) -> Inst<'d> {
+        self.instance_clocked(child, module_name, name, &|clock| clock.to_string())
+    }
+
+    /// [`Design::instance`] with each child clock domain in the domain `clock` names (see
+    /// [`Netlist::instance_clocked`]).
+    pub fn instance_clocked<'d>(&'d self, child: &Rc<Netlist>, module_name: &str, name: &str, clock: &dyn Fn(&str) -> String) -> Inst<'d> {
         let mut inputs: BTreeMap<String, Sig<'d>> = BTreeMap::new();
         for node in &child.nodes {
             if let Op::Input(port) = &node.op {
@@ -217,7 +223,7 @@ impl Design {
         }
         let outputs = self
             .net()
-            .instance(child, module_name, name, &|port| inputs.get(port).map(|s| s.wire))
+            .instance_clocked(child, module_name, name, &|port| inputs.get(port).map(|s| s.wire), clock)
             .expect("every input has a placeholder");
         let outputs = outputs.into_iter().map(|(k, w)| (k, self.sig(w))).collect();
         self.open.borrow_mut().extend(inputs.iter().map(|(p, s)| (s.wire, format!("input `{p}` of `{name}` ({module_name})"))));

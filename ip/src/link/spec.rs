@@ -7,8 +7,9 @@ use super::{endpoint, LinkConfig};
 /// The link configurations shipped as Verilog: lanes → module name.
 pub const LINKS: [(usize, &str); 2] = [(1, "reliable_link_x1"), (2, "reliable_link_x2")];
 
+/// The shipped links (stand-alone and in the nodes) receive on their own clock.
 pub fn link_config(lanes: usize) -> LinkConfig {
-    LinkConfig { lanes, ..Default::default() }
+    LinkConfig { lanes, rx_clock: true, ..Default::default() }
 }
 
 pub fn link_spec(lanes: usize, name: &str) -> ModuleSpec {
@@ -26,6 +27,7 @@ pub fn link_spec(lanes: usize, name: &str) -> ModuleSpec {
             ("retransmit_timeout".into(), format!("{} cycles", c.retransmit_timeout)),
             ("clock_compensation".into(), format!("{} blocks every {} cycles", c.cc_burst, c.cc_interval)),
             ("buffer_reads".into(), if c.registered_reads { "registered (synchronous read ports)" } else { "asynchronous" }.into()),
+            ("receive_clock".into(), if c.rx_clock { "rx_clk (rx_serial, lock, deskew, bonding), elastic buffer into clk" } else { "clk" }.into()),
         ],
         hidden_ports: vec![],
     }

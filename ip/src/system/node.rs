@@ -15,7 +15,9 @@
 //! Ports: `clk`, `rst`; `s_axil_*` (register window, map in DESIGN.md and [`counter_names`]);
 //! IntraNode ports `s_axis_p<p>_*` / `m_axis_p<p>_*` as the router's; per endpoint
 //! `<e>_rx_serial` / `<e>_tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`) and
-//! `<e>_channel_up`; `link_up` = every channel up.
+//! `<e>_channel_up`; `link_up` = every channel up. With receive clocks (`LinkConfig::rx_clock`,
+//! on in the shipped nodes), `<e>_rx_serial` is synchronous to `<e>_rx_clk` (reset
+//! `<e>_rx_rst`), the clock recovered from the neighbour's transmitter; every other port to `clk`.
 
 use std::rc::Rc;
 
@@ -70,9 +72,18 @@ pub fn counter_names(config: &NodeConfig) -> Vec<String> {
         names.push(format!("{}_ecc_corrected", d.name()));
     }
     for e in config.endpoints() {
-        for c in ["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"] {
+        for c in link_counters(&config.link) {
             names.push(format!("{}_{c}", e.name()));
         }
+    }
+    names
+}
+
+/// The counters of each link endpoint in the register window.
+fn link_counters(link: &LinkConfig) -> Vec<&'static str> {
+    let mut names = vec!["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"];
+    if link.rx_clock {
+        names.push("slips");
     }
     names
 }
@@ -136,7 +147,8 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     let word = AxisShape::data(64 * config.link.lanes).with_keep();
     for e in &endpoints {
         let en = e.name();
-        let link = d.instance(&link_net, "link", &format!("link_{en}"));
+        // Its receive side runs on the clock recovered from the neighbour's transmitter.
+        let link = d.instance_clocked(&link_net, "link", &format!("link_{en}"), &|clock| if clock == "rx_clk" { format!("{en}_rx_clk") } else { clock.to_string() });
         let serial = link.input_chunks("rx_serial");
         for (j, lane) in serial.iter().enumerate() {
             lane.define(d.input(&format!("{en}_rx_serial@{}", 66 * j), 66));
@@ -168,7 +180,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
             link.input("rx_credit_return").define(0u32);
         }
         // Link counters for the register window.
-        for name in ["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses"] {
+        for name in link_counters(&config.link) {
             let i = counters.iter().position(|x| *x == format!("{en}_{name}")).unwrap();
             counter_in[i].define(link.output(name));
         }

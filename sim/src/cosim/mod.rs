@@ -56,6 +56,8 @@ pub struct Model {
     set: SetFn,
     get: GetFn,
     clock: Option<PortId>,
+    /// Receive clocks (`rx_clk`, `<e>_rx_clk`): [`Model::tick`] raises them with `clk`.
+    rx_clocks: Vec<PortId>,
     words: Vec<u32>,
     /// Rising clock edges so far.
     pub cycle: u64,
@@ -64,7 +66,7 @@ pub struct Model {
 
 impl Model {
     /// Verilates `top` from `file` (or reuses the cached build) and instantiates it. A port
-    /// named `clk` becomes the clock [`Model::tick`] drives.
+    /// named `clk` becomes the clock [`Model::tick`] drives, with every receive clock.
     pub fn build(file: &Path, top: &str) -> Result<Model, CosimError> {
         let (library_path, ports) = build::build(file, top)?;
         // SAFETY: the library was built by `build` from the wrapper it generated, which exports
@@ -79,8 +81,9 @@ impl Model {
             let handle = new();
             let by_name = ports.iter().enumerate().map(|(i, p)| (p.name.clone(), PortId(i))).collect::<BTreeMap<_, _>>();
             let clock = by_name.get("clk").copied();
+            let rx_clocks = ports.iter().enumerate().filter(|(_, p)| p.direction == Direction::Input && (p.name == "rx_clk" || p.name.ends_with("_rx_clk"))).map(|(i, _)| PortId(i)).collect();
             let widest = ports.iter().map(|p| p.width.div_ceil(32)).max().unwrap_or(1);
-            let mut model = Model { ports, by_name, handle, free, eval, set, get, clock, words: vec![0; widest], cycle: 0, _library: library };
+            let mut model = Model { ports, by_name, handle, free, eval, set, get, clock, rx_clocks, words: vec![0; widest], cycle: 0, _library: library };
             model.eval();
             Ok(model)
         }
@@ -140,10 +143,14 @@ impl Model {
         unsafe { (self.eval)(self.handle) }
     }
 
-    /// One rising and one falling edge of `clk`.
+    /// One rising and one falling edge of `clk` and of every receive clock (`rx_clk`,
+    /// `<e>_rx_clk`) with it: the link partners share one oscillator. Their resets
+    /// (`rx_rst`, `<e>_rx_rst`) are the caller's, like `rst`.
     pub fn tick(&mut self) {
         let clk = self.clock.expect("the module has no `clk` port");
-        self.edges(&[clk]);
+        let mut clocks = self.rx_clocks.clone();
+        clocks.push(clk);
+        self.edges(&clocks);
     }
 
     /// One rising and one falling edge of each of `clocks`, all rising at the same instant (so

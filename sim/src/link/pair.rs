@@ -386,7 +386,11 @@ impl<D: Device> LinkPair<D> {
         }
         run.cycles = self.cycle - start;
         run.sent = sent;
-        for name in ["frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses"] {
+        let slips = self.ends.iter_mut().all(|e| e.has_port("slips"));
+        for name in ["frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses", "slips"] {
+            if name == "slips" && !slips {
+                continue;
+            }
             let v = [self.counter(0, name), self.counter(1, name)];
             run.counters.push((name.to_string(), v));
         }

@@ -167,7 +167,17 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     text.push_str(&assigns);
     for (k, inst) in net.instances.iter().enumerate() {
         write!(text, "\n// ---- {} ({}) ----\n{} {} (\n", inst.name, inst.module_name, child_names[k], inst.name).unwrap();
-        let mut conns: Vec<String> = inst.module.domains.iter().flat_map(|d| [d.name.clone(), d.reset()]).map(|c| format!("    .{c}({c})")).collect();
+        let mut conns: Vec<String> = inst
+            .module
+            .domains
+            .iter()
+            .zip(&inst.clocks)
+            .flat_map(|(d, parent)| {
+                let parent = super::domain::Domain { name: parent.clone() };
+                [(d.name.clone(), parent.name.clone()), (d.reset(), parent.reset())]
+            })
+            .map(|(port, wire)| format!("    .{port}({wire})"))
+            .collect();
         for p in self::ports(&inst.module) {
             let value = if p.output {
                 body.inst_wires[k][&p.name].0.clone()
