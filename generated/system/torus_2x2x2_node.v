@@ -10,13 +10,25 @@
 //   dateline = true
 //   link_endpoints = xp xn yp yn zp zn
 //   lanes_per_link = 2
-//   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, yp_packets, zp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, yp_ecc_corrected, zp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, zp_frames_sent, zp_frames_retransmitted, zp_crc_errors, zp_lock_losses, zn_frames_sent, zn_frames_retransmitted, zn_crc_errors, zn_lock_losses
+//   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, yp_packets, zp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, yp_ecc_corrected, zp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xp_slips, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, xn_slips, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yp_slips, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, yn_slips, zp_frames_sent, zp_frames_retransmitted, zp_crc_errors, zp_lock_losses, zp_slips, zn_frames_sent, zn_frames_retransmitted, zn_crc_errors, zn_lock_losses, zn_slips
 `timescale 1ns/1ps
 
-module torus_2x2x2_node(clk,rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_p0_tready,s_axis_p1_tready,m_axis_p0_tready,m_axis_p1_tready,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,xp_rx_serial,xn_rx_serial,yp_rx_serial,yn_rx_serial,zp_rx_serial,zn_rx_serial,xp_tx_serial,xp_channel_up,xn_tx_serial,xn_channel_up,yp_tx_serial,yp_channel_up,yn_tx_serial,yn_channel_up,zp_tx_serial,zp_channel_up,zn_tx_serial,zn_channel_up,link_up);
+module torus_2x2x2_node(clk,rst,xp_rx_clk,xp_rx_rst,xn_rx_clk,xn_rx_rst,yp_rx_clk,yp_rx_rst,yn_rx_clk,yn_rx_rst,zp_rx_clk,zp_rx_rst,zn_rx_clk,zn_rx_rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_p0_tready,s_axis_p1_tready,m_axis_p0_tready,m_axis_p1_tready,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,xp_rx_serial,xn_rx_serial,yp_rx_serial,yn_rx_serial,zp_rx_serial,zn_rx_serial,xp_tx_serial,xp_channel_up,xn_tx_serial,xn_channel_up,yp_tx_serial,yp_channel_up,yn_tx_serial,yn_channel_up,zp_tx_serial,zp_channel_up,zn_tx_serial,zn_channel_up,link_up);
     // clocks and resets
     input wire clk;
     input wire rst;
+    input wire xp_rx_clk;
+    input wire xp_rx_rst;
+    input wire xn_rx_clk;
+    input wire xn_rx_rst;
+    input wire yp_rx_clk;
+    input wire yp_rx_rst;
+    input wire yn_rx_clk;
+    input wire yn_rx_rst;
+    input wire zp_rx_clk;
+    input wire zp_rx_rst;
+    input wire zn_rx_clk;
+    input wire zn_rx_rst;
     // input streams
     input wire [127:0] s_axis_p0_tdata;
     input wire s_axis_p0_tlast;
@@ -269,6 +281,7 @@ wire [31:0] link_xp_frames_retransmitted;
 wire [31:0] link_xp_frames_received;
 wire [31:0] link_xp_crc_errors;
 wire [31:0] link_xp_lock_losses;
+wire [31:0] link_xp_slips;
 wire link_xn_s_axis_tready;
 wire [1:0] link_xn_lane_up;
 wire link_xn_channel_up;
@@ -290,6 +303,7 @@ wire [31:0] link_xn_frames_retransmitted;
 wire [31:0] link_xn_frames_received;
 wire [31:0] link_xn_crc_errors;
 wire [31:0] link_xn_lock_losses;
+wire [31:0] link_xn_slips;
 wire link_yp_s_axis_tready;
 wire [1:0] link_yp_lane_up;
 wire link_yp_channel_up;
@@ -311,6 +325,7 @@ wire [31:0] link_yp_frames_retransmitted;
 wire [31:0] link_yp_frames_received;
 wire [31:0] link_yp_crc_errors;
 wire [31:0] link_yp_lock_losses;
+wire [31:0] link_yp_slips;
 wire link_yn_s_axis_tready;
 wire [1:0] link_yn_lane_up;
 wire link_yn_channel_up;
@@ -332,6 +347,7 @@ wire [31:0] link_yn_frames_retransmitted;
 wire [31:0] link_yn_frames_received;
 wire [31:0] link_yn_crc_errors;
 wire [31:0] link_yn_lock_losses;
+wire [31:0] link_yn_slips;
 wire link_zp_s_axis_tready;
 wire [1:0] link_zp_lane_up;
 wire link_zp_channel_up;
@@ -353,6 +369,7 @@ wire [31:0] link_zp_frames_retransmitted;
 wire [31:0] link_zp_frames_received;
 wire [31:0] link_zp_crc_errors;
 wire [31:0] link_zp_lock_losses;
+wire [31:0] link_zp_slips;
 wire link_zn_s_axis_tready;
 wire [1:0] link_zn_lane_up;
 wire link_zn_channel_up;
@@ -374,6 +391,7 @@ wire [31:0] link_zn_frames_retransmitted;
 wire [31:0] link_zn_frames_received;
 wire [31:0] link_zn_crc_errors;
 wire [31:0] link_zn_lock_losses;
+wire [31:0] link_zn_slips;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- self-test on IntraNode port 0 ----
@@ -447,7 +465,7 @@ torus_2x2x2_node_regs regs (
     .rst(rst),
     .link_status(((link_zn_channel_up_or | ({link_zp_channel_up_cat[27:0], 4'h0})) | ({link_zn_channel_up_cat[26:0], 5'h0}))),
     .selftest({selftest_checker_errors, selftest_checker_bytes, selftest_checker_packets, (({31'h0, selftest_generator_busy}) | ({selftest_checker_complete_cat[30:0], 1'h0})), selftest_generator_cycles, selftest_generator_sent}),
-    .counters({link_zn_lock_losses, link_zn_crc_errors, link_zn_frames_retransmitted, link_zn_frames_sent, link_zp_lock_losses, link_zp_crc_errors, link_zp_frames_retransmitted, link_zp_frames_sent, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_zp_ecc_corrected, router_stat_yp_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_zp_packets, router_stat_yp_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
+    .counters({link_zn_slips, link_zn_lock_losses, link_zn_crc_errors, link_zn_frames_retransmitted, link_zn_frames_sent, link_zp_slips, link_zp_lock_losses, link_zp_crc_errors, link_zp_frames_retransmitted, link_zp_frames_sent, link_yn_slips, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_slips, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_zp_ecc_corrected, router_stat_yp_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_zp_packets, router_stat_yp_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
     .s_axil_awaddr(s_axil_awaddr),
     .s_axil_awvalid(s_axil_awvalid),
     .s_axil_wdata(s_axil_wdata),
@@ -617,6 +635,8 @@ torus_2x2x2_node_selftest_generator selftest_generator (
 torus_2x2x2_node_link link_xp (
     .clk(clk),
     .rst(rst),
+    .rx_clk(xp_rx_clk),
+    .rx_rst(xp_rx_rst),
     .s_axis_tdata({router_m_axis_xp_tdata[127:64], router_m_axis_xp_tdata[63:0]}),
     .s_axis_tkeep(router_m_axis_xp_tkeep),
     .s_axis_tlast(router_m_axis_xp_tlast),
@@ -648,13 +668,16 @@ torus_2x2x2_node_link link_xp (
     .frames_retransmitted(link_xp_frames_retransmitted),
     .frames_received(link_xp_frames_received),
     .crc_errors(link_xp_crc_errors),
-    .lock_losses(link_xp_lock_losses)
+    .lock_losses(link_xp_lock_losses),
+    .slips(link_xp_slips)
 );
 
 // ---- link_xn (link) ----
 torus_2x2x2_node_link link_xn (
     .clk(clk),
     .rst(rst),
+    .rx_clk(xn_rx_clk),
+    .rx_rst(xn_rx_rst),
     .s_axis_tdata({64'h0, 64'h0}),
     .s_axis_tkeep(16'h0),
     .s_axis_tlast(1'h0),
@@ -686,13 +709,16 @@ torus_2x2x2_node_link link_xn (
     .frames_retransmitted(link_xn_frames_retransmitted),
     .frames_received(link_xn_frames_received),
     .crc_errors(link_xn_crc_errors),
-    .lock_losses(link_xn_lock_losses)
+    .lock_losses(link_xn_lock_losses),
+    .slips(link_xn_slips)
 );
 
 // ---- link_yp (link) ----
 torus_2x2x2_node_link link_yp (
     .clk(clk),
     .rst(rst),
+    .rx_clk(yp_rx_clk),
+    .rx_rst(yp_rx_rst),
     .s_axis_tdata({router_m_axis_yp_tdata[127:64], router_m_axis_yp_tdata[63:0]}),
     .s_axis_tkeep(router_m_axis_yp_tkeep),
     .s_axis_tlast(router_m_axis_yp_tlast),
@@ -724,13 +750,16 @@ torus_2x2x2_node_link link_yp (
     .frames_retransmitted(link_yp_frames_retransmitted),
     .frames_received(link_yp_frames_received),
     .crc_errors(link_yp_crc_errors),
-    .lock_losses(link_yp_lock_losses)
+    .lock_losses(link_yp_lock_losses),
+    .slips(link_yp_slips)
 );
 
 // ---- link_yn (link) ----
 torus_2x2x2_node_link link_yn (
     .clk(clk),
     .rst(rst),
+    .rx_clk(yn_rx_clk),
+    .rx_rst(yn_rx_rst),
     .s_axis_tdata({64'h0, 64'h0}),
     .s_axis_tkeep(16'h0),
     .s_axis_tlast(1'h0),
@@ -762,13 +791,16 @@ torus_2x2x2_node_link link_yn (
     .frames_retransmitted(link_yn_frames_retransmitted),
     .frames_received(link_yn_frames_received),
     .crc_errors(link_yn_crc_errors),
-    .lock_losses(link_yn_lock_losses)
+    .lock_losses(link_yn_lock_losses),
+    .slips(link_yn_slips)
 );
 
 // ---- link_zp (link) ----
 torus_2x2x2_node_link link_zp (
     .clk(clk),
     .rst(rst),
+    .rx_clk(zp_rx_clk),
+    .rx_rst(zp_rx_rst),
     .s_axis_tdata({router_m_axis_zp_tdata[127:64], router_m_axis_zp_tdata[63:0]}),
     .s_axis_tkeep(router_m_axis_zp_tkeep),
     .s_axis_tlast(router_m_axis_zp_tlast),
@@ -800,13 +832,16 @@ torus_2x2x2_node_link link_zp (
     .frames_retransmitted(link_zp_frames_retransmitted),
     .frames_received(link_zp_frames_received),
     .crc_errors(link_zp_crc_errors),
-    .lock_losses(link_zp_lock_losses)
+    .lock_losses(link_zp_lock_losses),
+    .slips(link_zp_slips)
 );
 
 // ---- link_zn (link) ----
 torus_2x2x2_node_link link_zn (
     .clk(clk),
     .rst(rst),
+    .rx_clk(zn_rx_clk),
+    .rx_rst(zn_rx_rst),
     .s_axis_tdata({64'h0, 64'h0}),
     .s_axis_tkeep(16'h0),
     .s_axis_tlast(1'h0),
@@ -838,7 +873,8 @@ torus_2x2x2_node_link link_zn (
     .frames_retransmitted(link_zn_frames_retransmitted),
     .frames_received(link_zn_frames_received),
     .crc_errors(link_zn_crc_errors),
-    .lock_losses(link_zn_lock_losses)
+    .lock_losses(link_zn_lock_losses),
+    .slips(link_zn_slips)
 );
 
 always @(posedge clk) begin
@@ -928,7 +964,7 @@ module torus_2x2x2_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s
     // inputs
     input wire [31:0] link_status;
     input wire [191:0] selftest;
-    input wire [1087:0] counters;
+    input wire [1279:0] counters;
     // outputs: status and counters
     output wire [5:0] local_x;
     output wire [5:0] local_y;
@@ -1072,6 +1108,14 @@ wire read_word_or_10;
 wire read_word_is96;
 wire [31:0] counters_1024_sel;
 wire read_word_is97;
+wire read_word_is98;
+wire read_word_is99;
+wire read_word_is100;
+wire [31:0] counters_1152_sel;
+wire read_word_or_11;
+wire read_word_is101;
+wire read_word_is102;
+wire read_word_is103;
 wire [31:0] read_data;
 wire read_ok;
 // verilator lint_on UNUSEDSIGNAL
@@ -1190,8 +1234,16 @@ assign read_word_or_10 = ((((read_word_or_9 | read_word_is91) | read_word_is92) 
 assign read_word_is96 = read_word == 10'h60;
 assign counters_1024_sel = read_word_is96 ? counters[1055:1024] : (read_word_is95 ? counters[1023:992] : (read_word_is94 ? counters[991:960] : (read_word_is93 ? counters[959:928] : counters_896_sel)));
 assign read_word_is97 = read_word == 10'h61;
-assign read_data = read_word_is97 ? counters[1087:1056] : counters_1024_sel;
-assign read_ok = (read_word_or_10 | read_word_is96) | read_word_is97;
+assign read_word_is98 = read_word == 10'h62;
+assign read_word_is99 = read_word == 10'h63;
+assign read_word_is100 = read_word == 10'h64;
+assign counters_1152_sel = read_word_is100 ? counters[1183:1152] : (read_word_is99 ? counters[1151:1120] : (read_word_is98 ? counters[1119:1088] : (read_word_is97 ? counters[1087:1056] : counters_1024_sel)));
+assign read_word_or_11 = ((((read_word_or_10 | read_word_is96) | read_word_is97) | read_word_is98) | read_word_is99) | read_word_is100;
+assign read_word_is101 = read_word == 10'h65;
+assign read_word_is102 = read_word == 10'h66;
+assign read_word_is103 = read_word == 10'h67;
+assign read_data = read_word_is103 ? counters[1279:1248] : (read_word_is102 ? counters[1247:1216] : (read_word_is101 ? counters[1215:1184] : counters_1152_sel));
+assign read_ok = ((read_word_or_11 | read_word_is101) | read_word_is102) | read_word_is103;
 
 always @(posedge clk) begin
     if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= do_write ? 1'h0 : (aw_take ? 1'h1 : axil_aw_held);
@@ -3487,10 +3539,12 @@ assign sent = sent_2;
 assign cycles = cycles_2;
 endmodule
 
-module torus_2x2x2_node_link(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses);
+module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips);
     // clocks and resets
     input wire clk;
     input wire rst;
+    input wire rx_clk;
+    input wire rx_rst;
     // input streams
     input wire [127:0] s_axis_tdata;
     /* verilator lint_off UNUSEDSIGNAL */
@@ -3535,6 +3589,7 @@ module torus_2x2x2_node_link(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_ax
     output wire [31:0] frames_received;
     output wire [31:0] crc_errors;
     output wire [31:0] lock_losses;
+    output wire [31:0] slips;
 
 // verilator lint_off UNUSEDSIGNAL
 // state shared by the two directions
@@ -3686,65 +3741,101 @@ wire unbond;
 wire bonded_and;
 wire bonded_and_2;
 wire rx_up;
-wire [63:0] rx_valid0_bits63_0;
-wire rx_valid0_b64;
-wire rx_valid0_b65;
+reg lock_lost_toggle0;
+reg lock_lost_toggle1;
+(* ASYNC_REG = "TRUE" *) reg rx_up_sync0;
+(* ASYNC_REG = "TRUE" *) reg rx_up_sync1;
+(* ASYNC_REG = "TRUE" *) reg [1:0] lane_up_sync0;
+(* ASYNC_REG = "TRUE" *) reg [1:0] lane_up_sync1;
+(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle0_sync0;
+(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle0_sync1;
+reg lock_lost_seen0;
+(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle1_sync0;
+(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle1_sync1;
+reg lock_lost_seen1;
+// elastic buffer, write side (rx_clk)
+reg [4:0] eb_wr;
+wire [4:0] eb_wr_sel;
+reg [4:0] eb_wr_gray;
+// elastic buffer, read side (clk): read, insert or delete clock compensation
+(* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync0;
+(* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync1;
+wire eb_wr_gray_sync1_b4;
+wire eb_wr_gray_sync1_xor;
+wire eb_wr_gray_sync1_xor_2;
+wire eb_wr_gray_sync1_xor_3;
+wire [4:0] eb_wr_gray_sync1_cat;
+reg [4:0] eb_rd;
+wire [4:0] level;
+wire [65:0] eb_lane0_rd;
+wire [65:0] eb_lane1_rd;
+wire [4:0] eb_rd_plus;
+wire [4:0] eb_rd_plus_2;
+wire empty;
+wire delete;
+wire [65:0] eb_lane0_sel;
+wire [65:0] eb_lane1_sel;
+wire [65:0] eb_lane0_cat;
+wire [65:0] eb_lane1_cat;
+wire [63:0] eb_lane0_bits63_0;
+wire eb_lane0_b64;
+wire eb_lane0_b65;
 reg [65:0] bonded_word0;
 wire [63:0] bonded_word0_bits63_0;
-wire [63:0] rx_valid1_bits63_0;
-wire rx_valid1_b65;
+wire [63:0] eb_lane1_bits63_0;
+wire eb_lane1_b65;
 reg [65:0] bonded_word1;
 wire [63:0] bonded_word1_bits63_0;
 reg rx_words_up;
 // remote readiness (from the deskewed block, as it leaves the deskew)
-wire [15:0] rx_valid0_bits15_0;
-wire rx_valid0_and_2;
+wire [15:0] eb_lane0_bits15_0;
+wire eb_lane0_and;
 reg remote_ready;
 wire channel_up_2;
 wire control0;
 // receive: the aligned block classified, registered beside the bonded word
-wire [7:0] rx_valid0_bits7_0;
+wire [7:0] eb_lane0_bits7_0;
 reg rx_is_sep6;
 reg rx_is_btf_k0;
 reg rx_is_btf_k1;
 reg rx_is_btf_nfc;
-wire deskew0_or;
+wire eb_lane0_or;
 reg rx_is_known;
-wire rx_valid0_and_3;
-wire rx_valid1_and_2;
+wire eb_lane0_and_2;
+wire eb_lane1_and;
 reg rx_all_data;
 reg rx_any_data;
 reg rx_all_valid;
-wire [7:0] rx_valid0_bits55_48;
-wire [5:0] rx_valid0_bits5_0;
+wire [7:0] eb_lane0_bits55_48;
+wire [5:0] eb_lane0_bits5_0;
 reg rx_nbytes_ok;
-wire [6:0] rx_valid0_sel_2;
-wire [63:0] rx_valid0_cat_2;
-wire [3:0] deskew0_cat;
-wire [7:0] deskew0_cat_2;
-wire [11:0] deskew0_cat_3;
-wire [15:0] deskew0_cat_4;
-wire [19:0] deskew0_cat_5;
-wire [23:0] deskew0_cat_6;
-wire [27:0] deskew0_cat_7;
-wire [31:0] deskew0_cat_8;
+wire [6:0] sel;
+wire [63:0] eb_lane0_cat_2;
+wire [3:0] cat;
+wire [7:0] cat_2;
+wire [11:0] cat_3;
+wire [15:0] cat_4;
+wire [19:0] cat_5;
+wire [23:0] cat_6;
+wire [27:0] for_rx_crc_target_cat;
+wire [31:0] for_rx_crc_target_cat_2;
 reg [31:0] rx_crc_target;
-wire [1:0] rx_valid0_cat_3;
-wire [3:0] deskew0_cat_9;
-wire [5:0] deskew0_cat_10;
-wire [7:0] deskew0_cat_11;
-wire [9:0] deskew0_cat_12;
-wire [11:0] deskew0_cat_13;
-wire [13:0] deskew0_cat_14;
-wire [15:0] deskew0_cat_15;
-wire [17:0] deskew0_cat_16;
-wire [19:0] deskew0_cat_17;
-wire [21:0] deskew0_cat_18;
-wire [23:0] deskew0_cat_19;
-wire [25:0] deskew0_cat_20;
-wire [27:0] deskew0_cat_21;
-wire [29:0] deskew0_cat_22;
-wire [31:0] deskew0_cat_23;
+wire [1:0] cat_7;
+wire [3:0] cat_8;
+wire [5:0] cat_9;
+wire [7:0] cat_10;
+wire [9:0] cat_11;
+wire [11:0] cat_12;
+wire [13:0] cat_13;
+wire [15:0] cat_14;
+wire [17:0] cat_15;
+wire [19:0] cat_16;
+wire [21:0] cat_17;
+wire [23:0] cat_18;
+wire [25:0] for_rx_crc_data_cat;
+wire [27:0] for_rx_crc_data_cat_2;
+wire [29:0] for_rx_crc_data_cat_3;
+wire [31:0] for_rx_crc_data_cat_4;
 reg [31:0] rx_crc_data;
 // receive: block classification
 wire all_data;
@@ -3841,28 +3932,28 @@ reg [63:0] vc1_read1;
 reg [6:0] vc1_side_read;
 reg [15:0] rx_credit_limit1;
 // user-K checks: the CRC syndromes of the deskewed block, registered
-wire [63:0] rx_valid0_cat_4;
-wire [3:0] deskew0_cat_24;
-wire [7:0] deskew0_cat_25;
-wire [10:0] rx_payload0_cat;
-wire [13:0] deskew0_cat_26;
-wire [16:0] rx_payload0_cat_2;
-wire [20:0] deskew0_cat_27;
-wire [23:0] deskew0_cat_28;
-wire [26:0] deskew0_cat_29;
-wire [29:0] deskew0_cat_30;
+wire [63:0] eb_lane0_cat_3;
+wire [3:0] cat_19;
+wire [7:0] cat_20;
+wire [10:0] cat_21;
+wire [13:0] cat_22;
+wire [16:0] cat_23;
+wire [20:0] cat_24;
+wire [23:0] cat_25;
+wire [26:0] cat_26;
+wire [29:0] for_rx_k0_syndrome_cat;
 wire [31:0] for_rx_k0_syndrome_xor;
 reg [15:0] rx_k0_syndrome;
-wire [63:0] rx_valid0_cat_5;
-wire [3:0] deskew0_cat_31;
-wire [7:0] deskew0_cat_32;
-wire [10:0] rx_payload0_cat_3;
-wire [13:0] deskew0_cat_33;
-wire [16:0] rx_payload0_cat_4;
-wire [20:0] deskew0_cat_34;
-wire [23:0] deskew0_cat_35;
-wire [26:0] deskew0_cat_36;
-wire [29:0] deskew0_cat_37;
+wire [63:0] eb_lane0_cat_4;
+wire [3:0] cat_27;
+wire [7:0] cat_28;
+wire [10:0] cat_29;
+wire [13:0] cat_30;
+wire [16:0] cat_31;
+wire [20:0] cat_32;
+wire [23:0] cat_33;
+wire [26:0] cat_34;
+wire [29:0] for_rx_k1_syndrome_cat;
 wire [31:0] for_rx_k1_syndrome_xor;
 reg [23:0] rx_k1_syndrome;
 // acknowledgements received
@@ -4045,6 +4136,7 @@ reg [31:0] frames_retransmitted_2;
 reg [31:0] frames_received_2;
 reg [31:0] crc_errors_2;
 reg [31:0] lock_losses_2;
+reg [31:0] slips_2;
 wire go_back_sel;
 wire [15:0] credit_used0_sel;
 wire [15:0] credit_used1_sel;
@@ -4063,6 +4155,10 @@ reg [16:0] frame_end [0:63];
 reg [65:0] deskew0 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] deskew1 [0:15];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [65:0] eb_lane0 [0:15];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [65:0] eb_lane1 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc0_lane0 [0:511];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -4179,53 +4275,74 @@ assign unbond = (~all_locked) | bond_error;
 assign bonded_and = (((~bonded) & all_locked) & (~bond_have0)) & (((rx_payload0[15:0] == 16'h4078) & rx_control0) & rx_valid0);
 assign bonded_and_2 = (((~bonded) & all_locked) & (~bond_have1)) & (((rx_payload1[15:0] == 16'h4078) & rx_control1) & rx_valid1);
 assign rx_up = bonded & all_locked;
-assign rx_valid0_bits63_0 = rx_valid0_sel[63:0];
-assign rx_valid0_b64 = rx_valid0_sel[64];
-assign rx_valid0_b65 = rx_valid0_sel[65];
+
+// ---- elastic buffer, write side (rx_clk) ----
+assign eb_wr_sel = rx_up ? (eb_wr + 5'h1) : eb_wr;
+
+// ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
+assign eb_wr_gray_sync1_b4 = eb_wr_gray_sync1[4];
+assign eb_wr_gray_sync1_xor = eb_wr_gray_sync1_b4 ^ eb_wr_gray_sync1[3];
+assign eb_wr_gray_sync1_xor_2 = eb_wr_gray_sync1_xor ^ eb_wr_gray_sync1[2];
+assign eb_wr_gray_sync1_xor_3 = eb_wr_gray_sync1_xor_2 ^ eb_wr_gray_sync1[1];
+assign eb_wr_gray_sync1_cat = {({({({eb_wr_gray_sync1_b4, eb_wr_gray_sync1_xor}), eb_wr_gray_sync1_xor_2}), eb_wr_gray_sync1_xor_3}), (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
+assign level = eb_wr_gray_sync1_cat - eb_rd;
+assign eb_lane0_rd = eb_lane0[eb_rd[3:0]];
+assign eb_lane1_rd = eb_lane1[eb_rd[3:0]];
+assign eb_rd_plus = eb_rd + 5'h1;
+assign eb_rd_plus_2 = eb_rd + 5'h1;
+assign empty = level == 5'h0;
+assign delete = (~empty) & (((~(level < 5'h4)) & ((eb_lane0_rd == 66'h30000000000008078) & (eb_lane1_rd == 66'h30000000000008078))) | (~(level < 5'hc)));
+assign eb_lane0_sel = empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : eb_lane0_rd);
+assign eb_lane1_sel = empty ? 66'h30000000000008078 : (delete ? (eb_lane1[eb_rd_plus_2[3:0]]) : eb_lane1_rd);
+assign eb_lane0_cat = {({eb_lane0_sel[65], eb_lane0_sel[64]}), eb_lane0_sel[63:0]};
+assign eb_lane1_cat = {({eb_lane1_sel[65], eb_lane1_sel[64]}), eb_lane1_sel[63:0]};
+assign eb_lane0_bits63_0 = eb_lane0_cat[63:0];
+assign eb_lane0_b64 = eb_lane0_cat[64];
+assign eb_lane0_b65 = eb_lane0_cat[65];
 assign bonded_word0_bits63_0 = bonded_word0[63:0];
-assign rx_valid1_bits63_0 = rx_valid1_sel[63:0];
-assign rx_valid1_b65 = rx_valid1_sel[65];
+assign eb_lane1_bits63_0 = eb_lane1_cat[63:0];
+assign eb_lane1_b65 = eb_lane1_cat[65];
 assign bonded_word1_bits63_0 = bonded_word1[63:0];
 
 // ---- remote readiness (from the deskewed block, as it leaves the deskew) ----
-assign rx_valid0_bits15_0 = rx_valid0_bits63_0[15:0];
-assign rx_valid0_and_2 = rx_valid0_b65 & rx_valid0_b64;
-assign channel_up_2 = rx_up & remote_ready;
+assign eb_lane0_bits15_0 = eb_lane0_bits63_0[15:0];
+assign eb_lane0_and = eb_lane0_b65 & eb_lane0_b64;
+assign channel_up_2 = rx_up_sync1 & remote_ready;
 assign control0 = bonded_word0[65] & bonded_word0[64];
 
 // ---- receive: the aligned block classified, registered beside the bonded word ----
-assign rx_valid0_bits7_0 = rx_valid0_bits63_0[7:0];
-assign deskew0_or = ((((rx_valid0_bits7_0 == 8'h78) | (rx_valid0_bits7_0 == 8'hd2)) | (rx_valid0_bits7_0 == 8'h99)) | (rx_valid0_bits7_0 == 8'haa)) | (rx_valid0_bits63_0[15:0] == 16'h61e);
-assign rx_valid0_and_3 = rx_valid0_b65 & (~rx_valid0_b64);
-assign rx_valid1_and_2 = rx_valid1_b65 & (~rx_valid1_sel[64]);
-assign rx_valid0_bits55_48 = rx_valid0_bits63_0[55:48];
-assign rx_valid0_bits5_0 = rx_valid0_bits55_48[5:0];
-assign rx_valid0_sel_2 = (((rx_valid0_bits63_0[15:0] == 16'h61e) & rx_valid0_b65) & rx_valid0_b64) ? ({rx_valid0_bits55_48[7], rx_valid0_bits5_0}) : 7'h10;
-assign rx_valid0_cat_2 = {56'h0, rx_valid0_bits55_48};
-assign deskew0_cat = {({({(^(rx_valid0_cat_2 & 64'h8fc8e57b1c379612)), (^(rx_valid0_cat_2 & 64'h47e472bd8e1bcb09))}), (^(rx_valid0_cat_2 & 64'h23f2395ec70de584))}), (^(rx_valid0_cat_2 & 64'h11f91caf6386f2c2))};
-assign deskew0_cat_2 = {({({({deskew0_cat, (^(rx_valid0_cat_2 & 64'h8fc8e57b1c37961))}), (^(rx_valid0_cat_2 & 64'h47e472bd8e1bcb0))}), (^(rx_valid0_cat_2 & 64'h8df7c6eef047484a))}), (^(rx_valid0_cat_2 & 64'h46fbe3777823a425))};
-assign deskew0_cat_3 = {({({({deskew0_cat_2, (^(rx_valid0_cat_2 & 64'hacb514c0a0264400))}), (^(rx_valid0_cat_2 & 64'hd9926f1b4c24b412))}), (^(rx_valid0_cat_2 & 64'he301d2f6ba25cc1b))}), (^(rx_valid0_cat_2 & 64'hfe480c004125701f))};
-assign deskew0_cat_4 = {({({({deskew0_cat_3, (^(rx_valid0_cat_2 & 64'h7f2406002092b80f))}), (^(rx_valid0_cat_2 & 64'hb05ae67b0c7eca15))}), (^(rx_valid0_cat_2 & 64'hd7e596469a08f318))}), (^(rx_valid0_cat_2 & 64'h6bf2cb234d04798c))};
-assign deskew0_cat_5 = {({({({deskew0_cat_4, (^(rx_valid0_cat_2 & 64'h35f96591a6823cc6))}), (^(rx_valid0_cat_2 & 64'h1afcb2c8d3411e63))}), (^(rx_valid0_cat_2 & 64'h82b6bc1f75971923))}), (^(rx_valid0_cat_2 & 64'hce93bb74a6fc1a83))};
-assign deskew0_cat_6 = {({({({deskew0_cat_5, (^(rx_valid0_cat_2 & 64'he88138c14f499b53))}), (^(rx_valid0_cat_2 & 64'h74409c60a7a4cda9))}), (^(rx_valid0_cat_2 & 64'hb5e8ab4b4fe5f0c6))}), (^(rx_valid0_cat_2 & 64'hd53cb0debbc56e71))};
-assign deskew0_cat_7 = {({({({deskew0_cat_6, (^(rx_valid0_cat_2 & 64'h6a9e586f5de2b738))}), (^(rx_valid0_cat_2 & 64'hba87c94cb2c6cd8e))}), (^(rx_valid0_cat_2 & 64'hd28b01dd4554f0d5))}), (^(rx_valid0_cat_2 & 64'he68d6595be9dee78))};
-assign deskew0_cat_8 = {({({({deskew0_cat_7, (^(rx_valid0_cat_2 & 64'hfc8e57b1c379612e))}), (^(rx_valid0_cat_2 & 64'h7e472bd8e1bcb097))}), (^(rx_valid0_cat_2 & 64'h3f2395ec70de584b))}), (^(rx_valid0_cat_2 & 64'h1f91caf6386f2c25))};
-assign rx_valid0_cat_3 = {((^(rx_valid0_bits63_0 & 64'h7af0ddecb0ba2e1d)) ^ (^(rx_valid1_bits63_0 & 64'hef13a98c0caa668f))), ((^(rx_valid0_bits63_0 & 64'hbd786ef6585d170e)) ^ (^(rx_valid1_bits63_0 & 64'h7789d4c606553347)))};
-assign deskew0_cat_9 = {({rx_valid0_cat_3, ((^(rx_valid0_bits63_0 & 64'hdebc377b2c2e8b87)) ^ (^(rx_valid1_bits63_0 & 64'hbbc4ea63032a99a3)))}), ((^(rx_valid0_bits63_0 & 64'hef5e1bbd961745c3)) ^ (^(rx_valid1_bits63_0 & 64'h5de2753181954cd1)))};
-assign deskew0_cat_10 = {({deskew0_cat_9, ((^(rx_valid0_bits63_0 & 64'hf7af0ddecb0ba2e1)) ^ (^(rx_valid1_bits63_0 & 64'h2ef13a98c0caa668)))}), ((^(rx_valid0_bits63_0 & 64'h7bd786ef6585d170)) ^ (^(rx_valid1_bits63_0 & 64'h97789d4c60655334)))};
-assign deskew0_cat_11 = {({deskew0_cat_10, ((^(rx_valid0_bits63_0 & 64'h471b1e9b0278c6a5)) ^ (^(rx_valid1_bits63_0 & 64'ha4afe72a3c98cf15)))}), ((^(rx_valid0_bits63_0 & 64'ha38d8f4d813c6352)) ^ (^(rx_valid1_bits63_0 & 64'h5257f3951e4c678a)))};
-assign deskew0_cat_12 = {({deskew0_cat_11, ((^(rx_valid0_bits63_0 & 64'h2b361a4a70241fb4)) ^ (^(rx_valid1_bits63_0 & 64'h46385046838c554a)))}), ((^(rx_valid0_bits63_0 & 64'h6f6bd0c988a821c7)) ^ (^(rx_valid1_bits63_0 & 64'hcc0f81af4d6c4c2a)))};
-assign deskew0_cat_13 = {({deskew0_cat_12, ((^(rx_valid0_bits63_0 & 64'h4d45358874ee3efe)) ^ (^(rx_valid1_bits63_0 & 64'h8914695baa1c409a)))}), ((^(rx_valid0_bits63_0 & 64'h5c5247288acd3162)) ^ (^(rx_valid1_bits63_0 & 64'h2b999d21d9a446c2)))};
-assign deskew0_cat_14 = {({deskew0_cat_13, ((^(rx_valid0_bits63_0 & 64'h2e292394456698b1)) ^ (^(rx_valid1_bits63_0 & 64'h95ccce90ecd22361)))}), ((^(rx_valid0_bits63_0 & 64'hede44c2692096245)) ^ (^(rx_valid1_bits63_0 & 64'h25f5cec47ac3773f)))};
-assign deskew0_cat_15 = {({deskew0_cat_14, ((^(rx_valid0_bits63_0 & 64'h8c02fbfff9be9f3f)) ^ (^(rx_valid1_bits63_0 & 64'h7de94eee31cbdd10)))}), ((^(rx_valid0_bits63_0 & 64'h46017dfffcdf4f9f)) ^ (^(rx_valid1_bits63_0 & 64'h3ef4a77718e5ee88)))};
-assign deskew0_cat_16 = {({deskew0_cat_15, ((^(rx_valid0_bits63_0 & 64'h2300befffe6fa7cf)) ^ (^(rx_valid1_bits63_0 & 64'h1f7a53bb8c72f744)))}), ((^(rx_valid0_bits63_0 & 64'h11805f7fff37d3e7)) ^ (^(rx_valid1_bits63_0 & 64'hfbd29ddc6397ba2)))};
-assign deskew0_cat_17 = {({deskew0_cat_16, ((^(rx_valid0_bits63_0 & 64'h7230f2534f21c7ee)) ^ (^(rx_valid1_bits63_0 & 64'h68cd3d62efb6db5e)))}), ((^(rx_valid0_bits63_0 & 64'h43e8a4c5172acdea)) ^ (^(rx_valid1_bits63_0 & 64'h5b75373d7b710b20)))};
-assign deskew0_cat_18 = {({deskew0_cat_17, ((^(rx_valid0_bits63_0 & 64'h5b048f8e3b2f48e8)) ^ (^(rx_valid1_bits63_0 & 64'h42a93212b112e31f)))}), ((^(rx_valid0_bits63_0 & 64'had8247c71d97a474)) ^ (^(rx_valid1_bits63_0 & 64'ha15499095889718f)))};
-assign deskew0_cat_19 = {({deskew0_cat_18, ((^(rx_valid0_bits63_0 & 64'hac31fe0f3e71fc27)) ^ (^(rx_valid1_bits63_0 & 64'h3fb9e508a0eede48)))}), ((^(rx_valid0_bits63_0 & 64'h2ce822eb2f82d00e)) ^ (^(rx_valid1_bits63_0 & 64'hf0cf5b085cdd09ab)))};
-assign deskew0_cat_20 = {({deskew0_cat_19, ((^(rx_valid0_bits63_0 & 64'h9674117597c16807)) ^ (^(rx_valid1_bits63_0 & 64'hf867ad842e6e84d5)))}), ((^(rx_valid0_bits63_0 & 64'hb1cad5567b5a9a1e)) ^ (^(rx_valid1_bits63_0 & 64'h93207f4e1b9d24e5)))};
-assign deskew0_cat_21 = {({deskew0_cat_20, ((^(rx_valid0_bits63_0 & 64'ha215b7478d176312)) ^ (^(rx_valid1_bits63_0 & 64'ha683962b0164f4fd)))}), ((^(rx_valid0_bits63_0 & 64'habfa064f76319f94)) ^ (^(rx_valid1_bits63_0 & 64'h3c5262998c181cf1)))};
-assign deskew0_cat_22 = {({deskew0_cat_21, ((^(rx_valid0_bits63_0 & 64'haf0ddecb0ba2e1d7)) ^ (^(rx_valid1_bits63_0 & 64'hf13a98c0caa668f7)))}), ((^(rx_valid0_bits63_0 & 64'hd786ef6585d170eb)) ^ (^(rx_valid1_bits63_0 & 64'h789d4c606553347b)))};
-assign deskew0_cat_23 = {({deskew0_cat_22, ((^(rx_valid0_bits63_0 & 64'hebc377b2c2e8b875)) ^ (^(rx_valid1_bits63_0 & 64'hbc4ea63032a99a3d)))}), ((^(rx_valid0_bits63_0 & 64'hf5e1bbd961745c3a)) ^ (^(rx_valid1_bits63_0 & 64'hde2753181954cd1e)))};
+assign eb_lane0_bits7_0 = eb_lane0_bits63_0[7:0];
+assign eb_lane0_or = ((((eb_lane0_bits7_0 == 8'h78) | (eb_lane0_bits7_0 == 8'hd2)) | (eb_lane0_bits7_0 == 8'h99)) | (eb_lane0_bits7_0 == 8'haa)) | (eb_lane0_bits63_0[15:0] == 16'h61e);
+assign eb_lane0_and_2 = eb_lane0_b65 & (~eb_lane0_b64);
+assign eb_lane1_and = eb_lane1_b65 & (~eb_lane1_cat[64]);
+assign eb_lane0_bits55_48 = eb_lane0_bits63_0[55:48];
+assign eb_lane0_bits5_0 = eb_lane0_bits55_48[5:0];
+assign sel = (((eb_lane0_bits63_0[15:0] == 16'h61e) & eb_lane0_b65) & eb_lane0_b64) ? ({eb_lane0_bits55_48[7], eb_lane0_bits5_0}) : 7'h10;
+assign eb_lane0_cat_2 = {56'h0, eb_lane0_bits55_48};
+assign cat = {({({(^(eb_lane0_cat_2 & 64'h8fc8e57b1c379612)), (^(eb_lane0_cat_2 & 64'h47e472bd8e1bcb09))}), (^(eb_lane0_cat_2 & 64'h23f2395ec70de584))}), (^(eb_lane0_cat_2 & 64'h11f91caf6386f2c2))};
+assign cat_2 = {({({({cat, (^(eb_lane0_cat_2 & 64'h8fc8e57b1c37961))}), (^(eb_lane0_cat_2 & 64'h47e472bd8e1bcb0))}), (^(eb_lane0_cat_2 & 64'h8df7c6eef047484a))}), (^(eb_lane0_cat_2 & 64'h46fbe3777823a425))};
+assign cat_3 = {({({({cat_2, (^(eb_lane0_cat_2 & 64'hacb514c0a0264400))}), (^(eb_lane0_cat_2 & 64'hd9926f1b4c24b412))}), (^(eb_lane0_cat_2 & 64'he301d2f6ba25cc1b))}), (^(eb_lane0_cat_2 & 64'hfe480c004125701f))};
+assign cat_4 = {({({({cat_3, (^(eb_lane0_cat_2 & 64'h7f2406002092b80f))}), (^(eb_lane0_cat_2 & 64'hb05ae67b0c7eca15))}), (^(eb_lane0_cat_2 & 64'hd7e596469a08f318))}), (^(eb_lane0_cat_2 & 64'h6bf2cb234d04798c))};
+assign cat_5 = {({({({cat_4, (^(eb_lane0_cat_2 & 64'h35f96591a6823cc6))}), (^(eb_lane0_cat_2 & 64'h1afcb2c8d3411e63))}), (^(eb_lane0_cat_2 & 64'h82b6bc1f75971923))}), (^(eb_lane0_cat_2 & 64'hce93bb74a6fc1a83))};
+assign cat_6 = {({({({cat_5, (^(eb_lane0_cat_2 & 64'he88138c14f499b53))}), (^(eb_lane0_cat_2 & 64'h74409c60a7a4cda9))}), (^(eb_lane0_cat_2 & 64'hb5e8ab4b4fe5f0c6))}), (^(eb_lane0_cat_2 & 64'hd53cb0debbc56e71))};
+assign for_rx_crc_target_cat = {({({({cat_6, (^(eb_lane0_cat_2 & 64'h6a9e586f5de2b738))}), (^(eb_lane0_cat_2 & 64'hba87c94cb2c6cd8e))}), (^(eb_lane0_cat_2 & 64'hd28b01dd4554f0d5))}), (^(eb_lane0_cat_2 & 64'he68d6595be9dee78))};
+assign for_rx_crc_target_cat_2 = {({({({for_rx_crc_target_cat, (^(eb_lane0_cat_2 & 64'hfc8e57b1c379612e))}), (^(eb_lane0_cat_2 & 64'h7e472bd8e1bcb097))}), (^(eb_lane0_cat_2 & 64'h3f2395ec70de584b))}), (^(eb_lane0_cat_2 & 64'h1f91caf6386f2c25))};
+assign cat_7 = {((^(eb_lane0_bits63_0 & 64'h7af0ddecb0ba2e1d)) ^ (^(eb_lane1_bits63_0 & 64'hef13a98c0caa668f))), ((^(eb_lane0_bits63_0 & 64'hbd786ef6585d170e)) ^ (^(eb_lane1_bits63_0 & 64'h7789d4c606553347)))};
+assign cat_8 = {({cat_7, ((^(eb_lane0_bits63_0 & 64'hdebc377b2c2e8b87)) ^ (^(eb_lane1_bits63_0 & 64'hbbc4ea63032a99a3)))}), ((^(eb_lane0_bits63_0 & 64'hef5e1bbd961745c3)) ^ (^(eb_lane1_bits63_0 & 64'h5de2753181954cd1)))};
+assign cat_9 = {({cat_8, ((^(eb_lane0_bits63_0 & 64'hf7af0ddecb0ba2e1)) ^ (^(eb_lane1_bits63_0 & 64'h2ef13a98c0caa668)))}), ((^(eb_lane0_bits63_0 & 64'h7bd786ef6585d170)) ^ (^(eb_lane1_bits63_0 & 64'h97789d4c60655334)))};
+assign cat_10 = {({cat_9, ((^(eb_lane0_bits63_0 & 64'h471b1e9b0278c6a5)) ^ (^(eb_lane1_bits63_0 & 64'ha4afe72a3c98cf15)))}), ((^(eb_lane0_bits63_0 & 64'ha38d8f4d813c6352)) ^ (^(eb_lane1_bits63_0 & 64'h5257f3951e4c678a)))};
+assign cat_11 = {({cat_10, ((^(eb_lane0_bits63_0 & 64'h2b361a4a70241fb4)) ^ (^(eb_lane1_bits63_0 & 64'h46385046838c554a)))}), ((^(eb_lane0_bits63_0 & 64'h6f6bd0c988a821c7)) ^ (^(eb_lane1_bits63_0 & 64'hcc0f81af4d6c4c2a)))};
+assign cat_12 = {({cat_11, ((^(eb_lane0_bits63_0 & 64'h4d45358874ee3efe)) ^ (^(eb_lane1_bits63_0 & 64'h8914695baa1c409a)))}), ((^(eb_lane0_bits63_0 & 64'h5c5247288acd3162)) ^ (^(eb_lane1_bits63_0 & 64'h2b999d21d9a446c2)))};
+assign cat_13 = {({cat_12, ((^(eb_lane0_bits63_0 & 64'h2e292394456698b1)) ^ (^(eb_lane1_bits63_0 & 64'h95ccce90ecd22361)))}), ((^(eb_lane0_bits63_0 & 64'hede44c2692096245)) ^ (^(eb_lane1_bits63_0 & 64'h25f5cec47ac3773f)))};
+assign cat_14 = {({cat_13, ((^(eb_lane0_bits63_0 & 64'h8c02fbfff9be9f3f)) ^ (^(eb_lane1_bits63_0 & 64'h7de94eee31cbdd10)))}), ((^(eb_lane0_bits63_0 & 64'h46017dfffcdf4f9f)) ^ (^(eb_lane1_bits63_0 & 64'h3ef4a77718e5ee88)))};
+assign cat_15 = {({cat_14, ((^(eb_lane0_bits63_0 & 64'h2300befffe6fa7cf)) ^ (^(eb_lane1_bits63_0 & 64'h1f7a53bb8c72f744)))}), ((^(eb_lane0_bits63_0 & 64'h11805f7fff37d3e7)) ^ (^(eb_lane1_bits63_0 & 64'hfbd29ddc6397ba2)))};
+assign cat_16 = {({cat_15, ((^(eb_lane0_bits63_0 & 64'h7230f2534f21c7ee)) ^ (^(eb_lane1_bits63_0 & 64'h68cd3d62efb6db5e)))}), ((^(eb_lane0_bits63_0 & 64'h43e8a4c5172acdea)) ^ (^(eb_lane1_bits63_0 & 64'h5b75373d7b710b20)))};
+assign cat_17 = {({cat_16, ((^(eb_lane0_bits63_0 & 64'h5b048f8e3b2f48e8)) ^ (^(eb_lane1_bits63_0 & 64'h42a93212b112e31f)))}), ((^(eb_lane0_bits63_0 & 64'had8247c71d97a474)) ^ (^(eb_lane1_bits63_0 & 64'ha15499095889718f)))};
+assign cat_18 = {({cat_17, ((^(eb_lane0_bits63_0 & 64'hac31fe0f3e71fc27)) ^ (^(eb_lane1_bits63_0 & 64'h3fb9e508a0eede48)))}), ((^(eb_lane0_bits63_0 & 64'h2ce822eb2f82d00e)) ^ (^(eb_lane1_bits63_0 & 64'hf0cf5b085cdd09ab)))};
+assign for_rx_crc_data_cat = {({cat_18, ((^(eb_lane0_bits63_0 & 64'h9674117597c16807)) ^ (^(eb_lane1_bits63_0 & 64'hf867ad842e6e84d5)))}), ((^(eb_lane0_bits63_0 & 64'hb1cad5567b5a9a1e)) ^ (^(eb_lane1_bits63_0 & 64'h93207f4e1b9d24e5)))};
+assign for_rx_crc_data_cat_2 = {({for_rx_crc_data_cat, ((^(eb_lane0_bits63_0 & 64'ha215b7478d176312)) ^ (^(eb_lane1_bits63_0 & 64'ha683962b0164f4fd)))}), ((^(eb_lane0_bits63_0 & 64'habfa064f76319f94)) ^ (^(eb_lane1_bits63_0 & 64'h3c5262998c181cf1)))};
+assign for_rx_crc_data_cat_3 = {({for_rx_crc_data_cat_2, ((^(eb_lane0_bits63_0 & 64'haf0ddecb0ba2e1d7)) ^ (^(eb_lane1_bits63_0 & 64'hf13a98c0caa668f7)))}), ((^(eb_lane0_bits63_0 & 64'hd786ef6585d170eb)) ^ (^(eb_lane1_bits63_0 & 64'h789d4c606553347b)))};
+assign for_rx_crc_data_cat_4 = {({for_rx_crc_data_cat_3, ((^(eb_lane0_bits63_0 & 64'hebc377b2c2e8b875)) ^ (^(eb_lane1_bits63_0 & 64'hbc4ea63032a99a3d)))}), ((^(eb_lane0_bits63_0 & 64'hf5e1bbd961745c3a)) ^ (^(eb_lane1_bits63_0 & 64'hde2753181954cd1e)))};
 
 // ---- receive: block classification ----
 assign all_data = rx_all_data & rx_words_up;
@@ -4293,28 +4410,28 @@ assign rx_rd1_sel = rx_rd1_and ? (rx_rd1 + 10'h1) : rx_rd1;
 assign rx_rd1_bits8_0 = rx_rd1_sel[8:0];
 
 // ---- user-K checks: the CRC syndromes of the deskewed block, registered ----
-assign rx_valid0_cat_4 = {24'h0, rx_valid0_bits63_0[47:8]};
-assign deskew0_cat_24 = {({({(^(rx_valid0_cat_4 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(rx_valid0_cat_4 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'h11f91caf6386f2c2)))};
-assign deskew0_cat_25 = {({({({deskew0_cat_24, (^(rx_valid0_cat_4 & 64'h8fc8e57b1c37961))}), (^(rx_valid0_cat_4 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'h46fbe3777823a425)))};
-assign rx_payload0_cat = {({({deskew0_cat_25, (1'h1 ^ (^(rx_valid0_cat_4 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'hd9926f1b4c24b412)))}), (^(rx_valid0_cat_4 & 64'he301d2f6ba25cc1b))};
-assign deskew0_cat_26 = {({({rx_payload0_cat, (1'h1 ^ (^(rx_valid0_cat_4 & 64'hfe480c004125701f)))}), (^(rx_valid0_cat_4 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'hb05ae67b0c7eca15)))};
-assign rx_payload0_cat_2 = {({({deskew0_cat_26, (1'h1 ^ (^(rx_valid0_cat_4 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'h6bf2cb234d04798c)))}), (^(rx_valid0_cat_4 & 64'h35f96591a6823cc6))};
-assign deskew0_cat_27 = {({({({rx_payload0_cat_2, (1'h1 ^ (^(rx_valid0_cat_4 & 64'h1afcb2c8d3411e63)))}), (^(rx_valid0_cat_4 & 64'h82b6bc1f75971923))}), (^(rx_valid0_cat_4 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'he88138c14f499b53)))};
-assign deskew0_cat_28 = {({({deskew0_cat_27, (1'h1 ^ (^(rx_valid0_cat_4 & 64'h74409c60a7a4cda9)))}), (^(rx_valid0_cat_4 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'hd53cb0debbc56e71)))};
-assign deskew0_cat_29 = {({({deskew0_cat_28, (^(rx_valid0_cat_4 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'hd28b01dd4554f0d5)))};
-assign deskew0_cat_30 = {({({deskew0_cat_29, (1'h1 ^ (^(rx_valid0_cat_4 & 64'he68d6595be9dee78)))}), (^(rx_valid0_cat_4 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'h7e472bd8e1bcb097)))};
-assign for_rx_k0_syndrome_xor = ({({deskew0_cat_30, (^(rx_valid0_cat_4 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(rx_valid0_cat_4 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
-assign rx_valid0_cat_5 = {32'h0, rx_valid0_bits63_0[39:8]};
-assign deskew0_cat_31 = {({({(^(rx_valid0_cat_5 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(rx_valid0_cat_5 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'h11f91caf6386f2c2)))};
-assign deskew0_cat_32 = {({({({deskew0_cat_31, (^(rx_valid0_cat_5 & 64'h8fc8e57b1c37961))}), (^(rx_valid0_cat_5 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'h46fbe3777823a425)))};
-assign rx_payload0_cat_3 = {({({deskew0_cat_32, (1'h1 ^ (^(rx_valid0_cat_5 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'hd9926f1b4c24b412)))}), (^(rx_valid0_cat_5 & 64'he301d2f6ba25cc1b))};
-assign deskew0_cat_33 = {({({rx_payload0_cat_3, (1'h1 ^ (^(rx_valid0_cat_5 & 64'hfe480c004125701f)))}), (^(rx_valid0_cat_5 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'hb05ae67b0c7eca15)))};
-assign rx_payload0_cat_4 = {({({deskew0_cat_33, (1'h1 ^ (^(rx_valid0_cat_5 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'h6bf2cb234d04798c)))}), (^(rx_valid0_cat_5 & 64'h35f96591a6823cc6))};
-assign deskew0_cat_34 = {({({({rx_payload0_cat_4, (1'h1 ^ (^(rx_valid0_cat_5 & 64'h1afcb2c8d3411e63)))}), (^(rx_valid0_cat_5 & 64'h82b6bc1f75971923))}), (^(rx_valid0_cat_5 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'he88138c14f499b53)))};
-assign deskew0_cat_35 = {({({deskew0_cat_34, (1'h1 ^ (^(rx_valid0_cat_5 & 64'h74409c60a7a4cda9)))}), (^(rx_valid0_cat_5 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'hd53cb0debbc56e71)))};
-assign deskew0_cat_36 = {({({deskew0_cat_35, (^(rx_valid0_cat_5 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'hd28b01dd4554f0d5)))};
-assign deskew0_cat_37 = {({({deskew0_cat_36, (1'h1 ^ (^(rx_valid0_cat_5 & 64'he68d6595be9dee78)))}), (^(rx_valid0_cat_5 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'h7e472bd8e1bcb097)))};
-assign for_rx_k1_syndrome_xor = ({({deskew0_cat_37, (^(rx_valid0_cat_5 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(rx_valid0_cat_5 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign eb_lane0_cat_3 = {24'h0, eb_lane0_bits63_0[47:8]};
+assign cat_19 = {({({(^(eb_lane0_cat_3 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_lane0_cat_3 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'h11f91caf6386f2c2)))};
+assign cat_20 = {({({({cat_19, (^(eb_lane0_cat_3 & 64'h8fc8e57b1c37961))}), (^(eb_lane0_cat_3 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'h46fbe3777823a425)))};
+assign cat_21 = {({({cat_20, (1'h1 ^ (^(eb_lane0_cat_3 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'hd9926f1b4c24b412)))}), (^(eb_lane0_cat_3 & 64'he301d2f6ba25cc1b))};
+assign cat_22 = {({({cat_21, (1'h1 ^ (^(eb_lane0_cat_3 & 64'hfe480c004125701f)))}), (^(eb_lane0_cat_3 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'hb05ae67b0c7eca15)))};
+assign cat_23 = {({({cat_22, (1'h1 ^ (^(eb_lane0_cat_3 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'h6bf2cb234d04798c)))}), (^(eb_lane0_cat_3 & 64'h35f96591a6823cc6))};
+assign cat_24 = {({({({cat_23, (1'h1 ^ (^(eb_lane0_cat_3 & 64'h1afcb2c8d3411e63)))}), (^(eb_lane0_cat_3 & 64'h82b6bc1f75971923))}), (^(eb_lane0_cat_3 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'he88138c14f499b53)))};
+assign cat_25 = {({({cat_24, (1'h1 ^ (^(eb_lane0_cat_3 & 64'h74409c60a7a4cda9)))}), (^(eb_lane0_cat_3 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'hd53cb0debbc56e71)))};
+assign cat_26 = {({({cat_25, (^(eb_lane0_cat_3 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'hd28b01dd4554f0d5)))};
+assign for_rx_k0_syndrome_cat = {({({cat_26, (1'h1 ^ (^(eb_lane0_cat_3 & 64'he68d6595be9dee78)))}), (^(eb_lane0_cat_3 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'h7e472bd8e1bcb097)))};
+assign for_rx_k0_syndrome_xor = ({({for_rx_k0_syndrome_cat, (^(eb_lane0_cat_3 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_lane0_cat_3 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign eb_lane0_cat_4 = {32'h0, eb_lane0_bits63_0[39:8]};
+assign cat_27 = {({({(^(eb_lane0_cat_4 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_lane0_cat_4 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'h11f91caf6386f2c2)))};
+assign cat_28 = {({({({cat_27, (^(eb_lane0_cat_4 & 64'h8fc8e57b1c37961))}), (^(eb_lane0_cat_4 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'h46fbe3777823a425)))};
+assign cat_29 = {({({cat_28, (1'h1 ^ (^(eb_lane0_cat_4 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'hd9926f1b4c24b412)))}), (^(eb_lane0_cat_4 & 64'he301d2f6ba25cc1b))};
+assign cat_30 = {({({cat_29, (1'h1 ^ (^(eb_lane0_cat_4 & 64'hfe480c004125701f)))}), (^(eb_lane0_cat_4 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'hb05ae67b0c7eca15)))};
+assign cat_31 = {({({cat_30, (1'h1 ^ (^(eb_lane0_cat_4 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'h6bf2cb234d04798c)))}), (^(eb_lane0_cat_4 & 64'h35f96591a6823cc6))};
+assign cat_32 = {({({({cat_31, (1'h1 ^ (^(eb_lane0_cat_4 & 64'h1afcb2c8d3411e63)))}), (^(eb_lane0_cat_4 & 64'h82b6bc1f75971923))}), (^(eb_lane0_cat_4 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'he88138c14f499b53)))};
+assign cat_33 = {({({cat_32, (1'h1 ^ (^(eb_lane0_cat_4 & 64'h74409c60a7a4cda9)))}), (^(eb_lane0_cat_4 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'hd53cb0debbc56e71)))};
+assign cat_34 = {({({cat_33, (^(eb_lane0_cat_4 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'hd28b01dd4554f0d5)))};
+assign for_rx_k1_syndrome_cat = {({({cat_34, (1'h1 ^ (^(eb_lane0_cat_4 & 64'he68d6595be9dee78)))}), (^(eb_lane0_cat_4 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'h7e472bd8e1bcb097)))};
+assign for_rx_k1_syndrome_xor = ({({for_rx_k1_syndrome_cat, (^(eb_lane0_cat_4 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_lane0_cat_4 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
 
 // ---- acknowledgements received ----
 assign k_ok = (rx_k0_syndrome == 16'h0) & is_k0;
@@ -4424,7 +4541,7 @@ assign tx_trailer_info_cat_9 = {({({({tx_trailer_info_cat_8, (^(tx_trailer_info_
 assign trailer_word = {8'h0, ({({tx_trailer_info, ((tx_crc ^ tx_trailer_info_cat_9) ^ 32'hffffffff)}), 16'h61e})};
 
 // ---- lane blocks: training blocks of this cycle, native flow control at once ----
-assign for_tx_block1_sel = bond_slot ? 64'h4078 : (rx_up ? 64'h1078 : 64'h3078);
+assign for_tx_block1_sel = bond_slot ? 64'h4078 : (rx_up_sync1 ? 64'h1078 : 64'h3078);
 assign send_nfc = s_axis_nfc_tvalid & tx_nfc_slot;
 assign tx_is_control_or = tx_is_control | send_nfc;
 assign tx_scrambler0_cat = {6'h0, tx_scrambler0};
@@ -4455,7 +4572,7 @@ assign send_header_or = send_header | send_ack;
 assign go_back_sel = (ack_taken_and & idle_and) ? 1'h1 : (idle_and ? 1'h0 : ((ack_taken_and | ((expire & outstanding) & (~nfc_hold))) ? 1'h1 : go_back));
 assign credit_used0_sel = (start_frame_and & end_frame_and) ? (credit_used0 + ({8'h0, words1})) : (end_frame_and ? ((credit_used0 + ({8'h0, words1})) - 16'h80) : (start_frame_and ? (credit_used0 + 16'h80) : credit_used0));
 assign credit_used1_sel = (start_frame_and_2 & end_frame_and_2) ? (credit_used1 + ({8'h0, words1})) : (end_frame_and_2 ? ((credit_used1 + ({8'h0, words1})) - 16'h80) : (start_frame_and_2 ? (credit_used1 + 16'h80) : credit_used1));
-assign remote_ready_sel = ((rx_valid0_bits15_0 == 16'h3078) & rx_valid0_and_2) ? 1'h0 : ((((rx_valid0_bits15_0 == 16'h1078) & rx_valid0_and_2) | (rx_valid0_b65 & (~rx_valid0_b64))) ? 1'h1 : remote_ready);
+assign remote_ready_sel = ((eb_lane0_bits15_0 == 16'h3078) & eb_lane0_and) ? 1'h0 : ((((eb_lane0_bits15_0 == 16'h1078) & eb_lane0_and) | (eb_lane0_b65 & (~eb_lane0_b64))) ? 1'h1 : remote_ready);
 assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~rx_words_up)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'h6553347b))}), (^(rx_crc & 32'h32a99a3d))}), (^(rx_crc & 32'h1954cd1e))}) ^ rx_crc_data) : rx_crc);
 assign in_flight_sel = rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq - acked_seq)));
 
@@ -4478,56 +4595,34 @@ always @(posedge clk) begin
     if (rst) ingress_below_max <= 1'h0; else ingress_below_max <= in_flight < 6'h1f;
     if (rst) ingress_below_max1 <= 1'h0; else ingress_below_max1 <= in_flight < 6'h1e;
     if (rst) ingress_ended <= 1'h0; else ingress_ended <= end_frame;
-    if (rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial[65:0];
-    if (rst) rx_slip0 <= 7'h0; else rx_slip0 <= rx_locked0_or ? ((rx_slip0 == 7'h41) ? 7'h0 : (rx_slip0 + 7'h1)) : rx_slip0;
-    if (rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_0_sel_5[67:64] : rx_serial_0_sel_5[3:0]), (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
-    if (rst) rx_slipped0 <= 1'h0; else rx_slipped0 <= rx_locked0_or;
-    if (rst) rx_locked0 <= 1'h0; else rx_locked0 <= rx_locked0_and_2 ? 1'h0 : (rx_locked0_and ? 1'h1 : rx_locked0);
-    if (rst) rx_sh_count0 <= 7'h0; else rx_sh_count0 <= rx_locked0_or_2 ? 7'h0 : (rx_sh_count0 + 7'h1);
-    if (rst) rx_sh_invalid0 <= 5'h0; else rx_sh_invalid0 <= rx_locked0_not ? 5'h0 : (rx_locked0_or_2 ? 5'h0 : ((rx_locked0 & rx_window0_not) ? (rx_sh_invalid0 + 5'h1) : rx_sh_invalid0));
-    if (rst) rx_descrambler0 <= 58'h0; else rx_descrambler0 <= rx_window0_bits65_2[63:6];
-    if (rst) rx_valid0 <= 1'h0; else rx_valid0 <= rx_locked0 & rx_window0_xor;
-    if (rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_b0;
-    if (rst) rx_payload0 <= 64'h0; else rx_payload0 <= rx_window0_xor_2;
-    if (rst) rx_lock_lost0 <= 1'h0; else rx_lock_lost0 <= rx_locked0_and_2;
-    if (rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial[131:66];
-    if (rst) rx_slip1 <= 7'h0; else rx_slip1 <= rx_locked1_or ? ((rx_slip1 == 7'h41) ? 7'h0 : (rx_slip1 + 7'h1)) : rx_slip1;
-    if (rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? rx_serial_66_sel_5[67:64] : rx_serial_66_sel_5[3:0]), (rx_slip1[6] ? rx_prev1_sel[126:64] : rx_prev1_sel[62:0])};
-    if (rst) rx_slipped1 <= 1'h0; else rx_slipped1 <= rx_locked1_or;
-    if (rst) rx_locked1 <= 1'h0; else rx_locked1 <= rx_locked1_and_2 ? 1'h0 : (rx_locked1_and ? 1'h1 : rx_locked1);
-    if (rst) rx_sh_count1 <= 7'h0; else rx_sh_count1 <= rx_locked1_or_2 ? 7'h0 : (rx_sh_count1 + 7'h1);
-    if (rst) rx_sh_invalid1 <= 5'h0; else rx_sh_invalid1 <= rx_locked1_not ? 5'h0 : (rx_locked1_or_2 ? 5'h0 : ((rx_locked1 & rx_window1_not) ? (rx_sh_invalid1 + 5'h1) : rx_sh_invalid1));
-    if (rst) rx_descrambler1 <= 58'h0; else rx_descrambler1 <= rx_window1_bits65_2[63:6];
-    if (rst) rx_valid1 <= 1'h0; else rx_valid1 <= rx_locked1 & rx_window1_xor;
-    if (rst) rx_control1 <= 1'h0; else rx_control1 <= rx_window1_b0;
-    if (rst) rx_payload1 <= 64'h0; else rx_payload1 <= rx_window1_xor_2;
-    if (rst) rx_lock_lost1 <= 1'h0; else rx_lock_lost1 <= rx_locked1_and_2;
-    if (rst) bonded <= 1'h0; else bonded <= unbond ? 1'h0 : (bond_now ? 1'h1 : bonded);
-    if (rst) bond_phase <= 4'h0; else bond_phase <= bond_phase + 4'h1;
-    if (rst) bond_have0 <= 1'h0; else bond_have0 <= (unbond | bond_now) ? 1'h0 : (bonded_and ? 1'h1 : bond_have0);
-    if (rst) bond_have1 <= 1'h0; else bond_have1 <= (unbond | bond_now) ? 1'h0 : (bonded_and_2 ? 1'h1 : bond_have1);
-    if (rst) bond_cb_phase0 <= 4'h0; else bond_cb_phase0 <= bonded_and ? bond_phase : bond_cb_phase0;
-    if (rst) bond_cb_phase1 <= 4'h0; else bond_cb_phase1 <= bonded_and_2 ? bond_phase : bond_cb_phase1;
-    if (rst) deskew0_2 <= 4'h0; else deskew0_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase0_minus) : deskew0_2;
-    if (rst) deskew1_2 <= 4'h0; else deskew1_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase1_minus) : deskew1_2;
-    if (rst) deskew_ptr <= 4'h0; else deskew_ptr <= deskew_ptr + 4'h1;
-    if (rst) bond_cb_any <= 1'h0; else bond_cb_any <= rx_valid0_and | rx_valid1_and;
-    if (rst) bond_cb_all <= 1'h0; else bond_cb_all <= rx_valid0_and & rx_valid1_and;
-    if (rst) bonded_word0 <= 66'h0; else bonded_word0 <= rx_valid0_sel;
-    if (rst) bonded_word1 <= 66'h0; else bonded_word1 <= rx_valid1_sel;
-    if (rst) rx_words_up <= 1'h0; else rx_words_up <= rx_up;
-    if (rst) remote_ready <= 1'h0; else remote_ready <= (~rx_up) ? 1'h0 : remote_ready_sel;
-    if (rst) rx_is_sep6 <= 1'h0; else rx_is_sep6 <= rx_valid0_bits63_0[15:0] == 16'h61e;
-    if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= rx_valid0_bits7_0 == 8'hd2;
-    if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= rx_valid0_bits7_0 == 8'h99;
-    if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= rx_valid0_bits7_0 == 8'haa;
-    if (rst) rx_is_known <= 1'h0; else rx_is_known <= deskew0_or;
-    if (rst) rx_all_data <= 1'h0; else rx_all_data <= rx_valid0_and_3 & rx_valid1_and_2;
-    if (rst) rx_any_data <= 1'h0; else rx_any_data <= rx_valid0_and_3 | rx_valid1_and_2;
-    if (rst) rx_all_valid <= 1'h0; else rx_all_valid <= rx_valid0_b65 & rx_valid1_b65;
-    if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((rx_valid0_bits5_0 == 6'h0) | (6'h10 < rx_valid0_bits5_0));
-    if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= (rx_valid0_bits63_0[47:16] ^ deskew0_cat_8) ^ 32'hffffffff;
-    if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= deskew0_cat_23;
+    if (rst) rx_up_sync0 <= 1'h0; else rx_up_sync0 <= rx_up;
+    if (rst) rx_up_sync1 <= 1'h0; else rx_up_sync1 <= rx_up_sync0;
+    if (rst) lane_up_sync0 <= 2'h0; else lane_up_sync0 <= {rx_locked1, rx_locked0};
+    if (rst) lane_up_sync1 <= 2'h0; else lane_up_sync1 <= lane_up_sync0;
+    if (rst) lock_lost_toggle0_sync0 <= 1'h0; else lock_lost_toggle0_sync0 <= lock_lost_toggle0;
+    if (rst) lock_lost_toggle0_sync1 <= 1'h0; else lock_lost_toggle0_sync1 <= lock_lost_toggle0_sync0;
+    if (rst) lock_lost_seen0 <= 1'h0; else lock_lost_seen0 <= lock_lost_toggle0_sync1;
+    if (rst) lock_lost_toggle1_sync0 <= 1'h0; else lock_lost_toggle1_sync0 <= lock_lost_toggle1;
+    if (rst) lock_lost_toggle1_sync1 <= 1'h0; else lock_lost_toggle1_sync1 <= lock_lost_toggle1_sync0;
+    if (rst) lock_lost_seen1 <= 1'h0; else lock_lost_seen1 <= lock_lost_toggle1_sync1;
+    if (rst) eb_wr_gray_sync0 <= 5'h0; else eb_wr_gray_sync0 <= eb_wr_gray;
+    if (rst) eb_wr_gray_sync1 <= 5'h0; else eb_wr_gray_sync1 <= eb_wr_gray_sync0;
+    if (rst) eb_rd <= 5'h0; else eb_rd <= (~rx_up_sync1) ? eb_wr_gray_sync1_cat : (delete ? (eb_rd + 5'h2) : (empty ? eb_rd : (eb_rd + 5'h1)));
+    if (rst) bonded_word0 <= 66'h0; else bonded_word0 <= eb_lane0_cat;
+    if (rst) bonded_word1 <= 66'h0; else bonded_word1 <= eb_lane1_cat;
+    if (rst) rx_words_up <= 1'h0; else rx_words_up <= rx_up_sync1;
+    if (rst) remote_ready <= 1'h0; else remote_ready <= (~rx_up_sync1) ? 1'h0 : remote_ready_sel;
+    if (rst) rx_is_sep6 <= 1'h0; else rx_is_sep6 <= eb_lane0_bits63_0[15:0] == 16'h61e;
+    if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= eb_lane0_bits7_0 == 8'hd2;
+    if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= eb_lane0_bits7_0 == 8'h99;
+    if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= eb_lane0_bits7_0 == 8'haa;
+    if (rst) rx_is_known <= 1'h0; else rx_is_known <= eb_lane0_or;
+    if (rst) rx_all_data <= 1'h0; else rx_all_data <= eb_lane0_and_2 & eb_lane1_and;
+    if (rst) rx_any_data <= 1'h0; else rx_any_data <= eb_lane0_and_2 | eb_lane1_and;
+    if (rst) rx_all_valid <= 1'h0; else rx_all_valid <= eb_lane0_b65 & eb_lane1_b65;
+    if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((eb_lane0_bits5_0 == 6'h0) | (6'h10 < eb_lane0_bits5_0));
+    if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= (eb_lane0_bits63_0[47:16] ^ for_rx_crc_target_cat_2) ^ 32'hffffffff;
+    if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= for_rx_crc_data_cat_4;
     if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~rx_words_up) ? 1'h0 : (is_nfc ? bonded_word0_b16 : nfc_xoff);
     if (rst) nfc_timer <= 9'h0; else nfc_timer <= (~rx_words_up) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
     if (rst) nfc_hold <= 1'h0; else nfc_hold <= rx_words_up & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
@@ -4564,8 +4659,8 @@ always @(posedge clk) begin
     vc1_read1 <= vc1_lane1[rx_rd1_bits8_0];
     vc1_side_read <= vc1_side[rx_rd1_bits8_0];
     if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= rx_rd1_and ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1;
-    if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= for_rx_k0_syndrome_xor[15:0] ^ rx_valid0_bits63_0[63:48];
-    if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= for_rx_k1_syndrome_xor[23:0] ^ rx_valid0_bits63_0[63:40];
+    if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= for_rx_k0_syndrome_xor[15:0] ^ eb_lane0_bits63_0[63:48];
+    if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= for_rx_k1_syndrome_xor[23:0] ^ eb_lane0_bits63_0[63:40];
     if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= c_ok ? bonded_word0_bits39_8[15:0] : remote_freed0;
     if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= remote_freed0_not ? (credits_delivered0 + 16'h1) : credits_delivered0;
     if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= c_ok ? bonded_word0_bits39_8[31:16] : remote_freed1;
@@ -4619,23 +4714,68 @@ always @(posedge clk) begin
     if (rst) frames_retransmitted_2 <= 32'h0; else frames_retransmitted_2 <= retransmitted ? (frames_retransmitted_2 + 32'h1) : frames_retransmitted_2;
     if (rst) frames_received_2 <= 32'h0; else frames_received_2 <= rx_good ? (frames_received_2 + 32'h1) : frames_received_2;
     if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
-    if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, rx_lock_lost0}) + ({31'h0, rx_lock_lost1}));
+    if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, (lock_lost_toggle0_sync1 ^ lock_lost_seen0)}) + ({31'h0, (lock_lost_toggle1_sync1 ^ lock_lost_seen1)}));
+    if (rst) slips_2 <= 32'h0; else slips_2 <= (rx_up_sync1 & (empty | delete)) ? (slips_2 + 32'h1) : slips_2;
     if (push) replay0[replay_wr_bits9_0] <= s_axis_tdata[63:0];
     if (push) replay1[replay_wr_bits9_0] <= s_axis_tdata[127:64];
     if (start_frame) frame_start[in_seq] <= {s_axis_tuser, replay_wr};
     if (end_frame) frame_end[in_seq] <= {({s_axis_tlast, (s_axis_tlast ? (s_axis_tkeep_plus_2 + ({5'h0, s_axis_tkeep[15]})) : 6'h10)}), replay_wr_bits9_0};
-    if (1'h1) deskew0[deskew_ptr] <= rx_valid0_cat;
-    if (1'h1) deskew1[deskew_ptr] <= rx_valid1_cat;
     if (write_and) vc0_lane0[rx_spec_wr0_bits8_0] <= bonded_word0_bits63_0;
     if (write_and) vc0_lane1[rx_spec_wr0_bits8_0] <= bonded_word1_bits63_0;
-    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0_bits8_0] <= good_now_and_2 ? ({bonded_word0_b7, bonded_word0_bits5_0}) : rx_valid0_sel_2;
+    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0_bits8_0] <= good_now_and_2 ? ({bonded_word0_b7, bonded_word0_bits5_0}) : sel;
     if (write_and_2) vc1_lane0[rx_spec_wr1_bits8_0] <= bonded_word0_bits63_0;
     if (write_and_2) vc1_lane1[rx_spec_wr1_bits8_0] <= bonded_word1_bits63_0;
-    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1_bits8_0] <= good_now_and_4 ? ({bonded_word0_b7, bonded_word0_bits5_0}) : rx_valid0_sel_2;
+    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1_bits8_0] <= good_now_and_4 ? ({bonded_word0_b7, bonded_word0_bits5_0}) : sel;
+end
+
+always @(posedge rx_clk) begin
+    if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial[65:0];
+    if (rx_rst) rx_slip0 <= 7'h0; else rx_slip0 <= rx_locked0_or ? ((rx_slip0 == 7'h41) ? 7'h0 : (rx_slip0 + 7'h1)) : rx_slip0;
+    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_0_sel_5[67:64] : rx_serial_0_sel_5[3:0]), (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
+    if (rx_rst) rx_slipped0 <= 1'h0; else rx_slipped0 <= rx_locked0_or;
+    if (rx_rst) rx_locked0 <= 1'h0; else rx_locked0 <= rx_locked0_and_2 ? 1'h0 : (rx_locked0_and ? 1'h1 : rx_locked0);
+    if (rx_rst) rx_sh_count0 <= 7'h0; else rx_sh_count0 <= rx_locked0_or_2 ? 7'h0 : (rx_sh_count0 + 7'h1);
+    if (rx_rst) rx_sh_invalid0 <= 5'h0; else rx_sh_invalid0 <= rx_locked0_not ? 5'h0 : (rx_locked0_or_2 ? 5'h0 : ((rx_locked0 & rx_window0_not) ? (rx_sh_invalid0 + 5'h1) : rx_sh_invalid0));
+    if (rx_rst) rx_descrambler0 <= 58'h0; else rx_descrambler0 <= rx_window0_bits65_2[63:6];
+    if (rx_rst) rx_valid0 <= 1'h0; else rx_valid0 <= rx_locked0 & rx_window0_xor;
+    if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_b0;
+    if (rx_rst) rx_payload0 <= 64'h0; else rx_payload0 <= rx_window0_xor_2;
+    if (rx_rst) rx_lock_lost0 <= 1'h0; else rx_lock_lost0 <= rx_locked0_and_2;
+    if (rx_rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial[131:66];
+    if (rx_rst) rx_slip1 <= 7'h0; else rx_slip1 <= rx_locked1_or ? ((rx_slip1 == 7'h41) ? 7'h0 : (rx_slip1 + 7'h1)) : rx_slip1;
+    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? rx_serial_66_sel_5[67:64] : rx_serial_66_sel_5[3:0]), (rx_slip1[6] ? rx_prev1_sel[126:64] : rx_prev1_sel[62:0])};
+    if (rx_rst) rx_slipped1 <= 1'h0; else rx_slipped1 <= rx_locked1_or;
+    if (rx_rst) rx_locked1 <= 1'h0; else rx_locked1 <= rx_locked1_and_2 ? 1'h0 : (rx_locked1_and ? 1'h1 : rx_locked1);
+    if (rx_rst) rx_sh_count1 <= 7'h0; else rx_sh_count1 <= rx_locked1_or_2 ? 7'h0 : (rx_sh_count1 + 7'h1);
+    if (rx_rst) rx_sh_invalid1 <= 5'h0; else rx_sh_invalid1 <= rx_locked1_not ? 5'h0 : (rx_locked1_or_2 ? 5'h0 : ((rx_locked1 & rx_window1_not) ? (rx_sh_invalid1 + 5'h1) : rx_sh_invalid1));
+    if (rx_rst) rx_descrambler1 <= 58'h0; else rx_descrambler1 <= rx_window1_bits65_2[63:6];
+    if (rx_rst) rx_valid1 <= 1'h0; else rx_valid1 <= rx_locked1 & rx_window1_xor;
+    if (rx_rst) rx_control1 <= 1'h0; else rx_control1 <= rx_window1_b0;
+    if (rx_rst) rx_payload1 <= 64'h0; else rx_payload1 <= rx_window1_xor_2;
+    if (rx_rst) rx_lock_lost1 <= 1'h0; else rx_lock_lost1 <= rx_locked1_and_2;
+    if (rx_rst) bonded <= 1'h0; else bonded <= unbond ? 1'h0 : (bond_now ? 1'h1 : bonded);
+    if (rx_rst) bond_phase <= 4'h0; else bond_phase <= bond_phase + 4'h1;
+    if (rx_rst) bond_have0 <= 1'h0; else bond_have0 <= (unbond | bond_now) ? 1'h0 : (bonded_and ? 1'h1 : bond_have0);
+    if (rx_rst) bond_have1 <= 1'h0; else bond_have1 <= (unbond | bond_now) ? 1'h0 : (bonded_and_2 ? 1'h1 : bond_have1);
+    if (rx_rst) bond_cb_phase0 <= 4'h0; else bond_cb_phase0 <= bonded_and ? bond_phase : bond_cb_phase0;
+    if (rx_rst) bond_cb_phase1 <= 4'h0; else bond_cb_phase1 <= bonded_and_2 ? bond_phase : bond_cb_phase1;
+    if (rx_rst) deskew0_2 <= 4'h0; else deskew0_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase0_minus) : deskew0_2;
+    if (rx_rst) deskew1_2 <= 4'h0; else deskew1_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase1_minus) : deskew1_2;
+    if (rx_rst) deskew_ptr <= 4'h0; else deskew_ptr <= deskew_ptr + 4'h1;
+    if (rx_rst) bond_cb_any <= 1'h0; else bond_cb_any <= rx_valid0_and | rx_valid1_and;
+    if (rx_rst) bond_cb_all <= 1'h0; else bond_cb_all <= rx_valid0_and & rx_valid1_and;
+    if (rx_rst) lock_lost_toggle0 <= 1'h0; else lock_lost_toggle0 <= rx_lock_lost0 ? (~lock_lost_toggle0) : lock_lost_toggle0;
+    if (rx_rst) lock_lost_toggle1 <= 1'h0; else lock_lost_toggle1 <= rx_lock_lost1 ? (~lock_lost_toggle1) : lock_lost_toggle1;
+    if (rx_rst) eb_wr <= 5'h0; else eb_wr <= eb_wr_sel;
+    if (rx_rst) eb_wr_gray <= 5'h0; else eb_wr_gray <= eb_wr_sel ^ (eb_wr_sel >> 5'h1);
+    if (1'h1) deskew0[deskew_ptr] <= rx_valid0_cat;
+    if (1'h1) deskew1[deskew_ptr] <= rx_valid1_cat;
+    if (rx_up) eb_lane0[eb_wr[3:0]] <= rx_valid0_sel;
+    if (rx_up) eb_lane1[eb_wr[3:0]] <= rx_valid1_sel;
 end
 
 assign s_axis_tready = ready;
-assign lane_up = {rx_locked1, rx_locked0};
+assign lane_up = lane_up_sync1;
 assign channel_up = channel_up_2;
 assign m_axis_nfc_tvalid = rx_nfc_valid;
 assign m_axis_nfc_tdata = rx_nfc_data;
@@ -4655,5 +4795,6 @@ assign frames_retransmitted = frames_retransmitted_2;
 assign frames_received = frames_received_2;
 assign crc_errors = crc_errors_2;
 assign lock_losses = lock_losses_2;
+assign slips = slips_2;
 endmodule
 // verilator lint_on DECLFILENAME

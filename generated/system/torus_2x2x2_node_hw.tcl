@@ -18,6 +18,60 @@ set_interface_property reset associatedClock clock
 set_interface_property reset synchronousEdges BOTH
 add_interface_port reset rst reset Input 1
 
+add_interface xp_rx_clk clock end
+set_interface_property xp_rx_clk clockRate 156250000
+add_interface_port xp_rx_clk xp_rx_clk clk Input 1
+
+add_interface xp_rx_rst reset end
+set_interface_property xp_rx_rst associatedClock xp_rx_clk
+set_interface_property xp_rx_rst synchronousEdges BOTH
+add_interface_port xp_rx_rst xp_rx_rst reset Input 1
+
+add_interface xn_rx_clk clock end
+set_interface_property xn_rx_clk clockRate 156250000
+add_interface_port xn_rx_clk xn_rx_clk clk Input 1
+
+add_interface xn_rx_rst reset end
+set_interface_property xn_rx_rst associatedClock xn_rx_clk
+set_interface_property xn_rx_rst synchronousEdges BOTH
+add_interface_port xn_rx_rst xn_rx_rst reset Input 1
+
+add_interface yp_rx_clk clock end
+set_interface_property yp_rx_clk clockRate 156250000
+add_interface_port yp_rx_clk yp_rx_clk clk Input 1
+
+add_interface yp_rx_rst reset end
+set_interface_property yp_rx_rst associatedClock yp_rx_clk
+set_interface_property yp_rx_rst synchronousEdges BOTH
+add_interface_port yp_rx_rst yp_rx_rst reset Input 1
+
+add_interface yn_rx_clk clock end
+set_interface_property yn_rx_clk clockRate 156250000
+add_interface_port yn_rx_clk yn_rx_clk clk Input 1
+
+add_interface yn_rx_rst reset end
+set_interface_property yn_rx_rst associatedClock yn_rx_clk
+set_interface_property yn_rx_rst synchronousEdges BOTH
+add_interface_port yn_rx_rst yn_rx_rst reset Input 1
+
+add_interface zp_rx_clk clock end
+set_interface_property zp_rx_clk clockRate 156250000
+add_interface_port zp_rx_clk zp_rx_clk clk Input 1
+
+add_interface zp_rx_rst reset end
+set_interface_property zp_rx_rst associatedClock zp_rx_clk
+set_interface_property zp_rx_rst synchronousEdges BOTH
+add_interface_port zp_rx_rst zp_rx_rst reset Input 1
+
+add_interface zn_rx_clk clock end
+set_interface_property zn_rx_clk clockRate 156250000
+add_interface_port zn_rx_clk zn_rx_clk clk Input 1
+
+add_interface zn_rx_rst reset end
+set_interface_property zn_rx_rst associatedClock zn_rx_clk
+set_interface_property zn_rx_rst synchronousEdges BOTH
+add_interface_port zn_rx_rst zn_rx_rst reset Input 1
+
 add_interface s_axis_p0 axi4stream end
 set_interface_property s_axis_p0 associatedClock clock
 set_interface_property s_axis_p0 associatedReset reset
@@ -74,33 +128,33 @@ add_interface_port s_axil s_axil_rdata rdata Output 32
 add_interface_port s_axil s_axil_rresp rresp Output 2
 
 add_interface xp_rx_serial conduit end
-set_interface_property xp_rx_serial associatedClock clock
-set_interface_property xp_rx_serial associatedReset reset
+set_interface_property xp_rx_serial associatedClock xp_rx_clk
+set_interface_property xp_rx_serial associatedReset xp_rx_rst
 add_interface_port xp_rx_serial xp_rx_serial serial Input 132
 
 add_interface xn_rx_serial conduit end
-set_interface_property xn_rx_serial associatedClock clock
-set_interface_property xn_rx_serial associatedReset reset
+set_interface_property xn_rx_serial associatedClock xn_rx_clk
+set_interface_property xn_rx_serial associatedReset xn_rx_rst
 add_interface_port xn_rx_serial xn_rx_serial serial Input 132
 
 add_interface yp_rx_serial conduit end
-set_interface_property yp_rx_serial associatedClock clock
-set_interface_property yp_rx_serial associatedReset reset
+set_interface_property yp_rx_serial associatedClock yp_rx_clk
+set_interface_property yp_rx_serial associatedReset yp_rx_rst
 add_interface_port yp_rx_serial yp_rx_serial serial Input 132
 
 add_interface yn_rx_serial conduit end
-set_interface_property yn_rx_serial associatedClock clock
-set_interface_property yn_rx_serial associatedReset reset
+set_interface_property yn_rx_serial associatedClock yn_rx_clk
+set_interface_property yn_rx_serial associatedReset yn_rx_rst
 add_interface_port yn_rx_serial yn_rx_serial serial Input 132
 
 add_interface zp_rx_serial conduit end
-set_interface_property zp_rx_serial associatedClock clock
-set_interface_property zp_rx_serial associatedReset reset
+set_interface_property zp_rx_serial associatedClock zp_rx_clk
+set_interface_property zp_rx_serial associatedReset zp_rx_rst
 add_interface_port zp_rx_serial zp_rx_serial serial Input 132
 
 add_interface zn_rx_serial conduit end
-set_interface_property zn_rx_serial associatedClock clock
-set_interface_property zn_rx_serial associatedReset reset
+set_interface_property zn_rx_serial associatedClock zn_rx_clk
+set_interface_property zn_rx_serial associatedReset zn_rx_rst
 add_interface_port zn_rx_serial zn_rx_serial serial Input 132
 
 add_interface xp_tx_serial conduit end

@@ -116,45 +116,57 @@
 #define TORUS_2X2X2_STAT_XP_CRC_ERRORS 0x130u
 /* Counter: xp lock losses (RO) */
 #define TORUS_2X2X2_STAT_XP_LOCK_LOSSES 0x134u
+/* Counter: xp slips (RO) */
+#define TORUS_2X2X2_STAT_XP_SLIPS 0x138u
 /* Counter: xn frames sent (RO) */
-#define TORUS_2X2X2_STAT_XN_FRAMES_SENT 0x138u
+#define TORUS_2X2X2_STAT_XN_FRAMES_SENT 0x13Cu
 /* Counter: xn frames retransmitted (RO) */
-#define TORUS_2X2X2_STAT_XN_FRAMES_RETRANSMITTED 0x13Cu
+#define TORUS_2X2X2_STAT_XN_FRAMES_RETRANSMITTED 0x140u
 /* Counter: xn crc errors (RO) */
-#define TORUS_2X2X2_STAT_XN_CRC_ERRORS 0x140u
+#define TORUS_2X2X2_STAT_XN_CRC_ERRORS 0x144u
 /* Counter: xn lock losses (RO) */
-#define TORUS_2X2X2_STAT_XN_LOCK_LOSSES 0x144u
+#define TORUS_2X2X2_STAT_XN_LOCK_LOSSES 0x148u
+/* Counter: xn slips (RO) */
+#define TORUS_2X2X2_STAT_XN_SLIPS 0x14Cu
 /* Counter: yp frames sent (RO) */
-#define TORUS_2X2X2_STAT_YP_FRAMES_SENT 0x148u
+#define TORUS_2X2X2_STAT_YP_FRAMES_SENT 0x150u
 /* Counter: yp frames retransmitted (RO) */
-#define TORUS_2X2X2_STAT_YP_FRAMES_RETRANSMITTED 0x14Cu
+#define TORUS_2X2X2_STAT_YP_FRAMES_RETRANSMITTED 0x154u
 /* Counter: yp crc errors (RO) */
-#define TORUS_2X2X2_STAT_YP_CRC_ERRORS 0x150u
+#define TORUS_2X2X2_STAT_YP_CRC_ERRORS 0x158u
 /* Counter: yp lock losses (RO) */
-#define TORUS_2X2X2_STAT_YP_LOCK_LOSSES 0x154u
+#define TORUS_2X2X2_STAT_YP_LOCK_LOSSES 0x15Cu
+/* Counter: yp slips (RO) */
+#define TORUS_2X2X2_STAT_YP_SLIPS 0x160u
 /* Counter: yn frames sent (RO) */
-#define TORUS_2X2X2_STAT_YN_FRAMES_SENT 0x158u
+#define TORUS_2X2X2_STAT_YN_FRAMES_SENT 0x164u
 /* Counter: yn frames retransmitted (RO) */
-#define TORUS_2X2X2_STAT_YN_FRAMES_RETRANSMITTED 0x15Cu
+#define TORUS_2X2X2_STAT_YN_FRAMES_RETRANSMITTED 0x168u
 /* Counter: yn crc errors (RO) */
-#define TORUS_2X2X2_STAT_YN_CRC_ERRORS 0x160u
+#define TORUS_2X2X2_STAT_YN_CRC_ERRORS 0x16Cu
 /* Counter: yn lock losses (RO) */
-#define TORUS_2X2X2_STAT_YN_LOCK_LOSSES 0x164u
+#define TORUS_2X2X2_STAT_YN_LOCK_LOSSES 0x170u
+/* Counter: yn slips (RO) */
+#define TORUS_2X2X2_STAT_YN_SLIPS 0x174u
 /* Counter: zp frames sent (RO) */
-#define TORUS_2X2X2_STAT_ZP_FRAMES_SENT 0x168u
+#define TORUS_2X2X2_STAT_ZP_FRAMES_SENT 0x178u
 /* Counter: zp frames retransmitted (RO) */
-#define TORUS_2X2X2_STAT_ZP_FRAMES_RETRANSMITTED 0x16Cu
+#define TORUS_2X2X2_STAT_ZP_FRAMES_RETRANSMITTED 0x17Cu
 /* Counter: zp crc errors (RO) */
-#define TORUS_2X2X2_STAT_ZP_CRC_ERRORS 0x170u
+#define TORUS_2X2X2_STAT_ZP_CRC_ERRORS 0x180u
 /* Counter: zp lock losses (RO) */
-#define TORUS_2X2X2_STAT_ZP_LOCK_LOSSES 0x174u
+#define TORUS_2X2X2_STAT_ZP_LOCK_LOSSES 0x184u
+/* Counter: zp slips (RO) */
+#define TORUS_2X2X2_STAT_ZP_SLIPS 0x188u
 /* Counter: zn frames sent (RO) */
-#define TORUS_2X2X2_STAT_ZN_FRAMES_SENT 0x178u
+#define TORUS_2X2X2_STAT_ZN_FRAMES_SENT 0x18Cu
 /* Counter: zn frames retransmitted (RO) */
-#define TORUS_2X2X2_STAT_ZN_FRAMES_RETRANSMITTED 0x17Cu
+#define TORUS_2X2X2_STAT_ZN_FRAMES_RETRANSMITTED 0x190u
 /* Counter: zn crc errors (RO) */
-#define TORUS_2X2X2_STAT_ZN_CRC_ERRORS 0x180u
+#define TORUS_2X2X2_STAT_ZN_CRC_ERRORS 0x194u
 /* Counter: zn lock losses (RO) */
-#define TORUS_2X2X2_STAT_ZN_LOCK_LOSSES 0x184u
+#define TORUS_2X2X2_STAT_ZN_LOCK_LOSSES 0x198u
+/* Counter: zn slips (RO) */
+#define TORUS_2X2X2_STAT_ZN_SLIPS 0x19Cu
 
 #endif /* TORUS_2X2X2_REGS_H */

@@ -190,11 +190,11 @@ impl SystemConfig {
         }
         let n = &file.node;
         let shipped_router = RouterConfig::default();
-        let shipped_link = LinkConfig::default();
         let width = match n.width.unwrap_or(shipped_router.width as i64) {
             w @ (128 | 256) => w as usize,
             w => return Err(format!("`node.width` = {w} is not allowed: allowed 128 or 256 (bits; the links bond width / 64 lanes)")),
         };
+        let shipped_link = weft_ip::link::spec::link_config(width / 64);
         let router = RouterConfig {
             local_ports: ranged("node.local_ports", n.local_ports.unwrap_or(shipped_router.local_ports as i64), 1, 16)?,
             dims,

@@ -27,29 +27,52 @@ pub fn constraints(config: &SystemConfig) -> (String, String) {
     let ports = |p: &str| if xilinx { format!("[get_ports {p}]") } else { format!("[get_ports {{{p}}}]") };
     let clocks = |c: &str| if xilinx { format!("[get_clocks {c}]") } else { format!("[get_clocks {{{c}}}]") };
     t.push_str(&format!("# Router, links and register window: the fabric clock.\ncreate_clock -name fabric_clk -period {} {}\n", period_ns(config.fabric_mhz), ports("clk")));
-    let Some(kernel_mhz) = config.kernel_mhz.filter(|_| config.has_kernel_clock()) else {
-        if !xilinx {
-            t.push_str("derive_clock_uncertainty\n");
-        }
-        t.push_str("# One clock domain: no crossings.\n");
-        return (file_name(config), t);
-    };
-    t.push_str(&format!("# Kernel-side IntraNode ports.\ncreate_clock -name kernel_clk -period {} {}\n", period_ns(kernel_mhz), ports("kernel_clk")));
+    // Each link receives on the clock its transceiver recovers from the neighbour's transmitter:
+    // the neighbour's fabric clock, nominally the same frequency, never the same oscillator.
+    let endpoints: Vec<String> = if config.node.link.rx_clock { config.node.endpoints().iter().map(|e| e.name()).collect() } else { vec![] };
+    if !endpoints.is_empty() {
+        t.push_str("# Link receive sides (lock, deskew, bonding, elastic-buffer writes): recovered clocks.\n");
+    }
+    for e in &endpoints {
+        t.push_str(&format!("create_clock -name {e}_rx_clk -period {} {}\n", period_ns(config.fabric_mhz), ports(&format!("{e}_rx_clk"))));
+    }
+    let kernel_mhz = config.kernel_mhz.filter(|_| config.has_kernel_clock());
+    if let Some(mhz) = kernel_mhz {
+        t.push_str(&format!("# Kernel-side IntraNode ports.\ncreate_clock -name kernel_clk -period {} {}\n", period_ns(mhz), ports("kernel_clk")));
+    }
     if !xilinx {
         t.push_str("derive_clock_uncertainty\n");
     }
+    let mut groups: Vec<String> = vec!["fabric_clk".into()];
+    groups.extend(endpoints.iter().map(|e| format!("{e}_rx_clk")));
+    groups.extend(kernel_mhz.map(|_| "kernel_clk".to_string()));
+    if groups.len() == 1 {
+        t.push_str("# One clock domain: no crossings.\n");
+        return (file_name(config), t);
+    }
     t.push_str(&format!(
-        "\n# The two clocks are unrelated: no timing between them except the bounds below.\nset_clock_groups -asynchronous -group {} -group {}\n",
-        clocks("fabric_clk"),
-        clocks("kernel_clk")
+        "\n# The clocks are unrelated: no timing between them except the bounds below.\nset_clock_groups -asynchronous {}\n",
+        groups.iter().map(|g| format!("-group {}", clocks(g))).collect::<Vec<_>>().join(" ")
     ));
     // A Gray pointer may change one bit per write-side cycle; the synchroniser samples it in the
     // other domain. The pointer bits must arrive within one period of the faster clock of each
     // other, or the sampled value can be a code that was never written. Skew bounds (Vivado's
     // set_bus_skew, Quartus's set_max_skew) still apply under asynchronous clock groups, which
-    // would override a set_max_delay.
-    let skew = period_ns(config.fabric_mhz.max(kernel_mhz));
+    // would override a set_max_delay. Single-bit synchronisers carry ASYNC_REG in the Verilog.
+    let skew = period_ns(config.fabric_mhz.max(kernel_mhz.unwrap_or(0.0)));
     let cells = |path: &str| if xilinx { format!("[get_cells -hierarchical -filter {{NAME =~ *{path}/*}}]") } else { format!("[get_registers {{*{}|*}}]", path.replace('/', "|")) };
+    let regs = |path: &str| if xilinx { format!("[get_cells -hierarchical -filter {{NAME =~ *{path}_reg*}}]") } else { format!("[get_registers {{*{}*}}]", path.replace('/', "|")) };
+    let bound = |t: &mut String, from: String, to: String| {
+        if xilinx {
+            t.push_str(&format!("set_bus_skew -from {from} -to {to} {skew}\n"));
+        } else {
+            t.push_str(&format!("set_max_skew -from {from} -to {to} {skew}\nset_net_delay -max -from {from} -to {to} {skew}\n"));
+        }
+    };
+    for e in &endpoints {
+        t.push_str(&format!("\n# Link {e}: the elastic buffer's write pointer, {e}_rx_clk → fabric_clk.\n"));
+        bound(&mut t, regs(&format!("link_{e}/eb_wr_gray")), regs(&format!("link_{e}/eb_wr_gray_sync0")));
+    }
     for p in config.ports.iter().filter(|p| p.clock == PortClock::Kernel) {
         for (fifo, dir) in [("in", "kernel → fabric"), ("out", "fabric → kernel")] {
             let inst = format!("cdc_p{}_{fifo}", p.index);
@@ -58,11 +81,8 @@ pub fn constraints(config: &SystemConfig) -> (String, String) {
                 let (src, s1, s2) = (format!("{inst}/{from}"), format!("{inst}/{sync}1"), format!("{inst}/{sync}2"));
                 if xilinx {
                     t.push_str(&format!("set_property ASYNC_REG TRUE {}\nset_property ASYNC_REG TRUE {}\n", cells(&s1), cells(&s2)));
-                    t.push_str(&format!("set_bus_skew -from {} -to {} {skew}\n", cells(&src), cells(&s1)));
-                } else {
-                    t.push_str(&format!("set_max_skew -from {} -to {} {skew}\n", cells(&src), cells(&s1)));
-                    t.push_str(&format!("set_net_delay -max -from {} -to {} {skew}\n", cells(&src), cells(&s1)));
                 }
+                bound(&mut t, cells(&src), cells(&s1));
             }
         }
     }

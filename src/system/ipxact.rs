@@ -103,6 +103,12 @@ pub fn component(top: &str, file: &str, summary: &str, ports: &[PortDecl], map: 
         clocked.insert(0, "s_axil".into());
     }
     s.push_str(&bus("rst", ("signal", "reset"), "<spirit:slave/>", &[("RST".into(), "rst".into())], &[("POLARITY", "ACTIVE_HIGH".into())]));
+    // Each link's receive clock (recovered from its neighbour) and reset; its lanes are conduits.
+    for p in ports.iter().filter(|p| p.name.ends_with("_rx_clk")) {
+        let rst = p.name.replace("_rx_clk", "_rx_rst");
+        s.push_str(&bus(&rst, ("signal", "reset"), "<spirit:slave/>", &[("RST".into(), rst.clone())], &[("POLARITY", "ACTIVE_HIGH".into())]));
+        s.push_str(&bus(&p.name, ("signal", "clock"), "<spirit:slave/>", &[("CLK".into(), p.name.clone())], &[("ASSOCIATED_RESET", rst.clone())]));
+    }
     s.push_str(&bus("clk", ("signal", "clock"), "<spirit:slave/>", &[("CLK".into(), "clk".into())], &[("ASSOCIATED_BUSIF", clocked.join(":")), ("ASSOCIATED_RESET", "rst".into())]));
     s.push_str("  </spirit:busInterfaces>\n");
     s.push_str(&memory_map(map));

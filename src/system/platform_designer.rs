@@ -2,7 +2,8 @@
 //! the Quartus counterpart of the Vitis kernel. Interfaces: `clock`, `reset` (synchronous,
 //! active high), the register window as an `axi4lite` agent, each IntraNode stream as
 //! `axi4stream`, and each link endpoint's serial lanes and `channel_up` as conduits for the
-//! transceiver PHY.
+//! transceiver PHY; the lanes a link receives are on its own clock and reset (`<e>_rx_clk`,
+//! `<e>_rx_rst`, from the PHY's recovered clock).
 
 use std::path::Path;
 
@@ -18,6 +19,13 @@ fn interface(p: &PortDecl) -> (String, &'static str, String) {
     }
     if n == "rst" {
         return ("reset".into(), "reset", "reset".into());
+    }
+    // A link's receive clock (recovered by the PHY) and its reset; its serial lanes go with it.
+    if n.ends_with("_rx_clk") {
+        return (n.clone(), "clock", "clk".into());
+    }
+    if n.ends_with("_rx_rst") {
+        return (n.clone(), "reset", "reset".into());
     }
     if let Some(sig) = n.strip_prefix("s_axil_") {
         return ("s_axil".into(), "axi4lite", sig.into());
@@ -59,10 +67,15 @@ pub fn component(config: &SystemConfig, node: &[PortDecl]) -> String {
                 _ => "end",
             };
             t.push_str(&format!("\nadd_interface {iface} {kind} {end}\n"));
+            // The clock and reset of the interface: a link's receive side has its own.
+            let (clock, reset) = match p.name.strip_suffix("_rx_serial").or_else(|| p.name.strip_suffix("_rx_rst")) {
+                Some(e) => (format!("{e}_rx_clk"), format!("{e}_rx_rst")),
+                None => ("clock".to_string(), "reset".to_string()),
+            };
             match kind {
                 "clock" => t.push_str(&format!("set_interface_property {iface} clockRate {}\n", (config.fabric_mhz * 1e6) as u64)),
-                "reset" => t.push_str(&format!("set_interface_property {iface} associatedClock clock\nset_interface_property {iface} synchronousEdges BOTH\n")),
-                _ => t.push_str(&format!("set_interface_property {iface} associatedClock clock\nset_interface_property {iface} associatedReset reset\n")),
+                "reset" => t.push_str(&format!("set_interface_property {iface} associatedClock {clock}\nset_interface_property {iface} synchronousEdges BOTH\n")),
+                _ => t.push_str(&format!("set_interface_property {iface} associatedClock {clock}\nset_interface_property {iface} associatedReset {reset}\n")),
             }
             made.push(iface.clone());
         }

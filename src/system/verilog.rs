@@ -73,6 +73,9 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str) -> Result<
             let wire = format!("node{n}_{}", d.name);
             let value = match d.name.as_str() {
                 "clk" | "rst" => d.name.clone(),
+                // One shared clock: each link's receive clock is the fabric clock.
+                other if other.ends_with("_rx_clk") => "clk".into(),
+                other if other.ends_with("_rx_rst") => "rst".into(),
                 "s_axil_awaddr" => "12'h008".into(),
                 "s_axil_wdata" => format!("32'h{coords:08x}"),
                 "s_axil_wstrb" => "4'hf".into(),

@@ -8,7 +8,9 @@
 //! ports to and from a transceiver kernel (`m_axis_<e>_tx`, `s_axis_<e>_rx`: one 66-bit block
 //! per lane per cycle, each lane padded to 72 bits; `tx` is always valid, a cycle without `rx`
 //! valid is a lost block), and the `channel_up`/`link_up` wires are read in the register window
-//! (link status) instead.
+//! (link status) instead. Those streams are on `ap_clk` (the transceiver kernel crosses its
+//! recovered clocks), so each endpoint receives on `ap_clk` here; its elastic buffer then only
+//! absorbs the stream's gaps.
 
 use std::path::Path;
 
@@ -96,6 +98,9 @@ pub fn kernel_top(config: &SystemConfig, node: &[PortDecl]) -> String {
     for p in node.iter().filter(|p| p.name != "clk" && p.name != "rst") {
         let outer = match p.name.strip_prefix("s_axil_") {
             Some(sig) => format!("s_axi_control_{sig}"),
+            // The transceiver kernel's streams arrive on ap_clk (it crossed them already).
+            None if p.name.ends_with("_rx_clk") => "ap_clk".into(),
+            None if p.name.ends_with("_rx_rst") => "rst".into(),
             None => p.name.clone(),
         };
         conns.push(format!("        .{}({outer})", p.name));

@@ -61,7 +61,8 @@ pub fn ports(text: &str, module: &str) -> Result<Vec<PortDecl>, String> {
 }
 
 /// Every instance path below `top` (`a`, `a/b`, …), following `module_name instance_name (`
-/// lines of modules defined in `texts`.
+/// lines of modules defined in `texts`, and every register declared in them as the vendor tools
+/// name its flops: `a/b/name_reg` (Vivado) and `a/b/name` (Quartus).
 pub fn instance_paths(texts: &[&str], top: &str) -> Vec<String> {
     let mut all = BTreeMap::new();
     for text in texts {
@@ -72,6 +73,14 @@ pub fn instance_paths(texts: &[&str], top: &str) -> Vec<String> {
     while let Some((module, path)) = stack.pop() {
         let Some(body) = all.get(&module) else { continue };
         for line in body {
+            let decl = line.strip_prefix("(* ASYNC_REG = \"TRUE\" *) ").unwrap_or(line);
+            if let Some(rest) = decl.strip_prefix("reg ") {
+                let name = rest.trim_end_matches(';').split_whitespace().last().unwrap_or_default();
+                let reg = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };
+                out.push(format!("{reg}_reg"));
+                out.push(reg);
+                continue;
+            }
             let mut words = line.split_whitespace();
             let (Some(kind), Some(inst)) = (words.next(), words.next()) else { continue };
             if !all.contains_key(kind) {

@@ -145,18 +145,17 @@ pub struct VerilatorDevice {
     ports: Vec<(String, PortId)>,
     clk: PortId,
     rst: PortId,
-    /// `rx_clk` and `rx_rst`, if the module has them.
-    rx: Option<(PortId, PortId)>,
+    /// Receive clocks and their resets (`rx_clk`/`rx_rst` of an endpoint, `<e>_rx_clk`/
+    /// `<e>_rx_rst` of a node), if the module has them.
+    rx: Vec<(PortId, PortId)>,
 }
 
 impl VerilatorDevice {
     pub fn new(file: &Path, top: &str) -> Result<VerilatorDevice, CosimError> {
         let model = Model::build(file, top)?;
         let (clk, rst) = (model.port("clk")?, model.port("rst")?);
-        let rx = match model.port("rx_clk") {
-            Ok(rx_clk) => Some((rx_clk, model.port("rx_rst")?)),
-            Err(_) => None,
-        };
+        let rx_clocks: Vec<String> = model.ports().iter().map(|p| p.name.clone()).filter(|n| n == "rx_clk" || n.ends_with("_rx_clk")).collect();
+        let rx = rx_clocks.iter().map(|c| Ok((model.port(c)?, model.port(&c.replace("rx_clk", "rx_rst"))?))).collect::<Result<Vec<_>, CosimError>>()?;
         Ok(VerilatorDevice { model, ports: vec![], clk, rst, rx })
     }
 }
@@ -194,16 +193,18 @@ impl Device for VerilatorDevice {
             self.model.set(self.rst, reset as u64);
             clocks.push(self.clk);
         }
-        if let (true, Some((rx_clk, rx_rst))) = (rx_clk, self.rx) {
-            self.model.set(rx_rst, reset as u64);
-            clocks.push(rx_clk);
+        if rx_clk {
+            for &(rx_clk, rx_rst) in &self.rx {
+                self.model.set(rx_rst, reset as u64);
+                clocks.push(rx_clk);
+            }
         }
         if !clocks.is_empty() {
             self.model.edges(&clocks);
         }
     }
     fn has_rx_clock(&self) -> bool {
-        self.rx.is_some()
+        !self.rx.is_empty()
     }
 }
 
