@@ -57,3 +57,59 @@ fn verilog_channel_matches_the_rust_model() {
         assert!(flips > 100, "{name}: only {flips} flips injected");
     }
 }
+
+/// `cut` (a pulled cable): while it is high the channel delivers random bits — about half the
+/// sync headers invalid, as noise gives — and a latency after it falls, the blocks again.
+#[test]
+fn a_cut_channel_delivers_noise_then_blocks_again() {
+    let (lanes, latency) = (2, 3);
+    let name = "channel_cut_x2";
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/weft-channel");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.v"));
+    std::fs::write(&file, format!("`timescale 1ns/1ps\n{}", verilog(name, lanes, latency))).unwrap();
+    let mut model = Model::build(&file, name).unwrap();
+    let (tx, cut, rx, rst) = (model.port("tx").unwrap(), model.port("cut").unwrap(), model.port("rx").unwrap(), model.port("rst").unwrap());
+    model.set(rst, 1);
+    model.tick();
+    model.set(rst, 0);
+    // Every block a data block (header 0b10) with a counting payload.
+    let mut sent: Vec<Vec<u32>> = vec![];
+    let (mut invalid, mut cut_blocks, mut clean) = (0, 0, 0);
+    for cycle in 0..2000usize {
+        let mut words = vec![0u32; (66 * lanes).div_ceil(32)];
+        for k in 0..lanes {
+            let block = 0b10u128 | ((cycle * lanes + k) as u128) << 2;
+            for bit in 0..66 {
+                if block >> bit & 1 == 1 {
+                    let i = 66 * k + bit;
+                    words[i / 32] |= 1 << (i % 32);
+                }
+            }
+        }
+        model.set_words(tx, &words);
+        model.set(cut, (500..1500).contains(&cycle) as u64);
+        model.eval();
+        let got = model.get_words(rx).to_vec();
+        // What left the sender `latency + 1` edges ago (the channel's stages).
+        let sent_then = cycle.checked_sub(latency + 1).map(|c| (c, &sent[c]));
+        if let Some((c, want)) = sent_then {
+            if (500..1500).contains(&c) {
+                for k in 0..lanes {
+                    let i = 66 * k;
+                    let header = (got[i / 32] >> (i % 32)) & 0b11;
+                    invalid += usize::from(header == 0 || header == 0b11);
+                    cut_blocks += 1;
+                }
+            } else {
+                assert_eq!(&got, want, "cycle {cycle}: the channel must deliver the blocks outside the cut");
+                clean += 1;
+            }
+        }
+        sent.push(words);
+        model.tick();
+    }
+    let fraction = invalid as f64 / cut_blocks as f64;
+    assert!((0.35..0.65).contains(&fraction), "{invalid} of {cut_blocks} headers invalid during the cut");
+    assert!(clean > 900);
+}

@@ -8,12 +8,13 @@ no_inline -module "torus_2x2x2_node"
 `verilog
 `endif
 
-module torus_2x2x2_sim(clk,rst,inject_err,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
+module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
     input wire clk;
     input wire rst;
     // Bits of links that do not exist are not read.
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [47:0] inject_err;
+    input wire [47:0] cut;
     /* verilator lint_on UNUSEDSIGNAL */
     output wire link_up;
     input wire [127:0] s_axis_n0_p0_tdata;
@@ -1037,77 +1038,1193 @@ torus_2x2x2_node node7 (
     .link_up(node7_link_up)
 );
 
-torus_2x2x2_channel ch_node0_xp (.clk(clk), .rst(rst), .tx(node0_xp_tx_serial), .inject_err({1'b0, inject_err[0]}), .rx(node1_xn_rx_serial));
-torus_2x2x2_channel ch_node0_xn (.clk(clk), .rst(rst), .tx(node0_xn_tx_serial), .inject_err({1'b0, inject_err[1]}), .rx(node1_xp_rx_serial));
-torus_2x2x2_channel ch_node0_yp (.clk(clk), .rst(rst), .tx(node0_yp_tx_serial), .inject_err({1'b0, inject_err[2]}), .rx(node2_yn_rx_serial));
-torus_2x2x2_channel ch_node0_yn (.clk(clk), .rst(rst), .tx(node0_yn_tx_serial), .inject_err({1'b0, inject_err[3]}), .rx(node2_yp_rx_serial));
-torus_2x2x2_channel ch_node0_zp (.clk(clk), .rst(rst), .tx(node0_zp_tx_serial), .inject_err({1'b0, inject_err[4]}), .rx(node4_zn_rx_serial));
-torus_2x2x2_channel ch_node0_zn (.clk(clk), .rst(rst), .tx(node0_zn_tx_serial), .inject_err({1'b0, inject_err[5]}), .rx(node4_zp_rx_serial));
-torus_2x2x2_channel ch_node1_xp (.clk(clk), .rst(rst), .tx(node1_xp_tx_serial), .inject_err({1'b0, inject_err[6]}), .rx(node0_xn_rx_serial));
-torus_2x2x2_channel ch_node1_xn (.clk(clk), .rst(rst), .tx(node1_xn_tx_serial), .inject_err({1'b0, inject_err[7]}), .rx(node0_xp_rx_serial));
-torus_2x2x2_channel ch_node1_yp (.clk(clk), .rst(rst), .tx(node1_yp_tx_serial), .inject_err({1'b0, inject_err[8]}), .rx(node3_yn_rx_serial));
-torus_2x2x2_channel ch_node1_yn (.clk(clk), .rst(rst), .tx(node1_yn_tx_serial), .inject_err({1'b0, inject_err[9]}), .rx(node3_yp_rx_serial));
-torus_2x2x2_channel ch_node1_zp (.clk(clk), .rst(rst), .tx(node1_zp_tx_serial), .inject_err({1'b0, inject_err[10]}), .rx(node5_zn_rx_serial));
-torus_2x2x2_channel ch_node1_zn (.clk(clk), .rst(rst), .tx(node1_zn_tx_serial), .inject_err({1'b0, inject_err[11]}), .rx(node5_zp_rx_serial));
-torus_2x2x2_channel ch_node2_xp (.clk(clk), .rst(rst), .tx(node2_xp_tx_serial), .inject_err({1'b0, inject_err[12]}), .rx(node3_xn_rx_serial));
-torus_2x2x2_channel ch_node2_xn (.clk(clk), .rst(rst), .tx(node2_xn_tx_serial), .inject_err({1'b0, inject_err[13]}), .rx(node3_xp_rx_serial));
-torus_2x2x2_channel ch_node2_yp (.clk(clk), .rst(rst), .tx(node2_yp_tx_serial), .inject_err({1'b0, inject_err[14]}), .rx(node0_yn_rx_serial));
-torus_2x2x2_channel ch_node2_yn (.clk(clk), .rst(rst), .tx(node2_yn_tx_serial), .inject_err({1'b0, inject_err[15]}), .rx(node0_yp_rx_serial));
-torus_2x2x2_channel ch_node2_zp (.clk(clk), .rst(rst), .tx(node2_zp_tx_serial), .inject_err({1'b0, inject_err[16]}), .rx(node6_zn_rx_serial));
-torus_2x2x2_channel ch_node2_zn (.clk(clk), .rst(rst), .tx(node2_zn_tx_serial), .inject_err({1'b0, inject_err[17]}), .rx(node6_zp_rx_serial));
-torus_2x2x2_channel ch_node3_xp (.clk(clk), .rst(rst), .tx(node3_xp_tx_serial), .inject_err({1'b0, inject_err[18]}), .rx(node2_xn_rx_serial));
-torus_2x2x2_channel ch_node3_xn (.clk(clk), .rst(rst), .tx(node3_xn_tx_serial), .inject_err({1'b0, inject_err[19]}), .rx(node2_xp_rx_serial));
-torus_2x2x2_channel ch_node3_yp (.clk(clk), .rst(rst), .tx(node3_yp_tx_serial), .inject_err({1'b0, inject_err[20]}), .rx(node1_yn_rx_serial));
-torus_2x2x2_channel ch_node3_yn (.clk(clk), .rst(rst), .tx(node3_yn_tx_serial), .inject_err({1'b0, inject_err[21]}), .rx(node1_yp_rx_serial));
-torus_2x2x2_channel ch_node3_zp (.clk(clk), .rst(rst), .tx(node3_zp_tx_serial), .inject_err({1'b0, inject_err[22]}), .rx(node7_zn_rx_serial));
-torus_2x2x2_channel ch_node3_zn (.clk(clk), .rst(rst), .tx(node3_zn_tx_serial), .inject_err({1'b0, inject_err[23]}), .rx(node7_zp_rx_serial));
-torus_2x2x2_channel ch_node4_xp (.clk(clk), .rst(rst), .tx(node4_xp_tx_serial), .inject_err({1'b0, inject_err[24]}), .rx(node5_xn_rx_serial));
-torus_2x2x2_channel ch_node4_xn (.clk(clk), .rst(rst), .tx(node4_xn_tx_serial), .inject_err({1'b0, inject_err[25]}), .rx(node5_xp_rx_serial));
-torus_2x2x2_channel ch_node4_yp (.clk(clk), .rst(rst), .tx(node4_yp_tx_serial), .inject_err({1'b0, inject_err[26]}), .rx(node6_yn_rx_serial));
-torus_2x2x2_channel ch_node4_yn (.clk(clk), .rst(rst), .tx(node4_yn_tx_serial), .inject_err({1'b0, inject_err[27]}), .rx(node6_yp_rx_serial));
-torus_2x2x2_channel ch_node4_zp (.clk(clk), .rst(rst), .tx(node4_zp_tx_serial), .inject_err({1'b0, inject_err[28]}), .rx(node0_zn_rx_serial));
-torus_2x2x2_channel ch_node4_zn (.clk(clk), .rst(rst), .tx(node4_zn_tx_serial), .inject_err({1'b0, inject_err[29]}), .rx(node0_zp_rx_serial));
-torus_2x2x2_channel ch_node5_xp (.clk(clk), .rst(rst), .tx(node5_xp_tx_serial), .inject_err({1'b0, inject_err[30]}), .rx(node4_xn_rx_serial));
-torus_2x2x2_channel ch_node5_xn (.clk(clk), .rst(rst), .tx(node5_xn_tx_serial), .inject_err({1'b0, inject_err[31]}), .rx(node4_xp_rx_serial));
-torus_2x2x2_channel ch_node5_yp (.clk(clk), .rst(rst), .tx(node5_yp_tx_serial), .inject_err({1'b0, inject_err[32]}), .rx(node7_yn_rx_serial));
-torus_2x2x2_channel ch_node5_yn (.clk(clk), .rst(rst), .tx(node5_yn_tx_serial), .inject_err({1'b0, inject_err[33]}), .rx(node7_yp_rx_serial));
-torus_2x2x2_channel ch_node5_zp (.clk(clk), .rst(rst), .tx(node5_zp_tx_serial), .inject_err({1'b0, inject_err[34]}), .rx(node1_zn_rx_serial));
-torus_2x2x2_channel ch_node5_zn (.clk(clk), .rst(rst), .tx(node5_zn_tx_serial), .inject_err({1'b0, inject_err[35]}), .rx(node1_zp_rx_serial));
-torus_2x2x2_channel ch_node6_xp (.clk(clk), .rst(rst), .tx(node6_xp_tx_serial), .inject_err({1'b0, inject_err[36]}), .rx(node7_xn_rx_serial));
-torus_2x2x2_channel ch_node6_xn (.clk(clk), .rst(rst), .tx(node6_xn_tx_serial), .inject_err({1'b0, inject_err[37]}), .rx(node7_xp_rx_serial));
-torus_2x2x2_channel ch_node6_yp (.clk(clk), .rst(rst), .tx(node6_yp_tx_serial), .inject_err({1'b0, inject_err[38]}), .rx(node4_yn_rx_serial));
-torus_2x2x2_channel ch_node6_yn (.clk(clk), .rst(rst), .tx(node6_yn_tx_serial), .inject_err({1'b0, inject_err[39]}), .rx(node4_yp_rx_serial));
-torus_2x2x2_channel ch_node6_zp (.clk(clk), .rst(rst), .tx(node6_zp_tx_serial), .inject_err({1'b0, inject_err[40]}), .rx(node2_zn_rx_serial));
-torus_2x2x2_channel ch_node6_zn (.clk(clk), .rst(rst), .tx(node6_zn_tx_serial), .inject_err({1'b0, inject_err[41]}), .rx(node2_zp_rx_serial));
-torus_2x2x2_channel ch_node7_xp (.clk(clk), .rst(rst), .tx(node7_xp_tx_serial), .inject_err({1'b0, inject_err[42]}), .rx(node6_xn_rx_serial));
-torus_2x2x2_channel ch_node7_xn (.clk(clk), .rst(rst), .tx(node7_xn_tx_serial), .inject_err({1'b0, inject_err[43]}), .rx(node6_xp_rx_serial));
-torus_2x2x2_channel ch_node7_yp (.clk(clk), .rst(rst), .tx(node7_yp_tx_serial), .inject_err({1'b0, inject_err[44]}), .rx(node5_yn_rx_serial));
-torus_2x2x2_channel ch_node7_yn (.clk(clk), .rst(rst), .tx(node7_yn_tx_serial), .inject_err({1'b0, inject_err[45]}), .rx(node5_yp_rx_serial));
-torus_2x2x2_channel ch_node7_zp (.clk(clk), .rst(rst), .tx(node7_zp_tx_serial), .inject_err({1'b0, inject_err[46]}), .rx(node3_zn_rx_serial));
-torus_2x2x2_channel ch_node7_zn (.clk(clk), .rst(rst), .tx(node7_zn_tx_serial), .inject_err({1'b0, inject_err[47]}), .rx(node3_zp_rx_serial));
+torus_2x2x2_channel ch_node0_xp (.clk(clk), .rst(rst), .tx(node0_xp_tx_serial), .inject_err({1'b0, inject_err[0]}), .cut(cut[0]), .rx(node1_xn_rx_serial));
+torus_2x2x2_channel ch_node0_xn (.clk(clk), .rst(rst), .tx(node0_xn_tx_serial), .inject_err({1'b0, inject_err[1]}), .cut(cut[1]), .rx(node1_xp_rx_serial));
+torus_2x2x2_channel ch_node0_yp (.clk(clk), .rst(rst), .tx(node0_yp_tx_serial), .inject_err({1'b0, inject_err[2]}), .cut(cut[2]), .rx(node2_yn_rx_serial));
+torus_2x2x2_channel ch_node0_yn (.clk(clk), .rst(rst), .tx(node0_yn_tx_serial), .inject_err({1'b0, inject_err[3]}), .cut(cut[3]), .rx(node2_yp_rx_serial));
+torus_2x2x2_channel ch_node0_zp (.clk(clk), .rst(rst), .tx(node0_zp_tx_serial), .inject_err({1'b0, inject_err[4]}), .cut(cut[4]), .rx(node4_zn_rx_serial));
+torus_2x2x2_channel ch_node0_zn (.clk(clk), .rst(rst), .tx(node0_zn_tx_serial), .inject_err({1'b0, inject_err[5]}), .cut(cut[5]), .rx(node4_zp_rx_serial));
+torus_2x2x2_channel ch_node1_xp (.clk(clk), .rst(rst), .tx(node1_xp_tx_serial), .inject_err({1'b0, inject_err[6]}), .cut(cut[6]), .rx(node0_xn_rx_serial));
+torus_2x2x2_channel ch_node1_xn (.clk(clk), .rst(rst), .tx(node1_xn_tx_serial), .inject_err({1'b0, inject_err[7]}), .cut(cut[7]), .rx(node0_xp_rx_serial));
+torus_2x2x2_channel ch_node1_yp (.clk(clk), .rst(rst), .tx(node1_yp_tx_serial), .inject_err({1'b0, inject_err[8]}), .cut(cut[8]), .rx(node3_yn_rx_serial));
+torus_2x2x2_channel ch_node1_yn (.clk(clk), .rst(rst), .tx(node1_yn_tx_serial), .inject_err({1'b0, inject_err[9]}), .cut(cut[9]), .rx(node3_yp_rx_serial));
+torus_2x2x2_channel ch_node1_zp (.clk(clk), .rst(rst), .tx(node1_zp_tx_serial), .inject_err({1'b0, inject_err[10]}), .cut(cut[10]), .rx(node5_zn_rx_serial));
+torus_2x2x2_channel ch_node1_zn (.clk(clk), .rst(rst), .tx(node1_zn_tx_serial), .inject_err({1'b0, inject_err[11]}), .cut(cut[11]), .rx(node5_zp_rx_serial));
+torus_2x2x2_channel ch_node2_xp (.clk(clk), .rst(rst), .tx(node2_xp_tx_serial), .inject_err({1'b0, inject_err[12]}), .cut(cut[12]), .rx(node3_xn_rx_serial));
+torus_2x2x2_channel ch_node2_xn (.clk(clk), .rst(rst), .tx(node2_xn_tx_serial), .inject_err({1'b0, inject_err[13]}), .cut(cut[13]), .rx(node3_xp_rx_serial));
+torus_2x2x2_channel ch_node2_yp (.clk(clk), .rst(rst), .tx(node2_yp_tx_serial), .inject_err({1'b0, inject_err[14]}), .cut(cut[14]), .rx(node0_yn_rx_serial));
+torus_2x2x2_channel ch_node2_yn (.clk(clk), .rst(rst), .tx(node2_yn_tx_serial), .inject_err({1'b0, inject_err[15]}), .cut(cut[15]), .rx(node0_yp_rx_serial));
+torus_2x2x2_channel ch_node2_zp (.clk(clk), .rst(rst), .tx(node2_zp_tx_serial), .inject_err({1'b0, inject_err[16]}), .cut(cut[16]), .rx(node6_zn_rx_serial));
+torus_2x2x2_channel ch_node2_zn (.clk(clk), .rst(rst), .tx(node2_zn_tx_serial), .inject_err({1'b0, inject_err[17]}), .cut(cut[17]), .rx(node6_zp_rx_serial));
+torus_2x2x2_channel ch_node3_xp (.clk(clk), .rst(rst), .tx(node3_xp_tx_serial), .inject_err({1'b0, inject_err[18]}), .cut(cut[18]), .rx(node2_xn_rx_serial));
+torus_2x2x2_channel ch_node3_xn (.clk(clk), .rst(rst), .tx(node3_xn_tx_serial), .inject_err({1'b0, inject_err[19]}), .cut(cut[19]), .rx(node2_xp_rx_serial));
+torus_2x2x2_channel ch_node3_yp (.clk(clk), .rst(rst), .tx(node3_yp_tx_serial), .inject_err({1'b0, inject_err[20]}), .cut(cut[20]), .rx(node1_yn_rx_serial));
+torus_2x2x2_channel ch_node3_yn (.clk(clk), .rst(rst), .tx(node3_yn_tx_serial), .inject_err({1'b0, inject_err[21]}), .cut(cut[21]), .rx(node1_yp_rx_serial));
+torus_2x2x2_channel ch_node3_zp (.clk(clk), .rst(rst), .tx(node3_zp_tx_serial), .inject_err({1'b0, inject_err[22]}), .cut(cut[22]), .rx(node7_zn_rx_serial));
+torus_2x2x2_channel ch_node3_zn (.clk(clk), .rst(rst), .tx(node3_zn_tx_serial), .inject_err({1'b0, inject_err[23]}), .cut(cut[23]), .rx(node7_zp_rx_serial));
+torus_2x2x2_channel ch_node4_xp (.clk(clk), .rst(rst), .tx(node4_xp_tx_serial), .inject_err({1'b0, inject_err[24]}), .cut(cut[24]), .rx(node5_xn_rx_serial));
+torus_2x2x2_channel ch_node4_xn (.clk(clk), .rst(rst), .tx(node4_xn_tx_serial), .inject_err({1'b0, inject_err[25]}), .cut(cut[25]), .rx(node5_xp_rx_serial));
+torus_2x2x2_channel ch_node4_yp (.clk(clk), .rst(rst), .tx(node4_yp_tx_serial), .inject_err({1'b0, inject_err[26]}), .cut(cut[26]), .rx(node6_yn_rx_serial));
+torus_2x2x2_channel ch_node4_yn (.clk(clk), .rst(rst), .tx(node4_yn_tx_serial), .inject_err({1'b0, inject_err[27]}), .cut(cut[27]), .rx(node6_yp_rx_serial));
+torus_2x2x2_channel ch_node4_zp (.clk(clk), .rst(rst), .tx(node4_zp_tx_serial), .inject_err({1'b0, inject_err[28]}), .cut(cut[28]), .rx(node0_zn_rx_serial));
+torus_2x2x2_channel ch_node4_zn (.clk(clk), .rst(rst), .tx(node4_zn_tx_serial), .inject_err({1'b0, inject_err[29]}), .cut(cut[29]), .rx(node0_zp_rx_serial));
+torus_2x2x2_channel ch_node5_xp (.clk(clk), .rst(rst), .tx(node5_xp_tx_serial), .inject_err({1'b0, inject_err[30]}), .cut(cut[30]), .rx(node4_xn_rx_serial));
+torus_2x2x2_channel ch_node5_xn (.clk(clk), .rst(rst), .tx(node5_xn_tx_serial), .inject_err({1'b0, inject_err[31]}), .cut(cut[31]), .rx(node4_xp_rx_serial));
+torus_2x2x2_channel ch_node5_yp (.clk(clk), .rst(rst), .tx(node5_yp_tx_serial), .inject_err({1'b0, inject_err[32]}), .cut(cut[32]), .rx(node7_yn_rx_serial));
+torus_2x2x2_channel ch_node5_yn (.clk(clk), .rst(rst), .tx(node5_yn_tx_serial), .inject_err({1'b0, inject_err[33]}), .cut(cut[33]), .rx(node7_yp_rx_serial));
+torus_2x2x2_channel ch_node5_zp (.clk(clk), .rst(rst), .tx(node5_zp_tx_serial), .inject_err({1'b0, inject_err[34]}), .cut(cut[34]), .rx(node1_zn_rx_serial));
+torus_2x2x2_channel ch_node5_zn (.clk(clk), .rst(rst), .tx(node5_zn_tx_serial), .inject_err({1'b0, inject_err[35]}), .cut(cut[35]), .rx(node1_zp_rx_serial));
+torus_2x2x2_channel ch_node6_xp (.clk(clk), .rst(rst), .tx(node6_xp_tx_serial), .inject_err({1'b0, inject_err[36]}), .cut(cut[36]), .rx(node7_xn_rx_serial));
+torus_2x2x2_channel ch_node6_xn (.clk(clk), .rst(rst), .tx(node6_xn_tx_serial), .inject_err({1'b0, inject_err[37]}), .cut(cut[37]), .rx(node7_xp_rx_serial));
+torus_2x2x2_channel ch_node6_yp (.clk(clk), .rst(rst), .tx(node6_yp_tx_serial), .inject_err({1'b0, inject_err[38]}), .cut(cut[38]), .rx(node4_yn_rx_serial));
+torus_2x2x2_channel ch_node6_yn (.clk(clk), .rst(rst), .tx(node6_yn_tx_serial), .inject_err({1'b0, inject_err[39]}), .cut(cut[39]), .rx(node4_yp_rx_serial));
+torus_2x2x2_channel ch_node6_zp (.clk(clk), .rst(rst), .tx(node6_zp_tx_serial), .inject_err({1'b0, inject_err[40]}), .cut(cut[40]), .rx(node2_zn_rx_serial));
+torus_2x2x2_channel ch_node6_zn (.clk(clk), .rst(rst), .tx(node6_zn_tx_serial), .inject_err({1'b0, inject_err[41]}), .cut(cut[41]), .rx(node2_zp_rx_serial));
+torus_2x2x2_channel ch_node7_xp (.clk(clk), .rst(rst), .tx(node7_xp_tx_serial), .inject_err({1'b0, inject_err[42]}), .cut(cut[42]), .rx(node6_xn_rx_serial));
+torus_2x2x2_channel ch_node7_xn (.clk(clk), .rst(rst), .tx(node7_xn_tx_serial), .inject_err({1'b0, inject_err[43]}), .cut(cut[43]), .rx(node6_xp_rx_serial));
+torus_2x2x2_channel ch_node7_yp (.clk(clk), .rst(rst), .tx(node7_yp_tx_serial), .inject_err({1'b0, inject_err[44]}), .cut(cut[44]), .rx(node5_yn_rx_serial));
+torus_2x2x2_channel ch_node7_yn (.clk(clk), .rst(rst), .tx(node7_yn_tx_serial), .inject_err({1'b0, inject_err[45]}), .cut(cut[45]), .rx(node5_yp_rx_serial));
+torus_2x2x2_channel ch_node7_zp (.clk(clk), .rst(rst), .tx(node7_zp_tx_serial), .inject_err({1'b0, inject_err[46]}), .cut(cut[46]), .rx(node3_zn_rx_serial));
+torus_2x2x2_channel ch_node7_zn (.clk(clk), .rst(rst), .tx(node7_zn_tx_serial), .inject_err({1'b0, inject_err[47]}), .cut(cut[47]), .rx(node3_zp_rx_serial));
 
 assign link_up = node0_link_up & node0_booted & node1_link_up & node1_booted & node2_link_up & node2_booted & node3_link_up & node3_booted & node4_link_up & node4_booted & node5_link_up & node5_booted & node6_link_up & node6_booted & node7_link_up & node7_booted;
 
 endmodule
 
-// The serial link between two nodes: 2 lanes of 66-bit blocks, 16 cycles, a payload bit flipped on inject_err.
-// It lives in the simulation top's file.
 /* verilator lint_off DECLFILENAME */
-module torus_2x2x2_channel(clk,rst,tx,inject_err,rx);
+// torus_2x2x2_sim_async — every node of the 2x2x2 torus joined by channel models of 16 cycles, each node on its own clock
+// Generated by weft 0.1.0; do not edit. Regenerate with `weft generate`.
+`timescale 1ns/1ps
+
+`ifdef VERILATOR
+`verilator_config
+no_inline -module "torus_2x2x2_node"
+`verilog
+`endif
+
+module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rst_n3,clk_n4,rst_n4,clk_n5,rst_n5,clk_n6,rst_n6,clk_n7,rst_n7,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
+    input wire clk_n0;
+    input wire rst_n0;
+    input wire clk_n1;
+    input wire rst_n1;
+    input wire clk_n2;
+    input wire rst_n2;
+    input wire clk_n3;
+    input wire rst_n3;
+    input wire clk_n4;
+    input wire rst_n4;
+    input wire clk_n5;
+    input wire rst_n5;
+    input wire clk_n6;
+    input wire rst_n6;
+    input wire clk_n7;
+    input wire rst_n7;
+    // Bits of links that do not exist are not read.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [47:0] inject_err;
+    input wire [47:0] cut;
+    /* verilator lint_on UNUSEDSIGNAL */
+    output wire link_up;
+    input wire [127:0] s_axis_n0_p0_tdata;
+    input wire s_axis_n0_p0_tlast;
+    input wire s_axis_n0_p0_tvalid;
+    input wire [127:0] s_axis_n0_p1_tdata;
+    input wire s_axis_n0_p1_tlast;
+    input wire s_axis_n0_p1_tvalid;
+    output wire s_axis_n0_p0_tready;
+    output wire s_axis_n0_p1_tready;
+    input wire m_axis_n0_p0_tready;
+    input wire m_axis_n0_p1_tready;
+    output wire [127:0] m_axis_n0_p0_tdata;
+    output wire [15:0] m_axis_n0_p0_tkeep;
+    output wire m_axis_n0_p0_tlast;
+    output wire m_axis_n0_p0_tvalid;
+    output wire [127:0] m_axis_n0_p1_tdata;
+    output wire [15:0] m_axis_n0_p1_tkeep;
+    output wire m_axis_n0_p1_tlast;
+    output wire m_axis_n0_p1_tvalid;
+    input wire [127:0] s_axis_n1_p0_tdata;
+    input wire s_axis_n1_p0_tlast;
+    input wire s_axis_n1_p0_tvalid;
+    input wire [127:0] s_axis_n1_p1_tdata;
+    input wire s_axis_n1_p1_tlast;
+    input wire s_axis_n1_p1_tvalid;
+    output wire s_axis_n1_p0_tready;
+    output wire s_axis_n1_p1_tready;
+    input wire m_axis_n1_p0_tready;
+    input wire m_axis_n1_p1_tready;
+    output wire [127:0] m_axis_n1_p0_tdata;
+    output wire [15:0] m_axis_n1_p0_tkeep;
+    output wire m_axis_n1_p0_tlast;
+    output wire m_axis_n1_p0_tvalid;
+    output wire [127:0] m_axis_n1_p1_tdata;
+    output wire [15:0] m_axis_n1_p1_tkeep;
+    output wire m_axis_n1_p1_tlast;
+    output wire m_axis_n1_p1_tvalid;
+    input wire [127:0] s_axis_n2_p0_tdata;
+    input wire s_axis_n2_p0_tlast;
+    input wire s_axis_n2_p0_tvalid;
+    input wire [127:0] s_axis_n2_p1_tdata;
+    input wire s_axis_n2_p1_tlast;
+    input wire s_axis_n2_p1_tvalid;
+    output wire s_axis_n2_p0_tready;
+    output wire s_axis_n2_p1_tready;
+    input wire m_axis_n2_p0_tready;
+    input wire m_axis_n2_p1_tready;
+    output wire [127:0] m_axis_n2_p0_tdata;
+    output wire [15:0] m_axis_n2_p0_tkeep;
+    output wire m_axis_n2_p0_tlast;
+    output wire m_axis_n2_p0_tvalid;
+    output wire [127:0] m_axis_n2_p1_tdata;
+    output wire [15:0] m_axis_n2_p1_tkeep;
+    output wire m_axis_n2_p1_tlast;
+    output wire m_axis_n2_p1_tvalid;
+    input wire [127:0] s_axis_n3_p0_tdata;
+    input wire s_axis_n3_p0_tlast;
+    input wire s_axis_n3_p0_tvalid;
+    input wire [127:0] s_axis_n3_p1_tdata;
+    input wire s_axis_n3_p1_tlast;
+    input wire s_axis_n3_p1_tvalid;
+    output wire s_axis_n3_p0_tready;
+    output wire s_axis_n3_p1_tready;
+    input wire m_axis_n3_p0_tready;
+    input wire m_axis_n3_p1_tready;
+    output wire [127:0] m_axis_n3_p0_tdata;
+    output wire [15:0] m_axis_n3_p0_tkeep;
+    output wire m_axis_n3_p0_tlast;
+    output wire m_axis_n3_p0_tvalid;
+    output wire [127:0] m_axis_n3_p1_tdata;
+    output wire [15:0] m_axis_n3_p1_tkeep;
+    output wire m_axis_n3_p1_tlast;
+    output wire m_axis_n3_p1_tvalid;
+    input wire [127:0] s_axis_n4_p0_tdata;
+    input wire s_axis_n4_p0_tlast;
+    input wire s_axis_n4_p0_tvalid;
+    input wire [127:0] s_axis_n4_p1_tdata;
+    input wire s_axis_n4_p1_tlast;
+    input wire s_axis_n4_p1_tvalid;
+    output wire s_axis_n4_p0_tready;
+    output wire s_axis_n4_p1_tready;
+    input wire m_axis_n4_p0_tready;
+    input wire m_axis_n4_p1_tready;
+    output wire [127:0] m_axis_n4_p0_tdata;
+    output wire [15:0] m_axis_n4_p0_tkeep;
+    output wire m_axis_n4_p0_tlast;
+    output wire m_axis_n4_p0_tvalid;
+    output wire [127:0] m_axis_n4_p1_tdata;
+    output wire [15:0] m_axis_n4_p1_tkeep;
+    output wire m_axis_n4_p1_tlast;
+    output wire m_axis_n4_p1_tvalid;
+    input wire [127:0] s_axis_n5_p0_tdata;
+    input wire s_axis_n5_p0_tlast;
+    input wire s_axis_n5_p0_tvalid;
+    input wire [127:0] s_axis_n5_p1_tdata;
+    input wire s_axis_n5_p1_tlast;
+    input wire s_axis_n5_p1_tvalid;
+    output wire s_axis_n5_p0_tready;
+    output wire s_axis_n5_p1_tready;
+    input wire m_axis_n5_p0_tready;
+    input wire m_axis_n5_p1_tready;
+    output wire [127:0] m_axis_n5_p0_tdata;
+    output wire [15:0] m_axis_n5_p0_tkeep;
+    output wire m_axis_n5_p0_tlast;
+    output wire m_axis_n5_p0_tvalid;
+    output wire [127:0] m_axis_n5_p1_tdata;
+    output wire [15:0] m_axis_n5_p1_tkeep;
+    output wire m_axis_n5_p1_tlast;
+    output wire m_axis_n5_p1_tvalid;
+    input wire [127:0] s_axis_n6_p0_tdata;
+    input wire s_axis_n6_p0_tlast;
+    input wire s_axis_n6_p0_tvalid;
+    input wire [127:0] s_axis_n6_p1_tdata;
+    input wire s_axis_n6_p1_tlast;
+    input wire s_axis_n6_p1_tvalid;
+    output wire s_axis_n6_p0_tready;
+    output wire s_axis_n6_p1_tready;
+    input wire m_axis_n6_p0_tready;
+    input wire m_axis_n6_p1_tready;
+    output wire [127:0] m_axis_n6_p0_tdata;
+    output wire [15:0] m_axis_n6_p0_tkeep;
+    output wire m_axis_n6_p0_tlast;
+    output wire m_axis_n6_p0_tvalid;
+    output wire [127:0] m_axis_n6_p1_tdata;
+    output wire [15:0] m_axis_n6_p1_tkeep;
+    output wire m_axis_n6_p1_tlast;
+    output wire m_axis_n6_p1_tvalid;
+    input wire [127:0] s_axis_n7_p0_tdata;
+    input wire s_axis_n7_p0_tlast;
+    input wire s_axis_n7_p0_tvalid;
+    input wire [127:0] s_axis_n7_p1_tdata;
+    input wire s_axis_n7_p1_tlast;
+    input wire s_axis_n7_p1_tvalid;
+    output wire s_axis_n7_p0_tready;
+    output wire s_axis_n7_p1_tready;
+    input wire m_axis_n7_p0_tready;
+    input wire m_axis_n7_p1_tready;
+    output wire [127:0] m_axis_n7_p0_tdata;
+    output wire [15:0] m_axis_n7_p0_tkeep;
+    output wire m_axis_n7_p0_tlast;
+    output wire m_axis_n7_p0_tvalid;
+    output wire [127:0] m_axis_n7_p1_tdata;
+    output wire [15:0] m_axis_n7_p1_tkeep;
+    output wire m_axis_n7_p1_tlast;
+    output wire m_axis_n7_p1_tvalid;
+
+// Node outputs the simulation top does not use (read data, per-link status).
+/* verilator lint_off UNUSEDSIGNAL */
+wire [1:0] node0_s_axil_bresp;
+wire node0_s_axil_arready;
+wire node0_s_axil_rvalid;
+wire [31:0] node0_s_axil_rdata;
+wire [1:0] node0_s_axil_rresp;
+wire node0_xp_channel_up;
+wire node0_xn_channel_up;
+wire node0_yp_channel_up;
+wire node0_yn_channel_up;
+wire node0_zp_channel_up;
+wire node0_zn_channel_up;
+wire [1:0] node1_s_axil_bresp;
+wire node1_s_axil_arready;
+wire node1_s_axil_rvalid;
+wire [31:0] node1_s_axil_rdata;
+wire [1:0] node1_s_axil_rresp;
+wire node1_xp_channel_up;
+wire node1_xn_channel_up;
+wire node1_yp_channel_up;
+wire node1_yn_channel_up;
+wire node1_zp_channel_up;
+wire node1_zn_channel_up;
+wire [1:0] node2_s_axil_bresp;
+wire node2_s_axil_arready;
+wire node2_s_axil_rvalid;
+wire [31:0] node2_s_axil_rdata;
+wire [1:0] node2_s_axil_rresp;
+wire node2_xp_channel_up;
+wire node2_xn_channel_up;
+wire node2_yp_channel_up;
+wire node2_yn_channel_up;
+wire node2_zp_channel_up;
+wire node2_zn_channel_up;
+wire [1:0] node3_s_axil_bresp;
+wire node3_s_axil_arready;
+wire node3_s_axil_rvalid;
+wire [31:0] node3_s_axil_rdata;
+wire [1:0] node3_s_axil_rresp;
+wire node3_xp_channel_up;
+wire node3_xn_channel_up;
+wire node3_yp_channel_up;
+wire node3_yn_channel_up;
+wire node3_zp_channel_up;
+wire node3_zn_channel_up;
+wire [1:0] node4_s_axil_bresp;
+wire node4_s_axil_arready;
+wire node4_s_axil_rvalid;
+wire [31:0] node4_s_axil_rdata;
+wire [1:0] node4_s_axil_rresp;
+wire node4_xp_channel_up;
+wire node4_xn_channel_up;
+wire node4_yp_channel_up;
+wire node4_yn_channel_up;
+wire node4_zp_channel_up;
+wire node4_zn_channel_up;
+wire [1:0] node5_s_axil_bresp;
+wire node5_s_axil_arready;
+wire node5_s_axil_rvalid;
+wire [31:0] node5_s_axil_rdata;
+wire [1:0] node5_s_axil_rresp;
+wire node5_xp_channel_up;
+wire node5_xn_channel_up;
+wire node5_yp_channel_up;
+wire node5_yn_channel_up;
+wire node5_zp_channel_up;
+wire node5_zn_channel_up;
+wire [1:0] node6_s_axil_bresp;
+wire node6_s_axil_arready;
+wire node6_s_axil_rvalid;
+wire [31:0] node6_s_axil_rdata;
+wire [1:0] node6_s_axil_rresp;
+wire node6_xp_channel_up;
+wire node6_xn_channel_up;
+wire node6_yp_channel_up;
+wire node6_yn_channel_up;
+wire node6_zp_channel_up;
+wire node6_zn_channel_up;
+wire [1:0] node7_s_axil_bresp;
+wire node7_s_axil_arready;
+wire node7_s_axil_rvalid;
+wire [31:0] node7_s_axil_rdata;
+wire [1:0] node7_s_axil_rresp;
+wire node7_xp_channel_up;
+wire node7_xn_channel_up;
+wire node7_yp_channel_up;
+wire node7_yn_channel_up;
+wire node7_zp_channel_up;
+wire node7_zn_channel_up;
+/* verilator lint_on UNUSEDSIGNAL */
+
+// ---- node 0 at (0, 0, 0) ----
+wire node0_s_axil_awready;
+wire node0_s_axil_wready;
+wire node0_s_axil_bvalid;
+wire [131:0] node0_xp_rx_serial;
+wire [131:0] node0_xn_rx_serial;
+wire [131:0] node0_yp_rx_serial;
+wire [131:0] node0_yn_rx_serial;
+wire [131:0] node0_zp_rx_serial;
+wire [131:0] node0_zn_rx_serial;
+wire [131:0] node0_xp_tx_serial;
+wire [131:0] node0_xn_tx_serial;
+wire [131:0] node0_yp_tx_serial;
+wire [131:0] node0_yn_tx_serial;
+wire [131:0] node0_zp_tx_serial;
+wire [131:0] node0_zn_tx_serial;
+wire node0_link_up;
+reg node0_aw_done, node0_w_done, node0_booted;
+always @(posedge clk_n0) begin
+    if (rst_n0) begin
+        node0_aw_done <= 1'b0; node0_w_done <= 1'b0; node0_booted <= 1'b0;
+    end else begin
+        if (node0_s_axil_awready) node0_aw_done <= 1'b1;
+        if (node0_s_axil_wready) node0_w_done <= 1'b1;
+        if (node0_s_axil_bvalid) node0_booted <= 1'b1;
+    end
+end
+torus_2x2x2_node node0 (
+    .clk(clk_n0),
+    .rst(rst_n0),
+    .xp_rx_clk(clk_n1),
+    .xp_rx_rst(rst_n1),
+    .xn_rx_clk(clk_n1),
+    .xn_rx_rst(rst_n1),
+    .yp_rx_clk(clk_n2),
+    .yp_rx_rst(rst_n2),
+    .yn_rx_clk(clk_n2),
+    .yn_rx_rst(rst_n2),
+    .zp_rx_clk(clk_n4),
+    .zp_rx_rst(rst_n4),
+    .zn_rx_clk(clk_n4),
+    .zn_rx_rst(rst_n4),
+    .s_axis_p0_tdata(s_axis_n0_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n0_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n0_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n0_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n0_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n0_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n0_p0_tready),
+    .s_axis_p1_tready(s_axis_n0_p1_tready),
+    .m_axis_p0_tready(m_axis_n0_p0_tready),
+    .m_axis_p1_tready(m_axis_n0_p1_tready),
+    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
+    .m_axis_p0_tkeep(m_axis_n0_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n0_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n0_p0_tvalid),
+    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
+    .m_axis_p1_tkeep(m_axis_n0_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n0_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n0_p1_tvalid),
+    .s_axil_awaddr(12'h008),
+    .s_axil_awvalid(~rst_n0 & ~node0_aw_done),
+    .s_axil_wdata(32'h00000000),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(~rst_n0 & ~node0_w_done),
+    .s_axil_bready(1'b1),
+    .s_axil_araddr(12'h000),
+    .s_axil_arvalid(1'b0),
+    .s_axil_rready(1'b1),
+    .s_axil_awready(node0_s_axil_awready),
+    .s_axil_wready(node0_s_axil_wready),
+    .s_axil_bvalid(node0_s_axil_bvalid),
+    .s_axil_bresp(node0_s_axil_bresp),
+    .s_axil_arready(node0_s_axil_arready),
+    .s_axil_rvalid(node0_s_axil_rvalid),
+    .s_axil_rdata(node0_s_axil_rdata),
+    .s_axil_rresp(node0_s_axil_rresp),
+    .xp_rx_serial(node0_xp_rx_serial),
+    .xn_rx_serial(node0_xn_rx_serial),
+    .yp_rx_serial(node0_yp_rx_serial),
+    .yn_rx_serial(node0_yn_rx_serial),
+    .zp_rx_serial(node0_zp_rx_serial),
+    .zn_rx_serial(node0_zn_rx_serial),
+    .xp_tx_serial(node0_xp_tx_serial),
+    .xp_channel_up(node0_xp_channel_up),
+    .xn_tx_serial(node0_xn_tx_serial),
+    .xn_channel_up(node0_xn_channel_up),
+    .yp_tx_serial(node0_yp_tx_serial),
+    .yp_channel_up(node0_yp_channel_up),
+    .yn_tx_serial(node0_yn_tx_serial),
+    .yn_channel_up(node0_yn_channel_up),
+    .zp_tx_serial(node0_zp_tx_serial),
+    .zp_channel_up(node0_zp_channel_up),
+    .zn_tx_serial(node0_zn_tx_serial),
+    .zn_channel_up(node0_zn_channel_up),
+    .link_up(node0_link_up)
+);
+
+// ---- node 1 at (1, 0, 0) ----
+wire node1_s_axil_awready;
+wire node1_s_axil_wready;
+wire node1_s_axil_bvalid;
+wire [131:0] node1_xp_rx_serial;
+wire [131:0] node1_xn_rx_serial;
+wire [131:0] node1_yp_rx_serial;
+wire [131:0] node1_yn_rx_serial;
+wire [131:0] node1_zp_rx_serial;
+wire [131:0] node1_zn_rx_serial;
+wire [131:0] node1_xp_tx_serial;
+wire [131:0] node1_xn_tx_serial;
+wire [131:0] node1_yp_tx_serial;
+wire [131:0] node1_yn_tx_serial;
+wire [131:0] node1_zp_tx_serial;
+wire [131:0] node1_zn_tx_serial;
+wire node1_link_up;
+reg node1_aw_done, node1_w_done, node1_booted;
+always @(posedge clk_n1) begin
+    if (rst_n1) begin
+        node1_aw_done <= 1'b0; node1_w_done <= 1'b0; node1_booted <= 1'b0;
+    end else begin
+        if (node1_s_axil_awready) node1_aw_done <= 1'b1;
+        if (node1_s_axil_wready) node1_w_done <= 1'b1;
+        if (node1_s_axil_bvalid) node1_booted <= 1'b1;
+    end
+end
+torus_2x2x2_node node1 (
+    .clk(clk_n1),
+    .rst(rst_n1),
+    .xp_rx_clk(clk_n0),
+    .xp_rx_rst(rst_n0),
+    .xn_rx_clk(clk_n0),
+    .xn_rx_rst(rst_n0),
+    .yp_rx_clk(clk_n3),
+    .yp_rx_rst(rst_n3),
+    .yn_rx_clk(clk_n3),
+    .yn_rx_rst(rst_n3),
+    .zp_rx_clk(clk_n5),
+    .zp_rx_rst(rst_n5),
+    .zn_rx_clk(clk_n5),
+    .zn_rx_rst(rst_n5),
+    .s_axis_p0_tdata(s_axis_n1_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n1_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n1_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n1_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n1_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n1_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n1_p0_tready),
+    .s_axis_p1_tready(s_axis_n1_p1_tready),
+    .m_axis_p0_tready(m_axis_n1_p0_tready),
+    .m_axis_p1_tready(m_axis_n1_p1_tready),
+    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
+    .m_axis_p0_tkeep(m_axis_n1_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n1_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n1_p0_tvalid),
+    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
+    .m_axis_p1_tkeep(m_axis_n1_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n1_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n1_p1_tvalid),
+    .s_axil_awaddr(12'h008),
+    .s_axil_awvalid(~rst_n1 & ~node1_aw_done),
+    .s_axil_wdata(32'h00000001),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(~rst_n1 & ~node1_w_done),
+    .s_axil_bready(1'b1),
+    .s_axil_araddr(12'h000),
+    .s_axil_arvalid(1'b0),
+    .s_axil_rready(1'b1),
+    .s_axil_awready(node1_s_axil_awready),
+    .s_axil_wready(node1_s_axil_wready),
+    .s_axil_bvalid(node1_s_axil_bvalid),
+    .s_axil_bresp(node1_s_axil_bresp),
+    .s_axil_arready(node1_s_axil_arready),
+    .s_axil_rvalid(node1_s_axil_rvalid),
+    .s_axil_rdata(node1_s_axil_rdata),
+    .s_axil_rresp(node1_s_axil_rresp),
+    .xp_rx_serial(node1_xp_rx_serial),
+    .xn_rx_serial(node1_xn_rx_serial),
+    .yp_rx_serial(node1_yp_rx_serial),
+    .yn_rx_serial(node1_yn_rx_serial),
+    .zp_rx_serial(node1_zp_rx_serial),
+    .zn_rx_serial(node1_zn_rx_serial),
+    .xp_tx_serial(node1_xp_tx_serial),
+    .xp_channel_up(node1_xp_channel_up),
+    .xn_tx_serial(node1_xn_tx_serial),
+    .xn_channel_up(node1_xn_channel_up),
+    .yp_tx_serial(node1_yp_tx_serial),
+    .yp_channel_up(node1_yp_channel_up),
+    .yn_tx_serial(node1_yn_tx_serial),
+    .yn_channel_up(node1_yn_channel_up),
+    .zp_tx_serial(node1_zp_tx_serial),
+    .zp_channel_up(node1_zp_channel_up),
+    .zn_tx_serial(node1_zn_tx_serial),
+    .zn_channel_up(node1_zn_channel_up),
+    .link_up(node1_link_up)
+);
+
+// ---- node 2 at (0, 1, 0) ----
+wire node2_s_axil_awready;
+wire node2_s_axil_wready;
+wire node2_s_axil_bvalid;
+wire [131:0] node2_xp_rx_serial;
+wire [131:0] node2_xn_rx_serial;
+wire [131:0] node2_yp_rx_serial;
+wire [131:0] node2_yn_rx_serial;
+wire [131:0] node2_zp_rx_serial;
+wire [131:0] node2_zn_rx_serial;
+wire [131:0] node2_xp_tx_serial;
+wire [131:0] node2_xn_tx_serial;
+wire [131:0] node2_yp_tx_serial;
+wire [131:0] node2_yn_tx_serial;
+wire [131:0] node2_zp_tx_serial;
+wire [131:0] node2_zn_tx_serial;
+wire node2_link_up;
+reg node2_aw_done, node2_w_done, node2_booted;
+always @(posedge clk_n2) begin
+    if (rst_n2) begin
+        node2_aw_done <= 1'b0; node2_w_done <= 1'b0; node2_booted <= 1'b0;
+    end else begin
+        if (node2_s_axil_awready) node2_aw_done <= 1'b1;
+        if (node2_s_axil_wready) node2_w_done <= 1'b1;
+        if (node2_s_axil_bvalid) node2_booted <= 1'b1;
+    end
+end
+torus_2x2x2_node node2 (
+    .clk(clk_n2),
+    .rst(rst_n2),
+    .xp_rx_clk(clk_n3),
+    .xp_rx_rst(rst_n3),
+    .xn_rx_clk(clk_n3),
+    .xn_rx_rst(rst_n3),
+    .yp_rx_clk(clk_n0),
+    .yp_rx_rst(rst_n0),
+    .yn_rx_clk(clk_n0),
+    .yn_rx_rst(rst_n0),
+    .zp_rx_clk(clk_n6),
+    .zp_rx_rst(rst_n6),
+    .zn_rx_clk(clk_n6),
+    .zn_rx_rst(rst_n6),
+    .s_axis_p0_tdata(s_axis_n2_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n2_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n2_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n2_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n2_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n2_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n2_p0_tready),
+    .s_axis_p1_tready(s_axis_n2_p1_tready),
+    .m_axis_p0_tready(m_axis_n2_p0_tready),
+    .m_axis_p1_tready(m_axis_n2_p1_tready),
+    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
+    .m_axis_p0_tkeep(m_axis_n2_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n2_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n2_p0_tvalid),
+    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
+    .m_axis_p1_tkeep(m_axis_n2_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n2_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n2_p1_tvalid),
+    .s_axil_awaddr(12'h008),
+    .s_axil_awvalid(~rst_n2 & ~node2_aw_done),
+    .s_axil_wdata(32'h00000100),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(~rst_n2 & ~node2_w_done),
+    .s_axil_bready(1'b1),
+    .s_axil_araddr(12'h000),
+    .s_axil_arvalid(1'b0),
+    .s_axil_rready(1'b1),
+    .s_axil_awready(node2_s_axil_awready),
+    .s_axil_wready(node2_s_axil_wready),
+    .s_axil_bvalid(node2_s_axil_bvalid),
+    .s_axil_bresp(node2_s_axil_bresp),
+    .s_axil_arready(node2_s_axil_arready),
+    .s_axil_rvalid(node2_s_axil_rvalid),
+    .s_axil_rdata(node2_s_axil_rdata),
+    .s_axil_rresp(node2_s_axil_rresp),
+    .xp_rx_serial(node2_xp_rx_serial),
+    .xn_rx_serial(node2_xn_rx_serial),
+    .yp_rx_serial(node2_yp_rx_serial),
+    .yn_rx_serial(node2_yn_rx_serial),
+    .zp_rx_serial(node2_zp_rx_serial),
+    .zn_rx_serial(node2_zn_rx_serial),
+    .xp_tx_serial(node2_xp_tx_serial),
+    .xp_channel_up(node2_xp_channel_up),
+    .xn_tx_serial(node2_xn_tx_serial),
+    .xn_channel_up(node2_xn_channel_up),
+    .yp_tx_serial(node2_yp_tx_serial),
+    .yp_channel_up(node2_yp_channel_up),
+    .yn_tx_serial(node2_yn_tx_serial),
+    .yn_channel_up(node2_yn_channel_up),
+    .zp_tx_serial(node2_zp_tx_serial),
+    .zp_channel_up(node2_zp_channel_up),
+    .zn_tx_serial(node2_zn_tx_serial),
+    .zn_channel_up(node2_zn_channel_up),
+    .link_up(node2_link_up)
+);
+
+// ---- node 3 at (1, 1, 0) ----
+wire node3_s_axil_awready;
+wire node3_s_axil_wready;
+wire node3_s_axil_bvalid;
+wire [131:0] node3_xp_rx_serial;
+wire [131:0] node3_xn_rx_serial;
+wire [131:0] node3_yp_rx_serial;
+wire [131:0] node3_yn_rx_serial;
+wire [131:0] node3_zp_rx_serial;
+wire [131:0] node3_zn_rx_serial;
+wire [131:0] node3_xp_tx_serial;
+wire [131:0] node3_xn_tx_serial;
+wire [131:0] node3_yp_tx_serial;
+wire [131:0] node3_yn_tx_serial;
+wire [131:0] node3_zp_tx_serial;
+wire [131:0] node3_zn_tx_serial;
+wire node3_link_up;
+reg node3_aw_done, node3_w_done, node3_booted;
+always @(posedge clk_n3) begin
+    if (rst_n3) begin
+        node3_aw_done <= 1'b0; node3_w_done <= 1'b0; node3_booted <= 1'b0;
+    end else begin
+        if (node3_s_axil_awready) node3_aw_done <= 1'b1;
+        if (node3_s_axil_wready) node3_w_done <= 1'b1;
+        if (node3_s_axil_bvalid) node3_booted <= 1'b1;
+    end
+end
+torus_2x2x2_node node3 (
+    .clk(clk_n3),
+    .rst(rst_n3),
+    .xp_rx_clk(clk_n2),
+    .xp_rx_rst(rst_n2),
+    .xn_rx_clk(clk_n2),
+    .xn_rx_rst(rst_n2),
+    .yp_rx_clk(clk_n1),
+    .yp_rx_rst(rst_n1),
+    .yn_rx_clk(clk_n1),
+    .yn_rx_rst(rst_n1),
+    .zp_rx_clk(clk_n7),
+    .zp_rx_rst(rst_n7),
+    .zn_rx_clk(clk_n7),
+    .zn_rx_rst(rst_n7),
+    .s_axis_p0_tdata(s_axis_n3_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n3_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n3_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n3_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n3_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n3_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n3_p0_tready),
+    .s_axis_p1_tready(s_axis_n3_p1_tready),
+    .m_axis_p0_tready(m_axis_n3_p0_tready),
+    .m_axis_p1_tready(m_axis_n3_p1_tready),
+    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
+    .m_axis_p0_tkeep(m_axis_n3_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n3_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n3_p0_tvalid),
+    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
+    .m_axis_p1_tkeep(m_axis_n3_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n3_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n3_p1_tvalid),
+    .s_axil_awaddr(12'h008),
+    .s_axil_awvalid(~rst_n3 & ~node3_aw_done),
+    .s_axil_wdata(32'h00000101),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(~rst_n3 & ~node3_w_done),
+    .s_axil_bready(1'b1),
+    .s_axil_araddr(12'h000),
+    .s_axil_arvalid(1'b0),
+    .s_axil_rready(1'b1),
+    .s_axil_awready(node3_s_axil_awready),
+    .s_axil_wready(node3_s_axil_wready),
+    .s_axil_bvalid(node3_s_axil_bvalid),
+    .s_axil_bresp(node3_s_axil_bresp),
+    .s_axil_arready(node3_s_axil_arready),
+    .s_axil_rvalid(node3_s_axil_rvalid),
+    .s_axil_rdata(node3_s_axil_rdata),
+    .s_axil_rresp(node3_s_axil_rresp),
+    .xp_rx_serial(node3_xp_rx_serial),
+    .xn_rx_serial(node3_xn_rx_serial),
+    .yp_rx_serial(node3_yp_rx_serial),
+    .yn_rx_serial(node3_yn_rx_serial),
+    .zp_rx_serial(node3_zp_rx_serial),
+    .zn_rx_serial(node3_zn_rx_serial),
+    .xp_tx_serial(node3_xp_tx_serial),
+    .xp_channel_up(node3_xp_channel_up),
+    .xn_tx_serial(node3_xn_tx_serial),
+    .xn_channel_up(node3_xn_channel_up),
+    .yp_tx_serial(node3_yp_tx_serial),
+    .yp_channel_up(node3_yp_channel_up),
+    .yn_tx_serial(node3_yn_tx_serial),
+    .yn_channel_up(node3_yn_channel_up),
+    .zp_tx_serial(node3_zp_tx_serial),
+    .zp_channel_up(node3_zp_channel_up),
+    .zn_tx_serial(node3_zn_tx_serial),
+    .zn_channel_up(node3_zn_channel_up),
+    .link_up(node3_link_up)
+);
+
+// ---- node 4 at (0, 0, 1) ----
+wire node4_s_axil_awready;
+wire node4_s_axil_wready;
+wire node4_s_axil_bvalid;
+wire [131:0] node4_xp_rx_serial;
+wire [131:0] node4_xn_rx_serial;
+wire [131:0] node4_yp_rx_serial;
+wire [131:0] node4_yn_rx_serial;
+wire [131:0] node4_zp_rx_serial;
+wire [131:0] node4_zn_rx_serial;
+wire [131:0] node4_xp_tx_serial;
+wire [131:0] node4_xn_tx_serial;
+wire [131:0] node4_yp_tx_serial;
+wire [131:0] node4_yn_tx_serial;
+wire [131:0] node4_zp_tx_serial;
+wire [131:0] node4_zn_tx_serial;
+wire node4_link_up;
+reg node4_aw_done, node4_w_done, node4_booted;
+always @(posedge clk_n4) begin
+    if (rst_n4) begin
+        node4_aw_done <= 1'b0; node4_w_done <= 1'b0; node4_booted <= 1'b0;
+    end else begin
+        if (node4_s_axil_awready) node4_aw_done <= 1'b1;
+        if (node4_s_axil_wready) node4_w_done <= 1'b1;
+        if (node4_s_axil_bvalid) node4_booted <= 1'b1;
+    end
+end
+torus_2x2x2_node node4 (
+    .clk(clk_n4),
+    .rst(rst_n4),
+    .xp_rx_clk(clk_n5),
+    .xp_rx_rst(rst_n5),
+    .xn_rx_clk(clk_n5),
+    .xn_rx_rst(rst_n5),
+    .yp_rx_clk(clk_n6),
+    .yp_rx_rst(rst_n6),
+    .yn_rx_clk(clk_n6),
+    .yn_rx_rst(rst_n6),
+    .zp_rx_clk(clk_n0),
+    .zp_rx_rst(rst_n0),
+    .zn_rx_clk(clk_n0),
+    .zn_rx_rst(rst_n0),
+    .s_axis_p0_tdata(s_axis_n4_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n4_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n4_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n4_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n4_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n4_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n4_p0_tready),
+    .s_axis_p1_tready(s_axis_n4_p1_tready),
+    .m_axis_p0_tready(m_axis_n4_p0_tready),
+    .m_axis_p1_tready(m_axis_n4_p1_tready),
+    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
+    .m_axis_p0_tkeep(m_axis_n4_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n4_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n4_p0_tvalid),
+    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
+    .m_axis_p1_tkeep(m_axis_n4_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n4_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n4_p1_tvalid),
+    .s_axil_awaddr(12'h008),
+    .s_axil_awvalid(~rst_n4 & ~node4_aw_done),
+    .s_axil_wdata(32'h00010000),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(~rst_n4 & ~node4_w_done),
+    .s_axil_bready(1'b1),
+    .s_axil_araddr(12'h000),
+    .s_axil_arvalid(1'b0),
+    .s_axil_rready(1'b1),
+    .s_axil_awready(node4_s_axil_awready),
+    .s_axil_wready(node4_s_axil_wready),
+    .s_axil_bvalid(node4_s_axil_bvalid),
+    .s_axil_bresp(node4_s_axil_bresp),
+    .s_axil_arready(node4_s_axil_arready),
+    .s_axil_rvalid(node4_s_axil_rvalid),
+    .s_axil_rdata(node4_s_axil_rdata),
+    .s_axil_rresp(node4_s_axil_rresp),
+    .xp_rx_serial(node4_xp_rx_serial),
+    .xn_rx_serial(node4_xn_rx_serial),
+    .yp_rx_serial(node4_yp_rx_serial),
+    .yn_rx_serial(node4_yn_rx_serial),
+    .zp_rx_serial(node4_zp_rx_serial),
+    .zn_rx_serial(node4_zn_rx_serial),
+    .xp_tx_serial(node4_xp_tx_serial),
+    .xp_channel_up(node4_xp_channel_up),
+    .xn_tx_serial(node4_xn_tx_serial),
+    .xn_channel_up(node4_xn_channel_up),
+    .yp_tx_serial(node4_yp_tx_serial),
+    .yp_channel_up(node4_yp_channel_up),
+    .yn_tx_serial(node4_yn_tx_serial),
+    .yn_channel_up(node4_yn_channel_up),
+    .zp_tx_serial(node4_zp_tx_serial),
+    .zp_channel_up(node4_zp_channel_up),
+    .zn_tx_serial(node4_zn_tx_serial),
+    .zn_channel_up(node4_zn_channel_up),
+    .link_up(node4_link_up)
+);
+
+// ---- node 5 at (1, 0, 1) ----
+wire node5_s_axil_awready;
+wire node5_s_axil_wready;
+wire node5_s_axil_bvalid;
+wire [131:0] node5_xp_rx_serial;
+wire [131:0] node5_xn_rx_serial;
+wire [131:0] node5_yp_rx_serial;
+wire [131:0] node5_yn_rx_serial;
+wire [131:0] node5_zp_rx_serial;
+wire [131:0] node5_zn_rx_serial;
+wire [131:0] node5_xp_tx_serial;
+wire [131:0] node5_xn_tx_serial;
+wire [131:0] node5_yp_tx_serial;
+wire [131:0] node5_yn_tx_serial;
+wire [131:0] node5_zp_tx_serial;
+wire [131:0] node5_zn_tx_serial;
+wire node5_link_up;
+reg node5_aw_done, node5_w_done, node5_booted;
+always @(posedge clk_n5) begin
+    if (rst_n5) begin
+        node5_aw_done <= 1'b0; node5_w_done <= 1'b0; node5_booted <= 1'b0;
+    end else begin
+        if (node5_s_axil_awready) node5_aw_done <= 1'b1;
+        if (node5_s_axil_wready) node5_w_done <= 1'b1;
+        if (node5_s_axil_bvalid) node5_booted <= 1'b1;
+    end
+end
+torus_2x2x2_node node5 (
+    .clk(clk_n5),
+    .rst(rst_n5),
+    .xp_rx_clk(clk_n4),
+    .xp_rx_rst(rst_n4),
+    .xn_rx_clk(clk_n4),
+    .xn_rx_rst(rst_n4),
+    .yp_rx_clk(clk_n7),
+    .yp_rx_rst(rst_n7),
+    .yn_rx_clk(clk_n7),
+    .yn_rx_rst(rst_n7),
+    .zp_rx_clk(clk_n1),
+    .zp_rx_rst(rst_n1),
+    .zn_rx_clk(clk_n1),
+    .zn_rx_rst(rst_n1),
+    .s_axis_p0_tdata(s_axis_n5_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n5_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n5_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n5_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n5_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n5_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n5_p0_tready),
+    .s_axis_p1_tready(s_axis_n5_p1_tready),
+    .m_axis_p0_tready(m_axis_n5_p0_tready),
+    .m_axis_p1_tready(m_axis_n5_p1_tready),
+    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
+    .m_axis_p0_tkeep(m_axis_n5_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n5_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n5_p0_tvalid),
+    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
+    .m_axis_p1_tkeep(m_axis_n5_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n5_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n5_p1_tvalid),
+    .s_axil_awaddr(12'h008),
+    .s_axil_awvalid(~rst_n5 & ~node5_aw_done),
+    .s_axil_wdata(32'h00010001),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(~rst_n5 & ~node5_w_done),
+    .s_axil_bready(1'b1),
+    .s_axil_araddr(12'h000),
+    .s_axil_arvalid(1'b0),
+    .s_axil_rready(1'b1),
+    .s_axil_awready(node5_s_axil_awready),
+    .s_axil_wready(node5_s_axil_wready),
+    .s_axil_bvalid(node5_s_axil_bvalid),
+    .s_axil_bresp(node5_s_axil_bresp),
+    .s_axil_arready(node5_s_axil_arready),
+    .s_axil_rvalid(node5_s_axil_rvalid),
+    .s_axil_rdata(node5_s_axil_rdata),
+    .s_axil_rresp(node5_s_axil_rresp),
+    .xp_rx_serial(node5_xp_rx_serial),
+    .xn_rx_serial(node5_xn_rx_serial),
+    .yp_rx_serial(node5_yp_rx_serial),
+    .yn_rx_serial(node5_yn_rx_serial),
+    .zp_rx_serial(node5_zp_rx_serial),
+    .zn_rx_serial(node5_zn_rx_serial),
+    .xp_tx_serial(node5_xp_tx_serial),
+    .xp_channel_up(node5_xp_channel_up),
+    .xn_tx_serial(node5_xn_tx_serial),
+    .xn_channel_up(node5_xn_channel_up),
+    .yp_tx_serial(node5_yp_tx_serial),
+    .yp_channel_up(node5_yp_channel_up),
+    .yn_tx_serial(node5_yn_tx_serial),
+    .yn_channel_up(node5_yn_channel_up),
+    .zp_tx_serial(node5_zp_tx_serial),
+    .zp_channel_up(node5_zp_channel_up),
+    .zn_tx_serial(node5_zn_tx_serial),
+    .zn_channel_up(node5_zn_channel_up),
+    .link_up(node5_link_up)
+);
+
+// ---- node 6 at (0, 1, 1) ----
+wire node6_s_axil_awready;
+wire node6_s_axil_wready;
+wire node6_s_axil_bvalid;
+wire [131:0] node6_xp_rx_serial;
+wire [131:0] node6_xn_rx_serial;
+wire [131:0] node6_yp_rx_serial;
+wire [131:0] node6_yn_rx_serial;
+wire [131:0] node6_zp_rx_serial;
+wire [131:0] node6_zn_rx_serial;
+wire [131:0] node6_xp_tx_serial;
+wire [131:0] node6_xn_tx_serial;
+wire [131:0] node6_yp_tx_serial;
+wire [131:0] node6_yn_tx_serial;
+wire [131:0] node6_zp_tx_serial;
+wire [131:0] node6_zn_tx_serial;
+wire node6_link_up;
+reg node6_aw_done, node6_w_done, node6_booted;
+always @(posedge clk_n6) begin
+    if (rst_n6) begin
+        node6_aw_done <= 1'b0; node6_w_done <= 1'b0; node6_booted <= 1'b0;
+    end else begin
+        if (node6_s_axil_awready) node6_aw_done <= 1'b1;
+        if (node6_s_axil_wready) node6_w_done <= 1'b1;
+        if (node6_s_axil_bvalid) node6_booted <= 1'b1;
+    end
+end
+torus_2x2x2_node node6 (
+    .clk(clk_n6),
+    .rst(rst_n6),
+    .xp_rx_clk(clk_n7),
+    .xp_rx_rst(rst_n7),
+    .xn_rx_clk(clk_n7),
+    .xn_rx_rst(rst_n7),
+    .yp_rx_clk(clk_n4),
+    .yp_rx_rst(rst_n4),
+    .yn_rx_clk(clk_n4),
+    .yn_rx_rst(rst_n4),
+    .zp_rx_clk(clk_n2),
+    .zp_rx_rst(rst_n2),
+    .zn_rx_clk(clk_n2),
+    .zn_rx_rst(rst_n2),
+    .s_axis_p0_tdata(s_axis_n6_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n6_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n6_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n6_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n6_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n6_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n6_p0_tready),
+    .s_axis_p1_tready(s_axis_n6_p1_tready),
+    .m_axis_p0_tready(m_axis_n6_p0_tready),
+    .m_axis_p1_tready(m_axis_n6_p1_tready),
+    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
+    .m_axis_p0_tkeep(m_axis_n6_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n6_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n6_p0_tvalid),
+    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
+    .m_axis_p1_tkeep(m_axis_n6_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n6_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n6_p1_tvalid),
+    .s_axil_awaddr(12'h008),
+    .s_axil_awvalid(~rst_n6 & ~node6_aw_done),
+    .s_axil_wdata(32'h00010100),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(~rst_n6 & ~node6_w_done),
+    .s_axil_bready(1'b1),
+    .s_axil_araddr(12'h000),
+    .s_axil_arvalid(1'b0),
+    .s_axil_rready(1'b1),
+    .s_axil_awready(node6_s_axil_awready),
+    .s_axil_wready(node6_s_axil_wready),
+    .s_axil_bvalid(node6_s_axil_bvalid),
+    .s_axil_bresp(node6_s_axil_bresp),
+    .s_axil_arready(node6_s_axil_arready),
+    .s_axil_rvalid(node6_s_axil_rvalid),
+    .s_axil_rdata(node6_s_axil_rdata),
+    .s_axil_rresp(node6_s_axil_rresp),
+    .xp_rx_serial(node6_xp_rx_serial),
+    .xn_rx_serial(node6_xn_rx_serial),
+    .yp_rx_serial(node6_yp_rx_serial),
+    .yn_rx_serial(node6_yn_rx_serial),
+    .zp_rx_serial(node6_zp_rx_serial),
+    .zn_rx_serial(node6_zn_rx_serial),
+    .xp_tx_serial(node6_xp_tx_serial),
+    .xp_channel_up(node6_xp_channel_up),
+    .xn_tx_serial(node6_xn_tx_serial),
+    .xn_channel_up(node6_xn_channel_up),
+    .yp_tx_serial(node6_yp_tx_serial),
+    .yp_channel_up(node6_yp_channel_up),
+    .yn_tx_serial(node6_yn_tx_serial),
+    .yn_channel_up(node6_yn_channel_up),
+    .zp_tx_serial(node6_zp_tx_serial),
+    .zp_channel_up(node6_zp_channel_up),
+    .zn_tx_serial(node6_zn_tx_serial),
+    .zn_channel_up(node6_zn_channel_up),
+    .link_up(node6_link_up)
+);
+
+// ---- node 7 at (1, 1, 1) ----
+wire node7_s_axil_awready;
+wire node7_s_axil_wready;
+wire node7_s_axil_bvalid;
+wire [131:0] node7_xp_rx_serial;
+wire [131:0] node7_xn_rx_serial;
+wire [131:0] node7_yp_rx_serial;
+wire [131:0] node7_yn_rx_serial;
+wire [131:0] node7_zp_rx_serial;
+wire [131:0] node7_zn_rx_serial;
+wire [131:0] node7_xp_tx_serial;
+wire [131:0] node7_xn_tx_serial;
+wire [131:0] node7_yp_tx_serial;
+wire [131:0] node7_yn_tx_serial;
+wire [131:0] node7_zp_tx_serial;
+wire [131:0] node7_zn_tx_serial;
+wire node7_link_up;
+reg node7_aw_done, node7_w_done, node7_booted;
+always @(posedge clk_n7) begin
+    if (rst_n7) begin
+        node7_aw_done <= 1'b0; node7_w_done <= 1'b0; node7_booted <= 1'b0;
+    end else begin
+        if (node7_s_axil_awready) node7_aw_done <= 1'b1;
+        if (node7_s_axil_wready) node7_w_done <= 1'b1;
+        if (node7_s_axil_bvalid) node7_booted <= 1'b1;
+    end
+end
+torus_2x2x2_node node7 (
+    .clk(clk_n7),
+    .rst(rst_n7),
+    .xp_rx_clk(clk_n6),
+    .xp_rx_rst(rst_n6),
+    .xn_rx_clk(clk_n6),
+    .xn_rx_rst(rst_n6),
+    .yp_rx_clk(clk_n5),
+    .yp_rx_rst(rst_n5),
+    .yn_rx_clk(clk_n5),
+    .yn_rx_rst(rst_n5),
+    .zp_rx_clk(clk_n3),
+    .zp_rx_rst(rst_n3),
+    .zn_rx_clk(clk_n3),
+    .zn_rx_rst(rst_n3),
+    .s_axis_p0_tdata(s_axis_n7_p0_tdata),
+    .s_axis_p0_tlast(s_axis_n7_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_n7_p0_tvalid),
+    .s_axis_p1_tdata(s_axis_n7_p1_tdata),
+    .s_axis_p1_tlast(s_axis_n7_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_n7_p1_tvalid),
+    .s_axis_p0_tready(s_axis_n7_p0_tready),
+    .s_axis_p1_tready(s_axis_n7_p1_tready),
+    .m_axis_p0_tready(m_axis_n7_p0_tready),
+    .m_axis_p1_tready(m_axis_n7_p1_tready),
+    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
+    .m_axis_p0_tkeep(m_axis_n7_p0_tkeep),
+    .m_axis_p0_tlast(m_axis_n7_p0_tlast),
+    .m_axis_p0_tvalid(m_axis_n7_p0_tvalid),
+    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
+    .m_axis_p1_tkeep(m_axis_n7_p1_tkeep),
+    .m_axis_p1_tlast(m_axis_n7_p1_tlast),
+    .m_axis_p1_tvalid(m_axis_n7_p1_tvalid),
+    .s_axil_awaddr(12'h008),
+    .s_axil_awvalid(~rst_n7 & ~node7_aw_done),
+    .s_axil_wdata(32'h00010101),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(~rst_n7 & ~node7_w_done),
+    .s_axil_bready(1'b1),
+    .s_axil_araddr(12'h000),
+    .s_axil_arvalid(1'b0),
+    .s_axil_rready(1'b1),
+    .s_axil_awready(node7_s_axil_awready),
+    .s_axil_wready(node7_s_axil_wready),
+    .s_axil_bvalid(node7_s_axil_bvalid),
+    .s_axil_bresp(node7_s_axil_bresp),
+    .s_axil_arready(node7_s_axil_arready),
+    .s_axil_rvalid(node7_s_axil_rvalid),
+    .s_axil_rdata(node7_s_axil_rdata),
+    .s_axil_rresp(node7_s_axil_rresp),
+    .xp_rx_serial(node7_xp_rx_serial),
+    .xn_rx_serial(node7_xn_rx_serial),
+    .yp_rx_serial(node7_yp_rx_serial),
+    .yn_rx_serial(node7_yn_rx_serial),
+    .zp_rx_serial(node7_zp_rx_serial),
+    .zn_rx_serial(node7_zn_rx_serial),
+    .xp_tx_serial(node7_xp_tx_serial),
+    .xp_channel_up(node7_xp_channel_up),
+    .xn_tx_serial(node7_xn_tx_serial),
+    .xn_channel_up(node7_xn_channel_up),
+    .yp_tx_serial(node7_yp_tx_serial),
+    .yp_channel_up(node7_yp_channel_up),
+    .yn_tx_serial(node7_yn_tx_serial),
+    .yn_channel_up(node7_yn_channel_up),
+    .zp_tx_serial(node7_zp_tx_serial),
+    .zp_channel_up(node7_zp_channel_up),
+    .zn_tx_serial(node7_zn_tx_serial),
+    .zn_channel_up(node7_zn_channel_up),
+    .link_up(node7_link_up)
+);
+
+torus_2x2x2_channel ch_node0_xp (.clk(clk_n0), .rst(rst_n0), .tx(node0_xp_tx_serial), .inject_err({1'b0, inject_err[0]}), .cut(cut[0]), .rx(node1_xn_rx_serial));
+torus_2x2x2_channel ch_node0_xn (.clk(clk_n0), .rst(rst_n0), .tx(node0_xn_tx_serial), .inject_err({1'b0, inject_err[1]}), .cut(cut[1]), .rx(node1_xp_rx_serial));
+torus_2x2x2_channel ch_node0_yp (.clk(clk_n0), .rst(rst_n0), .tx(node0_yp_tx_serial), .inject_err({1'b0, inject_err[2]}), .cut(cut[2]), .rx(node2_yn_rx_serial));
+torus_2x2x2_channel ch_node0_yn (.clk(clk_n0), .rst(rst_n0), .tx(node0_yn_tx_serial), .inject_err({1'b0, inject_err[3]}), .cut(cut[3]), .rx(node2_yp_rx_serial));
+torus_2x2x2_channel ch_node0_zp (.clk(clk_n0), .rst(rst_n0), .tx(node0_zp_tx_serial), .inject_err({1'b0, inject_err[4]}), .cut(cut[4]), .rx(node4_zn_rx_serial));
+torus_2x2x2_channel ch_node0_zn (.clk(clk_n0), .rst(rst_n0), .tx(node0_zn_tx_serial), .inject_err({1'b0, inject_err[5]}), .cut(cut[5]), .rx(node4_zp_rx_serial));
+torus_2x2x2_channel ch_node1_xp (.clk(clk_n1), .rst(rst_n1), .tx(node1_xp_tx_serial), .inject_err({1'b0, inject_err[6]}), .cut(cut[6]), .rx(node0_xn_rx_serial));
+torus_2x2x2_channel ch_node1_xn (.clk(clk_n1), .rst(rst_n1), .tx(node1_xn_tx_serial), .inject_err({1'b0, inject_err[7]}), .cut(cut[7]), .rx(node0_xp_rx_serial));
+torus_2x2x2_channel ch_node1_yp (.clk(clk_n1), .rst(rst_n1), .tx(node1_yp_tx_serial), .inject_err({1'b0, inject_err[8]}), .cut(cut[8]), .rx(node3_yn_rx_serial));
+torus_2x2x2_channel ch_node1_yn (.clk(clk_n1), .rst(rst_n1), .tx(node1_yn_tx_serial), .inject_err({1'b0, inject_err[9]}), .cut(cut[9]), .rx(node3_yp_rx_serial));
+torus_2x2x2_channel ch_node1_zp (.clk(clk_n1), .rst(rst_n1), .tx(node1_zp_tx_serial), .inject_err({1'b0, inject_err[10]}), .cut(cut[10]), .rx(node5_zn_rx_serial));
+torus_2x2x2_channel ch_node1_zn (.clk(clk_n1), .rst(rst_n1), .tx(node1_zn_tx_serial), .inject_err({1'b0, inject_err[11]}), .cut(cut[11]), .rx(node5_zp_rx_serial));
+torus_2x2x2_channel ch_node2_xp (.clk(clk_n2), .rst(rst_n2), .tx(node2_xp_tx_serial), .inject_err({1'b0, inject_err[12]}), .cut(cut[12]), .rx(node3_xn_rx_serial));
+torus_2x2x2_channel ch_node2_xn (.clk(clk_n2), .rst(rst_n2), .tx(node2_xn_tx_serial), .inject_err({1'b0, inject_err[13]}), .cut(cut[13]), .rx(node3_xp_rx_serial));
+torus_2x2x2_channel ch_node2_yp (.clk(clk_n2), .rst(rst_n2), .tx(node2_yp_tx_serial), .inject_err({1'b0, inject_err[14]}), .cut(cut[14]), .rx(node0_yn_rx_serial));
+torus_2x2x2_channel ch_node2_yn (.clk(clk_n2), .rst(rst_n2), .tx(node2_yn_tx_serial), .inject_err({1'b0, inject_err[15]}), .cut(cut[15]), .rx(node0_yp_rx_serial));
+torus_2x2x2_channel ch_node2_zp (.clk(clk_n2), .rst(rst_n2), .tx(node2_zp_tx_serial), .inject_err({1'b0, inject_err[16]}), .cut(cut[16]), .rx(node6_zn_rx_serial));
+torus_2x2x2_channel ch_node2_zn (.clk(clk_n2), .rst(rst_n2), .tx(node2_zn_tx_serial), .inject_err({1'b0, inject_err[17]}), .cut(cut[17]), .rx(node6_zp_rx_serial));
+torus_2x2x2_channel ch_node3_xp (.clk(clk_n3), .rst(rst_n3), .tx(node3_xp_tx_serial), .inject_err({1'b0, inject_err[18]}), .cut(cut[18]), .rx(node2_xn_rx_serial));
+torus_2x2x2_channel ch_node3_xn (.clk(clk_n3), .rst(rst_n3), .tx(node3_xn_tx_serial), .inject_err({1'b0, inject_err[19]}), .cut(cut[19]), .rx(node2_xp_rx_serial));
+torus_2x2x2_channel ch_node3_yp (.clk(clk_n3), .rst(rst_n3), .tx(node3_yp_tx_serial), .inject_err({1'b0, inject_err[20]}), .cut(cut[20]), .rx(node1_yn_rx_serial));
+torus_2x2x2_channel ch_node3_yn (.clk(clk_n3), .rst(rst_n3), .tx(node3_yn_tx_serial), .inject_err({1'b0, inject_err[21]}), .cut(cut[21]), .rx(node1_yp_rx_serial));
+torus_2x2x2_channel ch_node3_zp (.clk(clk_n3), .rst(rst_n3), .tx(node3_zp_tx_serial), .inject_err({1'b0, inject_err[22]}), .cut(cut[22]), .rx(node7_zn_rx_serial));
+torus_2x2x2_channel ch_node3_zn (.clk(clk_n3), .rst(rst_n3), .tx(node3_zn_tx_serial), .inject_err({1'b0, inject_err[23]}), .cut(cut[23]), .rx(node7_zp_rx_serial));
+torus_2x2x2_channel ch_node4_xp (.clk(clk_n4), .rst(rst_n4), .tx(node4_xp_tx_serial), .inject_err({1'b0, inject_err[24]}), .cut(cut[24]), .rx(node5_xn_rx_serial));
+torus_2x2x2_channel ch_node4_xn (.clk(clk_n4), .rst(rst_n4), .tx(node4_xn_tx_serial), .inject_err({1'b0, inject_err[25]}), .cut(cut[25]), .rx(node5_xp_rx_serial));
+torus_2x2x2_channel ch_node4_yp (.clk(clk_n4), .rst(rst_n4), .tx(node4_yp_tx_serial), .inject_err({1'b0, inject_err[26]}), .cut(cut[26]), .rx(node6_yn_rx_serial));
+torus_2x2x2_channel ch_node4_yn (.clk(clk_n4), .rst(rst_n4), .tx(node4_yn_tx_serial), .inject_err({1'b0, inject_err[27]}), .cut(cut[27]), .rx(node6_yp_rx_serial));
+torus_2x2x2_channel ch_node4_zp (.clk(clk_n4), .rst(rst_n4), .tx(node4_zp_tx_serial), .inject_err({1'b0, inject_err[28]}), .cut(cut[28]), .rx(node0_zn_rx_serial));
+torus_2x2x2_channel ch_node4_zn (.clk(clk_n4), .rst(rst_n4), .tx(node4_zn_tx_serial), .inject_err({1'b0, inject_err[29]}), .cut(cut[29]), .rx(node0_zp_rx_serial));
+torus_2x2x2_channel ch_node5_xp (.clk(clk_n5), .rst(rst_n5), .tx(node5_xp_tx_serial), .inject_err({1'b0, inject_err[30]}), .cut(cut[30]), .rx(node4_xn_rx_serial));
+torus_2x2x2_channel ch_node5_xn (.clk(clk_n5), .rst(rst_n5), .tx(node5_xn_tx_serial), .inject_err({1'b0, inject_err[31]}), .cut(cut[31]), .rx(node4_xp_rx_serial));
+torus_2x2x2_channel ch_node5_yp (.clk(clk_n5), .rst(rst_n5), .tx(node5_yp_tx_serial), .inject_err({1'b0, inject_err[32]}), .cut(cut[32]), .rx(node7_yn_rx_serial));
+torus_2x2x2_channel ch_node5_yn (.clk(clk_n5), .rst(rst_n5), .tx(node5_yn_tx_serial), .inject_err({1'b0, inject_err[33]}), .cut(cut[33]), .rx(node7_yp_rx_serial));
+torus_2x2x2_channel ch_node5_zp (.clk(clk_n5), .rst(rst_n5), .tx(node5_zp_tx_serial), .inject_err({1'b0, inject_err[34]}), .cut(cut[34]), .rx(node1_zn_rx_serial));
+torus_2x2x2_channel ch_node5_zn (.clk(clk_n5), .rst(rst_n5), .tx(node5_zn_tx_serial), .inject_err({1'b0, inject_err[35]}), .cut(cut[35]), .rx(node1_zp_rx_serial));
+torus_2x2x2_channel ch_node6_xp (.clk(clk_n6), .rst(rst_n6), .tx(node6_xp_tx_serial), .inject_err({1'b0, inject_err[36]}), .cut(cut[36]), .rx(node7_xn_rx_serial));
+torus_2x2x2_channel ch_node6_xn (.clk(clk_n6), .rst(rst_n6), .tx(node6_xn_tx_serial), .inject_err({1'b0, inject_err[37]}), .cut(cut[37]), .rx(node7_xp_rx_serial));
+torus_2x2x2_channel ch_node6_yp (.clk(clk_n6), .rst(rst_n6), .tx(node6_yp_tx_serial), .inject_err({1'b0, inject_err[38]}), .cut(cut[38]), .rx(node4_yn_rx_serial));
+torus_2x2x2_channel ch_node6_yn (.clk(clk_n6), .rst(rst_n6), .tx(node6_yn_tx_serial), .inject_err({1'b0, inject_err[39]}), .cut(cut[39]), .rx(node4_yp_rx_serial));
+torus_2x2x2_channel ch_node6_zp (.clk(clk_n6), .rst(rst_n6), .tx(node6_zp_tx_serial), .inject_err({1'b0, inject_err[40]}), .cut(cut[40]), .rx(node2_zn_rx_serial));
+torus_2x2x2_channel ch_node6_zn (.clk(clk_n6), .rst(rst_n6), .tx(node6_zn_tx_serial), .inject_err({1'b0, inject_err[41]}), .cut(cut[41]), .rx(node2_zp_rx_serial));
+torus_2x2x2_channel ch_node7_xp (.clk(clk_n7), .rst(rst_n7), .tx(node7_xp_tx_serial), .inject_err({1'b0, inject_err[42]}), .cut(cut[42]), .rx(node6_xn_rx_serial));
+torus_2x2x2_channel ch_node7_xn (.clk(clk_n7), .rst(rst_n7), .tx(node7_xn_tx_serial), .inject_err({1'b0, inject_err[43]}), .cut(cut[43]), .rx(node6_xp_rx_serial));
+torus_2x2x2_channel ch_node7_yp (.clk(clk_n7), .rst(rst_n7), .tx(node7_yp_tx_serial), .inject_err({1'b0, inject_err[44]}), .cut(cut[44]), .rx(node5_yn_rx_serial));
+torus_2x2x2_channel ch_node7_yn (.clk(clk_n7), .rst(rst_n7), .tx(node7_yn_tx_serial), .inject_err({1'b0, inject_err[45]}), .cut(cut[45]), .rx(node5_yp_rx_serial));
+torus_2x2x2_channel ch_node7_zp (.clk(clk_n7), .rst(rst_n7), .tx(node7_zp_tx_serial), .inject_err({1'b0, inject_err[46]}), .cut(cut[46]), .rx(node3_zn_rx_serial));
+torus_2x2x2_channel ch_node7_zn (.clk(clk_n7), .rst(rst_n7), .tx(node7_zn_tx_serial), .inject_err({1'b0, inject_err[47]}), .cut(cut[47]), .rx(node3_zp_rx_serial));
+
+assign link_up = node0_link_up & node0_booted & node1_link_up & node1_booted & node2_link_up & node2_booted & node3_link_up & node3_booted & node4_link_up & node4_booted & node5_link_up & node5_booted & node6_link_up & node6_booted & node7_link_up & node7_booted;
+
+endmodule
+
+// The serial link between two nodes: 2 lanes of 66-bit blocks, 16 cycles, a payload bit flipped on inject_err, random bits while cut.
+// It lives in the simulation tops' file.
+module torus_2x2x2_channel(clk,rst,tx,inject_err,cut,rx);
     input wire clk;
     input wire rst;
     input wire [131:0] tx;
     input wire [1:0] inject_err;
+    // A pulled cable: random bits instead of blocks (an undriven `cut` is no cut).
+    input wire cut;
     output wire [131:0] rx;
 
 wire [131:0] flip = {{23'h0, inject_err[1], 42'h0}, {23'h0, inject_err[0], 42'h0}};
+reg [63:0] noise;
+wire [63:0] noise_a = noise ^ (noise << 13);
+wire [63:0] noise_b = noise_a ^ (noise_a >> 7);
+wire [63:0] noise_next = noise_b ^ (noise_b << 17);
+wire [131:0] noise_blocks = {{noise[7:0], noise[63:8]}, noise[3:2], noise, noise[1:0]};
 reg [131:0] stage [0:16];
 integer i;
 always @(posedge clk) begin
     if (rst) begin
+        noise <= 64'h9E3779B97F4A7C15;
         for (i = 0; i < 17; i = i + 1) stage[i] <= 132'h0;
     end else begin
-        stage[0] <= tx ^ flip;
+        noise <= noise_next;
+        stage[0] <= (cut === 1'b1) ? noise_blocks : tx ^ flip;
         for (i = 1; i < 17; i = i + 1) stage[i] <= stage[i - 1];
     end
 end

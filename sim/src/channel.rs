@@ -105,7 +105,7 @@ pub fn verilog(name: &str, lanes: usize, latency: usize) -> String {
     let w = 66 * lanes;
     let depth = latency + 1;
     let mut text = format!(
-        "module {name}(clk,rst,tx,inject_err,rx);\n    input wire clk;\n    input wire rst;\n    input wire [{}:0] tx;\n    input wire [{}:0] inject_err;\n    output wire [{}:0] rx;\n\n",
+        "module {name}(clk,rst,tx,inject_err,cut,rx);\n    input wire clk;\n    input wire rst;\n    input wire [{}:0] tx;\n    input wire [{}:0] inject_err;\n    // A pulled cable: random bits instead of blocks (an undriven `cut` is no cut).\n    input wire cut;\n    output wire [{}:0] rx;\n\n",
         w - 1,
         lanes.max(1) - 1,
         w - 1
@@ -117,10 +117,21 @@ pub fn verilog(name: &str, lanes: usize, latency: usize) -> String {
     }
     flips.reverse();
     text.push_str(&format!("wire [{}:0] flip = {{{}}};\n", w - 1, flips.join(", ")));
+    // Noise: a 64-bit xorshift generator; lane k takes two header bits from it and the word
+    // rotated by 8k.
+    text.push_str("reg [63:0] noise;\nwire [63:0] noise_a = noise ^ (noise << 13);\nwire [63:0] noise_b = noise_a ^ (noise_a >> 7);\nwire [63:0] noise_next = noise_b ^ (noise_b << 17);\n");
+    let mut lanes_noise = vec![];
+    for k in 0..lanes {
+        let rot = if k == 0 { "noise".to_string() } else { format!("{{noise[{}:0], noise[63:{}]}}", 8 * k - 1, 8 * k) };
+        lanes_noise.push(format!("{rot}, noise[{}:{}]", 2 * k + 1, 2 * k));
+    }
+    lanes_noise.reverse();
+    text.push_str(&format!("wire [{}:0] noise_blocks = {{{}}};\n", w - 1, lanes_noise.join(", ")));
     text.push_str(&format!("reg [{}:0] stage [0:{}];\ninteger i;\n", w - 1, depth - 1));
-    text.push_str("always @(posedge clk) begin\n    if (rst) begin\n");
+    text.push_str("always @(posedge clk) begin\n    if (rst) begin\n        noise <= 64'h9E3779B97F4A7C15;\n");
     text.push_str(&format!("        for (i = 0; i < {depth}; i = i + 1) stage[i] <= {w}'h0;\n"));
-    text.push_str("    end else begin\n        stage[0] <= tx ^ flip;\n");
+    text.push_str("    end else begin\n        noise <= noise_next;\n");
+    text.push_str("        stage[0] <= (cut === 1'b1) ? noise_blocks : tx ^ flip;\n");
     text.push_str(&format!("        for (i = 1; i < {depth}; i = i + 1) stage[i] <= stage[i - 1];\n"));
     text.push_str("    end\nend\n");
     text.push_str(&format!("assign rx = stage[{}];\nendmodule\n", depth - 1));

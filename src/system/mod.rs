@@ -148,9 +148,12 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     write(&files.node, &node_text)?;
 
     let channel_name = format!("{name}_channel");
-    let mut sim_text = verilog::sim_top(config, &node_text, &channel_name)?;
+    // Both simulation tops in one file, beside the channel model they share.
+    let mut sim_text = verilog::sim_top(config, &node_text, &channel_name, false)?;
+    sim_text.push_str("\n/* verilator lint_off DECLFILENAME */\n");
+    sim_text.push_str(&verilog::sim_top(config, &node_text, &channel_name, true)?);
     sim_text.push_str(&format!(
-        "\n// The serial link between two nodes: {} lanes of 66-bit blocks, {} cycles, a payload bit flipped on inject_err.\n// It lives in the simulation top's file.\n/* verilator lint_off DECLFILENAME */\n",
+        "\n// The serial link between two nodes: {} lanes of 66-bit blocks, {} cycles, a payload bit flipped on inject_err, random bits while cut.\n// It lives in the simulation tops' file.\n",
         config.node.link.lanes, config.channel_latency
     ));
     sim_text.push_str(&weft_sim::channel::verilog(&channel_name, config.node.link.lanes, config.channel_latency));

@@ -33,27 +33,41 @@ fn local_port(name: &str) -> Option<usize> {
 
 /// `<cfg>_sim`: all nodes, a channel model of fixed latency on every serial link, a boot
 /// sequencer per node that writes its coordinates through AXI4-Lite after reset, `inject_err`
-/// and `link_up` as DESIGN.md specifies. `node_text` is the node's Verilog; `channel` the
-/// channel model module (named `<cfg>_channel`).
-pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str) -> Result<String, String> {
+/// and `link_up` as DESIGN.md specifies, and `cut` (bit `6·n + d`: the channel leaving node n in
+/// direction d delivers random bits). `node_text` is the node's Verilog; `channel` the channel
+/// model module (named `<cfg>_channel`).
+///
+/// With `independent_clocks`, `<cfg>_sim_async`: no `clk`/`rst`, but `clk_n<n>`/`rst_n<n>` per
+/// node (node n's stream ports are synchronous to `clk_n<n>`); each channel runs on its sender's
+/// clock and the receiving endpoint's `<e>_rx_clk` is that clock, as a transceiver's recovered
+/// clock is.
+pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independent_clocks: bool) -> Result<String, String> {
     let node_module = format!("{}_node", config.name);
     let decls = ports(node_text, &node_module)?;
     let rc = &config.node.router;
     let nodes = rc.nodes();
     let lanes = config.node.link.lanes;
     let endpoints = config.node.endpoints();
-    let name = format!("{}_sim", config.name);
+    let name = format!("{}_sim{}", config.name, if independent_clocks { "_async" } else { "" });
+    // Node n's clock and reset.
+    let clock = |n: usize| if independent_clocks { (format!("clk_n{n}"), format!("rst_n{n}")) } else { ("clk".to_string(), "rst".to_string()) };
 
-    let mut port_names = vec!["clk".to_string(), "rst".into(), "inject_err".into(), "link_up".into()];
-    let mut port_decls = vec![
-        "    input wire clk;".to_string(),
-        "    input wire rst;".into(),
+    let (mut port_names, mut port_decls) = if independent_clocks {
+        let names: Vec<String> = (0..nodes).flat_map(|n| [format!("clk_n{n}"), format!("rst_n{n}")]).collect();
+        let decls = names.iter().map(|c| format!("    input wire {c};")).collect();
+        (names, decls)
+    } else {
+        (vec!["clk".to_string(), "rst".into()], vec!["    input wire clk;".to_string(), "    input wire rst;".into()])
+    };
+    port_names.extend(["inject_err".to_string(), "cut".into(), "link_up".into()]);
+    port_decls.extend([
         "    // Bits of links that do not exist are not read.".into(),
         "    /* verilator lint_off UNUSEDSIGNAL */".into(),
         format!("    input wire [{}:0] inject_err;", 6 * nodes - 1),
+        format!("    input wire [{}:0] cut;", 6 * nodes - 1),
         "    /* verilator lint_on UNUSEDSIGNAL */".into(),
         "    output wire link_up;".into(),
-    ];
+    ]);
     for n in 0..nodes {
         for d in decls.iter().filter(|d| local_port(&d.name).is_some()) {
             let top = d.name.replacen("_p", &format!("_n{n}_p"), 1);
@@ -71,16 +85,19 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str) -> Result<
         let mut connections = vec![];
         for d in &decls {
             let wire = format!("node{n}_{}", d.name);
+            // The node that sends to endpoint `e` of this node: its neighbour in that direction.
+            let sender = |e: &str| endpoints.iter().find(|x| x.name() == e).map(|x| clock(rc.neighbour(n, *x)));
             let value = match d.name.as_str() {
-                "clk" | "rst" => d.name.clone(),
-                // One shared clock: each link's receive clock is the fabric clock.
-                other if other.ends_with("_rx_clk") => "clk".into(),
-                other if other.ends_with("_rx_rst") => "rst".into(),
+                "clk" => clock(n).0,
+                "rst" => clock(n).1,
+                // A link receives on its sender's clock.
+                other if other.ends_with("_rx_clk") => sender(other.trim_end_matches("_rx_clk")).ok_or_else(|| format!("{node_module}: no endpoint for `{other}`"))?.0,
+                other if other.ends_with("_rx_rst") => sender(other.trim_end_matches("_rx_rst")).ok_or_else(|| format!("{node_module}: no endpoint for `{other}`"))?.1,
                 "s_axil_awaddr" => "12'h008".into(),
                 "s_axil_wdata" => format!("32'h{coords:08x}"),
                 "s_axil_wstrb" => "4'hf".into(),
-                "s_axil_awvalid" => format!("~rst & ~node{n}_aw_done"),
-                "s_axil_wvalid" => format!("~rst & ~node{n}_w_done"),
+                "s_axil_awvalid" => format!("~{} & ~node{n}_aw_done", clock(n).1),
+                "s_axil_wvalid" => format!("~{} & ~node{n}_w_done", clock(n).1),
                 "s_axil_bready" | "s_axil_rready" => "1'b1".into(),
                 "s_axil_araddr" => "12'h000".into(),
                 "s_axil_arvalid" => "1'b0".into(),
@@ -101,10 +118,11 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str) -> Result<
             };
             connections.push(format!("    .{}({value})", d.name));
         }
+        let (clk, rst) = clock(n);
         body.push(format!(
             "reg node{n}_aw_done, node{n}_w_done, node{n}_booted;\n\
-             always @(posedge clk) begin\n\
-             \x20   if (rst) begin\n\
+             always @(posedge {clk}) begin\n\
+             \x20   if ({rst}) begin\n\
              \x20       node{n}_aw_done <= 1'b0; node{n}_w_done <= 1'b0; node{n}_booted <= 1'b0;\n\
              \x20   end else begin\n\
              \x20       if (node{n}_s_axil_awready) node{n}_aw_done <= 1'b1;\n\
@@ -122,14 +140,16 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str) -> Result<
             let facing = e.opposite();
             let bit = 6 * n + inject_index(e);
             let inject = if lanes == 1 { format!("inject_err[{bit}]") } else { format!("{{{}'b0, inject_err[{bit}]}}", lanes - 1) };
+            let (clk, rst) = clock(n);
             body.push(format!(
-                "{channel} ch_node{n}_{e} (.clk(clk), .rst(rst), .tx(node{n}_{e}_tx_serial), .inject_err({inject}), .rx(node{to}_{f}_rx_serial));",
+                "{channel} ch_node{n}_{e} (.clk({clk}), .rst({rst}), .tx(node{n}_{e}_tx_serial), .inject_err({inject}), .cut(cut[{bit}]), .rx(node{to}_{f}_rx_serial));",
                 e = e.name(),
                 f = facing.name()
             ));
         }
     }
-    let mut text = header(&format!("{name} — every node of the {} torus joined by channel models of {} cycles", crate::sim::catalog::torus_name(rc.dims), config.channel_latency));
+    let clocks = if independent_clocks { ", each node on its own clock" } else { "" };
+    let mut text = header(&format!("{name} — every node of the {} torus joined by channel models of {} cycles{clocks}", crate::sim::catalog::torus_name(rc.dims), config.channel_latency));
     // Verilator would inline every node into the top (one copy of the node's code per node,
     // which took 14 minutes to compile for eight nodes); kept a module, it is compiled once.
     text.push_str(&format!("`ifdef VERILATOR\n`verilator_config\nno_inline -module \"{node_module}\"\n`verilog\n`endif\n\n"));

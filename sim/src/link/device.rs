@@ -31,6 +31,12 @@ pub trait Device {
     fn clock(&mut self, reset: bool) {
         self.clock_edges(true, true, reset);
     }
+    /// Rising edges of the clock input ports `clocks` (handles from [`Device::port`]) at one
+    /// instant, for a device with several independent clocks (a `<cfg>_sim_async` top).
+    fn edges(&mut self, clocks: &[usize]) {
+        let _ = clocks;
+        panic!("this device does not take clocks by port");
+    }
 }
 
 pub(super) fn get_bits(v: &Value, lo: usize, width: usize) -> u128 {
@@ -143,8 +149,8 @@ impl Device for NetlistDevice {
 pub struct VerilatorDevice {
     model: Model,
     ports: Vec<(String, PortId)>,
-    clk: PortId,
-    rst: PortId,
+    /// `clk` and `rst`; none on a top whose parts each have their own (`<cfg>_sim_async`).
+    clock: Option<(PortId, PortId)>,
     /// Receive clocks and their resets (`rx_clk`/`rx_rst` of an endpoint, `<e>_rx_clk`/
     /// `<e>_rx_rst` of a node), if the module has them.
     rx: Vec<(PortId, PortId)>,
@@ -153,10 +159,13 @@ pub struct VerilatorDevice {
 impl VerilatorDevice {
     pub fn new(file: &Path, top: &str) -> Result<VerilatorDevice, CosimError> {
         let model = Model::build(file, top)?;
-        let (clk, rst) = (model.port("clk")?, model.port("rst")?);
+        let clock = match model.port("clk") {
+            Ok(clk) => Some((clk, model.port("rst")?)),
+            Err(_) => None,
+        };
         let rx_clocks: Vec<String> = model.ports().iter().map(|p| p.name.clone()).filter(|n| n == "rx_clk" || n.ends_with("_rx_clk")).collect();
         let rx = rx_clocks.iter().map(|c| Ok((model.port(c)?, model.port(&c.replace("rx_clk", "rx_rst"))?))).collect::<Result<Vec<_>, CosimError>>()?;
-        Ok(VerilatorDevice { model, ports: vec![], clk, rst, rx })
+        Ok(VerilatorDevice { model, ports: vec![], clock, rx })
     }
 }
 
@@ -190,8 +199,9 @@ impl Device for VerilatorDevice {
     fn clock_edges(&mut self, clk: bool, rx_clk: bool, reset: bool) {
         let mut clocks = Vec::with_capacity(2);
         if clk {
-            self.model.set(self.rst, reset as u64);
-            clocks.push(self.clk);
+            let (clk, rst) = self.clock.expect("this module has no `clk`: its clocks are driven by port (`Device::edges`)");
+            self.model.set(rst, reset as u64);
+            clocks.push(clk);
         }
         if rx_clk {
             for &(rx_clk, rx_rst) in &self.rx {
@@ -205,6 +215,10 @@ impl Device for VerilatorDevice {
     }
     fn has_rx_clock(&self) -> bool {
         !self.rx.is_empty()
+    }
+    fn edges(&mut self, clocks: &[usize]) {
+        let ids: Vec<PortId> = clocks.iter().map(|&c| self.ports[c].1).collect();
+        self.model.edges(&ids);
     }
 }
 

@@ -17,7 +17,7 @@ use std::path::Path;
 use weft_ip::router::header::Header;
 use weft_ip::router::{router, Direction, RouterConfig};
 use weft_ip::system::{node, NodeConfig};
-use weft_ip::weft_hdl::netlist::eval::Evaluator;
+use weft_ip::weft_hdl::netlist::eval::{Clocks, Evaluator};
 use weft_ip::weft_hdl::testbench::Rng;
 
 use crate::channel::{Channel, ChannelConfig};
@@ -104,6 +104,16 @@ struct Injector {
     pulses: u64,
 }
 
+/// Each node's own clock on a `<cfg>_sim_async` top: the edge schedule and the clock and reset
+/// port handles of every node.
+struct NodeClocks {
+    schedule: Clocks,
+    clk: Vec<usize>,
+    rst: Vec<usize>,
+    /// Edges of each node's clock so far.
+    edges: Vec<u64>,
+}
+
 /// The routers or nodes of a torus, one device each, joined here.
 pub struct Torus<D: Device> {
     pub config: RouterConfig,
@@ -116,8 +126,10 @@ pub struct Torus<D: Device> {
     /// Ids of packets whose header was double-flipped (dropped in the network).
     pub lost: Vec<u64>,
     pub injected: [u64; 2],
+    /// Cycles so far (of node 0's clock when the nodes have their own).
     pub cycle: u64,
     injector: Option<Injector>,
+    node_clocks: Option<NodeClocks>,
 }
 
 impl Torus<NetlistDevice> {
@@ -172,6 +184,51 @@ impl Torus<VerilatorDevice> {
     pub fn verilated_sim(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, String> {
         let device = VerilatorDevice::new(file, top).map_err(|e| e.to_string())?;
         Ok(Torus::new(config.clone(), vec![device], Kind::SimTop))
+    }
+
+    /// Verilator on a `<cfg>_sim_async` top: node n runs on its own clock of `periods[n]` (any
+    /// unit), first rising at `phases[n]`; the links inside receive on their senders' clocks.
+    pub fn verilated_sim_async(config: &RouterConfig, file: &Path, top: &str, periods: &[u64], phases: &[u64]) -> Result<Torus<VerilatorDevice>, String> {
+        let nodes = config.nodes();
+        if periods.len() != nodes || phases.len() != nodes {
+            return Err(format!("{top}: {nodes} nodes need {nodes} clock periods and phases"));
+        }
+        let mut torus = Torus::verilated_sim(config, file, top)?;
+        let clk = (0..nodes).map(|n| torus.devices[0].port(&format!("clk_n{n}"))).collect();
+        let rst = (0..nodes).map(|n| torus.devices[0].port(&format!("rst_n{n}"))).collect();
+        torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), clk, rst, edges: vec![0; nodes] });
+        Ok(torus)
+    }
+
+    /// Pulls (`true`) or restores the cable leaving `node` in direction `d` (simulation tops'
+    /// `cut` input).
+    pub fn cut(&mut self, node: usize, d: Direction, pulled: bool) {
+        let port = self.devices[0].port("cut");
+        let mut v = self.devices[0].get(port);
+        let bit = 6 * node + 2 * d.dim + usize::from(!d.plus);
+        v[bit / 64] = (v[bit / 64] & !(1 << (bit % 64))) | (pulled as u64) << (bit % 64);
+        self.devices[0].set(port, &v);
+    }
+
+    /// Holds node `node` of a `<cfg>_sim_async` top in reset (`true`) or releases it.
+    pub fn hold_in_reset(&mut self, node: usize, held: bool) {
+        let clocks = self.node_clocks.as_ref().expect("per-node resets need a <cfg>_sim_async top");
+        let port = clocks.rst[node];
+        self.devices[0].set(port, &scalar(held as u64));
+    }
+
+    /// Whether every link is up (every device's `link_up`).
+    pub fn link_up(&mut self) -> bool {
+        (0..self.devices.len()).all(|n| {
+            let p = self.devices[n].port("link_up");
+            self.devices[n].settle();
+            self.devices[n].get(p)[0] & 1 == 1
+        })
+    }
+
+    /// Edges of each node's clock so far (a `<cfg>_sim_async` top).
+    pub fn node_edges(&self) -> Option<Vec<u64>> {
+        self.node_clocks.as_ref().map(|c| c.edges.clone())
     }
 
     /// Pulses `inject_err` of the simulation top on random existing links, each with
@@ -249,7 +306,7 @@ impl<D: Device> Torus<D> {
                 }
             }
         }
-        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0, injector: None }
+        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0, injector: None, node_clocks: None }
     }
 
     /// A router's counter (`packets`, `xp_flits`, … as in the router's `stat_<name>` ports).
@@ -278,11 +335,63 @@ impl<D: Device> Torus<D> {
     }
 
     pub fn reset(&mut self) {
+        if let Some(c) = self.node_clocks.as_ref() {
+            let (clk, rst) = (c.clk.clone(), c.rst.clone());
+            for &r in &rst {
+                self.devices[0].set(r, &scalar(1));
+            }
+            for _ in 0..3 {
+                self.devices[0].edges(&clk);
+            }
+            for &r in &rst {
+                self.devices[0].set(r, &scalar(0));
+            }
+            return;
+        }
         for _ in 0..3 {
             for d in self.devices.iter_mut() {
                 d.settle();
                 d.clock(true);
             }
+        }
+    }
+
+    /// The nodes whose clock rises at the next instant: all of them, unless each node has its
+    /// own clock.
+    fn next_instant(&mut self) -> Vec<bool> {
+        let nodes = self.config.nodes();
+        match self.node_clocks.as_mut() {
+            None => vec![true; nodes],
+            Some(c) => {
+                let mut active = vec![false; nodes];
+                for n in c.schedule.advance() {
+                    active[n] = true;
+                }
+                active
+            }
+        }
+    }
+
+    /// The clock edge of the `active` nodes (after the serial links moved): every device's
+    /// clock, or the active nodes' own clocks; counts a cycle when node 0 is among them.
+    fn clock_instant(&mut self, active: &[bool]) {
+        self.wire_serials();
+        match self.node_clocks.as_mut() {
+            None => {
+                for d in self.devices.iter_mut() {
+                    d.clock(false);
+                }
+            }
+            Some(c) => {
+                let clocks: Vec<usize> = (0..active.len()).filter(|&n| active[n]).map(|n| c.clk[n]).collect();
+                for (n, a) in active.iter().enumerate() {
+                    c.edges[n] += u64::from(*a);
+                }
+                self.devices[0].edges(&clocks);
+            }
+        }
+        if active[0] {
+            self.cycle += 1;
         }
     }
 
@@ -333,6 +442,7 @@ impl<D: Device> Torus<D> {
 
     /// One cycle without traffic: sources idle, sinks ready.
     fn idle_cycle(&mut self) {
+        let active = self.next_instant();
         for n in 0..self.local.len() {
             for &(dev, h) in &self.local[n] {
                 self.devices[dev].set(h[2], &scalar(0));
@@ -345,11 +455,7 @@ impl<D: Device> Torus<D> {
         for d in self.devices.iter_mut() {
             d.settle();
         }
-        self.wire_serials();
-        for d in self.devices.iter_mut() {
-            d.clock(false);
-        }
-        self.cycle += 1;
+        self.clock_instant(&active);
     }
 
 

@@ -62,6 +62,12 @@ impl<D: Device> Torus<D> {
     /// wrong one fails the run with `Err`. `Ok(Err(stuck))` when nothing arrived for
     /// `stall_limit` cycles while packets were outstanding (a deadlock, or a lost packet).
     pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<Result<NetRun, Stuck>, String> {
+        self.run_with(traffic, stall_limit, &mut |_| {})
+    }
+
+    /// [`Torus::run`], calling `at_each` before every instant (to pull a cable, hold a node in
+    /// reset, … at a chosen cycle).
+    pub fn run_with(&mut self, traffic: &Traffic, stall_limit: u64, at_each: &mut dyn FnMut(&mut Self)) -> Result<Result<NetRun, Stuck>, String> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let ports = config.local_ports;
@@ -153,12 +159,14 @@ impl<D: Device> Torus<D> {
                 }
                 _ => {}
             }
+            at_each(self);
             if !self.links.is_empty() {
                 self.wire_links();
             }
-            // Sources and sinks.
+            // Sources and sinks of the nodes whose clock rises now.
+            let active = self.next_instant();
             let mut readies = vec![false; nodes * ports];
-            for n in 0..nodes {
+            for n in (0..nodes).filter(|&n| active[n]) {
                 for p in 0..ports {
                     let i = n * ports + p;
                     let (dev, h) = self.local[n][p];
@@ -196,7 +204,7 @@ impl<D: Device> Torus<D> {
                 d.settle();
             }
             let mut ejected = 0u32;
-            for n in 0..nodes {
+            for n in (0..nodes).filter(|&n| active[n]) {
                 for p in 0..ports {
                     let i = n * ports + p;
                     let (dev, h) = self.local[n][p];
@@ -274,11 +282,7 @@ impl<D: Device> Torus<D> {
                 }
             }
             run.ejected_flits.push(ejected);
-            self.wire_serials();
-            for d in self.devices.iter_mut() {
-                d.clock(false);
-            }
-            self.cycle += 1;
+            self.clock_instant(&active);
         }
         run.cycles = self.cycle - start;
         Ok(Ok(run))
