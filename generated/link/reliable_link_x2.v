@@ -12,7 +12,7 @@
 //   receive_clock = rx_clk (rx_serial, lock, deskew, bonding), elastic buffer into clk
 `timescale 1ns/1ps
 
-module reliable_link_x2(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips);
+module reliable_link_x2(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips,retrains,up_cycles);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -63,6 +63,8 @@ module reliable_link_x2(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_t
     output wire [31:0] crc_errors;
     output wire [31:0] lock_losses;
     output wire [31:0] slips;
+    output wire [31:0] retrains;
+    output wire [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
 // state shared by the two directions
@@ -610,6 +612,10 @@ reg [31:0] frames_received_2;
 reg [31:0] crc_errors_2;
 reg [31:0] lock_losses_2;
 reg [31:0] slips_2;
+reg channel_was_up;
+reg channel_ever_up;
+reg [31:0] retrains_2;
+reg [31:0] up_cycles_2;
 wire go_back_sel;
 wire [15:0] credit_used0_sel;
 wire [15:0] credit_used1_sel;
@@ -1189,6 +1195,10 @@ always @(posedge clk) begin
     if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
     if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, (lock_lost_toggle0_sync1 ^ lock_lost_seen0)}) + ({31'h0, (lock_lost_toggle1_sync1 ^ lock_lost_seen1)}));
     if (rst) slips_2 <= 32'h0; else slips_2 <= (rx_up_sync1 & (empty | delete)) ? (slips_2 + 32'h1) : slips_2;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= channel_up_2;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= channel_up_2 ? 1'h1 : channel_ever_up;
+    if (rst) retrains_2 <= 32'h0; else retrains_2 <= ((channel_up_2 & (~channel_was_up)) & channel_ever_up) ? (retrains_2 + 32'h1) : retrains_2;
+    if (rst) up_cycles_2 <= 32'h0; else up_cycles_2 <= channel_up_2 ? (up_cycles_2 + 32'h1) : 32'h0;
     if (push) replay0[replay_wr_bits9_0] <= s_axis_tdata[63:0];
     if (push) replay1[replay_wr_bits9_0] <= s_axis_tdata[127:64];
     if (start_frame) frame_start[in_seq] <= {s_axis_tuser, replay_wr};
@@ -1269,4 +1279,6 @@ assign frames_received = frames_received_2;
 assign crc_errors = crc_errors_2;
 assign lock_losses = lock_losses_2;
 assign slips = slips_2;
+assign retrains = retrains_2;
+assign up_cycles = up_cycles_2;
 endmodule

@@ -10,7 +10,7 @@
 //   dateline = true
 //   link_endpoints = xp xn yp yn zp zn
 //   lanes_per_link = 2
-//   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, yp_packets, zp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, yp_ecc_corrected, zp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xp_slips, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, xn_slips, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yp_slips, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, yn_slips, zp_frames_sent, zp_frames_retransmitted, zp_crc_errors, zp_lock_losses, zp_slips, zn_frames_sent, zn_frames_retransmitted, zn_crc_errors, zn_lock_losses, zn_slips
+//   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, yp_packets, zp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, yp_ecc_corrected, zp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xp_retrains, xp_up_cycles, xp_slips, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, xn_retrains, xn_up_cycles, xn_slips, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yp_retrains, yp_up_cycles, yp_slips, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, yn_retrains, yn_up_cycles, yn_slips, zp_frames_sent, zp_frames_retransmitted, zp_crc_errors, zp_lock_losses, zp_retrains, zp_up_cycles, zp_slips, zn_frames_sent, zn_frames_retransmitted, zn_crc_errors, zn_lock_losses, zn_retrains, zn_up_cycles, zn_slips
 `timescale 1ns/1ps
 
 module torus_2x2x2_node(clk,rst,xp_rx_clk,xp_rx_rst,xn_rx_clk,xn_rx_rst,yp_rx_clk,yp_rx_rst,yn_rx_clk,yn_rx_rst,zp_rx_clk,zp_rx_rst,zn_rx_clk,zn_rx_rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_p0_tready,s_axis_p1_tready,m_axis_p0_tready,m_axis_p1_tready,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,xp_rx_serial,xn_rx_serial,yp_rx_serial,yn_rx_serial,zp_rx_serial,zn_rx_serial,xp_tx_serial,xp_channel_up,xn_tx_serial,xn_channel_up,yp_tx_serial,yp_channel_up,yn_tx_serial,yn_channel_up,zp_tx_serial,zp_channel_up,zn_tx_serial,zn_channel_up,link_up);
@@ -282,6 +282,8 @@ wire [31:0] link_xp_frames_received;
 wire [31:0] link_xp_crc_errors;
 wire [31:0] link_xp_lock_losses;
 wire [31:0] link_xp_slips;
+wire [31:0] link_xp_retrains;
+wire [31:0] link_xp_up_cycles;
 wire link_xn_s_axis_tready;
 wire [1:0] link_xn_lane_up;
 wire link_xn_channel_up;
@@ -304,6 +306,8 @@ wire [31:0] link_xn_frames_received;
 wire [31:0] link_xn_crc_errors;
 wire [31:0] link_xn_lock_losses;
 wire [31:0] link_xn_slips;
+wire [31:0] link_xn_retrains;
+wire [31:0] link_xn_up_cycles;
 wire link_yp_s_axis_tready;
 wire [1:0] link_yp_lane_up;
 wire link_yp_channel_up;
@@ -326,6 +330,8 @@ wire [31:0] link_yp_frames_received;
 wire [31:0] link_yp_crc_errors;
 wire [31:0] link_yp_lock_losses;
 wire [31:0] link_yp_slips;
+wire [31:0] link_yp_retrains;
+wire [31:0] link_yp_up_cycles;
 wire link_yn_s_axis_tready;
 wire [1:0] link_yn_lane_up;
 wire link_yn_channel_up;
@@ -348,6 +354,8 @@ wire [31:0] link_yn_frames_received;
 wire [31:0] link_yn_crc_errors;
 wire [31:0] link_yn_lock_losses;
 wire [31:0] link_yn_slips;
+wire [31:0] link_yn_retrains;
+wire [31:0] link_yn_up_cycles;
 wire link_zp_s_axis_tready;
 wire [1:0] link_zp_lane_up;
 wire link_zp_channel_up;
@@ -370,6 +378,8 @@ wire [31:0] link_zp_frames_received;
 wire [31:0] link_zp_crc_errors;
 wire [31:0] link_zp_lock_losses;
 wire [31:0] link_zp_slips;
+wire [31:0] link_zp_retrains;
+wire [31:0] link_zp_up_cycles;
 wire link_zn_s_axis_tready;
 wire [1:0] link_zn_lane_up;
 wire link_zn_channel_up;
@@ -392,6 +402,8 @@ wire [31:0] link_zn_frames_received;
 wire [31:0] link_zn_crc_errors;
 wire [31:0] link_zn_lock_losses;
 wire [31:0] link_zn_slips;
+wire [31:0] link_zn_retrains;
+wire [31:0] link_zn_up_cycles;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- self-test on IntraNode port 0 ----
@@ -465,7 +477,7 @@ torus_2x2x2_node_regs regs (
     .rst(rst),
     .link_status(((link_zn_channel_up_or | ({link_zp_channel_up_cat[27:0], 4'h0})) | ({link_zn_channel_up_cat[26:0], 5'h0}))),
     .selftest({selftest_checker_errors, selftest_checker_bytes, selftest_checker_packets, (({31'h0, selftest_generator_busy}) | ({selftest_checker_complete_cat[30:0], 1'h0})), selftest_generator_cycles, selftest_generator_sent}),
-    .counters({link_zn_slips, link_zn_lock_losses, link_zn_crc_errors, link_zn_frames_retransmitted, link_zn_frames_sent, link_zp_slips, link_zp_lock_losses, link_zp_crc_errors, link_zp_frames_retransmitted, link_zp_frames_sent, link_yn_slips, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_slips, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_zp_ecc_corrected, router_stat_yp_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_zp_packets, router_stat_yp_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
+    .counters({link_zn_slips, link_zn_up_cycles, link_zn_retrains, link_zn_lock_losses, link_zn_crc_errors, link_zn_frames_retransmitted, link_zn_frames_sent, link_zp_slips, link_zp_up_cycles, link_zp_retrains, link_zp_lock_losses, link_zp_crc_errors, link_zp_frames_retransmitted, link_zp_frames_sent, link_yn_slips, link_yn_up_cycles, link_yn_retrains, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_up_cycles, link_yp_retrains, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips, link_xn_up_cycles, link_xn_retrains, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_slips, link_xp_up_cycles, link_xp_retrains, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_zp_ecc_corrected, router_stat_yp_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_zp_packets, router_stat_yp_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
     .s_axil_awaddr(s_axil_awaddr),
     .s_axil_awvalid(s_axil_awvalid),
     .s_axil_wdata(s_axil_wdata),
@@ -669,7 +681,9 @@ torus_2x2x2_node_link link_xp (
     .frames_received(link_xp_frames_received),
     .crc_errors(link_xp_crc_errors),
     .lock_losses(link_xp_lock_losses),
-    .slips(link_xp_slips)
+    .slips(link_xp_slips),
+    .retrains(link_xp_retrains),
+    .up_cycles(link_xp_up_cycles)
 );
 
 // ---- link_xn (link) ----
@@ -710,7 +724,9 @@ torus_2x2x2_node_link link_xn (
     .frames_received(link_xn_frames_received),
     .crc_errors(link_xn_crc_errors),
     .lock_losses(link_xn_lock_losses),
-    .slips(link_xn_slips)
+    .slips(link_xn_slips),
+    .retrains(link_xn_retrains),
+    .up_cycles(link_xn_up_cycles)
 );
 
 // ---- link_yp (link) ----
@@ -751,7 +767,9 @@ torus_2x2x2_node_link link_yp (
     .frames_received(link_yp_frames_received),
     .crc_errors(link_yp_crc_errors),
     .lock_losses(link_yp_lock_losses),
-    .slips(link_yp_slips)
+    .slips(link_yp_slips),
+    .retrains(link_yp_retrains),
+    .up_cycles(link_yp_up_cycles)
 );
 
 // ---- link_yn (link) ----
@@ -792,7 +810,9 @@ torus_2x2x2_node_link link_yn (
     .frames_received(link_yn_frames_received),
     .crc_errors(link_yn_crc_errors),
     .lock_losses(link_yn_lock_losses),
-    .slips(link_yn_slips)
+    .slips(link_yn_slips),
+    .retrains(link_yn_retrains),
+    .up_cycles(link_yn_up_cycles)
 );
 
 // ---- link_zp (link) ----
@@ -833,7 +853,9 @@ torus_2x2x2_node_link link_zp (
     .frames_received(link_zp_frames_received),
     .crc_errors(link_zp_crc_errors),
     .lock_losses(link_zp_lock_losses),
-    .slips(link_zp_slips)
+    .slips(link_zp_slips),
+    .retrains(link_zp_retrains),
+    .up_cycles(link_zp_up_cycles)
 );
 
 // ---- link_zn (link) ----
@@ -874,7 +896,9 @@ torus_2x2x2_node_link link_zn (
     .frames_received(link_zn_frames_received),
     .crc_errors(link_zn_crc_errors),
     .lock_losses(link_zn_lock_losses),
-    .slips(link_zn_slips)
+    .slips(link_zn_slips),
+    .retrains(link_zn_retrains),
+    .up_cycles(link_zn_up_cycles)
 );
 
 always @(posedge clk) begin
@@ -964,7 +988,7 @@ module torus_2x2x2_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s
     // inputs
     input wire [31:0] link_status;
     input wire [191:0] selftest;
-    input wire [1279:0] counters;
+    input wire [1663:0] counters;
     // outputs: status and counters
     output wire [5:0] local_x;
     output wire [5:0] local_y;
@@ -1116,6 +1140,23 @@ wire read_word_or_11;
 wire read_word_is101;
 wire read_word_is102;
 wire read_word_is103;
+wire read_word_is104;
+wire [31:0] counters_1280_sel;
+wire read_word_is105;
+wire read_word_or_12;
+wire read_word_is106;
+wire read_word_is107;
+wire read_word_is108;
+wire [31:0] counters_1408_sel;
+wire read_word_is109;
+wire read_word_is110;
+wire read_word_or_13;
+wire read_word_is111;
+wire read_word_is112;
+wire [31:0] counters_1536_sel;
+wire read_word_is113;
+wire read_word_is114;
+wire read_word_is115;
 wire [31:0] read_data;
 wire read_ok;
 // verilator lint_on UNUSEDSIGNAL
@@ -1242,8 +1283,25 @@ assign read_word_or_11 = ((((read_word_or_10 | read_word_is96) | read_word_is97)
 assign read_word_is101 = read_word == 10'h65;
 assign read_word_is102 = read_word == 10'h66;
 assign read_word_is103 = read_word == 10'h67;
-assign read_data = read_word_is103 ? counters[1279:1248] : (read_word_is102 ? counters[1247:1216] : (read_word_is101 ? counters[1215:1184] : counters_1152_sel));
-assign read_ok = ((read_word_or_11 | read_word_is101) | read_word_is102) | read_word_is103;
+assign read_word_is104 = read_word == 10'h68;
+assign counters_1280_sel = read_word_is104 ? counters[1311:1280] : (read_word_is103 ? counters[1279:1248] : (read_word_is102 ? counters[1247:1216] : (read_word_is101 ? counters[1215:1184] : counters_1152_sel)));
+assign read_word_is105 = read_word == 10'h69;
+assign read_word_or_12 = ((((read_word_or_11 | read_word_is101) | read_word_is102) | read_word_is103) | read_word_is104) | read_word_is105;
+assign read_word_is106 = read_word == 10'h6a;
+assign read_word_is107 = read_word == 10'h6b;
+assign read_word_is108 = read_word == 10'h6c;
+assign counters_1408_sel = read_word_is108 ? counters[1439:1408] : (read_word_is107 ? counters[1407:1376] : (read_word_is106 ? counters[1375:1344] : (read_word_is105 ? counters[1343:1312] : counters_1280_sel)));
+assign read_word_is109 = read_word == 10'h6d;
+assign read_word_is110 = read_word == 10'h6e;
+assign read_word_or_13 = ((((read_word_or_12 | read_word_is106) | read_word_is107) | read_word_is108) | read_word_is109) | read_word_is110;
+assign read_word_is111 = read_word == 10'h6f;
+assign read_word_is112 = read_word == 10'h70;
+assign counters_1536_sel = read_word_is112 ? counters[1567:1536] : (read_word_is111 ? counters[1535:1504] : (read_word_is110 ? counters[1503:1472] : (read_word_is109 ? counters[1471:1440] : counters_1408_sel)));
+assign read_word_is113 = read_word == 10'h71;
+assign read_word_is114 = read_word == 10'h72;
+assign read_word_is115 = read_word == 10'h73;
+assign read_data = read_word_is115 ? counters[1663:1632] : (read_word_is114 ? counters[1631:1600] : (read_word_is113 ? counters[1599:1568] : counters_1536_sel));
+assign read_ok = ((((read_word_or_13 | read_word_is111) | read_word_is112) | read_word_is113) | read_word_is114) | read_word_is115;
 
 always @(posedge clk) begin
     if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= do_write ? 1'h0 : (aw_take ? 1'h1 : axil_aw_held);
@@ -3539,7 +3597,7 @@ assign sent = sent_2;
 assign cycles = cycles_2;
 endmodule
 
-module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips);
+module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips,retrains,up_cycles);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -3590,6 +3648,8 @@ module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_a
     output wire [31:0] crc_errors;
     output wire [31:0] lock_losses;
     output wire [31:0] slips;
+    output wire [31:0] retrains;
+    output wire [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
 // state shared by the two directions
@@ -4137,6 +4197,10 @@ reg [31:0] frames_received_2;
 reg [31:0] crc_errors_2;
 reg [31:0] lock_losses_2;
 reg [31:0] slips_2;
+reg channel_was_up;
+reg channel_ever_up;
+reg [31:0] retrains_2;
+reg [31:0] up_cycles_2;
 wire go_back_sel;
 wire [15:0] credit_used0_sel;
 wire [15:0] credit_used1_sel;
@@ -4716,6 +4780,10 @@ always @(posedge clk) begin
     if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
     if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, (lock_lost_toggle0_sync1 ^ lock_lost_seen0)}) + ({31'h0, (lock_lost_toggle1_sync1 ^ lock_lost_seen1)}));
     if (rst) slips_2 <= 32'h0; else slips_2 <= (rx_up_sync1 & (empty | delete)) ? (slips_2 + 32'h1) : slips_2;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= channel_up_2;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= channel_up_2 ? 1'h1 : channel_ever_up;
+    if (rst) retrains_2 <= 32'h0; else retrains_2 <= ((channel_up_2 & (~channel_was_up)) & channel_ever_up) ? (retrains_2 + 32'h1) : retrains_2;
+    if (rst) up_cycles_2 <= 32'h0; else up_cycles_2 <= channel_up_2 ? (up_cycles_2 + 32'h1) : 32'h0;
     if (push) replay0[replay_wr_bits9_0] <= s_axis_tdata[63:0];
     if (push) replay1[replay_wr_bits9_0] <= s_axis_tdata[127:64];
     if (start_frame) frame_start[in_seq] <= {s_axis_tuser, replay_wr};
@@ -4796,5 +4864,7 @@ assign frames_received = frames_received_2;
 assign crc_errors = crc_errors_2;
 assign lock_losses = lock_losses_2;
 assign slips = slips_2;
+assign retrains = retrains_2;
+assign up_cycles = up_cycles_2;
 endmodule
 // verilator lint_on DECLFILENAME

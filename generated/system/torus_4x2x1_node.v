@@ -10,7 +10,7 @@
 //   dateline = true
 //   link_endpoints = xp xn yp yn
 //   lanes_per_link = 2
-//   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, xn_packets, yp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, xn_ecc_corrected, yp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xp_slips, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, xn_slips, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yp_slips, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, yn_slips
+//   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, xn_packets, yp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, xn_ecc_corrected, yp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xp_retrains, xp_up_cycles, xp_slips, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, xn_retrains, xn_up_cycles, xn_slips, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yp_retrains, yp_up_cycles, yp_slips, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, yn_retrains, yn_up_cycles, yn_slips
 `timescale 1ns/1ps
 
 module torus_4x2x1_node(clk,rst,xp_rx_clk,xp_rx_rst,xn_rx_clk,xn_rx_rst,yp_rx_clk,yp_rx_rst,yn_rx_clk,yn_rx_rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_p0_tready,s_axis_p1_tready,m_axis_p0_tready,m_axis_p1_tready,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,xp_rx_serial,xn_rx_serial,yp_rx_serial,yn_rx_serial,xp_tx_serial,xp_channel_up,xn_tx_serial,xn_channel_up,yp_tx_serial,yp_channel_up,yn_tx_serial,yn_channel_up,link_up);
@@ -250,6 +250,8 @@ wire [31:0] link_xp_frames_received;
 wire [31:0] link_xp_crc_errors;
 wire [31:0] link_xp_lock_losses;
 wire [31:0] link_xp_slips;
+wire [31:0] link_xp_retrains;
+wire [31:0] link_xp_up_cycles;
 wire link_xn_s_axis_tready;
 wire [1:0] link_xn_lane_up;
 wire link_xn_channel_up;
@@ -272,6 +274,8 @@ wire [31:0] link_xn_frames_received;
 wire [31:0] link_xn_crc_errors;
 wire [31:0] link_xn_lock_losses;
 wire [31:0] link_xn_slips;
+wire [31:0] link_xn_retrains;
+wire [31:0] link_xn_up_cycles;
 wire link_yp_s_axis_tready;
 wire [1:0] link_yp_lane_up;
 wire link_yp_channel_up;
@@ -294,6 +298,8 @@ wire [31:0] link_yp_frames_received;
 wire [31:0] link_yp_crc_errors;
 wire [31:0] link_yp_lock_losses;
 wire [31:0] link_yp_slips;
+wire [31:0] link_yp_retrains;
+wire [31:0] link_yp_up_cycles;
 wire link_yn_s_axis_tready;
 wire [1:0] link_yn_lane_up;
 wire link_yn_channel_up;
@@ -316,6 +322,8 @@ wire [31:0] link_yn_frames_received;
 wire [31:0] link_yn_crc_errors;
 wire [31:0] link_yn_lock_losses;
 wire [31:0] link_yn_slips;
+wire [31:0] link_yn_retrains;
+wire [31:0] link_yn_up_cycles;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- self-test on IntraNode port 0 ----
@@ -373,7 +381,7 @@ torus_4x2x1_node_regs regs (
     .rst(rst),
     .link_status(link_yn_channel_up_or),
     .selftest({selftest_checker_errors, selftest_checker_bytes, selftest_checker_packets, (({31'h0, selftest_generator_busy}) | ({selftest_checker_complete_cat[30:0], 1'h0})), selftest_generator_cycles, selftest_generator_sent}),
-    .counters({link_yn_slips, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_slips, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_yp_ecc_corrected, router_stat_xn_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_yp_packets, router_stat_xn_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
+    .counters({link_yn_slips, link_yn_up_cycles, link_yn_retrains, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_up_cycles, link_yp_retrains, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips, link_xn_up_cycles, link_xn_retrains, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_slips, link_xp_up_cycles, link_xp_retrains, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_yp_ecc_corrected, router_stat_xn_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_yp_packets, router_stat_xn_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
     .s_axil_awaddr(s_axil_awaddr),
     .s_axil_awvalid(s_axil_awvalid),
     .s_axil_wdata(s_axil_wdata),
@@ -577,7 +585,9 @@ torus_4x2x1_node_link link_xp (
     .frames_received(link_xp_frames_received),
     .crc_errors(link_xp_crc_errors),
     .lock_losses(link_xp_lock_losses),
-    .slips(link_xp_slips)
+    .slips(link_xp_slips),
+    .retrains(link_xp_retrains),
+    .up_cycles(link_xp_up_cycles)
 );
 
 // ---- link_xn (link) ----
@@ -618,7 +628,9 @@ torus_4x2x1_node_link link_xn (
     .frames_received(link_xn_frames_received),
     .crc_errors(link_xn_crc_errors),
     .lock_losses(link_xn_lock_losses),
-    .slips(link_xn_slips)
+    .slips(link_xn_slips),
+    .retrains(link_xn_retrains),
+    .up_cycles(link_xn_up_cycles)
 );
 
 // ---- link_yp (link) ----
@@ -659,7 +671,9 @@ torus_4x2x1_node_link link_yp (
     .frames_received(link_yp_frames_received),
     .crc_errors(link_yp_crc_errors),
     .lock_losses(link_yp_lock_losses),
-    .slips(link_yp_slips)
+    .slips(link_yp_slips),
+    .retrains(link_yp_retrains),
+    .up_cycles(link_yp_up_cycles)
 );
 
 // ---- link_yn (link) ----
@@ -700,7 +714,9 @@ torus_4x2x1_node_link link_yn (
     .frames_received(link_yn_frames_received),
     .crc_errors(link_yn_crc_errors),
     .lock_losses(link_yn_lock_losses),
-    .slips(link_yn_slips)
+    .slips(link_yn_slips),
+    .retrains(link_yn_retrains),
+    .up_cycles(link_yn_up_cycles)
 );
 
 always @(posedge clk) begin
@@ -780,7 +796,7 @@ module torus_4x2x1_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s
     // inputs
     input wire [31:0] link_status;
     input wire [191:0] selftest;
-    input wire [959:0] counters;
+    input wire [1215:0] counters;
     // outputs: status and counters
     output wire [5:0] local_x;
     output wire [5:0] local_y;
@@ -918,6 +934,18 @@ wire read_word_is91;
 wire read_word_is92;
 wire [31:0] counters_896_sel;
 wire read_word_is93;
+wire read_word_is94;
+wire read_word_is95;
+wire read_word_or_10;
+wire read_word_is96;
+wire [31:0] counters_1024_sel;
+wire read_word_is97;
+wire read_word_is98;
+wire read_word_is99;
+wire read_word_is100;
+wire [31:0] counters_1152_sel;
+wire read_word_or_11;
+wire read_word_is101;
 wire [31:0] read_data;
 wire read_ok;
 // verilator lint_on UNUSEDSIGNAL
@@ -1030,8 +1058,20 @@ assign read_word_is91 = read_word == 10'h5b;
 assign read_word_is92 = read_word == 10'h5c;
 assign counters_896_sel = read_word_is92 ? counters[927:896] : (read_word_is91 ? counters[895:864] : (read_word_is90 ? counters[863:832] : (read_word_is89 ? counters[831:800] : counters_768_sel)));
 assign read_word_is93 = read_word == 10'h5d;
-assign read_data = read_word_is93 ? counters[959:928] : counters_896_sel;
-assign read_ok = ((read_word_or_9 | read_word_is91) | read_word_is92) | read_word_is93;
+assign read_word_is94 = read_word == 10'h5e;
+assign read_word_is95 = read_word == 10'h5f;
+assign read_word_or_10 = ((((read_word_or_9 | read_word_is91) | read_word_is92) | read_word_is93) | read_word_is94) | read_word_is95;
+assign read_word_is96 = read_word == 10'h60;
+assign counters_1024_sel = read_word_is96 ? counters[1055:1024] : (read_word_is95 ? counters[1023:992] : (read_word_is94 ? counters[991:960] : (read_word_is93 ? counters[959:928] : counters_896_sel)));
+assign read_word_is97 = read_word == 10'h61;
+assign read_word_is98 = read_word == 10'h62;
+assign read_word_is99 = read_word == 10'h63;
+assign read_word_is100 = read_word == 10'h64;
+assign counters_1152_sel = read_word_is100 ? counters[1183:1152] : (read_word_is99 ? counters[1151:1120] : (read_word_is98 ? counters[1119:1088] : (read_word_is97 ? counters[1087:1056] : counters_1024_sel)));
+assign read_word_or_11 = ((((read_word_or_10 | read_word_is96) | read_word_is97) | read_word_is98) | read_word_is99) | read_word_is100;
+assign read_word_is101 = read_word == 10'h65;
+assign read_data = read_word_is101 ? counters[1215:1184] : counters_1152_sel;
+assign read_ok = read_word_or_11 | read_word_is101;
 
 always @(posedge clk) begin
     if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= do_write ? 1'h0 : (aw_take ? 1'h1 : axil_aw_held);
@@ -3257,7 +3297,7 @@ assign sent = sent_2;
 assign cycles = cycles_2;
 endmodule
 
-module torus_4x2x1_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips);
+module torus_4x2x1_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips,retrains,up_cycles);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -3308,6 +3348,8 @@ module torus_4x2x1_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_a
     output wire [31:0] crc_errors;
     output wire [31:0] lock_losses;
     output wire [31:0] slips;
+    output wire [31:0] retrains;
+    output wire [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
 // state shared by the two directions
@@ -3855,6 +3897,10 @@ reg [31:0] frames_received_2;
 reg [31:0] crc_errors_2;
 reg [31:0] lock_losses_2;
 reg [31:0] slips_2;
+reg channel_was_up;
+reg channel_ever_up;
+reg [31:0] retrains_2;
+reg [31:0] up_cycles_2;
 wire go_back_sel;
 wire [15:0] credit_used0_sel;
 wire [15:0] credit_used1_sel;
@@ -4434,6 +4480,10 @@ always @(posedge clk) begin
     if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
     if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, (lock_lost_toggle0_sync1 ^ lock_lost_seen0)}) + ({31'h0, (lock_lost_toggle1_sync1 ^ lock_lost_seen1)}));
     if (rst) slips_2 <= 32'h0; else slips_2 <= (rx_up_sync1 & (empty | delete)) ? (slips_2 + 32'h1) : slips_2;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= channel_up_2;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= channel_up_2 ? 1'h1 : channel_ever_up;
+    if (rst) retrains_2 <= 32'h0; else retrains_2 <= ((channel_up_2 & (~channel_was_up)) & channel_ever_up) ? (retrains_2 + 32'h1) : retrains_2;
+    if (rst) up_cycles_2 <= 32'h0; else up_cycles_2 <= channel_up_2 ? (up_cycles_2 + 32'h1) : 32'h0;
     if (push) replay0[replay_wr_bits9_0] <= s_axis_tdata[63:0];
     if (push) replay1[replay_wr_bits9_0] <= s_axis_tdata[127:64];
     if (start_frame) frame_start[in_seq] <= {s_axis_tuser, replay_wr};
@@ -4514,5 +4564,7 @@ assign frames_received = frames_received_2;
 assign crc_errors = crc_errors_2;
 assign lock_losses = lock_losses_2;
 assign slips = slips_2;
+assign retrains = retrains_2;
+assign up_cycles = up_cycles_2;
 endmodule
 // verilator lint_on DECLFILENAME

@@ -59,6 +59,7 @@ fn lock_is_lost_after_invalid_headers_and_regained() {
     let mut pair = pair(&config, [ch.clone(), ch]);
     pair.train(20_000).expect("channel up");
     assert_eq!(pair.counter(1, "lock_losses"), 0);
+    assert_eq!([pair.counter(0, "retrains"), pair.counter(1, "retrains")], [0, 0], "the first training is no retrain");
     // 15 invalid headers inside one window keep lock; 16 lose it (IEEE 802.3 49.2.13.2.2).
     let now = pair.cycle;
     pair.channels[0].outage = Some((now + 10, now + 25));
@@ -74,6 +75,12 @@ fn lock_is_lost_after_invalid_headers_and_regained() {
     assert_eq!(pair.counter(1, "lock_losses"), 1, "16 bad headers lose lock");
     let regained = pair.train(20_000).expect("channel back up");
     eprintln!("regained after {regained} cycles");
+    // B lost lock and retrained; the time since it came up restarted then.
+    assert_eq!(pair.counter(1, "retrains"), 1);
+    pair.idle(50);
+    let up = pair.counter(1, "up_cycles");
+    // B's channel may come up a little before A's (a round trip of the 4-cycle channels).
+    assert!((50..=50 + 16).contains(&up), "B up for {up} cycles, 50 after both channels came back");
     let traffic = Traffic { packets: 200, min_bytes: 1, max_bytes: 100, valid_percent: 80, ready_percent: 70, both_ways: true, seed: 3 };
     pair.run(&traffic, 5000).unwrap();
 }

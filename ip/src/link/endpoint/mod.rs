@@ -140,7 +140,8 @@ pub(super) fn crc_check<'d>(d: &'d Design, info: Sig<'d>, bits: usize) -> Sig<'d
 /// `m_axis_vc0_*`, `m_axis_vc1_*`, `s_axis_nfc_*` / `m_axis_nfc_*` (native flow control),
 /// `rx_serial` / `tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`), `lane_up`,
 /// `channel_up` and 32-bit counters `frames_sent`, `frames_retransmitted`, `frames_received`,
-/// `crc_errors`, `lock_losses`. With `config.rx_clock`, `rx_serial` is synchronous to its own
+/// `crc_errors`, `lock_losses`, `retrains` (the channel came up again after its first training)
+/// and `up_cycles` (cycles since the channel last came up, 0 while down). With `config.rx_clock`, `rx_serial` is synchronous to its own
 /// clock `rx_clk` (reset `rx_rst`), every other port to `clk`, and a counter `slips` (clock
 /// compensation inserted or deleted) joins the others.
 pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
@@ -200,6 +201,15 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     if config.rx_clock {
         d.counter("slips", lanes_in.slip);
     }
+    // Link health: how often the channel came back after its first training, and how long it
+    // has been up (zero while down).
+    let was_up = registered(&d, "channel_was_up", shared.channel_up);
+    let ever_up = d.reg("channel_ever_up", 1, 0);
+    ever_up.set_when(shared.channel_up);
+    d.counter("retrains", shared.channel_up & !was_up & ever_up.q);
+    let up_cycles = d.reg("up_cycles", 32, 0);
+    up_cycles.next(shared.channel_up.mux(up_cycles.q + 1u32, 0));
+    d.output("up_cycles", up_cycles.q);
     Ok(d.finish())
 }
 
