@@ -49,7 +49,8 @@ fn channel(lanes: usize, ber: f64, seed: u64) -> ChannelConfig {
 }
 
 fn one_way(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<(LinkRun, u64), String> {
-    let config = LinkConfig { lanes, ..Default::default() };
+    // The shipped links: receive clock and elastic buffer (both ends on one clock here).
+    let config = weft_sim::catalog::link_config(lanes);
     let ends = [netlist_device(&config)?, netlist_device(&config)?];
     let mut pair = LinkPair::new(config, ends, [channel(lanes, 0.0, 1), channel(lanes, 0.0, 2)]);
     pair.reset();
