@@ -1,0 +1,89 @@
+//! The adder and subtracter datapath.
+
+use super::common::{lzc_tree, reverse, unpack};
+use crate::float::FloatFormat;
+use crate::netlist::{Cuts, Design, Sig};
+use crate::sig;
+
+/// The adder (and subtracter): one path, every stage a few LUT levels.
+/// - The operands are ordered by magnitude (one compare of the packed magnitudes), so the
+///   difference of the significands is never negative.
+/// - The smaller significand is shifted right by the exponent difference; its sticky bit (the
+///   OR of what shifts out) is `tz(small) + 3 < distance`, from a trailing-zero count taken
+///   beside the compare, not from a shifted-back copy.
+/// - The sum `[carry | hidden | fraction | guard | round | sticky]` is normalised by one left
+///   shift by `L = min(lz(sum), big_exp)`: a marker bit ORed in at position `27 − big_exp`
+///   (for binary32) makes a balanced leading-zero count stop there, so results that would go
+///   below the smallest normal come out subnormal with no compare after the count. A carry out
+///   is `L = 0`: the window is always the top `man + 1` bits, the next bit is the guard.
+/// - Rounding increments the packed exponent and fraction; the exponent field is
+///   `big_exp + 1 − L`, or 0 when no hidden bit reached the top (a subnormal result; a carry
+///   out of the fraction makes the field 1).
+/// Register places: 0 after the compare, 1 after the alignment, 2 after the addition, 3 after
+/// the leading-zero count, 4 after the normalisation shift, 5 after the rounding decision.
+pub(super) fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>, subtract: bool) -> Sig<'d> {
+    d.section("add: operands, special cases, order by magnitude, trailing zeros");
+    let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
+    sig!(b_sign = if subtract { !ub.sign } else { ub.sign });
+    sig!(opposite = ua.sign ^ b_sign);
+    sig!(nan = ua.nan | ub.nan | ua.inf & ub.inf & opposite);
+    sig!(inf = ua.inf | ub.inf);
+    sig!(inf_sign = ua.inf.mux(ua.sign, b_sign), zero_sign = ua.sign & b_sign);
+    sig!(swap = a.bits(0, f.exp + f.man).lt(b.bits(0, f.exp + f.man)));
+    sig!(a_minus_b = ua.exp - ub.exp, b_minus_a = ub.exp - ua.exp);
+    sig!(tza = lzc_tree(reverse(d, a.bits(0, f.man))), tzb = lzc_tree(reverse(d, b.bits(0, f.man))));
+    cuts.cut(&mut d.net());
+
+    d.section("add: align the smaller operand; sticky = a set bit among those shifted out");
+    // carry | hidden | fraction | guard | round | sticky
+    let w = f.man + 5;
+    sig!(big_sign = swap.mux(b_sign, ua.sign));
+    sig!(big_exp = swap.mux(ub.exp, ua.exp), distance = swap.mux(b_minus_a, a_minus_b));
+    sig!(big_sig = swap.mux(ub.sig, ua.sig), small_sig = swap.mux(ua.sig, ub.sig));
+    sig!(small_zero = swap.mux(ua.zero, ub.zero), small_tz = swap.mux(tza, tzb));
+    let sw = usize::BITS as usize - w.leading_zeros() as usize;
+    let far = if f.exp > sw { distance.bits(sw, f.exp - sw).any() } else { d.lit(0, 1) };
+    let small_padded = small_sig.cat(d.lit(0, 2));
+    sig!(shifted = far.mux(d.lit(0, f.man + 3), small_padded.shr(distance.bits(0, sw))));
+    sig!(align_sticky = !small_zero & (small_tz.zext(f.exp + 1) + 2u32).lt(distance.zext(f.exp + 1)));
+    sig!(big_padded = big_sig.cat(d.lit(0, 3)).zext(w), aligned = shifted.cat(align_sticky).zext(w));
+    // The normalisation limit: a marker at the bit a shift by big_exp brings to the top.
+    sig!(marker = d.lit(1 << (w - 1), w).shr(big_exp));
+    sig!(field_base = big_exp.zext(f.exp + 1) + 1u32);
+    cuts.cut(&mut d.net());
+
+    d.section("add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)");
+    let flip = d.cat(&vec![opposite; w]);
+    // A low bit of `opposite` on both sides makes the carry-in.
+    sig!(sum = (big_padded.cat(opposite) + (aligned ^ flip).cat(opposite)).bits(1, w));
+    cuts.cut(&mut d.net());
+
+    d.section("add: leading zeros, stopped at the marker (no shift below the smallest normal)");
+    sig!(exact_zero = sum.is_zero());
+    sig!(left = lzc_tree(sum | marker));
+    cuts.cut(&mut d.net());
+
+    d.section("add: normalisation shift; exponent field");
+    sig!(normalized = sum.shl(left.resize(sw)));
+    // A subnormal result (the count stopped at the marker above the leading one) has no
+    // hidden bit after the shift; its exponent field is 0.
+    sig!(field = normalized.bit(w - 1).mux(field_base - left.resize(f.exp + 1), d.lit(0, f.exp + 1)));
+    cuts.cut(&mut d.net());
+
+    d.section("add: keep man + 1 bits, guard, sticky; round to nearest even");
+    sig!(kept = normalized.bits(4, f.man), guard = normalized.bit(3), sticky = normalized.bits(0, 3).any());
+    sig!(increment = guard & (sticky | normalized.bit(4)));
+    sig!(packed = field.cat(kept));
+    sig!(overflow_before = field.ge(f.exp_max() as u32));
+    cuts.cut(&mut d.net());
+
+    d.section("add: rounding increment, overflow to infinity, special cases");
+    sig!(rounded = packed + increment.zext(f.exp + 1 + f.man));
+    sig!(overflow = overflow_before | rounded.bits(f.man, f.exp + 1).ge(f.exp_max() as u32));
+    let body = |value: u128| d.lit(value, f.exp + f.man);
+    let magnitude = (overflow | inf).mux(body(f.exp_max() << f.man), rounded.bits(0, f.exp + f.man));
+    let signed = inf.mux(inf_sign, big_sign).cat(magnitude);
+    let r = exact_zero.mux(zero_sign.cat(body(0)), signed);
+    sig!(result = nan.mux(f.quiet_nan(), r));
+    result
+}

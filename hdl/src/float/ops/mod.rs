@@ -1,0 +1,154 @@
+//! Floating-point operators as netlist generators, for any [`FloatFormat`].
+//!
+//! Each operator takes its stage count: 0 is purely combinational, and every value up to
+//! [`FloatOperator::max_stages`] places one more pipeline register. Results are rounded to
+//! nearest, ties to even; subnormals are handled in and out; signed zeros and infinities follow
+//! IEEE-754; every NaN result is the canonical quiet NaN.
+//!
+//! This file holds [`FloatOperator`] and its register places; each operator's datapath has its
+//! own file, and `common` the unpacking, rounding and bit helpers they share.
+
+mod add;
+mod common;
+mod div;
+mod mul;
+mod sqrt;
+
+pub(super) use common::{exp_width, round_pack, unpack};
+
+use self::{add::add, div::div, mul::mul, sqrt::sqrt};
+use super::FloatFormat;
+use crate::netlist::{Cuts, Design, Netlist, Wire};
+
+/// The operators, with their pipeline depth limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatOperator {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Sqrt,
+}
+
+impl FloatOperator {
+    pub const ALL: [FloatOperator; 5] =
+        [FloatOperator::Add, FloatOperator::Sub, FloatOperator::Mul, FloatOperator::Div, FloatOperator::Sqrt];
+
+    /// The deepest useful split: one register per place the generator marks.
+    pub fn max_stages(self, format: FloatFormat) -> usize {
+        self.priority(format).len()
+    }
+
+    pub fn operands(self) -> usize {
+        if self == FloatOperator::Sqrt {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// The operator in native binary32 arithmetic (`y` is ignored by `Sqrt`).
+    pub fn apply_f32(self, x: f32, y: f32) -> f32 {
+        match self {
+            FloatOperator::Add => x + y,
+            FloatOperator::Sub => x - y,
+            FloatOperator::Mul => x * y,
+            FloatOperator::Div => x / y,
+            FloatOperator::Sqrt => x.sqrt(),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FloatOperator::Add => "add",
+            FloatOperator::Sub => "sub",
+            FloatOperator::Mul => "mul",
+            FloatOperator::Div => "div",
+            FloatOperator::Sqrt => "sqrt",
+        }
+    }
+
+    /// Register places, most useful first (the longest logic between registers is split first).
+    fn priority(self, format: FloatFormat) -> Vec<usize> {
+        match self {
+            // places: 0 compare, 1 align, 2 add, 3 lzc, 4 normalisation shift, 5 round decision
+            FloatOperator::Add | FloatOperator::Sub => vec![2, 4, 1, 3, 0, 5],
+            // places: 0 operand counts, 1 normalised exponents, 2 product, 3 window shift,
+            // 4 rounding decision
+            FloatOperator::Mul => vec![2, 3, 4, 0, 1],
+            // places: 0 unpack/normalize, 1..=n one per quotient bit, n+1 lzc, n+2 normalize
+            FloatOperator::Div => recurrence_priority(format.man + 4, true),
+            FloatOperator::Sqrt => recurrence_priority(format.man + 3, false),
+        }
+    }
+
+    /// Builds the operator on `operands` at their stage; returns the result wire.
+    pub fn build(self, net: &mut Netlist, format: FloatFormat, stages: usize, operands: &[Wire]) -> Result<Wire, String> {
+        let max = self.max_stages(format);
+        if stages > max {
+            return Err(format!("{} stages for {format} {}: allowed range 0..={max}", stages, self.name()));
+        }
+        if operands.len() != self.operands() {
+            return Err(format!("{format} {} takes {} operands, got {}", self.name(), self.operands(), operands.len()));
+        }
+        net.start_after(operands);
+        let mut cuts = Cuts::new(stages, &self.priority(format));
+        let result = in_design(net, |d| {
+            let (a, b) = (d.sig(operands[0]), operands.get(1).map(|w| d.sig(*w)));
+            let result = match self {
+                FloatOperator::Add => add(d, format, &mut cuts, a, b.unwrap(), false),
+                FloatOperator::Sub => add(d, format, &mut cuts, a, b.unwrap(), true),
+                FloatOperator::Mul => mul(d, format, &mut cuts, a, b.unwrap()),
+                FloatOperator::Div => div(d, format, &mut cuts, a, b.unwrap()),
+                FloatOperator::Sqrt => sqrt(d, format, &mut cuts, a),
+            };
+            result.wire
+        });
+        cuts.finish();
+        Ok(result)
+    }
+}
+
+/// Runs typed construction on a netlist the caller lends: the netlist moves into a [`Design`]
+/// and back, its wires unchanged.
+pub(super) fn in_design<T>(net: &mut Netlist, build: impl FnOnce(&Design) -> T) -> T {
+    let d = Design::new();
+    *d.net() = std::mem::take(net);
+    let out = build(&d);
+    *net = d.finish();
+    out
+}
+
+/// Register places for a digit recurrence of `steps` steps: the two rounding places first (and,
+/// with `last_apart`, the place after the last step, so the last steps never share a stage
+/// with the sticky OR), then the recurrence split evenly (bisection order), then the unpack
+/// place.
+fn recurrence_priority(steps: usize, last_apart: bool) -> Vec<usize> {
+    let mut order = vec![steps + 2, steps + 1];
+    let mut chosen = vec![false; steps + 1];
+    if last_apart {
+        order.push(steps);
+        chosen[steps] = true;
+    }
+    let mut denominator = 2;
+    while order.len() < steps + 2 {
+        for k in (1..denominator).step_by(2) {
+            let place = (k * steps).div_ceil(denominator).clamp(1, steps);
+            if !chosen[place] {
+                chosen[place] = true;
+                order.push(place);
+            }
+        }
+        denominator *= 2;
+        if denominator > 4 * steps {
+            for (place, taken) in chosen.iter_mut().enumerate().skip(1) {
+                if !*taken {
+                    *taken = true;
+                    order.push(place);
+                }
+            }
+        }
+    }
+    order.push(0);
+    order
+}

@@ -1,0 +1,41 @@
+//! The square root datapath: restoring square root, one root bit per register place.
+
+use super::common::{exp_width, normalize_input, round_pack_near, unpack, Special};
+use crate::float::FloatFormat;
+use crate::netlist::{Cuts, Design, Sig};
+use crate::sig;
+
+pub(super) fn sqrt<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>) -> Sig<'d> {
+    d.section("sqrt: operand, special cases, halved exponent");
+    let ua = unpack(f, a, "a");
+    sig!(nan = ua.nan | ua.sign & !ua.zero);
+    let (significand, exp) = normalize_input(f, &ua);
+    let xw = exp_width(f);
+    sig!(unbiased = exp - f.bias());
+    sig!(odd = unbiased.bit(0));
+    // Odd exponents move one factor of two into the significand: sig' in [1, 4).
+    sig!(radicand_top = odd.mux(significand.cat(d.lit(0, 1)), significand.zext(f.man + 2)));
+    let even_exp = unbiased - odd.zext(xw);
+    sig!(x = even_exp.bit(xw - 1).cat(even_exp.bits(1, xw - 1)) + f.bias());
+    cuts.cut(&mut d.net());
+
+    d.section("sqrt: restoring square root of radicand_top · 2^(man+4), two radicand bits per step");
+    let steps = f.man + 3;
+    let rw = f.man + 7;
+    let radicand = radicand_top.cat(d.lit(0, f.man + 4));
+    let mut remainder = d.lit(0, rw);
+    let mut root = d.lit(0, steps);
+    for i in (0..steps).rev() {
+        let widened = remainder.bits(0, rw - 2).cat(radicand.bits(2 * i, 2));
+        let root_low = root.bits(0, steps - 1);
+        let trial = root_low.cat(d.lit(0b01, 2)).zext(rw);
+        sig!(fits = widened.ge(trial));
+        remainder = fits.mux(widened - trial, widened).named("remainder");
+        root = root_low.cat(fits).named("root");
+        cuts.cut(&mut d.net());
+    }
+    sig!(sticky = remainder.any());
+    let positive = d.lit(0, 1);
+    let rounded = round_pack_near(d, f, cuts, positive, x, root, sticky, false);
+    Special { nan, inf: ua.inf, inf_sign: positive, zero: ua.zero, zero_sign: ua.sign }.select(d, f, rounded)
+}
