@@ -37,6 +37,12 @@ pub trait Device {
         let _ = clocks;
         panic!("this device does not take clocks by port");
     }
+    /// Rising edges of the clock domains `domains` (by clock name: `clk`, `xp_rx_clk`, …) at one
+    /// instant, out of reset.
+    fn clock_named(&mut self, domains: &[String]) {
+        let _ = domains;
+        panic!("this device does not take clocks by domain");
+    }
 }
 
 pub(super) fn get_bits(v: &Value, lo: usize, width: usize) -> u128 {
@@ -142,6 +148,10 @@ impl Device for NetlistDevice {
     /// Every domain of the netlist, whatever their names.
     fn clock(&mut self, reset: bool) {
         self.eval.clock(reset);
+    }
+    fn clock_named(&mut self, domains: &[String]) {
+        let edges: Vec<(usize, bool)> = domains.iter().map(|n| (self.eval.domain(n).unwrap_or_else(|| panic!("no clock domain `{n}`")), false)).collect();
+        self.eval.clock_domains(&edges);
     }
 }
 

@@ -1,5 +1,5 @@
 //! An AXI4-Lite master on a node's register window: single register writes and reads, the
-//! other nodes idling meanwhile.
+//! other nodes idling meanwhile (each step is one cycle of that node's clock).
 
 use super::{scalar, Torus};
 use crate::link::Device;
@@ -24,12 +24,12 @@ impl<D: Device> Torus<D> {
             w |= d.get(p[9])[0] & 1 == 1;
             if d.get(p[6])[0] & 1 == 1 {
                 let resp = d.get(p[7])[0];
-                self.idle_cycle();
+                self.idle_node_cycle(node);
                 let d = &mut self.devices[node];
                 d.set(p[5], &scalar(0));
                 return if resp == 0 { Ok(()) } else { Err(format!("node {node}: write to {addr:#x} answered {resp}")) };
             }
-            self.idle_cycle();
+            self.idle_node_cycle(node);
             let d = &mut self.devices[node];
             if aw {
                 d.set(p[1], &scalar(0));
@@ -55,13 +55,13 @@ impl<D: Device> Torus<D> {
             let taken = d.get(p[3])[0] & 1 == 1;
             if d.get(p[4])[0] & 1 == 1 {
                 let (data, resp) = (d.get(p[5])[0] as u32, d.get(p[6])[0] as u32);
-                self.idle_cycle();
+                self.idle_node_cycle(node);
                 let d = &mut self.devices[node];
                 d.set(p[1], &scalar(0));
                 d.set(p[2], &scalar(0));
                 return Ok((data, resp));
             }
-            self.idle_cycle();
+            self.idle_node_cycle(node);
             if taken {
                 let d = &mut self.devices[node];
                 d.set(p[1], &scalar(0));

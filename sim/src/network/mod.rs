@@ -76,6 +76,8 @@ pub struct HeaderErrors {
 struct Serial {
     from: usize,
     to: usize,
+    /// The receiving endpoint's clock domain (`<e>_rx_clk`).
+    rx_domain: String,
     tx: usize,
     rx: usize,
     lanes: usize,
@@ -104,14 +106,20 @@ struct Injector {
     pulses: u64,
 }
 
-/// Each node's own clock on a `<cfg>_sim_async` top: the edge schedule and the clock and reset
-/// port handles of every node.
+/// Each node on its own clock: the edge schedule and how the clocks reach the devices.
 struct NodeClocks {
     schedule: Clocks,
-    clk: Vec<usize>,
-    rst: Vec<usize>,
+    drive: ClockDrive,
     /// Edges of each node's clock so far.
     edges: Vec<u64>,
+}
+
+enum ClockDrive {
+    /// One device (a `<cfg>_sim_async` top): the clock and reset port handles of every node.
+    Ports { clk: Vec<usize>, rst: Vec<usize> },
+    /// A device per node: its `clk` domain on its own clock, each receive domain `<e>_rx_clk`
+    /// on the clock of the neighbour sending to it.
+    Domains,
 }
 
 /// The routers or nodes of a torus, one device each, joined here.
@@ -145,6 +153,22 @@ impl Torus<NetlistDevice> {
         let net = node(config)?;
         let devices = (0..config.router.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
         Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
+    }
+
+    /// [`Torus::netlist_nodes`] with node n on its own clock of `periods[n]` (any unit), first
+    /// rising at `phases[n]`; each link receives on its sender's clock and its channel model
+    /// moves on that clock. The nodes' links need receive clocks (`LinkConfig::rx_clock`).
+    pub fn netlist_nodes_async(config: &NodeConfig, latency: usize, periods: &[u64], phases: &[u64]) -> Result<Torus<NetlistDevice>, String> {
+        let nodes = config.router.nodes();
+        if !config.link.rx_clock {
+            return Err("nodes on their own clocks need links with receive clocks (LinkConfig::rx_clock)".into());
+        }
+        if periods.len() != nodes || phases.len() != nodes {
+            return Err(format!("{nodes} nodes need {nodes} clock periods and phases"));
+        }
+        let mut torus = Torus::netlist_nodes(config, latency)?;
+        torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), drive: ClockDrive::Domains, edges: vec![0; nodes] });
+        Ok(torus)
     }
 }
 
@@ -196,7 +220,7 @@ impl Torus<VerilatorDevice> {
         let mut torus = Torus::verilated_sim(config, file, top)?;
         let clk = (0..nodes).map(|n| torus.devices[0].port(&format!("clk_n{n}"))).collect();
         let rst = (0..nodes).map(|n| torus.devices[0].port(&format!("rst_n{n}"))).collect();
-        torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), clk, rst, edges: vec![0; nodes] });
+        torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), drive: ClockDrive::Ports { clk, rst }, edges: vec![0; nodes] });
         Ok(torus)
     }
 
@@ -212,24 +236,11 @@ impl Torus<VerilatorDevice> {
 
     /// Holds node `node` of a `<cfg>_sim_async` top in reset (`true`) or releases it.
     pub fn hold_in_reset(&mut self, node: usize, held: bool) {
-        let clocks = self.node_clocks.as_ref().expect("per-node resets need a <cfg>_sim_async top");
-        let port = clocks.rst[node];
+        let Some(NodeClocks { drive: ClockDrive::Ports { rst, .. }, .. }) = self.node_clocks.as_ref() else { panic!("per-node resets need a <cfg>_sim_async top") };
+        let port = rst[node];
         self.devices[0].set(port, &scalar(held as u64));
     }
 
-    /// Whether every link is up (every device's `link_up`).
-    pub fn link_up(&mut self) -> bool {
-        (0..self.devices.len()).all(|n| {
-            let p = self.devices[n].port("link_up");
-            self.devices[n].settle();
-            self.devices[n].get(p)[0] & 1 == 1
-        })
-    }
-
-    /// Edges of each node's clock so far (a `<cfg>_sim_async` top).
-    pub fn node_edges(&self) -> Option<Vec<u64>> {
-        self.node_clocks.as_ref().map(|c| c.edges.clone())
-    }
 
     /// Pulses `inject_err` of the simulation top on random existing links, each with
     /// probability `per_million` / 10^6 per cycle.
@@ -285,7 +296,7 @@ impl<D: Device> Torus<D> {
                     let rx = devices[to].port(&format!("{}_rx_serial", facing.name()));
                     let seed = 1000 + (6 * n + e.index()) as u64;
                     let channel = Channel::new(ChannelConfig { seed, ..ChannelConfig::clean(lanes, latency) });
-                    serials.push(Serial { from: n, to, tx, rx, lanes, channel });
+                    serials.push(Serial { from: n, to, rx_domain: format!("{}_rx_clk", facing.name()), tx, rx, lanes, channel });
                 }
             }
         } else if let Kind::Routers = kind {
@@ -334,9 +345,23 @@ impl<D: Device> Torus<D> {
         sum
     }
 
+    /// Whether every link is up (every device's `link_up`).
+    pub fn link_up(&mut self) -> bool {
+        (0..self.devices.len()).all(|n| {
+            let p = self.devices[n].port("link_up");
+            self.devices[n].settle();
+            self.devices[n].get(p)[0] & 1 == 1
+        })
+    }
+
+    /// Edges of each node's clock so far (when each node has its own clock).
+    pub fn node_edges(&self) -> Option<Vec<u64>> {
+        self.node_clocks.as_ref().map(|c| c.edges.clone())
+    }
+
     pub fn reset(&mut self) {
-        if let Some(c) = self.node_clocks.as_ref() {
-            let (clk, rst) = (c.clk.clone(), c.rst.clone());
+        if let Some(NodeClocks { drive: ClockDrive::Ports { clk, rst }, .. }) = self.node_clocks.as_ref() {
+            let (clk, rst) = (clk.clone(), rst.clone());
             for &r in &rst {
                 self.devices[0].set(r, &scalar(1));
             }
@@ -375,7 +400,7 @@ impl<D: Device> Torus<D> {
     /// The clock edge of the `active` nodes (after the serial links moved): every device's
     /// clock, or the active nodes' own clocks; counts a cycle when node 0 is among them.
     fn clock_instant(&mut self, active: &[bool]) {
-        self.wire_serials();
+        self.wire_serials(active);
         match self.node_clocks.as_mut() {
             None => {
                 for d in self.devices.iter_mut() {
@@ -383,11 +408,24 @@ impl<D: Device> Torus<D> {
                 }
             }
             Some(c) => {
-                let clocks: Vec<usize> = (0..active.len()).filter(|&n| active[n]).map(|n| c.clk[n]).collect();
                 for (n, a) in active.iter().enumerate() {
                     c.edges[n] += u64::from(*a);
                 }
-                self.devices[0].edges(&clocks);
+                match &c.drive {
+                    ClockDrive::Ports { clk, .. } => {
+                        let clocks: Vec<usize> = (0..active.len()).filter(|&n| active[n]).map(|n| clk[n]).collect();
+                        self.devices[0].edges(&clocks);
+                    }
+                    ClockDrive::Domains => {
+                        for (m, d) in self.devices.iter_mut().enumerate() {
+                            let mut domains: Vec<String> = if active[m] { vec!["clk".to_string()] } else { vec![] };
+                            domains.extend(self.serials.iter().filter(|s| s.to == m && active[s.from]).map(|s| s.rx_domain.clone()));
+                            if !domains.is_empty() {
+                                d.clock_named(&domains);
+                            }
+                        }
+                    }
+                }
             }
         }
         if active[0] {
@@ -395,9 +433,9 @@ impl<D: Device> Torus<D> {
         }
     }
 
-    /// Moves every serial link's blocks through its channel model (the devices settled first);
-    /// the receivers see them at the next clock edge.
-    fn wire_serials(&mut self) {
+    /// Moves the blocks of every serial link whose sender's clock rises (`active`) through its
+    /// channel model (the devices settled first); the receivers see them at that clock edge.
+    fn wire_serials(&mut self, active: &[bool]) {
         if let Some(inj) = self.injector.as_mut() {
             let mut v = [0u64; 5];
             for &bit in &inj.links {
@@ -408,7 +446,7 @@ impl<D: Device> Torus<D> {
             }
             self.devices[0].set(inj.port, &v);
         }
-        for s in self.serials.iter_mut() {
+        for s in self.serials.iter_mut().filter(|s| active[s.from]) {
             let tx = self.devices[s.from].get(s.tx);
             let blocks: Vec<u128> = (0..s.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
             let rx = s.channel.step(&blocks);
@@ -440,8 +478,9 @@ impl<D: Device> Torus<D> {
         self.serials.iter().map(|s| s.channel.flipped_bits).sum()
     }
 
-    /// One cycle without traffic: sources idle, sinks ready.
-    fn idle_cycle(&mut self) {
+    /// One instant without traffic (a cycle of every node, unless each has its own clock):
+    /// sources idle, sinks ready; returns the nodes whose clock rose.
+    fn idle_cycle(&mut self) -> Vec<bool> {
         let active = self.next_instant();
         for n in 0..self.local.len() {
             for &(dev, h) in &self.local[n] {
@@ -456,13 +495,19 @@ impl<D: Device> Torus<D> {
             d.settle();
         }
         self.clock_instant(&active);
+        active
+    }
+
+    /// Idle instants until `node`'s clock has risen once.
+    pub(super) fn idle_node_cycle(&mut self, node: usize) {
+        while !self.idle_cycle()[node] {}
     }
 
 
     /// Runs idle cycles (sources quiet, sinks ready).
     pub fn idle(&mut self, cycles: u64) {
         for _ in 0..cycles {
-            self.idle_cycle();
+            self.idle_node_cycle(0);
         }
     }
 

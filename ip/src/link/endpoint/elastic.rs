@@ -17,7 +17,7 @@
 //! dropped: the frame it belonged to fails its CRC and is retransmitted.
 //!
 //! The level a zero-difference channel settles at is one word, so the buffer adds the
-//! synchroniser's delay (3 cycles) to the latency. While the receive side is not bonded the
+//! synchroniser's delay and its output register (4 cycles) to the latency. While the receive side is not bonded the
 //! read pointer follows the write pointer (the buffer restarts empty after every retrain).
 
 use weft_hdl::netlist::{Design, Sig};
@@ -25,7 +25,7 @@ use weft_hdl::sig;
 
 use super::super::format::{idle_payload, CLOCK_COMPENSATION};
 use super::bonding::Words;
-use super::Sizes;
+use super::{registered, Sizes};
 
 /// Entries: a power of two, deep enough for the synchroniser's delay and the words that arrive
 /// between two clock-compensation bursts at the largest supported difference.
@@ -70,6 +70,12 @@ pub(super) fn elastic<'d>(d: &'d Design, z: &Sizes, rx: usize, words: &[Sig<'d>]
         mem.write(write, wr.q.bits(0, ADDRESS_BITS), *word);
         d.net().crossing_memory(mem.index);
     }
+    // Whether a word is clock compensation on every lane, worked out as it is written, so the
+    // read side looks up one bit.
+    let cc_word = 0b11u128 << 64 | idle_payload(CLOCK_COMPENSATION);
+    let is_cc = d.memory("eb_is_cc", 1, DEPTH);
+    is_cc.write(write, wr.q.bits(0, ADDRESS_BITS), words.iter().map(|w| w.eq(cc_word)).reduce(|a, b| a & b).unwrap());
+    d.net().crossing_memory(is_cc.index);
 
     d.section("elastic buffer, read side (clk): read, insert or delete clock compensation");
     d.net().set_domain(clk);
@@ -80,17 +86,17 @@ pub(super) fn elastic<'d>(d: &'d Design, z: &Sizes, rx: usize, words: &[Sig<'d>]
     sig!(level = wr_seen - rd.q);
     let head: Vec<Sig> = mems.iter().map(|m| m.read(rd.q.bits(0, ADDRESS_BITS))).collect();
     let behind: Vec<Sig> = mems.iter().map(|m| m.read((rd.q + 1u32).bits(0, ADDRESS_BITS))).collect();
-    let cc_word = 0b11u128 << 64 | idle_payload(CLOCK_COMPENSATION);
-    let head_cc = head.iter().map(|w| w.eq(cc_word)).reduce(|a, b| a & b).unwrap();
+    let head_cc = is_cc.read(rd.q.bits(0, ADDRESS_BITS));
     sig!(empty = level.is_zero());
     sig!(delete = !empty & (level.ge(DELETE_LEVEL) & head_cc | level.ge(OVERFLOW_LEVEL)));
     rd.next(delete.mux(rd.q + 2u32, empty.mux(rd.q, rd.q + 1u32)));
     rd.next_when(!up, wr_seen);
-    let out: Vec<Sig> = head.iter().zip(&behind).map(|(h, b)| empty.mux(d.lit(cc_word, 66), delete.mux(*b, *h))).collect();
+    // Registered, so the receive side's checks start from a register.
+    let out: Vec<Sig> = head.iter().zip(&behind).enumerate().map(|(k, (h, b))| registered(d, &format!("eb_out{k}"), empty.mux(d.lit(cc_word, 66), delete.mux(*b, *h)))).collect();
     let words = Words {
         valid: out.iter().map(|w| w.bit(65)).collect(),
         control: out.iter().map(|w| w.bit(64)).collect(),
         payload: out.iter().map(|w| w.bits(0, 64)).collect(),
     };
-    Crossed { words, slip: up & (empty | delete) }
+    Crossed { words, slip: registered(d, "eb_slip", up & (empty | delete)) }
 }
