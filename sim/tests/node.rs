@@ -47,9 +47,20 @@ fn shipped_torus_delivers_under_bit_errors() {
 /// counters stop when their own checker is complete.
 #[test]
 fn selftest_runs_from_registers_across_a_link() {
-    use weft_sim::weft_ip::axil::{LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS};
     let config = config([2, 1, 1]);
-    let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
+    selftest_across_a_link(Torus::netlist_nodes(&config, 12).unwrap());
+}
+
+/// The same between two boards: node 1's oscillator 312 ppm slower than node 0's, each link
+/// receiving on its sender's clock.
+#[test]
+fn selftest_runs_across_a_link_between_independent_clocks() {
+    let config = NodeConfig { link: LinkConfig { rx_clock: true, ..LinkConfig::default() }, ..config([2, 1, 1]) };
+    selftest_across_a_link(Torus::netlist_nodes_async(&config, 12, &[6400, 6402], &[0, 2500]).unwrap());
+}
+
+fn selftest_across_a_link(mut torus: Torus<weft_sim::link::NetlistDevice>) {
+    use weft_sim::weft_ip::axil::{LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS};
     torus.reset();
     assert_eq!(torus.axil_read(0, LINK_STATUS).unwrap(), (0, 0), "links reported up before training");
     torus.bring_up(20_000).unwrap();
