@@ -9,6 +9,7 @@
 //! `run`, the AXI4-Lite master in `axil`, the router's Verilog in `verilog`.
 
 mod axil;
+mod clocks;
 mod run;
 mod traffic;
 
@@ -17,11 +18,12 @@ use std::path::Path;
 use weft_ip::router::header::Header;
 use weft_ip::router::{router, Direction, RouterConfig};
 use weft_ip::system::{node, NodeConfig};
-use weft_ip::weft_hdl::netlist::eval::{Clocks, Evaluator};
+use weft_ip::weft_hdl::netlist::eval::Evaluator;
 use weft_ip::weft_hdl::testbench::Rng;
 
 use crate::channel::{Channel, ChannelConfig};
 use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
+use clocks::{ClockDrive, NodeClocks};
 
 pub use run::{Delivery, NetRun, Stuck};
 pub use traffic::{Injection, Packet, Pattern, Traffic};
@@ -106,22 +108,6 @@ struct Injector {
     pulses: u64,
 }
 
-/// Each node on its own clock: the edge schedule and how the clocks reach the devices.
-struct NodeClocks {
-    schedule: Clocks,
-    drive: ClockDrive,
-    /// Edges of each node's clock so far.
-    edges: Vec<u64>,
-}
-
-enum ClockDrive {
-    /// One device (a `<cfg>_sim_async` top): the clock and reset port handles of every node.
-    Ports { clk: Vec<usize>, rst: Vec<usize> },
-    /// A device per node: its `clk` domain on its own clock, each receive domain `<e>_rx_clk`
-    /// on the clock of the neighbour sending to it.
-    Domains,
-}
-
 /// The routers or nodes of a torus, one device each, joined here.
 pub struct Torus<D: Device> {
     pub config: RouterConfig,
@@ -155,21 +141,6 @@ impl Torus<NetlistDevice> {
         Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
     }
 
-    /// [`Torus::netlist_nodes`] with node n on its own clock of `periods[n]` (any unit), first
-    /// rising at `phases[n]`; each link receives on its sender's clock and its channel model
-    /// moves on that clock. The nodes' links need receive clocks (`LinkConfig::rx_clock`).
-    pub fn netlist_nodes_async(config: &NodeConfig, latency: usize, periods: &[u64], phases: &[u64]) -> Result<Torus<NetlistDevice>, String> {
-        let nodes = config.router.nodes();
-        if !config.link.rx_clock {
-            return Err("nodes on their own clocks need links with receive clocks (LinkConfig::rx_clock)".into());
-        }
-        if periods.len() != nodes || phases.len() != nodes {
-            return Err(format!("{nodes} nodes need {nodes} clock periods and phases"));
-        }
-        let mut torus = Torus::netlist_nodes(config, latency)?;
-        torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), drive: ClockDrive::Domains, edges: vec![0; nodes] });
-        Ok(torus)
-    }
 }
 
 impl Torus<VerilatorDevice> {
@@ -210,20 +181,6 @@ impl Torus<VerilatorDevice> {
         Ok(Torus::new(config.clone(), vec![device], Kind::SimTop))
     }
 
-    /// Verilator on a `<cfg>_sim_async` top: node n runs on its own clock of `periods[n]` (any
-    /// unit), first rising at `phases[n]`; the links inside receive on their senders' clocks.
-    pub fn verilated_sim_async(config: &RouterConfig, file: &Path, top: &str, periods: &[u64], phases: &[u64]) -> Result<Torus<VerilatorDevice>, String> {
-        let nodes = config.nodes();
-        if periods.len() != nodes || phases.len() != nodes {
-            return Err(format!("{top}: {nodes} nodes need {nodes} clock periods and phases"));
-        }
-        let mut torus = Torus::verilated_sim(config, file, top)?;
-        let clk = (0..nodes).map(|n| torus.devices[0].port(&format!("clk_n{n}"))).collect();
-        let rst = (0..nodes).map(|n| torus.devices[0].port(&format!("rst_n{n}"))).collect();
-        torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), drive: ClockDrive::Ports { clk, rst }, edges: vec![0; nodes] });
-        Ok(torus)
-    }
-
     /// Pulls (`true`) or restores the cable leaving `node` in direction `d` (simulation tops'
     /// `cut` input).
     pub fn cut(&mut self, node: usize, d: Direction, pulled: bool) {
@@ -233,14 +190,6 @@ impl Torus<VerilatorDevice> {
         v[bit / 64] = (v[bit / 64] & !(1 << (bit % 64))) | (pulled as u64) << (bit % 64);
         self.devices[0].set(port, &v);
     }
-
-    /// Holds node `node` of a `<cfg>_sim_async` top in reset (`true`) or releases it.
-    pub fn hold_in_reset(&mut self, node: usize, held: bool) {
-        let Some(NodeClocks { drive: ClockDrive::Ports { rst, .. }, .. }) = self.node_clocks.as_ref() else { panic!("per-node resets need a <cfg>_sim_async top") };
-        let port = rst[node];
-        self.devices[0].set(port, &scalar(held as u64));
-    }
-
 
     /// Pulses `inject_err` of the simulation top on random existing links, each with
     /// probability `per_million` / 10^6 per cycle.
@@ -354,11 +303,6 @@ impl<D: Device> Torus<D> {
         })
     }
 
-    /// Edges of each node's clock so far (when each node has its own clock).
-    pub fn node_edges(&self) -> Option<Vec<u64>> {
-        self.node_clocks.as_ref().map(|c| c.edges.clone())
-    }
-
     pub fn reset(&mut self) {
         if let Some(NodeClocks { drive: ClockDrive::Ports { clk, rst }, .. }) = self.node_clocks.as_ref() {
             let (clk, rst) = (clk.clone(), rst.clone());
@@ -378,58 +322,6 @@ impl<D: Device> Torus<D> {
                 d.settle();
                 d.clock(true);
             }
-        }
-    }
-
-    /// The nodes whose clock rises at the next instant: all of them, unless each node has its
-    /// own clock.
-    fn next_instant(&mut self) -> Vec<bool> {
-        let nodes = self.config.nodes();
-        match self.node_clocks.as_mut() {
-            None => vec![true; nodes],
-            Some(c) => {
-                let mut active = vec![false; nodes];
-                for n in c.schedule.advance() {
-                    active[n] = true;
-                }
-                active
-            }
-        }
-    }
-
-    /// The clock edge of the `active` nodes (after the serial links moved): every device's
-    /// clock, or the active nodes' own clocks; counts a cycle when node 0 is among them.
-    fn clock_instant(&mut self, active: &[bool]) {
-        self.wire_serials(active);
-        match self.node_clocks.as_mut() {
-            None => {
-                for d in self.devices.iter_mut() {
-                    d.clock(false);
-                }
-            }
-            Some(c) => {
-                for (n, a) in active.iter().enumerate() {
-                    c.edges[n] += u64::from(*a);
-                }
-                match &c.drive {
-                    ClockDrive::Ports { clk, .. } => {
-                        let clocks: Vec<usize> = (0..active.len()).filter(|&n| active[n]).map(|n| clk[n]).collect();
-                        self.devices[0].edges(&clocks);
-                    }
-                    ClockDrive::Domains => {
-                        for (m, d) in self.devices.iter_mut().enumerate() {
-                            let mut domains: Vec<String> = if active[m] { vec!["clk".to_string()] } else { vec![] };
-                            domains.extend(self.serials.iter().filter(|s| s.to == m && active[s.from]).map(|s| s.rx_domain.clone()));
-                            if !domains.is_empty() {
-                                d.clock_named(&domains);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if active[0] {
-            self.cycle += 1;
         }
     }
 
@@ -502,7 +394,6 @@ impl<D: Device> Torus<D> {
     pub(super) fn idle_node_cycle(&mut self, node: usize) {
         while !self.idle_cycle()[node] {}
     }
-
 
     /// Runs idle cycles (sources quiet, sinks ready).
     pub fn idle(&mut self, cycles: u64) {
