@@ -263,8 +263,10 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
     }
     let sim_top = format!("{}_sim", config.name);
     let sim_files = [files.node.as_path(), files.sim.as_path()];
-    verilator_lint_files(&sim_files, &sim_top).map_err(|e| format!("{sim_top}: verilator lint failed: {e}"))?;
-    icarus_compile_files(&sim_files, &sim_top).map_err(|e| format!("{sim_top}: icarus compile failed: {e}"))?;
+    for sim in [sim_top.clone(), format!("{sim_top}_async")] {
+        verilator_lint_files(&sim_files, &sim).map_err(|e| format!("{sim}: verilator lint failed: {e}"))?;
+        icarus_compile_files(&sim_files, &sim).map_err(|e| format!("{sim}: icarus compile failed: {e}"))?;
+    }
     let top = config.top();
     let mut texts = vec![];
     if let Some(shell) = &files.shell {
@@ -296,7 +298,7 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
         vitis_note = format!("; {}: runs against stub Platform Designer commands", hw.display());
     }
     Ok(format!(
-        "{sim_top} and {top}: verilator lint, icarus compile; {}: every port and cell exists; {}: FuseSoC lint target passes{vitis_note}",
+        "{sim_top}, {sim_top}_async and {top}: verilator lint, icarus compile; {}: every port and cell exists; {}: FuseSoC lint target passes{vitis_note}",
         files.constraint.display(),
         files.core.display()
     ))
