@@ -21,6 +21,12 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::path::Path;
 
+/// A link's receive clock: `rx_clk` of an endpoint, `<e>_rx_clk` of a node (its reset is the
+/// same name with `rst`).
+pub fn is_receive_clock(name: &str) -> bool {
+    name == "rx_clk" || name.ends_with("_rx_clk")
+}
+
 /// Direction of a top-level port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -81,7 +87,7 @@ impl Model {
             let handle = new();
             let by_name = ports.iter().enumerate().map(|(i, p)| (p.name.clone(), PortId(i))).collect::<BTreeMap<_, _>>();
             let clock = by_name.get("clk").copied();
-            let rx_clocks = ports.iter().enumerate().filter(|(_, p)| p.direction == Direction::Input && (p.name == "rx_clk" || p.name.ends_with("_rx_clk"))).map(|(i, _)| PortId(i)).collect();
+            let rx_clocks = ports.iter().enumerate().filter(|(_, p)| p.direction == Direction::Input && is_receive_clock(&p.name)).map(|(i, _)| PortId(i)).collect();
             let widest = ports.iter().map(|p| p.width.div_ceil(32)).max().unwrap_or(1);
             let mut model = Model { ports, by_name, handle, free, eval, set, get, clock, rx_clocks, words: vec![0; widest], cycle: 0, _library: library };
             model.eval();

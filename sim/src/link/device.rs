@@ -173,7 +173,7 @@ impl VerilatorDevice {
             Ok(clk) => Some((clk, model.port("rst")?)),
             Err(_) => None,
         };
-        let rx_clocks: Vec<String> = model.ports().iter().map(|p| p.name.clone()).filter(|n| n == "rx_clk" || n.ends_with("_rx_clk")).collect();
+        let rx_clocks: Vec<String> = model.ports().iter().map(|p| p.name.clone()).filter(|n| crate::cosim::is_receive_clock(n)).collect();
         let rx = rx_clocks.iter().map(|c| Ok((model.port(c)?, model.port(&c.replace("rx_clk", "rx_rst"))?))).collect::<Result<Vec<_>, CosimError>>()?;
         Ok(VerilatorDevice { model, ports: vec![], clock, rx })
     }

@@ -122,8 +122,7 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>], rx: O
                 now ^ registered(d, &format!("lock_lost_seen{k}"), now)
             }).collect();
             let crossed = super::elastic::elastic(d, z, rx.unwrap(), &deskewed, rx_up, rx_up_clk);
-            let words: Vec<Sig> = (0..z.lanes).map(|k| d.cat(&[crossed.words.valid[k], crossed.words.control[k], crossed.words.payload[k]])).collect();
-            (words, rx_up_clk, lane_up_clk, lost_clk, crossed.slip)
+            (crossed.words, rx_up_clk, lane_up_clk, lost_clk, crossed.slip)
         }
     };
     let mut ahead = Words { valid: vec![], control: vec![], payload: vec![] };

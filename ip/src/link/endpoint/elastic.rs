@@ -24,7 +24,6 @@ use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::sig;
 
 use super::super::format::{idle_payload, CLOCK_COMPENSATION};
-use super::bonding::Words;
 use super::{registered, Sizes};
 
 /// Entries: a power of two, deep enough for the synchroniser's delay and the words that arrive
@@ -34,9 +33,9 @@ const ADDRESS_BITS: usize = 4;
 pub(super) const DELETE_LEVEL: u128 = 4;
 pub(super) const OVERFLOW_LEVEL: u128 = 12;
 
-/// The buffer's output on `clk`: the words (one per lane) and a pulse per slip.
+/// The buffer's output on `clk`: the words (one per lane, as written) and a pulse per slip.
 pub(super) struct Crossed<'d> {
-    pub words: Words<'d>,
+    pub words: Vec<Sig<'d>>,
     pub slip: Sig<'d>,
 }
 
@@ -92,11 +91,6 @@ pub(super) fn elastic<'d>(d: &'d Design, z: &Sizes, rx: usize, words: &[Sig<'d>]
     rd.next(delete.mux(rd.q + 2u32, empty.mux(rd.q, rd.q + 1u32)));
     rd.next_when(!up, wr_seen);
     // Registered, so the receive side's checks start from a register.
-    let out: Vec<Sig> = head.iter().zip(&behind).enumerate().map(|(k, (h, b))| registered(d, &format!("eb_out{k}"), empty.mux(d.lit(cc_word, 66), delete.mux(*b, *h)))).collect();
-    let words = Words {
-        valid: out.iter().map(|w| w.bit(65)).collect(),
-        control: out.iter().map(|w| w.bit(64)).collect(),
-        payload: out.iter().map(|w| w.bits(0, 64)).collect(),
-    };
+    let words: Vec<Sig> = head.iter().zip(&behind).enumerate().map(|(k, (h, b))| registered(d, &format!("eb_out{k}"), empty.mux(d.lit(cc_word, 66), delete.mux(*b, *h)))).collect();
     Crossed { words, slip: registered(d, "eb_slip", up & (empty | delete)) }
 }
