@@ -38,7 +38,7 @@ fn top_level_ports_follow_the_naming_contract() {
         let header = text.lines().find(|l| l.starts_with(&format!("module {}(", module.spec.name))).unwrap();
         for port in header[header.find('(').unwrap() + 1..header.find(')').unwrap()].split(',') {
             // Besides streams: the FIFO fill level, and the link's serial lanes, status and counters.
-            let link_ports = ["rx_serial", "tx_serial", "rx_credit_return", "tx_credit", "lane_up", "channel_up", "frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses", "slips", "retrains", "up_cycles", "rx_clk", "rx_rst"];
+            let link_ports = ["rx_serial", "tx_serial", "rx_credit_return", "tx_credit", "lane_up", "channel_up", "frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses", "slips", "retrains", "up_cycles", "partner_restarts", "frames_dropped", "rx_clk", "rx_rst"];
             // The router: coordinates, per-VC credits beside its link streams, counters.
             let router_ok = module.spec.family == "router"
                 && (port.starts_with("local_") || port.starts_with("stat_") || port.starts_with("s_axis_") && port.ends_with("_credit") || port.starts_with("m_axis_") && port.ends_with("_credit"));

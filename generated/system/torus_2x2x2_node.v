@@ -10,7 +10,7 @@
 //   dateline = true
 //   link_endpoints = xp xn yp yn zp zn
 //   lanes_per_link = 2
-//   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, yp_packets, zp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, yp_ecc_corrected, zp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xp_retrains, xp_up_cycles, xp_slips, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, xn_retrains, xn_up_cycles, xn_slips, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yp_retrains, yp_up_cycles, yp_slips, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, yn_retrains, yn_up_cycles, yn_slips, zp_frames_sent, zp_frames_retransmitted, zp_crc_errors, zp_lock_losses, zp_retrains, zp_up_cycles, zp_slips, zn_frames_sent, zn_frames_retransmitted, zn_crc_errors, zn_lock_losses, zn_retrains, zn_up_cycles, zn_slips
+//   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, yp_packets, zp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, yp_ecc_corrected, zp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xp_retrains, xp_up_cycles, xp_partner_restarts, xp_frames_dropped, xp_slips, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, xn_retrains, xn_up_cycles, xn_partner_restarts, xn_frames_dropped, xn_slips, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yp_retrains, yp_up_cycles, yp_partner_restarts, yp_frames_dropped, yp_slips, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, yn_retrains, yn_up_cycles, yn_partner_restarts, yn_frames_dropped, yn_slips, zp_frames_sent, zp_frames_retransmitted, zp_crc_errors, zp_lock_losses, zp_retrains, zp_up_cycles, zp_partner_restarts, zp_frames_dropped, zp_slips, zn_frames_sent, zn_frames_retransmitted, zn_crc_errors, zn_lock_losses, zn_retrains, zn_up_cycles, zn_partner_restarts, zn_frames_dropped, zn_slips
 `timescale 1ns/1ps
 
 module torus_2x2x2_node(clk,rst,xp_rx_clk,xp_rx_rst,xn_rx_clk,xn_rx_rst,yp_rx_clk,yp_rx_rst,yn_rx_clk,yn_rx_rst,zp_rx_clk,zp_rx_rst,zn_rx_clk,zn_rx_rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_p0_tready,s_axis_p1_tready,m_axis_p0_tready,m_axis_p1_tready,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,xp_rx_serial,xn_rx_serial,yp_rx_serial,yn_rx_serial,zp_rx_serial,zn_rx_serial,xp_tx_serial,xp_channel_up,xn_tx_serial,xn_channel_up,yp_tx_serial,yp_channel_up,yn_tx_serial,yn_channel_up,zp_tx_serial,zp_channel_up,zn_tx_serial,zn_channel_up,link_up);
@@ -282,6 +282,8 @@ wire [31:0] link_xp_frames_received;
 wire [31:0] link_xp_crc_errors;
 wire [31:0] link_xp_lock_losses;
 wire [31:0] link_xp_slips;
+wire [31:0] link_xp_partner_restarts;
+wire [31:0] link_xp_frames_dropped;
 wire [31:0] link_xp_retrains;
 wire [31:0] link_xp_up_cycles;
 wire link_xn_s_axis_tready;
@@ -306,6 +308,8 @@ wire [31:0] link_xn_frames_received;
 wire [31:0] link_xn_crc_errors;
 wire [31:0] link_xn_lock_losses;
 wire [31:0] link_xn_slips;
+wire [31:0] link_xn_partner_restarts;
+wire [31:0] link_xn_frames_dropped;
 wire [31:0] link_xn_retrains;
 wire [31:0] link_xn_up_cycles;
 wire link_yp_s_axis_tready;
@@ -330,6 +334,8 @@ wire [31:0] link_yp_frames_received;
 wire [31:0] link_yp_crc_errors;
 wire [31:0] link_yp_lock_losses;
 wire [31:0] link_yp_slips;
+wire [31:0] link_yp_partner_restarts;
+wire [31:0] link_yp_frames_dropped;
 wire [31:0] link_yp_retrains;
 wire [31:0] link_yp_up_cycles;
 wire link_yn_s_axis_tready;
@@ -354,6 +360,8 @@ wire [31:0] link_yn_frames_received;
 wire [31:0] link_yn_crc_errors;
 wire [31:0] link_yn_lock_losses;
 wire [31:0] link_yn_slips;
+wire [31:0] link_yn_partner_restarts;
+wire [31:0] link_yn_frames_dropped;
 wire [31:0] link_yn_retrains;
 wire [31:0] link_yn_up_cycles;
 wire link_zp_s_axis_tready;
@@ -378,6 +386,8 @@ wire [31:0] link_zp_frames_received;
 wire [31:0] link_zp_crc_errors;
 wire [31:0] link_zp_lock_losses;
 wire [31:0] link_zp_slips;
+wire [31:0] link_zp_partner_restarts;
+wire [31:0] link_zp_frames_dropped;
 wire [31:0] link_zp_retrains;
 wire [31:0] link_zp_up_cycles;
 wire link_zn_s_axis_tready;
@@ -402,6 +412,8 @@ wire [31:0] link_zn_frames_received;
 wire [31:0] link_zn_crc_errors;
 wire [31:0] link_zn_lock_losses;
 wire [31:0] link_zn_slips;
+wire [31:0] link_zn_partner_restarts;
+wire [31:0] link_zn_frames_dropped;
 wire [31:0] link_zn_retrains;
 wire [31:0] link_zn_up_cycles;
 // verilator lint_on UNUSEDSIGNAL
@@ -477,7 +489,7 @@ torus_2x2x2_node_regs regs (
     .rst(rst),
     .link_status(((link_zn_channel_up_or | ({link_zp_channel_up_cat[27:0], 4'h0})) | ({link_zn_channel_up_cat[26:0], 5'h0}))),
     .selftest({selftest_checker_errors, selftest_checker_bytes, selftest_checker_packets, (({31'h0, selftest_generator_busy}) | ({selftest_checker_complete_cat[30:0], 1'h0})), selftest_generator_cycles, selftest_generator_sent}),
-    .counters({link_zn_slips, link_zn_up_cycles, link_zn_retrains, link_zn_lock_losses, link_zn_crc_errors, link_zn_frames_retransmitted, link_zn_frames_sent, link_zp_slips, link_zp_up_cycles, link_zp_retrains, link_zp_lock_losses, link_zp_crc_errors, link_zp_frames_retransmitted, link_zp_frames_sent, link_yn_slips, link_yn_up_cycles, link_yn_retrains, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_up_cycles, link_yp_retrains, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips, link_xn_up_cycles, link_xn_retrains, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_slips, link_xp_up_cycles, link_xp_retrains, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_zp_ecc_corrected, router_stat_yp_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_zp_packets, router_stat_yp_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
+    .counters({link_zn_slips, link_zn_frames_dropped, link_zn_partner_restarts, link_zn_up_cycles, link_zn_retrains, link_zn_lock_losses, link_zn_crc_errors, link_zn_frames_retransmitted, link_zn_frames_sent, link_zp_slips, link_zp_frames_dropped, link_zp_partner_restarts, link_zp_up_cycles, link_zp_retrains, link_zp_lock_losses, link_zp_crc_errors, link_zp_frames_retransmitted, link_zp_frames_sent, link_yn_slips, link_yn_frames_dropped, link_yn_partner_restarts, link_yn_up_cycles, link_yn_retrains, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_frames_dropped, link_yp_partner_restarts, link_yp_up_cycles, link_yp_retrains, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips, link_xn_frames_dropped, link_xn_partner_restarts, link_xn_up_cycles, link_xn_retrains, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_slips, link_xp_frames_dropped, link_xp_partner_restarts, link_xp_up_cycles, link_xp_retrains, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_zp_ecc_corrected, router_stat_yp_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_zp_packets, router_stat_yp_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
     .s_axil_awaddr(s_axil_awaddr),
     .s_axil_awvalid(s_axil_awvalid),
     .s_axil_wdata(s_axil_wdata),
@@ -682,6 +694,8 @@ torus_2x2x2_node_link link_xp (
     .crc_errors(link_xp_crc_errors),
     .lock_losses(link_xp_lock_losses),
     .slips(link_xp_slips),
+    .partner_restarts(link_xp_partner_restarts),
+    .frames_dropped(link_xp_frames_dropped),
     .retrains(link_xp_retrains),
     .up_cycles(link_xp_up_cycles)
 );
@@ -725,6 +739,8 @@ torus_2x2x2_node_link link_xn (
     .crc_errors(link_xn_crc_errors),
     .lock_losses(link_xn_lock_losses),
     .slips(link_xn_slips),
+    .partner_restarts(link_xn_partner_restarts),
+    .frames_dropped(link_xn_frames_dropped),
     .retrains(link_xn_retrains),
     .up_cycles(link_xn_up_cycles)
 );
@@ -768,6 +784,8 @@ torus_2x2x2_node_link link_yp (
     .crc_errors(link_yp_crc_errors),
     .lock_losses(link_yp_lock_losses),
     .slips(link_yp_slips),
+    .partner_restarts(link_yp_partner_restarts),
+    .frames_dropped(link_yp_frames_dropped),
     .retrains(link_yp_retrains),
     .up_cycles(link_yp_up_cycles)
 );
@@ -811,6 +829,8 @@ torus_2x2x2_node_link link_yn (
     .crc_errors(link_yn_crc_errors),
     .lock_losses(link_yn_lock_losses),
     .slips(link_yn_slips),
+    .partner_restarts(link_yn_partner_restarts),
+    .frames_dropped(link_yn_frames_dropped),
     .retrains(link_yn_retrains),
     .up_cycles(link_yn_up_cycles)
 );
@@ -854,6 +874,8 @@ torus_2x2x2_node_link link_zp (
     .crc_errors(link_zp_crc_errors),
     .lock_losses(link_zp_lock_losses),
     .slips(link_zp_slips),
+    .partner_restarts(link_zp_partner_restarts),
+    .frames_dropped(link_zp_frames_dropped),
     .retrains(link_zp_retrains),
     .up_cycles(link_zp_up_cycles)
 );
@@ -897,6 +919,8 @@ torus_2x2x2_node_link link_zn (
     .crc_errors(link_zn_crc_errors),
     .lock_losses(link_zn_lock_losses),
     .slips(link_zn_slips),
+    .partner_restarts(link_zn_partner_restarts),
+    .frames_dropped(link_zn_frames_dropped),
     .retrains(link_zn_retrains),
     .up_cycles(link_zn_up_cycles)
 );
@@ -988,7 +1012,7 @@ module torus_2x2x2_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s
     // inputs
     input wire [31:0] link_status;
     input wire [191:0] selftest;
-    input wire [1663:0] counters;
+    input wire [2047:0] counters;
     // outputs: status and counters
     output wire [5:0] local_x;
     output wire [5:0] local_y;
@@ -1157,6 +1181,24 @@ wire [31:0] counters_1536_sel;
 wire read_word_is113;
 wire read_word_is114;
 wire read_word_is115;
+wire read_word_or_14;
+wire read_word_is116;
+wire [31:0] counters_1664_sel;
+wire read_word_is117;
+wire read_word_is118;
+wire read_word_is119;
+wire read_word_is120;
+wire [31:0] counters_1792_sel;
+wire read_word_or_15;
+wire read_word_is121;
+wire read_word_is122;
+wire read_word_is123;
+wire read_word_is124;
+wire [31:0] counters_1920_sel;
+wire read_word_is125;
+wire read_word_or_16;
+wire read_word_is126;
+wire read_word_is127;
 wire [31:0] read_data;
 wire read_ok;
 // verilator lint_on UNUSEDSIGNAL
@@ -1300,8 +1342,26 @@ assign counters_1536_sel = read_word_is112 ? counters[1567:1536] : (read_word_is
 assign read_word_is113 = read_word == 10'h71;
 assign read_word_is114 = read_word == 10'h72;
 assign read_word_is115 = read_word == 10'h73;
-assign read_data = read_word_is115 ? counters[1663:1632] : (read_word_is114 ? counters[1631:1600] : (read_word_is113 ? counters[1599:1568] : counters_1536_sel));
-assign read_ok = ((((read_word_or_13 | read_word_is111) | read_word_is112) | read_word_is113) | read_word_is114) | read_word_is115;
+assign read_word_or_14 = ((((read_word_or_13 | read_word_is111) | read_word_is112) | read_word_is113) | read_word_is114) | read_word_is115;
+assign read_word_is116 = read_word == 10'h74;
+assign counters_1664_sel = read_word_is116 ? counters[1695:1664] : (read_word_is115 ? counters[1663:1632] : (read_word_is114 ? counters[1631:1600] : (read_word_is113 ? counters[1599:1568] : counters_1536_sel)));
+assign read_word_is117 = read_word == 10'h75;
+assign read_word_is118 = read_word == 10'h76;
+assign read_word_is119 = read_word == 10'h77;
+assign read_word_is120 = read_word == 10'h78;
+assign counters_1792_sel = read_word_is120 ? counters[1823:1792] : (read_word_is119 ? counters[1791:1760] : (read_word_is118 ? counters[1759:1728] : (read_word_is117 ? counters[1727:1696] : counters_1664_sel)));
+assign read_word_or_15 = ((((read_word_or_14 | read_word_is116) | read_word_is117) | read_word_is118) | read_word_is119) | read_word_is120;
+assign read_word_is121 = read_word == 10'h79;
+assign read_word_is122 = read_word == 10'h7a;
+assign read_word_is123 = read_word == 10'h7b;
+assign read_word_is124 = read_word == 10'h7c;
+assign counters_1920_sel = read_word_is124 ? counters[1951:1920] : (read_word_is123 ? counters[1919:1888] : (read_word_is122 ? counters[1887:1856] : (read_word_is121 ? counters[1855:1824] : counters_1792_sel)));
+assign read_word_is125 = read_word == 10'h7d;
+assign read_word_or_16 = ((((read_word_or_15 | read_word_is121) | read_word_is122) | read_word_is123) | read_word_is124) | read_word_is125;
+assign read_word_is126 = read_word == 10'h7e;
+assign read_word_is127 = read_word == 10'h7f;
+assign read_data = read_word_is127 ? counters[2047:2016] : (read_word_is126 ? counters[2015:1984] : (read_word_is125 ? counters[1983:1952] : counters_1920_sel));
+assign read_ok = (read_word_or_16 | read_word_is126) | read_word_is127;
 
 always @(posedge clk) begin
     if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= do_write ? 1'h0 : (aw_take ? 1'h1 : axil_aw_held);
@@ -3597,7 +3657,7 @@ assign sent = sent_2;
 assign cycles = cycles_2;
 endmodule
 
-module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips,retrains,up_cycles);
+module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips,partner_restarts,frames_dropped,retrains,up_cycles);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -3648,6 +3708,8 @@ module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_a
     output wire [31:0] crc_errors;
     output wire [31:0] lock_losses;
     output wire [31:0] slips;
+    output wire [31:0] partner_restarts;
+    output wire [31:0] frames_dropped;
     output wire [31:0] retrains;
     output wire [31:0] up_cycles;
 
@@ -3676,8 +3738,13 @@ reg ingress_ended;
 wire first;
 wire vc_now;
 wire start_ok;
+reg ingress_discard;
 wire ready;
+wire take;
 wire push;
+wire s_axis_tuser_not;
+wire take_and;
+wire take_and_2;
 wire [7:0] words1;
 wire end_frame;
 wire start_frame;
@@ -3844,12 +3911,25 @@ wire eb_out1_b65;
 reg [65:0] bonded_word1;
 wire [63:0] bonded_word1_bits63_0;
 reg rx_words_up;
-// remote readiness (from the deskewed block, as it leaves the deskew)
+// remote readiness and restarts (from the deskewed block, as it leaves the deskew)
 wire [15:0] eb_out0_bits15_0;
 wire eb_out0_and;
+wire eb_out0_and_2;
+wire eb_out0_and_3;
+wire is_train;
+wire mark_in;
+wire echo_in;
+wire unmarked;
+reg session_fresh;
+reg partner_marking;
+wire eb_out0_and_4;
 reg remote_ready;
 wire channel_up_2;
 wire control0;
+wire hold;
+reg partner_marking_before;
+reg session_up_since_restart;
+wire partner_restart;
 // receive: the aligned block classified, registered beside the bonded word
 wire [7:0] eb_out0_bits7_0;
 reg rx_is_sep6;
@@ -3858,7 +3938,7 @@ reg rx_is_btf_k1;
 reg rx_is_btf_nfc;
 wire eb_out0_or;
 reg rx_is_known;
-wire eb_out0_and_2;
+wire eb_out0_and_5;
 wire eb_out1_and;
 reg rx_all_data;
 reg rx_any_data;
@@ -3895,6 +3975,7 @@ wire [29:0] eb_out0_cat_24;
 wire [31:0] eb_out0_cat_25;
 reg [31:0] rx_crc_data;
 // receive: block classification
+wire live;
 wire all_data;
 wire control0_and;
 wire is_sep;
@@ -3965,10 +4046,19 @@ wire good_now_and;
 wire good_now_and_2;
 reg rx_commit_late0;
 wire [9:0] rx_spec_wr0_minus;
-wire rx_rd0_not;
+reg [9:0] rx_old_words0;
+reg [15:0] credit_absorb0;
+wire credit_absorb0_is0;
+wire absorbing;
 wire rx_rd0_and;
+wire rx_rd0_and_2;
 wire [9:0] rx_rd0_sel;
 wire [8:0] rx_rd0_bits8_0;
+wire rx_credit_return_b0;
+reg [15:0] flits_popped0;
+reg [15:0] credits_returned0;
+wire [9:0] rx_commit0_minus;
+wire rx_credit_return_and;
 reg [63:0] vc0_read0;
 reg [63:0] vc0_read1;
 reg [6:0] vc0_side_read;
@@ -3980,10 +4070,19 @@ wire good_now_and_3;
 wire good_now_and_4;
 reg rx_commit_late1;
 wire [9:0] rx_spec_wr1_minus;
-wire rx_rd1_not;
+reg [9:0] rx_old_words1;
+reg [15:0] credit_absorb1;
+wire credit_absorb1_is0;
+wire absorbing_2;
 wire rx_rd1_and;
+wire rx_rd1_and_2;
 wire [9:0] rx_rd1_sel;
 wire [8:0] rx_rd1_bits8_0;
+wire rx_credit_return_b1;
+reg [15:0] flits_popped1;
+reg [15:0] credits_returned1;
+wire [9:0] rx_commit1_minus;
+wire rx_credit_return_and_2;
 reg [63:0] vc1_read0;
 reg [63:0] vc1_read1;
 reg [6:0] vc1_side_read;
@@ -4020,10 +4119,22 @@ wire [31:0] bonded_word0_bits39_8;
 wire c_ok;
 reg [15:0] remote_freed0;
 reg [15:0] credits_delivered0;
+wire remote_freed0_eq;
 wire remote_freed0_not;
+reg [15:0] flits_taken0;
+reg [15:0] credits_given0;
+reg [15:0] credit_refund0;
+wire refund_now;
+wire remote_freed0_or;
 reg [15:0] remote_freed1;
 reg [15:0] credits_delivered1;
+wire remote_freed1_eq;
 wire remote_freed1_not;
+reg [15:0] flits_taken1;
+reg [15:0] credits_given1;
+reg [15:0] credit_refund1;
+wire refund_now_2;
+wire remote_freed1_or;
 // acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied
 reg k0_was_ok;
 reg [39:0] k0_info;
@@ -4194,6 +4305,8 @@ reg [31:0] frames_received_2;
 reg [31:0] crc_errors_2;
 reg [31:0] lock_losses_2;
 reg [31:0] slips_2;
+reg [31:0] partner_restarts_2;
+reg [31:0] frames_dropped_2;
 reg channel_was_up;
 reg channel_ever_up;
 reg [31:0] retrains_2;
@@ -4202,7 +4315,13 @@ wire go_back_sel;
 wire [15:0] credit_used0_sel;
 wire [15:0] credit_used1_sel;
 wire remote_ready_sel;
+wire [8:0] bonded_word0_sel;
 wire [31:0] rx_crc_sel;
+wire [15:0] flits_popped0_sel;
+wire [15:0] flits_popped1_sel;
+wire [15:0] flits_taken0_sel;
+wire [15:0] flits_taken1_sel;
+wire ack_dirty_sel;
 wire in_flight_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] replay0 [0:1023];
@@ -4243,8 +4362,12 @@ assign in_flight = in_seq - acked_seq;
 assign first = ~in_frame;
 assign vc_now = first ? s_axis_tuser : in_vc;
 assign start_ok = in_frame | ((vc_now ? ingress_credit_ok1 : ingress_credit_ok0) & (ingress_ended ? ingress_below_max1 : ingress_below_max));
-assign ready = ingress_space & start_ok;
-assign push = s_axis_tvalid & ready;
+assign ready = ingress_discard | ((ingress_space & start_ok) & (~hold));
+assign take = s_axis_tvalid & ready;
+assign push = take & (~ingress_discard);
+assign s_axis_tuser_not = ~s_axis_tuser;
+assign take_and = take & s_axis_tuser_not;
+assign take_and_2 = take & s_axis_tuser;
 assign words1 = in_words + 8'h1;
 assign end_frame = push & (s_axis_tlast | (in_words == 8'h7f));
 assign start_frame = push & first;
@@ -4361,16 +4484,25 @@ assign eb_out1_bits63_0 = eb_out1[63:0];
 assign eb_out1_b65 = eb_out1[65];
 assign bonded_word1_bits63_0 = bonded_word1[63:0];
 
-// ---- remote readiness (from the deskewed block, as it leaves the deskew) ----
+// ---- remote readiness and restarts (from the deskewed block, as it leaves the deskew) ----
 assign eb_out0_bits15_0 = eb_out0_bits63_0[15:0];
 assign eb_out0_and = eb_out0_b65 & eb_out0_b64;
-assign channel_up_2 = rx_up_sync1 & remote_ready;
+assign eb_out0_and_2 = (eb_out0_bits15_0 == 16'h3078) & eb_out0_and;
+assign eb_out0_and_3 = (eb_out0_bits15_0 == 16'h1078) & eb_out0_and;
+assign is_train = eb_out0_and_2 | eb_out0_and_3;
+assign mark_in = is_train & (eb_out0_bits63_0[31:16] == 16'h5ac3);
+assign echo_in = is_train & (eb_out0_bits63_0[47:32] == 16'h5ac3);
+assign unmarked = eb_out0_bits63_0[31:16] == 16'h0;
+assign eb_out0_and_4 = (eb_out0_b65 & (~((eb_out0_bits15_0 == 16'h8078) & eb_out0_and))) & (~(((eb_out0_bits63_0[15:0] == 16'h4078) & eb_out0_b64) & eb_out0_b65));
+assign channel_up_2 = (rx_up_sync1 & remote_ready) & (~session_fresh);
 assign control0 = bonded_word0[65] & bonded_word0[64];
+assign hold = session_fresh | partner_marking;
+assign partner_restart = (partner_marking & (~partner_marking_before)) & session_up_since_restart;
 
 // ---- receive: the aligned block classified, registered beside the bonded word ----
 assign eb_out0_bits7_0 = eb_out0_bits63_0[7:0];
 assign eb_out0_or = ((((eb_out0_bits7_0 == 8'h78) | (eb_out0_bits7_0 == 8'hd2)) | (eb_out0_bits7_0 == 8'h99)) | (eb_out0_bits7_0 == 8'haa)) | (eb_out0_bits63_0[15:0] == 16'h61e);
-assign eb_out0_and_2 = eb_out0_b65 & (~eb_out0_b64);
+assign eb_out0_and_5 = eb_out0_b65 & (~eb_out0_b64);
 assign eb_out1_and = eb_out1_b65 & (~eb_out1[64]);
 assign eb_out0_bits55_48 = eb_out0_bits63_0[55:48];
 assign eb_out0_bits5_0 = eb_out0_bits55_48[5:0];
@@ -4402,8 +4534,9 @@ assign eb_out0_cat_24 = {({eb_out0_cat_23, ((^(eb_out0_bits63_0 & 64'haf0ddecb0b
 assign eb_out0_cat_25 = {({eb_out0_cat_24, ((^(eb_out0_bits63_0 & 64'hebc377b2c2e8b875)) ^ (^(eb_out1_bits63_0 & 64'hbc4ea63032a99a3d)))}), ((^(eb_out0_bits63_0 & 64'hf5e1bbd961745c3a)) ^ (^(eb_out1_bits63_0 & 64'hde2753181954cd1e)))};
 
 // ---- receive: block classification ----
-assign all_data = rx_all_data & rx_words_up;
-assign control0_and = control0 & rx_words_up;
+assign live = rx_words_up & (~hold);
+assign all_data = rx_all_data & live;
+assign control0_and = control0 & live;
 assign is_sep = rx_is_sep6 & control0_and;
 assign is_k0 = rx_is_btf_k0 & control0_and;
 assign is_nfc = rx_is_btf_nfc & control0_and;
@@ -4450,10 +4583,15 @@ assign rx_spec_wr0_bits8_0 = rx_spec_wr0[8:0];
 assign good_now_and = good_now & rx_header_not;
 assign good_now_and_2 = good_now_and & (~rx_wrote);
 assign rx_spec_wr0_minus = rx_spec_wr0 - 10'h1;
-assign rx_rd0_not = ~(rx_rd0 == rx_commit0);
-assign rx_rd0_and = rx_rd0_not & m_axis_vc0_tready;
-assign rx_rd0_sel = rx_rd0_and ? (rx_rd0 + 10'h1) : rx_rd0;
+assign credit_absorb0_is0 = credit_absorb0 == 16'h0;
+assign absorbing = ~credit_absorb0_is0;
+assign rx_rd0_and = (~(rx_rd0 == rx_commit0)) & ((~(rx_old_words0 == 10'h0)) | credit_absorb0_is0);
+assign rx_rd0_and_2 = rx_rd0_and & m_axis_vc0_tready;
+assign rx_rd0_sel = rx_rd0_and_2 ? (rx_rd0 + 10'h1) : rx_rd0;
 assign rx_rd0_bits8_0 = rx_rd0_sel[8:0];
+assign rx_credit_return_b0 = rx_credit_return[0];
+assign rx_commit0_minus = rx_commit0 - rx_rd0_sel;
+assign rx_credit_return_and = rx_credit_return_b0 & credit_absorb0_is0;
 
 // ---- virtual channel 1: words written speculatively, released at a good trailer ----
 assign write_and_2 = write & rx_header_b6;
@@ -4461,10 +4599,15 @@ assign rx_spec_wr1_bits8_0 = rx_spec_wr1[8:0];
 assign good_now_and_3 = good_now & rx_header_b6;
 assign good_now_and_4 = good_now_and_3 & (~rx_wrote);
 assign rx_spec_wr1_minus = rx_spec_wr1 - 10'h1;
-assign rx_rd1_not = ~(rx_rd1 == rx_commit1);
-assign rx_rd1_and = rx_rd1_not & m_axis_vc1_tready;
-assign rx_rd1_sel = rx_rd1_and ? (rx_rd1 + 10'h1) : rx_rd1;
+assign credit_absorb1_is0 = credit_absorb1 == 16'h0;
+assign absorbing_2 = ~credit_absorb1_is0;
+assign rx_rd1_and = (~(rx_rd1 == rx_commit1)) & ((~(rx_old_words1 == 10'h0)) | credit_absorb1_is0);
+assign rx_rd1_and_2 = rx_rd1_and & m_axis_vc1_tready;
+assign rx_rd1_sel = rx_rd1_and_2 ? (rx_rd1 + 10'h1) : rx_rd1;
 assign rx_rd1_bits8_0 = rx_rd1_sel[8:0];
+assign rx_credit_return_b1 = rx_credit_return[1];
+assign rx_commit1_minus = rx_commit1 - rx_rd1_sel;
+assign rx_credit_return_and_2 = rx_credit_return_b1 & credit_absorb1_is0;
 
 // ---- user-K checks: the CRC syndromes of the deskewed block, registered ----
 assign eb_out0_cat_26 = {24'h0, eb_out0_bits63_0[47:8]};
@@ -4496,8 +4639,14 @@ assign k_ok = (rx_k0_syndrome == 16'h0) & is_k0;
 // ---- consumer credits received (user-K block 1): one tx_credit pulse per step of a total ----
 assign bonded_word0_bits39_8 = bonded_word0_bits63_0[39:8];
 assign c_ok = (rx_k1_syndrome == 24'h0) & is_k1;
-assign remote_freed0_not = ~(remote_freed0 == credits_delivered0);
-assign remote_freed1_not = ~(remote_freed1 == credits_delivered1);
+assign remote_freed0_eq = remote_freed0 == credits_delivered0;
+assign remote_freed0_not = ~remote_freed0_eq;
+assign refund_now = remote_freed0_eq & (~(credit_refund0 == 16'h0));
+assign remote_freed0_or = remote_freed0_not | refund_now;
+assign remote_freed1_eq = remote_freed1 == credits_delivered1;
+assign remote_freed1_not = ~remote_freed1_eq;
+assign refund_now_2 = remote_freed1_eq & (~(credit_refund1 == 16'h0));
+assign remote_freed1_or = remote_freed1_not | refund_now_2;
 
 // ---- acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied ----
 assign ack_ok = (~(in_flight < (ack_in - acked_seq))) & info_in;
@@ -4598,7 +4747,7 @@ assign tx_trailer_info_cat_9 = {({({({tx_trailer_info_cat_8, (^(tx_trailer_info_
 assign trailer_word = {8'h0, ({({tx_trailer_info, ((tx_crc ^ tx_trailer_info_cat_9) ^ 32'hffffffff)}), 16'h61e})};
 
 // ---- lane blocks: training blocks of this cycle, native flow control at once ----
-assign for_tx_block1_sel = bond_slot ? 64'h4078 : (rx_up_sync1 ? 64'h1078 : 64'h3078);
+assign for_tx_block1_sel = bond_slot ? 64'h4078 : ((rx_up_sync1 ? 64'h1078 : 64'h3078) | ({16'h0, ({({(partner_marking ? 16'h5ac3 : 16'h0), (session_fresh ? 16'h5ac3 : 16'h0)}), 16'h0})}));
 assign send_nfc = s_axis_nfc_tvalid & tx_nfc_slot;
 assign tx_is_control_or = tx_is_control | send_nfc;
 assign tx_scrambler0_cat = {6'h0, tx_scrambler0};
@@ -4629,29 +4778,36 @@ assign send_header_or = send_header | send_ack;
 assign go_back_sel = (ack_taken_and & idle_and) ? 1'h1 : (idle_and ? 1'h0 : ((ack_taken_and | ((expire & outstanding) & (~nfc_hold))) ? 1'h1 : go_back));
 assign credit_used0_sel = (start_frame_and & end_frame_and) ? (credit_used0 + ({8'h0, words1})) : (end_frame_and ? ((credit_used0 + ({8'h0, words1})) - 16'h80) : (start_frame_and ? (credit_used0 + 16'h80) : credit_used0));
 assign credit_used1_sel = (start_frame_and_2 & end_frame_and_2) ? (credit_used1 + ({8'h0, words1})) : (end_frame_and_2 ? ((credit_used1 + ({8'h0, words1})) - 16'h80) : (start_frame_and_2 ? (credit_used1 + 16'h80) : credit_used1));
-assign remote_ready_sel = ((eb_out0_bits15_0 == 16'h3078) & eb_out0_and) ? 1'h0 : ((((eb_out0_bits15_0 == 16'h1078) & eb_out0_and) | (eb_out0_b65 & (~eb_out0_b64))) ? 1'h1 : remote_ready);
-assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~rx_words_up)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'h6553347b))}), (^(rx_crc & 32'h32a99a3d))}), (^(rx_crc & 32'h1954cd1e))}) ^ rx_crc_data) : rx_crc);
+assign remote_ready_sel = (eb_out0_and_2 | mark_in) ? 1'h0 : (((eb_out0_and_3 & unmarked) | (eb_out0_b65 & (~eb_out0_b64))) ? 1'h1 : remote_ready);
+assign bonded_word0_sel = (~live) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
+assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~live)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'h6553347b))}), (^(rx_crc & 32'h32a99a3d))}), (^(rx_crc & 32'h1954cd1e))}) ^ rx_crc_data) : rx_crc);
+assign flits_popped0_sel = hold ? ((((flits_popped0 + ({15'h0, rx_rd0_and_2})) + ({6'h0, rx_commit0_minus})) - credits_returned0) - ({15'h0, rx_credit_return_b0})) : ((rx_credit_return_b0 & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
+assign flits_popped1_sel = hold ? ((((flits_popped1 + ({15'h0, rx_rd1_and_2})) + ({6'h0, rx_commit1_minus})) - credits_returned1) - ({15'h0, rx_credit_return_b1})) : ((rx_credit_return_b1 & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
+assign flits_taken0_sel = hold ? (((flits_taken0 + ({15'h0, take_and})) - credits_given0) - ({15'h0, remote_freed0_or})) : ((credit_refund0 - ({15'h0, refund_now})) + ({15'h0, ((take & ingress_discard) & s_axis_tuser_not)}));
+assign flits_taken1_sel = hold ? (((flits_taken1 + ({15'h0, take_and_2})) - credits_given1) - ({15'h0, remote_freed1_or})) : ((credit_refund1 - ({15'h0, refund_now_2})) + ({15'h0, ((take & ingress_discard) & s_axis_tuser)}));
+assign ack_dirty_sel = (((((rx_good | rx_duplicate) | nak_now) | rx_rd0_and_2) | rx_rd1_and_2) | hold) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
 assign in_flight_sel = rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq - acked_seq)));
 
 always @(posedge clk) begin
-    if (rst) acked_seq <= 6'h0; else acked_seq <= ack_ok ? ack_in : acked_seq;
-    if (rst) acked_addr <= 11'h0; else acked_addr <= ack_ok ? (((ack_in == in_seq) & (~in_frame)) ? replay_wr : frame_start_rd[10:0]) : acked_addr;
-    if (rst) credit_limit0 <= 16'h200; else credit_limit0 <= info_in ? limit_in0 : credit_limit0;
-    if (rst) credit_limit1 <= 16'h200; else credit_limit1 <= info_in ? limit_in1 : credit_limit1;
-    if (rst) go_back <= 1'h0; else go_back <= go_back_sel;
+    if (rst) acked_seq <= 6'h0; else acked_seq <= hold ? 6'h0 : (ack_ok ? ack_in : acked_seq);
+    if (rst) acked_addr <= 11'h0; else acked_addr <= hold ? replay_wr : (ack_ok ? (((ack_in == in_seq) & (~in_frame)) ? replay_wr : frame_start_rd[10:0]) : acked_addr);
+    if (rst) credit_limit0 <= 16'h200; else credit_limit0 <= hold ? 16'h0 : (info_in ? limit_in0 : credit_limit0);
+    if (rst) credit_limit1 <= 16'h200; else credit_limit1 <= hold ? 16'h0 : (info_in ? limit_in1 : credit_limit1);
+    if (rst) go_back <= 1'h0; else go_back <= hold ? 1'h0 : go_back_sel;
     if (rst) replay_wr <= 11'h0; else replay_wr <= push ? (replay_wr + 11'h1) : replay_wr;
-    if (rst) in_frame <= 1'h0; else in_frame <= push ? (~end_frame) : in_frame;
-    if (rst) in_words <= 8'h0; else in_words <= push ? (end_frame ? 8'h0 : words1) : in_words;
+    if (rst) in_frame <= 1'h0; else in_frame <= hold ? 1'h0 : (push ? (~end_frame) : in_frame);
+    if (rst) in_words <= 8'h0; else in_words <= hold ? 8'h0 : (push ? (end_frame ? 8'h0 : words1) : in_words);
     if (rst) in_vc <= 1'h0; else in_vc <= start_frame ? s_axis_tuser : in_vc;
-    if (rst) in_seq <= 6'h0; else in_seq <= end_frame ? (in_seq + 6'h1) : in_seq;
-    if (rst) credit_used0 <= 16'h0; else credit_used0 <= credit_used0_sel;
-    if (rst) credit_used1 <= 16'h0; else credit_used1 <= credit_used1_sel;
+    if (rst) in_seq <= 6'h0; else in_seq <= hold ? 6'h0 : (end_frame ? (in_seq + 6'h1) : in_seq);
+    if (rst) credit_used0 <= 16'h0; else credit_used0 <= hold ? 16'h0 : credit_used0_sel;
+    if (rst) credit_used1 <= 16'h0; else credit_used1 <= hold ? 16'h0 : credit_used1_sel;
     if (rst) ingress_space <= 1'h0; else ingress_space <= (replay_wr - acked_addr) < 11'h3ff;
     if (rst) ingress_credit_ok0 <= 1'h0; else ingress_credit_ok0 <= ~((credit_limit0 - credit_used0) < 16'h81);
     if (rst) ingress_credit_ok1 <= 1'h0; else ingress_credit_ok1 <= ~((credit_limit1 - credit_used1) < 16'h81);
     if (rst) ingress_below_max <= 1'h0; else ingress_below_max <= in_flight < 6'h1f;
     if (rst) ingress_below_max1 <= 1'h0; else ingress_below_max1 <= in_flight < 6'h1e;
-    if (rst) ingress_ended <= 1'h0; else ingress_ended <= end_frame;
+    if (rst) ingress_ended <= 1'h0; else ingress_ended <= hold ? 1'h0 : end_frame;
+    if (rst) ingress_discard <= 1'h0; else ingress_discard <= (hold & in_frame) ? 1'h1 : ((take & s_axis_tlast) ? 1'h0 : ingress_discard);
     if (rst) rx_up_sync0 <= 1'h0; else rx_up_sync0 <= rx_up;
     if (rst) rx_up_sync1 <= 1'h0; else rx_up_sync1 <= rx_up_sync0;
     if (rst) lane_up_sync0 <= 2'h0; else lane_up_sync0 <= {rx_locked1, rx_locked0};
@@ -4671,36 +4827,40 @@ always @(posedge clk) begin
     if (rst) bonded_word0 <= 66'h0; else bonded_word0 <= eb_out0;
     if (rst) bonded_word1 <= 66'h0; else bonded_word1 <= eb_out1;
     if (rst) rx_words_up <= 1'h0; else rx_words_up <= rx_up_sync1;
+    if (rst) session_fresh <= 1'h1; else session_fresh <= echo_in ? 1'h0 : session_fresh;
+    if (rst) partner_marking <= 1'h0; else partner_marking <= (~rx_up_sync1) ? 1'h0 : (eb_out0_and_4 ? mark_in : partner_marking);
     if (rst) remote_ready <= 1'h0; else remote_ready <= (~rx_up_sync1) ? 1'h0 : remote_ready_sel;
+    if (rst) partner_marking_before <= 1'h0; else partner_marking_before <= partner_marking;
+    if (rst) session_up_since_restart <= 1'h0; else session_up_since_restart <= partner_restart ? 1'h0 : (channel_up_2 ? 1'h1 : session_up_since_restart);
     if (rst) rx_is_sep6 <= 1'h0; else rx_is_sep6 <= eb_out0_bits63_0[15:0] == 16'h61e;
     if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= eb_out0_bits7_0 == 8'hd2;
     if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= eb_out0_bits7_0 == 8'h99;
     if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= eb_out0_bits7_0 == 8'haa;
     if (rst) rx_is_known <= 1'h0; else rx_is_known <= eb_out0_or;
-    if (rst) rx_all_data <= 1'h0; else rx_all_data <= eb_out0_and_2 & eb_out1_and;
-    if (rst) rx_any_data <= 1'h0; else rx_any_data <= eb_out0_and_2 | eb_out1_and;
+    if (rst) rx_all_data <= 1'h0; else rx_all_data <= eb_out0_and_5 & eb_out1_and;
+    if (rst) rx_any_data <= 1'h0; else rx_any_data <= eb_out0_and_5 | eb_out1_and;
     if (rst) rx_all_valid <= 1'h0; else rx_all_valid <= eb_out0_b65 & eb_out1_b65;
     if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((eb_out0_bits5_0 == 6'h0) | (6'h10 < eb_out0_bits5_0));
     if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= (eb_out0_bits63_0[47:16] ^ eb_out0_cat_9) ^ 32'hffffffff;
     if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= eb_out0_cat_25;
-    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~rx_words_up) ? 1'h0 : (is_nfc ? bonded_word0_b16 : nfc_xoff);
-    if (rst) nfc_timer <= 9'h0; else nfc_timer <= (~rx_words_up) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
-    if (rst) nfc_hold <= 1'h0; else nfc_hold <= rx_words_up & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
+    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~live) ? 1'h0 : (is_nfc ? bonded_word0_b16 : nfc_xoff);
+    if (rst) nfc_timer <= 9'h0; else nfc_timer <= bonded_word0_sel;
+    if (rst) nfc_hold <= 1'h0; else nfc_hold <= live & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
     if (rst) rx_nfc_valid <= 1'h0; else rx_nfc_valid <= is_nfc;
     if (rst) rx_nfc_data <= 16'h0; else rx_nfc_data <= is_nfc ? ({7'h0, ({bonded_word0_b16, bonded_word0_bits15_8})}) : rx_nfc_data;
-    if (rst) rx_in_frame <= 1'h0; else rx_in_frame <= (~rx_words_up) ? 1'h0 : (trailer_now ? 1'h0 : (header_now ? 1'h1 : rx_in_frame));
+    if (rst) rx_in_frame <= 1'h0; else rx_in_frame <= (~live) ? 1'h0 : (trailer_now ? 1'h0 : (header_now ? 1'h1 : rx_in_frame));
     if (rst) rx_bad <= 1'h0; else rx_bad <= header_now ? 1'h0 : (((bad_block | overflow) & rx_in_frame) ? 1'h1 : rx_bad);
     if (rst) rx_words <= 9'h0; else rx_words <= header_now ? 9'h0 : (write ? (rx_words + 9'h1) : rx_words);
     if (rst) rx_crc <= 32'h73d74d75; else rx_crc <= rx_crc_sel;
     if (rst) rx_header <= 64'h0; else rx_header <= header_now ? bonded_word0_bits63_0 : rx_header;
-    if (rst) rx_expected <= 6'h0; else rx_expected <= good_now ? (rx_expected + 6'h1) : rx_expected;
-    if (rst) rx_nak_sent <= 1'h0; else rx_nak_sent <= rx_good ? 1'h0 : (nak_now ? 1'h1 : rx_nak_sent);
-    if (rst) rx_spec_wr0 <= 10'h0; else rx_spec_wr0 <= ((header_now & (~rx_commit_late0)) & (~bonded_word0_bits63_0[6])) ? rx_commit0 : (write_and ? (rx_spec_wr0 + 10'h1) : rx_spec_wr0);
-    if (rst) rx_spec_wr1 <= 10'h0; else rx_spec_wr1 <= ((header_now & (~rx_commit_late1)) & bonded_word0_bits63_0[6]) ? rx_commit1 : (write_and_2 ? (rx_spec_wr1 + 10'h1) : rx_spec_wr1);
+    if (rst) rx_expected <= 6'h0; else rx_expected <= hold ? 6'h0 : (good_now ? (rx_expected + 6'h1) : rx_expected);
+    if (rst) rx_nak_sent <= 1'h0; else rx_nak_sent <= hold ? 1'h0 : (rx_good ? 1'h0 : (nak_now ? 1'h1 : rx_nak_sent));
+    if (rst) rx_spec_wr0 <= 10'h0; else rx_spec_wr0 <= hold ? rx_commit0 : (((header_now & (~rx_commit_late0)) & (~bonded_word0_bits63_0[6])) ? rx_commit0 : (write_and ? (rx_spec_wr0 + 10'h1) : rx_spec_wr0));
+    if (rst) rx_spec_wr1 <= 10'h0; else rx_spec_wr1 <= hold ? rx_commit1 : (((header_now & (~rx_commit_late1)) & bonded_word0_bits63_0[6]) ? rx_commit1 : (write_and_2 ? (rx_spec_wr1 + 10'h1) : rx_spec_wr1));
     if (rst) rx_commit0 <= 10'h0; else rx_commit0 <= ((good_now_and & rx_wrote) | rx_commit_late0) ? rx_spec_wr0 : rx_commit0;
     if (rst) rx_commit1 <= 10'h0; else rx_commit1 <= ((good_now_and_3 & rx_wrote) | rx_commit_late1) ? rx_spec_wr1 : rx_commit1;
-    if (rst) rx_rd0 <= 10'h0; else rx_rd0 <= rx_rd0_and ? (rx_rd0 + 10'h1) : rx_rd0;
-    if (rst) rx_rd1 <= 10'h0; else rx_rd1 <= rx_rd1_and ? (rx_rd1 + 10'h1) : rx_rd1;
+    if (rst) rx_rd0 <= 10'h0; else rx_rd0 <= rx_rd0_and_2 ? (rx_rd0 + 10'h1) : rx_rd0;
+    if (rst) rx_rd1 <= 10'h0; else rx_rd1 <= rx_rd1_and_2 ? (rx_rd1 + 10'h1) : rx_rd1;
     if (rst) rx_wrote <= 1'h0; else rx_wrote <= write;
     if (rst) rx_seq_ok <= 1'h0; else rx_seq_ok <= rx_header_bits5_0 == rx_expected;
     if (rst) rx_seq_behind <= 1'h0; else rx_seq_behind <= (rx_expected - rx_header_bits5_0) < 6'h20;
@@ -4710,21 +4870,35 @@ always @(posedge clk) begin
     if (rst) rx_was_trailer <= 1'h0; else rx_was_trailer <= trailer_now;
     if (rst) rx_was_crc_ok <= 1'h0; else rx_was_crc_ok <= crc_ok;
     if (rst) rx_commit_late0 <= 1'h0; else rx_commit_late0 <= good_now_and_2;
+    if (rst) rx_old_words0 <= 10'h0; else rx_old_words0 <= hold ? rx_commit0_minus : ((rx_rd0_and_2 & (~(rx_old_words0 == 10'h0))) ? (rx_old_words0 - 10'h1) : rx_old_words0);
+    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= flits_popped0_sel;
+    if (rst) flits_popped0 <= 16'h0; else flits_popped0 <= rx_rd0_and_2 ? (flits_popped0 + 16'h1) : flits_popped0;
+    if (rst) credits_returned0 <= 16'h0; else credits_returned0 <= rx_credit_return_b0 ? (credits_returned0 + 16'h1) : credits_returned0;
     vc0_read0 <= vc0_lane0[rx_rd0_bits8_0];
     vc0_read1 <= vc0_lane1[rx_rd0_bits8_0];
     vc0_side_read <= vc0_side[rx_rd0_bits8_0];
-    if (rst) rx_credit_limit0 <= 16'h200; else rx_credit_limit0 <= rx_rd0_and ? (rx_credit_limit0 + 16'h1) : rx_credit_limit0;
+    if (rst) rx_credit_limit0 <= 16'h200; else rx_credit_limit0 <= hold ? (16'h200 - ({6'h0, rx_commit0_minus})) : (rx_rd0_and_2 ? (rx_credit_limit0 + 16'h1) : rx_credit_limit0);
     if (rst) rx_commit_late1 <= 1'h0; else rx_commit_late1 <= good_now_and_4;
+    if (rst) rx_old_words1 <= 10'h0; else rx_old_words1 <= hold ? rx_commit1_minus : ((rx_rd1_and_2 & (~(rx_old_words1 == 10'h0))) ? (rx_old_words1 - 10'h1) : rx_old_words1);
+    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= flits_popped1_sel;
+    if (rst) flits_popped1 <= 16'h0; else flits_popped1 <= rx_rd1_and_2 ? (flits_popped1 + 16'h1) : flits_popped1;
+    if (rst) credits_returned1 <= 16'h0; else credits_returned1 <= rx_credit_return_b1 ? (credits_returned1 + 16'h1) : credits_returned1;
     vc1_read0 <= vc1_lane0[rx_rd1_bits8_0];
     vc1_read1 <= vc1_lane1[rx_rd1_bits8_0];
     vc1_side_read <= vc1_side[rx_rd1_bits8_0];
-    if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= rx_rd1_and ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1;
+    if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= hold ? (16'h200 - ({6'h0, rx_commit1_minus})) : (rx_rd1_and_2 ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1);
     if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= eb_out0_xor[15:0] ^ eb_out0_bits63_0[63:48];
     if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= eb_out0_xor_2[23:0] ^ eb_out0_bits63_0[63:40];
-    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= c_ok ? bonded_word0_bits39_8[15:0] : remote_freed0;
-    if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= remote_freed0_not ? (credits_delivered0 + 16'h1) : credits_delivered0;
-    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= c_ok ? bonded_word0_bits39_8[31:16] : remote_freed1;
-    if (rst) credits_delivered1 <= 16'h0; else credits_delivered1 <= remote_freed1_not ? (credits_delivered1 + 16'h1) : credits_delivered1;
+    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= hold ? 16'h0 : (c_ok ? bonded_word0_bits39_8[15:0] : remote_freed0);
+    if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= hold ? 16'h0 : (remote_freed0_not ? (credits_delivered0 + 16'h1) : credits_delivered0);
+    if (rst) flits_taken0 <= 16'h0; else flits_taken0 <= take_and ? (flits_taken0 + 16'h1) : flits_taken0;
+    if (rst) credits_given0 <= 16'h0; else credits_given0 <= remote_freed0_or ? (credits_given0 + 16'h1) : credits_given0;
+    if (rst) credit_refund0 <= 16'h0; else credit_refund0 <= flits_taken0_sel;
+    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= hold ? 16'h0 : (c_ok ? bonded_word0_bits39_8[31:16] : remote_freed1);
+    if (rst) credits_delivered1 <= 16'h0; else credits_delivered1 <= hold ? 16'h0 : (remote_freed1_not ? (credits_delivered1 + 16'h1) : credits_delivered1);
+    if (rst) flits_taken1 <= 16'h0; else flits_taken1 <= take_and_2 ? (flits_taken1 + 16'h1) : flits_taken1;
+    if (rst) credits_given1 <= 16'h0; else credits_given1 <= remote_freed1_or ? (credits_given1 + 16'h1) : credits_given1;
+    if (rst) credit_refund1 <= 16'h0; else credit_refund1 <= flits_taken1_sel;
     if (rst) k0_was_ok <= 1'h0; else k0_was_ok <= k_ok;
     if (rst) k0_info <= 40'h0; else k0_info <= bonded_word0_bits63_0[47:8];
     if (rst) info_in <= 1'h0; else info_in <= (rx_good | rx_duplicate) | k0_was_ok;
@@ -4734,25 +4908,25 @@ always @(posedge clk) begin
     if (rst) limit_in1 <= 16'h0; else limit_in1 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
     if (rst) ack_taken <= 1'h0; else ack_taken <= ack_ok;
     if (rst) nak_taken <= 1'h0; else nak_taken <= nak_in;
-    if (rst) tx_state <= 2'h0; else tx_state <= send_trailer ? 2'h0 : ((send_payload & last_word) ? 2'h2 : (send_header ? 2'h1 : tx_state));
-    if (rst) tx_seq <= 6'h0; else tx_seq <= rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq);
-    if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= fresh ? tx_seq_plus : tx_sent_high;
-    if (rst) tx_rd <= 11'h0; else tx_rd <= rd_next;
-    if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= (tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'h7b041311 : ({({({tx_crc_cat_3, (^(tx_crc & 32'h6553347b))}), (^(tx_crc & 32'h32a99a3d))}), (^(tx_crc & 32'h1954cd1e))})) ^ tx_crc_data) : tx_crc;
-    if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= (nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0)));
+    if (rst) tx_state <= 2'h0; else tx_state <= hold ? 2'h0 : (send_trailer ? 2'h0 : ((send_payload & last_word) ? 2'h2 : (send_header ? 2'h1 : tx_state)));
+    if (rst) tx_seq <= 6'h0; else tx_seq <= hold ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq));
+    if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= hold ? 6'h0 : (fresh ? tx_seq_plus : tx_sent_high);
+    if (rst) tx_rd <= 11'h0; else tx_rd <= hold ? replay_wr : rd_next;
+    if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= hold ? 32'h73d74d75 : ((tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'h7b041311 : ({({({tx_crc_cat_3, (^(tx_crc & 32'h6553347b))}), (^(tx_crc & 32'h32a99a3d))}), (^(tx_crc & 32'h1954cd1e))})) ^ tx_crc_data) : tx_crc);
+    if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= hold ? 16'h0 : ((nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0))));
     if (rst) cc_timer <= 16'h1; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
     if (rst) bond_timer <= 4'h0; else bond_timer <= bond_timer + 4'h1;
-    if (rst) ack_dirty <= 1'h1; else ack_dirty <= ((((rx_good | rx_duplicate) | nak_now) | rx_rd0_and) | rx_rd1_and) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
-    if (rst) ack_urgent <= 1'h0; else ack_urgent <= nak_now ? 1'h1 : (send_header_or ? 1'h0 : ack_urgent);
+    if (rst) ack_dirty <= 1'h1; else ack_dirty <= ack_dirty_sel;
+    if (rst) ack_urgent <= 1'h0; else ack_urgent <= nak_now ? 1'h1 : (send_header_or ? 1'h0 : (hold ? 1'h0 : ack_urgent));
     if (rst) send_cc <= 1'h1; else send_cc <= cc_timer_is4992 | (cc_timer_plus < 16'h8);
     if (rst) tx_acked <= 6'h0; else tx_acked <= acked_seq;
     if (rst) tx_stale <= 1'h0; else tx_stale <= in_flight_sel;
     if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq == in_seq)));
     if (rst) tx_avail <= 1'h0; else tx_avail <= send_header ? (~(frame_start_bits10_0 == replay_wr)) : (send_payload ? (~(tx_rd_plus == replay_wr)) : (~(tx_rd == replay_wr)));
     if (rst) tx_nfc_slot <= 1'h0; else tx_nfc_slot <= running_and;
-    if (rst) freed_total0 <= 16'h0; else freed_total0 <= rx_credit_return[0] ? (freed_total0 + 16'h1) : freed_total0;
-    if (rst) freed_total1 <= 16'h0; else freed_total1 <= rx_credit_return[1] ? (freed_total1 + 16'h1) : freed_total1;
-    if (rst) credit_dirty <= 1'h0; else credit_dirty <= (~(rx_credit_return == 2'h0)) ? 1'h1 : (send_credit ? 1'h0 : credit_dirty);
+    if (rst) freed_total0 <= 16'h0; else freed_total0 <= hold ? 16'h0 : (rx_credit_return_and ? (freed_total0 + 16'h1) : freed_total0);
+    if (rst) freed_total1 <= 16'h0; else freed_total1 <= hold ? 16'h0 : (rx_credit_return_and_2 ? (freed_total1 + 16'h1) : freed_total1);
+    if (rst) credit_dirty <= 1'h0; else credit_dirty <= hold ? 1'h0 : ((rx_credit_return_and | rx_credit_return_and_2) ? 1'h1 : (send_credit ? 1'h0 : credit_dirty));
     if (rst) since_credit <= 7'h0; else since_credit <= send_credit ? 7'h0 : ((since_credit == 7'h7f) ? since_credit : (since_credit + 7'h1));
     if (rst) tx_word0 <= 64'h8078; else tx_word0 <= send_cc ? 64'h8078 : (send_header ? header_word : freed_total1_sel);
     tx_replay_read0 <= replay0[rd_next[9:0]];
@@ -4776,6 +4950,8 @@ always @(posedge clk) begin
     if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
     if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, (lock_lost_toggle0_sync1 ^ lock_lost_seen0)}) + ({31'h0, (lock_lost_toggle1_sync1 ^ lock_lost_seen1)}));
     if (rst) slips_2 <= 32'h0; else slips_2 <= eb_slip ? (slips_2 + 32'h1) : slips_2;
+    if (rst) partner_restarts_2 <= 32'h0; else partner_restarts_2 <= partner_restart ? (partner_restarts_2 + 32'h1) : partner_restarts_2;
+    if (rst) frames_dropped_2 <= 32'h0; else frames_dropped_2 <= partner_restart ? (frames_dropped_2 + (({26'h0, (in_seq - acked_seq)}) + ({31'h0, in_frame}))) : frames_dropped_2;
     if (rst) channel_was_up <= 1'h0; else channel_was_up <= channel_up_2;
     if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= channel_up_2 ? 1'h1 : channel_ever_up;
     if (rst) retrains_2 <= 32'h0; else retrains_2 <= ((channel_up_2 & (~channel_was_up)) & channel_ever_up) ? (retrains_2 + 32'h1) : retrains_2;
@@ -4847,12 +5023,12 @@ assign m_axis_nfc_tdata = rx_nfc_data;
 assign m_axis_vc0_tdata = {vc0_read1, vc0_read0};
 assign m_axis_vc0_tkeep = ~(16'hffff << vc0_side_read[5:0]);
 assign m_axis_vc0_tlast = vc0_side_read[6];
-assign m_axis_vc0_tvalid = rx_rd0_not;
+assign m_axis_vc0_tvalid = rx_rd0_and;
 assign m_axis_vc1_tdata = {vc1_read1, vc1_read0};
 assign m_axis_vc1_tkeep = ~(16'hffff << vc1_side_read[5:0]);
 assign m_axis_vc1_tlast = vc1_side_read[6];
-assign m_axis_vc1_tvalid = rx_rd1_not;
-assign tx_credit = {remote_freed1_not, remote_freed0_not};
+assign m_axis_vc1_tvalid = rx_rd1_and;
+assign tx_credit = {remote_freed1_or, remote_freed0_or};
 assign s_axis_nfc_tready = send_nfc;
 assign tx_serial = {tx_block1, tx_block0};
 assign frames_sent = frames_sent_2;
@@ -4861,6 +5037,8 @@ assign frames_received = frames_received_2;
 assign crc_errors = crc_errors_2;
 assign lock_losses = lock_losses_2;
 assign slips = slips_2;
+assign partner_restarts = partner_restarts_2;
+assign frames_dropped = frames_dropped_2;
 assign retrains = retrains_2;
 assign up_cycles = up_cycles_2;
 endmodule

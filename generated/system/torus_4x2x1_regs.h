@@ -120,49 +120,65 @@
 #define TORUS_4X2X1_STAT_XP_RETRAINS 0x138u
 /* Counter: xp up cycles (RO) */
 #define TORUS_4X2X1_STAT_XP_UP_CYCLES 0x13Cu
+/* Counter: xp partner restarts (RO) */
+#define TORUS_4X2X1_STAT_XP_PARTNER_RESTARTS 0x140u
+/* Counter: xp frames dropped (RO) */
+#define TORUS_4X2X1_STAT_XP_FRAMES_DROPPED 0x144u
 /* Counter: xp slips (RO) */
-#define TORUS_4X2X1_STAT_XP_SLIPS 0x140u
+#define TORUS_4X2X1_STAT_XP_SLIPS 0x148u
 /* Counter: xn frames sent (RO) */
-#define TORUS_4X2X1_STAT_XN_FRAMES_SENT 0x144u
+#define TORUS_4X2X1_STAT_XN_FRAMES_SENT 0x14Cu
 /* Counter: xn frames retransmitted (RO) */
-#define TORUS_4X2X1_STAT_XN_FRAMES_RETRANSMITTED 0x148u
+#define TORUS_4X2X1_STAT_XN_FRAMES_RETRANSMITTED 0x150u
 /* Counter: xn crc errors (RO) */
-#define TORUS_4X2X1_STAT_XN_CRC_ERRORS 0x14Cu
+#define TORUS_4X2X1_STAT_XN_CRC_ERRORS 0x154u
 /* Counter: xn lock losses (RO) */
-#define TORUS_4X2X1_STAT_XN_LOCK_LOSSES 0x150u
+#define TORUS_4X2X1_STAT_XN_LOCK_LOSSES 0x158u
 /* Counter: xn retrains (RO) */
-#define TORUS_4X2X1_STAT_XN_RETRAINS 0x154u
+#define TORUS_4X2X1_STAT_XN_RETRAINS 0x15Cu
 /* Counter: xn up cycles (RO) */
-#define TORUS_4X2X1_STAT_XN_UP_CYCLES 0x158u
+#define TORUS_4X2X1_STAT_XN_UP_CYCLES 0x160u
+/* Counter: xn partner restarts (RO) */
+#define TORUS_4X2X1_STAT_XN_PARTNER_RESTARTS 0x164u
+/* Counter: xn frames dropped (RO) */
+#define TORUS_4X2X1_STAT_XN_FRAMES_DROPPED 0x168u
 /* Counter: xn slips (RO) */
-#define TORUS_4X2X1_STAT_XN_SLIPS 0x15Cu
+#define TORUS_4X2X1_STAT_XN_SLIPS 0x16Cu
 /* Counter: yp frames sent (RO) */
-#define TORUS_4X2X1_STAT_YP_FRAMES_SENT 0x160u
+#define TORUS_4X2X1_STAT_YP_FRAMES_SENT 0x170u
 /* Counter: yp frames retransmitted (RO) */
-#define TORUS_4X2X1_STAT_YP_FRAMES_RETRANSMITTED 0x164u
+#define TORUS_4X2X1_STAT_YP_FRAMES_RETRANSMITTED 0x174u
 /* Counter: yp crc errors (RO) */
-#define TORUS_4X2X1_STAT_YP_CRC_ERRORS 0x168u
+#define TORUS_4X2X1_STAT_YP_CRC_ERRORS 0x178u
 /* Counter: yp lock losses (RO) */
-#define TORUS_4X2X1_STAT_YP_LOCK_LOSSES 0x16Cu
+#define TORUS_4X2X1_STAT_YP_LOCK_LOSSES 0x17Cu
 /* Counter: yp retrains (RO) */
-#define TORUS_4X2X1_STAT_YP_RETRAINS 0x170u
+#define TORUS_4X2X1_STAT_YP_RETRAINS 0x180u
 /* Counter: yp up cycles (RO) */
-#define TORUS_4X2X1_STAT_YP_UP_CYCLES 0x174u
+#define TORUS_4X2X1_STAT_YP_UP_CYCLES 0x184u
+/* Counter: yp partner restarts (RO) */
+#define TORUS_4X2X1_STAT_YP_PARTNER_RESTARTS 0x188u
+/* Counter: yp frames dropped (RO) */
+#define TORUS_4X2X1_STAT_YP_FRAMES_DROPPED 0x18Cu
 /* Counter: yp slips (RO) */
-#define TORUS_4X2X1_STAT_YP_SLIPS 0x178u
+#define TORUS_4X2X1_STAT_YP_SLIPS 0x190u
 /* Counter: yn frames sent (RO) */
-#define TORUS_4X2X1_STAT_YN_FRAMES_SENT 0x17Cu
+#define TORUS_4X2X1_STAT_YN_FRAMES_SENT 0x194u
 /* Counter: yn frames retransmitted (RO) */
-#define TORUS_4X2X1_STAT_YN_FRAMES_RETRANSMITTED 0x180u
+#define TORUS_4X2X1_STAT_YN_FRAMES_RETRANSMITTED 0x198u
 /* Counter: yn crc errors (RO) */
-#define TORUS_4X2X1_STAT_YN_CRC_ERRORS 0x184u
+#define TORUS_4X2X1_STAT_YN_CRC_ERRORS 0x19Cu
 /* Counter: yn lock losses (RO) */
-#define TORUS_4X2X1_STAT_YN_LOCK_LOSSES 0x188u
+#define TORUS_4X2X1_STAT_YN_LOCK_LOSSES 0x1A0u
 /* Counter: yn retrains (RO) */
-#define TORUS_4X2X1_STAT_YN_RETRAINS 0x18Cu
+#define TORUS_4X2X1_STAT_YN_RETRAINS 0x1A4u
 /* Counter: yn up cycles (RO) */
-#define TORUS_4X2X1_STAT_YN_UP_CYCLES 0x190u
+#define TORUS_4X2X1_STAT_YN_UP_CYCLES 0x1A8u
+/* Counter: yn partner restarts (RO) */
+#define TORUS_4X2X1_STAT_YN_PARTNER_RESTARTS 0x1ACu
+/* Counter: yn frames dropped (RO) */
+#define TORUS_4X2X1_STAT_YN_FRAMES_DROPPED 0x1B0u
 /* Counter: yn slips (RO) */
-#define TORUS_4X2X1_STAT_YN_SLIPS 0x194u
+#define TORUS_4X2X1_STAT_YN_SLIPS 0x1B4u
 
 #endif /* TORUS_4X2X1_REGS_H */

@@ -11,7 +11,8 @@
 //!
 //! Control block types used here (SP011, as in Xilinx's PG074 symbol decoder):
 //! - `0x78` idle family, byte 1 says which: `0x10` idle, `0x30` not ready, `0x40` channel
-//!   bonding, `0x80` clock compensation;
+//!   bonding, `0x80` clock compensation (bytes 2..=5 of idle and not ready: the reliable link's
+//!   restart mark and its echo);
 //! - `0x1E` separator: byte 1 = count of valid bytes (0..=6) in bytes 2..;
 //! - `0xE1` separator-7: 7 valid bytes in bytes 1..=7;
 //! - `0xAA` native flow control;
@@ -33,6 +34,10 @@ pub const BTF_SEPARATOR7: u8 = 0xE1;
 pub const BTF_NATIVE_FLOW_CONTROL: u8 = 0xAA;
 pub const BTF_USER_K0: u8 = 0xD2;
 pub const BTF_USER_K1: u8 = 0x99;
+/// The restart mark (bytes 2..=3 of an idle or not-ready block) and its echo (bytes 4..=5), see
+/// the link's `session`: eight bits set, so the bit errors of one block (the descrambler makes
+/// three of each line error) cannot forge it from zeros.
+pub const RESTART_MARK: u128 = 0x5AC3;
 
 /// Scrambler polynomial x⁵⁸ + x³⁹ + 1 (clause 49.2.6): `s[n] = d[n] ^ s[n-39] ^ s[n-58]`.
 pub const SCRAMBLER_TAPS: (usize, usize) = (39, 58);

@@ -81,7 +81,7 @@ pub fn counter_names(config: &NodeConfig) -> Vec<String> {
 
 /// The counters of each link endpoint in the register window.
 fn link_counters(link: &LinkConfig) -> Vec<&'static str> {
-    let mut names = vec!["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses", "retrains", "up_cycles"];
+    let mut names = vec!["frames_sent", "frames_retransmitted", "crc_errors", "lock_losses", "retrains", "up_cycles", "partner_restarts", "frames_dropped"];
     if link.rx_clock {
         names.push("slips");
     }

@@ -1,6 +1,7 @@
 //! Receive lanes into one channel: per-lane block lock and descrambling ([`super::super::lane`]),
 //! deskew (each lane's blocks delayed so the bonding blocks line up, then registered), channel
-//! bonding, and the partner's readiness (it sends not-ready idles until its own receiver has bonded).
+//! bonding, and the partner's readiness (it sends not-ready idles until its own receiver has bonded)
+//! and restarts (its training blocks carry a restart mark after a reset).
 //!
 //! With a receive clock (`LinkConfig::rx_clock`), everything up to the deskewed words runs on
 //! `rx_clk` and the words cross into `clk` through the [`super::elastic`] buffer; the lock and
@@ -9,7 +10,7 @@
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::sig;
 
-use super::super::format::{idle_payload, CHANNEL_BOND, IDLE, NOT_READY};
+use super::super::format::{idle_payload, CHANNEL_BOND, CLOCK_COMPENSATION, IDLE, NOT_READY, RESTART_MARK};
 use super::super::lane;
 use super::{registered, Sizes};
 
@@ -40,6 +41,16 @@ pub(super) struct Lanes<'d> {
     pub lock_lost: Vec<Sig<'d>>,
     /// A clock-compensation block inserted or deleted by the elastic buffer (zero without one).
     pub slip: Sig<'d>,
+    /// This endpoint restarted (reset) and the partner has not yet seen it: its training blocks
+    /// carry the restart mark until the partner echoes it.
+    pub fresh: Sig<'d>,
+    /// The partner's last training block carried its restart mark (echoed in ours).
+    pub partner_marking: Sig<'d>,
+    /// The link session is being restarted: while high, every sequence number, acknowledgement
+    /// and credit count of the link goes back to its start (see [`super::session`]).
+    pub hold: Sig<'d>,
+    /// The partner restarted while this side was running (first cycle of its marks).
+    pub partner_restart: Sig<'d>,
 }
 
 /// A channel-bonding idle block.
@@ -140,15 +151,33 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>], rx: O
     // The same for the registered words (the first word after bonding was deskewed before).
     let words_up = registered(d, "rx_words_up", rx_up);
 
-    d.section("remote readiness (from the deskewed block, as it leaves the deskew)");
+    d.section("remote readiness and restarts (from the deskewed block, as it leaves the deskew)");
     let low16 = ahead.payload[0].bits(0, 16);
     let ahead_control0 = ahead.valid[0] & ahead.control[0];
     let is_nr = low16.eq(idle_payload(NOT_READY)) & ahead_control0;
     let is_idle = low16.eq(idle_payload(IDLE)) & ahead_control0;
     let is_data0 = ahead.valid[0] & !ahead.control[0];
+    // Training blocks (idle, not ready) carry the restart mark and its echo (see `session`);
+    // the partner's readiness counts only blocks that carry no mark at all.
+    let mark = |at: usize, value: u128| ahead.payload[0].bits(at, 16).eq(value);
+    sig!(is_train = is_nr | is_idle);
+    sig!(mark_in = is_train & mark(16, RESTART_MARK), echo_in = is_train & mark(32, RESTART_MARK), unmarked = mark(16, 0));
+    let fresh = d.reg("session_fresh", 1, 1);
+    fresh.clear_when(echo_in);
+    // Whether the partner's last block (clock compensation and bonding aside) was a marked one.
+    let is_cc = low16.eq(idle_payload(CLOCK_COMPENSATION)) & ahead_control0;
+    let partner_marking = d.reg("partner_marking", 1, 0);
+    partner_marking.next_when(ahead.valid[0] & !is_cc & !is_cb(ahead.valid[0], ahead.control[0], ahead.payload[0]), mark_in).clear_when(!rx_up);
     let remote_ready = d.reg("remote_ready", 1, 0);
-    remote_ready.set_when(is_idle | is_data0).clear_when(is_nr).clear_when(!rx_up);
-    sig!(channel_up = rx_up & remote_ready.q);
+    remote_ready.set_when(is_idle & unmarked | is_data0).clear_when(is_nr | mark_in).clear_when(!rx_up);
+    sig!(channel_up = rx_up & remote_ready.q & !fresh.q);
     sig!(control0 = valid[0] & control[0]);
-    Lanes { payload, ahead, lane_up, rx_up, words_up, channel_up, control0, lock_lost, slip }
+    sig!(hold = fresh.q | partner_marking.q);
+    // A restart is counted when the marks begin after the channel was up (a start of both
+    // sides is none, and a mark lost to a bit error does not count twice).
+    let marking_before = registered(d, "partner_marking_before", partner_marking.q);
+    let up_since = d.reg("session_up_since_restart", 1, 0);
+    sig!(partner_restart = partner_marking.q & !marking_before & up_since.q);
+    up_since.set_when(channel_up).clear_when(partner_restart);
+    Lanes { payload, ahead, lane_up, rx_up, words_up, channel_up, control0, lock_lost, slip, fresh: fresh.q, partner_marking: partner_marking.q, hold, partner_restart }
 }

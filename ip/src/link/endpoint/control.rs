@@ -38,14 +38,25 @@ pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingre
     d.section("consumer credits received (user-K block 1): one tx_credit pulse per step of a total");
     let c_info = lp0.bits(8, 32);
     sig!(c_ok = c_syndrome.is_zero() & rx.is_k1);
+    // After a restart of the partner (see `session`), every flit taken and not yet credited is
+    // refunded, and every beat discarded as well: a pulse per cycle when none is owed.
     let pulses: Vec<Sig> = (0..2)
         .map(|v| {
             let remote = d.reg(&format!("remote_freed{v}"), 16, 0);
             let delivered = d.reg(&format!("credits_delivered{v}"), 16, 0);
-            remote.next_when(c_ok, c_info.bits(16 * v, 16));
+            remote.next_when(c_ok, c_info.bits(16 * v, 16)).clear_when(sh.hold);
             let owed = remote.q.ne(delivered.q);
-            delivered.next_when(owed, delivered.q + 1u32);
-            owed
+            delivered.next_when(owed, delivered.q + 1u32).clear_when(sh.hold);
+            let taken = d.reg(&format!("flits_taken{v}"), 16, 0);
+            let given = d.reg(&format!("credits_given{v}"), 16, 0);
+            let refund = d.reg(&format!("credit_refund{v}"), 16, 0);
+            sig!(refund_now = !owed & refund.q.any());
+            let pulse = owed | refund_now;
+            taken.next_when(ing.taken[v], taken.q + 1u32);
+            given.next_when(pulse, given.q + 1u32);
+            let outstanding = taken.q + ing.taken[v].zext(16) - given.q - pulse.zext(16);
+            refund.next(refund.q - refund_now.zext(16) + ing.discarded[v].zext(16)).next_when(sh.hold, outstanding);
+            pulse
         })
         .collect();
     d.output("tx_credit", pulses[1].cat(pulses[0]));
@@ -59,7 +70,7 @@ pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingre
     let nak_in = registered(d, "nak_in", k_was_ok.mux(k_info.bit(7), hdr.bit(7)));
     let limit_in = [0, 1].map(|v| registered(d, &format!("limit_in{v}"), k_was_ok.mux(k_info.bits(8 + 16 * v, 16), hdr.bits(16 + 16 * v, 16))));
     for (limit, value) in sh.limit.iter().zip(limit_in) {
-        limit.next_when(info_in, value);
+        limit.next_when(info_in, value).clear_when(sh.hold);
     }
     // An acknowledgement may only move forward, to a frame that exists.
     sig!(ack_ok = !(ack_in - sh.acked_seq.q).gt(ing.in_flight) & info_in);
@@ -67,6 +78,9 @@ pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingre
     let start_addr = ing.frame_start.read(ack_in).bits(0, z.ra + 1);
     let at_head = ack_in.eq(ing.in_seq.q) & !ing.in_frame.q;
     sh.acked_addr.next_when(ack_ok, at_head.mux(ing.wr.q, start_addr));
+    // A session restart drops every frame written (see `session`).
+    sh.acked_seq.clear_when(sh.hold);
+    sh.acked_addr.next_when(sh.hold, ing.wr.q);
     let ack_taken = registered(d, "ack_taken", ack_ok);
     let nak_taken = registered(d, "nak_taken", nak_in);
     Acks { ack_ok: ack_taken, nak_in: nak_taken }

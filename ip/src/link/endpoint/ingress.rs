@@ -20,6 +20,10 @@ pub(super) struct UserIn<'d> {
 
 pub(super) struct Ingress<'d> {
     pub ready: Sig<'d>,
+    /// Per virtual channel: a beat taken from the user (written, or discarded after a restart).
+    pub taken: [Sig<'d>; 2],
+    /// Per virtual channel: a beat taken and discarded (the rest of a packet cut by a restart).
+    pub discarded: [Sig<'d>; 2],
     /// Replay-buffer write pointer (one bit above the address).
     pub wr: Reg<'d>,
     pub in_frame: Reg<'d>,
@@ -59,7 +63,14 @@ pub(super) fn ingress<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &Sh
     let ended = d.reg("ingress_ended", 1, 0);
     sig!(first = !in_frame.q, vc_now = first.mux(s.vc, in_vc.q));
     sig!(start_ok = in_frame.q | vc_now.mux(credit_ok[1], credit_ok[0]) & ended.q.mux(below1, below));
-    sig!(ready = space & start_ok, push = s.valid & ready);
+    // After a restart of the partner, the rest of a packet cut in the middle is taken and
+    // dropped; no other beat enters while the session restarts.
+    let discard = d.reg("ingress_discard", 1, 0);
+    sig!(ready = discard.q | space & start_ok & !sh.hold, take = s.valid & ready, push = take & !discard.q);
+    discard.clear_when(take & s.last).set_when(sh.hold & in_frame.q);
+    let vc_is = [!s.vc, s.vc];
+    let taken = vc_is.map(|is_v| take & is_v);
+    let discarded = vc_is.map(|is_v| take & discard.q & is_v);
     sig!(words1 = in_words.q + 1u32);
     sig!(end_frame = push & (s.last | in_words.q.eq(z.frame_max - 1)), start_frame = push & first);
     ended.next(end_frame);
@@ -94,5 +105,10 @@ pub(super) fn ingress<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &Sh
         let given_back = used.q + words1.zext(16) - z.frame_max;
         used.next_when(start_v, used.q + z.frame_max).next_when(end_v, given_back).next_when(start_v & end_v, used.q + words1.zext(16));
     }
-    Ingress { ready, wr, in_frame, in_seq, in_flight, ended: ended.q, replay, frame_start, frame_end }
+
+    // A session restart: numbering and credits start again (the frames left are dropped).
+    for r in [in_seq, in_frame, in_words, ended, consumed[0], consumed[1]] {
+        r.clear_when(sh.hold);
+    }
+    Ingress { ready, taken, discarded, wr, in_frame, in_seq, in_flight, ended: ended.q, replay, frame_start, frame_end }
 }

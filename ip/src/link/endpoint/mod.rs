@@ -63,6 +63,7 @@ mod control;
 mod elastic;
 mod ingress;
 mod receive;
+pub mod session;
 mod transmit;
 
 use weft_hdl::netlist::{Design, Netlist, Reg, Sig};
@@ -94,6 +95,8 @@ pub(super) struct Shared<'d> {
     pub limit: [Reg<'d>; 2],
     pub go_back: Reg<'d>,
     pub channel_up: Sig<'d>,
+    /// The link session restarts (see [`session`]).
+    pub hold: Sig<'d>,
 }
 
 /// `state` advanced over `words` (64 bits each) by the CRC-32C update.
@@ -176,6 +179,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
         limit: [0, 1].map(|v| d.reg(&format!("credit_limit{v}"), 16, config.vc_buffer_words as u128)),
         go_back: d.reg("go_back", 1, 0),
         channel_up: d.later(1),
+        hold: d.later(1),
     };
     let ing = ingress::ingress(&d, config, &z, &shared, &user);
     d.output("s_axis_tready", ing.ready);
@@ -183,10 +187,11 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     let lanes_in = bonding::bonding(&d, &z, &rx_serial, rx_domain);
     d.output("lane_up", lanes_in.lane_up);
     shared.channel_up.define(lanes_in.channel_up);
+    shared.hold.define(lanes_in.hold);
     d.output("channel_up", shared.channel_up);
-    let rx = receive::receive(&d, config, &z, &lanes_in, &m_ready);
+    let rx = receive::receive(&d, config, &z, &lanes_in, &m_ready, credit_return);
     let acks = control::control(&d, &z, &shared, &ing, &lanes_in, &rx);
-    let tx = transmit::transmit(&d, config, &z, &shared, &ing, &lanes_in, &rx, &acks, &nfc, credit_return);
+    let tx = transmit::transmit(&d, config, &z, &shared, &ing, &lanes_in, &rx, &acks, &nfc);
 
     d.section("counters");
     for (name, event) in [("frames_sent", tx.fresh), ("frames_retransmitted", tx.retransmitted), ("frames_received", rx.good), ("crc_errors", rx.crc_error)] {
@@ -201,6 +206,13 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     if config.rx_clock {
         d.counter("slips", lanes_in.slip);
     }
+    // Restarts of the partner seen while running, and the frames they cost: those written and
+    // not acknowledged, and the one being written (the rest of its packet is discarded).
+    d.counter("partner_restarts", lanes_in.partner_restart);
+    let dropped = d.reg("frames_dropped", 32, 0);
+    let unacked = (ing.in_seq.q - shared.acked_seq.q).zext(32) + ing.in_frame.q.zext(32);
+    dropped.next_when(lanes_in.partner_restart, dropped.q + unacked);
+    d.output("frames_dropped", dropped.q);
     // Link health: how often the channel came back after its first training, and how long it
     // has been up (zero while down).
     let was_up = registered(&d, "channel_was_up", shared.channel_up);
@@ -291,6 +303,8 @@ mod tests {
             // Native flow control: short pauses (the endpoint pauses itself), each held until taken.
             let mut nfc: Option<u128> = None;
             let mut nfc_sent = 0;
+            // The consumer frees each flit it took, later (a credit per flit, as the contract says).
+            let mut held = [0usize; 2];
             for cycle in 0..5000 {
                 if nfc.is_none() && cycle > 300 && rng.chance(2) {
                     nfc = Some(rng.below(16) as u128);
@@ -298,6 +312,7 @@ mod tests {
                 let last = rng.chance(30);
                 let bytes = if last { 1 + rng.below(8 * lanes as u64) as usize } else { 8 * lanes };
                 let data: Vec<u128> = (0..lanes).map(|_| rng.next_u64() as u128).collect();
+                let frees: Vec<bool> = (0..2).map(|v| held[v] > 0 && rng.chance(50)).collect();
                 let inputs = [
                     ("s_axis_tkeep", (1u128 << bytes) - 1),
                     ("s_axis_tlast", last as u128),
@@ -307,7 +322,7 @@ mod tests {
                     ("m_axis_vc1_tready", rng.chance(60) as u128),
                     ("s_axis_nfc_tvalid", nfc.is_some() as u128),
                     ("s_axis_nfc_tdata", nfc.unwrap_or(0)),
-                    ("rx_credit_return", rng.below(4) as u128),
+                    ("rx_credit_return", frees[0] as u128 | (frees[1] as u128) << 1),
                 ];
                 let mut seen = vec![];
                 for (i, e) in ends.iter_mut().enumerate() {
@@ -332,7 +347,11 @@ mod tests {
                     }
                     assert_eq!(seen[0][n], seen[1][n], "lanes {lanes}, cycle {cycle}: output {name}");
                 }
-                delivered += (out("m_axis_vc0_tvalid") & inputs[4].1) as usize + (out("m_axis_vc1_tvalid") & inputs[5].1) as usize;
+                let popped = [out("m_axis_vc0_tvalid") & inputs[4].1, out("m_axis_vc1_tvalid") & inputs[5].1];
+                for v in 0..2 {
+                    held[v] = held[v] + popped[v] as usize - frees[v] as usize;
+                }
+                delivered += (popped[0] + popped[1]) as usize;
                 if nfc.is_some() && out("s_axis_nfc_tready") == 1 {
                     nfc = None;
                     nfc_sent += 1;

@@ -39,9 +39,12 @@ pub(super) struct Received<'d> {
     /// Per virtual channel: the credit limit to advertise, and a word left the buffer.
     pub credit_limit: Vec<Sig<'d>>,
     pub popped: Vec<Sig<'d>>,
+    /// Per virtual channel: a consumer credit to report to the partner (`rx_credit_return`,
+    /// except the ones absorbed after a session restart).
+    pub freed: Vec<Sig<'d>>,
 }
 
-pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lanes<'d>, m_ready: &[Sig<'d>]) -> Received<'d> {
+pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lanes<'d>, m_ready: &[Sig<'d>], credit_return: Sig<'d>) -> Received<'d> {
     d.section("receive: the aligned block classified, registered beside the bonded word");
     let a0 = l.ahead.payload[0];
     let a_btf = a0.bits(0, 8);
@@ -71,8 +74,10 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
 
     d.section("receive: block classification");
     let lp0 = l.payload[0];
-    sig!(all_data = all_data_c & l.words_up);
-    let control = l.control0 & l.words_up;
+    // Nothing is received while the session restarts.
+    sig!(live = l.words_up & !l.hold);
+    sig!(all_data = all_data_c & live);
+    let control = l.control0 & live;
     sig!(is_sep = sep_c & control);
     sig!(is_k0 = k0_c & control);
     sig!(is_nfc = nfc_c & control);
@@ -86,10 +91,10 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     sig!(xon = nfc_pause.is_zero() & !nfc_xoff_in);
     sig!(timer_idle = nfc_timer.q.is_zero());
     let timer_run = timer_idle.mux(0, nfc_timer.q - 1u32);
-    nfc_timer.next(is_nfc.mux(xon.mux(0, nfc_pause.zext(9) + 1u32), timer_run)).clear_when(!l.words_up);
-    nfc_xoff.next_when(is_nfc, nfc_xoff_in).clear_when(!l.words_up);
+    nfc_timer.next(is_nfc.mux(xon.mux(0, nfc_pause.zext(9) + 1u32), timer_run)).clear_when(!live);
+    nfc_xoff.next_when(is_nfc, nfc_xoff_in).clear_when(!live);
     // `xoff | timer != 0`, registered: looked up for the next values of both.
-    let nfc_hold = registered(d, "nfc_hold", l.words_up & is_nfc.mux(!xon, nfc_xoff.q | nfc_timer.q.gt(1u32)));
+    let nfc_hold = registered(d, "nfc_hold", live & is_nfc.mux(!xon, nfc_xoff.q | nfc_timer.q.gt(1u32)));
     let rx_nfc_valid = d.reg("rx_nfc_valid", 1, 0);
     rx_nfc_valid.next(is_nfc);
     let rx_nfc_data = d.reg("rx_nfc_data", 16, 0);
@@ -112,7 +117,7 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     let hdr_vc = header.q.bit(6);
     sig!(header_now = !in_frame.q & all_data, payload_now = in_frame.q & all_data, trailer_now = in_frame.q & is_sep);
     rx_crc.next_when(all_data, crc_shift(d, rx_crc.q, z.lanes) ^ crc_data);
-    rx_crc.next_when(!all_data & (trailer_now | !in_frame.q) | !l.words_up, init);
+    rx_crc.next_when(!all_data & (trailer_now | !in_frame.q) | !live, init);
     header.next_when(header_now, lp0);
     let spec_wr = [0, 1].map(|v| d.reg(&format!("rx_spec_wr{v}"), z.ba + 1, 0));
     let commit = [0, 1].map(|v| d.reg(&format!("rx_commit{v}"), z.ba + 1, 0));
@@ -146,16 +151,17 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     let was_crc_ok = registered(d, "rx_was_crc_ok", crc_ok);
     sig!(failed = was_trailer & !good & !duplicate, crc_error = was_trailer & !was_crc_ok);
 
-    in_frame.set_when(header_now).clear_when(trailer_now).clear_when(!l.words_up);
+    in_frame.set_when(header_now).clear_when(trailer_now).clear_when(!live);
     bad.set_when((bad_block | overflow) & in_frame.q).clear_when(header_now);
     words.next_when(write, words.q + 1u32).clear_when(header_now);
     has_words.set_when(write).clear_when(header_now);
-    expected.next_when(good_now, expected.q + 1u32);
+    expected.next_when(good_now, expected.q + 1u32).clear_when(l.hold);
     sig!(nak_now = !nak_sent.q & failed);
-    nak_sent.set_when(nak_now).clear_when(good);
+    nak_sent.set_when(nak_now).clear_when(good).clear_when(l.hold);
 
     let mut credit_limit = vec![];
     let mut popped = vec![];
+    let mut freed = vec![];
     for v in 0..2 {
         d.section(&format!("virtual channel {v}: words written speculatively, released at a good trailer"));
         let is_v = if v == 0 { !hdr_vc } else { hdr_vc };
@@ -177,15 +183,32 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         side.write(write_v | fix_v, fix_v.mux(last_low, spec_low), fix_v.mux(user_last.cat(nbytes), ahead_side));
         let new_vc = lp0.bit(6);
         let restart = header_now & !late & if v == 0 { !new_vc } else { new_vc };
-        spec_wr[v].next_when(write_v, spec_wr[v].q + 1u32).next_when(restart, commit[v].q);
+        spec_wr[v].next_when(write_v, spec_wr[v].q + 1u32).next_when(restart, commit[v].q).next_when(l.hold, commit[v].q);
         commit[v].next_when(good_v & wrote | late, spec_wr[v].q);
         // Output stream of this virtual channel. The words and their side information are read
         // asynchronously, or a cycle earlier at the read pointer's next value into a register (a
         // synchronous read port).
-        let valid = rd[v].q.ne(commit[v].q);
+        // After a session restart, words of the new session wait until the consumer has freed
+        // every flit of the old one (see `session`): `old` words are still to leave, `absorb`
+        // flits of the old session (in the buffer or the consumer) still to be freed.
+        let old = d.reg(&format!("rx_old_words{v}"), z.ba + 1, 0);
+        let absorb = d.reg(&format!("credit_absorb{v}"), 16, 0);
+        sig!(absorbing = absorb.q.any());
+        let valid = rd[v].q.ne(commit[v].q) & (old.q.any() | !absorbing);
         let pop = valid & m_ready[v];
         let rd_low = rd[v].q.bits(0, z.ba);
-        let rd_next = pop.mux(rd[v].q + 1u32, rd[v].q).bits(0, z.ba);
+        let rd_after = pop.mux(rd[v].q + 1u32, rd[v].q);
+        let rd_next = rd_after.bits(0, z.ba);
+        let returned = credit_return.bit(v);
+        let popped_all = d.reg(&format!("flits_popped{v}"), 16, 0);
+        let returned_all = d.reg(&format!("credits_returned{v}"), 16, 0);
+        popped_all.next_when(pop, popped_all.q + 1u32);
+        returned_all.next_when(returned, returned_all.q + 1u32);
+        let left = commit[v].q - rd_after;
+        old.next_when(pop & old.q.any(), old.q - 1u32).next_when(l.hold, left);
+        let held = popped_all.q + pop.zext(16) + left.zext(16) - returned_all.q - returned.zext(16);
+        absorb.next_when(returned & absorbing, absorb.q - 1u32).next_when(l.hold, held);
+        freed.push(returned & !absorbing);
         for (k, mem) in mems.iter().enumerate() {
             let data = if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) };
             d.output(&format!("m_axis_vc{v}_tdata@{}", 64 * k), data);
@@ -198,9 +221,9 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         rd[v].next_when(pop, rd[v].q + 1u32);
         // The limit advertised: words released plus the buffer.
         let limit = d.reg(&format!("rx_credit_limit{v}"), 16, config.vc_buffer_words as u128);
-        limit.next_when(pop, limit.q + 1u32);
+        limit.next_when(pop, limit.q + 1u32).next_when(l.hold, d.lit(config.vc_buffer_words as u128, 16) - left.zext(16));
         credit_limit.push(limit.q);
         popped.push(pop);
     }
-    Received { good, duplicate, crc_error, nak_now, nak_sent, expected, nfc_hold, is_k0, is_k1, header, credit_limit, popped }
+    Received { good, duplicate, crc_error, nak_now, nak_sent, expected, nfc_hold, is_k0, is_k1, header, credit_limit, popped, freed }
 }

@@ -12,7 +12,7 @@ use weft_hdl::{sig, state_enum};
 
 use super::super::config::{LinkConfig, ACK_INTERVAL, MAX_IN_FLIGHT, SEQ_BITS};
 use super::super::crc;
-use super::super::format::{idle_payload, BTF_NATIVE_FLOW_CONTROL, BTF_SEPARATOR, BTF_USER_K0, BTF_USER_K1, CHANNEL_BOND, CLOCK_COMPENSATION, IDLE, NOT_READY};
+use super::super::format::{idle_payload, BTF_NATIVE_FLOW_CONTROL, BTF_SEPARATOR, BTF_USER_K0, BTF_USER_K1, CHANNEL_BOND, CLOCK_COMPENSATION, IDLE, NOT_READY, RESTART_MARK};
 use super::super::lane;
 use super::bonding::Lanes;
 use super::control::Acks;
@@ -45,7 +45,7 @@ fn since<'d>(d: &'d Design, name: &str, event: Sig<'d>) -> Sig<'d> {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &Shared<'d>, ing: &Ingress<'d>, l: &Lanes<'d>, rx: &Received<'d>, acks: &Acks<'d>, nfc: &NfcIn<'d>, credit_return: Sig<'d>) -> Sent<'d> {
+pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &Shared<'d>, ing: &Ingress<'d>, l: &Lanes<'d>, rx: &Received<'d>, acks: &Acks<'d>, nfc: &NfcIn<'d>) -> Sent<'d> {
     d.section("transmit scheduler");
     let state = d.state::<Tx>("tx_state");
     let tx_seq = d.reg("tx_seq", SEQ_BITS, 0);
@@ -115,14 +115,14 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     // Credits freed by this side's consumer, sent in user-K block 1 when they changed: in an
     // idle slot, or taking a data slot at most every ACK_INTERVAL cycles.
     let freed_total = [0, 1].map(|v| d.reg(&format!("freed_total{v}"), 16, 0));
-    for (v, total) in freed_total.iter().enumerate() {
-        total.next_when(credit_return.bit(v), total.q + 1u32);
+    for (total, freed) in freed_total.iter().zip(&rx.freed) {
+        total.next_when(*freed, total.q + 1u32).clear_when(sh.hold);
     }
     let credit_dirty = d.reg("credit_dirty", 1, 0);
     let since_credit = d.later(7);
     let credit_pushes = rx.nfc_hold | since_credit.gt(ACK_INTERVAL - 1);
     sig!(send_credit = slot & credit_dirty.q & !want_header & !(dirty.q & (!want_data | ack_pushes)) & (!want_data | credit_pushes));
-    credit_dirty.clear_when(send_credit).set_when(credit_return.any());
+    credit_dirty.clear_when(send_credit).set_when(rx.freed[0] | rx.freed[1]).clear_when(sh.hold);
     since_credit.define(since(d, "since_credit", send_credit));
     let counts = freed_total[1].q.cat(freed_total[0].q);
     let credit_block = d.cat(&[crc_check(d, counts, 24), counts, d.lit(BTF_USER_K1 as u128, 8)]);
@@ -194,8 +194,11 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     let trailer = d.cat(&[tinfo, final_tx, d.lit(BTF_SEPARATOR as u128 | 6 << 8, 16)]).zext(64).named("trailer_word");
 
     d.section("lane blocks: training blocks of this cycle, native flow control at once");
-    // The partner's bonding and readiness see the training blocks exactly as they are now.
-    let training_block = bond_slot.mux(block(CHANNEL_BOND), l.rx_up.mux(block(IDLE), block(NOT_READY)));
+    // The partner's bonding and readiness see the training blocks exactly as they are now; byte 2
+    // carries the restart mark and its echo (see `session`).
+    let mark = d.lit(RESTART_MARK, 16);
+    let marks = d.cat(&[l.partner_marking.mux(mark, 0), l.fresh.mux(mark, 0), d.lit(0, 16)]).zext(64);
+    let training_block = bond_slot.mux(block(CHANNEL_BOND), l.rx_up.mux(block(IDLE), block(NOT_READY)) | marks);
     // A native-flow-control message leaves at once in a free slot (one the scheduler keeps free
     // for it a cycle after it asks, interrupting a frame if need be).
     sig!(send_nfc = nfc.valid & nfc_slot);
@@ -243,10 +246,19 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     // A request that arrives in the same cycle as the rewind stays pending.
     sh.go_back.set_when(nak_go | timeout_go).clear_when(clear_go_back).set_when(nak_go & clear_go_back);
 
+    d.section("a session restart: the scheduler starts again at frame 0 (see `session`)");
+    for r in [tx_seq, sent_hw, timer, urgent] {
+        r.clear_when(sh.hold);
+    }
+    state.go_when(sh.hold, Tx::Idle);
+    rdp.next_when(sh.hold, ing.wr.q);
+    tx_crc.next_when(sh.hold, crc_ahead(crc::INIT));
+    sh.go_back.clear_when(sh.hold);
+
     d.section("acknowledgement bookkeeping");
     let info_sent = send_header | send_ack;
     let changed = rx.good | rx.duplicate | rx.nak_now | rx.popped[0] | rx.popped[1];
-    dirty.clear_when(info_sent).set_when(changed);
+    dirty.clear_when(info_sent).set_when(changed | sh.hold);
     urgent.clear_when(info_sent).set_when(rx.nak_now);
     since_info.define(since(d, "since_ack", info_sent));
     Sent { fresh, retransmitted }
