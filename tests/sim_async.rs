@@ -6,12 +6,22 @@
 //! - (a) saturating random traffic between free-running clocks;
 //! - (b) a cable pulled for 10⁵ cycles mid-traffic (`cut`: its channel delivers random bits) and
 //!   put back: the link goes down, retrains by itself, and nothing is lost, duplicated or
-//!   reordered.
+//!   reordered;
+//! - (c) a node held in reset for 10⁴ cycles while its neighbours keep sending, then released:
+//!   every link comes back by itself, only packets to, from or through that node and in the
+//!   network before the links were back are lost (the scoreboard's rule,
+//!   `weft_sim::network::Restart`), each neighbour counts the restart once and the frames it
+//!   dropped, and the torus drains.
+//!
+//! Each scenario prints its counts, read through the top's register read channels: packets,
+//! slips, retrains, restarts seen, frames dropped, packets lost.
 
 use std::path::{Path, PathBuf};
 
 use weft::sim::network::{Injection, Pattern, Torus, Traffic};
 use weft::ip::router::Direction;
+use weft::ip::system::node::register_map;
+use weft::sim::link::VerilatorDevice;
 use weft::system::SystemConfig;
 
 /// Cycles (of node 0's clock) of saturating traffic in scenario (a); `WEFT_ASYNC_CYCLES`
@@ -30,7 +40,26 @@ fn model_file(system: &SystemConfig, dir: &Path) -> PathBuf {
     file
 }
 
-fn torus(system: &SystemConfig, file: &Path) -> Torus<weft::sim::link::VerilatorDevice> {
+/// Per node, per link endpoint (in the node's order), the value of link counter `name`.
+fn link_counter(t: &mut Torus<VerilatorDevice>, system: &SystemConfig, name: &str) -> Vec<Vec<u64>> {
+    let map = register_map(&system.node);
+    (0..system.node.router.nodes())
+        .map(|n| {
+            system.node.endpoints().iter().map(|e| {
+                let reg = map.iter().find(|r| r.name == format!("stat_{}_{name}", e.name())).unwrap_or_else(|| panic!("no register for {name}"));
+                t.read_sim_register(n, reg.addr).unwrap() as u64
+            }).collect()
+        })
+        .collect()
+}
+
+/// Slips and retrains summed over every endpoint.
+fn health(t: &mut Torus<VerilatorDevice>, system: &SystemConfig) -> String {
+    let sum = |v: Vec<Vec<u64>>| v.iter().flatten().sum::<u64>();
+    format!("slips {}, retrains {}", sum(link_counter(t, system, "slips")), sum(link_counter(t, system, "retrains")))
+}
+
+fn torus(system: &SystemConfig, file: &Path) -> Torus<VerilatorDevice> {
     let nodes = system.node.router.nodes();
     let periods: Vec<u64> = (0..nodes).map(|n| 6398 + 2 * (n as u64 % 3)).collect();
     let phases: Vec<u64> = (0..nodes).map(|n| 797 * n as u64 % 6398).collect();
@@ -41,12 +70,12 @@ fn torus(system: &SystemConfig, file: &Path) -> Torus<weft::sim::link::Verilator
 
 // One test per shipped system, so that the two run side by side.
 #[test]
-fn torus_4x2x1_loses_nothing_between_independent_clocks_and_a_pulled_cable() {
+fn torus_4x2x1_survives_independent_clocks_a_pulled_cable_and_a_node_reset() {
     scenarios(0);
 }
 
 #[test]
-fn torus_2x2x2_loses_nothing_between_independent_clocks_and_a_pulled_cable() {
+fn torus_2x2x2_survives_independent_clocks_a_pulled_cable_and_a_node_reset() {
     scenarios(1);
 }
 
@@ -66,7 +95,7 @@ fn scenarios(which: usize) {
         let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Saturated { cycles }, min_bytes: 0, max_bytes, valid_percent: 100, ready_percent: 100, seed: 41 };
         let run = t.run(&traffic, 20_000).unwrap().unwrap_or_else(|s| panic!("{name}_sim_async (a): stuck {s:?}"));
         assert_eq!(run.deliveries.len(), run.sent);
-        println!("{name}_sim_async (a): links up after {up} cycles; {} packets in {} cycles of node 0 (edges per node {:?}), none lost", run.sent, run.cycles, t.node_edges().unwrap());
+        println!("{name}_sim_async (a): links up after {up} cycles; {} packets in {} cycles of node 0 (edges per node {:?}), none lost; {}", run.sent, run.cycles, t.node_edges().unwrap(), health(&mut t, &system));
 
         // (b) The cable leaving node 0 in X+ pulled for a while mid-traffic, then put back.
         let mut t = torus(&system, &file);
@@ -94,7 +123,46 @@ fn scenarios(which: usize) {
         assert!(t.link_up(), "{name}: the link did not retrain");
         // Instants (of any node's clock) while the cable was out and some link was down.
         assert!(down > 5 * pulled, "{name}: only {down} instants with a link down while the cable was out");
-        println!("{name}_sim_async (b): cable X+ of node 0 pulled for {pulled} cycles mid-traffic (a link down at {down} instants of the 8 clocks); {packets} packets in {} cycles, none lost, every link up again", run.cycles);
+        println!("{name}_sim_async (b): cable X+ of node 0 pulled for {pulled} cycles mid-traffic (a link down at {down} instants of the 8 clocks); {packets} packets in {} cycles, none lost, every link up again; {}", run.cycles, health(&mut t, &system));
+
+        // (c) Node 1 held in reset for a while mid-traffic, its neighbours sending on.
+        let mut t = torus(&system, &file);
+        t.bring_up(40_000).unwrap();
+        let packets = 3000;
+        let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(packets), min_bytes: 0, max_bytes, valid_percent: 85, ready_percent: 75, seed: 47 };
+        let (victim, held) = (1, 10_000);
+        let start = t.cycle + 3_000;
+        let run = t.run_with(&traffic, 40_000, &mut |t| {
+            if t.cycle == start {
+                t.hold_in_reset(victim, true);
+            } else if t.cycle == start + held {
+                t.hold_in_reset(victim, false);
+            }
+        });
+        let run = run.unwrap().unwrap_or_else(|s| panic!("{name}_sim_async (c): stuck {s:?}"));
+        assert!(t.link_up(), "{name}: the links of the restarted node did not come back");
+        let restart = t.restarts[0].clone();
+        assert!(restart.up_again.is_some(), "{name}: the run ended before the links were back");
+        assert_eq!(run.deliveries.len() + run.lost.len(), packets);
+        // Each endpoint facing the restarted node saw it restart once; no other did.
+        let rc = &system.node.router;
+        let restarts = link_counter(&mut t, &system, "partner_restarts");
+        let dropped = link_counter(&mut t, &system, "frames_dropped");
+        for n in 0..rc.nodes() {
+            for (k, e) in system.node.endpoints().iter().enumerate() {
+                let facing = n != victim && rc.neighbour(n, *e) == victim;
+                assert_eq!(restarts[n][k], facing as u64, "{name}: node {n} endpoint {} counted {} partner restarts", e.name(), restarts[n][k]);
+            }
+        }
+        println!(
+            "{name}_sim_async (c): node {victim} held in reset for {held} cycles mid-traffic; links up again {} cycles after release; {} of {packets} packets delivered, {} lost (all to, from or through node {victim}); neighbours saw {} restarts and dropped {} frames; {}",
+            restart.up_again.unwrap() - restart.released.unwrap(),
+            run.deliveries.len(),
+            run.lost.len(),
+            restarts.iter().flatten().sum::<u64>(),
+            dropped.iter().flatten().sum::<u64>(),
+            health(&mut t, &system)
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

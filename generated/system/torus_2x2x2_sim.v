@@ -1102,7 +1102,7 @@ no_inline -module "torus_2x2x2_node"
 `verilog
 `endif
 
-module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rst_n3,clk_n4,rst_n4,clk_n5,rst_n5,clk_n6,rst_n6,clk_n7,rst_n7,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
+module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rst_n3,clk_n4,rst_n4,clk_n5,rst_n5,clk_n6,rst_n6,clk_n7,rst_n7,inject_err,cut,link_up,axil_araddr_n0,axil_arvalid_n0,axil_arready_n0,axil_rdata_n0,axil_rvalid_n0,axil_araddr_n1,axil_arvalid_n1,axil_arready_n1,axil_rdata_n1,axil_rvalid_n1,axil_araddr_n2,axil_arvalid_n2,axil_arready_n2,axil_rdata_n2,axil_rvalid_n2,axil_araddr_n3,axil_arvalid_n3,axil_arready_n3,axil_rdata_n3,axil_rvalid_n3,axil_araddr_n4,axil_arvalid_n4,axil_arready_n4,axil_rdata_n4,axil_rvalid_n4,axil_araddr_n5,axil_arvalid_n5,axil_arready_n5,axil_rdata_n5,axil_rvalid_n5,axil_araddr_n6,axil_arvalid_n6,axil_arready_n6,axil_rdata_n6,axil_rvalid_n6,axil_araddr_n7,axil_arvalid_n7,axil_arready_n7,axil_rdata_n7,axil_rvalid_n7,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
     input wire clk_n0;
     input wire rst_n0;
     input wire clk_n1;
@@ -1125,6 +1125,46 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     input wire [47:0] cut;
     /* verilator lint_on UNUSEDSIGNAL */
     output wire link_up;
+    input wire [11:0] axil_araddr_n0;
+    input wire axil_arvalid_n0;
+    output wire axil_arready_n0;
+    output wire [31:0] axil_rdata_n0;
+    output wire axil_rvalid_n0;
+    input wire [11:0] axil_araddr_n1;
+    input wire axil_arvalid_n1;
+    output wire axil_arready_n1;
+    output wire [31:0] axil_rdata_n1;
+    output wire axil_rvalid_n1;
+    input wire [11:0] axil_araddr_n2;
+    input wire axil_arvalid_n2;
+    output wire axil_arready_n2;
+    output wire [31:0] axil_rdata_n2;
+    output wire axil_rvalid_n2;
+    input wire [11:0] axil_araddr_n3;
+    input wire axil_arvalid_n3;
+    output wire axil_arready_n3;
+    output wire [31:0] axil_rdata_n3;
+    output wire axil_rvalid_n3;
+    input wire [11:0] axil_araddr_n4;
+    input wire axil_arvalid_n4;
+    output wire axil_arready_n4;
+    output wire [31:0] axil_rdata_n4;
+    output wire axil_rvalid_n4;
+    input wire [11:0] axil_araddr_n5;
+    input wire axil_arvalid_n5;
+    output wire axil_arready_n5;
+    output wire [31:0] axil_rdata_n5;
+    output wire axil_rvalid_n5;
+    input wire [11:0] axil_araddr_n6;
+    input wire axil_arvalid_n6;
+    output wire axil_arready_n6;
+    output wire [31:0] axil_rdata_n6;
+    output wire axil_rvalid_n6;
+    input wire [11:0] axil_araddr_n7;
+    input wire axil_arvalid_n7;
+    output wire axil_arready_n7;
+    output wire [31:0] axil_rdata_n7;
+    output wire axil_rvalid_n7;
     input wire [127:0] s_axis_n0_p0_tdata;
     input wire s_axis_n0_p0_tlast;
     input wire s_axis_n0_p0_tvalid;
@@ -1273,9 +1313,6 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
 // Node outputs the simulation top does not use (read data, per-link status).
 /* verilator lint_off UNUSEDSIGNAL */
 wire [1:0] node0_s_axil_bresp;
-wire node0_s_axil_arready;
-wire node0_s_axil_rvalid;
-wire [31:0] node0_s_axil_rdata;
 wire [1:0] node0_s_axil_rresp;
 wire node0_xp_channel_up;
 wire node0_xn_channel_up;
@@ -1284,9 +1321,6 @@ wire node0_yn_channel_up;
 wire node0_zp_channel_up;
 wire node0_zn_channel_up;
 wire [1:0] node1_s_axil_bresp;
-wire node1_s_axil_arready;
-wire node1_s_axil_rvalid;
-wire [31:0] node1_s_axil_rdata;
 wire [1:0] node1_s_axil_rresp;
 wire node1_xp_channel_up;
 wire node1_xn_channel_up;
@@ -1295,9 +1329,6 @@ wire node1_yn_channel_up;
 wire node1_zp_channel_up;
 wire node1_zn_channel_up;
 wire [1:0] node2_s_axil_bresp;
-wire node2_s_axil_arready;
-wire node2_s_axil_rvalid;
-wire [31:0] node2_s_axil_rdata;
 wire [1:0] node2_s_axil_rresp;
 wire node2_xp_channel_up;
 wire node2_xn_channel_up;
@@ -1306,9 +1337,6 @@ wire node2_yn_channel_up;
 wire node2_zp_channel_up;
 wire node2_zn_channel_up;
 wire [1:0] node3_s_axil_bresp;
-wire node3_s_axil_arready;
-wire node3_s_axil_rvalid;
-wire [31:0] node3_s_axil_rdata;
 wire [1:0] node3_s_axil_rresp;
 wire node3_xp_channel_up;
 wire node3_xn_channel_up;
@@ -1317,9 +1345,6 @@ wire node3_yn_channel_up;
 wire node3_zp_channel_up;
 wire node3_zn_channel_up;
 wire [1:0] node4_s_axil_bresp;
-wire node4_s_axil_arready;
-wire node4_s_axil_rvalid;
-wire [31:0] node4_s_axil_rdata;
 wire [1:0] node4_s_axil_rresp;
 wire node4_xp_channel_up;
 wire node4_xn_channel_up;
@@ -1328,9 +1353,6 @@ wire node4_yn_channel_up;
 wire node4_zp_channel_up;
 wire node4_zn_channel_up;
 wire [1:0] node5_s_axil_bresp;
-wire node5_s_axil_arready;
-wire node5_s_axil_rvalid;
-wire [31:0] node5_s_axil_rdata;
 wire [1:0] node5_s_axil_rresp;
 wire node5_xp_channel_up;
 wire node5_xn_channel_up;
@@ -1339,9 +1361,6 @@ wire node5_yn_channel_up;
 wire node5_zp_channel_up;
 wire node5_zn_channel_up;
 wire [1:0] node6_s_axil_bresp;
-wire node6_s_axil_arready;
-wire node6_s_axil_rvalid;
-wire [31:0] node6_s_axil_rdata;
 wire [1:0] node6_s_axil_rresp;
 wire node6_xp_channel_up;
 wire node6_xn_channel_up;
@@ -1350,9 +1369,6 @@ wire node6_yn_channel_up;
 wire node6_zp_channel_up;
 wire node6_zn_channel_up;
 wire [1:0] node7_s_axil_bresp;
-wire node7_s_axil_arready;
-wire node7_s_axil_rvalid;
-wire [31:0] node7_s_axil_rdata;
 wire [1:0] node7_s_axil_rresp;
 wire node7_xp_channel_up;
 wire node7_xn_channel_up;
@@ -1428,16 +1444,16 @@ torus_2x2x2_node node0 (
     .s_axil_wstrb(4'hf),
     .s_axil_wvalid(~rst_n0 & ~node0_w_done),
     .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
+    .s_axil_araddr(axil_araddr_n0),
+    .s_axil_arvalid(axil_arvalid_n0),
     .s_axil_rready(1'b1),
     .s_axil_awready(node0_s_axil_awready),
     .s_axil_wready(node0_s_axil_wready),
     .s_axil_bvalid(node0_s_axil_bvalid),
     .s_axil_bresp(node0_s_axil_bresp),
-    .s_axil_arready(node0_s_axil_arready),
-    .s_axil_rvalid(node0_s_axil_rvalid),
-    .s_axil_rdata(node0_s_axil_rdata),
+    .s_axil_arready(axil_arready_n0),
+    .s_axil_rvalid(axil_rvalid_n0),
+    .s_axil_rdata(axil_rdata_n0),
     .s_axil_rresp(node0_s_axil_rresp),
     .xp_rx_serial(node0_xp_rx_serial),
     .xn_rx_serial(node0_xn_rx_serial),
@@ -1526,16 +1542,16 @@ torus_2x2x2_node node1 (
     .s_axil_wstrb(4'hf),
     .s_axil_wvalid(~rst_n1 & ~node1_w_done),
     .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
+    .s_axil_araddr(axil_araddr_n1),
+    .s_axil_arvalid(axil_arvalid_n1),
     .s_axil_rready(1'b1),
     .s_axil_awready(node1_s_axil_awready),
     .s_axil_wready(node1_s_axil_wready),
     .s_axil_bvalid(node1_s_axil_bvalid),
     .s_axil_bresp(node1_s_axil_bresp),
-    .s_axil_arready(node1_s_axil_arready),
-    .s_axil_rvalid(node1_s_axil_rvalid),
-    .s_axil_rdata(node1_s_axil_rdata),
+    .s_axil_arready(axil_arready_n1),
+    .s_axil_rvalid(axil_rvalid_n1),
+    .s_axil_rdata(axil_rdata_n1),
     .s_axil_rresp(node1_s_axil_rresp),
     .xp_rx_serial(node1_xp_rx_serial),
     .xn_rx_serial(node1_xn_rx_serial),
@@ -1624,16 +1640,16 @@ torus_2x2x2_node node2 (
     .s_axil_wstrb(4'hf),
     .s_axil_wvalid(~rst_n2 & ~node2_w_done),
     .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
+    .s_axil_araddr(axil_araddr_n2),
+    .s_axil_arvalid(axil_arvalid_n2),
     .s_axil_rready(1'b1),
     .s_axil_awready(node2_s_axil_awready),
     .s_axil_wready(node2_s_axil_wready),
     .s_axil_bvalid(node2_s_axil_bvalid),
     .s_axil_bresp(node2_s_axil_bresp),
-    .s_axil_arready(node2_s_axil_arready),
-    .s_axil_rvalid(node2_s_axil_rvalid),
-    .s_axil_rdata(node2_s_axil_rdata),
+    .s_axil_arready(axil_arready_n2),
+    .s_axil_rvalid(axil_rvalid_n2),
+    .s_axil_rdata(axil_rdata_n2),
     .s_axil_rresp(node2_s_axil_rresp),
     .xp_rx_serial(node2_xp_rx_serial),
     .xn_rx_serial(node2_xn_rx_serial),
@@ -1722,16 +1738,16 @@ torus_2x2x2_node node3 (
     .s_axil_wstrb(4'hf),
     .s_axil_wvalid(~rst_n3 & ~node3_w_done),
     .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
+    .s_axil_araddr(axil_araddr_n3),
+    .s_axil_arvalid(axil_arvalid_n3),
     .s_axil_rready(1'b1),
     .s_axil_awready(node3_s_axil_awready),
     .s_axil_wready(node3_s_axil_wready),
     .s_axil_bvalid(node3_s_axil_bvalid),
     .s_axil_bresp(node3_s_axil_bresp),
-    .s_axil_arready(node3_s_axil_arready),
-    .s_axil_rvalid(node3_s_axil_rvalid),
-    .s_axil_rdata(node3_s_axil_rdata),
+    .s_axil_arready(axil_arready_n3),
+    .s_axil_rvalid(axil_rvalid_n3),
+    .s_axil_rdata(axil_rdata_n3),
     .s_axil_rresp(node3_s_axil_rresp),
     .xp_rx_serial(node3_xp_rx_serial),
     .xn_rx_serial(node3_xn_rx_serial),
@@ -1820,16 +1836,16 @@ torus_2x2x2_node node4 (
     .s_axil_wstrb(4'hf),
     .s_axil_wvalid(~rst_n4 & ~node4_w_done),
     .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
+    .s_axil_araddr(axil_araddr_n4),
+    .s_axil_arvalid(axil_arvalid_n4),
     .s_axil_rready(1'b1),
     .s_axil_awready(node4_s_axil_awready),
     .s_axil_wready(node4_s_axil_wready),
     .s_axil_bvalid(node4_s_axil_bvalid),
     .s_axil_bresp(node4_s_axil_bresp),
-    .s_axil_arready(node4_s_axil_arready),
-    .s_axil_rvalid(node4_s_axil_rvalid),
-    .s_axil_rdata(node4_s_axil_rdata),
+    .s_axil_arready(axil_arready_n4),
+    .s_axil_rvalid(axil_rvalid_n4),
+    .s_axil_rdata(axil_rdata_n4),
     .s_axil_rresp(node4_s_axil_rresp),
     .xp_rx_serial(node4_xp_rx_serial),
     .xn_rx_serial(node4_xn_rx_serial),
@@ -1918,16 +1934,16 @@ torus_2x2x2_node node5 (
     .s_axil_wstrb(4'hf),
     .s_axil_wvalid(~rst_n5 & ~node5_w_done),
     .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
+    .s_axil_araddr(axil_araddr_n5),
+    .s_axil_arvalid(axil_arvalid_n5),
     .s_axil_rready(1'b1),
     .s_axil_awready(node5_s_axil_awready),
     .s_axil_wready(node5_s_axil_wready),
     .s_axil_bvalid(node5_s_axil_bvalid),
     .s_axil_bresp(node5_s_axil_bresp),
-    .s_axil_arready(node5_s_axil_arready),
-    .s_axil_rvalid(node5_s_axil_rvalid),
-    .s_axil_rdata(node5_s_axil_rdata),
+    .s_axil_arready(axil_arready_n5),
+    .s_axil_rvalid(axil_rvalid_n5),
+    .s_axil_rdata(axil_rdata_n5),
     .s_axil_rresp(node5_s_axil_rresp),
     .xp_rx_serial(node5_xp_rx_serial),
     .xn_rx_serial(node5_xn_rx_serial),
@@ -2016,16 +2032,16 @@ torus_2x2x2_node node6 (
     .s_axil_wstrb(4'hf),
     .s_axil_wvalid(~rst_n6 & ~node6_w_done),
     .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
+    .s_axil_araddr(axil_araddr_n6),
+    .s_axil_arvalid(axil_arvalid_n6),
     .s_axil_rready(1'b1),
     .s_axil_awready(node6_s_axil_awready),
     .s_axil_wready(node6_s_axil_wready),
     .s_axil_bvalid(node6_s_axil_bvalid),
     .s_axil_bresp(node6_s_axil_bresp),
-    .s_axil_arready(node6_s_axil_arready),
-    .s_axil_rvalid(node6_s_axil_rvalid),
-    .s_axil_rdata(node6_s_axil_rdata),
+    .s_axil_arready(axil_arready_n6),
+    .s_axil_rvalid(axil_rvalid_n6),
+    .s_axil_rdata(axil_rdata_n6),
     .s_axil_rresp(node6_s_axil_rresp),
     .xp_rx_serial(node6_xp_rx_serial),
     .xn_rx_serial(node6_xn_rx_serial),
@@ -2114,16 +2130,16 @@ torus_2x2x2_node node7 (
     .s_axil_wstrb(4'hf),
     .s_axil_wvalid(~rst_n7 & ~node7_w_done),
     .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
+    .s_axil_araddr(axil_araddr_n7),
+    .s_axil_arvalid(axil_arvalid_n7),
     .s_axil_rready(1'b1),
     .s_axil_awready(node7_s_axil_awready),
     .s_axil_wready(node7_s_axil_wready),
     .s_axil_bvalid(node7_s_axil_bvalid),
     .s_axil_bresp(node7_s_axil_bresp),
-    .s_axil_arready(node7_s_axil_arready),
-    .s_axil_rvalid(node7_s_axil_rvalid),
-    .s_axil_rdata(node7_s_axil_rdata),
+    .s_axil_arready(axil_arready_n7),
+    .s_axil_rvalid(axil_rvalid_n7),
+    .s_axil_rdata(axil_rdata_n7),
     .s_axil_rresp(node7_s_axil_rresp),
     .xp_rx_serial(node7_xp_rx_serial),
     .xn_rx_serial(node7_xn_rx_serial),

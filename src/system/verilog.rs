@@ -68,6 +68,14 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independen
         "    /* verilator lint_on UNUSEDSIGNAL */".into(),
         "    output wire link_up;".into(),
     ]);
+    // The independently clocked top lets a test bench read each node's registers (counters of
+    // the fault scenarios): an AXI4-Lite read channel per node, synchronous to `clk_n<n>`.
+    for n in (0..nodes).filter(|_| independent_clocks) {
+        for (port, decl) in [("araddr", "input wire [11:0]"), ("arvalid", "input wire"), ("arready", "output wire"), ("rdata", "output wire [31:0]"), ("rvalid", "output wire")] {
+            port_decls.push(format!("    {decl} axil_{port}_n{n};"));
+            port_names.push(format!("axil_{port}_n{n}"));
+        }
+    }
     for n in 0..nodes {
         for d in decls.iter().filter(|d| local_port(&d.name).is_some()) {
             let top = d.name.replacen("_p", &format!("_n{n}_p"), 1);
@@ -99,6 +107,7 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independen
                 "s_axil_awvalid" => format!("~{} & ~node{n}_aw_done", clock(n).1),
                 "s_axil_wvalid" => format!("~{} & ~node{n}_w_done", clock(n).1),
                 "s_axil_bready" | "s_axil_rready" => "1'b1".into(),
+                "s_axil_araddr" | "s_axil_arvalid" | "s_axil_arready" | "s_axil_rdata" | "s_axil_rvalid" if independent_clocks => format!("axil_{}_n{n}", &d.name[7..]),
                 "s_axil_araddr" => "12'h000".into(),
                 "s_axil_arvalid" => "1'b0".into(),
                 "s_axil_awready" | "s_axil_wready" | "s_axil_bvalid" | "link_up" => {

@@ -69,4 +69,29 @@ impl<D: Device> Torus<D> {
         }
         Err(format!("node {node}: AXI4-Lite read of {addr:#x} got no response"))
     }
+
+    /// Reads a node's register through the read channel of a `<cfg>_sim_async` top
+    /// (`axil_ar*_n<n>` / `axil_r*_n<n>`, read data always accepted); the sources idle meanwhile.
+    pub fn read_sim_register(&mut self, node: usize, addr: u32) -> Result<u32, String> {
+        let p: Vec<usize> = ["araddr", "arvalid", "arready", "rdata", "rvalid"].iter().map(|n| self.devices[0].port(&format!("axil_{n}_n{node}"))).collect();
+        self.devices[0].set(p[0], &scalar(addr as u64));
+        self.devices[0].set(p[1], &scalar(1));
+        let mut asked = false;
+        for _ in 0..1000 {
+            self.devices[0].settle();
+            let taken = self.devices[0].get(p[2])[0] & 1 == 1;
+            if !self.idle_cycle()[node] {
+                continue;
+            }
+            if taken && !asked {
+                asked = true;
+                self.devices[0].set(p[1], &scalar(0));
+            }
+            self.devices[0].settle();
+            if asked && self.devices[0].get(p[4])[0] & 1 == 1 {
+                return Ok(self.devices[0].get(p[3])[0] as u32);
+            }
+        }
+        Err(format!("node {node}: read of {addr:#x} got no response"))
+    }
 }

@@ -8,7 +8,7 @@ use weft_ip::system::NodeConfig;
 use weft_ip::weft_hdl::netlist::eval::Clocks;
 use weft_ip::router::RouterConfig;
 
-use super::{scalar, Torus};
+use super::Torus;
 use crate::link::{Device, NetlistDevice, VerilatorDevice};
 
 /// Each node on its own clock: the edge schedule and how the clocks reach the devices.
@@ -58,13 +58,6 @@ impl Torus<VerilatorDevice> {
         let rst = (0..nodes).map(|n| torus.devices[0].port(&format!("rst_n{n}"))).collect();
         torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), drive: ClockDrive::Ports { clk, rst }, edges: vec![0; nodes] });
         Ok(torus)
-    }
-
-    /// Holds node `node` of a `<cfg>_sim_async` top in reset (`true`) or releases it.
-    pub fn hold_in_reset(&mut self, node: usize, held: bool) {
-        let Some(NodeClocks { drive: ClockDrive::Ports { rst, .. }, .. }) = self.node_clocks.as_ref() else { panic!("per-node resets need a <cfg>_sim_async top") };
-        let port = rst[node];
-        self.devices[0].set(port, &scalar(held as u64));
     }
 }
 

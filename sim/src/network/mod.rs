@@ -10,6 +10,7 @@
 
 mod axil;
 mod clocks;
+mod faults;
 mod run;
 mod traffic;
 
@@ -25,6 +26,7 @@ use crate::channel::{Channel, ChannelConfig};
 use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
 use clocks::{ClockDrive, NodeClocks};
 
+pub use faults::{route_nodes, Restart};
 pub use run::{Delivery, NetRun, Stuck};
 pub use traffic::{Injection, Packet, Pattern, Traffic};
 
@@ -124,6 +126,8 @@ pub struct Torus<D: Device> {
     pub cycle: u64,
     injector: Option<Injector>,
     node_clocks: Option<NodeClocks>,
+    /// Nodes held in reset, now or before (see [`faults`]).
+    pub restarts: Vec<Restart>,
 }
 
 impl Torus<NetlistDevice> {
@@ -266,7 +270,7 @@ impl<D: Device> Torus<D> {
                 }
             }
         }
-        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0, injector: None, node_clocks: None }
+        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0, injector: None, node_clocks: None, restarts: vec![] }
     }
 
     /// A router's counter (`packets`, `xp_flits`, … as in the router's `stat_<name>` ports).

@@ -47,6 +47,8 @@ pub struct NetRun {
     pub ejected_flits: Vec<u32>,
     /// Creation cycle of every packet sent.
     pub created: Vec<u64>,
+    /// Packets lost to a node restart (each allowed by [`Torus::hold_in_reset`]'s rule).
+    pub lost: Vec<u64>,
 }
 
 /// Why a run stopped early.
@@ -121,7 +123,7 @@ impl<D: Device> Torus<D> {
         let fb = config.flit_bytes();
         let mut last_progress = self.cycle;
         loop {
-            let outstanding = run.sent - run.deliveries.len() - self.lost.len();
+            let outstanding = run.sent - run.deliveries.len() - self.lost.len() - run.lost.len();
             let creating = match traffic.injection {
                 Injection::Queued(_) | Injection::One { .. } | Injection::Stream { .. } => false,
                 Injection::Bernoulli { cycles, .. } => self.cycle - start < cycles,
@@ -136,7 +138,14 @@ impl<D: Device> Torus<D> {
                 }
             }
             if outstanding > 0 && self.cycle - last_progress > stall_limit {
-                return Ok(Err(Stuck { cycle: self.cycle, delivered: run.deliveries.len(), sent: run.sent }));
+                // Nothing moves: the run is over if every packet left may have been lost to a
+                // restart, and stuck otherwise.
+                let left: Vec<&Packet> = flows.values().flatten().filter(|p| !self.lost.contains(&p.id)).collect();
+                if !left.iter().all(|p| self.may_lose(p.src.0, p.dst.0, head_in.get(&p.id).copied())) {
+                    return Ok(Err(Stuck { cycle: self.cycle, delivered: run.deliveries.len(), sent: run.sent }));
+                }
+                run.lost.extend(left.iter().map(|p| p.id));
+                break;
             }
             match traffic.injection {
                 Injection::Bernoulli { rate, .. } if creating => {
@@ -160,6 +169,23 @@ impl<D: Device> Torus<D> {
                 _ => {}
             }
             at_each(self);
+            self.follow_restarts();
+            // A node in reset: its sources offer nothing and give up a packet cut in the
+            // middle, its sinks forget a packet half received.
+            let held = self.held_nodes();
+            for &n in &held {
+                for p in 0..ports {
+                    let src = &mut sources[n * ports + p];
+                    src.offered = false;
+                    if src.beat > 0 {
+                        let cut = src.queue.pop_front().unwrap();
+                        flows.get_mut(&(cut.src, cut.dst)).unwrap().retain(|f| f.id != cut.id);
+                        run.lost.push(cut.id);
+                        src.beat = 0;
+                    }
+                    sinks[n * ports + p].current = None;
+                }
+            }
             if !self.links.is_empty() {
                 self.wire_links();
             }
@@ -171,7 +197,7 @@ impl<D: Device> Torus<D> {
                     let i = n * ports + p;
                     let (dev, h) = self.local[n][p];
                     let src = &mut sources[i];
-                    if !src.offered && !src.queue.is_empty() && rng.chance(traffic.valid_percent) {
+                    if !src.offered && !src.queue.is_empty() && !held.contains(&n) && rng.chance(traffic.valid_percent) {
                         src.offered = true;
                     }
                     let (data, last) = match (src.offered, src.queue.front()) {
@@ -221,7 +247,7 @@ impl<D: Device> Torus<D> {
                             src.beat = 0;
                         }
                     }
-                    if !(readies[i] && self.devices[dev].get(h[7])[0] & 1 == 1) {
+                    if !(readies[i] && self.devices[dev].get(h[7])[0] & 1 == 1) || held.contains(&n) {
                         continue;
                     }
                     ejected += 1;
@@ -259,16 +285,25 @@ impl<D: Device> Torus<D> {
                     let h = Header::unpack(header);
                     let src = (config.node(h.src), h.src_port);
                     if config.node(h.dst) != n || h.dst_port != p {
-                        return Err(format!("{where_}: packet {} from {src:?} for node {:?} port {} delivered here", h.user, h.dst, h.dst_port));
+                        let sent = flows.values().flatten().find(|f| f.id as u32 == h.user).map(|f| format!("sent from {:?} to {:?} at cycle {}, head in at {:?}", f.src, f.dst, f.created, head_in.get(&f.id)));
+                        return Err(format!("{where_}: packet {} from {src:?} for node {:?} port {} delivered here ({})", h.user, h.dst, h.dst_port, sent.unwrap_or("not outstanding".into())));
                     }
                     let flow = flows.get_mut(&(src, (n, p))).ok_or_else(|| format!("{where_}: packet {} from {src:?}: no such flow sent", h.user))?;
-                    while flow.front().is_some_and(|f| self.lost.contains(&f.id)) {
+                    while let Some(f) = flow.front().filter(|f| f.id as u32 != h.user) {
+                        let restart = self.may_lose(f.src.0, f.dst.0, head_in.get(&f.id).copied()) && flow.iter().any(|g| g.id as u32 == h.user);
+                        if !(self.lost.contains(&f.id) || restart) {
+                            break;
+                        }
+                        if restart && !self.lost.contains(&f.id) {
+                            run.lost.push(f.id);
+                        }
                         flow.pop_front();
                     }
                     let want = flow.pop_front().ok_or_else(|| format!("{where_}: packet {} from {src:?} arrives twice", h.user))?;
                     if want.id as u32 != h.user {
                         let later = flow.iter().position(|f| f.id as u32 == h.user);
-                        return Err(format!("{where_}: flow {src:?} -> ({n}, {p}): packet {} arrives where {} was next ({later:?} places later: out of order)", h.user, want.id));
+                        let when = |id: u64| format!("head in at {:?}", head_in.get(&id));
+                        return Err(format!("{where_}: flow {src:?} -> ({n}, {p}): packet {} ({}) arrives where {} ({}) was next ({later:?} places later: out of order)", h.user, when(h.user as u64), want.id, when(want.id)));
                     }
                     if h.length != want.payload.len() || payload != want.payload || h.tag != want.tag || h.kind != 0 {
                         return Err(format!("{where_}: packet {} corrupted: length {} (sent {}), tag {:#x} (sent {:#x}), payload equal: {}", h.user, h.length, want.payload.len(), h.tag, want.tag, payload == want.payload));
