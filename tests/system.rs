@@ -131,6 +131,19 @@ fn a_packet_too_long_for_the_buffer_names_both_keys_and_the_rule() {
 }
 
 #[test]
+fn a_packet_travels_in_one_link_frame() {
+    // 4000 bytes: 251 flits, and the links' frames grow to hold it.
+    let big = edit("vc_buffer_flits", "vc_buffer_flits = 512").replace("max_packet_bytes = 1024", "max_packet_bytes = 4000");
+    let system = parse(&big).unwrap();
+    assert_eq!(system.node.link.max_frame_words, 251);
+    // 4096 bytes need 257 flits, more than a frame's 256 words.
+    let err = parse(&big.replace("max_packet_bytes = 4000", "max_packet_bytes = 4096")).unwrap_err();
+    for part in ["`node.max_packet_bytes` = 4096", "257 flits", "one link frame", "at most 4080 bytes"] {
+        assert!(err.contains(part), "missing {part:?} in: {err}");
+    }
+}
+
+#[test]
 fn every_refused_width_gives_the_same_allowed_values() {
     for w in [64, 100, 200, 512] {
         let err = parse(&edit("width", &format!("width = {w}"))).unwrap_err();

@@ -203,14 +203,25 @@ impl SystemConfig {
             max_packet_bytes: ranged("node.max_packet_bytes", n.max_packet_bytes.unwrap_or(shipped_router.max_packet_bytes as i64), 1, 16383)?,
             dateline: true,
         };
+        packet_fits(&router, n.vc_buffer_flits.is_some(), n.max_packet_bytes.is_some())?;
+        // A packet travels in one link frame (a link restart never leaves half a packet).
+        let flits = router.max_packet_flits();
+        if flits > 256 {
+            return Err(format!(
+                "`node.max_packet_bytes` = {} is {flits} flits with its header; a packet travels in one link frame of at most 256 flits: allowed at most {} bytes at {} bits a flit",
+                router.max_packet_bytes,
+                255 * router.flit_bytes(),
+                width
+            ));
+        }
         let link = LinkConfig {
             lanes: width / 64,
+            max_frame_words: flits.max(shipped_link.max_frame_words),
             replay_words: ranged("node.replay_words", n.replay_words.unwrap_or(shipped_link.replay_words as i64), 1, 1 << 16)?,
             vc_buffer_words: ranged("node.link_vc_buffer_words", n.link_vc_buffer_words.unwrap_or(shipped_link.vc_buffer_words as i64), 1, 1 << 16)?,
             retransmit_timeout: ranged("node.retransmit_timeout", n.retransmit_timeout.unwrap_or(shipped_link.retransmit_timeout as i64), 1, 1 << 20)?,
             ..shipped_link
         };
-        packet_fits(&router, n.vc_buffer_flits.is_some(), n.max_packet_bytes.is_some())?;
         let node = NodeConfig { router, link };
         node.validate().map_err(|e| format!("[node]: {e}"))?;
         let fabric_mhz = clock("clocks.fabric_mhz", file.clocks.fabric_mhz)?;

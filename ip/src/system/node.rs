@@ -47,6 +47,14 @@ impl NodeConfig {
                 self.router.width
             ));
         }
+        // A packet must travel in one frame: a link restart then never leaves half a packet.
+        let flits = self.router.max_packet_flits();
+        if flits > self.link.max_frame_words {
+            return Err(format!(
+                "node: a packet of `max_packet_bytes` = {} is {flits} flits, more than the link's `max_frame_words` = {}: packets must fit one frame",
+                self.router.max_packet_bytes, self.link.max_frame_words
+            ));
+        }
         Ok(())
     }
 
