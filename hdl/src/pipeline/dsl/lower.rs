@@ -40,8 +40,13 @@ pub(super) struct Lowering<'d> {
     pub active: Vec<String>,
 }
 
+/// A constant, possibly negated (`-1.5`).
 fn is_const(e: &Expr) -> bool {
-    matches!(e, Expr::Decimal(..) | Expr::Hex(..))
+    match e {
+        Expr::Decimal(..) | Expr::Hex(..) => true,
+        Expr::Neg(inner, _) => is_const(inner),
+        _ => false,
+    }
 }
 
 impl Lowering<'_> {
@@ -107,6 +112,18 @@ impl Lowering<'_> {
                 self.constant(f.bits(scaled as i128) as u64, ty, *at)
             }
             (Expr::Hex(bits, at), Type::Float(_) | Type::Fixed(_)) => self.constant(*bits, ty, *at),
+            // A negative fixed-point constant is one constant (so the format's minimum is one).
+            (Expr::Neg(inner, _), Type::Fixed(_)) if matches!(**inner, Expr::Decimal(..)) => {
+                let Expr::Decimal(text, at) = &**inner else { unreachable!() };
+                self.typed(&Expr::Decimal(format!("-{text}"), *at), ty)
+            }
+            (Expr::Neg(inner, at), Type::Float(_) | Type::Fixed(_)) if is_const(inner) => {
+                let (v, t) = self.typed(inner, ty)?;
+                if t == Type::Bool {
+                    return Err(at.error("negation of a bool (a comparison's result)"));
+                }
+                Ok((self.kernel.neg(v), t))
+            }
             _ => self.expr(e),
         }
     }
