@@ -219,7 +219,7 @@ pub fn parse(text: &str) -> Result<Kernel, DslError> {
         };
         if !fits {
             let allowed = if summed { format!("a vector sum is {format}") } else { format!("outputs are {format}, fixed point or bool") };
-            return Err(at.error(format!("type mismatch: output `{output}` is {ty}; {allowed} (convert it: `{format}(...)`)")));
+            return Err(at.error(format!("type mismatch: output `{output}` is {ty}; {allowed} (convert it: `{}(...)`)", dsl_name(format))));
         }
         if summed {
             lower.kernel.output_vector_sum(output, value);
@@ -231,6 +231,15 @@ pub fn parse(text: &str) -> Result<Kernel, DslError> {
         return Err(DslError { line: outputs[0].2.line, column: outputs[0].2.column, message: "stream offsets and vsum(...) do not combine in one kernel".into() });
     }
     Ok(lower.kernel)
+}
+
+/// A float format as the DSL spells it.
+fn dsl_name(format: FloatFormat) -> &'static str {
+    match format {
+        FloatFormat::BFLOAT16 => "bf16",
+        FloatFormat::BINARY16 => "f16",
+        _ => "f32",
+    }
 }
 
 fn define(definitions: &mut BTreeMap<String, (Definition, Pos)>, name: &str, d: Definition, at: Pos) -> Result<(), DslError> {
