@@ -324,9 +324,8 @@ fn simulate(k: &Kernel, dut: &mut dyn Dut, input: &[(Vec<u32>, bool)], expected:
 
 /// The built-in testbench of a user's kernel (what `weft check --kernel` runs): random operands
 /// (1000 beats, or 600 vectors of 1 to 12 beats for per-vector kernels and kernels with stream
-/// offsets) through the kernel's netlist in the built-in
-/// simulator at valid 80 % / ready 60 %, against the software model: bit for bit per beat, per
-/// vector within the summation bound.
+/// offsets) through the kernel's netlist in the built-in simulator at valid 80 % / ready 60 %,
+/// against the software model: bit for bit per beat, per vector within the summation bound.
 pub fn testbench(k: &Kernel) -> Result<String, String> {
     if k.format != FloatFormat::BINARY32 {
         return Err(format!("kernel `{}`: the built-in testbench runs binary32 kernels (this one is {})", k.name, k.format));
