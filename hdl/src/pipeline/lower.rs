@@ -53,6 +53,9 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     pub fn run(mut self, lanes: &[Sig<'d>]) -> Result<Vec<(Sig<'d>, usize)>, String> {
         for (i, node) in self.k.nodes.iter().enumerate() {
             let v = self.node(node, self.k.types[i], lanes)?;
+            if let (Some(beats), Some(name)) = (&mut self.beats, self.k.names.get(&Value(i))) {
+                beats.name(v.0, name);
+            }
             self.values.push(v);
         }
         let suffix = if self.k.per_vector { "_term" } else { "" };

@@ -97,6 +97,8 @@ pub struct Kernel {
     pub nodes: Vec<Node>,
     /// The type of each node's value.
     pub types: Vec<Type>,
+    /// Names of values (the DSL's bindings), for readable Verilog of offset kernels.
+    pub names: BTreeMap<Value, String>,
     pub outputs: Vec<(String, Value)>,
     /// The outputs are sums over each vector (`tlast` ends it) of their per-beat values: one
     /// output beat per vector instead of one per input beat.
@@ -105,7 +107,7 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn new(name: &str, format: FloatFormat) -> Kernel {
-        Kernel { name: name.into(), format, inputs: vec![], nodes: vec![], types: vec![], outputs: vec![], per_vector: false }
+        Kernel { name: name.into(), format, inputs: vec![], nodes: vec![], types: vec![], names: BTreeMap::new(), outputs: vec![], per_vector: false }
     }
 
     fn push(&mut self, node: Node, ty: Type) -> Value {

@@ -77,6 +77,8 @@ pub(super) struct Beats<'d> {
     history: HashMap<(Wire, usize), Sig<'d>>,
     /// Bookkeeping values brought to a stage.
     staged: HashMap<(Wire, usize), Sig<'d>>,
+    /// Names for the Verilog: input lanes by their kernel names.
+    names: HashMap<Wire, String>,
 }
 
 impl<'d> Beats<'d> {
@@ -115,10 +117,18 @@ impl<'d> Beats<'d> {
         let enable = self.enable_at(stage);
         self.d.net().set_stage(stage);
         let h = self.d.net().history(earlier.wire, Some(enable.wire), reset);
-        let base = self.d.net().nodes[x.wire.0].name.clone().unwrap_or_else(|| format!("v{}", x.wire.0));
-        let h = self.d.sig(h).named(&format!("{base}_beat_m{beats}"));
+        let h = self.d.sig(h).named(&format!("{}_prev{beats}", self.base(x)));
         self.history.insert((x.wire, beats), h);
         h
+    }
+
+    /// Names `x` (a binding) for the histories and offsets of it.
+    pub fn name(&mut self, x: Sig<'d>, name: &str) {
+        self.names.entry(x.wire).or_insert_with(|| name.to_string());
+    }
+
+    fn base(&self, x: Sig<'d>) -> String {
+        self.names.get(&x.wire).cloned().or_else(|| self.d.net().nodes[x.wire.0].name.clone()).unwrap_or_else(|| format!("v{}", x.wire.0))
     }
 
     /// A stage-0 bookkeeping value for the beat `lag` beats before the slot at `stage`.
@@ -154,7 +164,8 @@ impl<'d> Beats<'d> {
             (earlier, !pos.lt(reach), lag)
         };
         self.d.net().set_stage(stage);
-        Ok((inside.mux(read, 0), lag))
+        let name = format!("{}_{}{}", self.base(x), if k > 0 { "p" } else { "m" }, k.unsigned_abs());
+        Ok((inside.mux(read, 0).named(&name), lag))
     }
 }
 
@@ -192,7 +203,10 @@ pub(super) fn netlist(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'st
     let pos = d.reg("vector_pos", pos_bits(max_pos), 0);
     let step = pos.q.eq(max_pos as u128).mux(pos.q, pos.q + 1u32);
     pos.next_when(advance & slot_valid, vector_end.mux(0, step));
-    let mut beats = Beats { d: &d, advance, valid: vec![slot_valid], enables: HashMap::new(), pos: pos.q, flush, history: HashMap::new(), staged: HashMap::new() };
+    let mut beats = Beats { d: &d, advance, valid: vec![slot_valid], enables: HashMap::new(), pos: pos.q, flush, history: HashMap::new(), staged: HashMap::new(), names: HashMap::new() };
+    for (lane, name) in lanes.iter().zip(&k.inputs) {
+        beats.names.insert(lane.wire, name.clone());
+    }
 
     let outputs = Lowering::new(k, &d, stages, operators, Some(&mut beats)).run(&lanes)?;
     let mut aligned = vec![];

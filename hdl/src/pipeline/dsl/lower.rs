@@ -67,6 +67,7 @@ impl Lowering<'_> {
         self.active.push(name.to_string());
         let v = self.expr(&expr)?;
         self.active.pop();
+        self.kernel.names.entry(v.0).or_insert_with(|| name.to_string());
         self.done.insert(name.to_string(), v);
         Ok(v)
     }
