@@ -59,7 +59,13 @@ fn offsets_name_their_range_and_target() {
     expect("kernel k\ninput x\noutput y = x[-65]\n", (3, 14), "stream offset -65: allowed range -64..=64 beats");
     expect("kernel k\ninput x\noutput y = x[+99999999999999999999]\n", (3, 14), "allowed range -64..=64");
     expect("kernel k\ninput x\noutput y = z[1]\n", (3, 12), "undefined name `z`");
-    expect("kernel k\ninput x\nlet s = s[-1] + x\noutput s\n", (3, 9), "cycle: s -> s");
+    expect("kernel k\ninput x\nlet s = s[-1] + x\noutput s\n", (3, 9), "recurrence `s[-1]`: declare the type of `s`");
+    expect("kernel k\ninput x\nlet s: f32 = s + x\noutput s\n", (3, 14), "cycle: s -> s");
+    expect("kernel k\ninput x\nlet s: f32 = s[+1] + x\noutput s\n", (3, 16), "a recurrence reads earlier beats only");
+    expect("kernel k\ninput x\nlet s: f32 = s[-65] + x\noutput s\n", (3, 16), "allowed -64..=-1");
+    expect("kernel k\ninput x\nlet t = s[-1] + x\nlet s: f32 = t[+1]\noutput s\n", (3, 9), "cannot look ahead");
+    expect("kernel k\ninput x\nlet s: sfix<16,8> = s[-1] + x\noutput s\n", (3, 27), "type mismatch: sfix<16,8> and fp32");
+    expect("kernel k\ninput x\nlet s: sfix<16,8> = x\noutput s\n", (3, 8), "`s` is declared sfix<16,8>, its expression is fp32");
     expect("kernel k\ninput x\noutput y = vsum(x[-1])\n", (3, 8), "stream offsets and vsum(...) do not combine");
     let (line, column, message) = error("kernel k\ninput x\noutput y = x[a]\n");
     assert_eq!(line, 3);

@@ -125,7 +125,10 @@ fn fixed_point_window_with_select_min_max_abs_matches_integer_reference() {
         // d = a - b in sfix<16,8>, saturating; beats outside the vector are 0.
         let d: Vec<i64> = v.iter().map(|b| sat16(raw(b[0]) - raw(b[1]))).collect();
         let at = |i: isize| if i >= 0 { d[i as usize] } else { 0 };
+        let mut total = 0i64;
         for (i, b) in v.iter().enumerate() {
+            // sfix<24,8>: the same fraction bits, saturating at ±2^23.
+            total = (total + d[i]).clamp(-(1 << 23), (1 << 23) - 1);
             let i = i as isize;
             let sum4 = sat16(sat16(sat16(at(i - 3) + at(i - 2)) + at(i - 1)) + at(i));
             let limit = f32::from_bits(b[2]);
@@ -134,7 +137,7 @@ fn fixed_point_window_with_select_min_max_abs_matches_integer_reference() {
             let mag = sat16(at(i).abs());
             let level = if mag > 384 { (at(i) as f32 / 256.0) * limit } else { 0.0 };
             let peak = ((mag as f32) / 256.0).max(limit);
-            want.push((vec![clipped as i32 as u32, level.to_bits(), peak.to_bits()], i + 1 == v.len() as isize));
+            want.push((vec![clipped as i32 as u32, level.to_bits(), peak.to_bits(), total as i32 as u32], i + 1 == v.len() as isize));
         }
     }
     check(&k, &flatten(&vectors, 3), &want);
@@ -268,4 +271,41 @@ fn fixed_compare_and_abs_on_unsigned_and_extreme_values() {
         }
     }
     check(&k, &beats, &want);
+}
+
+#[test]
+fn recurrences_are_running_sums_per_vector_at_one_beat_per_cycle() {
+    // A float running sum (its adder combinational inside the loop), a fixed-point running
+    // maximum, a recurrence two beats back, and one fed by a look-ahead outside its loop.
+    let k = dsl::parse(
+        "kernel k\ninput x, q: sfix<12,4>\n\
+         let s: f32 = s[-1] + x\n\
+         let m: sfix<12,4> = max(m[-1], q)\n\
+         let f: f32 = 0.5 * f[-2] + x\n\
+         let g: f32 = g[-1] + x[+1]\n\
+         output s, m, f, g\n",
+    )
+    .unwrap();
+    assert_eq!(k.lookahead(), 1);
+    let vectors = stream(&mut Rng::new(11), 150, |rng, lane| if lane == 0 { operand(rng) } else { rng.next_u64() as u32 });
+    let mut want = vec![];
+    for v in &vectors {
+        let n = v.len();
+        let x = |i: usize| f32::from_bits(v[i][0]);
+        let (mut s, mut m, mut g) = (0f32, 0i64, 0f32);
+        let mut f = vec![0f32; n];
+        for i in 0..n {
+            s += x(i);
+            m = m.max((v[i][1] & 0xFFF) as u16 as i64 - if v[i][1] & 0x800 != 0 { 0x1000 } else { 0 });
+            f[i] = 0.5f32 * if i >= 2 { f[i - 2] } else { 0.0 } + x(i);
+            g += if i + 1 < n { x(i + 1) } else { 0.0 };
+            want.push((vec![s.to_bits(), m as i32 as u32, f[i].to_bits(), g.to_bits()], i + 1 == n));
+        }
+    }
+    check(&k, &flatten(&vectors, 2), &want);
+    let (_, cycles, refused) = simulate(&k, &flatten(&vectors, 2), 100, 100, 12);
+    let beats = flatten(&vectors, 2).len() as u64;
+    let latency = k.netlist(&Stages::balanced(FloatFormat::BINARY32)).unwrap().1.latency as u64;
+    assert_eq!(cycles, beats + vectors.len() as u64 + latency, "one beat per cycle, one flush cycle per vector");
+    assert_eq!(refused, vectors.len() as u64 - 1);
 }

@@ -28,7 +28,7 @@ pub(super) fn datapath(k: &Kernel, net: &mut Netlist, inputs: &[Wire], stages: &
     let d = Design::new();
     *d.net() = std::mem::take(net);
     let lanes: Vec<Sig> = inputs.iter().map(|w| d.sig(*w)).collect();
-    let outputs = Lowering { k, d: &d, stages, operators, beats: None, values: vec![] }.run(&lanes).map(|values| values.iter().map(|(v, _)| v.wire).collect());
+    let outputs = Lowering::new(k, &d, stages, operators, None).run(&lanes).map(|values| values.iter().map(|(v, _)| v.wire).collect());
     *net = d.finish();
     outputs
 }
@@ -41,18 +41,44 @@ pub(super) struct Lowering<'k, 'd, 'b> {
     /// Beat bookkeeping of a kernel with offsets.
     pub beats: Option<&'b mut Beats<'d>>,
     values: Vec<(Sig<'d>, usize)>,
+    /// Nodes on a recurrence's loop: built without pipeline registers.
+    in_loop: Vec<bool>,
+    lags: Vec<usize>,
+    /// The node being lowered lies on a loop.
+    zero: bool,
 }
 
 impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     pub fn new(k: &'k Kernel, d: &'d Design, stages: &'k Stages, operators: &'k mut BTreeMap<&'static str, usize>, beats: Option<&'b mut Beats<'d>>) -> Self {
-        Lowering { k, d, stages, operators, beats, values: vec![] }
+        Lowering { k, d, stages, operators, beats, values: vec![], in_loop: k.in_loop(), lags: k.lags(), zero: false }
+    }
+
+    /// The stage count of operator `name`: none on a recurrence's loop.
+    fn stages_of(&self, name: &str, default: usize) -> usize {
+        if self.zero {
+            0
+        } else {
+            self.stages.get(name, default)
+        }
     }
 
     /// The output values with their lags, named after their lanes (`<name>_term` for the
     /// per-beat terms of a vector sum) and extended to the lane slot.
     pub fn run(mut self, lanes: &[Sig<'d>]) -> Result<Vec<(Sig<'d>, usize)>, String> {
         for (i, node) in self.k.nodes.iter().enumerate() {
-            let v = self.node(node, self.k.types[i], lanes)?;
+            self.zero = self.in_loop[i];
+            let v = match node {
+                Node::Prev(Some(target), k) => {
+                    let name = self.k.names.get(target).cloned().unwrap_or_else(|| format!("v{}", target.0));
+                    let beats = self.beats.as_mut().ok_or("recurrences need the offsets wrapper")?;
+                    beats.recurrence(i, target.0, self.k.types[i].width(), self.lags[target.0], *k, &name)?
+                }
+                Node::Prev(None, _) => return Err("a recurrence was never closed".into()),
+                _ => self.node(node, self.k.types[i], lanes)?,
+            };
+            if let Some(beats) = &mut self.beats {
+                beats.close(i, v.0)?;
+            }
             if let (Some(beats), Some(name)) = (&mut self.beats, self.k.names.get(&Value(i))) {
                 beats.name(v.0, name);
             }
@@ -105,7 +131,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     fn node(&mut self, node: &Node, ty: Type, lanes: &[Sig<'d>]) -> Result<(Sig<'d>, usize), String> {
         let d = self.d;
         let w = ty.width();
-        let fixed_stages = self.stages.get("fixed", FIXED_STAGES);
+        let fixed_stages = self.stages_of("fixed", FIXED_STAGES);
         Ok(match node {
             Node::Input(lane) => (lanes[*lane], 0),
             Node::Const(bits) => (d.lit(*bits as u128, w), 0),
@@ -121,7 +147,8 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                 let (x, lag) = self.operands(args);
                 self.count(op.name());
                 let operands: Vec<Wire> = x.iter().map(|s| s.wire).collect();
-                let result = op.build(&mut d.net(), float(ty), self.stages.of(*op), &operands)?;
+                let stages = if self.zero { 0 } else { self.stages.of(*op) };
+                let result = op.build(&mut d.net(), float(ty), stages, &operands)?;
                 (d.sig(result), lag)
             }
             Node::Fixed(op, a, b) => {
@@ -163,6 +190,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                 let beats = self.beats.as_mut().ok_or("stream offsets need the offsets wrapper")?;
                 beats.offset(x, lag, *k)?
             }
+            Node::Prev(..) => unreachable!("recurrences are lowered in run"),
         })
     }
 
@@ -213,7 +241,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     /// The 4-bit one-hot IEEE comparison, with the logic after it placed after it.
     fn float_compare(&mut self, f: FloatFormat, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, String> {
         self.count("compare");
-        let r = compare(&mut self.d.net(), f, self.stages.get("compare", COMPARE_STAGES), a.wire, b.wire)?;
+        let r = compare(&mut self.d.net(), f, self.stages_of("compare", COMPARE_STAGES), a.wire, b.wire)?;
         let r = self.d.sig(r);
         self.at(&[r]);
         Ok(r)
@@ -247,16 +275,16 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
         let wire = match (from, to) {
             (Type::Float(f), Type::Fixed(x_f)) => {
                 self.count("to fixed");
-                to_fixed(&mut d.net(), f, x_f, super::types::FIXED_ROUNDING, self.stages.get("to_fixed", TO_FIXED_STAGES), x.wire)?
+                to_fixed(&mut d.net(), f, x_f, super::types::FIXED_ROUNDING, self.stages_of("to_fixed", TO_FIXED_STAGES), x.wire)?
             }
             (Type::Fixed(x_f), Type::Float(f)) => {
                 self.count("from fixed");
-                from_fixed(&mut d.net(), f, x_f, self.stages.get("from_fixed", FROM_FIXED_STAGES), x.wire)?
+                from_fixed(&mut d.net(), f, x_f, self.stages_of("from_fixed", FROM_FIXED_STAGES), x.wire)?
             }
             (Type::Fixed(a), Type::Fixed(b)) => {
                 self.count("fixed convert");
                 let zero = d.lit(0, a.width);
-                let stages = self.stages.get("fixed", FIXED_STAGES);
+                let stages = self.stages_of("fixed", FIXED_STAGES);
                 return fixed_operation(FixedOp::Add, a, a, b).build_sig(d, stages, x, zero);
             }
             _ => return Err(format!("conversion from {from} to {to} is not supported")),

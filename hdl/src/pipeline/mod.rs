@@ -17,6 +17,7 @@ pub mod dsl;
 mod lower;
 pub mod model;
 pub mod offsets;
+pub mod recurrence;
 pub mod types;
 pub mod vector_sum;
 
@@ -57,6 +58,9 @@ pub enum Node {
     Convert(Value),
     /// The value `k` beats later (`k > 0`) or earlier in the same vector; zero outside it.
     Offset(Value, i64),
+    /// A recurrence: the value of a node defined later (`None` until closed) `k` beats
+    /// earlier, zero before the vector's first beat ([`recurrence`]).
+    Prev(Option<Value>, i64),
 }
 
 /// Stage count per operator, used for every instance in a kernel.

@@ -130,59 +130,64 @@ impl Kernel {
     pub fn evaluate_vector_beats(&self, beats: &[Vec<u32>]) -> Vec<Vec<u32>> {
         assert_eq!(self.format, FloatFormat::BINARY32, "software evaluation is binary32");
         let n = beats.len();
+        for lanes in beats {
+            assert_eq!(lanes.len(), self.inputs.len(), "{}: lane count", self.name);
+        }
         // values[node][beat], bit patterns throughout, so no NaN payload depends on the host.
-        let mut values: Vec<Vec<u32>> = Vec::with_capacity(self.nodes.len());
-        for (index, node) in self.nodes.iter().enumerate() {
-            let ty = self.types[index];
-            let row: Vec<u32> = (0..n)
-                .map(|i| {
-                    let at = |v: &super::Value| values[v.0][i];
-                    let tv = |v: &super::Value| self.types[v.0];
-                    match node {
-                        Node::Input(lane) => {
-                            assert_eq!(beats[i].len(), self.inputs.len(), "{}: lane count", self.name);
-                            beats[i][*lane] & mask(ty.width())
-                        }
-                        Node::Const(bits) => *bits,
-                        Node::Neg(a) => match ty {
-                            Type::Fixed(f) => fixed_apply(FixedOp::Sub, f, 0, at(a)),
-                            _ => at(a) ^ ty.sign_mask(),
-                        },
-                        Node::Op(op, args) => {
-                            let Type::Float(f) = ty else { unreachable!() };
-                            float_op(f, *op, at(&args[0]), args.get(1).map_or(0, at))
-                        }
-                        Node::Fixed(op, a, b) => {
-                            let Type::Fixed(f) = ty else { unreachable!() };
-                            fixed_apply(*op, f, at(a), at(b))
-                        }
-                        Node::Compare(cmp, a, b) => cmp.holds(order(tv(a), at(a), at(b))) as u32,
-                        Node::Select(c, a, b) => {
-                            if at(c) != 0 {
-                                at(a)
-                            } else {
-                                at(b)
-                            }
-                        }
-                        Node::Min(a, b) => min_max(true, ty, at(a), at(b)),
-                        Node::Max(a, b) => min_max(false, ty, at(a), at(b)),
-                        Node::Abs(a) => match ty {
-                            Type::Fixed(f) => f.bits(fixed_ref::fit(f.raw(at(a) as u128).abs(), f, Overflow::Saturate)) as u32,
-                            _ => at(a) & !ty.sign_mask(),
-                        },
-                        Node::Convert(a) => convert(tv(a), ty, at(a)),
-                        Node::Offset(a, k) => {
-                            let j = i as i64 + k;
-                            if (0..n as i64).contains(&j) {
-                                values[a.0][j as usize]
-                            } else {
-                                0
-                            }
+        // Slot j computes each node for beat j − lag: every operand's beat is then done (an
+        // earlier node in this slot, or an earlier slot: a recurrence's target).
+        let lags = self.lags();
+        let mut values: Vec<Vec<u32>> = vec![vec![0; n]; self.nodes.len()];
+        for j in 0..n + lags.iter().max().copied().unwrap_or(0) {
+            for (index, node) in self.nodes.iter().enumerate() {
+                let Some(i) = j.checked_sub(lags[index]).filter(|i| *i < n) else { continue };
+                let ty = self.types[index];
+                let at = |v: &super::Value| values[v.0][i];
+                let tv = |v: &super::Value| self.types[v.0];
+                // Beat i + k of node a, zero outside the vector.
+                let beat = |a: usize, k: i64| {
+                    let b = i as i64 + k;
+                    if (0..n as i64).contains(&b) {
+                        values[a][b as usize]
+                    } else {
+                        0
+                    }
+                };
+                let v = match node {
+                    Node::Input(lane) => beats[i][*lane] & mask(ty.width()),
+                    Node::Const(bits) => *bits,
+                    Node::Neg(a) => match ty {
+                        Type::Fixed(f) => fixed_apply(FixedOp::Sub, f, 0, at(a)),
+                        _ => at(a) ^ ty.sign_mask(),
+                    },
+                    Node::Op(op, args) => {
+                        let Type::Float(f) = ty else { unreachable!() };
+                        float_op(f, *op, at(&args[0]), args.get(1).map_or(0, at))
+                    }
+                    Node::Fixed(op, a, b) => {
+                        let Type::Fixed(f) = ty else { unreachable!() };
+                        fixed_apply(*op, f, at(a), at(b))
+                    }
+                    Node::Compare(cmp, a, b) => cmp.holds(order(tv(a), at(a), at(b))) as u32,
+                    Node::Select(c, a, b) => {
+                        if at(c) != 0 {
+                            at(a)
+                        } else {
+                            at(b)
                         }
                     }
-                })
-                .collect();
-            values.push(row);
+                    Node::Min(a, b) => min_max(true, ty, at(a), at(b)),
+                    Node::Max(a, b) => min_max(false, ty, at(a), at(b)),
+                    Node::Abs(a) => match ty {
+                        Type::Fixed(f) => f.bits(fixed_ref::fit(f.raw(at(a) as u128).abs(), f, Overflow::Saturate)) as u32,
+                        _ => at(a) & !ty.sign_mask(),
+                    },
+                    Node::Convert(a) => convert(tv(a), ty, at(a)),
+                    Node::Offset(a, k) => beat(a.0, *k),
+                    Node::Prev(target, k) => beat(target.expect("recurrence closed").0, -k),
+                };
+                values[index][i] = v;
+            }
         }
         let slot = self.format.width();
         (0..n)

@@ -35,25 +35,7 @@ use crate::sig;
 impl Kernel {
     /// Whether any value is read at a stream offset.
     pub fn has_offsets(&self) -> bool {
-        self.nodes.iter().any(|n| matches!(n, Node::Offset(..)))
-    }
-
-    /// The beat lag of every node: how many beats after a beat its value is known.
-    pub fn lags(&self) -> Vec<usize> {
-        let mut lags: Vec<usize> = vec![];
-        for node in &self.nodes {
-            let of = |v: &super::Value| lags[v.0];
-            let lag = match node {
-                Node::Input(_) | Node::Const(_) => 0,
-                Node::Offset(a, k) => of(a) + (*k).max(0) as usize,
-                Node::Op(_, args) => args.iter().map(of).max().unwrap_or(0),
-                Node::Neg(a) | Node::Abs(a) | Node::Convert(a) => of(a),
-                Node::Fixed(_, a, b) | Node::Compare(_, a, b) | Node::Min(a, b) | Node::Max(a, b) => of(a).max(of(b)),
-                Node::Select(c, a, b) => of(c).max(of(a)).max(of(b)),
-            };
-            lags.push(lag);
-        }
-        lags
+        self.nodes.iter().any(|n| matches!(n, Node::Offset(..) | Node::Prev(..)))
     }
 
     /// The look-ahead `K`: output beat `i` needs input beat `i + K`.
@@ -79,6 +61,12 @@ pub(super) struct Beats<'d> {
     staged: HashMap<(Wire, usize), Sig<'d>>,
     /// Names for the Verilog: input lanes by their kernel names.
     names: HashMap<Wire, String>,
+    /// The stage of each recurrence's target (by placeholder node), from a first build.
+    loop_stages: HashMap<usize, usize>,
+    /// Open recurrences: placeholder node, its forward wire, its target node.
+    pending: Vec<(usize, Sig<'d>, usize)>,
+    /// The stages recurrence targets landed at.
+    found: HashMap<usize, usize>,
 }
 
 impl<'d> Beats<'d> {
@@ -120,6 +108,36 @@ impl<'d> Beats<'d> {
         let h = self.d.sig(h).named(&format!("{}_prev{beats}", self.base(x)));
         self.history.insert((x.wire, beats), h);
         h
+    }
+
+    /// Recurrence `node`: `target` (of `width` bits and lag `lag`, lowered later) `k` beats
+    /// earlier — history registers on a wire at the target's stage, defined when it is built.
+    pub fn recurrence(&mut self, node: usize, target: usize, width: usize, lag: usize, k: i64, name: &str) -> Result<(Sig<'d>, usize), String> {
+        let stage = self.loop_stages.get(&node).copied().unwrap_or(0);
+        self.d.net().set_stage(stage);
+        let value = self.d.later(width);
+        self.names.insert(value.wire, name.to_string());
+        self.pending.push((node, value, target));
+        self.offset(value, lag, -k)
+    }
+
+    /// Node `index` is built as `x`: defines the recurrences reading it, which must find it at
+    /// the stage they were placed at (the loop has no pipeline registers).
+    pub fn close(&mut self, index: usize, x: Sig<'d>) -> Result<(), String> {
+        let stage = self.d.net().stage_of(x.wire);
+        for (node, value, target) in std::mem::take(&mut self.pending) {
+            if target != index {
+                self.pending.push((node, value, target));
+                continue;
+            }
+            self.found.insert(node, stage);
+            let placed = self.d.net().stage_of(value.wire);
+            if self.loop_stages.contains_key(&node) && placed != stage {
+                return Err(format!("the recurrence on `{}` does not close in one cycle (stage {placed} to {stage})", self.base(value)));
+            }
+            value.define(x);
+        }
+        Ok(())
     }
 
     /// Names `x` (a binding) for the histories and offsets of it.
@@ -174,10 +192,22 @@ fn pos_bits(max: usize) -> usize {
     (usize::BITS - max.leading_zeros()).max(1) as usize
 }
 
-/// The stream netlist of a kernel with offsets (see the module doc).
+/// The stream netlist of a kernel with offsets (see the module doc). With recurrences, a first
+/// build finds the stage each loop closes at, and the second places the loops there.
 pub(super) fn netlist(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Netlist, String> {
+    let loops = if k.nodes.iter().any(|n| matches!(n, Node::Prev(..))) {
+        build(k, stages, &mut BTreeMap::new(), HashMap::new())?.1
+    } else {
+        HashMap::new()
+    };
+    let (net, found) = build(k, stages, operators, loops.clone())?;
+    debug_assert_eq!(found, loops);
+    Ok(net)
+}
+
+fn build(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usize>, loop_stages: HashMap<usize, usize>) -> Result<(Netlist, HashMap<usize, usize>), String> {
     let lookahead = k.lookahead();
-    let reach = k.nodes.iter().filter_map(|n| if let Node::Offset(_, o) = n { Some(o.unsigned_abs() as usize) } else { None }).max().unwrap_or(0);
+    let reach = k.nodes.iter().filter_map(|n| if let Node::Offset(_, o) | Node::Prev(_, o) = n { Some(o.unsigned_abs() as usize) } else { None }).max().unwrap_or(0);
     let max_pos = lookahead.max(reach).max(1);
     let w = k.format.width();
     let d = Design::new();
@@ -203,7 +233,7 @@ pub(super) fn netlist(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'st
     let pos = d.reg("vector_pos", pos_bits(max_pos), 0);
     let step = pos.q.eq(max_pos as u128).mux(pos.q, pos.q + 1u32);
     pos.next_when(advance & slot_valid, vector_end.mux(0, step));
-    let mut beats = Beats { d: &d, advance, valid: vec![slot_valid], enables: HashMap::new(), pos: pos.q, flush, history: HashMap::new(), staged: HashMap::new(), names: HashMap::new() };
+    let mut beats = Beats { d: &d, advance, valid: vec![slot_valid], enables: HashMap::new(), pos: pos.q, flush, history: HashMap::new(), staged: HashMap::new(), names: HashMap::new(), loop_stages, pending: vec![], found: HashMap::new() };
     for (lane, name) in lanes.iter().zip(&k.inputs) {
         beats.names.insert(lane.wire, name.clone());
     }
@@ -233,5 +263,6 @@ pub(super) fn netlist(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'st
     // stage): the flush and position counters belong to stage 0.
     d.net().set_stage(0);
     d.output("s_axis_tready", (advance & taking).named("s_ready"));
-    Ok(d.finish())
+    let found = std::mem::take(&mut beats.found);
+    Ok((d.finish(), found))
 }

@@ -38,6 +38,8 @@ pub(super) struct Lowering<'d> {
     pub done: HashMap<String, (Value, Type)>,
     /// Bindings being lowered, to report cycles.
     pub active: Vec<String>,
+    /// Recurrences (`s[-1]` inside `s`) waiting for their binding, with where they are written.
+    pub open: HashMap<String, Vec<(Value, Pos)>>,
 }
 
 /// A constant, possibly negated (`-1.5`).
@@ -59,17 +61,45 @@ impl Lowering<'_> {
             path.push(name.to_string());
             return Err(at.error(format!("cycle: {}", path.join(" -> "))));
         }
-        let expr = match self.definitions.get(name) {
-            Some((Definition::Let(e), _)) => e.clone(),
+        let (expr, declared) = match self.definitions.get(name) {
+            Some((Definition::Let(e, declared), _)) => (e.clone(), declared.clone()),
             Some((Definition::Input(..), _)) => unreachable!("inputs are lowered first"),
             None => return Err(at.error(format!("undefined name `{name}`"))),
         };
+        let slot = self.kernel.format.width();
+        let ty = declared.as_ref().map(|t| resolve_type(t, slot)).transpose()?;
         self.active.push(name.to_string());
-        let v = self.expr(&expr)?;
+        let v = match ty {
+            Some(ty) => self.typed(&expr, ty)?,
+            None => self.expr(&expr)?,
+        };
         self.active.pop();
+        if let (Some(want), Some(t)) = (ty, &declared) {
+            if v.1 != want {
+                return Err(t.at.error(format!("type mismatch: `{name}` is declared {want}, its expression is {}", v.1)));
+            }
+        }
+        for (prev, at) in self.open.remove(name).unwrap_or_default() {
+            self.kernel.close_recurrence(prev, v.0).map_err(|e| at.error(format!("recurrence on `{name}`: {e}")))?;
+        }
         self.kernel.names.entry(v.0).or_insert_with(|| name.to_string());
         self.done.insert(name.to_string(), v);
         Ok(v)
+    }
+
+    /// `name[k]` inside `name`'s own definition: a recurrence on an earlier beat.
+    fn recurrence(&mut self, name: &str, at: Pos, k: i64, k_at: Pos) -> Result<(Value, Type), DslError> {
+        if k >= 0 {
+            return Err(k_at.error(format!("`{name}[{k}]` inside the definition of `{name}`: a recurrence reads earlier beats only (`{name}[-1]`)")));
+        }
+        let declared = match self.definitions.get(name) {
+            Some((Definition::Let(_, Some(t)), _)) => t.clone(),
+            _ => return Err(at.error(format!("recurrence `{name}[{k}]`: declare the type of `{name}` (`let {name}: f32 = ...`)"))),
+        };
+        let ty = resolve_type(&declared, self.kernel.format.width())?;
+        let v = Self::builder(k_at, self.kernel.recurrence(ty, k.saturating_neg()))?;
+        self.open.entry(name.to_string()).or_default().push((v, at));
+        Ok((v, ty))
     }
 
     fn constant(&mut self, bits: u64, ty: Type, at: Pos) -> Result<(Value, Type), DslError> {
@@ -176,6 +206,7 @@ impl Lowering<'_> {
                 let v = Self::builder(ty.at, self.kernel.convert(v, to))?;
                 Ok(typed(v, &self.kernel))
             }
+            Expr::Offset(name, at, k, k_at) if self.active.contains(name) => self.recurrence(name, *at, *k, *k_at),
             Expr::Offset(name, at, k, k_at) => {
                 let (v, _) = self.name(name, *at)?;
                 let v = Self::builder(*k_at, self.kernel.offset(v, *k))?;

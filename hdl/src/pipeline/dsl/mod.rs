@@ -79,7 +79,8 @@ fn strip_comment(line: &str) -> &str {
 
 enum Definition {
     Input(usize, Type),
-    Let(Expr),
+    /// A binding and its declared type, if any.
+    Let(Expr, Option<expr::TypeName>),
 }
 
 /// Parses a kernel; errors name the line and column.
@@ -146,10 +147,17 @@ pub fn parse(text: &str) -> Result<Kernel, DslError> {
                 let start = s.trim_start();
                 let (t, binding) = ws(identifier)(s).map_err(|_| syntax(start, "a name after `let`"))?;
                 let at = p.pos(start);
+                let mut t = t;
+                let mut declared = None;
+                if let Ok((u, _)) = ws(char::<_, nom::error::Error<&str>>(':'))(t) {
+                    let (u, ty) = p.type_name(u).map_err(|_| syntax(u.trim_start(), "a type"))?;
+                    declared = Some(ty);
+                    t = u;
+                }
                 let (t, _) = ws(char('='))(t).map_err(|_: nom::Err<nom::error::Error<&str>>| syntax(t.trim_start(), "`=`"))?;
                 let (t, expr) = p.expr(t).map_err(|e| expr_error(&p, e))?;
                 s = t;
-                define(&mut definitions, binding, Definition::Let(expr), at)?;
+                define(&mut definitions, binding, Definition::Let(expr, declared), at)?;
             }
             "output" => loop {
                 let start = s.trim_start();
@@ -184,7 +192,7 @@ pub fn parse(text: &str) -> Result<Kernel, DslError> {
     if outputs.is_empty() {
         return Err(DslError { line: 1, column: 1, message: format!("kernel `{kernel_name}` has no `output` lanes") });
     }
-    let mut lower = Lowering { kernel: Kernel::new(&kernel_name, format), definitions: &definitions, done: HashMap::new(), active: vec![] };
+    let mut lower = Lowering { kernel: Kernel::new(&kernel_name, format), definitions: &definitions, done: HashMap::new(), active: vec![], open: HashMap::new() };
     // Inputs first, in lane order, so lane i is the i-th input.
     let mut lanes: Vec<(&String, usize, Type)> = definitions
         .iter()
