@@ -23,7 +23,8 @@
 //! (saturating) and a flush flag, carried along the pipeline and through the same kind of
 //! history, decide whether the beat read is in the vector. The outputs are brought to lag `K`;
 //! an output leaves only for slots whose position is at least `K` (the first `K` slots of a
-//! vector have no output beat yet).
+//! vector have no output beat yet). A recurrence ([`super::recurrence`]) is a history read of
+//! a value built later, on a wire at the stage that value will have.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -35,6 +35,10 @@
 //! ahead `K` beats emits each output beat `K` beats late and flushes after `tlast` (see
 //! [`super::offsets`]).
 //!
+//! Typed bindings and recurrences: `let s: sfix<24,8> = expr` checks the type (and types a
+//! constant); a typed binding may read its own earlier beats, `let s: f32 = s[-1] + x` — a
+//! running sum per vector, `s[-1]` zero on the first beat ([`super::recurrence`]).
+//!
 //! `output s = vsum(expr)` makes a per-vector kernel: `s` is the sum of `expr` over all beats of
 //! a vector (`tlast` ends it), one output beat per vector. `vsum` is only allowed as an output's
 //! whole expression, and a kernel's outputs are all vector sums or none; it does not combine
