@@ -212,6 +212,10 @@ impl Kernel {
     /// [`Kernel::lookahead`]). Per-beat kernels only.
     pub fn evaluate_stream(&self, beats: &[(Vec<u32>, bool)]) -> Vec<(Vec<u32>, bool)> {
         assert!(!self.per_vector, "evaluate_stream is for per-beat kernels");
+        if !self.has_offsets() {
+            // Beats are independent: one at a time, whatever the stream's length.
+            return beats.iter().map(|(lanes, last)| (self.evaluate(lanes), *last)).collect();
+        }
         let mut out = vec![];
         let mut vector: Vec<Vec<u32>> = vec![];
         for (i, (lanes, last)) in beats.iter().enumerate() {
