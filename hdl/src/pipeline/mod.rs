@@ -184,9 +184,8 @@ impl Kernel {
         }
     }
     pub fn compare(&mut self, cmp: Cmp, a: Value, b: Value) -> Result<Value, String> {
-        let ty = self.same(&format!("`{}`", cmp.symbol()), a, b)?;
+        self.same(&format!("`{}`", cmp.symbol()), a, b)?;
         self.numeric(&format!("`{}`", cmp.symbol()), a)?;
-        let _ = ty;
         Ok(self.push(Node::Compare(cmp, a, b), Type::Bool))
     }
     pub fn select(&mut self, c: Value, a: Value, b: Value) -> Result<Value, String> {
