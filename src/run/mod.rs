@@ -6,7 +6,9 @@
 //! results are the canonical `0x7FC00000`, as the operators produce). Per-vector kernels: a
 //! vector ends at a row whose `tlast` column (one column beyond the lanes) is 1, or every
 //! `vector_length` rows; each output is compared with the exact sum within the summation bound
-//! the kernel's contract gives.
+//! the kernel's contract gives. A kernel with stream offsets (`x[-1]`) reads the file as one
+//! vector (or vectors of `vector_length` rows) and is compared with the software model of the
+//! whole stream.
 
 pub mod data;
 
@@ -83,7 +85,8 @@ fn beats(k: &Kernel, table: &Table, file: &Path, vector_length: Option<usize>) -
         .enumerate()
         .map(|(r, row)| {
             let last = match (k.per_vector, vector_length) {
-                (false, _) => false,
+                // Offsets see vectors: the whole file, or every `vector_length` rows.
+                (false, _) => k.has_offsets() && (vector_length.is_some_and(|len| (r + 1) % len == 0) || r + 1 == n),
                 (true, Some(len)) => (r + 1) % len == 0 || r + 1 == n,
                 (true, None) => row[lanes] != 0 || r + 1 == n,
             };
@@ -96,7 +99,9 @@ fn beats(k: &Kernel, table: &Table, file: &Path, vector_length: Option<usize>) -
 fn model(k: &Kernel, beats: &[(Vec<u32>, bool)]) -> Vec<(Vec<u32>, Vec<f64>)> {
     let canonical = |v: u32| if f32::from_bits(v).is_nan() { 0x7FC0_0000 } else { v };
     if !k.per_vector {
-        return beats.iter().map(|(lanes, _)| (k.evaluate(lanes).into_iter().map(canonical).collect(), vec![])).collect();
+        // Fixed-point and bool outputs are not floats: only float lanes are made canonical.
+        let float: Vec<bool> = k.outputs.iter().map(|(_, v)| matches!(k.ty(*v), weft_hdl::pipeline::Type::Float(_))).collect();
+        return k.evaluate_stream(beats).into_iter().map(|(lanes, _)| (lanes.into_iter().zip(&float).map(|(v, f)| if *f { canonical(v) } else { v }).collect(), vec![])).collect();
     }
     let mut out = vec![];
     let mut vector = vec![];
@@ -318,15 +323,16 @@ fn simulate(k: &Kernel, dut: &mut dyn Dut, input: &[(Vec<u32>, bool)], expected:
 }
 
 /// The built-in testbench of a user's kernel (what `weft check --kernel` runs): random operands
-/// (1000 beats, or 600 vectors of 1 to 12 beats) through the kernel's netlist in the built-in
-/// simulator at valid 80 % / ready 60 %, against the software model: bit for bit per beat, per
-/// vector within the summation bound.
+/// (1000 beats, or 600 vectors of 1 to 12 beats for per-vector kernels and kernels with stream
+/// offsets) through the kernel's netlist in the built-in simulator at valid 80 % / ready 60 %,
+/// against the software model: bit for bit per beat, per vector within the summation bound.
 pub fn testbench(k: &Kernel) -> Result<String, String> {
     if k.format != FloatFormat::BINARY32 {
         return Err(format!("kernel `{}`: the built-in testbench runs binary32 kernels (this one is {})", k.name, k.format));
     }
     let mut rng = Rng::new(0xC0DE);
-    let input: Vec<(Vec<u32>, bool)> = if k.per_vector {
+    // Kernels with stream offsets get vectors too, each ending with tlast (a flush).
+    let input: Vec<(Vec<u32>, bool)> = if k.per_vector || k.has_offsets() {
         weft_ip::kernels::random_vectors(&mut rng, 600, k.inputs.len())
             .into_iter()
             .flat_map(|v| {

@@ -1,31 +1,66 @@
-//! The pipeline builder: a kernel is a DAG of floating-point operations over named input lanes.
-//! The same DAG evaluates in software (the golden model, native `f32` arithmetic in the order
-//! written) and schedules into a netlist: each operation starts when its last operand is ready,
-//! delay registers balance every other operand, and the whole pipeline sits behind one input and
-//! one output AXI4-Stream with back-pressure ([`crate::netlist::block::feed_forward`]).
-//! A kernel whose outputs are vector sums emits one beat per vector instead ([`vector_sum`]).
+//! The pipeline builder: a kernel is a DAG of operations over named input lanes — floating
+//! point, fixed point ([`types`]), comparisons and `select`, conversions, and stream offsets
+//! (the value of a lane or binding some beats earlier or later, [`offsets`]).
+//! The same DAG evaluates in software (the golden model, [`model`]: native `f32` arithmetic in
+//! the order written, the fixed-point reference for fixed point) and schedules into a netlist
+//! ([`lower`]): each operation starts when its last operand is ready, delay registers balance
+//! every other operand, and the whole pipeline sits behind one input and one output
+//! AXI4-Stream with back-pressure ([`crate::netlist::block::feed_forward`], or [`offsets`] for
+//! a kernel with stream offsets). A kernel whose outputs are vector sums emits one beat per
+//! vector instead ([`vector_sum`]).
+//!
+//! Lanes: lane i of `s_axis_tdata` is the slot `[i·w +: w]`, `w` the width of the kernel's
+//! float format; a fixed-point lane narrower than its slot takes the slot's low bits, and a
+//! fixed-point or boolean output is sign- (signed) or zero-extended to fill its slot.
 
 pub mod dsl;
+mod lower;
+pub mod model;
+pub mod offsets;
+pub mod recurrence;
+pub mod types;
 pub mod vector_sum;
 
 use std::collections::BTreeMap;
 
-use crate::float::{reference, FloatFormat, FloatOperator};
+use crate::fixed::FixedOp;
+use crate::float::{FloatFormat, FloatOperator};
 use crate::netlist::block::feed_forward;
-use crate::netlist::{Design, Netlist, Sig, Wire};
+use crate::netlist::Netlist;
+pub use types::{Cmp, Type};
 
 /// A value in a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Value(usize);
 
+/// An operation of the DAG; its result type is in [`Kernel::types`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Node {
     Input(usize),
-    /// A constant, as the format's bit pattern.
+    /// A constant, as its type's bit pattern.
     Const(u32),
+    /// A floating-point operation.
     Op(FloatOperator, Vec<Value>),
-    /// Sign flip (free in hardware).
+    /// Sign flip (free in hardware) for floats; saturating `0 - x` for fixed point.
     Neg(Value),
+    /// A fixed-point operation; operands and result share one format.
+    Fixed(FixedOp, Value, Value),
+    /// A comparison (a [`Type::Bool`]); floats compare as IEEE 754 (NaN unordered).
+    Compare(Cmp, Value, Value),
+    /// `select(c, a, b)`: `a` when `c` holds, else `b`.
+    Select(Value, Value, Value),
+    /// Minimum and maximum. Floats: a NaN operand gives the canonical quiet NaN; −0 < +0.
+    Min(Value, Value),
+    Max(Value, Value),
+    /// Absolute value: clears a float's sign bit (NaN included); saturates fixed point.
+    Abs(Value),
+    /// Conversion to this node's type.
+    Convert(Value),
+    /// The value `k` beats later (`k > 0`) or earlier in the same vector; zero outside it.
+    Offset(Value, i64),
+    /// A recurrence: the value of a node defined later (`None` until closed) `k` beats
+    /// earlier, zero before the vector's first beat ([`recurrence`]).
+    Prev(Option<Value>, i64),
 }
 
 /// Stage count per operator, used for every instance in a kernel.
@@ -39,6 +74,11 @@ impl Stages {
     }
     pub fn of(&self, op: FloatOperator) -> usize {
         self.0[op.name()]
+    }
+    /// The stage count of a non-float operator (`compare`, `fixed`, `to_fixed`, `from_fixed`),
+    /// or `default` when not set.
+    pub fn get(&self, name: &str, default: usize) -> usize {
+        self.0.get(name).copied().unwrap_or(default)
     }
 }
 
@@ -59,6 +99,10 @@ pub struct Kernel {
     pub format: FloatFormat,
     pub inputs: Vec<String>,
     pub nodes: Vec<Node>,
+    /// The type of each node's value.
+    pub types: Vec<Type>,
+    /// Names of values (the DSL's bindings), for readable Verilog of offset kernels.
+    pub names: BTreeMap<Value, String>,
     pub outputs: Vec<(String, Value)>,
     /// The outputs are sums over each vector (`tlast` ends it) of their per-beat values: one
     /// output beat per vector instead of one per input beat.
@@ -67,30 +111,128 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn new(name: &str, format: FloatFormat) -> Kernel {
-        Kernel { name: name.into(), format, inputs: vec![], nodes: vec![], outputs: vec![], per_vector: false }
+        Kernel { name: name.into(), format, inputs: vec![], nodes: vec![], types: vec![], names: BTreeMap::new(), outputs: vec![], per_vector: false }
     }
 
-    fn push(&mut self, node: Node) -> Value {
+    fn push(&mut self, node: Node, ty: Type) -> Value {
         self.nodes.push(node);
+        self.types.push(ty);
         Value(self.nodes.len() - 1)
     }
 
-    /// The next input lane.
+    /// The type of `v`.
+    pub fn ty(&self, v: Value) -> Type {
+        self.types[v.0]
+    }
+
+    /// The next input lane, of the kernel's float format.
     pub fn input(&mut self, name: &str) -> Value {
+        self.input_typed(name, Type::Float(self.format))
+    }
+    /// The next input lane, of type `ty`.
+    pub fn input_typed(&mut self, name: &str, ty: Type) -> Value {
         self.inputs.push(name.into());
         let lane = self.inputs.len() - 1;
-        self.push(Node::Input(lane))
+        self.push(Node::Input(lane), ty)
     }
+    /// A constant of the kernel's float format.
     pub fn constant(&mut self, bits: u32) -> Value {
-        self.push(Node::Const(bits))
+        self.constant_typed(bits, Type::Float(self.format))
+    }
+    pub fn constant_typed(&mut self, bits: u32, ty: Type) -> Value {
+        self.push(Node::Const(bits), ty)
     }
     pub fn op(&mut self, op: FloatOperator, operands: &[Value]) -> Value {
         assert_eq!(operands.len(), op.operands(), "{} takes {} operands", op.name(), op.operands());
-        self.push(Node::Op(op, operands.to_vec()))
+        let ty = self.ty(operands[0]);
+        assert!(matches!(ty, Type::Float(_)) && operands.iter().all(|v| self.ty(*v) == ty), "{}: float operands of one format", op.name());
+        self.push(Node::Op(op, operands.to_vec()), ty)
     }
     pub fn neg(&mut self, a: Value) -> Value {
-        self.push(Node::Neg(a))
+        let ty = self.ty(a);
+        self.push(Node::Neg(a), ty)
     }
+
+    fn same(&self, what: &str, a: Value, b: Value) -> Result<Type, String> {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        if ta != tb {
+            return Err(format!("type mismatch: {what} of {ta} and {tb} (convert one first)"));
+        }
+        Ok(ta)
+    }
+    fn numeric(&self, what: &str, a: Value) -> Result<Type, String> {
+        match self.ty(a) {
+            Type::Bool => Err(format!("{what} takes a float or fixed-point value, not a bool (a comparison's result)")),
+            t => Ok(t),
+        }
+    }
+
+    /// `a op b`: a float operation on floats, the fixed-point one on fixed point.
+    pub fn arith(&mut self, op: FixedOp, a: Value, b: Value) -> Result<Value, String> {
+        let ty = self.same(&format!("`{}`", op.name()), a, b)?;
+        match ty {
+            Type::Float(_) => {
+                let f = match op {
+                    FixedOp::Add => FloatOperator::Add,
+                    FixedOp::Sub => FloatOperator::Sub,
+                    FixedOp::Mul => FloatOperator::Mul,
+                };
+                Ok(self.op(f, &[a, b]))
+            }
+            Type::Fixed(_) => Ok(self.push(Node::Fixed(op, a, b), ty)),
+            Type::Bool => Err(format!("`{}` takes float or fixed-point values, not bools", op.name())),
+        }
+    }
+    pub fn compare(&mut self, cmp: Cmp, a: Value, b: Value) -> Result<Value, String> {
+        self.same(&format!("`{}`", cmp.symbol()), a, b)?;
+        self.numeric(&format!("`{}`", cmp.symbol()), a)?;
+        Ok(self.push(Node::Compare(cmp, a, b), Type::Bool))
+    }
+    pub fn select(&mut self, c: Value, a: Value, b: Value) -> Result<Value, String> {
+        if self.ty(c) != Type::Bool {
+            return Err(format!("select's condition is a comparison (a bool), not {}", self.ty(c)));
+        }
+        let ty = self.same("select", a, b)?;
+        Ok(self.push(Node::Select(c, a, b), ty))
+    }
+    pub fn min(&mut self, a: Value, b: Value) -> Result<Value, String> {
+        let ty = self.same("min", a, b)?;
+        self.numeric("min", a)?;
+        Ok(self.push(Node::Min(a, b), ty))
+    }
+    pub fn max(&mut self, a: Value, b: Value) -> Result<Value, String> {
+        let ty = self.same("max", a, b)?;
+        self.numeric("max", a)?;
+        Ok(self.push(Node::Max(a, b), ty))
+    }
+    pub fn abs(&mut self, a: Value) -> Result<Value, String> {
+        let ty = self.numeric("abs", a)?;
+        Ok(self.push(Node::Abs(a), ty))
+    }
+    /// `a` in type `to`: float to fixed (nearest even, saturating, NaN gives 0), fixed to float
+    /// (nearest even), fixed to fixed (nearest even, saturating). The same type is `a` itself.
+    pub fn convert(&mut self, a: Value, to: Type) -> Result<Value, String> {
+        let from = self.ty(a);
+        match (from, to) {
+            _ if from == to => Ok(a),
+            (Type::Float(_), Type::Fixed(_)) | (Type::Fixed(_), Type::Float(_)) | (Type::Fixed(_), Type::Fixed(_)) => Ok(self.push(Node::Convert(a), to)),
+            (Type::Float(_), Type::Float(_)) => Err(format!("conversion from {from} to {to}: between float formats is not supported (a kernel computes in its own float format)")),
+            _ => Err(format!("conversion from {from} to {to} is not supported (bools only feed select)")),
+        }
+    }
+    /// The value of `a` `k` beats later (`k > 0`) or earlier (`k < 0`) in the same vector; zero
+    /// (all bits clear) for beats outside it. `k` in `-MAX_OFFSET..=MAX_OFFSET`.
+    pub fn offset(&mut self, a: Value, k: i64) -> Result<Value, String> {
+        if !(-types::MAX_OFFSET..=types::MAX_OFFSET).contains(&k) {
+            return Err(format!("stream offset {k}: allowed range -{0}..={0} beats", types::MAX_OFFSET));
+        }
+        if k == 0 {
+            return Ok(a);
+        }
+        let ty = self.ty(a);
+        Ok(self.push(Node::Offset(a, k), ty))
+    }
+
     /// The next output lane, one beat per input beat.
     pub fn output(&mut self, name: &str, value: Value) {
         assert!(!self.per_vector || self.outputs.is_empty(), "{}: per-beat and per-vector outputs mixed", self.name);
@@ -106,50 +248,12 @@ impl Kernel {
     pub fn input_bits(&self) -> usize {
         self.inputs.len() * self.format.width()
     }
+    /// The type of input lane `lane`.
+    pub fn input_type(&self, lane: usize) -> Type {
+        self.nodes.iter().zip(&self.types).find_map(|(n, t)| (*n == Node::Input(lane)).then_some(*t)).expect("input lane")
+    }
     pub fn output_bits(&self) -> usize {
         self.outputs.len() * self.format.width()
-    }
-
-    /// The golden model: evaluates the DAG on one set of input lanes (bit patterns) with native
-    /// binary32 arithmetic, in the order written (no fused operations). binary32 kernels only.
-    /// Like the hardware operators, every operation that yields a NaN yields the canonical quiet
-    /// NaN `0x7FC00000` (the host's NaN bits are not kept); negation flips the sign bit of
-    /// whatever it gets, NaN included, as the hardware does.
-    /// For a per-vector kernel these are the per-beat values its outputs sum.
-    pub fn evaluate(&self, inputs: &[u32]) -> Vec<u32> {
-        assert_eq!(self.format, FloatFormat::BINARY32, "software evaluation is binary32");
-        assert_eq!(inputs.len(), self.inputs.len(), "{}: lane count", self.name);
-        // Bit patterns throughout, so no NaN payload depends on how the host moves floats.
-        let mut values: Vec<u32> = Vec::with_capacity(self.nodes.len());
-        for node in &self.nodes {
-            let v = match node {
-                Node::Input(lane) => inputs[*lane],
-                Node::Const(bits) => *bits,
-                Node::Neg(a) => values[a.0] ^ 0x8000_0000,
-                Node::Op(op, args) => {
-                    let y = args.get(1).map_or(0, |b| values[b.0]);
-                    reference::native_f32(*op, values[args[0].0], y)
-                }
-            };
-            values.push(v);
-        }
-        self.outputs.iter().map(|(_, v)| values[v.0]).collect()
-    }
-
-    /// The golden model of a per-vector kernel on one vector: for each output, the exact sum of
-    /// the per-beat values (in binary64, exact for these magnitudes up to rounding far below
-    /// binary32's) and the error bound any summation order meets, (n−1)·u·Σ|vᵢ| with u the
-    /// binary32 unit roundoff 2⁻²⁴ and n the vector's beat count.
-    pub fn evaluate_vector(&self, beats: &[Vec<u32>]) -> Vec<(f64, f64)> {
-        let terms: Vec<Vec<u32>> = beats.iter().map(|b| self.evaluate(b)).collect();
-        (0..self.outputs.len())
-            .map(|j| {
-                let values = terms.iter().map(|t| f32::from_bits(t[j]) as f64);
-                let exact: f64 = values.clone().sum();
-                let magnitude: f64 = values.map(f64::abs).sum();
-                (exact, (beats.len() as f64 - 1.0) * 2f64.powi(-24) * magnitude)
-            })
-            .collect()
     }
 
     /// Schedules the kernel into a stream netlist: lane i of `s_axis_tdata` is input i, lane j
@@ -159,18 +263,40 @@ impl Kernel {
             return Err(format!("kernel `{}` needs at least one input and one output", self.name));
         }
         let w = self.format.width();
-        let lanes: Vec<(usize, usize)> = (0..self.inputs.len()).map(|i| (i * w, w)).collect();
+        for (i, name) in self.inputs.iter().enumerate() {
+            let ty = self.input_type(i);
+            if ty.width() > w {
+                return Err(format!("kernel `{}`: input `{name}` is {ty}, {} bits: a lane holds at most {w} (the kernel's {})", self.name, ty.width(), self.format));
+            }
+        }
+        for (name, v) in &self.outputs {
+            let ty = self.ty(*v);
+            let fits = match ty {
+                Type::Float(f) => f == self.format,
+                _ => ty.width() <= w && !self.per_vector,
+            };
+            if !fits {
+                return Err(format!("kernel `{}`: output `{name}` is {ty}; outputs are {} or fixed point/bool of at most {w} bits (vector sums: {} only)", self.name, self.format, self.format));
+            }
+        }
+        let lanes: Vec<(usize, usize)> = (0..self.inputs.len()).map(|i| (i * w, self.input_type(i).width())).collect();
         let mut operators: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let net = if self.per_vector {
+        let datapath = |net: &mut Netlist, inputs: &[_], operators: &mut BTreeMap<&'static str, usize>| lower::datapath(self, net, inputs, stages, operators);
+        let net = if self.has_offsets() {
+            if self.per_vector {
+                return Err(format!("kernel `{}`: stream offsets and vector sums do not combine", self.name));
+            }
+            offsets::netlist(self, stages, &mut operators).map_err(|e| format!("kernel `{}`: {e}", self.name))?
+        } else if self.per_vector {
             let add_stages = stages.of(FloatOperator::Add);
-            let net = vector_sum::netlist(self.format, add_stages, &lanes, |net, inputs| self.datapath(net, inputs, stages, &mut operators))
+            let net = vector_sum::netlist(self.format, add_stages, &lanes, |net, inputs| datapath(net, inputs, &mut operators))
                 .map_err(|e| format!("kernel `{}`: {e}", self.name))?;
             // The accumulating adder and the window tree of every output.
             *operators.entry(FloatOperator::Add.name()).or_default() += self.outputs.len() * add_stages;
             net
         } else {
             let mut error = None;
-            let net = feed_forward(&lanes, |net, inputs| match self.datapath(net, inputs, stages, &mut operators) {
+            let net = feed_forward(&lanes, |net, inputs| match datapath(net, inputs, &mut operators) {
                 Ok(wires) => wires.into_iter().enumerate().map(|(j, wire)| (wire, j * w)).collect(),
                 Err(e) => {
                     error = Some(e);
@@ -184,45 +310,5 @@ impl Kernel {
         };
         let schedule = Schedule { latency: net.latency(), operators, register_bits: net.register_bits() };
         Ok((net, schedule))
-    }
-
-    /// Lowers the DAG onto `net` over the input lane wires; returns the output wires. The
-    /// netlist moves into a design for the lowering and back, its wires unchanged.
-    fn datapath(&self, net: &mut Netlist, inputs: &[Wire], stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Vec<Wire>, String> {
-        let d = Design::new();
-        *d.net() = std::mem::take(net);
-        let lanes: Vec<Sig> = inputs.iter().map(|w| d.sig(*w)).collect();
-        let outputs = self.lower(&d, &lanes, stages, operators).map(|values| values.iter().map(|v| v.wire).collect());
-        *net = d.finish();
-        outputs
-    }
-
-    /// The DAG in `d` over the input lanes: each operation starts when its last operand is ready
-    /// (the operators place themselves after their operands). Returns the output values, named
-    /// after their lanes (`<name>_term` for the per-beat terms of a vector sum).
-    fn lower<'d>(&self, d: &'d Design, lanes: &[Sig<'d>], stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Vec<Sig<'d>>, String> {
-        let w = self.format.width();
-        let mut values: Vec<Sig<'d>> = Vec::with_capacity(self.nodes.len());
-        for node in &self.nodes {
-            let value = match node {
-                Node::Input(lane) => lanes[*lane],
-                Node::Const(bits) => d.lit(*bits as u128, w),
-                Node::Neg(a) => {
-                    let a = values[a.0];
-                    d.net().start_after(&[a.wire]);
-                    // Flips the sign bit.
-                    a ^ (1u128 << (w - 1))
-                }
-                Node::Op(op, args) => {
-                    *operators.entry(op.name()).or_default() += 1;
-                    let operands: Vec<Wire> = args.iter().map(|a| values[a.0].wire).collect();
-                    let result = op.build(&mut d.net(), self.format, stages.of(*op), &operands)?;
-                    d.sig(result)
-                }
-            };
-            values.push(value);
-        }
-        let suffix = if self.per_vector { "_term" } else { "" };
-        Ok(self.outputs.iter().map(|(name, v)| values[v.0].named(&format!("{name}{suffix}"))).collect())
     }
 }
