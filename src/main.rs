@@ -130,6 +130,11 @@ enum Bench {
         /// Parallel Yosys runs
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
         jobs: u64,
+        /// Instead: FP32 add/mul/div/sqrt at their shipped depths beside FloPoCo's and
+        /// HardFloat's operators, with LUT levels and ECP5 post-route Fmax (JSON to
+        /// bench/numeric_compare.json unless --json is given)
+        #[arg(long)]
+        compare: bool,
     },
     /// Timing of the fabric: Yosys per device family (LUTs, LUT levels, deepest path) and
     /// post-route Fmax on an ECP5-85F, beside verilog-axis's axis_switch (5x5, 128-bit) when
@@ -212,7 +217,8 @@ fn main() -> ExitCode {
             print!("\n{torus}");
             Ok(())
         }),
-        Command::Bench { what: Bench::Numeric { only, json, jobs } } => bench_numeric(&only, &json, jobs as usize),
+        Command::Bench { what: Bench::Numeric { compare: true, json, .. } } => bench_numeric_compare(&json),
+        Command::Bench { what: Bench::Numeric { only, json, jobs, .. } } => bench_numeric(&only, &json, jobs as usize),
         Command::Bench { what: Bench::Link { out } } => bench_link(&out),
         Command::Bench { what: Bench::Timing { reference, only, generated, json } } => bench_timing(reference.as_deref(), &only, &generated, &json),
         Command::Bench { what: Bench::Router { out } } => bench_router(&out),
@@ -239,6 +245,15 @@ fn bench_numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), Str
     } else {
         Err(format!("synthesis failed for {} (their rows say why)", failed.join(", ")))
     }
+}
+
+fn bench_numeric_compare(json: &Path) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("weft-bench-compare-{}", std::process::id()));
+    let rows = weft::bench::numeric_compare::run(&work, &|m| eprintln!("  {m}"))?;
+    let _ = std::fs::remove_dir_all(&work);
+    print!("{}", weft::bench::numeric_compare::table(&rows));
+    let json = if json == Path::new("bench/numeric.json") { Path::new("bench/numeric_compare.json") } else { json };
+    write_json(&json.to_path_buf(), &rows)
 }
 
 fn bench_timing(reference: Option<&Path>, only: &[String], generated: &Path, json: &Path) -> Result<(), String> {

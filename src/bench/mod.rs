@@ -2,6 +2,7 @@
 
 pub mod link;
 pub mod numeric;
+pub mod numeric_compare;
 pub mod router;
 pub mod timing;
 pub mod net;
