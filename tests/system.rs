@@ -131,6 +131,16 @@ fn a_packet_too_long_for_the_buffer_names_both_keys_and_the_rule() {
 }
 
 #[test]
+fn a_kernel_clock_without_kernel_ports_is_a_warning() {
+    // The example runs ports on the kernel clock: nothing to warn about.
+    assert!(parse(EXAMPLE).unwrap().warnings().is_empty());
+    let unused = EXAMPLE.replace("clock = \"kernel\"", "clock = \"fabric\"");
+    let warnings = parse(&unused).unwrap().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("`clocks.kernel_mhz`") && warnings[0].contains("no effect"), "{warnings:?}");
+}
+
+#[test]
 fn a_packet_travels_in_one_link_frame() {
     // 4000 bytes: 251 flits, and the links' frames grow to hold it.
     let big = edit("vc_buffer_flits", "vc_buffer_flits = 512").replace("max_packet_bytes = 1024", "max_packet_bytes = 4000");

@@ -167,6 +167,15 @@ fn clock(key: &str, mhz: f64) -> Result<f64, String> {
 }
 
 impl SystemConfig {
+    /// Settings that are valid but change nothing in what is generated.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = vec![];
+        if let Some(mhz) = self.kernel_mhz.filter(|_| !self.has_kernel_clock()) {
+            warnings.push(format!("`clocks.kernel_mhz` = {mhz} has no effect: no `[[port]]` has `clock = \"kernel\"`"));
+        }
+        warnings
+    }
+
     /// Parses and checks a TOML system description; `kernels` are the kernel names a port may
     /// name. Every refusal names the key.
     pub fn parse(text: &str, kernels: &[String]) -> Result<SystemConfig, String> {

@@ -42,10 +42,15 @@ pub fn parse(text: &str) -> Result<SystemConfig, String> {
     SystemConfig::parse(text, &kernel_names())
 }
 
-/// Reads and parses a system description file.
+/// Reads and parses a system description file; settings that have no effect are reported on
+/// standard error as warnings.
 pub fn load(path: &Path) -> Result<SystemConfig, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let config = parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    for warning in config.warnings() {
+        eprintln!("warning: {}: {warning}", path.display());
+    }
+    Ok(config)
 }
 
 /// The shipped systems.
