@@ -181,6 +181,33 @@ fn near_underflow_pairs(op: FloatOperator, count: usize, seed: u64) -> Vec<(u128
         .collect()
 }
 
+/// Sums and differences whose result lands near or below the smallest normal: operands with
+/// exponent fields 0..=30 (subnormals of every leading-zero count among them), often close in
+/// magnitude so that they cancel, where the adder's normalisation must stop at the exponent.
+fn small_sum_pairs(count: usize, seed: u64) -> Vec<(u128, u128)> {
+    let mut rng = Rng::new(seed);
+    (0..count)
+        .map(|_| {
+            let sign = |rng: &mut Rng| (rng.below(2) as u32) << 31;
+            let small = |rng: &mut Rng| ((rng.below(31) as u32) << 23 | rng.next_u64() as u32 & 0x7F_FFFF) >> rng.below(24) * u64::from(rng.chance(20));
+            let a = small(&mut rng);
+            // b: independent, or a with its low bits changed (a near cancellation).
+            let b = if rng.chance(50) { a ^ (rng.next_u64() as u32 & ((1 << rng.below(24)) - 1)) } else { small(&mut rng) };
+            ((a | sign(&mut rng)) as u128, (b | sign(&mut rng)) as u128)
+        })
+        .collect()
+}
+
+#[test]
+fn binary32_add_and_sub_near_underflow_every_depth() {
+    let pairs = small_sum_pairs(4000, 61);
+    for op in [FloatOperator::Add, FloatOperator::Sub] {
+        for stages in 0..=op.max_stages(FloatFormat::BINARY32) {
+            check(op, FloatFormat::BINARY32, stages, &pairs, 4000 + stages as u64);
+        }
+    }
+}
+
 #[test]
 fn binary32_mul_and_div_near_underflow_every_depth() {
     for op in [FloatOperator::Mul, FloatOperator::Div] {

@@ -9,13 +9,12 @@ use crate::sig;
 /// - The operands are ordered by magnitude (one compare of the packed magnitudes), so the
 ///   difference of the significands is never negative.
 /// - The smaller significand is shifted right by the exponent difference; its sticky bit (the
-///   OR of what shifts out) is `tz(small) + 3 < distance`, from a trailing-zero count taken
-///   beside the compare, not from a shifted-back copy.
+///   OR of what shifts out) is `tz(small) + 3 < distance`, from a trailing-zero count of the
+///   smaller operand taken beside the shift, not from a shifted-back copy.
 /// - The sum `[carry | hidden | fraction | guard | round | sticky]` is normalised by one left
-///   shift by `L = min(lz(sum), big_exp)`: a marker bit ORed in at position `27 − big_exp`
-///   (for binary32) makes a balanced leading-zero count stop there, so results that would go
-///   below the smallest normal come out subnormal with no compare after the count. A carry out
-///   is `L = 0`: the window is always the top `man + 1` bits, the next bit is the guard.
+///   shift by `L = min(lz(sum), big_exp)` (a balanced leading-zero count, then one compare), so
+///   results that would go below the smallest normal come out subnormal. A carry out is
+///   `L = 0`: the window is always the top `man + 1` bits, the next bit is the guard.
 /// - Rounding increments the packed exponent and fraction; the exponent field is
 ///   `big_exp + 1 − L`, or 0 when no hidden bit reached the top (a subnormal result; a carry
 ///   out of the fraction makes the field 1).
@@ -30,25 +29,23 @@ pub(super) fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(inf = ua.inf | ub.inf);
     sig!(inf_sign = ua.inf.mux(ua.sign, b_sign), zero_sign = ua.sign & b_sign);
     sig!(swap = a.bits(0, f.exp + f.man).lt(b.bits(0, f.exp + f.man)));
-    sig!(a_minus_b = ua.exp - ub.exp, b_minus_a = ub.exp - ua.exp);
-    sig!(tza = lzc_tree(reverse(d, a.bits(0, f.man))), tzb = lzc_tree(reverse(d, b.bits(0, f.man))));
     cuts.cut(&mut d.net());
 
     d.section("add: align the smaller operand; sticky = a set bit among those shifted out");
     // carry | hidden | fraction | guard | round | sticky
     let w = f.man + 5;
     sig!(big_sign = swap.mux(b_sign, ua.sign));
-    sig!(big_exp = swap.mux(ub.exp, ua.exp), distance = swap.mux(b_minus_a, a_minus_b));
+    sig!(big_exp = swap.mux(ub.exp, ua.exp), small_exp = swap.mux(ua.exp, ub.exp));
+    sig!(distance = big_exp - small_exp);
     sig!(big_sig = swap.mux(ub.sig, ua.sig), small_sig = swap.mux(ua.sig, ub.sig));
-    sig!(small_zero = swap.mux(ua.zero, ub.zero), small_tz = swap.mux(tza, tzb));
+    sig!(small_zero = swap.mux(ua.zero, ub.zero));
+    sig!(small_tz = lzc_tree(reverse(d, small_sig.bits(0, f.man))));
     let sw = usize::BITS as usize - w.leading_zeros() as usize;
     let far = if f.exp > sw { distance.bits(sw, f.exp - sw).any() } else { d.lit(0, 1) };
     let small_padded = small_sig.cat(d.lit(0, 2));
     sig!(shifted = far.mux(d.lit(0, f.man + 3), small_padded.shr(distance.bits(0, sw))));
     sig!(align_sticky = !small_zero & (small_tz.zext(f.exp + 1) + 2u32).lt(distance.zext(f.exp + 1)));
     sig!(big_padded = big_sig.cat(d.lit(0, 3)).zext(w), aligned = shifted.cat(align_sticky).zext(w));
-    // The normalisation limit: a marker at the bit a shift by big_exp brings to the top.
-    sig!(marker = d.lit(1 << (w - 1), w).shr(big_exp));
     sig!(field_base = big_exp.zext(f.exp + 1) + 1u32);
     cuts.cut(&mut d.net());
 
@@ -58,9 +55,11 @@ pub(super) fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(sum = (big_padded.cat(opposite) + (aligned ^ flip).cat(opposite)).bits(1, w));
     cuts.cut(&mut d.net());
 
-    d.section("add: leading zeros, stopped at the marker (no shift below the smallest normal)");
+    d.section("add: leading zeros, at most big_exp (no shift below the smallest normal)");
     sig!(exact_zero = sum.is_zero());
-    sig!(left = lzc_tree(sum | marker));
+    sig!(lz = lzc_tree(sum));
+    let cw = f.exp.max(lz.width);
+    sig!(left = lz.zext(cw).lt(big_exp.zext(cw)).mux(lz, big_exp.zext(cw).bits(0, lz.width)));
     cuts.cut(&mut d.net());
 
     d.section("add: normalisation shift; exponent field");
