@@ -3,9 +3,9 @@
 // Parameters:
 //   inputs = q, res, rhs, a, b, dt
 //   outputs = per beat: q_new, res_new
-//   latency = 12 cycles from an input beat
+//   latency = 14 cycles from an input beat
 //   operators = 2 add, 3 mul
-//   register bits = 1553
+//   register bits = 1749
 `timescale 1ns/1ps
 
 module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -623,7 +623,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire inf_sign;
     wire zero_sign;
     wire swap;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
     wire big_sign;
     wire [7:0] big_exp;
     wire [7:0] small_exp;
@@ -681,6 +681,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [3:0] for_small_tz_cat_3;
     wire [3:0] for_small_tz_cat_4;
     wire [4:0] small_tz;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] shifted;
     wire align_sticky;
     wire [27:0] big_padded;
@@ -743,9 +744,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [7:0] big_exp_d2;
     wire [4:0] left;
     // add: normalisation shift; exponent field
+    reg [27:0] sum_d2;
+    reg [4:0] left_d1;
     wire [27:0] normalized;
     reg [8:0] field_base_d1;
     reg [8:0] field_base_d2;
+    reg [8:0] field_base_d3;
     wire [8:0] field;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1;
@@ -762,19 +766,25 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg inf_d1_3;
     reg inf_d2_3;
     reg inf_d3_3;
+    reg inf_d4;
     reg inf_sign_d1;
     reg inf_sign_d2;
     reg inf_sign_d3;
+    reg inf_sign_d4;
     reg big_sign_d1;
     reg big_sign_d2;
     reg big_sign_d3;
+    reg big_sign_d4;
     reg zero_sign_d1;
     reg zero_sign_d2;
     reg zero_sign_d3;
+    reg zero_sign_d4;
     reg exact_zero_d1;
+    reg exact_zero_d2;
     reg nan_d1_3;
     reg nan_d2_3;
     reg nan_d3_3;
+    reg nan_d4;
     wire [31:0] res_new;
     // mul: operands, special cases, leading and trailing zeros of the significands
     reg [31:0] s_axis_tdata_128_d1;
@@ -783,11 +793,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] s_axis_tdata_128_d4;
     reg [31:0] s_axis_tdata_128_d5;
     reg [31:0] s_axis_tdata_128_d6;
-    wire [7:0] s_axis_tdata_128_d6_bits30_23;
-    wire [22:0] s_axis_tdata_128_d6_bits22_0;
-    wire s_axis_tdata_128_d6_is0;
-    wire s_axis_tdata_128_d6_is255;
-    wire s_axis_tdata_128_d6_is0_2;
+    reg [31:0] s_axis_tdata_128_d7;
+    wire [7:0] s_axis_tdata_128_d7_bits30_23;
+    wire [22:0] s_axis_tdata_128_d7_bits22_0;
+    wire s_axis_tdata_128_d7_is0;
+    wire s_axis_tdata_128_d7_is255;
+    wire s_axis_tdata_128_d7_is0_2;
     wire a_sign_4;
     wire a_zero_4;
     wire a_inf_4;
@@ -809,51 +820,51 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire nan_4;
     wire inf_4;
     wire zero_3;
-    wire [22:0] s_axis_tdata_128_d6_bits22_0_2;
+    wire [22:0] s_axis_tdata_128_d7_bits22_0_2;
     wire [22:0] res_new_bits22_0_2;
-    wire [31:0] s_axis_tdata_128_d6_cat;
-    wire [1:0] s_axis_tdata_128_d6_bits31_30;
-    wire s_axis_tdata_128_d6_is0_3;
-    wire [1:0] s_axis_tdata_128_d6_bits29_28;
-    wire [1:0] s_axis_tdata_128_d6_bits27_26;
-    wire s_axis_tdata_128_d6_is0_4;
-    wire [1:0] s_axis_tdata_128_d6_bits25_24;
-    wire [1:0] s_axis_tdata_128_d6_bits23_22;
-    wire s_axis_tdata_128_d6_is0_5;
-    wire [1:0] s_axis_tdata_128_d6_bits21_20;
-    wire [1:0] s_axis_tdata_128_d6_bits19_18;
-    wire s_axis_tdata_128_d6_is0_6;
-    wire [1:0] s_axis_tdata_128_d6_bits17_16;
-    wire [1:0] s_axis_tdata_128_d6_bits15_14;
-    wire s_axis_tdata_128_d6_is0_7;
-    wire [1:0] s_axis_tdata_128_d6_bits13_12;
-    wire [1:0] s_axis_tdata_128_d6_bits11_10;
-    wire s_axis_tdata_128_d6_is0_8;
-    wire [1:0] s_axis_tdata_128_d6_bits9_8;
-    wire [1:0] s_axis_tdata_128_d6_bits7_6;
-    wire s_axis_tdata_128_d6_is0_9;
-    wire [1:0] s_axis_tdata_128_d6_bits5_4;
-    wire [1:0] s_axis_tdata_128_d6_bits3_2;
-    wire s_axis_tdata_128_d6_is0_10;
-    wire s_axis_tdata_128_d6_and;
-    wire [1:0] s_axis_tdata_128_d6_sel;
-    wire [1:0] s_axis_tdata_128_d6_sel_2;
-    wire s_axis_tdata_128_d6_and_2;
-    wire [1:0] s_axis_tdata_128_d6_sel_3;
-    wire [1:0] s_axis_tdata_128_d6_sel_4;
-    wire s_axis_tdata_128_d6_and_3;
-    wire [1:0] s_axis_tdata_128_d6_sel_5;
-    wire [1:0] s_axis_tdata_128_d6_sel_6;
-    wire s_axis_tdata_128_d6_and_4;
-    wire [1:0] s_axis_tdata_128_d6_sel_7;
-    wire [1:0] s_axis_tdata_128_d6_sel_8;
-    wire s_axis_tdata_128_d6_and_5;
-    wire s_axis_tdata_128_d6_and_6;
-    wire s_axis_tdata_128_d6_and_7;
-    wire [3:0] s_axis_tdata_128_d6_cat_2;
-    wire [3:0] s_axis_tdata_128_d6_cat_3;
-    wire [3:0] s_axis_tdata_128_d6_cat_4;
-    wire [3:0] s_axis_tdata_128_d6_cat_5;
+    wire [31:0] s_axis_tdata_128_d7_cat;
+    wire [1:0] s_axis_tdata_128_d7_bits31_30;
+    wire s_axis_tdata_128_d7_is0_3;
+    wire [1:0] s_axis_tdata_128_d7_bits29_28;
+    wire [1:0] s_axis_tdata_128_d7_bits27_26;
+    wire s_axis_tdata_128_d7_is0_4;
+    wire [1:0] s_axis_tdata_128_d7_bits25_24;
+    wire [1:0] s_axis_tdata_128_d7_bits23_22;
+    wire s_axis_tdata_128_d7_is0_5;
+    wire [1:0] s_axis_tdata_128_d7_bits21_20;
+    wire [1:0] s_axis_tdata_128_d7_bits19_18;
+    wire s_axis_tdata_128_d7_is0_6;
+    wire [1:0] s_axis_tdata_128_d7_bits17_16;
+    wire [1:0] s_axis_tdata_128_d7_bits15_14;
+    wire s_axis_tdata_128_d7_is0_7;
+    wire [1:0] s_axis_tdata_128_d7_bits13_12;
+    wire [1:0] s_axis_tdata_128_d7_bits11_10;
+    wire s_axis_tdata_128_d7_is0_8;
+    wire [1:0] s_axis_tdata_128_d7_bits9_8;
+    wire [1:0] s_axis_tdata_128_d7_bits7_6;
+    wire s_axis_tdata_128_d7_is0_9;
+    wire [1:0] s_axis_tdata_128_d7_bits5_4;
+    wire [1:0] s_axis_tdata_128_d7_bits3_2;
+    wire s_axis_tdata_128_d7_is0_10;
+    wire s_axis_tdata_128_d7_and;
+    wire [1:0] s_axis_tdata_128_d7_sel;
+    wire [1:0] s_axis_tdata_128_d7_sel_2;
+    wire s_axis_tdata_128_d7_and_2;
+    wire [1:0] s_axis_tdata_128_d7_sel_3;
+    wire [1:0] s_axis_tdata_128_d7_sel_4;
+    wire s_axis_tdata_128_d7_and_3;
+    wire [1:0] s_axis_tdata_128_d7_sel_5;
+    wire [1:0] s_axis_tdata_128_d7_sel_6;
+    wire s_axis_tdata_128_d7_and_4;
+    wire [1:0] s_axis_tdata_128_d7_sel_7;
+    wire [1:0] s_axis_tdata_128_d7_sel_8;
+    wire s_axis_tdata_128_d7_and_5;
+    wire s_axis_tdata_128_d7_and_6;
+    wire s_axis_tdata_128_d7_and_7;
+    wire [3:0] s_axis_tdata_128_d7_cat_2;
+    wire [3:0] s_axis_tdata_128_d7_cat_3;
+    wire [3:0] s_axis_tdata_128_d7_cat_4;
+    wire [3:0] s_axis_tdata_128_d7_cat_5;
     wire [4:0] lfa_3;
     wire [31:0] res_new_cat;
     wire [1:0] res_new_bits31_30;
@@ -899,49 +910,49 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [3:0] res_new_cat_4;
     wire [3:0] res_new_cat_5;
     wire [4:0] lfb_3;
-    wire [4:0] s_axis_tdata_128_d6_cat_6;
-    wire [8:0] s_axis_tdata_128_d6_cat_7;
-    wire [12:0] s_axis_tdata_128_d6_cat_8;
-    wire [16:0] s_axis_tdata_128_d6_cat_9;
-    wire [20:0] s_axis_tdata_128_d6_cat_10;
-    wire [31:0] s_axis_tdata_128_d6_cat_11;
-    wire [1:0] s_axis_tdata_128_d6_bits31_30_2;
-    wire s_axis_tdata_128_d6_is0_11;
-    wire [1:0] s_axis_tdata_128_d6_bits29_28_2;
-    wire [1:0] s_axis_tdata_128_d6_bits27_26_2;
-    wire s_axis_tdata_128_d6_is0_12;
-    wire [1:0] s_axis_tdata_128_d6_bits25_24_2;
-    wire [1:0] s_axis_tdata_128_d6_bits23_22_2;
-    wire s_axis_tdata_128_d6_is0_13;
-    wire [1:0] s_axis_tdata_128_d6_bits21_20_2;
-    wire [1:0] s_axis_tdata_128_d6_bits19_18_2;
-    wire s_axis_tdata_128_d6_is0_14;
-    wire [1:0] s_axis_tdata_128_d6_bits17_16_2;
-    wire [1:0] s_axis_tdata_128_d6_bits15_14_2;
-    wire s_axis_tdata_128_d6_is0_15;
-    wire [1:0] s_axis_tdata_128_d6_bits13_12_2;
-    wire [1:0] s_axis_tdata_128_d6_bits11_10_2;
-    wire s_axis_tdata_128_d6_is0_16;
-    wire [1:0] s_axis_tdata_128_d6_bits9_8_2;
-    wire [1:0] s_axis_tdata_128_d6_bits7_6_2;
-    wire s_axis_tdata_128_d6_is0_17;
-    wire [1:0] s_axis_tdata_128_d6_bits5_4_2;
-    wire [1:0] s_axis_tdata_128_d6_bits3_2_2;
-    wire s_axis_tdata_128_d6_is0_18;
-    wire s_axis_tdata_128_d6_and_8;
-    wire [1:0] s_axis_tdata_128_d6_sel_9;
-    wire [1:0] s_axis_tdata_128_d6_sel_10;
-    wire s_axis_tdata_128_d6_and_9;
-    wire [1:0] s_axis_tdata_128_d6_sel_11;
-    wire [1:0] s_axis_tdata_128_d6_sel_12;
-    wire s_axis_tdata_128_d6_and_10;
-    wire [1:0] s_axis_tdata_128_d6_sel_13;
-    wire [1:0] s_axis_tdata_128_d6_sel_14;
-    wire s_axis_tdata_128_d6_and_11;
-    wire [1:0] s_axis_tdata_128_d6_sel_15;
-    wire [1:0] s_axis_tdata_128_d6_sel_16;
-    wire s_axis_tdata_128_d6_and_12;
-    wire s_axis_tdata_128_d6_and_13;
+    wire [4:0] s_axis_tdata_128_d7_cat_6;
+    wire [8:0] s_axis_tdata_128_d7_cat_7;
+    wire [12:0] s_axis_tdata_128_d7_cat_8;
+    wire [16:0] s_axis_tdata_128_d7_cat_9;
+    wire [20:0] s_axis_tdata_128_d7_cat_10;
+    wire [31:0] s_axis_tdata_128_d7_cat_11;
+    wire [1:0] s_axis_tdata_128_d7_bits31_30_2;
+    wire s_axis_tdata_128_d7_is0_11;
+    wire [1:0] s_axis_tdata_128_d7_bits29_28_2;
+    wire [1:0] s_axis_tdata_128_d7_bits27_26_2;
+    wire s_axis_tdata_128_d7_is0_12;
+    wire [1:0] s_axis_tdata_128_d7_bits25_24_2;
+    wire [1:0] s_axis_tdata_128_d7_bits23_22_2;
+    wire s_axis_tdata_128_d7_is0_13;
+    wire [1:0] s_axis_tdata_128_d7_bits21_20_2;
+    wire [1:0] s_axis_tdata_128_d7_bits19_18_2;
+    wire s_axis_tdata_128_d7_is0_14;
+    wire [1:0] s_axis_tdata_128_d7_bits17_16_2;
+    wire [1:0] s_axis_tdata_128_d7_bits15_14_2;
+    wire s_axis_tdata_128_d7_is0_15;
+    wire [1:0] s_axis_tdata_128_d7_bits13_12_2;
+    wire [1:0] s_axis_tdata_128_d7_bits11_10_2;
+    wire s_axis_tdata_128_d7_is0_16;
+    wire [1:0] s_axis_tdata_128_d7_bits9_8_2;
+    wire [1:0] s_axis_tdata_128_d7_bits7_6_2;
+    wire s_axis_tdata_128_d7_is0_17;
+    wire [1:0] s_axis_tdata_128_d7_bits5_4_2;
+    wire [1:0] s_axis_tdata_128_d7_bits3_2_2;
+    wire s_axis_tdata_128_d7_is0_18;
+    wire s_axis_tdata_128_d7_and_8;
+    wire [1:0] s_axis_tdata_128_d7_sel_9;
+    wire [1:0] s_axis_tdata_128_d7_sel_10;
+    wire s_axis_tdata_128_d7_and_9;
+    wire [1:0] s_axis_tdata_128_d7_sel_11;
+    wire [1:0] s_axis_tdata_128_d7_sel_12;
+    wire s_axis_tdata_128_d7_and_10;
+    wire [1:0] s_axis_tdata_128_d7_sel_13;
+    wire [1:0] s_axis_tdata_128_d7_sel_14;
+    wire s_axis_tdata_128_d7_and_11;
+    wire [1:0] s_axis_tdata_128_d7_sel_15;
+    wire [1:0] s_axis_tdata_128_d7_sel_16;
+    wire s_axis_tdata_128_d7_and_12;
+    wire s_axis_tdata_128_d7_and_13;
     wire for_tza_and_3;
     wire [3:0] for_tza_cat_9;
     wire [3:0] for_tza_cat_10;
@@ -1069,11 +1080,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] s_axis_tdata_0_d7;
     reg [31:0] s_axis_tdata_0_d8;
     reg [31:0] s_axis_tdata_0_d9;
-    wire [7:0] s_axis_tdata_0_d9_bits30_23;
-    wire [22:0] s_axis_tdata_0_d9_bits22_0;
-    wire s_axis_tdata_0_d9_is0;
-    wire s_axis_tdata_0_d9_is255;
-    wire s_axis_tdata_0_d9_is0_2;
+    reg [31:0] s_axis_tdata_0_d10;
+    wire [7:0] s_axis_tdata_0_d10_bits30_23;
+    wire [22:0] s_axis_tdata_0_d10_bits22_0;
+    wire s_axis_tdata_0_d10_is0;
+    wire s_axis_tdata_0_d10_is255;
+    wire s_axis_tdata_0_d10_is0_2;
     wire a_sign_5;
     wire a_zero_5;
     wire a_inf_5;
@@ -1097,7 +1109,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire inf_sign_2;
     wire zero_sign_2;
     wire swap_2;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
     wire big_sign_2;
     wire [7:0] big_exp_2;
     wire [7:0] small_exp_2;
@@ -1155,6 +1167,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [3:0] for_small_tz_cat_7;
     wire [3:0] for_small_tz_cat_8;
     wire [4:0] small_tz_2;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] shifted_2;
     wire align_sticky_2;
     wire [27:0] big_padded_2;
@@ -1217,9 +1230,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [7:0] big_exp_d2_2;
     wire [4:0] left_2;
     // add: normalisation shift; exponent field
+    reg [27:0] sum_d2_2;
+    reg [4:0] left_d1_2;
     wire [27:0] normalized_2;
     reg [8:0] field_base_d1_2;
     reg [8:0] field_base_d2_2;
+    reg [8:0] field_base_d3_2;
     wire [8:0] field_2;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1_2;
@@ -1236,19 +1252,25 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg inf_d1_5;
     reg inf_d2_5;
     reg inf_d3_5;
+    reg inf_d4_2;
     reg inf_sign_d1_2;
     reg inf_sign_d2_2;
     reg inf_sign_d3_2;
+    reg inf_sign_d4_2;
     reg big_sign_d1_2;
     reg big_sign_d2_2;
     reg big_sign_d3_2;
+    reg big_sign_d4_2;
     reg zero_sign_d1_2;
     reg zero_sign_d2_2;
     reg zero_sign_d3_2;
+    reg zero_sign_d4_2;
     reg exact_zero_d1_2;
+    reg exact_zero_d2_2;
     reg nan_d1_5;
     reg nan_d2_5;
     reg nan_d3_5;
+    reg nan_d4_2;
     wire [31:0] q_new;
     reg [31:0] res_new_d1;
     reg [31:0] res_new_d2;
@@ -1256,6 +1278,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] res_new_d4;
     reg [31:0] res_new_d5;
     reg [31:0] res_new_d6;
+    reg [31:0] res_new_d7;
     reg s_axis_tvalid_q;
     reg s_axis_tlast_q;
     reg s_axis_tvalid_q_2;
@@ -1278,8 +1301,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg q_2;
     reg for_out_valid_q_3;
     reg q_3;
-    reg out_valid;
+    reg for_out_valid_q_4;
     reg q_4;
+    reg for_out_valid_q_5;
+    reg q_5;
+    reg out_valid;
+    reg q_6;
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
@@ -1826,7 +1853,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign zero_sign = a_sign_3 & b_sign_3;
     assign swap = result[30:0] < result_2[30:0];
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
     assign big_sign = swap ? b_sign_3 : a_sign_3;
     assign big_exp = swap ? b_exp_3 : a_exp_3;
     assign small_exp = swap ? a_exp_3 : b_exp_3;
@@ -1884,6 +1911,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign for_small_tz_cat_3 = {small_sig_and_6, (small_sig_and_4 ? ({small_sig_and_4, small_sig_sel_8}) : ({small_sig_and_4, small_sig_sel_7}))};
     assign for_small_tz_cat_4 = {small_sig_and_6, (small_sig_and_3 ? ({small_sig_and_3, small_sig_sel_6}) : ({small_sig_and_3, small_sig_sel_5}))};
     assign small_tz = for_small_tz_and ? ({for_small_tz_and, (small_sig_and_6 ? for_small_tz_cat_3 : for_small_tz_cat_4)}) : ({for_small_tz_and, (small_sig_and_5 ? for_small_tz_cat : for_small_tz_cat_2)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign shifted = (~(distance[7:5] == 3'h0)) ? 26'h0 : (({small_sig, 2'h0}) >> distance[4:0]);
     assign align_sticky = (~small_zero) & ((({4'h0, small_tz}) + 9'h2) < ({1'h0, distance}));
     assign big_padded = {1'h0, ({big_sig, 3'h0})};
@@ -1943,8 +1972,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign left = (({3'h0, lz}) < big_exp_d2) ? lz : big_exp_d2[4:0];
 
     // ---- add: normalisation shift; exponent field ----
-    assign normalized = sum_d1 << left;
-    assign field = normalized[27] ? (field_base_d2 - ({4'h0, left})) : 9'h0;
+    assign normalized = sum_d2 << left_d1;
+    assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_3 = normalized_d1[26:4];
@@ -1957,20 +1986,20 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     // ---- add: rounding increment, overflow to infinity, special cases ----
     assign rounded_3 = packed_4 + ({31'h0, increment_3});
     assign overflow_3 = overflow_before_3 | (~(rounded_3[31:23] < 9'hff));
-    assign res_new = nan_d3_3 ? 32'h7fc00000 : (exact_zero_d1 ? ({zero_sign_d3, 31'h0}) : ({(inf_d3_3 ? inf_sign_d3 : big_sign_d3), ((overflow_3 | inf_d3_3) ? 31'h7f800000 : rounded_3[30:0])}));
+    assign res_new = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow_3 | inf_d4) ? 31'h7f800000 : rounded_3[30:0])}));
 
     // ---- mul: operands, special cases, leading and trailing zeros of the significands ----
-    assign s_axis_tdata_128_d6_bits30_23 = s_axis_tdata_128_d6[30:23];
-    assign s_axis_tdata_128_d6_bits22_0 = s_axis_tdata_128_d6[22:0];
-    assign s_axis_tdata_128_d6_is0 = s_axis_tdata_128_d6_bits30_23 == 8'h0;
-    assign s_axis_tdata_128_d6_is255 = s_axis_tdata_128_d6_bits30_23 == 8'hff;
-    assign s_axis_tdata_128_d6_is0_2 = s_axis_tdata_128_d6_bits22_0 == 23'h0;
-    assign a_sign_4 = s_axis_tdata_128_d6[31];
-    assign a_zero_4 = s_axis_tdata_128_d6_is0 & s_axis_tdata_128_d6_is0_2;
-    assign a_inf_4 = s_axis_tdata_128_d6_is255 & s_axis_tdata_128_d6_is0_2;
-    assign a_nan_4 = s_axis_tdata_128_d6_is255 & (~s_axis_tdata_128_d6_is0_2);
-    assign a_sig_4 = {(~s_axis_tdata_128_d6_is0), s_axis_tdata_128_d6_bits22_0};
-    assign a_exp_4 = s_axis_tdata_128_d6_is0 ? 8'h1 : s_axis_tdata_128_d6_bits30_23;
+    assign s_axis_tdata_128_d7_bits30_23 = s_axis_tdata_128_d7[30:23];
+    assign s_axis_tdata_128_d7_bits22_0 = s_axis_tdata_128_d7[22:0];
+    assign s_axis_tdata_128_d7_is0 = s_axis_tdata_128_d7_bits30_23 == 8'h0;
+    assign s_axis_tdata_128_d7_is255 = s_axis_tdata_128_d7_bits30_23 == 8'hff;
+    assign s_axis_tdata_128_d7_is0_2 = s_axis_tdata_128_d7_bits22_0 == 23'h0;
+    assign a_sign_4 = s_axis_tdata_128_d7[31];
+    assign a_zero_4 = s_axis_tdata_128_d7_is0 & s_axis_tdata_128_d7_is0_2;
+    assign a_inf_4 = s_axis_tdata_128_d7_is255 & s_axis_tdata_128_d7_is0_2;
+    assign a_nan_4 = s_axis_tdata_128_d7_is255 & (~s_axis_tdata_128_d7_is0_2);
+    assign a_sig_4 = {(~s_axis_tdata_128_d7_is0), s_axis_tdata_128_d7_bits22_0};
+    assign a_exp_4 = s_axis_tdata_128_d7_is0 ? 8'h1 : s_axis_tdata_128_d7_bits30_23;
     assign res_new_bits30_23 = res_new[30:23];
     assign res_new_bits22_0 = res_new[22:0];
     assign res_new_is0 = res_new_bits30_23 == 8'h0;
@@ -1986,52 +2015,52 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign nan_4 = ((a_nan_4 | b_nan_4) | (a_zero_4 & b_inf_4)) | (a_inf_4 & b_zero_4);
     assign inf_4 = a_inf_4 | b_inf_4;
     assign zero_3 = a_zero_4 | b_zero_4;
-    assign s_axis_tdata_128_d6_bits22_0_2 = s_axis_tdata_128_d6[22:0];
+    assign s_axis_tdata_128_d7_bits22_0_2 = s_axis_tdata_128_d7[22:0];
     assign res_new_bits22_0_2 = res_new[22:0];
-    assign s_axis_tdata_128_d6_cat = {s_axis_tdata_128_d6_bits22_0_2, 9'h1ff};
-    assign s_axis_tdata_128_d6_bits31_30 = s_axis_tdata_128_d6_cat[31:30];
-    assign s_axis_tdata_128_d6_is0_3 = s_axis_tdata_128_d6_bits31_30 == 2'h0;
-    assign s_axis_tdata_128_d6_bits29_28 = s_axis_tdata_128_d6_cat[29:28];
-    assign s_axis_tdata_128_d6_bits27_26 = s_axis_tdata_128_d6_cat[27:26];
-    assign s_axis_tdata_128_d6_is0_4 = s_axis_tdata_128_d6_bits27_26 == 2'h0;
-    assign s_axis_tdata_128_d6_bits25_24 = s_axis_tdata_128_d6_cat[25:24];
-    assign s_axis_tdata_128_d6_bits23_22 = s_axis_tdata_128_d6_cat[23:22];
-    assign s_axis_tdata_128_d6_is0_5 = s_axis_tdata_128_d6_bits23_22 == 2'h0;
-    assign s_axis_tdata_128_d6_bits21_20 = s_axis_tdata_128_d6_cat[21:20];
-    assign s_axis_tdata_128_d6_bits19_18 = s_axis_tdata_128_d6_cat[19:18];
-    assign s_axis_tdata_128_d6_is0_6 = s_axis_tdata_128_d6_bits19_18 == 2'h0;
-    assign s_axis_tdata_128_d6_bits17_16 = s_axis_tdata_128_d6_cat[17:16];
-    assign s_axis_tdata_128_d6_bits15_14 = s_axis_tdata_128_d6_cat[15:14];
-    assign s_axis_tdata_128_d6_is0_7 = s_axis_tdata_128_d6_bits15_14 == 2'h0;
-    assign s_axis_tdata_128_d6_bits13_12 = s_axis_tdata_128_d6_cat[13:12];
-    assign s_axis_tdata_128_d6_bits11_10 = s_axis_tdata_128_d6_cat[11:10];
-    assign s_axis_tdata_128_d6_is0_8 = s_axis_tdata_128_d6_bits11_10 == 2'h0;
-    assign s_axis_tdata_128_d6_bits9_8 = s_axis_tdata_128_d6_cat[9:8];
-    assign s_axis_tdata_128_d6_bits7_6 = s_axis_tdata_128_d6_cat[7:6];
-    assign s_axis_tdata_128_d6_is0_9 = s_axis_tdata_128_d6_bits7_6 == 2'h0;
-    assign s_axis_tdata_128_d6_bits5_4 = s_axis_tdata_128_d6_cat[5:4];
-    assign s_axis_tdata_128_d6_bits3_2 = s_axis_tdata_128_d6_cat[3:2];
-    assign s_axis_tdata_128_d6_is0_10 = s_axis_tdata_128_d6_bits3_2 == 2'h0;
-    assign s_axis_tdata_128_d6_and = s_axis_tdata_128_d6_is0_3 & (s_axis_tdata_128_d6_bits29_28 == 2'h0);
-    assign s_axis_tdata_128_d6_sel = s_axis_tdata_128_d6_is0_3 ? ({s_axis_tdata_128_d6_is0_3, (~s_axis_tdata_128_d6_bits29_28[1])}) : ({s_axis_tdata_128_d6_is0_3, (~s_axis_tdata_128_d6_bits31_30[1])});
-    assign s_axis_tdata_128_d6_sel_2 = s_axis_tdata_128_d6_is0_4 ? ({s_axis_tdata_128_d6_is0_4, (~s_axis_tdata_128_d6_bits25_24[1])}) : ({s_axis_tdata_128_d6_is0_4, (~s_axis_tdata_128_d6_bits27_26[1])});
-    assign s_axis_tdata_128_d6_and_2 = s_axis_tdata_128_d6_is0_5 & (s_axis_tdata_128_d6_bits21_20 == 2'h0);
-    assign s_axis_tdata_128_d6_sel_3 = s_axis_tdata_128_d6_is0_5 ? ({s_axis_tdata_128_d6_is0_5, (~s_axis_tdata_128_d6_bits21_20[1])}) : ({s_axis_tdata_128_d6_is0_5, (~s_axis_tdata_128_d6_bits23_22[1])});
-    assign s_axis_tdata_128_d6_sel_4 = s_axis_tdata_128_d6_is0_6 ? ({s_axis_tdata_128_d6_is0_6, (~s_axis_tdata_128_d6_bits17_16[1])}) : ({s_axis_tdata_128_d6_is0_6, (~s_axis_tdata_128_d6_bits19_18[1])});
-    assign s_axis_tdata_128_d6_and_3 = s_axis_tdata_128_d6_is0_7 & (s_axis_tdata_128_d6_bits13_12 == 2'h0);
-    assign s_axis_tdata_128_d6_sel_5 = s_axis_tdata_128_d6_is0_7 ? ({s_axis_tdata_128_d6_is0_7, (~s_axis_tdata_128_d6_bits13_12[1])}) : ({s_axis_tdata_128_d6_is0_7, (~s_axis_tdata_128_d6_bits15_14[1])});
-    assign s_axis_tdata_128_d6_sel_6 = s_axis_tdata_128_d6_is0_8 ? ({s_axis_tdata_128_d6_is0_8, (~s_axis_tdata_128_d6_bits9_8[1])}) : ({s_axis_tdata_128_d6_is0_8, (~s_axis_tdata_128_d6_bits11_10[1])});
-    assign s_axis_tdata_128_d6_and_4 = s_axis_tdata_128_d6_is0_9 & (s_axis_tdata_128_d6_bits5_4 == 2'h0);
-    assign s_axis_tdata_128_d6_sel_7 = s_axis_tdata_128_d6_is0_9 ? ({s_axis_tdata_128_d6_is0_9, (~s_axis_tdata_128_d6_bits5_4[1])}) : ({s_axis_tdata_128_d6_is0_9, (~s_axis_tdata_128_d6_bits7_6[1])});
-    assign s_axis_tdata_128_d6_sel_8 = s_axis_tdata_128_d6_is0_10 ? ({s_axis_tdata_128_d6_is0_10, (~s_axis_tdata_128_d6_cat[1])}) : ({s_axis_tdata_128_d6_is0_10, (~s_axis_tdata_128_d6_bits3_2[1])});
-    assign s_axis_tdata_128_d6_and_5 = s_axis_tdata_128_d6_and & (s_axis_tdata_128_d6_is0_4 & (s_axis_tdata_128_d6_bits25_24 == 2'h0));
-    assign s_axis_tdata_128_d6_and_6 = s_axis_tdata_128_d6_and_3 & (s_axis_tdata_128_d6_is0_8 & (s_axis_tdata_128_d6_bits9_8 == 2'h0));
-    assign s_axis_tdata_128_d6_and_7 = s_axis_tdata_128_d6_and_5 & (s_axis_tdata_128_d6_and_2 & (s_axis_tdata_128_d6_is0_6 & (s_axis_tdata_128_d6_bits17_16 == 2'h0)));
-    assign s_axis_tdata_128_d6_cat_2 = {s_axis_tdata_128_d6_and_5, (s_axis_tdata_128_d6_and_2 ? ({s_axis_tdata_128_d6_and_2, s_axis_tdata_128_d6_sel_4}) : ({s_axis_tdata_128_d6_and_2, s_axis_tdata_128_d6_sel_3}))};
-    assign s_axis_tdata_128_d6_cat_3 = {s_axis_tdata_128_d6_and_5, (s_axis_tdata_128_d6_and ? ({s_axis_tdata_128_d6_and, s_axis_tdata_128_d6_sel_2}) : ({s_axis_tdata_128_d6_and, s_axis_tdata_128_d6_sel}))};
-    assign s_axis_tdata_128_d6_cat_4 = {s_axis_tdata_128_d6_and_6, (s_axis_tdata_128_d6_and_4 ? ({s_axis_tdata_128_d6_and_4, s_axis_tdata_128_d6_sel_8}) : ({s_axis_tdata_128_d6_and_4, s_axis_tdata_128_d6_sel_7}))};
-    assign s_axis_tdata_128_d6_cat_5 = {s_axis_tdata_128_d6_and_6, (s_axis_tdata_128_d6_and_3 ? ({s_axis_tdata_128_d6_and_3, s_axis_tdata_128_d6_sel_6}) : ({s_axis_tdata_128_d6_and_3, s_axis_tdata_128_d6_sel_5}))};
-    assign lfa_3 = s_axis_tdata_128_d6_and_7 ? ({s_axis_tdata_128_d6_and_7, (s_axis_tdata_128_d6_and_6 ? s_axis_tdata_128_d6_cat_4 : s_axis_tdata_128_d6_cat_5)}) : ({s_axis_tdata_128_d6_and_7, (s_axis_tdata_128_d6_and_5 ? s_axis_tdata_128_d6_cat_2 : s_axis_tdata_128_d6_cat_3)});
+    assign s_axis_tdata_128_d7_cat = {s_axis_tdata_128_d7_bits22_0_2, 9'h1ff};
+    assign s_axis_tdata_128_d7_bits31_30 = s_axis_tdata_128_d7_cat[31:30];
+    assign s_axis_tdata_128_d7_is0_3 = s_axis_tdata_128_d7_bits31_30 == 2'h0;
+    assign s_axis_tdata_128_d7_bits29_28 = s_axis_tdata_128_d7_cat[29:28];
+    assign s_axis_tdata_128_d7_bits27_26 = s_axis_tdata_128_d7_cat[27:26];
+    assign s_axis_tdata_128_d7_is0_4 = s_axis_tdata_128_d7_bits27_26 == 2'h0;
+    assign s_axis_tdata_128_d7_bits25_24 = s_axis_tdata_128_d7_cat[25:24];
+    assign s_axis_tdata_128_d7_bits23_22 = s_axis_tdata_128_d7_cat[23:22];
+    assign s_axis_tdata_128_d7_is0_5 = s_axis_tdata_128_d7_bits23_22 == 2'h0;
+    assign s_axis_tdata_128_d7_bits21_20 = s_axis_tdata_128_d7_cat[21:20];
+    assign s_axis_tdata_128_d7_bits19_18 = s_axis_tdata_128_d7_cat[19:18];
+    assign s_axis_tdata_128_d7_is0_6 = s_axis_tdata_128_d7_bits19_18 == 2'h0;
+    assign s_axis_tdata_128_d7_bits17_16 = s_axis_tdata_128_d7_cat[17:16];
+    assign s_axis_tdata_128_d7_bits15_14 = s_axis_tdata_128_d7_cat[15:14];
+    assign s_axis_tdata_128_d7_is0_7 = s_axis_tdata_128_d7_bits15_14 == 2'h0;
+    assign s_axis_tdata_128_d7_bits13_12 = s_axis_tdata_128_d7_cat[13:12];
+    assign s_axis_tdata_128_d7_bits11_10 = s_axis_tdata_128_d7_cat[11:10];
+    assign s_axis_tdata_128_d7_is0_8 = s_axis_tdata_128_d7_bits11_10 == 2'h0;
+    assign s_axis_tdata_128_d7_bits9_8 = s_axis_tdata_128_d7_cat[9:8];
+    assign s_axis_tdata_128_d7_bits7_6 = s_axis_tdata_128_d7_cat[7:6];
+    assign s_axis_tdata_128_d7_is0_9 = s_axis_tdata_128_d7_bits7_6 == 2'h0;
+    assign s_axis_tdata_128_d7_bits5_4 = s_axis_tdata_128_d7_cat[5:4];
+    assign s_axis_tdata_128_d7_bits3_2 = s_axis_tdata_128_d7_cat[3:2];
+    assign s_axis_tdata_128_d7_is0_10 = s_axis_tdata_128_d7_bits3_2 == 2'h0;
+    assign s_axis_tdata_128_d7_and = s_axis_tdata_128_d7_is0_3 & (s_axis_tdata_128_d7_bits29_28 == 2'h0);
+    assign s_axis_tdata_128_d7_sel = s_axis_tdata_128_d7_is0_3 ? ({s_axis_tdata_128_d7_is0_3, (~s_axis_tdata_128_d7_bits29_28[1])}) : ({s_axis_tdata_128_d7_is0_3, (~s_axis_tdata_128_d7_bits31_30[1])});
+    assign s_axis_tdata_128_d7_sel_2 = s_axis_tdata_128_d7_is0_4 ? ({s_axis_tdata_128_d7_is0_4, (~s_axis_tdata_128_d7_bits25_24[1])}) : ({s_axis_tdata_128_d7_is0_4, (~s_axis_tdata_128_d7_bits27_26[1])});
+    assign s_axis_tdata_128_d7_and_2 = s_axis_tdata_128_d7_is0_5 & (s_axis_tdata_128_d7_bits21_20 == 2'h0);
+    assign s_axis_tdata_128_d7_sel_3 = s_axis_tdata_128_d7_is0_5 ? ({s_axis_tdata_128_d7_is0_5, (~s_axis_tdata_128_d7_bits21_20[1])}) : ({s_axis_tdata_128_d7_is0_5, (~s_axis_tdata_128_d7_bits23_22[1])});
+    assign s_axis_tdata_128_d7_sel_4 = s_axis_tdata_128_d7_is0_6 ? ({s_axis_tdata_128_d7_is0_6, (~s_axis_tdata_128_d7_bits17_16[1])}) : ({s_axis_tdata_128_d7_is0_6, (~s_axis_tdata_128_d7_bits19_18[1])});
+    assign s_axis_tdata_128_d7_and_3 = s_axis_tdata_128_d7_is0_7 & (s_axis_tdata_128_d7_bits13_12 == 2'h0);
+    assign s_axis_tdata_128_d7_sel_5 = s_axis_tdata_128_d7_is0_7 ? ({s_axis_tdata_128_d7_is0_7, (~s_axis_tdata_128_d7_bits13_12[1])}) : ({s_axis_tdata_128_d7_is0_7, (~s_axis_tdata_128_d7_bits15_14[1])});
+    assign s_axis_tdata_128_d7_sel_6 = s_axis_tdata_128_d7_is0_8 ? ({s_axis_tdata_128_d7_is0_8, (~s_axis_tdata_128_d7_bits9_8[1])}) : ({s_axis_tdata_128_d7_is0_8, (~s_axis_tdata_128_d7_bits11_10[1])});
+    assign s_axis_tdata_128_d7_and_4 = s_axis_tdata_128_d7_is0_9 & (s_axis_tdata_128_d7_bits5_4 == 2'h0);
+    assign s_axis_tdata_128_d7_sel_7 = s_axis_tdata_128_d7_is0_9 ? ({s_axis_tdata_128_d7_is0_9, (~s_axis_tdata_128_d7_bits5_4[1])}) : ({s_axis_tdata_128_d7_is0_9, (~s_axis_tdata_128_d7_bits7_6[1])});
+    assign s_axis_tdata_128_d7_sel_8 = s_axis_tdata_128_d7_is0_10 ? ({s_axis_tdata_128_d7_is0_10, (~s_axis_tdata_128_d7_cat[1])}) : ({s_axis_tdata_128_d7_is0_10, (~s_axis_tdata_128_d7_bits3_2[1])});
+    assign s_axis_tdata_128_d7_and_5 = s_axis_tdata_128_d7_and & (s_axis_tdata_128_d7_is0_4 & (s_axis_tdata_128_d7_bits25_24 == 2'h0));
+    assign s_axis_tdata_128_d7_and_6 = s_axis_tdata_128_d7_and_3 & (s_axis_tdata_128_d7_is0_8 & (s_axis_tdata_128_d7_bits9_8 == 2'h0));
+    assign s_axis_tdata_128_d7_and_7 = s_axis_tdata_128_d7_and_5 & (s_axis_tdata_128_d7_and_2 & (s_axis_tdata_128_d7_is0_6 & (s_axis_tdata_128_d7_bits17_16 == 2'h0)));
+    assign s_axis_tdata_128_d7_cat_2 = {s_axis_tdata_128_d7_and_5, (s_axis_tdata_128_d7_and_2 ? ({s_axis_tdata_128_d7_and_2, s_axis_tdata_128_d7_sel_4}) : ({s_axis_tdata_128_d7_and_2, s_axis_tdata_128_d7_sel_3}))};
+    assign s_axis_tdata_128_d7_cat_3 = {s_axis_tdata_128_d7_and_5, (s_axis_tdata_128_d7_and ? ({s_axis_tdata_128_d7_and, s_axis_tdata_128_d7_sel_2}) : ({s_axis_tdata_128_d7_and, s_axis_tdata_128_d7_sel}))};
+    assign s_axis_tdata_128_d7_cat_4 = {s_axis_tdata_128_d7_and_6, (s_axis_tdata_128_d7_and_4 ? ({s_axis_tdata_128_d7_and_4, s_axis_tdata_128_d7_sel_8}) : ({s_axis_tdata_128_d7_and_4, s_axis_tdata_128_d7_sel_7}))};
+    assign s_axis_tdata_128_d7_cat_5 = {s_axis_tdata_128_d7_and_6, (s_axis_tdata_128_d7_and_3 ? ({s_axis_tdata_128_d7_and_3, s_axis_tdata_128_d7_sel_6}) : ({s_axis_tdata_128_d7_and_3, s_axis_tdata_128_d7_sel_5}))};
+    assign lfa_3 = s_axis_tdata_128_d7_and_7 ? ({s_axis_tdata_128_d7_and_7, (s_axis_tdata_128_d7_and_6 ? s_axis_tdata_128_d7_cat_4 : s_axis_tdata_128_d7_cat_5)}) : ({s_axis_tdata_128_d7_and_7, (s_axis_tdata_128_d7_and_5 ? s_axis_tdata_128_d7_cat_2 : s_axis_tdata_128_d7_cat_3)});
     assign res_new_cat = {res_new_bits22_0_2, 9'h1ff};
     assign res_new_bits31_30 = res_new_cat[31:30];
     assign res_new_is0_3 = res_new_bits31_30 == 2'h0;
@@ -2076,55 +2105,55 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign res_new_cat_4 = {res_new_and_6, (res_new_and_4 ? ({res_new_and_4, res_new_sel_8}) : ({res_new_and_4, res_new_sel_7}))};
     assign res_new_cat_5 = {res_new_and_6, (res_new_and_3 ? ({res_new_and_3, res_new_sel_6}) : ({res_new_and_3, res_new_sel_5}))};
     assign lfb_3 = res_new_and_7 ? ({res_new_and_7, (res_new_and_6 ? res_new_cat_4 : res_new_cat_5)}) : ({res_new_and_7, (res_new_and_5 ? res_new_cat_2 : res_new_cat_3)});
-    assign s_axis_tdata_128_d6_cat_6 = {({({({s_axis_tdata_128_d6_bits22_0_2[0], s_axis_tdata_128_d6_bits22_0_2[1]}), s_axis_tdata_128_d6_bits22_0_2[2]}), s_axis_tdata_128_d6_bits22_0_2[3]}), s_axis_tdata_128_d6_bits22_0_2[4]};
-    assign s_axis_tdata_128_d6_cat_7 = {({({({s_axis_tdata_128_d6_cat_6, s_axis_tdata_128_d6_bits22_0_2[5]}), s_axis_tdata_128_d6_bits22_0_2[6]}), s_axis_tdata_128_d6_bits22_0_2[7]}), s_axis_tdata_128_d6_bits22_0_2[8]};
-    assign s_axis_tdata_128_d6_cat_8 = {({({({s_axis_tdata_128_d6_cat_7, s_axis_tdata_128_d6_bits22_0_2[9]}), s_axis_tdata_128_d6_bits22_0_2[10]}), s_axis_tdata_128_d6_bits22_0_2[11]}), s_axis_tdata_128_d6_bits22_0_2[12]};
-    assign s_axis_tdata_128_d6_cat_9 = {({({({s_axis_tdata_128_d6_cat_8, s_axis_tdata_128_d6_bits22_0_2[13]}), s_axis_tdata_128_d6_bits22_0_2[14]}), s_axis_tdata_128_d6_bits22_0_2[15]}), s_axis_tdata_128_d6_bits22_0_2[16]};
-    assign s_axis_tdata_128_d6_cat_10 = {({({({s_axis_tdata_128_d6_cat_9, s_axis_tdata_128_d6_bits22_0_2[17]}), s_axis_tdata_128_d6_bits22_0_2[18]}), s_axis_tdata_128_d6_bits22_0_2[19]}), s_axis_tdata_128_d6_bits22_0_2[20]};
-    assign s_axis_tdata_128_d6_cat_11 = {({({s_axis_tdata_128_d6_cat_10, s_axis_tdata_128_d6_bits22_0_2[21]}), s_axis_tdata_128_d6_bits22_0_2[22]}), 9'h1ff};
-    assign s_axis_tdata_128_d6_bits31_30_2 = s_axis_tdata_128_d6_cat_11[31:30];
-    assign s_axis_tdata_128_d6_is0_11 = s_axis_tdata_128_d6_bits31_30_2 == 2'h0;
-    assign s_axis_tdata_128_d6_bits29_28_2 = s_axis_tdata_128_d6_cat_11[29:28];
-    assign s_axis_tdata_128_d6_bits27_26_2 = s_axis_tdata_128_d6_cat_11[27:26];
-    assign s_axis_tdata_128_d6_is0_12 = s_axis_tdata_128_d6_bits27_26_2 == 2'h0;
-    assign s_axis_tdata_128_d6_bits25_24_2 = s_axis_tdata_128_d6_cat_11[25:24];
-    assign s_axis_tdata_128_d6_bits23_22_2 = s_axis_tdata_128_d6_cat_11[23:22];
-    assign s_axis_tdata_128_d6_is0_13 = s_axis_tdata_128_d6_bits23_22_2 == 2'h0;
-    assign s_axis_tdata_128_d6_bits21_20_2 = s_axis_tdata_128_d6_cat_11[21:20];
-    assign s_axis_tdata_128_d6_bits19_18_2 = s_axis_tdata_128_d6_cat_11[19:18];
-    assign s_axis_tdata_128_d6_is0_14 = s_axis_tdata_128_d6_bits19_18_2 == 2'h0;
-    assign s_axis_tdata_128_d6_bits17_16_2 = s_axis_tdata_128_d6_cat_11[17:16];
-    assign s_axis_tdata_128_d6_bits15_14_2 = s_axis_tdata_128_d6_cat_11[15:14];
-    assign s_axis_tdata_128_d6_is0_15 = s_axis_tdata_128_d6_bits15_14_2 == 2'h0;
-    assign s_axis_tdata_128_d6_bits13_12_2 = s_axis_tdata_128_d6_cat_11[13:12];
-    assign s_axis_tdata_128_d6_bits11_10_2 = s_axis_tdata_128_d6_cat_11[11:10];
-    assign s_axis_tdata_128_d6_is0_16 = s_axis_tdata_128_d6_bits11_10_2 == 2'h0;
-    assign s_axis_tdata_128_d6_bits9_8_2 = s_axis_tdata_128_d6_cat_11[9:8];
-    assign s_axis_tdata_128_d6_bits7_6_2 = s_axis_tdata_128_d6_cat_11[7:6];
-    assign s_axis_tdata_128_d6_is0_17 = s_axis_tdata_128_d6_bits7_6_2 == 2'h0;
-    assign s_axis_tdata_128_d6_bits5_4_2 = s_axis_tdata_128_d6_cat_11[5:4];
-    assign s_axis_tdata_128_d6_bits3_2_2 = s_axis_tdata_128_d6_cat_11[3:2];
-    assign s_axis_tdata_128_d6_is0_18 = s_axis_tdata_128_d6_bits3_2_2 == 2'h0;
-    assign s_axis_tdata_128_d6_and_8 = s_axis_tdata_128_d6_is0_11 & (s_axis_tdata_128_d6_bits29_28_2 == 2'h0);
-    assign s_axis_tdata_128_d6_sel_9 = s_axis_tdata_128_d6_is0_11 ? ({s_axis_tdata_128_d6_is0_11, (~s_axis_tdata_128_d6_bits29_28_2[1])}) : ({s_axis_tdata_128_d6_is0_11, (~s_axis_tdata_128_d6_bits31_30_2[1])});
-    assign s_axis_tdata_128_d6_sel_10 = s_axis_tdata_128_d6_is0_12 ? ({s_axis_tdata_128_d6_is0_12, (~s_axis_tdata_128_d6_bits25_24_2[1])}) : ({s_axis_tdata_128_d6_is0_12, (~s_axis_tdata_128_d6_bits27_26_2[1])});
-    assign s_axis_tdata_128_d6_and_9 = s_axis_tdata_128_d6_is0_13 & (s_axis_tdata_128_d6_bits21_20_2 == 2'h0);
-    assign s_axis_tdata_128_d6_sel_11 = s_axis_tdata_128_d6_is0_13 ? ({s_axis_tdata_128_d6_is0_13, (~s_axis_tdata_128_d6_bits21_20_2[1])}) : ({s_axis_tdata_128_d6_is0_13, (~s_axis_tdata_128_d6_bits23_22_2[1])});
-    assign s_axis_tdata_128_d6_sel_12 = s_axis_tdata_128_d6_is0_14 ? ({s_axis_tdata_128_d6_is0_14, (~s_axis_tdata_128_d6_bits17_16_2[1])}) : ({s_axis_tdata_128_d6_is0_14, (~s_axis_tdata_128_d6_bits19_18_2[1])});
-    assign s_axis_tdata_128_d6_and_10 = s_axis_tdata_128_d6_is0_15 & (s_axis_tdata_128_d6_bits13_12_2 == 2'h0);
-    assign s_axis_tdata_128_d6_sel_13 = s_axis_tdata_128_d6_is0_15 ? ({s_axis_tdata_128_d6_is0_15, (~s_axis_tdata_128_d6_bits13_12_2[1])}) : ({s_axis_tdata_128_d6_is0_15, (~s_axis_tdata_128_d6_bits15_14_2[1])});
-    assign s_axis_tdata_128_d6_sel_14 = s_axis_tdata_128_d6_is0_16 ? ({s_axis_tdata_128_d6_is0_16, (~s_axis_tdata_128_d6_bits9_8_2[1])}) : ({s_axis_tdata_128_d6_is0_16, (~s_axis_tdata_128_d6_bits11_10_2[1])});
-    assign s_axis_tdata_128_d6_and_11 = s_axis_tdata_128_d6_is0_17 & (s_axis_tdata_128_d6_bits5_4_2 == 2'h0);
-    assign s_axis_tdata_128_d6_sel_15 = s_axis_tdata_128_d6_is0_17 ? ({s_axis_tdata_128_d6_is0_17, (~s_axis_tdata_128_d6_bits5_4_2[1])}) : ({s_axis_tdata_128_d6_is0_17, (~s_axis_tdata_128_d6_bits7_6_2[1])});
-    assign s_axis_tdata_128_d6_sel_16 = s_axis_tdata_128_d6_is0_18 ? ({s_axis_tdata_128_d6_is0_18, (~s_axis_tdata_128_d6_cat_11[1])}) : ({s_axis_tdata_128_d6_is0_18, (~s_axis_tdata_128_d6_bits3_2_2[1])});
-    assign s_axis_tdata_128_d6_and_12 = s_axis_tdata_128_d6_and_8 & (s_axis_tdata_128_d6_is0_12 & (s_axis_tdata_128_d6_bits25_24_2 == 2'h0));
-    assign s_axis_tdata_128_d6_and_13 = s_axis_tdata_128_d6_and_10 & (s_axis_tdata_128_d6_is0_16 & (s_axis_tdata_128_d6_bits9_8_2 == 2'h0));
-    assign for_tza_and_3 = s_axis_tdata_128_d6_and_12 & (s_axis_tdata_128_d6_and_9 & (s_axis_tdata_128_d6_is0_14 & (s_axis_tdata_128_d6_bits17_16_2 == 2'h0)));
-    assign for_tza_cat_9 = {s_axis_tdata_128_d6_and_12, (s_axis_tdata_128_d6_and_9 ? ({s_axis_tdata_128_d6_and_9, s_axis_tdata_128_d6_sel_12}) : ({s_axis_tdata_128_d6_and_9, s_axis_tdata_128_d6_sel_11}))};
-    assign for_tza_cat_10 = {s_axis_tdata_128_d6_and_12, (s_axis_tdata_128_d6_and_8 ? ({s_axis_tdata_128_d6_and_8, s_axis_tdata_128_d6_sel_10}) : ({s_axis_tdata_128_d6_and_8, s_axis_tdata_128_d6_sel_9}))};
-    assign for_tza_cat_11 = {s_axis_tdata_128_d6_and_13, (s_axis_tdata_128_d6_and_11 ? ({s_axis_tdata_128_d6_and_11, s_axis_tdata_128_d6_sel_16}) : ({s_axis_tdata_128_d6_and_11, s_axis_tdata_128_d6_sel_15}))};
-    assign for_tza_cat_12 = {s_axis_tdata_128_d6_and_13, (s_axis_tdata_128_d6_and_10 ? ({s_axis_tdata_128_d6_and_10, s_axis_tdata_128_d6_sel_14}) : ({s_axis_tdata_128_d6_and_10, s_axis_tdata_128_d6_sel_13}))};
-    assign tza_3 = for_tza_and_3 ? ({for_tza_and_3, (s_axis_tdata_128_d6_and_13 ? for_tza_cat_11 : for_tza_cat_12)}) : ({for_tza_and_3, (s_axis_tdata_128_d6_and_12 ? for_tza_cat_9 : for_tza_cat_10)});
+    assign s_axis_tdata_128_d7_cat_6 = {({({({s_axis_tdata_128_d7_bits22_0_2[0], s_axis_tdata_128_d7_bits22_0_2[1]}), s_axis_tdata_128_d7_bits22_0_2[2]}), s_axis_tdata_128_d7_bits22_0_2[3]}), s_axis_tdata_128_d7_bits22_0_2[4]};
+    assign s_axis_tdata_128_d7_cat_7 = {({({({s_axis_tdata_128_d7_cat_6, s_axis_tdata_128_d7_bits22_0_2[5]}), s_axis_tdata_128_d7_bits22_0_2[6]}), s_axis_tdata_128_d7_bits22_0_2[7]}), s_axis_tdata_128_d7_bits22_0_2[8]};
+    assign s_axis_tdata_128_d7_cat_8 = {({({({s_axis_tdata_128_d7_cat_7, s_axis_tdata_128_d7_bits22_0_2[9]}), s_axis_tdata_128_d7_bits22_0_2[10]}), s_axis_tdata_128_d7_bits22_0_2[11]}), s_axis_tdata_128_d7_bits22_0_2[12]};
+    assign s_axis_tdata_128_d7_cat_9 = {({({({s_axis_tdata_128_d7_cat_8, s_axis_tdata_128_d7_bits22_0_2[13]}), s_axis_tdata_128_d7_bits22_0_2[14]}), s_axis_tdata_128_d7_bits22_0_2[15]}), s_axis_tdata_128_d7_bits22_0_2[16]};
+    assign s_axis_tdata_128_d7_cat_10 = {({({({s_axis_tdata_128_d7_cat_9, s_axis_tdata_128_d7_bits22_0_2[17]}), s_axis_tdata_128_d7_bits22_0_2[18]}), s_axis_tdata_128_d7_bits22_0_2[19]}), s_axis_tdata_128_d7_bits22_0_2[20]};
+    assign s_axis_tdata_128_d7_cat_11 = {({({s_axis_tdata_128_d7_cat_10, s_axis_tdata_128_d7_bits22_0_2[21]}), s_axis_tdata_128_d7_bits22_0_2[22]}), 9'h1ff};
+    assign s_axis_tdata_128_d7_bits31_30_2 = s_axis_tdata_128_d7_cat_11[31:30];
+    assign s_axis_tdata_128_d7_is0_11 = s_axis_tdata_128_d7_bits31_30_2 == 2'h0;
+    assign s_axis_tdata_128_d7_bits29_28_2 = s_axis_tdata_128_d7_cat_11[29:28];
+    assign s_axis_tdata_128_d7_bits27_26_2 = s_axis_tdata_128_d7_cat_11[27:26];
+    assign s_axis_tdata_128_d7_is0_12 = s_axis_tdata_128_d7_bits27_26_2 == 2'h0;
+    assign s_axis_tdata_128_d7_bits25_24_2 = s_axis_tdata_128_d7_cat_11[25:24];
+    assign s_axis_tdata_128_d7_bits23_22_2 = s_axis_tdata_128_d7_cat_11[23:22];
+    assign s_axis_tdata_128_d7_is0_13 = s_axis_tdata_128_d7_bits23_22_2 == 2'h0;
+    assign s_axis_tdata_128_d7_bits21_20_2 = s_axis_tdata_128_d7_cat_11[21:20];
+    assign s_axis_tdata_128_d7_bits19_18_2 = s_axis_tdata_128_d7_cat_11[19:18];
+    assign s_axis_tdata_128_d7_is0_14 = s_axis_tdata_128_d7_bits19_18_2 == 2'h0;
+    assign s_axis_tdata_128_d7_bits17_16_2 = s_axis_tdata_128_d7_cat_11[17:16];
+    assign s_axis_tdata_128_d7_bits15_14_2 = s_axis_tdata_128_d7_cat_11[15:14];
+    assign s_axis_tdata_128_d7_is0_15 = s_axis_tdata_128_d7_bits15_14_2 == 2'h0;
+    assign s_axis_tdata_128_d7_bits13_12_2 = s_axis_tdata_128_d7_cat_11[13:12];
+    assign s_axis_tdata_128_d7_bits11_10_2 = s_axis_tdata_128_d7_cat_11[11:10];
+    assign s_axis_tdata_128_d7_is0_16 = s_axis_tdata_128_d7_bits11_10_2 == 2'h0;
+    assign s_axis_tdata_128_d7_bits9_8_2 = s_axis_tdata_128_d7_cat_11[9:8];
+    assign s_axis_tdata_128_d7_bits7_6_2 = s_axis_tdata_128_d7_cat_11[7:6];
+    assign s_axis_tdata_128_d7_is0_17 = s_axis_tdata_128_d7_bits7_6_2 == 2'h0;
+    assign s_axis_tdata_128_d7_bits5_4_2 = s_axis_tdata_128_d7_cat_11[5:4];
+    assign s_axis_tdata_128_d7_bits3_2_2 = s_axis_tdata_128_d7_cat_11[3:2];
+    assign s_axis_tdata_128_d7_is0_18 = s_axis_tdata_128_d7_bits3_2_2 == 2'h0;
+    assign s_axis_tdata_128_d7_and_8 = s_axis_tdata_128_d7_is0_11 & (s_axis_tdata_128_d7_bits29_28_2 == 2'h0);
+    assign s_axis_tdata_128_d7_sel_9 = s_axis_tdata_128_d7_is0_11 ? ({s_axis_tdata_128_d7_is0_11, (~s_axis_tdata_128_d7_bits29_28_2[1])}) : ({s_axis_tdata_128_d7_is0_11, (~s_axis_tdata_128_d7_bits31_30_2[1])});
+    assign s_axis_tdata_128_d7_sel_10 = s_axis_tdata_128_d7_is0_12 ? ({s_axis_tdata_128_d7_is0_12, (~s_axis_tdata_128_d7_bits25_24_2[1])}) : ({s_axis_tdata_128_d7_is0_12, (~s_axis_tdata_128_d7_bits27_26_2[1])});
+    assign s_axis_tdata_128_d7_and_9 = s_axis_tdata_128_d7_is0_13 & (s_axis_tdata_128_d7_bits21_20_2 == 2'h0);
+    assign s_axis_tdata_128_d7_sel_11 = s_axis_tdata_128_d7_is0_13 ? ({s_axis_tdata_128_d7_is0_13, (~s_axis_tdata_128_d7_bits21_20_2[1])}) : ({s_axis_tdata_128_d7_is0_13, (~s_axis_tdata_128_d7_bits23_22_2[1])});
+    assign s_axis_tdata_128_d7_sel_12 = s_axis_tdata_128_d7_is0_14 ? ({s_axis_tdata_128_d7_is0_14, (~s_axis_tdata_128_d7_bits17_16_2[1])}) : ({s_axis_tdata_128_d7_is0_14, (~s_axis_tdata_128_d7_bits19_18_2[1])});
+    assign s_axis_tdata_128_d7_and_10 = s_axis_tdata_128_d7_is0_15 & (s_axis_tdata_128_d7_bits13_12_2 == 2'h0);
+    assign s_axis_tdata_128_d7_sel_13 = s_axis_tdata_128_d7_is0_15 ? ({s_axis_tdata_128_d7_is0_15, (~s_axis_tdata_128_d7_bits13_12_2[1])}) : ({s_axis_tdata_128_d7_is0_15, (~s_axis_tdata_128_d7_bits15_14_2[1])});
+    assign s_axis_tdata_128_d7_sel_14 = s_axis_tdata_128_d7_is0_16 ? ({s_axis_tdata_128_d7_is0_16, (~s_axis_tdata_128_d7_bits9_8_2[1])}) : ({s_axis_tdata_128_d7_is0_16, (~s_axis_tdata_128_d7_bits11_10_2[1])});
+    assign s_axis_tdata_128_d7_and_11 = s_axis_tdata_128_d7_is0_17 & (s_axis_tdata_128_d7_bits5_4_2 == 2'h0);
+    assign s_axis_tdata_128_d7_sel_15 = s_axis_tdata_128_d7_is0_17 ? ({s_axis_tdata_128_d7_is0_17, (~s_axis_tdata_128_d7_bits5_4_2[1])}) : ({s_axis_tdata_128_d7_is0_17, (~s_axis_tdata_128_d7_bits7_6_2[1])});
+    assign s_axis_tdata_128_d7_sel_16 = s_axis_tdata_128_d7_is0_18 ? ({s_axis_tdata_128_d7_is0_18, (~s_axis_tdata_128_d7_cat_11[1])}) : ({s_axis_tdata_128_d7_is0_18, (~s_axis_tdata_128_d7_bits3_2_2[1])});
+    assign s_axis_tdata_128_d7_and_12 = s_axis_tdata_128_d7_and_8 & (s_axis_tdata_128_d7_is0_12 & (s_axis_tdata_128_d7_bits25_24_2 == 2'h0));
+    assign s_axis_tdata_128_d7_and_13 = s_axis_tdata_128_d7_and_10 & (s_axis_tdata_128_d7_is0_16 & (s_axis_tdata_128_d7_bits9_8_2 == 2'h0));
+    assign for_tza_and_3 = s_axis_tdata_128_d7_and_12 & (s_axis_tdata_128_d7_and_9 & (s_axis_tdata_128_d7_is0_14 & (s_axis_tdata_128_d7_bits17_16_2 == 2'h0)));
+    assign for_tza_cat_9 = {s_axis_tdata_128_d7_and_12, (s_axis_tdata_128_d7_and_9 ? ({s_axis_tdata_128_d7_and_9, s_axis_tdata_128_d7_sel_12}) : ({s_axis_tdata_128_d7_and_9, s_axis_tdata_128_d7_sel_11}))};
+    assign for_tza_cat_10 = {s_axis_tdata_128_d7_and_12, (s_axis_tdata_128_d7_and_8 ? ({s_axis_tdata_128_d7_and_8, s_axis_tdata_128_d7_sel_10}) : ({s_axis_tdata_128_d7_and_8, s_axis_tdata_128_d7_sel_9}))};
+    assign for_tza_cat_11 = {s_axis_tdata_128_d7_and_13, (s_axis_tdata_128_d7_and_11 ? ({s_axis_tdata_128_d7_and_11, s_axis_tdata_128_d7_sel_16}) : ({s_axis_tdata_128_d7_and_11, s_axis_tdata_128_d7_sel_15}))};
+    assign for_tza_cat_12 = {s_axis_tdata_128_d7_and_13, (s_axis_tdata_128_d7_and_10 ? ({s_axis_tdata_128_d7_and_10, s_axis_tdata_128_d7_sel_14}) : ({s_axis_tdata_128_d7_and_10, s_axis_tdata_128_d7_sel_13}))};
+    assign tza_3 = for_tza_and_3 ? ({for_tza_and_3, (s_axis_tdata_128_d7_and_13 ? for_tza_cat_11 : for_tza_cat_12)}) : ({for_tza_and_3, (s_axis_tdata_128_d7_and_12 ? for_tza_cat_9 : for_tza_cat_10)});
     assign res_new_cat_6 = {({({({res_new_bits22_0_2[0], res_new_bits22_0_2[1]}), res_new_bits22_0_2[2]}), res_new_bits22_0_2[3]}), res_new_bits22_0_2[4]};
     assign res_new_cat_7 = {({({({res_new_cat_6, res_new_bits22_0_2[5]}), res_new_bits22_0_2[6]}), res_new_bits22_0_2[7]}), res_new_bits22_0_2[8]};
     assign res_new_cat_8 = {({({({res_new_cat_7, res_new_bits22_0_2[9]}), res_new_bits22_0_2[10]}), res_new_bits22_0_2[11]}), res_new_bits22_0_2[12]};
@@ -2216,17 +2245,17 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign result_3 = nan_d3_4 ? 32'h7fc00000 : ({sign_d3_3, ((overflow_4 | inf_d3_4) ? 31'h7f800000 : (zero_d3_3 ? 31'h0 : rounded_4[30:0]))});
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_0_d9_bits30_23 = s_axis_tdata_0_d9[30:23];
-    assign s_axis_tdata_0_d9_bits22_0 = s_axis_tdata_0_d9[22:0];
-    assign s_axis_tdata_0_d9_is0 = s_axis_tdata_0_d9_bits30_23 == 8'h0;
-    assign s_axis_tdata_0_d9_is255 = s_axis_tdata_0_d9_bits30_23 == 8'hff;
-    assign s_axis_tdata_0_d9_is0_2 = s_axis_tdata_0_d9_bits22_0 == 23'h0;
-    assign a_sign_5 = s_axis_tdata_0_d9[31];
-    assign a_zero_5 = s_axis_tdata_0_d9_is0 & s_axis_tdata_0_d9_is0_2;
-    assign a_inf_5 = s_axis_tdata_0_d9_is255 & s_axis_tdata_0_d9_is0_2;
-    assign a_nan_5 = s_axis_tdata_0_d9_is255 & (~s_axis_tdata_0_d9_is0_2);
-    assign a_sig_5 = {(~s_axis_tdata_0_d9_is0), s_axis_tdata_0_d9_bits22_0};
-    assign a_exp_5 = s_axis_tdata_0_d9_is0 ? 8'h1 : s_axis_tdata_0_d9_bits30_23;
+    assign s_axis_tdata_0_d10_bits30_23 = s_axis_tdata_0_d10[30:23];
+    assign s_axis_tdata_0_d10_bits22_0 = s_axis_tdata_0_d10[22:0];
+    assign s_axis_tdata_0_d10_is0 = s_axis_tdata_0_d10_bits30_23 == 8'h0;
+    assign s_axis_tdata_0_d10_is255 = s_axis_tdata_0_d10_bits30_23 == 8'hff;
+    assign s_axis_tdata_0_d10_is0_2 = s_axis_tdata_0_d10_bits22_0 == 23'h0;
+    assign a_sign_5 = s_axis_tdata_0_d10[31];
+    assign a_zero_5 = s_axis_tdata_0_d10_is0 & s_axis_tdata_0_d10_is0_2;
+    assign a_inf_5 = s_axis_tdata_0_d10_is255 & s_axis_tdata_0_d10_is0_2;
+    assign a_nan_5 = s_axis_tdata_0_d10_is255 & (~s_axis_tdata_0_d10_is0_2);
+    assign a_sig_5 = {(~s_axis_tdata_0_d10_is0), s_axis_tdata_0_d10_bits22_0};
+    assign a_exp_5 = s_axis_tdata_0_d10_is0 ? 8'h1 : s_axis_tdata_0_d10_bits30_23;
     assign result_bits30_23_3 = result_3[30:23];
     assign result_bits22_0_3 = result_3[22:0];
     assign result_is0_5 = result_bits30_23_3 == 8'h0;
@@ -2243,9 +2272,9 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign inf_5 = a_inf_5 | b_inf_5;
     assign inf_sign_2 = a_inf_5 ? a_sign_5 : b_sign_5;
     assign zero_sign_2 = a_sign_5 & b_sign_5;
-    assign swap_2 = s_axis_tdata_0_d9[30:0] < result_3[30:0];
+    assign swap_2 = s_axis_tdata_0_d10[30:0] < result_3[30:0];
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
     assign big_sign_2 = swap_2 ? b_sign_5 : a_sign_5;
     assign big_exp_2 = swap_2 ? b_exp_5 : a_exp_5;
     assign small_exp_2 = swap_2 ? a_exp_5 : b_exp_5;
@@ -2303,6 +2332,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign for_small_tz_cat_7 = {small_sig_and_12, (small_sig_and_10 ? ({small_sig_and_10, small_sig_sel_16}) : ({small_sig_and_10, small_sig_sel_15}))};
     assign for_small_tz_cat_8 = {small_sig_and_12, (small_sig_and_9 ? ({small_sig_and_9, small_sig_sel_14}) : ({small_sig_and_9, small_sig_sel_13}))};
     assign small_tz_2 = for_small_tz_and_2 ? ({for_small_tz_and_2, (small_sig_and_12 ? for_small_tz_cat_7 : for_small_tz_cat_8)}) : ({for_small_tz_and_2, (small_sig_and_11 ? for_small_tz_cat_5 : for_small_tz_cat_6)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign shifted_2 = (~(distance_2[7:5] == 3'h0)) ? 26'h0 : (({small_sig_2, 2'h0}) >> distance_2[4:0]);
     assign align_sticky_2 = (~small_zero_2) & ((({4'h0, small_tz_2}) + 9'h2) < ({1'h0, distance_2}));
     assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
@@ -2362,8 +2393,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign left_2 = (({3'h0, lz_2}) < big_exp_d2_2) ? lz_2 : big_exp_d2_2[4:0];
 
     // ---- add: normalisation shift; exponent field ----
-    assign normalized_2 = sum_d1_2 << left_2;
-    assign field_2 = normalized_2[27] ? (field_base_d2_2 - ({4'h0, left_2})) : 9'h0;
+    assign normalized_2 = sum_d2_2 << left_d1_2;
+    assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_5 = normalized_d1_2[26:4];
@@ -2376,7 +2407,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     // ---- add: rounding increment, overflow to infinity, special cases ----
     assign rounded_5 = packed_6 + ({31'h0, increment_5});
     assign overflow_5 = overflow_before_5 | (~(rounded_5[31:23] < 9'hff));
-    assign q_new = nan_d3_5 ? 32'h7fc00000 : (exact_zero_d1_2 ? ({zero_sign_d3_2, 31'h0}) : ({(inf_d3_5 ? inf_sign_d3_2 : big_sign_d3_2), ((overflow_5 | inf_d3_5) ? 31'h7f800000 : rounded_5[30:0])}));
+    assign q_new = nan_d4_2 ? 32'h7fc00000 : (exact_zero_d2_2 ? ({zero_sign_d4_2, 31'h0}) : ({(inf_d4_2 ? inf_sign_d4_2 : big_sign_d4_2), ((overflow_5 | inf_d4_2) ? 31'h7f800000 : rounded_5[30:0])}));
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin
@@ -2440,32 +2471,42 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) big_exp_d1 <= big_exp;
         if (out_valid_or) big_exp_d2 <= big_exp_d1;
+        if (out_valid_or) sum_d2 <= sum_d1;
+        if (out_valid_or) left_d1 <= left;
         if (out_valid_or) field_base_d1 <= field_base;
         if (out_valid_or) field_base_d2 <= field_base_d1;
+        if (out_valid_or) field_base_d3 <= field_base_d2;
         if (out_valid_or) normalized_d1 <= normalized;
         if (out_valid_or) field_d1 <= field;
         if (out_valid_or) inf_d1_3 <= inf_3;
         if (out_valid_or) inf_d2_3 <= inf_d1_3;
         if (out_valid_or) inf_d3_3 <= inf_d2_3;
+        if (out_valid_or) inf_d4 <= inf_d3_3;
         if (out_valid_or) inf_sign_d1 <= inf_sign;
         if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
         if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
+        if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
         if (out_valid_or) big_sign_d1 <= big_sign;
         if (out_valid_or) big_sign_d2 <= big_sign_d1;
         if (out_valid_or) big_sign_d3 <= big_sign_d2;
+        if (out_valid_or) big_sign_d4 <= big_sign_d3;
         if (out_valid_or) zero_sign_d1 <= zero_sign;
         if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
         if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
+        if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
         if (out_valid_or) exact_zero_d1 <= exact_zero;
+        if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
         if (out_valid_or) nan_d1_3 <= nan_3;
         if (out_valid_or) nan_d2_3 <= nan_d1_3;
         if (out_valid_or) nan_d3_3 <= nan_d2_3;
+        if (out_valid_or) nan_d4 <= nan_d3_3;
         if (out_valid_or) s_axis_tdata_128_d1 <= s_axis_tdata[159:128];
         if (out_valid_or) s_axis_tdata_128_d2 <= s_axis_tdata_128_d1;
         if (out_valid_or) s_axis_tdata_128_d3 <= s_axis_tdata_128_d2;
         if (out_valid_or) s_axis_tdata_128_d4 <= s_axis_tdata_128_d3;
         if (out_valid_or) s_axis_tdata_128_d5 <= s_axis_tdata_128_d4;
         if (out_valid_or) s_axis_tdata_128_d6 <= s_axis_tdata_128_d5;
+        if (out_valid_or) s_axis_tdata_128_d7 <= s_axis_tdata_128_d6;
         if (out_valid_or) product_d1_3 <= product_3;
         if (out_valid_or) shift_d1_3 <= shift_3;
         if (out_valid_or) far_d1_3 <= far_3;
@@ -2502,38 +2543,49 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) s_axis_tdata_0_d7 <= s_axis_tdata_0_d6;
         if (out_valid_or) s_axis_tdata_0_d8 <= s_axis_tdata_0_d7;
         if (out_valid_or) s_axis_tdata_0_d9 <= s_axis_tdata_0_d8;
+        if (out_valid_or) s_axis_tdata_0_d10 <= s_axis_tdata_0_d9;
         if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) big_padded_d1_2 <= big_padded_2;
         if (out_valid_or) aligned_d1_2 <= aligned_2;
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) big_exp_d1_2 <= big_exp_2;
         if (out_valid_or) big_exp_d2_2 <= big_exp_d1_2;
+        if (out_valid_or) sum_d2_2 <= sum_d1_2;
+        if (out_valid_or) left_d1_2 <= left_2;
         if (out_valid_or) field_base_d1_2 <= field_base_2;
         if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
+        if (out_valid_or) field_base_d3_2 <= field_base_d2_2;
         if (out_valid_or) normalized_d1_2 <= normalized_2;
         if (out_valid_or) field_d1_2 <= field_2;
         if (out_valid_or) inf_d1_5 <= inf_5;
         if (out_valid_or) inf_d2_5 <= inf_d1_5;
         if (out_valid_or) inf_d3_5 <= inf_d2_5;
+        if (out_valid_or) inf_d4_2 <= inf_d3_5;
         if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
         if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
         if (out_valid_or) inf_sign_d3_2 <= inf_sign_d2_2;
+        if (out_valid_or) inf_sign_d4_2 <= inf_sign_d3_2;
         if (out_valid_or) big_sign_d1_2 <= big_sign_2;
         if (out_valid_or) big_sign_d2_2 <= big_sign_d1_2;
         if (out_valid_or) big_sign_d3_2 <= big_sign_d2_2;
+        if (out_valid_or) big_sign_d4_2 <= big_sign_d3_2;
         if (out_valid_or) zero_sign_d1_2 <= zero_sign_2;
         if (out_valid_or) zero_sign_d2_2 <= zero_sign_d1_2;
         if (out_valid_or) zero_sign_d3_2 <= zero_sign_d2_2;
+        if (out_valid_or) zero_sign_d4_2 <= zero_sign_d3_2;
         if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
+        if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
         if (out_valid_or) nan_d1_5 <= nan_5;
         if (out_valid_or) nan_d2_5 <= nan_d1_5;
         if (out_valid_or) nan_d3_5 <= nan_d2_5;
+        if (out_valid_or) nan_d4_2 <= nan_d3_5;
         if (out_valid_or) res_new_d1 <= res_new;
         if (out_valid_or) res_new_d2 <= res_new_d1;
         if (out_valid_or) res_new_d3 <= res_new_d2;
         if (out_valid_or) res_new_d4 <= res_new_d3;
         if (out_valid_or) res_new_d5 <= res_new_d4;
         if (out_valid_or) res_new_d6 <= res_new_d5;
+        if (out_valid_or) res_new_d7 <= res_new_d6;
         if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
         if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
         if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
@@ -2556,15 +2608,19 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) q_2 <= q;
         if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
         if (out_valid_or) q_3 <= q_2;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_3;
+        if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
         if (out_valid_or) q_4 <= q_3;
+        if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
+        if (out_valid_or) q_5 <= q_4;
+        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_5;
+        if (out_valid_or) q_6 <= q_5;
     end
 
     always @(*) begin
-        m_axis_tdata = {res_new_d6, q_new};
+        m_axis_tdata = {res_new_d7, q_new};
         m_axis_tkeep = {8{1'b1}};
         m_axis_tvalid = out_valid;
-        m_axis_tlast = q_4;
+        m_axis_tlast = q_6;
         m_axis_tuser = 1'b0;
         s_axis_tready = out_valid_or;
     end

@@ -3,9 +3,9 @@
 // Parameters:
 //   inputs = x0, x1, x2, x3
 //   outputs = per vector (tlast ends it): sums of sum
-//   latency = 15 cycles from the last beat of a vector
-//   operators = 6 add
-//   register bits = 1266
+//   latency = 20 cycles from the last beat of a vector
+//   operators = 7 add
+//   register bits = 1735
 `timescale 1ns/1ps
 
 module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -67,7 +67,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire inf_sign;
     wire zero_sign;
     wire swap;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
     wire big_sign;
     wire [7:0] big_exp;
     wire [7:0] small_exp;
@@ -125,6 +125,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] for_small_tz_cat_3;
     wire [3:0] for_small_tz_cat_4;
     wire [4:0] small_tz;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] shifted;
     wire align_sticky;
     wire [27:0] big_padded;
@@ -187,9 +188,12 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg [7:0] big_exp_d2;
     wire [4:0] left;
     // add: normalisation shift; exponent field
+    reg [27:0] sum_d2;
+    reg [4:0] left_d1;
     wire [27:0] normalized;
     reg [8:0] field_base_d1;
     reg [8:0] field_base_d2;
+    reg [8:0] field_base_d3;
     wire [8:0] field;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1;
@@ -206,19 +210,25 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg inf_d1;
     reg inf_d2;
     reg inf_d3;
+    reg inf_d4;
     reg inf_sign_d1;
     reg inf_sign_d2;
     reg inf_sign_d3;
+    reg inf_sign_d4;
     reg big_sign_d1;
     reg big_sign_d2;
     reg big_sign_d3;
+    reg big_sign_d4;
     reg zero_sign_d1;
     reg zero_sign_d2;
     reg zero_sign_d3;
+    reg zero_sign_d4;
     reg exact_zero_d1;
+    reg exact_zero_d2;
     reg nan_d1;
     reg nan_d2;
     reg nan_d3;
+    reg nan_d4;
     wire [31:0] result;
     // add: operands, special cases, order by magnitude, trailing zeros
     wire [7:0] s_axis_tdata_64_bits30_23;
@@ -249,7 +259,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire inf_sign_2;
     wire zero_sign_2;
     wire swap_2;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
     wire big_sign_2;
     wire [7:0] big_exp_2;
     wire [7:0] small_exp_2;
@@ -307,6 +317,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] for_small_tz_cat_7;
     wire [3:0] for_small_tz_cat_8;
     wire [4:0] small_tz_2;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] shifted_2;
     wire align_sticky_2;
     wire [27:0] big_padded_2;
@@ -369,9 +380,12 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg [7:0] big_exp_d2_2;
     wire [4:0] left_2;
     // add: normalisation shift; exponent field
+    reg [27:0] sum_d2_2;
+    reg [4:0] left_d1_2;
     wire [27:0] normalized_2;
     reg [8:0] field_base_d1_2;
     reg [8:0] field_base_d2_2;
+    reg [8:0] field_base_d3_2;
     wire [8:0] field_2;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1_2;
@@ -388,19 +402,25 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg inf_d1_2;
     reg inf_d2_2;
     reg inf_d3_2;
+    reg inf_d4_2;
     reg inf_sign_d1_2;
     reg inf_sign_d2_2;
     reg inf_sign_d3_2;
+    reg inf_sign_d4_2;
     reg big_sign_d1_2;
     reg big_sign_d2_2;
     reg big_sign_d3_2;
+    reg big_sign_d4_2;
     reg zero_sign_d1_2;
     reg zero_sign_d2_2;
     reg zero_sign_d3_2;
+    reg zero_sign_d4_2;
     reg exact_zero_d1_2;
+    reg exact_zero_d2_2;
     reg nan_d1_2;
     reg nan_d2_2;
     reg nan_d3_2;
+    reg nan_d4_2;
     wire [31:0] result_2;
     // add: operands, special cases, order by magnitude, trailing zeros
     wire [7:0] result_bits30_23;
@@ -431,7 +451,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire inf_sign_3;
     wire zero_sign_3;
     wire swap_3;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
     wire big_sign_3;
     wire [7:0] big_exp_3;
     wire [7:0] small_exp_3;
@@ -489,6 +509,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] for_small_tz_cat_11;
     wire [3:0] for_small_tz_cat_12;
     wire [4:0] small_tz_3;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] shifted_3;
     wire align_sticky_3;
     wire [27:0] big_padded_3;
@@ -551,9 +572,12 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg [7:0] big_exp_d2_3;
     wire [4:0] left_3;
     // add: normalisation shift; exponent field
+    reg [27:0] sum_d2_3;
+    reg [4:0] left_d1_3;
     wire [27:0] normalized_3;
     reg [8:0] field_base_d1_3;
     reg [8:0] field_base_d2_3;
+    reg [8:0] field_base_d3_3;
     wire [8:0] field_3;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1_3;
@@ -570,19 +594,25 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg inf_d1_3;
     reg inf_d2_3;
     reg inf_d3_3;
+    reg inf_d4_3;
     reg inf_sign_d1_3;
     reg inf_sign_d2_3;
     reg inf_sign_d3_3;
+    reg inf_sign_d4_3;
     reg big_sign_d1_3;
     reg big_sign_d2_3;
     reg big_sign_d3_3;
+    reg big_sign_d4_3;
     reg zero_sign_d1_3;
     reg zero_sign_d2_3;
     reg zero_sign_d3_3;
+    reg zero_sign_d4_3;
     reg exact_zero_d1_3;
+    reg exact_zero_d2_3;
     reg nan_d1_3;
     reg nan_d2_3;
     reg nan_d3_3;
+    reg nan_d4_3;
     wire [31:0] sum_term;
     // beat control travels to the stage t where all per-beat values are ready
     reg s_axis_tvalid_q;
@@ -591,12 +621,16 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg s_axis_tvalid_q_4;
     reg s_axis_tvalid_q_5;
     reg s_axis_tvalid_q_6;
+    reg s_axis_tvalid_q_7;
+    reg s_axis_tvalid_q_8;
     reg s_axis_tlast_q;
     reg s_axis_tlast_q_2;
     reg s_axis_tlast_q_3;
     reg s_axis_tlast_q_4;
     reg s_axis_tlast_q_5;
     reg s_axis_tlast_q_6;
+    reg s_axis_tlast_q_7;
+    reg s_axis_tlast_q_8;
     // accumulation at stage t; the partial leaving the adder is fed back from stage t + L
     wire closes;
     reg [7:0] open_vector;
@@ -633,7 +667,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire inf_sign_4;
     wire zero_sign_4;
     wire swap_4;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
     wire big_sign_4;
     wire [7:0] big_exp_4;
     wire [7:0] small_exp_4;
@@ -691,6 +725,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] for_small_tz_cat_15;
     wire [3:0] for_small_tz_cat_16;
     wire [4:0] small_tz_4;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] shifted_4;
     wire align_sticky_4;
     wire [27:0] big_padded_4;
@@ -753,9 +788,12 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg [7:0] big_exp_d2_4;
     wire [4:0] left_4;
     // add: normalisation shift; exponent field
+    reg [27:0] sum_d2_4;
+    reg [4:0] left_d1_4;
     wire [27:0] normalized_4;
     reg [8:0] field_base_d1_4;
     reg [8:0] field_base_d2_4;
+    reg [8:0] field_base_d3_4;
     wire [8:0] field_4;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1_4;
@@ -772,39 +810,53 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg inf_d1_4;
     reg inf_d2_4;
     reg inf_d3_4;
+    reg inf_d4_4;
     reg inf_sign_d1_4;
     reg inf_sign_d2_4;
     reg inf_sign_d3_4;
+    reg inf_sign_d4_4;
     reg big_sign_d1_4;
     reg big_sign_d2_4;
     reg big_sign_d3_4;
+    reg big_sign_d4_4;
     reg zero_sign_d1_4;
     reg zero_sign_d2_4;
     reg zero_sign_d3_4;
+    reg zero_sign_d4_4;
     reg exact_zero_d1_4;
+    reg exact_zero_d2_4;
     reg nan_d1_4;
     reg nan_d2_4;
     reg nan_d3_4;
+    reg nan_d4_4;
     wire [31:0] result_3;
     reg slot_valid_q;
     reg slot_valid_q_2;
     reg slot_valid_q_3;
+    reg slot_valid_q_4;
     reg [7:0] open_vector_q;
     reg [7:0] open_vector_q_2;
     reg [7:0] open_vector_q_3;
+    reg [7:0] open_vector_q_4;
     reg closes_q;
     reg closes_q_2;
     reg closes_q_3;
+    reg closes_q_4;
     // window of the partials that left in the previous L - 1 cycles, at stage t + L
     wire is_final;
     reg is_final_q;
-    reg [7:0] open_vector_q_4;
-    reg is_final_q_2;
     reg [7:0] open_vector_q_5;
+    reg is_final_q_2;
+    reg [7:0] open_vector_q_6;
+    reg is_final_q_3;
+    reg [7:0] open_vector_q_7;
     wire done;
     reg [31:0] result_q;
     wire [31:0] result_sel_2;
     reg [31:0] result_q_2;
+    wire [31:0] result_sel_3;
+    reg [31:0] result_q_3;
+    wire [31:0] result_sel_4;
     // add: operands, special cases, order by magnitude, trailing zeros
     wire [7:0] result_bits30_23_4;
     wire [22:0] result_bits22_0_4;
@@ -834,7 +886,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire inf_sign_5;
     wire zero_sign_5;
     wire swap_5;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
     wire big_sign_5;
     wire [7:0] big_exp_5;
     wire [7:0] small_exp_5;
@@ -892,6 +944,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] for_small_tz_cat_19;
     wire [3:0] for_small_tz_cat_20;
     wire [4:0] small_tz_5;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] shifted_5;
     wire align_sticky_5;
     wire [27:0] big_padded_5;
@@ -954,9 +1007,12 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg [7:0] big_exp_d2_5;
     wire [4:0] left_5;
     // add: normalisation shift; exponent field
+    reg [27:0] sum_d2_5;
+    reg [4:0] left_d1_5;
     wire [27:0] normalized_5;
     reg [8:0] field_base_d1_5;
     reg [8:0] field_base_d2_5;
+    reg [8:0] field_base_d3_5;
     wire [8:0] field_5;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1_5;
@@ -973,19 +1029,25 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg inf_d1_5;
     reg inf_d2_5;
     reg inf_d3_5;
+    reg inf_d4_5;
     reg inf_sign_d1_5;
     reg inf_sign_d2_5;
     reg inf_sign_d3_5;
+    reg inf_sign_d4_5;
     reg big_sign_d1_5;
     reg big_sign_d2_5;
     reg big_sign_d3_5;
+    reg big_sign_d4_5;
     reg zero_sign_d1_5;
     reg zero_sign_d2_5;
     reg zero_sign_d3_5;
+    reg zero_sign_d4_5;
     reg exact_zero_d1_5;
+    reg exact_zero_d2_5;
     reg nan_d1_5;
     reg nan_d2_5;
     reg nan_d3_5;
+    reg nan_d4_5;
     wire [31:0] result_4;
     // add: operands, special cases, order by magnitude, trailing zeros
     wire [7:0] result_bits30_23_6;
@@ -999,9 +1061,6 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire a_nan_6;
     wire [23:0] a_sig_6;
     wire [7:0] a_exp_6;
-    reg [31:0] result_q_3;
-    reg [31:0] result_q_4;
-    reg [31:0] result_q_5;
     wire [7:0] result_bits30_23_7;
     wire [22:0] result_bits22_0_7;
     wire result_is0_13;
@@ -1019,7 +1078,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire inf_sign_6;
     wire zero_sign_6;
     wire swap_6;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
     wire big_sign_6;
     wire [7:0] big_exp_6;
     wire [7:0] small_exp_6;
@@ -1077,6 +1136,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire [3:0] for_small_tz_cat_23;
     wire [3:0] for_small_tz_cat_24;
     wire [4:0] small_tz_6;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] shifted_6;
     wire align_sticky_6;
     wire [27:0] big_padded_6;
@@ -1139,9 +1199,12 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg [7:0] big_exp_d2_6;
     wire [4:0] left_6;
     // add: normalisation shift; exponent field
+    reg [27:0] sum_d2_6;
+    reg [4:0] left_d1_6;
     wire [27:0] normalized_6;
     reg [8:0] field_base_d1_6;
     reg [8:0] field_base_d2_6;
+    reg [8:0] field_base_d3_6;
     wire [8:0] field_6;
     // add: keep man + 1 bits, guard, sticky; round to nearest even
     reg [27:0] normalized_d1_6;
@@ -1158,26 +1221,226 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg inf_d1_6;
     reg inf_d2_6;
     reg inf_d3_6;
+    reg inf_d4_6;
     reg inf_sign_d1_6;
     reg inf_sign_d2_6;
     reg inf_sign_d3_6;
+    reg inf_sign_d4_6;
     reg big_sign_d1_6;
     reg big_sign_d2_6;
     reg big_sign_d3_6;
+    reg big_sign_d4_6;
     reg zero_sign_d1_6;
     reg zero_sign_d2_6;
     reg zero_sign_d3_6;
+    reg zero_sign_d4_6;
     reg exact_zero_d1_6;
+    reg exact_zero_d2_6;
     reg nan_d1_6;
     reg nan_d2_6;
     reg nan_d3_6;
+    reg nan_d4_6;
     wire [31:0] result_5;
+    // add: operands, special cases, order by magnitude, trailing zeros
+    wire [7:0] result_bits30_23_8;
+    wire [22:0] result_bits22_0_8;
+    wire result_is0_15;
+    wire result_is255_8;
+    wire result_is0_16;
+    wire a_sign_7;
+    wire a_zero_7;
+    wire a_inf_7;
+    wire a_nan_7;
+    wire [23:0] a_sig_7;
+    wire [7:0] a_exp_7;
+    wire [7:0] result_bits30_23_9;
+    wire [22:0] result_bits22_0_9;
+    wire result_is0_17;
+    wire result_is255_9;
+    wire result_is0_18;
+    wire b_sign_7;
+    wire b_zero_7;
+    wire b_inf_7;
+    wire b_nan_7;
+    wire [23:0] b_sig_7;
+    wire [7:0] b_exp_7;
+    wire opposite_7;
+    wire nan_7;
+    wire inf_7;
+    wire inf_sign_7;
+    wire zero_sign_7;
+    wire swap_7;
+    // add: the operands in order, the exponent distance, the smaller one's trailing zeros
+    wire big_sign_7;
+    wire [7:0] big_exp_7;
+    wire [7:0] small_exp_7;
+    wire [7:0] distance_7;
+    wire [23:0] big_sig_7;
+    wire [23:0] small_sig_7;
+    wire small_zero_7;
+    wire [22:0] small_sig_bits22_0_7;
+    wire [4:0] small_sig_cat_37;
+    wire [8:0] small_sig_cat_38;
+    wire [12:0] small_sig_cat_39;
+    wire [16:0] small_sig_cat_40;
+    wire [20:0] small_sig_cat_41;
+    wire [31:0] small_sig_cat_42;
+    wire [1:0] small_sig_bits31_30_7;
+    wire small_sig_is0_49;
+    wire [1:0] small_sig_bits29_28_7;
+    wire [1:0] small_sig_bits27_26_7;
+    wire small_sig_is0_50;
+    wire [1:0] small_sig_bits25_24_7;
+    wire [1:0] small_sig_bits23_22_7;
+    wire small_sig_is0_51;
+    wire [1:0] small_sig_bits21_20_7;
+    wire [1:0] small_sig_bits19_18_7;
+    wire small_sig_is0_52;
+    wire [1:0] small_sig_bits17_16_7;
+    wire [1:0] small_sig_bits15_14_7;
+    wire small_sig_is0_53;
+    wire [1:0] small_sig_bits13_12_7;
+    wire [1:0] small_sig_bits11_10_7;
+    wire small_sig_is0_54;
+    wire [1:0] small_sig_bits9_8_7;
+    wire [1:0] small_sig_bits7_6_7;
+    wire small_sig_is0_55;
+    wire [1:0] small_sig_bits5_4_7;
+    wire [1:0] small_sig_bits3_2_7;
+    wire small_sig_is0_56;
+    wire small_sig_and_37;
+    wire [1:0] small_sig_sel_49;
+    wire [1:0] small_sig_sel_50;
+    wire small_sig_and_38;
+    wire [1:0] small_sig_sel_51;
+    wire [1:0] small_sig_sel_52;
+    wire small_sig_and_39;
+    wire [1:0] small_sig_sel_53;
+    wire [1:0] small_sig_sel_54;
+    wire small_sig_and_40;
+    wire [1:0] small_sig_sel_55;
+    wire [1:0] small_sig_sel_56;
+    wire small_sig_and_41;
+    wire small_sig_and_42;
+    wire for_small_tz_and_7;
+    wire [3:0] for_small_tz_cat_25;
+    wire [3:0] for_small_tz_cat_26;
+    wire [3:0] for_small_tz_cat_27;
+    wire [3:0] for_small_tz_cat_28;
+    wire [4:0] small_tz_7;
+    // add: align the smaller operand; sticky = a set bit among those shifted out
+    wire [25:0] shifted_7;
+    wire align_sticky_7;
+    wire [27:0] big_padded_7;
+    wire [27:0] aligned_7;
+    wire [8:0] field_base_7;
+    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+    reg opposite_d1_7;
+    reg [27:0] big_padded_d1_7;
+    reg [27:0] aligned_d1_7;
+    wire [28:0] big_padded_d1_plus_7;
+    wire [27:0] sum_7;
+    // add: leading zeros, at most big_exp (no shift below the smallest normal)
+    reg [27:0] sum_d1_7;
+    wire exact_zero_7;
+    wire [31:0] sum_d1_cat_31;
+    wire [1:0] sum_d1_bits31_30_7;
+    wire sum_d1_is0_49;
+    wire [1:0] sum_d1_bits29_28_7;
+    wire [1:0] sum_d1_bits27_26_7;
+    wire sum_d1_is0_50;
+    wire [1:0] sum_d1_bits25_24_7;
+    wire [1:0] sum_d1_bits23_22_7;
+    wire sum_d1_is0_51;
+    wire [1:0] sum_d1_bits21_20_7;
+    wire [1:0] sum_d1_bits19_18_7;
+    wire sum_d1_is0_52;
+    wire [1:0] sum_d1_bits17_16_7;
+    wire [1:0] sum_d1_bits15_14_7;
+    wire sum_d1_is0_53;
+    wire [1:0] sum_d1_bits13_12_7;
+    wire [1:0] sum_d1_bits11_10_7;
+    wire sum_d1_is0_54;
+    wire [1:0] sum_d1_bits9_8_7;
+    wire [1:0] sum_d1_bits7_6_7;
+    wire sum_d1_is0_55;
+    wire [1:0] sum_d1_bits5_4_7;
+    wire [1:0] sum_d1_bits3_2_7;
+    wire sum_d1_is0_56;
+    wire sum_d1_and_43;
+    wire [1:0] sum_d1_sel_49;
+    wire [1:0] sum_d1_sel_50;
+    wire sum_d1_and_44;
+    wire [1:0] sum_d1_sel_51;
+    wire [1:0] sum_d1_sel_52;
+    wire sum_d1_and_45;
+    wire [1:0] sum_d1_sel_53;
+    wire [1:0] sum_d1_sel_54;
+    wire sum_d1_and_46;
+    wire [1:0] sum_d1_sel_55;
+    wire [1:0] sum_d1_sel_56;
+    wire sum_d1_and_47;
+    wire sum_d1_and_48;
+    wire sum_d1_and_49;
+    wire [3:0] sum_d1_cat_32;
+    wire [3:0] sum_d1_cat_33;
+    wire [3:0] sum_d1_cat_34;
+    wire [3:0] sum_d1_cat_35;
+    wire [4:0] lz_7;
+    reg [7:0] big_exp_d1_7;
+    reg [7:0] big_exp_d2_7;
+    wire [4:0] left_7;
+    // add: normalisation shift; exponent field
+    reg [27:0] sum_d2_7;
+    reg [4:0] left_d1_7;
+    wire [27:0] normalized_7;
+    reg [8:0] field_base_d1_7;
+    reg [8:0] field_base_d2_7;
+    reg [8:0] field_base_d3_7;
+    wire [8:0] field_7;
+    // add: keep man + 1 bits, guard, sticky; round to nearest even
+    reg [27:0] normalized_d1_7;
+    wire [22:0] kept_7;
+    wire guard_7;
+    wire sticky_7;
+    wire increment_7;
+    reg [8:0] field_d1_7;
+    wire [31:0] packed_8;
+    wire overflow_before_7;
+    // add: rounding increment, overflow to infinity, special cases
+    wire [31:0] rounded_7;
+    wire overflow_7;
+    reg inf_d1_7;
+    reg inf_d2_7;
+    reg inf_d3_7;
+    reg inf_d4_7;
+    reg inf_sign_d1_7;
+    reg inf_sign_d2_7;
+    reg inf_sign_d3_7;
+    reg inf_sign_d4_7;
+    reg big_sign_d1_7;
+    reg big_sign_d2_7;
+    reg big_sign_d3_7;
+    reg big_sign_d4_7;
+    reg zero_sign_d1_7;
+    reg zero_sign_d2_7;
+    reg zero_sign_d3_7;
+    reg zero_sign_d4_7;
+    reg exact_zero_d1_7;
+    reg exact_zero_d2_7;
+    reg nan_d1_7;
+    reg nan_d2_7;
+    reg nan_d3_7;
+    reg nan_d4_7;
+    wire [31:0] result_6;
     // output stream
     reg done_q;
     reg done_q_2;
     reg done_q_3;
     reg done_q_4;
     reg done_q_5;
+    reg done_q_6;
+    reg done_q_7;
     reg out_valid;
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
@@ -1213,7 +1476,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign zero_sign = a_sign & b_sign;
     assign swap = s_axis_tdata[30:0] < s_axis_tdata[62:32];
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
     assign big_sign = swap ? b_sign : a_sign;
     assign big_exp = swap ? b_exp : a_exp;
     assign small_exp = swap ? a_exp : b_exp;
@@ -1271,6 +1534,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign for_small_tz_cat_3 = {small_sig_and_6, (small_sig_and_4 ? ({small_sig_and_4, small_sig_sel_8}) : ({small_sig_and_4, small_sig_sel_7}))};
     assign for_small_tz_cat_4 = {small_sig_and_6, (small_sig_and_3 ? ({small_sig_and_3, small_sig_sel_6}) : ({small_sig_and_3, small_sig_sel_5}))};
     assign small_tz = for_small_tz_and ? ({for_small_tz_and, (small_sig_and_6 ? for_small_tz_cat_3 : for_small_tz_cat_4)}) : ({for_small_tz_and, (small_sig_and_5 ? for_small_tz_cat : for_small_tz_cat_2)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign shifted = (~(distance[7:5] == 3'h0)) ? 26'h0 : (({small_sig, 2'h0}) >> distance[4:0]);
     assign align_sticky = (~small_zero) & ((({4'h0, small_tz}) + 9'h2) < ({1'h0, distance}));
     assign big_padded = {1'h0, ({big_sig, 3'h0})};
@@ -1330,8 +1595,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign left = (({3'h0, lz}) < big_exp_d2) ? lz : big_exp_d2[4:0];
 
     // ---- add: normalisation shift; exponent field ----
-    assign normalized = sum_d1 << left;
-    assign field = normalized[27] ? (field_base_d2 - ({4'h0, left})) : 9'h0;
+    assign normalized = sum_d2 << left_d1;
+    assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept = normalized_d1[26:4];
@@ -1344,7 +1609,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     // ---- add: rounding increment, overflow to infinity, special cases ----
     assign rounded = packed_2 + ({31'h0, increment});
     assign overflow = overflow_before | (~(rounded[31:23] < 9'hff));
-    assign result = nan_d3 ? 32'h7fc00000 : (exact_zero_d1 ? ({zero_sign_d3, 31'h0}) : ({(inf_d3 ? inf_sign_d3 : big_sign_d3), ((overflow | inf_d3) ? 31'h7f800000 : rounded[30:0])}));
+    assign result = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
     assign s_axis_tdata_64_bits30_23 = s_axis_tdata[94:87];
@@ -1376,7 +1641,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign zero_sign_2 = a_sign_2 & b_sign_2;
     assign swap_2 = s_axis_tdata[94:64] < s_axis_tdata[126:96];
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
     assign big_sign_2 = swap_2 ? b_sign_2 : a_sign_2;
     assign big_exp_2 = swap_2 ? b_exp_2 : a_exp_2;
     assign small_exp_2 = swap_2 ? a_exp_2 : b_exp_2;
@@ -1434,6 +1699,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign for_small_tz_cat_7 = {small_sig_and_12, (small_sig_and_10 ? ({small_sig_and_10, small_sig_sel_16}) : ({small_sig_and_10, small_sig_sel_15}))};
     assign for_small_tz_cat_8 = {small_sig_and_12, (small_sig_and_9 ? ({small_sig_and_9, small_sig_sel_14}) : ({small_sig_and_9, small_sig_sel_13}))};
     assign small_tz_2 = for_small_tz_and_2 ? ({for_small_tz_and_2, (small_sig_and_12 ? for_small_tz_cat_7 : for_small_tz_cat_8)}) : ({for_small_tz_and_2, (small_sig_and_11 ? for_small_tz_cat_5 : for_small_tz_cat_6)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign shifted_2 = (~(distance_2[7:5] == 3'h0)) ? 26'h0 : (({small_sig_2, 2'h0}) >> distance_2[4:0]);
     assign align_sticky_2 = (~small_zero_2) & ((({4'h0, small_tz_2}) + 9'h2) < ({1'h0, distance_2}));
     assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
@@ -1493,8 +1760,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign left_2 = (({3'h0, lz_2}) < big_exp_d2_2) ? lz_2 : big_exp_d2_2[4:0];
 
     // ---- add: normalisation shift; exponent field ----
-    assign normalized_2 = sum_d1_2 << left_2;
-    assign field_2 = normalized_2[27] ? (field_base_d2_2 - ({4'h0, left_2})) : 9'h0;
+    assign normalized_2 = sum_d2_2 << left_d1_2;
+    assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_2 = normalized_d1_2[26:4];
@@ -1507,7 +1774,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     // ---- add: rounding increment, overflow to infinity, special cases ----
     assign rounded_2 = packed_3 + ({31'h0, increment_2});
     assign overflow_2 = overflow_before_2 | (~(rounded_2[31:23] < 9'hff));
-    assign result_2 = nan_d3_2 ? 32'h7fc00000 : (exact_zero_d1_2 ? ({zero_sign_d3_2, 31'h0}) : ({(inf_d3_2 ? inf_sign_d3_2 : big_sign_d3_2), ((overflow_2 | inf_d3_2) ? 31'h7f800000 : rounded_2[30:0])}));
+    assign result_2 = nan_d4_2 ? 32'h7fc00000 : (exact_zero_d2_2 ? ({zero_sign_d4_2, 31'h0}) : ({(inf_d4_2 ? inf_sign_d4_2 : big_sign_d4_2), ((overflow_2 | inf_d4_2) ? 31'h7f800000 : rounded_2[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
     assign result_bits30_23 = result[30:23];
@@ -1539,7 +1806,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign zero_sign_3 = a_sign_3 & b_sign_3;
     assign swap_3 = result[30:0] < result_2[30:0];
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
     assign big_sign_3 = swap_3 ? b_sign_3 : a_sign_3;
     assign big_exp_3 = swap_3 ? b_exp_3 : a_exp_3;
     assign small_exp_3 = swap_3 ? a_exp_3 : b_exp_3;
@@ -1597,6 +1864,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign for_small_tz_cat_11 = {small_sig_and_18, (small_sig_and_16 ? ({small_sig_and_16, small_sig_sel_24}) : ({small_sig_and_16, small_sig_sel_23}))};
     assign for_small_tz_cat_12 = {small_sig_and_18, (small_sig_and_15 ? ({small_sig_and_15, small_sig_sel_22}) : ({small_sig_and_15, small_sig_sel_21}))};
     assign small_tz_3 = for_small_tz_and_3 ? ({for_small_tz_and_3, (small_sig_and_18 ? for_small_tz_cat_11 : for_small_tz_cat_12)}) : ({for_small_tz_and_3, (small_sig_and_17 ? for_small_tz_cat_9 : for_small_tz_cat_10)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign shifted_3 = (~(distance_3[7:5] == 3'h0)) ? 26'h0 : (({small_sig_3, 2'h0}) >> distance_3[4:0]);
     assign align_sticky_3 = (~small_zero_3) & ((({4'h0, small_tz_3}) + 9'h2) < ({1'h0, distance_3}));
     assign big_padded_3 = {1'h0, ({big_sig_3, 3'h0})};
@@ -1656,8 +1925,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign left_3 = (({3'h0, lz_3}) < big_exp_d2_3) ? lz_3 : big_exp_d2_3[4:0];
 
     // ---- add: normalisation shift; exponent field ----
-    assign normalized_3 = sum_d1_3 << left_3;
-    assign field_3 = normalized_3[27] ? (field_base_d2_3 - ({4'h0, left_3})) : 9'h0;
+    assign normalized_3 = sum_d2_3 << left_d1_3;
+    assign field_3 = normalized_3[27] ? (field_base_d3_3 - ({4'h0, left_d1_3})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_3 = normalized_d1_3[26:4];
@@ -1670,15 +1939,15 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     // ---- add: rounding increment, overflow to infinity, special cases ----
     assign rounded_3 = packed_4 + ({31'h0, increment_3});
     assign overflow_3 = overflow_before_3 | (~(rounded_3[31:23] < 9'hff));
-    assign sum_term = nan_d3_3 ? 32'h7fc00000 : (exact_zero_d1_3 ? ({zero_sign_d3_3, 31'h0}) : ({(inf_d3_3 ? inf_sign_d3_3 : big_sign_d3_3), ((overflow_3 | inf_d3_3) ? 31'h7f800000 : rounded_3[30:0])}));
+    assign sum_term = nan_d4_3 ? 32'h7fc00000 : (exact_zero_d2_3 ? ({zero_sign_d4_3, 31'h0}) : ({(inf_d4_3 ? inf_sign_d4_3 : big_sign_d4_3), ((overflow_3 | inf_d4_3) ? 31'h7f800000 : rounded_3[30:0])}));
 
     // ---- beat control travels to the stage t where all per-beat values are ready ----
 
     // ---- accumulation at stage t; the partial leaving the adder is fed back from stage t + L ----
-    assign closes = s_axis_tvalid_q_6 & s_axis_tlast_q_6;
-    assign consumed = slot_valid_q_3 & (open_vector_q_3 == open_vector);
-    assign slot_valid = s_axis_tvalid_q_6 | consumed;
-    assign sum_term_sel = s_axis_tvalid_q_6 ? sum_term : 32'h0;
+    assign closes = s_axis_tvalid_q_8 & s_axis_tlast_q_8;
+    assign consumed = slot_valid_q_4 & (open_vector_q_4 == open_vector);
+    assign slot_valid = s_axis_tvalid_q_8 | consumed;
+    assign sum_term_sel = s_axis_tvalid_q_8 ? sum_term : 32'h0;
     assign result_sel = consumed ? result_3 : 32'h0;
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
@@ -1711,7 +1980,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign zero_sign_4 = a_sign_4 & b_sign_4;
     assign swap_4 = sum_term_sel[30:0] < result_sel[30:0];
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
     assign big_sign_4 = swap_4 ? b_sign_4 : a_sign_4;
     assign big_exp_4 = swap_4 ? b_exp_4 : a_exp_4;
     assign small_exp_4 = swap_4 ? a_exp_4 : b_exp_4;
@@ -1769,6 +2038,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign for_small_tz_cat_15 = {small_sig_and_24, (small_sig_and_22 ? ({small_sig_and_22, small_sig_sel_32}) : ({small_sig_and_22, small_sig_sel_31}))};
     assign for_small_tz_cat_16 = {small_sig_and_24, (small_sig_and_21 ? ({small_sig_and_21, small_sig_sel_30}) : ({small_sig_and_21, small_sig_sel_29}))};
     assign small_tz_4 = for_small_tz_and_4 ? ({for_small_tz_and_4, (small_sig_and_24 ? for_small_tz_cat_15 : for_small_tz_cat_16)}) : ({for_small_tz_and_4, (small_sig_and_23 ? for_small_tz_cat_13 : for_small_tz_cat_14)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign shifted_4 = (~(distance_4[7:5] == 3'h0)) ? 26'h0 : (({small_sig_4, 2'h0}) >> distance_4[4:0]);
     assign align_sticky_4 = (~small_zero_4) & ((({4'h0, small_tz_4}) + 9'h2) < ({1'h0, distance_4}));
     assign big_padded_4 = {1'h0, ({big_sig_4, 3'h0})};
@@ -1828,8 +2099,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign left_4 = (({3'h0, lz_4}) < big_exp_d2_4) ? lz_4 : big_exp_d2_4[4:0];
 
     // ---- add: normalisation shift; exponent field ----
-    assign normalized_4 = sum_d1_4 << left_4;
-    assign field_4 = normalized_4[27] ? (field_base_d2_4 - ({4'h0, left_4})) : 9'h0;
+    assign normalized_4 = sum_d2_4 << left_d1_4;
+    assign field_4 = normalized_4[27] ? (field_base_d3_4 - ({4'h0, left_d1_4})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_4 = normalized_d1_4[26:4];
@@ -1842,12 +2113,14 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     // ---- add: rounding increment, overflow to infinity, special cases ----
     assign rounded_4 = packed_5 + ({31'h0, increment_4});
     assign overflow_4 = overflow_before_4 | (~(rounded_4[31:23] < 9'hff));
-    assign result_3 = nan_d3_4 ? 32'h7fc00000 : (exact_zero_d1_4 ? ({zero_sign_d3_4, 31'h0}) : ({(inf_d3_4 ? inf_sign_d3_4 : big_sign_d3_4), ((overflow_4 | inf_d3_4) ? 31'h7f800000 : rounded_4[30:0])}));
+    assign result_3 = nan_d4_4 ? 32'h7fc00000 : (exact_zero_d2_4 ? ({zero_sign_d4_4, 31'h0}) : ({(inf_d4_4 ? inf_sign_d4_4 : big_sign_d4_4), ((overflow_4 | inf_d4_4) ? 31'h7f800000 : rounded_4[30:0])}));
 
     // ---- window of the partials that left in the previous L - 1 cycles, at stage t + L ----
-    assign is_final = slot_valid_q_3 & (~(open_vector_q_3 == open_vector));
-    assign done = slot_valid_q_3 & closes_q_3;
-    assign result_sel_2 = (is_final_q & (open_vector_q_4 == open_vector_q_3)) ? result_q : 32'h0;
+    assign is_final = slot_valid_q_4 & (~(open_vector_q_4 == open_vector));
+    assign done = slot_valid_q_4 & closes_q_4;
+    assign result_sel_2 = (is_final_q & (open_vector_q_5 == open_vector_q_4)) ? result_q : 32'h0;
+    assign result_sel_3 = (is_final_q_2 & (open_vector_q_6 == open_vector_q_4)) ? result_q_2 : 32'h0;
+    assign result_sel_4 = (is_final_q_3 & (open_vector_q_7 == open_vector_q_4)) ? result_q_3 : 32'h0;
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
     assign result_bits30_23_4 = result_3[30:23];
@@ -1879,7 +2152,7 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign zero_sign_5 = a_sign_5 & b_sign_5;
     assign swap_5 = result_3[30:0] < result_sel_2[30:0];
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
     assign big_sign_5 = swap_5 ? b_sign_5 : a_sign_5;
     assign big_exp_5 = swap_5 ? b_exp_5 : a_exp_5;
     assign small_exp_5 = swap_5 ? a_exp_5 : b_exp_5;
@@ -1937,6 +2210,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign for_small_tz_cat_19 = {small_sig_and_30, (small_sig_and_28 ? ({small_sig_and_28, small_sig_sel_40}) : ({small_sig_and_28, small_sig_sel_39}))};
     assign for_small_tz_cat_20 = {small_sig_and_30, (small_sig_and_27 ? ({small_sig_and_27, small_sig_sel_38}) : ({small_sig_and_27, small_sig_sel_37}))};
     assign small_tz_5 = for_small_tz_and_5 ? ({for_small_tz_and_5, (small_sig_and_30 ? for_small_tz_cat_19 : for_small_tz_cat_20)}) : ({for_small_tz_and_5, (small_sig_and_29 ? for_small_tz_cat_17 : for_small_tz_cat_18)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign shifted_5 = (~(distance_5[7:5] == 3'h0)) ? 26'h0 : (({small_sig_5, 2'h0}) >> distance_5[4:0]);
     assign align_sticky_5 = (~small_zero_5) & ((({4'h0, small_tz_5}) + 9'h2) < ({1'h0, distance_5}));
     assign big_padded_5 = {1'h0, ({big_sig_5, 3'h0})};
@@ -1996,8 +2271,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign left_5 = (({3'h0, lz_5}) < big_exp_d2_5) ? lz_5 : big_exp_d2_5[4:0];
 
     // ---- add: normalisation shift; exponent field ----
-    assign normalized_5 = sum_d1_5 << left_5;
-    assign field_5 = normalized_5[27] ? (field_base_d2_5 - ({4'h0, left_5})) : 9'h0;
+    assign normalized_5 = sum_d2_5 << left_d1_5;
+    assign field_5 = normalized_5[27] ? (field_base_d3_5 - ({4'h0, left_d1_5})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_5 = normalized_d1_5[26:4];
@@ -2010,26 +2285,26 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     // ---- add: rounding increment, overflow to infinity, special cases ----
     assign rounded_5 = packed_6 + ({31'h0, increment_5});
     assign overflow_5 = overflow_before_5 | (~(rounded_5[31:23] < 9'hff));
-    assign result_4 = nan_d3_5 ? 32'h7fc00000 : (exact_zero_d1_5 ? ({zero_sign_d3_5, 31'h0}) : ({(inf_d3_5 ? inf_sign_d3_5 : big_sign_d3_5), ((overflow_5 | inf_d3_5) ? 31'h7f800000 : rounded_5[30:0])}));
+    assign result_4 = nan_d4_5 ? 32'h7fc00000 : (exact_zero_d2_5 ? ({zero_sign_d4_5, 31'h0}) : ({(inf_d4_5 ? inf_sign_d4_5 : big_sign_d4_5), ((overflow_5 | inf_d4_5) ? 31'h7f800000 : rounded_5[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_bits30_23_6 = result_4[30:23];
-    assign result_bits22_0_6 = result_4[22:0];
+    assign result_bits30_23_6 = result_sel_3[30:23];
+    assign result_bits22_0_6 = result_sel_3[22:0];
     assign result_is0_11 = result_bits30_23_6 == 8'h0;
     assign result_is255_6 = result_bits30_23_6 == 8'hff;
     assign result_is0_12 = result_bits22_0_6 == 23'h0;
-    assign a_sign_6 = result_4[31];
+    assign a_sign_6 = result_sel_3[31];
     assign a_zero_6 = result_is0_11 & result_is0_12;
     assign a_inf_6 = result_is255_6 & result_is0_12;
     assign a_nan_6 = result_is255_6 & (~result_is0_12);
     assign a_sig_6 = {(~result_is0_11), result_bits22_0_6};
     assign a_exp_6 = result_is0_11 ? 8'h1 : result_bits30_23_6;
-    assign result_bits30_23_7 = result_q_5[30:23];
-    assign result_bits22_0_7 = result_q_5[22:0];
+    assign result_bits30_23_7 = result_sel_4[30:23];
+    assign result_bits22_0_7 = result_sel_4[22:0];
     assign result_is0_13 = result_bits30_23_7 == 8'h0;
     assign result_is255_7 = result_bits30_23_7 == 8'hff;
     assign result_is0_14 = result_bits22_0_7 == 23'h0;
-    assign b_sign_6 = result_q_5[31];
+    assign b_sign_6 = result_sel_4[31];
     assign b_zero_6 = result_is0_13 & result_is0_14;
     assign b_inf_6 = result_is255_7 & result_is0_14;
     assign b_nan_6 = result_is255_7 & (~result_is0_14);
@@ -2040,9 +2315,9 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign inf_6 = a_inf_6 | b_inf_6;
     assign inf_sign_6 = a_inf_6 ? a_sign_6 : b_sign_6;
     assign zero_sign_6 = a_sign_6 & b_sign_6;
-    assign swap_6 = result_4[30:0] < result_q_5[30:0];
+    assign swap_6 = result_sel_3[30:0] < result_sel_4[30:0];
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
     assign big_sign_6 = swap_6 ? b_sign_6 : a_sign_6;
     assign big_exp_6 = swap_6 ? b_exp_6 : a_exp_6;
     assign small_exp_6 = swap_6 ? a_exp_6 : b_exp_6;
@@ -2100,6 +2375,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign for_small_tz_cat_23 = {small_sig_and_36, (small_sig_and_34 ? ({small_sig_and_34, small_sig_sel_48}) : ({small_sig_and_34, small_sig_sel_47}))};
     assign for_small_tz_cat_24 = {small_sig_and_36, (small_sig_and_33 ? ({small_sig_and_33, small_sig_sel_46}) : ({small_sig_and_33, small_sig_sel_45}))};
     assign small_tz_6 = for_small_tz_and_6 ? ({for_small_tz_and_6, (small_sig_and_36 ? for_small_tz_cat_23 : for_small_tz_cat_24)}) : ({for_small_tz_and_6, (small_sig_and_35 ? for_small_tz_cat_21 : for_small_tz_cat_22)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign shifted_6 = (~(distance_6[7:5] == 3'h0)) ? 26'h0 : (({small_sig_6, 2'h0}) >> distance_6[4:0]);
     assign align_sticky_6 = (~small_zero_6) & ((({4'h0, small_tz_6}) + 9'h2) < ({1'h0, distance_6}));
     assign big_padded_6 = {1'h0, ({big_sig_6, 3'h0})};
@@ -2159,8 +2436,8 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign left_6 = (({3'h0, lz_6}) < big_exp_d2_6) ? lz_6 : big_exp_d2_6[4:0];
 
     // ---- add: normalisation shift; exponent field ----
-    assign normalized_6 = sum_d1_6 << left_6;
-    assign field_6 = normalized_6[27] ? (field_base_d2_6 - ({4'h0, left_6})) : 9'h0;
+    assign normalized_6 = sum_d2_6 << left_d1_6;
+    assign field_6 = normalized_6[27] ? (field_base_d3_6 - ({4'h0, left_d1_6})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
     assign kept_6 = normalized_d1_6[26:4];
@@ -2173,7 +2450,172 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     // ---- add: rounding increment, overflow to infinity, special cases ----
     assign rounded_6 = packed_7 + ({31'h0, increment_6});
     assign overflow_6 = overflow_before_6 | (~(rounded_6[31:23] < 9'hff));
-    assign result_5 = nan_d3_6 ? 32'h7fc00000 : (exact_zero_d1_6 ? ({zero_sign_d3_6, 31'h0}) : ({(inf_d3_6 ? inf_sign_d3_6 : big_sign_d3_6), ((overflow_6 | inf_d3_6) ? 31'h7f800000 : rounded_6[30:0])}));
+    assign result_5 = nan_d4_6 ? 32'h7fc00000 : (exact_zero_d2_6 ? ({zero_sign_d4_6, 31'h0}) : ({(inf_d4_6 ? inf_sign_d4_6 : big_sign_d4_6), ((overflow_6 | inf_d4_6) ? 31'h7f800000 : rounded_6[30:0])}));
+
+    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
+    assign result_bits30_23_8 = result_4[30:23];
+    assign result_bits22_0_8 = result_4[22:0];
+    assign result_is0_15 = result_bits30_23_8 == 8'h0;
+    assign result_is255_8 = result_bits30_23_8 == 8'hff;
+    assign result_is0_16 = result_bits22_0_8 == 23'h0;
+    assign a_sign_7 = result_4[31];
+    assign a_zero_7 = result_is0_15 & result_is0_16;
+    assign a_inf_7 = result_is255_8 & result_is0_16;
+    assign a_nan_7 = result_is255_8 & (~result_is0_16);
+    assign a_sig_7 = {(~result_is0_15), result_bits22_0_8};
+    assign a_exp_7 = result_is0_15 ? 8'h1 : result_bits30_23_8;
+    assign result_bits30_23_9 = result_5[30:23];
+    assign result_bits22_0_9 = result_5[22:0];
+    assign result_is0_17 = result_bits30_23_9 == 8'h0;
+    assign result_is255_9 = result_bits30_23_9 == 8'hff;
+    assign result_is0_18 = result_bits22_0_9 == 23'h0;
+    assign b_sign_7 = result_5[31];
+    assign b_zero_7 = result_is0_17 & result_is0_18;
+    assign b_inf_7 = result_is255_9 & result_is0_18;
+    assign b_nan_7 = result_is255_9 & (~result_is0_18);
+    assign b_sig_7 = {(~result_is0_17), result_bits22_0_9};
+    assign b_exp_7 = result_is0_17 ? 8'h1 : result_bits30_23_9;
+    assign opposite_7 = a_sign_7 ^ b_sign_7;
+    assign nan_7 = (a_nan_7 | b_nan_7) | ((a_inf_7 & b_inf_7) & opposite_7);
+    assign inf_7 = a_inf_7 | b_inf_7;
+    assign inf_sign_7 = a_inf_7 ? a_sign_7 : b_sign_7;
+    assign zero_sign_7 = a_sign_7 & b_sign_7;
+    assign swap_7 = result_4[30:0] < result_5[30:0];
+
+    // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
+    assign big_sign_7 = swap_7 ? b_sign_7 : a_sign_7;
+    assign big_exp_7 = swap_7 ? b_exp_7 : a_exp_7;
+    assign small_exp_7 = swap_7 ? a_exp_7 : b_exp_7;
+    assign distance_7 = big_exp_7 - small_exp_7;
+    assign big_sig_7 = swap_7 ? b_sig_7 : a_sig_7;
+    assign small_sig_7 = swap_7 ? a_sig_7 : b_sig_7;
+    assign small_zero_7 = swap_7 ? a_zero_7 : b_zero_7;
+    assign small_sig_bits22_0_7 = small_sig_7[22:0];
+    assign small_sig_cat_37 = {({({({small_sig_bits22_0_7[0], small_sig_bits22_0_7[1]}), small_sig_bits22_0_7[2]}), small_sig_bits22_0_7[3]}), small_sig_bits22_0_7[4]};
+    assign small_sig_cat_38 = {({({({small_sig_cat_37, small_sig_bits22_0_7[5]}), small_sig_bits22_0_7[6]}), small_sig_bits22_0_7[7]}), small_sig_bits22_0_7[8]};
+    assign small_sig_cat_39 = {({({({small_sig_cat_38, small_sig_bits22_0_7[9]}), small_sig_bits22_0_7[10]}), small_sig_bits22_0_7[11]}), small_sig_bits22_0_7[12]};
+    assign small_sig_cat_40 = {({({({small_sig_cat_39, small_sig_bits22_0_7[13]}), small_sig_bits22_0_7[14]}), small_sig_bits22_0_7[15]}), small_sig_bits22_0_7[16]};
+    assign small_sig_cat_41 = {({({({small_sig_cat_40, small_sig_bits22_0_7[17]}), small_sig_bits22_0_7[18]}), small_sig_bits22_0_7[19]}), small_sig_bits22_0_7[20]};
+    assign small_sig_cat_42 = {({({small_sig_cat_41, small_sig_bits22_0_7[21]}), small_sig_bits22_0_7[22]}), 9'h1ff};
+    assign small_sig_bits31_30_7 = small_sig_cat_42[31:30];
+    assign small_sig_is0_49 = small_sig_bits31_30_7 == 2'h0;
+    assign small_sig_bits29_28_7 = small_sig_cat_42[29:28];
+    assign small_sig_bits27_26_7 = small_sig_cat_42[27:26];
+    assign small_sig_is0_50 = small_sig_bits27_26_7 == 2'h0;
+    assign small_sig_bits25_24_7 = small_sig_cat_42[25:24];
+    assign small_sig_bits23_22_7 = small_sig_cat_42[23:22];
+    assign small_sig_is0_51 = small_sig_bits23_22_7 == 2'h0;
+    assign small_sig_bits21_20_7 = small_sig_cat_42[21:20];
+    assign small_sig_bits19_18_7 = small_sig_cat_42[19:18];
+    assign small_sig_is0_52 = small_sig_bits19_18_7 == 2'h0;
+    assign small_sig_bits17_16_7 = small_sig_cat_42[17:16];
+    assign small_sig_bits15_14_7 = small_sig_cat_42[15:14];
+    assign small_sig_is0_53 = small_sig_bits15_14_7 == 2'h0;
+    assign small_sig_bits13_12_7 = small_sig_cat_42[13:12];
+    assign small_sig_bits11_10_7 = small_sig_cat_42[11:10];
+    assign small_sig_is0_54 = small_sig_bits11_10_7 == 2'h0;
+    assign small_sig_bits9_8_7 = small_sig_cat_42[9:8];
+    assign small_sig_bits7_6_7 = small_sig_cat_42[7:6];
+    assign small_sig_is0_55 = small_sig_bits7_6_7 == 2'h0;
+    assign small_sig_bits5_4_7 = small_sig_cat_42[5:4];
+    assign small_sig_bits3_2_7 = small_sig_cat_42[3:2];
+    assign small_sig_is0_56 = small_sig_bits3_2_7 == 2'h0;
+    assign small_sig_and_37 = small_sig_is0_49 & (small_sig_bits29_28_7 == 2'h0);
+    assign small_sig_sel_49 = small_sig_is0_49 ? ({small_sig_is0_49, (~small_sig_bits29_28_7[1])}) : ({small_sig_is0_49, (~small_sig_bits31_30_7[1])});
+    assign small_sig_sel_50 = small_sig_is0_50 ? ({small_sig_is0_50, (~small_sig_bits25_24_7[1])}) : ({small_sig_is0_50, (~small_sig_bits27_26_7[1])});
+    assign small_sig_and_38 = small_sig_is0_51 & (small_sig_bits21_20_7 == 2'h0);
+    assign small_sig_sel_51 = small_sig_is0_51 ? ({small_sig_is0_51, (~small_sig_bits21_20_7[1])}) : ({small_sig_is0_51, (~small_sig_bits23_22_7[1])});
+    assign small_sig_sel_52 = small_sig_is0_52 ? ({small_sig_is0_52, (~small_sig_bits17_16_7[1])}) : ({small_sig_is0_52, (~small_sig_bits19_18_7[1])});
+    assign small_sig_and_39 = small_sig_is0_53 & (small_sig_bits13_12_7 == 2'h0);
+    assign small_sig_sel_53 = small_sig_is0_53 ? ({small_sig_is0_53, (~small_sig_bits13_12_7[1])}) : ({small_sig_is0_53, (~small_sig_bits15_14_7[1])});
+    assign small_sig_sel_54 = small_sig_is0_54 ? ({small_sig_is0_54, (~small_sig_bits9_8_7[1])}) : ({small_sig_is0_54, (~small_sig_bits11_10_7[1])});
+    assign small_sig_and_40 = small_sig_is0_55 & (small_sig_bits5_4_7 == 2'h0);
+    assign small_sig_sel_55 = small_sig_is0_55 ? ({small_sig_is0_55, (~small_sig_bits5_4_7[1])}) : ({small_sig_is0_55, (~small_sig_bits7_6_7[1])});
+    assign small_sig_sel_56 = small_sig_is0_56 ? ({small_sig_is0_56, (~small_sig_cat_42[1])}) : ({small_sig_is0_56, (~small_sig_bits3_2_7[1])});
+    assign small_sig_and_41 = small_sig_and_37 & (small_sig_is0_50 & (small_sig_bits25_24_7 == 2'h0));
+    assign small_sig_and_42 = small_sig_and_39 & (small_sig_is0_54 & (small_sig_bits9_8_7 == 2'h0));
+    assign for_small_tz_and_7 = small_sig_and_41 & (small_sig_and_38 & (small_sig_is0_52 & (small_sig_bits17_16_7 == 2'h0)));
+    assign for_small_tz_cat_25 = {small_sig_and_41, (small_sig_and_38 ? ({small_sig_and_38, small_sig_sel_52}) : ({small_sig_and_38, small_sig_sel_51}))};
+    assign for_small_tz_cat_26 = {small_sig_and_41, (small_sig_and_37 ? ({small_sig_and_37, small_sig_sel_50}) : ({small_sig_and_37, small_sig_sel_49}))};
+    assign for_small_tz_cat_27 = {small_sig_and_42, (small_sig_and_40 ? ({small_sig_and_40, small_sig_sel_56}) : ({small_sig_and_40, small_sig_sel_55}))};
+    assign for_small_tz_cat_28 = {small_sig_and_42, (small_sig_and_39 ? ({small_sig_and_39, small_sig_sel_54}) : ({small_sig_and_39, small_sig_sel_53}))};
+    assign small_tz_7 = for_small_tz_and_7 ? ({for_small_tz_and_7, (small_sig_and_42 ? for_small_tz_cat_27 : for_small_tz_cat_28)}) : ({for_small_tz_and_7, (small_sig_and_41 ? for_small_tz_cat_25 : for_small_tz_cat_26)});
+
+    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+    assign shifted_7 = (~(distance_7[7:5] == 3'h0)) ? 26'h0 : (({small_sig_7, 2'h0}) >> distance_7[4:0]);
+    assign align_sticky_7 = (~small_zero_7) & ((({4'h0, small_tz_7}) + 9'h2) < ({1'h0, distance_7}));
+    assign big_padded_7 = {1'h0, ({big_sig_7, 3'h0})};
+    assign aligned_7 = {1'h0, ({shifted_7, align_sticky_7})};
+    assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
+
+    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+    assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d1_7}) + ({(aligned_d1_7 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_7, opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7}), opposite_d1_7})), opposite_d1_7});
+    assign sum_7 = big_padded_d1_plus_7[28:1];
+
+    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+    assign exact_zero_7 = sum_d1_7 == 28'h0;
+    assign sum_d1_cat_31 = {sum_d1_7, 4'hf};
+    assign sum_d1_bits31_30_7 = sum_d1_cat_31[31:30];
+    assign sum_d1_is0_49 = sum_d1_bits31_30_7 == 2'h0;
+    assign sum_d1_bits29_28_7 = sum_d1_cat_31[29:28];
+    assign sum_d1_bits27_26_7 = sum_d1_cat_31[27:26];
+    assign sum_d1_is0_50 = sum_d1_bits27_26_7 == 2'h0;
+    assign sum_d1_bits25_24_7 = sum_d1_cat_31[25:24];
+    assign sum_d1_bits23_22_7 = sum_d1_cat_31[23:22];
+    assign sum_d1_is0_51 = sum_d1_bits23_22_7 == 2'h0;
+    assign sum_d1_bits21_20_7 = sum_d1_cat_31[21:20];
+    assign sum_d1_bits19_18_7 = sum_d1_cat_31[19:18];
+    assign sum_d1_is0_52 = sum_d1_bits19_18_7 == 2'h0;
+    assign sum_d1_bits17_16_7 = sum_d1_cat_31[17:16];
+    assign sum_d1_bits15_14_7 = sum_d1_cat_31[15:14];
+    assign sum_d1_is0_53 = sum_d1_bits15_14_7 == 2'h0;
+    assign sum_d1_bits13_12_7 = sum_d1_cat_31[13:12];
+    assign sum_d1_bits11_10_7 = sum_d1_cat_31[11:10];
+    assign sum_d1_is0_54 = sum_d1_bits11_10_7 == 2'h0;
+    assign sum_d1_bits9_8_7 = sum_d1_cat_31[9:8];
+    assign sum_d1_bits7_6_7 = sum_d1_cat_31[7:6];
+    assign sum_d1_is0_55 = sum_d1_bits7_6_7 == 2'h0;
+    assign sum_d1_bits5_4_7 = sum_d1_cat_31[5:4];
+    assign sum_d1_bits3_2_7 = sum_d1_cat_31[3:2];
+    assign sum_d1_is0_56 = sum_d1_bits3_2_7 == 2'h0;
+    assign sum_d1_and_43 = sum_d1_is0_49 & (sum_d1_bits29_28_7 == 2'h0);
+    assign sum_d1_sel_49 = sum_d1_is0_49 ? ({sum_d1_is0_49, (~sum_d1_bits29_28_7[1])}) : ({sum_d1_is0_49, (~sum_d1_bits31_30_7[1])});
+    assign sum_d1_sel_50 = sum_d1_is0_50 ? ({sum_d1_is0_50, (~sum_d1_bits25_24_7[1])}) : ({sum_d1_is0_50, (~sum_d1_bits27_26_7[1])});
+    assign sum_d1_and_44 = sum_d1_is0_51 & (sum_d1_bits21_20_7 == 2'h0);
+    assign sum_d1_sel_51 = sum_d1_is0_51 ? ({sum_d1_is0_51, (~sum_d1_bits21_20_7[1])}) : ({sum_d1_is0_51, (~sum_d1_bits23_22_7[1])});
+    assign sum_d1_sel_52 = sum_d1_is0_52 ? ({sum_d1_is0_52, (~sum_d1_bits17_16_7[1])}) : ({sum_d1_is0_52, (~sum_d1_bits19_18_7[1])});
+    assign sum_d1_and_45 = sum_d1_is0_53 & (sum_d1_bits13_12_7 == 2'h0);
+    assign sum_d1_sel_53 = sum_d1_is0_53 ? ({sum_d1_is0_53, (~sum_d1_bits13_12_7[1])}) : ({sum_d1_is0_53, (~sum_d1_bits15_14_7[1])});
+    assign sum_d1_sel_54 = sum_d1_is0_54 ? ({sum_d1_is0_54, (~sum_d1_bits9_8_7[1])}) : ({sum_d1_is0_54, (~sum_d1_bits11_10_7[1])});
+    assign sum_d1_and_46 = sum_d1_is0_55 & (sum_d1_bits5_4_7 == 2'h0);
+    assign sum_d1_sel_55 = sum_d1_is0_55 ? ({sum_d1_is0_55, (~sum_d1_bits5_4_7[1])}) : ({sum_d1_is0_55, (~sum_d1_bits7_6_7[1])});
+    assign sum_d1_sel_56 = sum_d1_is0_56 ? ({sum_d1_is0_56, (~sum_d1_cat_31[1])}) : ({sum_d1_is0_56, (~sum_d1_bits3_2_7[1])});
+    assign sum_d1_and_47 = sum_d1_and_43 & (sum_d1_is0_50 & (sum_d1_bits25_24_7 == 2'h0));
+    assign sum_d1_and_48 = sum_d1_and_45 & (sum_d1_is0_54 & (sum_d1_bits9_8_7 == 2'h0));
+    assign sum_d1_and_49 = sum_d1_and_47 & (sum_d1_and_44 & (sum_d1_is0_52 & (sum_d1_bits17_16_7 == 2'h0)));
+    assign sum_d1_cat_32 = {sum_d1_and_47, (sum_d1_and_44 ? ({sum_d1_and_44, sum_d1_sel_52}) : ({sum_d1_and_44, sum_d1_sel_51}))};
+    assign sum_d1_cat_33 = {sum_d1_and_47, (sum_d1_and_43 ? ({sum_d1_and_43, sum_d1_sel_50}) : ({sum_d1_and_43, sum_d1_sel_49}))};
+    assign sum_d1_cat_34 = {sum_d1_and_48, (sum_d1_and_46 ? ({sum_d1_and_46, sum_d1_sel_56}) : ({sum_d1_and_46, sum_d1_sel_55}))};
+    assign sum_d1_cat_35 = {sum_d1_and_48, (sum_d1_and_45 ? ({sum_d1_and_45, sum_d1_sel_54}) : ({sum_d1_and_45, sum_d1_sel_53}))};
+    assign lz_7 = sum_d1_and_49 ? ({sum_d1_and_49, (sum_d1_and_48 ? sum_d1_cat_34 : sum_d1_cat_35)}) : ({sum_d1_and_49, (sum_d1_and_47 ? sum_d1_cat_32 : sum_d1_cat_33)});
+    assign left_7 = (({3'h0, lz_7}) < big_exp_d2_7) ? lz_7 : big_exp_d2_7[4:0];
+
+    // ---- add: normalisation shift; exponent field ----
+    assign normalized_7 = sum_d2_7 << left_d1_7;
+    assign field_7 = normalized_7[27] ? (field_base_d3_7 - ({4'h0, left_d1_7})) : 9'h0;
+
+    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+    assign kept_7 = normalized_d1_7[26:4];
+    assign guard_7 = normalized_d1_7[3];
+    assign sticky_7 = ~(normalized_d1_7[2:0] == 3'h0);
+    assign increment_7 = guard_7 & (sticky_7 | normalized_d1_7[4]);
+    assign packed_8 = {field_d1_7, kept_7};
+    assign overflow_before_7 = ~(field_d1_7 < 9'hff);
+
+    // ---- add: rounding increment, overflow to infinity, special cases ----
+    assign rounded_7 = packed_8 + ({31'h0, increment_7});
+    assign overflow_7 = overflow_before_7 | (~(rounded_7[31:23] < 9'hff));
+    assign result_6 = nan_d4_7 ? 32'h7fc00000 : (exact_zero_d2_7 ? ({zero_sign_d4_7, 31'h0}) : ({(inf_d4_7 ? inf_sign_d4_7 : big_sign_d4_7), ((overflow_7 | inf_d4_7) ? 31'h7f800000 : rounded_7[30:0])}));
 
     // ---- output stream ----
     assign out_valid_or = (~out_valid) | m_axis_tready;
@@ -2185,90 +2627,121 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) sum_d1 <= sum;
         if (out_valid_or) big_exp_d1 <= big_exp;
         if (out_valid_or) big_exp_d2 <= big_exp_d1;
+        if (out_valid_or) sum_d2 <= sum_d1;
+        if (out_valid_or) left_d1 <= left;
         if (out_valid_or) field_base_d1 <= field_base;
         if (out_valid_or) field_base_d2 <= field_base_d1;
+        if (out_valid_or) field_base_d3 <= field_base_d2;
         if (out_valid_or) normalized_d1 <= normalized;
         if (out_valid_or) field_d1 <= field;
         if (out_valid_or) inf_d1 <= inf;
         if (out_valid_or) inf_d2 <= inf_d1;
         if (out_valid_or) inf_d3 <= inf_d2;
+        if (out_valid_or) inf_d4 <= inf_d3;
         if (out_valid_or) inf_sign_d1 <= inf_sign;
         if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
         if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
+        if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
         if (out_valid_or) big_sign_d1 <= big_sign;
         if (out_valid_or) big_sign_d2 <= big_sign_d1;
         if (out_valid_or) big_sign_d3 <= big_sign_d2;
+        if (out_valid_or) big_sign_d4 <= big_sign_d3;
         if (out_valid_or) zero_sign_d1 <= zero_sign;
         if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
         if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
+        if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
         if (out_valid_or) exact_zero_d1 <= exact_zero;
+        if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
         if (out_valid_or) nan_d1 <= nan;
         if (out_valid_or) nan_d2 <= nan_d1;
         if (out_valid_or) nan_d3 <= nan_d2;
+        if (out_valid_or) nan_d4 <= nan_d3;
         if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) big_padded_d1_2 <= big_padded_2;
         if (out_valid_or) aligned_d1_2 <= aligned_2;
         if (out_valid_or) sum_d1_2 <= sum_2;
         if (out_valid_or) big_exp_d1_2 <= big_exp_2;
         if (out_valid_or) big_exp_d2_2 <= big_exp_d1_2;
+        if (out_valid_or) sum_d2_2 <= sum_d1_2;
+        if (out_valid_or) left_d1_2 <= left_2;
         if (out_valid_or) field_base_d1_2 <= field_base_2;
         if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
+        if (out_valid_or) field_base_d3_2 <= field_base_d2_2;
         if (out_valid_or) normalized_d1_2 <= normalized_2;
         if (out_valid_or) field_d1_2 <= field_2;
         if (out_valid_or) inf_d1_2 <= inf_2;
         if (out_valid_or) inf_d2_2 <= inf_d1_2;
         if (out_valid_or) inf_d3_2 <= inf_d2_2;
+        if (out_valid_or) inf_d4_2 <= inf_d3_2;
         if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
         if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
         if (out_valid_or) inf_sign_d3_2 <= inf_sign_d2_2;
+        if (out_valid_or) inf_sign_d4_2 <= inf_sign_d3_2;
         if (out_valid_or) big_sign_d1_2 <= big_sign_2;
         if (out_valid_or) big_sign_d2_2 <= big_sign_d1_2;
         if (out_valid_or) big_sign_d3_2 <= big_sign_d2_2;
+        if (out_valid_or) big_sign_d4_2 <= big_sign_d3_2;
         if (out_valid_or) zero_sign_d1_2 <= zero_sign_2;
         if (out_valid_or) zero_sign_d2_2 <= zero_sign_d1_2;
         if (out_valid_or) zero_sign_d3_2 <= zero_sign_d2_2;
+        if (out_valid_or) zero_sign_d4_2 <= zero_sign_d3_2;
         if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
+        if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
         if (out_valid_or) nan_d1_2 <= nan_2;
         if (out_valid_or) nan_d2_2 <= nan_d1_2;
         if (out_valid_or) nan_d3_2 <= nan_d2_2;
+        if (out_valid_or) nan_d4_2 <= nan_d3_2;
         if (out_valid_or) opposite_d1_3 <= opposite_3;
         if (out_valid_or) big_padded_d1_3 <= big_padded_3;
         if (out_valid_or) aligned_d1_3 <= aligned_3;
         if (out_valid_or) sum_d1_3 <= sum_3;
         if (out_valid_or) big_exp_d1_3 <= big_exp_3;
         if (out_valid_or) big_exp_d2_3 <= big_exp_d1_3;
+        if (out_valid_or) sum_d2_3 <= sum_d1_3;
+        if (out_valid_or) left_d1_3 <= left_3;
         if (out_valid_or) field_base_d1_3 <= field_base_3;
         if (out_valid_or) field_base_d2_3 <= field_base_d1_3;
+        if (out_valid_or) field_base_d3_3 <= field_base_d2_3;
         if (out_valid_or) normalized_d1_3 <= normalized_3;
         if (out_valid_or) field_d1_3 <= field_3;
         if (out_valid_or) inf_d1_3 <= inf_3;
         if (out_valid_or) inf_d2_3 <= inf_d1_3;
         if (out_valid_or) inf_d3_3 <= inf_d2_3;
+        if (out_valid_or) inf_d4_3 <= inf_d3_3;
         if (out_valid_or) inf_sign_d1_3 <= inf_sign_3;
         if (out_valid_or) inf_sign_d2_3 <= inf_sign_d1_3;
         if (out_valid_or) inf_sign_d3_3 <= inf_sign_d2_3;
+        if (out_valid_or) inf_sign_d4_3 <= inf_sign_d3_3;
         if (out_valid_or) big_sign_d1_3 <= big_sign_3;
         if (out_valid_or) big_sign_d2_3 <= big_sign_d1_3;
         if (out_valid_or) big_sign_d3_3 <= big_sign_d2_3;
+        if (out_valid_or) big_sign_d4_3 <= big_sign_d3_3;
         if (out_valid_or) zero_sign_d1_3 <= zero_sign_3;
         if (out_valid_or) zero_sign_d2_3 <= zero_sign_d1_3;
         if (out_valid_or) zero_sign_d3_3 <= zero_sign_d2_3;
+        if (out_valid_or) zero_sign_d4_3 <= zero_sign_d3_3;
         if (out_valid_or) exact_zero_d1_3 <= exact_zero_3;
+        if (out_valid_or) exact_zero_d2_3 <= exact_zero_d1_3;
         if (out_valid_or) nan_d1_3 <= nan_3;
         if (out_valid_or) nan_d2_3 <= nan_d1_3;
         if (out_valid_or) nan_d3_3 <= nan_d2_3;
+        if (out_valid_or) nan_d4_3 <= nan_d3_3;
         if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
         if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
         if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
         if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
         if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
         if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
+        if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
+        if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
         if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
         if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
         if (out_valid_or) s_axis_tlast_q_3 <= s_axis_tlast_q_2;
         if (out_valid_or) s_axis_tlast_q_4 <= s_axis_tlast_q_3;
         if (out_valid_or) s_axis_tlast_q_5 <= s_axis_tlast_q_4;
         if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
+        if (out_valid_or) s_axis_tlast_q_7 <= s_axis_tlast_q_6;
+        if (out_valid_or) s_axis_tlast_q_8 <= s_axis_tlast_q_7;
         if (rst) open_vector <= 8'h0; else open_vector <= (closes & out_valid_or) ? (open_vector + 8'h1) : open_vector;
         if (out_valid_or) opposite_d1_4 <= opposite_4;
         if (out_valid_or) big_padded_d1_4 <= big_padded_4;
@@ -2276,106 +2749,173 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
         if (out_valid_or) sum_d1_4 <= sum_4;
         if (out_valid_or) big_exp_d1_4 <= big_exp_4;
         if (out_valid_or) big_exp_d2_4 <= big_exp_d1_4;
+        if (out_valid_or) sum_d2_4 <= sum_d1_4;
+        if (out_valid_or) left_d1_4 <= left_4;
         if (out_valid_or) field_base_d1_4 <= field_base_4;
         if (out_valid_or) field_base_d2_4 <= field_base_d1_4;
+        if (out_valid_or) field_base_d3_4 <= field_base_d2_4;
         if (out_valid_or) normalized_d1_4 <= normalized_4;
         if (out_valid_or) field_d1_4 <= field_4;
         if (out_valid_or) inf_d1_4 <= inf_4;
         if (out_valid_or) inf_d2_4 <= inf_d1_4;
         if (out_valid_or) inf_d3_4 <= inf_d2_4;
+        if (out_valid_or) inf_d4_4 <= inf_d3_4;
         if (out_valid_or) inf_sign_d1_4 <= inf_sign_4;
         if (out_valid_or) inf_sign_d2_4 <= inf_sign_d1_4;
         if (out_valid_or) inf_sign_d3_4 <= inf_sign_d2_4;
+        if (out_valid_or) inf_sign_d4_4 <= inf_sign_d3_4;
         if (out_valid_or) big_sign_d1_4 <= big_sign_4;
         if (out_valid_or) big_sign_d2_4 <= big_sign_d1_4;
         if (out_valid_or) big_sign_d3_4 <= big_sign_d2_4;
+        if (out_valid_or) big_sign_d4_4 <= big_sign_d3_4;
         if (out_valid_or) zero_sign_d1_4 <= zero_sign_4;
         if (out_valid_or) zero_sign_d2_4 <= zero_sign_d1_4;
         if (out_valid_or) zero_sign_d3_4 <= zero_sign_d2_4;
+        if (out_valid_or) zero_sign_d4_4 <= zero_sign_d3_4;
         if (out_valid_or) exact_zero_d1_4 <= exact_zero_4;
+        if (out_valid_or) exact_zero_d2_4 <= exact_zero_d1_4;
         if (out_valid_or) nan_d1_4 <= nan_4;
         if (out_valid_or) nan_d2_4 <= nan_d1_4;
         if (out_valid_or) nan_d3_4 <= nan_d2_4;
+        if (out_valid_or) nan_d4_4 <= nan_d3_4;
         if (rst) slot_valid_q <= 1'h0; else if (out_valid_or) slot_valid_q <= slot_valid;
         if (rst) slot_valid_q_2 <= 1'h0; else if (out_valid_or) slot_valid_q_2 <= slot_valid_q;
         if (rst) slot_valid_q_3 <= 1'h0; else if (out_valid_or) slot_valid_q_3 <= slot_valid_q_2;
+        if (rst) slot_valid_q_4 <= 1'h0; else if (out_valid_or) slot_valid_q_4 <= slot_valid_q_3;
         if (out_valid_or) open_vector_q <= open_vector;
         if (out_valid_or) open_vector_q_2 <= open_vector_q;
         if (out_valid_or) open_vector_q_3 <= open_vector_q_2;
+        if (out_valid_or) open_vector_q_4 <= open_vector_q_3;
         if (out_valid_or) closes_q <= closes;
         if (out_valid_or) closes_q_2 <= closes_q;
         if (out_valid_or) closes_q_3 <= closes_q_2;
+        if (out_valid_or) closes_q_4 <= closes_q_3;
         if (rst) is_final_q <= 1'h0; else if (out_valid_or) is_final_q <= is_final;
-        if (out_valid_or) open_vector_q_4 <= open_vector_q_3;
-        if (rst) is_final_q_2 <= 1'h0; else if (out_valid_or) is_final_q_2 <= is_final_q;
         if (out_valid_or) open_vector_q_5 <= open_vector_q_4;
+        if (rst) is_final_q_2 <= 1'h0; else if (out_valid_or) is_final_q_2 <= is_final_q;
+        if (out_valid_or) open_vector_q_6 <= open_vector_q_5;
+        if (rst) is_final_q_3 <= 1'h0; else if (out_valid_or) is_final_q_3 <= is_final_q_2;
+        if (out_valid_or) open_vector_q_7 <= open_vector_q_6;
         if (out_valid_or) result_q <= result_3;
         if (out_valid_or) result_q_2 <= result_q;
+        if (out_valid_or) result_q_3 <= result_q_2;
         if (out_valid_or) opposite_d1_5 <= opposite_5;
         if (out_valid_or) big_padded_d1_5 <= big_padded_5;
         if (out_valid_or) aligned_d1_5 <= aligned_5;
         if (out_valid_or) sum_d1_5 <= sum_5;
         if (out_valid_or) big_exp_d1_5 <= big_exp_5;
         if (out_valid_or) big_exp_d2_5 <= big_exp_d1_5;
+        if (out_valid_or) sum_d2_5 <= sum_d1_5;
+        if (out_valid_or) left_d1_5 <= left_5;
         if (out_valid_or) field_base_d1_5 <= field_base_5;
         if (out_valid_or) field_base_d2_5 <= field_base_d1_5;
+        if (out_valid_or) field_base_d3_5 <= field_base_d2_5;
         if (out_valid_or) normalized_d1_5 <= normalized_5;
         if (out_valid_or) field_d1_5 <= field_5;
         if (out_valid_or) inf_d1_5 <= inf_5;
         if (out_valid_or) inf_d2_5 <= inf_d1_5;
         if (out_valid_or) inf_d3_5 <= inf_d2_5;
+        if (out_valid_or) inf_d4_5 <= inf_d3_5;
         if (out_valid_or) inf_sign_d1_5 <= inf_sign_5;
         if (out_valid_or) inf_sign_d2_5 <= inf_sign_d1_5;
         if (out_valid_or) inf_sign_d3_5 <= inf_sign_d2_5;
+        if (out_valid_or) inf_sign_d4_5 <= inf_sign_d3_5;
         if (out_valid_or) big_sign_d1_5 <= big_sign_5;
         if (out_valid_or) big_sign_d2_5 <= big_sign_d1_5;
         if (out_valid_or) big_sign_d3_5 <= big_sign_d2_5;
+        if (out_valid_or) big_sign_d4_5 <= big_sign_d3_5;
         if (out_valid_or) zero_sign_d1_5 <= zero_sign_5;
         if (out_valid_or) zero_sign_d2_5 <= zero_sign_d1_5;
         if (out_valid_or) zero_sign_d3_5 <= zero_sign_d2_5;
+        if (out_valid_or) zero_sign_d4_5 <= zero_sign_d3_5;
         if (out_valid_or) exact_zero_d1_5 <= exact_zero_5;
+        if (out_valid_or) exact_zero_d2_5 <= exact_zero_d1_5;
         if (out_valid_or) nan_d1_5 <= nan_5;
         if (out_valid_or) nan_d2_5 <= nan_d1_5;
         if (out_valid_or) nan_d3_5 <= nan_d2_5;
-        if (out_valid_or) result_q_3 <= (is_final_q_2 & (open_vector_q_5 == open_vector_q_3)) ? result_q_2 : 32'h0;
-        if (out_valid_or) result_q_4 <= result_q_3;
-        if (out_valid_or) result_q_5 <= result_q_4;
+        if (out_valid_or) nan_d4_5 <= nan_d3_5;
         if (out_valid_or) opposite_d1_6 <= opposite_6;
         if (out_valid_or) big_padded_d1_6 <= big_padded_6;
         if (out_valid_or) aligned_d1_6 <= aligned_6;
         if (out_valid_or) sum_d1_6 <= sum_6;
         if (out_valid_or) big_exp_d1_6 <= big_exp_6;
         if (out_valid_or) big_exp_d2_6 <= big_exp_d1_6;
+        if (out_valid_or) sum_d2_6 <= sum_d1_6;
+        if (out_valid_or) left_d1_6 <= left_6;
         if (out_valid_or) field_base_d1_6 <= field_base_6;
         if (out_valid_or) field_base_d2_6 <= field_base_d1_6;
+        if (out_valid_or) field_base_d3_6 <= field_base_d2_6;
         if (out_valid_or) normalized_d1_6 <= normalized_6;
         if (out_valid_or) field_d1_6 <= field_6;
         if (out_valid_or) inf_d1_6 <= inf_6;
         if (out_valid_or) inf_d2_6 <= inf_d1_6;
         if (out_valid_or) inf_d3_6 <= inf_d2_6;
+        if (out_valid_or) inf_d4_6 <= inf_d3_6;
         if (out_valid_or) inf_sign_d1_6 <= inf_sign_6;
         if (out_valid_or) inf_sign_d2_6 <= inf_sign_d1_6;
         if (out_valid_or) inf_sign_d3_6 <= inf_sign_d2_6;
+        if (out_valid_or) inf_sign_d4_6 <= inf_sign_d3_6;
         if (out_valid_or) big_sign_d1_6 <= big_sign_6;
         if (out_valid_or) big_sign_d2_6 <= big_sign_d1_6;
         if (out_valid_or) big_sign_d3_6 <= big_sign_d2_6;
+        if (out_valid_or) big_sign_d4_6 <= big_sign_d3_6;
         if (out_valid_or) zero_sign_d1_6 <= zero_sign_6;
         if (out_valid_or) zero_sign_d2_6 <= zero_sign_d1_6;
         if (out_valid_or) zero_sign_d3_6 <= zero_sign_d2_6;
+        if (out_valid_or) zero_sign_d4_6 <= zero_sign_d3_6;
         if (out_valid_or) exact_zero_d1_6 <= exact_zero_6;
+        if (out_valid_or) exact_zero_d2_6 <= exact_zero_d1_6;
         if (out_valid_or) nan_d1_6 <= nan_6;
         if (out_valid_or) nan_d2_6 <= nan_d1_6;
         if (out_valid_or) nan_d3_6 <= nan_d2_6;
+        if (out_valid_or) nan_d4_6 <= nan_d3_6;
+        if (out_valid_or) opposite_d1_7 <= opposite_7;
+        if (out_valid_or) big_padded_d1_7 <= big_padded_7;
+        if (out_valid_or) aligned_d1_7 <= aligned_7;
+        if (out_valid_or) sum_d1_7 <= sum_7;
+        if (out_valid_or) big_exp_d1_7 <= big_exp_7;
+        if (out_valid_or) big_exp_d2_7 <= big_exp_d1_7;
+        if (out_valid_or) sum_d2_7 <= sum_d1_7;
+        if (out_valid_or) left_d1_7 <= left_7;
+        if (out_valid_or) field_base_d1_7 <= field_base_7;
+        if (out_valid_or) field_base_d2_7 <= field_base_d1_7;
+        if (out_valid_or) field_base_d3_7 <= field_base_d2_7;
+        if (out_valid_or) normalized_d1_7 <= normalized_7;
+        if (out_valid_or) field_d1_7 <= field_7;
+        if (out_valid_or) inf_d1_7 <= inf_7;
+        if (out_valid_or) inf_d2_7 <= inf_d1_7;
+        if (out_valid_or) inf_d3_7 <= inf_d2_7;
+        if (out_valid_or) inf_d4_7 <= inf_d3_7;
+        if (out_valid_or) inf_sign_d1_7 <= inf_sign_7;
+        if (out_valid_or) inf_sign_d2_7 <= inf_sign_d1_7;
+        if (out_valid_or) inf_sign_d3_7 <= inf_sign_d2_7;
+        if (out_valid_or) inf_sign_d4_7 <= inf_sign_d3_7;
+        if (out_valid_or) big_sign_d1_7 <= big_sign_7;
+        if (out_valid_or) big_sign_d2_7 <= big_sign_d1_7;
+        if (out_valid_or) big_sign_d3_7 <= big_sign_d2_7;
+        if (out_valid_or) big_sign_d4_7 <= big_sign_d3_7;
+        if (out_valid_or) zero_sign_d1_7 <= zero_sign_7;
+        if (out_valid_or) zero_sign_d2_7 <= zero_sign_d1_7;
+        if (out_valid_or) zero_sign_d3_7 <= zero_sign_d2_7;
+        if (out_valid_or) zero_sign_d4_7 <= zero_sign_d3_7;
+        if (out_valid_or) exact_zero_d1_7 <= exact_zero_7;
+        if (out_valid_or) exact_zero_d2_7 <= exact_zero_d1_7;
+        if (out_valid_or) nan_d1_7 <= nan_7;
+        if (out_valid_or) nan_d2_7 <= nan_d1_7;
+        if (out_valid_or) nan_d3_7 <= nan_d2_7;
+        if (out_valid_or) nan_d4_7 <= nan_d3_7;
         if (rst) done_q <= 1'h0; else if (out_valid_or) done_q <= done;
         if (rst) done_q_2 <= 1'h0; else if (out_valid_or) done_q_2 <= done_q;
         if (rst) done_q_3 <= 1'h0; else if (out_valid_or) done_q_3 <= done_q_2;
         if (rst) done_q_4 <= 1'h0; else if (out_valid_or) done_q_4 <= done_q_3;
         if (rst) done_q_5 <= 1'h0; else if (out_valid_or) done_q_5 <= done_q_4;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= done_q_5;
+        if (rst) done_q_6 <= 1'h0; else if (out_valid_or) done_q_6 <= done_q_5;
+        if (rst) done_q_7 <= 1'h0; else if (out_valid_or) done_q_7 <= done_q_6;
+        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= done_q_7;
     end
 
     always @(*) begin
-        m_axis_tdata = {result_5};
+        m_axis_tdata = {result_6};
         m_axis_tkeep = {4{1'b1}};
         m_axis_tvalid = out_valid;
         m_axis_tlast = 1'h1;

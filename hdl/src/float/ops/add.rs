@@ -18,8 +18,9 @@ use crate::sig;
 /// - Rounding increments the packed exponent and fraction; the exponent field is
 ///   `big_exp + 1 − L`, or 0 when no hidden bit reached the top (a subnormal result; a carry
 ///   out of the fraction makes the field 1).
-/// Register places: 0 after the compare, 1 after the alignment, 2 after the addition, 3 after
-/// the leading-zero count, 4 after the normalisation shift, 5 after the rounding decision.
+/// Register places: 0 after the compare, 1 after the ordering, 2 after the alignment, 3 after
+/// the addition, 4 after the leading-zero count, 5 after the normalisation shift, 6 after the
+/// rounding decision.
 pub(super) fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>, subtract: bool) -> Sig<'d> {
     d.section("add: operands, special cases, order by magnitude, trailing zeros");
     let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
@@ -31,15 +32,18 @@ pub(super) fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(swap = a.bits(0, f.exp + f.man).lt(b.bits(0, f.exp + f.man)));
     cuts.cut(&mut d.net());
 
-    d.section("add: align the smaller operand; sticky = a set bit among those shifted out");
-    // carry | hidden | fraction | guard | round | sticky
-    let w = f.man + 5;
+    d.section("add: the operands in order, the exponent distance, the smaller one's trailing zeros");
     sig!(big_sign = swap.mux(b_sign, ua.sign));
     sig!(big_exp = swap.mux(ub.exp, ua.exp), small_exp = swap.mux(ua.exp, ub.exp));
     sig!(distance = big_exp - small_exp);
     sig!(big_sig = swap.mux(ub.sig, ua.sig), small_sig = swap.mux(ua.sig, ub.sig));
     sig!(small_zero = swap.mux(ua.zero, ub.zero));
     sig!(small_tz = lzc_tree(reverse(d, small_sig.bits(0, f.man))));
+    cuts.cut(&mut d.net());
+
+    d.section("add: align the smaller operand; sticky = a set bit among those shifted out");
+    // carry | hidden | fraction | guard | round | sticky
+    let w = f.man + 5;
     let sw = usize::BITS as usize - w.leading_zeros() as usize;
     let far = if f.exp > sw { distance.bits(sw, f.exp - sw).any() } else { d.lit(0, 1) };
     let small_padded = small_sig.cat(d.lit(0, 2));

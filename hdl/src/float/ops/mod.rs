@@ -72,7 +72,7 @@ impl FloatOperator {
     fn priority(self, format: FloatFormat) -> Vec<usize> {
         match self {
             // places: 0 compare, 1 align, 2 add, 3 lzc, 4 normalisation shift, 5 round decision
-            FloatOperator::Add | FloatOperator::Sub => vec![2, 4, 1, 3, 0, 5],
+            FloatOperator::Add | FloatOperator::Sub => vec![3, 5, 2, 4, 0, 6, 1],
             // places: 0 operand counts, 1 normalised exponents, 2 product, 3 window shift,
             // 4 rounding decision
             FloatOperator::Mul => vec![2, 3, 4, 0, 1],
