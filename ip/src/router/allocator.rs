@@ -50,7 +50,8 @@ pub(super) fn choose<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>], 
                     let h = inp.head[v];
                     // Credits for the whole packet at the chosen output's VC (IntraNode outputs need none).
                     let mut ok = vec![d.lit(1, 1); c.local_ports];
-                    ok.extend(credits.iter().map(|cr| h.ovc.mux(cr[1].q, cr[0].q).ge(h.flits.resize(cb))));
+                    // Both VCs compared in parallel, the head's VC picks (the compare starts at registers).
+                    ok.extend(credits.iter().map(|cr| h.ovc.mux(cr[1].q.ge(h.flits.resize(cb)), cr[0].q.ge(h.flits.resize(cb)))));
                     let go = pick(free, h.out) & pick(vector(d, &ok), h.out) | h.drop;
                     go & inp.nonempty[v] & !busy.q
                 })

@@ -19,6 +19,8 @@ pub(super) struct Crossing<'d> {
     pub keep: Sig<'d>,
     pub ovc: Sig<'d>,
     pub data: Vec<Sig<'d>>,
+    /// Per output: this input's flit enters it now.
+    pub to: Vec<Sig<'d>>,
 }
 
 /// Connections and pops: input `i`'s flit through the switch, given the outputs' grants.
@@ -38,17 +40,23 @@ pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], choices: &[Choice<
             let out = busy.mux(ch.cur_out.q, ch.side.out);
             let ovc = busy.mux(ch.cur_ovc.q, ch.side.ovc);
             let drop = busy.mux(ch.cur_drop.q, ch.side.drop);
-            let by_vc = |f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { vc.mux(f(1), f(0)) } else { f(0) };
-            let nonempty = by_vc(&|v| inp.nonempty[v]);
-            let last = by_vc(&|v| inp.head[v].last);
-            let keep = by_vc(&|v| inp.head[v].keep);
-            let send = active & nonempty & (pick(accept, out) | drop);
+            let by_vc = |vc: Sig<'d>, f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { vc.mux(f(1), f(0)) } else { f(0) };
+            // A connection's next flit goes when it is there and its output can take it (all
+            // registers); a new grant's head always goes (the allocator checked the output).
+            let cont = by_vc(ch.cur_vc.q, &|v| inp.nonempty[v]) & (pick(accept, ch.cur_out.q) | ch.cur_drop.q);
+            let send = busy.mux(cont, granted);
+            let last = by_vc(vc, &|v| inp.head[v].last);
+            let keep = by_vc(vc, &|v| inp.head[v].keep);
             // The flit at the active VC's head.
-            let data = (0..inp.data[0].len()).map(|k| by_vc(&|v| inp.data[v][k])).collect();
-            let pops: Vec<Sig> = (0..inp.vcs).map(|v| send & if inp.vcs == 1 { d.lit(1, 1) } else if v == 1 { vc } else { !vc }).collect();
+            let data = (0..inp.data[0].len()).map(|k| by_vc(vc, &|v| inp.data[v][k])).collect();
+            let is_vc = |vc: Sig<'d>, v: usize| if inp.vcs == 1 { d.lit(1, 1) } else if v == 1 { vc } else { !vc };
+            let pops: Vec<Sig> = (0..inp.vcs).map(|v| busy.mux(cont & is_vc(ch.cur_vc.q, v), granted & is_vc(ch.vc, v))).collect();
             for (pop, taken) in inp.pop.iter().zip(&pops) {
                 pop.define(*taken);
             }
+            // Per output: this input's flit goes there now.
+            let out_bits = ch.cur_out.q.width;
+            let to = grants.iter().enumerate().map(|(o, (g, _))| busy.mux(ch.cur_out.q.eq(d.lit(o as u128, out_bits)) & !ch.cur_drop.q & cont, g.bit(i))).collect();
             if inp.vcs == 2 {
                 let credit = d.reg(&format!("{}_credit_out", inp.name), 2, 0);
                 credit.next(pops[1].cat(pops[0]));
@@ -60,7 +68,7 @@ pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], choices: &[Choice<
             ch.cur_out.next(out);
             ch.cur_ovc.next(ovc);
             ch.cur_drop.next(drop);
-            Crossing { send, active, out, drop, last, keep, ovc, data }
+            Crossing { send, active, out, drop, last, keep, ovc, data, to }
         })
         .collect()
 }
@@ -70,8 +78,7 @@ pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], choices: &[Choice<
 #[allow(clippy::too_many_arguments)]
 pub(super) fn output<'d>(d: &'d Design, o: usize, name: &str, x: &[Crossing<'d>], choices: &[Choice<'d>], grant: (Sig<'d>, Sig<'d>), state: &OutputState<'d>, credits: Option<&[Reg<'d>; 2]>) {
     d.section(&format!("output {name}"));
-    let out_bits = x[0].out.width;
-    let sel: Vec<Sig> = x.iter().map(|xi| xi.out.eq(d.lit(o as u128, out_bits)) & !xi.drop & xi.active & xi.send).collect();
+    let sel: Vec<Sig> = x.iter().map(|xi| xi.to[o]).collect();
     let push = sel.iter().copied().reduce(|a, b| a | b).unwrap().named(&format!("{name}_push"));
     // AND-OR selection of the sending input's value.
     let and_or = |values: &[Sig<'d>]| sel.iter().zip(values).fold(d.lit(0, values[0].width), |acc, (s, v)| acc | s.mux(*v, 0));

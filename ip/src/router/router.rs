@@ -76,8 +76,10 @@ pub fn router(config: &RouterConfig) -> Result<Netlist, String> {
     // Credits of each virtual channel of each link output: free flits in the next router.
     let cb = bits_for(c.vc_buffer_flits);
     let credits: Vec<_> = dirs.iter().map(|dir| [0, 1].map(|v| d.reg(&format!("{}_credit{v}", dir.name()), cb, c.vc_buffer_flits as u128))).collect();
-    let free = vector(&d, &state.held.iter().map(|h| !h.q).collect::<Vec<_>>());
     let accept = vector(&d, &(0..n_out).map(|o| !(state.valid[o].q & !state.ready[o])).collect::<Vec<_>>());
+    // An output takes a new packet when no packet holds it and its register can take the head
+    // flit now: a granted packet's head always crosses in the cycle of its grant.
+    let free = vector(&d, &(0..n_out).map(|o| !state.held[o].q & !(state.valid[o].q & !state.ready[o])).collect::<Vec<_>>());
 
     let choices = choose(&d, c, &inputs, free, &credits, layout.out);
     let grants = grant(&d, &choices, &out_names, layout.out);
