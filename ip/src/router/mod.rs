@@ -5,6 +5,7 @@
 mod allocator;
 mod arrival;
 pub mod config;
+mod fix;
 pub mod header;
 mod input;
 mod output;
