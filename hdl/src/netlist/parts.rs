@@ -12,6 +12,8 @@ pub struct Queue<'d> {
     /// The memory has room for one more entry (entries in the head and prefetch registers
     /// are beyond its depth).
     pub space: Sig<'d>,
+    /// The memory has room for two more entries.
+    pub space2: Sig<'d>,
     /// The entry behind the head (registers) and whether it holds one.
     pub second: Vec<Sig<'d>>,
     pub second_valid: Sig<'d>,
@@ -100,6 +102,7 @@ impl Design {
         head_valid.next(kept_one | arriving);
         second_valid.next(kept_two | kept_one & arriving | both);
         let space = (wr.q - rd.q).lt(depth as u128);
-        Queue { valid: head_valid.q, head, space, second: seconds, second_valid: second_valid.q, landed: landed.q, landing }
+        let space2 = (wr.q - rd.q).lt(depth as u128 - 1);
+        Queue { valid: head_valid.q, head, space, space2, second: seconds, second_valid: second_valid.q, landed: landed.q, landing }
     }
 }

@@ -113,7 +113,6 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         side: Side<'d>,
         header: Sig<'d>,
         next: Vec<Next<'d>>,
-        granted: Sig<'d>,
         busy: Reg<'d>,
         starts: Vec<Reg<'d>>,
         /// One-hot: the VC chosen (none when the input asks for nothing).
@@ -153,15 +152,16 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
             // Rewritten headers, per VC in parallel: `hops` + 1 for a link output.
             let on_link = |out: Sig<'d>| if c.local_ports >> out.width > 0 { d.lit(0, 1) } else { out.ge(c.local_ports) };
             let headers: Vec<Sig> = next.iter().map(|n| rewrite(d, n.word, on_link(n.side.out))).collect();
-            let granted = d.later(1);
             let (has, take1, side, header, vcg) = if inp.vcs == 2 {
-                let grant = d.round_robin(&format!("{}_vc_arbiter", inp.name), reqs[1].cat(reqs[0]), granted);
+                // The VC choice moves on whenever the input asks (not only when it is granted):
+                // the arbiter's state then waits for no output's grant.
+                let grant = round_robin(d, &format!("{}_vc_arbiter", inp.name), reqs[1].cat(reqs[0]), reqs[0] | reqs[1]);
                 let take1 = grant.bit(1);
                 (reqs[0] | reqs[1], take1, Side::select(take1, next[1].side, next[0].side), take1.mux(headers[1], headers[0]), vec![grant.bit(0), grant.bit(1)])
             } else {
                 (reqs[0], d.lit(0, 1), next[0].side, headers[0], vec![reqs[0]])
             };
-            Ask { has, take1, side, header, next, granted, busy, starts, vcg }
+            Ask { has, take1, side, header, next, busy, starts, vcg }
         })
         .collect();
 
@@ -175,7 +175,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
             let asks_o = |a: &Ask<'d>| a.vcg.iter().zip(&a.next).map(|(g, n)| *g & n.side.out.eq(lit_out(o)) & !n.side.drop).reduce(|x, y| x | y).unwrap();
             let requests = vector(d, &asks.iter().map(asks_o).collect::<Vec<_>>());
             st.asked.next(requests.any());
-            d.round_robin(&format!("{}_arbiter", names_of(inputs)[o]), requests, d.lit(1, 1))
+            round_robin(d, &format!("{}_arbiter", names_of(inputs)[o]), requests, d.lit(1, 1))
         })
         .collect();
 
@@ -192,17 +192,17 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         let by_vc = |vc: Sig<'d>, f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { vc.mux(f(1), f(0)) } else { f(0) };
         let is_vc = |vc: Sig<'d>, v: usize| if inp.vcs == 1 { d.lit(1, 1) } else if v == 1 { vc } else { !vc };
         let new = grants.iter().map(|g| g.bit(i)).reduce(|x, y| x | y).unwrap() | a.has & a.side.drop;
-        a.granted.define(new);
         // A connection's next flit: there, and a slot at its output (a dropped packet needs none).
         let cont = busy.q & by_vc(cur_vc.q, &|v| a.next[v].valid) & (pick(slot, cur_out.q) | cur_drop.q);
         let send = cont | new;
         let vc = busy.q.mux(cur_vc.q, a.take1);
         let last = by_vc(vc, &|v| a.next[v].side.last);
         busy.next(send.mux(!last, busy.q));
-        cur_vc.next_when(new, a.take1);
-        cur_out.next_when(new, a.side.out);
-        cur_ovc.next_when(new, a.side.ovc);
-        cur_drop.next_when(new, a.side.drop);
+        // An idle input's connection registers follow its choice (they matter once it is busy).
+        cur_vc.next_when(!busy.q, a.take1);
+        cur_out.next_when(!busy.q, a.side.out);
+        cur_ovc.next_when(!busy.q, a.side.ovc);
+        cur_drop.next_when(!busy.q, a.side.drop);
         for (v, taken) in inp.taken.iter().enumerate() {
             taken.define(new & is_vc(vc, v));
         }
@@ -229,6 +229,33 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         st.owned.next(st.owned.q & !any(&releases[o]) | any(&holds[o]));
     }
     scheds
+}
+
+/// Round-robin arbiter over `requests` (bit i = requester i): grants (one-hot) the first request
+/// at or after the pointer, wrapping, and when `advance` is high moves the pointer just past the
+/// grant (after reset: requester 0 first). The same order as [`Design::round_robin`], from a
+/// binary pointer: each grant bit is one function of the requests and the pointer.
+fn round_robin<'d>(d: &'d Design, name: &str, requests: Sig<'d>, advance: Sig<'d>) -> Sig<'d> {
+    let n = requests.width;
+    let pb = (usize::BITS - (n - 1).leading_zeros()).max(1) as usize;
+    let pointer = d.reg(name, pb, 0);
+    let r = |i: usize| requests.bit(i % n);
+    let bits: Vec<Sig> = (0..n)
+        .map(|i| {
+            // Requester i wins from pointer k when none of k, k+1, …, i−1 (mod n) asks.
+            (0..n)
+                .map(|k| {
+                    let before = (k..k + (i + n - k) % n).map(r).fold(d.lit(0, 1), |acc, x| acc | x);
+                    pointer.q.eq(d.lit(k as u128, pb)) & !before
+                })
+                .fold(d.lit(0, 1), |acc, x| acc | x)
+                & r(i)
+        })
+        .collect();
+    let grant = vector(d, &bits).named(&format!("{name}_grant"));
+    let next: Sig = (0..n).map(|i| grant.bit(i).mux(d.lit(((i + 1) % n) as u128, pb), d.lit(0, pb))).fold(d.lit(0, pb), |acc, x| acc | x);
+    pointer.next_when(advance & grant.any(), next);
+    grant
 }
 
 fn names_of(inputs: &[Input]) -> Vec<String> {

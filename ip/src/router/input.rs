@@ -119,8 +119,14 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
     for (v, pop_v) in pop.iter().enumerate() {
         let is_v = if vcs == 1 { d.lit(1, 1) } else if v == 1 { wvc } else { !wvc };
         let q = d.queue(&format!("{name}_vc{v}"), depth, write & is_v, &fields, *pop_v);
-        if v == 0 {
-            space.define(q.space); // read by IntraNode length policing only
+        if v == 0 && from.is_none() {
+            // Read by IntraNode length policing, registered: room for this cycle's flit and,
+            // when one is written, for the next.
+            let room = d.reg(&format!("{name}_space"), 1, 1);
+            room.next((write & is_v).mux(q.space2, q.space));
+            space.define(room.q);
+        } else if v == 0 {
+            space.define(q.space); // unused on InterNode inputs (the sender holds credits)
         }
         let mut head = Side::unpack(q.head[0], *l);
         if let Some(from) = from {

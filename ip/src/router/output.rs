@@ -121,11 +121,15 @@ pub(super) fn output<'d>(d: &'d Design, name: &str, x: &[Crossing<'d>], st: &Out
         let flits = and_or(&x.iter().map(|xi| xi.flits).collect::<Vec<_>>());
         for v in 0..2 {
             let take = st.head.q & if v == 1 { ovc } else { !ovc };
+            // The room flags compare the credits before the take with the take, against
+            // thresholds moved to the other side (no compare waits for the subtraction).
             let cb = cr[v].q.width;
-            let next = cr[v].q - take.mux(flits.resize(cb), 0) + back.bit(v).zext(cb);
-            cr[v].next(next);
-            room[v].next(next.ge(st.max_flits));
-            room2[v].next(if 2 * st.max_flits < 1 << cb { next.ge(2 * st.max_flits) } else { d.lit(0, 1) });
+            let base = cr[v].q.zext(cb + 1) + back.bit(v).zext(cb + 1);
+            let taken = take.mux(flits.resize(cb + 1), 0);
+            cr[v].next((base - taken).resize(cb));
+            let short = |m: usize| if m < 1 << cb { (base.zext(cb + 2) - m as u128).slt(taken.zext(cb + 2)) } else { d.lit(1, 1) };
+            room[v].next(!short(st.max_flits));
+            room2[v].next(!short(2 * st.max_flits));
         }
     }
     d.counter(&format!("stat_{name}_packets"), tail);
