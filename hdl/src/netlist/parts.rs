@@ -12,15 +12,6 @@ pub struct Queue<'d> {
     /// The memory has room for one more entry (entries in the head and prefetch registers
     /// are beyond its depth).
     pub space: Sig<'d>,
-    /// The memory has room for two more entries.
-    pub space2: Sig<'d>,
-    /// The entry behind the head (registers) and whether it holds one.
-    pub second: Vec<Sig<'d>>,
-    pub second_valid: Sig<'d>,
-    /// A word read from the memory lands this cycle, in `landing` (the read port's register);
-    /// it moves into the head or second register at the end of the cycle.
-    pub landed: Sig<'d>,
-    pub landing: Vec<Sig<'d>>,
 }
 
 impl Design {
@@ -78,7 +69,7 @@ impl Design {
         let fetch = stored & !(kept_two | kept_one & arriving | both);
         let to_head = arriving & !kept_one;
         let to_second = arriving & kept_one | both;
-        let (mut head, mut seconds, mut landing) = (vec![], vec![], vec![]);
+        let mut head = vec![];
         for (k, field) in fields.iter().enumerate() {
             let mem = self.memory(&format!("{name}_mem{k}"), field.width, depth);
             mem.write(push & !direct, wr.q.bits(0, ab), *field);
@@ -90,10 +81,7 @@ impl Design {
             let s_next = (landed.q & kept_one).mux(read, *field);
             let h = self.net().reg(h_next.wire, Some(h_load.wire), None);
             let s = self.net().reg(s_next.wire, Some(to_second.wire), None);
-            let s = self.sig(s).named(&format!("{name}_second{k}"));
-            second.define(s);
-            seconds.push(s);
-            landing.push(read);
+            second.define(self.sig(s).named(&format!("{name}_second{k}")));
             head.push(self.sig(h).named(&format!("{name}_head{k}")));
         }
         wr.next_when(push & !direct, wr.q + 1u32);
@@ -102,7 +90,6 @@ impl Design {
         head_valid.next(kept_one | arriving);
         second_valid.next(kept_two | kept_one & arriving | both);
         let space = (wr.q - rd.q).lt(depth as u128);
-        let space2 = (wr.q - rd.q).lt(depth as u128 - 1);
-        Queue { valid: head_valid.q, head, space, space2, second: seconds, second_valid: second_valid.q, landed: landed.q, landing }
+        Queue { valid: head_valid.q, head, space }
     }
 }

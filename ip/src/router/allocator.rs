@@ -40,7 +40,7 @@ pub(super) fn vector<'d>(d: &'d Design, bits: &[Sig<'d>]) -> Sig<'d> {
 
 /// The registered state of an output the allocator reads (the output unit drives it).
 pub(super) struct OutputState<'d> {
-    /// A slot of the output's two-entry buffer is free for a flit crossing next cycle.
+    /// A slot of the output's buffer is free for a flit crossing next cycle (a register).
     pub slot: Sig<'d>,
     /// A packet of several flits holds the output (its tail not yet scheduled).
     pub owned: Reg<'d>,
@@ -203,9 +203,6 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         cur_out.next_when(!busy.q, a.side.out);
         cur_ovc.next_when(!busy.q, a.side.ovc);
         cur_drop.next_when(!busy.q, a.side.drop);
-        for (v, taken) in inp.taken.iter().enumerate() {
-            taken.define(new & is_vc(vc, v));
-        }
         for (v, start) in starts.iter().enumerate() {
             start.next_when(send & is_vc(vc, v), last);
             s.pop[v].next(send & is_vc(vc, v));

@@ -1,14 +1,14 @@
 //! Route computation for a head flit as it arrives: the header checked (SEC-DED on InterNode
 //! inputs; on IntraNode inputs the fabric fills the source fields instead), the destination
-//! checked, the output and virtual channel chosen by the rules of [`super::route`] (written once
-//! for software and hardware). The header is rewritten (`hops` + 1 when it leaves on a link,
+//! checked, the output and virtual channel chosen by the rules of [`super::route`] (the
+//! software reference; here in an equivalent form that compares the destination with
+//! registered values derived from this node's coordinates, [`Here`]). The header is rewritten (`hops` + 1 when it leaves on a link,
 //! fresh check bits) by [`rewrite`] when the allocator schedules it, not on arrival.
 
 use weft_hdl::netlist::{Design, Sig};
 
 use super::config::{Direction, RouterConfig};
 use super::header::{correct_netlist, ecc_netlist, field, ECC_LO};
-use super::route::{dateline_vc, ring_dir};
 
 /// A head flit as it arrives: its header as stored (corrected, or with the source fields
 /// filled; `hops` and the check bits are rewritten when it leaves) and its route.
@@ -35,6 +35,59 @@ pub(super) struct Routed<'d> {
     pub last_keep: Sig<'d>,
 }
 
+/// This node's coordinates (registered from the inputs `local_x/y/z`) and, per dimension of
+/// size k, what the route compares a destination with: the last coordinate a packet going +
+/// reaches within k/2 hops (`half`), whether that interval wraps past k − 1 (`wraps`), and
+/// whether this node sits just before (`top`) or after (`bottom`) the ring's dateline.
+#[derive(Clone, Copy)]
+pub(super) struct Here<'d> {
+    pub coord: [Sig<'d>; 3],
+    half: [Sig<'d>; 3],
+    wraps: [Sig<'d>; 3],
+    top: [Sig<'d>; 3],
+    bottom: [Sig<'d>; 3],
+}
+
+impl<'d> Here<'d> {
+    pub fn new(d: &'d Design, c: &RouterConfig, ports: [Sig<'d>; 3]) -> Here<'d> {
+        d.section("this node's coordinates, and what routes compare with them");
+        let names = ["x", "y", "z"];
+        // No reset: they follow the inputs during reset too.
+        let reg = |name: String, value: Sig<'d>| {
+            let q = d.net().reg(value.wire, None, None);
+            d.sig(q).named(&name)
+        };
+        let per_dim = |f: &dyn Fn(usize) -> Sig<'d>| [0, 1, 2].map(f);
+        let coord = per_dim(&|k| reg(format!("here_{}", names[k]), ports[k]));
+        let half_of = |k: usize| {
+            let n = c.dims[k];
+            let s = ports[k].zext(7) + (n / 2) as u128;
+            s.ge(n).mux(s - n as u128, s).resize(6)
+        };
+        Here {
+            coord,
+            half: per_dim(&|k| reg(format!("here_{}_half", names[k]), half_of(k))),
+            wraps: per_dim(&|k| reg(format!("here_{}_wraps", names[k]), half_of(k).lt(ports[k]))),
+            top: per_dim(&|k| reg(format!("here_{}_top", names[k]), ports[k].eq(c.dims[k] as u128 - 1))),
+            bottom: per_dim(&|k| reg(format!("here_{}_bottom", names[k]), ports[k].is_zero())),
+        }
+    }
+
+    /// Dimension `k` of dimension-order routing for destination coordinate `dst` (below the
+    /// ring's size): the packet still moves in it, and goes + (offset 1 ..= k/2), as
+    /// [`super::route::ring_dir`] decides.
+    fn ring_dir(&self, k: usize, dst: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
+        let (after, within) = (dst.gt(self.coord[k]), dst.le(self.half[k]));
+        (dst.ne(self.coord[k]), self.wraps[k].mux(after | within, after & within))
+    }
+
+    /// The dateline rule of [`super::route::dateline_vc`] in dimension `k`.
+    fn dateline_vc(&self, k: usize, plus: Sig<'d>, kept: Option<Sig<'d>>) -> Sig<'d> {
+        let crosses = plus.mux(self.top[k], self.bottom[k]);
+        kept.map_or(crosses, |vc| crosses | vc)
+    }
+}
+
 /// Output index of a direction.
 pub(super) fn out_index(c: &RouterConfig, d: Direction) -> usize {
     c.local_ports + c.directions().iter().position(|x| *x == d).unwrap()
@@ -59,7 +112,7 @@ fn replace<'d>(d: &'d Design, h: Sig<'d>, lo: usize, value: Sig<'d>) -> Sig<'d> 
 /// routed from its fields as received, beside the check (so the correction is not on the
 /// route's path); `out_bits` and `flit_bits` size the route fields.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn arrive<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], raw: Sig<'d>, from: Option<Direction>, port: usize, in_vc: Sig<'d>, out_bits: usize, flit_bits: usize) -> Arrived<'d> {
+pub(super) fn arrive<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, raw: Sig<'d>, from: Option<Direction>, port: usize, in_vc: Sig<'d>, out_bits: usize, flit_bits: usize) -> Arrived<'d> {
     let zero = d.lit(0, 1);
     let (data, corrected, uncorrectable) = match from {
         Some(_) => {
@@ -69,7 +122,7 @@ pub(super) fn arrive<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], ra
         None => {
             // The fabric is the sender: fill the source fields, clear hops.
             let mut h = raw.bits(0, ECC_LO);
-            let src = [here[0], here[1], here[2], d.lit(port as u128, 4)];
+            let src = [here.coord[0], here.coord[1], here.coord[2], d.lit(port as u128, 4)];
             for (name, value) in ["src_x", "src_y", "src_z", "src_port"].iter().zip(src) {
                 h = replace(d, h, field(name).0, value);
             }
@@ -84,7 +137,7 @@ pub(super) fn arrive<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], ra
 /// Routes the header fields `data` (bits 119:0) of a packet that arrived on `from` on virtual
 /// channel `in_vc`.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], data: Sig<'d>, from: Option<Direction>, in_vc: Sig<'d>, out_bits: usize, flit_bits: usize) -> Routed<'d> {
+pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: Sig<'d>, from: Option<Direction>, in_vc: Sig<'d>, out_bits: usize, flit_bits: usize) -> Routed<'d> {
     let f = |h: Sig<'d>, name: &str| {
         let (lo, w) = field(name);
         h.bits(lo, w)
@@ -104,11 +157,11 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], dat
         if k == 1 {
             continue;
         }
-        let (moving, plus) = ring_dir(k, here[dim], dst[dim]);
+        let (moving, plus) = here.ring_dir(dim, dst[dim]);
         let xp = d.lit(out_index(c, Direction { dim, plus: true }) as u128, out_bits);
         let dir_out = if k == 2 { xp } else { plus.mux(xp, d.lit(out_index(c, Direction { dim, plus: false }) as u128, out_bits)) };
         let stay = from.is_some_and(|f| f.dim == dim);
-        let vc = if c.dateline { dateline_vc(k, here[dim], plus, stay.then_some(in_vc)) } else { zero };
+        let vc = if c.dateline { here.dateline_vc(dim, plus, stay.then_some(in_vc)) } else { zero };
         out = moving.mux(dir_out, out);
         ovc = moving.mux(vc, ovc);
     }

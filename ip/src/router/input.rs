@@ -6,7 +6,8 @@
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::{sig, state_enum};
 
-use super::arrival::arrive;
+use super::arrival::{arrive, Here};
+use super::buffer::vc_buffer;
 use super::fix::fix_head;
 use super::config::{Direction, RouterConfig};
 use super::side::{Layout, Side};
@@ -18,9 +19,6 @@ pub(super) struct Input<'d> {
     /// Per VC: its buffer's registers, and the pop the switch defines.
     pub vc: Vec<VcBuffer<'d>>,
     pub pop: Vec<Sig<'d>>,
-    /// InterNode inputs, per VC: the allocator takes the head packet (its second routing, if
-    /// any, is done with).
-    pub taken: Vec<Sig<'d>>,
 }
 
 /// What a VC buffer shows the allocator and the switch: its head, the entry behind it and a
@@ -46,7 +44,7 @@ state_enum! {
 
 /// The input unit for port `name` (`from` = the direction its flits travel, None for IntraNode
 /// port `port`).
-pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<'d>; 3], name: &str, from: Option<Direction>, port: usize) -> Input<'d> {
+pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<'d>, name: &str, from: Option<Direction>, port: usize) -> Input<'d> {
     d.section(&format!("input {name}: arrival into the VC buffers"));
     let vcs = if from.is_some() { 2 } else { 1 };
     let kb = c.flit_bytes();
@@ -107,18 +105,20 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
             (write, d.lit(0, 1), w_last, keep, head, w_data)
         }
     };
-    // Buffer write: the head flit carries the rewritten header and the route. Each VC is a
-    // queue whose head sits in registers (the allocator and the switch read no memory) and
-    // whose memory is read through a registered port (block-RAM mappable).
+    // Buffer write: the head flit carries its checked header and the route. Each VC is a
+    // buffer whose head sits in registers (the allocator and the switch read no memory) and
+    // whose memory is read through a registered port (block-RAM mappable; [`vc_buffer`]).
     let mut stored: Vec<Sig> = w_data;
     stored[0] = head.mux(arrived.header, stored[0]);
     let side_word = Side { last: w_last, keep: w_keep, out: routed.out, ovc: routed.ovc, drop: routed.drop, flits: routed.flits, fix: head & arrived.fix }.pack(d);
     let mut fields = vec![side_word];
     fields.extend(stored);
-    let (mut bufs, mut taken) = (vec![], vec![]);
+    let mut bufs = vec![];
     for (v, pop_v) in pop.iter().enumerate() {
         let is_v = if vcs == 1 { d.lit(1, 1) } else if v == 1 { wvc } else { !wvc };
-        let q = d.queue(&format!("{name}_vc{v}"), depth, write & is_v, &fields, *pop_v);
+        // InterNode: a corrected header is routed again at the head ([`fix_head`]).
+        let rewrite = from.map(|_| (d.later(1), d.later(fields[0].width)));
+        let q = vc_buffer(d, &format!("{name}_vc{v}"), depth, write & is_v, &fields, *pop_v, rewrite);
         if v == 0 && from.is_none() {
             // Read by IntraNode length policing, registered: room for this cycle's flit and,
             // when one is written, for the next.
@@ -128,11 +128,11 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
         } else if v == 0 {
             space.define(q.space); // unused on InterNode inputs (the sender holds credits)
         }
-        let mut head = Side::unpack(q.head[0], *l);
-        if let Some(from) = from {
-            let (side, take, drop) = fix_head(d, c, l, here, name, from, v, q.valid, head, q.head[1], *pop_v);
-            head = side;
-            taken.push(take);
+        let head = Side::unpack(q.head[0], *l);
+        if let (Some(from), Some((load, value))) = (from, rewrite) {
+            let (fix_load, fix_value, drop) = fix_head(d, c, l, here, name, from, v, q.valid, head, q.head[1], *pop_v);
+            load.define(fix_load);
+            value.define(fix_value);
             fix_drops[v].define(drop);
         }
         bufs.push(VcBuffer {
@@ -147,5 +147,5 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
             landing_word: q.landing[1],
         });
     }
-    Input { name: name.to_string(), vcs, vc: bufs, pop, taken }
+    Input { name: name.to_string(), vcs, vc: bufs, pop }
 }

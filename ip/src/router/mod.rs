@@ -4,6 +4,7 @@
 
 mod allocator;
 mod arrival;
+mod buffer;
 pub mod config;
 mod fix;
 pub mod header;

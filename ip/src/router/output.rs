@@ -1,8 +1,8 @@
 //! The switch and the output units. A scheduled flit crosses the switch in the cycle after the
 //! allocator chose it (its VC is popped, returning one credit upstream); a packet's head flit
-//! crosses with its rewritten header. Each output has a buffer of two entries (the registered
-//! port and a second one behind it), so a link that stalls never makes a scheduled flit wait:
-//! the allocator schedules a flit only into a slot that is free whatever `tready` does. Link
+//! crosses with its rewritten header. Each output has a buffer of three entries (the registered
+//! port and two behind it), so a link that stalls never makes a scheduled flit wait: the
+//! allocator schedules a flit only while the buffer holds at most one, a registered test. Link
 //! outputs take a new packet's credits when its head crosses and get one back per flit the next
 //! router frees; every output counts packets, flits, stalls and dateline packets.
 
@@ -47,12 +47,12 @@ pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], scheds: &[Schedule
 /// The registers of output `name` the allocator reads; `link` for an output with credits
 /// (`vc_buffer_flits` each, `max_flits` the largest packet).
 pub(super) fn output_state<'d>(d: &'d Design, name: &str, inputs: usize, link: Option<(usize, usize)>) -> (OutputState<'d>, Buffer<'d>) {
-    let buf = Buffer { a_valid: d.reg(&format!("{name}_out_valid"), 1, 0), b_valid: d.reg(&format!("{name}_skid_valid"), 1, 0), ready: d.input(&format!("m_axis_{name}_tready"), 1) };
+    let valid = |entry: &str| d.reg(&format!("{name}_{entry}_valid"), 1, 0);
+    let buf = Buffer { a_valid: valid("out"), b_valid: valid("skid"), c_valid: valid("skid2"), ready: d.input(&format!("m_axis_{name}_tready"), 1) };
     let sel = d.reg(&format!("{name}_sel"), inputs, 0);
-    // A slot is free next cycle whatever `tready` does: the buffer then holds at most one.
-    let push = sel.q.any();
-    let (a, b) = (buf.a_valid.q, buf.b_valid.q);
-    let slot = (a & !buf.ready).mux(!(b | push), !(b & push));
+    // The buffer holds at most one flit now, so at most two next cycle (one may cross now),
+    // and a flit scheduled now finds a slot whatever `tready` does: a register decides.
+    let slot = !buf.b_valid.q;
     let credits = link.map(|(depth, max_flits)| {
         let cb = (usize::BITS - depth.leading_zeros()) as usize;
         let credit = [0, 1].map(|v| d.reg(&format!("{name}_credit{v}"), cb, depth as u128));
@@ -74,14 +74,16 @@ pub(super) fn output_state<'d>(d: &'d Design, name: &str, inputs: usize, link: O
     (state, buf)
 }
 
-/// The valid bits of an output's two entries and its `tready`.
+/// The valid bits of an output's three entries (a is the port, b and c behind it) and its
+/// `tready`.
 pub(super) struct Buffer<'d> {
     pub a_valid: Reg<'d>,
     pub b_valid: Reg<'d>,
+    pub c_valid: Reg<'d>,
     pub ready: Sig<'d>,
 }
 
-/// Output `name`: the flit its schedule selects enters its two-entry buffer; credits and
+/// Output `name`: the flit its schedule selects enters its three-entry buffer; credits and
 /// counters.
 pub(super) fn output<'d>(d: &'d Design, name: &str, x: &[Crossing<'d>], st: &OutputState<'d>, buf: &Buffer<'d>) {
     d.section(&format!("output {name}"));
@@ -89,18 +91,27 @@ pub(super) fn output<'d>(d: &'d Design, name: &str, x: &[Crossing<'d>], st: &Out
     let push = st.sel.q.any().named(&format!("{name}_push"));
     // AND-OR selection of the sending input's value.
     let and_or = |values: &[Sig<'d>]| sel.iter().zip(values).fold(d.lit(0, values[0].width), |acc, (s, v)| acc | s.mux(*v, 0));
-    let (a_valid, b_valid) = (buf.a_valid, buf.b_valid);
-    // The registered port (a) takes the waiting entry (b) first, else the crossing flit.
-    let a_free = !a_valid.q | buf.ready;
-    a_valid.next(a_free.mux(b_valid.q | push, d.lit(1, 1)));
-    b_valid.next(a_free.mux(b_valid.q & push, b_valid.q | push));
+    let (a_valid, b_valid, c_valid) = (buf.a_valid, buf.b_valid, buf.c_valid);
+    let (a, b, c) = (a_valid.q, b_valid.q, c_valid.q);
+    // A first-in first-out of three entries: the port's register (a) moves on when it is empty
+    // or taken, the others move up behind it, and the crossing flit joins at the end.
+    let a_free = !a | buf.ready;
+    let taken = a & buf.ready;
+    // Entries after this cycle's take, as a thermometer, then the push behind them (a flit
+    // is scheduled only into a buffer holding at most one, so c is empty when one crosses).
+    let kept = [taken.mux(b, a), taken.mux(c, b), !taken & c];
+    a_valid.next(kept[0] | push);
+    b_valid.next(kept[1] | kept[0] & push);
+    c_valid.next(kept[2] | kept[1] & push);
     let m = format!("m_axis_{name}");
     let store = |field: &str, port: &str, value: Sig<'d>| {
-        let b = d.reg(&format!("{name}_skid_{field}"), value.width, 0);
-        b.next_when(push, value);
-        let a = d.reg(&format!("{name}_out_{field}"), value.width, 0);
-        a.next_when(a_free, b_valid.q.mux(b.q, value));
-        d.output(&format!("{m}_{port}"), a.q);
+        let rc = d.reg(&format!("{name}_skid2_{field}"), value.width, 0);
+        rc.next_when(push, value);
+        let rb = d.reg(&format!("{name}_skid_{field}"), value.width, 0);
+        rb.next_when(a_free | !b, (a_free & c).mux(rc.q, value));
+        let ra = d.reg(&format!("{name}_out_{field}"), value.width, 0);
+        ra.next_when(a_free, b.mux(rb.q, value));
+        d.output(&format!("{m}_{port}"), ra.q);
     };
     for k in 0..x[0].data.len() {
         let column: Vec<Sig> = x.iter().map(|xi| xi.data[k]).collect();

@@ -48,6 +48,7 @@
 use weft_hdl::netlist::{Design, Netlist};
 
 use super::allocator::allocate;
+use super::arrival::Here;
 use super::config::RouterConfig;
 use super::input::input;
 use super::output::{output, output_state, switch};
@@ -66,7 +67,7 @@ pub fn router(config: &RouterConfig) -> Result<Netlist, String> {
     let dirs = c.directions();
     let n_out = c.local_ports + dirs.len();
     let layout = Layout { keep: c.flit_bytes(), out: bits_for(n_out - 1).max(1), flits: bits_for(c.max_packet_flits()) };
-    let here = ["local_x", "local_y", "local_z"].map(|p| d.input(p, 6));
+    let here = Here::new(&d, c, ["local_x", "local_y", "local_z"].map(|p| d.input(p, 6)));
     let ports: Vec<(String, Option<_>)> = (0..c.local_ports).map(|p| (format!("p{p}"), None)).chain(dirs.iter().map(|d| (d.name(), Some(*d)))).collect();
     let inputs: Vec<_> = ports.iter().enumerate().map(|(p, (name, from))| input(&d, c, &layout, here, name, *from, p)).collect();
 
