@@ -1,18 +1,30 @@
 //! Route computation for a head flit as it arrives: the header checked (SEC-DED on InterNode
 //! inputs; on IntraNode inputs the fabric fills the source fields instead), the destination
-//! checked, the output and virtual channel chosen by the rules of [`super::route`] (written once
-//! for software and hardware), and the header rewritten (`hops` + 1 when it leaves on a link,
-//! fresh check bits).
+//! checked, the output and virtual channel chosen by the rules of [`super::route`] (the
+//! software reference; here in an equivalent form that compares the destination with
+//! registered values derived from this node's coordinates, [`Here`]). The header is rewritten (`hops` + 1 when it leaves on a link,
+//! fresh check bits) by [`rewrite`] when the allocator schedules it, not on arrival.
 
 use weft_hdl::netlist::{Design, Sig};
 
 use super::config::{Direction, RouterConfig};
 use super::header::{correct_netlist, ecc_netlist, field, ECC_LO};
-use super::route::{dateline_vc, ring_dir};
 
-/// The route of a head flit and its rewritten header.
-pub(super) struct Routed<'d> {
+/// A head flit as it arrives: its header as stored (corrected, or with the source fields
+/// filled; `hops` and the check bits are rewritten when it leaves) and its route.
+pub(super) struct Arrived<'d> {
     pub header: Sig<'d>,
+    pub route: Routed<'d>,
+    /// A single error was corrected: the route, taken from the header as received, may be
+    /// wrong, and the input routes the corrected header again before the packet is allocated.
+    pub fix: Sig<'d>,
+    pub corrected: Sig<'d>,
+    pub uncorrectable: Sig<'d>,
+}
+
+/// The route of a header.
+#[derive(Clone, Copy)]
+pub(super) struct Routed<'d> {
     /// Output index (IntraNode outputs first, then the links in [`RouterConfig::directions`]).
     pub out: Sig<'d>,
     pub ovc: Sig<'d>,
@@ -21,8 +33,59 @@ pub(super) struct Routed<'d> {
     pub flits: Sig<'d>,
     /// Payload bytes in the last flit as a keep mask (all ones for a header-only packet).
     pub last_keep: Sig<'d>,
-    pub corrected: Sig<'d>,
-    pub uncorrectable: Sig<'d>,
+}
+
+/// This node's coordinates (registered from the inputs `local_x/y/z`) and, per dimension of
+/// size k, what the route compares a destination with: the last coordinate a packet going +
+/// reaches within k/2 hops (`half`), whether that interval wraps past k − 1 (`wraps`), and
+/// whether this node sits just before (`top`) or after (`bottom`) the ring's dateline.
+#[derive(Clone, Copy)]
+pub(super) struct Here<'d> {
+    pub coord: [Sig<'d>; 3],
+    half: [Sig<'d>; 3],
+    wraps: [Sig<'d>; 3],
+    top: [Sig<'d>; 3],
+    bottom: [Sig<'d>; 3],
+}
+
+impl<'d> Here<'d> {
+    pub fn new(d: &'d Design, c: &RouterConfig, ports: [Sig<'d>; 3]) -> Here<'d> {
+        d.section("this node's coordinates, and what routes compare with them");
+        let names = ["x", "y", "z"];
+        // No reset: they follow the inputs during reset too.
+        let reg = |name: String, value: Sig<'d>| {
+            let q = d.net().reg(value.wire, None, None);
+            d.sig(q).named(&name)
+        };
+        let per_dim = |f: &dyn Fn(usize) -> Sig<'d>| [0, 1, 2].map(f);
+        let coord = per_dim(&|k| reg(format!("here_{}", names[k]), ports[k]));
+        let half_of = |k: usize| {
+            let n = c.dims[k];
+            let s = ports[k].zext(7) + (n / 2) as u128;
+            s.ge(n).mux(s - n as u128, s).resize(6)
+        };
+        Here {
+            coord,
+            half: per_dim(&|k| reg(format!("here_{}_half", names[k]), half_of(k))),
+            wraps: per_dim(&|k| reg(format!("here_{}_wraps", names[k]), half_of(k).lt(ports[k]))),
+            top: per_dim(&|k| reg(format!("here_{}_top", names[k]), ports[k].eq(c.dims[k] as u128 - 1))),
+            bottom: per_dim(&|k| reg(format!("here_{}_bottom", names[k]), ports[k].is_zero())),
+        }
+    }
+
+    /// Dimension `k` of dimension-order routing for destination coordinate `dst` (below the
+    /// ring's size): the packet still moves in it, and goes + (offset 1 ..= k/2), as
+    /// [`super::route::ring_dir`] decides.
+    fn ring_dir(&self, k: usize, dst: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
+        let (after, within) = (dst.gt(self.coord[k]), dst.le(self.half[k]));
+        (dst.ne(self.coord[k]), self.wraps[k].mux(after | within, after & within))
+    }
+
+    /// The dateline rule of [`super::route::dateline_vc`] in dimension `k`.
+    fn dateline_vc(&self, k: usize, plus: Sig<'d>, kept: Option<Sig<'d>>) -> Sig<'d> {
+        let crosses = plus.mux(self.top[k], self.bottom[k]);
+        kept.map_or(crosses, |vc| crosses | vc)
+    }
 }
 
 /// Output index of a direction.
@@ -44,16 +107,14 @@ fn replace<'d>(d: &'d Design, h: Sig<'d>, lo: usize, value: Sig<'d>) -> Sig<'d> 
     d.cat(&parts)
 }
 
-/// Routes the header `raw` arriving on `from` (None: injected at IntraNode `port`) on virtual
-/// channel `in_vc`, at the node `here`; `out_bits` and `flit_bits` size the route fields.
+/// The header `raw` arriving on `from` (None: injected at IntraNode `port`) on virtual channel
+/// `in_vc`, at the node `here`: checked and corrected (InterNode) or completed (IntraNode), and
+/// routed from its fields as received, beside the check (so the correction is not on the
+/// route's path); `out_bits` and `flit_bits` size the route fields.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], raw: Sig<'d>, from: Option<Direction>, port: usize, in_vc: Sig<'d>, out_bits: usize, flit_bits: usize) -> Routed<'d> {
-    let f = |h: Sig<'d>, name: &str| {
-        let (lo, w) = field(name);
-        h.bits(lo, w)
-    };
+pub(super) fn arrive<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, raw: Sig<'d>, from: Option<Direction>, port: usize, in_vc: Sig<'d>, out_bits: usize, flit_bits: usize) -> Arrived<'d> {
     let zero = d.lit(0, 1);
-    let (mut data, corrected, uncorrectable) = match from {
+    let (data, corrected, uncorrectable) = match from {
         Some(_) => {
             let (data, corrected, uncorrectable) = correct_netlist(&mut d.net(), raw.wire);
             (d.sig(data), d.sig(corrected), d.sig(uncorrectable))
@@ -61,43 +122,49 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], raw
         None => {
             // The fabric is the sender: fill the source fields, clear hops.
             let mut h = raw.bits(0, ECC_LO);
-            let src = [here[0], here[1], here[2], d.lit(port as u128, 4)];
+            let src = [here.coord[0], here.coord[1], here.coord[2], d.lit(port as u128, 4)];
             for (name, value) in ["src_x", "src_y", "src_z", "src_port"].iter().zip(src) {
                 h = replace(d, h, field(name).0, value);
             }
             (replace(d, h, field("hops").0, d.lit(0, 10)), zero, zero)
         }
     };
+    let mut r = route(d, c, here, raw.bits(0, ECC_LO), from, in_vc, out_bits, flit_bits);
+    r.drop = (r.drop | uncorrectable).named("drop");
+    Arrived { header: d.lit(0, 128 - ECC_LO).cat(data), route: r, fix: corrected, corrected, uncorrectable }
+}
+
+/// Routes the header fields `data` (bits 119:0) of a packet that arrived on `from` on virtual
+/// channel `in_vc`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: Sig<'d>, from: Option<Direction>, in_vc: Sig<'d>, out_bits: usize, flit_bits: usize) -> Routed<'d> {
+    let f = |h: Sig<'d>, name: &str| {
+        let (lo, w) = field(name);
+        h.bits(lo, w)
+    };
+    let zero = d.lit(0, 1);
     let dst = [f(data, "dst_x"), f(data, "dst_y"), f(data, "dst_z")];
     let dst_port = f(data, "dst_port");
     let length = f(data, "length");
     let outside = (0..3).map(|k| dst[k].ge(c.dims[k])).reduce(|a, b| a | b).unwrap();
-    let drop = (outside | dst_port.ge(c.local_ports) | length.gt(c.max_packet_bytes) | uncorrectable).named("drop");
+    let drop = outside | dst_port.ge(c.local_ports) | length.gt(c.max_packet_bytes);
 
     // Dimension order: the first dimension not yet at its destination decides.
     let mut out = dst_port.resize(out_bits);
     let mut ovc = zero;
-    let mut on_link = zero;
     for dim in (0..3).rev() {
         let k = c.dims[dim];
         if k == 1 {
             continue;
         }
-        let (moving, plus) = ring_dir(k, here[dim], dst[dim]);
+        let (moving, plus) = here.ring_dir(dim, dst[dim]);
         let xp = d.lit(out_index(c, Direction { dim, plus: true }) as u128, out_bits);
         let dir_out = if k == 2 { xp } else { plus.mux(xp, d.lit(out_index(c, Direction { dim, plus: false }) as u128, out_bits)) };
         let stay = from.is_some_and(|f| f.dim == dim);
-        let vc = if c.dateline { dateline_vc(k, here[dim], plus, stay.then_some(in_vc)) } else { zero };
+        let vc = if c.dateline { here.dateline_vc(dim, plus, stay.then_some(in_vc)) } else { zero };
         out = moving.mux(dir_out, out);
         ovc = moving.mux(vc, ovc);
-        on_link = on_link | moving;
     }
-    // Rewrite: hops + 1 when leaving on a link, fresh check bits.
-    let hops = f(data, "hops");
-    data = replace(d, data, field("hops").0, on_link.mux(hops + 1u32, hops));
-    let ecc = ecc_netlist(&mut d.net(), data.wire);
-    let ecc = d.sig(ecc);
-    let header = ecc.cat(data);
     // Flits: 1 + ceil(length / bytes per flit).
     let fb = c.flit_bytes();
     let lb = fb.trailing_zeros() as usize;
@@ -108,5 +175,14 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: [Sig<'d>; 3], raw
     let ones = d.lit(u128::MAX, fb);
     let keep = rem.is_zero().mux(ones, !ones.shl(rem));
     let last_keep = length.is_zero().mux(ones, keep);
-    Routed { header, out: out.named("route_out"), ovc: ovc.named("route_vc"), drop, flits, last_keep, corrected, uncorrectable }
+    Routed { out: out.named("route_out"), ovc: ovc.named("route_vc"), drop, flits, last_keep }
+}
+
+/// The header `h` as it leaves: `hops` + 1 when `on_link`, fresh check bits.
+pub(super) fn rewrite<'d>(d: &'d Design, h: Sig<'d>, on_link: Sig<'d>) -> Sig<'d> {
+    let (lo, w) = field("hops");
+    let hops = h.bits(lo, w);
+    let data = replace(d, h.bits(0, ECC_LO), lo, on_link.mux(hops + 1u32, hops));
+    let ecc = ecc_netlist(&mut d.net(), data.wire);
+    d.sig(ecc).cat(data)
 }

@@ -6,7 +6,9 @@
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::{sig, state_enum};
 
-use super::arrival::route;
+use super::arrival::{arrive, Here};
+use super::buffer::vc_buffer;
+use super::fix::fix_head;
 use super::config::{Direction, RouterConfig};
 use super::side::{Layout, Side};
 
@@ -14,12 +16,24 @@ use super::side::{Layout, Side};
 pub(super) struct Input<'d> {
     pub name: String,
     pub vcs: usize,
-    /// Per VC: buffer not empty, head side word, head flit (128-bit words), and the pop the
-    /// switch defines.
-    pub nonempty: Vec<Sig<'d>>,
-    pub head: Vec<Side<'d>>,
-    pub data: Vec<Vec<Sig<'d>>>,
+    /// Per VC: its buffer's registers, and the pop the switch defines.
+    pub vc: Vec<VcBuffer<'d>>,
     pub pop: Vec<Sig<'d>>,
+}
+
+/// What a VC buffer shows the allocator and the switch: its head, the entry behind it and a
+/// word landing from the memory (all registers), each with its side word and first data word.
+pub(super) struct VcBuffer<'d> {
+    pub nonempty: Sig<'d>,
+    pub head: Side<'d>,
+    /// The head flit (128-bit words).
+    pub data: Vec<Sig<'d>>,
+    pub second_valid: Sig<'d>,
+    pub second: Side<'d>,
+    pub second_word: Sig<'d>,
+    pub landed: Sig<'d>,
+    pub landing: Side<'d>,
+    pub landing_word: Sig<'d>,
 }
 
 state_enum! {
@@ -30,7 +44,7 @@ state_enum! {
 
 /// The input unit for port `name` (`from` = the direction its flits travel, None for IntraNode
 /// port `port`).
-pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<'d>; 3], name: &str, from: Option<Direction>, port: usize) -> Input<'d> {
+pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<'d>, name: &str, from: Option<Direction>, port: usize) -> Input<'d> {
     d.section(&format!("input {name}: arrival into the VC buffers"));
     let vcs = if from.is_some() { 2 } else { 1 };
     let kb = c.flit_bytes();
@@ -46,15 +60,21 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
     };
     let pop: Vec<Sig> = (0..vcs).map(|_| d.later(1)).collect();
     let space = d.later(1);
-    let routed = route(d, c, here, data[0], from, port, vc_in, l.out, l.flits);
+    let arrived = arrive(d, c, here, data[0], from, port, vc_in, l.out, l.flits);
+    let routed = arrived.route;
+    let fix_drops: Vec<Sig> = (0..vcs).filter(|_| from.is_some()).map(|_| d.later(1)).collect();
     let (write, wvc, w_last, w_keep, head, w_data) = match from {
         Some(_) => {
             let expect_head = d.reg(&format!("{name}_expect_head"), 1, 1);
             expect_head.next_when(valid, last_in);
             let head = valid & expect_head.q;
-            d.counter(&format!("stat_{name}_ecc_corrected"), head & routed.corrected);
-            d.counter(&format!("stat_{name}_ecc_uncorrectable"), head & routed.uncorrectable);
-            d.counter(&format!("stat_{name}_dropped"), head & routed.drop);
+            d.counter(&format!("stat_{name}_ecc_corrected"), head & arrived.corrected);
+            d.counter(&format!("stat_{name}_ecc_uncorrectable"), head & arrived.uncorrectable);
+            // Dropped: on arrival, or (a corrected header) when routed again.
+            let dropped = d.reg(&format!("stat_{name}_dropped"), 32, 0);
+            let events = [head & routed.drop & !arrived.fix, fix_drops[0], fix_drops[1]];
+            dropped.next(events.iter().fold(dropped.q, |acc, e| acc + e.zext(32)));
+            d.output(&format!("stat_{name}_dropped"), dropped.q);
             (valid, vc_in, last_in, keep_in, expect_head.q, data.clone())
         }
         None => {
@@ -85,24 +105,47 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: [Sig<
             (write, d.lit(0, 1), w_last, keep, head, w_data)
         }
     };
-    // Buffer write: the head flit carries the rewritten header and the route. Each VC is a
-    // queue whose head sits in registers (the allocator and the switch read no memory) and
-    // whose memory is read through a registered port (block-RAM mappable).
+    // Buffer write: the head flit carries its checked header and the route. Each VC is a
+    // buffer whose head sits in registers (the allocator and the switch read no memory) and
+    // whose memory is read through a registered port (block-RAM mappable; [`vc_buffer`]).
     let mut stored: Vec<Sig> = w_data;
-    stored[0] = head.mux(routed.header, stored[0]);
-    let side_word = Side { last: w_last, keep: w_keep, out: routed.out, ovc: routed.ovc, drop: routed.drop, flits: routed.flits }.pack(d);
+    stored[0] = head.mux(arrived.header, stored[0]);
+    let side_word = Side { last: w_last, keep: w_keep, out: routed.out, ovc: routed.ovc, drop: routed.drop, flits: routed.flits, fix: head & arrived.fix }.pack(d);
     let mut fields = vec![side_word];
     fields.extend(stored);
-    let (mut nonempty, mut heads, mut data) = (vec![], vec![], vec![]);
+    let mut bufs = vec![];
     for (v, pop_v) in pop.iter().enumerate() {
         let is_v = if vcs == 1 { d.lit(1, 1) } else if v == 1 { wvc } else { !wvc };
-        let q = d.queue(&format!("{name}_vc{v}"), depth, write & is_v, &fields, *pop_v);
-        if v == 0 {
-            space.define(q.space); // read by IntraNode length policing only
+        // InterNode: a corrected header is routed again at the head ([`fix_head`]).
+        let rewrite = from.map(|_| (d.later(1), d.later(fields[0].width)));
+        let q = vc_buffer(d, &format!("{name}_vc{v}"), depth, write & is_v, &fields, *pop_v, rewrite);
+        if v == 0 && from.is_none() {
+            // Read by IntraNode length policing, registered: room for this cycle's flit and,
+            // when one is written, for the next.
+            let room = d.reg(&format!("{name}_space"), 1, 1);
+            room.next((write & is_v).mux(q.space2, q.space));
+            space.define(room.q);
+        } else if v == 0 {
+            space.define(q.space); // unused on InterNode inputs (the sender holds credits)
         }
-        nonempty.push(q.valid);
-        heads.push(Side::unpack(q.head[0], *l));
-        data.push(q.head[1..].to_vec());
+        let head = Side::unpack(q.head[0], *l);
+        if let (Some(from), Some((load, value))) = (from, rewrite) {
+            let (fix_load, fix_value, drop) = fix_head(d, c, l, here, name, from, v, q.valid, head, q.head[1], *pop_v);
+            load.define(fix_load);
+            value.define(fix_value);
+            fix_drops[v].define(drop);
+        }
+        bufs.push(VcBuffer {
+            nonempty: q.valid,
+            head,
+            data: q.head[1..].to_vec(),
+            second_valid: q.second_valid,
+            second: Side::unpack(q.second[0], *l),
+            second_word: q.second[1],
+            landed: q.landed,
+            landing: Side::unpack(q.landing[0], *l),
+            landing_word: q.landing[1],
+        });
     }
-    Input { name: name.to_string(), vcs, nonempty, head: heads, data, pop }
+    Input { name: name.to_string(), vcs, vc: bufs, pop }
 }

@@ -4,7 +4,9 @@
 
 mod allocator;
 mod arrival;
+mod buffer;
 pub mod config;
+mod fix;
 pub mod header;
 mod input;
 mod output;

@@ -1,85 +1,117 @@
-//! The switch and the output units. A granted input holds its connection until its tail has
-//! crossed; the active VC's head flit is read and popped when its output can take it (returning
-//! one credit per flit upstream). Each output registers the flit it is sent, stays held from the
-//! grant until the tail passes, takes credits for the whole packet at the grant and gets one
-//! back per flit the next router frees, and counts packets, flits, stalls and dateline packets.
+//! The switch and the output units. A scheduled flit crosses the switch in the cycle after the
+//! allocator chose it (its VC is popped, returning one credit upstream); a packet's head flit
+//! crosses with its rewritten header. Each output has a buffer of three entries (the registered
+//! port and two behind it), so a link that stalls never makes a scheduled flit wait: the
+//! allocator schedules a flit only while the buffer holds at most one, a registered test. Link
+//! outputs take a new packet's credits when its head crosses and get one back per flit the next
+//! router frees; every output counts packets, flits, stalls and dateline packets.
 
 use weft_hdl::netlist::{Design, Reg, Sig};
 
-use super::allocator::{pick, Choice};
+use super::allocator::{OutputState, Schedule};
 use super::input::Input;
 
 /// What an input sends through the switch this cycle.
 pub(super) struct Crossing<'d> {
-    pub send: Sig<'d>,
-    pub active: Sig<'d>,
-    pub out: Sig<'d>,
-    pub drop: Sig<'d>,
     pub last: Sig<'d>,
     pub keep: Sig<'d>,
     pub ovc: Sig<'d>,
+    pub flits: Sig<'d>,
     pub data: Vec<Sig<'d>>,
 }
 
-/// Connections and pops: input `i`'s flit through the switch, given the outputs' grants.
-pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], choices: &[Choice<'d>], grants: &[(Sig<'d>, Sig<'d>)], accept: Sig<'d>) -> Vec<Crossing<'d>> {
+/// Input `i`'s flit through the switch as its schedule says; pops its VC.
+pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], scheds: &[Schedule<'d>]) -> Vec<Crossing<'d>> {
     inputs
         .iter()
-        .zip(choices)
-        .enumerate()
-        .map(|(i, (inp, ch))| {
+        .zip(scheds)
+        .map(|(inp, s)| {
             d.section(&format!("switch: input {}", inp.name));
-            let out_granted = grants.iter().map(|(g, _)| g.bit(i)).reduce(|a, b| a | b).unwrap();
-            let granted = out_granted | ch.has & ch.side.drop;
-            ch.granted.define(granted);
-            let busy = ch.busy.q;
-            let active = busy | granted;
-            let vc = busy.mux(ch.cur_vc.q, ch.vc);
-            let out = busy.mux(ch.cur_out.q, ch.side.out);
-            let ovc = busy.mux(ch.cur_ovc.q, ch.side.ovc);
-            let drop = busy.mux(ch.cur_drop.q, ch.side.drop);
-            let by_vc = |f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { vc.mux(f(1), f(0)) } else { f(0) };
-            let nonempty = by_vc(&|v| inp.nonempty[v]);
-            let last = by_vc(&|v| inp.head[v].last);
-            let keep = by_vc(&|v| inp.head[v].keep);
-            let send = active & nonempty & (pick(accept, out) | drop);
-            // The flit at the active VC's head.
-            let data = (0..inp.data[0].len()).map(|k| by_vc(&|v| inp.data[v][k])).collect();
-            let pops: Vec<Sig> = (0..inp.vcs).map(|v| send & if inp.vcs == 1 { d.lit(1, 1) } else if v == 1 { vc } else { !vc }).collect();
-            for (pop, taken) in inp.pop.iter().zip(&pops) {
-                pop.define(*taken);
+            let by_vc = |f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { s.vc.q.mux(f(1), f(0)) } else { f(0) };
+            for (pop, taken) in inp.pop.iter().zip(&s.pop) {
+                pop.define(taken.q);
             }
             if inp.vcs == 2 {
                 let credit = d.reg(&format!("{}_credit_out", inp.name), 2, 0);
-                credit.next(pops[1].cat(pops[0]));
+                credit.next(s.pop[1].q.cat(s.pop[0].q));
                 d.output(&format!("s_axis_{}_credit", inp.name), credit.q);
             }
-            // Connection state.
-            ch.busy.next(active & !(send & last));
-            ch.cur_vc.next(vc);
-            ch.cur_out.next(out);
-            ch.cur_ovc.next(ovc);
-            ch.cur_drop.next(drop);
-            Crossing { send, active, out, drop, last, keep, ovc, data }
+            // The flit at the scheduled VC's head; a head flit with its rewritten header.
+            let mut data: Vec<Sig> = (0..inp.vc[0].data.len()).map(|k| by_vc(&|v| inp.vc[v].data[k])).collect();
+            data[0] = s.head.q.mux(s.header.q, data[0]);
+            Crossing { last: by_vc(&|v| inp.vc[v].head.last), keep: by_vc(&|v| inp.vc[v].head.keep), ovc: s.ovc.q, flits: s.flits.q, data }
         })
         .collect()
 }
 
-/// Output `o` (`name`): its register, hold state, link credits `credits` (None for an
-/// IntraNode output) and counters.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn output<'d>(d: &'d Design, o: usize, name: &str, x: &[Crossing<'d>], choices: &[Choice<'d>], grant: (Sig<'d>, Sig<'d>), state: &OutputState<'d>, credits: Option<&[Reg<'d>; 2]>) {
+/// The registers of output `name` the allocator reads; `link` for an output with credits
+/// (`vc_buffer_flits` each, `max_flits` the largest packet).
+pub(super) fn output_state<'d>(d: &'d Design, name: &str, inputs: usize, link: Option<(usize, usize)>) -> (OutputState<'d>, Buffer<'d>) {
+    let valid = |entry: &str| d.reg(&format!("{name}_{entry}_valid"), 1, 0);
+    let buf = Buffer { a_valid: valid("out"), b_valid: valid("skid"), c_valid: valid("skid2"), ready: d.input(&format!("m_axis_{name}_tready"), 1) };
+    let sel = d.reg(&format!("{name}_sel"), inputs, 0);
+    // The buffer holds at most one flit now, so at most two next cycle (one may cross now),
+    // and a flit scheduled now finds a slot whatever `tready` does: a register decides.
+    let slot = !buf.b_valid.q;
+    let credits = link.map(|(depth, max_flits)| {
+        let cb = (usize::BITS - depth.leading_zeros()) as usize;
+        let credit = [0, 1].map(|v| d.reg(&format!("{name}_credit{v}"), cb, depth as u128));
+        let room = [0, 1].map(|v| d.reg(&format!("{name}_room{v}"), 1, 1));
+        let room2 = [0, 1].map(|v| d.reg(&format!("{name}_room2_{v}"), 1, (depth >= 2 * max_flits) as u128));
+        (credit, room, room2, max_flits)
+    });
+    let state = OutputState {
+        slot: slot.named(&format!("{name}_slot")),
+        owned: d.reg(&format!("{name}_owned"), 1, 0),
+        head: d.reg(&format!("{name}_head_in"), 1, 0),
+        sel,
+        asked: d.reg(&format!("{name}_asked"), 1, 0),
+        credit: credits.map(|c| c.0),
+        room: credits.map(|c| c.1),
+        room2: credits.map(|c| c.2),
+        max_flits: credits.map_or(0, |c| c.3),
+    };
+    (state, buf)
+}
+
+/// The valid bits of an output's three entries (a is the port, b and c behind it) and its
+/// `tready`.
+pub(super) struct Buffer<'d> {
+    pub a_valid: Reg<'d>,
+    pub b_valid: Reg<'d>,
+    pub c_valid: Reg<'d>,
+    pub ready: Sig<'d>,
+}
+
+/// Output `name`: the flit its schedule selects enters its three-entry buffer; credits and
+/// counters.
+pub(super) fn output<'d>(d: &'d Design, name: &str, x: &[Crossing<'d>], st: &OutputState<'d>, buf: &Buffer<'d>) {
     d.section(&format!("output {name}"));
-    let out_bits = x[0].out.width;
-    let sel: Vec<Sig> = x.iter().map(|xi| xi.out.eq(d.lit(o as u128, out_bits)) & !xi.drop & xi.active & xi.send).collect();
-    let push = sel.iter().copied().reduce(|a, b| a | b).unwrap().named(&format!("{name}_push"));
+    let sel: Vec<Sig> = (0..x.len()).map(|i| st.sel.q.bit(i)).collect();
+    let push = st.sel.q.any().named(&format!("{name}_push"));
     // AND-OR selection of the sending input's value.
     let and_or = |values: &[Sig<'d>]| sel.iter().zip(values).fold(d.lit(0, values[0].width), |acc, (s, v)| acc | s.mux(*v, 0));
+    let (a_valid, b_valid, c_valid) = (buf.a_valid, buf.b_valid, buf.c_valid);
+    let (a, b, c) = (a_valid.q, b_valid.q, c_valid.q);
+    // A first-in first-out of three entries: the port's register (a) moves on when it is empty
+    // or taken, the others move up behind it, and the crossing flit joins at the end.
+    let a_free = !a | buf.ready;
+    let taken = a & buf.ready;
+    // Entries after this cycle's take, as a thermometer, then the push behind them (a flit
+    // is scheduled only into a buffer holding at most one, so c is empty when one crosses).
+    let kept = [taken.mux(b, a), taken.mux(c, b), !taken & c];
+    a_valid.next(kept[0] | push);
+    b_valid.next(kept[1] | kept[0] & push);
+    c_valid.next(kept[2] | kept[1] & push);
     let m = format!("m_axis_{name}");
     let store = |field: &str, port: &str, value: Sig<'d>| {
-        let r = d.reg(&format!("{name}_out_{field}"), value.width, 0);
-        r.next_when(push, value);
-        d.output(&format!("{m}_{port}"), r.q);
+        let rc = d.reg(&format!("{name}_skid2_{field}"), value.width, 0);
+        rc.next_when(push, value);
+        let rb = d.reg(&format!("{name}_skid_{field}"), value.width, 0);
+        rb.next_when(a_free | !b, (a_free & c).mux(rc.q, value));
+        let ra = d.reg(&format!("{name}_out_{field}"), value.width, 0);
+        ra.next_when(a_free, b.mux(rb.q, value));
+        d.output(&format!("{m}_{port}"), ra.q);
     };
     for k in 0..x[0].data.len() {
         let column: Vec<Sig> = x.iter().map(|xi| xi.data[k]).collect();
@@ -89,39 +121,29 @@ pub(super) fn output<'d>(d: &'d Design, o: usize, name: &str, x: &[Crossing<'d>]
     let last = and_or(&x.iter().map(|xi| xi.last).collect::<Vec<_>>());
     store("last", "tlast", last);
     let tail = push & last;
-    if credits.is_some() {
+    d.output(&format!("{m}_tvalid"), a_valid.q);
+    if let (Some(cr), Some(room), Some(room2)) = (&st.credit, &st.room, &st.room2) {
         let ovc = and_or(&x.iter().map(|xi| xi.ovc).collect::<Vec<_>>());
         store("vc", "tuser", ovc);
         // Packets on the dateline VC: shows the deadlock-avoidance mechanism at work.
         d.counter(&format!("stat_{name}_vc1_packets"), tail & ovc);
-    }
-    let valid = state.valid[o];
-    valid.next(push | valid.q & !state.ready[o]);
-    d.output(&format!("{m}_tvalid"), valid.q);
-    // Held from the grant until the tail passes.
-    let (g, requested) = grant;
-    let granted = g.any();
-    let held = state.held[o];
-    held.next((held.q | granted) & !tail);
-    if let Some(cr) = credits {
-        // Credits: the whole packet at the grant, one back per flit freed downstream.
+        // Credits: the whole packet as its head crosses, one back per flit freed downstream.
         let back = d.input(&format!("{m}_credit"), 2);
-        let cb = cr[0].q.width;
-        let flits = choices.iter().enumerate().fold(d.lit(0, cb), |acc, (i, ch)| acc | g.bit(i).mux(ch.side.flits.resize(cb), 0));
-        let ovc = choices.iter().enumerate().fold(d.lit(0, 1), |acc, (i, ch)| acc | g.bit(i) & ch.side.ovc);
-        for (v, credit) in cr.iter().enumerate() {
-            let take = granted & if v == 1 { ovc } else { !ovc };
-            credit.next(credit.q - take.mux(flits, 0) + back.bit(v).zext(cb));
+        let flits = and_or(&x.iter().map(|xi| xi.flits).collect::<Vec<_>>());
+        for v in 0..2 {
+            let take = st.head.q & if v == 1 { ovc } else { !ovc };
+            // The room flags compare the credits before the take with the take, against
+            // thresholds moved to the other side (no compare waits for the subtraction).
+            let cb = cr[v].q.width;
+            let base = cr[v].q.zext(cb + 1) + back.bit(v).zext(cb + 1);
+            let taken = take.mux(flits.resize(cb + 1), 0);
+            cr[v].next((base - taken).resize(cb));
+            let short = |m: usize| if m < 1 << cb { (base.zext(cb + 2) - m as u128).slt(taken.zext(cb + 2)) } else { d.lit(1, 1) };
+            room[v].next(!short(st.max_flits));
+            room2[v].next(!short(2 * st.max_flits));
         }
     }
     d.counter(&format!("stat_{name}_packets"), tail);
     d.counter(&format!("stat_{name}_flits"), push);
-    d.counter(&format!("stat_{name}_stalls"), (held.q | requested) & !push);
-}
-
-/// The registers the allocator reads and the outputs write.
-pub(super) struct OutputState<'d> {
-    pub valid: Vec<Reg<'d>>,
-    pub ready: Vec<Sig<'d>>,
-    pub held: Vec<Reg<'d>>,
+    d.counter(&format!("stat_{name}_stalls"), (st.owned.q | st.asked.q) & !push);
 }

@@ -17,36 +17,41 @@
 //!   and per InterNode input `_ecc_corrected`, `_ecc_uncorrectable`, per IntraNode input
 //!   `_length_errors`.
 //!
-//! Pipeline: a flit is written into its input VC buffer in the cycle it arrives; in the next
-//! cycle the buffer head (route precomputed on arrival) is allocated and the flit crosses the
-//! switch into the output register: two cycles per router, input to output.
+//! Pipeline, three cycles per router: a flit is written into its input VC buffer in the cycle
+//! it arrives (its route, taken from the header as received, stored beside it); in the next
+//! cycle the allocator, reading registers only, schedules it; in the third it crosses the
+//! switch into its output's buffer (a head flit with its header rewritten: `hops` + 1 when it
+//! leaves on a link, fresh check bits). Back-to-back packets keep one flit per port per cycle:
+//! the allocator schedules the flit behind the one crossing now.
 //!
 //! Arrival: a head flit's header is checked (SEC-DED, single errors corrected, double errors
-//! counted and the packet dropped), routed, and rewritten (`hops` + 1 when it leaves on a link,
-//! `ecc` recomputed) before it is stored, with the route beside it.
+//! counted and the packet dropped) and routed beside the check; a corrected header is routed
+//! again when it reaches its VC's head ([`super::fix`]).
 //!
-//! Allocation, separable and input-first: each idle input picks one of its VCs whose head has
-//! a free output and, for a link, credits for the *whole* packet downstream (virtual
-//! cut-through; round-robin between VCs); each output grants one of the inputs asking for it
-//! (round-robin). A granted packet holds its output until its tail passes, so flits of two
-//! packets never interleave on one output and one flow stays in order. Credits are taken for
-//! the whole packet at the grant and come back one per flit as the next router frees them.
+//! Allocation, separable and input-first ([`super::allocator`]): each idle input picks one of
+//! its VCs whose next packet has a free output and, for a link, room downstream for a whole
+//! packet (virtual cut-through; round-robin between VCs); each output grants one of the inputs
+//! asking for it (round-robin). A granted packet holds its output until its tail passes, so
+//! flits of two packets never interleave on one output and one flow stays in order. Credits are
+//! taken for the whole packet as its head crosses and come back one per flit as the next
+//! router frees them.
 //!
 //! IntraNode inputs police the packet length: flits beyond `length` are discarded, a packet
 //! that ends early is padded with zero flits, both counted as length errors; a packet longer
 //! than `max_packet_bytes` or addressed outside the torus is dropped and counted.
 //!
 //! The router is built from an input unit per port ([`super::input`], with route computation
-//! in [`super::arrival`]), the allocator ([`super::allocator`]) and the switch and output units
-//! ([`super::output`]), composed here.
+//! in [`super::arrival`] and [`super::fix`]), the allocator ([`super::allocator`]) and the
+//! switch and output units ([`super::output`]), composed here.
 
 
 use weft_hdl::netlist::{Design, Netlist};
 
-use super::allocator::{choose, grant, vector};
+use super::allocator::allocate;
+use super::arrival::Here;
 use super::config::RouterConfig;
 use super::input::input;
-use super::output::{output, switch, OutputState};
+use super::output::{output, output_state, switch};
 use super::side::Layout;
 
 /// Bits to hold `0 ..= value`.
@@ -62,29 +67,21 @@ pub fn router(config: &RouterConfig) -> Result<Netlist, String> {
     let dirs = c.directions();
     let n_out = c.local_ports + dirs.len();
     let layout = Layout { keep: c.flit_bytes(), out: bits_for(n_out - 1).max(1), flits: bits_for(c.max_packet_flits()) };
-    let here = ["local_x", "local_y", "local_z"].map(|p| d.input(p, 6));
+    let here = Here::new(&d, c, ["local_x", "local_y", "local_z"].map(|p| d.input(p, 6)));
     let ports: Vec<(String, Option<_>)> = (0..c.local_ports).map(|p| (format!("p{p}"), None)).chain(dirs.iter().map(|d| (d.name(), Some(*d)))).collect();
     let inputs: Vec<_> = ports.iter().enumerate().map(|(p, (name, from))| input(&d, c, &layout, here, name, *from, p)).collect();
 
     d.section("outputs: state the allocator reads");
     let out_names: Vec<String> = ports.iter().map(|(n, _)| n.clone()).collect();
-    let state = OutputState {
-        valid: out_names.iter().map(|o| d.reg(&format!("{o}_out_valid"), 1, 0)).collect(),
-        ready: out_names.iter().map(|o| d.input(&format!("m_axis_{o}_tready"), 1)).collect(),
-        held: out_names.iter().map(|o| d.reg(&format!("{o}_held"), 1, 0)).collect(),
-    };
-    // Credits of each virtual channel of each link output: free flits in the next router.
-    let cb = bits_for(c.vc_buffer_flits);
-    let credits: Vec<_> = dirs.iter().map(|dir| [0, 1].map(|v| d.reg(&format!("{}_credit{v}", dir.name()), cb, c.vc_buffer_flits as u128))).collect();
-    let free = vector(&d, &state.held.iter().map(|h| !h.q).collect::<Vec<_>>());
-    let accept = vector(&d, &(0..n_out).map(|o| !(state.valid[o].q & !state.ready[o])).collect::<Vec<_>>());
-
-    let choices = choose(&d, c, &inputs, free, &credits, layout.out);
-    let grants = grant(&d, &choices, &out_names, layout.out);
-    let crossings = switch(&d, &inputs, &choices, &grants, accept);
+    let (states, bufs): (Vec<_>, Vec<_>) = out_names
+        .iter()
+        .enumerate()
+        .map(|(o, name)| output_state(&d, name, inputs.len(), (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits()))))
+        .unzip();
+    let scheds = allocate(&d, c, &inputs, &states, layout.out);
+    let crossings = switch(&d, &inputs, &scheds);
     for (o, name) in out_names.iter().enumerate() {
-        let link = o.checked_sub(c.local_ports).map(|k| &credits[k]);
-        output(&d, o, name, &crossings, &choices, grants[o], &state, link);
+        output(&d, name, &crossings, &states[o], &bufs[o]);
     }
     Ok(d.finish())
 }

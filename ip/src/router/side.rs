@@ -1,5 +1,5 @@
 //! The side word the router stores beside every flit: end of packet, keep, and on a head flit
-//! its route (output, output VC, drop) and length in flits.
+//! its route (output, output VC, drop), length in flits and whether it must be routed again.
 
 use weft_hdl::netlist::{Design, Sig};
 
@@ -20,11 +20,13 @@ pub(super) struct Side<'d> {
     pub ovc: Sig<'d>,
     pub drop: Sig<'d>,
     pub flits: Sig<'d>,
+    /// A head flit whose header was corrected: its route must be taken again.
+    pub fix: Sig<'d>,
 }
 
 impl<'d> Side<'d> {
     pub fn pack(&self, d: &'d Design) -> Sig<'d> {
-        d.cat(&[self.flits, self.drop, self.ovc, self.out, self.keep, self.last])
+        d.cat(&[self.fix, self.flits, self.drop, self.ovc, self.out, self.keep, self.last])
     }
 
     pub fn unpack(word: Sig<'d>, l: Layout) -> Side<'d> {
@@ -35,6 +37,7 @@ impl<'d> Side<'d> {
             ovc: word.bit(1 + l.keep + l.out),
             drop: word.bit(2 + l.keep + l.out),
             flits: word.bits(3 + l.keep + l.out, l.flits),
+            fix: word.bit(3 + l.keep + l.out + l.flits),
         }
     }
 
@@ -47,6 +50,7 @@ impl<'d> Side<'d> {
             ovc: sel.mux(a.ovc, b.ovc),
             drop: sel.mux(a.drop, b.drop),
             flits: sel.mux(a.flits, b.flits),
+            fix: sel.mux(a.fix, b.fix),
         }
     }
 }
