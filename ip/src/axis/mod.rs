@@ -2,6 +2,7 @@
 //! fabric uses, with the built-in-simulator testbenches `weft check` runs first.
 
 pub mod adapter;
+pub mod gearbox;
 pub mod packetize;
 
 use weft_hdl::export::ModuleSpec;

@@ -12,7 +12,7 @@
 //! for `k = tag` (`tag < N`), with `tlast` and `tkeep` as they came. A packet with a tag of N or
 //! more is dropped whole and counted in `dropped`; a header-only packet delivers nothing.
 
-use weft_hdl::netlist::{Design, Netlist, Sig};
+use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::sig;
 
 use crate::router::header::field;
@@ -29,37 +29,56 @@ pub fn sideband_width() -> usize {
 /// Builds the aggregator: a header beat in front of every frame.
 pub fn aggregator() -> Netlist {
     let d = Design::new();
-    let data = d.input("s_axis_tdata", 128);
-    let keep = d.input("s_axis_tkeep", 16);
-    let last = d.input("s_axis_tlast", 1);
-    let user = d.input("s_axis_tuser", sideband_width());
-    let valid = d.input("s_axis_tvalid", 1);
-    let ready = d.input("m_axis_tready", 1);
-    let in_frame = d.reg("in_frame", 1, 0);
-    let out_valid = d.reg("out_valid", 1, 0);
-    let out_data = d.reg("out_data", 128, 0);
-    let out_keep = d.reg("out_keep", 16, 0);
-    let out_last = d.reg("out_last", 1, 0);
+    let frames = d.axis_in("s_axis", AxisShape::data(128).with_keep().with_user(sideband_width()));
+    let sideband = frames.0.user.expect("the aggregator's input has tuser");
+    let packets = aggregate(&d, "", &frames, sideband);
+    d.connect(&packets, &d.axis_out("m_axis", AxisShape::data(128).with_keep())).expect("the aggregator's output has the packets' shape");
+    d.finish()
+}
+
+/// The aggregator on streams: a header beat built from `sideband` ([`SIDEBAND`] layout, sampled
+/// at a frame's first beat) in front of every frame of `frames` (any width of at least one
+/// header, with `tkeep` and `tlast`; the header fills the low 128 bits of its beat). The packets
+/// leave from registers (`<prefix>out_*`).
+pub fn aggregate<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, sideband: Sig<'d>) -> Source<'d> {
+    let f = &frames.0;
+    let width = f.shape.data;
+    let chunks: Vec<usize> = f.data.iter().map(|c| c.width).collect();
+    let in_frame = d.reg(&format!("{prefix}in_frame"), 1, 0);
+    let out_valid = d.reg(&format!("{prefix}out_valid"), 1, 0);
+    let out_data: Vec<_> = chunks.iter().enumerate().map(|(k, w)| d.reg(&if chunks.len() == 1 { format!("{prefix}out_data") } else { format!("{prefix}out_data{k}") }, *w, 0)).collect();
+    let out_keep = d.reg(&format!("{prefix}out_keep"), width / 8, 0);
+    let out_last = d.reg(&format!("{prefix}out_last"), 1, 0);
+    let ready = d.later(1);
+    let (valid, keep, last) = (f.valid, f.keep.expect("frames carry tkeep"), f.last.expect("frames carry tlast"));
 
     d.section("header: the side-band fields at their places in the packet header");
-    sig!(header = SIDEBAND.iter().fold(d.lit(0, 128), |h, &(name, lo, w)| h | user.bits(lo, w).zext(128).shl_const(field(name).0)));
+    sig!(header = SIDEBAND.iter().fold(d.lit(0, chunks[0]), |h, &(name, lo, w)| h | sideband.bits(lo, w).zext(chunks[0]).shl_const(field(name).0)));
 
     d.section("the header goes out in the cycle a frame's first beat is offered; that beat waits");
     sig!(free = !out_valid.q | ready);
     sig!(head_now = !in_frame.q & valid);
     sig!(load = valid & free);
     sig!(send_header = load & head_now, send_beat = load & !head_now);
-    d.output("s_axis_tready", free & in_frame.q);
-    out_data.next_when(load, send_header.mux(header, data));
-    out_keep.next_when(load, send_header.mux(0xFFFF, keep));
+    frames.ready(free & in_frame.q);
+    for (k, r) in out_data.iter().enumerate() {
+        let h = if k == 0 { header } else { d.lit(0, chunks[k]) };
+        r.next_when(load, send_header.mux(h, f.data[k]));
+    }
+    out_keep.next_when(load, send_header.mux(d.lit((1u128 << (width / 8)) - 1, width / 8), keep));
     out_last.next_when(load, send_header.mux(0, last));
     out_valid.clear_when(ready).set_when(load);
     in_frame.set_when(send_header).clear_when(send_beat & last);
-    d.output("m_axis_tdata", out_data.q);
-    d.output("m_axis_tkeep", out_keep.q);
-    d.output("m_axis_tlast", out_last.q);
-    d.output("m_axis_tvalid", out_valid.q);
-    d.finish()
+    Source(Axis {
+        name: format!("{prefix}aggregator"),
+        shape: AxisShape::data(width).with_keep(),
+        data: out_data.iter().map(|r| r.q).collect(),
+        keep: Some(out_keep.q),
+        last: Some(out_last.q),
+        user: None,
+        valid: out_valid.q,
+        ready: Some(ready),
+    })
 }
 
 /// Builds the dispatcher for `channels` kernel streams (1..=16).
@@ -68,43 +87,63 @@ pub fn dispatcher(channels: usize) -> Result<Netlist, String> {
         return Err(format!("dispatcher `channels` = {channels}: allowed range is 1 ..= 16"));
     }
     let d = Design::new();
-    let data = d.input("s_axis_tdata", 128);
-    let keep = d.input("s_axis_tkeep", 16);
-    let last = d.input("s_axis_tlast", 1);
-    let valid = d.input("s_axis_tvalid", 1);
-    let readies: Vec<Sig> = (0..channels).map(|k| d.input(&format!("m_axis_ch{k}_tready"), 1)).collect();
-    let in_packet = d.reg("in_packet", 1, 0);
-    let channel = d.reg("channel", 5, 0);
-    let dropping = d.reg("dropping", 1, 0);
+    let packets = d.axis_in("s_axis", AxisShape::data(128).with_keep());
+    let tags: Vec<u16> = (0..channels as u16).collect();
+    for (k, payload) in dispatch(&d, "", &packets, &tags).into_iter().enumerate() {
+        d.connect(&payload, &d.axis_out(&format!("m_axis_ch{k}"), AxisShape::data(128).with_keep()))?;
+    }
+    Ok(d.finish())
+}
 
-    d.section("header: the channel a packet's tag names, or dropping for a tag of `channels` or more");
-    sig!(tag = data.bits(field("tag").0, 16));
-    sig!(known = tag.lt(channels));
+/// The dispatcher on streams: the payload of each packet of `packets` (any width, with `tkeep`
+/// and `tlast`) goes to stream `k` when its tag is `tags[k]`; a packet with another tag is
+/// dropped whole and counted in the 32-bit output `<prefix>dropped`; a header-only packet
+/// delivers nothing. The payload streams are combinational from `packets`.
+pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u16]) -> Vec<Source<'d>> {
+    let p = &packets.0;
+    let (valid, keep, last) = (p.valid, p.keep.expect("packets carry tkeep"), p.last.expect("packets carry tlast"));
+    let readies: Vec<Sig> = tags.iter().map(|_| d.later(1)).collect();
+    let in_packet = d.reg(&format!("{prefix}in_packet"), 1, 0);
+    let channel = d.reg(&format!("{prefix}channel"), 5, 0);
+    let dropping = d.reg(&format!("{prefix}dropping"), 1, 0);
+
+    d.section("header: the channel a packet's tag names, or dropping for a tag no channel takes");
+    sig!(tag = d.bits_of(&p.data, field("tag").0, 16));
+    let matches: Vec<Sig> = tags.iter().map(|t| tag.eq(*t as usize)).collect();
+    sig!(known = matches.iter().fold(d.lit(0, 1), |any, m| any | *m));
+    sig!(index = matches.iter().enumerate().fold(d.lit(0, 5), |acc, (k, m)| m.mux(d.lit(k as u128, 5), acc)));
     sig!(head = !in_packet.q & valid);
     // Payload beats wait for their channel; the header and dropped beats are taken at once.
     let is_channel = |k: usize| channel.q.eq(k);
     sig!(ready_sel = readies.iter().enumerate().fold(d.lit(0, 1), |any, (k, r)| any | (is_channel(k) & *r)));
     sig!(passes = in_packet.q & !dropping.q);
     sig!(s_ready = (passes & ready_sel) | (in_packet.q & dropping.q) | head | !in_packet.q);
-    d.output("s_axis_tready", s_ready);
+    packets.ready(s_ready);
     sig!(took = valid & s_ready);
     // A header opens a packet unless it is also its last beat.
     in_packet.set_when(head & !last).clear_when(took & last & in_packet.q);
-    channel.next_when(head, tag.bits(0, 5));
+    channel.next_when(head, index);
     dropping.next_when(head, !known);
-    d.counter("dropped", head & !known);
+    d.counter(&format!("{prefix}dropped"), head & !known);
 
     d.section("payload beats to the packet's channel");
-    for k in 0..channels {
-        let m = format!("m_axis_ch{k}");
-        d.output(&format!("{m}_tdata"), data);
-        d.output(&format!("{m}_tkeep"), keep);
-        d.output(&format!("{m}_tlast"), last);
-        d.output(&format!("{m}_tvalid"), passes & valid & is_channel(k));
-    }
-    Ok(d.finish())
+    readies
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            Source(Axis {
+                name: format!("{prefix}channel{k}"),
+                shape: AxisShape::data(p.shape.data).with_keep(),
+                data: p.data.clone(),
+                keep: Some(keep),
+                last: Some(last),
+                user: None,
+                valid: passes & valid & is_channel(k),
+                ready: Some(*r),
+            })
+        })
+        .collect()
 }
-
 
 type Beats = Vec<(u128, u128, bool)>;
 

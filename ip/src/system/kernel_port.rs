@@ -1,0 +1,187 @@
+//! A kernel wired to an IntraNode port (APEIRON-style): packets tagged with the kernel's input
+//! tag feed it, its results leave as packets with its output tag to a destination the register
+//! window holds.
+//!
+//! Inside (`<node>_kernel_p<p>`, one clock, the node's):
+//! `s_axis` (the router's output p) → dispatcher (tag = `input_tag`; other tags dropped whole,
+//! counted in `dropped`) → gearbox (port words → the kernel's input beat) → kernel → tlast stage
+//! → gearbox (the kernel's output beat → port words) → aggregator (header: `dst`, `output_tag`,
+//! length) → `m_axis` (the router's input p).
+//!
+//! Framing: each input packet is a frame of kernel beats; a payload that is not a whole number of
+//! beats is padded with zero words. A per-beat kernel answers each input packet of `n` beats with
+//! one packet of its `n` output beats (the beat counts wait in a queue beside the kernel); a
+//! per-vector kernel treats each packet as one vector and answers with one packet of its one
+//! output beat. A packet without payload is answered by nothing.
+//!
+//! Ports: `clk`, `rst`, `s_axis_*` (port width, `tkeep`, `tlast`), `m_axis_*` (port width,
+//! `tlast`; the router reads the length from the header), `dst` (22 bits: `x | y << 6 | z << 12
+//! | port << 18`), counters `packets_in`, `packets_out`, `dropped`.
+
+use std::rc::Rc;
+
+use weft_hdl::netlist::verilog::ports;
+use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Source};
+use weft_hdl::pipeline::{dsl, Kernel, Stages};
+use weft_hdl::sig;
+
+use crate::axis::gearbox::{chunked, gearbox};
+use crate::axis::packetize::{aggregate, dispatch};
+use crate::router::header::field;
+
+/// A kernel on an IntraNode port, as a system description gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelPort {
+    pub port: usize,
+    /// The kernel's DSL source (a shipped kernel's or a user's file).
+    pub source: String,
+    /// Where the source came from, for messages.
+    pub origin: String,
+    /// Packets with this tag feed the kernel.
+    pub input_tag: u16,
+    /// Its result packets carry this tag.
+    pub output_tag: u16,
+    /// The destination register's value after reset: `x | y << 6 | z << 12 | port << 18`.
+    pub dst: u32,
+}
+
+/// The destination packed as the register and the header's low bits hold it.
+pub fn pack_dst(x: usize, y: usize, z: usize, port: usize) -> u32 {
+    (x | y << 6 | z << 12 | port << 18) as u32
+}
+
+impl KernelPort {
+    pub fn kernel(&self) -> Result<Kernel, String> {
+        dsl::parse(&self.source).map_err(|e| format!("{}: {e}", self.origin))
+    }
+
+    /// The kernel's netlist at balanced operator depths and its latency in cycles.
+    fn netlist(&self) -> Result<(Kernel, Netlist, usize), String> {
+        let k = self.kernel()?;
+        let (net, schedule) = k.netlist(&Stages::balanced(k.format)).map_err(|e| format!("{}: {e}", self.origin))?;
+        Ok((k, net, schedule.latency))
+    }
+}
+
+/// Bits of a stream port of `net` (`s_axis_tdata`, …), 0 when absent.
+fn port_width(net: &Netlist, name: &str) -> usize {
+    ports(net).iter().find(|p| p.name == name).map_or(0, |p| p.width)
+}
+
+/// Builds the wrapper of `kp` for a port of `width` bits that carries packets of at most
+/// `max_packet_bytes` payload bytes.
+pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Result<Netlist, String> {
+    let (k, net, latency) = kp.netlist()?;
+    let what = format!("the kernel `{}` on port {} ({})", k.name, kp.port, kp.origin);
+    let (kin, kout) = (port_width(&net, "s_axis_tdata"), port_width(&net, "m_axis_tdata"));
+    if kin % 32 != 0 || kout % 32 != 0 {
+        return Err(format!("{what}: beats of {kin} bits in and {kout} out; a wired kernel needs whole 32-bit words each way"));
+    }
+    let (in_bytes, out_bytes) = (kin / 8, kout / 8);
+    // The longest answer: one output beat per input beat of the longest packet.
+    let answer = if k.per_vector { out_bytes } else { max_packet_bytes.div_ceil(in_bytes) * out_bytes };
+    if answer > max_packet_bytes {
+        return Err(format!(
+            "{what}: a packet of `max_packet_bytes` = {max_packet_bytes} is up to {} beats of {in_bytes} bytes, answered by {answer} bytes, more than a packet holds: raise `node.max_packet_bytes` to at least {answer}",
+            max_packet_bytes.div_ceil(in_bytes)
+        ));
+    }
+    let net = Rc::new(net);
+    let d = Design::new();
+    let packets = d.axis_in("s_axis", AxisShape::data(width).with_keep());
+    let dst = d.input("dst", 22);
+
+    d.section("framing: each packet's answer length, from its header, waits beside the kernel for its output beats");
+    // A per-beat kernel's packet of `length` bytes is ceil(ceil(length / 4) / words) beats,
+    // answered by as many; the count is queued when the header passes (so the answer's framing
+    // never waits for input behind a stalled kernel). Division by the word count: a multiply
+    // by 2^26 / words rounded up, exact below 2^13 words.
+    let words_in = (kin / 32) as u128;
+    let (packets, counts) = if k.per_vector {
+        (packets, None)
+    } else {
+        let p = &packets.0;
+        let in_packet = d.reg("framing_in_packet", 1, 0);
+        let pop = d.later(1);
+        let push = d.later(1);
+        let length = d.bits_of(&p.data, field("length").0, 14);
+        let tag = d.bits_of(&p.data, field("tag").0, 16);
+        let words = (length.zext(16) + 3u32).bits(2, 14);
+        let beats = ((words.zext(40) + d.lit(words_in - 1, 40)).mul(d.lit((1u128 << 26).div_ceil(words_in), 40))).bits(26, 14);
+        let depth = (latency + 8).next_power_of_two();
+        let counts = d.queue("answer", depth, push, &[beats.named("packet_beats")], pop);
+        let ready = d.later(1);
+        let gated = Source(Axis { valid: p.valid & counts.space, ready: Some(ready), ..p.clone() });
+        packets.ready(ready & counts.space);
+        let fire = p.valid & counts.space & ready;
+        push.define(fire & !in_packet.q & tag.eq(kp.input_tag as usize) & length.ne(0usize));
+        in_packet.set_when(fire & !p.last.unwrap()).clear_when(fire & p.last.unwrap());
+        (gated, Some((counts, pop)))
+    };
+
+    d.section("packets with the kernel's tag, payload only; other tags dropped and counted");
+    let payload = dispatch(&d, "", &packets, &[kp.input_tag]).remove(0);
+    let beats = gearbox(&d, "in_gear", &payload, kin / 32, None);
+
+    d.section(&format!("the kernel: {kin} bits in, {kout} bits out, {latency} cycles"));
+    let kernel = d.instance(&net, &k.name, "kernel");
+    let b = &beats.0;
+    let mut lo = 0;
+    for chunk in kernel.input_chunks("s_axis_tdata") {
+        chunk.define(d.bits_of(&b.data, lo, chunk.width));
+        lo += chunk.width;
+    }
+    if port_width(&net, "s_axis_tkeep") > 0 {
+        kernel.input("s_axis_tkeep").define(d.lit((1u128 << (kin / 8)) - 1, kin / 8));
+    }
+    if port_width(&net, "s_axis_tuser") > 0 {
+        kernel.input("s_axis_tuser").define(d.lit(0, port_width(&net, "s_axis_tuser")));
+    }
+    if port_width(&net, "s_axis_tlast") > 0 {
+        kernel.input("s_axis_tlast").define(b.last.expect("gearbox beats carry tlast"));
+    }
+    kernel.input("s_axis_tvalid").define(b.valid);
+    beats.ready(kernel.output("s_axis_tready"));
+    let out_valid = kernel.output("m_axis_tvalid");
+    let out_ready = d.later(1);
+
+    d.section("the answer's last beat: a per-vector kernel's one beat, else the queued count's");
+    let (out_last, answer_bytes, out_valid) = match counts {
+        None => (d.lit(1, 1), d.lit(out_bytes as u128, 14), out_valid),
+        Some((counts, pop)) => {
+            let out_beats = d.reg("out_beats", 14, 0);
+            sig!(answer_last = (out_beats.q + 1u32).eq(counts.head[0]));
+            let to_kernel = out_ready & counts.valid;
+            let out_fire = out_valid & to_kernel;
+            out_beats.next_when(out_fire, answer_last.mux(d.lit(0, 14), out_beats.q + 1u32));
+            pop.define(out_fire & answer_last);
+            kernel.input("m_axis_tready").define(to_kernel);
+            (answer_last, counts.head[0].mul(d.lit(out_bytes as u128, 14)).bits(0, 14), out_valid & counts.valid)
+        }
+    };
+    if k.per_vector {
+        kernel.input("m_axis_tready").define(out_ready);
+    }
+
+    d.section("results to packets: port words, then a header to the destination register");
+    let results = Source(Axis {
+        name: "kernel.m_axis".into(),
+        shape: AxisShape::data(kout),
+        data: chunked(&d, &(0..kout / 32).map(|j| d.bits_of(&kernel.output_chunks("m_axis_tdata"), 32 * j, 32)).collect::<Vec<_>>()),
+        keep: None,
+        last: Some(out_last),
+        user: None,
+        valid: out_valid,
+        ready: Some(out_ready),
+    });
+    let words = gearbox(&d, "out_gear", &results, width / 32, Some(answer_bytes));
+    let length = words.0.user.expect("the length rides the gearbox");
+    let frames = Source(Axis { shape: words.0.shape.with_user(0), user: None, ..words.0.clone() });
+    let sideband = dst.zext(52) | d.lit(kp.output_tag as u128, 16).zext(52).shl_const(22) | length.zext(52).shl_const(38);
+    let answers = aggregate(&d, "out_", &frames, sideband);
+    let m = d.axis_out("m_axis", AxisShape::data(width));
+    d.counter("packets_in", payload.fire() & payload.0.last.unwrap());
+    d.counter("packets_out", answers.fire() & answers.0.last.unwrap());
+    d.connect(&answers, &m)?;
+    Ok(d.finish())
+}

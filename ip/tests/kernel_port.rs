@@ -1,0 +1,154 @@
+//! A kernel wired to an IntraNode port, in the built-in simulator: random packets with the
+//! kernel's tag and others, payloads of any length, random back-pressure on both sides. Every
+//! packet with the kernel's tag and a payload is answered by one packet to the destination, with
+//! the output tag, its length, and the kernel's software model applied to the payload (zero
+//! padded to whole beats) bit for bit; every other packet is dropped and counted.
+
+use weft_hdl::netlist::eval::Evaluator;
+use weft_hdl::testbench::Rng;
+use weft_ip::router::header::Header;
+use weft_ip::system::kernel_port::{kernel_port, pack_dst, KernelPort};
+
+const AXPBY: &str = "kernel axpby: f32\ninput a, x, y\noutput s = a*x + y, d = a*x - y\n";
+
+/// A packet as words: the header (128 bits) then the payload's 32-bit words.
+struct Packet {
+    tag: u16,
+    words: Vec<u32>,
+}
+
+fn operand(rng: &mut Rng) -> u32 {
+    let sign = (rng.below(2) as u32) << 31;
+    sign | ((120 + rng.below(16) as u32) << 23) | (rng.next_u64() as u32 & 0x7F_FFFF)
+}
+
+/// Runs `packets` through the wrapper of `kp` on a `width`-bit port; returns the answers as
+/// (header, payload words) and the `dropped` counter.
+fn run(kp: &KernelPort, width: usize, packets: &[Packet], seed: u64) -> (Vec<(Header, Vec<u32>)>, u128) {
+    let mut e = Evaluator::new(kernel_port(width, 1024, kp).unwrap());
+    e.reset(2);
+    let mut rng = Rng::new(seed);
+    let flit_words = width / 32;
+    // Beats in: (data words, keep, last).
+    let mut beats: Vec<(Vec<u32>, u128, bool)> = vec![];
+    for p in packets {
+        let h = Header { tag: p.tag, length: 4 * p.words.len(), ..Default::default() }.pack();
+        let mut head = vec![0u32; flit_words];
+        for (j, w) in head.iter_mut().take(4).enumerate() {
+            *w = (h >> (32 * j)) as u32;
+        }
+        beats.push((head, (1u128 << (width / 8)) - 1, p.words.is_empty()));
+        let chunks: Vec<&[u32]> = p.words.chunks(flit_words).collect();
+        for (i, c) in chunks.iter().enumerate() {
+            let mut data = c.to_vec();
+            let keep = (1u128 << (4 * c.len())) - 1;
+            data.resize(flit_words, 0xDEAD_BEEF);
+            beats.push((data, keep, i + 1 == chunks.len()));
+        }
+    }
+    let set_words = |e: &mut Evaluator, port: &str, words: &[u32]| {
+        for lo in (0..width).step_by(128) {
+            let v = (0..4).fold(0u128, |v, j| v | (words[lo / 32 + j] as u128) << (32 * j));
+            e.set_input(&if width > 128 { format!("{port}@{lo}") } else { port.to_string() }, v);
+        }
+    };
+    let get_words = |e: &Evaluator, port: &str| -> Vec<u32> {
+        (0..width).step_by(128).flat_map(|lo| {
+            let v = e.get_output(&if width > 128 { format!("{port}@{lo}") } else { port.to_string() });
+            (0..4).map(move |j| (v >> (32 * j)) as u32)
+        }).collect()
+    };
+    let (mut sent, mut answers, mut current): (usize, Vec<(Header, Vec<u32>)>, Option<(Header, Vec<u32>)>) = (0, vec![], None);
+    let mut idle = 0;
+    while idle < 2000 {
+        idle += 1;
+        let offering = sent < beats.len() && rng.chance(75);
+        if offering {
+            set_words(&mut e, "s_axis_tdata", &beats[sent].0);
+            e.set_input("s_axis_tkeep", beats[sent].1);
+            e.set_input("s_axis_tlast", beats[sent].2 as u128);
+        }
+        e.set_input("s_axis_tvalid", offering as u128);
+        e.set_input("dst", pack_dst(1, 2, 3, 1) as u128);
+        let ready = rng.chance(60);
+        e.set_input("m_axis_tready", ready as u128);
+        e.settle();
+        if offering && e.get_output("s_axis_tready") == 1 {
+            sent += 1;
+            idle = 0;
+        }
+        if ready && e.get_output("m_axis_tvalid") == 1 {
+            idle = 0;
+            let words = get_words(&e, "m_axis_tdata");
+            let last = e.get_output("m_axis_tlast") == 1;
+            match current.as_mut() {
+                None => {
+                    let bits = (0..4).fold(0u128, |v, j| v | (words[j] as u128) << (32 * j));
+                    current = Some((Header::unpack(bits), vec![]));
+                }
+                Some((_, payload)) => payload.extend(words),
+            }
+            if last {
+                answers.push(current.take().unwrap());
+            }
+        }
+        e.clock(false);
+    }
+    assert_eq!(sent, beats.len(), "seed {seed}: the wrapper stopped taking packets");
+    assert!(current.is_none(), "seed {seed}: an answer was cut");
+    e.settle();
+    (answers, e.get_output("dropped"))
+}
+
+/// Random packets: half with the kernel's tag; payloads of 0 … `max_beats` kernel beats and
+/// sometimes a few words short of a whole beat.
+fn packets(rng: &mut Rng, count: usize, in_words: usize, max_beats: usize) -> Vec<Packet> {
+    (0..count)
+        .map(|_| {
+            let tag = if rng.chance(50) { 7 } else { rng.below(20) as u16 };
+            let mut n = in_words * rng.below(max_beats as u64 + 1) as usize;
+            if n > 0 && rng.chance(20) {
+                n -= 1 + rng.below(in_words as u64 - 1).min(n as u64 - 1) as usize;
+            }
+            Packet { tag, words: (0..n).map(|_| operand(rng)).collect() }
+        })
+        .collect()
+}
+
+fn check(source: &str, width: usize, seed: u64) {
+    let kp = KernelPort { port: 1, source: source.into(), origin: "test".into(), input_tag: 7, output_tag: 9, dst: 0 };
+    let k = kp.kernel().unwrap();
+    let (in_words, out_words) = (k.inputs.len(), k.outputs.len());
+    let mut rng = Rng::new(seed);
+    let packets = packets(&mut rng, 150, in_words, 12);
+    let (answers, dropped) = run(&kp, width, &packets, seed);
+    let fed: Vec<&Packet> = packets.iter().filter(|p| p.tag == 7 && !p.words.is_empty()).collect();
+    assert!(fed.len() > 40, "seed {seed}: only {} packets fed the kernel", fed.len());
+    assert_eq!(dropped as usize, packets.iter().filter(|p| p.tag != 7).count(), "seed {seed}: dropped counter");
+    assert_eq!(answers.len(), fed.len(), "seed {seed}: one answer per fed packet");
+    for (i, (p, (h, payload))) in fed.iter().zip(&answers).enumerate() {
+        let mut words = p.words.clone();
+        words.resize(words.len().div_ceil(in_words) * in_words, 0);
+        let beats: Vec<Vec<u32>> = words.chunks(in_words).map(|c| c.to_vec()).collect();
+        let want: Vec<u32> = k.evaluate_vector_beats(&beats).concat();
+        assert_eq!((h.dst, h.dst_port, h.tag, h.length), ([1, 2, 3], 1, 9, 4 * beats.len() * out_words), "seed {seed}: header of answer {i}");
+        assert_eq!(&payload[..want.len()], &want[..], "seed {seed}: payload of answer {i}");
+        assert!(payload.len() - want.len() < width / 32, "seed {seed}: answer {i} has a spare beat");
+    }
+}
+
+#[test]
+fn a_wired_kernel_answers_each_tagged_packet_with_its_model_on_128_bit_ports() {
+    check(AXPBY, 128, 1);
+}
+
+#[test]
+fn a_wired_kernel_answers_each_tagged_packet_with_its_model_on_256_bit_ports() {
+    check(AXPBY, 256, 2);
+    check(include_str!("../../examples/kernels/dg_rk_update.wk"), 256, 3);
+}
+
+#[test]
+fn a_wired_stencil_sees_each_packet_as_one_vector() {
+    check(include_str!("../../examples/kernels/stencil3.wk"), 128, 4);
+}
