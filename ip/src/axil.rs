@@ -167,7 +167,7 @@ pub fn node_window(map: &[Register]) -> Result<Netlist, String> {
             let entry = match &r.source {
                 Source::Constant(v) => Entry::ReadOnly(d.lit(*v as u128, 32).wire),
                 Source::Input(name) => Entry::ReadOnly(d.input(name, 32).wire),
-                Source::Stored => Entry::ReadWrite { width: r.width, reset: 0 },
+                Source::Stored(reset) => Entry::ReadWrite { width: r.width, reset: *reset },
             };
             (r.addr, entry)
         })
@@ -183,6 +183,8 @@ pub fn node_window(map: &[Register]) -> Result<Netlist, String> {
             }
         } else if let Some(name) = r.name.strip_prefix("selftest_") {
             d.output(&format!("st_{name}"), *value);
+        } else if r.name.starts_with("kernel_") {
+            d.output(&r.name, *value);
         }
     }
     Ok(d.finish())

@@ -24,8 +24,8 @@ pub enum Source {
     Constant(u32),
     /// Read-only, from the window's input of this name (a `name@lo` slice for a wide input).
     Input(String),
-    /// Read-write storage of the register's width, reset to 0.
-    Stored,
+    /// Read-write storage of the register's width, with its value after reset.
+    Stored(u32),
 }
 
 /// A bit field of a register.
@@ -52,14 +52,14 @@ pub struct Register {
 
 impl Register {
     pub fn writable(&self) -> bool {
-        self.source == Source::Stored
+        matches!(self.source, Source::Stored(_))
     }
 
     /// The value after reset (constants; 0 for storage; inputs have none of their own).
     pub fn reset(&self) -> Option<u32> {
         match &self.source {
             Source::Constant(v) => Some(*v),
-            Source::Stored => Some(0),
+            Source::Stored(reset) => Some(*reset),
             Source::Input(_) => None,
         }
     }
@@ -90,13 +90,25 @@ fn xyz(what: &str) -> Vec<Field> {
 /// The node's map: identification, coordinates, dimensions, scratch, link status, the self-test
 /// block when `selftest`, and one read-only counter per name in `counters` from 0x100.
 pub fn node_map(dims: [usize; 3], counters: &[String], selftest: bool) -> Vec<Register> {
+    node_map_with_kernels(dims, counters, selftest, &[])
+}
+
+/// Where the destination register of the kernel on IntraNode port `p` sits.
+pub fn kernel_dst_addr(p: usize) -> u32 {
+    KERNEL_DST + 4 * p as u32
+}
+/// The kernel destination registers (RW, one per IntraNode port that has a kernel).
+pub const KERNEL_DST: u32 = 0x060;
+
+/// [`node_map`] with a destination register for each wired kernel: `(port, value after reset)`.
+pub fn node_map_with_kernels(dims: [usize; 3], counters: &[String], selftest: bool, kernels: &[(usize, u32)]) -> Vec<Register> {
     let packed = (dims[0] | dims[1] << 8 | dims[2] << 16) as u32;
     let mut map = vec![
         reg("id", 0x000, 32, Source::Constant(ID), "Identification: ASCII \"WEFT\"", vec![]),
         reg("version", 0x004, 32, Source::Constant(VERSION), "Register-map version (major << 16 | minor)", vec![]),
-        reg("coordinates", 0x008, 24, Source::Stored, "This node's torus coordinates; drive the router", xyz("coordinate")),
+        reg("coordinates", 0x008, 24, Source::Stored(0), "This node's torus coordinates; drive the router", xyz("coordinate")),
         reg("dimensions", 0x00C, 32, Source::Constant(packed), "Torus dimensions", xyz("size in")),
-        reg("scratch", 0x010, 32, Source::Stored, "Scratch register for software", vec![]),
+        reg("scratch", 0x010, 32, Source::Stored(0), "Scratch register for software", vec![]),
         reg(
             "link_status",
             LINK_STATUS,
@@ -117,12 +129,16 @@ pub fn node_map(dims: [usize; 3], counters: &[String], selftest: bool) -> Vec<Re
                 "seed" => ("Self-test: pattern seed", vec![]),
                 _ => ("Self-test: packets the checker waits for", vec![]),
             };
-            map.push(reg(&format!("selftest_{name}"), addr, width, Source::Stored, desc, fields));
+            map.push(reg(&format!("selftest_{name}"), addr, width, Source::Stored(0), desc, fields));
         }
         for (i, name) in SELFTEST_STATUS_NAMES.iter().enumerate() {
             let fields = if *name == "status" { vec![field("busy", 0, 1, "the generator is sending"), field("complete", 1, 1, "the checker has its expected packets")] } else { vec![] };
             map.push(reg(&format!("selftest_{name}"), SELFTEST_STATUS + 4 * i as u32, 32, Source::Input(format!("selftest@{}", 32 * i)), &format!("Self-test status: {name}"), fields));
         }
+    }
+    for &(p, reset) in kernels {
+        let fields = vec![field("x", 0, 6, ""), field("y", 6, 6, ""), field("z", 12, 6, ""), field("port", 18, 4, "")];
+        map.push(reg(&format!("kernel_p{p}_dst"), kernel_dst_addr(p), 22, Source::Stored(reset), &format!("Destination of the results of the kernel on IntraNode port {p} (header bits 21:0)"), fields));
     }
     for (i, name) in counters.iter().enumerate() {
         map.push(reg(&format!("stat_{name}"), 0x100 + 4 * i as u32, 32, Source::Input(format!("counters@{}", 32 * i)), &format!("Counter: {}", name.replace('_', " ")), vec![]));
@@ -137,7 +153,7 @@ pub fn systemrdl(name: &str, desc: &str, map: &[Register]) -> String {
     s.push_str(&format!("addrmap {name} {{\n    name = \"{name}\";\n    desc = \"{desc}\";\n    default regwidth = 32;\n    default accesswidth = 32;\n"));
     for r in map {
         let (sw, hw) = match r.source {
-            Source::Stored => ("rw", "r"),
+            Source::Stored(_) => ("rw", "r"),
             Source::Constant(_) => ("r", "na"),
             Source::Input(_) => ("r", "w"),
         };

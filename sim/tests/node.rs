@@ -8,7 +8,7 @@ use weft_sim::weft_ip::router::RouterConfig;
 use weft_sim::weft_ip::system::NodeConfig;
 
 fn config(dims: [usize; 3]) -> NodeConfig {
-    NodeConfig { router: RouterConfig { dims, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() }, link: LinkConfig::default() }
+    NodeConfig { router: RouterConfig { dims, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() }, kernels: vec![], link: LinkConfig::default() }
 }
 
 #[test]

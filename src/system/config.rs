@@ -2,10 +2,13 @@
 //! the IntraNode ports. Parsing rejects unknown keys and missing fields; [`SystemConfig::parse`]
 //! then checks every value and names the key and the allowed range of any it refuses.
 
+use std::path::Path;
+
 use serde::Deserialize;
 
 use weft_ip::link::LinkConfig;
 use weft_ip::router::RouterConfig;
+use weft_ip::system::kernel_port::{pack_dst, KernelPort};
 use weft_ip::system::NodeConfig;
 
 /// A board weft writes constraints for.
@@ -46,6 +49,23 @@ struct File {
     sim: SimSection,
     #[serde(default)]
     port: Vec<PortSection>,
+    #[serde(default)]
+    kernel: Vec<KernelSection>,
+}
+
+/// A kernel wired to an IntraNode port (`[[kernel]]`).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct KernelSection {
+    /// A shipped kernel's name, or a DSL file (`.wk`, relative to the system file).
+    kernel: String,
+    port: i64,
+    input_tag: i64,
+    output_tag: i64,
+    /// `[x, y, z, port]`: where results go until software writes the destination register.
+    dst: Vec<i64>,
+    #[serde(default)]
+    clock: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -158,6 +178,41 @@ fn packet_fits(router: &RouterConfig, buffer_set: bool, bytes_set: bool) -> Resu
     ))
 }
 
+/// A `[[kernel]]` entry checked against the router: the kernel's DSL source (shipped or read
+/// from its file), its port, tags and destination.
+fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, base: &Path) -> Result<KernelPort, String> {
+    let key = |name: &str| format!("kernel[{i}].{name}");
+    let (source, origin) = if k.kernel.ends_with(".wk") {
+        let path = base.join(&k.kernel);
+        (std::fs::read_to_string(&path).map_err(|e| format!("`{}` = {:?}: {}: {e}", key("kernel"), k.kernel, path.display()))?, path.display().to_string())
+    } else {
+        let (_, text) = weft_ip::kernels::SOURCES.iter().find(|(n, _)| *n == k.kernel).ok_or_else(|| {
+            let names: Vec<&str> = weft_ip::kernels::SOURCES.iter().map(|(n, _)| *n).collect();
+            format!("`{}` = {:?} is neither a shipped kernel ({}) nor a DSL file ending in .wk", key("kernel"), k.kernel, names.join(", "))
+        })?;
+        (text.to_string(), format!("examples/kernels/{}.wk", k.kernel))
+    };
+    let port = ranged(&key("port"), k.port, 0, router.local_ports as i64 - 1)?;
+    let input_tag = ranged(&key("input_tag"), k.input_tag, 0, 65535)? as u16;
+    let output_tag = ranged(&key("output_tag"), k.output_tag, 0, 65535)? as u16;
+    match k.clock.as_deref() {
+        None | Some("fabric") => {}
+        Some("kernel") => return Err(format!("`{}` = \"kernel\": a wired kernel runs on the fabric clock in this version (an unwired `[[port]]` may use the kernel clock)", key("clock"))),
+        Some(other) => return Err(format!("`{}` = {other:?} is not allowed: \"fabric\"", key("clock"))),
+    }
+    if k.dst.len() != 4 {
+        return Err(format!("`{}` has {} entries: give four, [x, y, z, port]", key("dst"), k.dst.len()));
+    }
+    let mut dst = [0; 4];
+    for (j, axis) in ["x", "y", "z"].iter().enumerate() {
+        dst[j] = ranged(&format!("{}[{j}] ({axis})", key("dst")), k.dst[j], 0, router.dims[j] as i64 - 1)?;
+    }
+    dst[3] = ranged(&format!("{}[3] (port)", key("dst")), k.dst[3], 0, router.local_ports as i64 - 1)?;
+    let kp = KernelPort { port, source, origin, input_tag, output_tag, dst: pack_dst(dst[0], dst[1], dst[2], dst[3]) };
+    kp.kernel().map_err(|e| format!("`{}`: {e}", key("kernel")))?;
+    Ok(kp)
+}
+
 fn clock(key: &str, mhz: f64) -> Result<f64, String> {
     if mhz.is_finite() && (1.0..=1000.0).contains(&mhz) {
         Ok(mhz)
@@ -179,6 +234,11 @@ impl SystemConfig {
     /// Parses and checks a TOML system description; `kernels` are the kernel names a port may
     /// name. Every refusal names the key.
     pub fn parse(text: &str, kernels: &[String]) -> Result<SystemConfig, String> {
+        Self::parse_in(text, kernels, Path::new("."))
+    }
+
+    /// [`SystemConfig::parse`] of a file in folder `base` (a `[[kernel]]` file is relative to it).
+    pub fn parse_in(text: &str, kernels: &[String], base: &Path) -> Result<SystemConfig, String> {
         let file: File = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
         let name_ok = !file.name.is_empty()
             && file.name.len() <= 64
@@ -231,7 +291,13 @@ impl SystemConfig {
             retransmit_timeout: ranged("node.retransmit_timeout", n.retransmit_timeout.unwrap_or(shipped_link.retransmit_timeout as i64), 1, 1 << 20)?,
             ..shipped_link
         };
-        let node = NodeConfig { router, link };
+        let wired = file.kernel.iter().enumerate().map(|(i, k)| wired_kernel(i, k, &router, base)).collect::<Result<Vec<_>, _>>()?;
+        for (i, p) in file.port.iter().enumerate() {
+            if let Some(k) = wired.iter().position(|k| k.port as i64 == p.index) {
+                return Err(format!("`port[{i}]` describes IntraNode port {}, which `kernel[{k}]` is wired to: a wired kernel's port is inside the node", p.index));
+            }
+        }
+        let node = NodeConfig { router, link, kernels: wired };
         node.validate().map_err(|e| format!("[node]: {e}"))?;
         let fabric_mhz = clock("clocks.fabric_mhz", file.clocks.fabric_mhz)?;
         let kernel_mhz = file.clocks.kernel_mhz.map(|f| clock("clocks.kernel_mhz", f)).transpose()?;

@@ -46,7 +46,8 @@ pub fn parse(text: &str) -> Result<SystemConfig, String> {
 /// standard error as warnings.
 pub fn load(path: &Path) -> Result<SystemConfig, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let config = parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let config = SystemConfig::parse_in(&text, &kernel_names(), base).map_err(|e| format!("{}: {e}", path.display()))?;
     for warning in config.warnings() {
         eprintln!("warning: {}: {warning}", path.display());
     }

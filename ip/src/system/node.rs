@@ -24,7 +24,8 @@ use std::rc::Rc;
 use weft_hdl::netlist::{Axis, AxisShape, Design, Inst, Netlist, Sink, Source};
 
 use crate::axil::node_window;
-use crate::regmap::{node_map, Register};
+use crate::regmap::{node_map_with_kernels, Register};
+use super::kernel_port::{kernel_port, KernelPort};
 use crate::link::{endpoint, LinkConfig};
 use crate::router::{router, Direction, RouterConfig};
 use crate::selftest::{checker, generator};
@@ -33,6 +34,8 @@ use crate::selftest::{checker, generator};
 pub struct NodeConfig {
     pub router: RouterConfig,
     pub link: LinkConfig,
+    /// Kernels wired to IntraNode ports (those ports are then inside the node).
+    pub kernels: Vec<KernelPort>,
 }
 
 impl NodeConfig {
@@ -46,6 +49,14 @@ impl NodeConfig {
                 64 * self.link.lanes,
                 self.router.width
             ));
+        }
+        for kp in &self.kernels {
+            if kp.port >= self.router.local_ports {
+                return Err(format!("node: a kernel on IntraNode port {}: allowed ports 0..={}", kp.port, self.router.local_ports - 1));
+            }
+            if self.kernels.iter().filter(|k| k.port == kp.port).count() > 1 {
+                return Err(format!("node: IntraNode port {} has more than one kernel: one kernel a port", kp.port));
+            }
         }
         // A packet must travel in one frame: a link restart then never leaves half a packet.
         let flits = self.router.max_packet_flits();
@@ -84,8 +95,16 @@ pub fn counter_names(config: &NodeConfig) -> Vec<String> {
             names.push(format!("{}_{c}", e.name()));
         }
     }
+    for kp in &config.kernels {
+        for c in KERNEL_COUNTERS {
+            names.push(format!("p{}_kernel_{c}", kp.port));
+        }
+    }
     names
 }
+
+/// The counters of each wired kernel (outputs of [`kernel_port`]).
+const KERNEL_COUNTERS: [&str; 3] = ["packets_in", "packets_out", "dropped"];
 
 /// The counters of each link endpoint in the register window.
 fn link_counters(link: &LinkConfig) -> Vec<&'static str> {
@@ -98,7 +117,8 @@ fn link_counters(link: &LinkConfig) -> Vec<&'static str> {
 
 /// The node's register map (the window's addresses, for the hardware and for software).
 pub fn register_map(config: &NodeConfig) -> Vec<Register> {
-    node_map(config.router.dims, &counter_names(config), has_selftest(config))
+    let kernels: Vec<(usize, u32)> = config.kernels.iter().map(|k| (k.port, k.dst)).collect();
+    node_map_with_kernels(config.router.dims, &counter_names(config), has_selftest(config), &kernels)
 }
 
 /// The self-test block takes IntraNode port 0 when the node is 128 bits wide.
@@ -138,8 +158,20 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     let link_out = AxisShape::data(width).with_keep().with_user(1);
     let link_in = link_out.always_ready();
     for p in 0..rc.local_ports {
-        let user_in = d.axis_in(&format!("s_axis_p{p}"), local_in);
-        let user_out = d.axis_out(&format!("m_axis_p{p}"), local_out);
+        // The port's user: a wired kernel inside the node, or the node's own stream ports.
+        let (user_in, user_out) = match config.kernels.iter().find(|k| k.port == p) {
+            Some(kp) => {
+                d.section(&format!("the kernel on IntraNode port {p}"));
+                let wrapper = d.instance(&Rc::new(kernel_port(width, rc.max_packet_bytes, kp)?), &format!("kernel_p{p}"), &format!("kernel_p{p}"));
+                wrapper.input("dst").define(regs.output(&format!("kernel_p{p}_dst")));
+                for c in KERNEL_COUNTERS {
+                    let i = counters.iter().position(|x| *x == format!("p{p}_kernel_{c}")).unwrap();
+                    counter_in[i].define(wrapper.output(c));
+                }
+                (wrapper.source("m_axis", local_in), wrapper.sink("s_axis", local_out))
+            }
+            None => (d.axis_in(&format!("s_axis_p{p}"), local_in), d.axis_out(&format!("m_axis_p{p}"), local_out)),
+        };
         let to_router = router.sink(&format!("s_axis_p{p}"), local_in);
         let from_router = router.source(&format!("m_axis_p{p}"), local_out);
         if p == 0 && selftest {
