@@ -242,3 +242,30 @@ fn constraint_check_finds_missing_ports_and_cells() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `[[kernel]]` entries: each bad value is refused naming its key and what is allowed; a good
+/// one puts the kernel's counters and destination register into the node.
+#[test]
+fn wired_kernel_entries_are_checked_by_key() {
+    let base = "name = \"w\"\nboard = \"u200\"\n[torus]\ndims = [4, 1, 1]\n[clocks]\nfabric_mhz = 156.25\n";
+    let entry = |body: &str| format!("{base}[[kernel]]\n{body}\n");
+    let good = "kernel = \"dg_rk_update\"\nport = 1\ninput_tag = 7\noutput_tag = 9\ndst = [3, 0, 0, 0]";
+    let config = weft::system::parse(&entry(good)).unwrap();
+    assert_eq!(config.node.kernels.len(), 1);
+    let names = weft_ip::system::node::counter_names(&config.node);
+    assert!(names.contains(&"p1_kernel_dropped".to_string()), "{names:?}");
+    let refused = |body: &str, needle: &str| {
+        let e = weft::system::parse(&entry(body)).unwrap_err();
+        assert!(e.contains(needle), "{body:?}: {e}");
+    };
+    refused(&good.replace("dg_rk_update", "no_such"), "`kernel[0].kernel` = \"no_such\" is neither a shipped kernel");
+    refused(&good.replace("\"dg_rk_update\"", "\"missing.wk\""), "`kernel[0].kernel` = \"missing.wk\"");
+    refused(&good.replace("port = 1", "port = 2"), "`kernel[0].port` = 2 is out of range: allowed 0..=1");
+    refused(&good.replace("input_tag = 7", "input_tag = 70000"), "`kernel[0].input_tag` = 70000 is out of range: allowed 0..=65535");
+    refused(&good.replace("[3, 0, 0, 0]", "[4, 0, 0, 0]"), "`kernel[0].dst[0] (x)` = 4 is out of range: allowed 0..=3");
+    refused(&good.replace("[3, 0, 0, 0]", "[3, 0, 0]"), "`kernel[0].dst` has 3 entries");
+    refused(&format!("{good}\nclock = \"kernel\""), "`kernel[0].clock` = \"kernel\"");
+    let twice = format!("{base}[[port]]\nindex = 1\n[[kernel]]\n{good}\n");
+    let e = weft::system::parse(&twice).unwrap_err();
+    assert!(e.contains("`port[0]` describes IntraNode port 1, which `kernel[0]` is wired to"), "{e}");
+}

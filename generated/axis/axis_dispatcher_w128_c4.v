@@ -45,9 +45,10 @@ module axis_dispatcher_w128_c4(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_
 reg in_packet;
 reg [4:0] channel;
 reg dropping;
-// header: the channel a packet's tag names, or dropping for a tag of `channels` or more
+// header: the channel a packet's tag names, or dropping for a tag no channel takes
 wire [15:0] tag;
 wire known;
+wire [4:0] index;
 wire head;
 wire ready_sel;
 wire passes;
@@ -56,9 +57,10 @@ wire took;
 reg [31:0] dropped_2;
 // verilator lint_on UNUSEDSIGNAL
 
-// ---- header: the channel a packet's tag names, or dropping for a tag of `channels` or more ----
+// ---- header: the channel a packet's tag names, or dropping for a tag no channel takes ----
 assign tag = s_axis_tdata[73:58];
 assign known = tag < 16'h4;
+assign index = tag[4:0];
 assign head = (~in_packet) & s_axis_tvalid;
 assign ready_sel = ((((channel == 5'h0) & m_axis_ch0_tready) | ((channel == 5'h1) & m_axis_ch1_tready)) | ((channel == 5'h2) & m_axis_ch2_tready)) | ((channel == 5'h3) & m_axis_ch3_tready);
 assign passes = in_packet & (~dropping);
@@ -67,7 +69,7 @@ assign took = s_axis_tvalid & s_ready;
 
 always @(posedge clk) begin
     if (rst) in_packet <= 1'h0; else in_packet <= ((took & s_axis_tlast) & in_packet) ? 1'h0 : ((head & (~s_axis_tlast)) ? 1'h1 : in_packet);
-    if (rst) channel <= 5'h0; else channel <= head ? tag[4:0] : channel;
+    if (rst) channel <= 5'h0; else channel <= head ? index : channel;
     if (rst) dropping <= 1'h0; else dropping <= head ? (~known) : dropping;
     if (rst) dropped_2 <= 32'h0; else dropped_2 <= (head & (~known)) ? (dropped_2 + 32'h1) : dropped_2;
 end

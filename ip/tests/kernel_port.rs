@@ -152,3 +152,72 @@ fn a_wired_kernel_answers_each_tagged_packet_with_its_model_on_256_bit_ports() {
 fn a_wired_stencil_sees_each_packet_as_one_vector() {
     check(include_str!("../../examples/kernels/stencil3.wk"), 128, 4);
 }
+
+/// The kernel inside a node (one node, three IntraNode ports, the kernel on port 2), driven
+/// through the node's ports and register window: answers go where `kernel_p2_dst` says after
+/// reset, and where software writes it at run time; the kernel's counters count.
+#[test]
+fn a_node_routes_its_kernels_answers_to_the_destination_register() {
+    use weft_ip::axil::Master;
+    use weft_ip::link::LinkConfig;
+    use weft_ip::regmap::kernel_dst_addr;
+    use weft_ip::router::RouterConfig;
+    use weft_ip::system::node::{counter_names, node, NodeConfig};
+    let kp = KernelPort { port: 2, source: AXPBY.into(), origin: "test".into(), input_tag: 7, output_tag: 9, dst: pack_dst(0, 0, 0, 1) };
+    let router = RouterConfig { dims: [1, 1, 1], local_ports: 3, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() };
+    let config = NodeConfig { router, link: LinkConfig::default(), kernels: vec![kp.clone()] };
+    let counters = counter_names(&config);
+    let stat = |name: &str| 0x100 + 4 * counters.iter().position(|c| c == name).unwrap() as u32;
+    let mut m = Master::new(node(&config).unwrap(), 4);
+    assert_eq!(m.read(kernel_dst_addr(2)), (pack_dst(0, 0, 0, 1) as u128, 0), "destination after reset");
+    let k = kp.kernel().unwrap();
+    let mut rng = Rng::new(6);
+    // Sends `count` packets of 3·n words to port 2 through port 0, returns the answers' ports.
+    let mut round = |m: &mut Master, count: usize, want_port: usize| {
+        let e = &mut m.eval;
+        // Port 2 is inside the node: the kernel's.
+        for p in 0..2 {
+            e.set_input(&format!("m_axis_p{p}_tready"), 1);
+        }
+        for _ in 0..count {
+            let n = 1 + rng.below(8) as usize;
+            let words: Vec<u32> = (0..3 * n).map(|_| operand(&mut rng)).collect();
+            let h = Header { dst: [0, 0, 0], dst_port: 2, tag: 7, length: 12 * n, ..Default::default() }.pack() & ((1 << 120) - 1);
+            let mut beats = vec![(h, false)];
+            let chunks: Vec<&[u32]> = words.chunks(4).collect();
+            for (i, c) in chunks.iter().enumerate() {
+                beats.push((c.iter().enumerate().fold(0u128, |v, (j, w)| v | (*w as u128) << (32 * j)), i + 1 == chunks.len()));
+            }
+            let want = k.evaluate_vector_beats(&words.chunks(3).map(|c| c.to_vec()).collect::<Vec<_>>()).concat();
+            let (mut sent, mut got, mut cycles) = (0, vec![], 0);
+            while got.len() < 1 + (want.len() * 32).div_ceil(128) {
+                cycles += 1;
+                assert!(cycles < 5000, "no answer");
+                if sent < beats.len() {
+                    e.set_input("s_axis_p0_tdata", beats[sent].0);
+                    e.set_input("s_axis_p0_tlast", beats[sent].1 as u128);
+                }
+                e.set_input("s_axis_p0_tvalid", (sent < beats.len()) as u128);
+                e.settle();
+                if sent < beats.len() && e.get_output("s_axis_p0_tready") == 1 {
+                    sent += 1;
+                }
+                for p in 0..2 {
+                    if e.get_output(&format!("m_axis_p{p}_tvalid")) == 1 {
+                        assert_eq!(p, want_port, "an answer left on port {p}");
+                        got.push(e.get_output(&format!("m_axis_p{p}_tdata")));
+                    }
+                }
+                e.clock(false);
+            }
+            let payload: Vec<u32> = got[1..].iter().flat_map(|v| (0..4).map(move |j| (v >> (32 * j)) as u32)).collect();
+            assert_eq!(&payload[..want.len()], &want[..]);
+        }
+    };
+    round(&mut m, 5, 1);
+    assert_eq!(m.write(kernel_dst_addr(2), pack_dst(0, 0, 0, 0), 0xF, 0), 0);
+    round(&mut m, 5, 0);
+    assert_eq!(m.read(stat("p2_kernel_packets_in")).0, 10);
+    assert_eq!(m.read(stat("p2_kernel_packets_out")).0, 10);
+    assert_eq!(m.read(stat("p2_kernel_dropped")).0, 0);
+}

@@ -109,9 +109,14 @@ pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u
 
     d.section("header: the channel a packet's tag names, or dropping for a tag no channel takes");
     sig!(tag = d.bits_of(&p.data, field("tag").0, 16));
-    let matches: Vec<Sig> = tags.iter().map(|t| tag.eq(*t as usize)).collect();
-    sig!(known = matches.iter().fold(d.lit(0, 1), |any, m| any | *m));
-    sig!(index = matches.iter().enumerate().fold(d.lit(0, 5), |acc, (k, m)| m.mux(d.lit(k as u128, 5), acc)));
+    // Tags 0 … n−1 (the stand-alone dispatcher's) name their channel directly.
+    let (known, index) = if tags.iter().enumerate().all(|(k, t)| *t as usize == k) {
+        (tag.lt(tags.len()), tag.bits(0, 5))
+    } else {
+        let matches: Vec<Sig> = tags.iter().map(|t| tag.eq(*t as usize)).collect();
+        (matches.iter().fold(d.lit(0, 1), |any, m| any | *m), matches.iter().enumerate().fold(d.lit(0, 5), |acc, (k, m)| m.mux(d.lit(k as u128, 5), acc)))
+    };
+    let (known, index) = (known.named("known"), index.named("index"));
     sig!(head = !in_packet.q & valid);
     // Payload beats wait for their channel; the header and dropped beats are taken at once.
     let is_channel = |k: usize| channel.q.eq(k);
