@@ -168,6 +168,20 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// Seed 001's b_eff on a ring of the system's nodes (generated into a temporary folder, in
+    /// Verilator): every node's self-test sends to its X+ neighbour and receives from X−, 21
+    /// message sizes, beside seed 001's model and measurement; prints a table, writes JSON and SVG
+    Beff {
+        /// The system description (e.g. examples/ring_520n.toml)
+        #[arg(long)]
+        config: PathBuf,
+        /// Nodes in the ring (the description's X dimension when not given)
+        #[arg(long)]
+        nodes: Option<usize>,
+        /// Output folder for beff_<name>_<nodes>.json and .svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// The shipped systems' generated nodes in Verilator: b_eff against the analytic model,
     /// 16-byte ping-pong, one-way bandwidth against message size (on torus_4x2x1), latency against
     /// load (both tori); prints tables, writes net.json and three SVG plots
@@ -223,6 +237,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::Timing { reference, only, generated, json } } => bench_timing(reference.as_deref(), &only, &generated, &json),
         Command::Bench { what: Bench::Router { out } } => bench_router(&out),
         Command::Bench { what: Bench::Net { out, generated } } => bench_net(&out, &generated),
+        Command::Bench { what: Bench::Beff { config, nodes, out } } => bench_beff(&config, nodes, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -264,6 +279,27 @@ fn bench_timing(reference: Option<&Path>, only: &[String], generated: &Path, jso
     let _ = std::fs::remove_dir_all(&work);
     print!("{}", weft::bench::timing::table(&rows));
     write_json(json, &rows)
+}
+
+fn bench_beff(config: &Path, nodes: Option<usize>, out: &Path) -> Result<(), String> {
+    let system = weft::system::load(config)?;
+    let nodes = nodes.unwrap_or(system.node.router.dims[0]);
+    if !(2..=64).contains(&nodes) {
+        return Err(format!("`--nodes` = {nodes} is out of range: allowed 2..=64 (a ring)"));
+    }
+    let work = std::env::temp_dir().join(format!("weft-bench-beff-{}", std::process::id()));
+    let report = weft::bench::beff::run(&system, nodes, &work, &mut |line| eprintln!("{line}"));
+    let _ = std::fs::remove_dir_all(&work);
+    let report = report?;
+    print!("{}", weft::bench::beff::table(&report));
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let stem = out.join(format!("beff_{}_{nodes}", report.system));
+    let json = stem.with_extension("json");
+    std::fs::write(&json, serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
+    let svg = stem.with_extension("svg");
+    std::fs::write(&svg, weft::bench::beff::plot(&report)).map_err(|e| format!("{}: {e}", svg.display()))?;
+    println!("wrote {} and {}", json.display(), svg.display());
+    Ok(())
 }
 
 fn bench_link(out: &PathBuf) -> Result<(), String> {

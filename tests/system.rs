@@ -269,3 +269,20 @@ fn wired_kernel_entries_are_checked_by_key() {
     let e = weft::system::parse(&twice).unwrap_err();
     assert!(e.contains("`port[0]` describes IntraNode port 1, which `kernel[0]` is wired to"), "{e}");
 }
+
+/// A 256-bit node has the self-test block and may run ports on the kernel clock: its shell
+/// (the FIFO design at 256 bits) passes the system checks.
+#[test]
+fn a_256_bit_node_has_self_test_and_kernel_clock_ports() {
+    let text = "name = \"wide\"\nboard = \"u280\"\n[torus]\ndims = [2, 1, 1]\n[node]\nwidth = 256\nvc_buffer_flits = 64\n[clocks]\nfabric_mhz = 156.25\nkernel_mhz = 300.0\n[[port]]\nindex = 1\nclock = \"kernel\"\n";
+    let config = weft::system::parse(text).unwrap();
+    let map = weft_ip::system::node::register_map(&config.node);
+    assert!(map.iter().any(|r| r.name == "selftest_control"), "no self-test registers at 256 bits");
+    let dir = std::env::temp_dir().join(format!("weft-wide-{}", std::process::id()));
+    let (generated, constraints) = (dir.join("generated"), dir.join("constraints"));
+    weft::system::generate(&config, &generated, &constraints).unwrap();
+    let shell = std::fs::read_to_string(generated.join("system/wide_shell.v")).unwrap();
+    assert!(shell.contains("input wire [255:0] s_axis_p1_tdata;"), "the shell's kernel-clock port is not 256 bits");
+    println!("{}", weft::system::check(&config, &generated, &constraints).unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1945,16 +1945,19 @@ wire [63:0] noise_b = noise_a ^ (noise_a >> 7);
 wire [63:0] noise_next = noise_b ^ (noise_b << 17);
 wire [131:0] noise_blocks = {{noise[7:0], noise[63:8]}, noise[3:2], noise, noise[1:0]};
 reg [131:0] stage [0:16];
-integer i;
+reg [4:0] ptr;
+reg filled;
 always @(posedge clk) begin
     if (rst) begin
         noise <= 64'h9E3779B97F4A7C15;
-        for (i = 0; i < 17; i = i + 1) stage[i] <= 132'h0;
+        ptr <= 5'h0;
+        filled <= 1'b0;
     end else begin
         noise <= noise_next;
-        stage[0] <= (cut === 1'b1) ? noise_blocks : tx ^ flip;
-        for (i = 1; i < 17; i = i + 1) stage[i] <= stage[i - 1];
+        stage[ptr] <= (cut === 1'b1) ? noise_blocks : tx ^ flip;
+        ptr <= (ptr == 5'd16) ? 5'h0 : ptr + 5'h1;
+        if (ptr == 5'd16) filled <= 1'b1;
     end
 end
-assign rx = stage[16];
+assign rx = filled ? stage[ptr] : 132'h0;
 endmodule

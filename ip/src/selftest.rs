@@ -17,6 +17,7 @@ use weft_hdl::netlist::{Design, Netlist, Sig};
 use weft_hdl::sig;
 
 use crate::axil::byte_mask;
+use crate::axis::gearbox::chunked;
 use crate::router::header::field;
 
 /// The 32-bit payload lane `index` of packet `packet` for `seed` (the software reference).
@@ -24,24 +25,45 @@ pub fn pattern(seed: u32, packet: u32, index: u32) -> u32 {
     seed ^ packet.wrapping_mul(0x9E37_79B9) ^ index.wrapping_mul(0x85EB_CA6B)
 }
 
-/// The same pattern as netlist logic, for the four lanes of payload word `word` (lane 3 most
-/// significant).
-fn pattern_word<'d>(d: &'d Design, seed: Sig<'d>, packet: Sig<'d>, word: Sig<'d>) -> Sig<'d> {
+/// The same pattern as netlist logic for payload word `word` of `lanes` 32-bit lanes, as
+/// stream chunks of four lanes (lane 0 least significant).
+fn pattern_word<'d>(d: &'d Design, seed: Sig<'d>, packet: Sig<'d>, word: Sig<'d>, lanes: usize) -> Vec<Sig<'d>> {
     let times = |x: Sig<'d>, k: u128| x.mul(d.lit(k, 32)).bits(0, 32);
     let base = seed ^ times(packet, 0x9E37_79B9);
-    let first = word.shl_const(2);
-    let mut lanes: Vec<Sig> = (0..4u32).map(|i| base ^ times(first + i, 0x85EB_CA6B)).collect();
-    lanes.reverse();
-    d.cat(&lanes)
+    let first = word.shl_const(lanes.trailing_zeros() as usize);
+    let values: Vec<Sig> = (0..lanes as u32).map(|i| base ^ times(first + i, 0x85EB_CA6B)).collect();
+    chunked(d, &values)
 }
 
-/// Payload words of a packet of `length` bytes: ceil(length / 16), in 10 bits.
-fn payload_words(length: Sig) -> Sig {
-    (length.zext(15) + 15u32).bits(4, 10)
+/// Names stream chunks `name` (one) or `name<k>` (several), for readable Verilog.
+fn named<'d>(chunks: Vec<Sig<'d>>, name: &str) -> Vec<Sig<'d>> {
+    let one = chunks.len() == 1;
+    chunks.into_iter().enumerate().map(|(k, c)| c.named(&if one { name.to_string() } else { format!("{name}{k}") })).collect()
 }
 
-/// Builds the generator.
-pub fn generator() -> Netlist {
+/// Payload words of `width` bits in a packet of `length` bytes: ceil(length · 8 / width), in 10 bits.
+fn payload_words(length: Sig, width: usize) -> Sig {
+    let bytes = width / 8;
+    (length.zext(15) + (bytes as u32 - 1)).bits(bytes.trailing_zeros() as usize, 10)
+}
+
+/// Ports of a stream data bus of `width` bits: one name up to 128 bits, else `name@lo` chunks.
+fn data_ports(name: &str, width: usize) -> Vec<(String, usize)> {
+    if width <= 128 {
+        vec![(name.to_string(), width)]
+    } else {
+        (0..width).step_by(128).map(|lo| (format!("{name}@{lo}"), 128)).collect()
+    }
+}
+
+fn check_width(width: usize) {
+    assert!(width == 128 || width == 256, "self-test width {width}: 128 or 256");
+}
+
+/// Builds the generator for a `width`-bit port (128 or 256).
+pub fn generator(width: usize) -> Netlist {
+    check_width(width);
+    let (lanes, bytes) = (width / 32, width / 8);
     let d = Design::new();
     let start = d.input("start", 1);
     let count = d.input("count", 32);
@@ -58,7 +80,7 @@ pub fn generator() -> Netlist {
     let cycles = d.reg("cycles", 32, 0);
 
     d.section("packets: a start pulse sends `count` of them, one beat per accepted cycle");
-    sig!(words = payload_words(length));
+    sig!(words = payload_words(length, width));
     sig!(at_header = word.q.is_zero(), last_word = word.q.eq(words));
     sig!(go = start & !busy.q & count.any());
     let valid = busy.q;
@@ -72,12 +94,15 @@ pub fn generator() -> Netlist {
     // Header: destination, tag, length, packet index in `user`; the router fills the rest.
     let fields = [("tag", tag), ("length", length), ("user", sent.q)];
     sig!(header = fields.iter().fold(dst.zext(128), |h, (name, v)| h | v.zext(128).shl_const(field(name).0)));
-    sig!(payload = pattern_word(&d, seed, sent.q, (word.q - 1u32).zext(32)));
-    // Keep: all bytes but in the last payload word, where length mod 16 (16 when it divides).
-    let all = d.lit(0xFFFF, 16);
-    sig!(tail_bytes = length.bits(0, 4));
+    let payload = named(pattern_word(&d, seed, sent.q, (word.q - 1u32).zext(32), lanes), "payload");
+    for (k, (port, _)) in data_ports("m_axis_tdata", width).into_iter().enumerate() {
+        let head = if k == 0 { header } else { d.lit(0, 128) };
+        d.output(&port, at_header.mux(head, payload[k]));
+    }
+    // Keep: all bytes but in the last payload word, where length mod bytes (all when it divides).
+    let all = d.lit((1u128 << bytes) - 1, bytes);
+    sig!(tail_bytes = length.bits(0, bytes.trailing_zeros() as usize));
     let last_keep = tail_bytes.is_zero().mux(all, !all.shl(tail_bytes));
-    d.output("m_axis_tdata", at_header.mux(header, payload));
     d.output("m_axis_tkeep", (!at_header & last_word).mux(last_keep, all));
     d.output("m_axis_tlast", last_word);
     d.output("m_axis_tvalid", valid);
@@ -92,11 +117,13 @@ pub fn generator() -> Netlist {
     d.finish()
 }
 
-/// Builds the checker.
-pub fn checker() -> Netlist {
+/// Builds the checker for a `width`-bit port (128 or 256).
+pub fn checker(width: usize) -> Netlist {
+    check_width(width);
+    let (lanes, bytes) = (width / 32, width / 8);
     let d = Design::new();
-    let data = d.input("s_axis_tdata", 128);
-    let keep = d.input("s_axis_tkeep", 16);
+    let data: Vec<Sig> = data_ports("s_axis_tdata", width).iter().map(|(port, w)| d.input(port, *w)).collect();
+    let keep = d.input("s_axis_tkeep", bytes);
     let last = d.input("s_axis_tlast", 1);
     let valid = d.input("s_axis_tvalid", 1);
     let seed = d.input("seed", 32);
@@ -109,12 +136,12 @@ pub fn checker() -> Netlist {
     let words_expected = d.reg("words_expected", 10, 0);
     let packets = d.reg("packets", 32, 0);
     let errors = d.reg("errors", 32, 0);
-    let bytes = d.reg("bytes", 32, 0);
+    let bytes_seen = d.reg("bytes", 32, 0);
 
     d.section("packet framing: a header beat, then payload beats");
     sig!(head = !in_packet.q & valid, body = in_packet.q & valid);
-    let h_user = data.bits(field("user").0, 32);
-    sig!(h_words = payload_words(data.bits(field("length").0, 14)));
+    let h_user = data[0].bits(field("user").0, 32);
+    sig!(h_words = payload_words(data[0].bits(field("length").0, 14), width));
     sig!(next_word = word.q + 1u32);
     sig!(opens = head & !last, closes = body & last);
     in_packet.set_when(opens).clear_when(closes).clear_when(clear);
@@ -123,10 +150,11 @@ pub fn checker() -> Netlist {
     word.next_when(body, next_word).clear_when(head);
 
     d.section("errors: payload against the pattern, packet length against the header");
-    sig!(want = pattern_word(&d, seed, index.q, word.q.zext(32)));
+    let want = named(pattern_word(&d, seed, index.q, word.q.zext(32), lanes), "want");
     // Compare only the bytes tkeep marks.
-    sig!(keep_mask = byte_mask(&d, keep));
-    sig!(word_error = body & ((data ^ want) & keep_mask).any());
+    let masks = named((0..data.len()).map(|k| byte_mask(&d, keep.bits(16 * k, 16))).collect(), "keep_mask");
+    let differs = data.iter().zip(&want).zip(&masks).fold(d.lit(0, 1), |any, ((got, w), m)| any | ((*got ^ *w) & *m).any());
+    sig!(word_error = body & differs);
     // Length: the packet must end exactly at its last payload word (or at the header).
     sig!(head_len_bad = head & (last ^ h_words.is_zero()));
     sig!(body_len_bad = body & (last ^ next_word.eq(words_expected.q)));
@@ -134,11 +162,11 @@ pub fn checker() -> Netlist {
 
     d.section("packets and payload bytes (the ones in tkeep)");
     packets.next_when((head & last) | closes, packets.q + 1u32).clear_when(clear);
-    let keep_ones = (0..16).map(|b| keep.bit(b).zext(32)).fold(d.lit(0, 32), |a, b| a + b);
-    bytes.next_when(body, bytes.q + keep_ones).clear_when(clear);
+    let keep_ones = (0..bytes).map(|b| keep.bit(b).zext(32)).fold(d.lit(0, 32), |a, b| a + b);
+    bytes_seen.next_when(body, bytes_seen.q + keep_ones).clear_when(clear);
     d.output("packets", packets.q);
     d.output("errors", errors.q);
-    d.output("bytes", bytes.q);
+    d.output("bytes", bytes_seen.q);
     d.output("complete", packets.q.eq(expect));
     d.finish()
 }
@@ -146,11 +174,14 @@ pub fn checker() -> Netlist {
 /// The generator against the software [`pattern`], then the checker fed by it with random
 /// back-pressure: `count` packets of `length` bytes; `flip` flips one payload bit in flight.
 /// Returns (packets sent, packets checked, errors, bytes, cycles counted).
-pub fn loopback(count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>, ready_percent: u64) -> Result<(u128, u128, u128, u128, u128), String> {
+pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>, ready_percent: u64) -> Result<(u128, u128, u128, u128, u128), String> {
     use weft_hdl::netlist::eval::Evaluator;
     use weft_hdl::testbench::Rng;
-    let mut g = Evaluator::new(generator());
-    let mut c = Evaluator::new(checker());
+    let mut g = Evaluator::new(generator(width));
+    let mut c = Evaluator::new(checker(width));
+    let (lanes, bytes) = (width / 32, width / 8);
+    let ports = data_ports("m_axis_tdata", width);
+    let in_ports = data_ports("s_axis_tdata", width);
     g.reset(2);
     c.reset(2);
     let dst = 0x15_4321u128 & ((1 << 22) - 1);
@@ -162,7 +193,7 @@ pub fn loopback(count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>
     c.set_input("clear", 0);
     let mut rng = Rng::new(seed as u64);
     let (mut packet, mut word) = (0u32, 0usize);
-    let words = length.div_ceil(16);
+    let words = length.div_ceil(bytes);
     for cycle in 0..(count as usize * (words + 1) * 20 + 100) {
         g.set_input("start", (cycle == 1) as u128);
         c.set_input("s_axis_tvalid", 0);
@@ -172,7 +203,8 @@ pub fn loopback(count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>
         g.set_input("m_axis_tready", ready as u128);
         g.settle();
         if ready && g.get_output("m_axis_tvalid") == 1 {
-            let mut data = g.get_output("m_axis_tdata");
+            let mut chunks: Vec<u128> = ports.iter().map(|(p, _)| g.get_output(p)).collect();
+            let data = chunks[0];
             let last = g.get_output("m_axis_tlast");
             let keep = g.get_output("m_axis_tkeep");
             // The software reference: header fields, then the pattern, and the last flit's keep.
@@ -182,17 +214,17 @@ pub fn loopback(count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>
                     return Err(format!("packet {packet}: header {h:?}"));
                 }
             } else {
-                for i in 0..4 {
-                    let lane = (data >> (32 * i)) as u32;
-                    let want = pattern(seed, packet, 4 * (word as u32 - 1) + i as u32);
-                    let valid_bytes = if word == words && length % 16 != 0 { length % 16 } else { 16 };
+                for i in 0..lanes {
+                    let lane = (chunks[i / 4] >> (32 * (i % 4))) as u32;
+                    let want = pattern(seed, packet, (lanes * (word - 1) + i) as u32);
+                    let valid_bytes = if word == words && length % bytes != 0 { length % bytes } else { bytes };
                     let lane_bytes = valid_bytes.saturating_sub(4 * i).min(4);
                     let m = if lane_bytes == 4 { u32::MAX } else { (1u32 << (8 * lane_bytes)) - 1 };
                     if lane & m != want & m {
                         return Err(format!("packet {packet} word {word} lane {i}: {lane:#x}, pattern says {want:#x}"));
                     }
                 }
-                let valid_bytes = if word == words && length % 16 != 0 { length % 16 } else { 16 };
+                let valid_bytes = if word == words && length % bytes != 0 { length % bytes } else { bytes };
                 if keep != (1u128 << valid_bytes) - 1 {
                     return Err(format!("packet {packet} word {word}: tkeep {keep:#x}"));
                 }
@@ -201,9 +233,12 @@ pub fn loopback(count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>
                 return Err(format!("packet {packet}: tlast at word {word} of {words}"));
             }
             if flip == Some((packet, word)) {
-                data ^= 1 << 77;
+                let last_chunk = chunks.len() - 1;
+                chunks[last_chunk] ^= 1 << 77;
             }
-            c.set_input("s_axis_tdata", data);
+            for (port, v) in in_ports.iter().zip(&chunks) {
+                c.set_input(&port.0, *v);
+            }
             c.set_input("s_axis_tkeep", keep);
             c.set_input("s_axis_tlast", last);
             c.set_input("s_axis_tvalid", 1);
@@ -228,19 +263,23 @@ mod tests {
 
     #[test]
     fn generator_follows_the_pattern_and_checker_counts_clean_packets() {
-        for (count, length, ready) in [(40, 100, 60), (30, 16, 100), (20, 0, 50), (10, 1024, 80)] {
-            let (sent, checked, errors, bytes, cycles) = loopback(count, length, 0x1234_5678, None, ready).unwrap();
-            assert_eq!((sent, checked, errors, bytes), (count as u128, count as u128, 0, (count as usize * length) as u128), "{count} x {length} B");
-            // One beat per cycle when ready: the counter covers at least every beat sent.
-            let beats = count as u128 * (1 + length.div_ceil(16)) as u128;
-            assert!(cycles >= beats, "{cycles} cycles for {beats} beats");
+        for width in [128, 256] {
+            for (count, length, ready) in [(40, 100, 60), (30, 16, 100), (20, 0, 50), (10, 1024, 80), (12, 33, 70)] {
+                let (sent, checked, errors, bytes, cycles) = loopback(width, count, length, 0x1234_5678, None, ready).unwrap();
+                assert_eq!((sent, checked, errors, bytes), (count as u128, count as u128, 0, (count as usize * length) as u128), "{width} bits: {count} x {length} B");
+                // One beat per cycle when ready: the counter covers at least every beat sent.
+                let beats = count as u128 * (1 + length.div_ceil(width / 8)) as u128;
+                assert!(cycles >= beats, "{cycles} cycles for {beats} beats");
+            }
         }
     }
 
     #[test]
     fn checker_counts_a_flipped_payload_bit() {
-        let (_, checked, errors, _, _) = loopback(20, 64, 7, Some((5, 2)), 70).unwrap();
-        assert_eq!((checked, errors), (20, 1));
+        for width in [128, 256] {
+            let (_, checked, errors, _, _) = loopback(width, 20, 96, 7, Some((5, 2)), 70).unwrap();
+            assert_eq!((checked, errors), (20, 1), "{width} bits");
+        }
     }
 }
 
@@ -261,9 +300,9 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
     vec![
         crate::shipped::Shipped::new(
             spec("selftest_generator_w128", "self-test packet generator: count, size, destination, tag and pattern seed from ports; cycles from first send to done"),
-            |spec| export_netlist(spec, &generator()),
+            |spec| export_netlist(spec, &generator(128)),
             || {
-                let clean = loopback(50, 200, 0xC0FFEE, None, 70)?;
+                let clean = loopback(128, 50, 200, 0xC0FFEE, None, 70)?;
                 if clean.2 != 0 || clean.1 != 50 {
                     return Err(format!("loopback: {clean:?}"));
                 }
@@ -272,9 +311,9 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
         ),
         crate::shipped::Shipped::new(
             spec("selftest_checker_w128", "self-test packet checker: recomputes the generator's pattern, counts packets, bytes and errors"),
-            |spec| export_netlist(spec, &checker()),
+            |spec| export_netlist(spec, &checker(128)),
             || {
-                let flipped = loopback(30, 100, 99, Some((7, 3)), 60)?;
+                let flipped = loopback(128, 30, 100, 99, Some((7, 3)), 60)?;
                 if (flipped.1, flipped.2) != (30, 1) {
                     return Err(format!("one flipped payload bit: {flipped:?}"));
                 }

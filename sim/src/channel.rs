@@ -127,14 +127,19 @@ pub fn verilog(name: &str, lanes: usize, latency: usize) -> String {
     }
     lanes_noise.reverse();
     text.push_str(&format!("wire [{}:0] noise_blocks = {{{}}};\n", w - 1, lanes_noise.join(", ")));
-    text.push_str(&format!("reg [{}:0] stage [0:{}];\ninteger i;\n", w - 1, depth - 1));
+    // A ring of `depth` blocks: each cycle writes the block leaving at `ptr` and reads the one
+    // written `depth` cycles ago there (zeros until the ring has filled once since reset). No
+    // loop over the storage, which Verilator cannot schedule for long channels.
+    let pw = usize::BITS as usize - (depth - 1).max(1).leading_zeros() as usize;
+    text.push_str(&format!("reg [{}:0] stage [0:{}];\nreg [{}:0] ptr;\nreg filled;\n", w - 1, depth - 1, pw - 1));
     text.push_str("always @(posedge clk) begin\n    if (rst) begin\n        noise <= 64'h9E3779B97F4A7C15;\n");
-    text.push_str(&format!("        for (i = 0; i < {depth}; i = i + 1) stage[i] <= {w}'h0;\n"));
+    text.push_str(&format!("        ptr <= {pw}'h0;\n        filled <= 1'b0;\n"));
     text.push_str("    end else begin\n        noise <= noise_next;\n");
-    text.push_str("        stage[0] <= (cut === 1'b1) ? noise_blocks : tx ^ flip;\n");
-    text.push_str(&format!("        for (i = 1; i < {depth}; i = i + 1) stage[i] <= stage[i - 1];\n"));
+    text.push_str("        stage[ptr] <= (cut === 1'b1) ? noise_blocks : tx ^ flip;\n");
+    text.push_str(&format!("        ptr <= (ptr == {pw}'d{}) ? {pw}'h0 : ptr + {pw}'h1;\n", depth - 1));
+    text.push_str(&format!("        if (ptr == {pw}'d{}) filled <= 1'b1;\n", depth - 1));
     text.push_str("    end\nend\n");
-    text.push_str(&format!("assign rx = stage[{}];\nendmodule\n", depth - 1));
+    text.push_str(&format!("assign rx = filled ? stage[ptr] : {w}'h0;\nendmodule\n"));
     text
 }
 

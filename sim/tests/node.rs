@@ -59,6 +59,14 @@ fn selftest_runs_across_a_link_between_independent_clocks() {
     selftest_across_a_link(Torus::netlist_nodes_async(&config, 12, &[6400, 6402], &[0, 2500]).unwrap());
 }
 
+/// The same on 256-bit nodes (4-lane links): the self-test block at its second width.
+#[test]
+fn selftest_runs_from_registers_across_a_256_bit_link() {
+    let base = config([2, 1, 1]);
+    let config = NodeConfig { router: RouterConfig { width: 256, vc_buffer_flits: 16, ..base.router }, link: LinkConfig { lanes: 4, ..LinkConfig::default() }, kernels: vec![] };
+    selftest_across_a_link(Torus::netlist_nodes(&config, 12).unwrap());
+}
+
 fn selftest_across_a_link(mut torus: Torus<weft_sim::link::NetlistDevice>) {
     use weft_sim::weft_ip::axil::{LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS};
     torus.reset();
@@ -89,7 +97,7 @@ fn selftest_across_a_link(mut torus: Torus<weft_sim::link::NetlistDevice>) {
         waited += 200;
         assert!(waited < 40_000, "self-test not complete after {waited} cycles");
     }
-    let flits = 1 + (length as u64).div_ceil(16);
+    let flits = 1 + (length as u64).div_ceil(torus.config.width as u64 / 8);
     for n in 0..2 {
         let [sent, cycles, state, packets, bytes, errors] = [0, 1, 2, 3, 4, 5].map(|i| status(&mut torus, n, i).0 as u64);
         assert_eq!((sent, packets, bytes, errors), (count as u64, count as u64, (count * length) as u64, 0), "node {n}");

@@ -1,5 +1,6 @@
 //! Benchmarks that print figures and save them as JSON.
 
+pub mod beff;
 pub mod link;
 pub mod numeric;
 pub mod numeric_compare;

@@ -317,9 +317,6 @@ impl SystemConfig {
                 Some("kernel") => return Err(format!("`port[{i}].clock` = \"kernel\" needs `clocks.kernel_mhz`")),
                 Some(other) => return Err(format!("`port[{i}].clock` = {other:?} is not allowed: \"fabric\" or \"kernel\"")),
             };
-            if clock == PortClock::Kernel && width != 128 {
-                return Err(format!("`port[{i}].clock` = \"kernel\" needs `node.width` = 128 (the clock-crossing FIFO is 128 bits wide)"));
-            }
             if let Some(k) = &p.kernel {
                 if !kernels.contains(k) {
                     return Err(format!("`port[{i}].kernel` = {k:?} is not a shipped kernel: allowed {}", kernels.join(", ")));

@@ -170,7 +170,19 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
         let fifo = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == "axis_async_fifo_w128_d64").ok_or("the catalog lost axis_async_fifo_w128_d64")?;
         let mut fifo_spec = fifo.spec.clone();
         fifo_spec.name = fifo_name.clone();
-        let fifo_text = export(&fifo_spec, &mut weft_ip::axis::AsyncFifoW128D64::default()).map_err(|e| e.to_string())?;
+        let width = config.node.router.width;
+        for (key, value) in fifo_spec.parameters.iter_mut() {
+            match key.as_str() {
+                "data_width" => *value = width.to_string(),
+                "keep_width" => *value = (width / 8).to_string(),
+                _ => {}
+            }
+        }
+        let fifo_text = match width {
+            128 => export(&fifo_spec, &mut weft_ip::axis::AsyncFifoW128D64::default()),
+            _ => export(&fifo_spec, &mut weft_ip::axis::AsyncFifoW256D64::default()),
+        }
+        .map_err(|e| e.to_string())?;
         let mut text = verilog::shell(config, &node_text, &fifo_name)?;
         text.push_str("\n// The clock-crossing FIFO lives in the shell's file.\n/* verilator lint_off DECLFILENAME */\n");
         text.push_str(&fifo_text);

@@ -14,6 +14,8 @@ use crate::shipped::Shipped;
 pub type RegisterSliceW128 = AxisRegisterSlice<128, 16, 1>;
 pub type FifoW128D32 = weft_hdl::axis_fifo!(128, 32);
 pub type AsyncFifoW128D64 = weft_hdl::axis_async_fifo!(128, 64);
+/// The same FIFO at 256 bits, for the shells of 256-bit nodes.
+pub type AsyncFifoW256D64 = weft_hdl::axis_async_fifo!(256, 64);
 
 /// Write clock slower, equal, faster, at awkward ratios, with random handshakes.
 fn async_fifo_testbench() -> Result<String, String> {

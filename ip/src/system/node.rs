@@ -7,7 +7,7 @@
 //! the − neighbour. A dimension of size 2 still has both endpoints (two cables to the one
 //! neighbour); its − router ports do not exist, so those directions carry only link protocol.
 //!
-//! Self-test (128-bit nodes): the register window's self-test registers drive a packet generator
+//! Self-test (any width): the register window's self-test registers drive a packet generator
 //! and a checker ([`crate::selftest`]); with control bit 0 set they own IntraNode port 0 (the
 //! user's port 0 then neither offers nor accepts), bit 1 rising starts the generator, bit 2
 //! clears the checker.
@@ -121,9 +121,9 @@ pub fn register_map(config: &NodeConfig) -> Vec<Register> {
     node_map_with_kernels(config.router.dims, &counter_names(config), has_selftest(config), &kernels)
 }
 
-/// The self-test block takes IntraNode port 0 when the node is 128 bits wide.
-fn has_selftest(config: &NodeConfig) -> bool {
-    config.router.width == 128
+/// The self-test block (any width) takes IntraNode port 0 when enabled.
+fn has_selftest(_config: &NodeConfig) -> bool {
+    true
 }
 
 /// Builds the node netlist.
@@ -175,7 +175,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         let to_router = router.sink(&format!("s_axis_p{p}"), local_in);
         let from_router = router.source(&format!("m_axis_p{p}"), local_out);
         if p == 0 && selftest {
-            selftest_on_port0(&d, &regs, &user_in, &user_out, &to_router, &from_router);
+            selftest_on_port0(&d, width, &regs, &user_in, &user_out, &to_router, &from_router);
         } else {
             d.connect(&user_in, &to_router)?;
             d.connect(&from_router, &user_out)?;
@@ -284,7 +284,7 @@ fn merge<'d>(d: &'d Design, en: &str, vcs: &[Source<'d>; 2]) -> Source<'d> {
 /// Self-test: with control bit 0 set, IntraNode port 0 of the router talks to the packet
 /// generator and the checker instead of the user (whose port then neither offers nor accepts);
 /// bit 1 rising starts the generator, bit 2 clears the checker.
-fn selftest_on_port0<'d>(d: &'d Design, regs: &Inst<'d>, user_in: &Source<'d>, user_out: &Sink<'d>, to_router: &Sink<'d>, from_router: &Source<'d>) {
+fn selftest_on_port0<'d>(d: &'d Design, width: usize, regs: &Inst<'d>, user_in: &Source<'d>, user_out: &Sink<'d>, to_router: &Sink<'d>, from_router: &Source<'d>) {
     d.section("self-test on IntraNode port 0");
     let reg = |name: &str| regs.output(&format!("st_{name}"));
     let control = reg("control");
@@ -292,12 +292,14 @@ fn selftest_on_port0<'d>(d: &'d Design, regs: &Inst<'d>, user_in: &Source<'d>, u
     let start_level = control.bit(1);
     let was = d.reg("st_start_seen", 1, 0);
     was.next(start_level);
-    let checker = d.instance(&Rc::new(checker()), "selftest_checker", "selftest_checker");
-    let generator = d.instance(&Rc::new(generator()), "selftest_generator", "selftest_generator");
+    let checker = d.instance(&Rc::new(checker(width)), "selftest_checker", "selftest_checker");
+    let generator = d.instance(&Rc::new(generator(width)), "selftest_generator", "selftest_generator");
     let (r_in, r_out) = (&to_router.0, &from_router.0);
     // Into the router: the generator or the user.
     let gen = |port: &str| generator.output(port);
-    r_in.data[0].define(enable.mux(gen("m_axis_tdata"), user_in.0.data[0]));
+    for (chunk, (gen_chunk, user_chunk)) in r_in.data.iter().zip(generator.output_chunks("m_axis_tdata").into_iter().zip(&user_in.0.data)) {
+        chunk.define(enable.mux(gen_chunk, *user_chunk));
+    }
     r_in.last.unwrap().define(enable.mux(gen("m_axis_tlast"), user_in.0.last.unwrap()));
     r_in.valid.define(enable.mux(gen("m_axis_tvalid"), user_in.0.valid));
     let router_ready = to_router.ready();
@@ -305,12 +307,17 @@ fn selftest_on_port0<'d>(d: &'d Design, regs: &Inst<'d>, user_in: &Source<'d>, u
     generator.input("m_axis_tready").define(router_ready & enable);
     // Out of the router: the checker or the user.
     let out = &user_out.0;
-    out.data[0].define(r_out.data[0]);
+    for (o, r) in out.data.iter().zip(&r_out.data) {
+        o.define(*r);
+    }
     out.keep.unwrap().define(r_out.keep.unwrap());
     out.last.unwrap().define(r_out.last.unwrap());
     out.valid.define(r_out.valid & !enable);
     from_router.ready(enable.mux(1u32, user_out.ready()));
-    for (port, value) in [("s_axis_tdata", r_out.data[0]), ("s_axis_tkeep", r_out.keep.unwrap()), ("s_axis_tlast", r_out.last.unwrap()), ("s_axis_tvalid", r_out.valid & enable), ("seed", reg("seed")), ("expected", reg("expected")), ("clear", control.bit(2))] {
+    for (chunk, r) in checker.input_chunks("s_axis_tdata").into_iter().zip(&r_out.data) {
+        chunk.define(*r);
+    }
+    for (port, value) in [("s_axis_tkeep", r_out.keep.unwrap()), ("s_axis_tlast", r_out.last.unwrap()), ("s_axis_tvalid", r_out.valid & enable), ("seed", reg("seed")), ("expected", reg("expected")), ("clear", control.bit(2))] {
         checker.input(port).define(value);
     }
     for (port, value) in [("start", start_level & !was.q), ("count", reg("count")), ("length", reg("length")), ("dst", reg("dst")), ("tag", reg("tag")), ("seed", reg("seed")), ("done_in", checker.output("complete"))] {
