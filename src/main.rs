@@ -178,6 +178,9 @@ enum Bench {
         /// Nodes in the ring (the description's X dimension when not given)
         #[arg(long)]
         nodes: Option<usize>,
+        /// Each message waits for the neighbour's previous one, as seed 001's kernel
+        #[arg(long)]
+        lockstep: bool,
         /// Output folder for beff_<name>_<nodes>.json and .svg
         #[arg(long, default_value = "bench")]
         out: PathBuf,
@@ -231,13 +234,13 @@ fn main() -> ExitCode {
             print!("\n{torus}");
             Ok(())
         }),
-        Command::Bench { what: Bench::Numeric { compare: true, json, .. } } => bench_numeric_compare(&json),
-        Command::Bench { what: Bench::Numeric { only, json, jobs, .. } } => bench_numeric(&only, &json, jobs as usize),
-        Command::Bench { what: Bench::Link { out } } => bench_link(&out),
-        Command::Bench { what: Bench::Timing { reference, only, generated, json } } => bench_timing(reference.as_deref(), &only, &generated, &json),
-        Command::Bench { what: Bench::Router { out } } => bench_router(&out),
-        Command::Bench { what: Bench::Net { out, generated } } => bench_net(&out, &generated),
-        Command::Bench { what: Bench::Beff { config, nodes, out } } => bench_beff(&config, nodes, &out),
+        Command::Bench { what: Bench::Numeric { compare: true, json, .. } } => weft::bench::commands::numeric_compare(&json),
+        Command::Bench { what: Bench::Numeric { only, json, jobs, .. } } => weft::bench::commands::numeric(&only, &json, jobs as usize),
+        Command::Bench { what: Bench::Link { out } } => weft::bench::commands::link(&out),
+        Command::Bench { what: Bench::Timing { reference, only, generated, json } } => weft::bench::commands::timing(reference.as_deref(), &only, &generated, &json),
+        Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out),
+        Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated),
+        Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -246,111 +249,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn bench_numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), String> {
-    let work = std::env::temp_dir().join(format!("weft-bench-numeric-{}", std::process::id()));
-    let rows = weft::bench::numeric::run(only, &work, jobs)?;
-    let _ = std::fs::remove_dir_all(&work);
-    print!("{}", weft::bench::numeric::table(&rows));
-    write_json(json, &rows)?;
-    let failed: Vec<String> = rows.iter().filter(|r| r.failure.is_some()).map(|r| format!("{} at {} stages", r.module, r.stages)).collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("synthesis failed for {} (their rows say why)", failed.join(", ")))
-    }
-}
-
-fn bench_numeric_compare(json: &Path) -> Result<(), String> {
-    let work = std::env::temp_dir().join(format!("weft-bench-compare-{}", std::process::id()));
-    let rows = weft::bench::numeric_compare::run(&work, &|m| eprintln!("  {m}"))?;
-    let _ = std::fs::remove_dir_all(&work);
-    print!("{}", weft::bench::numeric_compare::table(&rows));
-    let json = if json == Path::new("bench/numeric.json") { Path::new("bench/numeric_compare.json") } else { json };
-    write_json(&json.to_path_buf(), &rows)
-}
-
-fn bench_timing(reference: Option<&Path>, only: &[String], generated: &Path, json: &Path) -> Result<(), String> {
-    let work = std::env::temp_dir().join(format!("weft-bench-timing-{}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let modules: Vec<String> = if only.is_empty() { weft::bench::timing::MODULES.map(String::from).to_vec() } else { only.to_vec() };
-    let rows = weft::bench::timing::run(&modules, generated, reference, &work, &mut |line| eprintln!("{line}"))?;
-    let _ = std::fs::remove_dir_all(&work);
-    print!("{}", weft::bench::timing::table(&rows));
-    write_json(json, &rows)
-}
-
-fn bench_beff(config: &Path, nodes: Option<usize>, out: &Path) -> Result<(), String> {
-    let system = weft::system::load(config)?;
-    let nodes = nodes.unwrap_or(system.node.router.dims[0]);
-    if !(2..=64).contains(&nodes) {
-        return Err(format!("`--nodes` = {nodes} is out of range: allowed 2..=64 (a ring)"));
-    }
-    let work = std::env::temp_dir().join(format!("weft-bench-beff-{}", std::process::id()));
-    let report = weft::bench::beff::run(&system, nodes, &work, &mut |line| eprintln!("{line}"));
-    let _ = std::fs::remove_dir_all(&work);
-    let report = report?;
-    print!("{}", weft::bench::beff::table(&report));
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let stem = out.join(format!("beff_{}_{nodes}", report.system));
-    let json = stem.with_extension("json");
-    std::fs::write(&json, serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
-    let svg = stem.with_extension("svg");
-    std::fs::write(&svg, weft::bench::beff::plot(&report)).map_err(|e| format!("{}: {e}", svg.display()))?;
-    println!("wrote {} and {}", json.display(), svg.display());
-    Ok(())
-}
-
-fn bench_link(out: &PathBuf) -> Result<(), String> {
-    let report = weft::bench::link::run(&mut |line| eprintln!("{line}"))?;
-    print!("{}", weft::bench::link::table(&report));
-    write_report(out, "link", &report, "link_goodput", &weft::bench::link::plot(&report))
-}
-
-fn bench_router(out: &PathBuf) -> Result<(), String> {
-    let work = std::env::temp_dir().join(format!("weft-bench-router-{}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let report = weft::bench::router::run(&work, &mut |line| eprintln!("{line}"))?;
-    print!("{}", weft::bench::router::table(&report));
-    write_report(out, "router", &report, "router_latency", &weft::bench::router::plot(&report))
-}
-
-fn bench_net(out: &PathBuf, generated: &Path) -> Result<(), String> {
-    let systems = weft::system::shipped();
-    let report = weft::bench::net::run(&systems[0], &systems[1], generated, &mut |line| eprintln!("{line}"))?;
-    print!("{}", weft::bench::net::table(&report));
-    let [beff, bandwidth, latency] = weft::bench::net::plots(&report);
-    write_report(out, "net", &report, &beff.0, &beff.1)?;
-    for (name, svg) in [bandwidth, latency] {
-        let path = out.join(format!("{name}.svg"));
-        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
-        println!("wrote {}", path.display());
-    }
-    Ok(())
-}
-
-/// Writes a benchmark's rows as pretty JSON to `path`, creating its folder.
-fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
-    println!("wrote {}", path.display());
-    Ok(())
-}
-
-/// Writes a benchmark's `<json>.json` and `<svg>.svg` into `out`.
-fn write_report(out: &PathBuf, json: &str, report: &impl serde::Serialize, svg: &str, plot: &str) -> Result<(), String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let json = out.join(format!("{json}.json"));
-    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
-    std::fs::write(&json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
-    let svg = out.join(format!("{svg}.svg"));
-    std::fs::write(&svg, plot).map_err(|e| format!("{}: {e}", svg.display()))?;
-    println!("wrote {} and {}", json.display(), svg.display());
-    Ok(())
 }
 
 /// The constraints folder: as given, else `constraints` beside the default `generated` folder (the

@@ -52,7 +52,7 @@ fn top_level_ports_follow_the_naming_contract() {
             // The dispatcher counts packets with unknown tags.
             let dispatcher_ok = module.spec.name.starts_with("axis_dispatcher") && port == "dropped";
             // Self-test blocks: their configuration and counter ports.
-            let selftest_ports = ["start", "count", "length", "dst", "tag", "seed", "done_in", "busy", "sent", "cycles", "expected", "clear", "packets", "errors", "bytes", "complete"];
+            let selftest_ports = ["start", "count", "length", "dst", "tag", "seed", "done_in", "window", "received", "busy", "sent", "cycles", "expected", "clear", "packets", "errors", "bytes", "complete"];
             let selftest_ok = module.spec.family == "selftest" && selftest_ports.contains(&port);
             let ok = router_ok || domain_ok || axil_ok || node_ok || dispatcher_ok || selftest_ok || port == "clk" || port == "fill"
                 || port == "rst"

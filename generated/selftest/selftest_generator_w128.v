@@ -5,7 +5,7 @@
 //   pattern = lane = seed ^ k*0x9E3779B9 ^ index*0x85EBCA6B (k = packet, in header user)
 `timescale 1ns/1ps
 
-module selftest_generator_w128(clk,rst,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,start,count,length,dst,tag,seed,done_in,busy,sent,cycles);
+module selftest_generator_w128(clk,rst,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,start,count,length,dst,tag,seed,done_in,window,received,busy,sent,cycles);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -25,6 +25,8 @@ module selftest_generator_w128(clk,rst,m_axis_tready,m_axis_tdata,m_axis_tkeep,m
     input wire [15:0] tag;
     input wire [31:0] seed;
     input wire done_in;
+    input wire [31:0] window;
+    input wire [31:0] received;
     // outputs: status and counters
     output wire busy;
     output wire [31:0] sent;
@@ -42,6 +44,8 @@ wire [9:0] words;
 wire at_header;
 wire last_word;
 wire go;
+wire may_start;
+wire valid;
 wire take;
 wire packet_ends;
 wire finishing;
@@ -71,7 +75,9 @@ assign words = length_plus[13:4];
 assign at_header = word == 10'h0;
 assign last_word = word == words;
 assign go = (start & (~busy_2)) & (~(count == 32'h0));
-assign take = busy_2 & m_axis_tready;
+assign may_start = (window == 32'h0) | (sent_2 < (received + window));
+assign valid = busy_2 & ((~at_header) | may_start);
+assign take = valid & m_axis_tready;
 assign packet_ends = take & last_word;
 assign finishing = packet_ends & ((sent_2 + 32'h1) == count);
 
@@ -106,7 +112,7 @@ end
 assign m_axis_tdata = at_header ? header : payload;
 assign m_axis_tkeep = ((~at_header) & last_word) ? ((tail_bytes == 4'h0) ? 16'hffff : (~(16'hffff << tail_bytes))) : 16'hffff;
 assign m_axis_tlast = last_word;
-assign m_axis_tvalid = busy_2;
+assign m_axis_tvalid = valid;
 assign busy = busy_2;
 assign sent = sent_2;
 assign cycles = cycles_2;

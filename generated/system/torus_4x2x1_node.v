@@ -157,6 +157,7 @@ wire [21:0] regs_st_dst;
 wire [15:0] regs_st_tag;
 wire [31:0] regs_st_seed;
 wire [31:0] regs_st_expected;
+wire [31:0] regs_st_window;
 wire router_s_axis_p0_tready;
 wire [31:0] router_stat_p0_length_errors;
 wire [31:0] router_stat_p0_dropped;
@@ -416,7 +417,8 @@ torus_4x2x1_node_regs regs (
     .st_dst(regs_st_dst),
     .st_tag(regs_st_tag),
     .st_seed(regs_st_seed),
-    .st_expected(regs_st_expected)
+    .st_expected(regs_st_expected),
+    .st_window(regs_st_window)
 );
 
 // ---- router (router) ----
@@ -545,6 +547,8 @@ torus_4x2x1_node_selftest_generator selftest_generator (
     .tag(regs_st_tag),
     .seed(regs_st_seed),
     .done_in(selftest_checker_complete),
+    .window(regs_st_window),
+    .received(selftest_checker_packets),
     .m_axis_tready((router_s_axis_p0_tready & selftest_enable)),
     .m_axis_tdata(selftest_generator_m_axis_tdata),
     .m_axis_tkeep(selftest_generator_m_axis_tkeep),
@@ -783,7 +787,7 @@ endmodule
 // Submodules of torus_4x2x1_node, prefixed with its name so any set of weft files can be read together.
 // verilator lint_off DECLFILENAME
 
-module torus_4x2x1_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,link_status,selftest,counters,local_x,local_y,local_z,st_control,st_count,st_length,st_dst,st_tag,st_seed,st_expected);
+module torus_4x2x1_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,link_status,selftest,counters,local_x,local_y,local_z,st_control,st_count,st_length,st_dst,st_tag,st_seed,st_expected,st_window);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -824,6 +828,7 @@ module torus_4x2x1_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s
     output wire [15:0] st_tag;
     output wire [31:0] st_seed;
     output wire [31:0] st_expected;
+    output wire [31:0] st_window;
 
 // verilator lint_off UNUSEDSIGNAL
 // AXI4-Lite write channels, each held until both are here and the response channel is free
@@ -870,6 +875,8 @@ reg [31:0] axil_reg_034;
 wire axil_aw_addr_is13;
 reg [31:0] axil_reg_038;
 wire axil_aw_addr_is14;
+reg [31:0] axil_reg_03c;
+wire axil_aw_addr_is15;
 // write response: OKAY to a read-write address, else SLVERR
 wire axil_aw_addr_or;
 wire write_ok;
@@ -898,80 +905,81 @@ wire read_word_or_2;
 wire read_word_is13;
 wire [31:0] axil_reg_034_sel;
 wire read_word_is14;
+wire read_word_is15;
 wire read_word_is16;
 wire read_word_is17;
-wire read_word_is18;
-wire [31:0] selftest_64_sel;
+wire [31:0] selftest_32_sel;
 wire read_word_or_3;
+wire read_word_is18;
 wire read_word_is19;
 wire read_word_is20;
 wire read_word_is21;
+wire [31:0] selftest_160_sel;
 wire read_word_is64;
-wire [31:0] counters_0_sel;
-wire read_word_is65;
 wire read_word_or_4;
+wire read_word_is65;
 wire read_word_is66;
 wire read_word_is67;
+wire [31:0] counters_96_sel;
 wire read_word_is68;
-wire [31:0] counters_128_sel;
 wire read_word_is69;
-wire read_word_is70;
 wire read_word_or_5;
+wire read_word_is70;
 wire read_word_is71;
+wire [31:0] counters_224_sel;
 wire read_word_is72;
-wire [31:0] counters_256_sel;
 wire read_word_is73;
 wire read_word_is74;
-wire read_word_is75;
 wire read_word_or_6;
+wire read_word_is75;
+wire [31:0] counters_352_sel;
 wire read_word_is76;
-wire [31:0] counters_384_sel;
 wire read_word_is77;
 wire read_word_is78;
 wire read_word_is79;
-wire read_word_is80;
-wire [31:0] counters_512_sel;
+wire [31:0] counters_480_sel;
 wire read_word_or_7;
+wire read_word_is80;
 wire read_word_is81;
 wire read_word_is82;
 wire read_word_is83;
+wire [31:0] counters_608_sel;
 wire read_word_is84;
-wire [31:0] counters_640_sel;
-wire read_word_is85;
 wire read_word_or_8;
+wire read_word_is85;
 wire read_word_is86;
 wire read_word_is87;
+wire [31:0] counters_736_sel;
 wire read_word_is88;
-wire [31:0] counters_768_sel;
 wire read_word_is89;
-wire read_word_is90;
 wire read_word_or_9;
+wire read_word_is90;
 wire read_word_is91;
+wire [31:0] counters_864_sel;
 wire read_word_is92;
-wire [31:0] counters_896_sel;
 wire read_word_is93;
 wire read_word_is94;
-wire read_word_is95;
 wire read_word_or_10;
+wire read_word_is95;
+wire [31:0] counters_992_sel;
 wire read_word_is96;
-wire [31:0] counters_1024_sel;
 wire read_word_is97;
 wire read_word_is98;
 wire read_word_is99;
-wire read_word_is100;
-wire [31:0] counters_1152_sel;
+wire [31:0] counters_1120_sel;
 wire read_word_or_11;
+wire read_word_is100;
 wire read_word_is101;
 wire read_word_is102;
 wire read_word_is103;
+wire [31:0] counters_1248_sel;
 wire read_word_is104;
-wire [31:0] counters_1280_sel;
-wire read_word_is105;
 wire read_word_or_12;
+wire read_word_is105;
 wire read_word_is106;
 wire read_word_is107;
+wire [31:0] counters_1376_sel;
 wire read_word_is108;
-wire [31:0] counters_1408_sel;
 wire read_word_is109;
 wire [31:0] read_data;
 wire read_ok;
@@ -1006,10 +1014,11 @@ assign axil_reg_030_or = (axil_reg_030_cat & write_mask_not) | (axil_w_data & wr
 assign axil_aw_addr_is12 = axil_aw_addr == 10'hc;
 assign axil_aw_addr_is13 = axil_aw_addr == 10'hd;
 assign axil_aw_addr_is14 = axil_aw_addr == 10'he;
+assign axil_aw_addr_is15 = axil_aw_addr == 10'hf;
 
 // ---- write response: OKAY to a read-write address, else SLVERR ----
 assign axil_aw_addr_or = ((((axil_aw_addr_is2 | axil_aw_addr_is4) | axil_aw_addr_is8) | axil_aw_addr_is9) | axil_aw_addr_is10) | axil_aw_addr_is11;
-assign write_ok = ((axil_aw_addr_or | axil_aw_addr_is12) | axil_aw_addr_is13) | axil_aw_addr_is14;
+assign write_ok = (((axil_aw_addr_or | axil_aw_addr_is12) | axil_aw_addr_is13) | axil_aw_addr_is14) | axil_aw_addr_is15;
 
 // ---- AXI4-Lite reads: one outstanding; the data register holds until rready ----
 assign arready = ~axil_rvalid;
@@ -1033,83 +1042,84 @@ assign read_word_or_2 = ((((read_word_or | read_word_is8) | read_word_is9) | rea
 assign read_word_is13 = read_word == 10'hd;
 assign axil_reg_034_sel = read_word_is13 ? axil_reg_034 : (read_word_is12 ? axil_reg_030_cat : (read_word_is11 ? axil_reg_02c_cat : axil_reg_028_sel));
 assign read_word_is14 = read_word == 10'he;
+assign read_word_is15 = read_word == 10'hf;
 assign read_word_is16 = read_word == 10'h10;
 assign read_word_is17 = read_word == 10'h11;
+assign selftest_32_sel = read_word_is17 ? selftest[63:32] : (read_word_is16 ? selftest[31:0] : (read_word_is15 ? axil_reg_03c : (read_word_is14 ? axil_reg_038 : axil_reg_034_sel)));
+assign read_word_or_3 = ((((read_word_or_2 | read_word_is13) | read_word_is14) | read_word_is15) | read_word_is16) | read_word_is17;
 assign read_word_is18 = read_word == 10'h12;
-assign selftest_64_sel = read_word_is18 ? selftest[95:64] : (read_word_is17 ? selftest[63:32] : (read_word_is16 ? selftest[31:0] : (read_word_is14 ? axil_reg_038 : axil_reg_034_sel)));
-assign read_word_or_3 = ((((read_word_or_2 | read_word_is13) | read_word_is14) | read_word_is16) | read_word_is17) | read_word_is18;
 assign read_word_is19 = read_word == 10'h13;
 assign read_word_is20 = read_word == 10'h14;
 assign read_word_is21 = read_word == 10'h15;
+assign selftest_160_sel = read_word_is21 ? selftest[191:160] : (read_word_is20 ? selftest[159:128] : (read_word_is19 ? selftest[127:96] : (read_word_is18 ? selftest[95:64] : selftest_32_sel)));
 assign read_word_is64 = read_word == 10'h40;
-assign counters_0_sel = read_word_is64 ? counters[31:0] : (read_word_is21 ? selftest[191:160] : (read_word_is20 ? selftest[159:128] : (read_word_is19 ? selftest[127:96] : selftest_64_sel)));
+assign read_word_or_4 = ((((read_word_or_3 | read_word_is18) | read_word_is19) | read_word_is20) | read_word_is21) | read_word_is64;
 assign read_word_is65 = read_word == 10'h41;
-assign read_word_or_4 = ((((read_word_or_3 | read_word_is19) | read_word_is20) | read_word_is21) | read_word_is64) | read_word_is65;
 assign read_word_is66 = read_word == 10'h42;
 assign read_word_is67 = read_word == 10'h43;
+assign counters_96_sel = read_word_is67 ? counters[127:96] : (read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : (read_word_is64 ? counters[31:0] : selftest_160_sel)));
 assign read_word_is68 = read_word == 10'h44;
-assign counters_128_sel = read_word_is68 ? counters[159:128] : (read_word_is67 ? counters[127:96] : (read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : counters_0_sel)));
 assign read_word_is69 = read_word == 10'h45;
+assign read_word_or_5 = ((((read_word_or_4 | read_word_is65) | read_word_is66) | read_word_is67) | read_word_is68) | read_word_is69;
 assign read_word_is70 = read_word == 10'h46;
-assign read_word_or_5 = ((((read_word_or_4 | read_word_is66) | read_word_is67) | read_word_is68) | read_word_is69) | read_word_is70;
 assign read_word_is71 = read_word == 10'h47;
+assign counters_224_sel = read_word_is71 ? counters[255:224] : (read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : (read_word_is68 ? counters[159:128] : counters_96_sel)));
 assign read_word_is72 = read_word == 10'h48;
-assign counters_256_sel = read_word_is72 ? counters[287:256] : (read_word_is71 ? counters[255:224] : (read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : counters_128_sel)));
 assign read_word_is73 = read_word == 10'h49;
 assign read_word_is74 = read_word == 10'h4a;
+assign read_word_or_6 = ((((read_word_or_5 | read_word_is70) | read_word_is71) | read_word_is72) | read_word_is73) | read_word_is74;
 assign read_word_is75 = read_word == 10'h4b;
-assign read_word_or_6 = ((((read_word_or_5 | read_word_is71) | read_word_is72) | read_word_is73) | read_word_is74) | read_word_is75;
+assign counters_352_sel = read_word_is75 ? counters[383:352] : (read_word_is74 ? counters[351:320] : (read_word_is73 ? counters[319:288] : (read_word_is72 ? counters[287:256] : counters_224_sel)));
 assign read_word_is76 = read_word == 10'h4c;
-assign counters_384_sel = read_word_is76 ? counters[415:384] : (read_word_is75 ? counters[383:352] : (read_word_is74 ? counters[351:320] : (read_word_is73 ? counters[319:288] : counters_256_sel)));
 assign read_word_is77 = read_word == 10'h4d;
 assign read_word_is78 = read_word == 10'h4e;
 assign read_word_is79 = read_word == 10'h4f;
+assign counters_480_sel = read_word_is79 ? counters[511:480] : (read_word_is78 ? counters[479:448] : (read_word_is77 ? counters[447:416] : (read_word_is76 ? counters[415:384] : counters_352_sel)));
+assign read_word_or_7 = ((((read_word_or_6 | read_word_is75) | read_word_is76) | read_word_is77) | read_word_is78) | read_word_is79;
 assign read_word_is80 = read_word == 10'h50;
-assign counters_512_sel = read_word_is80 ? counters[543:512] : (read_word_is79 ? counters[511:480] : (read_word_is78 ? counters[479:448] : (read_word_is77 ? counters[447:416] : counters_384_sel)));
-assign read_word_or_7 = ((((read_word_or_6 | read_word_is76) | read_word_is77) | read_word_is78) | read_word_is79) | read_word_is80;
 assign read_word_is81 = read_word == 10'h51;
 assign read_word_is82 = read_word == 10'h52;
 assign read_word_is83 = read_word == 10'h53;
+assign counters_608_sel = read_word_is83 ? counters[639:608] : (read_word_is82 ? counters[607:576] : (read_word_is81 ? counters[575:544] : (read_word_is80 ? counters[543:512] : counters_480_sel)));
 assign read_word_is84 = read_word == 10'h54;
-assign counters_640_sel = read_word_is84 ? counters[671:640] : (read_word_is83 ? counters[639:608] : (read_word_is82 ? counters[607:576] : (read_word_is81 ? counters[575:544] : counters_512_sel)));
+assign read_word_or_8 = ((((read_word_or_7 | read_word_is80) | read_word_is81) | read_word_is82) | read_word_is83) | read_word_is84;
 assign read_word_is85 = read_word == 10'h55;
-assign read_word_or_8 = ((((read_word_or_7 | read_word_is81) | read_word_is82) | read_word_is83) | read_word_is84) | read_word_is85;
 assign read_word_is86 = read_word == 10'h56;
 assign read_word_is87 = read_word == 10'h57;
+assign counters_736_sel = read_word_is87 ? counters[767:736] : (read_word_is86 ? counters[735:704] : (read_word_is85 ? counters[703:672] : (read_word_is84 ? counters[671:640] : counters_608_sel)));
 assign read_word_is88 = read_word == 10'h58;
-assign counters_768_sel = read_word_is88 ? counters[799:768] : (read_word_is87 ? counters[767:736] : (read_word_is86 ? counters[735:704] : (read_word_is85 ? counters[703:672] : counters_640_sel)));
 assign read_word_is89 = read_word == 10'h59;
+assign read_word_or_9 = ((((read_word_or_8 | read_word_is85) | read_word_is86) | read_word_is87) | read_word_is88) | read_word_is89;
 assign read_word_is90 = read_word == 10'h5a;
-assign read_word_or_9 = ((((read_word_or_8 | read_word_is86) | read_word_is87) | read_word_is88) | read_word_is89) | read_word_is90;
 assign read_word_is91 = read_word == 10'h5b;
+assign counters_864_sel = read_word_is91 ? counters[895:864] : (read_word_is90 ? counters[863:832] : (read_word_is89 ? counters[831:800] : (read_word_is88 ? counters[799:768] : counters_736_sel)));
 assign read_word_is92 = read_word == 10'h5c;
-assign counters_896_sel = read_word_is92 ? counters[927:896] : (read_word_is91 ? counters[895:864] : (read_word_is90 ? counters[863:832] : (read_word_is89 ? counters[831:800] : counters_768_sel)));
 assign read_word_is93 = read_word == 10'h5d;
 assign read_word_is94 = read_word == 10'h5e;
+assign read_word_or_10 = ((((read_word_or_9 | read_word_is90) | read_word_is91) | read_word_is92) | read_word_is93) | read_word_is94;
 assign read_word_is95 = read_word == 10'h5f;
-assign read_word_or_10 = ((((read_word_or_9 | read_word_is91) | read_word_is92) | read_word_is93) | read_word_is94) | read_word_is95;
+assign counters_992_sel = read_word_is95 ? counters[1023:992] : (read_word_is94 ? counters[991:960] : (read_word_is93 ? counters[959:928] : (read_word_is92 ? counters[927:896] : counters_864_sel)));
 assign read_word_is96 = read_word == 10'h60;
-assign counters_1024_sel = read_word_is96 ? counters[1055:1024] : (read_word_is95 ? counters[1023:992] : (read_word_is94 ? counters[991:960] : (read_word_is93 ? counters[959:928] : counters_896_sel)));
 assign read_word_is97 = read_word == 10'h61;
 assign read_word_is98 = read_word == 10'h62;
 assign read_word_is99 = read_word == 10'h63;
+assign counters_1120_sel = read_word_is99 ? counters[1151:1120] : (read_word_is98 ? counters[1119:1088] : (read_word_is97 ? counters[1087:1056] : (read_word_is96 ? counters[1055:1024] : counters_992_sel)));
+assign read_word_or_11 = ((((read_word_or_10 | read_word_is95) | read_word_is96) | read_word_is97) | read_word_is98) | read_word_is99;
 assign read_word_is100 = read_word == 10'h64;
-assign counters_1152_sel = read_word_is100 ? counters[1183:1152] : (read_word_is99 ? counters[1151:1120] : (read_word_is98 ? counters[1119:1088] : (read_word_is97 ? counters[1087:1056] : counters_1024_sel)));
-assign read_word_or_11 = ((((read_word_or_10 | read_word_is96) | read_word_is97) | read_word_is98) | read_word_is99) | read_word_is100;
 assign read_word_is101 = read_word == 10'h65;
 assign read_word_is102 = read_word == 10'h66;
 assign read_word_is103 = read_word == 10'h67;
+assign counters_1248_sel = read_word_is103 ? counters[1279:1248] : (read_word_is102 ? counters[1247:1216] : (read_word_is101 ? counters[1215:1184] : (read_word_is100 ? counters[1183:1152] : counters_1120_sel)));
 assign read_word_is104 = read_word == 10'h68;
-assign counters_1280_sel = read_word_is104 ? counters[1311:1280] : (read_word_is103 ? counters[1279:1248] : (read_word_is102 ? counters[1247:1216] : (read_word_is101 ? counters[1215:1184] : counters_1152_sel)));
+assign read_word_or_12 = ((((read_word_or_11 | read_word_is100) | read_word_is101) | read_word_is102) | read_word_is103) | read_word_is104;
 assign read_word_is105 = read_word == 10'h69;
-assign read_word_or_12 = ((((read_word_or_11 | read_word_is101) | read_word_is102) | read_word_is103) | read_word_is104) | read_word_is105;
 assign read_word_is106 = read_word == 10'h6a;
 assign read_word_is107 = read_word == 10'h6b;
+assign counters_1376_sel = read_word_is107 ? counters[1407:1376] : (read_word_is106 ? counters[1375:1344] : (read_word_is105 ? counters[1343:1312] : (read_word_is104 ? counters[1311:1280] : counters_1248_sel)));
 assign read_word_is108 = read_word == 10'h6c;
-assign counters_1408_sel = read_word_is108 ? counters[1439:1408] : (read_word_is107 ? counters[1407:1376] : (read_word_is106 ? counters[1375:1344] : (read_word_is105 ? counters[1343:1312] : counters_1280_sel)));
 assign read_word_is109 = read_word == 10'h6d;
-assign read_data = read_word_is109 ? counters[1471:1440] : counters_1408_sel;
-assign read_ok = (((read_word_or_12 | read_word_is106) | read_word_is107) | read_word_is108) | read_word_is109;
+assign read_data = read_word_is109 ? counters[1471:1440] : (read_word_is108 ? counters[1439:1408] : counters_1376_sel);
+assign read_ok = ((((read_word_or_12 | read_word_is105) | read_word_is106) | read_word_is107) | read_word_is108) | read_word_is109;
 
 always @(posedge clk) begin
     if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= do_write ? 1'h0 : (aw_take ? 1'h1 : axil_aw_held);
@@ -1128,6 +1138,7 @@ always @(posedge clk) begin
     if (rst) axil_reg_030 <= 16'h0; else axil_reg_030 <= (do_write & axil_aw_addr_is12) ? axil_reg_030_or[15:0] : axil_reg_030;
     if (rst) axil_reg_034 <= 32'h0; else axil_reg_034 <= (do_write & axil_aw_addr_is13) ? ((axil_reg_034 & write_mask_not) | (axil_w_data & write_mask)) : axil_reg_034;
     if (rst) axil_reg_038 <= 32'h0; else axil_reg_038 <= (do_write & axil_aw_addr_is14) ? ((axil_reg_038 & write_mask_not) | (axil_w_data & write_mask)) : axil_reg_038;
+    if (rst) axil_reg_03c <= 32'h0; else axil_reg_03c <= (do_write & axil_aw_addr_is15) ? ((axil_reg_03c & write_mask_not) | (axil_w_data & write_mask)) : axil_reg_03c;
     if (rst) axil_rvalid <= 1'h0; else axil_rvalid <= (axil_rvalid & s_axil_rready) ? 1'h0 : (ar_take ? 1'h1 : axil_rvalid);
     if (rst) axil_rdata <= 32'h0; else axil_rdata <= ar_take ? read_data : axil_rdata;
     if (rst) axil_rresp <= 2'h0; else axil_rresp <= ar_take ? (read_ok ? 2'h0 : 2'h2) : axil_rresp;
@@ -1151,6 +1162,7 @@ assign st_dst = axil_reg_02c;
 assign st_tag = axil_reg_030;
 assign st_seed = axil_reg_034;
 assign st_expected = axil_reg_038;
+assign st_window = axil_reg_03c;
 endmodule
 
 module torus_4x2x1_node_router(clk,rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_xp_tdata,s_axis_xp_tlast,s_axis_xp_tvalid,s_axis_xp_tkeep,s_axis_xp_tuser,s_axis_xn_tdata,s_axis_xn_tlast,s_axis_xn_tvalid,s_axis_xn_tkeep,s_axis_xn_tuser,s_axis_yp_tdata,s_axis_yp_tlast,s_axis_yp_tvalid,s_axis_yp_tkeep,s_axis_yp_tuser,s_axis_p0_tready,s_axis_p1_tready,s_axis_xp_credit,s_axis_xn_credit,s_axis_yp_credit,m_axis_p0_tready,m_axis_p1_tready,m_axis_xp_tready,m_axis_xn_tready,m_axis_yp_tready,m_axis_xp_credit,m_axis_xn_credit,m_axis_yp_credit,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,m_axis_xp_tdata,m_axis_xp_tkeep,m_axis_xp_tlast,m_axis_xp_tvalid,m_axis_xp_tuser,m_axis_xn_tdata,m_axis_xn_tkeep,m_axis_xn_tlast,m_axis_xn_tvalid,m_axis_xn_tuser,m_axis_yp_tdata,m_axis_yp_tkeep,m_axis_yp_tlast,m_axis_yp_tvalid,m_axis_yp_tuser,local_x,local_y,local_z,stat_p0_length_errors,stat_p0_dropped,stat_p1_length_errors,stat_p1_dropped,stat_xp_ecc_corrected,stat_xp_ecc_uncorrectable,stat_xp_dropped,stat_xn_ecc_corrected,stat_xn_ecc_uncorrectable,stat_xn_dropped,stat_yp_ecc_corrected,stat_yp_ecc_uncorrectable,stat_yp_dropped,stat_p0_packets,stat_p0_flits,stat_p0_stalls,stat_p1_packets,stat_p1_flits,stat_p1_stalls,stat_xp_vc1_packets,stat_xp_packets,stat_xp_flits,stat_xp_stalls,stat_xn_vc1_packets,stat_xn_packets,stat_xn_flits,stat_xn_stalls,stat_yp_vc1_packets,stat_yp_packets,stat_yp_flits,stat_yp_stalls);
@@ -4184,7 +4196,7 @@ assign bytes = bytes_2;
 assign complete = packets_2 == expected;
 endmodule
 
-module torus_4x2x1_node_selftest_generator(clk,rst,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,start,count,length,dst,tag,seed,done_in,busy,sent,cycles);
+module torus_4x2x1_node_selftest_generator(clk,rst,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,start,count,length,dst,tag,seed,done_in,window,received,busy,sent,cycles);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -4204,6 +4216,8 @@ module torus_4x2x1_node_selftest_generator(clk,rst,m_axis_tready,m_axis_tdata,m_
     input wire [15:0] tag;
     input wire [31:0] seed;
     input wire done_in;
+    input wire [31:0] window;
+    input wire [31:0] received;
     // outputs: status and counters
     output wire busy;
     output wire [31:0] sent;
@@ -4221,6 +4235,8 @@ wire [9:0] words;
 wire at_header;
 wire last_word;
 wire go;
+wire may_start;
+wire valid;
 wire take;
 wire packet_ends;
 wire finishing;
@@ -4250,7 +4266,9 @@ assign words = length_plus[13:4];
 assign at_header = word == 10'h0;
 assign last_word = word == words;
 assign go = (start & (~busy_2)) & (~(count == 32'h0));
-assign take = busy_2 & m_axis_tready;
+assign may_start = (window == 32'h0) | (sent_2 < (received + window));
+assign valid = busy_2 & ((~at_header) | may_start);
+assign take = valid & m_axis_tready;
 assign packet_ends = take & last_word;
 assign finishing = packet_ends & ((sent_2 + 32'h1) == count);
 
@@ -4285,7 +4303,7 @@ end
 assign m_axis_tdata = at_header ? header : payload;
 assign m_axis_tkeep = ((~at_header) & last_word) ? ((tail_bytes == 4'h0) ? 16'hffff : (~(16'hffff << tail_bytes))) : 16'hffff;
 assign m_axis_tlast = last_word;
-assign m_axis_tvalid = busy_2;
+assign m_axis_tvalid = valid;
 assign busy = busy_2;
 assign sent = sent_2;
 assign cycles = cycles_2;

@@ -9,8 +9,16 @@ pub const VERSION: u32 = 0x0001_0000;
 
 /// The self-test registers of a node's window: (address, name, width) of the read-write ones,
 /// then the read-only status words from [`SELFTEST_STATUS`].
-pub const SELFTEST_REGS: [(u32, &str, usize); 7] =
-    [(0x020, "control", 3), (0x024, "count", 32), (0x028, "length", 14), (0x02C, "dst", 22), (0x030, "tag", 16), (0x034, "seed", 32), (0x038, "expected", 32)];
+pub const SELFTEST_REGS: [(u32, &str, usize); 8] = [
+    (0x020, "control", 3),
+    (0x024, "count", 32),
+    (0x028, "length", 14),
+    (0x02C, "dst", 22),
+    (0x030, "tag", 16),
+    (0x034, "seed", 32),
+    (0x038, "expected", 32),
+    (0x03C, "window", 32),
+];
 pub const SELFTEST_STATUS: u32 = 0x040;
 /// Link status (RO): bit `d` = the channel of the endpoint facing direction `d` (X+, X−, Y+, Y−,
 /// Z+, Z− = 0…5) is up; bit 31 = every channel is up.
@@ -127,6 +135,7 @@ pub fn node_map_with_kernels(dims: [usize; 3], counters: &[String], selftest: bo
                 "dst" => ("Self-test: destination (header bits 21:0)", vec![field("x", 0, 6, ""), field("y", 6, 6, ""), field("z", 12, 6, ""), field("port", 18, 4, "")]),
                 "tag" => ("Self-test: packet tag", vec![]),
                 "seed" => ("Self-test: pattern seed", vec![]),
+                "window" => ("Self-test: packets the generator may send ahead of the checker's count (0: no limit)", vec![]),
                 _ => ("Self-test: packets the checker waits for", vec![]),
             };
             map.push(reg(&format!("selftest_{name}"), addr, width, Source::Stored(0), desc, fields));

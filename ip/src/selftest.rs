@@ -6,7 +6,9 @@
 //! packet k carries k in the header's `user` field, and payload word w lane i (32 bits) holds
 //! [`pattern`]`(seed, k, 4w + i)`. Outputs `busy`, `sent`, and `cycles`: clock cycles from the
 //! first header sent until `done_in` rises (the checker's `complete`, for a loop through the
-//! fabric) — the performance counter.
+//! fabric) — the performance counter. With `window` > 0 a packet starts only while `sent` <
+//! `received + window` (`received`: the local checker's packet count), so the generator can wait
+//! for its neighbour's messages as seed 001's send-then-receive kernel does.
 //!
 //! Checker (`selftest_checker_w128`): always ready; for every packet it recomputes the pattern
 //! from the header's `user` field and `seed`, counts `packets`, payload `bytes`, and `errors`
@@ -72,6 +74,8 @@ pub fn generator(width: usize) -> Netlist {
     let tag = d.input("tag", 16);
     let seed = d.input("seed", 32);
     let done_in = d.input("done_in", 1);
+    let window = d.input("window", 32);
+    let received = d.input("received", 32);
     let ready = d.input("m_axis_tready", 1);
     let busy = d.reg("busy", 1, 0);
     let sent = d.reg("sent", 32, 0);
@@ -83,7 +87,10 @@ pub fn generator(width: usize) -> Netlist {
     sig!(words = payload_words(length, width));
     sig!(at_header = word.q.is_zero(), last_word = word.q.eq(words));
     sig!(go = start & !busy.q & count.any());
-    let valid = busy.q;
+    // A packet starts only `window` packets ahead of the packets received (0: no limit): a
+    // window of one message sends, then waits for the neighbour's message, as seed 001's kernel.
+    sig!(may_start = window.is_zero() | sent.q.lt(received + window));
+    sig!(valid = busy.q & (!at_header | may_start));
     sig!(take = valid & ready, packet_ends = take & last_word);
     sig!(finishing = packet_ends & (sent.q + 1u32).eq(count));
     word.next_when(take, word.q + 1u32).clear_when(packet_ends).clear_when(go);
@@ -185,7 +192,7 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
     g.reset(2);
     c.reset(2);
     let dst = 0x15_4321u128 & ((1 << 22) - 1);
-    for (name, v) in [("count", count as u128), ("length", length as u128), ("dst", dst), ("tag", 0xBEEF), ("seed", seed as u128)] {
+    for (name, v) in [("count", count as u128), ("length", length as u128), ("dst", dst), ("tag", 0xBEEF), ("seed", seed as u128), ("window", 0), ("received", 0)] {
         g.set_input(name, v);
     }
     c.set_input("seed", seed as u128);
@@ -272,6 +279,30 @@ mod tests {
                 assert!(cycles >= beats, "{cycles} cycles for {beats} beats");
             }
         }
+    }
+
+    /// With a window of 2 the generator sends two packets, waits, and sends one more for each
+    /// packet received.
+    #[test]
+    fn generator_waits_for_the_window() {
+        use weft_hdl::netlist::eval::Evaluator;
+        let mut g = Evaluator::new(generator(256));
+        g.reset(2);
+        for (name, v) in [("count", 10), ("length", 40), ("dst", 1), ("tag", 0), ("seed", 3), ("window", 2), ("received", 0), ("done_in", 0), ("m_axis_tready", 1)] {
+            g.set_input(name, v);
+        }
+        let mut packets = 0;
+        for cycle in 0..200 {
+            g.set_input("start", (cycle == 1) as u128);
+            g.set_input("received", (cycle / 50) as u128);
+            g.settle();
+            if g.get_output("m_axis_tvalid") == 1 && g.get_output("m_axis_tlast") == 1 {
+                packets += 1;
+            }
+            assert!(packets <= 2 + cycle / 50, "cycle {cycle}: {packets} packets sent with {} received", cycle / 50);
+            g.clock(false);
+        }
+        assert_eq!(packets, 2 + 3, "two ahead, then one per packet received");
     }
 
     #[test]

@@ -67,6 +67,35 @@ fn selftest_runs_from_registers_across_a_256_bit_link() {
     selftest_across_a_link(Torus::netlist_nodes(&config, 12).unwrap());
 }
 
+/// A window of one packet: each generator sends a packet, then waits for its neighbour's before
+/// the next (seed 001's send-then-receive kernel); both finish, and take at least a cable round
+/// per packet.
+#[test]
+fn selftest_in_lockstep_waits_for_each_packet() {
+    use weft_sim::weft_ip::axil::{SELFTEST_REGS, SELFTEST_STATUS};
+    let mut torus = Torus::netlist_nodes(&config([2, 1, 1]), 40).unwrap();
+    torus.reset();
+    torus.bring_up(20_000).unwrap();
+    let reg = |name: &str| SELFTEST_REGS.iter().find(|r| r.1 == name).unwrap().0;
+    let count = 20u32;
+    for n in 0..2 {
+        for (name, value) in [("count", count), ("length", 8), ("dst", 1 - n as u32), ("tag", 5), ("seed", 9), ("expected", count), ("window", 1), ("control", 0b101), ("control", 0b001)] {
+            torus.axil_write(n, reg(name), value).unwrap();
+        }
+    }
+    for n in 0..2 {
+        torus.axil_write(n, reg("control"), 0b011).unwrap();
+    }
+    torus.idle(20 * 200);
+    for n in 0..2 {
+        let [sent, cycles, state, packets, _, errors] = [0, 1, 2, 3, 4, 5].map(|i| torus.axil_read(n, SELFTEST_STATUS + 4 * i).unwrap().0);
+        assert_eq!((sent, packets, errors, state), (count, count, 0, 0b10), "node {n}");
+        // Each packet waits for the neighbour's, which crossed a 40-cycle cable.
+        assert!(cycles >= 40 * (count - 1), "node {n}: {cycles} cycles for {count} packets in lockstep");
+        println!("node {n}: {count} packets in lockstep, {cycles} cycles");
+    }
+}
+
 fn selftest_across_a_link(mut torus: Torus<weft_sim::link::NetlistDevice>) {
     use weft_sim::weft_ip::axil::{LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS};
     torus.reset();

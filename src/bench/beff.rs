@@ -15,7 +15,8 @@
 //! the 256-bit channels of one direction of a weft link (`lanes · 64 / 256`) and `f` the fabric
 //! clock. It charges the channel latency to every message, as seed 001's kernel does (it sends,
 //! then receives, message by message); weft's sender streams messages back to back, so small
-//! messages beat the model.
+//! messages beat the model. `lockstep` sets the self-test window to one message, so each message
+//! waits for the neighbour's previous one, as seed 001's kernel.
 
 use std::path::Path;
 
@@ -64,6 +65,8 @@ pub struct Size {
 pub struct Report {
     pub system: String,
     pub nodes: usize,
+    /// Each message waits for the neighbour's previous one (seed 001's kernel).
+    pub lockstep: bool,
     pub channels: f64,
     pub fabric_mhz: f64,
     pub channel_latency_cycles: usize,
@@ -85,14 +88,14 @@ fn reg(name: &str) -> u32 {
 
 /// One loop of `count` packets of `length` bytes from every node to its X+ neighbour; returns
 /// each node's cycles.
-fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32) -> Result<Vec<u64>, String> {
+fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window: u32) -> Result<Vec<u64>, String> {
     let config = torus.config.clone();
     let nodes = config.nodes();
     for n in 0..nodes {
         let c = config.coords(config.neighbour(n, Direction { dim: 0, plus: true }));
         let dst = (c[0] | c[1] << 6 | c[2] << 12) as u32; // port 0
         // One pattern seed everywhere: each checker recomputes its neighbour's pattern.
-        for (name, value) in [("count", count), ("length", length), ("dst", dst), ("tag", 1), ("seed", 0x5EED), ("expected", count), ("control", 0b101)] {
+        for (name, value) in [("count", count), ("length", length), ("dst", dst), ("tag", 1), ("seed", 0x5EED), ("expected", count), ("window", window), ("control", 0b101)] {
             torus.axil_write(n, reg(name), value)?;
         }
         torus.axil_write(n, reg("control"), 0b001)?;
@@ -118,7 +121,9 @@ fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32) -> Resu
         if done {
             break;
         }
-        if waited > 20 * expected + 100_000 {
+        // A lockstep message also waits a cable round.
+        let rounds = if window > 0 { (count / window) as u64 * 1000 } else { 0 };
+        if waited > 20 * expected + rounds + 100_000 {
             return Err(format!("{count} packets of {length} B: not complete after {waited} cycles"));
         }
     }
@@ -134,7 +139,9 @@ fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32) -> Resu
 }
 
 /// Runs the benchmark on `system` with its X dimension set to `nodes` (a ring), in `work`.
-pub fn run(system: &SystemConfig, nodes: usize, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+/// With `lockstep`, a node sends message i + 1 only once its neighbour's message i has arrived
+/// (the self-test window is one message), as seed 001's kernel sends, then receives.
+pub fn run(system: &SystemConfig, nodes: usize, lockstep: bool, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
     let mut system = system.clone();
     system.node.router.dims = [nodes, 1, 1];
     system.node.validate().map_err(|e| format!("a ring of {nodes}: {e}"))?;
@@ -152,11 +159,13 @@ pub fn run(system: &SystemConfig, nodes: usize, work: &Path, progress: &mut dyn 
     let max = system.node.router.max_packet_bytes;
     let mut sizes = vec![];
     for bytes in beff_sizes() {
-        let k = loop_length(bytes);
+        // A lockstep message costs a cable round: 256 of them measure it well enough.
+        let k = if lockstep { loop_length(bytes).min(256) } else { loop_length(bytes) };
         let (length, count) = if bytes > max { (max, k * bytes.div_ceil(max)) } else { (bytes, k) };
         let mut best: Option<Vec<u64>> = None;
         for _ in 0..REPETITIONS {
-            let cycles = exchange(&mut torus, count as u32, length as u32)?;
+            let window = if lockstep { (count / k) as u32 } else { 0 };
+            let cycles = exchange(&mut torus, count as u32, length as u32, window)?;
             if best.as_ref().is_none_or(|b| cycles.iter().sum::<u64>() < b.iter().sum::<u64>()) {
                 best = Some(cycles);
             }
@@ -169,16 +178,17 @@ pub fn run(system: &SystemConfig, nodes: usize, work: &Path, progress: &mut dyn 
     }
     let beff = sizes.iter().map(|s| s.measured).sum::<f64>() / sizes.len() as f64;
     let beff_model = sizes.iter().map(|s| s.model).sum::<f64>() / sizes.len() as f64;
-    Ok(Report { system: system.name.clone(), nodes, channels, fabric_mhz: mhz, channel_latency_cycles: system.channel_latency, sizes, beff, beff_model, ratio: beff / beff_model })
+    Ok(Report { system: system.name.clone(), nodes, lockstep, channels, fabric_mhz: mhz, channel_latency_cycles: system.channel_latency, sizes, beff, beff_model, ratio: beff / beff_model })
 }
 
 /// The table: weft's b(L) beside seed 001's model and seed 001's measurement (one FPGA; its
 /// sizes above 4 KiB are 16 KiB … 2 MiB, so the rows pair by position, as b_eff averages them).
 pub fn table(r: &Report) -> String {
     let mut t = format!(
-        "b_eff on {}: a ring of {} nodes, {} channel(s) of 256 bits each way, {} MHz, cable {} cycles ({:.1} ns)\n",
+        "b_eff on {}: a ring of {} nodes, {}, {} channel(s) of 256 bits each way, {} MHz, cable {} cycles ({:.1} ns)\n",
         r.system,
         r.nodes,
+        if r.lockstep { "each message after the neighbour's previous one (lockstep)" } else { "messages streamed back to back" },
         r.channels,
         r.fabric_mhz,
         r.channel_latency_cycles,
@@ -203,7 +213,7 @@ pub fn table(r: &Report) -> String {
 pub fn plot(r: &Report) -> String {
     let n = r.nodes as f64;
     Plot {
-        title: format!("b_eff, ring of {} ({})", r.nodes, r.system),
+        title: format!("b_eff, ring of {} ({}{})", r.nodes, r.system, if r.lockstep { ", lockstep" } else { "" }),
         x_label: "message bytes".into(),
         y_label: "GB/s".into(),
         log2_x: true,

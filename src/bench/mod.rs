@@ -1,6 +1,7 @@
 //! Benchmarks that print figures and save them as JSON.
 
 pub mod beff;
+pub mod commands;
 pub mod link;
 pub mod numeric;
 pub mod numeric_compare;

@@ -320,7 +320,7 @@ fn selftest_on_port0<'d>(d: &'d Design, width: usize, regs: &Inst<'d>, user_in: 
     for (port, value) in [("s_axis_tkeep", r_out.keep.unwrap()), ("s_axis_tlast", r_out.last.unwrap()), ("s_axis_tvalid", r_out.valid & enable), ("seed", reg("seed")), ("expected", reg("expected")), ("clear", control.bit(2))] {
         checker.input(port).define(value);
     }
-    for (port, value) in [("start", start_level & !was.q), ("count", reg("count")), ("length", reg("length")), ("dst", reg("dst")), ("tag", reg("tag")), ("seed", reg("seed")), ("done_in", checker.output("complete"))] {
+    for (port, value) in [("start", start_level & !was.q), ("count", reg("count")), ("length", reg("length")), ("dst", reg("dst")), ("tag", reg("tag")), ("seed", reg("seed")), ("done_in", checker.output("complete")), ("window", reg("window")), ("received", checker.output("packets"))] {
         generator.input(port).define(value);
     }
     let status = gen("busy").zext(32) | checker.output("complete").zext(32).shl_const(1);

@@ -1,0 +1,103 @@
+//! The `weft bench` commands: each runs its benchmark, prints its table and writes its JSON
+//! (and plots) where the command line says.
+
+use std::path::{Path, PathBuf};
+
+pub fn numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("weft-bench-numeric-{}", std::process::id()));
+    let rows = crate::bench::numeric::run(only, &work, jobs)?;
+    let _ = std::fs::remove_dir_all(&work);
+    print!("{}", crate::bench::numeric::table(&rows));
+    write_json(json, &rows)?;
+    let failed: Vec<String> = rows.iter().filter(|r| r.failure.is_some()).map(|r| format!("{} at {} stages", r.module, r.stages)).collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("synthesis failed for {} (their rows say why)", failed.join(", ")))
+    }
+}
+
+pub fn numeric_compare(json: &Path) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("weft-bench-compare-{}", std::process::id()));
+    let rows = crate::bench::numeric_compare::run(&work, &|m| eprintln!("  {m}"))?;
+    let _ = std::fs::remove_dir_all(&work);
+    print!("{}", crate::bench::numeric_compare::table(&rows));
+    let json = if json == Path::new("bench/numeric.json") { Path::new("bench/numeric_compare.json") } else { json };
+    write_json(&json.to_path_buf(), &rows)
+}
+
+pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, json: &Path) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("weft-bench-timing-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let modules: Vec<String> = if only.is_empty() { crate::bench::timing::MODULES.map(String::from).to_vec() } else { only.to_vec() };
+    let rows = crate::bench::timing::run(&modules, generated, reference, &work, &mut |line| eprintln!("{line}"))?;
+    let _ = std::fs::remove_dir_all(&work);
+    print!("{}", crate::bench::timing::table(&rows));
+    write_json(json, &rows)
+}
+
+pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> Result<(), String> {
+    let system = crate::system::load(config)?;
+    let nodes = nodes.unwrap_or(system.node.router.dims[0]);
+    if !(2..=64).contains(&nodes) {
+        return Err(format!("`--nodes` = {nodes} is out of range: allowed 2..=64 (a ring)"));
+    }
+    let work = std::env::temp_dir().join(format!("weft-bench-beff-{}", std::process::id()));
+    let report = crate::bench::beff::run(&system, nodes, lockstep, &work, &mut |line| eprintln!("{line}"));
+    let _ = std::fs::remove_dir_all(&work);
+    let report = report?;
+    print!("{}", crate::bench::beff::table(&report));
+    let stem = format!("beff_{}_{nodes}{}", report.system, if lockstep { "_lockstep" } else { "" });
+    write_report(&out.to_path_buf(), &stem, &report, &stem, &crate::bench::beff::plot(&report))
+}
+
+pub fn link(out: &PathBuf) -> Result<(), String> {
+    let report = crate::bench::link::run(&mut |line| eprintln!("{line}"))?;
+    print!("{}", crate::bench::link::table(&report));
+    write_report(out, "link", &report, "link_goodput", &crate::bench::link::plot(&report))
+}
+
+pub fn router(out: &PathBuf) -> Result<(), String> {
+    let work = std::env::temp_dir().join(format!("weft-bench-router-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let report = crate::bench::router::run(&work, &mut |line| eprintln!("{line}"))?;
+    print!("{}", crate::bench::router::table(&report));
+    write_report(out, "router", &report, "router_latency", &crate::bench::router::plot(&report))
+}
+
+pub fn net(out: &PathBuf, generated: &Path) -> Result<(), String> {
+    let systems = crate::system::shipped();
+    let report = crate::bench::net::run(&systems[0], &systems[1], generated, &mut |line| eprintln!("{line}"))?;
+    print!("{}", crate::bench::net::table(&report));
+    let [beff, bandwidth, latency] = crate::bench::net::plots(&report);
+    write_report(out, "net", &report, &beff.0, &beff.1)?;
+    for (name, svg) in [bandwidth, latency] {
+        let path = out.join(format!("{name}.svg"));
+        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Writes a benchmark's rows as pretty JSON to `path`, creating its folder.
+pub fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
+    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+/// Writes a benchmark's `<json>.json` and `<svg>.svg` into `out`.
+pub fn write_report(out: &PathBuf, json: &str, report: &impl serde::Serialize, svg: &str, plot: &str) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let json = out.join(format!("{json}.json"));
+    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    std::fs::write(&json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
+    let svg = out.join(format!("{svg}.svg"));
+    std::fs::write(&svg, plot).map_err(|e| format!("{}: {e}", svg.display()))?;
+    println!("wrote {} and {}", json.display(), svg.display());
+    Ok(())
+}
