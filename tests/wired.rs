@@ -4,7 +4,9 @@
 //! Node B = 0 sends packets to node A = 1, port 1: those tagged 7 feed A's kernel, whose answers
 //! go to its destination register's reset value, node C = 3, port 0; others are dropped there.
 //! Every tagged packet is answered once, in order, with the header the kernel port writes and the
-//! kernel's software model applied to its payload bit for bit.
+//! kernel's software model applied to its payload bit for bit; node 1's counters (read through
+//! the `_sim_async` top's register read channel, every node on one clock here) account for every
+//! packet: taken, answered, or dropped for its tag.
 
 use std::path::Path;
 
@@ -32,7 +34,10 @@ fn a_dsl_kernel_on_node_a_answers_node_b_at_node_c_in_verilator() {
     let sim = std::fs::read_to_string(generated.join(format!("system/{name}_sim.v"))).unwrap();
     let file = dir.join(format!("{name}_sim.v"));
     std::fs::write(&file, node + &sim).unwrap();
-    let mut m = Model::build(&file, &format!("{name}_sim")).unwrap();
+    let mut m = Model::build(&file, &format!("{name}_sim_async")).unwrap();
+    let clocks: Vec<_> = (0..4).map(|n| m.port(&format!("clk_n{n}")).unwrap()).collect();
+    let resets: Vec<_> = (0..4).map(|n| m.port(&format!("rst_n{n}")).unwrap()).collect();
+    let tick = |m: &mut Model| m.edges(&clocks);
     let p = |m: &Model, n: &str| m.port(n).unwrap();
     let (b_data, b_last, b_valid, b_ready) = (p(&m, "s_axis_n0_p0_tdata"), p(&m, "s_axis_n0_p0_tlast"), p(&m, "s_axis_n0_p0_tvalid"), p(&m, "s_axis_n0_p0_tready"));
     let (c_data, c_last, c_valid, c_ready) = (p(&m, "m_axis_n3_p0_tdata"), p(&m, "m_axis_n3_p0_tlast"), p(&m, "m_axis_n3_p0_tvalid"), p(&m, "m_axis_n3_p0_tready"));
@@ -44,16 +49,19 @@ fn a_dsl_kernel_on_node_a_answers_node_b_at_node_c_in_verilator() {
         m.set(r, 1);
     }
     m.set(c_ready, 0);
-    let rst = p(&m, "rst");
-    m.set(rst, 1);
-    for _ in 0..4 {
-        m.tick();
+    for r in &resets {
+        m.set(*r, 1);
     }
-    m.set(rst, 0);
+    for _ in 0..4 {
+        tick(&mut m);
+    }
+    for r in &resets {
+        m.set(*r, 0);
+    }
     let up = p(&m, "link_up");
     let mut cycles = 0;
     while m.get(up) == 0 {
-        m.tick();
+        tick(&mut m);
         cycles += 1;
         assert!(cycles < 20_000, "links not up");
     }
@@ -111,12 +119,35 @@ fn a_dsl_kernel_on_node_a_answers_node_b_at_node_c_in_verilator() {
                 got.push(current.take().unwrap());
             }
         }
-        m.tick();
+        tick(&mut m);
     }
     for (i, ((beats, want), (h, payload))) in expected.iter().zip(&got).enumerate() {
         assert_eq!((h.src, h.src_port, h.tag, h.length, h.hops), ([1, 0, 0], 1, 9, 8 * beats, 2), "header of answer {i}");
         assert_eq!(&payload[..want.len()], &want[..], "payload of answer {i}");
     }
-    println!("{} answers from node 1's kernel at node 3, {} packets sent by node 0", got.len(), beats.iter().filter(|b| b.1).count());
+    // Node 1's kernel counters: every packet sent is taken (tag 7) or dropped (tag 8).
+    let names = weft_ip::system::node::counter_names(&config.node);
+    let (araddr, arvalid, arready, rdata, rvalid) = (p(&m, "axil_araddr_n1"), p(&m, "axil_arvalid_n1"), p(&m, "axil_arready_n1"), p(&m, "axil_rdata_n1"), p(&m, "axil_rvalid_n1"));
+    let mut read = |m: &mut Model, name: &str| -> u64 {
+        let addr = 0x100 + 4 * names.iter().position(|n| n == name).unwrap() as u64;
+        m.set(araddr, addr);
+        m.set(arvalid, 1);
+        for _ in 0..100 {
+            m.eval();
+            let taken = m.get(arready) == 1;
+            tick(m);
+            if taken {
+                m.set(arvalid, 0);
+            }
+            if m.get(rvalid) == 1 {
+                return m.get(rdata);
+            }
+        }
+        panic!("no read data for {name}");
+    };
+    let sent = beats.iter().filter(|b| b.1).count() as u64;
+    let (taken, answered, dropped) = (read(&mut m, "p1_kernel_packets_in"), read(&mut m, "p1_kernel_packets_out"), read(&mut m, "p1_kernel_dropped"));
+    assert_eq!((taken, answered, taken + dropped), (expected.len() as u64, expected.len() as u64, sent), "node 1's kernel counters");
+    println!("{} answers from node 1's kernel at node 3; node 0 sent {sent}, node 1 counted {taken} taken, {answered} answered, {dropped} dropped", got.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
