@@ -44,9 +44,10 @@ pub const SEED_001_BEFF_8: f64 = 3.13237e10;
 pub const CHANNEL_LATENCY_NS: f64 = 520.0;
 pub const REPETITIONS: usize = 2;
 
-/// Messages per loop: at least 16 KiB (and 2 … 2048 messages), as `weft bench net`.
+/// Messages per loop: at least 64 KiB (and 2 … 2048 messages), so the cable latency is a small
+/// part of a loop up to 32 KiB messages.
 fn loop_length(bytes: usize) -> usize {
-    (16384 / bytes).clamp(2, 2048)
+    (65536 / bytes).clamp(2, 2048)
 }
 
 #[derive(Clone, Debug, Serialize)]
