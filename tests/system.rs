@@ -264,7 +264,8 @@ fn wired_kernel_entries_are_checked_by_key() {
     refused(&good.replace("input_tag = 7", "input_tag = 70000"), "`kernel[0].input_tag` = 70000 is out of range: allowed 0..=65535");
     refused(&good.replace("[3, 0, 0, 0]", "[4, 0, 0, 0]"), "`kernel[0].dst[0] (x)` = 4 is out of range: allowed 0..=3");
     refused(&good.replace("[3, 0, 0, 0]", "[3, 0, 0]"), "`kernel[0].dst` has 3 entries");
-    refused(&format!("{good}\nclock = \"kernel\""), "`kernel[0].clock` = \"kernel\"");
+    refused(&format!("{good}\nclock = \"kernel\""), "`kernel[0].clock` = \"kernel\" needs `clocks.kernel_mhz`");
+    refused(&format!("{good}\nclock = \"fast\""), "`kernel[0].clock` = \"fast\" is not allowed: \"fabric\" or \"kernel\"");
     let twice = format!("{base}[[port]]\nindex = 1\n[[kernel]]\n{good}\n");
     let e = weft::system::parse(&twice).unwrap_err();
     assert!(e.contains("`port[0]` describes IntraNode port 1, which `kernel[0]` is wired to"), "{e}");
@@ -285,4 +286,25 @@ fn a_256_bit_node_has_self_test_and_kernel_clock_ports() {
     assert!(shell.contains("input wire [255:0] s_axis_p1_tdata;"), "the shell's kernel-clock port is not 256 bits");
     println!("{}", weft::system::check(&config, &generated, &constraints).unwrap());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A wired kernel on the kernel clock: the node takes `kernel_clk`, the constraints bound the
+/// skew of its crossing FIFOs' Gray pointers, and the system passes the checks (Verilator lint,
+/// Icarus, every constrained cell exists, FuseSoC).
+#[test]
+fn a_wired_kernel_on_the_kernel_clock_passes_the_system_checks() {
+    for (board, ext) in [("u200", "xdc"), ("s10_520n", "sdc")] {
+        let text = format!("name = \"kc\"\nboard = \"{board}\"\n[torus]\ndims = [2, 1, 1]\n[clocks]\nfabric_mhz = 156.25\nkernel_mhz = 250.0\n[[kernel]]\nkernel = \"dg_rk_update\"\nport = 1\ninput_tag = 7\noutput_tag = 9\ndst = [1, 0, 0, 0]\nclock = \"kernel\"\n");
+        let config = weft::system::parse(&text).unwrap();
+        assert!(config.warnings().is_empty(), "{:?}", config.warnings());
+        let dir = std::env::temp_dir().join(format!("weft-kc-{}-{board}", std::process::id()));
+        let (generated, constraints) = (dir.join("generated"), dir.join("constraints"));
+        weft::system::generate(&config, &generated, &constraints).unwrap();
+        let node = std::fs::read_to_string(generated.join("system/kc_node.v")).unwrap();
+        assert!(node.contains("kernel_clk;"), "the node has no kernel_clk port");
+        let timing = std::fs::read_to_string(constraints.join(format!("{board}/kc.{ext}"))).unwrap();
+        assert!(timing.contains("create_clock -name kernel_clk") && timing.contains("to_kernel_wr_gray"), "{timing}");
+        println!("{board}: {}", weft::system::check(&config, &generated, &constraints).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

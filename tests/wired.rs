@@ -67,7 +67,7 @@ fn a_dsl_kernel_on_node_a_answers_node_b_at_node_c_in_verilator() {
     }
 
     // Packets from B: header (to A, port 1), then payload words of whole or partial beats.
-    let kernel = weft_ip::system::kernel_port::KernelPort { port: 1, source: include_str!("../examples/kernels/axpby.wk").into(), origin: String::new(), input_tag: 7, output_tag: 9, dst: 0 }.kernel().unwrap();
+    let kernel = weft_ip::system::kernel_port::KernelPort { port: 1, source: include_str!("../examples/kernels/axpby.wk").into(), origin: String::new(), input_tag: 7, output_tag: 9, dst: 0, kernel_clock: false }.kernel().unwrap();
     let mut rng = Rng::new(5);
     let mut beats: Vec<(Vec<u32>, bool)> = vec![];
     let mut expected: Vec<(usize, Vec<u32>)> = vec![];
@@ -128,7 +128,7 @@ fn a_dsl_kernel_on_node_a_answers_node_b_at_node_c_in_verilator() {
     // Node 1's kernel counters: every packet sent is taken (tag 7) or dropped (tag 8).
     let names = weft_ip::system::node::counter_names(&config.node);
     let (araddr, arvalid, arready, rdata, rvalid) = (p(&m, "axil_araddr_n1"), p(&m, "axil_arvalid_n1"), p(&m, "axil_arready_n1"), p(&m, "axil_rdata_n1"), p(&m, "axil_rvalid_n1"));
-    let mut read = |m: &mut Model, name: &str| -> u64 {
+    let read = |m: &mut Model, name: &str| -> u64 {
         let addr = 0x100 + 4 * names.iter().position(|n| n == name).unwrap() as u64;
         m.set(araddr, addr);
         m.set(arvalid, 1);

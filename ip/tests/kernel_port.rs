@@ -24,8 +24,12 @@ fn operand(rng: &mut Rng) -> u32 {
 
 /// Runs `packets` through the wrapper of `kp` on a `width`-bit port; returns the answers as
 /// (header, payload words) and the `dropped` counter.
-fn run(kp: &KernelPort, width: usize, packets: &[Packet], seed: u64) -> (Vec<(Header, Vec<u32>)>, u128) {
-    let mut e = Evaluator::new(kernel_port(width, 1024, kp).unwrap());
+/// With a kernel on its own clock, the fabric and kernel clocks run at the given periods (the
+/// streams are on the fabric clock).
+fn run_clocked(kp: &KernelPort, width: usize, packets: &[Packet], seed: u64, (fabric_period, kernel_period): (u64, u64)) -> (Vec<(Header, Vec<u32>)>, u128) {
+    let net = kernel_port(width, 1024, kp).unwrap();
+    net.check_domains().unwrap();
+    let mut e = Evaluator::new(net);
     e.reset(2);
     let mut rng = Rng::new(seed);
     let flit_words = width / 32;
@@ -60,7 +64,15 @@ fn run(kp: &KernelPort, width: usize, packets: &[Packet], seed: u64) -> (Vec<(He
     };
     let (mut sent, mut answers, mut current): (usize, Vec<(Header, Vec<u32>)>, Option<(Header, Vec<u32>)>) = (0, vec![], None);
     let mut idle = 0;
+    let (mut tf, mut tk) = (0u64, kernel_period / 3);
     while idle < 2000 {
+        if kp.kernel_clock && tk < tf {
+            e.settle();
+            e.clock_domains(&[(1, false)]);
+            tk += kernel_period;
+            continue;
+        }
+        tf += fabric_period;
         idle += 1;
         let offering = sent < beats.len() && rng.chance(75);
         if offering {
@@ -92,7 +104,11 @@ fn run(kp: &KernelPort, width: usize, packets: &[Packet], seed: u64) -> (Vec<(He
                 answers.push(current.take().unwrap());
             }
         }
-        e.clock(false);
+        if kp.kernel_clock {
+            e.clock_domains(&[(0, false)]);
+        } else {
+            e.clock(false);
+        }
     }
     assert_eq!(sent, beats.len(), "seed {seed}: the wrapper stopped taking packets");
     assert!(current.is_none(), "seed {seed}: an answer was cut");
@@ -116,12 +132,17 @@ fn packets(rng: &mut Rng, count: usize, in_words: usize, max_beats: usize) -> Ve
 }
 
 fn check(source: &str, width: usize, seed: u64) {
-    let kp = KernelPort { port: 1, source: source.into(), origin: "test".into(), input_tag: 7, output_tag: 9, dst: 0 };
+    check_clocked(source, width, seed, None);
+}
+
+/// [`check`] with the kernel on its own clock when `periods` (fabric, kernel) are given.
+fn check_clocked(source: &str, width: usize, seed: u64, periods: Option<(u64, u64)>) {
+    let kp = KernelPort { port: 1, source: source.into(), origin: "test".into(), input_tag: 7, output_tag: 9, dst: 0, kernel_clock: periods.is_some() };
     let k = kp.kernel().unwrap();
     let (in_words, out_words) = (k.inputs.len(), k.outputs.len());
     let mut rng = Rng::new(seed);
     let packets = packets(&mut rng, 150, in_words, 12);
-    let (answers, dropped) = run(&kp, width, &packets, seed);
+    let (answers, dropped) = run_clocked(&kp, width, &packets, seed, periods.unwrap_or((10, 10)));
     let fed: Vec<&Packet> = packets.iter().filter(|p| p.tag == 7 && !p.words.is_empty()).collect();
     assert!(fed.len() > 40, "seed {seed}: only {} packets fed the kernel", fed.len());
     assert_eq!(dropped as usize, packets.iter().filter(|p| p.tag != 7).count(), "seed {seed}: dropped counter");
@@ -148,6 +169,15 @@ fn a_wired_kernel_answers_each_tagged_packet_with_its_model_on_256_bit_ports() {
     check(include_str!("../../examples/kernels/dg_rk_update.wk"), 256, 3);
 }
 
+/// The kernel on its own clock, 3.7 times slower and 2.3 times faster than the fabric: the same
+/// answers through the clock-crossing FIFOs.
+#[test]
+fn a_wired_kernel_on_its_own_clock_answers_the_same() {
+    check_clocked(AXPBY, 128, 5, Some((10, 37)));
+    check_clocked(AXPBY, 256, 6, Some((23, 10)));
+    check_clocked(include_str!("../../examples/kernels/stencil3.wk"), 128, 7, Some((10, 29)));
+}
+
 #[test]
 fn a_wired_stencil_sees_each_packet_as_one_vector() {
     check(include_str!("../../examples/kernels/stencil3.wk"), 128, 4);
@@ -163,7 +193,7 @@ fn a_node_routes_its_kernels_answers_to_the_destination_register() {
     use weft_ip::regmap::kernel_dst_addr;
     use weft_ip::router::RouterConfig;
     use weft_ip::system::node::{counter_names, node, NodeConfig};
-    let kp = KernelPort { port: 2, source: AXPBY.into(), origin: "test".into(), input_tag: 7, output_tag: 9, dst: pack_dst(0, 0, 0, 1) };
+    let kp = KernelPort { port: 2, source: AXPBY.into(), origin: "test".into(), input_tag: 7, output_tag: 9, dst: pack_dst(0, 0, 0, 1), kernel_clock: false };
     let router = RouterConfig { dims: [1, 1, 1], local_ports: 3, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() };
     let config = NodeConfig { router, link: LinkConfig::default(), kernels: vec![kp.clone()] };
     let counters = counter_names(&config);

@@ -180,7 +180,7 @@ fn packet_fits(router: &RouterConfig, buffer_set: bool, bytes_set: bool) -> Resu
 
 /// A `[[kernel]]` entry checked against the router: the kernel's DSL source (shipped or read
 /// from its file), its port, tags and destination.
-fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, base: &Path) -> Result<KernelPort, String> {
+fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, kernel_mhz: Option<f64>, base: &Path) -> Result<KernelPort, String> {
     let key = |name: &str| format!("kernel[{i}].{name}");
     let (source, origin) = if k.kernel.ends_with(".wk") {
         let path = base.join(&k.kernel);
@@ -195,11 +195,12 @@ fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, base: &Path)
     let port = ranged(&key("port"), k.port, 0, router.local_ports as i64 - 1)?;
     let input_tag = ranged(&key("input_tag"), k.input_tag, 0, 65535)? as u16;
     let output_tag = ranged(&key("output_tag"), k.output_tag, 0, 65535)? as u16;
-    match k.clock.as_deref() {
-        None | Some("fabric") => {}
-        Some("kernel") => return Err(format!("`{}` = \"kernel\": a wired kernel runs on the fabric clock in this version (an unwired `[[port]]` may use the kernel clock)", key("clock"))),
-        Some(other) => return Err(format!("`{}` = {other:?} is not allowed: \"fabric\"", key("clock"))),
-    }
+    let kernel_clock = match k.clock.as_deref() {
+        None | Some("fabric") => false,
+        Some("kernel") if kernel_mhz.is_some() => true,
+        Some("kernel") => return Err(format!("`{}` = \"kernel\" needs `clocks.kernel_mhz`", key("clock"))),
+        Some(other) => return Err(format!("`{}` = {other:?} is not allowed: \"fabric\" or \"kernel\"", key("clock"))),
+    };
     if k.dst.len() != 4 {
         return Err(format!("`{}` has {} entries: give four, [x, y, z, port]", key("dst"), k.dst.len()));
     }
@@ -208,7 +209,7 @@ fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, base: &Path)
         dst[j] = ranged(&format!("{}[{j}] ({axis})", key("dst")), k.dst[j], 0, router.dims[j] as i64 - 1)?;
     }
     dst[3] = ranged(&format!("{}[3] (port)", key("dst")), k.dst[3], 0, router.local_ports as i64 - 1)?;
-    let kp = KernelPort { port, source, origin, input_tag, output_tag, dst: pack_dst(dst[0], dst[1], dst[2], dst[3]) };
+    let kp = KernelPort { port, source, origin, input_tag, output_tag, dst: pack_dst(dst[0], dst[1], dst[2], dst[3]), kernel_clock };
     kp.kernel().map_err(|e| format!("`{}`: {e}", key("kernel")))?;
     Ok(kp)
 }
@@ -226,7 +227,7 @@ impl SystemConfig {
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = vec![];
         if let Some(mhz) = self.kernel_mhz.filter(|_| !self.has_kernel_clock()) {
-            warnings.push(format!("`clocks.kernel_mhz` = {mhz} has no effect: no `[[port]]` has `clock = \"kernel\"`"));
+            warnings.push(format!("`clocks.kernel_mhz` = {mhz} has no effect: no `[[port]]` or `[[kernel]]` has `clock = \"kernel\"`"));
         }
         warnings
     }
@@ -291,7 +292,8 @@ impl SystemConfig {
             retransmit_timeout: ranged("node.retransmit_timeout", n.retransmit_timeout.unwrap_or(shipped_link.retransmit_timeout as i64), 1, 1 << 20)?,
             ..shipped_link
         };
-        let wired = file.kernel.iter().enumerate().map(|(i, k)| wired_kernel(i, k, &router, base)).collect::<Result<Vec<_>, _>>()?;
+        let kernel_mhz_given = file.clocks.kernel_mhz;
+        let wired = file.kernel.iter().enumerate().map(|(i, k)| wired_kernel(i, k, &router, kernel_mhz_given, base)).collect::<Result<Vec<_>, _>>()?;
         for (i, p) in file.port.iter().enumerate() {
             if let Some(k) = wired.iter().position(|k| k.port as i64 == p.index) {
                 return Err(format!("`port[{i}]` describes IntraNode port {}, which `kernel[{k}]` is wired to: a wired kernel's port is inside the node", p.index));
@@ -327,14 +329,21 @@ impl SystemConfig {
         Ok(SystemConfig { name: file.name, board, node, fabric_mhz, kernel_mhz, channel_latency, ports })
     }
 
-    /// Whether any port runs on the kernel clock (the design then has a shell).
+    /// Whether anything runs on the kernel clock: a port (through the shell) or a wired kernel
+    /// (inside the node).
     pub fn has_kernel_clock(&self) -> bool {
+        self.has_kernel_ports() || self.node.kernels.iter().any(|k| k.kernel_clock)
+    }
+
+    /// Whether any IntraNode port runs on the kernel clock (the design then has a shell).
+    pub fn has_kernel_ports(&self) -> bool {
         self.ports.iter().any(|p| p.clock == PortClock::Kernel)
     }
 
-    /// The module a board flow builds: the shell when there is a kernel clock, else the node.
+    /// The module a board flow builds: the shell when a port runs on the kernel clock, else the
+    /// node.
     pub fn top(&self) -> String {
-        if self.has_kernel_clock() {
+        if self.has_kernel_ports() {
             format!("{}_shell", self.name)
         } else {
             format!("{}_node", self.name)

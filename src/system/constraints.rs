@@ -86,6 +86,15 @@ pub fn constraints(config: &SystemConfig) -> (String, String) {
             }
         }
     }
+    for kp in config.node.kernels.iter().filter(|k| k.kernel_clock) {
+        for (fifo, dir) in [("to_kernel", "fabric → kernel"), ("from_kernel", "kernel → fabric")] {
+            let inst = format!("kernel_p{}", kp.port);
+            t.push_str(&format!("\n# The kernel on IntraNode port {} ({dir}): {inst}/{fifo} (write pointer one way, read pointer back).\n", kp.port));
+            for ptr in ["wr_gray", "rd_gray"] {
+                bound(&mut t, regs(&format!("{inst}/{fifo}_{ptr}")), regs(&format!("{inst}/{fifo}_{ptr}_sync0")));
+            }
+        }
+    }
     (file_name(config), t)
 }
 

@@ -97,7 +97,7 @@ impl Files {
         Files {
             node: dir.join(format!("{name}_node.v")),
             sim: dir.join(format!("{name}_sim.v")),
-            shell: config.has_kernel_clock().then(|| dir.join(format!("{name}_shell.v"))),
+            shell: config.has_kernel_ports().then(|| dir.join(format!("{name}_shell.v"))),
             constraint: constraints.join(config.board.name).join(format!("{name}.{ext}")),
             core: dir.join(format!("{name}.core")),
             rdl: dir.join(format!("{name}.rdl")),

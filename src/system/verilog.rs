@@ -96,8 +96,9 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independen
             // The node that sends to endpoint `e` of this node: its neighbour in that direction.
             let sender = |e: &str| endpoints.iter().find(|x| x.name() == e).map(|x| clock(rc.neighbour(n, *x)));
             let value = match d.name.as_str() {
-                "clk" => clock(n).0,
-                "rst" => clock(n).1,
+                // A wired kernel's own clock: the node's here.
+                "clk" | "kernel_clk" => clock(n).0,
+                "rst" | "kernel_rst" => clock(n).1,
                 // A link receives on its sender's clock.
                 other if other.ends_with("_rx_clk") => sender(other.trim_end_matches("_rx_clk")).ok_or_else(|| format!("{node_module}: no endpoint for `{other}`"))?.0,
                 other if other.ends_with("_rx_rst") => sender(other.trim_end_matches("_rx_rst")).ok_or_else(|| format!("{node_module}: no endpoint for `{other}`"))?.1,
@@ -185,7 +186,11 @@ pub fn shell(config: &SystemConfig, node_text: &str, fifo: &str) -> Result<Strin
     let mut names = vec!["kernel_clk".to_string(), "kernel_rst".into()];
     let mut port_decls = vec!["    input wire kernel_clk;".to_string(), "    input wire kernel_rst;".into()];
     let mut connections = vec![];
-    for d in &decls {
+    // A node with kernels on the kernel clock takes the shell's `kernel_clk` / `kernel_rst`.
+    for d in decls.iter().filter(|d| d.name == "kernel_clk" || d.name == "kernel_rst") {
+        connections.push(format!("    .{0}({0})", d.name));
+    }
+    for d in decls.iter().filter(|d| d.name != "kernel_clk" && d.name != "kernel_rst") {
         names.push(d.name.clone());
         port_decls.push(format!("    {} wire {}{};", if d.input { "input" } else { "output" }, range(d.width), d.name));
         let inner = if kernel_port(d) { format!("node_{}", d.name) } else { d.name.clone() };

@@ -38,6 +38,10 @@ fn endpoints(node: &[PortDecl]) -> Vec<(String, usize)> {
 /// The kernel's ports: (name, input, width).
 pub fn kernel_ports(node: &[PortDecl]) -> Vec<(String, bool, usize)> {
     let mut ports = vec![("ap_clk".to_string(), true, 1), ("ap_rst_n".to_string(), true, 1)];
+    // Wired kernels on their own clock: Vitis's second kernel clock.
+    if node.iter().any(|p| p.name == "kernel_clk") {
+        ports.extend([("ap_clk_2".to_string(), true, 1), ("ap_rst_n_2".to_string(), true, 1)]);
+    }
     for p in node {
         if let Some(sig) = p.name.strip_prefix("s_axil_") {
             ports.push((format!("s_axi_control_{sig}"), p.input, p.width));
@@ -79,6 +83,9 @@ pub fn kernel_top(config: &SystemConfig, node: &[PortDecl]) -> String {
         }
     }
     t.push_str("\n    // The node's synchronous active-high reset, registered from ap_rst_n.\n    reg rst = 1'b1;\n    always @(posedge ap_clk) rst <= !ap_rst_n;\n");
+    if node.iter().any(|p| p.name == "kernel_clk") {
+        t.push_str("    // The wired kernels' clock and reset: ap_clk_2, ap_rst_n_2.\n    reg rst_2 = 1'b1;\n    always @(posedge ap_clk_2) rst_2 <= !ap_rst_n_2;\n");
+    }
     let eps = endpoints(node);
     t.push_str("\n    // Link lanes: 66-bit blocks in 72-bit slots.\n");
     for (e, lanes) in &eps {
@@ -101,6 +108,8 @@ pub fn kernel_top(config: &SystemConfig, node: &[PortDecl]) -> String {
             // The transceiver kernel's streams arrive on ap_clk (it crossed them already).
             None if p.name.ends_with("_rx_clk") => "ap_clk".into(),
             None if p.name.ends_with("_rx_rst") => "rst".into(),
+            None if p.name == "kernel_clk" => "ap_clk_2".into(),
+            None if p.name == "kernel_rst" => "rst_2".into(),
             None => p.name.clone(),
         };
         conns.push(format!("        .{}({outer})", p.name));

@@ -43,6 +43,8 @@ pub struct KernelPort {
     pub output_tag: u16,
     /// The destination register's value after reset: `x | y << 6 | z << 12 | port << 18`.
     pub dst: u32,
+    /// The kernel runs on `kernel_clk` (its own clock), behind a clock-crossing FIFO each way.
+    pub kernel_clock: bool,
 }
 
 /// The destination packed as the register and the header's low bits hold it.
@@ -88,43 +90,55 @@ pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Re
     }
     let net = Rc::new(net);
     let d = Design::new();
+    let fabric = 0;
+    let kernel_side = if kp.kernel_clock { d.net().domain_named("kernel_clk") } else { fabric };
     let packets = d.axis_in("s_axis", AxisShape::data(width).with_keep());
     let dst = d.input("dst", 22);
 
-    d.section("framing: each packet's answer length, from its header, waits beside the kernel for its output beats");
-    // A per-beat kernel's packet of `length` bytes is ceil(ceil(length / 4) / words) beats,
-    // answered by as many; the count is queued when the header passes (so the answer's framing
-    // never waits for input behind a stalled kernel). Division by the word count: a multiply
-    // by 2^26 / words rounded up, exact below 2^13 words.
+    d.section("packets with the kernel's tag, payload only (other tags dropped and counted), each beat with its packet's beat count");
+    // A packet of `length` bytes is ceil(ceil(length / 4) / words) kernel beats (a per-beat
+    // kernel answers with as many): division by the word count as a multiply by 2^26 / words
+    // rounded up, exact below 2^13 words. Taken from the header as it passes, it rides with
+    // the payload, so the answer's framing never waits for input behind a stalled kernel.
     let words_in = (kin / 32) as u128;
-    let (packets, counts) = if k.per_vector {
-        (packets, None)
+    let p = packets.0.clone();
+    let length = d.bits_of(&p.data, field("length").0, 14);
+    let words = (length.zext(16) + 3u32).bits(2, 14);
+    let beats = ((words.zext(40) + d.lit(words_in - 1, 40)).mul(d.lit((1u128 << 26).div_ceil(words_in), 40))).bits(26, 14);
+    let payload = dispatch(&d, "", &packets, &[kp.input_tag]).remove(0);
+    let fire = packets.fire();
+    let in_packet = d.reg("framing_in_packet", 1, 0);
+    in_packet.set_when(fire & !p.last.unwrap()).clear_when(fire & p.last.unwrap());
+    let frame_beats = d.reg("frame_beats", 14, 0);
+    frame_beats.next_when(fire & !in_packet.q, beats);
+    d.counter("packets_in", payload.fire() & payload.0.last.unwrap());
+    let payload = Source(Axis { shape: payload.0.shape.with_user(14), user: Some(frame_beats.q), ..payload.0.clone() });
+    let payload = if kp.kernel_clock { d.stream_crossing("to_kernel", 16, &payload, fabric, kernel_side) } else { payload };
+    d.net().set_domain(kernel_side);
+
+    d.section("framing: each frame's beat count waits beside the kernel for its output beats");
+    let (payload, counts) = if k.per_vector {
+        (payload, None)
     } else {
-        let p = &packets.0;
-        let in_packet = d.reg("framing_in_packet", 1, 0);
+        let f = payload.0.clone();
         let pop = d.later(1);
         let push = d.later(1);
-        let length = d.bits_of(&p.data, field("length").0, 14);
-        let tag = d.bits_of(&p.data, field("tag").0, 16);
-        let words = (length.zext(16) + 3u32).bits(2, 14);
-        let beats = ((words.zext(40) + d.lit(words_in - 1, 40)).mul(d.lit((1u128 << 26).div_ceil(words_in), 40))).bits(26, 14);
-        let depth = (latency + 8).next_power_of_two();
-        let counts = d.queue("answer", depth, push, &[beats.named("packet_beats")], pop);
+        let counts = d.queue("answer", (latency + 8).next_power_of_two(), push, &[f.user.unwrap().named("packet_beats")], pop);
+        // A frame's first beat enters only when its count has a place in the queue.
+        let in_frame = d.reg("framing_in_frame", 1, 0);
+        let gate = in_frame.q | counts.space;
         let ready = d.later(1);
-        let gated = Source(Axis { valid: p.valid & counts.space, ready: Some(ready), ..p.clone() });
-        packets.ready(ready & counts.space);
-        let fire = p.valid & counts.space & ready;
-        push.define(fire & !in_packet.q & tag.eq(kp.input_tag as usize) & length.ne(0usize));
-        in_packet.set_when(fire & !p.last.unwrap()).clear_when(fire & p.last.unwrap());
-        (gated, Some((counts, pop)))
+        payload.ready(ready & gate);
+        let taken = f.valid & gate & ready;
+        push.define(taken & !in_frame.q);
+        in_frame.set_when(taken & !f.last.unwrap()).clear_when(taken & f.last.unwrap());
+        (Source(Axis { valid: f.valid & gate, ready: Some(ready), ..f }), Some((counts, pop)))
     };
-
-    d.section("packets with the kernel's tag, payload only; other tags dropped and counted");
-    let payload = dispatch(&d, "", &packets, &[kp.input_tag]).remove(0);
+    let payload = Source(Axis { shape: payload.0.shape.with_user(0), user: None, ..payload.0.clone() });
     let beats = gearbox(&d, "in_gear", &payload, kin / 32, None);
 
     d.section(&format!("the kernel: {kin} bits in, {kout} bits out, {latency} cycles"));
-    let kernel = d.instance(&net, &k.name, "kernel");
+    let kernel = d.instance_clocked(&net, &k.name, "kernel", &|c| if c == "clk" && kp.kernel_clock { "kernel_clk".to_string() } else { c.to_string() });
     let b = &beats.0;
     let mut lo = 0;
     for chunk in kernel.input_chunks("s_axis_tdata") {
@@ -175,12 +189,13 @@ pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Re
         ready: Some(out_ready),
     });
     let words = gearbox(&d, "out_gear", &results, width / 32, Some(answer_bytes));
+    let words = if kp.kernel_clock { d.stream_crossing("from_kernel", 16, &words, kernel_side, fabric) } else { words };
+    d.net().set_domain(fabric);
     let length = words.0.user.expect("the length rides the gearbox");
     let frames = Source(Axis { shape: words.0.shape.with_user(0), user: None, ..words.0.clone() });
     let sideband = dst.zext(52) | d.lit(kp.output_tag as u128, 16).zext(52).shl_const(22) | length.zext(52).shl_const(38);
     let answers = aggregate(&d, "out_", &frames, sideband);
     let m = d.axis_out("m_axis", AxisShape::data(width));
-    d.counter("packets_in", payload.fire() & payload.0.last.unwrap());
     d.counter("packets_out", answers.fire() & answers.0.last.unwrap());
     d.connect(&answers, &m)?;
     Ok(d.finish())

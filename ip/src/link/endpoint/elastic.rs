@@ -20,6 +20,7 @@
 //! synchroniser's delay and its output register (4 cycles) to the latency. While the receive side is not bonded the
 //! read pointer follows the write pointer (the buffer restarts empty after every retrain).
 
+use weft_hdl::netlist::crossing::{binary, gray};
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::sig;
 
@@ -37,21 +38,6 @@ pub(super) const OVERFLOW_LEVEL: u128 = 12;
 pub(super) struct Crossed<'d> {
     pub words: Vec<Sig<'d>>,
     pub slip: Sig<'d>,
-}
-
-fn gray<'d>(binary: Sig<'d>) -> Sig<'d> {
-    binary ^ binary.shr(binary.lit(1, binary.width))
-}
-
-fn binary<'d>(gray: Sig<'d>) -> Sig<'d> {
-    // Bit i of the binary value is the XOR of gray bits i and above.
-    let w = gray.width;
-    let mut bits = vec![gray.bit(w - 1)];
-    for i in (0..w - 1).rev() {
-        let above = *bits.last().unwrap();
-        bits.push(above ^ gray.bit(i));
-    }
-    bits.iter().copied().reduce(|hi, lo| hi.cat(lo)).unwrap()
 }
 
 /// `words` (66 bits per lane: valid, control, payload) written on the receive domain `rx` while
