@@ -169,3 +169,26 @@ pub(super) fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>) -> (Sig<'d>,
     let lz = lzc_tree(u.sig);
     (u.sig.shl(lz), u.exp.zext(xw) - lz.zext(xw))
 }
+
+/// `x >> amount`, `width` bits of it, as stages of 4:1 multiplexers (one LUT6 per output bit
+/// and stage), the largest shift first so each stage carries only the bits the later ones can
+/// still bring into the window. An amount past `x` gives zero.
+pub(super) fn shr_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>, width: usize) -> Sig<'d> {
+    // Pad the amount to an even number of bits; the stages take it two bits at a time.
+    let aw = amount.width + amount.width % 2;
+    let amount = amount.zext(aw);
+    let mut value = x;
+    for stage in (0..aw / 2).rev() {
+        let step = 1usize << (2 * stage);
+        // Bits the remaining (smaller) stages may still shift into the window.
+        let keep = width + step - 1;
+        let (s0, s1) = (amount.bit(2 * stage), amount.bit(2 * stage + 1));
+        let at = |i: usize| if i < value.width { value.bit(i) } else { d.lit(0, 1) };
+        let bits: Vec<Sig<'d>> = (0..keep)
+            .rev()
+            .map(|i| s1.mux(s0.mux(at(i + 3 * step), at(i + 2 * step)), s0.mux(at(i + step), at(i))))
+            .collect();
+        value = d.cat(&bits);
+    }
+    value.bits(0, width)
+}
