@@ -1,6 +1,6 @@
 //! The divider datapath: non-restoring division, one quotient bit per register place.
 
-use super::common::{normalize_input, round_pack_near, unpack, Special};
+use super::common::{normalize_input, round_pack_near, subnormal_shift, unpack, Special};
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
 use crate::sig;
@@ -21,12 +21,13 @@ pub(super) fn div<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     // complement: the quotient bit is T ≥ 0, and the next T is 2T − sb after a one, 2T + sb
     // after a zero. One add or subtract per step (the operand's complement in the LUT before
     // the carry chain, the carry-in from the same bit), no compare, no restoring mux.
+    let right = subnormal_shift(d, f, x, f.man + 4);
     let w = f.man + 3;
     let divisor = sb.zext(w);
     let mut trial = (sa.zext(w) - divisor).named("trial");
     let mut quotient: Option<Sig> = None;
     let steps = f.man + 4;
-    let mut sticky = None;
+    let mut last_q = None;
     for step in 0..steps {
         sig!(q = !trial.bit(w - 1));
         quotient = Some(quotient.map_or(q, |quotient| quotient.cat(q).named("quotient")));
@@ -34,13 +35,12 @@ pub(super) fn div<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
             let flip = d.cat(&vec![q; w]);
             // 2T + (q ? ~sb + 1 : sb): a low bit of q on both sides makes the carry-in.
             trial = (trial.shl_const(1).cat(q) + (divisor ^ flip).cat(q)).bits(1, w).named("trial");
-        } else {
-            // The remainder R = T after a one, T + sb after a zero.
-            sticky = Some(q.mux(trial.any(), (trial + divisor).any()).named("sticky"));
         }
+        last_q = Some(q);
         cuts.cut(&mut d.net());
     }
-    let sticky = sticky.unwrap();
-    let rounded = round_pack_near(d, f, cuts, sign, x, quotient.unwrap(), sticky, true);
+    // The remainder R = T after a one, T + sb after a zero.
+    sig!(sticky = last_q.unwrap().mux(trial.any(), (trial + divisor).any()));
+    let rounded = round_pack_near(d, f, cuts, sign, x, right, quotient.unwrap(), sticky, true);
     Special { nan, inf, inf_sign: sign, zero, zero_sign: sign }.select(d, f, rounded)
 }

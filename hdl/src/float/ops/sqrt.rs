@@ -1,6 +1,6 @@
-//! The square root datapath: restoring square root, one root bit per register place.
+//! The square root datapath: non-restoring square root, one root bit per register place.
 
-use super::common::{exp_width, normalize_input, round_pack_near, unpack, Special};
+use super::common::{exp_width, normalize_input, round_pack_near, subnormal_shift, unpack, Special};
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
 use crate::sig;
@@ -19,23 +19,33 @@ pub(super) fn sqrt<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d
     sig!(x = even_exp.bit(xw - 1).cat(even_exp.bits(1, xw - 1)) + f.bias());
     cuts.cut(&mut d.net());
 
-    d.section("sqrt: restoring square root of radicand_top · 2^(man+4), two radicand bits per step");
+    d.section("sqrt: non-restoring square root of radicand_top · 2^(man+4), two radicand bits per step");
+    let right = subnormal_shift(d, f, x, f.man + 3);
+    // S = W − (4Q + 1) of restoring square root, in two's complement: the root bit is S ≥ 0,
+    // and the next S is 4S + a − (4Q + 1) after a one, 4S + a + (4Q + 3) after a zero, with Q
+    // the root so far and a the next two radicand bits. −(4Q + 1) is {~Q, 11}, 4Q + 3 is
+    // {Q, 11}: one adder per step, its operand Q under a conditional complement.
     let steps = f.man + 3;
-    let rw = f.man + 7;
+    let rw = f.man + 8;
     let radicand = radicand_top.cat(d.lit(0, f.man + 4));
     let mut remainder = d.lit(0, rw);
     let mut root = d.lit(0, steps);
+    let mut nonneg = d.lit(1, 1);
     for i in (0..steps).rev() {
         let widened = remainder.bits(0, rw - 2).cat(radicand.bits(2 * i, 2));
         let root_low = root.bits(0, steps - 1);
-        let trial = root_low.cat(d.lit(0b01, 2)).zext(rw);
-        sig!(fits = widened.ge(trial));
-        remainder = fits.mux(widened - trial, widened).named("remainder");
+        let flip = d.cat(&vec![nonneg; rw - 2]);
+        let trial = (root_low.zext(rw - 2) ^ flip).cat(d.lit(0b11, 2));
+        remainder = (widened + trial).named("remainder");
+        sig!(fits = !remainder.bit(rw - 1));
         root = root_low.cat(fits).named("root");
+        nonneg = fits;
         cuts.cut(&mut d.net());
     }
-    sig!(sticky = remainder.any());
+    // The remainder is S after a one, S + 4Q + 1 (S ≠ −(4Q + 1)) after a zero.
+    let last_q = root.bits(1, steps - 1).zext(rw - 2).cat(d.lit(0b01, 2));
+    sig!(sticky = nonneg.mux(remainder.any(), (remainder + last_q).any()));
     let positive = d.lit(0, 1);
-    let rounded = round_pack_near(d, f, cuts, positive, x, root, sticky, false);
+    let rounded = round_pack_near(d, f, cuts, positive, x, right, root, sticky, false);
     Special { nan, inf: ua.inf, inf_sign: positive, zero: ua.zero, zero_sign: ua.sign }.select(d, f, rounded)
 }
