@@ -19062,7 +19062,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign exp_field = normal ? (lead_zero ? (x_d13 - 17'h1) : x_d13) : 17'h0;
     assign sticky_2 = sticky | (~((quotient_d1_11 & (~(27'h7ffffff << right_d12))) == 27'h0));
     assign left = normal & lead_zero;
-    assign fits = (exp_field ^ 17'h10000) < (17'hff ^ 17'h10000);
+    assign fits = lead_zero ? ((x_d13 ^ 17'h10000) < (17'h100 ^ 17'h10000)) : ((x_d13 ^ 17'h10000) < (17'hff ^ 17'h10000));
 
     // ---- round: the shift ----
     assign aligned = left_d1 ? ({quotient_d2[25:0], 1'h0}) : (quotient_d2 >> right_d13);
@@ -21136,7 +21136,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign exp_field_2 = normal_6 ? (lead_zero_2 ? (x_d13_2 - 17'h1) : x_d13_2) : 17'h0;
     assign sticky_11 = sticky_10 | (~((quotient_d1_22 & (~(27'h7ffffff << right_d12_2))) == 27'h0));
     assign left_5 = normal_6 & lead_zero_2;
-    assign fits_2 = (exp_field_2 ^ 17'h10000) < (17'hff ^ 17'h10000);
+    assign fits_2 = lead_zero_2 ? ((x_d13_2 ^ 17'h10000) < (17'h100 ^ 17'h10000)) : ((x_d13_2 ^ 17'h10000) < (17'hff ^ 17'h10000));
 
     // ---- round: the shift ----
     assign aligned_5 = left_d1_5 ? ({quotient_d2_2[25:0], 1'h0}) : (quotient_d2_2 >> right_d13_2);

@@ -103,7 +103,8 @@ pub(super) fn round_pack_near<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts
     // What the right shift (by `right`, from [`subnormal_shift`]) drops: `s` under a mask (no right shift comes with a left one).
     sig!(sticky = sticky | (s & !d.lit((1u128 << wn) - 1, wn).shl(right)).any());
     sig!(left = normal & lead_zero);
-    sig!(fits = exp_field.slt(f.exp_max()));
+    // exp_field < exp_max, from x beside the normalisation (a subnormal field is 0).
+    sig!(fits = lead_zero.mux(x.slt(f.exp_max() + 1), x.slt(f.exp_max())));
     cuts.cut(&mut d.net());
 
     d.section("round: the shift");

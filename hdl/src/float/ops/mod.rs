@@ -78,7 +78,7 @@ impl FloatOperator {
             FloatOperator::Mul => vec![2, 3, 4, 0, 1],
             // places: 0 unpack/normalize, 1..=n one per quotient bit, n+1 lzc, n+2 normalize
             FloatOperator::Div => recurrence_priority(format.man + 4, true),
-            FloatOperator::Sqrt => recurrence_priority(format.man + 3, false),
+            FloatOperator::Sqrt => recurrence_priority(format.man + 3, true),
         }
     }
 

@@ -29,22 +29,29 @@ pub(super) fn sqrt<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d
     let rw = f.man + 8;
     let radicand = radicand_top.cat(d.lit(0, f.man + 4));
     let mut remainder = d.lit(0, rw);
-    let mut root = d.lit(0, steps);
-    let mut nonneg = d.lit(1, 1);
+    // The root's bits complemented (a bit is S < 0, the remainder's sign, with no inverter
+    // between one step's carry chain and the next step's operand); none known: all ones.
+    let mut negroot = d.lit((1u128 << steps) - 1, steps);
+    let mut neg = d.lit(0, 1);
     for i in (0..steps).rev() {
         let widened = remainder.bits(0, rw - 2).cat(radicand.bits(2 * i, 2));
-        let root_low = root.bits(0, steps - 1);
-        let flip = d.cat(&vec![nonneg; rw - 2]);
-        let trial = (root_low.zext(rw - 2) ^ flip).cat(d.lit(0b11, 2));
+        let negroot_low = negroot.bits(0, steps - 1);
+        // Q ^ (S ≥ 0) is ~Q ^ (S < 0) on Q's bits, and (S ≥ 0) above them.
+        let q_part = negroot_low ^ d.cat(&vec![neg; steps - 1]);
+        let ext = d.cat(&vec![!neg; rw - 2 - (steps - 1)]);
+        let trial = ext.cat(q_part).cat(d.lit(0b11, 2));
         remainder = (widened + trial).named("remainder");
-        sig!(fits = !remainder.bit(rw - 1));
-        root = root_low.cat(fits).named("root");
-        nonneg = fits;
+        neg = remainder.bit(rw - 1);
+        negroot = negroot_low.cat(neg).named("negroot");
         cuts.cut(&mut d.net());
     }
-    // The remainder is S after a one, S + 4Q + 1 (S ≠ −(4Q + 1)) after a zero.
-    let last_q = root.bits(1, steps - 1).zext(rw - 2).cat(d.lit(0b01, 2));
-    sig!(sticky = nonneg.mux(remainder.any(), (remainder + last_q).any()));
+    sig!(root = !negroot);
+    let nonneg = !neg;
+    // The remainder is S after a one, S + 4Q + 1 after a zero (Q the root before its last
+    // bit): nonzero when S ≠ −(4Q + 1) = {~Q, 11}, a compare, no adder.
+    let ones = d.lit((1u128 << (rw - 2 - (steps - 1))) - 1, rw - 2 - (steps - 1));
+    let minus_trial = ones.cat(negroot.bits(1, steps - 1)).cat(d.lit(0b11, 2));
+    sig!(sticky = nonneg.mux(remainder.any(), remainder.ne(minus_trial)));
     let positive = d.lit(0, 1);
     let rounded = round_pack_near(d, f, cuts, positive, x, right, root, sticky, false);
     Special { nan, inf: ua.inf, inf_sign: positive, zero: ua.zero, zero_sign: ua.sign }.select(d, f, rounded)
