@@ -175,11 +175,11 @@ pub(super) fn reverse<'d>(d: &'d Design, x: Sig<'d>) -> Sig<'d> {
     d.cat(&bits)
 }
 
-/// Shifts a subnormal significand up to a leading one; returns it and its exponent
-/// (`exp_width` bits, may go below 1).
-pub(super) fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>) -> (Sig<'d>, Sig<'d>) {
+/// Shifts a subnormal significand up to a leading one by its leading zeros `lz` (from
+/// [`lzc_tree`], counted a register place earlier); returns it and its exponent (`exp_width`
+/// bits, may go below 1).
+pub(super) fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>, lz: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
     let xw = exp_width(f);
-    let lz = lzc_tree(u.sig);
     (u.sig.shl(lz), u.exp.zext(xw) - lz.zext(xw))
 }
 

@@ -1,18 +1,22 @@
 //! The divider datapath: non-restoring division, one quotient bit per register place.
 
-use super::common::{normalize_input, round_pack_near, subnormal_shift, unpack, Special};
+use super::common::{lzc_tree, normalize_input, round_pack_near, subnormal_shift, unpack, Special};
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
 use crate::sig;
 
 pub(super) fn div<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
-    d.section("div: operands, special cases, exponent");
+    d.section("div: operands, special cases, leading zeros");
     let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
     sig!(sign = ua.sign ^ ub.sign);
     sig!(nan = ua.nan | ub.nan | ua.zero & ub.zero | ua.inf & ub.inf);
     sig!(inf = ua.inf | ub.zero, zero = ua.zero | ub.inf);
-    let (sa, xa) = normalize_input(f, &ua);
-    let (sb, xb) = normalize_input(f, &ub);
+    sig!(lza = lzc_tree(ua.sig), lzb = lzc_tree(ub.sig));
+    cuts.cut(&mut d.net());
+
+    d.section("div: normalised significands, exponent");
+    let (sa, xa) = normalize_input(f, &ua, lza);
+    let (sb, xb) = normalize_input(f, &ub, lzb);
     sig!(x = xa - xb + f.bias());
     cuts.cut(&mut d.net());
 
@@ -33,8 +37,9 @@ pub(super) fn div<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
         quotient = Some(quotient.map_or(q, |quotient| quotient.cat(q).named("quotient")));
         if step + 1 < steps {
             let flip = d.cat(&vec![q; w]);
-            // 2T + (q ? ~sb + 1 : sb): a low bit of q on both sides makes the carry-in.
-            trial = (trial.shl_const(1).cat(q) + (divisor ^ flip).cat(q)).bits(1, w).named("trial");
+            // 2T + (q ? ~sb + 1 : sb): low bits 1 and q make the carry-in q (the carry chain's
+            // bypass input a constant, q = ~sign only in the LUT before it).
+            trial = (trial.shl_const(1).cat(d.lit(1, 1)) + (divisor ^ flip).cat(q)).bits(1, w).named("trial");
         }
         last_q = Some(q);
         cuts.cut(&mut d.net());

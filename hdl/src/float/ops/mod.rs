@@ -76,7 +76,8 @@ impl FloatOperator {
             // places: 0 operand counts, 1 normalised exponents, 2 product, 3 window shift,
             // 4 rounding decision
             FloatOperator::Mul => vec![2, 3, 4, 0, 1],
-            // places: 0 unpack/normalize, 1..=n one per quotient bit, n+1 lzc, n+2 normalize
+            // places: 0 leading-zero counts, 1 normalised operands, 2..=n+1 one per quotient
+            // bit, n+2 and n+3 rounding
             FloatOperator::Div => recurrence_priority(format.man + 4, true),
             FloatOperator::Sqrt => recurrence_priority(format.man + 3, true),
         }
@@ -143,5 +144,10 @@ fn recurrence_priority(steps: usize, last_apart: bool) -> Vec<usize> {
         order.push(middle);
         chosen.push(middle);
     }
+    // Before all of these, a place after the operands' leading-zero counts (before their
+    // normalisation shifts), taken right after the unpack place.
+    let mut order: Vec<usize> = order.into_iter().map(|place| place + 1).collect();
+    let unpack = order.iter().position(|&place| place == 1).unwrap();
+    order.insert(unpack + 1, 0);
     order
 }

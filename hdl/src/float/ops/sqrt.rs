@@ -1,15 +1,19 @@
 //! The square root datapath: non-restoring square root, one root bit per register place.
 
-use super::common::{exp_width, normalize_input, round_pack_near, subnormal_shift, unpack, Special};
+use super::common::{exp_width, lzc_tree, normalize_input, round_pack_near, subnormal_shift, unpack, Special};
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
 use crate::sig;
 
 pub(super) fn sqrt<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>) -> Sig<'d> {
-    d.section("sqrt: operand, special cases, halved exponent");
+    d.section("sqrt: operand, special cases, leading zeros");
     let ua = unpack(f, a, "a");
     sig!(nan = ua.nan | ua.sign & !ua.zero);
-    let (significand, exp) = normalize_input(f, &ua);
+    sig!(lz = lzc_tree(ua.sig));
+    cuts.cut(&mut d.net());
+
+    d.section("sqrt: normalised significand, halved exponent");
+    let (significand, exp) = normalize_input(f, &ua, lz);
     let xw = exp_width(f);
     sig!(unbiased = exp - f.bias());
     sig!(odd = unbiased.bit(0));
