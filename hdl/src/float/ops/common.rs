@@ -76,11 +76,22 @@ pub(in crate::float) fn round_pack<'d>(d: &'d Design, f: FloatFormat, cuts: &mut
     sign.cat(fits.mux(rounded.bits(0, f.exp + f.man), f.exp_max() << f.man))
 }
 
+/// The right shift into the subnormal range of a `width`-bit significand with exponent `x`
+/// (`exp_width` bits): `1 − x` when `x ≤ 0`, at most `width`. Taken beside the operands, so the
+/// rounding stage of [`round_pack_near`] only masks and shifts by it.
+pub(super) fn subnormal_shift<'d>(d: &'d Design, f: FloatFormat, x: Sig<'d>, width: usize) -> Sig<'d> {
+    let (xw, bw) = (exp_width(f), usize::BITS as usize - width.leading_zeros() as usize);
+    let amount = d.lit(1, xw) - x;
+    let past = d.lit(width as u128, xw).slt(amount);
+    sig!(right = d.lit(0, xw).slt(x).mux(d.lit(0, bw), past.mux(d.lit(width as u128, bw), amount.bits(0, bw))));
+    right
+}
+
 /// [`round_pack`] for a significand `s` whose top bit is set or (when `may_lead_zero`) the bit
-/// below it is: a one-bit normalisation, and a right shift only into the subnormal range, by an
-/// amount and under a sticky mask known from the exponent before `s` arrives. Uses two
+/// below it is: a one-bit normalisation, and a right shift only into the subnormal range, by
+/// `right` (from [`subnormal_shift`], known before `s` arrives) under a sticky mask. Uses two
 /// register places.
-pub(super) fn round_pack_near<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, sign: Sig<'d>, x: Sig<'d>, s: Sig<'d>, sticky: Sig<'d>, may_lead_zero: bool) -> Sig<'d> {
+pub(super) fn round_pack_near<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, sign: Sig<'d>, x: Sig<'d>, right: Sig<'d>, s: Sig<'d>, sticky: Sig<'d>, may_lead_zero: bool) -> Sig<'d> {
     let (xw, wn) = (exp_width(f), s.width);
     assert!(wn >= f.man + 2, "round_pack_near needs man + 2 significand bits");
     d.section("round: one-bit normalisation; right shift into the subnormal range, its sticky bit");
@@ -89,10 +100,11 @@ pub(super) fn round_pack_near<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts
     // Normal (x − lz > 0) for either leading bit, chosen when it arrives.
     sig!(normal = lead_zero.mux(d.lit(1, xw).slt(x), zero.slt(x)));
     sig!(exp_field = normal.mux(lead_zero.mux(x - 1u32, x), 0));
-    sig!(right = zero.slt(x).mux(0, d.lit(1, xw) - x));
-    // What the right shift drops: `s` under a mask (no right shift comes with a left one).
+    // What the right shift (by `right`, from [`subnormal_shift`]) drops: `s` under a mask (no right shift comes with a left one).
     sig!(sticky = sticky | (s & !d.lit((1u128 << wn) - 1, wn).shl(right)).any());
     sig!(left = normal & lead_zero);
+    // exp_field < exp_max, from x beside the normalisation (a subnormal field is 0).
+    sig!(fits = lead_zero.mux(x.slt(f.exp_max() + 1), x.slt(f.exp_max())));
     cuts.cut(&mut d.net());
 
     d.section("round: the shift");
@@ -103,9 +115,10 @@ pub(super) fn round_pack_near<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts
     sig!(kept = aligned.bits(wn - 1 - f.man, f.man), guard = aligned.bit(wn - 2 - f.man));
     let rest = if wn - 2 - f.man > 0 { aligned.bits(0, wn - 2 - f.man).any() | sticky } else { sticky };
     sig!(increment = guard & (rest | kept.bit(0)));
-    sig!(rounded = exp_field.bits(0, f.exp + 1).cat(kept) + increment.zext(f.exp + 1 + f.man));
-    sig!(fits = exp_field.slt(f.exp_max()) & rounded.bits(f.man, f.exp + 1).lt(f.exp_max()));
-    sign.cat(fits.mux(rounded.bits(0, f.exp + f.man), f.exp_max() << f.man))
+    // A field below infinity's rounds at most to infinity's encoding (the carry clears the
+    // fraction), so only a field already past the largest finite one needs replacing.
+    sig!(rounded = exp_field.bits(0, f.exp).cat(kept) + increment.zext(f.exp + f.man));
+    sign.cat(fits.mux(rounded, f.exp_max() << f.man))
 }
 
 /// The special cases an operator decides beside its rounded result.
@@ -162,10 +175,33 @@ pub(super) fn reverse<'d>(d: &'d Design, x: Sig<'d>) -> Sig<'d> {
     d.cat(&bits)
 }
 
-/// Shifts a subnormal significand up to a leading one; returns it and its exponent
-/// (`exp_width` bits, may go below 1).
-pub(super) fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>) -> (Sig<'d>, Sig<'d>) {
+/// Shifts a subnormal significand up to a leading one by its leading zeros `lz` (from
+/// [`lzc_tree`], counted a register place earlier); returns it and its exponent (`exp_width`
+/// bits, may go below 1).
+pub(super) fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>, lz: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
     let xw = exp_width(f);
-    let lz = lzc_tree(u.sig);
     (u.sig.shl(lz), u.exp.zext(xw) - lz.zext(xw))
+}
+
+/// `x >> amount`, `width` bits of it, as stages of 4:1 multiplexers (one LUT6 per output bit
+/// and stage), the largest shift first so each stage carries only the bits the later ones can
+/// still bring into the window. An amount past `x` gives zero.
+pub(super) fn shr_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>, width: usize) -> Sig<'d> {
+    // Pad the amount to an even number of bits; the stages take it two bits at a time.
+    let aw = amount.width + amount.width % 2;
+    let amount = amount.zext(aw);
+    let mut value = x;
+    for stage in (0..aw / 2).rev() {
+        let step = 1usize << (2 * stage);
+        // Bits the remaining (smaller) stages may still shift into the window.
+        let keep = width + step - 1;
+        let (s0, s1) = (amount.bit(2 * stage), amount.bit(2 * stage + 1));
+        let at = |i: usize| if i < value.width { value.bit(i) } else { d.lit(0, 1) };
+        let bits: Vec<Sig<'d>> = (0..keep)
+            .rev()
+            .map(|i| s1.mux(s0.mux(at(i + 3 * step), at(i + 2 * step)), s0.mux(at(i + step), at(i))))
+            .collect();
+        value = d.cat(&bits);
+    }
+    value.bits(0, width)
 }

@@ -76,9 +76,10 @@ impl FloatOperator {
             // places: 0 operand counts, 1 normalised exponents, 2 product, 3 window shift,
             // 4 rounding decision
             FloatOperator::Mul => vec![2, 3, 4, 0, 1],
-            // places: 0 unpack/normalize, 1..=n one per quotient bit, n+1 lzc, n+2 normalize
+            // places: 0 leading-zero counts, 1 normalised operands, 2..=n+1 one per quotient
+            // bit, n+2 and n+3 rounding
             FloatOperator::Div => recurrence_priority(format.man + 4, true),
-            FloatOperator::Sqrt => recurrence_priority(format.man + 3, false),
+            FloatOperator::Sqrt => recurrence_priority(format.man + 3, true),
         }
     }
 
@@ -121,34 +122,32 @@ pub(super) fn in_design<T>(net: &mut Netlist, build: impl FnOnce(&Design) -> T) 
 
 /// Register places for a digit recurrence of `steps` steps: the two rounding places first (and,
 /// with `last_apart`, the place after the last step, so the last steps never share a stage
-/// with the sticky OR), then the recurrence split evenly (bisection order), then the unpack
-/// place.
+/// with the sticky OR), then the unpack place, then the recurrence split evenly: each further
+/// place halves the longest run of steps between two chosen places (the first such run), so
+/// every prefix of the order leaves runs within a factor of two of each other.
 fn recurrence_priority(steps: usize, last_apart: bool) -> Vec<usize> {
     let mut order = vec![steps + 2, steps + 1];
-    let mut chosen = vec![false; steps + 1];
+    // Place k follows step k (steps 1..=steps); without `last_apart` the run before the
+    // rounding place steps + 1 ends there.
+    let end = if last_apart { steps } else { steps + 1 };
     if last_apart {
         order.push(steps);
-        chosen[steps] = true;
     }
-    let mut denominator = 2;
-    while order.len() < steps + 2 {
-        for k in (1..denominator).step_by(2) {
-            let place = (k * steps).div_ceil(denominator).clamp(1, steps);
-            if !chosen[place] {
-                chosen[place] = true;
-                order.push(place);
-            }
-        }
-        denominator *= 2;
-        if denominator > 4 * steps {
-            for (place, taken) in chosen.iter_mut().enumerate().skip(1) {
-                if !*taken {
-                    *taken = true;
-                    order.push(place);
-                }
-            }
-        }
-    }
+    // The unpacking place: the operands' normalisation (a leading-zero count and a shift) is
+    // several LUT levels, a recurrence step one.
     order.push(0);
+    let mut chosen = vec![0, end];
+    while order.len() < steps + 3 {
+        chosen.sort_unstable();
+        let (a, b) = chosen.windows(2).map(|w| (w[0], w[1])).max_by_key(|&(a, b)| (b - a, std::cmp::Reverse(a))).unwrap();
+        let middle = (a + b) / 2;
+        order.push(middle);
+        chosen.push(middle);
+    }
+    // Before all of these, a place after the operands' leading-zero counts (before their
+    // normalisation shifts), taken right after the unpack place.
+    let mut order: Vec<usize> = order.into_iter().map(|place| place + 1).collect();
+    let unpack = order.iter().position(|&place| place == 1).unwrap();
+    order.insert(unpack + 1, 0);
     order
 }
