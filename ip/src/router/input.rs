@@ -21,8 +21,8 @@ pub(super) struct Input<'d> {
     pub pop: Vec<Sig<'d>>,
 }
 
-/// What a VC buffer shows the allocator and the switch: its head, the entry behind it and a
-/// word landing from the memory (all registers), each with its side word and first data word.
+/// What a VC buffer shows the allocator and the switch: its head and the entry behind it (both
+/// registers), each with its side word and first data word.
 pub(super) struct VcBuffer<'d> {
     pub nonempty: Sig<'d>,
     pub head: Side<'d>,
@@ -31,9 +31,6 @@ pub(super) struct VcBuffer<'d> {
     pub second_valid: Sig<'d>,
     pub second: Side<'d>,
     pub second_word: Sig<'d>,
-    pub landed: Sig<'d>,
-    pub landing: Side<'d>,
-    pub landing_word: Sig<'d>,
 }
 
 state_enum! {
@@ -142,9 +139,6 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
             second_valid: q.second_valid,
             second: Side::unpack(q.second[0], *l),
             second_word: q.second[1],
-            landed: q.landed,
-            landing: Side::unpack(q.landing[0], *l),
-            landing_word: q.landing[1],
         });
     }
     Input { name: name.to_string(), vcs, vc: bufs, pop }
