@@ -7,12 +7,12 @@
 //! The flit an input sends next is the one at its VC's head in the next cycle: the entry behind
 //! the head when the head crosses now, else the head (both registers: a word landing from the
 //! buffer memory goes into a register first, see [`super::buffer`]; a flit arriving now is
-//! scheduled in the next cycle). A connection (a
-//! granted packet of several flits) sends its next flit when it is there and its output has a
-//! slot. An idle input picks one of its VCs whose next flit starts a packet with a free output
-//! and credits (round robin between VCs); each output grants one of the inputs asking for it
-//! (round robin). A granted packet holds its output until its tail is scheduled, so flits of two
-//! packets never interleave on one output and one flow stays in order.
+//! scheduled in the next cycle). A connection (a granted packet of several flits) sends its
+//! next flit when it is there and its output has a slot. An idle input picks one of its VCs
+//! whose next flit starts a packet with a free output and credits (round robin between VCs);
+//! each output grants one of the inputs asking for it (round robin). A granted packet holds its
+//! output until its tail is scheduled, so flits of two packets never interleave on one output
+//! and one flow stays in order.
 //!
 //! Credits: a grant's flits are taken from the output's credits when its head crosses (the
 //! cycle after the grant). The allocator reads registered flags instead of comparing credits

@@ -86,7 +86,7 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
             let write = accept | in_pad & space;
             let head = accept & in_head;
             // Last flit written: the length says so (a dropped packet keeps its header only).
-            let w_last = in_head.mux(routed.flits.eq(1u32) | routed.drop, remaining.q.eq(1u32));
+            let w_last = in_head.mux(routed.single | routed.drop, remaining.q.eq(1u32));
             remaining.next_when(write, in_head.mux(routed.flits - 1u32, remaining.q - 1u32));
             last_keep.next_when(head, routed.last_keep);
             sig!(ends = write & w_last); // the packet's last flit is written now
