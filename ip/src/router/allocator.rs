@@ -5,13 +5,14 @@
 //! downstream (virtual cut-through).
 //!
 //! The flit an input sends next is the one at its VC's head in the next cycle: the entry behind
-//! the head when the head crosses now, else the head, or a word landing from the buffer memory
-//! (all registers; a flit arriving now is scheduled in the next cycle). A connection (a
-//! granted packet of several flits) sends its next flit when it is there and its output has a
-//! slot. An idle input picks one of its VCs whose next flit starts a packet with a free output
-//! and credits (round robin between VCs); each output grants one of the inputs asking for it
-//! (round robin). A granted packet holds its output until its tail is scheduled, so flits of two
-//! packets never interleave on one output and one flow stays in order.
+//! the head when the head crosses now, else the head (both registers: a word landing from the
+//! buffer memory goes into a register first, see [`super::buffer`]; a flit arriving now is
+//! scheduled in the next cycle). A connection (a granted packet of several flits) sends its
+//! next flit when it is there and its output has a slot. An idle input picks one of its VCs
+//! whose next flit starts a packet with a free output and credits (round robin between VCs);
+//! each output grants one of the inputs asking for it (round robin). A granted packet holds its
+//! output until its tail is scheduled, so flits of two packets never interleave on one output
+//! and one flow stays in order.
 //!
 //! Credits: a grant's flits are taken from the output's credits when its head crosses (the
 //! cycle after the grant). The allocator reads registered flags instead of comparing credits
@@ -128,14 +129,10 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
                 .iter()
                 .zip(&s.pop)
                 .map(|(b, pop)| {
-                    let behind = Side::select(b.second_valid, b.second, b.landing);
-                    let behind_word = b.second_valid.mux(b.second_word, b.landing_word);
-                    let at_head = Side::select(b.nonempty, b.head, b.landing);
-                    let head_word = b.nonempty.mux(b.data[0], b.landing_word);
                     Next {
-                        valid: pop.q.mux(b.second_valid | b.landed, b.nonempty | b.landed),
-                        side: Side::select(pop.q, behind, at_head),
-                        word: pop.q.mux(behind_word, head_word),
+                        valid: pop.q.mux(b.second_valid, b.nonempty),
+                        side: Side::select(pop.q, b.second, b.head),
+                        word: pop.q.mux(b.second_word, b.data[0]),
                     }
                 })
                 .collect();

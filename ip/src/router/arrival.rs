@@ -31,6 +31,8 @@ pub(super) struct Routed<'d> {
     /// Dropped: addressed outside the torus, too long, or uncorrectable.
     pub drop: Sig<'d>,
     pub flits: Sig<'d>,
+    /// One flit (`length` = 0), without the adder behind `flits`.
+    pub single: Sig<'d>,
     /// Payload bytes in the last flit as a keep mask (all ones for a header-only packet).
     pub last_keep: Sig<'d>,
 }
@@ -146,8 +148,8 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: S
     let dst = [f(data, "dst_x"), f(data, "dst_y"), f(data, "dst_z")];
     let dst_port = f(data, "dst_port");
     let length = f(data, "length");
-    let outside = (0..3).map(|k| dst[k].ge(c.dims[k])).reduce(|a, b| a | b).unwrap();
-    let drop = outside | dst_port.ge(c.local_ports) | length.gt(c.max_packet_bytes);
+    let outside = (0..3).map(|k| !below(d, dst[k], c.dims[k])).reduce(|a, b| a | b).unwrap();
+    let drop = outside | !below(d, dst_port, c.local_ports) | !below(d, length, c.max_packet_bytes + 1);
 
     // Dimension order: the first dimension not yet at its destination decides.
     let mut out = dst_port.resize(out_bits);
@@ -175,7 +177,17 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: S
     let ones = d.lit(u128::MAX, fb);
     let keep = rem.is_zero().mux(ones, !ones.shl(rem));
     let last_keep = length.is_zero().mux(ones, keep);
-    Routed { out: out.named("route_out"), ovc: ovc.named("route_vc"), drop, flits, last_keep }
+    Routed { out: out.named("route_out"), ovc: ovc.named("route_vc"), drop, flits, single: length.is_zero(), last_keep }
+}
+
+/// `x < value` for a constant, as AND/OR logic (no carry chain, which logic synthesis does not
+/// merge with the LUTs around it): from the top bit down, x is below when, at the first bit
+/// where they differ, `value` has the one.
+fn below<'d>(d: &'d Design, x: Sig<'d>, value: usize) -> Sig<'d> {
+    if value >> x.width > 0 {
+        return d.lit(1, 1);
+    }
+    (0..x.width).fold(d.lit(0, 1), |lower, i| if value >> i & 1 == 1 { !x.bit(i) | lower } else { !x.bit(i) & lower })
 }
 
 /// The header `h` as it leaves: `hops` + 1 when `on_link`, fresh check bits.

@@ -1,8 +1,13 @@
-//! A virtual channel's buffer: the FIFO of [`Design::queue`] (head and the entry behind it in
-//! registers, memory read through a registered port, so block-RAM mappable) with the same cycle
-//! behaviour, but exposing what the router's allocator reads one cycle ahead (the entry behind
-//! the head and a word landing from the memory) and keeping "the memory holds entries" in a
-//! register rather than comparing the pointers in the cycle that needs it.
+//! A virtual channel's buffer: a FIFO whose first three entries sit in registers (head, second,
+//! third) in front of a memory read through a registered port (block-RAM mappable). The
+//! allocator reads the head and the second entry one cycle ahead; a word landing from the
+//! memory always goes into a register first and is never a candidate the cycle it lands (the
+//! memory's output is on no allocation path). The memory is read whenever the landing word will
+//! find one of the three registers free, so while it holds entries the head and second registers
+//! are full: the allocator sees the same entries as with an ideal FIFO (a flit pushed now is
+//! the head next cycle, pops can follow at every cycle). "The memory holds entries" is a
+//! register rather than a pointer compare in the cycle that needs it. [`Design::queue`] is the
+//! general-purpose queue with two registers.
 
 use weft_hdl::netlist::{Design, Sig};
 
@@ -17,15 +22,12 @@ pub(super) struct Buffer<'d> {
     /// The entry behind the head (registers) and whether it holds one.
     pub second_valid: Sig<'d>,
     pub second: Vec<Sig<'d>>,
-    /// A word read from the memory lands this cycle, in `landing` (the read port's register);
-    /// it moves into the head or second register at the end of the cycle.
-    pub landed: Sig<'d>,
-    pub landing: Vec<Sig<'d>>,
 }
 
 /// A FIFO of `fields` (pushed together when `push` is high), `depth` entries of memory (a power
-/// of two) plus the head, second and read registers; `pop` takes the head (only while valid).
-/// `rewrite` (load, value) replaces the head's first field while the head stays (no pop).
+/// of two) plus the read register and the head, second and third registers; `pop` takes the
+/// head (only while valid). `rewrite` (load, value) replaces the head's first field while the
+/// head stays (no pop).
 pub(super) fn vc_buffer<'d>(d: &'d Design, name: &str, depth: usize, push: Sig<'d>, fields: &[Sig<'d>], pop: Sig<'d>, rewrite: Option<(Sig<'d>, Sig<'d>)>) -> Buffer<'d> {
     assert!(depth.is_power_of_two(), "buffer {name}: depth {depth} is not a power of two");
     let ab = depth.trailing_zeros() as usize;
@@ -35,52 +37,62 @@ pub(super) fn vc_buffer<'d>(d: &'d Design, name: &str, depth: usize, push: Sig<'
     let stored = d.reg(&format!("{name}_stored"), 1, 0);
     // A word read from the memory lands in its read register this cycle.
     let landed = d.reg(&format!("{name}_landed"), 1, 0);
-    let head_valid = d.reg(&format!("{name}_valid"), 1, 0);
-    let second_valid = d.reg(&format!("{name}_second_valid"), 1, 0);
-    // Registers in use after this cycle's pop: 0, 1 or 2 (head and second).
-    let kept_two = second_valid.q & !pop;
-    let kept_one = head_valid.q & !pop | second_valid.q & pop;
-    // A push skips the memory while the memory is empty and the registers have room for it
-    // behind a word landing now.
-    let direct = push & !stored.q & !kept_two & !(landed.q & kept_one);
-    let arriving = direct | landed.q;
+    // Valid bits of the three registers, a thermometer (head, second, third).
+    let v = [d.reg(&format!("{name}_valid"), 1, 0), d.reg(&format!("{name}_second_valid"), 1, 0), d.reg(&format!("{name}_third_valid"), 1, 0)];
+    let (v0, v1, v2) = (v[0].q, v[1].q, v[2].q);
+    // Registers in use after this cycle's pop, as a thermometer.
+    let k0 = pop.mux(v1, v0);
+    let k1 = pop.mux(v2, v1);
+    let k2 = !pop & v2;
+    // A push skips the memory while the memory is empty and a register is free for it behind
+    // the kept entries and a word landing now.
+    let full = k2 | k1 & landed.q;
+    let direct = push & !stored.q & !full;
+    // Read when the word will find a free register the cycle it lands, whatever that cycle's pop.
+    let fetch = stored.q & !full;
+    let arriving = landed.q | direct;
     let both = landed.q & direct;
-    // Read only when the word will find a free register the cycle it lands.
-    let fetch = stored.q & !(kept_two | kept_one & arriving | both);
-    let to_head = arriving & !kept_one;
-    let to_second = arriving & kept_one | both;
-    let (mut head, mut seconds, mut landing) = (vec![], vec![], vec![]);
+    let (mut head, mut seconds) = (vec![], vec![]);
     for (k, field) in fields.iter().enumerate() {
         let mem = d.memory(&format!("{name}_mem{k}"), field.width, depth);
         mem.write(push & !direct, wr.q.bits(0, ab), *field);
         let read = mem.read_registered(fetch, rd.q.bits(0, ab), &format!("{name}_read{k}"));
-        // The head takes the landing word before a pushed one; the second register takes the
-        // landing word only behind a kept head.
+        // The first arriving word is the landing one when there is one.
+        let first = landed.q.mux(read, *field);
         let second = d.later(field.width);
-        let (mut h_next, mut h_load) = ((second_valid.q & pop).mux(second, landed.q.mux(read, *field)), second_valid.q & pop | to_head);
+        let third = d.later(field.width);
+        // Head: the second entry when the head leaves, else the first arriving word.
+        let (mut h_next, mut h_load) = ((pop & v1).mux(second, first), pop | !v0);
         if let (0, Some((load, value))) = (k, rewrite) {
             (h_next, h_load) = (load.mux(value, h_next), h_load | load);
         }
-        let s_next = (landed.q & kept_one).mux(read, *field);
+        // Second: the third entry when the head leaves and a third is kept, the first arriving
+        // word behind one kept entry, the push behind a landing word into an empty buffer.
+        let s_next = (pop & v2).mux(third, (!k0 & both).mux(*field, first));
+        let s_load = pop & v2 | !k1;
+        // Third: the first arriving word behind two kept entries, else the push behind a
+        // landing word.
+        let t_next = k1.mux(first, *field);
+        let t_load = !k2;
         let h = d.net().reg(h_next.wire, Some(h_load.wire), None);
-        let s = d.net().reg(s_next.wire, Some(to_second.wire), None);
+        let s = d.net().reg(s_next.wire, Some(s_load.wire), None);
+        let t = d.net().reg(t_next.wire, Some(t_load.wire), None);
         let s = d.sig(s).named(&format!("{name}_second{k}"));
         second.define(s);
+        third.define(d.sig(t).named(&format!("{name}_third{k}")));
         seconds.push(s);
-        landing.push(read);
         head.push(d.sig(h).named(&format!("{name}_head{k}")));
     }
-    let wr_next = wr.q + (push & !direct).zext(ab + 1);
-    let rd_next = rd.q + fetch.zext(ab + 1);
-    wr.next(wr_next);
-    rd.next(rd_next);
-    // Still holding entries: one was written, or more than one was there or none read.
     let mempush = push & !direct;
+    wr.next(wr.q + mempush.zext(ab + 1));
+    rd.next(rd.q + fetch.zext(ab + 1));
+    // Still holding entries: one was written, or more than one was there or none read.
     let single = (wr.q - rd.q).eq(1u32);
     stored.next(mempush | stored.q & !(fetch & single));
     landed.next(fetch);
-    head_valid.next(kept_one | arriving);
-    second_valid.next(kept_two | kept_one & arriving | both);
+    v[0].next(k0 | arriving);
+    v[1].next(k1 | k0 & arriving | both);
+    v[2].next(k2 | k1 & arriving | k0 & both);
     let used = wr.q - rd.q;
-    Buffer { valid: head_valid.q, head, space: used.lt(depth as u128), space2: used.lt(depth as u128 - 1), second_valid: second_valid.q, second: seconds, landed: landed.q, landing }
+    Buffer { valid: v0, head, space: used.lt(depth as u128), space2: used.lt(depth as u128 - 1), second_valid: v1, second: seconds }
 }

@@ -21,8 +21,8 @@ pub(super) struct Input<'d> {
     pub pop: Vec<Sig<'d>>,
 }
 
-/// What a VC buffer shows the allocator and the switch: its head, the entry behind it and a
-/// word landing from the memory (all registers), each with its side word and first data word.
+/// What a VC buffer shows the allocator and the switch: its head and the entry behind it (both
+/// registers), each with its side word and first data word.
 pub(super) struct VcBuffer<'d> {
     pub nonempty: Sig<'d>,
     pub head: Side<'d>,
@@ -31,9 +31,6 @@ pub(super) struct VcBuffer<'d> {
     pub second_valid: Sig<'d>,
     pub second: Side<'d>,
     pub second_word: Sig<'d>,
-    pub landed: Sig<'d>,
-    pub landing: Side<'d>,
-    pub landing_word: Sig<'d>,
 }
 
 state_enum! {
@@ -89,7 +86,7 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
             let write = accept | in_pad & space;
             let head = accept & in_head;
             // Last flit written: the length says so (a dropped packet keeps its header only).
-            let w_last = in_head.mux(routed.flits.eq(1u32) | routed.drop, remaining.q.eq(1u32));
+            let w_last = in_head.mux(routed.single | routed.drop, remaining.q.eq(1u32));
             remaining.next_when(write, in_head.mux(routed.flits - 1u32, remaining.q - 1u32));
             last_keep.next_when(head, routed.last_keep);
             sig!(ends = write & w_last); // the packet's last flit is written now
@@ -142,9 +139,6 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
             second_valid: q.second_valid,
             second: Side::unpack(q.second[0], *l),
             second_word: q.second[1],
-            landed: q.landed,
-            landing: Side::unpack(q.landing[0], *l),
-            landing_word: q.landing[1],
         });
     }
     Input { name: name.to_string(), vcs, vc: bufs, pop }
