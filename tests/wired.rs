@@ -12,12 +12,8 @@ use std::path::Path;
 
 use weft::sim::cosim::Model;
 use weft_hdl::testbench::Rng;
+use weft_ip::kernels::operand;
 use weft_ip::router::header::Header;
-
-fn operand(rng: &mut Rng) -> u32 {
-    let sign = (rng.below(2) as u32) << 31;
-    sign | ((120 + rng.below(16) as u32) << 23) | (rng.next_u64() as u32 & 0x7F_FFFF)
-}
 
 #[test]
 fn a_dsl_kernel_on_node_a_answers_node_b_at_node_c_in_verilator() {

@@ -6,6 +6,7 @@
 
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::testbench::Rng;
+use weft_ip::kernels::operand;
 use weft_ip::router::header::Header;
 use weft_ip::system::kernel_port::{kernel_port, pack_dst, KernelPort};
 
@@ -15,11 +16,6 @@ const AXPBY: &str = "kernel axpby: f32\ninput a, x, y\noutput s = a*x + y, d = a
 struct Packet {
     tag: u16,
     words: Vec<u32>,
-}
-
-fn operand(rng: &mut Rng) -> u32 {
-    let sign = (rng.below(2) as u32) << 31;
-    sign | ((120 + rng.below(16) as u32) << 23) | (rng.next_u64() as u32 & 0x7F_FFFF)
 }
 
 /// Runs `packets` through the wrapper of `kp` on a `width`-bit port; returns the answers as

@@ -89,7 +89,7 @@ pub fn dispatcher(channels: usize) -> Result<Netlist, String> {
     let d = Design::new();
     let packets = d.axis_in("s_axis", AxisShape::data(128).with_keep());
     let tags: Vec<u16> = (0..channels as u16).collect();
-    for (k, payload) in dispatch(&d, "", &packets, &tags).into_iter().enumerate() {
+    for (k, payload) in dispatch(&d, "", &packets, &tags).0.into_iter().enumerate() {
         d.connect(&payload, &d.axis_out(&format!("m_axis_ch{k}"), AxisShape::data(128).with_keep()))?;
     }
     Ok(d.finish())
@@ -98,8 +98,9 @@ pub fn dispatcher(channels: usize) -> Result<Netlist, String> {
 /// The dispatcher on streams: the payload of each packet of `packets` (any width, with `tkeep`
 /// and `tlast`) goes to stream `k` when its tag is `tags[k]`; a packet with another tag is
 /// dropped whole and counted in the 32-bit output `<prefix>dropped`; a header-only packet
-/// delivers nothing. The payload streams are combinational from `packets`.
-pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u16]) -> Vec<Source<'d>> {
+/// delivers nothing. The payload streams are combinational from `packets`. Also returns the
+/// signal that is high in the cycle a header is taken (its fields are on `packets` then).
+pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u16]) -> (Vec<Source<'d>>, Sig<'d>) {
     let p = &packets.0;
     let (valid, keep, last) = (p.valid, p.keep.expect("packets carry tkeep"), p.last.expect("packets carry tlast"));
     let readies: Vec<Sig> = tags.iter().map(|_| d.later(1)).collect();
@@ -132,7 +133,7 @@ pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u
     d.counter(&format!("{prefix}dropped"), head & !known);
 
     d.section("payload beats to the packet's channel");
-    readies
+    let channels = readies
         .iter()
         .enumerate()
         .map(|(k, r)| {
@@ -147,7 +148,9 @@ pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u
                 ready: Some(*r),
             })
         })
-        .collect()
+        .collect();
+    // The header is taken the cycle it is offered.
+    (channels, head)
 }
 
 type Beats = Vec<(u128, u128, bool)>;

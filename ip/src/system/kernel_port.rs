@@ -2,19 +2,21 @@
 //! tag feed it, its results leave as packets with its output tag to a destination the register
 //! window holds.
 //!
-//! Inside (`<node>_kernel_p<p>`, one clock, the node's):
+//! Inside (`<node>_kernel_p<p>`):
 //! `s_axis` (the router's output p) → dispatcher (tag = `input_tag`; other tags dropped whole,
-//! counted in `dropped`) → gearbox (port words → the kernel's input beat) → kernel → tlast stage
-//! → gearbox (the kernel's output beat → port words) → aggregator (header: `dst`, `output_tag`,
-//! length) → `m_axis` (the router's input p).
+//! counted in `dropped`) → gearbox (port words → the kernel's input beat) → kernel → answer
+//! framing → gearbox (the kernel's output beat → port words) → aggregator (header: `dst`,
+//! `output_tag`, length) → `m_axis` (the router's input p). With `kernel_clock`, the gearboxes,
+//! the kernel and the answer framing run on `kernel_clk`, behind a clock-crossing FIFO each way;
+//! everything else, the destination and the counters stay on `clk`.
 //!
 //! Framing: each input packet is a frame of kernel beats; a payload that is not a whole number of
 //! beats is padded with zero words. A per-beat kernel answers each input packet of `n` beats with
-//! one packet of its `n` output beats (the beat counts wait in a queue beside the kernel); a
-//! per-vector kernel treats each packet as one vector and answers with one packet of its one
-//! output beat. A packet without payload is answered by nothing.
+//! one packet of its `n` output beats (the count, from the header, rides with the payload and
+//! waits in a queue beside the kernel); a per-vector or stream-offset kernel treats each packet as
+//! one vector. A packet without payload is answered by nothing.
 //!
-//! Ports: `clk`, `rst`, `s_axis_*` (port width, `tkeep`, `tlast`), `m_axis_*` (port width,
+//! Ports: `clk`, `rst` (and `kernel_clk`, `kernel_rst`), `s_axis_*` (port width, `tkeep`, `tlast`), `m_axis_*` (port width,
 //! `tlast`; the router reads the length from the header), `dst` (22 bits: `x | y << 6 | z << 12
 //! | port << 18`), counters `packets_in`, `packets_out`, `dropped`.
 
@@ -101,16 +103,13 @@ pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Re
     // rounded up, exact below 2^13 words. Taken from the header as it passes, it rides with
     // the payload, so the answer's framing never waits for input behind a stalled kernel.
     let words_in = (kin / 32) as u128;
-    let p = packets.0.clone();
-    let length = d.bits_of(&p.data, field("length").0, 14);
+    let length = d.bits_of(&packets.0.data, field("length").0, 14);
     let words = (length.zext(16) + 3u32).bits(2, 14);
     let beats = ((words.zext(40) + d.lit(words_in - 1, 40)).mul(d.lit((1u128 << 26).div_ceil(words_in), 40))).bits(26, 14);
-    let payload = dispatch(&d, "", &packets, &[kp.input_tag]).remove(0);
-    let fire = packets.fire();
-    let in_packet = d.reg("framing_in_packet", 1, 0);
-    in_packet.set_when(fire & !p.last.unwrap()).clear_when(fire & p.last.unwrap());
+    let (mut channels, header) = dispatch(&d, "", &packets, &[kp.input_tag]);
+    let payload = channels.remove(0);
     let frame_beats = d.reg("frame_beats", 14, 0);
-    frame_beats.next_when(fire & !in_packet.q, beats);
+    frame_beats.next_when(header, beats);
     d.counter("packets_in", payload.fire() & payload.0.last.unwrap());
     let payload = Source(Axis { shape: payload.0.shape.with_user(14), user: Some(frame_beats.q), ..payload.0.clone() });
     let payload = if kp.kernel_clock { d.stream_crossing("to_kernel", 16, &payload, fabric, kernel_side) } else { payload };
