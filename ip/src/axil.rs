@@ -183,7 +183,7 @@ pub fn node_window(map: &[Register]) -> Result<Netlist, String> {
             }
         } else if let Some(name) = r.name.strip_prefix("selftest_") {
             d.output(&format!("st_{name}"), *value);
-        } else if r.name.starts_with("kernel_") {
+        } else if r.name.starts_with("kernel_") || r.name.starts_with("allreduce_") {
             d.output(&r.name, *value);
         }
     }

@@ -191,7 +191,7 @@ fn a_node_routes_its_kernels_answers_to_the_destination_register() {
     use weft_ip::system::node::{counter_names, node, NodeConfig};
     let kp = KernelPort { port: 2, source: AXPBY.into(), origin: "test".into(), input_tag: 7, output_tag: 9, dst: pack_dst(0, 0, 0, 1), kernel_clock: false };
     let router = RouterConfig { dims: [1, 1, 1], local_ports: 3, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() };
-    let config = NodeConfig { router, link: LinkConfig::default(), kernels: vec![kp.clone()] };
+    let config = NodeConfig { router, link: LinkConfig::default(), kernels: vec![kp.clone()], allreduce: None };
     let counters = counter_names(&config);
     let stat = |name: &str| 0x100 + 4 * counters.iter().position(|c| c == name).unwrap() as u32;
     let mut m = Master::new(node(&config).unwrap(), 4);

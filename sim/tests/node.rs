@@ -8,7 +8,7 @@ use weft_sim::weft_ip::router::RouterConfig;
 use weft_sim::weft_ip::system::NodeConfig;
 
 fn config(dims: [usize; 3]) -> NodeConfig {
-    NodeConfig { router: RouterConfig { dims, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() }, kernels: vec![], link: LinkConfig::default() }
+    NodeConfig { router: RouterConfig { dims, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() }, kernels: vec![], allreduce: None, link: LinkConfig::default() }
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn selftest_runs_across_a_link_between_independent_clocks() {
 #[test]
 fn selftest_runs_from_registers_across_a_256_bit_link() {
     let base = config([2, 1, 1]);
-    let config = NodeConfig { router: RouterConfig { width: 256, vc_buffer_flits: 16, ..base.router }, link: LinkConfig { lanes: 4, ..LinkConfig::default() }, kernels: vec![] };
+    let config = NodeConfig { router: RouterConfig { width: 256, vc_buffer_flits: 16, ..base.router }, link: LinkConfig { lanes: 4, ..LinkConfig::default() }, kernels: vec![], allreduce: None };
     selftest_across_a_link(Torus::netlist_nodes(&config, 12).unwrap());
 }
 

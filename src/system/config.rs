@@ -51,6 +51,16 @@ struct File {
     port: Vec<PortSection>,
     #[serde(default)]
     kernel: Vec<KernelSection>,
+    allreduce: Option<AllreduceSection>,
+}
+
+/// The in-network allreduce engine (`[allreduce]`).
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct AllreduceSection {
+    /// IntraNode ports `[a, b]`: `a` carries the host's contributions and results, `b` is inside
+    /// the node.
+    ports: Vec<i64>,
 }
 
 /// A kernel wired to an IntraNode port (`[[kernel]]`).
@@ -299,7 +309,16 @@ impl SystemConfig {
                 return Err(format!("`port[{i}]` describes IntraNode port {}, which `kernel[{k}]` is wired to: a wired kernel's port is inside the node", p.index));
             }
         }
-        let node = NodeConfig { router, link, kernels: wired };
+        let allreduce = match &file.allreduce {
+            None => None,
+            Some(a) if a.ports.len() != 2 => return Err(format!("`allreduce.ports` has {} entries: give two, [a, b]", a.ports.len())),
+            Some(a) => {
+                let last = router.local_ports as i64 - 1;
+                let port = |i: usize| ranged(&format!("allreduce.ports[{i}]"), a.ports[i], 0, last);
+                Some([port(0)?, port(1)?])
+            }
+        };
+        let node = NodeConfig { router, link, kernels: wired, allreduce };
         node.validate().map_err(|e| format!("[node]: {e}"))?;
         let fabric_mhz = clock("clocks.fabric_mhz", file.clocks.fabric_mhz)?;
         let kernel_mhz = file.clocks.kernel_mhz.map(|f| clock("clocks.kernel_mhz", f)).transpose()?;

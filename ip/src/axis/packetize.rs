@@ -153,6 +153,23 @@ pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u
     (channels, head)
 }
 
+/// The payload of every packet of `packets` (any width, `tkeep` kept when present), each beat
+/// with its packet's `length` (14 bits) in `tuser`; a header-only packet delivers nothing. The
+/// header is taken the cycle it is offered; also returns the signal high in that cycle.
+pub fn payloads<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>) -> (Source<'d>, Sig<'d>) {
+    let p = &packets.0;
+    let last = p.last.expect("packets carry tlast");
+    let in_packet = d.reg(&format!("{prefix}in_packet"), 1, 0);
+    let length = d.reg(&format!("{prefix}length"), 14, 0);
+    let ready = d.later(1);
+    let head = (!in_packet.q & p.valid).named(&format!("{prefix}head"));
+    packets.ready(in_packet.q.mux(ready, 1u32));
+    in_packet.set_when(head & !last).clear_when(in_packet.q & p.valid & ready & last);
+    length.next_when(head, d.bits_of(&p.data, field("length").0, 14));
+    let payload = Source(Axis { name: format!("{prefix}payload"), shape: p.shape.with_user(14), user: Some(length.q), valid: in_packet.q & p.valid, ready: Some(ready), ..p.clone() });
+    (payload, head)
+}
+
 type Beats = Vec<(u128, u128, bool)>;
 
 /// Built-in-simulator check of the aggregator: `frames` random frames with random side-band

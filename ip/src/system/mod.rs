@@ -1,5 +1,6 @@
 //! Systems: nodes assembled from the router, the link endpoints and the register window.
 
+pub mod allreduce;
 pub mod kernel_port;
 pub mod node;
 pub mod spec;

@@ -24,7 +24,8 @@ use std::rc::Rc;
 use weft_hdl::netlist::{Axis, AxisShape, Design, Inst, Netlist, Sink, Source};
 
 use crate::axil::node_window;
-use crate::regmap::{node_map_with_kernels, Register};
+use crate::regmap::{allreduce_registers, node_map_with_kernels, Register};
+use super::allreduce;
 use super::kernel_port::{kernel_port, KernelPort};
 use crate::link::{endpoint, LinkConfig};
 use crate::router::{router, Direction, RouterConfig};
@@ -36,6 +37,9 @@ pub struct NodeConfig {
     pub link: LinkConfig,
     /// Kernels wired to IntraNode ports (those ports are then inside the node).
     pub kernels: Vec<KernelPort>,
+    /// The allreduce engine on IntraNode ports `[a, b]` ([`crate::system::allreduce`]): port `a`'s
+    /// stream ports become the engine's host side, port `b` is inside the node.
+    pub allreduce: Option<[usize; 2]>,
 }
 
 impl NodeConfig {
@@ -49,6 +53,19 @@ impl NodeConfig {
                 64 * self.link.lanes,
                 self.router.width
             ));
+        }
+        if let Some(ports) = self.allreduce {
+            for (p, name) in ports.iter().zip(["a", "b"]) {
+                if *p >= self.router.local_ports {
+                    return Err(format!("node: allreduce port {name} = {p}: allowed ports 0..={}", self.router.local_ports - 1));
+                }
+                if self.kernels.iter().any(|k| k.port == *p) {
+                    return Err(format!("node: allreduce port {name} = {p} also has a kernel: one user a port"));
+                }
+            }
+            if ports[0] == ports[1] {
+                return Err(format!("node: allreduce ports a and b are both {}: they must differ", ports[0]));
+            }
         }
         for kp in &self.kernels {
             if kp.port >= self.router.local_ports {
@@ -100,6 +117,9 @@ pub fn counter_names(config: &NodeConfig) -> Vec<String> {
             names.push(format!("p{}_kernel_{c}", kp.port));
         }
     }
+    if config.allreduce.is_some() {
+        names.extend(allreduce::COUNTERS.iter().map(|c| format!("allreduce_{c}")));
+    }
     names
 }
 
@@ -118,7 +138,12 @@ fn link_counters(link: &LinkConfig) -> Vec<&'static str> {
 /// The node's register map (the window's addresses, for the hardware and for software).
 pub fn register_map(config: &NodeConfig) -> Vec<Register> {
     let kernels: Vec<(usize, u32)> = config.kernels.iter().map(|k| (k.port, k.dst)).collect();
-    node_map_with_kernels(config.router.dims, &counter_names(config), has_selftest(config), &kernels)
+    let mut map = node_map_with_kernels(config.router.dims, &counter_names(config), has_selftest(config), &kernels);
+    if config.allreduce.is_some() {
+        map.extend(allreduce_registers());
+        map.sort_by_key(|r| r.addr);
+    }
+    map
 }
 
 /// The self-test block (any width) takes IntraNode port 0 when enabled.
@@ -157,9 +182,32 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     let local_out = AxisShape::data(width).with_keep();
     let link_out = AxisShape::data(width).with_keep().with_user(1);
     let link_in = link_out.always_ready();
+    let engine = config.allreduce.map(|_| -> Result<_, String> {
+        d.section("allreduce engine");
+        let e = d.instance(&Rc::new(allreduce::engine(width)?), &format!("allreduce_w{width}"), "allreduce");
+        for (input, reg) in [("flags", "allreduce_flags"), ("dst_a", "allreduce_dst_a"), ("dst_b", "allreduce_dst_b")] {
+            e.input(input).define(regs.output(reg));
+        }
+        for c in allreduce::COUNTERS {
+            let i = counters.iter().position(|x| *x == format!("allreduce_{c}")).unwrap();
+            counter_in[i].define(e.output(c));
+        }
+        Ok(e)
+    });
+    let engine = engine.transpose()?;
     for p in 0..rc.local_ports {
-        // The port's user: a wired kernel inside the node, or the node's own stream ports.
+        // The port's user: a wired kernel or the allreduce engine inside the node, or the node's
+        // own stream ports.
+        let side = config.allreduce.and_then(|ports| ports.iter().position(|q| *q == p));
         let (user_in, user_out) = match config.kernels.iter().find(|k| k.port == p) {
+            _ if side.is_some() => {
+                let (e, s) = (engine.as_ref().unwrap(), ["a", "b"][side.unwrap()]);
+                if s == "a" {
+                    d.connect(&d.axis_in(&format!("s_axis_p{p}"), local_in), &e.sink("s_axis_host", local_in))?;
+                    d.connect(&e.source("m_axis_host", local_out), &d.axis_out(&format!("m_axis_p{p}"), local_out))?;
+                }
+                (e.source(&format!("m_axis_{s}"), local_in), e.sink(&format!("s_axis_{s}"), local_out))
+            }
             Some(kp) => {
                 d.section(&format!("the kernel on IntraNode port {p}"));
                 let wrapper = d.instance(&Rc::new(kernel_port(width, rc.max_packet_bytes, kp)?), &format!("kernel_p{p}"), &format!("kernel_p{p}"));

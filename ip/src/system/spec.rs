@@ -9,7 +9,7 @@ use crate::router::spec::{dims_of, router_config, router_parameters, torus_name}
 
 /// The shipped node of a torus: the shipped router, 2-lane reliable links (128-bit words).
 pub fn node_config(dims: [usize; 3]) -> NodeConfig {
-    NodeConfig { router: router_config(dims), link: link_config(2), kernels: vec![] }
+    NodeConfig { router: router_config(dims), link: link_config(2), kernels: vec![], allreduce: None }
 }
 
 pub fn node_spec(dims: [usize; 3]) -> ModuleSpec {

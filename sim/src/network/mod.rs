@@ -8,6 +8,7 @@
 //! and `inject_err` error injection. Traffic is in `traffic`, the run loop and its checks in
 //! `run`, the AXI4-Lite master in `axil`, the router's Verilog in `verilog`.
 
+mod allreduce;
 mod axil;
 mod clocks;
 mod faults;
@@ -26,6 +27,7 @@ use crate::channel::{Channel, ChannelConfig};
 use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
 use clocks::{ClockDrive, NodeClocks};
 
+pub use allreduce::AllreduceRun;
 pub use faults::{route_nodes, Restart};
 pub use run::{Delivery, NetRun, Stuck};
 pub use traffic::{Injection, Packet, Pattern, Traffic};
@@ -114,7 +116,8 @@ struct Injector {
 pub struct Torus<D: Device> {
     pub config: RouterConfig,
     devices: Vec<D>,
-    local: Vec<Vec<(usize, LocalPorts)>>,
+    /// Per node: (IntraNode port, device, handles) of each port the device has.
+    local: Vec<Vec<(usize, usize, LocalPorts)>>,
     links: Vec<Link>,
     serials: Vec<Serial>,
     pub errors: HeaderErrors,
@@ -219,7 +222,10 @@ impl<D: Device> Torus<D> {
         for n in 0..nodes {
             let dev = if sim_top { 0 } else { n };
             let prefix = |s: &str, p: usize| if sim_top { format!("{s}_n{n}_p{p}") } else { format!("{s}_p{p}") };
-            let ports = (0..config.local_ports)
+            // A port inside the node (a wired kernel's, the allreduce engine's) has no handles.
+            let present: Vec<usize> = (0..config.local_ports).filter(|p| devices[dev].has_port(&format!("{}_tdata", prefix("s_axis", *p)))).collect();
+            let ports = present
+                .into_iter()
                 .map(|p| {
                     let (s, m) = (prefix("s_axis", p), prefix("m_axis", p));
                     let names = [
@@ -233,7 +239,7 @@ impl<D: Device> Torus<D> {
                         format!("{m}_tvalid"),
                         format!("{m}_tready"),
                     ];
-                    (dev, names.map(|x| devices[dev].port(&x)))
+                    (p, dev, names.map(|x| devices[dev].port(&x)))
                 })
                 .collect();
             local.push(ports);
@@ -379,7 +385,7 @@ impl<D: Device> Torus<D> {
     fn idle_cycle(&mut self) -> Vec<bool> {
         let active = self.next_instant();
         for n in 0..self.local.len() {
-            for &(dev, h) in &self.local[n] {
+            for &(_, dev, h) in &self.local[n] {
                 self.devices[dev].set(h[2], &scalar(0));
                 self.devices[dev].set(h[8], &scalar(1));
             }

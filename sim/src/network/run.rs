@@ -195,7 +195,7 @@ impl<D: Device> Torus<D> {
             for n in (0..nodes).filter(|&n| active[n]) {
                 for p in 0..ports {
                     let i = n * ports + p;
-                    let (dev, h) = self.local[n][p];
+                    let (_, dev, h) = self.local[n][p];
                     let src = &mut sources[i];
                     if !src.offered && !src.queue.is_empty() && !held.contains(&n) && rng.chance(traffic.valid_percent) {
                         src.offered = true;
@@ -233,7 +233,7 @@ impl<D: Device> Torus<D> {
             for n in (0..nodes).filter(|&n| active[n]) {
                 for p in 0..ports {
                     let i = n * ports + p;
-                    let (dev, h) = self.local[n][p];
+                    let (_, dev, h) = self.local[n][p];
                     let src = &mut sources[i];
                     if src.offered && self.devices[dev].get(h[3])[0] & 1 == 1 {
                         let pk = src.queue.front().unwrap();

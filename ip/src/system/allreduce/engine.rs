@@ -1,0 +1,190 @@
+//! The reduction engine of one node (`allreduce_w<W>`): it owns two IntraNode ports of the
+//! router, `a` (partial sums arriving from farther along the chain; its own partials or result
+//! copies leave through it) and `b` (results arriving from nearer the root, or at the root the
+//! second half's partials; results leave through it away from the root), and the host stream of
+//! the node's port `a`.
+//!
+//! Per beat (`W / 32` binary32 lanes): `S = (A + H) + B` in two IEEE adders per lane (the shipped
+//! kernel operator, RNE, subnormals), where `H` is the host's contribution, `A` the partial from
+//! port `a` (−0 when `use_a` is clear, which leaves every non-NaN value unchanged) and `B` the
+//! partial from port `b` at the root (−0 elsewhere). A node that is not the root sends `S` to
+//! `dst_a` with tag [`PARTIAL_TAG`]; the root's `S` is the result. Results (the root's `S`, or a
+//! result packet from port `b`) go to the host, to `dst_b` with `fwd_b`, and at the root to `dst_a`
+//! with `fwd_a`, all with tag [`RESULT_TAG`]; a beat leaves when every enabled target took it.
+//!
+//! Contributions, partials and results are packets of the same lengths in the same order on every
+//! node (the host splits its vector the same way everywhere); each output packet keeps its input's
+//! length. A partial whose packet ends elsewhere than the contribution's is counted in `mismatches`.
+//!
+//! Ports: `clk`, `rst`; `s_axis_host_*` (packets from the host: a header, whose `length` counts,
+//! then the payload), `m_axis_host_*` (result packets); `s_axis_a_*` / `m_axis_a_*` and
+//! `s_axis_b_*` / `m_axis_b_*` to the router's ports; `flags` ([`FLAGS`]), `dst_a`, `dst_b` (22 bits
+//! as `kernel_port`'s `dst`); counters `contributions`, `results`, `mismatches`.
+
+use std::rc::Rc;
+
+use weft_hdl::netlist::verilog::ports;
+use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
+use weft_hdl::pipeline::{dsl, Stages};
+
+use crate::axis::gearbox::chunked;
+use crate::axis::packetize::{aggregate, payloads};
+
+/// Tag of the partial sums travelling toward the root.
+pub const PARTIAL_TAG: u16 = 0xA11D;
+/// Tag of the result packets (to the host and along the broadcast).
+pub const RESULT_TAG: u16 = 0xA11E;
+/// The bits of the `flags` input, lowest first.
+pub const FLAGS: [&str; 5] = ["use_a", "use_b", "root", "fwd_a", "fwd_b"];
+pub const COUNTERS: [&str; 3] = ["contributions", "results", "mismatches"];
+
+/// The adder kernel's DSL: lanes `a`, then `h`, then `b`; output lane `i` is `(a_i + h_i) + b_i`.
+pub fn sum_kernel(lanes: usize) -> String {
+    let names = |p: &str| (0..lanes).map(|i| format!("{p}{i}")).collect::<Vec<_>>().join(", ");
+    let outputs: Vec<String> = (0..lanes).map(|i| format!("s{i} = (a{i} + h{i}) + b{i}")).collect();
+    format!("kernel allreduce_sum_x{lanes}: f32\ninput {}, {}, {}\noutput {}\n", names("a"), names("h"), names("b"), outputs.join(", "))
+}
+
+/// Two streams from one: every beat to `when_set` while `sel` is high, else to `when_clear`.
+fn steer<'d>(d: &'d Design, src: &Source<'d>, sel: Sig<'d>) -> [Source<'d>; 2] {
+    let (r1, r0) = (d.later(1), d.later(1));
+    src.ready(sel.mux(r1, r0));
+    [Source(Axis { valid: src.0.valid & sel, ready: Some(r1), ..src.0.clone() }), Source(Axis { valid: src.0.valid & !sel, ready: Some(r0), ..src.0.clone() })]
+}
+
+/// One stream from two of which at most one is ever valid: `x` while `sel` is high, else `y`.
+fn choose<'d>(d: &'d Design, sel: Sig<'d>, x: &Source<'d>, y: &Source<'d>) -> Source<'d> {
+    let r = d.later(1);
+    x.ready(r);
+    y.ready(r);
+    let pick = |a: Option<Sig<'d>>, b: Option<Sig<'d>>| Some(sel.mux(a.unwrap(), b.unwrap()));
+    Source(Axis {
+        name: format!("{}_or_{}", x.0.name, y.0.name),
+        data: x.0.data.iter().zip(&y.0.data).map(|(a, b)| sel.mux(*a, *b)).collect(),
+        keep: pick(x.0.keep, y.0.keep),
+        last: pick(x.0.last, y.0.last),
+        user: pick(x.0.user, y.0.user),
+        valid: sel.mux(x.0.valid, y.0.valid),
+        ready: Some(r),
+        ..x.0.clone()
+    })
+}
+
+/// Every beat of `src` to each target whose enable is high; a target that took the beat waits
+/// (its `tvalid` low) until the others have, so no `tvalid` depends on another's `tready`.
+fn fork<'d>(d: &'d Design, name: &str, src: &Source<'d>, enables: &[Sig<'d>]) -> Vec<Source<'d>> {
+    let readies: Vec<Sig> = enables.iter().map(|_| d.later(1)).collect();
+    let done: Vec<_> = (0..enables.len()).map(|i| d.reg(&format!("{name}_took{i}"), 1, 0)).collect();
+    let pending: Vec<Sig> = enables.iter().zip(&done).map(|(e, t)| *e & !t.q).collect();
+    let all = pending.iter().zip(&readies).fold(d.lit(1, 1), |acc, (p, r)| acc & (!*p | *r)).named(&format!("{name}_all_took"));
+    src.ready(all);
+    let complete = src.0.valid & all;
+    for ((t, p), r) in done.iter().zip(&pending).zip(&readies) {
+        t.next(!complete & (t.q | src.0.valid & *p & *r));
+    }
+    pending
+        .iter()
+        .zip(readies)
+        .enumerate()
+        .map(|(i, (p, r))| Source(Axis { name: format!("{name}{i}"), valid: src.0.valid & *p, ready: Some(r), ..src.0.clone() }))
+        .collect()
+}
+
+/// Builds the engine for ports of `width` bits (a multiple of 128).
+pub fn engine(width: usize) -> Result<Netlist, String> {
+    let lanes = width / 32;
+    let kernel = dsl::parse(&sum_kernel(lanes)).map_err(|e| format!("allreduce adder: {e}"))?;
+    let (net, schedule) = kernel.netlist(&Stages::balanced(kernel.format))?;
+    let has = |port: &str| ports(&net).iter().find(|p| p.name == port).map(|p| p.width);
+    let (keep, user, last) = (has("s_axis_tkeep"), has("s_axis_tuser"), has("s_axis_tlast").is_some());
+    let d = Design::new();
+    let host = d.axis_in("s_axis_host", AxisShape::data(width));
+    let from_a = d.axis_in("s_axis_a", AxisShape::data(width).with_keep());
+    let from_b = d.axis_in("s_axis_b", AxisShape::data(width).with_keep());
+    let flags = d.input("flags", FLAGS.len());
+    let flag = |name: &str| flags.bit(FLAGS.iter().position(|f| *f == name).unwrap()).named(name);
+    let (use_a, use_b, root, fwd_a, fwd_b) = (flag("use_a"), flag("use_b"), flag("root"), flag("fwd_a"), flag("fwd_b"));
+    let (dst_a, dst_b) = (d.input("dst_a", 22), d.input("dst_b", 22));
+
+    d.section("payloads, each beat with its packet's length");
+    let (h, h_head) = payloads(&d, "host_", &host);
+    let (a, _) = payloads(&d, "a_", &from_a);
+    let (b, _) = payloads(&d, "b_", &from_b);
+    d.counter("contributions", h_head);
+    let [b_join, b_result] = steer(&d, &b, root);
+    let join_b = (root & use_b).named("join_b");
+
+    d.section(&format!("join: one beat of each input in use, into {lanes} lanes of (a + h) + b ({} cycles)", schedule.latency));
+    let sum = d.instance(&Rc::new(net), &kernel.name, "sum");
+    let k_ready = sum.output("s_axis_tready");
+    let pop = d.later(1);
+    let push = d.later(1);
+    let length = h.0.user.unwrap();
+    let beats = d.queue("beats", (schedule.latency + 8).next_power_of_two(), push, &[h.0.last.unwrap().named("beat_last"), length.named("beat_length")], pop);
+    let a_ok = a.0.valid | !use_a;
+    let b_ok = b_join.0.valid | !join_b;
+    let take = (k_ready & beats.space).named("join_take");
+    h.ready(take & a_ok & b_ok);
+    a.ready(use_a & take & h.0.valid & b_ok);
+    b_join.ready(join_b & take & h.0.valid & a_ok);
+    let fire = (take & h.0.valid & a_ok & b_ok).named("join_fire");
+    push.define(fire);
+    d.counter("mismatches", fire & use_a & (a.0.last.unwrap() ^ h.0.last.unwrap()));
+    let minus_zero = d.lit(0x8000_0000, 32);
+    let mut inputs: Vec<Sig> = (0..lanes).map(|i| use_a.mux(d.bits_of(&a.0.data, 32 * i, 32), minus_zero)).collect();
+    inputs.extend((0..lanes).map(|i| d.bits_of(&h.0.data, 32 * i, 32)));
+    inputs.extend((0..lanes).map(|i| join_b.mux(d.bits_of(&b_join.0.data, 32 * i, 32), minus_zero)));
+    for (chunk, value) in sum.input_chunks("s_axis_tdata").into_iter().zip(inputs) {
+        chunk.define(value);
+    }
+    sum.input("s_axis_tvalid").define(fire);
+    if let Some(w) = keep {
+        sum.input("s_axis_tkeep").define(d.lit((1u128 << w) - 1, w));
+    }
+    if let Some(w) = user {
+        sum.input("s_axis_tuser").define(d.lit(0, w));
+    }
+    if last {
+        sum.input("s_axis_tlast").define(h.0.last.unwrap());
+    }
+    let out_ready = d.later(1);
+    let out_valid = sum.output("m_axis_tvalid") & beats.valid;
+    sum.input("m_axis_tready").define(out_ready & beats.valid);
+    pop.define(out_valid & out_ready);
+    let s = Source(Axis {
+        name: "sum".into(),
+        shape: AxisShape::data(width).with_keep().with_user(14),
+        data: chunked(&d, &sum.output_chunks("m_axis_tdata")),
+        keep: Some(d.lit((1u128 << (width / 8)) - 1, width / 8)),
+        last: Some(beats.head[0]),
+        user: Some(beats.head[1]),
+        valid: out_valid,
+        ready: Some(out_ready),
+    });
+
+    d.section("the root's sum is the result; elsewhere it is a partial for dst_a");
+    let [s_root, s_partial] = steer(&d, &s, root);
+    let result = choose(&d, root, &s_root, &b_result);
+    let [to_host, to_b, copy_a]: [Source; 3] = fork(&d, "result", &result, &[d.lit(1, 1), fwd_b, root & fwd_a]).try_into().unwrap();
+    let to_a = choose(&d, root, &copy_a, &s_partial);
+
+    d.section("headers: destination, tag, the packet's length");
+    let result_tag = d.lit(RESULT_TAG as u128, 16);
+    let packets_a = aggregate(&d, "a_out_", &strip_user(&to_a), sideband(dst_a, root.mux(result_tag, d.lit(PARTIAL_TAG as u128, 16)), to_a.0.user.unwrap()));
+    let packets_b = aggregate(&d, "b_out_", &strip_user(&to_b), sideband(dst_b, result_tag, to_b.0.user.unwrap()));
+    let packets_host = aggregate(&d, "host_out_", &strip_user(&to_host), sideband(d.lit(0, 22), result_tag, to_host.0.user.unwrap()));
+    d.counter("results", packets_host.fire() & packets_host.0.last.unwrap());
+    d.connect(&packets_a, &d.axis_out("m_axis_a", AxisShape::data(width)))?;
+    d.connect(&packets_b, &d.axis_out("m_axis_b", AxisShape::data(width)))?;
+    d.connect(&packets_host, &d.axis_out("m_axis_host", AxisShape::data(width).with_keep()))?;
+    Ok(d.finish())
+}
+
+/// The aggregator's side-band: destination, tag, length.
+fn sideband<'d>(dst: Sig<'d>, tag: Sig<'d>, length: Sig<'d>) -> Sig<'d> {
+    dst.zext(52) | tag.zext(52).shl_const(22) | length.zext(52).shl_const(38)
+}
+
+fn strip_user<'d>(s: &Source<'d>) -> Source<'d> {
+    Source(Axis { shape: s.0.shape.with_user(0), user: None, ..s.0.clone() })
+}

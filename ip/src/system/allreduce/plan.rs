@@ -1,0 +1,101 @@
+//! The reduction's route and summation order, for the register window and for software.
+//!
+//! **Chain.** The nodes in snake order: X fastest, each row of X in the direction opposite to
+//! the row before, each plane's rows likewise, so consecutive nodes are neighbours (one hop).
+//! **Root.** Chain position `m = P / 2` of `P` nodes. Positions `0 … m−1` pass partial sums up
+//! the chain to the root, positions `P−1 … m+1` down to it; the root adds the two halves and
+//! sends the result back along both, each node handing it on and to its host.
+//!
+//! **Order** (every node's engine computes `(A + H) + B` per element, IEEE binary32 RNE, with −0
+//! for an unused operand): with `v_i` the vector of chain position `i`,
+//! `L = (…((v_0 + v_1) + v_2) … ) + v_{m−1}`, `R = (…((v_{P−1} + v_{P−2}) + v_{P−3}) … ) + v_{m+1}`,
+//! and the result is `(L + v_m) + R` (without `L` or `R` when a half is empty). Adding −0 leaves a
+//! non-NaN value unchanged; a NaN anywhere gives the canonical NaN `0x7FC00000` everywhere.
+//! [`reference`] computes exactly this.
+//!
+//! Hops on the critical path: `max(m, P−1−m)` up and as many down, i.e. `P` for even `P`.
+
+use super::engine::FLAGS;
+use crate::router::RouterConfig;
+use crate::system::kernel_port::pack_dst;
+
+/// What a node's register window holds for the allreduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Program {
+    pub flags: u32,
+    pub dst_a: u32,
+    pub dst_b: u32,
+}
+
+/// The chain: node coordinates in snake order.
+pub fn chain(dims: [usize; 3]) -> Vec<[usize; 3]> {
+    let mut out = vec![];
+    for z in 0..dims[2] {
+        for j in 0..dims[1] {
+            let y = if z % 2 == 0 { j } else { dims[1] - 1 - j };
+            let row = z * dims[1] + j;
+            for i in 0..dims[0] {
+                let x = if row % 2 == 0 { i } else { dims[0] - 1 - i };
+                out.push([x, y, z]);
+            }
+        }
+    }
+    out
+}
+
+fn flag(name: &str) -> u32 {
+    1 << FLAGS.iter().position(|f| *f == name).expect("allreduce flag")
+}
+
+/// Each node's program (indexed by node number), for the engine on ports `[a, b]`.
+pub fn plan(config: &RouterConfig, ports: [usize; 2]) -> Vec<Program> {
+    let order = chain(config.dims);
+    let p = order.len();
+    let m = p / 2;
+    let to = |i: usize, port: usize| {
+        let c = order[i];
+        pack_dst(c[0], c[1], c[2], port)
+    };
+    let mut out = vec![Program { flags: 0, dst_a: 0, dst_b: 0 }; p];
+    for (i, c) in order.iter().enumerate() {
+        let n = config.node(*c);
+        out[n] = if i < m {
+            let flags = if i > 0 { flag("use_a") | flag("fwd_b") } else { 0 };
+            Program { flags, dst_a: to(i + 1, ports[0]), dst_b: if i > 0 { to(i - 1, ports[1]) } else { 0 } }
+        } else if i > m {
+            let flags = if i < p - 1 { flag("use_a") | flag("fwd_b") } else { 0 };
+            let up = if i - 1 == m { ports[1] } else { ports[0] };
+            Program { flags, dst_a: to(i - 1, up), dst_b: if i < p - 1 { to(i + 1, ports[1]) } else { 0 } }
+        } else {
+            let mut flags = flag("root");
+            if m > 0 {
+                flags |= flag("use_a") | flag("fwd_a");
+            }
+            if m < p - 1 {
+                flags |= flag("use_b") | flag("fwd_b");
+            }
+            Program { flags, dst_a: if m > 0 { to(m - 1, ports[1]) } else { 0 }, dst_b: if m < p - 1 { to(m + 1, ports[1]) } else { 0 } }
+        };
+    }
+    out
+}
+
+/// The result every node receives, from each node's vector (indexed by node number), in the
+/// engine's order.
+pub fn reference(config: &RouterConfig, vectors: &[Vec<f32>]) -> Vec<f32> {
+    let order: Vec<usize> = chain(config.dims).iter().map(|c| config.node(*c)).collect();
+    let (p, m) = (order.len(), order.len() / 2);
+    let len = vectors[0].len();
+    let step = |a: Option<&Vec<f32>>, h: &Vec<f32>, b: Option<&Vec<f32>>| -> Vec<f32> {
+        (0..len).map(|k| (a.map_or(-0.0, |a| a[k]) + h[k]) + b.map_or(-0.0, |b| b[k])).collect()
+    };
+    let mut left: Option<Vec<f32>> = None;
+    for &n in &order[..m] {
+        left = Some(step(left.as_ref(), &vectors[n], None));
+    }
+    let mut right: Option<Vec<f32>> = None;
+    for &n in order[m + 1..p].iter().rev() {
+        right = Some(step(right.as_ref(), &vectors[n], None));
+    }
+    step(left.as_ref(), &vectors[order[m]], right.as_ref())
+}

@@ -1,0 +1,142 @@
+//! One allreduce on a torus of nodes that have the engine ([`weft_ip::system::allreduce`]): the
+//! harness writes every node's program into its register window, then each node's host streams
+//! its vector into port `a` as packets (a header whose `length` counts, then the payload) and
+//! takes the result packets, with random gaps and back-pressure on the host streams if asked.
+
+use weft_ip::regmap::ALLREDUCE;
+use weft_ip::router::header::Header;
+use weft_ip::system::allreduce::{plan, RESULT_TAG};
+use weft_ip::weft_hdl::testbench::Rng;
+
+use super::{bits, scalar, value, Torus};
+use crate::link::Device;
+
+/// What one allreduce took and gave.
+#[derive(Clone, Debug)]
+pub struct AllreduceRun {
+    /// Cycles from the first contribution beat offered to the last result beat taken.
+    pub cycles: u64,
+    /// Each node's result, as bits.
+    pub results: Vec<Vec<u32>>,
+}
+
+/// A host: its contribution as beats (data chunks, last), the next beat, and what came back.
+struct Host {
+    beats: Vec<(Vec<u128>, bool)>,
+    next: usize,
+    offered: bool,
+    result: Vec<u32>,
+    /// Elements still to come in the packet being received (`None` between packets).
+    receiving: Option<usize>,
+}
+
+impl<D: Device> Torus<D> {
+    /// Writes every node's allreduce program ([`plan`]) for the engine on ports `[a, b]`.
+    pub fn program_allreduce(&mut self, ports: [usize; 2]) -> Result<(), String> {
+        for (n, p) in plan(&self.config, ports).iter().enumerate() {
+            for (k, v) in [p.flags, p.dst_a, p.dst_b].into_iter().enumerate() {
+                self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one allreduce of `vectors` (one per node, equal lengths) through port `a`, each vector
+    /// sent as packets of at most `packet_bytes`; `pressure` (a seed) adds random gaps to the
+    /// hosts' streams and random back-pressure on their results. Fails after `limit` cycles.
+    pub fn allreduce(&mut self, a: usize, vectors: &[Vec<f32>], packet_bytes: usize, pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, String> {
+        let config = self.config.clone();
+        let nodes = config.nodes();
+        let len = vectors[0].len();
+        let lanes = config.width / 32;
+        let per_packet = (packet_bytes / 4).max(1);
+        let mut hosts: Vec<Host> = (0..nodes)
+            .map(|n| {
+                let mut beats = vec![];
+                for chunk in vectors[n].chunks(per_packet) {
+                    let c = config.coords(n);
+                    let header = Header { dst: c, dst_port: a, length: 4 * chunk.len(), tag: 0, ..Header::default() };
+                    let mut head = vec![header.pack()];
+                    head.resize(config.width / 128, 0);
+                    beats.push((head, false));
+                    let words: Vec<Vec<f32>> = chunk.chunks(lanes).map(|w| w.to_vec()).collect();
+                    for (i, w) in words.iter().enumerate() {
+                        let data = (0..config.width / 128).map(|k| (0..4).fold(0u128, |acc, j| acc | (w.get(4 * k + j).map_or(0, |x| x.to_bits()) as u128) << (32 * j))).collect();
+                        beats.push((data, i + 1 == words.len()));
+                    }
+                }
+                Host { beats, next: 0, offered: false, result: vec![], receiving: None }
+            })
+            .collect();
+        let handles: Vec<(usize, _)> = (0..nodes)
+            .map(|n| self.local[n].iter().find(|l| l.0 == a).map(|l| (l.1, l.2)).ok_or_else(|| format!("node {n} has no stream port {a}")))
+            .collect::<Result<_, String>>()?;
+        let mut rng = Rng::new(pressure.unwrap_or(0));
+        let start = self.cycle;
+        loop {
+            if hosts.iter().all(|h| h.result.len() == len && h.receiving.is_none()) {
+                break;
+            }
+            if self.cycle - start > limit {
+                let got: Vec<usize> = hosts.iter().map(|h| h.result.len()).collect();
+                let sent: Vec<usize> = hosts.iter().map(|h| h.next).collect();
+                return Err(format!("allreduce of {len} elements not complete after {limit} cycles: beats sent {sent:?} of {}, elements received {got:?}", hosts[0].beats.len()));
+            }
+            let active = self.next_instant();
+            let mut ready = vec![false; nodes];
+            for (n, host) in hosts.iter_mut().enumerate() {
+                let (dev, h) = handles[n];
+                if !host.offered && host.next < host.beats.len() && pressure.is_none_or(|_| rng.chance(80)) {
+                    host.offered = true;
+                }
+                let (data, last) = if host.offered { (value(&host.beats[host.next].0), host.beats[host.next].1) } else { ([0; 5], false) };
+                let d = &mut self.devices[dev];
+                d.set(h[0], &data);
+                d.set(h[1], &scalar(last as u64));
+                d.set(h[2], &scalar(host.offered as u64));
+                ready[n] = pressure.is_none_or(|_| rng.chance(70));
+                d.set(h[8], &scalar(ready[n] as u64));
+            }
+            for d in self.devices.iter_mut() {
+                d.settle();
+            }
+            for (n, host) in hosts.iter_mut().enumerate() {
+                let (dev, h) = handles[n];
+                let d = &mut self.devices[dev];
+                if host.offered && d.get(h[3])[0] & 1 == 1 {
+                    host.next += 1;
+                    host.offered = false;
+                }
+                if !(ready[n] && d.get(h[7])[0] & 1 == 1) {
+                    continue;
+                }
+                let data = d.get(h[4]);
+                let last = d.get(h[6])[0] & 1 == 1;
+                match host.receiving {
+                    None => {
+                        let header = Header::unpack(bits(&data, 0, 128));
+                        if header.tag != RESULT_TAG || header.length % 4 != 0 || last {
+                            return Err(format!("node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}", self.cycle, header.tag, header.length));
+                        }
+                        host.receiving = Some(header.length / 4);
+                    }
+                    Some(left) => {
+                        let take = left.min(lanes);
+                        host.result.extend((0..take).map(|i| bits(&data, 32 * i, 32) as u32));
+                        if last != (take == left) {
+                            return Err(format!("node {n} at cycle {}: a result packet's tlast disagrees with its length", self.cycle));
+                        }
+                        host.receiving = (!last).then_some(left - take);
+                    }
+                }
+            }
+            self.clock_instant(&active);
+        }
+        for (n, h) in hosts.iter().enumerate() {
+            if h.result.len() != len {
+                return Err(format!("node {n}: {} result elements, want {len}", h.result.len()));
+            }
+        }
+        Ok(AllreduceRun { cycles: self.cycle - start, results: hosts.into_iter().map(|h| h.result).collect() })
+    }
+}
