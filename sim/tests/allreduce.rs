@@ -28,8 +28,8 @@ fn a_ring_of_three_sums_in_the_documented_order() {
     for (len, pressure) in [(7, None), (70, Some(3))] {
         let v = vectors(&mut rng, 3, len);
         let want: Vec<u32> = reference(&config.router, &v).iter().map(|x| x.to_bits()).collect();
-        // The order matters for these values: node order 0, 1, 2 gives another sum somewhere.
-        let naive: Vec<u32> = (0..len).map(|k| ((v[0][k] + v[1][k]) + v[2][k]).to_bits()).collect();
+        // The order matters for these values: v0 + (v1 + v2) differs somewhere.
+        let naive: Vec<u32> = (0..len).map(|k| (v[0][k] + (v[1][k] + v[2][k])).to_bits()).collect();
         assert!(len < 50 || naive != want, "{len} elements: the order is not visible in this data");
         let run = torus.allreduce(0, &v, 64, pressure, 20_000).unwrap();
         for (n, got) in run.results.iter().enumerate() {
