@@ -185,6 +185,23 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// The in-network allreduce in Verilator on the generated nodes (the engine on IntraNode ports
+    /// 0 and 1), every result checked bit for bit, beside gather-then-broadcast on the same fabric
+    /// and the torus's lower bound; prints a table per system, writes JSON and SVG
+    Allreduce {
+        /// System descriptions (both shipped tori and examples/ring_520n.toml when not given)
+        #[arg(long)]
+        config: Vec<PathBuf>,
+        /// Vector lengths in elements (comma-separated; the benchmark's eight when not given)
+        #[arg(long, value_delimiter = ',')]
+        lengths: Vec<usize>,
+        /// Bit error rate on every cable during the in-network runs
+        #[arg(long, default_value_t = 0.0)]
+        ber: f64,
+        /// Output folder for allreduce_<name>.json and .svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// The shipped systems' generated nodes in Verilator: b_eff against the analytic model,
     /// 16-byte ping-pong, one-way bandwidth against message size (on torus_4x2x1), latency against
     /// load (both tori); prints tables, writes net.json and three SVG plots
@@ -240,6 +257,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::Timing { reference, only, generated, json } } => weft::bench::commands::timing(reference.as_deref(), &only, &generated, &json),
         Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out),
         Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated),
+        Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out),
         Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out),
     };
     match result {

@@ -4,7 +4,7 @@
 use weft_sim::network::Torus;
 use weft_sim::weft_ip::link::LinkConfig;
 use weft_sim::weft_ip::router::RouterConfig;
-use weft_sim::weft_ip::system::allreduce::reference;
+use weft_sim::weft_ip::system::allreduce::{packet_sizes, reference};
 use weft_sim::weft_ip::system::NodeConfig;
 use weft_sim::weft_ip::weft_hdl::testbench::Rng;
 
@@ -31,7 +31,7 @@ fn a_ring_of_three_sums_in_the_documented_order() {
         // The order matters for these values: v0 + (v1 + v2) differs somewhere.
         let naive: Vec<u32> = (0..len).map(|k| (v[0][k] + (v[1][k] + v[2][k])).to_bits()).collect();
         assert!(len < 50 || naive != want, "{len} elements: the order is not visible in this data");
-        let run = torus.allreduce(0, &v, 64, pressure, 20_000).unwrap();
+        let run = torus.allreduce(0, &v, &packet_sizes(4 * len, 64), pressure, 20_000).unwrap();
         for (n, got) in run.results.iter().enumerate() {
             assert_eq!(*got, want, "node {n}, {len} elements");
         }

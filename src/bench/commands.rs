@@ -51,6 +51,39 @@ pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> 
     write_report(&out.to_path_buf(), &stem, &report, &stem, &crate::bench::beff::plot(&report))
 }
 
+pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -> Result<(), String> {
+    let systems = if configs.is_empty() {
+        let mut s = crate::system::shipped();
+        s.push(crate::system::load(Path::new("examples/ring_520n.toml"))?);
+        s
+    } else {
+        configs.iter().map(|c| crate::system::load(c)).collect::<Result<_, _>>()?
+    };
+    if let Some(l) = lengths.iter().find(|l| !(1..=1 << 16).contains(*l)) {
+        return Err(format!("`--lengths` has {l}: allowed 1..=65536 elements"));
+    }
+    if !(0.0..=1e-3).contains(&ber) {
+        return Err(format!("`--ber` = {ber} is out of range: allowed 0 ..= 1e-3"));
+    }
+    let options = crate::bench::allreduce::Options {
+        lengths: if lengths.is_empty() { crate::bench::allreduce::LENGTHS.to_vec() } else { lengths.to_vec() },
+        bit_error_rate: ber,
+        pressure: None,
+        baseline: true,
+        packet_bytes: crate::bench::allreduce::PACKET_BYTES,
+    };
+    for system in &systems {
+        let work = std::env::temp_dir().join(format!("weft-bench-allreduce-{}-{}", system.name, std::process::id()));
+        let report = crate::bench::allreduce::run(system, &options, &work, &mut |line| eprintln!("{line}"));
+        let _ = std::fs::remove_dir_all(&work);
+        let report = report?;
+        print!("{}", crate::bench::allreduce::table(&report));
+        let stem = format!("allreduce_{}", report.system);
+        write_report(&out.to_path_buf(), &stem, &report, &stem, &crate::bench::allreduce::plot(&report))?;
+    }
+    Ok(())
+}
+
 pub fn link(out: &PathBuf) -> Result<(), String> {
     let report = crate::bench::link::run(&mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::link::table(&report));

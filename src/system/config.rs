@@ -318,6 +318,11 @@ impl SystemConfig {
                 Some([port(0)?, port(1)?])
             }
         };
+        if let Some([_, b]) = allreduce {
+            if let Some(i) = file.port.iter().position(|p| p.index == b as i64) {
+                return Err(format!("`port[{i}]` describes IntraNode port {b}, which is the allreduce engine's port b (`allreduce.ports[1]`): that port is inside the node"));
+            }
+        }
         let node = NodeConfig { router, link, kernels: wired, allreduce };
         node.validate().map_err(|e| format!("[node]: {e}"))?;
         let fabric_mhz = clock("clocks.fabric_mhz", file.clocks.fabric_mhz)?;

@@ -42,18 +42,23 @@ impl<D: Device> Torus<D> {
     }
 
     /// Runs one allreduce of `vectors` (one per node, equal lengths) through port `a`, each vector
-    /// sent as packets of at most `packet_bytes`; `pressure` (a seed) adds random gaps to the
+    /// sent as packets of `packets` bytes (multiples of 4, summing to the vector's); `pressure` (a seed) adds random gaps to the
     /// hosts' streams and random back-pressure on their results. Fails after `limit` cycles.
-    pub fn allreduce(&mut self, a: usize, vectors: &[Vec<f32>], packet_bytes: usize, pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, String> {
+    pub fn allreduce(&mut self, a: usize, vectors: &[Vec<f32>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, String> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let len = vectors[0].len();
         let lanes = config.width / 32;
-        let per_packet = (packet_bytes / 4).max(1);
+        if packets.iter().any(|p| p % 4 != 0 || *p == 0) || packets.iter().sum::<usize>() != 4 * len {
+            return Err(format!("packets {packets:?}: want non-zero multiples of 4 summing to {} bytes", 4 * len));
+        }
         let mut hosts: Vec<Host> = (0..nodes)
             .map(|n| {
                 let mut beats = vec![];
-                for chunk in vectors[n].chunks(per_packet) {
+                let mut at = 0;
+                for p in packets {
+                    let chunk = &vectors[n][at..at + p / 4];
+                    at += p / 4;
                     let c = config.coords(n);
                     let header = Header { dst: c, dst_port: a, length: 4 * chunk.len(), tag: 0, ..Header::default() };
                     let mut head = vec![header.pack()];

@@ -120,12 +120,26 @@ impl<D: Device> Torus<D> {
                 }
             }
         }
+        let spread = match traffic.injection {
+            Injection::Gather { root, bytes, packet } => (0..nodes).filter(|&n| n != root).map(|n| ((n, 0), (root, n % ports), bytes, packet)).collect(),
+            Injection::Broadcast { root, bytes, packet } => (0..nodes).filter(|&n| n != root).map(|n| ((root, n % ports), (n, 0), bytes, packet)).collect(),
+            _ => vec![],
+        };
+        for (src, dst, bytes, packet) in spread {
+            for k in 0..bytes.div_ceil(packet) {
+                next_id += 1;
+                let payload = (0..packet.min(bytes - k * packet)).map(|_| rng.next_u64() as u8).collect();
+                let p = Packet { id: next_id, src, dst, tag: k as u16, payload, created: self.cycle };
+                enqueue(p, &mut sources, &mut flows, &mut run.created);
+                run.sent += 1;
+            }
+        }
         let fb = config.flit_bytes();
         let mut last_progress = self.cycle;
         loop {
             let outstanding = run.sent - run.deliveries.len() - self.lost.len() - run.lost.len();
             let creating = match traffic.injection {
-                Injection::Queued(_) | Injection::One { .. } | Injection::Stream { .. } => false,
+                Injection::Queued(_) | Injection::One { .. } | Injection::Stream { .. } | Injection::Gather { .. } | Injection::Broadcast { .. } => false,
                 Injection::Bernoulli { cycles, .. } => self.cycle - start < cycles,
                 Injection::Saturated { cycles } => self.cycle - start < cycles,
             };

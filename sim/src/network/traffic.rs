@@ -87,6 +87,12 @@ pub enum Injection {
     /// `count` packets of `bytes` queued at `src` for `dst` at the start, and as many from `dst`
     /// to `src` when `both_ways`: a stream for bandwidth.
     Stream { src: (usize, usize), dst: (usize, usize), bytes: usize, count: usize, both_ways: bool },
+    /// Every node but `root` sends `bytes` in packets of at most `packet` bytes from its port 0
+    /// to `root`'s port `node % local_ports` (the gather of a gather-then-broadcast).
+    Gather { root: usize, bytes: usize, packet: usize },
+    /// `root` sends `bytes` in packets of at most `packet` bytes to port 0 of every other node,
+    /// node `j`'s copy from its port `j % local_ports` (the broadcast).
+    Broadcast { root: usize, bytes: usize, packet: usize },
 }
 
 /// Traffic generation for [`Torus::run`](super::Torus::run).

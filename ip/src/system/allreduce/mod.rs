@@ -6,4 +6,4 @@ pub mod engine;
 pub mod plan;
 
 pub use engine::{engine, COUNTERS, FLAGS, PARTIAL_TAG, RESULT_TAG};
-pub use plan::{chain, plan, reference, Program};
+pub use plan::{chain, packet_sizes, plan, reference, Program};

@@ -80,6 +80,12 @@ pub fn plan(config: &RouterConfig, ports: [usize; 2]) -> Vec<Program> {
     out
 }
 
+/// Packet lengths in bytes for a vector of `bytes` (a multiple of 4): packets of `max` bytes (a
+/// multiple of 4), the last one shorter. Every node's host must split its vector the same way.
+pub fn packet_sizes(bytes: usize, max: usize) -> Vec<usize> {
+    (0..bytes.div_ceil(max)).map(|k| max.min(bytes - k * max)).collect()
+}
+
 /// The result every node receives, from each node's vector (indexed by node number), in the
 /// engine's order.
 pub fn reference(config: &RouterConfig, vectors: &[Vec<f32>]) -> Vec<f32> {

@@ -1,0 +1,201 @@
+//! `weft bench allreduce`: the in-network allreduce ([`weft_ip::system::allreduce`]) on a
+//! system's torus, in Verilator on the generated node RTL (one model per node, cables as channel
+//! models of the configured latency), beside the gather-then-broadcast baseline on the same
+//! fabric without the engine, and beside the torus's lower bound.
+//!
+//! Every run is checked: each node's result must equal [`reference`] bit for bit (random binary32
+//! vectors, magnitudes 2^−4 … 2^4 with random signs, so the summation order shows).
+//!
+//! - **Time**: from the first contribution beat offered to the last result beat taken by the last
+//!   host (every host offers its vector from the same cycle, at full rate).
+//! - **Baseline**: every other node sends its vector from port 0 to the root's port `n mod ports`;
+//!   once all has arrived, the root sends the sum to port 0 of every other node, node `j`'s copy
+//!   from the root's port `j mod ports` (the sum itself is charged nothing). Both phases run on
+//!   the node without the engine, checked packet by packet.
+//! - **Lower bound**: the vector's bytes over one link's payload bandwidth (measured here: packets
+//!   of `max_packet_bytes` streamed to a neighbour, first header in to last beat out), plus the
+//!   torus diameter (`Σ ⌊dim / 2⌋`) times the zero-load latency of a one-hop packet (measured
+//!   here, first header beat in to first out, the fastest of three). The same with the link's raw
+//!   bandwidth (`lanes · 8` bytes a cycle, no framing) is reported beside it.
+
+use std::path::Path;
+
+use serde::Serialize;
+use weft_ip::router::Direction;
+use weft_ip::system::allreduce::{packet_sizes, reference};
+use weft_ip::weft_hdl::testbench::Rng;
+use weft_sim::link::VerilatorDevice;
+use weft_sim::network::{Injection, Pattern, Torus, Traffic};
+use weft_sim::plot::{Plot, Series};
+
+use crate::system::SystemConfig;
+
+/// Vector lengths of the benchmark (elements).
+pub const LENGTHS: [usize; 8] = [1, 7, 16, 64, 256, 1000, 1024, 4096];
+/// The in-network runs' packets: 256 bytes (16 flits of 128 bits). Measured on torus_4x2x1 at
+/// 4096 elements: 128 B 1843 cycles, 256 B 1715, 512 B 1746, 1024 B 1969 (longer packets carry
+/// less framing but fill the chain more slowly and wait on buffer credits).
+pub const PACKET_BYTES: usize = 256;
+/// The engine's ports: `a` (host side and partials), `b`.
+pub const PORTS: [usize; 2] = [0, 1];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub elements: usize,
+    pub cycles: u64,
+    pub baseline_cycles: Option<u64>,
+    /// Bytes over the link's measured payload bandwidth, plus diameter × hop.
+    pub lower_bound_cycles: u64,
+    /// The same with the link's raw bandwidth (`lanes · 8` bytes a cycle).
+    pub raw_bound_cycles: u64,
+    /// `cycles / lower_bound_cycles`.
+    pub to_bound: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub system: String,
+    pub dims: [usize; 3],
+    pub fabric_mhz: f64,
+    pub packet_bytes: usize,
+    pub bit_error_rate: f64,
+    /// Bits flipped on the cables during the engine's runs.
+    pub flipped_bits: u64,
+    pub hop_cycles: u64,
+    /// Payload bytes a cycle one link carries, packets of `max_packet_bytes` streamed.
+    pub link_bytes_per_cycle: f64,
+    pub diameter: usize,
+    pub points: Vec<Point>,
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub lengths: Vec<usize>,
+    pub bit_error_rate: f64,
+    /// A seed: random gaps in the hosts' streams and back-pressure on their results.
+    pub pressure: Option<u64>,
+    /// Also measure the fabric without the engine: a hop, a link's bandwidth (so the lower
+    /// bound), and the gather-then-broadcast baseline.
+    pub baseline: bool,
+    /// Bytes per packet (a multiple of 4, at most `max_packet_bytes`).
+    pub packet_bytes: usize,
+}
+
+fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, String> {
+    let generated = work.join("generated");
+    crate::system::generate(system, &generated, &work.join("constraints"))?;
+    let name = format!("{}_node", system.name);
+    progress(&format!("building {name} in Verilator"));
+    let mut torus = Torus::verilated_nodes(&system.node, &generated.join("system").join(format!("{name}.v")), &name, system.channel_latency)?;
+    torus.reset();
+    let up = torus.bring_up(100_000)?;
+    progress(&format!("{} nodes, links up after {up} cycles", system.node.router.nodes()));
+    Ok(torus)
+}
+
+fn traffic(injection: Injection) -> Traffic {
+    Traffic { pattern: Pattern::UniformRandom, injection, min_bytes: 0, max_bytes: 0, valid_percent: 100, ready_percent: 100, seed: 1 }
+}
+
+/// Runs the allreduce of every length on `system` (its node given the engine on [`PORTS`]).
+pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+    let rc = system.node.router.clone();
+    let nodes = rc.nodes();
+    let packet_bytes = options.packet_bytes.min(rc.max_packet_bytes / 4 * 4);
+    let lanes = system.node.link.lanes;
+    let diameter: usize = rc.dims.iter().map(|d| d / 2).sum();
+    let bound = |elements: usize| (4 * elements).div_ceil(8 * lanes) as u64;
+    let mut engine_system = system.clone();
+    engine_system.node.allreduce = Some(PORTS);
+    // The engine's ports are its own: no shell clock crossing or kernel on them.
+    engine_system.ports.retain(|p| !PORTS.contains(&p.index));
+    let mut torus = verilate(&engine_system, &work.join("engine"), progress)?;
+    torus.set_bit_error_rate(options.bit_error_rate);
+    torus.program_allreduce(PORTS)?;
+    let mut rng = Rng::new(0xA11);
+    let mut points = vec![];
+    for &elements in &options.lengths {
+        let vectors: Vec<Vec<f32>> = (0..nodes).map(|_| (0..elements).map(|_| f32::from_bits(weft_ip::kernels::operand(&mut rng))).collect()).collect();
+        let want: Vec<u32> = reference(&rc, &vectors).iter().map(|x| x.to_bits()).collect();
+        let limit = 200_000 + 50 * elements as u64;
+        let r = torus.allreduce(PORTS[0], &vectors, &packet_sizes(4 * elements, packet_bytes), options.pressure.map(|s| s ^ elements as u64), limit)?;
+        for (n, got) in r.results.iter().enumerate() {
+            if let Some(k) = (0..elements).find(|&k| got[k] != want[k]) {
+                return Err(format!("{}: {elements} elements: node {n} element {k} is {:#010x}, the reference {:#010x}", system.name, got[k], want[k]));
+            }
+        }
+        progress(&format!("{elements} elements: {} cycles, every node bit-exact", r.cycles));
+        points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, lower_bound_cycles: bound(elements), raw_bound_cycles: 0, to_bound: 0.0 });
+    }
+    let flipped_bits = torus.flipped_bits();
+    drop(torus);
+
+    if !options.baseline {
+        return Ok(Report { system: system.name.clone(), dims: rc.dims, fabric_mhz: system.fabric_mhz, packet_bytes, bit_error_rate: options.bit_error_rate, flipped_bits, hop_cycles: 0, link_bytes_per_cycle: 0.0, diameter, points });
+    }
+    // The fabric alone: one hop's latency, a link's bandwidth, and the baseline.
+    let mut plain = verilate(system, &work.join("plain"), progress)?;
+    let next = rc.neighbour(0, Direction { dim: 0, plus: true });
+    // One hop at zero load (the fastest of three, after the links' first frames), and one
+    // link's payload bandwidth: packets of `max_packet_bytes` streamed to the neighbour.
+    let mut hop_cycles = u64::MAX;
+    for _ in 0..3 {
+        let one = plain.run(&traffic(Injection::One { src: (0, 0), dst: (next, 0), bytes: 16 }), 10_000)?.map_err(|s| format!("one hop: stuck at {s:?}"))?;
+        let d = one.deliveries[0];
+        hop_cycles = hop_cycles.min(d.head_out - d.head_in);
+        plain.idle(200);
+    }
+    let (count, bytes) = (64, rc.max_packet_bytes);
+    let stream = plain.run(&traffic(Injection::Stream { src: (0, 0), dst: (next, 0), bytes, count, both_ways: false }), 10_000)?.map_err(|s| format!("stream: stuck at {s:?}"))?;
+    let first = stream.deliveries.iter().map(|d| d.head_in).min().unwrap();
+    let end = stream.deliveries.iter().map(|d| d.tail_out).max().unwrap();
+    let link_bytes_per_cycle = (count * bytes) as f64 / (end - first) as f64;
+    progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle (raw {})", 8 * lanes));
+    for p in points.iter_mut() {
+        p.raw_bound_cycles = p.lower_bound_cycles + diameter as u64 * hop_cycles;
+        p.lower_bound_cycles = (4.0 * p.elements as f64 / link_bytes_per_cycle).ceil() as u64 + diameter as u64 * hop_cycles;
+        p.to_bound = p.cycles as f64 / p.lower_bound_cycles as f64;
+        {
+            let bytes = 4 * p.elements;
+            let mut cycles = 0;
+            // The baseline's packets are as long as the fabric allows (its best; see the README).
+            let packet = rc.max_packet_bytes;
+            for injection in [Injection::Gather { root: 0, bytes, packet }, Injection::Broadcast { root: 0, bytes, packet }] {
+                let r = plain.run(&traffic(injection), 100_000)?.map_err(|s| format!("baseline: stuck at {s:?}"))?;
+                cycles += r.cycles;
+            }
+            progress(&format!("{} elements: baseline {cycles} cycles", p.elements));
+            p.baseline_cycles = Some(cycles);
+        }
+    }
+    Ok(Report { system: system.name.clone(), dims: rc.dims, fabric_mhz: system.fabric_mhz, packet_bytes, bit_error_rate: options.bit_error_rate, flipped_bits, hop_cycles, link_bytes_per_cycle, diameter, points })
+}
+
+pub fn table(r: &Report) -> String {
+    let ns = |c: u64| c as f64 * 1000.0 / r.fabric_mhz;
+    let mut t = format!(
+        "allreduce on {} ({}×{}×{}, {} MHz, packets of {} B): one hop {} cycles, diameter {}, a link carries {:.2} payload bytes a cycle\n",
+        r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.hop_cycles, r.diameter, r.link_bytes_per_cycle
+    );
+    t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | lower bound cycles | in-network / bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for p in &r.points {
+        let (b, bns, up) = match p.baseline_cycles {
+            Some(b) => (b.to_string(), format!("{:.0}", ns(b)), format!("{:.2}×", b as f64 / p.cycles as f64)),
+            None => ("–".into(), "–".into(), "–".into()),
+        };
+        t.push_str(&format!("| {} | {} | {:.0} | {b} | {bns} | {up} | {} | {:.2} | {} |\n", p.elements, p.cycles, ns(p.cycles), p.lower_bound_cycles, p.to_bound, p.raw_bound_cycles));
+    }
+    t
+}
+
+pub fn plot(r: &Report) -> String {
+    let pts = |f: &dyn Fn(&Point) -> Option<u64>| r.points.iter().filter_map(|p| f(p).map(|c| (p.elements as f64, c as f64))).collect();
+    let series = vec![
+        Series { name: "in-network".into(), points: pts(&|p| Some(p.cycles)) },
+        Series { name: "gather + broadcast".into(), points: pts(&|p| p.baseline_cycles) },
+        Series { name: "lower bound".into(), points: pts(&|p| Some(p.lower_bound_cycles)) },
+    ];
+    let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max) * 1.1;
+    Plot { title: format!("allreduce on {}", r.system), x_label: "elements (binary32)".into(), y_label: "cycles".into(), log2_x: true, y_max, series }.svg()
+}
