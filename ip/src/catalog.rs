@@ -10,6 +10,7 @@ pub fn shipped() -> Vec<Shipped> {
     all.extend(crate::fp::shipped());
     all.extend(crate::kernels::shipped());
     all.extend(crate::selftest::shipped());
+    all.extend(crate::system::allreduce::shipped());
     all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
     all
 }

@@ -94,7 +94,13 @@ fn fork<'d>(d: &'d Design, name: &str, src: &Source<'d>, enables: &[Sig<'d>]) ->
 pub fn engine(width: usize) -> Result<Netlist, String> {
     let lanes = width / 32;
     let kernel = dsl::parse(&sum_kernel(lanes)).map_err(|e| format!("allreduce adder: {e}"))?;
-    let (net, schedule) = kernel.netlist(&Stages::balanced(kernel.format))?;
+    // The adders at the shipped fp32_add depth: the engine sits in every node, so it keeps the
+    // operator's timing rather than the kernels' balanced (shallower) split.
+    let mut stages = Stages::balanced(kernel.format);
+    for (op, n) in crate::fp::SHIPPED {
+        stages.0.insert(op.name(), n);
+    }
+    let (net, schedule) = kernel.netlist(&stages)?;
     let has = |port: &str| ports(&net).iter().find(|p| p.name == port).map(|p| p.width);
     let (keep, user, last) = (has("s_axis_tkeep"), has("s_axis_tuser"), has("s_axis_tlast").is_some());
     let d = Design::new();
@@ -115,7 +121,7 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
     let join_b = (root & use_b).named("join_b");
 
     d.section(&format!("join: one beat of each input in use, into {lanes} lanes of (a + h) + b ({} cycles)", schedule.latency));
-    let sum = d.instance(&Rc::new(net), &kernel.name, "sum");
+    let sum = d.instance(&Rc::new(net), &kernel.name, "adders");
     let k_ready = sum.output("s_axis_tready");
     let pop = d.later(1);
     let push = d.later(1);

@@ -2,8 +2,26 @@
 //! element-wise sum, reduced in the fabric by an engine beside the router ([`engine`]) along a
 //! chain of neighbours ([`plan`]).
 
+pub mod check;
 pub mod engine;
 pub mod plan;
 
 pub use engine::{engine, COUNTERS, FLAGS, PARTIAL_TAG, RESULT_TAG};
 pub use plan::{chain, packet_sizes, plan, reference, Program};
+
+/// The engine as a shipped module (`weft check allreduce_w128`).
+pub fn shipped() -> Vec<crate::shipped::Shipped> {
+    use weft_hdl::export::{export_netlist, ModuleSpec};
+    let spec = ModuleSpec {
+        family: "allreduce",
+        name: "allreduce_w128".into(),
+        summary: "allreduce engine beside the router: (a + host) + b per binary32 lane, partials toward the root, results to the host and on along the chain".into(),
+        parameters: vec![("data_width".into(), "128".into()), ("partial_tag".into(), format!("{PARTIAL_TAG:#06x}")), ("result_tag".into(), format!("{RESULT_TAG:#06x}"))],
+        hidden_ports: vec![],
+    };
+    vec![crate::shipped::Shipped::new(
+        spec,
+        |spec| export_netlist(spec, &engine(128).map_err(weft_hdl::export::ExportError)?),
+        || Ok(format!("{}; {}", check::check_engine(true, 300, 5)?, check::check_engine(false, 300, 6)?)),
+    )]
+}
