@@ -308,3 +308,34 @@ fn a_wired_kernel_on_the_kernel_clock_passes_the_system_checks() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// `[allreduce]`: the engine's ports are checked by key; a node with the engine has its
+/// registers and counters and passes the system checks (Verilator lint of every top, the
+/// register map's outside checks).
+#[test]
+fn allreduce_entries_are_checked_and_the_node_passes_the_system_checks() {
+    let base = "name = \"ar\"\nboard = \"u200\"\n[torus]\ndims = [2, 2, 1]\n[clocks]\nfabric_mhz = 156.25\n";
+    let config = weft::system::parse(&format!("{base}[allreduce]\nports = [0, 1]\n")).unwrap();
+    assert_eq!(config.node.allreduce, Some([0, 1]));
+    let map = weft_ip::system::node::register_map(&config.node);
+    let at = |name: &str| map.iter().find(|r| r.name == name).map(|r| r.addr);
+    assert_eq!((at("allreduce_flags"), at("allreduce_dst_a"), at("allreduce_dst_b")), (Some(0x0A0), Some(0x0A4), Some(0x0A8)));
+    assert!(at("stat_allreduce_mismatches").is_some(), "no allreduce counters");
+    let refused = |body: &str, needle: &str| {
+        let e = weft::system::parse(&format!("{base}{body}")).unwrap_err();
+        assert!(e.contains(needle), "{body:?}: {e}");
+    };
+    refused("[allreduce]\nports = [0, 2]\n", "`allreduce.ports[1]` = 2 is out of range: allowed 0..=1");
+    refused("[allreduce]\nports = [0]\n", "`allreduce.ports` has 1 entries");
+    refused("[allreduce]\nports = [1, 1]\n", "allreduce ports a and b are both 1");
+    refused("[[port]]\nindex = 1\n[allreduce]\nports = [0, 1]\n", "`port[0]` describes IntraNode port 1, which is the allreduce engine's port b");
+    refused("[[kernel]]\nkernel = \"dg_rk_update\"\nport = 1\ninput_tag = 7\noutput_tag = 9\ndst = [1, 0, 0, 0]\n[allreduce]\nports = [0, 1]\n", "allreduce port b = 1 also has a kernel");
+    let dir = std::env::temp_dir().join(format!("weft-ar-{}", std::process::id()));
+    let (generated, constraints) = (dir.join("generated"), dir.join("constraints"));
+    weft::system::generate(&config, &generated, &constraints).unwrap();
+    let node = std::fs::read_to_string(generated.join("system/ar_node.v")).unwrap();
+    let header = node.lines().find(|l| l.starts_with("module ar_node(")).unwrap();
+    assert!(node.contains("_allreduce_w128 allreduce (") && header.contains("s_axis_p0_tdata") && !header.contains("s_axis_p1_tdata"), "the engine owns port 1 inside the node");
+    println!("{}", weft::system::check(&config, &generated, &constraints).unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
