@@ -66,7 +66,6 @@ wire fwd_a;
 wire fwd_b;
 // payloads, each beat with its packet's length
 reg host_in_packet;
-reg [13:0] beat_length;
 wire host_head;
 wire host_in_packet_and;
 reg a_in_packet;
@@ -78,27 +77,24 @@ wire b_in_packet_and;
 reg [31:0] contributions_2;
 wire join_b_sel;
 wire join_b;
-// join: one beat of each input in use, into 4 lanes of (a + h) + b (14 cycles)
-reg [5:0] beats_wr;
-reg [5:0] beats_rd;
-reg beats_landed;
-reg beats_valid;
-reg beats_second_valid;
-wire beats_wr_eq;
-wire beats_second_valid_and;
-wire beats_valid_or;
-wire join_fire_and;
-wire join_fire_or;
-wire beats_landed_and;
-wire beats_wr_and;
-wire join_fire_and_2;
-wire join_fire_or_2;
-reg beats_read0;
-reg beats_head0;
-reg beats_second0;
-reg [13:0] beats_read1;
-reg [13:0] beats_head1;
-reg [13:0] beats_second1;
+// join: one beat of each input in use, into 4 lanes of (a + h) + b (12 cycles)
+wire [13:0] packet_length;
+wire host_head_and;
+reg [4:0] lengths_wr;
+reg [4:0] lengths_rd;
+reg lengths_landed;
+reg lengths_valid;
+reg lengths_second_valid;
+wire lengths_wr_eq;
+wire lengths_second_valid_and;
+wire lengths_valid_or;
+wire host_head_and_2;
+wire host_head_or;
+wire lengths_landed_and;
+wire lengths_wr_and;
+reg [13:0] lengths_read0;
+reg [13:0] lengths_head0;
+reg [13:0] lengths_second0;
 wire a_in_packet_or;
 wire b_in_packet_or;
 wire join_take;
@@ -112,8 +108,8 @@ wire [127:0] adders_m_axis_tdata_96_cat;
 // the root's sum is the result; elsewhere it is a partial for dst_a
 wire result_all_took_sel;
 wire [127:0] adders_m_axis_tdata_96_sel;
-wire beats_head0_sel;
-wire [13:0] beats_head1_sel;
+wire adders_m_axis_tlast_sel;
+wire [13:0] lengths_head0_sel;
 wire adders_m_axis_tvalid_sel;
 reg result_took0;
 reg result_took1;
@@ -125,11 +121,11 @@ wire result_all_took;
 wire adders_m_axis_tvalid_and_3;
 wire adders_m_axis_tvalid_and_4;
 wire adders_m_axis_tvalid_and_5;
-wire beats_head0_sel_2;
+wire adders_m_axis_tlast_sel_2;
 wire adders_m_axis_tvalid_sel_2;
 // headers: destination, tag, the packet's length
 wire [51:0] cat;
-wire [51:0] beats_head1_cat;
+wire [51:0] lengths_head0_cat;
 wire [51:0] dst_a_or;
 reg a_out_in_frame;
 reg a_out_out_valid;
@@ -150,7 +146,7 @@ wire load;
 wire send_header;
 wire send_beat;
 wire free_and;
-wire [51:0] beats_head1_cat_2;
+wire [51:0] lengths_head0_cat_2;
 wire [51:0] dst_b_or;
 reg b_out_in_frame;
 reg b_out_out_valid;
@@ -171,20 +167,20 @@ wire load_2;
 wire send_header_2;
 wire send_beat_2;
 wire free_and_2;
-wire [51:0] beats_head1_cat_3;
-wire [51:0] beats_head1_or;
+wire [51:0] lengths_head0_cat_3;
+wire [51:0] lengths_head0_or;
 reg host_out_in_frame;
 reg host_out_out_valid;
 reg [127:0] host_out_out_data;
 reg [15:0] host_out_out_keep;
 reg host_out_out_last;
 // header: the side-band fields at their places in the packet header
-wire [127:0] beats_head1_cat_4;
-wire [127:0] beats_head1_cat_5;
-wire [127:0] beats_head1_cat_6;
+wire [127:0] lengths_head0_cat_4;
+wire [127:0] lengths_head0_cat_5;
+wire [127:0] lengths_head0_cat_6;
 wire [127:0] for_header_or;
-wire [127:0] beats_head1_cat_7;
-wire [127:0] beats_head1_cat_8;
+wire [127:0] lengths_head0_cat_7;
+wire [127:0] lengths_head0_cat_8;
 wire [127:0] header_3;
 // the header goes out in the cycle a frame's first beat is offered; that beat waits
 wire free_3;
@@ -196,9 +192,7 @@ wire free_and_3;
 reg [31:0] results_2;
 wire [127:0] header_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
-reg [0:0] beats_mem0 [0:31];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [13:0] beats_mem1 [0:31];
+reg [13:0] lengths_mem0 [0:15];
 wire [127:0] adders_m_axis_tdata;
 wire adders_m_axis_tvalid;
 wire adders_m_axis_tlast;
@@ -219,31 +213,31 @@ assign b_in_packet_and = b_in_packet & s_axis_b_tvalid;
 assign join_b_sel = root ? (((join_b & join_take) & host_in_packet_and) & a_in_packet_or) : result_all_took;
 assign join_b = root & use_b;
 
-// ---- join: one beat of each input in use, into 4 lanes of (a + h) + b (14 cycles) ----
-assign beats_wr_eq = beats_wr == beats_rd;
-assign beats_second_valid_and = beats_second_valid & (~adders_m_axis_tvalid_and_2);
-assign beats_valid_or = (beats_valid & (~adders_m_axis_tvalid_and_2)) | (beats_second_valid & adders_m_axis_tvalid_and_2);
-assign join_fire_and = ((join_fire & beats_wr_eq) & (~beats_second_valid_and)) & (~(beats_landed & beats_valid_or));
-assign join_fire_or = join_fire_and | beats_landed;
-assign beats_landed_and = beats_landed & join_fire_and;
-assign beats_wr_and = (~beats_wr_eq) & (~((beats_second_valid_and | (beats_valid_or & join_fire_or)) | beats_landed_and));
-assign join_fire_and_2 = join_fire_or & (~beats_valid_or);
-assign join_fire_or_2 = (join_fire_or & beats_valid_or) | beats_landed_and;
+// ---- join: one beat of each input in use, into 4 lanes of (a + h) + b (12 cycles) ----
+assign packet_length = s_axis_host_tdata[57:44];
+assign host_head_and = host_head & (~(packet_length == 14'h0));
+assign lengths_wr_eq = lengths_wr == lengths_rd;
+assign lengths_second_valid_and = lengths_second_valid & (~adders_m_axis_tvalid_and_2);
+assign lengths_valid_or = (lengths_valid & (~adders_m_axis_tvalid_and_2)) | (lengths_second_valid & adders_m_axis_tvalid_and_2);
+assign host_head_and_2 = ((host_head_and & lengths_wr_eq) & (~lengths_second_valid_and)) & (~(lengths_landed & lengths_valid_or));
+assign host_head_or = host_head_and_2 | lengths_landed;
+assign lengths_landed_and = lengths_landed & host_head_and_2;
+assign lengths_wr_and = (~lengths_wr_eq) & (~((lengths_second_valid_and | (lengths_valid_or & host_head_or)) | lengths_landed_and));
 assign a_in_packet_or = (a_in_packet & s_axis_a_tvalid) | (~use_a);
 assign b_in_packet_or = (b_in_packet_and & root) | (~join_b);
-assign join_take = adders_s_axis_tready & ((beats_wr - beats_rd) < 6'h20);
+assign join_take = adders_s_axis_tready & ((lengths_wr - lengths_rd) < 5'h10);
 assign join_take_and = (join_take & a_in_packet_or) & b_in_packet_or;
 assign use_a_and = ((use_a & join_take) & host_in_packet_and) & b_in_packet_or;
 assign join_fire = ((join_take & host_in_packet_and) & a_in_packet_or) & b_in_packet_or;
-assign adders_m_axis_tvalid_and = adders_m_axis_tvalid & beats_valid;
-assign adders_m_axis_tvalid_and_2 = adders_m_axis_tvalid_and & result_all_took_sel;
+assign adders_m_axis_tvalid_and = adders_m_axis_tvalid & lengths_valid;
+assign adders_m_axis_tvalid_and_2 = (adders_m_axis_tvalid_and & result_all_took_sel) & adders_m_axis_tlast;
 assign adders_m_axis_tdata_96_cat = {({({adders_m_axis_tdata[127:96], adders_m_axis_tdata[95:64]}), adders_m_axis_tdata[63:32]}), adders_m_axis_tdata[31:0]};
 
 // ---- the root's sum is the result; elsewhere it is a partial for dst_a ----
 assign result_all_took_sel = root ? result_all_took : free_and;
 assign adders_m_axis_tdata_96_sel = root ? adders_m_axis_tdata_96_cat : s_axis_b_tdata;
-assign beats_head0_sel = root ? beats_head0 : s_axis_b_tlast;
-assign beats_head1_sel = root ? beats_head1 : b_length;
+assign adders_m_axis_tlast_sel = root ? adders_m_axis_tlast : s_axis_b_tlast;
+assign lengths_head0_sel = root ? lengths_head0 : b_length;
 assign adders_m_axis_tvalid_sel = root ? (adders_m_axis_tvalid_and & root) : (b_in_packet_and & (~root));
 assign result_took0_not = ~result_took0;
 assign fwd_b_and = fwd_b & (~result_took1);
@@ -252,13 +246,13 @@ assign result_all_took = ((result_took0 | free_and_3) & ((~fwd_b_and) | free_and
 assign adders_m_axis_tvalid_and_3 = adders_m_axis_tvalid_sel & result_all_took;
 assign adders_m_axis_tvalid_and_4 = adders_m_axis_tvalid_sel & result_took0_not;
 assign adders_m_axis_tvalid_and_5 = adders_m_axis_tvalid_sel & fwd_b_and;
-assign beats_head0_sel_2 = root ? beats_head0_sel : beats_head0;
+assign adders_m_axis_tlast_sel_2 = root ? adders_m_axis_tlast_sel : adders_m_axis_tlast;
 assign adders_m_axis_tvalid_sel_2 = root ? (adders_m_axis_tvalid_sel & root_and) : (adders_m_axis_tvalid_and & (~root));
 
 // ---- headers: destination, tag, the packet's length ----
 assign cat = {36'h0, (root ? 16'ha11e : 16'ha11d)};
-assign beats_head1_cat = {38'h0, (root ? beats_head1_sel : beats_head1)};
-assign dst_a_or = (({30'h0, dst_a}) | ({cat[29:0], 22'h0})) | ({beats_head1_cat[13:0], 38'h0});
+assign lengths_head0_cat = {38'h0, (root ? lengths_head0_sel : lengths_head0)};
+assign dst_a_or = (({30'h0, dst_a}) | ({cat[29:0], 22'h0})) | ({lengths_head0_cat[13:0], 38'h0});
 
 // ---- header: the side-band fields at their places in the packet header ----
 assign dst_a_cat = {122'h0, dst_a_or[11:6]};
@@ -276,8 +270,8 @@ assign load = adders_m_axis_tvalid_sel_2 & free;
 assign send_header = load & head_now;
 assign send_beat = load & (~head_now);
 assign free_and = free & a_out_in_frame;
-assign beats_head1_cat_2 = {38'h0, beats_head1_sel};
-assign dst_b_or = (({30'h0, dst_b}) | 52'h2847800000) | ({beats_head1_cat_2[13:0], 38'h0});
+assign lengths_head0_cat_2 = {38'h0, lengths_head0_sel};
+assign dst_b_or = (({30'h0, dst_b}) | 52'h2847800000) | ({lengths_head0_cat_2[13:0], 38'h0});
 
 // ---- header: the side-band fields at their places in the packet header ----
 assign dst_b_cat = {122'h0, dst_b_or[11:6]};
@@ -295,17 +289,17 @@ assign load_2 = adders_m_axis_tvalid_and_5 & free_2;
 assign send_header_2 = load_2 & head_now_2;
 assign send_beat_2 = load_2 & (~head_now_2);
 assign free_and_2 = free_2 & b_out_in_frame;
-assign beats_head1_cat_3 = {38'h0, beats_head1_sel};
-assign beats_head1_or = 52'h2847800000 | ({beats_head1_cat_3[13:0], 38'h0});
+assign lengths_head0_cat_3 = {38'h0, lengths_head0_sel};
+assign lengths_head0_or = 52'h2847800000 | ({lengths_head0_cat_3[13:0], 38'h0});
 
 // ---- header: the side-band fields at their places in the packet header ----
-assign beats_head1_cat_4 = {122'h0, beats_head1_or[11:6]};
-assign beats_head1_cat_5 = {122'h0, beats_head1_or[17:12]};
-assign beats_head1_cat_6 = {124'h0, beats_head1_or[21:18]};
-assign for_header_or = ((({122'h0, beats_head1_or[5:0]}) | ({beats_head1_cat_4[121:0], 6'h0})) | ({beats_head1_cat_5[115:0], 12'h0})) | ({beats_head1_cat_6[109:0], 18'h0});
-assign beats_head1_cat_7 = {112'h0, beats_head1_or[37:22]};
-assign beats_head1_cat_8 = {114'h0, beats_head1_or[51:38]};
-assign header_3 = (for_header_or | ({beats_head1_cat_7[69:0], 58'h0})) | ({beats_head1_cat_8[83:0], 44'h0});
+assign lengths_head0_cat_4 = {122'h0, lengths_head0_or[11:6]};
+assign lengths_head0_cat_5 = {122'h0, lengths_head0_or[17:12]};
+assign lengths_head0_cat_6 = {124'h0, lengths_head0_or[21:18]};
+assign for_header_or = ((({122'h0, lengths_head0_or[5:0]}) | ({lengths_head0_cat_4[121:0], 6'h0})) | ({lengths_head0_cat_5[115:0], 12'h0})) | ({lengths_head0_cat_6[109:0], 18'h0});
+assign lengths_head0_cat_7 = {112'h0, lengths_head0_or[37:22]};
+assign lengths_head0_cat_8 = {114'h0, lengths_head0_or[51:38]};
+assign header_3 = (for_header_or | ({lengths_head0_cat_7[69:0], 58'h0})) | ({lengths_head0_cat_8[83:0], 44'h0});
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
 assign free_3 = (~host_out_out_valid) | m_axis_host_tready;
@@ -323,7 +317,7 @@ allreduce_w128_allreduce_sum_x4 adders (
     .s_axis_tvalid(join_fire),
     .s_axis_tlast(s_axis_host_tlast),
     .s_axis_tdata({(join_b ? s_axis_b_tdata[127:96] : 32'h80000000), (join_b ? s_axis_b_tdata[95:64] : 32'h80000000), (join_b ? s_axis_b_tdata[63:32] : 32'h80000000), (join_b ? s_axis_b_tdata[31:0] : 32'h80000000), s_axis_host_tdata[127:96], s_axis_host_tdata[95:64], s_axis_host_tdata[63:32], s_axis_host_tdata[31:0], (use_a ? s_axis_a_tdata[127:96] : 32'h80000000), (use_a ? s_axis_a_tdata[95:64] : 32'h80000000), (use_a ? s_axis_a_tdata[63:32] : 32'h80000000), (use_a ? s_axis_a_tdata[31:0] : 32'h80000000)}),
-    .m_axis_tready((result_all_took_sel & beats_valid)),
+    .m_axis_tready((result_all_took_sel & lengths_valid)),
     .m_axis_tdata(adders_m_axis_tdata),
     .m_axis_tvalid(adders_m_axis_tvalid),
     .m_axis_tlast(adders_m_axis_tlast),
@@ -332,42 +326,37 @@ allreduce_w128_allreduce_sum_x4 adders (
 
 always @(posedge clk) begin
     if (rst) host_in_packet <= 1'h0; else host_in_packet <= (((host_in_packet & s_axis_host_tvalid) & join_take_and) & s_axis_host_tlast) ? 1'h0 : ((host_head & (~s_axis_host_tlast)) ? 1'h1 : host_in_packet);
-    if (rst) beat_length <= 14'h0; else beat_length <= host_head ? s_axis_host_tdata[57:44] : beat_length;
     if (rst) a_in_packet <= 1'h0; else a_in_packet <= (((a_in_packet & s_axis_a_tvalid) & use_a_and) & s_axis_a_tlast) ? 1'h0 : ((a_head & (~s_axis_a_tlast)) ? 1'h1 : a_in_packet);
     if (rst) b_in_packet <= 1'h0; else b_in_packet <= (((b_in_packet & s_axis_b_tvalid) & join_b_sel) & s_axis_b_tlast) ? 1'h0 : ((b_head & (~s_axis_b_tlast)) ? 1'h1 : b_in_packet);
     if (rst) b_length <= 14'h0; else b_length <= b_head ? s_axis_b_tdata[57:44] : b_length;
     if (rst) contributions_2 <= 32'h0; else contributions_2 <= host_head ? (contributions_2 + 32'h1) : contributions_2;
-    if (rst) beats_wr <= 6'h0; else beats_wr <= (join_fire & (~join_fire_and)) ? (beats_wr + 6'h1) : beats_wr;
-    if (rst) beats_rd <= 6'h0; else beats_rd <= beats_wr_and ? (beats_rd + 6'h1) : beats_rd;
-    if (rst) beats_landed <= 1'h0; else beats_landed <= beats_wr_and;
-    if (rst) beats_valid <= 1'h0; else beats_valid <= beats_valid_or | join_fire_or;
-    if (rst) beats_second_valid <= 1'h0; else beats_second_valid <= (beats_second_valid_and | (beats_valid_or & join_fire_or)) | beats_landed_and;
-    if (beats_wr_and) beats_read0 <= beats_mem0[beats_rd[4:0]];
-    if ((beats_second_valid & adders_m_axis_tvalid_and_2) | join_fire_and_2) beats_head0 <= (beats_second_valid & adders_m_axis_tvalid_and_2) ? beats_second0 : (beats_landed ? beats_read0 : s_axis_host_tlast);
-    if (join_fire_or_2) beats_second0 <= (beats_landed & beats_valid_or) ? beats_read0 : s_axis_host_tlast;
-    if (beats_wr_and) beats_read1 <= beats_mem1[beats_rd[4:0]];
-    if ((beats_second_valid & adders_m_axis_tvalid_and_2) | join_fire_and_2) beats_head1 <= (beats_second_valid & adders_m_axis_tvalid_and_2) ? beats_second1 : (beats_landed ? beats_read1 : beat_length);
-    if (join_fire_or_2) beats_second1 <= (beats_landed & beats_valid_or) ? beats_read1 : beat_length;
+    if (rst) lengths_wr <= 5'h0; else lengths_wr <= (host_head_and & (~host_head_and_2)) ? (lengths_wr + 5'h1) : lengths_wr;
+    if (rst) lengths_rd <= 5'h0; else lengths_rd <= lengths_wr_and ? (lengths_rd + 5'h1) : lengths_rd;
+    if (rst) lengths_landed <= 1'h0; else lengths_landed <= lengths_wr_and;
+    if (rst) lengths_valid <= 1'h0; else lengths_valid <= lengths_valid_or | host_head_or;
+    if (rst) lengths_second_valid <= 1'h0; else lengths_second_valid <= (lengths_second_valid_and | (lengths_valid_or & host_head_or)) | lengths_landed_and;
+    if (lengths_wr_and) lengths_read0 <= lengths_mem0[lengths_rd[3:0]];
+    if ((lengths_second_valid & adders_m_axis_tvalid_and_2) | (host_head_or & (~lengths_valid_or))) lengths_head0 <= (lengths_second_valid & adders_m_axis_tvalid_and_2) ? lengths_second0 : (lengths_landed ? lengths_read0 : packet_length);
+    if ((host_head_or & lengths_valid_or) | lengths_landed_and) lengths_second0 <= (lengths_landed & lengths_valid_or) ? lengths_read0 : packet_length;
     if (rst) mismatches_2 <= 32'h0; else mismatches_2 <= ((join_fire & use_a) & (s_axis_a_tlast ^ s_axis_host_tlast)) ? (mismatches_2 + 32'h1) : mismatches_2;
     if (rst) result_took0 <= 1'h0; else result_took0 <= (~adders_m_axis_tvalid_and_3) & (result_took0 | ((adders_m_axis_tvalid_sel & result_took0_not) & free_and_3));
     if (rst) result_took1 <= 1'h0; else result_took1 <= (~adders_m_axis_tvalid_and_3) & (result_took1 | ((adders_m_axis_tvalid_sel & fwd_b_and) & free_and_2));
     if (rst) result_took2 <= 1'h0; else result_took2 <= (~adders_m_axis_tvalid_and_3) & (result_took2 | ((adders_m_axis_tvalid_sel & root_and) & free_and));
-    if (rst) a_out_in_frame <= 1'h0; else a_out_in_frame <= (send_beat & beats_head0_sel_2) ? 1'h0 : (send_header ? 1'h1 : a_out_in_frame);
+    if (rst) a_out_in_frame <= 1'h0; else a_out_in_frame <= (send_beat & adders_m_axis_tlast_sel_2) ? 1'h0 : (send_header ? 1'h1 : a_out_in_frame);
     if (rst) a_out_out_valid <= 1'h0; else a_out_out_valid <= load ? 1'h1 : (m_axis_a_tready ? 1'h0 : a_out_out_valid);
     if (rst) a_out_out_data <= 128'h0; else a_out_out_data <= header_sel;
-    if (rst) a_out_out_last <= 1'h0; else a_out_out_last <= load ? (send_header ? 1'h0 : beats_head0_sel_2) : a_out_out_last;
-    if (rst) b_out_in_frame <= 1'h0; else b_out_in_frame <= (send_beat_2 & beats_head0_sel) ? 1'h0 : (send_header_2 ? 1'h1 : b_out_in_frame);
+    if (rst) a_out_out_last <= 1'h0; else a_out_out_last <= load ? (send_header ? 1'h0 : adders_m_axis_tlast_sel_2) : a_out_out_last;
+    if (rst) b_out_in_frame <= 1'h0; else b_out_in_frame <= (send_beat_2 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_2 ? 1'h1 : b_out_in_frame);
     if (rst) b_out_out_valid <= 1'h0; else b_out_out_valid <= load_2 ? 1'h1 : (m_axis_b_tready ? 1'h0 : b_out_out_valid);
     if (rst) b_out_out_data <= 128'h0; else b_out_out_data <= load_2 ? (send_header_2 ? header_2 : adders_m_axis_tdata_96_sel) : b_out_out_data;
-    if (rst) b_out_out_last <= 1'h0; else b_out_out_last <= load_2 ? (send_header_2 ? 1'h0 : beats_head0_sel) : b_out_out_last;
-    if (rst) host_out_in_frame <= 1'h0; else host_out_in_frame <= (send_beat_3 & beats_head0_sel) ? 1'h0 : (send_header_3 ? 1'h1 : host_out_in_frame);
+    if (rst) b_out_out_last <= 1'h0; else b_out_out_last <= load_2 ? (send_header_2 ? 1'h0 : adders_m_axis_tlast_sel) : b_out_out_last;
+    if (rst) host_out_in_frame <= 1'h0; else host_out_in_frame <= (send_beat_3 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_3 ? 1'h1 : host_out_in_frame);
     if (rst) host_out_out_valid <= 1'h0; else host_out_out_valid <= load_3 ? 1'h1 : (m_axis_host_tready ? 1'h0 : host_out_out_valid);
     if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? header_3 : adders_m_axis_tdata_96_sel) : host_out_out_data;
     if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? 16'hffff : s_axis_b_tkeep)) : host_out_out_keep;
-    if (rst) host_out_out_last <= 1'h0; else host_out_out_last <= load_3 ? (send_header_3 ? 1'h0 : beats_head0_sel) : host_out_out_last;
+    if (rst) host_out_out_last <= 1'h0; else host_out_out_last <= load_3 ? (send_header_3 ? 1'h0 : adders_m_axis_tlast_sel) : host_out_out_last;
     if (rst) results_2 <= 32'h0; else results_2 <= ((host_out_out_valid & m_axis_host_tready) & host_out_out_last) ? (results_2 + 32'h1) : results_2;
-    if (join_fire & (~join_fire_and)) beats_mem0[beats_wr[4:0]] <= s_axis_host_tlast;
-    if (join_fire & (~join_fire_and)) beats_mem1[beats_wr[4:0]] <= beat_length;
+    if (host_head_and & (~host_head_and_2)) lengths_mem0[lengths_wr[3:0]] <= packet_length;
 end
 
 assign s_axis_host_tready = host_in_packet ? join_take_and : 1'h1;
@@ -506,21 +495,14 @@ wire [3:0] for_small_tz_cat_3;
 wire [3:0] for_small_tz_cat_4;
 wire [4:0] small_tz;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-reg [7:0] distance_d1;
-reg [23:0] small_sig_d1;
 wire [25:0] shifted;
-reg small_zero_d1;
-reg [4:0] small_tz_d1;
 wire align_sticky;
-reg [23:0] big_sig_d1;
 wire [27:0] big_padded;
 wire [27:0] aligned;
-reg [7:0] big_exp_d1;
 wire [8:0] field_base;
 // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
 reg opposite_d1;
 reg opposite_d2;
-reg opposite_d3;
 reg [27:0] big_padded_d1;
 reg [27:0] aligned_d1;
 wire [28:0] big_padded_d1_plus;
@@ -572,8 +554,8 @@ wire [3:0] sum_d1_cat_3;
 wire [3:0] sum_d1_cat_4;
 wire [3:0] sum_d1_cat_5;
 wire [4:0] lz;
+reg [7:0] big_exp_d1;
 reg [7:0] big_exp_d2;
-reg [7:0] big_exp_d3;
 wire [4:0] left;
 // add: normalisation shift; exponent field
 reg [27:0] sum_d2;
@@ -604,27 +586,23 @@ reg inf_d3;
 reg inf_d4;
 reg inf_d5;
 reg inf_d6;
-reg inf_d7;
 reg inf_sign_d1;
 reg inf_sign_d2;
 reg inf_sign_d3;
 reg inf_sign_d4;
 reg inf_sign_d5;
 reg inf_sign_d6;
-reg inf_sign_d7;
 reg big_sign_d1;
 reg big_sign_d2;
 reg big_sign_d3;
 reg big_sign_d4;
 reg big_sign_d5;
-reg big_sign_d6;
 reg zero_sign_d1;
 reg zero_sign_d2;
 reg zero_sign_d3;
 reg zero_sign_d4;
 reg zero_sign_d5;
 reg zero_sign_d6;
-reg zero_sign_d7;
 reg exact_zero_d1;
 reg exact_zero_d2;
 reg exact_zero_d3;
@@ -634,7 +612,6 @@ reg nan_d3;
 reg nan_d4;
 reg nan_d5;
 reg nan_d6;
-reg nan_d7;
 wire [31:0] result;
 // add: operands, special cases, order by magnitude, trailing zeros
 wire [7:0] result_bits30_23;
@@ -654,12 +631,11 @@ reg [31:0] s_axis_tdata_256_d3;
 reg [31:0] s_axis_tdata_256_d4;
 reg [31:0] s_axis_tdata_256_d5;
 reg [31:0] s_axis_tdata_256_d6;
-reg [31:0] s_axis_tdata_256_d7;
-wire [7:0] s_axis_tdata_256_d7_bits30_23;
-wire [22:0] s_axis_tdata_256_d7_bits22_0;
-wire s_axis_tdata_256_d7_is0;
-wire s_axis_tdata_256_d7_is255;
-wire s_axis_tdata_256_d7_is0_2;
+wire [7:0] s_axis_tdata_256_d6_bits30_23;
+wire [22:0] s_axis_tdata_256_d6_bits22_0;
+wire s_axis_tdata_256_d6_is0;
+wire s_axis_tdata_256_d6_is255;
+wire s_axis_tdata_256_d6_is0_2;
 wire b_sign_2;
 wire b_zero_2;
 wire b_inf_2;
@@ -740,21 +716,14 @@ wire [3:0] for_small_tz_cat_7;
 wire [3:0] for_small_tz_cat_8;
 wire [4:0] small_tz_2;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-reg [7:0] distance_d1_2;
-reg [23:0] small_sig_d1_2;
 wire [25:0] shifted_2;
-reg small_zero_d1_2;
-reg [4:0] small_tz_d1_2;
 wire align_sticky_2;
-reg [23:0] big_sig_d1_2;
 wire [27:0] big_padded_2;
 wire [27:0] aligned_2;
-reg [7:0] big_exp_d1_2;
 wire [8:0] field_base_2;
 // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
 reg opposite_d1_2;
 reg opposite_d2_2;
-reg opposite_d3_2;
 reg [27:0] big_padded_d1_2;
 reg [27:0] aligned_d1_2;
 wire [28:0] big_padded_d1_plus_2;
@@ -806,8 +775,8 @@ wire [3:0] sum_d1_cat_8;
 wire [3:0] sum_d1_cat_9;
 wire [3:0] sum_d1_cat_10;
 wire [4:0] lz_2;
+reg [7:0] big_exp_d1_2;
 reg [7:0] big_exp_d2_2;
-reg [7:0] big_exp_d3_2;
 wire [4:0] left_2;
 // add: normalisation shift; exponent field
 reg [27:0] sum_d2_2;
@@ -838,27 +807,23 @@ reg inf_d3_2;
 reg inf_d4_2;
 reg inf_d5_2;
 reg inf_d6_2;
-reg inf_d7_2;
 reg inf_sign_d1_2;
 reg inf_sign_d2_2;
 reg inf_sign_d3_2;
 reg inf_sign_d4_2;
 reg inf_sign_d5_2;
 reg inf_sign_d6_2;
-reg inf_sign_d7_2;
 reg big_sign_d1_2;
 reg big_sign_d2_2;
 reg big_sign_d3_2;
 reg big_sign_d4_2;
 reg big_sign_d5_2;
-reg big_sign_d6_2;
 reg zero_sign_d1_2;
 reg zero_sign_d2_2;
 reg zero_sign_d3_2;
 reg zero_sign_d4_2;
 reg zero_sign_d5_2;
 reg zero_sign_d6_2;
-reg zero_sign_d7_2;
 reg exact_zero_d1_2;
 reg exact_zero_d2_2;
 reg exact_zero_d3_2;
@@ -868,7 +833,6 @@ reg nan_d3_2;
 reg nan_d4_2;
 reg nan_d5_2;
 reg nan_d6_2;
-reg nan_d7_2;
 wire [31:0] s0;
 // add: operands, special cases, order by magnitude, trailing zeros
 wire [7:0] s_axis_tdata_32_bits30_23;
@@ -967,21 +931,14 @@ wire [3:0] for_small_tz_cat_11;
 wire [3:0] for_small_tz_cat_12;
 wire [4:0] small_tz_3;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-reg [7:0] distance_d1_3;
-reg [23:0] small_sig_d1_3;
 wire [25:0] shifted_3;
-reg small_zero_d1_3;
-reg [4:0] small_tz_d1_3;
 wire align_sticky_3;
-reg [23:0] big_sig_d1_3;
 wire [27:0] big_padded_3;
 wire [27:0] aligned_3;
-reg [7:0] big_exp_d1_3;
 wire [8:0] field_base_3;
 // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
 reg opposite_d1_3;
 reg opposite_d2_3;
-reg opposite_d3_3;
 reg [27:0] big_padded_d1_3;
 reg [27:0] aligned_d1_3;
 wire [28:0] big_padded_d1_plus_3;
@@ -1033,8 +990,8 @@ wire [3:0] sum_d1_cat_13;
 wire [3:0] sum_d1_cat_14;
 wire [3:0] sum_d1_cat_15;
 wire [4:0] lz_3;
+reg [7:0] big_exp_d1_3;
 reg [7:0] big_exp_d2_3;
-reg [7:0] big_exp_d3_3;
 wire [4:0] left_3;
 // add: normalisation shift; exponent field
 reg [27:0] sum_d2_3;
@@ -1065,27 +1022,23 @@ reg inf_d3_3;
 reg inf_d4_3;
 reg inf_d5_3;
 reg inf_d6_3;
-reg inf_d7_3;
 reg inf_sign_d1_3;
 reg inf_sign_d2_3;
 reg inf_sign_d3_3;
 reg inf_sign_d4_3;
 reg inf_sign_d5_3;
 reg inf_sign_d6_3;
-reg inf_sign_d7_3;
 reg big_sign_d1_3;
 reg big_sign_d2_3;
 reg big_sign_d3_3;
 reg big_sign_d4_3;
 reg big_sign_d5_3;
-reg big_sign_d6_3;
 reg zero_sign_d1_3;
 reg zero_sign_d2_3;
 reg zero_sign_d3_3;
 reg zero_sign_d4_3;
 reg zero_sign_d5_3;
 reg zero_sign_d6_3;
-reg zero_sign_d7_3;
 reg exact_zero_d1_3;
 reg exact_zero_d2_3;
 reg exact_zero_d3_3;
@@ -1095,7 +1048,6 @@ reg nan_d3_3;
 reg nan_d4_3;
 reg nan_d5_3;
 reg nan_d6_3;
-reg nan_d7_3;
 wire [31:0] result_2;
 // add: operands, special cases, order by magnitude, trailing zeros
 wire [7:0] result_bits30_23_2;
@@ -1115,12 +1067,11 @@ reg [31:0] s_axis_tdata_288_d3;
 reg [31:0] s_axis_tdata_288_d4;
 reg [31:0] s_axis_tdata_288_d5;
 reg [31:0] s_axis_tdata_288_d6;
-reg [31:0] s_axis_tdata_288_d7;
-wire [7:0] s_axis_tdata_288_d7_bits30_23;
-wire [22:0] s_axis_tdata_288_d7_bits22_0;
-wire s_axis_tdata_288_d7_is0;
-wire s_axis_tdata_288_d7_is255;
-wire s_axis_tdata_288_d7_is0_2;
+wire [7:0] s_axis_tdata_288_d6_bits30_23;
+wire [22:0] s_axis_tdata_288_d6_bits22_0;
+wire s_axis_tdata_288_d6_is0;
+wire s_axis_tdata_288_d6_is255;
+wire s_axis_tdata_288_d6_is0_2;
 wire b_sign_4;
 wire b_zero_4;
 wire b_inf_4;
@@ -1201,21 +1152,14 @@ wire [3:0] for_small_tz_cat_15;
 wire [3:0] for_small_tz_cat_16;
 wire [4:0] small_tz_4;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-reg [7:0] distance_d1_4;
-reg [23:0] small_sig_d1_4;
 wire [25:0] shifted_4;
-reg small_zero_d1_4;
-reg [4:0] small_tz_d1_4;
 wire align_sticky_4;
-reg [23:0] big_sig_d1_4;
 wire [27:0] big_padded_4;
 wire [27:0] aligned_4;
-reg [7:0] big_exp_d1_4;
 wire [8:0] field_base_4;
 // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
 reg opposite_d1_4;
 reg opposite_d2_4;
-reg opposite_d3_4;
 reg [27:0] big_padded_d1_4;
 reg [27:0] aligned_d1_4;
 wire [28:0] big_padded_d1_plus_4;
@@ -1267,8 +1211,8 @@ wire [3:0] sum_d1_cat_18;
 wire [3:0] sum_d1_cat_19;
 wire [3:0] sum_d1_cat_20;
 wire [4:0] lz_4;
+reg [7:0] big_exp_d1_4;
 reg [7:0] big_exp_d2_4;
-reg [7:0] big_exp_d3_4;
 wire [4:0] left_4;
 // add: normalisation shift; exponent field
 reg [27:0] sum_d2_4;
@@ -1299,27 +1243,23 @@ reg inf_d3_4;
 reg inf_d4_4;
 reg inf_d5_4;
 reg inf_d6_4;
-reg inf_d7_4;
 reg inf_sign_d1_4;
 reg inf_sign_d2_4;
 reg inf_sign_d3_4;
 reg inf_sign_d4_4;
 reg inf_sign_d5_4;
 reg inf_sign_d6_4;
-reg inf_sign_d7_4;
 reg big_sign_d1_4;
 reg big_sign_d2_4;
 reg big_sign_d3_4;
 reg big_sign_d4_4;
 reg big_sign_d5_4;
-reg big_sign_d6_4;
 reg zero_sign_d1_4;
 reg zero_sign_d2_4;
 reg zero_sign_d3_4;
 reg zero_sign_d4_4;
 reg zero_sign_d5_4;
 reg zero_sign_d6_4;
-reg zero_sign_d7_4;
 reg exact_zero_d1_4;
 reg exact_zero_d2_4;
 reg exact_zero_d3_4;
@@ -1329,7 +1269,6 @@ reg nan_d3_4;
 reg nan_d4_4;
 reg nan_d5_4;
 reg nan_d6_4;
-reg nan_d7_4;
 wire [31:0] s1;
 // add: operands, special cases, order by magnitude, trailing zeros
 wire [7:0] s_axis_tdata_64_bits30_23;
@@ -1428,21 +1367,14 @@ wire [3:0] for_small_tz_cat_19;
 wire [3:0] for_small_tz_cat_20;
 wire [4:0] small_tz_5;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-reg [7:0] distance_d1_5;
-reg [23:0] small_sig_d1_5;
 wire [25:0] shifted_5;
-reg small_zero_d1_5;
-reg [4:0] small_tz_d1_5;
 wire align_sticky_5;
-reg [23:0] big_sig_d1_5;
 wire [27:0] big_padded_5;
 wire [27:0] aligned_5;
-reg [7:0] big_exp_d1_5;
 wire [8:0] field_base_5;
 // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
 reg opposite_d1_5;
 reg opposite_d2_5;
-reg opposite_d3_5;
 reg [27:0] big_padded_d1_5;
 reg [27:0] aligned_d1_5;
 wire [28:0] big_padded_d1_plus_5;
@@ -1494,8 +1426,8 @@ wire [3:0] sum_d1_cat_23;
 wire [3:0] sum_d1_cat_24;
 wire [3:0] sum_d1_cat_25;
 wire [4:0] lz_5;
+reg [7:0] big_exp_d1_5;
 reg [7:0] big_exp_d2_5;
-reg [7:0] big_exp_d3_5;
 wire [4:0] left_5;
 // add: normalisation shift; exponent field
 reg [27:0] sum_d2_5;
@@ -1526,27 +1458,23 @@ reg inf_d3_5;
 reg inf_d4_5;
 reg inf_d5_5;
 reg inf_d6_5;
-reg inf_d7_5;
 reg inf_sign_d1_5;
 reg inf_sign_d2_5;
 reg inf_sign_d3_5;
 reg inf_sign_d4_5;
 reg inf_sign_d5_5;
 reg inf_sign_d6_5;
-reg inf_sign_d7_5;
 reg big_sign_d1_5;
 reg big_sign_d2_5;
 reg big_sign_d3_5;
 reg big_sign_d4_5;
 reg big_sign_d5_5;
-reg big_sign_d6_5;
 reg zero_sign_d1_5;
 reg zero_sign_d2_5;
 reg zero_sign_d3_5;
 reg zero_sign_d4_5;
 reg zero_sign_d5_5;
 reg zero_sign_d6_5;
-reg zero_sign_d7_5;
 reg exact_zero_d1_5;
 reg exact_zero_d2_5;
 reg exact_zero_d3_5;
@@ -1556,7 +1484,6 @@ reg nan_d3_5;
 reg nan_d4_5;
 reg nan_d5_5;
 reg nan_d6_5;
-reg nan_d7_5;
 wire [31:0] result_3;
 // add: operands, special cases, order by magnitude, trailing zeros
 wire [7:0] result_bits30_23_3;
@@ -1576,12 +1503,11 @@ reg [31:0] s_axis_tdata_320_d3;
 reg [31:0] s_axis_tdata_320_d4;
 reg [31:0] s_axis_tdata_320_d5;
 reg [31:0] s_axis_tdata_320_d6;
-reg [31:0] s_axis_tdata_320_d7;
-wire [7:0] s_axis_tdata_320_d7_bits30_23;
-wire [22:0] s_axis_tdata_320_d7_bits22_0;
-wire s_axis_tdata_320_d7_is0;
-wire s_axis_tdata_320_d7_is255;
-wire s_axis_tdata_320_d7_is0_2;
+wire [7:0] s_axis_tdata_320_d6_bits30_23;
+wire [22:0] s_axis_tdata_320_d6_bits22_0;
+wire s_axis_tdata_320_d6_is0;
+wire s_axis_tdata_320_d6_is255;
+wire s_axis_tdata_320_d6_is0_2;
 wire b_sign_6;
 wire b_zero_6;
 wire b_inf_6;
@@ -1662,21 +1588,14 @@ wire [3:0] for_small_tz_cat_23;
 wire [3:0] for_small_tz_cat_24;
 wire [4:0] small_tz_6;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-reg [7:0] distance_d1_6;
-reg [23:0] small_sig_d1_6;
 wire [25:0] shifted_6;
-reg small_zero_d1_6;
-reg [4:0] small_tz_d1_6;
 wire align_sticky_6;
-reg [23:0] big_sig_d1_6;
 wire [27:0] big_padded_6;
 wire [27:0] aligned_6;
-reg [7:0] big_exp_d1_6;
 wire [8:0] field_base_6;
 // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
 reg opposite_d1_6;
 reg opposite_d2_6;
-reg opposite_d3_6;
 reg [27:0] big_padded_d1_6;
 reg [27:0] aligned_d1_6;
 wire [28:0] big_padded_d1_plus_6;
@@ -1728,8 +1647,8 @@ wire [3:0] sum_d1_cat_28;
 wire [3:0] sum_d1_cat_29;
 wire [3:0] sum_d1_cat_30;
 wire [4:0] lz_6;
+reg [7:0] big_exp_d1_6;
 reg [7:0] big_exp_d2_6;
-reg [7:0] big_exp_d3_6;
 wire [4:0] left_6;
 // add: normalisation shift; exponent field
 reg [27:0] sum_d2_6;
@@ -1760,27 +1679,23 @@ reg inf_d3_6;
 reg inf_d4_6;
 reg inf_d5_6;
 reg inf_d6_6;
-reg inf_d7_6;
 reg inf_sign_d1_6;
 reg inf_sign_d2_6;
 reg inf_sign_d3_6;
 reg inf_sign_d4_6;
 reg inf_sign_d5_6;
 reg inf_sign_d6_6;
-reg inf_sign_d7_6;
 reg big_sign_d1_6;
 reg big_sign_d2_6;
 reg big_sign_d3_6;
 reg big_sign_d4_6;
 reg big_sign_d5_6;
-reg big_sign_d6_6;
 reg zero_sign_d1_6;
 reg zero_sign_d2_6;
 reg zero_sign_d3_6;
 reg zero_sign_d4_6;
 reg zero_sign_d5_6;
 reg zero_sign_d6_6;
-reg zero_sign_d7_6;
 reg exact_zero_d1_6;
 reg exact_zero_d2_6;
 reg exact_zero_d3_6;
@@ -1790,7 +1705,6 @@ reg nan_d3_6;
 reg nan_d4_6;
 reg nan_d5_6;
 reg nan_d6_6;
-reg nan_d7_6;
 wire [31:0] s2;
 // add: operands, special cases, order by magnitude, trailing zeros
 wire [7:0] s_axis_tdata_96_bits30_23;
@@ -1889,21 +1803,14 @@ wire [3:0] for_small_tz_cat_27;
 wire [3:0] for_small_tz_cat_28;
 wire [4:0] small_tz_7;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-reg [7:0] distance_d1_7;
-reg [23:0] small_sig_d1_7;
 wire [25:0] shifted_7;
-reg small_zero_d1_7;
-reg [4:0] small_tz_d1_7;
 wire align_sticky_7;
-reg [23:0] big_sig_d1_7;
 wire [27:0] big_padded_7;
 wire [27:0] aligned_7;
-reg [7:0] big_exp_d1_7;
 wire [8:0] field_base_7;
 // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
 reg opposite_d1_7;
 reg opposite_d2_7;
-reg opposite_d3_7;
 reg [27:0] big_padded_d1_7;
 reg [27:0] aligned_d1_7;
 wire [28:0] big_padded_d1_plus_7;
@@ -1955,8 +1862,8 @@ wire [3:0] sum_d1_cat_33;
 wire [3:0] sum_d1_cat_34;
 wire [3:0] sum_d1_cat_35;
 wire [4:0] lz_7;
+reg [7:0] big_exp_d1_7;
 reg [7:0] big_exp_d2_7;
-reg [7:0] big_exp_d3_7;
 wire [4:0] left_7;
 // add: normalisation shift; exponent field
 reg [27:0] sum_d2_7;
@@ -1987,27 +1894,23 @@ reg inf_d3_7;
 reg inf_d4_7;
 reg inf_d5_7;
 reg inf_d6_7;
-reg inf_d7_7;
 reg inf_sign_d1_7;
 reg inf_sign_d2_7;
 reg inf_sign_d3_7;
 reg inf_sign_d4_7;
 reg inf_sign_d5_7;
 reg inf_sign_d6_7;
-reg inf_sign_d7_7;
 reg big_sign_d1_7;
 reg big_sign_d2_7;
 reg big_sign_d3_7;
 reg big_sign_d4_7;
 reg big_sign_d5_7;
-reg big_sign_d6_7;
 reg zero_sign_d1_7;
 reg zero_sign_d2_7;
 reg zero_sign_d3_7;
 reg zero_sign_d4_7;
 reg zero_sign_d5_7;
 reg zero_sign_d6_7;
-reg zero_sign_d7_7;
 reg exact_zero_d1_7;
 reg exact_zero_d2_7;
 reg exact_zero_d3_7;
@@ -2017,7 +1920,6 @@ reg nan_d3_7;
 reg nan_d4_7;
 reg nan_d5_7;
 reg nan_d6_7;
-reg nan_d7_7;
 wire [31:0] result_4;
 // add: operands, special cases, order by magnitude, trailing zeros
 wire [7:0] result_bits30_23_4;
@@ -2037,12 +1939,11 @@ reg [31:0] s_axis_tdata_352_d3;
 reg [31:0] s_axis_tdata_352_d4;
 reg [31:0] s_axis_tdata_352_d5;
 reg [31:0] s_axis_tdata_352_d6;
-reg [31:0] s_axis_tdata_352_d7;
-wire [7:0] s_axis_tdata_352_d7_bits30_23;
-wire [22:0] s_axis_tdata_352_d7_bits22_0;
-wire s_axis_tdata_352_d7_is0;
-wire s_axis_tdata_352_d7_is255;
-wire s_axis_tdata_352_d7_is0_2;
+wire [7:0] s_axis_tdata_352_d6_bits30_23;
+wire [22:0] s_axis_tdata_352_d6_bits22_0;
+wire s_axis_tdata_352_d6_is0;
+wire s_axis_tdata_352_d6_is255;
+wire s_axis_tdata_352_d6_is0_2;
 wire b_sign_8;
 wire b_zero_8;
 wire b_inf_8;
@@ -2123,21 +2024,14 @@ wire [3:0] for_small_tz_cat_31;
 wire [3:0] for_small_tz_cat_32;
 wire [4:0] small_tz_8;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-reg [7:0] distance_d1_8;
-reg [23:0] small_sig_d1_8;
 wire [25:0] shifted_8;
-reg small_zero_d1_8;
-reg [4:0] small_tz_d1_8;
 wire align_sticky_8;
-reg [23:0] big_sig_d1_8;
 wire [27:0] big_padded_8;
 wire [27:0] aligned_8;
-reg [7:0] big_exp_d1_8;
 wire [8:0] field_base_8;
 // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
 reg opposite_d1_8;
 reg opposite_d2_8;
-reg opposite_d3_8;
 reg [27:0] big_padded_d1_8;
 reg [27:0] aligned_d1_8;
 wire [28:0] big_padded_d1_plus_8;
@@ -2189,8 +2083,8 @@ wire [3:0] sum_d1_cat_38;
 wire [3:0] sum_d1_cat_39;
 wire [3:0] sum_d1_cat_40;
 wire [4:0] lz_8;
+reg [7:0] big_exp_d1_8;
 reg [7:0] big_exp_d2_8;
-reg [7:0] big_exp_d3_8;
 wire [4:0] left_8;
 // add: normalisation shift; exponent field
 reg [27:0] sum_d2_8;
@@ -2221,27 +2115,23 @@ reg inf_d3_8;
 reg inf_d4_8;
 reg inf_d5_8;
 reg inf_d6_8;
-reg inf_d7_8;
 reg inf_sign_d1_8;
 reg inf_sign_d2_8;
 reg inf_sign_d3_8;
 reg inf_sign_d4_8;
 reg inf_sign_d5_8;
 reg inf_sign_d6_8;
-reg inf_sign_d7_8;
 reg big_sign_d1_8;
 reg big_sign_d2_8;
 reg big_sign_d3_8;
 reg big_sign_d4_8;
 reg big_sign_d5_8;
-reg big_sign_d6_8;
 reg zero_sign_d1_8;
 reg zero_sign_d2_8;
 reg zero_sign_d3_8;
 reg zero_sign_d4_8;
 reg zero_sign_d5_8;
 reg zero_sign_d6_8;
-reg zero_sign_d7_8;
 reg exact_zero_d1_8;
 reg exact_zero_d2_8;
 reg exact_zero_d3_8;
@@ -2251,7 +2141,6 @@ reg nan_d3_8;
 reg nan_d4_8;
 reg nan_d5_8;
 reg nan_d6_8;
-reg nan_d7_8;
 wire [31:0] s3;
 reg s_axis_tvalid_q;
 reg s_axis_tlast_q;
@@ -2275,12 +2164,8 @@ reg for_out_valid_q_2;
 reg q_2;
 reg for_out_valid_q_3;
 reg q_3;
-reg for_out_valid_q_4;
-reg q_4;
-reg for_out_valid_q_5;
-reg q_5;
 reg out_valid;
-reg q_6;
+reg q_4;
 wire out_valid_or;
 // verilator lint_on UNUSEDSIGNAL
 
@@ -2374,14 +2259,14 @@ assign for_small_tz_cat_4 = {small_sig_and_6, (small_sig_and_3 ? ({small_sig_and
 assign small_tz = for_small_tz_and ? ({for_small_tz_and, (small_sig_and_6 ? for_small_tz_cat_3 : for_small_tz_cat_4)}) : ({for_small_tz_and, (small_sig_and_5 ? for_small_tz_cat : for_small_tz_cat_2)});
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign shifted = (~(distance_d1[7:5] == 3'h0)) ? 26'h0 : (({small_sig_d1, 2'h0}) >> distance_d1[4:0]);
-assign align_sticky = (~small_zero_d1) & ((({4'h0, small_tz_d1}) + 9'h2) < ({1'h0, distance_d1}));
-assign big_padded = {1'h0, ({big_sig_d1, 3'h0})};
+assign shifted = (~(distance[7:5] == 3'h0)) ? 26'h0 : (({small_sig, 2'h0}) >> distance[4:0]);
+assign align_sticky = (~small_zero) & ((({4'h0, small_tz}) + 9'h2) < ({1'h0, distance}));
+assign big_padded = {1'h0, ({big_sig, 3'h0})};
 assign aligned = {1'h0, ({shifted, align_sticky})};
-assign field_base = ({1'h0, big_exp_d1}) + 9'h1;
+assign field_base = ({1'h0, big_exp}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus = ({big_padded_d1, opposite_d3}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3, opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3})), opposite_d3});
+assign big_padded_d1_plus = ({big_padded_d1, opposite_d2}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2, opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2})), opposite_d2});
 assign sum = big_padded_d1_plus[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
@@ -2430,7 +2315,7 @@ assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) 
 assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
 assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
 assign lz = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
-assign left = (({3'h0, lz}) < big_exp_d3) ? lz : big_exp_d3[4:0];
+assign left = (({3'h0, lz}) < big_exp_d2) ? lz : big_exp_d2[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign normalized = sum_d2 << left_d1;
@@ -2447,7 +2332,7 @@ assign overflow_before = ~(field_d1 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded = packed_d1 + ({31'h0, increment_d1});
 assign overflow = overflow_before_d1 | (~(rounded[31:23] < 9'hff));
-assign result = nan_d7 ? 32'h7fc00000 : (exact_zero_d3 ? ({zero_sign_d7, 31'h0}) : ({(inf_d7 ? inf_sign_d7 : big_sign_d6), ((overflow | inf_d7) ? 31'h7f800000 : rounded[30:0])}));
+assign result = nan_d6 ? 32'h7fc00000 : (exact_zero_d3 ? ({zero_sign_d6, 31'h0}) : ({(inf_d6 ? inf_sign_d6 : big_sign_d5), ((overflow | inf_d6) ? 31'h7f800000 : rounded[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
 assign result_bits30_23 = result[30:23];
@@ -2461,23 +2346,23 @@ assign a_inf_2 = result_is255 & result_is0_2;
 assign a_nan_2 = result_is255 & (~result_is0_2);
 assign a_sig_2 = {(~result_is0), result_bits22_0};
 assign a_exp_2 = result_is0 ? 8'h1 : result_bits30_23;
-assign s_axis_tdata_256_d7_bits30_23 = s_axis_tdata_256_d7[30:23];
-assign s_axis_tdata_256_d7_bits22_0 = s_axis_tdata_256_d7[22:0];
-assign s_axis_tdata_256_d7_is0 = s_axis_tdata_256_d7_bits30_23 == 8'h0;
-assign s_axis_tdata_256_d7_is255 = s_axis_tdata_256_d7_bits30_23 == 8'hff;
-assign s_axis_tdata_256_d7_is0_2 = s_axis_tdata_256_d7_bits22_0 == 23'h0;
-assign b_sign_2 = s_axis_tdata_256_d7[31];
-assign b_zero_2 = s_axis_tdata_256_d7_is0 & s_axis_tdata_256_d7_is0_2;
-assign b_inf_2 = s_axis_tdata_256_d7_is255 & s_axis_tdata_256_d7_is0_2;
-assign b_nan_2 = s_axis_tdata_256_d7_is255 & (~s_axis_tdata_256_d7_is0_2);
-assign b_sig_2 = {(~s_axis_tdata_256_d7_is0), s_axis_tdata_256_d7_bits22_0};
-assign b_exp_2 = s_axis_tdata_256_d7_is0 ? 8'h1 : s_axis_tdata_256_d7_bits30_23;
+assign s_axis_tdata_256_d6_bits30_23 = s_axis_tdata_256_d6[30:23];
+assign s_axis_tdata_256_d6_bits22_0 = s_axis_tdata_256_d6[22:0];
+assign s_axis_tdata_256_d6_is0 = s_axis_tdata_256_d6_bits30_23 == 8'h0;
+assign s_axis_tdata_256_d6_is255 = s_axis_tdata_256_d6_bits30_23 == 8'hff;
+assign s_axis_tdata_256_d6_is0_2 = s_axis_tdata_256_d6_bits22_0 == 23'h0;
+assign b_sign_2 = s_axis_tdata_256_d6[31];
+assign b_zero_2 = s_axis_tdata_256_d6_is0 & s_axis_tdata_256_d6_is0_2;
+assign b_inf_2 = s_axis_tdata_256_d6_is255 & s_axis_tdata_256_d6_is0_2;
+assign b_nan_2 = s_axis_tdata_256_d6_is255 & (~s_axis_tdata_256_d6_is0_2);
+assign b_sig_2 = {(~s_axis_tdata_256_d6_is0), s_axis_tdata_256_d6_bits22_0};
+assign b_exp_2 = s_axis_tdata_256_d6_is0 ? 8'h1 : s_axis_tdata_256_d6_bits30_23;
 assign opposite_2 = a_sign_2 ^ b_sign_2;
 assign nan_2 = (a_nan_2 | b_nan_2) | ((a_inf_2 & b_inf_2) & opposite_2);
 assign inf_2 = a_inf_2 | b_inf_2;
 assign inf_sign_2 = a_inf_2 ? a_sign_2 : b_sign_2;
 assign zero_sign_2 = a_sign_2 & b_sign_2;
-assign swap_2 = result[30:0] < s_axis_tdata_256_d7[30:0];
+assign swap_2 = result[30:0] < s_axis_tdata_256_d6[30:0];
 
 // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
 assign big_sign_2 = swap_d1_2 ? b_sign_d1_2 : a_sign_d1_2;
@@ -2539,14 +2424,14 @@ assign for_small_tz_cat_8 = {small_sig_and_12, (small_sig_and_9 ? ({small_sig_an
 assign small_tz_2 = for_small_tz_and_2 ? ({for_small_tz_and_2, (small_sig_and_12 ? for_small_tz_cat_7 : for_small_tz_cat_8)}) : ({for_small_tz_and_2, (small_sig_and_11 ? for_small_tz_cat_5 : for_small_tz_cat_6)});
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign shifted_2 = (~(distance_d1_2[7:5] == 3'h0)) ? 26'h0 : (({small_sig_d1_2, 2'h0}) >> distance_d1_2[4:0]);
-assign align_sticky_2 = (~small_zero_d1_2) & ((({4'h0, small_tz_d1_2}) + 9'h2) < ({1'h0, distance_d1_2}));
-assign big_padded_2 = {1'h0, ({big_sig_d1_2, 3'h0})};
+assign shifted_2 = (~(distance_2[7:5] == 3'h0)) ? 26'h0 : (({small_sig_2, 2'h0}) >> distance_2[4:0]);
+assign align_sticky_2 = (~small_zero_2) & ((({4'h0, small_tz_2}) + 9'h2) < ({1'h0, distance_2}));
+assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
 assign aligned_2 = {1'h0, ({shifted_2, align_sticky_2})};
-assign field_base_2 = ({1'h0, big_exp_d1_2}) + 9'h1;
+assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d3_2}) + ({(aligned_d1_2 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3_2, opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2}), opposite_d3_2})), opposite_d3_2});
+assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d2_2}) + ({(aligned_d1_2 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_2, opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2})), opposite_d2_2});
 assign sum_2 = big_padded_d1_plus_2[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
@@ -2595,7 +2480,7 @@ assign sum_d1_cat_8 = {sum_d1_and_12, (sum_d1_and_8 ? ({sum_d1_and_8, sum_d1_sel
 assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
 assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
 assign lz_2 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
-assign left_2 = (({3'h0, lz_2}) < big_exp_d3_2) ? lz_2 : big_exp_d3_2[4:0];
+assign left_2 = (({3'h0, lz_2}) < big_exp_d2_2) ? lz_2 : big_exp_d2_2[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign normalized_2 = sum_d2_2 << left_d1_2;
@@ -2612,7 +2497,7 @@ assign overflow_before_2 = ~(field_d1_2 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_2 = packed_d1_2 + ({31'h0, increment_d1_2});
 assign overflow_2 = overflow_before_d1_2 | (~(rounded_2[31:23] < 9'hff));
-assign s0 = nan_d7_2 ? 32'h7fc00000 : (exact_zero_d3_2 ? ({zero_sign_d7_2, 31'h0}) : ({(inf_d7_2 ? inf_sign_d7_2 : big_sign_d6_2), ((overflow_2 | inf_d7_2) ? 31'h7f800000 : rounded_2[30:0])}));
+assign s0 = nan_d6_2 ? 32'h7fc00000 : (exact_zero_d3_2 ? ({zero_sign_d6_2, 31'h0}) : ({(inf_d6_2 ? inf_sign_d6_2 : big_sign_d5_2), ((overflow_2 | inf_d6_2) ? 31'h7f800000 : rounded_2[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
 assign s_axis_tdata_32_bits30_23 = s_axis_tdata[62:55];
@@ -2704,14 +2589,14 @@ assign for_small_tz_cat_12 = {small_sig_and_18, (small_sig_and_15 ? ({small_sig_
 assign small_tz_3 = for_small_tz_and_3 ? ({for_small_tz_and_3, (small_sig_and_18 ? for_small_tz_cat_11 : for_small_tz_cat_12)}) : ({for_small_tz_and_3, (small_sig_and_17 ? for_small_tz_cat_9 : for_small_tz_cat_10)});
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign shifted_3 = (~(distance_d1_3[7:5] == 3'h0)) ? 26'h0 : (({small_sig_d1_3, 2'h0}) >> distance_d1_3[4:0]);
-assign align_sticky_3 = (~small_zero_d1_3) & ((({4'h0, small_tz_d1_3}) + 9'h2) < ({1'h0, distance_d1_3}));
-assign big_padded_3 = {1'h0, ({big_sig_d1_3, 3'h0})};
+assign shifted_3 = (~(distance_3[7:5] == 3'h0)) ? 26'h0 : (({small_sig_3, 2'h0}) >> distance_3[4:0]);
+assign align_sticky_3 = (~small_zero_3) & ((({4'h0, small_tz_3}) + 9'h2) < ({1'h0, distance_3}));
+assign big_padded_3 = {1'h0, ({big_sig_3, 3'h0})};
 assign aligned_3 = {1'h0, ({shifted_3, align_sticky_3})};
-assign field_base_3 = ({1'h0, big_exp_d1_3}) + 9'h1;
+assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d3_3}) + ({(aligned_d1_3 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3_3, opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3}), opposite_d3_3})), opposite_d3_3});
+assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d2_3}) + ({(aligned_d1_3 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_3, opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3})), opposite_d2_3});
 assign sum_3 = big_padded_d1_plus_3[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
@@ -2760,7 +2645,7 @@ assign sum_d1_cat_13 = {sum_d1_and_19, (sum_d1_and_15 ? ({sum_d1_and_15, sum_d1_
 assign sum_d1_cat_14 = {sum_d1_and_20, (sum_d1_and_18 ? ({sum_d1_and_18, sum_d1_sel_24}) : ({sum_d1_and_18, sum_d1_sel_23}))};
 assign sum_d1_cat_15 = {sum_d1_and_20, (sum_d1_and_17 ? ({sum_d1_and_17, sum_d1_sel_22}) : ({sum_d1_and_17, sum_d1_sel_21}))};
 assign lz_3 = sum_d1_and_21 ? ({sum_d1_and_21, (sum_d1_and_20 ? sum_d1_cat_14 : sum_d1_cat_15)}) : ({sum_d1_and_21, (sum_d1_and_19 ? sum_d1_cat_12 : sum_d1_cat_13)});
-assign left_3 = (({3'h0, lz_3}) < big_exp_d3_3) ? lz_3 : big_exp_d3_3[4:0];
+assign left_3 = (({3'h0, lz_3}) < big_exp_d2_3) ? lz_3 : big_exp_d2_3[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign normalized_3 = sum_d2_3 << left_d1_3;
@@ -2777,7 +2662,7 @@ assign overflow_before_3 = ~(field_d1_3 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_3 = packed_d1_3 + ({31'h0, increment_d1_3});
 assign overflow_3 = overflow_before_d1_3 | (~(rounded_3[31:23] < 9'hff));
-assign result_2 = nan_d7_3 ? 32'h7fc00000 : (exact_zero_d3_3 ? ({zero_sign_d7_3, 31'h0}) : ({(inf_d7_3 ? inf_sign_d7_3 : big_sign_d6_3), ((overflow_3 | inf_d7_3) ? 31'h7f800000 : rounded_3[30:0])}));
+assign result_2 = nan_d6_3 ? 32'h7fc00000 : (exact_zero_d3_3 ? ({zero_sign_d6_3, 31'h0}) : ({(inf_d6_3 ? inf_sign_d6_3 : big_sign_d5_3), ((overflow_3 | inf_d6_3) ? 31'h7f800000 : rounded_3[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
 assign result_bits30_23_2 = result_2[30:23];
@@ -2791,23 +2676,23 @@ assign a_inf_4 = result_is255_2 & result_is0_4;
 assign a_nan_4 = result_is255_2 & (~result_is0_4);
 assign a_sig_4 = {(~result_is0_3), result_bits22_0_2};
 assign a_exp_4 = result_is0_3 ? 8'h1 : result_bits30_23_2;
-assign s_axis_tdata_288_d7_bits30_23 = s_axis_tdata_288_d7[30:23];
-assign s_axis_tdata_288_d7_bits22_0 = s_axis_tdata_288_d7[22:0];
-assign s_axis_tdata_288_d7_is0 = s_axis_tdata_288_d7_bits30_23 == 8'h0;
-assign s_axis_tdata_288_d7_is255 = s_axis_tdata_288_d7_bits30_23 == 8'hff;
-assign s_axis_tdata_288_d7_is0_2 = s_axis_tdata_288_d7_bits22_0 == 23'h0;
-assign b_sign_4 = s_axis_tdata_288_d7[31];
-assign b_zero_4 = s_axis_tdata_288_d7_is0 & s_axis_tdata_288_d7_is0_2;
-assign b_inf_4 = s_axis_tdata_288_d7_is255 & s_axis_tdata_288_d7_is0_2;
-assign b_nan_4 = s_axis_tdata_288_d7_is255 & (~s_axis_tdata_288_d7_is0_2);
-assign b_sig_4 = {(~s_axis_tdata_288_d7_is0), s_axis_tdata_288_d7_bits22_0};
-assign b_exp_4 = s_axis_tdata_288_d7_is0 ? 8'h1 : s_axis_tdata_288_d7_bits30_23;
+assign s_axis_tdata_288_d6_bits30_23 = s_axis_tdata_288_d6[30:23];
+assign s_axis_tdata_288_d6_bits22_0 = s_axis_tdata_288_d6[22:0];
+assign s_axis_tdata_288_d6_is0 = s_axis_tdata_288_d6_bits30_23 == 8'h0;
+assign s_axis_tdata_288_d6_is255 = s_axis_tdata_288_d6_bits30_23 == 8'hff;
+assign s_axis_tdata_288_d6_is0_2 = s_axis_tdata_288_d6_bits22_0 == 23'h0;
+assign b_sign_4 = s_axis_tdata_288_d6[31];
+assign b_zero_4 = s_axis_tdata_288_d6_is0 & s_axis_tdata_288_d6_is0_2;
+assign b_inf_4 = s_axis_tdata_288_d6_is255 & s_axis_tdata_288_d6_is0_2;
+assign b_nan_4 = s_axis_tdata_288_d6_is255 & (~s_axis_tdata_288_d6_is0_2);
+assign b_sig_4 = {(~s_axis_tdata_288_d6_is0), s_axis_tdata_288_d6_bits22_0};
+assign b_exp_4 = s_axis_tdata_288_d6_is0 ? 8'h1 : s_axis_tdata_288_d6_bits30_23;
 assign opposite_4 = a_sign_4 ^ b_sign_4;
 assign nan_4 = (a_nan_4 | b_nan_4) | ((a_inf_4 & b_inf_4) & opposite_4);
 assign inf_4 = a_inf_4 | b_inf_4;
 assign inf_sign_4 = a_inf_4 ? a_sign_4 : b_sign_4;
 assign zero_sign_4 = a_sign_4 & b_sign_4;
-assign swap_4 = result_2[30:0] < s_axis_tdata_288_d7[30:0];
+assign swap_4 = result_2[30:0] < s_axis_tdata_288_d6[30:0];
 
 // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
 assign big_sign_4 = swap_d1_4 ? b_sign_d1_4 : a_sign_d1_4;
@@ -2869,14 +2754,14 @@ assign for_small_tz_cat_16 = {small_sig_and_24, (small_sig_and_21 ? ({small_sig_
 assign small_tz_4 = for_small_tz_and_4 ? ({for_small_tz_and_4, (small_sig_and_24 ? for_small_tz_cat_15 : for_small_tz_cat_16)}) : ({for_small_tz_and_4, (small_sig_and_23 ? for_small_tz_cat_13 : for_small_tz_cat_14)});
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign shifted_4 = (~(distance_d1_4[7:5] == 3'h0)) ? 26'h0 : (({small_sig_d1_4, 2'h0}) >> distance_d1_4[4:0]);
-assign align_sticky_4 = (~small_zero_d1_4) & ((({4'h0, small_tz_d1_4}) + 9'h2) < ({1'h0, distance_d1_4}));
-assign big_padded_4 = {1'h0, ({big_sig_d1_4, 3'h0})};
+assign shifted_4 = (~(distance_4[7:5] == 3'h0)) ? 26'h0 : (({small_sig_4, 2'h0}) >> distance_4[4:0]);
+assign align_sticky_4 = (~small_zero_4) & ((({4'h0, small_tz_4}) + 9'h2) < ({1'h0, distance_4}));
+assign big_padded_4 = {1'h0, ({big_sig_4, 3'h0})};
 assign aligned_4 = {1'h0, ({shifted_4, align_sticky_4})};
-assign field_base_4 = ({1'h0, big_exp_d1_4}) + 9'h1;
+assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d3_4}) + ({(aligned_d1_4 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3_4, opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4}), opposite_d3_4})), opposite_d3_4});
+assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d2_4}) + ({(aligned_d1_4 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_4, opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4})), opposite_d2_4});
 assign sum_4 = big_padded_d1_plus_4[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
@@ -2925,7 +2810,7 @@ assign sum_d1_cat_18 = {sum_d1_and_26, (sum_d1_and_22 ? ({sum_d1_and_22, sum_d1_
 assign sum_d1_cat_19 = {sum_d1_and_27, (sum_d1_and_25 ? ({sum_d1_and_25, sum_d1_sel_32}) : ({sum_d1_and_25, sum_d1_sel_31}))};
 assign sum_d1_cat_20 = {sum_d1_and_27, (sum_d1_and_24 ? ({sum_d1_and_24, sum_d1_sel_30}) : ({sum_d1_and_24, sum_d1_sel_29}))};
 assign lz_4 = sum_d1_and_28 ? ({sum_d1_and_28, (sum_d1_and_27 ? sum_d1_cat_19 : sum_d1_cat_20)}) : ({sum_d1_and_28, (sum_d1_and_26 ? sum_d1_cat_17 : sum_d1_cat_18)});
-assign left_4 = (({3'h0, lz_4}) < big_exp_d3_4) ? lz_4 : big_exp_d3_4[4:0];
+assign left_4 = (({3'h0, lz_4}) < big_exp_d2_4) ? lz_4 : big_exp_d2_4[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign normalized_4 = sum_d2_4 << left_d1_4;
@@ -2942,7 +2827,7 @@ assign overflow_before_4 = ~(field_d1_4 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_4 = packed_d1_4 + ({31'h0, increment_d1_4});
 assign overflow_4 = overflow_before_d1_4 | (~(rounded_4[31:23] < 9'hff));
-assign s1 = nan_d7_4 ? 32'h7fc00000 : (exact_zero_d3_4 ? ({zero_sign_d7_4, 31'h0}) : ({(inf_d7_4 ? inf_sign_d7_4 : big_sign_d6_4), ((overflow_4 | inf_d7_4) ? 31'h7f800000 : rounded_4[30:0])}));
+assign s1 = nan_d6_4 ? 32'h7fc00000 : (exact_zero_d3_4 ? ({zero_sign_d6_4, 31'h0}) : ({(inf_d6_4 ? inf_sign_d6_4 : big_sign_d5_4), ((overflow_4 | inf_d6_4) ? 31'h7f800000 : rounded_4[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
 assign s_axis_tdata_64_bits30_23 = s_axis_tdata[94:87];
@@ -3034,14 +2919,14 @@ assign for_small_tz_cat_20 = {small_sig_and_30, (small_sig_and_27 ? ({small_sig_
 assign small_tz_5 = for_small_tz_and_5 ? ({for_small_tz_and_5, (small_sig_and_30 ? for_small_tz_cat_19 : for_small_tz_cat_20)}) : ({for_small_tz_and_5, (small_sig_and_29 ? for_small_tz_cat_17 : for_small_tz_cat_18)});
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign shifted_5 = (~(distance_d1_5[7:5] == 3'h0)) ? 26'h0 : (({small_sig_d1_5, 2'h0}) >> distance_d1_5[4:0]);
-assign align_sticky_5 = (~small_zero_d1_5) & ((({4'h0, small_tz_d1_5}) + 9'h2) < ({1'h0, distance_d1_5}));
-assign big_padded_5 = {1'h0, ({big_sig_d1_5, 3'h0})};
+assign shifted_5 = (~(distance_5[7:5] == 3'h0)) ? 26'h0 : (({small_sig_5, 2'h0}) >> distance_5[4:0]);
+assign align_sticky_5 = (~small_zero_5) & ((({4'h0, small_tz_5}) + 9'h2) < ({1'h0, distance_5}));
+assign big_padded_5 = {1'h0, ({big_sig_5, 3'h0})};
 assign aligned_5 = {1'h0, ({shifted_5, align_sticky_5})};
-assign field_base_5 = ({1'h0, big_exp_d1_5}) + 9'h1;
+assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d3_5}) + ({(aligned_d1_5 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3_5, opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5}), opposite_d3_5})), opposite_d3_5});
+assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d2_5}) + ({(aligned_d1_5 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_5, opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5})), opposite_d2_5});
 assign sum_5 = big_padded_d1_plus_5[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
@@ -3090,7 +2975,7 @@ assign sum_d1_cat_23 = {sum_d1_and_33, (sum_d1_and_29 ? ({sum_d1_and_29, sum_d1_
 assign sum_d1_cat_24 = {sum_d1_and_34, (sum_d1_and_32 ? ({sum_d1_and_32, sum_d1_sel_40}) : ({sum_d1_and_32, sum_d1_sel_39}))};
 assign sum_d1_cat_25 = {sum_d1_and_34, (sum_d1_and_31 ? ({sum_d1_and_31, sum_d1_sel_38}) : ({sum_d1_and_31, sum_d1_sel_37}))};
 assign lz_5 = sum_d1_and_35 ? ({sum_d1_and_35, (sum_d1_and_34 ? sum_d1_cat_24 : sum_d1_cat_25)}) : ({sum_d1_and_35, (sum_d1_and_33 ? sum_d1_cat_22 : sum_d1_cat_23)});
-assign left_5 = (({3'h0, lz_5}) < big_exp_d3_5) ? lz_5 : big_exp_d3_5[4:0];
+assign left_5 = (({3'h0, lz_5}) < big_exp_d2_5) ? lz_5 : big_exp_d2_5[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign normalized_5 = sum_d2_5 << left_d1_5;
@@ -3107,7 +2992,7 @@ assign overflow_before_5 = ~(field_d1_5 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_5 = packed_d1_5 + ({31'h0, increment_d1_5});
 assign overflow_5 = overflow_before_d1_5 | (~(rounded_5[31:23] < 9'hff));
-assign result_3 = nan_d7_5 ? 32'h7fc00000 : (exact_zero_d3_5 ? ({zero_sign_d7_5, 31'h0}) : ({(inf_d7_5 ? inf_sign_d7_5 : big_sign_d6_5), ((overflow_5 | inf_d7_5) ? 31'h7f800000 : rounded_5[30:0])}));
+assign result_3 = nan_d6_5 ? 32'h7fc00000 : (exact_zero_d3_5 ? ({zero_sign_d6_5, 31'h0}) : ({(inf_d6_5 ? inf_sign_d6_5 : big_sign_d5_5), ((overflow_5 | inf_d6_5) ? 31'h7f800000 : rounded_5[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
 assign result_bits30_23_3 = result_3[30:23];
@@ -3121,23 +3006,23 @@ assign a_inf_6 = result_is255_3 & result_is0_6;
 assign a_nan_6 = result_is255_3 & (~result_is0_6);
 assign a_sig_6 = {(~result_is0_5), result_bits22_0_3};
 assign a_exp_6 = result_is0_5 ? 8'h1 : result_bits30_23_3;
-assign s_axis_tdata_320_d7_bits30_23 = s_axis_tdata_320_d7[30:23];
-assign s_axis_tdata_320_d7_bits22_0 = s_axis_tdata_320_d7[22:0];
-assign s_axis_tdata_320_d7_is0 = s_axis_tdata_320_d7_bits30_23 == 8'h0;
-assign s_axis_tdata_320_d7_is255 = s_axis_tdata_320_d7_bits30_23 == 8'hff;
-assign s_axis_tdata_320_d7_is0_2 = s_axis_tdata_320_d7_bits22_0 == 23'h0;
-assign b_sign_6 = s_axis_tdata_320_d7[31];
-assign b_zero_6 = s_axis_tdata_320_d7_is0 & s_axis_tdata_320_d7_is0_2;
-assign b_inf_6 = s_axis_tdata_320_d7_is255 & s_axis_tdata_320_d7_is0_2;
-assign b_nan_6 = s_axis_tdata_320_d7_is255 & (~s_axis_tdata_320_d7_is0_2);
-assign b_sig_6 = {(~s_axis_tdata_320_d7_is0), s_axis_tdata_320_d7_bits22_0};
-assign b_exp_6 = s_axis_tdata_320_d7_is0 ? 8'h1 : s_axis_tdata_320_d7_bits30_23;
+assign s_axis_tdata_320_d6_bits30_23 = s_axis_tdata_320_d6[30:23];
+assign s_axis_tdata_320_d6_bits22_0 = s_axis_tdata_320_d6[22:0];
+assign s_axis_tdata_320_d6_is0 = s_axis_tdata_320_d6_bits30_23 == 8'h0;
+assign s_axis_tdata_320_d6_is255 = s_axis_tdata_320_d6_bits30_23 == 8'hff;
+assign s_axis_tdata_320_d6_is0_2 = s_axis_tdata_320_d6_bits22_0 == 23'h0;
+assign b_sign_6 = s_axis_tdata_320_d6[31];
+assign b_zero_6 = s_axis_tdata_320_d6_is0 & s_axis_tdata_320_d6_is0_2;
+assign b_inf_6 = s_axis_tdata_320_d6_is255 & s_axis_tdata_320_d6_is0_2;
+assign b_nan_6 = s_axis_tdata_320_d6_is255 & (~s_axis_tdata_320_d6_is0_2);
+assign b_sig_6 = {(~s_axis_tdata_320_d6_is0), s_axis_tdata_320_d6_bits22_0};
+assign b_exp_6 = s_axis_tdata_320_d6_is0 ? 8'h1 : s_axis_tdata_320_d6_bits30_23;
 assign opposite_6 = a_sign_6 ^ b_sign_6;
 assign nan_6 = (a_nan_6 | b_nan_6) | ((a_inf_6 & b_inf_6) & opposite_6);
 assign inf_6 = a_inf_6 | b_inf_6;
 assign inf_sign_6 = a_inf_6 ? a_sign_6 : b_sign_6;
 assign zero_sign_6 = a_sign_6 & b_sign_6;
-assign swap_6 = result_3[30:0] < s_axis_tdata_320_d7[30:0];
+assign swap_6 = result_3[30:0] < s_axis_tdata_320_d6[30:0];
 
 // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
 assign big_sign_6 = swap_d1_6 ? b_sign_d1_6 : a_sign_d1_6;
@@ -3199,14 +3084,14 @@ assign for_small_tz_cat_24 = {small_sig_and_36, (small_sig_and_33 ? ({small_sig_
 assign small_tz_6 = for_small_tz_and_6 ? ({for_small_tz_and_6, (small_sig_and_36 ? for_small_tz_cat_23 : for_small_tz_cat_24)}) : ({for_small_tz_and_6, (small_sig_and_35 ? for_small_tz_cat_21 : for_small_tz_cat_22)});
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign shifted_6 = (~(distance_d1_6[7:5] == 3'h0)) ? 26'h0 : (({small_sig_d1_6, 2'h0}) >> distance_d1_6[4:0]);
-assign align_sticky_6 = (~small_zero_d1_6) & ((({4'h0, small_tz_d1_6}) + 9'h2) < ({1'h0, distance_d1_6}));
-assign big_padded_6 = {1'h0, ({big_sig_d1_6, 3'h0})};
+assign shifted_6 = (~(distance_6[7:5] == 3'h0)) ? 26'h0 : (({small_sig_6, 2'h0}) >> distance_6[4:0]);
+assign align_sticky_6 = (~small_zero_6) & ((({4'h0, small_tz_6}) + 9'h2) < ({1'h0, distance_6}));
+assign big_padded_6 = {1'h0, ({big_sig_6, 3'h0})};
 assign aligned_6 = {1'h0, ({shifted_6, align_sticky_6})};
-assign field_base_6 = ({1'h0, big_exp_d1_6}) + 9'h1;
+assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d3_6}) + ({(aligned_d1_6 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3_6, opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6}), opposite_d3_6})), opposite_d3_6});
+assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d2_6}) + ({(aligned_d1_6 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_6, opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6})), opposite_d2_6});
 assign sum_6 = big_padded_d1_plus_6[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
@@ -3255,7 +3140,7 @@ assign sum_d1_cat_28 = {sum_d1_and_40, (sum_d1_and_36 ? ({sum_d1_and_36, sum_d1_
 assign sum_d1_cat_29 = {sum_d1_and_41, (sum_d1_and_39 ? ({sum_d1_and_39, sum_d1_sel_48}) : ({sum_d1_and_39, sum_d1_sel_47}))};
 assign sum_d1_cat_30 = {sum_d1_and_41, (sum_d1_and_38 ? ({sum_d1_and_38, sum_d1_sel_46}) : ({sum_d1_and_38, sum_d1_sel_45}))};
 assign lz_6 = sum_d1_and_42 ? ({sum_d1_and_42, (sum_d1_and_41 ? sum_d1_cat_29 : sum_d1_cat_30)}) : ({sum_d1_and_42, (sum_d1_and_40 ? sum_d1_cat_27 : sum_d1_cat_28)});
-assign left_6 = (({3'h0, lz_6}) < big_exp_d3_6) ? lz_6 : big_exp_d3_6[4:0];
+assign left_6 = (({3'h0, lz_6}) < big_exp_d2_6) ? lz_6 : big_exp_d2_6[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign normalized_6 = sum_d2_6 << left_d1_6;
@@ -3272,7 +3157,7 @@ assign overflow_before_6 = ~(field_d1_6 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_6 = packed_d1_6 + ({31'h0, increment_d1_6});
 assign overflow_6 = overflow_before_d1_6 | (~(rounded_6[31:23] < 9'hff));
-assign s2 = nan_d7_6 ? 32'h7fc00000 : (exact_zero_d3_6 ? ({zero_sign_d7_6, 31'h0}) : ({(inf_d7_6 ? inf_sign_d7_6 : big_sign_d6_6), ((overflow_6 | inf_d7_6) ? 31'h7f800000 : rounded_6[30:0])}));
+assign s2 = nan_d6_6 ? 32'h7fc00000 : (exact_zero_d3_6 ? ({zero_sign_d6_6, 31'h0}) : ({(inf_d6_6 ? inf_sign_d6_6 : big_sign_d5_6), ((overflow_6 | inf_d6_6) ? 31'h7f800000 : rounded_6[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
 assign s_axis_tdata_96_bits30_23 = s_axis_tdata[126:119];
@@ -3364,14 +3249,14 @@ assign for_small_tz_cat_28 = {small_sig_and_42, (small_sig_and_39 ? ({small_sig_
 assign small_tz_7 = for_small_tz_and_7 ? ({for_small_tz_and_7, (small_sig_and_42 ? for_small_tz_cat_27 : for_small_tz_cat_28)}) : ({for_small_tz_and_7, (small_sig_and_41 ? for_small_tz_cat_25 : for_small_tz_cat_26)});
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign shifted_7 = (~(distance_d1_7[7:5] == 3'h0)) ? 26'h0 : (({small_sig_d1_7, 2'h0}) >> distance_d1_7[4:0]);
-assign align_sticky_7 = (~small_zero_d1_7) & ((({4'h0, small_tz_d1_7}) + 9'h2) < ({1'h0, distance_d1_7}));
-assign big_padded_7 = {1'h0, ({big_sig_d1_7, 3'h0})};
+assign shifted_7 = (~(distance_7[7:5] == 3'h0)) ? 26'h0 : (({small_sig_7, 2'h0}) >> distance_7[4:0]);
+assign align_sticky_7 = (~small_zero_7) & ((({4'h0, small_tz_7}) + 9'h2) < ({1'h0, distance_7}));
+assign big_padded_7 = {1'h0, ({big_sig_7, 3'h0})};
 assign aligned_7 = {1'h0, ({shifted_7, align_sticky_7})};
-assign field_base_7 = ({1'h0, big_exp_d1_7}) + 9'h1;
+assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d3_7}) + ({(aligned_d1_7 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3_7, opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7}), opposite_d3_7})), opposite_d3_7});
+assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d2_7}) + ({(aligned_d1_7 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_7, opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7})), opposite_d2_7});
 assign sum_7 = big_padded_d1_plus_7[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
@@ -3420,7 +3305,7 @@ assign sum_d1_cat_33 = {sum_d1_and_47, (sum_d1_and_43 ? ({sum_d1_and_43, sum_d1_
 assign sum_d1_cat_34 = {sum_d1_and_48, (sum_d1_and_46 ? ({sum_d1_and_46, sum_d1_sel_56}) : ({sum_d1_and_46, sum_d1_sel_55}))};
 assign sum_d1_cat_35 = {sum_d1_and_48, (sum_d1_and_45 ? ({sum_d1_and_45, sum_d1_sel_54}) : ({sum_d1_and_45, sum_d1_sel_53}))};
 assign lz_7 = sum_d1_and_49 ? ({sum_d1_and_49, (sum_d1_and_48 ? sum_d1_cat_34 : sum_d1_cat_35)}) : ({sum_d1_and_49, (sum_d1_and_47 ? sum_d1_cat_32 : sum_d1_cat_33)});
-assign left_7 = (({3'h0, lz_7}) < big_exp_d3_7) ? lz_7 : big_exp_d3_7[4:0];
+assign left_7 = (({3'h0, lz_7}) < big_exp_d2_7) ? lz_7 : big_exp_d2_7[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign normalized_7 = sum_d2_7 << left_d1_7;
@@ -3437,7 +3322,7 @@ assign overflow_before_7 = ~(field_d1_7 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_7 = packed_d1_7 + ({31'h0, increment_d1_7});
 assign overflow_7 = overflow_before_d1_7 | (~(rounded_7[31:23] < 9'hff));
-assign result_4 = nan_d7_7 ? 32'h7fc00000 : (exact_zero_d3_7 ? ({zero_sign_d7_7, 31'h0}) : ({(inf_d7_7 ? inf_sign_d7_7 : big_sign_d6_7), ((overflow_7 | inf_d7_7) ? 31'h7f800000 : rounded_7[30:0])}));
+assign result_4 = nan_d6_7 ? 32'h7fc00000 : (exact_zero_d3_7 ? ({zero_sign_d6_7, 31'h0}) : ({(inf_d6_7 ? inf_sign_d6_7 : big_sign_d5_7), ((overflow_7 | inf_d6_7) ? 31'h7f800000 : rounded_7[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
 assign result_bits30_23_4 = result_4[30:23];
@@ -3451,23 +3336,23 @@ assign a_inf_8 = result_is255_4 & result_is0_8;
 assign a_nan_8 = result_is255_4 & (~result_is0_8);
 assign a_sig_8 = {(~result_is0_7), result_bits22_0_4};
 assign a_exp_8 = result_is0_7 ? 8'h1 : result_bits30_23_4;
-assign s_axis_tdata_352_d7_bits30_23 = s_axis_tdata_352_d7[30:23];
-assign s_axis_tdata_352_d7_bits22_0 = s_axis_tdata_352_d7[22:0];
-assign s_axis_tdata_352_d7_is0 = s_axis_tdata_352_d7_bits30_23 == 8'h0;
-assign s_axis_tdata_352_d7_is255 = s_axis_tdata_352_d7_bits30_23 == 8'hff;
-assign s_axis_tdata_352_d7_is0_2 = s_axis_tdata_352_d7_bits22_0 == 23'h0;
-assign b_sign_8 = s_axis_tdata_352_d7[31];
-assign b_zero_8 = s_axis_tdata_352_d7_is0 & s_axis_tdata_352_d7_is0_2;
-assign b_inf_8 = s_axis_tdata_352_d7_is255 & s_axis_tdata_352_d7_is0_2;
-assign b_nan_8 = s_axis_tdata_352_d7_is255 & (~s_axis_tdata_352_d7_is0_2);
-assign b_sig_8 = {(~s_axis_tdata_352_d7_is0), s_axis_tdata_352_d7_bits22_0};
-assign b_exp_8 = s_axis_tdata_352_d7_is0 ? 8'h1 : s_axis_tdata_352_d7_bits30_23;
+assign s_axis_tdata_352_d6_bits30_23 = s_axis_tdata_352_d6[30:23];
+assign s_axis_tdata_352_d6_bits22_0 = s_axis_tdata_352_d6[22:0];
+assign s_axis_tdata_352_d6_is0 = s_axis_tdata_352_d6_bits30_23 == 8'h0;
+assign s_axis_tdata_352_d6_is255 = s_axis_tdata_352_d6_bits30_23 == 8'hff;
+assign s_axis_tdata_352_d6_is0_2 = s_axis_tdata_352_d6_bits22_0 == 23'h0;
+assign b_sign_8 = s_axis_tdata_352_d6[31];
+assign b_zero_8 = s_axis_tdata_352_d6_is0 & s_axis_tdata_352_d6_is0_2;
+assign b_inf_8 = s_axis_tdata_352_d6_is255 & s_axis_tdata_352_d6_is0_2;
+assign b_nan_8 = s_axis_tdata_352_d6_is255 & (~s_axis_tdata_352_d6_is0_2);
+assign b_sig_8 = {(~s_axis_tdata_352_d6_is0), s_axis_tdata_352_d6_bits22_0};
+assign b_exp_8 = s_axis_tdata_352_d6_is0 ? 8'h1 : s_axis_tdata_352_d6_bits30_23;
 assign opposite_8 = a_sign_8 ^ b_sign_8;
 assign nan_8 = (a_nan_8 | b_nan_8) | ((a_inf_8 & b_inf_8) & opposite_8);
 assign inf_8 = a_inf_8 | b_inf_8;
 assign inf_sign_8 = a_inf_8 ? a_sign_8 : b_sign_8;
 assign zero_sign_8 = a_sign_8 & b_sign_8;
-assign swap_8 = result_4[30:0] < s_axis_tdata_352_d7[30:0];
+assign swap_8 = result_4[30:0] < s_axis_tdata_352_d6[30:0];
 
 // ---- add: the operands in order, the exponent distance, the smaller one's trailing zeros ----
 assign big_sign_8 = swap_d1_8 ? b_sign_d1_8 : a_sign_d1_8;
@@ -3529,14 +3414,14 @@ assign for_small_tz_cat_32 = {small_sig_and_48, (small_sig_and_45 ? ({small_sig_
 assign small_tz_8 = for_small_tz_and_8 ? ({for_small_tz_and_8, (small_sig_and_48 ? for_small_tz_cat_31 : for_small_tz_cat_32)}) : ({for_small_tz_and_8, (small_sig_and_47 ? for_small_tz_cat_29 : for_small_tz_cat_30)});
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign shifted_8 = (~(distance_d1_8[7:5] == 3'h0)) ? 26'h0 : (({small_sig_d1_8, 2'h0}) >> distance_d1_8[4:0]);
-assign align_sticky_8 = (~small_zero_d1_8) & ((({4'h0, small_tz_d1_8}) + 9'h2) < ({1'h0, distance_d1_8}));
-assign big_padded_8 = {1'h0, ({big_sig_d1_8, 3'h0})};
+assign shifted_8 = (~(distance_8[7:5] == 3'h0)) ? 26'h0 : (({small_sig_8, 2'h0}) >> distance_8[4:0]);
+assign align_sticky_8 = (~small_zero_8) & ((({4'h0, small_tz_8}) + 9'h2) < ({1'h0, distance_8}));
+assign big_padded_8 = {1'h0, ({big_sig_8, 3'h0})};
 assign aligned_8 = {1'h0, ({shifted_8, align_sticky_8})};
-assign field_base_8 = ({1'h0, big_exp_d1_8}) + 9'h1;
+assign field_base_8 = ({1'h0, big_exp_8}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_8 = ({big_padded_d1_8, opposite_d3_8}) + ({(aligned_d1_8 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3_8, opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8}), opposite_d3_8})), opposite_d3_8});
+assign big_padded_d1_plus_8 = ({big_padded_d1_8, opposite_d2_8}) + ({(aligned_d1_8 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_8, opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8})), opposite_d2_8});
 assign sum_8 = big_padded_d1_plus_8[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
@@ -3585,7 +3470,7 @@ assign sum_d1_cat_38 = {sum_d1_and_54, (sum_d1_and_50 ? ({sum_d1_and_50, sum_d1_
 assign sum_d1_cat_39 = {sum_d1_and_55, (sum_d1_and_53 ? ({sum_d1_and_53, sum_d1_sel_64}) : ({sum_d1_and_53, sum_d1_sel_63}))};
 assign sum_d1_cat_40 = {sum_d1_and_55, (sum_d1_and_52 ? ({sum_d1_and_52, sum_d1_sel_62}) : ({sum_d1_and_52, sum_d1_sel_61}))};
 assign lz_8 = sum_d1_and_56 ? ({sum_d1_and_56, (sum_d1_and_55 ? sum_d1_cat_39 : sum_d1_cat_40)}) : ({sum_d1_and_56, (sum_d1_and_54 ? sum_d1_cat_37 : sum_d1_cat_38)});
-assign left_8 = (({3'h0, lz_8}) < big_exp_d3_8) ? lz_8 : big_exp_d3_8[4:0];
+assign left_8 = (({3'h0, lz_8}) < big_exp_d2_8) ? lz_8 : big_exp_d2_8[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign normalized_8 = sum_d2_8 << left_d1_8;
@@ -3602,7 +3487,7 @@ assign overflow_before_8 = ~(field_d1_8 < 9'hff);
 // ---- add: rounding increment, overflow to infinity, special cases ----
 assign rounded_8 = packed_d1_8 + ({31'h0, increment_d1_8});
 assign overflow_8 = overflow_before_d1_8 | (~(rounded_8[31:23] < 9'hff));
-assign s3 = nan_d7_8 ? 32'h7fc00000 : (exact_zero_d3_8 ? ({zero_sign_d7_8, 31'h0}) : ({(inf_d7_8 ? inf_sign_d7_8 : big_sign_d6_8), ((overflow_8 | inf_d7_8) ? 31'h7f800000 : rounded_8[30:0])}));
+assign s3 = nan_d6_8 ? 32'h7fc00000 : (exact_zero_d3_8 ? ({zero_sign_d6_8, 31'h0}) : ({(inf_d6_8 ? inf_sign_d6_8 : big_sign_d5_8), ((overflow_8 | inf_d6_8) ? 31'h7f800000 : rounded_8[30:0])}));
 assign out_valid_or = (~out_valid) | m_axis_tready;
 
 always @(posedge clk) begin
@@ -3615,20 +3500,13 @@ always @(posedge clk) begin
     if (out_valid_or) a_sig_d1 <= a_sig;
     if (out_valid_or) a_zero_d1 <= a_zero;
     if (out_valid_or) b_zero_d1 <= b_zero;
-    if (out_valid_or) distance_d1 <= distance;
-    if (out_valid_or) small_sig_d1 <= small_sig;
-    if (out_valid_or) small_zero_d1 <= small_zero;
-    if (out_valid_or) small_tz_d1 <= small_tz;
-    if (out_valid_or) big_sig_d1 <= big_sig;
-    if (out_valid_or) big_exp_d1 <= big_exp;
     if (out_valid_or) opposite_d1 <= opposite;
     if (out_valid_or) opposite_d2 <= opposite_d1;
-    if (out_valid_or) opposite_d3 <= opposite_d2;
     if (out_valid_or) big_padded_d1 <= big_padded;
     if (out_valid_or) aligned_d1 <= aligned;
     if (out_valid_or) sum_d1 <= sum;
+    if (out_valid_or) big_exp_d1 <= big_exp;
     if (out_valid_or) big_exp_d2 <= big_exp_d1;
-    if (out_valid_or) big_exp_d3 <= big_exp_d2;
     if (out_valid_or) sum_d2 <= sum_d1;
     if (out_valid_or) left_d1 <= left;
     if (out_valid_or) field_base_d1 <= field_base;
@@ -3645,27 +3523,23 @@ always @(posedge clk) begin
     if (out_valid_or) inf_d4 <= inf_d3;
     if (out_valid_or) inf_d5 <= inf_d4;
     if (out_valid_or) inf_d6 <= inf_d5;
-    if (out_valid_or) inf_d7 <= inf_d6;
     if (out_valid_or) inf_sign_d1 <= inf_sign;
     if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
     if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
     if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
     if (out_valid_or) inf_sign_d5 <= inf_sign_d4;
     if (out_valid_or) inf_sign_d6 <= inf_sign_d5;
-    if (out_valid_or) inf_sign_d7 <= inf_sign_d6;
     if (out_valid_or) big_sign_d1 <= big_sign;
     if (out_valid_or) big_sign_d2 <= big_sign_d1;
     if (out_valid_or) big_sign_d3 <= big_sign_d2;
     if (out_valid_or) big_sign_d4 <= big_sign_d3;
     if (out_valid_or) big_sign_d5 <= big_sign_d4;
-    if (out_valid_or) big_sign_d6 <= big_sign_d5;
     if (out_valid_or) zero_sign_d1 <= zero_sign;
     if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
     if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
     if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
     if (out_valid_or) zero_sign_d5 <= zero_sign_d4;
     if (out_valid_or) zero_sign_d6 <= zero_sign_d5;
-    if (out_valid_or) zero_sign_d7 <= zero_sign_d6;
     if (out_valid_or) exact_zero_d1 <= exact_zero;
     if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
     if (out_valid_or) exact_zero_d3 <= exact_zero_d2;
@@ -3675,14 +3549,12 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d4 <= nan_d3;
     if (out_valid_or) nan_d5 <= nan_d4;
     if (out_valid_or) nan_d6 <= nan_d5;
-    if (out_valid_or) nan_d7 <= nan_d6;
     if (out_valid_or) s_axis_tdata_256_d1 <= s_axis_tdata[287:256];
     if (out_valid_or) s_axis_tdata_256_d2 <= s_axis_tdata_256_d1;
     if (out_valid_or) s_axis_tdata_256_d3 <= s_axis_tdata_256_d2;
     if (out_valid_or) s_axis_tdata_256_d4 <= s_axis_tdata_256_d3;
     if (out_valid_or) s_axis_tdata_256_d5 <= s_axis_tdata_256_d4;
     if (out_valid_or) s_axis_tdata_256_d6 <= s_axis_tdata_256_d5;
-    if (out_valid_or) s_axis_tdata_256_d7 <= s_axis_tdata_256_d6;
     if (out_valid_or) swap_d1_2 <= swap_2;
     if (out_valid_or) b_sign_d1_2 <= b_sign_2;
     if (out_valid_or) a_sign_d1_2 <= a_sign_2;
@@ -3692,20 +3564,13 @@ always @(posedge clk) begin
     if (out_valid_or) a_sig_d1_2 <= a_sig_2;
     if (out_valid_or) a_zero_d1_2 <= a_zero_2;
     if (out_valid_or) b_zero_d1_2 <= b_zero_2;
-    if (out_valid_or) distance_d1_2 <= distance_2;
-    if (out_valid_or) small_sig_d1_2 <= small_sig_2;
-    if (out_valid_or) small_zero_d1_2 <= small_zero_2;
-    if (out_valid_or) small_tz_d1_2 <= small_tz_2;
-    if (out_valid_or) big_sig_d1_2 <= big_sig_2;
-    if (out_valid_or) big_exp_d1_2 <= big_exp_2;
     if (out_valid_or) opposite_d1_2 <= opposite_2;
     if (out_valid_or) opposite_d2_2 <= opposite_d1_2;
-    if (out_valid_or) opposite_d3_2 <= opposite_d2_2;
     if (out_valid_or) big_padded_d1_2 <= big_padded_2;
     if (out_valid_or) aligned_d1_2 <= aligned_2;
     if (out_valid_or) sum_d1_2 <= sum_2;
+    if (out_valid_or) big_exp_d1_2 <= big_exp_2;
     if (out_valid_or) big_exp_d2_2 <= big_exp_d1_2;
-    if (out_valid_or) big_exp_d3_2 <= big_exp_d2_2;
     if (out_valid_or) sum_d2_2 <= sum_d1_2;
     if (out_valid_or) left_d1_2 <= left_2;
     if (out_valid_or) field_base_d1_2 <= field_base_2;
@@ -3722,27 +3587,23 @@ always @(posedge clk) begin
     if (out_valid_or) inf_d4_2 <= inf_d3_2;
     if (out_valid_or) inf_d5_2 <= inf_d4_2;
     if (out_valid_or) inf_d6_2 <= inf_d5_2;
-    if (out_valid_or) inf_d7_2 <= inf_d6_2;
     if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
     if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
     if (out_valid_or) inf_sign_d3_2 <= inf_sign_d2_2;
     if (out_valid_or) inf_sign_d4_2 <= inf_sign_d3_2;
     if (out_valid_or) inf_sign_d5_2 <= inf_sign_d4_2;
     if (out_valid_or) inf_sign_d6_2 <= inf_sign_d5_2;
-    if (out_valid_or) inf_sign_d7_2 <= inf_sign_d6_2;
     if (out_valid_or) big_sign_d1_2 <= big_sign_2;
     if (out_valid_or) big_sign_d2_2 <= big_sign_d1_2;
     if (out_valid_or) big_sign_d3_2 <= big_sign_d2_2;
     if (out_valid_or) big_sign_d4_2 <= big_sign_d3_2;
     if (out_valid_or) big_sign_d5_2 <= big_sign_d4_2;
-    if (out_valid_or) big_sign_d6_2 <= big_sign_d5_2;
     if (out_valid_or) zero_sign_d1_2 <= zero_sign_2;
     if (out_valid_or) zero_sign_d2_2 <= zero_sign_d1_2;
     if (out_valid_or) zero_sign_d3_2 <= zero_sign_d2_2;
     if (out_valid_or) zero_sign_d4_2 <= zero_sign_d3_2;
     if (out_valid_or) zero_sign_d5_2 <= zero_sign_d4_2;
     if (out_valid_or) zero_sign_d6_2 <= zero_sign_d5_2;
-    if (out_valid_or) zero_sign_d7_2 <= zero_sign_d6_2;
     if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
     if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
     if (out_valid_or) exact_zero_d3_2 <= exact_zero_d2_2;
@@ -3752,7 +3613,6 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d4_2 <= nan_d3_2;
     if (out_valid_or) nan_d5_2 <= nan_d4_2;
     if (out_valid_or) nan_d6_2 <= nan_d5_2;
-    if (out_valid_or) nan_d7_2 <= nan_d6_2;
     if (out_valid_or) swap_d1_3 <= swap_3;
     if (out_valid_or) b_sign_d1_3 <= b_sign_3;
     if (out_valid_or) a_sign_d1_3 <= a_sign_3;
@@ -3762,20 +3622,13 @@ always @(posedge clk) begin
     if (out_valid_or) a_sig_d1_3 <= a_sig_3;
     if (out_valid_or) a_zero_d1_3 <= a_zero_3;
     if (out_valid_or) b_zero_d1_3 <= b_zero_3;
-    if (out_valid_or) distance_d1_3 <= distance_3;
-    if (out_valid_or) small_sig_d1_3 <= small_sig_3;
-    if (out_valid_or) small_zero_d1_3 <= small_zero_3;
-    if (out_valid_or) small_tz_d1_3 <= small_tz_3;
-    if (out_valid_or) big_sig_d1_3 <= big_sig_3;
-    if (out_valid_or) big_exp_d1_3 <= big_exp_3;
     if (out_valid_or) opposite_d1_3 <= opposite_3;
     if (out_valid_or) opposite_d2_3 <= opposite_d1_3;
-    if (out_valid_or) opposite_d3_3 <= opposite_d2_3;
     if (out_valid_or) big_padded_d1_3 <= big_padded_3;
     if (out_valid_or) aligned_d1_3 <= aligned_3;
     if (out_valid_or) sum_d1_3 <= sum_3;
+    if (out_valid_or) big_exp_d1_3 <= big_exp_3;
     if (out_valid_or) big_exp_d2_3 <= big_exp_d1_3;
-    if (out_valid_or) big_exp_d3_3 <= big_exp_d2_3;
     if (out_valid_or) sum_d2_3 <= sum_d1_3;
     if (out_valid_or) left_d1_3 <= left_3;
     if (out_valid_or) field_base_d1_3 <= field_base_3;
@@ -3792,27 +3645,23 @@ always @(posedge clk) begin
     if (out_valid_or) inf_d4_3 <= inf_d3_3;
     if (out_valid_or) inf_d5_3 <= inf_d4_3;
     if (out_valid_or) inf_d6_3 <= inf_d5_3;
-    if (out_valid_or) inf_d7_3 <= inf_d6_3;
     if (out_valid_or) inf_sign_d1_3 <= inf_sign_3;
     if (out_valid_or) inf_sign_d2_3 <= inf_sign_d1_3;
     if (out_valid_or) inf_sign_d3_3 <= inf_sign_d2_3;
     if (out_valid_or) inf_sign_d4_3 <= inf_sign_d3_3;
     if (out_valid_or) inf_sign_d5_3 <= inf_sign_d4_3;
     if (out_valid_or) inf_sign_d6_3 <= inf_sign_d5_3;
-    if (out_valid_or) inf_sign_d7_3 <= inf_sign_d6_3;
     if (out_valid_or) big_sign_d1_3 <= big_sign_3;
     if (out_valid_or) big_sign_d2_3 <= big_sign_d1_3;
     if (out_valid_or) big_sign_d3_3 <= big_sign_d2_3;
     if (out_valid_or) big_sign_d4_3 <= big_sign_d3_3;
     if (out_valid_or) big_sign_d5_3 <= big_sign_d4_3;
-    if (out_valid_or) big_sign_d6_3 <= big_sign_d5_3;
     if (out_valid_or) zero_sign_d1_3 <= zero_sign_3;
     if (out_valid_or) zero_sign_d2_3 <= zero_sign_d1_3;
     if (out_valid_or) zero_sign_d3_3 <= zero_sign_d2_3;
     if (out_valid_or) zero_sign_d4_3 <= zero_sign_d3_3;
     if (out_valid_or) zero_sign_d5_3 <= zero_sign_d4_3;
     if (out_valid_or) zero_sign_d6_3 <= zero_sign_d5_3;
-    if (out_valid_or) zero_sign_d7_3 <= zero_sign_d6_3;
     if (out_valid_or) exact_zero_d1_3 <= exact_zero_3;
     if (out_valid_or) exact_zero_d2_3 <= exact_zero_d1_3;
     if (out_valid_or) exact_zero_d3_3 <= exact_zero_d2_3;
@@ -3822,14 +3671,12 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d4_3 <= nan_d3_3;
     if (out_valid_or) nan_d5_3 <= nan_d4_3;
     if (out_valid_or) nan_d6_3 <= nan_d5_3;
-    if (out_valid_or) nan_d7_3 <= nan_d6_3;
     if (out_valid_or) s_axis_tdata_288_d1 <= s_axis_tdata[319:288];
     if (out_valid_or) s_axis_tdata_288_d2 <= s_axis_tdata_288_d1;
     if (out_valid_or) s_axis_tdata_288_d3 <= s_axis_tdata_288_d2;
     if (out_valid_or) s_axis_tdata_288_d4 <= s_axis_tdata_288_d3;
     if (out_valid_or) s_axis_tdata_288_d5 <= s_axis_tdata_288_d4;
     if (out_valid_or) s_axis_tdata_288_d6 <= s_axis_tdata_288_d5;
-    if (out_valid_or) s_axis_tdata_288_d7 <= s_axis_tdata_288_d6;
     if (out_valid_or) swap_d1_4 <= swap_4;
     if (out_valid_or) b_sign_d1_4 <= b_sign_4;
     if (out_valid_or) a_sign_d1_4 <= a_sign_4;
@@ -3839,20 +3686,13 @@ always @(posedge clk) begin
     if (out_valid_or) a_sig_d1_4 <= a_sig_4;
     if (out_valid_or) a_zero_d1_4 <= a_zero_4;
     if (out_valid_or) b_zero_d1_4 <= b_zero_4;
-    if (out_valid_or) distance_d1_4 <= distance_4;
-    if (out_valid_or) small_sig_d1_4 <= small_sig_4;
-    if (out_valid_or) small_zero_d1_4 <= small_zero_4;
-    if (out_valid_or) small_tz_d1_4 <= small_tz_4;
-    if (out_valid_or) big_sig_d1_4 <= big_sig_4;
-    if (out_valid_or) big_exp_d1_4 <= big_exp_4;
     if (out_valid_or) opposite_d1_4 <= opposite_4;
     if (out_valid_or) opposite_d2_4 <= opposite_d1_4;
-    if (out_valid_or) opposite_d3_4 <= opposite_d2_4;
     if (out_valid_or) big_padded_d1_4 <= big_padded_4;
     if (out_valid_or) aligned_d1_4 <= aligned_4;
     if (out_valid_or) sum_d1_4 <= sum_4;
+    if (out_valid_or) big_exp_d1_4 <= big_exp_4;
     if (out_valid_or) big_exp_d2_4 <= big_exp_d1_4;
-    if (out_valid_or) big_exp_d3_4 <= big_exp_d2_4;
     if (out_valid_or) sum_d2_4 <= sum_d1_4;
     if (out_valid_or) left_d1_4 <= left_4;
     if (out_valid_or) field_base_d1_4 <= field_base_4;
@@ -3869,27 +3709,23 @@ always @(posedge clk) begin
     if (out_valid_or) inf_d4_4 <= inf_d3_4;
     if (out_valid_or) inf_d5_4 <= inf_d4_4;
     if (out_valid_or) inf_d6_4 <= inf_d5_4;
-    if (out_valid_or) inf_d7_4 <= inf_d6_4;
     if (out_valid_or) inf_sign_d1_4 <= inf_sign_4;
     if (out_valid_or) inf_sign_d2_4 <= inf_sign_d1_4;
     if (out_valid_or) inf_sign_d3_4 <= inf_sign_d2_4;
     if (out_valid_or) inf_sign_d4_4 <= inf_sign_d3_4;
     if (out_valid_or) inf_sign_d5_4 <= inf_sign_d4_4;
     if (out_valid_or) inf_sign_d6_4 <= inf_sign_d5_4;
-    if (out_valid_or) inf_sign_d7_4 <= inf_sign_d6_4;
     if (out_valid_or) big_sign_d1_4 <= big_sign_4;
     if (out_valid_or) big_sign_d2_4 <= big_sign_d1_4;
     if (out_valid_or) big_sign_d3_4 <= big_sign_d2_4;
     if (out_valid_or) big_sign_d4_4 <= big_sign_d3_4;
     if (out_valid_or) big_sign_d5_4 <= big_sign_d4_4;
-    if (out_valid_or) big_sign_d6_4 <= big_sign_d5_4;
     if (out_valid_or) zero_sign_d1_4 <= zero_sign_4;
     if (out_valid_or) zero_sign_d2_4 <= zero_sign_d1_4;
     if (out_valid_or) zero_sign_d3_4 <= zero_sign_d2_4;
     if (out_valid_or) zero_sign_d4_4 <= zero_sign_d3_4;
     if (out_valid_or) zero_sign_d5_4 <= zero_sign_d4_4;
     if (out_valid_or) zero_sign_d6_4 <= zero_sign_d5_4;
-    if (out_valid_or) zero_sign_d7_4 <= zero_sign_d6_4;
     if (out_valid_or) exact_zero_d1_4 <= exact_zero_4;
     if (out_valid_or) exact_zero_d2_4 <= exact_zero_d1_4;
     if (out_valid_or) exact_zero_d3_4 <= exact_zero_d2_4;
@@ -3899,7 +3735,6 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d4_4 <= nan_d3_4;
     if (out_valid_or) nan_d5_4 <= nan_d4_4;
     if (out_valid_or) nan_d6_4 <= nan_d5_4;
-    if (out_valid_or) nan_d7_4 <= nan_d6_4;
     if (out_valid_or) swap_d1_5 <= swap_5;
     if (out_valid_or) b_sign_d1_5 <= b_sign_5;
     if (out_valid_or) a_sign_d1_5 <= a_sign_5;
@@ -3909,20 +3744,13 @@ always @(posedge clk) begin
     if (out_valid_or) a_sig_d1_5 <= a_sig_5;
     if (out_valid_or) a_zero_d1_5 <= a_zero_5;
     if (out_valid_or) b_zero_d1_5 <= b_zero_5;
-    if (out_valid_or) distance_d1_5 <= distance_5;
-    if (out_valid_or) small_sig_d1_5 <= small_sig_5;
-    if (out_valid_or) small_zero_d1_5 <= small_zero_5;
-    if (out_valid_or) small_tz_d1_5 <= small_tz_5;
-    if (out_valid_or) big_sig_d1_5 <= big_sig_5;
-    if (out_valid_or) big_exp_d1_5 <= big_exp_5;
     if (out_valid_or) opposite_d1_5 <= opposite_5;
     if (out_valid_or) opposite_d2_5 <= opposite_d1_5;
-    if (out_valid_or) opposite_d3_5 <= opposite_d2_5;
     if (out_valid_or) big_padded_d1_5 <= big_padded_5;
     if (out_valid_or) aligned_d1_5 <= aligned_5;
     if (out_valid_or) sum_d1_5 <= sum_5;
+    if (out_valid_or) big_exp_d1_5 <= big_exp_5;
     if (out_valid_or) big_exp_d2_5 <= big_exp_d1_5;
-    if (out_valid_or) big_exp_d3_5 <= big_exp_d2_5;
     if (out_valid_or) sum_d2_5 <= sum_d1_5;
     if (out_valid_or) left_d1_5 <= left_5;
     if (out_valid_or) field_base_d1_5 <= field_base_5;
@@ -3939,27 +3767,23 @@ always @(posedge clk) begin
     if (out_valid_or) inf_d4_5 <= inf_d3_5;
     if (out_valid_or) inf_d5_5 <= inf_d4_5;
     if (out_valid_or) inf_d6_5 <= inf_d5_5;
-    if (out_valid_or) inf_d7_5 <= inf_d6_5;
     if (out_valid_or) inf_sign_d1_5 <= inf_sign_5;
     if (out_valid_or) inf_sign_d2_5 <= inf_sign_d1_5;
     if (out_valid_or) inf_sign_d3_5 <= inf_sign_d2_5;
     if (out_valid_or) inf_sign_d4_5 <= inf_sign_d3_5;
     if (out_valid_or) inf_sign_d5_5 <= inf_sign_d4_5;
     if (out_valid_or) inf_sign_d6_5 <= inf_sign_d5_5;
-    if (out_valid_or) inf_sign_d7_5 <= inf_sign_d6_5;
     if (out_valid_or) big_sign_d1_5 <= big_sign_5;
     if (out_valid_or) big_sign_d2_5 <= big_sign_d1_5;
     if (out_valid_or) big_sign_d3_5 <= big_sign_d2_5;
     if (out_valid_or) big_sign_d4_5 <= big_sign_d3_5;
     if (out_valid_or) big_sign_d5_5 <= big_sign_d4_5;
-    if (out_valid_or) big_sign_d6_5 <= big_sign_d5_5;
     if (out_valid_or) zero_sign_d1_5 <= zero_sign_5;
     if (out_valid_or) zero_sign_d2_5 <= zero_sign_d1_5;
     if (out_valid_or) zero_sign_d3_5 <= zero_sign_d2_5;
     if (out_valid_or) zero_sign_d4_5 <= zero_sign_d3_5;
     if (out_valid_or) zero_sign_d5_5 <= zero_sign_d4_5;
     if (out_valid_or) zero_sign_d6_5 <= zero_sign_d5_5;
-    if (out_valid_or) zero_sign_d7_5 <= zero_sign_d6_5;
     if (out_valid_or) exact_zero_d1_5 <= exact_zero_5;
     if (out_valid_or) exact_zero_d2_5 <= exact_zero_d1_5;
     if (out_valid_or) exact_zero_d3_5 <= exact_zero_d2_5;
@@ -3969,14 +3793,12 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d4_5 <= nan_d3_5;
     if (out_valid_or) nan_d5_5 <= nan_d4_5;
     if (out_valid_or) nan_d6_5 <= nan_d5_5;
-    if (out_valid_or) nan_d7_5 <= nan_d6_5;
     if (out_valid_or) s_axis_tdata_320_d1 <= s_axis_tdata[351:320];
     if (out_valid_or) s_axis_tdata_320_d2 <= s_axis_tdata_320_d1;
     if (out_valid_or) s_axis_tdata_320_d3 <= s_axis_tdata_320_d2;
     if (out_valid_or) s_axis_tdata_320_d4 <= s_axis_tdata_320_d3;
     if (out_valid_or) s_axis_tdata_320_d5 <= s_axis_tdata_320_d4;
     if (out_valid_or) s_axis_tdata_320_d6 <= s_axis_tdata_320_d5;
-    if (out_valid_or) s_axis_tdata_320_d7 <= s_axis_tdata_320_d6;
     if (out_valid_or) swap_d1_6 <= swap_6;
     if (out_valid_or) b_sign_d1_6 <= b_sign_6;
     if (out_valid_or) a_sign_d1_6 <= a_sign_6;
@@ -3986,20 +3808,13 @@ always @(posedge clk) begin
     if (out_valid_or) a_sig_d1_6 <= a_sig_6;
     if (out_valid_or) a_zero_d1_6 <= a_zero_6;
     if (out_valid_or) b_zero_d1_6 <= b_zero_6;
-    if (out_valid_or) distance_d1_6 <= distance_6;
-    if (out_valid_or) small_sig_d1_6 <= small_sig_6;
-    if (out_valid_or) small_zero_d1_6 <= small_zero_6;
-    if (out_valid_or) small_tz_d1_6 <= small_tz_6;
-    if (out_valid_or) big_sig_d1_6 <= big_sig_6;
-    if (out_valid_or) big_exp_d1_6 <= big_exp_6;
     if (out_valid_or) opposite_d1_6 <= opposite_6;
     if (out_valid_or) opposite_d2_6 <= opposite_d1_6;
-    if (out_valid_or) opposite_d3_6 <= opposite_d2_6;
     if (out_valid_or) big_padded_d1_6 <= big_padded_6;
     if (out_valid_or) aligned_d1_6 <= aligned_6;
     if (out_valid_or) sum_d1_6 <= sum_6;
+    if (out_valid_or) big_exp_d1_6 <= big_exp_6;
     if (out_valid_or) big_exp_d2_6 <= big_exp_d1_6;
-    if (out_valid_or) big_exp_d3_6 <= big_exp_d2_6;
     if (out_valid_or) sum_d2_6 <= sum_d1_6;
     if (out_valid_or) left_d1_6 <= left_6;
     if (out_valid_or) field_base_d1_6 <= field_base_6;
@@ -4016,27 +3831,23 @@ always @(posedge clk) begin
     if (out_valid_or) inf_d4_6 <= inf_d3_6;
     if (out_valid_or) inf_d5_6 <= inf_d4_6;
     if (out_valid_or) inf_d6_6 <= inf_d5_6;
-    if (out_valid_or) inf_d7_6 <= inf_d6_6;
     if (out_valid_or) inf_sign_d1_6 <= inf_sign_6;
     if (out_valid_or) inf_sign_d2_6 <= inf_sign_d1_6;
     if (out_valid_or) inf_sign_d3_6 <= inf_sign_d2_6;
     if (out_valid_or) inf_sign_d4_6 <= inf_sign_d3_6;
     if (out_valid_or) inf_sign_d5_6 <= inf_sign_d4_6;
     if (out_valid_or) inf_sign_d6_6 <= inf_sign_d5_6;
-    if (out_valid_or) inf_sign_d7_6 <= inf_sign_d6_6;
     if (out_valid_or) big_sign_d1_6 <= big_sign_6;
     if (out_valid_or) big_sign_d2_6 <= big_sign_d1_6;
     if (out_valid_or) big_sign_d3_6 <= big_sign_d2_6;
     if (out_valid_or) big_sign_d4_6 <= big_sign_d3_6;
     if (out_valid_or) big_sign_d5_6 <= big_sign_d4_6;
-    if (out_valid_or) big_sign_d6_6 <= big_sign_d5_6;
     if (out_valid_or) zero_sign_d1_6 <= zero_sign_6;
     if (out_valid_or) zero_sign_d2_6 <= zero_sign_d1_6;
     if (out_valid_or) zero_sign_d3_6 <= zero_sign_d2_6;
     if (out_valid_or) zero_sign_d4_6 <= zero_sign_d3_6;
     if (out_valid_or) zero_sign_d5_6 <= zero_sign_d4_6;
     if (out_valid_or) zero_sign_d6_6 <= zero_sign_d5_6;
-    if (out_valid_or) zero_sign_d7_6 <= zero_sign_d6_6;
     if (out_valid_or) exact_zero_d1_6 <= exact_zero_6;
     if (out_valid_or) exact_zero_d2_6 <= exact_zero_d1_6;
     if (out_valid_or) exact_zero_d3_6 <= exact_zero_d2_6;
@@ -4046,7 +3857,6 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d4_6 <= nan_d3_6;
     if (out_valid_or) nan_d5_6 <= nan_d4_6;
     if (out_valid_or) nan_d6_6 <= nan_d5_6;
-    if (out_valid_or) nan_d7_6 <= nan_d6_6;
     if (out_valid_or) swap_d1_7 <= swap_7;
     if (out_valid_or) b_sign_d1_7 <= b_sign_7;
     if (out_valid_or) a_sign_d1_7 <= a_sign_7;
@@ -4056,20 +3866,13 @@ always @(posedge clk) begin
     if (out_valid_or) a_sig_d1_7 <= a_sig_7;
     if (out_valid_or) a_zero_d1_7 <= a_zero_7;
     if (out_valid_or) b_zero_d1_7 <= b_zero_7;
-    if (out_valid_or) distance_d1_7 <= distance_7;
-    if (out_valid_or) small_sig_d1_7 <= small_sig_7;
-    if (out_valid_or) small_zero_d1_7 <= small_zero_7;
-    if (out_valid_or) small_tz_d1_7 <= small_tz_7;
-    if (out_valid_or) big_sig_d1_7 <= big_sig_7;
-    if (out_valid_or) big_exp_d1_7 <= big_exp_7;
     if (out_valid_or) opposite_d1_7 <= opposite_7;
     if (out_valid_or) opposite_d2_7 <= opposite_d1_7;
-    if (out_valid_or) opposite_d3_7 <= opposite_d2_7;
     if (out_valid_or) big_padded_d1_7 <= big_padded_7;
     if (out_valid_or) aligned_d1_7 <= aligned_7;
     if (out_valid_or) sum_d1_7 <= sum_7;
+    if (out_valid_or) big_exp_d1_7 <= big_exp_7;
     if (out_valid_or) big_exp_d2_7 <= big_exp_d1_7;
-    if (out_valid_or) big_exp_d3_7 <= big_exp_d2_7;
     if (out_valid_or) sum_d2_7 <= sum_d1_7;
     if (out_valid_or) left_d1_7 <= left_7;
     if (out_valid_or) field_base_d1_7 <= field_base_7;
@@ -4086,27 +3889,23 @@ always @(posedge clk) begin
     if (out_valid_or) inf_d4_7 <= inf_d3_7;
     if (out_valid_or) inf_d5_7 <= inf_d4_7;
     if (out_valid_or) inf_d6_7 <= inf_d5_7;
-    if (out_valid_or) inf_d7_7 <= inf_d6_7;
     if (out_valid_or) inf_sign_d1_7 <= inf_sign_7;
     if (out_valid_or) inf_sign_d2_7 <= inf_sign_d1_7;
     if (out_valid_or) inf_sign_d3_7 <= inf_sign_d2_7;
     if (out_valid_or) inf_sign_d4_7 <= inf_sign_d3_7;
     if (out_valid_or) inf_sign_d5_7 <= inf_sign_d4_7;
     if (out_valid_or) inf_sign_d6_7 <= inf_sign_d5_7;
-    if (out_valid_or) inf_sign_d7_7 <= inf_sign_d6_7;
     if (out_valid_or) big_sign_d1_7 <= big_sign_7;
     if (out_valid_or) big_sign_d2_7 <= big_sign_d1_7;
     if (out_valid_or) big_sign_d3_7 <= big_sign_d2_7;
     if (out_valid_or) big_sign_d4_7 <= big_sign_d3_7;
     if (out_valid_or) big_sign_d5_7 <= big_sign_d4_7;
-    if (out_valid_or) big_sign_d6_7 <= big_sign_d5_7;
     if (out_valid_or) zero_sign_d1_7 <= zero_sign_7;
     if (out_valid_or) zero_sign_d2_7 <= zero_sign_d1_7;
     if (out_valid_or) zero_sign_d3_7 <= zero_sign_d2_7;
     if (out_valid_or) zero_sign_d4_7 <= zero_sign_d3_7;
     if (out_valid_or) zero_sign_d5_7 <= zero_sign_d4_7;
     if (out_valid_or) zero_sign_d6_7 <= zero_sign_d5_7;
-    if (out_valid_or) zero_sign_d7_7 <= zero_sign_d6_7;
     if (out_valid_or) exact_zero_d1_7 <= exact_zero_7;
     if (out_valid_or) exact_zero_d2_7 <= exact_zero_d1_7;
     if (out_valid_or) exact_zero_d3_7 <= exact_zero_d2_7;
@@ -4116,14 +3915,12 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d4_7 <= nan_d3_7;
     if (out_valid_or) nan_d5_7 <= nan_d4_7;
     if (out_valid_or) nan_d6_7 <= nan_d5_7;
-    if (out_valid_or) nan_d7_7 <= nan_d6_7;
     if (out_valid_or) s_axis_tdata_352_d1 <= s_axis_tdata[383:352];
     if (out_valid_or) s_axis_tdata_352_d2 <= s_axis_tdata_352_d1;
     if (out_valid_or) s_axis_tdata_352_d3 <= s_axis_tdata_352_d2;
     if (out_valid_or) s_axis_tdata_352_d4 <= s_axis_tdata_352_d3;
     if (out_valid_or) s_axis_tdata_352_d5 <= s_axis_tdata_352_d4;
     if (out_valid_or) s_axis_tdata_352_d6 <= s_axis_tdata_352_d5;
-    if (out_valid_or) s_axis_tdata_352_d7 <= s_axis_tdata_352_d6;
     if (out_valid_or) swap_d1_8 <= swap_8;
     if (out_valid_or) b_sign_d1_8 <= b_sign_8;
     if (out_valid_or) a_sign_d1_8 <= a_sign_8;
@@ -4133,20 +3930,13 @@ always @(posedge clk) begin
     if (out_valid_or) a_sig_d1_8 <= a_sig_8;
     if (out_valid_or) a_zero_d1_8 <= a_zero_8;
     if (out_valid_or) b_zero_d1_8 <= b_zero_8;
-    if (out_valid_or) distance_d1_8 <= distance_8;
-    if (out_valid_or) small_sig_d1_8 <= small_sig_8;
-    if (out_valid_or) small_zero_d1_8 <= small_zero_8;
-    if (out_valid_or) small_tz_d1_8 <= small_tz_8;
-    if (out_valid_or) big_sig_d1_8 <= big_sig_8;
-    if (out_valid_or) big_exp_d1_8 <= big_exp_8;
     if (out_valid_or) opposite_d1_8 <= opposite_8;
     if (out_valid_or) opposite_d2_8 <= opposite_d1_8;
-    if (out_valid_or) opposite_d3_8 <= opposite_d2_8;
     if (out_valid_or) big_padded_d1_8 <= big_padded_8;
     if (out_valid_or) aligned_d1_8 <= aligned_8;
     if (out_valid_or) sum_d1_8 <= sum_8;
+    if (out_valid_or) big_exp_d1_8 <= big_exp_8;
     if (out_valid_or) big_exp_d2_8 <= big_exp_d1_8;
-    if (out_valid_or) big_exp_d3_8 <= big_exp_d2_8;
     if (out_valid_or) sum_d2_8 <= sum_d1_8;
     if (out_valid_or) left_d1_8 <= left_8;
     if (out_valid_or) field_base_d1_8 <= field_base_8;
@@ -4163,27 +3953,23 @@ always @(posedge clk) begin
     if (out_valid_or) inf_d4_8 <= inf_d3_8;
     if (out_valid_or) inf_d5_8 <= inf_d4_8;
     if (out_valid_or) inf_d6_8 <= inf_d5_8;
-    if (out_valid_or) inf_d7_8 <= inf_d6_8;
     if (out_valid_or) inf_sign_d1_8 <= inf_sign_8;
     if (out_valid_or) inf_sign_d2_8 <= inf_sign_d1_8;
     if (out_valid_or) inf_sign_d3_8 <= inf_sign_d2_8;
     if (out_valid_or) inf_sign_d4_8 <= inf_sign_d3_8;
     if (out_valid_or) inf_sign_d5_8 <= inf_sign_d4_8;
     if (out_valid_or) inf_sign_d6_8 <= inf_sign_d5_8;
-    if (out_valid_or) inf_sign_d7_8 <= inf_sign_d6_8;
     if (out_valid_or) big_sign_d1_8 <= big_sign_8;
     if (out_valid_or) big_sign_d2_8 <= big_sign_d1_8;
     if (out_valid_or) big_sign_d3_8 <= big_sign_d2_8;
     if (out_valid_or) big_sign_d4_8 <= big_sign_d3_8;
     if (out_valid_or) big_sign_d5_8 <= big_sign_d4_8;
-    if (out_valid_or) big_sign_d6_8 <= big_sign_d5_8;
     if (out_valid_or) zero_sign_d1_8 <= zero_sign_8;
     if (out_valid_or) zero_sign_d2_8 <= zero_sign_d1_8;
     if (out_valid_or) zero_sign_d3_8 <= zero_sign_d2_8;
     if (out_valid_or) zero_sign_d4_8 <= zero_sign_d3_8;
     if (out_valid_or) zero_sign_d5_8 <= zero_sign_d4_8;
     if (out_valid_or) zero_sign_d6_8 <= zero_sign_d5_8;
-    if (out_valid_or) zero_sign_d7_8 <= zero_sign_d6_8;
     if (out_valid_or) exact_zero_d1_8 <= exact_zero_8;
     if (out_valid_or) exact_zero_d2_8 <= exact_zero_d1_8;
     if (out_valid_or) exact_zero_d3_8 <= exact_zero_d2_8;
@@ -4193,7 +3979,6 @@ always @(posedge clk) begin
     if (out_valid_or) nan_d4_8 <= nan_d3_8;
     if (out_valid_or) nan_d5_8 <= nan_d4_8;
     if (out_valid_or) nan_d6_8 <= nan_d5_8;
-    if (out_valid_or) nan_d7_8 <= nan_d6_8;
     if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
     if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
     if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
@@ -4216,17 +4001,13 @@ always @(posedge clk) begin
     if (out_valid_or) q_2 <= q;
     if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
     if (out_valid_or) q_3 <= q_2;
-    if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
+    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_3;
     if (out_valid_or) q_4 <= q_3;
-    if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
-    if (out_valid_or) q_5 <= q_4;
-    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_5;
-    if (out_valid_or) q_6 <= q_5;
 end
 
 assign m_axis_tdata = {s3, s2, s1, s0};
 assign m_axis_tvalid = out_valid;
-assign m_axis_tlast = q_6;
+assign m_axis_tlast = q_4;
 assign s_axis_tready = out_valid_or;
 endmodule
 // verilator lint_on DECLFILENAME
