@@ -185,23 +185,34 @@ pub(super) fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>, lz: Sig<'d>)
 
 /// `x >> amount`, `width` bits of it, as stages of 4:1 multiplexers (one LUT6 per output bit
 /// and stage), the largest shift first so each stage carries only the bits the later ones can
-/// still bring into the window. An amount past `x` gives zero.
-pub(super) fn shr_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>, width: usize) -> Sig<'d> {
+/// still bring into the window. An amount past `x` gives zero. Also returns, one bit per stage,
+/// the OR of the bits each stage drops below the window (their OR is the OR of every bit of
+/// `x` below bit `amount`): per stage, the OR of three groups of `step` bits under the digit.
+pub(super) fn shr_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>, width: usize) -> (Sig<'d>, Sig<'d>) {
     // Pad the amount to an even number of bits; the stages take it two bits at a time.
     let aw = amount.width + amount.width % 2;
     let amount = amount.zext(aw);
     let mut value = x;
+    let mut dropped = Vec::new();
     for stage in (0..aw / 2).rev() {
         let step = 1usize << (2 * stage);
         // Bits the remaining (smaller) stages may still shift into the window.
         let keep = width + step - 1;
         let (s0, s1) = (amount.bit(2 * stage), amount.bit(2 * stage + 1));
         let at = |i: usize| if i < value.width { value.bit(i) } else { d.lit(0, 1) };
+        // OR of value[j·step, (j + 1)·step) for j = 0, 1, 2 (zero past the value).
+        let group = |j: usize| {
+            let lo = (j * step).min(value.width);
+            let hi = ((j + 1) * step).min(value.width);
+            if hi > lo { value.bits(lo, hi - lo).any() } else { d.lit(0, 1) }
+        };
+        let (g0, g1, g2) = (group(0), group(1), group(2));
+        dropped.push(s1.mux(s0.mux(g0 | g1 | g2, g0 | g1), s0 & g0));
         let bits: Vec<Sig<'d>> = (0..keep)
             .rev()
             .map(|i| s1.mux(s0.mux(at(i + 3 * step), at(i + 2 * step)), s0.mux(at(i + step), at(i))))
             .collect();
         value = d.cat(&bits);
     }
-    value.bits(0, width)
+    (value.bits(0, width), d.cat(&dropped))
 }
