@@ -1,6 +1,6 @@
 //! What the operators share: unpacking operands into fields and classes, normalizing,
 //! rounding and packing a result, the special-case selection, and bit helpers (leading-zero
-//! count, bit reversal).
+//! count, a right shift that also ORs what it drops).
 
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
@@ -169,12 +169,6 @@ pub(super) fn lzc_tree<'d>(x: Sig<'d>) -> Sig<'d> {
     blocks[0].1
 }
 
-/// `x` with its bits in reverse order.
-pub(super) fn reverse<'d>(d: &'d Design, x: Sig<'d>) -> Sig<'d> {
-    let bits: Vec<Sig<'d>> = (0..x.width).map(|i| x.bit(i)).collect();
-    d.cat(&bits)
-}
-
 /// Shifts a subnormal significand up to a leading one by its leading zeros `lz` (from
 /// [`lzc_tree`], counted a register place earlier); returns it and its exponent (`exp_width`
 /// bits, may go below 1).
@@ -215,4 +209,20 @@ pub(super) fn shr_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>, width: 
         value = d.cat(&bits);
     }
     (value.bits(0, width), d.cat(&dropped))
+}
+
+/// `x << amount` (`x.width` bits) as stages of 4:1 multiplexers, the largest shift first (one
+/// LUT6 per output bit and stage). An amount past `x` gives zero.
+pub(super) fn shl_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>) -> Sig<'d> {
+    let aw = amount.width + amount.width % 2;
+    let amount = amount.zext(aw);
+    let mut value = x;
+    for stage in (0..aw / 2).rev() {
+        let step = 1usize << (2 * stage);
+        let (s0, s1) = (amount.bit(2 * stage), amount.bit(2 * stage + 1));
+        let at = |i: usize, k: usize| if i >= k * step { value.bit(i - k * step) } else { d.lit(0, 1) };
+        let bits: Vec<Sig<'d>> = (0..x.width).rev().map(|i| s1.mux(s0.mux(at(i, 3), at(i, 2)), s0.mux(at(i, 1), at(i, 0)))).collect();
+        value = d.cat(&bits);
+    }
+    value
 }
