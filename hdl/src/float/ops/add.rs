@@ -1,6 +1,6 @@
 //! The adder and subtracter datapath.
 
-use super::common::{lzc_tree, reverse, unpack};
+use super::common::{lzc_tree, shl_radix4, shr_radix4, unpack};
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
 use crate::sig;
@@ -8,9 +8,10 @@ use crate::sig;
 /// The adder (and subtracter): one path, every stage a few LUT levels.
 /// - The operands are ordered by magnitude (one compare of the packed magnitudes), so the
 ///   difference of the significands is never negative.
-/// - The smaller significand is shifted right by the exponent difference; its sticky bit (the
-///   OR of what shifts out) is `tz(small) + 3 < distance`, from a trailing-zero count of the
-///   smaller operand taken beside the shift, not from a shifted-back copy.
+/// - The smaller significand is shifted right by the exponent difference (saturated before the
+///   shift, so a distance past the significand empties it), in stages of 4:1 multiplexers; its
+///   sticky bit (the OR of what shifts out) is the OR of the bits each stage drops, not a
+///   shifted-back copy or a trailing-zero count.
 /// - The sum `[carry | hidden | fraction | guard | round | sticky]` is normalised by one left
 ///   shift by `L = min(lz(sum), big_exp)` (a balanced leading-zero count, then one compare), so
 ///   results that would go below the smallest normal come out subnormal. A carry out is
@@ -32,23 +33,24 @@ pub(super) fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(swap = a.bits(0, f.exp + f.man).lt(b.bits(0, f.exp + f.man)));
     cuts.cut(&mut d.net());
 
-    d.section("add: the operands in order, the exponent distance, the smaller one's trailing zeros");
+    d.section("add: the operands in order, the exponent distance (saturated to the alignment shifter's range)");
     sig!(big_sign = swap.mux(b_sign, ua.sign));
     sig!(big_exp = swap.mux(ub.exp, ua.exp), small_exp = swap.mux(ua.exp, ub.exp));
     sig!(distance = big_exp - small_exp);
     sig!(big_sig = swap.mux(ub.sig, ua.sig), small_sig = swap.mux(ua.sig, ub.sig));
-    sig!(small_zero = swap.mux(ua.zero, ub.zero));
-    sig!(small_tz = lzc_tree(reverse(d, small_sig.bits(0, f.man))));
-    cuts.cut(&mut d.net());
-
-    d.section("add: align the smaller operand; sticky = a set bit among those shifted out");
     // carry | hidden | fraction | guard | round | sticky
     let w = f.man + 5;
     let sw = usize::BITS as usize - w.leading_zeros() as usize;
+    // A distance of 2^sw − 1 or more shifts every bit of the padded significand out.
     let far = if f.exp > sw { distance.bits(sw, f.exp - sw).any() } else { d.lit(0, 1) };
+    sig!(amount = far.mux(d.lit((1u128 << sw) - 1, sw), distance.bits(0, sw)));
+    cuts.cut(&mut d.net());
+
+    d.section("add: align the smaller operand; sticky = a set bit among those shifted out");
     let small_padded = small_sig.cat(d.lit(0, 2));
-    sig!(shifted = far.mux(d.lit(0, f.man + 3), small_padded.shr(distance.bits(0, sw))));
-    sig!(align_sticky = !small_zero & (small_tz.zext(f.exp + 1) + 2u32).lt(distance.zext(f.exp + 1)));
+    let (shifted, dropped) = shr_radix4(d, small_padded, amount, f.man + 3);
+    sig!(shifted = shifted);
+    sig!(align_sticky = dropped.any());
     sig!(big_padded = big_sig.cat(d.lit(0, 3)).zext(w), aligned = shifted.cat(align_sticky).zext(w));
     sig!(field_base = big_exp.zext(f.exp + 1) + 1u32);
     cuts.cut(&mut d.net());
@@ -67,7 +69,7 @@ pub(super) fn add<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     cuts.cut(&mut d.net());
 
     d.section("add: normalisation shift; exponent field");
-    sig!(normalized = sum.shl(left.resize(sw)));
+    sig!(normalized = shl_radix4(d, sum, left.resize(sw)));
     // A subnormal result (the count stopped at the marker above the leading one) has no
     // hidden bit after the shift; its exponent field is 0.
     sig!(field = normalized.bit(w - 1).mux(field_base - left.resize(f.exp + 1), d.lit(0, f.exp + 1)));

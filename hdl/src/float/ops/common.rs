@@ -1,6 +1,6 @@
 //! What the operators share: unpacking operands into fields and classes, normalizing,
 //! rounding and packing a result, the special-case selection, and bit helpers (leading-zero
-//! count, bit reversal).
+//! count, a right shift that also ORs what it drops).
 
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
@@ -169,12 +169,6 @@ pub(super) fn lzc_tree<'d>(x: Sig<'d>) -> Sig<'d> {
     blocks[0].1
 }
 
-/// `x` with its bits in reverse order.
-pub(super) fn reverse<'d>(d: &'d Design, x: Sig<'d>) -> Sig<'d> {
-    let bits: Vec<Sig<'d>> = (0..x.width).map(|i| x.bit(i)).collect();
-    d.cat(&bits)
-}
-
 /// Shifts a subnormal significand up to a leading one by its leading zeros `lz` (from
 /// [`lzc_tree`], counted a register place earlier); returns it and its exponent (`exp_width`
 /// bits, may go below 1).
@@ -185,23 +179,50 @@ pub(super) fn normalize_input<'d>(f: FloatFormat, u: &Unpacked<'d>, lz: Sig<'d>)
 
 /// `x >> amount`, `width` bits of it, as stages of 4:1 multiplexers (one LUT6 per output bit
 /// and stage), the largest shift first so each stage carries only the bits the later ones can
-/// still bring into the window. An amount past `x` gives zero.
-pub(super) fn shr_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>, width: usize) -> Sig<'d> {
+/// still bring into the window. An amount past `x` gives zero. Also returns, one bit per stage,
+/// the OR of the bits each stage drops below the window (their OR is the OR of every bit of
+/// `x` below bit `amount`): per stage, the OR of three groups of `step` bits under the digit.
+pub(super) fn shr_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>, width: usize) -> (Sig<'d>, Sig<'d>) {
     // Pad the amount to an even number of bits; the stages take it two bits at a time.
     let aw = amount.width + amount.width % 2;
     let amount = amount.zext(aw);
     let mut value = x;
+    let mut dropped = Vec::new();
     for stage in (0..aw / 2).rev() {
         let step = 1usize << (2 * stage);
         // Bits the remaining (smaller) stages may still shift into the window.
         let keep = width + step - 1;
         let (s0, s1) = (amount.bit(2 * stage), amount.bit(2 * stage + 1));
         let at = |i: usize| if i < value.width { value.bit(i) } else { d.lit(0, 1) };
+        // OR of value[j·step, (j + 1)·step) for j = 0, 1, 2 (zero past the value).
+        let group = |j: usize| {
+            let lo = (j * step).min(value.width);
+            let hi = ((j + 1) * step).min(value.width);
+            if hi > lo { value.bits(lo, hi - lo).any() } else { d.lit(0, 1) }
+        };
+        let (g0, g1, g2) = (group(0), group(1), group(2));
+        dropped.push(s1.mux(s0.mux(g0 | g1 | g2, g0 | g1), s0 & g0));
         let bits: Vec<Sig<'d>> = (0..keep)
             .rev()
             .map(|i| s1.mux(s0.mux(at(i + 3 * step), at(i + 2 * step)), s0.mux(at(i + step), at(i))))
             .collect();
         value = d.cat(&bits);
     }
-    value.bits(0, width)
+    (value.bits(0, width), d.cat(&dropped))
+}
+
+/// `x << amount` (`x.width` bits) as stages of 4:1 multiplexers, the largest shift first (one
+/// LUT6 per output bit and stage). An amount past `x` gives zero.
+pub(super) fn shl_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>) -> Sig<'d> {
+    let aw = amount.width + amount.width % 2;
+    let amount = amount.zext(aw);
+    let mut value = x;
+    for stage in (0..aw / 2).rev() {
+        let step = 1usize << (2 * stage);
+        let (s0, s1) = (amount.bit(2 * stage), amount.bit(2 * stage + 1));
+        let at = |i: usize, k: usize| if i >= k * step { value.bit(i - k * step) } else { d.lit(0, 1) };
+        let bits: Vec<Sig<'d>> = (0..x.width).rev().map(|i| s1.mux(s0.mux(at(i, 3), at(i, 2)), s0.mux(at(i, 1), at(i, 0)))).collect();
+        value = d.cat(&bits);
+    }
+    value
 }

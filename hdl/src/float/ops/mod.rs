@@ -73,8 +73,8 @@ impl FloatOperator {
         match self {
             // places: 0 compare, 1 align, 2 add, 3 lzc, 4 normalisation shift, 5 round decision
             FloatOperator::Add | FloatOperator::Sub => vec![3, 5, 2, 4, 0, 6, 1],
-            // places: 0 operand counts, 1 normalised exponents, 2 product, 3 window shift,
-            // 4 rounding decision
+            // places: 0 operand count, 1 exponent sums and product, 2 window position,
+            // 3 window shift, 4 rounding decision
             FloatOperator::Mul => vec![2, 3, 4, 0, 1],
             // places: 0 leading-zero counts, 1 normalised operands, 2..=n+1 one per quotient
             // bit, n+2 and n+3 rounding
