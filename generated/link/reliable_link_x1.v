@@ -588,8 +588,6 @@ wire [15:0] credit_used1_sel;
 wire remote_ready_sel;
 wire [8:0] bonded_word0_sel;
 wire [31:0] rx_crc_sel;
-wire [15:0] flits_popped0_sel;
-wire [15:0] flits_popped1_sel;
 wire [15:0] flits_taken0_sel;
 wire [15:0] flits_taken1_sel;
 wire ack_dirty_sel;
@@ -985,8 +983,6 @@ assign credit_used1_sel = (start_frame_and_2 & end_frame_and_2) ? (credit_used1 
 assign remote_ready_sel = (eb_out0_and_2 | mark_in) ? 1'h0 : (((eb_out0_and_3 & unmarked) | (eb_out0_b65 & (~eb_out0_b64))) ? 1'h1 : remote_ready);
 assign bonded_word0_sel = (~live) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
 assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~live)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'he1bcb097))}), (^(rx_crc & 32'h70de584b))}), (^(rx_crc & 32'h386f2c25))}) ^ rx_crc_data) : rx_crc);
-assign flits_popped0_sel = hold ? ((((flits_popped0 + ({15'h0, rx_rd0_and_2})) + ({6'h0, rx_commit0_minus})) - credits_returned0) - ({15'h0, rx_credit_return_b0})) : ((rx_credit_return_b0 & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
-assign flits_popped1_sel = hold ? ((((flits_popped1 + ({15'h0, rx_rd1_and_2})) + ({6'h0, rx_commit1_minus})) - credits_returned1) - ({15'h0, rx_credit_return_b1})) : ((rx_credit_return_b1 & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
 assign flits_taken0_sel = hold ? (((flits_taken0 + ({15'h0, take_and})) - credits_given0) - ({15'h0, remote_freed0_or})) : ((credit_refund0 - ({15'h0, refund_now})) + ({15'h0, ((take & ingress_discard) & s_axis_tuser_not)}));
 assign flits_taken1_sel = hold ? (((flits_taken1 + ({15'h0, take_and_2})) - credits_given1) - ({15'h0, remote_freed1_or})) : ((credit_refund1 - ({15'h0, refund_now_2})) + ({15'h0, ((take & ingress_discard) & s_axis_tuser)}));
 assign ack_dirty_sel = (((((rx_good | rx_duplicate) | nak_now) | rx_rd0_and_2) | rx_rd1_and_2) | hold) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
@@ -1070,7 +1066,7 @@ always @(posedge clk) begin
     if (rst) rx_was_crc_ok <= 1'h0; else rx_was_crc_ok <= crc_ok;
     if (rst) rx_commit_late0 <= 1'h0; else rx_commit_late0 <= good_now_and_2;
     if (rst) rx_old_words0 <= 10'h0; else rx_old_words0 <= hold ? rx_commit0_minus : ((rx_rd0_and_2 & (~(rx_old_words0 == 10'h0))) ? (rx_old_words0 - 10'h1) : rx_old_words0);
-    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= flits_popped0_sel;
+    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= hold ? (((flits_popped0 + ({6'h0, (rx_commit0 - rx_rd0)})) - credits_returned0) - ({15'h0, rx_credit_return_b0})) : ((rx_credit_return_b0 & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
     if (rst) flits_popped0 <= 16'h0; else flits_popped0 <= rx_rd0_and_2 ? (flits_popped0 + 16'h1) : flits_popped0;
     if (rst) credits_returned0 <= 16'h0; else credits_returned0 <= rx_credit_return_b0 ? (credits_returned0 + 16'h1) : credits_returned0;
     vc0_read0 <= vc0_lane0[rx_rd0_bits8_0];
@@ -1078,7 +1074,7 @@ always @(posedge clk) begin
     if (rst) rx_credit_limit0 <= 16'h200; else rx_credit_limit0 <= hold ? (16'h200 - ({6'h0, rx_commit0_minus})) : (rx_rd0_and_2 ? (rx_credit_limit0 + 16'h1) : rx_credit_limit0);
     if (rst) rx_commit_late1 <= 1'h0; else rx_commit_late1 <= good_now_and_4;
     if (rst) rx_old_words1 <= 10'h0; else rx_old_words1 <= hold ? rx_commit1_minus : ((rx_rd1_and_2 & (~(rx_old_words1 == 10'h0))) ? (rx_old_words1 - 10'h1) : rx_old_words1);
-    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= flits_popped1_sel;
+    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= hold ? (((flits_popped1 + ({6'h0, (rx_commit1 - rx_rd1)})) - credits_returned1) - ({15'h0, rx_credit_return_b1})) : ((rx_credit_return_b1 & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
     if (rst) flits_popped1 <= 16'h0; else flits_popped1 <= rx_rd1_and_2 ? (flits_popped1 + 16'h1) : flits_popped1;
     if (rst) credits_returned1 <= 16'h0; else credits_returned1 <= rx_credit_return_b1 ? (credits_returned1 + 16'h1) : credits_returned1;
     vc1_read0 <= vc1_lane0[rx_rd1_bits8_0];

@@ -206,7 +206,10 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         returned_all.next_when(returned, returned_all.q + 1u32);
         let left = commit[v].q - rd_after;
         old.next_when(pop & old.q.any(), old.q - 1u32).next_when(l.hold, left);
-        let held = popped_all.q + pop.zext(16) + left.zext(16) - returned_all.q - returned.zext(16);
+        // Popped (with this cycle's pop) plus words left (commit − rd after the pop): the pop
+        // cancels (a pop needs a word, so commit − rd ≥ 1 and nothing wraps), and the sum is
+        // taken without it, so the merge behind the stream and the pop are not on its path.
+        let held = popped_all.q + (commit[v].q - rd[v].q).zext(16) - returned_all.q - returned.zext(16);
         absorb.next_when(returned & absorbing, absorb.q - 1u32).next_when(l.hold, held);
         freed.push(returned & !absorbing);
         for (k, mem) in mems.iter().enumerate() {
