@@ -38,3 +38,25 @@ fn a_ring_of_three_sums_in_the_documented_order() {
         println!("{len} elements: {} cycles", run.cycles);
     }
 }
+
+/// At 256 bits (eight lanes a beat, four-lane links) the same sums come out.
+#[test]
+fn a_256_bit_ring_sums_in_the_documented_order() {
+    let config = NodeConfig {
+        router: RouterConfig { dims: [3, 1, 1], width: 256, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() },
+        link: LinkConfig { lanes: 4, ..LinkConfig::default() },
+        kernels: vec![],
+        allreduce: Some([1, 0]),
+    };
+    let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
+    torus.reset();
+    torus.bring_up(20_000).unwrap();
+    torus.program_allreduce([1, 0]).unwrap();
+    let mut rng = Rng::new(11);
+    let v = vectors(&mut rng, 3, 61);
+    let want: Vec<u32> = reference(&config.router, &v).iter().map(|x| x.to_bits()).collect();
+    let run = torus.allreduce(1, &v, &packet_sizes(4 * 61, 96), Some(5), 20_000).unwrap();
+    for (n, got) in run.results.iter().enumerate() {
+        assert_eq!(*got, want, "node {n}");
+    }
+}

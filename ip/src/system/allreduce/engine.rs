@@ -4,8 +4,8 @@
 //! second half's partials; results leave through it away from the root), and the host stream of
 //! the node's port `a`.
 //!
-//! Per beat (`W / 32` binary32 lanes): `S = (A + H) + B` in two IEEE adders per lane (the shipped
-//! kernel operator, RNE, subnormals), where `H` is the host's contribution, `A` the partial from
+//! Per beat (`W / 32` binary32 lanes): `S = (A + H) + B` in two IEEE adders per lane
+//! ([`ADD_STAGES`] stages each, RNE, subnormals), where `H` is the host's contribution, `A` the partial from
 //! port `a` (−0 when `use_a` is clear, which leaves every non-NaN value unchanged) and `B` the
 //! partial from port `b` at the root (−0 elsewhere). A node that is not the root sends `S` to
 //! `dst_a` with tag [`PARTIAL_TAG`]; the root's `S` is the result. Results (the root's `S`, or a
