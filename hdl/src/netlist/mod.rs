@@ -16,6 +16,7 @@
 //! may go with [`Cuts`]; the stage count chosen for an operator decides which places get one.
 
 pub mod block;
+mod branch;
 pub mod crossing;
 mod build;
 pub mod domain;

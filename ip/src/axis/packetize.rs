@@ -21,6 +21,12 @@ use crate::router::header::field;
 pub const SIDEBAND: [(&str, usize, usize); 6] =
     [("dst_x", 0, 6), ("dst_y", 6, 6), ("dst_z", 12, 6), ("dst_port", 18, 4), ("tag", 22, 16), ("length", 38, 14)];
 
+/// The side-band value of a destination (22 bits as the header holds it), a tag and a length.
+pub fn sideband<'d>(dst: Sig<'d>, tag: Sig<'d>, length: Sig<'d>) -> Sig<'d> {
+    let w = sideband_width();
+    dst.zext(w) | tag.zext(w).shl_const(22) | length.zext(w).shl_const(38)
+}
+
 pub fn sideband_width() -> usize {
     let (_, lo, w) = SIDEBAND[SIDEBAND.len() - 1];
     lo + w

@@ -28,7 +28,7 @@ use weft_hdl::pipeline::{dsl, Kernel, Stages};
 use weft_hdl::sig;
 
 use crate::axis::gearbox::{chunked, gearbox};
-use crate::axis::packetize::{aggregate, dispatch};
+use crate::axis::packetize::{aggregate, dispatch, sideband};
 use crate::router::header::field;
 
 /// A kernel on an IntraNode port, as a system description gives it.
@@ -68,7 +68,7 @@ impl KernelPort {
 }
 
 /// Bits of a stream port of `net` (`s_axis_tdata`, …), 0 when absent.
-fn port_width(net: &Netlist, name: &str) -> usize {
+pub(crate) fn port_width(net: &Netlist, name: &str) -> usize {
     ports(net).iter().find(|p| p.name == name).map_or(0, |p| p.width)
 }
 
@@ -192,8 +192,7 @@ pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Re
     d.net().set_domain(fabric);
     let length = words.0.user.expect("the length rides the gearbox");
     let frames = Source(Axis { shape: words.0.shape.with_user(0), user: None, ..words.0.clone() });
-    let sideband = dst.zext(52) | d.lit(kp.output_tag as u128, 16).zext(52).shl_const(22) | length.zext(52).shl_const(38);
-    let answers = aggregate(&d, "out_", &frames, sideband);
+    let answers = aggregate(&d, "out_", &frames, sideband(dst, d.lit(kp.output_tag as u128, 16), length));
     let m = d.axis_out("m_axis", AxisShape::data(width));
     d.counter("packets_out", answers.fire() & answers.0.last.unwrap());
     d.connect(&answers, &m)?;

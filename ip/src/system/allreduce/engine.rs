@@ -23,13 +23,13 @@
 
 use std::rc::Rc;
 
-use weft_hdl::netlist::verilog::ports;
 use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::float::FloatOperator;
 use weft_hdl::pipeline::{dsl, Stages};
 
 use crate::axis::gearbox::chunked;
-use crate::axis::packetize::{aggregate, payloads};
+use crate::axis::packetize::{aggregate, payloads, sideband};
+use crate::system::kernel_port::port_width;
 use crate::router::header::field;
 
 /// Tag of the partial sums travelling toward the root.
@@ -52,51 +52,6 @@ pub fn sum_kernel(lanes: usize) -> String {
     format!("kernel allreduce_sum_x{lanes}: f32\ninput {}, {}, {}\noutput {}\n", names("a"), names("h"), names("b"), outputs.join(", "))
 }
 
-/// Two streams from one: every beat to `when_set` while `sel` is high, else to `when_clear`.
-fn steer<'d>(d: &'d Design, src: &Source<'d>, sel: Sig<'d>) -> [Source<'d>; 2] {
-    let (r1, r0) = (d.later(1), d.later(1));
-    src.ready(sel.mux(r1, r0));
-    [Source(Axis { valid: src.0.valid & sel, ready: Some(r1), ..src.0.clone() }), Source(Axis { valid: src.0.valid & !sel, ready: Some(r0), ..src.0.clone() })]
-}
-
-/// One stream from two of which at most one is ever valid: `x` while `sel` is high, else `y`.
-fn choose<'d>(d: &'d Design, sel: Sig<'d>, x: &Source<'d>, y: &Source<'d>) -> Source<'d> {
-    let r = d.later(1);
-    x.ready(r);
-    y.ready(r);
-    let pick = |a: Option<Sig<'d>>, b: Option<Sig<'d>>| Some(sel.mux(a.unwrap(), b.unwrap()));
-    Source(Axis {
-        name: format!("{}_or_{}", x.0.name, y.0.name),
-        data: x.0.data.iter().zip(&y.0.data).map(|(a, b)| sel.mux(*a, *b)).collect(),
-        keep: pick(x.0.keep, y.0.keep),
-        last: pick(x.0.last, y.0.last),
-        user: pick(x.0.user, y.0.user),
-        valid: sel.mux(x.0.valid, y.0.valid),
-        ready: Some(r),
-        ..x.0.clone()
-    })
-}
-
-/// Every beat of `src` to each target whose enable is high; a target that took the beat waits
-/// (its `tvalid` low) until the others have, so no `tvalid` depends on another's `tready`.
-fn fork<'d>(d: &'d Design, name: &str, src: &Source<'d>, enables: &[Sig<'d>]) -> Vec<Source<'d>> {
-    let readies: Vec<Sig> = enables.iter().map(|_| d.later(1)).collect();
-    let done: Vec<_> = (0..enables.len()).map(|i| d.reg(&format!("{name}_took{i}"), 1, 0)).collect();
-    let pending: Vec<Sig> = enables.iter().zip(&done).map(|(e, t)| *e & !t.q).collect();
-    let all = pending.iter().zip(&readies).fold(d.lit(1, 1), |acc, (p, r)| acc & (!*p | *r)).named(&format!("{name}_all_took"));
-    src.ready(all);
-    let complete = src.0.valid & all;
-    for ((t, p), r) in done.iter().zip(&pending).zip(&readies) {
-        t.next(!complete & (t.q | src.0.valid & *p & *r));
-    }
-    pending
-        .iter()
-        .zip(readies)
-        .enumerate()
-        .map(|(i, (p, r))| Source(Axis { name: format!("{name}{i}"), valid: src.0.valid & *p, ready: Some(r), ..src.0.clone() }))
-        .collect()
-}
-
 /// Builds the engine for ports of `width` bits (a multiple of 128).
 pub fn engine(width: usize) -> Result<Netlist, String> {
     let lanes = width / 32;
@@ -106,8 +61,7 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
     let mut stages = Stages::balanced(kernel.format);
     stages.0.insert(FloatOperator::Add.name(), ADD_STAGES);
     let (net, schedule) = kernel.netlist(&stages)?;
-    let has = |port: &str| ports(&net).iter().find(|p| p.name == port).map(|p| p.width);
-    let (keep, user, last) = (has("s_axis_tkeep"), has("s_axis_tuser"), has("s_axis_tlast").is_some());
+    let (keep, user, last) = (port_width(&net, "s_axis_tkeep"), port_width(&net, "s_axis_tuser"), port_width(&net, "s_axis_tlast") > 0);
     let d = Design::new();
     let host = d.axis_in("s_axis_host", AxisShape::data(width));
     let from_a = d.axis_in("s_axis_a", AxisShape::data(width).with_keep());
@@ -122,7 +76,7 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
     let (a, _) = payloads(&d, "a_", &from_a);
     let (b, _) = payloads(&d, "b_", &from_b);
     d.counter("contributions", h_head);
-    let [b_join, b_result] = steer(&d, &b, root);
+    let [b_join, b_result] = d.steer(&b, root);
     let join_b = (root & use_b).named("join_b");
 
     d.section(&format!("join: one beat of each input in use, into {lanes} lanes of (a + h) + b ({} cycles)", schedule.latency));
@@ -149,11 +103,11 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
         chunk.define(value);
     }
     sum.input("s_axis_tvalid").define(fire);
-    if let Some(w) = keep {
-        sum.input("s_axis_tkeep").define(d.lit((1u128 << w) - 1, w));
+    if keep > 0 {
+        sum.input("s_axis_tkeep").define(d.lit((1u128 << keep) - 1, keep));
     }
-    if let Some(w) = user {
-        sum.input("s_axis_tuser").define(d.lit(0, w));
+    if user > 0 {
+        sum.input("s_axis_tuser").define(d.lit(0, user));
     }
     if !last {
         return Err("allreduce adder: the kernel carries no tlast".into());
@@ -176,10 +130,10 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
     });
 
     d.section("the root's sum is the result; elsewhere it is a partial for dst_a");
-    let [s_root, s_partial] = steer(&d, &s, root);
-    let result = choose(&d, root, &s_root, &b_result);
-    let [to_host, to_b, copy_a]: [Source; 3] = fork(&d, "result", &result, &[d.lit(1, 1), fwd_b, root & fwd_a]).try_into().unwrap();
-    let to_a = choose(&d, root, &copy_a, &s_partial);
+    let [s_root, s_partial] = d.steer(&s, root);
+    let result = d.choose(root, &s_root, &b_result);
+    let [to_host, to_b, copy_a]: [Source; 3] = d.fork("result", &result, &[d.lit(1, 1), fwd_b, root & fwd_a]).try_into().unwrap();
+    let to_a = d.choose(root, &copy_a, &s_partial);
 
     d.section("headers: destination, tag, the packet's length");
     let result_tag = d.lit(RESULT_TAG as u128, 16);
@@ -191,11 +145,6 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
     d.connect(&packets_b, &d.axis_out("m_axis_b", AxisShape::data(width)))?;
     d.connect(&packets_host, &d.axis_out("m_axis_host", AxisShape::data(width).with_keep()))?;
     Ok(d.finish())
-}
-
-/// The aggregator's side-band: destination, tag, length.
-fn sideband<'d>(dst: Sig<'d>, tag: Sig<'d>, length: Sig<'d>) -> Sig<'d> {
-    dst.zext(52) | tag.zext(52).shl_const(22) | length.zext(52).shl_const(38)
 }
 
 fn strip_user<'d>(s: &Source<'d>) -> Source<'d> {
