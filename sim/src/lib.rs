@@ -3,6 +3,7 @@
 
 pub use weft_ip;
 
+pub mod airfoil;
 pub mod catalog;
 pub mod channel;
 pub mod cosim;

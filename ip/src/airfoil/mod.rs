@@ -1,10 +1,14 @@
 //! The Airfoil application of seed 002 (OP2's `res_calc` over an unstructured quadrilateral
-//! mesh): meshes and the edge schedules an accumulating pipeline needs. The accelerator block
-//! itself is not built yet.
+//! mesh): meshes, the edge schedules an accumulating pipeline needs, the cells' on-chip layout,
+//! the accelerator block and its software reference.
 
+pub mod accelerator;
+pub mod layout;
 pub mod mesh;
+pub mod reference;
 pub mod schedule;
 
+pub use accelerator::{accelerator, Op, Params, Timing};
 pub use mesh::{generate, Mesh};
 
 impl Mesh {
@@ -12,5 +16,10 @@ impl Mesh {
     /// (one), in the numbering a schedule refers to.
     pub fn edge_cells(&self) -> schedule::Cells {
         self.edges.iter().map(|e| e.cells.to_vec()).chain(self.bedges.iter().map(|b| vec![b.cell])).collect()
+    }
+
+    /// The cells of the interior edges only: the edges `res_calc` runs over.
+    pub fn interior_cells(&self) -> schedule::Cells {
+        self.edges.iter().map(|e| e.cells.to_vec()).collect()
     }
 }
