@@ -206,14 +206,15 @@ enum Bench {
     /// halo bytes and exchange time per step, every step checked bit for bit against the software
     /// model, beside the thesis's IO-channel and MPI+PCIe bandwidths; prints a table, writes dg.json
     Dg {
-        /// Squares per side of the periodic mesh (two triangles each; a multiple of 4 in 4..=64)
-        #[arg(long, default_value_t = 16)]
-        cells: usize,
+        /// Squares per side of each periodic mesh (comma-separated; two triangles a square; each a
+        /// multiple of 4 in 4..=64; 8,16,32,64 when not given)
+        #[arg(long, value_delimiter = ',')]
+        cells: Vec<usize>,
         /// Time steps (five Runge-Kutta stages, five halo exchanges each)
         #[arg(long, default_value_t = 3)]
         steps: usize,
         /// Bit error rate on every cable
-        #[arg(long, default_value_t = 1e-6)]
+        #[arg(long, default_value_t = 0.0)]
         ber: f64,
         /// Output folder for dg.json
         #[arg(long, default_value = "bench")]
@@ -275,7 +276,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out),
         Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated),
         Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out),
-        Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(cells, steps, ber, &out),
+        Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(&cells, steps, ber, &out),
         Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out),
     };
     match result {
