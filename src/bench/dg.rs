@@ -26,6 +26,9 @@ use crate::system::SystemConfig;
 /// The meshes of the benchmark (squares per side).
 pub const CELLS: [usize; 4] = [8, 16, 32, 64];
 
+/// Seeds each node's element order.
+pub const NUMBERING_SEED: u64 = 0xD6;
+
 /// A figure from the thesis, with where it is.
 #[derive(Clone, Debug, Serialize)]
 pub struct Thesis {
@@ -131,7 +134,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     }
     let (mut torus, mut kernels) = verilate(system, work, progress)?;
     torus.set_bit_error_rate(options.bit_error_rate);
-    let mut dg = Distributed::new(&mesh);
+    let mut dg = Distributed::new(&mesh, NUMBERING_SEED);
     let mut model = GlobalModel::new(&mesh);
     let halo_bytes_per_node: Vec<usize> = (0..PARTS).map(|m| dg.partition.halo_bytes(m)).collect();
     let per_stage: usize = halo_bytes_per_node.iter().sum();

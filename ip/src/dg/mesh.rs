@@ -27,7 +27,7 @@ pub struct Mesh {
 impl Mesh {
     /// `cells` must be a multiple of 4 in 4 ..= 64 (the partition cuts it into 2 × 4 blocks).
     pub fn new(cells: usize) -> Result<Mesh, String> {
-        if !(4..=64).contains(&cells) || cells % 4 != 0 {
+        if !(4..=64).contains(&cells) || !cells.is_multiple_of(4) {
             return Err(format!("`cells` = {cells} is out of range: allowed a multiple of 4 in 4..=64"));
         }
         Ok(Mesh { cells })

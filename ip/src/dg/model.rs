@@ -127,7 +127,7 @@ pub fn lift(vol: &[f32; FIELDS], fluxes: &[[f32; FIELDS]]) -> Nodes {
             let mut acc = vol[c];
             for f in 0..FACES {
                 for k in 0..FACE_NODES {
-                    acc = acc + lift_weight(f, k, v) * fluxes[f * FACE_NODES + k][c];
+                    acc += lift_weight(f, k, v) * fluxes[f * FACE_NODES + k][c];
                 }
             }
             r[c] = acc;

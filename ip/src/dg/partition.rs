@@ -5,11 +5,16 @@
 //! `x + 2·(y + 2·z)` (DESIGN.md's numbering), so a block's row neighbours are one hop away in
 //! Y or two hops (Y and Z) and its column neighbour one hop in X.
 //!
-//! A node's *face nodes* are, in this order: its elements in ascending global number, faces 0..3,
-//! face nodes 0..2. Where the plus side of a face node belongs to another node, that node sends
+//! Each node numbers its elements in its own seeded random order (so nothing depends on the
+//! global numbering); its *face nodes* are, in this order: its elements in that order, faces
+//! 0..3, face nodes 0..2. Where the plus side of a face node belongs to another node, that node sends
 //! its six field values each stage: the halo from node `m` to node `n` is the list of
 //! `(element, vertex)` of `m` in the order of `n`'s face nodes that need them (a vertex needed
 //! twice is sent twice).
+
+use std::collections::HashMap;
+
+use weft_hdl::testbench::Rng;
 
 use super::mesh::{Mesh, FACES, FACE_NODES};
 
@@ -29,7 +34,7 @@ pub enum Plus {
 #[derive(Clone, Debug)]
 pub struct Partition {
     pub mesh: Mesh,
-    /// Per node, its elements (global numbers, ascending).
+    /// Per node, its elements (global numbers) in the node's order.
     pub elements: Vec<Vec<usize>>,
     /// `halo[m][n]`: the `(local element index on m, vertex)` node `m` sends to node `n`, in
     /// order (empty when `n` needs nothing from `m`, and for `m = n`).
@@ -46,12 +51,20 @@ impl Partition {
         bx + 2 * ((by % 2) + 2 * (by / 2))
     }
 
-    pub fn new(mesh: &Mesh) -> Partition {
+    /// The partition of `mesh`, each node's elements shuffled by `seed`.
+    pub fn new(mesh: &Mesh, seed: u64) -> Partition {
         let mut elements = vec![vec![]; PARTS];
         for e in 0..mesh.elements() {
             elements[Partition::owner(mesh, e)].push(e);
         }
-        let local = |e: usize| elements[Partition::owner(mesh, e)].binary_search(&e).expect("an element of its owner");
+        let mut rng = Rng::new(seed);
+        for els in elements.iter_mut() {
+            for i in (1..els.len()).rev() {
+                els.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+        }
+        let index: HashMap<usize, usize> = elements.iter().flat_map(|els| els.iter().enumerate().map(|(i, &e)| (e, i))).collect();
+        let local = |e: usize| index[&e];
         let mut halo = vec![vec![vec![]; PARTS]; PARTS];
         let mut plus = vec![vec![]; PARTS];
         for n in 0..PARTS {
@@ -86,7 +99,11 @@ mod tests {
     #[test]
     fn every_element_has_one_owner_and_halos_match_the_boundary() {
         let mesh = Mesh::new(8).unwrap();
-        let p = Partition::new(&mesh);
+        let p = Partition::new(&mesh, 7);
+        let mut all: Vec<usize> = p.elements.concat();
+        all.sort();
+        assert_eq!(all, (0..mesh.elements()).collect::<Vec<_>>());
+        assert!(p.elements.iter().any(|els| els.windows(2).any(|w| w[0] > w[1])), "not shuffled");
         assert_eq!(p.elements.iter().map(Vec::len).collect::<Vec<_>>(), vec![16; PARTS]);
         for n in 0..PARTS {
             // A 4 × 2 block: 4 bottom, 4 top, 2 left and 2 right faces cross to another node,

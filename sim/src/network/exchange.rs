@@ -109,7 +109,7 @@ impl<D: Device> Torus<D> {
                 match current[n].take() {
                     None => {
                         let header = Header::unpack(bits(&data, 0, 128));
-                        if header.length % 4 != 0 || header.length == 0 || last {
+                        if !header.length.is_multiple_of(4) || header.length == 0 || last {
                             return Err(format!("node {n} at cycle {}: a packet header with length {}, last {last}", self.cycle, header.length));
                         }
                         current[n] = Some((header, vec![], header.length / 4));

@@ -116,8 +116,9 @@ pub struct StageRun {
 }
 
 impl Distributed {
-    pub fn new(mesh: &Mesh) -> Distributed {
-        let partition = Partition::new(mesh);
+    /// The starting state of `mesh`, each node's elements in an order shuffled by `seed`.
+    pub fn new(mesh: &Mesh, seed: u64) -> Distributed {
+        let partition = Partition::new(mesh, seed);
         let q: Vec<Vec<Nodes>> = partition.elements.iter().map(|els| els.iter().map(|&e| initial(mesh, e)).collect()).collect();
         let res = q.iter().map(|els| vec![[[0.0; FIELDS]; VERTICES]; els.len()]).collect();
         Distributed { partition, dt: time_step(mesh), q, res, stages: 0 }
