@@ -40,3 +40,10 @@ fn bad_options_name_their_field() {
     let e = run(&other, &Options { cells: 8, steps: 1, bit_error_rate: 0.0, perturb: None }, &work, &mut |_| {}).unwrap_err();
     assert!(e.contains("2×2×2"), "{e}");
 }
+
+#[test]
+fn the_command_refuses_a_bad_mesh_size_naming_it() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weft")).args(["bench", "dg", "--cells", "10", "--out", "/nonexistent"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && text.contains("`cells` = 10") && text.contains("4..=64"), "{text}");
+}
