@@ -9,6 +9,9 @@
 //! - **Exchange time**: from the first halo header offered to the last halo beat taken, every
 //!   host sending from the same cycle at full rate; summed over the five stages of a step.
 //! - **Halo bandwidth**: total halo bytes over exchange time at the fabric clock.
+//! - **Kernel time**: the busiest node's cycles in its flux kernel then its update kernel (one
+//!   beat a cycle, first beat in to last result out), summed over the five stages, in µs at the
+//!   system's kernel clock. Exchange and kernels do not overlap here.
 //! - **Thesis figures** (seed 000, MIDG2 on Stratix 10): Table 6.1's peak bandwidths and
 //!   Table 6.2's measured peaks, for megabyte transfers; the halo here is kilobytes.
 
@@ -62,6 +65,10 @@ pub struct Step {
     pub halo_bytes: usize,
     /// `halo_bytes / exchange time`, all nodes together.
     pub halo_gb_per_s: f64,
+    /// Kernel cycles of the step on the busiest node (flux, then update; five stages).
+    pub kernel_cycles: u64,
+    /// The same in µs at the kernel clock.
+    pub kernel_us: f64,
     /// Node values (q and res, all fields) that differ from the software model.
     pub mismatches: usize,
     /// One halo value was perturbed on purpose in this step (the negative check).
@@ -72,6 +79,7 @@ pub struct Step {
 pub struct Report {
     pub system: String,
     pub fabric_mhz: f64,
+    pub kernel_mhz: f64,
     pub cells: usize,
     pub elements: usize,
     pub bit_error_rate: f64,
@@ -132,6 +140,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     if system.node.router.dims != [2, 2, 2] {
         return Err(format!("{}: the DG partition is for the 2×2×2 torus, this system is {:?}", system.name, system.node.router.dims));
     }
+    let kernel_mhz = system.kernel_mhz.unwrap_or(system.fabric_mhz);
     let (mut torus, mut kernels) = verilate(system, work, progress)?;
     torus.set_bit_error_rate(options.bit_error_rate);
     let mut dg = Distributed::new(&mesh, NUMBERING_SEED);
@@ -142,18 +151,20 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let mut packets_per_stage = 0;
     for step in 0..options.steps {
         let perturbed = options.perturb == Some(step);
-        let mut cycles = 0;
+        let (mut cycles, mut kernel_cycles) = (0, 0);
         for stage in 0..STAGES {
             let r = torus.dg_stage(&mut dg, &mut kernels, stage, perturbed && stage == 0, 200_000)?;
             cycles += r.exchange_cycles;
+            kernel_cycles += r.kernel_cycles;
             packets_per_stage = r.packets;
         }
         model.step();
         let wrong = mismatches(&dg.global(), &model);
         let us = cycles as f64 / system.fabric_mhz;
         let bytes = STAGES * per_stage;
-        progress(&format!("step {step}: halo {bytes} B exchanged in {cycles} cycles ({us:.2} µs), {wrong} values differ from the model{}", if perturbed { " (one halo value perturbed)" } else { "" }));
-        steps.push(Step { step, exchange_cycles: cycles, exchange_us: us, halo_bytes: bytes, halo_gb_per_s: bytes as f64 / (us * 1e3), mismatches: wrong, perturbed });
+        progress(&format!("step {step}: halo {bytes} B exchanged in {cycles} cycles ({us:.2} µs), kernels {kernel_cycles} cycles, {wrong} values differ from the model{}", if perturbed { " (one halo value perturbed)" } else { "" }));
+        let kernel_us = kernel_cycles as f64 / kernel_mhz;
+        steps.push(Step { step, exchange_cycles: cycles, exchange_us: us, halo_bytes: bytes, halo_gb_per_s: bytes as f64 / (us * 1e3), kernel_cycles, kernel_us, mismatches: wrong, perturbed });
         if perturbed {
             break;
         }
@@ -165,6 +176,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     Ok(Report {
         system: system.name.clone(),
         fabric_mhz: system.fabric_mhz,
+        kernel_mhz,
         cells: options.cells,
         elements: mesh.elements(),
         bit_error_rate: options.bit_error_rate,
@@ -182,15 +194,15 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
 pub fn table(reports: &[Report]) -> String {
     let Some(first) = reports.first() else { return String::new() };
     let mut t = format!(
-        "DG halo exchange on {} ({} MHz, bit error rate {:e}): 8 parts, halo payload per stage and per time step (5 stages), every step bit-exact to the software model\n",
-        first.system, first.fabric_mhz, first.bit_error_rate
+        "DG halo exchange on {} (fabric {} MHz, kernels {} MHz, bit error rate {:e}): 8 parts, halo payload per stage and per time step (5 stages), every step bit-exact to the software model\n",
+        first.system, first.fabric_mhz, first.kernel_mhz, first.bit_error_rate
     );
-    t.push_str("| squares | elements | halo B per node per stage | packets per stage | halo B per step | exchange cycles per step | µs | halo GB/s (8 nodes) | per node GB/s | bits flipped |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    t.push_str("| squares | elements | halo B per node per stage | packets per stage | halo B per step | exchange cycles per step | µs | halo GB/s (8 nodes) | per node GB/s | kernel cycles per step | kernel µs | bits flipped |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for r in reports {
         let Some(s) = r.steps.last() else { continue };
         t.push_str(&format!(
-            "| {}×{} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.3} | {} |\n",
-            r.cells, r.cells, r.elements, r.halo_bytes_per_node[0], r.packets_per_stage, s.halo_bytes, s.exchange_cycles, s.exchange_us, s.halo_gb_per_s, s.halo_gb_per_s / PARTS as f64, r.flipped_bits
+            "| {}×{} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.3} | {} | {:.2} | {} |\n",
+            r.cells, r.cells, r.elements, r.halo_bytes_per_node[0], r.packets_per_stage, s.halo_bytes, s.exchange_cycles, s.exchange_us, s.halo_gb_per_s, s.halo_gb_per_s / PARTS as f64, s.kernel_cycles, s.kernel_us, r.flipped_bits
         ));
     }
     t.push_str(&format!(

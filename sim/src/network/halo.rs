@@ -1,11 +1,10 @@
 //! The distributed DG step of [`weft_ip::dg`] on a torus of generated nodes: each stage, every
 //! node's host sends the field values its neighbours need (its halo, [`Partition::halo`]) as
 //! packets into its port 0, over the fabric, and takes the values it needs from the packets
-//! arriving on its port 0; then every face node of every node goes through the generated
-//! `dg_surface_flux` RTL and every node value through the generated `dg_rk_update` RTL (one
-//! Verilator model of each kernel, reused for the 8 nodes in turn: the kernels are stateless
-//! pipelines, so one instance per node would compute the same bits). The volume term and the
-//! lift are host software ([`weft_ip::dg::model::volume`], [`weft_ip::dg::model::lift`]).
+//! arriving on its port 0; then each node's face nodes go through its own instance of the
+//! generated `dg_surface_flux` RTL and its node values through its own `dg_rk_update` (Verilator
+//! models, one of each per node, fed one beat a cycle). The volume term and the lift are host
+//! software ([`weft_ip::dg::model::volume`], [`weft_ip::dg::model::lift`]).
 //!
 //! Halo packets: tag [`HALO_TAG`], `user = stage << 8 | chunk`, payload the six fields of each
 //! entry in the halo's order, at most `max_packet_bytes / 24` entries a packet. The receiver
@@ -82,16 +81,19 @@ impl KernelModel {
     }
 }
 
-/// The two kernels of the step.
+/// The two kernels of the step, one instance of each per node.
 pub struct DgKernels {
-    pub flux: KernelModel,
-    pub rk: KernelModel,
+    pub flux: Vec<KernelModel>,
+    pub rk: Vec<KernelModel>,
 }
 
 impl DgKernels {
-    /// Builds `dg_surface_flux` and `dg_rk_update` from their generated files in `dir`.
+    /// Builds `dg_surface_flux` and `dg_rk_update` from their generated files in `dir` (verilated
+    /// once each, instantiated for every node).
     pub fn build(dir: &Path) -> Result<DgKernels, String> {
-        Ok(DgKernels { flux: KernelModel::build(&dir.join("dg_surface_flux.v"), "dg_surface_flux", 6)?, rk: KernelModel::build(&dir.join("dg_rk_update.v"), "dg_rk_update", 2)? })
+        let flux = (0..PARTS).map(|_| KernelModel::build(&dir.join("dg_surface_flux.v"), "dg_surface_flux", 6)).collect::<Result<_, _>>()?;
+        let rk = (0..PARTS).map(|_| KernelModel::build(&dir.join("dg_rk_update.v"), "dg_rk_update", 2)).collect::<Result<_, _>>()?;
+        Ok(DgKernels { flux, rk })
     }
 }
 
@@ -113,6 +115,9 @@ pub struct StageRun {
     pub exchange_cycles: u64,
     /// Halo packets sent (all nodes).
     pub packets: usize,
+    /// Kernel cycles of the busiest node: its face nodes through the flux kernel, then its node
+    /// values through the update (each from its first beat in to its last result out).
+    pub kernel_cycles: u64,
 }
 
 impl Distributed {
@@ -198,9 +203,11 @@ impl<D: Device> Torus<D> {
             }
         }
         let mesh = dg.partition.mesh.clone();
-        // Surface flux: every face node of every node, node after node, through one model.
-        let mut inputs = vec![];
+        // Surface flux: each node's face nodes through its own model.
+        let mut fluxes = vec![];
+        let mut kernel_cycles = vec![0u64; PARTS];
         for n in 0..PARTS {
+            let mut inputs = vec![];
             let mut at = 0;
             for (i, &e) in dg.partition.elements[n].iter().enumerate() {
                 for f in 0..FACES {
@@ -215,15 +222,18 @@ impl<D: Device> Torus<D> {
                     }
                 }
             }
+            let before = kernels.flux[n].cycles;
+            fluxes.push(kernels.flux[n].run(&inputs)?);
+            kernel_cycles[n] += kernels.flux[n].cycles - before;
         }
-        let fluxes = kernels.flux.run(&inputs)?;
-        // Right-hand side (software volume term and lift), then the update through the RTL.
-        let mut rk_in = vec![];
-        let mut at = 0;
+        // Right-hand side (software volume term and lift), then the update through each node's
+        // model.
+        let mut out = vec![];
         for n in 0..PARTS {
+            let mut rk_in = vec![];
             for (i, &e) in dg.partition.elements[n].iter().enumerate() {
-                let f: Vec<[f32; FIELDS]> = fluxes[at..at + FACES * FACE_NODES].iter().map(|x| std::array::from_fn(|c| x[c])).collect();
-                at += FACES * FACE_NODES;
+                let at = i * FACES * FACE_NODES;
+                let f: Vec<[f32; FIELDS]> = fluxes[n][at..at + FACES * FACE_NODES].iter().map(|x| std::array::from_fn(|c| x[c])).collect();
                 let rhs = lift(&volume(&mesh, e, &dg.q[n][i]), &f);
                 for v in 0..VERTICES {
                     for c in 0..FIELDS {
@@ -231,21 +241,23 @@ impl<D: Device> Torus<D> {
                     }
                 }
             }
+            let before = kernels.rk[n].cycles;
+            out.push(kernels.rk[n].run(&rk_in)?);
+            kernel_cycles[n] += kernels.rk[n].cycles - before;
         }
-        let out = kernels.rk.run(&rk_in)?;
-        let mut at = 0;
         for n in 0..PARTS {
+            let mut at = 0;
             for i in 0..dg.partition.elements[n].len() {
                 for v in 0..VERTICES {
                     for c in 0..FIELDS {
-                        dg.q[n][i][v][c] = out[at][0];
-                        dg.res[n][i][v][c] = out[at][1];
+                        dg.q[n][i][v][c] = out[n][at][0];
+                        dg.res[n][i][v][c] = out[n][at][1];
                         at += 1;
                     }
                 }
             }
         }
         dg.stages += 1;
-        Ok(StageRun { exchange_cycles: ex.cycles, packets })
+        Ok(StageRun { exchange_cycles: ex.cycles, packets, kernel_cycles: kernel_cycles.into_iter().max().unwrap_or(0) })
     }
 }
