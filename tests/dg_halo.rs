@@ -32,6 +32,7 @@ fn bad_options_name_their_field() {
         (Options { cells: 6, steps: 1, bit_error_rate: 0.0, perturb: None }, "`cells`"),
         (Options { cells: 8, steps: 0, bit_error_rate: 0.0, perturb: None }, "`steps`"),
         (Options { cells: 8, steps: 1, bit_error_rate: 0.5, perturb: None }, "`ber`"),
+        (Options { cells: 8, steps: 2, bit_error_rate: 0.0, perturb: Some(2) }, "`perturb`"),
     ] {
         let e = run(&system, &options, &work, &mut |_| {}).unwrap_err();
         assert!(e.contains(field), "{e}");

@@ -137,6 +137,9 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     if !(0.0..=1e-3).contains(&options.bit_error_rate) {
         return Err(format!("`ber` = {} is out of range: allowed 0 ..= 1e-3", options.bit_error_rate));
     }
+    if let Some(p) = options.perturb.filter(|&p| p >= options.steps) {
+        return Err(format!("`perturb` = {p} is out of range: allowed a step in 0..{}", options.steps));
+    }
     if system.node.router.dims != [2, 2, 2] {
         return Err(format!("{}: the DG partition is for the 2×2×2 torus, this system is {:?}", system.name, system.node.router.dims));
     }
