@@ -202,6 +202,24 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// Seed 000's DG halo exchange on torus_2x2x2 in Verilator on the generated nodes and kernels:
+    /// halo bytes and exchange time per step, every step checked bit for bit against the software
+    /// model, beside the thesis's IO-channel and MPI+PCIe bandwidths; prints a table, writes dg.json
+    Dg {
+        /// Squares per side of each periodic mesh (comma-separated; two triangles a square; each a
+        /// multiple of 4 in 4..=64; 8,16,32,64 when not given)
+        #[arg(long, value_delimiter = ',')]
+        cells: Vec<usize>,
+        /// Time steps (five Runge-Kutta stages, five halo exchanges each)
+        #[arg(long, default_value_t = 3)]
+        steps: usize,
+        /// Bit error rate on every cable
+        #[arg(long, default_value_t = 0.0)]
+        ber: f64,
+        /// Output folder for dg.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// The shipped systems' generated nodes in Verilator: b_eff against the analytic model,
     /// 16-byte ping-pong, one-way bandwidth against message size (on torus_4x2x1), latency against
     /// load (both tori); prints tables, writes net.json and three SVG plots
@@ -258,6 +276,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out),
         Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated),
         Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out),
+        Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(&cells, steps, ber, &out),
         Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out),
     };
     match result {

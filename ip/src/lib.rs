@@ -6,6 +6,7 @@ pub mod airfoil;
 pub mod axil;
 pub mod axis;
 pub mod catalog;
+pub mod dg;
 pub mod fp;
 pub mod kernels;
 pub mod link;

@@ -84,6 +84,20 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
     Ok(())
 }
 
+pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), String> {
+    let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or("no shipped torus_2x2x2")?;
+    let mut reports = vec![];
+    for &c in if cells.is_empty() { &crate::bench::dg::CELLS[..] } else { cells } {
+        let options = crate::bench::dg::Options { cells: c, steps, bit_error_rate: ber, perturb: None };
+        let work = std::env::temp_dir().join(format!("weft-bench-dg-{}", std::process::id()));
+        let report = crate::bench::dg::run(&system, &options, &work, &mut |line| eprintln!("{line}"));
+        let _ = std::fs::remove_dir_all(&work);
+        reports.push(report?);
+    }
+    print!("{}", crate::bench::dg::table(&reports));
+    write_json(&out.join("dg.json"), &reports)
+}
+
 pub fn link(out: &PathBuf) -> Result<(), String> {
     let report = crate::bench::link::run(&mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::link::table(&report));

@@ -3,6 +3,7 @@
 pub mod allreduce;
 pub mod beff;
 pub mod commands;
+pub mod dg;
 pub mod link;
 pub mod numeric;
 pub mod numeric_compare;

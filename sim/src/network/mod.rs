@@ -11,7 +11,9 @@
 mod allreduce;
 mod axil;
 mod clocks;
+mod exchange;
 mod faults;
+pub mod halo;
 mod run;
 mod traffic;
 
@@ -28,6 +30,7 @@ use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
 use clocks::{ClockDrive, NodeClocks};
 
 pub use allreduce::AllreduceRun;
+pub use exchange::{Exchanged, Message, Received};
 pub use faults::{route_nodes, Restart};
 pub use run::{Delivery, NetRun, Stuck};
 pub use traffic::{Injection, Packet, Pattern, Traffic};
