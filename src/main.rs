@@ -202,6 +202,24 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// Seed 002's Airfoil accelerator: the generated airfoil_p1 / airfoil_p4 in Verilator on meshes
+    /// of 10³ and 10⁴ cells (both schedules, every residual checked bit for bit) beside the cycles
+    /// seed 002's performance model predicts, and the model's design space (pipelines 1–8 × clock ×
+    /// partition size); prints tables, writes airfoil.json and an SVG
+    Airfoil {
+        /// DRAM bandwidth in GB/s (default: one DDR4-2400 channel, 2400 MT/s × 8 B)
+        #[arg(long, default_value_t = 19.2)]
+        dram_gbs: f64,
+        /// PCIe bandwidth in GB/s (default: seed 000's P_PCIe, eq. 6.1)
+        #[arg(long, default_value_t = 7.88)]
+        pcie_gbs: f64,
+        /// Folder holding the generated Verilog
+        #[arg(long, default_value = "generated")]
+        generated: PathBuf,
+        /// Output folder for airfoil.json and .svg
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// Seed 000's DG halo exchange on torus_2x2x2 in Verilator on the generated nodes and kernels:
     /// halo bytes and exchange time per step, every step checked bit for bit against the software
     /// model, beside the thesis's IO-channel and MPI+PCIe bandwidths; prints a table, writes dg.json
@@ -276,6 +294,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out),
         Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated),
         Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out),
+        Command::Bench { what: Bench::Airfoil { dram_gbs, pcie_gbs, generated, out } } => weft::bench::commands::airfoil(dram_gbs, pcie_gbs, &generated, &out),
         Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(&cells, steps, ber, &out),
         Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out),
     };

@@ -56,7 +56,9 @@ fn top_level_ports_follow_the_naming_contract() {
             let selftest_ok = module.spec.family == "selftest" && selftest_ports.contains(&port);
             // The allreduce engine: its program and counters.
             let allreduce_ok = module.spec.family == "allreduce" && ["flags", "dst_a", "dst_b"].iter().chain(&weft_ip::system::allreduce::COUNTERS).any(|p| *p == port);
-            let ok = router_ok || allreduce_ok || domain_ok || axil_ok || node_ok || dispatcher_ok || selftest_ok || port == "clk" || port == "fill"
+            // The Airfoil accelerator: its drain flag and counters.
+            let airfoil_ok = module.spec.family == "airfoil" && (port == "busy" || weft::sim::airfoil::COUNTERS.contains(&port));
+            let ok = router_ok || allreduce_ok || airfoil_ok || domain_ok || axil_ok || node_ok || dispatcher_ok || selftest_ok || port == "clk" || port == "fill"
                 || port == "rst"
                 || module.spec.family == "link" && link_ports.contains(&port)
                 || ["s_axis_", "m_axis_"].iter().any(|p| port.starts_with(p))

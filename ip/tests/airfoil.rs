@@ -89,3 +89,23 @@ fn valid_schedule_refuses_two_updates_of_a_cell_inside_the_window() {
     // Cyclic: the last slot and the first are neighbours in the next iteration.
     assert!(!valid(&[Some(0), None, None, None, None, Some(1)], &cells, 3));
 }
+
+#[test]
+fn cells_spread_over_banks_with_no_edge_inside_one_bank() {
+    use weft_ip::airfoil::layout::layout;
+    for (around, out) in [(40, 25), (200, 50), (500, 200)] {
+        let m = generate(around, out, 0xA1 ^ around as u64).unwrap();
+        let cells = m.interior_cells();
+        for banks in [4, 8] {
+            let l = layout(m.cells.len(), &cells, banks, 1 << 17).unwrap_or_else(|e| panic!("{} cells, {banks} banks: {e}", m.cells.len()));
+            assert!(cells.iter().all(|c| l.bank[c[0] as usize] != l.bank[c[1] as usize]), "an edge inside one bank");
+            let mut addresses = l.address.clone();
+            addresses.sort();
+            addresses.dedup();
+            assert_eq!(addresses.len(), m.cells.len(), "addresses are distinct");
+            assert!(l.address.iter().zip(&l.bank).all(|(a, b)| *a as usize % banks == *b as usize), "the bank is the address's low bits");
+            let fill: Vec<usize> = (0..banks).map(|b| l.bank.iter().filter(|x| **x == b as u32).count()).collect();
+            println!("{} cells, {banks} banks: {fill:?}", m.cells.len());
+        }
+    }
+}

@@ -212,13 +212,19 @@ pub fn verify(run: &AirfoilRun, mesh: &Mesh, fields: &Fields, schedule: &[Slot])
     Ok(())
 }
 
-/// The built-in-simulator testbench of `params`: an O-grid of `around × out` cells, both
-/// schedules, each pass bit-exact to the reference.
-pub fn testbench(params: &Params, around: usize, out: usize) -> Result<String, String> {
+/// The accelerator in the built-in simulator, out of reset.
+pub fn netlist_device(params: &Params) -> Result<(crate::link::NetlistDevice, Timing), String> {
     let (net, timing) = weft_ip::airfoil::accelerator(params)?;
     let mut dev = crate::link::NetlistDevice::new(weft_ip::weft_hdl::netlist::eval::Evaluator::new(net));
     dev.clock(true);
     dev.clock(true);
+    Ok((dev, timing))
+}
+
+/// The built-in-simulator testbench of `params`: an O-grid of `around × out` cells, both
+/// schedules, each pass bit-exact to the reference.
+pub fn testbench(params: &Params, around: usize, out: usize) -> Result<String, String> {
+    let (mut dev, timing) = netlist_device(params)?;
     let mesh = weft_ip::airfoil::generate(around, out, 7)?;
     let fields = Fields::seeded(&mesh, 9);
     let layout = weft_ip::airfoil::layout::layout(mesh.cells.len(), &mesh.interior_cells(), params.banks, 1 << params.cell_bits)?;

@@ -84,6 +84,17 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
     Ok(())
 }
 
+pub fn airfoil(dram_gbs: f64, pcie_gbs: f64, generated: &Path, out: &Path) -> Result<(), String> {
+    for (name, v) in [("--dram-gbs", dram_gbs), ("--pcie-gbs", pcie_gbs)] {
+        if !(0.01..=10_000.0).contains(&v) {
+            return Err(format!("`{name}` = {v} is out of range: allowed 0.01 ..= 10000 GB/s"));
+        }
+    }
+    let report = crate::bench::airfoil::run_all(generated, dram_gbs, pcie_gbs, &mut |line| eprintln!("{line}"))?;
+    print!("{}", crate::bench::airfoil::table(&report));
+    write_report(&out.to_path_buf(), "airfoil", &report, "airfoil_design_space", &crate::bench::airfoil::plot(&report))
+}
+
 pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), String> {
     let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or("no shipped torus_2x2x2")?;
     let mut reports = vec![];

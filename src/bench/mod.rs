@@ -1,5 +1,6 @@
 //! Benchmarks that print figures and save them as JSON.
 
+pub mod airfoil;
 pub mod allreduce;
 pub mod beff;
 pub mod commands;

@@ -285,8 +285,8 @@ pub fn accelerator(p: &Params) -> Result<(Netlist, Timing), String> {
             sum_valid.mux(d.bits_of(&adder.output_chunks("m_axis_tdata"), 0, 128), word),
         );
     }
-    d.counter("bank_conflicts", d.cat(&conflicts).any());
-    d.counter("hazards", d.cat(&hazards).any());
+    d.counter("bank_conflicts", conflicts.iter().fold(d.lit(0, 1), |a, c| a | *c));
+    d.counter("hazards", hazards.iter().fold(d.lit(0, 1), |a, h| a | *h));
 
     d.section("residual reads out");
     let picked = (0..nb).fold(d.lit(0, 128), |acc, b| acc | res_bank.q.eq(b as u32).mux(bank_words[b], d.lit(0, 128)));

@@ -15,9 +15,10 @@ pub struct Layout {
     pub address: Vec<u32>,
 }
 
-/// Colours the cells (neighbours across an interior edge get different banks) greedily in cell
-/// order, each cell taking the least-filled bank its neighbours leave free, so banks fill
-/// evenly; then numbers each bank's cells in order. `cells_of_edges` are the interior edges'
+/// Colours the cells (neighbours across an interior edge get different banks) greedily in
+/// breadth-first order from cell 0 (a front sweeping the mesh, so a cell meets few coloured
+/// neighbours with different banks), each cell taking the least-filled bank its neighbours leave
+/// free, so banks fill evenly; then numbers each bank's cells in cell order. `cells_of_edges` are the interior edges'
 /// cell pairs; `capacity` is the number of cell addresses (a multiple of `banks`).
 pub fn layout(n_cells: usize, cells_of_edges: &Cells, banks: usize, capacity: usize) -> Result<Layout, String> {
     if !banks.is_power_of_two() || banks < 2 {
@@ -32,7 +33,24 @@ pub fn layout(n_cells: usize, cells_of_edges: &Cells, banks: usize, capacity: us
     }
     let mut bank = vec![u32::MAX; n_cells];
     let mut fill = vec![0usize; banks];
-    for c in 0..n_cells {
+    let mut order = Vec::with_capacity(n_cells);
+    let mut seen = vec![false; n_cells];
+    for start in 0..n_cells {
+        if seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        let mut queue = std::collections::VecDeque::from([start]);
+        while let Some(c) = queue.pop_front() {
+            order.push(c);
+            for n in &neighbours[c] {
+                if !std::mem::replace(&mut seen[*n as usize], true) {
+                    queue.push_back(*n as usize);
+                }
+            }
+        }
+    }
+    for c in order {
         let taken: Vec<u32> = neighbours[c].iter().map(|n| bank[*n as usize]).collect();
         let b = (0..banks as u32).filter(|b| !taken.contains(b)).min_by_key(|b| fill[*b as usize]).ok_or_else(|| {
             format!("layout: cell {c} has neighbours in all {banks} banks; use more banks (at least {})", neighbours[c].len() + 1)

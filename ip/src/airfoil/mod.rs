@@ -5,6 +5,7 @@
 pub mod accelerator;
 pub mod layout;
 pub mod mesh;
+pub mod model;
 pub mod reference;
 pub mod schedule;
 
