@@ -185,13 +185,19 @@ pub fn run<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh
     Ok(AirfoilRun { res, load_cycles, edge_cycles, unload_cycles, rows: rows.len() as u64, counters })
 }
 
+/// How far ahead the list schedule looks for an edge that fits a row. On the 10⁴-cell O-grid
+/// (λ = 6), no-op slots for 1 / 2 / 4 pipelines: window 64: 0 / 570 / 2044; 256: 0 / 70 / 636;
+/// 1024: 0 / 12 / 168 (seed 002's colouring: 42 / 374 / 548). Rows of several pipelines must
+/// also find edges of distinct banks, which a short window often cannot.
+pub const LIST_WINDOW: usize = 1024;
+
 /// The two schedules of the interior edges for this accelerator: seed 002's colouring and
-/// weft's list schedule (a window of 64 edges), each with its name.
+/// weft's list schedule, each with its name. The list schedule looks [`LIST_WINDOW`] edges ahead.
 pub fn schedules(mesh: &Mesh, layout: &Layout, params: &Params, timing: &Timing) -> Result<Vec<(&'static str, Vec<Slot>)>, String> {
     use weft_ip::airfoil::schedule::{colouring_rows, list_rows, Rows};
     let cells = mesh.interior_cells();
     let rows = Rows { pipelines: params.pipelines, banks: Some(&layout.bank) };
-    Ok(vec![("colouring", colouring_rows(&cells, timing.lambda, rows)?.0), ("list", list_rows(&cells, timing.lambda, 64, rows)?)])
+    Ok(vec![("colouring", colouring_rows(&cells, timing.lambda, rows)?.0), ("list", list_rows(&cells, timing.lambda, LIST_WINDOW, rows)?)])
 }
 
 /// A pass checked against the C-semantics reference bit for bit, and its counters against the
