@@ -309,3 +309,30 @@ fn recurrences_are_running_sums_per_vector_at_one_beat_per_cycle() {
     assert_eq!(cycles, beats + vectors.len() as u64 + latency, "one beat per cycle, one flush cycle per vector");
     assert_eq!(refused, vectors.len() as u64 - 1);
 }
+
+/// `x · ±2^k` by a constant is built as an exponent adjustment and a short shift (no
+/// multiplier), and stays bit-exact to native `f32` multiplication: subnormals in and out,
+/// ties at the subnormal boundary rounding to even, overflow to infinity, signed zeros,
+/// canonical NaN.
+#[test]
+fn products_with_a_constant_power_of_two_match_native_multiplication() {
+    let constants = [0.5f32, 0.125, 2.0, -4.0, -0.5, 2f32.powi(100), 2f32.powi(-100), 1.0];
+    let outputs: Vec<String> = constants.iter().enumerate().map(|(i, c)| format!("y{i} = x * 0x{:08X}", c.to_bits())).collect();
+    let k = dsl::parse(&format!("kernel scale\ninput x\noutput {}\n", outputs.join(", "))).unwrap();
+    let (_, schedule) = k.netlist(&Stages::balanced(FloatFormat::BINARY32)).unwrap();
+    assert_eq!((schedule.operators.get("scale"), schedule.operators.get("mul")), (Some(&constants.len()), None), "{:?}", schedule.operators);
+
+    let mut values: Vec<u32> = vec![0, 0x8000_0000, 1, 2, 3, 0x8000_0003, 0x007F_FFFF, 0x0080_0000, 0x0080_0001, 0x00FF_FFFF, 0x0100_0000, 0x0100_0001];
+    values.extend([0x7F7F_FFFF, 0x7F00_0000, 0x7E80_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0xFFC0_1234, 0x7F80_0001, 0x3F80_0000]);
+    values.extend([0x0040_0001, 0x0040_0003, 0x0000_0005, 0x0C00_0001, 0x0C80_0003, 0x0D00_0005, 0x0D80_0000, 0x3300_0001]);
+    let mut rng = Rng::new(5);
+    for _ in 0..1500 {
+        values.push(rng.next_u64() as u32);
+        // Near the subnormal range, where halving and 2^-100 round.
+        values.push((rng.below(2) as u32) << 31 | (rng.below(0x1A00_0000) as u32));
+    }
+    let canonical = |v: f32| if v.is_nan() { 0x7FC0_0000 } else { v.to_bits() };
+    let beats: Vec<Beat> = values.iter().map(|v| (vec![*v], false)).collect();
+    let want: Vec<Beat> = values.iter().map(|v| (constants.iter().map(|c| canonical(f32::from_bits(*v) * c)).collect(), false)).collect();
+    check(&k, &beats, &want);
+}

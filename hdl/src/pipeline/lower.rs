@@ -12,7 +12,8 @@ use super::types::{fixed_operation, Cmp, Type};
 use super::{Kernel, Node, Stages, Value};
 use crate::fixed::{FixedFormat, FixedOp};
 use crate::float::convert::{compare, from_fixed, to_fixed, EQUAL, GREATER, LESS, UNORDERED};
-use crate::float::FloatFormat;
+use crate::float::ops::scale::{power_of_two, scale, SCALE_MAX_STAGES};
+use crate::float::{FloatFormat, FloatOperator};
 use crate::netlist::{Design, Netlist, Sig, Wire};
 use crate::sig;
 
@@ -143,6 +144,14 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                     _ => (self.at(&x) ^ (1u128 << (w - 1)), lag),
                 }
             }
+            Node::Op(FloatOperator::Mul, args) if self.power_of_two(ty, args).is_some() => {
+                let (i, k, negative) = self.power_of_two(ty, args).unwrap();
+                let (x, lag) = self.operands(&[args[i]]);
+                self.count("scale");
+                let stages = if self.zero { 0 } else { self.stages.of(FloatOperator::Mul).min(SCALE_MAX_STAGES) };
+                let result = scale(&mut d.net(), float(ty), stages, x[0].wire, k, negative)?;
+                (d.sig(result), lag)
+            }
             Node::Op(op, args) => {
                 let (x, lag) = self.operands(args);
                 self.count(op.name());
@@ -191,6 +200,16 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                 beats.offset(x, lag, *k)?
             }
             Node::Prev(..) => unreachable!("recurrences are lowered in run"),
+        })
+    }
+
+    /// For a float product with a constant `±2^k` operand: the other operand's index, k and
+    /// the constant's sign (the scale operator replaces the multiplier).
+    fn power_of_two(&self, ty: Type, args: &[Value]) -> Option<(usize, i64, bool)> {
+        let Type::Float(f) = ty else { return None };
+        (0..2).rev().find_map(|c| match self.k.nodes[args[c].0] {
+            Node::Const(bits) => power_of_two(f, bits as u128).map(|(k, negative)| (1 - c, k, negative)),
+            _ => None,
         })
     }
 

@@ -12,6 +12,7 @@ mod add;
 mod common;
 mod div;
 mod mul;
+pub mod scale;
 mod sqrt;
 
 pub(super) use common::{exp_width, round_pack, unpack};
