@@ -336,3 +336,40 @@ fn products_with_a_constant_power_of_two_match_native_multiplication() {
     let want: Vec<Beat> = values.iter().map(|v| (constants.iter().map(|c| canonical(f32::from_bits(*v) * c)).collect(), false)).collect();
     check(&k, &beats, &want);
 }
+
+/// The scale operator on every binary16 and bfloat16 value: `x · ±2^k` against the software
+/// reference's single rounding of the exact product (`f64`), canonical NaN for NaN.
+#[test]
+fn products_with_a_constant_power_of_two_are_exact_on_every_half_precision_value() {
+    use weft_hdl::float::reference::{from_f64, to_f64};
+    for (name, f, constants) in [("f16", FloatFormat::BINARY16, [0.5, 2.0, -0.125, 1024.0, 1.0 / 1024.0]), ("bf16", FloatFormat::BFLOAT16, [0.5, 2.0, -0.125, 2f64.powi(100), 2f64.powi(-100)])] {
+        let w = f.width();
+        let outputs: Vec<String> = constants.iter().enumerate().map(|(i, c)| format!("y{i} = x * 0x{:X}", from_f64(f, *c))).collect();
+        let k = dsl::parse(&format!("kernel scale: {name}\ninput x\noutput {}\n", outputs.join(", "))).unwrap();
+        let (net, schedule) = k.netlist(&Stages::balanced(f)).unwrap();
+        assert_eq!(schedule.operators.get("scale"), Some(&constants.len()), "{name}: {:?}", schedule.operators);
+        let mut ev = Evaluator::new(net);
+        ev.reset(2);
+        let (mut sent, mut got) = (0u32, 0u32);
+        while got < 1 << w {
+            ev.set_input("s_axis_tdata@0", sent as u128);
+            ev.set_input("s_axis_tlast", 0);
+            ev.set_input("s_axis_tvalid", (sent < 1 << w) as u128);
+            ev.set_input("m_axis_tready", 1);
+            ev.settle();
+            if ev.get_output("m_axis_tvalid") == 1 {
+                let x = to_f64(f, got as u128);
+                for (j, c) in constants.iter().enumerate() {
+                    let want = if x.is_nan() { f.quiet_nan() } else { from_f64(f, x * c) };
+                    let y = ev.get_output(&format!("m_axis_tdata@{}", w * j));
+                    assert_eq!(y, want, "{name}: {:#x} · {c}: got {y:#x}, want {want:#x}", got);
+                }
+                got += 1;
+            }
+            if sent < 1 << w && ev.get_output("s_axis_tready") == 1 {
+                sent += 1;
+            }
+            ev.clock(false);
+        }
+    }
+}
