@@ -5,11 +5,8 @@
 
 use std::path::Path;
 
-use weft::ip::airfoil::layout::layout;
-use weft::ip::airfoil::reference::Fields;
-use weft::ip::airfoil::schedule::noops;
 use weft::ip::airfoil::{accelerator, generate};
-use weft::sim::airfoil::{run, schedules, verify};
+use weft::sim::airfoil::check_mesh;
 use weft::sim::catalog::AIRFOIL;
 use weft::sim::link::{Device, VerilatorDevice};
 
@@ -23,17 +20,15 @@ fn check(pipelines: usize, meshes: &[(usize, usize)]) {
     dev.clock(true);
     for &(around, out) in meshes {
         let mesh = generate(around, out, 0xA1 ^ around as u64).unwrap();
-        let fields = Fields::seeded(&mesh, 3);
-        let cells = layout(mesh.cells.len(), &mesh.interior_cells(), params.banks, 1 << params.cell_bits).unwrap();
-        for (kind, schedule) in schedules(&mesh, &cells, params, &timing).unwrap() {
-            let r = run(&mut dev, params, &timing, &mesh, &fields, &cells, &schedule).unwrap_or_else(|e| panic!("{name}, {kind}: {e}"));
-            verify(&r, &mesh, &fields, &schedule).unwrap_or_else(|e| panic!("{name}, {} cells, {kind} schedule: {e}", mesh.cells.len()));
+        for p in check_mesh(&mut dev, params, &timing, &mesh, 3).unwrap_or_else(|e| panic!("{e}")) {
+            let r = &p.run;
             println!(
-                "{name}: {} cells, {} edges, {kind}: {} rows ({} no-op slots), edges in {} cycles, load {}, unload {}",
+                "{name}: {} cells, {} edges, {}: {} rows ({} no-op slots), edges in {} cycles, load {}, unload {}",
                 mesh.cells.len(),
                 mesh.edges.len(),
+                p.schedule,
                 r.rows,
-                noops(&schedule),
+                p.noop_slots,
                 r.edge_cycles,
                 r.load_cycles,
                 r.unload_cycles

@@ -218,6 +218,31 @@ pub fn verify(run: &AirfoilRun, mesh: &Mesh, fields: &Fields, schedule: &[Slot])
     Ok(())
 }
 
+/// One pass checked against the reference: its schedule's name, slots and no-op slots, what
+/// the device did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pass {
+    pub schedule: &'static str,
+    pub slots: usize,
+    pub noop_slots: usize,
+    pub run: AirfoilRun,
+}
+
+/// Both schedules of `mesh` (fields seeded with `fields_seed`) through `dev`, each pass checked
+/// by [`verify`]; an error names the schedule and the mesh's size.
+pub fn check_mesh<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh, fields_seed: u64) -> Result<Vec<Pass>, String> {
+    let fields = Fields::seeded(mesh, fields_seed);
+    let layout = weft_ip::airfoil::layout::layout(mesh.cells.len(), &mesh.interior_cells(), params.banks, 1 << params.cell_bits)?;
+    let mut passes = vec![];
+    for (name, schedule) in schedules(mesh, &layout, params, timing)? {
+        let context = |e: String| format!("{}, {} cells, {name} schedule: {e}", params.name(), mesh.cells.len());
+        let r = run(dev, params, timing, mesh, &fields, &layout, &schedule).map_err(context)?;
+        verify(&r, mesh, &fields, &schedule).map_err(context)?;
+        passes.push(Pass { schedule: name, slots: schedule.len(), noop_slots: weft_ip::airfoil::schedule::noops(&schedule), run: r });
+    }
+    Ok(passes)
+}
+
 /// The accelerator in the built-in simulator, out of reset.
 pub fn netlist_device(params: &Params) -> Result<(crate::link::NetlistDevice, Timing), String> {
     let (net, timing) = weft_ip::airfoil::accelerator(params)?;
@@ -232,13 +257,6 @@ pub fn netlist_device(params: &Params) -> Result<(crate::link::NetlistDevice, Ti
 pub fn testbench(params: &Params, around: usize, out: usize) -> Result<String, String> {
     let (mut dev, timing) = netlist_device(params)?;
     let mesh = weft_ip::airfoil::generate(around, out, 7)?;
-    let fields = Fields::seeded(&mesh, 9);
-    let layout = weft_ip::airfoil::layout::layout(mesh.cells.len(), &mesh.interior_cells(), params.banks, 1 << params.cell_bits)?;
-    let mut said = vec![];
-    for (name, schedule) in schedules(&mesh, &layout, params, &timing)? {
-        let r = run(&mut dev, params, &timing, &mesh, &fields, &layout, &schedule)?;
-        verify(&r, &mesh, &fields, &schedule).map_err(|e| format!("{name} schedule: {e}"))?;
-        said.push(format!("{name} {} rows in {} cycles", r.rows, r.edge_cycles));
-    }
+    let said: Vec<String> = check_mesh(&mut dev, params, &timing, &mesh, 9)?.iter().map(|p| format!("{} {} rows in {} cycles", p.schedule, p.run.rows, p.run.edge_cycles)).collect();
     Ok(format!("{} cells, {} edges, λ = {}: {}; every residual bit-exact to the C reference", mesh.cells.len(), mesh.edges.len(), timing.lambda, said.join(", ")))
 }

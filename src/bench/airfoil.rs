@@ -12,12 +12,9 @@
 use std::path::Path;
 
 use serde::Serialize;
-use weft_ip::airfoil::layout::layout;
 use weft_ip::airfoil::model::{on_chip, predict, Machine};
-use weft_ip::airfoil::reference::Fields;
-use weft_ip::airfoil::schedule::noops;
 use weft_ip::airfoil::{accelerator, generate};
-use weft_sim::airfoil::{run, schedules, verify};
+use weft_sim::airfoil::check_mesh;
 use weft_sim::catalog::AIRFOIL;
 use weft_sim::link::{Device, VerilatorDevice};
 use weft_sim::plot::{Plot, Series};
@@ -76,24 +73,21 @@ pub fn run_all(generated: &Path, dram_gbs: f64, pcie_gbs: f64, progress: &mut dy
         dev.clock(true);
         for (around, out) in MESHES {
             let mesh = generate(around, out, 0xA1 ^ around as u64)?;
-            let fields = Fields::seeded(&mesh, 3);
-            let cells = layout(mesh.cells.len(), &mesh.interior_cells(), params.banks, 1 << params.cell_bits)?;
-            for (kind, schedule) in schedules(&mesh, &cells, params, &timing)? {
-                let r = run(&mut dev, params, &timing, &mesh, &fields, &cells, &schedule)?;
-                verify(&r, &mesh, &fields, &schedule).map_err(|e| format!("{name}, {kind}: {e}"))?;
-                let predicted = on_chip(mesh.x.len(), mesh.cells.len(), schedule.len(), params.pipelines, fill);
-                let seed_model_edges = on_chip(mesh.x.len(), mesh.cells.len(), schedule.len(), params.pipelines, 0)[1];
+            for p in check_mesh(&mut dev, params, &timing, &mesh, 3)? {
+                let r = &p.run;
+                let predicted = on_chip(mesh.x.len(), mesh.cells.len(), p.slots, params.pipelines, fill);
+                let seed_model_edges = on_chip(mesh.x.len(), mesh.cells.len(), p.slots, params.pipelines, 0)[1];
                 simulated.push(Simulated {
                     module: name.clone(),
                     cells: mesh.cells.len(),
                     edges: mesh.edges.len(),
-                    schedule: kind.into(),
-                    noop_slots: noops(&schedule),
+                    schedule: p.schedule.into(),
+                    noop_slots: p.noop_slots,
                     simulated: [r.load_cycles, r.edge_cycles, r.unload_cycles],
                     predicted,
                     seed_model_edges,
                 });
-                progress(&format!("{name}: {} cells, {kind} schedule bit-exact", mesh.cells.len()));
+                progress(&format!("{name}: {} cells, {} schedule bit-exact", mesh.cells.len(), p.schedule));
             }
         }
     }

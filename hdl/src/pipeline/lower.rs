@@ -144,22 +144,23 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                     _ => (self.at(&x) ^ (1u128 << (w - 1)), lag),
                 }
             }
-            Node::Op(FloatOperator::Mul, args) if self.power_of_two(ty, args).is_some() => {
-                let (i, k, negative) = self.power_of_two(ty, args).unwrap();
-                let (x, lag) = self.operands(&[args[i]]);
-                self.count("scale");
-                let stages = if self.zero { 0 } else { self.stages.of(FloatOperator::Mul).min(SCALE_MAX_STAGES) };
-                let result = scale(&mut d.net(), float(ty), stages, x[0].wire, k, negative)?;
-                (d.sig(result), lag)
-            }
-            Node::Op(op, args) => {
-                let (x, lag) = self.operands(args);
-                self.count(op.name());
-                let operands: Vec<Wire> = x.iter().map(|s| s.wire).collect();
-                let stages = if self.zero { 0 } else { self.stages.of(*op) };
-                let result = op.build(&mut d.net(), float(ty), stages, &operands)?;
-                (d.sig(result), lag)
-            }
+            Node::Op(op, args) => match self.power_of_two(*op, ty, args) {
+                Some((i, k, negative)) => {
+                    let (x, lag) = self.operands(&[args[i]]);
+                    self.count("scale");
+                    let stages = if self.zero { 0 } else { self.stages.of(FloatOperator::Mul).min(SCALE_MAX_STAGES) };
+                    let result = scale(&mut d.net(), float(ty), stages, x[0].wire, k, negative)?;
+                    (d.sig(result), lag)
+                }
+                None => {
+                    let (x, lag) = self.operands(args);
+                    self.count(op.name());
+                    let operands: Vec<Wire> = x.iter().map(|s| s.wire).collect();
+                    let stages = if self.zero { 0 } else { self.stages.of(*op) };
+                    let result = op.build(&mut d.net(), float(ty), stages, &operands)?;
+                    (d.sig(result), lag)
+                }
+            },
             Node::Fixed(op, a, b) => {
                 let (x, lag) = self.operands(&[*a, *b]);
                 let Type::Fixed(f) = ty else { unreachable!("fixed operation on {ty}") };
@@ -205,8 +206,11 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
 
     /// For a float product with a constant `±2^k` operand: the other operand's index, k and
     /// the constant's sign (the scale operator replaces the multiplier).
-    fn power_of_two(&self, ty: Type, args: &[Value]) -> Option<(usize, i64, bool)> {
+    fn power_of_two(&self, op: FloatOperator, ty: Type, args: &[Value]) -> Option<(usize, i64, bool)> {
         let Type::Float(f) = ty else { return None };
+        if op != FloatOperator::Mul {
+            return None;
+        }
         (0..2).rev().find_map(|c| match self.k.nodes[args[c].0] {
             Node::Const(bits) => power_of_two(f, bits as u128).map(|(k, negative)| (1 - c, k, negative)),
             _ => None,
