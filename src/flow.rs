@@ -388,7 +388,7 @@ mod tests {
         std::fs::write(&file, "module m(); endmodule\n").unwrap();
         // A report recorded for this text.
         let hash = verilog_hash(&std::fs::read(&file).unwrap());
-        let recorded = TimingReport { device: "d".into(), tool: "t".into(), fmax_mhz: 123.0, critical_from: "a".into(), critical_to: "b".into(), critical_ns: 1.0, routing_ns: 0.5, verilog_hash: hash };
+        let recorded = TimingReport { device: "d".into(), tool: "t".into(), fmax_mhz: 123.0, critical_from: "a".into(), critical_to: "b".into(), critical_ns: 1.0, routing_ns: 0.5, path: vec![], verilog_hash: hash };
         write_report(&dir, "m", None, Some(&recorded), &Default::default()).unwrap();
         assert_eq!(timed(&file, "m", Some(&dir), false).unwrap(), (recorded.clone(), true));
         // Changed Verilog: the recorded figure is not reused (place and route runs and, on this

@@ -34,6 +34,10 @@ pub struct TimingReport {
     /// Delay of the critical path in ns, and how much of it is routing.
     pub critical_ns: f64,
     pub routing_ns: f64,
+    /// The nets the critical path routes through, first to last, each with its routing delay
+    /// in ns (`net 1.23`): where its time goes.
+    #[serde(default)]
+    pub path: Vec<String>,
     /// FNV-1a hash of the Verilog timed (set by the check flow, which reuses a report whose
     /// hash matches instead of placing and routing again).
     #[serde(default)]
@@ -125,6 +129,14 @@ pub fn parse_report(json: &str) -> Result<TimingReport, String> {
         critical_to: cell(path.len() - 1, "to"),
         critical_ns: (delay * 100.0).round() / 100.0,
         routing_ns: (routing * 100.0).round() / 100.0,
+        path: path
+            .iter()
+            .filter(|s| s["type"] == "routing")
+            .map(|s| {
+                let net = s["net"].as_str().or_else(|| s["to"]["cell"].as_str()).unwrap_or("?");
+                format!("{} {:.2}", net.strip_prefix("uut.").unwrap_or(net), s["delay"].as_f64().unwrap_or(0.0))
+            })
+            .collect(),
         verilog_hash: String::new(),
     })
 }
@@ -146,9 +158,10 @@ mod tests {
         let json = r#"{"fmax": {"$glbnet$clk": {"achieved": 123.456, "constraint": 100}},
             "critical_paths": [{"from": "posedge clk", "to": "posedge clk", "path": [
               {"delay": 0.5, "type": "clk-to-q", "from": {"cell": "uut.a_q"}, "to": {"cell": "uut.a_q"}},
-              {"delay": 2.0, "type": "routing", "from": {"cell": "uut.a_q"}, "to": {"cell": "uut.lut"}},
+              {"delay": 2.0, "type": "routing", "net": "uut.a", "from": {"cell": "uut.a_q"}, "to": {"cell": "uut.lut"}},
               {"delay": 0.0, "type": "setup", "from": {"cell": "uut.b_q"}, "to": {"cell": "uut.b_q"}}]}]}"#;
         let r = parse_report(json).unwrap();
         assert_eq!((r.fmax_mhz, r.critical_from.as_str(), r.critical_to.as_str(), r.critical_ns, r.routing_ns), (123.5, "a_q", "b_q", 2.5, 2.0));
+        assert_eq!(r.path, ["a 2.00"]);
     }
 }
