@@ -52,14 +52,21 @@ pub(super) fn control<'d>(d: &'d Design, z: &Sizes, sh: &Shared<'d>, ing: &Ingre
             let refund = d.reg(&format!("credit_refund{v}"), 16, 0);
             sig!(refund_now = !owed & refund.q.any());
             let pulse = owed | refund_now;
-            taken.next_when(ing.taken[v], taken.q + 1u32);
+            // Beats taken and discarded, counted a cycle late (registered), so the user side's
+            // handshake is not on the counters' paths; a beat taken in the last cycle of a
+            // restart is one discarded, and reaches the refund that way.
+            let took = registered(d, &format!("credit_took{v}"), ing.taken[v]);
+            let dropped = registered(d, &format!("credit_dropped{v}"), ing.discarded[v]);
+            taken.next_when(took, taken.q + 1u32);
             given.next_when(pulse, given.q + 1u32);
-            let outstanding = taken.q + ing.taken[v].zext(16) - given.q - pulse.zext(16);
-            refund.next(refund.q - refund_now.zext(16) + ing.discarded[v].zext(16)).next_when(sh.hold, outstanding);
+            let outstanding = taken.q + took.zext(16) - given.q - pulse.zext(16);
+            refund.next(refund.q - refund_now.zext(16) + dropped.zext(16)).next_when(sh.hold, outstanding);
             pulse
         })
         .collect();
-    d.output("tx_credit", pulses[1].cat(pulses[0]));
+    // Registered: the pulses' compares end here, not in the credit counters of the router
+    // they feed (one cycle more in the credit loop).
+    d.output("tx_credit", registered(d, "credit_pulses", pulses[1].cat(pulses[0])));
 
     d.section("acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied");
     // The frame's header holds still the cycle after its trailer (see receive).
