@@ -453,10 +453,8 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], kernels: &[
         println!("{:<28} {:>6} {:>6} {:>7} {:>6} {:>5} {:>6}{fmax}  {}", done.module, s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth, s.lut_levels, done.testbench);
         if let Some(t) = &done.timing {
             println!("{:<28} critical path {} -> {} ({} ns, {} ns routing) on {}", "", t.critical_from, t.critical_to, t.critical_ns, t.routing_ns, t.device);
-            // The nets that cost routing time (nextpnr lists intra-slice hops at 0.00 too).
-            let nets: Vec<&str> = t.path.iter().map(String::as_str).filter(|n| !n.ends_with(" 0.00")).collect();
-            if !nets.is_empty() {
-                println!("{:<28} routed through (net ns): {}", "", nets.join(", "));
+            if !t.path.is_empty() {
+                println!("{:<28} routed through (net ns): {}", "", t.path.join(", "));
             }
         }
     }

@@ -35,7 +35,7 @@ pub struct TimingReport {
     pub critical_ns: f64,
     pub routing_ns: f64,
     /// The nets the critical path routes through, first to last, each with its routing delay
-    /// in ns (`net 1.23`): where its time goes.
+    /// in ns (`net 1.23`): where its time goes (hops inside a slice, 0.00 ns, left out).
     #[serde(default)]
     pub path: Vec<String>,
     /// FNV-1a hash of the Verilog timed (set by the check flow, which reuses a report whose
@@ -131,7 +131,7 @@ pub fn parse_report(json: &str) -> Result<TimingReport, String> {
         routing_ns: (routing * 100.0).round() / 100.0,
         path: path
             .iter()
-            .filter(|s| s["type"] == "routing")
+            .filter(|s| s["type"] == "routing" && s["delay"].as_f64().unwrap_or(0.0) >= 0.005)
             .map(|s| {
                 let net = s["net"].as_str().or_else(|| s["to"]["cell"].as_str()).unwrap_or("?");
                 format!("{} {:.2}", net.strip_prefix("uut.").unwrap_or(net), s["delay"].as_f64().unwrap_or(0.0))
@@ -159,6 +159,7 @@ mod tests {
             "critical_paths": [{"from": "posedge clk", "to": "posedge clk", "path": [
               {"delay": 0.5, "type": "clk-to-q", "from": {"cell": "uut.a_q"}, "to": {"cell": "uut.a_q"}},
               {"delay": 2.0, "type": "routing", "net": "uut.a", "from": {"cell": "uut.a_q"}, "to": {"cell": "uut.lut"}},
+              {"delay": 0.0, "type": "routing", "net": "uut.b", "from": {"cell": "uut.lut"}, "to": {"cell": "uut.b_q"}},
               {"delay": 0.0, "type": "setup", "from": {"cell": "uut.b_q"}, "to": {"cell": "uut.b_q"}}]}]}"#;
         let r = parse_report(json).unwrap();
         assert_eq!((r.fmax_mhz, r.critical_from.as_str(), r.critical_to.as_str(), r.critical_ns, r.routing_ns), (123.5, "a_q", "b_q", 2.5, 2.0));
