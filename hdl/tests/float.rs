@@ -217,3 +217,87 @@ fn binary32_mul_and_div_near_underflow_every_depth() {
         }
     }
 }
+
+/// binary32 products of sparse significands (the hidden bit and at most two fraction bits, or
+/// at most two bits of a subnormal), and of significands whose product has one lone bit up to
+/// 26 places below the rest, with exponents that put the result anywhere from the
+/// smallest normals down past the smallest subnormal: their products are exact ties or carry
+/// one lone bit far below the guard bit, so the rounding depends on every bit the sticky OR
+/// takes, in each of the multiplier's windows.
+fn sparse_product_pairs(count: usize, seed: u64) -> Vec<(u128, u128)> {
+    let mut rng = Rng::new(seed);
+    let mut sparse = |rng: &mut Rng| {
+        let bit = |rng: &mut Rng| if rng.chance(30) { 0 } else { 1u32 << rng.below(23) };
+        let frac = bit(rng) | bit(rng);
+        if rng.chance(30) {
+            frac.max(1)
+        } else {
+            (1 + rng.below(100) as u32) << 23 | frac
+        }
+    };
+    // Odd x, y < 2^24 with x·y = 1 + k·2^n: the product's lowest bit lies n places below the
+    // next one (x random, y its inverse modulo 2^n, kept when it has at most 24 bits).
+    let lone_low_bit = |rng: &mut Rng| loop {
+        let n = 2 + rng.below(25) as u32;
+        let x = (rng.next_u64() as u32 & 0xFF_FFFF) | 1;
+        let mut y = x as u64;
+        for _ in 0..6 {
+            y = y.wrapping_mul(2u64.wrapping_sub((x as u64).wrapping_mul(y)));
+        }
+        let y = (y & ((1u64 << n) - 1)) as u32;
+        if y < 1 << 24 {
+            return (x, y);
+        }
+    };
+    // A normal significand field (hidden bit at 23, its exponent field random), or a subnormal one.
+    let place = |rng: &mut Rng, odd: u32| {
+        let top = 31 - odd.leading_zeros();
+        if rng.chance(30) && top < 23 {
+            odd << rng.below(23 - top as u64)
+        } else {
+            (1 + rng.below(100) as u32) << 23 | (odd << (23 - top)) & 0x7F_FFFF
+        }
+    };
+    (0..count)
+        .map(|_| {
+            let (a, b) = if rng.chance(50) {
+                let (x, y) = lone_low_bit(&mut rng);
+                (place(&mut rng, x), place(&mut rng, y) & 0x7F_FFFF)
+            } else {
+                (sparse(&mut rng), sparse(&mut rng) & 0x7F_FFFF)
+            };
+            // b's exponent field: the product's exponent lands 0..=55 below the normal range's bottom.
+            let a_exp = ((a >> 23).max(1)) as i64;
+            let b_exp = 127 + 2 - a_exp - rng.below(56) as i64;
+            let b = if b_exp >= 1 && b_exp <= 254 { (b_exp as u32) << 23 | b } else { b.max(1) };
+            let sign = |rng: &mut Rng| (rng.below(2) as u32) << 31;
+            ((a | sign(&mut rng)) as u128, (b | sign(&mut rng)) as u128)
+        })
+        .collect()
+}
+
+#[test]
+fn binary32_mul_sparse_products_every_depth() {
+    let pairs = sparse_product_pairs(20_000, 71);
+    for stages in 0..=FloatOperator::Mul.max_stages(FloatFormat::BINARY32) {
+        check(FloatOperator::Mul, FloatFormat::BINARY32, stages, &pairs, 5000 + stages as u64);
+    }
+}
+
+/// Every operand pair of small formats through the multiplier at every depth, against the
+/// reference: the narrowest window, shift and exponent widths the generator must still get
+/// right. Formats whose product of two subnormals can round to a nonzero value (bias below
+/// man + 2) are refused with the allowed range.
+#[test]
+fn small_formats_mul_exhaustive_every_depth() {
+    let refused = operator_netlist(FloatOperator::Mul, FloatFormat::new(3, 2).unwrap(), 0).unwrap_err();
+    assert!(refused.contains("allowed fraction widths 1..=1"), "{refused}");
+    for (exp, man) in [(3, 1), (4, 3), (5, 2), (4, 5)] {
+        let f = FloatFormat::new(exp, man).unwrap();
+        let values = 1u128 << f.width();
+        let pairs: Vec<(u128, u128)> = (0..values).flat_map(|a| (0..values).map(move |b| (a, b))).collect();
+        for stages in 0..=FloatOperator::Mul.max_stages(f) {
+            check(FloatOperator::Mul, f, stages, &pairs, 6000 + stages as u64);
+        }
+    }
+}

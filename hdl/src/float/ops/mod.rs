@@ -74,9 +74,9 @@ impl FloatOperator {
         match self {
             // places: 0 compare, 1 align, 2 add, 3 lzc, 4 normalisation shift, 5 round decision
             FloatOperator::Add | FloatOperator::Sub => vec![3, 5, 2, 4, 0, 6, 1],
-            // places: 0 operand count, 1 exponent sums and product, 2 window position,
-            // 3 window shift, 4 rounding decision
-            FloatOperator::Mul => vec![2, 3, 4, 0, 1],
+            // places: 0 leading-zero count, 1 product and shift factor, 2 shifting multiply,
+            // 3 window and rounding decision
+            FloatOperator::Mul => vec![1, 3, 0, 2],
             // places: 0 leading-zero counts, 1 normalised operands, 2..=n+1 one per quotient
             // bit, n+2 and n+3 rounding
             FloatOperator::Div => recurrence_priority(format.man + 4, true),
@@ -89,6 +89,16 @@ impl FloatOperator {
         let max = self.max_stages(format);
         if stages > max {
             return Err(format!("{} stages for {format} {}: allowed range 0..={max}", stages, self.name()));
+        }
+        // The multiplier rounds a product of two subnormals to zero (see `mul`).
+        if self == FloatOperator::Mul && (format.bias() as usize) < format.man + 2 {
+            return Err(format!(
+                "{format} mul: exponent bias {} below fraction width + 2 = {}: allowed fraction widths 1..={} with {} exponent bits",
+                format.bias(),
+                format.man + 2,
+                (format.bias() as usize).saturating_sub(2),
+                format.exp
+            ));
         }
         if operands.len() != self.operands() {
             return Err(format!("{format} {} takes {} operands, got {}", self.name(), self.operands(), operands.len()));

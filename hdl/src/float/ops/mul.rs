@@ -1,101 +1,144 @@
 //! The multiplier datapath.
 
-use super::common::{lzc_tree, shr_radix4, unpack};
+use super::common::{lzc_tree, unpack, Unpacked};
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Sig};
 use crate::sig;
 
-/// The multiplier. Subnormal inputs are not normalised before the product. Two subnormal
-/// operands give a product below 2^(2 − 2·bias − 2·man), which rounds to a signed zero, so at
-/// most one significand has leading zeros: one leading-zero count of that significand (the
-/// other operand's when the first is normal, `lz = 0` when both are) is taken beside the
-/// operands and fixes everything the DSP product `P = sa · sb` needs:
-/// - `P`'s leading one sits at `q0 = 2·man − lz` or one above, so the result's exponent field
-///   at `q0` is `E0 = ea + eb − bias − lz`;
-/// - a normal result keeps `p` bits from `q0 − man`, or from `q0 − man + 1` when `P[q0 + 1]`
-///   is set (the one-bit normalisation, one product bit picked by `lz` before the shift); a
-///   subnormal one keeps the bits from the fixed position `u = 1 + bias + man − ea − eb`;
-///   which applies is `E0 ≥ 1`, so one right shift extracts a window of `p + 1` bits, the
-///   kept bits and the guard bit (one shifter on the product, no leading-zero count of it);
-///   a shift past the product (a result far below the smallest subnormal) saturates the
-///   shift amount, which empties the window;
-/// - the sticky bit is the OR of the bits the shift drops, taken per multiplexer stage as
-///   the OR of at most three groups of bits under the stage's shift digit.
-/// Special cases (NaN, infinity, zero) and an exponent at or past infinity's replace the
-/// packed exponent and fraction, with no increment; the last stage is only an adder on the
-/// packed value, a carry chain, which adds the rounding increment at the fraction's low bit
-/// and the upper candidate's exponent step at the exponent's low bit; its carry moves the
-/// exponent (subnormal to normal, largest finite to infinity).
-/// Register places: 0 after the operand count, 1 after the exponent sums (the product
-/// runs beside them), 2 after the window position, 3 after the window shift, 4 after the
-/// rounding decision.
+/// Width of the product's pieces in the shifting multiply: a DSP48E1 multiplies 25 × 18 bits
+/// signed, so 17 unsigned bits per piece, and the cascade between DSPs shifts by 17.
+const PIECE: usize = 17;
+
+/// The multiplier, with no LUT shifter and no leading-zero count of the product: both shifts
+/// a subnormal operand or result needs are one multiply by a power of two in DSPs.
+/// - Two subnormal operands give a product that rounds to a signed zero (the formats the
+///   operator accepts have bias ≥ man + 2), so at most one significand has leading zeros:
+///   `lz`, the OR of both fractions' counts, each kept only for a subnormal operand.
+/// - Beside the DSP product `P = sa · sb`, the exponents fix a left shift `t ∈ [0, man]`, and
+///   `Q = P · 2^t` (the product cut in 17-bit pieces, one DSP each, summed along the DSP
+///   cascade) puts the result's bits in one of three fixed windows of `p + 1` bits, the guard
+///   bit first. The factor `2^t` is itself a DSP product of two small one-hots.
+/// - A normal result (field `E0 = ea + eb − bias − lz ≥ 1`): `t = lz` puts `Q`'s leading one at
+///   `2·man` or one above, so the window starts at `man − 1`, or at `man` when `Q[2·man + 1]`
+///   is set (the one-bit normalisation, field `E0 + 1`).
+/// - A subnormal result keeps the bits from `P[u]`, `u = 1 + bias + man − ea − eb ≥ 1`: for
+///   `u ≤ man + 1`, `t = man + 1 − u` and the window starts at `man`; for `u ≤ 2·man + 2`,
+///   `t = 2·man + 2 − u` and it starts at `2·man + 1`; past that every product bit lies below
+///   the guard bit and the result is a signed zero.
+/// - The sticky bit is the OR of `Q`'s bits below the window (a left shift drops nothing).
+///
+/// NaN, infinity, zero and an exponent at or past infinity's are masks on the packed exponent
+/// and fraction, with no increment. The last stage is one adder on the packed value, a carry
+/// chain: the rounding increment at the fraction's low bit, and at the exponent's the 1 (2 with
+/// the normalisation step) that makes `E0 − 1` the field; its carry moves the exponent
+/// (subnormal to normal, largest finite to infinity).
+/// Register places: 0 after the leading-zero count and the exponent sum, 1 after the product
+/// and the shift amount, 2 after the shifting multiply, 3 after the window and the rounding
+/// decision.
 pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
-    let p = f.man + 1;
+    let (p, man) = (f.man + 1, f.man);
     d.section("mul: operands, special cases, leading zeros of a subnormal significand");
     let (ua, ub) = (unpack(f, a, "a"), unpack(f, b, "b"));
     sig!(sign = ua.sign ^ ub.sign);
     sig!(nan = ua.nan | ub.nan | ua.zero & ub.inf | ua.inf & ub.zero);
     sig!(inf = ua.inf | ub.inf);
-    let (a_hidden, b_hidden) = (ua.sig.bit(f.man), ub.sig.bit(f.man));
+    let (a_hidden, b_hidden) = (ua.sig.bit(man), ub.sig.bit(man));
     // Zero, or both subnormal: a signed zero.
     sig!(zero = ua.zero | ub.zero | !a_hidden & !b_hidden);
-    // Leading zeros of a's significand when it is subnormal, else of b's (none when normal).
-    sig!(lz = lzc_tree(a_hidden.mux(ub.sig, ua.sig)));
+    // Leading zeros of the subnormal significand (none when both are normal): each fraction's
+    // count beside its exponent's zero test, kept only for a subnormal operand.
+    let subnormal_lz = |u: &Unpacked<'d>| {
+        let count = lzc_tree(d.lit(0, 1).cat(u.sig.bits(0, man)));
+        u.sig.bit(man).mux(d.lit(0, count.width), count)
+    };
+    sig!(lz = subnormal_lz(&ua) | subnormal_lz(&ub));
+    // Signed exponents: room for 2·(2^exp − 2) and for −(bias + 2p + 2).
+    let reach = (2 * (f.exp_max() as usize - 1)).max(f.bias() as usize + 2 * p + 2);
+    let xw = usize::BITS as usize - reach.leading_zeros() as usize + 1;
+    // fine = ea + eb − bias, which is man + 1 − u for a subnormal result (eb − bias − 1 is eb
+    // with its top bit flipped, read as signed: one adder with carry in 1).
+    let eb_centered = (ub.exp ^ d.lit(1 << (f.exp - 1), f.exp)).sext(xw);
+    sig!(fine = ua.exp.zext(xw) + eb_centered + 1u32);
     cuts.cut(&mut d.net());
 
-    d.section("mul: significand product; beside it, the exponent sums");
+    d.section("mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t");
     sig!(product = ua.sig.mul(ub.sig));
-    // Signed exponents: room for 2·(2^exp − 2) and for −(bias + 2p).
-    let xw = f.exp + 2;
-    sig!(exp_sum = ua.exp.zext(xw) + ub.exp.zext(xw));
-    // Exponent field of the result if P's leading one is at q0 = 2·man − lz.
-    sig!(e0 = exp_sum - lz.zext(xw) - f.bias());
-    sig!(base_normal = d.lit(f.man as u128, xw) - lz.zext(xw));
-    sig!(base_normal_up = d.lit(f.man as u128 + 1, xw) - lz.zext(xw));
-    // Window base of a subnormal result: u = 1 + bias + man − ea − eb (then at least 1).
-    sig!(base_subnormal = d.lit(1 + f.bias() as u128 + f.man as u128, xw) - exp_sum);
-    cuts.cut(&mut d.net());
-
-    d.section("mul: the one-bit normalisation (P's bit at q0 + 1), the window position, overflow");
-    let zero_x = d.lit(0, xw);
-    sig!(normal = zero_x.slt(e0));
-    // P[q0 + 1] = P[2·man + 1 − lz]: the upper candidate, picked before the window shift.
-    sig!(high = product.bits(p, p).shl(lz).bit(p - 1));
-    // Window base: q0 − man (+ 1 for the upper candidate) for a normal result, u for a
-    // subnormal one; from 2p + 1 on, every product bit is below the window.
-    let bw = usize::BITS as usize - (2 * p + 1).leading_zeros() as usize;
-    let far = base_subnormal.bits(bw, xw - bw).any();
-    let subnormal_shift = far.mux(d.lit((1u128 << bw) - 1, bw), base_subnormal.bits(0, bw));
-    sig!(shift = normal.mux(high.mux(base_normal_up.bits(0, bw), base_normal.bits(0, bw)), subnormal_shift));
-    // At or past infinity's exponent field (e0 + high when normal).
+    // E0 − 1, E0 = fine − lz the exponent field of a normal result with Q's leading one at
+    // 2·man (no normalisation step): normal when E0 ≥ 1, the sign of one adder. The rounding
+    // adder adds the 1 back (2 with the step).
+    sig!(e0_minus_1 = fine + !lz.zext(xw));
+    sig!(normal = !e0_minus_1.bit(xw - 1));
+    // A subnormal result's u: at most man + 1 while fine ≥ 0, past 2·man + 2 when fine < −man − 1.
+    sig!(coarse = fine.bit(xw - 1), far = fine.slt(-(man as i64) - 1));
+    // t: lz (normal); man + 1 − u = fine; 2·man + 2 − u = fine + man + 1.
+    let tw = usize::BITS as usize - man.leading_zeros() as usize;
+    sig!(t = normal.mux(lz.bits(0, tw), coarse.mux(fine + (man as u32 + 1), fine).bits(0, tw)));
+    // At or past infinity's exponent field, for either normalisation (E0 + 1 with the step).
     let exp_max = f.exp_max() as i64;
-    sig!(overflow = high.mux(!e0.slt(exp_max - 1), !e0.slt(exp_max)));
-    // NaN over infinity over zero over an overflow (to infinity) over the rounded value.
-    sig!(forced = nan | inf | zero | overflow);
-    sig!(saturate = !nan & (inf | !zero & overflow), step = !forced & normal & high);
+    sig!(over_low = !e0_minus_1.slt(exp_max - 1), over_high = !e0_minus_1.slt(exp_max - 2));
+    sig!(forced_early = nan | inf | zero | normal.mux(d.lit(0, 1), far));
     cuts.cut(&mut d.net());
 
-    d.section("mul: the window of p + 1 product bits from bit shift − 1 (guard, then the kept bits); sticky = a bit set below it");
-    // window[0] = P[shift − 1] (P[−1] = 0), window[p] = P[shift + man].
-    let (window, dropped) = shr_radix4(d, product.cat(d.lit(0, 1)), shift, p + 1);
-    sig!(window = window, dropped = dropped);
+    d.section("mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade");
+    // 2^t as the product of two small one-hots, 2^(4·⌊t/4⌋) · 2^(t mod 4), in a DSP: a LUT
+    // decoder of t costs a LUT per bit of the factor, these two one LUT per bit of theirs.
+    let fine_bits = tw.min(2);
+    let step = 1 << fine_bits;
+    let group = |g: usize| if tw > fine_bits { t.bits(fine_bits, tw - fine_bits).eq(g as u32) } else { d.lit(1, 1) };
+    let coarse_hot: Vec<Sig<'d>> = (0..p.div_ceil(step)).rev().map(|g| group(g).zext(step)).collect();
+    let fine_hot: Vec<Sig<'d>> = (0..step).rev().map(|j| t.bits(0, fine_bits).eq(j as u32)).collect();
+    sig!(scale = d.cat(&coarse_hot).mul(d.cat(&fine_hot)).bits(0, p));
+    // Piece k contributes P[17k..] · 2^t at bit 17k: each partial sum keeps its low 17 bits
+    // and carries the rest (shifted down 17) into the next piece's product.
+    let mut low = Vec::new();
+    let mut carry: Option<Sig<'d>> = None;
+    for lo in (0..2 * p).step_by(PIECE) {
+        let piece = product.bits(lo, PIECE.min(2 * p - lo)).mul(scale);
+        let sum = match carry {
+            None => piece,
+            Some(c) => {
+                let w = piece.width.max(c.width) + 1;
+                piece.zext(w) + c.zext(w)
+            }
+        };
+        if lo + PIECE >= 2 * p {
+            low.push(sum);
+        } else {
+            low.push(sum.bits(0, PIECE));
+            carry = Some(sum.bits(PIECE, sum.width - PIECE));
+        }
+    }
+    low.reverse();
+    sig!(shifted = d.cat(&low).bits(0, 3 * p));
     cuts.cut(&mut d.net());
 
-    d.section("mul: guard and sticky, round to nearest even, special cases");
+    d.section("mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases");
+    // Windows start at man − 1 (normal), man (normal with the step, or a subnormal near the
+    // normal range) or 2·man + 1 (a subnormal far below it).
+    let high = shifted.bit(2 * man + 1);
+    sig!(far_window = !normal & coarse, mid_window = normal.mux(high, !coarse));
+    let window = |start: usize| shifted.bits(start, p + 1);
+    sig!(window = far_window.mux(window(2 * man + 1), mid_window.mux(window(man), window(man - 1))));
+    let below = |start: usize, end: usize| if end > start { shifted.bits(start, end - start).any() } else { d.lit(0, 1) };
+    sig!(sticky = below(0, man - 1) | (far_window | mid_window) & shifted.bit(man - 1) | far_window & below(man, 2 * man + 1));
+    sig!(overflow = normal & high.mux(over_high, over_low));
+    sig!(forced = forced_early | overflow);
+    sig!(saturate = !nan & (inf | !zero & overflow), normal_field = !forced & normal);
     sig!(kept = window.bits(1, p), guard = window.bit(0));
-    sig!(increment = !forced & guard & (dropped.any() | kept.bit(0)));
+    sig!(increment = !forced & guard & (sticky | kept.bit(0)));
     // Packed exponent and fraction before rounding; a subnormal's hidden bit (0, or 1 when it
-    // rounds up into the normal range) is the exponent field's low bit. The upper candidate's
-    // field e0 + 1 is e0 plus the one `step` adds at the field's low bit in the rounding adder.
-    let field = normal.mux(e0, kept.bit(f.man).zext(xw));
-    let body = |value: u128| d.lit(value, f.exp + f.man);
-    let infinity = body(f.exp_max() << f.man);
-    let value = saturate.mux(infinity, zero.mux(body(0), field.bits(0, f.exp).cat(kept.bits(0, f.man))));
-    sig!(packed = nan.mux(body(f.quiet_nan()), value));
+    // rounds up into the normal range) is the exponent field's low bit, a normal one's field
+    // is E0 − 1 until the rounding adder adds 1 (or 2 for the upper window).
+    let field = normal.mux(e0_minus_1, kept.bit(man).zext(xw));
+    // Forced results as masks (the value ANDed out, infinity's exponent or the NaN ORed in).
+    let (exp_ones, quiet_bit) = ((nan | saturate).sext(f.exp), nan.zext(man).shl_const(man - 1));
+    sig!(packed = (field.bits(0, f.exp).cat(kept.bits(0, man)) & (!forced).sext(f.exp + man)) | exp_ones.cat(quiet_bit));
     sig!(result_sign = !nan & sign);
     cuts.cut(&mut d.net());
 
-    d.section("mul: rounding increment and the upper candidate's exponent step, one adder (its carry reaches infinity's encoding on overflow)");
-    sig!(result = result_sign.cat(packed + step.zext(f.exp).cat(d.lit(0, f.man - 1)).cat(increment)));
+    d.section("mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)");
+    let exp_add = (normal_field & high).cat(normal_field & !high);
+    let addend = exp_add.zext(f.exp + man).shl_const(man) | increment.zext(f.exp + man);
+    sig!(result = result_sign.cat(packed + addend));
     result
 }
