@@ -3,9 +3,9 @@
 // Parameters:
 //   inputs = x1_0, x1_1, x2_0, x2_1, q1_0, q1_1, q1_2, q1_3, q2_0, q2_1, q2_2, q2_3, adt1, adt2
 //   outputs = per beat: f0, f1, f2, f3
-//   latency = 46 cycles from an input beat
+//   latency = 49 cycles from an input beat
 //   operators = 15 add, 2 div, 31 mul, 7 scale, 12 sub
-//   register bits = 27534
+//   register bits = 30902
 `timescale 1ns/1ps
 
 module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -934,22 +934,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_2;
     wire [7:0] b_exp_xor;
     wire [9:0] fine;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1;
+    reg [23:0] b_sig_d1_2;
     wire [47:0] product;
+    reg [4:0] lz_d1;
+    reg [9:0] fine_d1;
     wire [9:0] e0_minus_1;
     wire normal_2;
     wire coarse;
     wire far;
-    wire [9:0] fine_sel;
+    wire [9:0] fine_d1_sel;
     wire [4:0] t;
     wire over_low;
     wire over_high;
+    reg nan_d1_3;
+    reg inf_d1_3;
+    reg zero_d1_2;
     wire forced_early;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1;
-    wire [27:0] t_d1_prod;
+    wire [15:0] t_cat;
+    wire [3:0] t_cat_2;
+    wire [27:0] t_prod;
     wire [23:0] scale;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1;
+    reg [23:0] scale_d1;
     wire [40:0] product_d1_prod;
     wire [41:0] product_d1_plus;
     wire [72:0] product_d1_cat;
@@ -967,9 +976,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_2;
     reg forced_early_d1;
     wire forced;
-    reg nan_d1_3;
-    reg zero_d1_2;
-    reg inf_d1_3;
+    reg nan_d2_3;
+    reg zero_d2_2;
+    reg inf_d2_3;
     wire saturate;
     wire normal_field;
     wire [23:0] kept_3;
@@ -977,11 +986,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_3;
     reg [9:0] e0_minus_1_d1;
     wire [9:0] e0_minus_1_d1_sel;
-    wire nan_d1_or;
-    wire [22:0] nan_d1_cat;
+    wire nan_d2_or;
+    wire [22:0] nan_d2_cat;
     wire forced_not;
     wire [30:0] packed_3;
     reg sign_d1_2;
+    reg sign_d2_2;
     wire result_sign;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1;
@@ -1286,7 +1296,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_3;
     wire overflow_3;
     reg inf_d1_4;
-    reg inf_d2_3;
+    reg inf_d2_4;
     reg inf_d3_3;
     reg inf_d4_3;
     reg inf_sign_d1_2;
@@ -1304,7 +1314,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_2;
     reg exact_zero_d2_2;
     reg nan_d1_4;
-    reg nan_d2_3;
+    reg nan_d2_4;
     reg nan_d3_3;
     reg nan_d4_3;
     wire [31:0] result_4;
@@ -1430,22 +1440,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_4;
     wire [7:0] b_exp_xor_2;
     wire [9:0] fine_2;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_2;
+    reg [23:0] b_sig_d1_3;
     wire [47:0] product_2;
+    reg [4:0] lz_d1_2;
+    reg [9:0] fine_d1_2;
     wire [9:0] e0_minus_1_2;
     wire normal_3;
     wire coarse_2;
     wire far_2;
-    wire [9:0] fine_sel_2;
+    wire [9:0] fine_d1_sel_2;
     wire [4:0] t_2;
     wire over_low_2;
     wire over_high_2;
+    reg nan_d1_5;
+    reg inf_d1_5;
+    reg zero_d1_3;
     wire forced_early_2;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_2;
-    wire [27:0] t_d1_prod_2;
+    wire [15:0] t_cat_3;
+    wire [3:0] t_cat_4;
+    wire [27:0] t_prod_2;
     wire [23:0] scale_2;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_2;
+    reg [23:0] scale_d1_2;
     wire [40:0] product_d1_prod_2;
     wire [41:0] product_d1_plus_2;
     wire [72:0] product_d1_cat_2;
@@ -1463,9 +1482,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_4;
     reg forced_early_d1_2;
     wire forced_2;
-    reg nan_d1_5;
-    reg zero_d1_3;
-    reg inf_d1_5;
+    reg nan_d2_5;
+    reg zero_d2_3;
+    reg inf_d2_5;
     wire saturate_2;
     wire normal_field_2;
     wire [23:0] kept_5;
@@ -1473,11 +1492,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_5;
     reg [9:0] e0_minus_1_d1_2;
     wire [9:0] e0_minus_1_d1_sel_2;
-    wire nan_d1_or_2;
-    wire [22:0] nan_d1_cat_2;
+    wire nan_d2_or_2;
+    wire [22:0] nan_d2_cat_2;
     wire forced_not_2;
     wire [30:0] packed_5;
     reg sign_d1_3;
+    reg sign_d2_3;
     wire result_sign_2;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_2;
@@ -1782,7 +1802,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_4;
     wire overflow_5;
     reg inf_d1_6;
-    reg inf_d2_4;
+    reg inf_d2_6;
     reg inf_d3_4;
     reg inf_d4_4;
     reg inf_sign_d1_3;
@@ -1800,7 +1820,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_3;
     reg exact_zero_d2_3;
     reg nan_d1_6;
-    reg nan_d2_4;
+    reg nan_d2_6;
     reg nan_d3_4;
     reg nan_d4_4;
     wire [31:0] result_6;
@@ -1821,12 +1841,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d3;
     reg [31:0] result_d4;
     reg [31:0] result_d5;
-    reg [31:0] result_d6;
-    wire [7:0] result_d6_bits30_23;
-    wire [22:0] result_d6_bits22_0;
-    wire result_d6_is0;
-    wire result_d6_is255;
-    wire result_d6_is0_2;
+    wire [7:0] result_d5_bits30_23;
+    wire [22:0] result_d5_bits22_0;
+    wire result_d5_is0;
+    wire result_d5_is255;
+    wire result_d5_is0_2;
     wire b_sign_9;
     wire b_zero_3;
     wire b_inf_6;
@@ -1928,22 +1947,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_6;
     wire [7:0] b_exp_xor_3;
     wire [9:0] fine_3;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_3;
+    reg [23:0] b_sig_d1_4;
     wire [47:0] product_3;
+    reg [4:0] lz_d1_3;
+    reg [9:0] fine_d1_3;
     wire [9:0] e0_minus_1_3;
     wire normal_4;
     wire coarse_3;
     wire far_3;
-    wire [9:0] fine_sel_3;
+    wire [9:0] fine_d1_sel_3;
     wire [4:0] t_3;
     wire over_low_3;
     wire over_high_3;
+    reg nan_d1_7;
+    reg inf_d1_7;
+    reg zero_d1_4;
     wire forced_early_3;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_3;
-    wire [27:0] t_d1_prod_3;
+    wire [15:0] t_cat_5;
+    wire [3:0] t_cat_6;
+    wire [27:0] t_prod_3;
     wire [23:0] scale_3;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_3;
+    reg [23:0] scale_d1_3;
     wire [40:0] product_d1_prod_3;
     wire [41:0] product_d1_plus_3;
     wire [72:0] product_d1_cat_3;
@@ -1961,9 +1989,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_6;
     reg forced_early_d1_3;
     wire forced_3;
-    reg nan_d1_7;
-    reg zero_d1_4;
-    reg inf_d1_7;
+    reg nan_d2_7;
+    reg zero_d2_4;
+    reg inf_d2_7;
     wire saturate_3;
     wire normal_field_3;
     wire [23:0] kept_7;
@@ -1971,11 +1999,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_7;
     reg [9:0] e0_minus_1_d1_3;
     wire [9:0] e0_minus_1_d1_sel_3;
-    wire nan_d1_or_3;
-    wire [22:0] nan_d1_cat_3;
+    wire nan_d2_or_3;
+    wire [22:0] nan_d2_cat_3;
     wire forced_not_3;
     wire [30:0] packed_7;
     reg sign_d1_4;
+    reg sign_d2_4;
     wire result_sign_3;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_3;
@@ -2015,11 +2044,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] s_axis_tdata_128_d16;
     reg [31:0] s_axis_tdata_128_d17;
     reg [31:0] s_axis_tdata_128_d18;
-    wire [7:0] s_axis_tdata_128_d18_bits30_23;
-    wire [22:0] s_axis_tdata_128_d18_bits22_0;
-    wire s_axis_tdata_128_d18_is0;
-    wire s_axis_tdata_128_d18_is255;
-    wire s_axis_tdata_128_d18_is0_2;
+    reg [31:0] s_axis_tdata_128_d19;
+    wire [7:0] s_axis_tdata_128_d19_bits30_23;
+    wire [22:0] s_axis_tdata_128_d19_bits22_0;
+    wire s_axis_tdata_128_d19_is0;
+    wire s_axis_tdata_128_d19_is255;
+    wire s_axis_tdata_128_d19_is0_2;
     wire b_sign_10;
     wire b_zero_4;
     wire b_inf_7;
@@ -2121,22 +2151,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_7;
     wire [7:0] b_exp_xor_4;
     wire [9:0] fine_4;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_4;
+    reg [23:0] b_sig_d1_5;
     wire [47:0] product_4;
+    reg [4:0] lz_d1_4;
+    reg [9:0] fine_d1_4;
     wire [9:0] e0_minus_1_4;
     wire normal_5;
     wire coarse_4;
     wire far_4;
-    wire [9:0] fine_sel_4;
+    wire [9:0] fine_d1_sel_4;
     wire [4:0] t_4;
     wire over_low_4;
     wire over_high_4;
+    reg nan_d1_8;
+    reg inf_d1_8;
+    reg zero_d1_5;
     wire forced_early_4;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_4;
-    wire [27:0] t_d1_prod_4;
+    wire [15:0] t_cat_7;
+    wire [3:0] t_cat_8;
+    wire [27:0] t_prod_4;
     wire [23:0] scale_4;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_4;
+    reg [23:0] scale_d1_4;
     wire [40:0] product_d1_prod_4;
     wire [41:0] product_d1_plus_4;
     wire [72:0] product_d1_cat_4;
@@ -2154,9 +2193,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_7;
     reg forced_early_d1_4;
     wire forced_4;
-    reg nan_d1_8;
-    reg zero_d1_5;
-    reg inf_d1_8;
+    reg nan_d2_8;
+    reg zero_d2_5;
+    reg inf_d2_8;
     wire saturate_4;
     wire normal_field_4;
     wire [23:0] kept_8;
@@ -2164,11 +2203,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_8;
     reg [9:0] e0_minus_1_d1_4;
     wire [9:0] e0_minus_1_d1_sel_4;
-    wire nan_d1_or_4;
-    wire [22:0] nan_d1_cat_4;
+    wire nan_d2_or_4;
+    wire [22:0] nan_d2_cat_4;
     wire forced_not_4;
     wire [30:0] packed_8;
     reg sign_d1_5;
+    reg sign_d2_5;
     wire result_sign_4;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_4;
@@ -2235,7 +2275,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [3:0] b_sig_cat_30;
     wire [4:0] lzb_2;
     // div: normalised significands, exponent
-    reg [23:0] b_sig_d1_2;
+    reg [23:0] b_sig_d1_6;
     reg [4:0] lzb_d1_2;
     reg [7:0] b_exp_d1_2;
     wire [16:0] x_2;
@@ -2568,7 +2608,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg fits_d1_2;
     reg fits_d2_2;
     reg sign_d1_6;
-    reg sign_d2_2;
+    reg sign_d2_6;
     reg sign_d3_2;
     reg sign_d4_2;
     reg sign_d5_2;
@@ -2585,7 +2625,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg sign_d16_2;
     // special cases
     reg zero_d1_6;
-    reg zero_d2_2;
+    reg zero_d2_6;
     reg zero_d3_2;
     reg zero_d4_2;
     reg zero_d5_2;
@@ -2601,7 +2641,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg zero_d15_2;
     reg zero_d16_2;
     reg inf_d1_9;
-    reg inf_d2_5;
+    reg inf_d2_9;
     reg inf_d3_5;
     reg inf_d4_5;
     reg inf_d5_2;
@@ -2617,7 +2657,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg inf_d15_2;
     reg inf_d16_2;
     reg nan_d1_9;
-    reg nan_d2_5;
+    reg nan_d2_9;
     reg nan_d3_5;
     reg nan_d4_5;
     reg nan_d5_2;
@@ -2755,22 +2795,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_8;
     wire [7:0] b_exp_xor_5;
     wire [9:0] fine_5;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_5;
+    reg [23:0] b_sig_d1_7;
     wire [47:0] product_5;
+    reg [4:0] lz_d1_5;
+    reg [9:0] fine_d1_5;
     wire [9:0] e0_minus_1_5;
     wire normal_7;
     wire coarse_5;
     wire far_5;
-    wire [9:0] fine_sel_5;
+    wire [9:0] fine_d1_sel_5;
     wire [4:0] t_5;
     wire over_low_5;
     wire over_high_5;
+    reg nan_d1_10;
+    reg inf_d1_10;
+    reg zero_d1_7;
     wire forced_early_5;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_5;
-    wire [27:0] t_d1_prod_5;
+    wire [15:0] t_cat_9;
+    wire [3:0] t_cat_10;
+    wire [27:0] t_prod_5;
     wire [23:0] scale_5;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_5;
+    reg [23:0] scale_d1_5;
     wire [40:0] product_d1_prod_5;
     wire [41:0] product_d1_plus_5;
     wire [72:0] product_d1_cat_5;
@@ -2788,9 +2837,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_8;
     reg forced_early_d1_5;
     wire forced_5;
-    reg nan_d1_10;
-    reg zero_d1_7;
-    reg inf_d1_10;
+    reg nan_d2_10;
+    reg zero_d2_7;
+    reg inf_d2_10;
     wire saturate_5;
     wire normal_field_5;
     wire [23:0] kept_10;
@@ -2798,11 +2847,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_10;
     reg [9:0] e0_minus_1_d1_5;
     wire [9:0] e0_minus_1_d1_sel_5;
-    wire nan_d1_or_5;
-    wire [22:0] nan_d1_cat_5;
+    wire nan_d2_or_5;
+    wire [22:0] nan_d2_cat_5;
     wire forced_not_5;
     wire [30:0] packed_9;
     reg sign_d1_7;
+    reg sign_d2_7;
     wire result_sign_5;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_5;
@@ -2934,22 +2984,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_9;
     wire [7:0] b_exp_xor_6;
     wire [9:0] fine_6;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_6;
+    reg [23:0] b_sig_d1_8;
     wire [47:0] product_6;
+    reg [4:0] lz_d1_6;
+    reg [9:0] fine_d1_6;
     wire [9:0] e0_minus_1_6;
     wire normal_8;
     wire coarse_6;
     wire far_6;
-    wire [9:0] fine_sel_6;
+    wire [9:0] fine_d1_sel_6;
     wire [4:0] t_6;
     wire over_low_6;
     wire over_high_6;
+    reg nan_d1_11;
+    reg inf_d1_11;
+    reg zero_d1_8;
     wire forced_early_6;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_6;
-    wire [27:0] t_d1_prod_6;
+    wire [15:0] t_cat_11;
+    wire [3:0] t_cat_12;
+    wire [27:0] t_prod_6;
     wire [23:0] scale_6;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_6;
+    reg [23:0] scale_d1_6;
     wire [40:0] product_d1_prod_6;
     wire [41:0] product_d1_plus_6;
     wire [72:0] product_d1_cat_6;
@@ -2967,9 +3026,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_9;
     reg forced_early_d1_6;
     wire forced_6;
-    reg nan_d1_11;
-    reg zero_d1_8;
-    reg inf_d1_11;
+    reg nan_d2_11;
+    reg zero_d2_8;
+    reg inf_d2_11;
     wire saturate_6;
     wire normal_field_6;
     wire [23:0] kept_11;
@@ -2977,11 +3036,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_11;
     reg [9:0] e0_minus_1_d1_6;
     wire [9:0] e0_minus_1_d1_sel_6;
-    wire nan_d1_or_6;
-    wire [22:0] nan_d1_cat_6;
+    wire nan_d2_or_6;
+    wire [22:0] nan_d2_cat_6;
     wire forced_not_6;
     wire [30:0] packed_10;
     reg sign_d1_8;
+    reg sign_d2_8;
     wire result_sign_6;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_6;
@@ -3286,7 +3346,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_6;
     wire overflow_10;
     reg inf_d1_12;
-    reg inf_d2_6;
+    reg inf_d2_12;
     reg inf_d3_6;
     reg inf_d4_6;
     reg inf_sign_d1_4;
@@ -3304,7 +3364,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_4;
     reg exact_zero_d2_4;
     reg nan_d1_12;
-    reg nan_d2_6;
+    reg nan_d2_12;
     reg nan_d3_6;
     reg nan_d4_6;
     wire [31:0] result_12;
@@ -3325,12 +3385,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d3_2;
     reg [31:0] result_d4_2;
     reg [31:0] result_d5_2;
-    reg [31:0] result_d6_2;
-    wire [7:0] result_d6_bits30_23_2;
-    wire [22:0] result_d6_bits22_0_2;
-    wire result_d6_is0_3;
-    wire result_d6_is255_2;
-    wire result_d6_is0_4;
+    wire [7:0] result_d5_bits30_23_2;
+    wire [22:0] result_d5_bits22_0_2;
+    wire result_d5_is0_3;
+    wire result_d5_is255_2;
+    wire result_d5_is0_4;
     wire b_sign_15;
     wire b_zero_7;
     wire b_inf_11;
@@ -3432,22 +3491,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_11;
     wire [7:0] b_exp_xor_7;
     wire [9:0] fine_7;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_7;
+    reg [23:0] b_sig_d1_9;
     wire [47:0] product_7;
+    reg [4:0] lz_d1_7;
+    reg [9:0] fine_d1_7;
     wire [9:0] e0_minus_1_7;
     wire normal_9;
     wire coarse_7;
     wire far_7;
-    wire [9:0] fine_sel_7;
+    wire [9:0] fine_d1_sel_7;
     wire [4:0] t_7;
     wire over_low_7;
     wire over_high_7;
+    reg nan_d1_13;
+    reg inf_d1_13;
+    reg zero_d1_9;
     wire forced_early_7;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_7;
-    wire [27:0] t_d1_prod_7;
+    wire [15:0] t_cat_13;
+    wire [3:0] t_cat_14;
+    wire [27:0] t_prod_7;
     wire [23:0] scale_7;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_7;
+    reg [23:0] scale_d1_7;
     wire [40:0] product_d1_prod_7;
     wire [41:0] product_d1_plus_7;
     wire [72:0] product_d1_cat_7;
@@ -3465,9 +3533,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_11;
     reg forced_early_d1_7;
     wire forced_7;
-    reg nan_d1_13;
-    reg zero_d1_9;
-    reg inf_d1_13;
+    reg nan_d2_13;
+    reg zero_d2_9;
+    reg inf_d2_13;
     wire saturate_7;
     wire normal_field_7;
     wire [23:0] kept_13;
@@ -3475,11 +3543,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_13;
     reg [9:0] e0_minus_1_d1_7;
     wire [9:0] e0_minus_1_d1_sel_7;
-    wire nan_d1_or_7;
-    wire [22:0] nan_d1_cat_7;
+    wire nan_d2_or_7;
+    wire [22:0] nan_d2_cat_7;
     wire forced_not_7;
     wire [30:0] packed_12;
     reg sign_d1_9;
+    reg sign_d2_9;
     wire result_sign_7;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_7;
@@ -3519,11 +3588,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] s_axis_tdata_256_d16;
     reg [31:0] s_axis_tdata_256_d17;
     reg [31:0] s_axis_tdata_256_d18;
-    wire [7:0] s_axis_tdata_256_d18_bits30_23;
-    wire [22:0] s_axis_tdata_256_d18_bits22_0;
-    wire s_axis_tdata_256_d18_is0;
-    wire s_axis_tdata_256_d18_is255;
-    wire s_axis_tdata_256_d18_is0_2;
+    reg [31:0] s_axis_tdata_256_d19;
+    wire [7:0] s_axis_tdata_256_d19_bits30_23;
+    wire [22:0] s_axis_tdata_256_d19_bits22_0;
+    wire s_axis_tdata_256_d19_is0;
+    wire s_axis_tdata_256_d19_is255;
+    wire s_axis_tdata_256_d19_is0_2;
     wire b_sign_16;
     wire b_zero_8;
     wire b_inf_12;
@@ -3625,22 +3695,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_12;
     wire [7:0] b_exp_xor_8;
     wire [9:0] fine_8;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_8;
+    reg [23:0] b_sig_d1_10;
     wire [47:0] product_8;
+    reg [4:0] lz_d1_8;
+    reg [9:0] fine_d1_8;
     wire [9:0] e0_minus_1_8;
     wire normal_10;
     wire coarse_8;
     wire far_8;
-    wire [9:0] fine_sel_8;
+    wire [9:0] fine_d1_sel_8;
     wire [4:0] t_8;
     wire over_low_8;
     wire over_high_8;
+    reg nan_d1_14;
+    reg inf_d1_14;
+    reg zero_d1_10;
     wire forced_early_8;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_8;
-    wire [27:0] t_d1_prod_8;
+    wire [15:0] t_cat_15;
+    wire [3:0] t_cat_16;
+    wire [27:0] t_prod_8;
     wire [23:0] scale_8;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_8;
+    reg [23:0] scale_d1_8;
     wire [40:0] product_d1_prod_8;
     wire [41:0] product_d1_plus_8;
     wire [72:0] product_d1_cat_8;
@@ -3658,9 +3737,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_12;
     reg forced_early_d1_8;
     wire forced_8;
-    reg nan_d1_14;
-    reg zero_d1_10;
-    reg inf_d1_14;
+    reg nan_d2_14;
+    reg zero_d2_10;
+    reg inf_d2_14;
     wire saturate_8;
     wire normal_field_8;
     wire [23:0] kept_14;
@@ -3668,11 +3747,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_14;
     reg [9:0] e0_minus_1_d1_8;
     wire [9:0] e0_minus_1_d1_sel_8;
-    wire nan_d1_or_8;
-    wire [22:0] nan_d1_cat_8;
+    wire nan_d2_or_8;
+    wire [22:0] nan_d2_cat_8;
     wire forced_not_8;
     wire [30:0] packed_13;
     reg sign_d1_10;
+    reg sign_d2_10;
     wire result_sign_8;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_8;
@@ -3976,7 +4056,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_7;
     wire overflow_13;
     reg inf_d1_15;
-    reg inf_d2_7;
+    reg inf_d2_15;
     reg inf_d3_7;
     reg inf_d4_7;
     reg inf_sign_d1_5;
@@ -3994,7 +4074,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_5;
     reg exact_zero_d2_5;
     reg nan_d1_15;
-    reg nan_d2_7;
+    reg nan_d2_15;
     reg nan_d3_7;
     reg nan_d4_7;
     wire [31:0] result_15;
@@ -4069,7 +4149,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg x_inf_d1;
     reg x_inf_d2;
     reg sign_d1_11;
-    reg sign_d2_3;
+    reg sign_d2_11;
     reg x_nan_d1;
     reg x_nan_d2;
     wire [31:0] result_16;
@@ -4367,7 +4447,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_8;
     wire overflow_14;
     reg inf_d1_16;
-    reg inf_d2_8;
+    reg inf_d2_16;
     reg inf_d3_8;
     reg inf_d4_8;
     reg inf_sign_d1_6;
@@ -4385,7 +4465,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_6;
     reg exact_zero_d2_6;
     reg nan_d1_16;
-    reg nan_d2_8;
+    reg nan_d2_16;
     reg nan_d3_8;
     reg nan_d4_8;
     wire [31:0] result_17;
@@ -4460,7 +4540,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg x_inf_d1_2;
     reg x_inf_d2_2;
     reg sign_d1_12;
-    reg sign_d2_4;
+    reg sign_d2_12;
     reg x_nan_d1_2;
     reg x_nan_d2_2;
     wire [31:0] result_18;
@@ -4522,22 +4602,30 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] for_lz_sel_17;
     wire [4:0] lz_15;
     wire [9:0] fine_9;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_9;
     wire [47:0] product_9;
+    reg [4:0] lz_d1_9;
+    reg [9:0] fine_d1_9;
     wire [9:0] e0_minus_1_9;
     wire normal_13;
     wire coarse_9;
     wire far_9;
-    wire [9:0] fine_sel_9;
+    wire [9:0] fine_d1_sel_9;
     wire [4:0] t_9;
     wire over_low_9;
     wire over_high_9;
+    reg nan_d1_17;
+    reg inf_d1_17;
+    reg zero_d1_11;
     wire forced_early_9;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_9;
-    wire [27:0] t_d1_prod_9;
+    wire [15:0] t_cat_17;
+    wire [3:0] t_cat_18;
+    wire [27:0] t_prod_9;
     wire [23:0] scale_9;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_9;
+    reg [23:0] scale_d1_9;
     wire [40:0] product_d1_prod_9;
     wire [41:0] product_d1_plus_9;
     wire [72:0] product_d1_cat_9;
@@ -4555,9 +4643,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_15;
     reg forced_early_d1_9;
     wire forced_9;
-    reg nan_d1_17;
-    reg zero_d1_11;
-    reg inf_d1_17;
+    reg nan_d2_17;
+    reg zero_d2_11;
+    reg inf_d2_17;
     wire saturate_9;
     wire normal_field_9;
     wire [23:0] kept_19;
@@ -4565,11 +4653,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_19;
     reg [9:0] e0_minus_1_d1_9;
     wire [9:0] e0_minus_1_d1_sel_9;
-    wire nan_d1_or_9;
-    wire [22:0] nan_d1_cat_9;
+    wire nan_d2_or_9;
+    wire [22:0] nan_d2_cat_9;
     wire forced_not_9;
     wire [30:0] packed_16;
     reg sign_d1_13;
+    reg sign_d2_13;
     wire result_sign_9;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_9;
@@ -4874,7 +4963,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_9;
     wire overflow_16;
     reg inf_d1_18;
-    reg inf_d2_9;
+    reg inf_d2_18;
     reg inf_d3_9;
     reg inf_d4_9;
     reg inf_sign_d1_7;
@@ -4892,7 +4981,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_7;
     reg exact_zero_d2_7;
     reg nan_d1_18;
-    reg nan_d2_9;
+    reg nan_d2_18;
     reg nan_d3_9;
     reg nan_d4_9;
     wire [31:0] result_20;
@@ -4912,11 +5001,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_3;
     reg [31:0] result_d3_3;
     reg [31:0] result_d4_3;
-    wire [7:0] result_d4_bits30_23;
-    wire [22:0] result_d4_bits22_0;
-    wire result_d4_is0;
-    wire result_d4_is255;
-    wire result_d4_is0_2;
+    reg [31:0] result_d5_3;
+    wire [7:0] result_d5_bits30_23_3;
+    wire [22:0] result_d5_bits22_0_3;
+    wire result_d5_is0_5;
+    wire result_d5_is255_3;
+    wire result_d5_is0_6;
     wire b_sign_21;
     wire b_zero_9;
     wire b_inf_16;
@@ -5018,22 +5108,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_17;
     wire [7:0] b_exp_xor_9;
     wire [9:0] fine_10;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_10;
+    reg [23:0] b_sig_d1_11;
     wire [47:0] product_10;
+    reg [4:0] lz_d1_10;
+    reg [9:0] fine_d1_10;
     wire [9:0] e0_minus_1_10;
     wire normal_14;
     wire coarse_10;
     wire far_10;
-    wire [9:0] fine_sel_10;
+    wire [9:0] fine_d1_sel_10;
     wire [4:0] t_10;
     wire over_low_10;
     wire over_high_10;
+    reg nan_d1_19;
+    reg inf_d1_19;
+    reg zero_d1_12;
     wire forced_early_10;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_10;
-    wire [27:0] t_d1_prod_10;
+    wire [15:0] t_cat_19;
+    wire [3:0] t_cat_20;
+    wire [27:0] t_prod_10;
     wire [23:0] scale_10;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_10;
+    reg [23:0] scale_d1_10;
     wire [40:0] product_d1_prod_10;
     wire [41:0] product_d1_plus_10;
     wire [72:0] product_d1_cat_10;
@@ -5051,9 +5150,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_17;
     reg forced_early_d1_10;
     wire forced_10;
-    reg nan_d1_19;
-    reg zero_d1_12;
-    reg inf_d1_19;
+    reg nan_d2_19;
+    reg zero_d2_12;
+    reg inf_d2_19;
     wire saturate_10;
     wire normal_field_10;
     wire [23:0] kept_21;
@@ -5061,11 +5160,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_21;
     reg [9:0] e0_minus_1_d1_10;
     wire [9:0] e0_minus_1_d1_sel_10;
-    wire nan_d1_or_10;
-    wire [22:0] nan_d1_cat_10;
+    wire nan_d2_or_10;
+    wire [22:0] nan_d2_cat_10;
     wire forced_not_10;
     wire [30:0] packed_18;
     reg sign_d1_14;
+    reg sign_d2_14;
     wire result_sign_10;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_10;
@@ -5090,8 +5190,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_4;
     reg [31:0] result_d3_4;
     reg [31:0] result_d4_4;
-    reg [31:0] result_d5_3;
-    reg [31:0] result_d6_3;
+    reg [31:0] result_d5_4;
+    reg [31:0] result_d6;
     reg [31:0] result_d7;
     reg [31:0] result_d8;
     reg [31:0] result_d9;
@@ -5385,7 +5485,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_10;
     wire overflow_18;
     reg inf_d1_20;
-    reg inf_d2_10;
+    reg inf_d2_20;
     reg inf_d3_10;
     reg inf_d4_10;
     reg inf_sign_d1_8;
@@ -5403,7 +5503,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_8;
     reg exact_zero_d2_8;
     reg nan_d1_20;
-    reg nan_d2_10;
+    reg nan_d2_20;
     reg nan_d3_10;
     reg nan_d4_10;
     wire [31:0] f0;
@@ -5433,11 +5533,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] s_axis_tdata_160_d16;
     reg [31:0] s_axis_tdata_160_d17;
     reg [31:0] s_axis_tdata_160_d18;
-    wire [7:0] s_axis_tdata_160_d18_bits30_23;
-    wire [22:0] s_axis_tdata_160_d18_bits22_0;
-    wire s_axis_tdata_160_d18_is0;
-    wire s_axis_tdata_160_d18_is255;
-    wire s_axis_tdata_160_d18_is0_2;
+    reg [31:0] s_axis_tdata_160_d19;
+    wire [7:0] s_axis_tdata_160_d19_bits30_23;
+    wire [22:0] s_axis_tdata_160_d19_bits22_0;
+    wire s_axis_tdata_160_d19_is0;
+    wire s_axis_tdata_160_d19_is255;
+    wire s_axis_tdata_160_d19_is0_2;
     wire b_sign_23;
     wire b_zero_10;
     wire b_inf_18;
@@ -5539,22 +5640,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_19;
     wire [7:0] b_exp_xor_10;
     wire [9:0] fine_11;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_11;
+    reg [23:0] b_sig_d1_12;
     wire [47:0] product_11;
+    reg [4:0] lz_d1_11;
+    reg [9:0] fine_d1_11;
     wire [9:0] e0_minus_1_11;
     wire normal_15;
     wire coarse_11;
     wire far_11;
-    wire [9:0] fine_sel_11;
+    wire [9:0] fine_d1_sel_11;
     wire [4:0] t_11;
     wire over_low_11;
     wire over_high_11;
+    reg nan_d1_21;
+    reg inf_d1_21;
+    reg zero_d1_13;
     wire forced_early_11;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_11;
-    wire [27:0] t_d1_prod_11;
+    wire [15:0] t_cat_21;
+    wire [3:0] t_cat_22;
+    wire [27:0] t_prod_11;
     wire [23:0] scale_11;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_11;
+    reg [23:0] scale_d1_11;
     wire [40:0] product_d1_prod_11;
     wire [41:0] product_d1_plus_11;
     wire [72:0] product_d1_cat_11;
@@ -5572,9 +5682,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_19;
     reg forced_early_d1_11;
     wire forced_11;
-    reg nan_d1_21;
-    reg zero_d1_13;
-    reg inf_d1_21;
+    reg nan_d2_21;
+    reg zero_d2_13;
+    reg inf_d2_21;
     wire saturate_11;
     wire normal_field_11;
     wire [23:0] kept_23;
@@ -5582,11 +5692,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_23;
     reg [9:0] e0_minus_1_d1_11;
     wire [9:0] e0_minus_1_d1_sel_11;
-    wire nan_d1_or_11;
-    wire [22:0] nan_d1_cat_11;
+    wire nan_d2_or_11;
+    wire [22:0] nan_d2_cat_11;
     wire forced_not_11;
     wire [30:0] packed_20;
     reg sign_d1_15;
+    reg sign_d2_15;
     wire result_sign_11;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_11;
@@ -5667,7 +5778,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg x_inf_d1_3;
     reg x_inf_d2_3;
     reg sign_d1_16;
-    reg sign_d2_5;
+    reg sign_d2_16;
     reg x_nan_d1_3;
     reg x_nan_d2_3;
     wire [31:0] result_23;
@@ -5789,22 +5900,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_20;
     wire [7:0] b_exp_xor_11;
     wire [9:0] fine_12;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_12;
+    reg [23:0] b_sig_d1_13;
     wire [47:0] product_12;
+    reg [4:0] lz_d1_12;
+    reg [9:0] fine_d1_12;
     wire [9:0] e0_minus_1_12;
     wire normal_17;
     wire coarse_12;
     wire far_12;
-    wire [9:0] fine_sel_12;
+    wire [9:0] fine_d1_sel_12;
     wire [4:0] t_12;
     wire over_low_12;
     wire over_high_12;
+    reg nan_d1_22;
+    reg inf_d1_22;
+    reg zero_d1_14;
     wire forced_early_12;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_12;
-    wire [27:0] t_d1_prod_12;
+    wire [15:0] t_cat_23;
+    wire [3:0] t_cat_24;
+    wire [27:0] t_prod_12;
     wire [23:0] scale_12;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_12;
+    reg [23:0] scale_d1_12;
     wire [40:0] product_d1_prod_12;
     wire [41:0] product_d1_plus_12;
     wire [72:0] product_d1_cat_12;
@@ -5822,9 +5942,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_20;
     reg forced_early_d1_12;
     wire forced_12;
-    reg nan_d1_22;
-    reg zero_d1_14;
-    reg inf_d1_22;
+    reg nan_d2_22;
+    reg zero_d2_14;
+    reg inf_d2_22;
     wire saturate_12;
     wire normal_field_12;
     wire [23:0] kept_25;
@@ -5832,11 +5952,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_25;
     reg [9:0] e0_minus_1_d1_12;
     wire [9:0] e0_minus_1_d1_sel_12;
-    wire nan_d1_or_12;
-    wire [22:0] nan_d1_cat_12;
+    wire nan_d2_or_12;
+    wire [22:0] nan_d2_cat_12;
     wire forced_not_12;
     wire [30:0] packed_21;
     reg sign_d1_17;
+    reg sign_d2_17;
     wire result_sign_12;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_12;
@@ -5964,22 +6085,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_21;
     wire [7:0] b_exp_xor_12;
     wire [9:0] fine_13;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_13;
+    reg [23:0] b_sig_d1_14;
     wire [47:0] product_13;
+    reg [4:0] lz_d1_13;
+    reg [9:0] fine_d1_13;
     wire [9:0] e0_minus_1_13;
     wire normal_18;
     wire coarse_13;
     wire far_13;
-    wire [9:0] fine_sel_13;
+    wire [9:0] fine_d1_sel_13;
     wire [4:0] t_13;
     wire over_low_13;
     wire over_high_13;
+    reg nan_d1_23;
+    reg inf_d1_23;
+    reg zero_d1_15;
     wire forced_early_13;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_13;
-    wire [27:0] t_d1_prod_13;
+    wire [15:0] t_cat_25;
+    wire [3:0] t_cat_26;
+    wire [27:0] t_prod_13;
     wire [23:0] scale_13;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_13;
+    reg [23:0] scale_d1_13;
     wire [40:0] product_d1_prod_13;
     wire [41:0] product_d1_plus_13;
     wire [72:0] product_d1_cat_13;
@@ -5997,9 +6127,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_21;
     reg forced_early_d1_13;
     wire forced_13;
-    reg nan_d1_23;
-    reg zero_d1_15;
-    reg inf_d1_23;
+    reg nan_d2_23;
+    reg zero_d2_15;
+    reg inf_d2_23;
     wire saturate_13;
     wire normal_field_13;
     wire [23:0] kept_26;
@@ -6007,11 +6137,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_26;
     reg [9:0] e0_minus_1_d1_13;
     wire [9:0] e0_minus_1_d1_sel_13;
-    wire nan_d1_or_13;
-    wire [22:0] nan_d1_cat_13;
+    wire nan_d2_or_13;
+    wire [22:0] nan_d2_cat_13;
     wire forced_not_13;
     wire [30:0] packed_22;
     reg sign_d1_18;
+    reg sign_d2_18;
     wire result_sign_13;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_13;
@@ -6315,7 +6446,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_11;
     wire overflow_22;
     reg inf_d1_24;
-    reg inf_d2_11;
+    reg inf_d2_24;
     reg inf_d3_11;
     reg inf_d4_11;
     reg inf_sign_d1_9;
@@ -6333,7 +6464,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_9;
     reg exact_zero_d2_9;
     reg nan_d1_24;
-    reg nan_d2_11;
+    reg nan_d2_24;
     reg nan_d3_11;
     reg nan_d4_11;
     wire [31:0] result_26;
@@ -6353,19 +6484,18 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_5;
     reg [31:0] result_d3_5;
     reg [31:0] result_d4_5;
-    reg [31:0] result_d5_4;
-    reg [31:0] result_d6_4;
+    reg [31:0] result_d5_5;
+    reg [31:0] result_d6_2;
     reg [31:0] result_d7_2;
     reg [31:0] result_d8_2;
     reg [31:0] result_d9_2;
     reg [31:0] result_d10_2;
     reg [31:0] result_d11_2;
-    reg [31:0] result_d12_2;
-    wire [7:0] result_d12_bits30_23;
-    wire [22:0] result_d12_bits22_0;
-    wire result_d12_is0;
-    wire result_d12_is255;
-    wire result_d12_is0_2;
+    wire [7:0] result_d11_bits30_23;
+    wire [22:0] result_d11_bits22_0;
+    wire result_d11_is0;
+    wire result_d11_is255;
+    wire result_d11_is0_2;
     wire b_sign_27;
     wire b_zero_13;
     wire b_inf_22;
@@ -6467,22 +6597,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_23;
     wire [7:0] b_exp_xor_13;
     wire [9:0] fine_14;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_14;
+    reg [23:0] b_sig_d1_15;
     wire [47:0] product_14;
+    reg [4:0] lz_d1_14;
+    reg [9:0] fine_d1_14;
     wire [9:0] e0_minus_1_14;
     wire normal_19;
     wire coarse_14;
     wire far_14;
-    wire [9:0] fine_sel_14;
+    wire [9:0] fine_d1_sel_14;
     wire [4:0] t_14;
     wire over_low_14;
     wire over_high_14;
+    reg nan_d1_25;
+    reg inf_d1_25;
+    reg zero_d1_16;
     wire forced_early_14;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_14;
-    wire [27:0] t_d1_prod_14;
+    wire [15:0] t_cat_27;
+    wire [3:0] t_cat_28;
+    wire [27:0] t_prod_14;
     wire [23:0] scale_14;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_14;
+    reg [23:0] scale_d1_14;
     wire [40:0] product_d1_prod_14;
     wire [41:0] product_d1_plus_14;
     wire [72:0] product_d1_cat_14;
@@ -6500,9 +6639,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_23;
     reg forced_early_d1_14;
     wire forced_14;
-    reg nan_d1_25;
-    reg zero_d1_16;
-    reg inf_d1_25;
+    reg nan_d2_25;
+    reg zero_d2_16;
+    reg inf_d2_25;
     wire saturate_14;
     wire normal_field_14;
     wire [23:0] kept_28;
@@ -6510,11 +6649,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_28;
     reg [9:0] e0_minus_1_d1_14;
     wire [9:0] e0_minus_1_d1_sel_14;
-    wire nan_d1_or_14;
-    wire [22:0] nan_d1_cat_14;
+    wire nan_d2_or_14;
+    wire [22:0] nan_d2_cat_14;
     wire forced_not_14;
     wire [30:0] packed_24;
     reg sign_d1_19;
+    reg sign_d2_19;
     wire result_sign_14;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_14;
@@ -6545,11 +6685,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] s_axis_tdata_224_d18;
     reg [31:0] s_axis_tdata_224_d19;
     reg [31:0] s_axis_tdata_224_d20;
-    wire [7:0] s_axis_tdata_224_d20_bits30_23;
-    wire [22:0] s_axis_tdata_224_d20_bits22_0;
-    wire s_axis_tdata_224_d20_is0;
-    wire s_axis_tdata_224_d20_is255;
-    wire s_axis_tdata_224_d20_is0_2;
+    reg [31:0] s_axis_tdata_224_d21;
+    wire [7:0] s_axis_tdata_224_d21_bits30_23;
+    wire [22:0] s_axis_tdata_224_d21_bits22_0;
+    wire s_axis_tdata_224_d21_is0;
+    wire s_axis_tdata_224_d21_is255;
+    wire s_axis_tdata_224_d21_is0_2;
     wire a_sign_23;
     wire a_inf_23;
     wire a_nan_23;
@@ -6839,7 +6980,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_12;
     wire overflow_24;
     reg inf_d1_26;
-    reg inf_d2_12;
+    reg inf_d2_26;
     reg inf_d3_12;
     reg inf_d4_12;
     reg inf_sign_d1_10;
@@ -6857,7 +6998,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_10;
     reg exact_zero_d2_10;
     reg nan_d1_26;
-    reg nan_d2_12;
+    reg nan_d2_26;
     reg nan_d3_12;
     reg nan_d4_12;
     wire [31:0] result_28;
@@ -6920,22 +7061,30 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_25;
     wire [7:0] b_exp_xor_14;
     wire [9:0] fine_15;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] b_sig_d1_16;
     wire [47:0] product_15;
+    reg [4:0] lz_d1_15;
+    reg [9:0] fine_d1_15;
     wire [9:0] e0_minus_1_15;
     wire normal_20;
     wire coarse_15;
     wire far_15;
-    wire [9:0] fine_sel_15;
+    wire [9:0] fine_d1_sel_15;
     wire [4:0] t_15;
     wire over_low_15;
     wire over_high_15;
+    reg nan_d1_27;
+    reg inf_d1_27;
+    reg zero_d1_17;
     wire forced_early_15;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_15;
-    wire [27:0] t_d1_prod_15;
+    wire [15:0] t_cat_29;
+    wire [3:0] t_cat_30;
+    wire [27:0] t_prod_15;
     wire [23:0] scale_15;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_15;
+    reg [23:0] scale_d1_15;
     wire [40:0] product_d1_prod_15;
     wire [41:0] product_d1_plus_15;
     wire [72:0] product_d1_cat_15;
@@ -6953,9 +7102,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_25;
     reg forced_early_d1_15;
     wire forced_15;
-    reg nan_d1_27;
-    reg zero_d1_17;
-    reg inf_d1_27;
+    reg nan_d2_27;
+    reg zero_d2_17;
+    reg inf_d2_27;
     wire saturate_15;
     wire normal_field_15;
     wire [23:0] kept_30;
@@ -6963,11 +7112,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_30;
     reg [9:0] e0_minus_1_d1_15;
     wire [9:0] e0_minus_1_d1_sel_15;
-    wire nan_d1_or_15;
-    wire [22:0] nan_d1_cat_15;
+    wire nan_d2_or_15;
+    wire [22:0] nan_d2_cat_15;
     wire forced_not_15;
     wire [30:0] packed_26;
     reg sign_d1_20;
+    reg sign_d2_20;
     wire result_sign_15;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_15;
@@ -6993,14 +7143,14 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_6;
     reg [31:0] result_d3_6;
     reg [31:0] result_d4_6;
-    reg [31:0] result_d5_5;
-    reg [31:0] result_d6_5;
+    reg [31:0] result_d5_6;
+    reg [31:0] result_d6_3;
     reg [31:0] result_d7_3;
     reg [31:0] result_d8_3;
     reg [31:0] result_d9_3;
     reg [31:0] result_d10_3;
     reg [31:0] result_d11_3;
-    reg [31:0] result_d12_3;
+    reg [31:0] result_d12_2;
     reg [31:0] result_d13_2;
     reg [31:0] result_d14_2;
     reg [31:0] result_d15_2;
@@ -7011,11 +7161,13 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d20;
     reg [31:0] result_d21;
     reg [31:0] result_d22;
-    wire [7:0] result_d22_bits30_23;
-    wire [22:0] result_d22_bits22_0;
-    wire result_d22_is0;
-    wire result_d22_is255;
-    wire result_d22_is0_2;
+    reg [31:0] result_d23;
+    reg [31:0] result_d24;
+    wire [7:0] result_d24_bits30_23;
+    wire [22:0] result_d24_bits22_0;
+    wire result_d24_is0;
+    wire result_d24_is255;
+    wire result_d24_is0_2;
     wire b_sign_30;
     wire b_zero_14;
     wire b_inf_24;
@@ -7117,22 +7269,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_26;
     wire [7:0] b_exp_xor_15;
     wire [9:0] fine_16;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_15;
+    reg [23:0] b_sig_d1_17;
     wire [47:0] product_16;
+    reg [4:0] lz_d1_16;
+    reg [9:0] fine_d1_16;
     wire [9:0] e0_minus_1_16;
     wire normal_21;
     wire coarse_16;
     wire far_16;
-    wire [9:0] fine_sel_16;
+    wire [9:0] fine_d1_sel_16;
     wire [4:0] t_16;
     wire over_low_16;
     wire over_high_16;
+    reg nan_d1_28;
+    reg inf_d1_28;
+    reg zero_d1_18;
     wire forced_early_16;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_16;
-    wire [27:0] t_d1_prod_16;
+    wire [15:0] t_cat_31;
+    wire [3:0] t_cat_32;
+    wire [27:0] t_prod_16;
     wire [23:0] scale_16;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_16;
+    reg [23:0] scale_d1_16;
     wire [40:0] product_d1_prod_16;
     wire [41:0] product_d1_plus_16;
     wire [72:0] product_d1_cat_16;
@@ -7150,9 +7311,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_26;
     reg forced_early_d1_16;
     wire forced_16;
-    reg nan_d1_28;
-    reg zero_d1_18;
-    reg inf_d1_28;
+    reg nan_d2_28;
+    reg zero_d2_18;
+    reg inf_d2_28;
     wire saturate_16;
     wire normal_field_16;
     wire [23:0] kept_31;
@@ -7160,11 +7321,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_31;
     reg [9:0] e0_minus_1_d1_16;
     wire [9:0] e0_minus_1_d1_sel_16;
-    wire nan_d1_or_16;
-    wire [22:0] nan_d1_cat_16;
+    wire nan_d2_or_16;
+    wire [22:0] nan_d2_cat_16;
     wire forced_not_16;
     wire [30:0] packed_27;
     reg sign_d1_21;
+    reg sign_d2_21;
     wire result_sign_16;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_16;
@@ -7179,15 +7341,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_7;
     reg [31:0] result_d3_7;
     reg [31:0] result_d4_7;
-    reg [31:0] result_d5_6;
-    reg [31:0] result_d6_6;
+    reg [31:0] result_d5_7;
+    reg [31:0] result_d6_4;
     reg [31:0] result_d7_4;
     reg [31:0] result_d8_4;
-    wire [7:0] result_d8_bits30_23;
-    wire [22:0] result_d8_bits22_0;
-    wire result_d8_is0;
-    wire result_d8_is255;
-    wire result_d8_is0_2;
+    reg [31:0] result_d9_4;
+    wire [7:0] result_d9_bits30_23;
+    wire [22:0] result_d9_bits22_0;
+    wire result_d9_is0;
+    wire result_d9_is255;
+    wire result_d9_is0_2;
     wire a_sign_25;
     wire a_inf_25;
     wire a_nan_25;
@@ -7476,7 +7639,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_13;
     wire overflow_27;
     reg inf_d1_29;
-    reg inf_d2_13;
+    reg inf_d2_29;
     reg inf_d3_13;
     reg inf_d4_13;
     reg inf_sign_d1_11;
@@ -7494,7 +7657,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_11;
     reg exact_zero_d2_11;
     reg nan_d1_29;
-    reg nan_d2_13;
+    reg nan_d2_29;
     reg nan_d3_13;
     reg nan_d4_13;
     wire [31:0] result_31;
@@ -7524,11 +7687,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] s_axis_tdata_288_d16;
     reg [31:0] s_axis_tdata_288_d17;
     reg [31:0] s_axis_tdata_288_d18;
-    wire [7:0] s_axis_tdata_288_d18_bits30_23;
-    wire [22:0] s_axis_tdata_288_d18_bits22_0;
-    wire s_axis_tdata_288_d18_is0;
-    wire s_axis_tdata_288_d18_is255;
-    wire s_axis_tdata_288_d18_is0_2;
+    reg [31:0] s_axis_tdata_288_d19;
+    wire [7:0] s_axis_tdata_288_d19_bits30_23;
+    wire [22:0] s_axis_tdata_288_d19_bits22_0;
+    wire s_axis_tdata_288_d19_is0;
+    wire s_axis_tdata_288_d19_is255;
+    wire s_axis_tdata_288_d19_is0_2;
     wire b_sign_32;
     wire b_zero_15;
     wire b_inf_26;
@@ -7630,22 +7794,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_28;
     wire [7:0] b_exp_xor_16;
     wire [9:0] fine_17;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_16;
+    reg [23:0] b_sig_d1_18;
     wire [47:0] product_17;
+    reg [4:0] lz_d1_17;
+    reg [9:0] fine_d1_17;
     wire [9:0] e0_minus_1_17;
     wire normal_22;
     wire coarse_17;
     wire far_17;
-    wire [9:0] fine_sel_17;
+    wire [9:0] fine_d1_sel_17;
     wire [4:0] t_17;
     wire over_low_17;
     wire over_high_17;
+    reg nan_d1_30;
+    reg inf_d1_30;
+    reg zero_d1_19;
     wire forced_early_17;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_17;
-    wire [27:0] t_d1_prod_17;
+    wire [15:0] t_cat_33;
+    wire [3:0] t_cat_34;
+    wire [27:0] t_prod_17;
     wire [23:0] scale_17;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_17;
+    reg [23:0] scale_d1_17;
     wire [40:0] product_d1_prod_17;
     wire [41:0] product_d1_plus_17;
     wire [72:0] product_d1_cat_17;
@@ -7663,9 +7836,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_28;
     reg forced_early_d1_17;
     wire forced_17;
-    reg nan_d1_30;
-    reg zero_d1_19;
-    reg inf_d1_30;
+    reg nan_d2_30;
+    reg zero_d2_19;
+    reg inf_d2_30;
     wire saturate_17;
     wire normal_field_17;
     wire [23:0] kept_33;
@@ -7673,11 +7846,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_33;
     reg [9:0] e0_minus_1_d1_17;
     wire [9:0] e0_minus_1_d1_sel_17;
-    wire nan_d1_or_17;
-    wire [22:0] nan_d1_cat_17;
+    wire nan_d2_or_17;
+    wire [22:0] nan_d2_cat_17;
     wire forced_not_17;
     wire [30:0] packed_29;
     reg sign_d1_22;
+    reg sign_d2_22;
     wire result_sign_17;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_17;
@@ -7702,19 +7876,20 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_8;
     reg [31:0] result_d3_8;
     reg [31:0] result_d4_8;
-    reg [31:0] result_d5_7;
-    reg [31:0] result_d6_7;
+    reg [31:0] result_d5_8;
+    reg [31:0] result_d6_5;
     reg [31:0] result_d7_5;
     reg [31:0] result_d8_5;
-    reg [31:0] result_d9_4;
+    reg [31:0] result_d9_5;
     reg [31:0] result_d10_4;
     reg [31:0] result_d11_4;
-    reg [31:0] result_d12_4;
-    wire [7:0] result_d12_bits30_23_2;
-    wire [22:0] result_d12_bits22_0_2;
-    wire result_d12_is0_3;
-    wire result_d12_is255_2;
-    wire result_d12_is0_4;
+    reg [31:0] result_d12_3;
+    reg [31:0] result_d13_3;
+    wire [7:0] result_d13_bits30_23;
+    wire [22:0] result_d13_bits22_0;
+    wire result_d13_is0;
+    wire result_d13_is255;
+    wire result_d13_is0_2;
     wire b_sign_33;
     wire b_inf_27;
     wire b_nan_27;
@@ -7993,7 +8168,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_14;
     wire overflow_29;
     reg inf_d1_31;
-    reg inf_d2_14;
+    reg inf_d2_31;
     reg inf_d3_14;
     reg inf_d4_14;
     reg inf_sign_d1_12;
@@ -8011,7 +8186,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_12;
     reg exact_zero_d2_12;
     reg nan_d1_31;
-    reg nan_d2_14;
+    reg nan_d2_31;
     reg nan_d3_14;
     reg nan_d4_14;
     wire [31:0] result_33;
@@ -8086,7 +8261,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg x_inf_d1_4;
     reg x_inf_d2_4;
     reg sign_d1_23;
-    reg sign_d2_6;
+    reg sign_d2_23;
     reg x_nan_d1_4;
     reg x_nan_d2_4;
     wire [31:0] result_34;
@@ -8208,22 +8383,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_30;
     wire [7:0] b_exp_xor_17;
     wire [9:0] fine_18;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_17;
+    reg [23:0] b_sig_d1_19;
     wire [47:0] product_18;
+    reg [4:0] lz_d1_18;
+    reg [9:0] fine_d1_18;
     wire [9:0] e0_minus_1_18;
     wire normal_24;
     wire coarse_18;
     wire far_18;
-    wire [9:0] fine_sel_18;
+    wire [9:0] fine_d1_sel_18;
     wire [4:0] t_18;
     wire over_low_18;
     wire over_high_18;
+    reg nan_d1_32;
+    reg inf_d1_32;
+    reg zero_d1_20;
     wire forced_early_18;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_18;
-    wire [27:0] t_d1_prod_18;
+    wire [15:0] t_cat_35;
+    wire [3:0] t_cat_36;
+    wire [27:0] t_prod_18;
     wire [23:0] scale_18;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_18;
+    reg [23:0] scale_d1_18;
     wire [40:0] product_d1_prod_18;
     wire [41:0] product_d1_plus_18;
     wire [72:0] product_d1_cat_18;
@@ -8241,9 +8425,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_30;
     reg forced_early_d1_18;
     wire forced_18;
-    reg nan_d1_32;
-    reg zero_d1_20;
-    reg inf_d1_32;
+    reg nan_d2_32;
+    reg zero_d2_20;
+    reg inf_d2_32;
     wire saturate_18;
     wire normal_field_18;
     wire [23:0] kept_36;
@@ -8251,11 +8435,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_36;
     reg [9:0] e0_minus_1_d1_18;
     wire [9:0] e0_minus_1_d1_sel_18;
-    wire nan_d1_or_18;
-    wire [22:0] nan_d1_cat_18;
+    wire nan_d2_or_18;
+    wire [22:0] nan_d2_cat_18;
     wire forced_not_18;
     wire [30:0] packed_31;
     reg sign_d1_24;
+    reg sign_d2_24;
     wire result_sign_18;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_18;
@@ -8383,22 +8568,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_31;
     wire [7:0] b_exp_xor_18;
     wire [9:0] fine_19;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_18;
+    reg [23:0] b_sig_d1_20;
     wire [47:0] product_19;
+    reg [4:0] lz_d1_19;
+    reg [9:0] fine_d1_19;
     wire [9:0] e0_minus_1_19;
     wire normal_25;
     wire coarse_19;
     wire far_19;
-    wire [9:0] fine_sel_19;
+    wire [9:0] fine_d1_sel_19;
     wire [4:0] t_19;
     wire over_low_19;
     wire over_high_19;
+    reg nan_d1_33;
+    reg inf_d1_33;
+    reg zero_d1_21;
     wire forced_early_19;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_19;
-    wire [27:0] t_d1_prod_19;
+    wire [15:0] t_cat_37;
+    wire [3:0] t_cat_38;
+    wire [27:0] t_prod_19;
     wire [23:0] scale_19;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_19;
+    reg [23:0] scale_d1_19;
     wire [40:0] product_d1_prod_19;
     wire [41:0] product_d1_plus_19;
     wire [72:0] product_d1_cat_19;
@@ -8416,9 +8610,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_31;
     reg forced_early_d1_19;
     wire forced_19;
-    reg nan_d1_33;
-    reg zero_d1_21;
-    reg inf_d1_33;
+    reg nan_d2_33;
+    reg zero_d2_21;
+    reg inf_d2_33;
     wire saturate_19;
     wire normal_field_19;
     wire [23:0] kept_37;
@@ -8426,11 +8620,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_37;
     reg [9:0] e0_minus_1_d1_19;
     wire [9:0] e0_minus_1_d1_sel_19;
-    wire nan_d1_or_19;
-    wire [22:0] nan_d1_cat_19;
+    wire nan_d2_or_19;
+    wire [22:0] nan_d2_cat_19;
     wire forced_not_19;
     wire [30:0] packed_32;
     reg sign_d1_25;
+    reg sign_d2_25;
     wire result_sign_19;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_19;
@@ -8734,7 +8929,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_15;
     wire overflow_32;
     reg inf_d1_34;
-    reg inf_d2_15;
+    reg inf_d2_34;
     reg inf_d3_15;
     reg inf_d4_15;
     reg inf_sign_d1_13;
@@ -8752,7 +8947,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_13;
     reg exact_zero_d2_13;
     reg nan_d1_34;
-    reg nan_d2_15;
+    reg nan_d2_34;
     reg nan_d3_15;
     reg nan_d4_15;
     wire [31:0] result_37;
@@ -8772,19 +8967,18 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_9;
     reg [31:0] result_d3_9;
     reg [31:0] result_d4_9;
-    reg [31:0] result_d5_8;
-    reg [31:0] result_d6_8;
+    reg [31:0] result_d5_9;
+    reg [31:0] result_d6_6;
     reg [31:0] result_d7_6;
     reg [31:0] result_d8_6;
-    reg [31:0] result_d9_5;
+    reg [31:0] result_d9_6;
     reg [31:0] result_d10_5;
     reg [31:0] result_d11_5;
-    reg [31:0] result_d12_5;
-    wire [7:0] result_d12_bits30_23_3;
-    wire [22:0] result_d12_bits22_0_3;
-    wire result_d12_is0_5;
-    wire result_d12_is255_3;
-    wire result_d12_is0_6;
+    wire [7:0] result_d11_bits30_23_2;
+    wire [22:0] result_d11_bits22_0_2;
+    wire result_d11_is0_3;
+    wire result_d11_is255_2;
+    wire result_d11_is0_4;
     wire b_sign_37;
     wire b_zero_18;
     wire b_inf_31;
@@ -8886,22 +9080,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_33;
     wire [7:0] b_exp_xor_19;
     wire [9:0] fine_20;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_19;
+    reg [23:0] b_sig_d1_21;
     wire [47:0] product_20;
+    reg [4:0] lz_d1_20;
+    reg [9:0] fine_d1_20;
     wire [9:0] e0_minus_1_20;
     wire normal_26;
     wire coarse_20;
     wire far_20;
-    wire [9:0] fine_sel_20;
+    wire [9:0] fine_d1_sel_20;
     wire [4:0] t_20;
     wire over_low_20;
     wire over_high_20;
+    reg nan_d1_35;
+    reg inf_d1_35;
+    reg zero_d1_22;
     wire forced_early_20;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_20;
-    wire [27:0] t_d1_prod_20;
+    wire [15:0] t_cat_39;
+    wire [3:0] t_cat_40;
+    wire [27:0] t_prod_20;
     wire [23:0] scale_20;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_20;
+    reg [23:0] scale_d1_20;
     wire [40:0] product_d1_prod_20;
     wire [41:0] product_d1_plus_20;
     wire [72:0] product_d1_cat_20;
@@ -8919,9 +9122,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_33;
     reg forced_early_d1_20;
     wire forced_20;
-    reg nan_d1_35;
-    reg zero_d1_22;
-    reg inf_d1_35;
+    reg nan_d2_35;
+    reg zero_d2_22;
+    reg inf_d2_35;
     wire saturate_20;
     wire normal_field_20;
     wire [23:0] kept_39;
@@ -8929,11 +9132,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_39;
     reg [9:0] e0_minus_1_d1_20;
     wire [9:0] e0_minus_1_d1_sel_20;
-    wire nan_d1_or_20;
-    wire [22:0] nan_d1_cat_20;
+    wire nan_d2_or_20;
+    wire [22:0] nan_d2_cat_20;
     wire forced_not_20;
     wire [30:0] packed_34;
     reg sign_d1_26;
+    reg sign_d2_26;
     wire result_sign_20;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_20;
@@ -8964,11 +9168,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] s_axis_tdata_352_d18;
     reg [31:0] s_axis_tdata_352_d19;
     reg [31:0] s_axis_tdata_352_d20;
-    wire [7:0] s_axis_tdata_352_d20_bits30_23;
-    wire [22:0] s_axis_tdata_352_d20_bits22_0;
-    wire s_axis_tdata_352_d20_is0;
-    wire s_axis_tdata_352_d20_is255;
-    wire s_axis_tdata_352_d20_is0_2;
+    reg [31:0] s_axis_tdata_352_d21;
+    wire [7:0] s_axis_tdata_352_d21_bits30_23;
+    wire [22:0] s_axis_tdata_352_d21_bits22_0;
+    wire s_axis_tdata_352_d21_is0;
+    wire s_axis_tdata_352_d21_is255;
+    wire s_axis_tdata_352_d21_is0_2;
     wire a_sign_32;
     wire a_inf_32;
     wire a_nan_32;
@@ -9258,7 +9463,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_16;
     wire overflow_34;
     reg inf_d1_36;
-    reg inf_d2_16;
+    reg inf_d2_36;
     reg inf_d3_16;
     reg inf_d4_16;
     reg inf_sign_d1_14;
@@ -9276,7 +9481,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_14;
     reg exact_zero_d2_14;
     reg nan_d1_36;
-    reg nan_d2_16;
+    reg nan_d2_36;
     reg nan_d3_16;
     reg nan_d4_16;
     wire [31:0] result_39;
@@ -9339,22 +9544,30 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_35;
     wire [7:0] b_exp_xor_20;
     wire [9:0] fine_21;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] b_sig_d1_22;
     wire [47:0] product_21;
+    reg [4:0] lz_d1_21;
+    reg [9:0] fine_d1_21;
     wire [9:0] e0_minus_1_21;
     wire normal_27;
     wire coarse_21;
     wire far_21;
-    wire [9:0] fine_sel_21;
+    wire [9:0] fine_d1_sel_21;
     wire [4:0] t_21;
     wire over_low_21;
     wire over_high_21;
+    reg nan_d1_37;
+    reg inf_d1_37;
+    reg zero_d1_23;
     wire forced_early_21;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_21;
-    wire [27:0] t_d1_prod_21;
+    wire [15:0] t_cat_41;
+    wire [3:0] t_cat_42;
+    wire [27:0] t_prod_21;
     wire [23:0] scale_21;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_21;
+    reg [23:0] scale_d1_21;
     wire [40:0] product_d1_prod_21;
     wire [41:0] product_d1_plus_21;
     wire [72:0] product_d1_cat_21;
@@ -9372,9 +9585,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_35;
     reg forced_early_d1_21;
     wire forced_21;
-    reg nan_d1_37;
-    reg zero_d1_23;
-    reg inf_d1_37;
+    reg nan_d2_37;
+    reg zero_d2_23;
+    reg inf_d2_37;
     wire saturate_21;
     wire normal_field_21;
     wire [23:0] kept_41;
@@ -9382,11 +9595,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_41;
     reg [9:0] e0_minus_1_d1_21;
     wire [9:0] e0_minus_1_d1_sel_21;
-    wire nan_d1_or_21;
-    wire [22:0] nan_d1_cat_21;
+    wire nan_d2_or_21;
+    wire [22:0] nan_d2_cat_21;
     wire forced_not_21;
     wire [30:0] packed_36;
     reg sign_d1_27;
+    reg sign_d2_27;
     wire result_sign_21;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_21;
@@ -9408,11 +9622,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire a_nan_33;
     wire [23:0] a_sig_34;
     wire [7:0] a_exp_34;
-    wire [7:0] result_d22_bits30_23_2;
-    wire [22:0] result_d22_bits22_0_2;
-    wire result_d22_is0_3;
-    wire result_d22_is255_2;
-    wire result_d22_is0_4;
+    wire [7:0] result_d24_bits30_23_2;
+    wire [22:0] result_d24_bits22_0_2;
+    wire result_d24_is0_3;
+    wire result_d24_is255_2;
+    wire result_d24_is0_4;
     wire b_sign_40;
     wire b_zero_19;
     wire b_inf_33;
@@ -9514,22 +9728,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_36;
     wire [7:0] b_exp_xor_21;
     wire [9:0] fine_22;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_20;
+    reg [23:0] b_sig_d1_23;
     wire [47:0] product_22;
+    reg [4:0] lz_d1_22;
+    reg [9:0] fine_d1_22;
     wire [9:0] e0_minus_1_22;
     wire normal_28;
     wire coarse_22;
     wire far_22;
-    wire [9:0] fine_sel_22;
+    wire [9:0] fine_d1_sel_22;
     wire [4:0] t_22;
     wire over_low_22;
     wire over_high_22;
+    reg nan_d1_38;
+    reg inf_d1_38;
+    reg zero_d1_24;
     wire forced_early_22;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_22;
-    wire [27:0] t_d1_prod_22;
+    wire [15:0] t_cat_43;
+    wire [3:0] t_cat_44;
+    wire [27:0] t_prod_22;
     wire [23:0] scale_22;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_22;
+    reg [23:0] scale_d1_22;
     wire [40:0] product_d1_prod_22;
     wire [41:0] product_d1_plus_22;
     wire [72:0] product_d1_cat_22;
@@ -9547,9 +9770,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_36;
     reg forced_early_d1_22;
     wire forced_22;
-    reg nan_d1_38;
-    reg zero_d1_24;
-    reg inf_d1_38;
+    reg nan_d2_38;
+    reg zero_d2_24;
+    reg inf_d2_38;
     wire saturate_22;
     wire normal_field_22;
     wire [23:0] kept_42;
@@ -9557,11 +9780,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_42;
     reg [9:0] e0_minus_1_d1_22;
     wire [9:0] e0_minus_1_d1_sel_22;
-    wire nan_d1_or_22;
-    wire [22:0] nan_d1_cat_22;
+    wire nan_d2_or_22;
+    wire [22:0] nan_d2_cat_22;
     wire forced_not_22;
     wire [30:0] packed_37;
     reg sign_d1_28;
+    reg sign_d2_28;
     wire result_sign_22;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_22;
@@ -9586,15 +9810,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_10;
     reg [31:0] result_d3_10;
     reg [31:0] result_d4_10;
-    reg [31:0] result_d5_9;
-    reg [31:0] result_d6_9;
+    reg [31:0] result_d5_10;
+    reg [31:0] result_d6_7;
     reg [31:0] result_d7_7;
     reg [31:0] result_d8_7;
-    wire [7:0] result_d8_bits30_23_2;
-    wire [22:0] result_d8_bits22_0_2;
-    wire result_d8_is0_3;
-    wire result_d8_is255_2;
-    wire result_d8_is0_4;
+    wire [7:0] result_d8_bits30_23;
+    wire [22:0] result_d8_bits22_0;
+    wire result_d8_is0;
+    wire result_d8_is255;
+    wire result_d8_is0_2;
     wire b_sign_41;
     wire b_inf_34;
     wire b_nan_34;
@@ -9873,7 +10097,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_17;
     wire overflow_37;
     reg inf_d1_39;
-    reg inf_d2_17;
+    reg inf_d2_39;
     reg inf_d3_17;
     reg inf_d4_17;
     reg inf_sign_d1_15;
@@ -9891,7 +10115,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_15;
     reg exact_zero_d2_15;
     reg nan_d1_39;
-    reg nan_d2_17;
+    reg nan_d2_39;
     reg nan_d3_17;
     reg nan_d4_17;
     wire [31:0] result_42;
@@ -9966,7 +10190,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg x_inf_d1_5;
     reg x_inf_d2_5;
     reg sign_d1_29;
-    reg sign_d2_7;
+    reg sign_d2_29;
     reg x_nan_d1_5;
     reg x_nan_d2_5;
     wire [31:0] result_43;
@@ -10265,7 +10489,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_18;
     wire overflow_38;
     reg inf_d1_40;
-    reg inf_d2_18;
+    reg inf_d2_40;
     reg inf_d3_18;
     reg inf_d4_18;
     reg inf_sign_d1_16;
@@ -10283,7 +10507,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_16;
     reg exact_zero_d2_16;
     reg nan_d1_40;
-    reg nan_d2_18;
+    reg nan_d2_40;
     reg nan_d3_18;
     reg nan_d4_18;
     wire [31:0] result_44;
@@ -10303,11 +10527,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_11;
     reg [31:0] result_d3_11;
     reg [31:0] result_d4_11;
-    wire [7:0] result_d4_bits30_23_2;
-    wire [22:0] result_d4_bits22_0_2;
-    wire result_d4_is0_3;
-    wire result_d4_is255_2;
-    wire result_d4_is0_4;
+    reg [31:0] result_d5_11;
+    wire [7:0] result_d5_bits30_23_4;
+    wire [22:0] result_d5_bits22_0_4;
+    wire result_d5_is0_7;
+    wire result_d5_is255_4;
+    wire result_d5_is0_8;
     wire b_sign_44;
     wire b_zero_20;
     wire b_inf_36;
@@ -10409,22 +10634,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_39;
     wire [7:0] b_exp_xor_22;
     wire [9:0] fine_23;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_21;
+    reg [23:0] b_sig_d1_24;
     wire [47:0] product_23;
+    reg [4:0] lz_d1_23;
+    reg [9:0] fine_d1_23;
     wire [9:0] e0_minus_1_23;
     wire normal_30;
     wire coarse_23;
     wire far_23;
-    wire [9:0] fine_sel_23;
+    wire [9:0] fine_d1_sel_23;
     wire [4:0] t_23;
     wire over_low_23;
     wire over_high_23;
+    reg nan_d1_41;
+    reg inf_d1_41;
+    reg zero_d1_25;
     wire forced_early_23;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_23;
-    wire [27:0] t_d1_prod_23;
+    wire [15:0] t_cat_45;
+    wire [3:0] t_cat_46;
+    wire [27:0] t_prod_23;
     wire [23:0] scale_23;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_23;
+    reg [23:0] scale_d1_23;
     wire [40:0] product_d1_prod_23;
     wire [41:0] product_d1_plus_23;
     wire [72:0] product_d1_cat_23;
@@ -10442,9 +10676,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_39;
     reg forced_early_d1_23;
     wire forced_23;
-    reg nan_d1_41;
-    reg zero_d1_25;
-    reg inf_d1_41;
+    reg nan_d2_41;
+    reg zero_d2_25;
+    reg inf_d2_41;
     wire saturate_23;
     wire normal_field_23;
     wire [23:0] kept_46;
@@ -10452,11 +10686,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_46;
     reg [9:0] e0_minus_1_d1_23;
     wire [9:0] e0_minus_1_d1_sel_23;
-    wire nan_d1_or_23;
-    wire [22:0] nan_d1_cat_23;
+    wire nan_d2_or_23;
+    wire [22:0] nan_d2_cat_23;
     wire forced_not_23;
     wire [30:0] packed_40;
     reg sign_d1_30;
+    reg sign_d2_30;
     wire result_sign_23;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_23;
@@ -10481,15 +10716,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_12;
     reg [31:0] result_d3_12;
     reg [31:0] result_d4_12;
-    reg [31:0] result_d5_10;
-    reg [31:0] result_d6_10;
+    reg [31:0] result_d5_12;
+    reg [31:0] result_d6_8;
     reg [31:0] result_d7_8;
     reg [31:0] result_d8_8;
-    reg [31:0] result_d9_6;
+    reg [31:0] result_d9_7;
     reg [31:0] result_d10_6;
     reg [31:0] result_d11_6;
-    reg [31:0] result_d12_6;
-    reg [31:0] result_d13_3;
+    reg [31:0] result_d12_4;
+    reg [31:0] result_d13_4;
     reg [31:0] result_d14_3;
     reg [31:0] result_d15_3;
     reg [31:0] result_d16_3;
@@ -10499,8 +10734,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d20_2;
     reg [31:0] result_d21_2;
     reg [31:0] result_d22_2;
-    reg [31:0] result_d23;
-    reg [31:0] result_d24;
+    reg [31:0] result_d23_2;
+    reg [31:0] result_d24_2;
     reg [31:0] result_d25;
     reg [31:0] result_d26;
     reg [31:0] result_d27;
@@ -10509,11 +10744,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d30;
     reg [31:0] result_d31;
     reg [31:0] result_d32;
-    wire [7:0] result_d32_bits30_23;
-    wire [22:0] result_d32_bits22_0;
-    wire result_d32_is0;
-    wire result_d32_is255;
-    wire result_d32_is0_2;
+    reg [31:0] result_d33;
+    wire [7:0] result_d33_bits30_23;
+    wire [22:0] result_d33_bits22_0;
+    wire result_d33_is0;
+    wire result_d33_is255;
+    wire result_d33_is0_2;
     wire b_sign_45;
     wire b_inf_37;
     wire b_nan_37;
@@ -10792,7 +11028,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_19;
     wire overflow_40;
     reg inf_d1_42;
-    reg inf_d2_19;
+    reg inf_d2_42;
     reg inf_d3_19;
     reg inf_d4_19;
     reg inf_sign_d1_17;
@@ -10810,7 +11046,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_17;
     reg exact_zero_d2_17;
     reg nan_d1_42;
-    reg nan_d2_19;
+    reg nan_d2_42;
     reg nan_d3_19;
     reg nan_d4_19;
     wire [31:0] f1;
@@ -10840,11 +11076,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] s_axis_tdata_192_d16;
     reg [31:0] s_axis_tdata_192_d17;
     reg [31:0] s_axis_tdata_192_d18;
-    wire [7:0] s_axis_tdata_192_d18_bits30_23;
-    wire [22:0] s_axis_tdata_192_d18_bits22_0;
-    wire s_axis_tdata_192_d18_is0;
-    wire s_axis_tdata_192_d18_is255;
-    wire s_axis_tdata_192_d18_is0_2;
+    reg [31:0] s_axis_tdata_192_d19;
+    wire [7:0] s_axis_tdata_192_d19_bits30_23;
+    wire [22:0] s_axis_tdata_192_d19_bits22_0;
+    wire s_axis_tdata_192_d19_is0;
+    wire s_axis_tdata_192_d19_is255;
+    wire s_axis_tdata_192_d19_is0_2;
     wire b_sign_46;
     wire b_zero_21;
     wire b_inf_38;
@@ -10946,22 +11183,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_41;
     wire [7:0] b_exp_xor_23;
     wire [9:0] fine_24;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_22;
+    reg [23:0] b_sig_d1_25;
     wire [47:0] product_24;
+    reg [4:0] lz_d1_24;
+    reg [9:0] fine_d1_24;
     wire [9:0] e0_minus_1_24;
     wire normal_31;
     wire coarse_24;
     wire far_24;
-    wire [9:0] fine_sel_24;
+    wire [9:0] fine_d1_sel_24;
     wire [4:0] t_24;
     wire over_low_24;
     wire over_high_24;
+    reg nan_d1_43;
+    reg inf_d1_43;
+    reg zero_d1_26;
     wire forced_early_24;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_24;
-    wire [27:0] t_d1_prod_24;
+    wire [15:0] t_cat_47;
+    wire [3:0] t_cat_48;
+    wire [27:0] t_prod_24;
     wire [23:0] scale_24;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_24;
+    reg [23:0] scale_d1_24;
     wire [40:0] product_d1_prod_24;
     wire [41:0] product_d1_plus_24;
     wire [72:0] product_d1_cat_24;
@@ -10979,9 +11225,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_41;
     reg forced_early_d1_24;
     wire forced_24;
-    reg nan_d1_43;
-    reg zero_d1_26;
-    reg inf_d1_43;
+    reg nan_d2_43;
+    reg zero_d2_26;
+    reg inf_d2_43;
     wire saturate_24;
     wire normal_field_24;
     wire [23:0] kept_48;
@@ -10989,11 +11235,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_48;
     reg [9:0] e0_minus_1_d1_24;
     wire [9:0] e0_minus_1_d1_sel_24;
-    wire nan_d1_or_24;
-    wire [22:0] nan_d1_cat_24;
+    wire nan_d2_or_24;
+    wire [22:0] nan_d2_cat_24;
     wire forced_not_24;
     wire [30:0] packed_42;
     reg sign_d1_31;
+    reg sign_d2_31;
     wire result_sign_24;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_24;
@@ -11019,15 +11266,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_13;
     reg [31:0] result_d3_13;
     reg [31:0] result_d4_13;
-    reg [31:0] result_d5_11;
-    reg [31:0] result_d6_11;
+    reg [31:0] result_d5_13;
+    reg [31:0] result_d6_9;
     reg [31:0] result_d7_9;
     reg [31:0] result_d8_9;
-    reg [31:0] result_d9_7;
+    reg [31:0] result_d9_8;
     reg [31:0] result_d10_7;
     reg [31:0] result_d11_7;
-    reg [31:0] result_d12_7;
-    reg [31:0] result_d13_4;
+    reg [31:0] result_d12_5;
+    reg [31:0] result_d13_5;
     reg [31:0] result_d14_4;
     reg [31:0] result_d15_4;
     reg [31:0] result_d16_4;
@@ -11037,11 +11284,13 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d20_3;
     reg [31:0] result_d21_3;
     reg [31:0] result_d22_3;
-    wire [7:0] result_d22_bits30_23_3;
-    wire [22:0] result_d22_bits22_0_3;
-    wire result_d22_is0_5;
-    wire result_d22_is255_3;
-    wire result_d22_is0_6;
+    reg [31:0] result_d23_3;
+    reg [31:0] result_d24_3;
+    wire [7:0] result_d24_bits30_23_3;
+    wire [22:0] result_d24_bits22_0_3;
+    wire result_d24_is0_5;
+    wire result_d24_is255_3;
+    wire result_d24_is0_6;
     wire b_sign_47;
     wire b_zero_22;
     wire b_inf_39;
@@ -11143,22 +11392,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_42;
     wire [7:0] b_exp_xor_24;
     wire [9:0] fine_25;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_23;
+    reg [23:0] b_sig_d1_26;
     wire [47:0] product_25;
+    reg [4:0] lz_d1_25;
+    reg [9:0] fine_d1_25;
     wire [9:0] e0_minus_1_25;
     wire normal_32;
     wire coarse_25;
     wire far_25;
-    wire [9:0] fine_sel_25;
+    wire [9:0] fine_d1_sel_25;
     wire [4:0] t_25;
     wire over_low_25;
     wire over_high_25;
+    reg nan_d1_44;
+    reg inf_d1_44;
+    reg zero_d1_27;
     wire forced_early_25;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_25;
-    wire [27:0] t_d1_prod_25;
+    wire [15:0] t_cat_49;
+    wire [3:0] t_cat_50;
+    wire [27:0] t_prod_25;
     wire [23:0] scale_25;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_25;
+    reg [23:0] scale_d1_25;
     wire [40:0] product_d1_prod_25;
     wire [41:0] product_d1_plus_25;
     wire [72:0] product_d1_cat_25;
@@ -11176,9 +11434,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_42;
     reg forced_early_d1_25;
     wire forced_25;
-    reg nan_d1_44;
-    reg zero_d1_27;
-    reg inf_d1_44;
+    reg nan_d2_44;
+    reg zero_d2_27;
+    reg inf_d2_44;
     wire saturate_25;
     wire normal_field_25;
     wire [23:0] kept_49;
@@ -11186,11 +11444,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_49;
     reg [9:0] e0_minus_1_d1_25;
     wire [9:0] e0_minus_1_d1_sel_25;
-    wire nan_d1_or_25;
-    wire [22:0] nan_d1_cat_25;
+    wire nan_d2_or_25;
+    wire [22:0] nan_d2_cat_25;
     wire forced_not_25;
     wire [30:0] packed_43;
     reg sign_d1_32;
+    reg sign_d2_32;
     wire result_sign_25;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_25;
@@ -11205,15 +11464,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_14;
     reg [31:0] result_d3_14;
     reg [31:0] result_d4_14;
-    reg [31:0] result_d5_12;
-    reg [31:0] result_d6_12;
+    reg [31:0] result_d5_14;
+    reg [31:0] result_d6_10;
     reg [31:0] result_d7_10;
     reg [31:0] result_d8_10;
-    wire [7:0] result_d8_bits30_23_3;
-    wire [22:0] result_d8_bits22_0_3;
-    wire result_d8_is0_5;
-    wire result_d8_is255_3;
-    wire result_d8_is0_6;
+    reg [31:0] result_d9_9;
+    wire [7:0] result_d9_bits30_23_2;
+    wire [22:0] result_d9_bits22_0_2;
+    wire result_d9_is0_3;
+    wire result_d9_is255_2;
+    wire result_d9_is0_4;
     wire a_sign_40;
     wire a_inf_40;
     wire a_nan_40;
@@ -11503,7 +11763,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_20;
     wire overflow_43;
     reg inf_d1_45;
-    reg inf_d2_20;
+    reg inf_d2_45;
     reg inf_d3_20;
     reg inf_d4_20;
     reg inf_sign_d1_18;
@@ -11521,7 +11781,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_18;
     reg exact_zero_d2_18;
     reg nan_d1_45;
-    reg nan_d2_20;
+    reg nan_d2_45;
     reg nan_d3_20;
     reg nan_d4_20;
     wire [31:0] result_48;
@@ -11551,11 +11811,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] s_axis_tdata_320_d16;
     reg [31:0] s_axis_tdata_320_d17;
     reg [31:0] s_axis_tdata_320_d18;
-    wire [7:0] s_axis_tdata_320_d18_bits30_23;
-    wire [22:0] s_axis_tdata_320_d18_bits22_0;
-    wire s_axis_tdata_320_d18_is0;
-    wire s_axis_tdata_320_d18_is255;
-    wire s_axis_tdata_320_d18_is0_2;
+    reg [31:0] s_axis_tdata_320_d19;
+    wire [7:0] s_axis_tdata_320_d19_bits30_23;
+    wire [22:0] s_axis_tdata_320_d19_bits22_0;
+    wire s_axis_tdata_320_d19_is0;
+    wire s_axis_tdata_320_d19_is255;
+    wire s_axis_tdata_320_d19_is0_2;
     wire b_sign_50;
     wire b_zero_23;
     wire b_inf_41;
@@ -11657,22 +11918,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_44;
     wire [7:0] b_exp_xor_25;
     wire [9:0] fine_26;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_24;
+    reg [23:0] b_sig_d1_27;
     wire [47:0] product_26;
+    reg [4:0] lz_d1_26;
+    reg [9:0] fine_d1_26;
     wire [9:0] e0_minus_1_26;
     wire normal_33;
     wire coarse_26;
     wire far_26;
-    wire [9:0] fine_sel_26;
+    wire [9:0] fine_d1_sel_26;
     wire [4:0] t_26;
     wire over_low_26;
     wire over_high_26;
+    reg nan_d1_46;
+    reg inf_d1_46;
+    reg zero_d1_28;
     wire forced_early_26;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_26;
-    wire [27:0] t_d1_prod_26;
+    wire [15:0] t_cat_51;
+    wire [3:0] t_cat_52;
+    wire [27:0] t_prod_26;
     wire [23:0] scale_26;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_26;
+    reg [23:0] scale_d1_26;
     wire [40:0] product_d1_prod_26;
     wire [41:0] product_d1_plus_26;
     wire [72:0] product_d1_cat_26;
@@ -11690,9 +11960,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_44;
     reg forced_early_d1_26;
     wire forced_26;
-    reg nan_d1_46;
-    reg zero_d1_28;
-    reg inf_d1_46;
+    reg nan_d2_46;
+    reg zero_d2_28;
+    reg inf_d2_46;
     wire saturate_26;
     wire normal_field_26;
     wire [23:0] kept_51;
@@ -11700,11 +11970,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_51;
     reg [9:0] e0_minus_1_d1_26;
     wire [9:0] e0_minus_1_d1_sel_26;
-    wire nan_d1_or_26;
-    wire [22:0] nan_d1_cat_26;
+    wire nan_d2_or_26;
+    wire [22:0] nan_d2_cat_26;
     wire forced_not_26;
     wire [30:0] packed_45;
     reg sign_d1_33;
+    reg sign_d2_33;
     wire result_sign_26;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_26;
@@ -11729,19 +12000,20 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_15;
     reg [31:0] result_d3_15;
     reg [31:0] result_d4_15;
-    reg [31:0] result_d5_13;
-    reg [31:0] result_d6_13;
+    reg [31:0] result_d5_15;
+    reg [31:0] result_d6_11;
     reg [31:0] result_d7_11;
     reg [31:0] result_d8_11;
-    reg [31:0] result_d9_8;
+    reg [31:0] result_d9_10;
     reg [31:0] result_d10_8;
     reg [31:0] result_d11_8;
-    reg [31:0] result_d12_8;
-    wire [7:0] result_d12_bits30_23_4;
-    wire [22:0] result_d12_bits22_0_4;
-    wire result_d12_is0_7;
-    wire result_d12_is255_4;
-    wire result_d12_is0_8;
+    reg [31:0] result_d12_6;
+    reg [31:0] result_d13_6;
+    wire [7:0] result_d13_bits30_23_2;
+    wire [22:0] result_d13_bits22_0_2;
+    wire result_d13_is0_3;
+    wire result_d13_is255_2;
+    wire result_d13_is0_4;
     wire b_sign_51;
     wire b_inf_42;
     wire b_nan_42;
@@ -12020,7 +12292,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_21;
     wire overflow_45;
     reg inf_d1_47;
-    reg inf_d2_21;
+    reg inf_d2_47;
     reg inf_d3_21;
     reg inf_d4_21;
     reg inf_sign_d1_19;
@@ -12038,7 +12310,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_19;
     reg exact_zero_d2_19;
     reg nan_d1_47;
-    reg nan_d2_21;
+    reg nan_d2_47;
     reg nan_d3_21;
     reg nan_d4_21;
     wire [31:0] result_50;
@@ -12054,11 +12326,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire a_nan_43;
     wire [23:0] a_sig_44;
     wire [7:0] a_exp_44;
-    wire [7:0] result_d22_bits30_23_4;
-    wire [22:0] result_d22_bits22_0_4;
-    wire result_d22_is0_7;
-    wire result_d22_is255_4;
-    wire result_d22_is0_8;
+    wire [7:0] result_d24_bits30_23_4;
+    wire [22:0] result_d24_bits22_0_4;
+    wire result_d24_is0_7;
+    wire result_d24_is255_4;
+    wire result_d24_is0_8;
     wire b_sign_52;
     wire b_zero_24;
     wire b_inf_43;
@@ -12160,22 +12432,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_46;
     wire [7:0] b_exp_xor_26;
     wire [9:0] fine_27;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_25;
+    reg [23:0] b_sig_d1_28;
     wire [47:0] product_27;
+    reg [4:0] lz_d1_27;
+    reg [9:0] fine_d1_27;
     wire [9:0] e0_minus_1_27;
     wire normal_34;
     wire coarse_27;
     wire far_27;
-    wire [9:0] fine_sel_27;
+    wire [9:0] fine_d1_sel_27;
     wire [4:0] t_27;
     wire over_low_27;
     wire over_high_27;
+    reg nan_d1_48;
+    reg inf_d1_48;
+    reg zero_d1_29;
     wire forced_early_27;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_27;
-    wire [27:0] t_d1_prod_27;
+    wire [15:0] t_cat_53;
+    wire [3:0] t_cat_54;
+    wire [27:0] t_prod_27;
     wire [23:0] scale_27;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_27;
+    reg [23:0] scale_d1_27;
     wire [40:0] product_d1_prod_27;
     wire [41:0] product_d1_plus_27;
     wire [72:0] product_d1_cat_27;
@@ -12193,9 +12474,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_46;
     reg forced_early_d1_27;
     wire forced_27;
-    reg nan_d1_48;
-    reg zero_d1_29;
-    reg inf_d1_48;
+    reg nan_d2_48;
+    reg zero_d2_29;
+    reg inf_d2_48;
     wire saturate_27;
     wire normal_field_27;
     wire [23:0] kept_53;
@@ -12203,11 +12484,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_53;
     reg [9:0] e0_minus_1_d1_27;
     wire [9:0] e0_minus_1_d1_sel_27;
-    wire nan_d1_or_27;
-    wire [22:0] nan_d1_cat_27;
+    wire nan_d2_or_27;
+    wire [22:0] nan_d2_cat_27;
     wire forced_not_27;
     wire [30:0] packed_47;
     reg sign_d1_34;
+    reg sign_d2_34;
     wire result_sign_27;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_27;
@@ -12232,15 +12514,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_16;
     reg [31:0] result_d3_16;
     reg [31:0] result_d4_16;
-    reg [31:0] result_d5_14;
-    reg [31:0] result_d6_14;
+    reg [31:0] result_d5_16;
+    reg [31:0] result_d6_12;
     reg [31:0] result_d7_12;
     reg [31:0] result_d8_12;
-    wire [7:0] result_d8_bits30_23_4;
-    wire [22:0] result_d8_bits22_0_4;
-    wire result_d8_is0_7;
-    wire result_d8_is255_4;
-    wire result_d8_is0_8;
+    wire [7:0] result_d8_bits30_23_2;
+    wire [22:0] result_d8_bits22_0_2;
+    wire result_d8_is0_3;
+    wire result_d8_is255_2;
+    wire result_d8_is0_4;
     wire b_sign_53;
     wire b_inf_44;
     wire b_nan_44;
@@ -12520,7 +12802,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_22;
     wire overflow_47;
     reg inf_d1_49;
-    reg inf_d2_22;
+    reg inf_d2_49;
     reg inf_d3_22;
     reg inf_d4_22;
     reg inf_sign_d1_20;
@@ -12538,7 +12820,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_20;
     reg exact_zero_d2_20;
     reg nan_d1_49;
-    reg nan_d2_22;
+    reg nan_d2_49;
     reg nan_d3_22;
     reg nan_d4_22;
     wire [31:0] result_52;
@@ -12613,7 +12895,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg x_inf_d1_6;
     reg x_inf_d2_6;
     reg sign_d1_35;
-    reg sign_d2_8;
+    reg sign_d2_35;
     reg x_nan_d1_6;
     reg x_nan_d2_6;
     wire [31:0] result_53;
@@ -12912,7 +13194,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_23;
     wire overflow_48;
     reg inf_d1_50;
-    reg inf_d2_23;
+    reg inf_d2_50;
     reg inf_d3_23;
     reg inf_d4_23;
     reg inf_sign_d1_21;
@@ -12930,7 +13212,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_21;
     reg exact_zero_d2_21;
     reg nan_d1_50;
-    reg nan_d2_23;
+    reg nan_d2_50;
     reg nan_d3_23;
     reg nan_d4_23;
     wire [31:0] result_54;
@@ -12950,11 +13232,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_17;
     reg [31:0] result_d3_17;
     reg [31:0] result_d4_17;
-    wire [7:0] result_d4_bits30_23_3;
-    wire [22:0] result_d4_bits22_0_3;
-    wire result_d4_is0_5;
-    wire result_d4_is255_3;
-    wire result_d4_is0_6;
+    reg [31:0] result_d5_17;
+    wire [7:0] result_d5_bits30_23_5;
+    wire [22:0] result_d5_bits22_0_5;
+    wire result_d5_is0_9;
+    wire result_d5_is255_5;
+    wire result_d5_is0_10;
     wire b_sign_57;
     wire b_zero_25;
     wire b_inf_46;
@@ -13056,22 +13339,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_49;
     wire [7:0] b_exp_xor_27;
     wire [9:0] fine_28;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_26;
+    reg [23:0] b_sig_d1_29;
     wire [47:0] product_28;
+    reg [4:0] lz_d1_28;
+    reg [9:0] fine_d1_28;
     wire [9:0] e0_minus_1_28;
     wire normal_36;
     wire coarse_28;
     wire far_28;
-    wire [9:0] fine_sel_28;
+    wire [9:0] fine_d1_sel_28;
     wire [4:0] t_28;
     wire over_low_28;
     wire over_high_28;
+    reg nan_d1_51;
+    reg inf_d1_51;
+    reg zero_d1_30;
     wire forced_early_28;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_28;
-    wire [27:0] t_d1_prod_28;
+    wire [15:0] t_cat_55;
+    wire [3:0] t_cat_56;
+    wire [27:0] t_prod_28;
     wire [23:0] scale_28;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_28;
+    reg [23:0] scale_d1_28;
     wire [40:0] product_d1_prod_28;
     wire [41:0] product_d1_plus_28;
     wire [72:0] product_d1_cat_28;
@@ -13089,9 +13381,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_49;
     reg forced_early_d1_28;
     wire forced_28;
-    reg nan_d1_51;
-    reg zero_d1_30;
-    reg inf_d1_51;
+    reg nan_d2_51;
+    reg zero_d2_30;
+    reg inf_d2_51;
     wire saturate_28;
     wire normal_field_28;
     wire [23:0] kept_57;
@@ -13099,11 +13391,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_57;
     reg [9:0] e0_minus_1_d1_28;
     wire [9:0] e0_minus_1_d1_sel_28;
-    wire nan_d1_or_28;
-    wire [22:0] nan_d1_cat_28;
+    wire nan_d2_or_28;
+    wire [22:0] nan_d2_cat_28;
     wire forced_not_28;
     wire [30:0] packed_50;
     reg sign_d1_36;
+    reg sign_d2_36;
     wire result_sign_28;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_28;
@@ -13128,15 +13421,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_18;
     reg [31:0] result_d3_18;
     reg [31:0] result_d4_18;
-    reg [31:0] result_d5_15;
-    reg [31:0] result_d6_15;
+    reg [31:0] result_d5_18;
+    reg [31:0] result_d6_13;
     reg [31:0] result_d7_13;
     reg [31:0] result_d8_13;
-    reg [31:0] result_d9_9;
+    reg [31:0] result_d9_11;
     reg [31:0] result_d10_9;
     reg [31:0] result_d11_9;
-    reg [31:0] result_d12_9;
-    reg [31:0] result_d13_5;
+    reg [31:0] result_d12_7;
+    reg [31:0] result_d13_7;
     reg [31:0] result_d14_5;
     reg [31:0] result_d15_5;
     reg [31:0] result_d16_5;
@@ -13146,8 +13439,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d20_4;
     reg [31:0] result_d21_4;
     reg [31:0] result_d22_4;
-    reg [31:0] result_d23_2;
-    reg [31:0] result_d24_2;
+    reg [31:0] result_d23_4;
+    reg [31:0] result_d24_4;
     reg [31:0] result_d25_2;
     reg [31:0] result_d26_2;
     reg [31:0] result_d27_2;
@@ -13156,11 +13449,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d30_2;
     reg [31:0] result_d31_2;
     reg [31:0] result_d32_2;
-    wire [7:0] result_d32_bits30_23_2;
-    wire [22:0] result_d32_bits22_0_2;
-    wire result_d32_is0_3;
-    wire result_d32_is255_2;
-    wire result_d32_is0_4;
+    reg [31:0] result_d33_2;
+    wire [7:0] result_d33_bits30_23_2;
+    wire [22:0] result_d33_bits22_0_2;
+    wire result_d33_is0_3;
+    wire result_d33_is255_2;
+    wire result_d33_is0_4;
     wire b_sign_58;
     wire b_inf_47;
     wire b_nan_47;
@@ -13439,7 +13733,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_24;
     wire overflow_50;
     reg inf_d1_52;
-    reg inf_d2_24;
+    reg inf_d2_52;
     reg inf_d3_24;
     reg inf_d4_24;
     reg inf_sign_d1_22;
@@ -13457,22 +13751,23 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_22;
     reg exact_zero_d2_22;
     reg nan_d1_52;
-    reg nan_d2_24;
+    reg nan_d2_52;
     reg nan_d3_24;
     reg nan_d4_24;
     wire [31:0] f2;
     // add: operands, special cases, order by magnitude, trailing zeros
-    reg [31:0] s_axis_tdata_224_d21;
     reg [31:0] s_axis_tdata_224_d22;
     reg [31:0] s_axis_tdata_224_d23;
     reg [31:0] s_axis_tdata_224_d24;
     reg [31:0] s_axis_tdata_224_d25;
     reg [31:0] s_axis_tdata_224_d26;
-    wire [7:0] s_axis_tdata_224_d26_bits30_23;
-    wire [22:0] s_axis_tdata_224_d26_bits22_0;
-    wire s_axis_tdata_224_d26_is0;
-    wire s_axis_tdata_224_d26_is255;
-    wire s_axis_tdata_224_d26_is0_2;
+    reg [31:0] s_axis_tdata_224_d27;
+    reg [31:0] s_axis_tdata_224_d28;
+    wire [7:0] s_axis_tdata_224_d28_bits30_23;
+    wire [22:0] s_axis_tdata_224_d28_bits22_0;
+    wire s_axis_tdata_224_d28_is0;
+    wire s_axis_tdata_224_d28_is255;
+    wire s_axis_tdata_224_d28_is0_2;
     wire a_sign_48;
     wire a_inf_48;
     wire a_nan_48;
@@ -13761,7 +14056,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_25;
     wire overflow_51;
     reg inf_d1_53;
-    reg inf_d2_25;
+    reg inf_d2_53;
     reg inf_d3_25;
     reg inf_d4_25;
     reg inf_sign_d1_23;
@@ -13779,7 +14074,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_23;
     reg exact_zero_d2_23;
     reg nan_d1_53;
-    reg nan_d2_25;
+    reg nan_d2_53;
     reg nan_d3_25;
     reg nan_d4_25;
     wire [31:0] result_56;
@@ -13788,19 +14083,20 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_19;
     reg [31:0] result_d3_19;
     reg [31:0] result_d4_19;
-    reg [31:0] result_d5_16;
-    reg [31:0] result_d6_16;
+    reg [31:0] result_d5_19;
+    reg [31:0] result_d6_14;
     reg [31:0] result_d7_14;
     reg [31:0] result_d8_14;
-    reg [31:0] result_d9_10;
+    reg [31:0] result_d9_12;
     reg [31:0] result_d10_10;
     reg [31:0] result_d11_10;
-    reg [31:0] result_d12_10;
-    wire [7:0] result_d12_bits30_23_5;
-    wire [22:0] result_d12_bits22_0_5;
-    wire result_d12_is0_9;
-    wire result_d12_is255_5;
-    wire result_d12_is0_10;
+    reg [31:0] result_d12_8;
+    reg [31:0] result_d13_8;
+    wire [7:0] result_d13_bits30_23_3;
+    wire [22:0] result_d13_bits22_0_3;
+    wire result_d13_is0_5;
+    wire result_d13_is255_3;
+    wire result_d13_is0_6;
     wire a_sign_49;
     wire a_zero_26;
     wire a_inf_49;
@@ -13913,22 +14209,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_52;
     wire [7:0] b_exp_xor_28;
     wire [9:0] fine_29;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_27;
+    reg [23:0] b_sig_d1_30;
     wire [47:0] product_29;
+    reg [4:0] lz_d1_29;
+    reg [9:0] fine_d1_29;
     wire [9:0] e0_minus_1_29;
     wire normal_37;
     wire coarse_29;
     wire far_29;
-    wire [9:0] fine_sel_29;
+    wire [9:0] fine_d1_sel_29;
     wire [4:0] t_29;
     wire over_low_29;
     wire over_high_29;
+    reg nan_d1_54;
+    reg inf_d1_54;
+    reg zero_d1_31;
     wire forced_early_29;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_29;
-    wire [27:0] t_d1_prod_29;
+    wire [15:0] t_cat_57;
+    wire [3:0] t_cat_58;
+    wire [27:0] t_prod_29;
     wire [23:0] scale_29;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_29;
+    reg [23:0] scale_d1_29;
     wire [40:0] product_d1_prod_29;
     wire [41:0] product_d1_plus_29;
     wire [72:0] product_d1_cat_29;
@@ -13946,9 +14251,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_52;
     reg forced_early_d1_29;
     wire forced_29;
-    reg nan_d1_54;
-    reg zero_d1_31;
-    reg inf_d1_54;
+    reg nan_d2_54;
+    reg zero_d2_31;
+    reg inf_d2_54;
     wire saturate_29;
     wire normal_field_29;
     wire [23:0] kept_60;
@@ -13956,11 +14261,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_60;
     reg [9:0] e0_minus_1_d1_29;
     wire [9:0] e0_minus_1_d1_sel_29;
-    wire nan_d1_or_29;
-    wire [22:0] nan_d1_cat_29;
+    wire nan_d2_or_29;
+    wire [22:0] nan_d2_cat_29;
     wire forced_not_29;
     wire [30:0] packed_53;
     reg sign_d1_37;
+    reg sign_d2_37;
     wire result_sign_29;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_29;
@@ -13971,17 +14277,18 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg result_sign_d1_29;
     wire [31:0] result_57;
     // add: operands, special cases, order by magnitude, trailing zeros
-    reg [31:0] s_axis_tdata_352_d21;
     reg [31:0] s_axis_tdata_352_d22;
     reg [31:0] s_axis_tdata_352_d23;
     reg [31:0] s_axis_tdata_352_d24;
     reg [31:0] s_axis_tdata_352_d25;
     reg [31:0] s_axis_tdata_352_d26;
-    wire [7:0] s_axis_tdata_352_d26_bits30_23;
-    wire [22:0] s_axis_tdata_352_d26_bits22_0;
-    wire s_axis_tdata_352_d26_is0;
-    wire s_axis_tdata_352_d26_is255;
-    wire s_axis_tdata_352_d26_is0_2;
+    reg [31:0] s_axis_tdata_352_d27;
+    reg [31:0] s_axis_tdata_352_d28;
+    wire [7:0] s_axis_tdata_352_d28_bits30_23;
+    wire [22:0] s_axis_tdata_352_d28_bits22_0;
+    wire s_axis_tdata_352_d28_is0;
+    wire s_axis_tdata_352_d28_is255;
+    wire s_axis_tdata_352_d28_is0_2;
     wire a_sign_50;
     wire a_inf_50;
     wire a_nan_50;
@@ -14270,7 +14577,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_26;
     wire overflow_53;
     reg inf_d1_55;
-    reg inf_d2_26;
+    reg inf_d2_55;
     reg inf_d3_26;
     reg inf_d4_26;
     reg inf_sign_d1_24;
@@ -14288,7 +14595,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_24;
     reg exact_zero_d2_24;
     reg nan_d1_55;
-    reg nan_d2_26;
+    reg nan_d2_55;
     reg nan_d3_26;
     reg nan_d4_26;
     wire [31:0] result_58;
@@ -14297,19 +14604,20 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_20;
     reg [31:0] result_d3_20;
     reg [31:0] result_d4_20;
-    reg [31:0] result_d5_17;
-    reg [31:0] result_d6_17;
+    reg [31:0] result_d5_20;
+    reg [31:0] result_d6_15;
     reg [31:0] result_d7_15;
     reg [31:0] result_d8_15;
-    reg [31:0] result_d9_11;
+    reg [31:0] result_d9_13;
     reg [31:0] result_d10_11;
     reg [31:0] result_d11_11;
-    reg [31:0] result_d12_11;
-    wire [7:0] result_d12_bits30_23_6;
-    wire [22:0] result_d12_bits22_0_6;
-    wire result_d12_is0_11;
-    wire result_d12_is255_6;
-    wire result_d12_is0_12;
+    reg [31:0] result_d12_9;
+    reg [31:0] result_d13_9;
+    wire [7:0] result_d13_bits30_23_4;
+    wire [22:0] result_d13_bits22_0_4;
+    wire result_d13_is0_7;
+    wire result_d13_is255_4;
+    wire result_d13_is0_8;
     wire a_sign_51;
     wire a_zero_27;
     wire a_inf_51;
@@ -14422,22 +14730,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_54;
     wire [7:0] b_exp_xor_29;
     wire [9:0] fine_30;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_28;
+    reg [23:0] b_sig_d1_31;
     wire [47:0] product_30;
+    reg [4:0] lz_d1_30;
+    reg [9:0] fine_d1_30;
     wire [9:0] e0_minus_1_30;
     wire normal_38;
     wire coarse_30;
     wire far_30;
-    wire [9:0] fine_sel_30;
+    wire [9:0] fine_d1_sel_30;
     wire [4:0] t_30;
     wire over_low_30;
     wire over_high_30;
+    reg nan_d1_56;
+    reg inf_d1_56;
+    reg zero_d1_32;
     wire forced_early_30;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_30;
-    wire [27:0] t_d1_prod_30;
+    wire [15:0] t_cat_59;
+    wire [3:0] t_cat_60;
+    wire [27:0] t_prod_30;
     wire [23:0] scale_30;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_30;
+    reg [23:0] scale_d1_30;
     wire [40:0] product_d1_prod_30;
     wire [41:0] product_d1_plus_30;
     wire [72:0] product_d1_cat_30;
@@ -14455,9 +14772,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_54;
     reg forced_early_d1_30;
     wire forced_30;
-    reg nan_d1_56;
-    reg zero_d1_32;
-    reg inf_d1_56;
+    reg nan_d2_56;
+    reg zero_d2_32;
+    reg inf_d2_56;
     wire saturate_30;
     wire normal_field_30;
     wire [23:0] kept_62;
@@ -14465,11 +14782,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_62;
     reg [9:0] e0_minus_1_d1_30;
     wire [9:0] e0_minus_1_d1_sel_30;
-    wire nan_d1_or_30;
-    wire [22:0] nan_d1_cat_30;
+    wire nan_d2_or_30;
+    wire [22:0] nan_d2_cat_30;
     wire forced_not_30;
     wire [30:0] packed_55;
     reg sign_d1_38;
+    reg sign_d2_38;
     wire result_sign_30;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_30;
@@ -14773,7 +15091,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_27;
     wire overflow_55;
     reg inf_d1_57;
-    reg inf_d2_27;
+    reg inf_d2_57;
     reg inf_d3_27;
     reg inf_d4_27;
     reg inf_sign_d1_25;
@@ -14791,7 +15109,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_25;
     reg exact_zero_d2_25;
     reg nan_d1_57;
-    reg nan_d2_27;
+    reg nan_d2_57;
     reg nan_d3_27;
     reg nan_d4_27;
     wire [31:0] result_60;
@@ -14866,7 +15184,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg x_inf_d1_7;
     reg x_inf_d2_7;
     reg sign_d1_39;
-    reg sign_d2_9;
+    reg sign_d2_39;
     reg x_nan_d1_7;
     reg x_nan_d2_7;
     wire [31:0] result_61;
@@ -15165,7 +15483,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_28;
     wire overflow_56;
     reg inf_d1_58;
-    reg inf_d2_28;
+    reg inf_d2_58;
     reg inf_d3_28;
     reg inf_d4_28;
     reg inf_sign_d1_26;
@@ -15183,7 +15501,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_26;
     reg exact_zero_d2_26;
     reg nan_d1_58;
-    reg nan_d2_28;
+    reg nan_d2_58;
     reg nan_d3_28;
     reg nan_d4_28;
     wire [31:0] result_62;
@@ -15203,11 +15521,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_21;
     reg [31:0] result_d3_21;
     reg [31:0] result_d4_21;
-    wire [7:0] result_d4_bits30_23_4;
-    wire [22:0] result_d4_bits22_0_4;
-    wire result_d4_is0_7;
-    wire result_d4_is255_4;
-    wire result_d4_is0_8;
+    reg [31:0] result_d5_21;
+    wire [7:0] result_d5_bits30_23_6;
+    wire [22:0] result_d5_bits22_0_6;
+    wire result_d5_is0_11;
+    wire result_d5_is255_6;
+    wire result_d5_is0_12;
     wire b_sign_66;
     wire b_zero_28;
     wire b_inf_54;
@@ -15309,22 +15628,31 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [4:0] lz_57;
     wire [7:0] b_exp_xor_30;
     wire [9:0] fine_31;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_29;
+    reg [23:0] b_sig_d1_32;
     wire [47:0] product_31;
+    reg [4:0] lz_d1_31;
+    reg [9:0] fine_d1_31;
     wire [9:0] e0_minus_1_31;
     wire normal_40;
     wire coarse_31;
     wire far_31;
-    wire [9:0] fine_sel_31;
+    wire [9:0] fine_d1_sel_31;
     wire [4:0] t_31;
     wire over_low_31;
     wire over_high_31;
+    reg nan_d1_59;
+    reg inf_d1_59;
+    reg zero_d1_33;
     wire forced_early_31;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_31;
-    wire [27:0] t_d1_prod_31;
+    wire [15:0] t_cat_61;
+    wire [3:0] t_cat_62;
+    wire [27:0] t_prod_31;
     wire [23:0] scale_31;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_31;
+    reg [23:0] scale_d1_31;
     wire [40:0] product_d1_prod_31;
     wire [41:0] product_d1_plus_31;
     wire [72:0] product_d1_cat_31;
@@ -15342,9 +15670,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire overflow_57;
     reg forced_early_d1_31;
     wire forced_31;
-    reg nan_d1_59;
-    reg zero_d1_33;
-    reg inf_d1_59;
+    reg nan_d2_59;
+    reg zero_d2_33;
+    reg inf_d2_59;
     wire saturate_31;
     wire normal_field_31;
     wire [23:0] kept_66;
@@ -15352,11 +15680,12 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire increment_66;
     reg [9:0] e0_minus_1_d1_31;
     wire [9:0] e0_minus_1_d1_sel_31;
-    wire nan_d1_or_31;
-    wire [22:0] nan_d1_cat_31;
+    wire nan_d2_or_31;
+    wire [22:0] nan_d2_cat_31;
     wire forced_not_31;
     wire [30:0] packed_58;
     reg sign_d1_40;
+    reg sign_d2_40;
     wire result_sign_31;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_31;
@@ -15381,15 +15710,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d2_22;
     reg [31:0] result_d3_22;
     reg [31:0] result_d4_22;
-    reg [31:0] result_d5_18;
-    reg [31:0] result_d6_18;
+    reg [31:0] result_d5_22;
+    reg [31:0] result_d6_16;
     reg [31:0] result_d7_16;
     reg [31:0] result_d8_16;
-    reg [31:0] result_d9_12;
+    reg [31:0] result_d9_14;
     reg [31:0] result_d10_12;
     reg [31:0] result_d11_12;
-    reg [31:0] result_d12_12;
-    reg [31:0] result_d13_6;
+    reg [31:0] result_d12_10;
+    reg [31:0] result_d13_10;
     reg [31:0] result_d14_6;
     reg [31:0] result_d15_6;
     reg [31:0] result_d16_6;
@@ -15399,17 +15728,18 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] result_d20_5;
     reg [31:0] result_d21_5;
     reg [31:0] result_d22_5;
-    reg [31:0] result_d23_3;
-    reg [31:0] result_d24_3;
+    reg [31:0] result_d23_5;
+    reg [31:0] result_d24_5;
     reg [31:0] result_d25_3;
     reg [31:0] result_d26_3;
     reg [31:0] result_d27_3;
     reg [31:0] result_d28_3;
-    wire [7:0] result_d28_bits30_23;
-    wire [22:0] result_d28_bits22_0;
-    wire result_d28_is0;
-    wire result_d28_is255;
-    wire result_d28_is0_2;
+    reg [31:0] result_d29_3;
+    wire [7:0] result_d29_bits30_23;
+    wire [22:0] result_d29_bits22_0;
+    wire result_d29_is0;
+    wire result_d29_is255;
+    wire result_d29_is0_2;
     wire b_sign_67;
     wire b_inf_55;
     wire b_nan_55;
@@ -15688,7 +16018,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     wire [31:0] rounded_29;
     wire overflow_58;
     reg inf_d1_60;
-    reg inf_d2_29;
+    reg inf_d2_60;
     reg inf_d3_29;
     reg inf_d4_29;
     reg inf_sign_d1_27;
@@ -15706,7 +16036,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg exact_zero_d1_27;
     reg exact_zero_d2_27;
     reg nan_d1_60;
-    reg nan_d2_29;
+    reg nan_d2_60;
     reg nan_d3_29;
     reg nan_d4_29;
     wire [31:0] f3;
@@ -15726,6 +16056,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg [31:0] f0_d14;
     reg [31:0] f0_d15;
     reg [31:0] f0_d16;
+    reg [31:0] f0_d17;
     reg [31:0] f3_d1;
     reg [31:0] f3_d2;
     reg [31:0] f3_d3;
@@ -15804,24 +16135,30 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     reg q_110;
     reg q_111;
     reg q_112;
-    reg for_out_valid_q;
     reg q_113;
-    reg for_out_valid_q_2;
     reg q_114;
-    reg for_out_valid_q_3;
     reg q_115;
-    reg for_out_valid_q_4;
     reg q_116;
-    reg for_out_valid_q_5;
     reg q_117;
-    reg for_out_valid_q_6;
     reg q_118;
-    reg for_out_valid_q_7;
+    reg for_out_valid_q;
     reg q_119;
-    reg for_out_valid_q_8;
+    reg for_out_valid_q_2;
     reg q_120;
-    reg out_valid;
+    reg for_out_valid_q_3;
     reg q_121;
+    reg for_out_valid_q_4;
+    reg q_122;
+    reg for_out_valid_q_5;
+    reg q_123;
+    reg for_out_valid_q_6;
+    reg q_124;
+    reg for_out_valid_q_7;
+    reg q_125;
+    reg for_out_valid_q_8;
+    reg q_126;
+    reg out_valid;
+    reg q_127;
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
@@ -16557,24 +16894,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor = b_exp_3 ^ 8'h80;
     assign fine = (({2'h0, a_exp_2}) + ({(b_exp_xor[7] ? 2'h3 : 2'h0), b_exp_xor})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product = {{24{1'b0}}, a_sig_2} * {{24{1'b0}}, b_sig_3};
-    assign e0_minus_1 = fine + (~({5'h0, lz_2}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product = {{24{1'b0}}, a_sig_d1} * {{24{1'b0}}, b_sig_d1_2};
+    assign e0_minus_1 = fine_d1 + (~({5'h0, lz_d1}));
     assign normal_2 = ~e0_minus_1[9];
-    assign coarse = fine[9];
-    assign far = (fine ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel = coarse ? (fine + 10'h18) : fine;
-    assign t = normal_2 ? lz_2 : fine_sel[4:0];
+    assign coarse = fine_d1[9];
+    assign far = (fine_d1 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel = coarse ? (fine_d1 + 10'h18) : fine_d1;
+    assign t = normal_2 ? lz_d1 : fine_d1_sel[4:0];
     assign over_low = ~((e0_minus_1 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high = ~((e0_minus_1 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early = ((nan_3 | inf_3) | zero_2) | (normal_2 ? 1'h0 : far);
+    assign forced_early = ((nan_d1_3 | inf_d1_3) | zero_d1_2) | (normal_2 ? 1'h0 : far);
+    assign t_cat = {({({({3'h0, (t[4:2] == 3'h5)}), ({3'h0, (t[4:2] == 3'h4)})}), ({3'h0, (t[4:2] == 3'h3)})}), ({3'h0, (t[4:2] == 3'h2)})};
+    assign t_cat_2 = {({({(t[1:0] == 2'h3), (t[1:0] == 2'h2)}), (t[1:0] == 2'h1)}), (t[1:0] == 2'h0)};
+    assign t_prod = {{4{1'b0}}, ({({t_cat, ({3'h0, (t[4:2] == 3'h1)})}), ({3'h0, (t[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_2};
+    assign scale = t_prod[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod = {{4{1'b0}}, ({({({({({({3'h0, (t_d1[4:2] == 3'h5)}), ({3'h0, (t_d1[4:2] == 3'h4)})}), ({3'h0, (t_d1[4:2] == 3'h3)})}), ({3'h0, (t_d1[4:2] == 3'h2)})}), ({3'h0, (t_d1[4:2] == 3'h1)})}), ({3'h0, (t_d1[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1[1:0] == 2'h3), (t_d1[1:0] == 2'h2)}), (t_d1[1:0] == 2'h1)}), (t_d1[1:0] == 2'h0)})};
-    assign scale = t_d1_prod[23:0];
-    assign product_d1_prod = {{24{1'b0}}, product_d1[16:0]} * {{17{1'b0}}, scale};
-    assign product_d1_plus = ({1'h0, ({{24{1'b0}}, product_d1[33:17]} * {{17{1'b0}}, scale})}) + ({18'h0, product_d1_prod[40:17]});
-    assign product_d1_cat = {({(({1'h0, ({{24{1'b0}}, product_d1[47:34]} * {{14{1'b0}}, scale})}) + ({14'h0, product_d1_plus[41:17]})), product_d1_plus[16:0]}), product_d1_prod[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod = {{24{1'b0}}, product_d1[16:0]} * {{17{1'b0}}, scale_d1};
+    assign product_d1_plus = ({1'h0, ({{24{1'b0}}, product_d1[33:17]} * {{17{1'b0}}, scale_d1})}) + ({18'h0, product_d1_prod[40:17]});
+    assign product_d1_cat = {({(({1'h0, ({{24{1'b0}}, product_d1[47:34]} * {{14{1'b0}}, scale_d1})}) + ({14'h0, product_d1_plus[41:17]})), product_d1_plus[16:0]}), product_d1_prod[16:0]};
     assign shifted_2 = product_d1_cat[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -16585,17 +16924,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_4 = ((~(shifted_2[21:0] == 22'h0)) | ((far_window | mid_window) & shifted_2[22])) | (far_window & (~(shifted_2[46:23] == 24'h0)));
     assign overflow_2 = normal_d1 & (shifted_b47 ? over_high_d1 : over_low_d1);
     assign forced = forced_early_d1 | overflow_2;
-    assign saturate = (~nan_d1_3) & (inf_d1_3 | ((~zero_d1_2) & overflow_2));
+    assign saturate = (~nan_d2_3) & (inf_d2_3 | ((~zero_d2_2) & overflow_2));
     assign normal_field = (~forced) & normal_d1;
     assign kept_3 = window[24:1];
     assign guard_3 = window[0];
     assign increment_3 = ((~forced) & guard_3) & (sticky_4 | kept_3[0]);
     assign e0_minus_1_d1_sel = normal_d1 ? e0_minus_1_d1 : ({9'h0, kept_3[23]});
-    assign nan_d1_or = nan_d1_3 | saturate;
-    assign nan_d1_cat = {22'h0, nan_d1_3};
+    assign nan_d2_or = nan_d2_3 | saturate;
+    assign nan_d2_cat = {22'h0, nan_d2_3};
     assign forced_not = ~forced;
-    assign packed_3 = (({e0_minus_1_d1_sel[7:0], kept_3[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) | ({({(nan_d1_or ? 7'h7f : 7'h0), nan_d1_or}), ({nan_d1_cat[0], 22'h0})});
-    assign result_sign = (~nan_d1_3) & sign_d1_2;
+    assign packed_3 = (({e0_minus_1_d1_sel[7:0], kept_3[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) | ({({(nan_d2_or ? 7'h7f : 7'h0), nan_d2_or}), ({nan_d2_cat[0], 22'h0})});
+    assign result_sign = (~nan_d2_3) & sign_d2_2;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat = {29'h0, ({(normal_field_d1 & shifted_q), (normal_field_d1 & (~shifted_q))})};
@@ -17010,24 +17349,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_2 = b_exp_5 ^ 8'h80;
     assign fine_2 = (({2'h0, a_exp_4}) + ({(b_exp_xor_2[7] ? 2'h3 : 2'h0), b_exp_xor_2})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_2 = {{24{1'b0}}, a_sig_4} * {{24{1'b0}}, b_sig_5};
-    assign e0_minus_1_2 = fine_2 + (~({5'h0, lz_4}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_2 = {{24{1'b0}}, a_sig_d1_2} * {{24{1'b0}}, b_sig_d1_3};
+    assign e0_minus_1_2 = fine_d1_2 + (~({5'h0, lz_d1_2}));
     assign normal_3 = ~e0_minus_1_2[9];
-    assign coarse_2 = fine_2[9];
-    assign far_2 = (fine_2 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_2 = coarse_2 ? (fine_2 + 10'h18) : fine_2;
-    assign t_2 = normal_3 ? lz_4 : fine_sel_2[4:0];
+    assign coarse_2 = fine_d1_2[9];
+    assign far_2 = (fine_d1_2 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_2 = coarse_2 ? (fine_d1_2 + 10'h18) : fine_d1_2;
+    assign t_2 = normal_3 ? lz_d1_2 : fine_d1_sel_2[4:0];
     assign over_low_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_2 = ((nan_5 | inf_5) | zero_3) | (normal_3 ? 1'h0 : far_2);
+    assign forced_early_2 = ((nan_d1_5 | inf_d1_5) | zero_d1_3) | (normal_3 ? 1'h0 : far_2);
+    assign t_cat_3 = {({({({3'h0, (t_2[4:2] == 3'h5)}), ({3'h0, (t_2[4:2] == 3'h4)})}), ({3'h0, (t_2[4:2] == 3'h3)})}), ({3'h0, (t_2[4:2] == 3'h2)})};
+    assign t_cat_4 = {({({(t_2[1:0] == 2'h3), (t_2[1:0] == 2'h2)}), (t_2[1:0] == 2'h1)}), (t_2[1:0] == 2'h0)};
+    assign t_prod_2 = {{4{1'b0}}, ({({t_cat_3, ({3'h0, (t_2[4:2] == 3'h1)})}), ({3'h0, (t_2[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_4};
+    assign scale_2 = t_prod_2[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_2 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_2[4:2] == 3'h5)}), ({3'h0, (t_d1_2[4:2] == 3'h4)})}), ({3'h0, (t_d1_2[4:2] == 3'h3)})}), ({3'h0, (t_d1_2[4:2] == 3'h2)})}), ({3'h0, (t_d1_2[4:2] == 3'h1)})}), ({3'h0, (t_d1_2[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_2[1:0] == 2'h3), (t_d1_2[1:0] == 2'h2)}), (t_d1_2[1:0] == 2'h1)}), (t_d1_2[1:0] == 2'h0)})};
-    assign scale_2 = t_d1_prod_2[23:0];
-    assign product_d1_prod_2 = {{24{1'b0}}, product_d1_2[16:0]} * {{17{1'b0}}, scale_2};
-    assign product_d1_plus_2 = ({1'h0, ({{24{1'b0}}, product_d1_2[33:17]} * {{17{1'b0}}, scale_2})}) + ({18'h0, product_d1_prod_2[40:17]});
-    assign product_d1_cat_2 = {({(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_2})}) + ({14'h0, product_d1_plus_2[41:17]})), product_d1_plus_2[16:0]}), product_d1_prod_2[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_2 = {{24{1'b0}}, product_d1_2[16:0]} * {{17{1'b0}}, scale_d1_2};
+    assign product_d1_plus_2 = ({1'h0, ({{24{1'b0}}, product_d1_2[33:17]} * {{17{1'b0}}, scale_d1_2})}) + ({18'h0, product_d1_prod_2[40:17]});
+    assign product_d1_cat_2 = {({(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_d1_2})}) + ({14'h0, product_d1_plus_2[41:17]})), product_d1_plus_2[16:0]}), product_d1_prod_2[16:0]};
     assign shifted_4 = product_d1_cat_2[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -17038,17 +17379,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_6 = ((~(shifted_4[21:0] == 22'h0)) | ((far_window_2 | mid_window_2) & shifted_4[22])) | (far_window_2 & (~(shifted_4[46:23] == 24'h0)));
     assign overflow_4 = normal_d1_2 & (shifted_b47_2 ? over_high_d1_2 : over_low_d1_2);
     assign forced_2 = forced_early_d1_2 | overflow_4;
-    assign saturate_2 = (~nan_d1_5) & (inf_d1_5 | ((~zero_d1_3) & overflow_4));
+    assign saturate_2 = (~nan_d2_5) & (inf_d2_5 | ((~zero_d2_3) & overflow_4));
     assign normal_field_2 = (~forced_2) & normal_d1_2;
     assign kept_5 = window_2[24:1];
     assign guard_5 = window_2[0];
     assign increment_5 = ((~forced_2) & guard_5) & (sticky_6 | kept_5[0]);
     assign e0_minus_1_d1_sel_2 = normal_d1_2 ? e0_minus_1_d1_2 : ({9'h0, kept_5[23]});
-    assign nan_d1_or_2 = nan_d1_5 | saturate_2;
-    assign nan_d1_cat_2 = {22'h0, nan_d1_5};
+    assign nan_d2_or_2 = nan_d2_5 | saturate_2;
+    assign nan_d2_cat_2 = {22'h0, nan_d2_5};
     assign forced_not_2 = ~forced_2;
-    assign packed_5 = (({e0_minus_1_d1_sel_2[7:0], kept_5[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) | ({({(nan_d1_or_2 ? 7'h7f : 7'h0), nan_d1_or_2}), ({nan_d1_cat_2[0], 22'h0})});
-    assign result_sign_2 = (~nan_d1_5) & sign_d1_3;
+    assign packed_5 = (({e0_minus_1_d1_sel_2[7:0], kept_5[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) | ({({(nan_d2_or_2 ? 7'h7f : 7'h0), nan_d2_or_2}), ({nan_d2_cat_2[0], 22'h0})});
+    assign result_sign_2 = (~nan_d2_5) & sign_d2_3;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_2 = {29'h0, ({(normal_field_d1_2 & shifted_q_2), (normal_field_d1_2 & (~shifted_q_2))})};
@@ -17356,17 +17697,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_6 = result_is255_5 & (~result_is0_10);
     assign a_sig_6 = {(~result_is0_9), result_bits22_0_5};
     assign a_exp_6 = result_is0_9 ? 8'h1 : result_bits30_23_5;
-    assign result_d6_bits30_23 = result_d6[30:23];
-    assign result_d6_bits22_0 = result_d6[22:0];
-    assign result_d6_is0 = result_d6_bits30_23 == 8'h0;
-    assign result_d6_is255 = result_d6_bits30_23 == 8'hff;
-    assign result_d6_is0_2 = result_d6_bits22_0 == 23'h0;
-    assign b_sign_9 = result_d6[31];
-    assign b_zero_3 = result_d6_is0 & result_d6_is0_2;
-    assign b_inf_6 = result_d6_is255 & result_d6_is0_2;
-    assign b_nan_6 = result_d6_is255 & (~result_d6_is0_2);
-    assign b_sig_7 = {(~result_d6_is0), result_d6_bits22_0};
-    assign b_exp_7 = result_d6_is0 ? 8'h1 : result_d6_bits30_23;
+    assign result_d5_bits30_23 = result_d5[30:23];
+    assign result_d5_bits22_0 = result_d5[22:0];
+    assign result_d5_is0 = result_d5_bits30_23 == 8'h0;
+    assign result_d5_is255 = result_d5_bits30_23 == 8'hff;
+    assign result_d5_is0_2 = result_d5_bits22_0 == 23'h0;
+    assign b_sign_9 = result_d5[31];
+    assign b_zero_3 = result_d5_is0 & result_d5_is0_2;
+    assign b_inf_6 = result_d5_is255 & result_d5_is0_2;
+    assign b_nan_6 = result_d5_is255 & (~result_d5_is0_2);
+    assign b_sig_7 = {(~result_d5_is0), result_d5_bits22_0};
+    assign b_exp_7 = result_d5_is0 ? 8'h1 : result_d5_bits30_23;
     assign sign_4 = a_sign_6 ^ b_sign_9;
     assign nan_7 = ((a_nan_6 | b_nan_6) | (a_zero_3 & b_inf_6)) | (a_inf_6 & b_zero_3);
     assign inf_7 = a_inf_6 | b_inf_6;
@@ -17463,24 +17804,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_3 = b_exp_7 ^ 8'h80;
     assign fine_3 = (({2'h0, a_exp_6}) + ({(b_exp_xor_3[7] ? 2'h3 : 2'h0), b_exp_xor_3})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_3 = {{24{1'b0}}, a_sig_6} * {{24{1'b0}}, b_sig_7};
-    assign e0_minus_1_3 = fine_3 + (~({5'h0, lz_6}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_3 = {{24{1'b0}}, a_sig_d1_3} * {{24{1'b0}}, b_sig_d1_4};
+    assign e0_minus_1_3 = fine_d1_3 + (~({5'h0, lz_d1_3}));
     assign normal_4 = ~e0_minus_1_3[9];
-    assign coarse_3 = fine_3[9];
-    assign far_3 = (fine_3 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_3 = coarse_3 ? (fine_3 + 10'h18) : fine_3;
-    assign t_3 = normal_4 ? lz_6 : fine_sel_3[4:0];
+    assign coarse_3 = fine_d1_3[9];
+    assign far_3 = (fine_d1_3 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_3 = coarse_3 ? (fine_d1_3 + 10'h18) : fine_d1_3;
+    assign t_3 = normal_4 ? lz_d1_3 : fine_d1_sel_3[4:0];
     assign over_low_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_3 = ((nan_7 | inf_7) | zero_4) | (normal_4 ? 1'h0 : far_3);
+    assign forced_early_3 = ((nan_d1_7 | inf_d1_7) | zero_d1_4) | (normal_4 ? 1'h0 : far_3);
+    assign t_cat_5 = {({({({3'h0, (t_3[4:2] == 3'h5)}), ({3'h0, (t_3[4:2] == 3'h4)})}), ({3'h0, (t_3[4:2] == 3'h3)})}), ({3'h0, (t_3[4:2] == 3'h2)})};
+    assign t_cat_6 = {({({(t_3[1:0] == 2'h3), (t_3[1:0] == 2'h2)}), (t_3[1:0] == 2'h1)}), (t_3[1:0] == 2'h0)};
+    assign t_prod_3 = {{4{1'b0}}, ({({t_cat_5, ({3'h0, (t_3[4:2] == 3'h1)})}), ({3'h0, (t_3[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_6};
+    assign scale_3 = t_prod_3[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_3 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_3[4:2] == 3'h5)}), ({3'h0, (t_d1_3[4:2] == 3'h4)})}), ({3'h0, (t_d1_3[4:2] == 3'h3)})}), ({3'h0, (t_d1_3[4:2] == 3'h2)})}), ({3'h0, (t_d1_3[4:2] == 3'h1)})}), ({3'h0, (t_d1_3[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_3[1:0] == 2'h3), (t_d1_3[1:0] == 2'h2)}), (t_d1_3[1:0] == 2'h1)}), (t_d1_3[1:0] == 2'h0)})};
-    assign scale_3 = t_d1_prod_3[23:0];
-    assign product_d1_prod_3 = {{24{1'b0}}, product_d1_3[16:0]} * {{17{1'b0}}, scale_3};
-    assign product_d1_plus_3 = ({1'h0, ({{24{1'b0}}, product_d1_3[33:17]} * {{17{1'b0}}, scale_3})}) + ({18'h0, product_d1_prod_3[40:17]});
-    assign product_d1_cat_3 = {({(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_3})}) + ({14'h0, product_d1_plus_3[41:17]})), product_d1_plus_3[16:0]}), product_d1_prod_3[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_3 = {{24{1'b0}}, product_d1_3[16:0]} * {{17{1'b0}}, scale_d1_3};
+    assign product_d1_plus_3 = ({1'h0, ({{24{1'b0}}, product_d1_3[33:17]} * {{17{1'b0}}, scale_d1_3})}) + ({18'h0, product_d1_prod_3[40:17]});
+    assign product_d1_cat_3 = {({(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_d1_3})}) + ({14'h0, product_d1_plus_3[41:17]})), product_d1_plus_3[16:0]}), product_d1_prod_3[16:0]};
     assign shifted_6 = product_d1_cat_3[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -17491,17 +17834,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_8 = ((~(shifted_6[21:0] == 22'h0)) | ((far_window_3 | mid_window_3) & shifted_6[22])) | (far_window_3 & (~(shifted_6[46:23] == 24'h0)));
     assign overflow_6 = normal_d1_3 & (shifted_b47_3 ? over_high_d1_3 : over_low_d1_3);
     assign forced_3 = forced_early_d1_3 | overflow_6;
-    assign saturate_3 = (~nan_d1_7) & (inf_d1_7 | ((~zero_d1_4) & overflow_6));
+    assign saturate_3 = (~nan_d2_7) & (inf_d2_7 | ((~zero_d2_4) & overflow_6));
     assign normal_field_3 = (~forced_3) & normal_d1_3;
     assign kept_7 = window_3[24:1];
     assign guard_7 = window_3[0];
     assign increment_7 = ((~forced_3) & guard_7) & (sticky_8 | kept_7[0]);
     assign e0_minus_1_d1_sel_3 = normal_d1_3 ? e0_minus_1_d1_3 : ({9'h0, kept_7[23]});
-    assign nan_d1_or_3 = nan_d1_7 | saturate_3;
-    assign nan_d1_cat_3 = {22'h0, nan_d1_7};
+    assign nan_d2_or_3 = nan_d2_7 | saturate_3;
+    assign nan_d2_cat_3 = {22'h0, nan_d2_7};
     assign forced_not_3 = ~forced_3;
-    assign packed_7 = (({e0_minus_1_d1_sel_3[7:0], kept_7[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) | ({({(nan_d1_or_3 ? 7'h7f : 7'h0), nan_d1_or_3}), ({nan_d1_cat_3[0], 22'h0})});
-    assign result_sign_3 = (~nan_d1_7) & sign_d1_4;
+    assign packed_7 = (({e0_minus_1_d1_sel_3[7:0], kept_7[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) | ({({(nan_d2_or_3 ? 7'h7f : 7'h0), nan_d2_or_3}), ({nan_d2_cat_3[0], 22'h0})});
+    assign result_sign_3 = (~nan_d2_7) & sign_d2_4;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_3 = {29'h0, ({(normal_field_d1_3 & shifted_q_3), (normal_field_d1_3 & (~shifted_q_3))})};
@@ -17519,17 +17862,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_7 = result_is255_6 & (~result_is0_12);
     assign a_sig_7 = {(~result_is0_11), result_bits22_0_6};
     assign a_exp_7 = result_is0_11 ? 8'h1 : result_bits30_23_6;
-    assign s_axis_tdata_128_d18_bits30_23 = s_axis_tdata_128_d18[30:23];
-    assign s_axis_tdata_128_d18_bits22_0 = s_axis_tdata_128_d18[22:0];
-    assign s_axis_tdata_128_d18_is0 = s_axis_tdata_128_d18_bits30_23 == 8'h0;
-    assign s_axis_tdata_128_d18_is255 = s_axis_tdata_128_d18_bits30_23 == 8'hff;
-    assign s_axis_tdata_128_d18_is0_2 = s_axis_tdata_128_d18_bits22_0 == 23'h0;
-    assign b_sign_10 = s_axis_tdata_128_d18[31];
-    assign b_zero_4 = s_axis_tdata_128_d18_is0 & s_axis_tdata_128_d18_is0_2;
-    assign b_inf_7 = s_axis_tdata_128_d18_is255 & s_axis_tdata_128_d18_is0_2;
-    assign b_nan_7 = s_axis_tdata_128_d18_is255 & (~s_axis_tdata_128_d18_is0_2);
-    assign b_sig_8 = {(~s_axis_tdata_128_d18_is0), s_axis_tdata_128_d18_bits22_0};
-    assign b_exp_8 = s_axis_tdata_128_d18_is0 ? 8'h1 : s_axis_tdata_128_d18_bits30_23;
+    assign s_axis_tdata_128_d19_bits30_23 = s_axis_tdata_128_d19[30:23];
+    assign s_axis_tdata_128_d19_bits22_0 = s_axis_tdata_128_d19[22:0];
+    assign s_axis_tdata_128_d19_is0 = s_axis_tdata_128_d19_bits30_23 == 8'h0;
+    assign s_axis_tdata_128_d19_is255 = s_axis_tdata_128_d19_bits30_23 == 8'hff;
+    assign s_axis_tdata_128_d19_is0_2 = s_axis_tdata_128_d19_bits22_0 == 23'h0;
+    assign b_sign_10 = s_axis_tdata_128_d19[31];
+    assign b_zero_4 = s_axis_tdata_128_d19_is0 & s_axis_tdata_128_d19_is0_2;
+    assign b_inf_7 = s_axis_tdata_128_d19_is255 & s_axis_tdata_128_d19_is0_2;
+    assign b_nan_7 = s_axis_tdata_128_d19_is255 & (~s_axis_tdata_128_d19_is0_2);
+    assign b_sig_8 = {(~s_axis_tdata_128_d19_is0), s_axis_tdata_128_d19_bits22_0};
+    assign b_exp_8 = s_axis_tdata_128_d19_is0 ? 8'h1 : s_axis_tdata_128_d19_bits30_23;
     assign sign_5 = a_sign_7 ^ b_sign_10;
     assign nan_8 = ((a_nan_7 | b_nan_7) | (a_zero_4 & b_inf_7)) | (a_inf_7 & b_zero_4);
     assign inf_8 = a_inf_7 | b_inf_7;
@@ -17626,24 +17969,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_4 = b_exp_8 ^ 8'h80;
     assign fine_4 = (({2'h0, a_exp_7}) + ({(b_exp_xor_4[7] ? 2'h3 : 2'h0), b_exp_xor_4})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_4 = {{24{1'b0}}, a_sig_7} * {{24{1'b0}}, b_sig_8};
-    assign e0_minus_1_4 = fine_4 + (~({5'h0, lz_7}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_4 = {{24{1'b0}}, a_sig_d1_4} * {{24{1'b0}}, b_sig_d1_5};
+    assign e0_minus_1_4 = fine_d1_4 + (~({5'h0, lz_d1_4}));
     assign normal_5 = ~e0_minus_1_4[9];
-    assign coarse_4 = fine_4[9];
-    assign far_4 = (fine_4 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_4 = coarse_4 ? (fine_4 + 10'h18) : fine_4;
-    assign t_4 = normal_5 ? lz_7 : fine_sel_4[4:0];
+    assign coarse_4 = fine_d1_4[9];
+    assign far_4 = (fine_d1_4 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_4 = coarse_4 ? (fine_d1_4 + 10'h18) : fine_d1_4;
+    assign t_4 = normal_5 ? lz_d1_4 : fine_d1_sel_4[4:0];
     assign over_low_4 = ~((e0_minus_1_4 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_4 = ~((e0_minus_1_4 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_4 = ((nan_8 | inf_8) | zero_5) | (normal_5 ? 1'h0 : far_4);
+    assign forced_early_4 = ((nan_d1_8 | inf_d1_8) | zero_d1_5) | (normal_5 ? 1'h0 : far_4);
+    assign t_cat_7 = {({({({3'h0, (t_4[4:2] == 3'h5)}), ({3'h0, (t_4[4:2] == 3'h4)})}), ({3'h0, (t_4[4:2] == 3'h3)})}), ({3'h0, (t_4[4:2] == 3'h2)})};
+    assign t_cat_8 = {({({(t_4[1:0] == 2'h3), (t_4[1:0] == 2'h2)}), (t_4[1:0] == 2'h1)}), (t_4[1:0] == 2'h0)};
+    assign t_prod_4 = {{4{1'b0}}, ({({t_cat_7, ({3'h0, (t_4[4:2] == 3'h1)})}), ({3'h0, (t_4[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_8};
+    assign scale_4 = t_prod_4[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_4 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_4[4:2] == 3'h5)}), ({3'h0, (t_d1_4[4:2] == 3'h4)})}), ({3'h0, (t_d1_4[4:2] == 3'h3)})}), ({3'h0, (t_d1_4[4:2] == 3'h2)})}), ({3'h0, (t_d1_4[4:2] == 3'h1)})}), ({3'h0, (t_d1_4[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_4[1:0] == 2'h3), (t_d1_4[1:0] == 2'h2)}), (t_d1_4[1:0] == 2'h1)}), (t_d1_4[1:0] == 2'h0)})};
-    assign scale_4 = t_d1_prod_4[23:0];
-    assign product_d1_prod_4 = {{24{1'b0}}, product_d1_4[16:0]} * {{17{1'b0}}, scale_4};
-    assign product_d1_plus_4 = ({1'h0, ({{24{1'b0}}, product_d1_4[33:17]} * {{17{1'b0}}, scale_4})}) + ({18'h0, product_d1_prod_4[40:17]});
-    assign product_d1_cat_4 = {({(({1'h0, ({{24{1'b0}}, product_d1_4[47:34]} * {{14{1'b0}}, scale_4})}) + ({14'h0, product_d1_plus_4[41:17]})), product_d1_plus_4[16:0]}), product_d1_prod_4[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_4 = {{24{1'b0}}, product_d1_4[16:0]} * {{17{1'b0}}, scale_d1_4};
+    assign product_d1_plus_4 = ({1'h0, ({{24{1'b0}}, product_d1_4[33:17]} * {{17{1'b0}}, scale_d1_4})}) + ({18'h0, product_d1_prod_4[40:17]});
+    assign product_d1_cat_4 = {({(({1'h0, ({{24{1'b0}}, product_d1_4[47:34]} * {{14{1'b0}}, scale_d1_4})}) + ({14'h0, product_d1_plus_4[41:17]})), product_d1_plus_4[16:0]}), product_d1_prod_4[16:0]};
     assign shifted_7 = product_d1_cat_4[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -17654,17 +17999,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_9 = ((~(shifted_7[21:0] == 22'h0)) | ((far_window_4 | mid_window_4) & shifted_7[22])) | (far_window_4 & (~(shifted_7[46:23] == 24'h0)));
     assign overflow_7 = normal_d1_4 & (shifted_b47_4 ? over_high_d1_4 : over_low_d1_4);
     assign forced_4 = forced_early_d1_4 | overflow_7;
-    assign saturate_4 = (~nan_d1_8) & (inf_d1_8 | ((~zero_d1_5) & overflow_7));
+    assign saturate_4 = (~nan_d2_8) & (inf_d2_8 | ((~zero_d2_5) & overflow_7));
     assign normal_field_4 = (~forced_4) & normal_d1_4;
     assign kept_8 = window_4[24:1];
     assign guard_8 = window_4[0];
     assign increment_8 = ((~forced_4) & guard_8) & (sticky_9 | kept_8[0]);
     assign e0_minus_1_d1_sel_4 = normal_d1_4 ? e0_minus_1_d1_4 : ({9'h0, kept_8[23]});
-    assign nan_d1_or_4 = nan_d1_8 | saturate_4;
-    assign nan_d1_cat_4 = {22'h0, nan_d1_8};
+    assign nan_d2_or_4 = nan_d2_8 | saturate_4;
+    assign nan_d2_cat_4 = {22'h0, nan_d2_8};
     assign forced_not_4 = ~forced_4;
-    assign packed_8 = (({e0_minus_1_d1_sel_4[7:0], kept_8[22:0]}) & ({(forced_not_4 ? 30'h3fffffff : 30'h0), forced_not_4})) | ({({(nan_d1_or_4 ? 7'h7f : 7'h0), nan_d1_or_4}), ({nan_d1_cat_4[0], 22'h0})});
-    assign result_sign_4 = (~nan_d1_8) & sign_d1_5;
+    assign packed_8 = (({e0_minus_1_d1_sel_4[7:0], kept_8[22:0]}) & ({(forced_not_4 ? 30'h3fffffff : 30'h0), forced_not_4})) | ({({(nan_d2_or_4 ? 7'h7f : 7'h0), nan_d2_or_4}), ({nan_d2_cat_4[0], 22'h0})});
+    assign result_sign_4 = (~nan_d2_8) & sign_d2_5;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_4 = {29'h0, ({(normal_field_d1_4 & shifted_q_4), (normal_field_d1_4 & (~shifted_q_4))})};
@@ -18111,24 +18456,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_5 = b_exp_10 ^ 8'h80;
     assign fine_5 = (({2'h0, a_exp_8}) + ({(b_exp_xor_5[7] ? 2'h3 : 2'h0), b_exp_xor_5})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_5 = {{24{1'b0}}, a_sig_8} * {{24{1'b0}}, b_sig_10};
-    assign e0_minus_1_5 = fine_5 + (~({5'h0, lz_8}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_5 = {{24{1'b0}}, a_sig_d1_5} * {{24{1'b0}}, b_sig_d1_7};
+    assign e0_minus_1_5 = fine_d1_5 + (~({5'h0, lz_d1_5}));
     assign normal_7 = ~e0_minus_1_5[9];
-    assign coarse_5 = fine_5[9];
-    assign far_5 = (fine_5 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_5 = coarse_5 ? (fine_5 + 10'h18) : fine_5;
-    assign t_5 = normal_7 ? lz_8 : fine_sel_5[4:0];
+    assign coarse_5 = fine_d1_5[9];
+    assign far_5 = (fine_d1_5 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_5 = coarse_5 ? (fine_d1_5 + 10'h18) : fine_d1_5;
+    assign t_5 = normal_7 ? lz_d1_5 : fine_d1_sel_5[4:0];
     assign over_low_5 = ~((e0_minus_1_5 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_5 = ~((e0_minus_1_5 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_5 = ((nan_10 | inf_10) | zero_7) | (normal_7 ? 1'h0 : far_5);
+    assign forced_early_5 = ((nan_d1_10 | inf_d1_10) | zero_d1_7) | (normal_7 ? 1'h0 : far_5);
+    assign t_cat_9 = {({({({3'h0, (t_5[4:2] == 3'h5)}), ({3'h0, (t_5[4:2] == 3'h4)})}), ({3'h0, (t_5[4:2] == 3'h3)})}), ({3'h0, (t_5[4:2] == 3'h2)})};
+    assign t_cat_10 = {({({(t_5[1:0] == 2'h3), (t_5[1:0] == 2'h2)}), (t_5[1:0] == 2'h1)}), (t_5[1:0] == 2'h0)};
+    assign t_prod_5 = {{4{1'b0}}, ({({t_cat_9, ({3'h0, (t_5[4:2] == 3'h1)})}), ({3'h0, (t_5[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_10};
+    assign scale_5 = t_prod_5[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_5 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_5[4:2] == 3'h5)}), ({3'h0, (t_d1_5[4:2] == 3'h4)})}), ({3'h0, (t_d1_5[4:2] == 3'h3)})}), ({3'h0, (t_d1_5[4:2] == 3'h2)})}), ({3'h0, (t_d1_5[4:2] == 3'h1)})}), ({3'h0, (t_d1_5[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_5[1:0] == 2'h3), (t_d1_5[1:0] == 2'h2)}), (t_d1_5[1:0] == 2'h1)}), (t_d1_5[1:0] == 2'h0)})};
-    assign scale_5 = t_d1_prod_5[23:0];
-    assign product_d1_prod_5 = {{24{1'b0}}, product_d1_5[16:0]} * {{17{1'b0}}, scale_5};
-    assign product_d1_plus_5 = ({1'h0, ({{24{1'b0}}, product_d1_5[33:17]} * {{17{1'b0}}, scale_5})}) + ({18'h0, product_d1_prod_5[40:17]});
-    assign product_d1_cat_5 = {({(({1'h0, ({{24{1'b0}}, product_d1_5[47:34]} * {{14{1'b0}}, scale_5})}) + ({14'h0, product_d1_plus_5[41:17]})), product_d1_plus_5[16:0]}), product_d1_prod_5[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_5 = {{24{1'b0}}, product_d1_5[16:0]} * {{17{1'b0}}, scale_d1_5};
+    assign product_d1_plus_5 = ({1'h0, ({{24{1'b0}}, product_d1_5[33:17]} * {{17{1'b0}}, scale_d1_5})}) + ({18'h0, product_d1_prod_5[40:17]});
+    assign product_d1_cat_5 = {({(({1'h0, ({{24{1'b0}}, product_d1_5[47:34]} * {{14{1'b0}}, scale_d1_5})}) + ({14'h0, product_d1_plus_5[41:17]})), product_d1_plus_5[16:0]}), product_d1_prod_5[16:0]};
     assign shifted_8 = product_d1_cat_5[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -18139,17 +18486,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_12 = ((~(shifted_8[21:0] == 22'h0)) | ((far_window_5 | mid_window_5) & shifted_8[22])) | (far_window_5 & (~(shifted_8[46:23] == 24'h0)));
     assign overflow_8 = normal_d1_5 & (shifted_b47_5 ? over_high_d1_5 : over_low_d1_5);
     assign forced_5 = forced_early_d1_5 | overflow_8;
-    assign saturate_5 = (~nan_d1_10) & (inf_d1_10 | ((~zero_d1_7) & overflow_8));
+    assign saturate_5 = (~nan_d2_10) & (inf_d2_10 | ((~zero_d2_7) & overflow_8));
     assign normal_field_5 = (~forced_5) & normal_d1_5;
     assign kept_10 = window_5[24:1];
     assign guard_10 = window_5[0];
     assign increment_10 = ((~forced_5) & guard_10) & (sticky_12 | kept_10[0]);
     assign e0_minus_1_d1_sel_5 = normal_d1_5 ? e0_minus_1_d1_5 : ({9'h0, kept_10[23]});
-    assign nan_d1_or_5 = nan_d1_10 | saturate_5;
-    assign nan_d1_cat_5 = {22'h0, nan_d1_10};
+    assign nan_d2_or_5 = nan_d2_10 | saturate_5;
+    assign nan_d2_cat_5 = {22'h0, nan_d2_10};
     assign forced_not_5 = ~forced_5;
-    assign packed_9 = (({e0_minus_1_d1_sel_5[7:0], kept_10[22:0]}) & ({(forced_not_5 ? 30'h3fffffff : 30'h0), forced_not_5})) | ({({(nan_d1_or_5 ? 7'h7f : 7'h0), nan_d1_or_5}), ({nan_d1_cat_5[0], 22'h0})});
-    assign result_sign_5 = (~nan_d1_10) & sign_d1_7;
+    assign packed_9 = (({e0_minus_1_d1_sel_5[7:0], kept_10[22:0]}) & ({(forced_not_5 ? 30'h3fffffff : 30'h0), forced_not_5})) | ({({(nan_d2_or_5 ? 7'h7f : 7'h0), nan_d2_or_5}), ({nan_d2_cat_5[0], 22'h0})});
+    assign result_sign_5 = (~nan_d2_10) & sign_d2_7;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_5 = {29'h0, ({(normal_field_d1_5 & shifted_q_5), (normal_field_d1_5 & (~shifted_q_5))})};
@@ -18274,24 +18621,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_6 = b_exp_11 ^ 8'h80;
     assign fine_6 = (({2'h0, a_exp_9}) + ({(b_exp_xor_6[7] ? 2'h3 : 2'h0), b_exp_xor_6})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_6 = {{24{1'b0}}, a_sig_9} * {{24{1'b0}}, b_sig_11};
-    assign e0_minus_1_6 = fine_6 + (~({5'h0, lz_9}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_6 = {{24{1'b0}}, a_sig_d1_6} * {{24{1'b0}}, b_sig_d1_8};
+    assign e0_minus_1_6 = fine_d1_6 + (~({5'h0, lz_d1_6}));
     assign normal_8 = ~e0_minus_1_6[9];
-    assign coarse_6 = fine_6[9];
-    assign far_6 = (fine_6 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_6 = coarse_6 ? (fine_6 + 10'h18) : fine_6;
-    assign t_6 = normal_8 ? lz_9 : fine_sel_6[4:0];
+    assign coarse_6 = fine_d1_6[9];
+    assign far_6 = (fine_d1_6 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_6 = coarse_6 ? (fine_d1_6 + 10'h18) : fine_d1_6;
+    assign t_6 = normal_8 ? lz_d1_6 : fine_d1_sel_6[4:0];
     assign over_low_6 = ~((e0_minus_1_6 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_6 = ~((e0_minus_1_6 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_6 = ((nan_11 | inf_11) | zero_8) | (normal_8 ? 1'h0 : far_6);
+    assign forced_early_6 = ((nan_d1_11 | inf_d1_11) | zero_d1_8) | (normal_8 ? 1'h0 : far_6);
+    assign t_cat_11 = {({({({3'h0, (t_6[4:2] == 3'h5)}), ({3'h0, (t_6[4:2] == 3'h4)})}), ({3'h0, (t_6[4:2] == 3'h3)})}), ({3'h0, (t_6[4:2] == 3'h2)})};
+    assign t_cat_12 = {({({(t_6[1:0] == 2'h3), (t_6[1:0] == 2'h2)}), (t_6[1:0] == 2'h1)}), (t_6[1:0] == 2'h0)};
+    assign t_prod_6 = {{4{1'b0}}, ({({t_cat_11, ({3'h0, (t_6[4:2] == 3'h1)})}), ({3'h0, (t_6[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_12};
+    assign scale_6 = t_prod_6[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_6 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_6[4:2] == 3'h5)}), ({3'h0, (t_d1_6[4:2] == 3'h4)})}), ({3'h0, (t_d1_6[4:2] == 3'h3)})}), ({3'h0, (t_d1_6[4:2] == 3'h2)})}), ({3'h0, (t_d1_6[4:2] == 3'h1)})}), ({3'h0, (t_d1_6[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_6[1:0] == 2'h3), (t_d1_6[1:0] == 2'h2)}), (t_d1_6[1:0] == 2'h1)}), (t_d1_6[1:0] == 2'h0)})};
-    assign scale_6 = t_d1_prod_6[23:0];
-    assign product_d1_prod_6 = {{24{1'b0}}, product_d1_6[16:0]} * {{17{1'b0}}, scale_6};
-    assign product_d1_plus_6 = ({1'h0, ({{24{1'b0}}, product_d1_6[33:17]} * {{17{1'b0}}, scale_6})}) + ({18'h0, product_d1_prod_6[40:17]});
-    assign product_d1_cat_6 = {({(({1'h0, ({{24{1'b0}}, product_d1_6[47:34]} * {{14{1'b0}}, scale_6})}) + ({14'h0, product_d1_plus_6[41:17]})), product_d1_plus_6[16:0]}), product_d1_prod_6[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_6 = {{24{1'b0}}, product_d1_6[16:0]} * {{17{1'b0}}, scale_d1_6};
+    assign product_d1_plus_6 = ({1'h0, ({{24{1'b0}}, product_d1_6[33:17]} * {{17{1'b0}}, scale_d1_6})}) + ({18'h0, product_d1_prod_6[40:17]});
+    assign product_d1_cat_6 = {({(({1'h0, ({{24{1'b0}}, product_d1_6[47:34]} * {{14{1'b0}}, scale_d1_6})}) + ({14'h0, product_d1_plus_6[41:17]})), product_d1_plus_6[16:0]}), product_d1_prod_6[16:0]};
     assign shifted_9 = product_d1_cat_6[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -18302,17 +18651,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_13 = ((~(shifted_9[21:0] == 22'h0)) | ((far_window_6 | mid_window_6) & shifted_9[22])) | (far_window_6 & (~(shifted_9[46:23] == 24'h0)));
     assign overflow_9 = normal_d1_6 & (shifted_b47_6 ? over_high_d1_6 : over_low_d1_6);
     assign forced_6 = forced_early_d1_6 | overflow_9;
-    assign saturate_6 = (~nan_d1_11) & (inf_d1_11 | ((~zero_d1_8) & overflow_9));
+    assign saturate_6 = (~nan_d2_11) & (inf_d2_11 | ((~zero_d2_8) & overflow_9));
     assign normal_field_6 = (~forced_6) & normal_d1_6;
     assign kept_11 = window_6[24:1];
     assign guard_11 = window_6[0];
     assign increment_11 = ((~forced_6) & guard_11) & (sticky_13 | kept_11[0]);
     assign e0_minus_1_d1_sel_6 = normal_d1_6 ? e0_minus_1_d1_6 : ({9'h0, kept_11[23]});
-    assign nan_d1_or_6 = nan_d1_11 | saturate_6;
-    assign nan_d1_cat_6 = {22'h0, nan_d1_11};
+    assign nan_d2_or_6 = nan_d2_11 | saturate_6;
+    assign nan_d2_cat_6 = {22'h0, nan_d2_11};
     assign forced_not_6 = ~forced_6;
-    assign packed_10 = (({e0_minus_1_d1_sel_6[7:0], kept_11[22:0]}) & ({(forced_not_6 ? 30'h3fffffff : 30'h0), forced_not_6})) | ({({(nan_d1_or_6 ? 7'h7f : 7'h0), nan_d1_or_6}), ({nan_d1_cat_6[0], 22'h0})});
-    assign result_sign_6 = (~nan_d1_11) & sign_d1_8;
+    assign packed_10 = (({e0_minus_1_d1_sel_6[7:0], kept_11[22:0]}) & ({(forced_not_6 ? 30'h3fffffff : 30'h0), forced_not_6})) | ({({(nan_d2_or_6 ? 7'h7f : 7'h0), nan_d2_or_6}), ({nan_d2_cat_6[0], 22'h0})});
+    assign result_sign_6 = (~nan_d2_11) & sign_d2_8;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_6 = {29'h0, ({(normal_field_d1_6 & shifted_q_6), (normal_field_d1_6 & (~shifted_q_6))})};
@@ -18620,17 +18969,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_11 = result_is255_11 & (~result_is0_22);
     assign a_sig_11 = {(~result_is0_21), result_bits22_0_11};
     assign a_exp_11 = result_is0_21 ? 8'h1 : result_bits30_23_11;
-    assign result_d6_bits30_23_2 = result_d6_2[30:23];
-    assign result_d6_bits22_0_2 = result_d6_2[22:0];
-    assign result_d6_is0_3 = result_d6_bits30_23_2 == 8'h0;
-    assign result_d6_is255_2 = result_d6_bits30_23_2 == 8'hff;
-    assign result_d6_is0_4 = result_d6_bits22_0_2 == 23'h0;
-    assign b_sign_15 = result_d6_2[31];
-    assign b_zero_7 = result_d6_is0_3 & result_d6_is0_4;
-    assign b_inf_11 = result_d6_is255_2 & result_d6_is0_4;
-    assign b_nan_11 = result_d6_is255_2 & (~result_d6_is0_4);
-    assign b_sig_13 = {(~result_d6_is0_3), result_d6_bits22_0_2};
-    assign b_exp_13 = result_d6_is0_3 ? 8'h1 : result_d6_bits30_23_2;
+    assign result_d5_bits30_23_2 = result_d5_2[30:23];
+    assign result_d5_bits22_0_2 = result_d5_2[22:0];
+    assign result_d5_is0_3 = result_d5_bits30_23_2 == 8'h0;
+    assign result_d5_is255_2 = result_d5_bits30_23_2 == 8'hff;
+    assign result_d5_is0_4 = result_d5_bits22_0_2 == 23'h0;
+    assign b_sign_15 = result_d5_2[31];
+    assign b_zero_7 = result_d5_is0_3 & result_d5_is0_4;
+    assign b_inf_11 = result_d5_is255_2 & result_d5_is0_4;
+    assign b_nan_11 = result_d5_is255_2 & (~result_d5_is0_4);
+    assign b_sig_13 = {(~result_d5_is0_3), result_d5_bits22_0_2};
+    assign b_exp_13 = result_d5_is0_3 ? 8'h1 : result_d5_bits30_23_2;
     assign sign_9 = a_sign_11 ^ b_sign_15;
     assign nan_13 = ((a_nan_11 | b_nan_11) | (a_zero_7 & b_inf_11)) | (a_inf_11 & b_zero_7);
     assign inf_13 = a_inf_11 | b_inf_11;
@@ -18727,24 +19076,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_7 = b_exp_13 ^ 8'h80;
     assign fine_7 = (({2'h0, a_exp_11}) + ({(b_exp_xor_7[7] ? 2'h3 : 2'h0), b_exp_xor_7})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_7 = {{24{1'b0}}, a_sig_11} * {{24{1'b0}}, b_sig_13};
-    assign e0_minus_1_7 = fine_7 + (~({5'h0, lz_11}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_7 = {{24{1'b0}}, a_sig_d1_7} * {{24{1'b0}}, b_sig_d1_9};
+    assign e0_minus_1_7 = fine_d1_7 + (~({5'h0, lz_d1_7}));
     assign normal_9 = ~e0_minus_1_7[9];
-    assign coarse_7 = fine_7[9];
-    assign far_7 = (fine_7 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_7 = coarse_7 ? (fine_7 + 10'h18) : fine_7;
-    assign t_7 = normal_9 ? lz_11 : fine_sel_7[4:0];
+    assign coarse_7 = fine_d1_7[9];
+    assign far_7 = (fine_d1_7 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_7 = coarse_7 ? (fine_d1_7 + 10'h18) : fine_d1_7;
+    assign t_7 = normal_9 ? lz_d1_7 : fine_d1_sel_7[4:0];
     assign over_low_7 = ~((e0_minus_1_7 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_7 = ~((e0_minus_1_7 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_7 = ((nan_13 | inf_13) | zero_9) | (normal_9 ? 1'h0 : far_7);
+    assign forced_early_7 = ((nan_d1_13 | inf_d1_13) | zero_d1_9) | (normal_9 ? 1'h0 : far_7);
+    assign t_cat_13 = {({({({3'h0, (t_7[4:2] == 3'h5)}), ({3'h0, (t_7[4:2] == 3'h4)})}), ({3'h0, (t_7[4:2] == 3'h3)})}), ({3'h0, (t_7[4:2] == 3'h2)})};
+    assign t_cat_14 = {({({(t_7[1:0] == 2'h3), (t_7[1:0] == 2'h2)}), (t_7[1:0] == 2'h1)}), (t_7[1:0] == 2'h0)};
+    assign t_prod_7 = {{4{1'b0}}, ({({t_cat_13, ({3'h0, (t_7[4:2] == 3'h1)})}), ({3'h0, (t_7[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_14};
+    assign scale_7 = t_prod_7[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_7 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_7[4:2] == 3'h5)}), ({3'h0, (t_d1_7[4:2] == 3'h4)})}), ({3'h0, (t_d1_7[4:2] == 3'h3)})}), ({3'h0, (t_d1_7[4:2] == 3'h2)})}), ({3'h0, (t_d1_7[4:2] == 3'h1)})}), ({3'h0, (t_d1_7[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_7[1:0] == 2'h3), (t_d1_7[1:0] == 2'h2)}), (t_d1_7[1:0] == 2'h1)}), (t_d1_7[1:0] == 2'h0)})};
-    assign scale_7 = t_d1_prod_7[23:0];
-    assign product_d1_prod_7 = {{24{1'b0}}, product_d1_7[16:0]} * {{17{1'b0}}, scale_7};
-    assign product_d1_plus_7 = ({1'h0, ({{24{1'b0}}, product_d1_7[33:17]} * {{17{1'b0}}, scale_7})}) + ({18'h0, product_d1_prod_7[40:17]});
-    assign product_d1_cat_7 = {({(({1'h0, ({{24{1'b0}}, product_d1_7[47:34]} * {{14{1'b0}}, scale_7})}) + ({14'h0, product_d1_plus_7[41:17]})), product_d1_plus_7[16:0]}), product_d1_prod_7[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_7 = {{24{1'b0}}, product_d1_7[16:0]} * {{17{1'b0}}, scale_d1_7};
+    assign product_d1_plus_7 = ({1'h0, ({{24{1'b0}}, product_d1_7[33:17]} * {{17{1'b0}}, scale_d1_7})}) + ({18'h0, product_d1_prod_7[40:17]});
+    assign product_d1_cat_7 = {({(({1'h0, ({{24{1'b0}}, product_d1_7[47:34]} * {{14{1'b0}}, scale_d1_7})}) + ({14'h0, product_d1_plus_7[41:17]})), product_d1_plus_7[16:0]}), product_d1_prod_7[16:0]};
     assign shifted_11 = product_d1_cat_7[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -18755,17 +19106,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_15 = ((~(shifted_11[21:0] == 22'h0)) | ((far_window_7 | mid_window_7) & shifted_11[22])) | (far_window_7 & (~(shifted_11[46:23] == 24'h0)));
     assign overflow_11 = normal_d1_7 & (shifted_b47_7 ? over_high_d1_7 : over_low_d1_7);
     assign forced_7 = forced_early_d1_7 | overflow_11;
-    assign saturate_7 = (~nan_d1_13) & (inf_d1_13 | ((~zero_d1_9) & overflow_11));
+    assign saturate_7 = (~nan_d2_13) & (inf_d2_13 | ((~zero_d2_9) & overflow_11));
     assign normal_field_7 = (~forced_7) & normal_d1_7;
     assign kept_13 = window_7[24:1];
     assign guard_13 = window_7[0];
     assign increment_13 = ((~forced_7) & guard_13) & (sticky_15 | kept_13[0]);
     assign e0_minus_1_d1_sel_7 = normal_d1_7 ? e0_minus_1_d1_7 : ({9'h0, kept_13[23]});
-    assign nan_d1_or_7 = nan_d1_13 | saturate_7;
-    assign nan_d1_cat_7 = {22'h0, nan_d1_13};
+    assign nan_d2_or_7 = nan_d2_13 | saturate_7;
+    assign nan_d2_cat_7 = {22'h0, nan_d2_13};
     assign forced_not_7 = ~forced_7;
-    assign packed_12 = (({e0_minus_1_d1_sel_7[7:0], kept_13[22:0]}) & ({(forced_not_7 ? 30'h3fffffff : 30'h0), forced_not_7})) | ({({(nan_d1_or_7 ? 7'h7f : 7'h0), nan_d1_or_7}), ({nan_d1_cat_7[0], 22'h0})});
-    assign result_sign_7 = (~nan_d1_13) & sign_d1_9;
+    assign packed_12 = (({e0_minus_1_d1_sel_7[7:0], kept_13[22:0]}) & ({(forced_not_7 ? 30'h3fffffff : 30'h0), forced_not_7})) | ({({(nan_d2_or_7 ? 7'h7f : 7'h0), nan_d2_or_7}), ({nan_d2_cat_7[0], 22'h0})});
+    assign result_sign_7 = (~nan_d2_13) & sign_d2_9;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_7 = {29'h0, ({(normal_field_d1_7 & shifted_q_7), (normal_field_d1_7 & (~shifted_q_7))})};
@@ -18783,17 +19134,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_12 = result_is255_12 & (~result_is0_24);
     assign a_sig_12 = {(~result_is0_23), result_bits22_0_12};
     assign a_exp_12 = result_is0_23 ? 8'h1 : result_bits30_23_12;
-    assign s_axis_tdata_256_d18_bits30_23 = s_axis_tdata_256_d18[30:23];
-    assign s_axis_tdata_256_d18_bits22_0 = s_axis_tdata_256_d18[22:0];
-    assign s_axis_tdata_256_d18_is0 = s_axis_tdata_256_d18_bits30_23 == 8'h0;
-    assign s_axis_tdata_256_d18_is255 = s_axis_tdata_256_d18_bits30_23 == 8'hff;
-    assign s_axis_tdata_256_d18_is0_2 = s_axis_tdata_256_d18_bits22_0 == 23'h0;
-    assign b_sign_16 = s_axis_tdata_256_d18[31];
-    assign b_zero_8 = s_axis_tdata_256_d18_is0 & s_axis_tdata_256_d18_is0_2;
-    assign b_inf_12 = s_axis_tdata_256_d18_is255 & s_axis_tdata_256_d18_is0_2;
-    assign b_nan_12 = s_axis_tdata_256_d18_is255 & (~s_axis_tdata_256_d18_is0_2);
-    assign b_sig_14 = {(~s_axis_tdata_256_d18_is0), s_axis_tdata_256_d18_bits22_0};
-    assign b_exp_14 = s_axis_tdata_256_d18_is0 ? 8'h1 : s_axis_tdata_256_d18_bits30_23;
+    assign s_axis_tdata_256_d19_bits30_23 = s_axis_tdata_256_d19[30:23];
+    assign s_axis_tdata_256_d19_bits22_0 = s_axis_tdata_256_d19[22:0];
+    assign s_axis_tdata_256_d19_is0 = s_axis_tdata_256_d19_bits30_23 == 8'h0;
+    assign s_axis_tdata_256_d19_is255 = s_axis_tdata_256_d19_bits30_23 == 8'hff;
+    assign s_axis_tdata_256_d19_is0_2 = s_axis_tdata_256_d19_bits22_0 == 23'h0;
+    assign b_sign_16 = s_axis_tdata_256_d19[31];
+    assign b_zero_8 = s_axis_tdata_256_d19_is0 & s_axis_tdata_256_d19_is0_2;
+    assign b_inf_12 = s_axis_tdata_256_d19_is255 & s_axis_tdata_256_d19_is0_2;
+    assign b_nan_12 = s_axis_tdata_256_d19_is255 & (~s_axis_tdata_256_d19_is0_2);
+    assign b_sig_14 = {(~s_axis_tdata_256_d19_is0), s_axis_tdata_256_d19_bits22_0};
+    assign b_exp_14 = s_axis_tdata_256_d19_is0 ? 8'h1 : s_axis_tdata_256_d19_bits30_23;
     assign sign_10 = a_sign_12 ^ b_sign_16;
     assign nan_14 = ((a_nan_12 | b_nan_12) | (a_zero_8 & b_inf_12)) | (a_inf_12 & b_zero_8);
     assign inf_14 = a_inf_12 | b_inf_12;
@@ -18890,24 +19241,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_8 = b_exp_14 ^ 8'h80;
     assign fine_8 = (({2'h0, a_exp_12}) + ({(b_exp_xor_8[7] ? 2'h3 : 2'h0), b_exp_xor_8})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_8 = {{24{1'b0}}, a_sig_12} * {{24{1'b0}}, b_sig_14};
-    assign e0_minus_1_8 = fine_8 + (~({5'h0, lz_12}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_8 = {{24{1'b0}}, a_sig_d1_8} * {{24{1'b0}}, b_sig_d1_10};
+    assign e0_minus_1_8 = fine_d1_8 + (~({5'h0, lz_d1_8}));
     assign normal_10 = ~e0_minus_1_8[9];
-    assign coarse_8 = fine_8[9];
-    assign far_8 = (fine_8 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_8 = coarse_8 ? (fine_8 + 10'h18) : fine_8;
-    assign t_8 = normal_10 ? lz_12 : fine_sel_8[4:0];
+    assign coarse_8 = fine_d1_8[9];
+    assign far_8 = (fine_d1_8 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_8 = coarse_8 ? (fine_d1_8 + 10'h18) : fine_d1_8;
+    assign t_8 = normal_10 ? lz_d1_8 : fine_d1_sel_8[4:0];
     assign over_low_8 = ~((e0_minus_1_8 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_8 = ~((e0_minus_1_8 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_8 = ((nan_14 | inf_14) | zero_10) | (normal_10 ? 1'h0 : far_8);
+    assign forced_early_8 = ((nan_d1_14 | inf_d1_14) | zero_d1_10) | (normal_10 ? 1'h0 : far_8);
+    assign t_cat_15 = {({({({3'h0, (t_8[4:2] == 3'h5)}), ({3'h0, (t_8[4:2] == 3'h4)})}), ({3'h0, (t_8[4:2] == 3'h3)})}), ({3'h0, (t_8[4:2] == 3'h2)})};
+    assign t_cat_16 = {({({(t_8[1:0] == 2'h3), (t_8[1:0] == 2'h2)}), (t_8[1:0] == 2'h1)}), (t_8[1:0] == 2'h0)};
+    assign t_prod_8 = {{4{1'b0}}, ({({t_cat_15, ({3'h0, (t_8[4:2] == 3'h1)})}), ({3'h0, (t_8[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_16};
+    assign scale_8 = t_prod_8[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_8 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_8[4:2] == 3'h5)}), ({3'h0, (t_d1_8[4:2] == 3'h4)})}), ({3'h0, (t_d1_8[4:2] == 3'h3)})}), ({3'h0, (t_d1_8[4:2] == 3'h2)})}), ({3'h0, (t_d1_8[4:2] == 3'h1)})}), ({3'h0, (t_d1_8[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_8[1:0] == 2'h3), (t_d1_8[1:0] == 2'h2)}), (t_d1_8[1:0] == 2'h1)}), (t_d1_8[1:0] == 2'h0)})};
-    assign scale_8 = t_d1_prod_8[23:0];
-    assign product_d1_prod_8 = {{24{1'b0}}, product_d1_8[16:0]} * {{17{1'b0}}, scale_8};
-    assign product_d1_plus_8 = ({1'h0, ({{24{1'b0}}, product_d1_8[33:17]} * {{17{1'b0}}, scale_8})}) + ({18'h0, product_d1_prod_8[40:17]});
-    assign product_d1_cat_8 = {({(({1'h0, ({{24{1'b0}}, product_d1_8[47:34]} * {{14{1'b0}}, scale_8})}) + ({14'h0, product_d1_plus_8[41:17]})), product_d1_plus_8[16:0]}), product_d1_prod_8[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_8 = {{24{1'b0}}, product_d1_8[16:0]} * {{17{1'b0}}, scale_d1_8};
+    assign product_d1_plus_8 = ({1'h0, ({{24{1'b0}}, product_d1_8[33:17]} * {{17{1'b0}}, scale_d1_8})}) + ({18'h0, product_d1_prod_8[40:17]});
+    assign product_d1_cat_8 = {({(({1'h0, ({{24{1'b0}}, product_d1_8[47:34]} * {{14{1'b0}}, scale_d1_8})}) + ({14'h0, product_d1_plus_8[41:17]})), product_d1_plus_8[16:0]}), product_d1_prod_8[16:0]};
     assign shifted_12 = product_d1_cat_8[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -18918,17 +19271,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_16 = ((~(shifted_12[21:0] == 22'h0)) | ((far_window_8 | mid_window_8) & shifted_12[22])) | (far_window_8 & (~(shifted_12[46:23] == 24'h0)));
     assign overflow_12 = normal_d1_8 & (shifted_b47_8 ? over_high_d1_8 : over_low_d1_8);
     assign forced_8 = forced_early_d1_8 | overflow_12;
-    assign saturate_8 = (~nan_d1_14) & (inf_d1_14 | ((~zero_d1_10) & overflow_12));
+    assign saturate_8 = (~nan_d2_14) & (inf_d2_14 | ((~zero_d2_10) & overflow_12));
     assign normal_field_8 = (~forced_8) & normal_d1_8;
     assign kept_14 = window_8[24:1];
     assign guard_14 = window_8[0];
     assign increment_14 = ((~forced_8) & guard_14) & (sticky_16 | kept_14[0]);
     assign e0_minus_1_d1_sel_8 = normal_d1_8 ? e0_minus_1_d1_8 : ({9'h0, kept_14[23]});
-    assign nan_d1_or_8 = nan_d1_14 | saturate_8;
-    assign nan_d1_cat_8 = {22'h0, nan_d1_14};
+    assign nan_d2_or_8 = nan_d2_14 | saturate_8;
+    assign nan_d2_cat_8 = {22'h0, nan_d2_14};
     assign forced_not_8 = ~forced_8;
-    assign packed_13 = (({e0_minus_1_d1_sel_8[7:0], kept_14[22:0]}) & ({(forced_not_8 ? 30'h3fffffff : 30'h0), forced_not_8})) | ({({(nan_d1_or_8 ? 7'h7f : 7'h0), nan_d1_or_8}), ({nan_d1_cat_8[0], 22'h0})});
-    assign result_sign_8 = (~nan_d1_14) & sign_d1_10;
+    assign packed_13 = (({e0_minus_1_d1_sel_8[7:0], kept_14[22:0]}) & ({(forced_not_8 ? 30'h3fffffff : 30'h0), forced_not_8})) | ({({(nan_d2_or_8 ? 7'h7f : 7'h0), nan_d2_or_8}), ({nan_d2_cat_8[0], 22'h0})});
+    assign result_sign_8 = (~nan_d2_14) & sign_d2_10;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_8 = {29'h0, ({(normal_field_d1_8 & shifted_q_8), (normal_field_d1_8 & (~shifted_q_8))})};
@@ -19281,7 +19634,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign increment_16 = ((~normal_d2) & guard_16) & ((~(dropped_d1 == 1'h0)) | kept_16[0]);
 
     // ---- scale: special cases (NaN, infinity, zero) ----
-    assign result_16 = x_nan_d2 ? 32'h7fc00000 : ({sign_d2_3, (x_inf_d2 ? 31'h7f800000 : (x_zero_d2 ? 31'h0 : (normal_d2 ? ({field_d2[7:0], x_sig_d2[22:0]}) : (({7'h0, kept_16}) + ({30'h0, increment_16})))))});
+    assign result_16 = x_nan_d2 ? 32'h7fc00000 : ({sign_d2_11, (x_inf_d2 ? 31'h7f800000 : (x_zero_d2 ? 31'h0 : (normal_d2 ? ({field_d2[7:0], x_sig_d2[22:0]}) : (({7'h0, kept_16}) + ({30'h0, increment_16})))))});
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
     assign s_axis_tdata_384_bits30_23 = s_axis_tdata[414:407];
@@ -19630,7 +19983,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign increment_18 = ((~normal_d2_2) & guard_18) & ((~(dropped_d1_2 == 1'h0)) | kept_18[0]);
 
     // ---- scale: special cases (NaN, infinity, zero) ----
-    assign result_18 = x_nan_d2_2 ? 32'h7fc00000 : ({sign_d2_4, (x_inf_d2_2 ? 31'h7f800000 : (x_zero_d2_2 ? 31'h0 : (normal_d2_2 ? ({field_d2_2[7:0], x_sig_d2_2[22:0]}) : (({7'h0, kept_18}) + ({30'h0, increment_18})))))});
+    assign result_18 = x_nan_d2_2 ? 32'h7fc00000 : ({sign_d2_12, (x_inf_d2_2 ? 31'h7f800000 : (x_zero_d2_2 ? 31'h0 : (normal_d2_2 ? ({field_d2_2[7:0], x_sig_d2_2[22:0]}) : (({7'h0, kept_18}) + ({30'h0, increment_18})))))});
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
     assign result_bits30_23_17 = result_18[30:23];
@@ -19691,24 +20044,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign lz_15 = a_sig_15[23] ? 5'h0 : for_lz_sel_17;
     assign fine_9 = (({2'h0, a_exp_15}) + 10'h3fa) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_9 = {{24{1'b0}}, a_sig_15} * {{24{1'b0}}, 24'hcccccd};
-    assign e0_minus_1_9 = fine_9 + (~({5'h0, lz_15}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_9 = {{24{1'b0}}, a_sig_d1_9} * {{24{1'b0}}, 24'hcccccd};
+    assign e0_minus_1_9 = fine_d1_9 + (~({5'h0, lz_d1_9}));
     assign normal_13 = ~e0_minus_1_9[9];
-    assign coarse_9 = fine_9[9];
-    assign far_9 = (fine_9 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_9 = coarse_9 ? (fine_9 + 10'h18) : fine_9;
-    assign t_9 = normal_13 ? lz_15 : fine_sel_9[4:0];
+    assign coarse_9 = fine_d1_9[9];
+    assign far_9 = (fine_d1_9 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_9 = coarse_9 ? (fine_d1_9 + 10'h18) : fine_d1_9;
+    assign t_9 = normal_13 ? lz_d1_9 : fine_d1_sel_9[4:0];
     assign over_low_9 = ~((e0_minus_1_9 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_9 = ~((e0_minus_1_9 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_9 = ((nan_17 | inf_17) | zero_11) | (normal_13 ? 1'h0 : far_9);
+    assign forced_early_9 = ((nan_d1_17 | inf_d1_17) | zero_d1_11) | (normal_13 ? 1'h0 : far_9);
+    assign t_cat_17 = {({({({3'h0, (t_9[4:2] == 3'h5)}), ({3'h0, (t_9[4:2] == 3'h4)})}), ({3'h0, (t_9[4:2] == 3'h3)})}), ({3'h0, (t_9[4:2] == 3'h2)})};
+    assign t_cat_18 = {({({(t_9[1:0] == 2'h3), (t_9[1:0] == 2'h2)}), (t_9[1:0] == 2'h1)}), (t_9[1:0] == 2'h0)};
+    assign t_prod_9 = {{4{1'b0}}, ({({t_cat_17, ({3'h0, (t_9[4:2] == 3'h1)})}), ({3'h0, (t_9[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_18};
+    assign scale_9 = t_prod_9[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_9 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_9[4:2] == 3'h5)}), ({3'h0, (t_d1_9[4:2] == 3'h4)})}), ({3'h0, (t_d1_9[4:2] == 3'h3)})}), ({3'h0, (t_d1_9[4:2] == 3'h2)})}), ({3'h0, (t_d1_9[4:2] == 3'h1)})}), ({3'h0, (t_d1_9[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_9[1:0] == 2'h3), (t_d1_9[1:0] == 2'h2)}), (t_d1_9[1:0] == 2'h1)}), (t_d1_9[1:0] == 2'h0)})};
-    assign scale_9 = t_d1_prod_9[23:0];
-    assign product_d1_prod_9 = {{24{1'b0}}, product_d1_9[16:0]} * {{17{1'b0}}, scale_9};
-    assign product_d1_plus_9 = ({1'h0, ({{24{1'b0}}, product_d1_9[33:17]} * {{17{1'b0}}, scale_9})}) + ({18'h0, product_d1_prod_9[40:17]});
-    assign product_d1_cat_9 = {({(({1'h0, ({{24{1'b0}}, product_d1_9[47:34]} * {{14{1'b0}}, scale_9})}) + ({14'h0, product_d1_plus_9[41:17]})), product_d1_plus_9[16:0]}), product_d1_prod_9[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_9 = {{24{1'b0}}, product_d1_9[16:0]} * {{17{1'b0}}, scale_d1_9};
+    assign product_d1_plus_9 = ({1'h0, ({{24{1'b0}}, product_d1_9[33:17]} * {{17{1'b0}}, scale_d1_9})}) + ({18'h0, product_d1_prod_9[40:17]});
+    assign product_d1_cat_9 = {({(({1'h0, ({{24{1'b0}}, product_d1_9[47:34]} * {{14{1'b0}}, scale_d1_9})}) + ({14'h0, product_d1_plus_9[41:17]})), product_d1_plus_9[16:0]}), product_d1_prod_9[16:0]};
     assign shifted_15 = product_d1_cat_9[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -19719,17 +20074,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_19 = ((~(shifted_15[21:0] == 22'h0)) | ((far_window_9 | mid_window_9) & shifted_15[22])) | (far_window_9 & (~(shifted_15[46:23] == 24'h0)));
     assign overflow_15 = normal_d1_11 & (shifted_b47_9 ? over_high_d1_9 : over_low_d1_9);
     assign forced_9 = forced_early_d1_9 | overflow_15;
-    assign saturate_9 = (~nan_d1_17) & (inf_d1_17 | ((~zero_d1_11) & overflow_15));
+    assign saturate_9 = (~nan_d2_17) & (inf_d2_17 | ((~zero_d2_11) & overflow_15));
     assign normal_field_9 = (~forced_9) & normal_d1_11;
     assign kept_19 = window_11[24:1];
     assign guard_19 = window_11[0];
     assign increment_19 = ((~forced_9) & guard_19) & (sticky_19 | kept_19[0]);
     assign e0_minus_1_d1_sel_9 = normal_d1_11 ? e0_minus_1_d1_9 : ({9'h0, kept_19[23]});
-    assign nan_d1_or_9 = nan_d1_17 | saturate_9;
-    assign nan_d1_cat_9 = {22'h0, nan_d1_17};
+    assign nan_d2_or_9 = nan_d2_17 | saturate_9;
+    assign nan_d2_cat_9 = {22'h0, nan_d2_17};
     assign forced_not_9 = ~forced_9;
-    assign packed_16 = (({e0_minus_1_d1_sel_9[7:0], kept_19[22:0]}) & ({(forced_not_9 ? 30'h3fffffff : 30'h0), forced_not_9})) | ({({(nan_d1_or_9 ? 7'h7f : 7'h0), nan_d1_or_9}), ({nan_d1_cat_9[0], 22'h0})});
-    assign result_sign_9 = (~nan_d1_17) & sign_d1_13;
+    assign packed_16 = (({e0_minus_1_d1_sel_9[7:0], kept_19[22:0]}) & ({(forced_not_9 ? 30'h3fffffff : 30'h0), forced_not_9})) | ({({(nan_d2_or_9 ? 7'h7f : 7'h0), nan_d2_or_9}), ({nan_d2_cat_9[0], 22'h0})});
+    assign result_sign_9 = (~nan_d2_17) & sign_d2_13;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_9 = {29'h0, ({(normal_field_d1_9 & shifted_q_9), (normal_field_d1_9 & (~shifted_q_9))})};
@@ -20037,17 +20392,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_16 = result_is255_18 & (~result_is0_36);
     assign a_sig_17 = {(~result_is0_35), result_bits22_0_18};
     assign a_exp_17 = result_is0_35 ? 8'h1 : result_bits30_23_18;
-    assign result_d4_bits30_23 = result_d4_3[30:23];
-    assign result_d4_bits22_0 = result_d4_3[22:0];
-    assign result_d4_is0 = result_d4_bits30_23 == 8'h0;
-    assign result_d4_is255 = result_d4_bits30_23 == 8'hff;
-    assign result_d4_is0_2 = result_d4_bits22_0 == 23'h0;
-    assign b_sign_21 = result_d4_3[31];
-    assign b_zero_9 = result_d4_is0 & result_d4_is0_2;
-    assign b_inf_16 = result_d4_is255 & result_d4_is0_2;
-    assign b_nan_16 = result_d4_is255 & (~result_d4_is0_2);
-    assign b_sig_18 = {(~result_d4_is0), result_d4_bits22_0};
-    assign b_exp_18 = result_d4_is0 ? 8'h1 : result_d4_bits30_23;
+    assign result_d5_bits30_23_3 = result_d5_3[30:23];
+    assign result_d5_bits22_0_3 = result_d5_3[22:0];
+    assign result_d5_is0_5 = result_d5_bits30_23_3 == 8'h0;
+    assign result_d5_is255_3 = result_d5_bits30_23_3 == 8'hff;
+    assign result_d5_is0_6 = result_d5_bits22_0_3 == 23'h0;
+    assign b_sign_21 = result_d5_3[31];
+    assign b_zero_9 = result_d5_is0_5 & result_d5_is0_6;
+    assign b_inf_16 = result_d5_is255_3 & result_d5_is0_6;
+    assign b_nan_16 = result_d5_is255_3 & (~result_d5_is0_6);
+    assign b_sig_18 = {(~result_d5_is0_5), result_d5_bits22_0_3};
+    assign b_exp_18 = result_d5_is0_5 ? 8'h1 : result_d5_bits30_23_3;
     assign sign_14 = a_sign_16 ^ b_sign_21;
     assign nan_19 = ((a_nan_16 | b_nan_16) | (a_zero_9 & b_inf_16)) | (a_inf_16 & b_zero_9);
     assign inf_19 = a_inf_16 | b_inf_16;
@@ -20144,24 +20499,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_9 = b_exp_18 ^ 8'h80;
     assign fine_10 = (({2'h0, a_exp_17}) + ({(b_exp_xor_9[7] ? 2'h3 : 2'h0), b_exp_xor_9})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_10 = {{24{1'b0}}, a_sig_17} * {{24{1'b0}}, b_sig_18};
-    assign e0_minus_1_10 = fine_10 + (~({5'h0, lz_17}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_10 = {{24{1'b0}}, a_sig_d1_10} * {{24{1'b0}}, b_sig_d1_11};
+    assign e0_minus_1_10 = fine_d1_10 + (~({5'h0, lz_d1_10}));
     assign normal_14 = ~e0_minus_1_10[9];
-    assign coarse_10 = fine_10[9];
-    assign far_10 = (fine_10 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_10 = coarse_10 ? (fine_10 + 10'h18) : fine_10;
-    assign t_10 = normal_14 ? lz_17 : fine_sel_10[4:0];
+    assign coarse_10 = fine_d1_10[9];
+    assign far_10 = (fine_d1_10 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_10 = coarse_10 ? (fine_d1_10 + 10'h18) : fine_d1_10;
+    assign t_10 = normal_14 ? lz_d1_10 : fine_d1_sel_10[4:0];
     assign over_low_10 = ~((e0_minus_1_10 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_10 = ~((e0_minus_1_10 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_10 = ((nan_19 | inf_19) | zero_12) | (normal_14 ? 1'h0 : far_10);
+    assign forced_early_10 = ((nan_d1_19 | inf_d1_19) | zero_d1_12) | (normal_14 ? 1'h0 : far_10);
+    assign t_cat_19 = {({({({3'h0, (t_10[4:2] == 3'h5)}), ({3'h0, (t_10[4:2] == 3'h4)})}), ({3'h0, (t_10[4:2] == 3'h3)})}), ({3'h0, (t_10[4:2] == 3'h2)})};
+    assign t_cat_20 = {({({(t_10[1:0] == 2'h3), (t_10[1:0] == 2'h2)}), (t_10[1:0] == 2'h1)}), (t_10[1:0] == 2'h0)};
+    assign t_prod_10 = {{4{1'b0}}, ({({t_cat_19, ({3'h0, (t_10[4:2] == 3'h1)})}), ({3'h0, (t_10[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_20};
+    assign scale_10 = t_prod_10[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_10 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_10[4:2] == 3'h5)}), ({3'h0, (t_d1_10[4:2] == 3'h4)})}), ({3'h0, (t_d1_10[4:2] == 3'h3)})}), ({3'h0, (t_d1_10[4:2] == 3'h2)})}), ({3'h0, (t_d1_10[4:2] == 3'h1)})}), ({3'h0, (t_d1_10[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_10[1:0] == 2'h3), (t_d1_10[1:0] == 2'h2)}), (t_d1_10[1:0] == 2'h1)}), (t_d1_10[1:0] == 2'h0)})};
-    assign scale_10 = t_d1_prod_10[23:0];
-    assign product_d1_prod_10 = {{24{1'b0}}, product_d1_10[16:0]} * {{17{1'b0}}, scale_10};
-    assign product_d1_plus_10 = ({1'h0, ({{24{1'b0}}, product_d1_10[33:17]} * {{17{1'b0}}, scale_10})}) + ({18'h0, product_d1_prod_10[40:17]});
-    assign product_d1_cat_10 = {({(({1'h0, ({{24{1'b0}}, product_d1_10[47:34]} * {{14{1'b0}}, scale_10})}) + ({14'h0, product_d1_plus_10[41:17]})), product_d1_plus_10[16:0]}), product_d1_prod_10[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_10 = {{24{1'b0}}, product_d1_10[16:0]} * {{17{1'b0}}, scale_d1_10};
+    assign product_d1_plus_10 = ({1'h0, ({{24{1'b0}}, product_d1_10[33:17]} * {{17{1'b0}}, scale_d1_10})}) + ({18'h0, product_d1_prod_10[40:17]});
+    assign product_d1_cat_10 = {({(({1'h0, ({{24{1'b0}}, product_d1_10[47:34]} * {{14{1'b0}}, scale_d1_10})}) + ({14'h0, product_d1_plus_10[41:17]})), product_d1_plus_10[16:0]}), product_d1_prod_10[16:0]};
     assign shifted_17 = product_d1_cat_10[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -20172,17 +20529,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_21 = ((~(shifted_17[21:0] == 22'h0)) | ((far_window_10 | mid_window_10) & shifted_17[22])) | (far_window_10 & (~(shifted_17[46:23] == 24'h0)));
     assign overflow_17 = normal_d1_12 & (shifted_b47_10 ? over_high_d1_10 : over_low_d1_10);
     assign forced_10 = forced_early_d1_10 | overflow_17;
-    assign saturate_10 = (~nan_d1_19) & (inf_d1_19 | ((~zero_d1_12) & overflow_17));
+    assign saturate_10 = (~nan_d2_19) & (inf_d2_19 | ((~zero_d2_12) & overflow_17));
     assign normal_field_10 = (~forced_10) & normal_d1_12;
     assign kept_21 = window_12[24:1];
     assign guard_21 = window_12[0];
     assign increment_21 = ((~forced_10) & guard_21) & (sticky_21 | kept_21[0]);
     assign e0_minus_1_d1_sel_10 = normal_d1_12 ? e0_minus_1_d1_10 : ({9'h0, kept_21[23]});
-    assign nan_d1_or_10 = nan_d1_19 | saturate_10;
-    assign nan_d1_cat_10 = {22'h0, nan_d1_19};
+    assign nan_d2_or_10 = nan_d2_19 | saturate_10;
+    assign nan_d2_cat_10 = {22'h0, nan_d2_19};
     assign forced_not_10 = ~forced_10;
-    assign packed_18 = (({e0_minus_1_d1_sel_10[7:0], kept_21[22:0]}) & ({(forced_not_10 ? 30'h3fffffff : 30'h0), forced_not_10})) | ({({(nan_d1_or_10 ? 7'h7f : 7'h0), nan_d1_or_10}), ({nan_d1_cat_10[0], 22'h0})});
-    assign result_sign_10 = (~nan_d1_19) & sign_d1_14;
+    assign packed_18 = (({e0_minus_1_d1_sel_10[7:0], kept_21[22:0]}) & ({(forced_not_10 ? 30'h3fffffff : 30'h0), forced_not_10})) | ({({(nan_d2_or_10 ? 7'h7f : 7'h0), nan_d2_or_10}), ({nan_d2_cat_10[0], 22'h0})});
+    assign result_sign_10 = (~nan_d2_19) & sign_d2_14;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_10 = {29'h0, ({(normal_field_d1_10 & shifted_q_10), (normal_field_d1_10 & (~shifted_q_10))})};
@@ -20489,17 +20846,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_18 = result_is255_20 & (~result_is0_40);
     assign a_sig_19 = {(~result_is0_39), result_bits22_0_20};
     assign a_exp_19 = result_is0_39 ? 8'h1 : result_bits30_23_20;
-    assign s_axis_tdata_160_d18_bits30_23 = s_axis_tdata_160_d18[30:23];
-    assign s_axis_tdata_160_d18_bits22_0 = s_axis_tdata_160_d18[22:0];
-    assign s_axis_tdata_160_d18_is0 = s_axis_tdata_160_d18_bits30_23 == 8'h0;
-    assign s_axis_tdata_160_d18_is255 = s_axis_tdata_160_d18_bits30_23 == 8'hff;
-    assign s_axis_tdata_160_d18_is0_2 = s_axis_tdata_160_d18_bits22_0 == 23'h0;
-    assign b_sign_23 = s_axis_tdata_160_d18[31];
-    assign b_zero_10 = s_axis_tdata_160_d18_is0 & s_axis_tdata_160_d18_is0_2;
-    assign b_inf_18 = s_axis_tdata_160_d18_is255 & s_axis_tdata_160_d18_is0_2;
-    assign b_nan_18 = s_axis_tdata_160_d18_is255 & (~s_axis_tdata_160_d18_is0_2);
-    assign b_sig_20 = {(~s_axis_tdata_160_d18_is0), s_axis_tdata_160_d18_bits22_0};
-    assign b_exp_20 = s_axis_tdata_160_d18_is0 ? 8'h1 : s_axis_tdata_160_d18_bits30_23;
+    assign s_axis_tdata_160_d19_bits30_23 = s_axis_tdata_160_d19[30:23];
+    assign s_axis_tdata_160_d19_bits22_0 = s_axis_tdata_160_d19[22:0];
+    assign s_axis_tdata_160_d19_is0 = s_axis_tdata_160_d19_bits30_23 == 8'h0;
+    assign s_axis_tdata_160_d19_is255 = s_axis_tdata_160_d19_bits30_23 == 8'hff;
+    assign s_axis_tdata_160_d19_is0_2 = s_axis_tdata_160_d19_bits22_0 == 23'h0;
+    assign b_sign_23 = s_axis_tdata_160_d19[31];
+    assign b_zero_10 = s_axis_tdata_160_d19_is0 & s_axis_tdata_160_d19_is0_2;
+    assign b_inf_18 = s_axis_tdata_160_d19_is255 & s_axis_tdata_160_d19_is0_2;
+    assign b_nan_18 = s_axis_tdata_160_d19_is255 & (~s_axis_tdata_160_d19_is0_2);
+    assign b_sig_20 = {(~s_axis_tdata_160_d19_is0), s_axis_tdata_160_d19_bits22_0};
+    assign b_exp_20 = s_axis_tdata_160_d19_is0 ? 8'h1 : s_axis_tdata_160_d19_bits30_23;
     assign sign_15 = a_sign_18 ^ b_sign_23;
     assign nan_21 = ((a_nan_18 | b_nan_18) | (a_zero_10 & b_inf_18)) | (a_inf_18 & b_zero_10);
     assign inf_21 = a_inf_18 | b_inf_18;
@@ -20596,24 +20953,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_10 = b_exp_20 ^ 8'h80;
     assign fine_11 = (({2'h0, a_exp_19}) + ({(b_exp_xor_10[7] ? 2'h3 : 2'h0), b_exp_xor_10})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_11 = {{24{1'b0}}, a_sig_19} * {{24{1'b0}}, b_sig_20};
-    assign e0_minus_1_11 = fine_11 + (~({5'h0, lz_19}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_11 = {{24{1'b0}}, a_sig_d1_11} * {{24{1'b0}}, b_sig_d1_12};
+    assign e0_minus_1_11 = fine_d1_11 + (~({5'h0, lz_d1_11}));
     assign normal_15 = ~e0_minus_1_11[9];
-    assign coarse_11 = fine_11[9];
-    assign far_11 = (fine_11 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_11 = coarse_11 ? (fine_11 + 10'h18) : fine_11;
-    assign t_11 = normal_15 ? lz_19 : fine_sel_11[4:0];
+    assign coarse_11 = fine_d1_11[9];
+    assign far_11 = (fine_d1_11 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_11 = coarse_11 ? (fine_d1_11 + 10'h18) : fine_d1_11;
+    assign t_11 = normal_15 ? lz_d1_11 : fine_d1_sel_11[4:0];
     assign over_low_11 = ~((e0_minus_1_11 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_11 = ~((e0_minus_1_11 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_11 = ((nan_21 | inf_21) | zero_13) | (normal_15 ? 1'h0 : far_11);
+    assign forced_early_11 = ((nan_d1_21 | inf_d1_21) | zero_d1_13) | (normal_15 ? 1'h0 : far_11);
+    assign t_cat_21 = {({({({3'h0, (t_11[4:2] == 3'h5)}), ({3'h0, (t_11[4:2] == 3'h4)})}), ({3'h0, (t_11[4:2] == 3'h3)})}), ({3'h0, (t_11[4:2] == 3'h2)})};
+    assign t_cat_22 = {({({(t_11[1:0] == 2'h3), (t_11[1:0] == 2'h2)}), (t_11[1:0] == 2'h1)}), (t_11[1:0] == 2'h0)};
+    assign t_prod_11 = {{4{1'b0}}, ({({t_cat_21, ({3'h0, (t_11[4:2] == 3'h1)})}), ({3'h0, (t_11[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_22};
+    assign scale_11 = t_prod_11[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_11 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_11[4:2] == 3'h5)}), ({3'h0, (t_d1_11[4:2] == 3'h4)})}), ({3'h0, (t_d1_11[4:2] == 3'h3)})}), ({3'h0, (t_d1_11[4:2] == 3'h2)})}), ({3'h0, (t_d1_11[4:2] == 3'h1)})}), ({3'h0, (t_d1_11[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_11[1:0] == 2'h3), (t_d1_11[1:0] == 2'h2)}), (t_d1_11[1:0] == 2'h1)}), (t_d1_11[1:0] == 2'h0)})};
-    assign scale_11 = t_d1_prod_11[23:0];
-    assign product_d1_prod_11 = {{24{1'b0}}, product_d1_11[16:0]} * {{17{1'b0}}, scale_11};
-    assign product_d1_plus_11 = ({1'h0, ({{24{1'b0}}, product_d1_11[33:17]} * {{17{1'b0}}, scale_11})}) + ({18'h0, product_d1_prod_11[40:17]});
-    assign product_d1_cat_11 = {({(({1'h0, ({{24{1'b0}}, product_d1_11[47:34]} * {{14{1'b0}}, scale_11})}) + ({14'h0, product_d1_plus_11[41:17]})), product_d1_plus_11[16:0]}), product_d1_prod_11[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_11 = {{24{1'b0}}, product_d1_11[16:0]} * {{17{1'b0}}, scale_d1_11};
+    assign product_d1_plus_11 = ({1'h0, ({{24{1'b0}}, product_d1_11[33:17]} * {{17{1'b0}}, scale_d1_11})}) + ({18'h0, product_d1_prod_11[40:17]});
+    assign product_d1_cat_11 = {({(({1'h0, ({{24{1'b0}}, product_d1_11[47:34]} * {{14{1'b0}}, scale_d1_11})}) + ({14'h0, product_d1_plus_11[41:17]})), product_d1_plus_11[16:0]}), product_d1_prod_11[16:0]};
     assign shifted_19 = product_d1_cat_11[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -20624,17 +20983,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_23 = ((~(shifted_19[21:0] == 22'h0)) | ((far_window_11 | mid_window_11) & shifted_19[22])) | (far_window_11 & (~(shifted_19[46:23] == 24'h0)));
     assign overflow_19 = normal_d1_13 & (shifted_b47_11 ? over_high_d1_11 : over_low_d1_11);
     assign forced_11 = forced_early_d1_11 | overflow_19;
-    assign saturate_11 = (~nan_d1_21) & (inf_d1_21 | ((~zero_d1_13) & overflow_19));
+    assign saturate_11 = (~nan_d2_21) & (inf_d2_21 | ((~zero_d2_13) & overflow_19));
     assign normal_field_11 = (~forced_11) & normal_d1_13;
     assign kept_23 = window_13[24:1];
     assign guard_23 = window_13[0];
     assign increment_23 = ((~forced_11) & guard_23) & (sticky_23 | kept_23[0]);
     assign e0_minus_1_d1_sel_11 = normal_d1_13 ? e0_minus_1_d1_11 : ({9'h0, kept_23[23]});
-    assign nan_d1_or_11 = nan_d1_21 | saturate_11;
-    assign nan_d1_cat_11 = {22'h0, nan_d1_21};
+    assign nan_d2_or_11 = nan_d2_21 | saturate_11;
+    assign nan_d2_cat_11 = {22'h0, nan_d2_21};
     assign forced_not_11 = ~forced_11;
-    assign packed_20 = (({e0_minus_1_d1_sel_11[7:0], kept_23[22:0]}) & ({(forced_not_11 ? 30'h3fffffff : 30'h0), forced_not_11})) | ({({(nan_d1_or_11 ? 7'h7f : 7'h0), nan_d1_or_11}), ({nan_d1_cat_11[0], 22'h0})});
-    assign result_sign_11 = (~nan_d1_21) & sign_d1_15;
+    assign packed_20 = (({e0_minus_1_d1_sel_11[7:0], kept_23[22:0]}) & ({(forced_not_11 ? 30'h3fffffff : 30'h0), forced_not_11})) | ({({(nan_d2_or_11 ? 7'h7f : 7'h0), nan_d2_or_11}), ({nan_d2_cat_11[0], 22'h0})});
+    assign result_sign_11 = (~nan_d2_21) & sign_d2_15;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_11 = {29'h0, ({(normal_field_d1_11 & shifted_q_11), (normal_field_d1_11 & (~shifted_q_11))})};
@@ -20698,7 +21057,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign increment_24 = ((~normal_d2_3) & guard_24) & ((~(dropped_d1_3 == 1'h0)) | kept_24[0]);
 
     // ---- scale: special cases (NaN, infinity, zero) ----
-    assign result_23 = x_nan_d2_3 ? 32'h7fc00000 : ({sign_d2_5, (x_inf_d2_3 ? 31'h7f800000 : (x_zero_d2_3 ? 31'h0 : (normal_d2_3 ? ({field_d2_3[7:0], x_sig_d2_3[22:0]}) : (({7'h0, kept_24}) + ({30'h0, increment_24})))))});
+    assign result_23 = x_nan_d2_3 ? 32'h7fc00000 : ({sign_d2_16, (x_inf_d2_3 ? 31'h7f800000 : (x_zero_d2_3 ? 31'h0 : (normal_d2_3 ? ({field_d2_3[7:0], x_sig_d2_3[22:0]}) : (({7'h0, kept_24}) + ({30'h0, increment_24})))))});
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
     assign s_axis_tdata_160_bits30_23 = s_axis_tdata[190:183];
@@ -20819,24 +21178,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_11 = b_exp_21 ^ 8'h80;
     assign fine_12 = (({2'h0, a_exp_20}) + ({(b_exp_xor_11[7] ? 2'h3 : 2'h0), b_exp_xor_11})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_12 = {{24{1'b0}}, a_sig_20} * {{24{1'b0}}, b_sig_21};
-    assign e0_minus_1_12 = fine_12 + (~({5'h0, lz_20}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_12 = {{24{1'b0}}, a_sig_d1_12} * {{24{1'b0}}, b_sig_d1_13};
+    assign e0_minus_1_12 = fine_d1_12 + (~({5'h0, lz_d1_12}));
     assign normal_17 = ~e0_minus_1_12[9];
-    assign coarse_12 = fine_12[9];
-    assign far_12 = (fine_12 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_12 = coarse_12 ? (fine_12 + 10'h18) : fine_12;
-    assign t_12 = normal_17 ? lz_20 : fine_sel_12[4:0];
+    assign coarse_12 = fine_d1_12[9];
+    assign far_12 = (fine_d1_12 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_12 = coarse_12 ? (fine_d1_12 + 10'h18) : fine_d1_12;
+    assign t_12 = normal_17 ? lz_d1_12 : fine_d1_sel_12[4:0];
     assign over_low_12 = ~((e0_minus_1_12 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_12 = ~((e0_minus_1_12 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_12 = ((nan_22 | inf_22) | zero_14) | (normal_17 ? 1'h0 : far_12);
+    assign forced_early_12 = ((nan_d1_22 | inf_d1_22) | zero_d1_14) | (normal_17 ? 1'h0 : far_12);
+    assign t_cat_23 = {({({({3'h0, (t_12[4:2] == 3'h5)}), ({3'h0, (t_12[4:2] == 3'h4)})}), ({3'h0, (t_12[4:2] == 3'h3)})}), ({3'h0, (t_12[4:2] == 3'h2)})};
+    assign t_cat_24 = {({({(t_12[1:0] == 2'h3), (t_12[1:0] == 2'h2)}), (t_12[1:0] == 2'h1)}), (t_12[1:0] == 2'h0)};
+    assign t_prod_12 = {{4{1'b0}}, ({({t_cat_23, ({3'h0, (t_12[4:2] == 3'h1)})}), ({3'h0, (t_12[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_24};
+    assign scale_12 = t_prod_12[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_12 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_12[4:2] == 3'h5)}), ({3'h0, (t_d1_12[4:2] == 3'h4)})}), ({3'h0, (t_d1_12[4:2] == 3'h3)})}), ({3'h0, (t_d1_12[4:2] == 3'h2)})}), ({3'h0, (t_d1_12[4:2] == 3'h1)})}), ({3'h0, (t_d1_12[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_12[1:0] == 2'h3), (t_d1_12[1:0] == 2'h2)}), (t_d1_12[1:0] == 2'h1)}), (t_d1_12[1:0] == 2'h0)})};
-    assign scale_12 = t_d1_prod_12[23:0];
-    assign product_d1_prod_12 = {{24{1'b0}}, product_d1_12[16:0]} * {{17{1'b0}}, scale_12};
-    assign product_d1_plus_12 = ({1'h0, ({{24{1'b0}}, product_d1_12[33:17]} * {{17{1'b0}}, scale_12})}) + ({18'h0, product_d1_prod_12[40:17]});
-    assign product_d1_cat_12 = {({(({1'h0, ({{24{1'b0}}, product_d1_12[47:34]} * {{14{1'b0}}, scale_12})}) + ({14'h0, product_d1_plus_12[41:17]})), product_d1_plus_12[16:0]}), product_d1_prod_12[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_12 = {{24{1'b0}}, product_d1_12[16:0]} * {{17{1'b0}}, scale_d1_12};
+    assign product_d1_plus_12 = ({1'h0, ({{24{1'b0}}, product_d1_12[33:17]} * {{17{1'b0}}, scale_d1_12})}) + ({18'h0, product_d1_prod_12[40:17]});
+    assign product_d1_cat_12 = {({(({1'h0, ({{24{1'b0}}, product_d1_12[47:34]} * {{14{1'b0}}, scale_d1_12})}) + ({14'h0, product_d1_plus_12[41:17]})), product_d1_plus_12[16:0]}), product_d1_prod_12[16:0]};
     assign shifted_20 = product_d1_cat_12[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -20847,17 +21208,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_24 = ((~(shifted_20[21:0] == 22'h0)) | ((far_window_12 | mid_window_12) & shifted_20[22])) | (far_window_12 & (~(shifted_20[46:23] == 24'h0)));
     assign overflow_20 = normal_d1_15 & (shifted_b47_12 ? over_high_d1_12 : over_low_d1_12);
     assign forced_12 = forced_early_d1_12 | overflow_20;
-    assign saturate_12 = (~nan_d1_22) & (inf_d1_22 | ((~zero_d1_14) & overflow_20));
+    assign saturate_12 = (~nan_d2_22) & (inf_d2_22 | ((~zero_d2_14) & overflow_20));
     assign normal_field_12 = (~forced_12) & normal_d1_15;
     assign kept_25 = window_15[24:1];
     assign guard_25 = window_15[0];
     assign increment_25 = ((~forced_12) & guard_25) & (sticky_24 | kept_25[0]);
     assign e0_minus_1_d1_sel_12 = normal_d1_15 ? e0_minus_1_d1_12 : ({9'h0, kept_25[23]});
-    assign nan_d1_or_12 = nan_d1_22 | saturate_12;
-    assign nan_d1_cat_12 = {22'h0, nan_d1_22};
+    assign nan_d2_or_12 = nan_d2_22 | saturate_12;
+    assign nan_d2_cat_12 = {22'h0, nan_d2_22};
     assign forced_not_12 = ~forced_12;
-    assign packed_21 = (({e0_minus_1_d1_sel_12[7:0], kept_25[22:0]}) & ({(forced_not_12 ? 30'h3fffffff : 30'h0), forced_not_12})) | ({({(nan_d1_or_12 ? 7'h7f : 7'h0), nan_d1_or_12}), ({nan_d1_cat_12[0], 22'h0})});
-    assign result_sign_12 = (~nan_d1_22) & sign_d1_17;
+    assign packed_21 = (({e0_minus_1_d1_sel_12[7:0], kept_25[22:0]}) & ({(forced_not_12 ? 30'h3fffffff : 30'h0), forced_not_12})) | ({({(nan_d2_or_12 ? 7'h7f : 7'h0), nan_d2_or_12}), ({nan_d2_cat_12[0], 22'h0})});
+    assign result_sign_12 = (~nan_d2_22) & sign_d2_17;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_12 = {29'h0, ({(normal_field_d1_12 & shifted_q_12), (normal_field_d1_12 & (~shifted_q_12))})};
@@ -20982,24 +21343,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_12 = b_exp_22 ^ 8'h80;
     assign fine_13 = (({2'h0, a_exp_21}) + ({(b_exp_xor_12[7] ? 2'h3 : 2'h0), b_exp_xor_12})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_13 = {{24{1'b0}}, a_sig_21} * {{24{1'b0}}, b_sig_22};
-    assign e0_minus_1_13 = fine_13 + (~({5'h0, lz_21}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_13 = {{24{1'b0}}, a_sig_d1_13} * {{24{1'b0}}, b_sig_d1_14};
+    assign e0_minus_1_13 = fine_d1_13 + (~({5'h0, lz_d1_13}));
     assign normal_18 = ~e0_minus_1_13[9];
-    assign coarse_13 = fine_13[9];
-    assign far_13 = (fine_13 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_13 = coarse_13 ? (fine_13 + 10'h18) : fine_13;
-    assign t_13 = normal_18 ? lz_21 : fine_sel_13[4:0];
+    assign coarse_13 = fine_d1_13[9];
+    assign far_13 = (fine_d1_13 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_13 = coarse_13 ? (fine_d1_13 + 10'h18) : fine_d1_13;
+    assign t_13 = normal_18 ? lz_d1_13 : fine_d1_sel_13[4:0];
     assign over_low_13 = ~((e0_minus_1_13 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_13 = ~((e0_minus_1_13 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_13 = ((nan_23 | inf_23) | zero_15) | (normal_18 ? 1'h0 : far_13);
+    assign forced_early_13 = ((nan_d1_23 | inf_d1_23) | zero_d1_15) | (normal_18 ? 1'h0 : far_13);
+    assign t_cat_25 = {({({({3'h0, (t_13[4:2] == 3'h5)}), ({3'h0, (t_13[4:2] == 3'h4)})}), ({3'h0, (t_13[4:2] == 3'h3)})}), ({3'h0, (t_13[4:2] == 3'h2)})};
+    assign t_cat_26 = {({({(t_13[1:0] == 2'h3), (t_13[1:0] == 2'h2)}), (t_13[1:0] == 2'h1)}), (t_13[1:0] == 2'h0)};
+    assign t_prod_13 = {{4{1'b0}}, ({({t_cat_25, ({3'h0, (t_13[4:2] == 3'h1)})}), ({3'h0, (t_13[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_26};
+    assign scale_13 = t_prod_13[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_13 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_13[4:2] == 3'h5)}), ({3'h0, (t_d1_13[4:2] == 3'h4)})}), ({3'h0, (t_d1_13[4:2] == 3'h3)})}), ({3'h0, (t_d1_13[4:2] == 3'h2)})}), ({3'h0, (t_d1_13[4:2] == 3'h1)})}), ({3'h0, (t_d1_13[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_13[1:0] == 2'h3), (t_d1_13[1:0] == 2'h2)}), (t_d1_13[1:0] == 2'h1)}), (t_d1_13[1:0] == 2'h0)})};
-    assign scale_13 = t_d1_prod_13[23:0];
-    assign product_d1_prod_13 = {{24{1'b0}}, product_d1_13[16:0]} * {{17{1'b0}}, scale_13};
-    assign product_d1_plus_13 = ({1'h0, ({{24{1'b0}}, product_d1_13[33:17]} * {{17{1'b0}}, scale_13})}) + ({18'h0, product_d1_prod_13[40:17]});
-    assign product_d1_cat_13 = {({(({1'h0, ({{24{1'b0}}, product_d1_13[47:34]} * {{14{1'b0}}, scale_13})}) + ({14'h0, product_d1_plus_13[41:17]})), product_d1_plus_13[16:0]}), product_d1_prod_13[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_13 = {{24{1'b0}}, product_d1_13[16:0]} * {{17{1'b0}}, scale_d1_13};
+    assign product_d1_plus_13 = ({1'h0, ({{24{1'b0}}, product_d1_13[33:17]} * {{17{1'b0}}, scale_d1_13})}) + ({18'h0, product_d1_prod_13[40:17]});
+    assign product_d1_cat_13 = {({(({1'h0, ({{24{1'b0}}, product_d1_13[47:34]} * {{14{1'b0}}, scale_d1_13})}) + ({14'h0, product_d1_plus_13[41:17]})), product_d1_plus_13[16:0]}), product_d1_prod_13[16:0]};
     assign shifted_21 = product_d1_cat_13[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -21010,17 +21373,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_25 = ((~(shifted_21[21:0] == 22'h0)) | ((far_window_13 | mid_window_13) & shifted_21[22])) | (far_window_13 & (~(shifted_21[46:23] == 24'h0)));
     assign overflow_21 = normal_d1_16 & (shifted_b47_13 ? over_high_d1_13 : over_low_d1_13);
     assign forced_13 = forced_early_d1_13 | overflow_21;
-    assign saturate_13 = (~nan_d1_23) & (inf_d1_23 | ((~zero_d1_15) & overflow_21));
+    assign saturate_13 = (~nan_d2_23) & (inf_d2_23 | ((~zero_d2_15) & overflow_21));
     assign normal_field_13 = (~forced_13) & normal_d1_16;
     assign kept_26 = window_16[24:1];
     assign guard_26 = window_16[0];
     assign increment_26 = ((~forced_13) & guard_26) & (sticky_25 | kept_26[0]);
     assign e0_minus_1_d1_sel_13 = normal_d1_16 ? e0_minus_1_d1_13 : ({9'h0, kept_26[23]});
-    assign nan_d1_or_13 = nan_d1_23 | saturate_13;
-    assign nan_d1_cat_13 = {22'h0, nan_d1_23};
+    assign nan_d2_or_13 = nan_d2_23 | saturate_13;
+    assign nan_d2_cat_13 = {22'h0, nan_d2_23};
     assign forced_not_13 = ~forced_13;
-    assign packed_22 = (({e0_minus_1_d1_sel_13[7:0], kept_26[22:0]}) & ({(forced_not_13 ? 30'h3fffffff : 30'h0), forced_not_13})) | ({({(nan_d1_or_13 ? 7'h7f : 7'h0), nan_d1_or_13}), ({nan_d1_cat_13[0], 22'h0})});
-    assign result_sign_13 = (~nan_d1_23) & sign_d1_18;
+    assign packed_22 = (({e0_minus_1_d1_sel_13[7:0], kept_26[22:0]}) & ({(forced_not_13 ? 30'h3fffffff : 30'h0), forced_not_13})) | ({({(nan_d2_or_13 ? 7'h7f : 7'h0), nan_d2_or_13}), ({nan_d2_cat_13[0], 22'h0})});
+    assign result_sign_13 = (~nan_d2_23) & sign_d2_18;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_13 = {29'h0, ({(normal_field_d1_13 & shifted_q_13), (normal_field_d1_13 & (~shifted_q_13))})};
@@ -21327,17 +21690,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_22 = result_is255_24 & (~result_is0_48);
     assign a_sig_23 = {(~result_is0_47), result_bits22_0_24};
     assign a_exp_23 = result_is0_47 ? 8'h1 : result_bits30_23_24;
-    assign result_d12_bits30_23 = result_d12_2[30:23];
-    assign result_d12_bits22_0 = result_d12_2[22:0];
-    assign result_d12_is0 = result_d12_bits30_23 == 8'h0;
-    assign result_d12_is255 = result_d12_bits30_23 == 8'hff;
-    assign result_d12_is0_2 = result_d12_bits22_0 == 23'h0;
-    assign b_sign_27 = result_d12_2[31];
-    assign b_zero_13 = result_d12_is0 & result_d12_is0_2;
-    assign b_inf_22 = result_d12_is255 & result_d12_is0_2;
-    assign b_nan_22 = result_d12_is255 & (~result_d12_is0_2);
-    assign b_sig_24 = {(~result_d12_is0), result_d12_bits22_0};
-    assign b_exp_24 = result_d12_is0 ? 8'h1 : result_d12_bits30_23;
+    assign result_d11_bits30_23 = result_d11_2[30:23];
+    assign result_d11_bits22_0 = result_d11_2[22:0];
+    assign result_d11_is0 = result_d11_bits30_23 == 8'h0;
+    assign result_d11_is255 = result_d11_bits30_23 == 8'hff;
+    assign result_d11_is0_2 = result_d11_bits22_0 == 23'h0;
+    assign b_sign_27 = result_d11_2[31];
+    assign b_zero_13 = result_d11_is0 & result_d11_is0_2;
+    assign b_inf_22 = result_d11_is255 & result_d11_is0_2;
+    assign b_nan_22 = result_d11_is255 & (~result_d11_is0_2);
+    assign b_sig_24 = {(~result_d11_is0), result_d11_bits22_0};
+    assign b_exp_24 = result_d11_is0 ? 8'h1 : result_d11_bits30_23;
     assign sign_19 = a_sign_22 ^ b_sign_27;
     assign nan_25 = ((a_nan_22 | b_nan_22) | (a_zero_13 & b_inf_22)) | (a_inf_22 & b_zero_13);
     assign inf_25 = a_inf_22 | b_inf_22;
@@ -21434,24 +21797,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_13 = b_exp_24 ^ 8'h80;
     assign fine_14 = (({2'h0, a_exp_23}) + ({(b_exp_xor_13[7] ? 2'h3 : 2'h0), b_exp_xor_13})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_14 = {{24{1'b0}}, a_sig_23} * {{24{1'b0}}, b_sig_24};
-    assign e0_minus_1_14 = fine_14 + (~({5'h0, lz_23}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_14 = {{24{1'b0}}, a_sig_d1_14} * {{24{1'b0}}, b_sig_d1_15};
+    assign e0_minus_1_14 = fine_d1_14 + (~({5'h0, lz_d1_14}));
     assign normal_19 = ~e0_minus_1_14[9];
-    assign coarse_14 = fine_14[9];
-    assign far_14 = (fine_14 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_14 = coarse_14 ? (fine_14 + 10'h18) : fine_14;
-    assign t_14 = normal_19 ? lz_23 : fine_sel_14[4:0];
+    assign coarse_14 = fine_d1_14[9];
+    assign far_14 = (fine_d1_14 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_14 = coarse_14 ? (fine_d1_14 + 10'h18) : fine_d1_14;
+    assign t_14 = normal_19 ? lz_d1_14 : fine_d1_sel_14[4:0];
     assign over_low_14 = ~((e0_minus_1_14 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_14 = ~((e0_minus_1_14 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_14 = ((nan_25 | inf_25) | zero_16) | (normal_19 ? 1'h0 : far_14);
+    assign forced_early_14 = ((nan_d1_25 | inf_d1_25) | zero_d1_16) | (normal_19 ? 1'h0 : far_14);
+    assign t_cat_27 = {({({({3'h0, (t_14[4:2] == 3'h5)}), ({3'h0, (t_14[4:2] == 3'h4)})}), ({3'h0, (t_14[4:2] == 3'h3)})}), ({3'h0, (t_14[4:2] == 3'h2)})};
+    assign t_cat_28 = {({({(t_14[1:0] == 2'h3), (t_14[1:0] == 2'h2)}), (t_14[1:0] == 2'h1)}), (t_14[1:0] == 2'h0)};
+    assign t_prod_14 = {{4{1'b0}}, ({({t_cat_27, ({3'h0, (t_14[4:2] == 3'h1)})}), ({3'h0, (t_14[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_28};
+    assign scale_14 = t_prod_14[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_14 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_14[4:2] == 3'h5)}), ({3'h0, (t_d1_14[4:2] == 3'h4)})}), ({3'h0, (t_d1_14[4:2] == 3'h3)})}), ({3'h0, (t_d1_14[4:2] == 3'h2)})}), ({3'h0, (t_d1_14[4:2] == 3'h1)})}), ({3'h0, (t_d1_14[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_14[1:0] == 2'h3), (t_d1_14[1:0] == 2'h2)}), (t_d1_14[1:0] == 2'h1)}), (t_d1_14[1:0] == 2'h0)})};
-    assign scale_14 = t_d1_prod_14[23:0];
-    assign product_d1_prod_14 = {{24{1'b0}}, product_d1_14[16:0]} * {{17{1'b0}}, scale_14};
-    assign product_d1_plus_14 = ({1'h0, ({{24{1'b0}}, product_d1_14[33:17]} * {{17{1'b0}}, scale_14})}) + ({18'h0, product_d1_prod_14[40:17]});
-    assign product_d1_cat_14 = {({(({1'h0, ({{24{1'b0}}, product_d1_14[47:34]} * {{14{1'b0}}, scale_14})}) + ({14'h0, product_d1_plus_14[41:17]})), product_d1_plus_14[16:0]}), product_d1_prod_14[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_14 = {{24{1'b0}}, product_d1_14[16:0]} * {{17{1'b0}}, scale_d1_14};
+    assign product_d1_plus_14 = ({1'h0, ({{24{1'b0}}, product_d1_14[33:17]} * {{17{1'b0}}, scale_d1_14})}) + ({18'h0, product_d1_prod_14[40:17]});
+    assign product_d1_cat_14 = {({(({1'h0, ({{24{1'b0}}, product_d1_14[47:34]} * {{14{1'b0}}, scale_d1_14})}) + ({14'h0, product_d1_plus_14[41:17]})), product_d1_plus_14[16:0]}), product_d1_prod_14[16:0]};
     assign shifted_23 = product_d1_cat_14[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -21462,33 +21827,33 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_27 = ((~(shifted_23[21:0] == 22'h0)) | ((far_window_14 | mid_window_14) & shifted_23[22])) | (far_window_14 & (~(shifted_23[46:23] == 24'h0)));
     assign overflow_23 = normal_d1_17 & (shifted_b47_14 ? over_high_d1_14 : over_low_d1_14);
     assign forced_14 = forced_early_d1_14 | overflow_23;
-    assign saturate_14 = (~nan_d1_25) & (inf_d1_25 | ((~zero_d1_16) & overflow_23));
+    assign saturate_14 = (~nan_d2_25) & (inf_d2_25 | ((~zero_d2_16) & overflow_23));
     assign normal_field_14 = (~forced_14) & normal_d1_17;
     assign kept_28 = window_17[24:1];
     assign guard_28 = window_17[0];
     assign increment_28 = ((~forced_14) & guard_28) & (sticky_27 | kept_28[0]);
     assign e0_minus_1_d1_sel_14 = normal_d1_17 ? e0_minus_1_d1_14 : ({9'h0, kept_28[23]});
-    assign nan_d1_or_14 = nan_d1_25 | saturate_14;
-    assign nan_d1_cat_14 = {22'h0, nan_d1_25};
+    assign nan_d2_or_14 = nan_d2_25 | saturate_14;
+    assign nan_d2_cat_14 = {22'h0, nan_d2_25};
     assign forced_not_14 = ~forced_14;
-    assign packed_24 = (({e0_minus_1_d1_sel_14[7:0], kept_28[22:0]}) & ({(forced_not_14 ? 30'h3fffffff : 30'h0), forced_not_14})) | ({({(nan_d1_or_14 ? 7'h7f : 7'h0), nan_d1_or_14}), ({nan_d1_cat_14[0], 22'h0})});
-    assign result_sign_14 = (~nan_d1_25) & sign_d1_19;
+    assign packed_24 = (({e0_minus_1_d1_sel_14[7:0], kept_28[22:0]}) & ({(forced_not_14 ? 30'h3fffffff : 30'h0), forced_not_14})) | ({({(nan_d2_or_14 ? 7'h7f : 7'h0), nan_d2_or_14}), ({nan_d2_cat_14[0], 22'h0})});
+    assign result_sign_14 = (~nan_d2_25) & sign_d2_19;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_14 = {29'h0, ({(normal_field_d1_14 & shifted_q_14), (normal_field_d1_14 & (~shifted_q_14))})};
     assign result_27 = {result_sign_d1_14, (packed_d1_14 + (({normal_field_d1_cat_14[7:0], 23'h0}) | ({30'h0, increment_d1_14})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_224_d20_bits30_23 = s_axis_tdata_224_d20[30:23];
-    assign s_axis_tdata_224_d20_bits22_0 = s_axis_tdata_224_d20[22:0];
-    assign s_axis_tdata_224_d20_is0 = s_axis_tdata_224_d20_bits30_23 == 8'h0;
-    assign s_axis_tdata_224_d20_is255 = s_axis_tdata_224_d20_bits30_23 == 8'hff;
-    assign s_axis_tdata_224_d20_is0_2 = s_axis_tdata_224_d20_bits22_0 == 23'h0;
-    assign a_sign_23 = s_axis_tdata_224_d20[31];
-    assign a_inf_23 = s_axis_tdata_224_d20_is255 & s_axis_tdata_224_d20_is0_2;
-    assign a_nan_23 = s_axis_tdata_224_d20_is255 & (~s_axis_tdata_224_d20_is0_2);
-    assign a_sig_24 = {(~s_axis_tdata_224_d20_is0), s_axis_tdata_224_d20_bits22_0};
-    assign a_exp_24 = s_axis_tdata_224_d20_is0 ? 8'h1 : s_axis_tdata_224_d20_bits30_23;
+    assign s_axis_tdata_224_d21_bits30_23 = s_axis_tdata_224_d21[30:23];
+    assign s_axis_tdata_224_d21_bits22_0 = s_axis_tdata_224_d21[22:0];
+    assign s_axis_tdata_224_d21_is0 = s_axis_tdata_224_d21_bits30_23 == 8'h0;
+    assign s_axis_tdata_224_d21_is255 = s_axis_tdata_224_d21_bits30_23 == 8'hff;
+    assign s_axis_tdata_224_d21_is0_2 = s_axis_tdata_224_d21_bits22_0 == 23'h0;
+    assign a_sign_23 = s_axis_tdata_224_d21[31];
+    assign a_inf_23 = s_axis_tdata_224_d21_is255 & s_axis_tdata_224_d21_is0_2;
+    assign a_nan_23 = s_axis_tdata_224_d21_is255 & (~s_axis_tdata_224_d21_is0_2);
+    assign a_sig_24 = {(~s_axis_tdata_224_d21_is0), s_axis_tdata_224_d21_bits22_0};
+    assign a_exp_24 = s_axis_tdata_224_d21_is0 ? 8'h1 : s_axis_tdata_224_d21_bits30_23;
     assign result_bits30_23_25 = result_27[30:23];
     assign result_bits22_0_25 = result_27[22:0];
     assign result_is0_49 = result_bits30_23_25 == 8'h0;
@@ -21505,7 +21870,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign inf_26 = a_inf_23 | b_inf_23;
     assign inf_sign_10 = a_inf_23 ? a_sign_23 : b_sign_29;
     assign zero_sign_10 = a_sign_23 & b_sign_29;
-    assign swap_10 = s_axis_tdata_224_d20[30:0] < result_27[30:0];
+    assign swap_10 = s_axis_tdata_224_d21[30:0] < result_27[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_10 = swap_10 ? b_sign_29 : a_sign_23;
@@ -21828,24 +22193,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_14 = b_exp_26 ^ 8'h80;
     assign fine_15 = (10'h7d + ({(b_exp_xor_14[7] ? 2'h3 : 2'h0), b_exp_xor_14})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_15 = {{24{1'b0}}, 24'hcccccc} * {{24{1'b0}}, b_sig_26};
-    assign e0_minus_1_15 = fine_15 + (~({5'h0, lz_25}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_15 = {{24{1'b0}}, 24'hcccccc} * {{24{1'b0}}, b_sig_d1_16};
+    assign e0_minus_1_15 = fine_d1_15 + (~({5'h0, lz_d1_15}));
     assign normal_20 = ~e0_minus_1_15[9];
-    assign coarse_15 = fine_15[9];
-    assign far_15 = (fine_15 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_15 = coarse_15 ? (fine_15 + 10'h18) : fine_15;
-    assign t_15 = normal_20 ? lz_25 : fine_sel_15[4:0];
+    assign coarse_15 = fine_d1_15[9];
+    assign far_15 = (fine_d1_15 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_15 = coarse_15 ? (fine_d1_15 + 10'h18) : fine_d1_15;
+    assign t_15 = normal_20 ? lz_d1_15 : fine_d1_sel_15[4:0];
     assign over_low_15 = ~((e0_minus_1_15 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_15 = ~((e0_minus_1_15 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_15 = ((nan_27 | inf_27) | zero_17) | (normal_20 ? 1'h0 : far_15);
+    assign forced_early_15 = ((nan_d1_27 | inf_d1_27) | zero_d1_17) | (normal_20 ? 1'h0 : far_15);
+    assign t_cat_29 = {({({({3'h0, (t_15[4:2] == 3'h5)}), ({3'h0, (t_15[4:2] == 3'h4)})}), ({3'h0, (t_15[4:2] == 3'h3)})}), ({3'h0, (t_15[4:2] == 3'h2)})};
+    assign t_cat_30 = {({({(t_15[1:0] == 2'h3), (t_15[1:0] == 2'h2)}), (t_15[1:0] == 2'h1)}), (t_15[1:0] == 2'h0)};
+    assign t_prod_15 = {{4{1'b0}}, ({({t_cat_29, ({3'h0, (t_15[4:2] == 3'h1)})}), ({3'h0, (t_15[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_30};
+    assign scale_15 = t_prod_15[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_15 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_15[4:2] == 3'h5)}), ({3'h0, (t_d1_15[4:2] == 3'h4)})}), ({3'h0, (t_d1_15[4:2] == 3'h3)})}), ({3'h0, (t_d1_15[4:2] == 3'h2)})}), ({3'h0, (t_d1_15[4:2] == 3'h1)})}), ({3'h0, (t_d1_15[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_15[1:0] == 2'h3), (t_d1_15[1:0] == 2'h2)}), (t_d1_15[1:0] == 2'h1)}), (t_d1_15[1:0] == 2'h0)})};
-    assign scale_15 = t_d1_prod_15[23:0];
-    assign product_d1_prod_15 = {{24{1'b0}}, product_d1_15[16:0]} * {{17{1'b0}}, scale_15};
-    assign product_d1_plus_15 = ({1'h0, ({{24{1'b0}}, product_d1_15[33:17]} * {{17{1'b0}}, scale_15})}) + ({18'h0, product_d1_prod_15[40:17]});
-    assign product_d1_cat_15 = {({(({1'h0, ({{24{1'b0}}, product_d1_15[47:34]} * {{14{1'b0}}, scale_15})}) + ({14'h0, product_d1_plus_15[41:17]})), product_d1_plus_15[16:0]}), product_d1_prod_15[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_15 = {{24{1'b0}}, product_d1_15[16:0]} * {{17{1'b0}}, scale_d1_15};
+    assign product_d1_plus_15 = ({1'h0, ({{24{1'b0}}, product_d1_15[33:17]} * {{17{1'b0}}, scale_d1_15})}) + ({18'h0, product_d1_prod_15[40:17]});
+    assign product_d1_cat_15 = {({(({1'h0, ({{24{1'b0}}, product_d1_15[47:34]} * {{14{1'b0}}, scale_d1_15})}) + ({14'h0, product_d1_plus_15[41:17]})), product_d1_plus_15[16:0]}), product_d1_prod_15[16:0]};
     assign shifted_25 = product_d1_cat_15[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -21856,17 +22223,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_29 = ((~(shifted_25[21:0] == 22'h0)) | ((far_window_15 | mid_window_15) & shifted_25[22])) | (far_window_15 & (~(shifted_25[46:23] == 24'h0)));
     assign overflow_25 = normal_d1_18 & (shifted_b47_15 ? over_high_d1_15 : over_low_d1_15);
     assign forced_15 = forced_early_d1_15 | overflow_25;
-    assign saturate_15 = (~nan_d1_27) & (inf_d1_27 | ((~zero_d1_17) & overflow_25));
+    assign saturate_15 = (~nan_d2_27) & (inf_d2_27 | ((~zero_d2_17) & overflow_25));
     assign normal_field_15 = (~forced_15) & normal_d1_18;
     assign kept_30 = window_18[24:1];
     assign guard_30 = window_18[0];
     assign increment_30 = ((~forced_15) & guard_30) & (sticky_29 | kept_30[0]);
     assign e0_minus_1_d1_sel_15 = normal_d1_18 ? e0_minus_1_d1_15 : ({9'h0, kept_30[23]});
-    assign nan_d1_or_15 = nan_d1_27 | saturate_15;
-    assign nan_d1_cat_15 = {22'h0, nan_d1_27};
+    assign nan_d2_or_15 = nan_d2_27 | saturate_15;
+    assign nan_d2_cat_15 = {22'h0, nan_d2_27};
     assign forced_not_15 = ~forced_15;
-    assign packed_26 = (({e0_minus_1_d1_sel_15[7:0], kept_30[22:0]}) & ({(forced_not_15 ? 30'h3fffffff : 30'h0), forced_not_15})) | ({({(nan_d1_or_15 ? 7'h7f : 7'h0), nan_d1_or_15}), ({nan_d1_cat_15[0], 22'h0})});
-    assign result_sign_15 = (~nan_d1_27) & sign_d1_20;
+    assign packed_26 = (({e0_minus_1_d1_sel_15[7:0], kept_30[22:0]}) & ({(forced_not_15 ? 30'h3fffffff : 30'h0), forced_not_15})) | ({({(nan_d2_or_15 ? 7'h7f : 7'h0), nan_d2_or_15}), ({nan_d2_cat_15[0], 22'h0})});
+    assign result_sign_15 = (~nan_d2_27) & sign_d2_20;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_15 = {29'h0, ({(normal_field_d1_15 & shifted_q_15), (normal_field_d1_15 & (~shifted_q_15))})};
@@ -21884,17 +22251,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_24 = result_is255_27 & (~result_is0_54);
     assign a_sig_25 = {(~result_is0_53), result_bits22_0_27};
     assign a_exp_25 = result_is0_53 ? 8'h1 : result_bits30_23_27;
-    assign result_d22_bits30_23 = result_d22[30:23];
-    assign result_d22_bits22_0 = result_d22[22:0];
-    assign result_d22_is0 = result_d22_bits30_23 == 8'h0;
-    assign result_d22_is255 = result_d22_bits30_23 == 8'hff;
-    assign result_d22_is0_2 = result_d22_bits22_0 == 23'h0;
-    assign b_sign_30 = result_d22[31];
-    assign b_zero_14 = result_d22_is0 & result_d22_is0_2;
-    assign b_inf_24 = result_d22_is255 & result_d22_is0_2;
-    assign b_nan_24 = result_d22_is255 & (~result_d22_is0_2);
-    assign b_sig_27 = {(~result_d22_is0), result_d22_bits22_0};
-    assign b_exp_27 = result_d22_is0 ? 8'h1 : result_d22_bits30_23;
+    assign result_d24_bits30_23 = result_d24[30:23];
+    assign result_d24_bits22_0 = result_d24[22:0];
+    assign result_d24_is0 = result_d24_bits30_23 == 8'h0;
+    assign result_d24_is255 = result_d24_bits30_23 == 8'hff;
+    assign result_d24_is0_2 = result_d24_bits22_0 == 23'h0;
+    assign b_sign_30 = result_d24[31];
+    assign b_zero_14 = result_d24_is0 & result_d24_is0_2;
+    assign b_inf_24 = result_d24_is255 & result_d24_is0_2;
+    assign b_nan_24 = result_d24_is255 & (~result_d24_is0_2);
+    assign b_sig_27 = {(~result_d24_is0), result_d24_bits22_0};
+    assign b_exp_27 = result_d24_is0 ? 8'h1 : result_d24_bits30_23;
     assign sign_21 = a_sign_24 ^ b_sign_30;
     assign nan_28 = ((a_nan_24 | b_nan_24) | (a_zero_14 & b_inf_24)) | (a_inf_24 & b_zero_14);
     assign inf_28 = a_inf_24 | b_inf_24;
@@ -21991,24 +22358,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_15 = b_exp_27 ^ 8'h80;
     assign fine_16 = (({2'h0, a_exp_25}) + ({(b_exp_xor_15[7] ? 2'h3 : 2'h0), b_exp_xor_15})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_16 = {{24{1'b0}}, a_sig_25} * {{24{1'b0}}, b_sig_27};
-    assign e0_minus_1_16 = fine_16 + (~({5'h0, lz_26}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_16 = {{24{1'b0}}, a_sig_d1_15} * {{24{1'b0}}, b_sig_d1_17};
+    assign e0_minus_1_16 = fine_d1_16 + (~({5'h0, lz_d1_16}));
     assign normal_21 = ~e0_minus_1_16[9];
-    assign coarse_16 = fine_16[9];
-    assign far_16 = (fine_16 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_16 = coarse_16 ? (fine_16 + 10'h18) : fine_16;
-    assign t_16 = normal_21 ? lz_26 : fine_sel_16[4:0];
+    assign coarse_16 = fine_d1_16[9];
+    assign far_16 = (fine_d1_16 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_16 = coarse_16 ? (fine_d1_16 + 10'h18) : fine_d1_16;
+    assign t_16 = normal_21 ? lz_d1_16 : fine_d1_sel_16[4:0];
     assign over_low_16 = ~((e0_minus_1_16 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_16 = ~((e0_minus_1_16 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_16 = ((nan_28 | inf_28) | zero_18) | (normal_21 ? 1'h0 : far_16);
+    assign forced_early_16 = ((nan_d1_28 | inf_d1_28) | zero_d1_18) | (normal_21 ? 1'h0 : far_16);
+    assign t_cat_31 = {({({({3'h0, (t_16[4:2] == 3'h5)}), ({3'h0, (t_16[4:2] == 3'h4)})}), ({3'h0, (t_16[4:2] == 3'h3)})}), ({3'h0, (t_16[4:2] == 3'h2)})};
+    assign t_cat_32 = {({({(t_16[1:0] == 2'h3), (t_16[1:0] == 2'h2)}), (t_16[1:0] == 2'h1)}), (t_16[1:0] == 2'h0)};
+    assign t_prod_16 = {{4{1'b0}}, ({({t_cat_31, ({3'h0, (t_16[4:2] == 3'h1)})}), ({3'h0, (t_16[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_32};
+    assign scale_16 = t_prod_16[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_16 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_16[4:2] == 3'h5)}), ({3'h0, (t_d1_16[4:2] == 3'h4)})}), ({3'h0, (t_d1_16[4:2] == 3'h3)})}), ({3'h0, (t_d1_16[4:2] == 3'h2)})}), ({3'h0, (t_d1_16[4:2] == 3'h1)})}), ({3'h0, (t_d1_16[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_16[1:0] == 2'h3), (t_d1_16[1:0] == 2'h2)}), (t_d1_16[1:0] == 2'h1)}), (t_d1_16[1:0] == 2'h0)})};
-    assign scale_16 = t_d1_prod_16[23:0];
-    assign product_d1_prod_16 = {{24{1'b0}}, product_d1_16[16:0]} * {{17{1'b0}}, scale_16};
-    assign product_d1_plus_16 = ({1'h0, ({{24{1'b0}}, product_d1_16[33:17]} * {{17{1'b0}}, scale_16})}) + ({18'h0, product_d1_prod_16[40:17]});
-    assign product_d1_cat_16 = {({(({1'h0, ({{24{1'b0}}, product_d1_16[47:34]} * {{14{1'b0}}, scale_16})}) + ({14'h0, product_d1_plus_16[41:17]})), product_d1_plus_16[16:0]}), product_d1_prod_16[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_16 = {{24{1'b0}}, product_d1_16[16:0]} * {{17{1'b0}}, scale_d1_16};
+    assign product_d1_plus_16 = ({1'h0, ({{24{1'b0}}, product_d1_16[33:17]} * {{17{1'b0}}, scale_d1_16})}) + ({18'h0, product_d1_prod_16[40:17]});
+    assign product_d1_cat_16 = {({(({1'h0, ({{24{1'b0}}, product_d1_16[47:34]} * {{14{1'b0}}, scale_d1_16})}) + ({14'h0, product_d1_plus_16[41:17]})), product_d1_plus_16[16:0]}), product_d1_prod_16[16:0]};
     assign shifted_26 = product_d1_cat_16[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -22019,33 +22388,33 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_30 = ((~(shifted_26[21:0] == 22'h0)) | ((far_window_16 | mid_window_16) & shifted_26[22])) | (far_window_16 & (~(shifted_26[46:23] == 24'h0)));
     assign overflow_26 = normal_d1_19 & (shifted_b47_16 ? over_high_d1_16 : over_low_d1_16);
     assign forced_16 = forced_early_d1_16 | overflow_26;
-    assign saturate_16 = (~nan_d1_28) & (inf_d1_28 | ((~zero_d1_18) & overflow_26));
+    assign saturate_16 = (~nan_d2_28) & (inf_d2_28 | ((~zero_d2_18) & overflow_26));
     assign normal_field_16 = (~forced_16) & normal_d1_19;
     assign kept_31 = window_19[24:1];
     assign guard_31 = window_19[0];
     assign increment_31 = ((~forced_16) & guard_31) & (sticky_30 | kept_31[0]);
     assign e0_minus_1_d1_sel_16 = normal_d1_19 ? e0_minus_1_d1_16 : ({9'h0, kept_31[23]});
-    assign nan_d1_or_16 = nan_d1_28 | saturate_16;
-    assign nan_d1_cat_16 = {22'h0, nan_d1_28};
+    assign nan_d2_or_16 = nan_d2_28 | saturate_16;
+    assign nan_d2_cat_16 = {22'h0, nan_d2_28};
     assign forced_not_16 = ~forced_16;
-    assign packed_27 = (({e0_minus_1_d1_sel_16[7:0], kept_31[22:0]}) & ({(forced_not_16 ? 30'h3fffffff : 30'h0), forced_not_16})) | ({({(nan_d1_or_16 ? 7'h7f : 7'h0), nan_d1_or_16}), ({nan_d1_cat_16[0], 22'h0})});
-    assign result_sign_16 = (~nan_d1_28) & sign_d1_21;
+    assign packed_27 = (({e0_minus_1_d1_sel_16[7:0], kept_31[22:0]}) & ({(forced_not_16 ? 30'h3fffffff : 30'h0), forced_not_16})) | ({({(nan_d2_or_16 ? 7'h7f : 7'h0), nan_d2_or_16}), ({nan_d2_cat_16[0], 22'h0})});
+    assign result_sign_16 = (~nan_d2_28) & sign_d2_21;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_16 = {29'h0, ({(normal_field_d1_16 & shifted_q_16), (normal_field_d1_16 & (~shifted_q_16))})};
     assign result_30 = {result_sign_d1_16, (packed_d1_16 + (({normal_field_d1_cat_16[7:0], 23'h0}) | ({30'h0, increment_d1_16})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d8_bits30_23 = result_d8_4[30:23];
-    assign result_d8_bits22_0 = result_d8_4[22:0];
-    assign result_d8_is0 = result_d8_bits30_23 == 8'h0;
-    assign result_d8_is255 = result_d8_bits30_23 == 8'hff;
-    assign result_d8_is0_2 = result_d8_bits22_0 == 23'h0;
-    assign a_sign_25 = result_d8_4[31];
-    assign a_inf_25 = result_d8_is255 & result_d8_is0_2;
-    assign a_nan_25 = result_d8_is255 & (~result_d8_is0_2);
-    assign a_sig_26 = {(~result_d8_is0), result_d8_bits22_0};
-    assign a_exp_26 = result_d8_is0 ? 8'h1 : result_d8_bits30_23;
+    assign result_d9_bits30_23 = result_d9_4[30:23];
+    assign result_d9_bits22_0 = result_d9_4[22:0];
+    assign result_d9_is0 = result_d9_bits30_23 == 8'h0;
+    assign result_d9_is255 = result_d9_bits30_23 == 8'hff;
+    assign result_d9_is0_2 = result_d9_bits22_0 == 23'h0;
+    assign a_sign_25 = result_d9_4[31];
+    assign a_inf_25 = result_d9_is255 & result_d9_is0_2;
+    assign a_nan_25 = result_d9_is255 & (~result_d9_is0_2);
+    assign a_sig_26 = {(~result_d9_is0), result_d9_bits22_0};
+    assign a_exp_26 = result_d9_is0 ? 8'h1 : result_d9_bits30_23;
     assign result_bits30_23_28 = result_30[30:23];
     assign result_bits22_0_28 = result_30[22:0];
     assign result_is0_55 = result_bits30_23_28 == 8'h0;
@@ -22061,7 +22430,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign inf_29 = a_inf_25 | b_inf_25;
     assign inf_sign_11 = a_inf_25 ? a_sign_25 : b_sign_31;
     assign zero_sign_11 = a_sign_25 & b_sign_31;
-    assign swap_11 = result_d8_4[30:0] < result_30[30:0];
+    assign swap_11 = result_d9_4[30:0] < result_30[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_11 = swap_11 ? b_sign_31 : a_sign_25;
@@ -22336,17 +22705,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_26 = result_is255_29 & (~result_is0_58);
     assign a_sig_27 = {(~result_is0_57), result_bits22_0_29};
     assign a_exp_27 = result_is0_57 ? 8'h1 : result_bits30_23_29;
-    assign s_axis_tdata_288_d18_bits30_23 = s_axis_tdata_288_d18[30:23];
-    assign s_axis_tdata_288_d18_bits22_0 = s_axis_tdata_288_d18[22:0];
-    assign s_axis_tdata_288_d18_is0 = s_axis_tdata_288_d18_bits30_23 == 8'h0;
-    assign s_axis_tdata_288_d18_is255 = s_axis_tdata_288_d18_bits30_23 == 8'hff;
-    assign s_axis_tdata_288_d18_is0_2 = s_axis_tdata_288_d18_bits22_0 == 23'h0;
-    assign b_sign_32 = s_axis_tdata_288_d18[31];
-    assign b_zero_15 = s_axis_tdata_288_d18_is0 & s_axis_tdata_288_d18_is0_2;
-    assign b_inf_26 = s_axis_tdata_288_d18_is255 & s_axis_tdata_288_d18_is0_2;
-    assign b_nan_26 = s_axis_tdata_288_d18_is255 & (~s_axis_tdata_288_d18_is0_2);
-    assign b_sig_29 = {(~s_axis_tdata_288_d18_is0), s_axis_tdata_288_d18_bits22_0};
-    assign b_exp_29 = s_axis_tdata_288_d18_is0 ? 8'h1 : s_axis_tdata_288_d18_bits30_23;
+    assign s_axis_tdata_288_d19_bits30_23 = s_axis_tdata_288_d19[30:23];
+    assign s_axis_tdata_288_d19_bits22_0 = s_axis_tdata_288_d19[22:0];
+    assign s_axis_tdata_288_d19_is0 = s_axis_tdata_288_d19_bits30_23 == 8'h0;
+    assign s_axis_tdata_288_d19_is255 = s_axis_tdata_288_d19_bits30_23 == 8'hff;
+    assign s_axis_tdata_288_d19_is0_2 = s_axis_tdata_288_d19_bits22_0 == 23'h0;
+    assign b_sign_32 = s_axis_tdata_288_d19[31];
+    assign b_zero_15 = s_axis_tdata_288_d19_is0 & s_axis_tdata_288_d19_is0_2;
+    assign b_inf_26 = s_axis_tdata_288_d19_is255 & s_axis_tdata_288_d19_is0_2;
+    assign b_nan_26 = s_axis_tdata_288_d19_is255 & (~s_axis_tdata_288_d19_is0_2);
+    assign b_sig_29 = {(~s_axis_tdata_288_d19_is0), s_axis_tdata_288_d19_bits22_0};
+    assign b_exp_29 = s_axis_tdata_288_d19_is0 ? 8'h1 : s_axis_tdata_288_d19_bits30_23;
     assign sign_22 = a_sign_26 ^ b_sign_32;
     assign nan_30 = ((a_nan_26 | b_nan_26) | (a_zero_15 & b_inf_26)) | (a_inf_26 & b_zero_15);
     assign inf_30 = a_inf_26 | b_inf_26;
@@ -22443,24 +22812,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_16 = b_exp_29 ^ 8'h80;
     assign fine_17 = (({2'h0, a_exp_27}) + ({(b_exp_xor_16[7] ? 2'h3 : 2'h0), b_exp_xor_16})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_17 = {{24{1'b0}}, a_sig_27} * {{24{1'b0}}, b_sig_29};
-    assign e0_minus_1_17 = fine_17 + (~({5'h0, lz_28}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_17 = {{24{1'b0}}, a_sig_d1_16} * {{24{1'b0}}, b_sig_d1_18};
+    assign e0_minus_1_17 = fine_d1_17 + (~({5'h0, lz_d1_17}));
     assign normal_22 = ~e0_minus_1_17[9];
-    assign coarse_17 = fine_17[9];
-    assign far_17 = (fine_17 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_17 = coarse_17 ? (fine_17 + 10'h18) : fine_17;
-    assign t_17 = normal_22 ? lz_28 : fine_sel_17[4:0];
+    assign coarse_17 = fine_d1_17[9];
+    assign far_17 = (fine_d1_17 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_17 = coarse_17 ? (fine_d1_17 + 10'h18) : fine_d1_17;
+    assign t_17 = normal_22 ? lz_d1_17 : fine_d1_sel_17[4:0];
     assign over_low_17 = ~((e0_minus_1_17 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_17 = ~((e0_minus_1_17 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_17 = ((nan_30 | inf_30) | zero_19) | (normal_22 ? 1'h0 : far_17);
+    assign forced_early_17 = ((nan_d1_30 | inf_d1_30) | zero_d1_19) | (normal_22 ? 1'h0 : far_17);
+    assign t_cat_33 = {({({({3'h0, (t_17[4:2] == 3'h5)}), ({3'h0, (t_17[4:2] == 3'h4)})}), ({3'h0, (t_17[4:2] == 3'h3)})}), ({3'h0, (t_17[4:2] == 3'h2)})};
+    assign t_cat_34 = {({({(t_17[1:0] == 2'h3), (t_17[1:0] == 2'h2)}), (t_17[1:0] == 2'h1)}), (t_17[1:0] == 2'h0)};
+    assign t_prod_17 = {{4{1'b0}}, ({({t_cat_33, ({3'h0, (t_17[4:2] == 3'h1)})}), ({3'h0, (t_17[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_34};
+    assign scale_17 = t_prod_17[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_17 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_17[4:2] == 3'h5)}), ({3'h0, (t_d1_17[4:2] == 3'h4)})}), ({3'h0, (t_d1_17[4:2] == 3'h3)})}), ({3'h0, (t_d1_17[4:2] == 3'h2)})}), ({3'h0, (t_d1_17[4:2] == 3'h1)})}), ({3'h0, (t_d1_17[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_17[1:0] == 2'h3), (t_d1_17[1:0] == 2'h2)}), (t_d1_17[1:0] == 2'h1)}), (t_d1_17[1:0] == 2'h0)})};
-    assign scale_17 = t_d1_prod_17[23:0];
-    assign product_d1_prod_17 = {{24{1'b0}}, product_d1_17[16:0]} * {{17{1'b0}}, scale_17};
-    assign product_d1_plus_17 = ({1'h0, ({{24{1'b0}}, product_d1_17[33:17]} * {{17{1'b0}}, scale_17})}) + ({18'h0, product_d1_prod_17[40:17]});
-    assign product_d1_cat_17 = {({(({1'h0, ({{24{1'b0}}, product_d1_17[47:34]} * {{14{1'b0}}, scale_17})}) + ({14'h0, product_d1_plus_17[41:17]})), product_d1_plus_17[16:0]}), product_d1_prod_17[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_17 = {{24{1'b0}}, product_d1_17[16:0]} * {{17{1'b0}}, scale_d1_17};
+    assign product_d1_plus_17 = ({1'h0, ({{24{1'b0}}, product_d1_17[33:17]} * {{17{1'b0}}, scale_d1_17})}) + ({18'h0, product_d1_prod_17[40:17]});
+    assign product_d1_cat_17 = {({(({1'h0, ({{24{1'b0}}, product_d1_17[47:34]} * {{14{1'b0}}, scale_d1_17})}) + ({14'h0, product_d1_plus_17[41:17]})), product_d1_plus_17[16:0]}), product_d1_prod_17[16:0]};
     assign shifted_28 = product_d1_cat_17[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -22471,17 +22842,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_32 = ((~(shifted_28[21:0] == 22'h0)) | ((far_window_17 | mid_window_17) & shifted_28[22])) | (far_window_17 & (~(shifted_28[46:23] == 24'h0)));
     assign overflow_28 = normal_d1_20 & (shifted_b47_17 ? over_high_d1_17 : over_low_d1_17);
     assign forced_17 = forced_early_d1_17 | overflow_28;
-    assign saturate_17 = (~nan_d1_30) & (inf_d1_30 | ((~zero_d1_19) & overflow_28));
+    assign saturate_17 = (~nan_d2_30) & (inf_d2_30 | ((~zero_d2_19) & overflow_28));
     assign normal_field_17 = (~forced_17) & normal_d1_20;
     assign kept_33 = window_20[24:1];
     assign guard_33 = window_20[0];
     assign increment_33 = ((~forced_17) & guard_33) & (sticky_32 | kept_33[0]);
     assign e0_minus_1_d1_sel_17 = normal_d1_20 ? e0_minus_1_d1_17 : ({9'h0, kept_33[23]});
-    assign nan_d1_or_17 = nan_d1_30 | saturate_17;
-    assign nan_d1_cat_17 = {22'h0, nan_d1_30};
+    assign nan_d2_or_17 = nan_d2_30 | saturate_17;
+    assign nan_d2_cat_17 = {22'h0, nan_d2_30};
     assign forced_not_17 = ~forced_17;
-    assign packed_29 = (({e0_minus_1_d1_sel_17[7:0], kept_33[22:0]}) & ({(forced_not_17 ? 30'h3fffffff : 30'h0), forced_not_17})) | ({({(nan_d1_or_17 ? 7'h7f : 7'h0), nan_d1_or_17}), ({nan_d1_cat_17[0], 22'h0})});
-    assign result_sign_17 = (~nan_d1_30) & sign_d1_22;
+    assign packed_29 = (({e0_minus_1_d1_sel_17[7:0], kept_33[22:0]}) & ({(forced_not_17 ? 30'h3fffffff : 30'h0), forced_not_17})) | ({({(nan_d2_or_17 ? 7'h7f : 7'h0), nan_d2_or_17}), ({nan_d2_cat_17[0], 22'h0})});
+    assign result_sign_17 = (~nan_d2_30) & sign_d2_22;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_17 = {29'h0, ({(normal_field_d1_17 & shifted_q_17), (normal_field_d1_17 & (~shifted_q_17))})};
@@ -22498,22 +22869,22 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_27 = result_is255_30 & (~result_is0_60);
     assign a_sig_28 = {(~result_is0_59), result_bits22_0_30};
     assign a_exp_28 = result_is0_59 ? 8'h1 : result_bits30_23_30;
-    assign result_d12_bits30_23_2 = result_d12_4[30:23];
-    assign result_d12_bits22_0_2 = result_d12_4[22:0];
-    assign result_d12_is0_3 = result_d12_bits30_23_2 == 8'h0;
-    assign result_d12_is255_2 = result_d12_bits30_23_2 == 8'hff;
-    assign result_d12_is0_4 = result_d12_bits22_0_2 == 23'h0;
-    assign b_sign_33 = result_d12_4[31];
-    assign b_inf_27 = result_d12_is255_2 & result_d12_is0_4;
-    assign b_nan_27 = result_d12_is255_2 & (~result_d12_is0_4);
-    assign b_sig_30 = {(~result_d12_is0_3), result_d12_bits22_0_2};
-    assign b_exp_30 = result_d12_is0_3 ? 8'h1 : result_d12_bits30_23_2;
+    assign result_d13_bits30_23 = result_d13_3[30:23];
+    assign result_d13_bits22_0 = result_d13_3[22:0];
+    assign result_d13_is0 = result_d13_bits30_23 == 8'h0;
+    assign result_d13_is255 = result_d13_bits30_23 == 8'hff;
+    assign result_d13_is0_2 = result_d13_bits22_0 == 23'h0;
+    assign b_sign_33 = result_d13_3[31];
+    assign b_inf_27 = result_d13_is255 & result_d13_is0_2;
+    assign b_nan_27 = result_d13_is255 & (~result_d13_is0_2);
+    assign b_sig_30 = {(~result_d13_is0), result_d13_bits22_0};
+    assign b_exp_30 = result_d13_is0 ? 8'h1 : result_d13_bits30_23;
     assign opposite_12 = a_sign_27 ^ b_sign_33;
     assign nan_31 = (a_nan_27 | b_nan_27) | ((a_inf_27 & b_inf_27) & opposite_12);
     assign inf_31 = a_inf_27 | b_inf_27;
     assign inf_sign_12 = a_inf_27 ? a_sign_27 : b_sign_33;
     assign zero_sign_12 = a_sign_27 & b_sign_33;
-    assign swap_12 = result_31[30:0] < result_d12_4[30:0];
+    assign swap_12 = result_31[30:0] < result_d13_3[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_12 = swap_12 ? b_sign_33 : a_sign_27;
@@ -22834,7 +23205,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign increment_35 = ((~normal_d2_4) & guard_35) & ((~(dropped_d1_4 == 1'h0)) | kept_35[0]);
 
     // ---- scale: special cases (NaN, infinity, zero) ----
-    assign result_34 = x_nan_d2_4 ? 32'h7fc00000 : ({sign_d2_6, (x_inf_d2_4 ? 31'h7f800000 : (x_zero_d2_4 ? 31'h0 : (normal_d2_4 ? ({field_d2_4[7:0], x_sig_d2_4[22:0]}) : (({7'h0, kept_35}) + ({30'h0, increment_35})))))});
+    assign result_34 = x_nan_d2_4 ? 32'h7fc00000 : ({sign_d2_23, (x_inf_d2_4 ? 31'h7f800000 : (x_zero_d2_4 ? 31'h0 : (normal_d2_4 ? ({field_d2_4[7:0], x_sig_d2_4[22:0]}) : (({7'h0, kept_35}) + ({30'h0, increment_35})))))});
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
     assign s_axis_tdata_288_bits30_23 = s_axis_tdata[318:311];
@@ -22955,24 +23326,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_17 = b_exp_31 ^ 8'h80;
     assign fine_18 = (({2'h0, a_exp_29}) + ({(b_exp_xor_17[7] ? 2'h3 : 2'h0), b_exp_xor_17})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_18 = {{24{1'b0}}, a_sig_29} * {{24{1'b0}}, b_sig_31};
-    assign e0_minus_1_18 = fine_18 + (~({5'h0, lz_30}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_18 = {{24{1'b0}}, a_sig_d1_17} * {{24{1'b0}}, b_sig_d1_19};
+    assign e0_minus_1_18 = fine_d1_18 + (~({5'h0, lz_d1_18}));
     assign normal_24 = ~e0_minus_1_18[9];
-    assign coarse_18 = fine_18[9];
-    assign far_18 = (fine_18 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_18 = coarse_18 ? (fine_18 + 10'h18) : fine_18;
-    assign t_18 = normal_24 ? lz_30 : fine_sel_18[4:0];
+    assign coarse_18 = fine_d1_18[9];
+    assign far_18 = (fine_d1_18 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_18 = coarse_18 ? (fine_d1_18 + 10'h18) : fine_d1_18;
+    assign t_18 = normal_24 ? lz_d1_18 : fine_d1_sel_18[4:0];
     assign over_low_18 = ~((e0_minus_1_18 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_18 = ~((e0_minus_1_18 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_18 = ((nan_32 | inf_32) | zero_20) | (normal_24 ? 1'h0 : far_18);
+    assign forced_early_18 = ((nan_d1_32 | inf_d1_32) | zero_d1_20) | (normal_24 ? 1'h0 : far_18);
+    assign t_cat_35 = {({({({3'h0, (t_18[4:2] == 3'h5)}), ({3'h0, (t_18[4:2] == 3'h4)})}), ({3'h0, (t_18[4:2] == 3'h3)})}), ({3'h0, (t_18[4:2] == 3'h2)})};
+    assign t_cat_36 = {({({(t_18[1:0] == 2'h3), (t_18[1:0] == 2'h2)}), (t_18[1:0] == 2'h1)}), (t_18[1:0] == 2'h0)};
+    assign t_prod_18 = {{4{1'b0}}, ({({t_cat_35, ({3'h0, (t_18[4:2] == 3'h1)})}), ({3'h0, (t_18[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_36};
+    assign scale_18 = t_prod_18[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_18 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_18[4:2] == 3'h5)}), ({3'h0, (t_d1_18[4:2] == 3'h4)})}), ({3'h0, (t_d1_18[4:2] == 3'h3)})}), ({3'h0, (t_d1_18[4:2] == 3'h2)})}), ({3'h0, (t_d1_18[4:2] == 3'h1)})}), ({3'h0, (t_d1_18[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_18[1:0] == 2'h3), (t_d1_18[1:0] == 2'h2)}), (t_d1_18[1:0] == 2'h1)}), (t_d1_18[1:0] == 2'h0)})};
-    assign scale_18 = t_d1_prod_18[23:0];
-    assign product_d1_prod_18 = {{24{1'b0}}, product_d1_18[16:0]} * {{17{1'b0}}, scale_18};
-    assign product_d1_plus_18 = ({1'h0, ({{24{1'b0}}, product_d1_18[33:17]} * {{17{1'b0}}, scale_18})}) + ({18'h0, product_d1_prod_18[40:17]});
-    assign product_d1_cat_18 = {({(({1'h0, ({{24{1'b0}}, product_d1_18[47:34]} * {{14{1'b0}}, scale_18})}) + ({14'h0, product_d1_plus_18[41:17]})), product_d1_plus_18[16:0]}), product_d1_prod_18[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_18 = {{24{1'b0}}, product_d1_18[16:0]} * {{17{1'b0}}, scale_d1_18};
+    assign product_d1_plus_18 = ({1'h0, ({{24{1'b0}}, product_d1_18[33:17]} * {{17{1'b0}}, scale_d1_18})}) + ({18'h0, product_d1_prod_18[40:17]});
+    assign product_d1_cat_18 = {({(({1'h0, ({{24{1'b0}}, product_d1_18[47:34]} * {{14{1'b0}}, scale_d1_18})}) + ({14'h0, product_d1_plus_18[41:17]})), product_d1_plus_18[16:0]}), product_d1_prod_18[16:0]};
     assign shifted_30 = product_d1_cat_18[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -22983,17 +23356,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_34 = ((~(shifted_30[21:0] == 22'h0)) | ((far_window_18 | mid_window_18) & shifted_30[22])) | (far_window_18 & (~(shifted_30[46:23] == 24'h0)));
     assign overflow_30 = normal_d1_22 & (shifted_b47_18 ? over_high_d1_18 : over_low_d1_18);
     assign forced_18 = forced_early_d1_18 | overflow_30;
-    assign saturate_18 = (~nan_d1_32) & (inf_d1_32 | ((~zero_d1_20) & overflow_30));
+    assign saturate_18 = (~nan_d2_32) & (inf_d2_32 | ((~zero_d2_20) & overflow_30));
     assign normal_field_18 = (~forced_18) & normal_d1_22;
     assign kept_36 = window_22[24:1];
     assign guard_36 = window_22[0];
     assign increment_36 = ((~forced_18) & guard_36) & (sticky_34 | kept_36[0]);
     assign e0_minus_1_d1_sel_18 = normal_d1_22 ? e0_minus_1_d1_18 : ({9'h0, kept_36[23]});
-    assign nan_d1_or_18 = nan_d1_32 | saturate_18;
-    assign nan_d1_cat_18 = {22'h0, nan_d1_32};
+    assign nan_d2_or_18 = nan_d2_32 | saturate_18;
+    assign nan_d2_cat_18 = {22'h0, nan_d2_32};
     assign forced_not_18 = ~forced_18;
-    assign packed_31 = (({e0_minus_1_d1_sel_18[7:0], kept_36[22:0]}) & ({(forced_not_18 ? 30'h3fffffff : 30'h0), forced_not_18})) | ({({(nan_d1_or_18 ? 7'h7f : 7'h0), nan_d1_or_18}), ({nan_d1_cat_18[0], 22'h0})});
-    assign result_sign_18 = (~nan_d1_32) & sign_d1_24;
+    assign packed_31 = (({e0_minus_1_d1_sel_18[7:0], kept_36[22:0]}) & ({(forced_not_18 ? 30'h3fffffff : 30'h0), forced_not_18})) | ({({(nan_d2_or_18 ? 7'h7f : 7'h0), nan_d2_or_18}), ({nan_d2_cat_18[0], 22'h0})});
+    assign result_sign_18 = (~nan_d2_32) & sign_d2_24;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_18 = {29'h0, ({(normal_field_d1_18 & shifted_q_18), (normal_field_d1_18 & (~shifted_q_18))})};
@@ -23118,24 +23491,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_18 = b_exp_32 ^ 8'h80;
     assign fine_19 = (({2'h0, a_exp_30}) + ({(b_exp_xor_18[7] ? 2'h3 : 2'h0), b_exp_xor_18})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_19 = {{24{1'b0}}, a_sig_30} * {{24{1'b0}}, b_sig_32};
-    assign e0_minus_1_19 = fine_19 + (~({5'h0, lz_31}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_19 = {{24{1'b0}}, a_sig_d1_18} * {{24{1'b0}}, b_sig_d1_20};
+    assign e0_minus_1_19 = fine_d1_19 + (~({5'h0, lz_d1_19}));
     assign normal_25 = ~e0_minus_1_19[9];
-    assign coarse_19 = fine_19[9];
-    assign far_19 = (fine_19 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_19 = coarse_19 ? (fine_19 + 10'h18) : fine_19;
-    assign t_19 = normal_25 ? lz_31 : fine_sel_19[4:0];
+    assign coarse_19 = fine_d1_19[9];
+    assign far_19 = (fine_d1_19 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_19 = coarse_19 ? (fine_d1_19 + 10'h18) : fine_d1_19;
+    assign t_19 = normal_25 ? lz_d1_19 : fine_d1_sel_19[4:0];
     assign over_low_19 = ~((e0_minus_1_19 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_19 = ~((e0_minus_1_19 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_19 = ((nan_33 | inf_33) | zero_21) | (normal_25 ? 1'h0 : far_19);
+    assign forced_early_19 = ((nan_d1_33 | inf_d1_33) | zero_d1_21) | (normal_25 ? 1'h0 : far_19);
+    assign t_cat_37 = {({({({3'h0, (t_19[4:2] == 3'h5)}), ({3'h0, (t_19[4:2] == 3'h4)})}), ({3'h0, (t_19[4:2] == 3'h3)})}), ({3'h0, (t_19[4:2] == 3'h2)})};
+    assign t_cat_38 = {({({(t_19[1:0] == 2'h3), (t_19[1:0] == 2'h2)}), (t_19[1:0] == 2'h1)}), (t_19[1:0] == 2'h0)};
+    assign t_prod_19 = {{4{1'b0}}, ({({t_cat_37, ({3'h0, (t_19[4:2] == 3'h1)})}), ({3'h0, (t_19[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_38};
+    assign scale_19 = t_prod_19[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_19 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_19[4:2] == 3'h5)}), ({3'h0, (t_d1_19[4:2] == 3'h4)})}), ({3'h0, (t_d1_19[4:2] == 3'h3)})}), ({3'h0, (t_d1_19[4:2] == 3'h2)})}), ({3'h0, (t_d1_19[4:2] == 3'h1)})}), ({3'h0, (t_d1_19[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_19[1:0] == 2'h3), (t_d1_19[1:0] == 2'h2)}), (t_d1_19[1:0] == 2'h1)}), (t_d1_19[1:0] == 2'h0)})};
-    assign scale_19 = t_d1_prod_19[23:0];
-    assign product_d1_prod_19 = {{24{1'b0}}, product_d1_19[16:0]} * {{17{1'b0}}, scale_19};
-    assign product_d1_plus_19 = ({1'h0, ({{24{1'b0}}, product_d1_19[33:17]} * {{17{1'b0}}, scale_19})}) + ({18'h0, product_d1_prod_19[40:17]});
-    assign product_d1_cat_19 = {({(({1'h0, ({{24{1'b0}}, product_d1_19[47:34]} * {{14{1'b0}}, scale_19})}) + ({14'h0, product_d1_plus_19[41:17]})), product_d1_plus_19[16:0]}), product_d1_prod_19[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_19 = {{24{1'b0}}, product_d1_19[16:0]} * {{17{1'b0}}, scale_d1_19};
+    assign product_d1_plus_19 = ({1'h0, ({{24{1'b0}}, product_d1_19[33:17]} * {{17{1'b0}}, scale_d1_19})}) + ({18'h0, product_d1_prod_19[40:17]});
+    assign product_d1_cat_19 = {({(({1'h0, ({{24{1'b0}}, product_d1_19[47:34]} * {{14{1'b0}}, scale_d1_19})}) + ({14'h0, product_d1_plus_19[41:17]})), product_d1_plus_19[16:0]}), product_d1_prod_19[16:0]};
     assign shifted_31 = product_d1_cat_19[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -23146,17 +23521,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_35 = ((~(shifted_31[21:0] == 22'h0)) | ((far_window_19 | mid_window_19) & shifted_31[22])) | (far_window_19 & (~(shifted_31[46:23] == 24'h0)));
     assign overflow_31 = normal_d1_23 & (shifted_b47_19 ? over_high_d1_19 : over_low_d1_19);
     assign forced_19 = forced_early_d1_19 | overflow_31;
-    assign saturate_19 = (~nan_d1_33) & (inf_d1_33 | ((~zero_d1_21) & overflow_31));
+    assign saturate_19 = (~nan_d2_33) & (inf_d2_33 | ((~zero_d2_21) & overflow_31));
     assign normal_field_19 = (~forced_19) & normal_d1_23;
     assign kept_37 = window_23[24:1];
     assign guard_37 = window_23[0];
     assign increment_37 = ((~forced_19) & guard_37) & (sticky_35 | kept_37[0]);
     assign e0_minus_1_d1_sel_19 = normal_d1_23 ? e0_minus_1_d1_19 : ({9'h0, kept_37[23]});
-    assign nan_d1_or_19 = nan_d1_33 | saturate_19;
-    assign nan_d1_cat_19 = {22'h0, nan_d1_33};
+    assign nan_d2_or_19 = nan_d2_33 | saturate_19;
+    assign nan_d2_cat_19 = {22'h0, nan_d2_33};
     assign forced_not_19 = ~forced_19;
-    assign packed_32 = (({e0_minus_1_d1_sel_19[7:0], kept_37[22:0]}) & ({(forced_not_19 ? 30'h3fffffff : 30'h0), forced_not_19})) | ({({(nan_d1_or_19 ? 7'h7f : 7'h0), nan_d1_or_19}), ({nan_d1_cat_19[0], 22'h0})});
-    assign result_sign_19 = (~nan_d1_33) & sign_d1_25;
+    assign packed_32 = (({e0_minus_1_d1_sel_19[7:0], kept_37[22:0]}) & ({(forced_not_19 ? 30'h3fffffff : 30'h0), forced_not_19})) | ({({(nan_d2_or_19 ? 7'h7f : 7'h0), nan_d2_or_19}), ({nan_d2_cat_19[0], 22'h0})});
+    assign result_sign_19 = (~nan_d2_33) & sign_d2_25;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_19 = {29'h0, ({(normal_field_d1_19 & shifted_q_19), (normal_field_d1_19 & (~shifted_q_19))})};
@@ -23463,17 +23838,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_31 = result_is255_34 & (~result_is0_68);
     assign a_sig_32 = {(~result_is0_67), result_bits22_0_34};
     assign a_exp_32 = result_is0_67 ? 8'h1 : result_bits30_23_34;
-    assign result_d12_bits30_23_3 = result_d12_5[30:23];
-    assign result_d12_bits22_0_3 = result_d12_5[22:0];
-    assign result_d12_is0_5 = result_d12_bits30_23_3 == 8'h0;
-    assign result_d12_is255_3 = result_d12_bits30_23_3 == 8'hff;
-    assign result_d12_is0_6 = result_d12_bits22_0_3 == 23'h0;
-    assign b_sign_37 = result_d12_5[31];
-    assign b_zero_18 = result_d12_is0_5 & result_d12_is0_6;
-    assign b_inf_31 = result_d12_is255_3 & result_d12_is0_6;
-    assign b_nan_31 = result_d12_is255_3 & (~result_d12_is0_6);
-    assign b_sig_34 = {(~result_d12_is0_5), result_d12_bits22_0_3};
-    assign b_exp_34 = result_d12_is0_5 ? 8'h1 : result_d12_bits30_23_3;
+    assign result_d11_bits30_23_2 = result_d11_5[30:23];
+    assign result_d11_bits22_0_2 = result_d11_5[22:0];
+    assign result_d11_is0_3 = result_d11_bits30_23_2 == 8'h0;
+    assign result_d11_is255_2 = result_d11_bits30_23_2 == 8'hff;
+    assign result_d11_is0_4 = result_d11_bits22_0_2 == 23'h0;
+    assign b_sign_37 = result_d11_5[31];
+    assign b_zero_18 = result_d11_is0_3 & result_d11_is0_4;
+    assign b_inf_31 = result_d11_is255_2 & result_d11_is0_4;
+    assign b_nan_31 = result_d11_is255_2 & (~result_d11_is0_4);
+    assign b_sig_34 = {(~result_d11_is0_3), result_d11_bits22_0_2};
+    assign b_exp_34 = result_d11_is0_3 ? 8'h1 : result_d11_bits30_23_2;
     assign sign_26 = a_sign_31 ^ b_sign_37;
     assign nan_35 = ((a_nan_31 | b_nan_31) | (a_zero_18 & b_inf_31)) | (a_inf_31 & b_zero_18);
     assign inf_35 = a_inf_31 | b_inf_31;
@@ -23570,24 +23945,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_19 = b_exp_34 ^ 8'h80;
     assign fine_20 = (({2'h0, a_exp_32}) + ({(b_exp_xor_19[7] ? 2'h3 : 2'h0), b_exp_xor_19})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_20 = {{24{1'b0}}, a_sig_32} * {{24{1'b0}}, b_sig_34};
-    assign e0_minus_1_20 = fine_20 + (~({5'h0, lz_33}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_20 = {{24{1'b0}}, a_sig_d1_19} * {{24{1'b0}}, b_sig_d1_21};
+    assign e0_minus_1_20 = fine_d1_20 + (~({5'h0, lz_d1_20}));
     assign normal_26 = ~e0_minus_1_20[9];
-    assign coarse_20 = fine_20[9];
-    assign far_20 = (fine_20 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_20 = coarse_20 ? (fine_20 + 10'h18) : fine_20;
-    assign t_20 = normal_26 ? lz_33 : fine_sel_20[4:0];
+    assign coarse_20 = fine_d1_20[9];
+    assign far_20 = (fine_d1_20 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_20 = coarse_20 ? (fine_d1_20 + 10'h18) : fine_d1_20;
+    assign t_20 = normal_26 ? lz_d1_20 : fine_d1_sel_20[4:0];
     assign over_low_20 = ~((e0_minus_1_20 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_20 = ~((e0_minus_1_20 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_20 = ((nan_35 | inf_35) | zero_22) | (normal_26 ? 1'h0 : far_20);
+    assign forced_early_20 = ((nan_d1_35 | inf_d1_35) | zero_d1_22) | (normal_26 ? 1'h0 : far_20);
+    assign t_cat_39 = {({({({3'h0, (t_20[4:2] == 3'h5)}), ({3'h0, (t_20[4:2] == 3'h4)})}), ({3'h0, (t_20[4:2] == 3'h3)})}), ({3'h0, (t_20[4:2] == 3'h2)})};
+    assign t_cat_40 = {({({(t_20[1:0] == 2'h3), (t_20[1:0] == 2'h2)}), (t_20[1:0] == 2'h1)}), (t_20[1:0] == 2'h0)};
+    assign t_prod_20 = {{4{1'b0}}, ({({t_cat_39, ({3'h0, (t_20[4:2] == 3'h1)})}), ({3'h0, (t_20[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_40};
+    assign scale_20 = t_prod_20[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_20 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_20[4:2] == 3'h5)}), ({3'h0, (t_d1_20[4:2] == 3'h4)})}), ({3'h0, (t_d1_20[4:2] == 3'h3)})}), ({3'h0, (t_d1_20[4:2] == 3'h2)})}), ({3'h0, (t_d1_20[4:2] == 3'h1)})}), ({3'h0, (t_d1_20[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_20[1:0] == 2'h3), (t_d1_20[1:0] == 2'h2)}), (t_d1_20[1:0] == 2'h1)}), (t_d1_20[1:0] == 2'h0)})};
-    assign scale_20 = t_d1_prod_20[23:0];
-    assign product_d1_prod_20 = {{24{1'b0}}, product_d1_20[16:0]} * {{17{1'b0}}, scale_20};
-    assign product_d1_plus_20 = ({1'h0, ({{24{1'b0}}, product_d1_20[33:17]} * {{17{1'b0}}, scale_20})}) + ({18'h0, product_d1_prod_20[40:17]});
-    assign product_d1_cat_20 = {({(({1'h0, ({{24{1'b0}}, product_d1_20[47:34]} * {{14{1'b0}}, scale_20})}) + ({14'h0, product_d1_plus_20[41:17]})), product_d1_plus_20[16:0]}), product_d1_prod_20[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_20 = {{24{1'b0}}, product_d1_20[16:0]} * {{17{1'b0}}, scale_d1_20};
+    assign product_d1_plus_20 = ({1'h0, ({{24{1'b0}}, product_d1_20[33:17]} * {{17{1'b0}}, scale_d1_20})}) + ({18'h0, product_d1_prod_20[40:17]});
+    assign product_d1_cat_20 = {({(({1'h0, ({{24{1'b0}}, product_d1_20[47:34]} * {{14{1'b0}}, scale_d1_20})}) + ({14'h0, product_d1_plus_20[41:17]})), product_d1_plus_20[16:0]}), product_d1_prod_20[16:0]};
     assign shifted_33 = product_d1_cat_20[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -23598,33 +23975,33 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_37 = ((~(shifted_33[21:0] == 22'h0)) | ((far_window_20 | mid_window_20) & shifted_33[22])) | (far_window_20 & (~(shifted_33[46:23] == 24'h0)));
     assign overflow_33 = normal_d1_24 & (shifted_b47_20 ? over_high_d1_20 : over_low_d1_20);
     assign forced_20 = forced_early_d1_20 | overflow_33;
-    assign saturate_20 = (~nan_d1_35) & (inf_d1_35 | ((~zero_d1_22) & overflow_33));
+    assign saturate_20 = (~nan_d2_35) & (inf_d2_35 | ((~zero_d2_22) & overflow_33));
     assign normal_field_20 = (~forced_20) & normal_d1_24;
     assign kept_39 = window_24[24:1];
     assign guard_39 = window_24[0];
     assign increment_39 = ((~forced_20) & guard_39) & (sticky_37 | kept_39[0]);
     assign e0_minus_1_d1_sel_20 = normal_d1_24 ? e0_minus_1_d1_20 : ({9'h0, kept_39[23]});
-    assign nan_d1_or_20 = nan_d1_35 | saturate_20;
-    assign nan_d1_cat_20 = {22'h0, nan_d1_35};
+    assign nan_d2_or_20 = nan_d2_35 | saturate_20;
+    assign nan_d2_cat_20 = {22'h0, nan_d2_35};
     assign forced_not_20 = ~forced_20;
-    assign packed_34 = (({e0_minus_1_d1_sel_20[7:0], kept_39[22:0]}) & ({(forced_not_20 ? 30'h3fffffff : 30'h0), forced_not_20})) | ({({(nan_d1_or_20 ? 7'h7f : 7'h0), nan_d1_or_20}), ({nan_d1_cat_20[0], 22'h0})});
-    assign result_sign_20 = (~nan_d1_35) & sign_d1_26;
+    assign packed_34 = (({e0_minus_1_d1_sel_20[7:0], kept_39[22:0]}) & ({(forced_not_20 ? 30'h3fffffff : 30'h0), forced_not_20})) | ({({(nan_d2_or_20 ? 7'h7f : 7'h0), nan_d2_or_20}), ({nan_d2_cat_20[0], 22'h0})});
+    assign result_sign_20 = (~nan_d2_35) & sign_d2_26;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_20 = {29'h0, ({(normal_field_d1_20 & shifted_q_20), (normal_field_d1_20 & (~shifted_q_20))})};
     assign result_38 = {result_sign_d1_20, (packed_d1_20 + (({normal_field_d1_cat_20[7:0], 23'h0}) | ({30'h0, increment_d1_20})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_352_d20_bits30_23 = s_axis_tdata_352_d20[30:23];
-    assign s_axis_tdata_352_d20_bits22_0 = s_axis_tdata_352_d20[22:0];
-    assign s_axis_tdata_352_d20_is0 = s_axis_tdata_352_d20_bits30_23 == 8'h0;
-    assign s_axis_tdata_352_d20_is255 = s_axis_tdata_352_d20_bits30_23 == 8'hff;
-    assign s_axis_tdata_352_d20_is0_2 = s_axis_tdata_352_d20_bits22_0 == 23'h0;
-    assign a_sign_32 = s_axis_tdata_352_d20[31];
-    assign a_inf_32 = s_axis_tdata_352_d20_is255 & s_axis_tdata_352_d20_is0_2;
-    assign a_nan_32 = s_axis_tdata_352_d20_is255 & (~s_axis_tdata_352_d20_is0_2);
-    assign a_sig_33 = {(~s_axis_tdata_352_d20_is0), s_axis_tdata_352_d20_bits22_0};
-    assign a_exp_33 = s_axis_tdata_352_d20_is0 ? 8'h1 : s_axis_tdata_352_d20_bits30_23;
+    assign s_axis_tdata_352_d21_bits30_23 = s_axis_tdata_352_d21[30:23];
+    assign s_axis_tdata_352_d21_bits22_0 = s_axis_tdata_352_d21[22:0];
+    assign s_axis_tdata_352_d21_is0 = s_axis_tdata_352_d21_bits30_23 == 8'h0;
+    assign s_axis_tdata_352_d21_is255 = s_axis_tdata_352_d21_bits30_23 == 8'hff;
+    assign s_axis_tdata_352_d21_is0_2 = s_axis_tdata_352_d21_bits22_0 == 23'h0;
+    assign a_sign_32 = s_axis_tdata_352_d21[31];
+    assign a_inf_32 = s_axis_tdata_352_d21_is255 & s_axis_tdata_352_d21_is0_2;
+    assign a_nan_32 = s_axis_tdata_352_d21_is255 & (~s_axis_tdata_352_d21_is0_2);
+    assign a_sig_33 = {(~s_axis_tdata_352_d21_is0), s_axis_tdata_352_d21_bits22_0};
+    assign a_exp_33 = s_axis_tdata_352_d21_is0 ? 8'h1 : s_axis_tdata_352_d21_bits30_23;
     assign result_bits30_23_35 = result_38[30:23];
     assign result_bits22_0_35 = result_38[22:0];
     assign result_is0_69 = result_bits30_23_35 == 8'h0;
@@ -23641,7 +24018,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign inf_36 = a_inf_32 | b_inf_32;
     assign inf_sign_14 = a_inf_32 ? a_sign_32 : b_sign_39;
     assign zero_sign_14 = a_sign_32 & b_sign_39;
-    assign swap_14 = s_axis_tdata_352_d20[30:0] < result_38[30:0];
+    assign swap_14 = s_axis_tdata_352_d21[30:0] < result_38[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_14 = swap_14 ? b_sign_39 : a_sign_32;
@@ -23964,24 +24341,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_20 = b_exp_36 ^ 8'h80;
     assign fine_21 = (10'h7d + ({(b_exp_xor_20[7] ? 2'h3 : 2'h0), b_exp_xor_20})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_21 = {{24{1'b0}}, 24'hcccccc} * {{24{1'b0}}, b_sig_36};
-    assign e0_minus_1_21 = fine_21 + (~({5'h0, lz_35}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_21 = {{24{1'b0}}, 24'hcccccc} * {{24{1'b0}}, b_sig_d1_22};
+    assign e0_minus_1_21 = fine_d1_21 + (~({5'h0, lz_d1_21}));
     assign normal_27 = ~e0_minus_1_21[9];
-    assign coarse_21 = fine_21[9];
-    assign far_21 = (fine_21 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_21 = coarse_21 ? (fine_21 + 10'h18) : fine_21;
-    assign t_21 = normal_27 ? lz_35 : fine_sel_21[4:0];
+    assign coarse_21 = fine_d1_21[9];
+    assign far_21 = (fine_d1_21 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_21 = coarse_21 ? (fine_d1_21 + 10'h18) : fine_d1_21;
+    assign t_21 = normal_27 ? lz_d1_21 : fine_d1_sel_21[4:0];
     assign over_low_21 = ~((e0_minus_1_21 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_21 = ~((e0_minus_1_21 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_21 = ((nan_37 | inf_37) | zero_23) | (normal_27 ? 1'h0 : far_21);
+    assign forced_early_21 = ((nan_d1_37 | inf_d1_37) | zero_d1_23) | (normal_27 ? 1'h0 : far_21);
+    assign t_cat_41 = {({({({3'h0, (t_21[4:2] == 3'h5)}), ({3'h0, (t_21[4:2] == 3'h4)})}), ({3'h0, (t_21[4:2] == 3'h3)})}), ({3'h0, (t_21[4:2] == 3'h2)})};
+    assign t_cat_42 = {({({(t_21[1:0] == 2'h3), (t_21[1:0] == 2'h2)}), (t_21[1:0] == 2'h1)}), (t_21[1:0] == 2'h0)};
+    assign t_prod_21 = {{4{1'b0}}, ({({t_cat_41, ({3'h0, (t_21[4:2] == 3'h1)})}), ({3'h0, (t_21[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_42};
+    assign scale_21 = t_prod_21[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_21 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_21[4:2] == 3'h5)}), ({3'h0, (t_d1_21[4:2] == 3'h4)})}), ({3'h0, (t_d1_21[4:2] == 3'h3)})}), ({3'h0, (t_d1_21[4:2] == 3'h2)})}), ({3'h0, (t_d1_21[4:2] == 3'h1)})}), ({3'h0, (t_d1_21[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_21[1:0] == 2'h3), (t_d1_21[1:0] == 2'h2)}), (t_d1_21[1:0] == 2'h1)}), (t_d1_21[1:0] == 2'h0)})};
-    assign scale_21 = t_d1_prod_21[23:0];
-    assign product_d1_prod_21 = {{24{1'b0}}, product_d1_21[16:0]} * {{17{1'b0}}, scale_21};
-    assign product_d1_plus_21 = ({1'h0, ({{24{1'b0}}, product_d1_21[33:17]} * {{17{1'b0}}, scale_21})}) + ({18'h0, product_d1_prod_21[40:17]});
-    assign product_d1_cat_21 = {({(({1'h0, ({{24{1'b0}}, product_d1_21[47:34]} * {{14{1'b0}}, scale_21})}) + ({14'h0, product_d1_plus_21[41:17]})), product_d1_plus_21[16:0]}), product_d1_prod_21[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_21 = {{24{1'b0}}, product_d1_21[16:0]} * {{17{1'b0}}, scale_d1_21};
+    assign product_d1_plus_21 = ({1'h0, ({{24{1'b0}}, product_d1_21[33:17]} * {{17{1'b0}}, scale_d1_21})}) + ({18'h0, product_d1_prod_21[40:17]});
+    assign product_d1_cat_21 = {({(({1'h0, ({{24{1'b0}}, product_d1_21[47:34]} * {{14{1'b0}}, scale_d1_21})}) + ({14'h0, product_d1_plus_21[41:17]})), product_d1_plus_21[16:0]}), product_d1_prod_21[16:0]};
     assign shifted_35 = product_d1_cat_21[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -23992,17 +24371,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_39 = ((~(shifted_35[21:0] == 22'h0)) | ((far_window_21 | mid_window_21) & shifted_35[22])) | (far_window_21 & (~(shifted_35[46:23] == 24'h0)));
     assign overflow_35 = normal_d1_25 & (shifted_b47_21 ? over_high_d1_21 : over_low_d1_21);
     assign forced_21 = forced_early_d1_21 | overflow_35;
-    assign saturate_21 = (~nan_d1_37) & (inf_d1_37 | ((~zero_d1_23) & overflow_35));
+    assign saturate_21 = (~nan_d2_37) & (inf_d2_37 | ((~zero_d2_23) & overflow_35));
     assign normal_field_21 = (~forced_21) & normal_d1_25;
     assign kept_41 = window_25[24:1];
     assign guard_41 = window_25[0];
     assign increment_41 = ((~forced_21) & guard_41) & (sticky_39 | kept_41[0]);
     assign e0_minus_1_d1_sel_21 = normal_d1_25 ? e0_minus_1_d1_21 : ({9'h0, kept_41[23]});
-    assign nan_d1_or_21 = nan_d1_37 | saturate_21;
-    assign nan_d1_cat_21 = {22'h0, nan_d1_37};
+    assign nan_d2_or_21 = nan_d2_37 | saturate_21;
+    assign nan_d2_cat_21 = {22'h0, nan_d2_37};
     assign forced_not_21 = ~forced_21;
-    assign packed_36 = (({e0_minus_1_d1_sel_21[7:0], kept_41[22:0]}) & ({(forced_not_21 ? 30'h3fffffff : 30'h0), forced_not_21})) | ({({(nan_d1_or_21 ? 7'h7f : 7'h0), nan_d1_or_21}), ({nan_d1_cat_21[0], 22'h0})});
-    assign result_sign_21 = (~nan_d1_37) & sign_d1_27;
+    assign packed_36 = (({e0_minus_1_d1_sel_21[7:0], kept_41[22:0]}) & ({(forced_not_21 ? 30'h3fffffff : 30'h0), forced_not_21})) | ({({(nan_d2_or_21 ? 7'h7f : 7'h0), nan_d2_or_21}), ({nan_d2_cat_21[0], 22'h0})});
+    assign result_sign_21 = (~nan_d2_37) & sign_d2_27;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_21 = {29'h0, ({(normal_field_d1_21 & shifted_q_21), (normal_field_d1_21 & (~shifted_q_21))})};
@@ -24020,17 +24399,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_33 = result_is255_37 & (~result_is0_74);
     assign a_sig_34 = {(~result_is0_73), result_bits22_0_37};
     assign a_exp_34 = result_is0_73 ? 8'h1 : result_bits30_23_37;
-    assign result_d22_bits30_23_2 = result_d22[30:23];
-    assign result_d22_bits22_0_2 = result_d22[22:0];
-    assign result_d22_is0_3 = result_d22_bits30_23_2 == 8'h0;
-    assign result_d22_is255_2 = result_d22_bits30_23_2 == 8'hff;
-    assign result_d22_is0_4 = result_d22_bits22_0_2 == 23'h0;
-    assign b_sign_40 = result_d22[31];
-    assign b_zero_19 = result_d22_is0_3 & result_d22_is0_4;
-    assign b_inf_33 = result_d22_is255_2 & result_d22_is0_4;
-    assign b_nan_33 = result_d22_is255_2 & (~result_d22_is0_4);
-    assign b_sig_37 = {(~result_d22_is0_3), result_d22_bits22_0_2};
-    assign b_exp_37 = result_d22_is0_3 ? 8'h1 : result_d22_bits30_23_2;
+    assign result_d24_bits30_23_2 = result_d24[30:23];
+    assign result_d24_bits22_0_2 = result_d24[22:0];
+    assign result_d24_is0_3 = result_d24_bits30_23_2 == 8'h0;
+    assign result_d24_is255_2 = result_d24_bits30_23_2 == 8'hff;
+    assign result_d24_is0_4 = result_d24_bits22_0_2 == 23'h0;
+    assign b_sign_40 = result_d24[31];
+    assign b_zero_19 = result_d24_is0_3 & result_d24_is0_4;
+    assign b_inf_33 = result_d24_is255_2 & result_d24_is0_4;
+    assign b_nan_33 = result_d24_is255_2 & (~result_d24_is0_4);
+    assign b_sig_37 = {(~result_d24_is0_3), result_d24_bits22_0_2};
+    assign b_exp_37 = result_d24_is0_3 ? 8'h1 : result_d24_bits30_23_2;
     assign sign_28 = a_sign_33 ^ b_sign_40;
     assign nan_38 = ((a_nan_33 | b_nan_33) | (a_zero_19 & b_inf_33)) | (a_inf_33 & b_zero_19);
     assign inf_38 = a_inf_33 | b_inf_33;
@@ -24127,24 +24506,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_21 = b_exp_37 ^ 8'h80;
     assign fine_22 = (({2'h0, a_exp_34}) + ({(b_exp_xor_21[7] ? 2'h3 : 2'h0), b_exp_xor_21})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_22 = {{24{1'b0}}, a_sig_34} * {{24{1'b0}}, b_sig_37};
-    assign e0_minus_1_22 = fine_22 + (~({5'h0, lz_36}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_22 = {{24{1'b0}}, a_sig_d1_20} * {{24{1'b0}}, b_sig_d1_23};
+    assign e0_minus_1_22 = fine_d1_22 + (~({5'h0, lz_d1_22}));
     assign normal_28 = ~e0_minus_1_22[9];
-    assign coarse_22 = fine_22[9];
-    assign far_22 = (fine_22 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_22 = coarse_22 ? (fine_22 + 10'h18) : fine_22;
-    assign t_22 = normal_28 ? lz_36 : fine_sel_22[4:0];
+    assign coarse_22 = fine_d1_22[9];
+    assign far_22 = (fine_d1_22 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_22 = coarse_22 ? (fine_d1_22 + 10'h18) : fine_d1_22;
+    assign t_22 = normal_28 ? lz_d1_22 : fine_d1_sel_22[4:0];
     assign over_low_22 = ~((e0_minus_1_22 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_22 = ~((e0_minus_1_22 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_22 = ((nan_38 | inf_38) | zero_24) | (normal_28 ? 1'h0 : far_22);
+    assign forced_early_22 = ((nan_d1_38 | inf_d1_38) | zero_d1_24) | (normal_28 ? 1'h0 : far_22);
+    assign t_cat_43 = {({({({3'h0, (t_22[4:2] == 3'h5)}), ({3'h0, (t_22[4:2] == 3'h4)})}), ({3'h0, (t_22[4:2] == 3'h3)})}), ({3'h0, (t_22[4:2] == 3'h2)})};
+    assign t_cat_44 = {({({(t_22[1:0] == 2'h3), (t_22[1:0] == 2'h2)}), (t_22[1:0] == 2'h1)}), (t_22[1:0] == 2'h0)};
+    assign t_prod_22 = {{4{1'b0}}, ({({t_cat_43, ({3'h0, (t_22[4:2] == 3'h1)})}), ({3'h0, (t_22[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_44};
+    assign scale_22 = t_prod_22[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_22 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_22[4:2] == 3'h5)}), ({3'h0, (t_d1_22[4:2] == 3'h4)})}), ({3'h0, (t_d1_22[4:2] == 3'h3)})}), ({3'h0, (t_d1_22[4:2] == 3'h2)})}), ({3'h0, (t_d1_22[4:2] == 3'h1)})}), ({3'h0, (t_d1_22[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_22[1:0] == 2'h3), (t_d1_22[1:0] == 2'h2)}), (t_d1_22[1:0] == 2'h1)}), (t_d1_22[1:0] == 2'h0)})};
-    assign scale_22 = t_d1_prod_22[23:0];
-    assign product_d1_prod_22 = {{24{1'b0}}, product_d1_22[16:0]} * {{17{1'b0}}, scale_22};
-    assign product_d1_plus_22 = ({1'h0, ({{24{1'b0}}, product_d1_22[33:17]} * {{17{1'b0}}, scale_22})}) + ({18'h0, product_d1_prod_22[40:17]});
-    assign product_d1_cat_22 = {({(({1'h0, ({{24{1'b0}}, product_d1_22[47:34]} * {{14{1'b0}}, scale_22})}) + ({14'h0, product_d1_plus_22[41:17]})), product_d1_plus_22[16:0]}), product_d1_prod_22[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_22 = {{24{1'b0}}, product_d1_22[16:0]} * {{17{1'b0}}, scale_d1_22};
+    assign product_d1_plus_22 = ({1'h0, ({{24{1'b0}}, product_d1_22[33:17]} * {{17{1'b0}}, scale_d1_22})}) + ({18'h0, product_d1_prod_22[40:17]});
+    assign product_d1_cat_22 = {({(({1'h0, ({{24{1'b0}}, product_d1_22[47:34]} * {{14{1'b0}}, scale_d1_22})}) + ({14'h0, product_d1_plus_22[41:17]})), product_d1_plus_22[16:0]}), product_d1_prod_22[16:0]};
     assign shifted_36 = product_d1_cat_22[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -24155,17 +24536,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_40 = ((~(shifted_36[21:0] == 22'h0)) | ((far_window_22 | mid_window_22) & shifted_36[22])) | (far_window_22 & (~(shifted_36[46:23] == 24'h0)));
     assign overflow_36 = normal_d1_26 & (shifted_b47_22 ? over_high_d1_22 : over_low_d1_22);
     assign forced_22 = forced_early_d1_22 | overflow_36;
-    assign saturate_22 = (~nan_d1_38) & (inf_d1_38 | ((~zero_d1_24) & overflow_36));
+    assign saturate_22 = (~nan_d2_38) & (inf_d2_38 | ((~zero_d2_24) & overflow_36));
     assign normal_field_22 = (~forced_22) & normal_d1_26;
     assign kept_42 = window_26[24:1];
     assign guard_42 = window_26[0];
     assign increment_42 = ((~forced_22) & guard_42) & (sticky_40 | kept_42[0]);
     assign e0_minus_1_d1_sel_22 = normal_d1_26 ? e0_minus_1_d1_22 : ({9'h0, kept_42[23]});
-    assign nan_d1_or_22 = nan_d1_38 | saturate_22;
-    assign nan_d1_cat_22 = {22'h0, nan_d1_38};
+    assign nan_d2_or_22 = nan_d2_38 | saturate_22;
+    assign nan_d2_cat_22 = {22'h0, nan_d2_38};
     assign forced_not_22 = ~forced_22;
-    assign packed_37 = (({e0_minus_1_d1_sel_22[7:0], kept_42[22:0]}) & ({(forced_not_22 ? 30'h3fffffff : 30'h0), forced_not_22})) | ({({(nan_d1_or_22 ? 7'h7f : 7'h0), nan_d1_or_22}), ({nan_d1_cat_22[0], 22'h0})});
-    assign result_sign_22 = (~nan_d1_38) & sign_d1_28;
+    assign packed_37 = (({e0_minus_1_d1_sel_22[7:0], kept_42[22:0]}) & ({(forced_not_22 ? 30'h3fffffff : 30'h0), forced_not_22})) | ({({(nan_d2_or_22 ? 7'h7f : 7'h0), nan_d2_or_22}), ({nan_d2_cat_22[0], 22'h0})});
+    assign result_sign_22 = (~nan_d2_38) & sign_d2_28;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_22 = {29'h0, ({(normal_field_d1_22 & shifted_q_22), (normal_field_d1_22 & (~shifted_q_22))})};
@@ -24182,16 +24563,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_34 = result_is255_38 & (~result_is0_76);
     assign a_sig_35 = {(~result_is0_75), result_bits22_0_38};
     assign a_exp_35 = result_is0_75 ? 8'h1 : result_bits30_23_38;
-    assign result_d8_bits30_23_2 = result_d8_7[30:23];
-    assign result_d8_bits22_0_2 = result_d8_7[22:0];
-    assign result_d8_is0_3 = result_d8_bits30_23_2 == 8'h0;
-    assign result_d8_is255_2 = result_d8_bits30_23_2 == 8'hff;
-    assign result_d8_is0_4 = result_d8_bits22_0_2 == 23'h0;
+    assign result_d8_bits30_23 = result_d8_7[30:23];
+    assign result_d8_bits22_0 = result_d8_7[22:0];
+    assign result_d8_is0 = result_d8_bits30_23 == 8'h0;
+    assign result_d8_is255 = result_d8_bits30_23 == 8'hff;
+    assign result_d8_is0_2 = result_d8_bits22_0 == 23'h0;
     assign b_sign_41 = result_d8_7[31];
-    assign b_inf_34 = result_d8_is255_2 & result_d8_is0_4;
-    assign b_nan_34 = result_d8_is255_2 & (~result_d8_is0_4);
-    assign b_sig_38 = {(~result_d8_is0_3), result_d8_bits22_0_2};
-    assign b_exp_38 = result_d8_is0_3 ? 8'h1 : result_d8_bits30_23_2;
+    assign b_inf_34 = result_d8_is255 & result_d8_is0_2;
+    assign b_nan_34 = result_d8_is255 & (~result_d8_is0_2);
+    assign b_sig_38 = {(~result_d8_is0), result_d8_bits22_0};
+    assign b_exp_38 = result_d8_is0 ? 8'h1 : result_d8_bits30_23;
     assign opposite_15 = a_sign_34 ^ b_sign_41;
     assign nan_39 = (a_nan_34 | b_nan_34) | ((a_inf_34 & b_inf_34) & opposite_15);
     assign inf_39 = a_inf_34 | b_inf_34;
@@ -24518,7 +24899,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign increment_44 = ((~normal_d2_5) & guard_44) & ((~(dropped_d1_5 == 1'h0)) | kept_44[0]);
 
     // ---- scale: special cases (NaN, infinity, zero) ----
-    assign result_43 = x_nan_d2_5 ? 32'h7fc00000 : ({sign_d2_7, (x_inf_d2_5 ? 31'h7f800000 : (x_zero_d2_5 ? 31'h0 : (normal_d2_5 ? ({field_d2_5[7:0], x_sig_d2_5[22:0]}) : (({7'h0, kept_44}) + ({30'h0, increment_44})))))});
+    assign result_43 = x_nan_d2_5 ? 32'h7fc00000 : ({sign_d2_29, (x_inf_d2_5 ? 31'h7f800000 : (x_zero_d2_5 ? 31'h0 : (normal_d2_5 ? ({field_d2_5[7:0], x_sig_d2_5[22:0]}) : (({7'h0, kept_44}) + ({30'h0, increment_44})))))});
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
     assign s_axis_tdata_160_bits30_23_3 = s_axis_tdata[190:183];
@@ -24822,17 +25203,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_36 = result_is255_40 & (~result_is0_80);
     assign a_sig_37 = {(~result_is0_79), result_bits22_0_40};
     assign a_exp_37 = result_is0_79 ? 8'h1 : result_bits30_23_40;
-    assign result_d4_bits30_23_2 = result_d4_11[30:23];
-    assign result_d4_bits22_0_2 = result_d4_11[22:0];
-    assign result_d4_is0_3 = result_d4_bits30_23_2 == 8'h0;
-    assign result_d4_is255_2 = result_d4_bits30_23_2 == 8'hff;
-    assign result_d4_is0_4 = result_d4_bits22_0_2 == 23'h0;
-    assign b_sign_44 = result_d4_11[31];
-    assign b_zero_20 = result_d4_is0_3 & result_d4_is0_4;
-    assign b_inf_36 = result_d4_is255_2 & result_d4_is0_4;
-    assign b_nan_36 = result_d4_is255_2 & (~result_d4_is0_4);
-    assign b_sig_40 = {(~result_d4_is0_3), result_d4_bits22_0_2};
-    assign b_exp_40 = result_d4_is0_3 ? 8'h1 : result_d4_bits30_23_2;
+    assign result_d5_bits30_23_4 = result_d5_11[30:23];
+    assign result_d5_bits22_0_4 = result_d5_11[22:0];
+    assign result_d5_is0_7 = result_d5_bits30_23_4 == 8'h0;
+    assign result_d5_is255_4 = result_d5_bits30_23_4 == 8'hff;
+    assign result_d5_is0_8 = result_d5_bits22_0_4 == 23'h0;
+    assign b_sign_44 = result_d5_11[31];
+    assign b_zero_20 = result_d5_is0_7 & result_d5_is0_8;
+    assign b_inf_36 = result_d5_is255_4 & result_d5_is0_8;
+    assign b_nan_36 = result_d5_is255_4 & (~result_d5_is0_8);
+    assign b_sig_40 = {(~result_d5_is0_7), result_d5_bits22_0_4};
+    assign b_exp_40 = result_d5_is0_7 ? 8'h1 : result_d5_bits30_23_4;
     assign sign_30 = a_sign_36 ^ b_sign_44;
     assign nan_41 = ((a_nan_36 | b_nan_36) | (a_zero_20 & b_inf_36)) | (a_inf_36 & b_zero_20);
     assign inf_41 = a_inf_36 | b_inf_36;
@@ -24929,24 +25310,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_22 = b_exp_40 ^ 8'h80;
     assign fine_23 = (({2'h0, a_exp_37}) + ({(b_exp_xor_22[7] ? 2'h3 : 2'h0), b_exp_xor_22})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_23 = {{24{1'b0}}, a_sig_37} * {{24{1'b0}}, b_sig_40};
-    assign e0_minus_1_23 = fine_23 + (~({5'h0, lz_39}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_23 = {{24{1'b0}}, a_sig_d1_21} * {{24{1'b0}}, b_sig_d1_24};
+    assign e0_minus_1_23 = fine_d1_23 + (~({5'h0, lz_d1_23}));
     assign normal_30 = ~e0_minus_1_23[9];
-    assign coarse_23 = fine_23[9];
-    assign far_23 = (fine_23 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_23 = coarse_23 ? (fine_23 + 10'h18) : fine_23;
-    assign t_23 = normal_30 ? lz_39 : fine_sel_23[4:0];
+    assign coarse_23 = fine_d1_23[9];
+    assign far_23 = (fine_d1_23 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_23 = coarse_23 ? (fine_d1_23 + 10'h18) : fine_d1_23;
+    assign t_23 = normal_30 ? lz_d1_23 : fine_d1_sel_23[4:0];
     assign over_low_23 = ~((e0_minus_1_23 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_23 = ~((e0_minus_1_23 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_23 = ((nan_41 | inf_41) | zero_25) | (normal_30 ? 1'h0 : far_23);
+    assign forced_early_23 = ((nan_d1_41 | inf_d1_41) | zero_d1_25) | (normal_30 ? 1'h0 : far_23);
+    assign t_cat_45 = {({({({3'h0, (t_23[4:2] == 3'h5)}), ({3'h0, (t_23[4:2] == 3'h4)})}), ({3'h0, (t_23[4:2] == 3'h3)})}), ({3'h0, (t_23[4:2] == 3'h2)})};
+    assign t_cat_46 = {({({(t_23[1:0] == 2'h3), (t_23[1:0] == 2'h2)}), (t_23[1:0] == 2'h1)}), (t_23[1:0] == 2'h0)};
+    assign t_prod_23 = {{4{1'b0}}, ({({t_cat_45, ({3'h0, (t_23[4:2] == 3'h1)})}), ({3'h0, (t_23[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_46};
+    assign scale_23 = t_prod_23[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_23 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_23[4:2] == 3'h5)}), ({3'h0, (t_d1_23[4:2] == 3'h4)})}), ({3'h0, (t_d1_23[4:2] == 3'h3)})}), ({3'h0, (t_d1_23[4:2] == 3'h2)})}), ({3'h0, (t_d1_23[4:2] == 3'h1)})}), ({3'h0, (t_d1_23[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_23[1:0] == 2'h3), (t_d1_23[1:0] == 2'h2)}), (t_d1_23[1:0] == 2'h1)}), (t_d1_23[1:0] == 2'h0)})};
-    assign scale_23 = t_d1_prod_23[23:0];
-    assign product_d1_prod_23 = {{24{1'b0}}, product_d1_23[16:0]} * {{17{1'b0}}, scale_23};
-    assign product_d1_plus_23 = ({1'h0, ({{24{1'b0}}, product_d1_23[33:17]} * {{17{1'b0}}, scale_23})}) + ({18'h0, product_d1_prod_23[40:17]});
-    assign product_d1_cat_23 = {({(({1'h0, ({{24{1'b0}}, product_d1_23[47:34]} * {{14{1'b0}}, scale_23})}) + ({14'h0, product_d1_plus_23[41:17]})), product_d1_plus_23[16:0]}), product_d1_prod_23[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_23 = {{24{1'b0}}, product_d1_23[16:0]} * {{17{1'b0}}, scale_d1_23};
+    assign product_d1_plus_23 = ({1'h0, ({{24{1'b0}}, product_d1_23[33:17]} * {{17{1'b0}}, scale_d1_23})}) + ({18'h0, product_d1_prod_23[40:17]});
+    assign product_d1_cat_23 = {({(({1'h0, ({{24{1'b0}}, product_d1_23[47:34]} * {{14{1'b0}}, scale_d1_23})}) + ({14'h0, product_d1_plus_23[41:17]})), product_d1_plus_23[16:0]}), product_d1_prod_23[16:0]};
     assign shifted_39 = product_d1_cat_23[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -24957,17 +25340,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_43 = ((~(shifted_39[21:0] == 22'h0)) | ((far_window_23 | mid_window_23) & shifted_39[22])) | (far_window_23 & (~(shifted_39[46:23] == 24'h0)));
     assign overflow_39 = normal_d1_28 & (shifted_b47_23 ? over_high_d1_23 : over_low_d1_23);
     assign forced_23 = forced_early_d1_23 | overflow_39;
-    assign saturate_23 = (~nan_d1_41) & (inf_d1_41 | ((~zero_d1_25) & overflow_39));
+    assign saturate_23 = (~nan_d2_41) & (inf_d2_41 | ((~zero_d2_25) & overflow_39));
     assign normal_field_23 = (~forced_23) & normal_d1_28;
     assign kept_46 = window_28[24:1];
     assign guard_46 = window_28[0];
     assign increment_46 = ((~forced_23) & guard_46) & (sticky_43 | kept_46[0]);
     assign e0_minus_1_d1_sel_23 = normal_d1_28 ? e0_minus_1_d1_23 : ({9'h0, kept_46[23]});
-    assign nan_d1_or_23 = nan_d1_41 | saturate_23;
-    assign nan_d1_cat_23 = {22'h0, nan_d1_41};
+    assign nan_d2_or_23 = nan_d2_41 | saturate_23;
+    assign nan_d2_cat_23 = {22'h0, nan_d2_41};
     assign forced_not_23 = ~forced_23;
-    assign packed_40 = (({e0_minus_1_d1_sel_23[7:0], kept_46[22:0]}) & ({(forced_not_23 ? 30'h3fffffff : 30'h0), forced_not_23})) | ({({(nan_d1_or_23 ? 7'h7f : 7'h0), nan_d1_or_23}), ({nan_d1_cat_23[0], 22'h0})});
-    assign result_sign_23 = (~nan_d1_41) & sign_d1_30;
+    assign packed_40 = (({e0_minus_1_d1_sel_23[7:0], kept_46[22:0]}) & ({(forced_not_23 ? 30'h3fffffff : 30'h0), forced_not_23})) | ({({(nan_d2_or_23 ? 7'h7f : 7'h0), nan_d2_or_23}), ({nan_d2_cat_23[0], 22'h0})});
+    assign result_sign_23 = (~nan_d2_41) & sign_d2_30;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_23 = {29'h0, ({(normal_field_d1_23 & shifted_q_23), (normal_field_d1_23 & (~shifted_q_23))})};
@@ -24984,22 +25367,22 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_37 = result_is255_41 & (~result_is0_82);
     assign a_sig_38 = {(~result_is0_81), result_bits22_0_41};
     assign a_exp_38 = result_is0_81 ? 8'h1 : result_bits30_23_41;
-    assign result_d32_bits30_23 = result_d32[30:23];
-    assign result_d32_bits22_0 = result_d32[22:0];
-    assign result_d32_is0 = result_d32_bits30_23 == 8'h0;
-    assign result_d32_is255 = result_d32_bits30_23 == 8'hff;
-    assign result_d32_is0_2 = result_d32_bits22_0 == 23'h0;
-    assign b_sign_45 = result_d32[31];
-    assign b_inf_37 = result_d32_is255 & result_d32_is0_2;
-    assign b_nan_37 = result_d32_is255 & (~result_d32_is0_2);
-    assign b_sig_41 = {(~result_d32_is0), result_d32_bits22_0};
-    assign b_exp_41 = result_d32_is0 ? 8'h1 : result_d32_bits30_23;
+    assign result_d33_bits30_23 = result_d33[30:23];
+    assign result_d33_bits22_0 = result_d33[22:0];
+    assign result_d33_is0 = result_d33_bits30_23 == 8'h0;
+    assign result_d33_is255 = result_d33_bits30_23 == 8'hff;
+    assign result_d33_is0_2 = result_d33_bits22_0 == 23'h0;
+    assign b_sign_45 = result_d33[31];
+    assign b_inf_37 = result_d33_is255 & result_d33_is0_2;
+    assign b_nan_37 = result_d33_is255 & (~result_d33_is0_2);
+    assign b_sig_41 = {(~result_d33_is0), result_d33_bits22_0};
+    assign b_exp_41 = result_d33_is0 ? 8'h1 : result_d33_bits30_23;
     assign opposite_17 = a_sign_37 ^ b_sign_45;
     assign nan_42 = (a_nan_37 | b_nan_37) | ((a_inf_37 & b_inf_37) & opposite_17);
     assign inf_42 = a_inf_37 | b_inf_37;
     assign inf_sign_17 = a_inf_37 ? a_sign_37 : b_sign_45;
     assign zero_sign_17 = a_sign_37 & b_sign_45;
-    assign swap_17 = result_43[30:0] < result_d32[30:0];
+    assign swap_17 = result_43[30:0] < result_d33[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_17 = swap_17 ? b_sign_45 : a_sign_37;
@@ -25274,17 +25657,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_38 = result_is255_42 & (~result_is0_84);
     assign a_sig_39 = {(~result_is0_83), result_bits22_0_42};
     assign a_exp_39 = result_is0_83 ? 8'h1 : result_bits30_23_42;
-    assign s_axis_tdata_192_d18_bits30_23 = s_axis_tdata_192_d18[30:23];
-    assign s_axis_tdata_192_d18_bits22_0 = s_axis_tdata_192_d18[22:0];
-    assign s_axis_tdata_192_d18_is0 = s_axis_tdata_192_d18_bits30_23 == 8'h0;
-    assign s_axis_tdata_192_d18_is255 = s_axis_tdata_192_d18_bits30_23 == 8'hff;
-    assign s_axis_tdata_192_d18_is0_2 = s_axis_tdata_192_d18_bits22_0 == 23'h0;
-    assign b_sign_46 = s_axis_tdata_192_d18[31];
-    assign b_zero_21 = s_axis_tdata_192_d18_is0 & s_axis_tdata_192_d18_is0_2;
-    assign b_inf_38 = s_axis_tdata_192_d18_is255 & s_axis_tdata_192_d18_is0_2;
-    assign b_nan_38 = s_axis_tdata_192_d18_is255 & (~s_axis_tdata_192_d18_is0_2);
-    assign b_sig_42 = {(~s_axis_tdata_192_d18_is0), s_axis_tdata_192_d18_bits22_0};
-    assign b_exp_42 = s_axis_tdata_192_d18_is0 ? 8'h1 : s_axis_tdata_192_d18_bits30_23;
+    assign s_axis_tdata_192_d19_bits30_23 = s_axis_tdata_192_d19[30:23];
+    assign s_axis_tdata_192_d19_bits22_0 = s_axis_tdata_192_d19[22:0];
+    assign s_axis_tdata_192_d19_is0 = s_axis_tdata_192_d19_bits30_23 == 8'h0;
+    assign s_axis_tdata_192_d19_is255 = s_axis_tdata_192_d19_bits30_23 == 8'hff;
+    assign s_axis_tdata_192_d19_is0_2 = s_axis_tdata_192_d19_bits22_0 == 23'h0;
+    assign b_sign_46 = s_axis_tdata_192_d19[31];
+    assign b_zero_21 = s_axis_tdata_192_d19_is0 & s_axis_tdata_192_d19_is0_2;
+    assign b_inf_38 = s_axis_tdata_192_d19_is255 & s_axis_tdata_192_d19_is0_2;
+    assign b_nan_38 = s_axis_tdata_192_d19_is255 & (~s_axis_tdata_192_d19_is0_2);
+    assign b_sig_42 = {(~s_axis_tdata_192_d19_is0), s_axis_tdata_192_d19_bits22_0};
+    assign b_exp_42 = s_axis_tdata_192_d19_is0 ? 8'h1 : s_axis_tdata_192_d19_bits30_23;
     assign sign_31 = a_sign_38 ^ b_sign_46;
     assign nan_43 = ((a_nan_38 | b_nan_38) | (a_zero_21 & b_inf_38)) | (a_inf_38 & b_zero_21);
     assign inf_43 = a_inf_38 | b_inf_38;
@@ -25381,24 +25764,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_23 = b_exp_42 ^ 8'h80;
     assign fine_24 = (({2'h0, a_exp_39}) + ({(b_exp_xor_23[7] ? 2'h3 : 2'h0), b_exp_xor_23})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_24 = {{24{1'b0}}, a_sig_39} * {{24{1'b0}}, b_sig_42};
-    assign e0_minus_1_24 = fine_24 + (~({5'h0, lz_41}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_24 = {{24{1'b0}}, a_sig_d1_22} * {{24{1'b0}}, b_sig_d1_25};
+    assign e0_minus_1_24 = fine_d1_24 + (~({5'h0, lz_d1_24}));
     assign normal_31 = ~e0_minus_1_24[9];
-    assign coarse_24 = fine_24[9];
-    assign far_24 = (fine_24 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_24 = coarse_24 ? (fine_24 + 10'h18) : fine_24;
-    assign t_24 = normal_31 ? lz_41 : fine_sel_24[4:0];
+    assign coarse_24 = fine_d1_24[9];
+    assign far_24 = (fine_d1_24 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_24 = coarse_24 ? (fine_d1_24 + 10'h18) : fine_d1_24;
+    assign t_24 = normal_31 ? lz_d1_24 : fine_d1_sel_24[4:0];
     assign over_low_24 = ~((e0_minus_1_24 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_24 = ~((e0_minus_1_24 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_24 = ((nan_43 | inf_43) | zero_26) | (normal_31 ? 1'h0 : far_24);
+    assign forced_early_24 = ((nan_d1_43 | inf_d1_43) | zero_d1_26) | (normal_31 ? 1'h0 : far_24);
+    assign t_cat_47 = {({({({3'h0, (t_24[4:2] == 3'h5)}), ({3'h0, (t_24[4:2] == 3'h4)})}), ({3'h0, (t_24[4:2] == 3'h3)})}), ({3'h0, (t_24[4:2] == 3'h2)})};
+    assign t_cat_48 = {({({(t_24[1:0] == 2'h3), (t_24[1:0] == 2'h2)}), (t_24[1:0] == 2'h1)}), (t_24[1:0] == 2'h0)};
+    assign t_prod_24 = {{4{1'b0}}, ({({t_cat_47, ({3'h0, (t_24[4:2] == 3'h1)})}), ({3'h0, (t_24[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_48};
+    assign scale_24 = t_prod_24[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_24 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_24[4:2] == 3'h5)}), ({3'h0, (t_d1_24[4:2] == 3'h4)})}), ({3'h0, (t_d1_24[4:2] == 3'h3)})}), ({3'h0, (t_d1_24[4:2] == 3'h2)})}), ({3'h0, (t_d1_24[4:2] == 3'h1)})}), ({3'h0, (t_d1_24[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_24[1:0] == 2'h3), (t_d1_24[1:0] == 2'h2)}), (t_d1_24[1:0] == 2'h1)}), (t_d1_24[1:0] == 2'h0)})};
-    assign scale_24 = t_d1_prod_24[23:0];
-    assign product_d1_prod_24 = {{24{1'b0}}, product_d1_24[16:0]} * {{17{1'b0}}, scale_24};
-    assign product_d1_plus_24 = ({1'h0, ({{24{1'b0}}, product_d1_24[33:17]} * {{17{1'b0}}, scale_24})}) + ({18'h0, product_d1_prod_24[40:17]});
-    assign product_d1_cat_24 = {({(({1'h0, ({{24{1'b0}}, product_d1_24[47:34]} * {{14{1'b0}}, scale_24})}) + ({14'h0, product_d1_plus_24[41:17]})), product_d1_plus_24[16:0]}), product_d1_prod_24[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_24 = {{24{1'b0}}, product_d1_24[16:0]} * {{17{1'b0}}, scale_d1_24};
+    assign product_d1_plus_24 = ({1'h0, ({{24{1'b0}}, product_d1_24[33:17]} * {{17{1'b0}}, scale_d1_24})}) + ({18'h0, product_d1_prod_24[40:17]});
+    assign product_d1_cat_24 = {({(({1'h0, ({{24{1'b0}}, product_d1_24[47:34]} * {{14{1'b0}}, scale_d1_24})}) + ({14'h0, product_d1_plus_24[41:17]})), product_d1_plus_24[16:0]}), product_d1_prod_24[16:0]};
     assign shifted_41 = product_d1_cat_24[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -25409,17 +25794,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_45 = ((~(shifted_41[21:0] == 22'h0)) | ((far_window_24 | mid_window_24) & shifted_41[22])) | (far_window_24 & (~(shifted_41[46:23] == 24'h0)));
     assign overflow_41 = normal_d1_29 & (shifted_b47_24 ? over_high_d1_24 : over_low_d1_24);
     assign forced_24 = forced_early_d1_24 | overflow_41;
-    assign saturate_24 = (~nan_d1_43) & (inf_d1_43 | ((~zero_d1_26) & overflow_41));
+    assign saturate_24 = (~nan_d2_43) & (inf_d2_43 | ((~zero_d2_26) & overflow_41));
     assign normal_field_24 = (~forced_24) & normal_d1_29;
     assign kept_48 = window_29[24:1];
     assign guard_48 = window_29[0];
     assign increment_48 = ((~forced_24) & guard_48) & (sticky_45 | kept_48[0]);
     assign e0_minus_1_d1_sel_24 = normal_d1_29 ? e0_minus_1_d1_24 : ({9'h0, kept_48[23]});
-    assign nan_d1_or_24 = nan_d1_43 | saturate_24;
-    assign nan_d1_cat_24 = {22'h0, nan_d1_43};
+    assign nan_d2_or_24 = nan_d2_43 | saturate_24;
+    assign nan_d2_cat_24 = {22'h0, nan_d2_43};
     assign forced_not_24 = ~forced_24;
-    assign packed_42 = (({e0_minus_1_d1_sel_24[7:0], kept_48[22:0]}) & ({(forced_not_24 ? 30'h3fffffff : 30'h0), forced_not_24})) | ({({(nan_d1_or_24 ? 7'h7f : 7'h0), nan_d1_or_24}), ({nan_d1_cat_24[0], 22'h0})});
-    assign result_sign_24 = (~nan_d1_43) & sign_d1_31;
+    assign packed_42 = (({e0_minus_1_d1_sel_24[7:0], kept_48[22:0]}) & ({(forced_not_24 ? 30'h3fffffff : 30'h0), forced_not_24})) | ({({(nan_d2_or_24 ? 7'h7f : 7'h0), nan_d2_or_24}), ({nan_d2_cat_24[0], 22'h0})});
+    assign result_sign_24 = (~nan_d2_43) & sign_d2_31;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_24 = {29'h0, ({(normal_field_d1_24 & shifted_q_24), (normal_field_d1_24 & (~shifted_q_24))})};
@@ -25437,17 +25822,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_39 = result_is255_43 & (~result_is0_86);
     assign a_sig_40 = {(~result_is0_85), result_bits22_0_43};
     assign a_exp_40 = result_is0_85 ? 8'h1 : result_bits30_23_43;
-    assign result_d22_bits30_23_3 = result_d22_3[30:23];
-    assign result_d22_bits22_0_3 = result_d22_3[22:0];
-    assign result_d22_is0_5 = result_d22_bits30_23_3 == 8'h0;
-    assign result_d22_is255_3 = result_d22_bits30_23_3 == 8'hff;
-    assign result_d22_is0_6 = result_d22_bits22_0_3 == 23'h0;
-    assign b_sign_47 = result_d22_3[31];
-    assign b_zero_22 = result_d22_is0_5 & result_d22_is0_6;
-    assign b_inf_39 = result_d22_is255_3 & result_d22_is0_6;
-    assign b_nan_39 = result_d22_is255_3 & (~result_d22_is0_6);
-    assign b_sig_43 = {(~result_d22_is0_5), result_d22_bits22_0_3};
-    assign b_exp_43 = result_d22_is0_5 ? 8'h1 : result_d22_bits30_23_3;
+    assign result_d24_bits30_23_3 = result_d24_3[30:23];
+    assign result_d24_bits22_0_3 = result_d24_3[22:0];
+    assign result_d24_is0_5 = result_d24_bits30_23_3 == 8'h0;
+    assign result_d24_is255_3 = result_d24_bits30_23_3 == 8'hff;
+    assign result_d24_is0_6 = result_d24_bits22_0_3 == 23'h0;
+    assign b_sign_47 = result_d24_3[31];
+    assign b_zero_22 = result_d24_is0_5 & result_d24_is0_6;
+    assign b_inf_39 = result_d24_is255_3 & result_d24_is0_6;
+    assign b_nan_39 = result_d24_is255_3 & (~result_d24_is0_6);
+    assign b_sig_43 = {(~result_d24_is0_5), result_d24_bits22_0_3};
+    assign b_exp_43 = result_d24_is0_5 ? 8'h1 : result_d24_bits30_23_3;
     assign sign_32 = a_sign_39 ^ b_sign_47;
     assign nan_44 = ((a_nan_39 | b_nan_39) | (a_zero_22 & b_inf_39)) | (a_inf_39 & b_zero_22);
     assign inf_44 = a_inf_39 | b_inf_39;
@@ -25544,24 +25929,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_24 = b_exp_43 ^ 8'h80;
     assign fine_25 = (({2'h0, a_exp_40}) + ({(b_exp_xor_24[7] ? 2'h3 : 2'h0), b_exp_xor_24})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_25 = {{24{1'b0}}, a_sig_40} * {{24{1'b0}}, b_sig_43};
-    assign e0_minus_1_25 = fine_25 + (~({5'h0, lz_42}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_25 = {{24{1'b0}}, a_sig_d1_23} * {{24{1'b0}}, b_sig_d1_26};
+    assign e0_minus_1_25 = fine_d1_25 + (~({5'h0, lz_d1_25}));
     assign normal_32 = ~e0_minus_1_25[9];
-    assign coarse_25 = fine_25[9];
-    assign far_25 = (fine_25 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_25 = coarse_25 ? (fine_25 + 10'h18) : fine_25;
-    assign t_25 = normal_32 ? lz_42 : fine_sel_25[4:0];
+    assign coarse_25 = fine_d1_25[9];
+    assign far_25 = (fine_d1_25 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_25 = coarse_25 ? (fine_d1_25 + 10'h18) : fine_d1_25;
+    assign t_25 = normal_32 ? lz_d1_25 : fine_d1_sel_25[4:0];
     assign over_low_25 = ~((e0_minus_1_25 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_25 = ~((e0_minus_1_25 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_25 = ((nan_44 | inf_44) | zero_27) | (normal_32 ? 1'h0 : far_25);
+    assign forced_early_25 = ((nan_d1_44 | inf_d1_44) | zero_d1_27) | (normal_32 ? 1'h0 : far_25);
+    assign t_cat_49 = {({({({3'h0, (t_25[4:2] == 3'h5)}), ({3'h0, (t_25[4:2] == 3'h4)})}), ({3'h0, (t_25[4:2] == 3'h3)})}), ({3'h0, (t_25[4:2] == 3'h2)})};
+    assign t_cat_50 = {({({(t_25[1:0] == 2'h3), (t_25[1:0] == 2'h2)}), (t_25[1:0] == 2'h1)}), (t_25[1:0] == 2'h0)};
+    assign t_prod_25 = {{4{1'b0}}, ({({t_cat_49, ({3'h0, (t_25[4:2] == 3'h1)})}), ({3'h0, (t_25[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_50};
+    assign scale_25 = t_prod_25[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_25 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_25[4:2] == 3'h5)}), ({3'h0, (t_d1_25[4:2] == 3'h4)})}), ({3'h0, (t_d1_25[4:2] == 3'h3)})}), ({3'h0, (t_d1_25[4:2] == 3'h2)})}), ({3'h0, (t_d1_25[4:2] == 3'h1)})}), ({3'h0, (t_d1_25[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_25[1:0] == 2'h3), (t_d1_25[1:0] == 2'h2)}), (t_d1_25[1:0] == 2'h1)}), (t_d1_25[1:0] == 2'h0)})};
-    assign scale_25 = t_d1_prod_25[23:0];
-    assign product_d1_prod_25 = {{24{1'b0}}, product_d1_25[16:0]} * {{17{1'b0}}, scale_25};
-    assign product_d1_plus_25 = ({1'h0, ({{24{1'b0}}, product_d1_25[33:17]} * {{17{1'b0}}, scale_25})}) + ({18'h0, product_d1_prod_25[40:17]});
-    assign product_d1_cat_25 = {({(({1'h0, ({{24{1'b0}}, product_d1_25[47:34]} * {{14{1'b0}}, scale_25})}) + ({14'h0, product_d1_plus_25[41:17]})), product_d1_plus_25[16:0]}), product_d1_prod_25[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_25 = {{24{1'b0}}, product_d1_25[16:0]} * {{17{1'b0}}, scale_d1_25};
+    assign product_d1_plus_25 = ({1'h0, ({{24{1'b0}}, product_d1_25[33:17]} * {{17{1'b0}}, scale_d1_25})}) + ({18'h0, product_d1_prod_25[40:17]});
+    assign product_d1_cat_25 = {({(({1'h0, ({{24{1'b0}}, product_d1_25[47:34]} * {{14{1'b0}}, scale_d1_25})}) + ({14'h0, product_d1_plus_25[41:17]})), product_d1_plus_25[16:0]}), product_d1_prod_25[16:0]};
     assign shifted_42 = product_d1_cat_25[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -25572,33 +25959,33 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_46 = ((~(shifted_42[21:0] == 22'h0)) | ((far_window_25 | mid_window_25) & shifted_42[22])) | (far_window_25 & (~(shifted_42[46:23] == 24'h0)));
     assign overflow_42 = normal_d1_30 & (shifted_b47_25 ? over_high_d1_25 : over_low_d1_25);
     assign forced_25 = forced_early_d1_25 | overflow_42;
-    assign saturate_25 = (~nan_d1_44) & (inf_d1_44 | ((~zero_d1_27) & overflow_42));
+    assign saturate_25 = (~nan_d2_44) & (inf_d2_44 | ((~zero_d2_27) & overflow_42));
     assign normal_field_25 = (~forced_25) & normal_d1_30;
     assign kept_49 = window_30[24:1];
     assign guard_49 = window_30[0];
     assign increment_49 = ((~forced_25) & guard_49) & (sticky_46 | kept_49[0]);
     assign e0_minus_1_d1_sel_25 = normal_d1_30 ? e0_minus_1_d1_25 : ({9'h0, kept_49[23]});
-    assign nan_d1_or_25 = nan_d1_44 | saturate_25;
-    assign nan_d1_cat_25 = {22'h0, nan_d1_44};
+    assign nan_d2_or_25 = nan_d2_44 | saturate_25;
+    assign nan_d2_cat_25 = {22'h0, nan_d2_44};
     assign forced_not_25 = ~forced_25;
-    assign packed_43 = (({e0_minus_1_d1_sel_25[7:0], kept_49[22:0]}) & ({(forced_not_25 ? 30'h3fffffff : 30'h0), forced_not_25})) | ({({(nan_d1_or_25 ? 7'h7f : 7'h0), nan_d1_or_25}), ({nan_d1_cat_25[0], 22'h0})});
-    assign result_sign_25 = (~nan_d1_44) & sign_d1_32;
+    assign packed_43 = (({e0_minus_1_d1_sel_25[7:0], kept_49[22:0]}) & ({(forced_not_25 ? 30'h3fffffff : 30'h0), forced_not_25})) | ({({(nan_d2_or_25 ? 7'h7f : 7'h0), nan_d2_or_25}), ({nan_d2_cat_25[0], 22'h0})});
+    assign result_sign_25 = (~nan_d2_44) & sign_d2_32;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_25 = {29'h0, ({(normal_field_d1_25 & shifted_q_25), (normal_field_d1_25 & (~shifted_q_25))})};
     assign result_47 = {result_sign_d1_25, (packed_d1_25 + (({normal_field_d1_cat_25[7:0], 23'h0}) | ({30'h0, increment_d1_25})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d8_bits30_23_3 = result_d8_10[30:23];
-    assign result_d8_bits22_0_3 = result_d8_10[22:0];
-    assign result_d8_is0_5 = result_d8_bits30_23_3 == 8'h0;
-    assign result_d8_is255_3 = result_d8_bits30_23_3 == 8'hff;
-    assign result_d8_is0_6 = result_d8_bits22_0_3 == 23'h0;
-    assign a_sign_40 = result_d8_10[31];
-    assign a_inf_40 = result_d8_is255_3 & result_d8_is0_6;
-    assign a_nan_40 = result_d8_is255_3 & (~result_d8_is0_6);
-    assign a_sig_41 = {(~result_d8_is0_5), result_d8_bits22_0_3};
-    assign a_exp_41 = result_d8_is0_5 ? 8'h1 : result_d8_bits30_23_3;
+    assign result_d9_bits30_23_2 = result_d9_9[30:23];
+    assign result_d9_bits22_0_2 = result_d9_9[22:0];
+    assign result_d9_is0_3 = result_d9_bits30_23_2 == 8'h0;
+    assign result_d9_is255_2 = result_d9_bits30_23_2 == 8'hff;
+    assign result_d9_is0_4 = result_d9_bits22_0_2 == 23'h0;
+    assign a_sign_40 = result_d9_9[31];
+    assign a_inf_40 = result_d9_is255_2 & result_d9_is0_4;
+    assign a_nan_40 = result_d9_is255_2 & (~result_d9_is0_4);
+    assign a_sig_41 = {(~result_d9_is0_3), result_d9_bits22_0_2};
+    assign a_exp_41 = result_d9_is0_3 ? 8'h1 : result_d9_bits30_23_2;
     assign result_bits30_23_44 = result_47[30:23];
     assign result_bits22_0_44 = result_47[22:0];
     assign result_is0_87 = result_bits30_23_44 == 8'h0;
@@ -25615,7 +26002,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign inf_45 = a_inf_40 | b_inf_40;
     assign inf_sign_18 = a_inf_40 ? a_sign_40 : b_sign_49;
     assign zero_sign_18 = a_sign_40 & b_sign_49;
-    assign swap_18 = result_d8_10[30:0] < result_47[30:0];
+    assign swap_18 = result_d9_9[30:0] < result_47[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_18 = swap_18 ? b_sign_49 : a_sign_40;
@@ -25890,17 +26277,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_41 = result_is255_45 & (~result_is0_90);
     assign a_sig_42 = {(~result_is0_89), result_bits22_0_45};
     assign a_exp_42 = result_is0_89 ? 8'h1 : result_bits30_23_45;
-    assign s_axis_tdata_320_d18_bits30_23 = s_axis_tdata_320_d18[30:23];
-    assign s_axis_tdata_320_d18_bits22_0 = s_axis_tdata_320_d18[22:0];
-    assign s_axis_tdata_320_d18_is0 = s_axis_tdata_320_d18_bits30_23 == 8'h0;
-    assign s_axis_tdata_320_d18_is255 = s_axis_tdata_320_d18_bits30_23 == 8'hff;
-    assign s_axis_tdata_320_d18_is0_2 = s_axis_tdata_320_d18_bits22_0 == 23'h0;
-    assign b_sign_50 = s_axis_tdata_320_d18[31];
-    assign b_zero_23 = s_axis_tdata_320_d18_is0 & s_axis_tdata_320_d18_is0_2;
-    assign b_inf_41 = s_axis_tdata_320_d18_is255 & s_axis_tdata_320_d18_is0_2;
-    assign b_nan_41 = s_axis_tdata_320_d18_is255 & (~s_axis_tdata_320_d18_is0_2);
-    assign b_sig_45 = {(~s_axis_tdata_320_d18_is0), s_axis_tdata_320_d18_bits22_0};
-    assign b_exp_45 = s_axis_tdata_320_d18_is0 ? 8'h1 : s_axis_tdata_320_d18_bits30_23;
+    assign s_axis_tdata_320_d19_bits30_23 = s_axis_tdata_320_d19[30:23];
+    assign s_axis_tdata_320_d19_bits22_0 = s_axis_tdata_320_d19[22:0];
+    assign s_axis_tdata_320_d19_is0 = s_axis_tdata_320_d19_bits30_23 == 8'h0;
+    assign s_axis_tdata_320_d19_is255 = s_axis_tdata_320_d19_bits30_23 == 8'hff;
+    assign s_axis_tdata_320_d19_is0_2 = s_axis_tdata_320_d19_bits22_0 == 23'h0;
+    assign b_sign_50 = s_axis_tdata_320_d19[31];
+    assign b_zero_23 = s_axis_tdata_320_d19_is0 & s_axis_tdata_320_d19_is0_2;
+    assign b_inf_41 = s_axis_tdata_320_d19_is255 & s_axis_tdata_320_d19_is0_2;
+    assign b_nan_41 = s_axis_tdata_320_d19_is255 & (~s_axis_tdata_320_d19_is0_2);
+    assign b_sig_45 = {(~s_axis_tdata_320_d19_is0), s_axis_tdata_320_d19_bits22_0};
+    assign b_exp_45 = s_axis_tdata_320_d19_is0 ? 8'h1 : s_axis_tdata_320_d19_bits30_23;
     assign sign_33 = a_sign_41 ^ b_sign_50;
     assign nan_46 = ((a_nan_41 | b_nan_41) | (a_zero_23 & b_inf_41)) | (a_inf_41 & b_zero_23);
     assign inf_46 = a_inf_41 | b_inf_41;
@@ -25997,24 +26384,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_25 = b_exp_45 ^ 8'h80;
     assign fine_26 = (({2'h0, a_exp_42}) + ({(b_exp_xor_25[7] ? 2'h3 : 2'h0), b_exp_xor_25})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_26 = {{24{1'b0}}, a_sig_42} * {{24{1'b0}}, b_sig_45};
-    assign e0_minus_1_26 = fine_26 + (~({5'h0, lz_44}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_26 = {{24{1'b0}}, a_sig_d1_24} * {{24{1'b0}}, b_sig_d1_27};
+    assign e0_minus_1_26 = fine_d1_26 + (~({5'h0, lz_d1_26}));
     assign normal_33 = ~e0_minus_1_26[9];
-    assign coarse_26 = fine_26[9];
-    assign far_26 = (fine_26 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_26 = coarse_26 ? (fine_26 + 10'h18) : fine_26;
-    assign t_26 = normal_33 ? lz_44 : fine_sel_26[4:0];
+    assign coarse_26 = fine_d1_26[9];
+    assign far_26 = (fine_d1_26 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_26 = coarse_26 ? (fine_d1_26 + 10'h18) : fine_d1_26;
+    assign t_26 = normal_33 ? lz_d1_26 : fine_d1_sel_26[4:0];
     assign over_low_26 = ~((e0_minus_1_26 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_26 = ~((e0_minus_1_26 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_26 = ((nan_46 | inf_46) | zero_28) | (normal_33 ? 1'h0 : far_26);
+    assign forced_early_26 = ((nan_d1_46 | inf_d1_46) | zero_d1_28) | (normal_33 ? 1'h0 : far_26);
+    assign t_cat_51 = {({({({3'h0, (t_26[4:2] == 3'h5)}), ({3'h0, (t_26[4:2] == 3'h4)})}), ({3'h0, (t_26[4:2] == 3'h3)})}), ({3'h0, (t_26[4:2] == 3'h2)})};
+    assign t_cat_52 = {({({(t_26[1:0] == 2'h3), (t_26[1:0] == 2'h2)}), (t_26[1:0] == 2'h1)}), (t_26[1:0] == 2'h0)};
+    assign t_prod_26 = {{4{1'b0}}, ({({t_cat_51, ({3'h0, (t_26[4:2] == 3'h1)})}), ({3'h0, (t_26[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_52};
+    assign scale_26 = t_prod_26[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_26 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_26[4:2] == 3'h5)}), ({3'h0, (t_d1_26[4:2] == 3'h4)})}), ({3'h0, (t_d1_26[4:2] == 3'h3)})}), ({3'h0, (t_d1_26[4:2] == 3'h2)})}), ({3'h0, (t_d1_26[4:2] == 3'h1)})}), ({3'h0, (t_d1_26[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_26[1:0] == 2'h3), (t_d1_26[1:0] == 2'h2)}), (t_d1_26[1:0] == 2'h1)}), (t_d1_26[1:0] == 2'h0)})};
-    assign scale_26 = t_d1_prod_26[23:0];
-    assign product_d1_prod_26 = {{24{1'b0}}, product_d1_26[16:0]} * {{17{1'b0}}, scale_26};
-    assign product_d1_plus_26 = ({1'h0, ({{24{1'b0}}, product_d1_26[33:17]} * {{17{1'b0}}, scale_26})}) + ({18'h0, product_d1_prod_26[40:17]});
-    assign product_d1_cat_26 = {({(({1'h0, ({{24{1'b0}}, product_d1_26[47:34]} * {{14{1'b0}}, scale_26})}) + ({14'h0, product_d1_plus_26[41:17]})), product_d1_plus_26[16:0]}), product_d1_prod_26[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_26 = {{24{1'b0}}, product_d1_26[16:0]} * {{17{1'b0}}, scale_d1_26};
+    assign product_d1_plus_26 = ({1'h0, ({{24{1'b0}}, product_d1_26[33:17]} * {{17{1'b0}}, scale_d1_26})}) + ({18'h0, product_d1_prod_26[40:17]});
+    assign product_d1_cat_26 = {({(({1'h0, ({{24{1'b0}}, product_d1_26[47:34]} * {{14{1'b0}}, scale_d1_26})}) + ({14'h0, product_d1_plus_26[41:17]})), product_d1_plus_26[16:0]}), product_d1_prod_26[16:0]};
     assign shifted_44 = product_d1_cat_26[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -26025,17 +26414,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_48 = ((~(shifted_44[21:0] == 22'h0)) | ((far_window_26 | mid_window_26) & shifted_44[22])) | (far_window_26 & (~(shifted_44[46:23] == 24'h0)));
     assign overflow_44 = normal_d1_31 & (shifted_b47_26 ? over_high_d1_26 : over_low_d1_26);
     assign forced_26 = forced_early_d1_26 | overflow_44;
-    assign saturate_26 = (~nan_d1_46) & (inf_d1_46 | ((~zero_d1_28) & overflow_44));
+    assign saturate_26 = (~nan_d2_46) & (inf_d2_46 | ((~zero_d2_28) & overflow_44));
     assign normal_field_26 = (~forced_26) & normal_d1_31;
     assign kept_51 = window_31[24:1];
     assign guard_51 = window_31[0];
     assign increment_51 = ((~forced_26) & guard_51) & (sticky_48 | kept_51[0]);
     assign e0_minus_1_d1_sel_26 = normal_d1_31 ? e0_minus_1_d1_26 : ({9'h0, kept_51[23]});
-    assign nan_d1_or_26 = nan_d1_46 | saturate_26;
-    assign nan_d1_cat_26 = {22'h0, nan_d1_46};
+    assign nan_d2_or_26 = nan_d2_46 | saturate_26;
+    assign nan_d2_cat_26 = {22'h0, nan_d2_46};
     assign forced_not_26 = ~forced_26;
-    assign packed_45 = (({e0_minus_1_d1_sel_26[7:0], kept_51[22:0]}) & ({(forced_not_26 ? 30'h3fffffff : 30'h0), forced_not_26})) | ({({(nan_d1_or_26 ? 7'h7f : 7'h0), nan_d1_or_26}), ({nan_d1_cat_26[0], 22'h0})});
-    assign result_sign_26 = (~nan_d1_46) & sign_d1_33;
+    assign packed_45 = (({e0_minus_1_d1_sel_26[7:0], kept_51[22:0]}) & ({(forced_not_26 ? 30'h3fffffff : 30'h0), forced_not_26})) | ({({(nan_d2_or_26 ? 7'h7f : 7'h0), nan_d2_or_26}), ({nan_d2_cat_26[0], 22'h0})});
+    assign result_sign_26 = (~nan_d2_46) & sign_d2_33;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_26 = {29'h0, ({(normal_field_d1_26 & shifted_q_26), (normal_field_d1_26 & (~shifted_q_26))})};
@@ -26052,22 +26441,22 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_42 = result_is255_46 & (~result_is0_92);
     assign a_sig_43 = {(~result_is0_91), result_bits22_0_46};
     assign a_exp_43 = result_is0_91 ? 8'h1 : result_bits30_23_46;
-    assign result_d12_bits30_23_4 = result_d12_8[30:23];
-    assign result_d12_bits22_0_4 = result_d12_8[22:0];
-    assign result_d12_is0_7 = result_d12_bits30_23_4 == 8'h0;
-    assign result_d12_is255_4 = result_d12_bits30_23_4 == 8'hff;
-    assign result_d12_is0_8 = result_d12_bits22_0_4 == 23'h0;
-    assign b_sign_51 = result_d12_8[31];
-    assign b_inf_42 = result_d12_is255_4 & result_d12_is0_8;
-    assign b_nan_42 = result_d12_is255_4 & (~result_d12_is0_8);
-    assign b_sig_46 = {(~result_d12_is0_7), result_d12_bits22_0_4};
-    assign b_exp_46 = result_d12_is0_7 ? 8'h1 : result_d12_bits30_23_4;
+    assign result_d13_bits30_23_2 = result_d13_6[30:23];
+    assign result_d13_bits22_0_2 = result_d13_6[22:0];
+    assign result_d13_is0_3 = result_d13_bits30_23_2 == 8'h0;
+    assign result_d13_is255_2 = result_d13_bits30_23_2 == 8'hff;
+    assign result_d13_is0_4 = result_d13_bits22_0_2 == 23'h0;
+    assign b_sign_51 = result_d13_6[31];
+    assign b_inf_42 = result_d13_is255_2 & result_d13_is0_4;
+    assign b_nan_42 = result_d13_is255_2 & (~result_d13_is0_4);
+    assign b_sig_46 = {(~result_d13_is0_3), result_d13_bits22_0_2};
+    assign b_exp_46 = result_d13_is0_3 ? 8'h1 : result_d13_bits30_23_2;
     assign opposite_19 = a_sign_42 ^ b_sign_51;
     assign nan_47 = (a_nan_42 | b_nan_42) | ((a_inf_42 & b_inf_42) & opposite_19);
     assign inf_47 = a_inf_42 | b_inf_42;
     assign inf_sign_19 = a_inf_42 ? a_sign_42 : b_sign_51;
     assign zero_sign_19 = a_sign_42 & b_sign_51;
-    assign swap_19 = result_48[30:0] < result_d12_8[30:0];
+    assign swap_19 = result_48[30:0] < result_d13_6[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_19 = swap_19 ? b_sign_51 : a_sign_42;
@@ -26342,17 +26731,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_43 = result_is255_47 & (~result_is0_94);
     assign a_sig_44 = {(~result_is0_93), result_bits22_0_47};
     assign a_exp_44 = result_is0_93 ? 8'h1 : result_bits30_23_47;
-    assign result_d22_bits30_23_4 = result_d22_3[30:23];
-    assign result_d22_bits22_0_4 = result_d22_3[22:0];
-    assign result_d22_is0_7 = result_d22_bits30_23_4 == 8'h0;
-    assign result_d22_is255_4 = result_d22_bits30_23_4 == 8'hff;
-    assign result_d22_is0_8 = result_d22_bits22_0_4 == 23'h0;
-    assign b_sign_52 = result_d22_3[31];
-    assign b_zero_24 = result_d22_is0_7 & result_d22_is0_8;
-    assign b_inf_43 = result_d22_is255_4 & result_d22_is0_8;
-    assign b_nan_43 = result_d22_is255_4 & (~result_d22_is0_8);
-    assign b_sig_47 = {(~result_d22_is0_7), result_d22_bits22_0_4};
-    assign b_exp_47 = result_d22_is0_7 ? 8'h1 : result_d22_bits30_23_4;
+    assign result_d24_bits30_23_4 = result_d24_3[30:23];
+    assign result_d24_bits22_0_4 = result_d24_3[22:0];
+    assign result_d24_is0_7 = result_d24_bits30_23_4 == 8'h0;
+    assign result_d24_is255_4 = result_d24_bits30_23_4 == 8'hff;
+    assign result_d24_is0_8 = result_d24_bits22_0_4 == 23'h0;
+    assign b_sign_52 = result_d24_3[31];
+    assign b_zero_24 = result_d24_is0_7 & result_d24_is0_8;
+    assign b_inf_43 = result_d24_is255_4 & result_d24_is0_8;
+    assign b_nan_43 = result_d24_is255_4 & (~result_d24_is0_8);
+    assign b_sig_47 = {(~result_d24_is0_7), result_d24_bits22_0_4};
+    assign b_exp_47 = result_d24_is0_7 ? 8'h1 : result_d24_bits30_23_4;
     assign sign_34 = a_sign_43 ^ b_sign_52;
     assign nan_48 = ((a_nan_43 | b_nan_43) | (a_zero_24 & b_inf_43)) | (a_inf_43 & b_zero_24);
     assign inf_48 = a_inf_43 | b_inf_43;
@@ -26449,24 +26838,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_26 = b_exp_47 ^ 8'h80;
     assign fine_27 = (({2'h0, a_exp_44}) + ({(b_exp_xor_26[7] ? 2'h3 : 2'h0), b_exp_xor_26})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_27 = {{24{1'b0}}, a_sig_44} * {{24{1'b0}}, b_sig_47};
-    assign e0_minus_1_27 = fine_27 + (~({5'h0, lz_46}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_27 = {{24{1'b0}}, a_sig_d1_25} * {{24{1'b0}}, b_sig_d1_28};
+    assign e0_minus_1_27 = fine_d1_27 + (~({5'h0, lz_d1_27}));
     assign normal_34 = ~e0_minus_1_27[9];
-    assign coarse_27 = fine_27[9];
-    assign far_27 = (fine_27 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_27 = coarse_27 ? (fine_27 + 10'h18) : fine_27;
-    assign t_27 = normal_34 ? lz_46 : fine_sel_27[4:0];
+    assign coarse_27 = fine_d1_27[9];
+    assign far_27 = (fine_d1_27 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_27 = coarse_27 ? (fine_d1_27 + 10'h18) : fine_d1_27;
+    assign t_27 = normal_34 ? lz_d1_27 : fine_d1_sel_27[4:0];
     assign over_low_27 = ~((e0_minus_1_27 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_27 = ~((e0_minus_1_27 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_27 = ((nan_48 | inf_48) | zero_29) | (normal_34 ? 1'h0 : far_27);
+    assign forced_early_27 = ((nan_d1_48 | inf_d1_48) | zero_d1_29) | (normal_34 ? 1'h0 : far_27);
+    assign t_cat_53 = {({({({3'h0, (t_27[4:2] == 3'h5)}), ({3'h0, (t_27[4:2] == 3'h4)})}), ({3'h0, (t_27[4:2] == 3'h3)})}), ({3'h0, (t_27[4:2] == 3'h2)})};
+    assign t_cat_54 = {({({(t_27[1:0] == 2'h3), (t_27[1:0] == 2'h2)}), (t_27[1:0] == 2'h1)}), (t_27[1:0] == 2'h0)};
+    assign t_prod_27 = {{4{1'b0}}, ({({t_cat_53, ({3'h0, (t_27[4:2] == 3'h1)})}), ({3'h0, (t_27[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_54};
+    assign scale_27 = t_prod_27[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_27 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_27[4:2] == 3'h5)}), ({3'h0, (t_d1_27[4:2] == 3'h4)})}), ({3'h0, (t_d1_27[4:2] == 3'h3)})}), ({3'h0, (t_d1_27[4:2] == 3'h2)})}), ({3'h0, (t_d1_27[4:2] == 3'h1)})}), ({3'h0, (t_d1_27[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_27[1:0] == 2'h3), (t_d1_27[1:0] == 2'h2)}), (t_d1_27[1:0] == 2'h1)}), (t_d1_27[1:0] == 2'h0)})};
-    assign scale_27 = t_d1_prod_27[23:0];
-    assign product_d1_prod_27 = {{24{1'b0}}, product_d1_27[16:0]} * {{17{1'b0}}, scale_27};
-    assign product_d1_plus_27 = ({1'h0, ({{24{1'b0}}, product_d1_27[33:17]} * {{17{1'b0}}, scale_27})}) + ({18'h0, product_d1_prod_27[40:17]});
-    assign product_d1_cat_27 = {({(({1'h0, ({{24{1'b0}}, product_d1_27[47:34]} * {{14{1'b0}}, scale_27})}) + ({14'h0, product_d1_plus_27[41:17]})), product_d1_plus_27[16:0]}), product_d1_prod_27[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_27 = {{24{1'b0}}, product_d1_27[16:0]} * {{17{1'b0}}, scale_d1_27};
+    assign product_d1_plus_27 = ({1'h0, ({{24{1'b0}}, product_d1_27[33:17]} * {{17{1'b0}}, scale_d1_27})}) + ({18'h0, product_d1_prod_27[40:17]});
+    assign product_d1_cat_27 = {({(({1'h0, ({{24{1'b0}}, product_d1_27[47:34]} * {{14{1'b0}}, scale_d1_27})}) + ({14'h0, product_d1_plus_27[41:17]})), product_d1_plus_27[16:0]}), product_d1_prod_27[16:0]};
     assign shifted_46 = product_d1_cat_27[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -26477,17 +26868,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_50 = ((~(shifted_46[21:0] == 22'h0)) | ((far_window_27 | mid_window_27) & shifted_46[22])) | (far_window_27 & (~(shifted_46[46:23] == 24'h0)));
     assign overflow_46 = normal_d1_32 & (shifted_b47_27 ? over_high_d1_27 : over_low_d1_27);
     assign forced_27 = forced_early_d1_27 | overflow_46;
-    assign saturate_27 = (~nan_d1_48) & (inf_d1_48 | ((~zero_d1_29) & overflow_46));
+    assign saturate_27 = (~nan_d2_48) & (inf_d2_48 | ((~zero_d2_29) & overflow_46));
     assign normal_field_27 = (~forced_27) & normal_d1_32;
     assign kept_53 = window_32[24:1];
     assign guard_53 = window_32[0];
     assign increment_53 = ((~forced_27) & guard_53) & (sticky_50 | kept_53[0]);
     assign e0_minus_1_d1_sel_27 = normal_d1_32 ? e0_minus_1_d1_27 : ({9'h0, kept_53[23]});
-    assign nan_d1_or_27 = nan_d1_48 | saturate_27;
-    assign nan_d1_cat_27 = {22'h0, nan_d1_48};
+    assign nan_d2_or_27 = nan_d2_48 | saturate_27;
+    assign nan_d2_cat_27 = {22'h0, nan_d2_48};
     assign forced_not_27 = ~forced_27;
-    assign packed_47 = (({e0_minus_1_d1_sel_27[7:0], kept_53[22:0]}) & ({(forced_not_27 ? 30'h3fffffff : 30'h0), forced_not_27})) | ({({(nan_d1_or_27 ? 7'h7f : 7'h0), nan_d1_or_27}), ({nan_d1_cat_27[0], 22'h0})});
-    assign result_sign_27 = (~nan_d1_48) & sign_d1_34;
+    assign packed_47 = (({e0_minus_1_d1_sel_27[7:0], kept_53[22:0]}) & ({(forced_not_27 ? 30'h3fffffff : 30'h0), forced_not_27})) | ({({(nan_d2_or_27 ? 7'h7f : 7'h0), nan_d2_or_27}), ({nan_d2_cat_27[0], 22'h0})});
+    assign result_sign_27 = (~nan_d2_48) & sign_d2_34;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_27 = {29'h0, ({(normal_field_d1_27 & shifted_q_27), (normal_field_d1_27 & (~shifted_q_27))})};
@@ -26504,16 +26895,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_44 = result_is255_48 & (~result_is0_96);
     assign a_sig_45 = {(~result_is0_95), result_bits22_0_48};
     assign a_exp_45 = result_is0_95 ? 8'h1 : result_bits30_23_48;
-    assign result_d8_bits30_23_4 = result_d8_12[30:23];
-    assign result_d8_bits22_0_4 = result_d8_12[22:0];
-    assign result_d8_is0_7 = result_d8_bits30_23_4 == 8'h0;
-    assign result_d8_is255_4 = result_d8_bits30_23_4 == 8'hff;
-    assign result_d8_is0_8 = result_d8_bits22_0_4 == 23'h0;
+    assign result_d8_bits30_23_2 = result_d8_12[30:23];
+    assign result_d8_bits22_0_2 = result_d8_12[22:0];
+    assign result_d8_is0_3 = result_d8_bits30_23_2 == 8'h0;
+    assign result_d8_is255_2 = result_d8_bits30_23_2 == 8'hff;
+    assign result_d8_is0_4 = result_d8_bits22_0_2 == 23'h0;
     assign b_sign_53 = result_d8_12[31];
-    assign b_inf_44 = result_d8_is255_4 & result_d8_is0_8;
-    assign b_nan_44 = result_d8_is255_4 & (~result_d8_is0_8);
-    assign b_sig_48 = {(~result_d8_is0_7), result_d8_bits22_0_4};
-    assign b_exp_48 = result_d8_is0_7 ? 8'h1 : result_d8_bits30_23_4;
+    assign b_inf_44 = result_d8_is255_2 & result_d8_is0_4;
+    assign b_nan_44 = result_d8_is255_2 & (~result_d8_is0_4);
+    assign b_sig_48 = {(~result_d8_is0_3), result_d8_bits22_0_2};
+    assign b_exp_48 = result_d8_is0_3 ? 8'h1 : result_d8_bits30_23_2;
     assign b_sign_54 = ~b_sign_53;
     assign opposite_20 = a_sign_44 ^ b_sign_54;
     assign nan_49 = (a_nan_44 | b_nan_44) | ((a_inf_44 & b_inf_44) & opposite_20);
@@ -26841,7 +27232,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign increment_55 = ((~normal_d2_6) & guard_55) & ((~(dropped_d1_6 == 1'h0)) | kept_55[0]);
 
     // ---- scale: special cases (NaN, infinity, zero) ----
-    assign result_53 = x_nan_d2_6 ? 32'h7fc00000 : ({sign_d2_8, (x_inf_d2_6 ? 31'h7f800000 : (x_zero_d2_6 ? 31'h0 : (normal_d2_6 ? ({field_d2_6[7:0], x_sig_d2_6[22:0]}) : (({7'h0, kept_55}) + ({30'h0, increment_55})))))});
+    assign result_53 = x_nan_d2_6 ? 32'h7fc00000 : ({sign_d2_35, (x_inf_d2_6 ? 31'h7f800000 : (x_zero_d2_6 ? 31'h0 : (normal_d2_6 ? ({field_d2_6[7:0], x_sig_d2_6[22:0]}) : (({7'h0, kept_55}) + ({30'h0, increment_55})))))});
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
     assign s_axis_tdata_192_bits30_23_3 = s_axis_tdata[222:215];
@@ -27145,17 +27536,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_46 = result_is255_50 & (~result_is0_100);
     assign a_sig_47 = {(~result_is0_99), result_bits22_0_50};
     assign a_exp_47 = result_is0_99 ? 8'h1 : result_bits30_23_50;
-    assign result_d4_bits30_23_3 = result_d4_17[30:23];
-    assign result_d4_bits22_0_3 = result_d4_17[22:0];
-    assign result_d4_is0_5 = result_d4_bits30_23_3 == 8'h0;
-    assign result_d4_is255_3 = result_d4_bits30_23_3 == 8'hff;
-    assign result_d4_is0_6 = result_d4_bits22_0_3 == 23'h0;
-    assign b_sign_57 = result_d4_17[31];
-    assign b_zero_25 = result_d4_is0_5 & result_d4_is0_6;
-    assign b_inf_46 = result_d4_is255_3 & result_d4_is0_6;
-    assign b_nan_46 = result_d4_is255_3 & (~result_d4_is0_6);
-    assign b_sig_50 = {(~result_d4_is0_5), result_d4_bits22_0_3};
-    assign b_exp_50 = result_d4_is0_5 ? 8'h1 : result_d4_bits30_23_3;
+    assign result_d5_bits30_23_5 = result_d5_17[30:23];
+    assign result_d5_bits22_0_5 = result_d5_17[22:0];
+    assign result_d5_is0_9 = result_d5_bits30_23_5 == 8'h0;
+    assign result_d5_is255_5 = result_d5_bits30_23_5 == 8'hff;
+    assign result_d5_is0_10 = result_d5_bits22_0_5 == 23'h0;
+    assign b_sign_57 = result_d5_17[31];
+    assign b_zero_25 = result_d5_is0_9 & result_d5_is0_10;
+    assign b_inf_46 = result_d5_is255_5 & result_d5_is0_10;
+    assign b_nan_46 = result_d5_is255_5 & (~result_d5_is0_10);
+    assign b_sig_50 = {(~result_d5_is0_9), result_d5_bits22_0_5};
+    assign b_exp_50 = result_d5_is0_9 ? 8'h1 : result_d5_bits30_23_5;
     assign sign_36 = a_sign_46 ^ b_sign_57;
     assign nan_51 = ((a_nan_46 | b_nan_46) | (a_zero_25 & b_inf_46)) | (a_inf_46 & b_zero_25);
     assign inf_51 = a_inf_46 | b_inf_46;
@@ -27252,24 +27643,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_27 = b_exp_50 ^ 8'h80;
     assign fine_28 = (({2'h0, a_exp_47}) + ({(b_exp_xor_27[7] ? 2'h3 : 2'h0), b_exp_xor_27})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_28 = {{24{1'b0}}, a_sig_47} * {{24{1'b0}}, b_sig_50};
-    assign e0_minus_1_28 = fine_28 + (~({5'h0, lz_49}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_28 = {{24{1'b0}}, a_sig_d1_26} * {{24{1'b0}}, b_sig_d1_29};
+    assign e0_minus_1_28 = fine_d1_28 + (~({5'h0, lz_d1_28}));
     assign normal_36 = ~e0_minus_1_28[9];
-    assign coarse_28 = fine_28[9];
-    assign far_28 = (fine_28 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_28 = coarse_28 ? (fine_28 + 10'h18) : fine_28;
-    assign t_28 = normal_36 ? lz_49 : fine_sel_28[4:0];
+    assign coarse_28 = fine_d1_28[9];
+    assign far_28 = (fine_d1_28 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_28 = coarse_28 ? (fine_d1_28 + 10'h18) : fine_d1_28;
+    assign t_28 = normal_36 ? lz_d1_28 : fine_d1_sel_28[4:0];
     assign over_low_28 = ~((e0_minus_1_28 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_28 = ~((e0_minus_1_28 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_28 = ((nan_51 | inf_51) | zero_30) | (normal_36 ? 1'h0 : far_28);
+    assign forced_early_28 = ((nan_d1_51 | inf_d1_51) | zero_d1_30) | (normal_36 ? 1'h0 : far_28);
+    assign t_cat_55 = {({({({3'h0, (t_28[4:2] == 3'h5)}), ({3'h0, (t_28[4:2] == 3'h4)})}), ({3'h0, (t_28[4:2] == 3'h3)})}), ({3'h0, (t_28[4:2] == 3'h2)})};
+    assign t_cat_56 = {({({(t_28[1:0] == 2'h3), (t_28[1:0] == 2'h2)}), (t_28[1:0] == 2'h1)}), (t_28[1:0] == 2'h0)};
+    assign t_prod_28 = {{4{1'b0}}, ({({t_cat_55, ({3'h0, (t_28[4:2] == 3'h1)})}), ({3'h0, (t_28[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_56};
+    assign scale_28 = t_prod_28[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_28 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_28[4:2] == 3'h5)}), ({3'h0, (t_d1_28[4:2] == 3'h4)})}), ({3'h0, (t_d1_28[4:2] == 3'h3)})}), ({3'h0, (t_d1_28[4:2] == 3'h2)})}), ({3'h0, (t_d1_28[4:2] == 3'h1)})}), ({3'h0, (t_d1_28[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_28[1:0] == 2'h3), (t_d1_28[1:0] == 2'h2)}), (t_d1_28[1:0] == 2'h1)}), (t_d1_28[1:0] == 2'h0)})};
-    assign scale_28 = t_d1_prod_28[23:0];
-    assign product_d1_prod_28 = {{24{1'b0}}, product_d1_28[16:0]} * {{17{1'b0}}, scale_28};
-    assign product_d1_plus_28 = ({1'h0, ({{24{1'b0}}, product_d1_28[33:17]} * {{17{1'b0}}, scale_28})}) + ({18'h0, product_d1_prod_28[40:17]});
-    assign product_d1_cat_28 = {({(({1'h0, ({{24{1'b0}}, product_d1_28[47:34]} * {{14{1'b0}}, scale_28})}) + ({14'h0, product_d1_plus_28[41:17]})), product_d1_plus_28[16:0]}), product_d1_prod_28[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_28 = {{24{1'b0}}, product_d1_28[16:0]} * {{17{1'b0}}, scale_d1_28};
+    assign product_d1_plus_28 = ({1'h0, ({{24{1'b0}}, product_d1_28[33:17]} * {{17{1'b0}}, scale_d1_28})}) + ({18'h0, product_d1_prod_28[40:17]});
+    assign product_d1_cat_28 = {({(({1'h0, ({{24{1'b0}}, product_d1_28[47:34]} * {{14{1'b0}}, scale_d1_28})}) + ({14'h0, product_d1_plus_28[41:17]})), product_d1_plus_28[16:0]}), product_d1_prod_28[16:0]};
     assign shifted_49 = product_d1_cat_28[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -27280,17 +27673,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_53 = ((~(shifted_49[21:0] == 22'h0)) | ((far_window_28 | mid_window_28) & shifted_49[22])) | (far_window_28 & (~(shifted_49[46:23] == 24'h0)));
     assign overflow_49 = normal_d1_34 & (shifted_b47_28 ? over_high_d1_28 : over_low_d1_28);
     assign forced_28 = forced_early_d1_28 | overflow_49;
-    assign saturate_28 = (~nan_d1_51) & (inf_d1_51 | ((~zero_d1_30) & overflow_49));
+    assign saturate_28 = (~nan_d2_51) & (inf_d2_51 | ((~zero_d2_30) & overflow_49));
     assign normal_field_28 = (~forced_28) & normal_d1_34;
     assign kept_57 = window_34[24:1];
     assign guard_57 = window_34[0];
     assign increment_57 = ((~forced_28) & guard_57) & (sticky_53 | kept_57[0]);
     assign e0_minus_1_d1_sel_28 = normal_d1_34 ? e0_minus_1_d1_28 : ({9'h0, kept_57[23]});
-    assign nan_d1_or_28 = nan_d1_51 | saturate_28;
-    assign nan_d1_cat_28 = {22'h0, nan_d1_51};
+    assign nan_d2_or_28 = nan_d2_51 | saturate_28;
+    assign nan_d2_cat_28 = {22'h0, nan_d2_51};
     assign forced_not_28 = ~forced_28;
-    assign packed_50 = (({e0_minus_1_d1_sel_28[7:0], kept_57[22:0]}) & ({(forced_not_28 ? 30'h3fffffff : 30'h0), forced_not_28})) | ({({(nan_d1_or_28 ? 7'h7f : 7'h0), nan_d1_or_28}), ({nan_d1_cat_28[0], 22'h0})});
-    assign result_sign_28 = (~nan_d1_51) & sign_d1_36;
+    assign packed_50 = (({e0_minus_1_d1_sel_28[7:0], kept_57[22:0]}) & ({(forced_not_28 ? 30'h3fffffff : 30'h0), forced_not_28})) | ({({(nan_d2_or_28 ? 7'h7f : 7'h0), nan_d2_or_28}), ({nan_d2_cat_28[0], 22'h0})});
+    assign result_sign_28 = (~nan_d2_51) & sign_d2_36;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_28 = {29'h0, ({(normal_field_d1_28 & shifted_q_28), (normal_field_d1_28 & (~shifted_q_28))})};
@@ -27307,22 +27700,22 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_47 = result_is255_51 & (~result_is0_102);
     assign a_sig_48 = {(~result_is0_101), result_bits22_0_51};
     assign a_exp_48 = result_is0_101 ? 8'h1 : result_bits30_23_51;
-    assign result_d32_bits30_23_2 = result_d32_2[30:23];
-    assign result_d32_bits22_0_2 = result_d32_2[22:0];
-    assign result_d32_is0_3 = result_d32_bits30_23_2 == 8'h0;
-    assign result_d32_is255_2 = result_d32_bits30_23_2 == 8'hff;
-    assign result_d32_is0_4 = result_d32_bits22_0_2 == 23'h0;
-    assign b_sign_58 = result_d32_2[31];
-    assign b_inf_47 = result_d32_is255_2 & result_d32_is0_4;
-    assign b_nan_47 = result_d32_is255_2 & (~result_d32_is0_4);
-    assign b_sig_51 = {(~result_d32_is0_3), result_d32_bits22_0_2};
-    assign b_exp_51 = result_d32_is0_3 ? 8'h1 : result_d32_bits30_23_2;
+    assign result_d33_bits30_23_2 = result_d33_2[30:23];
+    assign result_d33_bits22_0_2 = result_d33_2[22:0];
+    assign result_d33_is0_3 = result_d33_bits30_23_2 == 8'h0;
+    assign result_d33_is255_2 = result_d33_bits30_23_2 == 8'hff;
+    assign result_d33_is0_4 = result_d33_bits22_0_2 == 23'h0;
+    assign b_sign_58 = result_d33_2[31];
+    assign b_inf_47 = result_d33_is255_2 & result_d33_is0_4;
+    assign b_nan_47 = result_d33_is255_2 & (~result_d33_is0_4);
+    assign b_sig_51 = {(~result_d33_is0_3), result_d33_bits22_0_2};
+    assign b_exp_51 = result_d33_is0_3 ? 8'h1 : result_d33_bits30_23_2;
     assign opposite_22 = a_sign_47 ^ b_sign_58;
     assign nan_52 = (a_nan_47 | b_nan_47) | ((a_inf_47 & b_inf_47) & opposite_22);
     assign inf_52 = a_inf_47 | b_inf_47;
     assign inf_sign_22 = a_inf_47 ? a_sign_47 : b_sign_58;
     assign zero_sign_22 = a_sign_47 & b_sign_58;
-    assign swap_22 = result_53[30:0] < result_d32_2[30:0];
+    assign swap_22 = result_53[30:0] < result_d33_2[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_22 = swap_22 ? b_sign_58 : a_sign_47;
@@ -27586,16 +27979,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign f2 = nan_d4_24 ? 32'h7fc00000 : (exact_zero_d2_22 ? ({zero_sign_d4_22, 31'h0}) : ({(inf_d4_24 ? inf_sign_d4_22 : big_sign_d4_22), ((overflow_50 | inf_d4_24) ? 31'h7f800000 : rounded_24[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_224_d26_bits30_23 = s_axis_tdata_224_d26[30:23];
-    assign s_axis_tdata_224_d26_bits22_0 = s_axis_tdata_224_d26[22:0];
-    assign s_axis_tdata_224_d26_is0 = s_axis_tdata_224_d26_bits30_23 == 8'h0;
-    assign s_axis_tdata_224_d26_is255 = s_axis_tdata_224_d26_bits30_23 == 8'hff;
-    assign s_axis_tdata_224_d26_is0_2 = s_axis_tdata_224_d26_bits22_0 == 23'h0;
-    assign a_sign_48 = s_axis_tdata_224_d26[31];
-    assign a_inf_48 = s_axis_tdata_224_d26_is255 & s_axis_tdata_224_d26_is0_2;
-    assign a_nan_48 = s_axis_tdata_224_d26_is255 & (~s_axis_tdata_224_d26_is0_2);
-    assign a_sig_49 = {(~s_axis_tdata_224_d26_is0), s_axis_tdata_224_d26_bits22_0};
-    assign a_exp_49 = s_axis_tdata_224_d26_is0 ? 8'h1 : s_axis_tdata_224_d26_bits30_23;
+    assign s_axis_tdata_224_d28_bits30_23 = s_axis_tdata_224_d28[30:23];
+    assign s_axis_tdata_224_d28_bits22_0 = s_axis_tdata_224_d28[22:0];
+    assign s_axis_tdata_224_d28_is0 = s_axis_tdata_224_d28_bits30_23 == 8'h0;
+    assign s_axis_tdata_224_d28_is255 = s_axis_tdata_224_d28_bits30_23 == 8'hff;
+    assign s_axis_tdata_224_d28_is0_2 = s_axis_tdata_224_d28_bits22_0 == 23'h0;
+    assign a_sign_48 = s_axis_tdata_224_d28[31];
+    assign a_inf_48 = s_axis_tdata_224_d28_is255 & s_axis_tdata_224_d28_is0_2;
+    assign a_nan_48 = s_axis_tdata_224_d28_is255 & (~s_axis_tdata_224_d28_is0_2);
+    assign a_sig_49 = {(~s_axis_tdata_224_d28_is0), s_axis_tdata_224_d28_bits22_0};
+    assign a_exp_49 = s_axis_tdata_224_d28_is0 ? 8'h1 : s_axis_tdata_224_d28_bits30_23;
     assign result_bits30_23_52 = result_29[30:23];
     assign result_bits22_0_52 = result_29[22:0];
     assign result_is0_103 = result_bits30_23_52 == 8'h0;
@@ -27611,7 +28004,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign inf_53 = a_inf_48 | b_inf_48;
     assign inf_sign_23 = a_inf_48 ? a_sign_48 : b_sign_59;
     assign zero_sign_23 = a_sign_48 & b_sign_59;
-    assign swap_23 = s_axis_tdata_224_d26[30:0] < result_29[30:0];
+    assign swap_23 = s_axis_tdata_224_d28[30:0] < result_29[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_23 = swap_23 ? b_sign_59 : a_sign_48;
@@ -27875,17 +28268,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign result_56 = nan_d4_25 ? 32'h7fc00000 : (exact_zero_d2_23 ? ({zero_sign_d4_23, 31'h0}) : ({(inf_d4_25 ? inf_sign_d4_23 : big_sign_d4_23), ((overflow_51 | inf_d4_25) ? 31'h7f800000 : rounded_25[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign result_d12_bits30_23_5 = result_d12_10[30:23];
-    assign result_d12_bits22_0_5 = result_d12_10[22:0];
-    assign result_d12_is0_9 = result_d12_bits30_23_5 == 8'h0;
-    assign result_d12_is255_5 = result_d12_bits30_23_5 == 8'hff;
-    assign result_d12_is0_10 = result_d12_bits22_0_5 == 23'h0;
-    assign a_sign_49 = result_d12_10[31];
-    assign a_zero_26 = result_d12_is0_9 & result_d12_is0_10;
-    assign a_inf_49 = result_d12_is255_5 & result_d12_is0_10;
-    assign a_nan_49 = result_d12_is255_5 & (~result_d12_is0_10);
-    assign a_sig_50 = {(~result_d12_is0_9), result_d12_bits22_0_5};
-    assign a_exp_50 = result_d12_is0_9 ? 8'h1 : result_d12_bits30_23_5;
+    assign result_d13_bits30_23_3 = result_d13_8[30:23];
+    assign result_d13_bits22_0_3 = result_d13_8[22:0];
+    assign result_d13_is0_5 = result_d13_bits30_23_3 == 8'h0;
+    assign result_d13_is255_3 = result_d13_bits30_23_3 == 8'hff;
+    assign result_d13_is0_6 = result_d13_bits22_0_3 == 23'h0;
+    assign a_sign_49 = result_d13_8[31];
+    assign a_zero_26 = result_d13_is0_5 & result_d13_is0_6;
+    assign a_inf_49 = result_d13_is255_3 & result_d13_is0_6;
+    assign a_nan_49 = result_d13_is255_3 & (~result_d13_is0_6);
+    assign a_sig_50 = {(~result_d13_is0_5), result_d13_bits22_0_3};
+    assign a_exp_50 = result_d13_is0_5 ? 8'h1 : result_d13_bits30_23_3;
     assign result_bits30_23_53 = result_56[30:23];
     assign result_bits22_0_53 = result_56[22:0];
     assign result_is0_105 = result_bits30_23_53 == 8'h0;
@@ -27993,24 +28386,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_28 = b_exp_53 ^ 8'h80;
     assign fine_29 = (({2'h0, a_exp_50}) + ({(b_exp_xor_28[7] ? 2'h3 : 2'h0), b_exp_xor_28})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_29 = {{24{1'b0}}, a_sig_50} * {{24{1'b0}}, b_sig_53};
-    assign e0_minus_1_29 = fine_29 + (~({5'h0, lz_52}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_29 = {{24{1'b0}}, a_sig_d1_27} * {{24{1'b0}}, b_sig_d1_30};
+    assign e0_minus_1_29 = fine_d1_29 + (~({5'h0, lz_d1_29}));
     assign normal_37 = ~e0_minus_1_29[9];
-    assign coarse_29 = fine_29[9];
-    assign far_29 = (fine_29 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_29 = coarse_29 ? (fine_29 + 10'h18) : fine_29;
-    assign t_29 = normal_37 ? lz_52 : fine_sel_29[4:0];
+    assign coarse_29 = fine_d1_29[9];
+    assign far_29 = (fine_d1_29 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_29 = coarse_29 ? (fine_d1_29 + 10'h18) : fine_d1_29;
+    assign t_29 = normal_37 ? lz_d1_29 : fine_d1_sel_29[4:0];
     assign over_low_29 = ~((e0_minus_1_29 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_29 = ~((e0_minus_1_29 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_29 = ((nan_54 | inf_54) | zero_31) | (normal_37 ? 1'h0 : far_29);
+    assign forced_early_29 = ((nan_d1_54 | inf_d1_54) | zero_d1_31) | (normal_37 ? 1'h0 : far_29);
+    assign t_cat_57 = {({({({3'h0, (t_29[4:2] == 3'h5)}), ({3'h0, (t_29[4:2] == 3'h4)})}), ({3'h0, (t_29[4:2] == 3'h3)})}), ({3'h0, (t_29[4:2] == 3'h2)})};
+    assign t_cat_58 = {({({(t_29[1:0] == 2'h3), (t_29[1:0] == 2'h2)}), (t_29[1:0] == 2'h1)}), (t_29[1:0] == 2'h0)};
+    assign t_prod_29 = {{4{1'b0}}, ({({t_cat_57, ({3'h0, (t_29[4:2] == 3'h1)})}), ({3'h0, (t_29[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_58};
+    assign scale_29 = t_prod_29[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_29 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_29[4:2] == 3'h5)}), ({3'h0, (t_d1_29[4:2] == 3'h4)})}), ({3'h0, (t_d1_29[4:2] == 3'h3)})}), ({3'h0, (t_d1_29[4:2] == 3'h2)})}), ({3'h0, (t_d1_29[4:2] == 3'h1)})}), ({3'h0, (t_d1_29[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_29[1:0] == 2'h3), (t_d1_29[1:0] == 2'h2)}), (t_d1_29[1:0] == 2'h1)}), (t_d1_29[1:0] == 2'h0)})};
-    assign scale_29 = t_d1_prod_29[23:0];
-    assign product_d1_prod_29 = {{24{1'b0}}, product_d1_29[16:0]} * {{17{1'b0}}, scale_29};
-    assign product_d1_plus_29 = ({1'h0, ({{24{1'b0}}, product_d1_29[33:17]} * {{17{1'b0}}, scale_29})}) + ({18'h0, product_d1_prod_29[40:17]});
-    assign product_d1_cat_29 = {({(({1'h0, ({{24{1'b0}}, product_d1_29[47:34]} * {{14{1'b0}}, scale_29})}) + ({14'h0, product_d1_plus_29[41:17]})), product_d1_plus_29[16:0]}), product_d1_prod_29[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_29 = {{24{1'b0}}, product_d1_29[16:0]} * {{17{1'b0}}, scale_d1_29};
+    assign product_d1_plus_29 = ({1'h0, ({{24{1'b0}}, product_d1_29[33:17]} * {{17{1'b0}}, scale_d1_29})}) + ({18'h0, product_d1_prod_29[40:17]});
+    assign product_d1_cat_29 = {({(({1'h0, ({{24{1'b0}}, product_d1_29[47:34]} * {{14{1'b0}}, scale_d1_29})}) + ({14'h0, product_d1_plus_29[41:17]})), product_d1_plus_29[16:0]}), product_d1_prod_29[16:0]};
     assign shifted_52 = product_d1_cat_29[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -28021,33 +28416,33 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_56 = ((~(shifted_52[21:0] == 22'h0)) | ((far_window_29 | mid_window_29) & shifted_52[22])) | (far_window_29 & (~(shifted_52[46:23] == 24'h0)));
     assign overflow_52 = normal_d1_35 & (shifted_b47_29 ? over_high_d1_29 : over_low_d1_29);
     assign forced_29 = forced_early_d1_29 | overflow_52;
-    assign saturate_29 = (~nan_d1_54) & (inf_d1_54 | ((~zero_d1_31) & overflow_52));
+    assign saturate_29 = (~nan_d2_54) & (inf_d2_54 | ((~zero_d2_31) & overflow_52));
     assign normal_field_29 = (~forced_29) & normal_d1_35;
     assign kept_60 = window_35[24:1];
     assign guard_60 = window_35[0];
     assign increment_60 = ((~forced_29) & guard_60) & (sticky_56 | kept_60[0]);
     assign e0_minus_1_d1_sel_29 = normal_d1_35 ? e0_minus_1_d1_29 : ({9'h0, kept_60[23]});
-    assign nan_d1_or_29 = nan_d1_54 | saturate_29;
-    assign nan_d1_cat_29 = {22'h0, nan_d1_54};
+    assign nan_d2_or_29 = nan_d2_54 | saturate_29;
+    assign nan_d2_cat_29 = {22'h0, nan_d2_54};
     assign forced_not_29 = ~forced_29;
-    assign packed_53 = (({e0_minus_1_d1_sel_29[7:0], kept_60[22:0]}) & ({(forced_not_29 ? 30'h3fffffff : 30'h0), forced_not_29})) | ({({(nan_d1_or_29 ? 7'h7f : 7'h0), nan_d1_or_29}), ({nan_d1_cat_29[0], 22'h0})});
-    assign result_sign_29 = (~nan_d1_54) & sign_d1_37;
+    assign packed_53 = (({e0_minus_1_d1_sel_29[7:0], kept_60[22:0]}) & ({(forced_not_29 ? 30'h3fffffff : 30'h0), forced_not_29})) | ({({(nan_d2_or_29 ? 7'h7f : 7'h0), nan_d2_or_29}), ({nan_d2_cat_29[0], 22'h0})});
+    assign result_sign_29 = (~nan_d2_54) & sign_d2_37;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_29 = {29'h0, ({(normal_field_d1_29 & shifted_q_29), (normal_field_d1_29 & (~shifted_q_29))})};
     assign result_57 = {result_sign_d1_29, (packed_d1_29 + (({normal_field_d1_cat_29[7:0], 23'h0}) | ({30'h0, increment_d1_29})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_352_d26_bits30_23 = s_axis_tdata_352_d26[30:23];
-    assign s_axis_tdata_352_d26_bits22_0 = s_axis_tdata_352_d26[22:0];
-    assign s_axis_tdata_352_d26_is0 = s_axis_tdata_352_d26_bits30_23 == 8'h0;
-    assign s_axis_tdata_352_d26_is255 = s_axis_tdata_352_d26_bits30_23 == 8'hff;
-    assign s_axis_tdata_352_d26_is0_2 = s_axis_tdata_352_d26_bits22_0 == 23'h0;
-    assign a_sign_50 = s_axis_tdata_352_d26[31];
-    assign a_inf_50 = s_axis_tdata_352_d26_is255 & s_axis_tdata_352_d26_is0_2;
-    assign a_nan_50 = s_axis_tdata_352_d26_is255 & (~s_axis_tdata_352_d26_is0_2);
-    assign a_sig_51 = {(~s_axis_tdata_352_d26_is0), s_axis_tdata_352_d26_bits22_0};
-    assign a_exp_51 = s_axis_tdata_352_d26_is0 ? 8'h1 : s_axis_tdata_352_d26_bits30_23;
+    assign s_axis_tdata_352_d28_bits30_23 = s_axis_tdata_352_d28[30:23];
+    assign s_axis_tdata_352_d28_bits22_0 = s_axis_tdata_352_d28[22:0];
+    assign s_axis_tdata_352_d28_is0 = s_axis_tdata_352_d28_bits30_23 == 8'h0;
+    assign s_axis_tdata_352_d28_is255 = s_axis_tdata_352_d28_bits30_23 == 8'hff;
+    assign s_axis_tdata_352_d28_is0_2 = s_axis_tdata_352_d28_bits22_0 == 23'h0;
+    assign a_sign_50 = s_axis_tdata_352_d28[31];
+    assign a_inf_50 = s_axis_tdata_352_d28_is255 & s_axis_tdata_352_d28_is0_2;
+    assign a_nan_50 = s_axis_tdata_352_d28_is255 & (~s_axis_tdata_352_d28_is0_2);
+    assign a_sig_51 = {(~s_axis_tdata_352_d28_is0), s_axis_tdata_352_d28_bits22_0};
+    assign a_exp_51 = s_axis_tdata_352_d28_is0 ? 8'h1 : s_axis_tdata_352_d28_bits30_23;
     assign result_bits30_23_54 = result_40[30:23];
     assign result_bits22_0_54 = result_40[22:0];
     assign result_is0_107 = result_bits30_23_54 == 8'h0;
@@ -28063,7 +28458,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign inf_55 = a_inf_50 | b_inf_50;
     assign inf_sign_24 = a_inf_50 ? a_sign_50 : b_sign_61;
     assign zero_sign_24 = a_sign_50 & b_sign_61;
-    assign swap_24 = s_axis_tdata_352_d26[30:0] < result_40[30:0];
+    assign swap_24 = s_axis_tdata_352_d28[30:0] < result_40[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_24 = swap_24 ? b_sign_61 : a_sign_50;
@@ -28327,17 +28722,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign result_58 = nan_d4_26 ? 32'h7fc00000 : (exact_zero_d2_24 ? ({zero_sign_d4_24, 31'h0}) : ({(inf_d4_26 ? inf_sign_d4_24 : big_sign_d4_24), ((overflow_53 | inf_d4_26) ? 31'h7f800000 : rounded_26[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign result_d12_bits30_23_6 = result_d12_11[30:23];
-    assign result_d12_bits22_0_6 = result_d12_11[22:0];
-    assign result_d12_is0_11 = result_d12_bits30_23_6 == 8'h0;
-    assign result_d12_is255_6 = result_d12_bits30_23_6 == 8'hff;
-    assign result_d12_is0_12 = result_d12_bits22_0_6 == 23'h0;
-    assign a_sign_51 = result_d12_11[31];
-    assign a_zero_27 = result_d12_is0_11 & result_d12_is0_12;
-    assign a_inf_51 = result_d12_is255_6 & result_d12_is0_12;
-    assign a_nan_51 = result_d12_is255_6 & (~result_d12_is0_12);
-    assign a_sig_52 = {(~result_d12_is0_11), result_d12_bits22_0_6};
-    assign a_exp_52 = result_d12_is0_11 ? 8'h1 : result_d12_bits30_23_6;
+    assign result_d13_bits30_23_4 = result_d13_9[30:23];
+    assign result_d13_bits22_0_4 = result_d13_9[22:0];
+    assign result_d13_is0_7 = result_d13_bits30_23_4 == 8'h0;
+    assign result_d13_is255_4 = result_d13_bits30_23_4 == 8'hff;
+    assign result_d13_is0_8 = result_d13_bits22_0_4 == 23'h0;
+    assign a_sign_51 = result_d13_9[31];
+    assign a_zero_27 = result_d13_is0_7 & result_d13_is0_8;
+    assign a_inf_51 = result_d13_is255_4 & result_d13_is0_8;
+    assign a_nan_51 = result_d13_is255_4 & (~result_d13_is0_8);
+    assign a_sig_52 = {(~result_d13_is0_7), result_d13_bits22_0_4};
+    assign a_exp_52 = result_d13_is0_7 ? 8'h1 : result_d13_bits30_23_4;
     assign result_bits30_23_55 = result_58[30:23];
     assign result_bits22_0_55 = result_58[22:0];
     assign result_is0_109 = result_bits30_23_55 == 8'h0;
@@ -28445,24 +28840,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_29 = b_exp_55 ^ 8'h80;
     assign fine_30 = (({2'h0, a_exp_52}) + ({(b_exp_xor_29[7] ? 2'h3 : 2'h0), b_exp_xor_29})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_30 = {{24{1'b0}}, a_sig_52} * {{24{1'b0}}, b_sig_55};
-    assign e0_minus_1_30 = fine_30 + (~({5'h0, lz_54}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_30 = {{24{1'b0}}, a_sig_d1_28} * {{24{1'b0}}, b_sig_d1_31};
+    assign e0_minus_1_30 = fine_d1_30 + (~({5'h0, lz_d1_30}));
     assign normal_38 = ~e0_minus_1_30[9];
-    assign coarse_30 = fine_30[9];
-    assign far_30 = (fine_30 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_30 = coarse_30 ? (fine_30 + 10'h18) : fine_30;
-    assign t_30 = normal_38 ? lz_54 : fine_sel_30[4:0];
+    assign coarse_30 = fine_d1_30[9];
+    assign far_30 = (fine_d1_30 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_30 = coarse_30 ? (fine_d1_30 + 10'h18) : fine_d1_30;
+    assign t_30 = normal_38 ? lz_d1_30 : fine_d1_sel_30[4:0];
     assign over_low_30 = ~((e0_minus_1_30 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_30 = ~((e0_minus_1_30 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_30 = ((nan_56 | inf_56) | zero_32) | (normal_38 ? 1'h0 : far_30);
+    assign forced_early_30 = ((nan_d1_56 | inf_d1_56) | zero_d1_32) | (normal_38 ? 1'h0 : far_30);
+    assign t_cat_59 = {({({({3'h0, (t_30[4:2] == 3'h5)}), ({3'h0, (t_30[4:2] == 3'h4)})}), ({3'h0, (t_30[4:2] == 3'h3)})}), ({3'h0, (t_30[4:2] == 3'h2)})};
+    assign t_cat_60 = {({({(t_30[1:0] == 2'h3), (t_30[1:0] == 2'h2)}), (t_30[1:0] == 2'h1)}), (t_30[1:0] == 2'h0)};
+    assign t_prod_30 = {{4{1'b0}}, ({({t_cat_59, ({3'h0, (t_30[4:2] == 3'h1)})}), ({3'h0, (t_30[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_60};
+    assign scale_30 = t_prod_30[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_30 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_30[4:2] == 3'h5)}), ({3'h0, (t_d1_30[4:2] == 3'h4)})}), ({3'h0, (t_d1_30[4:2] == 3'h3)})}), ({3'h0, (t_d1_30[4:2] == 3'h2)})}), ({3'h0, (t_d1_30[4:2] == 3'h1)})}), ({3'h0, (t_d1_30[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_30[1:0] == 2'h3), (t_d1_30[1:0] == 2'h2)}), (t_d1_30[1:0] == 2'h1)}), (t_d1_30[1:0] == 2'h0)})};
-    assign scale_30 = t_d1_prod_30[23:0];
-    assign product_d1_prod_30 = {{24{1'b0}}, product_d1_30[16:0]} * {{17{1'b0}}, scale_30};
-    assign product_d1_plus_30 = ({1'h0, ({{24{1'b0}}, product_d1_30[33:17]} * {{17{1'b0}}, scale_30})}) + ({18'h0, product_d1_prod_30[40:17]});
-    assign product_d1_cat_30 = {({(({1'h0, ({{24{1'b0}}, product_d1_30[47:34]} * {{14{1'b0}}, scale_30})}) + ({14'h0, product_d1_plus_30[41:17]})), product_d1_plus_30[16:0]}), product_d1_prod_30[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_30 = {{24{1'b0}}, product_d1_30[16:0]} * {{17{1'b0}}, scale_d1_30};
+    assign product_d1_plus_30 = ({1'h0, ({{24{1'b0}}, product_d1_30[33:17]} * {{17{1'b0}}, scale_d1_30})}) + ({18'h0, product_d1_prod_30[40:17]});
+    assign product_d1_cat_30 = {({(({1'h0, ({{24{1'b0}}, product_d1_30[47:34]} * {{14{1'b0}}, scale_d1_30})}) + ({14'h0, product_d1_plus_30[41:17]})), product_d1_plus_30[16:0]}), product_d1_prod_30[16:0]};
     assign shifted_54 = product_d1_cat_30[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -28473,17 +28870,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_58 = ((~(shifted_54[21:0] == 22'h0)) | ((far_window_30 | mid_window_30) & shifted_54[22])) | (far_window_30 & (~(shifted_54[46:23] == 24'h0)));
     assign overflow_54 = normal_d1_36 & (shifted_b47_30 ? over_high_d1_30 : over_low_d1_30);
     assign forced_30 = forced_early_d1_30 | overflow_54;
-    assign saturate_30 = (~nan_d1_56) & (inf_d1_56 | ((~zero_d1_32) & overflow_54));
+    assign saturate_30 = (~nan_d2_56) & (inf_d2_56 | ((~zero_d2_32) & overflow_54));
     assign normal_field_30 = (~forced_30) & normal_d1_36;
     assign kept_62 = window_36[24:1];
     assign guard_62 = window_36[0];
     assign increment_62 = ((~forced_30) & guard_62) & (sticky_58 | kept_62[0]);
     assign e0_minus_1_d1_sel_30 = normal_d1_36 ? e0_minus_1_d1_30 : ({9'h0, kept_62[23]});
-    assign nan_d1_or_30 = nan_d1_56 | saturate_30;
-    assign nan_d1_cat_30 = {22'h0, nan_d1_56};
+    assign nan_d2_or_30 = nan_d2_56 | saturate_30;
+    assign nan_d2_cat_30 = {22'h0, nan_d2_56};
     assign forced_not_30 = ~forced_30;
-    assign packed_55 = (({e0_minus_1_d1_sel_30[7:0], kept_62[22:0]}) & ({(forced_not_30 ? 30'h3fffffff : 30'h0), forced_not_30})) | ({({(nan_d1_or_30 ? 7'h7f : 7'h0), nan_d1_or_30}), ({nan_d1_cat_30[0], 22'h0})});
-    assign result_sign_30 = (~nan_d1_56) & sign_d1_38;
+    assign packed_55 = (({e0_minus_1_d1_sel_30[7:0], kept_62[22:0]}) & ({(forced_not_30 ? 30'h3fffffff : 30'h0), forced_not_30})) | ({({(nan_d2_or_30 ? 7'h7f : 7'h0), nan_d2_or_30}), ({nan_d2_cat_30[0], 22'h0})});
+    assign result_sign_30 = (~nan_d2_56) & sign_d2_38;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_30 = {29'h0, ({(normal_field_d1_30 & shifted_q_30), (normal_field_d1_30 & (~shifted_q_30))})};
@@ -28836,7 +29233,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign increment_64 = ((~normal_d2_7) & guard_64) & ((~(dropped_d1_7 == 1'h0)) | kept_64[0]);
 
     // ---- scale: special cases (NaN, infinity, zero) ----
-    assign result_61 = x_nan_d2_7 ? 32'h7fc00000 : ({sign_d2_9, (x_inf_d2_7 ? 31'h7f800000 : (x_zero_d2_7 ? 31'h0 : (normal_d2_7 ? ({field_d2_7[7:0], x_sig_d2_7[22:0]}) : (({7'h0, kept_64}) + ({30'h0, increment_64})))))});
+    assign result_61 = x_nan_d2_7 ? 32'h7fc00000 : ({sign_d2_39, (x_inf_d2_7 ? 31'h7f800000 : (x_zero_d2_7 ? 31'h0 : (normal_d2_7 ? ({field_d2_7[7:0], x_sig_d2_7[22:0]}) : (({7'h0, kept_64}) + ({30'h0, increment_64})))))});
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
     assign s_axis_tdata_224_bits30_23 = s_axis_tdata[254:247];
@@ -29140,17 +29537,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_54 = result_is255_59 & (~result_is0_118);
     assign a_sig_55 = {(~result_is0_117), result_bits22_0_59};
     assign a_exp_55 = result_is0_117 ? 8'h1 : result_bits30_23_59;
-    assign result_d4_bits30_23_4 = result_d4_21[30:23];
-    assign result_d4_bits22_0_4 = result_d4_21[22:0];
-    assign result_d4_is0_7 = result_d4_bits30_23_4 == 8'h0;
-    assign result_d4_is255_4 = result_d4_bits30_23_4 == 8'hff;
-    assign result_d4_is0_8 = result_d4_bits22_0_4 == 23'h0;
-    assign b_sign_66 = result_d4_21[31];
-    assign b_zero_28 = result_d4_is0_7 & result_d4_is0_8;
-    assign b_inf_54 = result_d4_is255_4 & result_d4_is0_8;
-    assign b_nan_54 = result_d4_is255_4 & (~result_d4_is0_8);
-    assign b_sig_58 = {(~result_d4_is0_7), result_d4_bits22_0_4};
-    assign b_exp_58 = result_d4_is0_7 ? 8'h1 : result_d4_bits30_23_4;
+    assign result_d5_bits30_23_6 = result_d5_21[30:23];
+    assign result_d5_bits22_0_6 = result_d5_21[22:0];
+    assign result_d5_is0_11 = result_d5_bits30_23_6 == 8'h0;
+    assign result_d5_is255_6 = result_d5_bits30_23_6 == 8'hff;
+    assign result_d5_is0_12 = result_d5_bits22_0_6 == 23'h0;
+    assign b_sign_66 = result_d5_21[31];
+    assign b_zero_28 = result_d5_is0_11 & result_d5_is0_12;
+    assign b_inf_54 = result_d5_is255_6 & result_d5_is0_12;
+    assign b_nan_54 = result_d5_is255_6 & (~result_d5_is0_12);
+    assign b_sig_58 = {(~result_d5_is0_11), result_d5_bits22_0_6};
+    assign b_exp_58 = result_d5_is0_11 ? 8'h1 : result_d5_bits30_23_6;
     assign sign_40 = a_sign_54 ^ b_sign_66;
     assign nan_59 = ((a_nan_54 | b_nan_54) | (a_zero_28 & b_inf_54)) | (a_inf_54 & b_zero_28);
     assign inf_59 = a_inf_54 | b_inf_54;
@@ -29247,24 +29644,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign b_exp_xor_30 = b_exp_58 ^ 8'h80;
     assign fine_31 = (({2'h0, a_exp_55}) + ({(b_exp_xor_30[7] ? 2'h3 : 2'h0), b_exp_xor_30})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_31 = {{24{1'b0}}, a_sig_55} * {{24{1'b0}}, b_sig_58};
-    assign e0_minus_1_31 = fine_31 + (~({5'h0, lz_57}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_31 = {{24{1'b0}}, a_sig_d1_29} * {{24{1'b0}}, b_sig_d1_32};
+    assign e0_minus_1_31 = fine_d1_31 + (~({5'h0, lz_d1_31}));
     assign normal_40 = ~e0_minus_1_31[9];
-    assign coarse_31 = fine_31[9];
-    assign far_31 = (fine_31 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_31 = coarse_31 ? (fine_31 + 10'h18) : fine_31;
-    assign t_31 = normal_40 ? lz_57 : fine_sel_31[4:0];
+    assign coarse_31 = fine_d1_31[9];
+    assign far_31 = (fine_d1_31 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_31 = coarse_31 ? (fine_d1_31 + 10'h18) : fine_d1_31;
+    assign t_31 = normal_40 ? lz_d1_31 : fine_d1_sel_31[4:0];
     assign over_low_31 = ~((e0_minus_1_31 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_31 = ~((e0_minus_1_31 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_31 = ((nan_59 | inf_59) | zero_33) | (normal_40 ? 1'h0 : far_31);
+    assign forced_early_31 = ((nan_d1_59 | inf_d1_59) | zero_d1_33) | (normal_40 ? 1'h0 : far_31);
+    assign t_cat_61 = {({({({3'h0, (t_31[4:2] == 3'h5)}), ({3'h0, (t_31[4:2] == 3'h4)})}), ({3'h0, (t_31[4:2] == 3'h3)})}), ({3'h0, (t_31[4:2] == 3'h2)})};
+    assign t_cat_62 = {({({(t_31[1:0] == 2'h3), (t_31[1:0] == 2'h2)}), (t_31[1:0] == 2'h1)}), (t_31[1:0] == 2'h0)};
+    assign t_prod_31 = {{4{1'b0}}, ({({t_cat_61, ({3'h0, (t_31[4:2] == 3'h1)})}), ({3'h0, (t_31[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_62};
+    assign scale_31 = t_prod_31[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_31 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_31[4:2] == 3'h5)}), ({3'h0, (t_d1_31[4:2] == 3'h4)})}), ({3'h0, (t_d1_31[4:2] == 3'h3)})}), ({3'h0, (t_d1_31[4:2] == 3'h2)})}), ({3'h0, (t_d1_31[4:2] == 3'h1)})}), ({3'h0, (t_d1_31[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_31[1:0] == 2'h3), (t_d1_31[1:0] == 2'h2)}), (t_d1_31[1:0] == 2'h1)}), (t_d1_31[1:0] == 2'h0)})};
-    assign scale_31 = t_d1_prod_31[23:0];
-    assign product_d1_prod_31 = {{24{1'b0}}, product_d1_31[16:0]} * {{17{1'b0}}, scale_31};
-    assign product_d1_plus_31 = ({1'h0, ({{24{1'b0}}, product_d1_31[33:17]} * {{17{1'b0}}, scale_31})}) + ({18'h0, product_d1_prod_31[40:17]});
-    assign product_d1_cat_31 = {({(({1'h0, ({{24{1'b0}}, product_d1_31[47:34]} * {{14{1'b0}}, scale_31})}) + ({14'h0, product_d1_plus_31[41:17]})), product_d1_plus_31[16:0]}), product_d1_prod_31[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_31 = {{24{1'b0}}, product_d1_31[16:0]} * {{17{1'b0}}, scale_d1_31};
+    assign product_d1_plus_31 = ({1'h0, ({{24{1'b0}}, product_d1_31[33:17]} * {{17{1'b0}}, scale_d1_31})}) + ({18'h0, product_d1_prod_31[40:17]});
+    assign product_d1_cat_31 = {({(({1'h0, ({{24{1'b0}}, product_d1_31[47:34]} * {{14{1'b0}}, scale_d1_31})}) + ({14'h0, product_d1_plus_31[41:17]})), product_d1_plus_31[16:0]}), product_d1_prod_31[16:0]};
     assign shifted_57 = product_d1_cat_31[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -29275,17 +29674,17 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign sticky_61 = ((~(shifted_57[21:0] == 22'h0)) | ((far_window_31 | mid_window_31) & shifted_57[22])) | (far_window_31 & (~(shifted_57[46:23] == 24'h0)));
     assign overflow_57 = normal_d1_38 & (shifted_b47_31 ? over_high_d1_31 : over_low_d1_31);
     assign forced_31 = forced_early_d1_31 | overflow_57;
-    assign saturate_31 = (~nan_d1_59) & (inf_d1_59 | ((~zero_d1_33) & overflow_57));
+    assign saturate_31 = (~nan_d2_59) & (inf_d2_59 | ((~zero_d2_33) & overflow_57));
     assign normal_field_31 = (~forced_31) & normal_d1_38;
     assign kept_66 = window_38[24:1];
     assign guard_66 = window_38[0];
     assign increment_66 = ((~forced_31) & guard_66) & (sticky_61 | kept_66[0]);
     assign e0_minus_1_d1_sel_31 = normal_d1_38 ? e0_minus_1_d1_31 : ({9'h0, kept_66[23]});
-    assign nan_d1_or_31 = nan_d1_59 | saturate_31;
-    assign nan_d1_cat_31 = {22'h0, nan_d1_59};
+    assign nan_d2_or_31 = nan_d2_59 | saturate_31;
+    assign nan_d2_cat_31 = {22'h0, nan_d2_59};
     assign forced_not_31 = ~forced_31;
-    assign packed_58 = (({e0_minus_1_d1_sel_31[7:0], kept_66[22:0]}) & ({(forced_not_31 ? 30'h3fffffff : 30'h0), forced_not_31})) | ({({(nan_d1_or_31 ? 7'h7f : 7'h0), nan_d1_or_31}), ({nan_d1_cat_31[0], 22'h0})});
-    assign result_sign_31 = (~nan_d1_59) & sign_d1_40;
+    assign packed_58 = (({e0_minus_1_d1_sel_31[7:0], kept_66[22:0]}) & ({(forced_not_31 ? 30'h3fffffff : 30'h0), forced_not_31})) | ({({(nan_d2_or_31 ? 7'h7f : 7'h0), nan_d2_or_31}), ({nan_d2_cat_31[0], 22'h0})});
+    assign result_sign_31 = (~nan_d2_59) & sign_d2_40;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_31 = {29'h0, ({(normal_field_d1_31 & shifted_q_31), (normal_field_d1_31 & (~shifted_q_31))})};
@@ -29302,22 +29701,22 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
     assign a_nan_55 = result_is255_60 & (~result_is0_120);
     assign a_sig_56 = {(~result_is0_119), result_bits22_0_60};
     assign a_exp_56 = result_is0_119 ? 8'h1 : result_bits30_23_60;
-    assign result_d28_bits30_23 = result_d28_3[30:23];
-    assign result_d28_bits22_0 = result_d28_3[22:0];
-    assign result_d28_is0 = result_d28_bits30_23 == 8'h0;
-    assign result_d28_is255 = result_d28_bits30_23 == 8'hff;
-    assign result_d28_is0_2 = result_d28_bits22_0 == 23'h0;
-    assign b_sign_67 = result_d28_3[31];
-    assign b_inf_55 = result_d28_is255 & result_d28_is0_2;
-    assign b_nan_55 = result_d28_is255 & (~result_d28_is0_2);
-    assign b_sig_59 = {(~result_d28_is0), result_d28_bits22_0};
-    assign b_exp_59 = result_d28_is0 ? 8'h1 : result_d28_bits30_23;
+    assign result_d29_bits30_23 = result_d29_3[30:23];
+    assign result_d29_bits22_0 = result_d29_3[22:0];
+    assign result_d29_is0 = result_d29_bits30_23 == 8'h0;
+    assign result_d29_is255 = result_d29_bits30_23 == 8'hff;
+    assign result_d29_is0_2 = result_d29_bits22_0 == 23'h0;
+    assign b_sign_67 = result_d29_3[31];
+    assign b_inf_55 = result_d29_is255 & result_d29_is0_2;
+    assign b_nan_55 = result_d29_is255 & (~result_d29_is0_2);
+    assign b_sig_59 = {(~result_d29_is0), result_d29_bits22_0};
+    assign b_exp_59 = result_d29_is0 ? 8'h1 : result_d29_bits30_23;
     assign opposite_27 = a_sign_55 ^ b_sign_67;
     assign nan_60 = (a_nan_55 | b_nan_55) | ((a_inf_55 & b_inf_55) & opposite_27);
     assign inf_60 = a_inf_55 | b_inf_55;
     assign inf_sign_27 = a_inf_55 ? a_sign_55 : b_sign_67;
     assign zero_sign_27 = a_sign_55 & b_sign_67;
-    assign swap_27 = result_61[30:0] < result_d28_3[30:0];
+    assign swap_27 = result_61[30:0] < result_d29_3[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_27 = swap_27 ? b_sign_67 : a_sign_55;
@@ -29761,18 +30160,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_160_d2 <= s_axis_tdata_160_d1;
         if (out_valid_or) s_axis_tdata_160_d3 <= s_axis_tdata_160_d2;
         if (out_valid_or) s_axis_tdata_160_d4 <= s_axis_tdata_160_d3;
-        if (out_valid_or) t_d1 <= t;
+        if (out_valid_or) a_sig_d1 <= a_sig_2;
+        if (out_valid_or) b_sig_d1_2 <= b_sig_3;
+        if (out_valid_or) lz_d1 <= lz_2;
+        if (out_valid_or) fine_d1 <= fine;
+        if (out_valid_or) nan_d1_3 <= nan_3;
+        if (out_valid_or) inf_d1_3 <= inf_3;
+        if (out_valid_or) zero_d1_2 <= zero_2;
         if (out_valid_or) product_d1 <= product;
+        if (out_valid_or) scale_d1 <= scale;
         if (out_valid_or) normal_d1 <= normal_2;
         if (out_valid_or) coarse_d1 <= coarse;
         if (out_valid_or) over_high_d1 <= over_high;
         if (out_valid_or) over_low_d1 <= over_low;
         if (out_valid_or) forced_early_d1 <= forced_early;
-        if (out_valid_or) nan_d1_3 <= nan_3;
-        if (out_valid_or) zero_d1_2 <= zero_2;
-        if (out_valid_or) inf_d1_3 <= inf_3;
+        if (out_valid_or) nan_d2_3 <= nan_d1_3;
+        if (out_valid_or) zero_d2_2 <= zero_d1_2;
+        if (out_valid_or) inf_d2_3 <= inf_d1_3;
         if (out_valid_or) e0_minus_1_d1 <= e0_minus_1;
         if (out_valid_or) sign_d1_2 <= sign_2;
+        if (out_valid_or) sign_d2_2 <= sign_d1_2;
         if (out_valid_or) normal_field_d1 <= normal_field;
         if (out_valid_or) shifted_q <= shifted_b47;
         if (out_valid_or) increment_d1 <= increment_3;
@@ -29792,8 +30199,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_2 <= normalized_2;
         if (out_valid_or) field_d1_2 <= field_2;
         if (out_valid_or) inf_d1_4 <= inf_4;
-        if (out_valid_or) inf_d2_3 <= inf_d1_4;
-        if (out_valid_or) inf_d3_3 <= inf_d2_3;
+        if (out_valid_or) inf_d2_4 <= inf_d1_4;
+        if (out_valid_or) inf_d3_3 <= inf_d2_4;
         if (out_valid_or) inf_d4_3 <= inf_d3_3;
         if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
         if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
@@ -29810,25 +30217,33 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
         if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
         if (out_valid_or) nan_d1_4 <= nan_4;
-        if (out_valid_or) nan_d2_3 <= nan_d1_4;
-        if (out_valid_or) nan_d3_3 <= nan_d2_3;
+        if (out_valid_or) nan_d2_4 <= nan_d1_4;
+        if (out_valid_or) nan_d3_3 <= nan_d2_4;
         if (out_valid_or) nan_d4_3 <= nan_d3_3;
         if (out_valid_or) s_axis_tdata_192_d1 <= s_axis_tdata[223:192];
         if (out_valid_or) s_axis_tdata_192_d2 <= s_axis_tdata_192_d1;
         if (out_valid_or) s_axis_tdata_192_d3 <= s_axis_tdata_192_d2;
         if (out_valid_or) s_axis_tdata_192_d4 <= s_axis_tdata_192_d3;
-        if (out_valid_or) t_d1_2 <= t_2;
+        if (out_valid_or) a_sig_d1_2 <= a_sig_4;
+        if (out_valid_or) b_sig_d1_3 <= b_sig_5;
+        if (out_valid_or) lz_d1_2 <= lz_4;
+        if (out_valid_or) fine_d1_2 <= fine_2;
+        if (out_valid_or) nan_d1_5 <= nan_5;
+        if (out_valid_or) inf_d1_5 <= inf_5;
+        if (out_valid_or) zero_d1_3 <= zero_3;
         if (out_valid_or) product_d1_2 <= product_2;
+        if (out_valid_or) scale_d1_2 <= scale_2;
         if (out_valid_or) normal_d1_2 <= normal_3;
         if (out_valid_or) coarse_d1_2 <= coarse_2;
         if (out_valid_or) over_high_d1_2 <= over_high_2;
         if (out_valid_or) over_low_d1_2 <= over_low_2;
         if (out_valid_or) forced_early_d1_2 <= forced_early_2;
-        if (out_valid_or) nan_d1_5 <= nan_5;
-        if (out_valid_or) zero_d1_3 <= zero_3;
-        if (out_valid_or) inf_d1_5 <= inf_5;
+        if (out_valid_or) nan_d2_5 <= nan_d1_5;
+        if (out_valid_or) zero_d2_3 <= zero_d1_3;
+        if (out_valid_or) inf_d2_5 <= inf_d1_5;
         if (out_valid_or) e0_minus_1_d1_2 <= e0_minus_1_2;
         if (out_valid_or) sign_d1_3 <= sign_3;
+        if (out_valid_or) sign_d2_3 <= sign_d1_3;
         if (out_valid_or) normal_field_d1_2 <= normal_field_2;
         if (out_valid_or) shifted_q_2 <= shifted_b47_2;
         if (out_valid_or) increment_d1_2 <= increment_5;
@@ -29848,8 +30263,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_3 <= normalized_3;
         if (out_valid_or) field_d1_3 <= field_3;
         if (out_valid_or) inf_d1_6 <= inf_6;
-        if (out_valid_or) inf_d2_4 <= inf_d1_6;
-        if (out_valid_or) inf_d3_4 <= inf_d2_4;
+        if (out_valid_or) inf_d2_6 <= inf_d1_6;
+        if (out_valid_or) inf_d3_4 <= inf_d2_6;
         if (out_valid_or) inf_d4_4 <= inf_d3_4;
         if (out_valid_or) inf_sign_d1_3 <= inf_sign_3;
         if (out_valid_or) inf_sign_d2_3 <= inf_sign_d1_3;
@@ -29866,27 +30281,34 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_3 <= exact_zero_3;
         if (out_valid_or) exact_zero_d2_3 <= exact_zero_d1_3;
         if (out_valid_or) nan_d1_6 <= nan_6;
-        if (out_valid_or) nan_d2_4 <= nan_d1_6;
-        if (out_valid_or) nan_d3_4 <= nan_d2_4;
+        if (out_valid_or) nan_d2_6 <= nan_d1_6;
+        if (out_valid_or) nan_d3_4 <= nan_d2_6;
         if (out_valid_or) nan_d4_4 <= nan_d3_4;
         if (out_valid_or) result_d1 <= result_6;
         if (out_valid_or) result_d2 <= result_d1;
         if (out_valid_or) result_d3 <= result_d2;
         if (out_valid_or) result_d4 <= result_d3;
         if (out_valid_or) result_d5 <= result_d4;
-        if (out_valid_or) result_d6 <= result_d5;
-        if (out_valid_or) t_d1_3 <= t_3;
+        if (out_valid_or) a_sig_d1_3 <= a_sig_6;
+        if (out_valid_or) b_sig_d1_4 <= b_sig_7;
+        if (out_valid_or) lz_d1_3 <= lz_6;
+        if (out_valid_or) fine_d1_3 <= fine_3;
+        if (out_valid_or) nan_d1_7 <= nan_7;
+        if (out_valid_or) inf_d1_7 <= inf_7;
+        if (out_valid_or) zero_d1_4 <= zero_4;
         if (out_valid_or) product_d1_3 <= product_3;
+        if (out_valid_or) scale_d1_3 <= scale_3;
         if (out_valid_or) normal_d1_3 <= normal_4;
         if (out_valid_or) coarse_d1_3 <= coarse_3;
         if (out_valid_or) over_high_d1_3 <= over_high_3;
         if (out_valid_or) over_low_d1_3 <= over_low_3;
         if (out_valid_or) forced_early_d1_3 <= forced_early_3;
-        if (out_valid_or) nan_d1_7 <= nan_7;
-        if (out_valid_or) zero_d1_4 <= zero_4;
-        if (out_valid_or) inf_d1_7 <= inf_7;
+        if (out_valid_or) nan_d2_7 <= nan_d1_7;
+        if (out_valid_or) zero_d2_4 <= zero_d1_4;
+        if (out_valid_or) inf_d2_7 <= inf_d1_7;
         if (out_valid_or) e0_minus_1_d1_3 <= e0_minus_1_3;
         if (out_valid_or) sign_d1_4 <= sign_4;
+        if (out_valid_or) sign_d2_4 <= sign_d1_4;
         if (out_valid_or) normal_field_d1_3 <= normal_field_3;
         if (out_valid_or) shifted_q_3 <= shifted_b47_3;
         if (out_valid_or) increment_d1_3 <= increment_7;
@@ -29910,28 +30332,37 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_128_d16 <= s_axis_tdata_128_d15;
         if (out_valid_or) s_axis_tdata_128_d17 <= s_axis_tdata_128_d16;
         if (out_valid_or) s_axis_tdata_128_d18 <= s_axis_tdata_128_d17;
-        if (out_valid_or) t_d1_4 <= t_4;
+        if (out_valid_or) s_axis_tdata_128_d19 <= s_axis_tdata_128_d18;
+        if (out_valid_or) a_sig_d1_4 <= a_sig_7;
+        if (out_valid_or) b_sig_d1_5 <= b_sig_8;
+        if (out_valid_or) lz_d1_4 <= lz_7;
+        if (out_valid_or) fine_d1_4 <= fine_4;
+        if (out_valid_or) nan_d1_8 <= nan_8;
+        if (out_valid_or) inf_d1_8 <= inf_8;
+        if (out_valid_or) zero_d1_5 <= zero_5;
         if (out_valid_or) product_d1_4 <= product_4;
+        if (out_valid_or) scale_d1_4 <= scale_4;
         if (out_valid_or) normal_d1_4 <= normal_5;
         if (out_valid_or) coarse_d1_4 <= coarse_4;
         if (out_valid_or) over_high_d1_4 <= over_high_4;
         if (out_valid_or) over_low_d1_4 <= over_low_4;
         if (out_valid_or) forced_early_d1_4 <= forced_early_4;
-        if (out_valid_or) nan_d1_8 <= nan_8;
-        if (out_valid_or) zero_d1_5 <= zero_5;
-        if (out_valid_or) inf_d1_8 <= inf_8;
+        if (out_valid_or) nan_d2_8 <= nan_d1_8;
+        if (out_valid_or) zero_d2_5 <= zero_d1_5;
+        if (out_valid_or) inf_d2_8 <= inf_d1_8;
         if (out_valid_or) e0_minus_1_d1_4 <= e0_minus_1_4;
         if (out_valid_or) sign_d1_5 <= sign_5;
+        if (out_valid_or) sign_d2_5 <= sign_d1_5;
         if (out_valid_or) normal_field_d1_4 <= normal_field_4;
         if (out_valid_or) shifted_q_4 <= shifted_b47_4;
         if (out_valid_or) increment_d1_4 <= increment_8;
         if (out_valid_or) packed_d1_4 <= packed_8;
         if (out_valid_or) result_sign_d1_4 <= result_sign_4;
-        if (out_valid_or) b_sig_d1_2 <= b_sig_9;
+        if (out_valid_or) b_sig_d1_6 <= b_sig_9;
         if (out_valid_or) lzb_d1_2 <= lzb_2;
         if (out_valid_or) b_exp_d1_2 <= b_exp_9;
         if (out_valid_or) x_d1_2 <= x_2;
-        if (out_valid_or) b_sig_d1_q_7 <= b_sig_d1_2 << lzb_d1_2;
+        if (out_valid_or) b_sig_d1_q_7 <= b_sig_d1_6 << lzb_d1_2;
         if (out_valid_or) trial_d1_13 <= trial_29;
         if (out_valid_or) q_d1_3 <= q_28;
         if (out_valid_or) b_sig_d1_q_8 <= b_sig_d1_cat_2;
@@ -30004,8 +30435,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) fits_d1_2 <= fits_2;
         if (out_valid_or) fits_d2_2 <= fits_d1_2;
         if (out_valid_or) sign_d1_6 <= sign_6;
-        if (out_valid_or) sign_d2_2 <= sign_d1_6;
-        if (out_valid_or) sign_d3_2 <= sign_d2_2;
+        if (out_valid_or) sign_d2_6 <= sign_d1_6;
+        if (out_valid_or) sign_d3_2 <= sign_d2_6;
         if (out_valid_or) sign_d4_2 <= sign_d3_2;
         if (out_valid_or) sign_d5_2 <= sign_d4_2;
         if (out_valid_or) sign_d6_2 <= sign_d5_2;
@@ -30020,8 +30451,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) sign_d15_2 <= sign_d14_2;
         if (out_valid_or) sign_d16_2 <= sign_d15_2;
         if (out_valid_or) zero_d1_6 <= zero_6;
-        if (out_valid_or) zero_d2_2 <= zero_d1_6;
-        if (out_valid_or) zero_d3_2 <= zero_d2_2;
+        if (out_valid_or) zero_d2_6 <= zero_d1_6;
+        if (out_valid_or) zero_d3_2 <= zero_d2_6;
         if (out_valid_or) zero_d4_2 <= zero_d3_2;
         if (out_valid_or) zero_d5_2 <= zero_d4_2;
         if (out_valid_or) zero_d6_2 <= zero_d5_2;
@@ -30036,8 +30467,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) zero_d15_2 <= zero_d14_2;
         if (out_valid_or) zero_d16_2 <= zero_d15_2;
         if (out_valid_or) inf_d1_9 <= inf_9;
-        if (out_valid_or) inf_d2_5 <= inf_d1_9;
-        if (out_valid_or) inf_d3_5 <= inf_d2_5;
+        if (out_valid_or) inf_d2_9 <= inf_d1_9;
+        if (out_valid_or) inf_d3_5 <= inf_d2_9;
         if (out_valid_or) inf_d4_5 <= inf_d3_5;
         if (out_valid_or) inf_d5_2 <= inf_d4_5;
         if (out_valid_or) inf_d6_2 <= inf_d5_2;
@@ -30052,8 +30483,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) inf_d15_2 <= inf_d14_2;
         if (out_valid_or) inf_d16_2 <= inf_d15_2;
         if (out_valid_or) nan_d1_9 <= nan_9;
-        if (out_valid_or) nan_d2_5 <= nan_d1_9;
-        if (out_valid_or) nan_d3_5 <= nan_d2_5;
+        if (out_valid_or) nan_d2_9 <= nan_d1_9;
+        if (out_valid_or) nan_d3_5 <= nan_d2_9;
         if (out_valid_or) nan_d4_5 <= nan_d3_5;
         if (out_valid_or) nan_d5_2 <= nan_d4_5;
         if (out_valid_or) nan_d6_2 <= nan_d5_2;
@@ -30071,18 +30502,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_288_d2 <= s_axis_tdata_288_d1;
         if (out_valid_or) s_axis_tdata_288_d3 <= s_axis_tdata_288_d2;
         if (out_valid_or) s_axis_tdata_288_d4 <= s_axis_tdata_288_d3;
-        if (out_valid_or) t_d1_5 <= t_5;
+        if (out_valid_or) a_sig_d1_5 <= a_sig_8;
+        if (out_valid_or) b_sig_d1_7 <= b_sig_10;
+        if (out_valid_or) lz_d1_5 <= lz_8;
+        if (out_valid_or) fine_d1_5 <= fine_5;
+        if (out_valid_or) nan_d1_10 <= nan_10;
+        if (out_valid_or) inf_d1_10 <= inf_10;
+        if (out_valid_or) zero_d1_7 <= zero_7;
         if (out_valid_or) product_d1_5 <= product_5;
+        if (out_valid_or) scale_d1_5 <= scale_5;
         if (out_valid_or) normal_d1_5 <= normal_7;
         if (out_valid_or) coarse_d1_5 <= coarse_5;
         if (out_valid_or) over_high_d1_5 <= over_high_5;
         if (out_valid_or) over_low_d1_5 <= over_low_5;
         if (out_valid_or) forced_early_d1_5 <= forced_early_5;
-        if (out_valid_or) nan_d1_10 <= nan_10;
-        if (out_valid_or) zero_d1_7 <= zero_7;
-        if (out_valid_or) inf_d1_10 <= inf_10;
+        if (out_valid_or) nan_d2_10 <= nan_d1_10;
+        if (out_valid_or) zero_d2_7 <= zero_d1_7;
+        if (out_valid_or) inf_d2_10 <= inf_d1_10;
         if (out_valid_or) e0_minus_1_d1_5 <= e0_minus_1_5;
         if (out_valid_or) sign_d1_7 <= sign_7;
+        if (out_valid_or) sign_d2_7 <= sign_d1_7;
         if (out_valid_or) normal_field_d1_5 <= normal_field_5;
         if (out_valid_or) shifted_q_5 <= shifted_b47_5;
         if (out_valid_or) increment_d1_5 <= increment_10;
@@ -30092,18 +30531,26 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_320_d2 <= s_axis_tdata_320_d1;
         if (out_valid_or) s_axis_tdata_320_d3 <= s_axis_tdata_320_d2;
         if (out_valid_or) s_axis_tdata_320_d4 <= s_axis_tdata_320_d3;
-        if (out_valid_or) t_d1_6 <= t_6;
+        if (out_valid_or) a_sig_d1_6 <= a_sig_9;
+        if (out_valid_or) b_sig_d1_8 <= b_sig_11;
+        if (out_valid_or) lz_d1_6 <= lz_9;
+        if (out_valid_or) fine_d1_6 <= fine_6;
+        if (out_valid_or) nan_d1_11 <= nan_11;
+        if (out_valid_or) inf_d1_11 <= inf_11;
+        if (out_valid_or) zero_d1_8 <= zero_8;
         if (out_valid_or) product_d1_6 <= product_6;
+        if (out_valid_or) scale_d1_6 <= scale_6;
         if (out_valid_or) normal_d1_6 <= normal_8;
         if (out_valid_or) coarse_d1_6 <= coarse_6;
         if (out_valid_or) over_high_d1_6 <= over_high_6;
         if (out_valid_or) over_low_d1_6 <= over_low_6;
         if (out_valid_or) forced_early_d1_6 <= forced_early_6;
-        if (out_valid_or) nan_d1_11 <= nan_11;
-        if (out_valid_or) zero_d1_8 <= zero_8;
-        if (out_valid_or) inf_d1_11 <= inf_11;
+        if (out_valid_or) nan_d2_11 <= nan_d1_11;
+        if (out_valid_or) zero_d2_8 <= zero_d1_8;
+        if (out_valid_or) inf_d2_11 <= inf_d1_11;
         if (out_valid_or) e0_minus_1_d1_6 <= e0_minus_1_6;
         if (out_valid_or) sign_d1_8 <= sign_8;
+        if (out_valid_or) sign_d2_8 <= sign_d1_8;
         if (out_valid_or) normal_field_d1_6 <= normal_field_6;
         if (out_valid_or) shifted_q_6 <= shifted_b47_6;
         if (out_valid_or) increment_d1_6 <= increment_11;
@@ -30123,8 +30570,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_4 <= normalized_4;
         if (out_valid_or) field_d1_4 <= field_4;
         if (out_valid_or) inf_d1_12 <= inf_12;
-        if (out_valid_or) inf_d2_6 <= inf_d1_12;
-        if (out_valid_or) inf_d3_6 <= inf_d2_6;
+        if (out_valid_or) inf_d2_12 <= inf_d1_12;
+        if (out_valid_or) inf_d3_6 <= inf_d2_12;
         if (out_valid_or) inf_d4_6 <= inf_d3_6;
         if (out_valid_or) inf_sign_d1_4 <= inf_sign_4;
         if (out_valid_or) inf_sign_d2_4 <= inf_sign_d1_4;
@@ -30141,27 +30588,34 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_4 <= exact_zero_4;
         if (out_valid_or) exact_zero_d2_4 <= exact_zero_d1_4;
         if (out_valid_or) nan_d1_12 <= nan_12;
-        if (out_valid_or) nan_d2_6 <= nan_d1_12;
-        if (out_valid_or) nan_d3_6 <= nan_d2_6;
+        if (out_valid_or) nan_d2_12 <= nan_d1_12;
+        if (out_valid_or) nan_d3_6 <= nan_d2_12;
         if (out_valid_or) nan_d4_6 <= nan_d3_6;
         if (out_valid_or) result_d1_2 <= result_12;
         if (out_valid_or) result_d2_2 <= result_d1_2;
         if (out_valid_or) result_d3_2 <= result_d2_2;
         if (out_valid_or) result_d4_2 <= result_d3_2;
         if (out_valid_or) result_d5_2 <= result_d4_2;
-        if (out_valid_or) result_d6_2 <= result_d5_2;
-        if (out_valid_or) t_d1_7 <= t_7;
+        if (out_valid_or) a_sig_d1_7 <= a_sig_11;
+        if (out_valid_or) b_sig_d1_9 <= b_sig_13;
+        if (out_valid_or) lz_d1_7 <= lz_11;
+        if (out_valid_or) fine_d1_7 <= fine_7;
+        if (out_valid_or) nan_d1_13 <= nan_13;
+        if (out_valid_or) inf_d1_13 <= inf_13;
+        if (out_valid_or) zero_d1_9 <= zero_9;
         if (out_valid_or) product_d1_7 <= product_7;
+        if (out_valid_or) scale_d1_7 <= scale_7;
         if (out_valid_or) normal_d1_7 <= normal_9;
         if (out_valid_or) coarse_d1_7 <= coarse_7;
         if (out_valid_or) over_high_d1_7 <= over_high_7;
         if (out_valid_or) over_low_d1_7 <= over_low_7;
         if (out_valid_or) forced_early_d1_7 <= forced_early_7;
-        if (out_valid_or) nan_d1_13 <= nan_13;
-        if (out_valid_or) zero_d1_9 <= zero_9;
-        if (out_valid_or) inf_d1_13 <= inf_13;
+        if (out_valid_or) nan_d2_13 <= nan_d1_13;
+        if (out_valid_or) zero_d2_9 <= zero_d1_9;
+        if (out_valid_or) inf_d2_13 <= inf_d1_13;
         if (out_valid_or) e0_minus_1_d1_7 <= e0_minus_1_7;
         if (out_valid_or) sign_d1_9 <= sign_9;
+        if (out_valid_or) sign_d2_9 <= sign_d1_9;
         if (out_valid_or) normal_field_d1_7 <= normal_field_7;
         if (out_valid_or) shifted_q_7 <= shifted_b47_7;
         if (out_valid_or) increment_d1_7 <= increment_13;
@@ -30185,18 +30639,27 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_256_d16 <= s_axis_tdata_256_d15;
         if (out_valid_or) s_axis_tdata_256_d17 <= s_axis_tdata_256_d16;
         if (out_valid_or) s_axis_tdata_256_d18 <= s_axis_tdata_256_d17;
-        if (out_valid_or) t_d1_8 <= t_8;
+        if (out_valid_or) s_axis_tdata_256_d19 <= s_axis_tdata_256_d18;
+        if (out_valid_or) a_sig_d1_8 <= a_sig_12;
+        if (out_valid_or) b_sig_d1_10 <= b_sig_14;
+        if (out_valid_or) lz_d1_8 <= lz_12;
+        if (out_valid_or) fine_d1_8 <= fine_8;
+        if (out_valid_or) nan_d1_14 <= nan_14;
+        if (out_valid_or) inf_d1_14 <= inf_14;
+        if (out_valid_or) zero_d1_10 <= zero_10;
         if (out_valid_or) product_d1_8 <= product_8;
+        if (out_valid_or) scale_d1_8 <= scale_8;
         if (out_valid_or) normal_d1_8 <= normal_10;
         if (out_valid_or) coarse_d1_8 <= coarse_8;
         if (out_valid_or) over_high_d1_8 <= over_high_8;
         if (out_valid_or) over_low_d1_8 <= over_low_8;
         if (out_valid_or) forced_early_d1_8 <= forced_early_8;
-        if (out_valid_or) nan_d1_14 <= nan_14;
-        if (out_valid_or) zero_d1_10 <= zero_10;
-        if (out_valid_or) inf_d1_14 <= inf_14;
+        if (out_valid_or) nan_d2_14 <= nan_d1_14;
+        if (out_valid_or) zero_d2_10 <= zero_d1_10;
+        if (out_valid_or) inf_d2_14 <= inf_d1_14;
         if (out_valid_or) e0_minus_1_d1_8 <= e0_minus_1_8;
         if (out_valid_or) sign_d1_10 <= sign_10;
+        if (out_valid_or) sign_d2_10 <= sign_d1_10;
         if (out_valid_or) normal_field_d1_8 <= normal_field_8;
         if (out_valid_or) shifted_q_8 <= shifted_b47_8;
         if (out_valid_or) increment_d1_8 <= increment_14;
@@ -30216,8 +30679,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_5 <= normalized_5;
         if (out_valid_or) field_d1_5 <= field_5;
         if (out_valid_or) inf_d1_15 <= inf_15;
-        if (out_valid_or) inf_d2_7 <= inf_d1_15;
-        if (out_valid_or) inf_d3_7 <= inf_d2_7;
+        if (out_valid_or) inf_d2_15 <= inf_d1_15;
+        if (out_valid_or) inf_d3_7 <= inf_d2_15;
         if (out_valid_or) inf_d4_7 <= inf_d3_7;
         if (out_valid_or) inf_sign_d1_5 <= inf_sign_5;
         if (out_valid_or) inf_sign_d2_5 <= inf_sign_d1_5;
@@ -30234,8 +30697,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_5 <= exact_zero_5;
         if (out_valid_or) exact_zero_d2_5 <= exact_zero_d1_5;
         if (out_valid_or) nan_d1_15 <= nan_15;
-        if (out_valid_or) nan_d2_7 <= nan_d1_15;
-        if (out_valid_or) nan_d3_7 <= nan_d2_7;
+        if (out_valid_or) nan_d2_15 <= nan_d1_15;
+        if (out_valid_or) nan_d3_7 <= nan_d2_15;
         if (out_valid_or) nan_d4_7 <= nan_d3_7;
         if (out_valid_or) x_sig_d1 <= x_sig;
         if (out_valid_or) shift_d1 <= shift;
@@ -30251,7 +30714,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_inf_d1 <= x_inf;
         if (out_valid_or) x_inf_d2 <= x_inf_d1;
         if (out_valid_or) sign_d1_11 <= sign_11;
-        if (out_valid_or) sign_d2_3 <= sign_d1_11;
+        if (out_valid_or) sign_d2_11 <= sign_d1_11;
         if (out_valid_or) x_nan_d1 <= x_nan;
         if (out_valid_or) x_nan_d2 <= x_nan_d1;
         if (out_valid_or) opposite_d1_6 <= opposite_6;
@@ -30268,8 +30731,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_6 <= normalized_6;
         if (out_valid_or) field_d1_7 <= field_7;
         if (out_valid_or) inf_d1_16 <= inf_16;
-        if (out_valid_or) inf_d2_8 <= inf_d1_16;
-        if (out_valid_or) inf_d3_8 <= inf_d2_8;
+        if (out_valid_or) inf_d2_16 <= inf_d1_16;
+        if (out_valid_or) inf_d3_8 <= inf_d2_16;
         if (out_valid_or) inf_d4_8 <= inf_d3_8;
         if (out_valid_or) inf_sign_d1_6 <= inf_sign_6;
         if (out_valid_or) inf_sign_d2_6 <= inf_sign_d1_6;
@@ -30286,8 +30749,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_6 <= exact_zero_6;
         if (out_valid_or) exact_zero_d2_6 <= exact_zero_d1_6;
         if (out_valid_or) nan_d1_16 <= nan_16;
-        if (out_valid_or) nan_d2_8 <= nan_d1_16;
-        if (out_valid_or) nan_d3_8 <= nan_d2_8;
+        if (out_valid_or) nan_d2_16 <= nan_d1_16;
+        if (out_valid_or) nan_d3_8 <= nan_d2_16;
         if (out_valid_or) nan_d4_8 <= nan_d3_8;
         if (out_valid_or) x_sig_d1_2 <= x_sig_2;
         if (out_valid_or) shift_d1_2 <= shift_2;
@@ -30303,21 +30766,28 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_inf_d1_2 <= x_inf_2;
         if (out_valid_or) x_inf_d2_2 <= x_inf_d1_2;
         if (out_valid_or) sign_d1_12 <= sign_12;
-        if (out_valid_or) sign_d2_4 <= sign_d1_12;
+        if (out_valid_or) sign_d2_12 <= sign_d1_12;
         if (out_valid_or) x_nan_d1_2 <= x_nan_2;
         if (out_valid_or) x_nan_d2_2 <= x_nan_d1_2;
-        if (out_valid_or) t_d1_9 <= t_9;
+        if (out_valid_or) a_sig_d1_9 <= a_sig_15;
+        if (out_valid_or) lz_d1_9 <= lz_15;
+        if (out_valid_or) fine_d1_9 <= fine_9;
+        if (out_valid_or) nan_d1_17 <= nan_17;
+        if (out_valid_or) inf_d1_17 <= inf_17;
+        if (out_valid_or) zero_d1_11 <= zero_11;
         if (out_valid_or) product_d1_9 <= product_9;
+        if (out_valid_or) scale_d1_9 <= scale_9;
         if (out_valid_or) normal_d1_11 <= normal_13;
         if (out_valid_or) coarse_d1_9 <= coarse_9;
         if (out_valid_or) over_high_d1_9 <= over_high_9;
         if (out_valid_or) over_low_d1_9 <= over_low_9;
         if (out_valid_or) forced_early_d1_9 <= forced_early_9;
-        if (out_valid_or) nan_d1_17 <= nan_17;
-        if (out_valid_or) zero_d1_11 <= zero_11;
-        if (out_valid_or) inf_d1_17 <= inf_17;
+        if (out_valid_or) nan_d2_17 <= nan_d1_17;
+        if (out_valid_or) zero_d2_11 <= zero_d1_11;
+        if (out_valid_or) inf_d2_17 <= inf_d1_17;
         if (out_valid_or) e0_minus_1_d1_9 <= e0_minus_1_9;
         if (out_valid_or) sign_d1_13 <= sign_13;
+        if (out_valid_or) sign_d2_13 <= sign_d1_13;
         if (out_valid_or) normal_field_d1_9 <= normal_field_9;
         if (out_valid_or) shifted_q_9 <= shifted_b47_9;
         if (out_valid_or) increment_d1_9 <= increment_19;
@@ -30337,8 +30807,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_7 <= normalized_7;
         if (out_valid_or) field_d1_9 <= field_9;
         if (out_valid_or) inf_d1_18 <= inf_18;
-        if (out_valid_or) inf_d2_9 <= inf_d1_18;
-        if (out_valid_or) inf_d3_9 <= inf_d2_9;
+        if (out_valid_or) inf_d2_18 <= inf_d1_18;
+        if (out_valid_or) inf_d3_9 <= inf_d2_18;
         if (out_valid_or) inf_d4_9 <= inf_d3_9;
         if (out_valid_or) inf_sign_d1_7 <= inf_sign_7;
         if (out_valid_or) inf_sign_d2_7 <= inf_sign_d1_7;
@@ -30355,25 +30825,34 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_7 <= exact_zero_7;
         if (out_valid_or) exact_zero_d2_7 <= exact_zero_d1_7;
         if (out_valid_or) nan_d1_18 <= nan_18;
-        if (out_valid_or) nan_d2_9 <= nan_d1_18;
-        if (out_valid_or) nan_d3_9 <= nan_d2_9;
+        if (out_valid_or) nan_d2_18 <= nan_d1_18;
+        if (out_valid_or) nan_d3_9 <= nan_d2_18;
         if (out_valid_or) nan_d4_9 <= nan_d3_9;
         if (out_valid_or) result_d1_3 <= result_20;
         if (out_valid_or) result_d2_3 <= result_d1_3;
         if (out_valid_or) result_d3_3 <= result_d2_3;
         if (out_valid_or) result_d4_3 <= result_d3_3;
-        if (out_valid_or) t_d1_10 <= t_10;
+        if (out_valid_or) result_d5_3 <= result_d4_3;
+        if (out_valid_or) a_sig_d1_10 <= a_sig_17;
+        if (out_valid_or) b_sig_d1_11 <= b_sig_18;
+        if (out_valid_or) lz_d1_10 <= lz_17;
+        if (out_valid_or) fine_d1_10 <= fine_10;
+        if (out_valid_or) nan_d1_19 <= nan_19;
+        if (out_valid_or) inf_d1_19 <= inf_19;
+        if (out_valid_or) zero_d1_12 <= zero_12;
         if (out_valid_or) product_d1_10 <= product_10;
+        if (out_valid_or) scale_d1_10 <= scale_10;
         if (out_valid_or) normal_d1_12 <= normal_14;
         if (out_valid_or) coarse_d1_10 <= coarse_10;
         if (out_valid_or) over_high_d1_10 <= over_high_10;
         if (out_valid_or) over_low_d1_10 <= over_low_10;
         if (out_valid_or) forced_early_d1_10 <= forced_early_10;
-        if (out_valid_or) nan_d1_19 <= nan_19;
-        if (out_valid_or) zero_d1_12 <= zero_12;
-        if (out_valid_or) inf_d1_19 <= inf_19;
+        if (out_valid_or) nan_d2_19 <= nan_d1_19;
+        if (out_valid_or) zero_d2_12 <= zero_d1_12;
+        if (out_valid_or) inf_d2_19 <= inf_d1_19;
         if (out_valid_or) e0_minus_1_d1_10 <= e0_minus_1_10;
         if (out_valid_or) sign_d1_14 <= sign_14;
+        if (out_valid_or) sign_d2_14 <= sign_d1_14;
         if (out_valid_or) normal_field_d1_10 <= normal_field_10;
         if (out_valid_or) shifted_q_10 <= shifted_b47_10;
         if (out_valid_or) increment_d1_10 <= increment_21;
@@ -30383,9 +30862,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_4 <= result_d1_4;
         if (out_valid_or) result_d3_4 <= result_d2_4;
         if (out_valid_or) result_d4_4 <= result_d3_4;
-        if (out_valid_or) result_d5_3 <= result_d4_4;
-        if (out_valid_or) result_d6_3 <= result_d5_3;
-        if (out_valid_or) result_d7 <= result_d6_3;
+        if (out_valid_or) result_d5_4 <= result_d4_4;
+        if (out_valid_or) result_d6 <= result_d5_4;
+        if (out_valid_or) result_d7 <= result_d6;
         if (out_valid_or) result_d8 <= result_d7;
         if (out_valid_or) result_d9 <= result_d8;
         if (out_valid_or) result_d10 <= result_d9;
@@ -30409,8 +30888,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_8 <= normalized_8;
         if (out_valid_or) field_d1_10 <= field_10;
         if (out_valid_or) inf_d1_20 <= inf_20;
-        if (out_valid_or) inf_d2_10 <= inf_d1_20;
-        if (out_valid_or) inf_d3_10 <= inf_d2_10;
+        if (out_valid_or) inf_d2_20 <= inf_d1_20;
+        if (out_valid_or) inf_d3_10 <= inf_d2_20;
         if (out_valid_or) inf_d4_10 <= inf_d3_10;
         if (out_valid_or) inf_sign_d1_8 <= inf_sign_8;
         if (out_valid_or) inf_sign_d2_8 <= inf_sign_d1_8;
@@ -30427,8 +30906,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_8 <= exact_zero_8;
         if (out_valid_or) exact_zero_d2_8 <= exact_zero_d1_8;
         if (out_valid_or) nan_d1_20 <= nan_20;
-        if (out_valid_or) nan_d2_10 <= nan_d1_20;
-        if (out_valid_or) nan_d3_10 <= nan_d2_10;
+        if (out_valid_or) nan_d2_20 <= nan_d1_20;
+        if (out_valid_or) nan_d3_10 <= nan_d2_20;
         if (out_valid_or) nan_d4_10 <= nan_d3_10;
         if (out_valid_or) s_axis_tdata_160_d5 <= s_axis_tdata_160_d4;
         if (out_valid_or) s_axis_tdata_160_d6 <= s_axis_tdata_160_d5;
@@ -30444,18 +30923,27 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_160_d16 <= s_axis_tdata_160_d15;
         if (out_valid_or) s_axis_tdata_160_d17 <= s_axis_tdata_160_d16;
         if (out_valid_or) s_axis_tdata_160_d18 <= s_axis_tdata_160_d17;
-        if (out_valid_or) t_d1_11 <= t_11;
+        if (out_valid_or) s_axis_tdata_160_d19 <= s_axis_tdata_160_d18;
+        if (out_valid_or) a_sig_d1_11 <= a_sig_19;
+        if (out_valid_or) b_sig_d1_12 <= b_sig_20;
+        if (out_valid_or) lz_d1_11 <= lz_19;
+        if (out_valid_or) fine_d1_11 <= fine_11;
+        if (out_valid_or) nan_d1_21 <= nan_21;
+        if (out_valid_or) inf_d1_21 <= inf_21;
+        if (out_valid_or) zero_d1_13 <= zero_13;
         if (out_valid_or) product_d1_11 <= product_11;
+        if (out_valid_or) scale_d1_11 <= scale_11;
         if (out_valid_or) normal_d1_13 <= normal_15;
         if (out_valid_or) coarse_d1_11 <= coarse_11;
         if (out_valid_or) over_high_d1_11 <= over_high_11;
         if (out_valid_or) over_low_d1_11 <= over_low_11;
         if (out_valid_or) forced_early_d1_11 <= forced_early_11;
-        if (out_valid_or) nan_d1_21 <= nan_21;
-        if (out_valid_or) zero_d1_13 <= zero_13;
-        if (out_valid_or) inf_d1_21 <= inf_21;
+        if (out_valid_or) nan_d2_21 <= nan_d1_21;
+        if (out_valid_or) zero_d2_13 <= zero_d1_13;
+        if (out_valid_or) inf_d2_21 <= inf_d1_21;
         if (out_valid_or) e0_minus_1_d1_11 <= e0_minus_1_11;
         if (out_valid_or) sign_d1_15 <= sign_15;
+        if (out_valid_or) sign_d2_15 <= sign_d1_15;
         if (out_valid_or) normal_field_d1_11 <= normal_field_11;
         if (out_valid_or) shifted_q_11 <= shifted_b47_11;
         if (out_valid_or) increment_d1_11 <= increment_23;
@@ -30475,38 +30963,54 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_inf_d1_3 <= x_inf_3;
         if (out_valid_or) x_inf_d2_3 <= x_inf_d1_3;
         if (out_valid_or) sign_d1_16 <= sign_16;
-        if (out_valid_or) sign_d2_5 <= sign_d1_16;
+        if (out_valid_or) sign_d2_16 <= sign_d1_16;
         if (out_valid_or) x_nan_d1_3 <= x_nan_3;
         if (out_valid_or) x_nan_d2_3 <= x_nan_d1_3;
-        if (out_valid_or) t_d1_12 <= t_12;
+        if (out_valid_or) a_sig_d1_12 <= a_sig_20;
+        if (out_valid_or) b_sig_d1_13 <= b_sig_21;
+        if (out_valid_or) lz_d1_12 <= lz_20;
+        if (out_valid_or) fine_d1_12 <= fine_12;
+        if (out_valid_or) nan_d1_22 <= nan_22;
+        if (out_valid_or) inf_d1_22 <= inf_22;
+        if (out_valid_or) zero_d1_14 <= zero_14;
         if (out_valid_or) product_d1_12 <= product_12;
+        if (out_valid_or) scale_d1_12 <= scale_12;
         if (out_valid_or) normal_d1_15 <= normal_17;
         if (out_valid_or) coarse_d1_12 <= coarse_12;
         if (out_valid_or) over_high_d1_12 <= over_high_12;
         if (out_valid_or) over_low_d1_12 <= over_low_12;
         if (out_valid_or) forced_early_d1_12 <= forced_early_12;
-        if (out_valid_or) nan_d1_22 <= nan_22;
-        if (out_valid_or) zero_d1_14 <= zero_14;
-        if (out_valid_or) inf_d1_22 <= inf_22;
+        if (out_valid_or) nan_d2_22 <= nan_d1_22;
+        if (out_valid_or) zero_d2_14 <= zero_d1_14;
+        if (out_valid_or) inf_d2_22 <= inf_d1_22;
         if (out_valid_or) e0_minus_1_d1_12 <= e0_minus_1_12;
         if (out_valid_or) sign_d1_17 <= sign_17;
+        if (out_valid_or) sign_d2_17 <= sign_d1_17;
         if (out_valid_or) normal_field_d1_12 <= normal_field_12;
         if (out_valid_or) shifted_q_12 <= shifted_b47_12;
         if (out_valid_or) increment_d1_12 <= increment_25;
         if (out_valid_or) packed_d1_12 <= packed_21;
         if (out_valid_or) result_sign_d1_12 <= result_sign_12;
-        if (out_valid_or) t_d1_13 <= t_13;
+        if (out_valid_or) a_sig_d1_13 <= a_sig_21;
+        if (out_valid_or) b_sig_d1_14 <= b_sig_22;
+        if (out_valid_or) lz_d1_13 <= lz_21;
+        if (out_valid_or) fine_d1_13 <= fine_13;
+        if (out_valid_or) nan_d1_23 <= nan_23;
+        if (out_valid_or) inf_d1_23 <= inf_23;
+        if (out_valid_or) zero_d1_15 <= zero_15;
         if (out_valid_or) product_d1_13 <= product_13;
+        if (out_valid_or) scale_d1_13 <= scale_13;
         if (out_valid_or) normal_d1_16 <= normal_18;
         if (out_valid_or) coarse_d1_13 <= coarse_13;
         if (out_valid_or) over_high_d1_13 <= over_high_13;
         if (out_valid_or) over_low_d1_13 <= over_low_13;
         if (out_valid_or) forced_early_d1_13 <= forced_early_13;
-        if (out_valid_or) nan_d1_23 <= nan_23;
-        if (out_valid_or) zero_d1_15 <= zero_15;
-        if (out_valid_or) inf_d1_23 <= inf_23;
+        if (out_valid_or) nan_d2_23 <= nan_d1_23;
+        if (out_valid_or) zero_d2_15 <= zero_d1_15;
+        if (out_valid_or) inf_d2_23 <= inf_d1_23;
         if (out_valid_or) e0_minus_1_d1_13 <= e0_minus_1_13;
         if (out_valid_or) sign_d1_18 <= sign_18;
+        if (out_valid_or) sign_d2_18 <= sign_d1_18;
         if (out_valid_or) normal_field_d1_13 <= normal_field_13;
         if (out_valid_or) shifted_q_13 <= shifted_b47_13;
         if (out_valid_or) increment_d1_13 <= increment_26;
@@ -30526,8 +31030,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_9 <= normalized_9;
         if (out_valid_or) field_d1_12 <= field_12;
         if (out_valid_or) inf_d1_24 <= inf_24;
-        if (out_valid_or) inf_d2_11 <= inf_d1_24;
-        if (out_valid_or) inf_d3_11 <= inf_d2_11;
+        if (out_valid_or) inf_d2_24 <= inf_d1_24;
+        if (out_valid_or) inf_d3_11 <= inf_d2_24;
         if (out_valid_or) inf_d4_11 <= inf_d3_11;
         if (out_valid_or) inf_sign_d1_9 <= inf_sign_9;
         if (out_valid_or) inf_sign_d2_9 <= inf_sign_d1_9;
@@ -30544,33 +31048,40 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_9 <= exact_zero_9;
         if (out_valid_or) exact_zero_d2_9 <= exact_zero_d1_9;
         if (out_valid_or) nan_d1_24 <= nan_24;
-        if (out_valid_or) nan_d2_11 <= nan_d1_24;
-        if (out_valid_or) nan_d3_11 <= nan_d2_11;
+        if (out_valid_or) nan_d2_24 <= nan_d1_24;
+        if (out_valid_or) nan_d3_11 <= nan_d2_24;
         if (out_valid_or) nan_d4_11 <= nan_d3_11;
         if (out_valid_or) result_d1_5 <= result_26;
         if (out_valid_or) result_d2_5 <= result_d1_5;
         if (out_valid_or) result_d3_5 <= result_d2_5;
         if (out_valid_or) result_d4_5 <= result_d3_5;
-        if (out_valid_or) result_d5_4 <= result_d4_5;
-        if (out_valid_or) result_d6_4 <= result_d5_4;
-        if (out_valid_or) result_d7_2 <= result_d6_4;
+        if (out_valid_or) result_d5_5 <= result_d4_5;
+        if (out_valid_or) result_d6_2 <= result_d5_5;
+        if (out_valid_or) result_d7_2 <= result_d6_2;
         if (out_valid_or) result_d8_2 <= result_d7_2;
         if (out_valid_or) result_d9_2 <= result_d8_2;
         if (out_valid_or) result_d10_2 <= result_d9_2;
         if (out_valid_or) result_d11_2 <= result_d10_2;
-        if (out_valid_or) result_d12_2 <= result_d11_2;
-        if (out_valid_or) t_d1_14 <= t_14;
+        if (out_valid_or) a_sig_d1_14 <= a_sig_23;
+        if (out_valid_or) b_sig_d1_15 <= b_sig_24;
+        if (out_valid_or) lz_d1_14 <= lz_23;
+        if (out_valid_or) fine_d1_14 <= fine_14;
+        if (out_valid_or) nan_d1_25 <= nan_25;
+        if (out_valid_or) inf_d1_25 <= inf_25;
+        if (out_valid_or) zero_d1_16 <= zero_16;
         if (out_valid_or) product_d1_14 <= product_14;
+        if (out_valid_or) scale_d1_14 <= scale_14;
         if (out_valid_or) normal_d1_17 <= normal_19;
         if (out_valid_or) coarse_d1_14 <= coarse_14;
         if (out_valid_or) over_high_d1_14 <= over_high_14;
         if (out_valid_or) over_low_d1_14 <= over_low_14;
         if (out_valid_or) forced_early_d1_14 <= forced_early_14;
-        if (out_valid_or) nan_d1_25 <= nan_25;
-        if (out_valid_or) zero_d1_16 <= zero_16;
-        if (out_valid_or) inf_d1_25 <= inf_25;
+        if (out_valid_or) nan_d2_25 <= nan_d1_25;
+        if (out_valid_or) zero_d2_16 <= zero_d1_16;
+        if (out_valid_or) inf_d2_25 <= inf_d1_25;
         if (out_valid_or) e0_minus_1_d1_14 <= e0_minus_1_14;
         if (out_valid_or) sign_d1_19 <= sign_19;
+        if (out_valid_or) sign_d2_19 <= sign_d1_19;
         if (out_valid_or) normal_field_d1_14 <= normal_field_14;
         if (out_valid_or) shifted_q_14 <= shifted_b47_14;
         if (out_valid_or) increment_d1_14 <= increment_28;
@@ -30596,6 +31107,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_224_d18 <= s_axis_tdata_224_d17;
         if (out_valid_or) s_axis_tdata_224_d19 <= s_axis_tdata_224_d18;
         if (out_valid_or) s_axis_tdata_224_d20 <= s_axis_tdata_224_d19;
+        if (out_valid_or) s_axis_tdata_224_d21 <= s_axis_tdata_224_d20;
         if (out_valid_or) opposite_d1_10 <= opposite_10;
         if (out_valid_or) big_padded_d1_10 <= big_padded_10;
         if (out_valid_or) aligned_d1_12 <= aligned_12;
@@ -30610,8 +31122,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_10 <= normalized_10;
         if (out_valid_or) field_d1_13 <= field_13;
         if (out_valid_or) inf_d1_26 <= inf_26;
-        if (out_valid_or) inf_d2_12 <= inf_d1_26;
-        if (out_valid_or) inf_d3_12 <= inf_d2_12;
+        if (out_valid_or) inf_d2_26 <= inf_d1_26;
+        if (out_valid_or) inf_d3_12 <= inf_d2_26;
         if (out_valid_or) inf_d4_12 <= inf_d3_12;
         if (out_valid_or) inf_sign_d1_10 <= inf_sign_10;
         if (out_valid_or) inf_sign_d2_10 <= inf_sign_d1_10;
@@ -30628,21 +31140,28 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_10 <= exact_zero_10;
         if (out_valid_or) exact_zero_d2_10 <= exact_zero_d1_10;
         if (out_valid_or) nan_d1_26 <= nan_26;
-        if (out_valid_or) nan_d2_12 <= nan_d1_26;
-        if (out_valid_or) nan_d3_12 <= nan_d2_12;
+        if (out_valid_or) nan_d2_26 <= nan_d1_26;
+        if (out_valid_or) nan_d3_12 <= nan_d2_26;
         if (out_valid_or) nan_d4_12 <= nan_d3_12;
-        if (out_valid_or) t_d1_15 <= t_15;
+        if (out_valid_or) b_sig_d1_16 <= b_sig_26;
+        if (out_valid_or) lz_d1_15 <= lz_25;
+        if (out_valid_or) fine_d1_15 <= fine_15;
+        if (out_valid_or) nan_d1_27 <= nan_27;
+        if (out_valid_or) inf_d1_27 <= inf_27;
+        if (out_valid_or) zero_d1_17 <= zero_17;
         if (out_valid_or) product_d1_15 <= product_15;
+        if (out_valid_or) scale_d1_15 <= scale_15;
         if (out_valid_or) normal_d1_18 <= normal_20;
         if (out_valid_or) coarse_d1_15 <= coarse_15;
         if (out_valid_or) over_high_d1_15 <= over_high_15;
         if (out_valid_or) over_low_d1_15 <= over_low_15;
         if (out_valid_or) forced_early_d1_15 <= forced_early_15;
-        if (out_valid_or) nan_d1_27 <= nan_27;
-        if (out_valid_or) zero_d1_17 <= zero_17;
-        if (out_valid_or) inf_d1_27 <= inf_27;
+        if (out_valid_or) nan_d2_27 <= nan_d1_27;
+        if (out_valid_or) zero_d2_17 <= zero_d1_17;
+        if (out_valid_or) inf_d2_27 <= inf_d1_27;
         if (out_valid_or) e0_minus_1_d1_15 <= e0_minus_1_15;
         if (out_valid_or) sign_d1_20 <= sign_20;
+        if (out_valid_or) sign_d2_20 <= sign_d1_20;
         if (out_valid_or) normal_field_d1_15 <= normal_field_15;
         if (out_valid_or) shifted_q_15 <= shifted_b47_15;
         if (out_valid_or) increment_d1_15 <= increment_30;
@@ -30652,15 +31171,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_6 <= result_d1_6;
         if (out_valid_or) result_d3_6 <= result_d2_6;
         if (out_valid_or) result_d4_6 <= result_d3_6;
-        if (out_valid_or) result_d5_5 <= result_d4_6;
-        if (out_valid_or) result_d6_5 <= result_d5_5;
-        if (out_valid_or) result_d7_3 <= result_d6_5;
+        if (out_valid_or) result_d5_6 <= result_d4_6;
+        if (out_valid_or) result_d6_3 <= result_d5_6;
+        if (out_valid_or) result_d7_3 <= result_d6_3;
         if (out_valid_or) result_d8_3 <= result_d7_3;
         if (out_valid_or) result_d9_3 <= result_d8_3;
         if (out_valid_or) result_d10_3 <= result_d9_3;
         if (out_valid_or) result_d11_3 <= result_d10_3;
-        if (out_valid_or) result_d12_3 <= result_d11_3;
-        if (out_valid_or) result_d13_2 <= result_d12_3;
+        if (out_valid_or) result_d12_2 <= result_d11_3;
+        if (out_valid_or) result_d13_2 <= result_d12_2;
         if (out_valid_or) result_d14_2 <= result_d13_2;
         if (out_valid_or) result_d15_2 <= result_d14_2;
         if (out_valid_or) result_d16_2 <= result_d15_2;
@@ -30670,18 +31189,28 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d20 <= result_d19;
         if (out_valid_or) result_d21 <= result_d20;
         if (out_valid_or) result_d22 <= result_d21;
-        if (out_valid_or) t_d1_16 <= t_16;
+        if (out_valid_or) result_d23 <= result_d22;
+        if (out_valid_or) result_d24 <= result_d23;
+        if (out_valid_or) a_sig_d1_15 <= a_sig_25;
+        if (out_valid_or) b_sig_d1_17 <= b_sig_27;
+        if (out_valid_or) lz_d1_16 <= lz_26;
+        if (out_valid_or) fine_d1_16 <= fine_16;
+        if (out_valid_or) nan_d1_28 <= nan_28;
+        if (out_valid_or) inf_d1_28 <= inf_28;
+        if (out_valid_or) zero_d1_18 <= zero_18;
         if (out_valid_or) product_d1_16 <= product_16;
+        if (out_valid_or) scale_d1_16 <= scale_16;
         if (out_valid_or) normal_d1_19 <= normal_21;
         if (out_valid_or) coarse_d1_16 <= coarse_16;
         if (out_valid_or) over_high_d1_16 <= over_high_16;
         if (out_valid_or) over_low_d1_16 <= over_low_16;
         if (out_valid_or) forced_early_d1_16 <= forced_early_16;
-        if (out_valid_or) nan_d1_28 <= nan_28;
-        if (out_valid_or) zero_d1_18 <= zero_18;
-        if (out_valid_or) inf_d1_28 <= inf_28;
+        if (out_valid_or) nan_d2_28 <= nan_d1_28;
+        if (out_valid_or) zero_d2_18 <= zero_d1_18;
+        if (out_valid_or) inf_d2_28 <= inf_d1_28;
         if (out_valid_or) e0_minus_1_d1_16 <= e0_minus_1_16;
         if (out_valid_or) sign_d1_21 <= sign_21;
+        if (out_valid_or) sign_d2_21 <= sign_d1_21;
         if (out_valid_or) normal_field_d1_16 <= normal_field_16;
         if (out_valid_or) shifted_q_16 <= shifted_b47_16;
         if (out_valid_or) increment_d1_16 <= increment_31;
@@ -30691,10 +31220,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_7 <= result_d1_7;
         if (out_valid_or) result_d3_7 <= result_d2_7;
         if (out_valid_or) result_d4_7 <= result_d3_7;
-        if (out_valid_or) result_d5_6 <= result_d4_7;
-        if (out_valid_or) result_d6_6 <= result_d5_6;
-        if (out_valid_or) result_d7_4 <= result_d6_6;
+        if (out_valid_or) result_d5_7 <= result_d4_7;
+        if (out_valid_or) result_d6_4 <= result_d5_7;
+        if (out_valid_or) result_d7_4 <= result_d6_4;
         if (out_valid_or) result_d8_4 <= result_d7_4;
+        if (out_valid_or) result_d9_4 <= result_d8_4;
         if (out_valid_or) opposite_d1_11 <= opposite_11;
         if (out_valid_or) big_padded_d1_11 <= big_padded_11;
         if (out_valid_or) aligned_d1_13 <= aligned_13;
@@ -30709,8 +31239,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_11 <= normalized_11;
         if (out_valid_or) field_d1_14 <= field_14;
         if (out_valid_or) inf_d1_29 <= inf_29;
-        if (out_valid_or) inf_d2_13 <= inf_d1_29;
-        if (out_valid_or) inf_d3_13 <= inf_d2_13;
+        if (out_valid_or) inf_d2_29 <= inf_d1_29;
+        if (out_valid_or) inf_d3_13 <= inf_d2_29;
         if (out_valid_or) inf_d4_13 <= inf_d3_13;
         if (out_valid_or) inf_sign_d1_11 <= inf_sign_11;
         if (out_valid_or) inf_sign_d2_11 <= inf_sign_d1_11;
@@ -30727,8 +31257,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_11 <= exact_zero_11;
         if (out_valid_or) exact_zero_d2_11 <= exact_zero_d1_11;
         if (out_valid_or) nan_d1_29 <= nan_29;
-        if (out_valid_or) nan_d2_13 <= nan_d1_29;
-        if (out_valid_or) nan_d3_13 <= nan_d2_13;
+        if (out_valid_or) nan_d2_29 <= nan_d1_29;
+        if (out_valid_or) nan_d3_13 <= nan_d2_29;
         if (out_valid_or) nan_d4_13 <= nan_d3_13;
         if (out_valid_or) s_axis_tdata_288_d5 <= s_axis_tdata_288_d4;
         if (out_valid_or) s_axis_tdata_288_d6 <= s_axis_tdata_288_d5;
@@ -30744,18 +31274,27 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_288_d16 <= s_axis_tdata_288_d15;
         if (out_valid_or) s_axis_tdata_288_d17 <= s_axis_tdata_288_d16;
         if (out_valid_or) s_axis_tdata_288_d18 <= s_axis_tdata_288_d17;
-        if (out_valid_or) t_d1_17 <= t_17;
+        if (out_valid_or) s_axis_tdata_288_d19 <= s_axis_tdata_288_d18;
+        if (out_valid_or) a_sig_d1_16 <= a_sig_27;
+        if (out_valid_or) b_sig_d1_18 <= b_sig_29;
+        if (out_valid_or) lz_d1_17 <= lz_28;
+        if (out_valid_or) fine_d1_17 <= fine_17;
+        if (out_valid_or) nan_d1_30 <= nan_30;
+        if (out_valid_or) inf_d1_30 <= inf_30;
+        if (out_valid_or) zero_d1_19 <= zero_19;
         if (out_valid_or) product_d1_17 <= product_17;
+        if (out_valid_or) scale_d1_17 <= scale_17;
         if (out_valid_or) normal_d1_20 <= normal_22;
         if (out_valid_or) coarse_d1_17 <= coarse_17;
         if (out_valid_or) over_high_d1_17 <= over_high_17;
         if (out_valid_or) over_low_d1_17 <= over_low_17;
         if (out_valid_or) forced_early_d1_17 <= forced_early_17;
-        if (out_valid_or) nan_d1_30 <= nan_30;
-        if (out_valid_or) zero_d1_19 <= zero_19;
-        if (out_valid_or) inf_d1_30 <= inf_30;
+        if (out_valid_or) nan_d2_30 <= nan_d1_30;
+        if (out_valid_or) zero_d2_19 <= zero_d1_19;
+        if (out_valid_or) inf_d2_30 <= inf_d1_30;
         if (out_valid_or) e0_minus_1_d1_17 <= e0_minus_1_17;
         if (out_valid_or) sign_d1_22 <= sign_22;
+        if (out_valid_or) sign_d2_22 <= sign_d1_22;
         if (out_valid_or) normal_field_d1_17 <= normal_field_17;
         if (out_valid_or) shifted_q_17 <= shifted_b47_17;
         if (out_valid_or) increment_d1_17 <= increment_33;
@@ -30765,14 +31304,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_8 <= result_d1_8;
         if (out_valid_or) result_d3_8 <= result_d2_8;
         if (out_valid_or) result_d4_8 <= result_d3_8;
-        if (out_valid_or) result_d5_7 <= result_d4_8;
-        if (out_valid_or) result_d6_7 <= result_d5_7;
-        if (out_valid_or) result_d7_5 <= result_d6_7;
+        if (out_valid_or) result_d5_8 <= result_d4_8;
+        if (out_valid_or) result_d6_5 <= result_d5_8;
+        if (out_valid_or) result_d7_5 <= result_d6_5;
         if (out_valid_or) result_d8_5 <= result_d7_5;
-        if (out_valid_or) result_d9_4 <= result_d8_5;
-        if (out_valid_or) result_d10_4 <= result_d9_4;
+        if (out_valid_or) result_d9_5 <= result_d8_5;
+        if (out_valid_or) result_d10_4 <= result_d9_5;
         if (out_valid_or) result_d11_4 <= result_d10_4;
-        if (out_valid_or) result_d12_4 <= result_d11_4;
+        if (out_valid_or) result_d12_3 <= result_d11_4;
+        if (out_valid_or) result_d13_3 <= result_d12_3;
         if (out_valid_or) opposite_d1_12 <= opposite_12;
         if (out_valid_or) big_padded_d1_12 <= big_padded_12;
         if (out_valid_or) aligned_d1_14 <= aligned_14;
@@ -30787,8 +31327,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_12 <= normalized_12;
         if (out_valid_or) field_d1_15 <= field_15;
         if (out_valid_or) inf_d1_31 <= inf_31;
-        if (out_valid_or) inf_d2_14 <= inf_d1_31;
-        if (out_valid_or) inf_d3_14 <= inf_d2_14;
+        if (out_valid_or) inf_d2_31 <= inf_d1_31;
+        if (out_valid_or) inf_d3_14 <= inf_d2_31;
         if (out_valid_or) inf_d4_14 <= inf_d3_14;
         if (out_valid_or) inf_sign_d1_12 <= inf_sign_12;
         if (out_valid_or) inf_sign_d2_12 <= inf_sign_d1_12;
@@ -30805,8 +31345,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_12 <= exact_zero_12;
         if (out_valid_or) exact_zero_d2_12 <= exact_zero_d1_12;
         if (out_valid_or) nan_d1_31 <= nan_31;
-        if (out_valid_or) nan_d2_14 <= nan_d1_31;
-        if (out_valid_or) nan_d3_14 <= nan_d2_14;
+        if (out_valid_or) nan_d2_31 <= nan_d1_31;
+        if (out_valid_or) nan_d3_14 <= nan_d2_31;
         if (out_valid_or) nan_d4_14 <= nan_d3_14;
         if (out_valid_or) x_sig_d1_4 <= x_sig_4;
         if (out_valid_or) shift_d1_4 <= shift_4;
@@ -30822,38 +31362,54 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_inf_d1_4 <= x_inf_4;
         if (out_valid_or) x_inf_d2_4 <= x_inf_d1_4;
         if (out_valid_or) sign_d1_23 <= sign_23;
-        if (out_valid_or) sign_d2_6 <= sign_d1_23;
+        if (out_valid_or) sign_d2_23 <= sign_d1_23;
         if (out_valid_or) x_nan_d1_4 <= x_nan_4;
         if (out_valid_or) x_nan_d2_4 <= x_nan_d1_4;
-        if (out_valid_or) t_d1_18 <= t_18;
+        if (out_valid_or) a_sig_d1_17 <= a_sig_29;
+        if (out_valid_or) b_sig_d1_19 <= b_sig_31;
+        if (out_valid_or) lz_d1_18 <= lz_30;
+        if (out_valid_or) fine_d1_18 <= fine_18;
+        if (out_valid_or) nan_d1_32 <= nan_32;
+        if (out_valid_or) inf_d1_32 <= inf_32;
+        if (out_valid_or) zero_d1_20 <= zero_20;
         if (out_valid_or) product_d1_18 <= product_18;
+        if (out_valid_or) scale_d1_18 <= scale_18;
         if (out_valid_or) normal_d1_22 <= normal_24;
         if (out_valid_or) coarse_d1_18 <= coarse_18;
         if (out_valid_or) over_high_d1_18 <= over_high_18;
         if (out_valid_or) over_low_d1_18 <= over_low_18;
         if (out_valid_or) forced_early_d1_18 <= forced_early_18;
-        if (out_valid_or) nan_d1_32 <= nan_32;
-        if (out_valid_or) zero_d1_20 <= zero_20;
-        if (out_valid_or) inf_d1_32 <= inf_32;
+        if (out_valid_or) nan_d2_32 <= nan_d1_32;
+        if (out_valid_or) zero_d2_20 <= zero_d1_20;
+        if (out_valid_or) inf_d2_32 <= inf_d1_32;
         if (out_valid_or) e0_minus_1_d1_18 <= e0_minus_1_18;
         if (out_valid_or) sign_d1_24 <= sign_24;
+        if (out_valid_or) sign_d2_24 <= sign_d1_24;
         if (out_valid_or) normal_field_d1_18 <= normal_field_18;
         if (out_valid_or) shifted_q_18 <= shifted_b47_18;
         if (out_valid_or) increment_d1_18 <= increment_36;
         if (out_valid_or) packed_d1_18 <= packed_31;
         if (out_valid_or) result_sign_d1_18 <= result_sign_18;
-        if (out_valid_or) t_d1_19 <= t_19;
+        if (out_valid_or) a_sig_d1_18 <= a_sig_30;
+        if (out_valid_or) b_sig_d1_20 <= b_sig_32;
+        if (out_valid_or) lz_d1_19 <= lz_31;
+        if (out_valid_or) fine_d1_19 <= fine_19;
+        if (out_valid_or) nan_d1_33 <= nan_33;
+        if (out_valid_or) inf_d1_33 <= inf_33;
+        if (out_valid_or) zero_d1_21 <= zero_21;
         if (out_valid_or) product_d1_19 <= product_19;
+        if (out_valid_or) scale_d1_19 <= scale_19;
         if (out_valid_or) normal_d1_23 <= normal_25;
         if (out_valid_or) coarse_d1_19 <= coarse_19;
         if (out_valid_or) over_high_d1_19 <= over_high_19;
         if (out_valid_or) over_low_d1_19 <= over_low_19;
         if (out_valid_or) forced_early_d1_19 <= forced_early_19;
-        if (out_valid_or) nan_d1_33 <= nan_33;
-        if (out_valid_or) zero_d1_21 <= zero_21;
-        if (out_valid_or) inf_d1_33 <= inf_33;
+        if (out_valid_or) nan_d2_33 <= nan_d1_33;
+        if (out_valid_or) zero_d2_21 <= zero_d1_21;
+        if (out_valid_or) inf_d2_33 <= inf_d1_33;
         if (out_valid_or) e0_minus_1_d1_19 <= e0_minus_1_19;
         if (out_valid_or) sign_d1_25 <= sign_25;
+        if (out_valid_or) sign_d2_25 <= sign_d1_25;
         if (out_valid_or) normal_field_d1_19 <= normal_field_19;
         if (out_valid_or) shifted_q_19 <= shifted_b47_19;
         if (out_valid_or) increment_d1_19 <= increment_37;
@@ -30873,8 +31429,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_13 <= normalized_13;
         if (out_valid_or) field_d1_17 <= field_17;
         if (out_valid_or) inf_d1_34 <= inf_34;
-        if (out_valid_or) inf_d2_15 <= inf_d1_34;
-        if (out_valid_or) inf_d3_15 <= inf_d2_15;
+        if (out_valid_or) inf_d2_34 <= inf_d1_34;
+        if (out_valid_or) inf_d3_15 <= inf_d2_34;
         if (out_valid_or) inf_d4_15 <= inf_d3_15;
         if (out_valid_or) inf_sign_d1_13 <= inf_sign_13;
         if (out_valid_or) inf_sign_d2_13 <= inf_sign_d1_13;
@@ -30891,33 +31447,40 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_13 <= exact_zero_13;
         if (out_valid_or) exact_zero_d2_13 <= exact_zero_d1_13;
         if (out_valid_or) nan_d1_34 <= nan_34;
-        if (out_valid_or) nan_d2_15 <= nan_d1_34;
-        if (out_valid_or) nan_d3_15 <= nan_d2_15;
+        if (out_valid_or) nan_d2_34 <= nan_d1_34;
+        if (out_valid_or) nan_d3_15 <= nan_d2_34;
         if (out_valid_or) nan_d4_15 <= nan_d3_15;
         if (out_valid_or) result_d1_9 <= result_37;
         if (out_valid_or) result_d2_9 <= result_d1_9;
         if (out_valid_or) result_d3_9 <= result_d2_9;
         if (out_valid_or) result_d4_9 <= result_d3_9;
-        if (out_valid_or) result_d5_8 <= result_d4_9;
-        if (out_valid_or) result_d6_8 <= result_d5_8;
-        if (out_valid_or) result_d7_6 <= result_d6_8;
+        if (out_valid_or) result_d5_9 <= result_d4_9;
+        if (out_valid_or) result_d6_6 <= result_d5_9;
+        if (out_valid_or) result_d7_6 <= result_d6_6;
         if (out_valid_or) result_d8_6 <= result_d7_6;
-        if (out_valid_or) result_d9_5 <= result_d8_6;
-        if (out_valid_or) result_d10_5 <= result_d9_5;
+        if (out_valid_or) result_d9_6 <= result_d8_6;
+        if (out_valid_or) result_d10_5 <= result_d9_6;
         if (out_valid_or) result_d11_5 <= result_d10_5;
-        if (out_valid_or) result_d12_5 <= result_d11_5;
-        if (out_valid_or) t_d1_20 <= t_20;
+        if (out_valid_or) a_sig_d1_19 <= a_sig_32;
+        if (out_valid_or) b_sig_d1_21 <= b_sig_34;
+        if (out_valid_or) lz_d1_20 <= lz_33;
+        if (out_valid_or) fine_d1_20 <= fine_20;
+        if (out_valid_or) nan_d1_35 <= nan_35;
+        if (out_valid_or) inf_d1_35 <= inf_35;
+        if (out_valid_or) zero_d1_22 <= zero_22;
         if (out_valid_or) product_d1_20 <= product_20;
+        if (out_valid_or) scale_d1_20 <= scale_20;
         if (out_valid_or) normal_d1_24 <= normal_26;
         if (out_valid_or) coarse_d1_20 <= coarse_20;
         if (out_valid_or) over_high_d1_20 <= over_high_20;
         if (out_valid_or) over_low_d1_20 <= over_low_20;
         if (out_valid_or) forced_early_d1_20 <= forced_early_20;
-        if (out_valid_or) nan_d1_35 <= nan_35;
-        if (out_valid_or) zero_d1_22 <= zero_22;
-        if (out_valid_or) inf_d1_35 <= inf_35;
+        if (out_valid_or) nan_d2_35 <= nan_d1_35;
+        if (out_valid_or) zero_d2_22 <= zero_d1_22;
+        if (out_valid_or) inf_d2_35 <= inf_d1_35;
         if (out_valid_or) e0_minus_1_d1_20 <= e0_minus_1_20;
         if (out_valid_or) sign_d1_26 <= sign_26;
+        if (out_valid_or) sign_d2_26 <= sign_d1_26;
         if (out_valid_or) normal_field_d1_20 <= normal_field_20;
         if (out_valid_or) shifted_q_20 <= shifted_b47_20;
         if (out_valid_or) increment_d1_20 <= increment_39;
@@ -30943,6 +31506,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_352_d18 <= s_axis_tdata_352_d17;
         if (out_valid_or) s_axis_tdata_352_d19 <= s_axis_tdata_352_d18;
         if (out_valid_or) s_axis_tdata_352_d20 <= s_axis_tdata_352_d19;
+        if (out_valid_or) s_axis_tdata_352_d21 <= s_axis_tdata_352_d20;
         if (out_valid_or) opposite_d1_14 <= opposite_14;
         if (out_valid_or) big_padded_d1_14 <= big_padded_14;
         if (out_valid_or) aligned_d1_16 <= aligned_16;
@@ -30957,8 +31521,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_14 <= normalized_14;
         if (out_valid_or) field_d1_18 <= field_18;
         if (out_valid_or) inf_d1_36 <= inf_36;
-        if (out_valid_or) inf_d2_16 <= inf_d1_36;
-        if (out_valid_or) inf_d3_16 <= inf_d2_16;
+        if (out_valid_or) inf_d2_36 <= inf_d1_36;
+        if (out_valid_or) inf_d3_16 <= inf_d2_36;
         if (out_valid_or) inf_d4_16 <= inf_d3_16;
         if (out_valid_or) inf_sign_d1_14 <= inf_sign_14;
         if (out_valid_or) inf_sign_d2_14 <= inf_sign_d1_14;
@@ -30975,38 +31539,53 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_14 <= exact_zero_14;
         if (out_valid_or) exact_zero_d2_14 <= exact_zero_d1_14;
         if (out_valid_or) nan_d1_36 <= nan_36;
-        if (out_valid_or) nan_d2_16 <= nan_d1_36;
-        if (out_valid_or) nan_d3_16 <= nan_d2_16;
+        if (out_valid_or) nan_d2_36 <= nan_d1_36;
+        if (out_valid_or) nan_d3_16 <= nan_d2_36;
         if (out_valid_or) nan_d4_16 <= nan_d3_16;
-        if (out_valid_or) t_d1_21 <= t_21;
+        if (out_valid_or) b_sig_d1_22 <= b_sig_36;
+        if (out_valid_or) lz_d1_21 <= lz_35;
+        if (out_valid_or) fine_d1_21 <= fine_21;
+        if (out_valid_or) nan_d1_37 <= nan_37;
+        if (out_valid_or) inf_d1_37 <= inf_37;
+        if (out_valid_or) zero_d1_23 <= zero_23;
         if (out_valid_or) product_d1_21 <= product_21;
+        if (out_valid_or) scale_d1_21 <= scale_21;
         if (out_valid_or) normal_d1_25 <= normal_27;
         if (out_valid_or) coarse_d1_21 <= coarse_21;
         if (out_valid_or) over_high_d1_21 <= over_high_21;
         if (out_valid_or) over_low_d1_21 <= over_low_21;
         if (out_valid_or) forced_early_d1_21 <= forced_early_21;
-        if (out_valid_or) nan_d1_37 <= nan_37;
-        if (out_valid_or) zero_d1_23 <= zero_23;
-        if (out_valid_or) inf_d1_37 <= inf_37;
+        if (out_valid_or) nan_d2_37 <= nan_d1_37;
+        if (out_valid_or) zero_d2_23 <= zero_d1_23;
+        if (out_valid_or) inf_d2_37 <= inf_d1_37;
         if (out_valid_or) e0_minus_1_d1_21 <= e0_minus_1_21;
         if (out_valid_or) sign_d1_27 <= sign_27;
+        if (out_valid_or) sign_d2_27 <= sign_d1_27;
         if (out_valid_or) normal_field_d1_21 <= normal_field_21;
         if (out_valid_or) shifted_q_21 <= shifted_b47_21;
         if (out_valid_or) increment_d1_21 <= increment_41;
         if (out_valid_or) packed_d1_21 <= packed_36;
         if (out_valid_or) result_sign_d1_21 <= result_sign_21;
-        if (out_valid_or) t_d1_22 <= t_22;
+        if (out_valid_or) a_sig_d1_20 <= a_sig_34;
+        if (out_valid_or) b_sig_d1_23 <= b_sig_37;
+        if (out_valid_or) lz_d1_22 <= lz_36;
+        if (out_valid_or) fine_d1_22 <= fine_22;
+        if (out_valid_or) nan_d1_38 <= nan_38;
+        if (out_valid_or) inf_d1_38 <= inf_38;
+        if (out_valid_or) zero_d1_24 <= zero_24;
         if (out_valid_or) product_d1_22 <= product_22;
+        if (out_valid_or) scale_d1_22 <= scale_22;
         if (out_valid_or) normal_d1_26 <= normal_28;
         if (out_valid_or) coarse_d1_22 <= coarse_22;
         if (out_valid_or) over_high_d1_22 <= over_high_22;
         if (out_valid_or) over_low_d1_22 <= over_low_22;
         if (out_valid_or) forced_early_d1_22 <= forced_early_22;
-        if (out_valid_or) nan_d1_38 <= nan_38;
-        if (out_valid_or) zero_d1_24 <= zero_24;
-        if (out_valid_or) inf_d1_38 <= inf_38;
+        if (out_valid_or) nan_d2_38 <= nan_d1_38;
+        if (out_valid_or) zero_d2_24 <= zero_d1_24;
+        if (out_valid_or) inf_d2_38 <= inf_d1_38;
         if (out_valid_or) e0_minus_1_d1_22 <= e0_minus_1_22;
         if (out_valid_or) sign_d1_28 <= sign_28;
+        if (out_valid_or) sign_d2_28 <= sign_d1_28;
         if (out_valid_or) normal_field_d1_22 <= normal_field_22;
         if (out_valid_or) shifted_q_22 <= shifted_b47_22;
         if (out_valid_or) increment_d1_22 <= increment_42;
@@ -31016,9 +31595,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_10 <= result_d1_10;
         if (out_valid_or) result_d3_10 <= result_d2_10;
         if (out_valid_or) result_d4_10 <= result_d3_10;
-        if (out_valid_or) result_d5_9 <= result_d4_10;
-        if (out_valid_or) result_d6_9 <= result_d5_9;
-        if (out_valid_or) result_d7_7 <= result_d6_9;
+        if (out_valid_or) result_d5_10 <= result_d4_10;
+        if (out_valid_or) result_d6_7 <= result_d5_10;
+        if (out_valid_or) result_d7_7 <= result_d6_7;
         if (out_valid_or) result_d8_7 <= result_d7_7;
         if (out_valid_or) opposite_d1_15 <= opposite_15;
         if (out_valid_or) big_padded_d1_15 <= big_padded_15;
@@ -31034,8 +31613,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_15 <= normalized_15;
         if (out_valid_or) field_d1_19 <= field_19;
         if (out_valid_or) inf_d1_39 <= inf_39;
-        if (out_valid_or) inf_d2_17 <= inf_d1_39;
-        if (out_valid_or) inf_d3_17 <= inf_d2_17;
+        if (out_valid_or) inf_d2_39 <= inf_d1_39;
+        if (out_valid_or) inf_d3_17 <= inf_d2_39;
         if (out_valid_or) inf_d4_17 <= inf_d3_17;
         if (out_valid_or) inf_sign_d1_15 <= inf_sign_15;
         if (out_valid_or) inf_sign_d2_15 <= inf_sign_d1_15;
@@ -31052,8 +31631,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_15 <= exact_zero_15;
         if (out_valid_or) exact_zero_d2_15 <= exact_zero_d1_15;
         if (out_valid_or) nan_d1_39 <= nan_39;
-        if (out_valid_or) nan_d2_17 <= nan_d1_39;
-        if (out_valid_or) nan_d3_17 <= nan_d2_17;
+        if (out_valid_or) nan_d2_39 <= nan_d1_39;
+        if (out_valid_or) nan_d3_17 <= nan_d2_39;
         if (out_valid_or) nan_d4_17 <= nan_d3_17;
         if (out_valid_or) x_sig_d1_5 <= x_sig_5;
         if (out_valid_or) shift_d1_5 <= shift_5;
@@ -31069,7 +31648,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_inf_d1_5 <= x_inf_5;
         if (out_valid_or) x_inf_d2_5 <= x_inf_d1_5;
         if (out_valid_or) sign_d1_29 <= sign_29;
-        if (out_valid_or) sign_d2_7 <= sign_d1_29;
+        if (out_valid_or) sign_d2_29 <= sign_d1_29;
         if (out_valid_or) x_nan_d1_5 <= x_nan_5;
         if (out_valid_or) x_nan_d2_5 <= x_nan_d1_5;
         if (out_valid_or) opposite_d1_16 <= opposite_16;
@@ -31086,8 +31665,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_16 <= normalized_16;
         if (out_valid_or) field_d1_21 <= field_21;
         if (out_valid_or) inf_d1_40 <= inf_40;
-        if (out_valid_or) inf_d2_18 <= inf_d1_40;
-        if (out_valid_or) inf_d3_18 <= inf_d2_18;
+        if (out_valid_or) inf_d2_40 <= inf_d1_40;
+        if (out_valid_or) inf_d3_18 <= inf_d2_40;
         if (out_valid_or) inf_d4_18 <= inf_d3_18;
         if (out_valid_or) inf_sign_d1_16 <= inf_sign_16;
         if (out_valid_or) inf_sign_d2_16 <= inf_sign_d1_16;
@@ -31104,25 +31683,34 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_16 <= exact_zero_16;
         if (out_valid_or) exact_zero_d2_16 <= exact_zero_d1_16;
         if (out_valid_or) nan_d1_40 <= nan_40;
-        if (out_valid_or) nan_d2_18 <= nan_d1_40;
-        if (out_valid_or) nan_d3_18 <= nan_d2_18;
+        if (out_valid_or) nan_d2_40 <= nan_d1_40;
+        if (out_valid_or) nan_d3_18 <= nan_d2_40;
         if (out_valid_or) nan_d4_18 <= nan_d3_18;
         if (out_valid_or) result_d1_11 <= result_44;
         if (out_valid_or) result_d2_11 <= result_d1_11;
         if (out_valid_or) result_d3_11 <= result_d2_11;
         if (out_valid_or) result_d4_11 <= result_d3_11;
-        if (out_valid_or) t_d1_23 <= t_23;
+        if (out_valid_or) result_d5_11 <= result_d4_11;
+        if (out_valid_or) a_sig_d1_21 <= a_sig_37;
+        if (out_valid_or) b_sig_d1_24 <= b_sig_40;
+        if (out_valid_or) lz_d1_23 <= lz_39;
+        if (out_valid_or) fine_d1_23 <= fine_23;
+        if (out_valid_or) nan_d1_41 <= nan_41;
+        if (out_valid_or) inf_d1_41 <= inf_41;
+        if (out_valid_or) zero_d1_25 <= zero_25;
         if (out_valid_or) product_d1_23 <= product_23;
+        if (out_valid_or) scale_d1_23 <= scale_23;
         if (out_valid_or) normal_d1_28 <= normal_30;
         if (out_valid_or) coarse_d1_23 <= coarse_23;
         if (out_valid_or) over_high_d1_23 <= over_high_23;
         if (out_valid_or) over_low_d1_23 <= over_low_23;
         if (out_valid_or) forced_early_d1_23 <= forced_early_23;
-        if (out_valid_or) nan_d1_41 <= nan_41;
-        if (out_valid_or) zero_d1_25 <= zero_25;
-        if (out_valid_or) inf_d1_41 <= inf_41;
+        if (out_valid_or) nan_d2_41 <= nan_d1_41;
+        if (out_valid_or) zero_d2_25 <= zero_d1_25;
+        if (out_valid_or) inf_d2_41 <= inf_d1_41;
         if (out_valid_or) e0_minus_1_d1_23 <= e0_minus_1_23;
         if (out_valid_or) sign_d1_30 <= sign_30;
+        if (out_valid_or) sign_d2_30 <= sign_d1_30;
         if (out_valid_or) normal_field_d1_23 <= normal_field_23;
         if (out_valid_or) shifted_q_23 <= shifted_b47_23;
         if (out_valid_or) increment_d1_23 <= increment_46;
@@ -31132,16 +31720,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_12 <= result_d1_12;
         if (out_valid_or) result_d3_12 <= result_d2_12;
         if (out_valid_or) result_d4_12 <= result_d3_12;
-        if (out_valid_or) result_d5_10 <= result_d4_12;
-        if (out_valid_or) result_d6_10 <= result_d5_10;
-        if (out_valid_or) result_d7_8 <= result_d6_10;
+        if (out_valid_or) result_d5_12 <= result_d4_12;
+        if (out_valid_or) result_d6_8 <= result_d5_12;
+        if (out_valid_or) result_d7_8 <= result_d6_8;
         if (out_valid_or) result_d8_8 <= result_d7_8;
-        if (out_valid_or) result_d9_6 <= result_d8_8;
-        if (out_valid_or) result_d10_6 <= result_d9_6;
+        if (out_valid_or) result_d9_7 <= result_d8_8;
+        if (out_valid_or) result_d10_6 <= result_d9_7;
         if (out_valid_or) result_d11_6 <= result_d10_6;
-        if (out_valid_or) result_d12_6 <= result_d11_6;
-        if (out_valid_or) result_d13_3 <= result_d12_6;
-        if (out_valid_or) result_d14_3 <= result_d13_3;
+        if (out_valid_or) result_d12_4 <= result_d11_6;
+        if (out_valid_or) result_d13_4 <= result_d12_4;
+        if (out_valid_or) result_d14_3 <= result_d13_4;
         if (out_valid_or) result_d15_3 <= result_d14_3;
         if (out_valid_or) result_d16_3 <= result_d15_3;
         if (out_valid_or) result_d17_2 <= result_d16_3;
@@ -31150,9 +31738,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d20_2 <= result_d19_2;
         if (out_valid_or) result_d21_2 <= result_d20_2;
         if (out_valid_or) result_d22_2 <= result_d21_2;
-        if (out_valid_or) result_d23 <= result_d22_2;
-        if (out_valid_or) result_d24 <= result_d23;
-        if (out_valid_or) result_d25 <= result_d24;
+        if (out_valid_or) result_d23_2 <= result_d22_2;
+        if (out_valid_or) result_d24_2 <= result_d23_2;
+        if (out_valid_or) result_d25 <= result_d24_2;
         if (out_valid_or) result_d26 <= result_d25;
         if (out_valid_or) result_d27 <= result_d26;
         if (out_valid_or) result_d28 <= result_d27;
@@ -31160,6 +31748,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d30 <= result_d29;
         if (out_valid_or) result_d31 <= result_d30;
         if (out_valid_or) result_d32 <= result_d31;
+        if (out_valid_or) result_d33 <= result_d32;
         if (out_valid_or) opposite_d1_17 <= opposite_17;
         if (out_valid_or) big_padded_d1_17 <= big_padded_17;
         if (out_valid_or) aligned_d1_19 <= aligned_19;
@@ -31174,8 +31763,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_17 <= normalized_17;
         if (out_valid_or) field_d1_22 <= field_22;
         if (out_valid_or) inf_d1_42 <= inf_42;
-        if (out_valid_or) inf_d2_19 <= inf_d1_42;
-        if (out_valid_or) inf_d3_19 <= inf_d2_19;
+        if (out_valid_or) inf_d2_42 <= inf_d1_42;
+        if (out_valid_or) inf_d3_19 <= inf_d2_42;
         if (out_valid_or) inf_d4_19 <= inf_d3_19;
         if (out_valid_or) inf_sign_d1_17 <= inf_sign_17;
         if (out_valid_or) inf_sign_d2_17 <= inf_sign_d1_17;
@@ -31192,8 +31781,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_17 <= exact_zero_17;
         if (out_valid_or) exact_zero_d2_17 <= exact_zero_d1_17;
         if (out_valid_or) nan_d1_42 <= nan_42;
-        if (out_valid_or) nan_d2_19 <= nan_d1_42;
-        if (out_valid_or) nan_d3_19 <= nan_d2_19;
+        if (out_valid_or) nan_d2_42 <= nan_d1_42;
+        if (out_valid_or) nan_d3_19 <= nan_d2_42;
         if (out_valid_or) nan_d4_19 <= nan_d3_19;
         if (out_valid_or) s_axis_tdata_192_d5 <= s_axis_tdata_192_d4;
         if (out_valid_or) s_axis_tdata_192_d6 <= s_axis_tdata_192_d5;
@@ -31209,18 +31798,27 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_192_d16 <= s_axis_tdata_192_d15;
         if (out_valid_or) s_axis_tdata_192_d17 <= s_axis_tdata_192_d16;
         if (out_valid_or) s_axis_tdata_192_d18 <= s_axis_tdata_192_d17;
-        if (out_valid_or) t_d1_24 <= t_24;
+        if (out_valid_or) s_axis_tdata_192_d19 <= s_axis_tdata_192_d18;
+        if (out_valid_or) a_sig_d1_22 <= a_sig_39;
+        if (out_valid_or) b_sig_d1_25 <= b_sig_42;
+        if (out_valid_or) lz_d1_24 <= lz_41;
+        if (out_valid_or) fine_d1_24 <= fine_24;
+        if (out_valid_or) nan_d1_43 <= nan_43;
+        if (out_valid_or) inf_d1_43 <= inf_43;
+        if (out_valid_or) zero_d1_26 <= zero_26;
         if (out_valid_or) product_d1_24 <= product_24;
+        if (out_valid_or) scale_d1_24 <= scale_24;
         if (out_valid_or) normal_d1_29 <= normal_31;
         if (out_valid_or) coarse_d1_24 <= coarse_24;
         if (out_valid_or) over_high_d1_24 <= over_high_24;
         if (out_valid_or) over_low_d1_24 <= over_low_24;
         if (out_valid_or) forced_early_d1_24 <= forced_early_24;
-        if (out_valid_or) nan_d1_43 <= nan_43;
-        if (out_valid_or) zero_d1_26 <= zero_26;
-        if (out_valid_or) inf_d1_43 <= inf_43;
+        if (out_valid_or) nan_d2_43 <= nan_d1_43;
+        if (out_valid_or) zero_d2_26 <= zero_d1_26;
+        if (out_valid_or) inf_d2_43 <= inf_d1_43;
         if (out_valid_or) e0_minus_1_d1_24 <= e0_minus_1_24;
         if (out_valid_or) sign_d1_31 <= sign_31;
+        if (out_valid_or) sign_d2_31 <= sign_d1_31;
         if (out_valid_or) normal_field_d1_24 <= normal_field_24;
         if (out_valid_or) shifted_q_24 <= shifted_b47_24;
         if (out_valid_or) increment_d1_24 <= increment_48;
@@ -31230,16 +31828,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_13 <= result_d1_13;
         if (out_valid_or) result_d3_13 <= result_d2_13;
         if (out_valid_or) result_d4_13 <= result_d3_13;
-        if (out_valid_or) result_d5_11 <= result_d4_13;
-        if (out_valid_or) result_d6_11 <= result_d5_11;
-        if (out_valid_or) result_d7_9 <= result_d6_11;
+        if (out_valid_or) result_d5_13 <= result_d4_13;
+        if (out_valid_or) result_d6_9 <= result_d5_13;
+        if (out_valid_or) result_d7_9 <= result_d6_9;
         if (out_valid_or) result_d8_9 <= result_d7_9;
-        if (out_valid_or) result_d9_7 <= result_d8_9;
-        if (out_valid_or) result_d10_7 <= result_d9_7;
+        if (out_valid_or) result_d9_8 <= result_d8_9;
+        if (out_valid_or) result_d10_7 <= result_d9_8;
         if (out_valid_or) result_d11_7 <= result_d10_7;
-        if (out_valid_or) result_d12_7 <= result_d11_7;
-        if (out_valid_or) result_d13_4 <= result_d12_7;
-        if (out_valid_or) result_d14_4 <= result_d13_4;
+        if (out_valid_or) result_d12_5 <= result_d11_7;
+        if (out_valid_or) result_d13_5 <= result_d12_5;
+        if (out_valid_or) result_d14_4 <= result_d13_5;
         if (out_valid_or) result_d15_4 <= result_d14_4;
         if (out_valid_or) result_d16_4 <= result_d15_4;
         if (out_valid_or) result_d17_3 <= result_d16_4;
@@ -31248,18 +31846,28 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d20_3 <= result_d19_3;
         if (out_valid_or) result_d21_3 <= result_d20_3;
         if (out_valid_or) result_d22_3 <= result_d21_3;
-        if (out_valid_or) t_d1_25 <= t_25;
+        if (out_valid_or) result_d23_3 <= result_d22_3;
+        if (out_valid_or) result_d24_3 <= result_d23_3;
+        if (out_valid_or) a_sig_d1_23 <= a_sig_40;
+        if (out_valid_or) b_sig_d1_26 <= b_sig_43;
+        if (out_valid_or) lz_d1_25 <= lz_42;
+        if (out_valid_or) fine_d1_25 <= fine_25;
+        if (out_valid_or) nan_d1_44 <= nan_44;
+        if (out_valid_or) inf_d1_44 <= inf_44;
+        if (out_valid_or) zero_d1_27 <= zero_27;
         if (out_valid_or) product_d1_25 <= product_25;
+        if (out_valid_or) scale_d1_25 <= scale_25;
         if (out_valid_or) normal_d1_30 <= normal_32;
         if (out_valid_or) coarse_d1_25 <= coarse_25;
         if (out_valid_or) over_high_d1_25 <= over_high_25;
         if (out_valid_or) over_low_d1_25 <= over_low_25;
         if (out_valid_or) forced_early_d1_25 <= forced_early_25;
-        if (out_valid_or) nan_d1_44 <= nan_44;
-        if (out_valid_or) zero_d1_27 <= zero_27;
-        if (out_valid_or) inf_d1_44 <= inf_44;
+        if (out_valid_or) nan_d2_44 <= nan_d1_44;
+        if (out_valid_or) zero_d2_27 <= zero_d1_27;
+        if (out_valid_or) inf_d2_44 <= inf_d1_44;
         if (out_valid_or) e0_minus_1_d1_25 <= e0_minus_1_25;
         if (out_valid_or) sign_d1_32 <= sign_32;
+        if (out_valid_or) sign_d2_32 <= sign_d1_32;
         if (out_valid_or) normal_field_d1_25 <= normal_field_25;
         if (out_valid_or) shifted_q_25 <= shifted_b47_25;
         if (out_valid_or) increment_d1_25 <= increment_49;
@@ -31269,10 +31877,11 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_14 <= result_d1_14;
         if (out_valid_or) result_d3_14 <= result_d2_14;
         if (out_valid_or) result_d4_14 <= result_d3_14;
-        if (out_valid_or) result_d5_12 <= result_d4_14;
-        if (out_valid_or) result_d6_12 <= result_d5_12;
-        if (out_valid_or) result_d7_10 <= result_d6_12;
+        if (out_valid_or) result_d5_14 <= result_d4_14;
+        if (out_valid_or) result_d6_10 <= result_d5_14;
+        if (out_valid_or) result_d7_10 <= result_d6_10;
         if (out_valid_or) result_d8_10 <= result_d7_10;
+        if (out_valid_or) result_d9_9 <= result_d8_10;
         if (out_valid_or) opposite_d1_18 <= opposite_18;
         if (out_valid_or) big_padded_d1_18 <= big_padded_18;
         if (out_valid_or) aligned_d1_20 <= aligned_20;
@@ -31287,8 +31896,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_18 <= normalized_18;
         if (out_valid_or) field_d1_23 <= field_23;
         if (out_valid_or) inf_d1_45 <= inf_45;
-        if (out_valid_or) inf_d2_20 <= inf_d1_45;
-        if (out_valid_or) inf_d3_20 <= inf_d2_20;
+        if (out_valid_or) inf_d2_45 <= inf_d1_45;
+        if (out_valid_or) inf_d3_20 <= inf_d2_45;
         if (out_valid_or) inf_d4_20 <= inf_d3_20;
         if (out_valid_or) inf_sign_d1_18 <= inf_sign_18;
         if (out_valid_or) inf_sign_d2_18 <= inf_sign_d1_18;
@@ -31305,8 +31914,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_18 <= exact_zero_18;
         if (out_valid_or) exact_zero_d2_18 <= exact_zero_d1_18;
         if (out_valid_or) nan_d1_45 <= nan_45;
-        if (out_valid_or) nan_d2_20 <= nan_d1_45;
-        if (out_valid_or) nan_d3_20 <= nan_d2_20;
+        if (out_valid_or) nan_d2_45 <= nan_d1_45;
+        if (out_valid_or) nan_d3_20 <= nan_d2_45;
         if (out_valid_or) nan_d4_20 <= nan_d3_20;
         if (out_valid_or) s_axis_tdata_320_d5 <= s_axis_tdata_320_d4;
         if (out_valid_or) s_axis_tdata_320_d6 <= s_axis_tdata_320_d5;
@@ -31322,18 +31931,27 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) s_axis_tdata_320_d16 <= s_axis_tdata_320_d15;
         if (out_valid_or) s_axis_tdata_320_d17 <= s_axis_tdata_320_d16;
         if (out_valid_or) s_axis_tdata_320_d18 <= s_axis_tdata_320_d17;
-        if (out_valid_or) t_d1_26 <= t_26;
+        if (out_valid_or) s_axis_tdata_320_d19 <= s_axis_tdata_320_d18;
+        if (out_valid_or) a_sig_d1_24 <= a_sig_42;
+        if (out_valid_or) b_sig_d1_27 <= b_sig_45;
+        if (out_valid_or) lz_d1_26 <= lz_44;
+        if (out_valid_or) fine_d1_26 <= fine_26;
+        if (out_valid_or) nan_d1_46 <= nan_46;
+        if (out_valid_or) inf_d1_46 <= inf_46;
+        if (out_valid_or) zero_d1_28 <= zero_28;
         if (out_valid_or) product_d1_26 <= product_26;
+        if (out_valid_or) scale_d1_26 <= scale_26;
         if (out_valid_or) normal_d1_31 <= normal_33;
         if (out_valid_or) coarse_d1_26 <= coarse_26;
         if (out_valid_or) over_high_d1_26 <= over_high_26;
         if (out_valid_or) over_low_d1_26 <= over_low_26;
         if (out_valid_or) forced_early_d1_26 <= forced_early_26;
-        if (out_valid_or) nan_d1_46 <= nan_46;
-        if (out_valid_or) zero_d1_28 <= zero_28;
-        if (out_valid_or) inf_d1_46 <= inf_46;
+        if (out_valid_or) nan_d2_46 <= nan_d1_46;
+        if (out_valid_or) zero_d2_28 <= zero_d1_28;
+        if (out_valid_or) inf_d2_46 <= inf_d1_46;
         if (out_valid_or) e0_minus_1_d1_26 <= e0_minus_1_26;
         if (out_valid_or) sign_d1_33 <= sign_33;
+        if (out_valid_or) sign_d2_33 <= sign_d1_33;
         if (out_valid_or) normal_field_d1_26 <= normal_field_26;
         if (out_valid_or) shifted_q_26 <= shifted_b47_26;
         if (out_valid_or) increment_d1_26 <= increment_51;
@@ -31343,14 +31961,15 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_15 <= result_d1_15;
         if (out_valid_or) result_d3_15 <= result_d2_15;
         if (out_valid_or) result_d4_15 <= result_d3_15;
-        if (out_valid_or) result_d5_13 <= result_d4_15;
-        if (out_valid_or) result_d6_13 <= result_d5_13;
-        if (out_valid_or) result_d7_11 <= result_d6_13;
+        if (out_valid_or) result_d5_15 <= result_d4_15;
+        if (out_valid_or) result_d6_11 <= result_d5_15;
+        if (out_valid_or) result_d7_11 <= result_d6_11;
         if (out_valid_or) result_d8_11 <= result_d7_11;
-        if (out_valid_or) result_d9_8 <= result_d8_11;
-        if (out_valid_or) result_d10_8 <= result_d9_8;
+        if (out_valid_or) result_d9_10 <= result_d8_11;
+        if (out_valid_or) result_d10_8 <= result_d9_10;
         if (out_valid_or) result_d11_8 <= result_d10_8;
-        if (out_valid_or) result_d12_8 <= result_d11_8;
+        if (out_valid_or) result_d12_6 <= result_d11_8;
+        if (out_valid_or) result_d13_6 <= result_d12_6;
         if (out_valid_or) opposite_d1_19 <= opposite_19;
         if (out_valid_or) big_padded_d1_19 <= big_padded_19;
         if (out_valid_or) aligned_d1_21 <= aligned_21;
@@ -31365,8 +31984,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_19 <= normalized_19;
         if (out_valid_or) field_d1_24 <= field_24;
         if (out_valid_or) inf_d1_47 <= inf_47;
-        if (out_valid_or) inf_d2_21 <= inf_d1_47;
-        if (out_valid_or) inf_d3_21 <= inf_d2_21;
+        if (out_valid_or) inf_d2_47 <= inf_d1_47;
+        if (out_valid_or) inf_d3_21 <= inf_d2_47;
         if (out_valid_or) inf_d4_21 <= inf_d3_21;
         if (out_valid_or) inf_sign_d1_19 <= inf_sign_19;
         if (out_valid_or) inf_sign_d2_19 <= inf_sign_d1_19;
@@ -31383,21 +32002,29 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_19 <= exact_zero_19;
         if (out_valid_or) exact_zero_d2_19 <= exact_zero_d1_19;
         if (out_valid_or) nan_d1_47 <= nan_47;
-        if (out_valid_or) nan_d2_21 <= nan_d1_47;
-        if (out_valid_or) nan_d3_21 <= nan_d2_21;
+        if (out_valid_or) nan_d2_47 <= nan_d1_47;
+        if (out_valid_or) nan_d3_21 <= nan_d2_47;
         if (out_valid_or) nan_d4_21 <= nan_d3_21;
-        if (out_valid_or) t_d1_27 <= t_27;
+        if (out_valid_or) a_sig_d1_25 <= a_sig_44;
+        if (out_valid_or) b_sig_d1_28 <= b_sig_47;
+        if (out_valid_or) lz_d1_27 <= lz_46;
+        if (out_valid_or) fine_d1_27 <= fine_27;
+        if (out_valid_or) nan_d1_48 <= nan_48;
+        if (out_valid_or) inf_d1_48 <= inf_48;
+        if (out_valid_or) zero_d1_29 <= zero_29;
         if (out_valid_or) product_d1_27 <= product_27;
+        if (out_valid_or) scale_d1_27 <= scale_27;
         if (out_valid_or) normal_d1_32 <= normal_34;
         if (out_valid_or) coarse_d1_27 <= coarse_27;
         if (out_valid_or) over_high_d1_27 <= over_high_27;
         if (out_valid_or) over_low_d1_27 <= over_low_27;
         if (out_valid_or) forced_early_d1_27 <= forced_early_27;
-        if (out_valid_or) nan_d1_48 <= nan_48;
-        if (out_valid_or) zero_d1_29 <= zero_29;
-        if (out_valid_or) inf_d1_48 <= inf_48;
+        if (out_valid_or) nan_d2_48 <= nan_d1_48;
+        if (out_valid_or) zero_d2_29 <= zero_d1_29;
+        if (out_valid_or) inf_d2_48 <= inf_d1_48;
         if (out_valid_or) e0_minus_1_d1_27 <= e0_minus_1_27;
         if (out_valid_or) sign_d1_34 <= sign_34;
+        if (out_valid_or) sign_d2_34 <= sign_d1_34;
         if (out_valid_or) normal_field_d1_27 <= normal_field_27;
         if (out_valid_or) shifted_q_27 <= shifted_b47_27;
         if (out_valid_or) increment_d1_27 <= increment_53;
@@ -31407,9 +32034,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_16 <= result_d1_16;
         if (out_valid_or) result_d3_16 <= result_d2_16;
         if (out_valid_or) result_d4_16 <= result_d3_16;
-        if (out_valid_or) result_d5_14 <= result_d4_16;
-        if (out_valid_or) result_d6_14 <= result_d5_14;
-        if (out_valid_or) result_d7_12 <= result_d6_14;
+        if (out_valid_or) result_d5_16 <= result_d4_16;
+        if (out_valid_or) result_d6_12 <= result_d5_16;
+        if (out_valid_or) result_d7_12 <= result_d6_12;
         if (out_valid_or) result_d8_12 <= result_d7_12;
         if (out_valid_or) opposite_d1_20 <= opposite_20;
         if (out_valid_or) big_padded_d1_20 <= big_padded_20;
@@ -31425,8 +32052,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_20 <= normalized_20;
         if (out_valid_or) field_d1_25 <= field_25;
         if (out_valid_or) inf_d1_49 <= inf_49;
-        if (out_valid_or) inf_d2_22 <= inf_d1_49;
-        if (out_valid_or) inf_d3_22 <= inf_d2_22;
+        if (out_valid_or) inf_d2_49 <= inf_d1_49;
+        if (out_valid_or) inf_d3_22 <= inf_d2_49;
         if (out_valid_or) inf_d4_22 <= inf_d3_22;
         if (out_valid_or) inf_sign_d1_20 <= inf_sign_20;
         if (out_valid_or) inf_sign_d2_20 <= inf_sign_d1_20;
@@ -31443,8 +32070,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_20 <= exact_zero_20;
         if (out_valid_or) exact_zero_d2_20 <= exact_zero_d1_20;
         if (out_valid_or) nan_d1_49 <= nan_49;
-        if (out_valid_or) nan_d2_22 <= nan_d1_49;
-        if (out_valid_or) nan_d3_22 <= nan_d2_22;
+        if (out_valid_or) nan_d2_49 <= nan_d1_49;
+        if (out_valid_or) nan_d3_22 <= nan_d2_49;
         if (out_valid_or) nan_d4_22 <= nan_d3_22;
         if (out_valid_or) x_sig_d1_6 <= x_sig_6;
         if (out_valid_or) shift_d1_6 <= shift_6;
@@ -31460,7 +32087,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_inf_d1_6 <= x_inf_6;
         if (out_valid_or) x_inf_d2_6 <= x_inf_d1_6;
         if (out_valid_or) sign_d1_35 <= sign_35;
-        if (out_valid_or) sign_d2_8 <= sign_d1_35;
+        if (out_valid_or) sign_d2_35 <= sign_d1_35;
         if (out_valid_or) x_nan_d1_6 <= x_nan_6;
         if (out_valid_or) x_nan_d2_6 <= x_nan_d1_6;
         if (out_valid_or) opposite_d1_21 <= opposite_21;
@@ -31477,8 +32104,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_21 <= normalized_21;
         if (out_valid_or) field_d1_27 <= field_27;
         if (out_valid_or) inf_d1_50 <= inf_50;
-        if (out_valid_or) inf_d2_23 <= inf_d1_50;
-        if (out_valid_or) inf_d3_23 <= inf_d2_23;
+        if (out_valid_or) inf_d2_50 <= inf_d1_50;
+        if (out_valid_or) inf_d3_23 <= inf_d2_50;
         if (out_valid_or) inf_d4_23 <= inf_d3_23;
         if (out_valid_or) inf_sign_d1_21 <= inf_sign_21;
         if (out_valid_or) inf_sign_d2_21 <= inf_sign_d1_21;
@@ -31495,25 +32122,34 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_21 <= exact_zero_21;
         if (out_valid_or) exact_zero_d2_21 <= exact_zero_d1_21;
         if (out_valid_or) nan_d1_50 <= nan_50;
-        if (out_valid_or) nan_d2_23 <= nan_d1_50;
-        if (out_valid_or) nan_d3_23 <= nan_d2_23;
+        if (out_valid_or) nan_d2_50 <= nan_d1_50;
+        if (out_valid_or) nan_d3_23 <= nan_d2_50;
         if (out_valid_or) nan_d4_23 <= nan_d3_23;
         if (out_valid_or) result_d1_17 <= result_54;
         if (out_valid_or) result_d2_17 <= result_d1_17;
         if (out_valid_or) result_d3_17 <= result_d2_17;
         if (out_valid_or) result_d4_17 <= result_d3_17;
-        if (out_valid_or) t_d1_28 <= t_28;
+        if (out_valid_or) result_d5_17 <= result_d4_17;
+        if (out_valid_or) a_sig_d1_26 <= a_sig_47;
+        if (out_valid_or) b_sig_d1_29 <= b_sig_50;
+        if (out_valid_or) lz_d1_28 <= lz_49;
+        if (out_valid_or) fine_d1_28 <= fine_28;
+        if (out_valid_or) nan_d1_51 <= nan_51;
+        if (out_valid_or) inf_d1_51 <= inf_51;
+        if (out_valid_or) zero_d1_30 <= zero_30;
         if (out_valid_or) product_d1_28 <= product_28;
+        if (out_valid_or) scale_d1_28 <= scale_28;
         if (out_valid_or) normal_d1_34 <= normal_36;
         if (out_valid_or) coarse_d1_28 <= coarse_28;
         if (out_valid_or) over_high_d1_28 <= over_high_28;
         if (out_valid_or) over_low_d1_28 <= over_low_28;
         if (out_valid_or) forced_early_d1_28 <= forced_early_28;
-        if (out_valid_or) nan_d1_51 <= nan_51;
-        if (out_valid_or) zero_d1_30 <= zero_30;
-        if (out_valid_or) inf_d1_51 <= inf_51;
+        if (out_valid_or) nan_d2_51 <= nan_d1_51;
+        if (out_valid_or) zero_d2_30 <= zero_d1_30;
+        if (out_valid_or) inf_d2_51 <= inf_d1_51;
         if (out_valid_or) e0_minus_1_d1_28 <= e0_minus_1_28;
         if (out_valid_or) sign_d1_36 <= sign_36;
+        if (out_valid_or) sign_d2_36 <= sign_d1_36;
         if (out_valid_or) normal_field_d1_28 <= normal_field_28;
         if (out_valid_or) shifted_q_28 <= shifted_b47_28;
         if (out_valid_or) increment_d1_28 <= increment_57;
@@ -31523,16 +32159,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_18 <= result_d1_18;
         if (out_valid_or) result_d3_18 <= result_d2_18;
         if (out_valid_or) result_d4_18 <= result_d3_18;
-        if (out_valid_or) result_d5_15 <= result_d4_18;
-        if (out_valid_or) result_d6_15 <= result_d5_15;
-        if (out_valid_or) result_d7_13 <= result_d6_15;
+        if (out_valid_or) result_d5_18 <= result_d4_18;
+        if (out_valid_or) result_d6_13 <= result_d5_18;
+        if (out_valid_or) result_d7_13 <= result_d6_13;
         if (out_valid_or) result_d8_13 <= result_d7_13;
-        if (out_valid_or) result_d9_9 <= result_d8_13;
-        if (out_valid_or) result_d10_9 <= result_d9_9;
+        if (out_valid_or) result_d9_11 <= result_d8_13;
+        if (out_valid_or) result_d10_9 <= result_d9_11;
         if (out_valid_or) result_d11_9 <= result_d10_9;
-        if (out_valid_or) result_d12_9 <= result_d11_9;
-        if (out_valid_or) result_d13_5 <= result_d12_9;
-        if (out_valid_or) result_d14_5 <= result_d13_5;
+        if (out_valid_or) result_d12_7 <= result_d11_9;
+        if (out_valid_or) result_d13_7 <= result_d12_7;
+        if (out_valid_or) result_d14_5 <= result_d13_7;
         if (out_valid_or) result_d15_5 <= result_d14_5;
         if (out_valid_or) result_d16_5 <= result_d15_5;
         if (out_valid_or) result_d17_4 <= result_d16_5;
@@ -31541,9 +32177,9 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d20_4 <= result_d19_4;
         if (out_valid_or) result_d21_4 <= result_d20_4;
         if (out_valid_or) result_d22_4 <= result_d21_4;
-        if (out_valid_or) result_d23_2 <= result_d22_4;
-        if (out_valid_or) result_d24_2 <= result_d23_2;
-        if (out_valid_or) result_d25_2 <= result_d24_2;
+        if (out_valid_or) result_d23_4 <= result_d22_4;
+        if (out_valid_or) result_d24_4 <= result_d23_4;
+        if (out_valid_or) result_d25_2 <= result_d24_4;
         if (out_valid_or) result_d26_2 <= result_d25_2;
         if (out_valid_or) result_d27_2 <= result_d26_2;
         if (out_valid_or) result_d28_2 <= result_d27_2;
@@ -31551,6 +32187,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d30_2 <= result_d29_2;
         if (out_valid_or) result_d31_2 <= result_d30_2;
         if (out_valid_or) result_d32_2 <= result_d31_2;
+        if (out_valid_or) result_d33_2 <= result_d32_2;
         if (out_valid_or) opposite_d1_22 <= opposite_22;
         if (out_valid_or) big_padded_d1_22 <= big_padded_22;
         if (out_valid_or) aligned_d1_24 <= aligned_24;
@@ -31565,8 +32202,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_22 <= normalized_22;
         if (out_valid_or) field_d1_28 <= field_28;
         if (out_valid_or) inf_d1_52 <= inf_52;
-        if (out_valid_or) inf_d2_24 <= inf_d1_52;
-        if (out_valid_or) inf_d3_24 <= inf_d2_24;
+        if (out_valid_or) inf_d2_52 <= inf_d1_52;
+        if (out_valid_or) inf_d3_24 <= inf_d2_52;
         if (out_valid_or) inf_d4_24 <= inf_d3_24;
         if (out_valid_or) inf_sign_d1_22 <= inf_sign_22;
         if (out_valid_or) inf_sign_d2_22 <= inf_sign_d1_22;
@@ -31583,15 +32220,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_22 <= exact_zero_22;
         if (out_valid_or) exact_zero_d2_22 <= exact_zero_d1_22;
         if (out_valid_or) nan_d1_52 <= nan_52;
-        if (out_valid_or) nan_d2_24 <= nan_d1_52;
-        if (out_valid_or) nan_d3_24 <= nan_d2_24;
+        if (out_valid_or) nan_d2_52 <= nan_d1_52;
+        if (out_valid_or) nan_d3_24 <= nan_d2_52;
         if (out_valid_or) nan_d4_24 <= nan_d3_24;
-        if (out_valid_or) s_axis_tdata_224_d21 <= s_axis_tdata_224_d20;
         if (out_valid_or) s_axis_tdata_224_d22 <= s_axis_tdata_224_d21;
         if (out_valid_or) s_axis_tdata_224_d23 <= s_axis_tdata_224_d22;
         if (out_valid_or) s_axis_tdata_224_d24 <= s_axis_tdata_224_d23;
         if (out_valid_or) s_axis_tdata_224_d25 <= s_axis_tdata_224_d24;
         if (out_valid_or) s_axis_tdata_224_d26 <= s_axis_tdata_224_d25;
+        if (out_valid_or) s_axis_tdata_224_d27 <= s_axis_tdata_224_d26;
+        if (out_valid_or) s_axis_tdata_224_d28 <= s_axis_tdata_224_d27;
         if (out_valid_or) opposite_d1_23 <= opposite_23;
         if (out_valid_or) big_padded_d1_23 <= big_padded_23;
         if (out_valid_or) aligned_d1_25 <= aligned_25;
@@ -31606,8 +32244,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_23 <= normalized_23;
         if (out_valid_or) field_d1_29 <= field_29;
         if (out_valid_or) inf_d1_53 <= inf_53;
-        if (out_valid_or) inf_d2_25 <= inf_d1_53;
-        if (out_valid_or) inf_d3_25 <= inf_d2_25;
+        if (out_valid_or) inf_d2_53 <= inf_d1_53;
+        if (out_valid_or) inf_d3_25 <= inf_d2_53;
         if (out_valid_or) inf_d4_25 <= inf_d3_25;
         if (out_valid_or) inf_sign_d1_23 <= inf_sign_23;
         if (out_valid_or) inf_sign_d2_23 <= inf_sign_d1_23;
@@ -31624,44 +32262,54 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_23 <= exact_zero_23;
         if (out_valid_or) exact_zero_d2_23 <= exact_zero_d1_23;
         if (out_valid_or) nan_d1_53 <= nan_53;
-        if (out_valid_or) nan_d2_25 <= nan_d1_53;
-        if (out_valid_or) nan_d3_25 <= nan_d2_25;
+        if (out_valid_or) nan_d2_53 <= nan_d1_53;
+        if (out_valid_or) nan_d3_25 <= nan_d2_53;
         if (out_valid_or) nan_d4_25 <= nan_d3_25;
         if (out_valid_or) result_d1_19 <= result_7;
         if (out_valid_or) result_d2_19 <= result_d1_19;
         if (out_valid_or) result_d3_19 <= result_d2_19;
         if (out_valid_or) result_d4_19 <= result_d3_19;
-        if (out_valid_or) result_d5_16 <= result_d4_19;
-        if (out_valid_or) result_d6_16 <= result_d5_16;
-        if (out_valid_or) result_d7_14 <= result_d6_16;
+        if (out_valid_or) result_d5_19 <= result_d4_19;
+        if (out_valid_or) result_d6_14 <= result_d5_19;
+        if (out_valid_or) result_d7_14 <= result_d6_14;
         if (out_valid_or) result_d8_14 <= result_d7_14;
-        if (out_valid_or) result_d9_10 <= result_d8_14;
-        if (out_valid_or) result_d10_10 <= result_d9_10;
+        if (out_valid_or) result_d9_12 <= result_d8_14;
+        if (out_valid_or) result_d10_10 <= result_d9_12;
         if (out_valid_or) result_d11_10 <= result_d10_10;
-        if (out_valid_or) result_d12_10 <= result_d11_10;
-        if (out_valid_or) t_d1_29 <= t_29;
+        if (out_valid_or) result_d12_8 <= result_d11_10;
+        if (out_valid_or) result_d13_8 <= result_d12_8;
+        if (out_valid_or) a_sig_d1_27 <= a_sig_50;
+        if (out_valid_or) b_sig_d1_30 <= b_sig_53;
+        if (out_valid_or) lz_d1_29 <= lz_52;
+        if (out_valid_or) fine_d1_29 <= fine_29;
+        if (out_valid_or) nan_d1_54 <= nan_54;
+        if (out_valid_or) inf_d1_54 <= inf_54;
+        if (out_valid_or) zero_d1_31 <= zero_31;
         if (out_valid_or) product_d1_29 <= product_29;
+        if (out_valid_or) scale_d1_29 <= scale_29;
         if (out_valid_or) normal_d1_35 <= normal_37;
         if (out_valid_or) coarse_d1_29 <= coarse_29;
         if (out_valid_or) over_high_d1_29 <= over_high_29;
         if (out_valid_or) over_low_d1_29 <= over_low_29;
         if (out_valid_or) forced_early_d1_29 <= forced_early_29;
-        if (out_valid_or) nan_d1_54 <= nan_54;
-        if (out_valid_or) zero_d1_31 <= zero_31;
-        if (out_valid_or) inf_d1_54 <= inf_54;
+        if (out_valid_or) nan_d2_54 <= nan_d1_54;
+        if (out_valid_or) zero_d2_31 <= zero_d1_31;
+        if (out_valid_or) inf_d2_54 <= inf_d1_54;
         if (out_valid_or) e0_minus_1_d1_29 <= e0_minus_1_29;
         if (out_valid_or) sign_d1_37 <= sign_37;
+        if (out_valid_or) sign_d2_37 <= sign_d1_37;
         if (out_valid_or) normal_field_d1_29 <= normal_field_29;
         if (out_valid_or) shifted_q_29 <= shifted_b47_29;
         if (out_valid_or) increment_d1_29 <= increment_60;
         if (out_valid_or) packed_d1_29 <= packed_53;
         if (out_valid_or) result_sign_d1_29 <= result_sign_29;
-        if (out_valid_or) s_axis_tdata_352_d21 <= s_axis_tdata_352_d20;
         if (out_valid_or) s_axis_tdata_352_d22 <= s_axis_tdata_352_d21;
         if (out_valid_or) s_axis_tdata_352_d23 <= s_axis_tdata_352_d22;
         if (out_valid_or) s_axis_tdata_352_d24 <= s_axis_tdata_352_d23;
         if (out_valid_or) s_axis_tdata_352_d25 <= s_axis_tdata_352_d24;
         if (out_valid_or) s_axis_tdata_352_d26 <= s_axis_tdata_352_d25;
+        if (out_valid_or) s_axis_tdata_352_d27 <= s_axis_tdata_352_d26;
+        if (out_valid_or) s_axis_tdata_352_d28 <= s_axis_tdata_352_d27;
         if (out_valid_or) opposite_d1_24 <= opposite_24;
         if (out_valid_or) big_padded_d1_24 <= big_padded_24;
         if (out_valid_or) aligned_d1_26 <= aligned_26;
@@ -31676,8 +32324,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_24 <= normalized_24;
         if (out_valid_or) field_d1_30 <= field_30;
         if (out_valid_or) inf_d1_55 <= inf_55;
-        if (out_valid_or) inf_d2_26 <= inf_d1_55;
-        if (out_valid_or) inf_d3_26 <= inf_d2_26;
+        if (out_valid_or) inf_d2_55 <= inf_d1_55;
+        if (out_valid_or) inf_d3_26 <= inf_d2_55;
         if (out_valid_or) inf_d4_26 <= inf_d3_26;
         if (out_valid_or) inf_sign_d1_24 <= inf_sign_24;
         if (out_valid_or) inf_sign_d2_24 <= inf_sign_d1_24;
@@ -31694,33 +32342,42 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_24 <= exact_zero_24;
         if (out_valid_or) exact_zero_d2_24 <= exact_zero_d1_24;
         if (out_valid_or) nan_d1_55 <= nan_55;
-        if (out_valid_or) nan_d2_26 <= nan_d1_55;
-        if (out_valid_or) nan_d3_26 <= nan_d2_26;
+        if (out_valid_or) nan_d2_55 <= nan_d1_55;
+        if (out_valid_or) nan_d3_26 <= nan_d2_55;
         if (out_valid_or) nan_d4_26 <= nan_d3_26;
         if (out_valid_or) result_d1_20 <= result_13;
         if (out_valid_or) result_d2_20 <= result_d1_20;
         if (out_valid_or) result_d3_20 <= result_d2_20;
         if (out_valid_or) result_d4_20 <= result_d3_20;
-        if (out_valid_or) result_d5_17 <= result_d4_20;
-        if (out_valid_or) result_d6_17 <= result_d5_17;
-        if (out_valid_or) result_d7_15 <= result_d6_17;
+        if (out_valid_or) result_d5_20 <= result_d4_20;
+        if (out_valid_or) result_d6_15 <= result_d5_20;
+        if (out_valid_or) result_d7_15 <= result_d6_15;
         if (out_valid_or) result_d8_15 <= result_d7_15;
-        if (out_valid_or) result_d9_11 <= result_d8_15;
-        if (out_valid_or) result_d10_11 <= result_d9_11;
+        if (out_valid_or) result_d9_13 <= result_d8_15;
+        if (out_valid_or) result_d10_11 <= result_d9_13;
         if (out_valid_or) result_d11_11 <= result_d10_11;
-        if (out_valid_or) result_d12_11 <= result_d11_11;
-        if (out_valid_or) t_d1_30 <= t_30;
+        if (out_valid_or) result_d12_9 <= result_d11_11;
+        if (out_valid_or) result_d13_9 <= result_d12_9;
+        if (out_valid_or) a_sig_d1_28 <= a_sig_52;
+        if (out_valid_or) b_sig_d1_31 <= b_sig_55;
+        if (out_valid_or) lz_d1_30 <= lz_54;
+        if (out_valid_or) fine_d1_30 <= fine_30;
+        if (out_valid_or) nan_d1_56 <= nan_56;
+        if (out_valid_or) inf_d1_56 <= inf_56;
+        if (out_valid_or) zero_d1_32 <= zero_32;
         if (out_valid_or) product_d1_30 <= product_30;
+        if (out_valid_or) scale_d1_30 <= scale_30;
         if (out_valid_or) normal_d1_36 <= normal_38;
         if (out_valid_or) coarse_d1_30 <= coarse_30;
         if (out_valid_or) over_high_d1_30 <= over_high_30;
         if (out_valid_or) over_low_d1_30 <= over_low_30;
         if (out_valid_or) forced_early_d1_30 <= forced_early_30;
-        if (out_valid_or) nan_d1_56 <= nan_56;
-        if (out_valid_or) zero_d1_32 <= zero_32;
-        if (out_valid_or) inf_d1_56 <= inf_56;
+        if (out_valid_or) nan_d2_56 <= nan_d1_56;
+        if (out_valid_or) zero_d2_32 <= zero_d1_32;
+        if (out_valid_or) inf_d2_56 <= inf_d1_56;
         if (out_valid_or) e0_minus_1_d1_30 <= e0_minus_1_30;
         if (out_valid_or) sign_d1_38 <= sign_38;
+        if (out_valid_or) sign_d2_38 <= sign_d1_38;
         if (out_valid_or) normal_field_d1_30 <= normal_field_30;
         if (out_valid_or) shifted_q_30 <= shifted_b47_30;
         if (out_valid_or) increment_d1_30 <= increment_62;
@@ -31740,8 +32397,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_25 <= normalized_25;
         if (out_valid_or) field_d1_31 <= field_31;
         if (out_valid_or) inf_d1_57 <= inf_57;
-        if (out_valid_or) inf_d2_27 <= inf_d1_57;
-        if (out_valid_or) inf_d3_27 <= inf_d2_27;
+        if (out_valid_or) inf_d2_57 <= inf_d1_57;
+        if (out_valid_or) inf_d3_27 <= inf_d2_57;
         if (out_valid_or) inf_d4_27 <= inf_d3_27;
         if (out_valid_or) inf_sign_d1_25 <= inf_sign_25;
         if (out_valid_or) inf_sign_d2_25 <= inf_sign_d1_25;
@@ -31758,8 +32415,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_25 <= exact_zero_25;
         if (out_valid_or) exact_zero_d2_25 <= exact_zero_d1_25;
         if (out_valid_or) nan_d1_57 <= nan_57;
-        if (out_valid_or) nan_d2_27 <= nan_d1_57;
-        if (out_valid_or) nan_d3_27 <= nan_d2_27;
+        if (out_valid_or) nan_d2_57 <= nan_d1_57;
+        if (out_valid_or) nan_d3_27 <= nan_d2_57;
         if (out_valid_or) nan_d4_27 <= nan_d3_27;
         if (out_valid_or) x_sig_d1_7 <= x_sig_7;
         if (out_valid_or) shift_d1_7 <= shift_7;
@@ -31775,7 +32432,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) x_inf_d1_7 <= x_inf_7;
         if (out_valid_or) x_inf_d2_7 <= x_inf_d1_7;
         if (out_valid_or) sign_d1_39 <= sign_39;
-        if (out_valid_or) sign_d2_9 <= sign_d1_39;
+        if (out_valid_or) sign_d2_39 <= sign_d1_39;
         if (out_valid_or) x_nan_d1_7 <= x_nan_7;
         if (out_valid_or) x_nan_d2_7 <= x_nan_d1_7;
         if (out_valid_or) opposite_d1_26 <= opposite_26;
@@ -31792,8 +32449,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_26 <= normalized_26;
         if (out_valid_or) field_d1_33 <= field_33;
         if (out_valid_or) inf_d1_58 <= inf_58;
-        if (out_valid_or) inf_d2_28 <= inf_d1_58;
-        if (out_valid_or) inf_d3_28 <= inf_d2_28;
+        if (out_valid_or) inf_d2_58 <= inf_d1_58;
+        if (out_valid_or) inf_d3_28 <= inf_d2_58;
         if (out_valid_or) inf_d4_28 <= inf_d3_28;
         if (out_valid_or) inf_sign_d1_26 <= inf_sign_26;
         if (out_valid_or) inf_sign_d2_26 <= inf_sign_d1_26;
@@ -31810,25 +32467,34 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_26 <= exact_zero_26;
         if (out_valid_or) exact_zero_d2_26 <= exact_zero_d1_26;
         if (out_valid_or) nan_d1_58 <= nan_58;
-        if (out_valid_or) nan_d2_28 <= nan_d1_58;
-        if (out_valid_or) nan_d3_28 <= nan_d2_28;
+        if (out_valid_or) nan_d2_58 <= nan_d1_58;
+        if (out_valid_or) nan_d3_28 <= nan_d2_58;
         if (out_valid_or) nan_d4_28 <= nan_d3_28;
         if (out_valid_or) result_d1_21 <= result_62;
         if (out_valid_or) result_d2_21 <= result_d1_21;
         if (out_valid_or) result_d3_21 <= result_d2_21;
         if (out_valid_or) result_d4_21 <= result_d3_21;
-        if (out_valid_or) t_d1_31 <= t_31;
+        if (out_valid_or) result_d5_21 <= result_d4_21;
+        if (out_valid_or) a_sig_d1_29 <= a_sig_55;
+        if (out_valid_or) b_sig_d1_32 <= b_sig_58;
+        if (out_valid_or) lz_d1_31 <= lz_57;
+        if (out_valid_or) fine_d1_31 <= fine_31;
+        if (out_valid_or) nan_d1_59 <= nan_59;
+        if (out_valid_or) inf_d1_59 <= inf_59;
+        if (out_valid_or) zero_d1_33 <= zero_33;
         if (out_valid_or) product_d1_31 <= product_31;
+        if (out_valid_or) scale_d1_31 <= scale_31;
         if (out_valid_or) normal_d1_38 <= normal_40;
         if (out_valid_or) coarse_d1_31 <= coarse_31;
         if (out_valid_or) over_high_d1_31 <= over_high_31;
         if (out_valid_or) over_low_d1_31 <= over_low_31;
         if (out_valid_or) forced_early_d1_31 <= forced_early_31;
-        if (out_valid_or) nan_d1_59 <= nan_59;
-        if (out_valid_or) zero_d1_33 <= zero_33;
-        if (out_valid_or) inf_d1_59 <= inf_59;
+        if (out_valid_or) nan_d2_59 <= nan_d1_59;
+        if (out_valid_or) zero_d2_33 <= zero_d1_33;
+        if (out_valid_or) inf_d2_59 <= inf_d1_59;
         if (out_valid_or) e0_minus_1_d1_31 <= e0_minus_1_31;
         if (out_valid_or) sign_d1_40 <= sign_40;
+        if (out_valid_or) sign_d2_40 <= sign_d1_40;
         if (out_valid_or) normal_field_d1_31 <= normal_field_31;
         if (out_valid_or) shifted_q_31 <= shifted_b47_31;
         if (out_valid_or) increment_d1_31 <= increment_66;
@@ -31838,16 +32504,16 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d2_22 <= result_d1_22;
         if (out_valid_or) result_d3_22 <= result_d2_22;
         if (out_valid_or) result_d4_22 <= result_d3_22;
-        if (out_valid_or) result_d5_18 <= result_d4_22;
-        if (out_valid_or) result_d6_18 <= result_d5_18;
-        if (out_valid_or) result_d7_16 <= result_d6_18;
+        if (out_valid_or) result_d5_22 <= result_d4_22;
+        if (out_valid_or) result_d6_16 <= result_d5_22;
+        if (out_valid_or) result_d7_16 <= result_d6_16;
         if (out_valid_or) result_d8_16 <= result_d7_16;
-        if (out_valid_or) result_d9_12 <= result_d8_16;
-        if (out_valid_or) result_d10_12 <= result_d9_12;
+        if (out_valid_or) result_d9_14 <= result_d8_16;
+        if (out_valid_or) result_d10_12 <= result_d9_14;
         if (out_valid_or) result_d11_12 <= result_d10_12;
-        if (out_valid_or) result_d12_12 <= result_d11_12;
-        if (out_valid_or) result_d13_6 <= result_d12_12;
-        if (out_valid_or) result_d14_6 <= result_d13_6;
+        if (out_valid_or) result_d12_10 <= result_d11_12;
+        if (out_valid_or) result_d13_10 <= result_d12_10;
+        if (out_valid_or) result_d14_6 <= result_d13_10;
         if (out_valid_or) result_d15_6 <= result_d14_6;
         if (out_valid_or) result_d16_6 <= result_d15_6;
         if (out_valid_or) result_d17_5 <= result_d16_6;
@@ -31856,12 +32522,13 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) result_d20_5 <= result_d19_5;
         if (out_valid_or) result_d21_5 <= result_d20_5;
         if (out_valid_or) result_d22_5 <= result_d21_5;
-        if (out_valid_or) result_d23_3 <= result_d22_5;
-        if (out_valid_or) result_d24_3 <= result_d23_3;
-        if (out_valid_or) result_d25_3 <= result_d24_3;
+        if (out_valid_or) result_d23_5 <= result_d22_5;
+        if (out_valid_or) result_d24_5 <= result_d23_5;
+        if (out_valid_or) result_d25_3 <= result_d24_5;
         if (out_valid_or) result_d26_3 <= result_d25_3;
         if (out_valid_or) result_d27_3 <= result_d26_3;
         if (out_valid_or) result_d28_3 <= result_d27_3;
+        if (out_valid_or) result_d29_3 <= result_d28_3;
         if (out_valid_or) opposite_d1_27 <= opposite_27;
         if (out_valid_or) big_padded_d1_27 <= big_padded_27;
         if (out_valid_or) aligned_d1_29 <= aligned_29;
@@ -31876,8 +32543,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) normalized_d1_27 <= normalized_27;
         if (out_valid_or) field_d1_34 <= field_34;
         if (out_valid_or) inf_d1_60 <= inf_60;
-        if (out_valid_or) inf_d2_29 <= inf_d1_60;
-        if (out_valid_or) inf_d3_29 <= inf_d2_29;
+        if (out_valid_or) inf_d2_60 <= inf_d1_60;
+        if (out_valid_or) inf_d3_29 <= inf_d2_60;
         if (out_valid_or) inf_d4_29 <= inf_d3_29;
         if (out_valid_or) inf_sign_d1_27 <= inf_sign_27;
         if (out_valid_or) inf_sign_d2_27 <= inf_sign_d1_27;
@@ -31894,8 +32561,8 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) exact_zero_d1_27 <= exact_zero_27;
         if (out_valid_or) exact_zero_d2_27 <= exact_zero_d1_27;
         if (out_valid_or) nan_d1_60 <= nan_60;
-        if (out_valid_or) nan_d2_29 <= nan_d1_60;
-        if (out_valid_or) nan_d3_29 <= nan_d2_29;
+        if (out_valid_or) nan_d2_60 <= nan_d1_60;
+        if (out_valid_or) nan_d3_29 <= nan_d2_60;
         if (out_valid_or) nan_d4_29 <= nan_d3_29;
         if (out_valid_or) f0_d1 <= f0;
         if (out_valid_or) f0_d2 <= f0_d1;
@@ -31913,6 +32580,7 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) f0_d14 <= f0_d13;
         if (out_valid_or) f0_d15 <= f0_d14;
         if (out_valid_or) f0_d16 <= f0_d15;
+        if (out_valid_or) f0_d17 <= f0_d16;
         if (out_valid_or) f3_d1 <= f3;
         if (out_valid_or) f3_d2 <= f3_d1;
         if (out_valid_or) f3_d3 <= f3_d2;
@@ -31991,31 +32659,37 @@ module airfoil_res_calc(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_
         if (out_valid_or) q_110 <= q_108;
         if (rst) q_111 <= 1'h0; else if (out_valid_or) q_111 <= q_109;
         if (out_valid_or) q_112 <= q_110;
-        if (rst) for_out_valid_q <= 1'h0; else if (out_valid_or) for_out_valid_q <= q_111;
-        if (out_valid_or) q_113 <= q_112;
-        if (rst) for_out_valid_q_2 <= 1'h0; else if (out_valid_or) for_out_valid_q_2 <= for_out_valid_q;
-        if (out_valid_or) q_114 <= q_113;
-        if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
-        if (out_valid_or) q_115 <= q_114;
-        if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
-        if (out_valid_or) q_116 <= q_115;
-        if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
-        if (out_valid_or) q_117 <= q_116;
-        if (rst) for_out_valid_q_6 <= 1'h0; else if (out_valid_or) for_out_valid_q_6 <= for_out_valid_q_5;
-        if (out_valid_or) q_118 <= q_117;
-        if (rst) for_out_valid_q_7 <= 1'h0; else if (out_valid_or) for_out_valid_q_7 <= for_out_valid_q_6;
+        if (rst) q_113 <= 1'h0; else if (out_valid_or) q_113 <= q_111;
+        if (out_valid_or) q_114 <= q_112;
+        if (rst) q_115 <= 1'h0; else if (out_valid_or) q_115 <= q_113;
+        if (out_valid_or) q_116 <= q_114;
+        if (rst) q_117 <= 1'h0; else if (out_valid_or) q_117 <= q_115;
+        if (out_valid_or) q_118 <= q_116;
+        if (rst) for_out_valid_q <= 1'h0; else if (out_valid_or) for_out_valid_q <= q_117;
         if (out_valid_or) q_119 <= q_118;
-        if (rst) for_out_valid_q_8 <= 1'h0; else if (out_valid_or) for_out_valid_q_8 <= for_out_valid_q_7;
+        if (rst) for_out_valid_q_2 <= 1'h0; else if (out_valid_or) for_out_valid_q_2 <= for_out_valid_q;
         if (out_valid_or) q_120 <= q_119;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_8;
+        if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
         if (out_valid_or) q_121 <= q_120;
+        if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
+        if (out_valid_or) q_122 <= q_121;
+        if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
+        if (out_valid_or) q_123 <= q_122;
+        if (rst) for_out_valid_q_6 <= 1'h0; else if (out_valid_or) for_out_valid_q_6 <= for_out_valid_q_5;
+        if (out_valid_or) q_124 <= q_123;
+        if (rst) for_out_valid_q_7 <= 1'h0; else if (out_valid_or) for_out_valid_q_7 <= for_out_valid_q_6;
+        if (out_valid_or) q_125 <= q_124;
+        if (rst) for_out_valid_q_8 <= 1'h0; else if (out_valid_or) for_out_valid_q_8 <= for_out_valid_q_7;
+        if (out_valid_or) q_126 <= q_125;
+        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_8;
+        if (out_valid_or) q_127 <= q_126;
     end
 
     always @(*) begin
-        m_axis_tdata = {f3_d4, f2, f1, f0_d16};
+        m_axis_tdata = {f3_d4, f2, f1, f0_d17};
         m_axis_tkeep = {16{1'b1}};
         m_axis_tvalid = out_valid;
-        m_axis_tlast = q_121;
+        m_axis_tlast = q_127;
         m_axis_tuser = 1'b0;
         s_axis_tready = out_valid_or;
     end

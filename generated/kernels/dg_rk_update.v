@@ -3,9 +3,9 @@
 // Parameters:
 //   inputs = q, res, rhs, a, b, dt
 //   outputs = per beat: q_new, res_new
-//   latency = 12 cycles from an input beat
+//   latency = 14 cycles from an input beat
 //   operators = 2 add, 3 mul
-//   register bits = 1425
+//   register bits = 1815
 `timescale 1ns/1ps
 
 module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -158,22 +158,31 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [4:0] lz;
     wire [7:0] b_exp_xor;
     wire [9:0] fine;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1;
+    reg [23:0] b_sig_d1;
     wire [47:0] product;
+    reg [4:0] lz_d1;
+    reg [9:0] fine_d1;
     wire [9:0] e0_minus_1;
     wire normal;
     wire coarse;
     wire far;
-    wire [9:0] fine_sel;
+    wire [9:0] fine_d1_sel;
     wire [4:0] t;
     wire over_low;
     wire over_high;
+    reg nan_d1;
+    reg inf_d1;
+    reg zero_d1;
     wire forced_early;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1;
-    wire [27:0] t_d1_prod;
+    wire [15:0] t_cat;
+    wire [3:0] t_cat_2;
+    wire [27:0] t_prod;
     wire [23:0] scale;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1;
+    reg [23:0] scale_d1;
     wire [40:0] product_d1_prod;
     wire [41:0] product_d1_plus;
     wire [72:0] product_d1_cat;
@@ -191,9 +200,9 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire overflow;
     reg forced_early_d1;
     wire forced;
-    reg nan_d1;
-    reg zero_d1;
-    reg inf_d1;
+    reg nan_d2;
+    reg zero_d2;
+    reg inf_d2;
     wire saturate;
     wire normal_field;
     wire [23:0] kept;
@@ -201,11 +210,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire increment;
     reg [9:0] e0_minus_1_d1;
     wire [9:0] e0_minus_1_d1_sel;
-    wire nan_d1_or;
-    wire [22:0] nan_d1_cat;
+    wire nan_d2_or;
+    wire [22:0] nan_d2_cat;
     wire forced_not;
     wire [30:0] packed_2;
     reg sign_d1;
+    reg sign_d2;
     wire result_sign;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1;
@@ -333,22 +343,31 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [4:0] lz_2;
     wire [7:0] b_exp_xor_2;
     wire [9:0] fine_2;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_2;
+    reg [23:0] b_sig_d1_2;
     wire [47:0] product_2;
+    reg [4:0] lz_d1_2;
+    reg [9:0] fine_d1_2;
     wire [9:0] e0_minus_1_2;
     wire normal_2;
     wire coarse_2;
     wire far_2;
-    wire [9:0] fine_sel_2;
+    wire [9:0] fine_d1_sel_2;
     wire [4:0] t_2;
     wire over_low_2;
     wire over_high_2;
+    reg nan_d1_2;
+    reg inf_d1_2;
+    reg zero_d1_2;
     wire forced_early_2;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_2;
-    wire [27:0] t_d1_prod_2;
+    wire [15:0] t_cat_3;
+    wire [3:0] t_cat_4;
+    wire [27:0] t_prod_2;
     wire [23:0] scale_2;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_2;
+    reg [23:0] scale_d1_2;
     wire [40:0] product_d1_prod_2;
     wire [41:0] product_d1_plus_2;
     wire [72:0] product_d1_cat_2;
@@ -366,9 +385,9 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire overflow_2;
     reg forced_early_d1_2;
     wire forced_2;
-    reg nan_d1_2;
-    reg zero_d1_2;
-    reg inf_d1_2;
+    reg nan_d2_2;
+    reg zero_d2_2;
+    reg inf_d2_2;
     wire saturate_2;
     wire normal_field_2;
     wire [23:0] kept_2;
@@ -376,11 +395,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire increment_2;
     reg [9:0] e0_minus_1_d1_2;
     wire [9:0] e0_minus_1_d1_sel_2;
-    wire nan_d1_or_2;
-    wire [22:0] nan_d1_cat_2;
+    wire nan_d2_or_2;
+    wire [22:0] nan_d2_cat_2;
     wire forced_not_2;
     wire [30:0] packed_3;
     reg sign_d1_2;
+    reg sign_d2_2;
     wire result_sign_2;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_2;
@@ -684,7 +704,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [31:0] rounded;
     wire overflow_3;
     reg inf_d1_3;
-    reg inf_d2;
+    reg inf_d2_3;
     reg inf_d3;
     reg inf_d4;
     reg inf_sign_d1;
@@ -702,7 +722,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg exact_zero_d1;
     reg exact_zero_d2;
     reg nan_d1_3;
-    reg nan_d2;
+    reg nan_d2_3;
     reg nan_d3;
     reg nan_d4;
     wire [31:0] res_new;
@@ -713,11 +733,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] s_axis_tdata_128_d4;
     reg [31:0] s_axis_tdata_128_d5;
     reg [31:0] s_axis_tdata_128_d6;
-    wire [7:0] s_axis_tdata_128_d6_bits30_23;
-    wire [22:0] s_axis_tdata_128_d6_bits22_0;
-    wire s_axis_tdata_128_d6_is0;
-    wire s_axis_tdata_128_d6_is255;
-    wire s_axis_tdata_128_d6_is0_2;
+    reg [31:0] s_axis_tdata_128_d7;
+    wire [7:0] s_axis_tdata_128_d7_bits30_23;
+    wire [22:0] s_axis_tdata_128_d7_bits22_0;
+    wire s_axis_tdata_128_d7_is0;
+    wire s_axis_tdata_128_d7_is255;
+    wire s_axis_tdata_128_d7_is0_2;
     wire a_sign_4;
     wire a_zero_3;
     wire a_inf_4;
@@ -830,22 +851,31 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [4:0] lz_4;
     wire [7:0] b_exp_xor_3;
     wire [9:0] fine_3;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_3;
+    reg [23:0] b_sig_d1_3;
     wire [47:0] product_3;
+    reg [4:0] lz_d1_3;
+    reg [9:0] fine_d1_3;
     wire [9:0] e0_minus_1_3;
     wire normal_3;
     wire coarse_3;
     wire far_3;
-    wire [9:0] fine_sel_3;
+    wire [9:0] fine_d1_sel_3;
     wire [4:0] t_3;
     wire over_low_3;
     wire over_high_3;
+    reg nan_d1_4;
+    reg inf_d1_4;
+    reg zero_d1_3;
     wire forced_early_3;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_3;
-    wire [27:0] t_d1_prod_3;
+    wire [15:0] t_cat_5;
+    wire [3:0] t_cat_6;
+    wire [27:0] t_prod_3;
     wire [23:0] scale_3;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_3;
+    reg [23:0] scale_d1_3;
     wire [40:0] product_d1_prod_3;
     wire [41:0] product_d1_plus_3;
     wire [72:0] product_d1_cat_3;
@@ -863,9 +893,9 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire overflow_4;
     reg forced_early_d1_3;
     wire forced_3;
-    reg nan_d1_4;
-    reg zero_d1_3;
-    reg inf_d1_4;
+    reg nan_d2_4;
+    reg zero_d2_3;
+    reg inf_d2_4;
     wire saturate_3;
     wire normal_field_3;
     wire [23:0] kept_4;
@@ -873,11 +903,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire increment_4;
     reg [9:0] e0_minus_1_d1_3;
     wire [9:0] e0_minus_1_d1_sel_3;
-    wire nan_d1_or_3;
-    wire [22:0] nan_d1_cat_3;
+    wire nan_d2_or_3;
+    wire [22:0] nan_d2_cat_3;
     wire forced_not_3;
     wire [30:0] packed_5;
     reg sign_d1_3;
+    reg sign_d2_3;
     wire result_sign_3;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_3;
@@ -896,11 +927,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] s_axis_tdata_0_d6;
     reg [31:0] s_axis_tdata_0_d7;
     reg [31:0] s_axis_tdata_0_d8;
-    wire [7:0] s_axis_tdata_0_d8_bits30_23;
-    wire [22:0] s_axis_tdata_0_d8_bits22_0;
-    wire s_axis_tdata_0_d8_is0;
-    wire s_axis_tdata_0_d8_is255;
-    wire s_axis_tdata_0_d8_is0_2;
+    reg [31:0] s_axis_tdata_0_d9;
+    reg [31:0] s_axis_tdata_0_d10;
+    wire [7:0] s_axis_tdata_0_d10_bits30_23;
+    wire [22:0] s_axis_tdata_0_d10_bits22_0;
+    wire s_axis_tdata_0_d10_is0;
+    wire s_axis_tdata_0_d10_is255;
+    wire s_axis_tdata_0_d10_is0_2;
     wire a_sign_5;
     wire a_inf_5;
     wire a_nan_5;
@@ -1189,7 +1222,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [31:0] rounded_2;
     wire overflow_5;
     reg inf_d1_5;
-    reg inf_d2_2;
+    reg inf_d2_5;
     reg inf_d3_2;
     reg inf_d4_2;
     reg inf_sign_d1_2;
@@ -1207,7 +1240,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg exact_zero_d1_2;
     reg exact_zero_d2_2;
     reg nan_d1_5;
-    reg nan_d2_2;
+    reg nan_d2_5;
     reg nan_d3_2;
     reg nan_d4_2;
     wire [31:0] q_new;
@@ -1217,6 +1250,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] res_new_d4;
     reg [31:0] res_new_d5;
     reg [31:0] res_new_d6;
+    reg [31:0] res_new_d7;
     reg s_axis_tvalid_q;
     reg s_axis_tlast_q;
     reg s_axis_tvalid_q_2;
@@ -1239,8 +1273,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg q_2;
     reg for_out_valid_q_3;
     reg q_3;
-    reg out_valid;
+    reg for_out_valid_q_4;
     reg q_4;
+    reg for_out_valid_q_5;
+    reg q_5;
+    reg out_valid;
+    reg q_6;
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
@@ -1364,24 +1402,26 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign b_exp_xor = b_exp ^ 8'h80;
     assign fine = (({2'h0, a_exp}) + ({(b_exp_xor[7] ? 2'h3 : 2'h0), b_exp_xor})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product = {{24{1'b0}}, a_sig} * {{24{1'b0}}, b_sig};
-    assign e0_minus_1 = fine + (~({5'h0, lz}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product = {{24{1'b0}}, a_sig_d1} * {{24{1'b0}}, b_sig_d1};
+    assign e0_minus_1 = fine_d1 + (~({5'h0, lz_d1}));
     assign normal = ~e0_minus_1[9];
-    assign coarse = fine[9];
-    assign far = (fine ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel = coarse ? (fine + 10'h18) : fine;
-    assign t = normal ? lz : fine_sel[4:0];
+    assign coarse = fine_d1[9];
+    assign far = (fine_d1 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel = coarse ? (fine_d1 + 10'h18) : fine_d1;
+    assign t = normal ? lz_d1 : fine_d1_sel[4:0];
     assign over_low = ~((e0_minus_1 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high = ~((e0_minus_1 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early = ((nan | inf) | zero) | (normal ? 1'h0 : far);
+    assign forced_early = ((nan_d1 | inf_d1) | zero_d1) | (normal ? 1'h0 : far);
+    assign t_cat = {({({({3'h0, (t[4:2] == 3'h5)}), ({3'h0, (t[4:2] == 3'h4)})}), ({3'h0, (t[4:2] == 3'h3)})}), ({3'h0, (t[4:2] == 3'h2)})};
+    assign t_cat_2 = {({({(t[1:0] == 2'h3), (t[1:0] == 2'h2)}), (t[1:0] == 2'h1)}), (t[1:0] == 2'h0)};
+    assign t_prod = {{4{1'b0}}, ({({t_cat, ({3'h0, (t[4:2] == 3'h1)})}), ({3'h0, (t[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_2};
+    assign scale = t_prod[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod = {{4{1'b0}}, ({({({({({({3'h0, (t_d1[4:2] == 3'h5)}), ({3'h0, (t_d1[4:2] == 3'h4)})}), ({3'h0, (t_d1[4:2] == 3'h3)})}), ({3'h0, (t_d1[4:2] == 3'h2)})}), ({3'h0, (t_d1[4:2] == 3'h1)})}), ({3'h0, (t_d1[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1[1:0] == 2'h3), (t_d1[1:0] == 2'h2)}), (t_d1[1:0] == 2'h1)}), (t_d1[1:0] == 2'h0)})};
-    assign scale = t_d1_prod[23:0];
-    assign product_d1_prod = {{24{1'b0}}, product_d1[16:0]} * {{17{1'b0}}, scale};
-    assign product_d1_plus = ({1'h0, ({{24{1'b0}}, product_d1[33:17]} * {{17{1'b0}}, scale})}) + ({18'h0, product_d1_prod[40:17]});
-    assign product_d1_cat = {({(({1'h0, ({{24{1'b0}}, product_d1[47:34]} * {{14{1'b0}}, scale})}) + ({14'h0, product_d1_plus[41:17]})), product_d1_plus[16:0]}), product_d1_prod[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod = {{24{1'b0}}, product_d1[16:0]} * {{17{1'b0}}, scale_d1};
+    assign product_d1_plus = ({1'h0, ({{24{1'b0}}, product_d1[33:17]} * {{17{1'b0}}, scale_d1})}) + ({18'h0, product_d1_prod[40:17]});
+    assign product_d1_cat = {({(({1'h0, ({{24{1'b0}}, product_d1[47:34]} * {{14{1'b0}}, scale_d1})}) + ({14'h0, product_d1_plus[41:17]})), product_d1_plus[16:0]}), product_d1_prod[16:0]};
     assign shifted = product_d1_cat[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -1392,17 +1432,17 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign sticky = ((~(shifted[21:0] == 22'h0)) | ((far_window | mid_window) & shifted[22])) | (far_window & (~(shifted[46:23] == 24'h0)));
     assign overflow = normal_d1 & (shifted_b47 ? over_high_d1 : over_low_d1);
     assign forced = forced_early_d1 | overflow;
-    assign saturate = (~nan_d1) & (inf_d1 | ((~zero_d1) & overflow));
+    assign saturate = (~nan_d2) & (inf_d2 | ((~zero_d2) & overflow));
     assign normal_field = (~forced) & normal_d1;
     assign kept = window[24:1];
     assign guard = window[0];
     assign increment = ((~forced) & guard) & (sticky | kept[0]);
     assign e0_minus_1_d1_sel = normal_d1 ? e0_minus_1_d1 : ({9'h0, kept[23]});
-    assign nan_d1_or = nan_d1 | saturate;
-    assign nan_d1_cat = {22'h0, nan_d1};
+    assign nan_d2_or = nan_d2 | saturate;
+    assign nan_d2_cat = {22'h0, nan_d2};
     assign forced_not = ~forced;
-    assign packed_2 = (({e0_minus_1_d1_sel[7:0], kept[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) | ({({(nan_d1_or ? 7'h7f : 7'h0), nan_d1_or}), ({nan_d1_cat[0], 22'h0})});
-    assign result_sign = (~nan_d1) & sign_d1;
+    assign packed_2 = (({e0_minus_1_d1_sel[7:0], kept[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) | ({({(nan_d2_or ? 7'h7f : 7'h0), nan_d2_or}), ({nan_d2_cat[0], 22'h0})});
+    assign result_sign = (~nan_d2) & sign_d2;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat = {29'h0, ({(normal_field_d1 & shifted_q), (normal_field_d1 & (~shifted_q))})};
@@ -1527,24 +1567,26 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign b_exp_xor_2 = b_exp_2 ^ 8'h80;
     assign fine_2 = (({2'h0, a_exp_2}) + ({(b_exp_xor_2[7] ? 2'h3 : 2'h0), b_exp_xor_2})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_2 = {{24{1'b0}}, a_sig_2} * {{24{1'b0}}, b_sig_2};
-    assign e0_minus_1_2 = fine_2 + (~({5'h0, lz_2}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_2 = {{24{1'b0}}, a_sig_d1_2} * {{24{1'b0}}, b_sig_d1_2};
+    assign e0_minus_1_2 = fine_d1_2 + (~({5'h0, lz_d1_2}));
     assign normal_2 = ~e0_minus_1_2[9];
-    assign coarse_2 = fine_2[9];
-    assign far_2 = (fine_2 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_2 = coarse_2 ? (fine_2 + 10'h18) : fine_2;
-    assign t_2 = normal_2 ? lz_2 : fine_sel_2[4:0];
+    assign coarse_2 = fine_d1_2[9];
+    assign far_2 = (fine_d1_2 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_2 = coarse_2 ? (fine_d1_2 + 10'h18) : fine_d1_2;
+    assign t_2 = normal_2 ? lz_d1_2 : fine_d1_sel_2[4:0];
     assign over_low_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_2 = ((nan_2 | inf_2) | zero_2) | (normal_2 ? 1'h0 : far_2);
+    assign forced_early_2 = ((nan_d1_2 | inf_d1_2) | zero_d1_2) | (normal_2 ? 1'h0 : far_2);
+    assign t_cat_3 = {({({({3'h0, (t_2[4:2] == 3'h5)}), ({3'h0, (t_2[4:2] == 3'h4)})}), ({3'h0, (t_2[4:2] == 3'h3)})}), ({3'h0, (t_2[4:2] == 3'h2)})};
+    assign t_cat_4 = {({({(t_2[1:0] == 2'h3), (t_2[1:0] == 2'h2)}), (t_2[1:0] == 2'h1)}), (t_2[1:0] == 2'h0)};
+    assign t_prod_2 = {{4{1'b0}}, ({({t_cat_3, ({3'h0, (t_2[4:2] == 3'h1)})}), ({3'h0, (t_2[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_4};
+    assign scale_2 = t_prod_2[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_2 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_2[4:2] == 3'h5)}), ({3'h0, (t_d1_2[4:2] == 3'h4)})}), ({3'h0, (t_d1_2[4:2] == 3'h3)})}), ({3'h0, (t_d1_2[4:2] == 3'h2)})}), ({3'h0, (t_d1_2[4:2] == 3'h1)})}), ({3'h0, (t_d1_2[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_2[1:0] == 2'h3), (t_d1_2[1:0] == 2'h2)}), (t_d1_2[1:0] == 2'h1)}), (t_d1_2[1:0] == 2'h0)})};
-    assign scale_2 = t_d1_prod_2[23:0];
-    assign product_d1_prod_2 = {{24{1'b0}}, product_d1_2[16:0]} * {{17{1'b0}}, scale_2};
-    assign product_d1_plus_2 = ({1'h0, ({{24{1'b0}}, product_d1_2[33:17]} * {{17{1'b0}}, scale_2})}) + ({18'h0, product_d1_prod_2[40:17]});
-    assign product_d1_cat_2 = {({(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_2})}) + ({14'h0, product_d1_plus_2[41:17]})), product_d1_plus_2[16:0]}), product_d1_prod_2[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_2 = {{24{1'b0}}, product_d1_2[16:0]} * {{17{1'b0}}, scale_d1_2};
+    assign product_d1_plus_2 = ({1'h0, ({{24{1'b0}}, product_d1_2[33:17]} * {{17{1'b0}}, scale_d1_2})}) + ({18'h0, product_d1_prod_2[40:17]});
+    assign product_d1_cat_2 = {({(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_d1_2})}) + ({14'h0, product_d1_plus_2[41:17]})), product_d1_plus_2[16:0]}), product_d1_prod_2[16:0]};
     assign shifted_2 = product_d1_cat_2[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -1555,17 +1597,17 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign sticky_2 = ((~(shifted_2[21:0] == 22'h0)) | ((far_window_2 | mid_window_2) & shifted_2[22])) | (far_window_2 & (~(shifted_2[46:23] == 24'h0)));
     assign overflow_2 = normal_d1_2 & (shifted_b47_2 ? over_high_d1_2 : over_low_d1_2);
     assign forced_2 = forced_early_d1_2 | overflow_2;
-    assign saturate_2 = (~nan_d1_2) & (inf_d1_2 | ((~zero_d1_2) & overflow_2));
+    assign saturate_2 = (~nan_d2_2) & (inf_d2_2 | ((~zero_d2_2) & overflow_2));
     assign normal_field_2 = (~forced_2) & normal_d1_2;
     assign kept_2 = window_2[24:1];
     assign guard_2 = window_2[0];
     assign increment_2 = ((~forced_2) & guard_2) & (sticky_2 | kept_2[0]);
     assign e0_minus_1_d1_sel_2 = normal_d1_2 ? e0_minus_1_d1_2 : ({9'h0, kept_2[23]});
-    assign nan_d1_or_2 = nan_d1_2 | saturate_2;
-    assign nan_d1_cat_2 = {22'h0, nan_d1_2};
+    assign nan_d2_or_2 = nan_d2_2 | saturate_2;
+    assign nan_d2_cat_2 = {22'h0, nan_d2_2};
     assign forced_not_2 = ~forced_2;
-    assign packed_3 = (({e0_minus_1_d1_sel_2[7:0], kept_2[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) | ({({(nan_d1_or_2 ? 7'h7f : 7'h0), nan_d1_or_2}), ({nan_d1_cat_2[0], 22'h0})});
-    assign result_sign_2 = (~nan_d1_2) & sign_d1_2;
+    assign packed_3 = (({e0_minus_1_d1_sel_2[7:0], kept_2[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) | ({({(nan_d2_or_2 ? 7'h7f : 7'h0), nan_d2_or_2}), ({nan_d2_cat_2[0], 22'h0})});
+    assign result_sign_2 = (~nan_d2_2) & sign_d2_2;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_2 = {29'h0, ({(normal_field_d1_2 & shifted_q_2), (normal_field_d1_2 & (~shifted_q_2))})};
@@ -1861,17 +1903,17 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign res_new = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow_3 | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign s_axis_tdata_128_d6_bits30_23 = s_axis_tdata_128_d6[30:23];
-    assign s_axis_tdata_128_d6_bits22_0 = s_axis_tdata_128_d6[22:0];
-    assign s_axis_tdata_128_d6_is0 = s_axis_tdata_128_d6_bits30_23 == 8'h0;
-    assign s_axis_tdata_128_d6_is255 = s_axis_tdata_128_d6_bits30_23 == 8'hff;
-    assign s_axis_tdata_128_d6_is0_2 = s_axis_tdata_128_d6_bits22_0 == 23'h0;
-    assign a_sign_4 = s_axis_tdata_128_d6[31];
-    assign a_zero_3 = s_axis_tdata_128_d6_is0 & s_axis_tdata_128_d6_is0_2;
-    assign a_inf_4 = s_axis_tdata_128_d6_is255 & s_axis_tdata_128_d6_is0_2;
-    assign a_nan_4 = s_axis_tdata_128_d6_is255 & (~s_axis_tdata_128_d6_is0_2);
-    assign a_sig_4 = {(~s_axis_tdata_128_d6_is0), s_axis_tdata_128_d6_bits22_0};
-    assign a_exp_4 = s_axis_tdata_128_d6_is0 ? 8'h1 : s_axis_tdata_128_d6_bits30_23;
+    assign s_axis_tdata_128_d7_bits30_23 = s_axis_tdata_128_d7[30:23];
+    assign s_axis_tdata_128_d7_bits22_0 = s_axis_tdata_128_d7[22:0];
+    assign s_axis_tdata_128_d7_is0 = s_axis_tdata_128_d7_bits30_23 == 8'h0;
+    assign s_axis_tdata_128_d7_is255 = s_axis_tdata_128_d7_bits30_23 == 8'hff;
+    assign s_axis_tdata_128_d7_is0_2 = s_axis_tdata_128_d7_bits22_0 == 23'h0;
+    assign a_sign_4 = s_axis_tdata_128_d7[31];
+    assign a_zero_3 = s_axis_tdata_128_d7_is0 & s_axis_tdata_128_d7_is0_2;
+    assign a_inf_4 = s_axis_tdata_128_d7_is255 & s_axis_tdata_128_d7_is0_2;
+    assign a_nan_4 = s_axis_tdata_128_d7_is255 & (~s_axis_tdata_128_d7_is0_2);
+    assign a_sig_4 = {(~s_axis_tdata_128_d7_is0), s_axis_tdata_128_d7_bits22_0};
+    assign a_exp_4 = s_axis_tdata_128_d7_is0 ? 8'h1 : s_axis_tdata_128_d7_bits30_23;
     assign res_new_bits30_23 = res_new[30:23];
     assign res_new_bits22_0 = res_new[22:0];
     assign res_new_is0 = res_new_bits30_23 == 8'h0;
@@ -1979,24 +2021,26 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign b_exp_xor_3 = b_exp_4 ^ 8'h80;
     assign fine_3 = (({2'h0, a_exp_4}) + ({(b_exp_xor_3[7] ? 2'h3 : 2'h0), b_exp_xor_3})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_3 = {{24{1'b0}}, a_sig_4} * {{24{1'b0}}, b_sig_4};
-    assign e0_minus_1_3 = fine_3 + (~({5'h0, lz_4}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_3 = {{24{1'b0}}, a_sig_d1_3} * {{24{1'b0}}, b_sig_d1_3};
+    assign e0_minus_1_3 = fine_d1_3 + (~({5'h0, lz_d1_3}));
     assign normal_3 = ~e0_minus_1_3[9];
-    assign coarse_3 = fine_3[9];
-    assign far_3 = (fine_3 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_3 = coarse_3 ? (fine_3 + 10'h18) : fine_3;
-    assign t_3 = normal_3 ? lz_4 : fine_sel_3[4:0];
+    assign coarse_3 = fine_d1_3[9];
+    assign far_3 = (fine_d1_3 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_3 = coarse_3 ? (fine_d1_3 + 10'h18) : fine_d1_3;
+    assign t_3 = normal_3 ? lz_d1_3 : fine_d1_sel_3[4:0];
     assign over_low_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_3 = ((nan_4 | inf_4) | zero_3) | (normal_3 ? 1'h0 : far_3);
+    assign forced_early_3 = ((nan_d1_4 | inf_d1_4) | zero_d1_3) | (normal_3 ? 1'h0 : far_3);
+    assign t_cat_5 = {({({({3'h0, (t_3[4:2] == 3'h5)}), ({3'h0, (t_3[4:2] == 3'h4)})}), ({3'h0, (t_3[4:2] == 3'h3)})}), ({3'h0, (t_3[4:2] == 3'h2)})};
+    assign t_cat_6 = {({({(t_3[1:0] == 2'h3), (t_3[1:0] == 2'h2)}), (t_3[1:0] == 2'h1)}), (t_3[1:0] == 2'h0)};
+    assign t_prod_3 = {{4{1'b0}}, ({({t_cat_5, ({3'h0, (t_3[4:2] == 3'h1)})}), ({3'h0, (t_3[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_6};
+    assign scale_3 = t_prod_3[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_3 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_3[4:2] == 3'h5)}), ({3'h0, (t_d1_3[4:2] == 3'h4)})}), ({3'h0, (t_d1_3[4:2] == 3'h3)})}), ({3'h0, (t_d1_3[4:2] == 3'h2)})}), ({3'h0, (t_d1_3[4:2] == 3'h1)})}), ({3'h0, (t_d1_3[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_3[1:0] == 2'h3), (t_d1_3[1:0] == 2'h2)}), (t_d1_3[1:0] == 2'h1)}), (t_d1_3[1:0] == 2'h0)})};
-    assign scale_3 = t_d1_prod_3[23:0];
-    assign product_d1_prod_3 = {{24{1'b0}}, product_d1_3[16:0]} * {{17{1'b0}}, scale_3};
-    assign product_d1_plus_3 = ({1'h0, ({{24{1'b0}}, product_d1_3[33:17]} * {{17{1'b0}}, scale_3})}) + ({18'h0, product_d1_prod_3[40:17]});
-    assign product_d1_cat_3 = {({(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_3})}) + ({14'h0, product_d1_plus_3[41:17]})), product_d1_plus_3[16:0]}), product_d1_prod_3[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_3 = {{24{1'b0}}, product_d1_3[16:0]} * {{17{1'b0}}, scale_d1_3};
+    assign product_d1_plus_3 = ({1'h0, ({{24{1'b0}}, product_d1_3[33:17]} * {{17{1'b0}}, scale_d1_3})}) + ({18'h0, product_d1_prod_3[40:17]});
+    assign product_d1_cat_3 = {({(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_d1_3})}) + ({14'h0, product_d1_plus_3[41:17]})), product_d1_plus_3[16:0]}), product_d1_prod_3[16:0]};
     assign shifted_4 = product_d1_cat_3[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -2007,33 +2051,33 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign sticky_4 = ((~(shifted_4[21:0] == 22'h0)) | ((far_window_3 | mid_window_3) & shifted_4[22])) | (far_window_3 & (~(shifted_4[46:23] == 24'h0)));
     assign overflow_4 = normal_d1_3 & (shifted_b47_3 ? over_high_d1_3 : over_low_d1_3);
     assign forced_3 = forced_early_d1_3 | overflow_4;
-    assign saturate_3 = (~nan_d1_4) & (inf_d1_4 | ((~zero_d1_3) & overflow_4));
+    assign saturate_3 = (~nan_d2_4) & (inf_d2_4 | ((~zero_d2_3) & overflow_4));
     assign normal_field_3 = (~forced_3) & normal_d1_3;
     assign kept_4 = window_3[24:1];
     assign guard_4 = window_3[0];
     assign increment_4 = ((~forced_3) & guard_4) & (sticky_4 | kept_4[0]);
     assign e0_minus_1_d1_sel_3 = normal_d1_3 ? e0_minus_1_d1_3 : ({9'h0, kept_4[23]});
-    assign nan_d1_or_3 = nan_d1_4 | saturate_3;
-    assign nan_d1_cat_3 = {22'h0, nan_d1_4};
+    assign nan_d2_or_3 = nan_d2_4 | saturate_3;
+    assign nan_d2_cat_3 = {22'h0, nan_d2_4};
     assign forced_not_3 = ~forced_3;
-    assign packed_5 = (({e0_minus_1_d1_sel_3[7:0], kept_4[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) | ({({(nan_d1_or_3 ? 7'h7f : 7'h0), nan_d1_or_3}), ({nan_d1_cat_3[0], 22'h0})});
-    assign result_sign_3 = (~nan_d1_4) & sign_d1_3;
+    assign packed_5 = (({e0_minus_1_d1_sel_3[7:0], kept_4[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) | ({({(nan_d2_or_3 ? 7'h7f : 7'h0), nan_d2_or_3}), ({nan_d2_cat_3[0], 22'h0})});
+    assign result_sign_3 = (~nan_d2_4) & sign_d2_3;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_3 = {29'h0, ({(normal_field_d1_3 & shifted_q_3), (normal_field_d1_3 & (~shifted_q_3))})};
     assign result_3 = {result_sign_d1_3, (packed_d1_3 + (({normal_field_d1_cat_3[7:0], 23'h0}) | ({30'h0, increment_d1_3})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_0_d8_bits30_23 = s_axis_tdata_0_d8[30:23];
-    assign s_axis_tdata_0_d8_bits22_0 = s_axis_tdata_0_d8[22:0];
-    assign s_axis_tdata_0_d8_is0 = s_axis_tdata_0_d8_bits30_23 == 8'h0;
-    assign s_axis_tdata_0_d8_is255 = s_axis_tdata_0_d8_bits30_23 == 8'hff;
-    assign s_axis_tdata_0_d8_is0_2 = s_axis_tdata_0_d8_bits22_0 == 23'h0;
-    assign a_sign_5 = s_axis_tdata_0_d8[31];
-    assign a_inf_5 = s_axis_tdata_0_d8_is255 & s_axis_tdata_0_d8_is0_2;
-    assign a_nan_5 = s_axis_tdata_0_d8_is255 & (~s_axis_tdata_0_d8_is0_2);
-    assign a_sig_5 = {(~s_axis_tdata_0_d8_is0), s_axis_tdata_0_d8_bits22_0};
-    assign a_exp_5 = s_axis_tdata_0_d8_is0 ? 8'h1 : s_axis_tdata_0_d8_bits30_23;
+    assign s_axis_tdata_0_d10_bits30_23 = s_axis_tdata_0_d10[30:23];
+    assign s_axis_tdata_0_d10_bits22_0 = s_axis_tdata_0_d10[22:0];
+    assign s_axis_tdata_0_d10_is0 = s_axis_tdata_0_d10_bits30_23 == 8'h0;
+    assign s_axis_tdata_0_d10_is255 = s_axis_tdata_0_d10_bits30_23 == 8'hff;
+    assign s_axis_tdata_0_d10_is0_2 = s_axis_tdata_0_d10_bits22_0 == 23'h0;
+    assign a_sign_5 = s_axis_tdata_0_d10[31];
+    assign a_inf_5 = s_axis_tdata_0_d10_is255 & s_axis_tdata_0_d10_is0_2;
+    assign a_nan_5 = s_axis_tdata_0_d10_is255 & (~s_axis_tdata_0_d10_is0_2);
+    assign a_sig_5 = {(~s_axis_tdata_0_d10_is0), s_axis_tdata_0_d10_bits22_0};
+    assign a_exp_5 = s_axis_tdata_0_d10_is0 ? 8'h1 : s_axis_tdata_0_d10_bits30_23;
     assign result_bits30_23_3 = result_3[30:23];
     assign result_bits22_0_3 = result_3[22:0];
     assign result_is0_5 = result_bits30_23_3 == 8'h0;
@@ -2049,7 +2093,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign inf_5 = a_inf_5 | b_inf_5;
     assign inf_sign_2 = a_inf_5 ? a_sign_5 : b_sign_5;
     assign zero_sign_2 = a_sign_5 & b_sign_5;
-    assign swap_2 = s_axis_tdata_0_d8[30:0] < result_3[30:0];
+    assign swap_2 = s_axis_tdata_0_d10[30:0] < result_3[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_2 = swap_2 ? b_sign_5 : a_sign_5;
@@ -2314,35 +2358,51 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin
-        if (out_valid_or) t_d1 <= t;
+        if (out_valid_or) a_sig_d1 <= a_sig;
+        if (out_valid_or) b_sig_d1 <= b_sig;
+        if (out_valid_or) lz_d1 <= lz;
+        if (out_valid_or) fine_d1 <= fine;
+        if (out_valid_or) nan_d1 <= nan;
+        if (out_valid_or) inf_d1 <= inf;
+        if (out_valid_or) zero_d1 <= zero;
         if (out_valid_or) product_d1 <= product;
+        if (out_valid_or) scale_d1 <= scale;
         if (out_valid_or) normal_d1 <= normal;
         if (out_valid_or) coarse_d1 <= coarse;
         if (out_valid_or) over_high_d1 <= over_high;
         if (out_valid_or) over_low_d1 <= over_low;
         if (out_valid_or) forced_early_d1 <= forced_early;
-        if (out_valid_or) nan_d1 <= nan;
-        if (out_valid_or) zero_d1 <= zero;
-        if (out_valid_or) inf_d1 <= inf;
+        if (out_valid_or) nan_d2 <= nan_d1;
+        if (out_valid_or) zero_d2 <= zero_d1;
+        if (out_valid_or) inf_d2 <= inf_d1;
         if (out_valid_or) e0_minus_1_d1 <= e0_minus_1;
         if (out_valid_or) sign_d1 <= sign;
+        if (out_valid_or) sign_d2 <= sign_d1;
         if (out_valid_or) normal_field_d1 <= normal_field;
         if (out_valid_or) shifted_q <= shifted_b47;
         if (out_valid_or) increment_d1 <= increment;
         if (out_valid_or) packed_d1 <= packed_2;
         if (out_valid_or) result_sign_d1 <= result_sign;
-        if (out_valid_or) t_d1_2 <= t_2;
+        if (out_valid_or) a_sig_d1_2 <= a_sig_2;
+        if (out_valid_or) b_sig_d1_2 <= b_sig_2;
+        if (out_valid_or) lz_d1_2 <= lz_2;
+        if (out_valid_or) fine_d1_2 <= fine_2;
+        if (out_valid_or) nan_d1_2 <= nan_2;
+        if (out_valid_or) inf_d1_2 <= inf_2;
+        if (out_valid_or) zero_d1_2 <= zero_2;
         if (out_valid_or) product_d1_2 <= product_2;
+        if (out_valid_or) scale_d1_2 <= scale_2;
         if (out_valid_or) normal_d1_2 <= normal_2;
         if (out_valid_or) coarse_d1_2 <= coarse_2;
         if (out_valid_or) over_high_d1_2 <= over_high_2;
         if (out_valid_or) over_low_d1_2 <= over_low_2;
         if (out_valid_or) forced_early_d1_2 <= forced_early_2;
-        if (out_valid_or) nan_d1_2 <= nan_2;
-        if (out_valid_or) zero_d1_2 <= zero_2;
-        if (out_valid_or) inf_d1_2 <= inf_2;
+        if (out_valid_or) nan_d2_2 <= nan_d1_2;
+        if (out_valid_or) zero_d2_2 <= zero_d1_2;
+        if (out_valid_or) inf_d2_2 <= inf_d1_2;
         if (out_valid_or) e0_minus_1_d1_2 <= e0_minus_1_2;
         if (out_valid_or) sign_d1_2 <= sign_2;
+        if (out_valid_or) sign_d2_2 <= sign_d1_2;
         if (out_valid_or) normal_field_d1_2 <= normal_field_2;
         if (out_valid_or) shifted_q_2 <= shifted_b47_2;
         if (out_valid_or) increment_d1_2 <= increment_2;
@@ -2362,8 +2422,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) normalized_d1 <= normalized;
         if (out_valid_or) field_d1 <= field;
         if (out_valid_or) inf_d1_3 <= inf_3;
-        if (out_valid_or) inf_d2 <= inf_d1_3;
-        if (out_valid_or) inf_d3 <= inf_d2;
+        if (out_valid_or) inf_d2_3 <= inf_d1_3;
+        if (out_valid_or) inf_d3 <= inf_d2_3;
         if (out_valid_or) inf_d4 <= inf_d3;
         if (out_valid_or) inf_sign_d1 <= inf_sign;
         if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
@@ -2380,8 +2440,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) exact_zero_d1 <= exact_zero;
         if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
         if (out_valid_or) nan_d1_3 <= nan_3;
-        if (out_valid_or) nan_d2 <= nan_d1_3;
-        if (out_valid_or) nan_d3 <= nan_d2;
+        if (out_valid_or) nan_d2_3 <= nan_d1_3;
+        if (out_valid_or) nan_d3 <= nan_d2_3;
         if (out_valid_or) nan_d4 <= nan_d3;
         if (out_valid_or) s_axis_tdata_128_d1 <= s_axis_tdata[159:128];
         if (out_valid_or) s_axis_tdata_128_d2 <= s_axis_tdata_128_d1;
@@ -2389,18 +2449,27 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) s_axis_tdata_128_d4 <= s_axis_tdata_128_d3;
         if (out_valid_or) s_axis_tdata_128_d5 <= s_axis_tdata_128_d4;
         if (out_valid_or) s_axis_tdata_128_d6 <= s_axis_tdata_128_d5;
-        if (out_valid_or) t_d1_3 <= t_3;
+        if (out_valid_or) s_axis_tdata_128_d7 <= s_axis_tdata_128_d6;
+        if (out_valid_or) a_sig_d1_3 <= a_sig_4;
+        if (out_valid_or) b_sig_d1_3 <= b_sig_4;
+        if (out_valid_or) lz_d1_3 <= lz_4;
+        if (out_valid_or) fine_d1_3 <= fine_3;
+        if (out_valid_or) nan_d1_4 <= nan_4;
+        if (out_valid_or) inf_d1_4 <= inf_4;
+        if (out_valid_or) zero_d1_3 <= zero_3;
         if (out_valid_or) product_d1_3 <= product_3;
+        if (out_valid_or) scale_d1_3 <= scale_3;
         if (out_valid_or) normal_d1_3 <= normal_3;
         if (out_valid_or) coarse_d1_3 <= coarse_3;
         if (out_valid_or) over_high_d1_3 <= over_high_3;
         if (out_valid_or) over_low_d1_3 <= over_low_3;
         if (out_valid_or) forced_early_d1_3 <= forced_early_3;
-        if (out_valid_or) nan_d1_4 <= nan_4;
-        if (out_valid_or) zero_d1_3 <= zero_3;
-        if (out_valid_or) inf_d1_4 <= inf_4;
+        if (out_valid_or) nan_d2_4 <= nan_d1_4;
+        if (out_valid_or) zero_d2_3 <= zero_d1_3;
+        if (out_valid_or) inf_d2_4 <= inf_d1_4;
         if (out_valid_or) e0_minus_1_d1_3 <= e0_minus_1_3;
         if (out_valid_or) sign_d1_3 <= sign_3;
+        if (out_valid_or) sign_d2_3 <= sign_d1_3;
         if (out_valid_or) normal_field_d1_3 <= normal_field_3;
         if (out_valid_or) shifted_q_3 <= shifted_b47_3;
         if (out_valid_or) increment_d1_3 <= increment_4;
@@ -2414,6 +2483,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) s_axis_tdata_0_d6 <= s_axis_tdata_0_d5;
         if (out_valid_or) s_axis_tdata_0_d7 <= s_axis_tdata_0_d6;
         if (out_valid_or) s_axis_tdata_0_d8 <= s_axis_tdata_0_d7;
+        if (out_valid_or) s_axis_tdata_0_d9 <= s_axis_tdata_0_d8;
+        if (out_valid_or) s_axis_tdata_0_d10 <= s_axis_tdata_0_d9;
         if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) big_padded_d1_2 <= big_padded_2;
         if (out_valid_or) aligned_d1_2 <= aligned_2;
@@ -2428,8 +2499,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) normalized_d1_2 <= normalized_2;
         if (out_valid_or) field_d1_2 <= field_2;
         if (out_valid_or) inf_d1_5 <= inf_5;
-        if (out_valid_or) inf_d2_2 <= inf_d1_5;
-        if (out_valid_or) inf_d3_2 <= inf_d2_2;
+        if (out_valid_or) inf_d2_5 <= inf_d1_5;
+        if (out_valid_or) inf_d3_2 <= inf_d2_5;
         if (out_valid_or) inf_d4_2 <= inf_d3_2;
         if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
         if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
@@ -2446,8 +2517,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
         if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
         if (out_valid_or) nan_d1_5 <= nan_5;
-        if (out_valid_or) nan_d2_2 <= nan_d1_5;
-        if (out_valid_or) nan_d3_2 <= nan_d2_2;
+        if (out_valid_or) nan_d2_5 <= nan_d1_5;
+        if (out_valid_or) nan_d3_2 <= nan_d2_5;
         if (out_valid_or) nan_d4_2 <= nan_d3_2;
         if (out_valid_or) res_new_d1 <= res_new;
         if (out_valid_or) res_new_d2 <= res_new_d1;
@@ -2455,6 +2526,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) res_new_d4 <= res_new_d3;
         if (out_valid_or) res_new_d5 <= res_new_d4;
         if (out_valid_or) res_new_d6 <= res_new_d5;
+        if (out_valid_or) res_new_d7 <= res_new_d6;
         if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
         if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
         if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
@@ -2477,15 +2549,19 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) q_2 <= q;
         if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
         if (out_valid_or) q_3 <= q_2;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_3;
+        if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
         if (out_valid_or) q_4 <= q_3;
+        if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
+        if (out_valid_or) q_5 <= q_4;
+        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_5;
+        if (out_valid_or) q_6 <= q_5;
     end
 
     always @(*) begin
-        m_axis_tdata = {res_new_d6, q_new};
+        m_axis_tdata = {res_new_d7, q_new};
         m_axis_tkeep = {8{1'b1}};
         m_axis_tvalid = out_valid;
-        m_axis_tlast = q_4;
+        m_axis_tlast = q_6;
         m_axis_tuser = 1'b0;
         s_axis_tready = out_valid_or;
     end

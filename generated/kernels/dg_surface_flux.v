@@ -3,9 +3,9 @@
 // Parameters:
 //   inputs = nx, ny, nz, fscale, HxM, HyM, HzM, ExM, EyM, EzM, HxP, HyP, HzP, ExP, EyP, EzP
 //   outputs = per beat: fHx, fHy, fHz, fEx, fEy, fEz
-//   latency = 26 cycles from an input beat
+//   latency = 29 cycles from an input beat
 //   operators = 13 add, 30 mul, 1 scale, 15 sub
-//   register bits = 16439
+//   register bits = 19761
 `timescale 1ns/1ps
 
 module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
@@ -554,22 +554,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_2;
     wire [7:0] b_exp_xor;
     wire [9:0] fine;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1;
+    reg [23:0] b_sig_d1;
     wire [47:0] product;
+    reg [4:0] lz_d1;
+    reg [9:0] fine_d1;
     wire [9:0] e0_minus_1;
     wire normal_2;
     wire coarse;
     wire far;
-    wire [9:0] fine_sel;
+    wire [9:0] fine_d1_sel;
     wire [4:0] t;
     wire over_low;
     wire over_high;
+    reg nan_d1_2;
+    reg inf_d1_2;
+    reg zero_d1;
     wire forced_early;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1;
-    wire [27:0] t_d1_prod;
+    wire [15:0] t_cat;
+    wire [3:0] t_cat_2;
+    wire [27:0] t_prod;
     wire [23:0] scale;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1;
+    reg [23:0] scale_d1;
     wire [40:0] product_d1_prod;
     wire [41:0] product_d1_plus;
     wire [72:0] product_d1_cat;
@@ -587,9 +596,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_2;
     reg forced_early_d1;
     wire forced;
-    reg nan_d1_2;
-    reg zero_d1;
-    reg inf_d1_2;
+    reg nan_d2_2;
+    reg zero_d2;
+    reg inf_d2_2;
     wire saturate;
     wire normal_field;
     wire [23:0] kept_3;
@@ -597,11 +606,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_3;
     reg [9:0] e0_minus_1_d1;
     wire [9:0] e0_minus_1_d1_sel;
-    wire nan_d1_or;
-    wire [22:0] nan_d1_cat;
+    wire nan_d2_or;
+    wire [22:0] nan_d2_cat;
     wire forced_not;
     wire [30:0] packed_3;
     reg sign_d1_2;
+    reg sign_d2_2;
     wire result_sign;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1;
@@ -906,7 +916,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_2;
     wire overflow_3;
     reg inf_d1_3;
-    reg inf_d2_2;
+    reg inf_d2_3;
     reg inf_d3_2;
     reg inf_d4_2;
     reg inf_sign_d1_2;
@@ -924,7 +934,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_2;
     reg exact_zero_d2_2;
     reg nan_d1_3;
-    reg nan_d2_2;
+    reg nan_d2_3;
     reg nan_d3_2;
     reg nan_d4_2;
     wire [31:0] result_4;
@@ -1050,22 +1060,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_4;
     wire [7:0] b_exp_xor_2;
     wire [9:0] fine_2;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_2;
+    reg [23:0] b_sig_d1_2;
     wire [47:0] product_2;
+    reg [4:0] lz_d1_2;
+    reg [9:0] fine_d1_2;
     wire [9:0] e0_minus_1_2;
     wire normal_3;
     wire coarse_2;
     wire far_2;
-    wire [9:0] fine_sel_2;
+    wire [9:0] fine_d1_sel_2;
     wire [4:0] t_2;
     wire over_low_2;
     wire over_high_2;
+    reg nan_d1_4;
+    reg inf_d1_4;
+    reg zero_d1_2;
     wire forced_early_2;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_2;
-    wire [27:0] t_d1_prod_2;
+    wire [15:0] t_cat_3;
+    wire [3:0] t_cat_4;
+    wire [27:0] t_prod_2;
     wire [23:0] scale_2;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_2;
+    reg [23:0] scale_d1_2;
     wire [40:0] product_d1_prod_2;
     wire [41:0] product_d1_plus_2;
     wire [72:0] product_d1_cat_2;
@@ -1083,9 +1102,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_4;
     reg forced_early_d1_2;
     wire forced_2;
-    reg nan_d1_4;
-    reg zero_d1_2;
-    reg inf_d1_4;
+    reg nan_d2_4;
+    reg zero_d2_2;
+    reg inf_d2_4;
     wire saturate_2;
     wire normal_field_2;
     wire [23:0] kept_5;
@@ -1093,11 +1112,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_5;
     reg [9:0] e0_minus_1_d1_2;
     wire [9:0] e0_minus_1_d1_sel_2;
-    wire nan_d1_or_2;
-    wire [22:0] nan_d1_cat_2;
+    wire nan_d2_or_2;
+    wire [22:0] nan_d2_cat_2;
     wire forced_not_2;
     wire [30:0] packed_5;
     reg sign_d1_3;
+    reg sign_d2_3;
     wire result_sign_2;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_2;
@@ -1401,7 +1421,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_3;
     wire overflow_5;
     reg inf_d1_5;
-    reg inf_d2_3;
+    reg inf_d2_5;
     reg inf_d3_3;
     reg inf_d4_3;
     reg inf_sign_d1_3;
@@ -1419,7 +1439,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_3;
     reg exact_zero_d2_3;
     reg nan_d1_5;
-    reg nan_d2_3;
+    reg nan_d2_5;
     reg nan_d3_3;
     reg nan_d4_3;
     wire [31:0] result_6;
@@ -1718,7 +1738,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_4;
     wire overflow_6;
     reg inf_d1_6;
-    reg inf_d2_4;
+    reg inf_d2_6;
     reg inf_d3_4;
     reg inf_d4_4;
     reg inf_sign_d1_4;
@@ -1736,7 +1756,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_4;
     reg exact_zero_d2_4;
     reg nan_d1_6;
-    reg nan_d2_4;
+    reg nan_d2_6;
     reg nan_d3_4;
     reg nan_d4_4;
     wire [31:0] result_7;
@@ -1862,22 +1882,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_7;
     wire [7:0] b_exp_xor_3;
     wire [9:0] fine_3;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_3;
+    reg [23:0] b_sig_d1_3;
     wire [47:0] product_3;
+    reg [4:0] lz_d1_3;
+    reg [9:0] fine_d1_3;
     wire [9:0] e0_minus_1_3;
     wire normal_4;
     wire coarse_3;
     wire far_3;
-    wire [9:0] fine_sel_3;
+    wire [9:0] fine_d1_sel_3;
     wire [4:0] t_3;
     wire over_low_3;
     wire over_high_3;
+    reg nan_d1_7;
+    reg inf_d1_7;
+    reg zero_d1_3;
     wire forced_early_3;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_3;
-    wire [27:0] t_d1_prod_3;
+    wire [15:0] t_cat_5;
+    wire [3:0] t_cat_6;
+    wire [27:0] t_prod_3;
     wire [23:0] scale_3;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_3;
+    reg [23:0] scale_d1_3;
     wire [40:0] product_d1_prod_3;
     wire [41:0] product_d1_plus_3;
     wire [72:0] product_d1_cat_3;
@@ -1895,9 +1924,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_7;
     reg forced_early_d1_3;
     wire forced_3;
-    reg nan_d1_7;
-    reg zero_d1_3;
-    reg inf_d1_7;
+    reg nan_d2_7;
+    reg zero_d2_3;
+    reg inf_d2_7;
     wire saturate_3;
     wire normal_field_3;
     wire [23:0] kept_8;
@@ -1905,11 +1934,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_8;
     reg [9:0] e0_minus_1_d1_3;
     wire [9:0] e0_minus_1_d1_sel_3;
-    wire nan_d1_or_3;
-    wire [22:0] nan_d1_cat_3;
+    wire nan_d2_or_3;
+    wire [22:0] nan_d2_cat_3;
     wire forced_not_3;
     wire [30:0] packed_8;
     reg sign_d1_4;
+    reg sign_d2_4;
     wire result_sign_3;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_3;
@@ -2214,7 +2244,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_5;
     wire overflow_8;
     reg inf_d1_8;
-    reg inf_d2_5;
+    reg inf_d2_8;
     reg inf_d3_5;
     reg inf_d4_5;
     reg inf_sign_d1_5;
@@ -2232,7 +2262,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_5;
     reg exact_zero_d2_5;
     reg nan_d1_8;
-    reg nan_d2_5;
+    reg nan_d2_8;
     reg nan_d3_5;
     reg nan_d4_5;
     wire [31:0] result_9;
@@ -2358,22 +2388,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_9;
     wire [7:0] b_exp_xor_4;
     wire [9:0] fine_4;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_4;
+    reg [23:0] b_sig_d1_4;
     wire [47:0] product_4;
+    reg [4:0] lz_d1_4;
+    reg [9:0] fine_d1_4;
     wire [9:0] e0_minus_1_4;
     wire normal_5;
     wire coarse_4;
     wire far_4;
-    wire [9:0] fine_sel_4;
+    wire [9:0] fine_d1_sel_4;
     wire [4:0] t_4;
     wire over_low_4;
     wire over_high_4;
+    reg nan_d1_9;
+    reg inf_d1_9;
+    reg zero_d1_4;
     wire forced_early_4;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_4;
-    wire [27:0] t_d1_prod_4;
+    wire [15:0] t_cat_7;
+    wire [3:0] t_cat_8;
+    wire [27:0] t_prod_4;
     wire [23:0] scale_4;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_4;
+    reg [23:0] scale_d1_4;
     wire [40:0] product_d1_prod_4;
     wire [41:0] product_d1_plus_4;
     wire [72:0] product_d1_cat_4;
@@ -2391,9 +2430,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_9;
     reg forced_early_d1_4;
     wire forced_4;
-    reg nan_d1_9;
-    reg zero_d1_4;
-    reg inf_d1_9;
+    reg nan_d2_9;
+    reg zero_d2_4;
+    reg inf_d2_9;
     wire saturate_4;
     wire normal_field_4;
     wire [23:0] kept_10;
@@ -2401,11 +2440,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_10;
     reg [9:0] e0_minus_1_d1_4;
     wire [9:0] e0_minus_1_d1_sel_4;
-    wire nan_d1_or_4;
-    wire [22:0] nan_d1_cat_4;
+    wire nan_d2_or_4;
+    wire [22:0] nan_d2_cat_4;
     wire forced_not_4;
     wire [30:0] packed_10;
     reg sign_d1_5;
+    reg sign_d2_5;
     wire result_sign_4;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_4;
@@ -2709,7 +2749,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_6;
     wire overflow_10;
     reg inf_d1_10;
-    reg inf_d2_6;
+    reg inf_d2_10;
     reg inf_d3_6;
     reg inf_d4_6;
     reg inf_sign_d1_6;
@@ -2727,7 +2767,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_6;
     reg exact_zero_d2_6;
     reg nan_d1_10;
-    reg nan_d2_6;
+    reg nan_d2_10;
     reg nan_d3_6;
     reg nan_d4_6;
     wire [31:0] result_11;
@@ -3026,7 +3066,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_7;
     wire overflow_11;
     reg inf_d1_11;
-    reg inf_d2_7;
+    reg inf_d2_11;
     reg inf_d3_7;
     reg inf_d4_7;
     reg inf_sign_d1_7;
@@ -3044,7 +3084,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_7;
     reg exact_zero_d2_7;
     reg nan_d1_11;
-    reg nan_d2_7;
+    reg nan_d2_11;
     reg nan_d3_7;
     reg nan_d4_7;
     wire [31:0] result_12;
@@ -3166,22 +3206,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_12;
     wire [7:0] b_exp_xor_5;
     wire [9:0] fine_5;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_5;
+    reg [23:0] b_sig_d1_5;
     wire [47:0] product_5;
+    reg [4:0] lz_d1_5;
+    reg [9:0] fine_d1_5;
     wire [9:0] e0_minus_1_5;
     wire normal_6;
     wire coarse_5;
     wire far_5;
-    wire [9:0] fine_sel_5;
+    wire [9:0] fine_d1_sel_5;
     wire [4:0] t_5;
     wire over_low_5;
     wire over_high_5;
+    reg nan_d1_12;
+    reg inf_d1_12;
+    reg zero_d1_5;
     wire forced_early_5;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_5;
-    wire [27:0] t_d1_prod_5;
+    wire [15:0] t_cat_9;
+    wire [3:0] t_cat_10;
+    wire [27:0] t_prod_5;
     wire [23:0] scale_5;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_5;
+    reg [23:0] scale_d1_5;
     wire [40:0] product_d1_prod_5;
     wire [41:0] product_d1_plus_5;
     wire [72:0] product_d1_cat_5;
@@ -3199,9 +3248,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_12;
     reg forced_early_d1_5;
     wire forced_5;
-    reg nan_d1_12;
-    reg zero_d1_5;
-    reg inf_d1_12;
+    reg nan_d2_12;
+    reg zero_d2_5;
+    reg inf_d2_12;
     wire saturate_5;
     wire normal_field_5;
     wire [23:0] kept_13;
@@ -3209,11 +3258,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_13;
     reg [9:0] e0_minus_1_d1_5;
     wire [9:0] e0_minus_1_d1_sel_5;
-    wire nan_d1_or_5;
-    wire [22:0] nan_d1_cat_5;
+    wire nan_d2_or_5;
+    wire [22:0] nan_d2_cat_5;
     wire forced_not_5;
     wire [30:0] packed_13;
     reg sign_d1_6;
+    reg sign_d2_6;
     wire result_sign_5;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_5;
@@ -3521,7 +3571,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_8;
     wire overflow_13;
     reg inf_d1_13;
-    reg inf_d2_8;
+    reg inf_d2_13;
     reg inf_d3_8;
     reg inf_d4_8;
     reg inf_sign_d1_8;
@@ -3539,7 +3589,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_8;
     reg exact_zero_d2_8;
     reg nan_d1_13;
-    reg nan_d2_8;
+    reg nan_d2_13;
     reg nan_d3_8;
     reg nan_d4_8;
     wire [31:0] result_14;
@@ -3565,11 +3615,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] s_axis_tdata_0_d12;
     reg [31:0] s_axis_tdata_0_d13;
     reg [31:0] s_axis_tdata_0_d14;
-    wire [7:0] s_axis_tdata_0_d14_bits30_23;
-    wire [22:0] s_axis_tdata_0_d14_bits22_0;
-    wire s_axis_tdata_0_d14_is0;
-    wire s_axis_tdata_0_d14_is255;
-    wire s_axis_tdata_0_d14_is0_2;
+    reg [31:0] s_axis_tdata_0_d15;
+    wire [7:0] s_axis_tdata_0_d15_bits30_23;
+    wire [22:0] s_axis_tdata_0_d15_bits22_0;
+    wire s_axis_tdata_0_d15_is0;
+    wire s_axis_tdata_0_d15_is255;
+    wire s_axis_tdata_0_d15_is0_2;
     wire b_sign_19;
     wire b_zero_6;
     wire b_inf_14;
@@ -3671,22 +3722,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_14;
     wire [7:0] b_exp_xor_6;
     wire [9:0] fine_6;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_6;
+    reg [23:0] b_sig_d1_6;
     wire [47:0] product_6;
+    reg [4:0] lz_d1_6;
+    reg [9:0] fine_d1_6;
     wire [9:0] e0_minus_1_6;
     wire normal_7;
     wire coarse_6;
     wire far_6;
-    wire [9:0] fine_sel_6;
+    wire [9:0] fine_d1_sel_6;
     wire [4:0] t_6;
     wire over_low_6;
     wire over_high_6;
+    reg nan_d1_14;
+    reg inf_d1_14;
+    reg zero_d1_6;
     wire forced_early_6;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_6;
-    wire [27:0] t_d1_prod_6;
+    wire [15:0] t_cat_11;
+    wire [3:0] t_cat_12;
+    wire [27:0] t_prod_6;
     wire [23:0] scale_6;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_6;
+    reg [23:0] scale_d1_6;
     wire [40:0] product_d1_prod_6;
     wire [41:0] product_d1_plus_6;
     wire [72:0] product_d1_cat_6;
@@ -3704,9 +3764,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_14;
     reg forced_early_d1_6;
     wire forced_6;
-    reg nan_d1_14;
-    reg zero_d1_6;
-    reg inf_d1_14;
+    reg nan_d2_14;
+    reg zero_d2_6;
+    reg inf_d2_14;
     wire saturate_6;
     wire normal_field_6;
     wire [23:0] kept_15;
@@ -3714,11 +3774,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_15;
     reg [9:0] e0_minus_1_d1_6;
     wire [9:0] e0_minus_1_d1_sel_6;
-    wire nan_d1_or_6;
-    wire [22:0] nan_d1_cat_6;
+    wire nan_d2_or_6;
+    wire [22:0] nan_d2_cat_6;
     wire forced_not_6;
     wire [30:0] packed_15;
     reg sign_d1_7;
+    reg sign_d2_7;
     wire result_sign_6;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_6;
@@ -3741,11 +3802,13 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d10;
     reg [31:0] result_d11;
     reg [31:0] result_d12;
-    wire [7:0] result_d12_bits30_23;
-    wire [22:0] result_d12_bits22_0;
-    wire result_d12_is0;
-    wire result_d12_is255;
-    wire result_d12_is0_2;
+    reg [31:0] result_d13;
+    reg [31:0] result_d14;
+    wire [7:0] result_d14_bits30_23;
+    wire [22:0] result_d14_bits22_0;
+    wire result_d14_is0;
+    wire result_d14_is255;
+    wire result_d14_is0_2;
     wire a_sign_15;
     wire a_inf_15;
     wire a_nan_15;
@@ -4035,7 +4098,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_9;
     wire overflow_15;
     reg inf_d1_15;
-    reg inf_d2_9;
+    reg inf_d2_15;
     reg inf_d3_9;
     reg inf_d4_9;
     reg inf_sign_d1_9;
@@ -4053,7 +4116,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_9;
     reg exact_zero_d2_9;
     reg nan_d1_15;
-    reg nan_d2_9;
+    reg nan_d2_15;
     reg nan_d3_9;
     reg nan_d4_9;
     wire [31:0] result_16;
@@ -4068,11 +4131,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_2;
     reg [31:0] result_d9_2;
     reg [31:0] result_d10_2;
-    wire [7:0] result_d10_bits30_23;
-    wire [22:0] result_d10_bits22_0;
-    wire result_d10_is0;
-    wire result_d10_is255;
-    wire result_d10_is0_2;
+    reg [31:0] result_d11_2;
+    wire [7:0] result_d11_bits30_23;
+    wire [22:0] result_d11_bits22_0;
+    wire result_d11_is0;
+    wire result_d11_is255;
+    wire result_d11_is0_2;
     wire a_sign_16;
     wire a_inf_16;
     wire a_nan_16;
@@ -4361,7 +4425,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_10;
     wire overflow_16;
     reg inf_d1_16;
-    reg inf_d2_10;
+    reg inf_d2_16;
     reg inf_d3_10;
     reg inf_d4_10;
     reg inf_sign_d1_10;
@@ -4379,7 +4443,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_10;
     reg exact_zero_d2_10;
     reg nan_d1_16;
-    reg nan_d2_10;
+    reg nan_d2_16;
     reg nan_d3_10;
     reg nan_d4_10;
     wire [31:0] result_17;
@@ -4394,10 +4458,10 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_3;
     reg [31:0] result_d9_3;
     reg [31:0] result_d10_3;
-    reg [31:0] result_d11_2;
+    reg [31:0] result_d11_3;
     reg [31:0] result_d12_2;
-    reg [31:0] result_d13;
-    reg [31:0] result_d14;
+    reg [31:0] result_d13_2;
+    reg [31:0] result_d14_2;
     reg [31:0] result_d15;
     reg [31:0] result_d16;
     reg [31:0] result_d17;
@@ -4406,11 +4470,13 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d20;
     reg [31:0] result_d21;
     reg [31:0] result_d22;
-    wire [7:0] result_d22_bits30_23;
-    wire [22:0] result_d22_bits22_0;
-    wire result_d22_is0;
-    wire result_d22_is255;
-    wire result_d22_is0_2;
+    reg [31:0] result_d23;
+    reg [31:0] result_d24;
+    wire [7:0] result_d24_bits30_23;
+    wire [22:0] result_d24_bits22_0;
+    wire result_d24_is0;
+    wire result_d24_is255;
+    wire result_d24_is0_2;
     wire a_sign_17;
     wire a_zero_7;
     wire a_inf_17;
@@ -4523,22 +4589,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_17;
     wire [7:0] b_exp_xor_7;
     wire [9:0] fine_7;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_7;
+    reg [23:0] b_sig_d1_7;
     wire [47:0] product_7;
+    reg [4:0] lz_d1_7;
+    reg [9:0] fine_d1_7;
     wire [9:0] e0_minus_1_7;
     wire normal_8;
     wire coarse_7;
     wire far_7;
-    wire [9:0] fine_sel_7;
+    wire [9:0] fine_d1_sel_7;
     wire [4:0] t_7;
     wire over_low_7;
     wire over_high_7;
+    reg nan_d1_17;
+    reg inf_d1_17;
+    reg zero_d1_7;
     wire forced_early_7;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_7;
-    wire [27:0] t_d1_prod_7;
+    wire [15:0] t_cat_13;
+    wire [3:0] t_cat_14;
+    wire [27:0] t_prod_7;
     wire [23:0] scale_7;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_7;
+    reg [23:0] scale_d1_7;
     wire [40:0] product_d1_prod_7;
     wire [41:0] product_d1_plus_7;
     wire [72:0] product_d1_cat_7;
@@ -4556,9 +4631,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_17;
     reg forced_early_d1_7;
     wire forced_7;
-    reg nan_d1_17;
-    reg zero_d1_7;
-    reg inf_d1_17;
+    reg nan_d2_17;
+    reg zero_d2_7;
+    reg inf_d2_17;
     wire saturate_7;
     wire normal_field_7;
     wire [23:0] kept_18;
@@ -4566,11 +4641,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_18;
     reg [9:0] e0_minus_1_d1_7;
     wire [9:0] e0_minus_1_d1_sel_7;
-    wire nan_d1_or_7;
-    wire [22:0] nan_d1_cat_7;
+    wire nan_d2_or_7;
+    wire [22:0] nan_d2_cat_7;
     wire forced_not_7;
     wire [30:0] packed_18;
     reg sign_d1_8;
+    reg sign_d2_8;
     wire result_sign_7;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_7;
@@ -4875,7 +4951,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_11;
     wire overflow_18;
     reg inf_d1_18;
-    reg inf_d2_11;
+    reg inf_d2_18;
     reg inf_d3_11;
     reg inf_d4_11;
     reg inf_sign_d1_11;
@@ -4893,7 +4969,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_11;
     reg exact_zero_d2_11;
     reg nan_d1_18;
-    reg nan_d2_11;
+    reg nan_d2_18;
     reg nan_d3_11;
     reg nan_d4_11;
     wire [31:0] result_18;
@@ -5019,22 +5095,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_19;
     wire [7:0] b_exp_xor_8;
     wire [9:0] fine_8;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_8;
+    reg [23:0] b_sig_d1_8;
     wire [47:0] product_8;
+    reg [4:0] lz_d1_8;
+    reg [9:0] fine_d1_8;
     wire [9:0] e0_minus_1_8;
     wire normal_9;
     wire coarse_8;
     wire far_8;
-    wire [9:0] fine_sel_8;
+    wire [9:0] fine_d1_sel_8;
     wire [4:0] t_8;
     wire over_low_8;
     wire over_high_8;
+    reg nan_d1_19;
+    reg inf_d1_19;
+    reg zero_d1_8;
     wire forced_early_8;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_8;
-    wire [27:0] t_d1_prod_8;
+    wire [15:0] t_cat_15;
+    wire [3:0] t_cat_16;
+    wire [27:0] t_prod_8;
     wire [23:0] scale_8;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_8;
+    reg [23:0] scale_d1_8;
     wire [40:0] product_d1_prod_8;
     wire [41:0] product_d1_plus_8;
     wire [72:0] product_d1_cat_8;
@@ -5052,9 +5137,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_19;
     reg forced_early_d1_8;
     wire forced_8;
-    reg nan_d1_19;
-    reg zero_d1_8;
-    reg inf_d1_19;
+    reg nan_d2_19;
+    reg zero_d2_8;
+    reg inf_d2_19;
     wire saturate_8;
     wire normal_field_8;
     wire [23:0] kept_20;
@@ -5062,11 +5147,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_20;
     reg [9:0] e0_minus_1_d1_8;
     wire [9:0] e0_minus_1_d1_sel_8;
-    wire nan_d1_or_8;
-    wire [22:0] nan_d1_cat_8;
+    wire nan_d2_or_8;
+    wire [22:0] nan_d2_cat_8;
     wire forced_not_8;
     wire [30:0] packed_20;
     reg sign_d1_9;
+    reg sign_d2_9;
     wire result_sign_8;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_8;
@@ -5194,22 +5280,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_20;
     wire [7:0] b_exp_xor_9;
     wire [9:0] fine_9;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_9;
+    reg [23:0] b_sig_d1_9;
     wire [47:0] product_9;
+    reg [4:0] lz_d1_9;
+    reg [9:0] fine_d1_9;
     wire [9:0] e0_minus_1_9;
     wire normal_10;
     wire coarse_9;
     wire far_9;
-    wire [9:0] fine_sel_9;
+    wire [9:0] fine_d1_sel_9;
     wire [4:0] t_9;
     wire over_low_9;
     wire over_high_9;
+    reg nan_d1_20;
+    reg inf_d1_20;
+    reg zero_d1_9;
     wire forced_early_9;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_9;
-    wire [27:0] t_d1_prod_9;
+    wire [15:0] t_cat_17;
+    wire [3:0] t_cat_18;
+    wire [27:0] t_prod_9;
     wire [23:0] scale_9;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_9;
+    reg [23:0] scale_d1_9;
     wire [40:0] product_d1_prod_9;
     wire [41:0] product_d1_plus_9;
     wire [72:0] product_d1_cat_9;
@@ -5227,9 +5322,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_20;
     reg forced_early_d1_9;
     wire forced_9;
-    reg nan_d1_20;
-    reg zero_d1_9;
-    reg inf_d1_20;
+    reg nan_d2_20;
+    reg zero_d2_9;
+    reg inf_d2_20;
     wire saturate_9;
     wire normal_field_9;
     wire [23:0] kept_21;
@@ -5237,11 +5332,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_21;
     reg [9:0] e0_minus_1_d1_9;
     wire [9:0] e0_minus_1_d1_sel_9;
-    wire nan_d1_or_9;
-    wire [22:0] nan_d1_cat_9;
+    wire nan_d2_or_9;
+    wire [22:0] nan_d2_cat_9;
     wire forced_not_9;
     wire [30:0] packed_21;
     reg sign_d1_10;
+    reg sign_d2_10;
     wire result_sign_9;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_9;
@@ -5545,7 +5641,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_12;
     wire overflow_21;
     reg inf_d1_21;
-    reg inf_d2_12;
+    reg inf_d2_21;
     reg inf_d3_12;
     reg inf_d4_12;
     reg inf_sign_d1_12;
@@ -5563,7 +5659,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_12;
     reg exact_zero_d2_12;
     reg nan_d1_21;
-    reg nan_d2_12;
+    reg nan_d2_21;
     reg nan_d3_12;
     reg nan_d4_12;
     wire [31:0] result_21;
@@ -5589,11 +5685,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] s_axis_tdata_32_d12;
     reg [31:0] s_axis_tdata_32_d13;
     reg [31:0] s_axis_tdata_32_d14;
-    wire [7:0] s_axis_tdata_32_d14_bits30_23;
-    wire [22:0] s_axis_tdata_32_d14_bits22_0;
-    wire s_axis_tdata_32_d14_is0;
-    wire s_axis_tdata_32_d14_is255;
-    wire s_axis_tdata_32_d14_is0_2;
+    reg [31:0] s_axis_tdata_32_d15;
+    wire [7:0] s_axis_tdata_32_d15_bits30_23;
+    wire [22:0] s_axis_tdata_32_d15_bits22_0;
+    wire s_axis_tdata_32_d15_is0;
+    wire s_axis_tdata_32_d15_is255;
+    wire s_axis_tdata_32_d15_is0_2;
     wire b_sign_29;
     wire b_zero_10;
     wire b_inf_22;
@@ -5695,22 +5792,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_22;
     wire [7:0] b_exp_xor_10;
     wire [9:0] fine_10;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_10;
+    reg [23:0] b_sig_d1_10;
     wire [47:0] product_10;
+    reg [4:0] lz_d1_10;
+    reg [9:0] fine_d1_10;
     wire [9:0] e0_minus_1_10;
     wire normal_11;
     wire coarse_10;
     wire far_10;
-    wire [9:0] fine_sel_10;
+    wire [9:0] fine_d1_sel_10;
     wire [4:0] t_10;
     wire over_low_10;
     wire over_high_10;
+    reg nan_d1_22;
+    reg inf_d1_22;
+    reg zero_d1_10;
     wire forced_early_10;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_10;
-    wire [27:0] t_d1_prod_10;
+    wire [15:0] t_cat_19;
+    wire [3:0] t_cat_20;
+    wire [27:0] t_prod_10;
     wire [23:0] scale_10;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_10;
+    reg [23:0] scale_d1_10;
     wire [40:0] product_d1_prod_10;
     wire [41:0] product_d1_plus_10;
     wire [72:0] product_d1_cat_10;
@@ -5728,9 +5834,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_22;
     reg forced_early_d1_10;
     wire forced_10;
-    reg nan_d1_22;
-    reg zero_d1_10;
-    reg inf_d1_22;
+    reg nan_d2_22;
+    reg zero_d2_10;
+    reg inf_d2_22;
     wire saturate_10;
     wire normal_field_10;
     wire [23:0] kept_23;
@@ -5738,11 +5844,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_23;
     reg [9:0] e0_minus_1_d1_10;
     wire [9:0] e0_minus_1_d1_sel_10;
-    wire nan_d1_or_10;
-    wire [22:0] nan_d1_cat_10;
+    wire nan_d2_or_10;
+    wire [22:0] nan_d2_cat_10;
     wire forced_not_10;
     wire [30:0] packed_23;
     reg sign_d1_11;
+    reg sign_d2_11;
     wire result_sign_10;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_10;
@@ -5763,13 +5870,15 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_4;
     reg [31:0] result_d9_4;
     reg [31:0] result_d10_4;
-    reg [31:0] result_d11_3;
+    reg [31:0] result_d11_4;
     reg [31:0] result_d12_3;
-    wire [7:0] result_d12_bits30_23_2;
-    wire [22:0] result_d12_bits22_0_2;
-    wire result_d12_is0_3;
-    wire result_d12_is255_2;
-    wire result_d12_is0_4;
+    reg [31:0] result_d13_3;
+    reg [31:0] result_d14_3;
+    wire [7:0] result_d14_bits30_23_2;
+    wire [22:0] result_d14_bits22_0_2;
+    wire result_d14_is0_3;
+    wire result_d14_is255_2;
+    wire result_d14_is0_4;
     wire a_sign_23;
     wire a_inf_23;
     wire a_nan_23;
@@ -6059,7 +6168,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_13;
     wire overflow_23;
     reg inf_d1_23;
-    reg inf_d2_13;
+    reg inf_d2_23;
     reg inf_d3_13;
     reg inf_d4_13;
     reg inf_sign_d1_13;
@@ -6077,7 +6186,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_13;
     reg exact_zero_d2_13;
     reg nan_d1_23;
-    reg nan_d2_13;
+    reg nan_d2_23;
     reg nan_d3_13;
     reg nan_d4_13;
     wire [31:0] result_23;
@@ -6092,11 +6201,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_5;
     reg [31:0] result_d9_5;
     reg [31:0] result_d10_5;
-    wire [7:0] result_d10_bits30_23_2;
-    wire [22:0] result_d10_bits22_0_2;
-    wire result_d10_is0_3;
-    wire result_d10_is255_2;
-    wire result_d10_is0_4;
+    reg [31:0] result_d11_5;
+    wire [7:0] result_d11_bits30_23_2;
+    wire [22:0] result_d11_bits22_0_2;
+    wire result_d11_is0_3;
+    wire result_d11_is255_2;
+    wire result_d11_is0_4;
     wire a_sign_24;
     wire a_inf_24;
     wire a_nan_24;
@@ -6385,7 +6495,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_14;
     wire overflow_24;
     reg inf_d1_24;
-    reg inf_d2_14;
+    reg inf_d2_24;
     reg inf_d3_14;
     reg inf_d4_14;
     reg inf_sign_d1_14;
@@ -6403,16 +6513,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_14;
     reg exact_zero_d2_14;
     reg nan_d1_24;
-    reg nan_d2_14;
+    reg nan_d2_24;
     reg nan_d3_14;
     reg nan_d4_14;
     wire [31:0] result_24;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] result_d22_bits30_23_2;
-    wire [22:0] result_d22_bits22_0_2;
-    wire result_d22_is0_3;
-    wire result_d22_is255_2;
-    wire result_d22_is0_4;
+    wire [7:0] result_d24_bits30_23_2;
+    wire [22:0] result_d24_bits22_0_2;
+    wire result_d24_is0_3;
+    wire result_d24_is255_2;
+    wire result_d24_is0_4;
     wire a_sign_25;
     wire a_zero_11;
     wire a_inf_25;
@@ -6525,22 +6635,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_25;
     wire [7:0] b_exp_xor_11;
     wire [9:0] fine_11;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_11;
+    reg [23:0] b_sig_d1_11;
     wire [47:0] product_11;
+    reg [4:0] lz_d1_11;
+    reg [9:0] fine_d1_11;
     wire [9:0] e0_minus_1_11;
     wire normal_12;
     wire coarse_11;
     wire far_11;
-    wire [9:0] fine_sel_11;
+    wire [9:0] fine_d1_sel_11;
     wire [4:0] t_11;
     wire over_low_11;
     wire over_high_11;
+    reg nan_d1_25;
+    reg inf_d1_25;
+    reg zero_d1_11;
     wire forced_early_11;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_11;
-    wire [27:0] t_d1_prod_11;
+    wire [15:0] t_cat_21;
+    wire [3:0] t_cat_22;
+    wire [27:0] t_prod_11;
     wire [23:0] scale_11;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_11;
+    reg [23:0] scale_d1_11;
     wire [40:0] product_d1_prod_11;
     wire [41:0] product_d1_plus_11;
     wire [72:0] product_d1_cat_11;
@@ -6558,9 +6677,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_25;
     reg forced_early_d1_11;
     wire forced_11;
-    reg nan_d1_25;
-    reg zero_d1_11;
-    reg inf_d1_25;
+    reg nan_d2_25;
+    reg zero_d2_11;
+    reg inf_d2_25;
     wire saturate_11;
     wire normal_field_11;
     wire [23:0] kept_26;
@@ -6568,11 +6687,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_26;
     reg [9:0] e0_minus_1_d1_11;
     wire [9:0] e0_minus_1_d1_sel_11;
-    wire nan_d1_or_11;
-    wire [22:0] nan_d1_cat_11;
+    wire nan_d2_or_11;
+    wire [22:0] nan_d2_cat_11;
     wire forced_not_11;
     wire [30:0] packed_26;
     reg sign_d1_12;
+    reg sign_d2_12;
     wire result_sign_11;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_11;
@@ -6704,22 +6824,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_26;
     wire [7:0] b_exp_xor_12;
     wire [9:0] fine_12;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_12;
+    reg [23:0] b_sig_d1_12;
     wire [47:0] product_12;
+    reg [4:0] lz_d1_12;
+    reg [9:0] fine_d1_12;
     wire [9:0] e0_minus_1_12;
     wire normal_13;
     wire coarse_12;
     wire far_12;
-    wire [9:0] fine_sel_12;
+    wire [9:0] fine_d1_sel_12;
     wire [4:0] t_12;
     wire over_low_12;
     wire over_high_12;
+    reg nan_d1_26;
+    reg inf_d1_26;
+    reg zero_d1_12;
     wire forced_early_12;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_12;
-    wire [27:0] t_d1_prod_12;
+    wire [15:0] t_cat_23;
+    wire [3:0] t_cat_24;
+    wire [27:0] t_prod_12;
     wire [23:0] scale_12;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_12;
+    reg [23:0] scale_d1_12;
     wire [40:0] product_d1_prod_12;
     wire [41:0] product_d1_plus_12;
     wire [72:0] product_d1_cat_12;
@@ -6737,9 +6866,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_26;
     reg forced_early_d1_12;
     wire forced_12;
-    reg nan_d1_26;
-    reg zero_d1_12;
-    reg inf_d1_26;
+    reg nan_d2_26;
+    reg zero_d2_12;
+    reg inf_d2_26;
     wire saturate_12;
     wire normal_field_12;
     wire [23:0] kept_27;
@@ -6747,11 +6876,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_27;
     reg [9:0] e0_minus_1_d1_12;
     wire [9:0] e0_minus_1_d1_sel_12;
-    wire nan_d1_or_12;
-    wire [22:0] nan_d1_cat_12;
+    wire nan_d2_or_12;
+    wire [22:0] nan_d2_cat_12;
     wire forced_not_12;
     wire [30:0] packed_27;
     reg sign_d1_13;
+    reg sign_d2_13;
     wire result_sign_12;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_12;
@@ -6879,22 +7009,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_27;
     wire [7:0] b_exp_xor_13;
     wire [9:0] fine_13;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_13;
+    reg [23:0] b_sig_d1_13;
     wire [47:0] product_13;
+    reg [4:0] lz_d1_13;
+    reg [9:0] fine_d1_13;
     wire [9:0] e0_minus_1_13;
     wire normal_14;
     wire coarse_13;
     wire far_13;
-    wire [9:0] fine_sel_13;
+    wire [9:0] fine_d1_sel_13;
     wire [4:0] t_13;
     wire over_low_13;
     wire over_high_13;
+    reg nan_d1_27;
+    reg inf_d1_27;
+    reg zero_d1_13;
     wire forced_early_13;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_13;
-    wire [27:0] t_d1_prod_13;
+    wire [15:0] t_cat_25;
+    wire [3:0] t_cat_26;
+    wire [27:0] t_prod_13;
     wire [23:0] scale_13;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_13;
+    reg [23:0] scale_d1_13;
     wire [40:0] product_d1_prod_13;
     wire [41:0] product_d1_plus_13;
     wire [72:0] product_d1_cat_13;
@@ -6912,9 +7051,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_27;
     reg forced_early_d1_13;
     wire forced_13;
-    reg nan_d1_27;
-    reg zero_d1_13;
-    reg inf_d1_27;
+    reg nan_d2_27;
+    reg zero_d2_13;
+    reg inf_d2_27;
     wire saturate_13;
     wire normal_field_13;
     wire [23:0] kept_28;
@@ -6922,11 +7061,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_28;
     reg [9:0] e0_minus_1_d1_13;
     wire [9:0] e0_minus_1_d1_sel_13;
-    wire nan_d1_or_13;
-    wire [22:0] nan_d1_cat_13;
+    wire nan_d2_or_13;
+    wire [22:0] nan_d2_cat_13;
     wire forced_not_13;
     wire [30:0] packed_28;
     reg sign_d1_14;
+    reg sign_d2_14;
     wire result_sign_13;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_13;
@@ -7230,7 +7370,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_15;
     wire overflow_28;
     reg inf_d1_28;
-    reg inf_d2_15;
+    reg inf_d2_28;
     reg inf_d3_15;
     reg inf_d4_15;
     reg inf_sign_d1_15;
@@ -7248,7 +7388,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_15;
     reg exact_zero_d2_15;
     reg nan_d1_28;
-    reg nan_d2_15;
+    reg nan_d2_28;
     reg nan_d3_15;
     reg nan_d4_15;
     wire [31:0] result_27;
@@ -7274,11 +7414,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] s_axis_tdata_64_d12;
     reg [31:0] s_axis_tdata_64_d13;
     reg [31:0] s_axis_tdata_64_d14;
-    wire [7:0] s_axis_tdata_64_d14_bits30_23;
-    wire [22:0] s_axis_tdata_64_d14_bits22_0;
-    wire s_axis_tdata_64_d14_is0;
-    wire s_axis_tdata_64_d14_is255;
-    wire s_axis_tdata_64_d14_is0_2;
+    reg [31:0] s_axis_tdata_64_d15;
+    wire [7:0] s_axis_tdata_64_d15_bits30_23;
+    wire [22:0] s_axis_tdata_64_d15_bits22_0;
+    wire s_axis_tdata_64_d15_is0;
+    wire s_axis_tdata_64_d15_is255;
+    wire s_axis_tdata_64_d15_is0_2;
     wire b_sign_37;
     wire b_zero_14;
     wire b_inf_29;
@@ -7380,22 +7521,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_29;
     wire [7:0] b_exp_xor_14;
     wire [9:0] fine_14;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_14;
+    reg [23:0] b_sig_d1_14;
     wire [47:0] product_14;
+    reg [4:0] lz_d1_14;
+    reg [9:0] fine_d1_14;
     wire [9:0] e0_minus_1_14;
     wire normal_15;
     wire coarse_14;
     wire far_14;
-    wire [9:0] fine_sel_14;
+    wire [9:0] fine_d1_sel_14;
     wire [4:0] t_14;
     wire over_low_14;
     wire over_high_14;
+    reg nan_d1_29;
+    reg inf_d1_29;
+    reg zero_d1_14;
     wire forced_early_14;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_14;
-    wire [27:0] t_d1_prod_14;
+    wire [15:0] t_cat_27;
+    wire [3:0] t_cat_28;
+    wire [27:0] t_prod_14;
     wire [23:0] scale_14;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_14;
+    reg [23:0] scale_d1_14;
     wire [40:0] product_d1_prod_14;
     wire [41:0] product_d1_plus_14;
     wire [72:0] product_d1_cat_14;
@@ -7413,9 +7563,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_29;
     reg forced_early_d1_14;
     wire forced_14;
-    reg nan_d1_29;
-    reg zero_d1_14;
-    reg inf_d1_29;
+    reg nan_d2_29;
+    reg zero_d2_14;
+    reg inf_d2_29;
     wire saturate_14;
     wire normal_field_14;
     wire [23:0] kept_30;
@@ -7423,11 +7573,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_30;
     reg [9:0] e0_minus_1_d1_14;
     wire [9:0] e0_minus_1_d1_sel_14;
-    wire nan_d1_or_14;
-    wire [22:0] nan_d1_cat_14;
+    wire nan_d2_or_14;
+    wire [22:0] nan_d2_cat_14;
     wire forced_not_14;
     wire [30:0] packed_30;
     reg sign_d1_15;
+    reg sign_d2_15;
     wire result_sign_14;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_14;
@@ -7448,13 +7599,15 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_6;
     reg [31:0] result_d9_6;
     reg [31:0] result_d10_6;
-    reg [31:0] result_d11_4;
+    reg [31:0] result_d11_6;
     reg [31:0] result_d12_4;
-    wire [7:0] result_d12_bits30_23_3;
-    wire [22:0] result_d12_bits22_0_3;
-    wire result_d12_is0_5;
-    wire result_d12_is255_3;
-    wire result_d12_is0_6;
+    reg [31:0] result_d13_4;
+    reg [31:0] result_d14_4;
+    wire [7:0] result_d14_bits30_23_3;
+    wire [22:0] result_d14_bits22_0_3;
+    wire result_d14_is0_5;
+    wire result_d14_is255_3;
+    wire result_d14_is0_6;
     wire a_sign_30;
     wire a_inf_30;
     wire a_nan_30;
@@ -7744,7 +7897,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_16;
     wire overflow_30;
     reg inf_d1_30;
-    reg inf_d2_16;
+    reg inf_d2_30;
     reg inf_d3_16;
     reg inf_d4_16;
     reg inf_sign_d1_16;
@@ -7762,7 +7915,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_16;
     reg exact_zero_d2_16;
     reg nan_d1_30;
-    reg nan_d2_16;
+    reg nan_d2_30;
     reg nan_d3_16;
     reg nan_d4_16;
     wire [31:0] result_29;
@@ -7777,11 +7930,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_7;
     reg [31:0] result_d9_7;
     reg [31:0] result_d10_7;
-    wire [7:0] result_d10_bits30_23_3;
-    wire [22:0] result_d10_bits22_0_3;
-    wire result_d10_is0_5;
-    wire result_d10_is255_3;
-    wire result_d10_is0_6;
+    reg [31:0] result_d11_7;
+    wire [7:0] result_d11_bits30_23_3;
+    wire [22:0] result_d11_bits22_0_3;
+    wire result_d11_is0_5;
+    wire result_d11_is255_3;
+    wire result_d11_is0_6;
     wire a_sign_31;
     wire a_inf_31;
     wire a_nan_31;
@@ -8070,7 +8224,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_17;
     wire overflow_31;
     reg inf_d1_31;
-    reg inf_d2_17;
+    reg inf_d2_31;
     reg inf_d3_17;
     reg inf_d4_17;
     reg inf_sign_d1_17;
@@ -8088,16 +8242,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_17;
     reg exact_zero_d2_17;
     reg nan_d1_31;
-    reg nan_d2_17;
+    reg nan_d2_31;
     reg nan_d3_17;
     reg nan_d4_17;
     wire [31:0] result_30;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] result_d22_bits30_23_3;
-    wire [22:0] result_d22_bits22_0_3;
-    wire result_d22_is0_5;
-    wire result_d22_is255_3;
-    wire result_d22_is0_6;
+    wire [7:0] result_d24_bits30_23_3;
+    wire [22:0] result_d24_bits22_0_3;
+    wire result_d24_is0_5;
+    wire result_d24_is255_3;
+    wire result_d24_is0_6;
     wire a_sign_32;
     wire a_zero_15;
     wire a_inf_32;
@@ -8210,22 +8364,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_32;
     wire [7:0] b_exp_xor_15;
     wire [9:0] fine_15;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_15;
+    reg [23:0] b_sig_d1_15;
     wire [47:0] product_15;
+    reg [4:0] lz_d1_15;
+    reg [9:0] fine_d1_15;
     wire [9:0] e0_minus_1_15;
     wire normal_16;
     wire coarse_15;
     wire far_15;
-    wire [9:0] fine_sel_15;
+    wire [9:0] fine_d1_sel_15;
     wire [4:0] t_15;
     wire over_low_15;
     wire over_high_15;
+    reg nan_d1_32;
+    reg inf_d1_32;
+    reg zero_d1_15;
     wire forced_early_15;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_15;
-    wire [27:0] t_d1_prod_15;
+    wire [15:0] t_cat_29;
+    wire [3:0] t_cat_30;
+    wire [27:0] t_prod_15;
     wire [23:0] scale_15;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_15;
+    reg [23:0] scale_d1_15;
     wire [40:0] product_d1_prod_15;
     wire [41:0] product_d1_plus_15;
     wire [72:0] product_d1_cat_15;
@@ -8243,9 +8406,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_32;
     reg forced_early_d1_15;
     wire forced_15;
-    reg nan_d1_32;
-    reg zero_d1_15;
-    reg inf_d1_32;
+    reg nan_d2_32;
+    reg zero_d2_15;
+    reg inf_d2_32;
     wire saturate_15;
     wire normal_field_15;
     wire [23:0] kept_33;
@@ -8253,11 +8416,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_33;
     reg [9:0] e0_minus_1_d1_15;
     wire [9:0] e0_minus_1_d1_sel_15;
-    wire nan_d1_or_15;
-    wire [22:0] nan_d1_cat_15;
+    wire nan_d2_or_15;
+    wire [22:0] nan_d2_cat_15;
     wire forced_not_15;
     wire [30:0] packed_33;
     reg sign_d1_16;
+    reg sign_d2_16;
     wire result_sign_15;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_15;
@@ -8385,22 +8549,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_33;
     wire [7:0] b_exp_xor_16;
     wire [9:0] fine_16;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_16;
+    reg [23:0] b_sig_d1_16;
     wire [47:0] product_16;
+    reg [4:0] lz_d1_16;
+    reg [9:0] fine_d1_16;
     wire [9:0] e0_minus_1_16;
     wire normal_17;
     wire coarse_16;
     wire far_16;
-    wire [9:0] fine_sel_16;
+    wire [9:0] fine_d1_sel_16;
     wire [4:0] t_16;
     wire over_low_16;
     wire over_high_16;
+    reg nan_d1_33;
+    reg inf_d1_33;
+    reg zero_d1_16;
     wire forced_early_16;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_16;
-    wire [27:0] t_d1_prod_16;
+    wire [15:0] t_cat_31;
+    wire [3:0] t_cat_32;
+    wire [27:0] t_prod_16;
     wire [23:0] scale_16;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_16;
+    reg [23:0] scale_d1_16;
     wire [40:0] product_d1_prod_16;
     wire [41:0] product_d1_plus_16;
     wire [72:0] product_d1_cat_16;
@@ -8418,9 +8591,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_33;
     reg forced_early_d1_16;
     wire forced_16;
-    reg nan_d1_33;
-    reg zero_d1_16;
-    reg inf_d1_33;
+    reg nan_d2_33;
+    reg zero_d2_16;
+    reg inf_d2_33;
     wire saturate_16;
     wire normal_field_16;
     wire [23:0] kept_34;
@@ -8428,11 +8601,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_34;
     reg [9:0] e0_minus_1_d1_16;
     wire [9:0] e0_minus_1_d1_sel_16;
-    wire nan_d1_or_16;
-    wire [22:0] nan_d1_cat_16;
+    wire nan_d2_or_16;
+    wire [22:0] nan_d2_cat_16;
     wire forced_not_16;
     wire [30:0] packed_34;
     reg sign_d1_17;
+    reg sign_d2_17;
     wire result_sign_16;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_16;
@@ -8560,22 +8734,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_34;
     wire [7:0] b_exp_xor_17;
     wire [9:0] fine_17;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_17;
+    reg [23:0] b_sig_d1_17;
     wire [47:0] product_17;
+    reg [4:0] lz_d1_17;
+    reg [9:0] fine_d1_17;
     wire [9:0] e0_minus_1_17;
     wire normal_18;
     wire coarse_17;
     wire far_17;
-    wire [9:0] fine_sel_17;
+    wire [9:0] fine_d1_sel_17;
     wire [4:0] t_17;
     wire over_low_17;
     wire over_high_17;
+    reg nan_d1_34;
+    reg inf_d1_34;
+    reg zero_d1_17;
     wire forced_early_17;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_17;
-    wire [27:0] t_d1_prod_17;
+    wire [15:0] t_cat_33;
+    wire [3:0] t_cat_34;
+    wire [27:0] t_prod_17;
     wire [23:0] scale_17;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_17;
+    reg [23:0] scale_d1_17;
     wire [40:0] product_d1_prod_17;
     wire [41:0] product_d1_plus_17;
     wire [72:0] product_d1_cat_17;
@@ -8593,9 +8776,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_34;
     reg forced_early_d1_17;
     wire forced_17;
-    reg nan_d1_34;
-    reg zero_d1_17;
-    reg inf_d1_34;
+    reg nan_d2_34;
+    reg zero_d2_17;
+    reg inf_d2_34;
     wire saturate_17;
     wire normal_field_17;
     wire [23:0] kept_35;
@@ -8603,11 +8786,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_35;
     reg [9:0] e0_minus_1_d1_17;
     wire [9:0] e0_minus_1_d1_sel_17;
-    wire nan_d1_or_17;
-    wire [22:0] nan_d1_cat_17;
+    wire nan_d2_or_17;
+    wire [22:0] nan_d2_cat_17;
     wire forced_not_17;
     wire [30:0] packed_35;
     reg sign_d1_18;
+    reg sign_d2_18;
     wire result_sign_17;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_17;
@@ -8912,7 +9096,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_18;
     wire overflow_35;
     reg inf_d1_35;
-    reg inf_d2_18;
+    reg inf_d2_35;
     reg inf_d3_18;
     reg inf_d4_18;
     reg inf_sign_d1_18;
@@ -8930,7 +9114,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_18;
     reg exact_zero_d2_18;
     reg nan_d1_35;
-    reg nan_d2_18;
+    reg nan_d2_35;
     reg nan_d3_18;
     reg nan_d4_18;
     wire [31:0] result_33;
@@ -9052,22 +9236,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_36;
     wire [7:0] b_exp_xor_18;
     wire [9:0] fine_18;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_18;
+    reg [23:0] b_sig_d1_18;
     wire [47:0] product_18;
+    reg [4:0] lz_d1_18;
+    reg [9:0] fine_d1_18;
     wire [9:0] e0_minus_1_18;
     wire normal_19;
     wire coarse_18;
     wire far_18;
-    wire [9:0] fine_sel_18;
+    wire [9:0] fine_d1_sel_18;
     wire [4:0] t_18;
     wire over_low_18;
     wire over_high_18;
+    reg nan_d1_36;
+    reg inf_d1_36;
+    reg zero_d1_18;
     wire forced_early_18;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_18;
-    wire [27:0] t_d1_prod_18;
+    wire [15:0] t_cat_35;
+    wire [3:0] t_cat_36;
+    wire [27:0] t_prod_18;
     wire [23:0] scale_18;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_18;
+    reg [23:0] scale_d1_18;
     wire [40:0] product_d1_prod_18;
     wire [41:0] product_d1_plus_18;
     wire [72:0] product_d1_cat_18;
@@ -9085,9 +9278,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_36;
     reg forced_early_d1_18;
     wire forced_18;
-    reg nan_d1_36;
-    reg zero_d1_18;
-    reg inf_d1_36;
+    reg nan_d2_36;
+    reg zero_d2_18;
+    reg inf_d2_36;
     wire saturate_18;
     wire normal_field_18;
     wire [23:0] kept_37;
@@ -9095,11 +9288,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_37;
     reg [9:0] e0_minus_1_d1_18;
     wire [9:0] e0_minus_1_d1_sel_18;
-    wire nan_d1_or_18;
-    wire [22:0] nan_d1_cat_18;
+    wire nan_d2_or_18;
+    wire [22:0] nan_d2_cat_18;
     wire forced_not_18;
     wire [30:0] packed_37;
     reg sign_d1_19;
+    reg sign_d2_19;
     wire result_sign_18;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_18;
@@ -9227,22 +9421,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_37;
     wire [7:0] b_exp_xor_19;
     wire [9:0] fine_19;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_19;
+    reg [23:0] b_sig_d1_19;
     wire [47:0] product_19;
+    reg [4:0] lz_d1_19;
+    reg [9:0] fine_d1_19;
     wire [9:0] e0_minus_1_19;
     wire normal_20;
     wire coarse_19;
     wire far_19;
-    wire [9:0] fine_sel_19;
+    wire [9:0] fine_d1_sel_19;
     wire [4:0] t_19;
     wire over_low_19;
     wire over_high_19;
+    reg nan_d1_37;
+    reg inf_d1_37;
+    reg zero_d1_19;
     wire forced_early_19;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_19;
-    wire [27:0] t_d1_prod_19;
+    wire [15:0] t_cat_37;
+    wire [3:0] t_cat_38;
+    wire [27:0] t_prod_19;
     wire [23:0] scale_19;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_19;
+    reg [23:0] scale_d1_19;
     wire [40:0] product_d1_prod_19;
     wire [41:0] product_d1_plus_19;
     wire [72:0] product_d1_cat_19;
@@ -9260,9 +9463,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_37;
     reg forced_early_d1_19;
     wire forced_19;
-    reg nan_d1_37;
-    reg zero_d1_19;
-    reg inf_d1_37;
+    reg nan_d2_37;
+    reg zero_d2_19;
+    reg inf_d2_37;
     wire saturate_19;
     wire normal_field_19;
     wire [23:0] kept_38;
@@ -9270,11 +9473,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_38;
     reg [9:0] e0_minus_1_d1_19;
     wire [9:0] e0_minus_1_d1_sel_19;
-    wire nan_d1_or_19;
-    wire [22:0] nan_d1_cat_19;
+    wire nan_d2_or_19;
+    wire [22:0] nan_d2_cat_19;
     wire forced_not_19;
     wire [30:0] packed_38;
     reg sign_d1_20;
+    reg sign_d2_20;
     wire result_sign_19;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_19;
@@ -9578,7 +9782,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_19;
     wire overflow_38;
     reg inf_d1_38;
-    reg inf_d2_19;
+    reg inf_d2_38;
     reg inf_d3_19;
     reg inf_d4_19;
     reg inf_sign_d1_19;
@@ -9596,7 +9800,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_19;
     reg exact_zero_d2_19;
     reg nan_d1_38;
-    reg nan_d2_19;
+    reg nan_d2_38;
     reg nan_d3_19;
     reg nan_d4_19;
     wire [31:0] result_36;
@@ -9718,22 +9922,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_39;
     wire [7:0] b_exp_xor_20;
     wire [9:0] fine_20;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_20;
+    reg [23:0] b_sig_d1_20;
     wire [47:0] product_20;
+    reg [4:0] lz_d1_20;
+    reg [9:0] fine_d1_20;
     wire [9:0] e0_minus_1_20;
     wire normal_21;
     wire coarse_20;
     wire far_20;
-    wire [9:0] fine_sel_20;
+    wire [9:0] fine_d1_sel_20;
     wire [4:0] t_20;
     wire over_low_20;
     wire over_high_20;
+    reg nan_d1_39;
+    reg inf_d1_39;
+    reg zero_d1_20;
     wire forced_early_20;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_20;
-    wire [27:0] t_d1_prod_20;
+    wire [15:0] t_cat_39;
+    wire [3:0] t_cat_40;
+    wire [27:0] t_prod_20;
     wire [23:0] scale_20;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_20;
+    reg [23:0] scale_d1_20;
     wire [40:0] product_d1_prod_20;
     wire [41:0] product_d1_plus_20;
     wire [72:0] product_d1_cat_20;
@@ -9751,9 +9964,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_39;
     reg forced_early_d1_20;
     wire forced_20;
-    reg nan_d1_39;
-    reg zero_d1_20;
-    reg inf_d1_39;
+    reg nan_d2_39;
+    reg zero_d2_20;
+    reg inf_d2_39;
     wire saturate_20;
     wire normal_field_20;
     wire [23:0] kept_40;
@@ -9761,11 +9974,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_40;
     reg [9:0] e0_minus_1_d1_20;
     wire [9:0] e0_minus_1_d1_sel_20;
-    wire nan_d1_or_20;
-    wire [22:0] nan_d1_cat_20;
+    wire nan_d2_or_20;
+    wire [22:0] nan_d2_cat_20;
     wire forced_not_20;
     wire [30:0] packed_40;
     reg sign_d1_21;
+    reg sign_d2_21;
     wire result_sign_20;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_20;
@@ -10073,7 +10287,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_20;
     wire overflow_40;
     reg inf_d1_40;
-    reg inf_d2_20;
+    reg inf_d2_40;
     reg inf_d3_20;
     reg inf_d4_20;
     reg inf_sign_d1_20;
@@ -10091,7 +10305,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_20;
     reg exact_zero_d2_20;
     reg nan_d1_40;
-    reg nan_d2_20;
+    reg nan_d2_40;
     reg nan_d3_20;
     reg nan_d4_20;
     wire [31:0] result_38;
@@ -10107,11 +10321,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire a_nan_41;
     wire [23:0] a_sig_41;
     wire [7:0] a_exp_41;
-    wire [7:0] s_axis_tdata_0_d14_bits30_23_2;
-    wire [22:0] s_axis_tdata_0_d14_bits22_0_2;
-    wire s_axis_tdata_0_d14_is0_3;
-    wire s_axis_tdata_0_d14_is255_2;
-    wire s_axis_tdata_0_d14_is0_4;
+    wire [7:0] s_axis_tdata_0_d15_bits30_23_2;
+    wire [22:0] s_axis_tdata_0_d15_bits22_0_2;
+    wire s_axis_tdata_0_d15_is0_3;
+    wire s_axis_tdata_0_d15_is255_2;
+    wire s_axis_tdata_0_d15_is0_4;
     wire b_sign_51;
     wire b_zero_21;
     wire b_inf_41;
@@ -10213,22 +10427,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_41;
     wire [7:0] b_exp_xor_21;
     wire [9:0] fine_21;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_21;
+    reg [23:0] b_sig_d1_21;
     wire [47:0] product_21;
+    reg [4:0] lz_d1_21;
+    reg [9:0] fine_d1_21;
     wire [9:0] e0_minus_1_21;
     wire normal_22;
     wire coarse_21;
     wire far_21;
-    wire [9:0] fine_sel_21;
+    wire [9:0] fine_d1_sel_21;
     wire [4:0] t_21;
     wire over_low_21;
     wire over_high_21;
+    reg nan_d1_41;
+    reg inf_d1_41;
+    reg zero_d1_21;
     wire forced_early_21;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_21;
-    wire [27:0] t_d1_prod_21;
+    wire [15:0] t_cat_41;
+    wire [3:0] t_cat_42;
+    wire [27:0] t_prod_21;
     wire [23:0] scale_21;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_21;
+    reg [23:0] scale_d1_21;
     wire [40:0] product_d1_prod_21;
     wire [41:0] product_d1_plus_21;
     wire [72:0] product_d1_cat_21;
@@ -10246,9 +10469,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_41;
     reg forced_early_d1_21;
     wire forced_21;
-    reg nan_d1_41;
-    reg zero_d1_21;
-    reg inf_d1_41;
+    reg nan_d2_41;
+    reg zero_d2_21;
+    reg inf_d2_41;
     wire saturate_21;
     wire normal_field_21;
     wire [23:0] kept_42;
@@ -10256,11 +10479,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_42;
     reg [9:0] e0_minus_1_d1_21;
     wire [9:0] e0_minus_1_d1_sel_21;
-    wire nan_d1_or_21;
-    wire [22:0] nan_d1_cat_21;
+    wire nan_d2_or_21;
+    wire [22:0] nan_d2_cat_21;
     wire forced_not_21;
     wire [30:0] packed_42;
     reg sign_d1_22;
+    reg sign_d2_22;
     wire result_sign_21;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_21;
@@ -10281,13 +10505,15 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_8;
     reg [31:0] result_d9_8;
     reg [31:0] result_d10_8;
-    reg [31:0] result_d11_5;
+    reg [31:0] result_d11_8;
     reg [31:0] result_d12_5;
-    wire [7:0] result_d12_bits30_23_4;
-    wire [22:0] result_d12_bits22_0_4;
-    wire result_d12_is0_7;
-    wire result_d12_is255_4;
-    wire result_d12_is0_8;
+    reg [31:0] result_d13_5;
+    reg [31:0] result_d14_5;
+    wire [7:0] result_d14_bits30_23_4;
+    wire [22:0] result_d14_bits22_0_4;
+    wire result_d14_is0_7;
+    wire result_d14_is255_4;
+    wire result_d14_is0_8;
     wire a_sign_42;
     wire a_inf_42;
     wire a_nan_42;
@@ -10577,7 +10803,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_21;
     wire overflow_42;
     reg inf_d1_42;
-    reg inf_d2_21;
+    reg inf_d2_42;
     reg inf_d3_21;
     reg inf_d4_21;
     reg inf_sign_d1_21;
@@ -10595,7 +10821,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_21;
     reg exact_zero_d2_21;
     reg nan_d1_42;
-    reg nan_d2_21;
+    reg nan_d2_42;
     reg nan_d3_21;
     reg nan_d4_21;
     wire [31:0] result_40;
@@ -10610,11 +10836,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_9;
     reg [31:0] result_d9_9;
     reg [31:0] result_d10_9;
-    wire [7:0] result_d10_bits30_23_4;
-    wire [22:0] result_d10_bits22_0_4;
-    wire result_d10_is0_7;
-    wire result_d10_is255_4;
-    wire result_d10_is0_8;
+    reg [31:0] result_d11_9;
+    wire [7:0] result_d11_bits30_23_4;
+    wire [22:0] result_d11_bits22_0_4;
+    wire result_d11_is0_7;
+    wire result_d11_is255_4;
+    wire result_d11_is0_8;
     wire a_sign_43;
     wire a_inf_43;
     wire a_nan_43;
@@ -10903,7 +11130,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_22;
     wire overflow_43;
     reg inf_d1_43;
-    reg inf_d2_22;
+    reg inf_d2_43;
     reg inf_d3_22;
     reg inf_d4_22;
     reg inf_sign_d1_22;
@@ -10921,16 +11148,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_22;
     reg exact_zero_d2_22;
     reg nan_d1_43;
-    reg nan_d2_22;
+    reg nan_d2_43;
     reg nan_d3_22;
     reg nan_d4_22;
     wire [31:0] result_41;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] result_d22_bits30_23_4;
-    wire [22:0] result_d22_bits22_0_4;
-    wire result_d22_is0_7;
-    wire result_d22_is255_4;
-    wire result_d22_is0_8;
+    wire [7:0] result_d24_bits30_23_4;
+    wire [22:0] result_d24_bits22_0_4;
+    wire result_d24_is0_7;
+    wire result_d24_is255_4;
+    wire result_d24_is0_8;
     wire a_sign_44;
     wire a_zero_22;
     wire a_inf_44;
@@ -11043,22 +11270,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_44;
     wire [7:0] b_exp_xor_22;
     wire [9:0] fine_22;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_22;
+    reg [23:0] b_sig_d1_22;
     wire [47:0] product_22;
+    reg [4:0] lz_d1_22;
+    reg [9:0] fine_d1_22;
     wire [9:0] e0_minus_1_22;
     wire normal_23;
     wire coarse_22;
     wire far_22;
-    wire [9:0] fine_sel_22;
+    wire [9:0] fine_d1_sel_22;
     wire [4:0] t_22;
     wire over_low_22;
     wire over_high_22;
+    reg nan_d1_44;
+    reg inf_d1_44;
+    reg zero_d1_22;
     wire forced_early_22;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_22;
-    wire [27:0] t_d1_prod_22;
+    wire [15:0] t_cat_43;
+    wire [3:0] t_cat_44;
+    wire [27:0] t_prod_22;
     wire [23:0] scale_22;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_22;
+    reg [23:0] scale_d1_22;
     wire [40:0] product_d1_prod_22;
     wire [41:0] product_d1_plus_22;
     wire [72:0] product_d1_cat_22;
@@ -11076,9 +11312,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_44;
     reg forced_early_d1_22;
     wire forced_22;
-    reg nan_d1_44;
-    reg zero_d1_22;
-    reg inf_d1_44;
+    reg nan_d2_44;
+    reg zero_d2_22;
+    reg inf_d2_44;
     wire saturate_22;
     wire normal_field_22;
     wire [23:0] kept_45;
@@ -11086,11 +11322,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_45;
     reg [9:0] e0_minus_1_d1_22;
     wire [9:0] e0_minus_1_d1_sel_22;
-    wire nan_d1_or_22;
-    wire [22:0] nan_d1_cat_22;
+    wire nan_d2_or_22;
+    wire [22:0] nan_d2_cat_22;
     wire forced_not_22;
     wire [30:0] packed_45;
     reg sign_d1_23;
+    reg sign_d2_23;
     wire result_sign_22;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_22;
@@ -11218,22 +11455,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_45;
     wire [7:0] b_exp_xor_23;
     wire [9:0] fine_23;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_23;
+    reg [23:0] b_sig_d1_23;
     wire [47:0] product_23;
+    reg [4:0] lz_d1_23;
+    reg [9:0] fine_d1_23;
     wire [9:0] e0_minus_1_23;
     wire normal_24;
     wire coarse_23;
     wire far_23;
-    wire [9:0] fine_sel_23;
+    wire [9:0] fine_d1_sel_23;
     wire [4:0] t_23;
     wire over_low_23;
     wire over_high_23;
+    reg nan_d1_45;
+    reg inf_d1_45;
+    reg zero_d1_23;
     wire forced_early_23;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_23;
-    wire [27:0] t_d1_prod_23;
+    wire [15:0] t_cat_45;
+    wire [3:0] t_cat_46;
+    wire [27:0] t_prod_23;
     wire [23:0] scale_23;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_23;
+    reg [23:0] scale_d1_23;
     wire [40:0] product_d1_prod_23;
     wire [41:0] product_d1_plus_23;
     wire [72:0] product_d1_cat_23;
@@ -11251,9 +11497,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_45;
     reg forced_early_d1_23;
     wire forced_23;
-    reg nan_d1_45;
-    reg zero_d1_23;
-    reg inf_d1_45;
+    reg nan_d2_45;
+    reg zero_d2_23;
+    reg inf_d2_45;
     wire saturate_23;
     wire normal_field_23;
     wire [23:0] kept_46;
@@ -11261,11 +11507,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_46;
     reg [9:0] e0_minus_1_d1_23;
     wire [9:0] e0_minus_1_d1_sel_23;
-    wire nan_d1_or_23;
-    wire [22:0] nan_d1_cat_23;
+    wire nan_d2_or_23;
+    wire [22:0] nan_d2_cat_23;
     wire forced_not_23;
     wire [30:0] packed_46;
     reg sign_d1_24;
+    reg sign_d2_24;
     wire result_sign_23;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_23;
@@ -11393,22 +11640,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_46;
     wire [7:0] b_exp_xor_24;
     wire [9:0] fine_24;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_24;
+    reg [23:0] b_sig_d1_24;
     wire [47:0] product_24;
+    reg [4:0] lz_d1_24;
+    reg [9:0] fine_d1_24;
     wire [9:0] e0_minus_1_24;
     wire normal_25;
     wire coarse_24;
     wire far_24;
-    wire [9:0] fine_sel_24;
+    wire [9:0] fine_d1_sel_24;
     wire [4:0] t_24;
     wire over_low_24;
     wire over_high_24;
+    reg nan_d1_46;
+    reg inf_d1_46;
+    reg zero_d1_24;
     wire forced_early_24;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_24;
-    wire [27:0] t_d1_prod_24;
+    wire [15:0] t_cat_47;
+    wire [3:0] t_cat_48;
+    wire [27:0] t_prod_24;
     wire [23:0] scale_24;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_24;
+    reg [23:0] scale_d1_24;
     wire [40:0] product_d1_prod_24;
     wire [41:0] product_d1_plus_24;
     wire [72:0] product_d1_cat_24;
@@ -11426,9 +11682,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_46;
     reg forced_early_d1_24;
     wire forced_24;
-    reg nan_d1_46;
-    reg zero_d1_24;
-    reg inf_d1_46;
+    reg nan_d2_46;
+    reg zero_d2_24;
+    reg inf_d2_46;
     wire saturate_24;
     wire normal_field_24;
     wire [23:0] kept_47;
@@ -11436,11 +11692,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_47;
     reg [9:0] e0_minus_1_d1_24;
     wire [9:0] e0_minus_1_d1_sel_24;
-    wire nan_d1_or_24;
-    wire [22:0] nan_d1_cat_24;
+    wire nan_d2_or_24;
+    wire [22:0] nan_d2_cat_24;
     wire forced_not_24;
     wire [30:0] packed_47;
     reg sign_d1_25;
+    reg sign_d2_25;
     wire result_sign_24;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_24;
@@ -11745,7 +12002,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_23;
     wire overflow_47;
     reg inf_d1_47;
-    reg inf_d2_23;
+    reg inf_d2_47;
     reg inf_d3_23;
     reg inf_d4_23;
     reg inf_sign_d1_23;
@@ -11763,7 +12020,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_23;
     reg exact_zero_d2_23;
     reg nan_d1_47;
-    reg nan_d2_23;
+    reg nan_d2_47;
     reg nan_d3_23;
     reg nan_d4_23;
     wire [31:0] result_44;
@@ -11779,11 +12036,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire a_nan_48;
     wire [23:0] a_sig_48;
     wire [7:0] a_exp_48;
-    wire [7:0] s_axis_tdata_32_d14_bits30_23_2;
-    wire [22:0] s_axis_tdata_32_d14_bits22_0_2;
-    wire s_axis_tdata_32_d14_is0_3;
-    wire s_axis_tdata_32_d14_is255_2;
-    wire s_axis_tdata_32_d14_is0_4;
+    wire [7:0] s_axis_tdata_32_d15_bits30_23_2;
+    wire [22:0] s_axis_tdata_32_d15_bits22_0_2;
+    wire s_axis_tdata_32_d15_is0_3;
+    wire s_axis_tdata_32_d15_is255_2;
+    wire s_axis_tdata_32_d15_is0_4;
     wire b_sign_60;
     wire b_zero_25;
     wire b_inf_48;
@@ -11885,22 +12142,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_48;
     wire [7:0] b_exp_xor_25;
     wire [9:0] fine_25;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_25;
+    reg [23:0] b_sig_d1_25;
     wire [47:0] product_25;
+    reg [4:0] lz_d1_25;
+    reg [9:0] fine_d1_25;
     wire [9:0] e0_minus_1_25;
     wire normal_26;
     wire coarse_25;
     wire far_25;
-    wire [9:0] fine_sel_25;
+    wire [9:0] fine_d1_sel_25;
     wire [4:0] t_25;
     wire over_low_25;
     wire over_high_25;
+    reg nan_d1_48;
+    reg inf_d1_48;
+    reg zero_d1_25;
     wire forced_early_25;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_25;
-    wire [27:0] t_d1_prod_25;
+    wire [15:0] t_cat_49;
+    wire [3:0] t_cat_50;
+    wire [27:0] t_prod_25;
     wire [23:0] scale_25;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_25;
+    reg [23:0] scale_d1_25;
     wire [40:0] product_d1_prod_25;
     wire [41:0] product_d1_plus_25;
     wire [72:0] product_d1_cat_25;
@@ -11918,9 +12184,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_48;
     reg forced_early_d1_25;
     wire forced_25;
-    reg nan_d1_48;
-    reg zero_d1_25;
-    reg inf_d1_48;
+    reg nan_d2_48;
+    reg zero_d2_25;
+    reg inf_d2_48;
     wire saturate_25;
     wire normal_field_25;
     wire [23:0] kept_49;
@@ -11928,11 +12194,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_49;
     reg [9:0] e0_minus_1_d1_25;
     wire [9:0] e0_minus_1_d1_sel_25;
-    wire nan_d1_or_25;
-    wire [22:0] nan_d1_cat_25;
+    wire nan_d2_or_25;
+    wire [22:0] nan_d2_cat_25;
     wire forced_not_25;
     wire [30:0] packed_49;
     reg sign_d1_26;
+    reg sign_d2_26;
     wire result_sign_25;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_25;
@@ -11953,13 +12220,15 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_10;
     reg [31:0] result_d9_10;
     reg [31:0] result_d10_10;
-    reg [31:0] result_d11_6;
+    reg [31:0] result_d11_10;
     reg [31:0] result_d12_6;
-    wire [7:0] result_d12_bits30_23_5;
-    wire [22:0] result_d12_bits22_0_5;
-    wire result_d12_is0_9;
-    wire result_d12_is255_5;
-    wire result_d12_is0_10;
+    reg [31:0] result_d13_6;
+    reg [31:0] result_d14_6;
+    wire [7:0] result_d14_bits30_23_5;
+    wire [22:0] result_d14_bits22_0_5;
+    wire result_d14_is0_9;
+    wire result_d14_is255_5;
+    wire result_d14_is0_10;
     wire a_sign_49;
     wire a_inf_49;
     wire a_nan_49;
@@ -12249,7 +12518,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_24;
     wire overflow_49;
     reg inf_d1_49;
-    reg inf_d2_24;
+    reg inf_d2_49;
     reg inf_d3_24;
     reg inf_d4_24;
     reg inf_sign_d1_24;
@@ -12267,7 +12536,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_24;
     reg exact_zero_d2_24;
     reg nan_d1_49;
-    reg nan_d2_24;
+    reg nan_d2_49;
     reg nan_d3_24;
     reg nan_d4_24;
     wire [31:0] result_46;
@@ -12282,11 +12551,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_11;
     reg [31:0] result_d9_11;
     reg [31:0] result_d10_11;
-    wire [7:0] result_d10_bits30_23_5;
-    wire [22:0] result_d10_bits22_0_5;
-    wire result_d10_is0_9;
-    wire result_d10_is255_5;
-    wire result_d10_is0_10;
+    reg [31:0] result_d11_11;
+    wire [7:0] result_d11_bits30_23_5;
+    wire [22:0] result_d11_bits22_0_5;
+    wire result_d11_is0_9;
+    wire result_d11_is255_5;
+    wire result_d11_is0_10;
     wire a_sign_50;
     wire a_inf_50;
     wire a_nan_50;
@@ -12575,7 +12845,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_25;
     wire overflow_50;
     reg inf_d1_50;
-    reg inf_d2_25;
+    reg inf_d2_50;
     reg inf_d3_25;
     reg inf_d4_25;
     reg inf_sign_d1_25;
@@ -12593,16 +12863,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_25;
     reg exact_zero_d2_25;
     reg nan_d1_50;
-    reg nan_d2_25;
+    reg nan_d2_50;
     reg nan_d3_25;
     reg nan_d4_25;
     wire [31:0] result_47;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] result_d22_bits30_23_5;
-    wire [22:0] result_d22_bits22_0_5;
-    wire result_d22_is0_9;
-    wire result_d22_is255_5;
-    wire result_d22_is0_10;
+    wire [7:0] result_d24_bits30_23_5;
+    wire [22:0] result_d24_bits22_0_5;
+    wire result_d24_is0_9;
+    wire result_d24_is255_5;
+    wire result_d24_is0_10;
     wire a_sign_51;
     wire a_zero_26;
     wire a_inf_51;
@@ -12715,22 +12985,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_51;
     wire [7:0] b_exp_xor_26;
     wire [9:0] fine_26;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_26;
+    reg [23:0] b_sig_d1_26;
     wire [47:0] product_26;
+    reg [4:0] lz_d1_26;
+    reg [9:0] fine_d1_26;
     wire [9:0] e0_minus_1_26;
     wire normal_27;
     wire coarse_26;
     wire far_26;
-    wire [9:0] fine_sel_26;
+    wire [9:0] fine_d1_sel_26;
     wire [4:0] t_26;
     wire over_low_26;
     wire over_high_26;
+    reg nan_d1_51;
+    reg inf_d1_51;
+    reg zero_d1_26;
     wire forced_early_26;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_26;
-    wire [27:0] t_d1_prod_26;
+    wire [15:0] t_cat_51;
+    wire [3:0] t_cat_52;
+    wire [27:0] t_prod_26;
     wire [23:0] scale_26;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_26;
+    reg [23:0] scale_d1_26;
     wire [40:0] product_d1_prod_26;
     wire [41:0] product_d1_plus_26;
     wire [72:0] product_d1_cat_26;
@@ -12748,9 +13027,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_51;
     reg forced_early_d1_26;
     wire forced_26;
-    reg nan_d1_51;
-    reg zero_d1_26;
-    reg inf_d1_51;
+    reg nan_d2_51;
+    reg zero_d2_26;
+    reg inf_d2_51;
     wire saturate_26;
     wire normal_field_26;
     wire [23:0] kept_52;
@@ -12758,11 +13037,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_52;
     reg [9:0] e0_minus_1_d1_26;
     wire [9:0] e0_minus_1_d1_sel_26;
-    wire nan_d1_or_26;
-    wire [22:0] nan_d1_cat_26;
+    wire nan_d2_or_26;
+    wire [22:0] nan_d2_cat_26;
     wire forced_not_26;
     wire [30:0] packed_52;
     reg sign_d1_27;
+    reg sign_d2_27;
     wire result_sign_26;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_26;
@@ -12890,22 +13170,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_52;
     wire [7:0] b_exp_xor_27;
     wire [9:0] fine_27;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_27;
+    reg [23:0] b_sig_d1_27;
     wire [47:0] product_27;
+    reg [4:0] lz_d1_27;
+    reg [9:0] fine_d1_27;
     wire [9:0] e0_minus_1_27;
     wire normal_28;
     wire coarse_27;
     wire far_27;
-    wire [9:0] fine_sel_27;
+    wire [9:0] fine_d1_sel_27;
     wire [4:0] t_27;
     wire over_low_27;
     wire over_high_27;
+    reg nan_d1_52;
+    reg inf_d1_52;
+    reg zero_d1_27;
     wire forced_early_27;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_27;
-    wire [27:0] t_d1_prod_27;
+    wire [15:0] t_cat_53;
+    wire [3:0] t_cat_54;
+    wire [27:0] t_prod_27;
     wire [23:0] scale_27;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_27;
+    reg [23:0] scale_d1_27;
     wire [40:0] product_d1_prod_27;
     wire [41:0] product_d1_plus_27;
     wire [72:0] product_d1_cat_27;
@@ -12923,9 +13212,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_52;
     reg forced_early_d1_27;
     wire forced_27;
-    reg nan_d1_52;
-    reg zero_d1_27;
-    reg inf_d1_52;
+    reg nan_d2_52;
+    reg zero_d2_27;
+    reg inf_d2_52;
     wire saturate_27;
     wire normal_field_27;
     wire [23:0] kept_53;
@@ -12933,11 +13222,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_53;
     reg [9:0] e0_minus_1_d1_27;
     wire [9:0] e0_minus_1_d1_sel_27;
-    wire nan_d1_or_27;
-    wire [22:0] nan_d1_cat_27;
+    wire nan_d2_or_27;
+    wire [22:0] nan_d2_cat_27;
     wire forced_not_27;
     wire [30:0] packed_53;
     reg sign_d1_28;
+    reg sign_d2_28;
     wire result_sign_27;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_27;
@@ -13065,22 +13355,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_53;
     wire [7:0] b_exp_xor_28;
     wire [9:0] fine_28;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_28;
+    reg [23:0] b_sig_d1_28;
     wire [47:0] product_28;
+    reg [4:0] lz_d1_28;
+    reg [9:0] fine_d1_28;
     wire [9:0] e0_minus_1_28;
     wire normal_29;
     wire coarse_28;
     wire far_28;
-    wire [9:0] fine_sel_28;
+    wire [9:0] fine_d1_sel_28;
     wire [4:0] t_28;
     wire over_low_28;
     wire over_high_28;
+    reg nan_d1_53;
+    reg inf_d1_53;
+    reg zero_d1_28;
     wire forced_early_28;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_28;
-    wire [27:0] t_d1_prod_28;
+    wire [15:0] t_cat_55;
+    wire [3:0] t_cat_56;
+    wire [27:0] t_prod_28;
     wire [23:0] scale_28;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_28;
+    reg [23:0] scale_d1_28;
     wire [40:0] product_d1_prod_28;
     wire [41:0] product_d1_plus_28;
     wire [72:0] product_d1_cat_28;
@@ -13098,9 +13397,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_53;
     reg forced_early_d1_28;
     wire forced_28;
-    reg nan_d1_53;
-    reg zero_d1_28;
-    reg inf_d1_53;
+    reg nan_d2_53;
+    reg zero_d2_28;
+    reg inf_d2_53;
     wire saturate_28;
     wire normal_field_28;
     wire [23:0] kept_54;
@@ -13108,11 +13407,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_54;
     reg [9:0] e0_minus_1_d1_28;
     wire [9:0] e0_minus_1_d1_sel_28;
-    wire nan_d1_or_28;
-    wire [22:0] nan_d1_cat_28;
+    wire nan_d2_or_28;
+    wire [22:0] nan_d2_cat_28;
     wire forced_not_28;
     wire [30:0] packed_54;
     reg sign_d1_29;
+    reg sign_d2_29;
     wire result_sign_28;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_28;
@@ -13417,7 +13717,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_26;
     wire overflow_54;
     reg inf_d1_54;
-    reg inf_d2_26;
+    reg inf_d2_54;
     reg inf_d3_26;
     reg inf_d4_26;
     reg inf_sign_d1_26;
@@ -13435,7 +13735,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_26;
     reg exact_zero_d2_26;
     reg nan_d1_54;
-    reg nan_d2_26;
+    reg nan_d2_54;
     reg nan_d3_26;
     reg nan_d4_26;
     wire [31:0] result_50;
@@ -13451,11 +13751,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire a_nan_55;
     wire [23:0] a_sig_55;
     wire [7:0] a_exp_55;
-    wire [7:0] s_axis_tdata_64_d14_bits30_23_2;
-    wire [22:0] s_axis_tdata_64_d14_bits22_0_2;
-    wire s_axis_tdata_64_d14_is0_3;
-    wire s_axis_tdata_64_d14_is255_2;
-    wire s_axis_tdata_64_d14_is0_4;
+    wire [7:0] s_axis_tdata_64_d15_bits30_23_2;
+    wire [22:0] s_axis_tdata_64_d15_bits22_0_2;
+    wire s_axis_tdata_64_d15_is0_3;
+    wire s_axis_tdata_64_d15_is255_2;
+    wire s_axis_tdata_64_d15_is0_4;
     wire b_sign_69;
     wire b_zero_29;
     wire b_inf_55;
@@ -13557,22 +13857,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_55;
     wire [7:0] b_exp_xor_29;
     wire [9:0] fine_29;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_29;
+    reg [23:0] b_sig_d1_29;
     wire [47:0] product_29;
+    reg [4:0] lz_d1_29;
+    reg [9:0] fine_d1_29;
     wire [9:0] e0_minus_1_29;
     wire normal_30;
     wire coarse_29;
     wire far_29;
-    wire [9:0] fine_sel_29;
+    wire [9:0] fine_d1_sel_29;
     wire [4:0] t_29;
     wire over_low_29;
     wire over_high_29;
+    reg nan_d1_55;
+    reg inf_d1_55;
+    reg zero_d1_29;
     wire forced_early_29;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_29;
-    wire [27:0] t_d1_prod_29;
+    wire [15:0] t_cat_57;
+    wire [3:0] t_cat_58;
+    wire [27:0] t_prod_29;
     wire [23:0] scale_29;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_29;
+    reg [23:0] scale_d1_29;
     wire [40:0] product_d1_prod_29;
     wire [41:0] product_d1_plus_29;
     wire [72:0] product_d1_cat_29;
@@ -13590,9 +13899,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_55;
     reg forced_early_d1_29;
     wire forced_29;
-    reg nan_d1_55;
-    reg zero_d1_29;
-    reg inf_d1_55;
+    reg nan_d2_55;
+    reg zero_d2_29;
+    reg inf_d2_55;
     wire saturate_29;
     wire normal_field_29;
     wire [23:0] kept_56;
@@ -13600,11 +13909,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_56;
     reg [9:0] e0_minus_1_d1_29;
     wire [9:0] e0_minus_1_d1_sel_29;
-    wire nan_d1_or_29;
-    wire [22:0] nan_d1_cat_29;
+    wire nan_d2_or_29;
+    wire [22:0] nan_d2_cat_29;
     wire forced_not_29;
     wire [30:0] packed_56;
     reg sign_d1_30;
+    reg sign_d2_30;
     wire result_sign_29;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_29;
@@ -13625,13 +13935,15 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_12;
     reg [31:0] result_d9_12;
     reg [31:0] result_d10_12;
-    reg [31:0] result_d11_7;
+    reg [31:0] result_d11_12;
     reg [31:0] result_d12_7;
-    wire [7:0] result_d12_bits30_23_6;
-    wire [22:0] result_d12_bits22_0_6;
-    wire result_d12_is0_11;
-    wire result_d12_is255_6;
-    wire result_d12_is0_12;
+    reg [31:0] result_d13_7;
+    reg [31:0] result_d14_7;
+    wire [7:0] result_d14_bits30_23_6;
+    wire [22:0] result_d14_bits22_0_6;
+    wire result_d14_is0_11;
+    wire result_d14_is255_6;
+    wire result_d14_is0_12;
     wire a_sign_56;
     wire a_inf_56;
     wire a_nan_56;
@@ -13921,7 +14233,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_27;
     wire overflow_56;
     reg inf_d1_56;
-    reg inf_d2_27;
+    reg inf_d2_56;
     reg inf_d3_27;
     reg inf_d4_27;
     reg inf_sign_d1_27;
@@ -13939,7 +14251,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_27;
     reg exact_zero_d2_27;
     reg nan_d1_56;
-    reg nan_d2_27;
+    reg nan_d2_56;
     reg nan_d3_27;
     reg nan_d4_27;
     wire [31:0] result_52;
@@ -13954,11 +14266,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg [31:0] result_d8_13;
     reg [31:0] result_d9_13;
     reg [31:0] result_d10_13;
-    wire [7:0] result_d10_bits30_23_6;
-    wire [22:0] result_d10_bits22_0_6;
-    wire result_d10_is0_11;
-    wire result_d10_is255_6;
-    wire result_d10_is0_12;
+    reg [31:0] result_d11_13;
+    wire [7:0] result_d11_bits30_23_6;
+    wire [22:0] result_d11_bits22_0_6;
+    wire result_d11_is0_11;
+    wire result_d11_is255_6;
+    wire result_d11_is0_12;
     wire a_sign_57;
     wire a_inf_57;
     wire a_nan_57;
@@ -14247,7 +14560,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [31:0] rounded_28;
     wire overflow_57;
     reg inf_d1_57;
-    reg inf_d2_28;
+    reg inf_d2_57;
     reg inf_d3_28;
     reg inf_d4_28;
     reg inf_sign_d1_28;
@@ -14265,16 +14578,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg exact_zero_d1_28;
     reg exact_zero_d2_28;
     reg nan_d1_57;
-    reg nan_d2_28;
+    reg nan_d2_57;
     reg nan_d3_28;
     reg nan_d4_28;
     wire [31:0] result_53;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] result_d22_bits30_23_6;
-    wire [22:0] result_d22_bits22_0_6;
-    wire result_d22_is0_11;
-    wire result_d22_is255_6;
-    wire result_d22_is0_12;
+    wire [7:0] result_d24_bits30_23_6;
+    wire [22:0] result_d24_bits22_0_6;
+    wire result_d24_is0_11;
+    wire result_d24_is255_6;
+    wire result_d24_is0_12;
     wire a_sign_58;
     wire a_zero_30;
     wire a_inf_58;
@@ -14387,22 +14700,31 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire [4:0] lz_58;
     wire [7:0] b_exp_xor_30;
     wire [9:0] fine_30;
-    // mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t
+    // mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t
+    reg [23:0] a_sig_d1_30;
+    reg [23:0] b_sig_d1_30;
     wire [47:0] product_30;
+    reg [4:0] lz_d1_30;
+    reg [9:0] fine_d1_30;
     wire [9:0] e0_minus_1_30;
     wire normal_31;
     wire coarse_30;
     wire far_30;
-    wire [9:0] fine_sel_30;
+    wire [9:0] fine_d1_sel_30;
     wire [4:0] t_30;
     wire over_low_30;
     wire over_high_30;
+    reg nan_d1_58;
+    reg inf_d1_58;
+    reg zero_d1_30;
     wire forced_early_30;
-    // mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade
-    reg [4:0] t_d1_30;
-    wire [27:0] t_d1_prod_30;
+    wire [15:0] t_cat_59;
+    wire [3:0] t_cat_60;
+    wire [27:0] t_prod_30;
     wire [23:0] scale_30;
+    // mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade
     reg [47:0] product_d1_30;
+    reg [23:0] scale_d1_30;
     wire [40:0] product_d1_prod_30;
     wire [41:0] product_d1_plus_30;
     wire [72:0] product_d1_cat_30;
@@ -14420,9 +14742,9 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire overflow_58;
     reg forced_early_d1_30;
     wire forced_30;
-    reg nan_d1_58;
-    reg zero_d1_30;
-    reg inf_d1_58;
+    reg nan_d2_58;
+    reg zero_d2_30;
+    reg inf_d2_58;
     wire saturate_30;
     wire normal_field_30;
     wire [23:0] kept_59;
@@ -14430,11 +14752,12 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     wire increment_59;
     reg [9:0] e0_minus_1_d1_30;
     wire [9:0] e0_minus_1_d1_sel_30;
-    wire nan_d1_or_30;
-    wire [22:0] nan_d1_cat_30;
+    wire nan_d2_or_30;
+    wire [22:0] nan_d2_cat_30;
     wire forced_not_30;
     wire [30:0] packed_59;
     reg sign_d1_31;
+    reg sign_d2_31;
     wire result_sign_30;
     // mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow)
     reg normal_field_d1_30;
@@ -14478,24 +14801,30 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     reg q_16;
     reg q_17;
     reg q_18;
-    reg for_out_valid_q;
     reg q_19;
-    reg for_out_valid_q_2;
     reg q_20;
-    reg for_out_valid_q_3;
     reg q_21;
-    reg for_out_valid_q_4;
     reg q_22;
-    reg for_out_valid_q_5;
     reg q_23;
-    reg for_out_valid_q_6;
     reg q_24;
-    reg for_out_valid_q_7;
+    reg for_out_valid_q;
     reg q_25;
-    reg for_out_valid_q_8;
+    reg for_out_valid_q_2;
     reg q_26;
-    reg out_valid;
+    reg for_out_valid_q_3;
     reg q_27;
+    reg for_out_valid_q_4;
+    reg q_28;
+    reg for_out_valid_q_5;
+    reg q_29;
+    reg for_out_valid_q_6;
+    reg q_30;
+    reg for_out_valid_q_7;
+    reg q_31;
+    reg for_out_valid_q_8;
+    reg q_32;
+    reg out_valid;
+    reg q_33;
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
@@ -14969,24 +15298,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor = b_exp_2 ^ 8'h80;
     assign fine = (({2'h0, a_exp_2}) + ({(b_exp_xor[7] ? 2'h3 : 2'h0), b_exp_xor})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product = {{24{1'b0}}, a_sig_2} * {{24{1'b0}}, b_sig_2};
-    assign e0_minus_1 = fine + (~({5'h0, lz_2}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product = {{24{1'b0}}, a_sig_d1} * {{24{1'b0}}, b_sig_d1};
+    assign e0_minus_1 = fine_d1 + (~({5'h0, lz_d1}));
     assign normal_2 = ~e0_minus_1[9];
-    assign coarse = fine[9];
-    assign far = (fine ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel = coarse ? (fine + 10'h18) : fine;
-    assign t = normal_2 ? lz_2 : fine_sel[4:0];
+    assign coarse = fine_d1[9];
+    assign far = (fine_d1 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel = coarse ? (fine_d1 + 10'h18) : fine_d1;
+    assign t = normal_2 ? lz_d1 : fine_d1_sel[4:0];
     assign over_low = ~((e0_minus_1 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high = ~((e0_minus_1 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early = ((nan_2 | inf_2) | zero) | (normal_2 ? 1'h0 : far);
+    assign forced_early = ((nan_d1_2 | inf_d1_2) | zero_d1) | (normal_2 ? 1'h0 : far);
+    assign t_cat = {({({({3'h0, (t[4:2] == 3'h5)}), ({3'h0, (t[4:2] == 3'h4)})}), ({3'h0, (t[4:2] == 3'h3)})}), ({3'h0, (t[4:2] == 3'h2)})};
+    assign t_cat_2 = {({({(t[1:0] == 2'h3), (t[1:0] == 2'h2)}), (t[1:0] == 2'h1)}), (t[1:0] == 2'h0)};
+    assign t_prod = {{4{1'b0}}, ({({t_cat, ({3'h0, (t[4:2] == 3'h1)})}), ({3'h0, (t[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_2};
+    assign scale = t_prod[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod = {{4{1'b0}}, ({({({({({({3'h0, (t_d1[4:2] == 3'h5)}), ({3'h0, (t_d1[4:2] == 3'h4)})}), ({3'h0, (t_d1[4:2] == 3'h3)})}), ({3'h0, (t_d1[4:2] == 3'h2)})}), ({3'h0, (t_d1[4:2] == 3'h1)})}), ({3'h0, (t_d1[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1[1:0] == 2'h3), (t_d1[1:0] == 2'h2)}), (t_d1[1:0] == 2'h1)}), (t_d1[1:0] == 2'h0)})};
-    assign scale = t_d1_prod[23:0];
-    assign product_d1_prod = {{24{1'b0}}, product_d1[16:0]} * {{17{1'b0}}, scale};
-    assign product_d1_plus = ({1'h0, ({{24{1'b0}}, product_d1[33:17]} * {{17{1'b0}}, scale})}) + ({18'h0, product_d1_prod[40:17]});
-    assign product_d1_cat = {({(({1'h0, ({{24{1'b0}}, product_d1[47:34]} * {{14{1'b0}}, scale})}) + ({14'h0, product_d1_plus[41:17]})), product_d1_plus[16:0]}), product_d1_prod[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod = {{24{1'b0}}, product_d1[16:0]} * {{17{1'b0}}, scale_d1};
+    assign product_d1_plus = ({1'h0, ({{24{1'b0}}, product_d1[33:17]} * {{17{1'b0}}, scale_d1})}) + ({18'h0, product_d1_prod[40:17]});
+    assign product_d1_cat = {({(({1'h0, ({{24{1'b0}}, product_d1[47:34]} * {{14{1'b0}}, scale_d1})}) + ({14'h0, product_d1_plus[41:17]})), product_d1_plus[16:0]}), product_d1_prod[16:0]};
     assign shifted_2 = product_d1_cat[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -14997,17 +15328,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_2 = ((~(shifted_2[21:0] == 22'h0)) | ((far_window | mid_window) & shifted_2[22])) | (far_window & (~(shifted_2[46:23] == 24'h0)));
     assign overflow_2 = normal_d1_2 & (shifted_b47 ? over_high_d1 : over_low_d1);
     assign forced = forced_early_d1 | overflow_2;
-    assign saturate = (~nan_d1_2) & (inf_d1_2 | ((~zero_d1) & overflow_2));
+    assign saturate = (~nan_d2_2) & (inf_d2_2 | ((~zero_d2) & overflow_2));
     assign normal_field = (~forced) & normal_d1_2;
     assign kept_3 = window_2[24:1];
     assign guard_3 = window_2[0];
     assign increment_3 = ((~forced) & guard_3) & (sticky_2 | kept_3[0]);
     assign e0_minus_1_d1_sel = normal_d1_2 ? e0_minus_1_d1 : ({9'h0, kept_3[23]});
-    assign nan_d1_or = nan_d1_2 | saturate;
-    assign nan_d1_cat = {22'h0, nan_d1_2};
+    assign nan_d2_or = nan_d2_2 | saturate;
+    assign nan_d2_cat = {22'h0, nan_d2_2};
     assign forced_not = ~forced;
-    assign packed_3 = (({e0_minus_1_d1_sel[7:0], kept_3[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) | ({({(nan_d1_or ? 7'h7f : 7'h0), nan_d1_or}), ({nan_d1_cat[0], 22'h0})});
-    assign result_sign = (~nan_d1_2) & sign_d1_2;
+    assign packed_3 = (({e0_minus_1_d1_sel[7:0], kept_3[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) | ({({(nan_d2_or ? 7'h7f : 7'h0), nan_d2_or}), ({nan_d2_cat[0], 22'h0})});
+    assign result_sign = (~nan_d2_2) & sign_d2_2;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat = {29'h0, ({(normal_field_d1 & shifted_q), (normal_field_d1 & (~shifted_q))})};
@@ -15422,24 +15753,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_2 = b_exp_4 ^ 8'h80;
     assign fine_2 = (({2'h0, a_exp_4}) + ({(b_exp_xor_2[7] ? 2'h3 : 2'h0), b_exp_xor_2})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_2 = {{24{1'b0}}, a_sig_4} * {{24{1'b0}}, b_sig_4};
-    assign e0_minus_1_2 = fine_2 + (~({5'h0, lz_4}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_2 = {{24{1'b0}}, a_sig_d1_2} * {{24{1'b0}}, b_sig_d1_2};
+    assign e0_minus_1_2 = fine_d1_2 + (~({5'h0, lz_d1_2}));
     assign normal_3 = ~e0_minus_1_2[9];
-    assign coarse_2 = fine_2[9];
-    assign far_2 = (fine_2 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_2 = coarse_2 ? (fine_2 + 10'h18) : fine_2;
-    assign t_2 = normal_3 ? lz_4 : fine_sel_2[4:0];
+    assign coarse_2 = fine_d1_2[9];
+    assign far_2 = (fine_d1_2 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_2 = coarse_2 ? (fine_d1_2 + 10'h18) : fine_d1_2;
+    assign t_2 = normal_3 ? lz_d1_2 : fine_d1_sel_2[4:0];
     assign over_low_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_2 = ((nan_4 | inf_4) | zero_2) | (normal_3 ? 1'h0 : far_2);
+    assign forced_early_2 = ((nan_d1_4 | inf_d1_4) | zero_d1_2) | (normal_3 ? 1'h0 : far_2);
+    assign t_cat_3 = {({({({3'h0, (t_2[4:2] == 3'h5)}), ({3'h0, (t_2[4:2] == 3'h4)})}), ({3'h0, (t_2[4:2] == 3'h3)})}), ({3'h0, (t_2[4:2] == 3'h2)})};
+    assign t_cat_4 = {({({(t_2[1:0] == 2'h3), (t_2[1:0] == 2'h2)}), (t_2[1:0] == 2'h1)}), (t_2[1:0] == 2'h0)};
+    assign t_prod_2 = {{4{1'b0}}, ({({t_cat_3, ({3'h0, (t_2[4:2] == 3'h1)})}), ({3'h0, (t_2[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_4};
+    assign scale_2 = t_prod_2[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_2 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_2[4:2] == 3'h5)}), ({3'h0, (t_d1_2[4:2] == 3'h4)})}), ({3'h0, (t_d1_2[4:2] == 3'h3)})}), ({3'h0, (t_d1_2[4:2] == 3'h2)})}), ({3'h0, (t_d1_2[4:2] == 3'h1)})}), ({3'h0, (t_d1_2[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_2[1:0] == 2'h3), (t_d1_2[1:0] == 2'h2)}), (t_d1_2[1:0] == 2'h1)}), (t_d1_2[1:0] == 2'h0)})};
-    assign scale_2 = t_d1_prod_2[23:0];
-    assign product_d1_prod_2 = {{24{1'b0}}, product_d1_2[16:0]} * {{17{1'b0}}, scale_2};
-    assign product_d1_plus_2 = ({1'h0, ({{24{1'b0}}, product_d1_2[33:17]} * {{17{1'b0}}, scale_2})}) + ({18'h0, product_d1_prod_2[40:17]});
-    assign product_d1_cat_2 = {({(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_2})}) + ({14'h0, product_d1_plus_2[41:17]})), product_d1_plus_2[16:0]}), product_d1_prod_2[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_2 = {{24{1'b0}}, product_d1_2[16:0]} * {{17{1'b0}}, scale_d1_2};
+    assign product_d1_plus_2 = ({1'h0, ({{24{1'b0}}, product_d1_2[33:17]} * {{17{1'b0}}, scale_d1_2})}) + ({18'h0, product_d1_prod_2[40:17]});
+    assign product_d1_cat_2 = {({(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_d1_2})}) + ({14'h0, product_d1_plus_2[41:17]})), product_d1_plus_2[16:0]}), product_d1_prod_2[16:0]};
     assign shifted_4 = product_d1_cat_2[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -15450,17 +15783,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_4 = ((~(shifted_4[21:0] == 22'h0)) | ((far_window_2 | mid_window_2) & shifted_4[22])) | (far_window_2 & (~(shifted_4[46:23] == 24'h0)));
     assign overflow_4 = normal_d1_3 & (shifted_b47_2 ? over_high_d1_2 : over_low_d1_2);
     assign forced_2 = forced_early_d1_2 | overflow_4;
-    assign saturate_2 = (~nan_d1_4) & (inf_d1_4 | ((~zero_d1_2) & overflow_4));
+    assign saturate_2 = (~nan_d2_4) & (inf_d2_4 | ((~zero_d2_2) & overflow_4));
     assign normal_field_2 = (~forced_2) & normal_d1_3;
     assign kept_5 = window_3[24:1];
     assign guard_5 = window_3[0];
     assign increment_5 = ((~forced_2) & guard_5) & (sticky_4 | kept_5[0]);
     assign e0_minus_1_d1_sel_2 = normal_d1_3 ? e0_minus_1_d1_2 : ({9'h0, kept_5[23]});
-    assign nan_d1_or_2 = nan_d1_4 | saturate_2;
-    assign nan_d1_cat_2 = {22'h0, nan_d1_4};
+    assign nan_d2_or_2 = nan_d2_4 | saturate_2;
+    assign nan_d2_cat_2 = {22'h0, nan_d2_4};
     assign forced_not_2 = ~forced_2;
-    assign packed_5 = (({e0_minus_1_d1_sel_2[7:0], kept_5[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) | ({({(nan_d1_or_2 ? 7'h7f : 7'h0), nan_d1_or_2}), ({nan_d1_cat_2[0], 22'h0})});
-    assign result_sign_2 = (~nan_d1_4) & sign_d1_3;
+    assign packed_5 = (({e0_minus_1_d1_sel_2[7:0], kept_5[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) | ({({(nan_d2_or_2 ? 7'h7f : 7'h0), nan_d2_or_2}), ({nan_d2_cat_2[0], 22'h0})});
+    assign result_sign_2 = (~nan_d2_4) & sign_d2_3;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_2 = {29'h0, ({(normal_field_d1_2 & shifted_q_2), (normal_field_d1_2 & (~shifted_q_2))})};
@@ -16164,24 +16497,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_3 = b_exp_7 ^ 8'h80;
     assign fine_3 = (({2'h0, a_exp_7}) + ({(b_exp_xor_3[7] ? 2'h3 : 2'h0), b_exp_xor_3})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_3 = {{24{1'b0}}, a_sig_7} * {{24{1'b0}}, b_sig_7};
-    assign e0_minus_1_3 = fine_3 + (~({5'h0, lz_7}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_3 = {{24{1'b0}}, a_sig_d1_3} * {{24{1'b0}}, b_sig_d1_3};
+    assign e0_minus_1_3 = fine_d1_3 + (~({5'h0, lz_d1_3}));
     assign normal_4 = ~e0_minus_1_3[9];
-    assign coarse_3 = fine_3[9];
-    assign far_3 = (fine_3 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_3 = coarse_3 ? (fine_3 + 10'h18) : fine_3;
-    assign t_3 = normal_4 ? lz_7 : fine_sel_3[4:0];
+    assign coarse_3 = fine_d1_3[9];
+    assign far_3 = (fine_d1_3 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_3 = coarse_3 ? (fine_d1_3 + 10'h18) : fine_d1_3;
+    assign t_3 = normal_4 ? lz_d1_3 : fine_d1_sel_3[4:0];
     assign over_low_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_3 = ((nan_7 | inf_7) | zero_3) | (normal_4 ? 1'h0 : far_3);
+    assign forced_early_3 = ((nan_d1_7 | inf_d1_7) | zero_d1_3) | (normal_4 ? 1'h0 : far_3);
+    assign t_cat_5 = {({({({3'h0, (t_3[4:2] == 3'h5)}), ({3'h0, (t_3[4:2] == 3'h4)})}), ({3'h0, (t_3[4:2] == 3'h3)})}), ({3'h0, (t_3[4:2] == 3'h2)})};
+    assign t_cat_6 = {({({(t_3[1:0] == 2'h3), (t_3[1:0] == 2'h2)}), (t_3[1:0] == 2'h1)}), (t_3[1:0] == 2'h0)};
+    assign t_prod_3 = {{4{1'b0}}, ({({t_cat_5, ({3'h0, (t_3[4:2] == 3'h1)})}), ({3'h0, (t_3[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_6};
+    assign scale_3 = t_prod_3[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_3 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_3[4:2] == 3'h5)}), ({3'h0, (t_d1_3[4:2] == 3'h4)})}), ({3'h0, (t_d1_3[4:2] == 3'h3)})}), ({3'h0, (t_d1_3[4:2] == 3'h2)})}), ({3'h0, (t_d1_3[4:2] == 3'h1)})}), ({3'h0, (t_d1_3[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_3[1:0] == 2'h3), (t_d1_3[1:0] == 2'h2)}), (t_d1_3[1:0] == 2'h1)}), (t_d1_3[1:0] == 2'h0)})};
-    assign scale_3 = t_d1_prod_3[23:0];
-    assign product_d1_prod_3 = {{24{1'b0}}, product_d1_3[16:0]} * {{17{1'b0}}, scale_3};
-    assign product_d1_plus_3 = ({1'h0, ({{24{1'b0}}, product_d1_3[33:17]} * {{17{1'b0}}, scale_3})}) + ({18'h0, product_d1_prod_3[40:17]});
-    assign product_d1_cat_3 = {({(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_3})}) + ({14'h0, product_d1_plus_3[41:17]})), product_d1_plus_3[16:0]}), product_d1_prod_3[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_3 = {{24{1'b0}}, product_d1_3[16:0]} * {{17{1'b0}}, scale_d1_3};
+    assign product_d1_plus_3 = ({1'h0, ({{24{1'b0}}, product_d1_3[33:17]} * {{17{1'b0}}, scale_d1_3})}) + ({18'h0, product_d1_prod_3[40:17]});
+    assign product_d1_cat_3 = {({(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_d1_3})}) + ({14'h0, product_d1_plus_3[41:17]})), product_d1_plus_3[16:0]}), product_d1_prod_3[16:0]};
     assign shifted_7 = product_d1_cat_3[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -16192,17 +16527,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_7 = ((~(shifted_7[21:0] == 22'h0)) | ((far_window_3 | mid_window_3) & shifted_7[22])) | (far_window_3 & (~(shifted_7[46:23] == 24'h0)));
     assign overflow_7 = normal_d1_4 & (shifted_b47_3 ? over_high_d1_3 : over_low_d1_3);
     assign forced_3 = forced_early_d1_3 | overflow_7;
-    assign saturate_3 = (~nan_d1_7) & (inf_d1_7 | ((~zero_d1_3) & overflow_7));
+    assign saturate_3 = (~nan_d2_7) & (inf_d2_7 | ((~zero_d2_3) & overflow_7));
     assign normal_field_3 = (~forced_3) & normal_d1_4;
     assign kept_8 = window_4[24:1];
     assign guard_8 = window_4[0];
     assign increment_8 = ((~forced_3) & guard_8) & (sticky_7 | kept_8[0]);
     assign e0_minus_1_d1_sel_3 = normal_d1_4 ? e0_minus_1_d1_3 : ({9'h0, kept_8[23]});
-    assign nan_d1_or_3 = nan_d1_7 | saturate_3;
-    assign nan_d1_cat_3 = {22'h0, nan_d1_7};
+    assign nan_d2_or_3 = nan_d2_7 | saturate_3;
+    assign nan_d2_cat_3 = {22'h0, nan_d2_7};
     assign forced_not_3 = ~forced_3;
-    assign packed_8 = (({e0_minus_1_d1_sel_3[7:0], kept_8[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) | ({({(nan_d1_or_3 ? 7'h7f : 7'h0), nan_d1_or_3}), ({nan_d1_cat_3[0], 22'h0})});
-    assign result_sign_3 = (~nan_d1_7) & sign_d1_4;
+    assign packed_8 = (({e0_minus_1_d1_sel_3[7:0], kept_8[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) | ({({(nan_d2_or_3 ? 7'h7f : 7'h0), nan_d2_or_3}), ({nan_d2_cat_3[0], 22'h0})});
+    assign result_sign_3 = (~nan_d2_7) & sign_d2_4;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_3 = {29'h0, ({(normal_field_d1_3 & shifted_q_3), (normal_field_d1_3 & (~shifted_q_3))})};
@@ -16617,24 +16952,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_4 = b_exp_9 ^ 8'h80;
     assign fine_4 = (({2'h0, a_exp_9}) + ({(b_exp_xor_4[7] ? 2'h3 : 2'h0), b_exp_xor_4})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_4 = {{24{1'b0}}, a_sig_9} * {{24{1'b0}}, b_sig_9};
-    assign e0_minus_1_4 = fine_4 + (~({5'h0, lz_9}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_4 = {{24{1'b0}}, a_sig_d1_4} * {{24{1'b0}}, b_sig_d1_4};
+    assign e0_minus_1_4 = fine_d1_4 + (~({5'h0, lz_d1_4}));
     assign normal_5 = ~e0_minus_1_4[9];
-    assign coarse_4 = fine_4[9];
-    assign far_4 = (fine_4 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_4 = coarse_4 ? (fine_4 + 10'h18) : fine_4;
-    assign t_4 = normal_5 ? lz_9 : fine_sel_4[4:0];
+    assign coarse_4 = fine_d1_4[9];
+    assign far_4 = (fine_d1_4 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_4 = coarse_4 ? (fine_d1_4 + 10'h18) : fine_d1_4;
+    assign t_4 = normal_5 ? lz_d1_4 : fine_d1_sel_4[4:0];
     assign over_low_4 = ~((e0_minus_1_4 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_4 = ~((e0_minus_1_4 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_4 = ((nan_9 | inf_9) | zero_4) | (normal_5 ? 1'h0 : far_4);
+    assign forced_early_4 = ((nan_d1_9 | inf_d1_9) | zero_d1_4) | (normal_5 ? 1'h0 : far_4);
+    assign t_cat_7 = {({({({3'h0, (t_4[4:2] == 3'h5)}), ({3'h0, (t_4[4:2] == 3'h4)})}), ({3'h0, (t_4[4:2] == 3'h3)})}), ({3'h0, (t_4[4:2] == 3'h2)})};
+    assign t_cat_8 = {({({(t_4[1:0] == 2'h3), (t_4[1:0] == 2'h2)}), (t_4[1:0] == 2'h1)}), (t_4[1:0] == 2'h0)};
+    assign t_prod_4 = {{4{1'b0}}, ({({t_cat_7, ({3'h0, (t_4[4:2] == 3'h1)})}), ({3'h0, (t_4[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_8};
+    assign scale_4 = t_prod_4[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_4 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_4[4:2] == 3'h5)}), ({3'h0, (t_d1_4[4:2] == 3'h4)})}), ({3'h0, (t_d1_4[4:2] == 3'h3)})}), ({3'h0, (t_d1_4[4:2] == 3'h2)})}), ({3'h0, (t_d1_4[4:2] == 3'h1)})}), ({3'h0, (t_d1_4[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_4[1:0] == 2'h3), (t_d1_4[1:0] == 2'h2)}), (t_d1_4[1:0] == 2'h1)}), (t_d1_4[1:0] == 2'h0)})};
-    assign scale_4 = t_d1_prod_4[23:0];
-    assign product_d1_prod_4 = {{24{1'b0}}, product_d1_4[16:0]} * {{17{1'b0}}, scale_4};
-    assign product_d1_plus_4 = ({1'h0, ({{24{1'b0}}, product_d1_4[33:17]} * {{17{1'b0}}, scale_4})}) + ({18'h0, product_d1_prod_4[40:17]});
-    assign product_d1_cat_4 = {({(({1'h0, ({{24{1'b0}}, product_d1_4[47:34]} * {{14{1'b0}}, scale_4})}) + ({14'h0, product_d1_plus_4[41:17]})), product_d1_plus_4[16:0]}), product_d1_prod_4[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_4 = {{24{1'b0}}, product_d1_4[16:0]} * {{17{1'b0}}, scale_d1_4};
+    assign product_d1_plus_4 = ({1'h0, ({{24{1'b0}}, product_d1_4[33:17]} * {{17{1'b0}}, scale_d1_4})}) + ({18'h0, product_d1_prod_4[40:17]});
+    assign product_d1_cat_4 = {({(({1'h0, ({{24{1'b0}}, product_d1_4[47:34]} * {{14{1'b0}}, scale_d1_4})}) + ({14'h0, product_d1_plus_4[41:17]})), product_d1_plus_4[16:0]}), product_d1_prod_4[16:0]};
     assign shifted_9 = product_d1_cat_4[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -16645,17 +16982,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_9 = ((~(shifted_9[21:0] == 22'h0)) | ((far_window_4 | mid_window_4) & shifted_9[22])) | (far_window_4 & (~(shifted_9[46:23] == 24'h0)));
     assign overflow_9 = normal_d1_5 & (shifted_b47_4 ? over_high_d1_4 : over_low_d1_4);
     assign forced_4 = forced_early_d1_4 | overflow_9;
-    assign saturate_4 = (~nan_d1_9) & (inf_d1_9 | ((~zero_d1_4) & overflow_9));
+    assign saturate_4 = (~nan_d2_9) & (inf_d2_9 | ((~zero_d2_4) & overflow_9));
     assign normal_field_4 = (~forced_4) & normal_d1_5;
     assign kept_10 = window_5[24:1];
     assign guard_10 = window_5[0];
     assign increment_10 = ((~forced_4) & guard_10) & (sticky_9 | kept_10[0]);
     assign e0_minus_1_d1_sel_4 = normal_d1_5 ? e0_minus_1_d1_4 : ({9'h0, kept_10[23]});
-    assign nan_d1_or_4 = nan_d1_9 | saturate_4;
-    assign nan_d1_cat_4 = {22'h0, nan_d1_9};
+    assign nan_d2_or_4 = nan_d2_9 | saturate_4;
+    assign nan_d2_cat_4 = {22'h0, nan_d2_9};
     assign forced_not_4 = ~forced_4;
-    assign packed_10 = (({e0_minus_1_d1_sel_4[7:0], kept_10[22:0]}) & ({(forced_not_4 ? 30'h3fffffff : 30'h0), forced_not_4})) | ({({(nan_d1_or_4 ? 7'h7f : 7'h0), nan_d1_or_4}), ({nan_d1_cat_4[0], 22'h0})});
-    assign result_sign_4 = (~nan_d1_9) & sign_d1_5;
+    assign packed_10 = (({e0_minus_1_d1_sel_4[7:0], kept_10[22:0]}) & ({(forced_not_4 ? 30'h3fffffff : 30'h0), forced_not_4})) | ({({(nan_d2_or_4 ? 7'h7f : 7'h0), nan_d2_or_4}), ({nan_d2_cat_4[0], 22'h0})});
+    assign result_sign_4 = (~nan_d2_9) & sign_d2_5;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_4 = {29'h0, ({(normal_field_d1_4 & shifted_q_4), (normal_field_d1_4 & (~shifted_q_4))})};
@@ -17359,24 +17696,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_5 = b_exp_12 ^ 8'h80;
     assign fine_5 = (({2'h0, a_exp_12}) + ({(b_exp_xor_5[7] ? 2'h3 : 2'h0), b_exp_xor_5})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_5 = {{24{1'b0}}, a_sig_12} * {{24{1'b0}}, b_sig_12};
-    assign e0_minus_1_5 = fine_5 + (~({5'h0, lz_12}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_5 = {{24{1'b0}}, a_sig_d1_5} * {{24{1'b0}}, b_sig_d1_5};
+    assign e0_minus_1_5 = fine_d1_5 + (~({5'h0, lz_d1_5}));
     assign normal_6 = ~e0_minus_1_5[9];
-    assign coarse_5 = fine_5[9];
-    assign far_5 = (fine_5 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_5 = coarse_5 ? (fine_5 + 10'h18) : fine_5;
-    assign t_5 = normal_6 ? lz_12 : fine_sel_5[4:0];
+    assign coarse_5 = fine_d1_5[9];
+    assign far_5 = (fine_d1_5 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_5 = coarse_5 ? (fine_d1_5 + 10'h18) : fine_d1_5;
+    assign t_5 = normal_6 ? lz_d1_5 : fine_d1_sel_5[4:0];
     assign over_low_5 = ~((e0_minus_1_5 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_5 = ~((e0_minus_1_5 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_5 = ((nan_12 | inf_12) | zero_5) | (normal_6 ? 1'h0 : far_5);
+    assign forced_early_5 = ((nan_d1_12 | inf_d1_12) | zero_d1_5) | (normal_6 ? 1'h0 : far_5);
+    assign t_cat_9 = {({({({3'h0, (t_5[4:2] == 3'h5)}), ({3'h0, (t_5[4:2] == 3'h4)})}), ({3'h0, (t_5[4:2] == 3'h3)})}), ({3'h0, (t_5[4:2] == 3'h2)})};
+    assign t_cat_10 = {({({(t_5[1:0] == 2'h3), (t_5[1:0] == 2'h2)}), (t_5[1:0] == 2'h1)}), (t_5[1:0] == 2'h0)};
+    assign t_prod_5 = {{4{1'b0}}, ({({t_cat_9, ({3'h0, (t_5[4:2] == 3'h1)})}), ({3'h0, (t_5[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_10};
+    assign scale_5 = t_prod_5[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_5 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_5[4:2] == 3'h5)}), ({3'h0, (t_d1_5[4:2] == 3'h4)})}), ({3'h0, (t_d1_5[4:2] == 3'h3)})}), ({3'h0, (t_d1_5[4:2] == 3'h2)})}), ({3'h0, (t_d1_5[4:2] == 3'h1)})}), ({3'h0, (t_d1_5[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_5[1:0] == 2'h3), (t_d1_5[1:0] == 2'h2)}), (t_d1_5[1:0] == 2'h1)}), (t_d1_5[1:0] == 2'h0)})};
-    assign scale_5 = t_d1_prod_5[23:0];
-    assign product_d1_prod_5 = {{24{1'b0}}, product_d1_5[16:0]} * {{17{1'b0}}, scale_5};
-    assign product_d1_plus_5 = ({1'h0, ({{24{1'b0}}, product_d1_5[33:17]} * {{17{1'b0}}, scale_5})}) + ({18'h0, product_d1_prod_5[40:17]});
-    assign product_d1_cat_5 = {({(({1'h0, ({{24{1'b0}}, product_d1_5[47:34]} * {{14{1'b0}}, scale_5})}) + ({14'h0, product_d1_plus_5[41:17]})), product_d1_plus_5[16:0]}), product_d1_prod_5[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_5 = {{24{1'b0}}, product_d1_5[16:0]} * {{17{1'b0}}, scale_d1_5};
+    assign product_d1_plus_5 = ({1'h0, ({{24{1'b0}}, product_d1_5[33:17]} * {{17{1'b0}}, scale_d1_5})}) + ({18'h0, product_d1_prod_5[40:17]});
+    assign product_d1_cat_5 = {({(({1'h0, ({{24{1'b0}}, product_d1_5[47:34]} * {{14{1'b0}}, scale_d1_5})}) + ({14'h0, product_d1_plus_5[41:17]})), product_d1_plus_5[16:0]}), product_d1_prod_5[16:0]};
     assign shifted_12 = product_d1_cat_5[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -17387,17 +17726,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_12 = ((~(shifted_12[21:0] == 22'h0)) | ((far_window_5 | mid_window_5) & shifted_12[22])) | (far_window_5 & (~(shifted_12[46:23] == 24'h0)));
     assign overflow_12 = normal_d1_6 & (shifted_b47_5 ? over_high_d1_5 : over_low_d1_5);
     assign forced_5 = forced_early_d1_5 | overflow_12;
-    assign saturate_5 = (~nan_d1_12) & (inf_d1_12 | ((~zero_d1_5) & overflow_12));
+    assign saturate_5 = (~nan_d2_12) & (inf_d2_12 | ((~zero_d2_5) & overflow_12));
     assign normal_field_5 = (~forced_5) & normal_d1_6;
     assign kept_13 = window_6[24:1];
     assign guard_13 = window_6[0];
     assign increment_13 = ((~forced_5) & guard_13) & (sticky_12 | kept_13[0]);
     assign e0_minus_1_d1_sel_5 = normal_d1_6 ? e0_minus_1_d1_5 : ({9'h0, kept_13[23]});
-    assign nan_d1_or_5 = nan_d1_12 | saturate_5;
-    assign nan_d1_cat_5 = {22'h0, nan_d1_12};
+    assign nan_d2_or_5 = nan_d2_12 | saturate_5;
+    assign nan_d2_cat_5 = {22'h0, nan_d2_12};
     assign forced_not_5 = ~forced_5;
-    assign packed_13 = (({e0_minus_1_d1_sel_5[7:0], kept_13[22:0]}) & ({(forced_not_5 ? 30'h3fffffff : 30'h0), forced_not_5})) | ({({(nan_d1_or_5 ? 7'h7f : 7'h0), nan_d1_or_5}), ({nan_d1_cat_5[0], 22'h0})});
-    assign result_sign_5 = (~nan_d1_12) & sign_d1_6;
+    assign packed_13 = (({e0_minus_1_d1_sel_5[7:0], kept_13[22:0]}) & ({(forced_not_5 ? 30'h3fffffff : 30'h0), forced_not_5})) | ({({(nan_d2_or_5 ? 7'h7f : 7'h0), nan_d2_or_5}), ({nan_d2_cat_5[0], 22'h0})});
+    assign result_sign_5 = (~nan_d2_12) & sign_d2_6;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_5 = {29'h0, ({(normal_field_d1_5 & shifted_q_5), (normal_field_d1_5 & (~shifted_q_5))})};
@@ -17704,17 +18043,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign a_nan_14 = result_is255_11 & (~result_is0_22);
     assign a_sig_14 = {(~result_is0_21), result_bits22_0_11};
     assign a_exp_14 = result_is0_21 ? 8'h1 : result_bits30_23_11;
-    assign s_axis_tdata_0_d14_bits30_23 = s_axis_tdata_0_d14[30:23];
-    assign s_axis_tdata_0_d14_bits22_0 = s_axis_tdata_0_d14[22:0];
-    assign s_axis_tdata_0_d14_is0 = s_axis_tdata_0_d14_bits30_23 == 8'h0;
-    assign s_axis_tdata_0_d14_is255 = s_axis_tdata_0_d14_bits30_23 == 8'hff;
-    assign s_axis_tdata_0_d14_is0_2 = s_axis_tdata_0_d14_bits22_0 == 23'h0;
-    assign b_sign_19 = s_axis_tdata_0_d14[31];
-    assign b_zero_6 = s_axis_tdata_0_d14_is0 & s_axis_tdata_0_d14_is0_2;
-    assign b_inf_14 = s_axis_tdata_0_d14_is255 & s_axis_tdata_0_d14_is0_2;
-    assign b_nan_14 = s_axis_tdata_0_d14_is255 & (~s_axis_tdata_0_d14_is0_2);
-    assign b_sig_14 = {(~s_axis_tdata_0_d14_is0), s_axis_tdata_0_d14_bits22_0};
-    assign b_exp_14 = s_axis_tdata_0_d14_is0 ? 8'h1 : s_axis_tdata_0_d14_bits30_23;
+    assign s_axis_tdata_0_d15_bits30_23 = s_axis_tdata_0_d15[30:23];
+    assign s_axis_tdata_0_d15_bits22_0 = s_axis_tdata_0_d15[22:0];
+    assign s_axis_tdata_0_d15_is0 = s_axis_tdata_0_d15_bits30_23 == 8'h0;
+    assign s_axis_tdata_0_d15_is255 = s_axis_tdata_0_d15_bits30_23 == 8'hff;
+    assign s_axis_tdata_0_d15_is0_2 = s_axis_tdata_0_d15_bits22_0 == 23'h0;
+    assign b_sign_19 = s_axis_tdata_0_d15[31];
+    assign b_zero_6 = s_axis_tdata_0_d15_is0 & s_axis_tdata_0_d15_is0_2;
+    assign b_inf_14 = s_axis_tdata_0_d15_is255 & s_axis_tdata_0_d15_is0_2;
+    assign b_nan_14 = s_axis_tdata_0_d15_is255 & (~s_axis_tdata_0_d15_is0_2);
+    assign b_sig_14 = {(~s_axis_tdata_0_d15_is0), s_axis_tdata_0_d15_bits22_0};
+    assign b_exp_14 = s_axis_tdata_0_d15_is0 ? 8'h1 : s_axis_tdata_0_d15_bits30_23;
     assign sign_7 = a_sign_14 ^ b_sign_19;
     assign nan_14 = ((a_nan_14 | b_nan_14) | (a_zero_6 & b_inf_14)) | (a_inf_14 & b_zero_6);
     assign inf_14 = a_inf_14 | b_inf_14;
@@ -17811,24 +18150,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_6 = b_exp_14 ^ 8'h80;
     assign fine_6 = (({2'h0, a_exp_14}) + ({(b_exp_xor_6[7] ? 2'h3 : 2'h0), b_exp_xor_6})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_6 = {{24{1'b0}}, a_sig_14} * {{24{1'b0}}, b_sig_14};
-    assign e0_minus_1_6 = fine_6 + (~({5'h0, lz_14}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_6 = {{24{1'b0}}, a_sig_d1_6} * {{24{1'b0}}, b_sig_d1_6};
+    assign e0_minus_1_6 = fine_d1_6 + (~({5'h0, lz_d1_6}));
     assign normal_7 = ~e0_minus_1_6[9];
-    assign coarse_6 = fine_6[9];
-    assign far_6 = (fine_6 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_6 = coarse_6 ? (fine_6 + 10'h18) : fine_6;
-    assign t_6 = normal_7 ? lz_14 : fine_sel_6[4:0];
+    assign coarse_6 = fine_d1_6[9];
+    assign far_6 = (fine_d1_6 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_6 = coarse_6 ? (fine_d1_6 + 10'h18) : fine_d1_6;
+    assign t_6 = normal_7 ? lz_d1_6 : fine_d1_sel_6[4:0];
     assign over_low_6 = ~((e0_minus_1_6 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_6 = ~((e0_minus_1_6 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_6 = ((nan_14 | inf_14) | zero_6) | (normal_7 ? 1'h0 : far_6);
+    assign forced_early_6 = ((nan_d1_14 | inf_d1_14) | zero_d1_6) | (normal_7 ? 1'h0 : far_6);
+    assign t_cat_11 = {({({({3'h0, (t_6[4:2] == 3'h5)}), ({3'h0, (t_6[4:2] == 3'h4)})}), ({3'h0, (t_6[4:2] == 3'h3)})}), ({3'h0, (t_6[4:2] == 3'h2)})};
+    assign t_cat_12 = {({({(t_6[1:0] == 2'h3), (t_6[1:0] == 2'h2)}), (t_6[1:0] == 2'h1)}), (t_6[1:0] == 2'h0)};
+    assign t_prod_6 = {{4{1'b0}}, ({({t_cat_11, ({3'h0, (t_6[4:2] == 3'h1)})}), ({3'h0, (t_6[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_12};
+    assign scale_6 = t_prod_6[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_6 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_6[4:2] == 3'h5)}), ({3'h0, (t_d1_6[4:2] == 3'h4)})}), ({3'h0, (t_d1_6[4:2] == 3'h3)})}), ({3'h0, (t_d1_6[4:2] == 3'h2)})}), ({3'h0, (t_d1_6[4:2] == 3'h1)})}), ({3'h0, (t_d1_6[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_6[1:0] == 2'h3), (t_d1_6[1:0] == 2'h2)}), (t_d1_6[1:0] == 2'h1)}), (t_d1_6[1:0] == 2'h0)})};
-    assign scale_6 = t_d1_prod_6[23:0];
-    assign product_d1_prod_6 = {{24{1'b0}}, product_d1_6[16:0]} * {{17{1'b0}}, scale_6};
-    assign product_d1_plus_6 = ({1'h0, ({{24{1'b0}}, product_d1_6[33:17]} * {{17{1'b0}}, scale_6})}) + ({18'h0, product_d1_prod_6[40:17]});
-    assign product_d1_cat_6 = {({(({1'h0, ({{24{1'b0}}, product_d1_6[47:34]} * {{14{1'b0}}, scale_6})}) + ({14'h0, product_d1_plus_6[41:17]})), product_d1_plus_6[16:0]}), product_d1_prod_6[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_6 = {{24{1'b0}}, product_d1_6[16:0]} * {{17{1'b0}}, scale_d1_6};
+    assign product_d1_plus_6 = ({1'h0, ({{24{1'b0}}, product_d1_6[33:17]} * {{17{1'b0}}, scale_d1_6})}) + ({18'h0, product_d1_prod_6[40:17]});
+    assign product_d1_cat_6 = {({(({1'h0, ({{24{1'b0}}, product_d1_6[47:34]} * {{14{1'b0}}, scale_d1_6})}) + ({14'h0, product_d1_plus_6[41:17]})), product_d1_plus_6[16:0]}), product_d1_prod_6[16:0]};
     assign shifted_14 = product_d1_cat_6[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -17839,33 +18180,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_14 = ((~(shifted_14[21:0] == 22'h0)) | ((far_window_6 | mid_window_6) & shifted_14[22])) | (far_window_6 & (~(shifted_14[46:23] == 24'h0)));
     assign overflow_14 = normal_d1_7 & (shifted_b47_6 ? over_high_d1_6 : over_low_d1_6);
     assign forced_6 = forced_early_d1_6 | overflow_14;
-    assign saturate_6 = (~nan_d1_14) & (inf_d1_14 | ((~zero_d1_6) & overflow_14));
+    assign saturate_6 = (~nan_d2_14) & (inf_d2_14 | ((~zero_d2_6) & overflow_14));
     assign normal_field_6 = (~forced_6) & normal_d1_7;
     assign kept_15 = window_7[24:1];
     assign guard_15 = window_7[0];
     assign increment_15 = ((~forced_6) & guard_15) & (sticky_14 | kept_15[0]);
     assign e0_minus_1_d1_sel_6 = normal_d1_7 ? e0_minus_1_d1_6 : ({9'h0, kept_15[23]});
-    assign nan_d1_or_6 = nan_d1_14 | saturate_6;
-    assign nan_d1_cat_6 = {22'h0, nan_d1_14};
+    assign nan_d2_or_6 = nan_d2_14 | saturate_6;
+    assign nan_d2_cat_6 = {22'h0, nan_d2_14};
     assign forced_not_6 = ~forced_6;
-    assign packed_15 = (({e0_minus_1_d1_sel_6[7:0], kept_15[22:0]}) & ({(forced_not_6 ? 30'h3fffffff : 30'h0), forced_not_6})) | ({({(nan_d1_or_6 ? 7'h7f : 7'h0), nan_d1_or_6}), ({nan_d1_cat_6[0], 22'h0})});
-    assign result_sign_6 = (~nan_d1_14) & sign_d1_7;
+    assign packed_15 = (({e0_minus_1_d1_sel_6[7:0], kept_15[22:0]}) & ({(forced_not_6 ? 30'h3fffffff : 30'h0), forced_not_6})) | ({({(nan_d2_or_6 ? 7'h7f : 7'h0), nan_d2_or_6}), ({nan_d2_cat_6[0], 22'h0})});
+    assign result_sign_6 = (~nan_d2_14) & sign_d2_7;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_6 = {29'h0, ({(normal_field_d1_6 & shifted_q_6), (normal_field_d1_6 & (~shifted_q_6))})};
     assign result_15 = {result_sign_d1_6, (packed_d1_6 + (({normal_field_d1_cat_6[7:0], 23'h0}) | ({30'h0, increment_d1_6})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d12_bits30_23 = result_d12[30:23];
-    assign result_d12_bits22_0 = result_d12[22:0];
-    assign result_d12_is0 = result_d12_bits30_23 == 8'h0;
-    assign result_d12_is255 = result_d12_bits30_23 == 8'hff;
-    assign result_d12_is0_2 = result_d12_bits22_0 == 23'h0;
-    assign a_sign_15 = result_d12[31];
-    assign a_inf_15 = result_d12_is255 & result_d12_is0_2;
-    assign a_nan_15 = result_d12_is255 & (~result_d12_is0_2);
-    assign a_sig_15 = {(~result_d12_is0), result_d12_bits22_0};
-    assign a_exp_15 = result_d12_is0 ? 8'h1 : result_d12_bits30_23;
+    assign result_d14_bits30_23 = result_d14[30:23];
+    assign result_d14_bits22_0 = result_d14[22:0];
+    assign result_d14_is0 = result_d14_bits30_23 == 8'h0;
+    assign result_d14_is255 = result_d14_bits30_23 == 8'hff;
+    assign result_d14_is0_2 = result_d14_bits22_0 == 23'h0;
+    assign a_sign_15 = result_d14[31];
+    assign a_inf_15 = result_d14_is255 & result_d14_is0_2;
+    assign a_nan_15 = result_d14_is255 & (~result_d14_is0_2);
+    assign a_sig_15 = {(~result_d14_is0), result_d14_bits22_0};
+    assign a_exp_15 = result_d14_is0 ? 8'h1 : result_d14_bits30_23;
     assign result_bits30_23_12 = result_15[30:23];
     assign result_bits22_0_12 = result_15[22:0];
     assign result_is0_23 = result_bits30_23_12 == 8'h0;
@@ -17882,7 +18223,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_15 = a_inf_15 | b_inf_15;
     assign inf_sign_9 = a_inf_15 ? a_sign_15 : b_sign_21;
     assign zero_sign_9 = a_sign_15 & b_sign_21;
-    assign swap_9 = result_d12[30:0] < result_15[30:0];
+    assign swap_9 = result_d14[30:0] < result_15[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_9 = swap_9 ? b_sign_21 : a_sign_15;
@@ -18146,16 +18487,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_16 = nan_d4_9 ? 32'h7fc00000 : (exact_zero_d2_9 ? ({zero_sign_d4_9, 31'h0}) : ({(inf_d4_9 ? inf_sign_d4_9 : big_sign_d4_9), ((overflow_15 | inf_d4_9) ? 31'h7f800000 : rounded_9[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d10_bits30_23 = result_d10_2[30:23];
-    assign result_d10_bits22_0 = result_d10_2[22:0];
-    assign result_d10_is0 = result_d10_bits30_23 == 8'h0;
-    assign result_d10_is255 = result_d10_bits30_23 == 8'hff;
-    assign result_d10_is0_2 = result_d10_bits22_0 == 23'h0;
-    assign a_sign_16 = result_d10_2[31];
-    assign a_inf_16 = result_d10_is255 & result_d10_is0_2;
-    assign a_nan_16 = result_d10_is255 & (~result_d10_is0_2);
-    assign a_sig_16 = {(~result_d10_is0), result_d10_bits22_0};
-    assign a_exp_16 = result_d10_is0 ? 8'h1 : result_d10_bits30_23;
+    assign result_d11_bits30_23 = result_d11_2[30:23];
+    assign result_d11_bits22_0 = result_d11_2[22:0];
+    assign result_d11_is0 = result_d11_bits30_23 == 8'h0;
+    assign result_d11_is255 = result_d11_bits30_23 == 8'hff;
+    assign result_d11_is0_2 = result_d11_bits22_0 == 23'h0;
+    assign a_sign_16 = result_d11_2[31];
+    assign a_inf_16 = result_d11_is255 & result_d11_is0_2;
+    assign a_nan_16 = result_d11_is255 & (~result_d11_is0_2);
+    assign a_sig_16 = {(~result_d11_is0), result_d11_bits22_0};
+    assign a_exp_16 = result_d11_is0 ? 8'h1 : result_d11_bits30_23;
     assign result_bits30_23_13 = result_16[30:23];
     assign result_bits22_0_13 = result_16[22:0];
     assign result_is0_25 = result_bits30_23_13 == 8'h0;
@@ -18171,7 +18512,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_16 = a_inf_16 | b_inf_16;
     assign inf_sign_10 = a_inf_16 ? a_sign_16 : b_sign_22;
     assign zero_sign_10 = a_sign_16 & b_sign_22;
-    assign swap_10 = result_d10_2[30:0] < result_16[30:0];
+    assign swap_10 = result_d11_2[30:0] < result_16[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_10 = swap_10 ? b_sign_22 : a_sign_16;
@@ -18435,17 +18776,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_17 = nan_d4_10 ? 32'h7fc00000 : (exact_zero_d2_10 ? ({zero_sign_d4_10, 31'h0}) : ({(inf_d4_10 ? inf_sign_d4_10 : big_sign_d4_10), ((overflow_16 | inf_d4_10) ? 31'h7f800000 : rounded_10[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign result_d22_bits30_23 = result_d22[30:23];
-    assign result_d22_bits22_0 = result_d22[22:0];
-    assign result_d22_is0 = result_d22_bits30_23 == 8'h0;
-    assign result_d22_is255 = result_d22_bits30_23 == 8'hff;
-    assign result_d22_is0_2 = result_d22_bits22_0 == 23'h0;
-    assign a_sign_17 = result_d22[31];
-    assign a_zero_7 = result_d22_is0 & result_d22_is0_2;
-    assign a_inf_17 = result_d22_is255 & result_d22_is0_2;
-    assign a_nan_17 = result_d22_is255 & (~result_d22_is0_2);
-    assign a_sig_17 = {(~result_d22_is0), result_d22_bits22_0};
-    assign a_exp_17 = result_d22_is0 ? 8'h1 : result_d22_bits30_23;
+    assign result_d24_bits30_23 = result_d24[30:23];
+    assign result_d24_bits22_0 = result_d24[22:0];
+    assign result_d24_is0 = result_d24_bits30_23 == 8'h0;
+    assign result_d24_is255 = result_d24_bits30_23 == 8'hff;
+    assign result_d24_is0_2 = result_d24_bits22_0 == 23'h0;
+    assign a_sign_17 = result_d24[31];
+    assign a_zero_7 = result_d24_is0 & result_d24_is0_2;
+    assign a_inf_17 = result_d24_is255 & result_d24_is0_2;
+    assign a_nan_17 = result_d24_is255 & (~result_d24_is0_2);
+    assign a_sig_17 = {(~result_d24_is0), result_d24_bits22_0};
+    assign a_exp_17 = result_d24_is0 ? 8'h1 : result_d24_bits30_23;
     assign result_bits30_23_14 = result_17[30:23];
     assign result_bits22_0_14 = result_17[22:0];
     assign result_is0_27 = result_bits30_23_14 == 8'h0;
@@ -18553,24 +18894,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_7 = b_exp_17 ^ 8'h80;
     assign fine_7 = (({2'h0, a_exp_17}) + ({(b_exp_xor_7[7] ? 2'h3 : 2'h0), b_exp_xor_7})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_7 = {{24{1'b0}}, a_sig_17} * {{24{1'b0}}, b_sig_17};
-    assign e0_minus_1_7 = fine_7 + (~({5'h0, lz_17}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_7 = {{24{1'b0}}, a_sig_d1_7} * {{24{1'b0}}, b_sig_d1_7};
+    assign e0_minus_1_7 = fine_d1_7 + (~({5'h0, lz_d1_7}));
     assign normal_8 = ~e0_minus_1_7[9];
-    assign coarse_7 = fine_7[9];
-    assign far_7 = (fine_7 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_7 = coarse_7 ? (fine_7 + 10'h18) : fine_7;
-    assign t_7 = normal_8 ? lz_17 : fine_sel_7[4:0];
+    assign coarse_7 = fine_d1_7[9];
+    assign far_7 = (fine_d1_7 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_7 = coarse_7 ? (fine_d1_7 + 10'h18) : fine_d1_7;
+    assign t_7 = normal_8 ? lz_d1_7 : fine_d1_sel_7[4:0];
     assign over_low_7 = ~((e0_minus_1_7 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_7 = ~((e0_minus_1_7 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_7 = ((nan_17 | inf_17) | zero_7) | (normal_8 ? 1'h0 : far_7);
+    assign forced_early_7 = ((nan_d1_17 | inf_d1_17) | zero_d1_7) | (normal_8 ? 1'h0 : far_7);
+    assign t_cat_13 = {({({({3'h0, (t_7[4:2] == 3'h5)}), ({3'h0, (t_7[4:2] == 3'h4)})}), ({3'h0, (t_7[4:2] == 3'h3)})}), ({3'h0, (t_7[4:2] == 3'h2)})};
+    assign t_cat_14 = {({({(t_7[1:0] == 2'h3), (t_7[1:0] == 2'h2)}), (t_7[1:0] == 2'h1)}), (t_7[1:0] == 2'h0)};
+    assign t_prod_7 = {{4{1'b0}}, ({({t_cat_13, ({3'h0, (t_7[4:2] == 3'h1)})}), ({3'h0, (t_7[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_14};
+    assign scale_7 = t_prod_7[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_7 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_7[4:2] == 3'h5)}), ({3'h0, (t_d1_7[4:2] == 3'h4)})}), ({3'h0, (t_d1_7[4:2] == 3'h3)})}), ({3'h0, (t_d1_7[4:2] == 3'h2)})}), ({3'h0, (t_d1_7[4:2] == 3'h1)})}), ({3'h0, (t_d1_7[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_7[1:0] == 2'h3), (t_d1_7[1:0] == 2'h2)}), (t_d1_7[1:0] == 2'h1)}), (t_d1_7[1:0] == 2'h0)})};
-    assign scale_7 = t_d1_prod_7[23:0];
-    assign product_d1_prod_7 = {{24{1'b0}}, product_d1_7[16:0]} * {{17{1'b0}}, scale_7};
-    assign product_d1_plus_7 = ({1'h0, ({{24{1'b0}}, product_d1_7[33:17]} * {{17{1'b0}}, scale_7})}) + ({18'h0, product_d1_prod_7[40:17]});
-    assign product_d1_cat_7 = {({(({1'h0, ({{24{1'b0}}, product_d1_7[47:34]} * {{14{1'b0}}, scale_7})}) + ({14'h0, product_d1_plus_7[41:17]})), product_d1_plus_7[16:0]}), product_d1_prod_7[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_7 = {{24{1'b0}}, product_d1_7[16:0]} * {{17{1'b0}}, scale_d1_7};
+    assign product_d1_plus_7 = ({1'h0, ({{24{1'b0}}, product_d1_7[33:17]} * {{17{1'b0}}, scale_d1_7})}) + ({18'h0, product_d1_prod_7[40:17]});
+    assign product_d1_cat_7 = {({(({1'h0, ({{24{1'b0}}, product_d1_7[47:34]} * {{14{1'b0}}, scale_d1_7})}) + ({14'h0, product_d1_plus_7[41:17]})), product_d1_plus_7[16:0]}), product_d1_prod_7[16:0]};
     assign shifted_17 = product_d1_cat_7[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -18581,17 +18924,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_17 = ((~(shifted_17[21:0] == 22'h0)) | ((far_window_7 | mid_window_7) & shifted_17[22])) | (far_window_7 & (~(shifted_17[46:23] == 24'h0)));
     assign overflow_17 = normal_d1_8 & (shifted_b47_7 ? over_high_d1_7 : over_low_d1_7);
     assign forced_7 = forced_early_d1_7 | overflow_17;
-    assign saturate_7 = (~nan_d1_17) & (inf_d1_17 | ((~zero_d1_7) & overflow_17));
+    assign saturate_7 = (~nan_d2_17) & (inf_d2_17 | ((~zero_d2_7) & overflow_17));
     assign normal_field_7 = (~forced_7) & normal_d1_8;
     assign kept_18 = window_8[24:1];
     assign guard_18 = window_8[0];
     assign increment_18 = ((~forced_7) & guard_18) & (sticky_17 | kept_18[0]);
     assign e0_minus_1_d1_sel_7 = normal_d1_8 ? e0_minus_1_d1_7 : ({9'h0, kept_18[23]});
-    assign nan_d1_or_7 = nan_d1_17 | saturate_7;
-    assign nan_d1_cat_7 = {22'h0, nan_d1_17};
+    assign nan_d2_or_7 = nan_d2_17 | saturate_7;
+    assign nan_d2_cat_7 = {22'h0, nan_d2_17};
     assign forced_not_7 = ~forced_7;
-    assign packed_18 = (({e0_minus_1_d1_sel_7[7:0], kept_18[22:0]}) & ({(forced_not_7 ? 30'h3fffffff : 30'h0), forced_not_7})) | ({({(nan_d1_or_7 ? 7'h7f : 7'h0), nan_d1_or_7}), ({nan_d1_cat_7[0], 22'h0})});
-    assign result_sign_7 = (~nan_d1_17) & sign_d1_8;
+    assign packed_18 = (({e0_minus_1_d1_sel_7[7:0], kept_18[22:0]}) & ({(forced_not_7 ? 30'h3fffffff : 30'h0), forced_not_7})) | ({({(nan_d2_or_7 ? 7'h7f : 7'h0), nan_d2_or_7}), ({nan_d2_cat_7[0], 22'h0})});
+    assign result_sign_7 = (~nan_d2_17) & sign_d2_8;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_7 = {29'h0, ({(normal_field_d1_7 & shifted_q_7), (normal_field_d1_7 & (~shifted_q_7))})};
@@ -19006,24 +19349,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_8 = b_exp_19 ^ 8'h80;
     assign fine_8 = (({2'h0, a_exp_19}) + ({(b_exp_xor_8[7] ? 2'h3 : 2'h0), b_exp_xor_8})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_8 = {{24{1'b0}}, a_sig_19} * {{24{1'b0}}, b_sig_19};
-    assign e0_minus_1_8 = fine_8 + (~({5'h0, lz_19}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_8 = {{24{1'b0}}, a_sig_d1_8} * {{24{1'b0}}, b_sig_d1_8};
+    assign e0_minus_1_8 = fine_d1_8 + (~({5'h0, lz_d1_8}));
     assign normal_9 = ~e0_minus_1_8[9];
-    assign coarse_8 = fine_8[9];
-    assign far_8 = (fine_8 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_8 = coarse_8 ? (fine_8 + 10'h18) : fine_8;
-    assign t_8 = normal_9 ? lz_19 : fine_sel_8[4:0];
+    assign coarse_8 = fine_d1_8[9];
+    assign far_8 = (fine_d1_8 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_8 = coarse_8 ? (fine_d1_8 + 10'h18) : fine_d1_8;
+    assign t_8 = normal_9 ? lz_d1_8 : fine_d1_sel_8[4:0];
     assign over_low_8 = ~((e0_minus_1_8 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_8 = ~((e0_minus_1_8 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_8 = ((nan_19 | inf_19) | zero_8) | (normal_9 ? 1'h0 : far_8);
+    assign forced_early_8 = ((nan_d1_19 | inf_d1_19) | zero_d1_8) | (normal_9 ? 1'h0 : far_8);
+    assign t_cat_15 = {({({({3'h0, (t_8[4:2] == 3'h5)}), ({3'h0, (t_8[4:2] == 3'h4)})}), ({3'h0, (t_8[4:2] == 3'h3)})}), ({3'h0, (t_8[4:2] == 3'h2)})};
+    assign t_cat_16 = {({({(t_8[1:0] == 2'h3), (t_8[1:0] == 2'h2)}), (t_8[1:0] == 2'h1)}), (t_8[1:0] == 2'h0)};
+    assign t_prod_8 = {{4{1'b0}}, ({({t_cat_15, ({3'h0, (t_8[4:2] == 3'h1)})}), ({3'h0, (t_8[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_16};
+    assign scale_8 = t_prod_8[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_8 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_8[4:2] == 3'h5)}), ({3'h0, (t_d1_8[4:2] == 3'h4)})}), ({3'h0, (t_d1_8[4:2] == 3'h3)})}), ({3'h0, (t_d1_8[4:2] == 3'h2)})}), ({3'h0, (t_d1_8[4:2] == 3'h1)})}), ({3'h0, (t_d1_8[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_8[1:0] == 2'h3), (t_d1_8[1:0] == 2'h2)}), (t_d1_8[1:0] == 2'h1)}), (t_d1_8[1:0] == 2'h0)})};
-    assign scale_8 = t_d1_prod_8[23:0];
-    assign product_d1_prod_8 = {{24{1'b0}}, product_d1_8[16:0]} * {{17{1'b0}}, scale_8};
-    assign product_d1_plus_8 = ({1'h0, ({{24{1'b0}}, product_d1_8[33:17]} * {{17{1'b0}}, scale_8})}) + ({18'h0, product_d1_prod_8[40:17]});
-    assign product_d1_cat_8 = {({(({1'h0, ({{24{1'b0}}, product_d1_8[47:34]} * {{14{1'b0}}, scale_8})}) + ({14'h0, product_d1_plus_8[41:17]})), product_d1_plus_8[16:0]}), product_d1_prod_8[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_8 = {{24{1'b0}}, product_d1_8[16:0]} * {{17{1'b0}}, scale_d1_8};
+    assign product_d1_plus_8 = ({1'h0, ({{24{1'b0}}, product_d1_8[33:17]} * {{17{1'b0}}, scale_d1_8})}) + ({18'h0, product_d1_prod_8[40:17]});
+    assign product_d1_cat_8 = {({(({1'h0, ({{24{1'b0}}, product_d1_8[47:34]} * {{14{1'b0}}, scale_d1_8})}) + ({14'h0, product_d1_plus_8[41:17]})), product_d1_plus_8[16:0]}), product_d1_prod_8[16:0]};
     assign shifted_19 = product_d1_cat_8[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -19034,17 +19379,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_19 = ((~(shifted_19[21:0] == 22'h0)) | ((far_window_8 | mid_window_8) & shifted_19[22])) | (far_window_8 & (~(shifted_19[46:23] == 24'h0)));
     assign overflow_19 = normal_d1_9 & (shifted_b47_8 ? over_high_d1_8 : over_low_d1_8);
     assign forced_8 = forced_early_d1_8 | overflow_19;
-    assign saturate_8 = (~nan_d1_19) & (inf_d1_19 | ((~zero_d1_8) & overflow_19));
+    assign saturate_8 = (~nan_d2_19) & (inf_d2_19 | ((~zero_d2_8) & overflow_19));
     assign normal_field_8 = (~forced_8) & normal_d1_9;
     assign kept_20 = window_9[24:1];
     assign guard_20 = window_9[0];
     assign increment_20 = ((~forced_8) & guard_20) & (sticky_19 | kept_20[0]);
     assign e0_minus_1_d1_sel_8 = normal_d1_9 ? e0_minus_1_d1_8 : ({9'h0, kept_20[23]});
-    assign nan_d1_or_8 = nan_d1_19 | saturate_8;
-    assign nan_d1_cat_8 = {22'h0, nan_d1_19};
+    assign nan_d2_or_8 = nan_d2_19 | saturate_8;
+    assign nan_d2_cat_8 = {22'h0, nan_d2_19};
     assign forced_not_8 = ~forced_8;
-    assign packed_20 = (({e0_minus_1_d1_sel_8[7:0], kept_20[22:0]}) & ({(forced_not_8 ? 30'h3fffffff : 30'h0), forced_not_8})) | ({({(nan_d1_or_8 ? 7'h7f : 7'h0), nan_d1_or_8}), ({nan_d1_cat_8[0], 22'h0})});
-    assign result_sign_8 = (~nan_d1_19) & sign_d1_9;
+    assign packed_20 = (({e0_minus_1_d1_sel_8[7:0], kept_20[22:0]}) & ({(forced_not_8 ? 30'h3fffffff : 30'h0), forced_not_8})) | ({({(nan_d2_or_8 ? 7'h7f : 7'h0), nan_d2_or_8}), ({nan_d2_cat_8[0], 22'h0})});
+    assign result_sign_8 = (~nan_d2_19) & sign_d2_9;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_8 = {29'h0, ({(normal_field_d1_8 & shifted_q_8), (normal_field_d1_8 & (~shifted_q_8))})};
@@ -19169,24 +19514,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_9 = b_exp_20 ^ 8'h80;
     assign fine_9 = (({2'h0, a_exp_20}) + ({(b_exp_xor_9[7] ? 2'h3 : 2'h0), b_exp_xor_9})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_9 = {{24{1'b0}}, a_sig_20} * {{24{1'b0}}, b_sig_20};
-    assign e0_minus_1_9 = fine_9 + (~({5'h0, lz_20}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_9 = {{24{1'b0}}, a_sig_d1_9} * {{24{1'b0}}, b_sig_d1_9};
+    assign e0_minus_1_9 = fine_d1_9 + (~({5'h0, lz_d1_9}));
     assign normal_10 = ~e0_minus_1_9[9];
-    assign coarse_9 = fine_9[9];
-    assign far_9 = (fine_9 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_9 = coarse_9 ? (fine_9 + 10'h18) : fine_9;
-    assign t_9 = normal_10 ? lz_20 : fine_sel_9[4:0];
+    assign coarse_9 = fine_d1_9[9];
+    assign far_9 = (fine_d1_9 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_9 = coarse_9 ? (fine_d1_9 + 10'h18) : fine_d1_9;
+    assign t_9 = normal_10 ? lz_d1_9 : fine_d1_sel_9[4:0];
     assign over_low_9 = ~((e0_minus_1_9 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_9 = ~((e0_minus_1_9 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_9 = ((nan_20 | inf_20) | zero_9) | (normal_10 ? 1'h0 : far_9);
+    assign forced_early_9 = ((nan_d1_20 | inf_d1_20) | zero_d1_9) | (normal_10 ? 1'h0 : far_9);
+    assign t_cat_17 = {({({({3'h0, (t_9[4:2] == 3'h5)}), ({3'h0, (t_9[4:2] == 3'h4)})}), ({3'h0, (t_9[4:2] == 3'h3)})}), ({3'h0, (t_9[4:2] == 3'h2)})};
+    assign t_cat_18 = {({({(t_9[1:0] == 2'h3), (t_9[1:0] == 2'h2)}), (t_9[1:0] == 2'h1)}), (t_9[1:0] == 2'h0)};
+    assign t_prod_9 = {{4{1'b0}}, ({({t_cat_17, ({3'h0, (t_9[4:2] == 3'h1)})}), ({3'h0, (t_9[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_18};
+    assign scale_9 = t_prod_9[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_9 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_9[4:2] == 3'h5)}), ({3'h0, (t_d1_9[4:2] == 3'h4)})}), ({3'h0, (t_d1_9[4:2] == 3'h3)})}), ({3'h0, (t_d1_9[4:2] == 3'h2)})}), ({3'h0, (t_d1_9[4:2] == 3'h1)})}), ({3'h0, (t_d1_9[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_9[1:0] == 2'h3), (t_d1_9[1:0] == 2'h2)}), (t_d1_9[1:0] == 2'h1)}), (t_d1_9[1:0] == 2'h0)})};
-    assign scale_9 = t_d1_prod_9[23:0];
-    assign product_d1_prod_9 = {{24{1'b0}}, product_d1_9[16:0]} * {{17{1'b0}}, scale_9};
-    assign product_d1_plus_9 = ({1'h0, ({{24{1'b0}}, product_d1_9[33:17]} * {{17{1'b0}}, scale_9})}) + ({18'h0, product_d1_prod_9[40:17]});
-    assign product_d1_cat_9 = {({(({1'h0, ({{24{1'b0}}, product_d1_9[47:34]} * {{14{1'b0}}, scale_9})}) + ({14'h0, product_d1_plus_9[41:17]})), product_d1_plus_9[16:0]}), product_d1_prod_9[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_9 = {{24{1'b0}}, product_d1_9[16:0]} * {{17{1'b0}}, scale_d1_9};
+    assign product_d1_plus_9 = ({1'h0, ({{24{1'b0}}, product_d1_9[33:17]} * {{17{1'b0}}, scale_d1_9})}) + ({18'h0, product_d1_prod_9[40:17]});
+    assign product_d1_cat_9 = {({(({1'h0, ({{24{1'b0}}, product_d1_9[47:34]} * {{14{1'b0}}, scale_d1_9})}) + ({14'h0, product_d1_plus_9[41:17]})), product_d1_plus_9[16:0]}), product_d1_prod_9[16:0]};
     assign shifted_20 = product_d1_cat_9[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -19197,17 +19544,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_20 = ((~(shifted_20[21:0] == 22'h0)) | ((far_window_9 | mid_window_9) & shifted_20[22])) | (far_window_9 & (~(shifted_20[46:23] == 24'h0)));
     assign overflow_20 = normal_d1_10 & (shifted_b47_9 ? over_high_d1_9 : over_low_d1_9);
     assign forced_9 = forced_early_d1_9 | overflow_20;
-    assign saturate_9 = (~nan_d1_20) & (inf_d1_20 | ((~zero_d1_9) & overflow_20));
+    assign saturate_9 = (~nan_d2_20) & (inf_d2_20 | ((~zero_d2_9) & overflow_20));
     assign normal_field_9 = (~forced_9) & normal_d1_10;
     assign kept_21 = window_10[24:1];
     assign guard_21 = window_10[0];
     assign increment_21 = ((~forced_9) & guard_21) & (sticky_20 | kept_21[0]);
     assign e0_minus_1_d1_sel_9 = normal_d1_10 ? e0_minus_1_d1_9 : ({9'h0, kept_21[23]});
-    assign nan_d1_or_9 = nan_d1_20 | saturate_9;
-    assign nan_d1_cat_9 = {22'h0, nan_d1_20};
+    assign nan_d2_or_9 = nan_d2_20 | saturate_9;
+    assign nan_d2_cat_9 = {22'h0, nan_d2_20};
     assign forced_not_9 = ~forced_9;
-    assign packed_21 = (({e0_minus_1_d1_sel_9[7:0], kept_21[22:0]}) & ({(forced_not_9 ? 30'h3fffffff : 30'h0), forced_not_9})) | ({({(nan_d1_or_9 ? 7'h7f : 7'h0), nan_d1_or_9}), ({nan_d1_cat_9[0], 22'h0})});
-    assign result_sign_9 = (~nan_d1_20) & sign_d1_10;
+    assign packed_21 = (({e0_minus_1_d1_sel_9[7:0], kept_21[22:0]}) & ({(forced_not_9 ? 30'h3fffffff : 30'h0), forced_not_9})) | ({({(nan_d2_or_9 ? 7'h7f : 7'h0), nan_d2_or_9}), ({nan_d2_cat_9[0], 22'h0})});
+    assign result_sign_9 = (~nan_d2_20) & sign_d2_10;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_9 = {29'h0, ({(normal_field_d1_9 & shifted_q_9), (normal_field_d1_9 & (~shifted_q_9))})};
@@ -19514,17 +19861,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign a_nan_22 = result_is255_19 & (~result_is0_38);
     assign a_sig_22 = {(~result_is0_37), result_bits22_0_19};
     assign a_exp_22 = result_is0_37 ? 8'h1 : result_bits30_23_19;
-    assign s_axis_tdata_32_d14_bits30_23 = s_axis_tdata_32_d14[30:23];
-    assign s_axis_tdata_32_d14_bits22_0 = s_axis_tdata_32_d14[22:0];
-    assign s_axis_tdata_32_d14_is0 = s_axis_tdata_32_d14_bits30_23 == 8'h0;
-    assign s_axis_tdata_32_d14_is255 = s_axis_tdata_32_d14_bits30_23 == 8'hff;
-    assign s_axis_tdata_32_d14_is0_2 = s_axis_tdata_32_d14_bits22_0 == 23'h0;
-    assign b_sign_29 = s_axis_tdata_32_d14[31];
-    assign b_zero_10 = s_axis_tdata_32_d14_is0 & s_axis_tdata_32_d14_is0_2;
-    assign b_inf_22 = s_axis_tdata_32_d14_is255 & s_axis_tdata_32_d14_is0_2;
-    assign b_nan_22 = s_axis_tdata_32_d14_is255 & (~s_axis_tdata_32_d14_is0_2);
-    assign b_sig_22 = {(~s_axis_tdata_32_d14_is0), s_axis_tdata_32_d14_bits22_0};
-    assign b_exp_22 = s_axis_tdata_32_d14_is0 ? 8'h1 : s_axis_tdata_32_d14_bits30_23;
+    assign s_axis_tdata_32_d15_bits30_23 = s_axis_tdata_32_d15[30:23];
+    assign s_axis_tdata_32_d15_bits22_0 = s_axis_tdata_32_d15[22:0];
+    assign s_axis_tdata_32_d15_is0 = s_axis_tdata_32_d15_bits30_23 == 8'h0;
+    assign s_axis_tdata_32_d15_is255 = s_axis_tdata_32_d15_bits30_23 == 8'hff;
+    assign s_axis_tdata_32_d15_is0_2 = s_axis_tdata_32_d15_bits22_0 == 23'h0;
+    assign b_sign_29 = s_axis_tdata_32_d15[31];
+    assign b_zero_10 = s_axis_tdata_32_d15_is0 & s_axis_tdata_32_d15_is0_2;
+    assign b_inf_22 = s_axis_tdata_32_d15_is255 & s_axis_tdata_32_d15_is0_2;
+    assign b_nan_22 = s_axis_tdata_32_d15_is255 & (~s_axis_tdata_32_d15_is0_2);
+    assign b_sig_22 = {(~s_axis_tdata_32_d15_is0), s_axis_tdata_32_d15_bits22_0};
+    assign b_exp_22 = s_axis_tdata_32_d15_is0 ? 8'h1 : s_axis_tdata_32_d15_bits30_23;
     assign sign_11 = a_sign_22 ^ b_sign_29;
     assign nan_22 = ((a_nan_22 | b_nan_22) | (a_zero_10 & b_inf_22)) | (a_inf_22 & b_zero_10);
     assign inf_22 = a_inf_22 | b_inf_22;
@@ -19621,24 +19968,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_10 = b_exp_22 ^ 8'h80;
     assign fine_10 = (({2'h0, a_exp_22}) + ({(b_exp_xor_10[7] ? 2'h3 : 2'h0), b_exp_xor_10})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_10 = {{24{1'b0}}, a_sig_22} * {{24{1'b0}}, b_sig_22};
-    assign e0_minus_1_10 = fine_10 + (~({5'h0, lz_22}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_10 = {{24{1'b0}}, a_sig_d1_10} * {{24{1'b0}}, b_sig_d1_10};
+    assign e0_minus_1_10 = fine_d1_10 + (~({5'h0, lz_d1_10}));
     assign normal_11 = ~e0_minus_1_10[9];
-    assign coarse_10 = fine_10[9];
-    assign far_10 = (fine_10 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_10 = coarse_10 ? (fine_10 + 10'h18) : fine_10;
-    assign t_10 = normal_11 ? lz_22 : fine_sel_10[4:0];
+    assign coarse_10 = fine_d1_10[9];
+    assign far_10 = (fine_d1_10 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_10 = coarse_10 ? (fine_d1_10 + 10'h18) : fine_d1_10;
+    assign t_10 = normal_11 ? lz_d1_10 : fine_d1_sel_10[4:0];
     assign over_low_10 = ~((e0_minus_1_10 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_10 = ~((e0_minus_1_10 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_10 = ((nan_22 | inf_22) | zero_10) | (normal_11 ? 1'h0 : far_10);
+    assign forced_early_10 = ((nan_d1_22 | inf_d1_22) | zero_d1_10) | (normal_11 ? 1'h0 : far_10);
+    assign t_cat_19 = {({({({3'h0, (t_10[4:2] == 3'h5)}), ({3'h0, (t_10[4:2] == 3'h4)})}), ({3'h0, (t_10[4:2] == 3'h3)})}), ({3'h0, (t_10[4:2] == 3'h2)})};
+    assign t_cat_20 = {({({(t_10[1:0] == 2'h3), (t_10[1:0] == 2'h2)}), (t_10[1:0] == 2'h1)}), (t_10[1:0] == 2'h0)};
+    assign t_prod_10 = {{4{1'b0}}, ({({t_cat_19, ({3'h0, (t_10[4:2] == 3'h1)})}), ({3'h0, (t_10[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_20};
+    assign scale_10 = t_prod_10[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_10 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_10[4:2] == 3'h5)}), ({3'h0, (t_d1_10[4:2] == 3'h4)})}), ({3'h0, (t_d1_10[4:2] == 3'h3)})}), ({3'h0, (t_d1_10[4:2] == 3'h2)})}), ({3'h0, (t_d1_10[4:2] == 3'h1)})}), ({3'h0, (t_d1_10[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_10[1:0] == 2'h3), (t_d1_10[1:0] == 2'h2)}), (t_d1_10[1:0] == 2'h1)}), (t_d1_10[1:0] == 2'h0)})};
-    assign scale_10 = t_d1_prod_10[23:0];
-    assign product_d1_prod_10 = {{24{1'b0}}, product_d1_10[16:0]} * {{17{1'b0}}, scale_10};
-    assign product_d1_plus_10 = ({1'h0, ({{24{1'b0}}, product_d1_10[33:17]} * {{17{1'b0}}, scale_10})}) + ({18'h0, product_d1_prod_10[40:17]});
-    assign product_d1_cat_10 = {({(({1'h0, ({{24{1'b0}}, product_d1_10[47:34]} * {{14{1'b0}}, scale_10})}) + ({14'h0, product_d1_plus_10[41:17]})), product_d1_plus_10[16:0]}), product_d1_prod_10[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_10 = {{24{1'b0}}, product_d1_10[16:0]} * {{17{1'b0}}, scale_d1_10};
+    assign product_d1_plus_10 = ({1'h0, ({{24{1'b0}}, product_d1_10[33:17]} * {{17{1'b0}}, scale_d1_10})}) + ({18'h0, product_d1_prod_10[40:17]});
+    assign product_d1_cat_10 = {({(({1'h0, ({{24{1'b0}}, product_d1_10[47:34]} * {{14{1'b0}}, scale_d1_10})}) + ({14'h0, product_d1_plus_10[41:17]})), product_d1_plus_10[16:0]}), product_d1_prod_10[16:0]};
     assign shifted_22 = product_d1_cat_10[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -19649,33 +19998,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_22 = ((~(shifted_22[21:0] == 22'h0)) | ((far_window_10 | mid_window_10) & shifted_22[22])) | (far_window_10 & (~(shifted_22[46:23] == 24'h0)));
     assign overflow_22 = normal_d1_11 & (shifted_b47_10 ? over_high_d1_10 : over_low_d1_10);
     assign forced_10 = forced_early_d1_10 | overflow_22;
-    assign saturate_10 = (~nan_d1_22) & (inf_d1_22 | ((~zero_d1_10) & overflow_22));
+    assign saturate_10 = (~nan_d2_22) & (inf_d2_22 | ((~zero_d2_10) & overflow_22));
     assign normal_field_10 = (~forced_10) & normal_d1_11;
     assign kept_23 = window_11[24:1];
     assign guard_23 = window_11[0];
     assign increment_23 = ((~forced_10) & guard_23) & (sticky_22 | kept_23[0]);
     assign e0_minus_1_d1_sel_10 = normal_d1_11 ? e0_minus_1_d1_10 : ({9'h0, kept_23[23]});
-    assign nan_d1_or_10 = nan_d1_22 | saturate_10;
-    assign nan_d1_cat_10 = {22'h0, nan_d1_22};
+    assign nan_d2_or_10 = nan_d2_22 | saturate_10;
+    assign nan_d2_cat_10 = {22'h0, nan_d2_22};
     assign forced_not_10 = ~forced_10;
-    assign packed_23 = (({e0_minus_1_d1_sel_10[7:0], kept_23[22:0]}) & ({(forced_not_10 ? 30'h3fffffff : 30'h0), forced_not_10})) | ({({(nan_d1_or_10 ? 7'h7f : 7'h0), nan_d1_or_10}), ({nan_d1_cat_10[0], 22'h0})});
-    assign result_sign_10 = (~nan_d1_22) & sign_d1_11;
+    assign packed_23 = (({e0_minus_1_d1_sel_10[7:0], kept_23[22:0]}) & ({(forced_not_10 ? 30'h3fffffff : 30'h0), forced_not_10})) | ({({(nan_d2_or_10 ? 7'h7f : 7'h0), nan_d2_or_10}), ({nan_d2_cat_10[0], 22'h0})});
+    assign result_sign_10 = (~nan_d2_22) & sign_d2_11;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_10 = {29'h0, ({(normal_field_d1_10 & shifted_q_10), (normal_field_d1_10 & (~shifted_q_10))})};
     assign result_22 = {result_sign_d1_10, (packed_d1_10 + (({normal_field_d1_cat_10[7:0], 23'h0}) | ({30'h0, increment_d1_10})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d12_bits30_23_2 = result_d12_3[30:23];
-    assign result_d12_bits22_0_2 = result_d12_3[22:0];
-    assign result_d12_is0_3 = result_d12_bits30_23_2 == 8'h0;
-    assign result_d12_is255_2 = result_d12_bits30_23_2 == 8'hff;
-    assign result_d12_is0_4 = result_d12_bits22_0_2 == 23'h0;
-    assign a_sign_23 = result_d12_3[31];
-    assign a_inf_23 = result_d12_is255_2 & result_d12_is0_4;
-    assign a_nan_23 = result_d12_is255_2 & (~result_d12_is0_4);
-    assign a_sig_23 = {(~result_d12_is0_3), result_d12_bits22_0_2};
-    assign a_exp_23 = result_d12_is0_3 ? 8'h1 : result_d12_bits30_23_2;
+    assign result_d14_bits30_23_2 = result_d14_3[30:23];
+    assign result_d14_bits22_0_2 = result_d14_3[22:0];
+    assign result_d14_is0_3 = result_d14_bits30_23_2 == 8'h0;
+    assign result_d14_is255_2 = result_d14_bits30_23_2 == 8'hff;
+    assign result_d14_is0_4 = result_d14_bits22_0_2 == 23'h0;
+    assign a_sign_23 = result_d14_3[31];
+    assign a_inf_23 = result_d14_is255_2 & result_d14_is0_4;
+    assign a_nan_23 = result_d14_is255_2 & (~result_d14_is0_4);
+    assign a_sig_23 = {(~result_d14_is0_3), result_d14_bits22_0_2};
+    assign a_exp_23 = result_d14_is0_3 ? 8'h1 : result_d14_bits30_23_2;
     assign result_bits30_23_20 = result_22[30:23];
     assign result_bits22_0_20 = result_22[22:0];
     assign result_is0_39 = result_bits30_23_20 == 8'h0;
@@ -19692,7 +20041,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_23 = a_inf_23 | b_inf_23;
     assign inf_sign_13 = a_inf_23 ? a_sign_23 : b_sign_31;
     assign zero_sign_13 = a_sign_23 & b_sign_31;
-    assign swap_13 = result_d12_3[30:0] < result_22[30:0];
+    assign swap_13 = result_d14_3[30:0] < result_22[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_13 = swap_13 ? b_sign_31 : a_sign_23;
@@ -19956,16 +20305,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_23 = nan_d4_13 ? 32'h7fc00000 : (exact_zero_d2_13 ? ({zero_sign_d4_13, 31'h0}) : ({(inf_d4_13 ? inf_sign_d4_13 : big_sign_d4_13), ((overflow_23 | inf_d4_13) ? 31'h7f800000 : rounded_13[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d10_bits30_23_2 = result_d10_5[30:23];
-    assign result_d10_bits22_0_2 = result_d10_5[22:0];
-    assign result_d10_is0_3 = result_d10_bits30_23_2 == 8'h0;
-    assign result_d10_is255_2 = result_d10_bits30_23_2 == 8'hff;
-    assign result_d10_is0_4 = result_d10_bits22_0_2 == 23'h0;
-    assign a_sign_24 = result_d10_5[31];
-    assign a_inf_24 = result_d10_is255_2 & result_d10_is0_4;
-    assign a_nan_24 = result_d10_is255_2 & (~result_d10_is0_4);
-    assign a_sig_24 = {(~result_d10_is0_3), result_d10_bits22_0_2};
-    assign a_exp_24 = result_d10_is0_3 ? 8'h1 : result_d10_bits30_23_2;
+    assign result_d11_bits30_23_2 = result_d11_5[30:23];
+    assign result_d11_bits22_0_2 = result_d11_5[22:0];
+    assign result_d11_is0_3 = result_d11_bits30_23_2 == 8'h0;
+    assign result_d11_is255_2 = result_d11_bits30_23_2 == 8'hff;
+    assign result_d11_is0_4 = result_d11_bits22_0_2 == 23'h0;
+    assign a_sign_24 = result_d11_5[31];
+    assign a_inf_24 = result_d11_is255_2 & result_d11_is0_4;
+    assign a_nan_24 = result_d11_is255_2 & (~result_d11_is0_4);
+    assign a_sig_24 = {(~result_d11_is0_3), result_d11_bits22_0_2};
+    assign a_exp_24 = result_d11_is0_3 ? 8'h1 : result_d11_bits30_23_2;
     assign result_bits30_23_21 = result_23[30:23];
     assign result_bits22_0_21 = result_23[22:0];
     assign result_is0_41 = result_bits30_23_21 == 8'h0;
@@ -19981,7 +20330,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_24 = a_inf_24 | b_inf_24;
     assign inf_sign_14 = a_inf_24 ? a_sign_24 : b_sign_32;
     assign zero_sign_14 = a_sign_24 & b_sign_32;
-    assign swap_14 = result_d10_5[30:0] < result_23[30:0];
+    assign swap_14 = result_d11_5[30:0] < result_23[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_14 = swap_14 ? b_sign_32 : a_sign_24;
@@ -20245,17 +20594,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_24 = nan_d4_14 ? 32'h7fc00000 : (exact_zero_d2_14 ? ({zero_sign_d4_14, 31'h0}) : ({(inf_d4_14 ? inf_sign_d4_14 : big_sign_d4_14), ((overflow_24 | inf_d4_14) ? 31'h7f800000 : rounded_14[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign result_d22_bits30_23_2 = result_d22[30:23];
-    assign result_d22_bits22_0_2 = result_d22[22:0];
-    assign result_d22_is0_3 = result_d22_bits30_23_2 == 8'h0;
-    assign result_d22_is255_2 = result_d22_bits30_23_2 == 8'hff;
-    assign result_d22_is0_4 = result_d22_bits22_0_2 == 23'h0;
-    assign a_sign_25 = result_d22[31];
-    assign a_zero_11 = result_d22_is0_3 & result_d22_is0_4;
-    assign a_inf_25 = result_d22_is255_2 & result_d22_is0_4;
-    assign a_nan_25 = result_d22_is255_2 & (~result_d22_is0_4);
-    assign a_sig_25 = {(~result_d22_is0_3), result_d22_bits22_0_2};
-    assign a_exp_25 = result_d22_is0_3 ? 8'h1 : result_d22_bits30_23_2;
+    assign result_d24_bits30_23_2 = result_d24[30:23];
+    assign result_d24_bits22_0_2 = result_d24[22:0];
+    assign result_d24_is0_3 = result_d24_bits30_23_2 == 8'h0;
+    assign result_d24_is255_2 = result_d24_bits30_23_2 == 8'hff;
+    assign result_d24_is0_4 = result_d24_bits22_0_2 == 23'h0;
+    assign a_sign_25 = result_d24[31];
+    assign a_zero_11 = result_d24_is0_3 & result_d24_is0_4;
+    assign a_inf_25 = result_d24_is255_2 & result_d24_is0_4;
+    assign a_nan_25 = result_d24_is255_2 & (~result_d24_is0_4);
+    assign a_sig_25 = {(~result_d24_is0_3), result_d24_bits22_0_2};
+    assign a_exp_25 = result_d24_is0_3 ? 8'h1 : result_d24_bits30_23_2;
     assign result_bits30_23_22 = result_24[30:23];
     assign result_bits22_0_22 = result_24[22:0];
     assign result_is0_43 = result_bits30_23_22 == 8'h0;
@@ -20363,24 +20712,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_11 = b_exp_25 ^ 8'h80;
     assign fine_11 = (({2'h0, a_exp_25}) + ({(b_exp_xor_11[7] ? 2'h3 : 2'h0), b_exp_xor_11})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_11 = {{24{1'b0}}, a_sig_25} * {{24{1'b0}}, b_sig_25};
-    assign e0_minus_1_11 = fine_11 + (~({5'h0, lz_25}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_11 = {{24{1'b0}}, a_sig_d1_11} * {{24{1'b0}}, b_sig_d1_11};
+    assign e0_minus_1_11 = fine_d1_11 + (~({5'h0, lz_d1_11}));
     assign normal_12 = ~e0_minus_1_11[9];
-    assign coarse_11 = fine_11[9];
-    assign far_11 = (fine_11 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_11 = coarse_11 ? (fine_11 + 10'h18) : fine_11;
-    assign t_11 = normal_12 ? lz_25 : fine_sel_11[4:0];
+    assign coarse_11 = fine_d1_11[9];
+    assign far_11 = (fine_d1_11 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_11 = coarse_11 ? (fine_d1_11 + 10'h18) : fine_d1_11;
+    assign t_11 = normal_12 ? lz_d1_11 : fine_d1_sel_11[4:0];
     assign over_low_11 = ~((e0_minus_1_11 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_11 = ~((e0_minus_1_11 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_11 = ((nan_25 | inf_25) | zero_11) | (normal_12 ? 1'h0 : far_11);
+    assign forced_early_11 = ((nan_d1_25 | inf_d1_25) | zero_d1_11) | (normal_12 ? 1'h0 : far_11);
+    assign t_cat_21 = {({({({3'h0, (t_11[4:2] == 3'h5)}), ({3'h0, (t_11[4:2] == 3'h4)})}), ({3'h0, (t_11[4:2] == 3'h3)})}), ({3'h0, (t_11[4:2] == 3'h2)})};
+    assign t_cat_22 = {({({(t_11[1:0] == 2'h3), (t_11[1:0] == 2'h2)}), (t_11[1:0] == 2'h1)}), (t_11[1:0] == 2'h0)};
+    assign t_prod_11 = {{4{1'b0}}, ({({t_cat_21, ({3'h0, (t_11[4:2] == 3'h1)})}), ({3'h0, (t_11[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_22};
+    assign scale_11 = t_prod_11[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_11 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_11[4:2] == 3'h5)}), ({3'h0, (t_d1_11[4:2] == 3'h4)})}), ({3'h0, (t_d1_11[4:2] == 3'h3)})}), ({3'h0, (t_d1_11[4:2] == 3'h2)})}), ({3'h0, (t_d1_11[4:2] == 3'h1)})}), ({3'h0, (t_d1_11[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_11[1:0] == 2'h3), (t_d1_11[1:0] == 2'h2)}), (t_d1_11[1:0] == 2'h1)}), (t_d1_11[1:0] == 2'h0)})};
-    assign scale_11 = t_d1_prod_11[23:0];
-    assign product_d1_prod_11 = {{24{1'b0}}, product_d1_11[16:0]} * {{17{1'b0}}, scale_11};
-    assign product_d1_plus_11 = ({1'h0, ({{24{1'b0}}, product_d1_11[33:17]} * {{17{1'b0}}, scale_11})}) + ({18'h0, product_d1_prod_11[40:17]});
-    assign product_d1_cat_11 = {({(({1'h0, ({{24{1'b0}}, product_d1_11[47:34]} * {{14{1'b0}}, scale_11})}) + ({14'h0, product_d1_plus_11[41:17]})), product_d1_plus_11[16:0]}), product_d1_prod_11[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_11 = {{24{1'b0}}, product_d1_11[16:0]} * {{17{1'b0}}, scale_d1_11};
+    assign product_d1_plus_11 = ({1'h0, ({{24{1'b0}}, product_d1_11[33:17]} * {{17{1'b0}}, scale_d1_11})}) + ({18'h0, product_d1_prod_11[40:17]});
+    assign product_d1_cat_11 = {({(({1'h0, ({{24{1'b0}}, product_d1_11[47:34]} * {{14{1'b0}}, scale_d1_11})}) + ({14'h0, product_d1_plus_11[41:17]})), product_d1_plus_11[16:0]}), product_d1_prod_11[16:0]};
     assign shifted_25 = product_d1_cat_11[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -20391,17 +20742,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_25 = ((~(shifted_25[21:0] == 22'h0)) | ((far_window_11 | mid_window_11) & shifted_25[22])) | (far_window_11 & (~(shifted_25[46:23] == 24'h0)));
     assign overflow_25 = normal_d1_12 & (shifted_b47_11 ? over_high_d1_11 : over_low_d1_11);
     assign forced_11 = forced_early_d1_11 | overflow_25;
-    assign saturate_11 = (~nan_d1_25) & (inf_d1_25 | ((~zero_d1_11) & overflow_25));
+    assign saturate_11 = (~nan_d2_25) & (inf_d2_25 | ((~zero_d2_11) & overflow_25));
     assign normal_field_11 = (~forced_11) & normal_d1_12;
     assign kept_26 = window_12[24:1];
     assign guard_26 = window_12[0];
     assign increment_26 = ((~forced_11) & guard_26) & (sticky_25 | kept_26[0]);
     assign e0_minus_1_d1_sel_11 = normal_d1_12 ? e0_minus_1_d1_11 : ({9'h0, kept_26[23]});
-    assign nan_d1_or_11 = nan_d1_25 | saturate_11;
-    assign nan_d1_cat_11 = {22'h0, nan_d1_25};
+    assign nan_d2_or_11 = nan_d2_25 | saturate_11;
+    assign nan_d2_cat_11 = {22'h0, nan_d2_25};
     assign forced_not_11 = ~forced_11;
-    assign packed_26 = (({e0_minus_1_d1_sel_11[7:0], kept_26[22:0]}) & ({(forced_not_11 ? 30'h3fffffff : 30'h0), forced_not_11})) | ({({(nan_d1_or_11 ? 7'h7f : 7'h0), nan_d1_or_11}), ({nan_d1_cat_11[0], 22'h0})});
-    assign result_sign_11 = (~nan_d1_25) & sign_d1_12;
+    assign packed_26 = (({e0_minus_1_d1_sel_11[7:0], kept_26[22:0]}) & ({(forced_not_11 ? 30'h3fffffff : 30'h0), forced_not_11})) | ({({(nan_d2_or_11 ? 7'h7f : 7'h0), nan_d2_or_11}), ({nan_d2_cat_11[0], 22'h0})});
+    assign result_sign_11 = (~nan_d2_25) & sign_d2_12;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_11 = {29'h0, ({(normal_field_d1_11 & shifted_q_11), (normal_field_d1_11 & (~shifted_q_11))})};
@@ -20526,24 +20877,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_12 = b_exp_26 ^ 8'h80;
     assign fine_12 = (({2'h0, a_exp_26}) + ({(b_exp_xor_12[7] ? 2'h3 : 2'h0), b_exp_xor_12})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_12 = {{24{1'b0}}, a_sig_26} * {{24{1'b0}}, b_sig_26};
-    assign e0_minus_1_12 = fine_12 + (~({5'h0, lz_26}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_12 = {{24{1'b0}}, a_sig_d1_12} * {{24{1'b0}}, b_sig_d1_12};
+    assign e0_minus_1_12 = fine_d1_12 + (~({5'h0, lz_d1_12}));
     assign normal_13 = ~e0_minus_1_12[9];
-    assign coarse_12 = fine_12[9];
-    assign far_12 = (fine_12 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_12 = coarse_12 ? (fine_12 + 10'h18) : fine_12;
-    assign t_12 = normal_13 ? lz_26 : fine_sel_12[4:0];
+    assign coarse_12 = fine_d1_12[9];
+    assign far_12 = (fine_d1_12 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_12 = coarse_12 ? (fine_d1_12 + 10'h18) : fine_d1_12;
+    assign t_12 = normal_13 ? lz_d1_12 : fine_d1_sel_12[4:0];
     assign over_low_12 = ~((e0_minus_1_12 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_12 = ~((e0_minus_1_12 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_12 = ((nan_26 | inf_26) | zero_12) | (normal_13 ? 1'h0 : far_12);
+    assign forced_early_12 = ((nan_d1_26 | inf_d1_26) | zero_d1_12) | (normal_13 ? 1'h0 : far_12);
+    assign t_cat_23 = {({({({3'h0, (t_12[4:2] == 3'h5)}), ({3'h0, (t_12[4:2] == 3'h4)})}), ({3'h0, (t_12[4:2] == 3'h3)})}), ({3'h0, (t_12[4:2] == 3'h2)})};
+    assign t_cat_24 = {({({(t_12[1:0] == 2'h3), (t_12[1:0] == 2'h2)}), (t_12[1:0] == 2'h1)}), (t_12[1:0] == 2'h0)};
+    assign t_prod_12 = {{4{1'b0}}, ({({t_cat_23, ({3'h0, (t_12[4:2] == 3'h1)})}), ({3'h0, (t_12[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_24};
+    assign scale_12 = t_prod_12[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_12 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_12[4:2] == 3'h5)}), ({3'h0, (t_d1_12[4:2] == 3'h4)})}), ({3'h0, (t_d1_12[4:2] == 3'h3)})}), ({3'h0, (t_d1_12[4:2] == 3'h2)})}), ({3'h0, (t_d1_12[4:2] == 3'h1)})}), ({3'h0, (t_d1_12[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_12[1:0] == 2'h3), (t_d1_12[1:0] == 2'h2)}), (t_d1_12[1:0] == 2'h1)}), (t_d1_12[1:0] == 2'h0)})};
-    assign scale_12 = t_d1_prod_12[23:0];
-    assign product_d1_prod_12 = {{24{1'b0}}, product_d1_12[16:0]} * {{17{1'b0}}, scale_12};
-    assign product_d1_plus_12 = ({1'h0, ({{24{1'b0}}, product_d1_12[33:17]} * {{17{1'b0}}, scale_12})}) + ({18'h0, product_d1_prod_12[40:17]});
-    assign product_d1_cat_12 = {({(({1'h0, ({{24{1'b0}}, product_d1_12[47:34]} * {{14{1'b0}}, scale_12})}) + ({14'h0, product_d1_plus_12[41:17]})), product_d1_plus_12[16:0]}), product_d1_prod_12[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_12 = {{24{1'b0}}, product_d1_12[16:0]} * {{17{1'b0}}, scale_d1_12};
+    assign product_d1_plus_12 = ({1'h0, ({{24{1'b0}}, product_d1_12[33:17]} * {{17{1'b0}}, scale_d1_12})}) + ({18'h0, product_d1_prod_12[40:17]});
+    assign product_d1_cat_12 = {({(({1'h0, ({{24{1'b0}}, product_d1_12[47:34]} * {{14{1'b0}}, scale_d1_12})}) + ({14'h0, product_d1_plus_12[41:17]})), product_d1_plus_12[16:0]}), product_d1_prod_12[16:0]};
     assign shifted_26 = product_d1_cat_12[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -20554,17 +20907,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_26 = ((~(shifted_26[21:0] == 22'h0)) | ((far_window_12 | mid_window_12) & shifted_26[22])) | (far_window_12 & (~(shifted_26[46:23] == 24'h0)));
     assign overflow_26 = normal_d1_13 & (shifted_b47_12 ? over_high_d1_12 : over_low_d1_12);
     assign forced_12 = forced_early_d1_12 | overflow_26;
-    assign saturate_12 = (~nan_d1_26) & (inf_d1_26 | ((~zero_d1_12) & overflow_26));
+    assign saturate_12 = (~nan_d2_26) & (inf_d2_26 | ((~zero_d2_12) & overflow_26));
     assign normal_field_12 = (~forced_12) & normal_d1_13;
     assign kept_27 = window_13[24:1];
     assign guard_27 = window_13[0];
     assign increment_27 = ((~forced_12) & guard_27) & (sticky_26 | kept_27[0]);
     assign e0_minus_1_d1_sel_12 = normal_d1_13 ? e0_minus_1_d1_12 : ({9'h0, kept_27[23]});
-    assign nan_d1_or_12 = nan_d1_26 | saturate_12;
-    assign nan_d1_cat_12 = {22'h0, nan_d1_26};
+    assign nan_d2_or_12 = nan_d2_26 | saturate_12;
+    assign nan_d2_cat_12 = {22'h0, nan_d2_26};
     assign forced_not_12 = ~forced_12;
-    assign packed_27 = (({e0_minus_1_d1_sel_12[7:0], kept_27[22:0]}) & ({(forced_not_12 ? 30'h3fffffff : 30'h0), forced_not_12})) | ({({(nan_d1_or_12 ? 7'h7f : 7'h0), nan_d1_or_12}), ({nan_d1_cat_12[0], 22'h0})});
-    assign result_sign_12 = (~nan_d1_26) & sign_d1_13;
+    assign packed_27 = (({e0_minus_1_d1_sel_12[7:0], kept_27[22:0]}) & ({(forced_not_12 ? 30'h3fffffff : 30'h0), forced_not_12})) | ({({(nan_d2_or_12 ? 7'h7f : 7'h0), nan_d2_or_12}), ({nan_d2_cat_12[0], 22'h0})});
+    assign result_sign_12 = (~nan_d2_26) & sign_d2_13;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_12 = {29'h0, ({(normal_field_d1_12 & shifted_q_12), (normal_field_d1_12 & (~shifted_q_12))})};
@@ -20689,24 +21042,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_13 = b_exp_27 ^ 8'h80;
     assign fine_13 = (({2'h0, a_exp_27}) + ({(b_exp_xor_13[7] ? 2'h3 : 2'h0), b_exp_xor_13})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_13 = {{24{1'b0}}, a_sig_27} * {{24{1'b0}}, b_sig_27};
-    assign e0_minus_1_13 = fine_13 + (~({5'h0, lz_27}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_13 = {{24{1'b0}}, a_sig_d1_13} * {{24{1'b0}}, b_sig_d1_13};
+    assign e0_minus_1_13 = fine_d1_13 + (~({5'h0, lz_d1_13}));
     assign normal_14 = ~e0_minus_1_13[9];
-    assign coarse_13 = fine_13[9];
-    assign far_13 = (fine_13 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_13 = coarse_13 ? (fine_13 + 10'h18) : fine_13;
-    assign t_13 = normal_14 ? lz_27 : fine_sel_13[4:0];
+    assign coarse_13 = fine_d1_13[9];
+    assign far_13 = (fine_d1_13 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_13 = coarse_13 ? (fine_d1_13 + 10'h18) : fine_d1_13;
+    assign t_13 = normal_14 ? lz_d1_13 : fine_d1_sel_13[4:0];
     assign over_low_13 = ~((e0_minus_1_13 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_13 = ~((e0_minus_1_13 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_13 = ((nan_27 | inf_27) | zero_13) | (normal_14 ? 1'h0 : far_13);
+    assign forced_early_13 = ((nan_d1_27 | inf_d1_27) | zero_d1_13) | (normal_14 ? 1'h0 : far_13);
+    assign t_cat_25 = {({({({3'h0, (t_13[4:2] == 3'h5)}), ({3'h0, (t_13[4:2] == 3'h4)})}), ({3'h0, (t_13[4:2] == 3'h3)})}), ({3'h0, (t_13[4:2] == 3'h2)})};
+    assign t_cat_26 = {({({(t_13[1:0] == 2'h3), (t_13[1:0] == 2'h2)}), (t_13[1:0] == 2'h1)}), (t_13[1:0] == 2'h0)};
+    assign t_prod_13 = {{4{1'b0}}, ({({t_cat_25, ({3'h0, (t_13[4:2] == 3'h1)})}), ({3'h0, (t_13[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_26};
+    assign scale_13 = t_prod_13[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_13 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_13[4:2] == 3'h5)}), ({3'h0, (t_d1_13[4:2] == 3'h4)})}), ({3'h0, (t_d1_13[4:2] == 3'h3)})}), ({3'h0, (t_d1_13[4:2] == 3'h2)})}), ({3'h0, (t_d1_13[4:2] == 3'h1)})}), ({3'h0, (t_d1_13[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_13[1:0] == 2'h3), (t_d1_13[1:0] == 2'h2)}), (t_d1_13[1:0] == 2'h1)}), (t_d1_13[1:0] == 2'h0)})};
-    assign scale_13 = t_d1_prod_13[23:0];
-    assign product_d1_prod_13 = {{24{1'b0}}, product_d1_13[16:0]} * {{17{1'b0}}, scale_13};
-    assign product_d1_plus_13 = ({1'h0, ({{24{1'b0}}, product_d1_13[33:17]} * {{17{1'b0}}, scale_13})}) + ({18'h0, product_d1_prod_13[40:17]});
-    assign product_d1_cat_13 = {({(({1'h0, ({{24{1'b0}}, product_d1_13[47:34]} * {{14{1'b0}}, scale_13})}) + ({14'h0, product_d1_plus_13[41:17]})), product_d1_plus_13[16:0]}), product_d1_prod_13[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_13 = {{24{1'b0}}, product_d1_13[16:0]} * {{17{1'b0}}, scale_d1_13};
+    assign product_d1_plus_13 = ({1'h0, ({{24{1'b0}}, product_d1_13[33:17]} * {{17{1'b0}}, scale_d1_13})}) + ({18'h0, product_d1_prod_13[40:17]});
+    assign product_d1_cat_13 = {({(({1'h0, ({{24{1'b0}}, product_d1_13[47:34]} * {{14{1'b0}}, scale_d1_13})}) + ({14'h0, product_d1_plus_13[41:17]})), product_d1_plus_13[16:0]}), product_d1_prod_13[16:0]};
     assign shifted_27 = product_d1_cat_13[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -20717,17 +21072,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_27 = ((~(shifted_27[21:0] == 22'h0)) | ((far_window_13 | mid_window_13) & shifted_27[22])) | (far_window_13 & (~(shifted_27[46:23] == 24'h0)));
     assign overflow_27 = normal_d1_14 & (shifted_b47_13 ? over_high_d1_13 : over_low_d1_13);
     assign forced_13 = forced_early_d1_13 | overflow_27;
-    assign saturate_13 = (~nan_d1_27) & (inf_d1_27 | ((~zero_d1_13) & overflow_27));
+    assign saturate_13 = (~nan_d2_27) & (inf_d2_27 | ((~zero_d2_13) & overflow_27));
     assign normal_field_13 = (~forced_13) & normal_d1_14;
     assign kept_28 = window_14[24:1];
     assign guard_28 = window_14[0];
     assign increment_28 = ((~forced_13) & guard_28) & (sticky_27 | kept_28[0]);
     assign e0_minus_1_d1_sel_13 = normal_d1_14 ? e0_minus_1_d1_13 : ({9'h0, kept_28[23]});
-    assign nan_d1_or_13 = nan_d1_27 | saturate_13;
-    assign nan_d1_cat_13 = {22'h0, nan_d1_27};
+    assign nan_d2_or_13 = nan_d2_27 | saturate_13;
+    assign nan_d2_cat_13 = {22'h0, nan_d2_27};
     assign forced_not_13 = ~forced_13;
-    assign packed_28 = (({e0_minus_1_d1_sel_13[7:0], kept_28[22:0]}) & ({(forced_not_13 ? 30'h3fffffff : 30'h0), forced_not_13})) | ({({(nan_d1_or_13 ? 7'h7f : 7'h0), nan_d1_or_13}), ({nan_d1_cat_13[0], 22'h0})});
-    assign result_sign_13 = (~nan_d1_27) & sign_d1_14;
+    assign packed_28 = (({e0_minus_1_d1_sel_13[7:0], kept_28[22:0]}) & ({(forced_not_13 ? 30'h3fffffff : 30'h0), forced_not_13})) | ({({(nan_d2_or_13 ? 7'h7f : 7'h0), nan_d2_or_13}), ({nan_d2_cat_13[0], 22'h0})});
+    assign result_sign_13 = (~nan_d2_27) & sign_d2_14;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_13 = {29'h0, ({(normal_field_d1_13 & shifted_q_13), (normal_field_d1_13 & (~shifted_q_13))})};
@@ -21034,17 +21389,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign a_nan_29 = result_is255_27 & (~result_is0_54);
     assign a_sig_29 = {(~result_is0_53), result_bits22_0_27};
     assign a_exp_29 = result_is0_53 ? 8'h1 : result_bits30_23_27;
-    assign s_axis_tdata_64_d14_bits30_23 = s_axis_tdata_64_d14[30:23];
-    assign s_axis_tdata_64_d14_bits22_0 = s_axis_tdata_64_d14[22:0];
-    assign s_axis_tdata_64_d14_is0 = s_axis_tdata_64_d14_bits30_23 == 8'h0;
-    assign s_axis_tdata_64_d14_is255 = s_axis_tdata_64_d14_bits30_23 == 8'hff;
-    assign s_axis_tdata_64_d14_is0_2 = s_axis_tdata_64_d14_bits22_0 == 23'h0;
-    assign b_sign_37 = s_axis_tdata_64_d14[31];
-    assign b_zero_14 = s_axis_tdata_64_d14_is0 & s_axis_tdata_64_d14_is0_2;
-    assign b_inf_29 = s_axis_tdata_64_d14_is255 & s_axis_tdata_64_d14_is0_2;
-    assign b_nan_29 = s_axis_tdata_64_d14_is255 & (~s_axis_tdata_64_d14_is0_2);
-    assign b_sig_29 = {(~s_axis_tdata_64_d14_is0), s_axis_tdata_64_d14_bits22_0};
-    assign b_exp_29 = s_axis_tdata_64_d14_is0 ? 8'h1 : s_axis_tdata_64_d14_bits30_23;
+    assign s_axis_tdata_64_d15_bits30_23 = s_axis_tdata_64_d15[30:23];
+    assign s_axis_tdata_64_d15_bits22_0 = s_axis_tdata_64_d15[22:0];
+    assign s_axis_tdata_64_d15_is0 = s_axis_tdata_64_d15_bits30_23 == 8'h0;
+    assign s_axis_tdata_64_d15_is255 = s_axis_tdata_64_d15_bits30_23 == 8'hff;
+    assign s_axis_tdata_64_d15_is0_2 = s_axis_tdata_64_d15_bits22_0 == 23'h0;
+    assign b_sign_37 = s_axis_tdata_64_d15[31];
+    assign b_zero_14 = s_axis_tdata_64_d15_is0 & s_axis_tdata_64_d15_is0_2;
+    assign b_inf_29 = s_axis_tdata_64_d15_is255 & s_axis_tdata_64_d15_is0_2;
+    assign b_nan_29 = s_axis_tdata_64_d15_is255 & (~s_axis_tdata_64_d15_is0_2);
+    assign b_sig_29 = {(~s_axis_tdata_64_d15_is0), s_axis_tdata_64_d15_bits22_0};
+    assign b_exp_29 = s_axis_tdata_64_d15_is0 ? 8'h1 : s_axis_tdata_64_d15_bits30_23;
     assign sign_15 = a_sign_29 ^ b_sign_37;
     assign nan_29 = ((a_nan_29 | b_nan_29) | (a_zero_14 & b_inf_29)) | (a_inf_29 & b_zero_14);
     assign inf_29 = a_inf_29 | b_inf_29;
@@ -21141,24 +21496,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_14 = b_exp_29 ^ 8'h80;
     assign fine_14 = (({2'h0, a_exp_29}) + ({(b_exp_xor_14[7] ? 2'h3 : 2'h0), b_exp_xor_14})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_14 = {{24{1'b0}}, a_sig_29} * {{24{1'b0}}, b_sig_29};
-    assign e0_minus_1_14 = fine_14 + (~({5'h0, lz_29}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_14 = {{24{1'b0}}, a_sig_d1_14} * {{24{1'b0}}, b_sig_d1_14};
+    assign e0_minus_1_14 = fine_d1_14 + (~({5'h0, lz_d1_14}));
     assign normal_15 = ~e0_minus_1_14[9];
-    assign coarse_14 = fine_14[9];
-    assign far_14 = (fine_14 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_14 = coarse_14 ? (fine_14 + 10'h18) : fine_14;
-    assign t_14 = normal_15 ? lz_29 : fine_sel_14[4:0];
+    assign coarse_14 = fine_d1_14[9];
+    assign far_14 = (fine_d1_14 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_14 = coarse_14 ? (fine_d1_14 + 10'h18) : fine_d1_14;
+    assign t_14 = normal_15 ? lz_d1_14 : fine_d1_sel_14[4:0];
     assign over_low_14 = ~((e0_minus_1_14 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_14 = ~((e0_minus_1_14 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_14 = ((nan_29 | inf_29) | zero_14) | (normal_15 ? 1'h0 : far_14);
+    assign forced_early_14 = ((nan_d1_29 | inf_d1_29) | zero_d1_14) | (normal_15 ? 1'h0 : far_14);
+    assign t_cat_27 = {({({({3'h0, (t_14[4:2] == 3'h5)}), ({3'h0, (t_14[4:2] == 3'h4)})}), ({3'h0, (t_14[4:2] == 3'h3)})}), ({3'h0, (t_14[4:2] == 3'h2)})};
+    assign t_cat_28 = {({({(t_14[1:0] == 2'h3), (t_14[1:0] == 2'h2)}), (t_14[1:0] == 2'h1)}), (t_14[1:0] == 2'h0)};
+    assign t_prod_14 = {{4{1'b0}}, ({({t_cat_27, ({3'h0, (t_14[4:2] == 3'h1)})}), ({3'h0, (t_14[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_28};
+    assign scale_14 = t_prod_14[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_14 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_14[4:2] == 3'h5)}), ({3'h0, (t_d1_14[4:2] == 3'h4)})}), ({3'h0, (t_d1_14[4:2] == 3'h3)})}), ({3'h0, (t_d1_14[4:2] == 3'h2)})}), ({3'h0, (t_d1_14[4:2] == 3'h1)})}), ({3'h0, (t_d1_14[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_14[1:0] == 2'h3), (t_d1_14[1:0] == 2'h2)}), (t_d1_14[1:0] == 2'h1)}), (t_d1_14[1:0] == 2'h0)})};
-    assign scale_14 = t_d1_prod_14[23:0];
-    assign product_d1_prod_14 = {{24{1'b0}}, product_d1_14[16:0]} * {{17{1'b0}}, scale_14};
-    assign product_d1_plus_14 = ({1'h0, ({{24{1'b0}}, product_d1_14[33:17]} * {{17{1'b0}}, scale_14})}) + ({18'h0, product_d1_prod_14[40:17]});
-    assign product_d1_cat_14 = {({(({1'h0, ({{24{1'b0}}, product_d1_14[47:34]} * {{14{1'b0}}, scale_14})}) + ({14'h0, product_d1_plus_14[41:17]})), product_d1_plus_14[16:0]}), product_d1_prod_14[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_14 = {{24{1'b0}}, product_d1_14[16:0]} * {{17{1'b0}}, scale_d1_14};
+    assign product_d1_plus_14 = ({1'h0, ({{24{1'b0}}, product_d1_14[33:17]} * {{17{1'b0}}, scale_d1_14})}) + ({18'h0, product_d1_prod_14[40:17]});
+    assign product_d1_cat_14 = {({(({1'h0, ({{24{1'b0}}, product_d1_14[47:34]} * {{14{1'b0}}, scale_d1_14})}) + ({14'h0, product_d1_plus_14[41:17]})), product_d1_plus_14[16:0]}), product_d1_prod_14[16:0]};
     assign shifted_29 = product_d1_cat_14[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -21169,33 +21526,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_29 = ((~(shifted_29[21:0] == 22'h0)) | ((far_window_14 | mid_window_14) & shifted_29[22])) | (far_window_14 & (~(shifted_29[46:23] == 24'h0)));
     assign overflow_29 = normal_d1_15 & (shifted_b47_14 ? over_high_d1_14 : over_low_d1_14);
     assign forced_14 = forced_early_d1_14 | overflow_29;
-    assign saturate_14 = (~nan_d1_29) & (inf_d1_29 | ((~zero_d1_14) & overflow_29));
+    assign saturate_14 = (~nan_d2_29) & (inf_d2_29 | ((~zero_d2_14) & overflow_29));
     assign normal_field_14 = (~forced_14) & normal_d1_15;
     assign kept_30 = window_15[24:1];
     assign guard_30 = window_15[0];
     assign increment_30 = ((~forced_14) & guard_30) & (sticky_29 | kept_30[0]);
     assign e0_minus_1_d1_sel_14 = normal_d1_15 ? e0_minus_1_d1_14 : ({9'h0, kept_30[23]});
-    assign nan_d1_or_14 = nan_d1_29 | saturate_14;
-    assign nan_d1_cat_14 = {22'h0, nan_d1_29};
+    assign nan_d2_or_14 = nan_d2_29 | saturate_14;
+    assign nan_d2_cat_14 = {22'h0, nan_d2_29};
     assign forced_not_14 = ~forced_14;
-    assign packed_30 = (({e0_minus_1_d1_sel_14[7:0], kept_30[22:0]}) & ({(forced_not_14 ? 30'h3fffffff : 30'h0), forced_not_14})) | ({({(nan_d1_or_14 ? 7'h7f : 7'h0), nan_d1_or_14}), ({nan_d1_cat_14[0], 22'h0})});
-    assign result_sign_14 = (~nan_d1_29) & sign_d1_15;
+    assign packed_30 = (({e0_minus_1_d1_sel_14[7:0], kept_30[22:0]}) & ({(forced_not_14 ? 30'h3fffffff : 30'h0), forced_not_14})) | ({({(nan_d2_or_14 ? 7'h7f : 7'h0), nan_d2_or_14}), ({nan_d2_cat_14[0], 22'h0})});
+    assign result_sign_14 = (~nan_d2_29) & sign_d2_15;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_14 = {29'h0, ({(normal_field_d1_14 & shifted_q_14), (normal_field_d1_14 & (~shifted_q_14))})};
     assign result_28 = {result_sign_d1_14, (packed_d1_14 + (({normal_field_d1_cat_14[7:0], 23'h0}) | ({30'h0, increment_d1_14})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d12_bits30_23_3 = result_d12_4[30:23];
-    assign result_d12_bits22_0_3 = result_d12_4[22:0];
-    assign result_d12_is0_5 = result_d12_bits30_23_3 == 8'h0;
-    assign result_d12_is255_3 = result_d12_bits30_23_3 == 8'hff;
-    assign result_d12_is0_6 = result_d12_bits22_0_3 == 23'h0;
-    assign a_sign_30 = result_d12_4[31];
-    assign a_inf_30 = result_d12_is255_3 & result_d12_is0_6;
-    assign a_nan_30 = result_d12_is255_3 & (~result_d12_is0_6);
-    assign a_sig_30 = {(~result_d12_is0_5), result_d12_bits22_0_3};
-    assign a_exp_30 = result_d12_is0_5 ? 8'h1 : result_d12_bits30_23_3;
+    assign result_d14_bits30_23_3 = result_d14_4[30:23];
+    assign result_d14_bits22_0_3 = result_d14_4[22:0];
+    assign result_d14_is0_5 = result_d14_bits30_23_3 == 8'h0;
+    assign result_d14_is255_3 = result_d14_bits30_23_3 == 8'hff;
+    assign result_d14_is0_6 = result_d14_bits22_0_3 == 23'h0;
+    assign a_sign_30 = result_d14_4[31];
+    assign a_inf_30 = result_d14_is255_3 & result_d14_is0_6;
+    assign a_nan_30 = result_d14_is255_3 & (~result_d14_is0_6);
+    assign a_sig_30 = {(~result_d14_is0_5), result_d14_bits22_0_3};
+    assign a_exp_30 = result_d14_is0_5 ? 8'h1 : result_d14_bits30_23_3;
     assign result_bits30_23_28 = result_28[30:23];
     assign result_bits22_0_28 = result_28[22:0];
     assign result_is0_55 = result_bits30_23_28 == 8'h0;
@@ -21212,7 +21569,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_30 = a_inf_30 | b_inf_30;
     assign inf_sign_16 = a_inf_30 ? a_sign_30 : b_sign_39;
     assign zero_sign_16 = a_sign_30 & b_sign_39;
-    assign swap_16 = result_d12_4[30:0] < result_28[30:0];
+    assign swap_16 = result_d14_4[30:0] < result_28[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_16 = swap_16 ? b_sign_39 : a_sign_30;
@@ -21476,16 +21833,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_29 = nan_d4_16 ? 32'h7fc00000 : (exact_zero_d2_16 ? ({zero_sign_d4_16, 31'h0}) : ({(inf_d4_16 ? inf_sign_d4_16 : big_sign_d4_16), ((overflow_30 | inf_d4_16) ? 31'h7f800000 : rounded_16[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d10_bits30_23_3 = result_d10_7[30:23];
-    assign result_d10_bits22_0_3 = result_d10_7[22:0];
-    assign result_d10_is0_5 = result_d10_bits30_23_3 == 8'h0;
-    assign result_d10_is255_3 = result_d10_bits30_23_3 == 8'hff;
-    assign result_d10_is0_6 = result_d10_bits22_0_3 == 23'h0;
-    assign a_sign_31 = result_d10_7[31];
-    assign a_inf_31 = result_d10_is255_3 & result_d10_is0_6;
-    assign a_nan_31 = result_d10_is255_3 & (~result_d10_is0_6);
-    assign a_sig_31 = {(~result_d10_is0_5), result_d10_bits22_0_3};
-    assign a_exp_31 = result_d10_is0_5 ? 8'h1 : result_d10_bits30_23_3;
+    assign result_d11_bits30_23_3 = result_d11_7[30:23];
+    assign result_d11_bits22_0_3 = result_d11_7[22:0];
+    assign result_d11_is0_5 = result_d11_bits30_23_3 == 8'h0;
+    assign result_d11_is255_3 = result_d11_bits30_23_3 == 8'hff;
+    assign result_d11_is0_6 = result_d11_bits22_0_3 == 23'h0;
+    assign a_sign_31 = result_d11_7[31];
+    assign a_inf_31 = result_d11_is255_3 & result_d11_is0_6;
+    assign a_nan_31 = result_d11_is255_3 & (~result_d11_is0_6);
+    assign a_sig_31 = {(~result_d11_is0_5), result_d11_bits22_0_3};
+    assign a_exp_31 = result_d11_is0_5 ? 8'h1 : result_d11_bits30_23_3;
     assign result_bits30_23_29 = result_29[30:23];
     assign result_bits22_0_29 = result_29[22:0];
     assign result_is0_57 = result_bits30_23_29 == 8'h0;
@@ -21501,7 +21858,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_31 = a_inf_31 | b_inf_31;
     assign inf_sign_17 = a_inf_31 ? a_sign_31 : b_sign_40;
     assign zero_sign_17 = a_sign_31 & b_sign_40;
-    assign swap_17 = result_d10_7[30:0] < result_29[30:0];
+    assign swap_17 = result_d11_7[30:0] < result_29[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_17 = swap_17 ? b_sign_40 : a_sign_31;
@@ -21765,17 +22122,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_30 = nan_d4_17 ? 32'h7fc00000 : (exact_zero_d2_17 ? ({zero_sign_d4_17, 31'h0}) : ({(inf_d4_17 ? inf_sign_d4_17 : big_sign_d4_17), ((overflow_31 | inf_d4_17) ? 31'h7f800000 : rounded_17[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign result_d22_bits30_23_3 = result_d22[30:23];
-    assign result_d22_bits22_0_3 = result_d22[22:0];
-    assign result_d22_is0_5 = result_d22_bits30_23_3 == 8'h0;
-    assign result_d22_is255_3 = result_d22_bits30_23_3 == 8'hff;
-    assign result_d22_is0_6 = result_d22_bits22_0_3 == 23'h0;
-    assign a_sign_32 = result_d22[31];
-    assign a_zero_15 = result_d22_is0_5 & result_d22_is0_6;
-    assign a_inf_32 = result_d22_is255_3 & result_d22_is0_6;
-    assign a_nan_32 = result_d22_is255_3 & (~result_d22_is0_6);
-    assign a_sig_32 = {(~result_d22_is0_5), result_d22_bits22_0_3};
-    assign a_exp_32 = result_d22_is0_5 ? 8'h1 : result_d22_bits30_23_3;
+    assign result_d24_bits30_23_3 = result_d24[30:23];
+    assign result_d24_bits22_0_3 = result_d24[22:0];
+    assign result_d24_is0_5 = result_d24_bits30_23_3 == 8'h0;
+    assign result_d24_is255_3 = result_d24_bits30_23_3 == 8'hff;
+    assign result_d24_is0_6 = result_d24_bits22_0_3 == 23'h0;
+    assign a_sign_32 = result_d24[31];
+    assign a_zero_15 = result_d24_is0_5 & result_d24_is0_6;
+    assign a_inf_32 = result_d24_is255_3 & result_d24_is0_6;
+    assign a_nan_32 = result_d24_is255_3 & (~result_d24_is0_6);
+    assign a_sig_32 = {(~result_d24_is0_5), result_d24_bits22_0_3};
+    assign a_exp_32 = result_d24_is0_5 ? 8'h1 : result_d24_bits30_23_3;
     assign result_bits30_23_30 = result_30[30:23];
     assign result_bits22_0_30 = result_30[22:0];
     assign result_is0_59 = result_bits30_23_30 == 8'h0;
@@ -21883,24 +22240,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_15 = b_exp_32 ^ 8'h80;
     assign fine_15 = (({2'h0, a_exp_32}) + ({(b_exp_xor_15[7] ? 2'h3 : 2'h0), b_exp_xor_15})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_15 = {{24{1'b0}}, a_sig_32} * {{24{1'b0}}, b_sig_32};
-    assign e0_minus_1_15 = fine_15 + (~({5'h0, lz_32}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_15 = {{24{1'b0}}, a_sig_d1_15} * {{24{1'b0}}, b_sig_d1_15};
+    assign e0_minus_1_15 = fine_d1_15 + (~({5'h0, lz_d1_15}));
     assign normal_16 = ~e0_minus_1_15[9];
-    assign coarse_15 = fine_15[9];
-    assign far_15 = (fine_15 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_15 = coarse_15 ? (fine_15 + 10'h18) : fine_15;
-    assign t_15 = normal_16 ? lz_32 : fine_sel_15[4:0];
+    assign coarse_15 = fine_d1_15[9];
+    assign far_15 = (fine_d1_15 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_15 = coarse_15 ? (fine_d1_15 + 10'h18) : fine_d1_15;
+    assign t_15 = normal_16 ? lz_d1_15 : fine_d1_sel_15[4:0];
     assign over_low_15 = ~((e0_minus_1_15 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_15 = ~((e0_minus_1_15 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_15 = ((nan_32 | inf_32) | zero_15) | (normal_16 ? 1'h0 : far_15);
+    assign forced_early_15 = ((nan_d1_32 | inf_d1_32) | zero_d1_15) | (normal_16 ? 1'h0 : far_15);
+    assign t_cat_29 = {({({({3'h0, (t_15[4:2] == 3'h5)}), ({3'h0, (t_15[4:2] == 3'h4)})}), ({3'h0, (t_15[4:2] == 3'h3)})}), ({3'h0, (t_15[4:2] == 3'h2)})};
+    assign t_cat_30 = {({({(t_15[1:0] == 2'h3), (t_15[1:0] == 2'h2)}), (t_15[1:0] == 2'h1)}), (t_15[1:0] == 2'h0)};
+    assign t_prod_15 = {{4{1'b0}}, ({({t_cat_29, ({3'h0, (t_15[4:2] == 3'h1)})}), ({3'h0, (t_15[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_30};
+    assign scale_15 = t_prod_15[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_15 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_15[4:2] == 3'h5)}), ({3'h0, (t_d1_15[4:2] == 3'h4)})}), ({3'h0, (t_d1_15[4:2] == 3'h3)})}), ({3'h0, (t_d1_15[4:2] == 3'h2)})}), ({3'h0, (t_d1_15[4:2] == 3'h1)})}), ({3'h0, (t_d1_15[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_15[1:0] == 2'h3), (t_d1_15[1:0] == 2'h2)}), (t_d1_15[1:0] == 2'h1)}), (t_d1_15[1:0] == 2'h0)})};
-    assign scale_15 = t_d1_prod_15[23:0];
-    assign product_d1_prod_15 = {{24{1'b0}}, product_d1_15[16:0]} * {{17{1'b0}}, scale_15};
-    assign product_d1_plus_15 = ({1'h0, ({{24{1'b0}}, product_d1_15[33:17]} * {{17{1'b0}}, scale_15})}) + ({18'h0, product_d1_prod_15[40:17]});
-    assign product_d1_cat_15 = {({(({1'h0, ({{24{1'b0}}, product_d1_15[47:34]} * {{14{1'b0}}, scale_15})}) + ({14'h0, product_d1_plus_15[41:17]})), product_d1_plus_15[16:0]}), product_d1_prod_15[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_15 = {{24{1'b0}}, product_d1_15[16:0]} * {{17{1'b0}}, scale_d1_15};
+    assign product_d1_plus_15 = ({1'h0, ({{24{1'b0}}, product_d1_15[33:17]} * {{17{1'b0}}, scale_d1_15})}) + ({18'h0, product_d1_prod_15[40:17]});
+    assign product_d1_cat_15 = {({(({1'h0, ({{24{1'b0}}, product_d1_15[47:34]} * {{14{1'b0}}, scale_d1_15})}) + ({14'h0, product_d1_plus_15[41:17]})), product_d1_plus_15[16:0]}), product_d1_prod_15[16:0]};
     assign shifted_32 = product_d1_cat_15[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -21911,17 +22270,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_32 = ((~(shifted_32[21:0] == 22'h0)) | ((far_window_15 | mid_window_15) & shifted_32[22])) | (far_window_15 & (~(shifted_32[46:23] == 24'h0)));
     assign overflow_32 = normal_d1_16 & (shifted_b47_15 ? over_high_d1_15 : over_low_d1_15);
     assign forced_15 = forced_early_d1_15 | overflow_32;
-    assign saturate_15 = (~nan_d1_32) & (inf_d1_32 | ((~zero_d1_15) & overflow_32));
+    assign saturate_15 = (~nan_d2_32) & (inf_d2_32 | ((~zero_d2_15) & overflow_32));
     assign normal_field_15 = (~forced_15) & normal_d1_16;
     assign kept_33 = window_16[24:1];
     assign guard_33 = window_16[0];
     assign increment_33 = ((~forced_15) & guard_33) & (sticky_32 | kept_33[0]);
     assign e0_minus_1_d1_sel_15 = normal_d1_16 ? e0_minus_1_d1_15 : ({9'h0, kept_33[23]});
-    assign nan_d1_or_15 = nan_d1_32 | saturate_15;
-    assign nan_d1_cat_15 = {22'h0, nan_d1_32};
+    assign nan_d2_or_15 = nan_d2_32 | saturate_15;
+    assign nan_d2_cat_15 = {22'h0, nan_d2_32};
     assign forced_not_15 = ~forced_15;
-    assign packed_33 = (({e0_minus_1_d1_sel_15[7:0], kept_33[22:0]}) & ({(forced_not_15 ? 30'h3fffffff : 30'h0), forced_not_15})) | ({({(nan_d1_or_15 ? 7'h7f : 7'h0), nan_d1_or_15}), ({nan_d1_cat_15[0], 22'h0})});
-    assign result_sign_15 = (~nan_d1_32) & sign_d1_16;
+    assign packed_33 = (({e0_minus_1_d1_sel_15[7:0], kept_33[22:0]}) & ({(forced_not_15 ? 30'h3fffffff : 30'h0), forced_not_15})) | ({({(nan_d2_or_15 ? 7'h7f : 7'h0), nan_d2_or_15}), ({nan_d2_cat_15[0], 22'h0})});
+    assign result_sign_15 = (~nan_d2_32) & sign_d2_16;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_15 = {29'h0, ({(normal_field_d1_15 & shifted_q_15), (normal_field_d1_15 & (~shifted_q_15))})};
@@ -22046,24 +22405,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_16 = b_exp_33 ^ 8'h80;
     assign fine_16 = (({2'h0, a_exp_33}) + ({(b_exp_xor_16[7] ? 2'h3 : 2'h0), b_exp_xor_16})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_16 = {{24{1'b0}}, a_sig_33} * {{24{1'b0}}, b_sig_33};
-    assign e0_minus_1_16 = fine_16 + (~({5'h0, lz_33}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_16 = {{24{1'b0}}, a_sig_d1_16} * {{24{1'b0}}, b_sig_d1_16};
+    assign e0_minus_1_16 = fine_d1_16 + (~({5'h0, lz_d1_16}));
     assign normal_17 = ~e0_minus_1_16[9];
-    assign coarse_16 = fine_16[9];
-    assign far_16 = (fine_16 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_16 = coarse_16 ? (fine_16 + 10'h18) : fine_16;
-    assign t_16 = normal_17 ? lz_33 : fine_sel_16[4:0];
+    assign coarse_16 = fine_d1_16[9];
+    assign far_16 = (fine_d1_16 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_16 = coarse_16 ? (fine_d1_16 + 10'h18) : fine_d1_16;
+    assign t_16 = normal_17 ? lz_d1_16 : fine_d1_sel_16[4:0];
     assign over_low_16 = ~((e0_minus_1_16 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_16 = ~((e0_minus_1_16 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_16 = ((nan_33 | inf_33) | zero_16) | (normal_17 ? 1'h0 : far_16);
+    assign forced_early_16 = ((nan_d1_33 | inf_d1_33) | zero_d1_16) | (normal_17 ? 1'h0 : far_16);
+    assign t_cat_31 = {({({({3'h0, (t_16[4:2] == 3'h5)}), ({3'h0, (t_16[4:2] == 3'h4)})}), ({3'h0, (t_16[4:2] == 3'h3)})}), ({3'h0, (t_16[4:2] == 3'h2)})};
+    assign t_cat_32 = {({({(t_16[1:0] == 2'h3), (t_16[1:0] == 2'h2)}), (t_16[1:0] == 2'h1)}), (t_16[1:0] == 2'h0)};
+    assign t_prod_16 = {{4{1'b0}}, ({({t_cat_31, ({3'h0, (t_16[4:2] == 3'h1)})}), ({3'h0, (t_16[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_32};
+    assign scale_16 = t_prod_16[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_16 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_16[4:2] == 3'h5)}), ({3'h0, (t_d1_16[4:2] == 3'h4)})}), ({3'h0, (t_d1_16[4:2] == 3'h3)})}), ({3'h0, (t_d1_16[4:2] == 3'h2)})}), ({3'h0, (t_d1_16[4:2] == 3'h1)})}), ({3'h0, (t_d1_16[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_16[1:0] == 2'h3), (t_d1_16[1:0] == 2'h2)}), (t_d1_16[1:0] == 2'h1)}), (t_d1_16[1:0] == 2'h0)})};
-    assign scale_16 = t_d1_prod_16[23:0];
-    assign product_d1_prod_16 = {{24{1'b0}}, product_d1_16[16:0]} * {{17{1'b0}}, scale_16};
-    assign product_d1_plus_16 = ({1'h0, ({{24{1'b0}}, product_d1_16[33:17]} * {{17{1'b0}}, scale_16})}) + ({18'h0, product_d1_prod_16[40:17]});
-    assign product_d1_cat_16 = {({(({1'h0, ({{24{1'b0}}, product_d1_16[47:34]} * {{14{1'b0}}, scale_16})}) + ({14'h0, product_d1_plus_16[41:17]})), product_d1_plus_16[16:0]}), product_d1_prod_16[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_16 = {{24{1'b0}}, product_d1_16[16:0]} * {{17{1'b0}}, scale_d1_16};
+    assign product_d1_plus_16 = ({1'h0, ({{24{1'b0}}, product_d1_16[33:17]} * {{17{1'b0}}, scale_d1_16})}) + ({18'h0, product_d1_prod_16[40:17]});
+    assign product_d1_cat_16 = {({(({1'h0, ({{24{1'b0}}, product_d1_16[47:34]} * {{14{1'b0}}, scale_d1_16})}) + ({14'h0, product_d1_plus_16[41:17]})), product_d1_plus_16[16:0]}), product_d1_prod_16[16:0]};
     assign shifted_33 = product_d1_cat_16[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -22074,17 +22435,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_33 = ((~(shifted_33[21:0] == 22'h0)) | ((far_window_16 | mid_window_16) & shifted_33[22])) | (far_window_16 & (~(shifted_33[46:23] == 24'h0)));
     assign overflow_33 = normal_d1_17 & (shifted_b47_16 ? over_high_d1_16 : over_low_d1_16);
     assign forced_16 = forced_early_d1_16 | overflow_33;
-    assign saturate_16 = (~nan_d1_33) & (inf_d1_33 | ((~zero_d1_16) & overflow_33));
+    assign saturate_16 = (~nan_d2_33) & (inf_d2_33 | ((~zero_d2_16) & overflow_33));
     assign normal_field_16 = (~forced_16) & normal_d1_17;
     assign kept_34 = window_17[24:1];
     assign guard_34 = window_17[0];
     assign increment_34 = ((~forced_16) & guard_34) & (sticky_33 | kept_34[0]);
     assign e0_minus_1_d1_sel_16 = normal_d1_17 ? e0_minus_1_d1_16 : ({9'h0, kept_34[23]});
-    assign nan_d1_or_16 = nan_d1_33 | saturate_16;
-    assign nan_d1_cat_16 = {22'h0, nan_d1_33};
+    assign nan_d2_or_16 = nan_d2_33 | saturate_16;
+    assign nan_d2_cat_16 = {22'h0, nan_d2_33};
     assign forced_not_16 = ~forced_16;
-    assign packed_34 = (({e0_minus_1_d1_sel_16[7:0], kept_34[22:0]}) & ({(forced_not_16 ? 30'h3fffffff : 30'h0), forced_not_16})) | ({({(nan_d1_or_16 ? 7'h7f : 7'h0), nan_d1_or_16}), ({nan_d1_cat_16[0], 22'h0})});
-    assign result_sign_16 = (~nan_d1_33) & sign_d1_17;
+    assign packed_34 = (({e0_minus_1_d1_sel_16[7:0], kept_34[22:0]}) & ({(forced_not_16 ? 30'h3fffffff : 30'h0), forced_not_16})) | ({({(nan_d2_or_16 ? 7'h7f : 7'h0), nan_d2_or_16}), ({nan_d2_cat_16[0], 22'h0})});
+    assign result_sign_16 = (~nan_d2_33) & sign_d2_17;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_16 = {29'h0, ({(normal_field_d1_16 & shifted_q_16), (normal_field_d1_16 & (~shifted_q_16))})};
@@ -22209,24 +22570,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_17 = b_exp_34 ^ 8'h80;
     assign fine_17 = (({2'h0, a_exp_34}) + ({(b_exp_xor_17[7] ? 2'h3 : 2'h0), b_exp_xor_17})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_17 = {{24{1'b0}}, a_sig_34} * {{24{1'b0}}, b_sig_34};
-    assign e0_minus_1_17 = fine_17 + (~({5'h0, lz_34}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_17 = {{24{1'b0}}, a_sig_d1_17} * {{24{1'b0}}, b_sig_d1_17};
+    assign e0_minus_1_17 = fine_d1_17 + (~({5'h0, lz_d1_17}));
     assign normal_18 = ~e0_minus_1_17[9];
-    assign coarse_17 = fine_17[9];
-    assign far_17 = (fine_17 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_17 = coarse_17 ? (fine_17 + 10'h18) : fine_17;
-    assign t_17 = normal_18 ? lz_34 : fine_sel_17[4:0];
+    assign coarse_17 = fine_d1_17[9];
+    assign far_17 = (fine_d1_17 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_17 = coarse_17 ? (fine_d1_17 + 10'h18) : fine_d1_17;
+    assign t_17 = normal_18 ? lz_d1_17 : fine_d1_sel_17[4:0];
     assign over_low_17 = ~((e0_minus_1_17 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_17 = ~((e0_minus_1_17 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_17 = ((nan_34 | inf_34) | zero_17) | (normal_18 ? 1'h0 : far_17);
+    assign forced_early_17 = ((nan_d1_34 | inf_d1_34) | zero_d1_17) | (normal_18 ? 1'h0 : far_17);
+    assign t_cat_33 = {({({({3'h0, (t_17[4:2] == 3'h5)}), ({3'h0, (t_17[4:2] == 3'h4)})}), ({3'h0, (t_17[4:2] == 3'h3)})}), ({3'h0, (t_17[4:2] == 3'h2)})};
+    assign t_cat_34 = {({({(t_17[1:0] == 2'h3), (t_17[1:0] == 2'h2)}), (t_17[1:0] == 2'h1)}), (t_17[1:0] == 2'h0)};
+    assign t_prod_17 = {{4{1'b0}}, ({({t_cat_33, ({3'h0, (t_17[4:2] == 3'h1)})}), ({3'h0, (t_17[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_34};
+    assign scale_17 = t_prod_17[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_17 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_17[4:2] == 3'h5)}), ({3'h0, (t_d1_17[4:2] == 3'h4)})}), ({3'h0, (t_d1_17[4:2] == 3'h3)})}), ({3'h0, (t_d1_17[4:2] == 3'h2)})}), ({3'h0, (t_d1_17[4:2] == 3'h1)})}), ({3'h0, (t_d1_17[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_17[1:0] == 2'h3), (t_d1_17[1:0] == 2'h2)}), (t_d1_17[1:0] == 2'h1)}), (t_d1_17[1:0] == 2'h0)})};
-    assign scale_17 = t_d1_prod_17[23:0];
-    assign product_d1_prod_17 = {{24{1'b0}}, product_d1_17[16:0]} * {{17{1'b0}}, scale_17};
-    assign product_d1_plus_17 = ({1'h0, ({{24{1'b0}}, product_d1_17[33:17]} * {{17{1'b0}}, scale_17})}) + ({18'h0, product_d1_prod_17[40:17]});
-    assign product_d1_cat_17 = {({(({1'h0, ({{24{1'b0}}, product_d1_17[47:34]} * {{14{1'b0}}, scale_17})}) + ({14'h0, product_d1_plus_17[41:17]})), product_d1_plus_17[16:0]}), product_d1_prod_17[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_17 = {{24{1'b0}}, product_d1_17[16:0]} * {{17{1'b0}}, scale_d1_17};
+    assign product_d1_plus_17 = ({1'h0, ({{24{1'b0}}, product_d1_17[33:17]} * {{17{1'b0}}, scale_d1_17})}) + ({18'h0, product_d1_prod_17[40:17]});
+    assign product_d1_cat_17 = {({(({1'h0, ({{24{1'b0}}, product_d1_17[47:34]} * {{14{1'b0}}, scale_d1_17})}) + ({14'h0, product_d1_plus_17[41:17]})), product_d1_plus_17[16:0]}), product_d1_prod_17[16:0]};
     assign shifted_34 = product_d1_cat_17[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -22237,17 +22600,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_34 = ((~(shifted_34[21:0] == 22'h0)) | ((far_window_17 | mid_window_17) & shifted_34[22])) | (far_window_17 & (~(shifted_34[46:23] == 24'h0)));
     assign overflow_34 = normal_d1_18 & (shifted_b47_17 ? over_high_d1_17 : over_low_d1_17);
     assign forced_17 = forced_early_d1_17 | overflow_34;
-    assign saturate_17 = (~nan_d1_34) & (inf_d1_34 | ((~zero_d1_17) & overflow_34));
+    assign saturate_17 = (~nan_d2_34) & (inf_d2_34 | ((~zero_d2_17) & overflow_34));
     assign normal_field_17 = (~forced_17) & normal_d1_18;
     assign kept_35 = window_18[24:1];
     assign guard_35 = window_18[0];
     assign increment_35 = ((~forced_17) & guard_35) & (sticky_34 | kept_35[0]);
     assign e0_minus_1_d1_sel_17 = normal_d1_18 ? e0_minus_1_d1_17 : ({9'h0, kept_35[23]});
-    assign nan_d1_or_17 = nan_d1_34 | saturate_17;
-    assign nan_d1_cat_17 = {22'h0, nan_d1_34};
+    assign nan_d2_or_17 = nan_d2_34 | saturate_17;
+    assign nan_d2_cat_17 = {22'h0, nan_d2_34};
     assign forced_not_17 = ~forced_17;
-    assign packed_35 = (({e0_minus_1_d1_sel_17[7:0], kept_35[22:0]}) & ({(forced_not_17 ? 30'h3fffffff : 30'h0), forced_not_17})) | ({({(nan_d1_or_17 ? 7'h7f : 7'h0), nan_d1_or_17}), ({nan_d1_cat_17[0], 22'h0})});
-    assign result_sign_17 = (~nan_d1_34) & sign_d1_18;
+    assign packed_35 = (({e0_minus_1_d1_sel_17[7:0], kept_35[22:0]}) & ({(forced_not_17 ? 30'h3fffffff : 30'h0), forced_not_17})) | ({({(nan_d2_or_17 ? 7'h7f : 7'h0), nan_d2_or_17}), ({nan_d2_cat_17[0], 22'h0})});
+    assign result_sign_17 = (~nan_d2_34) & sign_d2_18;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_17 = {29'h0, ({(normal_field_d1_17 & shifted_q_17), (normal_field_d1_17 & (~shifted_q_17))})};
@@ -22662,24 +23025,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_18 = b_exp_36 ^ 8'h80;
     assign fine_18 = (({2'h0, a_exp_36}) + ({(b_exp_xor_18[7] ? 2'h3 : 2'h0), b_exp_xor_18})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_18 = {{24{1'b0}}, a_sig_36} * {{24{1'b0}}, b_sig_36};
-    assign e0_minus_1_18 = fine_18 + (~({5'h0, lz_36}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_18 = {{24{1'b0}}, a_sig_d1_18} * {{24{1'b0}}, b_sig_d1_18};
+    assign e0_minus_1_18 = fine_d1_18 + (~({5'h0, lz_d1_18}));
     assign normal_19 = ~e0_minus_1_18[9];
-    assign coarse_18 = fine_18[9];
-    assign far_18 = (fine_18 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_18 = coarse_18 ? (fine_18 + 10'h18) : fine_18;
-    assign t_18 = normal_19 ? lz_36 : fine_sel_18[4:0];
+    assign coarse_18 = fine_d1_18[9];
+    assign far_18 = (fine_d1_18 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_18 = coarse_18 ? (fine_d1_18 + 10'h18) : fine_d1_18;
+    assign t_18 = normal_19 ? lz_d1_18 : fine_d1_sel_18[4:0];
     assign over_low_18 = ~((e0_minus_1_18 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_18 = ~((e0_minus_1_18 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_18 = ((nan_36 | inf_36) | zero_18) | (normal_19 ? 1'h0 : far_18);
+    assign forced_early_18 = ((nan_d1_36 | inf_d1_36) | zero_d1_18) | (normal_19 ? 1'h0 : far_18);
+    assign t_cat_35 = {({({({3'h0, (t_18[4:2] == 3'h5)}), ({3'h0, (t_18[4:2] == 3'h4)})}), ({3'h0, (t_18[4:2] == 3'h3)})}), ({3'h0, (t_18[4:2] == 3'h2)})};
+    assign t_cat_36 = {({({(t_18[1:0] == 2'h3), (t_18[1:0] == 2'h2)}), (t_18[1:0] == 2'h1)}), (t_18[1:0] == 2'h0)};
+    assign t_prod_18 = {{4{1'b0}}, ({({t_cat_35, ({3'h0, (t_18[4:2] == 3'h1)})}), ({3'h0, (t_18[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_36};
+    assign scale_18 = t_prod_18[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_18 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_18[4:2] == 3'h5)}), ({3'h0, (t_d1_18[4:2] == 3'h4)})}), ({3'h0, (t_d1_18[4:2] == 3'h3)})}), ({3'h0, (t_d1_18[4:2] == 3'h2)})}), ({3'h0, (t_d1_18[4:2] == 3'h1)})}), ({3'h0, (t_d1_18[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_18[1:0] == 2'h3), (t_d1_18[1:0] == 2'h2)}), (t_d1_18[1:0] == 2'h1)}), (t_d1_18[1:0] == 2'h0)})};
-    assign scale_18 = t_d1_prod_18[23:0];
-    assign product_d1_prod_18 = {{24{1'b0}}, product_d1_18[16:0]} * {{17{1'b0}}, scale_18};
-    assign product_d1_plus_18 = ({1'h0, ({{24{1'b0}}, product_d1_18[33:17]} * {{17{1'b0}}, scale_18})}) + ({18'h0, product_d1_prod_18[40:17]});
-    assign product_d1_cat_18 = {({(({1'h0, ({{24{1'b0}}, product_d1_18[47:34]} * {{14{1'b0}}, scale_18})}) + ({14'h0, product_d1_plus_18[41:17]})), product_d1_plus_18[16:0]}), product_d1_prod_18[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_18 = {{24{1'b0}}, product_d1_18[16:0]} * {{17{1'b0}}, scale_d1_18};
+    assign product_d1_plus_18 = ({1'h0, ({{24{1'b0}}, product_d1_18[33:17]} * {{17{1'b0}}, scale_d1_18})}) + ({18'h0, product_d1_prod_18[40:17]});
+    assign product_d1_cat_18 = {({(({1'h0, ({{24{1'b0}}, product_d1_18[47:34]} * {{14{1'b0}}, scale_d1_18})}) + ({14'h0, product_d1_plus_18[41:17]})), product_d1_plus_18[16:0]}), product_d1_prod_18[16:0]};
     assign shifted_36 = product_d1_cat_18[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -22690,17 +23055,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_36 = ((~(shifted_36[21:0] == 22'h0)) | ((far_window_18 | mid_window_18) & shifted_36[22])) | (far_window_18 & (~(shifted_36[46:23] == 24'h0)));
     assign overflow_36 = normal_d1_19 & (shifted_b47_18 ? over_high_d1_18 : over_low_d1_18);
     assign forced_18 = forced_early_d1_18 | overflow_36;
-    assign saturate_18 = (~nan_d1_36) & (inf_d1_36 | ((~zero_d1_18) & overflow_36));
+    assign saturate_18 = (~nan_d2_36) & (inf_d2_36 | ((~zero_d2_18) & overflow_36));
     assign normal_field_18 = (~forced_18) & normal_d1_19;
     assign kept_37 = window_19[24:1];
     assign guard_37 = window_19[0];
     assign increment_37 = ((~forced_18) & guard_37) & (sticky_36 | kept_37[0]);
     assign e0_minus_1_d1_sel_18 = normal_d1_19 ? e0_minus_1_d1_18 : ({9'h0, kept_37[23]});
-    assign nan_d1_or_18 = nan_d1_36 | saturate_18;
-    assign nan_d1_cat_18 = {22'h0, nan_d1_36};
+    assign nan_d2_or_18 = nan_d2_36 | saturate_18;
+    assign nan_d2_cat_18 = {22'h0, nan_d2_36};
     assign forced_not_18 = ~forced_18;
-    assign packed_37 = (({e0_minus_1_d1_sel_18[7:0], kept_37[22:0]}) & ({(forced_not_18 ? 30'h3fffffff : 30'h0), forced_not_18})) | ({({(nan_d1_or_18 ? 7'h7f : 7'h0), nan_d1_or_18}), ({nan_d1_cat_18[0], 22'h0})});
-    assign result_sign_18 = (~nan_d1_36) & sign_d1_19;
+    assign packed_37 = (({e0_minus_1_d1_sel_18[7:0], kept_37[22:0]}) & ({(forced_not_18 ? 30'h3fffffff : 30'h0), forced_not_18})) | ({({(nan_d2_or_18 ? 7'h7f : 7'h0), nan_d2_or_18}), ({nan_d2_cat_18[0], 22'h0})});
+    assign result_sign_18 = (~nan_d2_36) & sign_d2_19;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_18 = {29'h0, ({(normal_field_d1_18 & shifted_q_18), (normal_field_d1_18 & (~shifted_q_18))})};
@@ -22825,24 +23190,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_19 = b_exp_37 ^ 8'h80;
     assign fine_19 = (({2'h0, a_exp_37}) + ({(b_exp_xor_19[7] ? 2'h3 : 2'h0), b_exp_xor_19})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_19 = {{24{1'b0}}, a_sig_37} * {{24{1'b0}}, b_sig_37};
-    assign e0_minus_1_19 = fine_19 + (~({5'h0, lz_37}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_19 = {{24{1'b0}}, a_sig_d1_19} * {{24{1'b0}}, b_sig_d1_19};
+    assign e0_minus_1_19 = fine_d1_19 + (~({5'h0, lz_d1_19}));
     assign normal_20 = ~e0_minus_1_19[9];
-    assign coarse_19 = fine_19[9];
-    assign far_19 = (fine_19 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_19 = coarse_19 ? (fine_19 + 10'h18) : fine_19;
-    assign t_19 = normal_20 ? lz_37 : fine_sel_19[4:0];
+    assign coarse_19 = fine_d1_19[9];
+    assign far_19 = (fine_d1_19 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_19 = coarse_19 ? (fine_d1_19 + 10'h18) : fine_d1_19;
+    assign t_19 = normal_20 ? lz_d1_19 : fine_d1_sel_19[4:0];
     assign over_low_19 = ~((e0_minus_1_19 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_19 = ~((e0_minus_1_19 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_19 = ((nan_37 | inf_37) | zero_19) | (normal_20 ? 1'h0 : far_19);
+    assign forced_early_19 = ((nan_d1_37 | inf_d1_37) | zero_d1_19) | (normal_20 ? 1'h0 : far_19);
+    assign t_cat_37 = {({({({3'h0, (t_19[4:2] == 3'h5)}), ({3'h0, (t_19[4:2] == 3'h4)})}), ({3'h0, (t_19[4:2] == 3'h3)})}), ({3'h0, (t_19[4:2] == 3'h2)})};
+    assign t_cat_38 = {({({(t_19[1:0] == 2'h3), (t_19[1:0] == 2'h2)}), (t_19[1:0] == 2'h1)}), (t_19[1:0] == 2'h0)};
+    assign t_prod_19 = {{4{1'b0}}, ({({t_cat_37, ({3'h0, (t_19[4:2] == 3'h1)})}), ({3'h0, (t_19[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_38};
+    assign scale_19 = t_prod_19[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_19 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_19[4:2] == 3'h5)}), ({3'h0, (t_d1_19[4:2] == 3'h4)})}), ({3'h0, (t_d1_19[4:2] == 3'h3)})}), ({3'h0, (t_d1_19[4:2] == 3'h2)})}), ({3'h0, (t_d1_19[4:2] == 3'h1)})}), ({3'h0, (t_d1_19[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_19[1:0] == 2'h3), (t_d1_19[1:0] == 2'h2)}), (t_d1_19[1:0] == 2'h1)}), (t_d1_19[1:0] == 2'h0)})};
-    assign scale_19 = t_d1_prod_19[23:0];
-    assign product_d1_prod_19 = {{24{1'b0}}, product_d1_19[16:0]} * {{17{1'b0}}, scale_19};
-    assign product_d1_plus_19 = ({1'h0, ({{24{1'b0}}, product_d1_19[33:17]} * {{17{1'b0}}, scale_19})}) + ({18'h0, product_d1_prod_19[40:17]});
-    assign product_d1_cat_19 = {({(({1'h0, ({{24{1'b0}}, product_d1_19[47:34]} * {{14{1'b0}}, scale_19})}) + ({14'h0, product_d1_plus_19[41:17]})), product_d1_plus_19[16:0]}), product_d1_prod_19[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_19 = {{24{1'b0}}, product_d1_19[16:0]} * {{17{1'b0}}, scale_d1_19};
+    assign product_d1_plus_19 = ({1'h0, ({{24{1'b0}}, product_d1_19[33:17]} * {{17{1'b0}}, scale_d1_19})}) + ({18'h0, product_d1_prod_19[40:17]});
+    assign product_d1_cat_19 = {({(({1'h0, ({{24{1'b0}}, product_d1_19[47:34]} * {{14{1'b0}}, scale_d1_19})}) + ({14'h0, product_d1_plus_19[41:17]})), product_d1_plus_19[16:0]}), product_d1_prod_19[16:0]};
     assign shifted_37 = product_d1_cat_19[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -22853,17 +23220,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_37 = ((~(shifted_37[21:0] == 22'h0)) | ((far_window_19 | mid_window_19) & shifted_37[22])) | (far_window_19 & (~(shifted_37[46:23] == 24'h0)));
     assign overflow_37 = normal_d1_20 & (shifted_b47_19 ? over_high_d1_19 : over_low_d1_19);
     assign forced_19 = forced_early_d1_19 | overflow_37;
-    assign saturate_19 = (~nan_d1_37) & (inf_d1_37 | ((~zero_d1_19) & overflow_37));
+    assign saturate_19 = (~nan_d2_37) & (inf_d2_37 | ((~zero_d2_19) & overflow_37));
     assign normal_field_19 = (~forced_19) & normal_d1_20;
     assign kept_38 = window_20[24:1];
     assign guard_38 = window_20[0];
     assign increment_38 = ((~forced_19) & guard_38) & (sticky_37 | kept_38[0]);
     assign e0_minus_1_d1_sel_19 = normal_d1_20 ? e0_minus_1_d1_19 : ({9'h0, kept_38[23]});
-    assign nan_d1_or_19 = nan_d1_37 | saturate_19;
-    assign nan_d1_cat_19 = {22'h0, nan_d1_37};
+    assign nan_d2_or_19 = nan_d2_37 | saturate_19;
+    assign nan_d2_cat_19 = {22'h0, nan_d2_37};
     assign forced_not_19 = ~forced_19;
-    assign packed_38 = (({e0_minus_1_d1_sel_19[7:0], kept_38[22:0]}) & ({(forced_not_19 ? 30'h3fffffff : 30'h0), forced_not_19})) | ({({(nan_d1_or_19 ? 7'h7f : 7'h0), nan_d1_or_19}), ({nan_d1_cat_19[0], 22'h0})});
-    assign result_sign_19 = (~nan_d1_37) & sign_d1_20;
+    assign packed_38 = (({e0_minus_1_d1_sel_19[7:0], kept_38[22:0]}) & ({(forced_not_19 ? 30'h3fffffff : 30'h0), forced_not_19})) | ({({(nan_d2_or_19 ? 7'h7f : 7'h0), nan_d2_or_19}), ({nan_d2_cat_19[0], 22'h0})});
+    assign result_sign_19 = (~nan_d2_37) & sign_d2_20;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_19 = {29'h0, ({(normal_field_d1_19 & shifted_q_19), (normal_field_d1_19 & (~shifted_q_19))})};
@@ -23277,24 +23644,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_20 = b_exp_39 ^ 8'h80;
     assign fine_20 = (({2'h0, a_exp_39}) + ({(b_exp_xor_20[7] ? 2'h3 : 2'h0), b_exp_xor_20})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_20 = {{24{1'b0}}, a_sig_39} * {{24{1'b0}}, b_sig_39};
-    assign e0_minus_1_20 = fine_20 + (~({5'h0, lz_39}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_20 = {{24{1'b0}}, a_sig_d1_20} * {{24{1'b0}}, b_sig_d1_20};
+    assign e0_minus_1_20 = fine_d1_20 + (~({5'h0, lz_d1_20}));
     assign normal_21 = ~e0_minus_1_20[9];
-    assign coarse_20 = fine_20[9];
-    assign far_20 = (fine_20 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_20 = coarse_20 ? (fine_20 + 10'h18) : fine_20;
-    assign t_20 = normal_21 ? lz_39 : fine_sel_20[4:0];
+    assign coarse_20 = fine_d1_20[9];
+    assign far_20 = (fine_d1_20 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_20 = coarse_20 ? (fine_d1_20 + 10'h18) : fine_d1_20;
+    assign t_20 = normal_21 ? lz_d1_20 : fine_d1_sel_20[4:0];
     assign over_low_20 = ~((e0_minus_1_20 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_20 = ~((e0_minus_1_20 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_20 = ((nan_39 | inf_39) | zero_20) | (normal_21 ? 1'h0 : far_20);
+    assign forced_early_20 = ((nan_d1_39 | inf_d1_39) | zero_d1_20) | (normal_21 ? 1'h0 : far_20);
+    assign t_cat_39 = {({({({3'h0, (t_20[4:2] == 3'h5)}), ({3'h0, (t_20[4:2] == 3'h4)})}), ({3'h0, (t_20[4:2] == 3'h3)})}), ({3'h0, (t_20[4:2] == 3'h2)})};
+    assign t_cat_40 = {({({(t_20[1:0] == 2'h3), (t_20[1:0] == 2'h2)}), (t_20[1:0] == 2'h1)}), (t_20[1:0] == 2'h0)};
+    assign t_prod_20 = {{4{1'b0}}, ({({t_cat_39, ({3'h0, (t_20[4:2] == 3'h1)})}), ({3'h0, (t_20[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_40};
+    assign scale_20 = t_prod_20[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_20 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_20[4:2] == 3'h5)}), ({3'h0, (t_d1_20[4:2] == 3'h4)})}), ({3'h0, (t_d1_20[4:2] == 3'h3)})}), ({3'h0, (t_d1_20[4:2] == 3'h2)})}), ({3'h0, (t_d1_20[4:2] == 3'h1)})}), ({3'h0, (t_d1_20[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_20[1:0] == 2'h3), (t_d1_20[1:0] == 2'h2)}), (t_d1_20[1:0] == 2'h1)}), (t_d1_20[1:0] == 2'h0)})};
-    assign scale_20 = t_d1_prod_20[23:0];
-    assign product_d1_prod_20 = {{24{1'b0}}, product_d1_20[16:0]} * {{17{1'b0}}, scale_20};
-    assign product_d1_plus_20 = ({1'h0, ({{24{1'b0}}, product_d1_20[33:17]} * {{17{1'b0}}, scale_20})}) + ({18'h0, product_d1_prod_20[40:17]});
-    assign product_d1_cat_20 = {({(({1'h0, ({{24{1'b0}}, product_d1_20[47:34]} * {{14{1'b0}}, scale_20})}) + ({14'h0, product_d1_plus_20[41:17]})), product_d1_plus_20[16:0]}), product_d1_prod_20[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_20 = {{24{1'b0}}, product_d1_20[16:0]} * {{17{1'b0}}, scale_d1_20};
+    assign product_d1_plus_20 = ({1'h0, ({{24{1'b0}}, product_d1_20[33:17]} * {{17{1'b0}}, scale_d1_20})}) + ({18'h0, product_d1_prod_20[40:17]});
+    assign product_d1_cat_20 = {({(({1'h0, ({{24{1'b0}}, product_d1_20[47:34]} * {{14{1'b0}}, scale_d1_20})}) + ({14'h0, product_d1_plus_20[41:17]})), product_d1_plus_20[16:0]}), product_d1_prod_20[16:0]};
     assign shifted_39 = product_d1_cat_20[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -23305,17 +23674,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_39 = ((~(shifted_39[21:0] == 22'h0)) | ((far_window_20 | mid_window_20) & shifted_39[22])) | (far_window_20 & (~(shifted_39[46:23] == 24'h0)));
     assign overflow_39 = normal_d1_21 & (shifted_b47_20 ? over_high_d1_20 : over_low_d1_20);
     assign forced_20 = forced_early_d1_20 | overflow_39;
-    assign saturate_20 = (~nan_d1_39) & (inf_d1_39 | ((~zero_d1_20) & overflow_39));
+    assign saturate_20 = (~nan_d2_39) & (inf_d2_39 | ((~zero_d2_20) & overflow_39));
     assign normal_field_20 = (~forced_20) & normal_d1_21;
     assign kept_40 = window_21[24:1];
     assign guard_40 = window_21[0];
     assign increment_40 = ((~forced_20) & guard_40) & (sticky_39 | kept_40[0]);
     assign e0_minus_1_d1_sel_20 = normal_d1_21 ? e0_minus_1_d1_20 : ({9'h0, kept_40[23]});
-    assign nan_d1_or_20 = nan_d1_39 | saturate_20;
-    assign nan_d1_cat_20 = {22'h0, nan_d1_39};
+    assign nan_d2_or_20 = nan_d2_39 | saturate_20;
+    assign nan_d2_cat_20 = {22'h0, nan_d2_39};
     assign forced_not_20 = ~forced_20;
-    assign packed_40 = (({e0_minus_1_d1_sel_20[7:0], kept_40[22:0]}) & ({(forced_not_20 ? 30'h3fffffff : 30'h0), forced_not_20})) | ({({(nan_d1_or_20 ? 7'h7f : 7'h0), nan_d1_or_20}), ({nan_d1_cat_20[0], 22'h0})});
-    assign result_sign_20 = (~nan_d1_39) & sign_d1_21;
+    assign packed_40 = (({e0_minus_1_d1_sel_20[7:0], kept_40[22:0]}) & ({(forced_not_20 ? 30'h3fffffff : 30'h0), forced_not_20})) | ({({(nan_d2_or_20 ? 7'h7f : 7'h0), nan_d2_or_20}), ({nan_d2_cat_20[0], 22'h0})});
+    assign result_sign_20 = (~nan_d2_39) & sign_d2_21;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_20 = {29'h0, ({(normal_field_d1_20 & shifted_q_20), (normal_field_d1_20 & (~shifted_q_20))})};
@@ -23622,17 +23991,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign a_nan_41 = result_is255_41 & (~result_is0_82);
     assign a_sig_41 = {(~result_is0_81), result_bits22_0_41};
     assign a_exp_41 = result_is0_81 ? 8'h1 : result_bits30_23_41;
-    assign s_axis_tdata_0_d14_bits30_23_2 = s_axis_tdata_0_d14[30:23];
-    assign s_axis_tdata_0_d14_bits22_0_2 = s_axis_tdata_0_d14[22:0];
-    assign s_axis_tdata_0_d14_is0_3 = s_axis_tdata_0_d14_bits30_23_2 == 8'h0;
-    assign s_axis_tdata_0_d14_is255_2 = s_axis_tdata_0_d14_bits30_23_2 == 8'hff;
-    assign s_axis_tdata_0_d14_is0_4 = s_axis_tdata_0_d14_bits22_0_2 == 23'h0;
-    assign b_sign_51 = s_axis_tdata_0_d14[31];
-    assign b_zero_21 = s_axis_tdata_0_d14_is0_3 & s_axis_tdata_0_d14_is0_4;
-    assign b_inf_41 = s_axis_tdata_0_d14_is255_2 & s_axis_tdata_0_d14_is0_4;
-    assign b_nan_41 = s_axis_tdata_0_d14_is255_2 & (~s_axis_tdata_0_d14_is0_4);
-    assign b_sig_41 = {(~s_axis_tdata_0_d14_is0_3), s_axis_tdata_0_d14_bits22_0_2};
-    assign b_exp_41 = s_axis_tdata_0_d14_is0_3 ? 8'h1 : s_axis_tdata_0_d14_bits30_23_2;
+    assign s_axis_tdata_0_d15_bits30_23_2 = s_axis_tdata_0_d15[30:23];
+    assign s_axis_tdata_0_d15_bits22_0_2 = s_axis_tdata_0_d15[22:0];
+    assign s_axis_tdata_0_d15_is0_3 = s_axis_tdata_0_d15_bits30_23_2 == 8'h0;
+    assign s_axis_tdata_0_d15_is255_2 = s_axis_tdata_0_d15_bits30_23_2 == 8'hff;
+    assign s_axis_tdata_0_d15_is0_4 = s_axis_tdata_0_d15_bits22_0_2 == 23'h0;
+    assign b_sign_51 = s_axis_tdata_0_d15[31];
+    assign b_zero_21 = s_axis_tdata_0_d15_is0_3 & s_axis_tdata_0_d15_is0_4;
+    assign b_inf_41 = s_axis_tdata_0_d15_is255_2 & s_axis_tdata_0_d15_is0_4;
+    assign b_nan_41 = s_axis_tdata_0_d15_is255_2 & (~s_axis_tdata_0_d15_is0_4);
+    assign b_sig_41 = {(~s_axis_tdata_0_d15_is0_3), s_axis_tdata_0_d15_bits22_0_2};
+    assign b_exp_41 = s_axis_tdata_0_d15_is0_3 ? 8'h1 : s_axis_tdata_0_d15_bits30_23_2;
     assign sign_22 = a_sign_41 ^ b_sign_51;
     assign nan_41 = ((a_nan_41 | b_nan_41) | (a_zero_21 & b_inf_41)) | (a_inf_41 & b_zero_21);
     assign inf_41 = a_inf_41 | b_inf_41;
@@ -23729,24 +24098,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_21 = b_exp_41 ^ 8'h80;
     assign fine_21 = (({2'h0, a_exp_41}) + ({(b_exp_xor_21[7] ? 2'h3 : 2'h0), b_exp_xor_21})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_21 = {{24{1'b0}}, a_sig_41} * {{24{1'b0}}, b_sig_41};
-    assign e0_minus_1_21 = fine_21 + (~({5'h0, lz_41}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_21 = {{24{1'b0}}, a_sig_d1_21} * {{24{1'b0}}, b_sig_d1_21};
+    assign e0_minus_1_21 = fine_d1_21 + (~({5'h0, lz_d1_21}));
     assign normal_22 = ~e0_minus_1_21[9];
-    assign coarse_21 = fine_21[9];
-    assign far_21 = (fine_21 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_21 = coarse_21 ? (fine_21 + 10'h18) : fine_21;
-    assign t_21 = normal_22 ? lz_41 : fine_sel_21[4:0];
+    assign coarse_21 = fine_d1_21[9];
+    assign far_21 = (fine_d1_21 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_21 = coarse_21 ? (fine_d1_21 + 10'h18) : fine_d1_21;
+    assign t_21 = normal_22 ? lz_d1_21 : fine_d1_sel_21[4:0];
     assign over_low_21 = ~((e0_minus_1_21 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_21 = ~((e0_minus_1_21 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_21 = ((nan_41 | inf_41) | zero_21) | (normal_22 ? 1'h0 : far_21);
+    assign forced_early_21 = ((nan_d1_41 | inf_d1_41) | zero_d1_21) | (normal_22 ? 1'h0 : far_21);
+    assign t_cat_41 = {({({({3'h0, (t_21[4:2] == 3'h5)}), ({3'h0, (t_21[4:2] == 3'h4)})}), ({3'h0, (t_21[4:2] == 3'h3)})}), ({3'h0, (t_21[4:2] == 3'h2)})};
+    assign t_cat_42 = {({({(t_21[1:0] == 2'h3), (t_21[1:0] == 2'h2)}), (t_21[1:0] == 2'h1)}), (t_21[1:0] == 2'h0)};
+    assign t_prod_21 = {{4{1'b0}}, ({({t_cat_41, ({3'h0, (t_21[4:2] == 3'h1)})}), ({3'h0, (t_21[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_42};
+    assign scale_21 = t_prod_21[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_21 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_21[4:2] == 3'h5)}), ({3'h0, (t_d1_21[4:2] == 3'h4)})}), ({3'h0, (t_d1_21[4:2] == 3'h3)})}), ({3'h0, (t_d1_21[4:2] == 3'h2)})}), ({3'h0, (t_d1_21[4:2] == 3'h1)})}), ({3'h0, (t_d1_21[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_21[1:0] == 2'h3), (t_d1_21[1:0] == 2'h2)}), (t_d1_21[1:0] == 2'h1)}), (t_d1_21[1:0] == 2'h0)})};
-    assign scale_21 = t_d1_prod_21[23:0];
-    assign product_d1_prod_21 = {{24{1'b0}}, product_d1_21[16:0]} * {{17{1'b0}}, scale_21};
-    assign product_d1_plus_21 = ({1'h0, ({{24{1'b0}}, product_d1_21[33:17]} * {{17{1'b0}}, scale_21})}) + ({18'h0, product_d1_prod_21[40:17]});
-    assign product_d1_cat_21 = {({(({1'h0, ({{24{1'b0}}, product_d1_21[47:34]} * {{14{1'b0}}, scale_21})}) + ({14'h0, product_d1_plus_21[41:17]})), product_d1_plus_21[16:0]}), product_d1_prod_21[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_21 = {{24{1'b0}}, product_d1_21[16:0]} * {{17{1'b0}}, scale_d1_21};
+    assign product_d1_plus_21 = ({1'h0, ({{24{1'b0}}, product_d1_21[33:17]} * {{17{1'b0}}, scale_d1_21})}) + ({18'h0, product_d1_prod_21[40:17]});
+    assign product_d1_cat_21 = {({(({1'h0, ({{24{1'b0}}, product_d1_21[47:34]} * {{14{1'b0}}, scale_d1_21})}) + ({14'h0, product_d1_plus_21[41:17]})), product_d1_plus_21[16:0]}), product_d1_prod_21[16:0]};
     assign shifted_41 = product_d1_cat_21[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -23757,33 +24128,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_41 = ((~(shifted_41[21:0] == 22'h0)) | ((far_window_21 | mid_window_21) & shifted_41[22])) | (far_window_21 & (~(shifted_41[46:23] == 24'h0)));
     assign overflow_41 = normal_d1_22 & (shifted_b47_21 ? over_high_d1_21 : over_low_d1_21);
     assign forced_21 = forced_early_d1_21 | overflow_41;
-    assign saturate_21 = (~nan_d1_41) & (inf_d1_41 | ((~zero_d1_21) & overflow_41));
+    assign saturate_21 = (~nan_d2_41) & (inf_d2_41 | ((~zero_d2_21) & overflow_41));
     assign normal_field_21 = (~forced_21) & normal_d1_22;
     assign kept_42 = window_22[24:1];
     assign guard_42 = window_22[0];
     assign increment_42 = ((~forced_21) & guard_42) & (sticky_41 | kept_42[0]);
     assign e0_minus_1_d1_sel_21 = normal_d1_22 ? e0_minus_1_d1_21 : ({9'h0, kept_42[23]});
-    assign nan_d1_or_21 = nan_d1_41 | saturate_21;
-    assign nan_d1_cat_21 = {22'h0, nan_d1_41};
+    assign nan_d2_or_21 = nan_d2_41 | saturate_21;
+    assign nan_d2_cat_21 = {22'h0, nan_d2_41};
     assign forced_not_21 = ~forced_21;
-    assign packed_42 = (({e0_minus_1_d1_sel_21[7:0], kept_42[22:0]}) & ({(forced_not_21 ? 30'h3fffffff : 30'h0), forced_not_21})) | ({({(nan_d1_or_21 ? 7'h7f : 7'h0), nan_d1_or_21}), ({nan_d1_cat_21[0], 22'h0})});
-    assign result_sign_21 = (~nan_d1_41) & sign_d1_22;
+    assign packed_42 = (({e0_minus_1_d1_sel_21[7:0], kept_42[22:0]}) & ({(forced_not_21 ? 30'h3fffffff : 30'h0), forced_not_21})) | ({({(nan_d2_or_21 ? 7'h7f : 7'h0), nan_d2_or_21}), ({nan_d2_cat_21[0], 22'h0})});
+    assign result_sign_21 = (~nan_d2_41) & sign_d2_22;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_21 = {29'h0, ({(normal_field_d1_21 & shifted_q_21), (normal_field_d1_21 & (~shifted_q_21))})};
     assign result_39 = {result_sign_d1_21, (packed_d1_21 + (({normal_field_d1_cat_21[7:0], 23'h0}) | ({30'h0, increment_d1_21})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d12_bits30_23_4 = result_d12_5[30:23];
-    assign result_d12_bits22_0_4 = result_d12_5[22:0];
-    assign result_d12_is0_7 = result_d12_bits30_23_4 == 8'h0;
-    assign result_d12_is255_4 = result_d12_bits30_23_4 == 8'hff;
-    assign result_d12_is0_8 = result_d12_bits22_0_4 == 23'h0;
-    assign a_sign_42 = result_d12_5[31];
-    assign a_inf_42 = result_d12_is255_4 & result_d12_is0_8;
-    assign a_nan_42 = result_d12_is255_4 & (~result_d12_is0_8);
-    assign a_sig_42 = {(~result_d12_is0_7), result_d12_bits22_0_4};
-    assign a_exp_42 = result_d12_is0_7 ? 8'h1 : result_d12_bits30_23_4;
+    assign result_d14_bits30_23_4 = result_d14_5[30:23];
+    assign result_d14_bits22_0_4 = result_d14_5[22:0];
+    assign result_d14_is0_7 = result_d14_bits30_23_4 == 8'h0;
+    assign result_d14_is255_4 = result_d14_bits30_23_4 == 8'hff;
+    assign result_d14_is0_8 = result_d14_bits22_0_4 == 23'h0;
+    assign a_sign_42 = result_d14_5[31];
+    assign a_inf_42 = result_d14_is255_4 & result_d14_is0_8;
+    assign a_nan_42 = result_d14_is255_4 & (~result_d14_is0_8);
+    assign a_sig_42 = {(~result_d14_is0_7), result_d14_bits22_0_4};
+    assign a_exp_42 = result_d14_is0_7 ? 8'h1 : result_d14_bits30_23_4;
     assign result_bits30_23_42 = result_39[30:23];
     assign result_bits22_0_42 = result_39[22:0];
     assign result_is0_83 = result_bits30_23_42 == 8'h0;
@@ -23800,7 +24171,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_42 = a_inf_42 | b_inf_42;
     assign inf_sign_21 = a_inf_42 ? a_sign_42 : b_sign_53;
     assign zero_sign_21 = a_sign_42 & b_sign_53;
-    assign swap_21 = result_d12_5[30:0] < result_39[30:0];
+    assign swap_21 = result_d14_5[30:0] < result_39[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_21 = swap_21 ? b_sign_53 : a_sign_42;
@@ -24064,16 +24435,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_40 = nan_d4_21 ? 32'h7fc00000 : (exact_zero_d2_21 ? ({zero_sign_d4_21, 31'h0}) : ({(inf_d4_21 ? inf_sign_d4_21 : big_sign_d4_21), ((overflow_42 | inf_d4_21) ? 31'h7f800000 : rounded_21[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d10_bits30_23_4 = result_d10_9[30:23];
-    assign result_d10_bits22_0_4 = result_d10_9[22:0];
-    assign result_d10_is0_7 = result_d10_bits30_23_4 == 8'h0;
-    assign result_d10_is255_4 = result_d10_bits30_23_4 == 8'hff;
-    assign result_d10_is0_8 = result_d10_bits22_0_4 == 23'h0;
-    assign a_sign_43 = result_d10_9[31];
-    assign a_inf_43 = result_d10_is255_4 & result_d10_is0_8;
-    assign a_nan_43 = result_d10_is255_4 & (~result_d10_is0_8);
-    assign a_sig_43 = {(~result_d10_is0_7), result_d10_bits22_0_4};
-    assign a_exp_43 = result_d10_is0_7 ? 8'h1 : result_d10_bits30_23_4;
+    assign result_d11_bits30_23_4 = result_d11_9[30:23];
+    assign result_d11_bits22_0_4 = result_d11_9[22:0];
+    assign result_d11_is0_7 = result_d11_bits30_23_4 == 8'h0;
+    assign result_d11_is255_4 = result_d11_bits30_23_4 == 8'hff;
+    assign result_d11_is0_8 = result_d11_bits22_0_4 == 23'h0;
+    assign a_sign_43 = result_d11_9[31];
+    assign a_inf_43 = result_d11_is255_4 & result_d11_is0_8;
+    assign a_nan_43 = result_d11_is255_4 & (~result_d11_is0_8);
+    assign a_sig_43 = {(~result_d11_is0_7), result_d11_bits22_0_4};
+    assign a_exp_43 = result_d11_is0_7 ? 8'h1 : result_d11_bits30_23_4;
     assign result_bits30_23_43 = result_40[30:23];
     assign result_bits22_0_43 = result_40[22:0];
     assign result_is0_85 = result_bits30_23_43 == 8'h0;
@@ -24089,7 +24460,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_43 = a_inf_43 | b_inf_43;
     assign inf_sign_22 = a_inf_43 ? a_sign_43 : b_sign_54;
     assign zero_sign_22 = a_sign_43 & b_sign_54;
-    assign swap_22 = result_d10_9[30:0] < result_40[30:0];
+    assign swap_22 = result_d11_9[30:0] < result_40[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_22 = swap_22 ? b_sign_54 : a_sign_43;
@@ -24353,17 +24724,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_41 = nan_d4_22 ? 32'h7fc00000 : (exact_zero_d2_22 ? ({zero_sign_d4_22, 31'h0}) : ({(inf_d4_22 ? inf_sign_d4_22 : big_sign_d4_22), ((overflow_43 | inf_d4_22) ? 31'h7f800000 : rounded_22[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign result_d22_bits30_23_4 = result_d22[30:23];
-    assign result_d22_bits22_0_4 = result_d22[22:0];
-    assign result_d22_is0_7 = result_d22_bits30_23_4 == 8'h0;
-    assign result_d22_is255_4 = result_d22_bits30_23_4 == 8'hff;
-    assign result_d22_is0_8 = result_d22_bits22_0_4 == 23'h0;
-    assign a_sign_44 = result_d22[31];
-    assign a_zero_22 = result_d22_is0_7 & result_d22_is0_8;
-    assign a_inf_44 = result_d22_is255_4 & result_d22_is0_8;
-    assign a_nan_44 = result_d22_is255_4 & (~result_d22_is0_8);
-    assign a_sig_44 = {(~result_d22_is0_7), result_d22_bits22_0_4};
-    assign a_exp_44 = result_d22_is0_7 ? 8'h1 : result_d22_bits30_23_4;
+    assign result_d24_bits30_23_4 = result_d24[30:23];
+    assign result_d24_bits22_0_4 = result_d24[22:0];
+    assign result_d24_is0_7 = result_d24_bits30_23_4 == 8'h0;
+    assign result_d24_is255_4 = result_d24_bits30_23_4 == 8'hff;
+    assign result_d24_is0_8 = result_d24_bits22_0_4 == 23'h0;
+    assign a_sign_44 = result_d24[31];
+    assign a_zero_22 = result_d24_is0_7 & result_d24_is0_8;
+    assign a_inf_44 = result_d24_is255_4 & result_d24_is0_8;
+    assign a_nan_44 = result_d24_is255_4 & (~result_d24_is0_8);
+    assign a_sig_44 = {(~result_d24_is0_7), result_d24_bits22_0_4};
+    assign a_exp_44 = result_d24_is0_7 ? 8'h1 : result_d24_bits30_23_4;
     assign result_bits30_23_44 = result_41[30:23];
     assign result_bits22_0_44 = result_41[22:0];
     assign result_is0_87 = result_bits30_23_44 == 8'h0;
@@ -24471,24 +24842,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_22 = b_exp_44 ^ 8'h80;
     assign fine_22 = (({2'h0, a_exp_44}) + ({(b_exp_xor_22[7] ? 2'h3 : 2'h0), b_exp_xor_22})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_22 = {{24{1'b0}}, a_sig_44} * {{24{1'b0}}, b_sig_44};
-    assign e0_minus_1_22 = fine_22 + (~({5'h0, lz_44}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_22 = {{24{1'b0}}, a_sig_d1_22} * {{24{1'b0}}, b_sig_d1_22};
+    assign e0_minus_1_22 = fine_d1_22 + (~({5'h0, lz_d1_22}));
     assign normal_23 = ~e0_minus_1_22[9];
-    assign coarse_22 = fine_22[9];
-    assign far_22 = (fine_22 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_22 = coarse_22 ? (fine_22 + 10'h18) : fine_22;
-    assign t_22 = normal_23 ? lz_44 : fine_sel_22[4:0];
+    assign coarse_22 = fine_d1_22[9];
+    assign far_22 = (fine_d1_22 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_22 = coarse_22 ? (fine_d1_22 + 10'h18) : fine_d1_22;
+    assign t_22 = normal_23 ? lz_d1_22 : fine_d1_sel_22[4:0];
     assign over_low_22 = ~((e0_minus_1_22 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_22 = ~((e0_minus_1_22 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_22 = ((nan_44 | inf_44) | zero_22) | (normal_23 ? 1'h0 : far_22);
+    assign forced_early_22 = ((nan_d1_44 | inf_d1_44) | zero_d1_22) | (normal_23 ? 1'h0 : far_22);
+    assign t_cat_43 = {({({({3'h0, (t_22[4:2] == 3'h5)}), ({3'h0, (t_22[4:2] == 3'h4)})}), ({3'h0, (t_22[4:2] == 3'h3)})}), ({3'h0, (t_22[4:2] == 3'h2)})};
+    assign t_cat_44 = {({({(t_22[1:0] == 2'h3), (t_22[1:0] == 2'h2)}), (t_22[1:0] == 2'h1)}), (t_22[1:0] == 2'h0)};
+    assign t_prod_22 = {{4{1'b0}}, ({({t_cat_43, ({3'h0, (t_22[4:2] == 3'h1)})}), ({3'h0, (t_22[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_44};
+    assign scale_22 = t_prod_22[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_22 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_22[4:2] == 3'h5)}), ({3'h0, (t_d1_22[4:2] == 3'h4)})}), ({3'h0, (t_d1_22[4:2] == 3'h3)})}), ({3'h0, (t_d1_22[4:2] == 3'h2)})}), ({3'h0, (t_d1_22[4:2] == 3'h1)})}), ({3'h0, (t_d1_22[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_22[1:0] == 2'h3), (t_d1_22[1:0] == 2'h2)}), (t_d1_22[1:0] == 2'h1)}), (t_d1_22[1:0] == 2'h0)})};
-    assign scale_22 = t_d1_prod_22[23:0];
-    assign product_d1_prod_22 = {{24{1'b0}}, product_d1_22[16:0]} * {{17{1'b0}}, scale_22};
-    assign product_d1_plus_22 = ({1'h0, ({{24{1'b0}}, product_d1_22[33:17]} * {{17{1'b0}}, scale_22})}) + ({18'h0, product_d1_prod_22[40:17]});
-    assign product_d1_cat_22 = {({(({1'h0, ({{24{1'b0}}, product_d1_22[47:34]} * {{14{1'b0}}, scale_22})}) + ({14'h0, product_d1_plus_22[41:17]})), product_d1_plus_22[16:0]}), product_d1_prod_22[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_22 = {{24{1'b0}}, product_d1_22[16:0]} * {{17{1'b0}}, scale_d1_22};
+    assign product_d1_plus_22 = ({1'h0, ({{24{1'b0}}, product_d1_22[33:17]} * {{17{1'b0}}, scale_d1_22})}) + ({18'h0, product_d1_prod_22[40:17]});
+    assign product_d1_cat_22 = {({(({1'h0, ({{24{1'b0}}, product_d1_22[47:34]} * {{14{1'b0}}, scale_d1_22})}) + ({14'h0, product_d1_plus_22[41:17]})), product_d1_plus_22[16:0]}), product_d1_prod_22[16:0]};
     assign shifted_44 = product_d1_cat_22[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -24499,17 +24872,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_44 = ((~(shifted_44[21:0] == 22'h0)) | ((far_window_22 | mid_window_22) & shifted_44[22])) | (far_window_22 & (~(shifted_44[46:23] == 24'h0)));
     assign overflow_44 = normal_d1_23 & (shifted_b47_22 ? over_high_d1_22 : over_low_d1_22);
     assign forced_22 = forced_early_d1_22 | overflow_44;
-    assign saturate_22 = (~nan_d1_44) & (inf_d1_44 | ((~zero_d1_22) & overflow_44));
+    assign saturate_22 = (~nan_d2_44) & (inf_d2_44 | ((~zero_d2_22) & overflow_44));
     assign normal_field_22 = (~forced_22) & normal_d1_23;
     assign kept_45 = window_23[24:1];
     assign guard_45 = window_23[0];
     assign increment_45 = ((~forced_22) & guard_45) & (sticky_44 | kept_45[0]);
     assign e0_minus_1_d1_sel_22 = normal_d1_23 ? e0_minus_1_d1_22 : ({9'h0, kept_45[23]});
-    assign nan_d1_or_22 = nan_d1_44 | saturate_22;
-    assign nan_d1_cat_22 = {22'h0, nan_d1_44};
+    assign nan_d2_or_22 = nan_d2_44 | saturate_22;
+    assign nan_d2_cat_22 = {22'h0, nan_d2_44};
     assign forced_not_22 = ~forced_22;
-    assign packed_45 = (({e0_minus_1_d1_sel_22[7:0], kept_45[22:0]}) & ({(forced_not_22 ? 30'h3fffffff : 30'h0), forced_not_22})) | ({({(nan_d1_or_22 ? 7'h7f : 7'h0), nan_d1_or_22}), ({nan_d1_cat_22[0], 22'h0})});
-    assign result_sign_22 = (~nan_d1_44) & sign_d1_23;
+    assign packed_45 = (({e0_minus_1_d1_sel_22[7:0], kept_45[22:0]}) & ({(forced_not_22 ? 30'h3fffffff : 30'h0), forced_not_22})) | ({({(nan_d2_or_22 ? 7'h7f : 7'h0), nan_d2_or_22}), ({nan_d2_cat_22[0], 22'h0})});
+    assign result_sign_22 = (~nan_d2_44) & sign_d2_23;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_22 = {29'h0, ({(normal_field_d1_22 & shifted_q_22), (normal_field_d1_22 & (~shifted_q_22))})};
@@ -24634,24 +25007,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_23 = b_exp_45 ^ 8'h80;
     assign fine_23 = (({2'h0, a_exp_45}) + ({(b_exp_xor_23[7] ? 2'h3 : 2'h0), b_exp_xor_23})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_23 = {{24{1'b0}}, a_sig_45} * {{24{1'b0}}, b_sig_45};
-    assign e0_minus_1_23 = fine_23 + (~({5'h0, lz_45}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_23 = {{24{1'b0}}, a_sig_d1_23} * {{24{1'b0}}, b_sig_d1_23};
+    assign e0_minus_1_23 = fine_d1_23 + (~({5'h0, lz_d1_23}));
     assign normal_24 = ~e0_minus_1_23[9];
-    assign coarse_23 = fine_23[9];
-    assign far_23 = (fine_23 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_23 = coarse_23 ? (fine_23 + 10'h18) : fine_23;
-    assign t_23 = normal_24 ? lz_45 : fine_sel_23[4:0];
+    assign coarse_23 = fine_d1_23[9];
+    assign far_23 = (fine_d1_23 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_23 = coarse_23 ? (fine_d1_23 + 10'h18) : fine_d1_23;
+    assign t_23 = normal_24 ? lz_d1_23 : fine_d1_sel_23[4:0];
     assign over_low_23 = ~((e0_minus_1_23 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_23 = ~((e0_minus_1_23 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_23 = ((nan_45 | inf_45) | zero_23) | (normal_24 ? 1'h0 : far_23);
+    assign forced_early_23 = ((nan_d1_45 | inf_d1_45) | zero_d1_23) | (normal_24 ? 1'h0 : far_23);
+    assign t_cat_45 = {({({({3'h0, (t_23[4:2] == 3'h5)}), ({3'h0, (t_23[4:2] == 3'h4)})}), ({3'h0, (t_23[4:2] == 3'h3)})}), ({3'h0, (t_23[4:2] == 3'h2)})};
+    assign t_cat_46 = {({({(t_23[1:0] == 2'h3), (t_23[1:0] == 2'h2)}), (t_23[1:0] == 2'h1)}), (t_23[1:0] == 2'h0)};
+    assign t_prod_23 = {{4{1'b0}}, ({({t_cat_45, ({3'h0, (t_23[4:2] == 3'h1)})}), ({3'h0, (t_23[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_46};
+    assign scale_23 = t_prod_23[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_23 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_23[4:2] == 3'h5)}), ({3'h0, (t_d1_23[4:2] == 3'h4)})}), ({3'h0, (t_d1_23[4:2] == 3'h3)})}), ({3'h0, (t_d1_23[4:2] == 3'h2)})}), ({3'h0, (t_d1_23[4:2] == 3'h1)})}), ({3'h0, (t_d1_23[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_23[1:0] == 2'h3), (t_d1_23[1:0] == 2'h2)}), (t_d1_23[1:0] == 2'h1)}), (t_d1_23[1:0] == 2'h0)})};
-    assign scale_23 = t_d1_prod_23[23:0];
-    assign product_d1_prod_23 = {{24{1'b0}}, product_d1_23[16:0]} * {{17{1'b0}}, scale_23};
-    assign product_d1_plus_23 = ({1'h0, ({{24{1'b0}}, product_d1_23[33:17]} * {{17{1'b0}}, scale_23})}) + ({18'h0, product_d1_prod_23[40:17]});
-    assign product_d1_cat_23 = {({(({1'h0, ({{24{1'b0}}, product_d1_23[47:34]} * {{14{1'b0}}, scale_23})}) + ({14'h0, product_d1_plus_23[41:17]})), product_d1_plus_23[16:0]}), product_d1_prod_23[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_23 = {{24{1'b0}}, product_d1_23[16:0]} * {{17{1'b0}}, scale_d1_23};
+    assign product_d1_plus_23 = ({1'h0, ({{24{1'b0}}, product_d1_23[33:17]} * {{17{1'b0}}, scale_d1_23})}) + ({18'h0, product_d1_prod_23[40:17]});
+    assign product_d1_cat_23 = {({(({1'h0, ({{24{1'b0}}, product_d1_23[47:34]} * {{14{1'b0}}, scale_d1_23})}) + ({14'h0, product_d1_plus_23[41:17]})), product_d1_plus_23[16:0]}), product_d1_prod_23[16:0]};
     assign shifted_45 = product_d1_cat_23[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -24662,17 +25037,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_45 = ((~(shifted_45[21:0] == 22'h0)) | ((far_window_23 | mid_window_23) & shifted_45[22])) | (far_window_23 & (~(shifted_45[46:23] == 24'h0)));
     assign overflow_45 = normal_d1_24 & (shifted_b47_23 ? over_high_d1_23 : over_low_d1_23);
     assign forced_23 = forced_early_d1_23 | overflow_45;
-    assign saturate_23 = (~nan_d1_45) & (inf_d1_45 | ((~zero_d1_23) & overflow_45));
+    assign saturate_23 = (~nan_d2_45) & (inf_d2_45 | ((~zero_d2_23) & overflow_45));
     assign normal_field_23 = (~forced_23) & normal_d1_24;
     assign kept_46 = window_24[24:1];
     assign guard_46 = window_24[0];
     assign increment_46 = ((~forced_23) & guard_46) & (sticky_45 | kept_46[0]);
     assign e0_minus_1_d1_sel_23 = normal_d1_24 ? e0_minus_1_d1_23 : ({9'h0, kept_46[23]});
-    assign nan_d1_or_23 = nan_d1_45 | saturate_23;
-    assign nan_d1_cat_23 = {22'h0, nan_d1_45};
+    assign nan_d2_or_23 = nan_d2_45 | saturate_23;
+    assign nan_d2_cat_23 = {22'h0, nan_d2_45};
     assign forced_not_23 = ~forced_23;
-    assign packed_46 = (({e0_minus_1_d1_sel_23[7:0], kept_46[22:0]}) & ({(forced_not_23 ? 30'h3fffffff : 30'h0), forced_not_23})) | ({({(nan_d1_or_23 ? 7'h7f : 7'h0), nan_d1_or_23}), ({nan_d1_cat_23[0], 22'h0})});
-    assign result_sign_23 = (~nan_d1_45) & sign_d1_24;
+    assign packed_46 = (({e0_minus_1_d1_sel_23[7:0], kept_46[22:0]}) & ({(forced_not_23 ? 30'h3fffffff : 30'h0), forced_not_23})) | ({({(nan_d2_or_23 ? 7'h7f : 7'h0), nan_d2_or_23}), ({nan_d2_cat_23[0], 22'h0})});
+    assign result_sign_23 = (~nan_d2_45) & sign_d2_24;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_23 = {29'h0, ({(normal_field_d1_23 & shifted_q_23), (normal_field_d1_23 & (~shifted_q_23))})};
@@ -24797,24 +25172,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_24 = b_exp_46 ^ 8'h80;
     assign fine_24 = (({2'h0, a_exp_46}) + ({(b_exp_xor_24[7] ? 2'h3 : 2'h0), b_exp_xor_24})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_24 = {{24{1'b0}}, a_sig_46} * {{24{1'b0}}, b_sig_46};
-    assign e0_minus_1_24 = fine_24 + (~({5'h0, lz_46}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_24 = {{24{1'b0}}, a_sig_d1_24} * {{24{1'b0}}, b_sig_d1_24};
+    assign e0_minus_1_24 = fine_d1_24 + (~({5'h0, lz_d1_24}));
     assign normal_25 = ~e0_minus_1_24[9];
-    assign coarse_24 = fine_24[9];
-    assign far_24 = (fine_24 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_24 = coarse_24 ? (fine_24 + 10'h18) : fine_24;
-    assign t_24 = normal_25 ? lz_46 : fine_sel_24[4:0];
+    assign coarse_24 = fine_d1_24[9];
+    assign far_24 = (fine_d1_24 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_24 = coarse_24 ? (fine_d1_24 + 10'h18) : fine_d1_24;
+    assign t_24 = normal_25 ? lz_d1_24 : fine_d1_sel_24[4:0];
     assign over_low_24 = ~((e0_minus_1_24 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_24 = ~((e0_minus_1_24 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_24 = ((nan_46 | inf_46) | zero_24) | (normal_25 ? 1'h0 : far_24);
+    assign forced_early_24 = ((nan_d1_46 | inf_d1_46) | zero_d1_24) | (normal_25 ? 1'h0 : far_24);
+    assign t_cat_47 = {({({({3'h0, (t_24[4:2] == 3'h5)}), ({3'h0, (t_24[4:2] == 3'h4)})}), ({3'h0, (t_24[4:2] == 3'h3)})}), ({3'h0, (t_24[4:2] == 3'h2)})};
+    assign t_cat_48 = {({({(t_24[1:0] == 2'h3), (t_24[1:0] == 2'h2)}), (t_24[1:0] == 2'h1)}), (t_24[1:0] == 2'h0)};
+    assign t_prod_24 = {{4{1'b0}}, ({({t_cat_47, ({3'h0, (t_24[4:2] == 3'h1)})}), ({3'h0, (t_24[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_48};
+    assign scale_24 = t_prod_24[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_24 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_24[4:2] == 3'h5)}), ({3'h0, (t_d1_24[4:2] == 3'h4)})}), ({3'h0, (t_d1_24[4:2] == 3'h3)})}), ({3'h0, (t_d1_24[4:2] == 3'h2)})}), ({3'h0, (t_d1_24[4:2] == 3'h1)})}), ({3'h0, (t_d1_24[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_24[1:0] == 2'h3), (t_d1_24[1:0] == 2'h2)}), (t_d1_24[1:0] == 2'h1)}), (t_d1_24[1:0] == 2'h0)})};
-    assign scale_24 = t_d1_prod_24[23:0];
-    assign product_d1_prod_24 = {{24{1'b0}}, product_d1_24[16:0]} * {{17{1'b0}}, scale_24};
-    assign product_d1_plus_24 = ({1'h0, ({{24{1'b0}}, product_d1_24[33:17]} * {{17{1'b0}}, scale_24})}) + ({18'h0, product_d1_prod_24[40:17]});
-    assign product_d1_cat_24 = {({(({1'h0, ({{24{1'b0}}, product_d1_24[47:34]} * {{14{1'b0}}, scale_24})}) + ({14'h0, product_d1_plus_24[41:17]})), product_d1_plus_24[16:0]}), product_d1_prod_24[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_24 = {{24{1'b0}}, product_d1_24[16:0]} * {{17{1'b0}}, scale_d1_24};
+    assign product_d1_plus_24 = ({1'h0, ({{24{1'b0}}, product_d1_24[33:17]} * {{17{1'b0}}, scale_d1_24})}) + ({18'h0, product_d1_prod_24[40:17]});
+    assign product_d1_cat_24 = {({(({1'h0, ({{24{1'b0}}, product_d1_24[47:34]} * {{14{1'b0}}, scale_d1_24})}) + ({14'h0, product_d1_plus_24[41:17]})), product_d1_plus_24[16:0]}), product_d1_prod_24[16:0]};
     assign shifted_46 = product_d1_cat_24[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -24825,17 +25202,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_46 = ((~(shifted_46[21:0] == 22'h0)) | ((far_window_24 | mid_window_24) & shifted_46[22])) | (far_window_24 & (~(shifted_46[46:23] == 24'h0)));
     assign overflow_46 = normal_d1_25 & (shifted_b47_24 ? over_high_d1_24 : over_low_d1_24);
     assign forced_24 = forced_early_d1_24 | overflow_46;
-    assign saturate_24 = (~nan_d1_46) & (inf_d1_46 | ((~zero_d1_24) & overflow_46));
+    assign saturate_24 = (~nan_d2_46) & (inf_d2_46 | ((~zero_d2_24) & overflow_46));
     assign normal_field_24 = (~forced_24) & normal_d1_25;
     assign kept_47 = window_25[24:1];
     assign guard_47 = window_25[0];
     assign increment_47 = ((~forced_24) & guard_47) & (sticky_46 | kept_47[0]);
     assign e0_minus_1_d1_sel_24 = normal_d1_25 ? e0_minus_1_d1_24 : ({9'h0, kept_47[23]});
-    assign nan_d1_or_24 = nan_d1_46 | saturate_24;
-    assign nan_d1_cat_24 = {22'h0, nan_d1_46};
+    assign nan_d2_or_24 = nan_d2_46 | saturate_24;
+    assign nan_d2_cat_24 = {22'h0, nan_d2_46};
     assign forced_not_24 = ~forced_24;
-    assign packed_47 = (({e0_minus_1_d1_sel_24[7:0], kept_47[22:0]}) & ({(forced_not_24 ? 30'h3fffffff : 30'h0), forced_not_24})) | ({({(nan_d1_or_24 ? 7'h7f : 7'h0), nan_d1_or_24}), ({nan_d1_cat_24[0], 22'h0})});
-    assign result_sign_24 = (~nan_d1_46) & sign_d1_25;
+    assign packed_47 = (({e0_minus_1_d1_sel_24[7:0], kept_47[22:0]}) & ({(forced_not_24 ? 30'h3fffffff : 30'h0), forced_not_24})) | ({({(nan_d2_or_24 ? 7'h7f : 7'h0), nan_d2_or_24}), ({nan_d2_cat_24[0], 22'h0})});
+    assign result_sign_24 = (~nan_d2_46) & sign_d2_25;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_24 = {29'h0, ({(normal_field_d1_24 & shifted_q_24), (normal_field_d1_24 & (~shifted_q_24))})};
@@ -25143,17 +25520,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign a_nan_48 = result_is255_49 & (~result_is0_98);
     assign a_sig_48 = {(~result_is0_97), result_bits22_0_49};
     assign a_exp_48 = result_is0_97 ? 8'h1 : result_bits30_23_49;
-    assign s_axis_tdata_32_d14_bits30_23_2 = s_axis_tdata_32_d14[30:23];
-    assign s_axis_tdata_32_d14_bits22_0_2 = s_axis_tdata_32_d14[22:0];
-    assign s_axis_tdata_32_d14_is0_3 = s_axis_tdata_32_d14_bits30_23_2 == 8'h0;
-    assign s_axis_tdata_32_d14_is255_2 = s_axis_tdata_32_d14_bits30_23_2 == 8'hff;
-    assign s_axis_tdata_32_d14_is0_4 = s_axis_tdata_32_d14_bits22_0_2 == 23'h0;
-    assign b_sign_60 = s_axis_tdata_32_d14[31];
-    assign b_zero_25 = s_axis_tdata_32_d14_is0_3 & s_axis_tdata_32_d14_is0_4;
-    assign b_inf_48 = s_axis_tdata_32_d14_is255_2 & s_axis_tdata_32_d14_is0_4;
-    assign b_nan_48 = s_axis_tdata_32_d14_is255_2 & (~s_axis_tdata_32_d14_is0_4);
-    assign b_sig_48 = {(~s_axis_tdata_32_d14_is0_3), s_axis_tdata_32_d14_bits22_0_2};
-    assign b_exp_48 = s_axis_tdata_32_d14_is0_3 ? 8'h1 : s_axis_tdata_32_d14_bits30_23_2;
+    assign s_axis_tdata_32_d15_bits30_23_2 = s_axis_tdata_32_d15[30:23];
+    assign s_axis_tdata_32_d15_bits22_0_2 = s_axis_tdata_32_d15[22:0];
+    assign s_axis_tdata_32_d15_is0_3 = s_axis_tdata_32_d15_bits30_23_2 == 8'h0;
+    assign s_axis_tdata_32_d15_is255_2 = s_axis_tdata_32_d15_bits30_23_2 == 8'hff;
+    assign s_axis_tdata_32_d15_is0_4 = s_axis_tdata_32_d15_bits22_0_2 == 23'h0;
+    assign b_sign_60 = s_axis_tdata_32_d15[31];
+    assign b_zero_25 = s_axis_tdata_32_d15_is0_3 & s_axis_tdata_32_d15_is0_4;
+    assign b_inf_48 = s_axis_tdata_32_d15_is255_2 & s_axis_tdata_32_d15_is0_4;
+    assign b_nan_48 = s_axis_tdata_32_d15_is255_2 & (~s_axis_tdata_32_d15_is0_4);
+    assign b_sig_48 = {(~s_axis_tdata_32_d15_is0_3), s_axis_tdata_32_d15_bits22_0_2};
+    assign b_exp_48 = s_axis_tdata_32_d15_is0_3 ? 8'h1 : s_axis_tdata_32_d15_bits30_23_2;
     assign sign_26 = a_sign_48 ^ b_sign_60;
     assign nan_48 = ((a_nan_48 | b_nan_48) | (a_zero_25 & b_inf_48)) | (a_inf_48 & b_zero_25);
     assign inf_48 = a_inf_48 | b_inf_48;
@@ -25250,24 +25627,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_25 = b_exp_48 ^ 8'h80;
     assign fine_25 = (({2'h0, a_exp_48}) + ({(b_exp_xor_25[7] ? 2'h3 : 2'h0), b_exp_xor_25})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_25 = {{24{1'b0}}, a_sig_48} * {{24{1'b0}}, b_sig_48};
-    assign e0_minus_1_25 = fine_25 + (~({5'h0, lz_48}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_25 = {{24{1'b0}}, a_sig_d1_25} * {{24{1'b0}}, b_sig_d1_25};
+    assign e0_minus_1_25 = fine_d1_25 + (~({5'h0, lz_d1_25}));
     assign normal_26 = ~e0_minus_1_25[9];
-    assign coarse_25 = fine_25[9];
-    assign far_25 = (fine_25 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_25 = coarse_25 ? (fine_25 + 10'h18) : fine_25;
-    assign t_25 = normal_26 ? lz_48 : fine_sel_25[4:0];
+    assign coarse_25 = fine_d1_25[9];
+    assign far_25 = (fine_d1_25 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_25 = coarse_25 ? (fine_d1_25 + 10'h18) : fine_d1_25;
+    assign t_25 = normal_26 ? lz_d1_25 : fine_d1_sel_25[4:0];
     assign over_low_25 = ~((e0_minus_1_25 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_25 = ~((e0_minus_1_25 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_25 = ((nan_48 | inf_48) | zero_25) | (normal_26 ? 1'h0 : far_25);
+    assign forced_early_25 = ((nan_d1_48 | inf_d1_48) | zero_d1_25) | (normal_26 ? 1'h0 : far_25);
+    assign t_cat_49 = {({({({3'h0, (t_25[4:2] == 3'h5)}), ({3'h0, (t_25[4:2] == 3'h4)})}), ({3'h0, (t_25[4:2] == 3'h3)})}), ({3'h0, (t_25[4:2] == 3'h2)})};
+    assign t_cat_50 = {({({(t_25[1:0] == 2'h3), (t_25[1:0] == 2'h2)}), (t_25[1:0] == 2'h1)}), (t_25[1:0] == 2'h0)};
+    assign t_prod_25 = {{4{1'b0}}, ({({t_cat_49, ({3'h0, (t_25[4:2] == 3'h1)})}), ({3'h0, (t_25[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_50};
+    assign scale_25 = t_prod_25[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_25 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_25[4:2] == 3'h5)}), ({3'h0, (t_d1_25[4:2] == 3'h4)})}), ({3'h0, (t_d1_25[4:2] == 3'h3)})}), ({3'h0, (t_d1_25[4:2] == 3'h2)})}), ({3'h0, (t_d1_25[4:2] == 3'h1)})}), ({3'h0, (t_d1_25[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_25[1:0] == 2'h3), (t_d1_25[1:0] == 2'h2)}), (t_d1_25[1:0] == 2'h1)}), (t_d1_25[1:0] == 2'h0)})};
-    assign scale_25 = t_d1_prod_25[23:0];
-    assign product_d1_prod_25 = {{24{1'b0}}, product_d1_25[16:0]} * {{17{1'b0}}, scale_25};
-    assign product_d1_plus_25 = ({1'h0, ({{24{1'b0}}, product_d1_25[33:17]} * {{17{1'b0}}, scale_25})}) + ({18'h0, product_d1_prod_25[40:17]});
-    assign product_d1_cat_25 = {({(({1'h0, ({{24{1'b0}}, product_d1_25[47:34]} * {{14{1'b0}}, scale_25})}) + ({14'h0, product_d1_plus_25[41:17]})), product_d1_plus_25[16:0]}), product_d1_prod_25[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_25 = {{24{1'b0}}, product_d1_25[16:0]} * {{17{1'b0}}, scale_d1_25};
+    assign product_d1_plus_25 = ({1'h0, ({{24{1'b0}}, product_d1_25[33:17]} * {{17{1'b0}}, scale_d1_25})}) + ({18'h0, product_d1_prod_25[40:17]});
+    assign product_d1_cat_25 = {({(({1'h0, ({{24{1'b0}}, product_d1_25[47:34]} * {{14{1'b0}}, scale_d1_25})}) + ({14'h0, product_d1_plus_25[41:17]})), product_d1_plus_25[16:0]}), product_d1_prod_25[16:0]};
     assign shifted_48 = product_d1_cat_25[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -25278,33 +25657,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_48 = ((~(shifted_48[21:0] == 22'h0)) | ((far_window_25 | mid_window_25) & shifted_48[22])) | (far_window_25 & (~(shifted_48[46:23] == 24'h0)));
     assign overflow_48 = normal_d1_26 & (shifted_b47_25 ? over_high_d1_25 : over_low_d1_25);
     assign forced_25 = forced_early_d1_25 | overflow_48;
-    assign saturate_25 = (~nan_d1_48) & (inf_d1_48 | ((~zero_d1_25) & overflow_48));
+    assign saturate_25 = (~nan_d2_48) & (inf_d2_48 | ((~zero_d2_25) & overflow_48));
     assign normal_field_25 = (~forced_25) & normal_d1_26;
     assign kept_49 = window_26[24:1];
     assign guard_49 = window_26[0];
     assign increment_49 = ((~forced_25) & guard_49) & (sticky_48 | kept_49[0]);
     assign e0_minus_1_d1_sel_25 = normal_d1_26 ? e0_minus_1_d1_25 : ({9'h0, kept_49[23]});
-    assign nan_d1_or_25 = nan_d1_48 | saturate_25;
-    assign nan_d1_cat_25 = {22'h0, nan_d1_48};
+    assign nan_d2_or_25 = nan_d2_48 | saturate_25;
+    assign nan_d2_cat_25 = {22'h0, nan_d2_48};
     assign forced_not_25 = ~forced_25;
-    assign packed_49 = (({e0_minus_1_d1_sel_25[7:0], kept_49[22:0]}) & ({(forced_not_25 ? 30'h3fffffff : 30'h0), forced_not_25})) | ({({(nan_d1_or_25 ? 7'h7f : 7'h0), nan_d1_or_25}), ({nan_d1_cat_25[0], 22'h0})});
-    assign result_sign_25 = (~nan_d1_48) & sign_d1_26;
+    assign packed_49 = (({e0_minus_1_d1_sel_25[7:0], kept_49[22:0]}) & ({(forced_not_25 ? 30'h3fffffff : 30'h0), forced_not_25})) | ({({(nan_d2_or_25 ? 7'h7f : 7'h0), nan_d2_or_25}), ({nan_d2_cat_25[0], 22'h0})});
+    assign result_sign_25 = (~nan_d2_48) & sign_d2_26;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_25 = {29'h0, ({(normal_field_d1_25 & shifted_q_25), (normal_field_d1_25 & (~shifted_q_25))})};
     assign result_45 = {result_sign_d1_25, (packed_d1_25 + (({normal_field_d1_cat_25[7:0], 23'h0}) | ({30'h0, increment_d1_25})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d12_bits30_23_5 = result_d12_6[30:23];
-    assign result_d12_bits22_0_5 = result_d12_6[22:0];
-    assign result_d12_is0_9 = result_d12_bits30_23_5 == 8'h0;
-    assign result_d12_is255_5 = result_d12_bits30_23_5 == 8'hff;
-    assign result_d12_is0_10 = result_d12_bits22_0_5 == 23'h0;
-    assign a_sign_49 = result_d12_6[31];
-    assign a_inf_49 = result_d12_is255_5 & result_d12_is0_10;
-    assign a_nan_49 = result_d12_is255_5 & (~result_d12_is0_10);
-    assign a_sig_49 = {(~result_d12_is0_9), result_d12_bits22_0_5};
-    assign a_exp_49 = result_d12_is0_9 ? 8'h1 : result_d12_bits30_23_5;
+    assign result_d14_bits30_23_5 = result_d14_6[30:23];
+    assign result_d14_bits22_0_5 = result_d14_6[22:0];
+    assign result_d14_is0_9 = result_d14_bits30_23_5 == 8'h0;
+    assign result_d14_is255_5 = result_d14_bits30_23_5 == 8'hff;
+    assign result_d14_is0_10 = result_d14_bits22_0_5 == 23'h0;
+    assign a_sign_49 = result_d14_6[31];
+    assign a_inf_49 = result_d14_is255_5 & result_d14_is0_10;
+    assign a_nan_49 = result_d14_is255_5 & (~result_d14_is0_10);
+    assign a_sig_49 = {(~result_d14_is0_9), result_d14_bits22_0_5};
+    assign a_exp_49 = result_d14_is0_9 ? 8'h1 : result_d14_bits30_23_5;
     assign result_bits30_23_50 = result_45[30:23];
     assign result_bits22_0_50 = result_45[22:0];
     assign result_is0_99 = result_bits30_23_50 == 8'h0;
@@ -25321,7 +25700,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_49 = a_inf_49 | b_inf_49;
     assign inf_sign_24 = a_inf_49 ? a_sign_49 : b_sign_62;
     assign zero_sign_24 = a_sign_49 & b_sign_62;
-    assign swap_24 = result_d12_6[30:0] < result_45[30:0];
+    assign swap_24 = result_d14_6[30:0] < result_45[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_24 = swap_24 ? b_sign_62 : a_sign_49;
@@ -25585,16 +25964,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_46 = nan_d4_24 ? 32'h7fc00000 : (exact_zero_d2_24 ? ({zero_sign_d4_24, 31'h0}) : ({(inf_d4_24 ? inf_sign_d4_24 : big_sign_d4_24), ((overflow_49 | inf_d4_24) ? 31'h7f800000 : rounded_24[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d10_bits30_23_5 = result_d10_11[30:23];
-    assign result_d10_bits22_0_5 = result_d10_11[22:0];
-    assign result_d10_is0_9 = result_d10_bits30_23_5 == 8'h0;
-    assign result_d10_is255_5 = result_d10_bits30_23_5 == 8'hff;
-    assign result_d10_is0_10 = result_d10_bits22_0_5 == 23'h0;
-    assign a_sign_50 = result_d10_11[31];
-    assign a_inf_50 = result_d10_is255_5 & result_d10_is0_10;
-    assign a_nan_50 = result_d10_is255_5 & (~result_d10_is0_10);
-    assign a_sig_50 = {(~result_d10_is0_9), result_d10_bits22_0_5};
-    assign a_exp_50 = result_d10_is0_9 ? 8'h1 : result_d10_bits30_23_5;
+    assign result_d11_bits30_23_5 = result_d11_11[30:23];
+    assign result_d11_bits22_0_5 = result_d11_11[22:0];
+    assign result_d11_is0_9 = result_d11_bits30_23_5 == 8'h0;
+    assign result_d11_is255_5 = result_d11_bits30_23_5 == 8'hff;
+    assign result_d11_is0_10 = result_d11_bits22_0_5 == 23'h0;
+    assign a_sign_50 = result_d11_11[31];
+    assign a_inf_50 = result_d11_is255_5 & result_d11_is0_10;
+    assign a_nan_50 = result_d11_is255_5 & (~result_d11_is0_10);
+    assign a_sig_50 = {(~result_d11_is0_9), result_d11_bits22_0_5};
+    assign a_exp_50 = result_d11_is0_9 ? 8'h1 : result_d11_bits30_23_5;
     assign result_bits30_23_51 = result_46[30:23];
     assign result_bits22_0_51 = result_46[22:0];
     assign result_is0_101 = result_bits30_23_51 == 8'h0;
@@ -25610,7 +25989,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_50 = a_inf_50 | b_inf_50;
     assign inf_sign_25 = a_inf_50 ? a_sign_50 : b_sign_63;
     assign zero_sign_25 = a_sign_50 & b_sign_63;
-    assign swap_25 = result_d10_11[30:0] < result_46[30:0];
+    assign swap_25 = result_d11_11[30:0] < result_46[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_25 = swap_25 ? b_sign_63 : a_sign_50;
@@ -25874,17 +26253,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_47 = nan_d4_25 ? 32'h7fc00000 : (exact_zero_d2_25 ? ({zero_sign_d4_25, 31'h0}) : ({(inf_d4_25 ? inf_sign_d4_25 : big_sign_d4_25), ((overflow_50 | inf_d4_25) ? 31'h7f800000 : rounded_25[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign result_d22_bits30_23_5 = result_d22[30:23];
-    assign result_d22_bits22_0_5 = result_d22[22:0];
-    assign result_d22_is0_9 = result_d22_bits30_23_5 == 8'h0;
-    assign result_d22_is255_5 = result_d22_bits30_23_5 == 8'hff;
-    assign result_d22_is0_10 = result_d22_bits22_0_5 == 23'h0;
-    assign a_sign_51 = result_d22[31];
-    assign a_zero_26 = result_d22_is0_9 & result_d22_is0_10;
-    assign a_inf_51 = result_d22_is255_5 & result_d22_is0_10;
-    assign a_nan_51 = result_d22_is255_5 & (~result_d22_is0_10);
-    assign a_sig_51 = {(~result_d22_is0_9), result_d22_bits22_0_5};
-    assign a_exp_51 = result_d22_is0_9 ? 8'h1 : result_d22_bits30_23_5;
+    assign result_d24_bits30_23_5 = result_d24[30:23];
+    assign result_d24_bits22_0_5 = result_d24[22:0];
+    assign result_d24_is0_9 = result_d24_bits30_23_5 == 8'h0;
+    assign result_d24_is255_5 = result_d24_bits30_23_5 == 8'hff;
+    assign result_d24_is0_10 = result_d24_bits22_0_5 == 23'h0;
+    assign a_sign_51 = result_d24[31];
+    assign a_zero_26 = result_d24_is0_9 & result_d24_is0_10;
+    assign a_inf_51 = result_d24_is255_5 & result_d24_is0_10;
+    assign a_nan_51 = result_d24_is255_5 & (~result_d24_is0_10);
+    assign a_sig_51 = {(~result_d24_is0_9), result_d24_bits22_0_5};
+    assign a_exp_51 = result_d24_is0_9 ? 8'h1 : result_d24_bits30_23_5;
     assign result_bits30_23_52 = result_47[30:23];
     assign result_bits22_0_52 = result_47[22:0];
     assign result_is0_103 = result_bits30_23_52 == 8'h0;
@@ -25992,24 +26371,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_26 = b_exp_51 ^ 8'h80;
     assign fine_26 = (({2'h0, a_exp_51}) + ({(b_exp_xor_26[7] ? 2'h3 : 2'h0), b_exp_xor_26})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_26 = {{24{1'b0}}, a_sig_51} * {{24{1'b0}}, b_sig_51};
-    assign e0_minus_1_26 = fine_26 + (~({5'h0, lz_51}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_26 = {{24{1'b0}}, a_sig_d1_26} * {{24{1'b0}}, b_sig_d1_26};
+    assign e0_minus_1_26 = fine_d1_26 + (~({5'h0, lz_d1_26}));
     assign normal_27 = ~e0_minus_1_26[9];
-    assign coarse_26 = fine_26[9];
-    assign far_26 = (fine_26 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_26 = coarse_26 ? (fine_26 + 10'h18) : fine_26;
-    assign t_26 = normal_27 ? lz_51 : fine_sel_26[4:0];
+    assign coarse_26 = fine_d1_26[9];
+    assign far_26 = (fine_d1_26 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_26 = coarse_26 ? (fine_d1_26 + 10'h18) : fine_d1_26;
+    assign t_26 = normal_27 ? lz_d1_26 : fine_d1_sel_26[4:0];
     assign over_low_26 = ~((e0_minus_1_26 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_26 = ~((e0_minus_1_26 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_26 = ((nan_51 | inf_51) | zero_26) | (normal_27 ? 1'h0 : far_26);
+    assign forced_early_26 = ((nan_d1_51 | inf_d1_51) | zero_d1_26) | (normal_27 ? 1'h0 : far_26);
+    assign t_cat_51 = {({({({3'h0, (t_26[4:2] == 3'h5)}), ({3'h0, (t_26[4:2] == 3'h4)})}), ({3'h0, (t_26[4:2] == 3'h3)})}), ({3'h0, (t_26[4:2] == 3'h2)})};
+    assign t_cat_52 = {({({(t_26[1:0] == 2'h3), (t_26[1:0] == 2'h2)}), (t_26[1:0] == 2'h1)}), (t_26[1:0] == 2'h0)};
+    assign t_prod_26 = {{4{1'b0}}, ({({t_cat_51, ({3'h0, (t_26[4:2] == 3'h1)})}), ({3'h0, (t_26[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_52};
+    assign scale_26 = t_prod_26[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_26 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_26[4:2] == 3'h5)}), ({3'h0, (t_d1_26[4:2] == 3'h4)})}), ({3'h0, (t_d1_26[4:2] == 3'h3)})}), ({3'h0, (t_d1_26[4:2] == 3'h2)})}), ({3'h0, (t_d1_26[4:2] == 3'h1)})}), ({3'h0, (t_d1_26[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_26[1:0] == 2'h3), (t_d1_26[1:0] == 2'h2)}), (t_d1_26[1:0] == 2'h1)}), (t_d1_26[1:0] == 2'h0)})};
-    assign scale_26 = t_d1_prod_26[23:0];
-    assign product_d1_prod_26 = {{24{1'b0}}, product_d1_26[16:0]} * {{17{1'b0}}, scale_26};
-    assign product_d1_plus_26 = ({1'h0, ({{24{1'b0}}, product_d1_26[33:17]} * {{17{1'b0}}, scale_26})}) + ({18'h0, product_d1_prod_26[40:17]});
-    assign product_d1_cat_26 = {({(({1'h0, ({{24{1'b0}}, product_d1_26[47:34]} * {{14{1'b0}}, scale_26})}) + ({14'h0, product_d1_plus_26[41:17]})), product_d1_plus_26[16:0]}), product_d1_prod_26[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_26 = {{24{1'b0}}, product_d1_26[16:0]} * {{17{1'b0}}, scale_d1_26};
+    assign product_d1_plus_26 = ({1'h0, ({{24{1'b0}}, product_d1_26[33:17]} * {{17{1'b0}}, scale_d1_26})}) + ({18'h0, product_d1_prod_26[40:17]});
+    assign product_d1_cat_26 = {({(({1'h0, ({{24{1'b0}}, product_d1_26[47:34]} * {{14{1'b0}}, scale_d1_26})}) + ({14'h0, product_d1_plus_26[41:17]})), product_d1_plus_26[16:0]}), product_d1_prod_26[16:0]};
     assign shifted_51 = product_d1_cat_26[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -26020,17 +26401,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_51 = ((~(shifted_51[21:0] == 22'h0)) | ((far_window_26 | mid_window_26) & shifted_51[22])) | (far_window_26 & (~(shifted_51[46:23] == 24'h0)));
     assign overflow_51 = normal_d1_27 & (shifted_b47_26 ? over_high_d1_26 : over_low_d1_26);
     assign forced_26 = forced_early_d1_26 | overflow_51;
-    assign saturate_26 = (~nan_d1_51) & (inf_d1_51 | ((~zero_d1_26) & overflow_51));
+    assign saturate_26 = (~nan_d2_51) & (inf_d2_51 | ((~zero_d2_26) & overflow_51));
     assign normal_field_26 = (~forced_26) & normal_d1_27;
     assign kept_52 = window_27[24:1];
     assign guard_52 = window_27[0];
     assign increment_52 = ((~forced_26) & guard_52) & (sticky_51 | kept_52[0]);
     assign e0_minus_1_d1_sel_26 = normal_d1_27 ? e0_minus_1_d1_26 : ({9'h0, kept_52[23]});
-    assign nan_d1_or_26 = nan_d1_51 | saturate_26;
-    assign nan_d1_cat_26 = {22'h0, nan_d1_51};
+    assign nan_d2_or_26 = nan_d2_51 | saturate_26;
+    assign nan_d2_cat_26 = {22'h0, nan_d2_51};
     assign forced_not_26 = ~forced_26;
-    assign packed_52 = (({e0_minus_1_d1_sel_26[7:0], kept_52[22:0]}) & ({(forced_not_26 ? 30'h3fffffff : 30'h0), forced_not_26})) | ({({(nan_d1_or_26 ? 7'h7f : 7'h0), nan_d1_or_26}), ({nan_d1_cat_26[0], 22'h0})});
-    assign result_sign_26 = (~nan_d1_51) & sign_d1_27;
+    assign packed_52 = (({e0_minus_1_d1_sel_26[7:0], kept_52[22:0]}) & ({(forced_not_26 ? 30'h3fffffff : 30'h0), forced_not_26})) | ({({(nan_d2_or_26 ? 7'h7f : 7'h0), nan_d2_or_26}), ({nan_d2_cat_26[0], 22'h0})});
+    assign result_sign_26 = (~nan_d2_51) & sign_d2_27;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_26 = {29'h0, ({(normal_field_d1_26 & shifted_q_26), (normal_field_d1_26 & (~shifted_q_26))})};
@@ -26155,24 +26536,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_27 = b_exp_52 ^ 8'h80;
     assign fine_27 = (({2'h0, a_exp_52}) + ({(b_exp_xor_27[7] ? 2'h3 : 2'h0), b_exp_xor_27})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_27 = {{24{1'b0}}, a_sig_52} * {{24{1'b0}}, b_sig_52};
-    assign e0_minus_1_27 = fine_27 + (~({5'h0, lz_52}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_27 = {{24{1'b0}}, a_sig_d1_27} * {{24{1'b0}}, b_sig_d1_27};
+    assign e0_minus_1_27 = fine_d1_27 + (~({5'h0, lz_d1_27}));
     assign normal_28 = ~e0_minus_1_27[9];
-    assign coarse_27 = fine_27[9];
-    assign far_27 = (fine_27 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_27 = coarse_27 ? (fine_27 + 10'h18) : fine_27;
-    assign t_27 = normal_28 ? lz_52 : fine_sel_27[4:0];
+    assign coarse_27 = fine_d1_27[9];
+    assign far_27 = (fine_d1_27 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_27 = coarse_27 ? (fine_d1_27 + 10'h18) : fine_d1_27;
+    assign t_27 = normal_28 ? lz_d1_27 : fine_d1_sel_27[4:0];
     assign over_low_27 = ~((e0_minus_1_27 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_27 = ~((e0_minus_1_27 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_27 = ((nan_52 | inf_52) | zero_27) | (normal_28 ? 1'h0 : far_27);
+    assign forced_early_27 = ((nan_d1_52 | inf_d1_52) | zero_d1_27) | (normal_28 ? 1'h0 : far_27);
+    assign t_cat_53 = {({({({3'h0, (t_27[4:2] == 3'h5)}), ({3'h0, (t_27[4:2] == 3'h4)})}), ({3'h0, (t_27[4:2] == 3'h3)})}), ({3'h0, (t_27[4:2] == 3'h2)})};
+    assign t_cat_54 = {({({(t_27[1:0] == 2'h3), (t_27[1:0] == 2'h2)}), (t_27[1:0] == 2'h1)}), (t_27[1:0] == 2'h0)};
+    assign t_prod_27 = {{4{1'b0}}, ({({t_cat_53, ({3'h0, (t_27[4:2] == 3'h1)})}), ({3'h0, (t_27[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_54};
+    assign scale_27 = t_prod_27[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_27 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_27[4:2] == 3'h5)}), ({3'h0, (t_d1_27[4:2] == 3'h4)})}), ({3'h0, (t_d1_27[4:2] == 3'h3)})}), ({3'h0, (t_d1_27[4:2] == 3'h2)})}), ({3'h0, (t_d1_27[4:2] == 3'h1)})}), ({3'h0, (t_d1_27[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_27[1:0] == 2'h3), (t_d1_27[1:0] == 2'h2)}), (t_d1_27[1:0] == 2'h1)}), (t_d1_27[1:0] == 2'h0)})};
-    assign scale_27 = t_d1_prod_27[23:0];
-    assign product_d1_prod_27 = {{24{1'b0}}, product_d1_27[16:0]} * {{17{1'b0}}, scale_27};
-    assign product_d1_plus_27 = ({1'h0, ({{24{1'b0}}, product_d1_27[33:17]} * {{17{1'b0}}, scale_27})}) + ({18'h0, product_d1_prod_27[40:17]});
-    assign product_d1_cat_27 = {({(({1'h0, ({{24{1'b0}}, product_d1_27[47:34]} * {{14{1'b0}}, scale_27})}) + ({14'h0, product_d1_plus_27[41:17]})), product_d1_plus_27[16:0]}), product_d1_prod_27[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_27 = {{24{1'b0}}, product_d1_27[16:0]} * {{17{1'b0}}, scale_d1_27};
+    assign product_d1_plus_27 = ({1'h0, ({{24{1'b0}}, product_d1_27[33:17]} * {{17{1'b0}}, scale_d1_27})}) + ({18'h0, product_d1_prod_27[40:17]});
+    assign product_d1_cat_27 = {({(({1'h0, ({{24{1'b0}}, product_d1_27[47:34]} * {{14{1'b0}}, scale_d1_27})}) + ({14'h0, product_d1_plus_27[41:17]})), product_d1_plus_27[16:0]}), product_d1_prod_27[16:0]};
     assign shifted_52 = product_d1_cat_27[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -26183,17 +26566,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_52 = ((~(shifted_52[21:0] == 22'h0)) | ((far_window_27 | mid_window_27) & shifted_52[22])) | (far_window_27 & (~(shifted_52[46:23] == 24'h0)));
     assign overflow_52 = normal_d1_28 & (shifted_b47_27 ? over_high_d1_27 : over_low_d1_27);
     assign forced_27 = forced_early_d1_27 | overflow_52;
-    assign saturate_27 = (~nan_d1_52) & (inf_d1_52 | ((~zero_d1_27) & overflow_52));
+    assign saturate_27 = (~nan_d2_52) & (inf_d2_52 | ((~zero_d2_27) & overflow_52));
     assign normal_field_27 = (~forced_27) & normal_d1_28;
     assign kept_53 = window_28[24:1];
     assign guard_53 = window_28[0];
     assign increment_53 = ((~forced_27) & guard_53) & (sticky_52 | kept_53[0]);
     assign e0_minus_1_d1_sel_27 = normal_d1_28 ? e0_minus_1_d1_27 : ({9'h0, kept_53[23]});
-    assign nan_d1_or_27 = nan_d1_52 | saturate_27;
-    assign nan_d1_cat_27 = {22'h0, nan_d1_52};
+    assign nan_d2_or_27 = nan_d2_52 | saturate_27;
+    assign nan_d2_cat_27 = {22'h0, nan_d2_52};
     assign forced_not_27 = ~forced_27;
-    assign packed_53 = (({e0_minus_1_d1_sel_27[7:0], kept_53[22:0]}) & ({(forced_not_27 ? 30'h3fffffff : 30'h0), forced_not_27})) | ({({(nan_d1_or_27 ? 7'h7f : 7'h0), nan_d1_or_27}), ({nan_d1_cat_27[0], 22'h0})});
-    assign result_sign_27 = (~nan_d1_52) & sign_d1_28;
+    assign packed_53 = (({e0_minus_1_d1_sel_27[7:0], kept_53[22:0]}) & ({(forced_not_27 ? 30'h3fffffff : 30'h0), forced_not_27})) | ({({(nan_d2_or_27 ? 7'h7f : 7'h0), nan_d2_or_27}), ({nan_d2_cat_27[0], 22'h0})});
+    assign result_sign_27 = (~nan_d2_52) & sign_d2_28;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_27 = {29'h0, ({(normal_field_d1_27 & shifted_q_27), (normal_field_d1_27 & (~shifted_q_27))})};
@@ -26318,24 +26701,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_28 = b_exp_53 ^ 8'h80;
     assign fine_28 = (({2'h0, a_exp_53}) + ({(b_exp_xor_28[7] ? 2'h3 : 2'h0), b_exp_xor_28})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_28 = {{24{1'b0}}, a_sig_53} * {{24{1'b0}}, b_sig_53};
-    assign e0_minus_1_28 = fine_28 + (~({5'h0, lz_53}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_28 = {{24{1'b0}}, a_sig_d1_28} * {{24{1'b0}}, b_sig_d1_28};
+    assign e0_minus_1_28 = fine_d1_28 + (~({5'h0, lz_d1_28}));
     assign normal_29 = ~e0_minus_1_28[9];
-    assign coarse_28 = fine_28[9];
-    assign far_28 = (fine_28 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_28 = coarse_28 ? (fine_28 + 10'h18) : fine_28;
-    assign t_28 = normal_29 ? lz_53 : fine_sel_28[4:0];
+    assign coarse_28 = fine_d1_28[9];
+    assign far_28 = (fine_d1_28 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_28 = coarse_28 ? (fine_d1_28 + 10'h18) : fine_d1_28;
+    assign t_28 = normal_29 ? lz_d1_28 : fine_d1_sel_28[4:0];
     assign over_low_28 = ~((e0_minus_1_28 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_28 = ~((e0_minus_1_28 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_28 = ((nan_53 | inf_53) | zero_28) | (normal_29 ? 1'h0 : far_28);
+    assign forced_early_28 = ((nan_d1_53 | inf_d1_53) | zero_d1_28) | (normal_29 ? 1'h0 : far_28);
+    assign t_cat_55 = {({({({3'h0, (t_28[4:2] == 3'h5)}), ({3'h0, (t_28[4:2] == 3'h4)})}), ({3'h0, (t_28[4:2] == 3'h3)})}), ({3'h0, (t_28[4:2] == 3'h2)})};
+    assign t_cat_56 = {({({(t_28[1:0] == 2'h3), (t_28[1:0] == 2'h2)}), (t_28[1:0] == 2'h1)}), (t_28[1:0] == 2'h0)};
+    assign t_prod_28 = {{4{1'b0}}, ({({t_cat_55, ({3'h0, (t_28[4:2] == 3'h1)})}), ({3'h0, (t_28[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_56};
+    assign scale_28 = t_prod_28[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_28 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_28[4:2] == 3'h5)}), ({3'h0, (t_d1_28[4:2] == 3'h4)})}), ({3'h0, (t_d1_28[4:2] == 3'h3)})}), ({3'h0, (t_d1_28[4:2] == 3'h2)})}), ({3'h0, (t_d1_28[4:2] == 3'h1)})}), ({3'h0, (t_d1_28[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_28[1:0] == 2'h3), (t_d1_28[1:0] == 2'h2)}), (t_d1_28[1:0] == 2'h1)}), (t_d1_28[1:0] == 2'h0)})};
-    assign scale_28 = t_d1_prod_28[23:0];
-    assign product_d1_prod_28 = {{24{1'b0}}, product_d1_28[16:0]} * {{17{1'b0}}, scale_28};
-    assign product_d1_plus_28 = ({1'h0, ({{24{1'b0}}, product_d1_28[33:17]} * {{17{1'b0}}, scale_28})}) + ({18'h0, product_d1_prod_28[40:17]});
-    assign product_d1_cat_28 = {({(({1'h0, ({{24{1'b0}}, product_d1_28[47:34]} * {{14{1'b0}}, scale_28})}) + ({14'h0, product_d1_plus_28[41:17]})), product_d1_plus_28[16:0]}), product_d1_prod_28[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_28 = {{24{1'b0}}, product_d1_28[16:0]} * {{17{1'b0}}, scale_d1_28};
+    assign product_d1_plus_28 = ({1'h0, ({{24{1'b0}}, product_d1_28[33:17]} * {{17{1'b0}}, scale_d1_28})}) + ({18'h0, product_d1_prod_28[40:17]});
+    assign product_d1_cat_28 = {({(({1'h0, ({{24{1'b0}}, product_d1_28[47:34]} * {{14{1'b0}}, scale_d1_28})}) + ({14'h0, product_d1_plus_28[41:17]})), product_d1_plus_28[16:0]}), product_d1_prod_28[16:0]};
     assign shifted_53 = product_d1_cat_28[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -26346,17 +26731,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_53 = ((~(shifted_53[21:0] == 22'h0)) | ((far_window_28 | mid_window_28) & shifted_53[22])) | (far_window_28 & (~(shifted_53[46:23] == 24'h0)));
     assign overflow_53 = normal_d1_29 & (shifted_b47_28 ? over_high_d1_28 : over_low_d1_28);
     assign forced_28 = forced_early_d1_28 | overflow_53;
-    assign saturate_28 = (~nan_d1_53) & (inf_d1_53 | ((~zero_d1_28) & overflow_53));
+    assign saturate_28 = (~nan_d2_53) & (inf_d2_53 | ((~zero_d2_28) & overflow_53));
     assign normal_field_28 = (~forced_28) & normal_d1_29;
     assign kept_54 = window_29[24:1];
     assign guard_54 = window_29[0];
     assign increment_54 = ((~forced_28) & guard_54) & (sticky_53 | kept_54[0]);
     assign e0_minus_1_d1_sel_28 = normal_d1_29 ? e0_minus_1_d1_28 : ({9'h0, kept_54[23]});
-    assign nan_d1_or_28 = nan_d1_53 | saturate_28;
-    assign nan_d1_cat_28 = {22'h0, nan_d1_53};
+    assign nan_d2_or_28 = nan_d2_53 | saturate_28;
+    assign nan_d2_cat_28 = {22'h0, nan_d2_53};
     assign forced_not_28 = ~forced_28;
-    assign packed_54 = (({e0_minus_1_d1_sel_28[7:0], kept_54[22:0]}) & ({(forced_not_28 ? 30'h3fffffff : 30'h0), forced_not_28})) | ({({(nan_d1_or_28 ? 7'h7f : 7'h0), nan_d1_or_28}), ({nan_d1_cat_28[0], 22'h0})});
-    assign result_sign_28 = (~nan_d1_53) & sign_d1_29;
+    assign packed_54 = (({e0_minus_1_d1_sel_28[7:0], kept_54[22:0]}) & ({(forced_not_28 ? 30'h3fffffff : 30'h0), forced_not_28})) | ({({(nan_d2_or_28 ? 7'h7f : 7'h0), nan_d2_or_28}), ({nan_d2_cat_28[0], 22'h0})});
+    assign result_sign_28 = (~nan_d2_53) & sign_d2_29;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_28 = {29'h0, ({(normal_field_d1_28 & shifted_q_28), (normal_field_d1_28 & (~shifted_q_28))})};
@@ -26664,17 +27049,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign a_nan_55 = result_is255_57 & (~result_is0_114);
     assign a_sig_55 = {(~result_is0_113), result_bits22_0_57};
     assign a_exp_55 = result_is0_113 ? 8'h1 : result_bits30_23_57;
-    assign s_axis_tdata_64_d14_bits30_23_2 = s_axis_tdata_64_d14[30:23];
-    assign s_axis_tdata_64_d14_bits22_0_2 = s_axis_tdata_64_d14[22:0];
-    assign s_axis_tdata_64_d14_is0_3 = s_axis_tdata_64_d14_bits30_23_2 == 8'h0;
-    assign s_axis_tdata_64_d14_is255_2 = s_axis_tdata_64_d14_bits30_23_2 == 8'hff;
-    assign s_axis_tdata_64_d14_is0_4 = s_axis_tdata_64_d14_bits22_0_2 == 23'h0;
-    assign b_sign_69 = s_axis_tdata_64_d14[31];
-    assign b_zero_29 = s_axis_tdata_64_d14_is0_3 & s_axis_tdata_64_d14_is0_4;
-    assign b_inf_55 = s_axis_tdata_64_d14_is255_2 & s_axis_tdata_64_d14_is0_4;
-    assign b_nan_55 = s_axis_tdata_64_d14_is255_2 & (~s_axis_tdata_64_d14_is0_4);
-    assign b_sig_55 = {(~s_axis_tdata_64_d14_is0_3), s_axis_tdata_64_d14_bits22_0_2};
-    assign b_exp_55 = s_axis_tdata_64_d14_is0_3 ? 8'h1 : s_axis_tdata_64_d14_bits30_23_2;
+    assign s_axis_tdata_64_d15_bits30_23_2 = s_axis_tdata_64_d15[30:23];
+    assign s_axis_tdata_64_d15_bits22_0_2 = s_axis_tdata_64_d15[22:0];
+    assign s_axis_tdata_64_d15_is0_3 = s_axis_tdata_64_d15_bits30_23_2 == 8'h0;
+    assign s_axis_tdata_64_d15_is255_2 = s_axis_tdata_64_d15_bits30_23_2 == 8'hff;
+    assign s_axis_tdata_64_d15_is0_4 = s_axis_tdata_64_d15_bits22_0_2 == 23'h0;
+    assign b_sign_69 = s_axis_tdata_64_d15[31];
+    assign b_zero_29 = s_axis_tdata_64_d15_is0_3 & s_axis_tdata_64_d15_is0_4;
+    assign b_inf_55 = s_axis_tdata_64_d15_is255_2 & s_axis_tdata_64_d15_is0_4;
+    assign b_nan_55 = s_axis_tdata_64_d15_is255_2 & (~s_axis_tdata_64_d15_is0_4);
+    assign b_sig_55 = {(~s_axis_tdata_64_d15_is0_3), s_axis_tdata_64_d15_bits22_0_2};
+    assign b_exp_55 = s_axis_tdata_64_d15_is0_3 ? 8'h1 : s_axis_tdata_64_d15_bits30_23_2;
     assign sign_30 = a_sign_55 ^ b_sign_69;
     assign nan_55 = ((a_nan_55 | b_nan_55) | (a_zero_29 & b_inf_55)) | (a_inf_55 & b_zero_29);
     assign inf_55 = a_inf_55 | b_inf_55;
@@ -26771,24 +27156,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_29 = b_exp_55 ^ 8'h80;
     assign fine_29 = (({2'h0, a_exp_55}) + ({(b_exp_xor_29[7] ? 2'h3 : 2'h0), b_exp_xor_29})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_29 = {{24{1'b0}}, a_sig_55} * {{24{1'b0}}, b_sig_55};
-    assign e0_minus_1_29 = fine_29 + (~({5'h0, lz_55}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_29 = {{24{1'b0}}, a_sig_d1_29} * {{24{1'b0}}, b_sig_d1_29};
+    assign e0_minus_1_29 = fine_d1_29 + (~({5'h0, lz_d1_29}));
     assign normal_30 = ~e0_minus_1_29[9];
-    assign coarse_29 = fine_29[9];
-    assign far_29 = (fine_29 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_29 = coarse_29 ? (fine_29 + 10'h18) : fine_29;
-    assign t_29 = normal_30 ? lz_55 : fine_sel_29[4:0];
+    assign coarse_29 = fine_d1_29[9];
+    assign far_29 = (fine_d1_29 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_29 = coarse_29 ? (fine_d1_29 + 10'h18) : fine_d1_29;
+    assign t_29 = normal_30 ? lz_d1_29 : fine_d1_sel_29[4:0];
     assign over_low_29 = ~((e0_minus_1_29 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_29 = ~((e0_minus_1_29 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_29 = ((nan_55 | inf_55) | zero_29) | (normal_30 ? 1'h0 : far_29);
+    assign forced_early_29 = ((nan_d1_55 | inf_d1_55) | zero_d1_29) | (normal_30 ? 1'h0 : far_29);
+    assign t_cat_57 = {({({({3'h0, (t_29[4:2] == 3'h5)}), ({3'h0, (t_29[4:2] == 3'h4)})}), ({3'h0, (t_29[4:2] == 3'h3)})}), ({3'h0, (t_29[4:2] == 3'h2)})};
+    assign t_cat_58 = {({({(t_29[1:0] == 2'h3), (t_29[1:0] == 2'h2)}), (t_29[1:0] == 2'h1)}), (t_29[1:0] == 2'h0)};
+    assign t_prod_29 = {{4{1'b0}}, ({({t_cat_57, ({3'h0, (t_29[4:2] == 3'h1)})}), ({3'h0, (t_29[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_58};
+    assign scale_29 = t_prod_29[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_29 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_29[4:2] == 3'h5)}), ({3'h0, (t_d1_29[4:2] == 3'h4)})}), ({3'h0, (t_d1_29[4:2] == 3'h3)})}), ({3'h0, (t_d1_29[4:2] == 3'h2)})}), ({3'h0, (t_d1_29[4:2] == 3'h1)})}), ({3'h0, (t_d1_29[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_29[1:0] == 2'h3), (t_d1_29[1:0] == 2'h2)}), (t_d1_29[1:0] == 2'h1)}), (t_d1_29[1:0] == 2'h0)})};
-    assign scale_29 = t_d1_prod_29[23:0];
-    assign product_d1_prod_29 = {{24{1'b0}}, product_d1_29[16:0]} * {{17{1'b0}}, scale_29};
-    assign product_d1_plus_29 = ({1'h0, ({{24{1'b0}}, product_d1_29[33:17]} * {{17{1'b0}}, scale_29})}) + ({18'h0, product_d1_prod_29[40:17]});
-    assign product_d1_cat_29 = {({(({1'h0, ({{24{1'b0}}, product_d1_29[47:34]} * {{14{1'b0}}, scale_29})}) + ({14'h0, product_d1_plus_29[41:17]})), product_d1_plus_29[16:0]}), product_d1_prod_29[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_29 = {{24{1'b0}}, product_d1_29[16:0]} * {{17{1'b0}}, scale_d1_29};
+    assign product_d1_plus_29 = ({1'h0, ({{24{1'b0}}, product_d1_29[33:17]} * {{17{1'b0}}, scale_d1_29})}) + ({18'h0, product_d1_prod_29[40:17]});
+    assign product_d1_cat_29 = {({(({1'h0, ({{24{1'b0}}, product_d1_29[47:34]} * {{14{1'b0}}, scale_d1_29})}) + ({14'h0, product_d1_plus_29[41:17]})), product_d1_plus_29[16:0]}), product_d1_prod_29[16:0]};
     assign shifted_55 = product_d1_cat_29[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -26799,33 +27186,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_55 = ((~(shifted_55[21:0] == 22'h0)) | ((far_window_29 | mid_window_29) & shifted_55[22])) | (far_window_29 & (~(shifted_55[46:23] == 24'h0)));
     assign overflow_55 = normal_d1_30 & (shifted_b47_29 ? over_high_d1_29 : over_low_d1_29);
     assign forced_29 = forced_early_d1_29 | overflow_55;
-    assign saturate_29 = (~nan_d1_55) & (inf_d1_55 | ((~zero_d1_29) & overflow_55));
+    assign saturate_29 = (~nan_d2_55) & (inf_d2_55 | ((~zero_d2_29) & overflow_55));
     assign normal_field_29 = (~forced_29) & normal_d1_30;
     assign kept_56 = window_30[24:1];
     assign guard_56 = window_30[0];
     assign increment_56 = ((~forced_29) & guard_56) & (sticky_55 | kept_56[0]);
     assign e0_minus_1_d1_sel_29 = normal_d1_30 ? e0_minus_1_d1_29 : ({9'h0, kept_56[23]});
-    assign nan_d1_or_29 = nan_d1_55 | saturate_29;
-    assign nan_d1_cat_29 = {22'h0, nan_d1_55};
+    assign nan_d2_or_29 = nan_d2_55 | saturate_29;
+    assign nan_d2_cat_29 = {22'h0, nan_d2_55};
     assign forced_not_29 = ~forced_29;
-    assign packed_56 = (({e0_minus_1_d1_sel_29[7:0], kept_56[22:0]}) & ({(forced_not_29 ? 30'h3fffffff : 30'h0), forced_not_29})) | ({({(nan_d1_or_29 ? 7'h7f : 7'h0), nan_d1_or_29}), ({nan_d1_cat_29[0], 22'h0})});
-    assign result_sign_29 = (~nan_d1_55) & sign_d1_30;
+    assign packed_56 = (({e0_minus_1_d1_sel_29[7:0], kept_56[22:0]}) & ({(forced_not_29 ? 30'h3fffffff : 30'h0), forced_not_29})) | ({({(nan_d2_or_29 ? 7'h7f : 7'h0), nan_d2_or_29}), ({nan_d2_cat_29[0], 22'h0})});
+    assign result_sign_29 = (~nan_d2_55) & sign_d2_30;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_29 = {29'h0, ({(normal_field_d1_29 & shifted_q_29), (normal_field_d1_29 & (~shifted_q_29))})};
     assign result_51 = {result_sign_d1_29, (packed_d1_29 + (({normal_field_d1_cat_29[7:0], 23'h0}) | ({30'h0, increment_d1_29})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d12_bits30_23_6 = result_d12_7[30:23];
-    assign result_d12_bits22_0_6 = result_d12_7[22:0];
-    assign result_d12_is0_11 = result_d12_bits30_23_6 == 8'h0;
-    assign result_d12_is255_6 = result_d12_bits30_23_6 == 8'hff;
-    assign result_d12_is0_12 = result_d12_bits22_0_6 == 23'h0;
-    assign a_sign_56 = result_d12_7[31];
-    assign a_inf_56 = result_d12_is255_6 & result_d12_is0_12;
-    assign a_nan_56 = result_d12_is255_6 & (~result_d12_is0_12);
-    assign a_sig_56 = {(~result_d12_is0_11), result_d12_bits22_0_6};
-    assign a_exp_56 = result_d12_is0_11 ? 8'h1 : result_d12_bits30_23_6;
+    assign result_d14_bits30_23_6 = result_d14_7[30:23];
+    assign result_d14_bits22_0_6 = result_d14_7[22:0];
+    assign result_d14_is0_11 = result_d14_bits30_23_6 == 8'h0;
+    assign result_d14_is255_6 = result_d14_bits30_23_6 == 8'hff;
+    assign result_d14_is0_12 = result_d14_bits22_0_6 == 23'h0;
+    assign a_sign_56 = result_d14_7[31];
+    assign a_inf_56 = result_d14_is255_6 & result_d14_is0_12;
+    assign a_nan_56 = result_d14_is255_6 & (~result_d14_is0_12);
+    assign a_sig_56 = {(~result_d14_is0_11), result_d14_bits22_0_6};
+    assign a_exp_56 = result_d14_is0_11 ? 8'h1 : result_d14_bits30_23_6;
     assign result_bits30_23_58 = result_51[30:23];
     assign result_bits22_0_58 = result_51[22:0];
     assign result_is0_115 = result_bits30_23_58 == 8'h0;
@@ -26842,7 +27229,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_56 = a_inf_56 | b_inf_56;
     assign inf_sign_27 = a_inf_56 ? a_sign_56 : b_sign_71;
     assign zero_sign_27 = a_sign_56 & b_sign_71;
-    assign swap_27 = result_d12_7[30:0] < result_51[30:0];
+    assign swap_27 = result_d14_7[30:0] < result_51[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_27 = swap_27 ? b_sign_71 : a_sign_56;
@@ -27106,16 +27493,16 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_52 = nan_d4_27 ? 32'h7fc00000 : (exact_zero_d2_27 ? ({zero_sign_d4_27, 31'h0}) : ({(inf_d4_27 ? inf_sign_d4_27 : big_sign_d4_27), ((overflow_56 | inf_d4_27) ? 31'h7f800000 : rounded_27[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_d10_bits30_23_6 = result_d10_13[30:23];
-    assign result_d10_bits22_0_6 = result_d10_13[22:0];
-    assign result_d10_is0_11 = result_d10_bits30_23_6 == 8'h0;
-    assign result_d10_is255_6 = result_d10_bits30_23_6 == 8'hff;
-    assign result_d10_is0_12 = result_d10_bits22_0_6 == 23'h0;
-    assign a_sign_57 = result_d10_13[31];
-    assign a_inf_57 = result_d10_is255_6 & result_d10_is0_12;
-    assign a_nan_57 = result_d10_is255_6 & (~result_d10_is0_12);
-    assign a_sig_57 = {(~result_d10_is0_11), result_d10_bits22_0_6};
-    assign a_exp_57 = result_d10_is0_11 ? 8'h1 : result_d10_bits30_23_6;
+    assign result_d11_bits30_23_6 = result_d11_13[30:23];
+    assign result_d11_bits22_0_6 = result_d11_13[22:0];
+    assign result_d11_is0_11 = result_d11_bits30_23_6 == 8'h0;
+    assign result_d11_is255_6 = result_d11_bits30_23_6 == 8'hff;
+    assign result_d11_is0_12 = result_d11_bits22_0_6 == 23'h0;
+    assign a_sign_57 = result_d11_13[31];
+    assign a_inf_57 = result_d11_is255_6 & result_d11_is0_12;
+    assign a_nan_57 = result_d11_is255_6 & (~result_d11_is0_12);
+    assign a_sig_57 = {(~result_d11_is0_11), result_d11_bits22_0_6};
+    assign a_exp_57 = result_d11_is0_11 ? 8'h1 : result_d11_bits30_23_6;
     assign result_bits30_23_59 = result_52[30:23];
     assign result_bits22_0_59 = result_52[22:0];
     assign result_is0_117 = result_bits30_23_59 == 8'h0;
@@ -27131,7 +27518,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign inf_57 = a_inf_57 | b_inf_57;
     assign inf_sign_28 = a_inf_57 ? a_sign_57 : b_sign_72;
     assign zero_sign_28 = a_sign_57 & b_sign_72;
-    assign swap_28 = result_d10_13[30:0] < result_52[30:0];
+    assign swap_28 = result_d11_13[30:0] < result_52[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_28 = swap_28 ? b_sign_72 : a_sign_57;
@@ -27395,17 +27782,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign result_53 = nan_d4_28 ? 32'h7fc00000 : (exact_zero_d2_28 ? ({zero_sign_d4_28, 31'h0}) : ({(inf_d4_28 ? inf_sign_d4_28 : big_sign_d4_28), ((overflow_57 | inf_d4_28) ? 31'h7f800000 : rounded_28[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign result_d22_bits30_23_6 = result_d22[30:23];
-    assign result_d22_bits22_0_6 = result_d22[22:0];
-    assign result_d22_is0_11 = result_d22_bits30_23_6 == 8'h0;
-    assign result_d22_is255_6 = result_d22_bits30_23_6 == 8'hff;
-    assign result_d22_is0_12 = result_d22_bits22_0_6 == 23'h0;
-    assign a_sign_58 = result_d22[31];
-    assign a_zero_30 = result_d22_is0_11 & result_d22_is0_12;
-    assign a_inf_58 = result_d22_is255_6 & result_d22_is0_12;
-    assign a_nan_58 = result_d22_is255_6 & (~result_d22_is0_12);
-    assign a_sig_58 = {(~result_d22_is0_11), result_d22_bits22_0_6};
-    assign a_exp_58 = result_d22_is0_11 ? 8'h1 : result_d22_bits30_23_6;
+    assign result_d24_bits30_23_6 = result_d24[30:23];
+    assign result_d24_bits22_0_6 = result_d24[22:0];
+    assign result_d24_is0_11 = result_d24_bits30_23_6 == 8'h0;
+    assign result_d24_is255_6 = result_d24_bits30_23_6 == 8'hff;
+    assign result_d24_is0_12 = result_d24_bits22_0_6 == 23'h0;
+    assign a_sign_58 = result_d24[31];
+    assign a_zero_30 = result_d24_is0_11 & result_d24_is0_12;
+    assign a_inf_58 = result_d24_is255_6 & result_d24_is0_12;
+    assign a_nan_58 = result_d24_is255_6 & (~result_d24_is0_12);
+    assign a_sig_58 = {(~result_d24_is0_11), result_d24_bits22_0_6};
+    assign a_exp_58 = result_d24_is0_11 ? 8'h1 : result_d24_bits30_23_6;
     assign result_bits30_23_60 = result_53[30:23];
     assign result_bits22_0_60 = result_53[22:0];
     assign result_is0_119 = result_bits30_23_60 == 8'h0;
@@ -27513,24 +27900,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign b_exp_xor_30 = b_exp_58 ^ 8'h80;
     assign fine_30 = (({2'h0, a_exp_58}) + ({(b_exp_xor_30[7] ? 2'h3 : 2'h0), b_exp_xor_30})) + 10'h1;
 
-    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t ----
-    assign product_30 = {{24{1'b0}}, a_sig_58} * {{24{1'b0}}, b_sig_58};
-    assign e0_minus_1_30 = fine_30 + (~({5'h0, lz_58}));
+    // ---- mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t ----
+    assign product_30 = {{24{1'b0}}, a_sig_d1_30} * {{24{1'b0}}, b_sig_d1_30};
+    assign e0_minus_1_30 = fine_d1_30 + (~({5'h0, lz_d1_30}));
     assign normal_31 = ~e0_minus_1_30[9];
-    assign coarse_30 = fine_30[9];
-    assign far_30 = (fine_30 ^ 10'h200) < (10'h3e8 ^ 10'h200);
-    assign fine_sel_30 = coarse_30 ? (fine_30 + 10'h18) : fine_30;
-    assign t_30 = normal_31 ? lz_58 : fine_sel_30[4:0];
+    assign coarse_30 = fine_d1_30[9];
+    assign far_30 = (fine_d1_30 ^ 10'h200) < (10'h3e8 ^ 10'h200);
+    assign fine_d1_sel_30 = coarse_30 ? (fine_d1_30 + 10'h18) : fine_d1_30;
+    assign t_30 = normal_31 ? lz_d1_30 : fine_d1_sel_30[4:0];
     assign over_low_30 = ~((e0_minus_1_30 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_30 = ~((e0_minus_1_30 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_30 = ((nan_58 | inf_58) | zero_30) | (normal_31 ? 1'h0 : far_30);
+    assign forced_early_30 = ((nan_d1_58 | inf_d1_58) | zero_d1_30) | (normal_31 ? 1'h0 : far_30);
+    assign t_cat_59 = {({({({3'h0, (t_30[4:2] == 3'h5)}), ({3'h0, (t_30[4:2] == 3'h4)})}), ({3'h0, (t_30[4:2] == 3'h3)})}), ({3'h0, (t_30[4:2] == 3'h2)})};
+    assign t_cat_60 = {({({(t_30[1:0] == 2'h3), (t_30[1:0] == 2'h2)}), (t_30[1:0] == 2'h1)}), (t_30[1:0] == 2'h0)};
+    assign t_prod_30 = {{4{1'b0}}, ({({t_cat_59, ({3'h0, (t_30[4:2] == 3'h1)})}), ({3'h0, (t_30[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_60};
+    assign scale_30 = t_prod_30[23:0];
 
-    // ---- mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade ----
-    assign t_d1_prod_30 = {{4{1'b0}}, ({({({({({({3'h0, (t_d1_30[4:2] == 3'h5)}), ({3'h0, (t_d1_30[4:2] == 3'h4)})}), ({3'h0, (t_d1_30[4:2] == 3'h3)})}), ({3'h0, (t_d1_30[4:2] == 3'h2)})}), ({3'h0, (t_d1_30[4:2] == 3'h1)})}), ({3'h0, (t_d1_30[4:2] == 3'h0)})})} * {{24{1'b0}}, ({({({(t_d1_30[1:0] == 2'h3), (t_d1_30[1:0] == 2'h2)}), (t_d1_30[1:0] == 2'h1)}), (t_d1_30[1:0] == 2'h0)})};
-    assign scale_30 = t_d1_prod_30[23:0];
-    assign product_d1_prod_30 = {{24{1'b0}}, product_d1_30[16:0]} * {{17{1'b0}}, scale_30};
-    assign product_d1_plus_30 = ({1'h0, ({{24{1'b0}}, product_d1_30[33:17]} * {{17{1'b0}}, scale_30})}) + ({18'h0, product_d1_prod_30[40:17]});
-    assign product_d1_cat_30 = {({(({1'h0, ({{24{1'b0}}, product_d1_30[47:34]} * {{14{1'b0}}, scale_30})}) + ({14'h0, product_d1_plus_30[41:17]})), product_d1_plus_30[16:0]}), product_d1_prod_30[16:0]};
+    // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
+    assign product_d1_prod_30 = {{24{1'b0}}, product_d1_30[16:0]} * {{17{1'b0}}, scale_d1_30};
+    assign product_d1_plus_30 = ({1'h0, ({{24{1'b0}}, product_d1_30[33:17]} * {{17{1'b0}}, scale_d1_30})}) + ({18'h0, product_d1_prod_30[40:17]});
+    assign product_d1_cat_30 = {({(({1'h0, ({{24{1'b0}}, product_d1_30[47:34]} * {{14{1'b0}}, scale_d1_30})}) + ({14'h0, product_d1_plus_30[41:17]})), product_d1_plus_30[16:0]}), product_d1_prod_30[16:0]};
     assign shifted_58 = product_d1_cat_30[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
@@ -27541,17 +27930,17 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
     assign sticky_58 = ((~(shifted_58[21:0] == 22'h0)) | ((far_window_30 | mid_window_30) & shifted_58[22])) | (far_window_30 & (~(shifted_58[46:23] == 24'h0)));
     assign overflow_58 = normal_d1_31 & (shifted_b47_30 ? over_high_d1_30 : over_low_d1_30);
     assign forced_30 = forced_early_d1_30 | overflow_58;
-    assign saturate_30 = (~nan_d1_58) & (inf_d1_58 | ((~zero_d1_30) & overflow_58));
+    assign saturate_30 = (~nan_d2_58) & (inf_d2_58 | ((~zero_d2_30) & overflow_58));
     assign normal_field_30 = (~forced_30) & normal_d1_31;
     assign kept_59 = window_31[24:1];
     assign guard_59 = window_31[0];
     assign increment_59 = ((~forced_30) & guard_59) & (sticky_58 | kept_59[0]);
     assign e0_minus_1_d1_sel_30 = normal_d1_31 ? e0_minus_1_d1_30 : ({9'h0, kept_59[23]});
-    assign nan_d1_or_30 = nan_d1_58 | saturate_30;
-    assign nan_d1_cat_30 = {22'h0, nan_d1_58};
+    assign nan_d2_or_30 = nan_d2_58 | saturate_30;
+    assign nan_d2_cat_30 = {22'h0, nan_d2_58};
     assign forced_not_30 = ~forced_30;
-    assign packed_59 = (({e0_minus_1_d1_sel_30[7:0], kept_59[22:0]}) & ({(forced_not_30 ? 30'h3fffffff : 30'h0), forced_not_30})) | ({({(nan_d1_or_30 ? 7'h7f : 7'h0), nan_d1_or_30}), ({nan_d1_cat_30[0], 22'h0})});
-    assign result_sign_30 = (~nan_d1_58) & sign_d1_31;
+    assign packed_59 = (({e0_minus_1_d1_sel_30[7:0], kept_59[22:0]}) & ({(forced_not_30 ? 30'h3fffffff : 30'h0), forced_not_30})) | ({({(nan_d2_or_30 ? 7'h7f : 7'h0), nan_d2_or_30}), ({nan_d2_cat_30[0], 22'h0})});
+    assign result_sign_30 = (~nan_d2_58) & sign_d2_31;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
     assign normal_field_d1_cat_30 = {29'h0, ({(normal_field_d1_30 & shifted_q_30), (normal_field_d1_30 & (~shifted_q_30))})};
@@ -27615,18 +28004,26 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) s_axis_tdata_32_q_2 <= s_axis_tdata_32_q;
         if (out_valid_or) s_axis_tdata_32_q_3 <= s_axis_tdata_32_q_2;
         if (out_valid_or) s_axis_tdata_32_q_4 <= s_axis_tdata_32_q_3;
-        if (out_valid_or) t_d1 <= t;
+        if (out_valid_or) a_sig_d1 <= a_sig_2;
+        if (out_valid_or) b_sig_d1 <= b_sig_2;
+        if (out_valid_or) lz_d1 <= lz_2;
+        if (out_valid_or) fine_d1 <= fine;
+        if (out_valid_or) nan_d1_2 <= nan_2;
+        if (out_valid_or) inf_d1_2 <= inf_2;
+        if (out_valid_or) zero_d1 <= zero;
         if (out_valid_or) product_d1 <= product;
+        if (out_valid_or) scale_d1 <= scale;
         if (out_valid_or) normal_d1_2 <= normal_2;
         if (out_valid_or) coarse_d1 <= coarse;
         if (out_valid_or) over_high_d1 <= over_high;
         if (out_valid_or) over_low_d1 <= over_low;
         if (out_valid_or) forced_early_d1 <= forced_early;
-        if (out_valid_or) nan_d1_2 <= nan_2;
-        if (out_valid_or) zero_d1 <= zero;
-        if (out_valid_or) inf_d1_2 <= inf_2;
+        if (out_valid_or) nan_d2_2 <= nan_d1_2;
+        if (out_valid_or) zero_d2 <= zero_d1;
+        if (out_valid_or) inf_d2_2 <= inf_d1_2;
         if (out_valid_or) e0_minus_1_d1 <= e0_minus_1;
         if (out_valid_or) sign_d1_2 <= sign_2;
+        if (out_valid_or) sign_d2_2 <= sign_d1_2;
         if (out_valid_or) normal_field_d1 <= normal_field;
         if (out_valid_or) shifted_q <= shifted_b47;
         if (out_valid_or) increment_d1 <= increment_3;
@@ -27646,8 +28043,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_2 <= normalized_2;
         if (out_valid_or) field_d1_3 <= field_3;
         if (out_valid_or) inf_d1_3 <= inf_3;
-        if (out_valid_or) inf_d2_2 <= inf_d1_3;
-        if (out_valid_or) inf_d3_2 <= inf_d2_2;
+        if (out_valid_or) inf_d2_3 <= inf_d1_3;
+        if (out_valid_or) inf_d3_2 <= inf_d2_3;
         if (out_valid_or) inf_d4_2 <= inf_d3_2;
         if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
         if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
@@ -27664,25 +28061,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
         if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
         if (out_valid_or) nan_d1_3 <= nan_3;
-        if (out_valid_or) nan_d2_2 <= nan_d1_3;
-        if (out_valid_or) nan_d3_2 <= nan_d2_2;
+        if (out_valid_or) nan_d2_3 <= nan_d1_3;
+        if (out_valid_or) nan_d3_2 <= nan_d2_3;
         if (out_valid_or) nan_d4_2 <= nan_d3_2;
         if (out_valid_or) s_axis_tdata_64_d1 <= s_axis_tdata[95:64];
         if (out_valid_or) s_axis_tdata_64_d2 <= s_axis_tdata_64_d1;
         if (out_valid_or) s_axis_tdata_64_d3 <= s_axis_tdata_64_d2;
         if (out_valid_or) s_axis_tdata_64_d4 <= s_axis_tdata_64_d3;
-        if (out_valid_or) t_d1_2 <= t_2;
+        if (out_valid_or) a_sig_d1_2 <= a_sig_4;
+        if (out_valid_or) b_sig_d1_2 <= b_sig_4;
+        if (out_valid_or) lz_d1_2 <= lz_4;
+        if (out_valid_or) fine_d1_2 <= fine_2;
+        if (out_valid_or) nan_d1_4 <= nan_4;
+        if (out_valid_or) inf_d1_4 <= inf_4;
+        if (out_valid_or) zero_d1_2 <= zero_2;
         if (out_valid_or) product_d1_2 <= product_2;
+        if (out_valid_or) scale_d1_2 <= scale_2;
         if (out_valid_or) normal_d1_3 <= normal_3;
         if (out_valid_or) coarse_d1_2 <= coarse_2;
         if (out_valid_or) over_high_d1_2 <= over_high_2;
         if (out_valid_or) over_low_d1_2 <= over_low_2;
         if (out_valid_or) forced_early_d1_2 <= forced_early_2;
-        if (out_valid_or) nan_d1_4 <= nan_4;
-        if (out_valid_or) zero_d1_2 <= zero_2;
-        if (out_valid_or) inf_d1_4 <= inf_4;
+        if (out_valid_or) nan_d2_4 <= nan_d1_4;
+        if (out_valid_or) zero_d2_2 <= zero_d1_2;
+        if (out_valid_or) inf_d2_4 <= inf_d1_4;
         if (out_valid_or) e0_minus_1_d1_2 <= e0_minus_1_2;
         if (out_valid_or) sign_d1_3 <= sign_3;
+        if (out_valid_or) sign_d2_3 <= sign_d1_3;
         if (out_valid_or) normal_field_d1_2 <= normal_field_2;
         if (out_valid_or) shifted_q_2 <= shifted_b47_2;
         if (out_valid_or) increment_d1_2 <= increment_5;
@@ -27702,8 +28107,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_3 <= normalized_3;
         if (out_valid_or) field_d1_4 <= field_4;
         if (out_valid_or) inf_d1_5 <= inf_5;
-        if (out_valid_or) inf_d2_3 <= inf_d1_5;
-        if (out_valid_or) inf_d3_3 <= inf_d2_3;
+        if (out_valid_or) inf_d2_5 <= inf_d1_5;
+        if (out_valid_or) inf_d3_3 <= inf_d2_5;
         if (out_valid_or) inf_d4_3 <= inf_d3_3;
         if (out_valid_or) inf_sign_d1_3 <= inf_sign_3;
         if (out_valid_or) inf_sign_d2_3 <= inf_sign_d1_3;
@@ -27720,8 +28125,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_3 <= exact_zero_3;
         if (out_valid_or) exact_zero_d2_3 <= exact_zero_d1_3;
         if (out_valid_or) nan_d1_5 <= nan_5;
-        if (out_valid_or) nan_d2_3 <= nan_d1_5;
-        if (out_valid_or) nan_d3_3 <= nan_d2_3;
+        if (out_valid_or) nan_d2_5 <= nan_d1_5;
+        if (out_valid_or) nan_d3_3 <= nan_d2_5;
         if (out_valid_or) nan_d4_3 <= nan_d3_3;
         if (out_valid_or) opposite_d1_4 <= opposite_4;
         if (out_valid_or) big_padded_d1_4 <= big_padded_4;
@@ -27737,8 +28142,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_4 <= normalized_4;
         if (out_valid_or) field_d1_5 <= field_5;
         if (out_valid_or) inf_d1_6 <= inf_6;
-        if (out_valid_or) inf_d2_4 <= inf_d1_6;
-        if (out_valid_or) inf_d3_4 <= inf_d2_4;
+        if (out_valid_or) inf_d2_6 <= inf_d1_6;
+        if (out_valid_or) inf_d3_4 <= inf_d2_6;
         if (out_valid_or) inf_d4_4 <= inf_d3_4;
         if (out_valid_or) inf_sign_d1_4 <= inf_sign_4;
         if (out_valid_or) inf_sign_d2_4 <= inf_sign_d1_4;
@@ -27755,25 +28160,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_4 <= exact_zero_4;
         if (out_valid_or) exact_zero_d2_4 <= exact_zero_d1_4;
         if (out_valid_or) nan_d1_6 <= nan_6;
-        if (out_valid_or) nan_d2_4 <= nan_d1_6;
-        if (out_valid_or) nan_d3_4 <= nan_d2_4;
+        if (out_valid_or) nan_d2_6 <= nan_d1_6;
+        if (out_valid_or) nan_d3_4 <= nan_d2_6;
         if (out_valid_or) nan_d4_4 <= nan_d3_4;
         if (out_valid_or) s_axis_tdata_0_d1 <= s_axis_tdata[31:0];
         if (out_valid_or) s_axis_tdata_0_d2 <= s_axis_tdata_0_d1;
         if (out_valid_or) s_axis_tdata_0_d3 <= s_axis_tdata_0_d2;
         if (out_valid_or) s_axis_tdata_0_d4 <= s_axis_tdata_0_d3;
-        if (out_valid_or) t_d1_3 <= t_3;
+        if (out_valid_or) a_sig_d1_3 <= a_sig_7;
+        if (out_valid_or) b_sig_d1_3 <= b_sig_7;
+        if (out_valid_or) lz_d1_3 <= lz_7;
+        if (out_valid_or) fine_d1_3 <= fine_3;
+        if (out_valid_or) nan_d1_7 <= nan_7;
+        if (out_valid_or) inf_d1_7 <= inf_7;
+        if (out_valid_or) zero_d1_3 <= zero_3;
         if (out_valid_or) product_d1_3 <= product_3;
+        if (out_valid_or) scale_d1_3 <= scale_3;
         if (out_valid_or) normal_d1_4 <= normal_4;
         if (out_valid_or) coarse_d1_3 <= coarse_3;
         if (out_valid_or) over_high_d1_3 <= over_high_3;
         if (out_valid_or) over_low_d1_3 <= over_low_3;
         if (out_valid_or) forced_early_d1_3 <= forced_early_3;
-        if (out_valid_or) nan_d1_7 <= nan_7;
-        if (out_valid_or) zero_d1_3 <= zero_3;
-        if (out_valid_or) inf_d1_7 <= inf_7;
+        if (out_valid_or) nan_d2_7 <= nan_d1_7;
+        if (out_valid_or) zero_d2_3 <= zero_d1_3;
+        if (out_valid_or) inf_d2_7 <= inf_d1_7;
         if (out_valid_or) e0_minus_1_d1_3 <= e0_minus_1_3;
         if (out_valid_or) sign_d1_4 <= sign_4;
+        if (out_valid_or) sign_d2_4 <= sign_d1_4;
         if (out_valid_or) normal_field_d1_3 <= normal_field_3;
         if (out_valid_or) shifted_q_3 <= shifted_b47_3;
         if (out_valid_or) increment_d1_3 <= increment_8;
@@ -27793,8 +28206,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_5 <= normalized_5;
         if (out_valid_or) field_d1_6 <= field_6;
         if (out_valid_or) inf_d1_8 <= inf_8;
-        if (out_valid_or) inf_d2_5 <= inf_d1_8;
-        if (out_valid_or) inf_d3_5 <= inf_d2_5;
+        if (out_valid_or) inf_d2_8 <= inf_d1_8;
+        if (out_valid_or) inf_d3_5 <= inf_d2_8;
         if (out_valid_or) inf_d4_5 <= inf_d3_5;
         if (out_valid_or) inf_sign_d1_5 <= inf_sign_5;
         if (out_valid_or) inf_sign_d2_5 <= inf_sign_d1_5;
@@ -27811,25 +28224,33 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_5 <= exact_zero_5;
         if (out_valid_or) exact_zero_d2_5 <= exact_zero_d1_5;
         if (out_valid_or) nan_d1_8 <= nan_8;
-        if (out_valid_or) nan_d2_5 <= nan_d1_8;
-        if (out_valid_or) nan_d3_5 <= nan_d2_5;
+        if (out_valid_or) nan_d2_8 <= nan_d1_8;
+        if (out_valid_or) nan_d3_5 <= nan_d2_8;
         if (out_valid_or) nan_d4_5 <= nan_d3_5;
         if (out_valid_or) s_axis_tdata_32_d1 <= s_axis_tdata[63:32];
         if (out_valid_or) s_axis_tdata_32_d2 <= s_axis_tdata_32_d1;
         if (out_valid_or) s_axis_tdata_32_d3 <= s_axis_tdata_32_d2;
         if (out_valid_or) s_axis_tdata_32_d4 <= s_axis_tdata_32_d3;
-        if (out_valid_or) t_d1_4 <= t_4;
+        if (out_valid_or) a_sig_d1_4 <= a_sig_9;
+        if (out_valid_or) b_sig_d1_4 <= b_sig_9;
+        if (out_valid_or) lz_d1_4 <= lz_9;
+        if (out_valid_or) fine_d1_4 <= fine_4;
+        if (out_valid_or) nan_d1_9 <= nan_9;
+        if (out_valid_or) inf_d1_9 <= inf_9;
+        if (out_valid_or) zero_d1_4 <= zero_4;
         if (out_valid_or) product_d1_4 <= product_4;
+        if (out_valid_or) scale_d1_4 <= scale_4;
         if (out_valid_or) normal_d1_5 <= normal_5;
         if (out_valid_or) coarse_d1_4 <= coarse_4;
         if (out_valid_or) over_high_d1_4 <= over_high_4;
         if (out_valid_or) over_low_d1_4 <= over_low_4;
         if (out_valid_or) forced_early_d1_4 <= forced_early_4;
-        if (out_valid_or) nan_d1_9 <= nan_9;
-        if (out_valid_or) zero_d1_4 <= zero_4;
-        if (out_valid_or) inf_d1_9 <= inf_9;
+        if (out_valid_or) nan_d2_9 <= nan_d1_9;
+        if (out_valid_or) zero_d2_4 <= zero_d1_4;
+        if (out_valid_or) inf_d2_9 <= inf_d1_9;
         if (out_valid_or) e0_minus_1_d1_4 <= e0_minus_1_4;
         if (out_valid_or) sign_d1_5 <= sign_5;
+        if (out_valid_or) sign_d2_5 <= sign_d1_5;
         if (out_valid_or) normal_field_d1_4 <= normal_field_4;
         if (out_valid_or) shifted_q_4 <= shifted_b47_4;
         if (out_valid_or) increment_d1_4 <= increment_10;
@@ -27849,8 +28270,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_6 <= normalized_6;
         if (out_valid_or) field_d1_7 <= field_7;
         if (out_valid_or) inf_d1_10 <= inf_10;
-        if (out_valid_or) inf_d2_6 <= inf_d1_10;
-        if (out_valid_or) inf_d3_6 <= inf_d2_6;
+        if (out_valid_or) inf_d2_10 <= inf_d1_10;
+        if (out_valid_or) inf_d3_6 <= inf_d2_10;
         if (out_valid_or) inf_d4_6 <= inf_d3_6;
         if (out_valid_or) inf_sign_d1_6 <= inf_sign_6;
         if (out_valid_or) inf_sign_d2_6 <= inf_sign_d1_6;
@@ -27867,8 +28288,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_6 <= exact_zero_6;
         if (out_valid_or) exact_zero_d2_6 <= exact_zero_d1_6;
         if (out_valid_or) nan_d1_10 <= nan_10;
-        if (out_valid_or) nan_d2_6 <= nan_d1_10;
-        if (out_valid_or) nan_d3_6 <= nan_d2_6;
+        if (out_valid_or) nan_d2_10 <= nan_d1_10;
+        if (out_valid_or) nan_d3_6 <= nan_d2_10;
         if (out_valid_or) nan_d4_6 <= nan_d3_6;
         if (out_valid_or) opposite_d1_7 <= opposite_7;
         if (out_valid_or) big_padded_d1_7 <= big_padded_7;
@@ -27884,8 +28305,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_7 <= normalized_7;
         if (out_valid_or) field_d1_8 <= field_8;
         if (out_valid_or) inf_d1_11 <= inf_11;
-        if (out_valid_or) inf_d2_7 <= inf_d1_11;
-        if (out_valid_or) inf_d3_7 <= inf_d2_7;
+        if (out_valid_or) inf_d2_11 <= inf_d1_11;
+        if (out_valid_or) inf_d3_7 <= inf_d2_11;
         if (out_valid_or) inf_d4_7 <= inf_d3_7;
         if (out_valid_or) inf_sign_d1_7 <= inf_sign_7;
         if (out_valid_or) inf_sign_d2_7 <= inf_sign_d1_7;
@@ -27902,21 +28323,29 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_7 <= exact_zero_7;
         if (out_valid_or) exact_zero_d2_7 <= exact_zero_d1_7;
         if (out_valid_or) nan_d1_11 <= nan_11;
-        if (out_valid_or) nan_d2_7 <= nan_d1_11;
-        if (out_valid_or) nan_d3_7 <= nan_d2_7;
+        if (out_valid_or) nan_d2_11 <= nan_d1_11;
+        if (out_valid_or) nan_d3_7 <= nan_d2_11;
         if (out_valid_or) nan_d4_7 <= nan_d3_7;
-        if (out_valid_or) t_d1_5 <= t_5;
+        if (out_valid_or) a_sig_d1_5 <= a_sig_12;
+        if (out_valid_or) b_sig_d1_5 <= b_sig_12;
+        if (out_valid_or) lz_d1_5 <= lz_12;
+        if (out_valid_or) fine_d1_5 <= fine_5;
+        if (out_valid_or) nan_d1_12 <= nan_12;
+        if (out_valid_or) inf_d1_12 <= inf_12;
+        if (out_valid_or) zero_d1_5 <= zero_5;
         if (out_valid_or) product_d1_5 <= product_5;
+        if (out_valid_or) scale_d1_5 <= scale_5;
         if (out_valid_or) normal_d1_6 <= normal_6;
         if (out_valid_or) coarse_d1_5 <= coarse_5;
         if (out_valid_or) over_high_d1_5 <= over_high_5;
         if (out_valid_or) over_low_d1_5 <= over_low_5;
         if (out_valid_or) forced_early_d1_5 <= forced_early_5;
-        if (out_valid_or) nan_d1_12 <= nan_12;
-        if (out_valid_or) zero_d1_5 <= zero_5;
-        if (out_valid_or) inf_d1_12 <= inf_12;
+        if (out_valid_or) nan_d2_12 <= nan_d1_12;
+        if (out_valid_or) zero_d2_5 <= zero_d1_5;
+        if (out_valid_or) inf_d2_12 <= inf_d1_12;
         if (out_valid_or) e0_minus_1_d1_5 <= e0_minus_1_5;
         if (out_valid_or) sign_d1_6 <= sign_6;
+        if (out_valid_or) sign_d2_6 <= sign_d1_6;
         if (out_valid_or) normal_field_d1_5 <= normal_field_5;
         if (out_valid_or) shifted_q_5 <= shifted_b47_5;
         if (out_valid_or) increment_d1_5 <= increment_13;
@@ -27940,8 +28369,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_8 <= normalized_8;
         if (out_valid_or) field_d1_9 <= field_9;
         if (out_valid_or) inf_d1_13 <= inf_13;
-        if (out_valid_or) inf_d2_8 <= inf_d1_13;
-        if (out_valid_or) inf_d3_8 <= inf_d2_8;
+        if (out_valid_or) inf_d2_13 <= inf_d1_13;
+        if (out_valid_or) inf_d3_8 <= inf_d2_13;
         if (out_valid_or) inf_d4_8 <= inf_d3_8;
         if (out_valid_or) inf_sign_d1_8 <= inf_sign_8;
         if (out_valid_or) inf_sign_d2_8 <= inf_sign_d1_8;
@@ -27958,8 +28387,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_8 <= exact_zero_8;
         if (out_valid_or) exact_zero_d2_8 <= exact_zero_d1_8;
         if (out_valid_or) nan_d1_13 <= nan_13;
-        if (out_valid_or) nan_d2_8 <= nan_d1_13;
-        if (out_valid_or) nan_d3_8 <= nan_d2_8;
+        if (out_valid_or) nan_d2_13 <= nan_d1_13;
+        if (out_valid_or) nan_d3_8 <= nan_d2_13;
         if (out_valid_or) nan_d4_8 <= nan_d3_8;
         if (out_valid_or) s_axis_tdata_0_d5 <= s_axis_tdata_0_d4;
         if (out_valid_or) s_axis_tdata_0_d6 <= s_axis_tdata_0_d5;
@@ -27971,18 +28400,27 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) s_axis_tdata_0_d12 <= s_axis_tdata_0_d11;
         if (out_valid_or) s_axis_tdata_0_d13 <= s_axis_tdata_0_d12;
         if (out_valid_or) s_axis_tdata_0_d14 <= s_axis_tdata_0_d13;
-        if (out_valid_or) t_d1_6 <= t_6;
+        if (out_valid_or) s_axis_tdata_0_d15 <= s_axis_tdata_0_d14;
+        if (out_valid_or) a_sig_d1_6 <= a_sig_14;
+        if (out_valid_or) b_sig_d1_6 <= b_sig_14;
+        if (out_valid_or) lz_d1_6 <= lz_14;
+        if (out_valid_or) fine_d1_6 <= fine_6;
+        if (out_valid_or) nan_d1_14 <= nan_14;
+        if (out_valid_or) inf_d1_14 <= inf_14;
+        if (out_valid_or) zero_d1_6 <= zero_6;
         if (out_valid_or) product_d1_6 <= product_6;
+        if (out_valid_or) scale_d1_6 <= scale_6;
         if (out_valid_or) normal_d1_7 <= normal_7;
         if (out_valid_or) coarse_d1_6 <= coarse_6;
         if (out_valid_or) over_high_d1_6 <= over_high_6;
         if (out_valid_or) over_low_d1_6 <= over_low_6;
         if (out_valid_or) forced_early_d1_6 <= forced_early_6;
-        if (out_valid_or) nan_d1_14 <= nan_14;
-        if (out_valid_or) zero_d1_6 <= zero_6;
-        if (out_valid_or) inf_d1_14 <= inf_14;
+        if (out_valid_or) nan_d2_14 <= nan_d1_14;
+        if (out_valid_or) zero_d2_6 <= zero_d1_6;
+        if (out_valid_or) inf_d2_14 <= inf_d1_14;
         if (out_valid_or) e0_minus_1_d1_6 <= e0_minus_1_6;
         if (out_valid_or) sign_d1_7 <= sign_7;
+        if (out_valid_or) sign_d2_7 <= sign_d1_7;
         if (out_valid_or) normal_field_d1_6 <= normal_field_6;
         if (out_valid_or) shifted_q_6 <= shifted_b47_6;
         if (out_valid_or) increment_d1_6 <= increment_15;
@@ -28000,6 +28438,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d10 <= result_d9;
         if (out_valid_or) result_d11 <= result_d10;
         if (out_valid_or) result_d12 <= result_d11;
+        if (out_valid_or) result_d13 <= result_d12;
+        if (out_valid_or) result_d14 <= result_d13;
         if (out_valid_or) opposite_d1_9 <= opposite_9;
         if (out_valid_or) big_padded_d1_9 <= big_padded_9;
         if (out_valid_or) aligned_d1_9 <= aligned_9;
@@ -28014,8 +28454,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_9 <= normalized_9;
         if (out_valid_or) field_d1_10 <= field_10;
         if (out_valid_or) inf_d1_15 <= inf_15;
-        if (out_valid_or) inf_d2_9 <= inf_d1_15;
-        if (out_valid_or) inf_d3_9 <= inf_d2_9;
+        if (out_valid_or) inf_d2_15 <= inf_d1_15;
+        if (out_valid_or) inf_d3_9 <= inf_d2_15;
         if (out_valid_or) inf_d4_9 <= inf_d3_9;
         if (out_valid_or) inf_sign_d1_9 <= inf_sign_9;
         if (out_valid_or) inf_sign_d2_9 <= inf_sign_d1_9;
@@ -28032,8 +28472,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_9 <= exact_zero_9;
         if (out_valid_or) exact_zero_d2_9 <= exact_zero_d1_9;
         if (out_valid_or) nan_d1_15 <= nan_15;
-        if (out_valid_or) nan_d2_9 <= nan_d1_15;
-        if (out_valid_or) nan_d3_9 <= nan_d2_9;
+        if (out_valid_or) nan_d2_15 <= nan_d1_15;
+        if (out_valid_or) nan_d3_9 <= nan_d2_15;
         if (out_valid_or) nan_d4_9 <= nan_d3_9;
         if (out_valid_or) result_d1_3 <= result_6;
         if (out_valid_or) result_d2_3 <= result_d1_3;
@@ -28045,6 +28485,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_2 <= result_d7_2;
         if (out_valid_or) result_d9_2 <= result_d8_2;
         if (out_valid_or) result_d10_2 <= result_d9_2;
+        if (out_valid_or) result_d11_2 <= result_d10_2;
         if (out_valid_or) opposite_d1_10 <= opposite_10;
         if (out_valid_or) big_padded_d1_10 <= big_padded_10;
         if (out_valid_or) aligned_d1_10 <= aligned_10;
@@ -28059,8 +28500,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_10 <= normalized_10;
         if (out_valid_or) field_d1_11 <= field_11;
         if (out_valid_or) inf_d1_16 <= inf_16;
-        if (out_valid_or) inf_d2_10 <= inf_d1_16;
-        if (out_valid_or) inf_d3_10 <= inf_d2_10;
+        if (out_valid_or) inf_d2_16 <= inf_d1_16;
+        if (out_valid_or) inf_d3_10 <= inf_d2_16;
         if (out_valid_or) inf_d4_10 <= inf_d3_10;
         if (out_valid_or) inf_sign_d1_10 <= inf_sign_10;
         if (out_valid_or) inf_sign_d2_10 <= inf_sign_d1_10;
@@ -28077,8 +28518,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_10 <= exact_zero_10;
         if (out_valid_or) exact_zero_d2_10 <= exact_zero_d1_10;
         if (out_valid_or) nan_d1_16 <= nan_16;
-        if (out_valid_or) nan_d2_10 <= nan_d1_16;
-        if (out_valid_or) nan_d3_10 <= nan_d2_10;
+        if (out_valid_or) nan_d2_16 <= nan_d1_16;
+        if (out_valid_or) nan_d3_10 <= nan_d2_16;
         if (out_valid_or) nan_d4_10 <= nan_d3_10;
         if (out_valid_or) result_d1_4 <= result;
         if (out_valid_or) result_d2_4 <= result_d1_4;
@@ -28090,11 +28531,11 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_3 <= result_d7_3;
         if (out_valid_or) result_d9_3 <= result_d8_3;
         if (out_valid_or) result_d10_3 <= result_d9_3;
-        if (out_valid_or) result_d11_2 <= result_d10_3;
-        if (out_valid_or) result_d12_2 <= result_d11_2;
-        if (out_valid_or) result_d13 <= result_d12_2;
-        if (out_valid_or) result_d14 <= result_d13;
-        if (out_valid_or) result_d15 <= result_d14;
+        if (out_valid_or) result_d11_3 <= result_d10_3;
+        if (out_valid_or) result_d12_2 <= result_d11_3;
+        if (out_valid_or) result_d13_2 <= result_d12_2;
+        if (out_valid_or) result_d14_2 <= result_d13_2;
+        if (out_valid_or) result_d15 <= result_d14_2;
         if (out_valid_or) result_d16 <= result_d15;
         if (out_valid_or) result_d17 <= result_d16;
         if (out_valid_or) result_d18 <= result_d17;
@@ -28102,18 +28543,28 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d20 <= result_d19;
         if (out_valid_or) result_d21 <= result_d20;
         if (out_valid_or) result_d22 <= result_d21;
-        if (out_valid_or) t_d1_7 <= t_7;
+        if (out_valid_or) result_d23 <= result_d22;
+        if (out_valid_or) result_d24 <= result_d23;
+        if (out_valid_or) a_sig_d1_7 <= a_sig_17;
+        if (out_valid_or) b_sig_d1_7 <= b_sig_17;
+        if (out_valid_or) lz_d1_7 <= lz_17;
+        if (out_valid_or) fine_d1_7 <= fine_7;
+        if (out_valid_or) nan_d1_17 <= nan_17;
+        if (out_valid_or) inf_d1_17 <= inf_17;
+        if (out_valid_or) zero_d1_7 <= zero_7;
         if (out_valid_or) product_d1_7 <= product_7;
+        if (out_valid_or) scale_d1_7 <= scale_7;
         if (out_valid_or) normal_d1_8 <= normal_8;
         if (out_valid_or) coarse_d1_7 <= coarse_7;
         if (out_valid_or) over_high_d1_7 <= over_high_7;
         if (out_valid_or) over_low_d1_7 <= over_low_7;
         if (out_valid_or) forced_early_d1_7 <= forced_early_7;
-        if (out_valid_or) nan_d1_17 <= nan_17;
-        if (out_valid_or) zero_d1_7 <= zero_7;
-        if (out_valid_or) inf_d1_17 <= inf_17;
+        if (out_valid_or) nan_d2_17 <= nan_d1_17;
+        if (out_valid_or) zero_d2_7 <= zero_d1_7;
+        if (out_valid_or) inf_d2_17 <= inf_d1_17;
         if (out_valid_or) e0_minus_1_d1_7 <= e0_minus_1_7;
         if (out_valid_or) sign_d1_8 <= sign_8;
+        if (out_valid_or) sign_d2_8 <= sign_d1_8;
         if (out_valid_or) normal_field_d1_7 <= normal_field_7;
         if (out_valid_or) shifted_q_7 <= shifted_b47_7;
         if (out_valid_or) increment_d1_7 <= increment_18;
@@ -28133,8 +28584,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_11 <= normalized_11;
         if (out_valid_or) field_d1_12 <= field_12;
         if (out_valid_or) inf_d1_18 <= inf_18;
-        if (out_valid_or) inf_d2_11 <= inf_d1_18;
-        if (out_valid_or) inf_d3_11 <= inf_d2_11;
+        if (out_valid_or) inf_d2_18 <= inf_d1_18;
+        if (out_valid_or) inf_d3_11 <= inf_d2_18;
         if (out_valid_or) inf_d4_11 <= inf_d3_11;
         if (out_valid_or) inf_sign_d1_11 <= inf_sign_11;
         if (out_valid_or) inf_sign_d2_11 <= inf_sign_d1_11;
@@ -28151,42 +28602,58 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_11 <= exact_zero_11;
         if (out_valid_or) exact_zero_d2_11 <= exact_zero_d1_11;
         if (out_valid_or) nan_d1_18 <= nan_18;
-        if (out_valid_or) nan_d2_11 <= nan_d1_18;
-        if (out_valid_or) nan_d3_11 <= nan_d2_11;
+        if (out_valid_or) nan_d2_18 <= nan_d1_18;
+        if (out_valid_or) nan_d3_11 <= nan_d2_18;
         if (out_valid_or) nan_d4_11 <= nan_d3_11;
         if (out_valid_or) s_axis_tdata_64_q <= s_axis_tdata[95:64] ^ 32'h80000000;
         if (out_valid_or) s_axis_tdata_64_q_2 <= s_axis_tdata_64_q;
         if (out_valid_or) s_axis_tdata_64_q_3 <= s_axis_tdata_64_q_2;
         if (out_valid_or) s_axis_tdata_64_q_4 <= s_axis_tdata_64_q_3;
-        if (out_valid_or) t_d1_8 <= t_8;
+        if (out_valid_or) a_sig_d1_8 <= a_sig_19;
+        if (out_valid_or) b_sig_d1_8 <= b_sig_19;
+        if (out_valid_or) lz_d1_8 <= lz_19;
+        if (out_valid_or) fine_d1_8 <= fine_8;
+        if (out_valid_or) nan_d1_19 <= nan_19;
+        if (out_valid_or) inf_d1_19 <= inf_19;
+        if (out_valid_or) zero_d1_8 <= zero_8;
         if (out_valid_or) product_d1_8 <= product_8;
+        if (out_valid_or) scale_d1_8 <= scale_8;
         if (out_valid_or) normal_d1_9 <= normal_9;
         if (out_valid_or) coarse_d1_8 <= coarse_8;
         if (out_valid_or) over_high_d1_8 <= over_high_8;
         if (out_valid_or) over_low_d1_8 <= over_low_8;
         if (out_valid_or) forced_early_d1_8 <= forced_early_8;
-        if (out_valid_or) nan_d1_19 <= nan_19;
-        if (out_valid_or) zero_d1_8 <= zero_8;
-        if (out_valid_or) inf_d1_19 <= inf_19;
+        if (out_valid_or) nan_d2_19 <= nan_d1_19;
+        if (out_valid_or) zero_d2_8 <= zero_d1_8;
+        if (out_valid_or) inf_d2_19 <= inf_d1_19;
         if (out_valid_or) e0_minus_1_d1_8 <= e0_minus_1_8;
         if (out_valid_or) sign_d1_9 <= sign_9;
+        if (out_valid_or) sign_d2_9 <= sign_d1_9;
         if (out_valid_or) normal_field_d1_8 <= normal_field_8;
         if (out_valid_or) shifted_q_8 <= shifted_b47_8;
         if (out_valid_or) increment_d1_8 <= increment_20;
         if (out_valid_or) packed_d1_8 <= packed_20;
         if (out_valid_or) result_sign_d1_8 <= result_sign_8;
-        if (out_valid_or) t_d1_9 <= t_9;
+        if (out_valid_or) a_sig_d1_9 <= a_sig_20;
+        if (out_valid_or) b_sig_d1_9 <= b_sig_20;
+        if (out_valid_or) lz_d1_9 <= lz_20;
+        if (out_valid_or) fine_d1_9 <= fine_9;
+        if (out_valid_or) nan_d1_20 <= nan_20;
+        if (out_valid_or) inf_d1_20 <= inf_20;
+        if (out_valid_or) zero_d1_9 <= zero_9;
         if (out_valid_or) product_d1_9 <= product_9;
+        if (out_valid_or) scale_d1_9 <= scale_9;
         if (out_valid_or) normal_d1_10 <= normal_10;
         if (out_valid_or) coarse_d1_9 <= coarse_9;
         if (out_valid_or) over_high_d1_9 <= over_high_9;
         if (out_valid_or) over_low_d1_9 <= over_low_9;
         if (out_valid_or) forced_early_d1_9 <= forced_early_9;
-        if (out_valid_or) nan_d1_20 <= nan_20;
-        if (out_valid_or) zero_d1_9 <= zero_9;
-        if (out_valid_or) inf_d1_20 <= inf_20;
+        if (out_valid_or) nan_d2_20 <= nan_d1_20;
+        if (out_valid_or) zero_d2_9 <= zero_d1_9;
+        if (out_valid_or) inf_d2_20 <= inf_d1_20;
         if (out_valid_or) e0_minus_1_d1_9 <= e0_minus_1_9;
         if (out_valid_or) sign_d1_10 <= sign_10;
+        if (out_valid_or) sign_d2_10 <= sign_d1_10;
         if (out_valid_or) normal_field_d1_9 <= normal_field_9;
         if (out_valid_or) shifted_q_9 <= shifted_b47_9;
         if (out_valid_or) increment_d1_9 <= increment_21;
@@ -28206,8 +28673,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_12 <= normalized_12;
         if (out_valid_or) field_d1_13 <= field_13;
         if (out_valid_or) inf_d1_21 <= inf_21;
-        if (out_valid_or) inf_d2_12 <= inf_d1_21;
-        if (out_valid_or) inf_d3_12 <= inf_d2_12;
+        if (out_valid_or) inf_d2_21 <= inf_d1_21;
+        if (out_valid_or) inf_d3_12 <= inf_d2_21;
         if (out_valid_or) inf_d4_12 <= inf_d3_12;
         if (out_valid_or) inf_sign_d1_12 <= inf_sign_12;
         if (out_valid_or) inf_sign_d2_12 <= inf_sign_d1_12;
@@ -28224,8 +28691,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_12 <= exact_zero_12;
         if (out_valid_or) exact_zero_d2_12 <= exact_zero_d1_12;
         if (out_valid_or) nan_d1_21 <= nan_21;
-        if (out_valid_or) nan_d2_12 <= nan_d1_21;
-        if (out_valid_or) nan_d3_12 <= nan_d2_12;
+        if (out_valid_or) nan_d2_21 <= nan_d1_21;
+        if (out_valid_or) nan_d3_12 <= nan_d2_21;
         if (out_valid_or) nan_d4_12 <= nan_d3_12;
         if (out_valid_or) s_axis_tdata_32_d5 <= s_axis_tdata_32_d4;
         if (out_valid_or) s_axis_tdata_32_d6 <= s_axis_tdata_32_d5;
@@ -28237,18 +28704,27 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) s_axis_tdata_32_d12 <= s_axis_tdata_32_d11;
         if (out_valid_or) s_axis_tdata_32_d13 <= s_axis_tdata_32_d12;
         if (out_valid_or) s_axis_tdata_32_d14 <= s_axis_tdata_32_d13;
-        if (out_valid_or) t_d1_10 <= t_10;
+        if (out_valid_or) s_axis_tdata_32_d15 <= s_axis_tdata_32_d14;
+        if (out_valid_or) a_sig_d1_10 <= a_sig_22;
+        if (out_valid_or) b_sig_d1_10 <= b_sig_22;
+        if (out_valid_or) lz_d1_10 <= lz_22;
+        if (out_valid_or) fine_d1_10 <= fine_10;
+        if (out_valid_or) nan_d1_22 <= nan_22;
+        if (out_valid_or) inf_d1_22 <= inf_22;
+        if (out_valid_or) zero_d1_10 <= zero_10;
         if (out_valid_or) product_d1_10 <= product_10;
+        if (out_valid_or) scale_d1_10 <= scale_10;
         if (out_valid_or) normal_d1_11 <= normal_11;
         if (out_valid_or) coarse_d1_10 <= coarse_10;
         if (out_valid_or) over_high_d1_10 <= over_high_10;
         if (out_valid_or) over_low_d1_10 <= over_low_10;
         if (out_valid_or) forced_early_d1_10 <= forced_early_10;
-        if (out_valid_or) nan_d1_22 <= nan_22;
-        if (out_valid_or) zero_d1_10 <= zero_10;
-        if (out_valid_or) inf_d1_22 <= inf_22;
+        if (out_valid_or) nan_d2_22 <= nan_d1_22;
+        if (out_valid_or) zero_d2_10 <= zero_d1_10;
+        if (out_valid_or) inf_d2_22 <= inf_d1_22;
         if (out_valid_or) e0_minus_1_d1_10 <= e0_minus_1_10;
         if (out_valid_or) sign_d1_11 <= sign_11;
+        if (out_valid_or) sign_d2_11 <= sign_d1_11;
         if (out_valid_or) normal_field_d1_10 <= normal_field_10;
         if (out_valid_or) shifted_q_10 <= shifted_b47_10;
         if (out_valid_or) increment_d1_10 <= increment_23;
@@ -28264,8 +28740,10 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_4 <= result_d7_4;
         if (out_valid_or) result_d9_4 <= result_d8_4;
         if (out_valid_or) result_d10_4 <= result_d9_4;
-        if (out_valid_or) result_d11_3 <= result_d10_4;
-        if (out_valid_or) result_d12_3 <= result_d11_3;
+        if (out_valid_or) result_d11_4 <= result_d10_4;
+        if (out_valid_or) result_d12_3 <= result_d11_4;
+        if (out_valid_or) result_d13_3 <= result_d12_3;
+        if (out_valid_or) result_d14_3 <= result_d13_3;
         if (out_valid_or) opposite_d1_13 <= opposite_13;
         if (out_valid_or) big_padded_d1_13 <= big_padded_13;
         if (out_valid_or) aligned_d1_13 <= aligned_13;
@@ -28280,8 +28758,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_13 <= normalized_13;
         if (out_valid_or) field_d1_14 <= field_14;
         if (out_valid_or) inf_d1_23 <= inf_23;
-        if (out_valid_or) inf_d2_13 <= inf_d1_23;
-        if (out_valid_or) inf_d3_13 <= inf_d2_13;
+        if (out_valid_or) inf_d2_23 <= inf_d1_23;
+        if (out_valid_or) inf_d3_13 <= inf_d2_23;
         if (out_valid_or) inf_d4_13 <= inf_d3_13;
         if (out_valid_or) inf_sign_d1_13 <= inf_sign_13;
         if (out_valid_or) inf_sign_d2_13 <= inf_sign_d1_13;
@@ -28298,8 +28776,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_13 <= exact_zero_13;
         if (out_valid_or) exact_zero_d2_13 <= exact_zero_d1_13;
         if (out_valid_or) nan_d1_23 <= nan_23;
-        if (out_valid_or) nan_d2_13 <= nan_d1_23;
-        if (out_valid_or) nan_d3_13 <= nan_d2_13;
+        if (out_valid_or) nan_d2_23 <= nan_d1_23;
+        if (out_valid_or) nan_d3_13 <= nan_d2_23;
         if (out_valid_or) nan_d4_13 <= nan_d3_13;
         if (out_valid_or) result_d1_6 <= result_21;
         if (out_valid_or) result_d2_6 <= result_d1_6;
@@ -28311,6 +28789,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_5 <= result_d7_5;
         if (out_valid_or) result_d9_5 <= result_d8_5;
         if (out_valid_or) result_d10_5 <= result_d9_5;
+        if (out_valid_or) result_d11_5 <= result_d10_5;
         if (out_valid_or) opposite_d1_14 <= opposite_14;
         if (out_valid_or) big_padded_d1_14 <= big_padded_14;
         if (out_valid_or) aligned_d1_14 <= aligned_14;
@@ -28325,8 +28804,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_14 <= normalized_14;
         if (out_valid_or) field_d1_15 <= field_15;
         if (out_valid_or) inf_d1_24 <= inf_24;
-        if (out_valid_or) inf_d2_14 <= inf_d1_24;
-        if (out_valid_or) inf_d3_14 <= inf_d2_14;
+        if (out_valid_or) inf_d2_24 <= inf_d1_24;
+        if (out_valid_or) inf_d3_14 <= inf_d2_24;
         if (out_valid_or) inf_d4_14 <= inf_d3_14;
         if (out_valid_or) inf_sign_d1_14 <= inf_sign_14;
         if (out_valid_or) inf_sign_d2_14 <= inf_sign_d1_14;
@@ -28343,21 +28822,29 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_14 <= exact_zero_14;
         if (out_valid_or) exact_zero_d2_14 <= exact_zero_d1_14;
         if (out_valid_or) nan_d1_24 <= nan_24;
-        if (out_valid_or) nan_d2_14 <= nan_d1_24;
-        if (out_valid_or) nan_d3_14 <= nan_d2_14;
+        if (out_valid_or) nan_d2_24 <= nan_d1_24;
+        if (out_valid_or) nan_d3_14 <= nan_d2_24;
         if (out_valid_or) nan_d4_14 <= nan_d3_14;
-        if (out_valid_or) t_d1_11 <= t_11;
+        if (out_valid_or) a_sig_d1_11 <= a_sig_25;
+        if (out_valid_or) b_sig_d1_11 <= b_sig_25;
+        if (out_valid_or) lz_d1_11 <= lz_25;
+        if (out_valid_or) fine_d1_11 <= fine_11;
+        if (out_valid_or) nan_d1_25 <= nan_25;
+        if (out_valid_or) inf_d1_25 <= inf_25;
+        if (out_valid_or) zero_d1_11 <= zero_11;
         if (out_valid_or) product_d1_11 <= product_11;
+        if (out_valid_or) scale_d1_11 <= scale_11;
         if (out_valid_or) normal_d1_12 <= normal_12;
         if (out_valid_or) coarse_d1_11 <= coarse_11;
         if (out_valid_or) over_high_d1_11 <= over_high_11;
         if (out_valid_or) over_low_d1_11 <= over_low_11;
         if (out_valid_or) forced_early_d1_11 <= forced_early_11;
-        if (out_valid_or) nan_d1_25 <= nan_25;
-        if (out_valid_or) zero_d1_11 <= zero_11;
-        if (out_valid_or) inf_d1_25 <= inf_25;
+        if (out_valid_or) nan_d2_25 <= nan_d1_25;
+        if (out_valid_or) zero_d2_11 <= zero_d1_11;
+        if (out_valid_or) inf_d2_25 <= inf_d1_25;
         if (out_valid_or) e0_minus_1_d1_11 <= e0_minus_1_11;
         if (out_valid_or) sign_d1_12 <= sign_12;
+        if (out_valid_or) sign_d2_12 <= sign_d1_12;
         if (out_valid_or) normal_field_d1_11 <= normal_field_11;
         if (out_valid_or) shifted_q_11 <= shifted_b47_11;
         if (out_valid_or) increment_d1_11 <= increment_26;
@@ -28367,35 +28854,51 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) s_axis_tdata_0_q_2 <= s_axis_tdata_0_q;
         if (out_valid_or) s_axis_tdata_0_q_3 <= s_axis_tdata_0_q_2;
         if (out_valid_or) s_axis_tdata_0_q_4 <= s_axis_tdata_0_q_3;
-        if (out_valid_or) t_d1_12 <= t_12;
+        if (out_valid_or) a_sig_d1_12 <= a_sig_26;
+        if (out_valid_or) b_sig_d1_12 <= b_sig_26;
+        if (out_valid_or) lz_d1_12 <= lz_26;
+        if (out_valid_or) fine_d1_12 <= fine_12;
+        if (out_valid_or) nan_d1_26 <= nan_26;
+        if (out_valid_or) inf_d1_26 <= inf_26;
+        if (out_valid_or) zero_d1_12 <= zero_12;
         if (out_valid_or) product_d1_12 <= product_12;
+        if (out_valid_or) scale_d1_12 <= scale_12;
         if (out_valid_or) normal_d1_13 <= normal_13;
         if (out_valid_or) coarse_d1_12 <= coarse_12;
         if (out_valid_or) over_high_d1_12 <= over_high_12;
         if (out_valid_or) over_low_d1_12 <= over_low_12;
         if (out_valid_or) forced_early_d1_12 <= forced_early_12;
-        if (out_valid_or) nan_d1_26 <= nan_26;
-        if (out_valid_or) zero_d1_12 <= zero_12;
-        if (out_valid_or) inf_d1_26 <= inf_26;
+        if (out_valid_or) nan_d2_26 <= nan_d1_26;
+        if (out_valid_or) zero_d2_12 <= zero_d1_12;
+        if (out_valid_or) inf_d2_26 <= inf_d1_26;
         if (out_valid_or) e0_minus_1_d1_12 <= e0_minus_1_12;
         if (out_valid_or) sign_d1_13 <= sign_13;
+        if (out_valid_or) sign_d2_13 <= sign_d1_13;
         if (out_valid_or) normal_field_d1_12 <= normal_field_12;
         if (out_valid_or) shifted_q_12 <= shifted_b47_12;
         if (out_valid_or) increment_d1_12 <= increment_27;
         if (out_valid_or) packed_d1_12 <= packed_27;
         if (out_valid_or) result_sign_d1_12 <= result_sign_12;
-        if (out_valid_or) t_d1_13 <= t_13;
+        if (out_valid_or) a_sig_d1_13 <= a_sig_27;
+        if (out_valid_or) b_sig_d1_13 <= b_sig_27;
+        if (out_valid_or) lz_d1_13 <= lz_27;
+        if (out_valid_or) fine_d1_13 <= fine_13;
+        if (out_valid_or) nan_d1_27 <= nan_27;
+        if (out_valid_or) inf_d1_27 <= inf_27;
+        if (out_valid_or) zero_d1_13 <= zero_13;
         if (out_valid_or) product_d1_13 <= product_13;
+        if (out_valid_or) scale_d1_13 <= scale_13;
         if (out_valid_or) normal_d1_14 <= normal_14;
         if (out_valid_or) coarse_d1_13 <= coarse_13;
         if (out_valid_or) over_high_d1_13 <= over_high_13;
         if (out_valid_or) over_low_d1_13 <= over_low_13;
         if (out_valid_or) forced_early_d1_13 <= forced_early_13;
-        if (out_valid_or) nan_d1_27 <= nan_27;
-        if (out_valid_or) zero_d1_13 <= zero_13;
-        if (out_valid_or) inf_d1_27 <= inf_27;
+        if (out_valid_or) nan_d2_27 <= nan_d1_27;
+        if (out_valid_or) zero_d2_13 <= zero_d1_13;
+        if (out_valid_or) inf_d2_27 <= inf_d1_27;
         if (out_valid_or) e0_minus_1_d1_13 <= e0_minus_1_13;
         if (out_valid_or) sign_d1_14 <= sign_14;
+        if (out_valid_or) sign_d2_14 <= sign_d1_14;
         if (out_valid_or) normal_field_d1_13 <= normal_field_13;
         if (out_valid_or) shifted_q_13 <= shifted_b47_13;
         if (out_valid_or) increment_d1_13 <= increment_28;
@@ -28415,8 +28918,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_15 <= normalized_15;
         if (out_valid_or) field_d1_16 <= field_16;
         if (out_valid_or) inf_d1_28 <= inf_28;
-        if (out_valid_or) inf_d2_15 <= inf_d1_28;
-        if (out_valid_or) inf_d3_15 <= inf_d2_15;
+        if (out_valid_or) inf_d2_28 <= inf_d1_28;
+        if (out_valid_or) inf_d3_15 <= inf_d2_28;
         if (out_valid_or) inf_d4_15 <= inf_d3_15;
         if (out_valid_or) inf_sign_d1_15 <= inf_sign_15;
         if (out_valid_or) inf_sign_d2_15 <= inf_sign_d1_15;
@@ -28433,8 +28936,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_15 <= exact_zero_15;
         if (out_valid_or) exact_zero_d2_15 <= exact_zero_d1_15;
         if (out_valid_or) nan_d1_28 <= nan_28;
-        if (out_valid_or) nan_d2_15 <= nan_d1_28;
-        if (out_valid_or) nan_d3_15 <= nan_d2_15;
+        if (out_valid_or) nan_d2_28 <= nan_d1_28;
+        if (out_valid_or) nan_d3_15 <= nan_d2_28;
         if (out_valid_or) nan_d4_15 <= nan_d3_15;
         if (out_valid_or) s_axis_tdata_64_d5 <= s_axis_tdata_64_d4;
         if (out_valid_or) s_axis_tdata_64_d6 <= s_axis_tdata_64_d5;
@@ -28446,18 +28949,27 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) s_axis_tdata_64_d12 <= s_axis_tdata_64_d11;
         if (out_valid_or) s_axis_tdata_64_d13 <= s_axis_tdata_64_d12;
         if (out_valid_or) s_axis_tdata_64_d14 <= s_axis_tdata_64_d13;
-        if (out_valid_or) t_d1_14 <= t_14;
+        if (out_valid_or) s_axis_tdata_64_d15 <= s_axis_tdata_64_d14;
+        if (out_valid_or) a_sig_d1_14 <= a_sig_29;
+        if (out_valid_or) b_sig_d1_14 <= b_sig_29;
+        if (out_valid_or) lz_d1_14 <= lz_29;
+        if (out_valid_or) fine_d1_14 <= fine_14;
+        if (out_valid_or) nan_d1_29 <= nan_29;
+        if (out_valid_or) inf_d1_29 <= inf_29;
+        if (out_valid_or) zero_d1_14 <= zero_14;
         if (out_valid_or) product_d1_14 <= product_14;
+        if (out_valid_or) scale_d1_14 <= scale_14;
         if (out_valid_or) normal_d1_15 <= normal_15;
         if (out_valid_or) coarse_d1_14 <= coarse_14;
         if (out_valid_or) over_high_d1_14 <= over_high_14;
         if (out_valid_or) over_low_d1_14 <= over_low_14;
         if (out_valid_or) forced_early_d1_14 <= forced_early_14;
-        if (out_valid_or) nan_d1_29 <= nan_29;
-        if (out_valid_or) zero_d1_14 <= zero_14;
-        if (out_valid_or) inf_d1_29 <= inf_29;
+        if (out_valid_or) nan_d2_29 <= nan_d1_29;
+        if (out_valid_or) zero_d2_14 <= zero_d1_14;
+        if (out_valid_or) inf_d2_29 <= inf_d1_29;
         if (out_valid_or) e0_minus_1_d1_14 <= e0_minus_1_14;
         if (out_valid_or) sign_d1_15 <= sign_15;
+        if (out_valid_or) sign_d2_15 <= sign_d1_15;
         if (out_valid_or) normal_field_d1_14 <= normal_field_14;
         if (out_valid_or) shifted_q_14 <= shifted_b47_14;
         if (out_valid_or) increment_d1_14 <= increment_30;
@@ -28473,8 +28985,10 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_6 <= result_d7_6;
         if (out_valid_or) result_d9_6 <= result_d8_6;
         if (out_valid_or) result_d10_6 <= result_d9_6;
-        if (out_valid_or) result_d11_4 <= result_d10_6;
-        if (out_valid_or) result_d12_4 <= result_d11_4;
+        if (out_valid_or) result_d11_6 <= result_d10_6;
+        if (out_valid_or) result_d12_4 <= result_d11_6;
+        if (out_valid_or) result_d13_4 <= result_d12_4;
+        if (out_valid_or) result_d14_4 <= result_d13_4;
         if (out_valid_or) opposite_d1_16 <= opposite_16;
         if (out_valid_or) big_padded_d1_16 <= big_padded_16;
         if (out_valid_or) aligned_d1_16 <= aligned_16;
@@ -28489,8 +29003,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_16 <= normalized_16;
         if (out_valid_or) field_d1_17 <= field_17;
         if (out_valid_or) inf_d1_30 <= inf_30;
-        if (out_valid_or) inf_d2_16 <= inf_d1_30;
-        if (out_valid_or) inf_d3_16 <= inf_d2_16;
+        if (out_valid_or) inf_d2_30 <= inf_d1_30;
+        if (out_valid_or) inf_d3_16 <= inf_d2_30;
         if (out_valid_or) inf_d4_16 <= inf_d3_16;
         if (out_valid_or) inf_sign_d1_16 <= inf_sign_16;
         if (out_valid_or) inf_sign_d2_16 <= inf_sign_d1_16;
@@ -28507,8 +29021,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_16 <= exact_zero_16;
         if (out_valid_or) exact_zero_d2_16 <= exact_zero_d1_16;
         if (out_valid_or) nan_d1_30 <= nan_30;
-        if (out_valid_or) nan_d2_16 <= nan_d1_30;
-        if (out_valid_or) nan_d3_16 <= nan_d2_16;
+        if (out_valid_or) nan_d2_30 <= nan_d1_30;
+        if (out_valid_or) nan_d3_16 <= nan_d2_30;
         if (out_valid_or) nan_d4_16 <= nan_d3_16;
         if (out_valid_or) result_d1_8 <= result_27;
         if (out_valid_or) result_d2_8 <= result_d1_8;
@@ -28520,6 +29034,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_7 <= result_d7_7;
         if (out_valid_or) result_d9_7 <= result_d8_7;
         if (out_valid_or) result_d10_7 <= result_d9_7;
+        if (out_valid_or) result_d11_7 <= result_d10_7;
         if (out_valid_or) opposite_d1_17 <= opposite_17;
         if (out_valid_or) big_padded_d1_17 <= big_padded_17;
         if (out_valid_or) aligned_d1_17 <= aligned_17;
@@ -28534,8 +29049,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_17 <= normalized_17;
         if (out_valid_or) field_d1_18 <= field_18;
         if (out_valid_or) inf_d1_31 <= inf_31;
-        if (out_valid_or) inf_d2_17 <= inf_d1_31;
-        if (out_valid_or) inf_d3_17 <= inf_d2_17;
+        if (out_valid_or) inf_d2_31 <= inf_d1_31;
+        if (out_valid_or) inf_d3_17 <= inf_d2_31;
         if (out_valid_or) inf_d4_17 <= inf_d3_17;
         if (out_valid_or) inf_sign_d1_17 <= inf_sign_17;
         if (out_valid_or) inf_sign_d2_17 <= inf_sign_d1_17;
@@ -28552,55 +29067,79 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_17 <= exact_zero_17;
         if (out_valid_or) exact_zero_d2_17 <= exact_zero_d1_17;
         if (out_valid_or) nan_d1_31 <= nan_31;
-        if (out_valid_or) nan_d2_17 <= nan_d1_31;
-        if (out_valid_or) nan_d3_17 <= nan_d2_17;
+        if (out_valid_or) nan_d2_31 <= nan_d1_31;
+        if (out_valid_or) nan_d3_17 <= nan_d2_31;
         if (out_valid_or) nan_d4_17 <= nan_d3_17;
-        if (out_valid_or) t_d1_15 <= t_15;
+        if (out_valid_or) a_sig_d1_15 <= a_sig_32;
+        if (out_valid_or) b_sig_d1_15 <= b_sig_32;
+        if (out_valid_or) lz_d1_15 <= lz_32;
+        if (out_valid_or) fine_d1_15 <= fine_15;
+        if (out_valid_or) nan_d1_32 <= nan_32;
+        if (out_valid_or) inf_d1_32 <= inf_32;
+        if (out_valid_or) zero_d1_15 <= zero_15;
         if (out_valid_or) product_d1_15 <= product_15;
+        if (out_valid_or) scale_d1_15 <= scale_15;
         if (out_valid_or) normal_d1_16 <= normal_16;
         if (out_valid_or) coarse_d1_15 <= coarse_15;
         if (out_valid_or) over_high_d1_15 <= over_high_15;
         if (out_valid_or) over_low_d1_15 <= over_low_15;
         if (out_valid_or) forced_early_d1_15 <= forced_early_15;
-        if (out_valid_or) nan_d1_32 <= nan_32;
-        if (out_valid_or) zero_d1_15 <= zero_15;
-        if (out_valid_or) inf_d1_32 <= inf_32;
+        if (out_valid_or) nan_d2_32 <= nan_d1_32;
+        if (out_valid_or) zero_d2_15 <= zero_d1_15;
+        if (out_valid_or) inf_d2_32 <= inf_d1_32;
         if (out_valid_or) e0_minus_1_d1_15 <= e0_minus_1_15;
         if (out_valid_or) sign_d1_16 <= sign_16;
+        if (out_valid_or) sign_d2_16 <= sign_d1_16;
         if (out_valid_or) normal_field_d1_15 <= normal_field_15;
         if (out_valid_or) shifted_q_15 <= shifted_b47_15;
         if (out_valid_or) increment_d1_15 <= increment_33;
         if (out_valid_or) packed_d1_15 <= packed_33;
         if (out_valid_or) result_sign_d1_15 <= result_sign_15;
-        if (out_valid_or) t_d1_16 <= t_16;
+        if (out_valid_or) a_sig_d1_16 <= a_sig_33;
+        if (out_valid_or) b_sig_d1_16 <= b_sig_33;
+        if (out_valid_or) lz_d1_16 <= lz_33;
+        if (out_valid_or) fine_d1_16 <= fine_16;
+        if (out_valid_or) nan_d1_33 <= nan_33;
+        if (out_valid_or) inf_d1_33 <= inf_33;
+        if (out_valid_or) zero_d1_16 <= zero_16;
         if (out_valid_or) product_d1_16 <= product_16;
+        if (out_valid_or) scale_d1_16 <= scale_16;
         if (out_valid_or) normal_d1_17 <= normal_17;
         if (out_valid_or) coarse_d1_16 <= coarse_16;
         if (out_valid_or) over_high_d1_16 <= over_high_16;
         if (out_valid_or) over_low_d1_16 <= over_low_16;
         if (out_valid_or) forced_early_d1_16 <= forced_early_16;
-        if (out_valid_or) nan_d1_33 <= nan_33;
-        if (out_valid_or) zero_d1_16 <= zero_16;
-        if (out_valid_or) inf_d1_33 <= inf_33;
+        if (out_valid_or) nan_d2_33 <= nan_d1_33;
+        if (out_valid_or) zero_d2_16 <= zero_d1_16;
+        if (out_valid_or) inf_d2_33 <= inf_d1_33;
         if (out_valid_or) e0_minus_1_d1_16 <= e0_minus_1_16;
         if (out_valid_or) sign_d1_17 <= sign_17;
+        if (out_valid_or) sign_d2_17 <= sign_d1_17;
         if (out_valid_or) normal_field_d1_16 <= normal_field_16;
         if (out_valid_or) shifted_q_16 <= shifted_b47_16;
         if (out_valid_or) increment_d1_16 <= increment_34;
         if (out_valid_or) packed_d1_16 <= packed_34;
         if (out_valid_or) result_sign_d1_16 <= result_sign_16;
-        if (out_valid_or) t_d1_17 <= t_17;
+        if (out_valid_or) a_sig_d1_17 <= a_sig_34;
+        if (out_valid_or) b_sig_d1_17 <= b_sig_34;
+        if (out_valid_or) lz_d1_17 <= lz_34;
+        if (out_valid_or) fine_d1_17 <= fine_17;
+        if (out_valid_or) nan_d1_34 <= nan_34;
+        if (out_valid_or) inf_d1_34 <= inf_34;
+        if (out_valid_or) zero_d1_17 <= zero_17;
         if (out_valid_or) product_d1_17 <= product_17;
+        if (out_valid_or) scale_d1_17 <= scale_17;
         if (out_valid_or) normal_d1_18 <= normal_18;
         if (out_valid_or) coarse_d1_17 <= coarse_17;
         if (out_valid_or) over_high_d1_17 <= over_high_17;
         if (out_valid_or) over_low_d1_17 <= over_low_17;
         if (out_valid_or) forced_early_d1_17 <= forced_early_17;
-        if (out_valid_or) nan_d1_34 <= nan_34;
-        if (out_valid_or) zero_d1_17 <= zero_17;
-        if (out_valid_or) inf_d1_34 <= inf_34;
+        if (out_valid_or) nan_d2_34 <= nan_d1_34;
+        if (out_valid_or) zero_d2_17 <= zero_d1_17;
+        if (out_valid_or) inf_d2_34 <= inf_d1_34;
         if (out_valid_or) e0_minus_1_d1_17 <= e0_minus_1_17;
         if (out_valid_or) sign_d1_18 <= sign_18;
+        if (out_valid_or) sign_d2_18 <= sign_d1_18;
         if (out_valid_or) normal_field_d1_17 <= normal_field_17;
         if (out_valid_or) shifted_q_17 <= shifted_b47_17;
         if (out_valid_or) increment_d1_17 <= increment_35;
@@ -28620,8 +29159,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_18 <= normalized_18;
         if (out_valid_or) field_d1_19 <= field_19;
         if (out_valid_or) inf_d1_35 <= inf_35;
-        if (out_valid_or) inf_d2_18 <= inf_d1_35;
-        if (out_valid_or) inf_d3_18 <= inf_d2_18;
+        if (out_valid_or) inf_d2_35 <= inf_d1_35;
+        if (out_valid_or) inf_d3_18 <= inf_d2_35;
         if (out_valid_or) inf_d4_18 <= inf_d3_18;
         if (out_valid_or) inf_sign_d1_18 <= inf_sign_18;
         if (out_valid_or) inf_sign_d2_18 <= inf_sign_d1_18;
@@ -28638,38 +29177,54 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_18 <= exact_zero_18;
         if (out_valid_or) exact_zero_d2_18 <= exact_zero_d1_18;
         if (out_valid_or) nan_d1_35 <= nan_35;
-        if (out_valid_or) nan_d2_18 <= nan_d1_35;
-        if (out_valid_or) nan_d3_18 <= nan_d2_18;
+        if (out_valid_or) nan_d2_35 <= nan_d1_35;
+        if (out_valid_or) nan_d3_18 <= nan_d2_35;
         if (out_valid_or) nan_d4_18 <= nan_d3_18;
-        if (out_valid_or) t_d1_18 <= t_18;
+        if (out_valid_or) a_sig_d1_18 <= a_sig_36;
+        if (out_valid_or) b_sig_d1_18 <= b_sig_36;
+        if (out_valid_or) lz_d1_18 <= lz_36;
+        if (out_valid_or) fine_d1_18 <= fine_18;
+        if (out_valid_or) nan_d1_36 <= nan_36;
+        if (out_valid_or) inf_d1_36 <= inf_36;
+        if (out_valid_or) zero_d1_18 <= zero_18;
         if (out_valid_or) product_d1_18 <= product_18;
+        if (out_valid_or) scale_d1_18 <= scale_18;
         if (out_valid_or) normal_d1_19 <= normal_19;
         if (out_valid_or) coarse_d1_18 <= coarse_18;
         if (out_valid_or) over_high_d1_18 <= over_high_18;
         if (out_valid_or) over_low_d1_18 <= over_low_18;
         if (out_valid_or) forced_early_d1_18 <= forced_early_18;
-        if (out_valid_or) nan_d1_36 <= nan_36;
-        if (out_valid_or) zero_d1_18 <= zero_18;
-        if (out_valid_or) inf_d1_36 <= inf_36;
+        if (out_valid_or) nan_d2_36 <= nan_d1_36;
+        if (out_valid_or) zero_d2_18 <= zero_d1_18;
+        if (out_valid_or) inf_d2_36 <= inf_d1_36;
         if (out_valid_or) e0_minus_1_d1_18 <= e0_minus_1_18;
         if (out_valid_or) sign_d1_19 <= sign_19;
+        if (out_valid_or) sign_d2_19 <= sign_d1_19;
         if (out_valid_or) normal_field_d1_18 <= normal_field_18;
         if (out_valid_or) shifted_q_18 <= shifted_b47_18;
         if (out_valid_or) increment_d1_18 <= increment_37;
         if (out_valid_or) packed_d1_18 <= packed_37;
         if (out_valid_or) result_sign_d1_18 <= result_sign_18;
-        if (out_valid_or) t_d1_19 <= t_19;
+        if (out_valid_or) a_sig_d1_19 <= a_sig_37;
+        if (out_valid_or) b_sig_d1_19 <= b_sig_37;
+        if (out_valid_or) lz_d1_19 <= lz_37;
+        if (out_valid_or) fine_d1_19 <= fine_19;
+        if (out_valid_or) nan_d1_37 <= nan_37;
+        if (out_valid_or) inf_d1_37 <= inf_37;
+        if (out_valid_or) zero_d1_19 <= zero_19;
         if (out_valid_or) product_d1_19 <= product_19;
+        if (out_valid_or) scale_d1_19 <= scale_19;
         if (out_valid_or) normal_d1_20 <= normal_20;
         if (out_valid_or) coarse_d1_19 <= coarse_19;
         if (out_valid_or) over_high_d1_19 <= over_high_19;
         if (out_valid_or) over_low_d1_19 <= over_low_19;
         if (out_valid_or) forced_early_d1_19 <= forced_early_19;
-        if (out_valid_or) nan_d1_37 <= nan_37;
-        if (out_valid_or) zero_d1_19 <= zero_19;
-        if (out_valid_or) inf_d1_37 <= inf_37;
+        if (out_valid_or) nan_d2_37 <= nan_d1_37;
+        if (out_valid_or) zero_d2_19 <= zero_d1_19;
+        if (out_valid_or) inf_d2_37 <= inf_d1_37;
         if (out_valid_or) e0_minus_1_d1_19 <= e0_minus_1_19;
         if (out_valid_or) sign_d1_20 <= sign_20;
+        if (out_valid_or) sign_d2_20 <= sign_d1_20;
         if (out_valid_or) normal_field_d1_19 <= normal_field_19;
         if (out_valid_or) shifted_q_19 <= shifted_b47_19;
         if (out_valid_or) increment_d1_19 <= increment_38;
@@ -28689,8 +29244,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_19 <= normalized_19;
         if (out_valid_or) field_d1_20 <= field_20;
         if (out_valid_or) inf_d1_38 <= inf_38;
-        if (out_valid_or) inf_d2_19 <= inf_d1_38;
-        if (out_valid_or) inf_d3_19 <= inf_d2_19;
+        if (out_valid_or) inf_d2_38 <= inf_d1_38;
+        if (out_valid_or) inf_d3_19 <= inf_d2_38;
         if (out_valid_or) inf_d4_19 <= inf_d3_19;
         if (out_valid_or) inf_sign_d1_19 <= inf_sign_19;
         if (out_valid_or) inf_sign_d2_19 <= inf_sign_d1_19;
@@ -28707,21 +29262,29 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_19 <= exact_zero_19;
         if (out_valid_or) exact_zero_d2_19 <= exact_zero_d1_19;
         if (out_valid_or) nan_d1_38 <= nan_38;
-        if (out_valid_or) nan_d2_19 <= nan_d1_38;
-        if (out_valid_or) nan_d3_19 <= nan_d2_19;
+        if (out_valid_or) nan_d2_38 <= nan_d1_38;
+        if (out_valid_or) nan_d3_19 <= nan_d2_38;
         if (out_valid_or) nan_d4_19 <= nan_d3_19;
-        if (out_valid_or) t_d1_20 <= t_20;
+        if (out_valid_or) a_sig_d1_20 <= a_sig_39;
+        if (out_valid_or) b_sig_d1_20 <= b_sig_39;
+        if (out_valid_or) lz_d1_20 <= lz_39;
+        if (out_valid_or) fine_d1_20 <= fine_20;
+        if (out_valid_or) nan_d1_39 <= nan_39;
+        if (out_valid_or) inf_d1_39 <= inf_39;
+        if (out_valid_or) zero_d1_20 <= zero_20;
         if (out_valid_or) product_d1_20 <= product_20;
+        if (out_valid_or) scale_d1_20 <= scale_20;
         if (out_valid_or) normal_d1_21 <= normal_21;
         if (out_valid_or) coarse_d1_20 <= coarse_20;
         if (out_valid_or) over_high_d1_20 <= over_high_20;
         if (out_valid_or) over_low_d1_20 <= over_low_20;
         if (out_valid_or) forced_early_d1_20 <= forced_early_20;
-        if (out_valid_or) nan_d1_39 <= nan_39;
-        if (out_valid_or) zero_d1_20 <= zero_20;
-        if (out_valid_or) inf_d1_39 <= inf_39;
+        if (out_valid_or) nan_d2_39 <= nan_d1_39;
+        if (out_valid_or) zero_d2_20 <= zero_d1_20;
+        if (out_valid_or) inf_d2_39 <= inf_d1_39;
         if (out_valid_or) e0_minus_1_d1_20 <= e0_minus_1_20;
         if (out_valid_or) sign_d1_21 <= sign_21;
+        if (out_valid_or) sign_d2_21 <= sign_d1_21;
         if (out_valid_or) normal_field_d1_20 <= normal_field_20;
         if (out_valid_or) shifted_q_20 <= shifted_b47_20;
         if (out_valid_or) increment_d1_20 <= increment_40;
@@ -28745,8 +29308,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_20 <= normalized_20;
         if (out_valid_or) field_d1_21 <= field_21;
         if (out_valid_or) inf_d1_40 <= inf_40;
-        if (out_valid_or) inf_d2_20 <= inf_d1_40;
-        if (out_valid_or) inf_d3_20 <= inf_d2_20;
+        if (out_valid_or) inf_d2_40 <= inf_d1_40;
+        if (out_valid_or) inf_d3_20 <= inf_d2_40;
         if (out_valid_or) inf_d4_20 <= inf_d3_20;
         if (out_valid_or) inf_sign_d1_20 <= inf_sign_20;
         if (out_valid_or) inf_sign_d2_20 <= inf_sign_d1_20;
@@ -28763,21 +29326,29 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_20 <= exact_zero_20;
         if (out_valid_or) exact_zero_d2_20 <= exact_zero_d1_20;
         if (out_valid_or) nan_d1_40 <= nan_40;
-        if (out_valid_or) nan_d2_20 <= nan_d1_40;
-        if (out_valid_or) nan_d3_20 <= nan_d2_20;
+        if (out_valid_or) nan_d2_40 <= nan_d1_40;
+        if (out_valid_or) nan_d3_20 <= nan_d2_40;
         if (out_valid_or) nan_d4_20 <= nan_d3_20;
-        if (out_valid_or) t_d1_21 <= t_21;
+        if (out_valid_or) a_sig_d1_21 <= a_sig_41;
+        if (out_valid_or) b_sig_d1_21 <= b_sig_41;
+        if (out_valid_or) lz_d1_21 <= lz_41;
+        if (out_valid_or) fine_d1_21 <= fine_21;
+        if (out_valid_or) nan_d1_41 <= nan_41;
+        if (out_valid_or) inf_d1_41 <= inf_41;
+        if (out_valid_or) zero_d1_21 <= zero_21;
         if (out_valid_or) product_d1_21 <= product_21;
+        if (out_valid_or) scale_d1_21 <= scale_21;
         if (out_valid_or) normal_d1_22 <= normal_22;
         if (out_valid_or) coarse_d1_21 <= coarse_21;
         if (out_valid_or) over_high_d1_21 <= over_high_21;
         if (out_valid_or) over_low_d1_21 <= over_low_21;
         if (out_valid_or) forced_early_d1_21 <= forced_early_21;
-        if (out_valid_or) nan_d1_41 <= nan_41;
-        if (out_valid_or) zero_d1_21 <= zero_21;
-        if (out_valid_or) inf_d1_41 <= inf_41;
+        if (out_valid_or) nan_d2_41 <= nan_d1_41;
+        if (out_valid_or) zero_d2_21 <= zero_d1_21;
+        if (out_valid_or) inf_d2_41 <= inf_d1_41;
         if (out_valid_or) e0_minus_1_d1_21 <= e0_minus_1_21;
         if (out_valid_or) sign_d1_22 <= sign_22;
+        if (out_valid_or) sign_d2_22 <= sign_d1_22;
         if (out_valid_or) normal_field_d1_21 <= normal_field_21;
         if (out_valid_or) shifted_q_21 <= shifted_b47_21;
         if (out_valid_or) increment_d1_21 <= increment_42;
@@ -28793,8 +29364,10 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_8 <= result_d7_8;
         if (out_valid_or) result_d9_8 <= result_d8_8;
         if (out_valid_or) result_d10_8 <= result_d9_8;
-        if (out_valid_or) result_d11_5 <= result_d10_8;
-        if (out_valid_or) result_d12_5 <= result_d11_5;
+        if (out_valid_or) result_d11_8 <= result_d10_8;
+        if (out_valid_or) result_d12_5 <= result_d11_8;
+        if (out_valid_or) result_d13_5 <= result_d12_5;
+        if (out_valid_or) result_d14_5 <= result_d13_5;
         if (out_valid_or) opposite_d1_21 <= opposite_21;
         if (out_valid_or) big_padded_d1_21 <= big_padded_21;
         if (out_valid_or) aligned_d1_21 <= aligned_21;
@@ -28809,8 +29382,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_21 <= normalized_21;
         if (out_valid_or) field_d1_22 <= field_22;
         if (out_valid_or) inf_d1_42 <= inf_42;
-        if (out_valid_or) inf_d2_21 <= inf_d1_42;
-        if (out_valid_or) inf_d3_21 <= inf_d2_21;
+        if (out_valid_or) inf_d2_42 <= inf_d1_42;
+        if (out_valid_or) inf_d3_21 <= inf_d2_42;
         if (out_valid_or) inf_d4_21 <= inf_d3_21;
         if (out_valid_or) inf_sign_d1_21 <= inf_sign_21;
         if (out_valid_or) inf_sign_d2_21 <= inf_sign_d1_21;
@@ -28827,8 +29400,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_21 <= exact_zero_21;
         if (out_valid_or) exact_zero_d2_21 <= exact_zero_d1_21;
         if (out_valid_or) nan_d1_42 <= nan_42;
-        if (out_valid_or) nan_d2_21 <= nan_d1_42;
-        if (out_valid_or) nan_d3_21 <= nan_d2_21;
+        if (out_valid_or) nan_d2_42 <= nan_d1_42;
+        if (out_valid_or) nan_d3_21 <= nan_d2_42;
         if (out_valid_or) nan_d4_21 <= nan_d3_21;
         if (out_valid_or) result_d1_11 <= result_33;
         if (out_valid_or) result_d2_11 <= result_d1_11;
@@ -28840,6 +29413,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_9 <= result_d7_9;
         if (out_valid_or) result_d9_9 <= result_d8_9;
         if (out_valid_or) result_d10_9 <= result_d9_9;
+        if (out_valid_or) result_d11_9 <= result_d10_9;
         if (out_valid_or) opposite_d1_22 <= opposite_22;
         if (out_valid_or) big_padded_d1_22 <= big_padded_22;
         if (out_valid_or) aligned_d1_22 <= aligned_22;
@@ -28854,8 +29428,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_22 <= normalized_22;
         if (out_valid_or) field_d1_23 <= field_23;
         if (out_valid_or) inf_d1_43 <= inf_43;
-        if (out_valid_or) inf_d2_22 <= inf_d1_43;
-        if (out_valid_or) inf_d3_22 <= inf_d2_22;
+        if (out_valid_or) inf_d2_43 <= inf_d1_43;
+        if (out_valid_or) inf_d3_22 <= inf_d2_43;
         if (out_valid_or) inf_d4_22 <= inf_d3_22;
         if (out_valid_or) inf_sign_d1_22 <= inf_sign_22;
         if (out_valid_or) inf_sign_d2_22 <= inf_sign_d1_22;
@@ -28872,55 +29446,79 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_22 <= exact_zero_22;
         if (out_valid_or) exact_zero_d2_22 <= exact_zero_d1_22;
         if (out_valid_or) nan_d1_43 <= nan_43;
-        if (out_valid_or) nan_d2_22 <= nan_d1_43;
-        if (out_valid_or) nan_d3_22 <= nan_d2_22;
+        if (out_valid_or) nan_d2_43 <= nan_d1_43;
+        if (out_valid_or) nan_d3_22 <= nan_d2_43;
         if (out_valid_or) nan_d4_22 <= nan_d3_22;
-        if (out_valid_or) t_d1_22 <= t_22;
+        if (out_valid_or) a_sig_d1_22 <= a_sig_44;
+        if (out_valid_or) b_sig_d1_22 <= b_sig_44;
+        if (out_valid_or) lz_d1_22 <= lz_44;
+        if (out_valid_or) fine_d1_22 <= fine_22;
+        if (out_valid_or) nan_d1_44 <= nan_44;
+        if (out_valid_or) inf_d1_44 <= inf_44;
+        if (out_valid_or) zero_d1_22 <= zero_22;
         if (out_valid_or) product_d1_22 <= product_22;
+        if (out_valid_or) scale_d1_22 <= scale_22;
         if (out_valid_or) normal_d1_23 <= normal_23;
         if (out_valid_or) coarse_d1_22 <= coarse_22;
         if (out_valid_or) over_high_d1_22 <= over_high_22;
         if (out_valid_or) over_low_d1_22 <= over_low_22;
         if (out_valid_or) forced_early_d1_22 <= forced_early_22;
-        if (out_valid_or) nan_d1_44 <= nan_44;
-        if (out_valid_or) zero_d1_22 <= zero_22;
-        if (out_valid_or) inf_d1_44 <= inf_44;
+        if (out_valid_or) nan_d2_44 <= nan_d1_44;
+        if (out_valid_or) zero_d2_22 <= zero_d1_22;
+        if (out_valid_or) inf_d2_44 <= inf_d1_44;
         if (out_valid_or) e0_minus_1_d1_22 <= e0_minus_1_22;
         if (out_valid_or) sign_d1_23 <= sign_23;
+        if (out_valid_or) sign_d2_23 <= sign_d1_23;
         if (out_valid_or) normal_field_d1_22 <= normal_field_22;
         if (out_valid_or) shifted_q_22 <= shifted_b47_22;
         if (out_valid_or) increment_d1_22 <= increment_45;
         if (out_valid_or) packed_d1_22 <= packed_45;
         if (out_valid_or) result_sign_d1_22 <= result_sign_22;
-        if (out_valid_or) t_d1_23 <= t_23;
+        if (out_valid_or) a_sig_d1_23 <= a_sig_45;
+        if (out_valid_or) b_sig_d1_23 <= b_sig_45;
+        if (out_valid_or) lz_d1_23 <= lz_45;
+        if (out_valid_or) fine_d1_23 <= fine_23;
+        if (out_valid_or) nan_d1_45 <= nan_45;
+        if (out_valid_or) inf_d1_45 <= inf_45;
+        if (out_valid_or) zero_d1_23 <= zero_23;
         if (out_valid_or) product_d1_23 <= product_23;
+        if (out_valid_or) scale_d1_23 <= scale_23;
         if (out_valid_or) normal_d1_24 <= normal_24;
         if (out_valid_or) coarse_d1_23 <= coarse_23;
         if (out_valid_or) over_high_d1_23 <= over_high_23;
         if (out_valid_or) over_low_d1_23 <= over_low_23;
         if (out_valid_or) forced_early_d1_23 <= forced_early_23;
-        if (out_valid_or) nan_d1_45 <= nan_45;
-        if (out_valid_or) zero_d1_23 <= zero_23;
-        if (out_valid_or) inf_d1_45 <= inf_45;
+        if (out_valid_or) nan_d2_45 <= nan_d1_45;
+        if (out_valid_or) zero_d2_23 <= zero_d1_23;
+        if (out_valid_or) inf_d2_45 <= inf_d1_45;
         if (out_valid_or) e0_minus_1_d1_23 <= e0_minus_1_23;
         if (out_valid_or) sign_d1_24 <= sign_24;
+        if (out_valid_or) sign_d2_24 <= sign_d1_24;
         if (out_valid_or) normal_field_d1_23 <= normal_field_23;
         if (out_valid_or) shifted_q_23 <= shifted_b47_23;
         if (out_valid_or) increment_d1_23 <= increment_46;
         if (out_valid_or) packed_d1_23 <= packed_46;
         if (out_valid_or) result_sign_d1_23 <= result_sign_23;
-        if (out_valid_or) t_d1_24 <= t_24;
+        if (out_valid_or) a_sig_d1_24 <= a_sig_46;
+        if (out_valid_or) b_sig_d1_24 <= b_sig_46;
+        if (out_valid_or) lz_d1_24 <= lz_46;
+        if (out_valid_or) fine_d1_24 <= fine_24;
+        if (out_valid_or) nan_d1_46 <= nan_46;
+        if (out_valid_or) inf_d1_46 <= inf_46;
+        if (out_valid_or) zero_d1_24 <= zero_24;
         if (out_valid_or) product_d1_24 <= product_24;
+        if (out_valid_or) scale_d1_24 <= scale_24;
         if (out_valid_or) normal_d1_25 <= normal_25;
         if (out_valid_or) coarse_d1_24 <= coarse_24;
         if (out_valid_or) over_high_d1_24 <= over_high_24;
         if (out_valid_or) over_low_d1_24 <= over_low_24;
         if (out_valid_or) forced_early_d1_24 <= forced_early_24;
-        if (out_valid_or) nan_d1_46 <= nan_46;
-        if (out_valid_or) zero_d1_24 <= zero_24;
-        if (out_valid_or) inf_d1_46 <= inf_46;
+        if (out_valid_or) nan_d2_46 <= nan_d1_46;
+        if (out_valid_or) zero_d2_24 <= zero_d1_24;
+        if (out_valid_or) inf_d2_46 <= inf_d1_46;
         if (out_valid_or) e0_minus_1_d1_24 <= e0_minus_1_24;
         if (out_valid_or) sign_d1_25 <= sign_25;
+        if (out_valid_or) sign_d2_25 <= sign_d1_25;
         if (out_valid_or) normal_field_d1_24 <= normal_field_24;
         if (out_valid_or) shifted_q_24 <= shifted_b47_24;
         if (out_valid_or) increment_d1_24 <= increment_47;
@@ -28940,8 +29538,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_23 <= normalized_23;
         if (out_valid_or) field_d1_24 <= field_24;
         if (out_valid_or) inf_d1_47 <= inf_47;
-        if (out_valid_or) inf_d2_23 <= inf_d1_47;
-        if (out_valid_or) inf_d3_23 <= inf_d2_23;
+        if (out_valid_or) inf_d2_47 <= inf_d1_47;
+        if (out_valid_or) inf_d3_23 <= inf_d2_47;
         if (out_valid_or) inf_d4_23 <= inf_d3_23;
         if (out_valid_or) inf_sign_d1_23 <= inf_sign_23;
         if (out_valid_or) inf_sign_d2_23 <= inf_sign_d1_23;
@@ -28958,21 +29556,29 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_23 <= exact_zero_23;
         if (out_valid_or) exact_zero_d2_23 <= exact_zero_d1_23;
         if (out_valid_or) nan_d1_47 <= nan_47;
-        if (out_valid_or) nan_d2_23 <= nan_d1_47;
-        if (out_valid_or) nan_d3_23 <= nan_d2_23;
+        if (out_valid_or) nan_d2_47 <= nan_d1_47;
+        if (out_valid_or) nan_d3_23 <= nan_d2_47;
         if (out_valid_or) nan_d4_23 <= nan_d3_23;
-        if (out_valid_or) t_d1_25 <= t_25;
+        if (out_valid_or) a_sig_d1_25 <= a_sig_48;
+        if (out_valid_or) b_sig_d1_25 <= b_sig_48;
+        if (out_valid_or) lz_d1_25 <= lz_48;
+        if (out_valid_or) fine_d1_25 <= fine_25;
+        if (out_valid_or) nan_d1_48 <= nan_48;
+        if (out_valid_or) inf_d1_48 <= inf_48;
+        if (out_valid_or) zero_d1_25 <= zero_25;
         if (out_valid_or) product_d1_25 <= product_25;
+        if (out_valid_or) scale_d1_25 <= scale_25;
         if (out_valid_or) normal_d1_26 <= normal_26;
         if (out_valid_or) coarse_d1_25 <= coarse_25;
         if (out_valid_or) over_high_d1_25 <= over_high_25;
         if (out_valid_or) over_low_d1_25 <= over_low_25;
         if (out_valid_or) forced_early_d1_25 <= forced_early_25;
-        if (out_valid_or) nan_d1_48 <= nan_48;
-        if (out_valid_or) zero_d1_25 <= zero_25;
-        if (out_valid_or) inf_d1_48 <= inf_48;
+        if (out_valid_or) nan_d2_48 <= nan_d1_48;
+        if (out_valid_or) zero_d2_25 <= zero_d1_25;
+        if (out_valid_or) inf_d2_48 <= inf_d1_48;
         if (out_valid_or) e0_minus_1_d1_25 <= e0_minus_1_25;
         if (out_valid_or) sign_d1_26 <= sign_26;
+        if (out_valid_or) sign_d2_26 <= sign_d1_26;
         if (out_valid_or) normal_field_d1_25 <= normal_field_25;
         if (out_valid_or) shifted_q_25 <= shifted_b47_25;
         if (out_valid_or) increment_d1_25 <= increment_49;
@@ -28988,8 +29594,10 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_10 <= result_d7_10;
         if (out_valid_or) result_d9_10 <= result_d8_10;
         if (out_valid_or) result_d10_10 <= result_d9_10;
-        if (out_valid_or) result_d11_6 <= result_d10_10;
-        if (out_valid_or) result_d12_6 <= result_d11_6;
+        if (out_valid_or) result_d11_10 <= result_d10_10;
+        if (out_valid_or) result_d12_6 <= result_d11_10;
+        if (out_valid_or) result_d13_6 <= result_d12_6;
+        if (out_valid_or) result_d14_6 <= result_d13_6;
         if (out_valid_or) opposite_d1_24 <= opposite_24;
         if (out_valid_or) big_padded_d1_24 <= big_padded_24;
         if (out_valid_or) aligned_d1_24 <= aligned_24;
@@ -29004,8 +29612,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_24 <= normalized_24;
         if (out_valid_or) field_d1_25 <= field_25;
         if (out_valid_or) inf_d1_49 <= inf_49;
-        if (out_valid_or) inf_d2_24 <= inf_d1_49;
-        if (out_valid_or) inf_d3_24 <= inf_d2_24;
+        if (out_valid_or) inf_d2_49 <= inf_d1_49;
+        if (out_valid_or) inf_d3_24 <= inf_d2_49;
         if (out_valid_or) inf_d4_24 <= inf_d3_24;
         if (out_valid_or) inf_sign_d1_24 <= inf_sign_24;
         if (out_valid_or) inf_sign_d2_24 <= inf_sign_d1_24;
@@ -29022,8 +29630,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_24 <= exact_zero_24;
         if (out_valid_or) exact_zero_d2_24 <= exact_zero_d1_24;
         if (out_valid_or) nan_d1_49 <= nan_49;
-        if (out_valid_or) nan_d2_24 <= nan_d1_49;
-        if (out_valid_or) nan_d3_24 <= nan_d2_24;
+        if (out_valid_or) nan_d2_49 <= nan_d1_49;
+        if (out_valid_or) nan_d3_24 <= nan_d2_49;
         if (out_valid_or) nan_d4_24 <= nan_d3_24;
         if (out_valid_or) result_d1_13 <= result_44;
         if (out_valid_or) result_d2_13 <= result_d1_13;
@@ -29035,6 +29643,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_11 <= result_d7_11;
         if (out_valid_or) result_d9_11 <= result_d8_11;
         if (out_valid_or) result_d10_11 <= result_d9_11;
+        if (out_valid_or) result_d11_11 <= result_d10_11;
         if (out_valid_or) opposite_d1_25 <= opposite_25;
         if (out_valid_or) big_padded_d1_25 <= big_padded_25;
         if (out_valid_or) aligned_d1_25 <= aligned_25;
@@ -29049,8 +29658,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_25 <= normalized_25;
         if (out_valid_or) field_d1_26 <= field_26;
         if (out_valid_or) inf_d1_50 <= inf_50;
-        if (out_valid_or) inf_d2_25 <= inf_d1_50;
-        if (out_valid_or) inf_d3_25 <= inf_d2_25;
+        if (out_valid_or) inf_d2_50 <= inf_d1_50;
+        if (out_valid_or) inf_d3_25 <= inf_d2_50;
         if (out_valid_or) inf_d4_25 <= inf_d3_25;
         if (out_valid_or) inf_sign_d1_25 <= inf_sign_25;
         if (out_valid_or) inf_sign_d2_25 <= inf_sign_d1_25;
@@ -29067,55 +29676,79 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_25 <= exact_zero_25;
         if (out_valid_or) exact_zero_d2_25 <= exact_zero_d1_25;
         if (out_valid_or) nan_d1_50 <= nan_50;
-        if (out_valid_or) nan_d2_25 <= nan_d1_50;
-        if (out_valid_or) nan_d3_25 <= nan_d2_25;
+        if (out_valid_or) nan_d2_50 <= nan_d1_50;
+        if (out_valid_or) nan_d3_25 <= nan_d2_50;
         if (out_valid_or) nan_d4_25 <= nan_d3_25;
-        if (out_valid_or) t_d1_26 <= t_26;
+        if (out_valid_or) a_sig_d1_26 <= a_sig_51;
+        if (out_valid_or) b_sig_d1_26 <= b_sig_51;
+        if (out_valid_or) lz_d1_26 <= lz_51;
+        if (out_valid_or) fine_d1_26 <= fine_26;
+        if (out_valid_or) nan_d1_51 <= nan_51;
+        if (out_valid_or) inf_d1_51 <= inf_51;
+        if (out_valid_or) zero_d1_26 <= zero_26;
         if (out_valid_or) product_d1_26 <= product_26;
+        if (out_valid_or) scale_d1_26 <= scale_26;
         if (out_valid_or) normal_d1_27 <= normal_27;
         if (out_valid_or) coarse_d1_26 <= coarse_26;
         if (out_valid_or) over_high_d1_26 <= over_high_26;
         if (out_valid_or) over_low_d1_26 <= over_low_26;
         if (out_valid_or) forced_early_d1_26 <= forced_early_26;
-        if (out_valid_or) nan_d1_51 <= nan_51;
-        if (out_valid_or) zero_d1_26 <= zero_26;
-        if (out_valid_or) inf_d1_51 <= inf_51;
+        if (out_valid_or) nan_d2_51 <= nan_d1_51;
+        if (out_valid_or) zero_d2_26 <= zero_d1_26;
+        if (out_valid_or) inf_d2_51 <= inf_d1_51;
         if (out_valid_or) e0_minus_1_d1_26 <= e0_minus_1_26;
         if (out_valid_or) sign_d1_27 <= sign_27;
+        if (out_valid_or) sign_d2_27 <= sign_d1_27;
         if (out_valid_or) normal_field_d1_26 <= normal_field_26;
         if (out_valid_or) shifted_q_26 <= shifted_b47_26;
         if (out_valid_or) increment_d1_26 <= increment_52;
         if (out_valid_or) packed_d1_26 <= packed_52;
         if (out_valid_or) result_sign_d1_26 <= result_sign_26;
-        if (out_valid_or) t_d1_27 <= t_27;
+        if (out_valid_or) a_sig_d1_27 <= a_sig_52;
+        if (out_valid_or) b_sig_d1_27 <= b_sig_52;
+        if (out_valid_or) lz_d1_27 <= lz_52;
+        if (out_valid_or) fine_d1_27 <= fine_27;
+        if (out_valid_or) nan_d1_52 <= nan_52;
+        if (out_valid_or) inf_d1_52 <= inf_52;
+        if (out_valid_or) zero_d1_27 <= zero_27;
         if (out_valid_or) product_d1_27 <= product_27;
+        if (out_valid_or) scale_d1_27 <= scale_27;
         if (out_valid_or) normal_d1_28 <= normal_28;
         if (out_valid_or) coarse_d1_27 <= coarse_27;
         if (out_valid_or) over_high_d1_27 <= over_high_27;
         if (out_valid_or) over_low_d1_27 <= over_low_27;
         if (out_valid_or) forced_early_d1_27 <= forced_early_27;
-        if (out_valid_or) nan_d1_52 <= nan_52;
-        if (out_valid_or) zero_d1_27 <= zero_27;
-        if (out_valid_or) inf_d1_52 <= inf_52;
+        if (out_valid_or) nan_d2_52 <= nan_d1_52;
+        if (out_valid_or) zero_d2_27 <= zero_d1_27;
+        if (out_valid_or) inf_d2_52 <= inf_d1_52;
         if (out_valid_or) e0_minus_1_d1_27 <= e0_minus_1_27;
         if (out_valid_or) sign_d1_28 <= sign_28;
+        if (out_valid_or) sign_d2_28 <= sign_d1_28;
         if (out_valid_or) normal_field_d1_27 <= normal_field_27;
         if (out_valid_or) shifted_q_27 <= shifted_b47_27;
         if (out_valid_or) increment_d1_27 <= increment_53;
         if (out_valid_or) packed_d1_27 <= packed_53;
         if (out_valid_or) result_sign_d1_27 <= result_sign_27;
-        if (out_valid_or) t_d1_28 <= t_28;
+        if (out_valid_or) a_sig_d1_28 <= a_sig_53;
+        if (out_valid_or) b_sig_d1_28 <= b_sig_53;
+        if (out_valid_or) lz_d1_28 <= lz_53;
+        if (out_valid_or) fine_d1_28 <= fine_28;
+        if (out_valid_or) nan_d1_53 <= nan_53;
+        if (out_valid_or) inf_d1_53 <= inf_53;
+        if (out_valid_or) zero_d1_28 <= zero_28;
         if (out_valid_or) product_d1_28 <= product_28;
+        if (out_valid_or) scale_d1_28 <= scale_28;
         if (out_valid_or) normal_d1_29 <= normal_29;
         if (out_valid_or) coarse_d1_28 <= coarse_28;
         if (out_valid_or) over_high_d1_28 <= over_high_28;
         if (out_valid_or) over_low_d1_28 <= over_low_28;
         if (out_valid_or) forced_early_d1_28 <= forced_early_28;
-        if (out_valid_or) nan_d1_53 <= nan_53;
-        if (out_valid_or) zero_d1_28 <= zero_28;
-        if (out_valid_or) inf_d1_53 <= inf_53;
+        if (out_valid_or) nan_d2_53 <= nan_d1_53;
+        if (out_valid_or) zero_d2_28 <= zero_d1_28;
+        if (out_valid_or) inf_d2_53 <= inf_d1_53;
         if (out_valid_or) e0_minus_1_d1_28 <= e0_minus_1_28;
         if (out_valid_or) sign_d1_29 <= sign_29;
+        if (out_valid_or) sign_d2_29 <= sign_d1_29;
         if (out_valid_or) normal_field_d1_28 <= normal_field_28;
         if (out_valid_or) shifted_q_28 <= shifted_b47_28;
         if (out_valid_or) increment_d1_28 <= increment_54;
@@ -29135,8 +29768,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_26 <= normalized_26;
         if (out_valid_or) field_d1_27 <= field_27;
         if (out_valid_or) inf_d1_54 <= inf_54;
-        if (out_valid_or) inf_d2_26 <= inf_d1_54;
-        if (out_valid_or) inf_d3_26 <= inf_d2_26;
+        if (out_valid_or) inf_d2_54 <= inf_d1_54;
+        if (out_valid_or) inf_d3_26 <= inf_d2_54;
         if (out_valid_or) inf_d4_26 <= inf_d3_26;
         if (out_valid_or) inf_sign_d1_26 <= inf_sign_26;
         if (out_valid_or) inf_sign_d2_26 <= inf_sign_d1_26;
@@ -29153,21 +29786,29 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_26 <= exact_zero_26;
         if (out_valid_or) exact_zero_d2_26 <= exact_zero_d1_26;
         if (out_valid_or) nan_d1_54 <= nan_54;
-        if (out_valid_or) nan_d2_26 <= nan_d1_54;
-        if (out_valid_or) nan_d3_26 <= nan_d2_26;
+        if (out_valid_or) nan_d2_54 <= nan_d1_54;
+        if (out_valid_or) nan_d3_26 <= nan_d2_54;
         if (out_valid_or) nan_d4_26 <= nan_d3_26;
-        if (out_valid_or) t_d1_29 <= t_29;
+        if (out_valid_or) a_sig_d1_29 <= a_sig_55;
+        if (out_valid_or) b_sig_d1_29 <= b_sig_55;
+        if (out_valid_or) lz_d1_29 <= lz_55;
+        if (out_valid_or) fine_d1_29 <= fine_29;
+        if (out_valid_or) nan_d1_55 <= nan_55;
+        if (out_valid_or) inf_d1_55 <= inf_55;
+        if (out_valid_or) zero_d1_29 <= zero_29;
         if (out_valid_or) product_d1_29 <= product_29;
+        if (out_valid_or) scale_d1_29 <= scale_29;
         if (out_valid_or) normal_d1_30 <= normal_30;
         if (out_valid_or) coarse_d1_29 <= coarse_29;
         if (out_valid_or) over_high_d1_29 <= over_high_29;
         if (out_valid_or) over_low_d1_29 <= over_low_29;
         if (out_valid_or) forced_early_d1_29 <= forced_early_29;
-        if (out_valid_or) nan_d1_55 <= nan_55;
-        if (out_valid_or) zero_d1_29 <= zero_29;
-        if (out_valid_or) inf_d1_55 <= inf_55;
+        if (out_valid_or) nan_d2_55 <= nan_d1_55;
+        if (out_valid_or) zero_d2_29 <= zero_d1_29;
+        if (out_valid_or) inf_d2_55 <= inf_d1_55;
         if (out_valid_or) e0_minus_1_d1_29 <= e0_minus_1_29;
         if (out_valid_or) sign_d1_30 <= sign_30;
+        if (out_valid_or) sign_d2_30 <= sign_d1_30;
         if (out_valid_or) normal_field_d1_29 <= normal_field_29;
         if (out_valid_or) shifted_q_29 <= shifted_b47_29;
         if (out_valid_or) increment_d1_29 <= increment_56;
@@ -29183,8 +29824,10 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_12 <= result_d7_12;
         if (out_valid_or) result_d9_12 <= result_d8_12;
         if (out_valid_or) result_d10_12 <= result_d9_12;
-        if (out_valid_or) result_d11_7 <= result_d10_12;
-        if (out_valid_or) result_d12_7 <= result_d11_7;
+        if (out_valid_or) result_d11_12 <= result_d10_12;
+        if (out_valid_or) result_d12_7 <= result_d11_12;
+        if (out_valid_or) result_d13_7 <= result_d12_7;
+        if (out_valid_or) result_d14_7 <= result_d13_7;
         if (out_valid_or) opposite_d1_27 <= opposite_27;
         if (out_valid_or) big_padded_d1_27 <= big_padded_27;
         if (out_valid_or) aligned_d1_27 <= aligned_27;
@@ -29199,8 +29842,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_27 <= normalized_27;
         if (out_valid_or) field_d1_28 <= field_28;
         if (out_valid_or) inf_d1_56 <= inf_56;
-        if (out_valid_or) inf_d2_27 <= inf_d1_56;
-        if (out_valid_or) inf_d3_27 <= inf_d2_27;
+        if (out_valid_or) inf_d2_56 <= inf_d1_56;
+        if (out_valid_or) inf_d3_27 <= inf_d2_56;
         if (out_valid_or) inf_d4_27 <= inf_d3_27;
         if (out_valid_or) inf_sign_d1_27 <= inf_sign_27;
         if (out_valid_or) inf_sign_d2_27 <= inf_sign_d1_27;
@@ -29217,8 +29860,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_27 <= exact_zero_27;
         if (out_valid_or) exact_zero_d2_27 <= exact_zero_d1_27;
         if (out_valid_or) nan_d1_56 <= nan_56;
-        if (out_valid_or) nan_d2_27 <= nan_d1_56;
-        if (out_valid_or) nan_d3_27 <= nan_d2_27;
+        if (out_valid_or) nan_d2_56 <= nan_d1_56;
+        if (out_valid_or) nan_d3_27 <= nan_d2_56;
         if (out_valid_or) nan_d4_27 <= nan_d3_27;
         if (out_valid_or) result_d1_15 <= result_50;
         if (out_valid_or) result_d2_15 <= result_d1_15;
@@ -29230,6 +29873,7 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) result_d8_13 <= result_d7_13;
         if (out_valid_or) result_d9_13 <= result_d8_13;
         if (out_valid_or) result_d10_13 <= result_d9_13;
+        if (out_valid_or) result_d11_13 <= result_d10_13;
         if (out_valid_or) opposite_d1_28 <= opposite_28;
         if (out_valid_or) big_padded_d1_28 <= big_padded_28;
         if (out_valid_or) aligned_d1_28 <= aligned_28;
@@ -29244,8 +29888,8 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) normalized_d1_28 <= normalized_28;
         if (out_valid_or) field_d1_29 <= field_29;
         if (out_valid_or) inf_d1_57 <= inf_57;
-        if (out_valid_or) inf_d2_28 <= inf_d1_57;
-        if (out_valid_or) inf_d3_28 <= inf_d2_28;
+        if (out_valid_or) inf_d2_57 <= inf_d1_57;
+        if (out_valid_or) inf_d3_28 <= inf_d2_57;
         if (out_valid_or) inf_d4_28 <= inf_d3_28;
         if (out_valid_or) inf_sign_d1_28 <= inf_sign_28;
         if (out_valid_or) inf_sign_d2_28 <= inf_sign_d1_28;
@@ -29262,21 +29906,29 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) exact_zero_d1_28 <= exact_zero_28;
         if (out_valid_or) exact_zero_d2_28 <= exact_zero_d1_28;
         if (out_valid_or) nan_d1_57 <= nan_57;
-        if (out_valid_or) nan_d2_28 <= nan_d1_57;
-        if (out_valid_or) nan_d3_28 <= nan_d2_28;
+        if (out_valid_or) nan_d2_57 <= nan_d1_57;
+        if (out_valid_or) nan_d3_28 <= nan_d2_57;
         if (out_valid_or) nan_d4_28 <= nan_d3_28;
-        if (out_valid_or) t_d1_30 <= t_30;
+        if (out_valid_or) a_sig_d1_30 <= a_sig_58;
+        if (out_valid_or) b_sig_d1_30 <= b_sig_58;
+        if (out_valid_or) lz_d1_30 <= lz_58;
+        if (out_valid_or) fine_d1_30 <= fine_30;
+        if (out_valid_or) nan_d1_58 <= nan_58;
+        if (out_valid_or) inf_d1_58 <= inf_58;
+        if (out_valid_or) zero_d1_30 <= zero_30;
         if (out_valid_or) product_d1_30 <= product_30;
+        if (out_valid_or) scale_d1_30 <= scale_30;
         if (out_valid_or) normal_d1_31 <= normal_31;
         if (out_valid_or) coarse_d1_30 <= coarse_30;
         if (out_valid_or) over_high_d1_30 <= over_high_30;
         if (out_valid_or) over_low_d1_30 <= over_low_30;
         if (out_valid_or) forced_early_d1_30 <= forced_early_30;
-        if (out_valid_or) nan_d1_58 <= nan_58;
-        if (out_valid_or) zero_d1_30 <= zero_30;
-        if (out_valid_or) inf_d1_58 <= inf_58;
+        if (out_valid_or) nan_d2_58 <= nan_d1_58;
+        if (out_valid_or) zero_d2_30 <= zero_d1_30;
+        if (out_valid_or) inf_d2_58 <= inf_d1_58;
         if (out_valid_or) e0_minus_1_d1_30 <= e0_minus_1_30;
         if (out_valid_or) sign_d1_31 <= sign_31;
+        if (out_valid_or) sign_d2_31 <= sign_d1_31;
         if (out_valid_or) normal_field_d1_30 <= normal_field_30;
         if (out_valid_or) shifted_q_30 <= shifted_b47_30;
         if (out_valid_or) increment_d1_30 <= increment_59;
@@ -29316,31 +29968,37 @@ module dg_surface_flux(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_t
         if (out_valid_or) q_16 <= q_14;
         if (rst) q_17 <= 1'h0; else if (out_valid_or) q_17 <= q_15;
         if (out_valid_or) q_18 <= q_16;
-        if (rst) for_out_valid_q <= 1'h0; else if (out_valid_or) for_out_valid_q <= q_17;
-        if (out_valid_or) q_19 <= q_18;
-        if (rst) for_out_valid_q_2 <= 1'h0; else if (out_valid_or) for_out_valid_q_2 <= for_out_valid_q;
-        if (out_valid_or) q_20 <= q_19;
-        if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
-        if (out_valid_or) q_21 <= q_20;
-        if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
-        if (out_valid_or) q_22 <= q_21;
-        if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
-        if (out_valid_or) q_23 <= q_22;
-        if (rst) for_out_valid_q_6 <= 1'h0; else if (out_valid_or) for_out_valid_q_6 <= for_out_valid_q_5;
-        if (out_valid_or) q_24 <= q_23;
-        if (rst) for_out_valid_q_7 <= 1'h0; else if (out_valid_or) for_out_valid_q_7 <= for_out_valid_q_6;
+        if (rst) q_19 <= 1'h0; else if (out_valid_or) q_19 <= q_17;
+        if (out_valid_or) q_20 <= q_18;
+        if (rst) q_21 <= 1'h0; else if (out_valid_or) q_21 <= q_19;
+        if (out_valid_or) q_22 <= q_20;
+        if (rst) q_23 <= 1'h0; else if (out_valid_or) q_23 <= q_21;
+        if (out_valid_or) q_24 <= q_22;
+        if (rst) for_out_valid_q <= 1'h0; else if (out_valid_or) for_out_valid_q <= q_23;
         if (out_valid_or) q_25 <= q_24;
-        if (rst) for_out_valid_q_8 <= 1'h0; else if (out_valid_or) for_out_valid_q_8 <= for_out_valid_q_7;
+        if (rst) for_out_valid_q_2 <= 1'h0; else if (out_valid_or) for_out_valid_q_2 <= for_out_valid_q;
         if (out_valid_or) q_26 <= q_25;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_8;
+        if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
         if (out_valid_or) q_27 <= q_26;
+        if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
+        if (out_valid_or) q_28 <= q_27;
+        if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
+        if (out_valid_or) q_29 <= q_28;
+        if (rst) for_out_valid_q_6 <= 1'h0; else if (out_valid_or) for_out_valid_q_6 <= for_out_valid_q_5;
+        if (out_valid_or) q_30 <= q_29;
+        if (rst) for_out_valid_q_7 <= 1'h0; else if (out_valid_or) for_out_valid_q_7 <= for_out_valid_q_6;
+        if (out_valid_or) q_31 <= q_30;
+        if (rst) for_out_valid_q_8 <= 1'h0; else if (out_valid_or) for_out_valid_q_8 <= for_out_valid_q_7;
+        if (out_valid_or) q_32 <= q_31;
+        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_8;
+        if (out_valid_or) q_33 <= q_32;
     end
 
     always @(*) begin
         m_axis_tdata = {fEz, fEy, fEx, fHz, fHy, fHx};
         m_axis_tkeep = {24{1'b1}};
         m_axis_tvalid = out_valid;
-        m_axis_tlast = q_27;
+        m_axis_tlast = q_33;
         m_axis_tuser = 1'b0;
         s_axis_tready = out_valid_or;
     end

@@ -74,9 +74,10 @@ impl FloatOperator {
         match self {
             // places: 0 compare, 1 align, 2 add, 3 lzc, 4 normalisation shift, 5 round decision
             FloatOperator::Add | FloatOperator::Sub => vec![3, 5, 2, 4, 0, 6, 1],
-            // places: 0 leading-zero count, 1 product and shift factor, 2 shifting multiply,
-            // 3 window and rounding decision
-            FloatOperator::Mul => vec![1, 3, 0, 2],
+            // places: 0 leading-zero count, 1 product and the shift's one-hots, 2 the shift
+            // factor, 3 shifting multiply's products, 4 its cascade sums, 5 window and rounding
+            // decision
+            FloatOperator::Mul => vec![2, 5, 0, 4, 3, 1],
             // places: 0 leading-zero counts, 1 normalised operands, 2..=n+1 one per quotient
             // bit, n+2 and n+3 rounding
             FloatOperator::Div => recurrence_priority(format.man + 4, true),

@@ -33,8 +33,9 @@ const PIECE: usize = 17;
 /// the normalisation step) that makes `E0 − 1` the field; its carry moves the exponent
 /// (subnormal to normal, largest finite to infinity).
 /// Register places: 0 after the leading-zero count and the exponent sum, 1 after the product
-/// and the shift amount, 2 after the shifting multiply, 3 after the window and the rounding
-/// decision.
+/// and the shift amount's two one-hots, 2 after the factor 2^t, 3 between the shifting
+/// multiply's products and its cascade sums, 4 after the cascade, 5 after the window and the
+/// rounding decision.
 pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
     let (p, man) = (f.man + 1, f.man);
     d.section("mul: operands, special cases, leading zeros of a subnormal significand");
@@ -61,7 +62,7 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(fine = ua.exp.zext(xw) + eb_centered + 1u32);
     cuts.cut(&mut d.net());
 
-    d.section("mul: significand product; beside it, the result's exponent, its window and the shift's one-hot factor 2^t");
+    d.section("mul: significand product; beside it, the result's exponent, its window and the shift's factor 2^t");
     sig!(product = ua.sig.mul(ub.sig));
     // E0 − 1, E0 = fine − lz the exponent field of a normal result with Q's leading one at
     // 2·man (no normalisation step): normal when E0 ≥ 1, the sign of one adder. The rounding
@@ -77,9 +78,6 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     let exp_max = f.exp_max() as i64;
     sig!(over_low = !e0_minus_1.slt(exp_max - 1), over_high = !e0_minus_1.slt(exp_max - 2));
     sig!(forced_early = nan | inf | zero | normal.mux(d.lit(0, 1), far));
-    cuts.cut(&mut d.net());
-
-    d.section("mul: the factor 2^t, and Q = P · 2^t: the product's 17-bit pieces times the factor, summed along the DSP cascade");
     // 2^t as the product of two small one-hots, 2^(4·⌊t/4⌋) · 2^(t mod 4), in a DSP: a LUT
     // decoder of t costs a LUT per bit of the factor, these two one LUT per bit of theirs.
     let fine_bits = tw.min(2);
@@ -87,13 +85,22 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     let group = |g: usize| if tw > fine_bits { t.bits(fine_bits, tw - fine_bits).eq(g as u32) } else { d.lit(1, 1) };
     let coarse_hot: Vec<Sig<'d>> = (0..p.div_ceil(step)).rev().map(|g| group(g).zext(step)).collect();
     let fine_hot: Vec<Sig<'d>> = (0..step).rev().map(|j| t.bits(0, fine_bits).eq(j as u32)).collect();
-    sig!(scale = d.cat(&coarse_hot).mul(d.cat(&fine_hot)).bits(0, p));
+    let (coarse_hot, fine_hot) = (d.cat(&coarse_hot), d.cat(&fine_hot));
+    // (A place before that DSP: the exponent logic and the DSP's multiply apart.)
+    cuts.cut(&mut d.net());
+    sig!(scale = coarse_hot.mul(fine_hot).bits(0, p));
+    cuts.cut(&mut d.net());
+
+    d.section("mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade");
     // Piece k contributes P[17k..] · 2^t at bit 17k: each partial sum keeps its low 17 bits
     // and carries the rest (shifted down 17) into the next piece's product.
+    let pieces: Vec<Sig<'d>> = (0..2 * p).step_by(PIECE).map(|lo| product.bits(lo, PIECE.min(2 * p - lo)).mul(scale)).collect();
+    // (A place between the multiplies and the cascade's adds: each DSP's multiplier register.)
+    cuts.cut(&mut d.net());
     let mut low = Vec::new();
     let mut carry: Option<Sig<'d>> = None;
-    for lo in (0..2 * p).step_by(PIECE) {
-        let piece = product.bits(lo, PIECE.min(2 * p - lo)).mul(scale);
+    for (k, piece) in pieces.into_iter().enumerate() {
+        let lo = k * PIECE;
         let sum = match carry {
             None => piece,
             Some(c) => {
