@@ -11,13 +11,19 @@ use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
 use weft::hdl::float::reference::native_f32;
 use weft::ip::fp::convert::{operands, CONVERSIONS};
-use weft::ip::fp::module_name;
+use weft::ip::fp::{module_name, operator_verilog};
 use weft::sim::cosim::{AxisPorts, AxisSink, AxisSource, Model};
 
 const OPERANDS: usize = 1_000_000;
 const CHUNK: usize = 100_000;
 
 fn run(op: FloatOperator) {
+    let name = module_name(op);
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("generated/fp/{name}.v"));
+    run_file(op, &file);
+}
+
+fn run_file(op: FloatOperator, file: &Path) {
     let name = module_name(op);
     let operands = op.operands();
     let reference = |a: u32, b: u32| native_f32(op, a, b);
@@ -31,14 +37,13 @@ fn run(op: FloatOperator) {
             (rng.next_u64() as u32, rng.next_u64() as u32)
         }
     };
-    simulate(&name, operands, vectors::binary32_hard_cases(), generate, reference);
+    simulate(file, &name, operands, vectors::binary32_hard_cases(), generate, reference);
 }
 
 /// Streams the hand-picked pairs and then `generate`d ones (10⁶ in all) through module `name`
 /// in chunks, comparing every result with `reference`.
-fn simulate(name: &str, operands: usize, first: Vec<(u32, u32)>, mut generate: impl FnMut() -> (u32, u32), reference: impl Fn(u32, u32) -> u32) {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("generated/fp/{name}.v"));
-    let mut model = Model::build(&file, name).unwrap_or_else(|e| panic!("{e}"));
+fn simulate(file: &Path, name: &str, operands: usize, first: Vec<(u32, u32)>, mut generate: impl FnMut() -> (u32, u32), reference: impl Fn(u32, u32) -> u32) {
+    let mut model = Model::build(file, name).unwrap_or_else(|e| panic!("{e}"));
     let mut source = AxisSource::new(AxisPorts::find(&model, "s_axis").unwrap(), 85, 1);
     let mut sink = AxisSink::new(AxisPorts::find(&model, "m_axis").unwrap(), 85, 2);
     let rst = model.port("rst").unwrap();
@@ -87,6 +92,20 @@ fn fp32_mul_matches_native_f32() {
     run(FloatOperator::Mul);
 }
 
+/// The multiplier at every stage count, not only the shipped one: each split puts its
+/// registers around different parts of the DSP shift and the window logic.
+#[test]
+fn fp32_mul_matches_native_f32_at_every_stage_count() {
+    let dir = std::env::temp_dir().join(format!("weft_fp_cosim_mul_{}", std::process::id()));
+    for stages in 0..=FloatOperator::Mul.max_stages(FloatFormat::BINARY32) {
+        let file = dir.join(format!("s{stages}/fp32_mul.v"));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, operator_verilog(FloatOperator::Mul, stages).unwrap()).unwrap();
+        run_file(FloatOperator::Mul, &file);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn fp32_div_matches_native_f32() {
     run(FloatOperator::Div);
@@ -103,7 +122,8 @@ fn conversion(name: &str) {
     // Hard cases: zeros, infinities, NaN, the int32 range's ends as floats and as integers.
     let specials = [0u32, 0x8000_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0x4F00_0000, 0xCF00_0000, 0x4EFF_FFFF, 0xCF00_0001, 0x7FFF_FFFF, 0x8000_0001, 0x3F00_0000, 0xBF00_0000];
     let first: Vec<(u32, u32)> = specials.iter().flat_map(|a| specials.iter().map(move |b| (*a, *b))).collect();
-    simulate(c.name, c.operands, first, move || operands(&mut rng), c.model);
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("generated/fp/{}.v", c.name));
+    simulate(&file, c.name, c.operands, first, move || operands(&mut rng), c.model);
 }
 
 #[test]
