@@ -226,7 +226,7 @@ fn binary32_mul_and_div_near_underflow_every_depth() {
 /// takes, in each of the multiplier's windows.
 fn sparse_product_pairs(count: usize, seed: u64) -> Vec<(u128, u128)> {
     let mut rng = Rng::new(seed);
-    let mut sparse = |rng: &mut Rng| {
+    let sparse = |rng: &mut Rng| {
         let bit = |rng: &mut Rng| if rng.chance(30) { 0 } else { 1u32 << rng.below(23) };
         let frac = bit(rng) | bit(rng);
         if rng.chance(30) {
@@ -291,13 +291,48 @@ fn binary32_mul_sparse_products_every_depth() {
 #[test]
 fn small_formats_mul_exhaustive_every_depth() {
     let refused = operator_netlist(FloatOperator::Mul, FloatFormat::new(3, 2).unwrap(), 0).unwrap_err();
-    assert!(refused.contains("allowed fraction widths 1..=1"), "{refused}");
+    assert!(refused.contains("allowed fraction widths with 3 exponent bits: 1..=1"), "{refused}");
+    let refused = operator_netlist(FloatOperator::Mul, FloatFormat::new(2, 1).unwrap(), 0).unwrap_err();
+    assert!(refused.contains("3 or more exponent bits"), "{refused}");
     for (exp, man) in [(3, 1), (4, 3), (5, 2), (4, 5)] {
         let f = FloatFormat::new(exp, man).unwrap();
         let values = 1u128 << f.width();
         let pairs: Vec<(u128, u128)> = (0..values).flat_map(|a| (0..values).map(move |b| (a, b))).collect();
         for stages in 0..=FloatOperator::Mul.max_stages(f) {
             check(FloatOperator::Mul, f, stages, &pairs, 6000 + stages as u64);
+        }
+    }
+}
+
+/// Formats whose product splits into the shifting multiply's 17-bit pieces in every way (a last
+/// piece of exactly 17 bits, of 1 and of 2 bits, one piece), with operands whose product lands
+/// near underflow, near overflow or anywhere: every depth against the reference.
+#[test]
+fn mul_piece_layouts_near_the_range_ends_every_depth() {
+    for (exp, man) in [(8, 16), (8, 8), (9, 17), (5, 10), (8, 7)] {
+        let f = FloatFormat::new(exp, man).unwrap();
+        let mut rng = Rng::new(81 + man as u64);
+        let (bias, emax) = (f.bias() as i64, f.exp_max() as i64 - 1);
+        let frac = |rng: &mut Rng| {
+            let random = rng.next_u64() as u128 & ((1 << man) - 1);
+            if rng.chance(40) { random & (random >> rng.below(man as u64)) } else { random }
+        };
+        let pairs: Vec<(u128, u128)> = (0..3000)
+            .map(|_| {
+                let ea = if rng.chance(25) { 0 } else { 1 + rng.below(emax as u64) as i64 };
+                // The result's exponent near the bottom, near the top, or anywhere.
+                let target = match rng.below(3) {
+                    0 => -(2 * man as i64 + 4) + rng.below(2 * man as u64 + 8) as i64,
+                    1 => emax - 3 + rng.below(5) as i64,
+                    _ => rng.below(emax as u64) as i64,
+                };
+                let eb = (target + bias - ea.max(1)).clamp(0, emax);
+                let pack = |rng: &mut Rng, e: i64| ((rng.below(2) as u128) << (exp + man)) | (e as u128) << man | frac(rng);
+                (pack(&mut rng, ea), pack(&mut rng, eb))
+            })
+            .collect();
+        for stages in 0..=FloatOperator::Mul.max_stages(f) {
+            check(FloatOperator::Mul, f, stages, &pairs, 7000 + stages as u64);
         }
     }
 }

@@ -17,7 +17,7 @@ pub mod convert;
 pub type Fp32Binary = NetlistStream<64, 8, 32, 4>;
 pub type Fp32Unary = NetlistStream<32, 4, 32, 4>;
 
-/// The stage counts shipped: add and mul at their deepest split (7 and 5 stages), div and sqrt
+/// The stage counts shipped: add and mul at their deepest split (7 and 6 stages), div and sqrt
 /// at FloPoCo's latency + 2 (17 of 31 and 18 of 30 stages, 4 and 3 LUT levels between
 /// registers; figures in the README from `weft bench numeric --compare`).
 pub const SHIPPED: [(FloatOperator, usize); 4] =

@@ -74,7 +74,7 @@ impl FloatOperator {
         match self {
             // places: 0 compare, 1 align, 2 add, 3 lzc, 4 normalisation shift, 5 round decision
             FloatOperator::Add | FloatOperator::Sub => vec![3, 5, 2, 4, 0, 6, 1],
-            // places: 0 leading-zero count, 1 product and the shift's one-hots, 2 the shift
+            // places: 0 leading-zero count and exponent sum, 1 product and the shift's one-hots, 2 the shift
             // factor, 3 shifting multiply's products, 4 its cascade sums, 5 window and rounding
             // decision
             FloatOperator::Mul => vec![2, 5, 0, 4, 3, 1],
@@ -93,11 +93,14 @@ impl FloatOperator {
         }
         // The multiplier rounds a product of two subnormals to zero (see `mul`).
         if self == FloatOperator::Mul && (format.bias() as usize) < format.man + 2 {
+            let allowed = match format.bias() as usize {
+                0..=2 => "none: mul needs 3 or more exponent bits".to_string(),
+                bias => format!("1..={}", bias - 2),
+            };
             return Err(format!(
-                "{format} mul: exponent bias {} below fraction width + 2 = {}: allowed fraction widths 1..={} with {} exponent bits",
+                "{format} mul: exponent bias {} below fraction width + 2 = {}: allowed fraction widths with {} exponent bits: {allowed}",
                 format.bias(),
                 format.man + 2,
-                (format.bias() as usize).saturating_sub(2),
                 format.exp
             ));
         }

@@ -27,11 +27,12 @@ const PIECE: usize = 17;
 ///   the guard bit and the result is a signed zero.
 /// - The sticky bit is the OR of `Q`'s bits below the window (a left shift drops nothing).
 ///
-/// NaN, infinity, zero and an exponent at or past infinity's are masks on the packed exponent
-/// and fraction, with no increment. The last stage is one adder on the packed value, a carry
-/// chain: the rounding increment at the fraction's low bit, and at the exponent's the 1 (2 with
-/// the normalisation step) that makes `E0 − 1` the field; its carry moves the exponent
-/// (subnormal to normal, largest finite to infinity).
+/// NaN, infinity, zero (also a result past the far window, `far`) and an exponent at or past
+/// infinity's are masks on the packed exponent and fraction, with no increment. The last stage
+/// is one adder on the packed value, a carry chain: the rounding increment at the fraction's
+/// low bit, and at the exponent's low bit the 1 (2 with the normalisation step) that turns the
+/// held `E0 − 1` into the field `E0` (or `E0 + 1`); its carry moves the exponent (subnormal to
+/// normal, largest finite to infinity).
 /// Register places: 0 after the leading-zero count and the exponent sum, 1 after the product
 /// and the shift amount's two one-hots, 2 after the factor 2^t, 3 between the shifting
 /// multiply's products and its cascade sums, 4 after the cascade, 5 after the window and the
@@ -53,11 +54,13 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
         u.sig.bit(man).mux(d.lit(0, count.width), count)
     };
     sig!(lz = subnormal_lz(&ua) | subnormal_lz(&ub));
-    // Signed exponents: room for 2·(2^exp − 2) and for −(bias + 2p + 2).
+    // Signed exponents: room for 2·(2^exp − 2) and below for E0 − 1 ≥ 1 − bias − man, with
+    // margin for the meaningless lz of a zero operand (its result is forced anyway).
     let reach = (2 * (f.exp_max() as usize - 1)).max(f.bias() as usize + 2 * p + 2);
     let xw = usize::BITS as usize - reach.leading_zeros() as usize + 1;
-    // fine = ea + eb − bias, which is man + 1 − u for a subnormal result (eb − bias − 1 is eb
-    // with its top bit flipped, read as signed: one adder with carry in 1).
+    // fine = ea + eb − bias (the exponent sum, fine-grained: it also places a subnormal result,
+    // as man + 1 − u); eb − bias − 1 is eb with its top bit flipped, read as signed, so this is
+    // one adder with carry in 1.
     let eb_centered = (ub.exp ^ d.lit(1 << (f.exp - 1), f.exp)).sext(xw);
     sig!(fine = ua.exp.zext(xw) + eb_centered + 1u32);
     cuts.cut(&mut d.net());
@@ -69,26 +72,28 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     // adder adds the 1 back (2 with the step).
     sig!(e0_minus_1 = fine + !lz.zext(xw));
     sig!(normal = !e0_minus_1.bit(xw - 1));
-    // A subnormal result's u: at most man + 1 while fine ≥ 0, past 2·man + 2 when fine < −man − 1.
+    // A subnormal result's u: at most man + 1 while fine ≥ 0, else `coarse` (the far window);
+    // past 2·man + 2 when fine < −man − 1, `far`: below the far window, a signed zero.
     sig!(coarse = fine.bit(xw - 1), far = fine.slt(-(man as i64) - 1));
     // t: lz (normal); man + 1 − u = fine; 2·man + 2 − u = fine + man + 1.
     let tw = usize::BITS as usize - man.leading_zeros() as usize;
     sig!(t = normal.mux(lz.bits(0, tw), coarse.mux(fine + (man as u32 + 1), fine).bits(0, tw)));
-    // At or past infinity's exponent field, for either normalisation (E0 + 1 with the step).
+    // At or past infinity's exponent field: over_low without the normalisation step (E0),
+    // over_high with it (E0 + 1).
     let exp_max = f.exp_max() as i64;
     sig!(over_low = !e0_minus_1.slt(exp_max - 1), over_high = !e0_minus_1.slt(exp_max - 2));
     sig!(forced_early = nan | inf | zero | normal.mux(d.lit(0, 1), far));
     // 2^t as the product of two small one-hots, 2^(4·⌊t/4⌋) · 2^(t mod 4), in a DSP: a LUT
     // decoder of t costs a LUT per bit of the factor, these two one LUT per bit of theirs.
-    let fine_bits = tw.min(2);
-    let step = 1 << fine_bits;
-    let group = |g: usize| if tw > fine_bits { t.bits(fine_bits, tw - fine_bits).eq(g as u32) } else { d.lit(1, 1) };
-    let coarse_hot: Vec<Sig<'d>> = (0..p.div_ceil(step)).rev().map(|g| group(g).zext(step)).collect();
-    let fine_hot: Vec<Sig<'d>> = (0..step).rev().map(|j| t.bits(0, fine_bits).eq(j as u32)).collect();
-    let (coarse_hot, fine_hot) = (d.cat(&coarse_hot), d.cat(&fine_hot));
+    let low_bits = tw.min(2);
+    let step = 1 << low_bits;
+    let group = |g: usize| if tw > low_bits { t.bits(low_bits, tw - low_bits).eq(g as u32) } else { d.lit(1, 1) };
+    let t_high_hot: Vec<Sig<'d>> = (0..p.div_ceil(step)).rev().map(|g| group(g).zext(step)).collect();
+    let t_low_hot: Vec<Sig<'d>> = (0..step).rev().map(|j| t.bits(0, low_bits).eq(j as u32)).collect();
+    let (t_high_hot, t_low_hot) = (d.cat(&t_high_hot), d.cat(&t_low_hot));
     // (A place before that DSP: the exponent logic and the DSP's multiply apart.)
     cuts.cut(&mut d.net());
-    sig!(scale = coarse_hot.mul(fine_hot).bits(0, p));
+    sig!(scale = t_high_hot.mul(t_low_hot).bits(0, p));
     cuts.cut(&mut d.net());
 
     d.section("mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade");
@@ -124,8 +129,8 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     // normal range) or 2·man + 1 (a subnormal far below it).
     let high = shifted.bit(2 * man + 1);
     sig!(far_window = !normal & coarse, mid_window = normal.mux(high, !coarse));
-    let window = |start: usize| shifted.bits(start, p + 1);
-    sig!(window = far_window.mux(window(2 * man + 1), mid_window.mux(window(man), window(man - 1))));
+    let window_at = |start: usize| shifted.bits(start, p + 1);
+    sig!(window = far_window.mux(window_at(2 * man + 1), mid_window.mux(window_at(man), window_at(man - 1))));
     let below = |start: usize, end: usize| if end > start { shifted.bits(start, end - start).any() } else { d.lit(0, 1) };
     sig!(sticky = below(0, man - 1) | (far_window | mid_window) & shifted.bit(man - 1) | far_window & below(man, 2 * man + 1));
     sig!(overflow = normal & high.mux(over_high, over_low));
@@ -133,9 +138,11 @@ pub(super) fn mul<'d>(d: &'d Design, f: FloatFormat, cuts: &mut Cuts, a: Sig<'d>
     sig!(saturate = !nan & (inf | !zero & overflow), normal_field = !forced & normal);
     sig!(kept = window.bits(1, p), guard = window.bit(0));
     sig!(increment = !forced & guard & (sticky | kept.bit(0)));
-    // Packed exponent and fraction before rounding; a subnormal's hidden bit (0, or 1 when it
-    // rounds up into the normal range) is the exponent field's low bit, a normal one's field
-    // is E0 − 1 until the rounding adder adds 1 (or 2 for the upper window).
+    // Packed exponent and fraction before rounding: a subnormal result's kept bit `man` (set
+    // when the value already reaches the smallest normal, E0 = 0 with Q's upper leading one)
+    // is the exponent field's low bit, and a rounding carry into it makes it normal too; a
+    // normal result's field is E0 − 1 until the rounding adder adds 1 (or 2 for the upper
+    // window).
     let field = normal.mux(e0_minus_1, kept.bit(man).zext(xw));
     // Forced results as masks (the value ANDed out, infinity's exponent or the NaN ORed in).
     let (exp_ones, quiet_bit) = ((nan | saturate).sext(f.exp), nan.zext(man).shl_const(man - 1));
