@@ -98,69 +98,36 @@ wire [31:0] selftest_checker_complete_cat;
 // link endpoints, each with the merge of its two virtual channels
 reg merge_xp_busy;
 reg merge_xp_vc;
-wire link_xp_m_axis_vc0_tvalid_or;
-wire [1:0] link_xp_m_axis_vc1_tvalid_cat;
-reg [1:0] merge_xp_arbiter;
-wire [1:0] link_xp_m_axis_vc1_tvalid_and;
-wire [1:0] link_xp_m_axis_vc1_tvalid_sel;
-wire [1:0] merge_xp_arbiter_grant;
+reg merge_xp_pick;
 wire merge_xp_sel;
-wire merge_xp_busy_or;
+wire link_xp_m_axis_vc1_tvalid_sel;
 reg merge_xn_busy;
 reg merge_xn_vc;
-wire link_xn_m_axis_vc0_tvalid_or;
-wire [1:0] link_xn_m_axis_vc1_tvalid_cat;
-reg [1:0] merge_xn_arbiter;
-wire [1:0] link_xn_m_axis_vc1_tvalid_and;
-wire [1:0] link_xn_m_axis_vc1_tvalid_sel;
-wire [1:0] merge_xn_arbiter_grant;
+reg merge_xn_pick;
 wire merge_xn_sel;
-wire merge_xn_busy_or;
-wire link_xn_m_axis_vc1_tvalid_and_2;
+wire link_xn_m_axis_vc1_tvalid_sel;
 wire link_xn_m_axis_vc1_tlast_sel;
 reg merge_yp_busy;
 reg merge_yp_vc;
-wire link_yp_m_axis_vc0_tvalid_or;
-wire [1:0] link_yp_m_axis_vc1_tvalid_cat;
-reg [1:0] merge_yp_arbiter;
-wire [1:0] link_yp_m_axis_vc1_tvalid_and;
-wire [1:0] link_yp_m_axis_vc1_tvalid_sel;
-wire [1:0] merge_yp_arbiter_grant;
+reg merge_yp_pick;
 wire merge_yp_sel;
-wire merge_yp_busy_or;
+wire link_yp_m_axis_vc1_tvalid_sel;
 reg merge_yn_busy;
 reg merge_yn_vc;
-wire link_yn_m_axis_vc0_tvalid_or;
-wire [1:0] link_yn_m_axis_vc1_tvalid_cat;
-reg [1:0] merge_yn_arbiter;
-wire [1:0] link_yn_m_axis_vc1_tvalid_and;
-wire [1:0] link_yn_m_axis_vc1_tvalid_sel;
-wire [1:0] merge_yn_arbiter_grant;
+reg merge_yn_pick;
 wire merge_yn_sel;
-wire merge_yn_busy_or;
-wire link_yn_m_axis_vc1_tvalid_and_2;
+wire link_yn_m_axis_vc1_tvalid_sel;
 wire link_yn_m_axis_vc1_tlast_sel;
 reg merge_zp_busy;
 reg merge_zp_vc;
-wire link_zp_m_axis_vc0_tvalid_or;
-wire [1:0] link_zp_m_axis_vc1_tvalid_cat;
-reg [1:0] merge_zp_arbiter;
-wire [1:0] link_zp_m_axis_vc1_tvalid_and;
-wire [1:0] link_zp_m_axis_vc1_tvalid_sel;
-wire [1:0] merge_zp_arbiter_grant;
+reg merge_zp_pick;
 wire merge_zp_sel;
-wire merge_zp_busy_or;
+wire link_zp_m_axis_vc1_tvalid_sel;
 reg merge_zn_busy;
 reg merge_zn_vc;
-wire link_zn_m_axis_vc0_tvalid_or;
-wire [1:0] link_zn_m_axis_vc1_tvalid_cat;
-reg [1:0] merge_zn_arbiter;
-wire [1:0] link_zn_m_axis_vc1_tvalid_and;
-wire [1:0] link_zn_m_axis_vc1_tvalid_sel;
-wire [1:0] merge_zn_arbiter_grant;
+reg merge_zn_pick;
 wire merge_zn_sel;
-wire merge_zn_busy_or;
-wire link_zn_m_axis_vc1_tvalid_and_2;
+wire link_zn_m_axis_vc1_tvalid_sel;
 wire link_zn_m_axis_vc1_tlast_sel;
 wire link_xp_channel_up_and;
 // link status (bit per endpoint, bit 31 all up) and router counters
@@ -425,53 +392,20 @@ assign regs_st_control_b1 = regs_st_control[1];
 assign selftest_checker_complete_cat = {31'h0, selftest_checker_complete};
 
 // ---- link endpoints, each with the merge of its two virtual channels ----
-assign link_xp_m_axis_vc0_tvalid_or = link_xp_m_axis_vc0_tvalid | link_xp_m_axis_vc1_tvalid;
-assign link_xp_m_axis_vc1_tvalid_cat = {link_xp_m_axis_vc1_tvalid, link_xp_m_axis_vc0_tvalid};
-assign link_xp_m_axis_vc1_tvalid_and = link_xp_m_axis_vc1_tvalid_cat & merge_xp_arbiter;
-assign link_xp_m_axis_vc1_tvalid_sel = (~(link_xp_m_axis_vc1_tvalid_and == 2'h0)) ? link_xp_m_axis_vc1_tvalid_and : link_xp_m_axis_vc1_tvalid_cat;
-assign merge_xp_arbiter_grant = link_xp_m_axis_vc1_tvalid_sel & (2'h0 - link_xp_m_axis_vc1_tvalid_sel);
-assign merge_xp_sel = merge_xp_busy ? merge_xp_vc : merge_xp_arbiter_grant[1];
-assign merge_xp_busy_or = merge_xp_busy | link_xp_m_axis_vc0_tvalid_or;
-assign link_xn_m_axis_vc0_tvalid_or = link_xn_m_axis_vc0_tvalid | link_xn_m_axis_vc1_tvalid;
-assign link_xn_m_axis_vc1_tvalid_cat = {link_xn_m_axis_vc1_tvalid, link_xn_m_axis_vc0_tvalid};
-assign link_xn_m_axis_vc1_tvalid_and = link_xn_m_axis_vc1_tvalid_cat & merge_xn_arbiter;
-assign link_xn_m_axis_vc1_tvalid_sel = (~(link_xn_m_axis_vc1_tvalid_and == 2'h0)) ? link_xn_m_axis_vc1_tvalid_and : link_xn_m_axis_vc1_tvalid_cat;
-assign merge_xn_arbiter_grant = link_xn_m_axis_vc1_tvalid_sel & (2'h0 - link_xn_m_axis_vc1_tvalid_sel);
-assign merge_xn_sel = merge_xn_busy ? merge_xn_vc : merge_xn_arbiter_grant[1];
-assign merge_xn_busy_or = merge_xn_busy | link_xn_m_axis_vc0_tvalid_or;
-assign link_xn_m_axis_vc1_tvalid_and_2 = (merge_xn_sel ? link_xn_m_axis_vc1_tvalid : link_xn_m_axis_vc0_tvalid) & merge_xn_busy_or;
+assign merge_xp_sel = merge_xp_busy ? merge_xp_vc : merge_xp_pick;
+assign link_xp_m_axis_vc1_tvalid_sel = merge_xp_sel ? link_xp_m_axis_vc1_tvalid : link_xp_m_axis_vc0_tvalid;
+assign merge_xn_sel = merge_xn_busy ? merge_xn_vc : merge_xn_pick;
+assign link_xn_m_axis_vc1_tvalid_sel = merge_xn_sel ? link_xn_m_axis_vc1_tvalid : link_xn_m_axis_vc0_tvalid;
 assign link_xn_m_axis_vc1_tlast_sel = merge_xn_sel ? link_xn_m_axis_vc1_tlast : link_xn_m_axis_vc0_tlast;
-assign link_yp_m_axis_vc0_tvalid_or = link_yp_m_axis_vc0_tvalid | link_yp_m_axis_vc1_tvalid;
-assign link_yp_m_axis_vc1_tvalid_cat = {link_yp_m_axis_vc1_tvalid, link_yp_m_axis_vc0_tvalid};
-assign link_yp_m_axis_vc1_tvalid_and = link_yp_m_axis_vc1_tvalid_cat & merge_yp_arbiter;
-assign link_yp_m_axis_vc1_tvalid_sel = (~(link_yp_m_axis_vc1_tvalid_and == 2'h0)) ? link_yp_m_axis_vc1_tvalid_and : link_yp_m_axis_vc1_tvalid_cat;
-assign merge_yp_arbiter_grant = link_yp_m_axis_vc1_tvalid_sel & (2'h0 - link_yp_m_axis_vc1_tvalid_sel);
-assign merge_yp_sel = merge_yp_busy ? merge_yp_vc : merge_yp_arbiter_grant[1];
-assign merge_yp_busy_or = merge_yp_busy | link_yp_m_axis_vc0_tvalid_or;
-assign link_yn_m_axis_vc0_tvalid_or = link_yn_m_axis_vc0_tvalid | link_yn_m_axis_vc1_tvalid;
-assign link_yn_m_axis_vc1_tvalid_cat = {link_yn_m_axis_vc1_tvalid, link_yn_m_axis_vc0_tvalid};
-assign link_yn_m_axis_vc1_tvalid_and = link_yn_m_axis_vc1_tvalid_cat & merge_yn_arbiter;
-assign link_yn_m_axis_vc1_tvalid_sel = (~(link_yn_m_axis_vc1_tvalid_and == 2'h0)) ? link_yn_m_axis_vc1_tvalid_and : link_yn_m_axis_vc1_tvalid_cat;
-assign merge_yn_arbiter_grant = link_yn_m_axis_vc1_tvalid_sel & (2'h0 - link_yn_m_axis_vc1_tvalid_sel);
-assign merge_yn_sel = merge_yn_busy ? merge_yn_vc : merge_yn_arbiter_grant[1];
-assign merge_yn_busy_or = merge_yn_busy | link_yn_m_axis_vc0_tvalid_or;
-assign link_yn_m_axis_vc1_tvalid_and_2 = (merge_yn_sel ? link_yn_m_axis_vc1_tvalid : link_yn_m_axis_vc0_tvalid) & merge_yn_busy_or;
+assign merge_yp_sel = merge_yp_busy ? merge_yp_vc : merge_yp_pick;
+assign link_yp_m_axis_vc1_tvalid_sel = merge_yp_sel ? link_yp_m_axis_vc1_tvalid : link_yp_m_axis_vc0_tvalid;
+assign merge_yn_sel = merge_yn_busy ? merge_yn_vc : merge_yn_pick;
+assign link_yn_m_axis_vc1_tvalid_sel = merge_yn_sel ? link_yn_m_axis_vc1_tvalid : link_yn_m_axis_vc0_tvalid;
 assign link_yn_m_axis_vc1_tlast_sel = merge_yn_sel ? link_yn_m_axis_vc1_tlast : link_yn_m_axis_vc0_tlast;
-assign link_zp_m_axis_vc0_tvalid_or = link_zp_m_axis_vc0_tvalid | link_zp_m_axis_vc1_tvalid;
-assign link_zp_m_axis_vc1_tvalid_cat = {link_zp_m_axis_vc1_tvalid, link_zp_m_axis_vc0_tvalid};
-assign link_zp_m_axis_vc1_tvalid_and = link_zp_m_axis_vc1_tvalid_cat & merge_zp_arbiter;
-assign link_zp_m_axis_vc1_tvalid_sel = (~(link_zp_m_axis_vc1_tvalid_and == 2'h0)) ? link_zp_m_axis_vc1_tvalid_and : link_zp_m_axis_vc1_tvalid_cat;
-assign merge_zp_arbiter_grant = link_zp_m_axis_vc1_tvalid_sel & (2'h0 - link_zp_m_axis_vc1_tvalid_sel);
-assign merge_zp_sel = merge_zp_busy ? merge_zp_vc : merge_zp_arbiter_grant[1];
-assign merge_zp_busy_or = merge_zp_busy | link_zp_m_axis_vc0_tvalid_or;
-assign link_zn_m_axis_vc0_tvalid_or = link_zn_m_axis_vc0_tvalid | link_zn_m_axis_vc1_tvalid;
-assign link_zn_m_axis_vc1_tvalid_cat = {link_zn_m_axis_vc1_tvalid, link_zn_m_axis_vc0_tvalid};
-assign link_zn_m_axis_vc1_tvalid_and = link_zn_m_axis_vc1_tvalid_cat & merge_zn_arbiter;
-assign link_zn_m_axis_vc1_tvalid_sel = (~(link_zn_m_axis_vc1_tvalid_and == 2'h0)) ? link_zn_m_axis_vc1_tvalid_and : link_zn_m_axis_vc1_tvalid_cat;
-assign merge_zn_arbiter_grant = link_zn_m_axis_vc1_tvalid_sel & (2'h0 - link_zn_m_axis_vc1_tvalid_sel);
-assign merge_zn_sel = merge_zn_busy ? merge_zn_vc : merge_zn_arbiter_grant[1];
-assign merge_zn_busy_or = merge_zn_busy | link_zn_m_axis_vc0_tvalid_or;
-assign link_zn_m_axis_vc1_tvalid_and_2 = (merge_zn_sel ? link_zn_m_axis_vc1_tvalid : link_zn_m_axis_vc0_tvalid) & merge_zn_busy_or;
+assign merge_zp_sel = merge_zp_busy ? merge_zp_vc : merge_zp_pick;
+assign link_zp_m_axis_vc1_tvalid_sel = merge_zp_sel ? link_zp_m_axis_vc1_tvalid : link_zp_m_axis_vc0_tvalid;
+assign merge_zn_sel = merge_zn_busy ? merge_zn_vc : merge_zn_pick;
+assign link_zn_m_axis_vc1_tvalid_sel = merge_zn_sel ? link_zn_m_axis_vc1_tvalid : link_zn_m_axis_vc0_tvalid;
 assign link_zn_m_axis_vc1_tlast_sel = merge_zn_sel ? link_zn_m_axis_vc1_tlast : link_zn_m_axis_vc0_tlast;
 assign link_xp_channel_up_and = ((((link_xp_channel_up & link_xn_channel_up) & link_yp_channel_up) & link_yn_channel_up) & link_zp_channel_up) & link_zn_channel_up;
 
@@ -536,17 +470,17 @@ torus_2x2x2_node_router router (
     .s_axis_p1_tvalid(s_axis_p1_tvalid),
     .s_axis_xp_tdata(({(merge_xn_sel ? link_xn_m_axis_vc1_tdata[127:64] : link_xn_m_axis_vc0_tdata[127:64]), (merge_xn_sel ? link_xn_m_axis_vc1_tdata[63:0] : link_xn_m_axis_vc0_tdata[63:0])})),
     .s_axis_xp_tlast(link_xn_m_axis_vc1_tlast_sel),
-    .s_axis_xp_tvalid(link_xn_m_axis_vc1_tvalid_and_2),
+    .s_axis_xp_tvalid(link_xn_m_axis_vc1_tvalid_sel),
     .s_axis_xp_tkeep((merge_xn_sel ? link_xn_m_axis_vc1_tkeep : link_xn_m_axis_vc0_tkeep)),
     .s_axis_xp_tuser(merge_xn_sel),
     .s_axis_yp_tdata(({(merge_yn_sel ? link_yn_m_axis_vc1_tdata[127:64] : link_yn_m_axis_vc0_tdata[127:64]), (merge_yn_sel ? link_yn_m_axis_vc1_tdata[63:0] : link_yn_m_axis_vc0_tdata[63:0])})),
     .s_axis_yp_tlast(link_yn_m_axis_vc1_tlast_sel),
-    .s_axis_yp_tvalid(link_yn_m_axis_vc1_tvalid_and_2),
+    .s_axis_yp_tvalid(link_yn_m_axis_vc1_tvalid_sel),
     .s_axis_yp_tkeep((merge_yn_sel ? link_yn_m_axis_vc1_tkeep : link_yn_m_axis_vc0_tkeep)),
     .s_axis_yp_tuser(merge_yn_sel),
     .s_axis_zp_tdata(({(merge_zn_sel ? link_zn_m_axis_vc1_tdata[127:64] : link_zn_m_axis_vc0_tdata[127:64]), (merge_zn_sel ? link_zn_m_axis_vc1_tdata[63:0] : link_zn_m_axis_vc0_tdata[63:0])})),
     .s_axis_zp_tlast(link_zn_m_axis_vc1_tlast_sel),
-    .s_axis_zp_tvalid(link_zn_m_axis_vc1_tvalid_and_2),
+    .s_axis_zp_tvalid(link_zn_m_axis_vc1_tvalid_sel),
     .s_axis_zp_tkeep((merge_zn_sel ? link_zn_m_axis_vc1_tkeep : link_zn_m_axis_vc0_tkeep)),
     .s_axis_zp_tuser(merge_zn_sel),
     .m_axis_p0_tready((selftest_enable ? 1'h1 : m_axis_p0_tready)),
@@ -670,8 +604,8 @@ torus_2x2x2_node_link link_xp (
     .s_axis_tlast(router_m_axis_xp_tlast),
     .s_axis_tuser(router_m_axis_xp_tuser),
     .s_axis_tvalid(router_m_axis_xp_tvalid),
-    .m_axis_vc0_tready((merge_xp_busy_or & (~merge_xp_sel))),
-    .m_axis_vc1_tready((merge_xp_busy_or & merge_xp_sel)),
+    .m_axis_vc0_tready((~merge_xp_sel)),
+    .m_axis_vc1_tready(merge_xp_sel),
     .rx_serial({xp_rx_serial[131:66], xp_rx_serial[65:0]}),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
@@ -715,8 +649,8 @@ torus_2x2x2_node_link link_xn (
     .s_axis_tlast(1'h0),
     .s_axis_tuser(1'h0),
     .s_axis_tvalid(1'h0),
-    .m_axis_vc0_tready((merge_xn_busy_or & (~merge_xn_sel))),
-    .m_axis_vc1_tready((merge_xn_busy_or & merge_xn_sel)),
+    .m_axis_vc0_tready((~merge_xn_sel)),
+    .m_axis_vc1_tready(merge_xn_sel),
     .rx_serial({xn_rx_serial[131:66], xn_rx_serial[65:0]}),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
@@ -760,8 +694,8 @@ torus_2x2x2_node_link link_yp (
     .s_axis_tlast(router_m_axis_yp_tlast),
     .s_axis_tuser(router_m_axis_yp_tuser),
     .s_axis_tvalid(router_m_axis_yp_tvalid),
-    .m_axis_vc0_tready((merge_yp_busy_or & (~merge_yp_sel))),
-    .m_axis_vc1_tready((merge_yp_busy_or & merge_yp_sel)),
+    .m_axis_vc0_tready((~merge_yp_sel)),
+    .m_axis_vc1_tready(merge_yp_sel),
     .rx_serial({yp_rx_serial[131:66], yp_rx_serial[65:0]}),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
@@ -805,8 +739,8 @@ torus_2x2x2_node_link link_yn (
     .s_axis_tlast(1'h0),
     .s_axis_tuser(1'h0),
     .s_axis_tvalid(1'h0),
-    .m_axis_vc0_tready((merge_yn_busy_or & (~merge_yn_sel))),
-    .m_axis_vc1_tready((merge_yn_busy_or & merge_yn_sel)),
+    .m_axis_vc0_tready((~merge_yn_sel)),
+    .m_axis_vc1_tready(merge_yn_sel),
     .rx_serial({yn_rx_serial[131:66], yn_rx_serial[65:0]}),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
@@ -850,8 +784,8 @@ torus_2x2x2_node_link link_zp (
     .s_axis_tlast(router_m_axis_zp_tlast),
     .s_axis_tuser(router_m_axis_zp_tuser),
     .s_axis_tvalid(router_m_axis_zp_tvalid),
-    .m_axis_vc0_tready((merge_zp_busy_or & (~merge_zp_sel))),
-    .m_axis_vc1_tready((merge_zp_busy_or & merge_zp_sel)),
+    .m_axis_vc0_tready((~merge_zp_sel)),
+    .m_axis_vc1_tready(merge_zp_sel),
     .rx_serial({zp_rx_serial[131:66], zp_rx_serial[65:0]}),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
@@ -895,8 +829,8 @@ torus_2x2x2_node_link link_zn (
     .s_axis_tlast(1'h0),
     .s_axis_tuser(1'h0),
     .s_axis_tvalid(1'h0),
-    .m_axis_vc0_tready((merge_zn_busy_or & (~merge_zn_sel))),
-    .m_axis_vc1_tready((merge_zn_busy_or & merge_zn_sel)),
+    .m_axis_vc0_tready((~merge_zn_sel)),
+    .m_axis_vc1_tready(merge_zn_sel),
     .rx_serial({zn_rx_serial[131:66], zn_rx_serial[65:0]}),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
@@ -931,24 +865,24 @@ torus_2x2x2_node_link link_zn (
 
 always @(posedge clk) begin
     if (rst) st_start_seen <= 1'h0; else st_start_seen <= regs_st_control_b1;
-    if (rst) merge_xp_busy <= 1'h0; else merge_xp_busy <= merge_xp_busy_or & (~(((merge_xp_sel ? link_xp_m_axis_vc1_tvalid : link_xp_m_axis_vc0_tvalid) & merge_xp_busy_or) & (merge_xp_sel ? link_xp_m_axis_vc1_tlast : link_xp_m_axis_vc0_tlast)));
+    if (rst) merge_xp_busy <= 1'h0; else merge_xp_busy <= link_xp_m_axis_vc1_tvalid_sel ? (~(merge_xp_sel ? link_xp_m_axis_vc1_tlast : link_xp_m_axis_vc0_tlast)) : merge_xp_busy;
     if (rst) merge_xp_vc <= 1'h0; else merge_xp_vc <= merge_xp_sel;
-    if (rst) merge_xp_arbiter <= 2'h3; else merge_xp_arbiter <= (((~merge_xp_busy) & link_xp_m_axis_vc0_tvalid_or) & (~(merge_xp_arbiter_grant == 2'h0))) ? (~(merge_xp_arbiter_grant | (merge_xp_arbiter_grant - 2'h1))) : merge_xp_arbiter;
-    if (rst) merge_xn_busy <= 1'h0; else merge_xn_busy <= merge_xn_busy_or & (~(link_xn_m_axis_vc1_tvalid_and_2 & link_xn_m_axis_vc1_tlast_sel));
+    if (rst) merge_xp_pick <= 1'h0; else merge_xp_pick <= (merge_xp_sel ? link_xp_m_axis_vc0_tvalid : link_xp_m_axis_vc1_tvalid) ? (~merge_xp_sel) : (link_xp_m_axis_vc1_tvalid_sel ? merge_xp_sel : merge_xp_pick);
+    if (rst) merge_xn_busy <= 1'h0; else merge_xn_busy <= link_xn_m_axis_vc1_tvalid_sel ? (~link_xn_m_axis_vc1_tlast_sel) : merge_xn_busy;
     if (rst) merge_xn_vc <= 1'h0; else merge_xn_vc <= merge_xn_sel;
-    if (rst) merge_xn_arbiter <= 2'h3; else merge_xn_arbiter <= (((~merge_xn_busy) & link_xn_m_axis_vc0_tvalid_or) & (~(merge_xn_arbiter_grant == 2'h0))) ? (~(merge_xn_arbiter_grant | (merge_xn_arbiter_grant - 2'h1))) : merge_xn_arbiter;
-    if (rst) merge_yp_busy <= 1'h0; else merge_yp_busy <= merge_yp_busy_or & (~(((merge_yp_sel ? link_yp_m_axis_vc1_tvalid : link_yp_m_axis_vc0_tvalid) & merge_yp_busy_or) & (merge_yp_sel ? link_yp_m_axis_vc1_tlast : link_yp_m_axis_vc0_tlast)));
+    if (rst) merge_xn_pick <= 1'h0; else merge_xn_pick <= (merge_xn_sel ? link_xn_m_axis_vc0_tvalid : link_xn_m_axis_vc1_tvalid) ? (~merge_xn_sel) : (link_xn_m_axis_vc1_tvalid_sel ? merge_xn_sel : merge_xn_pick);
+    if (rst) merge_yp_busy <= 1'h0; else merge_yp_busy <= link_yp_m_axis_vc1_tvalid_sel ? (~(merge_yp_sel ? link_yp_m_axis_vc1_tlast : link_yp_m_axis_vc0_tlast)) : merge_yp_busy;
     if (rst) merge_yp_vc <= 1'h0; else merge_yp_vc <= merge_yp_sel;
-    if (rst) merge_yp_arbiter <= 2'h3; else merge_yp_arbiter <= (((~merge_yp_busy) & link_yp_m_axis_vc0_tvalid_or) & (~(merge_yp_arbiter_grant == 2'h0))) ? (~(merge_yp_arbiter_grant | (merge_yp_arbiter_grant - 2'h1))) : merge_yp_arbiter;
-    if (rst) merge_yn_busy <= 1'h0; else merge_yn_busy <= merge_yn_busy_or & (~(link_yn_m_axis_vc1_tvalid_and_2 & link_yn_m_axis_vc1_tlast_sel));
+    if (rst) merge_yp_pick <= 1'h0; else merge_yp_pick <= (merge_yp_sel ? link_yp_m_axis_vc0_tvalid : link_yp_m_axis_vc1_tvalid) ? (~merge_yp_sel) : (link_yp_m_axis_vc1_tvalid_sel ? merge_yp_sel : merge_yp_pick);
+    if (rst) merge_yn_busy <= 1'h0; else merge_yn_busy <= link_yn_m_axis_vc1_tvalid_sel ? (~link_yn_m_axis_vc1_tlast_sel) : merge_yn_busy;
     if (rst) merge_yn_vc <= 1'h0; else merge_yn_vc <= merge_yn_sel;
-    if (rst) merge_yn_arbiter <= 2'h3; else merge_yn_arbiter <= (((~merge_yn_busy) & link_yn_m_axis_vc0_tvalid_or) & (~(merge_yn_arbiter_grant == 2'h0))) ? (~(merge_yn_arbiter_grant | (merge_yn_arbiter_grant - 2'h1))) : merge_yn_arbiter;
-    if (rst) merge_zp_busy <= 1'h0; else merge_zp_busy <= merge_zp_busy_or & (~(((merge_zp_sel ? link_zp_m_axis_vc1_tvalid : link_zp_m_axis_vc0_tvalid) & merge_zp_busy_or) & (merge_zp_sel ? link_zp_m_axis_vc1_tlast : link_zp_m_axis_vc0_tlast)));
+    if (rst) merge_yn_pick <= 1'h0; else merge_yn_pick <= (merge_yn_sel ? link_yn_m_axis_vc0_tvalid : link_yn_m_axis_vc1_tvalid) ? (~merge_yn_sel) : (link_yn_m_axis_vc1_tvalid_sel ? merge_yn_sel : merge_yn_pick);
+    if (rst) merge_zp_busy <= 1'h0; else merge_zp_busy <= link_zp_m_axis_vc1_tvalid_sel ? (~(merge_zp_sel ? link_zp_m_axis_vc1_tlast : link_zp_m_axis_vc0_tlast)) : merge_zp_busy;
     if (rst) merge_zp_vc <= 1'h0; else merge_zp_vc <= merge_zp_sel;
-    if (rst) merge_zp_arbiter <= 2'h3; else merge_zp_arbiter <= (((~merge_zp_busy) & link_zp_m_axis_vc0_tvalid_or) & (~(merge_zp_arbiter_grant == 2'h0))) ? (~(merge_zp_arbiter_grant | (merge_zp_arbiter_grant - 2'h1))) : merge_zp_arbiter;
-    if (rst) merge_zn_busy <= 1'h0; else merge_zn_busy <= merge_zn_busy_or & (~(link_zn_m_axis_vc1_tvalid_and_2 & link_zn_m_axis_vc1_tlast_sel));
+    if (rst) merge_zp_pick <= 1'h0; else merge_zp_pick <= (merge_zp_sel ? link_zp_m_axis_vc0_tvalid : link_zp_m_axis_vc1_tvalid) ? (~merge_zp_sel) : (link_zp_m_axis_vc1_tvalid_sel ? merge_zp_sel : merge_zp_pick);
+    if (rst) merge_zn_busy <= 1'h0; else merge_zn_busy <= link_zn_m_axis_vc1_tvalid_sel ? (~link_zn_m_axis_vc1_tlast_sel) : merge_zn_busy;
     if (rst) merge_zn_vc <= 1'h0; else merge_zn_vc <= merge_zn_sel;
-    if (rst) merge_zn_arbiter <= 2'h3; else merge_zn_arbiter <= (((~merge_zn_busy) & link_zn_m_axis_vc0_tvalid_or) & (~(merge_zn_arbiter_grant == 2'h0))) ? (~(merge_zn_arbiter_grant | (merge_zn_arbiter_grant - 2'h1))) : merge_zn_arbiter;
+    if (rst) merge_zn_pick <= 1'h0; else merge_zn_pick <= (merge_zn_sel ? link_zn_m_axis_vc0_tvalid : link_zn_m_axis_vc1_tvalid) ? (~merge_zn_sel) : (link_zn_m_axis_vc1_tvalid_sel ? merge_zn_sel : merge_zn_pick);
 end
 
 assign s_axil_awready = regs_s_axil_awready;

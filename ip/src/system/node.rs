@@ -299,22 +299,25 @@ fn idle_stream(to: &Sink) {
     a.valid.define(0u32);
 }
 
-/// Whole packets from the two VC streams of a link, round robin, into one stream with
-/// `tuser` = the VC (the router input behind it always has room: its sender held credits).
+/// Whole packets from the two VC streams of a link into one stream with `tuser` = the VC (the
+/// router input behind it always has room: its sender held credits). The VC served comes from
+/// registers only, so no path runs from the link's valid through the node back into its pops:
+/// the VC whose packet is under way, else `pick`, chosen a cycle earlier from the VCs offering
+/// then (the other VC first after a packet, so the two alternate). A VC that starts offering
+/// while `pick` names the other, idle one waits one cycle.
 fn merge<'d>(d: &'d Design, en: &str, vcs: &[Source<'d>; 2]) -> Source<'d> {
     let busy = d.reg(&format!("merge_{en}_busy"), 1, 0);
     let cur = d.reg(&format!("merge_{en}_vc"), 1, 0);
+    let pick = d.reg(&format!("merge_{en}_pick"), 1, 0);
     let (v0, v1) = (vcs[0].0.valid, vcs[1].0.valid);
-    let has = v0 | v1;
-    let grant = d.round_robin(&format!("merge_{en}_arbiter"), v1.cat(v0), !busy.q & has);
-    let sel = busy.q.mux(cur.q, grant.bit(1)).named(&format!("merge_{en}_sel"));
-    let active = busy.q | has;
-    let valid = sel.mux(v1, v0) & active;
+    let sel = busy.q.mux(cur.q, pick.q).named(&format!("merge_{en}_sel"));
+    let valid = sel.mux(v1, v0);
     let last = sel.mux(vcs[1].0.last.unwrap(), vcs[0].0.last.unwrap());
-    busy.next(active & !(valid & last));
+    busy.next(valid.mux(!last, busy.q));
     cur.next(sel);
-    vcs[0].ready(active & !sel);
-    vcs[1].ready(active & sel);
+    pick.next(sel.mux(v0, v1).mux(!sel, valid.mux(sel, pick.q)));
+    vcs[0].ready(!sel);
+    vcs[1].ready(sel);
     let shape = vcs[0].0.shape.with_user(1).always_ready();
     let data = vcs[0].0.data.iter().zip(&vcs[1].0.data).map(|(a, b)| sel.mux(*b, *a)).collect();
     Source(Axis {
