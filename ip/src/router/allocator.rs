@@ -14,6 +14,13 @@
 //! output until its tail is scheduled, so flits of two packets never interleave on one output
 //! and one flow stays in order.
 //!
+//! Placement: the router is a crossbar spread over the chip, and a signal from one port to
+//! another is a long wire. So that a grant need not cross back to the input it picks, every
+//! input keeps a copy of every output's round-robin arbiter (a pointer of its own, the same
+//! requests, so the same grants); the output keeps an arbiter of its own for its state. The
+//! output state the inputs read comes from registers with few loads (`slot` is kept beside the
+//! output buffer's valid bits for the allocator alone).
+//!
 //! Credits: a grant's flits are taken from the output's credits when its head crosses (the
 //! cycle after the grant). The allocator reads registered flags instead of comparing credits
 //! with the packet's length: room downstream for one maximum packet, or for two in the cycle a
@@ -41,12 +48,17 @@ pub(super) fn vector<'d>(d: &'d Design, bits: &[Sig<'d>]) -> Sig<'d> {
 
 /// The registered state of an output the allocator reads (the output unit drives it).
 pub(super) struct OutputState<'d> {
-    /// A slot of the output's buffer is free for a flit crossing next cycle (a register).
-    pub slot: Sig<'d>,
+    /// A slot of the output's buffer is free for a flit crossing next cycle (a register of its
+    /// own, beside the buffer's valid bits).
+    pub slot: Reg<'d>,
     /// A packet of several flits holds the output (its tail not yet scheduled).
     pub owned: Reg<'d>,
-    /// A new packet's head crosses into the output now (its credits are taken this cycle).
+    /// A new packet's head crosses into the output now (its credits are taken this cycle), and
+    /// that packet's output VC and length in flits (registered from the grant, so the credit
+    /// logic reads no switch).
     pub head: Reg<'d>,
+    pub head_vc: Reg<'d>,
+    pub head_flits: Reg<'d>,
     /// One-hot over the inputs: whose flit crosses into the output now.
     pub sel: Reg<'d>,
     /// Some input asked for the output (for the stall counter).
@@ -61,14 +73,15 @@ pub(super) struct OutputState<'d> {
 
 /// What an input sends in a cycle (registers written by the allocator the cycle before).
 pub(super) struct Schedule<'d> {
-    /// Per VC: its head flit crosses now.
+    /// Per VC: its head flit crosses now. The buffer's copy: it drives the buffer's registers,
+    /// so the allocator reads its own copy, `stay` (below), whose fan-out stays small.
     pub pop: Vec<Reg<'d>>,
     pub vc: Reg<'d>,
-    /// The flit is a packet's head going to an output: `header` replaces its first word.
+    /// The flit is a packet's head going to an output: the `header` of its VC replaces its
+    /// first word (one rewritten header per VC, so the VC choice drives no 128-bit mux).
     pub head: Reg<'d>,
-    pub header: Reg<'d>,
+    pub header: Vec<Reg<'d>>,
     pub ovc: Reg<'d>,
-    pub flits: Reg<'d>,
 }
 
 /// The flit at a VC's head in the next cycle, as far as registers tell.
@@ -83,7 +96,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
     d.section("allocation: each input's next flit and VC choice");
     let n_out = outs.len();
     let lit_out = |o: usize| d.lit(o as u128, out_bits);
-    let slot = vector(d, &outs.iter().map(|o| o.slot).collect::<Vec<_>>());
+    let slot = vector(d, &outs.iter().map(|o| o.slot.q).collect::<Vec<_>>());
     // Per output VC (index `ovc · 2^out_bits + out`): a new packet may have it next cycle.
     let mut free = vec![d.lit(0, 1); 2 << out_bits];
     for (o, st) in outs.iter().enumerate() {
@@ -92,7 +105,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
                 Some(room) => st.head.q.mux(st.room2.as_ref().unwrap()[v].q, room[v].q),
                 None => d.lit(1, 1),
             };
-            free[(v << out_bits) + o] = st.slot & !st.owned.q & credit;
+            free[(v << out_bits) + o] = st.slot.q & !st.owned.q & credit;
         }
     }
     let free = vector(d, &free);
@@ -102,36 +115,48 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
             pop: (0..inp.vcs).map(|v| d.reg(&format!("{}_vc{v}_pop", inp.name), 1, 0)).collect(),
             vc: d.reg(&format!("{}_send_vc", inp.name), 1, 0),
             head: d.reg(&format!("{}_send_head", inp.name), 1, 0),
-            header: d.reg(&format!("{}_send_header", inp.name), 128, 0),
+            header: (0..inp.vcs).map(|v| d.reg(&format!("{}_vc{v}_send_header", inp.name), 128, 0)).collect(),
             ovc: d.reg(&format!("{}_send_ovc", inp.name), 1, 0),
-            flits: d.reg(&format!("{}_send_flits", inp.name), inp.vc[0].head.flits.width, 0),
         })
         .collect();
-    // Per input: (asks, chosen VC, chosen side, rewritten headers, next flits, connection regs).
+    // Per input: what it asks for, its connection's registers and what the outputs need of it.
     struct Ask<'d> {
         has: Sig<'d>,
         take1: Sig<'d>,
         side: Side<'d>,
-        header: Sig<'d>,
         next: Vec<Next<'d>>,
+        stay: Vec<Reg<'d>>,
         busy: Reg<'d>,
         starts: Vec<Reg<'d>>,
         /// One-hot: the VC chosen (none when the input asks for nothing).
         vcg: Vec<Sig<'d>>,
+        cur_vc: Reg<'d>,
+        cur_out: Reg<'d>,
+        cur_ovc: Reg<'d>,
+        cur_drop: Reg<'d>,
+        /// The connection sends its next flit; per output, it goes there; and it is the tail.
+        cont: Sig<'d>,
+        here: Vec<Sig<'d>>,
+        cont_last: Sig<'d>,
     }
     let asks: Vec<Ask> = inputs
         .iter()
         .zip(&scheds)
         .map(|(inp, s)| {
             let busy = d.reg(&format!("{}_busy", inp.name), 1, 0);
+            // The allocator's copy of the pops (a pop drives hundreds of buffer bits, which
+            // would pull these paths across the chip), inverted so that synthesis does not
+            // merge it back into the pop.
+            let stay: Vec<Reg> = (0..inp.vcs).map(|v| d.reg(&format!("{}_vc{v}_stay", inp.name), 1, 1)).collect();
             let next: Vec<Next> = inp
                 .vc
                 .iter()
-                .zip(&s.pop)
-                .map(|(b, pop)| {
+                .zip(s.pop.iter().zip(&stay))
+                .map(|(b, (pop, stay))| {
                     Next {
-                        valid: pop.q.mux(b.second_valid, b.nonempty),
-                        side: Side::select(pop.q, b.second, b.head),
+                        valid: stay.q.mux(b.nonempty, b.second_valid),
+                        side: Side::select(stay.q, b.head, b.second),
+                        // Into the header registers only, beside the buffer: the buffer's pop.
                         word: pop.q.mux(b.second_word, b.data[0]),
                     }
                 })
@@ -148,79 +173,86 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
                 .collect();
             // Rewritten headers, per VC in parallel: `hops` + 1 for a link output.
             let on_link = |out: Sig<'d>| if c.local_ports >> out.width > 0 { d.lit(0, 1) } else { out.ge(c.local_ports) };
-            let headers: Vec<Sig> = next.iter().map(|n| rewrite(d, n.word, on_link(n.side.out))).collect();
-            let (has, take1, side, header, vcg) = if inp.vcs == 2 {
+            for (n, h) in next.iter().zip(&s.header) {
+                h.next(rewrite(d, n.word, on_link(n.side.out)));
+            }
+            let (has, take1, side, vcg) = if inp.vcs == 2 {
                 // The VC choice moves on whenever the input asks (not only when it is granted):
                 // the arbiter's state then waits for no output's grant.
                 let grant = round_robin(d, &format!("{}_vc_arbiter", inp.name), reqs[1].cat(reqs[0]), reqs[0] | reqs[1]);
                 let take1 = grant.bit(1);
-                (reqs[0] | reqs[1], take1, Side::select(take1, next[1].side, next[0].side), take1.mux(headers[1], headers[0]), vec![grant.bit(0), grant.bit(1)])
+                (reqs[0] | reqs[1], take1, Side::select(take1, next[1].side, next[0].side), vec![grant.bit(0), grant.bit(1)])
             } else {
-                (reqs[0], d.lit(0, 1), next[0].side, headers[0], vec![reqs[0]])
+                (reqs[0], d.lit(0, 1), next[0].side, vec![reqs[0]])
             };
-            Ask { has, take1, side, header, next, busy, starts, vcg }
+            // The connection: its registers follow an idle input's choice (they matter once it
+            // is busy); it sends its next flit when that is there and its output has a slot (a
+            // dropped packet needs none).
+            let cur_vc = d.reg(&format!("{}_cur_vc", inp.name), 1, 0);
+            let cur_out = d.reg(&format!("{}_cur_out", inp.name), out_bits, 0);
+            let cur_ovc = d.reg(&format!("{}_cur_ovc", inp.name), 1, 0);
+            let cur_drop = d.reg(&format!("{}_cur_drop", inp.name), 1, 0);
+            let by_cur = |f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { cur_vc.q.mux(f(1), f(0)) } else { f(0) };
+            let cont = busy.q & by_cur(&|v| next[v].valid) & (pick(slot, cur_out.q) | cur_drop.q);
+            let here = (0..n_out).map(|o| cur_out.q.eq(lit_out(o)) & !cur_drop.q).collect();
+            let cont_last = cont & by_cur(&|v| next[v].side.last);
+            Ask { has, take1, side, next, stay, busy, starts, vcg, cur_vc, cur_out, cur_ovc, cur_drop, cont, here, cont_last }
         })
         .collect();
 
-    d.section("allocation: outputs grant an input");
-    let grants: Vec<Sig> = outs
-        .iter()
-        .enumerate()
-        .map(|(o, st)| {
-            // Input i asks for o: its chosen VC's next packet goes there (each VC's test runs
-            // beside the VC choice, not after it).
+    d.section("allocation: outputs grant an input (each output's arbiter, and every input's copy)");
+    // Input i asks for o: its chosen VC's next packet goes there (each VC's test runs beside
+    // the VC choice, not after it).
+    let requests: Vec<Sig> = (0..n_out)
+        .map(|o| {
             let asks_o = |a: &Ask<'d>| a.vcg.iter().zip(&a.next).map(|(g, n)| *g & n.side.out.eq(lit_out(o)) & !n.side.drop).reduce(|x, y| x | y).unwrap();
-            let requests = vector(d, &asks.iter().map(asks_o).collect::<Vec<_>>());
-            st.asked.next(requests.any());
-            round_robin(d, &format!("{}_arbiter", names_of(inputs)[o]), requests, d.lit(1, 1))
+            vector(d, &asks.iter().map(asks_o).collect::<Vec<_>>())
         })
         .collect();
+    let out_names = names_of(inputs);
+    let grants: Vec<Sig> = (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter", out_names[o]), requests[o], d.lit(1, 1))).collect();
+    // Per input, per output: the input's copy of the output's arbiter.
+    let copies: Vec<Vec<Sig>> = inputs
+        .iter()
+        .map(|inp| (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter_at_{}", out_names[o], inp.name), requests[o], d.lit(1, 1))).collect())
+        .collect();
+    // Per output: a connection's tail is scheduled now (the output is released).
+    let released: Vec<Sig> = (0..n_out).map(|o| asks.iter().map(|a| a.cont_last & a.here[o]).reduce(|x, y| x | y).unwrap()).collect();
+    // A grant to a packet of several flits holds the output.
+    let held = |grant: Sig<'d>| asks.iter().enumerate().map(|(i, a)| grant.bit(i) & !a.side.last).reduce(|x, y| x | y).unwrap();
 
     d.section("allocation: the schedule for the next cycle");
-    let mut to: Vec<Vec<Sig>> = vec![vec![]; n_out];
-    let mut releases: Vec<Vec<Sig>> = vec![vec![]; n_out];
-    let mut holds: Vec<Vec<Sig>> = vec![vec![]; n_out];
     for (i, ((inp, s), a)) in inputs.iter().zip(&scheds).zip(&asks).enumerate() {
         let (busy, starts) = (a.busy, &a.starts);
-        let cur_vc = d.reg(&format!("{}_cur_vc", inp.name), 1, 0);
-        let cur_out = d.reg(&format!("{}_cur_out", inp.name), out_bits, 0);
-        let cur_ovc = d.reg(&format!("{}_cur_ovc", inp.name), 1, 0);
-        let cur_drop = d.reg(&format!("{}_cur_drop", inp.name), 1, 0);
         let by_vc = |vc: Sig<'d>, f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { vc.mux(f(1), f(0)) } else { f(0) };
         let is_vc = |vc: Sig<'d>, v: usize| if inp.vcs == 1 { d.lit(1, 1) } else if v == 1 { vc } else { !vc };
-        let new = grants.iter().map(|g| g.bit(i)).reduce(|x, y| x | y).unwrap() | a.has & a.side.drop;
-        // A connection's next flit: there, and a slot at its output (a dropped packet needs none).
-        let cont = busy.q & by_vc(cur_vc.q, &|v| a.next[v].valid) & (pick(slot, cur_out.q) | cur_drop.q);
-        let send = cont | new;
-        let vc = busy.q.mux(cur_vc.q, a.take1);
+        let new = copies[i].iter().map(|g| g.bit(i)).reduce(|x, y| x | y).unwrap() | a.has & a.side.drop;
+        let send = a.cont | new;
+        let vc = busy.q.mux(a.cur_vc.q, a.take1);
         let last = by_vc(vc, &|v| a.next[v].side.last);
         busy.next(send.mux(!last, busy.q));
-        // An idle input's connection registers follow its choice (they matter once it is busy).
-        cur_vc.next_when(!busy.q, a.take1);
-        cur_out.next_when(!busy.q, a.side.out);
-        cur_ovc.next_when(!busy.q, a.side.ovc);
-        cur_drop.next_when(!busy.q, a.side.drop);
+        a.cur_vc.next_when(!busy.q, a.take1);
+        a.cur_out.next_when(!busy.q, a.side.out);
+        a.cur_ovc.next_when(!busy.q, a.side.ovc);
+        a.cur_drop.next_when(!busy.q, a.side.drop);
         for (v, start) in starts.iter().enumerate() {
             start.next_when(send & is_vc(vc, v), last);
             s.pop[v].next(send & is_vc(vc, v));
+            a.stay[v].next(!(send & is_vc(vc, v)));
         }
         s.vc.next(vc);
         s.head.next(new & !a.side.drop);
-        s.header.next(a.header);
-        s.ovc.next(busy.q.mux(cur_ovc.q, a.side.ovc));
-        s.flits.next(a.side.flits);
-        for (o, g) in grants.iter().enumerate() {
-            let here = cur_out.q.eq(lit_out(o)) & !cur_drop.q;
-            to[o].push(busy.q.mux(cont & here, g.bit(i)));
-            releases[o].push(cont & here & last);
-            holds[o].push(g.bit(i) & !a.side.last);
-        }
+        s.ovc.next(busy.q.mux(a.cur_ovc.q, a.side.ovc));
     }
     for (o, st) in outs.iter().enumerate() {
-        st.sel.next(vector(d, &to[o]));
+        let to: Vec<Sig> = asks.iter().enumerate().map(|(i, a)| a.busy.q.mux(a.cont & a.here[o], grants[o].bit(i))).collect();
+        st.sel.next(vector(d, &to));
         st.head.next(grants[o].any());
-        let any = |v: &[Sig<'d>]| v.iter().copied().reduce(|x, y| x | y).unwrap();
-        st.owned.next(st.owned.q & !any(&releases[o]) | any(&holds[o]));
+        let granted = |f: &dyn Fn(&Ask<'d>) -> Sig<'d>| asks.iter().enumerate().fold(d.lit(0, f(&asks[0]).width), |acc, (i, a)| acc | grants[o].bit(i).mux(f(a), 0));
+        st.head_vc.next(granted(&|a| a.side.ovc));
+        st.head_flits.next(granted(&|a| a.side.flits));
+        st.asked.next(requests[o].any());
+        st.owned.next(st.owned.q & !released[o] | held(grants[o]));
     }
     scheds
 }

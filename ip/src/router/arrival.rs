@@ -33,6 +33,8 @@ pub(super) struct Routed<'d> {
     pub flits: Sig<'d>,
     /// One flit (`length` = 0), without the adder behind `flits`.
     pub single: Sig<'d>,
+    /// Longer than `max_packet_bytes` (one of the reasons for `drop`): `flits` means nothing.
+    pub long: Sig<'d>,
     /// Payload bytes in the last flit as a keep mask (all ones for a header-only packet).
     pub last_keep: Sig<'d>,
 }
@@ -149,7 +151,8 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: S
     let dst_port = f(data, "dst_port");
     let length = f(data, "length");
     let outside = (0..3).map(|k| !below(d, dst[k], c.dims[k])).reduce(|a, b| a | b).unwrap();
-    let drop = outside | !below(d, dst_port, c.local_ports) | !below(d, length, c.max_packet_bytes + 1);
+    let long = !below(d, length, c.max_packet_bytes + 1);
+    let drop = outside | !below(d, dst_port, c.local_ports) | long;
 
     // Dimension order: the first dimension not yet at its destination decides.
     let mut out = dst_port.resize(out_bits);
@@ -177,7 +180,7 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: S
     let ones = d.lit(u128::MAX, fb);
     let keep = rem.is_zero().mux(ones, !ones.shl(rem));
     let last_keep = length.is_zero().mux(ones, keep);
-    Routed { out: out.named("route_out"), ovc: ovc.named("route_vc"), drop, flits, single: length.is_zero(), last_keep }
+    Routed { out: out.named("route_out"), ovc: ovc.named("route_vc"), drop, flits, single: length.is_zero(), long, last_keep }
 }
 
 /// `x < value` for a constant, as AND/OR logic (no carry chain, which logic synthesis does not

@@ -60,16 +60,24 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
     let arrived = arrive(d, c, here, data[0], from, port, vc_in, l.out, l.flits);
     let routed = arrived.route;
     let fix_drops: Vec<Sig> = (0..vcs).filter(|_| from.is_some()).map(|_| d.later(1)).collect();
+    // The counters count registered events (a count lands a cycle late): the events come from
+    // the arrival's header check and route, which leave no time for a 32-bit adder behind them.
+    let event = |counter: &str, e: Sig<'d>| {
+        let r = d.reg(&format!("{counter}_event"), 1, 0);
+        r.next(e);
+        r.q
+    };
     let (write, wvc, w_last, w_keep, head, w_data) = match from {
         Some(_) => {
             let expect_head = d.reg(&format!("{name}_expect_head"), 1, 1);
             expect_head.next_when(valid, last_in);
             let head = valid & expect_head.q;
-            d.counter(&format!("stat_{name}_ecc_corrected"), head & arrived.corrected);
-            d.counter(&format!("stat_{name}_ecc_uncorrectable"), head & arrived.uncorrectable);
+            let (corrected, uncorrectable) = (format!("stat_{name}_ecc_corrected"), format!("stat_{name}_ecc_uncorrectable"));
+            d.counter(&corrected, event(&corrected, head & arrived.corrected));
+            d.counter(&uncorrectable, event(&uncorrectable, head & arrived.uncorrectable));
             // Dropped: on arrival, or (a corrected header) when routed again.
             let dropped = d.reg(&format!("stat_{name}_dropped"), 32, 0);
-            let events = [head & routed.drop & !arrived.fix, fix_drops[0], fix_drops[1]];
+            let events = [("arrival", head & routed.drop & !arrived.fix), ("vc0", fix_drops[0]), ("vc1", fix_drops[1])].map(|(at, e)| event(&format!("stat_{name}_dropped_{at}"), e));
             dropped.next(events.iter().fold(dropped.q, |acc, e| acc + e.zext(32)));
             d.output(&format!("stat_{name}_dropped"), dropped.q);
             (valid, vc_in, last_in, keep_in, expect_head.q, data.clone())
@@ -85,8 +93,10 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
             sig!(accept = takes & valid);
             let write = accept | in_pad & space;
             let head = accept & in_head;
-            // Last flit written: the length says so (a dropped packet keeps its header only).
-            let w_last = in_head.mux(routed.single | routed.drop, remaining.q.eq(1u32));
+            // Last flit written: the length says so. A packet too long keeps its header only;
+            // another dropped packet (addressed outside the torus) is taken whole and dropped
+            // by the allocator, as on a link input, so the address checks stay off this path.
+            let w_last = in_head.mux(routed.single | routed.long, remaining.q.eq(1u32));
             remaining.next_when(write, in_head.mux(routed.flits - 1u32, remaining.q - 1u32));
             last_keep.next_when(head, routed.last_keep);
             sig!(ends = write & w_last); // the packet's last flit is written now
@@ -95,8 +105,13 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
             let discard_end = in_discard & valid & last_in;
             mode.go_when(head, Police::Body).go_when(ends, Police::Head).go_when(early, Police::Pad).go_when(extra, Police::Discard).go_when(discard_end, Police::Head);
             let dropped = head & routed.drop;
-            d.counter(&format!("stat_{name}_length_errors"), (extra | early) & !dropped);
-            d.counter(&format!("stat_{name}_dropped"), dropped);
+            // A dropped packet counts no length error (its drop decided at its header).
+            let in_dropped = d.reg(&format!("{name}_in_dropped"), 1, 0);
+            in_dropped.next_when(head, routed.drop);
+            let counted = !in_head.mux(routed.drop, in_dropped.q);
+            let (errors, drops) = (format!("stat_{name}_length_errors"), format!("stat_{name}_dropped"));
+            d.counter(&errors, event(&errors, (extra | early) & counted));
+            d.counter(&drops, event(&drops, dropped));
             let w_data = data.iter().map(|x| in_pad.mux(0, *x)).collect();
             let keep = in_head.mux(all_keep, w_last.mux(last_keep.q, all_keep));
             (write, d.lit(0, 1), w_last, keep, head, w_data)

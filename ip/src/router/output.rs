@@ -16,7 +16,6 @@ pub(super) struct Crossing<'d> {
     pub last: Sig<'d>,
     pub keep: Sig<'d>,
     pub ovc: Sig<'d>,
-    pub flits: Sig<'d>,
     pub data: Vec<Sig<'d>>,
 }
 
@@ -38,21 +37,22 @@ pub(super) fn switch<'d>(d: &'d Design, inputs: &[Input<'d>], scheds: &[Schedule
             }
             // The flit at the scheduled VC's head; a head flit with its rewritten header.
             let mut data: Vec<Sig> = (0..inp.vc[0].data.len()).map(|k| by_vc(&|v| inp.vc[v].data[k])).collect();
-            data[0] = s.head.q.mux(s.header.q, data[0]);
-            Crossing { last: by_vc(&|v| inp.vc[v].head.last), keep: by_vc(&|v| inp.vc[v].head.keep), ovc: s.ovc.q, flits: s.flits.q, data }
+            data[0] = s.head.q.mux(by_vc(&|v| s.header[v].q), data[0]);
+            Crossing { last: by_vc(&|v| inp.vc[v].head.last), keep: by_vc(&|v| inp.vc[v].head.keep), ovc: s.ovc.q, data }
         })
         .collect()
 }
 
 /// The registers of output `name` the allocator reads; `link` for an output with credits
-/// (`vc_buffer_flits` each, `max_flits` the largest packet).
-pub(super) fn output_state<'d>(d: &'d Design, name: &str, inputs: usize, link: Option<(usize, usize)>) -> (OutputState<'d>, Buffer<'d>) {
+/// (`vc_buffer_flits` each, `max_flits` the largest packet); `flit_bits` holds a packet's flits.
+pub(super) fn output_state<'d>(d: &'d Design, name: &str, inputs: usize, link: Option<(usize, usize)>, flit_bits: usize) -> (OutputState<'d>, Buffer<'d>) {
     let valid = |entry: &str| d.reg(&format!("{name}_{entry}_valid"), 1, 0);
     let buf = Buffer { a_valid: valid("out"), b_valid: valid("skid"), c_valid: valid("skid2"), ready: d.input(&format!("m_axis_{name}_tready"), 1) };
     let sel = d.reg(&format!("{name}_sel"), inputs, 0);
-    // The buffer holds at most one flit now, so at most two next cycle (one may cross now),
-    // and a flit scheduled now finds a slot whatever `tready` does: a register decides.
-    let slot = !buf.b_valid.q;
+    // The buffer holds at most one flit now (the second entry is empty), so at most two next
+    // cycle (one may cross now), and a flit scheduled now finds a slot whatever `tready` does:
+    // a register decides, a copy of `!skid_valid` for the allocator alone.
+    let slot = d.reg(&format!("{name}_slot"), 1, 1);
     let credits = link.map(|(depth, max_flits)| {
         let cb = (usize::BITS - depth.leading_zeros()) as usize;
         let credit = [0, 1].map(|v| d.reg(&format!("{name}_credit{v}"), cb, depth as u128));
@@ -61,9 +61,11 @@ pub(super) fn output_state<'d>(d: &'d Design, name: &str, inputs: usize, link: O
         (credit, room, room2, max_flits)
     });
     let state = OutputState {
-        slot: slot.named(&format!("{name}_slot")),
+        slot,
         owned: d.reg(&format!("{name}_owned"), 1, 0),
         head: d.reg(&format!("{name}_head_in"), 1, 0),
+        head_vc: d.reg(&format!("{name}_head_vc"), 1, 0),
+        head_flits: d.reg(&format!("{name}_head_flits"), flit_bits, 0),
         sel,
         asked: d.reg(&format!("{name}_asked"), 1, 0),
         credit: credits.map(|c| c.0),
@@ -100,9 +102,11 @@ pub(super) fn output<'d>(d: &'d Design, name: &str, x: &[Crossing<'d>], st: &Out
     // Entries after this cycle's take, as a thermometer, then the push behind them (a flit
     // is scheduled only into a buffer holding at most one, so c is empty when one crosses).
     let kept = [taken.mux(b, a), taken.mux(c, b), !taken & c];
+    let b_next = kept[1] | kept[0] & push;
     a_valid.next(kept[0] | push);
-    b_valid.next(kept[1] | kept[0] & push);
+    b_valid.next(b_next);
     c_valid.next(kept[2] | kept[1] & push);
+    st.slot.next(!b_next);
     let m = format!("m_axis_{name}");
     let store = |field: &str, port: &str, value: Sig<'d>| {
         let rc = d.reg(&format!("{name}_skid2_{field}"), value.width, 0);
@@ -129,14 +133,13 @@ pub(super) fn output<'d>(d: &'d Design, name: &str, x: &[Crossing<'d>], st: &Out
         d.counter(&format!("stat_{name}_vc1_packets"), tail & ovc);
         // Credits: the whole packet as its head crosses, one back per flit freed downstream.
         let back = d.input(&format!("{m}_credit"), 2);
-        let flits = and_or(&x.iter().map(|xi| xi.flits).collect::<Vec<_>>());
         for v in 0..2 {
-            let take = st.head.q & if v == 1 { ovc } else { !ovc };
+            let take = st.head.q & if v == 1 { st.head_vc.q } else { !st.head_vc.q };
             // The room flags compare the credits before the take with the take, against
             // thresholds moved to the other side (no compare waits for the subtraction).
             let cb = cr[v].q.width;
             let base = cr[v].q.zext(cb + 1) + back.bit(v).zext(cb + 1);
-            let taken = take.mux(flits.resize(cb + 1), 0);
+            let taken = take.mux(st.head_flits.q.resize(cb + 1), 0);
             cr[v].next((base - taken).resize(cb));
             let short = |m: usize| if m < 1 << cb { (base.zext(cb + 2) - m as u128).slt(taken.zext(cb + 2)) } else { d.lit(1, 1) };
             room[v].next(!short(st.max_flits));

@@ -76,7 +76,7 @@ pub fn router(config: &RouterConfig) -> Result<Netlist, String> {
     let (states, bufs): (Vec<_>, Vec<_>) = out_names
         .iter()
         .enumerate()
-        .map(|(o, name)| output_state(&d, name, inputs.len(), (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits()))))
+        .map(|(o, name)| output_state(&d, name, inputs.len(), (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits())), layout.flits))
         .unzip();
     let scheds = allocate(&d, c, &inputs, &states, layout.out);
     let crossings = switch(&d, &inputs, &scheds);
