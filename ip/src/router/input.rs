@@ -67,14 +67,14 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
         r.next(e);
         r.q
     };
+    let count = |counter: String, e: Sig<'d>| d.counter(&counter, event(&counter, e));
     let (write, wvc, w_last, w_keep, head, w_data) = match from {
         Some(_) => {
             let expect_head = d.reg(&format!("{name}_expect_head"), 1, 1);
             expect_head.next_when(valid, last_in);
             let head = valid & expect_head.q;
-            let (corrected, uncorrectable) = (format!("stat_{name}_ecc_corrected"), format!("stat_{name}_ecc_uncorrectable"));
-            d.counter(&corrected, event(&corrected, head & arrived.corrected));
-            d.counter(&uncorrectable, event(&uncorrectable, head & arrived.uncorrectable));
+            count(format!("stat_{name}_ecc_corrected"), head & arrived.corrected);
+            count(format!("stat_{name}_ecc_uncorrectable"), head & arrived.uncorrectable);
             // Dropped: on arrival, or (a corrected header) when routed again.
             let dropped = d.reg(&format!("stat_{name}_dropped"), 32, 0);
             let events = [("arrival", head & routed.drop & !arrived.fix), ("vc0", fix_drops[0]), ("vc1", fix_drops[1])].map(|(at, e)| event(&format!("stat_{name}_dropped_{at}"), e));
@@ -109,9 +109,8 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
             let in_dropped = d.reg(&format!("{name}_in_dropped"), 1, 0);
             in_dropped.next_when(head, routed.drop);
             let counted = !in_head.mux(routed.drop, in_dropped.q);
-            let (errors, drops) = (format!("stat_{name}_length_errors"), format!("stat_{name}_dropped"));
-            d.counter(&errors, event(&errors, (extra | early) & counted));
-            d.counter(&drops, event(&drops, dropped));
+            count(format!("stat_{name}_length_errors"), (extra | early) & counted);
+            count(format!("stat_{name}_dropped"), dropped);
             let w_data = data.iter().map(|x| in_pad.mux(0, *x)).collect();
             let keep = in_head.mux(all_keep, w_last.mux(last_keep.q, all_keep));
             (write, d.lit(0, 1), w_last, keep, head, w_data)
