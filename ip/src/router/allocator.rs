@@ -9,17 +9,18 @@
 //! buffer memory goes into a register first, see [`super::buffer`]; a flit arriving now is
 //! scheduled in the next cycle). A connection (a granted packet of several flits) sends its
 //! next flit when it is there and its output has a slot. An idle input picks one of its VCs
-//! whose next flit starts a packet with a free output and credits (round robin between VCs);
-//! each output grants one of the inputs asking for it (round robin). A granted packet holds its
-//! output until its tail is scheduled, so flits of two packets never interleave on one output
-//! and one flow stays in order.
+//! whose next flit starts a packet (round robin between VCs, moving on at every choice) and
+//! asks for that packet's output when the output is free and has credits; each output grants
+//! one of the inputs asking for it (round robin). A granted packet holds its output until its
+//! tail is scheduled, so flits of two packets never interleave on one output and one flow stays
+//! in order.
 //!
-//! Placement: the router is a crossbar spread over the chip, and a signal from one port to
-//! another is a long wire. So that a grant need not cross back to the input it picks, every
-//! input keeps a copy of every output's round-robin arbiter (a pointer of its own, the same
-//! requests, so the same grants); the output keeps an arbiter of its own for its state. The
-//! output state the inputs read comes from registers with few loads (`slot` is kept beside the
-//! output buffer's valid bits for the allocator alone).
+//! Timing: the VC choice reads the input's registers only, so an output's state enters the
+//! request one level before it leaves the input. The request is the one allocation signal
+//! that crosses the router: each input decides from the requests and the arbiters' pointer
+//! registers whether it won (the grant's bit computed beside the input), so no grant crosses
+//! back. A VC whose output is busy takes turns with the other VC instead of letting it pass at
+//! once (measured with `weft bench router`: saturation throughput unchanged).
 //!
 //! Credits: a grant's flits are taken from the output's credits when its head crosses (the
 //! cycle after the grant). The allocator reads registered flags instead of comparing credits
@@ -88,7 +89,8 @@ pub(super) struct Schedule<'d> {
 struct Next<'d> {
     valid: Sig<'d>,
     side: Side<'d>,
-    word: Sig<'d>,
+    /// Its first word rewritten as it leaves, if it is a packet's head.
+    header: Sig<'d>,
 }
 
 /// The allocation stage for every input; writes the schedules and the outputs' registers.
@@ -148,6 +150,8 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
             // would pull these paths across the chip), inverted so that synthesis does not
             // merge it back into the pop.
             let stay: Vec<Reg> = (0..inp.vcs).map(|v| d.reg(&format!("{}_vc{v}_stay", inp.name), 1, 1)).collect();
+            // Rewritten headers (`hops` + 1 for a link output), per VC.
+            let on_link = |out: Sig<'d>| if c.local_ports >> out.width > 0 { d.lit(0, 1) } else { out.ge(c.local_ports) };
             let next: Vec<Next> = inp
                 .vc
                 .iter()
@@ -156,34 +160,27 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
                     Next {
                         valid: stay.q.mux(b.nonempty, b.second_valid),
                         side: Side::select(stay.q, b.head, b.second),
-                        // Into the header registers only, beside the buffer: the buffer's pop.
-                        word: pop.q.mux(b.second_word, b.data[0]),
+                        // Both candidates rewritten from registers, the buffer's pop choosing
+                        // last: it drives hundreds of loads, so its long wire ends at this mux.
+                        header: pop.q.mux(rewrite(d, b.second_word, on_link(b.second.out)), rewrite(d, b.data[0], on_link(b.head.out))),
                     }
                 })
                 .collect();
             let starts: Vec<Reg> = (0..inp.vcs).map(|v| d.reg(&format!("{}_vc{v}_start", inp.name), 1, 1)).collect();
-            let reqs: Vec<Sig> = next
-                .iter()
-                .zip(&starts)
-                .map(|(n, start)| {
-                    let h = n.side;
-                    let go = pick(free, h.ovc.cat(h.out)) | h.drop;
-                    go & n.valid & !h.fix & start.q & !busy.q
-                })
-                .collect();
-            // Rewritten headers, per VC in parallel: `hops` + 1 for a link output.
-            let on_link = |out: Sig<'d>| if c.local_ports >> out.width > 0 { d.lit(0, 1) } else { out.ge(c.local_ports) };
+            // Per VC: its next flit starts a packet (whether the packet's output is free is
+            // asked after the VC choice, so the choice reads the input's registers only).
+            let cands: Vec<Sig> = next.iter().zip(&starts).map(|(n, start)| n.valid & !n.side.fix & start.q & !busy.q).collect();
             for (n, h) in next.iter().zip(&s.header) {
-                h.next(rewrite(d, n.word, on_link(n.side.out)));
+                h.next(n.header);
             }
             let (has, take1, side, vcg) = if inp.vcs == 2 {
-                // The VC choice moves on whenever the input asks (not only when it is granted):
-                // the arbiter's state then waits for no output's grant.
-                let grant = round_robin(d, &format!("{}_vc_arbiter", inp.name), reqs[1].cat(reqs[0]), reqs[0] | reqs[1]);
+                // The VC choice moves on whenever the input has a packet to start (not only when
+                // it is granted): a VC whose output is busy so takes turns with the other.
+                let (grant, _) = round_robin(d, &format!("{}_vc_arbiter", inp.name), cands[1].cat(cands[0]), cands[0] | cands[1]);
                 let take1 = grant.bit(1);
-                (reqs[0] | reqs[1], take1, Side::select(take1, next[1].side, next[0].side), vec![grant.bit(0), grant.bit(1)])
+                (cands[0] | cands[1], take1, Side::select(take1, next[1].side, next[0].side), vec![grant.bit(0), grant.bit(1)])
             } else {
-                (reqs[0], d.lit(0, 1), next[0].side, vec![reqs[0]])
+                (cands[0], d.lit(0, 1), next[0].side, vec![cands[0]])
             };
             // The connection: its registers follow an idle input's choice (they matter once it
             // is busy); it sends its next flit when that is there and its output has a slot (a
@@ -200,21 +197,24 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         })
         .collect();
 
-    d.section("allocation: outputs grant an input (each output's arbiter, and every input's copy)");
-    // Input i asks for o: its chosen VC's next packet goes there (each VC's test runs beside
-    // the VC choice, not after it).
+    d.section("allocation: outputs grant an input (each output's arbiter, and whether each input won)");
+    // Input i asks for o: its chosen VC's next packet goes there and o is free for it (each
+    // VC's test runs beside the VC choice, not after it).
     let requests: Vec<Sig> = (0..n_out)
         .map(|o| {
-            let asks_o = |a: &Ask<'d>| a.vcg.iter().zip(&a.next).map(|(g, n)| *g & n.side.out.eq(lit_out(o)) & !n.side.drop).reduce(|x, y| x | y).unwrap();
+            let free_o = |ovc: Sig<'d>| ovc.mux(free.bit((1 << out_bits) + o), free.bit(o));
+            let asks_o = |a: &Ask<'d>| a.vcg.iter().zip(&a.next).map(|(g, n)| *g & n.side.out.eq(lit_out(o)) & !n.side.drop & free_o(n.side.ovc)).reduce(|x, y| x | y).unwrap();
             vector(d, &asks.iter().map(asks_o).collect::<Vec<_>>())
         })
         .collect();
     let out_names = names_of(inputs);
-    let grants: Vec<Sig> = (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter", out_names[o]), requests[o], d.lit(1, 1))).collect();
-    // Per input, per output: the input's copy of the output's arbiter.
-    let copies: Vec<Vec<Sig>> = inputs
+    let (grants, pointers): (Vec<Sig>, Vec<Sig>) = (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter", out_names[o]), requests[o], d.lit(1, 1))).unzip();
+    // Per input, per output: the input wins there (the grant's bit computed beside the input,
+    // from the arbiter's pointer register and the requests).
+    let wins_at: Vec<Vec<Sig>> = inputs
         .iter()
-        .map(|inp| (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter_at_{}", out_names[o], inp.name), requests[o], d.lit(1, 1))).collect())
+        .enumerate()
+        .map(|(i, inp)| (0..n_out).map(|o| wins(d, requests[o], pointers[o], i).named(&format!("{}_won_at_{}", out_names[o], inp.name))).collect())
         .collect();
     // Per output: a connection's tail is scheduled now (the output is released).
     let released: Vec<Sig> = (0..n_out).map(|o| asks.iter().map(|a| a.cont_last & a.here[o]).reduce(|x, y| x | y).unwrap()).collect();
@@ -226,7 +226,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         let (busy, starts) = (a.busy, &a.starts);
         let by_vc = |vc: Sig<'d>, f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { vc.mux(f(1), f(0)) } else { f(0) };
         let is_vc = |vc: Sig<'d>, v: usize| if inp.vcs == 1 { d.lit(1, 1) } else if v == 1 { vc } else { !vc };
-        let new = copies[i].iter().map(|g| g.bit(i)).reduce(|x, y| x | y).unwrap() | a.has & a.side.drop;
+        let new = wins_at[i].iter().copied().reduce(|x, y| x | y).unwrap() | a.has & a.side.drop;
         let send = a.cont | new;
         let vc = busy.q.mux(a.cur_vc.q, a.take1);
         let last = by_vc(vc, &|v| a.next[v].side.last);
@@ -245,7 +245,9 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         s.ovc.next(busy.q.mux(a.cur_ovc.q, a.side.ovc));
     }
     for (o, st) in outs.iter().enumerate() {
-        let to: Vec<Sig> = asks.iter().enumerate().map(|(i, a)| a.busy.q.mux(a.cont & a.here[o], grants[o].bit(i))).collect();
+        // A busy input asks for nothing, so no grant goes to it (and a connection's flit
+        // needs no look at `busy` here, which stays beside its input).
+        let to: Vec<Sig> = asks.iter().enumerate().map(|(i, a)| a.cont & a.here[o] | grants[o].bit(i)).collect();
         st.sel.next(vector(d, &to));
         st.head.next(grants[o].any());
         let granted = |f: &dyn Fn(&Ask<'d>) -> Sig<'d>| asks.iter().enumerate().fold(d.lit(0, f(&asks[0]).width), |acc, (i, a)| acc | grants[o].bit(i).mux(f(a), 0));
@@ -260,28 +262,31 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
 /// Round-robin arbiter over `requests` (bit i = requester i): grants (one-hot) the first request
 /// at or after the pointer, wrapping, and when `advance` is high moves the pointer just past the
 /// grant (after reset: requester 0 first). The same order as [`Design::round_robin`], from a
-/// binary pointer: each grant bit is one function of the requests and the pointer.
-fn round_robin<'d>(d: &'d Design, name: &str, requests: Sig<'d>, advance: Sig<'d>) -> Sig<'d> {
+/// binary pointer: each grant bit is one function of the requests and the pointer ([`wins`]).
+/// Returns the grant and the pointer.
+fn round_robin<'d>(d: &'d Design, name: &str, requests: Sig<'d>, advance: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
     let n = requests.width;
     let pb = (usize::BITS - (n - 1).leading_zeros()).max(1) as usize;
     let pointer = d.reg(name, pb, 0);
-    let r = |i: usize| requests.bit(i % n);
-    let bits: Vec<Sig> = (0..n)
-        .map(|i| {
-            // Requester i wins from pointer k when none of k, k+1, …, i−1 (mod n) asks.
-            (0..n)
-                .map(|k| {
-                    let before = (k..k + (i + n - k) % n).map(r).fold(d.lit(0, 1), |acc, x| acc | x);
-                    pointer.q.eq(d.lit(k as u128, pb)) & !before
-                })
-                .fold(d.lit(0, 1), |acc, x| acc | x)
-                & r(i)
-        })
-        .collect();
+    let bits: Vec<Sig> = (0..n).map(|i| wins(d, requests, pointer.q, i)).collect();
     let grant = vector(d, &bits).named(&format!("{name}_grant"));
     let next: Sig = (0..n).map(|i| grant.bit(i).mux(d.lit(((i + 1) % n) as u128, pb), d.lit(0, pb))).fold(d.lit(0, pb), |acc, x| acc | x);
     pointer.next_when(advance & grant.any(), next);
-    grant
+    (grant, pointer.q)
+}
+
+/// Bit `i` of a round-robin arbiter's grant ([`round_robin`]) with `pointer`.
+fn wins<'d>(d: &'d Design, requests: Sig<'d>, pointer: Sig<'d>, i: usize) -> Sig<'d> {
+    let n = requests.width;
+    let r = |j: usize| requests.bit(j % n);
+    // Requester i wins from pointer k when none of k, k+1, …, i−1 (mod n) asks.
+    (0..n)
+        .map(|k| {
+            let before = (k..k + (i + n - k) % n).map(r).fold(d.lit(0, 1), |acc, x| acc | x);
+            pointer.eq(d.lit(k as u128, pointer.width)) & !before
+        })
+        .fold(d.lit(0, 1), |acc, x| acc | x)
+        & r(i)
 }
 
 fn names_of(inputs: &[Input]) -> Vec<String> {
