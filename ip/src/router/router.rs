@@ -29,9 +29,9 @@
 //! again when it reaches its VC's head ([`super::fix`]).
 //!
 //! Allocation, separable and input-first ([`super::allocator`]): each idle input picks one of
-//! its VCs whose next packet has a free output and, for a link, room downstream for a whole
-//! packet (virtual cut-through; round-robin between VCs); each output grants one of the inputs
-//! asking for it (round-robin). A granted packet holds its output until its tail passes, so
+//! its VCs whose next flit starts a packet (round-robin between VCs) and asks for that packet's
+//! output when it is free and, for a link, has room downstream for a whole packet (virtual
+//! cut-through); each output grants one of the inputs asking for it (round-robin). A granted packet holds its output until its tail passes, so
 //! flits of two packets never interleave on one output and one flow stays in order. Credits are
 //! taken for the whole packet as its head crosses and come back one per flit as the next
 //! router frees them.
