@@ -123,6 +123,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         .collect();
     // Per input: what it asks for, its connection's registers and what the outputs need of it.
     struct Ask<'d> {
+        /// Some VC's next flit starts a packet (an idle input), and whether VC 1 was chosen.
         has: Sig<'d>,
         take1: Sig<'d>,
         side: Side<'d>,
@@ -130,7 +131,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         stay: Vec<Reg<'d>>,
         busy: Reg<'d>,
         starts: Vec<Reg<'d>>,
-        /// One-hot: the VC chosen (none when the input asks for nothing).
+        /// One-hot: the VC chosen (none when no VC's next flit starts a packet).
         vcg: Vec<Sig<'d>>,
         cur_vc: Reg<'d>,
         cur_out: Reg<'d>,
