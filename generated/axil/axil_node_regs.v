@@ -35,7 +35,9 @@ module axil_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_w
     output wire [1:0] s_axil_rresp;
     // inputs
     input wire [31:0] link_status;
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [255:0] counters;
+    /* verilator lint_on UNUSEDSIGNAL */
     // outputs: status and counters
     output wire [5:0] local_x;
     output wire [5:0] local_y;
@@ -84,13 +86,13 @@ wire read_word_or;
 wire read_word_is64;
 wire read_word_is65;
 wire read_word_is66;
-wire [31:0] counters_64_sel;
+wire [31:0] counters_sel;
 wire read_word_is67;
 wire read_word_is68;
 wire read_word_or_2;
 wire read_word_is69;
 wire read_word_is70;
-wire [31:0] counters_192_sel;
+wire [31:0] counters_sel_2;
 wire read_word_is71;
 wire [31:0] read_data;
 wire read_ok;
@@ -129,15 +131,15 @@ assign read_word_or = ((((read_word_is0 | read_word_is1) | read_word_is2) | read
 assign read_word_is64 = read_word == 10'h40;
 assign read_word_is65 = read_word == 10'h41;
 assign read_word_is66 = read_word == 10'h42;
-assign counters_64_sel = read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : (read_word_is64 ? counters[31:0] : (read_word_is6 ? link_status : axil_reg_010_sel)));
+assign counters_sel = read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : (read_word_is64 ? counters[31:0] : (read_word_is6 ? link_status : axil_reg_010_sel)));
 assign read_word_is67 = read_word == 10'h43;
 assign read_word_is68 = read_word == 10'h44;
 assign read_word_or_2 = ((((read_word_or | read_word_is64) | read_word_is65) | read_word_is66) | read_word_is67) | read_word_is68;
 assign read_word_is69 = read_word == 10'h45;
 assign read_word_is70 = read_word == 10'h46;
-assign counters_192_sel = read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : (read_word_is68 ? counters[159:128] : (read_word_is67 ? counters[127:96] : counters_64_sel)));
+assign counters_sel_2 = read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : (read_word_is68 ? counters[159:128] : (read_word_is67 ? counters[127:96] : counters_sel)));
 assign read_word_is71 = read_word == 10'h47;
-assign read_data = read_word_is71 ? counters[255:224] : counters_192_sel;
+assign read_data = read_word_is71 ? counters[255:224] : counters_sel_2;
 assign read_ok = ((read_word_or_2 | read_word_is69) | read_word_is70) | read_word_is71;
 
 always @(posedge clk) begin

@@ -10,8 +10,12 @@ module axis_adapter_w128_to_w64(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s
     input wire clk;
     input wire rst;
     // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [15:0] s_axis_tkeep;
+    /* verilator lint_on UNUSEDSIGNAL */
     input wire s_axis_tlast;
     input wire s_axis_tvalid;
     output wire s_axis_tready;

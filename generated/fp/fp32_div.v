@@ -38,23 +38,25 @@ module fp32_div(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
+    wire [31:0] s_axis_tdata_bits31_0;
+    wire [31:0] s_axis_tdata_bits63_32;
     // div: operands, special cases, leading zeros
-    wire [7:0] s_axis_tdata_0_bits30_23;
-    wire [22:0] s_axis_tdata_0_bits22_0;
-    wire s_axis_tdata_0_is0;
-    wire s_axis_tdata_0_is255;
-    wire s_axis_tdata_0_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23;
+    wire [22:0] s_axis_tdata_bits22_0;
+    wire s_axis_tdata_is0;
+    wire s_axis_tdata_is255;
+    wire s_axis_tdata_is0_2;
     wire a_sign;
     wire a_zero;
     wire a_inf;
     wire a_nan;
     wire [23:0] a_sig;
     wire [7:0] a_exp;
-    wire [7:0] s_axis_tdata_32_bits30_23;
-    wire [22:0] s_axis_tdata_32_bits22_0;
-    wire s_axis_tdata_32_is0;
-    wire s_axis_tdata_32_is255;
-    wire s_axis_tdata_32_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23_2;
+    wire [22:0] s_axis_tdata_bits22_0_2;
+    wire s_axis_tdata_is0_3;
+    wire s_axis_tdata_is255_2;
+    wire s_axis_tdata_is0_4;
     wire b_sign;
     wire b_zero;
     wire b_inf;
@@ -602,30 +604,32 @@ module fp32_div(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
+    assign s_axis_tdata_bits31_0 = s_axis_tdata[31:0];
+    assign s_axis_tdata_bits63_32 = s_axis_tdata[63:32];
 
     // ---- div: operands, special cases, leading zeros ----
-    assign s_axis_tdata_0_bits30_23 = s_axis_tdata[30:23];
-    assign s_axis_tdata_0_bits22_0 = s_axis_tdata[22:0];
-    assign s_axis_tdata_0_is0 = s_axis_tdata_0_bits30_23 == 8'h0;
-    assign s_axis_tdata_0_is255 = s_axis_tdata_0_bits30_23 == 8'hff;
-    assign s_axis_tdata_0_is0_2 = s_axis_tdata_0_bits22_0 == 23'h0;
-    assign a_sign = s_axis_tdata[31];
-    assign a_zero = s_axis_tdata_0_is0 & s_axis_tdata_0_is0_2;
-    assign a_inf = s_axis_tdata_0_is255 & s_axis_tdata_0_is0_2;
-    assign a_nan = s_axis_tdata_0_is255 & (~s_axis_tdata_0_is0_2);
-    assign a_sig = {(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0};
-    assign a_exp = s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23;
-    assign s_axis_tdata_32_bits30_23 = s_axis_tdata[62:55];
-    assign s_axis_tdata_32_bits22_0 = s_axis_tdata[54:32];
-    assign s_axis_tdata_32_is0 = s_axis_tdata_32_bits30_23 == 8'h0;
-    assign s_axis_tdata_32_is255 = s_axis_tdata_32_bits30_23 == 8'hff;
-    assign s_axis_tdata_32_is0_2 = s_axis_tdata_32_bits22_0 == 23'h0;
-    assign b_sign = s_axis_tdata[63];
-    assign b_zero = s_axis_tdata_32_is0 & s_axis_tdata_32_is0_2;
-    assign b_inf = s_axis_tdata_32_is255 & s_axis_tdata_32_is0_2;
-    assign b_nan = s_axis_tdata_32_is255 & (~s_axis_tdata_32_is0_2);
-    assign b_sig = {(~s_axis_tdata_32_is0), s_axis_tdata_32_bits22_0};
-    assign b_exp = s_axis_tdata_32_is0 ? 8'h1 : s_axis_tdata_32_bits30_23;
+    assign s_axis_tdata_bits30_23 = s_axis_tdata_bits31_0[30:23];
+    assign s_axis_tdata_bits22_0 = s_axis_tdata_bits31_0[22:0];
+    assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
+    assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
+    assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
+    assign a_sign = s_axis_tdata_bits31_0[31];
+    assign a_zero = s_axis_tdata_is0 & s_axis_tdata_is0_2;
+    assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+    assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
+    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
+    assign s_axis_tdata_bits30_23_2 = s_axis_tdata_bits63_32[30:23];
+    assign s_axis_tdata_bits22_0_2 = s_axis_tdata_bits63_32[22:0];
+    assign s_axis_tdata_is0_3 = s_axis_tdata_bits30_23_2 == 8'h0;
+    assign s_axis_tdata_is255_2 = s_axis_tdata_bits30_23_2 == 8'hff;
+    assign s_axis_tdata_is0_4 = s_axis_tdata_bits22_0_2 == 23'h0;
+    assign b_sign = s_axis_tdata_bits63_32[31];
+    assign b_zero = s_axis_tdata_is0_3 & s_axis_tdata_is0_4;
+    assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
+    assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
+    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata_bits22_0_2};
+    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata_bits30_23_2;
     assign sign = a_sign ^ b_sign;
     assign nan = ((a_nan | b_nan) | (a_zero & b_zero)) | (a_inf & b_inf);
     assign inf = a_inf | b_zero;

@@ -39,11 +39,11 @@ module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
     // sqrt: operand, special cases, leading zeros
-    wire [7:0] s_axis_tdata_0_bits30_23;
-    wire [22:0] s_axis_tdata_0_bits22_0;
-    wire s_axis_tdata_0_is0;
-    wire s_axis_tdata_0_is255;
-    wire s_axis_tdata_0_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23;
+    wire [22:0] s_axis_tdata_bits22_0;
+    wire s_axis_tdata_is0;
+    wire s_axis_tdata_is255;
+    wire s_axis_tdata_is0_2;
     wire a_sign;
     wire a_zero;
     wire a_inf;
@@ -482,17 +482,17 @@ module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m
 
 
     // ---- sqrt: operand, special cases, leading zeros ----
-    assign s_axis_tdata_0_bits30_23 = s_axis_tdata[30:23];
-    assign s_axis_tdata_0_bits22_0 = s_axis_tdata[22:0];
-    assign s_axis_tdata_0_is0 = s_axis_tdata_0_bits30_23 == 8'h0;
-    assign s_axis_tdata_0_is255 = s_axis_tdata_0_bits30_23 == 8'hff;
-    assign s_axis_tdata_0_is0_2 = s_axis_tdata_0_bits22_0 == 23'h0;
+    assign s_axis_tdata_bits30_23 = s_axis_tdata[30:23];
+    assign s_axis_tdata_bits22_0 = s_axis_tdata[22:0];
+    assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
+    assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
+    assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
     assign a_sign = s_axis_tdata[31];
-    assign a_zero = s_axis_tdata_0_is0 & s_axis_tdata_0_is0_2;
-    assign a_inf = s_axis_tdata_0_is255 & s_axis_tdata_0_is0_2;
-    assign a_nan = s_axis_tdata_0_is255 & (~s_axis_tdata_0_is0_2);
-    assign a_sig = {(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0};
-    assign a_exp = s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23;
+    assign a_zero = s_axis_tdata_is0 & s_axis_tdata_is0_2;
+    assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+    assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
+    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
     assign nan = a_nan | (a_sign & (~a_zero));
     assign a_sig_cat = {a_sig, 8'hff};
     assign a_sig_bits31_30 = a_sig_cat[31:30];

@@ -37,11 +37,11 @@ module fp32_to_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
     // float to fixed: alignment shift
-    wire [7:0] s_axis_tdata_0_bits30_23;
-    wire [22:0] s_axis_tdata_0_bits22_0;
-    wire s_axis_tdata_0_is0;
-    wire s_axis_tdata_0_is255;
-    wire s_axis_tdata_0_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23;
+    wire [22:0] s_axis_tdata_bits22_0;
+    wire s_axis_tdata_is0;
+    wire s_axis_tdata_is255;
+    wire s_axis_tdata_is0_2;
     wire x_sign;
     wire x_inf;
     wire x_nan;
@@ -76,16 +76,16 @@ module fp32_to_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata
 
 
     // ---- float to fixed: alignment shift ----
-    assign s_axis_tdata_0_bits30_23 = s_axis_tdata[30:23];
-    assign s_axis_tdata_0_bits22_0 = s_axis_tdata[22:0];
-    assign s_axis_tdata_0_is0 = s_axis_tdata_0_bits30_23 == 8'h0;
-    assign s_axis_tdata_0_is255 = s_axis_tdata_0_bits30_23 == 8'hff;
-    assign s_axis_tdata_0_is0_2 = s_axis_tdata_0_bits22_0 == 23'h0;
+    assign s_axis_tdata_bits30_23 = s_axis_tdata[30:23];
+    assign s_axis_tdata_bits22_0 = s_axis_tdata[22:0];
+    assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
+    assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
+    assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
     assign x_sign = s_axis_tdata[31];
-    assign x_inf = s_axis_tdata_0_is255 & s_axis_tdata_0_is0_2;
-    assign x_nan = s_axis_tdata_0_is255 & (~s_axis_tdata_0_is0_2);
-    assign x_sig = {(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0};
-    assign x_exp = s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23;
+    assign x_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+    assign x_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+    assign x_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
+    assign x_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
     assign e = ({17'h0, x_exp}) - 25'h96;
     assign right = (e ^ 25'h1000000) < (25'h0 ^ 25'h1000000);
     assign too_big = ((25'h20 ^ 25'h1000000) < (e ^ 25'h1000000)) | x_inf;

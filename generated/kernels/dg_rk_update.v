@@ -40,23 +40,27 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
+    wire [31:0] s_axis_tdata_bits63_32;
+    wire [31:0] s_axis_tdata_bits95_64;
+    wire [31:0] s_axis_tdata_bits127_96;
+    wire [31:0] s_axis_tdata_bits191_160;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] s_axis_tdata_96_bits30_23;
-    wire [22:0] s_axis_tdata_96_bits22_0;
-    wire s_axis_tdata_96_is0;
-    wire s_axis_tdata_96_is255;
-    wire s_axis_tdata_96_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23;
+    wire [22:0] s_axis_tdata_bits22_0;
+    wire s_axis_tdata_is0;
+    wire s_axis_tdata_is255;
+    wire s_axis_tdata_is0_2;
     wire a_sign;
     wire a_zero;
     wire a_inf;
     wire a_nan;
     wire [23:0] a_sig;
     wire [7:0] a_exp;
-    wire [7:0] s_axis_tdata_32_bits30_23;
-    wire [22:0] s_axis_tdata_32_bits22_0;
-    wire s_axis_tdata_32_is0;
-    wire s_axis_tdata_32_is255;
-    wire s_axis_tdata_32_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23_2;
+    wire [22:0] s_axis_tdata_bits22_0_2;
+    wire s_axis_tdata_is0_3;
+    wire s_axis_tdata_is255_2;
+    wire s_axis_tdata_is0_4;
     wire b_sign;
     wire b_zero;
     wire b_inf;
@@ -226,22 +230,22 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg result_sign_d1;
     wire [31:0] result;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] s_axis_tdata_160_bits30_23;
-    wire [22:0] s_axis_tdata_160_bits22_0;
-    wire s_axis_tdata_160_is0;
-    wire s_axis_tdata_160_is255;
-    wire s_axis_tdata_160_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23_3;
+    wire [22:0] s_axis_tdata_bits22_0_3;
+    wire s_axis_tdata_is0_5;
+    wire s_axis_tdata_is255_3;
+    wire s_axis_tdata_is0_6;
     wire a_sign_2;
     wire a_zero_2;
     wire a_inf_2;
     wire a_nan_2;
     wire [23:0] a_sig_2;
     wire [7:0] a_exp_2;
-    wire [7:0] s_axis_tdata_64_bits30_23;
-    wire [22:0] s_axis_tdata_64_bits22_0;
-    wire s_axis_tdata_64_is0;
-    wire s_axis_tdata_64_is255;
-    wire s_axis_tdata_64_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23_4;
+    wire [22:0] s_axis_tdata_bits22_0_4;
+    wire s_axis_tdata_is0_7;
+    wire s_axis_tdata_is255_4;
+    wire s_axis_tdata_is0_8;
     wire b_sign_2;
     wire b_zero_2;
     wire b_inf_2;
@@ -727,18 +731,18 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg nan_d4;
     wire [31:0] res_new;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    reg [31:0] s_axis_tdata_128_d1;
-    reg [31:0] s_axis_tdata_128_d2;
-    reg [31:0] s_axis_tdata_128_d3;
-    reg [31:0] s_axis_tdata_128_d4;
-    reg [31:0] s_axis_tdata_128_d5;
-    reg [31:0] s_axis_tdata_128_d6;
-    reg [31:0] s_axis_tdata_128_d7;
-    wire [7:0] s_axis_tdata_128_d7_bits30_23;
-    wire [22:0] s_axis_tdata_128_d7_bits22_0;
-    wire s_axis_tdata_128_d7_is0;
-    wire s_axis_tdata_128_d7_is255;
-    wire s_axis_tdata_128_d7_is0_2;
+    reg [31:0] s_axis_tdata_q;
+    reg [31:0] s_axis_tdata_q_2;
+    reg [31:0] s_axis_tdata_q_3;
+    reg [31:0] s_axis_tdata_q_4;
+    reg [31:0] s_axis_tdata_q_5;
+    reg [31:0] s_axis_tdata_q_6;
+    reg [31:0] s_axis_tdata_q_7;
+    wire [7:0] for_a_exp_bits30_23;
+    wire [22:0] for_a_sig_bits22_0;
+    wire for_a_zero_is0;
+    wire for_a_inf_is255;
+    wire for_a_zero_is0_2;
     wire a_sign_4;
     wire a_zero_3;
     wire a_inf_4;
@@ -919,21 +923,21 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg result_sign_d1_3;
     wire [31:0] result_3;
     // add: operands, special cases, order by magnitude, trailing zeros
-    reg [31:0] s_axis_tdata_0_d1;
-    reg [31:0] s_axis_tdata_0_d2;
-    reg [31:0] s_axis_tdata_0_d3;
-    reg [31:0] s_axis_tdata_0_d4;
-    reg [31:0] s_axis_tdata_0_d5;
-    reg [31:0] s_axis_tdata_0_d6;
-    reg [31:0] s_axis_tdata_0_d7;
-    reg [31:0] s_axis_tdata_0_d8;
-    reg [31:0] s_axis_tdata_0_d9;
-    reg [31:0] s_axis_tdata_0_d10;
-    wire [7:0] s_axis_tdata_0_d10_bits30_23;
-    wire [22:0] s_axis_tdata_0_d10_bits22_0;
-    wire s_axis_tdata_0_d10_is0;
-    wire s_axis_tdata_0_d10_is255;
-    wire s_axis_tdata_0_d10_is0_2;
+    reg [31:0] s_axis_tdata_q_8;
+    reg [31:0] s_axis_tdata_q_9;
+    reg [31:0] s_axis_tdata_q_10;
+    reg [31:0] s_axis_tdata_q_11;
+    reg [31:0] s_axis_tdata_q_12;
+    reg [31:0] s_axis_tdata_q_13;
+    reg [31:0] s_axis_tdata_q_14;
+    reg [31:0] for_a_sign_q;
+    reg [31:0] for_a_sign_q_2;
+    reg [31:0] for_a_sign_q_3;
+    wire [7:0] for_a_exp_bits30_23_2;
+    wire [22:0] for_a_sig_bits22_0_2;
+    wire for_a_exp_is0;
+    wire for_a_inf_is255_2;
+    wire for_a_inf_is0;
     wire a_sign_5;
     wire a_inf_5;
     wire a_nan_5;
@@ -1251,6 +1255,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] res_new_d5;
     reg [31:0] res_new_d6;
     reg [31:0] res_new_d7;
+    wire [63:0] res_new_d7_cat;
     reg s_axis_tvalid_q;
     reg s_axis_tlast_q;
     reg s_axis_tvalid_q_2;
@@ -1282,30 +1287,34 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
+    assign s_axis_tdata_bits63_32 = s_axis_tdata[63:32];
+    assign s_axis_tdata_bits95_64 = s_axis_tdata[95:64];
+    assign s_axis_tdata_bits127_96 = s_axis_tdata[127:96];
+    assign s_axis_tdata_bits191_160 = s_axis_tdata[191:160];
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign s_axis_tdata_96_bits30_23 = s_axis_tdata[126:119];
-    assign s_axis_tdata_96_bits22_0 = s_axis_tdata[118:96];
-    assign s_axis_tdata_96_is0 = s_axis_tdata_96_bits30_23 == 8'h0;
-    assign s_axis_tdata_96_is255 = s_axis_tdata_96_bits30_23 == 8'hff;
-    assign s_axis_tdata_96_is0_2 = s_axis_tdata_96_bits22_0 == 23'h0;
-    assign a_sign = s_axis_tdata[127];
-    assign a_zero = s_axis_tdata_96_is0 & s_axis_tdata_96_is0_2;
-    assign a_inf = s_axis_tdata_96_is255 & s_axis_tdata_96_is0_2;
-    assign a_nan = s_axis_tdata_96_is255 & (~s_axis_tdata_96_is0_2);
-    assign a_sig = {(~s_axis_tdata_96_is0), s_axis_tdata_96_bits22_0};
-    assign a_exp = s_axis_tdata_96_is0 ? 8'h1 : s_axis_tdata_96_bits30_23;
-    assign s_axis_tdata_32_bits30_23 = s_axis_tdata[62:55];
-    assign s_axis_tdata_32_bits22_0 = s_axis_tdata[54:32];
-    assign s_axis_tdata_32_is0 = s_axis_tdata_32_bits30_23 == 8'h0;
-    assign s_axis_tdata_32_is255 = s_axis_tdata_32_bits30_23 == 8'hff;
-    assign s_axis_tdata_32_is0_2 = s_axis_tdata_32_bits22_0 == 23'h0;
-    assign b_sign = s_axis_tdata[63];
-    assign b_zero = s_axis_tdata_32_is0 & s_axis_tdata_32_is0_2;
-    assign b_inf = s_axis_tdata_32_is255 & s_axis_tdata_32_is0_2;
-    assign b_nan = s_axis_tdata_32_is255 & (~s_axis_tdata_32_is0_2);
-    assign b_sig = {(~s_axis_tdata_32_is0), s_axis_tdata_32_bits22_0};
-    assign b_exp = s_axis_tdata_32_is0 ? 8'h1 : s_axis_tdata_32_bits30_23;
+    assign s_axis_tdata_bits30_23 = s_axis_tdata_bits127_96[30:23];
+    assign s_axis_tdata_bits22_0 = s_axis_tdata_bits127_96[22:0];
+    assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
+    assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
+    assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
+    assign a_sign = s_axis_tdata_bits127_96[31];
+    assign a_zero = s_axis_tdata_is0 & s_axis_tdata_is0_2;
+    assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+    assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
+    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
+    assign s_axis_tdata_bits30_23_2 = s_axis_tdata_bits63_32[30:23];
+    assign s_axis_tdata_bits22_0_2 = s_axis_tdata_bits63_32[22:0];
+    assign s_axis_tdata_is0_3 = s_axis_tdata_bits30_23_2 == 8'h0;
+    assign s_axis_tdata_is255_2 = s_axis_tdata_bits30_23_2 == 8'hff;
+    assign s_axis_tdata_is0_4 = s_axis_tdata_bits22_0_2 == 23'h0;
+    assign b_sign = s_axis_tdata_bits63_32[31];
+    assign b_zero = s_axis_tdata_is0_3 & s_axis_tdata_is0_4;
+    assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
+    assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
+    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata_bits22_0_2};
+    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata_bits30_23_2;
     assign sign = a_sign ^ b_sign;
     assign nan = ((a_nan | b_nan) | (a_zero & b_inf)) | (a_inf & b_zero);
     assign inf = a_inf | b_inf;
@@ -1449,28 +1458,28 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign result = {result_sign_d1, (packed_d1 + (({normal_field_d1_cat[7:0], 23'h0}) | ({30'h0, increment_d1})))};
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign s_axis_tdata_160_bits30_23 = s_axis_tdata[190:183];
-    assign s_axis_tdata_160_bits22_0 = s_axis_tdata[182:160];
-    assign s_axis_tdata_160_is0 = s_axis_tdata_160_bits30_23 == 8'h0;
-    assign s_axis_tdata_160_is255 = s_axis_tdata_160_bits30_23 == 8'hff;
-    assign s_axis_tdata_160_is0_2 = s_axis_tdata_160_bits22_0 == 23'h0;
-    assign a_sign_2 = s_axis_tdata[191];
-    assign a_zero_2 = s_axis_tdata_160_is0 & s_axis_tdata_160_is0_2;
-    assign a_inf_2 = s_axis_tdata_160_is255 & s_axis_tdata_160_is0_2;
-    assign a_nan_2 = s_axis_tdata_160_is255 & (~s_axis_tdata_160_is0_2);
-    assign a_sig_2 = {(~s_axis_tdata_160_is0), s_axis_tdata_160_bits22_0};
-    assign a_exp_2 = s_axis_tdata_160_is0 ? 8'h1 : s_axis_tdata_160_bits30_23;
-    assign s_axis_tdata_64_bits30_23 = s_axis_tdata[94:87];
-    assign s_axis_tdata_64_bits22_0 = s_axis_tdata[86:64];
-    assign s_axis_tdata_64_is0 = s_axis_tdata_64_bits30_23 == 8'h0;
-    assign s_axis_tdata_64_is255 = s_axis_tdata_64_bits30_23 == 8'hff;
-    assign s_axis_tdata_64_is0_2 = s_axis_tdata_64_bits22_0 == 23'h0;
-    assign b_sign_2 = s_axis_tdata[95];
-    assign b_zero_2 = s_axis_tdata_64_is0 & s_axis_tdata_64_is0_2;
-    assign b_inf_2 = s_axis_tdata_64_is255 & s_axis_tdata_64_is0_2;
-    assign b_nan_2 = s_axis_tdata_64_is255 & (~s_axis_tdata_64_is0_2);
-    assign b_sig_2 = {(~s_axis_tdata_64_is0), s_axis_tdata_64_bits22_0};
-    assign b_exp_2 = s_axis_tdata_64_is0 ? 8'h1 : s_axis_tdata_64_bits30_23;
+    assign s_axis_tdata_bits30_23_3 = s_axis_tdata_bits191_160[30:23];
+    assign s_axis_tdata_bits22_0_3 = s_axis_tdata_bits191_160[22:0];
+    assign s_axis_tdata_is0_5 = s_axis_tdata_bits30_23_3 == 8'h0;
+    assign s_axis_tdata_is255_3 = s_axis_tdata_bits30_23_3 == 8'hff;
+    assign s_axis_tdata_is0_6 = s_axis_tdata_bits22_0_3 == 23'h0;
+    assign a_sign_2 = s_axis_tdata_bits191_160[31];
+    assign a_zero_2 = s_axis_tdata_is0_5 & s_axis_tdata_is0_6;
+    assign a_inf_2 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
+    assign a_nan_2 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
+    assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata_bits22_0_3};
+    assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata_bits30_23_3;
+    assign s_axis_tdata_bits30_23_4 = s_axis_tdata_bits95_64[30:23];
+    assign s_axis_tdata_bits22_0_4 = s_axis_tdata_bits95_64[22:0];
+    assign s_axis_tdata_is0_7 = s_axis_tdata_bits30_23_4 == 8'h0;
+    assign s_axis_tdata_is255_4 = s_axis_tdata_bits30_23_4 == 8'hff;
+    assign s_axis_tdata_is0_8 = s_axis_tdata_bits22_0_4 == 23'h0;
+    assign b_sign_2 = s_axis_tdata_bits95_64[31];
+    assign b_zero_2 = s_axis_tdata_is0_7 & s_axis_tdata_is0_8;
+    assign b_inf_2 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
+    assign b_nan_2 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
+    assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata_bits22_0_4};
+    assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata_bits30_23_4;
     assign sign_2 = a_sign_2 ^ b_sign_2;
     assign nan_2 = ((a_nan_2 | b_nan_2) | (a_zero_2 & b_inf_2)) | (a_inf_2 & b_zero_2);
     assign inf_2 = a_inf_2 | b_inf_2;
@@ -1903,17 +1912,17 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign res_new = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow_3 | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign s_axis_tdata_128_d7_bits30_23 = s_axis_tdata_128_d7[30:23];
-    assign s_axis_tdata_128_d7_bits22_0 = s_axis_tdata_128_d7[22:0];
-    assign s_axis_tdata_128_d7_is0 = s_axis_tdata_128_d7_bits30_23 == 8'h0;
-    assign s_axis_tdata_128_d7_is255 = s_axis_tdata_128_d7_bits30_23 == 8'hff;
-    assign s_axis_tdata_128_d7_is0_2 = s_axis_tdata_128_d7_bits22_0 == 23'h0;
-    assign a_sign_4 = s_axis_tdata_128_d7[31];
-    assign a_zero_3 = s_axis_tdata_128_d7_is0 & s_axis_tdata_128_d7_is0_2;
-    assign a_inf_4 = s_axis_tdata_128_d7_is255 & s_axis_tdata_128_d7_is0_2;
-    assign a_nan_4 = s_axis_tdata_128_d7_is255 & (~s_axis_tdata_128_d7_is0_2);
-    assign a_sig_4 = {(~s_axis_tdata_128_d7_is0), s_axis_tdata_128_d7_bits22_0};
-    assign a_exp_4 = s_axis_tdata_128_d7_is0 ? 8'h1 : s_axis_tdata_128_d7_bits30_23;
+    assign for_a_exp_bits30_23 = s_axis_tdata_q_7[30:23];
+    assign for_a_sig_bits22_0 = s_axis_tdata_q_7[22:0];
+    assign for_a_zero_is0 = for_a_exp_bits30_23 == 8'h0;
+    assign for_a_inf_is255 = for_a_exp_bits30_23 == 8'hff;
+    assign for_a_zero_is0_2 = for_a_sig_bits22_0 == 23'h0;
+    assign a_sign_4 = s_axis_tdata_q_7[31];
+    assign a_zero_3 = for_a_zero_is0 & for_a_zero_is0_2;
+    assign a_inf_4 = for_a_inf_is255 & for_a_zero_is0_2;
+    assign a_nan_4 = for_a_inf_is255 & (~for_a_zero_is0_2);
+    assign a_sig_4 = {(~for_a_zero_is0), for_a_sig_bits22_0};
+    assign a_exp_4 = for_a_zero_is0 ? 8'h1 : for_a_exp_bits30_23;
     assign res_new_bits30_23 = res_new[30:23];
     assign res_new_bits22_0 = res_new[22:0];
     assign res_new_is0 = res_new_bits30_23 == 8'h0;
@@ -2068,16 +2077,16 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign result_3 = {result_sign_d1_3, (packed_d1_3 + (({normal_field_d1_cat_3[7:0], 23'h0}) | ({30'h0, increment_d1_3})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_0_d10_bits30_23 = s_axis_tdata_0_d10[30:23];
-    assign s_axis_tdata_0_d10_bits22_0 = s_axis_tdata_0_d10[22:0];
-    assign s_axis_tdata_0_d10_is0 = s_axis_tdata_0_d10_bits30_23 == 8'h0;
-    assign s_axis_tdata_0_d10_is255 = s_axis_tdata_0_d10_bits30_23 == 8'hff;
-    assign s_axis_tdata_0_d10_is0_2 = s_axis_tdata_0_d10_bits22_0 == 23'h0;
-    assign a_sign_5 = s_axis_tdata_0_d10[31];
-    assign a_inf_5 = s_axis_tdata_0_d10_is255 & s_axis_tdata_0_d10_is0_2;
-    assign a_nan_5 = s_axis_tdata_0_d10_is255 & (~s_axis_tdata_0_d10_is0_2);
-    assign a_sig_5 = {(~s_axis_tdata_0_d10_is0), s_axis_tdata_0_d10_bits22_0};
-    assign a_exp_5 = s_axis_tdata_0_d10_is0 ? 8'h1 : s_axis_tdata_0_d10_bits30_23;
+    assign for_a_exp_bits30_23_2 = for_a_sign_q_3[30:23];
+    assign for_a_sig_bits22_0_2 = for_a_sign_q_3[22:0];
+    assign for_a_exp_is0 = for_a_exp_bits30_23_2 == 8'h0;
+    assign for_a_inf_is255_2 = for_a_exp_bits30_23_2 == 8'hff;
+    assign for_a_inf_is0 = for_a_sig_bits22_0_2 == 23'h0;
+    assign a_sign_5 = for_a_sign_q_3[31];
+    assign a_inf_5 = for_a_inf_is255_2 & for_a_inf_is0;
+    assign a_nan_5 = for_a_inf_is255_2 & (~for_a_inf_is0);
+    assign a_sig_5 = {(~for_a_exp_is0), for_a_sig_bits22_0_2};
+    assign a_exp_5 = for_a_exp_is0 ? 8'h1 : for_a_exp_bits30_23_2;
     assign result_bits30_23_3 = result_3[30:23];
     assign result_bits22_0_3 = result_3[22:0];
     assign result_is0_5 = result_bits30_23_3 == 8'h0;
@@ -2093,7 +2102,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign inf_5 = a_inf_5 | b_inf_5;
     assign inf_sign_2 = a_inf_5 ? a_sign_5 : b_sign_5;
     assign zero_sign_2 = a_sign_5 & b_sign_5;
-    assign swap_2 = s_axis_tdata_0_d10[30:0] < result_3[30:0];
+    assign swap_2 = for_a_sign_q_3[30:0] < result_3[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_2 = swap_2 ? b_sign_5 : a_sign_5;
@@ -2355,6 +2364,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign rounded_2 = packed_6 + ({31'h0, increment_5});
     assign overflow_5 = overflow_before_2 | (~(rounded_2[31:23] < 9'hff));
     assign q_new = nan_d4_2 ? 32'h7fc00000 : (exact_zero_d2_2 ? ({zero_sign_d4_2, 31'h0}) : ({(inf_d4_2 ? inf_sign_d4_2 : big_sign_d4_2), ((overflow_5 | inf_d4_2) ? 31'h7f800000 : rounded_2[30:0])}));
+    assign res_new_d7_cat = {res_new_d7, q_new};
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin
@@ -2443,13 +2453,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) nan_d2_3 <= nan_d1_3;
         if (out_valid_or) nan_d3 <= nan_d2_3;
         if (out_valid_or) nan_d4 <= nan_d3;
-        if (out_valid_or) s_axis_tdata_128_d1 <= s_axis_tdata[159:128];
-        if (out_valid_or) s_axis_tdata_128_d2 <= s_axis_tdata_128_d1;
-        if (out_valid_or) s_axis_tdata_128_d3 <= s_axis_tdata_128_d2;
-        if (out_valid_or) s_axis_tdata_128_d4 <= s_axis_tdata_128_d3;
-        if (out_valid_or) s_axis_tdata_128_d5 <= s_axis_tdata_128_d4;
-        if (out_valid_or) s_axis_tdata_128_d6 <= s_axis_tdata_128_d5;
-        if (out_valid_or) s_axis_tdata_128_d7 <= s_axis_tdata_128_d6;
+        if (out_valid_or) s_axis_tdata_q <= s_axis_tdata[159:128];
+        if (out_valid_or) s_axis_tdata_q_2 <= s_axis_tdata_q;
+        if (out_valid_or) s_axis_tdata_q_3 <= s_axis_tdata_q_2;
+        if (out_valid_or) s_axis_tdata_q_4 <= s_axis_tdata_q_3;
+        if (out_valid_or) s_axis_tdata_q_5 <= s_axis_tdata_q_4;
+        if (out_valid_or) s_axis_tdata_q_6 <= s_axis_tdata_q_5;
+        if (out_valid_or) s_axis_tdata_q_7 <= s_axis_tdata_q_6;
         if (out_valid_or) a_sig_d1_3 <= a_sig_4;
         if (out_valid_or) b_sig_d1_3 <= b_sig_4;
         if (out_valid_or) lz_d1_3 <= lz_4;
@@ -2475,16 +2485,16 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) increment_d1_3 <= increment_4;
         if (out_valid_or) packed_d1_3 <= packed_5;
         if (out_valid_or) result_sign_d1_3 <= result_sign_3;
-        if (out_valid_or) s_axis_tdata_0_d1 <= s_axis_tdata[31:0];
-        if (out_valid_or) s_axis_tdata_0_d2 <= s_axis_tdata_0_d1;
-        if (out_valid_or) s_axis_tdata_0_d3 <= s_axis_tdata_0_d2;
-        if (out_valid_or) s_axis_tdata_0_d4 <= s_axis_tdata_0_d3;
-        if (out_valid_or) s_axis_tdata_0_d5 <= s_axis_tdata_0_d4;
-        if (out_valid_or) s_axis_tdata_0_d6 <= s_axis_tdata_0_d5;
-        if (out_valid_or) s_axis_tdata_0_d7 <= s_axis_tdata_0_d6;
-        if (out_valid_or) s_axis_tdata_0_d8 <= s_axis_tdata_0_d7;
-        if (out_valid_or) s_axis_tdata_0_d9 <= s_axis_tdata_0_d8;
-        if (out_valid_or) s_axis_tdata_0_d10 <= s_axis_tdata_0_d9;
+        if (out_valid_or) s_axis_tdata_q_8 <= s_axis_tdata[31:0];
+        if (out_valid_or) s_axis_tdata_q_9 <= s_axis_tdata_q_8;
+        if (out_valid_or) s_axis_tdata_q_10 <= s_axis_tdata_q_9;
+        if (out_valid_or) s_axis_tdata_q_11 <= s_axis_tdata_q_10;
+        if (out_valid_or) s_axis_tdata_q_12 <= s_axis_tdata_q_11;
+        if (out_valid_or) s_axis_tdata_q_13 <= s_axis_tdata_q_12;
+        if (out_valid_or) s_axis_tdata_q_14 <= s_axis_tdata_q_13;
+        if (out_valid_or) for_a_sign_q <= s_axis_tdata_q_14;
+        if (out_valid_or) for_a_sign_q_2 <= for_a_sign_q;
+        if (out_valid_or) for_a_sign_q_3 <= for_a_sign_q_2;
         if (out_valid_or) opposite_d1_2 <= opposite_2;
         if (out_valid_or) big_padded_d1_2 <= big_padded_2;
         if (out_valid_or) aligned_d1_2 <= aligned_2;
@@ -2558,7 +2568,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     end
 
     always @(*) begin
-        m_axis_tdata = {res_new_d7, q_new};
+        m_axis_tdata = {res_new_d7_cat};
         m_axis_tkeep = {8{1'b1}};
         m_axis_tvalid = out_valid;
         m_axis_tlast = q_6;

@@ -38,22 +38,26 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
+    wire [31:0] s_axis_tdata_bits31_0;
+    wire [31:0] s_axis_tdata_bits63_32;
+    wire [31:0] s_axis_tdata_bits95_64;
+    wire [31:0] s_axis_tdata_bits127_96;
     // add: operands, special cases, order by magnitude, trailing zeros
-    wire [7:0] s_axis_tdata_0_bits30_23;
-    wire [22:0] s_axis_tdata_0_bits22_0;
-    wire s_axis_tdata_0_is0;
-    wire s_axis_tdata_0_is255;
-    wire s_axis_tdata_0_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23;
+    wire [22:0] s_axis_tdata_bits22_0;
+    wire s_axis_tdata_is0;
+    wire s_axis_tdata_is255;
+    wire s_axis_tdata_is0_2;
     wire a_sign;
     wire a_inf;
     wire a_nan;
     wire [23:0] a_sig;
     wire [7:0] a_exp;
-    wire [7:0] s_axis_tdata_32_bits30_23;
-    wire [22:0] s_axis_tdata_32_bits22_0;
-    wire s_axis_tdata_32_is0;
-    wire s_axis_tdata_32_is255;
-    wire s_axis_tdata_32_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23_2;
+    wire [22:0] s_axis_tdata_bits22_0_2;
+    wire s_axis_tdata_is0_3;
+    wire s_axis_tdata_is255_2;
+    wire s_axis_tdata_is0_4;
     wire b_sign;
     wire b_inf;
     wire b_nan;
@@ -355,21 +359,21 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     reg nan_d4;
     wire [31:0] result;
     // add: operands, special cases, order by magnitude, trailing zeros
-    wire [7:0] s_axis_tdata_64_bits30_23;
-    wire [22:0] s_axis_tdata_64_bits22_0;
-    wire s_axis_tdata_64_is0;
-    wire s_axis_tdata_64_is255;
-    wire s_axis_tdata_64_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23_3;
+    wire [22:0] s_axis_tdata_bits22_0_3;
+    wire s_axis_tdata_is0_5;
+    wire s_axis_tdata_is255_3;
+    wire s_axis_tdata_is0_6;
     wire a_sign_2;
     wire a_inf_2;
     wire a_nan_2;
     wire [23:0] a_sig_2;
     wire [7:0] a_exp_2;
-    wire [7:0] s_axis_tdata_96_bits30_23;
-    wire [22:0] s_axis_tdata_96_bits22_0;
-    wire s_axis_tdata_96_is0;
-    wire s_axis_tdata_96_is255;
-    wire s_axis_tdata_96_is0_2;
+    wire [7:0] s_axis_tdata_bits30_23_4;
+    wire [22:0] s_axis_tdata_bits22_0_4;
+    wire s_axis_tdata_is0_7;
+    wire s_axis_tdata_is255_4;
+    wire s_axis_tdata_is0_8;
     wire b_sign_2;
     wire b_inf_2;
     wire b_nan_2;
@@ -2313,34 +2317,38 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
+    assign s_axis_tdata_bits31_0 = s_axis_tdata[31:0];
+    assign s_axis_tdata_bits63_32 = s_axis_tdata[63:32];
+    assign s_axis_tdata_bits95_64 = s_axis_tdata[95:64];
+    assign s_axis_tdata_bits127_96 = s_axis_tdata[127:96];
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_0_bits30_23 = s_axis_tdata[30:23];
-    assign s_axis_tdata_0_bits22_0 = s_axis_tdata[22:0];
-    assign s_axis_tdata_0_is0 = s_axis_tdata_0_bits30_23 == 8'h0;
-    assign s_axis_tdata_0_is255 = s_axis_tdata_0_bits30_23 == 8'hff;
-    assign s_axis_tdata_0_is0_2 = s_axis_tdata_0_bits22_0 == 23'h0;
-    assign a_sign = s_axis_tdata[31];
-    assign a_inf = s_axis_tdata_0_is255 & s_axis_tdata_0_is0_2;
-    assign a_nan = s_axis_tdata_0_is255 & (~s_axis_tdata_0_is0_2);
-    assign a_sig = {(~s_axis_tdata_0_is0), s_axis_tdata_0_bits22_0};
-    assign a_exp = s_axis_tdata_0_is0 ? 8'h1 : s_axis_tdata_0_bits30_23;
-    assign s_axis_tdata_32_bits30_23 = s_axis_tdata[62:55];
-    assign s_axis_tdata_32_bits22_0 = s_axis_tdata[54:32];
-    assign s_axis_tdata_32_is0 = s_axis_tdata_32_bits30_23 == 8'h0;
-    assign s_axis_tdata_32_is255 = s_axis_tdata_32_bits30_23 == 8'hff;
-    assign s_axis_tdata_32_is0_2 = s_axis_tdata_32_bits22_0 == 23'h0;
-    assign b_sign = s_axis_tdata[63];
-    assign b_inf = s_axis_tdata_32_is255 & s_axis_tdata_32_is0_2;
-    assign b_nan = s_axis_tdata_32_is255 & (~s_axis_tdata_32_is0_2);
-    assign b_sig = {(~s_axis_tdata_32_is0), s_axis_tdata_32_bits22_0};
-    assign b_exp = s_axis_tdata_32_is0 ? 8'h1 : s_axis_tdata_32_bits30_23;
+    assign s_axis_tdata_bits30_23 = s_axis_tdata_bits31_0[30:23];
+    assign s_axis_tdata_bits22_0 = s_axis_tdata_bits31_0[22:0];
+    assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
+    assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
+    assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
+    assign a_sign = s_axis_tdata_bits31_0[31];
+    assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+    assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
+    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
+    assign s_axis_tdata_bits30_23_2 = s_axis_tdata_bits63_32[30:23];
+    assign s_axis_tdata_bits22_0_2 = s_axis_tdata_bits63_32[22:0];
+    assign s_axis_tdata_is0_3 = s_axis_tdata_bits30_23_2 == 8'h0;
+    assign s_axis_tdata_is255_2 = s_axis_tdata_bits30_23_2 == 8'hff;
+    assign s_axis_tdata_is0_4 = s_axis_tdata_bits22_0_2 == 23'h0;
+    assign b_sign = s_axis_tdata_bits63_32[31];
+    assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
+    assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
+    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata_bits22_0_2};
+    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata_bits30_23_2;
     assign opposite = a_sign ^ b_sign;
     assign nan = (a_nan | b_nan) | ((a_inf & b_inf) & opposite);
     assign inf = a_inf | b_inf;
     assign inf_sign = a_inf ? a_sign : b_sign;
     assign zero_sign = a_sign & b_sign;
-    assign swap = s_axis_tdata[30:0] < s_axis_tdata[62:32];
+    assign swap = s_axis_tdata_bits31_0[30:0] < s_axis_tdata_bits63_32[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign = swap ? b_sign : a_sign;
@@ -2604,32 +2612,32 @@ module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tread
     assign result = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_64_bits30_23 = s_axis_tdata[94:87];
-    assign s_axis_tdata_64_bits22_0 = s_axis_tdata[86:64];
-    assign s_axis_tdata_64_is0 = s_axis_tdata_64_bits30_23 == 8'h0;
-    assign s_axis_tdata_64_is255 = s_axis_tdata_64_bits30_23 == 8'hff;
-    assign s_axis_tdata_64_is0_2 = s_axis_tdata_64_bits22_0 == 23'h0;
-    assign a_sign_2 = s_axis_tdata[95];
-    assign a_inf_2 = s_axis_tdata_64_is255 & s_axis_tdata_64_is0_2;
-    assign a_nan_2 = s_axis_tdata_64_is255 & (~s_axis_tdata_64_is0_2);
-    assign a_sig_2 = {(~s_axis_tdata_64_is0), s_axis_tdata_64_bits22_0};
-    assign a_exp_2 = s_axis_tdata_64_is0 ? 8'h1 : s_axis_tdata_64_bits30_23;
-    assign s_axis_tdata_96_bits30_23 = s_axis_tdata[126:119];
-    assign s_axis_tdata_96_bits22_0 = s_axis_tdata[118:96];
-    assign s_axis_tdata_96_is0 = s_axis_tdata_96_bits30_23 == 8'h0;
-    assign s_axis_tdata_96_is255 = s_axis_tdata_96_bits30_23 == 8'hff;
-    assign s_axis_tdata_96_is0_2 = s_axis_tdata_96_bits22_0 == 23'h0;
-    assign b_sign_2 = s_axis_tdata[127];
-    assign b_inf_2 = s_axis_tdata_96_is255 & s_axis_tdata_96_is0_2;
-    assign b_nan_2 = s_axis_tdata_96_is255 & (~s_axis_tdata_96_is0_2);
-    assign b_sig_2 = {(~s_axis_tdata_96_is0), s_axis_tdata_96_bits22_0};
-    assign b_exp_2 = s_axis_tdata_96_is0 ? 8'h1 : s_axis_tdata_96_bits30_23;
+    assign s_axis_tdata_bits30_23_3 = s_axis_tdata_bits95_64[30:23];
+    assign s_axis_tdata_bits22_0_3 = s_axis_tdata_bits95_64[22:0];
+    assign s_axis_tdata_is0_5 = s_axis_tdata_bits30_23_3 == 8'h0;
+    assign s_axis_tdata_is255_3 = s_axis_tdata_bits30_23_3 == 8'hff;
+    assign s_axis_tdata_is0_6 = s_axis_tdata_bits22_0_3 == 23'h0;
+    assign a_sign_2 = s_axis_tdata_bits95_64[31];
+    assign a_inf_2 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
+    assign a_nan_2 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
+    assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata_bits22_0_3};
+    assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata_bits30_23_3;
+    assign s_axis_tdata_bits30_23_4 = s_axis_tdata_bits127_96[30:23];
+    assign s_axis_tdata_bits22_0_4 = s_axis_tdata_bits127_96[22:0];
+    assign s_axis_tdata_is0_7 = s_axis_tdata_bits30_23_4 == 8'h0;
+    assign s_axis_tdata_is255_4 = s_axis_tdata_bits30_23_4 == 8'hff;
+    assign s_axis_tdata_is0_8 = s_axis_tdata_bits22_0_4 == 23'h0;
+    assign b_sign_2 = s_axis_tdata_bits127_96[31];
+    assign b_inf_2 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
+    assign b_nan_2 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
+    assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata_bits22_0_4};
+    assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata_bits30_23_4;
     assign opposite_2 = a_sign_2 ^ b_sign_2;
     assign nan_2 = (a_nan_2 | b_nan_2) | ((a_inf_2 & b_inf_2) & opposite_2);
     assign inf_2 = a_inf_2 | b_inf_2;
     assign inf_sign_2 = a_inf_2 ? a_sign_2 : b_sign_2;
     assign zero_sign_2 = a_sign_2 & b_sign_2;
-    assign swap_2 = s_axis_tdata[94:64] < s_axis_tdata[126:96];
+    assign swap_2 = s_axis_tdata_bits95_64[30:0] < s_axis_tdata_bits127_96[30:0];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign_2 = swap_2 ? b_sign_2 : a_sign_2;

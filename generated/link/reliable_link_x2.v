@@ -19,7 +19,9 @@ module reliable_link_x2(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_t
     input wire rx_clk;
     input wire rx_rst;
     // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [15:0] s_axis_tkeep;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -69,6 +71,8 @@ module reliable_link_x2(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_t
     output wire [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
+wire [65:0] rx_serial_bits65_0;
+wire [65:0] rx_serial_bits131_66;
 // state shared by the two directions
 reg [5:0] acked_seq;
 reg [10:0] acked_addr;
@@ -114,20 +118,20 @@ wire end_frame_and_2;
 // receive lanes
 reg [65:0] rx_prev0;
 reg [6:0] rx_slip0;
-wire [127:0] rx_serial_0_cat;
+wire [127:0] rx_serial_cat;
 wire rx_slip0_b0;
-wire [127:0] rx_serial_0_sel;
+wire [127:0] rx_serial_sel;
 wire rx_slip0_b2;
-wire [127:0] rx_serial_0_sel_2;
+wire [127:0] rx_prev0_sel;
 wire rx_slip0_b4;
-wire [126:0] rx_prev0_sel;
-wire [68:0] rx_serial_0_cat_2;
+wire [126:0] rx_prev0_sel_2;
+wire [68:0] rx_serial_cat_2;
 wire rx_slip0_b0_2;
-wire [68:0] rx_serial_0_sel_3;
+wire [68:0] rx_serial_sel_2;
 wire rx_slip0_b2_2;
-wire [68:0] rx_serial_0_sel_4;
+wire [68:0] rx_serial_sel_3;
 wire rx_slip0_b4_2;
-wire [67:0] rx_serial_0_sel_5;
+wire [67:0] for_rx_window0_sel;
 reg [66:0] rx_window0;
 reg rx_slipped0;
 wire [65:0] rx_window0_sel;
@@ -154,20 +158,20 @@ reg [63:0] rx_payload0;
 reg rx_lock_lost0;
 reg [65:0] rx_prev1;
 reg [6:0] rx_slip1;
-wire [127:0] rx_serial_66_cat;
+wire [127:0] rx_serial_cat_3;
 wire rx_slip1_b0;
-wire [127:0] rx_serial_66_sel;
+wire [127:0] rx_serial_sel_4;
 wire rx_slip1_b2;
-wire [127:0] rx_serial_66_sel_2;
+wire [127:0] rx_prev1_sel;
 wire rx_slip1_b4;
-wire [126:0] rx_prev1_sel;
-wire [68:0] rx_serial_66_cat_2;
+wire [126:0] rx_prev1_sel_2;
+wire [68:0] rx_serial_cat_4;
 wire rx_slip1_b0_2;
-wire [68:0] rx_serial_66_sel_3;
+wire [68:0] rx_serial_sel_5;
 wire rx_slip1_b2_2;
-wire [68:0] rx_serial_66_sel_4;
+wire [68:0] rx_serial_sel_6;
 wire rx_slip1_b4_2;
-wire [67:0] rx_serial_66_sel_5;
+wire [67:0] for_rx_window1_sel;
 reg [66:0] rx_window1;
 reg rx_slipped1;
 wire [65:0] rx_window1_sel;
@@ -708,6 +712,8 @@ reg [63:0] vc1_lane1 [0:511];
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [6:0] vc1_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
+assign rx_serial_bits65_0 = rx_serial[65:0];
+assign rx_serial_bits131_66 = rx_serial[131:66];
 
 // ---- state shared by the two directions ----
 
@@ -737,20 +743,20 @@ assign start_frame_and_2 = start_frame & vc_now;
 assign end_frame_and_2 = end_frame & vc_now;
 
 // ---- receive lanes ----
-assign rx_serial_0_cat = {rx_serial[61:0], rx_prev0};
+assign rx_serial_cat = {rx_serial_bits65_0[61:0], rx_prev0};
 assign rx_slip0_b0 = rx_slip0[0];
-assign rx_serial_0_sel = rx_slip0[1] ? (rx_slip0_b0 ? ({3'h0, rx_serial_0_cat[127:3]}) : ({2'h0, rx_serial_0_cat[127:2]})) : (rx_slip0_b0 ? ({1'h0, rx_serial_0_cat[127:1]}) : rx_serial_0_cat);
+assign rx_serial_sel = rx_slip0[1] ? (rx_slip0_b0 ? ({3'h0, rx_serial_cat[127:3]}) : ({2'h0, rx_serial_cat[127:2]})) : (rx_slip0_b0 ? ({1'h0, rx_serial_cat[127:1]}) : rx_serial_cat);
 assign rx_slip0_b2 = rx_slip0[2];
-assign rx_serial_0_sel_2 = rx_slip0[3] ? (rx_slip0_b2 ? ({12'h0, rx_serial_0_sel[127:12]}) : ({8'h0, rx_serial_0_sel[127:8]})) : (rx_slip0_b2 ? ({4'h0, rx_serial_0_sel[127:4]}) : rx_serial_0_sel);
+assign rx_prev0_sel = rx_slip0[3] ? (rx_slip0_b2 ? ({12'h0, rx_serial_sel[127:12]}) : ({8'h0, rx_serial_sel[127:8]})) : (rx_slip0_b2 ? ({4'h0, rx_serial_sel[127:4]}) : rx_serial_sel);
 assign rx_slip0_b4 = rx_slip0[4];
-assign rx_prev0_sel = rx_slip0[5] ? (rx_slip0_b4 ? ({47'h0, rx_serial_0_sel_2[127:48]}) : ({31'h0, rx_serial_0_sel_2[127:32]})) : (rx_slip0_b4 ? ({15'h0, rx_serial_0_sel_2[127:16]}) : rx_serial_0_sel_2[126:0]);
-assign rx_serial_0_cat_2 = {rx_serial[65:0], rx_prev0[65:63]};
+assign rx_prev0_sel_2 = rx_slip0[5] ? (rx_slip0_b4 ? ({47'h0, rx_prev0_sel[127:48]}) : ({31'h0, rx_prev0_sel[127:32]})) : (rx_slip0_b4 ? ({15'h0, rx_prev0_sel[127:16]}) : rx_prev0_sel[126:0]);
+assign rx_serial_cat_2 = {rx_serial_bits65_0, rx_prev0[65:63]};
 assign rx_slip0_b0_2 = rx_slip0[0];
-assign rx_serial_0_sel_3 = rx_slip0[1] ? (rx_slip0_b0_2 ? ({3'h0, rx_serial_0_cat_2[68:3]}) : ({2'h0, rx_serial_0_cat_2[68:2]})) : (rx_slip0_b0_2 ? ({1'h0, rx_serial_0_cat_2[68:1]}) : rx_serial_0_cat_2);
+assign rx_serial_sel_2 = rx_slip0[1] ? (rx_slip0_b0_2 ? ({3'h0, rx_serial_cat_2[68:3]}) : ({2'h0, rx_serial_cat_2[68:2]})) : (rx_slip0_b0_2 ? ({1'h0, rx_serial_cat_2[68:1]}) : rx_serial_cat_2);
 assign rx_slip0_b2_2 = rx_slip0[2];
-assign rx_serial_0_sel_4 = rx_slip0[3] ? (rx_slip0_b2_2 ? ({12'h0, rx_serial_0_sel_3[68:12]}) : ({8'h0, rx_serial_0_sel_3[68:8]})) : (rx_slip0_b2_2 ? ({4'h0, rx_serial_0_sel_3[68:4]}) : rx_serial_0_sel_3);
+assign rx_serial_sel_3 = rx_slip0[3] ? (rx_slip0_b2_2 ? ({12'h0, rx_serial_sel_2[68:12]}) : ({8'h0, rx_serial_sel_2[68:8]})) : (rx_slip0_b2_2 ? ({4'h0, rx_serial_sel_2[68:4]}) : rx_serial_sel_2);
 assign rx_slip0_b4_2 = rx_slip0[4];
-assign rx_serial_0_sel_5 = rx_slip0[5] ? (rx_slip0_b4_2 ? ({47'h0, rx_serial_0_sel_4[68:48]}) : ({31'h0, rx_serial_0_sel_4[68:32]})) : (rx_slip0_b4_2 ? ({15'h0, rx_serial_0_sel_4[68:16]}) : rx_serial_0_sel_4[67:0]);
+assign for_rx_window0_sel = rx_slip0[5] ? (rx_slip0_b4_2 ? ({47'h0, rx_serial_sel_3[68:48]}) : ({31'h0, rx_serial_sel_3[68:32]})) : (rx_slip0_b4_2 ? ({15'h0, rx_serial_sel_3[68:16]}) : rx_serial_sel_3[67:0]);
 assign rx_window0_sel = rx_slipped0 ? rx_window0[66:1] : rx_window0[65:0];
 assign rx_window0_bits1_0 = rx_window0_sel[1:0];
 assign rx_window0_b0 = rx_window0_bits1_0[0];
@@ -765,20 +771,20 @@ assign rx_locked0_or = (rx_locked0_not & rx_window0_not) | rx_locked0_and_2;
 assign rx_locked0_or_2 = (rx_locked0_or | rx_sh_count0_is63) | rx_locked0_and;
 assign rx_descrambler0_cat = {6'h0, rx_descrambler0};
 assign rx_window0_xor_2 = (((rx_window0_bits65_2 ^ ({rx_window0_bits65_2[24:0], 39'h0})) ^ ({rx_window0_bits65_2[5:0], 58'h0})) ^ rx_descrambler0_cat) ^ (rx_descrambler0_cat >> 7'h13);
-assign rx_serial_66_cat = {rx_serial[127:66], rx_prev1};
+assign rx_serial_cat_3 = {rx_serial_bits131_66[61:0], rx_prev1};
 assign rx_slip1_b0 = rx_slip1[0];
-assign rx_serial_66_sel = rx_slip1[1] ? (rx_slip1_b0 ? ({3'h0, rx_serial_66_cat[127:3]}) : ({2'h0, rx_serial_66_cat[127:2]})) : (rx_slip1_b0 ? ({1'h0, rx_serial_66_cat[127:1]}) : rx_serial_66_cat);
+assign rx_serial_sel_4 = rx_slip1[1] ? (rx_slip1_b0 ? ({3'h0, rx_serial_cat_3[127:3]}) : ({2'h0, rx_serial_cat_3[127:2]})) : (rx_slip1_b0 ? ({1'h0, rx_serial_cat_3[127:1]}) : rx_serial_cat_3);
 assign rx_slip1_b2 = rx_slip1[2];
-assign rx_serial_66_sel_2 = rx_slip1[3] ? (rx_slip1_b2 ? ({12'h0, rx_serial_66_sel[127:12]}) : ({8'h0, rx_serial_66_sel[127:8]})) : (rx_slip1_b2 ? ({4'h0, rx_serial_66_sel[127:4]}) : rx_serial_66_sel);
+assign rx_prev1_sel = rx_slip1[3] ? (rx_slip1_b2 ? ({12'h0, rx_serial_sel_4[127:12]}) : ({8'h0, rx_serial_sel_4[127:8]})) : (rx_slip1_b2 ? ({4'h0, rx_serial_sel_4[127:4]}) : rx_serial_sel_4);
 assign rx_slip1_b4 = rx_slip1[4];
-assign rx_prev1_sel = rx_slip1[5] ? (rx_slip1_b4 ? ({47'h0, rx_serial_66_sel_2[127:48]}) : ({31'h0, rx_serial_66_sel_2[127:32]})) : (rx_slip1_b4 ? ({15'h0, rx_serial_66_sel_2[127:16]}) : rx_serial_66_sel_2[126:0]);
-assign rx_serial_66_cat_2 = {rx_serial[131:66], rx_prev1[65:63]};
+assign rx_prev1_sel_2 = rx_slip1[5] ? (rx_slip1_b4 ? ({47'h0, rx_prev1_sel[127:48]}) : ({31'h0, rx_prev1_sel[127:32]})) : (rx_slip1_b4 ? ({15'h0, rx_prev1_sel[127:16]}) : rx_prev1_sel[126:0]);
+assign rx_serial_cat_4 = {rx_serial_bits131_66, rx_prev1[65:63]};
 assign rx_slip1_b0_2 = rx_slip1[0];
-assign rx_serial_66_sel_3 = rx_slip1[1] ? (rx_slip1_b0_2 ? ({3'h0, rx_serial_66_cat_2[68:3]}) : ({2'h0, rx_serial_66_cat_2[68:2]})) : (rx_slip1_b0_2 ? ({1'h0, rx_serial_66_cat_2[68:1]}) : rx_serial_66_cat_2);
+assign rx_serial_sel_5 = rx_slip1[1] ? (rx_slip1_b0_2 ? ({3'h0, rx_serial_cat_4[68:3]}) : ({2'h0, rx_serial_cat_4[68:2]})) : (rx_slip1_b0_2 ? ({1'h0, rx_serial_cat_4[68:1]}) : rx_serial_cat_4);
 assign rx_slip1_b2_2 = rx_slip1[2];
-assign rx_serial_66_sel_4 = rx_slip1[3] ? (rx_slip1_b2_2 ? ({12'h0, rx_serial_66_sel_3[68:12]}) : ({8'h0, rx_serial_66_sel_3[68:8]})) : (rx_slip1_b2_2 ? ({4'h0, rx_serial_66_sel_3[68:4]}) : rx_serial_66_sel_3);
+assign rx_serial_sel_6 = rx_slip1[3] ? (rx_slip1_b2_2 ? ({12'h0, rx_serial_sel_5[68:12]}) : ({8'h0, rx_serial_sel_5[68:8]})) : (rx_slip1_b2_2 ? ({4'h0, rx_serial_sel_5[68:4]}) : rx_serial_sel_5);
 assign rx_slip1_b4_2 = rx_slip1[4];
-assign rx_serial_66_sel_5 = rx_slip1[5] ? (rx_slip1_b4_2 ? ({47'h0, rx_serial_66_sel_4[68:48]}) : ({31'h0, rx_serial_66_sel_4[68:32]})) : (rx_slip1_b4_2 ? ({15'h0, rx_serial_66_sel_4[68:16]}) : rx_serial_66_sel_4[67:0]);
+assign for_rx_window1_sel = rx_slip1[5] ? (rx_slip1_b4_2 ? ({47'h0, rx_serial_sel_6[68:48]}) : ({31'h0, rx_serial_sel_6[68:32]})) : (rx_slip1_b4_2 ? ({15'h0, rx_serial_sel_6[68:16]}) : rx_serial_sel_6[67:0]);
 assign rx_window1_sel = rx_slipped1 ? rx_window1[66:1] : rx_window1[65:0];
 assign rx_window1_bits1_0 = rx_window1_sel[1:0];
 assign rx_window1_b0 = rx_window1_bits1_0[0];
@@ -1322,9 +1328,9 @@ always @(posedge clk) begin
 end
 
 always @(posedge rx_clk) begin
-    if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial[65:0];
+    if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial_bits65_0;
     if (rx_rst) rx_slip0 <= 7'h0; else rx_slip0 <= rx_locked0_or ? ((rx_slip0 == 7'h41) ? 7'h0 : (rx_slip0 + 7'h1)) : rx_slip0;
-    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_0_sel_5[67:64] : rx_serial_0_sel_5[3:0]), (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
+    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? for_rx_window0_sel[67:64] : for_rx_window0_sel[3:0]), (rx_slip0[6] ? rx_prev0_sel_2[126:64] : rx_prev0_sel_2[62:0])};
     if (rx_rst) rx_slipped0 <= 1'h0; else rx_slipped0 <= rx_locked0_or;
     if (rx_rst) rx_locked0 <= 1'h0; else rx_locked0 <= rx_locked0_and_2 ? 1'h0 : (rx_locked0_and ? 1'h1 : rx_locked0);
     if (rx_rst) rx_sh_count0 <= 7'h0; else rx_sh_count0 <= rx_locked0_or_2 ? 7'h0 : (rx_sh_count0 + 7'h1);
@@ -1334,9 +1340,9 @@ always @(posedge rx_clk) begin
     if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_b0;
     if (rx_rst) rx_payload0 <= 64'h0; else rx_payload0 <= rx_window0_xor_2;
     if (rx_rst) rx_lock_lost0 <= 1'h0; else rx_lock_lost0 <= rx_locked0_and_2;
-    if (rx_rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial[131:66];
+    if (rx_rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial_bits131_66;
     if (rx_rst) rx_slip1 <= 7'h0; else rx_slip1 <= rx_locked1_or ? ((rx_slip1 == 7'h41) ? 7'h0 : (rx_slip1 + 7'h1)) : rx_slip1;
-    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? rx_serial_66_sel_5[67:64] : rx_serial_66_sel_5[3:0]), (rx_slip1[6] ? rx_prev1_sel[126:64] : rx_prev1_sel[62:0])};
+    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? for_rx_window1_sel[67:64] : for_rx_window1_sel[3:0]), (rx_slip1[6] ? rx_prev1_sel_2[126:64] : rx_prev1_sel_2[62:0])};
     if (rx_rst) rx_slipped1 <= 1'h0; else rx_slipped1 <= rx_locked1_or;
     if (rx_rst) rx_locked1 <= 1'h0; else rx_locked1 <= rx_locked1_and_2 ? 1'h0 : (rx_locked1_and ? 1'h1 : rx_locked1);
     if (rx_rst) rx_sh_count1 <= 7'h0; else rx_sh_count1 <= rx_locked1_or_2 ? 7'h0 : (rx_sh_count1 + 7'h1);

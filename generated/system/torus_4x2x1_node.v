@@ -80,6 +80,10 @@ module torus_4x2x1_node(clk,rst,xp_rx_clk,xp_rx_rst,xn_rx_clk,xn_rx_rst,yp_rx_cl
     output wire link_up;
 
 // verilator lint_off UNUSEDSIGNAL
+// register window
+wire [511:0] link_yn_frames_sent_cat;
+wire [927:0] link_xn_up_cycles_cat;
+wire [1343:0] link_xp_frames_retransmitted_cat;
 // self-test on IntraNode port 0
 wire selftest_enable;
 wire regs_st_control_b1;
@@ -312,6 +316,11 @@ wire [31:0] link_yn_retrains;
 wire [31:0] link_yn_up_cycles;
 // verilator lint_on UNUSEDSIGNAL
 
+// ---- register window ----
+assign link_yn_frames_sent_cat = {({({({({({({({({({({({({({({link_yn_slips, link_yn_frames_dropped}), link_yn_partner_restarts}), link_yn_up_cycles}), link_yn_retrains}), link_yn_lock_losses}), link_yn_crc_errors}), link_yn_frames_retransmitted}), link_yn_frames_sent}), link_yp_slips}), link_yp_frames_dropped}), link_yp_partner_restarts}), link_yp_up_cycles}), link_yp_retrains}), link_yp_lock_losses}), link_yp_crc_errors};
+assign link_xn_up_cycles_cat = {({({({({({({({({({({({({link_yn_frames_sent_cat, link_yp_frames_retransmitted}), link_yp_frames_sent}), link_xn_slips}), link_xn_frames_dropped}), link_xn_partner_restarts}), link_xn_up_cycles}), link_xn_retrains}), link_xn_lock_losses}), link_xn_crc_errors}), link_xn_frames_retransmitted}), link_xn_frames_sent}), link_xp_slips}), link_xp_frames_dropped};
+assign link_xp_frames_retransmitted_cat = {({({({({({({({({({({({({link_xn_up_cycles_cat, link_xp_partner_restarts}), link_xp_up_cycles}), link_xp_retrains}), link_xp_lock_losses}), link_xp_crc_errors}), link_xp_frames_retransmitted}), link_xp_frames_sent}), router_stat_yp_ecc_corrected}), router_stat_xn_ecc_corrected}), router_stat_xp_ecc_corrected}), router_stat_p1_dropped}), router_stat_p0_dropped}), router_stat_yp_packets};
+
 // ---- self-test on IntraNode port 0 ----
 assign selftest_enable = regs_st_control[0];
 assign regs_st_control_b1 = regs_st_control[1];
@@ -343,8 +352,8 @@ torus_4x2x1_node_regs regs (
     .clk(clk),
     .rst(rst),
     .link_status(link_yn_channel_up_or),
-    .selftest({selftest_checker_errors, selftest_checker_bytes, selftest_checker_packets, (({31'h0, selftest_generator_busy}) | ({selftest_checker_complete_cat[30:0], 1'h0})), selftest_generator_cycles, selftest_generator_sent}),
-    .counters({link_yn_slips, link_yn_frames_dropped, link_yn_partner_restarts, link_yn_up_cycles, link_yn_retrains, link_yn_lock_losses, link_yn_crc_errors, link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_frames_dropped, link_yp_partner_restarts, link_yp_up_cycles, link_yp_retrains, link_yp_lock_losses, link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips, link_xn_frames_dropped, link_xn_partner_restarts, link_xn_up_cycles, link_xn_retrains, link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent, link_xp_slips, link_xp_frames_dropped, link_xp_partner_restarts, link_xp_up_cycles, link_xp_retrains, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted, link_xp_frames_sent, router_stat_yp_ecc_corrected, router_stat_xn_ecc_corrected, router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped, router_stat_yp_packets, router_stat_xn_packets, router_stat_xp_packets, router_stat_p1_packets, router_stat_p0_packets}),
+    .selftest({({({({({selftest_checker_errors, selftest_checker_bytes}), selftest_checker_packets}), (({31'h0, selftest_generator_busy}) | ({selftest_checker_complete_cat[30:0], 1'h0}))}), selftest_generator_cycles}), selftest_generator_sent}),
+    .counters({({({({link_xp_frames_retransmitted_cat, router_stat_xn_packets}), router_stat_xp_packets}), router_stat_p1_packets}), router_stat_p0_packets}),
     .s_axil_awaddr(s_axil_awaddr),
     .s_axil_awvalid(s_axil_awvalid),
     .s_axil_wdata(s_axil_wdata),
@@ -382,28 +391,28 @@ torus_4x2x1_node_router router (
     .local_x(regs_local_x),
     .local_y(regs_local_y),
     .local_z(regs_local_z),
-    .s_axis_p0_tdata((selftest_enable ? selftest_generator_m_axis_tdata : s_axis_p0_tdata)),
-    .s_axis_p0_tlast((selftest_enable ? selftest_generator_m_axis_tlast : s_axis_p0_tlast)),
-    .s_axis_p0_tvalid((selftest_enable ? selftest_generator_m_axis_tvalid : s_axis_p0_tvalid)),
+    .s_axis_p0_tdata(selftest_enable ? selftest_generator_m_axis_tdata : s_axis_p0_tdata),
+    .s_axis_p0_tlast(selftest_enable ? selftest_generator_m_axis_tlast : s_axis_p0_tlast),
+    .s_axis_p0_tvalid(selftest_enable ? selftest_generator_m_axis_tvalid : s_axis_p0_tvalid),
     .s_axis_p1_tdata(s_axis_p1_tdata),
     .s_axis_p1_tlast(s_axis_p1_tlast),
     .s_axis_p1_tvalid(s_axis_p1_tvalid),
-    .s_axis_xp_tdata(({(merge_xn_sel ? link_xn_m_axis_vc1_tdata[127:64] : link_xn_m_axis_vc0_tdata[127:64]), (merge_xn_sel ? link_xn_m_axis_vc1_tdata[63:0] : link_xn_m_axis_vc0_tdata[63:0])})),
+    .s_axis_xp_tdata(merge_xn_sel ? link_xn_m_axis_vc1_tdata : link_xn_m_axis_vc0_tdata),
     .s_axis_xp_tlast(link_xn_m_axis_vc1_tlast_sel),
     .s_axis_xp_tvalid(link_xn_m_axis_vc1_tvalid_sel),
-    .s_axis_xp_tkeep((merge_xn_sel ? link_xn_m_axis_vc1_tkeep : link_xn_m_axis_vc0_tkeep)),
+    .s_axis_xp_tkeep(merge_xn_sel ? link_xn_m_axis_vc1_tkeep : link_xn_m_axis_vc0_tkeep),
     .s_axis_xp_tuser(merge_xn_sel),
-    .s_axis_xn_tdata(({(merge_xp_sel ? link_xp_m_axis_vc1_tdata[127:64] : link_xp_m_axis_vc0_tdata[127:64]), (merge_xp_sel ? link_xp_m_axis_vc1_tdata[63:0] : link_xp_m_axis_vc0_tdata[63:0])})),
+    .s_axis_xn_tdata(merge_xp_sel ? link_xp_m_axis_vc1_tdata : link_xp_m_axis_vc0_tdata),
     .s_axis_xn_tlast(link_xp_m_axis_vc1_tlast_sel),
     .s_axis_xn_tvalid(link_xp_m_axis_vc1_tvalid_sel),
-    .s_axis_xn_tkeep((merge_xp_sel ? link_xp_m_axis_vc1_tkeep : link_xp_m_axis_vc0_tkeep)),
+    .s_axis_xn_tkeep(merge_xp_sel ? link_xp_m_axis_vc1_tkeep : link_xp_m_axis_vc0_tkeep),
     .s_axis_xn_tuser(merge_xp_sel),
-    .s_axis_yp_tdata(({(merge_yn_sel ? link_yn_m_axis_vc1_tdata[127:64] : link_yn_m_axis_vc0_tdata[127:64]), (merge_yn_sel ? link_yn_m_axis_vc1_tdata[63:0] : link_yn_m_axis_vc0_tdata[63:0])})),
+    .s_axis_yp_tdata(merge_yn_sel ? link_yn_m_axis_vc1_tdata : link_yn_m_axis_vc0_tdata),
     .s_axis_yp_tlast(link_yn_m_axis_vc1_tlast_sel),
     .s_axis_yp_tvalid(link_yn_m_axis_vc1_tvalid_sel),
-    .s_axis_yp_tkeep((merge_yn_sel ? link_yn_m_axis_vc1_tkeep : link_yn_m_axis_vc0_tkeep)),
+    .s_axis_yp_tkeep(merge_yn_sel ? link_yn_m_axis_vc1_tkeep : link_yn_m_axis_vc0_tkeep),
     .s_axis_yp_tuser(merge_yn_sel),
-    .m_axis_p0_tready((selftest_enable ? 1'h1 : m_axis_p0_tready)),
+    .m_axis_p0_tready(selftest_enable ? 1'h1 : m_axis_p0_tready),
     .m_axis_p1_tready(m_axis_p1_tready),
     .m_axis_xp_tready(link_xp_s_axis_tready),
     .m_axis_xn_tready(link_xn_s_axis_tready),
@@ -479,7 +488,7 @@ torus_4x2x1_node_selftest_checker selftest_checker (
     .s_axis_tdata(router_m_axis_p0_tdata),
     .s_axis_tkeep(router_m_axis_p0_tkeep),
     .s_axis_tlast(router_m_axis_p0_tlast),
-    .s_axis_tvalid((router_m_axis_p0_tvalid & selftest_enable)),
+    .s_axis_tvalid(router_m_axis_p0_tvalid & selftest_enable),
     .seed(regs_st_seed),
     .expected(regs_st_expected),
     .clear(regs_st_control[2]),
@@ -494,7 +503,7 @@ torus_4x2x1_node_selftest_checker selftest_checker (
 torus_4x2x1_node_selftest_generator selftest_generator (
     .clk(clk),
     .rst(rst),
-    .start((regs_st_control_b1 & (~st_start_seen))),
+    .start(regs_st_control_b1 & (~st_start_seen)),
     .count(regs_st_count),
     .length(regs_st_length),
     .dst(regs_st_dst),
@@ -503,7 +512,7 @@ torus_4x2x1_node_selftest_generator selftest_generator (
     .done_in(selftest_checker_complete),
     .window(regs_st_window),
     .received(selftest_checker_packets),
-    .m_axis_tready((router_s_axis_p0_tready & selftest_enable)),
+    .m_axis_tready(router_s_axis_p0_tready & selftest_enable),
     .m_axis_tdata(selftest_generator_m_axis_tdata),
     .m_axis_tkeep(selftest_generator_m_axis_tkeep),
     .m_axis_tlast(selftest_generator_m_axis_tlast),
@@ -519,14 +528,14 @@ torus_4x2x1_node_link link_xp (
     .rst(rst),
     .rx_clk(xp_rx_clk),
     .rx_rst(xp_rx_rst),
-    .s_axis_tdata({router_m_axis_xp_tdata[127:64], router_m_axis_xp_tdata[63:0]}),
+    .s_axis_tdata(router_m_axis_xp_tdata),
     .s_axis_tkeep(router_m_axis_xp_tkeep),
     .s_axis_tlast(router_m_axis_xp_tlast),
     .s_axis_tuser(router_m_axis_xp_tuser),
     .s_axis_tvalid(router_m_axis_xp_tvalid),
-    .m_axis_vc0_tready((~merge_xp_sel)),
+    .m_axis_vc0_tready(~merge_xp_sel),
     .m_axis_vc1_tready(merge_xp_sel),
-    .rx_serial({xp_rx_serial[131:66], xp_rx_serial[65:0]}),
+    .rx_serial(xp_rx_serial),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
     .rx_credit_return(router_s_axis_xn_credit),
@@ -564,14 +573,14 @@ torus_4x2x1_node_link link_xn (
     .rst(rst),
     .rx_clk(xn_rx_clk),
     .rx_rst(xn_rx_rst),
-    .s_axis_tdata({router_m_axis_xn_tdata[127:64], router_m_axis_xn_tdata[63:0]}),
+    .s_axis_tdata(router_m_axis_xn_tdata),
     .s_axis_tkeep(router_m_axis_xn_tkeep),
     .s_axis_tlast(router_m_axis_xn_tlast),
     .s_axis_tuser(router_m_axis_xn_tuser),
     .s_axis_tvalid(router_m_axis_xn_tvalid),
-    .m_axis_vc0_tready((~merge_xn_sel)),
+    .m_axis_vc0_tready(~merge_xn_sel),
     .m_axis_vc1_tready(merge_xn_sel),
-    .rx_serial({xn_rx_serial[131:66], xn_rx_serial[65:0]}),
+    .rx_serial(xn_rx_serial),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
     .rx_credit_return(router_s_axis_xp_credit),
@@ -609,14 +618,14 @@ torus_4x2x1_node_link link_yp (
     .rst(rst),
     .rx_clk(yp_rx_clk),
     .rx_rst(yp_rx_rst),
-    .s_axis_tdata({router_m_axis_yp_tdata[127:64], router_m_axis_yp_tdata[63:0]}),
+    .s_axis_tdata(router_m_axis_yp_tdata),
     .s_axis_tkeep(router_m_axis_yp_tkeep),
     .s_axis_tlast(router_m_axis_yp_tlast),
     .s_axis_tuser(router_m_axis_yp_tuser),
     .s_axis_tvalid(router_m_axis_yp_tvalid),
-    .m_axis_vc0_tready((~merge_yp_sel)),
+    .m_axis_vc0_tready(~merge_yp_sel),
     .m_axis_vc1_tready(merge_yp_sel),
-    .rx_serial({yp_rx_serial[131:66], yp_rx_serial[65:0]}),
+    .rx_serial(yp_rx_serial),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
     .rx_credit_return(2'h0),
@@ -654,14 +663,14 @@ torus_4x2x1_node_link link_yn (
     .rst(rst),
     .rx_clk(yn_rx_clk),
     .rx_rst(yn_rx_rst),
-    .s_axis_tdata({64'h0, 64'h0}),
+    .s_axis_tdata(128'h0),
     .s_axis_tkeep(16'h0),
     .s_axis_tlast(1'h0),
     .s_axis_tuser(1'h0),
     .s_axis_tvalid(1'h0),
-    .m_axis_vc0_tready((~merge_yn_sel)),
+    .m_axis_vc0_tready(~merge_yn_sel),
     .m_axis_vc1_tready(merge_yn_sel),
-    .rx_serial({yn_rx_serial[131:66], yn_rx_serial[65:0]}),
+    .rx_serial(yn_rx_serial),
     .s_axis_nfc_tvalid(1'h0),
     .s_axis_nfc_tdata(16'h0),
     .rx_credit_return(router_s_axis_yp_credit),
@@ -727,13 +736,13 @@ assign m_axis_p1_tdata = router_m_axis_p1_tdata;
 assign m_axis_p1_tkeep = router_m_axis_p1_tkeep;
 assign m_axis_p1_tlast = router_m_axis_p1_tlast;
 assign m_axis_p1_tvalid = router_m_axis_p1_tvalid;
-assign xp_tx_serial = {link_xp_tx_serial[131:66], link_xp_tx_serial[65:0]};
+assign xp_tx_serial = link_xp_tx_serial;
 assign xp_channel_up = link_xp_channel_up;
-assign xn_tx_serial = {link_xn_tx_serial[131:66], link_xn_tx_serial[65:0]};
+assign xn_tx_serial = link_xn_tx_serial;
 assign xn_channel_up = link_xn_channel_up;
-assign yp_tx_serial = {link_yp_tx_serial[131:66], link_yp_tx_serial[65:0]};
+assign yp_tx_serial = link_yp_tx_serial;
 assign yp_channel_up = link_yp_channel_up;
-assign yn_tx_serial = {link_yn_tx_serial[131:66], link_yn_tx_serial[65:0]};
+assign yn_tx_serial = link_yn_tx_serial;
 assign yn_channel_up = link_yn_channel_up;
 assign link_up = link_xp_channel_up_and;
 endmodule
@@ -769,8 +778,12 @@ module torus_4x2x1_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s
     output wire [1:0] s_axil_rresp;
     // inputs
     input wire [31:0] link_status;
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [191:0] selftest;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [1471:0] counters;
+    /* verilator lint_on UNUSEDSIGNAL */
     // outputs: status and counters
     output wire [5:0] local_x;
     output wire [5:0] local_y;
@@ -862,77 +875,77 @@ wire read_word_is14;
 wire read_word_is15;
 wire read_word_is16;
 wire read_word_is17;
-wire [31:0] selftest_32_sel;
+wire [31:0] selftest_sel;
 wire read_word_or_3;
 wire read_word_is18;
 wire read_word_is19;
 wire read_word_is20;
 wire read_word_is21;
-wire [31:0] selftest_160_sel;
+wire [31:0] selftest_sel_2;
 wire read_word_is64;
 wire read_word_or_4;
 wire read_word_is65;
 wire read_word_is66;
 wire read_word_is67;
-wire [31:0] counters_96_sel;
+wire [31:0] counters_sel;
 wire read_word_is68;
 wire read_word_is69;
 wire read_word_or_5;
 wire read_word_is70;
 wire read_word_is71;
-wire [31:0] counters_224_sel;
+wire [31:0] counters_sel_2;
 wire read_word_is72;
 wire read_word_is73;
 wire read_word_is74;
 wire read_word_or_6;
 wire read_word_is75;
-wire [31:0] counters_352_sel;
+wire [31:0] counters_sel_3;
 wire read_word_is76;
 wire read_word_is77;
 wire read_word_is78;
 wire read_word_is79;
-wire [31:0] counters_480_sel;
+wire [31:0] counters_sel_4;
 wire read_word_or_7;
 wire read_word_is80;
 wire read_word_is81;
 wire read_word_is82;
 wire read_word_is83;
-wire [31:0] counters_608_sel;
+wire [31:0] counters_sel_5;
 wire read_word_is84;
 wire read_word_or_8;
 wire read_word_is85;
 wire read_word_is86;
 wire read_word_is87;
-wire [31:0] counters_736_sel;
+wire [31:0] counters_sel_6;
 wire read_word_is88;
 wire read_word_is89;
 wire read_word_or_9;
 wire read_word_is90;
 wire read_word_is91;
-wire [31:0] counters_864_sel;
+wire [31:0] counters_sel_7;
 wire read_word_is92;
 wire read_word_is93;
 wire read_word_is94;
 wire read_word_or_10;
 wire read_word_is95;
-wire [31:0] counters_992_sel;
+wire [31:0] counters_sel_8;
 wire read_word_is96;
 wire read_word_is97;
 wire read_word_is98;
 wire read_word_is99;
-wire [31:0] counters_1120_sel;
+wire [31:0] counters_sel_9;
 wire read_word_or_11;
 wire read_word_is100;
 wire read_word_is101;
 wire read_word_is102;
 wire read_word_is103;
-wire [31:0] counters_1248_sel;
+wire [31:0] counters_sel_10;
 wire read_word_is104;
 wire read_word_or_12;
 wire read_word_is105;
 wire read_word_is106;
 wire read_word_is107;
-wire [31:0] counters_1376_sel;
+wire [31:0] counters_sel_11;
 wire read_word_is108;
 wire read_word_is109;
 wire [31:0] read_data;
@@ -999,80 +1012,80 @@ assign read_word_is14 = read_word == 10'he;
 assign read_word_is15 = read_word == 10'hf;
 assign read_word_is16 = read_word == 10'h10;
 assign read_word_is17 = read_word == 10'h11;
-assign selftest_32_sel = read_word_is17 ? selftest[63:32] : (read_word_is16 ? selftest[31:0] : (read_word_is15 ? axil_reg_03c : (read_word_is14 ? axil_reg_038 : axil_reg_034_sel)));
+assign selftest_sel = read_word_is17 ? selftest[63:32] : (read_word_is16 ? selftest[31:0] : (read_word_is15 ? axil_reg_03c : (read_word_is14 ? axil_reg_038 : axil_reg_034_sel)));
 assign read_word_or_3 = ((((read_word_or_2 | read_word_is13) | read_word_is14) | read_word_is15) | read_word_is16) | read_word_is17;
 assign read_word_is18 = read_word == 10'h12;
 assign read_word_is19 = read_word == 10'h13;
 assign read_word_is20 = read_word == 10'h14;
 assign read_word_is21 = read_word == 10'h15;
-assign selftest_160_sel = read_word_is21 ? selftest[191:160] : (read_word_is20 ? selftest[159:128] : (read_word_is19 ? selftest[127:96] : (read_word_is18 ? selftest[95:64] : selftest_32_sel)));
+assign selftest_sel_2 = read_word_is21 ? selftest[191:160] : (read_word_is20 ? selftest[159:128] : (read_word_is19 ? selftest[127:96] : (read_word_is18 ? selftest[95:64] : selftest_sel)));
 assign read_word_is64 = read_word == 10'h40;
 assign read_word_or_4 = ((((read_word_or_3 | read_word_is18) | read_word_is19) | read_word_is20) | read_word_is21) | read_word_is64;
 assign read_word_is65 = read_word == 10'h41;
 assign read_word_is66 = read_word == 10'h42;
 assign read_word_is67 = read_word == 10'h43;
-assign counters_96_sel = read_word_is67 ? counters[127:96] : (read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : (read_word_is64 ? counters[31:0] : selftest_160_sel)));
+assign counters_sel = read_word_is67 ? counters[127:96] : (read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : (read_word_is64 ? counters[31:0] : selftest_sel_2)));
 assign read_word_is68 = read_word == 10'h44;
 assign read_word_is69 = read_word == 10'h45;
 assign read_word_or_5 = ((((read_word_or_4 | read_word_is65) | read_word_is66) | read_word_is67) | read_word_is68) | read_word_is69;
 assign read_word_is70 = read_word == 10'h46;
 assign read_word_is71 = read_word == 10'h47;
-assign counters_224_sel = read_word_is71 ? counters[255:224] : (read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : (read_word_is68 ? counters[159:128] : counters_96_sel)));
+assign counters_sel_2 = read_word_is71 ? counters[255:224] : (read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : (read_word_is68 ? counters[159:128] : counters_sel)));
 assign read_word_is72 = read_word == 10'h48;
 assign read_word_is73 = read_word == 10'h49;
 assign read_word_is74 = read_word == 10'h4a;
 assign read_word_or_6 = ((((read_word_or_5 | read_word_is70) | read_word_is71) | read_word_is72) | read_word_is73) | read_word_is74;
 assign read_word_is75 = read_word == 10'h4b;
-assign counters_352_sel = read_word_is75 ? counters[383:352] : (read_word_is74 ? counters[351:320] : (read_word_is73 ? counters[319:288] : (read_word_is72 ? counters[287:256] : counters_224_sel)));
+assign counters_sel_3 = read_word_is75 ? counters[383:352] : (read_word_is74 ? counters[351:320] : (read_word_is73 ? counters[319:288] : (read_word_is72 ? counters[287:256] : counters_sel_2)));
 assign read_word_is76 = read_word == 10'h4c;
 assign read_word_is77 = read_word == 10'h4d;
 assign read_word_is78 = read_word == 10'h4e;
 assign read_word_is79 = read_word == 10'h4f;
-assign counters_480_sel = read_word_is79 ? counters[511:480] : (read_word_is78 ? counters[479:448] : (read_word_is77 ? counters[447:416] : (read_word_is76 ? counters[415:384] : counters_352_sel)));
+assign counters_sel_4 = read_word_is79 ? counters[511:480] : (read_word_is78 ? counters[479:448] : (read_word_is77 ? counters[447:416] : (read_word_is76 ? counters[415:384] : counters_sel_3)));
 assign read_word_or_7 = ((((read_word_or_6 | read_word_is75) | read_word_is76) | read_word_is77) | read_word_is78) | read_word_is79;
 assign read_word_is80 = read_word == 10'h50;
 assign read_word_is81 = read_word == 10'h51;
 assign read_word_is82 = read_word == 10'h52;
 assign read_word_is83 = read_word == 10'h53;
-assign counters_608_sel = read_word_is83 ? counters[639:608] : (read_word_is82 ? counters[607:576] : (read_word_is81 ? counters[575:544] : (read_word_is80 ? counters[543:512] : counters_480_sel)));
+assign counters_sel_5 = read_word_is83 ? counters[639:608] : (read_word_is82 ? counters[607:576] : (read_word_is81 ? counters[575:544] : (read_word_is80 ? counters[543:512] : counters_sel_4)));
 assign read_word_is84 = read_word == 10'h54;
 assign read_word_or_8 = ((((read_word_or_7 | read_word_is80) | read_word_is81) | read_word_is82) | read_word_is83) | read_word_is84;
 assign read_word_is85 = read_word == 10'h55;
 assign read_word_is86 = read_word == 10'h56;
 assign read_word_is87 = read_word == 10'h57;
-assign counters_736_sel = read_word_is87 ? counters[767:736] : (read_word_is86 ? counters[735:704] : (read_word_is85 ? counters[703:672] : (read_word_is84 ? counters[671:640] : counters_608_sel)));
+assign counters_sel_6 = read_word_is87 ? counters[767:736] : (read_word_is86 ? counters[735:704] : (read_word_is85 ? counters[703:672] : (read_word_is84 ? counters[671:640] : counters_sel_5)));
 assign read_word_is88 = read_word == 10'h58;
 assign read_word_is89 = read_word == 10'h59;
 assign read_word_or_9 = ((((read_word_or_8 | read_word_is85) | read_word_is86) | read_word_is87) | read_word_is88) | read_word_is89;
 assign read_word_is90 = read_word == 10'h5a;
 assign read_word_is91 = read_word == 10'h5b;
-assign counters_864_sel = read_word_is91 ? counters[895:864] : (read_word_is90 ? counters[863:832] : (read_word_is89 ? counters[831:800] : (read_word_is88 ? counters[799:768] : counters_736_sel)));
+assign counters_sel_7 = read_word_is91 ? counters[895:864] : (read_word_is90 ? counters[863:832] : (read_word_is89 ? counters[831:800] : (read_word_is88 ? counters[799:768] : counters_sel_6)));
 assign read_word_is92 = read_word == 10'h5c;
 assign read_word_is93 = read_word == 10'h5d;
 assign read_word_is94 = read_word == 10'h5e;
 assign read_word_or_10 = ((((read_word_or_9 | read_word_is90) | read_word_is91) | read_word_is92) | read_word_is93) | read_word_is94;
 assign read_word_is95 = read_word == 10'h5f;
-assign counters_992_sel = read_word_is95 ? counters[1023:992] : (read_word_is94 ? counters[991:960] : (read_word_is93 ? counters[959:928] : (read_word_is92 ? counters[927:896] : counters_864_sel)));
+assign counters_sel_8 = read_word_is95 ? counters[1023:992] : (read_word_is94 ? counters[991:960] : (read_word_is93 ? counters[959:928] : (read_word_is92 ? counters[927:896] : counters_sel_7)));
 assign read_word_is96 = read_word == 10'h60;
 assign read_word_is97 = read_word == 10'h61;
 assign read_word_is98 = read_word == 10'h62;
 assign read_word_is99 = read_word == 10'h63;
-assign counters_1120_sel = read_word_is99 ? counters[1151:1120] : (read_word_is98 ? counters[1119:1088] : (read_word_is97 ? counters[1087:1056] : (read_word_is96 ? counters[1055:1024] : counters_992_sel)));
+assign counters_sel_9 = read_word_is99 ? counters[1151:1120] : (read_word_is98 ? counters[1119:1088] : (read_word_is97 ? counters[1087:1056] : (read_word_is96 ? counters[1055:1024] : counters_sel_8)));
 assign read_word_or_11 = ((((read_word_or_10 | read_word_is95) | read_word_is96) | read_word_is97) | read_word_is98) | read_word_is99;
 assign read_word_is100 = read_word == 10'h64;
 assign read_word_is101 = read_word == 10'h65;
 assign read_word_is102 = read_word == 10'h66;
 assign read_word_is103 = read_word == 10'h67;
-assign counters_1248_sel = read_word_is103 ? counters[1279:1248] : (read_word_is102 ? counters[1247:1216] : (read_word_is101 ? counters[1215:1184] : (read_word_is100 ? counters[1183:1152] : counters_1120_sel)));
+assign counters_sel_10 = read_word_is103 ? counters[1279:1248] : (read_word_is102 ? counters[1247:1216] : (read_word_is101 ? counters[1215:1184] : (read_word_is100 ? counters[1183:1152] : counters_sel_9)));
 assign read_word_is104 = read_word == 10'h68;
 assign read_word_or_12 = ((((read_word_or_11 | read_word_is100) | read_word_is101) | read_word_is102) | read_word_is103) | read_word_is104;
 assign read_word_is105 = read_word == 10'h69;
 assign read_word_is106 = read_word == 10'h6a;
 assign read_word_is107 = read_word == 10'h6b;
-assign counters_1376_sel = read_word_is107 ? counters[1407:1376] : (read_word_is106 ? counters[1375:1344] : (read_word_is105 ? counters[1343:1312] : (read_word_is104 ? counters[1311:1280] : counters_1248_sel)));
+assign counters_sel_11 = read_word_is107 ? counters[1407:1376] : (read_word_is106 ? counters[1375:1344] : (read_word_is105 ? counters[1343:1312] : (read_word_is104 ? counters[1311:1280] : counters_sel_10)));
 assign read_word_is108 = read_word == 10'h6c;
 assign read_word_is109 = read_word == 10'h6d;
-assign read_data = read_word_is109 ? counters[1471:1440] : (read_word_is108 ? counters[1439:1408] : counters_1376_sel);
+assign read_data = read_word_is109 ? counters[1471:1440] : (read_word_is108 ? counters[1439:1408] : counters_sel_11);
 assign read_ok = ((((read_word_or_12 | read_word_is105) | read_word_is106) | read_word_is107) | read_word_is108) | read_word_is109;
 
 always @(posedge clk) begin
@@ -1257,38 +1270,38 @@ reg here_y_top;
 reg here_x_bottom;
 reg here_y_bottom;
 // input p0: arrival into the VC buffers
-wire [119:0] s_axis_p0_tdata_0_bits119_0;
-wire [119:0] s_axis_p0_tdata_0_cat;
-wire [119:0] s_axis_p0_tdata_0_cat_2;
+wire [119:0] s_axis_p0_tdata_bits119_0;
+wire [119:0] s_axis_p0_tdata_cat;
+wire [119:0] s_axis_p0_tdata_cat_2;
 wire [119:0] here_x_cat;
 wire [119:0] here_y_cat;
-wire [119:0] s_axis_p0_tdata_0_bits119_0_2;
-wire [5:0] s_axis_p0_tdata_0_bits5_0;
-wire [5:0] s_axis_p0_tdata_0_bits11_6;
-wire [5:0] s_axis_p0_tdata_0_bits17_12;
-wire [3:0] s_axis_p0_tdata_0_bits21_18;
-wire [13:0] s_axis_p0_tdata_0_bits57_44;
-wire s_axis_p0_tdata_0_and;
-wire s_axis_p0_tdata_0_and_2;
-wire s_axis_p0_tdata_0_and_3;
-wire s_axis_p0_tdata_0_or;
-wire s_axis_p0_tdata_0_and_4;
-wire s_axis_p0_tdata_0_and_5;
-wire s_axis_p0_tdata_0_and_6;
-wire s_axis_p0_tdata_0_not;
+wire [119:0] s_axis_p0_tdata_bits119_0_2;
+wire [5:0] s_axis_p0_tdata_bits5_0;
+wire [5:0] s_axis_p0_tdata_bits11_6;
+wire [5:0] s_axis_p0_tdata_bits17_12;
+wire [3:0] s_axis_p0_tdata_bits21_18;
+wire [13:0] s_axis_p0_tdata_bits57_44;
+wire s_axis_p0_tdata_and;
+wire s_axis_p0_tdata_and_2;
+wire s_axis_p0_tdata_and_3;
+wire s_axis_p0_tdata_or;
+wire s_axis_p0_tdata_and_4;
+wire s_axis_p0_tdata_and_5;
+wire s_axis_p0_tdata_and_6;
+wire s_axis_p0_tdata_not;
 wire drop;
 wire here_y_lt;
 wire here_y_half_not;
-wire s_axis_p0_tdata_0_not_2;
+wire s_axis_p0_tdata_not_2;
 wire here_x_lt;
 wire here_x_half_not;
-wire s_axis_p0_tdata_0_not_3;
+wire s_axis_p0_tdata_not_3;
 wire here_x_sel;
 wire [2:0] route_out;
 wire route_vc;
-wire [14:0] s_axis_p0_tdata_0_plus;
-wire [6:0] s_axis_p0_tdata_0_bits6_0;
-wire [3:0] s_axis_p0_tdata_0_bits3_0;
+wire [14:0] s_axis_p0_tdata_plus;
+wire [6:0] s_axis_p0_tdata_bits6_0;
+wire [3:0] s_axis_p0_tdata_bits3_0;
 // input p0: length policing
 reg [1:0] p0_mode;
 reg [6:0] p0_remaining;
@@ -1300,7 +1313,7 @@ wire p0_mode_and;
 wire accept;
 wire accept_or;
 wire accept_and;
-wire s_axis_p0_tdata_0_sel;
+wire s_axis_p0_tdata_sel;
 wire ends;
 wire s_axis_p0_tlast_and;
 wire ends_and;
@@ -1345,38 +1358,38 @@ wire [15:0] p0_vc0_head0_bits16_1;
 wire [2:0] p0_vc0_head0_bits19_17;
 wire [2:0] p0_vc0_second0_bits19_17;
 // input p1: arrival into the VC buffers
-wire [119:0] s_axis_p1_tdata_0_bits119_0;
-wire [119:0] s_axis_p1_tdata_0_cat;
-wire [119:0] s_axis_p1_tdata_0_cat_2;
+wire [119:0] s_axis_p1_tdata_bits119_0;
+wire [119:0] s_axis_p1_tdata_cat;
+wire [119:0] s_axis_p1_tdata_cat_2;
 wire [119:0] here_x_cat_2;
 wire [119:0] here_y_cat_2;
-wire [119:0] s_axis_p1_tdata_0_bits119_0_2;
-wire [5:0] s_axis_p1_tdata_0_bits5_0;
-wire [5:0] s_axis_p1_tdata_0_bits11_6;
-wire [5:0] s_axis_p1_tdata_0_bits17_12;
-wire [3:0] s_axis_p1_tdata_0_bits21_18;
-wire [13:0] s_axis_p1_tdata_0_bits57_44;
-wire s_axis_p1_tdata_0_and;
-wire s_axis_p1_tdata_0_and_2;
-wire s_axis_p1_tdata_0_and_3;
-wire s_axis_p1_tdata_0_or;
-wire s_axis_p1_tdata_0_and_4;
-wire s_axis_p1_tdata_0_and_5;
-wire s_axis_p1_tdata_0_and_6;
-wire s_axis_p1_tdata_0_not;
+wire [119:0] s_axis_p1_tdata_bits119_0_2;
+wire [5:0] s_axis_p1_tdata_bits5_0;
+wire [5:0] s_axis_p1_tdata_bits11_6;
+wire [5:0] s_axis_p1_tdata_bits17_12;
+wire [3:0] s_axis_p1_tdata_bits21_18;
+wire [13:0] s_axis_p1_tdata_bits57_44;
+wire s_axis_p1_tdata_and;
+wire s_axis_p1_tdata_and_2;
+wire s_axis_p1_tdata_and_3;
+wire s_axis_p1_tdata_or;
+wire s_axis_p1_tdata_and_4;
+wire s_axis_p1_tdata_and_5;
+wire s_axis_p1_tdata_and_6;
+wire s_axis_p1_tdata_not;
 wire drop_2;
 wire here_y_lt_2;
 wire here_y_half_not_2;
-wire s_axis_p1_tdata_0_not_2;
+wire s_axis_p1_tdata_not_2;
 wire here_x_lt_2;
 wire here_x_half_not_2;
-wire s_axis_p1_tdata_0_not_3;
+wire s_axis_p1_tdata_not_3;
 wire here_x_sel_2;
 wire [2:0] route_out_2;
 wire route_vc_2;
-wire [14:0] s_axis_p1_tdata_0_plus;
-wire [6:0] s_axis_p1_tdata_0_bits6_0;
-wire [3:0] s_axis_p1_tdata_0_bits3_0;
+wire [14:0] s_axis_p1_tdata_plus;
+wire [6:0] s_axis_p1_tdata_bits6_0;
+wire [3:0] s_axis_p1_tdata_bits3_0;
 // input p1: length policing
 reg [1:0] p1_mode;
 reg [6:0] p1_remaining;
@@ -1388,7 +1401,7 @@ wire p1_mode_and;
 wire accept_2;
 wire accept_or_2;
 wire accept_and_4;
-wire s_axis_p1_tdata_0_sel;
+wire s_axis_p1_tdata_sel;
 wire ends_2;
 wire s_axis_p1_tlast_and;
 wire ends_and_2;
@@ -1433,68 +1446,68 @@ wire [15:0] p1_vc0_head0_bits16_1;
 wire [2:0] p1_vc0_head0_bits19_17;
 wire [2:0] p1_vc0_second0_bits19_17;
 // input xp: arrival into the VC buffers
-wire [119:0] s_axis_xp_tdata_0_bits119_0;
-wire [3:0] s_axis_xp_tdata_0_cat;
-wire [6:0] s_axis_xp_tdata_0_cat_2;
-wire [7:0] s_axis_xp_tdata_0_xor;
-wire [6:0] s_axis_xp_tdata_0_bits6_0;
-wire s_axis_xp_tdata_0_parity;
-wire s_axis_xp_tdata_0_and;
-wire [127:0] s_axis_xp_tdata_0_shl;
-wire [4:0] s_axis_xp_tdata_0_cat_3;
-wire [8:0] s_axis_xp_tdata_0_cat_4;
-wire [12:0] s_axis_xp_tdata_0_cat_5;
-wire [16:0] s_axis_xp_tdata_0_cat_6;
-wire [20:0] s_axis_xp_tdata_0_cat_7;
-wire [24:0] s_axis_xp_tdata_0_cat_8;
-wire [28:0] s_axis_xp_tdata_0_cat_9;
-wire [32:0] s_axis_xp_tdata_0_cat_10;
-wire [36:0] s_axis_xp_tdata_0_cat_11;
-wire [40:0] s_axis_xp_tdata_0_cat_12;
-wire [44:0] s_axis_xp_tdata_0_cat_13;
-wire [48:0] s_axis_xp_tdata_0_cat_14;
-wire [52:0] s_axis_xp_tdata_0_cat_15;
-wire [56:0] s_axis_xp_tdata_0_cat_16;
-wire [60:0] s_axis_xp_tdata_0_cat_17;
-wire [64:0] s_axis_xp_tdata_0_cat_18;
-wire [68:0] s_axis_xp_tdata_0_cat_19;
-wire [72:0] s_axis_xp_tdata_0_cat_20;
-wire [76:0] s_axis_xp_tdata_0_cat_21;
-wire [80:0] s_axis_xp_tdata_0_cat_22;
-wire [84:0] s_axis_xp_tdata_0_cat_23;
-wire [88:0] s_axis_xp_tdata_0_cat_24;
-wire [92:0] s_axis_xp_tdata_0_cat_25;
-wire [96:0] s_axis_xp_tdata_0_cat_26;
-wire [100:0] s_axis_xp_tdata_0_cat_27;
-wire [104:0] s_axis_xp_tdata_0_cat_28;
-wire [108:0] s_axis_xp_tdata_0_cat_29;
-wire [112:0] s_axis_xp_tdata_0_cat_30;
-wire [116:0] s_axis_xp_tdata_0_cat_31;
-wire [119:0] s_axis_xp_tdata_0_sel;
-wire [119:0] s_axis_xp_tdata_0_bits119_0_2;
-wire [5:0] s_axis_xp_tdata_0_bits5_0;
-wire [5:0] s_axis_xp_tdata_0_bits11_6;
-wire [5:0] s_axis_xp_tdata_0_bits17_12;
-wire [3:0] s_axis_xp_tdata_0_bits21_18;
-wire [13:0] s_axis_xp_tdata_0_bits57_44;
-wire s_axis_xp_tdata_0_and_2;
-wire s_axis_xp_tdata_0_and_3;
-wire s_axis_xp_tdata_0_and_4;
-wire s_axis_xp_tdata_0_or;
-wire s_axis_xp_tdata_0_and_5;
-wire s_axis_xp_tdata_0_and_6;
-wire s_axis_xp_tdata_0_and_7;
-wire s_axis_xp_tdata_0_or_2;
+wire [119:0] s_axis_xp_tdata_bits119_0;
+wire [3:0] s_axis_xp_tdata_cat;
+wire [6:0] s_axis_xp_tdata_cat_2;
+wire [7:0] s_axis_xp_tdata_xor;
+wire [6:0] s_axis_xp_tdata_bits6_0;
+wire s_axis_xp_tdata_parity;
+wire s_axis_xp_tdata_and;
+wire [127:0] s_axis_xp_tdata_shl;
+wire [4:0] s_axis_xp_tdata_cat_3;
+wire [8:0] s_axis_xp_tdata_cat_4;
+wire [12:0] s_axis_xp_tdata_cat_5;
+wire [16:0] s_axis_xp_tdata_cat_6;
+wire [20:0] s_axis_xp_tdata_cat_7;
+wire [24:0] s_axis_xp_tdata_cat_8;
+wire [28:0] s_axis_xp_tdata_cat_9;
+wire [32:0] s_axis_xp_tdata_cat_10;
+wire [36:0] s_axis_xp_tdata_cat_11;
+wire [40:0] s_axis_xp_tdata_cat_12;
+wire [44:0] s_axis_xp_tdata_cat_13;
+wire [48:0] s_axis_xp_tdata_cat_14;
+wire [52:0] s_axis_xp_tdata_cat_15;
+wire [56:0] s_axis_xp_tdata_cat_16;
+wire [60:0] s_axis_xp_tdata_cat_17;
+wire [64:0] s_axis_xp_tdata_cat_18;
+wire [68:0] s_axis_xp_tdata_cat_19;
+wire [72:0] s_axis_xp_tdata_cat_20;
+wire [76:0] s_axis_xp_tdata_cat_21;
+wire [80:0] s_axis_xp_tdata_cat_22;
+wire [84:0] s_axis_xp_tdata_cat_23;
+wire [88:0] s_axis_xp_tdata_cat_24;
+wire [92:0] s_axis_xp_tdata_cat_25;
+wire [96:0] s_axis_xp_tdata_cat_26;
+wire [100:0] s_axis_xp_tdata_cat_27;
+wire [104:0] s_axis_xp_tdata_cat_28;
+wire [108:0] s_axis_xp_tdata_cat_29;
+wire [112:0] s_axis_xp_tdata_cat_30;
+wire [116:0] s_axis_xp_tdata_cat_31;
+wire [119:0] s_axis_xp_tdata_sel;
+wire [119:0] s_axis_xp_tdata_bits119_0_2;
+wire [5:0] s_axis_xp_tdata_bits5_0;
+wire [5:0] s_axis_xp_tdata_bits11_6;
+wire [5:0] s_axis_xp_tdata_bits17_12;
+wire [3:0] s_axis_xp_tdata_bits21_18;
+wire [13:0] s_axis_xp_tdata_bits57_44;
+wire s_axis_xp_tdata_and_2;
+wire s_axis_xp_tdata_and_3;
+wire s_axis_xp_tdata_and_4;
+wire s_axis_xp_tdata_or;
+wire s_axis_xp_tdata_and_5;
+wire s_axis_xp_tdata_and_6;
+wire s_axis_xp_tdata_and_7;
+wire s_axis_xp_tdata_or_2;
 wire here_y_lt_3;
 wire here_y_half_not_3;
-wire s_axis_xp_tdata_0_not;
+wire s_axis_xp_tdata_not;
 wire here_x_lt_3;
 wire here_x_half_not_3;
-wire s_axis_xp_tdata_0_not_2;
+wire s_axis_xp_tdata_not_2;
 wire here_x_sel_3;
 wire [2:0] route_out_3;
 wire route_vc_3;
-wire [14:0] s_axis_xp_tdata_0_plus;
+wire [14:0] s_axis_xp_tdata_plus;
 wire drop_3;
 reg xp_expect_head;
 wire s_axis_xp_tvalid_and;
@@ -1506,7 +1519,7 @@ reg [31:0] stat_xp_dropped_2;
 reg stat_xp_dropped_arrival_event;
 reg stat_xp_dropped_vc0_event;
 reg stat_xp_dropped_vc1_event;
-wire [127:0] s_axis_xp_tdata_0_sel_2;
+wire [127:0] s_axis_xp_tdata_sel_2;
 wire [12:0] xp_expect_head_cat;
 wire [29:0] xp_expect_head_cat_2;
 wire s_axis_xp_tvalid_and_2;
@@ -1627,68 +1640,68 @@ wire xp_vc1_reroute;
 wire [28:0] route_vc_cat_2;
 wire [2:0] xp_vc1_second0_bits19_17;
 // input xn: arrival into the VC buffers
-wire [119:0] s_axis_xn_tdata_0_bits119_0;
-wire [3:0] s_axis_xn_tdata_0_cat;
-wire [6:0] s_axis_xn_tdata_0_cat_2;
-wire [7:0] s_axis_xn_tdata_0_xor;
-wire [6:0] s_axis_xn_tdata_0_bits6_0;
-wire s_axis_xn_tdata_0_parity;
-wire s_axis_xn_tdata_0_and;
-wire [127:0] s_axis_xn_tdata_0_shl;
-wire [4:0] s_axis_xn_tdata_0_cat_3;
-wire [8:0] s_axis_xn_tdata_0_cat_4;
-wire [12:0] s_axis_xn_tdata_0_cat_5;
-wire [16:0] s_axis_xn_tdata_0_cat_6;
-wire [20:0] s_axis_xn_tdata_0_cat_7;
-wire [24:0] s_axis_xn_tdata_0_cat_8;
-wire [28:0] s_axis_xn_tdata_0_cat_9;
-wire [32:0] s_axis_xn_tdata_0_cat_10;
-wire [36:0] s_axis_xn_tdata_0_cat_11;
-wire [40:0] s_axis_xn_tdata_0_cat_12;
-wire [44:0] s_axis_xn_tdata_0_cat_13;
-wire [48:0] s_axis_xn_tdata_0_cat_14;
-wire [52:0] s_axis_xn_tdata_0_cat_15;
-wire [56:0] s_axis_xn_tdata_0_cat_16;
-wire [60:0] s_axis_xn_tdata_0_cat_17;
-wire [64:0] s_axis_xn_tdata_0_cat_18;
-wire [68:0] s_axis_xn_tdata_0_cat_19;
-wire [72:0] s_axis_xn_tdata_0_cat_20;
-wire [76:0] s_axis_xn_tdata_0_cat_21;
-wire [80:0] s_axis_xn_tdata_0_cat_22;
-wire [84:0] s_axis_xn_tdata_0_cat_23;
-wire [88:0] s_axis_xn_tdata_0_cat_24;
-wire [92:0] s_axis_xn_tdata_0_cat_25;
-wire [96:0] s_axis_xn_tdata_0_cat_26;
-wire [100:0] s_axis_xn_tdata_0_cat_27;
-wire [104:0] s_axis_xn_tdata_0_cat_28;
-wire [108:0] s_axis_xn_tdata_0_cat_29;
-wire [112:0] s_axis_xn_tdata_0_cat_30;
-wire [116:0] s_axis_xn_tdata_0_cat_31;
-wire [119:0] s_axis_xn_tdata_0_sel;
-wire [119:0] s_axis_xn_tdata_0_bits119_0_2;
-wire [5:0] s_axis_xn_tdata_0_bits5_0;
-wire [5:0] s_axis_xn_tdata_0_bits11_6;
-wire [5:0] s_axis_xn_tdata_0_bits17_12;
-wire [3:0] s_axis_xn_tdata_0_bits21_18;
-wire [13:0] s_axis_xn_tdata_0_bits57_44;
-wire s_axis_xn_tdata_0_and_2;
-wire s_axis_xn_tdata_0_and_3;
-wire s_axis_xn_tdata_0_and_4;
-wire s_axis_xn_tdata_0_or;
-wire s_axis_xn_tdata_0_and_5;
-wire s_axis_xn_tdata_0_and_6;
-wire s_axis_xn_tdata_0_and_7;
-wire s_axis_xn_tdata_0_or_2;
+wire [119:0] s_axis_xn_tdata_bits119_0;
+wire [3:0] s_axis_xn_tdata_cat;
+wire [6:0] s_axis_xn_tdata_cat_2;
+wire [7:0] s_axis_xn_tdata_xor;
+wire [6:0] s_axis_xn_tdata_bits6_0;
+wire s_axis_xn_tdata_parity;
+wire s_axis_xn_tdata_and;
+wire [127:0] s_axis_xn_tdata_shl;
+wire [4:0] s_axis_xn_tdata_cat_3;
+wire [8:0] s_axis_xn_tdata_cat_4;
+wire [12:0] s_axis_xn_tdata_cat_5;
+wire [16:0] s_axis_xn_tdata_cat_6;
+wire [20:0] s_axis_xn_tdata_cat_7;
+wire [24:0] s_axis_xn_tdata_cat_8;
+wire [28:0] s_axis_xn_tdata_cat_9;
+wire [32:0] s_axis_xn_tdata_cat_10;
+wire [36:0] s_axis_xn_tdata_cat_11;
+wire [40:0] s_axis_xn_tdata_cat_12;
+wire [44:0] s_axis_xn_tdata_cat_13;
+wire [48:0] s_axis_xn_tdata_cat_14;
+wire [52:0] s_axis_xn_tdata_cat_15;
+wire [56:0] s_axis_xn_tdata_cat_16;
+wire [60:0] s_axis_xn_tdata_cat_17;
+wire [64:0] s_axis_xn_tdata_cat_18;
+wire [68:0] s_axis_xn_tdata_cat_19;
+wire [72:0] s_axis_xn_tdata_cat_20;
+wire [76:0] s_axis_xn_tdata_cat_21;
+wire [80:0] s_axis_xn_tdata_cat_22;
+wire [84:0] s_axis_xn_tdata_cat_23;
+wire [88:0] s_axis_xn_tdata_cat_24;
+wire [92:0] s_axis_xn_tdata_cat_25;
+wire [96:0] s_axis_xn_tdata_cat_26;
+wire [100:0] s_axis_xn_tdata_cat_27;
+wire [104:0] s_axis_xn_tdata_cat_28;
+wire [108:0] s_axis_xn_tdata_cat_29;
+wire [112:0] s_axis_xn_tdata_cat_30;
+wire [116:0] s_axis_xn_tdata_cat_31;
+wire [119:0] s_axis_xn_tdata_sel;
+wire [119:0] s_axis_xn_tdata_bits119_0_2;
+wire [5:0] s_axis_xn_tdata_bits5_0;
+wire [5:0] s_axis_xn_tdata_bits11_6;
+wire [5:0] s_axis_xn_tdata_bits17_12;
+wire [3:0] s_axis_xn_tdata_bits21_18;
+wire [13:0] s_axis_xn_tdata_bits57_44;
+wire s_axis_xn_tdata_and_2;
+wire s_axis_xn_tdata_and_3;
+wire s_axis_xn_tdata_and_4;
+wire s_axis_xn_tdata_or;
+wire s_axis_xn_tdata_and_5;
+wire s_axis_xn_tdata_and_6;
+wire s_axis_xn_tdata_and_7;
+wire s_axis_xn_tdata_or_2;
 wire here_y_lt_6;
 wire here_y_half_not_6;
-wire s_axis_xn_tdata_0_not;
+wire s_axis_xn_tdata_not;
 wire here_x_lt_6;
 wire here_x_half_not_6;
-wire s_axis_xn_tdata_0_not_2;
+wire s_axis_xn_tdata_not_2;
 wire here_x_sel_5;
 wire [2:0] route_out_6;
 wire route_vc_6;
-wire [14:0] s_axis_xn_tdata_0_plus;
+wire [14:0] s_axis_xn_tdata_plus;
 wire drop_4;
 reg xn_expect_head;
 wire s_axis_xn_tvalid_and;
@@ -1700,7 +1713,7 @@ reg [31:0] stat_xn_dropped_2;
 reg stat_xn_dropped_arrival_event;
 reg stat_xn_dropped_vc0_event;
 reg stat_xn_dropped_vc1_event;
-wire [127:0] s_axis_xn_tdata_0_sel_2;
+wire [127:0] s_axis_xn_tdata_sel_2;
 wire [12:0] xn_expect_head_cat;
 wire [29:0] xn_expect_head_cat_2;
 wire s_axis_xn_tvalid_and_2;
@@ -1821,69 +1834,69 @@ wire xn_vc1_reroute;
 wire [28:0] route_vc_cat_4;
 wire [2:0] xn_vc1_second0_bits19_17;
 // input yp: arrival into the VC buffers
-wire [119:0] s_axis_yp_tdata_0_bits119_0;
-wire [3:0] s_axis_yp_tdata_0_cat;
-wire [6:0] s_axis_yp_tdata_0_cat_2;
-wire [7:0] s_axis_yp_tdata_0_xor;
-wire [6:0] s_axis_yp_tdata_0_bits6_0;
-wire s_axis_yp_tdata_0_parity;
-wire s_axis_yp_tdata_0_and;
-wire [127:0] s_axis_yp_tdata_0_shl;
-wire [4:0] s_axis_yp_tdata_0_cat_3;
-wire [8:0] s_axis_yp_tdata_0_cat_4;
-wire [12:0] s_axis_yp_tdata_0_cat_5;
-wire [16:0] s_axis_yp_tdata_0_cat_6;
-wire [20:0] s_axis_yp_tdata_0_cat_7;
-wire [24:0] s_axis_yp_tdata_0_cat_8;
-wire [28:0] s_axis_yp_tdata_0_cat_9;
-wire [32:0] s_axis_yp_tdata_0_cat_10;
-wire [36:0] s_axis_yp_tdata_0_cat_11;
-wire [40:0] s_axis_yp_tdata_0_cat_12;
-wire [44:0] s_axis_yp_tdata_0_cat_13;
-wire [48:0] s_axis_yp_tdata_0_cat_14;
-wire [52:0] s_axis_yp_tdata_0_cat_15;
-wire [56:0] s_axis_yp_tdata_0_cat_16;
-wire [60:0] s_axis_yp_tdata_0_cat_17;
-wire [64:0] s_axis_yp_tdata_0_cat_18;
-wire [68:0] s_axis_yp_tdata_0_cat_19;
-wire [72:0] s_axis_yp_tdata_0_cat_20;
-wire [76:0] s_axis_yp_tdata_0_cat_21;
-wire [80:0] s_axis_yp_tdata_0_cat_22;
-wire [84:0] s_axis_yp_tdata_0_cat_23;
-wire [88:0] s_axis_yp_tdata_0_cat_24;
-wire [92:0] s_axis_yp_tdata_0_cat_25;
-wire [96:0] s_axis_yp_tdata_0_cat_26;
-wire [100:0] s_axis_yp_tdata_0_cat_27;
-wire [104:0] s_axis_yp_tdata_0_cat_28;
-wire [108:0] s_axis_yp_tdata_0_cat_29;
-wire [112:0] s_axis_yp_tdata_0_cat_30;
-wire [116:0] s_axis_yp_tdata_0_cat_31;
-wire [119:0] s_axis_yp_tdata_0_sel;
-wire [119:0] s_axis_yp_tdata_0_bits119_0_2;
-wire [5:0] s_axis_yp_tdata_0_bits5_0;
-wire [5:0] s_axis_yp_tdata_0_bits11_6;
-wire [5:0] s_axis_yp_tdata_0_bits17_12;
-wire [3:0] s_axis_yp_tdata_0_bits21_18;
-wire [13:0] s_axis_yp_tdata_0_bits57_44;
-wire s_axis_yp_tdata_0_and_2;
-wire s_axis_yp_tdata_0_and_3;
-wire s_axis_yp_tdata_0_and_4;
-wire s_axis_yp_tdata_0_or;
-wire s_axis_yp_tdata_0_and_5;
-wire s_axis_yp_tdata_0_and_6;
-wire s_axis_yp_tdata_0_and_7;
-wire s_axis_yp_tdata_0_or_2;
+wire [119:0] s_axis_yp_tdata_bits119_0;
+wire [3:0] s_axis_yp_tdata_cat;
+wire [6:0] s_axis_yp_tdata_cat_2;
+wire [7:0] s_axis_yp_tdata_xor;
+wire [6:0] s_axis_yp_tdata_bits6_0;
+wire s_axis_yp_tdata_parity;
+wire s_axis_yp_tdata_and;
+wire [127:0] s_axis_yp_tdata_shl;
+wire [4:0] s_axis_yp_tdata_cat_3;
+wire [8:0] s_axis_yp_tdata_cat_4;
+wire [12:0] s_axis_yp_tdata_cat_5;
+wire [16:0] s_axis_yp_tdata_cat_6;
+wire [20:0] s_axis_yp_tdata_cat_7;
+wire [24:0] s_axis_yp_tdata_cat_8;
+wire [28:0] s_axis_yp_tdata_cat_9;
+wire [32:0] s_axis_yp_tdata_cat_10;
+wire [36:0] s_axis_yp_tdata_cat_11;
+wire [40:0] s_axis_yp_tdata_cat_12;
+wire [44:0] s_axis_yp_tdata_cat_13;
+wire [48:0] s_axis_yp_tdata_cat_14;
+wire [52:0] s_axis_yp_tdata_cat_15;
+wire [56:0] s_axis_yp_tdata_cat_16;
+wire [60:0] s_axis_yp_tdata_cat_17;
+wire [64:0] s_axis_yp_tdata_cat_18;
+wire [68:0] s_axis_yp_tdata_cat_19;
+wire [72:0] s_axis_yp_tdata_cat_20;
+wire [76:0] s_axis_yp_tdata_cat_21;
+wire [80:0] s_axis_yp_tdata_cat_22;
+wire [84:0] s_axis_yp_tdata_cat_23;
+wire [88:0] s_axis_yp_tdata_cat_24;
+wire [92:0] s_axis_yp_tdata_cat_25;
+wire [96:0] s_axis_yp_tdata_cat_26;
+wire [100:0] s_axis_yp_tdata_cat_27;
+wire [104:0] s_axis_yp_tdata_cat_28;
+wire [108:0] s_axis_yp_tdata_cat_29;
+wire [112:0] s_axis_yp_tdata_cat_30;
+wire [116:0] s_axis_yp_tdata_cat_31;
+wire [119:0] s_axis_yp_tdata_sel;
+wire [119:0] s_axis_yp_tdata_bits119_0_2;
+wire [5:0] s_axis_yp_tdata_bits5_0;
+wire [5:0] s_axis_yp_tdata_bits11_6;
+wire [5:0] s_axis_yp_tdata_bits17_12;
+wire [3:0] s_axis_yp_tdata_bits21_18;
+wire [13:0] s_axis_yp_tdata_bits57_44;
+wire s_axis_yp_tdata_and_2;
+wire s_axis_yp_tdata_and_3;
+wire s_axis_yp_tdata_and_4;
+wire s_axis_yp_tdata_or;
+wire s_axis_yp_tdata_and_5;
+wire s_axis_yp_tdata_and_6;
+wire s_axis_yp_tdata_and_7;
+wire s_axis_yp_tdata_or_2;
 wire here_y_lt_9;
 wire here_y_half_not_9;
-wire s_axis_yp_tdata_0_not;
+wire s_axis_yp_tdata_not;
 wire here_y_top_sel;
 wire here_x_lt_9;
 wire here_x_half_not_9;
-wire s_axis_yp_tdata_0_not_2;
+wire s_axis_yp_tdata_not_2;
 wire here_x_sel_7;
 wire [2:0] route_out_9;
 wire route_vc_9;
-wire [14:0] s_axis_yp_tdata_0_plus;
+wire [14:0] s_axis_yp_tdata_plus;
 wire drop_5;
 reg yp_expect_head;
 wire s_axis_yp_tvalid_and;
@@ -1895,7 +1908,7 @@ reg [31:0] stat_yp_dropped_2;
 reg stat_yp_dropped_arrival_event;
 reg stat_yp_dropped_vc0_event;
 reg stat_yp_dropped_vc1_event;
-wire [127:0] s_axis_yp_tdata_0_sel_2;
+wire [127:0] s_axis_yp_tdata_sel_2;
 wire [12:0] yp_expect_head_cat;
 wire [29:0] yp_expect_head_cat_2;
 wire s_axis_yp_tvalid_and_2;
@@ -2864,38 +2877,38 @@ assign local_y_plus_2 = ({1'h0, local_y}) + 7'h1;
 assign local_y_sel_2 = (~(local_y_plus_2 < 7'h2)) ? (local_y_plus_2 - 7'h2) : local_y_plus_2;
 
 // ---- input p0: arrival into the VC buffers ----
-assign s_axis_p0_tdata_0_bits119_0 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_0_cat = {({s_axis_p0_tdata_0_bits119_0[119:28], here_x}), s_axis_p0_tdata_0_bits119_0[21:0]};
-assign s_axis_p0_tdata_0_cat_2 = {({s_axis_p0_tdata_0_cat[119:34], here_y}), s_axis_p0_tdata_0_cat[27:0]};
-assign here_x_cat = {({s_axis_p0_tdata_0_cat_2[119:40], here_z}), s_axis_p0_tdata_0_cat_2[33:0]};
+assign s_axis_p0_tdata_bits119_0 = s_axis_p0_tdata[119:0];
+assign s_axis_p0_tdata_cat = {({s_axis_p0_tdata_bits119_0[119:28], here_x}), s_axis_p0_tdata_bits119_0[21:0]};
+assign s_axis_p0_tdata_cat_2 = {({s_axis_p0_tdata_cat[119:34], here_y}), s_axis_p0_tdata_cat[27:0]};
+assign here_x_cat = {({s_axis_p0_tdata_cat_2[119:40], here_z}), s_axis_p0_tdata_cat_2[33:0]};
 assign here_y_cat = {({here_x_cat[119:44], 4'h0}), here_x_cat[39:0]};
-assign s_axis_p0_tdata_0_bits119_0_2 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_0_bits5_0 = s_axis_p0_tdata_0_bits119_0_2[5:0];
-assign s_axis_p0_tdata_0_bits11_6 = s_axis_p0_tdata_0_bits119_0_2[11:6];
-assign s_axis_p0_tdata_0_bits17_12 = s_axis_p0_tdata_0_bits119_0_2[17:12];
-assign s_axis_p0_tdata_0_bits21_18 = s_axis_p0_tdata_0_bits119_0_2[21:18];
-assign s_axis_p0_tdata_0_bits57_44 = s_axis_p0_tdata_0_bits119_0_2[57:44];
-assign s_axis_p0_tdata_0_and = (~s_axis_p0_tdata_0_bits5_0[5]) & ((~s_axis_p0_tdata_0_bits5_0[4]) & ((~s_axis_p0_tdata_0_bits5_0[3]) & (~s_axis_p0_tdata_0_bits5_0[2])));
-assign s_axis_p0_tdata_0_and_2 = (~s_axis_p0_tdata_0_bits11_6[4]) & ((~s_axis_p0_tdata_0_bits11_6[3]) & ((~s_axis_p0_tdata_0_bits11_6[2]) & (~s_axis_p0_tdata_0_bits11_6[1])));
-assign s_axis_p0_tdata_0_and_3 = (~s_axis_p0_tdata_0_bits17_12[3]) & ((~s_axis_p0_tdata_0_bits17_12[2]) & ((~s_axis_p0_tdata_0_bits17_12[1]) & (~s_axis_p0_tdata_0_bits17_12[0])));
-assign s_axis_p0_tdata_0_or = ((~s_axis_p0_tdata_0_and) | (~((~s_axis_p0_tdata_0_bits11_6[5]) & s_axis_p0_tdata_0_and_2))) | (~((~s_axis_p0_tdata_0_bits17_12[5]) & ((~s_axis_p0_tdata_0_bits17_12[4]) & s_axis_p0_tdata_0_and_3)));
-assign s_axis_p0_tdata_0_and_4 = (~s_axis_p0_tdata_0_bits57_44[3]) & ((~s_axis_p0_tdata_0_bits57_44[2]) & ((~s_axis_p0_tdata_0_bits57_44[1]) & (~s_axis_p0_tdata_0_bits57_44[0])));
-assign s_axis_p0_tdata_0_and_5 = (~s_axis_p0_tdata_0_bits57_44[7]) & ((~s_axis_p0_tdata_0_bits57_44[6]) & ((~s_axis_p0_tdata_0_bits57_44[5]) & ((~s_axis_p0_tdata_0_bits57_44[4]) & s_axis_p0_tdata_0_and_4)));
-assign s_axis_p0_tdata_0_and_6 = (~s_axis_p0_tdata_0_bits57_44[11]) & ((~s_axis_p0_tdata_0_bits57_44[10]) | ((~s_axis_p0_tdata_0_bits57_44[9]) & ((~s_axis_p0_tdata_0_bits57_44[8]) & s_axis_p0_tdata_0_and_5)));
-assign s_axis_p0_tdata_0_not = ~((~s_axis_p0_tdata_0_bits57_44[13]) & ((~s_axis_p0_tdata_0_bits57_44[12]) & s_axis_p0_tdata_0_and_6));
-assign drop = (s_axis_p0_tdata_0_or | (~((~s_axis_p0_tdata_0_bits21_18[3]) & ((~s_axis_p0_tdata_0_bits21_18[2]) & (~s_axis_p0_tdata_0_bits21_18[1]))))) | s_axis_p0_tdata_0_not;
-assign here_y_lt = here_y < s_axis_p0_tdata_0_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata_0_bits11_6);
-assign s_axis_p0_tdata_0_not_2 = ~(s_axis_p0_tdata_0_bits11_6 == here_y);
-assign here_x_lt = here_x < s_axis_p0_tdata_0_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata_0_bits5_0);
-assign s_axis_p0_tdata_0_not_3 = ~(s_axis_p0_tdata_0_bits5_0 == here_x);
+assign s_axis_p0_tdata_bits119_0_2 = s_axis_p0_tdata[119:0];
+assign s_axis_p0_tdata_bits5_0 = s_axis_p0_tdata_bits119_0_2[5:0];
+assign s_axis_p0_tdata_bits11_6 = s_axis_p0_tdata_bits119_0_2[11:6];
+assign s_axis_p0_tdata_bits17_12 = s_axis_p0_tdata_bits119_0_2[17:12];
+assign s_axis_p0_tdata_bits21_18 = s_axis_p0_tdata_bits119_0_2[21:18];
+assign s_axis_p0_tdata_bits57_44 = s_axis_p0_tdata_bits119_0_2[57:44];
+assign s_axis_p0_tdata_and = (~s_axis_p0_tdata_bits5_0[5]) & ((~s_axis_p0_tdata_bits5_0[4]) & ((~s_axis_p0_tdata_bits5_0[3]) & (~s_axis_p0_tdata_bits5_0[2])));
+assign s_axis_p0_tdata_and_2 = (~s_axis_p0_tdata_bits11_6[4]) & ((~s_axis_p0_tdata_bits11_6[3]) & ((~s_axis_p0_tdata_bits11_6[2]) & (~s_axis_p0_tdata_bits11_6[1])));
+assign s_axis_p0_tdata_and_3 = (~s_axis_p0_tdata_bits17_12[3]) & ((~s_axis_p0_tdata_bits17_12[2]) & ((~s_axis_p0_tdata_bits17_12[1]) & (~s_axis_p0_tdata_bits17_12[0])));
+assign s_axis_p0_tdata_or = ((~s_axis_p0_tdata_and) | (~((~s_axis_p0_tdata_bits11_6[5]) & s_axis_p0_tdata_and_2))) | (~((~s_axis_p0_tdata_bits17_12[5]) & ((~s_axis_p0_tdata_bits17_12[4]) & s_axis_p0_tdata_and_3)));
+assign s_axis_p0_tdata_and_4 = (~s_axis_p0_tdata_bits57_44[3]) & ((~s_axis_p0_tdata_bits57_44[2]) & ((~s_axis_p0_tdata_bits57_44[1]) & (~s_axis_p0_tdata_bits57_44[0])));
+assign s_axis_p0_tdata_and_5 = (~s_axis_p0_tdata_bits57_44[7]) & ((~s_axis_p0_tdata_bits57_44[6]) & ((~s_axis_p0_tdata_bits57_44[5]) & ((~s_axis_p0_tdata_bits57_44[4]) & s_axis_p0_tdata_and_4)));
+assign s_axis_p0_tdata_and_6 = (~s_axis_p0_tdata_bits57_44[11]) & ((~s_axis_p0_tdata_bits57_44[10]) | ((~s_axis_p0_tdata_bits57_44[9]) & ((~s_axis_p0_tdata_bits57_44[8]) & s_axis_p0_tdata_and_5)));
+assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata_bits57_44[13]) & ((~s_axis_p0_tdata_bits57_44[12]) & s_axis_p0_tdata_and_6));
+assign drop = (s_axis_p0_tdata_or | (~((~s_axis_p0_tdata_bits21_18[3]) & ((~s_axis_p0_tdata_bits21_18[2]) & (~s_axis_p0_tdata_bits21_18[1]))))) | s_axis_p0_tdata_not;
+assign here_y_lt = here_y < s_axis_p0_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata_bits11_6);
+assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata_bits11_6 == here_y);
+assign here_x_lt = here_x < s_axis_p0_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata_bits5_0);
+assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata_bits5_0 == here_x);
 assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
-assign route_out = s_axis_p0_tdata_0_not_3 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p0_tdata_0_not_2 ? 3'h4 : s_axis_p0_tdata_0_bits21_18[2:0]);
-assign route_vc = s_axis_p0_tdata_0_not_3 ? (here_x_sel ? here_x_top : here_x_bottom) : (s_axis_p0_tdata_0_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0);
-assign s_axis_p0_tdata_0_plus = ((({1'h0, s_axis_p0_tdata_0_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p0_tdata_0_bits6_0 = s_axis_p0_tdata_0_plus[6:0];
-assign s_axis_p0_tdata_0_bits3_0 = s_axis_p0_tdata_0_bits57_44[3:0];
+assign route_out = s_axis_p0_tdata_not_3 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata_bits21_18[2:0]);
+assign route_vc = s_axis_p0_tdata_not_3 ? (here_x_sel ? here_x_top : here_x_bottom) : (s_axis_p0_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0);
+assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
+assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
 
 // ---- input p0: length policing ----
 assign p0_mode_is0 = p0_mode == 2'h0;
@@ -2905,13 +2918,13 @@ assign p0_mode_and = (p0_mode_is0 | (p0_mode == 2'h1)) & p0_space;
 assign accept = p0_mode_and & s_axis_p0_tvalid;
 assign accept_or = accept | (p0_mode_is2 & p0_space);
 assign accept_and = accept & p0_mode_is0;
-assign s_axis_p0_tdata_0_sel = p0_mode_is0 ? ((s_axis_p0_tdata_0_bits57_44 == 14'h0) | s_axis_p0_tdata_0_not) : (p0_remaining == 7'h1);
-assign ends = accept_or & s_axis_p0_tdata_0_sel;
+assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata_bits57_44 == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
+assign ends = accept_or & s_axis_p0_tdata_sel;
 assign s_axis_p0_tlast_and = ((~s_axis_p0_tlast) & accept) & ends;
 assign ends_and = ((~ends) & accept) & s_axis_p0_tlast;
 assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
-assign drop_cat = {({({({({1'h0, s_axis_p0_tdata_0_bits6_0}), drop}), route_vc}), route_out}), (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_0_sel ? p0_last_keep : 16'hffff))};
-assign drop_cat_2 = {drop_cat, s_axis_p0_tdata_0_sel};
+assign drop_cat = {({({({({1'h0, s_axis_p0_tdata_bits6_0}), drop}), route_vc}), route_out}), (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff))};
+assign drop_cat_2 = {drop_cat, s_axis_p0_tdata_sel};
 assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid : p0_vc0_valid;
 assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid;
 assign p0_vc0_pop_and = (~p0_vc0_pop) & p0_vc0_third_valid;
@@ -2930,38 +2943,38 @@ assign p0_vc0_head0_bits19_17 = p0_vc0_head0[19:17];
 assign p0_vc0_second0_bits19_17 = p0_vc0_second0[19:17];
 
 // ---- input p1: arrival into the VC buffers ----
-assign s_axis_p1_tdata_0_bits119_0 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_0_cat = {({s_axis_p1_tdata_0_bits119_0[119:28], here_x}), s_axis_p1_tdata_0_bits119_0[21:0]};
-assign s_axis_p1_tdata_0_cat_2 = {({s_axis_p1_tdata_0_cat[119:34], here_y}), s_axis_p1_tdata_0_cat[27:0]};
-assign here_x_cat_2 = {({s_axis_p1_tdata_0_cat_2[119:40], here_z}), s_axis_p1_tdata_0_cat_2[33:0]};
+assign s_axis_p1_tdata_bits119_0 = s_axis_p1_tdata[119:0];
+assign s_axis_p1_tdata_cat = {({s_axis_p1_tdata_bits119_0[119:28], here_x}), s_axis_p1_tdata_bits119_0[21:0]};
+assign s_axis_p1_tdata_cat_2 = {({s_axis_p1_tdata_cat[119:34], here_y}), s_axis_p1_tdata_cat[27:0]};
+assign here_x_cat_2 = {({s_axis_p1_tdata_cat_2[119:40], here_z}), s_axis_p1_tdata_cat_2[33:0]};
 assign here_y_cat_2 = {({here_x_cat_2[119:44], 4'h1}), here_x_cat_2[39:0]};
-assign s_axis_p1_tdata_0_bits119_0_2 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_0_bits5_0 = s_axis_p1_tdata_0_bits119_0_2[5:0];
-assign s_axis_p1_tdata_0_bits11_6 = s_axis_p1_tdata_0_bits119_0_2[11:6];
-assign s_axis_p1_tdata_0_bits17_12 = s_axis_p1_tdata_0_bits119_0_2[17:12];
-assign s_axis_p1_tdata_0_bits21_18 = s_axis_p1_tdata_0_bits119_0_2[21:18];
-assign s_axis_p1_tdata_0_bits57_44 = s_axis_p1_tdata_0_bits119_0_2[57:44];
-assign s_axis_p1_tdata_0_and = (~s_axis_p1_tdata_0_bits5_0[5]) & ((~s_axis_p1_tdata_0_bits5_0[4]) & ((~s_axis_p1_tdata_0_bits5_0[3]) & (~s_axis_p1_tdata_0_bits5_0[2])));
-assign s_axis_p1_tdata_0_and_2 = (~s_axis_p1_tdata_0_bits11_6[4]) & ((~s_axis_p1_tdata_0_bits11_6[3]) & ((~s_axis_p1_tdata_0_bits11_6[2]) & (~s_axis_p1_tdata_0_bits11_6[1])));
-assign s_axis_p1_tdata_0_and_3 = (~s_axis_p1_tdata_0_bits17_12[3]) & ((~s_axis_p1_tdata_0_bits17_12[2]) & ((~s_axis_p1_tdata_0_bits17_12[1]) & (~s_axis_p1_tdata_0_bits17_12[0])));
-assign s_axis_p1_tdata_0_or = ((~s_axis_p1_tdata_0_and) | (~((~s_axis_p1_tdata_0_bits11_6[5]) & s_axis_p1_tdata_0_and_2))) | (~((~s_axis_p1_tdata_0_bits17_12[5]) & ((~s_axis_p1_tdata_0_bits17_12[4]) & s_axis_p1_tdata_0_and_3)));
-assign s_axis_p1_tdata_0_and_4 = (~s_axis_p1_tdata_0_bits57_44[3]) & ((~s_axis_p1_tdata_0_bits57_44[2]) & ((~s_axis_p1_tdata_0_bits57_44[1]) & (~s_axis_p1_tdata_0_bits57_44[0])));
-assign s_axis_p1_tdata_0_and_5 = (~s_axis_p1_tdata_0_bits57_44[7]) & ((~s_axis_p1_tdata_0_bits57_44[6]) & ((~s_axis_p1_tdata_0_bits57_44[5]) & ((~s_axis_p1_tdata_0_bits57_44[4]) & s_axis_p1_tdata_0_and_4)));
-assign s_axis_p1_tdata_0_and_6 = (~s_axis_p1_tdata_0_bits57_44[11]) & ((~s_axis_p1_tdata_0_bits57_44[10]) | ((~s_axis_p1_tdata_0_bits57_44[9]) & ((~s_axis_p1_tdata_0_bits57_44[8]) & s_axis_p1_tdata_0_and_5)));
-assign s_axis_p1_tdata_0_not = ~((~s_axis_p1_tdata_0_bits57_44[13]) & ((~s_axis_p1_tdata_0_bits57_44[12]) & s_axis_p1_tdata_0_and_6));
-assign drop_2 = (s_axis_p1_tdata_0_or | (~((~s_axis_p1_tdata_0_bits21_18[3]) & ((~s_axis_p1_tdata_0_bits21_18[2]) & (~s_axis_p1_tdata_0_bits21_18[1]))))) | s_axis_p1_tdata_0_not;
-assign here_y_lt_2 = here_y < s_axis_p1_tdata_0_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < s_axis_p1_tdata_0_bits11_6);
-assign s_axis_p1_tdata_0_not_2 = ~(s_axis_p1_tdata_0_bits11_6 == here_y);
-assign here_x_lt_2 = here_x < s_axis_p1_tdata_0_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < s_axis_p1_tdata_0_bits5_0);
-assign s_axis_p1_tdata_0_not_3 = ~(s_axis_p1_tdata_0_bits5_0 == here_x);
+assign s_axis_p1_tdata_bits119_0_2 = s_axis_p1_tdata[119:0];
+assign s_axis_p1_tdata_bits5_0 = s_axis_p1_tdata_bits119_0_2[5:0];
+assign s_axis_p1_tdata_bits11_6 = s_axis_p1_tdata_bits119_0_2[11:6];
+assign s_axis_p1_tdata_bits17_12 = s_axis_p1_tdata_bits119_0_2[17:12];
+assign s_axis_p1_tdata_bits21_18 = s_axis_p1_tdata_bits119_0_2[21:18];
+assign s_axis_p1_tdata_bits57_44 = s_axis_p1_tdata_bits119_0_2[57:44];
+assign s_axis_p1_tdata_and = (~s_axis_p1_tdata_bits5_0[5]) & ((~s_axis_p1_tdata_bits5_0[4]) & ((~s_axis_p1_tdata_bits5_0[3]) & (~s_axis_p1_tdata_bits5_0[2])));
+assign s_axis_p1_tdata_and_2 = (~s_axis_p1_tdata_bits11_6[4]) & ((~s_axis_p1_tdata_bits11_6[3]) & ((~s_axis_p1_tdata_bits11_6[2]) & (~s_axis_p1_tdata_bits11_6[1])));
+assign s_axis_p1_tdata_and_3 = (~s_axis_p1_tdata_bits17_12[3]) & ((~s_axis_p1_tdata_bits17_12[2]) & ((~s_axis_p1_tdata_bits17_12[1]) & (~s_axis_p1_tdata_bits17_12[0])));
+assign s_axis_p1_tdata_or = ((~s_axis_p1_tdata_and) | (~((~s_axis_p1_tdata_bits11_6[5]) & s_axis_p1_tdata_and_2))) | (~((~s_axis_p1_tdata_bits17_12[5]) & ((~s_axis_p1_tdata_bits17_12[4]) & s_axis_p1_tdata_and_3)));
+assign s_axis_p1_tdata_and_4 = (~s_axis_p1_tdata_bits57_44[3]) & ((~s_axis_p1_tdata_bits57_44[2]) & ((~s_axis_p1_tdata_bits57_44[1]) & (~s_axis_p1_tdata_bits57_44[0])));
+assign s_axis_p1_tdata_and_5 = (~s_axis_p1_tdata_bits57_44[7]) & ((~s_axis_p1_tdata_bits57_44[6]) & ((~s_axis_p1_tdata_bits57_44[5]) & ((~s_axis_p1_tdata_bits57_44[4]) & s_axis_p1_tdata_and_4)));
+assign s_axis_p1_tdata_and_6 = (~s_axis_p1_tdata_bits57_44[11]) & ((~s_axis_p1_tdata_bits57_44[10]) | ((~s_axis_p1_tdata_bits57_44[9]) & ((~s_axis_p1_tdata_bits57_44[8]) & s_axis_p1_tdata_and_5)));
+assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata_bits57_44[13]) & ((~s_axis_p1_tdata_bits57_44[12]) & s_axis_p1_tdata_and_6));
+assign drop_2 = (s_axis_p1_tdata_or | (~((~s_axis_p1_tdata_bits21_18[3]) & ((~s_axis_p1_tdata_bits21_18[2]) & (~s_axis_p1_tdata_bits21_18[1]))))) | s_axis_p1_tdata_not;
+assign here_y_lt_2 = here_y < s_axis_p1_tdata_bits11_6;
+assign here_y_half_not_2 = ~(here_y_half < s_axis_p1_tdata_bits11_6);
+assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata_bits11_6 == here_y);
+assign here_x_lt_2 = here_x < s_axis_p1_tdata_bits5_0;
+assign here_x_half_not_2 = ~(here_x_half < s_axis_p1_tdata_bits5_0);
+assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata_bits5_0 == here_x);
 assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
-assign route_out_2 = s_axis_p1_tdata_0_not_3 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (s_axis_p1_tdata_0_not_2 ? 3'h4 : s_axis_p1_tdata_0_bits21_18[2:0]);
-assign route_vc_2 = s_axis_p1_tdata_0_not_3 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : (s_axis_p1_tdata_0_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0);
-assign s_axis_p1_tdata_0_plus = ((({1'h0, s_axis_p1_tdata_0_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p1_tdata_0_bits6_0 = s_axis_p1_tdata_0_plus[6:0];
-assign s_axis_p1_tdata_0_bits3_0 = s_axis_p1_tdata_0_bits57_44[3:0];
+assign route_out_2 = s_axis_p1_tdata_not_3 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata_bits21_18[2:0]);
+assign route_vc_2 = s_axis_p1_tdata_not_3 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : (s_axis_p1_tdata_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0);
+assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
+assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
 
 // ---- input p1: length policing ----
 assign p1_mode_is0 = p1_mode == 2'h0;
@@ -2971,13 +2984,13 @@ assign p1_mode_and = (p1_mode_is0 | (p1_mode == 2'h1)) & p1_space;
 assign accept_2 = p1_mode_and & s_axis_p1_tvalid;
 assign accept_or_2 = accept_2 | (p1_mode_is2 & p1_space);
 assign accept_and_4 = accept_2 & p1_mode_is0;
-assign s_axis_p1_tdata_0_sel = p1_mode_is0 ? ((s_axis_p1_tdata_0_bits57_44 == 14'h0) | s_axis_p1_tdata_0_not) : (p1_remaining == 7'h1);
-assign ends_2 = accept_or_2 & s_axis_p1_tdata_0_sel;
+assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
+assign ends_2 = accept_or_2 & s_axis_p1_tdata_sel;
 assign s_axis_p1_tlast_and = ((~s_axis_p1_tlast) & accept_2) & ends_2;
 assign ends_and_2 = ((~ends_2) & accept_2) & s_axis_p1_tlast;
 assign here_z_sel_2 = accept_and_4 ? ({8'h0, ({({here_y_cat_2[119:84], 10'h0}), here_y_cat_2[73:0]})}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
-assign drop_cat_3 = {({({({({1'h0, s_axis_p1_tdata_0_bits6_0}), drop_2}), route_vc_2}), route_out_2}), (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_0_sel ? p1_last_keep : 16'hffff))};
-assign drop_cat_4 = {drop_cat_3, s_axis_p1_tdata_0_sel};
+assign drop_cat_3 = {({({({({1'h0, s_axis_p1_tdata_bits6_0}), drop_2}), route_vc_2}), route_out_2}), (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff))};
+assign drop_cat_4 = {drop_cat_3, s_axis_p1_tdata_sel};
 assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid : p1_vc0_valid;
 assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid;
 assign p1_vc0_pop_and = (~p1_vc0_pop) & p1_vc0_third_valid;
@@ -2996,72 +3009,72 @@ assign p1_vc0_head0_bits19_17 = p1_vc0_head0[19:17];
 assign p1_vc0_second0_bits19_17 = p1_vc0_second0[19:17];
 
 // ---- input xp: arrival into the VC buffers ----
-assign s_axis_xp_tdata_0_bits119_0 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_0_cat = {({({(^(s_axis_xp_tdata_0_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xp_tdata_0_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xp_tdata_0_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xp_tdata_0_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_xp_tdata_0_cat_2 = {({({s_axis_xp_tdata_0_cat, (^(s_axis_xp_tdata_0_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xp_tdata_0_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xp_tdata_0_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_xp_tdata_0_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_0_cat_2, s_axis_xp_tdata_0_bits119_0})), s_axis_xp_tdata_0_cat_2});
-assign s_axis_xp_tdata_0_bits6_0 = s_axis_xp_tdata_0_xor[6:0];
-assign s_axis_xp_tdata_0_parity = ^s_axis_xp_tdata;
-assign s_axis_xp_tdata_0_and = (~(s_axis_xp_tdata_0_bits6_0 == 7'h0)) & (~s_axis_xp_tdata_0_parity);
-assign s_axis_xp_tdata_0_shl = 128'h1 << s_axis_xp_tdata_0_bits6_0;
-assign s_axis_xp_tdata_0_cat_3 = {({({({s_axis_xp_tdata_0_shl[127], s_axis_xp_tdata_0_shl[126]}), s_axis_xp_tdata_0_shl[125]}), s_axis_xp_tdata_0_shl[124]}), s_axis_xp_tdata_0_shl[123]};
-assign s_axis_xp_tdata_0_cat_4 = {({({({s_axis_xp_tdata_0_cat_3, s_axis_xp_tdata_0_shl[122]}), s_axis_xp_tdata_0_shl[121]}), s_axis_xp_tdata_0_shl[120]}), s_axis_xp_tdata_0_shl[119]};
-assign s_axis_xp_tdata_0_cat_5 = {({({({s_axis_xp_tdata_0_cat_4, s_axis_xp_tdata_0_shl[118]}), s_axis_xp_tdata_0_shl[117]}), s_axis_xp_tdata_0_shl[116]}), s_axis_xp_tdata_0_shl[115]};
-assign s_axis_xp_tdata_0_cat_6 = {({({({s_axis_xp_tdata_0_cat_5, s_axis_xp_tdata_0_shl[114]}), s_axis_xp_tdata_0_shl[113]}), s_axis_xp_tdata_0_shl[112]}), s_axis_xp_tdata_0_shl[111]};
-assign s_axis_xp_tdata_0_cat_7 = {({({({s_axis_xp_tdata_0_cat_6, s_axis_xp_tdata_0_shl[110]}), s_axis_xp_tdata_0_shl[109]}), s_axis_xp_tdata_0_shl[108]}), s_axis_xp_tdata_0_shl[107]};
-assign s_axis_xp_tdata_0_cat_8 = {({({({s_axis_xp_tdata_0_cat_7, s_axis_xp_tdata_0_shl[106]}), s_axis_xp_tdata_0_shl[105]}), s_axis_xp_tdata_0_shl[104]}), s_axis_xp_tdata_0_shl[103]};
-assign s_axis_xp_tdata_0_cat_9 = {({({({s_axis_xp_tdata_0_cat_8, s_axis_xp_tdata_0_shl[102]}), s_axis_xp_tdata_0_shl[101]}), s_axis_xp_tdata_0_shl[100]}), s_axis_xp_tdata_0_shl[99]};
-assign s_axis_xp_tdata_0_cat_10 = {({({({s_axis_xp_tdata_0_cat_9, s_axis_xp_tdata_0_shl[98]}), s_axis_xp_tdata_0_shl[97]}), s_axis_xp_tdata_0_shl[96]}), s_axis_xp_tdata_0_shl[95]};
-assign s_axis_xp_tdata_0_cat_11 = {({({({s_axis_xp_tdata_0_cat_10, s_axis_xp_tdata_0_shl[94]}), s_axis_xp_tdata_0_shl[93]}), s_axis_xp_tdata_0_shl[92]}), s_axis_xp_tdata_0_shl[91]};
-assign s_axis_xp_tdata_0_cat_12 = {({({({s_axis_xp_tdata_0_cat_11, s_axis_xp_tdata_0_shl[90]}), s_axis_xp_tdata_0_shl[89]}), s_axis_xp_tdata_0_shl[88]}), s_axis_xp_tdata_0_shl[87]};
-assign s_axis_xp_tdata_0_cat_13 = {({({({s_axis_xp_tdata_0_cat_12, s_axis_xp_tdata_0_shl[86]}), s_axis_xp_tdata_0_shl[85]}), s_axis_xp_tdata_0_shl[84]}), s_axis_xp_tdata_0_shl[83]};
-assign s_axis_xp_tdata_0_cat_14 = {({({({s_axis_xp_tdata_0_cat_13, s_axis_xp_tdata_0_shl[82]}), s_axis_xp_tdata_0_shl[81]}), s_axis_xp_tdata_0_shl[80]}), s_axis_xp_tdata_0_shl[79]};
-assign s_axis_xp_tdata_0_cat_15 = {({({({s_axis_xp_tdata_0_cat_14, s_axis_xp_tdata_0_shl[78]}), s_axis_xp_tdata_0_shl[77]}), s_axis_xp_tdata_0_shl[76]}), s_axis_xp_tdata_0_shl[75]};
-assign s_axis_xp_tdata_0_cat_16 = {({({({s_axis_xp_tdata_0_cat_15, s_axis_xp_tdata_0_shl[74]}), s_axis_xp_tdata_0_shl[73]}), s_axis_xp_tdata_0_shl[72]}), s_axis_xp_tdata_0_shl[71]};
-assign s_axis_xp_tdata_0_cat_17 = {({({({s_axis_xp_tdata_0_cat_16, s_axis_xp_tdata_0_shl[70]}), s_axis_xp_tdata_0_shl[69]}), s_axis_xp_tdata_0_shl[68]}), s_axis_xp_tdata_0_shl[67]};
-assign s_axis_xp_tdata_0_cat_18 = {({({({s_axis_xp_tdata_0_cat_17, s_axis_xp_tdata_0_shl[66]}), s_axis_xp_tdata_0_shl[65]}), s_axis_xp_tdata_0_shl[63]}), s_axis_xp_tdata_0_shl[62]};
-assign s_axis_xp_tdata_0_cat_19 = {({({({s_axis_xp_tdata_0_cat_18, s_axis_xp_tdata_0_shl[61]}), s_axis_xp_tdata_0_shl[60]}), s_axis_xp_tdata_0_shl[59]}), s_axis_xp_tdata_0_shl[58]};
-assign s_axis_xp_tdata_0_cat_20 = {({({({s_axis_xp_tdata_0_cat_19, s_axis_xp_tdata_0_shl[57]}), s_axis_xp_tdata_0_shl[56]}), s_axis_xp_tdata_0_shl[55]}), s_axis_xp_tdata_0_shl[54]};
-assign s_axis_xp_tdata_0_cat_21 = {({({({s_axis_xp_tdata_0_cat_20, s_axis_xp_tdata_0_shl[53]}), s_axis_xp_tdata_0_shl[52]}), s_axis_xp_tdata_0_shl[51]}), s_axis_xp_tdata_0_shl[50]};
-assign s_axis_xp_tdata_0_cat_22 = {({({({s_axis_xp_tdata_0_cat_21, s_axis_xp_tdata_0_shl[49]}), s_axis_xp_tdata_0_shl[48]}), s_axis_xp_tdata_0_shl[47]}), s_axis_xp_tdata_0_shl[46]};
-assign s_axis_xp_tdata_0_cat_23 = {({({({s_axis_xp_tdata_0_cat_22, s_axis_xp_tdata_0_shl[45]}), s_axis_xp_tdata_0_shl[44]}), s_axis_xp_tdata_0_shl[43]}), s_axis_xp_tdata_0_shl[42]};
-assign s_axis_xp_tdata_0_cat_24 = {({({({s_axis_xp_tdata_0_cat_23, s_axis_xp_tdata_0_shl[41]}), s_axis_xp_tdata_0_shl[40]}), s_axis_xp_tdata_0_shl[39]}), s_axis_xp_tdata_0_shl[38]};
-assign s_axis_xp_tdata_0_cat_25 = {({({({s_axis_xp_tdata_0_cat_24, s_axis_xp_tdata_0_shl[37]}), s_axis_xp_tdata_0_shl[36]}), s_axis_xp_tdata_0_shl[35]}), s_axis_xp_tdata_0_shl[34]};
-assign s_axis_xp_tdata_0_cat_26 = {({({({s_axis_xp_tdata_0_cat_25, s_axis_xp_tdata_0_shl[33]}), s_axis_xp_tdata_0_shl[31]}), s_axis_xp_tdata_0_shl[30]}), s_axis_xp_tdata_0_shl[29]};
-assign s_axis_xp_tdata_0_cat_27 = {({({({s_axis_xp_tdata_0_cat_26, s_axis_xp_tdata_0_shl[28]}), s_axis_xp_tdata_0_shl[27]}), s_axis_xp_tdata_0_shl[26]}), s_axis_xp_tdata_0_shl[25]};
-assign s_axis_xp_tdata_0_cat_28 = {({({({s_axis_xp_tdata_0_cat_27, s_axis_xp_tdata_0_shl[24]}), s_axis_xp_tdata_0_shl[23]}), s_axis_xp_tdata_0_shl[22]}), s_axis_xp_tdata_0_shl[21]};
-assign s_axis_xp_tdata_0_cat_29 = {({({({s_axis_xp_tdata_0_cat_28, s_axis_xp_tdata_0_shl[20]}), s_axis_xp_tdata_0_shl[19]}), s_axis_xp_tdata_0_shl[18]}), s_axis_xp_tdata_0_shl[17]};
-assign s_axis_xp_tdata_0_cat_30 = {({({({s_axis_xp_tdata_0_cat_29, s_axis_xp_tdata_0_shl[15]}), s_axis_xp_tdata_0_shl[14]}), s_axis_xp_tdata_0_shl[13]}), s_axis_xp_tdata_0_shl[12]};
-assign s_axis_xp_tdata_0_cat_31 = {({({({s_axis_xp_tdata_0_cat_30, s_axis_xp_tdata_0_shl[11]}), s_axis_xp_tdata_0_shl[10]}), s_axis_xp_tdata_0_shl[9]}), s_axis_xp_tdata_0_shl[7]};
-assign s_axis_xp_tdata_0_sel = s_axis_xp_tdata_0_parity ? ({({({s_axis_xp_tdata_0_cat_31, s_axis_xp_tdata_0_shl[6]}), s_axis_xp_tdata_0_shl[5]}), s_axis_xp_tdata_0_shl[3]}) : 120'h0;
-assign s_axis_xp_tdata_0_bits119_0_2 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_0_bits5_0 = s_axis_xp_tdata_0_bits119_0_2[5:0];
-assign s_axis_xp_tdata_0_bits11_6 = s_axis_xp_tdata_0_bits119_0_2[11:6];
-assign s_axis_xp_tdata_0_bits17_12 = s_axis_xp_tdata_0_bits119_0_2[17:12];
-assign s_axis_xp_tdata_0_bits21_18 = s_axis_xp_tdata_0_bits119_0_2[21:18];
-assign s_axis_xp_tdata_0_bits57_44 = s_axis_xp_tdata_0_bits119_0_2[57:44];
-assign s_axis_xp_tdata_0_and_2 = (~s_axis_xp_tdata_0_bits5_0[5]) & ((~s_axis_xp_tdata_0_bits5_0[4]) & ((~s_axis_xp_tdata_0_bits5_0[3]) & (~s_axis_xp_tdata_0_bits5_0[2])));
-assign s_axis_xp_tdata_0_and_3 = (~s_axis_xp_tdata_0_bits11_6[4]) & ((~s_axis_xp_tdata_0_bits11_6[3]) & ((~s_axis_xp_tdata_0_bits11_6[2]) & (~s_axis_xp_tdata_0_bits11_6[1])));
-assign s_axis_xp_tdata_0_and_4 = (~s_axis_xp_tdata_0_bits17_12[3]) & ((~s_axis_xp_tdata_0_bits17_12[2]) & ((~s_axis_xp_tdata_0_bits17_12[1]) & (~s_axis_xp_tdata_0_bits17_12[0])));
-assign s_axis_xp_tdata_0_or = ((~s_axis_xp_tdata_0_and_2) | (~((~s_axis_xp_tdata_0_bits11_6[5]) & s_axis_xp_tdata_0_and_3))) | (~((~s_axis_xp_tdata_0_bits17_12[5]) & ((~s_axis_xp_tdata_0_bits17_12[4]) & s_axis_xp_tdata_0_and_4)));
-assign s_axis_xp_tdata_0_and_5 = (~s_axis_xp_tdata_0_bits57_44[3]) & ((~s_axis_xp_tdata_0_bits57_44[2]) & ((~s_axis_xp_tdata_0_bits57_44[1]) & (~s_axis_xp_tdata_0_bits57_44[0])));
-assign s_axis_xp_tdata_0_and_6 = (~s_axis_xp_tdata_0_bits57_44[7]) & ((~s_axis_xp_tdata_0_bits57_44[6]) & ((~s_axis_xp_tdata_0_bits57_44[5]) & ((~s_axis_xp_tdata_0_bits57_44[4]) & s_axis_xp_tdata_0_and_5)));
-assign s_axis_xp_tdata_0_and_7 = (~s_axis_xp_tdata_0_bits57_44[11]) & ((~s_axis_xp_tdata_0_bits57_44[10]) | ((~s_axis_xp_tdata_0_bits57_44[9]) & ((~s_axis_xp_tdata_0_bits57_44[8]) & s_axis_xp_tdata_0_and_6)));
-assign s_axis_xp_tdata_0_or_2 = (s_axis_xp_tdata_0_or | (~((~s_axis_xp_tdata_0_bits21_18[3]) & ((~s_axis_xp_tdata_0_bits21_18[2]) & (~s_axis_xp_tdata_0_bits21_18[1]))))) | (~((~s_axis_xp_tdata_0_bits57_44[13]) & ((~s_axis_xp_tdata_0_bits57_44[12]) & s_axis_xp_tdata_0_and_7)));
-assign here_y_lt_3 = here_y < s_axis_xp_tdata_0_bits11_6;
-assign here_y_half_not_3 = ~(here_y_half < s_axis_xp_tdata_0_bits11_6);
-assign s_axis_xp_tdata_0_not = ~(s_axis_xp_tdata_0_bits11_6 == here_y);
-assign here_x_lt_3 = here_x < s_axis_xp_tdata_0_bits5_0;
-assign here_x_half_not_3 = ~(here_x_half < s_axis_xp_tdata_0_bits5_0);
-assign s_axis_xp_tdata_0_not_2 = ~(s_axis_xp_tdata_0_bits5_0 == here_x);
+assign s_axis_xp_tdata_bits119_0 = s_axis_xp_tdata[119:0];
+assign s_axis_xp_tdata_cat = {({({(^(s_axis_xp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_xp_tdata_cat_2 = {({({s_axis_xp_tdata_cat, (^(s_axis_xp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat_2, s_axis_xp_tdata_bits119_0})), s_axis_xp_tdata_cat_2});
+assign s_axis_xp_tdata_bits6_0 = s_axis_xp_tdata_xor[6:0];
+assign s_axis_xp_tdata_parity = ^s_axis_xp_tdata;
+assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_bits6_0 == 7'h0)) & (~s_axis_xp_tdata_parity);
+assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_bits6_0;
+assign s_axis_xp_tdata_cat_3 = {({({({s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126]}), s_axis_xp_tdata_shl[125]}), s_axis_xp_tdata_shl[124]}), s_axis_xp_tdata_shl[123]};
+assign s_axis_xp_tdata_cat_4 = {({({({s_axis_xp_tdata_cat_3, s_axis_xp_tdata_shl[122]}), s_axis_xp_tdata_shl[121]}), s_axis_xp_tdata_shl[120]}), s_axis_xp_tdata_shl[119]};
+assign s_axis_xp_tdata_cat_5 = {({({({s_axis_xp_tdata_cat_4, s_axis_xp_tdata_shl[118]}), s_axis_xp_tdata_shl[117]}), s_axis_xp_tdata_shl[116]}), s_axis_xp_tdata_shl[115]};
+assign s_axis_xp_tdata_cat_6 = {({({({s_axis_xp_tdata_cat_5, s_axis_xp_tdata_shl[114]}), s_axis_xp_tdata_shl[113]}), s_axis_xp_tdata_shl[112]}), s_axis_xp_tdata_shl[111]};
+assign s_axis_xp_tdata_cat_7 = {({({({s_axis_xp_tdata_cat_6, s_axis_xp_tdata_shl[110]}), s_axis_xp_tdata_shl[109]}), s_axis_xp_tdata_shl[108]}), s_axis_xp_tdata_shl[107]};
+assign s_axis_xp_tdata_cat_8 = {({({({s_axis_xp_tdata_cat_7, s_axis_xp_tdata_shl[106]}), s_axis_xp_tdata_shl[105]}), s_axis_xp_tdata_shl[104]}), s_axis_xp_tdata_shl[103]};
+assign s_axis_xp_tdata_cat_9 = {({({({s_axis_xp_tdata_cat_8, s_axis_xp_tdata_shl[102]}), s_axis_xp_tdata_shl[101]}), s_axis_xp_tdata_shl[100]}), s_axis_xp_tdata_shl[99]};
+assign s_axis_xp_tdata_cat_10 = {({({({s_axis_xp_tdata_cat_9, s_axis_xp_tdata_shl[98]}), s_axis_xp_tdata_shl[97]}), s_axis_xp_tdata_shl[96]}), s_axis_xp_tdata_shl[95]};
+assign s_axis_xp_tdata_cat_11 = {({({({s_axis_xp_tdata_cat_10, s_axis_xp_tdata_shl[94]}), s_axis_xp_tdata_shl[93]}), s_axis_xp_tdata_shl[92]}), s_axis_xp_tdata_shl[91]};
+assign s_axis_xp_tdata_cat_12 = {({({({s_axis_xp_tdata_cat_11, s_axis_xp_tdata_shl[90]}), s_axis_xp_tdata_shl[89]}), s_axis_xp_tdata_shl[88]}), s_axis_xp_tdata_shl[87]};
+assign s_axis_xp_tdata_cat_13 = {({({({s_axis_xp_tdata_cat_12, s_axis_xp_tdata_shl[86]}), s_axis_xp_tdata_shl[85]}), s_axis_xp_tdata_shl[84]}), s_axis_xp_tdata_shl[83]};
+assign s_axis_xp_tdata_cat_14 = {({({({s_axis_xp_tdata_cat_13, s_axis_xp_tdata_shl[82]}), s_axis_xp_tdata_shl[81]}), s_axis_xp_tdata_shl[80]}), s_axis_xp_tdata_shl[79]};
+assign s_axis_xp_tdata_cat_15 = {({({({s_axis_xp_tdata_cat_14, s_axis_xp_tdata_shl[78]}), s_axis_xp_tdata_shl[77]}), s_axis_xp_tdata_shl[76]}), s_axis_xp_tdata_shl[75]};
+assign s_axis_xp_tdata_cat_16 = {({({({s_axis_xp_tdata_cat_15, s_axis_xp_tdata_shl[74]}), s_axis_xp_tdata_shl[73]}), s_axis_xp_tdata_shl[72]}), s_axis_xp_tdata_shl[71]};
+assign s_axis_xp_tdata_cat_17 = {({({({s_axis_xp_tdata_cat_16, s_axis_xp_tdata_shl[70]}), s_axis_xp_tdata_shl[69]}), s_axis_xp_tdata_shl[68]}), s_axis_xp_tdata_shl[67]};
+assign s_axis_xp_tdata_cat_18 = {({({({s_axis_xp_tdata_cat_17, s_axis_xp_tdata_shl[66]}), s_axis_xp_tdata_shl[65]}), s_axis_xp_tdata_shl[63]}), s_axis_xp_tdata_shl[62]};
+assign s_axis_xp_tdata_cat_19 = {({({({s_axis_xp_tdata_cat_18, s_axis_xp_tdata_shl[61]}), s_axis_xp_tdata_shl[60]}), s_axis_xp_tdata_shl[59]}), s_axis_xp_tdata_shl[58]};
+assign s_axis_xp_tdata_cat_20 = {({({({s_axis_xp_tdata_cat_19, s_axis_xp_tdata_shl[57]}), s_axis_xp_tdata_shl[56]}), s_axis_xp_tdata_shl[55]}), s_axis_xp_tdata_shl[54]};
+assign s_axis_xp_tdata_cat_21 = {({({({s_axis_xp_tdata_cat_20, s_axis_xp_tdata_shl[53]}), s_axis_xp_tdata_shl[52]}), s_axis_xp_tdata_shl[51]}), s_axis_xp_tdata_shl[50]};
+assign s_axis_xp_tdata_cat_22 = {({({({s_axis_xp_tdata_cat_21, s_axis_xp_tdata_shl[49]}), s_axis_xp_tdata_shl[48]}), s_axis_xp_tdata_shl[47]}), s_axis_xp_tdata_shl[46]};
+assign s_axis_xp_tdata_cat_23 = {({({({s_axis_xp_tdata_cat_22, s_axis_xp_tdata_shl[45]}), s_axis_xp_tdata_shl[44]}), s_axis_xp_tdata_shl[43]}), s_axis_xp_tdata_shl[42]};
+assign s_axis_xp_tdata_cat_24 = {({({({s_axis_xp_tdata_cat_23, s_axis_xp_tdata_shl[41]}), s_axis_xp_tdata_shl[40]}), s_axis_xp_tdata_shl[39]}), s_axis_xp_tdata_shl[38]};
+assign s_axis_xp_tdata_cat_25 = {({({({s_axis_xp_tdata_cat_24, s_axis_xp_tdata_shl[37]}), s_axis_xp_tdata_shl[36]}), s_axis_xp_tdata_shl[35]}), s_axis_xp_tdata_shl[34]};
+assign s_axis_xp_tdata_cat_26 = {({({({s_axis_xp_tdata_cat_25, s_axis_xp_tdata_shl[33]}), s_axis_xp_tdata_shl[31]}), s_axis_xp_tdata_shl[30]}), s_axis_xp_tdata_shl[29]};
+assign s_axis_xp_tdata_cat_27 = {({({({s_axis_xp_tdata_cat_26, s_axis_xp_tdata_shl[28]}), s_axis_xp_tdata_shl[27]}), s_axis_xp_tdata_shl[26]}), s_axis_xp_tdata_shl[25]};
+assign s_axis_xp_tdata_cat_28 = {({({({s_axis_xp_tdata_cat_27, s_axis_xp_tdata_shl[24]}), s_axis_xp_tdata_shl[23]}), s_axis_xp_tdata_shl[22]}), s_axis_xp_tdata_shl[21]};
+assign s_axis_xp_tdata_cat_29 = {({({({s_axis_xp_tdata_cat_28, s_axis_xp_tdata_shl[20]}), s_axis_xp_tdata_shl[19]}), s_axis_xp_tdata_shl[18]}), s_axis_xp_tdata_shl[17]};
+assign s_axis_xp_tdata_cat_30 = {({({({s_axis_xp_tdata_cat_29, s_axis_xp_tdata_shl[15]}), s_axis_xp_tdata_shl[14]}), s_axis_xp_tdata_shl[13]}), s_axis_xp_tdata_shl[12]};
+assign s_axis_xp_tdata_cat_31 = {({({({s_axis_xp_tdata_cat_30, s_axis_xp_tdata_shl[11]}), s_axis_xp_tdata_shl[10]}), s_axis_xp_tdata_shl[9]}), s_axis_xp_tdata_shl[7]};
+assign s_axis_xp_tdata_sel = s_axis_xp_tdata_parity ? ({({({s_axis_xp_tdata_cat_31, s_axis_xp_tdata_shl[6]}), s_axis_xp_tdata_shl[5]}), s_axis_xp_tdata_shl[3]}) : 120'h0;
+assign s_axis_xp_tdata_bits119_0_2 = s_axis_xp_tdata[119:0];
+assign s_axis_xp_tdata_bits5_0 = s_axis_xp_tdata_bits119_0_2[5:0];
+assign s_axis_xp_tdata_bits11_6 = s_axis_xp_tdata_bits119_0_2[11:6];
+assign s_axis_xp_tdata_bits17_12 = s_axis_xp_tdata_bits119_0_2[17:12];
+assign s_axis_xp_tdata_bits21_18 = s_axis_xp_tdata_bits119_0_2[21:18];
+assign s_axis_xp_tdata_bits57_44 = s_axis_xp_tdata_bits119_0_2[57:44];
+assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata_bits5_0[5]) & ((~s_axis_xp_tdata_bits5_0[4]) & ((~s_axis_xp_tdata_bits5_0[3]) & (~s_axis_xp_tdata_bits5_0[2])));
+assign s_axis_xp_tdata_and_3 = (~s_axis_xp_tdata_bits11_6[4]) & ((~s_axis_xp_tdata_bits11_6[3]) & ((~s_axis_xp_tdata_bits11_6[2]) & (~s_axis_xp_tdata_bits11_6[1])));
+assign s_axis_xp_tdata_and_4 = (~s_axis_xp_tdata_bits17_12[3]) & ((~s_axis_xp_tdata_bits17_12[2]) & ((~s_axis_xp_tdata_bits17_12[1]) & (~s_axis_xp_tdata_bits17_12[0])));
+assign s_axis_xp_tdata_or = ((~s_axis_xp_tdata_and_2) | (~((~s_axis_xp_tdata_bits11_6[5]) & s_axis_xp_tdata_and_3))) | (~((~s_axis_xp_tdata_bits17_12[5]) & ((~s_axis_xp_tdata_bits17_12[4]) & s_axis_xp_tdata_and_4)));
+assign s_axis_xp_tdata_and_5 = (~s_axis_xp_tdata_bits57_44[3]) & ((~s_axis_xp_tdata_bits57_44[2]) & ((~s_axis_xp_tdata_bits57_44[1]) & (~s_axis_xp_tdata_bits57_44[0])));
+assign s_axis_xp_tdata_and_6 = (~s_axis_xp_tdata_bits57_44[7]) & ((~s_axis_xp_tdata_bits57_44[6]) & ((~s_axis_xp_tdata_bits57_44[5]) & ((~s_axis_xp_tdata_bits57_44[4]) & s_axis_xp_tdata_and_5)));
+assign s_axis_xp_tdata_and_7 = (~s_axis_xp_tdata_bits57_44[11]) & ((~s_axis_xp_tdata_bits57_44[10]) | ((~s_axis_xp_tdata_bits57_44[9]) & ((~s_axis_xp_tdata_bits57_44[8]) & s_axis_xp_tdata_and_6)));
+assign s_axis_xp_tdata_or_2 = (s_axis_xp_tdata_or | (~((~s_axis_xp_tdata_bits21_18[3]) & ((~s_axis_xp_tdata_bits21_18[2]) & (~s_axis_xp_tdata_bits21_18[1]))))) | (~((~s_axis_xp_tdata_bits57_44[13]) & ((~s_axis_xp_tdata_bits57_44[12]) & s_axis_xp_tdata_and_7)));
+assign here_y_lt_3 = here_y < s_axis_xp_tdata_bits11_6;
+assign here_y_half_not_3 = ~(here_y_half < s_axis_xp_tdata_bits11_6);
+assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata_bits11_6 == here_y);
+assign here_x_lt_3 = here_x < s_axis_xp_tdata_bits5_0;
+assign here_x_half_not_3 = ~(here_x_half < s_axis_xp_tdata_bits5_0);
+assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata_bits5_0 == here_x);
 assign here_x_sel_3 = here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3);
-assign route_out_3 = s_axis_xp_tdata_0_not_2 ? (here_x_sel_3 ? 3'h2 : 3'h3) : (s_axis_xp_tdata_0_not ? 3'h4 : s_axis_xp_tdata_0_bits21_18[2:0]);
-assign route_vc_3 = s_axis_xp_tdata_0_not_2 ? ((here_x_sel_3 ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : (s_axis_xp_tdata_0_not ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0);
-assign s_axis_xp_tdata_0_plus = ((({1'h0, s_axis_xp_tdata_0_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_3 = s_axis_xp_tdata_0_or_2 | s_axis_xp_tdata_0_and;
+assign route_out_3 = s_axis_xp_tdata_not_2 ? (here_x_sel_3 ? 3'h2 : 3'h3) : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata_bits21_18[2:0]);
+assign route_vc_3 = s_axis_xp_tdata_not_2 ? ((here_x_sel_3 ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : (s_axis_xp_tdata_not ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0);
+assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop_3 = s_axis_xp_tdata_or_2 | s_axis_xp_tdata_and;
 assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
-assign s_axis_xp_tdata_0_sel_2 = xp_expect_head ? ({8'h0, (s_axis_xp_tdata_0_bits119_0 ^ s_axis_xp_tdata_0_sel)}) : s_axis_xp_tdata;
-assign xp_expect_head_cat = {({({({(xp_expect_head & s_axis_xp_tdata_0_parity), s_axis_xp_tdata_0_plus[6:0]}), drop_3}), route_vc_3}), route_out_3};
+assign s_axis_xp_tdata_sel_2 = xp_expect_head ? ({8'h0, (s_axis_xp_tdata_bits119_0 ^ s_axis_xp_tdata_sel)}) : s_axis_xp_tdata;
+assign xp_expect_head_cat = {({({({(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0]}), drop_3}), route_vc_3}), route_out_3};
 assign xp_expect_head_cat_2 = {({xp_expect_head_cat, s_axis_xp_tkeep}), s_axis_xp_tlast};
 assign s_axis_xp_tvalid_and_2 = s_axis_xp_tvalid & (~s_axis_xp_tuser);
 assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid : xp_vc0_valid;
@@ -3073,7 +3086,7 @@ assign xp_vc0_stored_and = xp_vc0_stored & (~xp_vc0_pop_or);
 assign xp_vc0_landed_or = xp_vc0_landed | s_axis_xp_tvalid_and_3;
 assign xp_vc0_landed_and = xp_vc0_landed & s_axis_xp_tvalid_and_3;
 assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat_2;
-assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_0_sel_2;
+assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel_2;
 assign s_axis_xp_tvalid_and_4 = s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3);
 assign xp_vc0_head0_b0 = xp_vc0_head0[0];
 assign xp_vc0_head0_bits16_1 = xp_vc0_head0[16:1];
@@ -3118,7 +3131,7 @@ assign xp_vc1_stored_and = xp_vc1_stored & (~xp_vc1_pop_or);
 assign xp_vc1_landed_or = xp_vc1_landed | s_axis_xp_tvalid_and_6;
 assign xp_vc1_landed_and = xp_vc1_landed & s_axis_xp_tvalid_and_6;
 assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat_2;
-assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_0_sel_2;
+assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel_2;
 assign s_axis_xp_tvalid_and_7 = s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6);
 assign xp_vc1_head0_b0 = xp_vc1_head0[0];
 assign xp_vc1_head0_bits16_1 = xp_vc1_head0[16:1];
@@ -3154,72 +3167,72 @@ assign route_vc_cat_2 = {({({({({1'h0, xp_vc1_head1_plus[6:0]}), xp_vc1_head1_or
 assign xp_vc1_second0_bits19_17 = xp_vc1_second0[19:17];
 
 // ---- input xn: arrival into the VC buffers ----
-assign s_axis_xn_tdata_0_bits119_0 = s_axis_xn_tdata[119:0];
-assign s_axis_xn_tdata_0_cat = {({({(^(s_axis_xn_tdata_0_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xn_tdata_0_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xn_tdata_0_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xn_tdata_0_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_xn_tdata_0_cat_2 = {({({s_axis_xn_tdata_0_cat, (^(s_axis_xn_tdata_0_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xn_tdata_0_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xn_tdata_0_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_xn_tdata_0_xor = s_axis_xn_tdata[127:120] ^ ({(^({s_axis_xn_tdata_0_cat_2, s_axis_xn_tdata_0_bits119_0})), s_axis_xn_tdata_0_cat_2});
-assign s_axis_xn_tdata_0_bits6_0 = s_axis_xn_tdata_0_xor[6:0];
-assign s_axis_xn_tdata_0_parity = ^s_axis_xn_tdata;
-assign s_axis_xn_tdata_0_and = (~(s_axis_xn_tdata_0_bits6_0 == 7'h0)) & (~s_axis_xn_tdata_0_parity);
-assign s_axis_xn_tdata_0_shl = 128'h1 << s_axis_xn_tdata_0_bits6_0;
-assign s_axis_xn_tdata_0_cat_3 = {({({({s_axis_xn_tdata_0_shl[127], s_axis_xn_tdata_0_shl[126]}), s_axis_xn_tdata_0_shl[125]}), s_axis_xn_tdata_0_shl[124]}), s_axis_xn_tdata_0_shl[123]};
-assign s_axis_xn_tdata_0_cat_4 = {({({({s_axis_xn_tdata_0_cat_3, s_axis_xn_tdata_0_shl[122]}), s_axis_xn_tdata_0_shl[121]}), s_axis_xn_tdata_0_shl[120]}), s_axis_xn_tdata_0_shl[119]};
-assign s_axis_xn_tdata_0_cat_5 = {({({({s_axis_xn_tdata_0_cat_4, s_axis_xn_tdata_0_shl[118]}), s_axis_xn_tdata_0_shl[117]}), s_axis_xn_tdata_0_shl[116]}), s_axis_xn_tdata_0_shl[115]};
-assign s_axis_xn_tdata_0_cat_6 = {({({({s_axis_xn_tdata_0_cat_5, s_axis_xn_tdata_0_shl[114]}), s_axis_xn_tdata_0_shl[113]}), s_axis_xn_tdata_0_shl[112]}), s_axis_xn_tdata_0_shl[111]};
-assign s_axis_xn_tdata_0_cat_7 = {({({({s_axis_xn_tdata_0_cat_6, s_axis_xn_tdata_0_shl[110]}), s_axis_xn_tdata_0_shl[109]}), s_axis_xn_tdata_0_shl[108]}), s_axis_xn_tdata_0_shl[107]};
-assign s_axis_xn_tdata_0_cat_8 = {({({({s_axis_xn_tdata_0_cat_7, s_axis_xn_tdata_0_shl[106]}), s_axis_xn_tdata_0_shl[105]}), s_axis_xn_tdata_0_shl[104]}), s_axis_xn_tdata_0_shl[103]};
-assign s_axis_xn_tdata_0_cat_9 = {({({({s_axis_xn_tdata_0_cat_8, s_axis_xn_tdata_0_shl[102]}), s_axis_xn_tdata_0_shl[101]}), s_axis_xn_tdata_0_shl[100]}), s_axis_xn_tdata_0_shl[99]};
-assign s_axis_xn_tdata_0_cat_10 = {({({({s_axis_xn_tdata_0_cat_9, s_axis_xn_tdata_0_shl[98]}), s_axis_xn_tdata_0_shl[97]}), s_axis_xn_tdata_0_shl[96]}), s_axis_xn_tdata_0_shl[95]};
-assign s_axis_xn_tdata_0_cat_11 = {({({({s_axis_xn_tdata_0_cat_10, s_axis_xn_tdata_0_shl[94]}), s_axis_xn_tdata_0_shl[93]}), s_axis_xn_tdata_0_shl[92]}), s_axis_xn_tdata_0_shl[91]};
-assign s_axis_xn_tdata_0_cat_12 = {({({({s_axis_xn_tdata_0_cat_11, s_axis_xn_tdata_0_shl[90]}), s_axis_xn_tdata_0_shl[89]}), s_axis_xn_tdata_0_shl[88]}), s_axis_xn_tdata_0_shl[87]};
-assign s_axis_xn_tdata_0_cat_13 = {({({({s_axis_xn_tdata_0_cat_12, s_axis_xn_tdata_0_shl[86]}), s_axis_xn_tdata_0_shl[85]}), s_axis_xn_tdata_0_shl[84]}), s_axis_xn_tdata_0_shl[83]};
-assign s_axis_xn_tdata_0_cat_14 = {({({({s_axis_xn_tdata_0_cat_13, s_axis_xn_tdata_0_shl[82]}), s_axis_xn_tdata_0_shl[81]}), s_axis_xn_tdata_0_shl[80]}), s_axis_xn_tdata_0_shl[79]};
-assign s_axis_xn_tdata_0_cat_15 = {({({({s_axis_xn_tdata_0_cat_14, s_axis_xn_tdata_0_shl[78]}), s_axis_xn_tdata_0_shl[77]}), s_axis_xn_tdata_0_shl[76]}), s_axis_xn_tdata_0_shl[75]};
-assign s_axis_xn_tdata_0_cat_16 = {({({({s_axis_xn_tdata_0_cat_15, s_axis_xn_tdata_0_shl[74]}), s_axis_xn_tdata_0_shl[73]}), s_axis_xn_tdata_0_shl[72]}), s_axis_xn_tdata_0_shl[71]};
-assign s_axis_xn_tdata_0_cat_17 = {({({({s_axis_xn_tdata_0_cat_16, s_axis_xn_tdata_0_shl[70]}), s_axis_xn_tdata_0_shl[69]}), s_axis_xn_tdata_0_shl[68]}), s_axis_xn_tdata_0_shl[67]};
-assign s_axis_xn_tdata_0_cat_18 = {({({({s_axis_xn_tdata_0_cat_17, s_axis_xn_tdata_0_shl[66]}), s_axis_xn_tdata_0_shl[65]}), s_axis_xn_tdata_0_shl[63]}), s_axis_xn_tdata_0_shl[62]};
-assign s_axis_xn_tdata_0_cat_19 = {({({({s_axis_xn_tdata_0_cat_18, s_axis_xn_tdata_0_shl[61]}), s_axis_xn_tdata_0_shl[60]}), s_axis_xn_tdata_0_shl[59]}), s_axis_xn_tdata_0_shl[58]};
-assign s_axis_xn_tdata_0_cat_20 = {({({({s_axis_xn_tdata_0_cat_19, s_axis_xn_tdata_0_shl[57]}), s_axis_xn_tdata_0_shl[56]}), s_axis_xn_tdata_0_shl[55]}), s_axis_xn_tdata_0_shl[54]};
-assign s_axis_xn_tdata_0_cat_21 = {({({({s_axis_xn_tdata_0_cat_20, s_axis_xn_tdata_0_shl[53]}), s_axis_xn_tdata_0_shl[52]}), s_axis_xn_tdata_0_shl[51]}), s_axis_xn_tdata_0_shl[50]};
-assign s_axis_xn_tdata_0_cat_22 = {({({({s_axis_xn_tdata_0_cat_21, s_axis_xn_tdata_0_shl[49]}), s_axis_xn_tdata_0_shl[48]}), s_axis_xn_tdata_0_shl[47]}), s_axis_xn_tdata_0_shl[46]};
-assign s_axis_xn_tdata_0_cat_23 = {({({({s_axis_xn_tdata_0_cat_22, s_axis_xn_tdata_0_shl[45]}), s_axis_xn_tdata_0_shl[44]}), s_axis_xn_tdata_0_shl[43]}), s_axis_xn_tdata_0_shl[42]};
-assign s_axis_xn_tdata_0_cat_24 = {({({({s_axis_xn_tdata_0_cat_23, s_axis_xn_tdata_0_shl[41]}), s_axis_xn_tdata_0_shl[40]}), s_axis_xn_tdata_0_shl[39]}), s_axis_xn_tdata_0_shl[38]};
-assign s_axis_xn_tdata_0_cat_25 = {({({({s_axis_xn_tdata_0_cat_24, s_axis_xn_tdata_0_shl[37]}), s_axis_xn_tdata_0_shl[36]}), s_axis_xn_tdata_0_shl[35]}), s_axis_xn_tdata_0_shl[34]};
-assign s_axis_xn_tdata_0_cat_26 = {({({({s_axis_xn_tdata_0_cat_25, s_axis_xn_tdata_0_shl[33]}), s_axis_xn_tdata_0_shl[31]}), s_axis_xn_tdata_0_shl[30]}), s_axis_xn_tdata_0_shl[29]};
-assign s_axis_xn_tdata_0_cat_27 = {({({({s_axis_xn_tdata_0_cat_26, s_axis_xn_tdata_0_shl[28]}), s_axis_xn_tdata_0_shl[27]}), s_axis_xn_tdata_0_shl[26]}), s_axis_xn_tdata_0_shl[25]};
-assign s_axis_xn_tdata_0_cat_28 = {({({({s_axis_xn_tdata_0_cat_27, s_axis_xn_tdata_0_shl[24]}), s_axis_xn_tdata_0_shl[23]}), s_axis_xn_tdata_0_shl[22]}), s_axis_xn_tdata_0_shl[21]};
-assign s_axis_xn_tdata_0_cat_29 = {({({({s_axis_xn_tdata_0_cat_28, s_axis_xn_tdata_0_shl[20]}), s_axis_xn_tdata_0_shl[19]}), s_axis_xn_tdata_0_shl[18]}), s_axis_xn_tdata_0_shl[17]};
-assign s_axis_xn_tdata_0_cat_30 = {({({({s_axis_xn_tdata_0_cat_29, s_axis_xn_tdata_0_shl[15]}), s_axis_xn_tdata_0_shl[14]}), s_axis_xn_tdata_0_shl[13]}), s_axis_xn_tdata_0_shl[12]};
-assign s_axis_xn_tdata_0_cat_31 = {({({({s_axis_xn_tdata_0_cat_30, s_axis_xn_tdata_0_shl[11]}), s_axis_xn_tdata_0_shl[10]}), s_axis_xn_tdata_0_shl[9]}), s_axis_xn_tdata_0_shl[7]};
-assign s_axis_xn_tdata_0_sel = s_axis_xn_tdata_0_parity ? ({({({s_axis_xn_tdata_0_cat_31, s_axis_xn_tdata_0_shl[6]}), s_axis_xn_tdata_0_shl[5]}), s_axis_xn_tdata_0_shl[3]}) : 120'h0;
-assign s_axis_xn_tdata_0_bits119_0_2 = s_axis_xn_tdata[119:0];
-assign s_axis_xn_tdata_0_bits5_0 = s_axis_xn_tdata_0_bits119_0_2[5:0];
-assign s_axis_xn_tdata_0_bits11_6 = s_axis_xn_tdata_0_bits119_0_2[11:6];
-assign s_axis_xn_tdata_0_bits17_12 = s_axis_xn_tdata_0_bits119_0_2[17:12];
-assign s_axis_xn_tdata_0_bits21_18 = s_axis_xn_tdata_0_bits119_0_2[21:18];
-assign s_axis_xn_tdata_0_bits57_44 = s_axis_xn_tdata_0_bits119_0_2[57:44];
-assign s_axis_xn_tdata_0_and_2 = (~s_axis_xn_tdata_0_bits5_0[5]) & ((~s_axis_xn_tdata_0_bits5_0[4]) & ((~s_axis_xn_tdata_0_bits5_0[3]) & (~s_axis_xn_tdata_0_bits5_0[2])));
-assign s_axis_xn_tdata_0_and_3 = (~s_axis_xn_tdata_0_bits11_6[4]) & ((~s_axis_xn_tdata_0_bits11_6[3]) & ((~s_axis_xn_tdata_0_bits11_6[2]) & (~s_axis_xn_tdata_0_bits11_6[1])));
-assign s_axis_xn_tdata_0_and_4 = (~s_axis_xn_tdata_0_bits17_12[3]) & ((~s_axis_xn_tdata_0_bits17_12[2]) & ((~s_axis_xn_tdata_0_bits17_12[1]) & (~s_axis_xn_tdata_0_bits17_12[0])));
-assign s_axis_xn_tdata_0_or = ((~s_axis_xn_tdata_0_and_2) | (~((~s_axis_xn_tdata_0_bits11_6[5]) & s_axis_xn_tdata_0_and_3))) | (~((~s_axis_xn_tdata_0_bits17_12[5]) & ((~s_axis_xn_tdata_0_bits17_12[4]) & s_axis_xn_tdata_0_and_4)));
-assign s_axis_xn_tdata_0_and_5 = (~s_axis_xn_tdata_0_bits57_44[3]) & ((~s_axis_xn_tdata_0_bits57_44[2]) & ((~s_axis_xn_tdata_0_bits57_44[1]) & (~s_axis_xn_tdata_0_bits57_44[0])));
-assign s_axis_xn_tdata_0_and_6 = (~s_axis_xn_tdata_0_bits57_44[7]) & ((~s_axis_xn_tdata_0_bits57_44[6]) & ((~s_axis_xn_tdata_0_bits57_44[5]) & ((~s_axis_xn_tdata_0_bits57_44[4]) & s_axis_xn_tdata_0_and_5)));
-assign s_axis_xn_tdata_0_and_7 = (~s_axis_xn_tdata_0_bits57_44[11]) & ((~s_axis_xn_tdata_0_bits57_44[10]) | ((~s_axis_xn_tdata_0_bits57_44[9]) & ((~s_axis_xn_tdata_0_bits57_44[8]) & s_axis_xn_tdata_0_and_6)));
-assign s_axis_xn_tdata_0_or_2 = (s_axis_xn_tdata_0_or | (~((~s_axis_xn_tdata_0_bits21_18[3]) & ((~s_axis_xn_tdata_0_bits21_18[2]) & (~s_axis_xn_tdata_0_bits21_18[1]))))) | (~((~s_axis_xn_tdata_0_bits57_44[13]) & ((~s_axis_xn_tdata_0_bits57_44[12]) & s_axis_xn_tdata_0_and_7)));
-assign here_y_lt_6 = here_y < s_axis_xn_tdata_0_bits11_6;
-assign here_y_half_not_6 = ~(here_y_half < s_axis_xn_tdata_0_bits11_6);
-assign s_axis_xn_tdata_0_not = ~(s_axis_xn_tdata_0_bits11_6 == here_y);
-assign here_x_lt_6 = here_x < s_axis_xn_tdata_0_bits5_0;
-assign here_x_half_not_6 = ~(here_x_half < s_axis_xn_tdata_0_bits5_0);
-assign s_axis_xn_tdata_0_not_2 = ~(s_axis_xn_tdata_0_bits5_0 == here_x);
+assign s_axis_xn_tdata_bits119_0 = s_axis_xn_tdata[119:0];
+assign s_axis_xn_tdata_cat = {({({(^(s_axis_xn_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xn_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xn_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xn_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_xn_tdata_cat_2 = {({({s_axis_xn_tdata_cat, (^(s_axis_xn_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xn_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xn_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_xn_tdata_xor = s_axis_xn_tdata[127:120] ^ ({(^({s_axis_xn_tdata_cat_2, s_axis_xn_tdata_bits119_0})), s_axis_xn_tdata_cat_2});
+assign s_axis_xn_tdata_bits6_0 = s_axis_xn_tdata_xor[6:0];
+assign s_axis_xn_tdata_parity = ^s_axis_xn_tdata;
+assign s_axis_xn_tdata_and = (~(s_axis_xn_tdata_bits6_0 == 7'h0)) & (~s_axis_xn_tdata_parity);
+assign s_axis_xn_tdata_shl = 128'h1 << s_axis_xn_tdata_bits6_0;
+assign s_axis_xn_tdata_cat_3 = {({({({s_axis_xn_tdata_shl[127], s_axis_xn_tdata_shl[126]}), s_axis_xn_tdata_shl[125]}), s_axis_xn_tdata_shl[124]}), s_axis_xn_tdata_shl[123]};
+assign s_axis_xn_tdata_cat_4 = {({({({s_axis_xn_tdata_cat_3, s_axis_xn_tdata_shl[122]}), s_axis_xn_tdata_shl[121]}), s_axis_xn_tdata_shl[120]}), s_axis_xn_tdata_shl[119]};
+assign s_axis_xn_tdata_cat_5 = {({({({s_axis_xn_tdata_cat_4, s_axis_xn_tdata_shl[118]}), s_axis_xn_tdata_shl[117]}), s_axis_xn_tdata_shl[116]}), s_axis_xn_tdata_shl[115]};
+assign s_axis_xn_tdata_cat_6 = {({({({s_axis_xn_tdata_cat_5, s_axis_xn_tdata_shl[114]}), s_axis_xn_tdata_shl[113]}), s_axis_xn_tdata_shl[112]}), s_axis_xn_tdata_shl[111]};
+assign s_axis_xn_tdata_cat_7 = {({({({s_axis_xn_tdata_cat_6, s_axis_xn_tdata_shl[110]}), s_axis_xn_tdata_shl[109]}), s_axis_xn_tdata_shl[108]}), s_axis_xn_tdata_shl[107]};
+assign s_axis_xn_tdata_cat_8 = {({({({s_axis_xn_tdata_cat_7, s_axis_xn_tdata_shl[106]}), s_axis_xn_tdata_shl[105]}), s_axis_xn_tdata_shl[104]}), s_axis_xn_tdata_shl[103]};
+assign s_axis_xn_tdata_cat_9 = {({({({s_axis_xn_tdata_cat_8, s_axis_xn_tdata_shl[102]}), s_axis_xn_tdata_shl[101]}), s_axis_xn_tdata_shl[100]}), s_axis_xn_tdata_shl[99]};
+assign s_axis_xn_tdata_cat_10 = {({({({s_axis_xn_tdata_cat_9, s_axis_xn_tdata_shl[98]}), s_axis_xn_tdata_shl[97]}), s_axis_xn_tdata_shl[96]}), s_axis_xn_tdata_shl[95]};
+assign s_axis_xn_tdata_cat_11 = {({({({s_axis_xn_tdata_cat_10, s_axis_xn_tdata_shl[94]}), s_axis_xn_tdata_shl[93]}), s_axis_xn_tdata_shl[92]}), s_axis_xn_tdata_shl[91]};
+assign s_axis_xn_tdata_cat_12 = {({({({s_axis_xn_tdata_cat_11, s_axis_xn_tdata_shl[90]}), s_axis_xn_tdata_shl[89]}), s_axis_xn_tdata_shl[88]}), s_axis_xn_tdata_shl[87]};
+assign s_axis_xn_tdata_cat_13 = {({({({s_axis_xn_tdata_cat_12, s_axis_xn_tdata_shl[86]}), s_axis_xn_tdata_shl[85]}), s_axis_xn_tdata_shl[84]}), s_axis_xn_tdata_shl[83]};
+assign s_axis_xn_tdata_cat_14 = {({({({s_axis_xn_tdata_cat_13, s_axis_xn_tdata_shl[82]}), s_axis_xn_tdata_shl[81]}), s_axis_xn_tdata_shl[80]}), s_axis_xn_tdata_shl[79]};
+assign s_axis_xn_tdata_cat_15 = {({({({s_axis_xn_tdata_cat_14, s_axis_xn_tdata_shl[78]}), s_axis_xn_tdata_shl[77]}), s_axis_xn_tdata_shl[76]}), s_axis_xn_tdata_shl[75]};
+assign s_axis_xn_tdata_cat_16 = {({({({s_axis_xn_tdata_cat_15, s_axis_xn_tdata_shl[74]}), s_axis_xn_tdata_shl[73]}), s_axis_xn_tdata_shl[72]}), s_axis_xn_tdata_shl[71]};
+assign s_axis_xn_tdata_cat_17 = {({({({s_axis_xn_tdata_cat_16, s_axis_xn_tdata_shl[70]}), s_axis_xn_tdata_shl[69]}), s_axis_xn_tdata_shl[68]}), s_axis_xn_tdata_shl[67]};
+assign s_axis_xn_tdata_cat_18 = {({({({s_axis_xn_tdata_cat_17, s_axis_xn_tdata_shl[66]}), s_axis_xn_tdata_shl[65]}), s_axis_xn_tdata_shl[63]}), s_axis_xn_tdata_shl[62]};
+assign s_axis_xn_tdata_cat_19 = {({({({s_axis_xn_tdata_cat_18, s_axis_xn_tdata_shl[61]}), s_axis_xn_tdata_shl[60]}), s_axis_xn_tdata_shl[59]}), s_axis_xn_tdata_shl[58]};
+assign s_axis_xn_tdata_cat_20 = {({({({s_axis_xn_tdata_cat_19, s_axis_xn_tdata_shl[57]}), s_axis_xn_tdata_shl[56]}), s_axis_xn_tdata_shl[55]}), s_axis_xn_tdata_shl[54]};
+assign s_axis_xn_tdata_cat_21 = {({({({s_axis_xn_tdata_cat_20, s_axis_xn_tdata_shl[53]}), s_axis_xn_tdata_shl[52]}), s_axis_xn_tdata_shl[51]}), s_axis_xn_tdata_shl[50]};
+assign s_axis_xn_tdata_cat_22 = {({({({s_axis_xn_tdata_cat_21, s_axis_xn_tdata_shl[49]}), s_axis_xn_tdata_shl[48]}), s_axis_xn_tdata_shl[47]}), s_axis_xn_tdata_shl[46]};
+assign s_axis_xn_tdata_cat_23 = {({({({s_axis_xn_tdata_cat_22, s_axis_xn_tdata_shl[45]}), s_axis_xn_tdata_shl[44]}), s_axis_xn_tdata_shl[43]}), s_axis_xn_tdata_shl[42]};
+assign s_axis_xn_tdata_cat_24 = {({({({s_axis_xn_tdata_cat_23, s_axis_xn_tdata_shl[41]}), s_axis_xn_tdata_shl[40]}), s_axis_xn_tdata_shl[39]}), s_axis_xn_tdata_shl[38]};
+assign s_axis_xn_tdata_cat_25 = {({({({s_axis_xn_tdata_cat_24, s_axis_xn_tdata_shl[37]}), s_axis_xn_tdata_shl[36]}), s_axis_xn_tdata_shl[35]}), s_axis_xn_tdata_shl[34]};
+assign s_axis_xn_tdata_cat_26 = {({({({s_axis_xn_tdata_cat_25, s_axis_xn_tdata_shl[33]}), s_axis_xn_tdata_shl[31]}), s_axis_xn_tdata_shl[30]}), s_axis_xn_tdata_shl[29]};
+assign s_axis_xn_tdata_cat_27 = {({({({s_axis_xn_tdata_cat_26, s_axis_xn_tdata_shl[28]}), s_axis_xn_tdata_shl[27]}), s_axis_xn_tdata_shl[26]}), s_axis_xn_tdata_shl[25]};
+assign s_axis_xn_tdata_cat_28 = {({({({s_axis_xn_tdata_cat_27, s_axis_xn_tdata_shl[24]}), s_axis_xn_tdata_shl[23]}), s_axis_xn_tdata_shl[22]}), s_axis_xn_tdata_shl[21]};
+assign s_axis_xn_tdata_cat_29 = {({({({s_axis_xn_tdata_cat_28, s_axis_xn_tdata_shl[20]}), s_axis_xn_tdata_shl[19]}), s_axis_xn_tdata_shl[18]}), s_axis_xn_tdata_shl[17]};
+assign s_axis_xn_tdata_cat_30 = {({({({s_axis_xn_tdata_cat_29, s_axis_xn_tdata_shl[15]}), s_axis_xn_tdata_shl[14]}), s_axis_xn_tdata_shl[13]}), s_axis_xn_tdata_shl[12]};
+assign s_axis_xn_tdata_cat_31 = {({({({s_axis_xn_tdata_cat_30, s_axis_xn_tdata_shl[11]}), s_axis_xn_tdata_shl[10]}), s_axis_xn_tdata_shl[9]}), s_axis_xn_tdata_shl[7]};
+assign s_axis_xn_tdata_sel = s_axis_xn_tdata_parity ? ({({({s_axis_xn_tdata_cat_31, s_axis_xn_tdata_shl[6]}), s_axis_xn_tdata_shl[5]}), s_axis_xn_tdata_shl[3]}) : 120'h0;
+assign s_axis_xn_tdata_bits119_0_2 = s_axis_xn_tdata[119:0];
+assign s_axis_xn_tdata_bits5_0 = s_axis_xn_tdata_bits119_0_2[5:0];
+assign s_axis_xn_tdata_bits11_6 = s_axis_xn_tdata_bits119_0_2[11:6];
+assign s_axis_xn_tdata_bits17_12 = s_axis_xn_tdata_bits119_0_2[17:12];
+assign s_axis_xn_tdata_bits21_18 = s_axis_xn_tdata_bits119_0_2[21:18];
+assign s_axis_xn_tdata_bits57_44 = s_axis_xn_tdata_bits119_0_2[57:44];
+assign s_axis_xn_tdata_and_2 = (~s_axis_xn_tdata_bits5_0[5]) & ((~s_axis_xn_tdata_bits5_0[4]) & ((~s_axis_xn_tdata_bits5_0[3]) & (~s_axis_xn_tdata_bits5_0[2])));
+assign s_axis_xn_tdata_and_3 = (~s_axis_xn_tdata_bits11_6[4]) & ((~s_axis_xn_tdata_bits11_6[3]) & ((~s_axis_xn_tdata_bits11_6[2]) & (~s_axis_xn_tdata_bits11_6[1])));
+assign s_axis_xn_tdata_and_4 = (~s_axis_xn_tdata_bits17_12[3]) & ((~s_axis_xn_tdata_bits17_12[2]) & ((~s_axis_xn_tdata_bits17_12[1]) & (~s_axis_xn_tdata_bits17_12[0])));
+assign s_axis_xn_tdata_or = ((~s_axis_xn_tdata_and_2) | (~((~s_axis_xn_tdata_bits11_6[5]) & s_axis_xn_tdata_and_3))) | (~((~s_axis_xn_tdata_bits17_12[5]) & ((~s_axis_xn_tdata_bits17_12[4]) & s_axis_xn_tdata_and_4)));
+assign s_axis_xn_tdata_and_5 = (~s_axis_xn_tdata_bits57_44[3]) & ((~s_axis_xn_tdata_bits57_44[2]) & ((~s_axis_xn_tdata_bits57_44[1]) & (~s_axis_xn_tdata_bits57_44[0])));
+assign s_axis_xn_tdata_and_6 = (~s_axis_xn_tdata_bits57_44[7]) & ((~s_axis_xn_tdata_bits57_44[6]) & ((~s_axis_xn_tdata_bits57_44[5]) & ((~s_axis_xn_tdata_bits57_44[4]) & s_axis_xn_tdata_and_5)));
+assign s_axis_xn_tdata_and_7 = (~s_axis_xn_tdata_bits57_44[11]) & ((~s_axis_xn_tdata_bits57_44[10]) | ((~s_axis_xn_tdata_bits57_44[9]) & ((~s_axis_xn_tdata_bits57_44[8]) & s_axis_xn_tdata_and_6)));
+assign s_axis_xn_tdata_or_2 = (s_axis_xn_tdata_or | (~((~s_axis_xn_tdata_bits21_18[3]) & ((~s_axis_xn_tdata_bits21_18[2]) & (~s_axis_xn_tdata_bits21_18[1]))))) | (~((~s_axis_xn_tdata_bits57_44[13]) & ((~s_axis_xn_tdata_bits57_44[12]) & s_axis_xn_tdata_and_7)));
+assign here_y_lt_6 = here_y < s_axis_xn_tdata_bits11_6;
+assign here_y_half_not_6 = ~(here_y_half < s_axis_xn_tdata_bits11_6);
+assign s_axis_xn_tdata_not = ~(s_axis_xn_tdata_bits11_6 == here_y);
+assign here_x_lt_6 = here_x < s_axis_xn_tdata_bits5_0;
+assign here_x_half_not_6 = ~(here_x_half < s_axis_xn_tdata_bits5_0);
+assign s_axis_xn_tdata_not_2 = ~(s_axis_xn_tdata_bits5_0 == here_x);
 assign here_x_sel_5 = here_x_wraps ? (here_x_lt_6 | here_x_half_not_6) : (here_x_lt_6 & here_x_half_not_6);
-assign route_out_6 = s_axis_xn_tdata_0_not_2 ? (here_x_sel_5 ? 3'h2 : 3'h3) : (s_axis_xn_tdata_0_not ? 3'h4 : s_axis_xn_tdata_0_bits21_18[2:0]);
-assign route_vc_6 = s_axis_xn_tdata_0_not_2 ? ((here_x_sel_5 ? here_x_top : here_x_bottom) | s_axis_xn_tuser) : (s_axis_xn_tdata_0_not ? ((here_y_wraps ? (here_y_lt_6 | here_y_half_not_6) : (here_y_lt_6 & here_y_half_not_6)) ? here_y_top : here_y_bottom) : 1'h0);
-assign s_axis_xn_tdata_0_plus = ((({1'h0, s_axis_xn_tdata_0_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_4 = s_axis_xn_tdata_0_or_2 | s_axis_xn_tdata_0_and;
+assign route_out_6 = s_axis_xn_tdata_not_2 ? (here_x_sel_5 ? 3'h2 : 3'h3) : (s_axis_xn_tdata_not ? 3'h4 : s_axis_xn_tdata_bits21_18[2:0]);
+assign route_vc_6 = s_axis_xn_tdata_not_2 ? ((here_x_sel_5 ? here_x_top : here_x_bottom) | s_axis_xn_tuser) : (s_axis_xn_tdata_not ? ((here_y_wraps ? (here_y_lt_6 | here_y_half_not_6) : (here_y_lt_6 & here_y_half_not_6)) ? here_y_top : here_y_bottom) : 1'h0);
+assign s_axis_xn_tdata_plus = ((({1'h0, s_axis_xn_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop_4 = s_axis_xn_tdata_or_2 | s_axis_xn_tdata_and;
 assign s_axis_xn_tvalid_and = s_axis_xn_tvalid & xn_expect_head;
-assign s_axis_xn_tdata_0_sel_2 = xn_expect_head ? ({8'h0, (s_axis_xn_tdata_0_bits119_0 ^ s_axis_xn_tdata_0_sel)}) : s_axis_xn_tdata;
-assign xn_expect_head_cat = {({({({(xn_expect_head & s_axis_xn_tdata_0_parity), s_axis_xn_tdata_0_plus[6:0]}), drop_4}), route_vc_6}), route_out_6};
+assign s_axis_xn_tdata_sel_2 = xn_expect_head ? ({8'h0, (s_axis_xn_tdata_bits119_0 ^ s_axis_xn_tdata_sel)}) : s_axis_xn_tdata;
+assign xn_expect_head_cat = {({({({(xn_expect_head & s_axis_xn_tdata_parity), s_axis_xn_tdata_plus[6:0]}), drop_4}), route_vc_6}), route_out_6};
 assign xn_expect_head_cat_2 = {({xn_expect_head_cat, s_axis_xn_tkeep}), s_axis_xn_tlast};
 assign s_axis_xn_tvalid_and_2 = s_axis_xn_tvalid & (~s_axis_xn_tuser);
 assign xn_vc0_second_valid_sel = xn_vc0_pop ? xn_vc0_second_valid : xn_vc0_valid;
@@ -3231,7 +3244,7 @@ assign xn_vc0_stored_and = xn_vc0_stored & (~xn_vc0_pop_or);
 assign xn_vc0_landed_or = xn_vc0_landed | s_axis_xn_tvalid_and_3;
 assign xn_vc0_landed_and = xn_vc0_landed & s_axis_xn_tvalid_and_3;
 assign xn_vc0_read0_sel = xn_vc0_landed ? xn_vc0_read0 : xn_expect_head_cat_2;
-assign xn_vc0_read1_sel = xn_vc0_landed ? xn_vc0_read1 : s_axis_xn_tdata_0_sel_2;
+assign xn_vc0_read1_sel = xn_vc0_landed ? xn_vc0_read1 : s_axis_xn_tdata_sel_2;
 assign s_axis_xn_tvalid_and_4 = s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3);
 assign xn_vc0_head0_b0 = xn_vc0_head0[0];
 assign xn_vc0_head0_bits16_1 = xn_vc0_head0[16:1];
@@ -3276,7 +3289,7 @@ assign xn_vc1_stored_and = xn_vc1_stored & (~xn_vc1_pop_or);
 assign xn_vc1_landed_or = xn_vc1_landed | s_axis_xn_tvalid_and_6;
 assign xn_vc1_landed_and = xn_vc1_landed & s_axis_xn_tvalid_and_6;
 assign xn_vc1_read0_sel = xn_vc1_landed ? xn_vc1_read0 : xn_expect_head_cat_2;
-assign xn_vc1_read1_sel = xn_vc1_landed ? xn_vc1_read1 : s_axis_xn_tdata_0_sel_2;
+assign xn_vc1_read1_sel = xn_vc1_landed ? xn_vc1_read1 : s_axis_xn_tdata_sel_2;
 assign s_axis_xn_tvalid_and_7 = s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6);
 assign xn_vc1_head0_b0 = xn_vc1_head0[0];
 assign xn_vc1_head0_bits16_1 = xn_vc1_head0[16:1];
@@ -3312,73 +3325,73 @@ assign route_vc_cat_4 = {({({({({1'h0, xn_vc1_head1_plus[6:0]}), xn_vc1_head1_or
 assign xn_vc1_second0_bits19_17 = xn_vc1_second0[19:17];
 
 // ---- input yp: arrival into the VC buffers ----
-assign s_axis_yp_tdata_0_bits119_0 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_0_cat = {({({(^(s_axis_yp_tdata_0_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_yp_tdata_0_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_yp_tdata_0_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_yp_tdata_0_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_yp_tdata_0_cat_2 = {({({s_axis_yp_tdata_0_cat, (^(s_axis_yp_tdata_0_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_yp_tdata_0_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_yp_tdata_0_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_yp_tdata_0_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_0_cat_2, s_axis_yp_tdata_0_bits119_0})), s_axis_yp_tdata_0_cat_2});
-assign s_axis_yp_tdata_0_bits6_0 = s_axis_yp_tdata_0_xor[6:0];
-assign s_axis_yp_tdata_0_parity = ^s_axis_yp_tdata;
-assign s_axis_yp_tdata_0_and = (~(s_axis_yp_tdata_0_bits6_0 == 7'h0)) & (~s_axis_yp_tdata_0_parity);
-assign s_axis_yp_tdata_0_shl = 128'h1 << s_axis_yp_tdata_0_bits6_0;
-assign s_axis_yp_tdata_0_cat_3 = {({({({s_axis_yp_tdata_0_shl[127], s_axis_yp_tdata_0_shl[126]}), s_axis_yp_tdata_0_shl[125]}), s_axis_yp_tdata_0_shl[124]}), s_axis_yp_tdata_0_shl[123]};
-assign s_axis_yp_tdata_0_cat_4 = {({({({s_axis_yp_tdata_0_cat_3, s_axis_yp_tdata_0_shl[122]}), s_axis_yp_tdata_0_shl[121]}), s_axis_yp_tdata_0_shl[120]}), s_axis_yp_tdata_0_shl[119]};
-assign s_axis_yp_tdata_0_cat_5 = {({({({s_axis_yp_tdata_0_cat_4, s_axis_yp_tdata_0_shl[118]}), s_axis_yp_tdata_0_shl[117]}), s_axis_yp_tdata_0_shl[116]}), s_axis_yp_tdata_0_shl[115]};
-assign s_axis_yp_tdata_0_cat_6 = {({({({s_axis_yp_tdata_0_cat_5, s_axis_yp_tdata_0_shl[114]}), s_axis_yp_tdata_0_shl[113]}), s_axis_yp_tdata_0_shl[112]}), s_axis_yp_tdata_0_shl[111]};
-assign s_axis_yp_tdata_0_cat_7 = {({({({s_axis_yp_tdata_0_cat_6, s_axis_yp_tdata_0_shl[110]}), s_axis_yp_tdata_0_shl[109]}), s_axis_yp_tdata_0_shl[108]}), s_axis_yp_tdata_0_shl[107]};
-assign s_axis_yp_tdata_0_cat_8 = {({({({s_axis_yp_tdata_0_cat_7, s_axis_yp_tdata_0_shl[106]}), s_axis_yp_tdata_0_shl[105]}), s_axis_yp_tdata_0_shl[104]}), s_axis_yp_tdata_0_shl[103]};
-assign s_axis_yp_tdata_0_cat_9 = {({({({s_axis_yp_tdata_0_cat_8, s_axis_yp_tdata_0_shl[102]}), s_axis_yp_tdata_0_shl[101]}), s_axis_yp_tdata_0_shl[100]}), s_axis_yp_tdata_0_shl[99]};
-assign s_axis_yp_tdata_0_cat_10 = {({({({s_axis_yp_tdata_0_cat_9, s_axis_yp_tdata_0_shl[98]}), s_axis_yp_tdata_0_shl[97]}), s_axis_yp_tdata_0_shl[96]}), s_axis_yp_tdata_0_shl[95]};
-assign s_axis_yp_tdata_0_cat_11 = {({({({s_axis_yp_tdata_0_cat_10, s_axis_yp_tdata_0_shl[94]}), s_axis_yp_tdata_0_shl[93]}), s_axis_yp_tdata_0_shl[92]}), s_axis_yp_tdata_0_shl[91]};
-assign s_axis_yp_tdata_0_cat_12 = {({({({s_axis_yp_tdata_0_cat_11, s_axis_yp_tdata_0_shl[90]}), s_axis_yp_tdata_0_shl[89]}), s_axis_yp_tdata_0_shl[88]}), s_axis_yp_tdata_0_shl[87]};
-assign s_axis_yp_tdata_0_cat_13 = {({({({s_axis_yp_tdata_0_cat_12, s_axis_yp_tdata_0_shl[86]}), s_axis_yp_tdata_0_shl[85]}), s_axis_yp_tdata_0_shl[84]}), s_axis_yp_tdata_0_shl[83]};
-assign s_axis_yp_tdata_0_cat_14 = {({({({s_axis_yp_tdata_0_cat_13, s_axis_yp_tdata_0_shl[82]}), s_axis_yp_tdata_0_shl[81]}), s_axis_yp_tdata_0_shl[80]}), s_axis_yp_tdata_0_shl[79]};
-assign s_axis_yp_tdata_0_cat_15 = {({({({s_axis_yp_tdata_0_cat_14, s_axis_yp_tdata_0_shl[78]}), s_axis_yp_tdata_0_shl[77]}), s_axis_yp_tdata_0_shl[76]}), s_axis_yp_tdata_0_shl[75]};
-assign s_axis_yp_tdata_0_cat_16 = {({({({s_axis_yp_tdata_0_cat_15, s_axis_yp_tdata_0_shl[74]}), s_axis_yp_tdata_0_shl[73]}), s_axis_yp_tdata_0_shl[72]}), s_axis_yp_tdata_0_shl[71]};
-assign s_axis_yp_tdata_0_cat_17 = {({({({s_axis_yp_tdata_0_cat_16, s_axis_yp_tdata_0_shl[70]}), s_axis_yp_tdata_0_shl[69]}), s_axis_yp_tdata_0_shl[68]}), s_axis_yp_tdata_0_shl[67]};
-assign s_axis_yp_tdata_0_cat_18 = {({({({s_axis_yp_tdata_0_cat_17, s_axis_yp_tdata_0_shl[66]}), s_axis_yp_tdata_0_shl[65]}), s_axis_yp_tdata_0_shl[63]}), s_axis_yp_tdata_0_shl[62]};
-assign s_axis_yp_tdata_0_cat_19 = {({({({s_axis_yp_tdata_0_cat_18, s_axis_yp_tdata_0_shl[61]}), s_axis_yp_tdata_0_shl[60]}), s_axis_yp_tdata_0_shl[59]}), s_axis_yp_tdata_0_shl[58]};
-assign s_axis_yp_tdata_0_cat_20 = {({({({s_axis_yp_tdata_0_cat_19, s_axis_yp_tdata_0_shl[57]}), s_axis_yp_tdata_0_shl[56]}), s_axis_yp_tdata_0_shl[55]}), s_axis_yp_tdata_0_shl[54]};
-assign s_axis_yp_tdata_0_cat_21 = {({({({s_axis_yp_tdata_0_cat_20, s_axis_yp_tdata_0_shl[53]}), s_axis_yp_tdata_0_shl[52]}), s_axis_yp_tdata_0_shl[51]}), s_axis_yp_tdata_0_shl[50]};
-assign s_axis_yp_tdata_0_cat_22 = {({({({s_axis_yp_tdata_0_cat_21, s_axis_yp_tdata_0_shl[49]}), s_axis_yp_tdata_0_shl[48]}), s_axis_yp_tdata_0_shl[47]}), s_axis_yp_tdata_0_shl[46]};
-assign s_axis_yp_tdata_0_cat_23 = {({({({s_axis_yp_tdata_0_cat_22, s_axis_yp_tdata_0_shl[45]}), s_axis_yp_tdata_0_shl[44]}), s_axis_yp_tdata_0_shl[43]}), s_axis_yp_tdata_0_shl[42]};
-assign s_axis_yp_tdata_0_cat_24 = {({({({s_axis_yp_tdata_0_cat_23, s_axis_yp_tdata_0_shl[41]}), s_axis_yp_tdata_0_shl[40]}), s_axis_yp_tdata_0_shl[39]}), s_axis_yp_tdata_0_shl[38]};
-assign s_axis_yp_tdata_0_cat_25 = {({({({s_axis_yp_tdata_0_cat_24, s_axis_yp_tdata_0_shl[37]}), s_axis_yp_tdata_0_shl[36]}), s_axis_yp_tdata_0_shl[35]}), s_axis_yp_tdata_0_shl[34]};
-assign s_axis_yp_tdata_0_cat_26 = {({({({s_axis_yp_tdata_0_cat_25, s_axis_yp_tdata_0_shl[33]}), s_axis_yp_tdata_0_shl[31]}), s_axis_yp_tdata_0_shl[30]}), s_axis_yp_tdata_0_shl[29]};
-assign s_axis_yp_tdata_0_cat_27 = {({({({s_axis_yp_tdata_0_cat_26, s_axis_yp_tdata_0_shl[28]}), s_axis_yp_tdata_0_shl[27]}), s_axis_yp_tdata_0_shl[26]}), s_axis_yp_tdata_0_shl[25]};
-assign s_axis_yp_tdata_0_cat_28 = {({({({s_axis_yp_tdata_0_cat_27, s_axis_yp_tdata_0_shl[24]}), s_axis_yp_tdata_0_shl[23]}), s_axis_yp_tdata_0_shl[22]}), s_axis_yp_tdata_0_shl[21]};
-assign s_axis_yp_tdata_0_cat_29 = {({({({s_axis_yp_tdata_0_cat_28, s_axis_yp_tdata_0_shl[20]}), s_axis_yp_tdata_0_shl[19]}), s_axis_yp_tdata_0_shl[18]}), s_axis_yp_tdata_0_shl[17]};
-assign s_axis_yp_tdata_0_cat_30 = {({({({s_axis_yp_tdata_0_cat_29, s_axis_yp_tdata_0_shl[15]}), s_axis_yp_tdata_0_shl[14]}), s_axis_yp_tdata_0_shl[13]}), s_axis_yp_tdata_0_shl[12]};
-assign s_axis_yp_tdata_0_cat_31 = {({({({s_axis_yp_tdata_0_cat_30, s_axis_yp_tdata_0_shl[11]}), s_axis_yp_tdata_0_shl[10]}), s_axis_yp_tdata_0_shl[9]}), s_axis_yp_tdata_0_shl[7]};
-assign s_axis_yp_tdata_0_sel = s_axis_yp_tdata_0_parity ? ({({({s_axis_yp_tdata_0_cat_31, s_axis_yp_tdata_0_shl[6]}), s_axis_yp_tdata_0_shl[5]}), s_axis_yp_tdata_0_shl[3]}) : 120'h0;
-assign s_axis_yp_tdata_0_bits119_0_2 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_0_bits5_0 = s_axis_yp_tdata_0_bits119_0_2[5:0];
-assign s_axis_yp_tdata_0_bits11_6 = s_axis_yp_tdata_0_bits119_0_2[11:6];
-assign s_axis_yp_tdata_0_bits17_12 = s_axis_yp_tdata_0_bits119_0_2[17:12];
-assign s_axis_yp_tdata_0_bits21_18 = s_axis_yp_tdata_0_bits119_0_2[21:18];
-assign s_axis_yp_tdata_0_bits57_44 = s_axis_yp_tdata_0_bits119_0_2[57:44];
-assign s_axis_yp_tdata_0_and_2 = (~s_axis_yp_tdata_0_bits5_0[5]) & ((~s_axis_yp_tdata_0_bits5_0[4]) & ((~s_axis_yp_tdata_0_bits5_0[3]) & (~s_axis_yp_tdata_0_bits5_0[2])));
-assign s_axis_yp_tdata_0_and_3 = (~s_axis_yp_tdata_0_bits11_6[4]) & ((~s_axis_yp_tdata_0_bits11_6[3]) & ((~s_axis_yp_tdata_0_bits11_6[2]) & (~s_axis_yp_tdata_0_bits11_6[1])));
-assign s_axis_yp_tdata_0_and_4 = (~s_axis_yp_tdata_0_bits17_12[3]) & ((~s_axis_yp_tdata_0_bits17_12[2]) & ((~s_axis_yp_tdata_0_bits17_12[1]) & (~s_axis_yp_tdata_0_bits17_12[0])));
-assign s_axis_yp_tdata_0_or = ((~s_axis_yp_tdata_0_and_2) | (~((~s_axis_yp_tdata_0_bits11_6[5]) & s_axis_yp_tdata_0_and_3))) | (~((~s_axis_yp_tdata_0_bits17_12[5]) & ((~s_axis_yp_tdata_0_bits17_12[4]) & s_axis_yp_tdata_0_and_4)));
-assign s_axis_yp_tdata_0_and_5 = (~s_axis_yp_tdata_0_bits57_44[3]) & ((~s_axis_yp_tdata_0_bits57_44[2]) & ((~s_axis_yp_tdata_0_bits57_44[1]) & (~s_axis_yp_tdata_0_bits57_44[0])));
-assign s_axis_yp_tdata_0_and_6 = (~s_axis_yp_tdata_0_bits57_44[7]) & ((~s_axis_yp_tdata_0_bits57_44[6]) & ((~s_axis_yp_tdata_0_bits57_44[5]) & ((~s_axis_yp_tdata_0_bits57_44[4]) & s_axis_yp_tdata_0_and_5)));
-assign s_axis_yp_tdata_0_and_7 = (~s_axis_yp_tdata_0_bits57_44[11]) & ((~s_axis_yp_tdata_0_bits57_44[10]) | ((~s_axis_yp_tdata_0_bits57_44[9]) & ((~s_axis_yp_tdata_0_bits57_44[8]) & s_axis_yp_tdata_0_and_6)));
-assign s_axis_yp_tdata_0_or_2 = (s_axis_yp_tdata_0_or | (~((~s_axis_yp_tdata_0_bits21_18[3]) & ((~s_axis_yp_tdata_0_bits21_18[2]) & (~s_axis_yp_tdata_0_bits21_18[1]))))) | (~((~s_axis_yp_tdata_0_bits57_44[13]) & ((~s_axis_yp_tdata_0_bits57_44[12]) & s_axis_yp_tdata_0_and_7)));
-assign here_y_lt_9 = here_y < s_axis_yp_tdata_0_bits11_6;
-assign here_y_half_not_9 = ~(here_y_half < s_axis_yp_tdata_0_bits11_6);
-assign s_axis_yp_tdata_0_not = ~(s_axis_yp_tdata_0_bits11_6 == here_y);
-assign here_y_top_sel = s_axis_yp_tdata_0_not ? (((here_y_wraps ? (here_y_lt_9 | here_y_half_not_9) : (here_y_lt_9 & here_y_half_not_9)) ? here_y_top : here_y_bottom) | s_axis_yp_tuser) : 1'h0;
-assign here_x_lt_9 = here_x < s_axis_yp_tdata_0_bits5_0;
-assign here_x_half_not_9 = ~(here_x_half < s_axis_yp_tdata_0_bits5_0);
-assign s_axis_yp_tdata_0_not_2 = ~(s_axis_yp_tdata_0_bits5_0 == here_x);
+assign s_axis_yp_tdata_bits119_0 = s_axis_yp_tdata[119:0];
+assign s_axis_yp_tdata_cat = {({({(^(s_axis_yp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_yp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_yp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_yp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_yp_tdata_cat_2 = {({({s_axis_yp_tdata_cat, (^(s_axis_yp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_yp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_yp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat_2, s_axis_yp_tdata_bits119_0})), s_axis_yp_tdata_cat_2});
+assign s_axis_yp_tdata_bits6_0 = s_axis_yp_tdata_xor[6:0];
+assign s_axis_yp_tdata_parity = ^s_axis_yp_tdata;
+assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_bits6_0 == 7'h0)) & (~s_axis_yp_tdata_parity);
+assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_bits6_0;
+assign s_axis_yp_tdata_cat_3 = {({({({s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126]}), s_axis_yp_tdata_shl[125]}), s_axis_yp_tdata_shl[124]}), s_axis_yp_tdata_shl[123]};
+assign s_axis_yp_tdata_cat_4 = {({({({s_axis_yp_tdata_cat_3, s_axis_yp_tdata_shl[122]}), s_axis_yp_tdata_shl[121]}), s_axis_yp_tdata_shl[120]}), s_axis_yp_tdata_shl[119]};
+assign s_axis_yp_tdata_cat_5 = {({({({s_axis_yp_tdata_cat_4, s_axis_yp_tdata_shl[118]}), s_axis_yp_tdata_shl[117]}), s_axis_yp_tdata_shl[116]}), s_axis_yp_tdata_shl[115]};
+assign s_axis_yp_tdata_cat_6 = {({({({s_axis_yp_tdata_cat_5, s_axis_yp_tdata_shl[114]}), s_axis_yp_tdata_shl[113]}), s_axis_yp_tdata_shl[112]}), s_axis_yp_tdata_shl[111]};
+assign s_axis_yp_tdata_cat_7 = {({({({s_axis_yp_tdata_cat_6, s_axis_yp_tdata_shl[110]}), s_axis_yp_tdata_shl[109]}), s_axis_yp_tdata_shl[108]}), s_axis_yp_tdata_shl[107]};
+assign s_axis_yp_tdata_cat_8 = {({({({s_axis_yp_tdata_cat_7, s_axis_yp_tdata_shl[106]}), s_axis_yp_tdata_shl[105]}), s_axis_yp_tdata_shl[104]}), s_axis_yp_tdata_shl[103]};
+assign s_axis_yp_tdata_cat_9 = {({({({s_axis_yp_tdata_cat_8, s_axis_yp_tdata_shl[102]}), s_axis_yp_tdata_shl[101]}), s_axis_yp_tdata_shl[100]}), s_axis_yp_tdata_shl[99]};
+assign s_axis_yp_tdata_cat_10 = {({({({s_axis_yp_tdata_cat_9, s_axis_yp_tdata_shl[98]}), s_axis_yp_tdata_shl[97]}), s_axis_yp_tdata_shl[96]}), s_axis_yp_tdata_shl[95]};
+assign s_axis_yp_tdata_cat_11 = {({({({s_axis_yp_tdata_cat_10, s_axis_yp_tdata_shl[94]}), s_axis_yp_tdata_shl[93]}), s_axis_yp_tdata_shl[92]}), s_axis_yp_tdata_shl[91]};
+assign s_axis_yp_tdata_cat_12 = {({({({s_axis_yp_tdata_cat_11, s_axis_yp_tdata_shl[90]}), s_axis_yp_tdata_shl[89]}), s_axis_yp_tdata_shl[88]}), s_axis_yp_tdata_shl[87]};
+assign s_axis_yp_tdata_cat_13 = {({({({s_axis_yp_tdata_cat_12, s_axis_yp_tdata_shl[86]}), s_axis_yp_tdata_shl[85]}), s_axis_yp_tdata_shl[84]}), s_axis_yp_tdata_shl[83]};
+assign s_axis_yp_tdata_cat_14 = {({({({s_axis_yp_tdata_cat_13, s_axis_yp_tdata_shl[82]}), s_axis_yp_tdata_shl[81]}), s_axis_yp_tdata_shl[80]}), s_axis_yp_tdata_shl[79]};
+assign s_axis_yp_tdata_cat_15 = {({({({s_axis_yp_tdata_cat_14, s_axis_yp_tdata_shl[78]}), s_axis_yp_tdata_shl[77]}), s_axis_yp_tdata_shl[76]}), s_axis_yp_tdata_shl[75]};
+assign s_axis_yp_tdata_cat_16 = {({({({s_axis_yp_tdata_cat_15, s_axis_yp_tdata_shl[74]}), s_axis_yp_tdata_shl[73]}), s_axis_yp_tdata_shl[72]}), s_axis_yp_tdata_shl[71]};
+assign s_axis_yp_tdata_cat_17 = {({({({s_axis_yp_tdata_cat_16, s_axis_yp_tdata_shl[70]}), s_axis_yp_tdata_shl[69]}), s_axis_yp_tdata_shl[68]}), s_axis_yp_tdata_shl[67]};
+assign s_axis_yp_tdata_cat_18 = {({({({s_axis_yp_tdata_cat_17, s_axis_yp_tdata_shl[66]}), s_axis_yp_tdata_shl[65]}), s_axis_yp_tdata_shl[63]}), s_axis_yp_tdata_shl[62]};
+assign s_axis_yp_tdata_cat_19 = {({({({s_axis_yp_tdata_cat_18, s_axis_yp_tdata_shl[61]}), s_axis_yp_tdata_shl[60]}), s_axis_yp_tdata_shl[59]}), s_axis_yp_tdata_shl[58]};
+assign s_axis_yp_tdata_cat_20 = {({({({s_axis_yp_tdata_cat_19, s_axis_yp_tdata_shl[57]}), s_axis_yp_tdata_shl[56]}), s_axis_yp_tdata_shl[55]}), s_axis_yp_tdata_shl[54]};
+assign s_axis_yp_tdata_cat_21 = {({({({s_axis_yp_tdata_cat_20, s_axis_yp_tdata_shl[53]}), s_axis_yp_tdata_shl[52]}), s_axis_yp_tdata_shl[51]}), s_axis_yp_tdata_shl[50]};
+assign s_axis_yp_tdata_cat_22 = {({({({s_axis_yp_tdata_cat_21, s_axis_yp_tdata_shl[49]}), s_axis_yp_tdata_shl[48]}), s_axis_yp_tdata_shl[47]}), s_axis_yp_tdata_shl[46]};
+assign s_axis_yp_tdata_cat_23 = {({({({s_axis_yp_tdata_cat_22, s_axis_yp_tdata_shl[45]}), s_axis_yp_tdata_shl[44]}), s_axis_yp_tdata_shl[43]}), s_axis_yp_tdata_shl[42]};
+assign s_axis_yp_tdata_cat_24 = {({({({s_axis_yp_tdata_cat_23, s_axis_yp_tdata_shl[41]}), s_axis_yp_tdata_shl[40]}), s_axis_yp_tdata_shl[39]}), s_axis_yp_tdata_shl[38]};
+assign s_axis_yp_tdata_cat_25 = {({({({s_axis_yp_tdata_cat_24, s_axis_yp_tdata_shl[37]}), s_axis_yp_tdata_shl[36]}), s_axis_yp_tdata_shl[35]}), s_axis_yp_tdata_shl[34]};
+assign s_axis_yp_tdata_cat_26 = {({({({s_axis_yp_tdata_cat_25, s_axis_yp_tdata_shl[33]}), s_axis_yp_tdata_shl[31]}), s_axis_yp_tdata_shl[30]}), s_axis_yp_tdata_shl[29]};
+assign s_axis_yp_tdata_cat_27 = {({({({s_axis_yp_tdata_cat_26, s_axis_yp_tdata_shl[28]}), s_axis_yp_tdata_shl[27]}), s_axis_yp_tdata_shl[26]}), s_axis_yp_tdata_shl[25]};
+assign s_axis_yp_tdata_cat_28 = {({({({s_axis_yp_tdata_cat_27, s_axis_yp_tdata_shl[24]}), s_axis_yp_tdata_shl[23]}), s_axis_yp_tdata_shl[22]}), s_axis_yp_tdata_shl[21]};
+assign s_axis_yp_tdata_cat_29 = {({({({s_axis_yp_tdata_cat_28, s_axis_yp_tdata_shl[20]}), s_axis_yp_tdata_shl[19]}), s_axis_yp_tdata_shl[18]}), s_axis_yp_tdata_shl[17]};
+assign s_axis_yp_tdata_cat_30 = {({({({s_axis_yp_tdata_cat_29, s_axis_yp_tdata_shl[15]}), s_axis_yp_tdata_shl[14]}), s_axis_yp_tdata_shl[13]}), s_axis_yp_tdata_shl[12]};
+assign s_axis_yp_tdata_cat_31 = {({({({s_axis_yp_tdata_cat_30, s_axis_yp_tdata_shl[11]}), s_axis_yp_tdata_shl[10]}), s_axis_yp_tdata_shl[9]}), s_axis_yp_tdata_shl[7]};
+assign s_axis_yp_tdata_sel = s_axis_yp_tdata_parity ? ({({({s_axis_yp_tdata_cat_31, s_axis_yp_tdata_shl[6]}), s_axis_yp_tdata_shl[5]}), s_axis_yp_tdata_shl[3]}) : 120'h0;
+assign s_axis_yp_tdata_bits119_0_2 = s_axis_yp_tdata[119:0];
+assign s_axis_yp_tdata_bits5_0 = s_axis_yp_tdata_bits119_0_2[5:0];
+assign s_axis_yp_tdata_bits11_6 = s_axis_yp_tdata_bits119_0_2[11:6];
+assign s_axis_yp_tdata_bits17_12 = s_axis_yp_tdata_bits119_0_2[17:12];
+assign s_axis_yp_tdata_bits21_18 = s_axis_yp_tdata_bits119_0_2[21:18];
+assign s_axis_yp_tdata_bits57_44 = s_axis_yp_tdata_bits119_0_2[57:44];
+assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata_bits5_0[5]) & ((~s_axis_yp_tdata_bits5_0[4]) & ((~s_axis_yp_tdata_bits5_0[3]) & (~s_axis_yp_tdata_bits5_0[2])));
+assign s_axis_yp_tdata_and_3 = (~s_axis_yp_tdata_bits11_6[4]) & ((~s_axis_yp_tdata_bits11_6[3]) & ((~s_axis_yp_tdata_bits11_6[2]) & (~s_axis_yp_tdata_bits11_6[1])));
+assign s_axis_yp_tdata_and_4 = (~s_axis_yp_tdata_bits17_12[3]) & ((~s_axis_yp_tdata_bits17_12[2]) & ((~s_axis_yp_tdata_bits17_12[1]) & (~s_axis_yp_tdata_bits17_12[0])));
+assign s_axis_yp_tdata_or = ((~s_axis_yp_tdata_and_2) | (~((~s_axis_yp_tdata_bits11_6[5]) & s_axis_yp_tdata_and_3))) | (~((~s_axis_yp_tdata_bits17_12[5]) & ((~s_axis_yp_tdata_bits17_12[4]) & s_axis_yp_tdata_and_4)));
+assign s_axis_yp_tdata_and_5 = (~s_axis_yp_tdata_bits57_44[3]) & ((~s_axis_yp_tdata_bits57_44[2]) & ((~s_axis_yp_tdata_bits57_44[1]) & (~s_axis_yp_tdata_bits57_44[0])));
+assign s_axis_yp_tdata_and_6 = (~s_axis_yp_tdata_bits57_44[7]) & ((~s_axis_yp_tdata_bits57_44[6]) & ((~s_axis_yp_tdata_bits57_44[5]) & ((~s_axis_yp_tdata_bits57_44[4]) & s_axis_yp_tdata_and_5)));
+assign s_axis_yp_tdata_and_7 = (~s_axis_yp_tdata_bits57_44[11]) & ((~s_axis_yp_tdata_bits57_44[10]) | ((~s_axis_yp_tdata_bits57_44[9]) & ((~s_axis_yp_tdata_bits57_44[8]) & s_axis_yp_tdata_and_6)));
+assign s_axis_yp_tdata_or_2 = (s_axis_yp_tdata_or | (~((~s_axis_yp_tdata_bits21_18[3]) & ((~s_axis_yp_tdata_bits21_18[2]) & (~s_axis_yp_tdata_bits21_18[1]))))) | (~((~s_axis_yp_tdata_bits57_44[13]) & ((~s_axis_yp_tdata_bits57_44[12]) & s_axis_yp_tdata_and_7)));
+assign here_y_lt_9 = here_y < s_axis_yp_tdata_bits11_6;
+assign here_y_half_not_9 = ~(here_y_half < s_axis_yp_tdata_bits11_6);
+assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_yp_tdata_not ? (((here_y_wraps ? (here_y_lt_9 | here_y_half_not_9) : (here_y_lt_9 & here_y_half_not_9)) ? here_y_top : here_y_bottom) | s_axis_yp_tuser) : 1'h0;
+assign here_x_lt_9 = here_x < s_axis_yp_tdata_bits5_0;
+assign here_x_half_not_9 = ~(here_x_half < s_axis_yp_tdata_bits5_0);
+assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata_bits5_0 == here_x);
 assign here_x_sel_7 = here_x_wraps ? (here_x_lt_9 | here_x_half_not_9) : (here_x_lt_9 & here_x_half_not_9);
-assign route_out_9 = s_axis_yp_tdata_0_not_2 ? (here_x_sel_7 ? 3'h2 : 3'h3) : (s_axis_yp_tdata_0_not ? 3'h4 : s_axis_yp_tdata_0_bits21_18[2:0]);
-assign route_vc_9 = s_axis_yp_tdata_0_not_2 ? (here_x_sel_7 ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_yp_tdata_0_plus = ((({1'h0, s_axis_yp_tdata_0_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_5 = s_axis_yp_tdata_0_or_2 | s_axis_yp_tdata_0_and;
+assign route_out_9 = s_axis_yp_tdata_not_2 ? (here_x_sel_7 ? 3'h2 : 3'h3) : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata_bits21_18[2:0]);
+assign route_vc_9 = s_axis_yp_tdata_not_2 ? (here_x_sel_7 ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop_5 = s_axis_yp_tdata_or_2 | s_axis_yp_tdata_and;
 assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
-assign s_axis_yp_tdata_0_sel_2 = yp_expect_head ? ({8'h0, (s_axis_yp_tdata_0_bits119_0 ^ s_axis_yp_tdata_0_sel)}) : s_axis_yp_tdata;
-assign yp_expect_head_cat = {({({({(yp_expect_head & s_axis_yp_tdata_0_parity), s_axis_yp_tdata_0_plus[6:0]}), drop_5}), route_vc_9}), route_out_9};
+assign s_axis_yp_tdata_sel_2 = yp_expect_head ? ({8'h0, (s_axis_yp_tdata_bits119_0 ^ s_axis_yp_tdata_sel)}) : s_axis_yp_tdata;
+assign yp_expect_head_cat = {({({({(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0]}), drop_5}), route_vc_9}), route_out_9};
 assign yp_expect_head_cat_2 = {({yp_expect_head_cat, s_axis_yp_tkeep}), s_axis_yp_tlast};
 assign s_axis_yp_tvalid_and_2 = s_axis_yp_tvalid & (~s_axis_yp_tuser);
 assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid : yp_vc0_valid;
@@ -3390,7 +3403,7 @@ assign yp_vc0_stored_and = yp_vc0_stored & (~yp_vc0_pop_or);
 assign yp_vc0_landed_or = yp_vc0_landed | s_axis_yp_tvalid_and_3;
 assign yp_vc0_landed_and = yp_vc0_landed & s_axis_yp_tvalid_and_3;
 assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat_2;
-assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_0_sel_2;
+assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel_2;
 assign s_axis_yp_tvalid_and_4 = s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3);
 assign yp_vc0_head0_b0 = yp_vc0_head0[0];
 assign yp_vc0_head0_bits16_1 = yp_vc0_head0[16:1];
@@ -3435,7 +3448,7 @@ assign yp_vc1_stored_and = yp_vc1_stored & (~yp_vc1_pop_or);
 assign yp_vc1_landed_or = yp_vc1_landed | s_axis_yp_tvalid_and_6;
 assign yp_vc1_landed_and = yp_vc1_landed & s_axis_yp_tvalid_and_6;
 assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat_2;
-assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_0_sel_2;
+assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel_2;
 assign s_axis_yp_tvalid_and_7 = s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6);
 assign yp_vc1_head0_b0 = yp_vc1_head0[0];
 assign yp_vc1_head0_bits16_1 = yp_vc1_head0[16:1];
@@ -4088,8 +4101,8 @@ always @(posedge clk) begin
     here_x_bottom <= local_x == 6'h0;
     here_y_bottom <= local_y == 6'h0;
     if (rst) p0_mode <= 2'h0; else p0_mode <= p0_mode_sel;
-    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_0_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
-    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_0_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_0_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_0_bits3_0)))) : p0_last_keep;
+    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
+    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
     if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
     if (rst) stat_p0_length_errors_event <= 1'h0; else stat_p0_length_errors_event <= (s_axis_p0_tlast_and | ends_and) & (~(p0_mode_is0 ? drop : p0_in_dropped));
     if (rst) stat_p0_length_errors_2 <= 32'h0; else stat_p0_length_errors_2 <= stat_p0_length_errors_event ? (stat_p0_length_errors_2 + 32'h1) : stat_p0_length_errors_2;
@@ -4112,8 +4125,8 @@ always @(posedge clk) begin
     if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
     if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
     if (rst) p1_mode <= 2'h0; else p1_mode <= p1_mode_sel;
-    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or_2 ? (p1_mode_is0 ? (s_axis_p1_tdata_0_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
-    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and_4 ? ((s_axis_p1_tdata_0_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_0_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_0_bits3_0)))) : p1_last_keep;
+    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or_2 ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
+    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and_4 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
     if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and_4 ? drop_2 : p1_in_dropped;
     if (rst) stat_p1_length_errors_event <= 1'h0; else stat_p1_length_errors_event <= (s_axis_p1_tlast_and | ends_and_2) & (~(p1_mode_is0 ? drop_2 : p1_in_dropped));
     if (rst) stat_p1_length_errors_2 <= 32'h0; else stat_p1_length_errors_2 <= stat_p1_length_errors_event ? (stat_p1_length_errors_2 + 32'h1) : stat_p1_length_errors_2;
@@ -4136,12 +4149,12 @@ always @(posedge clk) begin
     if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_third_valid_sel ? p1_vc0_read1_sel : here_z_sel_2;
     if (rst) p1_space <= 1'h1; else p1_space <= accept_or_2 ? (p1_vc0_wr_minus < 9'hff) : (p1_vc0_wr_minus < 9'h100);
     if (rst) xp_expect_head <= 1'h1; else xp_expect_head <= s_axis_xp_tvalid ? s_axis_xp_tlast : xp_expect_head;
-    if (rst) stat_xp_ecc_corrected_event <= 1'h0; else stat_xp_ecc_corrected_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_0_parity;
+    if (rst) stat_xp_ecc_corrected_event <= 1'h0; else stat_xp_ecc_corrected_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_parity;
     if (rst) stat_xp_ecc_corrected_2 <= 32'h0; else stat_xp_ecc_corrected_2 <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected_2 + 32'h1) : stat_xp_ecc_corrected_2;
-    if (rst) stat_xp_ecc_uncorrectable_event <= 1'h0; else stat_xp_ecc_uncorrectable_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_0_and;
+    if (rst) stat_xp_ecc_uncorrectable_event <= 1'h0; else stat_xp_ecc_uncorrectable_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_and;
     if (rst) stat_xp_ecc_uncorrectable_2 <= 32'h0; else stat_xp_ecc_uncorrectable_2 <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable_2 + 32'h1) : stat_xp_ecc_uncorrectable_2;
     if (rst) stat_xp_dropped_2 <= 32'h0; else stat_xp_dropped_2 <= ((stat_xp_dropped_2 + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
-    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= (s_axis_xp_tvalid_and & drop_3) & (~s_axis_xp_tdata_0_parity);
+    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= (s_axis_xp_tvalid_and & drop_3) & (~s_axis_xp_tdata_parity);
     if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or_2;
     if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or_2;
     if (rst) xp_vc0_wr <= 9'h0; else xp_vc0_wr <= xp_vc0_wr + ({8'h0, s_axis_xp_tvalid_and_4});
@@ -4157,8 +4170,8 @@ always @(posedge clk) begin
     if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat_2;
     if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
     if (xp_vc0_pop | (~xp_vc0_valid)) xp_vc0_head1 <= (xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second1 : xp_vc0_read1_sel;
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_0_sel_2 : xp_vc0_read1_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_0_sel_2;
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc0_read1_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel_2;
     if (rst) xp_vc1_wr <= 9'h0; else xp_vc1_wr <= xp_vc1_wr + ({8'h0, s_axis_xp_tvalid_and_7});
     if (rst) xp_vc1_rd <= 9'h0; else xp_vc1_rd <= xp_vc1_rd + ({8'h0, xp_vc1_stored_and});
     if (rst) xp_vc1_stored <= 1'h0; else xp_vc1_stored <= s_axis_xp_tvalid_and_7 | (xp_vc1_stored & (~(xp_vc1_stored_and & ((xp_vc1_wr - xp_vc1_rd) == 9'h1))));
@@ -4172,15 +4185,15 @@ always @(posedge clk) begin
     if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat_2;
     if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
     if (xp_vc1_pop | (~xp_vc1_valid)) xp_vc1_head1 <= (xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second1 : xp_vc1_read1_sel;
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_0_sel_2 : xp_vc1_read1_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_0_sel_2;
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc1_read1_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel_2;
     if (rst) xn_expect_head <= 1'h1; else xn_expect_head <= s_axis_xn_tvalid ? s_axis_xn_tlast : xn_expect_head;
-    if (rst) stat_xn_ecc_corrected_event <= 1'h0; else stat_xn_ecc_corrected_event <= s_axis_xn_tvalid_and & s_axis_xn_tdata_0_parity;
+    if (rst) stat_xn_ecc_corrected_event <= 1'h0; else stat_xn_ecc_corrected_event <= s_axis_xn_tvalid_and & s_axis_xn_tdata_parity;
     if (rst) stat_xn_ecc_corrected_2 <= 32'h0; else stat_xn_ecc_corrected_2 <= stat_xn_ecc_corrected_event ? (stat_xn_ecc_corrected_2 + 32'h1) : stat_xn_ecc_corrected_2;
-    if (rst) stat_xn_ecc_uncorrectable_event <= 1'h0; else stat_xn_ecc_uncorrectable_event <= s_axis_xn_tvalid_and & s_axis_xn_tdata_0_and;
+    if (rst) stat_xn_ecc_uncorrectable_event <= 1'h0; else stat_xn_ecc_uncorrectable_event <= s_axis_xn_tvalid_and & s_axis_xn_tdata_and;
     if (rst) stat_xn_ecc_uncorrectable_2 <= 32'h0; else stat_xn_ecc_uncorrectable_2 <= stat_xn_ecc_uncorrectable_event ? (stat_xn_ecc_uncorrectable_2 + 32'h1) : stat_xn_ecc_uncorrectable_2;
     if (rst) stat_xn_dropped_2 <= 32'h0; else stat_xn_dropped_2 <= ((stat_xn_dropped_2 + ({31'h0, stat_xn_dropped_arrival_event})) + ({31'h0, stat_xn_dropped_vc0_event})) + ({31'h0, stat_xn_dropped_vc1_event});
-    if (rst) stat_xn_dropped_arrival_event <= 1'h0; else stat_xn_dropped_arrival_event <= (s_axis_xn_tvalid_and & drop_4) & (~s_axis_xn_tdata_0_parity);
+    if (rst) stat_xn_dropped_arrival_event <= 1'h0; else stat_xn_dropped_arrival_event <= (s_axis_xn_tvalid_and & drop_4) & (~s_axis_xn_tdata_parity);
     if (rst) stat_xn_dropped_vc0_event <= 1'h0; else stat_xn_dropped_vc0_event <= xn_vc0_reroute & xn_vc0_head1_or_2;
     if (rst) stat_xn_dropped_vc1_event <= 1'h0; else stat_xn_dropped_vc1_event <= xn_vc1_reroute & xn_vc1_head1_or_2;
     if (rst) xn_vc0_wr <= 9'h0; else xn_vc0_wr <= xn_vc0_wr + ({8'h0, s_axis_xn_tvalid_and_4});
@@ -4196,8 +4209,8 @@ always @(posedge clk) begin
     if (~xn_vc0_pop_and) xn_vc0_third0 <= xn_vc0_third_valid_sel ? xn_vc0_read0_sel : xn_expect_head_cat_2;
     if (xn_vc0_stored_and) xn_vc0_read1 <= xn_vc0_mem1[xn_vc0_rd[7:0]];
     if (xn_vc0_pop | (~xn_vc0_valid)) xn_vc0_head1 <= (xn_vc0_pop & xn_vc0_second_valid) ? xn_vc0_second1 : xn_vc0_read1_sel;
-    if ((xn_vc0_pop & xn_vc0_third_valid) | (~xn_vc0_third_valid_sel)) xn_vc0_second1 <= (xn_vc0_pop & xn_vc0_third_valid) ? xn_vc0_third1 : (((~xn_vc0_second_valid_sel) & xn_vc0_landed_and) ? s_axis_xn_tdata_0_sel_2 : xn_vc0_read1_sel);
-    if (~xn_vc0_pop_and) xn_vc0_third1 <= xn_vc0_third_valid_sel ? xn_vc0_read1_sel : s_axis_xn_tdata_0_sel_2;
+    if ((xn_vc0_pop & xn_vc0_third_valid) | (~xn_vc0_third_valid_sel)) xn_vc0_second1 <= (xn_vc0_pop & xn_vc0_third_valid) ? xn_vc0_third1 : (((~xn_vc0_second_valid_sel) & xn_vc0_landed_and) ? s_axis_xn_tdata_sel_2 : xn_vc0_read1_sel);
+    if (~xn_vc0_pop_and) xn_vc0_third1 <= xn_vc0_third_valid_sel ? xn_vc0_read1_sel : s_axis_xn_tdata_sel_2;
     if (rst) xn_vc1_wr <= 9'h0; else xn_vc1_wr <= xn_vc1_wr + ({8'h0, s_axis_xn_tvalid_and_7});
     if (rst) xn_vc1_rd <= 9'h0; else xn_vc1_rd <= xn_vc1_rd + ({8'h0, xn_vc1_stored_and});
     if (rst) xn_vc1_stored <= 1'h0; else xn_vc1_stored <= s_axis_xn_tvalid_and_7 | (xn_vc1_stored & (~(xn_vc1_stored_and & ((xn_vc1_wr - xn_vc1_rd) == 9'h1))));
@@ -4211,15 +4224,15 @@ always @(posedge clk) begin
     if (~xn_vc1_pop_and) xn_vc1_third0 <= xn_vc1_third_valid_sel ? xn_vc1_read0_sel : xn_expect_head_cat_2;
     if (xn_vc1_stored_and) xn_vc1_read1 <= xn_vc1_mem1[xn_vc1_rd[7:0]];
     if (xn_vc1_pop | (~xn_vc1_valid)) xn_vc1_head1 <= (xn_vc1_pop & xn_vc1_second_valid) ? xn_vc1_second1 : xn_vc1_read1_sel;
-    if ((xn_vc1_pop & xn_vc1_third_valid) | (~xn_vc1_third_valid_sel)) xn_vc1_second1 <= (xn_vc1_pop & xn_vc1_third_valid) ? xn_vc1_third1 : (((~xn_vc1_second_valid_sel) & xn_vc1_landed_and) ? s_axis_xn_tdata_0_sel_2 : xn_vc1_read1_sel);
-    if (~xn_vc1_pop_and) xn_vc1_third1 <= xn_vc1_third_valid_sel ? xn_vc1_read1_sel : s_axis_xn_tdata_0_sel_2;
+    if ((xn_vc1_pop & xn_vc1_third_valid) | (~xn_vc1_third_valid_sel)) xn_vc1_second1 <= (xn_vc1_pop & xn_vc1_third_valid) ? xn_vc1_third1 : (((~xn_vc1_second_valid_sel) & xn_vc1_landed_and) ? s_axis_xn_tdata_sel_2 : xn_vc1_read1_sel);
+    if (~xn_vc1_pop_and) xn_vc1_third1 <= xn_vc1_third_valid_sel ? xn_vc1_read1_sel : s_axis_xn_tdata_sel_2;
     if (rst) yp_expect_head <= 1'h1; else yp_expect_head <= s_axis_yp_tvalid ? s_axis_yp_tlast : yp_expect_head;
-    if (rst) stat_yp_ecc_corrected_event <= 1'h0; else stat_yp_ecc_corrected_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_0_parity;
+    if (rst) stat_yp_ecc_corrected_event <= 1'h0; else stat_yp_ecc_corrected_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_parity;
     if (rst) stat_yp_ecc_corrected_2 <= 32'h0; else stat_yp_ecc_corrected_2 <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected_2 + 32'h1) : stat_yp_ecc_corrected_2;
-    if (rst) stat_yp_ecc_uncorrectable_event <= 1'h0; else stat_yp_ecc_uncorrectable_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_0_and;
+    if (rst) stat_yp_ecc_uncorrectable_event <= 1'h0; else stat_yp_ecc_uncorrectable_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_and;
     if (rst) stat_yp_ecc_uncorrectable_2 <= 32'h0; else stat_yp_ecc_uncorrectable_2 <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable_2 + 32'h1) : stat_yp_ecc_uncorrectable_2;
     if (rst) stat_yp_dropped_2 <= 32'h0; else stat_yp_dropped_2 <= ((stat_yp_dropped_2 + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
-    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= (s_axis_yp_tvalid_and & drop_5) & (~s_axis_yp_tdata_0_parity);
+    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= (s_axis_yp_tvalid_and & drop_5) & (~s_axis_yp_tdata_parity);
     if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or_2;
     if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or_2;
     if (rst) yp_vc0_wr <= 9'h0; else yp_vc0_wr <= yp_vc0_wr + ({8'h0, s_axis_yp_tvalid_and_4});
@@ -4235,8 +4248,8 @@ always @(posedge clk) begin
     if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat_2;
     if (yp_vc0_stored_and) yp_vc0_read1 <= yp_vc0_mem1[yp_vc0_rd[7:0]];
     if (yp_vc0_pop | (~yp_vc0_valid)) yp_vc0_head1 <= (yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second1 : yp_vc0_read1_sel;
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_0_sel_2 : yp_vc0_read1_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_0_sel_2;
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc0_read1_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel_2;
     if (rst) yp_vc1_wr <= 9'h0; else yp_vc1_wr <= yp_vc1_wr + ({8'h0, s_axis_yp_tvalid_and_7});
     if (rst) yp_vc1_rd <= 9'h0; else yp_vc1_rd <= yp_vc1_rd + ({8'h0, yp_vc1_stored_and});
     if (rst) yp_vc1_stored <= 1'h0; else yp_vc1_stored <= s_axis_yp_tvalid_and_7 | (yp_vc1_stored & (~(yp_vc1_stored_and & ((yp_vc1_wr - yp_vc1_rd) == 9'h1))));
@@ -4250,8 +4263,8 @@ always @(posedge clk) begin
     if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat_2;
     if (yp_vc1_stored_and) yp_vc1_read1 <= yp_vc1_mem1[yp_vc1_rd[7:0]];
     if (yp_vc1_pop | (~yp_vc1_valid)) yp_vc1_head1 <= (yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second1 : yp_vc1_read1_sel;
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_0_sel_2 : yp_vc1_read1_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_0_sel_2;
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc1_read1_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel_2;
     if (rst) p0_out_valid <= 1'h0; else p0_out_valid <= p0_skid_valid_sel | p0_push;
     if (rst) p0_skid_valid <= 1'h0; else p0_skid_valid <= p0_skid2_valid_or;
     if (rst) p0_skid2_valid <= 1'h0; else p0_skid2_valid <= ((~p0_out_valid_and) & p0_skid2_valid) | (p0_skid2_valid_sel & p0_push);
@@ -4470,17 +4483,17 @@ always @(posedge clk) begin
     if (accept_or_2 & (~accept_and_5)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat_4;
     if (accept_or_2 & (~accept_and_5)) p1_vc0_mem1[p1_vc0_wr[7:0]] <= here_z_sel_2;
     if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_0_sel_2;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel_2;
     if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_0_sel_2;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel_2;
     if (s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3)) xn_vc0_mem0[xn_vc0_wr[7:0]] <= xn_expect_head_cat_2;
-    if (s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3)) xn_vc0_mem1[xn_vc0_wr[7:0]] <= s_axis_xn_tdata_0_sel_2;
+    if (s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3)) xn_vc0_mem1[xn_vc0_wr[7:0]] <= s_axis_xn_tdata_sel_2;
     if (s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6)) xn_vc1_mem0[xn_vc1_wr[7:0]] <= xn_expect_head_cat_2;
-    if (s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6)) xn_vc1_mem1[xn_vc1_wr[7:0]] <= s_axis_xn_tdata_0_sel_2;
+    if (s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6)) xn_vc1_mem1[xn_vc1_wr[7:0]] <= s_axis_xn_tdata_sel_2;
     if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_0_sel_2;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel_2;
     if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_0_sel_2;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel_2;
 end
 
 assign s_axis_p0_tready = p0_mode_and | p0_mode_is3;
@@ -4774,7 +4787,9 @@ module torus_4x2x1_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_a
     input wire rx_clk;
     input wire rx_rst;
     // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [15:0] s_axis_tkeep;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -4824,6 +4839,8 @@ module torus_4x2x1_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_a
     output wire [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
+wire [65:0] rx_serial_bits65_0;
+wire [65:0] rx_serial_bits131_66;
 // state shared by the two directions
 reg [5:0] acked_seq;
 reg [10:0] acked_addr;
@@ -4869,20 +4886,20 @@ wire end_frame_and_2;
 // receive lanes
 reg [65:0] rx_prev0;
 reg [6:0] rx_slip0;
-wire [127:0] rx_serial_0_cat;
+wire [127:0] rx_serial_cat;
 wire rx_slip0_b0;
-wire [127:0] rx_serial_0_sel;
+wire [127:0] rx_serial_sel;
 wire rx_slip0_b2;
-wire [127:0] rx_serial_0_sel_2;
+wire [127:0] rx_prev0_sel;
 wire rx_slip0_b4;
-wire [126:0] rx_prev0_sel;
-wire [68:0] rx_serial_0_cat_2;
+wire [126:0] rx_prev0_sel_2;
+wire [68:0] rx_serial_cat_2;
 wire rx_slip0_b0_2;
-wire [68:0] rx_serial_0_sel_3;
+wire [68:0] rx_serial_sel_2;
 wire rx_slip0_b2_2;
-wire [68:0] rx_serial_0_sel_4;
+wire [68:0] rx_serial_sel_3;
 wire rx_slip0_b4_2;
-wire [67:0] rx_serial_0_sel_5;
+wire [67:0] for_rx_window0_sel;
 reg [66:0] rx_window0;
 reg rx_slipped0;
 wire [65:0] rx_window0_sel;
@@ -4909,20 +4926,20 @@ reg [63:0] rx_payload0;
 reg rx_lock_lost0;
 reg [65:0] rx_prev1;
 reg [6:0] rx_slip1;
-wire [127:0] rx_serial_66_cat;
+wire [127:0] rx_serial_cat_3;
 wire rx_slip1_b0;
-wire [127:0] rx_serial_66_sel;
+wire [127:0] rx_serial_sel_4;
 wire rx_slip1_b2;
-wire [127:0] rx_serial_66_sel_2;
+wire [127:0] rx_prev1_sel;
 wire rx_slip1_b4;
-wire [126:0] rx_prev1_sel;
-wire [68:0] rx_serial_66_cat_2;
+wire [126:0] rx_prev1_sel_2;
+wire [68:0] rx_serial_cat_4;
 wire rx_slip1_b0_2;
-wire [68:0] rx_serial_66_sel_3;
+wire [68:0] rx_serial_sel_5;
 wire rx_slip1_b2_2;
-wire [68:0] rx_serial_66_sel_4;
+wire [68:0] rx_serial_sel_6;
 wire rx_slip1_b4_2;
-wire [67:0] rx_serial_66_sel_5;
+wire [67:0] for_rx_window1_sel;
 reg [66:0] rx_window1;
 reg rx_slipped1;
 wire [65:0] rx_window1_sel;
@@ -5463,6 +5480,8 @@ reg [63:0] vc1_lane1 [0:511];
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [6:0] vc1_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
+assign rx_serial_bits65_0 = rx_serial[65:0];
+assign rx_serial_bits131_66 = rx_serial[131:66];
 
 // ---- state shared by the two directions ----
 
@@ -5492,20 +5511,20 @@ assign start_frame_and_2 = start_frame & vc_now;
 assign end_frame_and_2 = end_frame & vc_now;
 
 // ---- receive lanes ----
-assign rx_serial_0_cat = {rx_serial[61:0], rx_prev0};
+assign rx_serial_cat = {rx_serial_bits65_0[61:0], rx_prev0};
 assign rx_slip0_b0 = rx_slip0[0];
-assign rx_serial_0_sel = rx_slip0[1] ? (rx_slip0_b0 ? ({3'h0, rx_serial_0_cat[127:3]}) : ({2'h0, rx_serial_0_cat[127:2]})) : (rx_slip0_b0 ? ({1'h0, rx_serial_0_cat[127:1]}) : rx_serial_0_cat);
+assign rx_serial_sel = rx_slip0[1] ? (rx_slip0_b0 ? ({3'h0, rx_serial_cat[127:3]}) : ({2'h0, rx_serial_cat[127:2]})) : (rx_slip0_b0 ? ({1'h0, rx_serial_cat[127:1]}) : rx_serial_cat);
 assign rx_slip0_b2 = rx_slip0[2];
-assign rx_serial_0_sel_2 = rx_slip0[3] ? (rx_slip0_b2 ? ({12'h0, rx_serial_0_sel[127:12]}) : ({8'h0, rx_serial_0_sel[127:8]})) : (rx_slip0_b2 ? ({4'h0, rx_serial_0_sel[127:4]}) : rx_serial_0_sel);
+assign rx_prev0_sel = rx_slip0[3] ? (rx_slip0_b2 ? ({12'h0, rx_serial_sel[127:12]}) : ({8'h0, rx_serial_sel[127:8]})) : (rx_slip0_b2 ? ({4'h0, rx_serial_sel[127:4]}) : rx_serial_sel);
 assign rx_slip0_b4 = rx_slip0[4];
-assign rx_prev0_sel = rx_slip0[5] ? (rx_slip0_b4 ? ({47'h0, rx_serial_0_sel_2[127:48]}) : ({31'h0, rx_serial_0_sel_2[127:32]})) : (rx_slip0_b4 ? ({15'h0, rx_serial_0_sel_2[127:16]}) : rx_serial_0_sel_2[126:0]);
-assign rx_serial_0_cat_2 = {rx_serial[65:0], rx_prev0[65:63]};
+assign rx_prev0_sel_2 = rx_slip0[5] ? (rx_slip0_b4 ? ({47'h0, rx_prev0_sel[127:48]}) : ({31'h0, rx_prev0_sel[127:32]})) : (rx_slip0_b4 ? ({15'h0, rx_prev0_sel[127:16]}) : rx_prev0_sel[126:0]);
+assign rx_serial_cat_2 = {rx_serial_bits65_0, rx_prev0[65:63]};
 assign rx_slip0_b0_2 = rx_slip0[0];
-assign rx_serial_0_sel_3 = rx_slip0[1] ? (rx_slip0_b0_2 ? ({3'h0, rx_serial_0_cat_2[68:3]}) : ({2'h0, rx_serial_0_cat_2[68:2]})) : (rx_slip0_b0_2 ? ({1'h0, rx_serial_0_cat_2[68:1]}) : rx_serial_0_cat_2);
+assign rx_serial_sel_2 = rx_slip0[1] ? (rx_slip0_b0_2 ? ({3'h0, rx_serial_cat_2[68:3]}) : ({2'h0, rx_serial_cat_2[68:2]})) : (rx_slip0_b0_2 ? ({1'h0, rx_serial_cat_2[68:1]}) : rx_serial_cat_2);
 assign rx_slip0_b2_2 = rx_slip0[2];
-assign rx_serial_0_sel_4 = rx_slip0[3] ? (rx_slip0_b2_2 ? ({12'h0, rx_serial_0_sel_3[68:12]}) : ({8'h0, rx_serial_0_sel_3[68:8]})) : (rx_slip0_b2_2 ? ({4'h0, rx_serial_0_sel_3[68:4]}) : rx_serial_0_sel_3);
+assign rx_serial_sel_3 = rx_slip0[3] ? (rx_slip0_b2_2 ? ({12'h0, rx_serial_sel_2[68:12]}) : ({8'h0, rx_serial_sel_2[68:8]})) : (rx_slip0_b2_2 ? ({4'h0, rx_serial_sel_2[68:4]}) : rx_serial_sel_2);
 assign rx_slip0_b4_2 = rx_slip0[4];
-assign rx_serial_0_sel_5 = rx_slip0[5] ? (rx_slip0_b4_2 ? ({47'h0, rx_serial_0_sel_4[68:48]}) : ({31'h0, rx_serial_0_sel_4[68:32]})) : (rx_slip0_b4_2 ? ({15'h0, rx_serial_0_sel_4[68:16]}) : rx_serial_0_sel_4[67:0]);
+assign for_rx_window0_sel = rx_slip0[5] ? (rx_slip0_b4_2 ? ({47'h0, rx_serial_sel_3[68:48]}) : ({31'h0, rx_serial_sel_3[68:32]})) : (rx_slip0_b4_2 ? ({15'h0, rx_serial_sel_3[68:16]}) : rx_serial_sel_3[67:0]);
 assign rx_window0_sel = rx_slipped0 ? rx_window0[66:1] : rx_window0[65:0];
 assign rx_window0_bits1_0 = rx_window0_sel[1:0];
 assign rx_window0_b0 = rx_window0_bits1_0[0];
@@ -5520,20 +5539,20 @@ assign rx_locked0_or = (rx_locked0_not & rx_window0_not) | rx_locked0_and_2;
 assign rx_locked0_or_2 = (rx_locked0_or | rx_sh_count0_is63) | rx_locked0_and;
 assign rx_descrambler0_cat = {6'h0, rx_descrambler0};
 assign rx_window0_xor_2 = (((rx_window0_bits65_2 ^ ({rx_window0_bits65_2[24:0], 39'h0})) ^ ({rx_window0_bits65_2[5:0], 58'h0})) ^ rx_descrambler0_cat) ^ (rx_descrambler0_cat >> 7'h13);
-assign rx_serial_66_cat = {rx_serial[127:66], rx_prev1};
+assign rx_serial_cat_3 = {rx_serial_bits131_66[61:0], rx_prev1};
 assign rx_slip1_b0 = rx_slip1[0];
-assign rx_serial_66_sel = rx_slip1[1] ? (rx_slip1_b0 ? ({3'h0, rx_serial_66_cat[127:3]}) : ({2'h0, rx_serial_66_cat[127:2]})) : (rx_slip1_b0 ? ({1'h0, rx_serial_66_cat[127:1]}) : rx_serial_66_cat);
+assign rx_serial_sel_4 = rx_slip1[1] ? (rx_slip1_b0 ? ({3'h0, rx_serial_cat_3[127:3]}) : ({2'h0, rx_serial_cat_3[127:2]})) : (rx_slip1_b0 ? ({1'h0, rx_serial_cat_3[127:1]}) : rx_serial_cat_3);
 assign rx_slip1_b2 = rx_slip1[2];
-assign rx_serial_66_sel_2 = rx_slip1[3] ? (rx_slip1_b2 ? ({12'h0, rx_serial_66_sel[127:12]}) : ({8'h0, rx_serial_66_sel[127:8]})) : (rx_slip1_b2 ? ({4'h0, rx_serial_66_sel[127:4]}) : rx_serial_66_sel);
+assign rx_prev1_sel = rx_slip1[3] ? (rx_slip1_b2 ? ({12'h0, rx_serial_sel_4[127:12]}) : ({8'h0, rx_serial_sel_4[127:8]})) : (rx_slip1_b2 ? ({4'h0, rx_serial_sel_4[127:4]}) : rx_serial_sel_4);
 assign rx_slip1_b4 = rx_slip1[4];
-assign rx_prev1_sel = rx_slip1[5] ? (rx_slip1_b4 ? ({47'h0, rx_serial_66_sel_2[127:48]}) : ({31'h0, rx_serial_66_sel_2[127:32]})) : (rx_slip1_b4 ? ({15'h0, rx_serial_66_sel_2[127:16]}) : rx_serial_66_sel_2[126:0]);
-assign rx_serial_66_cat_2 = {rx_serial[131:66], rx_prev1[65:63]};
+assign rx_prev1_sel_2 = rx_slip1[5] ? (rx_slip1_b4 ? ({47'h0, rx_prev1_sel[127:48]}) : ({31'h0, rx_prev1_sel[127:32]})) : (rx_slip1_b4 ? ({15'h0, rx_prev1_sel[127:16]}) : rx_prev1_sel[126:0]);
+assign rx_serial_cat_4 = {rx_serial_bits131_66, rx_prev1[65:63]};
 assign rx_slip1_b0_2 = rx_slip1[0];
-assign rx_serial_66_sel_3 = rx_slip1[1] ? (rx_slip1_b0_2 ? ({3'h0, rx_serial_66_cat_2[68:3]}) : ({2'h0, rx_serial_66_cat_2[68:2]})) : (rx_slip1_b0_2 ? ({1'h0, rx_serial_66_cat_2[68:1]}) : rx_serial_66_cat_2);
+assign rx_serial_sel_5 = rx_slip1[1] ? (rx_slip1_b0_2 ? ({3'h0, rx_serial_cat_4[68:3]}) : ({2'h0, rx_serial_cat_4[68:2]})) : (rx_slip1_b0_2 ? ({1'h0, rx_serial_cat_4[68:1]}) : rx_serial_cat_4);
 assign rx_slip1_b2_2 = rx_slip1[2];
-assign rx_serial_66_sel_4 = rx_slip1[3] ? (rx_slip1_b2_2 ? ({12'h0, rx_serial_66_sel_3[68:12]}) : ({8'h0, rx_serial_66_sel_3[68:8]})) : (rx_slip1_b2_2 ? ({4'h0, rx_serial_66_sel_3[68:4]}) : rx_serial_66_sel_3);
+assign rx_serial_sel_6 = rx_slip1[3] ? (rx_slip1_b2_2 ? ({12'h0, rx_serial_sel_5[68:12]}) : ({8'h0, rx_serial_sel_5[68:8]})) : (rx_slip1_b2_2 ? ({4'h0, rx_serial_sel_5[68:4]}) : rx_serial_sel_5);
 assign rx_slip1_b4_2 = rx_slip1[4];
-assign rx_serial_66_sel_5 = rx_slip1[5] ? (rx_slip1_b4_2 ? ({47'h0, rx_serial_66_sel_4[68:48]}) : ({31'h0, rx_serial_66_sel_4[68:32]})) : (rx_slip1_b4_2 ? ({15'h0, rx_serial_66_sel_4[68:16]}) : rx_serial_66_sel_4[67:0]);
+assign for_rx_window1_sel = rx_slip1[5] ? (rx_slip1_b4_2 ? ({47'h0, rx_serial_sel_6[68:48]}) : ({31'h0, rx_serial_sel_6[68:32]})) : (rx_slip1_b4_2 ? ({15'h0, rx_serial_sel_6[68:16]}) : rx_serial_sel_6[67:0]);
 assign rx_window1_sel = rx_slipped1 ? rx_window1[66:1] : rx_window1[65:0];
 assign rx_window1_bits1_0 = rx_window1_sel[1:0];
 assign rx_window1_b0 = rx_window1_bits1_0[0];
@@ -6077,9 +6096,9 @@ always @(posedge clk) begin
 end
 
 always @(posedge rx_clk) begin
-    if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial[65:0];
+    if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial_bits65_0;
     if (rx_rst) rx_slip0 <= 7'h0; else rx_slip0 <= rx_locked0_or ? ((rx_slip0 == 7'h41) ? 7'h0 : (rx_slip0 + 7'h1)) : rx_slip0;
-    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_0_sel_5[67:64] : rx_serial_0_sel_5[3:0]), (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
+    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? for_rx_window0_sel[67:64] : for_rx_window0_sel[3:0]), (rx_slip0[6] ? rx_prev0_sel_2[126:64] : rx_prev0_sel_2[62:0])};
     if (rx_rst) rx_slipped0 <= 1'h0; else rx_slipped0 <= rx_locked0_or;
     if (rx_rst) rx_locked0 <= 1'h0; else rx_locked0 <= rx_locked0_and_2 ? 1'h0 : (rx_locked0_and ? 1'h1 : rx_locked0);
     if (rx_rst) rx_sh_count0 <= 7'h0; else rx_sh_count0 <= rx_locked0_or_2 ? 7'h0 : (rx_sh_count0 + 7'h1);
@@ -6089,9 +6108,9 @@ always @(posedge rx_clk) begin
     if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_b0;
     if (rx_rst) rx_payload0 <= 64'h0; else rx_payload0 <= rx_window0_xor_2;
     if (rx_rst) rx_lock_lost0 <= 1'h0; else rx_lock_lost0 <= rx_locked0_and_2;
-    if (rx_rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial[131:66];
+    if (rx_rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial_bits131_66;
     if (rx_rst) rx_slip1 <= 7'h0; else rx_slip1 <= rx_locked1_or ? ((rx_slip1 == 7'h41) ? 7'h0 : (rx_slip1 + 7'h1)) : rx_slip1;
-    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? rx_serial_66_sel_5[67:64] : rx_serial_66_sel_5[3:0]), (rx_slip1[6] ? rx_prev1_sel[126:64] : rx_prev1_sel[62:0])};
+    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? for_rx_window1_sel[67:64] : for_rx_window1_sel[3:0]), (rx_slip1[6] ? rx_prev1_sel_2[126:64] : rx_prev1_sel_2[62:0])};
     if (rx_rst) rx_slipped1 <= 1'h0; else rx_slipped1 <= rx_locked1_or;
     if (rx_rst) rx_locked1 <= 1'h0; else rx_locked1 <= rx_locked1_and_2 ? 1'h0 : (rx_locked1_and ? 1'h1 : rx_locked1);
     if (rx_rst) rx_sh_count1 <= 7'h0; else rx_sh_count1 <= rx_locked1_or_2 ? 7'h0 : (rx_sh_count1 + 7'h1);

@@ -137,20 +137,18 @@ fn simulate(k: &weft_hdl::pipeline::Kernel, inputs: &[Vec<u32>]) -> Vec<Vec<u32>
     let mut ev = Evaluator::new(net);
     let valid = ev.input("s_axis_tvalid").unwrap();
     let ready = ev.input("m_axis_tready").unwrap();
-    let lanes: Vec<_> = (0..k.inputs.len()).map(|i| ev.input(&format!("s_axis_tdata@{}", 32 * i)).unwrap()).collect();
+    let data = ev.input("s_axis_tdata").unwrap();
     ev.clock(true);
     ev.set(ready, 1);
     let (mut next, mut results) = (0, vec![]);
     for _ in 0..inputs.len() + 1000 {
         ev.set(valid, (next < inputs.len()) as u128);
         if let Some(beat) = inputs.get(next) {
-            for (lane, value) in lanes.iter().zip(beat) {
-                ev.set(*lane, *value as u128);
-            }
+            ev.set_big(data, &num_bigint::BigUint::from_slice(beat));
         }
         ev.settle();
         if ev.output("m_axis_tvalid") == Some(1) {
-            results.push((0..k.outputs.len()).map(|j| ev.output(&format!("m_axis_tdata@{}", 32 * j)).unwrap() as u32).collect());
+            results.push((0..k.outputs.len()).map(|j| ev.get_output_bits("m_axis_tdata", 32 * j, 32) as u32).collect());
         }
         if next < inputs.len() && ev.output("s_axis_tready") == Some(1) {
             next += 1;

@@ -13,7 +13,7 @@ fn stream(net: Netlist, width: usize, operands: &[Vec<u128>], ready_percent: u64
     let mut ev = Evaluator::new(net);
     let valid = ev.input("s_axis_tvalid").unwrap();
     let ready = ev.input("m_axis_tready").unwrap();
-    let lanes: Vec<_> = (0..operands[0].len()).map(|i| ev.input(&format!("s_axis_tdata@{}", i * width)).unwrap()).collect();
+    let data = ev.input("s_axis_tdata").unwrap();
     let mut rng = Rng::new(seed);
     ev.set(valid, 0);
     ev.settle();
@@ -27,14 +27,14 @@ fn stream(net: Netlist, width: usize, operands: &[Vec<u128>], ready_percent: u64
         let offer = next < operands.len() && rng.chance(80);
         ev.set(valid, offer as u128);
         if offer {
-            for (lane, value) in lanes.iter().zip(&operands[next]) {
-                ev.set(*lane, *value);
+            for (i, value) in operands[next].iter().enumerate() {
+                ev.set_bits(data, i * width, width, *value);
             }
         }
         ev.set(ready, rng.chance(ready_percent) as u128);
         ev.settle();
         if ev.output("m_axis_tvalid") == Some(1) && rng_free(&ev) {
-            results.push(ev.output("m_axis_tdata@0").unwrap());
+            results.push(ev.output("m_axis_tdata").unwrap());
         }
         if offer && ev.output("s_axis_tready") == Some(1) {
             next += 1;

@@ -29,16 +29,15 @@ fn simulate(k: &Kernel, beats: &[Beat], valid: u64, ready: u64, seed: u64) -> (V
         }
         let sink_ready = rng.chance(ready);
         if let Some((lanes, last)) = beats.get(next) {
-            for (i, v) in lanes.iter().enumerate() {
-                ev.set_input(&format!("s_axis_tdata@{}", 32 * i), *v as u128);
-            }
+            let data = ev.input("s_axis_tdata").unwrap();
+            ev.set_big(data, &num_bigint::BigUint::from_slice(lanes));
             ev.set_input("s_axis_tlast", *last as u128);
         }
         ev.set_input("s_axis_tvalid", offering as u128);
         ev.set_input("m_axis_tready", sink_ready as u128);
         ev.settle();
         if sink_ready && ev.get_output("m_axis_tvalid") == 1 {
-            let lanes = (0..k.outputs.len()).map(|j| ev.get_output(&format!("m_axis_tdata@{}", 32 * j)) as u32).collect();
+            let lanes = (0..k.outputs.len()).map(|j| ev.get_output_bits("m_axis_tdata", 32 * j, 32) as u32).collect();
             got.push((lanes, ev.get_output("m_axis_tlast") == 1));
         }
         if offering {
@@ -352,7 +351,7 @@ fn products_with_a_constant_power_of_two_are_exact_on_every_half_precision_value
         ev.reset(2);
         let (mut sent, mut got) = (0u32, 0u32);
         while got < 1 << w {
-            ev.set_input("s_axis_tdata@0", sent as u128);
+            ev.set_input_bits("s_axis_tdata", 0, w, sent as u128);
             ev.set_input("s_axis_tlast", 0);
             ev.set_input("s_axis_tvalid", (sent < 1 << w) as u128);
             ev.set_input("m_axis_tready", 1);
@@ -361,7 +360,7 @@ fn products_with_a_constant_power_of_two_are_exact_on_every_half_precision_value
                 let x = to_f64(f, got as u128);
                 for (j, c) in constants.iter().enumerate() {
                     let want = if x.is_nan() { f.quiet_nan() } else { from_f64(f, x * c) };
-                    let y = ev.get_output(&format!("m_axis_tdata@{}", w * j));
+                    let y = ev.get_output_bits("m_axis_tdata", w * j, w);
                     assert_eq!(y, want, "{name}: {:#x} · {c}: got {y:#x}, want {want:#x}", got);
                 }
                 got += 1;

@@ -79,11 +79,12 @@ fn a_stream_connection_checks_shapes_and_names_both_ends() {
 }
 
 #[test]
-fn a_wide_stream_is_recut_across_a_connection() {
-    // 256-bit data in two 128-bit chunks, into a child whose input is four 64-bit slices.
+fn a_wide_stream_crosses_a_connection_whole() {
+    // 256-bit data as one value, into a child that reads it as four 64-bit slices.
     let child = {
         let mut n = Netlist::new();
-        let lanes: Vec<_> = (0..4).map(|k| n.input(&format!("s_axis_tdata@{}", 64 * k), 64)).collect();
+        let data = n.input("s_axis_tdata", 256);
+        let lanes: Vec<_> = (0..4).map(|k| n.slice(data, 64 * k, 64)).collect();
         let last = n.input("s_axis_tlast", 1);
         let valid = n.input("s_axis_tvalid", 1);
         let one = n.constant(1, 1);
@@ -104,8 +105,8 @@ fn a_wide_stream_is_recut_across_a_connection() {
     d.output("seen", c.output("seen"));
     let mut e = Evaluator::new(d.finish());
     let words: [u64; 4] = [0x1111, 0x2222_0000, 0x3333_0000_0000, 0x4444_0000_0000_0000];
-    e.set_input("s_axis_tdata@0", (words[1] as u128) << 64 | words[0] as u128);
-    e.set_input("s_axis_tdata@128", (words[3] as u128) << 64 | words[2] as u128);
+    e.set_input_bits("s_axis_tdata", 0, 128, (words[1] as u128) << 64 | words[0] as u128);
+    e.set_input_bits("s_axis_tdata", 128, 128, (words[3] as u128) << 64 | words[2] as u128);
     e.set_input("s_axis_tvalid", 1);
     e.set_input("s_axis_tlast", 1);
     e.settle();

@@ -156,17 +156,28 @@ pub fn window<'d>(d: &'d Design, entries: &[(u32, Entry)]) -> Result<Vec<Sig<'d>
 
 
 /// The node's window built from its register map ([`crate::regmap::node_map`]): constants,
-/// read-only inputs (`link_status`, `selftest@<32·i>`, `counters@<32·i>`) and read-write
+/// read-only inputs (`link_status`; `selftest` and `counters`, one register every 32 bits) and read-write
 /// storage, at the map's addresses. Outputs `local_x`, `local_y`, `local_z` (the coordinate
 /// register's fields) and `st_<name>` for each `selftest_<name>` read-write register.
 pub fn node_window(map: &[Register]) -> Result<Netlist, String> {
     let d = Design::new();
+    // Each input port as wide as its registers reach, declared in map order.
+    let mut inputs: Vec<(&str, usize)> = vec![];
+    for r in map {
+        if let Source::Input { port, lo } = &r.source {
+            match inputs.iter_mut().find(|(p, _)| p == port) {
+                Some((_, width)) => *width = (*width).max(lo + 32),
+                None => inputs.push((port, lo + 32)),
+            }
+        }
+    }
+    let ports: Vec<(&str, Sig)> = inputs.iter().map(|(p, w)| (*p, d.input(p, *w))).collect();
     let entries: Vec<(u32, Entry)> = map
         .iter()
         .map(|r| {
             let entry = match &r.source {
                 Source::Constant(v) => Entry::ReadOnly(d.lit(*v as u128, 32).wire),
-                Source::Input(name) => Entry::ReadOnly(d.input(name, 32).wire),
+                Source::Input { port, lo } => Entry::ReadOnly(ports.iter().find(|(p, _)| p == port).unwrap().1.bits(*lo, 32).wire),
                 Source::Stored(reset) => Entry::ReadWrite { width: r.width, reset: *reset },
             };
             (r.addr, entry)
@@ -303,8 +314,7 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
     let mut m = Master::new(node_window(&numbered_map(dims, counters, selftest))?, seed);
     let counter_values: Vec<u32> = (0..counters as u32).map(|i| 0x1000_0001u32.wrapping_mul(i + 3)).collect();
     for (i, v) in counter_values.iter().enumerate() {
-        let w = m.eval.input(&format!("counters@{}", 32 * i)).unwrap();
-        m.eval.set(w, *v as u128);
+        m.eval.set_input_bits("counters", 32 * i, 32, *v as u128);
     }
     let expect = |what: &str, got: (u128, u128), want: (u128, u128)| if got == want { Ok(()) } else { Err(format!("{what}: got {got:x?}, want {want:x?}")) };
     expect("ID", m.read(0x000), (ID as u128, OKAY))?;
@@ -360,8 +370,7 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
         }
         for i in 0..SELFTEST_STATUS_NAMES.len() {
             let v = 0x0BAD_0000u32 + i as u32;
-            let w = m.eval.input(&format!("selftest@{}", 32 * i)).unwrap();
-            m.eval.set(w, v as u128);
+            m.eval.set_input_bits("selftest", 32 * i, 32, v as u128);
             let addr = SELFTEST_STATUS + 4 * i as u32;
             expect(SELFTEST_STATUS_NAMES[i], m.read(addr), (v as u128, OKAY))?;
             if m.write(addr, 0, 0xF, 0) != SLVERR {

@@ -30,8 +30,9 @@ pub const SELFTEST_STATUS_NAMES: [&str; 6] = ["sent", "cycles", "status", "packe
 pub enum Source {
     /// Read-only constant.
     Constant(u32),
-    /// Read-only, from the window's input of this name (a `name@lo` slice for a wide input).
-    Input(String),
+    /// Read-only, from 32 bits of the window's input `port`, starting at bit `lo` (a wide input
+    /// carries several registers: `counters` holds one counter every 32 bits).
+    Input { port: String, lo: usize },
     /// Read-write storage of the register's width, with its value after reset.
     Stored(u32),
 }
@@ -68,7 +69,7 @@ impl Register {
         match &self.source {
             Source::Constant(v) => Some(*v),
             Source::Stored(reset) => Some(*reset),
-            Source::Input(_) => None,
+            Source::Input { .. } => None,
         }
     }
 
@@ -143,7 +144,7 @@ pub fn node_map_with_kernels(dims: [usize; 3], counters: &[String], selftest: bo
             "link_status",
             LINK_STATUS,
             32,
-            Source::Input("link_status".into()),
+            Source::Input { port: "link_status".into(), lo: 0 },
             "Channel up per link endpoint",
             ["xp", "xn", "yp", "yn", "zp", "zn"].iter().enumerate().map(|(d, n)| field(&format!("{n}_up"), d, 1, &format!("the endpoint facing {n} is up"))).chain([field("all_up", 31, 1, "every channel is up")]).collect(),
         ),
@@ -164,7 +165,7 @@ pub fn node_map_with_kernels(dims: [usize; 3], counters: &[String], selftest: bo
         }
         for (i, name) in SELFTEST_STATUS_NAMES.iter().enumerate() {
             let fields = if *name == "status" { vec![field("busy", 0, 1, "the generator is sending"), field("complete", 1, 1, "the checker has its expected packets")] } else { vec![] };
-            map.push(reg(&format!("selftest_{name}"), SELFTEST_STATUS + 4 * i as u32, 32, Source::Input(format!("selftest@{}", 32 * i)), &format!("Self-test status: {name}"), fields));
+            map.push(reg(&format!("selftest_{name}"), SELFTEST_STATUS + 4 * i as u32, 32, Source::Input { port: "selftest".into(), lo: 32 * i }, &format!("Self-test status: {name}"), fields));
         }
     }
     for &(p, reset) in kernels {
@@ -172,7 +173,7 @@ pub fn node_map_with_kernels(dims: [usize; 3], counters: &[String], selftest: bo
         map.push(reg(&format!("kernel_p{p}_dst"), kernel_dst_addr(p), 22, Source::Stored(reset), &format!("Destination of the results of the kernel on IntraNode port {p} (header bits 21:0)"), fields));
     }
     for (i, name) in counters.iter().enumerate() {
-        map.push(reg(&format!("stat_{name}"), 0x100 + 4 * i as u32, 32, Source::Input(format!("counters@{}", 32 * i)), &format!("Counter: {}", name.replace('_', " ")), vec![]));
+        map.push(reg(&format!("stat_{name}"), 0x100 + 4 * i as u32, 32, Source::Input { port: "counters".into(), lo: 32 * i }, &format!("Counter: {}", name.replace('_', " ")), vec![]));
     }
     map
 }
@@ -186,7 +187,7 @@ pub fn systemrdl(name: &str, desc: &str, map: &[Register]) -> String {
         let (sw, hw) = match r.source {
             Source::Stored(_) => ("rw", "r"),
             Source::Constant(_) => ("r", "na"),
-            Source::Input(_) => ("r", "w"),
+            Source::Input { .. } => ("r", "w"),
         };
         s.push_str(&format!("\n    reg {{\n        desc = \"{}\";\n", r.desc.replace('"', "\\\"")));
         for f in r.fields_or_value() {

@@ -19,7 +19,7 @@ use weft_hdl::netlist::{Design, Netlist, Sig};
 use weft_hdl::sig;
 
 use crate::axil::byte_mask;
-use crate::axis::gearbox::chunked;
+use crate::axis::gearbox::from_words;
 use crate::router::header::field;
 
 /// The 32-bit payload lane `index` of packet `packet` for `seed` (the software reference).
@@ -27,20 +27,14 @@ pub fn pattern(seed: u32, packet: u32, index: u32) -> u32 {
     seed ^ packet.wrapping_mul(0x9E37_79B9) ^ index.wrapping_mul(0x85EB_CA6B)
 }
 
-/// The same pattern as netlist logic for payload word `word` of `lanes` 32-bit lanes, as
-/// stream chunks of four lanes (lane 0 least significant).
-fn pattern_word<'d>(d: &'d Design, seed: Sig<'d>, packet: Sig<'d>, word: Sig<'d>, lanes: usize) -> Vec<Sig<'d>> {
+/// The same pattern as netlist logic for payload word `word` of `lanes` 32-bit lanes (lane 0
+/// least significant).
+fn pattern_word<'d>(d: &'d Design, seed: Sig<'d>, packet: Sig<'d>, word: Sig<'d>, lanes: usize) -> Sig<'d> {
     let times = |x: Sig<'d>, k: u128| x.mul(d.lit(k, 32)).bits(0, 32);
     let base = seed ^ times(packet, 0x9E37_79B9);
     let first = word.shl_const(lanes.trailing_zeros() as usize);
     let values: Vec<Sig> = (0..lanes as u32).map(|i| base ^ times(first + i, 0x85EB_CA6B)).collect();
-    chunked(d, &values)
-}
-
-/// Names stream chunks `name` (one) or `name<k>` (several), for readable Verilog.
-fn named<'d>(chunks: Vec<Sig<'d>>, name: &str) -> Vec<Sig<'d>> {
-    let one = chunks.len() == 1;
-    chunks.into_iter().enumerate().map(|(k, c)| c.named(&if one { name.to_string() } else { format!("{name}{k}") })).collect()
+    from_words(d, &values)
 }
 
 /// Payload words of `width` bits in a packet of `length` bytes: ceil(length · 8 / width), in 10 bits.
@@ -49,14 +43,6 @@ fn payload_words(length: Sig, width: usize) -> Sig {
     (length.zext(15) + (bytes as u32 - 1)).bits(bytes.trailing_zeros() as usize, 10)
 }
 
-/// Ports of a stream data bus of `width` bits: one name up to 128 bits, else `name@lo` chunks.
-fn data_ports(name: &str, width: usize) -> Vec<(String, usize)> {
-    if width <= 128 {
-        vec![(name.to_string(), width)]
-    } else {
-        (0..width).step_by(128).map(|lo| (format!("{name}@{lo}"), 128)).collect()
-    }
-}
 
 fn check_width(width: usize) {
     assert!(width == 128 || width == 256, "self-test width {width}: 128 or 256");
@@ -101,11 +87,8 @@ pub fn generator(width: usize) -> Netlist {
     // Header: destination, tag, length, packet index in `user`; the router fills the rest.
     let fields = [("tag", tag), ("length", length), ("user", sent.q)];
     sig!(header = fields.iter().fold(dst.zext(128), |h, (name, v)| h | v.zext(128).shl_const(field(name).0)));
-    let payload = named(pattern_word(&d, seed, sent.q, (word.q - 1u32).zext(32), lanes), "payload");
-    for (k, (port, _)) in data_ports("m_axis_tdata", width).into_iter().enumerate() {
-        let head = if k == 0 { header } else { d.lit(0, 128) };
-        d.output(&port, at_header.mux(head, payload[k]));
-    }
+    let payload = pattern_word(&d, seed, sent.q, (word.q - 1u32).zext(32), lanes).named("payload");
+    d.output("m_axis_tdata", at_header.mux(header.zext(width), payload));
     // Keep: all bytes but in the last payload word, where length mod bytes (all when it divides).
     let all = d.lit((1u128 << bytes) - 1, bytes);
     sig!(tail_bytes = length.bits(0, bytes.trailing_zeros() as usize));
@@ -129,7 +112,7 @@ pub fn checker(width: usize) -> Netlist {
     check_width(width);
     let (lanes, bytes) = (width / 32, width / 8);
     let d = Design::new();
-    let data: Vec<Sig> = data_ports("s_axis_tdata", width).iter().map(|(port, w)| d.input(port, *w)).collect();
+    let data = d.input("s_axis_tdata", width);
     let keep = d.input("s_axis_tkeep", bytes);
     let last = d.input("s_axis_tlast", 1);
     let valid = d.input("s_axis_tvalid", 1);
@@ -147,8 +130,8 @@ pub fn checker(width: usize) -> Netlist {
 
     d.section("packet framing: a header beat, then payload beats");
     sig!(head = !in_packet.q & valid, body = in_packet.q & valid);
-    let h_user = data[0].bits(field("user").0, 32);
-    sig!(h_words = payload_words(data[0].bits(field("length").0, 14), width));
+    let h_user = data.bits(field("user").0, 32);
+    sig!(h_words = payload_words(data.bits(field("length").0, 14), width));
     sig!(next_word = word.q + 1u32);
     sig!(opens = head & !last, closes = body & last);
     in_packet.set_when(opens).clear_when(closes).clear_when(clear);
@@ -157,10 +140,10 @@ pub fn checker(width: usize) -> Netlist {
     word.next_when(body, next_word).clear_when(head);
 
     d.section("errors: payload against the pattern, packet length against the header");
-    let want = named(pattern_word(&d, seed, index.q, word.q.zext(32), lanes), "want");
+    let want = pattern_word(&d, seed, index.q, word.q.zext(32), lanes).named("want");
     // Compare only the bytes tkeep marks.
-    let masks = named((0..data.len()).map(|k| byte_mask(&d, keep.bits(16 * k, 16))).collect(), "keep_mask");
-    let differs = data.iter().zip(&want).zip(&masks).fold(d.lit(0, 1), |any, ((got, w), m)| any | ((*got ^ *w) & *m).any());
+    let mask = byte_mask(&d, keep).named("keep_mask");
+    let differs = ((data ^ want) & mask).any();
     sig!(word_error = body & differs);
     // Length: the packet must end exactly at its last payload word (or at the header).
     sig!(head_len_bad = head & (last ^ h_words.is_zero()));
@@ -187,8 +170,6 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
     let mut g = Evaluator::new(generator(width));
     let mut c = Evaluator::new(checker(width));
     let (lanes, bytes) = (width / 32, width / 8);
-    let ports = data_ports("m_axis_tdata", width);
-    let in_ports = data_ports("s_axis_tdata", width);
     g.reset(2);
     c.reset(2);
     let dst = 0x15_4321u128 & ((1 << 22) - 1);
@@ -210,8 +191,8 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
         g.set_input("m_axis_tready", ready as u128);
         g.settle();
         if ready && g.get_output("m_axis_tvalid") == 1 {
-            let mut chunks: Vec<u128> = ports.iter().map(|(p, _)| g.get_output(p)).collect();
-            let data = chunks[0];
+            let mut beat = g.get_output_big("m_axis_tdata");
+            let data = g.get_output_bits("m_axis_tdata", 0, 128);
             let last = g.get_output("m_axis_tlast");
             let keep = g.get_output("m_axis_tkeep");
             // The software reference: header fields, then the pattern, and the last flit's keep.
@@ -222,7 +203,7 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
                 }
             } else {
                 for i in 0..lanes {
-                    let lane = (chunks[i / 4] >> (32 * (i % 4))) as u32;
+                    let lane = g.get_output_bits("m_axis_tdata", 32 * i, 32) as u32;
                     let want = pattern(seed, packet, (lanes * (word - 1) + i) as u32);
                     let valid_bytes = if word == words && length % bytes != 0 { length % bytes } else { bytes };
                     let lane_bytes = valid_bytes.saturating_sub(4 * i).min(4);
@@ -240,12 +221,9 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
                 return Err(format!("packet {packet}: tlast at word {word} of {words}"));
             }
             if flip == Some((packet, word)) {
-                let last_chunk = chunks.len() - 1;
-                chunks[last_chunk] ^= 1 << 77;
+                beat ^= num_bigint::BigUint::from(1u8) << (width - 128 + 77);
             }
-            for (port, v) in in_ports.iter().zip(&chunks) {
-                c.set_input(&port.0, *v);
-            }
+            c.set_big(c.input("s_axis_tdata").unwrap(), &beat);
             c.set_input("s_axis_tkeep", keep);
             c.set_input("s_axis_tlast", last);
             c.set_input("s_axis_tvalid", 1);

@@ -47,17 +47,11 @@ fn run_clocked(kp: &KernelPort, width: usize, packets: &[Packet], seed: u64, (fa
         }
     }
     let set_words = |e: &mut Evaluator, port: &str, words: &[u32]| {
-        for lo in (0..width).step_by(128) {
-            let v = (0..4).fold(0u128, |v, j| v | (words[lo / 32 + j] as u128) << (32 * j));
-            e.set_input(&if width > 128 { format!("{port}@{lo}") } else { port.to_string() }, v);
-        }
+        let value = num_bigint::BigUint::from_slice(&words[..width / 32]);
+        let w = e.input(port).unwrap();
+        e.set_big(w, &value);
     };
-    let get_words = |e: &Evaluator, port: &str| -> Vec<u32> {
-        (0..width).step_by(128).flat_map(|lo| {
-            let v = e.get_output(&if width > 128 { format!("{port}@{lo}") } else { port.to_string() });
-            (0..4).map(move |j| (v >> (32 * j)) as u32)
-        }).collect()
-    };
+    let get_words = |e: &Evaluator, port: &str| -> Vec<u32> { (0..width / 32).map(|j| e.get_output_bits(port, 32 * j, 32) as u32).collect() };
     let (mut sent, mut answers, mut current): (usize, Vec<(Header, Vec<u32>)>, Option<(Header, Vec<u32>)>) = (0, vec![], None);
     let mut idle = 0;
     let (mut tf, mut tk) = (0u64, kernel_period / 3);

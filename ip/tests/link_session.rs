@@ -77,7 +77,7 @@ fn a_restarted_end_rejoins_and_every_credit_comes_back() {
             offered[i] = offered[i] || s.queue.front().is_some_and(|p| s.credits[p.1] > 0) && rng.chance(80);
             offered[i] &= !(i == 0 && in_reset);
             let (id, vc, words) = s.queue.front().copied().unwrap_or((0, 0, 1));
-            e.set_input("s_axis_tdata@0", word(id, s.beat));
+            e.set_input("s_axis_tdata", word(id, s.beat));
             e.set_input("s_axis_tkeep", 0xff);
             e.set_input("s_axis_tlast", (s.beat + 1 == words) as u128);
             e.set_input("s_axis_tuser", vc as u128);
@@ -91,7 +91,7 @@ fn a_restarted_end_rejoins_and_every_credit_comes_back() {
                 frees[i][v] = consumers[i].held[v] > 0 && rng.chance(12) && !(i == 0 && in_reset) && !blocked;
             }
             e.set_input("rx_credit_return", frees[i][0] as u128 | (frees[i][1] as u128) << 1);
-            e.set_input("rx_serial@0", *wires[1 - i].front().unwrap());
+            e.set_input("rx_serial", *wires[1 - i].front().unwrap());
             e.settle();
         }
         for (i, e) in ends.iter_mut().enumerate() {
@@ -127,7 +127,7 @@ fn a_restarted_end_rejoins_and_every_credit_comes_back() {
                 }
                 c.held[v] += 1;
                 assert!(c.held[v] <= CAPACITY, "side {i} vc {v}: the consumer overflows at cycle {cycle}");
-                let data = e.get_output(&format!("m_axis_vc{v}_tdata@0"));
+                let data = e.get_output(&format!("m_axis_vc{v}_tdata"));
                 let last = e.get_output(&format!("m_axis_vc{v}_tlast")) == 1;
                 let id = (data ^ 0x5A5A_0000_0000_0000) as u64 >> 16;
                 let beat = (data & 0xffff) as usize;
@@ -144,7 +144,7 @@ fn a_restarted_end_rejoins_and_every_credit_comes_back() {
             }
         }
         for (i, e) in ends.iter_mut().enumerate() {
-            wires[i].push_back(e.get_output("tx_serial@0"));
+            wires[i].push_back(e.get_output("tx_serial"));
             wires[i].pop_front();
             e.clock(i == 0 && in_reset);
         }
@@ -189,7 +189,7 @@ fn a_restarted_end_rejoins_and_every_credit_comes_back() {
             }
             e.set_input("s_axis_tvalid", 0);
             e.set_input("rx_credit_return", frees[0] as u128 | (frees[1] as u128) << 1);
-            e.set_input("rx_serial@0", *wires[1 - i].front().unwrap());
+            e.set_input("rx_serial", *wires[1 - i].front().unwrap());
             e.settle();
             let credits = e.get_output("tx_credit");
             for v in 0..2 {
@@ -197,7 +197,7 @@ fn a_restarted_end_rejoins_and_every_credit_comes_back() {
             }
         }
         for (i, e) in ends.iter_mut().enumerate() {
-            wires[i].push_back(e.get_output("tx_serial@0"));
+            wires[i].push_back(e.get_output("tx_serial"));
             wires[i].pop_front();
             e.clock(false);
         }

@@ -138,9 +138,8 @@ struct BuiltIn {
 impl Dut for BuiltIn {
     fn drive(&mut self, beat: Option<&(Vec<u32>, bool)>, valid: bool, ready: bool) {
         if let Some((lanes, last)) = beat {
-            for (i, v) in lanes.iter().enumerate() {
-                self.eval.set_input(&format!("s_axis_tdata@{}", 32 * i), *v as u128);
-            }
+            let data = self.eval.input("s_axis_tdata").expect("a kernel reads s_axis_tdata");
+            self.eval.set_big(data, &BigUint::from_slice(lanes));
             if self.eval.input("s_axis_tlast").is_some() {
                 self.eval.set_input("s_axis_tlast", *last as u128);
             }
@@ -153,7 +152,7 @@ impl Dut for BuiltIn {
 
     fn observe(&mut self, ready: bool) -> (bool, Option<Vec<u32>>) {
         let taken = self.valid && self.eval.get_output("s_axis_tready") == 1;
-        let out = (ready && self.eval.get_output("m_axis_tvalid") == 1).then(|| (0..self.lanes_out).map(|j| self.eval.get_output(&format!("m_axis_tdata@{}", 32 * j)) as u32).collect());
+        let out = (ready && self.eval.get_output("m_axis_tvalid") == 1).then(|| (0..self.lanes_out).map(|j| self.eval.get_output_bits("m_axis_tdata", 32 * j, 32) as u32).collect());
         (taken, out)
     }
 

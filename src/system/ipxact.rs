@@ -54,7 +54,7 @@ fn memory_map(map: &[Register]) -> String {
             r.name,
             esc(&r.desc),
             r.addr,
-            matches!(r.source, Source::Input(_)),
+            matches!(r.source, Source::Input { .. }),
             access(r)
         ));
         if let Some(v) = r.reset() {

@@ -2,9 +2,9 @@
 //! simulator evaluates the netlist, the Verilog generator gets its text.
 //!
 //! The netlist names its inputs and outputs after the ports they bind to: `s_axis_tvalid`,
-//! `s_axis_tlast`, `m_axis_tready`, and `s_axis_tdata@<lo>` for the slice of `tdata` starting
-//! at bit `lo` (its width is the input's); outputs `s_axis_tready`, `m_axis_tvalid`,
-//! `m_axis_tlast` and `m_axis_tdata@<lo>`. `tdata` bits no output covers are driven to zero.
+//! `s_axis_tlast`, `m_axis_tready` and `s_axis_tdata` (the low bits of the port's `tdata`, as
+//! many as the input is wide); outputs `s_axis_tready`, `m_axis_tvalid`, `m_axis_tlast` and
+//! `m_axis_tdata`. `tdata` bits above the output are driven to zero.
 
 use num_bigint::BigUint;
 use rust_hdl::prelude::*;
@@ -29,11 +29,11 @@ pub struct NetlistStream<const WI: usize, const KI: usize, const WO: usize, cons
 
 struct Core {
     eval: Evaluator,
-    data_in: Vec<(Wire, usize)>,
+    data_in: Option<Wire>,
     valid_in: Option<Wire>,
     last_in: Option<Wire>,
     ready_in: Option<Wire>,
-    data_out: Vec<(Wire, usize)>,
+    data_out: Option<Wire>,
     valid_out: Wire,
     last_out: Option<Wire>,
     ready_out: Wire,
@@ -42,32 +42,28 @@ struct Core {
     trace_error: Option<io::Error>,
 }
 
-fn data_slice(name: &str, port: &str) -> Option<usize> {
-    name.strip_prefix(port)?.strip_prefix('@')?.parse().ok()
-}
-
 impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> NetlistStream<WI, KI, WO, KO> {
-    /// Wraps `net`; panics when a name does not bind to a port or a slice falls outside `tdata`
-    /// (the generators that build netlists check their parameters before this point).
+    /// Wraps `net`; panics when a name does not bind to a port or `tdata` is wider than the
+    /// port's (the generators that build netlists check their parameters before this point).
     pub fn new(net: Netlist) -> Self {
         let () = StreamWidths::<WI, KI, 1>::OK;
         let () = StreamWidths::<WO, KO, 1>::OK;
-        let mut data_out = vec![];
+        let mut data_out = None;
         let (mut valid_out, mut last_out, mut ready_out) = (None, None, None);
         for o in &net.outputs {
             match o.name.as_str() {
                 "m_axis_tvalid" => valid_out = Some(o.wire),
                 "m_axis_tlast" => last_out = Some(o.wire),
                 "s_axis_tready" => ready_out = Some(o.wire),
-                name => {
-                    let lo = data_slice(name, "m_axis_tdata").unwrap_or_else(|| panic!("netlist output `{name}` binds to no port"));
-                    assert!(lo + net.width(o.wire) <= WO, "output `{name}` outside m_axis_tdata[{}:0]", WO - 1);
-                    data_out.push((o.wire, lo));
+                "m_axis_tdata" => {
+                    assert!(net.width(o.wire) <= WO, "output m_axis_tdata is {} bits, the port {WO}", net.width(o.wire));
+                    data_out = Some(o.wire);
                 }
+                name => panic!("netlist output `{name}` binds to no port"),
             }
         }
         let eval = Evaluator::new(net);
-        let mut data_in = vec![];
+        let mut data_in = None;
         let (mut valid_in, mut last_in, mut ready_in) = (None, None, None);
         for node in &eval.netlist().nodes {
             if let super::Op::Input(name) = &node.op {
@@ -76,11 +72,11 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Netlist
                     "s_axis_tvalid" => valid_in = Some(w),
                     "s_axis_tlast" => last_in = Some(w),
                     "m_axis_tready" => ready_in = Some(w),
-                    _ => {
-                        let lo = data_slice(name, "s_axis_tdata").unwrap_or_else(|| panic!("netlist input `{name}` binds to no port"));
-                        assert!(lo + node.width <= WI, "input `{name}` outside s_axis_tdata[{}:0]", WI - 1);
-                        data_in.push((w, lo));
+                    "s_axis_tdata" => {
+                        assert!(node.width <= WI, "input s_axis_tdata is {} bits, the port {WI}", node.width);
+                        data_in = Some(w);
                     }
+                    name => panic!("netlist input `{name}` binds to no port"),
                 }
             }
         }
@@ -135,10 +131,8 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Netlist
         let core = &mut self._core;
         let data: BigUint = self.s_axis.tdata.val().into();
         if core.last_data.as_ref() != Some(&data) {
-            let digits = data.to_u64_digits();
-            for &(w, lo) in &core.data_in {
-                let width = core.eval.netlist().width(w);
-                core.eval.set(w, extract(&digits, lo, width));
+            if let Some(w) = core.data_in {
+                core.eval.set_big(w, &data);
             }
             core.last_data = Some(data);
         }
@@ -149,18 +143,6 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Netlist
             }
         }
     }
-}
-
-/// `width` bits (≤ 128) starting at bit `lo` of a little-endian digit vector.
-fn extract(digits: &[u64], lo: usize, width: usize) -> u128 {
-    let mut value = 0u128;
-    for i in 0..width {
-        let bit = lo + i;
-        if digits.get(bit / 64).map_or(false, |d| (d >> (bit % 64)) & 1 == 1) {
-            value |= 1 << i;
-        }
-    }
-    value
 }
 
 impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic for NetlistStream<WI, KI, WO, KO> {
@@ -181,10 +163,7 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic f
         self.load_inputs();
         let core = &mut self._core;
         core.eval.settle();
-        let mut out = BigUint::default();
-        for &(w, lo) in &core.data_out {
-            out |= BigUint::from(core.eval.get(w)) << lo;
-        }
+        let out = core.data_out.map_or_else(BigUint::default, |w| core.eval.get_big(w));
         self.m_axis.tdata.next = Bits::<WO>::from(out);
         self.m_axis.tkeep.next = Bits::<KO>::from(BigUint::from(u128::MAX) & ((BigUint::from(1u8) << KO) - 1u8));
         self.m_axis.tvalid.next = core.eval.get(core.valid_out) != 0;
@@ -207,29 +186,20 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic f
         let net = core.eval.netlist();
         let input = |name: &str| match name {
             "s_axis_tvalid" | "s_axis_tlast" | "m_axis_tready" => verilog::InputRef { base: name.replacen("_t", "$t", 1), lo: 0, whole: true },
-            _ => verilog::InputRef { base: "s_axis$tdata".into(), lo: data_slice(name, "s_axis_tdata").unwrap(), whole: false },
+            _ => verilog::InputRef { base: "s_axis$tdata".into(), lo: 0, whole: false },
         };
-        let mut wanted: Vec<Wire> = core.data_out.iter().map(|(w, _)| *w).collect();
+        let mut wanted: Vec<Wire> = core.data_out.into_iter().collect();
         wanted.extend([core.valid_out, core.ready_out]);
         wanted.extend(core.last_out);
         let (mut text, exprs) = verilog::stream_body(net, &input, &wanted);
         let id = |w: Wire| exprs[wanted.iter().position(|x| *x == w).unwrap()].clone();
-        // Output bits no netlist output covers are driven to zero.
+        // Output bits above the netlist's output are driven to zero.
         let mut pieces = vec![];
-        let mut covered = core.data_out.clone();
-        covered.sort_by_key(|(_, lo)| *lo);
-        let mut next = 0;
-        for (w, lo) in covered {
-            if lo > next {
-                pieces.push(format!("{}'h0", lo - next));
-            }
-            pieces.push(id(w));
-            next = lo + net.width(w);
+        let width = core.data_out.map_or(0, |w| net.width(w));
+        if width < WO {
+            pieces.push(format!("{}'h0", WO - width));
         }
-        if next < WO {
-            pieces.push(format!("{}'h0", WO - next));
-        }
-        pieces.reverse();
+        pieces.extend(core.data_out.map(id));
         text.push_str(&format!(
             "\nalways @(*) begin\n    m_axis$tdata = {{{}}};\n    m_axis$tkeep = {{{KO}{{1'b1}}}};\n    m_axis$tvalid = {};\n    m_axis$tlast = {};\n    m_axis$tuser = 1'b0;\n    s_axis$tready = {};\nend\n",
             pieces.join(", "),
@@ -243,7 +213,7 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic f
 
 /// Builds a feed-forward stream pipeline around a datapath: `lanes` are the `(lo, width)` slices
 /// of `s_axis_tdata` the datapath reads; `build` returns the `(wire, lo)` slices of
-/// `m_axis_tdata` it produces. Every register moves under one clock enable,
+/// `m_axis_tdata` it produces (bits between them are zero). Every register moves under one clock enable,
 /// `!m_axis_tvalid || m_axis_tready`, which is also `s_axis_tready`: one beat per cycle when the
 /// output is ready, and a stalled output freezes the whole pipeline, so no beat is lost or
 /// duplicated under any `tready` pattern. `tlast` travels with its beat.
@@ -254,11 +224,14 @@ pub fn feed_forward(lanes: &[(usize, usize)], build: impl FnOnce(&mut Netlist, &
     net.enable = Some(enable);
     let valid_in = net.input("s_axis_tvalid", 1);
     let last_in = net.input("s_axis_tlast", 1);
-    let inputs: Vec<Wire> = lanes.iter().map(|(lo, width)| net.input(&format!("s_axis_tdata@{lo}"), *width)).collect();
+    let data_in = net.input("s_axis_tdata", lanes.iter().map(|(lo, w)| lo + w).max().unwrap_or(1));
+    let inputs: Vec<Wire> = lanes.iter().map(|(lo, width)| net.slice(data_in, *lo, *width)).collect();
     let outputs = build(&mut net, &inputs);
     let latency = outputs.iter().map(|(w, _)| net.stage_of(*w)).max().unwrap_or(0);
-    for (w, lo) in &outputs {
-        net.output(&format!("m_axis_tdata@{lo}"), *w);
+    if !outputs.is_empty() {
+        net.set_stage(latency);
+        let data_out = net.join(&outputs);
+        net.output("m_axis_tdata", data_out);
     }
     net.balance_outputs();
     // Valid (reset) and last (data) registers alongside the datapath.

@@ -21,7 +21,7 @@ impl Design {
         let pick = |a: Option<Sig<'d>>, b: Option<Sig<'d>>| Some(sel.mux(a.unwrap(), b.unwrap()));
         Source(Axis {
             name: format!("{}_or_{}", x.0.name, y.0.name),
-            data: x.0.data.iter().zip(&y.0.data).map(|(a, b)| sel.mux(*a, *b)).collect(),
+            data: sel.mux(x.0.data, y.0.data),
             keep: pick(x.0.keep, y.0.keep),
             last: pick(x.0.last, y.0.last),
             user: pick(x.0.user, y.0.user),

@@ -96,6 +96,25 @@ impl Netlist {
     pub fn bit(&mut self, a: Wire, index: usize) -> Wire {
         self.slice(a, index, 1)
     }
+    /// One value from `(wire, lo)` pieces placed at bit `lo`, as wide as the highest piece
+    /// reaches; bits no piece covers are zero. Panics on overlapping pieces.
+    pub fn join(&mut self, pieces: &[(Wire, usize)]) -> Wire {
+        let mut pieces = pieces.to_vec();
+        pieces.sort_by_key(|(_, lo)| *lo);
+        let mut parts = vec![];
+        let mut next = 0;
+        for (w, lo) in pieces {
+            assert!(lo >= next, "join: pieces overlap at bit {lo}");
+            if lo > next {
+                parts.push(self.constant(0, lo - next));
+            }
+            parts.push(w);
+            next = lo + self.width(w);
+        }
+        let mut parts = parts.into_iter();
+        let first = parts.next().expect("join of no pieces");
+        parts.fold(first, |acc, p| self.concat(p, acc))
+    }
 
     // ---- helpers built from the primitives ----
 

@@ -31,7 +31,7 @@ impl Design {
         assert!(depth.is_power_of_two() && depth >= 4, "stream crossing {name}: depth {depth} is not a power of two ≥ 4");
         let a = &input.0;
         let ab = depth.trailing_zeros() as usize;
-        let fields: Vec<Sig<'d>> = a.data.iter().copied().chain(a.keep).chain(a.last).chain(a.user).collect();
+        let fields: Vec<Sig<'d>> = [a.data].into_iter().chain(a.keep).chain(a.last).chain(a.user).collect();
         let back = self.net().set_domain(from);
         let wr = self.reg(&format!("{name}_wr"), ab + 1, 0);
         let wr_gray = self.reg(&format!("{name}_wr_gray"), ab + 1, 0);
@@ -65,7 +65,7 @@ impl Design {
         rd.next(rd_next);
         rd_gray.next(gray(rd_next));
         let mut out = mems.iter().map(|m| m.read(rd.q.bits(0, ab)));
-        let data = a.data.iter().map(|_| out.next().unwrap()).collect();
+        let data = out.next().unwrap();
         let keep = a.keep.map(|_| out.next().unwrap());
         let last = a.last.map(|_| out.next().unwrap());
         let user = a.user.map(|_| out.next().unwrap());

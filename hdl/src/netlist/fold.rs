@@ -9,6 +9,10 @@ use super::{mask, Netlist, Op, Wire};
 pub(super) fn fold(net: &mut Netlist, op: &Op, width: usize) -> Option<Wire> {
     let c = |w: &Wire| net.const_value(*w);
     let operands = super::eval::comb_operands(op);
+    // Constants are folded on 128 bits: wider operations stay as they are.
+    if width > 128 || operands.iter().any(|w| net.width(*w) > 128) {
+        return None;
+    }
     if !operands.is_empty() && operands.iter().all(|w| c(w).is_some()) && !matches!(op, Op::MemRead { .. } | Op::Forward(_) | Op::InstanceOutput { .. }) {
         let value = compute(op, &|w| c(&w).unwrap(), &|w| net.width(w));
         return Some(net.constant(value, width));

@@ -16,7 +16,7 @@ pub struct Instance {
     /// Module name of the child, before the export prefixes it with the top's (`link`).
     pub module_name: String,
     pub module: Rc<Netlist>,
-    /// Each child input (by its input name, `port` or `port@lo`) and the parent wire driving it.
+    /// Each child input (by its input name) and the parent wire driving it.
     pub inputs: Vec<(String, Wire)>,
     /// The parent's clock domain of each child domain (same order as the child's `domains`).
     pub clocks: Vec<String>,
@@ -55,7 +55,7 @@ impl Netlist {
         for o in &child.outputs {
             let width = child.width(o.wire);
             let stage = self.stage();
-            let w = self.push(Op::InstanceOutput { inst, port: o.name.clone() }, width, stage, Some(format!("{name}_{}", o.name.replace('@', "_"))));
+            let w = self.push(Op::InstanceOutput { inst, port: o.name.clone() }, width, stage, Some(format!("{name}_{}", o.name)));
             outputs.insert(o.name.clone(), w);
         }
         Ok(outputs)

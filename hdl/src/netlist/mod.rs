@@ -1,7 +1,8 @@
 //! Word-level synchronous netlists: the intermediate form of every generated block (floating-point
 //! operators, pipelines, the link, the router, the node).
 //!
-//! A [`Netlist`] is a graph of bit-vector operations of explicit width (at most 128 bits),
+//! A [`Netlist`] is a graph of bit-vector operations of explicit width (any width; constants
+//! hold up to 128 significant bits and are zero-extended),
 //! registers and memories, plus child netlists kept as instances ([`hierarchy`]). One description
 //! gives the cycle-exact evaluation the built-in simulator runs ([`eval`], which flattens the
 //! hierarchy) and readable hierarchical Verilog ([`verilog`]). Blocks are usually written with the
@@ -37,9 +38,6 @@ pub use parts::Queue;
 pub use signal::{Design, Mem, Operand, Reg, Sig, State, StateEnum};
 pub use stream::{Axis, AxisShape, Inst, Sink, Source};
 
-/// Widest value a node may carry.
-pub const MAX_WIDTH: usize = 128;
-
 /// Handle to a node's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Wire(pub usize);
@@ -48,6 +46,7 @@ pub struct Wire(pub usize);
 pub enum Op {
     /// A value driven from outside (a port slice), set before evaluation.
     Input(String),
+    /// A constant, zero-extended to the node's width.
     Const(u128),
     Add(Wire, Wire),
     Sub(Wire, Wire),
@@ -173,6 +172,11 @@ pub(crate) fn mask(width: usize) -> u128 {
     }
 }
 
+/// A port name the Verilog can use as it is: an identifier that is not a keyword.
+fn is_port_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !verilog::KEYWORDS.contains(&name)
+}
+
 impl Netlist {
     pub fn new() -> Netlist {
         Netlist::default()
@@ -240,7 +244,7 @@ impl Netlist {
     }
 
     fn push(&mut self, op: Op, width: usize, stage: usize, name: Option<String>) -> Wire {
-        assert!((1..=MAX_WIDTH).contains(&width), "netlist node width {width} outside 1..={MAX_WIDTH}");
+        assert!(width >= 1, "netlist node of width 0");
         let domain = self.domain;
         self.nodes.push(Node { op, width, stage, name, domain, crossing: false });
         Wire(self.nodes.len() - 1)
@@ -264,12 +268,14 @@ impl Netlist {
     }
 
     pub fn input(&mut self, name: &str, width: usize) -> Wire {
+        assert!(is_port_name(name), "netlist input `{name}`: a port name is letters, digits and `_`, not a Verilog keyword");
         let w = self.push(Op::Input(name.to_string()), width, self.stage, None);
         self.nodes[w.0].name = Some(name.to_string());
         w
     }
 
     pub fn output(&mut self, name: &str, w: Wire) {
+        assert!(is_port_name(name), "netlist output `{name}`: a port name is letters, digits and `_`, not a Verilog keyword");
         self.outputs.push(Output { name: name.to_string(), wire: w });
     }
 
@@ -337,7 +343,7 @@ impl Netlist {
 
     /// Declares a memory in the current domain; returns its index for [`Netlist::memory_read`].
     pub fn memory(&mut self, name: &str, width: usize, depth: usize) -> usize {
-        assert!((1..=MAX_WIDTH).contains(&width) && depth.is_power_of_two() && depth >= 2, "memory {name}: {width} x {depth}");
+        assert!(width >= 1 && depth.is_power_of_two() && depth >= 2, "memory {name}: {width} x {depth}");
         let domain = self.domain;
         self.memories.push(Memory { name: name.to_string(), width, depth, write: None, domain, crossing: false });
         self.memories.len() - 1

@@ -4,8 +4,7 @@
 //! child instance); a [`Sink`] is one it drives (a module output stream, or an input stream of a
 //! child). [`Design::connect`] joins a source to a sink: it checks the data width, `tkeep`,
 //! `tlast` and `tuser` and names both ends when they differ; a source into a sink that is
-//! `always_ready` (credit-driven, no `tready`) sees ready high. Data wider than a netlist value
-//! (128 bits) travels as chunks, re-cut as the far end needs.
+//! `always_ready` (credit-driven, no `tready`) sees ready high. `tdata` is one value of any width.
 //!
 //! Child instances ([`Design::instance`]) give their ports by name: [`Inst::input`] (a value to
 //! define), [`Inst::output`], and the streams [`Inst::source`] / [`Inst::sink`]; a port that does
@@ -16,8 +15,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::signal::{Design, Sig};
-use super::verilog::{ports, split_port};
-use super::{Netlist, Op, MAX_WIDTH};
+use super::verilog::ports;
+use super::{Netlist, Op};
 
 /// What a stream carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,18 +45,15 @@ impl AxisShape {
     pub fn always_ready(self) -> AxisShape {
         AxisShape { always_ready: true, ..self }
     }
-    fn chunks(self) -> Vec<usize> {
-        (0..self.data).step_by(MAX_WIDTH).map(|lo| (self.data - lo).min(MAX_WIDTH)).collect()
-    }
 }
 
-/// The signals of one stream; `data` in chunks, least significant first.
+/// The signals of one stream.
 #[derive(Clone, Debug)]
 pub struct Axis<'d> {
     /// Where the stream is, for messages (`router.m_axis_xp`).
     pub name: String,
     pub shape: AxisShape,
-    pub data: Vec<Sig<'d>>,
+    pub data: Sig<'d>,
     pub keep: Option<Sig<'d>>,
     pub last: Option<Sig<'d>>,
     pub user: Option<Sig<'d>>,
@@ -75,10 +71,9 @@ pub struct Source<'d>(pub Axis<'d>);
 pub struct Sink<'d>(pub Axis<'d>);
 
 impl<'d> Source<'d> {
-    /// `tdata` of a stream of at most 128 bits.
+    /// `tdata`.
     pub fn data(&self) -> Sig<'d> {
-        assert_eq!(self.0.data.len(), 1, "`{}`: data in {} chunks", self.0.name, self.0.data.len());
-        self.0.data[0]
+        self.0.data
     }
 
     /// Defines `tready`.
@@ -101,10 +96,9 @@ impl<'d> Sink<'d> {
         self.0.ready.unwrap_or_else(|| self.0.valid.lit(1, 1))
     }
 
-    /// Drives a stream of at most 128 bits: `tdata`, `tvalid` and `tlast` (when the shape has it).
+    /// Drives `tdata`, `tvalid` and `tlast` (when the shape has it).
     pub fn drive(&self, data: Sig<'d>, valid: Sig<'d>, last: Sig<'d>) {
-        assert_eq!(self.0.data.len(), 1, "`{}`: data in {} chunks", self.0.name, self.0.data.len());
-        self.0.data[0].define(data);
+        self.0.data.define(data);
         self.0.valid.define(valid);
         if let Some(l) = self.0.last {
             l.define(last);
@@ -114,21 +108,10 @@ impl<'d> Sink<'d> {
 
 impl Design {
     fn axis_signals<'d>(&'d self, name: &str, shape: AxisShape, make: &dyn Fn(&str, usize) -> Sig<'d>, ready: Option<Sig<'d>>) -> Axis<'d> {
-        let mut lo = 0;
-        let chunks = shape.chunks();
-        let one = chunks.len() == 1;
-        let data = chunks
-            .into_iter()
-            .map(|w| {
-                let s = make(&if one { format!("{name}_tdata") } else { format!("{name}_tdata@{lo}") }, w);
-                lo += w;
-                s
-            })
-            .collect();
         Axis {
             name: name.to_string(),
             shape,
-            data,
+            data: make(&format!("{name}_tdata"), shape.data),
             keep: shape.keep.then(|| make(&format!("{name}_tkeep"), shape.data / 8)),
             last: shape.last.then(|| make(&format!("{name}_tlast"), 1)),
             user: (shape.user > 0).then(|| make(&format!("{name}_tuser"), shape.user)),
@@ -176,10 +159,7 @@ impl Design {
         if a.shape.always_ready && !b.shape.always_ready {
             return fail("the source cannot be held (always ready), the sink may hold it".into());
         }
-        for (k, chunk) in b.data.iter().enumerate() {
-            let lo: usize = b.data[..k].iter().map(|c| c.width).sum();
-            chunk.define(self.bits_of(&a.data, lo, chunk.width));
-        }
+        b.data.define(a.data);
         for (x, y) in [(a.keep, b.keep), (a.last, b.last), (a.user, b.user)] {
             if let (Some(x), Some(y)) = (x, y) {
                 y.define(x);
@@ -190,21 +170,6 @@ impl Design {
             r.define(b.ready.unwrap_or_else(|| self.lit(1, 1)));
         }
         Ok(())
-    }
-
-    /// Bits `lo..lo+width` of a value given in chunks (least significant first).
-    pub fn bits_of<'d>(&'d self, chunks: &[Sig<'d>], lo: usize, width: usize) -> Sig<'d> {
-        let mut parts = vec![];
-        let mut base = 0;
-        for c in chunks {
-            let (from, to) = (lo.max(base), (lo + width).min(base + c.width));
-            if from < to {
-                parts.push(c.bits(from - base, to - from));
-            }
-            base += c.width;
-        }
-        parts.reverse();
-        self.cat(&parts)
     }
 
     /// A child design kept as an instance called `name` of module `module_name`.
@@ -244,45 +209,18 @@ impl<'d> Inst<'d> {
         ports(&self.child).iter().filter(|p| p.output == output).map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
     }
 
-    fn pieces(map: &BTreeMap<String, Sig<'d>>, port: &str) -> Vec<(usize, Sig<'d>)> {
-        let mut v: Vec<(usize, Sig<'d>)> = map.iter().filter(|(k, _)| split_port(k).0 == port).map(|(k, s)| (split_port(k).1, *s)).collect();
-        v.sort_by_key(|(lo, _)| *lo);
-        v
-    }
-
-    /// The placeholder of input `port` (one netlist value): define it with [`Sig::define`].
+    /// The placeholder of input `port`: define it with [`Sig::define`].
     pub fn input(&self, port: &str) -> Sig<'d> {
-        match Self::pieces(&self.inputs, port).as_slice() {
-            [(0, s)] => *s,
-            [] => panic!("`{}` has no input `{port}`; its inputs: {}", self.name, self.names(false)),
-            _ => panic!("input `{port}` of `{}` is wider than one value: use input_chunks", self.name),
-        }
-    }
-
-    /// The placeholders of a wide input, least significant first.
-    pub fn input_chunks(&self, port: &str) -> Vec<Sig<'d>> {
-        let v: Vec<Sig<'d>> = Self::pieces(&self.inputs, port).into_iter().map(|(_, s)| s).collect();
-        assert!(!v.is_empty(), "`{}` has no input `{port}`; its inputs: {}", self.name, self.names(false));
-        v
+        *self.inputs.get(port).unwrap_or_else(|| panic!("`{}` has no input `{port}`; its inputs: {}", self.name, self.names(false)))
     }
 
     pub fn output(&self, port: &str) -> Sig<'d> {
-        match Self::pieces(&self.outputs, port).as_slice() {
-            [(0, s)] => *s,
-            [] => panic!("`{}` has no output `{port}`; its outputs: {}", self.name, self.names(true)),
-            _ => panic!("output `{port}` of `{}` is wider than one value: use output_chunks", self.name),
-        }
+        *self.outputs.get(port).unwrap_or_else(|| panic!("`{}` has no output `{port}`; its outputs: {}", self.name, self.names(true)))
     }
 
     /// Whether the child has an output `port`.
     pub fn has_output(&self, port: &str) -> bool {
-        !Self::pieces(&self.outputs, port).is_empty()
-    }
-
-    pub fn output_chunks(&self, port: &str) -> Vec<Sig<'d>> {
-        let v: Vec<Sig<'d>> = Self::pieces(&self.outputs, port).into_iter().map(|(_, s)| s).collect();
-        assert!(!v.is_empty(), "`{}` has no output `{port}`; its outputs: {}", self.name, self.names(true));
-        v
+        self.outputs.contains_key(port)
     }
 
     fn stream(&self, prefix: &str, shape: AxisShape, out: bool) -> Axis<'d> {
@@ -292,8 +230,8 @@ impl<'d> Inst<'d> {
             assert_eq!(found.is_some(), want, "`{}.{prefix}`: {sig} {} in the child, {} in the shape", self.name, if found.is_some() { "present" } else { "absent" }, if want { "present" } else { "absent" });
             found
         };
-        let data = Self::pieces(vals, &format!("{prefix}_tdata")).into_iter().map(|(_, s)| s).collect::<Vec<_>>();
-        let width: usize = data.iter().map(|s| s.width).sum();
+        let data = get(vals, "tdata", true).unwrap();
+        let width = data.width;
         assert_eq!(width, shape.data, "`{}.{prefix}`: the child has {width}-bit tdata, the shape {} bits", self.name, shape.data);
         Axis {
             name: format!("{}.{prefix}", self.name),

@@ -1,8 +1,7 @@
 //! Waveforms of the built-in simulator as a Value Change Dump (IEEE 1364 §18), for GTKWave or
 //! any VCD reader.
 //!
-//! Traced: the ports (a port split into `name@lo` slices is one variable, as in the Verilog)
-//! and every named node. A flattened instance's nodes carry their instance path (`a.b.name`),
+//! Traced: the ports and every named node. A flattened instance's nodes carry their instance path (`a.b.name`),
 //! which becomes nested `$scope module` sections, so the viewer shows the same hierarchy as
 //! the generated Verilog. The simulator is cycle-based: each sample is one clock cycle of
 //! `period_ns`, with `clk` drawn high for its first half.
@@ -12,11 +11,11 @@ use std::io::{self, Write};
 
 use super::{Netlist, Op, Wire};
 
-/// One traced variable: a value assembled from wires at bit offsets.
+/// One traced variable.
 struct Var {
     code: String,
     width: usize,
-    parts: Vec<(Wire, usize)>,
+    wire: Wire,
 }
 
 /// A scope: its variables (leaf name → index into [`Vcd::vars`]) and child scopes.
@@ -49,54 +48,29 @@ fn code(mut n: usize) -> String {
     }
 }
 
-/// `name@lo` → (`name`, lo); a plain name is at offset 0.
-fn port_slice(name: &str) -> (&str, usize) {
-    match name.rsplit_once('@') {
-        Some((base, lo)) if lo.parse::<usize>().is_ok() => (base, lo.parse().unwrap()),
-        _ => (name, 0),
-    }
-}
-
 impl<W: Write> Vcd<W> {
     /// Writes the header for a flat netlist `net` (top scope `top`); samples follow.
     pub fn new(mut out: W, net: &Netlist, top: &str, period_ns: u64) -> io::Result<Vcd<W>> {
         let mut root = Scope::default();
         let mut vars: Vec<Var> = vec![];
-        let mut add = |scope: &mut Scope, leaf: &str, parts: Vec<(Wire, usize)>, width: usize| {
+        let mut add = |scope: &mut Scope, leaf: &str, wire: Wire| {
             if !scope.vars.contains_key(leaf) {
                 scope.vars.insert(leaf.to_string(), vars.len());
-                vars.push(Var {
-                    code: code(vars.len() + 1),
-                    width,
-                    parts,
-                });
+                vars.push(Var { code: code(vars.len() + 1), width: net.width(wire), wire });
             }
         };
-        // Ports first: a port's slices become one variable.
-        let mut ports: BTreeMap<String, Vec<(Wire, usize)>> = BTreeMap::new();
+        // Ports first.
+        let mut ports: BTreeMap<String, Wire> = BTreeMap::new();
         for (i, node) in net.nodes.iter().enumerate() {
             if let Op::Input(name) = &node.op {
-                let (base, lo) = port_slice(name);
-                ports
-                    .entry(base.to_string())
-                    .or_default()
-                    .push((Wire(i), lo));
+                ports.insert(name.clone(), Wire(i));
             }
         }
         for o in &net.outputs {
-            let (base, lo) = port_slice(&o.name);
-            ports
-                .entry(base.to_string())
-                .or_default()
-                .push((o.wire, lo));
+            ports.insert(o.name.clone(), o.wire);
         }
-        for (name, parts) in ports {
-            let width = parts
-                .iter()
-                .map(|(w, lo)| lo + net.width(*w))
-                .max()
-                .unwrap_or(1);
-            add(&mut root, &name, parts, width);
+        for (name, wire) in ports {
+            add(&mut root, &name, wire);
         }
         for (i, node) in net.nodes.iter().enumerate() {
             let Some(name) = &node.name else { continue };
@@ -108,7 +82,7 @@ impl<W: Write> Vcd<W> {
             let scope = path.iter().fold(&mut root, |s, p| {
                 s.children.entry(p.to_string()).or_default()
             });
-            add(scope, leaf, vec![(Wire(i), 0)], node.width);
+            add(scope, leaf, Wire(i));
         }
         let clk = code(0);
         writeln!(out, "$date weft built-in simulator $end")?;
@@ -131,23 +105,15 @@ impl<W: Write> Vcd<W> {
     }
 
     /// Records the settled values of this cycle (call before the clock edge); only changes are
-    /// written.
-    pub fn sample(&mut self, value: &dyn Fn(Wire) -> u128) -> io::Result<()> {
+    /// written. `value` gives a wire's value as binary digits, most significant first, as many
+    /// as its width.
+    pub fn sample(&mut self, value: &dyn Fn(Wire) -> String) -> io::Result<()> {
         let t = self.cycle * self.period_ns;
         writeln!(self.out, "#{t}")?;
         writeln!(self.out, "1{}", self.clk)?;
         for (k, var) in self.vars.iter().enumerate() {
-            // Bits most significant first; ports wider than 128 bits are assembled here.
-            let mut bits = vec![b'0'; var.width];
-            for (w, lo) in &var.parts {
-                let v = value(*w);
-                for b in 0..(var.width - lo).min(128) {
-                    if v >> b & 1 == 1 {
-                        bits[var.width - 1 - lo - b] = b'1';
-                    }
-                }
-            }
-            let bits = String::from_utf8(bits).expect("ASCII digits");
+            let bits = value(var.wire);
+            debug_assert_eq!(bits.len(), var.width);
             if self.last[k] == bits {
                 continue;
             }

@@ -216,7 +216,9 @@ fn build(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usi
     d.net().enable = Some(advance.wire);
     let valid_in = d.input("s_axis_tvalid", 1);
     let last_in = d.input("s_axis_tlast", 1);
-    let lanes: Vec<Sig> = (0..k.inputs.len()).map(|i| d.input(&format!("s_axis_tdata@{}", i * w), k.input_type(i).width())).collect();
+    let in_width = (0..k.inputs.len()).map(|i| i * w + k.input_type(i).width()).max().unwrap_or(1);
+    let data_in = d.input("s_axis_tdata", in_width);
+    let lanes: Vec<Sig> = (0..k.inputs.len()).map(|i| data_in.bits(i * w, k.input_type(i).width())).collect();
 
     d.section("beats: flush after tlast, position in the vector");
     let (slot_valid, flush, vector_end, taking) = if lookahead > 0 {
@@ -246,9 +248,10 @@ fn build(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usi
         aligned.push((beats.delay(x, lookahead - lag, None), name));
     }
     d.section("output stream");
-    for (j, (x, _)) in aligned.iter().enumerate() {
-        d.output(&format!("m_axis_tdata@{}", j * w), *x);
-    }
+    let out_stage = aligned.iter().map(|(x, _)| d.net().stage_of(x.wire)).max().unwrap_or(0);
+    d.net().set_stage(out_stage);
+    let data_out = d.net().join(&aligned.iter().enumerate().map(|(j, (x, _))| (x.wire, j * w)).collect::<Vec<_>>());
+    d.output("m_axis_tdata", d.sig(data_out));
     d.net().balance_outputs();
     let out_stage = d.net().latency();
     let valid = beats.valid_at(out_stage);

@@ -40,7 +40,8 @@ pub fn netlist(
     let p = Pipe { d: &d, advance, format, add_stages };
     let valid_in = d.input("s_axis_tvalid", 1);
     let last_in = d.input("s_axis_tlast", 1);
-    let inputs: Vec<Wire> = lanes.iter().map(|(lo, width)| d.input(&format!("s_axis_tdata@{lo}"), *width).wire).collect();
+    let data_in = d.input("s_axis_tdata", lanes.iter().map(|(lo, width)| lo + width).max().unwrap_or(1));
+    let inputs: Vec<Wire> = lanes.iter().map(|(lo, width)| data_in.bits(*lo, *width).wire).collect();
     let values = beat(&mut d.net(), &inputs)?;
     let values: Vec<Sig> = values.iter().map(|v| d.sig(*v)).collect();
     if values.is_empty() {
@@ -117,9 +118,9 @@ pub fn netlist(
 
     d.section("output stream");
     let out_stage = sums.iter().map(|s| p.stage_of(*s)).max().unwrap_or(f_stage);
-    for (j, sum) in sums.iter().enumerate() {
-        d.output(&format!("m_axis_tdata@{}", j * w), *sum);
-    }
+    d.net().set_stage(out_stage);
+    let data_out = d.net().join(&sums.iter().enumerate().map(|(j, sum)| (sum.wire, j * w)).collect::<Vec<_>>());
+    d.output("m_axis_tdata", d.sig(data_out));
     d.net().balance_outputs();
     let out_valid = p.carry(done, f_stage, out_stage, Some(0));
     p.at(out_stage);

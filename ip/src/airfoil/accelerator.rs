@@ -111,11 +111,8 @@ fn lanes<'d>(word: Sig<'d>) -> Vec<Sig<'d>> {
 /// Defines a child's `s_axis_tdata` chunks from 32-bit lanes, lowest first, and ties its unused
 /// side-band inputs.
 fn feed<'d>(d: &'d Design, child: &weft_hdl::netlist::Inst<'d>, net: &Netlist, values: &[Sig<'d>], valid: Sig<'d>) {
-    let mut lo = 0;
-    for chunk in child.input_chunks("s_axis_tdata") {
-        chunk.define(d.bits_of(values, lo, chunk.width));
-        lo += chunk.width;
-    }
+    let data = child.input("s_axis_tdata");
+    data.define(crate::axis::gearbox::from_words(d, values).bits(0, data.width));
     child.input("s_axis_tvalid").define(valid);
     for side in ["s_axis_tkeep", "s_axis_tuser", "s_axis_tlast"] {
         let w = port_width(net, side);
@@ -181,7 +178,7 @@ pub fn accelerator(p: &Params) -> Result<(Netlist, Timing), String> {
     let mut updates: Vec<(Sig, Sig, Sig)> = vec![]; // (valid, cell address, residual increment)
     let mut ready_all = d.lit(1, 1);
     for s in 0..pn {
-        let slot = d.bits_of(&edges.0.data, 64 * s, 64);
+        let slot = edges.0.data.bits(64 * s, 64);
         let field = |k: usize| slot.bits(16 * k, 16);
         let in_range = fits(field(0), nbits) & fits(field(1), nbits) & fits(field(2), ab) & fits(field(3), ab);
         let is_edge = user.bit(s);
@@ -210,7 +207,7 @@ pub fn accelerator(p: &Params) -> Result<(Netlist, Timing), String> {
         let out_valid = k.output("m_axis_tvalid");
         let waiting = d.queue(&format!("cells_p{s}"), (flux.latency + 1).next_power_of_two(), fire_in, &[cells.q], out_valid);
         let (c1, c2) = (waiting.head[0].bits(0, ab), waiting.head[0].bits(ab, ab));
-        let f = d.bits_of(&k.output_chunks("m_axis_tdata"), 0, 128).named(&format!("flux_p{s}"));
+        let f = k.output("m_axis_tdata").bits(0, 128).named(&format!("flux_p{s}"));
         let minus_f = f ^ d.lit(0x8000_0000_8000_0000_8000_0000_8000_0000, 128);
         updates.push((out_valid, c1, f));
         updates.push((out_valid, c2, minus_f));
@@ -282,7 +279,7 @@ pub fn accelerator(p: &Params) -> Result<(Netlist, Timing), String> {
         mem.write(
             sum_valid | write_here,
             sum_valid.mux(offsets.head[0], addr.bits(lb, ob)),
-            sum_valid.mux(d.bits_of(&adder.output_chunks("m_axis_tdata"), 0, 128), word),
+            sum_valid.mux(adder.output("m_axis_tdata").bits(0, 128), word),
         );
     }
     d.counter("bank_conflicts", conflicts.iter().fold(d.lit(0, 1), |a, c| a | *c));

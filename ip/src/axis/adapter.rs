@@ -26,9 +26,10 @@ fn segment_bits(n: usize) -> usize {
     ((usize::BITS - (n - 1).leading_zeros()) as usize).max(1)
 }
 
-/// `tdata` of a wide port as `n` segments of `w` bits (ports wider than 128 bits are split).
+/// A wide input port as `n` segments of `w` bits, least significant first.
 fn wide_input<'d>(d: &'d Design, port: &str, n: usize, w: usize) -> Vec<Sig<'d>> {
-    (0..n).map(|k| d.input(&format!("{port}@{}", w * k), w)).collect()
+    let all = d.input(port, n * w);
+    (0..n).map(|k| all.bits(w * k, w)).collect()
 }
 
 /// `n` registers `<name><i>` of `width` bits.
@@ -141,10 +142,8 @@ pub fn upsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
     // A group closing while the output is busy waits in the group registers.
     sig!(park = closes & !out_free);
     pending.clear_when(from_pending).set_when(park);
-    for i in 0..n {
-        d.output(&format!("m_axis_tdata@{}", w * i), out_data[i].q);
-        d.output(&format!("m_axis_tkeep@{}", k * i), out_keep[i].q);
-    }
+    d.output("m_axis_tdata", d.cat(&out_data.iter().rev().map(|r| r.q).collect::<Vec<_>>()));
+    d.output("m_axis_tkeep", d.cat(&out_keep.iter().rev().map(|r| r.q).collect::<Vec<_>>()));
     d.output("m_axis_tlast", out_last.q);
     d.output("m_axis_tvalid", out_valid.q);
     Ok(d.finish())
@@ -156,53 +155,23 @@ pub fn upsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
 pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, max_bytes: usize, valid_percent: u64, ready_percent: u64, seed: u64) -> Result<u64, String> {
     use weft_hdl::netlist::eval::Evaluator;
     use weft_hdl::testbench::Rng;
+    use num_bigint::BigUint;
     let mut e = Evaluator::new(net);
     let (bi, bo) = (w_in / 8, w_out / 8);
-    let slices = |e: &Evaluator, port: &str| -> Vec<(Wire, usize, usize)> {
+    let wire = |e: &Evaluator, port: &str| -> Wire {
         let net = e.netlist();
-        let mut v = vec![];
-        for (i, node) in net.nodes.iter().enumerate() {
-            if let weft_hdl::netlist::Op::Input(name) = &node.op {
-                let (p, lo) = name.split_once('@').map_or((name.as_str(), 0), |(p, lo)| (p, lo.parse().unwrap()));
-                if p == port {
-                    v.push((Wire(i), lo, node.width));
-                }
-            }
-        }
-        for o in &net.outputs {
-            let (p, lo) = o.name.split_once('@').map_or((o.name.as_str(), 0), |(p, lo)| (p, lo.parse().unwrap()));
-            if p == port {
-                v.push((o.wire, lo, net.width(o.wire)));
-            }
-        }
-        v
+        e.input(port).or_else(|| net.outputs.iter().find(|o| o.name == port).map(|o| o.wire)).unwrap_or_else(|| panic!("no port {port}"))
     };
-    let ports: Vec<Vec<(Wire, usize, usize)>> = ["s_axis_tdata", "s_axis_tkeep", "s_axis_tlast", "s_axis_tvalid", "m_axis_tready", "m_axis_tdata", "m_axis_tkeep", "m_axis_tlast", "m_axis_tvalid", "s_axis_tready"]
+    let ports: Vec<Wire> = ["s_axis_tdata", "s_axis_tkeep", "s_axis_tlast", "s_axis_tvalid", "m_axis_tready", "m_axis_tdata", "m_axis_tkeep", "m_axis_tlast", "m_axis_tvalid", "s_axis_tready"]
         .iter()
-        .map(|p| slices(&e, p))
+        .map(|p| wire(&e, p))
         .collect();
     // Values of up to 1024 bits as little-endian u128 words.
-    let set = |e: &mut Evaluator, port: &[(Wire, usize, usize)], value: &[u128]| {
-        for &(w, lo, width) in port {
-            let mut x = 0u128;
-            for b in 0..width {
-                let bit = lo + b;
-                x |= (value[bit / 128] >> (bit % 128) & 1) << b;
-            }
-            e.set(w, x);
-        }
+    let set = |e: &mut Evaluator, port: Wire, value: &[u128]| {
+        let v = value.iter().rev().fold(BigUint::default(), |acc, w| (acc << 128) | BigUint::from(*w));
+        e.set_big(port, &v);
     };
-    let get = |e: &Evaluator, port: &[(Wire, usize, usize)]| {
-        let mut v = vec![0u128; 8];
-        for &(w, lo, width) in port {
-            let x = e.get(w);
-            for b in 0..width {
-                let bit = lo + b;
-                v[bit / 128] |= (x >> b & 1) << (bit % 128);
-            }
-        }
-        v
-    };
+    let get = |e: &Evaluator, port: Wire| (0..8).map(|k| e.get_bits(port, 128 * k, 128)).collect::<Vec<u128>>();
     let bit = |v: &[u128], i: usize| v[i / 128] >> (i % 128) & 1;
     let mut rng = Rng::new(seed);
     let sent: Vec<Vec<u8>> = (0..packets).map(|_| (0..1 + rng.below(max_bytes as u64)).map(|_| rng.next_u64() as u8).collect()).collect();
@@ -233,13 +202,13 @@ pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, ma
             }
             last = end == p.len();
         }
-        set(&mut e, &ports[0], &data);
-        set(&mut e, &ports[1], &keep);
-        set(&mut e, &ports[2], &[last as u128]);
-        set(&mut e, &ports[3], &[offered as u128]);
-        set(&mut e, &ports[4], &[ready as u128]);
+        set(&mut e, ports[0], &data);
+        set(&mut e, ports[1], &keep);
+        set(&mut e, ports[2], &[last as u128]);
+        set(&mut e, ports[3], &[offered as u128]);
+        set(&mut e, ports[4], &[ready as u128]);
         e.settle();
-        if offered && get(&e, &ports[9])[0] & 1 == 1 {
+        if offered && get(&e, ports[9])[0] & 1 == 1 {
             offered = false;
             off += bi;
             if last {
@@ -247,8 +216,8 @@ pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, ma
                 off = 0;
             }
         }
-        let valid = get(&e, &ports[8])[0] & 1 == 1;
-        let beat = (get(&e, &ports[5]), get(&e, &ports[6]), get(&e, &ports[7])[0] & 1);
+        let valid = get(&e, ports[8])[0] & 1 == 1;
+        let beat = (get(&e, ports[5]), get(&e, ports[6]), get(&e, ports[7])[0] & 1);
         if let Some(previous) = stalled.take() {
             if !valid || previous != beat {
                 return Err(format!("seed {seed}, cycle {cycle}: output beat changed or vanished while stalled"));

@@ -12,10 +12,10 @@
 use weft_hdl::netlist::{Axis, AxisShape, Design, Sig, Source};
 use weft_hdl::sig;
 
-/// The words of a stream beat (`data` in chunks) and how many of them the beat holds.
+/// The words of a stream beat and how many of them the beat holds.
 fn words<'d>(d: &'d Design, s: &Axis<'d>) -> (Vec<Sig<'d>>, Sig<'d>) {
     let a = s.shape.data / 32;
-    let words: Vec<Sig> = (0..a).map(|j| d.bits_of(&s.data, 32 * j, 32)).collect();
+    let words: Vec<Sig> = (0..a).map(|j| s.data.bits(32 * j, 32)).collect();
     let count_width = usize::BITS as usize - a.leading_zeros() as usize;
     let count = match s.keep {
         Some(keep) => (0..a).fold(d.lit(0, count_width), |n, j| n + keep.bit(4 * j).zext(count_width)),
@@ -72,7 +72,7 @@ pub fn gearbox<'d>(d: &'d Design, name: &str, frames: &Source<'d>, out_words: us
     Source(Axis {
         name: name.to_string(),
         shape: AxisShape::data(32 * b).with_keep().with_user(user.map_or(0, |u| u.width)),
-        data: chunked(d, &(0..b).map(|j| n.gt(j).mux(buf[j].q, 0u32)).collect::<Vec<_>>()),
+        data: from_words(d, &(0..b).map(|j| n.gt(j).mux(buf[j].q, 0u32)).collect::<Vec<_>>()),
         keep: Some(d.cat(&(0..b).rev().map(|j| n.gt(j).mux(d.lit(0xF, 4), d.lit(0, 4))).collect::<Vec<_>>())),
         last: Some(out_last),
         user,
@@ -81,7 +81,7 @@ pub fn gearbox<'d>(d: &'d Design, name: &str, frames: &Source<'d>, out_words: us
     })
 }
 
-/// 32-bit words as stream data chunks of at most 128 bits, least significant first.
-pub fn chunked<'d>(d: &'d Design, words: &[Sig<'d>]) -> Vec<Sig<'d>> {
-    words.chunks(4).map(|c| d.cat(&c.iter().rev().copied().collect::<Vec<_>>())).collect()
+/// 32-bit words as one value, least significant first.
+pub fn from_words<'d>(d: &'d Design, words: &[Sig<'d>]) -> Sig<'d> {
+    d.cat(&words.iter().rev().copied().collect::<Vec<_>>())
 }

@@ -49,17 +49,17 @@ pub fn aggregator() -> Netlist {
 pub fn aggregate<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, sideband: Sig<'d>) -> Source<'d> {
     let f = &frames.0;
     let width = f.shape.data;
-    let chunks: Vec<usize> = f.data.iter().map(|c| c.width).collect();
+
     let in_frame = d.reg(&format!("{prefix}in_frame"), 1, 0);
     let out_valid = d.reg(&format!("{prefix}out_valid"), 1, 0);
-    let out_data: Vec<_> = chunks.iter().enumerate().map(|(k, w)| d.reg(&if chunks.len() == 1 { format!("{prefix}out_data") } else { format!("{prefix}out_data{k}") }, *w, 0)).collect();
+    let out_data = d.reg(&format!("{prefix}out_data"), width, 0);
     let out_keep = d.reg(&format!("{prefix}out_keep"), width / 8, 0);
     let out_last = d.reg(&format!("{prefix}out_last"), 1, 0);
     let ready = d.later(1);
     let (valid, keep, last) = (f.valid, f.keep.expect("frames carry tkeep"), f.last.expect("frames carry tlast"));
 
     d.section("header: the side-band fields at their places in the packet header");
-    sig!(header = SIDEBAND.iter().fold(d.lit(0, chunks[0]), |h, &(name, lo, w)| h | sideband.bits(lo, w).zext(chunks[0]).shl_const(field(name).0)));
+    sig!(header = SIDEBAND.iter().fold(d.lit(0, width), |h, &(name, lo, w)| h | sideband.bits(lo, w).zext(width).shl_const(field(name).0)));
 
     d.section("the header goes out in the cycle a frame's first beat is offered; that beat waits");
     sig!(free = !out_valid.q | ready);
@@ -67,10 +67,7 @@ pub fn aggregate<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, sideband:
     sig!(load = valid & free);
     sig!(send_header = load & head_now, send_beat = load & !head_now);
     frames.ready(free & in_frame.q);
-    for (k, r) in out_data.iter().enumerate() {
-        let h = if k == 0 { header } else { d.lit(0, chunks[k]) };
-        r.next_when(load, send_header.mux(h, f.data[k]));
-    }
+    out_data.next_when(load, send_header.mux(header, f.data));
     out_keep.next_when(load, send_header.mux(d.lit((1u128 << (width / 8)) - 1, width / 8), keep));
     out_last.next_when(load, send_header.mux(0, last));
     out_valid.clear_when(ready).set_when(load);
@@ -78,7 +75,7 @@ pub fn aggregate<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, sideband:
     Source(Axis {
         name: format!("{prefix}aggregator"),
         shape: AxisShape::data(width).with_keep(),
-        data: out_data.iter().map(|r| r.q).collect(),
+        data: out_data.q,
         keep: Some(out_keep.q),
         last: Some(out_last.q),
         user: None,
@@ -115,7 +112,7 @@ pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u
     let dropping = d.reg(&format!("{prefix}dropping"), 1, 0);
 
     d.section("header: the channel a packet's tag names, or dropping for a tag no channel takes");
-    sig!(tag = d.bits_of(&p.data, field("tag").0, 16));
+    sig!(tag = p.data.bits(field("tag").0, 16));
     // Tags 0 … n−1 (the stand-alone dispatcher's) name their channel directly.
     let (known, index) = if tags.iter().enumerate().all(|(k, t)| *t as usize == k) {
         (tag.lt(tags.len()), tag.bits(0, 5))
@@ -171,7 +168,7 @@ pub fn payloads<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>) -> (Sourc
     let head = (!in_packet.q & p.valid).named(&format!("{prefix}head"));
     packets.ready(in_packet.q.mux(ready, 1u32));
     in_packet.set_when(head & !last).clear_when(in_packet.q & p.valid & ready & last);
-    length.next_when(head, d.bits_of(&p.data, field("length").0, 14));
+    length.next_when(head, p.data.bits(field("length").0, 14));
     let payload = Source(Axis { name: format!("{prefix}payload"), shape: p.shape.with_user(14), user: Some(length.q), valid: in_packet.q & p.valid, ready: Some(ready), ..p.clone() });
     (payload, head)
 }

@@ -47,7 +47,8 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
     let kb = c.flit_bytes();
     let depth = c.vc_buffer_flits;
     let s = format!("s_axis_{name}");
-    let data: Vec<Sig> = (0..c.width / 128).map(|k| d.input(&format!("{s}_tdata@{}", 128 * k), 128)).collect();
+    let tdata = d.input(&format!("{s}_tdata"), c.width);
+    let data: Vec<Sig> = (0..c.width / 128).map(|k| tdata.bits(128 * k, 128)).collect();
     let last_in = d.input(&format!("{s}_tlast"), 1);
     let valid = d.input(&format!("{s}_tvalid"), 1);
     let all_keep = d.lit(u128::MAX, kb);

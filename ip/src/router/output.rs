@@ -108,27 +108,26 @@ pub(super) fn output<'d>(d: &'d Design, name: &str, x: &[Crossing<'d>], st: &Out
     c_valid.next(kept[2] | kept[1] & push);
     st.slot.next(!b_next);
     let m = format!("m_axis_{name}");
-    let store = |field: &str, port: &str, value: Sig<'d>| {
+    let store = |field: &str, value: Sig<'d>| -> Sig<'d> {
         let rc = d.reg(&format!("{name}_skid2_{field}"), value.width, 0);
         rc.next_when(push, value);
         let rb = d.reg(&format!("{name}_skid_{field}"), value.width, 0);
         rb.next_when(a_free | !b, (a_free & c).mux(rc.q, value));
         let ra = d.reg(&format!("{name}_out_{field}"), value.width, 0);
         ra.next_when(a_free, b.mux(rb.q, value));
-        d.output(&format!("{m}_{port}"), ra.q);
+        ra.q
     };
-    for k in 0..x[0].data.len() {
-        let column: Vec<Sig> = x.iter().map(|xi| xi.data[k]).collect();
-        store(&format!("data{k}"), &format!("tdata@{}", 128 * k), and_or(&column));
-    }
-    store("keep", "tkeep", and_or(&x.iter().map(|xi| xi.keep).collect::<Vec<_>>()));
+    let mut data: Vec<Sig> = (0..x[0].data.len()).map(|k| store(&format!("data{k}"), and_or(&x.iter().map(|xi| xi.data[k]).collect::<Vec<_>>()))).collect();
+    data.reverse();
+    d.output(&format!("{m}_tdata"), d.cat(&data));
+    d.output(&format!("{m}_tkeep"), store("keep", and_or(&x.iter().map(|xi| xi.keep).collect::<Vec<_>>())));
     let last = and_or(&x.iter().map(|xi| xi.last).collect::<Vec<_>>());
-    store("last", "tlast", last);
+    d.output(&format!("{m}_tlast"), store("last", last));
     let tail = push & last;
     d.output(&format!("{m}_tvalid"), a_valid.q);
     if let (Some(cr), Some(room), Some(room2)) = (&st.credit, &st.room, &st.room2) {
         let ovc = and_or(&x.iter().map(|xi| xi.ovc).collect::<Vec<_>>());
-        store("vc", "tuser", ovc);
+        d.output(&format!("{m}_tuser"), store("vc", ovc));
         // Packets on the dateline VC: shows the deadlock-avoidance mechanism at work.
         d.counter(&format!("stat_{name}_vc1_packets"), tail & ovc);
         // Credits: the whole packet as its head crosses, one back per flit freed downstream.

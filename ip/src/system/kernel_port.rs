@@ -27,7 +27,7 @@ use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Source};
 use weft_hdl::pipeline::{dsl, Kernel, Stages};
 use weft_hdl::sig;
 
-use crate::axis::gearbox::{chunked, gearbox};
+use crate::axis::gearbox::{from_words, gearbox};
 use crate::axis::packetize::{aggregate, dispatch, sideband};
 use crate::router::header::field;
 
@@ -103,7 +103,7 @@ pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Re
     // rounded up, exact below 2^13 words. Taken from the header as it passes, it rides with
     // the payload, so the answer's framing never waits for input behind a stalled kernel.
     let words_in = (kin / 32) as u128;
-    let length = d.bits_of(&packets.0.data, field("length").0, 14);
+    let length = packets.0.data.bits(field("length").0, 14);
     let words = (length.zext(16) + 3u32).bits(2, 14);
     let beats = ((words.zext(40) + d.lit(words_in - 1, 40)).mul(d.lit((1u128 << 26).div_ceil(words_in), 40))).bits(26, 14);
     let (mut channels, header) = dispatch(&d, "", &packets, &[kp.input_tag]);
@@ -139,11 +139,8 @@ pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Re
     d.section(&format!("the kernel: {kin} bits in, {kout} bits out, {latency} cycles"));
     let kernel = d.instance_clocked(&net, &k.name, "kernel", &|c| if c == "clk" && kp.kernel_clock { "kernel_clk".to_string() } else { c.to_string() });
     let b = &beats.0;
-    let mut lo = 0;
-    for chunk in kernel.input_chunks("s_axis_tdata") {
-        chunk.define(d.bits_of(&b.data, lo, chunk.width));
-        lo += chunk.width;
-    }
+    let data_in = kernel.input("s_axis_tdata");
+    data_in.define(b.data.bits(0, data_in.width));
     if port_width(&net, "s_axis_tkeep") > 0 {
         kernel.input("s_axis_tkeep").define(d.lit((1u128 << (kin / 8)) - 1, kin / 8));
     }
@@ -180,7 +177,7 @@ pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Re
     let results = Source(Axis {
         name: "kernel.m_axis".into(),
         shape: AxisShape::data(kout),
-        data: chunked(&d, &(0..kout / 32).map(|j| d.bits_of(&kernel.output_chunks("m_axis_tdata"), 32 * j, 32)).collect::<Vec<_>>()),
+        data: from_words(&d, &(0..kout / 32).map(|j| kernel.output("m_axis_tdata").bits(32 * j, 32)).collect::<Vec<_>>()),
         keep: None,
         last: Some(out_last),
         user: None,

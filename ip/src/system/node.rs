@@ -21,8 +21,9 @@
 
 use std::rc::Rc;
 
-use weft_hdl::netlist::{Axis, AxisShape, Design, Inst, Netlist, Sink, Source};
+use weft_hdl::netlist::{Axis, AxisShape, Design, Inst, Netlist, Sig, Sink, Source};
 
+use crate::axis::gearbox::from_words;
 use crate::axil::node_window;
 use crate::regmap::{allreduce_registers, node_map_with_kernels, Register};
 use super::allreduce;
@@ -171,7 +172,9 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     for port in ["awready", "wready", "bvalid", "bresp", "arready", "rvalid", "rdata", "rresp"] {
         d.output(&format!("s_axil_{port}"), regs.output(&format!("s_axil_{port}")));
     }
-    let counter_in = regs.input_chunks("counters");
+    let counter_port = regs.input("counters");
+    let counter_in: Vec<Sig> = (0..counter_port.width / 32).map(|_| d.later(32)).collect();
+    counter_port.define(from_words(&d, &counter_in));
 
     d.section("router");
     let router = d.instance(&Rc::new(router(rc)?), "router", "router");
@@ -237,13 +240,9 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         let en = e.name();
         // Its receive side runs on the clock recovered from the neighbour's transmitter.
         let link = d.instance_clocked(&link_net, "link", &format!("link_{en}"), &|clock| if clock == "rx_clk" { format!("{en}_rx_clk") } else { clock.to_string() });
-        let serial = link.input_chunks("rx_serial");
-        for (j, lane) in serial.iter().enumerate() {
-            lane.define(d.input(&format!("{en}_rx_serial@{}", 66 * j), 66));
-        }
-        for (j, lane) in link.output_chunks("tx_serial").into_iter().enumerate() {
-            d.output(&format!("{en}_tx_serial@{}", 66 * j), lane);
-        }
+        let serial = link.input("rx_serial");
+        serial.define(d.input(&format!("{en}_rx_serial"), serial.width));
+        d.output(&format!("{en}_tx_serial"), link.output("tx_serial"));
         let up = link.output("channel_up");
         d.output(&format!("{en}_channel_up"), up);
         ups.push(up);
@@ -290,9 +289,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
 /// A stream that never offers a beat.
 fn idle_stream(to: &Sink) {
     let a = &to.0;
-    for chunk in &a.data {
-        chunk.define(0u32);
-    }
+    a.data.define(0u32);
     for s in [a.keep, a.last, a.user].into_iter().flatten() {
         s.define(0u32);
     }
@@ -319,7 +316,7 @@ fn merge<'d>(d: &'d Design, en: &str, vcs: &[Source<'d>; 2]) -> Source<'d> {
     vcs[0].ready(!sel);
     vcs[1].ready(sel);
     let shape = vcs[0].0.shape.with_user(1).always_ready();
-    let data = vcs[0].0.data.iter().zip(&vcs[1].0.data).map(|(a, b)| sel.mux(*b, *a)).collect();
+    let data = sel.mux(vcs[1].0.data, vcs[0].0.data);
     Source(Axis {
         name: format!("merge_{en}"),
         shape,
@@ -348,9 +345,7 @@ fn selftest_on_port0<'d>(d: &'d Design, width: usize, regs: &Inst<'d>, user_in: 
     let (r_in, r_out) = (&to_router.0, &from_router.0);
     // Into the router: the generator or the user.
     let gen = |port: &str| generator.output(port);
-    for (chunk, (gen_chunk, user_chunk)) in r_in.data.iter().zip(generator.output_chunks("m_axis_tdata").into_iter().zip(&user_in.0.data)) {
-        chunk.define(enable.mux(gen_chunk, *user_chunk));
-    }
+    r_in.data.define(enable.mux(gen("m_axis_tdata"), user_in.0.data));
     r_in.last.unwrap().define(enable.mux(gen("m_axis_tlast"), user_in.0.last.unwrap()));
     r_in.valid.define(enable.mux(gen("m_axis_tvalid"), user_in.0.valid));
     let router_ready = to_router.ready();
@@ -358,16 +353,12 @@ fn selftest_on_port0<'d>(d: &'d Design, width: usize, regs: &Inst<'d>, user_in: 
     generator.input("m_axis_tready").define(router_ready & enable);
     // Out of the router: the checker or the user.
     let out = &user_out.0;
-    for (o, r) in out.data.iter().zip(&r_out.data) {
-        o.define(*r);
-    }
+    out.data.define(r_out.data);
     out.keep.unwrap().define(r_out.keep.unwrap());
     out.last.unwrap().define(r_out.last.unwrap());
     out.valid.define(r_out.valid & !enable);
     from_router.ready(enable.mux(1u32, user_out.ready()));
-    for (chunk, r) in checker.input_chunks("s_axis_tdata").into_iter().zip(&r_out.data) {
-        chunk.define(*r);
-    }
+    checker.input("s_axis_tdata").define(r_out.data);
     for (port, value) in [("s_axis_tkeep", r_out.keep.unwrap()), ("s_axis_tlast", r_out.last.unwrap()), ("s_axis_tvalid", r_out.valid & enable), ("seed", reg("seed")), ("expected", reg("expected")), ("clear", control.bit(2))] {
         checker.input(port).define(value);
     }
@@ -376,7 +367,5 @@ fn selftest_on_port0<'d>(d: &'d Design, width: usize, regs: &Inst<'d>, user_in: 
     }
     let status = gen("busy").zext(32) | checker.output("complete").zext(32).shl_const(1);
     let values = [gen("sent"), gen("cycles"), status, checker.output("packets"), checker.output("bytes"), checker.output("errors")];
-    for (slot, value) in regs.input_chunks("selftest").into_iter().zip(values) {
-        slot.define(value);
-    }
+    regs.input("selftest").define(from_words(d, &values));
 }

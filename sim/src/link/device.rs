@@ -6,7 +6,7 @@ use std::path::Path;
 
 use weft_ip::link::{endpoint, LinkConfig};
 use weft_ip::weft_hdl::netlist::eval::Evaluator;
-use weft_ip::weft_hdl::netlist::{Op, Wire};
+use weft_ip::weft_hdl::netlist::Wire;
 
 use crate::cosim::{CosimError, Model, PortId};
 
@@ -69,8 +69,8 @@ pub struct NetlistDevice {
     eval: Evaluator,
     /// The `rx_clk` domain, if any.
     rx_domain: Option<usize>,
-    /// Per port: the netlist slices `(wire, lo, width)` and whether it is an output.
-    ports: Vec<(String, Vec<(Wire, usize, usize)>, bool)>,
+    /// Per port: its name, its wire and whether it is an output.
+    ports: Vec<(String, Wire, bool)>,
 }
 
 impl NetlistDevice {
@@ -80,54 +80,34 @@ impl NetlistDevice {
     }
 }
 
-fn split(name: &str) -> (&str, usize) {
-    match name.split_once('@') {
-        Some((p, lo)) => (p, lo.parse().unwrap()),
-        None => (name, 0),
-    }
-}
-
 impl Device for NetlistDevice {
     fn has_port(&mut self, name: &str) -> bool {
-        let net = self.eval.netlist();
-        net.outputs.iter().any(|o| split(&o.name).0 == name) || net.nodes.iter().any(|n| matches!(&n.op, Op::Input(i) if split(i).0 == name))
+        self.eval.input(name).is_some() || self.eval.netlist().outputs.iter().any(|o| o.name == name)
     }
     fn port(&mut self, name: &str) -> usize {
         if let Some(i) = self.ports.iter().position(|p| p.0 == name) {
             return i;
         }
-        let net = self.eval.netlist();
-        let mut slices = vec![];
-        let mut output = false;
-        for (i, node) in net.nodes.iter().enumerate() {
-            if let Op::Input(n) = &node.op {
-                let (p, lo) = split(n);
-                if p == name {
-                    slices.push((Wire(i), lo, node.width));
-                }
-            }
-        }
-        for o in &net.outputs {
-            let (p, lo) = split(&o.name);
-            if p == name {
-                slices.push((o.wire, lo, net.width(o.wire)));
-                output = true;
-            }
-        }
-        assert!(!slices.is_empty(), "endpoint has no port `{name}`");
-        self.ports.push((name.to_string(), slices, output));
+        let output = self.eval.netlist().outputs.iter().find(|o| o.name == name).map(|o| o.wire);
+        let wire = output.or_else(|| self.eval.input(name)).unwrap_or_else(|| panic!("endpoint has no port `{name}`"));
+        self.ports.push((name.to_string(), wire, output.is_some()));
         self.ports.len() - 1
     }
     fn set(&mut self, port: usize, value: &Value) {
-        for k in 0..self.ports[port].1.len() {
-            let (w, lo, width) = self.ports[port].1[k];
-            self.eval.set(w, get_bits(value, lo, width));
+        let w = self.ports[port].1;
+        let width = self.eval.netlist().width(w);
+        if width <= 128 {
+            self.eval.set(w, get_bits(value, 0, width));
+        } else {
+            let digits: Vec<u32> = value.iter().flat_map(|x| [*x as u32, (*x >> 32) as u32]).collect();
+            self.eval.set_big(w, &num_bigint::BigUint::from_slice(&digits));
         }
     }
     fn get(&mut self, port: usize) -> Value {
+        let w = self.ports[port].1;
         let mut v = [0; 5];
-        for &(w, lo, width) in &self.ports[port].1 {
-            put_bits(&mut v, lo, width, self.eval.get(w));
+        for (k, digit) in self.eval.get_big(w).iter_u64_digits().enumerate() {
+            v[k] = digit;
         }
         v
     }

@@ -1,7 +1,7 @@
 //! Clock edges: each domain's register and memory write lists, the edges of one or more
 //! domains at an instant, and the schedule of independent clocks ([`Clocks`]).
 
-use super::{mark, Evaluator, NONE};
+use super::{bits_of, mark, Evaluator, NONE};
 
 /// A register of one clock domain, operands resolved.
 #[derive(Clone, Debug)]
@@ -12,6 +12,8 @@ pub(super) struct RegInstr {
     /// `u32::MAX`: always enabled.
     pub(super) enable: u32,
     pub(super) reset: Option<u128>,
+    /// Wider than 128 bits.
+    pub(super) wide: bool,
 }
 
 /// A memory write port of one clock domain: memory, enable, address, data.
@@ -21,6 +23,8 @@ pub(super) struct WriteInstr {
     pub(super) enable: u32,
     pub(super) addr: u32,
     pub(super) data: u32,
+    /// 128-bit pieces of a word (one for words of at most 128 bits).
+    pub(super) chunks: usize,
 }
 
 impl Evaluator {
@@ -50,6 +54,17 @@ impl Evaluator {
         let values = &self.values;
         // Only registers whose value changes are queued.
         for r in &self.regs[d] {
+            if r.wide {
+                let v = match (reset, r.reset) {
+                    (true, Some(init)) => init.into(),
+                    _ if r.enable == NONE || values.get(r.enable as usize) != 0 => values.big(r.d as usize),
+                    _ => continue,
+                };
+                if values.big(r.node as usize) != v {
+                    self.next_wide.push((r.node, v));
+                }
+                continue;
+            }
             let v = match (reset, r.reset) {
                 (true, Some(init)) => init,
                 _ if r.enable == NONE || values.get(r.enable as usize) != 0 => values.get(r.d as usize),
@@ -61,7 +76,15 @@ impl Evaluator {
         }
         for w in &self.writes[d] {
             if values.get(w.enable as usize) != 0 {
-                self.pending.push((w.mem, values.get(w.addr as usize) as usize, values.get(w.data as usize)));
+                let addr = values.get(w.addr as usize) as usize;
+                if w.chunks == 1 {
+                    self.pending.push((w.mem, addr, values.get(w.data as usize)));
+                } else {
+                    let data = values.big(w.data as usize);
+                    for k in 0..w.chunks {
+                        self.pending.push((w.mem, addr * w.chunks + k, bits_of(&data, 128 * k, 128)));
+                    }
+                }
             }
         }
     }
@@ -78,6 +101,11 @@ impl Evaluator {
         }
         next.clear();
         self.next = next;
+        for (i, v) in std::mem::take(&mut self.next_wide) {
+            if self.values.put_big(i as usize, v) {
+                self.changed(i as usize);
+            }
+        }
         let mut pending = std::mem::take(&mut self.pending);
         for &(m, a, d) in &pending {
             if self.memories[m][a] != d {

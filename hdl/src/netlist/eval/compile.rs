@@ -41,9 +41,11 @@ pub(super) struct Instr {
     pub(super) c: u32,
     pub(super) aux: u32,
     pub(super) code: Code,
-    pub(super) width: u8,
+    pub(super) width: u32,
     /// The result and every operand fit in 64 bits: evaluated on the low words only.
     pub(super) narrow: bool,
+    /// The result or an operand is wider than 128 bits: evaluated on whole values.
+    pub(super) wide: bool,
 }
 
 impl Evaluator {
@@ -85,11 +87,18 @@ impl Evaluator {
             }
         }
         let slots = count as usize;
-        let mut values = Values { lo: vec![0; slots], hi: vec![0; slots] };
+        let mut values = Values { lo: vec![0; slots], hi: vec![0; slots], wide: vec![None; slots] };
+        for (i, node) in net.nodes.iter().enumerate() {
+            if node.width > 128 && slot[i] != NONE {
+                values.wide[slot[i] as usize] = Some(Box::default());
+            }
+        }
         let mut inputs = vec![];
         for (i, node) in net.nodes.iter().enumerate() {
             match &node.op {
-                Op::Const(v) => values.put(slot[i] as usize, *v),
+                Op::Const(v) => {
+                    values.put_big(slot[i] as usize, (*v).into());
+                }
                 Op::Input(name) => inputs.push((name.clone(), i)),
                 Op::Forward(None) => panic!("netlist forward node {i} never resolved"),
                 _ => {}
@@ -106,8 +115,9 @@ impl Evaluator {
                 c: c.map_or(NONE, r),
                 aux,
                 code,
-                width: node.width.min(128) as u8,
+                width: node.width as u32,
                 narrow: node.width <= 64 && [Some(a), b, c].into_iter().flatten().all(|x| width(x) <= 64),
+                wide: node.width > 128 || [Some(a), b, c].into_iter().flatten().any(|x| width(x) > 128),
             };
             let instr = match &node.op {
                 Op::Input(_) => continue,
@@ -170,13 +180,13 @@ impl Evaluator {
         let mut regs = vec![vec![]; domains];
         for (i, node) in net.nodes.iter().enumerate() {
             if let Op::Reg { d, enable, reset } = &node.op {
-                regs[node.domain].push(RegInstr { node: slot[i], d: r(*d), enable: enable.map_or(NONE, r), reset: *reset });
+                regs[node.domain].push(RegInstr { node: slot[i], d: r(*d), enable: enable.map_or(NONE, r), reset: *reset, wide: node.width > 128 });
             }
         }
         let mut writes = vec![vec![]; domains];
         for (m, mem) in net.memories.iter().enumerate() {
             if let Some((e, a, d)) = mem.write {
-                writes[mem.domain].push(WriteInstr { mem: m, enable: r(e), addr: r(a), data: r(d) });
+                writes[mem.domain].push(WriteInstr { mem: m, enable: r(e), addr: r(a), data: r(d), chunks: chunks(mem.width) });
             }
         }
         // Everything is evaluated at the first settle.
@@ -186,9 +196,14 @@ impl Evaluator {
             dirty[p >> 6] |= 1 << (p & 63);
             dirty_words[p >> 12] |= 1 << ((p >> 6) & 63);
         }
-        let memories = net.memories.iter().map(|m| vec![0; m.depth]).collect();
-        Evaluator { net, prog, slot, fan_start, fan, mem_readers, dirty, dirty_words, regs, writes, next: vec![], pending: vec![], values, inputs, memories }
+        let memories = net.memories.iter().map(|m| vec![0; m.depth * chunks(m.width)]).collect();
+        Evaluator { net, prog, slot, fan_start, fan, mem_readers, dirty, dirty_words, regs, writes, next: vec![], next_wide: vec![], pending: vec![], values, inputs, memories }
     }
+}
+
+/// 128-bit pieces a memory word of `width` bits is kept in.
+pub(super) fn chunks(width: usize) -> usize {
+    width.div_ceil(128)
 }
 
 /// Combinational nodes (registers and constants excluded) in dependency order; panics on a

@@ -3,7 +3,8 @@
 //! The flattened netlist is compiled once into a flat program: the combinational nodes in
 //! dependency order as compact instructions (operands resolved to value slots, forwards folded
 //! away, values stored in program order for locality, as two 64-bit halves so that narrow
-//! instructions touch only the low one), with each value's fan-out. [`Evaluator::settle`] is
+//! instructions touch only the low one; values wider than 128 bits also keep all their words
+//! beside), with each value's fan-out. [`Evaluator::settle`] is
 //! event-driven: only instructions whose operands changed since the last settle are evaluated (a
 //! dirty bit per instruction, scanned in program order, so every instruction runs after its
 //! operands), which gives the same values as evaluating every node. Clock edges use per-domain
@@ -24,15 +25,19 @@ pub(crate) use semantics::{comb_operands, compute};
 
 use clock::{RegInstr, WriteInstr};
 use compile::Instr;
-use semantics::{exec, exec64};
+use num_bigint::BigUint;
+use semantics::{exec, exec64, exec_wide};
 use super::vcd::Vcd;
 use super::{mask, Netlist, Wire};
 
-/// Every slot's value as two 64-bit halves: narrow instructions touch only `lo`.
+/// Every slot's value as two 64-bit halves (narrow instructions touch only `lo`); a value wider
+/// than 128 bits is held whole in `wide` (its slot's `lo`/`hi` stay zero).
 #[derive(Clone, Debug)]
 struct Values {
     lo: Vec<u64>,
     hi: Vec<u64>,
+    /// Per slot: the value of a slot wider than 128 bits; empty for the others.
+    wide: Vec<Option<Box<BigUint>>>,
 }
 
 impl Values {
@@ -45,6 +50,57 @@ impl Values {
     fn put(&mut self, s: usize, v: u128) {
         self.lo[s] = v as u64;
         self.hi[s] = (v >> 64) as u64;
+    }
+
+    fn is_wide(&self, s: usize) -> bool {
+        self.wide[s].is_some()
+    }
+
+    /// The value of any slot.
+    fn big(&self, s: usize) -> BigUint {
+        match &self.wide[s] {
+            Some(v) => (**v).clone(),
+            None => BigUint::from(self.get(s)),
+        }
+    }
+
+    /// Sets any slot (`v` already masked to its width); says whether it changed.
+    fn put_big(&mut self, s: usize, v: BigUint) -> bool {
+        match &mut self.wide[s] {
+            Some(old) => {
+                let changed = **old != v;
+                **old = v;
+                changed
+            }
+            None => {
+                let v = low128(&v);
+                let changed = self.get(s) != v;
+                self.put(s, v);
+                changed
+            }
+        }
+    }
+}
+
+/// The low 128 bits of `v`.
+pub fn low128(v: &BigUint) -> u128 {
+    let mut digits = v.iter_u64_digits();
+    let lo = digits.next().unwrap_or(0) as u128;
+    let hi = digits.next().unwrap_or(0) as u128;
+    lo | hi << 64
+}
+
+/// Bits `lo..lo + width` of `v` (`width` at most 128).
+pub(crate) fn bits_of(v: &BigUint, lo: usize, width: usize) -> u128 {
+    low128(&(v >> lo)) & mask(width)
+}
+
+/// `v` of `width` bits masked to that width.
+pub(crate) fn mask_big(v: BigUint, width: usize) -> BigUint {
+    if v.bits() as usize <= width {
+        v
+    } else {
+        v & ((BigUint::from(1u8) << width) - 1u8)
     }
 }
 
@@ -72,9 +128,12 @@ pub struct Evaluator {
     writes: Vec<Vec<WriteInstr>>,
     /// Scratch for clock edges.
     next: Vec<(u32, u128)>,
+    next_wide: Vec<(u32, num_bigint::BigUint)>,
     pending: Vec<(usize, usize, u128)>,
     values: Values,
     inputs: Vec<(String, usize)>,
+    /// Per memory: its words, each as `chunks` 128-bit pieces (one for memories of at most 128
+    /// bits), least significant first.
     memories: Vec<Vec<u128>>,
 }
 
@@ -90,8 +149,12 @@ impl Evaluator {
         self.inputs.iter().find(|(n, _)| n == name).map(|(_, i)| Wire(*i))
     }
 
+    /// Sets an input of at most 128 bits (wider ones: [`Evaluator::set_big`]).
     pub fn set(&mut self, input: Wire, value: u128) {
         let s = self.slot[input.0] as usize;
+        if self.values.is_wide(s) {
+            return self.set_big(input, &BigUint::from(value));
+        }
         let v = value & mask(self.net.nodes[input.0].width);
         if self.values.get(s) != v {
             self.values.put(s, v);
@@ -112,8 +175,59 @@ impl Evaluator {
         }
     }
 
+    /// Sets an input of any width.
+    pub fn set_big(&mut self, input: Wire, value: &BigUint) {
+        let s = self.slot[input.0] as usize;
+        let v = mask_big(value.clone(), self.net.nodes[input.0].width);
+        if self.values.put_big(s, v) {
+            self.changed(s);
+            if s < self.prog.len() {
+                mark(&mut self.dirty, &mut self.dirty_words, s as u32);
+            }
+        }
+    }
+
+    /// The value of `w`, which is at most 128 bits wide (wider ones: [`Evaluator::get_big`]).
     pub fn get(&self, w: Wire) -> u128 {
-        self.values.get(self.slot[w.0] as usize)
+        let s = self.slot[w.0] as usize;
+        assert!(!self.values.is_wide(s), "Evaluator::get on the {}-bit value {:?}: use get_big or get_bits", self.net.nodes[w.0].width, self.net.nodes[w.0].name);
+        self.values.get(s)
+    }
+
+    /// The value of `w`, of any width.
+    pub fn get_big(&self, w: Wire) -> BigUint {
+        self.values.big(self.slot[w.0] as usize)
+    }
+
+    /// Bits `lo..lo + width` (at most 128) of `w`, of any width: a field of a wide value.
+    pub fn get_bits(&self, w: Wire, lo: usize, width: usize) -> u128 {
+        bits_of(&self.get_big(w), lo, width)
+    }
+
+    /// Sets bits `lo..lo + width` (at most 128) of input `input`, keeping its other bits.
+    pub fn set_bits(&mut self, input: Wire, lo: usize, width: usize, value: u128) {
+        let old = self.get_big(input);
+        let field = BigUint::from(mask(width)) << lo;
+        let v = (old.clone() ^ (old & &field)) | (BigUint::from(value & mask(width)) << lo);
+        self.set_big(input, &v);
+    }
+
+    /// Sets bits `lo..lo + width` of the input called `name` (see [`Evaluator::set_bits`]).
+    pub fn set_input_bits(&mut self, name: &str, lo: usize, width: usize, value: u128) {
+        let w = self.input(name).unwrap_or_else(|| panic!("netlist has no input `{name}`"));
+        self.set_bits(w, lo, width, value);
+    }
+
+    /// Bits `lo..lo + width` of the output called `name`; panics when there is none.
+    pub fn get_output_bits(&self, name: &str, lo: usize, width: usize) -> u128 {
+        let o = self.net.outputs.iter().find(|o| o.name == name).unwrap_or_else(|| panic!("netlist has no output `{name}`"));
+        self.get_bits(o.wire, lo, width)
+    }
+
+    /// The output called `name`, of any width; panics when there is none.
+    pub fn get_output_big(&self, name: &str) -> BigUint {
+        let o = self.net.outputs.iter().find(|o| o.name == name).unwrap_or_else(|| panic!("netlist has no output `{name}`"));
+        self.get_big(o.wire)
     }
 
     /// Sets the input called `name`; panics when there is none (a testbench naming error).
@@ -157,6 +271,9 @@ impl Evaluator {
                         let changed = values.lo[p] != v;
                         values.lo[p] = v;
                         changed
+                    } else if ins.wide {
+                        let v = exec_wide(ins, values, memories);
+                        values.put_big(p, v)
                     } else {
                         let v = exec(ins, values, memories);
                         let changed = values.get(p) != v;
@@ -182,7 +299,13 @@ impl Evaluator {
 
     /// Writes this cycle's settled values to `vcd`.
     pub fn sample<W: std::io::Write>(&self, vcd: &mut Vcd<W>) -> std::io::Result<()> {
-        vcd.sample(&|w| self.get(w))
+        vcd.sample(&|w| {
+            let width = self.net.nodes[w.0].width;
+            match self.values.is_wide(self.slot[w.0] as usize) {
+                true => format!("{:0width$}", self.get_big(w).to_str_radix(2)),
+                false => format!("{:0width$b}", self.get(w)),
+            }
+        })
     }
 
     /// Index of the clock domain called `name` (`clk` is 0).

@@ -2,8 +2,10 @@
 //! the low 64 for narrow ones), the same on netlist operations (for constant folding), and each
 //! operation's operands.
 
+use num_bigint::BigUint;
+
 use super::compile::{Code, Instr};
-use super::Values;
+use super::{low128, mask_big, Values};
 use crate::netlist::{Op, Wire};
 
 /// Runs a narrow instruction on the low words (masked result); the same value as [`exec`].
@@ -79,6 +81,60 @@ pub(super) fn exec(ins: &Instr, values: &Values, memories: &[Vec<u128>]) -> u128
         Code::MemRead => memories[ins.aux as usize][a as usize],
     };
     v & u128::MAX.checked_shr(128 - ins.width as u32).unwrap_or(0)
+}
+
+/// Runs an instruction on values of any width (masked result): the same value as [`exec`] on
+/// narrower ones.
+pub(super) fn exec_wide(ins: &Instr, values: &Values, memories: &[Vec<u128>]) -> BigUint {
+    let width = ins.width as usize;
+    let a = || values.big(ins.a as usize);
+    let b = || values.big(ins.b as usize);
+    let modulus = || BigUint::from(1u8) << width;
+    let v = match ins.code {
+        Code::Add => a() + b(),
+        Code::Sub => a() + (modulus() - mask_big(b(), width)),
+        Code::Mul => a() * b(),
+        Code::And => a() & b(),
+        Code::Or => a() | b(),
+        Code::Xor => a() ^ b(),
+        Code::Not => (modulus() - 1u8) ^ mask_big(a(), width),
+        Code::Shl | Code::Shr => {
+            // Shifting by the operand's width or more gives zero, as the masked shift does.
+            let amount = b();
+            if amount.bits() > 32 {
+                BigUint::default()
+            } else if ins.code == Code::Shl {
+                a() << low128(&amount) as usize
+            } else {
+                a() >> low128(&amount) as usize
+            }
+        }
+        Code::Eq => BigUint::from((a() == b()) as u8),
+        Code::Ult => BigUint::from((a() < b()) as u8),
+        Code::Slt => {
+            // Flipping the sign bits orders two's-complement values as unsigned ones.
+            let sign = BigUint::from(1u8) << (ins.aux as usize - 1);
+            BigUint::from(((a() ^ &sign) < (b() ^ &sign)) as u8)
+        }
+        Code::Mux => {
+            if values.big(ins.a as usize) != BigUint::default() {
+                b()
+            } else {
+                values.big(ins.c as usize)
+            }
+        }
+        Code::Concat => (a() << ins.aux as usize) | b(),
+        Code::Slice => a() >> ins.aux as usize,
+        Code::Lzc => BigUint::from(ins.aux as u64 - a().bits()),
+        Code::Parity => BigUint::from((a().count_ones() & 1) as u8),
+        Code::MemRead => {
+            let chunks = width.div_ceil(128);
+            let base = low128(&a()) as usize * chunks;
+            let words = &memories[ins.aux as usize][base..base + chunks];
+            words.iter().rev().fold(BigUint::default(), |acc, w| (acc << 128) | BigUint::from(*w))
+        }
+    };
+    mask_big(v, width)
 }
 
 /// The value of a combinational operation, given its operands' values and widths (unmasked).

@@ -80,10 +80,7 @@ impl Body<'_> {
                 let r = (self.input)(name);
                 Some((r.base, r.lo))
             }
-            Op::InstanceOutput { inst, port } => {
-                let (p, lo) = super::split_port(port);
-                Some((self.inst_wires[*inst][p].0.clone(), lo))
-            }
+            Op::InstanceOutput { inst, port } => Some((self.inst_wires[*inst][port].0.clone(), 0)),
             Op::Slice(a, lo) => self.base(*a).map(|(b, l)| (b, l + lo)),
             _ => None,
         }
@@ -93,10 +90,7 @@ impl Body<'_> {
     fn whole(&self, w: Wire) -> bool {
         match &self.net.nodes[w.0].op {
             Op::Input(name) => (self.input)(name).whole,
-            Op::InstanceOutput { inst, port } => {
-                let (p, lo) = super::split_port(port);
-                lo == 0 && self.inst_wires[*inst][p].1 == self.net.nodes[w.0].width
-            }
+            Op::InstanceOutput { .. } => true,
             _ => false,
         }
     }
@@ -133,7 +127,8 @@ impl Body<'_> {
             Op::Ult(a, b) => format!("{} < {}", e(a), e(b)),
             Op::Slt(a, b) => {
                 // Two's-complement order is unsigned order with the sign bits flipped.
-                let flip = literal(1 << (net.width(*a) - 1), net.width(*a));
+                let width = net.width(*a);
+                let flip = if width <= 128 { literal(1 << (width - 1), width) } else { format!("{{1'b1, {}}}", literal(0, width - 1)) };
                 format!("({} ^ {flip}) < ({} ^ {flip})", e(a), e(b))
             }
             Op::Mux(s, a, b) => format!("{} ? {} : {}", e(s), e(a), e(b)),

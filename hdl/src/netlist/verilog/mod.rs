@@ -8,17 +8,18 @@
 mod body;
 mod names;
 
+pub(crate) use names::KEYWORDS;
+
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::rc::Rc;
 
 pub use body::InputRef;
-use body::{literal, Body};
+use body::Body;
 
 use super::{Netlist, Op, Wire};
 
-/// A port of a netlist module: netlist inputs and outputs named `port` or `port@<lo>` (a slice
-/// starting at bit `lo`) bind to it.
+/// A port of a netlist module: a netlist input or output of the same name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Port {
     pub name: String,
@@ -26,26 +27,13 @@ pub struct Port {
     pub output: bool,
 }
 
-pub(crate) fn split_port(name: &str) -> (&str, usize) {
-    match name.split_once('@') {
-        Some((port, lo)) => (port, lo.parse().unwrap_or_else(|_| panic!("netlist port slice `{name}`"))),
-        None => (name, 0),
-    }
-}
-
 /// The ports of a netlist module other than clocks and resets, in order of first appearance
 /// (inputs, then outputs).
 pub fn ports(net: &Netlist) -> Vec<Port> {
     let mut ports: Vec<Port> = vec![];
     let mut add = |name: &str, width: usize, output: bool| {
-        let (port, lo) = split_port(name);
-        match ports.iter_mut().find(|p| p.name == port) {
-            Some(p) => {
-                assert_eq!(p.output, output, "port `{port}` is both input and output");
-                p.width = p.width.max(lo + width);
-            }
-            None => ports.push(Port { name: port.to_string(), width: lo + width, output }),
-        }
+        assert!(!ports.iter().any(|p| p.name == name), "netlist port `{name}` declared twice");
+        ports.push(Port { name: name.to_string(), width, output });
     };
     for node in &net.nodes {
         if let Op::Input(name) = &node.op {
@@ -86,8 +74,8 @@ struct Registry {
 
 /// The Verilog of `net` as module `name` (clocks and resets first, then the ports grouped),
 /// followed by one module per distinct child design, named `<name>$<child module name>` (the
-/// export renames them `<name>_<child>`). Output bits no netlist output covers are driven to
-/// zero. Panics on a clock-domain crossing without a synchroniser.
+/// export renames them `<name>_<child>`). Panics on a clock-domain crossing without a
+/// synchroniser.
 pub fn module(net: &Netlist, name: &str) -> String {
     if let Err(e) = net.check_domains() {
         panic!("{name}: {e}");
@@ -132,14 +120,9 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
         }
         inst_wires.push(wires);
     }
-    let port_width = |port: &str| ports.iter().find(|p| p.name == port).map(|p| p.width);
-    let input = |input: &str| {
-        let (port, lo) = split_port(input);
-        let width = net.nodes.iter().find(|n| matches!(&n.op, Op::Input(i) if i == input)).unwrap().width;
-        InputRef { base: port.to_string(), lo, whole: lo == 0 && Some(width) == port_width(port) }
-    };
+    let input = |input: &str| InputRef { base: input.to_string(), lo: 0, whole: true };
     let plan = names::plan(net, &mut taken);
-    let partly_read = |port: &str| net.nodes.iter().enumerate().any(|(i, n)| matches!(&n.op, Op::Input(x) if split_port(x).0 == port) && plan.partly_read[i]);
+    let partly_read = |port: &str| net.nodes.iter().enumerate().any(|(i, n)| matches!(&n.op, Op::Input(x) if x == port) && plan.partly_read[i]);
     let mut last_group = None;
     for p in &order {
         if last_group != Some(group(p)) {
@@ -182,8 +165,8 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
             let value = if p.output {
                 body.inst_wires[k][&p.name].0.clone()
             } else {
-                let pieces: Vec<(usize, Wire)> = inst.inputs.iter().filter(|(n, _)| split_port(n).0 == p.name).map(|(n, w)| (split_port(n).1, *w)).collect();
-                joined(&pieces, p.width, &|w| body.expr(w), &|w| net.width(w))
+                let (_, w) = inst.inputs.iter().find(|(n, _)| *n == p.name).expect("every child input is connected");
+                body.value(*w)
             };
             conns.push(format!("    .{}({value})", p.name));
         }
@@ -195,9 +178,8 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
         }
     }
     text.push('\n');
-    for p in ports.iter().filter(|p| p.output) {
-        let pieces: Vec<(usize, Wire)> = net.outputs.iter().filter(|o| split_port(&o.name).0 == p.name).map(|o| (split_port(&o.name).1, o.wire)).collect();
-        writeln!(text, "assign {} = {};", p.name, joined(&pieces, p.width, &|w| body.value(w), &|w| net.width(w))).unwrap();
+    for o in &net.outputs {
+        writeln!(text, "assign {} = {};", o.name, body.value(o.wire)).unwrap();
     }
     text.push_str("endmodule\n");
     text
@@ -227,31 +209,6 @@ fn child_module(child: &Rc<Netlist>, module_name: &str, root: &str, registry: &m
     };
     registry.by_design.insert(Rc::as_ptr(child), name.clone());
     name
-}
-
-/// A `width`-bit value from `(lo, wire)` pieces; bits no piece covers are zero.
-fn joined(pieces: &[(usize, Wire)], width: usize, expr: &dyn Fn(Wire) -> String, width_of: &dyn Fn(Wire) -> usize) -> String {
-    let mut pieces = pieces.to_vec();
-    pieces.sort();
-    let mut parts = vec![];
-    let mut next = 0;
-    for (lo, w) in pieces {
-        assert!(lo >= next, "overlapping slices at bit {lo}");
-        if lo > next {
-            parts.push(literal(0, lo - next));
-        }
-        parts.push(expr(w));
-        next = lo + width_of(w);
-    }
-    if next < width {
-        parts.push(literal(0, width - next));
-    }
-    parts.reverse();
-    if parts.len() == 1 {
-        parts.pop().unwrap()
-    } else {
-        format!("{{{}}}", parts.join(", "))
-    }
 }
 
 /// The body of a single-clock netlist without instances, for a rust-hdl block that wraps it:

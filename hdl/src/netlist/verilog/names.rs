@@ -38,7 +38,7 @@ pub(super) fn sanitize(name: &str) -> String {
 }
 
 /// Verilog-2005 and SystemVerilog keywords: never an identifier (tools read `.v` files as either).
-const KEYWORDS: &[&str] = &[
+pub(crate) const KEYWORDS: &[&str] = &[
     "alias", "always", "always_comb", "always_ff", "always_latch", "and", "assert", "assign",
     "assume", "automatic", "before", "begin", "bind", "bins", "binsof", "bit", "break", "buf",
     "bufif0", "bufif1", "byte", "case", "casex", "casez", "cell", "chandle", "class", "clocking",

@@ -160,15 +160,17 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
         kw: 8 * lanes,
         nb: 6,
     };
+    let tdata = d.input("s_axis_tdata", 64 * lanes);
     let user = ingress::UserIn {
-        data: (0..lanes).map(|k| d.input(&format!("s_axis_tdata@{}", 64 * k), 64)).collect(),
+        data: (0..lanes).map(|k| tdata.bits(64 * k, 64)).collect(),
         keep: d.input("s_axis_tkeep", z.kw),
         last: d.input("s_axis_tlast", 1),
         vc: d.input("s_axis_tuser", 1),
         valid: d.input("s_axis_tvalid", 1),
     };
     let m_ready: Vec<Sig> = (0..2).map(|v| d.input(&format!("m_axis_vc{v}_tready"), 1)).collect();
-    let rx_serial: Vec<Sig> = (0..lanes).map(|k| d.input(&format!("rx_serial@{}", 66 * k), 66)).collect();
+    let rx_all = d.input("rx_serial", 66 * lanes);
+    let rx_serial: Vec<Sig> = (0..lanes).map(|k| rx_all.bits(66 * k, 66)).collect();
     let nfc = transmit::NfcIn { valid: d.input("s_axis_nfc_tvalid", 1), data: d.input("s_axis_nfc_tdata", 16) };
     let credit_return = d.input("rx_credit_return", 2);
 
@@ -252,10 +254,9 @@ mod tests {
             let reset = edges[0] < 3;
             for &i in &rising {
                 // The partner's receive side samples this end's blocks on this end's clock.
-                for k in 0..config.lanes {
-                    let block = ends[i].get_output(&format!("tx_serial@{}", 66 * k));
-                    ends[1 - i].set_input(&format!("rx_serial@{}", 66 * k), block);
-                }
+                let blocks = ends[i].get_output_big("tx_serial");
+                let rx = ends[1 - i].input("rx_serial").unwrap();
+                ends[1 - i].set_big(rx, &blocks);
                 ends[1 - i].settle();
             }
             for (i, e) in ends.iter_mut().enumerate() {
@@ -330,15 +331,15 @@ mod tests {
                         e.set_input(name, value);
                     }
                     for k in 0..lanes {
-                        e.set_input(&format!("s_axis_tdata@{}", 64 * k), data[k]);
-                        e.set_input(&format!("rx_serial@{}", 66 * k), serial[i][k]);
+                        e.set_input_bits("s_axis_tdata", 64 * k, 64, data[k]);
+                        e.set_input_bits("rx_serial", 66 * k, 66, serial[i][k]);
                     }
                     e.settle();
-                    seen.push(names.iter().map(|n| e.get_output(n)).collect::<Vec<_>>());
-                    serial[i] = (0..lanes).map(|k| e.get_output(&format!("tx_serial@{}", 66 * k))).collect();
+                    seen.push(names.iter().map(|n| e.get_output_big(n)).collect::<Vec<_>>());
+                    serial[i] = (0..lanes).map(|k| e.get_output_bits("tx_serial", 66 * k, 66)).collect();
                     e.clock(false);
                 }
-                let out = |name: &str| seen[0][names.iter().position(|n| n == name).unwrap()];
+                let out = |name: &str| weft_hdl::netlist::eval::low128(&seen[0][names.iter().position(|n| n == name).unwrap()]);
                 for (n, name) in names.iter().enumerate() {
                     // A virtual channel's beat only counts while it is valid.
                     let beat = (0..2).find(|v| name.starts_with(&format!("m_axis_vc{v}_t")) && !name.ends_with("tvalid"));

@@ -212,10 +212,9 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         let held = popped_all.q + (commit[v].q - rd[v].q).zext(16) - returned_all.q - returned.zext(16);
         absorb.next_when(returned & absorbing, absorb.q - 1u32).next_when(l.hold, held);
         freed.push(returned & !absorbing);
-        for (k, mem) in mems.iter().enumerate() {
-            let data = if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) };
-            d.output(&format!("m_axis_vc{v}_tdata@{}", 64 * k), data);
-        }
+        let mut lanes: Vec<Sig> = mems.iter().enumerate().map(|(k, mem)| if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) }).collect();
+        lanes.reverse();
+        d.output(&format!("m_axis_vc{v}_tdata"), d.cat(&lanes));
         let side_word = if config.registered_reads { side.read(rd_next).delayed().named(&format!("vc{v}_side_read")) } else { side.read(rd_low) };
         let keep = !d.lit(u128::MAX, z.kw).shl(side_word.bits(0, z.nb));
         d.output(&format!("m_axis_vc{v}_tkeep"), keep);

@@ -205,6 +205,7 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     d.output("s_axis_nfc_tready", send_nfc);
     let nfc_block = nfc.data.bits(0, 9).cat(d.lit(BTF_NATIVE_FLOW_CONTROL as u128, 8)).zext(64);
     let control = is_control | send_nfc;
+    let mut serial_lanes = vec![];
     for (k, word) in data_lanes.iter().enumerate() {
         let mut p = is_training.mux(training_block, *word);
         if k == 0 {
@@ -213,8 +214,10 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
         }
         let serial = lane::transmit(&mut d.net(), k, control.wire, p.wire);
         let serial = d.sig(serial).named(&format!("tx_block{k}"));
-        d.output(&format!("tx_serial@{}", 66 * k), serial);
+        serial_lanes.push(serial);
     }
+    serial_lanes.reverse();
+    d.output("tx_serial", d.cat(&serial_lanes));
 
     d.section("scheduler state and retransmission");
     state.go_when(send_header, Tx::Payload).go_when(send_payload & last_word, Tx::Trailer).go_when(send_trailer, Tx::Idle);

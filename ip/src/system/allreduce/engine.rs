@@ -21,13 +21,13 @@
 //! `s_axis_b_*` / `m_axis_b_*` to the router's ports; `flags` ([`FLAGS`]), `dst_a`, `dst_b` (22 bits
 //! as `kernel_port`'s `dst`); counters `contributions`, `results`, `mismatches`.
 
+use crate::axis::gearbox::from_words;
 use std::rc::Rc;
 
 use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::float::FloatOperator;
 use weft_hdl::pipeline::{dsl, Stages};
 
-use crate::axis::gearbox::chunked;
 use crate::axis::packetize::{aggregate, payloads, sideband};
 use crate::system::kernel_port::port_width;
 use crate::router::header::field;
@@ -85,7 +85,7 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
     // Each contribution's length waits beside the adders for the packet's sums (its last beat
     // leaves with the adders' `tlast`); a header with no payload has no sums and no entry.
     let pop = d.later(1);
-    let header_length = d.bits_of(&host.0.data, field("length").0, 14);
+    let header_length = host.0.data.bits(field("length").0, 14);
     let lengths = d.queue("lengths", 16, h_head & header_length.ne(0u32), &[header_length.named("packet_length")], pop);
     let a_ok = a.0.valid | !use_a;
     let b_ok = b_join.0.valid | !join_b;
@@ -96,12 +96,10 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
     let fire = (take & h.0.valid & a_ok & b_ok).named("join_fire");
     d.counter("mismatches", fire & use_a & (a.0.last.unwrap() ^ h.0.last.unwrap()));
     let minus_zero = d.lit(0x8000_0000, 32);
-    let mut inputs: Vec<Sig> = (0..lanes).map(|i| use_a.mux(d.bits_of(&a.0.data, 32 * i, 32), minus_zero)).collect();
-    inputs.extend((0..lanes).map(|i| d.bits_of(&h.0.data, 32 * i, 32)));
-    inputs.extend((0..lanes).map(|i| join_b.mux(d.bits_of(&b_join.0.data, 32 * i, 32), minus_zero)));
-    for (chunk, value) in sum.input_chunks("s_axis_tdata").into_iter().zip(inputs) {
-        chunk.define(value);
-    }
+    let mut inputs: Vec<Sig> = (0..lanes).map(|i| use_a.mux(a.0.data.bits(32 * i, 32), minus_zero)).collect();
+    inputs.extend((0..lanes).map(|i| h.0.data.bits(32 * i, 32)));
+    inputs.extend((0..lanes).map(|i| join_b.mux(b_join.0.data.bits(32 * i, 32), minus_zero)));
+    sum.input("s_axis_tdata").define(from_words(&d, &inputs));
     sum.input("s_axis_tvalid").define(fire);
     if keep > 0 {
         sum.input("s_axis_tkeep").define(d.lit((1u128 << keep) - 1, keep));
@@ -121,7 +119,7 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
     let s = Source(Axis {
         name: "sum".into(),
         shape: AxisShape::data(width).with_keep().with_user(14),
-        data: chunked(&d, &sum.output_chunks("m_axis_tdata")),
+        data: sum.output("m_axis_tdata"),
         keep: Some(d.lit((1u128 << (width / 8)) - 1, width / 8)),
         last: Some(out_last),
         user: Some(lengths.head[0]),
