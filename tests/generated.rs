@@ -35,8 +35,10 @@ fn generation_is_deterministic_and_generated_folder_is_current() {
 fn top_level_ports_follow_the_naming_contract() {
     for module in shipped() {
         let text = (module.verilog)(&module.spec).unwrap();
-        let header = text.lines().find(|l| l.starts_with(&format!("module {}(", module.spec.name))).unwrap();
-        for port in header[header.find('(').unwrap() + 1..header.find(')').unwrap()].split(',') {
+        let declared = weft::system::ports::ports(&text, &module.spec.name).unwrap_or_else(|e| panic!("{}: {e}", module.spec.name));
+        assert!(!declared.is_empty(), "{}: no ports read", module.spec.name);
+        for port in declared.iter().map(|p| p.name.as_str()) {
+            assert!(port.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{}: port `{port}` is not a plain identifier", module.spec.name);
             // Besides streams: the FIFO fill level, and the link's serial lanes, status and counters.
             let link_ports = ["rx_serial", "tx_serial", "rx_credit_return", "tx_credit", "lane_up", "channel_up", "frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses", "slips", "retrains", "up_cycles", "partner_restarts", "frames_dropped", "rx_clk", "rx_rst"];
             // The router: coordinates, per-VC credits beside its link streams, counters.

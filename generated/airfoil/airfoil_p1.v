@@ -8,7 +8,29 @@
 //   lambda = 6
 `timescale 1ns/1ps
 
-module airfoil_p1(clk,rst,s_axis_cmd_tdata,s_axis_cmd_tlast,s_axis_cmd_tuser,s_axis_cmd_tvalid,s_axis_edges_tdata,s_axis_edges_tuser,s_axis_edges_tvalid,s_axis_cmd_tready,s_axis_edges_tready,m_axis_res_tready,m_axis_res_tdata,m_axis_res_tlast,m_axis_res_tuser,m_axis_res_tvalid,edges,bad_indices,busy,bank_conflicts,hazards);
+module airfoil_p1(
+    clk,
+    rst,
+    s_axis_cmd_tdata,
+    s_axis_cmd_tlast,
+    s_axis_cmd_tuser,
+    s_axis_cmd_tvalid,
+    s_axis_edges_tdata,
+    s_axis_edges_tuser,
+    s_axis_edges_tvalid,
+    s_axis_cmd_tready,
+    s_axis_edges_tready,
+    m_axis_res_tready,
+    m_axis_res_tdata,
+    m_axis_res_tlast,
+    m_axis_res_tuser,
+    m_axis_res_tvalid,
+    edges,
+    bad_indices,
+    busy,
+    bank_conflicts,
+    hazards
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -584,7 +606,18 @@ endmodule
 // Submodules of airfoil_p1, prefixed with its name so any set of weft files can be read together.
 // verilator lint_off DECLFILENAME
 
-module airfoil_p1_airfoil_res_calc(clk,rst,s_axis_tvalid,s_axis_tlast,s_axis_tdata,s_axis_tready,m_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tlast);
+module airfoil_p1_airfoil_res_calc(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tlast,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid,
+    m_axis_tlast
+);
     /*verilator no_inline_module*/
     // clocks and resets
     input wire clk;
@@ -33281,7 +33314,18 @@ assign m_axis_tlast = q_163;
 assign s_axis_tready = out_valid_or;
 endmodule
 
-module airfoil_p1_airfoil_accumulate(clk,rst,s_axis_tvalid,s_axis_tlast,s_axis_tdata,s_axis_tready,m_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tlast);
+module airfoil_p1_airfoil_accumulate(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tlast,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid,
+    m_axis_tlast
+);
     /*verilator no_inline_module*/
     // clocks and resets
     input wire clk;

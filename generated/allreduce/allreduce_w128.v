@@ -6,7 +6,43 @@
 //   result_tag = 0xa11e
 `timescale 1ns/1ps
 
-module allreduce_w128(clk,rst,s_axis_host_tdata,s_axis_host_tlast,s_axis_host_tvalid,s_axis_a_tdata,s_axis_a_tkeep,s_axis_a_tlast,s_axis_a_tvalid,s_axis_b_tdata,s_axis_b_tkeep,s_axis_b_tlast,s_axis_b_tvalid,s_axis_host_tready,s_axis_a_tready,s_axis_b_tready,m_axis_a_tready,m_axis_b_tready,m_axis_host_tready,m_axis_a_tdata,m_axis_a_tlast,m_axis_a_tvalid,m_axis_b_tdata,m_axis_b_tlast,m_axis_b_tvalid,m_axis_host_tdata,m_axis_host_tkeep,m_axis_host_tlast,m_axis_host_tvalid,flags,dst_a,dst_b,contributions,mismatches,results);
+module allreduce_w128(
+    clk,
+    rst,
+    s_axis_host_tdata,
+    s_axis_host_tlast,
+    s_axis_host_tvalid,
+    s_axis_a_tdata,
+    s_axis_a_tkeep,
+    s_axis_a_tlast,
+    s_axis_a_tvalid,
+    s_axis_b_tdata,
+    s_axis_b_tkeep,
+    s_axis_b_tlast,
+    s_axis_b_tvalid,
+    s_axis_host_tready,
+    s_axis_a_tready,
+    s_axis_b_tready,
+    m_axis_a_tready,
+    m_axis_b_tready,
+    m_axis_host_tready,
+    m_axis_a_tdata,
+    m_axis_a_tlast,
+    m_axis_a_tvalid,
+    m_axis_b_tdata,
+    m_axis_b_tlast,
+    m_axis_b_tvalid,
+    m_axis_host_tdata,
+    m_axis_host_tkeep,
+    m_axis_host_tlast,
+    m_axis_host_tvalid,
+    flags,
+    dst_a,
+    dst_b,
+    contributions,
+    mismatches,
+    results
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -380,7 +416,18 @@ endmodule
 // Submodules of allreduce_w128, prefixed with its name so any set of weft files can be read together.
 // verilator lint_off DECLFILENAME
 
-module allreduce_w128_allreduce_sum_x4(clk,rst,s_axis_tvalid,s_axis_tlast,s_axis_tdata,s_axis_tready,m_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tlast);
+module allreduce_w128_allreduce_sum_x4(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tlast,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid,
+    m_axis_tlast
+);
     // clocks and resets
     input wire clk;
     input wire rst;

@@ -7,7 +7,32 @@
 //   address_width = 12
 `timescale 1ns/1ps
 
-module axil_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,link_status,counters,local_x,local_y,local_z);
+module axil_node_regs(
+    clk,
+    rst,
+    s_axil_awaddr,
+    s_axil_awvalid,
+    s_axil_wdata,
+    s_axil_wstrb,
+    s_axil_wvalid,
+    s_axil_bready,
+    s_axil_araddr,
+    s_axil_arvalid,
+    s_axil_rready,
+    s_axil_awready,
+    s_axil_wready,
+    s_axil_bvalid,
+    s_axil_bresp,
+    s_axil_arready,
+    s_axil_rvalid,
+    s_axil_rdata,
+    s_axil_rresp,
+    link_status,
+    counters,
+    local_x,
+    local_y,
+    local_z
+);
     // clocks and resets
     input wire clk;
     input wire rst;

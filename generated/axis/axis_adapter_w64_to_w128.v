@@ -5,7 +5,20 @@
 //   output_width = 128
 `timescale 1ns/1ps
 
-module axis_adapter_w64_to_w128(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid);
+module axis_adapter_w64_to_w128(
+    clk,
+    rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tvalid,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tkeep,
+    m_axis_tlast,
+    m_axis_tvalid
+);
     // clocks and resets
     input wire clk;
     input wire rst;

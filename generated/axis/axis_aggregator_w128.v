@@ -5,7 +5,21 @@
 //   tuser = dst_x[5:0] dst_y[11:6] dst_z[17:12] dst_port[21:18] tag[37:22] length[51:38]
 `timescale 1ns/1ps
 
-module axis_aggregator_w128(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_tready,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid);
+module axis_aggregator_w128(
+    clk,
+    rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tuser,
+    s_axis_tvalid,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tkeep,
+    m_axis_tlast,
+    m_axis_tvalid
+);
     // clocks and resets
     input wire clk;
     input wire rst;

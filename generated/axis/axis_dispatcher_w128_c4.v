@@ -5,7 +5,36 @@
 //   channels = 4
 `timescale 1ns/1ps
 
-module axis_dispatcher_w128_c4(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_ch0_tready,m_axis_ch1_tready,m_axis_ch2_tready,m_axis_ch3_tready,m_axis_ch0_tdata,m_axis_ch0_tkeep,m_axis_ch0_tlast,m_axis_ch0_tvalid,m_axis_ch1_tdata,m_axis_ch1_tkeep,m_axis_ch1_tlast,m_axis_ch1_tvalid,m_axis_ch2_tdata,m_axis_ch2_tkeep,m_axis_ch2_tlast,m_axis_ch2_tvalid,m_axis_ch3_tdata,m_axis_ch3_tkeep,m_axis_ch3_tlast,m_axis_ch3_tvalid,dropped);
+module axis_dispatcher_w128_c4(
+    clk,
+    rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tvalid,
+    s_axis_tready,
+    m_axis_ch0_tready,
+    m_axis_ch1_tready,
+    m_axis_ch2_tready,
+    m_axis_ch3_tready,
+    m_axis_ch0_tdata,
+    m_axis_ch0_tkeep,
+    m_axis_ch0_tlast,
+    m_axis_ch0_tvalid,
+    m_axis_ch1_tdata,
+    m_axis_ch1_tkeep,
+    m_axis_ch1_tlast,
+    m_axis_ch1_tvalid,
+    m_axis_ch2_tdata,
+    m_axis_ch2_tkeep,
+    m_axis_ch2_tlast,
+    m_axis_ch2_tvalid,
+    m_axis_ch3_tdata,
+    m_axis_ch3_tkeep,
+    m_axis_ch3_tlast,
+    m_axis_ch3_tvalid,
+    dropped
+);
     // clocks and resets
     input wire clk;
     input wire rst;

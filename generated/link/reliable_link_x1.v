@@ -12,7 +12,49 @@
 //   receive_clock = rx_clk (rx_serial, lock, deskew, bonding), elastic buffer into clk
 `timescale 1ns/1ps
 
-module reliable_link_x1(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips,partner_restarts,frames_dropped,retrains,up_cycles);
+module reliable_link_x1(
+    clk,
+    rst,
+    rx_clk,
+    rx_rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tuser,
+    s_axis_tvalid,
+    s_axis_nfc_tvalid,
+    s_axis_nfc_tdata,
+    s_axis_tready,
+    s_axis_nfc_tready,
+    m_axis_vc0_tready,
+    m_axis_vc1_tready,
+    m_axis_nfc_tvalid,
+    m_axis_nfc_tdata,
+    m_axis_vc0_tdata,
+    m_axis_vc0_tkeep,
+    m_axis_vc0_tlast,
+    m_axis_vc0_tvalid,
+    m_axis_vc1_tdata,
+    m_axis_vc1_tkeep,
+    m_axis_vc1_tlast,
+    m_axis_vc1_tvalid,
+    rx_serial,
+    rx_credit_return,
+    lane_up,
+    channel_up,
+    tx_credit,
+    tx_serial,
+    frames_sent,
+    frames_retransmitted,
+    frames_received,
+    crc_errors,
+    lock_losses,
+    slips,
+    partner_restarts,
+    frames_dropped,
+    retrains,
+    up_cycles
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -69,6 +111,12 @@ module reliable_link_x1(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_t
     output wire [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
+// state encodings
+/* verilator lint_off UNUSEDPARAM */
+localparam [1:0] TX_STATE_IDLE = 2'h0;
+localparam [1:0] TX_STATE_PAYLOAD = 2'h1;
+localparam [1:0] TX_STATE_TRAILER = 2'h2;
+/* verilator lint_on UNUSEDPARAM */
 // state shared by the two directions
 reg [5:0] acked_seq;
 reg [10:0] acked_addr;
@@ -867,9 +915,9 @@ assign cc_timer_is4992 = cc_timer_plus == 16'h1380;
 assign running = (~send_cc) & channel_up_2;
 assign training = (~send_cc) & (~channel_up_2);
 assign bond_slot = bond_timer == 4'h0;
-assign idle = tx_state == 2'h0;
-assign in_payload = tx_state == 2'h1;
-assign in_trailer = tx_state == 2'h2;
+assign idle = tx_state == TX_STATE_IDLE;
+assign in_payload = tx_state == TX_STATE_PAYLOAD;
+assign in_trailer = tx_state == TX_STATE_TRAILER;
 assign rewind = (go_back | tx_stale) & idle;
 assign complete = tx_complete | ingress_ended;
 assign frame_start_rd_2 = frame_start[tx_seq];
@@ -1103,7 +1151,7 @@ always @(posedge clk) begin
     if (rst) limit_in1 <= 16'h0; else limit_in1 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
     if (rst) ack_taken <= 1'h0; else ack_taken <= ack_ok;
     if (rst) nak_taken <= 1'h0; else nak_taken <= nak_in;
-    if (rst) tx_state <= 2'h0; else tx_state <= hold ? 2'h0 : (send_trailer ? 2'h0 : ((send_payload & last_word) ? 2'h2 : (send_header ? 2'h1 : tx_state)));
+    if (rst) tx_state <= TX_STATE_IDLE; else tx_state <= hold ? TX_STATE_IDLE : (send_trailer ? TX_STATE_IDLE : ((send_payload & last_word) ? TX_STATE_TRAILER : (send_header ? TX_STATE_PAYLOAD : tx_state)));
     if (rst) tx_seq <= 6'h0; else tx_seq <= hold ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq));
     if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= hold ? 6'h0 : (fresh ? tx_seq_plus : tx_sent_high);
     if (rst) tx_rd <= 11'h0; else tx_rd <= hold ? replay_wr : rd_next;

@@ -10,7 +10,101 @@
 //   dateline = true
 `timescale 1ns/1ps
 
-module router_2x2x2(clk,rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_xp_tdata,s_axis_xp_tlast,s_axis_xp_tvalid,s_axis_xp_tkeep,s_axis_xp_tuser,s_axis_yp_tdata,s_axis_yp_tlast,s_axis_yp_tvalid,s_axis_yp_tkeep,s_axis_yp_tuser,s_axis_zp_tdata,s_axis_zp_tlast,s_axis_zp_tvalid,s_axis_zp_tkeep,s_axis_zp_tuser,s_axis_p0_tready,s_axis_p1_tready,s_axis_xp_credit,s_axis_yp_credit,s_axis_zp_credit,m_axis_p0_tready,m_axis_p1_tready,m_axis_xp_tready,m_axis_yp_tready,m_axis_zp_tready,m_axis_xp_credit,m_axis_yp_credit,m_axis_zp_credit,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,m_axis_xp_tdata,m_axis_xp_tkeep,m_axis_xp_tlast,m_axis_xp_tvalid,m_axis_xp_tuser,m_axis_yp_tdata,m_axis_yp_tkeep,m_axis_yp_tlast,m_axis_yp_tvalid,m_axis_yp_tuser,m_axis_zp_tdata,m_axis_zp_tkeep,m_axis_zp_tlast,m_axis_zp_tvalid,m_axis_zp_tuser,local_x,local_y,local_z,stat_p0_length_errors,stat_p0_dropped,stat_p1_length_errors,stat_p1_dropped,stat_xp_ecc_corrected,stat_xp_ecc_uncorrectable,stat_xp_dropped,stat_yp_ecc_corrected,stat_yp_ecc_uncorrectable,stat_yp_dropped,stat_zp_ecc_corrected,stat_zp_ecc_uncorrectable,stat_zp_dropped,stat_p0_packets,stat_p0_flits,stat_p0_stalls,stat_p1_packets,stat_p1_flits,stat_p1_stalls,stat_xp_vc1_packets,stat_xp_packets,stat_xp_flits,stat_xp_stalls,stat_yp_vc1_packets,stat_yp_packets,stat_yp_flits,stat_yp_stalls,stat_zp_vc1_packets,stat_zp_packets,stat_zp_flits,stat_zp_stalls);
+module router_2x2x2(
+    clk,
+    rst,
+    s_axis_p0_tdata,
+    s_axis_p0_tlast,
+    s_axis_p0_tvalid,
+    s_axis_p1_tdata,
+    s_axis_p1_tlast,
+    s_axis_p1_tvalid,
+    s_axis_xp_tdata,
+    s_axis_xp_tlast,
+    s_axis_xp_tvalid,
+    s_axis_xp_tkeep,
+    s_axis_xp_tuser,
+    s_axis_yp_tdata,
+    s_axis_yp_tlast,
+    s_axis_yp_tvalid,
+    s_axis_yp_tkeep,
+    s_axis_yp_tuser,
+    s_axis_zp_tdata,
+    s_axis_zp_tlast,
+    s_axis_zp_tvalid,
+    s_axis_zp_tkeep,
+    s_axis_zp_tuser,
+    s_axis_p0_tready,
+    s_axis_p1_tready,
+    s_axis_xp_credit,
+    s_axis_yp_credit,
+    s_axis_zp_credit,
+    m_axis_p0_tready,
+    m_axis_p1_tready,
+    m_axis_xp_tready,
+    m_axis_yp_tready,
+    m_axis_zp_tready,
+    m_axis_xp_credit,
+    m_axis_yp_credit,
+    m_axis_zp_credit,
+    m_axis_p0_tdata,
+    m_axis_p0_tkeep,
+    m_axis_p0_tlast,
+    m_axis_p0_tvalid,
+    m_axis_p1_tdata,
+    m_axis_p1_tkeep,
+    m_axis_p1_tlast,
+    m_axis_p1_tvalid,
+    m_axis_xp_tdata,
+    m_axis_xp_tkeep,
+    m_axis_xp_tlast,
+    m_axis_xp_tvalid,
+    m_axis_xp_tuser,
+    m_axis_yp_tdata,
+    m_axis_yp_tkeep,
+    m_axis_yp_tlast,
+    m_axis_yp_tvalid,
+    m_axis_yp_tuser,
+    m_axis_zp_tdata,
+    m_axis_zp_tkeep,
+    m_axis_zp_tlast,
+    m_axis_zp_tvalid,
+    m_axis_zp_tuser,
+    local_x,
+    local_y,
+    local_z,
+    stat_p0_length_errors,
+    stat_p0_dropped,
+    stat_p1_length_errors,
+    stat_p1_dropped,
+    stat_xp_ecc_corrected,
+    stat_xp_ecc_uncorrectable,
+    stat_xp_dropped,
+    stat_yp_ecc_corrected,
+    stat_yp_ecc_uncorrectable,
+    stat_yp_dropped,
+    stat_zp_ecc_corrected,
+    stat_zp_ecc_uncorrectable,
+    stat_zp_dropped,
+    stat_p0_packets,
+    stat_p0_flits,
+    stat_p0_stalls,
+    stat_p1_packets,
+    stat_p1_flits,
+    stat_p1_stalls,
+    stat_xp_vc1_packets,
+    stat_xp_packets,
+    stat_xp_flits,
+    stat_xp_stalls,
+    stat_yp_vc1_packets,
+    stat_yp_packets,
+    stat_yp_flits,
+    stat_yp_stalls,
+    stat_zp_vc1_packets,
+    stat_zp_packets,
+    stat_zp_flits,
+    stat_zp_stalls
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -127,6 +221,17 @@ module router_2x2x2(clk,rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_a
     output wire [31:0] stat_zp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
+// state encodings
+/* verilator lint_off UNUSEDPARAM */
+localparam [1:0] P0_MODE_HEAD = 2'h0;
+localparam [1:0] P0_MODE_BODY = 2'h1;
+localparam [1:0] P0_MODE_PAD = 2'h2;
+localparam [1:0] P0_MODE_DISCARD = 2'h3;
+localparam [1:0] P1_MODE_HEAD = 2'h0;
+localparam [1:0] P1_MODE_BODY = 2'h1;
+localparam [1:0] P1_MODE_PAD = 2'h2;
+localparam [1:0] P1_MODE_DISCARD = 2'h3;
+/* verilator lint_on UNUSEDPARAM */
 // this node's coordinates, and what routes compare with them
 reg [5:0] here_x;
 reg [5:0] here_y;
@@ -1835,10 +1940,10 @@ assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
 assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
 
 // ---- input p0: length policing ----
-assign p0_mode_is0 = p0_mode == 2'h0;
-assign p0_mode_is2 = p0_mode == 2'h2;
-assign p0_mode_is3 = p0_mode == 2'h3;
-assign p0_mode_and = (p0_mode_is0 | (p0_mode == 2'h1)) & p0_space;
+assign p0_mode_is0 = p0_mode == P0_MODE_HEAD;
+assign p0_mode_is2 = p0_mode == P0_MODE_PAD;
+assign p0_mode_is3 = p0_mode == P0_MODE_DISCARD;
+assign p0_mode_and = (p0_mode_is0 | (p0_mode == P0_MODE_BODY)) & p0_space;
 assign accept = p0_mode_and & s_axis_p0_tvalid;
 assign accept_or = accept | (p0_mode_is2 & p0_space);
 assign accept_and = accept & p0_mode_is0;
@@ -1904,10 +2009,10 @@ assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
 assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
 
 // ---- input p1: length policing ----
-assign p1_mode_is0 = p1_mode == 2'h0;
-assign p1_mode_is2 = p1_mode == 2'h2;
-assign p1_mode_is3 = p1_mode == 2'h3;
-assign p1_mode_and = (p1_mode_is0 | (p1_mode == 2'h1)) & p1_space;
+assign p1_mode_is0 = p1_mode == P1_MODE_HEAD;
+assign p1_mode_is2 = p1_mode == P1_MODE_PAD;
+assign p1_mode_is3 = p1_mode == P1_MODE_DISCARD;
+assign p1_mode_and = (p1_mode_is0 | (p1_mode == P1_MODE_BODY)) & p1_space;
 assign accept_2 = p1_mode_and & s_axis_p1_tvalid;
 assign accept_or_2 = accept_2 | (p1_mode_is2 & p1_space);
 assign accept_and_4 = accept_2 & p1_mode_is0;
@@ -3037,8 +3142,8 @@ assign zp_credit0_minus = zp_credit0_plus - zp_head_flits_sel;
 assign zp_credit1_plus = ({1'h0, zp_credit1}) + ({9'h0, m_axis_zp_credit[1]});
 assign zp_head_flits_sel_2 = (zp_head_in & zp_head_vc) ? ({3'h0, zp_head_flits}) : 10'h0;
 assign zp_credit1_minus = zp_credit1_plus - zp_head_flits_sel_2;
-assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? 2'h0 : (s_axis_p0_tlast_and ? 2'h3 : (ends_and ? 2'h2 : (ends ? 2'h0 : (accept_and ? 2'h1 : p0_mode))));
-assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? 2'h0 : (s_axis_p1_tlast_and ? 2'h3 : (ends_and_2 ? 2'h2 : (ends_2 ? 2'h0 : (accept_and_4 ? 2'h1 : p1_mode))));
+assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
+assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and_2 ? P1_MODE_PAD : (ends_2 ? P1_MODE_HEAD : (accept_and_4 ? P1_MODE_BODY : p1_mode))));
 
 always @(posedge clk) begin
     here_x <= local_x;
@@ -3056,7 +3161,7 @@ always @(posedge clk) begin
     here_x_bottom <= local_x == 6'h0;
     here_y_bottom <= local_y == 6'h0;
     here_z_bottom <= local_z == 6'h0;
-    if (rst) p0_mode <= 2'h0; else p0_mode <= p0_mode_sel;
+    if (rst) p0_mode <= P0_MODE_HEAD; else p0_mode <= p0_mode_sel;
     if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
     if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
     if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
@@ -3080,7 +3185,7 @@ always @(posedge clk) begin
     if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
     if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
     if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
-    if (rst) p1_mode <= 2'h0; else p1_mode <= p1_mode_sel;
+    if (rst) p1_mode <= P1_MODE_HEAD; else p1_mode <= p1_mode_sel;
     if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or_2 ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
     if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and_4 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
     if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and_4 ? drop_2 : p1_in_dropped;

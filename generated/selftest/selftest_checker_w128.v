@@ -5,7 +5,22 @@
 //   pattern = lane = seed ^ k*0x9E3779B9 ^ index*0x85EBCA6B (k = packet, in header user)
 `timescale 1ns/1ps
 
-module selftest_checker_w128(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,seed,expected,clear,packets,errors,bytes,complete);
+module selftest_checker_w128(
+    clk,
+    rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tvalid,
+    s_axis_tready,
+    seed,
+    expected,
+    clear,
+    packets,
+    errors,
+    bytes,
+    complete
+);
     // clocks and resets
     input wire clk;
     input wire rst;

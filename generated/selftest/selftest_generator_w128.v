@@ -5,7 +5,27 @@
 //   pattern = lane = seed ^ k*0x9E3779B9 ^ index*0x85EBCA6B (k = packet, in header user)
 `timescale 1ns/1ps
 
-module selftest_generator_w128(clk,rst,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,start,count,length,dst,tag,seed,done_in,window,received,busy,sent,cycles);
+module selftest_generator_w128(
+    clk,
+    rst,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tkeep,
+    m_axis_tlast,
+    m_axis_tvalid,
+    start,
+    count,
+    length,
+    dst,
+    tag,
+    seed,
+    done_in,
+    window,
+    received,
+    busy,
+    sent,
+    cycles
+);
     // clocks and resets
     input wire clk;
     input wire rst;

@@ -13,7 +13,76 @@
 //   register_counters = from 0x100: p0_packets, p1_packets, xp_packets, yp_packets, zp_packets, p0_dropped, p1_dropped, xp_ecc_corrected, yp_ecc_corrected, zp_ecc_corrected, xp_frames_sent, xp_frames_retransmitted, xp_crc_errors, xp_lock_losses, xp_retrains, xp_up_cycles, xp_partner_restarts, xp_frames_dropped, xp_slips, xn_frames_sent, xn_frames_retransmitted, xn_crc_errors, xn_lock_losses, xn_retrains, xn_up_cycles, xn_partner_restarts, xn_frames_dropped, xn_slips, yp_frames_sent, yp_frames_retransmitted, yp_crc_errors, yp_lock_losses, yp_retrains, yp_up_cycles, yp_partner_restarts, yp_frames_dropped, yp_slips, yn_frames_sent, yn_frames_retransmitted, yn_crc_errors, yn_lock_losses, yn_retrains, yn_up_cycles, yn_partner_restarts, yn_frames_dropped, yn_slips, zp_frames_sent, zp_frames_retransmitted, zp_crc_errors, zp_lock_losses, zp_retrains, zp_up_cycles, zp_partner_restarts, zp_frames_dropped, zp_slips, zn_frames_sent, zn_frames_retransmitted, zn_crc_errors, zn_lock_losses, zn_retrains, zn_up_cycles, zn_partner_restarts, zn_frames_dropped, zn_slips
 `timescale 1ns/1ps
 
-module torus_2x2x2_node(clk,rst,xp_rx_clk,xp_rx_rst,xn_rx_clk,xn_rx_rst,yp_rx_clk,yp_rx_rst,yn_rx_clk,yn_rx_rst,zp_rx_clk,zp_rx_rst,zn_rx_clk,zn_rx_rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_p0_tready,s_axis_p1_tready,m_axis_p0_tready,m_axis_p1_tready,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,xp_rx_serial,xn_rx_serial,yp_rx_serial,yn_rx_serial,zp_rx_serial,zn_rx_serial,xp_tx_serial,xp_channel_up,xn_tx_serial,xn_channel_up,yp_tx_serial,yp_channel_up,yn_tx_serial,yn_channel_up,zp_tx_serial,zp_channel_up,zn_tx_serial,zn_channel_up,link_up);
+module torus_2x2x2_node(
+    clk,
+    rst,
+    xp_rx_clk,
+    xp_rx_rst,
+    xn_rx_clk,
+    xn_rx_rst,
+    yp_rx_clk,
+    yp_rx_rst,
+    yn_rx_clk,
+    yn_rx_rst,
+    zp_rx_clk,
+    zp_rx_rst,
+    zn_rx_clk,
+    zn_rx_rst,
+    s_axis_p0_tdata,
+    s_axis_p0_tlast,
+    s_axis_p0_tvalid,
+    s_axis_p1_tdata,
+    s_axis_p1_tlast,
+    s_axis_p1_tvalid,
+    s_axis_p0_tready,
+    s_axis_p1_tready,
+    m_axis_p0_tready,
+    m_axis_p1_tready,
+    m_axis_p0_tdata,
+    m_axis_p0_tkeep,
+    m_axis_p0_tlast,
+    m_axis_p0_tvalid,
+    m_axis_p1_tdata,
+    m_axis_p1_tkeep,
+    m_axis_p1_tlast,
+    m_axis_p1_tvalid,
+    s_axil_awaddr,
+    s_axil_awvalid,
+    s_axil_wdata,
+    s_axil_wstrb,
+    s_axil_wvalid,
+    s_axil_bready,
+    s_axil_araddr,
+    s_axil_arvalid,
+    s_axil_rready,
+    s_axil_awready,
+    s_axil_wready,
+    s_axil_bvalid,
+    s_axil_bresp,
+    s_axil_arready,
+    s_axil_rvalid,
+    s_axil_rdata,
+    s_axil_rresp,
+    xp_rx_serial,
+    xn_rx_serial,
+    yp_rx_serial,
+    yn_rx_serial,
+    zp_rx_serial,
+    zn_rx_serial,
+    xp_tx_serial,
+    xp_channel_up,
+    xn_tx_serial,
+    xn_channel_up,
+    yp_tx_serial,
+    yp_channel_up,
+    yn_tx_serial,
+    yn_channel_up,
+    zp_tx_serial,
+    zp_channel_up,
+    zn_tx_serial,
+    zn_channel_up,
+    link_up
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -932,7 +1001,41 @@ endmodule
 // Submodules of torus_2x2x2_node, prefixed with its name so any set of weft files can be read together.
 // verilator lint_off DECLFILENAME
 
-module torus_2x2x2_node_regs(clk,rst,s_axil_awaddr,s_axil_awvalid,s_axil_wdata,s_axil_wstrb,s_axil_wvalid,s_axil_bready,s_axil_araddr,s_axil_arvalid,s_axil_rready,s_axil_awready,s_axil_wready,s_axil_bvalid,s_axil_bresp,s_axil_arready,s_axil_rvalid,s_axil_rdata,s_axil_rresp,link_status,selftest,counters,local_x,local_y,local_z,st_control,st_count,st_length,st_dst,st_tag,st_seed,st_expected,st_window);
+module torus_2x2x2_node_regs(
+    clk,
+    rst,
+    s_axil_awaddr,
+    s_axil_awvalid,
+    s_axil_wdata,
+    s_axil_wstrb,
+    s_axil_wvalid,
+    s_axil_bready,
+    s_axil_araddr,
+    s_axil_arvalid,
+    s_axil_rready,
+    s_axil_awready,
+    s_axil_wready,
+    s_axil_bvalid,
+    s_axil_bresp,
+    s_axil_arready,
+    s_axil_rvalid,
+    s_axil_rdata,
+    s_axil_rresp,
+    link_status,
+    selftest,
+    counters,
+    local_x,
+    local_y,
+    local_z,
+    st_control,
+    st_count,
+    st_length,
+    st_dst,
+    st_tag,
+    st_seed,
+    st_expected,
+    st_window
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -1366,7 +1469,101 @@ assign st_expected = axil_reg_038;
 assign st_window = axil_reg_03c;
 endmodule
 
-module torus_2x2x2_node_router(clk,rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_xp_tdata,s_axis_xp_tlast,s_axis_xp_tvalid,s_axis_xp_tkeep,s_axis_xp_tuser,s_axis_yp_tdata,s_axis_yp_tlast,s_axis_yp_tvalid,s_axis_yp_tkeep,s_axis_yp_tuser,s_axis_zp_tdata,s_axis_zp_tlast,s_axis_zp_tvalid,s_axis_zp_tkeep,s_axis_zp_tuser,s_axis_p0_tready,s_axis_p1_tready,s_axis_xp_credit,s_axis_yp_credit,s_axis_zp_credit,m_axis_p0_tready,m_axis_p1_tready,m_axis_xp_tready,m_axis_yp_tready,m_axis_zp_tready,m_axis_xp_credit,m_axis_yp_credit,m_axis_zp_credit,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,m_axis_xp_tdata,m_axis_xp_tkeep,m_axis_xp_tlast,m_axis_xp_tvalid,m_axis_xp_tuser,m_axis_yp_tdata,m_axis_yp_tkeep,m_axis_yp_tlast,m_axis_yp_tvalid,m_axis_yp_tuser,m_axis_zp_tdata,m_axis_zp_tkeep,m_axis_zp_tlast,m_axis_zp_tvalid,m_axis_zp_tuser,local_x,local_y,local_z,stat_p0_length_errors,stat_p0_dropped,stat_p1_length_errors,stat_p1_dropped,stat_xp_ecc_corrected,stat_xp_ecc_uncorrectable,stat_xp_dropped,stat_yp_ecc_corrected,stat_yp_ecc_uncorrectable,stat_yp_dropped,stat_zp_ecc_corrected,stat_zp_ecc_uncorrectable,stat_zp_dropped,stat_p0_packets,stat_p0_flits,stat_p0_stalls,stat_p1_packets,stat_p1_flits,stat_p1_stalls,stat_xp_vc1_packets,stat_xp_packets,stat_xp_flits,stat_xp_stalls,stat_yp_vc1_packets,stat_yp_packets,stat_yp_flits,stat_yp_stalls,stat_zp_vc1_packets,stat_zp_packets,stat_zp_flits,stat_zp_stalls);
+module torus_2x2x2_node_router(
+    clk,
+    rst,
+    s_axis_p0_tdata,
+    s_axis_p0_tlast,
+    s_axis_p0_tvalid,
+    s_axis_p1_tdata,
+    s_axis_p1_tlast,
+    s_axis_p1_tvalid,
+    s_axis_xp_tdata,
+    s_axis_xp_tlast,
+    s_axis_xp_tvalid,
+    s_axis_xp_tkeep,
+    s_axis_xp_tuser,
+    s_axis_yp_tdata,
+    s_axis_yp_tlast,
+    s_axis_yp_tvalid,
+    s_axis_yp_tkeep,
+    s_axis_yp_tuser,
+    s_axis_zp_tdata,
+    s_axis_zp_tlast,
+    s_axis_zp_tvalid,
+    s_axis_zp_tkeep,
+    s_axis_zp_tuser,
+    s_axis_p0_tready,
+    s_axis_p1_tready,
+    s_axis_xp_credit,
+    s_axis_yp_credit,
+    s_axis_zp_credit,
+    m_axis_p0_tready,
+    m_axis_p1_tready,
+    m_axis_xp_tready,
+    m_axis_yp_tready,
+    m_axis_zp_tready,
+    m_axis_xp_credit,
+    m_axis_yp_credit,
+    m_axis_zp_credit,
+    m_axis_p0_tdata,
+    m_axis_p0_tkeep,
+    m_axis_p0_tlast,
+    m_axis_p0_tvalid,
+    m_axis_p1_tdata,
+    m_axis_p1_tkeep,
+    m_axis_p1_tlast,
+    m_axis_p1_tvalid,
+    m_axis_xp_tdata,
+    m_axis_xp_tkeep,
+    m_axis_xp_tlast,
+    m_axis_xp_tvalid,
+    m_axis_xp_tuser,
+    m_axis_yp_tdata,
+    m_axis_yp_tkeep,
+    m_axis_yp_tlast,
+    m_axis_yp_tvalid,
+    m_axis_yp_tuser,
+    m_axis_zp_tdata,
+    m_axis_zp_tkeep,
+    m_axis_zp_tlast,
+    m_axis_zp_tvalid,
+    m_axis_zp_tuser,
+    local_x,
+    local_y,
+    local_z,
+    stat_p0_length_errors,
+    stat_p0_dropped,
+    stat_p1_length_errors,
+    stat_p1_dropped,
+    stat_xp_ecc_corrected,
+    stat_xp_ecc_uncorrectable,
+    stat_xp_dropped,
+    stat_yp_ecc_corrected,
+    stat_yp_ecc_uncorrectable,
+    stat_yp_dropped,
+    stat_zp_ecc_corrected,
+    stat_zp_ecc_uncorrectable,
+    stat_zp_dropped,
+    stat_p0_packets,
+    stat_p0_flits,
+    stat_p0_stalls,
+    stat_p1_packets,
+    stat_p1_flits,
+    stat_p1_stalls,
+    stat_xp_vc1_packets,
+    stat_xp_packets,
+    stat_xp_flits,
+    stat_xp_stalls,
+    stat_yp_vc1_packets,
+    stat_yp_packets,
+    stat_yp_flits,
+    stat_yp_stalls,
+    stat_zp_vc1_packets,
+    stat_zp_packets,
+    stat_zp_flits,
+    stat_zp_stalls
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -1483,6 +1680,17 @@ module torus_2x2x2_node_router(clk,rst,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0
     output wire [31:0] stat_zp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
+// state encodings
+/* verilator lint_off UNUSEDPARAM */
+localparam [1:0] P0_MODE_HEAD = 2'h0;
+localparam [1:0] P0_MODE_BODY = 2'h1;
+localparam [1:0] P0_MODE_PAD = 2'h2;
+localparam [1:0] P0_MODE_DISCARD = 2'h3;
+localparam [1:0] P1_MODE_HEAD = 2'h0;
+localparam [1:0] P1_MODE_BODY = 2'h1;
+localparam [1:0] P1_MODE_PAD = 2'h2;
+localparam [1:0] P1_MODE_DISCARD = 2'h3;
+/* verilator lint_on UNUSEDPARAM */
 // this node's coordinates, and what routes compare with them
 reg [5:0] here_x;
 reg [5:0] here_y;
@@ -3191,10 +3399,10 @@ assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
 assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
 
 // ---- input p0: length policing ----
-assign p0_mode_is0 = p0_mode == 2'h0;
-assign p0_mode_is2 = p0_mode == 2'h2;
-assign p0_mode_is3 = p0_mode == 2'h3;
-assign p0_mode_and = (p0_mode_is0 | (p0_mode == 2'h1)) & p0_space;
+assign p0_mode_is0 = p0_mode == P0_MODE_HEAD;
+assign p0_mode_is2 = p0_mode == P0_MODE_PAD;
+assign p0_mode_is3 = p0_mode == P0_MODE_DISCARD;
+assign p0_mode_and = (p0_mode_is0 | (p0_mode == P0_MODE_BODY)) & p0_space;
 assign accept = p0_mode_and & s_axis_p0_tvalid;
 assign accept_or = accept | (p0_mode_is2 & p0_space);
 assign accept_and = accept & p0_mode_is0;
@@ -3260,10 +3468,10 @@ assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
 assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
 
 // ---- input p1: length policing ----
-assign p1_mode_is0 = p1_mode == 2'h0;
-assign p1_mode_is2 = p1_mode == 2'h2;
-assign p1_mode_is3 = p1_mode == 2'h3;
-assign p1_mode_and = (p1_mode_is0 | (p1_mode == 2'h1)) & p1_space;
+assign p1_mode_is0 = p1_mode == P1_MODE_HEAD;
+assign p1_mode_is2 = p1_mode == P1_MODE_PAD;
+assign p1_mode_is3 = p1_mode == P1_MODE_DISCARD;
+assign p1_mode_and = (p1_mode_is0 | (p1_mode == P1_MODE_BODY)) & p1_space;
 assign accept_2 = p1_mode_and & s_axis_p1_tvalid;
 assign accept_or_2 = accept_2 | (p1_mode_is2 & p1_space);
 assign accept_and_4 = accept_2 & p1_mode_is0;
@@ -4393,8 +4601,8 @@ assign zp_credit0_minus = zp_credit0_plus - zp_head_flits_sel;
 assign zp_credit1_plus = ({1'h0, zp_credit1}) + ({9'h0, m_axis_zp_credit[1]});
 assign zp_head_flits_sel_2 = (zp_head_in & zp_head_vc) ? ({3'h0, zp_head_flits}) : 10'h0;
 assign zp_credit1_minus = zp_credit1_plus - zp_head_flits_sel_2;
-assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? 2'h0 : (s_axis_p0_tlast_and ? 2'h3 : (ends_and ? 2'h2 : (ends ? 2'h0 : (accept_and ? 2'h1 : p0_mode))));
-assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? 2'h0 : (s_axis_p1_tlast_and ? 2'h3 : (ends_and_2 ? 2'h2 : (ends_2 ? 2'h0 : (accept_and_4 ? 2'h1 : p1_mode))));
+assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
+assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and_2 ? P1_MODE_PAD : (ends_2 ? P1_MODE_HEAD : (accept_and_4 ? P1_MODE_BODY : p1_mode))));
 
 always @(posedge clk) begin
     here_x <= local_x;
@@ -4412,7 +4620,7 @@ always @(posedge clk) begin
     here_x_bottom <= local_x == 6'h0;
     here_y_bottom <= local_y == 6'h0;
     here_z_bottom <= local_z == 6'h0;
-    if (rst) p0_mode <= 2'h0; else p0_mode <= p0_mode_sel;
+    if (rst) p0_mode <= P0_MODE_HEAD; else p0_mode <= p0_mode_sel;
     if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
     if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
     if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
@@ -4436,7 +4644,7 @@ always @(posedge clk) begin
     if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
     if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
     if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
-    if (rst) p1_mode <= 2'h0; else p1_mode <= p1_mode_sel;
+    if (rst) p1_mode <= P1_MODE_HEAD; else p1_mode <= p1_mode_sel;
     if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or_2 ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
     if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and_4 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
     if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and_4 ? drop_2 : p1_in_dropped;
@@ -4869,7 +5077,22 @@ assign stat_zp_flits = stat_zp_flits_2;
 assign stat_zp_stalls = stat_zp_stalls_2;
 endmodule
 
-module torus_2x2x2_node_selftest_checker(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,seed,expected,clear,packets,errors,bytes,complete);
+module torus_2x2x2_node_selftest_checker(
+    clk,
+    rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tvalid,
+    s_axis_tready,
+    seed,
+    expected,
+    clear,
+    packets,
+    errors,
+    bytes,
+    complete
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -4979,7 +5202,27 @@ assign bytes = bytes_2;
 assign complete = packets_2 == expected;
 endmodule
 
-module torus_2x2x2_node_selftest_generator(clk,rst,m_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,start,count,length,dst,tag,seed,done_in,window,received,busy,sent,cycles);
+module torus_2x2x2_node_selftest_generator(
+    clk,
+    rst,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tkeep,
+    m_axis_tlast,
+    m_axis_tvalid,
+    start,
+    count,
+    length,
+    dst,
+    tag,
+    seed,
+    done_in,
+    window,
+    received,
+    busy,
+    sent,
+    cycles
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -5092,7 +5335,49 @@ assign sent = sent_2;
 assign cycles = cycles_2;
 endmodule
 
-module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tuser,s_axis_tvalid,s_axis_nfc_tvalid,s_axis_nfc_tdata,s_axis_tready,s_axis_nfc_tready,m_axis_vc0_tready,m_axis_vc1_tready,m_axis_nfc_tvalid,m_axis_nfc_tdata,m_axis_vc0_tdata,m_axis_vc0_tkeep,m_axis_vc0_tlast,m_axis_vc0_tvalid,m_axis_vc1_tdata,m_axis_vc1_tkeep,m_axis_vc1_tlast,m_axis_vc1_tvalid,rx_serial,rx_credit_return,lane_up,channel_up,tx_credit,tx_serial,frames_sent,frames_retransmitted,frames_received,crc_errors,lock_losses,slips,partner_restarts,frames_dropped,retrains,up_cycles);
+module torus_2x2x2_node_link(
+    clk,
+    rst,
+    rx_clk,
+    rx_rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tuser,
+    s_axis_tvalid,
+    s_axis_nfc_tvalid,
+    s_axis_nfc_tdata,
+    s_axis_tready,
+    s_axis_nfc_tready,
+    m_axis_vc0_tready,
+    m_axis_vc1_tready,
+    m_axis_nfc_tvalid,
+    m_axis_nfc_tdata,
+    m_axis_vc0_tdata,
+    m_axis_vc0_tkeep,
+    m_axis_vc0_tlast,
+    m_axis_vc0_tvalid,
+    m_axis_vc1_tdata,
+    m_axis_vc1_tkeep,
+    m_axis_vc1_tlast,
+    m_axis_vc1_tvalid,
+    rx_serial,
+    rx_credit_return,
+    lane_up,
+    channel_up,
+    tx_credit,
+    tx_serial,
+    frames_sent,
+    frames_retransmitted,
+    frames_received,
+    crc_errors,
+    lock_losses,
+    slips,
+    partner_restarts,
+    frames_dropped,
+    retrains,
+    up_cycles
+);
     // clocks and resets
     input wire clk;
     input wire rst;
@@ -5151,6 +5436,12 @@ module torus_2x2x2_node_link(clk,rst,rx_clk,rx_rst,s_axis_tdata,s_axis_tkeep,s_a
     output wire [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
+// state encodings
+/* verilator lint_off UNUSEDPARAM */
+localparam [1:0] TX_STATE_IDLE = 2'h0;
+localparam [1:0] TX_STATE_PAYLOAD = 2'h1;
+localparam [1:0] TX_STATE_TRAILER = 2'h2;
+/* verilator lint_on UNUSEDPARAM */
 wire [65:0] rx_serial_bits65_0;
 wire [65:0] rx_serial_bits131_66;
 // state shared by the two directions
@@ -6096,9 +6387,9 @@ assign cc_timer_is4992 = cc_timer_plus == 16'h1380;
 assign running = (~send_cc) & channel_up_2;
 assign training = (~send_cc) & (~channel_up_2);
 assign bond_slot = bond_timer == 4'h0;
-assign idle = tx_state == 2'h0;
-assign in_payload = tx_state == 2'h1;
-assign in_trailer = tx_state == 2'h2;
+assign idle = tx_state == TX_STATE_IDLE;
+assign in_payload = tx_state == TX_STATE_PAYLOAD;
+assign in_trailer = tx_state == TX_STATE_TRAILER;
 assign rewind = (go_back | tx_stale) & idle;
 assign complete = tx_complete | ingress_ended;
 assign frame_start_rd_2 = frame_start[tx_seq];
@@ -6347,7 +6638,7 @@ always @(posedge clk) begin
     if (rst) limit_in1 <= 16'h0; else limit_in1 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
     if (rst) ack_taken <= 1'h0; else ack_taken <= ack_ok;
     if (rst) nak_taken <= 1'h0; else nak_taken <= nak_in;
-    if (rst) tx_state <= 2'h0; else tx_state <= hold ? 2'h0 : (send_trailer ? 2'h0 : ((send_payload & last_word) ? 2'h2 : (send_header ? 2'h1 : tx_state)));
+    if (rst) tx_state <= TX_STATE_IDLE; else tx_state <= hold ? TX_STATE_IDLE : (send_trailer ? TX_STATE_IDLE : ((send_payload & last_word) ? TX_STATE_TRAILER : (send_header ? TX_STATE_PAYLOAD : tx_state)));
     if (rst) tx_seq <= 6'h0; else tx_seq <= hold ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq));
     if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= hold ? 6'h0 : (fresh ? tx_seq_plus : tx_sent_high);
     if (rst) tx_rd <= 11'h0; else tx_rd <= hold ? replay_wr : rd_next;

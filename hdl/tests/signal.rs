@@ -154,6 +154,24 @@ fn a_state_machine_moves_by_its_rules() {
     assert_eq!(seen, [0, 0, 1, 2, 0, 0]);
 }
 
+/// The Verilog names a state machine's values: one `localparam` per state, the comparisons,
+/// the next-state choices and the reset written with them, no bare number against the register.
+#[test]
+fn a_state_machine_reads_by_its_state_names_in_verilog() {
+    let d = Design::new();
+    let go = d.input("go", 1);
+    let light = d.state::<Light>("light");
+    light.go_when(light.is(Light::Red) & go, Light::Green).go_when(light.is(Light::Green), Light::Yellow).go_when(light.is(Light::Yellow), Light::Red);
+    d.output("state", light.reg.q);
+    let text = weft_hdl::netlist::verilog::module(&d.finish(), "lights");
+    for (k, name) in ["RED", "GREEN", "YELLOW"].iter().enumerate() {
+        assert!(text.contains(&format!("localparam [1:0] LIGHT_{name} = 2'h{k};")), "{text}");
+        assert!(text.contains(&format!("light == LIGHT_{name}")), "{text}");
+    }
+    assert!(text.contains("if (rst) light <= LIGHT_RED;"), "{text}");
+    assert!(!text.contains("light == 2'h") && !text.contains("? 2'h"), "a bare state value is left: {text}");
+}
+
 /// A queue against a software FIFO, under random pushes and pops (pops only of a valid head,
 /// pushes only while the memory has room): the same entries come out in the same order, and
 /// the head is readable the cycle after a push into an empty queue.

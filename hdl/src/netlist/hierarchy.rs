@@ -149,6 +149,7 @@ impl Netlist {
                 self.memories[memory_base + k].write = Some((map[e.0], map[a.0], map[d.0]));
             }
         }
+        self.states.extend(child.states.iter().map(|s| super::StateEncoding { reg: map[s.reg.0], names: s.names.clone() }));
         Ok(child.outputs.iter().map(|o| (o.name.clone(), map[o.wire.0])).collect())
     }
 }

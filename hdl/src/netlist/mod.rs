@@ -119,6 +119,14 @@ pub struct Memory {
     pub crossing: bool,
 }
 
+/// The named values of a state register (its `q` wire): value `k` is `names[k]`. The Verilog
+/// declares them as `localparam`s and compares and assigns the register through them.
+#[derive(Clone, Debug)]
+pub struct StateEncoding {
+    pub reg: Wire,
+    pub names: Vec<&'static str>,
+}
+
 /// A state register made with [`Netlist::register`]: read `q` anywhere, give its next value once
 /// with [`Netlist::drive`].
 #[derive(Clone, Copy, Debug)]
@@ -138,6 +146,8 @@ pub struct Netlist {
     pub domains: Vec<Domain>,
     /// Comment lines placed above the node created next (see [`Netlist::section`]).
     pub sections: Vec<(usize, String)>,
+    /// State registers and the names of their values (see [`StateEncoding`]).
+    pub states: Vec<StateEncoding>,
     /// Enable of the registers the stage mechanism inserts (the pipeline's clock enable).
     pub enable: Option<Wire>,
     stage: usize,
@@ -155,6 +165,7 @@ impl Default for Netlist {
             instances: vec![],
             domains: vec![Domain::default()],
             sections: vec![],
+            states: vec![],
             enable: None,
             stage: 0,
             domain: 0,

@@ -158,7 +158,9 @@ impl Design {
     /// A state register of a [`StateEnum`], in its first state after reset.
     pub fn state<E: StateEnum>(&self, name: &str) -> State<'_, E> {
         let width = (usize::BITS - (E::COUNT - 1).max(1).leading_zeros()) as usize;
-        State { reg: self.reg(name, width, 0), _enum: PhantomData }
+        let reg = self.reg(name, width, 0);
+        self.net().states.push(super::StateEncoding { reg: reg.q.wire, names: E::NAMES.to_vec() });
+        State { reg, _enum: PhantomData }
     }
 
     /// The netlist, with every register's rules applied. Panics on an instance input left
@@ -425,6 +427,8 @@ impl<'d> Reg<'d> {
 /// [`state_enum!`](crate::state_enum).
 pub trait StateEnum: Copy {
     const COUNT: usize;
+    /// The variants' names, in order (the Verilog's `localparam` names).
+    const NAMES: &'static [&'static str];
     fn index(self) -> usize;
 }
 
@@ -456,6 +460,7 @@ macro_rules! state_enum {
         $vis enum $name { $($variant),+ }
         impl $crate::netlist::StateEnum for $name {
             const COUNT: usize = [$(stringify!($variant)),+].len();
+            const NAMES: &'static [&'static str] = &[$(stringify!($variant)),+];
             fn index(self) -> usize {
                 self as usize
             }

@@ -35,11 +35,73 @@ pub(super) struct Body<'a> {
     pub inst_wires: Vec<HashMap<String, (String, usize)>>,
     /// Per memory: its identifier.
     pub memories: Vec<String>,
+    /// Comparisons with a state register and the multiplexers of its next value (by node), with
+    /// the state they belong to (an index into the netlist's `states`): their constants are
+    /// written as the state's `localparam` names.
+    pub states: HashMap<usize, usize>,
+}
+
+/// The nodes whose constant operands are values of a state register: comparisons with it and
+/// the multiplexers choosing its next value.
+pub(super) fn state_users(net: &Netlist) -> HashMap<usize, usize> {
+    let resolve = |mut w: Wire| {
+        while let Op::Forward(Some(t)) = net.nodes[w.0].op {
+            w = t;
+        }
+        w
+    };
+    let mut users = HashMap::new();
+    for (s, state) in net.states.iter().enumerate() {
+        let width = net.nodes[state.reg.0].width;
+        for (i, node) in net.nodes.iter().enumerate() {
+            if let Op::Eq(a, b) = node.op {
+                if resolve(a) == state.reg || resolve(b) == state.reg {
+                    users.insert(i, s);
+                }
+            }
+        }
+        let Op::Reg { d, .. } = net.nodes[state.reg.0].op else { continue };
+        let mut stack = vec![d];
+        while let Some(w) = stack.pop() {
+            let w = resolve(w);
+            if let Op::Mux(_, a, b) = net.nodes[w.0].op {
+                if net.nodes[w.0].width == width && users.insert(w.0, s).is_none() {
+                    stack.extend([a, b]);
+                }
+            }
+        }
+    }
+    users
+}
+
+/// `HeaderCheck` → `HEADER_CHECK`.
+fn upper_snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 && !out.ends_with('_') {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
 }
 
 impl Body<'_> {
     fn t(&self, w: Wire) -> Wire {
         Wire(self.plan.target[w.0])
+    }
+
+    /// The `localparam` name of value `value` of state `s`, if it has one.
+    fn state_name(&self, s: usize, value: u128) -> Option<String> {
+        let state = &self.net.states[s];
+        let reg = self.plan.ids[self.t(state.reg).0].as_ref()?;
+        state.names.get(value as usize).map(|v| format!("{}_{}", reg.to_uppercase(), upper_snake(v)))
+    }
+
+    /// Operand `x` of node `user`: a state's name where `user` compares or chooses its values.
+    fn state_operand(&self, user: Wire, x: Wire) -> String {
+        let named = self.states.get(&user.0).and_then(|s| self.net.const_value(self.t(x)).and_then(|v| self.state_name(*s, v)));
+        named.unwrap_or_else(|| self.expr(x))
     }
 
     /// `w` as an operand: its name, a literal, or its expression in parentheses.
@@ -123,7 +185,7 @@ impl Body<'_> {
             Op::Not(a) => format!("~{}", e(a)),
             Op::Shl(a, s) => format!("{} << {}", e(a), e(s)),
             Op::Shr(a, s) => format!("{} >> {}", e(a), e(s)),
-            Op::Eq(a, b) => format!("{} == {}", e(a), e(b)),
+            Op::Eq(a, b) => format!("{} == {}", self.state_operand(w, *a), self.state_operand(w, *b)),
             Op::Ult(a, b) => format!("{} < {}", e(a), e(b)),
             Op::Slt(a, b) => {
                 // Two's-complement order is unsigned order with the sign bits flipped.
@@ -131,7 +193,7 @@ impl Body<'_> {
                 let flip = if width <= 128 { literal(1 << (width - 1), width) } else { format!("{{1'b1, {}}}", literal(0, width - 1)) };
                 format!("({} ^ {flip}) < ({} ^ {flip})", e(a), e(b))
             }
-            Op::Mux(s, a, b) => format!("{} ? {} : {}", e(s), e(a), e(b)),
+            Op::Mux(s, a, b) => format!("{} ? {} : {}", e(s), self.state_operand(w, *a), self.state_operand(w, *b)),
             Op::Concat(h, l) => format!("{{{}, {}}}", e(h), e(l)),
             Op::Slice(a, lo) => self.bits(*a, *lo, node.width),
             Op::Lzc(a) => {
@@ -153,6 +215,19 @@ impl Body<'_> {
     /// Declarations, assignments and clocked blocks (instances are written by the caller).
     pub fn write(&self, decls: &mut String, assigns: &mut String, clocked: &mut Vec<String>) {
         let net = self.net;
+        if !net.states.is_empty() {
+            // A state machine's values by name; a value no rule uses is still listed.
+            writeln!(decls, "// state encodings\n/* verilator lint_off UNUSEDPARAM */").unwrap();
+            for (s, state) in net.states.iter().enumerate() {
+                let width = net.nodes[state.reg.0].width;
+                for v in 0..state.names.len() {
+                    if let Some(name) = self.state_name(s, v as u128) {
+                        writeln!(decls, "localparam {}{name} = {};", range(width), literal(v as u128, width)).unwrap();
+                    }
+                }
+            }
+            writeln!(decls, "/* verilator lint_on UNUSEDPARAM */").unwrap();
+        }
         let mut sections = net.sections.iter().peekable();
         let mut section = None;
         for (i, node) in net.nodes.iter().enumerate() {
@@ -180,8 +255,9 @@ impl Body<'_> {
                     None => format!("{id} <= {};", self.value(*d)),
                 };
                 let rst = net.domains[node.domain].reset();
+                let state = net.states.iter().position(|s| s.reg == w);
                 let line = match reset {
-                    Some(r) => format!("    if ({rst}) {id} <= {}; else {take}\n", literal(*r, node.width)),
+                    Some(r) => format!("    if ({rst}) {id} <= {}; else {take}\n", state.and_then(|s| self.state_name(s, *r)).unwrap_or_else(|| literal(*r, node.width))),
                     None => format!("    {take}\n"),
                 };
                 clocked[node.domain].push_str(&line);

@@ -99,7 +99,8 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     let clocks: Vec<String> = net.domains.iter().flat_map(|d| [d.name.clone(), d.reset()]).collect();
     let mut header: Vec<String> = clocks.clone();
     header.extend(order.iter().map(|p| p.name.clone()));
-    let mut text = format!("module {name}({});\n", header.join(","));
+    // One port per line, in the order of the declarations below.
+    let mut text = format!("module {name}(\n{}\n);\n", header.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join(",\n"));
     text.push_str("    // clocks and resets\n");
     for c in &clocks {
         writeln!(text, "    input wire {c};").unwrap();
@@ -138,7 +139,7 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
             writeln!(text, "    {decl}").unwrap();
         }
     }
-    let body = Body { net, plan: &plan, input: &input, inst_wires, memories };
+    let body = Body { net, plan: &plan, input: &input, inst_wires, memories, states: body::state_users(net) };
     let mut decls = String::new();
     let mut assigns = String::new();
     let mut clocked = vec![String::new(); net.domains.len()];
@@ -223,7 +224,7 @@ pub fn stream_body(net: &Netlist, input: &dyn Fn(&str) -> InputRef, outputs: &[W
         probe.output(&format!("__out{k}"), *w);
     }
     let plan = names::plan(&probe, &mut taken);
-    let body = Body { net: &probe, plan: &plan, input, inst_wires: vec![], memories };
+    let body = Body { net: &probe, plan: &plan, input, inst_wires: vec![], memories, states: body::state_users(&probe) };
     let (mut decls, mut assigns, mut clocked) = (String::new(), String::new(), vec![String::new()]);
     body.write(&mut decls, &mut assigns, &mut clocked);
     let mut text = format!("// verilator lint_off UNUSEDSIGNAL\n{decls}// verilator lint_on UNUSEDSIGNAL\n\n{assigns}");
