@@ -3,13 +3,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
 use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 use weft_hdl::pipeline::{dsl, Stages as PipelineStages};
 use weft_hdl::tools::{icarus_compile, place_and_route, verilator_lint, yosys_synth, Family, SynthReport, TimingReport};
 pub use weft_ip::catalog::Shipped;
 use weft_sim::catalog::shipped;
+
+use crate::cache::{cache_dir, fingerprints, stage_key, verilog_hash};
 
 /// A failure in the flow, naming the module and the stage.
 #[derive(Debug)]
@@ -252,60 +253,6 @@ pub fn parallel<T: Sync, R: Send>(items: &[T], jobs: usize, work: impl Fn(&T) ->
     results.into_iter().map(|r| r.expect("a worker thread panicked")).collect()
 }
 
-/// What a recorded result depends on besides its input files: the external tools' versions and
-/// this executable (for results computed by weft's own code).
-pub struct Fingerprints {
-    pub verilator: String,
-    pub yosys: String,
-    pub iverilog: String,
-    pub fusesoc: String,
-    pub tclsh: String,
-    pub executable: String,
-}
-
-/// Asks each tool for its version once per run.
-pub fn fingerprints() -> &'static Fingerprints {
-    static ONCE: OnceLock<Fingerprints> = OnceLock::new();
-    ONCE.get_or_init(|| {
-        let version = |program: &str, args: &[&str]| -> String {
-            let out = std::process::Command::new(program).args(args).stdin(std::process::Stdio::piped()).output();
-            match out {
-                Ok(o) => {
-                    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-                    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
-                }
-                Err(_) => format!("{program} not found"),
-            }
-        };
-        let executable = std::env::current_exe().and_then(std::fs::read).map(|b| verilog_hash(&b)).unwrap_or_else(|_| format!("unknown {}", std::process::id()));
-        Fingerprints {
-            verilator: version("verilator", &["--version"]),
-            yosys: version("yosys", &["-V"]),
-            iverilog: version("iverilog", &["-V"]),
-            fusesoc: version("fusesoc", &["--version"]),
-            tclsh: version("sh", &["-c", "echo 'puts [info patchlevel]' | tclsh"]),
-            executable,
-        }
-    })
-}
-
-/// The key a stage's result is recorded under: the FNV hash of what it depends on.
-pub fn stage_key(parts: &[&str]) -> String {
-    verilog_hash(parts.join("\n").as_bytes())
-}
-
-/// The folder of results that depend on this executable: not committed (it holds its own
-/// `.gitignore`).
-pub fn cache_dir(reports: &Path) -> std::io::Result<PathBuf> {
-    let dir = reports.join(".cache");
-    std::fs::create_dir_all(&dir)?;
-    let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        std::fs::write(ignore, "*\n")?;
-    }
-    Ok(dir)
-}
-
 fn cached_testbench(reports: &Path, name: &str, key: &str) -> Option<String> {
     let text = std::fs::read_to_string(reports.join(".cache").join(format!("{name}.testbench.json"))).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
@@ -336,11 +283,6 @@ fn timed(file: &Path, name: &str, reports: Option<&Path>, force: bool) -> Result
     let mut t = place_and_route(file, name).map_err(|e| e.to_string())?;
     t.verilog_hash = hash;
     Ok((t, false))
-}
-
-/// FNV-1a (64-bit) of a Verilog file's bytes, as hex: what a recorded timing report was made from.
-fn verilog_hash(text: &[u8]) -> String {
-    format!("{:016x}", text.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)))
 }
 
 /// Writes `reports/<module>.json`: the synthesis figures, the post-route timing and the keys of

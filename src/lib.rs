@@ -10,6 +10,7 @@ pub use weft_ip as ip;
 pub use weft_sim as sim;
 
 pub mod bench;
+pub mod cache;
 pub mod flow;
 pub mod run;
 pub mod system;

@@ -112,20 +112,12 @@ pub const KERNEL_DST: u32 = 0x060;
 /// The allreduce engine's registers (`flags`, `dst_a`, `dst_b`).
 pub const ALLREDUCE: u32 = 0x0A0;
 
-/// The allreduce engine's program: its role flags and its two destinations
-/// ([`crate::system::allreduce::plan`] computes them).
-pub fn allreduce_registers() -> Vec<Register> {
+/// The allreduce engine's program: its role flags (name and meaning, lowest bit first) and its
+/// two destinations ([`crate::system::allreduce::plan`] computes them).
+pub fn allreduce_registers(flags: &[(&str, &str)]) -> Vec<Register> {
     let dst = || vec![field("x", 0, 6, ""), field("y", 6, 6, ""), field("z", 12, 6, ""), field("port", 18, 4, "")];
-    let flags = crate::system::allreduce::FLAGS;
-    let what = [
-        "add the partial arriving on port a",
-        "at the root: add the partial arriving on port b",
-        "this node is the root: its sum is the result",
-        "at the root: send the result to dst_a",
-        "send results to dst_b",
-    ];
     vec![
-        reg("allreduce_flags", ALLREDUCE, flags.len(), Source::Stored(0), "Allreduce: this node's role", flags.iter().zip(what).enumerate().map(|(i, (f, w))| field(f, i, 1, w)).collect()),
+        reg("allreduce_flags", ALLREDUCE, flags.len(), Source::Stored(0), "Allreduce: this node's role", flags.iter().enumerate().map(|(i, (f, w))| field(f, i, 1, w)).collect()),
         reg("allreduce_dst_a", ALLREDUCE + 4, 22, Source::Stored(0), "Allreduce: destination of partial sums (at the root: of one result copy), header bits 21:0", dst()),
         reg("allreduce_dst_b", ALLREDUCE + 8, 22, Source::Stored(0), "Allreduce: destination of forwarded results, header bits 21:0", dst()),
     ]

@@ -240,15 +240,15 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
 pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &Path, reports: Option<&Path>, force: bool) -> Result<(String, bool), String> {
     let files = Files::of(config, generated, constraints_dir);
     let mut parts: Vec<String> = vec!["system".into(), config.name.clone()];
-    let tools = crate::flow::fingerprints();
+    let tools = crate::cache::fingerprints();
     parts.extend([&tools.verilator, &tools.iverilog, &tools.fusesoc, &tools.tclsh, &tools.executable].map(String::clone));
     let vitis: Vec<&PathBuf> = files.vitis.iter().flat_map(|v| [&v.top, &v.package]).collect();
     for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()).chain(files.kernels.iter()).chain(vitis).chain(files.platform_designer.iter()) {
         // A missing file gives no key: `check` says what is missing.
         let Ok(bytes) = std::fs::read(f) else { return check(config, generated, constraints_dir).map(|s| (s, false)) };
-        parts.push(format!("{} {}", f.display(), crate::flow::stage_key(&[&String::from_utf8_lossy(&bytes)])));
+        parts.push(format!("{} {}", f.display(), crate::cache::stage_key(&[&String::from_utf8_lossy(&bytes)])));
     }
-    let key = crate::flow::stage_key(&parts.iter().map(String::as_str).collect::<Vec<_>>());
+    let key = crate::cache::stage_key(&parts.iter().map(String::as_str).collect::<Vec<_>>());
     let record = reports.map(|r| r.join(".cache").join(format!("system_{}.json", config.name)));
     let recorded = record
         .as_ref()
@@ -262,7 +262,7 @@ pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &P
     }
     let summary = check(config, generated, constraints_dir)?;
     if let Some(reports) = reports {
-        let dir = crate::flow::cache_dir(reports).map_err(|e| format!("{}: {e}", reports.display()))?;
+        let dir = crate::cache::cache_dir(reports).map_err(|e| format!("{}: {e}", reports.display()))?;
         let path = dir.join(format!("system_{}.json", config.name));
         std::fs::write(&path, serde_json::json!({ "key": key, "summary": summary }).to_string() + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
     }

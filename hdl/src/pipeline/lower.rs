@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::offsets::Beats;
+use super::beats::Beats;
 use super::types::{fixed_operation, Cmp, Type};
 use super::{Kernel, Node, Stages, Value};
 use crate::fixed::{FixedFormat, FixedOp};

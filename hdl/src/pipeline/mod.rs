@@ -13,6 +13,7 @@
 //! float format; a fixed-point lane narrower than its slot takes the slot's low bits, and a
 //! fixed-point or boolean output is sign- (signed) or zero-extended to fill its slot.
 
+mod beats;
 pub mod dsl;
 mod lower;
 pub mod model;

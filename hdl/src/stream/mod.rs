@@ -11,20 +11,14 @@
 //! `tkeep`, `tlast` and `tuser` are optional at the exported boundary: an [`crate::export`] spec
 //! names the side-band signals a module exposes, and the others are tied off.
 
-mod arbiter;
 pub mod async_fifo;
 mod beat;
-mod demux;
 mod fifo;
-mod mux;
 mod register_slice;
 
-pub use arbiter::RoundRobinArbiter;
 pub use async_fifo::AxisAsyncFifo;
 pub use beat::Beat;
-pub use demux::AxisDemux;
 pub use fifo::AxisFifo;
-pub use mux::AxisMux;
 pub use register_slice::AxisRegisterSlice;
 
 use rust_hdl::prelude::*;

@@ -1,5 +1,7 @@
 //! Dimension-order routing and the dateline virtual-channel policy, as software: the reference
-//! the router's netlist is tested against, and the source of the expected hop counts.
+//! the router's netlist is tested against, and the source of the expected hop counts. The
+//! hardware ([`super::arrival`]) computes the same rules in a form that compares destinations
+//! with registered values derived from the node's coordinates; its tests hold it to these.
 //!
 //! Routing is minimal and dimension-ordered: X first, then Y, then Z, then the IntraNode port.
 //! On a ring of size k the offset `(dst − here) mod k` decides the direction: 1 ..= k/2 goes +
@@ -19,91 +21,21 @@
 //! buffers can form. Without the VC switch the channels of a ring of size ≥ 3 form a cycle,
 //! which `dateline: false` exists to demonstrate.
 
-use weft_hdl::netlist::Sig;
-
 use super::config::{Direction, RouterConfig};
-
-/// The arithmetic the routing rules need, over software integers (`usize`, the reference) and
-/// hardware signals ([`Sig`], the router): the rules below are written once for both.
-pub trait RouteArith: Copy {
-    type Bit: Copy;
-    /// `(self − here) mod k` for coordinates below `k`.
-    fn ring_offset(self, here: Self, k: usize) -> Self;
-    fn nonzero(self) -> Self::Bit;
-    fn at_most(self, c: usize) -> Self::Bit;
-    fn equals(self, c: usize) -> Self::Bit;
-    /// `sel ? a : b`.
-    fn choose(sel: Self::Bit, a: Self::Bit, b: Self::Bit) -> Self::Bit;
-    fn either(a: Self::Bit, b: Self::Bit) -> Self::Bit;
-}
-
-impl RouteArith for usize {
-    type Bit = bool;
-    fn ring_offset(self, here: usize, k: usize) -> usize {
-        (self + k - here) % k
-    }
-    fn nonzero(self) -> bool {
-        self != 0
-    }
-    fn at_most(self, c: usize) -> bool {
-        self <= c
-    }
-    fn equals(self, c: usize) -> bool {
-        self == c
-    }
-    fn choose(sel: bool, a: bool, b: bool) -> bool {
-        if sel {
-            a
-        } else {
-            b
-        }
-    }
-    fn either(a: bool, b: bool) -> bool {
-        a || b
-    }
-}
-
-impl<'d> RouteArith for Sig<'d> {
-    type Bit = Sig<'d>;
-    fn ring_offset(self, here: Sig<'d>, k: usize) -> Sig<'d> {
-        // In 7 bits: coordinates are 6.
-        let (d7, h7) = (self.zext(7), here.zext(7));
-        let diff = d7 - h7;
-        d7.lt(h7).mux(diff + k, diff)
-    }
-    fn nonzero(self) -> Sig<'d> {
-        self.any()
-    }
-    fn at_most(self, c: usize) -> Sig<'d> {
-        self.le(c)
-    }
-    fn equals(self, c: usize) -> Sig<'d> {
-        self.eq(c)
-    }
-    fn choose(sel: Sig<'d>, a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
-        sel.mux(a, b)
-    }
-    fn either(a: Sig<'d>, b: Sig<'d>) -> Sig<'d> {
-        a | b
-    }
-}
 
 /// One dimension of dimension-order routing on a ring of `k`: whether the packet still moves
 /// in it, and whether it goes + (offset 1 ..= k/2; ties at k/2 go +).
-pub fn ring_dir<T: RouteArith>(k: usize, here: T, dst: T) -> (T::Bit, T::Bit) {
-    let offset = dst.ring_offset(here, k);
-    (offset.nonzero(), offset.at_most(k / 2))
+pub fn ring_dir(k: usize, here: usize, dst: usize) -> (bool, bool) {
+    let offset = (dst + k - here) % k;
+    (offset != 0, offset <= k / 2)
 }
 
 /// The dateline rule: the virtual channel of a packet leaving `here` in direction `plus` of a
 /// ring of `k`. Crossing the wrap-around link moves it to VC 1; a packet that stays in its
 /// dimension keeps its VC (`kept`); entering a dimension starts on VC 0.
-pub fn dateline_vc<T: RouteArith>(k: usize, here: T, plus: T::Bit, kept: Option<T::Bit>) -> T::Bit {
-    let crosses = T::choose(plus, here.equals(k - 1), here.equals(0));
-    match kept {
-        Some(vc) => T::either(crosses, vc),
-        None => crosses,
-    }
+pub fn dateline_vc(k: usize, here: usize, plus: bool, kept: Option<bool>) -> bool {
+    let crosses = if plus { here == k - 1 } else { here == 0 };
+    crosses || kept == Some(true)
 }
 
 /// Where a router sends a packet.

@@ -139,17 +139,12 @@ fn link_counters(link: &LinkConfig) -> Vec<&'static str> {
 /// The node's register map (the window's addresses, for the hardware and for software).
 pub fn register_map(config: &NodeConfig) -> Vec<Register> {
     let kernels: Vec<(usize, u32)> = config.kernels.iter().map(|k| (k.port, k.dst)).collect();
-    let mut map = node_map_with_kernels(config.router.dims, &counter_names(config), has_selftest(config), &kernels);
+    let mut map = node_map_with_kernels(config.router.dims, &counter_names(config), true, &kernels);
     if config.allreduce.is_some() {
-        map.extend(allreduce_registers());
+        map.extend(allreduce_registers(&allreduce::FLAGS.into_iter().zip(allreduce::FLAG_MEANINGS).collect::<Vec<_>>()));
         map.sort_by_key(|r| r.addr);
     }
     map
-}
-
-/// The self-test block (any width) takes IntraNode port 0 when enabled.
-fn has_selftest(_config: &NodeConfig) -> bool {
-    true
 }
 
 /// Builds the node netlist.
@@ -158,7 +153,6 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     let rc = &config.router;
     let width = rc.width;
     let counters = counter_names(config);
-    let selftest = has_selftest(config);
     let dirs = rc.directions();
     let endpoints = config.endpoints();
     let link_net = Rc::new(endpoint(&config.link)?);
@@ -225,7 +219,8 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
         };
         let to_router = router.sink(&format!("s_axis_p{p}"), local_in);
         let from_router = router.source(&format!("m_axis_p{p}"), local_out);
-        if p == 0 && selftest {
+        // Every node carries the self-test block; it takes IntraNode port 0 when enabled.
+        if p == 0 {
             selftest_on_port0(&d, width, &regs, &user_in, &user_out, &to_router, &from_router);
         } else {
             d.connect(&user_in, &to_router)?;

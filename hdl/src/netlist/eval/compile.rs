@@ -3,50 +3,10 @@
 //! fan-out and each clock domain's register and memory write lists.
 
 use super::clock::{RegInstr, WriteInstr};
+use super::instr::{Code, Instr};
 use super::semantics::comb_operands;
 use super::{Evaluator, Values, NONE};
 use crate::netlist::{Netlist, Op, Wire};
-
-/// Opcode of a compiled instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Code {
-    Add,
-    Sub,
-    Mul,
-    And,
-    Or,
-    Xor,
-    Not,
-    Shl,
-    Shr,
-    Eq,
-    Ult,
-    Slt,
-    Mux,
-    Concat,
-    Slice,
-    Lzc,
-    Parity,
-    MemRead,
-}
-
-/// One combinational node: the value in the slot of its program position is
-/// `code(a, b, c)` (operand slots) masked to `width` bits. `aux` is the operand width for
-/// `Slt`/`Lzc`, the low operand's width for `Concat`, the offset for `Slice` and the memory for
-/// `MemRead`.
-#[derive(Clone, Debug)]
-pub(super) struct Instr {
-    pub(super) a: u32,
-    pub(super) b: u32,
-    pub(super) c: u32,
-    pub(super) aux: u32,
-    pub(super) code: Code,
-    pub(super) width: u32,
-    /// The result and every operand fit in 64 bits: evaluated on the low words only.
-    pub(super) narrow: bool,
-    /// The result or an operand is wider than 128 bits: evaluated on whole values.
-    pub(super) wide: bool,
-}
 
 impl Evaluator {
     /// Flattens the netlist's hierarchy and orders it for evaluation; panics on a combinational

@@ -11,12 +11,14 @@
 //! register and memory write lists and mark the fan-out of the registers and memories that
 //! changed.
 //!
-//! This file holds the [`Evaluator`], its state and its settle; `compile` builds the program,
+//! This file holds the [`Evaluator`], its state and its settle; `instr` is the instruction
+//! set, `compile` builds the program,
 //! `clock` applies clock edges (and schedules independent clocks: [`Clocks`]), `semantics`
 //! gives each operation's value.
 
 mod clock;
 mod compile;
+mod instr;
 mod semantics;
 
 pub use clock::Clocks;
@@ -24,7 +26,7 @@ pub(crate) use compile::comb_order;
 pub(crate) use semantics::{comb_operands, compute};
 
 use clock::{RegInstr, WriteInstr};
-use compile::Instr;
+use instr::Instr;
 use num_bigint::BigUint;
 use semantics::{exec, exec64, exec_wide};
 use super::vcd::Vcd;

@@ -4,7 +4,7 @@
 
 use num_bigint::BigUint;
 
-use super::compile::{Code, Instr};
+use super::instr::{Code, Instr};
 use super::{low128, mask_big, Values};
 use crate::netlist::{Op, Wire};
 

@@ -10,7 +10,7 @@
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::{sig, state_enum};
 
-use super::super::config::{LinkConfig, ACK_INTERVAL, MAX_IN_FLIGHT, SEQ_BITS};
+use super::super::config::{LinkConfig, ACK_INTERVAL, BOND_PERIOD, MAX_IN_FLIGHT, SEQ_BITS};
 use super::super::crc;
 use super::super::format::{idle_payload, BTF_NATIVE_FLOW_CONTROL, BTF_SEPARATOR, BTF_USER_K0, BTF_USER_K1, CHANNEL_BOND, CLOCK_COMPENSATION, IDLE, NOT_READY, RESTART_MARK};
 use super::super::lane;
@@ -56,7 +56,7 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     // The scheduler chooses the block of the next cycle: its clock-compensation timer runs a
     // cycle ahead (from 1), and `send_cc` (registered) is whether the next cycle is in a burst.
     let cc_timer = d.reg("cc_timer", 16, 1);
-    let bond_timer = d.reg("bond_timer", 4, 0);
+    let bond_timer = d.reg("bond_timer", BOND_PERIOD.trailing_zeros() as usize, 0);
     let dirty = d.reg("ack_dirty", 1, 1);
     let urgent = d.reg("ack_urgent", 1, 0);
 

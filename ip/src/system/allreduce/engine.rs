@@ -38,6 +38,14 @@ pub const PARTIAL_TAG: u16 = 0xA11D;
 pub const RESULT_TAG: u16 = 0xA11E;
 /// The bits of the `flags` input, lowest first.
 pub const FLAGS: [&str; 5] = ["use_a", "use_b", "root", "fwd_a", "fwd_b"];
+/// What each of [`FLAGS`] makes the node do (the register map's field descriptions).
+pub const FLAG_MEANINGS: [&str; 5] = [
+    "add the partial arriving on port a",
+    "at the root: add the partial arriving on port b",
+    "this node is the root: its sum is the result",
+    "at the root: send the result to dst_a",
+    "send results to dst_b",
+];
 pub const COUNTERS: [&str; 3] = ["contributions", "results", "mismatches"];
 /// Stages of each binary32 adder: 6 LUT levels (the router's), 12 cycles for the pair. Measured
 /// with `weft bench allreduce` on torus_4x2x1 at 4096 elements (256-byte packets): 4 stages 1715

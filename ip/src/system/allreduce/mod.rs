@@ -6,7 +6,7 @@ pub mod check;
 pub mod engine;
 pub mod plan;
 
-pub use engine::{engine, COUNTERS, FLAGS, PARTIAL_TAG, RESULT_TAG};
+pub use engine::{engine, COUNTERS, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
 pub use plan::{chain, packet_sizes, plan, reference, Program};
 
 /// The engine as a shipped module (`weft check allreduce_w128`).
