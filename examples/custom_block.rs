@@ -115,12 +115,12 @@ fn run(sim: &mut dyn Sim, packets: &[Vec<u32>], seed: u64) -> Vec<u64> {
     let words: Vec<(u32, bool)> = packets.iter().flat_map(|p| p.iter().enumerate().map(move |(i, w)| (*w, i + 1 == p.len()))).collect();
     let (mut next, mut out) = (0, vec![]);
     for _ in 0..100_000 {
-        let offer = next < words.len() && r.next() % 4 != 0;
+        let offer = next < words.len() && !r.next().is_multiple_of(4);
         let (w, last) = words.get(next).copied().unwrap_or((0, false));
         sim.set("s_axis_tvalid", offer as u64);
         sim.set("s_axis_tdata", w as u64);
         sim.set("s_axis_tlast", last as u64);
-        let ready = r.next() % 3 != 0;
+        let ready = !r.next().is_multiple_of(3);
         sim.set("m_axis_tready", ready as u64);
         if offer && sim.get("s_axis_tready") == 1 {
             next += 1;

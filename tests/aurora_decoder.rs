@@ -19,7 +19,7 @@ struct Descrambler {
 
 impl Descrambler {
     fn new() -> Self {
-        Descrambler { history: std::iter::repeat(0).take(58).collect() }
+        Descrambler { history: std::iter::repeat_n(0, 58).collect() }
     }
     fn bit(&mut self, s: u8) -> u8 {
         let d = s ^ self.history[58 - 39] ^ self.history[0];

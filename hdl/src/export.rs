@@ -90,10 +90,10 @@ fn replace_identifier(text: &str, from: &str, to: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(pos) = rest.find(from) {
-        let before_ok = rest[..pos].chars().next_back().map_or(true, |c| !is_ident(c))
-            && (pos > 0 || out.chars().next_back().map_or(true, |c| !is_ident(c)));
+        let before_ok = rest[..pos].chars().next_back().is_none_or(|c| !is_ident(c))
+            && (pos > 0 || out.chars().next_back().is_none_or(|c| !is_ident(c)));
         let after = &rest[pos + from.len()..];
-        let after_ok = after.chars().next().map_or(true, |c| !is_ident(c));
+        let after_ok = after.chars().next().is_none_or(|c| !is_ident(c));
         out.push_str(&rest[..pos]);
         out.push_str(if before_ok && after_ok { to } else { from });
         rest = after;

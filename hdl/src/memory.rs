@@ -15,14 +15,14 @@ pub struct DualPortRam<D: Synth, const A: usize> {
     pub read_enable: Signal<In, Bit>,
     pub read_address: Signal<In, Bits<A>>,
     pub read_data: Signal<Out, D>,
-    _words: Box<Vec<D>>,
+    _words: Vec<D>,
 }
 
 impl<D: Synth, const A: usize> Logic for DualPortRam<D, A> {
     fn update(&mut self) {
         if self.clk.pos_edge() {
             if self._words.is_empty() {
-                *self._words = vec![D::default(); 1 << A];
+                self._words = vec![D::default(); 1 << A];
             }
             if self.read_enable.val() {
                 self.read_data.next = self._words[self.read_address.val().index()];
@@ -71,13 +71,13 @@ pub struct TwoClockRam<D: Synth, const A: usize> {
     pub read_enable: Signal<In, Bit>,
     pub read_address: Signal<In, Bits<A>>,
     pub read_data: Signal<Out, D>,
-    _words: Box<Vec<D>>,
+    _words: Vec<D>,
 }
 
 impl<D: Synth, const A: usize> Logic for TwoClockRam<D, A> {
     fn update(&mut self) {
         if self._words.is_empty() {
-            *self._words = vec![D::default(); 1 << A];
+            self._words = vec![D::default(); 1 << A];
         }
         if self.read_clk.pos_edge() && self.read_enable.val() {
             self.read_data.next = self._words[self.read_address.val().index()];

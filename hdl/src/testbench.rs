@@ -50,7 +50,7 @@ impl<B: Block> Bench<B> {
     /// Connects the block, runs rust-hdl's structural checks, and holds the clock low.
     pub fn new(mut uut: B, clock: fn(&mut B) -> &mut Signal<In, Clock>) -> Result<Bench<B>, CheckError> {
         uut.connect_all();
-        check_all(&mut uut)?;
+        check_all(&uut)?;
         clock(&mut uut).next = Clock { clk: false };
         let mut bench = Bench { uut, clock, cycle: 0 };
         bench.settle();

@@ -189,7 +189,7 @@ fn small_sum_pairs(count: usize, seed: u64) -> Vec<(u128, u128)> {
     (0..count)
         .map(|_| {
             let sign = |rng: &mut Rng| (rng.below(2) as u32) << 31;
-            let small = |rng: &mut Rng| ((rng.below(31) as u32) << 23 | rng.next_u64() as u32 & 0x7F_FFFF) >> rng.below(24) * u64::from(rng.chance(20));
+            let small = |rng: &mut Rng| ((rng.below(31) as u32) << 23 | rng.next_u64() as u32 & 0x7F_FFFF) >> (rng.below(24) * u64::from(rng.chance(20)));
             let a = small(&mut rng);
             // b: independent, or a with its low bits changed (a near cancellation).
             let b = if rng.chance(50) { a ^ (rng.next_u64() as u32 & ((1 << rng.below(24)) - 1)) } else { small(&mut rng) };
@@ -269,7 +269,7 @@ fn sparse_product_pairs(count: usize, seed: u64) -> Vec<(u128, u128)> {
             // b's exponent field: the product's exponent lands 0..=55 below the normal range's bottom.
             let a_exp = ((a >> 23).max(1)) as i64;
             let b_exp = 127 + 2 - a_exp - rng.below(56) as i64;
-            let b = if b_exp >= 1 && b_exp <= 254 { (b_exp as u32) << 23 | b } else { b.max(1) };
+            let b = if (1..=254).contains(&b_exp) { (b_exp as u32) << 23 | b } else { b.max(1) };
             let sign = |rng: &mut Rng| (rng.below(2) as u32) << 31;
             ((a | sign(&mut rng)) as u128, (b | sign(&mut rng)) as u128)
         })
@@ -312,7 +312,7 @@ fn mul_piece_layouts_near_the_range_ends_every_depth() {
     for (exp, man) in [(8, 16), (8, 8), (9, 17), (5, 10), (8, 7)] {
         let f = FloatFormat::new(exp, man).unwrap();
         let mut rng = Rng::new(81 + man as u64);
-        let (bias, emax) = (f.bias() as i64, f.exp_max() as i64 - 1);
+        let (bias, emax) = (f.bias(), f.exp_max() as i64 - 1);
         let frac = |rng: &mut Rng| {
             let random = rng.next_u64() as u128 & ((1 << man) - 1);
             if rng.chance(40) { random & (random >> rng.below(man as u64)) } else { random }

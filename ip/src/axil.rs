@@ -391,6 +391,23 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
     Ok(format!("ID, version, dimensions, 200 strobed scratch writes in random channel order, coordinates, {counters} counters, SLVERR on 6 bad writes and 2 unmapped reads ({} cycles)", m.cycles))
 }
 
+/// The shipped stand-alone window: the node map of a 4x2x1 torus with 8 counters (the node
+/// tops embed the same logic).
+pub fn shipped() -> Vec<crate::shipped::Shipped> {
+    use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
+    vec![crate::shipped::Shipped::new(
+        ModuleSpec {
+            family: "axil",
+            name: "axil_node_regs".into(),
+            summary: "AXI4-Lite register window of a node: ID, version, coordinates, torus dimensions, scratch, counters; SLVERR on read-only and unmapped addresses".into(),
+            parameters: vec![("torus".into(), "4x2x1".into()), ("counters".into(), "8 at 0x100..0x11C".into()), ("data_width".into(), "32".into()), ("address_width".into(), "12".into())],
+            hidden_ports: vec![],
+        },
+        |spec| export_netlist(spec, &node_window(&numbered_map([4, 2, 1], 8, false)).map_err(ExportError)?),
+        || check_node_window([4, 2, 1], 8, false, 7),
+    )]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,21 +427,4 @@ mod tests {
         let twice = [(0x4, Entry::ReadWrite { width: 8, reset: 0 }), (0x4, Entry::ReadWrite { width: 8, reset: 0 })];
         assert!(register_window(&mut net, &twice).unwrap_err().contains("twice"));
     }
-}
-
-/// The shipped stand-alone window: the node map of a 4x2x1 torus with 8 counters (the node
-/// tops embed the same logic).
-pub fn shipped() -> Vec<crate::shipped::Shipped> {
-    use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
-    vec![crate::shipped::Shipped::new(
-        ModuleSpec {
-            family: "axil",
-            name: "axil_node_regs".into(),
-            summary: "AXI4-Lite register window of a node: ID, version, coordinates, torus dimensions, scratch, counters; SLVERR on read-only and unmapped addresses".into(),
-            parameters: vec![("torus".into(), "4x2x1".into()), ("counters".into(), "8 at 0x100..0x11C".into()), ("data_width".into(), "32".into()), ("address_width".into(), "12".into())],
-            hidden_ports: vec![],
-        },
-        |spec| export_netlist(spec, &node_window(&numbered_map([4, 2, 1], 8, false)).map_err(ExportError)?),
-        || check_node_window([4, 2, 1], 8, false, 7),
-    )]
 }

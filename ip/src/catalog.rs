@@ -11,6 +11,6 @@ pub fn shipped() -> Vec<Shipped> {
     all.extend(crate::kernels::shipped());
     all.extend(crate::selftest::shipped());
     all.extend(crate::system::allreduce::shipped());
-    all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
+    all.sort_by_key(|a| a.relative_path());
     all
 }

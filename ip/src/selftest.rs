@@ -205,14 +205,14 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
                 for i in 0..lanes {
                     let lane = g.get_output_bits("m_axis_tdata", 32 * i, 32) as u32;
                     let want = pattern(seed, packet, (lanes * (word - 1) + i) as u32);
-                    let valid_bytes = if word == words && length % bytes != 0 { length % bytes } else { bytes };
+                    let valid_bytes = if word == words && !length.is_multiple_of(bytes) { length % bytes } else { bytes };
                     let lane_bytes = valid_bytes.saturating_sub(4 * i).min(4);
                     let m = if lane_bytes == 4 { u32::MAX } else { (1u32 << (8 * lane_bytes)) - 1 };
                     if lane & m != want & m {
                         return Err(format!("packet {packet} word {word} lane {i}: {lane:#x}, pattern says {want:#x}"));
                     }
                 }
-                let valid_bytes = if word == words && length % bytes != 0 { length % bytes } else { bytes };
+                let valid_bytes = if word == words && !length.is_multiple_of(bytes) { length % bytes } else { bytes };
                 if keep != (1u128 << valid_bytes) - 1 {
                     return Err(format!("packet {packet} word {word}: tkeep {keep:#x}"));
                 }
@@ -240,6 +240,46 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
     g.settle();
     c.settle();
     Ok((g.get_output("sent"), c.get_output("packets"), c.get_output("errors"), c.get_output("bytes"), g.get_output("cycles")))
+}
+
+fn summary((sent, checked, errors, bytes, cycles): (u128, u128, u128, u128, u128)) -> String {
+    format!("{sent} sent, {checked} checked, {errors} errors, {bytes} bytes, {cycles} cycles")
+}
+
+/// The shipped self-test blocks.
+pub fn shipped() -> Vec<crate::shipped::Shipped> {
+    use weft_hdl::export::{export_netlist, ModuleSpec};
+    let spec = |name: &str, summary: &str| ModuleSpec {
+        family: "selftest",
+        name: name.into(),
+        summary: summary.into(),
+        parameters: vec![("data_width".into(), "128".into()), ("pattern".into(), "lane = seed ^ k*0x9E3779B9 ^ index*0x85EBCA6B (k = packet, in header user)".into())],
+        hidden_ports: vec![],
+    };
+    vec![
+        crate::shipped::Shipped::new(
+            spec("selftest_generator_w128", "self-test packet generator: count, size, destination, tag and pattern seed from ports; cycles from first send to done"),
+            |spec| export_netlist(spec, &generator(128)),
+            || {
+                let clean = loopback(128, 50, 200, 0xC0FFEE, None, 70)?;
+                if clean.2 != 0 || clean.1 != 50 {
+                    return Err(format!("loopback: {clean:?}"));
+                }
+                Ok(format!("50 packets of 200 B against the software pattern: {}", summary(clean)))
+            },
+        ),
+        crate::shipped::Shipped::new(
+            spec("selftest_checker_w128", "self-test packet checker: recomputes the generator's pattern, counts packets, bytes and errors"),
+            |spec| export_netlist(spec, &checker(128)),
+            || {
+                let flipped = loopback(128, 30, 100, 99, Some((7, 3)), 60)?;
+                if (flipped.1, flipped.2) != (30, 1) {
+                    return Err(format!("one flipped payload bit: {flipped:?}"));
+                }
+                Ok(format!("one flipped payload bit in 30 packets: {}", summary(flipped)))
+            },
+        ),
+    ]
 }
 
 #[cfg(test)]
@@ -290,44 +330,4 @@ mod tests {
             assert_eq!((checked, errors), (20, 1), "{width} bits");
         }
     }
-}
-
-fn summary((sent, checked, errors, bytes, cycles): (u128, u128, u128, u128, u128)) -> String {
-    format!("{sent} sent, {checked} checked, {errors} errors, {bytes} bytes, {cycles} cycles")
-}
-
-/// The shipped self-test blocks.
-pub fn shipped() -> Vec<crate::shipped::Shipped> {
-    use weft_hdl::export::{export_netlist, ModuleSpec};
-    let spec = |name: &str, summary: &str| ModuleSpec {
-        family: "selftest",
-        name: name.into(),
-        summary: summary.into(),
-        parameters: vec![("data_width".into(), "128".into()), ("pattern".into(), "lane = seed ^ k*0x9E3779B9 ^ index*0x85EBCA6B (k = packet, in header user)".into())],
-        hidden_ports: vec![],
-    };
-    vec![
-        crate::shipped::Shipped::new(
-            spec("selftest_generator_w128", "self-test packet generator: count, size, destination, tag and pattern seed from ports; cycles from first send to done"),
-            |spec| export_netlist(spec, &generator(128)),
-            || {
-                let clean = loopback(128, 50, 200, 0xC0FFEE, None, 70)?;
-                if clean.2 != 0 || clean.1 != 50 {
-                    return Err(format!("loopback: {clean:?}"));
-                }
-                Ok(format!("50 packets of 200 B against the software pattern: {}", summary(clean)))
-            },
-        ),
-        crate::shipped::Shipped::new(
-            spec("selftest_checker_w128", "self-test packet checker: recomputes the generator's pattern, counts packets, bytes and errors"),
-            |spec| export_netlist(spec, &checker(128)),
-            || {
-                let flipped = loopback(128, 30, 100, 99, Some((7, 3)), 60)?;
-                if (flipped.1, flipped.2) != (30, 1) {
-                    return Err(format!("one flipped payload bit: {flipped:?}"));
-                }
-                Ok(format!("one flipped payload bit in 30 packets: {}", summary(flipped)))
-            },
-        ),
-    ]
 }

@@ -83,7 +83,7 @@ pub fn shipped() -> Vec<Shipped> {
     all.push(Shipped::new(node_spec(TORI[0]), node_verilog, || node_testbench(TORI[0])));
     all.push(Shipped::new(node_spec(TORI[1]), node_verilog, || node_testbench(TORI[1])));
     all.extend(AIRFOIL.iter().map(|p| Shipped::new(airfoil_spec(p), move |s| airfoil_verilog(s, p), move || crate::airfoil::testbench(p, 8, 3))));
-    all.sort_by(|a, b| a.relative_path().cmp(&b.relative_path()));
+    all.sort_by_key(|a| a.relative_path());
     all
 }
 

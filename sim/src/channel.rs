@@ -47,7 +47,7 @@ impl Channel {
     pub fn new(config: ChannelConfig) -> Channel {
         assert!(config.latency >= 1 && config.skew.len() == config.lanes && config.bit_offset.len() == config.lanes);
         let pipes = (0..config.lanes)
-            .map(|k| std::iter::repeat(0).take(config.latency + config.skew[k]).collect())
+            .map(|k| std::iter::repeat_n(0, config.latency + config.skew[k]).collect())
             .collect();
         let rng = Rng::new(config.seed);
         Channel { previous: vec![0; config.lanes], config, pipes, rng, scheduled: vec![], outage: None, cycle: 0, flipped_bits: 0, record: None }
@@ -152,7 +152,7 @@ mod tests {
         let mut config = ChannelConfig::clean(1, 3);
         config.bit_offset = vec![5];
         let mut ch = Channel::new(config);
-        let blocks: Vec<u128> = (1..=10u128).map(|i| i * 0x1234_5678_9abc_def1 & MASK).collect();
+        let blocks: Vec<u128> = (1..=10u128).map(|i| (i * 0x1234_5678_9abc_def1) & MASK).collect();
         let mut seen = vec![];
         for b in &blocks {
             seen.push(ch.step(&[*b])[0]);

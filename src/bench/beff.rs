@@ -123,7 +123,7 @@ fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window:
             break;
         }
         // A lockstep message also waits a cable round.
-        let rounds = if window > 0 { (count / window) as u64 * 1000 } else { 0 };
+        let rounds = count.checked_div(window).map_or(0, |r| r as u64 * 1000);
         if waited > 20 * expected + rounds + 100_000 {
             return Err(format!("{count} packets of {length} B: not complete after {waited} cycles"));
         }

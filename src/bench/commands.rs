@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub fn numeric(only: &[String], json: &PathBuf, jobs: usize) -> Result<(), String> {
+pub fn numeric(only: &[String], json: &Path, jobs: usize) -> Result<(), String> {
     let work = std::env::temp_dir().join(format!("weft-bench-numeric-{}", std::process::id()));
     let rows = crate::bench::numeric::run(only, &work, jobs)?;
     let _ = std::fs::remove_dir_all(&work);
@@ -23,7 +23,7 @@ pub fn numeric_compare(json: &Path) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&work);
     print!("{}", crate::bench::numeric_compare::table(&rows));
     let json = if json == Path::new("bench/numeric.json") { Path::new("bench/numeric_compare.json") } else { json };
-    write_json(&json.to_path_buf(), &rows)
+    write_json(json, &rows)
 }
 
 pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, json: &Path) -> Result<(), String> {

@@ -107,7 +107,7 @@ fn packet_cycles(bytes: usize, flit_bytes: usize, link: &LinkConfig) -> f64 {
 /// The packets of one message of `bytes`.
 fn packets(bytes: usize, max: usize) -> Vec<usize> {
     let mut v = vec![max; bytes / max];
-    if bytes % max != 0 || bytes == 0 {
+    if !bytes.is_multiple_of(max) || bytes == 0 {
         v.push(bytes % max);
     }
     v

@@ -133,7 +133,7 @@ pub fn run(work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String
         let config = booksim_like(dims);
         let mut torus = Torus::verilated(&config, work)?;
         for pattern in [Pattern::UniformRandom, Pattern::Transpose, Pattern::NearestNeighbour] {
-            if pattern == Pattern::Transpose && !(config.nodes().is_power_of_two() && config.nodes().trailing_zeros() % 2 == 0) {
+            if pattern == Pattern::Transpose && !(config.nodes().is_power_of_two() && config.nodes().trailing_zeros().is_multiple_of(2)) {
                 continue;
             }
             let mut points: Vec<LoadPoint> = vec![];

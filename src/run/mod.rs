@@ -310,7 +310,7 @@ fn simulate(k: &Kernel, dut: &mut dyn Dut, input: &[(Vec<u32>, bool)], expected:
         }
         if let Some(beat) = out {
             got.push(beat);
-            if got.len() % 100_000 == 0 {
+            if got.len().is_multiple_of(100_000) {
                 progress(got.len(), expected);
             }
         }

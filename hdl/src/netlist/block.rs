@@ -167,7 +167,7 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Logic f
         self.m_axis.tdata.next = Bits::<WO>::from(out);
         self.m_axis.tkeep.next = Bits::<KO>::from(BigUint::from(u128::MAX) & ((BigUint::from(1u8) << KO) - 1u8));
         self.m_axis.tvalid.next = core.eval.get(core.valid_out) != 0;
-        self.m_axis.tlast.next = core.last_out.map_or(false, |w| core.eval.get(w) != 0);
+        self.m_axis.tlast.next = core.last_out.is_some_and(|w| core.eval.get(w) != 0);
         self.m_axis.tuser.next = Bits::<1>::from(false);
         self.s_axis.tready.next = core.eval.get(core.ready_out) != 0;
     }

@@ -53,7 +53,7 @@ pub struct StreamWidths<const W: usize, const K: usize, const U: usize>;
 
 impl<const W: usize, const K: usize, const U: usize> StreamWidths<W, K, U> {
     pub const OK: () = {
-        assert!(W >= 8 && W % 8 == 0, "AXI4-Stream tdata width must be a non-zero multiple of 8");
+        assert!(W >= 8 && W.is_multiple_of(8), "AXI4-Stream tdata width must be a non-zero multiple of 8");
         assert!(K == W / 8, "AXI4-Stream tkeep width must be tdata width / 8");
         assert!(U >= 1, "AXI4-Stream tuser width must be at least 1");
     };

@@ -48,7 +48,7 @@ pub fn first_conflict(schedule: &[Slot], cells: &Cells, lambda: usize) -> Option
 /// offending pair of slots.
 pub fn first_conflict_rows(schedule: &[Slot], cells: &Cells, lambda: usize, rows: Rows) -> Option<(usize, usize)> {
     let p = rows.pipelines;
-    assert!(p > 0 && schedule.len() % p == 0, "a schedule of {} slots in rows of {p}", schedule.len());
+    assert!(p > 0 && schedule.len().is_multiple_of(p), "a schedule of {} slots in rows of {p}", schedule.len());
     let n = schedule.len() / p;
     let shares = |a: u32, b: u32, bank: bool| {
         let (ca, cb) = (&cells[a as usize], &cells[b as usize]);
@@ -132,9 +132,9 @@ pub fn colouring_rows(cells: &Cells, lambda: usize, rows: Rows) -> Result<(Vec<S
         }
         for (es, _) in open {
             schedule.extend(es.iter().map(|e| Some(*e)));
-            schedule.extend(std::iter::repeat(None).take(p - es.len()));
+            schedule.extend(std::iter::repeat_n(None, p - es.len()));
         }
-        schedule.extend(std::iter::repeat(None).take(lambda * p));
+        schedule.extend(std::iter::repeat_n(None, lambda * p));
     }
     Ok((schedule, colours))
 }
@@ -184,11 +184,11 @@ pub fn list_rows(cells: &Cells, lambda: usize, window: usize, rows: Rows) -> Res
             }
         }
         schedule.extend(edges.iter().map(|e| Some(*e)));
-        schedule.extend(std::iter::repeat(None).take(p - edges.len()));
+        schedule.extend(std::iter::repeat_n(None, p - edges.len()));
     }
     // The wrap-around into the next iteration.
     while first_conflict_rows(&schedule, cells, lambda, rows).is_some() {
-        schedule.extend(std::iter::repeat(None).take(p));
+        schedule.extend(std::iter::repeat_n(None, p));
     }
     Ok(schedule)
 }

@@ -12,7 +12,7 @@ use weft_hdl::sig;
 
 fn check(w_in: usize, w_out: usize) -> Result<usize, String> {
     let (wide, narrow) = (w_in.max(w_out), w_in.min(w_out));
-    let ok_width = |w: usize| w % 8 == 0 && (8..=128).contains(&w);
+    let ok_width = |w: usize| w.is_multiple_of(8) && (8..=128).contains(&w);
     if !ok_width(narrow) || wide % narrow != 0 || wide / narrow < 2 || wide / narrow > 16 {
         return Err(format!(
             "axis adapter {w_in} -> {w_out} bits: the narrow side must be 8..=128 bits in whole bytes and the wide side 2..=16 times it"

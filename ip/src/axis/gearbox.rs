@@ -29,7 +29,7 @@ fn words<'d>(d: &'d Design, s: &Axis<'d>) -> (Vec<Sig<'d>>, Sig<'d>) {
 /// `tuser` for that frame. Names its registers `<name>_*`.
 pub fn gearbox<'d>(d: &'d Design, name: &str, frames: &Source<'d>, out_words: usize, user: Option<Sig<'d>>) -> Source<'d> {
     let f = &frames.0;
-    assert!(f.shape.data % 32 == 0 && f.shape.data > 0, "gearbox {name}: {}-bit input is not whole 32-bit words", f.shape.data);
+    assert!(f.shape.data.is_multiple_of(32) && f.shape.data > 0, "gearbox {name}: {}-bit input is not whole 32-bit words", f.shape.data);
     let (a, b) = (f.shape.data / 32, out_words);
     let capacity = 2 * a + b - 1;
     let nw = usize::BITS as usize - capacity.leading_zeros() as usize;

@@ -143,7 +143,7 @@ pub fn dispatch<'d>(d: &'d Design, prefix: &str, packets: &Source<'d>, tags: &[u
             Source(Axis {
                 name: format!("{prefix}channel{k}"),
                 shape: AxisShape::data(p.shape.data).with_keep(),
-                data: p.data.clone(),
+                data: p.data,
                 keep: Some(keep),
                 last: Some(last),
                 user: None,

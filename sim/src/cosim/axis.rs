@@ -97,7 +97,7 @@ impl AxisSink {
     pub fn observe(&mut self, model: &mut Model) -> Option<&Beat> {
         if self.ready && model.get(self.ports.tvalid) == 1 {
             let data = BigUint::from_slice(model.get_words(self.ports.tdata));
-            let last = self.ports.tlast.map_or(false, |p| model.get(p) == 1);
+            let last = self.ports.tlast.is_some_and(|p| model.get(p) == 1);
             let keep = self.ports.tkeep.map_or(0, |p| model.get(p));
             self.received.push(Beat { data, keep, last, user: 0 });
             self.received.last()

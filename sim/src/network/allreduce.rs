@@ -120,7 +120,7 @@ impl<D: Device> Torus<D> {
                 match host.receiving {
                     None => {
                         let header = Header::unpack(bits(&data, 0, 128));
-                        if header.tag != RESULT_TAG || header.length % 4 != 0 || last {
+                        if header.tag != RESULT_TAG || !header.length.is_multiple_of(4) || last {
                             return Err(format!("node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}", self.cycle, header.tag, header.length));
                         }
                         host.receiving = Some(header.length / 4);

@@ -58,7 +58,7 @@ impl Pattern {
             Pattern::UniformRandom => rng.below(nodes as u64) as usize,
             Pattern::Transpose => {
                 let b = nodes.trailing_zeros() as usize;
-                assert!(nodes.is_power_of_two() && b % 2 == 0, "transpose needs 4^k nodes");
+                assert!(nodes.is_power_of_two() && b.is_multiple_of(2), "transpose needs 4^k nodes");
                 let h = b / 2;
                 ((src >> h) | (src << h)) & (nodes - 1)
             }

@@ -19,6 +19,7 @@ use crate::sig;
 /// - Rounding increments the packed exponent and fraction; the exponent field is
 ///   `big_exp + 1 − L`, or 0 when no hidden bit reached the top (a subnormal result; a carry
 ///   out of the fraction makes the field 1).
+///
 /// Register places: 0 after the compare, 1 after the ordering, 2 after the alignment, 3 after
 /// the addition, 4 after the leading-zero count, 5 after the normalisation shift, 6 after the
 /// rounding decision.

@@ -43,7 +43,7 @@ pub(super) fn exec64(ins: &Instr, lo: &[u64], memories: &[Vec<u128>]) -> u64 {
         Code::Parity => (a.count_ones() & 1) as u64,
         Code::MemRead => memories[ins.aux as usize][a as usize] as u64,
     };
-    v & u64::MAX.checked_shr(64 - ins.width as u32).unwrap_or(0)
+    v & u64::MAX.checked_shr(64 - ins.width).unwrap_or(0)
 }
 
 /// Runs one instruction (masked result).
@@ -80,7 +80,7 @@ pub(super) fn exec(ins: &Instr, values: &Values, memories: &[Vec<u128>]) -> u128
         Code::Parity => (a.count_ones() & 1) as u128,
         Code::MemRead => memories[ins.aux as usize][a as usize],
     };
-    v & u128::MAX.checked_shr(128 - ins.width as u32).unwrap_or(0)
+    v & u128::MAX.checked_shr(128 - ins.width).unwrap_or(0)
 }
 
 /// Runs an instruction on values of any width (masked result): the same value as [`exec`] on

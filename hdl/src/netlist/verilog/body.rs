@@ -213,7 +213,7 @@ impl Body<'_> {
     }
 
     /// Declarations, assignments and clocked blocks (instances are written by the caller).
-    pub fn write(&self, decls: &mut String, assigns: &mut String, clocked: &mut Vec<String>) {
+    pub fn write(&self, decls: &mut String, assigns: &mut String, clocked: &mut [String]) {
         let net = self.net;
         if !net.states.is_empty() {
             // A state machine's values by name; a value no rule uses is still listed.

@@ -30,7 +30,7 @@ pub(super) struct Plan {
 
 pub(super) fn sanitize(name: &str) -> String {
     let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-    if s.chars().next().map_or(true, |c| c.is_ascii_digit()) {
+    if s.chars().next().is_none_or(|c| c.is_ascii_digit()) {
         format!("n_{s}")
     } else {
         s

@@ -211,7 +211,7 @@ pub fn parse(text: &str) -> Result<Kernel, DslError> {
         lower.done.insert(input.clone(), (v, f));
     }
     let per_vector = |e: &Option<Expr>| matches!(e, Some(Expr::Call(name, _, _)) if name == "vsum");
-    let vector_kernel = outputs.first().map_or(false, |(_, e, _)| per_vector(e));
+    let vector_kernel = outputs.first().is_some_and(|(_, e, _)| per_vector(e));
     for (output, expr, at) in &outputs {
         let summed = per_vector(expr);
         if summed != vector_kernel {

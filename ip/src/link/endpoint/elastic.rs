@@ -10,6 +10,7 @@
 //!   instead, which the receiver ignores like the ones the partner sends;
 //! - `DELETE_LEVEL` or more words (the receive clock is faster) and the word at the head is a
 //!   clock-compensation block on every lane: it is dropped and the word behind it read instead.
+//!
 //! The partner sends `cc_burst` such blocks every `cc_interval` cycles, so the buffer absorbs up
 //! to `cc_burst / cc_interval` of frequency difference (1,600 ppm with PG074's 8 per 4,992);
 //! oscillators within ±100 ppm need 200 ppm. Every insertion and deletion counts as a slip.

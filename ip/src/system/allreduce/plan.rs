@@ -35,7 +35,7 @@ pub fn chain(dims: [usize; 3]) -> Vec<[usize; 3]> {
             let y = if z % 2 == 0 { j } else { dims[1] - 1 - j };
             let row = z * dims[1] + j;
             for i in 0..dims[0] {
-                let x = if row % 2 == 0 { i } else { dims[0] - 1 - i };
+                let x = if row.is_multiple_of(2) { i } else { dims[0] - 1 - i };
                 out.push([x, y, z]);
             }
         }
