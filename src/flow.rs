@@ -273,10 +273,7 @@ fn read_report(dir: &Path, name: &str) -> serde_json::Map<String, serde_json::Va
 fn timed(file: &Path, name: &str, reports: Option<&Path>, force: bool) -> Result<(TimingReport, bool), String> {
     let text = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let hash = verilog_hash(&text);
-    let recorded = reports
-        .filter(|_| !force)
-        .and_then(|dir| serde_json::from_value::<TimingReport>(read_report(dir, name).get("timing")?.clone()).ok())
-        .filter(|t| t.verilog_hash == hash);
+    let recorded = reports.filter(|_| !force).and_then(|dir| serde_json::from_value::<TimingReport>(read_report(dir, name).get("timing")?.clone()).ok()).filter(|t| t.verilog_hash == hash);
     if let Some(t) = recorded {
         return Ok((t, true));
     }
@@ -330,7 +327,17 @@ mod tests {
         std::fs::write(&file, "module m(); endmodule\n").unwrap();
         // A report recorded for this text.
         let hash = verilog_hash(&std::fs::read(&file).unwrap());
-        let recorded = TimingReport { device: "d".into(), tool: "t".into(), fmax_mhz: 123.0, critical_from: "a".into(), critical_to: "b".into(), critical_ns: 1.0, routing_ns: 0.5, path: vec![], verilog_hash: hash };
+        let recorded = TimingReport {
+            device: "d".into(),
+            tool: "t".into(),
+            fmax_mhz: 123.0,
+            critical_from: "a".into(),
+            critical_to: "b".into(),
+            critical_ns: 1.0,
+            routing_ns: 0.5,
+            path: vec![],
+            verilog_hash: hash,
+        };
         write_report(&dir, "m", None, Some(&recorded), &Default::default()).unwrap();
         assert_eq!(timed(&file, "m", Some(&dir), false).unwrap(), (recorded.clone(), true));
         // Changed Verilog: the recorded figure is not reused (place and route runs and, on this

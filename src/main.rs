@@ -338,10 +338,7 @@ fn run_generate(out: &Path, configs: &[PathBuf], kernels: &[PathBuf], constraint
 fn with_system_hint(selection: &str, error: String) -> String {
     let shipped: Vec<String> = weft::system::shipped().iter().map(|s| s.name.clone()).collect();
     let file = if selection.ends_with(".toml") { selection.to_string() } else { "<file.toml>".to_string() };
-    format!(
-        "{error}\nhint: the shipped systems are {}; to check a system you described, pass its file: `weft check --config {file}` (`weft check --help` lists the options)",
-        shipped.join(", ")
-    )
+    format!("{error}\nhint: the shipped systems are {}; to check a system you described, pass its file: `weft check --config {file}` (`weft check --help` lists the options)", shipped.join(", "))
 }
 
 fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], kernels: &[PathBuf], constraints: &Path, options: CheckOptions) -> Result<(), String> {

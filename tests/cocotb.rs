@@ -24,11 +24,7 @@ fn cocotbext_axi_lite_master_checks_the_register_window() {
 /// Runs cocotb test module `test` on Icarus against `generated/<family>/<module>.v`.
 fn cocotb(module: &str, test: &str, family: &str) {
     let root = env!("CARGO_MANIFEST_DIR");
-    let output = Command::new("python3")
-        .args([&format!("{root}/tests/cocotb/run.py"), module, test, family])
-        .current_dir(root)
-        .output()
-        .expect("python3 is needed for the cocotb test bench");
+    let output = Command::new("python3").args([&format!("{root}/tests/cocotb/run.py"), module, test, family]).current_dir(root).output().expect("python3 is needed for the cocotb test bench");
     let log = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(
         output.status.success(),

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use num_bigint::BigUint;
+use weft::hdl::float::reference::native_f32;
 use weft::hdl::float::{vectors, FloatFormat, FloatOperator};
 use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
 use weft::hdl::tools::verilator_lint;
-use weft::hdl::float::reference::native_f32;
 use weft::ip::fp::convert::{operands, CONVERSIONS};
 use weft::ip::fp::{module_name, operator_verilog};
 use weft::sim::cosim::{AxisPorts, AxisSink, AxisSource, Model};

@@ -24,8 +24,7 @@ fn generation_is_deterministic_and_generated_folder_is_current() {
         let fresh = std::fs::read_to_string(a).unwrap();
         assert_eq!(fresh, std::fs::read_to_string(b).unwrap(), "{} differs between two runs", a.display());
         let relative = a.strip_prefix(dir.join("a")).unwrap();
-        let committed = std::fs::read_to_string(root.join(relative))
-            .unwrap_or_else(|_| panic!("generated/{} is missing: run `weft generate`", relative.display()));
+        let committed = std::fs::read_to_string(root.join(relative)).unwrap_or_else(|_| panic!("generated/{} is missing: run `weft generate`", relative.display()));
         assert!(committed == fresh, "generated/{} is stale: run `weft generate` and commit it", relative.display());
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -40,7 +39,26 @@ fn top_level_ports_follow_the_naming_contract() {
         for port in declared.iter().map(|p| p.name.as_str()) {
             assert!(port.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "{}: port `{port}` is not a plain identifier", module.spec.name);
             // Besides streams: the FIFO fill level, and the link's serial lanes, status and counters.
-            let link_ports = ["rx_serial", "tx_serial", "rx_credit_return", "tx_credit", "lane_up", "channel_up", "frames_sent", "frames_retransmitted", "frames_received", "crc_errors", "lock_losses", "slips", "retrains", "up_cycles", "partner_restarts", "frames_dropped", "rx_clk", "rx_rst"];
+            let link_ports = [
+                "rx_serial",
+                "tx_serial",
+                "rx_credit_return",
+                "tx_credit",
+                "lane_up",
+                "channel_up",
+                "frames_sent",
+                "frames_retransmitted",
+                "frames_received",
+                "crc_errors",
+                "lock_losses",
+                "slips",
+                "retrains",
+                "up_cycles",
+                "partner_restarts",
+                "frames_dropped",
+                "rx_clk",
+                "rx_rst",
+            ];
             // The router: coordinates, per-VC credits beside its link streams, counters.
             let router_ok = module.spec.family == "router"
                 && (port.starts_with("local_") || port.starts_with("stat_") || port.starts_with("s_axis_") && port.ends_with("_credit") || port.starts_with("m_axis_") && port.ends_with("_credit"));
@@ -54,17 +72,26 @@ fn top_level_ports_follow_the_naming_contract() {
             // The dispatcher counts packets with unknown tags.
             let dispatcher_ok = module.spec.name.starts_with("axis_dispatcher") && port == "dropped";
             // Self-test blocks: their configuration and counter ports.
-            let selftest_ports = ["start", "count", "length", "dst", "tag", "seed", "done_in", "window", "received", "busy", "sent", "cycles", "expected", "clear", "packets", "errors", "bytes", "complete"];
+            let selftest_ports =
+                ["start", "count", "length", "dst", "tag", "seed", "done_in", "window", "received", "busy", "sent", "cycles", "expected", "clear", "packets", "errors", "bytes", "complete"];
             let selftest_ok = module.spec.family == "selftest" && selftest_ports.contains(&port);
             // The allreduce engine: its program and counters.
             let allreduce_ok = module.spec.family == "allreduce" && ["flags", "dst_a", "dst_b"].iter().chain(&weft_ip::system::allreduce::COUNTERS).any(|p| *p == port);
             // The Airfoil accelerator: its drain flag and counters.
             let airfoil_ok = module.spec.family == "airfoil" && (port == "busy" || weft::sim::airfoil::COUNTERS.contains(&port));
-            let ok = router_ok || allreduce_ok || airfoil_ok || domain_ok || axil_ok || node_ok || dispatcher_ok || selftest_ok || port == "clk" || port == "fill"
+            let ok = router_ok
+                || allreduce_ok
+                || airfoil_ok
+                || domain_ok
+                || axil_ok
+                || node_ok
+                || dispatcher_ok
+                || selftest_ok
+                || port == "clk"
+                || port == "fill"
                 || port == "rst"
                 || module.spec.family == "link" && link_ports.contains(&port)
-                || ["s_axis_", "m_axis_"].iter().any(|p| port.starts_with(p))
-                    && ["tdata", "tkeep", "tlast", "tuser", "tvalid", "tready"].iter().any(|s| port.ends_with(s));
+                || ["s_axis_", "m_axis_"].iter().any(|p| port.starts_with(p)) && ["tdata", "tkeep", "tlast", "tuser", "tvalid", "tready"].iter().any(|s| port.ends_with(s));
             assert!(ok, "{}: unexpected port {port}", module.spec.name);
         }
         assert!(text.contains("`timescale 1ns/1ps"));

@@ -18,7 +18,8 @@ fn generated_nodes_deliver_random_packets_under_bit_errors() {
         torus.reset();
         let up = torus.bring_up(20_000).unwrap();
         torus.set_bit_error_rate(1e-5);
-        let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(2000), min_bytes: 0, max_bytes: config.router.max_packet_bytes, valid_percent: 85, ready_percent: 75, seed: 99 };
+        let traffic =
+            Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(2000), min_bytes: 0, max_bytes: config.router.max_packet_bytes, valid_percent: 85, ready_percent: 75, seed: 99 };
         let run = torus.run(&traffic, 20_000).unwrap().unwrap_or_else(|s| panic!("{name}: stuck {s:?}"));
         assert_eq!(run.deliveries.len(), 2000);
         assert!(torus.flipped_bits() > 100, "{name}: only {} bits flipped", torus.flipped_bits());

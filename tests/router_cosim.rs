@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use weft::ip::router::RouterConfig;
 use weft::sim::catalog::{router_config, TORI};
 use weft::sim::network::{Injection, Pattern, Torus, Traffic};
-use weft::ip::router::RouterConfig;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/weft-router-net")
@@ -20,15 +20,8 @@ fn ten_thousand_random_packets_arrive_exactly_once_in_order() {
         let config = router_config(dims);
         let mut torus = Torus::verilated(&config, &dir()).unwrap();
         torus.reset();
-        let traffic = Traffic {
-            pattern: Pattern::UniformRandom,
-            injection: Injection::Queued(10_000),
-            min_bytes: 0,
-            max_bytes: config.max_packet_bytes,
-            valid_percent: 85,
-            ready_percent: 75,
-            seed: 2024,
-        };
+        let traffic =
+            Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(10_000), min_bytes: 0, max_bytes: config.max_packet_bytes, valid_percent: 85, ready_percent: 75, seed: 2024 };
         let run = torus.run(&traffic, 20_000).unwrap().unwrap_or_else(|s| panic!("{dims:?}: stuck {s:?}"));
         assert_eq!(run.deliveries.len(), 10_000);
         assert_eq!(torus.counter_sum("*_dropped"), 0);
@@ -78,15 +71,7 @@ fn full_load_drains_with_dateline_vcs_and_deadlocks_without() {
 #[test]
 fn verilator_and_built_in_simulator_agree_cycle_for_cycle() {
     let config = router_config(TORI[0]);
-    let traffic = Traffic {
-        pattern: Pattern::UniformRandom,
-        injection: Injection::Queued(400),
-        min_bytes: 0,
-        max_bytes: 300,
-        valid_percent: 70,
-        ready_percent: 60,
-        seed: 31,
-    };
+    let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(400), min_bytes: 0, max_bytes: 300, valid_percent: 70, ready_percent: 60, seed: 31 };
     let mut built_in = Torus::netlist(&config).unwrap();
     built_in.reset();
     let a = built_in.run(&traffic, 5000).unwrap().unwrap();

@@ -7,10 +7,10 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
+use weft::hdl::testbench::Rng;
 use weft::ip::router::header::Header;
 use weft::sim::cosim::{Model, PortId};
 use weft::system::config::PortClock;
-use weft::hdl::testbench::Rng;
 
 struct Source {
     queue: VecDeque<(u32, Vec<u8>)>,

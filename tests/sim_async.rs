@@ -18,10 +18,10 @@
 
 use std::path::{Path, PathBuf};
 
-use weft::sim::network::{Injection, Pattern, Torus, Traffic};
 use weft::ip::router::Direction;
 use weft::ip::system::node::register_map;
 use weft::sim::link::VerilatorDevice;
+use weft::sim::network::{Injection, Pattern, Torus, Traffic};
 use weft::system::SystemConfig;
 
 /// Cycles (of node 0's clock) of saturating traffic in scenario (a); `WEFT_ASYNC_CYCLES`
@@ -45,10 +45,15 @@ fn link_counter(t: &mut Torus<VerilatorDevice>, system: &SystemConfig, name: &st
     let map = register_map(&system.node);
     (0..system.node.router.nodes())
         .map(|n| {
-            system.node.endpoints().iter().map(|e| {
-                let reg = map.iter().find(|r| r.name == format!("stat_{}_{name}", e.name())).unwrap_or_else(|| panic!("no register for {name}"));
-                t.read_sim_register(n, reg.addr).unwrap() as u64
-            }).collect()
+            system
+                .node
+                .endpoints()
+                .iter()
+                .map(|e| {
+                    let reg = map.iter().find(|r| r.name == format!("stat_{}_{name}", e.name())).unwrap_or_else(|| panic!("no register for {name}"));
+                    t.read_sim_register(n, reg.addr).unwrap() as u64
+                })
+                .collect()
         })
         .collect()
 }
@@ -95,7 +100,13 @@ fn scenarios(which: usize) {
         let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Saturated { cycles }, min_bytes: 0, max_bytes, valid_percent: 100, ready_percent: 100, seed: 41 };
         let run = t.run(&traffic, 20_000).unwrap().unwrap_or_else(|s| panic!("{name}_sim_async (a): stuck {s:?}"));
         assert_eq!(run.deliveries.len(), run.sent);
-        println!("{name}_sim_async (a): links up after {up} cycles; {} packets in {} cycles of node 0 (edges per node {:?}), none lost; {}", run.sent, run.cycles, t.node_edges().unwrap(), health(&mut t, &system));
+        println!(
+            "{name}_sim_async (a): links up after {up} cycles; {} packets in {} cycles of node 0 (edges per node {:?}), none lost; {}",
+            run.sent,
+            run.cycles,
+            t.node_edges().unwrap(),
+            health(&mut t, &system)
+        );
 
         // (b) The cable leaving node 0 in X+ pulled for a while mid-traffic, then put back.
         let mut t = torus(&system, &file);

@@ -122,7 +122,8 @@ fn a_packet_too_long_for_the_buffer_names_both_keys_and_the_rule() {
     // The user raises only `max_packet_bytes`; `vc_buffer_flits` keeps its default (128 flits).
     let text = edit("vc_buffer_flits", "").replace("max_packet_bytes = 1024", "max_packet_bytes = 4096");
     let err = parse(&text).unwrap_err();
-    for part in ["`node.max_packet_bytes` = 4096", "`node.vc_buffer_flits` = 128 (the default)", "257 flits", "1 + ceil(`node.max_packet_bytes` / 16)", "`node.vc_buffer_flits` = 512", "at most 2032"] {
+    for part in ["`node.max_packet_bytes` = 4096", "`node.vc_buffer_flits` = 128 (the default)", "257 flits", "1 + ceil(`node.max_packet_bytes` / 16)", "`node.vc_buffer_flits` = 512", "at most 2032"]
+    {
         assert!(err.contains(part), "missing {part:?} in: {err}");
     }
     // Both set by the user: neither is called a default.
@@ -220,7 +221,12 @@ fn constraint_check_finds_missing_ports_and_cells() {
         }
         // A renamed port, clock or cell is caught, naming what is missing.
         let bad = dir.join(format!("bad.{}", files.constraint.extension().unwrap().to_string_lossy()));
-        let mutations = [("get_ports clk", "get_ports clock", "clock"), ("get_ports {clk}", "get_ports {clock}", "clock"), ("-group [get_clocks kernel_clk]", "-group [get_clocks kern_clk]", "kern_clk"), ("write_gray_sync1", "write_grey_sync1", "write_grey_sync1")];
+        let mutations = [
+            ("get_ports clk", "get_ports clock", "clock"),
+            ("get_ports {clk}", "get_ports {clock}", "clock"),
+            ("-group [get_clocks kernel_clk]", "-group [get_clocks kern_clk]", "kern_clk"),
+            ("write_gray_sync1", "write_grey_sync1", "write_grey_sync1"),
+        ];
         let mut tried = 0;
         for (from, to, named) in mutations {
             if !text.contains(from) {

@@ -27,7 +27,15 @@ fn simulation_tops_deliver_under_inject_err() {
         let up = torus.bring_up(20_000).unwrap();
         torus.inject_errors(200, 7); // 2·10^-4 per link per cycle
         let packets = 1500;
-        let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(packets), min_bytes: 0, max_bytes: system.node.router.max_packet_bytes, valid_percent: 85, ready_percent: 75, seed: 31 };
+        let traffic = Traffic {
+            pattern: Pattern::UniformRandom,
+            injection: Injection::Queued(packets),
+            min_bytes: 0,
+            max_bytes: system.node.router.max_packet_bytes,
+            valid_percent: 85,
+            ready_percent: 75,
+            seed: 31,
+        };
         let run = torus.run(&traffic, 20_000).unwrap().unwrap_or_else(|s| panic!("{name}_sim: stuck {s:?}"));
         assert_eq!(run.deliveries.len(), packets);
         assert!(torus.injected_pulses() > 50, "{name}_sim: only {} inject_err pulses", torus.injected_pulses());

@@ -50,7 +50,13 @@ fn vitis_kernel_files_agree_with_the_wrapper_and_the_register_map() {
     let rdl = Command::new("python3").args([concat!(env!("CARGO_MANIFEST_DIR"), "/tests/regmap/compile_rdl.py"), system.join("torus_4x2x1.rdl").to_str().unwrap()]).output().unwrap();
     assert!(rdl.status.success(), "{}", String::from_utf8_lossy(&rdl.stderr));
     let regs: serde_json::Value = serde_json::from_slice(&rdl.stdout).unwrap();
-    let writable: Vec<(String, u64)> = regs.as_array().unwrap().iter().filter(|r| r["fields"].as_array().unwrap().iter().any(|f| f["sw_writable"].as_bool().unwrap())).map(|r| (r["name"].as_str().unwrap().to_string(), r["addr"].as_u64().unwrap())).collect();
+    let writable: Vec<(String, u64)> = regs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["fields"].as_array().unwrap().iter().any(|f| f["sw_writable"].as_bool().unwrap()))
+        .map(|r| (r["name"].as_str().unwrap().to_string(), r["addr"].as_u64().unwrap()))
+        .collect();
     let scalars: Vec<(String, u64)> = k["args"].as_array().unwrap().iter().filter(|a| a[3] == "0").map(|a| (a[0].as_str().unwrap().to_string(), a[1].as_u64().unwrap())).collect();
     assert_eq!(scalars, writable, "scalar arguments against the RDL's writable registers");
 

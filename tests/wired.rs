@@ -63,7 +63,17 @@ fn a_dsl_kernel_on_node_a_answers_node_b_at_node_c_in_verilator() {
     }
 
     // Packets from B: header (to A, port 1), then payload words of whole or partial beats.
-    let kernel = weft_ip::system::kernel_port::KernelPort { port: 1, source: include_str!("../examples/kernels/axpby.wk").into(), origin: String::new(), input_tag: 7, output_tag: 9, dst: 0, kernel_clock: false }.kernel().unwrap();
+    let kernel = weft_ip::system::kernel_port::KernelPort {
+        port: 1,
+        source: include_str!("../examples/kernels/axpby.wk").into(),
+        origin: String::new(),
+        input_tag: 7,
+        output_tag: 9,
+        dst: 0,
+        kernel_clock: false,
+    }
+    .kernel()
+    .unwrap();
     let mut rng = Rng::new(5);
     let mut beats: Vec<(Vec<u32>, bool)> = vec![];
     let mut expected: Vec<(usize, Vec<u32>)> = vec![];

@@ -90,8 +90,7 @@ fn replace_identifier(text: &str, from: &str, to: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(pos) = rest.find(from) {
-        let before_ok = rest[..pos].chars().next_back().is_none_or(|c| !is_ident(c))
-            && (pos > 0 || out.chars().next_back().is_none_or(|c| !is_ident(c)));
+        let before_ok = rest[..pos].chars().next_back().is_none_or(|c| !is_ident(c)) && (pos > 0 || out.chars().next_back().is_none_or(|c| !is_ident(c)));
         let after = &rest[pos + from.len()..];
         let after_ok = after.chars().next().is_none_or(|c| !is_ident(c));
         out.push_str(&rest[..pos]);
@@ -109,10 +108,7 @@ fn finish(spec: &ModuleSpec, raw: &str) -> Result<String, ExportError> {
         return Err(ExportError(format!("{}: rust-hdl output has no top module", spec.name)));
     }
     // Public names: top -> name, top$a$b -> name_a_b.
-    let renames: Vec<(String, String)> = modules
-        .iter()
-        .map(|m| (m.name.clone(), format!("{}{}", spec.name, &m.name[3..]).replace('$', "_")))
-        .collect();
+    let renames: Vec<(String, String)> = modules.iter().map(|m| (m.name.clone(), format!("{}{}", spec.name, &m.name[3..]).replace('$', "_"))).collect();
     for module in modules.iter_mut() {
         for (from, to) in renames.iter().rev() {
             module.text = replace_identifier(&module.text, from, to);
@@ -152,8 +148,7 @@ fn finish(spec: &ModuleSpec, raw: &str) -> Result<String, ExportError> {
 }
 
 fn check_name(name: &str) -> Result<(), ExportError> {
-    let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if ok {
         Ok(())
     } else {
@@ -222,14 +217,10 @@ fn hide_ports(top: &str, hidden: &[String]) -> Result<String, String> {
         let range_text = range.map(|r| format!("{r} ")).unwrap_or_default();
         let replacement = if decl.trim().starts_with("input") {
             // The block may not read a side-band input it does not expose.
-            format!(
-                "    // verilator lint_off UNUSEDSIGNAL\n    wire {range_text}{port} = {{{width}{{1'b0}}}}; // not exposed: tied off\n    // verilator lint_on UNUSEDSIGNAL"
-            )
+            format!("    // verilator lint_off UNUSEDSIGNAL\n    wire {range_text}{port} = {{{width}{{1'b0}}}}; // not exposed: tied off\n    // verilator lint_on UNUSEDSIGNAL")
         } else {
             let kind = if decl.contains(" reg ") { "reg" } else { "wire" };
-            format!(
-                "    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread\n    {kind} {range_text}{port};\n    /* verilator lint_on UNUSEDSIGNAL */"
-            )
+            format!("    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread\n    {kind} {range_text}{port};\n    /* verilator lint_on UNUSEDSIGNAL */")
         };
         body = body.replacen(&decl, &replacement, 1);
         text = format!("{module_name}({}{body}", kept.join(","));

@@ -45,13 +45,7 @@ impl<D: Synth, const A: usize> Logic for DualPortRam<D, A> {
         vec![TimingInfo {
             name: "ram".into(),
             clock: "clk".into(),
-            inputs: vec![
-                "write_enable".into(),
-                "write_address".into(),
-                "write_data".into(),
-                "read_enable".into(),
-                "read_address".into(),
-            ],
+            inputs: vec!["write_enable".into(), "write_address".into(), "write_data".into(), "read_enable".into(), "read_address".into()],
             outputs: vec!["read_data".into()],
         }]
     }
@@ -97,18 +91,8 @@ impl<D: Synth, const A: usize> Logic for TwoClockRam<D, A> {
 
     fn timing(&self) -> Vec<TimingInfo> {
         vec![
-            TimingInfo {
-                name: "ram_write".into(),
-                clock: "write_clk".into(),
-                inputs: vec!["write_enable".into(), "write_address".into(), "write_data".into()],
-                outputs: vec![],
-            },
-            TimingInfo {
-                name: "ram_read".into(),
-                clock: "read_clk".into(),
-                inputs: vec!["read_enable".into(), "read_address".into()],
-                outputs: vec!["read_data".into()],
-            },
+            TimingInfo { name: "ram_write".into(), clock: "write_clk".into(), inputs: vec!["write_enable".into(), "write_address".into(), "write_data".into()], outputs: vec![] },
+            TimingInfo { name: "ram_read".into(), clock: "read_clk".into(), inputs: vec!["read_enable".into(), "read_address".into()], outputs: vec!["read_data".into()] },
         ]
     }
 }

@@ -59,11 +59,7 @@ impl<B: Block> Bench<B> {
 
     /// Propagates combinational logic after inputs changed.
     pub fn settle(&mut self) {
-        assert!(
-            rust_hdl::core::simulate::simulate(&mut self.uut, 1000),
-            "combinational logic did not settle at cycle {}",
-            self.cycle
-        );
+        assert!(rust_hdl::core::simulate::simulate(&mut self.uut, 1000), "combinational logic did not settle at cycle {}", self.cycle);
     }
 
     /// One rising and one falling clock edge; registers take their `d` at the rising edge.
@@ -183,9 +179,7 @@ pub fn check_stream_block<B: Block, const W: usize, const K: usize, const U: usi
             if ready {
                 match expected.pop_front() {
                     None => return Err(fail(bench.cycle, format!("unexpected (duplicated) beat {beat:?}"))),
-                    Some(want) if want != beat => {
-                        return Err(fail(bench.cycle, format!("beat {received}: got {beat:?}, want {want:?}")))
-                    }
+                    Some(want) if want != beat => return Err(fail(bench.cycle, format!("beat {received}: got {beat:?}, want {want:?}"))),
                     Some(_) => {}
                 }
                 first_out.get_or_insert(bench.cycle);

@@ -65,16 +65,8 @@ fn check(op: FloatOperator, f: FloatFormat, stages: usize, pairs: &[(u128, u128)
     let operands: Vec<Vec<u128>> = pairs.iter().map(|(a, b)| if op.operands() == 1 { vec![*a] } else { vec![*a, *b] }).collect();
     let results = stream(net, f.width(), &operands, 70, seed);
     for ((a, b), got) in pairs.iter().zip(results) {
-        let want = if f == FloatFormat::BINARY32 {
-            native_f32(op, *a as u32, *b as u32) as u128
-        } else {
-            reference_oracle(op, f, *a, *b)
-        };
-        assert_eq!(
-            got, want,
-            "{f} {} with {stages} stages (seed {seed}): a={a:#x} b={b:#x} got {got:#x} want {want:#x}",
-            op.name()
-        );
+        let want = if f == FloatFormat::BINARY32 { native_f32(op, *a as u32, *b as u32) as u128 } else { reference_oracle(op, f, *a, *b) };
+        assert_eq!(got, want, "{f} {} with {stages} stages (seed {seed}): a={a:#x} b={b:#x} got {got:#x} want {want:#x}", op.name());
     }
 }
 
@@ -166,11 +158,7 @@ fn near_underflow_pairs(op: FloatOperator, count: usize, seed: u64) -> Vec<(u128
                 FloatOperator::Div => a_exp - k,
                 _ => 127 - a_exp + k,
             };
-            let b = if b_exp < 1 {
-                frac(&mut rng) >> (1 - b_exp).min(23)
-            } else {
-                ((b_exp.min(254) as u32) << 23) | frac(&mut rng)
-            };
+            let b = if b_exp < 1 { frac(&mut rng) >> (1 - b_exp).min(23) } else { ((b_exp.min(254) as u32) << 23) | frac(&mut rng) };
             let (a, b) = (a | sign(&mut rng), b | sign(&mut rng));
             if rng.chance(50) {
                 (a as u128, b as u128)
@@ -315,7 +303,11 @@ fn mul_piece_layouts_near_the_range_ends_every_depth() {
         let (bias, emax) = (f.bias(), f.exp_max() as i64 - 1);
         let frac = |rng: &mut Rng| {
             let random = rng.next_u64() as u128 & ((1 << man) - 1);
-            if rng.chance(40) { random & (random >> rng.below(man as u64)) } else { random }
+            if rng.chance(40) {
+                random & (random >> rng.below(man as u64))
+            } else {
+                random
+            }
         };
         let pairs: Vec<(u128, u128)> = (0..3000)
             .map(|_| {

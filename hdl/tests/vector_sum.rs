@@ -47,8 +47,7 @@ fn vector_sums_at_every_adder_depth_under_back_pressure() {
                     (0..beats).map(|_| [operand(&mut rng), operand(&mut rng)]).collect()
                 })
                 .collect();
-            let beats: Vec<([u32; 2], bool)> =
-                vectors.iter().flat_map(|v| v.iter().enumerate().map(|(i, b)| (*b, i + 1 == v.len()))).collect();
+            let beats: Vec<([u32; 2], bool)> = vectors.iter().flat_map(|v| v.iter().enumerate().map(|(i, b)| (*b, i + 1 == v.len()))).collect();
             let mut ev = Evaluator::new(net.clone());
             let port = |ev: &Evaluator, name: &str| ev.input(name).unwrap();
             let (tvalid, tlast, tready) = (port(&ev, "s_axis_tvalid"), port(&ev, "s_axis_tlast"), port(&ev, "m_axis_tready"));

@@ -11,8 +11,8 @@
 use weft_hdl::netlist::{Design, Netlist, Sig, Wire};
 use weft_hdl::sig;
 
-pub use crate::regmap::{ID, LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS, SELFTEST_STATUS_NAMES, VERSION};
 use crate::regmap::{node_map, Register, Source};
+pub use crate::regmap::{ID, LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS, SELFTEST_STATUS_NAMES, VERSION};
 
 pub const OKAY: u128 = 0;
 pub const SLVERR: u128 = 2;
@@ -26,7 +26,6 @@ pub enum Entry {
     /// A read-write register of `width` bits (at most 32) with its reset value.
     ReadWrite { width: usize, reset: u32 },
 }
-
 
 /// Builds the window into `net` with `s_axil_*` ports; returns the current value of every
 /// read-write entry, in the order given.
@@ -153,7 +152,6 @@ pub fn window<'d>(d: &'d Design, entries: &[(u32, Entry)]) -> Result<Vec<Sig<'d>
     d.output("s_axil_rresp", rresp.q);
     Ok(rw_values)
 }
-
 
 /// The node's window built from its register map ([`crate::regmap::node_map`]): constants,
 /// read-only inputs (`link_status`; `selftest` and `counters`, one register every 32 bits) and read-write

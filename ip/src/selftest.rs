@@ -43,7 +43,6 @@ fn payload_words(length: Sig, width: usize) -> Sig {
     (length.zext(15) + (bytes as u32 - 1)).bits(bytes.trailing_zeros() as usize, 10)
 }
 
-
 fn check_width(width: usize) {
     assert!(width == 128 || width == 256, "self-test width {width}: 128 or 256");
 }

@@ -16,11 +16,7 @@ pub struct Shipped {
 }
 
 impl Shipped {
-    pub fn new(
-        spec: ModuleSpec,
-        verilog: impl Fn(&ModuleSpec) -> Result<String, ExportError> + Send + Sync + 'static,
-        testbench: impl Fn() -> Result<String, String> + Send + Sync + 'static,
-    ) -> Self {
+    pub fn new(spec: ModuleSpec, verilog: impl Fn(&ModuleSpec) -> Result<String, ExportError> + Send + Sync + 'static, testbench: impl Fn() -> Result<String, String> + Send + Sync + 'static) -> Self {
         Shipped { spec, verilog: Box::new(verilog), testbench: Box::new(testbench) }
     }
 

@@ -8,10 +8,13 @@ use weft_ip::airfoil::schedule::{colouring, first_conflict, list, noops, valid};
 use weft_ip::airfoil::{generate, Mesh};
 
 fn area(m: &Mesh, c: &[u32; 4]) -> f64 {
-    (0..4).map(|k| {
-        let (a, b) = (m.x[c[k] as usize], m.x[c[(k + 1) % 4] as usize]);
-        a[0] * b[1] - b[0] * a[1]
-    }).sum::<f64>() / 2.0
+    (0..4)
+        .map(|k| {
+            let (a, b) = (m.x[c[k] as usize], m.x[c[(k + 1) % 4] as usize]);
+            a[0] * b[1] - b[0] * a[1]
+        })
+        .sum::<f64>()
+        / 2.0
 }
 
 fn is_side(c: &[u32; 4], n: [u32; 2]) -> bool {

@@ -148,10 +148,13 @@ fn a_restarted_end_rejoins_and_every_credit_comes_back() {
             wires[i].pop_front();
             e.clock(i == 0 && in_reset);
         }
-        if cycle > restart + held && up_again.is_none() && ends.iter_mut().all(|e| {
-            e.settle();
-            e.get_output("channel_up") == 1
-        }) {
+        if cycle > restart + held
+            && up_again.is_none()
+            && ends.iter_mut().all(|e| {
+                e.settle();
+                e.get_output("channel_up") == 1
+            })
+        {
             up_again = Some(cycle - restart - held);
         }
         cycle += 1;
@@ -205,5 +208,9 @@ fn a_restarted_end_rejoins_and_every_credit_comes_back() {
     for (i, s) in senders.iter().enumerate() {
         assert_eq!(s.credits, [CAPACITY; 2], "side {i}: credits after draining");
     }
-    println!("side 0 restarted for {held} cycles: link up {up_again} cycles after release; lost {lost:?} packets (to side 0, to side 1); side 1 dropped {dropped} frames; {} and {} packets delivered", consumers[0].delivered.len(), consumers[1].delivered.len());
+    println!(
+        "side 0 restarted for {held} cycles: link up {up_again} cycles after release; lost {lost:?} packets (to side 0, to side 1); side 1 dropped {dropped} frames; {} and {} packets delivered",
+        consumers[0].delivered.len(),
+        consumers[1].delivered.len()
+    );
 }

@@ -3,10 +3,10 @@
 
 use weft_ip::airfoil::Params;
 use weft_ip::catalog::Shipped;
-use weft_ip::weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 use weft_ip::link::spec::{link_spec, link_verilog};
 use weft_ip::router::spec::{router_spec, router_verilog};
 use weft_ip::system::spec::{node_spec, node_verilog};
+use weft_ip::weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 
 use crate::channel::ChannelConfig;
 use crate::link::{netlist_device, LinkPair, Traffic};
@@ -52,7 +52,12 @@ pub fn node_testbench(dims: [usize; 3]) -> Result<String, String> {
         seed: 8,
     };
     let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("no packet delivered for 20000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent))?;
-    Ok(format!("links up after {up} cycles; 150 packets (0..{} B) exactly once, in order, minimal hops, in {} cycles with {} bits flipped on the links", config.router.max_packet_bytes, run.cycles, torus.flipped_bits()))
+    Ok(format!(
+        "links up after {up} cycles; 150 packets (0..{} B) exactly once, in order, minimal hops, in {} cycles with {} bits flipped on the links",
+        config.router.max_packet_bytes,
+        run.cycles,
+        torus.flipped_bits()
+    ))
 }
 
 /// All routers of the torus in the built-in simulator, random packets of every size from every
@@ -61,15 +66,8 @@ pub fn router_testbench(dims: [usize; 3]) -> Result<String, String> {
     let config = router_config(dims);
     let mut torus = Torus::netlist(&config)?;
     torus.reset();
-    let traffic = crate::network::Traffic {
-        pattern: Pattern::UniformRandom,
-        injection: Injection::Queued(300),
-        min_bytes: 0,
-        max_bytes: config.max_packet_bytes,
-        valid_percent: 80,
-        ready_percent: 70,
-        seed: 5,
-    };
+    let traffic =
+        crate::network::Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(300), min_bytes: 0, max_bytes: config.max_packet_bytes, valid_percent: 80, ready_percent: 70, seed: 5 };
     let run = torus.run(&traffic, 5000)?.map_err(|s| format!("no packet delivered for 5000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent))?;
     Ok(format!("300 packets (0..{} B, random sources and sinks, random back-pressure) delivered exactly once, in order, minimal hops, in {} cycles", config.max_packet_bytes, run.cycles))
 }

@@ -46,9 +46,7 @@ pub struct Channel {
 impl Channel {
     pub fn new(config: ChannelConfig) -> Channel {
         assert!(config.latency >= 1 && config.skew.len() == config.lanes && config.bit_offset.len() == config.lanes);
-        let pipes = (0..config.lanes)
-            .map(|k| std::iter::repeat_n(0, config.latency + config.skew[k]).collect())
-            .collect();
+        let pipes = (0..config.lanes).map(|k| std::iter::repeat_n(0, config.latency + config.skew[k]).collect()).collect();
         let rng = Rng::new(config.seed);
         Channel { previous: vec![0; config.lanes], config, pipes, rng, scheduled: vec![], outage: None, cycle: 0, flipped_bits: 0, record: None }
     }

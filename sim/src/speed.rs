@@ -111,10 +111,7 @@ pub fn report(cycles: u64) -> Result<String, String> {
     let fast = verilator(cycles)?;
     let slow = builtin(cycles);
     if (fast.beats, fast.digest) != (slow.beats, slow.digest) {
-        return Err(format!(
-            "the simulators disagree: built-in moved {} beats (digest {:x}), Verilator {} (digest {:x})",
-            slow.beats, slow.digest, fast.beats, fast.digest
-        ));
+        return Err(format!("the simulators disagree: built-in moved {} beats (digest {:x}), Verilator {} (digest {:x})", slow.beats, slow.digest, fast.beats, fast.digest));
     }
     let mut out = format!("axis_fifo_w128_d32, tvalid/tready {PERCENT}% random, {cycles} cycles, {} beats out in both\n", fast.beats);
     out.push_str(&format!("{:<22} {:>14} {:>10}\n", "simulator", "cycles/s", "seconds"));

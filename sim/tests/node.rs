@@ -172,5 +172,10 @@ fn nodes_on_independent_clocks_lose_nothing() {
     // Node 0's clock is 312 ppm faster than node 1's: one slip per 3200 cycles.
     let expected = (edges[0] - edges[1]) as u32;
     assert!(slips[0].abs_diff(expected) <= 8, "X+ slips {slips:?}, expected about {expected} (edges {edges:?})");
-    println!("4x2x1 nodes on their own clocks: links up after {up} cycles; {} packets in {} cycles of node 0 with {} bits flipped; node 0 slips xp/xn/yp/yn {slips:?}", run.sent, run.cycles, torus.flipped_bits());
+    println!(
+        "4x2x1 nodes on their own clocks: links up after {up} cycles; {} packets in {} cycles of node 0 with {} bits flipped; node 0 slips xp/xn/yp/yn {slips:?}",
+        run.sent,
+        run.cycles,
+        torus.flipped_bits()
+    );
 }

@@ -115,7 +115,16 @@ pub fn table(r: &Report) -> String {
         let ratio = |m: u64| p.simulated[1] as f64 / m as f64;
         s += &format!(
             "| {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {:.3} |\n",
-            p.module, p.cells, p.schedule, p.noop_slots, cell(0), cell(1), cell(2), ratio(p.predicted[1]), p.seed_model_edges, ratio(p.seed_model_edges)
+            p.module,
+            p.cells,
+            p.schedule,
+            p.noop_slots,
+            cell(0),
+            cell(1),
+            cell(2),
+            ratio(p.predicted[1]),
+            p.seed_model_edges,
+            ratio(p.seed_model_edges)
         );
     }
     s += &format!("\nDesign space (model with fill): one res_calc pass over {} cells, DRAM {} GB/s, PCIe {} GB/s, time in µs\n", r.space_cells, r.dram_gbs, r.pcie_gbs);

@@ -132,7 +132,18 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     drop(torus);
 
     if !options.baseline {
-        return Ok(Report { system: system.name.clone(), dims: rc.dims, fabric_mhz: system.fabric_mhz, packet_bytes, bit_error_rate: options.bit_error_rate, flipped_bits, hop_cycles: 0, link_bytes_per_cycle: 0.0, diameter, points });
+        return Ok(Report {
+            system: system.name.clone(),
+            dims: rc.dims,
+            fabric_mhz: system.fabric_mhz,
+            packet_bytes,
+            bit_error_rate: options.bit_error_rate,
+            flipped_bits,
+            hop_cycles: 0,
+            link_bytes_per_cycle: 0.0,
+            diameter,
+            points,
+        });
     }
     // The fabric alone: one hop's latency, a link's bandwidth, and the baseline.
     let mut plain = verilate(system, &work.join("plain"), progress)?;
@@ -169,7 +180,18 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             p.baseline_cycles = Some(cycles);
         }
     }
-    Ok(Report { system: system.name.clone(), dims: rc.dims, fabric_mhz: system.fabric_mhz, packet_bytes, bit_error_rate: options.bit_error_rate, flipped_bits, hop_cycles, link_bytes_per_cycle, diameter, points })
+    Ok(Report {
+        system: system.name.clone(),
+        dims: rc.dims,
+        fabric_mhz: system.fabric_mhz,
+        packet_bytes,
+        bit_error_rate: options.bit_error_rate,
+        flipped_bits,
+        hop_cycles,
+        link_bytes_per_cycle,
+        diameter,
+        points,
+    })
 }
 
 pub fn table(r: &Report) -> String {

@@ -32,10 +32,27 @@ use crate::system::SystemConfig;
 
 /// Seed 001's measurement on one BittWare 520N (message size, b(L) in B/s), and its b_eff.
 pub const SEED_001: [(usize, f64); 21] = [
-    (1, 1.62150e6), (2, 3.24313e6), (4, 6.48621e6), (8, 1.29722e7), (16, 2.59453e7), (32, 5.18907e7), (64, 1.03781e8),
-    (128, 2.05794e8), (256, 4.02737e8), (512, 7.72389e8), (1024, 1.43097e9), (2048, 2.50444e9), (4096, 3.99620e9),
-    (16384, 7.24052e9), (32768, 8.37438e9), (65536, 9.08229e9), (131072, 9.48329e9), (262144, 9.69693e9),
-    (524288, 9.80814e9), (1048576, 9.86474e9), (2097152, 9.89317e9),
+    (1, 1.62150e6),
+    (2, 3.24313e6),
+    (4, 6.48621e6),
+    (8, 1.29722e7),
+    (16, 2.59453e7),
+    (32, 5.18907e7),
+    (64, 1.03781e8),
+    (128, 2.05794e8),
+    (256, 4.02737e8),
+    (512, 7.72389e8),
+    (1024, 1.43097e9),
+    (2048, 2.50444e9),
+    (4096, 3.99620e9),
+    (16384, 7.24052e9),
+    (32768, 8.37438e9),
+    (65536, 9.08229e9),
+    (131072, 9.48329e9),
+    (262144, 9.69693e9),
+    (524288, 9.80814e9),
+    (1048576, 9.86474e9),
+    (2097152, 9.89317e9),
 ];
 pub const SEED_001_BEFF: f64 = 3.95057e9;
 /// Seed 001 on eight FPGAs, and its model for them (8 × 4.07 GB/s).
@@ -95,7 +112,7 @@ fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window:
     for n in 0..nodes {
         let c = config.coords(config.neighbour(n, Direction { dim: 0, plus: true }));
         let dst = (c[0] | c[1] << 6 | c[2] << 12) as u32; // port 0
-        // One pattern seed everywhere: each checker recomputes its neighbour's pattern.
+                                                          // One pattern seed everywhere: each checker recomputes its neighbour's pattern.
         for (name, value) in [("count", count), ("length", length), ("dst", dst), ("tag", 1), ("seed", 0x5EED), ("expected", count), ("window", window), ("control", 0b101)] {
             torus.axil_write(n, reg(name), value)?;
         }

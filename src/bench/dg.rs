@@ -165,7 +165,10 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         let wrong = mismatches(&dg.global(), &model);
         let us = cycles as f64 / system.fabric_mhz;
         let bytes = STAGES * per_stage;
-        progress(&format!("step {step}: halo {bytes} B exchanged in {cycles} cycles ({us:.2} µs), kernels {kernel_cycles} cycles, {wrong} values differ from the model{}", if perturbed { " (one halo value perturbed)" } else { "" }));
+        progress(&format!(
+            "step {step}: halo {bytes} B exchanged in {cycles} cycles ({us:.2} µs), kernels {kernel_cycles} cycles, {wrong} values differ from the model{}",
+            if perturbed { " (one halo value perturbed)" } else { "" }
+        ));
         let kernel_us = kernel_cycles as f64 / kernel_mhz;
         steps.push(Step { step, exchange_cycles: cycles, exchange_us: us, halo_bytes: bytes, halo_gb_per_s: bytes as f64 / (us * 1e3), kernel_cycles, kernel_us, mismatches: wrong, perturbed });
         if perturbed {
@@ -205,7 +208,19 @@ pub fn table(reports: &[Report]) -> String {
         let Some(s) = r.steps.last() else { continue };
         t.push_str(&format!(
             "| {}×{} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.3} | {} | {:.2} | {} |\n",
-            r.cells, r.cells, r.elements, r.halo_bytes_per_node[0], r.packets_per_stage, s.halo_bytes, s.exchange_cycles, s.exchange_us, s.halo_gb_per_s, s.halo_gb_per_s / PARTS as f64, s.kernel_cycles, s.kernel_us, r.flipped_bits
+            r.cells,
+            r.cells,
+            r.elements,
+            r.halo_bytes_per_node[0],
+            r.packets_per_stage,
+            s.halo_bytes,
+            s.exchange_cycles,
+            s.exchange_us,
+            s.halo_gb_per_s,
+            s.halo_gb_per_s / PARTS as f64,
+            s.kernel_cycles,
+            s.kernel_us,
+            r.flipped_bits
         ));
     }
     t.push_str(&format!(

@@ -138,7 +138,15 @@ fn node_torus(system: &SystemConfig, generated: &Path) -> Result<Torus<weft_sim:
 }
 
 fn stream(torus: &mut Torus<weft_sim::link::VerilatorDevice>, src: (usize, usize), dst: (usize, usize), bytes: usize, count: usize, both_ways: bool) -> Result<u64, String> {
-    let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Stream { src, dst, bytes, count, both_ways }, min_bytes: bytes, max_bytes: bytes, valid_percent: 100, ready_percent: 100, seed: 1 };
+    let traffic = Traffic {
+        pattern: Pattern::UniformRandom,
+        injection: Injection::Stream { src, dst, bytes, count, both_ways },
+        min_bytes: bytes,
+        max_bytes: bytes,
+        valid_percent: 100,
+        ready_percent: 100,
+        seed: 1,
+    };
     let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("stream of {bytes} B stuck at cycle {}", s.cycle))?;
     Ok(run.cycles)
 }
@@ -203,7 +211,15 @@ pub fn run(system: &SystemConfig, other: &SystemConfig, generated: &Path, progre
         let flits = (1 + LOAD_PACKET_BYTES.div_ceil(s.node.router.flit_bytes())) as f64;
         for offered in LOADS {
             let (cycles, drain) = (3000u64, 8000u64);
-            let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::Bernoulli { rate: offered / flits, cycles, drain }, min_bytes: LOAD_PACKET_BYTES, max_bytes: LOAD_PACKET_BYTES, valid_percent: 100, ready_percent: 100, seed: 11 };
+            let traffic = Traffic {
+                pattern: Pattern::UniformRandom,
+                injection: Injection::Bernoulli { rate: offered / flits, cycles, drain },
+                min_bytes: LOAD_PACKET_BYTES,
+                max_bytes: LOAD_PACKET_BYTES,
+                valid_percent: 100,
+                ready_percent: 100,
+                seed: 11,
+            };
             let start = torus.cycle;
             let run = torus.run(&traffic, drain)?;
             let (run, complete) = match run {
@@ -255,7 +271,9 @@ pub fn table(r: &Report) -> String {
     for b in &r.bandwidth {
         t.push_str(&format!("| {} B | {:.3} | {:.3} |\n", b.bytes, b.bytes_per_cycle, b.gbytes_per_s));
     }
-    t.push_str(&format!("\nUniform random traffic, {LOAD_PACKET_BYTES}-byte packets:\n| torus | offered (flits/node/cycle) | accepted | mean latency (cycles) | all arrived |\n| --- | ---: | ---: | ---: | --- |\n"));
+    t.push_str(&format!(
+        "\nUniform random traffic, {LOAD_PACKET_BYTES}-byte packets:\n| torus | offered (flits/node/cycle) | accepted | mean latency (cycles) | all arrived |\n| --- | ---: | ---: | ---: | --- |\n"
+    ));
     for l in &r.load {
         t.push_str(&format!("| {} | {:.2} | {:.3} | {:.1} | {} |\n", l.torus, l.offered, l.accepted, l.latency, l.complete));
     }

@@ -149,10 +149,7 @@ pub fn table(rows: &[Row]) -> String {
             text += &format!("| `{}` | {} of {}{mark} | {} | synthesis failed: {why} | | | |\n", r.module, r.stages, r.max_stages, r.latency);
             continue;
         }
-        text += &format!(
-            "| `{}` | {} of {}{mark} | {} | {} | {} | {} | {} |\n",
-            r.module, r.stages, r.max_stages, r.latency, r.luts, r.flip_flops, r.dsps, r.logic_depth
-        );
+        text += &format!("| `{}` | {} of {}{mark} | {} | {} | {} | {} | {} |\n", r.module, r.stages, r.max_stages, r.latency, r.luts, r.flip_flops, r.dsps, r.logic_depth);
     }
     text
 }

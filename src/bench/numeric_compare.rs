@@ -79,7 +79,19 @@ pub fn run(work: &Path, progress: &dyn Fn(&str)) -> Result<Vec<CompareRow>, Stri
             source: "measured by this command".into(),
         });
         for a in ANCHORS.iter().filter(|a| a.0 == short) {
-            rows.push(CompareRow { op: a.0.into(), implementation: a.1.into(), latency: a.2, luts: a.3, flip_flops: a.4, dsps: a.5, logic_depth: a.6, lut_levels: a.7, subnormals: a.8, fmax_mhz: None, source: a.9.into() });
+            rows.push(CompareRow {
+                op: a.0.into(),
+                implementation: a.1.into(),
+                latency: a.2,
+                luts: a.3,
+                flip_flops: a.4,
+                dsps: a.5,
+                logic_depth: a.6,
+                lut_levels: a.7,
+                subnormals: a.8,
+                fmax_mhz: None,
+                source: a.9.into(),
+            });
         }
     }
     Ok(rows)
@@ -109,7 +121,15 @@ pub fn table(rows: &[CompareRow]) -> String {
         let verdict = if r.implementation.starts_with("weft") { verdict(rows, r) } else { String::new() };
         text += &format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {fmax} | {verdict} |\n",
-            r.op, r.implementation, r.latency, r.luts, r.flip_flops, r.dsps, r.logic_depth, r.lut_levels, if r.subnormals { "yes" } else { "no" }
+            r.op,
+            r.implementation,
+            r.latency,
+            r.luts,
+            r.flip_flops,
+            r.dsps,
+            r.logic_depth,
+            r.lut_levels,
+            if r.subnormals { "yes" } else { "no" }
         );
     }
     text + "\nAnchor rows: " + FLOPOCO + "; " + HARDFLOAT + ".\n"

@@ -99,15 +99,7 @@ fn load_point(torus: &mut Torus<weft_sim::link::VerilatorDevice>, pattern: Patte
     let config = torus.config.clone();
     torus.reset();
     let start = torus.cycle;
-    let t = Traffic {
-        pattern,
-        injection: Injection::Bernoulli { rate: load, cycles: WARMUP + WINDOW, drain: DRAIN },
-        min_bytes: 0,
-        max_bytes: 0,
-        valid_percent: 100,
-        ready_percent: 100,
-        seed: 11,
-    };
+    let t = Traffic { pattern, injection: Injection::Bernoulli { rate: load, cycles: WARMUP + WINDOW, drain: DRAIN }, min_bytes: 0, max_bytes: 0, valid_percent: 100, ready_percent: 100, seed: 11 };
     let run = torus.run(&t, DRAIN)?.map_err(|s| format!("stuck at cycle {}", s.cycle))?;
     let nodes = config.nodes() as f64;
     let window = |c: u64| (start + WARMUP..start + WARMUP + WINDOW).contains(&c);

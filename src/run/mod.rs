@@ -21,10 +21,10 @@ use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::netlist::vcd::Vcd;
 use weft_hdl::netlist::Netlist;
 use weft_hdl::pipeline::{dsl, Kernel, Stages};
-use weft_hdl::testbench::Rng;
-use weft_sim::cosim::{AxisPorts, AxisSink, AxisSource};
-use weft_sim::cosim::Model;
 use weft_hdl::stream::Beat;
+use weft_hdl::testbench::Rng;
+use weft_sim::cosim::Model;
+use weft_sim::cosim::{AxisPorts, AxisSink, AxisSource};
 
 use data::Table;
 

@@ -175,17 +175,9 @@ fn packet_fits(router: &RouterConfig, buffer_set: bool, bytes_set: bool) -> Resu
         router.width
     );
     // `max_packet_bytes` <= 16383 keeps `need` <= 1025 flits: a power of two always fits.
-    let lower = if flits.is_power_of_two() && (2..=4096).contains(&flits) {
-        format!(" or lower `node.max_packet_bytes` to at most {}", (flits - 1) * flit_bytes)
-    } else {
-        String::new()
-    };
+    let lower = if flits.is_power_of_two() && (2..=4096).contains(&flits) { format!(" or lower `node.max_packet_bytes` to at most {}", (flits - 1) * flit_bytes) } else { String::new() };
     let fix = format!("; set `node.vc_buffer_flits` = {}{lower}", need.next_power_of_two());
-    Err(format!(
-        "`node.max_packet_bytes` = {bytes}{} needs {need} flits of buffer, `node.vc_buffer_flits` = {flits}{} does not fit it: {rule}{fix}",
-        default(bytes_set),
-        default(buffer_set)
-    ))
+    Err(format!("`node.max_packet_bytes` = {bytes}{} needs {need} flits of buffer, `node.vc_buffer_flits` = {flits}{} does not fit it: {rule}{fix}", default(bytes_set), default(buffer_set)))
 }
 
 /// A `[[kernel]]` entry checked against the router: the kernel's DSL source (shipped or read
@@ -258,9 +250,7 @@ impl SystemConfig {
         if !name_ok {
             return Err(format!("`name` = {:?} must be 1..=64 characters of a-z, 0-9 and _, starting with a letter (it names Verilog modules and files)", file.name));
         }
-        let board = *BOARDS.iter().find(|b| b.name == file.board).ok_or_else(|| {
-            format!("`board` = {:?} is not a known board: allowed {}", file.board, BOARDS.map(|b| b.name).join(", "))
-        })?;
+        let board = *BOARDS.iter().find(|b| b.name == file.board).ok_or_else(|| format!("`board` = {:?} is not a known board: allowed {}", file.board, BOARDS.map(|b| b.name).join(", ")))?;
         if file.torus.dims.len() != 3 {
             return Err(format!("`torus.dims` has {} entries: give three, [X, Y, Z]", file.torus.dims.len()));
         }

@@ -23,10 +23,7 @@ use weft_ip::system::node;
 pub use config::SystemConfig;
 
 /// The systems weft ships, as the example files that describe them.
-pub const SHIPPED: [(&str, &str); 2] = [
-    ("examples/torus_4x2x1.toml", include_str!("../../examples/torus_4x2x1.toml")),
-    ("examples/torus_2x2x2.toml", include_str!("../../examples/torus_2x2x2.toml")),
-];
+pub const SHIPPED: [(&str, &str); 2] = [("examples/torus_4x2x1.toml", include_str!("../../examples/torus_4x2x1.toml")), ("examples/torus_2x2x2.toml", include_str!("../../examples/torus_2x2x2.toml"))];
 
 /// The shipped kernels a port may name.
 fn kernels() -> Vec<Shipped> {

@@ -231,11 +231,8 @@ pub fn shell(config: &SystemConfig, node_text: &str, fifo: &str) -> Result<Strin
             kb = w / 8
         ));
     }
-    let mut text = header(&format!(
-        "{name} — {node_module} with kernel-clock IntraNode ports ({} MHz) behind clock-crossing FIFOs; fabric clock {} MHz",
-        config.kernel_mhz.unwrap_or(0.0),
-        config.fabric_mhz
-    ));
+    let mut text =
+        header(&format!("{name} — {node_module} with kernel-clock IntraNode ports ({} MHz) behind clock-crossing FIFOs; fabric clock {} MHz", config.kernel_mhz.unwrap_or(0.0), config.fabric_mhz));
     text.push_str(&format!("module {name}({});\n{}\n\n", names.join(","), port_decls.join("\n")));
     text.push_str(&body.join("\n"));
     text.push_str(&format!("\n\n{node_module} node (\n{}\n);\n\nendmodule\n", connections.join(",\n")));

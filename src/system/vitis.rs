@@ -126,7 +126,10 @@ pub fn kernel_xml(config: &SystemConfig, node: &[PortDecl], map: &[Register]) ->
     let mut args = vec![];
     let mut id = 0;
     for r in map.iter().filter(|r| r.writable()) {
-        args.push(format!("      <arg name=\"{}\" addressQualifier=\"0\" id=\"{id}\" port=\"s_axi_control\" size=\"0x4\" offset=\"0x{:X}\" hostOffset=\"0x0\" hostSize=\"0x4\" type=\"uint\"/>", r.name, r.addr));
+        args.push(format!(
+            "      <arg name=\"{}\" addressQualifier=\"0\" id=\"{id}\" port=\"s_axi_control\" size=\"0x4\" offset=\"0x{:X}\" hostOffset=\"0x0\" hostSize=\"0x4\" type=\"uint\"/>",
+            r.name, r.addr
+        ));
         id += 1;
     }
     for (name, input, width) in kernel_ports(node) {
@@ -191,12 +194,18 @@ pub fn connectivity(config: &SystemConfig, node: &[PortDecl]) -> String {
     );
     for p in &config.ports {
         match &p.kernel {
-            Some(k) => t.push_str(&format!("# IntraNode port {i}: {k}\nnk={k}:1:{k}_p{i}\nstream_connect=weft.m_axis_p{i}:{k}_p{i}.s_axis\nstream_connect={k}_p{i}.m_axis:weft.s_axis_p{i}\n", i = p.index)),
-            None => t.push_str(&format!("# IntraNode port {i}: connect a kernel with\n# stream_connect=weft.m_axis_p{i}:<kernel>.<in>\n# stream_connect=<kernel>.<out>:weft.s_axis_p{i}\n", i = p.index)),
+            Some(k) => {
+                t.push_str(&format!("# IntraNode port {i}: {k}\nnk={k}:1:{k}_p{i}\nstream_connect=weft.m_axis_p{i}:{k}_p{i}.s_axis\nstream_connect={k}_p{i}.m_axis:weft.s_axis_p{i}\n", i = p.index))
+            }
+            None => {
+                t.push_str(&format!("# IntraNode port {i}: connect a kernel with\n# stream_connect=weft.m_axis_p{i}:<kernel>.<in>\n# stream_connect=<kernel>.<out>:weft.s_axis_p{i}\n", i = p.index))
+            }
         }
     }
     for (e, lanes) in endpoints(node) {
-        t.push_str(&format!("# Link {e} ({lanes} lanes): to and from your transceiver kernel\n# stream_connect=weft.m_axis_{e}_tx:<gt kernel>.<tx>\n# stream_connect=<gt kernel>.<rx>:weft.s_axis_{e}_rx\n"));
+        t.push_str(&format!(
+            "# Link {e} ({lanes} lanes): to and from your transceiver kernel\n# stream_connect=weft.m_axis_{e}_tx:<gt kernel>.<tx>\n# stream_connect=<gt kernel>.<rx>:weft.s_axis_{e}_rx\n"
+        ));
     }
     t
 }

@@ -153,11 +153,7 @@ impl FixedOperation {
         // Rounding to more fraction bits than the exact result has shifts it up first.
         let needed = width + self.out.frac.saturating_sub(frac);
         if needed > MAX_EXACT {
-            return Err(format!(
-                "fixed-point {} of {a} and {b} into {}: the exact result needs {needed} bits, allowed range 1..={MAX_EXACT}",
-                self.op.name(),
-                self.out
-            ));
+            return Err(format!("fixed-point {} of {a} and {b} into {}: the exact result needs {needed} bits, allowed range 1..={MAX_EXACT}", self.op.name(), self.out));
         }
         Ok((frac, width))
     }

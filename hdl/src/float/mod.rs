@@ -1,7 +1,7 @@
 //! Floating point: formats, the software reference, and the pipelined operator generators.
 
-mod format;
 pub mod convert;
+mod format;
 pub mod ops;
 pub mod reference;
 

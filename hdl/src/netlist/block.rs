@@ -94,13 +94,7 @@ impl<const WI: usize, const KI: usize, const WO: usize, const KO: usize> Netlist
             trace: None,
             trace_error: None,
         };
-        NetlistStream {
-            clk: Default::default(),
-            rst: Default::default(),
-            s_axis: Default::default(),
-            m_axis: Default::default(),
-            _core: Box::new(core),
-        }
+        NetlistStream { clk: Default::default(), rst: Default::default(), s_axis: Default::default(), m_axis: Default::default(), _core: Box::new(core) }
     }
 
     pub fn netlist(&self) -> &Netlist {

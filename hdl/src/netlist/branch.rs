@@ -43,11 +43,6 @@ impl Design {
         for ((t, p), r) in done.iter().zip(&pending).zip(&readies) {
             t.next(!complete & (t.q | src.0.valid & *p & *r));
         }
-        pending
-            .iter()
-            .zip(readies)
-            .enumerate()
-            .map(|(i, (p, r))| Source(Axis { name: format!("{name}{i}"), valid: src.0.valid & *p, ready: Some(r), ..src.0.clone() }))
-            .collect()
+        pending.iter().zip(readies).enumerate().map(|(i, (p, r))| Source(Axis { name: format!("{name}{i}"), valid: src.0.valid & *p, ready: Some(r), ..src.0.clone() })).collect()
     }
 }

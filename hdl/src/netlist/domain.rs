@@ -112,12 +112,7 @@ impl Netlist {
         };
         let refuse = |sink: String, domain: usize, w: Wire| {
             let other = (0..64).find(|d| *d != domain && from[w.0] >> d & 1 == 1).unwrap();
-            Err(format!(
-                "clock-domain crossing without a synchroniser: {sink} (domain `{}`) samples {} (domain `{}`)",
-                self.domains[domain].name,
-                source(w, domain),
-                self.domains[other].name
-            ))
+            Err(format!("clock-domain crossing without a synchroniser: {sink} (domain `{}`) samples {} (domain `{}`)", self.domains[domain].name, source(w, domain), self.domains[other].name))
         };
         for (i, node) in self.nodes.iter().enumerate() {
             if let Op::Reg { d, enable, .. } = &node.op {

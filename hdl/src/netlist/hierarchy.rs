@@ -34,7 +34,14 @@ impl Netlist {
     /// [`Netlist::instance`], with each child clock domain wired to the parent's domain `clock`
     /// names (a clock port name ending in `clk`; its reset follows): e.g. a link endpoint's
     /// `rx_clk` to the node's `xp_rx_clk`.
-    pub fn instance_clocked(&mut self, child: &Rc<Netlist>, module_name: &str, name: &str, connect: &dyn Fn(&str) -> Option<Wire>, clock: &dyn Fn(&str) -> String) -> Result<HashMap<String, Wire>, String> {
+    pub fn instance_clocked(
+        &mut self,
+        child: &Rc<Netlist>,
+        module_name: &str,
+        name: &str,
+        connect: &dyn Fn(&str) -> Option<Wire>,
+        clock: &dyn Fn(&str) -> String,
+    ) -> Result<HashMap<String, Wire>, String> {
         let mut inputs = vec![];
         for node in &child.nodes {
             if let Op::Input(port) = &node.op {

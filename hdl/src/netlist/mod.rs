@@ -18,8 +18,8 @@
 
 pub mod block;
 mod branch;
-pub mod crossing;
 mod build;
+pub mod crossing;
 pub mod domain;
 pub mod eval;
 mod fold;
@@ -74,14 +74,24 @@ pub enum Op {
     /// XOR of all bits (one bit wide).
     Parity(Wire),
     /// Asynchronous read of memory `mem` (an index into [`Netlist::memories`]) at `addr`.
-    MemRead { mem: usize, addr: Wire },
+    MemRead {
+        mem: usize,
+        addr: Wire,
+    },
     /// A register: `d` taken at the rising edge of its node's clock domain when `enable` is high;
     /// `reset` is loaded by the domain's synchronous reset (data registers have none).
-    Reg { d: Wire, enable: Option<Wire>, reset: Option<u128> },
+    Reg {
+        d: Wire,
+        enable: Option<Wire>,
+        reset: Option<u128>,
+    },
     /// A value defined later (feedback through registers); resolved with [`Netlist::resolve`].
     Forward(Option<Wire>),
     /// Output `port` (a child output name, possibly a `name@lo` slice) of instance `inst`.
-    InstanceOutput { inst: usize, port: String },
+    InstanceOutput {
+        inst: usize,
+        port: String,
+    },
 }
 
 #[derive(Clone, Debug)]

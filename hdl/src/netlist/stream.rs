@@ -133,11 +133,16 @@ impl Design {
     /// A module output stream `<name>_*`.
     pub fn axis_out(&self, name: &str, shape: AxisShape) -> Sink<'_> {
         let ready = (!shape.always_ready).then(|| self.input(&format!("{name}_tready"), 1));
-        Sink(self.axis_signals(name, shape, &|n, w| {
-            let s = self.later(w);
-            self.output(n, s);
-            s
-        }, ready))
+        Sink(self.axis_signals(
+            name,
+            shape,
+            &|n, w| {
+                let s = self.later(w);
+                self.output(n, s);
+                s
+            },
+            ready,
+        ))
     }
 
     /// Joins `from` to `to`; a difference of shape is an error naming both ends.
@@ -186,10 +191,7 @@ impl Design {
                 inputs.insert(port.clone(), self.later(node.width));
             }
         }
-        let outputs = self
-            .net()
-            .instance_clocked(child, module_name, name, &|port| inputs.get(port).map(|s| s.wire), clock)
-            .expect("every input has a placeholder");
+        let outputs = self.net().instance_clocked(child, module_name, name, &|port| inputs.get(port).map(|s| s.wire), clock).expect("every input has a placeholder");
         let outputs = outputs.into_iter().map(|(k, w)| (k, self.sig(w))).collect();
         self.open.borrow_mut().extend(inputs.iter().map(|(p, s)| (s.wire, format!("input `{p}` of `{name}` ({module_name})"))));
         Inst { name: name.to_string(), child: child.clone(), inputs, outputs }
@@ -227,7 +229,14 @@ impl<'d> Inst<'d> {
         let (vals, holes) = if out { (&self.outputs, &self.inputs) } else { (&self.inputs, &self.outputs) };
         let get = |map: &BTreeMap<String, Sig<'d>>, sig: &str, want: bool| -> Option<Sig<'d>> {
             let found = map.get(&format!("{prefix}_{sig}")).copied();
-            assert_eq!(found.is_some(), want, "`{}.{prefix}`: {sig} {} in the child, {} in the shape", self.name, if found.is_some() { "present" } else { "absent" }, if want { "present" } else { "absent" });
+            assert_eq!(
+                found.is_some(),
+                want,
+                "`{}.{prefix}`: {sig} {} in the child, {} in the shape",
+                self.name,
+                if found.is_some() { "present" } else { "absent" },
+                if want { "present" } else { "absent" }
+            );
             found
         };
         let data = get(vals, "tdata", true).unwrap();

@@ -79,9 +79,7 @@ impl<W: Write> Vcd<W> {
             }
             let mut path: Vec<&str> = name.split('.').collect();
             let leaf = path.pop().unwrap();
-            let scope = path.iter().fold(&mut root, |s, p| {
-                s.children.entry(p.to_string()).or_default()
-            });
+            let scope = path.iter().fold(&mut root, |s, p| s.children.entry(p.to_string()).or_default());
             add(scope, leaf, Wire(i));
         }
         let clk = code(0);
@@ -94,14 +92,7 @@ impl<W: Write> Vcd<W> {
         writeln!(out, "$upscope $end")?;
         writeln!(out, "$enddefinitions $end")?;
         let last = vec![String::new(); vars.len()];
-        Ok(Vcd {
-            out,
-            vars,
-            last,
-            clk,
-            period_ns: period_ns.max(2),
-            cycle: 0,
-        })
+        Ok(Vcd { out, vars, last, clk, period_ns: period_ns.max(2), cycle: 0 })
     }
 
     /// Records the settled values of this cycle (call before the clock edge); only changes are
@@ -141,11 +132,7 @@ impl<W: Write> Vcd<W> {
 fn write_scope<W: Write>(out: &mut W, scope: &Scope, vars: &[Var]) -> io::Result<()> {
     for (name, &k) in &scope.vars {
         let v = &vars[k];
-        let range = if v.width > 1 {
-            format!(" [{}:0]", v.width - 1)
-        } else {
-            String::new()
-        };
+        let range = if v.width > 1 { format!(" [{}:0]", v.width - 1) } else { String::new() };
         writeln!(out, "$var wire {} {} {name}{range} $end", v.width, v.code)?;
     }
     for (name, child) in &scope.children {

@@ -32,7 +32,20 @@ pub(super) struct Beats<'d> {
 
 impl<'d> Beats<'d> {
     pub fn new(d: &'d Design, advance: Sig<'d>, valid: Sig<'d>, pos: Sig<'d>, flush: Sig<'d>, loop_stages: HashMap<usize, usize>) -> Beats<'d> {
-        Beats { d, advance, valid: vec![valid], enables: HashMap::new(), pos, flush, history: HashMap::new(), staged: HashMap::new(), names: HashMap::new(), loop_stages, pending: vec![], found: HashMap::new() }
+        Beats {
+            d,
+            advance,
+            valid: vec![valid],
+            enables: HashMap::new(),
+            pos,
+            flush,
+            history: HashMap::new(),
+            staged: HashMap::new(),
+            names: HashMap::new(),
+            loop_stages,
+            pending: vec![],
+            found: HashMap::new(),
+        }
     }
 
     pub fn valid_at(&mut self, stage: usize) -> Sig<'d> {

@@ -290,8 +290,7 @@ impl Kernel {
             offsets::netlist(self, stages, &mut operators).map_err(|e| format!("kernel `{}`: {e}", self.name))?
         } else if self.per_vector {
             let add_stages = stages.of(FloatOperator::Add);
-            let net = vector_sum::netlist(self.format, add_stages, &lanes, |net, inputs| datapath(net, inputs, &mut operators))
-                .map_err(|e| format!("kernel `{}`: {e}", self.name))?;
+            let net = vector_sum::netlist(self.format, add_stages, &lanes, |net, inputs| datapath(net, inputs, &mut operators)).map_err(|e| format!("kernel `{}`: {e}", self.name))?;
             // The accumulating adder and the window tree of every output.
             *operators.entry(FloatOperator::Add.name()).or_default() += self.outputs.len() * add_stages;
             net

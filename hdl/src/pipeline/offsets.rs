@@ -55,11 +55,7 @@ fn pos_bits(max: usize) -> usize {
 /// The stream netlist of a kernel with offsets (see the module doc). With recurrences, a first
 /// build finds the stage each loop closes at, and the second places the loops there.
 pub(super) fn netlist(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Netlist, String> {
-    let loops = if k.nodes.iter().any(|n| matches!(n, Node::Prev(..))) {
-        build(k, stages, &mut BTreeMap::new(), HashMap::new())?.1
-    } else {
-        HashMap::new()
-    };
+    let loops = if k.nodes.iter().any(|n| matches!(n, Node::Prev(..))) { build(k, stages, &mut BTreeMap::new(), HashMap::new())?.1 } else { HashMap::new() };
     let (net, found) = build(k, stages, operators, loops.clone())?;
     debug_assert_eq!(found, loops);
     Ok(net)

@@ -23,12 +23,7 @@ const ID_BITS: usize = 8;
 /// computes the per-beat values from them; output `j` is the per-vector sum of value `j`, at
 /// `m_axis_tdata[j·w +: w]`, one output beat (with `tlast`) per vector. Adders have `add_stages`
 /// stages (at least 1: the accumulation loop needs a register).
-pub fn netlist(
-    format: FloatFormat,
-    add_stages: usize,
-    lanes: &[(usize, usize)],
-    beat: impl FnOnce(&mut Netlist, &[Wire]) -> Result<Vec<Wire>, String>,
-) -> Result<Netlist, String> {
+pub fn netlist(format: FloatFormat, add_stages: usize, lanes: &[(usize, usize)], beat: impl FnOnce(&mut Netlist, &[Wire]) -> Result<Vec<Wire>, String>) -> Result<Netlist, String> {
     let max = FloatOperator::Add.max_stages(format);
     if !(1..=max).contains(&add_stages) {
         return Err(format!("vector sum: adder stages {add_stages}: allowed range 1..={max} (the accumulation loop needs a register)"));

@@ -60,9 +60,7 @@ macro_rules! axis_async_fifo {
     };
 }
 
-impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> Default
-    for AxisAsyncFifo<W, K, U, A, A1>
-{
+impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> Default for AxisAsyncFifo<W, K, U, A, A1> {
     fn default() -> Self {
         let () = StreamWidths::<W, K, U>::OK;
         let () = Self::DEPTH_OK;
@@ -106,9 +104,7 @@ impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: u
     pub const DEPTH: usize = 1 << A;
 }
 
-impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> Logic
-    for AxisAsyncFifo<W, K, U, A, A1>
-{
+impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> Logic for AxisAsyncFifo<W, K, U, A, A1> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, s_clk, write_binary, write_gray, read_gray_sync1, read_gray_sync2);

@@ -29,11 +29,6 @@ impl Beat {
 
     /// Sample the beat currently presented by a master port.
     pub fn sample<const W: usize, const K: usize, const U: usize>(port: &AxisMaster<W, K, U>) -> Beat {
-        Beat {
-            data: port.tdata.val().into(),
-            keep: port.tkeep.val().to_u64(),
-            last: port.tlast.val(),
-            user: port.tuser.val().to_u64(),
-        }
+        Beat { data: port.tdata.val().into(), keep: port.tkeep.val().to_u64(), last: port.tlast.val(), user: port.tuser.val().to_u64() }
     }
 }

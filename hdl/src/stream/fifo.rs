@@ -37,9 +37,7 @@ pub struct AxisFifo<const W: usize, const K: usize, const U: usize, const A: usi
     load: Signal<Local, Bit>,
 }
 
-impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> Default
-    for AxisFifo<W, K, U, A, A1>
-{
+impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> Default for AxisFifo<W, K, U, A, A1> {
     fn default() -> Self {
         let () = StreamWidths::<W, K, U>::OK;
         let () = Self::DEPTH_OK;
@@ -67,9 +65,7 @@ impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: u
     }
 }
 
-impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize>
-    AxisFifo<W, K, U, A, A1>
-{
+impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> AxisFifo<W, K, U, A, A1> {
     const DEPTH_OK: () = {
         assert!(A >= 1 && A <= 20, "FIFO depth must be 2 ..= 2^20 beats");
         assert!(A1 == A + 1, "FIFO pointer width A1 must be A + 1");
@@ -93,9 +89,7 @@ macro_rules! axis_fifo {
     };
 }
 
-impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> Logic
-    for AxisFifo<W, K, U, A, A1>
-{
+impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: usize> Logic for AxisFifo<W, K, U, A, A1> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clk, write_pointer, read_pointer, held, out_valid);
@@ -108,8 +102,7 @@ impl<const W: usize, const K: usize, const U: usize, const A: usize, const A1: u
         self.push.next = self.s_axis.tvalid.val() & (self.held.q.val() != self.depth.val());
         self.pop.next = self.out_valid.q.val() & self.m_axis.tready.val();
         // Move the oldest stored beat into the output register when it is empty or leaving.
-        self.load.next = (self.write_pointer.q.val() != self.read_pointer.q.val())
-            & (!self.out_valid.q.val() | self.m_axis.tready.val());
+        self.load.next = (self.write_pointer.q.val() != self.read_pointer.q.val()) & (!self.out_valid.q.val() | self.m_axis.tready.val());
 
         self.data.write_enable.next = self.push.val();
         self.data.write_address.next = self.write_pointer.q.val().get_bits::<A>(0);
@@ -169,12 +162,7 @@ mod tests {
     use crate::testbench::{check_stream_block, Bench, StreamPorts, StreamStimulus};
 
     type Fifo = crate::axis_fifo!(128, 32);
-    const PORTS: StreamPorts<Fifo, 128, 16, 1> = StreamPorts {
-        clk: |b| &mut b.clk,
-        rst: |b| &mut b.rst,
-        input: |b| &mut b.s_axis,
-        output: |b| &mut b.m_axis,
-    };
+    const PORTS: StreamPorts<Fifo, 128, 16, 1> = StreamPorts { clk: |b| &mut b.clk, rst: |b| &mut b.rst, input: |b| &mut b.s_axis, output: |b| &mut b.m_axis };
 
     #[test]
     fn random_handshakes_keep_order_without_loss_or_duplication() {

@@ -79,10 +79,6 @@ impl Sideband {
 
     /// Names of the signals this port hides, for a stream port prefix such as `s_axis`.
     pub fn hidden(&self, prefix: &str) -> Vec<String> {
-        [("tkeep", self.tkeep), ("tlast", self.tlast), ("tuser", self.tuser)]
-            .iter()
-            .filter(|(_, shown)| !shown)
-            .map(|(name, _)| format!("{prefix}_{name}"))
-            .collect()
+        [("tkeep", self.tkeep), ("tlast", self.tlast), ("tuser", self.tuser)].iter().filter(|(_, shown)| !shown).map(|(name, _)| format!("{prefix}_{name}")).collect()
     }
 }

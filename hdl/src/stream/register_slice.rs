@@ -51,10 +51,7 @@ impl<const W: usize, const K: usize, const U: usize> Default for AxisRegisterSli
 impl<const W: usize, const K: usize, const U: usize> Logic for AxisRegisterSlice<W, K, U> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clk, out_valid, out_data, out_keep, out_last, out_user, skid_valid, skid_data,
-            skid_keep, skid_last, skid_user
-        );
+        dff_setup!(self, clk, out_valid, out_data, out_keep, out_last, out_user, skid_valid, skid_data, skid_keep, skid_last, skid_user);
         self.s_axis.tready.next = !self.skid_valid.q.val();
         self.m_axis.tvalid.next = self.out_valid.q.val();
         self.m_axis.tdata.next = self.out_data.q.val();
@@ -98,12 +95,7 @@ mod tests {
     use crate::testbench::{check_stream_block, StreamPorts, StreamStimulus};
 
     type Slice = AxisRegisterSlice<128, 16, 4>;
-    const PORTS: StreamPorts<Slice, 128, 16, 4> = StreamPorts {
-        clk: |b| &mut b.clk,
-        rst: |b| &mut b.rst,
-        input: |b| &mut b.s_axis,
-        output: |b| &mut b.m_axis,
-    };
+    const PORTS: StreamPorts<Slice, 128, 16, 4> = StreamPorts { clk: |b| &mut b.clk, rst: |b| &mut b.rst, input: |b| &mut b.s_axis, output: |b| &mut b.m_axis };
 
     #[test]
     fn random_handshakes_keep_order_without_loss_or_duplication() {

@@ -113,11 +113,9 @@ pub fn deepest_path(json: &str, top: &str) -> Result<(u64, Vec<String>), String>
         let end = comb[last].2;
         let sink = cells.values().find(|cell| {
             weight(cell["type"].as_str().unwrap_or("")).is_none()
-                && cell["connections"].as_object().is_some_and(|conns| {
-                    conns.iter().any(|(port, bits)| {
-                        cell["port_directions"][port] == "input" && bits.as_array().is_some_and(|bits| bits.iter().any(|b| b.as_u64() == Some(end)))
-                    })
-                })
+                && cell["connections"]
+                    .as_object()
+                    .is_some_and(|conns| conns.iter().any(|(port, bits)| cell["port_directions"][port] == "input" && bits.as_array().is_some_and(|bits| bits.iter().any(|b| b.as_u64() == Some(end)))))
         });
         let sink_out = sink.and_then(|cell| {
             let conns = cell["connections"].as_object()?;

@@ -111,10 +111,7 @@ fn number(input: &str) -> IResult<&str, u64> {
 
 /// `     LUT6    12` inside a `stat` block.
 fn cell_line(input: &str) -> IResult<&str, (&str, u64)> {
-    all_consuming(tuple((
-        preceded(space1, take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$')),
-        preceded(space1, number),
-    )))(input.trim_end())
+    all_consuming(tuple((preceded(space1, take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$')), preceded(space1, number))))(input.trim_end())
 }
 
 /// `=== name ===`
@@ -124,10 +121,7 @@ fn section_header(input: &str) -> IResult<&str, &str> {
 
 /// `Longest topological path in name (length=7):`
 fn longest_path(input: &str) -> IResult<&str, u64> {
-    preceded(
-        tuple((space0, tag("Longest topological path in "), take_until(" (length="), tag(" (length="))),
-        number,
-    )(input)
+    preceded(tuple((space0, tag("Longest topological path in "), take_until(" (length="), tag(" (length="))), number)(input)
 }
 
 /// `Yosys 0.23 (git sha1 ...)`
@@ -185,20 +179,7 @@ pub fn parse_synth_log(log: &str, top: &str) -> Result<SynthReport, String> {
             sum(&|c| c.starts_with("DSP")),
         )
     };
-    Ok(SynthReport {
-        module: top.to_string(),
-        tool,
-        family: String::new(),
-        luts,
-        flip_flops,
-        lut_rams,
-        brams,
-        dsps,
-        logic_depth,
-        lut_levels: 0,
-        lut_path: vec![],
-        cells,
-    })
+    Ok(SynthReport { module: top.to_string(), tool, family: String::new(), luts, flip_flops, lut_rams, brams, dsps, logic_depth, lut_levels: 0, lut_path: vec![], cells })
 }
 
 #[cfg(test)]

@@ -185,7 +185,7 @@ pub fn accelerator(p: &Params) -> Result<(Netlist, Timing), String> {
         bad.push(is_edge & !in_range);
         let ok = (is_edge & in_range).named(&format!("slot{s}_edge"));
         edge_bits.push(ok);
-                let mems = [xm, qm, adtm];
+        let mems = [xm, qm, adtm];
         let read = |m: usize, k: usize, bits: usize, name: &str| mems[m].read_registered(take, field(k).bits(0, bits), &format!("{name}_p{s}"));
         let (x1, x2) = (read(0, 0, nbits, "x1"), read(0, 1, nbits, "x2"));
         let (q1, q2) = (read(1, 2, ab, "q1"), read(1, 3, ab, "q2"));
@@ -276,11 +276,7 @@ pub fn accelerator(p: &Params) -> Result<(Netlist, Timing), String> {
         let sum_valid = adder.output("m_axis_tvalid");
         let offsets = d.queue(&format!("bank{b}_offsets"), (acc.latency + 1).next_power_of_two(), add_valid.q, &[add_off.q], sum_valid);
         let write_here = act & is(Op::WriteRes) & here;
-        mem.write(
-            sum_valid | write_here,
-            sum_valid.mux(offsets.head[0], addr.bits(lb, ob)),
-            sum_valid.mux(adder.output("m_axis_tdata").bits(0, 128), word),
-        );
+        mem.write(sum_valid | write_here, sum_valid.mux(offsets.head[0], addr.bits(lb, ob)), sum_valid.mux(adder.output("m_axis_tdata").bits(0, 128), word));
     }
     d.counter("bank_conflicts", conflicts.iter().fold(d.lit(0, 1), |a, c| a | *c));
     d.counter("hazards", hazards.iter().fold(d.lit(0, 1), |a, h| a | *h));

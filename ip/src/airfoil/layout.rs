@@ -52,9 +52,10 @@ pub fn layout(n_cells: usize, cells_of_edges: &Cells, banks: usize, capacity: us
     }
     for c in order {
         let taken: Vec<u32> = neighbours[c].iter().map(|n| bank[*n as usize]).collect();
-        let b = (0..banks as u32).filter(|b| !taken.contains(b)).min_by_key(|b| fill[*b as usize]).ok_or_else(|| {
-            format!("layout: cell {c} has neighbours in all {banks} banks; use more banks (at least {})", neighbours[c].len() + 1)
-        })?;
+        let b = (0..banks as u32)
+            .filter(|b| !taken.contains(b))
+            .min_by_key(|b| fill[*b as usize])
+            .ok_or_else(|| format!("layout: cell {c} has neighbours in all {banks} banks; use more banks (at least {})", neighbours[c].len() + 1))?;
         bank[c] = b;
         fill[b as usize] += 1;
     }

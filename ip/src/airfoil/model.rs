@@ -135,11 +135,7 @@ fn process(part: &Part, m: &Machine) -> f64 {
 pub fn phases(a: &Part, b: &Part, before: Option<&Part>, m: &Machine) -> [Phase; 3] {
     let (ra, rb, wa) = (read(a, m), read(b, m), write(a, m));
     let wprev = before.map_or((0.0, 0.0), |p| write(p, m));
-    [
-        Phase { dram: ra.0 + wprev.0, pcie: ra.1 + wprev.1, fpga: 0.0 },
-        Phase { dram: rb.0, pcie: rb.1, fpga: process(a, m) },
-        Phase { dram: wa.0, pcie: wa.1, fpga: process(b, m) },
-    ]
+    [Phase { dram: ra.0 + wprev.0, pcie: ra.1 + wprev.1, fpga: 0.0 }, Phase { dram: rb.0, pcie: rb.1, fpga: process(a, m) }, Phase { dram: wa.0, pcie: wa.1, fpga: process(b, m) }]
 }
 
 /// Seconds for one pass of `res_calc` over the mesh cut into macro-partitions of `size` cells

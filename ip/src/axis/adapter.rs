@@ -14,9 +14,7 @@ fn check(w_in: usize, w_out: usize) -> Result<usize, String> {
     let (wide, narrow) = (w_in.max(w_out), w_in.min(w_out));
     let ok_width = |w: usize| w.is_multiple_of(8) && (8..=128).contains(&w);
     if !ok_width(narrow) || wide % narrow != 0 || wide / narrow < 2 || wide / narrow > 16 {
-        return Err(format!(
-            "axis adapter {w_in} -> {w_out} bits: the narrow side must be 8..=128 bits in whole bytes and the wide side 2..=16 times it"
-        ));
+        return Err(format!("axis adapter {w_in} -> {w_out} bits: the narrow side must be 8..=128 bits in whole bytes and the wide side 2..=16 times it"));
     }
     Ok(wide / narrow)
 }
@@ -153,9 +151,9 @@ pub fn upsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
 /// `tkeep` packed from byte 0) with random `tvalid`/`tready`; every packet must leave with the
 /// same bytes and boundaries, every beat but a packet's last full, stalled beats unchanged.
 pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, max_bytes: usize, valid_percent: u64, ready_percent: u64, seed: u64) -> Result<u64, String> {
+    use num_bigint::BigUint;
     use weft_hdl::netlist::eval::Evaluator;
     use weft_hdl::testbench::Rng;
-    use num_bigint::BigUint;
     let mut e = Evaluator::new(net);
     let (bi, bo) = (w_in / 8, w_out / 8);
     let wire = |e: &Evaluator, port: &str| -> Wire {

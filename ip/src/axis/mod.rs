@@ -45,19 +45,11 @@ fn stimuli(seed: u64) -> [StreamStimulus; 4] {
 
 macro_rules! stream_testbench {
     ($ty:ty, $w:expr, $k:expr, $seed:expr) => {{
-        let ports: StreamPorts<$ty, $w, $k, 1> = StreamPorts {
-            clk: |b| &mut b.clk,
-            rst: |b| &mut b.rst,
-            input: |b| &mut b.s_axis,
-            output: |b| &mut b.m_axis,
-        };
+        let ports: StreamPorts<$ty, $w, $k, 1> = StreamPorts { clk: |b| &mut b.clk, rst: |b| &mut b.rst, input: |b| &mut b.s_axis, output: |b| &mut b.m_axis };
         let mut summary = vec![];
         for stimulus in stimuli($seed) {
             let run = check_stream_block(<$ty>::default(), &ports, stimulus, true)?;
-            summary.push(format!(
-                "{} beats in {} cycles (valid {}%, ready {}%)",
-                run.beats, run.cycles, stimulus.valid_percent, stimulus.ready_percent
-            ));
+            summary.push(format!("{} beats in {} cycles (valid {}%, ready {}%)", run.beats, run.cycles, stimulus.valid_percent, stimulus.ready_percent));
         }
         Ok(summary.join("; "))
     }};
@@ -97,10 +89,7 @@ pub fn shipped() -> Vec<Shipped> {
                 family: "axis",
                 name: "axis_aggregator_w128".into(),
                 summary: "kernel frames to packets: a header forged from the side-band (destination, port, tag, length) in front of each frame".into(),
-                parameters: vec![
-                    ("data_width".into(), "128".into()),
-                    ("tuser".into(), packetize::SIDEBAND.iter().map(|(n, lo, w)| format!("{n}[{}:{lo}]", lo + w - 1)).collect::<Vec<_>>().join(" ")),
-                ],
+                parameters: vec![("data_width".into(), "128".into()), ("tuser".into(), packetize::SIDEBAND.iter().map(|(n, lo, w)| format!("{n}[{}:{lo}]", lo + w - 1)).collect::<Vec<_>>().join(" "))],
                 hidden_ports: vec![],
             },
             |spec| weft_hdl::export::export_netlist(spec, &packetize::aggregator()),
@@ -122,27 +111,14 @@ pub fn shipped() -> Vec<Shipped> {
                 family: "axis",
                 name: "axis_async_fifo_w128_d64".into(),
                 summary: "AXI4-Stream FIFO between two clock domains (Gray-coded pointers, two-flop synchronisers), any clock ratio".into(),
-                parameters: vec![
-                    ("data_width".into(), "128".into()),
-                    ("keep_width".into(), "16".into()),
-                    ("depth".into(), "64 beats".into()),
-                    ("synchronizer_stages".into(), "2".into()),
-                ],
+                parameters: vec![("data_width".into(), "128".into()), ("keep_width".into(), "16".into()), ("depth".into(), "64 beats".into()), ("synchronizer_stages".into(), "2".into())],
                 hidden_ports: packet_ports_hidden(),
             },
             |spec| weft_hdl::export::export(spec, &mut AsyncFifoW128D64::default()),
             async_fifo_testbench,
         ),
-        Shipped::new(
-            adapter_spec(128, 64),
-            |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64).map_err(weft_hdl::export::ExportError)?),
-            || adapter_testbench(128, 64),
-        ),
-        Shipped::new(
-            adapter_spec(64, 128),
-            |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(64, 128).map_err(weft_hdl::export::ExportError)?),
-            || adapter_testbench(64, 128),
-        ),
+        Shipped::new(adapter_spec(128, 64), |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64).map_err(weft_hdl::export::ExportError)?), || adapter_testbench(128, 64)),
+        Shipped::new(adapter_spec(64, 128), |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(64, 128).map_err(weft_hdl::export::ExportError)?), || adapter_testbench(64, 128)),
         Shipped::new(
             ModuleSpec {
                 family: "axis",
@@ -159,12 +135,7 @@ pub fn shipped() -> Vec<Shipped> {
                 family: "axis",
                 name: "axis_fifo_w128_d32".into(),
                 summary: "synchronous first-word-fall-through AXI4-Stream FIFO".into(),
-                parameters: vec![
-                    ("data_width".into(), "128".into()),
-                    ("keep_width".into(), "16".into()),
-                    ("depth".into(), "32 beats".into()),
-                    ("latency".into(), "2 cycles".into()),
-                ],
+                parameters: vec![("data_width".into(), "128".into()), ("keep_width".into(), "16".into()), ("depth".into(), "32 beats".into()), ("latency".into(), "2 cycles".into())],
                 hidden_ports: packet_ports_hidden(),
             },
             |spec| weft_hdl::export::export(spec, &mut FifoW128D32::default()),

@@ -18,8 +18,7 @@ use weft_hdl::sig;
 use crate::router::header::field;
 
 /// Side-band layout of the aggregator's `s_axis_tuser`: `(name, lo, width)`.
-pub const SIDEBAND: [(&str, usize, usize); 6] =
-    [("dst_x", 0, 6), ("dst_y", 6, 6), ("dst_z", 12, 6), ("dst_port", 18, 4), ("tag", 22, 16), ("length", 38, 14)];
+pub const SIDEBAND: [(&str, usize, usize); 6] = [("dst_x", 0, 6), ("dst_y", 6, 6), ("dst_z", 12, 6), ("dst_port", 18, 4), ("tag", 22, 16), ("length", 38, 14)];
 
 /// The side-band value of a destination (22 bits as the header holds it), a tag and a length.
 pub fn sideband<'d>(dst: Sig<'d>, tag: Sig<'d>, length: Sig<'d>) -> Sig<'d> {
@@ -197,7 +196,8 @@ pub fn check_aggregator(frames: usize, seed: u64) -> Result<String, String> {
             let (_, lo, w) = SIDEBAND.iter().find(|f| f.0 == name).unwrap();
             (side >> lo) as usize & ((1 << w) - 1)
         };
-        let h = Header { dst: [field_of("dst_x"), field_of("dst_y"), field_of("dst_z")], dst_port: field_of("dst_port"), tag: field_of("tag") as u16, length: field_of("length"), ..Default::default() };
+        let h =
+            Header { dst: [field_of("dst_x"), field_of("dst_y"), field_of("dst_z")], dst_port: field_of("dst_port"), tag: field_of("tag") as u16, length: field_of("length"), ..Default::default() };
         expected.push((h.pack() & ((1 << 120) - 1), 0xFFFF, false));
         for (i, (d, k)) in beats.iter().enumerate() {
             expected.push((*d, *k, i + 1 == beats.len()));

@@ -22,13 +22,8 @@
 use super::mesh::{Mesh, FACES, FACE_NODES, FIELDS, VERTICES};
 
 /// LSERK4 `a` coefficients (binary32).
-pub const RK4A: [f32; 5] = [
-    0.0,
-    (-567301805773.0f64 / 1357537059087.0) as f32,
-    (-2404267990393.0f64 / 2016746695238.0) as f32,
-    (-3550918686646.0f64 / 2091501179385.0) as f32,
-    (-1275806237668.0f64 / 842570457699.0) as f32,
-];
+pub const RK4A: [f32; 5] =
+    [0.0, (-567301805773.0f64 / 1357537059087.0) as f32, (-2404267990393.0f64 / 2016746695238.0) as f32, (-3550918686646.0f64 / 2091501179385.0) as f32, (-1275806237668.0f64 / 842570457699.0) as f32];
 /// LSERK4 `b` coefficients (binary32).
 pub const RK4B: [f32; 5] = [
     (1432997174477.0f64 / 9575080441755.0) as f32,
@@ -218,7 +213,13 @@ mod tests {
             for k in 0..FACE_NODES {
                 for row in 0..VERTICES {
                     let got: f64 = (0..VERTICES).map(|v| mass(row, v) * lift_weight(f, k, v) as f64).sum();
-                    let want = if row == Mesh::face_vertex(f, k) { 2.0 / 6.0 } else if row == Mesh::face_vertex(f, 1 - k) { 1.0 / 6.0 } else { 0.0 };
+                    let want = if row == Mesh::face_vertex(f, k) {
+                        2.0 / 6.0
+                    } else if row == Mesh::face_vertex(f, 1 - k) {
+                        1.0 / 6.0
+                    } else {
+                        0.0
+                    };
                     assert!((got - want).abs() < 1e-12, "face {f} node {k} row {row}: {got} vs {want}");
                 }
             }

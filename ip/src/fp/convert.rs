@@ -89,13 +89,7 @@ pub fn netlist(c: &Conversion, stages: usize) -> Result<Netlist, String> {
 fn spec(c: &Conversion, stages: usize) -> ModuleSpec {
     let mut hidden = Sideband::DATA.hidden("s_axis");
     hidden.extend(Sideband::DATA.hidden("m_axis"));
-    ModuleSpec {
-        family: "fp",
-        name: c.name.into(),
-        summary: c.summary.into(),
-        parameters: vec![("latency".into(), format!("{stages} cycles"))],
-        hidden_ports: hidden,
-    }
+    ModuleSpec { family: "fp", name: c.name.into(), summary: c.summary.into(), parameters: vec![("latency".into(), format!("{stages} cycles"))], hidden_ports: hidden }
 }
 
 /// Verilog at any stage count (what `weft bench numeric` sweeps).
@@ -149,11 +143,7 @@ fn testbench(c: &Conversion) -> Result<String, String> {
 
 macro_rules! shipped_conversion {
     ($index:expr) => {
-        Shipped::new(
-            spec(&CONVERSIONS[$index], CONVERSIONS[$index].stages),
-            |_| verilog(&CONVERSIONS[$index], CONVERSIONS[$index].stages),
-            || testbench(&CONVERSIONS[$index]),
-        )
+        Shipped::new(spec(&CONVERSIONS[$index], CONVERSIONS[$index].stages), |_| verilog(&CONVERSIONS[$index], CONVERSIONS[$index].stages), || testbench(&CONVERSIONS[$index]))
     };
 }
 

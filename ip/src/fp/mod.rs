@@ -20,8 +20,7 @@ pub type Fp32Unary = NetlistStream<32, 4, 32, 4>;
 /// The stage counts shipped: add and mul at their deepest split (7 and 6 stages), div and sqrt
 /// at FloPoCo's latency + 2 (17 of 31 and 18 of 30 stages, 4 and 3 LUT levels between
 /// registers; figures in the README from `weft bench numeric --compare`).
-pub const SHIPPED: [(FloatOperator, usize); 4] =
-    [(FloatOperator::Add, 7), (FloatOperator::Mul, 6), (FloatOperator::Div, 17), (FloatOperator::Sqrt, 18)];
+pub const SHIPPED: [(FloatOperator, usize); 4] = [(FloatOperator::Add, 7), (FloatOperator::Mul, 6), (FloatOperator::Div, 17), (FloatOperator::Sqrt, 18)];
 
 pub fn module_name(op: FloatOperator) -> String {
     format!("fp32_{}", op.name())
@@ -35,11 +34,7 @@ fn spec(op: FloatOperator, stages: usize) -> ModuleSpec {
         family: "fp",
         name: module_name(op),
         summary: format!("IEEE-754 binary32 {} ({input}), round to nearest even, II=1", op.name()),
-        parameters: vec![
-            ("format".into(), "binary32".into()),
-            ("latency".into(), format!("{stages} cycles")),
-            ("deepest split".into(), format!("{} stages", op.max_stages(FloatFormat::BINARY32))),
-        ],
+        parameters: vec![("format".into(), "binary32".into()), ("latency".into(), format!("{stages} cycles")), ("deepest split".into(), format!("{} stages", op.max_stages(FloatFormat::BINARY32)))],
         hidden_ports: hidden,
     }
 }
@@ -84,11 +79,7 @@ fn testbench(op: FloatOperator, stages: usize) -> Result<String, String> {
 macro_rules! shipped_operator {
     ($index:expr) => {{
         let (op, stages) = SHIPPED[$index];
-        Shipped::new(
-            spec(op, stages),
-            |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, spec),
-            || testbench(SHIPPED[$index].0, SHIPPED[$index].1),
-        )
+        Shipped::new(spec(op, stages), |spec| verilog(SHIPPED[$index].0, SHIPPED[$index].1, spec), || testbench(SHIPPED[$index].0, SHIPPED[$index].1))
     }};
 }
 

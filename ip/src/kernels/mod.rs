@@ -7,8 +7,8 @@ use weft_hdl::float::FloatFormat;
 use weft_hdl::netlist::block::NetlistStream;
 use weft_hdl::netlist::Netlist;
 use weft_hdl::pipeline::{dsl, Kernel, Schedule, Stages};
-use weft_hdl::stream::Sideband;
 use weft_hdl::stream::Beat;
+use weft_hdl::stream::Sideband;
 use weft_hdl::testbench::{check_stream_outputs, check_stream_transform, Rng, TransformPorts};
 
 use crate::shipped::Shipped;
@@ -67,11 +67,7 @@ fn spec(name: &str) -> ModuleSpec {
 pub fn kernel_spec(k: &Kernel, schedule: &Schedule, origin: &str) -> ModuleSpec {
     let ops: Vec<String> = schedule.operators.iter().map(|(op, n)| format!("{n} {op}")).collect();
     let format = if k.format == FloatFormat::BINARY32 { "binary32".to_string() } else { k.format.to_string() };
-    let (outputs, latency) = if k.per_vector {
-        ("per vector (tlast ends it): sums of", "from the last beat of a vector")
-    } else {
-        ("per beat:", "from an input beat")
-    };
+    let (outputs, latency) = if k.per_vector { ("per vector (tlast ends it): sums of", "from the last beat of a vector") } else { ("per beat:", "from an input beat") };
     ModuleSpec {
         family: "kernels",
         name: k.name.clone(),
@@ -101,12 +97,7 @@ macro_rules! kernel_entry {
 }
 
 pub fn shipped() -> Vec<Shipped> {
-    vec![
-        kernel_entry!("airfoil_res_calc", AirfoilResCalc),
-        kernel_entry!("dg_rk_update", DgRkUpdate),
-        kernel_entry!("dg_surface_flux", DgSurfaceFlux),
-        kernel_entry!("reduce_f32x4", ReduceF32x4),
-    ]
+    vec![kernel_entry!("airfoil_res_calc", AirfoilResCalc), kernel_entry!("dg_rk_update", DgRkUpdate), kernel_entry!("dg_surface_flux", DgSurfaceFlux), kernel_entry!("reduce_f32x4", ReduceF32x4)]
 }
 
 /// Random vectors for per-vector kernels: lengths 1..=12 beats, 40 % of them one beat long (the
@@ -122,18 +113,10 @@ pub fn random_vectors(rng: &mut Rng, count: usize, lanes: usize) -> Vec<Vec<Vec<
 
 /// The built-in simulator run of a shipped kernel against the software DAG, with random
 /// `tvalid`/`tready`: bit for bit per beat; per vector within the summation bound.
-fn testbench<const WI: usize, const KI: usize, const WO: usize, const KO: usize>(
-    name: &str,
-    block: fn(Netlist) -> NetlistStream<WI, KI, WO, KO>,
-) -> Result<String, String> {
+fn testbench<const WI: usize, const KI: usize, const WO: usize, const KO: usize>(name: &str, block: fn(Netlist) -> NetlistStream<WI, KI, WO, KO>) -> Result<String, String> {
     let (k, net, schedule) = build(name)?;
     let mut rng = Rng::new(0xC0DE);
-    let ports = TransformPorts {
-        clk: |b: &mut NetlistStream<WI, KI, WO, KO>| &mut b.clk,
-        rst: |b| &mut b.rst,
-        input: |b| &mut b.s_axis,
-        output: |b| &mut b.m_axis,
-    };
+    let ports = TransformPorts { clk: |b: &mut NetlistStream<WI, KI, WO, KO>| &mut b.clk, rst: |b| &mut b.rst, input: |b| &mut b.s_axis, output: |b| &mut b.m_axis };
     if !k.per_vector {
         let mut inputs = vec![];
         let mut expected = vec![];
@@ -166,11 +149,5 @@ fn testbench<const WI: usize, const KI: usize, const WO: usize, const KO: usize>
         let run = check_stream_outputs(block(net.clone()), &ports, &inputs, vectors.len(), &judge, valid, ready, seed)?;
         runs.push(format!("{} cycles at valid {valid}%/ready {ready}%", run.cycles));
     }
-    Ok(format!(
-        "{} vectors ({} beats) within the summation bound of the software DAG: {} (latency {})",
-        vectors.len(),
-        inputs.len(),
-        runs.join(", "),
-        schedule.latency
-    ))
+    Ok(format!("{} vectors ({} beats) within the summation bound of the software DAG: {} (latency {})", vectors.len(), inputs.len(), runs.join(", "), schedule.latency))
 }

@@ -37,4 +37,3 @@ pub fn link_verilog(spec: &ModuleSpec, lanes: usize) -> Result<String, ExportErr
     let net = endpoint(&link_config(lanes)).map_err(ExportError)?;
     export_netlist(spec, &net)
 }
-

@@ -212,11 +212,8 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
     let (grants, pointers): (Vec<Sig>, Vec<Sig>) = (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter", out_names[o]), requests[o], d.lit(1, 1))).unzip();
     // Per input, per output: the input wins there (the grant's bit computed beside the input,
     // from the arbiter's pointer register and the requests).
-    let wins_at: Vec<Vec<Sig>> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, inp)| (0..n_out).map(|o| wins(d, requests[o], pointers[o], i).named(&format!("{}_won_at_{}", out_names[o], inp.name))).collect())
-        .collect();
+    let wins_at: Vec<Vec<Sig>> =
+        inputs.iter().enumerate().map(|(i, inp)| (0..n_out).map(|o| wins(d, requests[o], pointers[o], i).named(&format!("{}_won_at_{}", out_names[o], inp.name))).collect()).collect();
     // Per output: a connection's tail is scheduled now (the output is released).
     let released: Vec<Sig> = (0..n_out).map(|o| asks.iter().map(|a| a.cont_last & a.here[o]).reduce(|x, y| x | y).unwrap()).collect();
     // A grant to a packet of several flits holds the output.
@@ -226,7 +223,15 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
     for (i, ((inp, s), a)) in inputs.iter().zip(&scheds).zip(&asks).enumerate() {
         let (busy, starts) = (a.busy, &a.starts);
         let by_vc = |vc: Sig<'d>, f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { vc.mux(f(1), f(0)) } else { f(0) };
-        let is_vc = |vc: Sig<'d>, v: usize| if inp.vcs == 1 { d.lit(1, 1) } else if v == 1 { vc } else { !vc };
+        let is_vc = |vc: Sig<'d>, v: usize| {
+            if inp.vcs == 1 {
+                d.lit(1, 1)
+            } else if v == 1 {
+                vc
+            } else {
+                !vc
+            }
+        };
         let new = wins_at[i].iter().copied().reduce(|x, y| x | y).unwrap() | a.has & a.side.drop;
         let send = a.cont | new;
         let vc = busy.q.mux(a.cur_vc.q, a.take1);

@@ -17,7 +17,19 @@ use super::side::{Layout, Side};
 /// word the buffer writes over its head's, and whether the packet is found to be dropped now
 /// (for the input's drop counter).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn fix_head<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<'d>, name: &str, from: Direction, v: usize, head_valid: Sig<'d>, head: Side<'d>, header: Sig<'d>, pop: Sig<'d>) -> (Sig<'d>, Sig<'d>, Sig<'d>) {
+pub(super) fn fix_head<'d>(
+    d: &'d Design,
+    c: &RouterConfig,
+    l: &Layout,
+    here: Here<'d>,
+    name: &str,
+    from: Direction,
+    v: usize,
+    head_valid: Sig<'d>,
+    head: Side<'d>,
+    header: Sig<'d>,
+    pop: Sig<'d>,
+) -> (Sig<'d>, Sig<'d>, Sig<'d>) {
     d.section(&format!("input {name} vc {v}: a corrected header routed again"));
     let r = route(d, c, here, header.bits(0, super::header::ECC_LO), Some(from), d.lit(v as u128, 1), l.out, l.flits);
     let load = (head_valid & head.fix & !pop).named(&format!("{name}_vc{v}_reroute"));

@@ -146,7 +146,7 @@ pub fn check(bits: u128) -> Checked {
     match (syndrome, odd) {
         (0, false) => Checked::Clean(bits),
         (_, false) => Checked::Uncorrectable,
-        (0, true) => Checked::Corrected(with_ecc(data)), // the overall parity bit itself
+        (0, true) => Checked::Corrected(with_ecc(data)),                        // the overall parity bit itself
         (s, true) if s.is_power_of_two() => Checked::Corrected(with_ecc(data)), // a check bit
         (s, true) => {
             let j = (0..ECC_LO).find(|j| position(*j) == s).unwrap();

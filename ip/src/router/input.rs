@@ -8,8 +8,8 @@ use weft_hdl::{sig, state_enum};
 
 use super::arrival::{arrive, Here};
 use super::buffer::vc_buffer;
-use super::fix::fix_head;
 use super::config::{Direction, RouterConfig};
+use super::fix::fix_head;
 use super::side::{Layout, Side};
 
 /// One input port after its write side is built.
@@ -127,7 +127,13 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
     fields.extend(stored);
     let mut bufs = vec![];
     for (v, pop_v) in pop.iter().enumerate() {
-        let is_v = if vcs == 1 { d.lit(1, 1) } else if v == 1 { wvc } else { !wvc };
+        let is_v = if vcs == 1 {
+            d.lit(1, 1)
+        } else if v == 1 {
+            wvc
+        } else {
+            !wvc
+        };
         // InterNode: a corrected header is routed again at the head ([`fix_head`]).
         let rewrite = from.map(|_| (d.later(1), d.later(fields[0].width)));
         let q = vc_buffer(d, &format!("{name}_vc{v}"), depth, write & is_v, &fields, *pop_v, rewrite);
@@ -147,14 +153,7 @@ pub(super) fn input<'d>(d: &'d Design, c: &RouterConfig, l: &Layout, here: Here<
             value.define(fix_value);
             fix_drops[v].define(drop);
         }
-        bufs.push(VcBuffer {
-            nonempty: q.valid,
-            head,
-            data: q.head[1..].to_vec(),
-            second_valid: q.second_valid,
-            second: Side::unpack(q.second[0], *l),
-            second_word: q.second[1],
-        });
+        bufs.push(VcBuffer { nonempty: q.valid, head, data: q.head[1..].to_vec(), second_valid: q.second_valid, second: Side::unpack(q.second[0], *l), second_word: q.second[1] });
     }
     Input { name: name.to_string(), vcs, vc: bufs, pop }
 }

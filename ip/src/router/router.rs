@@ -44,7 +44,6 @@
 //! in [`super::arrival`] and [`super::fix`]), the allocator ([`super::allocator`]) and the
 //! switch and output units ([`super::output`]), composed here.
 
-
 use weft_hdl::netlist::{Design, Netlist};
 
 use super::allocator::allocate;
@@ -73,11 +72,8 @@ pub fn router(config: &RouterConfig) -> Result<Netlist, String> {
 
     d.section("outputs: state the allocator reads");
     let out_names: Vec<String> = ports.iter().map(|(n, _)| n.clone()).collect();
-    let (states, bufs): (Vec<_>, Vec<_>) = out_names
-        .iter()
-        .enumerate()
-        .map(|(o, name)| output_state(&d, name, inputs.len(), (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits())), layout.flits))
-        .unzip();
+    let (states, bufs): (Vec<_>, Vec<_>) =
+        out_names.iter().enumerate().map(|(o, name)| output_state(&d, name, inputs.len(), (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits())), layout.flits)).unzip();
     let scheds = allocate(&d, c, &inputs, &states, layout.out);
     let crossings = switch(&d, &inputs, &scheds);
     for (o, name) in out_names.iter().enumerate() {

@@ -23,12 +23,12 @@ use std::rc::Rc;
 
 use weft_hdl::netlist::{Axis, AxisShape, Design, Inst, Netlist, Sig, Sink, Source};
 
-use crate::axis::gearbox::from_words;
-use crate::axil::node_window;
-use crate::regmap::{allreduce_registers, node_map_with_kernels, Register};
 use super::allreduce;
 use super::kernel_port::{kernel_port, KernelPort};
+use crate::axil::node_window;
+use crate::axis::gearbox::from_words;
 use crate::link::{endpoint, LinkConfig};
+use crate::regmap::{allreduce_registers, node_map_with_kernels, Register};
 use crate::router::{router, Direction, RouterConfig};
 use crate::selftest::{checker, generator};
 
@@ -48,12 +48,7 @@ impl NodeConfig {
         self.router.validate()?;
         self.link.validate()?;
         if 64 * self.link.lanes != self.router.width {
-            return Err(format!(
-                "node: link `lanes` = {} carries {} bits per word, the router `width` is {}: lanes must be width / 64",
-                self.link.lanes,
-                64 * self.link.lanes,
-                self.router.width
-            ));
+            return Err(format!("node: link `lanes` = {} carries {} bits per word, the router `width` is {}: lanes must be width / 64", self.link.lanes, 64 * self.link.lanes, self.router.width));
         }
         if let Some(ports) = self.allreduce {
             for (p, name) in ports.iter().zip(["a", "b"]) {
@@ -312,16 +307,7 @@ fn merge<'d>(d: &'d Design, en: &str, vcs: &[Source<'d>; 2]) -> Source<'d> {
     vcs[1].ready(sel);
     let shape = vcs[0].0.shape.with_user(1).always_ready();
     let data = sel.mux(vcs[1].0.data, vcs[0].0.data);
-    Source(Axis {
-        name: format!("merge_{en}"),
-        shape,
-        data,
-        keep: Some(sel.mux(vcs[1].0.keep.unwrap(), vcs[0].0.keep.unwrap())),
-        last: Some(last),
-        user: Some(sel),
-        valid,
-        ready: None,
-    })
+    Source(Axis { name: format!("merge_{en}"), shape, data, keep: Some(sel.mux(vcs[1].0.keep.unwrap(), vcs[0].0.keep.unwrap())), last: Some(last), user: Some(sel), valid, ready: None })
 }
 
 /// Self-test: with control bit 0 set, IntraNode port 0 of the router talks to the packet
@@ -354,10 +340,27 @@ fn selftest_on_port0<'d>(d: &'d Design, width: usize, regs: &Inst<'d>, user_in: 
     out.valid.define(r_out.valid & !enable);
     from_router.ready(enable.mux(1u32, user_out.ready()));
     checker.input("s_axis_tdata").define(r_out.data);
-    for (port, value) in [("s_axis_tkeep", r_out.keep.unwrap()), ("s_axis_tlast", r_out.last.unwrap()), ("s_axis_tvalid", r_out.valid & enable), ("seed", reg("seed")), ("expected", reg("expected")), ("clear", control.bit(2))] {
+    for (port, value) in [
+        ("s_axis_tkeep", r_out.keep.unwrap()),
+        ("s_axis_tlast", r_out.last.unwrap()),
+        ("s_axis_tvalid", r_out.valid & enable),
+        ("seed", reg("seed")),
+        ("expected", reg("expected")),
+        ("clear", control.bit(2)),
+    ] {
         checker.input(port).define(value);
     }
-    for (port, value) in [("start", start_level & !was.q), ("count", reg("count")), ("length", reg("length")), ("dst", reg("dst")), ("tag", reg("tag")), ("seed", reg("seed")), ("done_in", checker.output("complete")), ("window", reg("window")), ("received", checker.output("packets"))] {
+    for (port, value) in [
+        ("start", start_level & !was.q),
+        ("count", reg("count")),
+        ("length", reg("length")),
+        ("dst", reg("dst")),
+        ("tag", reg("tag")),
+        ("seed", reg("seed")),
+        ("done_in", checker.output("complete")),
+        ("window", reg("window")),
+        ("received", checker.output("packets")),
+    ] {
         generator.input(port).define(value);
     }
     let status = gen("busy").zext(32) | checker.output("complete").zext(32).shl_const(1);

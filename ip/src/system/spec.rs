@@ -36,4 +36,3 @@ pub fn node_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
     let dims = dims_of(spec);
     export_netlist(spec, &node(&node_config(dims)).map_err(ExportError)?)
 }
-

@@ -40,9 +40,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 /// Reads the port declarations of module `top` (one `input`/`output` declaration per line, as
 /// weft's export writes them).
 pub(crate) fn parse_ports(verilog: &str, top: &str) -> Result<Vec<Port>, CosimError> {
-    let start = verilog
-        .find(&format!("module {top}("))
-        .ok_or_else(|| CosimError::Build(format!("no module `{top}` in the file")))?;
+    let start = verilog.find(&format!("module {top}(")).ok_or_else(|| CosimError::Build(format!("no module `{top}` in the file")))?;
     let body = &verilog[start..];
     let body = &body[..body.find("endmodule").unwrap_or(body.len())];
     let mut ports = vec![];
@@ -57,9 +55,7 @@ pub(crate) fn parse_ports(verilog: &str, top: &str) -> Result<Vec<Port>, CosimEr
         };
         let name = t.split_whitespace().last().unwrap().to_string();
         let width = match (t.find('['), t.find(':')) {
-            (Some(open), Some(colon)) => {
-                t[open + 1..colon].trim().parse::<usize>().map_err(|_| CosimError::Build(format!("bad range in `{t}`")))? + 1
-            }
+            (Some(open), Some(colon)) => t[open + 1..colon].trim().parse::<usize>().map_err(|_| CosimError::Build(format!("bad range in `{t}`")))? + 1,
             _ => 1,
         };
         ports.push(Port { name, width, direction });
@@ -81,15 +77,9 @@ fn wrapper(top: &str, ports: &[Port]) -> String {
     for (i, p) in ports.iter().enumerate() {
         let words = p.width.div_ceil(32);
         let (set, get) = if p.width > 64 {
-            (
-                format!("for (int i = 0; i < {words}; i++) m->{n}[i] = w[i];", n = p.name),
-                format!("for (int i = 0; i < {words}; i++) w[i] = m->{n}[i];", n = p.name),
-            )
+            (format!("for (int i = 0; i < {words}; i++) m->{n}[i] = w[i];", n = p.name), format!("for (int i = 0; i < {words}; i++) w[i] = m->{n}[i];", n = p.name))
         } else if p.width > 32 {
-            (
-                format!("m->{n} = (uint64_t)w[0] | ((uint64_t)w[1] << 32);", n = p.name),
-                format!("w[0] = (uint32_t)m->{n}; w[1] = (uint32_t)(m->{n} >> 32);", n = p.name),
-            )
+            (format!("m->{n} = (uint64_t)w[0] | ((uint64_t)w[1] << 32);", n = p.name), format!("w[0] = (uint32_t)m->{n}; w[1] = (uint32_t)(m->{n} >> 32);", n = p.name))
         } else {
             (format!("m->{n} = w[0];", n = p.name), format!("w[0] = m->{n};", n = p.name))
         };
@@ -114,10 +104,9 @@ void weft_get(void* p, int port, uint32_t* w) {{\n  {class}* m = ((Sim*)p)->m;\n
 
 fn run(program: &str, args: &[&str], dir: &Path) -> Result<(), CosimError> {
     let output = Command::new(program).args(args).current_dir(dir).output().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => CosimError::Missing(format!(
-            "`{program}` is not installed or not on PATH; install it with `apt-get install {}`",
-            if program == "verilator" { "verilator" } else { "g++" }
-        )),
+        std::io::ErrorKind::NotFound => {
+            CosimError::Missing(format!("`{program}` is not installed or not on PATH; install it with `apt-get install {}`", if program == "verilator" { "verilator" } else { "g++" }))
+        }
         _ => CosimError::Build(format!("{program}: {e}")),
     })?;
     if output.status.success() {
@@ -148,25 +137,27 @@ pub(crate) fn build(file: &Path, top: &str) -> Result<(PathBuf, Vec<Port>), Cosi
     std::fs::create_dir_all(&work).map_err(|e| CosimError::Build(e.to_string()))?;
     std::fs::write(work.join(format!("{top}.v")), &verilog).map_err(|e| CosimError::Build(e.to_string()))?;
     std::fs::write(work.join("wrapper.cpp"), wrapper(top, &ports)).map_err(|e| CosimError::Build(e.to_string()))?;
-    run(
-        "verilator",
-        &["--cc", "--build", "-j", "0", "-O3", "-Wno-fatal", "-CFLAGS", "-fPIC -O2", "--Mdir", "obj", "--top-module", top, &format!("{top}.v")],
-        &work,
-    )?;
-    let root = Command::new("verilator")
-        .args(["--getenv", "VERILATOR_ROOT"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .map_err(|e| CosimError::Build(e.to_string()))?;
+    run("verilator", &["--cc", "--build", "-j", "0", "-O3", "-Wno-fatal", "-CFLAGS", "-fPIC -O2", "--Mdir", "obj", "--top-module", top, &format!("{top}.v")], &work)?;
+    let root = Command::new("verilator").args(["--getenv", "VERILATOR_ROOT"]).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).map_err(|e| CosimError::Build(e.to_string()))?;
     let class = format!("V{top}");
     run(
         "g++",
         &[
-            "-shared", "-fPIC", "-O2", "-std=c++17", "-Iobj",
-            &format!("-I{root}/include"), &format!("-I{root}/include/vltstd"),
-            "wrapper.cpp", &format!("obj/{class}__ALL.a"),
-            &format!("{root}/include/verilated.cpp"), &format!("{root}/include/verilated_threads.cpp"),
-            "-pthread", "-latomic", "-o", &format!("libweft_{top}.so"),
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-std=c++17",
+            "-Iobj",
+            &format!("-I{root}/include"),
+            &format!("-I{root}/include/vltstd"),
+            "wrapper.cpp",
+            &format!("obj/{class}__ALL.a"),
+            &format!("{root}/include/verilated.cpp"),
+            &format!("{root}/include/verilated_threads.cpp"),
+            "-pthread",
+            "-latomic",
+            "-o",
+            &format!("libweft_{top}.so"),
         ],
         &work,
     )?;

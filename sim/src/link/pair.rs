@@ -115,12 +115,24 @@ impl<D: Device> LinkPair<D> {
     /// [`LinkPair::with_periods`].
     pub fn new(config: LinkConfig, mut ends: [D; 2], channels: [ChannelConfig; 2]) -> LinkPair<D> {
         let handles = [0, 1].map(|i| Ends { ports: PORTS.map(|p| ends[i].port(p)) });
-        let vc1_ports = [0, 1].map(|i| {
-            ["m_axis_vc1_tdata", "m_axis_vc1_tkeep", "m_axis_vc1_tlast", "m_axis_vc1_tvalid", "m_axis_vc1_tready"].map(|p| ends[i].port(p))
-        });
+        let vc1_ports = [0, 1].map(|i| ["m_axis_vc1_tdata", "m_axis_vc1_tkeep", "m_axis_vc1_tlast", "m_axis_vc1_tvalid", "m_axis_vc1_tready"].map(|p| ends[i].port(p)));
         let channels = channels.map(Channel::new);
         let clocks = EndClocks::new([1, 1]);
-        LinkPair { config, ends, handles, vc1_ports, channels, clocks, cycle: 0, cycles: [0; 2], up: [false; 2], nfc_requests: vec![], credit_percent: 0, credits_returned: [[0; 2]; 2], credits_seen: [[0; 2]; 2] }
+        LinkPair {
+            config,
+            ends,
+            handles,
+            vc1_ports,
+            channels,
+            clocks,
+            cycle: 0,
+            cycles: [0; 2],
+            up: [false; 2],
+            nfc_requests: vec![],
+            credit_percent: 0,
+            credits_returned: [[0; 2]; 2],
+            credits_seen: [[0; 2]; 2],
+        }
     }
 
     /// Runs A's and B's `clk` at these periods (any unit; both first rise at instant 0), each

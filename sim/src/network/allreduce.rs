@@ -73,9 +73,8 @@ impl<D: Device> Torus<D> {
                 Host { beats, next: 0, offered: false, result: vec![], receiving: None }
             })
             .collect();
-        let handles: Vec<(usize, _)> = (0..nodes)
-            .map(|n| self.local[n].iter().find(|l| l.0 == a).map(|l| (l.1, l.2)).ok_or_else(|| format!("node {n} has no stream port {a}")))
-            .collect::<Result<_, String>>()?;
+        let handles: Vec<(usize, _)> =
+            (0..nodes).map(|n| self.local[n].iter().find(|l| l.0 == a).map(|l| (l.1, l.2)).ok_or_else(|| format!("node {n} has no stream port {a}"))).collect::<Result<_, String>>()?;
         let mut rng = Rng::new(pressure.unwrap_or(0));
         let start = self.cycle;
         loop {

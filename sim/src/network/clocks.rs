@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use weft_ip::router::RouterConfig;
 use weft_ip::system::NodeConfig;
 use weft_ip::weft_hdl::netlist::eval::Clocks;
-use weft_ip::router::RouterConfig;
 
 use super::Torus;
 use crate::link::{Device, NetlistDevice, VerilatorDevice};

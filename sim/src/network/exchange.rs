@@ -65,9 +65,8 @@ impl<D: Device> Torus<D> {
             }
             beats.push(b);
         }
-        let handles: Vec<(usize, _)> = (0..nodes)
-            .map(|n| self.local[n].iter().find(|l| l.0 == port).map(|l| (l.1, l.2)).ok_or_else(|| format!("node {n} has no host stream on port {port}")))
-            .collect::<Result<_, String>>()?;
+        let handles: Vec<(usize, _)> =
+            (0..nodes).map(|n| self.local[n].iter().find(|l| l.0 == port).map(|l| (l.1, l.2)).ok_or_else(|| format!("node {n} has no host stream on port {port}"))).collect::<Result<_, String>>()?;
         let mut next = vec![0usize; nodes];
         let mut received: Vec<Vec<Received>> = vec![vec![]; nodes];
         // The packet being taken: its header and the words still to come.

@@ -150,7 +150,6 @@ impl Torus<NetlistDevice> {
         let devices = (0..config.router.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
         Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
     }
-
 }
 
 impl Torus<VerilatorDevice> {
@@ -205,9 +204,7 @@ impl Torus<VerilatorDevice> {
     /// probability `per_million` / 10^6 per cycle.
     pub fn inject_errors(&mut self, per_million: u64, seed: u64) {
         let port = self.devices[0].port("inject_err");
-        let links = (0..self.config.nodes())
-            .flat_map(|n| Direction::ALL.into_iter().filter(|d| self.config.dims[d.dim] >= 2).map(move |d| 6 * n + 2 * d.dim + usize::from(!d.plus)))
-            .collect();
+        let links = (0..self.config.nodes()).flat_map(|n| Direction::ALL.into_iter().filter(|d| self.config.dims[d.dim] >= 2).map(move |d| 6 * n + 2 * d.dim + usize::from(!d.plus))).collect();
         self.injector = Some(Injector { port, links, per_million, rng: Rng::new(seed), pulses: 0 });
     }
 
@@ -279,7 +276,21 @@ impl<D: Device> Torus<D> {
                 }
             }
         }
-        Torus { config, devices, local, links, serials, errors: HeaderErrors::default(), error_rng: Rng::new(99), lost: vec![], injected: [0; 2], cycle: 0, injector: None, node_clocks: None, restarts: vec![] }
+        Torus {
+            config,
+            devices,
+            local,
+            links,
+            serials,
+            errors: HeaderErrors::default(),
+            error_rng: Rng::new(99),
+            lost: vec![],
+            injected: [0; 2],
+            cycle: 0,
+            injector: None,
+            node_clocks: None,
+            restarts: vec![],
+        }
     }
 
     /// A router's counter (`packets`, `xp_flits`, … as in the router's `stat_<name>` ports).

@@ -224,9 +224,7 @@ impl<D: Device> Torus<D> {
                             } else {
                                 let lo = (src.beat - 1) * fb;
                                 let bytes = &pk.payload[lo..(lo + fb).min(pk.payload.len())];
-                                (0..config.width / 128)
-                                    .map(|k| bytes.iter().enumerate().skip(16 * k).take(16).fold(0u128, |acc, (b, x)| acc | (*x as u128) << (8 * (b - 16 * k))))
-                                    .collect()
+                                (0..config.width / 128).map(|k| bytes.iter().enumerate().skip(16 * k).take(16).fold(0u128, |acc, (b, x)| acc | (*x as u128) << (8 * (b - 16 * k)))).collect()
                             };
                             (value(&chunks), src.beat + 1 == beats)
                         }
@@ -299,7 +297,11 @@ impl<D: Device> Torus<D> {
                     let h = Header::unpack(header);
                     let src = (config.node(h.src), h.src_port);
                     if config.node(h.dst) != n || h.dst_port != p {
-                        let sent = flows.values().flatten().find(|f| f.id as u32 == h.user).map(|f| format!("sent from {:?} to {:?} at cycle {}, head in at {:?}", f.src, f.dst, f.created, head_in.get(&f.id)));
+                        let sent = flows
+                            .values()
+                            .flatten()
+                            .find(|f| f.id as u32 == h.user)
+                            .map(|f| format!("sent from {:?} to {:?} at cycle {}, head in at {:?}", f.src, f.dst, f.created, head_in.get(&f.id)));
                         return Err(format!("{where_}: packet {} from {src:?} for node {:?} port {} delivered here ({})", h.user, h.dst, h.dst_port, sent.unwrap_or("not outstanding".into())));
                     }
                     let flow = flows.get_mut(&(src, (n, p))).ok_or_else(|| format!("{where_}: packet {} from {src:?}: no such flow sent", h.user))?;
@@ -317,10 +319,24 @@ impl<D: Device> Torus<D> {
                     if want.id as u32 != h.user {
                         let later = flow.iter().position(|f| f.id as u32 == h.user);
                         let when = |id: u64| format!("head in at {:?}", head_in.get(&id));
-                        return Err(format!("{where_}: flow {src:?} -> ({n}, {p}): packet {} ({}) arrives where {} ({}) was next ({later:?} places later: out of order)", h.user, when(h.user as u64), want.id, when(want.id)));
+                        return Err(format!(
+                            "{where_}: flow {src:?} -> ({n}, {p}): packet {} ({}) arrives where {} ({}) was next ({later:?} places later: out of order)",
+                            h.user,
+                            when(h.user as u64),
+                            want.id,
+                            when(want.id)
+                        ));
                     }
                     if h.length != want.payload.len() || payload != want.payload || h.tag != want.tag || h.kind != 0 {
-                        return Err(format!("{where_}: packet {} corrupted: length {} (sent {}), tag {:#x} (sent {:#x}), payload equal: {}", h.user, h.length, want.payload.len(), h.tag, want.tag, payload == want.payload));
+                        return Err(format!(
+                            "{where_}: packet {} corrupted: length {} (sent {}), tag {:#x} (sent {:#x}), payload equal: {}",
+                            h.user,
+                            h.length,
+                            want.payload.len(),
+                            h.tag,
+                            want.tag,
+                            payload == want.payload
+                        ));
                     }
                     let hops = distance(&config, config.coords(src.0), config.coords(n));
                     if h.hops != hops {

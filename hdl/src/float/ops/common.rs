@@ -198,14 +198,15 @@ pub(super) fn shr_radix4<'d>(d: &'d Design, x: Sig<'d>, amount: Sig<'d>, width: 
         let group = |j: usize| {
             let lo = (j * step).min(value.width);
             let hi = ((j + 1) * step).min(value.width);
-            if hi > lo { value.bits(lo, hi - lo).any() } else { d.lit(0, 1) }
+            if hi > lo {
+                value.bits(lo, hi - lo).any()
+            } else {
+                d.lit(0, 1)
+            }
         };
         let (g0, g1, g2) = (group(0), group(1), group(2));
         dropped.push(s1.mux(s0.mux(g0 | g1 | g2, g0 | g1), s0 & g0));
-        let bits: Vec<Sig<'d>> = (0..keep)
-            .rev()
-            .map(|i| s1.mux(s0.mux(at(i + 3 * step), at(i + 2 * step)), s0.mux(at(i + step), at(i))))
-            .collect();
+        let bits: Vec<Sig<'d>> = (0..keep).rev().map(|i| s1.mux(s0.mux(at(i + 3 * step), at(i + 2 * step)), s0.mux(at(i + step), at(i)))).collect();
         value = d.cat(&bits);
     }
     (value.bits(0, width), d.cat(&dropped))

@@ -32,8 +32,7 @@ pub enum FloatOperator {
 }
 
 impl FloatOperator {
-    pub const ALL: [FloatOperator; 5] =
-        [FloatOperator::Add, FloatOperator::Sub, FloatOperator::Mul, FloatOperator::Div, FloatOperator::Sqrt];
+    pub const ALL: [FloatOperator; 5] = [FloatOperator::Add, FloatOperator::Sub, FloatOperator::Mul, FloatOperator::Div, FloatOperator::Sqrt];
 
     /// The deepest useful split: one register per place the generator marks.
     pub fn max_stages(self, format: FloatFormat) -> usize {
@@ -97,12 +96,7 @@ impl FloatOperator {
                 0..=2 => "none: mul needs 3 or more exponent bits".to_string(),
                 bias => format!("1..={}", bias - 2),
             };
-            return Err(format!(
-                "{format} mul: exponent bias {} below fraction width + 2 = {}: allowed fraction widths with {} exponent bits: {allowed}",
-                format.bias(),
-                format.man + 2,
-                format.exp
-            ));
+            return Err(format!("{format} mul: exponent bias {} below fraction width + 2 = {}: allowed fraction widths with {} exponent bits: {allowed}", format.bias(), format.man + 2, format.exp));
         }
         if operands.len() != self.operands() {
             return Err(format!("{format} {} takes {} operands, got {}", self.name(), self.operands(), operands.len()));

@@ -132,11 +132,7 @@ impl Evaluator {
                 mem_readers[ins.aux as usize].push(p as u32);
             }
         }
-        let domains = (net.nodes.iter().map(|x| x.domain + 1))
-            .chain(net.memories.iter().map(|m| m.domain + 1))
-            .chain([net.domains.len()])
-            .max()
-            .unwrap_or(0);
+        let domains = (net.nodes.iter().map(|x| x.domain + 1)).chain(net.memories.iter().map(|m| m.domain + 1)).chain([net.domains.len()]).max().unwrap_or(0);
         let mut regs = vec![vec![]; domains];
         for (i, node) in net.nodes.iter().enumerate() {
             if let Op::Reg { d, enable, reset } = &node.op {

@@ -25,12 +25,12 @@ pub use clock::Clocks;
 pub(crate) use compile::comb_order;
 pub(crate) use semantics::{comb_operands, compute};
 
+use super::vcd::Vcd;
+use super::{mask, Netlist, Wire};
 use clock::{RegInstr, WriteInstr};
 use instr::Instr;
 use num_bigint::BigUint;
 use semantics::{exec, exec64, exec_wide};
-use super::vcd::Vcd;
-use super::{mask, Netlist, Wire};
 
 /// Every slot's value as two 64-bit halves (narrow instructions touch only `lo`); a value wider
 /// than 128 bits is held whole in `wide` (its slot's `lo`/`hi` stay zero).

@@ -14,8 +14,8 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::rc::Rc;
 
-pub use body::InputRef;
 use body::Body;
+pub use body::InputRef;
 
 use super::{Netlist, Op, Wire};
 

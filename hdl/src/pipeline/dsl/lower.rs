@@ -124,12 +124,8 @@ impl Lowering<'_> {
     fn typed(&mut self, e: &Expr, ty: Type) -> Result<(Value, Type), DslError> {
         match (e, ty) {
             (Expr::Decimal(text, at), Type::Float(format)) => {
-                let bits = if format == FloatFormat::BINARY32 {
-                    text.parse::<f32>().map(|x| x.to_bits() as u64)
-                } else {
-                    text.parse::<f64>().map(|x| reference::from_f64(format, x) as u64)
-                }
-                .map_err(|_| at.error(format!("bad number `{text}`")))?;
+                let bits = if format == FloatFormat::BINARY32 { text.parse::<f32>().map(|x| x.to_bits() as u64) } else { text.parse::<f64>().map(|x| reference::from_f64(format, x) as u64) }
+                    .map_err(|_| at.error(format!("bad number `{text}`")))?;
                 self.constant(bits, ty, *at)
             }
             (Expr::Decimal(text, at), Type::Fixed(f)) => {
@@ -223,7 +219,11 @@ impl Lowering<'_> {
             "select" => 3,
             "vsum" => return Err(at.error("vsum(...) sums over a whole vector: it can only be an output's entire expression")),
             n if n.ends_with("<..>") => 1,
-            other => return Err(at.error(format!("unknown operation `{other}` (known: + - * / < <= > >= == != sqrt select min max abs, conversions f32(x) sfix<W,F>(x) ufix<W,F>(x), offsets x[k], and vsum as a whole output)"))),
+            other => {
+                return Err(at.error(format!(
+                    "unknown operation `{other}` (known: + - * / < <= > >= == != sqrt select min max abs, conversions f32(x) sfix<W,F>(x) ufix<W,F>(x), offsets x[k], and vsum as a whole output)"
+                )))
+            }
         };
         if args.len() != arity {
             let name = name.trim_end_matches("<..>");

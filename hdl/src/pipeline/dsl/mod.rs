@@ -118,7 +118,11 @@ pub fn parse(text: &str) -> Result<Kernel, DslError> {
                     let (t, ty) = p.type_name(t).map_err(|_| syntax(ty_start, "a type"))?;
                     format = match resolve_type(&ty, 32)? {
                         Type::Float(f) => f,
-                        other => return Err(ty.at.error(format!("the kernel's type is its lanes' float format (f32, f16 or bf16), not {other}: declare fixed-point lanes on `input` (`input x: sfix<16,8>`)"))),
+                        other => {
+                            return Err(ty
+                                .at
+                                .error(format!("the kernel's type is its lanes' float format (f32, f16 or bf16), not {other}: declare fixed-point lanes on `input` (`input x: sfix<16,8>`)")))
+                        }
                     };
                     s = t;
                 }

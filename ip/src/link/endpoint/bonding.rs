@@ -116,11 +116,15 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>], rx: O
     let (ahead_words, rx_up, lane_up, lock_lost, slip) = match clk {
         None => (deskewed, rx_up, lane_up, lock_lost, d.lit(0, 1)),
         Some(clk) => {
-            let toggles: Vec<_> = lock_lost.iter().enumerate().map(|(k, lost)| {
-                let t = d.reg(&format!("lock_lost_toggle{k}"), 1, 0);
-                t.next_when(*lost, !t.q);
-                t.q
-            }).collect();
+            let toggles: Vec<_> = lock_lost
+                .iter()
+                .enumerate()
+                .map(|(k, lost)| {
+                    let t = d.reg(&format!("lock_lost_toggle{k}"), 1, 0);
+                    t.next_when(*lost, !t.q);
+                    t.q
+                })
+                .collect();
             d.net().set_domain(clk);
             let sync = |value: Sig<'d>, name: &str| {
                 let q = d.net().synchronize(value.wire, 2, name);
@@ -128,10 +132,14 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>], rx: O
             };
             let rx_up_clk = sync(rx_up, "rx_up");
             let lane_up_clk = sync(lane_up, "lane_up");
-            let lost_clk: Vec<Sig> = toggles.iter().enumerate().map(|(k, t)| {
-                let now = sync(*t, &format!("lock_lost_toggle{k}"));
-                now ^ registered(d, &format!("lock_lost_seen{k}"), now)
-            }).collect();
+            let lost_clk: Vec<Sig> = toggles
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    let now = sync(*t, &format!("lock_lost_toggle{k}"));
+                    now ^ registered(d, &format!("lock_lost_seen{k}"), now)
+                })
+                .collect();
             let crossed = super::elastic::elastic(d, z, rx.unwrap(), &deskewed, rx_up, rx_up_clk);
             (crossed.words, rx_up_clk, lane_up_clk, lost_clk, crossed.slip)
         }

@@ -151,15 +151,7 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
     config.validate()?;
     let d = Design::new();
     let lanes = config.lanes;
-    let z = Sizes {
-        lanes,
-        frame_max: config.max_frame_words as u128,
-        ra: log2(config.replay_words),
-        ba: log2(config.vc_buffer_words),
-        fw: bits_for(config.max_frame_words),
-        kw: 8 * lanes,
-        nb: 6,
-    };
+    let z = Sizes { lanes, frame_max: config.max_frame_words as u128, ra: log2(config.replay_words), ba: log2(config.vc_buffer_words), fw: bits_for(config.max_frame_words), kw: 8 * lanes, nb: 6 };
     let tdata = d.input("s_axis_tdata", 64 * lanes);
     let user = ingress::UserIn {
         data: (0..lanes).map(|k| tdata.bits(64 * k, 64)).collect(),

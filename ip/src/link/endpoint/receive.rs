@@ -52,7 +52,8 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
     let k0_c = registered(d, "rx_is_btf_k0", a_btf.eq(BTF_USER_K0));
     let k1_c = registered(d, "rx_is_btf_k1", a_btf.eq(BTF_USER_K1));
     let nfc_c = registered(d, "rx_is_btf_nfc", a_btf.eq(BTF_NATIVE_FLOW_CONTROL));
-    let known_c = registered(d, "rx_is_known", a_btf.eq(BTF_IDLE) | a_btf.eq(BTF_USER_K0) | a_btf.eq(BTF_USER_K1) | a_btf.eq(BTF_NATIVE_FLOW_CONTROL) | a0.bits(0, 16).eq(BTF_SEPARATOR as u128 | 6 << 8));
+    let known_c =
+        registered(d, "rx_is_known", a_btf.eq(BTF_IDLE) | a_btf.eq(BTF_USER_K0) | a_btf.eq(BTF_USER_K1) | a_btf.eq(BTF_NATIVE_FLOW_CONTROL) | a0.bits(0, 16).eq(BTF_SEPARATOR as u128 | 6 << 8));
     let a_datas: Vec<Sig> = (0..z.lanes).map(|k| l.ahead.valid[k] & !l.ahead.control[k]).collect();
     let all_data_c = registered(d, "rx_all_data", a_datas.iter().copied().reduce(|a, b| a & b).unwrap());
     let any_data_c = registered(d, "rx_any_data", a_datas.iter().copied().reduce(|a, b| a | b).unwrap());
@@ -212,7 +213,8 @@ pub(super) fn receive<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, l: &Lan
         let held = popped_all.q + (commit[v].q - rd[v].q).zext(16) - returned_all.q - returned.zext(16);
         absorb.next_when(returned & absorbing, absorb.q - 1u32).next_when(l.hold, held);
         freed.push(returned & !absorbing);
-        let mut lanes: Vec<Sig> = mems.iter().enumerate().map(|(k, mem)| if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) }).collect();
+        let mut lanes: Vec<Sig> =
+            mems.iter().enumerate().map(|(k, mem)| if config.registered_reads { mem.read(rd_next).delayed().named(&format!("vc{v}_read{k}")) } else { mem.read(rd_low) }).collect();
         lanes.reverse();
         d.output(&format!("m_axis_vc{v}_tdata"), d.cat(&lanes));
         let side_word = if config.registered_reads { side.read(rd_next).delayed().named(&format!("vc{v}_side_read")) } else { side.read(rd_low) };

@@ -60,7 +60,8 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Strin
     let sums: Vec<u32> = (0..words).map(|k| if root { ((f(a[k]) + f(h[k])) + f(b[k])).to_bits() } else { ((f(a[k]) + f(h[k])) + -0.0f32).to_bits() }).collect();
     // Inputs; a result from port b passes unchanged at a chain node.
     let plain = |n| head(0, 0, n);
-    let inputs: Vec<(&str, Beats, bool)> = vec![("s_axis_host", packets(&h, &lengths, plain), false), ("s_axis_a", packets(&a, &lengths, plain), true), ("s_axis_b", packets(&b, &lengths, plain), true)];
+    let inputs: Vec<(&str, Beats, bool)> =
+        vec![("s_axis_host", packets(&h, &lengths, plain), false), ("s_axis_a", packets(&a, &lengths, plain), true), ("s_axis_b", packets(&b, &lengths, plain), true)];
     let (result, to_a_tag) = if root { (&sums, RESULT_TAG) } else { (&b, PARTIAL_TAG) };
     let outputs: Vec<(&str, Beats)> = vec![
         ("m_axis_host", packets(result, &lengths, |n| head(0, RESULT_TAG, n))),

@@ -24,13 +24,13 @@
 use crate::axis::gearbox::from_words;
 use std::rc::Rc;
 
-use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::float::FloatOperator;
+use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::pipeline::{dsl, Stages};
 
 use crate::axis::packetize::{aggregate, payloads, sideband};
-use crate::system::kernel_port::port_width;
 use crate::router::header::field;
+use crate::system::kernel_port::port_width;
 
 /// Tag of the partial sums travelling toward the root.
 pub const PARTIAL_TAG: u16 = 0xA11D;

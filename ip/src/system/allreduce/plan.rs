@@ -92,9 +92,7 @@ pub fn reference(config: &RouterConfig, vectors: &[Vec<f32>]) -> Vec<f32> {
     let order: Vec<usize> = chain(config.dims).iter().map(|c| config.node(*c)).collect();
     let (p, m) = (order.len(), order.len() / 2);
     let len = vectors[0].len();
-    let step = |a: Option<&Vec<f32>>, h: &Vec<f32>, b: Option<&Vec<f32>>| -> Vec<f32> {
-        (0..len).map(|k| (a.map_or(-0.0, |a| a[k]) + h[k]) + b.map_or(-0.0, |b| b[k])).collect()
-    };
+    let step = |a: Option<&Vec<f32>>, h: &Vec<f32>, b: Option<&Vec<f32>>| -> Vec<f32> { (0..len).map(|k| (a.map_or(-0.0, |a| a[k]) + h[k]) + b.map_or(-0.0, |b| b[k])).collect() };
     let mut left: Option<Vec<f32>> = None;
     for &n in &order[..m] {
         left = Some(step(left.as_ref(), &vectors[n], None));
