@@ -109,33 +109,23 @@ module router_2x2x2(
     input wire clk;
     input wire rst;
     // input streams
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_p0_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
     input wire s_axis_p0_tlast;
     input wire s_axis_p0_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_p1_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
     input wire s_axis_p1_tlast;
     input wire s_axis_p1_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_xp_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
     input wire s_axis_xp_tlast;
     input wire s_axis_xp_tvalid;
     input wire [15:0] s_axis_xp_tkeep;
     input wire s_axis_xp_tuser;
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_yp_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
     input wire s_axis_yp_tlast;
     input wire s_axis_yp_tvalid;
     input wire [15:0] s_axis_yp_tkeep;
     input wire s_axis_yp_tuser;
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_zp_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
     input wire s_axis_zp_tlast;
     input wire s_axis_zp_tvalid;
     input wire [15:0] s_axis_zp_tkeep;
@@ -151,15 +141,9 @@ module router_2x2x2(
     input wire m_axis_xp_tready;
     input wire m_axis_yp_tready;
     input wire m_axis_zp_tready;
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [1:0] m_axis_xp_credit;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [1:0] m_axis_yp_credit;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [1:0] m_axis_zp_credit;
-    /* verilator lint_on UNUSEDSIGNAL */
     output wire [127:0] m_axis_p0_tdata;
     output wire [15:0] m_axis_p0_tkeep;
     output wire m_axis_p0_tlast;
@@ -221,17 +205,6 @@ module router_2x2x2(
     output wire [31:0] stat_zp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
-// state encodings
-/* verilator lint_off UNUSEDPARAM */
-localparam [1:0] P0_MODE_HEAD = 2'h0;
-localparam [1:0] P0_MODE_BODY = 2'h1;
-localparam [1:0] P0_MODE_PAD = 2'h2;
-localparam [1:0] P0_MODE_DISCARD = 2'h3;
-localparam [1:0] P1_MODE_HEAD = 2'h0;
-localparam [1:0] P1_MODE_BODY = 2'h1;
-localparam [1:0] P1_MODE_PAD = 2'h2;
-localparam [1:0] P1_MODE_DISCARD = 2'h3;
-/* verilator lint_on UNUSEDPARAM */
 // this node's coordinates, and what routes compare with them
 reg [5:0] here_x;
 reg [5:0] here_y;
@@ -260,6 +233,1316 @@ reg here_z_top;
 reg here_x_bottom;
 reg here_y_bottom;
 reg here_z_bottom;
+wire input_p0_p0_mode_or;
+wire [31:0] input_p0_stat_p0_length_errors;
+wire [31:0] input_p0_stat_p0_dropped;
+wire input_p0_p0_vc0_valid;
+wire input_p0_p0_vc0_second_valid;
+wire [127:0] input_p0_p0_vc0_head1;
+wire [127:0] input_p0_p0_vc0_second1;
+wire input_p0_p0_vc0_head0_last;
+wire [15:0] input_p0_p0_vc0_head0_keep;
+wire [2:0] input_p0_p0_vc0_head0_out;
+wire input_p0_p0_vc0_head0_ovc;
+wire input_p0_p0_vc0_head0_drop;
+wire [6:0] input_p0_p0_vc0_head0_flits;
+wire input_p0_p0_vc0_head0_fix;
+wire input_p0_p0_vc0_second0_last;
+wire [15:0] input_p0_p0_vc0_second0_keep;
+wire [2:0] input_p0_p0_vc0_second0_out;
+wire input_p0_p0_vc0_second0_ovc;
+wire input_p0_p0_vc0_second0_drop;
+wire [6:0] input_p0_p0_vc0_second0_flits;
+wire input_p0_p0_vc0_second0_fix;
+wire input_p1_p1_mode_or;
+wire [31:0] input_p1_stat_p1_length_errors;
+wire [31:0] input_p1_stat_p1_dropped;
+wire input_p1_p1_vc0_valid;
+wire input_p1_p1_vc0_second_valid;
+wire [127:0] input_p1_p1_vc0_head1;
+wire [127:0] input_p1_p1_vc0_second1;
+wire input_p1_p1_vc0_head0_last;
+wire [15:0] input_p1_p1_vc0_head0_keep;
+wire [2:0] input_p1_p1_vc0_head0_out;
+wire input_p1_p1_vc0_head0_ovc;
+wire input_p1_p1_vc0_head0_drop;
+wire [6:0] input_p1_p1_vc0_head0_flits;
+wire input_p1_p1_vc0_head0_fix;
+wire input_p1_p1_vc0_second0_last;
+wire [15:0] input_p1_p1_vc0_second0_keep;
+wire [2:0] input_p1_p1_vc0_second0_out;
+wire input_p1_p1_vc0_second0_ovc;
+wire input_p1_p1_vc0_second0_drop;
+wire [6:0] input_p1_p1_vc0_second0_flits;
+wire input_p1_p1_vc0_second0_fix;
+wire [31:0] input_xp_stat_xp_ecc_corrected;
+wire [31:0] input_xp_stat_xp_ecc_uncorrectable;
+wire [31:0] input_xp_stat_xp_dropped;
+wire input_xp_xp_vc0_valid;
+wire input_xp_xp_vc0_second_valid;
+wire [127:0] input_xp_xp_vc0_head1;
+wire [127:0] input_xp_xp_vc0_second1;
+wire input_xp_xp_vc0_head0_last;
+wire [15:0] input_xp_xp_vc0_head0_keep;
+wire [2:0] input_xp_xp_vc0_head0_out;
+wire input_xp_xp_vc0_head0_ovc;
+wire input_xp_xp_vc0_head0_drop;
+wire [6:0] input_xp_xp_vc0_head0_flits;
+wire input_xp_xp_vc0_head0_fix;
+wire input_xp_xp_vc0_second0_last;
+wire [15:0] input_xp_xp_vc0_second0_keep;
+wire [2:0] input_xp_xp_vc0_second0_out;
+wire input_xp_xp_vc0_second0_ovc;
+wire input_xp_xp_vc0_second0_drop;
+wire [6:0] input_xp_xp_vc0_second0_flits;
+wire input_xp_xp_vc0_second0_fix;
+wire input_xp_xp_vc1_valid;
+wire input_xp_xp_vc1_second_valid;
+wire [127:0] input_xp_xp_vc1_head1;
+wire [127:0] input_xp_xp_vc1_second1;
+wire input_xp_xp_vc1_head0_last;
+wire [15:0] input_xp_xp_vc1_head0_keep;
+wire [2:0] input_xp_xp_vc1_head0_out;
+wire input_xp_xp_vc1_head0_ovc;
+wire input_xp_xp_vc1_head0_drop;
+wire [6:0] input_xp_xp_vc1_head0_flits;
+wire input_xp_xp_vc1_head0_fix;
+wire input_xp_xp_vc1_second0_last;
+wire [15:0] input_xp_xp_vc1_second0_keep;
+wire [2:0] input_xp_xp_vc1_second0_out;
+wire input_xp_xp_vc1_second0_ovc;
+wire input_xp_xp_vc1_second0_drop;
+wire [6:0] input_xp_xp_vc1_second0_flits;
+wire input_xp_xp_vc1_second0_fix;
+wire [31:0] input_yp_stat_yp_ecc_corrected;
+wire [31:0] input_yp_stat_yp_ecc_uncorrectable;
+wire [31:0] input_yp_stat_yp_dropped;
+wire input_yp_yp_vc0_valid;
+wire input_yp_yp_vc0_second_valid;
+wire [127:0] input_yp_yp_vc0_head1;
+wire [127:0] input_yp_yp_vc0_second1;
+wire input_yp_yp_vc0_head0_last;
+wire [15:0] input_yp_yp_vc0_head0_keep;
+wire [2:0] input_yp_yp_vc0_head0_out;
+wire input_yp_yp_vc0_head0_ovc;
+wire input_yp_yp_vc0_head0_drop;
+wire [6:0] input_yp_yp_vc0_head0_flits;
+wire input_yp_yp_vc0_head0_fix;
+wire input_yp_yp_vc0_second0_last;
+wire [15:0] input_yp_yp_vc0_second0_keep;
+wire [2:0] input_yp_yp_vc0_second0_out;
+wire input_yp_yp_vc0_second0_ovc;
+wire input_yp_yp_vc0_second0_drop;
+wire [6:0] input_yp_yp_vc0_second0_flits;
+wire input_yp_yp_vc0_second0_fix;
+wire input_yp_yp_vc1_valid;
+wire input_yp_yp_vc1_second_valid;
+wire [127:0] input_yp_yp_vc1_head1;
+wire [127:0] input_yp_yp_vc1_second1;
+wire input_yp_yp_vc1_head0_last;
+wire [15:0] input_yp_yp_vc1_head0_keep;
+wire [2:0] input_yp_yp_vc1_head0_out;
+wire input_yp_yp_vc1_head0_ovc;
+wire input_yp_yp_vc1_head0_drop;
+wire [6:0] input_yp_yp_vc1_head0_flits;
+wire input_yp_yp_vc1_head0_fix;
+wire input_yp_yp_vc1_second0_last;
+wire [15:0] input_yp_yp_vc1_second0_keep;
+wire [2:0] input_yp_yp_vc1_second0_out;
+wire input_yp_yp_vc1_second0_ovc;
+wire input_yp_yp_vc1_second0_drop;
+wire [6:0] input_yp_yp_vc1_second0_flits;
+wire input_yp_yp_vc1_second0_fix;
+wire [31:0] input_zp_stat_zp_ecc_corrected;
+wire [31:0] input_zp_stat_zp_ecc_uncorrectable;
+wire [31:0] input_zp_stat_zp_dropped;
+wire input_zp_zp_vc0_valid;
+wire input_zp_zp_vc0_second_valid;
+wire [127:0] input_zp_zp_vc0_head1;
+wire [127:0] input_zp_zp_vc0_second1;
+wire input_zp_zp_vc0_head0_last;
+wire [15:0] input_zp_zp_vc0_head0_keep;
+wire [2:0] input_zp_zp_vc0_head0_out;
+wire input_zp_zp_vc0_head0_ovc;
+wire input_zp_zp_vc0_head0_drop;
+wire [6:0] input_zp_zp_vc0_head0_flits;
+wire input_zp_zp_vc0_head0_fix;
+wire input_zp_zp_vc0_second0_last;
+wire [15:0] input_zp_zp_vc0_second0_keep;
+wire [2:0] input_zp_zp_vc0_second0_out;
+wire input_zp_zp_vc0_second0_ovc;
+wire input_zp_zp_vc0_second0_drop;
+wire [6:0] input_zp_zp_vc0_second0_flits;
+wire input_zp_zp_vc0_second0_fix;
+wire input_zp_zp_vc1_valid;
+wire input_zp_zp_vc1_second_valid;
+wire [127:0] input_zp_zp_vc1_head1;
+wire [127:0] input_zp_zp_vc1_second1;
+wire input_zp_zp_vc1_head0_last;
+wire [15:0] input_zp_zp_vc1_head0_keep;
+wire [2:0] input_zp_zp_vc1_head0_out;
+wire input_zp_zp_vc1_head0_ovc;
+wire input_zp_zp_vc1_head0_drop;
+wire [6:0] input_zp_zp_vc1_head0_flits;
+wire input_zp_zp_vc1_head0_fix;
+wire input_zp_zp_vc1_second0_last;
+wire [15:0] input_zp_zp_vc1_second0_keep;
+wire [2:0] input_zp_zp_vc1_second0_out;
+wire input_zp_zp_vc1_second0_ovc;
+wire input_zp_zp_vc1_second0_drop;
+wire [6:0] input_zp_zp_vc1_second0_flits;
+wire input_zp_zp_vc1_second0_fix;
+wire output_p0_p0_out_valid;
+wire output_p0_p0_slot;
+wire output_p0_p0_owned;
+wire [127:0] output_p0_p0_out_data0;
+wire [15:0] output_p0_p0_out_keep;
+wire output_p0_p0_out_last;
+wire [31:0] output_p0_stat_p0_packets;
+wire [31:0] output_p0_stat_p0_flits;
+wire [31:0] output_p0_stat_p0_stalls;
+wire output_p1_p1_out_valid;
+wire output_p1_p1_slot;
+wire output_p1_p1_owned;
+wire [127:0] output_p1_p1_out_data0;
+wire [15:0] output_p1_p1_out_keep;
+wire output_p1_p1_out_last;
+wire [31:0] output_p1_stat_p1_packets;
+wire [31:0] output_p1_stat_p1_flits;
+wire [31:0] output_p1_stat_p1_stalls;
+wire output_xp_xp_out_valid;
+wire output_xp_xp_slot;
+wire output_xp_xp_room0;
+wire output_xp_xp_room1;
+wire output_xp_xp_room2_0;
+wire output_xp_xp_room2_1;
+wire output_xp_xp_owned;
+wire output_xp_xp_head_in;
+wire [127:0] output_xp_xp_out_data0;
+wire [15:0] output_xp_xp_out_keep;
+wire output_xp_xp_out_last;
+wire output_xp_xp_out_vc;
+wire [31:0] output_xp_stat_xp_vc1_packets;
+wire [31:0] output_xp_stat_xp_packets;
+wire [31:0] output_xp_stat_xp_flits;
+wire [31:0] output_xp_stat_xp_stalls;
+wire output_yp_yp_out_valid;
+wire output_yp_yp_slot;
+wire output_yp_yp_room0;
+wire output_yp_yp_room1;
+wire output_yp_yp_room2_0;
+wire output_yp_yp_room2_1;
+wire output_yp_yp_owned;
+wire output_yp_yp_head_in;
+wire [127:0] output_yp_yp_out_data0;
+wire [15:0] output_yp_yp_out_keep;
+wire output_yp_yp_out_last;
+wire output_yp_yp_out_vc;
+wire [31:0] output_yp_stat_yp_vc1_packets;
+wire [31:0] output_yp_stat_yp_packets;
+wire [31:0] output_yp_stat_yp_flits;
+wire [31:0] output_yp_stat_yp_stalls;
+wire output_zp_zp_out_valid;
+wire output_zp_zp_slot;
+wire output_zp_zp_room0;
+wire output_zp_zp_room1;
+wire output_zp_zp_room2_0;
+wire output_zp_zp_room2_1;
+wire output_zp_zp_owned;
+wire output_zp_zp_head_in;
+wire [127:0] output_zp_zp_out_data0;
+wire [15:0] output_zp_zp_out_keep;
+wire output_zp_zp_out_last;
+wire output_zp_zp_out_vc;
+wire [31:0] output_zp_stat_zp_vc1_packets;
+wire [31:0] output_zp_stat_zp_packets;
+wire [31:0] output_zp_stat_zp_flits;
+wire [31:0] output_zp_stat_zp_stalls;
+wire allocator_p0_vc0_pop;
+wire allocator_p0_send_head;
+wire [127:0] allocator_p0_vc0_send_header;
+wire allocator_p0_send_ovc;
+wire allocator_p1_vc0_pop;
+wire allocator_p1_send_head;
+wire [127:0] allocator_p1_vc0_send_header;
+wire allocator_p1_send_ovc;
+wire allocator_xp_vc0_pop;
+wire allocator_xp_vc1_pop;
+wire allocator_xp_send_vc;
+wire allocator_xp_send_head;
+wire [127:0] allocator_xp_vc0_send_header;
+wire [127:0] allocator_xp_vc1_send_header;
+wire allocator_xp_send_ovc;
+wire allocator_yp_vc0_pop;
+wire allocator_yp_vc1_pop;
+wire allocator_yp_send_vc;
+wire allocator_yp_send_head;
+wire [127:0] allocator_yp_vc0_send_header;
+wire [127:0] allocator_yp_vc1_send_header;
+wire allocator_yp_send_ovc;
+wire allocator_zp_vc0_pop;
+wire allocator_zp_vc1_pop;
+wire allocator_zp_send_vc;
+wire allocator_zp_send_head;
+wire [127:0] allocator_zp_vc0_send_header;
+wire [127:0] allocator_zp_vc1_send_header;
+wire allocator_zp_send_ovc;
+wire [4:0] allocator_zp_busy_cat;
+wire allocator_p0_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or;
+wire [6:0] allocator_p0_vc0_head0_flits_or;
+wire allocator_p1_vc0_head0_drop_not;
+wire allocator_p0_owned_or;
+wire [4:0] allocator_zp_busy_cat_2;
+wire allocator_p1_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or_2;
+wire [6:0] allocator_p0_vc0_head0_flits_or_2;
+wire allocator_p1_vc0_head0_drop_not_2;
+wire allocator_p1_owned_or;
+wire [4:0] allocator_zp_busy_cat_3;
+wire allocator_xp_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or_3;
+wire [6:0] allocator_p0_vc0_head0_flits_or_3;
+wire allocator_p1_vc0_head0_drop_not_3;
+wire allocator_xp_owned_or;
+wire [4:0] allocator_zp_busy_cat_4;
+wire allocator_yp_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or_4;
+wire [6:0] allocator_p0_vc0_head0_flits_or_4;
+wire allocator_p1_vc0_head0_drop_not_4;
+wire allocator_yp_owned_or;
+wire [4:0] allocator_zp_busy_cat_5;
+wire allocator_zp_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or_5;
+wire [6:0] allocator_p0_vc0_head0_flits_or_5;
+wire allocator_p1_vc0_head0_drop_not_5;
+wire allocator_zp_owned_or;
+wire [127:0] switch_p0_vc0_send_header_sel;
+wire [127:0] switch_p1_vc0_send_header_sel;
+wire [1:0] switch_xp_credit_out;
+wire [127:0] switch_xp_vc1_send_header_sel;
+wire switch_xp_vc1_head0_last_sel;
+wire [15:0] switch_xp_vc1_head0_keep_sel;
+wire [1:0] switch_yp_credit_out;
+wire [127:0] switch_yp_vc1_send_header_sel;
+wire switch_yp_vc1_head0_last_sel;
+wire [15:0] switch_yp_vc1_head0_keep_sel;
+wire [1:0] switch_zp_credit_out;
+wire [127:0] switch_zp_vc1_send_header_sel;
+wire switch_zp_vc1_head0_last_sel;
+wire [15:0] switch_zp_vc1_head0_keep_sel;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- this node's coordinates, and what routes compare with them ----
+assign local_x_plus = ({1'h0, local_x}) + 7'h1;
+assign local_x_sel = (~(local_x_plus < 7'h2)) ? (local_x_plus - 7'h2) : local_x_plus;
+assign local_y_plus = ({1'h0, local_y}) + 7'h1;
+assign local_y_sel = (~(local_y_plus < 7'h2)) ? (local_y_plus - 7'h2) : local_y_plus;
+assign local_z_plus = ({1'h0, local_z}) + 7'h1;
+assign local_z_sel = (~(local_z_plus < 7'h2)) ? (local_z_plus - 7'h2) : local_z_plus;
+assign local_x_plus_2 = ({1'h0, local_x}) + 7'h1;
+assign local_x_sel_2 = (~(local_x_plus_2 < 7'h2)) ? (local_x_plus_2 - 7'h2) : local_x_plus_2;
+assign local_y_plus_2 = ({1'h0, local_y}) + 7'h1;
+assign local_y_sel_2 = (~(local_y_plus_2 < 7'h2)) ? (local_y_plus_2 - 7'h2) : local_y_plus_2;
+assign local_z_plus_2 = ({1'h0, local_z}) + 7'h1;
+assign local_z_sel_2 = (~(local_z_plus_2 < 7'h2)) ? (local_z_plus_2 - 7'h2) : local_z_plus_2;
+
+// ---- input_p0 (input_p0) ----
+router_2x2x2_input_p0 input_p0 (
+    .clk(clk),
+    .rst(rst),
+    .p0_vc0_pop(allocator_p0_vc0_pop),
+    .s_axis_p0_tdata(s_axis_p0_tdata),
+    .here_x(here_x),
+    .here_y(here_y),
+    .here_z(here_z),
+    .here_z_half(here_z_half),
+    .here_z_wraps(here_z_wraps),
+    .here_z_top(here_z_top),
+    .here_z_bottom(here_z_bottom),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_p0_tvalid(s_axis_p0_tvalid),
+    .s_axis_p0_tlast(s_axis_p0_tlast),
+    .p0_mode_or(input_p0_p0_mode_or),
+    .stat_p0_length_errors(input_p0_stat_p0_length_errors),
+    .stat_p0_dropped(input_p0_stat_p0_dropped),
+    .p0_vc0_valid(input_p0_p0_vc0_valid),
+    .p0_vc0_second_valid(input_p0_p0_vc0_second_valid),
+    .p0_vc0_head1(input_p0_p0_vc0_head1),
+    .p0_vc0_second1(input_p0_p0_vc0_second1),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p0_vc0_head0_out(input_p0_p0_vc0_head0_out),
+    .p0_vc0_head0_ovc(input_p0_p0_vc0_head0_ovc),
+    .p0_vc0_head0_drop(input_p0_p0_vc0_head0_drop),
+    .p0_vc0_head0_flits(input_p0_p0_vc0_head0_flits),
+    .p0_vc0_head0_fix(input_p0_p0_vc0_head0_fix),
+    .p0_vc0_second0_last(input_p0_p0_vc0_second0_last),
+    .p0_vc0_second0_keep(input_p0_p0_vc0_second0_keep),
+    .p0_vc0_second0_out(input_p0_p0_vc0_second0_out),
+    .p0_vc0_second0_ovc(input_p0_p0_vc0_second0_ovc),
+    .p0_vc0_second0_drop(input_p0_p0_vc0_second0_drop),
+    .p0_vc0_second0_flits(input_p0_p0_vc0_second0_flits),
+    .p0_vc0_second0_fix(input_p0_p0_vc0_second0_fix)
+);
+
+// ---- input_p1 (input_p1) ----
+router_2x2x2_input_p1 input_p1 (
+    .clk(clk),
+    .rst(rst),
+    .p1_vc0_pop(allocator_p1_vc0_pop),
+    .s_axis_p1_tdata(s_axis_p1_tdata),
+    .here_x(here_x),
+    .here_y(here_y),
+    .here_z(here_z),
+    .here_z_half(here_z_half),
+    .here_z_wraps(here_z_wraps),
+    .here_z_top(here_z_top),
+    .here_z_bottom(here_z_bottom),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_p1_tvalid(s_axis_p1_tvalid),
+    .s_axis_p1_tlast(s_axis_p1_tlast),
+    .p1_mode_or(input_p1_p1_mode_or),
+    .stat_p1_length_errors(input_p1_stat_p1_length_errors),
+    .stat_p1_dropped(input_p1_stat_p1_dropped),
+    .p1_vc0_valid(input_p1_p1_vc0_valid),
+    .p1_vc0_second_valid(input_p1_p1_vc0_second_valid),
+    .p1_vc0_head1(input_p1_p1_vc0_head1),
+    .p1_vc0_second1(input_p1_p1_vc0_second1),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .p1_vc0_head0_out(input_p1_p1_vc0_head0_out),
+    .p1_vc0_head0_ovc(input_p1_p1_vc0_head0_ovc),
+    .p1_vc0_head0_drop(input_p1_p1_vc0_head0_drop),
+    .p1_vc0_head0_flits(input_p1_p1_vc0_head0_flits),
+    .p1_vc0_head0_fix(input_p1_p1_vc0_head0_fix),
+    .p1_vc0_second0_last(input_p1_p1_vc0_second0_last),
+    .p1_vc0_second0_keep(input_p1_p1_vc0_second0_keep),
+    .p1_vc0_second0_out(input_p1_p1_vc0_second0_out),
+    .p1_vc0_second0_ovc(input_p1_p1_vc0_second0_ovc),
+    .p1_vc0_second0_drop(input_p1_p1_vc0_second0_drop),
+    .p1_vc0_second0_flits(input_p1_p1_vc0_second0_flits),
+    .p1_vc0_second0_fix(input_p1_p1_vc0_second0_fix)
+);
+
+// ---- input_xp (input_xp) ----
+router_2x2x2_input_xp input_xp (
+    .clk(clk),
+    .rst(rst),
+    .xp_vc0_pop(allocator_xp_vc0_pop),
+    .xp_vc1_pop(allocator_xp_vc1_pop),
+    .s_axis_xp_tdata(s_axis_xp_tdata),
+    .here_z(here_z),
+    .here_z_half(here_z_half),
+    .here_z_wraps(here_z_wraps),
+    .here_z_top(here_z_top),
+    .here_z_bottom(here_z_bottom),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_xp_tuser(s_axis_xp_tuser),
+    .s_axis_xp_tvalid(s_axis_xp_tvalid),
+    .s_axis_xp_tkeep(s_axis_xp_tkeep),
+    .s_axis_xp_tlast(s_axis_xp_tlast),
+    .stat_xp_ecc_corrected(input_xp_stat_xp_ecc_corrected),
+    .stat_xp_ecc_uncorrectable(input_xp_stat_xp_ecc_uncorrectable),
+    .stat_xp_dropped(input_xp_stat_xp_dropped),
+    .xp_vc0_valid(input_xp_xp_vc0_valid),
+    .xp_vc0_second_valid(input_xp_xp_vc0_second_valid),
+    .xp_vc0_head1(input_xp_xp_vc0_head1),
+    .xp_vc0_second1(input_xp_xp_vc0_second1),
+    .xp_vc0_head0_last(input_xp_xp_vc0_head0_last),
+    .xp_vc0_head0_keep(input_xp_xp_vc0_head0_keep),
+    .xp_vc0_head0_out(input_xp_xp_vc0_head0_out),
+    .xp_vc0_head0_ovc(input_xp_xp_vc0_head0_ovc),
+    .xp_vc0_head0_drop(input_xp_xp_vc0_head0_drop),
+    .xp_vc0_head0_flits(input_xp_xp_vc0_head0_flits),
+    .xp_vc0_head0_fix(input_xp_xp_vc0_head0_fix),
+    .xp_vc0_second0_last(input_xp_xp_vc0_second0_last),
+    .xp_vc0_second0_keep(input_xp_xp_vc0_second0_keep),
+    .xp_vc0_second0_out(input_xp_xp_vc0_second0_out),
+    .xp_vc0_second0_ovc(input_xp_xp_vc0_second0_ovc),
+    .xp_vc0_second0_drop(input_xp_xp_vc0_second0_drop),
+    .xp_vc0_second0_flits(input_xp_xp_vc0_second0_flits),
+    .xp_vc0_second0_fix(input_xp_xp_vc0_second0_fix),
+    .xp_vc1_valid(input_xp_xp_vc1_valid),
+    .xp_vc1_second_valid(input_xp_xp_vc1_second_valid),
+    .xp_vc1_head1(input_xp_xp_vc1_head1),
+    .xp_vc1_second1(input_xp_xp_vc1_second1),
+    .xp_vc1_head0_last(input_xp_xp_vc1_head0_last),
+    .xp_vc1_head0_keep(input_xp_xp_vc1_head0_keep),
+    .xp_vc1_head0_out(input_xp_xp_vc1_head0_out),
+    .xp_vc1_head0_ovc(input_xp_xp_vc1_head0_ovc),
+    .xp_vc1_head0_drop(input_xp_xp_vc1_head0_drop),
+    .xp_vc1_head0_flits(input_xp_xp_vc1_head0_flits),
+    .xp_vc1_head0_fix(input_xp_xp_vc1_head0_fix),
+    .xp_vc1_second0_last(input_xp_xp_vc1_second0_last),
+    .xp_vc1_second0_keep(input_xp_xp_vc1_second0_keep),
+    .xp_vc1_second0_out(input_xp_xp_vc1_second0_out),
+    .xp_vc1_second0_ovc(input_xp_xp_vc1_second0_ovc),
+    .xp_vc1_second0_drop(input_xp_xp_vc1_second0_drop),
+    .xp_vc1_second0_flits(input_xp_xp_vc1_second0_flits),
+    .xp_vc1_second0_fix(input_xp_xp_vc1_second0_fix)
+);
+
+// ---- input_yp (input_yp) ----
+router_2x2x2_input_yp input_yp (
+    .clk(clk),
+    .rst(rst),
+    .yp_vc0_pop(allocator_yp_vc0_pop),
+    .yp_vc1_pop(allocator_yp_vc1_pop),
+    .s_axis_yp_tdata(s_axis_yp_tdata),
+    .here_z(here_z),
+    .here_z_half(here_z_half),
+    .here_z_wraps(here_z_wraps),
+    .here_z_top(here_z_top),
+    .here_z_bottom(here_z_bottom),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .s_axis_yp_tuser(s_axis_yp_tuser),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_yp_tvalid(s_axis_yp_tvalid),
+    .s_axis_yp_tkeep(s_axis_yp_tkeep),
+    .s_axis_yp_tlast(s_axis_yp_tlast),
+    .stat_yp_ecc_corrected(input_yp_stat_yp_ecc_corrected),
+    .stat_yp_ecc_uncorrectable(input_yp_stat_yp_ecc_uncorrectable),
+    .stat_yp_dropped(input_yp_stat_yp_dropped),
+    .yp_vc0_valid(input_yp_yp_vc0_valid),
+    .yp_vc0_second_valid(input_yp_yp_vc0_second_valid),
+    .yp_vc0_head1(input_yp_yp_vc0_head1),
+    .yp_vc0_second1(input_yp_yp_vc0_second1),
+    .yp_vc0_head0_last(input_yp_yp_vc0_head0_last),
+    .yp_vc0_head0_keep(input_yp_yp_vc0_head0_keep),
+    .yp_vc0_head0_out(input_yp_yp_vc0_head0_out),
+    .yp_vc0_head0_ovc(input_yp_yp_vc0_head0_ovc),
+    .yp_vc0_head0_drop(input_yp_yp_vc0_head0_drop),
+    .yp_vc0_head0_flits(input_yp_yp_vc0_head0_flits),
+    .yp_vc0_head0_fix(input_yp_yp_vc0_head0_fix),
+    .yp_vc0_second0_last(input_yp_yp_vc0_second0_last),
+    .yp_vc0_second0_keep(input_yp_yp_vc0_second0_keep),
+    .yp_vc0_second0_out(input_yp_yp_vc0_second0_out),
+    .yp_vc0_second0_ovc(input_yp_yp_vc0_second0_ovc),
+    .yp_vc0_second0_drop(input_yp_yp_vc0_second0_drop),
+    .yp_vc0_second0_flits(input_yp_yp_vc0_second0_flits),
+    .yp_vc0_second0_fix(input_yp_yp_vc0_second0_fix),
+    .yp_vc1_valid(input_yp_yp_vc1_valid),
+    .yp_vc1_second_valid(input_yp_yp_vc1_second_valid),
+    .yp_vc1_head1(input_yp_yp_vc1_head1),
+    .yp_vc1_second1(input_yp_yp_vc1_second1),
+    .yp_vc1_head0_last(input_yp_yp_vc1_head0_last),
+    .yp_vc1_head0_keep(input_yp_yp_vc1_head0_keep),
+    .yp_vc1_head0_out(input_yp_yp_vc1_head0_out),
+    .yp_vc1_head0_ovc(input_yp_yp_vc1_head0_ovc),
+    .yp_vc1_head0_drop(input_yp_yp_vc1_head0_drop),
+    .yp_vc1_head0_flits(input_yp_yp_vc1_head0_flits),
+    .yp_vc1_head0_fix(input_yp_yp_vc1_head0_fix),
+    .yp_vc1_second0_last(input_yp_yp_vc1_second0_last),
+    .yp_vc1_second0_keep(input_yp_yp_vc1_second0_keep),
+    .yp_vc1_second0_out(input_yp_yp_vc1_second0_out),
+    .yp_vc1_second0_ovc(input_yp_yp_vc1_second0_ovc),
+    .yp_vc1_second0_drop(input_yp_yp_vc1_second0_drop),
+    .yp_vc1_second0_flits(input_yp_yp_vc1_second0_flits),
+    .yp_vc1_second0_fix(input_yp_yp_vc1_second0_fix)
+);
+
+// ---- input_zp (input_zp) ----
+router_2x2x2_input_zp input_zp (
+    .clk(clk),
+    .rst(rst),
+    .zp_vc0_pop(allocator_zp_vc0_pop),
+    .zp_vc1_pop(allocator_zp_vc1_pop),
+    .s_axis_zp_tdata(s_axis_zp_tdata),
+    .here_z(here_z),
+    .here_z_half(here_z_half),
+    .here_z_wraps(here_z_wraps),
+    .here_z_top(here_z_top),
+    .here_z_bottom(here_z_bottom),
+    .s_axis_zp_tuser(s_axis_zp_tuser),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_zp_tvalid(s_axis_zp_tvalid),
+    .s_axis_zp_tkeep(s_axis_zp_tkeep),
+    .s_axis_zp_tlast(s_axis_zp_tlast),
+    .stat_zp_ecc_corrected(input_zp_stat_zp_ecc_corrected),
+    .stat_zp_ecc_uncorrectable(input_zp_stat_zp_ecc_uncorrectable),
+    .stat_zp_dropped(input_zp_stat_zp_dropped),
+    .zp_vc0_valid(input_zp_zp_vc0_valid),
+    .zp_vc0_second_valid(input_zp_zp_vc0_second_valid),
+    .zp_vc0_head1(input_zp_zp_vc0_head1),
+    .zp_vc0_second1(input_zp_zp_vc0_second1),
+    .zp_vc0_head0_last(input_zp_zp_vc0_head0_last),
+    .zp_vc0_head0_keep(input_zp_zp_vc0_head0_keep),
+    .zp_vc0_head0_out(input_zp_zp_vc0_head0_out),
+    .zp_vc0_head0_ovc(input_zp_zp_vc0_head0_ovc),
+    .zp_vc0_head0_drop(input_zp_zp_vc0_head0_drop),
+    .zp_vc0_head0_flits(input_zp_zp_vc0_head0_flits),
+    .zp_vc0_head0_fix(input_zp_zp_vc0_head0_fix),
+    .zp_vc0_second0_last(input_zp_zp_vc0_second0_last),
+    .zp_vc0_second0_keep(input_zp_zp_vc0_second0_keep),
+    .zp_vc0_second0_out(input_zp_zp_vc0_second0_out),
+    .zp_vc0_second0_ovc(input_zp_zp_vc0_second0_ovc),
+    .zp_vc0_second0_drop(input_zp_zp_vc0_second0_drop),
+    .zp_vc0_second0_flits(input_zp_zp_vc0_second0_flits),
+    .zp_vc0_second0_fix(input_zp_zp_vc0_second0_fix),
+    .zp_vc1_valid(input_zp_zp_vc1_valid),
+    .zp_vc1_second_valid(input_zp_zp_vc1_second_valid),
+    .zp_vc1_head1(input_zp_zp_vc1_head1),
+    .zp_vc1_second1(input_zp_zp_vc1_second1),
+    .zp_vc1_head0_last(input_zp_zp_vc1_head0_last),
+    .zp_vc1_head0_keep(input_zp_zp_vc1_head0_keep),
+    .zp_vc1_head0_out(input_zp_zp_vc1_head0_out),
+    .zp_vc1_head0_ovc(input_zp_zp_vc1_head0_ovc),
+    .zp_vc1_head0_drop(input_zp_zp_vc1_head0_drop),
+    .zp_vc1_head0_flits(input_zp_zp_vc1_head0_flits),
+    .zp_vc1_head0_fix(input_zp_zp_vc1_head0_fix),
+    .zp_vc1_second0_last(input_zp_zp_vc1_second0_last),
+    .zp_vc1_second0_keep(input_zp_zp_vc1_second0_keep),
+    .zp_vc1_second0_out(input_zp_zp_vc1_second0_out),
+    .zp_vc1_second0_ovc(input_zp_zp_vc1_second0_ovc),
+    .zp_vc1_second0_drop(input_zp_zp_vc1_second0_drop),
+    .zp_vc1_second0_flits(input_zp_zp_vc1_second0_flits),
+    .zp_vc1_second0_fix(input_zp_zp_vc1_second0_fix)
+);
+
+// ---- output_p0 (output_p0) ----
+router_2x2x2_output_p0 output_p0 (
+    .clk(clk),
+    .rst(rst),
+    .zp_busy_cat(allocator_zp_busy_cat),
+    .p0_owned_or(allocator_p0_owned_or),
+    .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not),
+    .m_axis_p0_tready(m_axis_p0_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
+    .p0_out_valid(output_p0_p0_out_valid),
+    .p0_slot(output_p0_p0_slot),
+    .p0_owned(output_p0_p0_owned),
+    .p0_out_data0(output_p0_p0_out_data0),
+    .p0_out_keep(output_p0_p0_out_keep),
+    .p0_out_last(output_p0_p0_out_last),
+    .stat_p0_packets(output_p0_stat_p0_packets),
+    .stat_p0_flits(output_p0_stat_p0_flits),
+    .stat_p0_stalls(output_p0_stat_p0_stalls)
+);
+
+// ---- output_p1 (output_p1) ----
+router_2x2x2_output_p1 output_p1 (
+    .clk(clk),
+    .rst(rst),
+    .zp_busy_cat(allocator_zp_busy_cat_2),
+    .p1_owned_or(allocator_p1_owned_or),
+    .p1_arbiter_grant_not(allocator_p1_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_2),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_2),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_2),
+    .m_axis_p1_tready(m_axis_p1_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
+    .p1_out_valid(output_p1_p1_out_valid),
+    .p1_slot(output_p1_p1_slot),
+    .p1_owned(output_p1_p1_owned),
+    .p1_out_data0(output_p1_p1_out_data0),
+    .p1_out_keep(output_p1_p1_out_keep),
+    .p1_out_last(output_p1_p1_out_last),
+    .stat_p1_packets(output_p1_stat_p1_packets),
+    .stat_p1_flits(output_p1_stat_p1_flits),
+    .stat_p1_stalls(output_p1_stat_p1_stalls)
+);
+
+// ---- output_xp (output_xp) ----
+router_2x2x2_output_xp output_xp (
+    .clk(clk),
+    .rst(rst),
+    .zp_busy_cat(allocator_zp_busy_cat_3),
+    .xp_owned_or(allocator_xp_owned_or),
+    .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_3),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_3),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_3),
+    .m_axis_xp_tready(m_axis_xp_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
+    .p0_send_ovc(allocator_p0_send_ovc),
+    .p1_send_ovc(allocator_p1_send_ovc),
+    .xp_send_ovc(allocator_xp_send_ovc),
+    .yp_send_ovc(allocator_yp_send_ovc),
+    .zp_send_ovc(allocator_zp_send_ovc),
+    .m_axis_xp_credit(m_axis_xp_credit),
+    .xp_out_valid(output_xp_xp_out_valid),
+    .xp_slot(output_xp_xp_slot),
+    .xp_room0(output_xp_xp_room0),
+    .xp_room1(output_xp_xp_room1),
+    .xp_room2_0(output_xp_xp_room2_0),
+    .xp_room2_1(output_xp_xp_room2_1),
+    .xp_owned(output_xp_xp_owned),
+    .xp_head_in(output_xp_xp_head_in),
+    .xp_out_data0(output_xp_xp_out_data0),
+    .xp_out_keep(output_xp_xp_out_keep),
+    .xp_out_last(output_xp_xp_out_last),
+    .xp_out_vc(output_xp_xp_out_vc),
+    .stat_xp_vc1_packets(output_xp_stat_xp_vc1_packets),
+    .stat_xp_packets(output_xp_stat_xp_packets),
+    .stat_xp_flits(output_xp_stat_xp_flits),
+    .stat_xp_stalls(output_xp_stat_xp_stalls)
+);
+
+// ---- output_yp (output_yp) ----
+router_2x2x2_output_yp output_yp (
+    .clk(clk),
+    .rst(rst),
+    .zp_busy_cat(allocator_zp_busy_cat_4),
+    .yp_owned_or(allocator_yp_owned_or),
+    .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_4),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_4),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_4),
+    .m_axis_yp_tready(m_axis_yp_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
+    .p0_send_ovc(allocator_p0_send_ovc),
+    .p1_send_ovc(allocator_p1_send_ovc),
+    .xp_send_ovc(allocator_xp_send_ovc),
+    .yp_send_ovc(allocator_yp_send_ovc),
+    .zp_send_ovc(allocator_zp_send_ovc),
+    .m_axis_yp_credit(m_axis_yp_credit),
+    .yp_out_valid(output_yp_yp_out_valid),
+    .yp_slot(output_yp_yp_slot),
+    .yp_room0(output_yp_yp_room0),
+    .yp_room1(output_yp_yp_room1),
+    .yp_room2_0(output_yp_yp_room2_0),
+    .yp_room2_1(output_yp_yp_room2_1),
+    .yp_owned(output_yp_yp_owned),
+    .yp_head_in(output_yp_yp_head_in),
+    .yp_out_data0(output_yp_yp_out_data0),
+    .yp_out_keep(output_yp_yp_out_keep),
+    .yp_out_last(output_yp_yp_out_last),
+    .yp_out_vc(output_yp_yp_out_vc),
+    .stat_yp_vc1_packets(output_yp_stat_yp_vc1_packets),
+    .stat_yp_packets(output_yp_stat_yp_packets),
+    .stat_yp_flits(output_yp_stat_yp_flits),
+    .stat_yp_stalls(output_yp_stat_yp_stalls)
+);
+
+// ---- output_zp (output_zp) ----
+router_2x2x2_output_zp output_zp (
+    .clk(clk),
+    .rst(rst),
+    .zp_busy_cat(allocator_zp_busy_cat_5),
+    .zp_owned_or(allocator_zp_owned_or),
+    .zp_arbiter_grant_not(allocator_zp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_5),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_5),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_5),
+    .m_axis_zp_tready(m_axis_zp_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
+    .p0_send_ovc(allocator_p0_send_ovc),
+    .p1_send_ovc(allocator_p1_send_ovc),
+    .xp_send_ovc(allocator_xp_send_ovc),
+    .yp_send_ovc(allocator_yp_send_ovc),
+    .zp_send_ovc(allocator_zp_send_ovc),
+    .m_axis_zp_credit(m_axis_zp_credit),
+    .zp_out_valid(output_zp_zp_out_valid),
+    .zp_slot(output_zp_zp_slot),
+    .zp_room0(output_zp_zp_room0),
+    .zp_room1(output_zp_zp_room1),
+    .zp_room2_0(output_zp_zp_room2_0),
+    .zp_room2_1(output_zp_zp_room2_1),
+    .zp_owned(output_zp_zp_owned),
+    .zp_head_in(output_zp_zp_head_in),
+    .zp_out_data0(output_zp_zp_out_data0),
+    .zp_out_keep(output_zp_zp_out_keep),
+    .zp_out_last(output_zp_zp_out_last),
+    .zp_out_vc(output_zp_zp_out_vc),
+    .stat_zp_vc1_packets(output_zp_stat_zp_vc1_packets),
+    .stat_zp_packets(output_zp_stat_zp_packets),
+    .stat_zp_flits(output_zp_stat_zp_flits),
+    .stat_zp_stalls(output_zp_stat_zp_stalls)
+);
+
+// ---- allocator (allocator) ----
+router_2x2x2_allocator allocator (
+    .clk(clk),
+    .rst(rst),
+    .zp_slot(output_zp_zp_slot),
+    .yp_slot(output_yp_yp_slot),
+    .xp_slot(output_xp_xp_slot),
+    .p1_slot(output_p1_p1_slot),
+    .p0_slot(output_p0_p0_slot),
+    .p0_owned(output_p0_p0_owned),
+    .p1_owned(output_p1_p1_owned),
+    .xp_head_in(output_xp_xp_head_in),
+    .xp_room2_0(output_xp_xp_room2_0),
+    .xp_room0(output_xp_xp_room0),
+    .xp_owned(output_xp_xp_owned),
+    .xp_room2_1(output_xp_xp_room2_1),
+    .xp_room1(output_xp_xp_room1),
+    .yp_head_in(output_yp_yp_head_in),
+    .yp_room2_0(output_yp_yp_room2_0),
+    .yp_room0(output_yp_yp_room0),
+    .yp_owned(output_yp_yp_owned),
+    .yp_room2_1(output_yp_yp_room2_1),
+    .yp_room1(output_yp_yp_room1),
+    .zp_head_in(output_zp_zp_head_in),
+    .zp_room2_0(output_zp_zp_room2_0),
+    .zp_room0(output_zp_zp_room0),
+    .zp_owned(output_zp_zp_owned),
+    .zp_room2_1(output_zp_zp_room2_1),
+    .zp_room1(output_zp_zp_room1),
+    .p0_vc0_valid(input_p0_p0_vc0_valid),
+    .p0_vc0_second_valid(input_p0_p0_vc0_second_valid),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p0_vc0_second0_last(input_p0_p0_vc0_second0_last),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p0_vc0_second0_keep(input_p0_p0_vc0_second0_keep),
+    .p0_vc0_head0_out(input_p0_p0_vc0_head0_out),
+    .p0_vc0_second0_out(input_p0_p0_vc0_second0_out),
+    .p0_vc0_head0_ovc(input_p0_p0_vc0_head0_ovc),
+    .p0_vc0_second0_ovc(input_p0_p0_vc0_second0_ovc),
+    .p0_vc0_head0_drop(input_p0_p0_vc0_head0_drop),
+    .p0_vc0_second0_drop(input_p0_p0_vc0_second0_drop),
+    .p0_vc0_head0_flits(input_p0_p0_vc0_head0_flits),
+    .p0_vc0_second0_flits(input_p0_p0_vc0_second0_flits),
+    .p0_vc0_head0_fix(input_p0_p0_vc0_head0_fix),
+    .p0_vc0_second0_fix(input_p0_p0_vc0_second0_fix),
+    .p0_vc0_second1(input_p0_p0_vc0_second1),
+    .p0_vc0_head1(input_p0_p0_vc0_head1),
+    .p1_vc0_valid(input_p1_p1_vc0_valid),
+    .p1_vc0_second_valid(input_p1_p1_vc0_second_valid),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .p1_vc0_second0_last(input_p1_p1_vc0_second0_last),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .p1_vc0_second0_keep(input_p1_p1_vc0_second0_keep),
+    .p1_vc0_head0_out(input_p1_p1_vc0_head0_out),
+    .p1_vc0_second0_out(input_p1_p1_vc0_second0_out),
+    .p1_vc0_head0_ovc(input_p1_p1_vc0_head0_ovc),
+    .p1_vc0_second0_ovc(input_p1_p1_vc0_second0_ovc),
+    .p1_vc0_head0_drop(input_p1_p1_vc0_head0_drop),
+    .p1_vc0_second0_drop(input_p1_p1_vc0_second0_drop),
+    .p1_vc0_head0_flits(input_p1_p1_vc0_head0_flits),
+    .p1_vc0_second0_flits(input_p1_p1_vc0_second0_flits),
+    .p1_vc0_head0_fix(input_p1_p1_vc0_head0_fix),
+    .p1_vc0_second0_fix(input_p1_p1_vc0_second0_fix),
+    .p1_vc0_second1(input_p1_p1_vc0_second1),
+    .p1_vc0_head1(input_p1_p1_vc0_head1),
+    .xp_vc0_valid(input_xp_xp_vc0_valid),
+    .xp_vc0_second_valid(input_xp_xp_vc0_second_valid),
+    .xp_vc0_head0_last(input_xp_xp_vc0_head0_last),
+    .xp_vc0_second0_last(input_xp_xp_vc0_second0_last),
+    .xp_vc0_head0_keep(input_xp_xp_vc0_head0_keep),
+    .xp_vc0_second0_keep(input_xp_xp_vc0_second0_keep),
+    .xp_vc0_head0_out(input_xp_xp_vc0_head0_out),
+    .xp_vc0_second0_out(input_xp_xp_vc0_second0_out),
+    .xp_vc0_head0_ovc(input_xp_xp_vc0_head0_ovc),
+    .xp_vc0_second0_ovc(input_xp_xp_vc0_second0_ovc),
+    .xp_vc0_head0_drop(input_xp_xp_vc0_head0_drop),
+    .xp_vc0_second0_drop(input_xp_xp_vc0_second0_drop),
+    .xp_vc0_head0_flits(input_xp_xp_vc0_head0_flits),
+    .xp_vc0_second0_flits(input_xp_xp_vc0_second0_flits),
+    .xp_vc0_head0_fix(input_xp_xp_vc0_head0_fix),
+    .xp_vc0_second0_fix(input_xp_xp_vc0_second0_fix),
+    .xp_vc0_second1(input_xp_xp_vc0_second1),
+    .xp_vc0_head1(input_xp_xp_vc0_head1),
+    .xp_vc1_valid(input_xp_xp_vc1_valid),
+    .xp_vc1_second_valid(input_xp_xp_vc1_second_valid),
+    .xp_vc1_head0_last(input_xp_xp_vc1_head0_last),
+    .xp_vc1_second0_last(input_xp_xp_vc1_second0_last),
+    .xp_vc1_head0_keep(input_xp_xp_vc1_head0_keep),
+    .xp_vc1_second0_keep(input_xp_xp_vc1_second0_keep),
+    .xp_vc1_head0_out(input_xp_xp_vc1_head0_out),
+    .xp_vc1_second0_out(input_xp_xp_vc1_second0_out),
+    .xp_vc1_head0_ovc(input_xp_xp_vc1_head0_ovc),
+    .xp_vc1_second0_ovc(input_xp_xp_vc1_second0_ovc),
+    .xp_vc1_head0_drop(input_xp_xp_vc1_head0_drop),
+    .xp_vc1_second0_drop(input_xp_xp_vc1_second0_drop),
+    .xp_vc1_head0_flits(input_xp_xp_vc1_head0_flits),
+    .xp_vc1_second0_flits(input_xp_xp_vc1_second0_flits),
+    .xp_vc1_head0_fix(input_xp_xp_vc1_head0_fix),
+    .xp_vc1_second0_fix(input_xp_xp_vc1_second0_fix),
+    .xp_vc1_second1(input_xp_xp_vc1_second1),
+    .xp_vc1_head1(input_xp_xp_vc1_head1),
+    .yp_vc0_valid(input_yp_yp_vc0_valid),
+    .yp_vc0_second_valid(input_yp_yp_vc0_second_valid),
+    .yp_vc0_head0_last(input_yp_yp_vc0_head0_last),
+    .yp_vc0_second0_last(input_yp_yp_vc0_second0_last),
+    .yp_vc0_head0_keep(input_yp_yp_vc0_head0_keep),
+    .yp_vc0_second0_keep(input_yp_yp_vc0_second0_keep),
+    .yp_vc0_head0_out(input_yp_yp_vc0_head0_out),
+    .yp_vc0_second0_out(input_yp_yp_vc0_second0_out),
+    .yp_vc0_head0_ovc(input_yp_yp_vc0_head0_ovc),
+    .yp_vc0_second0_ovc(input_yp_yp_vc0_second0_ovc),
+    .yp_vc0_head0_drop(input_yp_yp_vc0_head0_drop),
+    .yp_vc0_second0_drop(input_yp_yp_vc0_second0_drop),
+    .yp_vc0_head0_flits(input_yp_yp_vc0_head0_flits),
+    .yp_vc0_second0_flits(input_yp_yp_vc0_second0_flits),
+    .yp_vc0_head0_fix(input_yp_yp_vc0_head0_fix),
+    .yp_vc0_second0_fix(input_yp_yp_vc0_second0_fix),
+    .yp_vc0_second1(input_yp_yp_vc0_second1),
+    .yp_vc0_head1(input_yp_yp_vc0_head1),
+    .yp_vc1_valid(input_yp_yp_vc1_valid),
+    .yp_vc1_second_valid(input_yp_yp_vc1_second_valid),
+    .yp_vc1_head0_last(input_yp_yp_vc1_head0_last),
+    .yp_vc1_second0_last(input_yp_yp_vc1_second0_last),
+    .yp_vc1_head0_keep(input_yp_yp_vc1_head0_keep),
+    .yp_vc1_second0_keep(input_yp_yp_vc1_second0_keep),
+    .yp_vc1_head0_out(input_yp_yp_vc1_head0_out),
+    .yp_vc1_second0_out(input_yp_yp_vc1_second0_out),
+    .yp_vc1_head0_ovc(input_yp_yp_vc1_head0_ovc),
+    .yp_vc1_second0_ovc(input_yp_yp_vc1_second0_ovc),
+    .yp_vc1_head0_drop(input_yp_yp_vc1_head0_drop),
+    .yp_vc1_second0_drop(input_yp_yp_vc1_second0_drop),
+    .yp_vc1_head0_flits(input_yp_yp_vc1_head0_flits),
+    .yp_vc1_second0_flits(input_yp_yp_vc1_second0_flits),
+    .yp_vc1_head0_fix(input_yp_yp_vc1_head0_fix),
+    .yp_vc1_second0_fix(input_yp_yp_vc1_second0_fix),
+    .yp_vc1_second1(input_yp_yp_vc1_second1),
+    .yp_vc1_head1(input_yp_yp_vc1_head1),
+    .zp_vc0_valid(input_zp_zp_vc0_valid),
+    .zp_vc0_second_valid(input_zp_zp_vc0_second_valid),
+    .zp_vc0_head0_last(input_zp_zp_vc0_head0_last),
+    .zp_vc0_second0_last(input_zp_zp_vc0_second0_last),
+    .zp_vc0_head0_keep(input_zp_zp_vc0_head0_keep),
+    .zp_vc0_second0_keep(input_zp_zp_vc0_second0_keep),
+    .zp_vc0_head0_out(input_zp_zp_vc0_head0_out),
+    .zp_vc0_second0_out(input_zp_zp_vc0_second0_out),
+    .zp_vc0_head0_ovc(input_zp_zp_vc0_head0_ovc),
+    .zp_vc0_second0_ovc(input_zp_zp_vc0_second0_ovc),
+    .zp_vc0_head0_drop(input_zp_zp_vc0_head0_drop),
+    .zp_vc0_second0_drop(input_zp_zp_vc0_second0_drop),
+    .zp_vc0_head0_flits(input_zp_zp_vc0_head0_flits),
+    .zp_vc0_second0_flits(input_zp_zp_vc0_second0_flits),
+    .zp_vc0_head0_fix(input_zp_zp_vc0_head0_fix),
+    .zp_vc0_second0_fix(input_zp_zp_vc0_second0_fix),
+    .zp_vc0_second1(input_zp_zp_vc0_second1),
+    .zp_vc0_head1(input_zp_zp_vc0_head1),
+    .zp_vc1_valid(input_zp_zp_vc1_valid),
+    .zp_vc1_second_valid(input_zp_zp_vc1_second_valid),
+    .zp_vc1_head0_last(input_zp_zp_vc1_head0_last),
+    .zp_vc1_second0_last(input_zp_zp_vc1_second0_last),
+    .zp_vc1_head0_keep(input_zp_zp_vc1_head0_keep),
+    .zp_vc1_second0_keep(input_zp_zp_vc1_second0_keep),
+    .zp_vc1_head0_out(input_zp_zp_vc1_head0_out),
+    .zp_vc1_second0_out(input_zp_zp_vc1_second0_out),
+    .zp_vc1_head0_ovc(input_zp_zp_vc1_head0_ovc),
+    .zp_vc1_second0_ovc(input_zp_zp_vc1_second0_ovc),
+    .zp_vc1_head0_drop(input_zp_zp_vc1_head0_drop),
+    .zp_vc1_second0_drop(input_zp_zp_vc1_second0_drop),
+    .zp_vc1_head0_flits(input_zp_zp_vc1_head0_flits),
+    .zp_vc1_second0_flits(input_zp_zp_vc1_second0_flits),
+    .zp_vc1_head0_fix(input_zp_zp_vc1_head0_fix),
+    .zp_vc1_second0_fix(input_zp_zp_vc1_second0_fix),
+    .zp_vc1_second1(input_zp_zp_vc1_second1),
+    .zp_vc1_head1(input_zp_zp_vc1_head1),
+    .p0_vc0_pop(allocator_p0_vc0_pop),
+    .p0_send_head(allocator_p0_send_head),
+    .p0_vc0_send_header(allocator_p0_vc0_send_header),
+    .p0_send_ovc(allocator_p0_send_ovc),
+    .p1_vc0_pop(allocator_p1_vc0_pop),
+    .p1_send_head(allocator_p1_send_head),
+    .p1_vc0_send_header(allocator_p1_vc0_send_header),
+    .p1_send_ovc(allocator_p1_send_ovc),
+    .xp_vc0_pop(allocator_xp_vc0_pop),
+    .xp_vc1_pop(allocator_xp_vc1_pop),
+    .xp_send_vc(allocator_xp_send_vc),
+    .xp_send_head(allocator_xp_send_head),
+    .xp_vc0_send_header(allocator_xp_vc0_send_header),
+    .xp_vc1_send_header(allocator_xp_vc1_send_header),
+    .xp_send_ovc(allocator_xp_send_ovc),
+    .yp_vc0_pop(allocator_yp_vc0_pop),
+    .yp_vc1_pop(allocator_yp_vc1_pop),
+    .yp_send_vc(allocator_yp_send_vc),
+    .yp_send_head(allocator_yp_send_head),
+    .yp_vc0_send_header(allocator_yp_vc0_send_header),
+    .yp_vc1_send_header(allocator_yp_vc1_send_header),
+    .yp_send_ovc(allocator_yp_send_ovc),
+    .zp_vc0_pop(allocator_zp_vc0_pop),
+    .zp_vc1_pop(allocator_zp_vc1_pop),
+    .zp_send_vc(allocator_zp_send_vc),
+    .zp_send_head(allocator_zp_send_head),
+    .zp_vc0_send_header(allocator_zp_vc0_send_header),
+    .zp_vc1_send_header(allocator_zp_vc1_send_header),
+    .zp_send_ovc(allocator_zp_send_ovc),
+    .zp_busy_cat(allocator_zp_busy_cat),
+    .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not),
+    .p0_owned_or(allocator_p0_owned_or),
+    .zp_busy_cat_2(allocator_zp_busy_cat_2),
+    .p1_arbiter_grant_not(allocator_p1_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or_2(allocator_p0_vc0_head0_ovc_or_2),
+    .p0_vc0_head0_flits_or_2(allocator_p0_vc0_head0_flits_or_2),
+    .p1_vc0_head0_drop_not_2(allocator_p1_vc0_head0_drop_not_2),
+    .p1_owned_or(allocator_p1_owned_or),
+    .zp_busy_cat_3(allocator_zp_busy_cat_3),
+    .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or_3(allocator_p0_vc0_head0_ovc_or_3),
+    .p0_vc0_head0_flits_or_3(allocator_p0_vc0_head0_flits_or_3),
+    .p1_vc0_head0_drop_not_3(allocator_p1_vc0_head0_drop_not_3),
+    .xp_owned_or(allocator_xp_owned_or),
+    .zp_busy_cat_4(allocator_zp_busy_cat_4),
+    .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or_4(allocator_p0_vc0_head0_ovc_or_4),
+    .p0_vc0_head0_flits_or_4(allocator_p0_vc0_head0_flits_or_4),
+    .p1_vc0_head0_drop_not_4(allocator_p1_vc0_head0_drop_not_4),
+    .yp_owned_or(allocator_yp_owned_or),
+    .zp_busy_cat_5(allocator_zp_busy_cat_5),
+    .zp_arbiter_grant_not(allocator_zp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or_5(allocator_p0_vc0_head0_ovc_or_5),
+    .p0_vc0_head0_flits_or_5(allocator_p0_vc0_head0_flits_or_5),
+    .p1_vc0_head0_drop_not_5(allocator_p1_vc0_head0_drop_not_5),
+    .zp_owned_or(allocator_zp_owned_or)
+);
+
+// ---- switch (switch) ----
+router_2x2x2_switch switch (
+    .clk(clk),
+    .rst(rst),
+    .p0_send_head(allocator_p0_send_head),
+    .p0_vc0_send_header(allocator_p0_vc0_send_header),
+    .p0_vc0_head1(input_p0_p0_vc0_head1),
+    .p1_send_head(allocator_p1_send_head),
+    .p1_vc0_send_header(allocator_p1_vc0_send_header),
+    .p1_vc0_head1(input_p1_p1_vc0_head1),
+    .xp_vc1_pop(allocator_xp_vc1_pop),
+    .xp_vc0_pop(allocator_xp_vc0_pop),
+    .xp_send_vc(allocator_xp_send_vc),
+    .xp_vc1_head1(input_xp_xp_vc1_head1),
+    .xp_vc0_head1(input_xp_xp_vc0_head1),
+    .xp_vc1_send_header(allocator_xp_vc1_send_header),
+    .xp_vc0_send_header(allocator_xp_vc0_send_header),
+    .xp_send_head(allocator_xp_send_head),
+    .xp_vc1_head0_last(input_xp_xp_vc1_head0_last),
+    .xp_vc0_head0_last(input_xp_xp_vc0_head0_last),
+    .xp_vc1_head0_keep(input_xp_xp_vc1_head0_keep),
+    .xp_vc0_head0_keep(input_xp_xp_vc0_head0_keep),
+    .yp_vc1_pop(allocator_yp_vc1_pop),
+    .yp_vc0_pop(allocator_yp_vc0_pop),
+    .yp_send_vc(allocator_yp_send_vc),
+    .yp_vc1_head1(input_yp_yp_vc1_head1),
+    .yp_vc0_head1(input_yp_yp_vc0_head1),
+    .yp_vc1_send_header(allocator_yp_vc1_send_header),
+    .yp_vc0_send_header(allocator_yp_vc0_send_header),
+    .yp_send_head(allocator_yp_send_head),
+    .yp_vc1_head0_last(input_yp_yp_vc1_head0_last),
+    .yp_vc0_head0_last(input_yp_yp_vc0_head0_last),
+    .yp_vc1_head0_keep(input_yp_yp_vc1_head0_keep),
+    .yp_vc0_head0_keep(input_yp_yp_vc0_head0_keep),
+    .zp_vc1_pop(allocator_zp_vc1_pop),
+    .zp_vc0_pop(allocator_zp_vc0_pop),
+    .zp_send_vc(allocator_zp_send_vc),
+    .zp_vc1_head1(input_zp_zp_vc1_head1),
+    .zp_vc0_head1(input_zp_zp_vc0_head1),
+    .zp_vc1_send_header(allocator_zp_vc1_send_header),
+    .zp_vc0_send_header(allocator_zp_vc0_send_header),
+    .zp_send_head(allocator_zp_send_head),
+    .zp_vc1_head0_last(input_zp_zp_vc1_head0_last),
+    .zp_vc0_head0_last(input_zp_zp_vc0_head0_last),
+    .zp_vc1_head0_keep(input_zp_zp_vc1_head0_keep),
+    .zp_vc0_head0_keep(input_zp_zp_vc0_head0_keep),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_credit_out(switch_xp_credit_out),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .yp_credit_out(switch_yp_credit_out),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .zp_credit_out(switch_zp_credit_out),
+    .zp_vc1_send_header_sel(switch_zp_vc1_send_header_sel),
+    .zp_vc1_head0_last_sel(switch_zp_vc1_head0_last_sel),
+    .zp_vc1_head0_keep_sel(switch_zp_vc1_head0_keep_sel)
+);
+
+always @(posedge clk) begin
+    here_x <= local_x;
+    here_y <= local_y;
+    here_z <= local_z;
+    here_x_half <= local_x_sel[5:0];
+    here_y_half <= local_y_sel[5:0];
+    here_z_half <= local_z_sel[5:0];
+    here_x_wraps <= local_x_sel_2[5:0] < local_x;
+    here_y_wraps <= local_y_sel_2[5:0] < local_y;
+    here_z_wraps <= local_z_sel_2[5:0] < local_z;
+    here_x_top <= local_x == 6'h1;
+    here_y_top <= local_y == 6'h1;
+    here_z_top <= local_z == 6'h1;
+    here_x_bottom <= local_x == 6'h0;
+    here_y_bottom <= local_y == 6'h0;
+    here_z_bottom <= local_z == 6'h0;
+end
+
+assign s_axis_p0_tready = input_p0_p0_mode_or;
+assign stat_p0_length_errors = input_p0_stat_p0_length_errors;
+assign stat_p0_dropped = input_p0_stat_p0_dropped;
+assign s_axis_p1_tready = input_p1_p1_mode_or;
+assign stat_p1_length_errors = input_p1_stat_p1_length_errors;
+assign stat_p1_dropped = input_p1_stat_p1_dropped;
+assign stat_xp_ecc_corrected = input_xp_stat_xp_ecc_corrected;
+assign stat_xp_ecc_uncorrectable = input_xp_stat_xp_ecc_uncorrectable;
+assign stat_xp_dropped = input_xp_stat_xp_dropped;
+assign stat_yp_ecc_corrected = input_yp_stat_yp_ecc_corrected;
+assign stat_yp_ecc_uncorrectable = input_yp_stat_yp_ecc_uncorrectable;
+assign stat_yp_dropped = input_yp_stat_yp_dropped;
+assign stat_zp_ecc_corrected = input_zp_stat_zp_ecc_corrected;
+assign stat_zp_ecc_uncorrectable = input_zp_stat_zp_ecc_uncorrectable;
+assign stat_zp_dropped = input_zp_stat_zp_dropped;
+assign s_axis_xp_credit = switch_xp_credit_out;
+assign s_axis_yp_credit = switch_yp_credit_out;
+assign s_axis_zp_credit = switch_zp_credit_out;
+assign m_axis_p0_tdata = output_p0_p0_out_data0;
+assign m_axis_p0_tkeep = output_p0_p0_out_keep;
+assign m_axis_p0_tlast = output_p0_p0_out_last;
+assign m_axis_p0_tvalid = output_p0_p0_out_valid;
+assign stat_p0_packets = output_p0_stat_p0_packets;
+assign stat_p0_flits = output_p0_stat_p0_flits;
+assign stat_p0_stalls = output_p0_stat_p0_stalls;
+assign m_axis_p1_tdata = output_p1_p1_out_data0;
+assign m_axis_p1_tkeep = output_p1_p1_out_keep;
+assign m_axis_p1_tlast = output_p1_p1_out_last;
+assign m_axis_p1_tvalid = output_p1_p1_out_valid;
+assign stat_p1_packets = output_p1_stat_p1_packets;
+assign stat_p1_flits = output_p1_stat_p1_flits;
+assign stat_p1_stalls = output_p1_stat_p1_stalls;
+assign m_axis_xp_tdata = output_xp_xp_out_data0;
+assign m_axis_xp_tkeep = output_xp_xp_out_keep;
+assign m_axis_xp_tlast = output_xp_xp_out_last;
+assign m_axis_xp_tvalid = output_xp_xp_out_valid;
+assign m_axis_xp_tuser = output_xp_xp_out_vc;
+assign stat_xp_vc1_packets = output_xp_stat_xp_vc1_packets;
+assign stat_xp_packets = output_xp_stat_xp_packets;
+assign stat_xp_flits = output_xp_stat_xp_flits;
+assign stat_xp_stalls = output_xp_stat_xp_stalls;
+assign m_axis_yp_tdata = output_yp_yp_out_data0;
+assign m_axis_yp_tkeep = output_yp_yp_out_keep;
+assign m_axis_yp_tlast = output_yp_yp_out_last;
+assign m_axis_yp_tvalid = output_yp_yp_out_valid;
+assign m_axis_yp_tuser = output_yp_yp_out_vc;
+assign stat_yp_vc1_packets = output_yp_stat_yp_vc1_packets;
+assign stat_yp_packets = output_yp_stat_yp_packets;
+assign stat_yp_flits = output_yp_stat_yp_flits;
+assign stat_yp_stalls = output_yp_stat_yp_stalls;
+assign m_axis_zp_tdata = output_zp_zp_out_data0;
+assign m_axis_zp_tkeep = output_zp_zp_out_keep;
+assign m_axis_zp_tlast = output_zp_zp_out_last;
+assign m_axis_zp_tvalid = output_zp_zp_out_valid;
+assign m_axis_zp_tuser = output_zp_zp_out_vc;
+assign stat_zp_vc1_packets = output_zp_stat_zp_vc1_packets;
+assign stat_zp_packets = output_zp_stat_zp_packets;
+assign stat_zp_flits = output_zp_stat_zp_flits;
+assign stat_zp_stalls = output_zp_stat_zp_stalls;
+endmodule
+
+// Submodules of router_2x2x2, prefixed with its name so any set of weft files can be read together.
+// verilator lint_off DECLFILENAME
+
+module router_2x2x2_input_p0(
+    clk,
+    rst,
+    s_axis_p0_tdata,
+    s_axis_p0_tvalid,
+    s_axis_p0_tlast,
+    p0_vc0_pop,
+    here_x,
+    here_y,
+    here_z,
+    here_z_half,
+    here_z_wraps,
+    here_z_top,
+    here_z_bottom,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    p0_mode_or,
+    stat_p0_length_errors,
+    stat_p0_dropped,
+    p0_vc0_valid,
+    p0_vc0_second_valid,
+    p0_vc0_head1,
+    p0_vc0_second1,
+    p0_vc0_head0_last,
+    p0_vc0_head0_keep,
+    p0_vc0_head0_out,
+    p0_vc0_head0_ovc,
+    p0_vc0_head0_drop,
+    p0_vc0_head0_flits,
+    p0_vc0_head0_fix,
+    p0_vc0_second0_last,
+    p0_vc0_second0_keep,
+    p0_vc0_second0_out,
+    p0_vc0_second0_ovc,
+    p0_vc0_second0_drop,
+    p0_vc0_second0_flits,
+    p0_vc0_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_p0_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_p0_tvalid;
+    input wire s_axis_p0_tlast;
+    // inputs
+    input wire p0_vc0_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_y;
+    input wire [5:0] here_z;
+    input wire [5:0] here_z_half;
+    input wire here_z_wraps;
+    input wire here_z_top;
+    input wire here_z_bottom;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire p0_mode_or;
+    output wire [31:0] stat_p0_length_errors;
+    output wire [31:0] stat_p0_dropped;
+    output wire p0_vc0_valid;
+    output wire p0_vc0_second_valid;
+    output wire [127:0] p0_vc0_head1;
+    output wire [127:0] p0_vc0_second1;
+    output wire p0_vc0_head0_last;
+    output wire [15:0] p0_vc0_head0_keep;
+    output wire [2:0] p0_vc0_head0_out;
+    output wire p0_vc0_head0_ovc;
+    output wire p0_vc0_head0_drop;
+    output wire [6:0] p0_vc0_head0_flits;
+    output wire p0_vc0_head0_fix;
+    output wire p0_vc0_second0_last;
+    output wire [15:0] p0_vc0_second0_keep;
+    output wire [2:0] p0_vc0_second0_out;
+    output wire p0_vc0_second0_ovc;
+    output wire p0_vc0_second0_drop;
+    output wire [6:0] p0_vc0_second0_flits;
+    output wire p0_vc0_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
+// state encodings
+/* verilator lint_off UNUSEDPARAM */
+localparam [1:0] P0_MODE_HEAD = 2'h0;
+localparam [1:0] P0_MODE_BODY = 2'h1;
+localparam [1:0] P0_MODE_PAD = 2'h2;
+localparam [1:0] P0_MODE_DISCARD = 2'h3;
+/* verilator lint_on UNUSEDPARAM */
 // input p0: arrival into the VC buffers
 wire [119:0] s_axis_p0_tdata_bits119_0;
 wire [119:0] s_axis_p0_tdata_cat;
@@ -284,6 +1567,7 @@ wire drop;
 wire here_z_lt;
 wire here_z_half_not;
 wire s_axis_p0_tdata_not_2;
+wire here_z_top_sel;
 wire here_y_lt;
 wire here_y_half_not;
 wire s_axis_p0_tdata_not_3;
@@ -323,8 +1607,8 @@ reg [8:0] p0_vc0_wr;
 reg [8:0] p0_vc0_rd;
 reg p0_vc0_stored;
 reg p0_vc0_landed;
-reg p0_vc0_valid;
-reg p0_vc0_second_valid;
+reg p0_vc0_valid_2;
+reg p0_vc0_second_valid_2;
 reg p0_vc0_third_valid;
 wire p0_vc0_second_valid_sel;
 wire p0_vc0_third_valid_sel;
@@ -341,22 +1625,276 @@ reg [29:0] p0_vc0_second0;
 reg [29:0] p0_vc0_third0;
 reg [127:0] p0_vc0_read1;
 wire [127:0] p0_vc0_read1_sel;
-reg [127:0] p0_vc0_head1;
-reg [127:0] p0_vc0_second1;
+reg [127:0] p0_vc0_head1_2;
+reg [127:0] p0_vc0_second1_2;
 reg [127:0] p0_vc0_third1;
 wire accept_and_3;
 wire [8:0] p0_vc0_wr_minus;
 reg p0_space;
-wire p0_vc0_head0_b0;
-wire [15:0] p0_vc0_head0_bits16_1;
-wire [2:0] p0_vc0_head0_bits19_17;
-wire [2:0] p0_vc0_second0_bits19_17;
+wire p0_vc0_head0_last_2;
+wire [15:0] p0_vc0_head0_keep_2;
+wire [2:0] p0_vc0_head0_out_2;
+wire p0_vc0_head0_ovc_2;
+wire p0_vc0_head0_drop_2;
+wire [6:0] p0_vc0_head0_flits_2;
+wire p0_vc0_head0_fix_2;
+wire p0_vc0_second0_last_2;
+wire [15:0] p0_vc0_second0_keep_2;
+wire [2:0] p0_vc0_second0_out_2;
+wire p0_vc0_second0_ovc_2;
+wire p0_vc0_second0_drop_2;
+wire [6:0] p0_vc0_second0_flits_2;
+wire p0_vc0_second0_fix_2;
+// output zp
+wire [1:0] p0_mode_sel;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] p0_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] p0_vc0_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input p0: arrival into the VC buffers ----
+assign s_axis_p0_tdata_bits119_0 = s_axis_p0_tdata[119:0];
+assign s_axis_p0_tdata_cat = {({s_axis_p0_tdata_bits119_0[119:28], here_x}), s_axis_p0_tdata_bits119_0[21:0]};
+assign s_axis_p0_tdata_cat_2 = {({s_axis_p0_tdata_cat[119:34], here_y}), s_axis_p0_tdata_cat[27:0]};
+assign here_x_cat = {({s_axis_p0_tdata_cat_2[119:40], here_z}), s_axis_p0_tdata_cat_2[33:0]};
+assign here_y_cat = {({here_x_cat[119:44], 4'h0}), here_x_cat[39:0]};
+assign s_axis_p0_tdata_bits119_0_2 = s_axis_p0_tdata[119:0];
+assign s_axis_p0_tdata_bits5_0 = s_axis_p0_tdata_bits119_0_2[5:0];
+assign s_axis_p0_tdata_bits11_6 = s_axis_p0_tdata_bits119_0_2[11:6];
+assign s_axis_p0_tdata_bits17_12 = s_axis_p0_tdata_bits119_0_2[17:12];
+assign s_axis_p0_tdata_bits21_18 = s_axis_p0_tdata_bits119_0_2[21:18];
+assign s_axis_p0_tdata_bits57_44 = s_axis_p0_tdata_bits119_0_2[57:44];
+assign s_axis_p0_tdata_and = (~s_axis_p0_tdata_bits5_0[4]) & ((~s_axis_p0_tdata_bits5_0[3]) & ((~s_axis_p0_tdata_bits5_0[2]) & (~s_axis_p0_tdata_bits5_0[1])));
+assign s_axis_p0_tdata_and_2 = (~s_axis_p0_tdata_bits11_6[4]) & ((~s_axis_p0_tdata_bits11_6[3]) & ((~s_axis_p0_tdata_bits11_6[2]) & (~s_axis_p0_tdata_bits11_6[1])));
+assign s_axis_p0_tdata_and_3 = (~s_axis_p0_tdata_bits17_12[4]) & ((~s_axis_p0_tdata_bits17_12[3]) & ((~s_axis_p0_tdata_bits17_12[2]) & (~s_axis_p0_tdata_bits17_12[1])));
+assign s_axis_p0_tdata_or = ((~((~s_axis_p0_tdata_bits5_0[5]) & s_axis_p0_tdata_and)) | (~((~s_axis_p0_tdata_bits11_6[5]) & s_axis_p0_tdata_and_2))) | (~((~s_axis_p0_tdata_bits17_12[5]) & s_axis_p0_tdata_and_3));
+assign s_axis_p0_tdata_and_4 = (~s_axis_p0_tdata_bits57_44[3]) & ((~s_axis_p0_tdata_bits57_44[2]) & ((~s_axis_p0_tdata_bits57_44[1]) & (~s_axis_p0_tdata_bits57_44[0])));
+assign s_axis_p0_tdata_and_5 = (~s_axis_p0_tdata_bits57_44[7]) & ((~s_axis_p0_tdata_bits57_44[6]) & ((~s_axis_p0_tdata_bits57_44[5]) & ((~s_axis_p0_tdata_bits57_44[4]) & s_axis_p0_tdata_and_4)));
+assign s_axis_p0_tdata_and_6 = (~s_axis_p0_tdata_bits57_44[11]) & ((~s_axis_p0_tdata_bits57_44[10]) | ((~s_axis_p0_tdata_bits57_44[9]) & ((~s_axis_p0_tdata_bits57_44[8]) & s_axis_p0_tdata_and_5)));
+assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata_bits57_44[13]) & ((~s_axis_p0_tdata_bits57_44[12]) & s_axis_p0_tdata_and_6));
+assign drop = (s_axis_p0_tdata_or | (~((~s_axis_p0_tdata_bits21_18[3]) & ((~s_axis_p0_tdata_bits21_18[2]) & (~s_axis_p0_tdata_bits21_18[1]))))) | s_axis_p0_tdata_not;
+assign here_z_lt = here_z < s_axis_p0_tdata_bits17_12;
+assign here_z_half_not = ~(here_z_half < s_axis_p0_tdata_bits17_12);
+assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata_bits17_12 == here_z);
+assign here_z_top_sel = s_axis_p0_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_y_lt = here_y < s_axis_p0_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata_bits11_6);
+assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_p0_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
+assign here_x_lt = here_x < s_axis_p0_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata_bits5_0);
+assign s_axis_p0_tdata_not_4 = ~(s_axis_p0_tdata_bits5_0 == here_x);
+assign route_out = s_axis_p0_tdata_not_4 ? 3'h2 : (s_axis_p0_tdata_not_3 ? 3'h3 : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata_bits21_18[2:0]));
+assign route_vc = s_axis_p0_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
+assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
+
+// ---- input p0: length policing ----
+assign p0_mode_is0 = p0_mode == P0_MODE_HEAD;
+assign p0_mode_is2 = p0_mode == P0_MODE_PAD;
+assign p0_mode_is3 = p0_mode == P0_MODE_DISCARD;
+assign p0_mode_and = (p0_mode_is0 | (p0_mode == P0_MODE_BODY)) & p0_space;
+assign accept = p0_mode_and & s_axis_p0_tvalid;
+assign accept_or = accept | (p0_mode_is2 & p0_space);
+assign accept_and = accept & p0_mode_is0;
+assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata_bits57_44 == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
+assign ends = accept_or & s_axis_p0_tdata_sel;
+assign s_axis_p0_tlast_and = ((~s_axis_p0_tlast) & accept) & ends;
+assign ends_and = ((~ends) & accept) & s_axis_p0_tlast;
+assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
+assign drop_cat = {({({({({1'h0, s_axis_p0_tdata_bits6_0}), drop}), route_vc}), route_out}), (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff))};
+assign drop_cat_2 = {drop_cat, s_axis_p0_tdata_sel};
+assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid_2 : p0_vc0_valid_2;
+assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid_2;
+assign p0_vc0_pop_and = (~p0_vc0_pop) & p0_vc0_third_valid;
+assign p0_vc0_pop_or = p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed);
+assign accept_and_2 = (accept_or & (~p0_vc0_stored)) & (~p0_vc0_pop_or);
+assign p0_vc0_stored_and = p0_vc0_stored & (~p0_vc0_pop_or);
+assign p0_vc0_landed_or = p0_vc0_landed | accept_and_2;
+assign p0_vc0_landed_and = p0_vc0_landed & accept_and_2;
+assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat_2;
+assign p0_vc0_read1_sel = p0_vc0_landed ? p0_vc0_read1 : here_z_sel;
+assign accept_and_3 = accept_or & (~accept_and_2);
+assign p0_vc0_wr_minus = p0_vc0_wr - p0_vc0_rd;
+assign p0_vc0_head0_last_2 = p0_vc0_head0[0];
+assign p0_vc0_head0_keep_2 = p0_vc0_head0[16:1];
+assign p0_vc0_head0_out_2 = p0_vc0_head0[19:17];
+assign p0_vc0_head0_ovc_2 = p0_vc0_head0[20];
+assign p0_vc0_head0_drop_2 = p0_vc0_head0[21];
+assign p0_vc0_head0_flits_2 = p0_vc0_head0[28:22];
+assign p0_vc0_head0_fix_2 = p0_vc0_head0[29];
+assign p0_vc0_second0_last_2 = p0_vc0_second0[0];
+assign p0_vc0_second0_keep_2 = p0_vc0_second0[16:1];
+assign p0_vc0_second0_out_2 = p0_vc0_second0[19:17];
+assign p0_vc0_second0_ovc_2 = p0_vc0_second0[20];
+assign p0_vc0_second0_drop_2 = p0_vc0_second0[21];
+assign p0_vc0_second0_flits_2 = p0_vc0_second0[28:22];
+assign p0_vc0_second0_fix_2 = p0_vc0_second0[29];
+
+// ---- output zp ----
+assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
+
+always @(posedge clk) begin
+    if (rst) p0_mode <= P0_MODE_HEAD; else p0_mode <= p0_mode_sel;
+    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
+    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
+    if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
+    if (rst) stat_p0_length_errors_event <= 1'h0; else stat_p0_length_errors_event <= (s_axis_p0_tlast_and | ends_and) & (~(p0_mode_is0 ? drop : p0_in_dropped));
+    if (rst) stat_p0_length_errors_2 <= 32'h0; else stat_p0_length_errors_2 <= stat_p0_length_errors_event ? (stat_p0_length_errors_2 + 32'h1) : stat_p0_length_errors_2;
+    if (rst) stat_p0_dropped_event <= 1'h0; else stat_p0_dropped_event <= accept_and & drop;
+    if (rst) stat_p0_dropped_2 <= 32'h0; else stat_p0_dropped_2 <= stat_p0_dropped_event ? (stat_p0_dropped_2 + 32'h1) : stat_p0_dropped_2;
+    if (rst) p0_vc0_wr <= 9'h0; else p0_vc0_wr <= p0_vc0_wr + ({8'h0, accept_and_3});
+    if (rst) p0_vc0_rd <= 9'h0; else p0_vc0_rd <= p0_vc0_rd + ({8'h0, p0_vc0_stored_and});
+    if (rst) p0_vc0_stored <= 1'h0; else p0_vc0_stored <= accept_and_3 | (p0_vc0_stored & (~(p0_vc0_stored_and & ((p0_vc0_wr - p0_vc0_rd) == 9'h1))));
+    if (rst) p0_vc0_landed <= 1'h0; else p0_vc0_landed <= p0_vc0_stored_and;
+    if (rst) p0_vc0_valid_2 <= 1'h0; else p0_vc0_valid_2 <= p0_vc0_second_valid_sel | p0_vc0_landed_or;
+    if (rst) p0_vc0_second_valid_2 <= 1'h0; else p0_vc0_second_valid_2 <= (p0_vc0_third_valid_sel | (p0_vc0_second_valid_sel & p0_vc0_landed_or)) | p0_vc0_landed_and;
+    if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= (p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or)) | (p0_vc0_second_valid_sel & p0_vc0_landed_and);
+    if (p0_vc0_stored_and) p0_vc0_read0 <= p0_vc0_mem0[p0_vc0_rd[7:0]];
+    if (p0_vc0_pop | (~p0_vc0_valid_2)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid_2) ? p0_vc0_second0 : p0_vc0_read0_sel;
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat_2 : p0_vc0_read0_sel);
+    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat_2;
+    if (p0_vc0_stored_and) p0_vc0_read1 <= p0_vc0_mem1[p0_vc0_rd[7:0]];
+    if (p0_vc0_pop | (~p0_vc0_valid_2)) p0_vc0_head1_2 <= (p0_vc0_pop & p0_vc0_second_valid_2) ? p0_vc0_second1_2 : p0_vc0_read1_sel;
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1_2 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
+    if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
+    if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
+    if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat_2;
+    if (accept_or & (~accept_and_2)) p0_vc0_mem1[p0_vc0_wr[7:0]] <= here_z_sel;
+end
+
+assign p0_mode_or = p0_mode_and | p0_mode_is3;
+assign stat_p0_length_errors = stat_p0_length_errors_2;
+assign stat_p0_dropped = stat_p0_dropped_2;
+assign p0_vc0_valid = p0_vc0_valid_2;
+assign p0_vc0_second_valid = p0_vc0_second_valid_2;
+assign p0_vc0_head1 = p0_vc0_head1_2;
+assign p0_vc0_second1 = p0_vc0_second1_2;
+assign p0_vc0_head0_last = p0_vc0_head0_last_2;
+assign p0_vc0_head0_keep = p0_vc0_head0_keep_2;
+assign p0_vc0_head0_out = p0_vc0_head0_out_2;
+assign p0_vc0_head0_ovc = p0_vc0_head0_ovc_2;
+assign p0_vc0_head0_drop = p0_vc0_head0_drop_2;
+assign p0_vc0_head0_flits = p0_vc0_head0_flits_2;
+assign p0_vc0_head0_fix = p0_vc0_head0_fix_2;
+assign p0_vc0_second0_last = p0_vc0_second0_last_2;
+assign p0_vc0_second0_keep = p0_vc0_second0_keep_2;
+assign p0_vc0_second0_out = p0_vc0_second0_out_2;
+assign p0_vc0_second0_ovc = p0_vc0_second0_ovc_2;
+assign p0_vc0_second0_drop = p0_vc0_second0_drop_2;
+assign p0_vc0_second0_flits = p0_vc0_second0_flits_2;
+assign p0_vc0_second0_fix = p0_vc0_second0_fix_2;
+endmodule
+
+module router_2x2x2_input_p1(
+    clk,
+    rst,
+    s_axis_p1_tdata,
+    s_axis_p1_tvalid,
+    s_axis_p1_tlast,
+    p1_vc0_pop,
+    here_x,
+    here_y,
+    here_z,
+    here_z_half,
+    here_z_wraps,
+    here_z_top,
+    here_z_bottom,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    p1_mode_or,
+    stat_p1_length_errors,
+    stat_p1_dropped,
+    p1_vc0_valid,
+    p1_vc0_second_valid,
+    p1_vc0_head1,
+    p1_vc0_second1,
+    p1_vc0_head0_last,
+    p1_vc0_head0_keep,
+    p1_vc0_head0_out,
+    p1_vc0_head0_ovc,
+    p1_vc0_head0_drop,
+    p1_vc0_head0_flits,
+    p1_vc0_head0_fix,
+    p1_vc0_second0_last,
+    p1_vc0_second0_keep,
+    p1_vc0_second0_out,
+    p1_vc0_second0_ovc,
+    p1_vc0_second0_drop,
+    p1_vc0_second0_flits,
+    p1_vc0_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_p1_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_p1_tvalid;
+    input wire s_axis_p1_tlast;
+    // inputs
+    input wire p1_vc0_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_y;
+    input wire [5:0] here_z;
+    input wire [5:0] here_z_half;
+    input wire here_z_wraps;
+    input wire here_z_top;
+    input wire here_z_bottom;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire p1_mode_or;
+    output wire [31:0] stat_p1_length_errors;
+    output wire [31:0] stat_p1_dropped;
+    output wire p1_vc0_valid;
+    output wire p1_vc0_second_valid;
+    output wire [127:0] p1_vc0_head1;
+    output wire [127:0] p1_vc0_second1;
+    output wire p1_vc0_head0_last;
+    output wire [15:0] p1_vc0_head0_keep;
+    output wire [2:0] p1_vc0_head0_out;
+    output wire p1_vc0_head0_ovc;
+    output wire p1_vc0_head0_drop;
+    output wire [6:0] p1_vc0_head0_flits;
+    output wire p1_vc0_head0_fix;
+    output wire p1_vc0_second0_last;
+    output wire [15:0] p1_vc0_second0_keep;
+    output wire [2:0] p1_vc0_second0_out;
+    output wire p1_vc0_second0_ovc;
+    output wire p1_vc0_second0_drop;
+    output wire [6:0] p1_vc0_second0_flits;
+    output wire p1_vc0_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
+// state encodings
+/* verilator lint_off UNUSEDPARAM */
+localparam [1:0] P1_MODE_HEAD = 2'h0;
+localparam [1:0] P1_MODE_BODY = 2'h1;
+localparam [1:0] P1_MODE_PAD = 2'h2;
+localparam [1:0] P1_MODE_DISCARD = 2'h3;
+/* verilator lint_on UNUSEDPARAM */
 // input p1: arrival into the VC buffers
 wire [119:0] s_axis_p1_tdata_bits119_0;
 wire [119:0] s_axis_p1_tdata_cat;
 wire [119:0] s_axis_p1_tdata_cat_2;
-wire [119:0] here_x_cat_2;
-wire [119:0] here_y_cat_2;
+wire [119:0] here_x_cat;
+wire [119:0] here_y_cat;
 wire [119:0] s_axis_p1_tdata_bits119_0_2;
 wire [5:0] s_axis_p1_tdata_bits5_0;
 wire [5:0] s_axis_p1_tdata_bits11_6;
@@ -371,19 +1909,20 @@ wire s_axis_p1_tdata_and_4;
 wire s_axis_p1_tdata_and_5;
 wire s_axis_p1_tdata_and_6;
 wire s_axis_p1_tdata_not;
-wire drop_2;
-wire here_z_lt_2;
-wire here_z_half_not_2;
+wire drop;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_p1_tdata_not_2;
-wire here_y_lt_2;
-wire here_y_half_not_2;
+wire here_z_top_sel;
+wire here_y_lt;
+wire here_y_half_not;
 wire s_axis_p1_tdata_not_3;
-wire here_y_top_sel_2;
-wire here_x_lt_2;
-wire here_x_half_not_2;
+wire here_y_top_sel;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_p1_tdata_not_4;
-wire [2:0] route_out_2;
-wire route_vc_2;
+wire [2:0] route_out;
+wire route_vc;
 wire [14:0] s_axis_p1_tdata_plus;
 wire [6:0] s_axis_p1_tdata_bits6_0;
 wire [3:0] s_axis_p1_tdata_bits3_0;
@@ -395,33 +1934,33 @@ wire p1_mode_is0;
 wire p1_mode_is2;
 wire p1_mode_is3;
 wire p1_mode_and;
-wire accept_2;
-wire accept_or_2;
-wire accept_and_4;
+wire accept;
+wire accept_or;
+wire accept_and;
 wire s_axis_p1_tdata_sel;
-wire ends_2;
+wire ends;
 wire s_axis_p1_tlast_and;
-wire ends_and_2;
+wire ends_and;
 reg p1_in_dropped;
 reg stat_p1_length_errors_event;
 reg [31:0] stat_p1_length_errors_2;
 reg stat_p1_dropped_event;
 reg [31:0] stat_p1_dropped_2;
-wire [127:0] here_z_sel_2;
-wire [28:0] drop_cat_3;
-wire [29:0] drop_cat_4;
+wire [127:0] here_z_sel;
+wire [28:0] drop_cat;
+wire [29:0] drop_cat_2;
 reg [8:0] p1_vc0_wr;
 reg [8:0] p1_vc0_rd;
 reg p1_vc0_stored;
 reg p1_vc0_landed;
-reg p1_vc0_valid;
-reg p1_vc0_second_valid;
+reg p1_vc0_valid_2;
+reg p1_vc0_second_valid_2;
 reg p1_vc0_third_valid;
 wire p1_vc0_second_valid_sel;
 wire p1_vc0_third_valid_sel;
 wire p1_vc0_pop_and;
 wire p1_vc0_pop_or;
-wire accept_and_5;
+wire accept_and_2;
 wire p1_vc0_stored_and;
 wire p1_vc0_landed_or;
 wire p1_vc0_landed_and;
@@ -432,16 +1971,305 @@ reg [29:0] p1_vc0_second0;
 reg [29:0] p1_vc0_third0;
 reg [127:0] p1_vc0_read1;
 wire [127:0] p1_vc0_read1_sel;
-reg [127:0] p1_vc0_head1;
-reg [127:0] p1_vc0_second1;
+reg [127:0] p1_vc0_head1_2;
+reg [127:0] p1_vc0_second1_2;
 reg [127:0] p1_vc0_third1;
-wire accept_and_6;
+wire accept_and_3;
 wire [8:0] p1_vc0_wr_minus;
 reg p1_space;
-wire p1_vc0_head0_b0;
-wire [15:0] p1_vc0_head0_bits16_1;
-wire [2:0] p1_vc0_head0_bits19_17;
-wire [2:0] p1_vc0_second0_bits19_17;
+wire p1_vc0_head0_last_2;
+wire [15:0] p1_vc0_head0_keep_2;
+wire [2:0] p1_vc0_head0_out_2;
+wire p1_vc0_head0_ovc_2;
+wire p1_vc0_head0_drop_2;
+wire [6:0] p1_vc0_head0_flits_2;
+wire p1_vc0_head0_fix_2;
+wire p1_vc0_second0_last_2;
+wire [15:0] p1_vc0_second0_keep_2;
+wire [2:0] p1_vc0_second0_out_2;
+wire p1_vc0_second0_ovc_2;
+wire p1_vc0_second0_drop_2;
+wire [6:0] p1_vc0_second0_flits_2;
+wire p1_vc0_second0_fix_2;
+// output zp
+wire [1:0] p1_mode_sel;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] p1_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] p1_vc0_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input p1: arrival into the VC buffers ----
+assign s_axis_p1_tdata_bits119_0 = s_axis_p1_tdata[119:0];
+assign s_axis_p1_tdata_cat = {({s_axis_p1_tdata_bits119_0[119:28], here_x}), s_axis_p1_tdata_bits119_0[21:0]};
+assign s_axis_p1_tdata_cat_2 = {({s_axis_p1_tdata_cat[119:34], here_y}), s_axis_p1_tdata_cat[27:0]};
+assign here_x_cat = {({s_axis_p1_tdata_cat_2[119:40], here_z}), s_axis_p1_tdata_cat_2[33:0]};
+assign here_y_cat = {({here_x_cat[119:44], 4'h1}), here_x_cat[39:0]};
+assign s_axis_p1_tdata_bits119_0_2 = s_axis_p1_tdata[119:0];
+assign s_axis_p1_tdata_bits5_0 = s_axis_p1_tdata_bits119_0_2[5:0];
+assign s_axis_p1_tdata_bits11_6 = s_axis_p1_tdata_bits119_0_2[11:6];
+assign s_axis_p1_tdata_bits17_12 = s_axis_p1_tdata_bits119_0_2[17:12];
+assign s_axis_p1_tdata_bits21_18 = s_axis_p1_tdata_bits119_0_2[21:18];
+assign s_axis_p1_tdata_bits57_44 = s_axis_p1_tdata_bits119_0_2[57:44];
+assign s_axis_p1_tdata_and = (~s_axis_p1_tdata_bits5_0[4]) & ((~s_axis_p1_tdata_bits5_0[3]) & ((~s_axis_p1_tdata_bits5_0[2]) & (~s_axis_p1_tdata_bits5_0[1])));
+assign s_axis_p1_tdata_and_2 = (~s_axis_p1_tdata_bits11_6[4]) & ((~s_axis_p1_tdata_bits11_6[3]) & ((~s_axis_p1_tdata_bits11_6[2]) & (~s_axis_p1_tdata_bits11_6[1])));
+assign s_axis_p1_tdata_and_3 = (~s_axis_p1_tdata_bits17_12[4]) & ((~s_axis_p1_tdata_bits17_12[3]) & ((~s_axis_p1_tdata_bits17_12[2]) & (~s_axis_p1_tdata_bits17_12[1])));
+assign s_axis_p1_tdata_or = ((~((~s_axis_p1_tdata_bits5_0[5]) & s_axis_p1_tdata_and)) | (~((~s_axis_p1_tdata_bits11_6[5]) & s_axis_p1_tdata_and_2))) | (~((~s_axis_p1_tdata_bits17_12[5]) & s_axis_p1_tdata_and_3));
+assign s_axis_p1_tdata_and_4 = (~s_axis_p1_tdata_bits57_44[3]) & ((~s_axis_p1_tdata_bits57_44[2]) & ((~s_axis_p1_tdata_bits57_44[1]) & (~s_axis_p1_tdata_bits57_44[0])));
+assign s_axis_p1_tdata_and_5 = (~s_axis_p1_tdata_bits57_44[7]) & ((~s_axis_p1_tdata_bits57_44[6]) & ((~s_axis_p1_tdata_bits57_44[5]) & ((~s_axis_p1_tdata_bits57_44[4]) & s_axis_p1_tdata_and_4)));
+assign s_axis_p1_tdata_and_6 = (~s_axis_p1_tdata_bits57_44[11]) & ((~s_axis_p1_tdata_bits57_44[10]) | ((~s_axis_p1_tdata_bits57_44[9]) & ((~s_axis_p1_tdata_bits57_44[8]) & s_axis_p1_tdata_and_5)));
+assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata_bits57_44[13]) & ((~s_axis_p1_tdata_bits57_44[12]) & s_axis_p1_tdata_and_6));
+assign drop = (s_axis_p1_tdata_or | (~((~s_axis_p1_tdata_bits21_18[3]) & ((~s_axis_p1_tdata_bits21_18[2]) & (~s_axis_p1_tdata_bits21_18[1]))))) | s_axis_p1_tdata_not;
+assign here_z_lt = here_z < s_axis_p1_tdata_bits17_12;
+assign here_z_half_not = ~(here_z_half < s_axis_p1_tdata_bits17_12);
+assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata_bits17_12 == here_z);
+assign here_z_top_sel = s_axis_p1_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_y_lt = here_y < s_axis_p1_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata_bits11_6);
+assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_p1_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
+assign here_x_lt = here_x < s_axis_p1_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata_bits5_0);
+assign s_axis_p1_tdata_not_4 = ~(s_axis_p1_tdata_bits5_0 == here_x);
+assign route_out = s_axis_p1_tdata_not_4 ? 3'h2 : (s_axis_p1_tdata_not_3 ? 3'h3 : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata_bits21_18[2:0]));
+assign route_vc = s_axis_p1_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
+assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
+
+// ---- input p1: length policing ----
+assign p1_mode_is0 = p1_mode == P1_MODE_HEAD;
+assign p1_mode_is2 = p1_mode == P1_MODE_PAD;
+assign p1_mode_is3 = p1_mode == P1_MODE_DISCARD;
+assign p1_mode_and = (p1_mode_is0 | (p1_mode == P1_MODE_BODY)) & p1_space;
+assign accept = p1_mode_and & s_axis_p1_tvalid;
+assign accept_or = accept | (p1_mode_is2 & p1_space);
+assign accept_and = accept & p1_mode_is0;
+assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
+assign ends = accept_or & s_axis_p1_tdata_sel;
+assign s_axis_p1_tlast_and = ((~s_axis_p1_tlast) & accept) & ends;
+assign ends_and = ((~ends) & accept) & s_axis_p1_tlast;
+assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
+assign drop_cat = {({({({({1'h0, s_axis_p1_tdata_bits6_0}), drop}), route_vc}), route_out}), (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff))};
+assign drop_cat_2 = {drop_cat, s_axis_p1_tdata_sel};
+assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid_2 : p1_vc0_valid_2;
+assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid_2;
+assign p1_vc0_pop_and = (~p1_vc0_pop) & p1_vc0_third_valid;
+assign p1_vc0_pop_or = p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed);
+assign accept_and_2 = (accept_or & (~p1_vc0_stored)) & (~p1_vc0_pop_or);
+assign p1_vc0_stored_and = p1_vc0_stored & (~p1_vc0_pop_or);
+assign p1_vc0_landed_or = p1_vc0_landed | accept_and_2;
+assign p1_vc0_landed_and = p1_vc0_landed & accept_and_2;
+assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat_2;
+assign p1_vc0_read1_sel = p1_vc0_landed ? p1_vc0_read1 : here_z_sel;
+assign accept_and_3 = accept_or & (~accept_and_2);
+assign p1_vc0_wr_minus = p1_vc0_wr - p1_vc0_rd;
+assign p1_vc0_head0_last_2 = p1_vc0_head0[0];
+assign p1_vc0_head0_keep_2 = p1_vc0_head0[16:1];
+assign p1_vc0_head0_out_2 = p1_vc0_head0[19:17];
+assign p1_vc0_head0_ovc_2 = p1_vc0_head0[20];
+assign p1_vc0_head0_drop_2 = p1_vc0_head0[21];
+assign p1_vc0_head0_flits_2 = p1_vc0_head0[28:22];
+assign p1_vc0_head0_fix_2 = p1_vc0_head0[29];
+assign p1_vc0_second0_last_2 = p1_vc0_second0[0];
+assign p1_vc0_second0_keep_2 = p1_vc0_second0[16:1];
+assign p1_vc0_second0_out_2 = p1_vc0_second0[19:17];
+assign p1_vc0_second0_ovc_2 = p1_vc0_second0[20];
+assign p1_vc0_second0_drop_2 = p1_vc0_second0[21];
+assign p1_vc0_second0_flits_2 = p1_vc0_second0[28:22];
+assign p1_vc0_second0_fix_2 = p1_vc0_second0[29];
+
+// ---- output zp ----
+assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and ? P1_MODE_PAD : (ends ? P1_MODE_HEAD : (accept_and ? P1_MODE_BODY : p1_mode))));
+
+always @(posedge clk) begin
+    if (rst) p1_mode <= P1_MODE_HEAD; else p1_mode <= p1_mode_sel;
+    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
+    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
+    if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and ? drop : p1_in_dropped;
+    if (rst) stat_p1_length_errors_event <= 1'h0; else stat_p1_length_errors_event <= (s_axis_p1_tlast_and | ends_and) & (~(p1_mode_is0 ? drop : p1_in_dropped));
+    if (rst) stat_p1_length_errors_2 <= 32'h0; else stat_p1_length_errors_2 <= stat_p1_length_errors_event ? (stat_p1_length_errors_2 + 32'h1) : stat_p1_length_errors_2;
+    if (rst) stat_p1_dropped_event <= 1'h0; else stat_p1_dropped_event <= accept_and & drop;
+    if (rst) stat_p1_dropped_2 <= 32'h0; else stat_p1_dropped_2 <= stat_p1_dropped_event ? (stat_p1_dropped_2 + 32'h1) : stat_p1_dropped_2;
+    if (rst) p1_vc0_wr <= 9'h0; else p1_vc0_wr <= p1_vc0_wr + ({8'h0, accept_and_3});
+    if (rst) p1_vc0_rd <= 9'h0; else p1_vc0_rd <= p1_vc0_rd + ({8'h0, p1_vc0_stored_and});
+    if (rst) p1_vc0_stored <= 1'h0; else p1_vc0_stored <= accept_and_3 | (p1_vc0_stored & (~(p1_vc0_stored_and & ((p1_vc0_wr - p1_vc0_rd) == 9'h1))));
+    if (rst) p1_vc0_landed <= 1'h0; else p1_vc0_landed <= p1_vc0_stored_and;
+    if (rst) p1_vc0_valid_2 <= 1'h0; else p1_vc0_valid_2 <= p1_vc0_second_valid_sel | p1_vc0_landed_or;
+    if (rst) p1_vc0_second_valid_2 <= 1'h0; else p1_vc0_second_valid_2 <= (p1_vc0_third_valid_sel | (p1_vc0_second_valid_sel & p1_vc0_landed_or)) | p1_vc0_landed_and;
+    if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= (p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or)) | (p1_vc0_second_valid_sel & p1_vc0_landed_and);
+    if (p1_vc0_stored_and) p1_vc0_read0 <= p1_vc0_mem0[p1_vc0_rd[7:0]];
+    if (p1_vc0_pop | (~p1_vc0_valid_2)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid_2) ? p1_vc0_second0 : p1_vc0_read0_sel;
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat_2 : p1_vc0_read0_sel);
+    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat_2;
+    if (p1_vc0_stored_and) p1_vc0_read1 <= p1_vc0_mem1[p1_vc0_rd[7:0]];
+    if (p1_vc0_pop | (~p1_vc0_valid_2)) p1_vc0_head1_2 <= (p1_vc0_pop & p1_vc0_second_valid_2) ? p1_vc0_second1_2 : p1_vc0_read1_sel;
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1_2 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel : p1_vc0_read1_sel);
+    if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_third_valid_sel ? p1_vc0_read1_sel : here_z_sel;
+    if (rst) p1_space <= 1'h1; else p1_space <= accept_or ? (p1_vc0_wr_minus < 9'hff) : (p1_vc0_wr_minus < 9'h100);
+    if (accept_or & (~accept_and_2)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat_2;
+    if (accept_or & (~accept_and_2)) p1_vc0_mem1[p1_vc0_wr[7:0]] <= here_z_sel;
+end
+
+assign p1_mode_or = p1_mode_and | p1_mode_is3;
+assign stat_p1_length_errors = stat_p1_length_errors_2;
+assign stat_p1_dropped = stat_p1_dropped_2;
+assign p1_vc0_valid = p1_vc0_valid_2;
+assign p1_vc0_second_valid = p1_vc0_second_valid_2;
+assign p1_vc0_head1 = p1_vc0_head1_2;
+assign p1_vc0_second1 = p1_vc0_second1_2;
+assign p1_vc0_head0_last = p1_vc0_head0_last_2;
+assign p1_vc0_head0_keep = p1_vc0_head0_keep_2;
+assign p1_vc0_head0_out = p1_vc0_head0_out_2;
+assign p1_vc0_head0_ovc = p1_vc0_head0_ovc_2;
+assign p1_vc0_head0_drop = p1_vc0_head0_drop_2;
+assign p1_vc0_head0_flits = p1_vc0_head0_flits_2;
+assign p1_vc0_head0_fix = p1_vc0_head0_fix_2;
+assign p1_vc0_second0_last = p1_vc0_second0_last_2;
+assign p1_vc0_second0_keep = p1_vc0_second0_keep_2;
+assign p1_vc0_second0_out = p1_vc0_second0_out_2;
+assign p1_vc0_second0_ovc = p1_vc0_second0_ovc_2;
+assign p1_vc0_second0_drop = p1_vc0_second0_drop_2;
+assign p1_vc0_second0_flits = p1_vc0_second0_flits_2;
+assign p1_vc0_second0_fix = p1_vc0_second0_fix_2;
+endmodule
+
+module router_2x2x2_input_xp(
+    clk,
+    rst,
+    s_axis_xp_tdata,
+    s_axis_xp_tuser,
+    s_axis_xp_tvalid,
+    s_axis_xp_tkeep,
+    s_axis_xp_tlast,
+    xp_vc0_pop,
+    xp_vc1_pop,
+    here_z,
+    here_z_half,
+    here_z_wraps,
+    here_z_top,
+    here_z_bottom,
+    here_y,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    stat_xp_ecc_corrected,
+    stat_xp_ecc_uncorrectable,
+    stat_xp_dropped,
+    xp_vc0_valid,
+    xp_vc0_second_valid,
+    xp_vc0_head1,
+    xp_vc0_second1,
+    xp_vc0_head0_last,
+    xp_vc0_head0_keep,
+    xp_vc0_head0_out,
+    xp_vc0_head0_ovc,
+    xp_vc0_head0_drop,
+    xp_vc0_head0_flits,
+    xp_vc0_head0_fix,
+    xp_vc0_second0_last,
+    xp_vc0_second0_keep,
+    xp_vc0_second0_out,
+    xp_vc0_second0_ovc,
+    xp_vc0_second0_drop,
+    xp_vc0_second0_flits,
+    xp_vc0_second0_fix,
+    xp_vc1_valid,
+    xp_vc1_second_valid,
+    xp_vc1_head1,
+    xp_vc1_second1,
+    xp_vc1_head0_last,
+    xp_vc1_head0_keep,
+    xp_vc1_head0_out,
+    xp_vc1_head0_ovc,
+    xp_vc1_head0_drop,
+    xp_vc1_head0_flits,
+    xp_vc1_head0_fix,
+    xp_vc1_second0_last,
+    xp_vc1_second0_keep,
+    xp_vc1_second0_out,
+    xp_vc1_second0_ovc,
+    xp_vc1_second0_drop,
+    xp_vc1_second0_flits,
+    xp_vc1_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_xp_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_xp_tuser;
+    input wire s_axis_xp_tvalid;
+    input wire [15:0] s_axis_xp_tkeep;
+    input wire s_axis_xp_tlast;
+    // inputs
+    input wire xp_vc0_pop;
+    input wire xp_vc1_pop;
+    input wire [5:0] here_z;
+    input wire [5:0] here_z_half;
+    input wire here_z_wraps;
+    input wire here_z_top;
+    input wire here_z_bottom;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire [31:0] stat_xp_ecc_corrected;
+    output wire [31:0] stat_xp_ecc_uncorrectable;
+    output wire [31:0] stat_xp_dropped;
+    output wire xp_vc0_valid;
+    output wire xp_vc0_second_valid;
+    output wire [127:0] xp_vc0_head1;
+    output wire [127:0] xp_vc0_second1;
+    output wire xp_vc0_head0_last;
+    output wire [15:0] xp_vc0_head0_keep;
+    output wire [2:0] xp_vc0_head0_out;
+    output wire xp_vc0_head0_ovc;
+    output wire xp_vc0_head0_drop;
+    output wire [6:0] xp_vc0_head0_flits;
+    output wire xp_vc0_head0_fix;
+    output wire xp_vc0_second0_last;
+    output wire [15:0] xp_vc0_second0_keep;
+    output wire [2:0] xp_vc0_second0_out;
+    output wire xp_vc0_second0_ovc;
+    output wire xp_vc0_second0_drop;
+    output wire [6:0] xp_vc0_second0_flits;
+    output wire xp_vc0_second0_fix;
+    output wire xp_vc1_valid;
+    output wire xp_vc1_second_valid;
+    output wire [127:0] xp_vc1_head1;
+    output wire [127:0] xp_vc1_second1;
+    output wire xp_vc1_head0_last;
+    output wire [15:0] xp_vc1_head0_keep;
+    output wire [2:0] xp_vc1_head0_out;
+    output wire xp_vc1_head0_ovc;
+    output wire xp_vc1_head0_drop;
+    output wire [6:0] xp_vc1_head0_flits;
+    output wire xp_vc1_head0_fix;
+    output wire xp_vc1_second0_last;
+    output wire [15:0] xp_vc1_second0_keep;
+    output wire [2:0] xp_vc1_second0_out;
+    output wire xp_vc1_second0_ovc;
+    output wire xp_vc1_second0_drop;
+    output wire [6:0] xp_vc1_second0_flits;
+    output wire xp_vc1_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
 // input xp: arrival into the VC buffers
 wire [119:0] s_axis_xp_tdata_bits119_0;
 wire [3:0] s_axis_xp_tdata_cat;
@@ -495,20 +2323,21 @@ wire s_axis_xp_tdata_and_5;
 wire s_axis_xp_tdata_and_6;
 wire s_axis_xp_tdata_and_7;
 wire s_axis_xp_tdata_or_2;
-wire here_z_lt_3;
-wire here_z_half_not_3;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_xp_tdata_not;
-wire here_y_lt_3;
-wire here_y_half_not_3;
+wire here_z_top_sel;
+wire here_y_lt;
+wire here_y_half_not;
 wire s_axis_xp_tdata_not_2;
-wire here_y_top_sel_3;
-wire here_x_lt_3;
-wire here_x_half_not_3;
+wire here_y_top_sel;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_xp_tdata_not_3;
-wire [2:0] route_out_3;
-wire route_vc_3;
+wire [2:0] route_out;
+wire route_vc;
 wire [14:0] s_axis_xp_tdata_plus;
-wire drop_3;
+wire drop;
 reg xp_expect_head;
 wire s_axis_xp_tvalid_and;
 reg stat_xp_ecc_corrected_event;
@@ -527,8 +2356,8 @@ reg [8:0] xp_vc0_wr;
 reg [8:0] xp_vc0_rd;
 reg xp_vc0_stored;
 reg xp_vc0_landed;
-reg xp_vc0_valid;
-reg xp_vc0_second_valid;
+reg xp_vc0_valid_2;
+reg xp_vc0_second_valid_2;
 reg xp_vc0_third_valid;
 wire xp_vc0_second_valid_sel;
 wire xp_vc0_third_valid_sel;
@@ -545,14 +2374,17 @@ reg [29:0] xp_vc0_second0;
 reg [29:0] xp_vc0_third0;
 reg [127:0] xp_vc0_read1;
 wire [127:0] xp_vc0_read1_sel;
-reg [127:0] xp_vc0_head1;
-reg [127:0] xp_vc0_second1;
+reg [127:0] xp_vc0_head1_2;
+reg [127:0] xp_vc0_second1_2;
 reg [127:0] xp_vc0_third1;
 wire s_axis_xp_tvalid_and_4;
-wire xp_vc0_head0_b0;
-wire [15:0] xp_vc0_head0_bits16_1;
-wire [2:0] xp_vc0_head0_bits19_17;
-wire xp_vc0_head0_b29;
+wire xp_vc0_head0_last_2;
+wire [15:0] xp_vc0_head0_keep_2;
+wire [2:0] xp_vc0_head0_out_2;
+wire xp_vc0_head0_ovc_2;
+wire xp_vc0_head0_drop_2;
+wire [6:0] xp_vc0_head0_flits_2;
+wire xp_vc0_head0_fix_2;
 // input xp vc 0: a corrected header routed again
 wire [119:0] xp_vc0_head1_bits119_0;
 wire [5:0] xp_vc0_head1_bits5_0;
@@ -568,29 +2400,36 @@ wire xp_vc0_head1_and_4;
 wire xp_vc0_head1_and_5;
 wire xp_vc0_head1_and_6;
 wire xp_vc0_head1_or_2;
-wire here_z_lt_4;
-wire here_z_half_not_4;
+wire here_z_lt_2;
+wire here_z_half_not_2;
 wire xp_vc0_head1_not;
-wire here_y_lt_4;
-wire here_y_half_not_4;
+wire here_z_top_sel_2;
+wire here_y_lt_2;
+wire here_y_half_not_2;
 wire xp_vc0_head1_not_2;
-wire here_y_top_sel_4;
-wire here_x_lt_4;
-wire here_x_half_not_4;
+wire here_y_top_sel_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
 wire xp_vc0_head1_not_3;
-wire [2:0] route_out_4;
-wire route_vc_4;
+wire [2:0] route_out_2;
+wire route_vc_2;
 wire [14:0] xp_vc0_head1_plus;
 wire xp_vc0_reroute;
 wire [28:0] route_vc_cat;
-wire [2:0] xp_vc0_second0_bits19_17;
+wire xp_vc0_second0_last_2;
+wire [15:0] xp_vc0_second0_keep_2;
+wire [2:0] xp_vc0_second0_out_2;
+wire xp_vc0_second0_ovc_2;
+wire xp_vc0_second0_drop_2;
+wire [6:0] xp_vc0_second0_flits_2;
+wire xp_vc0_second0_fix_2;
 wire s_axis_xp_tvalid_and_5;
 reg [8:0] xp_vc1_wr;
 reg [8:0] xp_vc1_rd;
 reg xp_vc1_stored;
 reg xp_vc1_landed;
-reg xp_vc1_valid;
-reg xp_vc1_second_valid;
+reg xp_vc1_valid_2;
+reg xp_vc1_second_valid_2;
 reg xp_vc1_third_valid;
 wire xp_vc1_second_valid_sel;
 wire xp_vc1_third_valid_sel;
@@ -607,14 +2446,17 @@ reg [29:0] xp_vc1_second0;
 reg [29:0] xp_vc1_third0;
 reg [127:0] xp_vc1_read1;
 wire [127:0] xp_vc1_read1_sel;
-reg [127:0] xp_vc1_head1;
-reg [127:0] xp_vc1_second1;
+reg [127:0] xp_vc1_head1_2;
+reg [127:0] xp_vc1_second1_2;
 reg [127:0] xp_vc1_third1;
 wire s_axis_xp_tvalid_and_7;
-wire xp_vc1_head0_b0;
-wire [15:0] xp_vc1_head0_bits16_1;
-wire [2:0] xp_vc1_head0_bits19_17;
-wire xp_vc1_head0_b29;
+wire xp_vc1_head0_last_2;
+wire [15:0] xp_vc1_head0_keep_2;
+wire [2:0] xp_vc1_head0_out_2;
+wire xp_vc1_head0_ovc_2;
+wire xp_vc1_head0_drop_2;
+wire [6:0] xp_vc1_head0_flits_2;
+wire xp_vc1_head0_fix_2;
 // input xp vc 1: a corrected header routed again
 wire [119:0] xp_vc1_head1_bits119_0;
 wire [5:0] xp_vc1_head1_bits5_0;
@@ -630,20 +2472,447 @@ wire xp_vc1_head1_and_4;
 wire xp_vc1_head1_and_5;
 wire xp_vc1_head1_and_6;
 wire xp_vc1_head1_or_2;
-wire here_z_lt_5;
-wire here_z_half_not_5;
+wire here_z_lt_3;
+wire here_z_half_not_3;
 wire xp_vc1_head1_not;
-wire here_y_lt_5;
-wire here_y_half_not_5;
+wire here_z_top_sel_3;
+wire here_y_lt_3;
+wire here_y_half_not_3;
 wire xp_vc1_head1_not_2;
-wire here_y_top_sel_5;
+wire here_y_top_sel_3;
 wire xp_vc1_head1_not_3;
-wire [2:0] route_out_5;
-wire route_vc_5;
+wire [2:0] route_out_3;
+wire route_vc_3;
 wire [14:0] xp_vc1_head1_plus;
 wire xp_vc1_reroute;
 wire [28:0] route_vc_cat_2;
-wire [2:0] xp_vc1_second0_bits19_17;
+wire xp_vc1_second0_last_2;
+wire [15:0] xp_vc1_second0_keep_2;
+wire [2:0] xp_vc1_second0_out_2;
+wire xp_vc1_second0_ovc_2;
+wire xp_vc1_second0_drop_2;
+wire [6:0] xp_vc1_second0_flits_2;
+wire xp_vc1_second0_fix_2;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] xp_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] xp_vc0_mem1 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] xp_vc1_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] xp_vc1_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input xp: arrival into the VC buffers ----
+assign s_axis_xp_tdata_bits119_0 = s_axis_xp_tdata[119:0];
+assign s_axis_xp_tdata_cat = {({({(^(s_axis_xp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_xp_tdata_cat_2 = {({({s_axis_xp_tdata_cat, (^(s_axis_xp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat_2, s_axis_xp_tdata_bits119_0})), s_axis_xp_tdata_cat_2});
+assign s_axis_xp_tdata_bits6_0 = s_axis_xp_tdata_xor[6:0];
+assign s_axis_xp_tdata_parity = ^s_axis_xp_tdata;
+assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_bits6_0 == 7'h0)) & (~s_axis_xp_tdata_parity);
+assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_bits6_0;
+assign s_axis_xp_tdata_cat_3 = {({({({s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126]}), s_axis_xp_tdata_shl[125]}), s_axis_xp_tdata_shl[124]}), s_axis_xp_tdata_shl[123]};
+assign s_axis_xp_tdata_cat_4 = {({({({s_axis_xp_tdata_cat_3, s_axis_xp_tdata_shl[122]}), s_axis_xp_tdata_shl[121]}), s_axis_xp_tdata_shl[120]}), s_axis_xp_tdata_shl[119]};
+assign s_axis_xp_tdata_cat_5 = {({({({s_axis_xp_tdata_cat_4, s_axis_xp_tdata_shl[118]}), s_axis_xp_tdata_shl[117]}), s_axis_xp_tdata_shl[116]}), s_axis_xp_tdata_shl[115]};
+assign s_axis_xp_tdata_cat_6 = {({({({s_axis_xp_tdata_cat_5, s_axis_xp_tdata_shl[114]}), s_axis_xp_tdata_shl[113]}), s_axis_xp_tdata_shl[112]}), s_axis_xp_tdata_shl[111]};
+assign s_axis_xp_tdata_cat_7 = {({({({s_axis_xp_tdata_cat_6, s_axis_xp_tdata_shl[110]}), s_axis_xp_tdata_shl[109]}), s_axis_xp_tdata_shl[108]}), s_axis_xp_tdata_shl[107]};
+assign s_axis_xp_tdata_cat_8 = {({({({s_axis_xp_tdata_cat_7, s_axis_xp_tdata_shl[106]}), s_axis_xp_tdata_shl[105]}), s_axis_xp_tdata_shl[104]}), s_axis_xp_tdata_shl[103]};
+assign s_axis_xp_tdata_cat_9 = {({({({s_axis_xp_tdata_cat_8, s_axis_xp_tdata_shl[102]}), s_axis_xp_tdata_shl[101]}), s_axis_xp_tdata_shl[100]}), s_axis_xp_tdata_shl[99]};
+assign s_axis_xp_tdata_cat_10 = {({({({s_axis_xp_tdata_cat_9, s_axis_xp_tdata_shl[98]}), s_axis_xp_tdata_shl[97]}), s_axis_xp_tdata_shl[96]}), s_axis_xp_tdata_shl[95]};
+assign s_axis_xp_tdata_cat_11 = {({({({s_axis_xp_tdata_cat_10, s_axis_xp_tdata_shl[94]}), s_axis_xp_tdata_shl[93]}), s_axis_xp_tdata_shl[92]}), s_axis_xp_tdata_shl[91]};
+assign s_axis_xp_tdata_cat_12 = {({({({s_axis_xp_tdata_cat_11, s_axis_xp_tdata_shl[90]}), s_axis_xp_tdata_shl[89]}), s_axis_xp_tdata_shl[88]}), s_axis_xp_tdata_shl[87]};
+assign s_axis_xp_tdata_cat_13 = {({({({s_axis_xp_tdata_cat_12, s_axis_xp_tdata_shl[86]}), s_axis_xp_tdata_shl[85]}), s_axis_xp_tdata_shl[84]}), s_axis_xp_tdata_shl[83]};
+assign s_axis_xp_tdata_cat_14 = {({({({s_axis_xp_tdata_cat_13, s_axis_xp_tdata_shl[82]}), s_axis_xp_tdata_shl[81]}), s_axis_xp_tdata_shl[80]}), s_axis_xp_tdata_shl[79]};
+assign s_axis_xp_tdata_cat_15 = {({({({s_axis_xp_tdata_cat_14, s_axis_xp_tdata_shl[78]}), s_axis_xp_tdata_shl[77]}), s_axis_xp_tdata_shl[76]}), s_axis_xp_tdata_shl[75]};
+assign s_axis_xp_tdata_cat_16 = {({({({s_axis_xp_tdata_cat_15, s_axis_xp_tdata_shl[74]}), s_axis_xp_tdata_shl[73]}), s_axis_xp_tdata_shl[72]}), s_axis_xp_tdata_shl[71]};
+assign s_axis_xp_tdata_cat_17 = {({({({s_axis_xp_tdata_cat_16, s_axis_xp_tdata_shl[70]}), s_axis_xp_tdata_shl[69]}), s_axis_xp_tdata_shl[68]}), s_axis_xp_tdata_shl[67]};
+assign s_axis_xp_tdata_cat_18 = {({({({s_axis_xp_tdata_cat_17, s_axis_xp_tdata_shl[66]}), s_axis_xp_tdata_shl[65]}), s_axis_xp_tdata_shl[63]}), s_axis_xp_tdata_shl[62]};
+assign s_axis_xp_tdata_cat_19 = {({({({s_axis_xp_tdata_cat_18, s_axis_xp_tdata_shl[61]}), s_axis_xp_tdata_shl[60]}), s_axis_xp_tdata_shl[59]}), s_axis_xp_tdata_shl[58]};
+assign s_axis_xp_tdata_cat_20 = {({({({s_axis_xp_tdata_cat_19, s_axis_xp_tdata_shl[57]}), s_axis_xp_tdata_shl[56]}), s_axis_xp_tdata_shl[55]}), s_axis_xp_tdata_shl[54]};
+assign s_axis_xp_tdata_cat_21 = {({({({s_axis_xp_tdata_cat_20, s_axis_xp_tdata_shl[53]}), s_axis_xp_tdata_shl[52]}), s_axis_xp_tdata_shl[51]}), s_axis_xp_tdata_shl[50]};
+assign s_axis_xp_tdata_cat_22 = {({({({s_axis_xp_tdata_cat_21, s_axis_xp_tdata_shl[49]}), s_axis_xp_tdata_shl[48]}), s_axis_xp_tdata_shl[47]}), s_axis_xp_tdata_shl[46]};
+assign s_axis_xp_tdata_cat_23 = {({({({s_axis_xp_tdata_cat_22, s_axis_xp_tdata_shl[45]}), s_axis_xp_tdata_shl[44]}), s_axis_xp_tdata_shl[43]}), s_axis_xp_tdata_shl[42]};
+assign s_axis_xp_tdata_cat_24 = {({({({s_axis_xp_tdata_cat_23, s_axis_xp_tdata_shl[41]}), s_axis_xp_tdata_shl[40]}), s_axis_xp_tdata_shl[39]}), s_axis_xp_tdata_shl[38]};
+assign s_axis_xp_tdata_cat_25 = {({({({s_axis_xp_tdata_cat_24, s_axis_xp_tdata_shl[37]}), s_axis_xp_tdata_shl[36]}), s_axis_xp_tdata_shl[35]}), s_axis_xp_tdata_shl[34]};
+assign s_axis_xp_tdata_cat_26 = {({({({s_axis_xp_tdata_cat_25, s_axis_xp_tdata_shl[33]}), s_axis_xp_tdata_shl[31]}), s_axis_xp_tdata_shl[30]}), s_axis_xp_tdata_shl[29]};
+assign s_axis_xp_tdata_cat_27 = {({({({s_axis_xp_tdata_cat_26, s_axis_xp_tdata_shl[28]}), s_axis_xp_tdata_shl[27]}), s_axis_xp_tdata_shl[26]}), s_axis_xp_tdata_shl[25]};
+assign s_axis_xp_tdata_cat_28 = {({({({s_axis_xp_tdata_cat_27, s_axis_xp_tdata_shl[24]}), s_axis_xp_tdata_shl[23]}), s_axis_xp_tdata_shl[22]}), s_axis_xp_tdata_shl[21]};
+assign s_axis_xp_tdata_cat_29 = {({({({s_axis_xp_tdata_cat_28, s_axis_xp_tdata_shl[20]}), s_axis_xp_tdata_shl[19]}), s_axis_xp_tdata_shl[18]}), s_axis_xp_tdata_shl[17]};
+assign s_axis_xp_tdata_cat_30 = {({({({s_axis_xp_tdata_cat_29, s_axis_xp_tdata_shl[15]}), s_axis_xp_tdata_shl[14]}), s_axis_xp_tdata_shl[13]}), s_axis_xp_tdata_shl[12]};
+assign s_axis_xp_tdata_cat_31 = {({({({s_axis_xp_tdata_cat_30, s_axis_xp_tdata_shl[11]}), s_axis_xp_tdata_shl[10]}), s_axis_xp_tdata_shl[9]}), s_axis_xp_tdata_shl[7]};
+assign s_axis_xp_tdata_sel = s_axis_xp_tdata_parity ? ({({({s_axis_xp_tdata_cat_31, s_axis_xp_tdata_shl[6]}), s_axis_xp_tdata_shl[5]}), s_axis_xp_tdata_shl[3]}) : 120'h0;
+assign s_axis_xp_tdata_bits119_0_2 = s_axis_xp_tdata[119:0];
+assign s_axis_xp_tdata_bits5_0 = s_axis_xp_tdata_bits119_0_2[5:0];
+assign s_axis_xp_tdata_bits11_6 = s_axis_xp_tdata_bits119_0_2[11:6];
+assign s_axis_xp_tdata_bits17_12 = s_axis_xp_tdata_bits119_0_2[17:12];
+assign s_axis_xp_tdata_bits21_18 = s_axis_xp_tdata_bits119_0_2[21:18];
+assign s_axis_xp_tdata_bits57_44 = s_axis_xp_tdata_bits119_0_2[57:44];
+assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata_bits5_0[4]) & ((~s_axis_xp_tdata_bits5_0[3]) & ((~s_axis_xp_tdata_bits5_0[2]) & (~s_axis_xp_tdata_bits5_0[1])));
+assign s_axis_xp_tdata_and_3 = (~s_axis_xp_tdata_bits11_6[4]) & ((~s_axis_xp_tdata_bits11_6[3]) & ((~s_axis_xp_tdata_bits11_6[2]) & (~s_axis_xp_tdata_bits11_6[1])));
+assign s_axis_xp_tdata_and_4 = (~s_axis_xp_tdata_bits17_12[4]) & ((~s_axis_xp_tdata_bits17_12[3]) & ((~s_axis_xp_tdata_bits17_12[2]) & (~s_axis_xp_tdata_bits17_12[1])));
+assign s_axis_xp_tdata_or = ((~((~s_axis_xp_tdata_bits5_0[5]) & s_axis_xp_tdata_and_2)) | (~((~s_axis_xp_tdata_bits11_6[5]) & s_axis_xp_tdata_and_3))) | (~((~s_axis_xp_tdata_bits17_12[5]) & s_axis_xp_tdata_and_4));
+assign s_axis_xp_tdata_and_5 = (~s_axis_xp_tdata_bits57_44[3]) & ((~s_axis_xp_tdata_bits57_44[2]) & ((~s_axis_xp_tdata_bits57_44[1]) & (~s_axis_xp_tdata_bits57_44[0])));
+assign s_axis_xp_tdata_and_6 = (~s_axis_xp_tdata_bits57_44[7]) & ((~s_axis_xp_tdata_bits57_44[6]) & ((~s_axis_xp_tdata_bits57_44[5]) & ((~s_axis_xp_tdata_bits57_44[4]) & s_axis_xp_tdata_and_5)));
+assign s_axis_xp_tdata_and_7 = (~s_axis_xp_tdata_bits57_44[11]) & ((~s_axis_xp_tdata_bits57_44[10]) | ((~s_axis_xp_tdata_bits57_44[9]) & ((~s_axis_xp_tdata_bits57_44[8]) & s_axis_xp_tdata_and_6)));
+assign s_axis_xp_tdata_or_2 = (s_axis_xp_tdata_or | (~((~s_axis_xp_tdata_bits21_18[3]) & ((~s_axis_xp_tdata_bits21_18[2]) & (~s_axis_xp_tdata_bits21_18[1]))))) | (~((~s_axis_xp_tdata_bits57_44[13]) & ((~s_axis_xp_tdata_bits57_44[12]) & s_axis_xp_tdata_and_7)));
+assign here_z_lt = here_z < s_axis_xp_tdata_bits17_12;
+assign here_z_half_not = ~(here_z_half < s_axis_xp_tdata_bits17_12);
+assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata_bits17_12 == here_z);
+assign here_z_top_sel = s_axis_xp_tdata_not ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_y_lt = here_y < s_axis_xp_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata_bits11_6);
+assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_xp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
+assign here_x_lt = here_x < s_axis_xp_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata_bits5_0);
+assign s_axis_xp_tdata_not_3 = ~(s_axis_xp_tdata_bits5_0 == here_x);
+assign route_out = s_axis_xp_tdata_not_3 ? 3'h2 : (s_axis_xp_tdata_not_2 ? 3'h3 : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata_bits21_18[2:0]));
+assign route_vc = s_axis_xp_tdata_not_3 ? (((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : here_y_top_sel;
+assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = s_axis_xp_tdata_or_2 | s_axis_xp_tdata_and;
+assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
+assign s_axis_xp_tdata_sel_2 = xp_expect_head ? ({8'h0, (s_axis_xp_tdata_bits119_0 ^ s_axis_xp_tdata_sel)}) : s_axis_xp_tdata;
+assign xp_expect_head_cat = {({({({(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
+assign xp_expect_head_cat_2 = {({xp_expect_head_cat, s_axis_xp_tkeep}), s_axis_xp_tlast};
+assign s_axis_xp_tvalid_and_2 = s_axis_xp_tvalid & (~s_axis_xp_tuser);
+assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid_2 : xp_vc0_valid_2;
+assign xp_vc0_third_valid_sel = xp_vc0_pop ? xp_vc0_third_valid : xp_vc0_second_valid_2;
+assign xp_vc0_pop_and = (~xp_vc0_pop) & xp_vc0_third_valid;
+assign xp_vc0_pop_or = xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed);
+assign s_axis_xp_tvalid_and_3 = (s_axis_xp_tvalid_and_2 & (~xp_vc0_stored)) & (~xp_vc0_pop_or);
+assign xp_vc0_stored_and = xp_vc0_stored & (~xp_vc0_pop_or);
+assign xp_vc0_landed_or = xp_vc0_landed | s_axis_xp_tvalid_and_3;
+assign xp_vc0_landed_and = xp_vc0_landed & s_axis_xp_tvalid_and_3;
+assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat_2;
+assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel_2;
+assign s_axis_xp_tvalid_and_4 = s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3);
+assign xp_vc0_head0_last_2 = xp_vc0_head0[0];
+assign xp_vc0_head0_keep_2 = xp_vc0_head0[16:1];
+assign xp_vc0_head0_out_2 = xp_vc0_head0[19:17];
+assign xp_vc0_head0_ovc_2 = xp_vc0_head0[20];
+assign xp_vc0_head0_drop_2 = xp_vc0_head0[21];
+assign xp_vc0_head0_flits_2 = xp_vc0_head0[28:22];
+assign xp_vc0_head0_fix_2 = xp_vc0_head0[29];
+
+// ---- input xp vc 0: a corrected header routed again ----
+assign xp_vc0_head1_bits119_0 = xp_vc0_head1_2[119:0];
+assign xp_vc0_head1_bits5_0 = xp_vc0_head1_bits119_0[5:0];
+assign xp_vc0_head1_bits11_6 = xp_vc0_head1_bits119_0[11:6];
+assign xp_vc0_head1_bits17_12 = xp_vc0_head1_bits119_0[17:12];
+assign xp_vc0_head1_bits21_18 = xp_vc0_head1_bits119_0[21:18];
+assign xp_vc0_head1_bits57_44 = xp_vc0_head1_bits119_0[57:44];
+assign xp_vc0_head1_and = (~xp_vc0_head1_bits5_0[4]) & ((~xp_vc0_head1_bits5_0[3]) & ((~xp_vc0_head1_bits5_0[2]) & (~xp_vc0_head1_bits5_0[1])));
+assign xp_vc0_head1_and_2 = (~xp_vc0_head1_bits11_6[4]) & ((~xp_vc0_head1_bits11_6[3]) & ((~xp_vc0_head1_bits11_6[2]) & (~xp_vc0_head1_bits11_6[1])));
+assign xp_vc0_head1_and_3 = (~xp_vc0_head1_bits17_12[4]) & ((~xp_vc0_head1_bits17_12[3]) & ((~xp_vc0_head1_bits17_12[2]) & (~xp_vc0_head1_bits17_12[1])));
+assign xp_vc0_head1_or = ((~((~xp_vc0_head1_bits5_0[5]) & xp_vc0_head1_and)) | (~((~xp_vc0_head1_bits11_6[5]) & xp_vc0_head1_and_2))) | (~((~xp_vc0_head1_bits17_12[5]) & xp_vc0_head1_and_3));
+assign xp_vc0_head1_and_4 = (~xp_vc0_head1_bits57_44[3]) & ((~xp_vc0_head1_bits57_44[2]) & ((~xp_vc0_head1_bits57_44[1]) & (~xp_vc0_head1_bits57_44[0])));
+assign xp_vc0_head1_and_5 = (~xp_vc0_head1_bits57_44[7]) & ((~xp_vc0_head1_bits57_44[6]) & ((~xp_vc0_head1_bits57_44[5]) & ((~xp_vc0_head1_bits57_44[4]) & xp_vc0_head1_and_4)));
+assign xp_vc0_head1_and_6 = (~xp_vc0_head1_bits57_44[11]) & ((~xp_vc0_head1_bits57_44[10]) | ((~xp_vc0_head1_bits57_44[9]) & ((~xp_vc0_head1_bits57_44[8]) & xp_vc0_head1_and_5)));
+assign xp_vc0_head1_or_2 = (xp_vc0_head1_or | (~((~xp_vc0_head1_bits21_18[3]) & ((~xp_vc0_head1_bits21_18[2]) & (~xp_vc0_head1_bits21_18[1]))))) | (~((~xp_vc0_head1_bits57_44[13]) & ((~xp_vc0_head1_bits57_44[12]) & xp_vc0_head1_and_6)));
+assign here_z_lt_2 = here_z < xp_vc0_head1_bits17_12;
+assign here_z_half_not_2 = ~(here_z_half < xp_vc0_head1_bits17_12);
+assign xp_vc0_head1_not = ~(xp_vc0_head1_bits17_12 == here_z);
+assign here_z_top_sel_2 = xp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_y_lt_2 = here_y < xp_vc0_head1_bits11_6;
+assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1_bits11_6);
+assign xp_vc0_head1_not_2 = ~(xp_vc0_head1_bits11_6 == here_y);
+assign here_y_top_sel_2 = xp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
+assign here_x_lt_2 = here_x < xp_vc0_head1_bits5_0;
+assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1_bits5_0);
+assign xp_vc0_head1_not_3 = ~(xp_vc0_head1_bits5_0 == here_x);
+assign route_out_2 = xp_vc0_head1_not_3 ? 3'h2 : (xp_vc0_head1_not_2 ? 3'h3 : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1_bits21_18[2:0]));
+assign route_vc_2 = xp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign xp_vc0_reroute = (xp_vc0_valid_2 & xp_vc0_head0_fix_2) & (~xp_vc0_pop);
+assign route_vc_cat = {({({({({1'h0, xp_vc0_head1_plus[6:0]}), xp_vc0_head1_or_2}), route_vc_2}), route_out_2}), xp_vc0_head0_keep_2};
+assign xp_vc0_second0_last_2 = xp_vc0_second0[0];
+assign xp_vc0_second0_keep_2 = xp_vc0_second0[16:1];
+assign xp_vc0_second0_out_2 = xp_vc0_second0[19:17];
+assign xp_vc0_second0_ovc_2 = xp_vc0_second0[20];
+assign xp_vc0_second0_drop_2 = xp_vc0_second0[21];
+assign xp_vc0_second0_flits_2 = xp_vc0_second0[28:22];
+assign xp_vc0_second0_fix_2 = xp_vc0_second0[29];
+assign s_axis_xp_tvalid_and_5 = s_axis_xp_tvalid & s_axis_xp_tuser;
+assign xp_vc1_second_valid_sel = xp_vc1_pop ? xp_vc1_second_valid_2 : xp_vc1_valid_2;
+assign xp_vc1_third_valid_sel = xp_vc1_pop ? xp_vc1_third_valid : xp_vc1_second_valid_2;
+assign xp_vc1_pop_and = (~xp_vc1_pop) & xp_vc1_third_valid;
+assign xp_vc1_pop_or = xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed);
+assign s_axis_xp_tvalid_and_6 = (s_axis_xp_tvalid_and_5 & (~xp_vc1_stored)) & (~xp_vc1_pop_or);
+assign xp_vc1_stored_and = xp_vc1_stored & (~xp_vc1_pop_or);
+assign xp_vc1_landed_or = xp_vc1_landed | s_axis_xp_tvalid_and_6;
+assign xp_vc1_landed_and = xp_vc1_landed & s_axis_xp_tvalid_and_6;
+assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat_2;
+assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel_2;
+assign s_axis_xp_tvalid_and_7 = s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6);
+assign xp_vc1_head0_last_2 = xp_vc1_head0[0];
+assign xp_vc1_head0_keep_2 = xp_vc1_head0[16:1];
+assign xp_vc1_head0_out_2 = xp_vc1_head0[19:17];
+assign xp_vc1_head0_ovc_2 = xp_vc1_head0[20];
+assign xp_vc1_head0_drop_2 = xp_vc1_head0[21];
+assign xp_vc1_head0_flits_2 = xp_vc1_head0[28:22];
+assign xp_vc1_head0_fix_2 = xp_vc1_head0[29];
+
+// ---- input xp vc 1: a corrected header routed again ----
+assign xp_vc1_head1_bits119_0 = xp_vc1_head1_2[119:0];
+assign xp_vc1_head1_bits5_0 = xp_vc1_head1_bits119_0[5:0];
+assign xp_vc1_head1_bits11_6 = xp_vc1_head1_bits119_0[11:6];
+assign xp_vc1_head1_bits17_12 = xp_vc1_head1_bits119_0[17:12];
+assign xp_vc1_head1_bits21_18 = xp_vc1_head1_bits119_0[21:18];
+assign xp_vc1_head1_bits57_44 = xp_vc1_head1_bits119_0[57:44];
+assign xp_vc1_head1_and = (~xp_vc1_head1_bits5_0[4]) & ((~xp_vc1_head1_bits5_0[3]) & ((~xp_vc1_head1_bits5_0[2]) & (~xp_vc1_head1_bits5_0[1])));
+assign xp_vc1_head1_and_2 = (~xp_vc1_head1_bits11_6[4]) & ((~xp_vc1_head1_bits11_6[3]) & ((~xp_vc1_head1_bits11_6[2]) & (~xp_vc1_head1_bits11_6[1])));
+assign xp_vc1_head1_and_3 = (~xp_vc1_head1_bits17_12[4]) & ((~xp_vc1_head1_bits17_12[3]) & ((~xp_vc1_head1_bits17_12[2]) & (~xp_vc1_head1_bits17_12[1])));
+assign xp_vc1_head1_or = ((~((~xp_vc1_head1_bits5_0[5]) & xp_vc1_head1_and)) | (~((~xp_vc1_head1_bits11_6[5]) & xp_vc1_head1_and_2))) | (~((~xp_vc1_head1_bits17_12[5]) & xp_vc1_head1_and_3));
+assign xp_vc1_head1_and_4 = (~xp_vc1_head1_bits57_44[3]) & ((~xp_vc1_head1_bits57_44[2]) & ((~xp_vc1_head1_bits57_44[1]) & (~xp_vc1_head1_bits57_44[0])));
+assign xp_vc1_head1_and_5 = (~xp_vc1_head1_bits57_44[7]) & ((~xp_vc1_head1_bits57_44[6]) & ((~xp_vc1_head1_bits57_44[5]) & ((~xp_vc1_head1_bits57_44[4]) & xp_vc1_head1_and_4)));
+assign xp_vc1_head1_and_6 = (~xp_vc1_head1_bits57_44[11]) & ((~xp_vc1_head1_bits57_44[10]) | ((~xp_vc1_head1_bits57_44[9]) & ((~xp_vc1_head1_bits57_44[8]) & xp_vc1_head1_and_5)));
+assign xp_vc1_head1_or_2 = (xp_vc1_head1_or | (~((~xp_vc1_head1_bits21_18[3]) & ((~xp_vc1_head1_bits21_18[2]) & (~xp_vc1_head1_bits21_18[1]))))) | (~((~xp_vc1_head1_bits57_44[13]) & ((~xp_vc1_head1_bits57_44[12]) & xp_vc1_head1_and_6)));
+assign here_z_lt_3 = here_z < xp_vc1_head1_bits17_12;
+assign here_z_half_not_3 = ~(here_z_half < xp_vc1_head1_bits17_12);
+assign xp_vc1_head1_not = ~(xp_vc1_head1_bits17_12 == here_z);
+assign here_z_top_sel_3 = xp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_y_lt_3 = here_y < xp_vc1_head1_bits11_6;
+assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1_bits11_6);
+assign xp_vc1_head1_not_2 = ~(xp_vc1_head1_bits11_6 == here_y);
+assign here_y_top_sel_3 = xp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : here_z_top_sel_3;
+assign xp_vc1_head1_not_3 = ~(xp_vc1_head1_bits5_0 == here_x);
+assign route_out_3 = xp_vc1_head1_not_3 ? 3'h2 : (xp_vc1_head1_not_2 ? 3'h3 : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1_bits21_18[2:0]));
+assign route_vc_3 = xp_vc1_head1_not_3 ? 1'h1 : here_y_top_sel_3;
+assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign xp_vc1_reroute = (xp_vc1_valid_2 & xp_vc1_head0_fix_2) & (~xp_vc1_pop);
+assign route_vc_cat_2 = {({({({({1'h0, xp_vc1_head1_plus[6:0]}), xp_vc1_head1_or_2}), route_vc_3}), route_out_3}), xp_vc1_head0_keep_2};
+assign xp_vc1_second0_last_2 = xp_vc1_second0[0];
+assign xp_vc1_second0_keep_2 = xp_vc1_second0[16:1];
+assign xp_vc1_second0_out_2 = xp_vc1_second0[19:17];
+assign xp_vc1_second0_ovc_2 = xp_vc1_second0[20];
+assign xp_vc1_second0_drop_2 = xp_vc1_second0[21];
+assign xp_vc1_second0_flits_2 = xp_vc1_second0[28:22];
+assign xp_vc1_second0_fix_2 = xp_vc1_second0[29];
+
+always @(posedge clk) begin
+    if (rst) xp_expect_head <= 1'h1; else xp_expect_head <= s_axis_xp_tvalid ? s_axis_xp_tlast : xp_expect_head;
+    if (rst) stat_xp_ecc_corrected_event <= 1'h0; else stat_xp_ecc_corrected_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_parity;
+    if (rst) stat_xp_ecc_corrected_2 <= 32'h0; else stat_xp_ecc_corrected_2 <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected_2 + 32'h1) : stat_xp_ecc_corrected_2;
+    if (rst) stat_xp_ecc_uncorrectable_event <= 1'h0; else stat_xp_ecc_uncorrectable_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_and;
+    if (rst) stat_xp_ecc_uncorrectable_2 <= 32'h0; else stat_xp_ecc_uncorrectable_2 <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable_2 + 32'h1) : stat_xp_ecc_uncorrectable_2;
+    if (rst) stat_xp_dropped_2 <= 32'h0; else stat_xp_dropped_2 <= ((stat_xp_dropped_2 + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
+    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= (s_axis_xp_tvalid_and & drop) & (~s_axis_xp_tdata_parity);
+    if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or_2;
+    if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or_2;
+    if (rst) xp_vc0_wr <= 9'h0; else xp_vc0_wr <= xp_vc0_wr + ({8'h0, s_axis_xp_tvalid_and_4});
+    if (rst) xp_vc0_rd <= 9'h0; else xp_vc0_rd <= xp_vc0_rd + ({8'h0, xp_vc0_stored_and});
+    if (rst) xp_vc0_stored <= 1'h0; else xp_vc0_stored <= s_axis_xp_tvalid_and_4 | (xp_vc0_stored & (~(xp_vc0_stored_and & ((xp_vc0_wr - xp_vc0_rd) == 9'h1))));
+    if (rst) xp_vc0_landed <= 1'h0; else xp_vc0_landed <= xp_vc0_stored_and;
+    if (rst) xp_vc0_valid_2 <= 1'h0; else xp_vc0_valid_2 <= xp_vc0_second_valid_sel | xp_vc0_landed_or;
+    if (rst) xp_vc0_second_valid_2 <= 1'h0; else xp_vc0_second_valid_2 <= (xp_vc0_third_valid_sel | (xp_vc0_second_valid_sel & xp_vc0_landed_or)) | xp_vc0_landed_and;
+    if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= (xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or)) | (xp_vc0_second_valid_sel & xp_vc0_landed_and);
+    if (xp_vc0_stored_and) xp_vc0_read0 <= xp_vc0_mem0[xp_vc0_rd[7:0]];
+    if ((xp_vc0_pop | (~xp_vc0_valid_2)) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? ({route_vc_cat, xp_vc0_head0_last_2}) : ((xp_vc0_pop & xp_vc0_second_valid_2) ? xp_vc0_second0 : xp_vc0_read0_sel);
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat_2 : xp_vc0_read0_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat_2;
+    if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
+    if (xp_vc0_pop | (~xp_vc0_valid_2)) xp_vc0_head1_2 <= (xp_vc0_pop & xp_vc0_second_valid_2) ? xp_vc0_second1_2 : xp_vc0_read1_sel;
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1_2 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc0_read1_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel_2;
+    if (rst) xp_vc1_wr <= 9'h0; else xp_vc1_wr <= xp_vc1_wr + ({8'h0, s_axis_xp_tvalid_and_7});
+    if (rst) xp_vc1_rd <= 9'h0; else xp_vc1_rd <= xp_vc1_rd + ({8'h0, xp_vc1_stored_and});
+    if (rst) xp_vc1_stored <= 1'h0; else xp_vc1_stored <= s_axis_xp_tvalid_and_7 | (xp_vc1_stored & (~(xp_vc1_stored_and & ((xp_vc1_wr - xp_vc1_rd) == 9'h1))));
+    if (rst) xp_vc1_landed <= 1'h0; else xp_vc1_landed <= xp_vc1_stored_and;
+    if (rst) xp_vc1_valid_2 <= 1'h0; else xp_vc1_valid_2 <= xp_vc1_second_valid_sel | xp_vc1_landed_or;
+    if (rst) xp_vc1_second_valid_2 <= 1'h0; else xp_vc1_second_valid_2 <= (xp_vc1_third_valid_sel | (xp_vc1_second_valid_sel & xp_vc1_landed_or)) | xp_vc1_landed_and;
+    if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= (xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or)) | (xp_vc1_second_valid_sel & xp_vc1_landed_and);
+    if (xp_vc1_stored_and) xp_vc1_read0 <= xp_vc1_mem0[xp_vc1_rd[7:0]];
+    if ((xp_vc1_pop | (~xp_vc1_valid_2)) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? ({route_vc_cat_2, xp_vc1_head0_last_2}) : ((xp_vc1_pop & xp_vc1_second_valid_2) ? xp_vc1_second0 : xp_vc1_read0_sel);
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat_2 : xp_vc1_read0_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat_2;
+    if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
+    if (xp_vc1_pop | (~xp_vc1_valid_2)) xp_vc1_head1_2 <= (xp_vc1_pop & xp_vc1_second_valid_2) ? xp_vc1_second1_2 : xp_vc1_read1_sel;
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1_2 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc1_read1_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel_2;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat_2;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel_2;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat_2;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel_2;
+end
+
+assign stat_xp_ecc_corrected = stat_xp_ecc_corrected_2;
+assign stat_xp_ecc_uncorrectable = stat_xp_ecc_uncorrectable_2;
+assign stat_xp_dropped = stat_xp_dropped_2;
+assign xp_vc0_valid = xp_vc0_valid_2;
+assign xp_vc0_second_valid = xp_vc0_second_valid_2;
+assign xp_vc0_head1 = xp_vc0_head1_2;
+assign xp_vc0_second1 = xp_vc0_second1_2;
+assign xp_vc0_head0_last = xp_vc0_head0_last_2;
+assign xp_vc0_head0_keep = xp_vc0_head0_keep_2;
+assign xp_vc0_head0_out = xp_vc0_head0_out_2;
+assign xp_vc0_head0_ovc = xp_vc0_head0_ovc_2;
+assign xp_vc0_head0_drop = xp_vc0_head0_drop_2;
+assign xp_vc0_head0_flits = xp_vc0_head0_flits_2;
+assign xp_vc0_head0_fix = xp_vc0_head0_fix_2;
+assign xp_vc0_second0_last = xp_vc0_second0_last_2;
+assign xp_vc0_second0_keep = xp_vc0_second0_keep_2;
+assign xp_vc0_second0_out = xp_vc0_second0_out_2;
+assign xp_vc0_second0_ovc = xp_vc0_second0_ovc_2;
+assign xp_vc0_second0_drop = xp_vc0_second0_drop_2;
+assign xp_vc0_second0_flits = xp_vc0_second0_flits_2;
+assign xp_vc0_second0_fix = xp_vc0_second0_fix_2;
+assign xp_vc1_valid = xp_vc1_valid_2;
+assign xp_vc1_second_valid = xp_vc1_second_valid_2;
+assign xp_vc1_head1 = xp_vc1_head1_2;
+assign xp_vc1_second1 = xp_vc1_second1_2;
+assign xp_vc1_head0_last = xp_vc1_head0_last_2;
+assign xp_vc1_head0_keep = xp_vc1_head0_keep_2;
+assign xp_vc1_head0_out = xp_vc1_head0_out_2;
+assign xp_vc1_head0_ovc = xp_vc1_head0_ovc_2;
+assign xp_vc1_head0_drop = xp_vc1_head0_drop_2;
+assign xp_vc1_head0_flits = xp_vc1_head0_flits_2;
+assign xp_vc1_head0_fix = xp_vc1_head0_fix_2;
+assign xp_vc1_second0_last = xp_vc1_second0_last_2;
+assign xp_vc1_second0_keep = xp_vc1_second0_keep_2;
+assign xp_vc1_second0_out = xp_vc1_second0_out_2;
+assign xp_vc1_second0_ovc = xp_vc1_second0_ovc_2;
+assign xp_vc1_second0_drop = xp_vc1_second0_drop_2;
+assign xp_vc1_second0_flits = xp_vc1_second0_flits_2;
+assign xp_vc1_second0_fix = xp_vc1_second0_fix_2;
+endmodule
+
+module router_2x2x2_input_yp(
+    clk,
+    rst,
+    s_axis_yp_tdata,
+    s_axis_yp_tuser,
+    s_axis_yp_tvalid,
+    s_axis_yp_tkeep,
+    s_axis_yp_tlast,
+    yp_vc0_pop,
+    yp_vc1_pop,
+    here_z,
+    here_z_half,
+    here_z_wraps,
+    here_z_top,
+    here_z_bottom,
+    here_y,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    stat_yp_ecc_corrected,
+    stat_yp_ecc_uncorrectable,
+    stat_yp_dropped,
+    yp_vc0_valid,
+    yp_vc0_second_valid,
+    yp_vc0_head1,
+    yp_vc0_second1,
+    yp_vc0_head0_last,
+    yp_vc0_head0_keep,
+    yp_vc0_head0_out,
+    yp_vc0_head0_ovc,
+    yp_vc0_head0_drop,
+    yp_vc0_head0_flits,
+    yp_vc0_head0_fix,
+    yp_vc0_second0_last,
+    yp_vc0_second0_keep,
+    yp_vc0_second0_out,
+    yp_vc0_second0_ovc,
+    yp_vc0_second0_drop,
+    yp_vc0_second0_flits,
+    yp_vc0_second0_fix,
+    yp_vc1_valid,
+    yp_vc1_second_valid,
+    yp_vc1_head1,
+    yp_vc1_second1,
+    yp_vc1_head0_last,
+    yp_vc1_head0_keep,
+    yp_vc1_head0_out,
+    yp_vc1_head0_ovc,
+    yp_vc1_head0_drop,
+    yp_vc1_head0_flits,
+    yp_vc1_head0_fix,
+    yp_vc1_second0_last,
+    yp_vc1_second0_keep,
+    yp_vc1_second0_out,
+    yp_vc1_second0_ovc,
+    yp_vc1_second0_drop,
+    yp_vc1_second0_flits,
+    yp_vc1_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_yp_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_yp_tuser;
+    input wire s_axis_yp_tvalid;
+    input wire [15:0] s_axis_yp_tkeep;
+    input wire s_axis_yp_tlast;
+    // inputs
+    input wire yp_vc0_pop;
+    input wire yp_vc1_pop;
+    input wire [5:0] here_z;
+    input wire [5:0] here_z_half;
+    input wire here_z_wraps;
+    input wire here_z_top;
+    input wire here_z_bottom;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire [31:0] stat_yp_ecc_corrected;
+    output wire [31:0] stat_yp_ecc_uncorrectable;
+    output wire [31:0] stat_yp_dropped;
+    output wire yp_vc0_valid;
+    output wire yp_vc0_second_valid;
+    output wire [127:0] yp_vc0_head1;
+    output wire [127:0] yp_vc0_second1;
+    output wire yp_vc0_head0_last;
+    output wire [15:0] yp_vc0_head0_keep;
+    output wire [2:0] yp_vc0_head0_out;
+    output wire yp_vc0_head0_ovc;
+    output wire yp_vc0_head0_drop;
+    output wire [6:0] yp_vc0_head0_flits;
+    output wire yp_vc0_head0_fix;
+    output wire yp_vc0_second0_last;
+    output wire [15:0] yp_vc0_second0_keep;
+    output wire [2:0] yp_vc0_second0_out;
+    output wire yp_vc0_second0_ovc;
+    output wire yp_vc0_second0_drop;
+    output wire [6:0] yp_vc0_second0_flits;
+    output wire yp_vc0_second0_fix;
+    output wire yp_vc1_valid;
+    output wire yp_vc1_second_valid;
+    output wire [127:0] yp_vc1_head1;
+    output wire [127:0] yp_vc1_second1;
+    output wire yp_vc1_head0_last;
+    output wire [15:0] yp_vc1_head0_keep;
+    output wire [2:0] yp_vc1_head0_out;
+    output wire yp_vc1_head0_ovc;
+    output wire yp_vc1_head0_drop;
+    output wire [6:0] yp_vc1_head0_flits;
+    output wire yp_vc1_head0_fix;
+    output wire yp_vc1_second0_last;
+    output wire [15:0] yp_vc1_second0_keep;
+    output wire [2:0] yp_vc1_second0_out;
+    output wire yp_vc1_second0_ovc;
+    output wire yp_vc1_second0_drop;
+    output wire [6:0] yp_vc1_second0_flits;
+    output wire yp_vc1_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
 // input yp: arrival into the VC buffers
 wire [119:0] s_axis_yp_tdata_bits119_0;
 wire [3:0] s_axis_yp_tdata_cat;
@@ -697,20 +2966,21 @@ wire s_axis_yp_tdata_and_5;
 wire s_axis_yp_tdata_and_6;
 wire s_axis_yp_tdata_and_7;
 wire s_axis_yp_tdata_or_2;
-wire here_z_lt_6;
-wire here_z_half_not_6;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_yp_tdata_not;
-wire here_y_lt_6;
-wire here_y_half_not_6;
+wire here_z_top_sel;
+wire here_y_lt;
+wire here_y_half_not;
 wire s_axis_yp_tdata_not_2;
-wire here_y_top_sel_6;
-wire here_x_lt_5;
-wire here_x_half_not_5;
+wire here_y_top_sel;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_yp_tdata_not_3;
-wire [2:0] route_out_6;
-wire route_vc_6;
+wire [2:0] route_out;
+wire route_vc;
 wire [14:0] s_axis_yp_tdata_plus;
-wire drop_4;
+wire drop;
 reg yp_expect_head;
 wire s_axis_yp_tvalid_and;
 reg stat_yp_ecc_corrected_event;
@@ -729,8 +2999,8 @@ reg [8:0] yp_vc0_wr;
 reg [8:0] yp_vc0_rd;
 reg yp_vc0_stored;
 reg yp_vc0_landed;
-reg yp_vc0_valid;
-reg yp_vc0_second_valid;
+reg yp_vc0_valid_2;
+reg yp_vc0_second_valid_2;
 reg yp_vc0_third_valid;
 wire yp_vc0_second_valid_sel;
 wire yp_vc0_third_valid_sel;
@@ -747,14 +3017,17 @@ reg [29:0] yp_vc0_second0;
 reg [29:0] yp_vc0_third0;
 reg [127:0] yp_vc0_read1;
 wire [127:0] yp_vc0_read1_sel;
-reg [127:0] yp_vc0_head1;
-reg [127:0] yp_vc0_second1;
+reg [127:0] yp_vc0_head1_2;
+reg [127:0] yp_vc0_second1_2;
 reg [127:0] yp_vc0_third1;
 wire s_axis_yp_tvalid_and_4;
-wire yp_vc0_head0_b0;
-wire [15:0] yp_vc0_head0_bits16_1;
-wire [2:0] yp_vc0_head0_bits19_17;
-wire yp_vc0_head0_b29;
+wire yp_vc0_head0_last_2;
+wire [15:0] yp_vc0_head0_keep_2;
+wire [2:0] yp_vc0_head0_out_2;
+wire yp_vc0_head0_ovc_2;
+wire yp_vc0_head0_drop_2;
+wire [6:0] yp_vc0_head0_flits_2;
+wire yp_vc0_head0_fix_2;
 // input yp vc 0: a corrected header routed again
 wire [119:0] yp_vc0_head1_bits119_0;
 wire [5:0] yp_vc0_head1_bits5_0;
@@ -770,29 +3043,36 @@ wire yp_vc0_head1_and_4;
 wire yp_vc0_head1_and_5;
 wire yp_vc0_head1_and_6;
 wire yp_vc0_head1_or_2;
-wire here_z_lt_7;
-wire here_z_half_not_7;
+wire here_z_lt_2;
+wire here_z_half_not_2;
 wire yp_vc0_head1_not;
-wire here_y_lt_7;
-wire here_y_half_not_7;
+wire here_z_top_sel_2;
+wire here_y_lt_2;
+wire here_y_half_not_2;
 wire yp_vc0_head1_not_2;
-wire here_y_top_sel_7;
-wire here_x_lt_6;
-wire here_x_half_not_6;
+wire here_y_top_sel_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
 wire yp_vc0_head1_not_3;
-wire [2:0] route_out_7;
-wire route_vc_7;
+wire [2:0] route_out_2;
+wire route_vc_2;
 wire [14:0] yp_vc0_head1_plus;
 wire yp_vc0_reroute;
-wire [28:0] route_vc_cat_3;
-wire [2:0] yp_vc0_second0_bits19_17;
+wire [28:0] route_vc_cat;
+wire yp_vc0_second0_last_2;
+wire [15:0] yp_vc0_second0_keep_2;
+wire [2:0] yp_vc0_second0_out_2;
+wire yp_vc0_second0_ovc_2;
+wire yp_vc0_second0_drop_2;
+wire [6:0] yp_vc0_second0_flits_2;
+wire yp_vc0_second0_fix_2;
 wire s_axis_yp_tvalid_and_5;
 reg [8:0] yp_vc1_wr;
 reg [8:0] yp_vc1_rd;
 reg yp_vc1_stored;
 reg yp_vc1_landed;
-reg yp_vc1_valid;
-reg yp_vc1_second_valid;
+reg yp_vc1_valid_2;
+reg yp_vc1_second_valid_2;
 reg yp_vc1_third_valid;
 wire yp_vc1_second_valid_sel;
 wire yp_vc1_third_valid_sel;
@@ -809,14 +3089,17 @@ reg [29:0] yp_vc1_second0;
 reg [29:0] yp_vc1_third0;
 reg [127:0] yp_vc1_read1;
 wire [127:0] yp_vc1_read1_sel;
-reg [127:0] yp_vc1_head1;
-reg [127:0] yp_vc1_second1;
+reg [127:0] yp_vc1_head1_2;
+reg [127:0] yp_vc1_second1_2;
 reg [127:0] yp_vc1_third1;
 wire s_axis_yp_tvalid_and_7;
-wire yp_vc1_head0_b0;
-wire [15:0] yp_vc1_head0_bits16_1;
-wire [2:0] yp_vc1_head0_bits19_17;
-wire yp_vc1_head0_b29;
+wire yp_vc1_head0_last_2;
+wire [15:0] yp_vc1_head0_keep_2;
+wire [2:0] yp_vc1_head0_out_2;
+wire yp_vc1_head0_ovc_2;
+wire yp_vc1_head0_drop_2;
+wire [6:0] yp_vc1_head0_flits_2;
+wire yp_vc1_head0_fix_2;
 // input yp vc 1: a corrected header routed again
 wire [119:0] yp_vc1_head1_bits119_0;
 wire [5:0] yp_vc1_head1_bits5_0;
@@ -832,20 +3115,445 @@ wire yp_vc1_head1_and_4;
 wire yp_vc1_head1_and_5;
 wire yp_vc1_head1_and_6;
 wire yp_vc1_head1_or_2;
-wire here_z_lt_8;
-wire here_z_half_not_8;
+wire here_z_lt_3;
+wire here_z_half_not_3;
 wire yp_vc1_head1_not;
+wire here_z_top_sel_3;
 wire yp_vc1_head1_not_2;
-wire here_z_top_sel;
-wire here_x_lt_7;
-wire here_x_half_not_7;
+wire here_x_lt_3;
+wire here_x_half_not_3;
 wire yp_vc1_head1_not_3;
-wire [2:0] route_out_8;
-wire route_vc_8;
+wire [2:0] route_out_3;
+wire route_vc_3;
 wire [14:0] yp_vc1_head1_plus;
 wire yp_vc1_reroute;
-wire [28:0] route_vc_cat_4;
-wire [2:0] yp_vc1_second0_bits19_17;
+wire [28:0] route_vc_cat_2;
+wire yp_vc1_second0_last_2;
+wire [15:0] yp_vc1_second0_keep_2;
+wire [2:0] yp_vc1_second0_out_2;
+wire yp_vc1_second0_ovc_2;
+wire yp_vc1_second0_drop_2;
+wire [6:0] yp_vc1_second0_flits_2;
+wire yp_vc1_second0_fix_2;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] yp_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] yp_vc0_mem1 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] yp_vc1_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] yp_vc1_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input yp: arrival into the VC buffers ----
+assign s_axis_yp_tdata_bits119_0 = s_axis_yp_tdata[119:0];
+assign s_axis_yp_tdata_cat = {({({(^(s_axis_yp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_yp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_yp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_yp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_yp_tdata_cat_2 = {({({s_axis_yp_tdata_cat, (^(s_axis_yp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_yp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_yp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat_2, s_axis_yp_tdata_bits119_0})), s_axis_yp_tdata_cat_2});
+assign s_axis_yp_tdata_bits6_0 = s_axis_yp_tdata_xor[6:0];
+assign s_axis_yp_tdata_parity = ^s_axis_yp_tdata;
+assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_bits6_0 == 7'h0)) & (~s_axis_yp_tdata_parity);
+assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_bits6_0;
+assign s_axis_yp_tdata_cat_3 = {({({({s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126]}), s_axis_yp_tdata_shl[125]}), s_axis_yp_tdata_shl[124]}), s_axis_yp_tdata_shl[123]};
+assign s_axis_yp_tdata_cat_4 = {({({({s_axis_yp_tdata_cat_3, s_axis_yp_tdata_shl[122]}), s_axis_yp_tdata_shl[121]}), s_axis_yp_tdata_shl[120]}), s_axis_yp_tdata_shl[119]};
+assign s_axis_yp_tdata_cat_5 = {({({({s_axis_yp_tdata_cat_4, s_axis_yp_tdata_shl[118]}), s_axis_yp_tdata_shl[117]}), s_axis_yp_tdata_shl[116]}), s_axis_yp_tdata_shl[115]};
+assign s_axis_yp_tdata_cat_6 = {({({({s_axis_yp_tdata_cat_5, s_axis_yp_tdata_shl[114]}), s_axis_yp_tdata_shl[113]}), s_axis_yp_tdata_shl[112]}), s_axis_yp_tdata_shl[111]};
+assign s_axis_yp_tdata_cat_7 = {({({({s_axis_yp_tdata_cat_6, s_axis_yp_tdata_shl[110]}), s_axis_yp_tdata_shl[109]}), s_axis_yp_tdata_shl[108]}), s_axis_yp_tdata_shl[107]};
+assign s_axis_yp_tdata_cat_8 = {({({({s_axis_yp_tdata_cat_7, s_axis_yp_tdata_shl[106]}), s_axis_yp_tdata_shl[105]}), s_axis_yp_tdata_shl[104]}), s_axis_yp_tdata_shl[103]};
+assign s_axis_yp_tdata_cat_9 = {({({({s_axis_yp_tdata_cat_8, s_axis_yp_tdata_shl[102]}), s_axis_yp_tdata_shl[101]}), s_axis_yp_tdata_shl[100]}), s_axis_yp_tdata_shl[99]};
+assign s_axis_yp_tdata_cat_10 = {({({({s_axis_yp_tdata_cat_9, s_axis_yp_tdata_shl[98]}), s_axis_yp_tdata_shl[97]}), s_axis_yp_tdata_shl[96]}), s_axis_yp_tdata_shl[95]};
+assign s_axis_yp_tdata_cat_11 = {({({({s_axis_yp_tdata_cat_10, s_axis_yp_tdata_shl[94]}), s_axis_yp_tdata_shl[93]}), s_axis_yp_tdata_shl[92]}), s_axis_yp_tdata_shl[91]};
+assign s_axis_yp_tdata_cat_12 = {({({({s_axis_yp_tdata_cat_11, s_axis_yp_tdata_shl[90]}), s_axis_yp_tdata_shl[89]}), s_axis_yp_tdata_shl[88]}), s_axis_yp_tdata_shl[87]};
+assign s_axis_yp_tdata_cat_13 = {({({({s_axis_yp_tdata_cat_12, s_axis_yp_tdata_shl[86]}), s_axis_yp_tdata_shl[85]}), s_axis_yp_tdata_shl[84]}), s_axis_yp_tdata_shl[83]};
+assign s_axis_yp_tdata_cat_14 = {({({({s_axis_yp_tdata_cat_13, s_axis_yp_tdata_shl[82]}), s_axis_yp_tdata_shl[81]}), s_axis_yp_tdata_shl[80]}), s_axis_yp_tdata_shl[79]};
+assign s_axis_yp_tdata_cat_15 = {({({({s_axis_yp_tdata_cat_14, s_axis_yp_tdata_shl[78]}), s_axis_yp_tdata_shl[77]}), s_axis_yp_tdata_shl[76]}), s_axis_yp_tdata_shl[75]};
+assign s_axis_yp_tdata_cat_16 = {({({({s_axis_yp_tdata_cat_15, s_axis_yp_tdata_shl[74]}), s_axis_yp_tdata_shl[73]}), s_axis_yp_tdata_shl[72]}), s_axis_yp_tdata_shl[71]};
+assign s_axis_yp_tdata_cat_17 = {({({({s_axis_yp_tdata_cat_16, s_axis_yp_tdata_shl[70]}), s_axis_yp_tdata_shl[69]}), s_axis_yp_tdata_shl[68]}), s_axis_yp_tdata_shl[67]};
+assign s_axis_yp_tdata_cat_18 = {({({({s_axis_yp_tdata_cat_17, s_axis_yp_tdata_shl[66]}), s_axis_yp_tdata_shl[65]}), s_axis_yp_tdata_shl[63]}), s_axis_yp_tdata_shl[62]};
+assign s_axis_yp_tdata_cat_19 = {({({({s_axis_yp_tdata_cat_18, s_axis_yp_tdata_shl[61]}), s_axis_yp_tdata_shl[60]}), s_axis_yp_tdata_shl[59]}), s_axis_yp_tdata_shl[58]};
+assign s_axis_yp_tdata_cat_20 = {({({({s_axis_yp_tdata_cat_19, s_axis_yp_tdata_shl[57]}), s_axis_yp_tdata_shl[56]}), s_axis_yp_tdata_shl[55]}), s_axis_yp_tdata_shl[54]};
+assign s_axis_yp_tdata_cat_21 = {({({({s_axis_yp_tdata_cat_20, s_axis_yp_tdata_shl[53]}), s_axis_yp_tdata_shl[52]}), s_axis_yp_tdata_shl[51]}), s_axis_yp_tdata_shl[50]};
+assign s_axis_yp_tdata_cat_22 = {({({({s_axis_yp_tdata_cat_21, s_axis_yp_tdata_shl[49]}), s_axis_yp_tdata_shl[48]}), s_axis_yp_tdata_shl[47]}), s_axis_yp_tdata_shl[46]};
+assign s_axis_yp_tdata_cat_23 = {({({({s_axis_yp_tdata_cat_22, s_axis_yp_tdata_shl[45]}), s_axis_yp_tdata_shl[44]}), s_axis_yp_tdata_shl[43]}), s_axis_yp_tdata_shl[42]};
+assign s_axis_yp_tdata_cat_24 = {({({({s_axis_yp_tdata_cat_23, s_axis_yp_tdata_shl[41]}), s_axis_yp_tdata_shl[40]}), s_axis_yp_tdata_shl[39]}), s_axis_yp_tdata_shl[38]};
+assign s_axis_yp_tdata_cat_25 = {({({({s_axis_yp_tdata_cat_24, s_axis_yp_tdata_shl[37]}), s_axis_yp_tdata_shl[36]}), s_axis_yp_tdata_shl[35]}), s_axis_yp_tdata_shl[34]};
+assign s_axis_yp_tdata_cat_26 = {({({({s_axis_yp_tdata_cat_25, s_axis_yp_tdata_shl[33]}), s_axis_yp_tdata_shl[31]}), s_axis_yp_tdata_shl[30]}), s_axis_yp_tdata_shl[29]};
+assign s_axis_yp_tdata_cat_27 = {({({({s_axis_yp_tdata_cat_26, s_axis_yp_tdata_shl[28]}), s_axis_yp_tdata_shl[27]}), s_axis_yp_tdata_shl[26]}), s_axis_yp_tdata_shl[25]};
+assign s_axis_yp_tdata_cat_28 = {({({({s_axis_yp_tdata_cat_27, s_axis_yp_tdata_shl[24]}), s_axis_yp_tdata_shl[23]}), s_axis_yp_tdata_shl[22]}), s_axis_yp_tdata_shl[21]};
+assign s_axis_yp_tdata_cat_29 = {({({({s_axis_yp_tdata_cat_28, s_axis_yp_tdata_shl[20]}), s_axis_yp_tdata_shl[19]}), s_axis_yp_tdata_shl[18]}), s_axis_yp_tdata_shl[17]};
+assign s_axis_yp_tdata_cat_30 = {({({({s_axis_yp_tdata_cat_29, s_axis_yp_tdata_shl[15]}), s_axis_yp_tdata_shl[14]}), s_axis_yp_tdata_shl[13]}), s_axis_yp_tdata_shl[12]};
+assign s_axis_yp_tdata_cat_31 = {({({({s_axis_yp_tdata_cat_30, s_axis_yp_tdata_shl[11]}), s_axis_yp_tdata_shl[10]}), s_axis_yp_tdata_shl[9]}), s_axis_yp_tdata_shl[7]};
+assign s_axis_yp_tdata_sel = s_axis_yp_tdata_parity ? ({({({s_axis_yp_tdata_cat_31, s_axis_yp_tdata_shl[6]}), s_axis_yp_tdata_shl[5]}), s_axis_yp_tdata_shl[3]}) : 120'h0;
+assign s_axis_yp_tdata_bits119_0_2 = s_axis_yp_tdata[119:0];
+assign s_axis_yp_tdata_bits5_0 = s_axis_yp_tdata_bits119_0_2[5:0];
+assign s_axis_yp_tdata_bits11_6 = s_axis_yp_tdata_bits119_0_2[11:6];
+assign s_axis_yp_tdata_bits17_12 = s_axis_yp_tdata_bits119_0_2[17:12];
+assign s_axis_yp_tdata_bits21_18 = s_axis_yp_tdata_bits119_0_2[21:18];
+assign s_axis_yp_tdata_bits57_44 = s_axis_yp_tdata_bits119_0_2[57:44];
+assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata_bits5_0[4]) & ((~s_axis_yp_tdata_bits5_0[3]) & ((~s_axis_yp_tdata_bits5_0[2]) & (~s_axis_yp_tdata_bits5_0[1])));
+assign s_axis_yp_tdata_and_3 = (~s_axis_yp_tdata_bits11_6[4]) & ((~s_axis_yp_tdata_bits11_6[3]) & ((~s_axis_yp_tdata_bits11_6[2]) & (~s_axis_yp_tdata_bits11_6[1])));
+assign s_axis_yp_tdata_and_4 = (~s_axis_yp_tdata_bits17_12[4]) & ((~s_axis_yp_tdata_bits17_12[3]) & ((~s_axis_yp_tdata_bits17_12[2]) & (~s_axis_yp_tdata_bits17_12[1])));
+assign s_axis_yp_tdata_or = ((~((~s_axis_yp_tdata_bits5_0[5]) & s_axis_yp_tdata_and_2)) | (~((~s_axis_yp_tdata_bits11_6[5]) & s_axis_yp_tdata_and_3))) | (~((~s_axis_yp_tdata_bits17_12[5]) & s_axis_yp_tdata_and_4));
+assign s_axis_yp_tdata_and_5 = (~s_axis_yp_tdata_bits57_44[3]) & ((~s_axis_yp_tdata_bits57_44[2]) & ((~s_axis_yp_tdata_bits57_44[1]) & (~s_axis_yp_tdata_bits57_44[0])));
+assign s_axis_yp_tdata_and_6 = (~s_axis_yp_tdata_bits57_44[7]) & ((~s_axis_yp_tdata_bits57_44[6]) & ((~s_axis_yp_tdata_bits57_44[5]) & ((~s_axis_yp_tdata_bits57_44[4]) & s_axis_yp_tdata_and_5)));
+assign s_axis_yp_tdata_and_7 = (~s_axis_yp_tdata_bits57_44[11]) & ((~s_axis_yp_tdata_bits57_44[10]) | ((~s_axis_yp_tdata_bits57_44[9]) & ((~s_axis_yp_tdata_bits57_44[8]) & s_axis_yp_tdata_and_6)));
+assign s_axis_yp_tdata_or_2 = (s_axis_yp_tdata_or | (~((~s_axis_yp_tdata_bits21_18[3]) & ((~s_axis_yp_tdata_bits21_18[2]) & (~s_axis_yp_tdata_bits21_18[1]))))) | (~((~s_axis_yp_tdata_bits57_44[13]) & ((~s_axis_yp_tdata_bits57_44[12]) & s_axis_yp_tdata_and_7)));
+assign here_z_lt = here_z < s_axis_yp_tdata_bits17_12;
+assign here_z_half_not = ~(here_z_half < s_axis_yp_tdata_bits17_12);
+assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata_bits17_12 == here_z);
+assign here_z_top_sel = s_axis_yp_tdata_not ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_y_lt = here_y < s_axis_yp_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata_bits11_6);
+assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_yp_tdata_not_2 ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) | s_axis_yp_tuser) : here_z_top_sel;
+assign here_x_lt = here_x < s_axis_yp_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata_bits5_0);
+assign s_axis_yp_tdata_not_3 = ~(s_axis_yp_tdata_bits5_0 == here_x);
+assign route_out = s_axis_yp_tdata_not_3 ? 3'h2 : (s_axis_yp_tdata_not_2 ? 3'h3 : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata_bits21_18[2:0]));
+assign route_vc = s_axis_yp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = s_axis_yp_tdata_or_2 | s_axis_yp_tdata_and;
+assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
+assign s_axis_yp_tdata_sel_2 = yp_expect_head ? ({8'h0, (s_axis_yp_tdata_bits119_0 ^ s_axis_yp_tdata_sel)}) : s_axis_yp_tdata;
+assign yp_expect_head_cat = {({({({(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
+assign yp_expect_head_cat_2 = {({yp_expect_head_cat, s_axis_yp_tkeep}), s_axis_yp_tlast};
+assign s_axis_yp_tvalid_and_2 = s_axis_yp_tvalid & (~s_axis_yp_tuser);
+assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid_2 : yp_vc0_valid_2;
+assign yp_vc0_third_valid_sel = yp_vc0_pop ? yp_vc0_third_valid : yp_vc0_second_valid_2;
+assign yp_vc0_pop_and = (~yp_vc0_pop) & yp_vc0_third_valid;
+assign yp_vc0_pop_or = yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed);
+assign s_axis_yp_tvalid_and_3 = (s_axis_yp_tvalid_and_2 & (~yp_vc0_stored)) & (~yp_vc0_pop_or);
+assign yp_vc0_stored_and = yp_vc0_stored & (~yp_vc0_pop_or);
+assign yp_vc0_landed_or = yp_vc0_landed | s_axis_yp_tvalid_and_3;
+assign yp_vc0_landed_and = yp_vc0_landed & s_axis_yp_tvalid_and_3;
+assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat_2;
+assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel_2;
+assign s_axis_yp_tvalid_and_4 = s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3);
+assign yp_vc0_head0_last_2 = yp_vc0_head0[0];
+assign yp_vc0_head0_keep_2 = yp_vc0_head0[16:1];
+assign yp_vc0_head0_out_2 = yp_vc0_head0[19:17];
+assign yp_vc0_head0_ovc_2 = yp_vc0_head0[20];
+assign yp_vc0_head0_drop_2 = yp_vc0_head0[21];
+assign yp_vc0_head0_flits_2 = yp_vc0_head0[28:22];
+assign yp_vc0_head0_fix_2 = yp_vc0_head0[29];
+
+// ---- input yp vc 0: a corrected header routed again ----
+assign yp_vc0_head1_bits119_0 = yp_vc0_head1_2[119:0];
+assign yp_vc0_head1_bits5_0 = yp_vc0_head1_bits119_0[5:0];
+assign yp_vc0_head1_bits11_6 = yp_vc0_head1_bits119_0[11:6];
+assign yp_vc0_head1_bits17_12 = yp_vc0_head1_bits119_0[17:12];
+assign yp_vc0_head1_bits21_18 = yp_vc0_head1_bits119_0[21:18];
+assign yp_vc0_head1_bits57_44 = yp_vc0_head1_bits119_0[57:44];
+assign yp_vc0_head1_and = (~yp_vc0_head1_bits5_0[4]) & ((~yp_vc0_head1_bits5_0[3]) & ((~yp_vc0_head1_bits5_0[2]) & (~yp_vc0_head1_bits5_0[1])));
+assign yp_vc0_head1_and_2 = (~yp_vc0_head1_bits11_6[4]) & ((~yp_vc0_head1_bits11_6[3]) & ((~yp_vc0_head1_bits11_6[2]) & (~yp_vc0_head1_bits11_6[1])));
+assign yp_vc0_head1_and_3 = (~yp_vc0_head1_bits17_12[4]) & ((~yp_vc0_head1_bits17_12[3]) & ((~yp_vc0_head1_bits17_12[2]) & (~yp_vc0_head1_bits17_12[1])));
+assign yp_vc0_head1_or = ((~((~yp_vc0_head1_bits5_0[5]) & yp_vc0_head1_and)) | (~((~yp_vc0_head1_bits11_6[5]) & yp_vc0_head1_and_2))) | (~((~yp_vc0_head1_bits17_12[5]) & yp_vc0_head1_and_3));
+assign yp_vc0_head1_and_4 = (~yp_vc0_head1_bits57_44[3]) & ((~yp_vc0_head1_bits57_44[2]) & ((~yp_vc0_head1_bits57_44[1]) & (~yp_vc0_head1_bits57_44[0])));
+assign yp_vc0_head1_and_5 = (~yp_vc0_head1_bits57_44[7]) & ((~yp_vc0_head1_bits57_44[6]) & ((~yp_vc0_head1_bits57_44[5]) & ((~yp_vc0_head1_bits57_44[4]) & yp_vc0_head1_and_4)));
+assign yp_vc0_head1_and_6 = (~yp_vc0_head1_bits57_44[11]) & ((~yp_vc0_head1_bits57_44[10]) | ((~yp_vc0_head1_bits57_44[9]) & ((~yp_vc0_head1_bits57_44[8]) & yp_vc0_head1_and_5)));
+assign yp_vc0_head1_or_2 = (yp_vc0_head1_or | (~((~yp_vc0_head1_bits21_18[3]) & ((~yp_vc0_head1_bits21_18[2]) & (~yp_vc0_head1_bits21_18[1]))))) | (~((~yp_vc0_head1_bits57_44[13]) & ((~yp_vc0_head1_bits57_44[12]) & yp_vc0_head1_and_6)));
+assign here_z_lt_2 = here_z < yp_vc0_head1_bits17_12;
+assign here_z_half_not_2 = ~(here_z_half < yp_vc0_head1_bits17_12);
+assign yp_vc0_head1_not = ~(yp_vc0_head1_bits17_12 == here_z);
+assign here_z_top_sel_2 = yp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_y_lt_2 = here_y < yp_vc0_head1_bits11_6;
+assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1_bits11_6);
+assign yp_vc0_head1_not_2 = ~(yp_vc0_head1_bits11_6 == here_y);
+assign here_y_top_sel_2 = yp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
+assign here_x_lt_2 = here_x < yp_vc0_head1_bits5_0;
+assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1_bits5_0);
+assign yp_vc0_head1_not_3 = ~(yp_vc0_head1_bits5_0 == here_x);
+assign route_out_2 = yp_vc0_head1_not_3 ? 3'h2 : (yp_vc0_head1_not_2 ? 3'h3 : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1_bits21_18[2:0]));
+assign route_vc_2 = yp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign yp_vc0_reroute = (yp_vc0_valid_2 & yp_vc0_head0_fix_2) & (~yp_vc0_pop);
+assign route_vc_cat = {({({({({1'h0, yp_vc0_head1_plus[6:0]}), yp_vc0_head1_or_2}), route_vc_2}), route_out_2}), yp_vc0_head0_keep_2};
+assign yp_vc0_second0_last_2 = yp_vc0_second0[0];
+assign yp_vc0_second0_keep_2 = yp_vc0_second0[16:1];
+assign yp_vc0_second0_out_2 = yp_vc0_second0[19:17];
+assign yp_vc0_second0_ovc_2 = yp_vc0_second0[20];
+assign yp_vc0_second0_drop_2 = yp_vc0_second0[21];
+assign yp_vc0_second0_flits_2 = yp_vc0_second0[28:22];
+assign yp_vc0_second0_fix_2 = yp_vc0_second0[29];
+assign s_axis_yp_tvalid_and_5 = s_axis_yp_tvalid & s_axis_yp_tuser;
+assign yp_vc1_second_valid_sel = yp_vc1_pop ? yp_vc1_second_valid_2 : yp_vc1_valid_2;
+assign yp_vc1_third_valid_sel = yp_vc1_pop ? yp_vc1_third_valid : yp_vc1_second_valid_2;
+assign yp_vc1_pop_and = (~yp_vc1_pop) & yp_vc1_third_valid;
+assign yp_vc1_pop_or = yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed);
+assign s_axis_yp_tvalid_and_6 = (s_axis_yp_tvalid_and_5 & (~yp_vc1_stored)) & (~yp_vc1_pop_or);
+assign yp_vc1_stored_and = yp_vc1_stored & (~yp_vc1_pop_or);
+assign yp_vc1_landed_or = yp_vc1_landed | s_axis_yp_tvalid_and_6;
+assign yp_vc1_landed_and = yp_vc1_landed & s_axis_yp_tvalid_and_6;
+assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat_2;
+assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel_2;
+assign s_axis_yp_tvalid_and_7 = s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6);
+assign yp_vc1_head0_last_2 = yp_vc1_head0[0];
+assign yp_vc1_head0_keep_2 = yp_vc1_head0[16:1];
+assign yp_vc1_head0_out_2 = yp_vc1_head0[19:17];
+assign yp_vc1_head0_ovc_2 = yp_vc1_head0[20];
+assign yp_vc1_head0_drop_2 = yp_vc1_head0[21];
+assign yp_vc1_head0_flits_2 = yp_vc1_head0[28:22];
+assign yp_vc1_head0_fix_2 = yp_vc1_head0[29];
+
+// ---- input yp vc 1: a corrected header routed again ----
+assign yp_vc1_head1_bits119_0 = yp_vc1_head1_2[119:0];
+assign yp_vc1_head1_bits5_0 = yp_vc1_head1_bits119_0[5:0];
+assign yp_vc1_head1_bits11_6 = yp_vc1_head1_bits119_0[11:6];
+assign yp_vc1_head1_bits17_12 = yp_vc1_head1_bits119_0[17:12];
+assign yp_vc1_head1_bits21_18 = yp_vc1_head1_bits119_0[21:18];
+assign yp_vc1_head1_bits57_44 = yp_vc1_head1_bits119_0[57:44];
+assign yp_vc1_head1_and = (~yp_vc1_head1_bits5_0[4]) & ((~yp_vc1_head1_bits5_0[3]) & ((~yp_vc1_head1_bits5_0[2]) & (~yp_vc1_head1_bits5_0[1])));
+assign yp_vc1_head1_and_2 = (~yp_vc1_head1_bits11_6[4]) & ((~yp_vc1_head1_bits11_6[3]) & ((~yp_vc1_head1_bits11_6[2]) & (~yp_vc1_head1_bits11_6[1])));
+assign yp_vc1_head1_and_3 = (~yp_vc1_head1_bits17_12[4]) & ((~yp_vc1_head1_bits17_12[3]) & ((~yp_vc1_head1_bits17_12[2]) & (~yp_vc1_head1_bits17_12[1])));
+assign yp_vc1_head1_or = ((~((~yp_vc1_head1_bits5_0[5]) & yp_vc1_head1_and)) | (~((~yp_vc1_head1_bits11_6[5]) & yp_vc1_head1_and_2))) | (~((~yp_vc1_head1_bits17_12[5]) & yp_vc1_head1_and_3));
+assign yp_vc1_head1_and_4 = (~yp_vc1_head1_bits57_44[3]) & ((~yp_vc1_head1_bits57_44[2]) & ((~yp_vc1_head1_bits57_44[1]) & (~yp_vc1_head1_bits57_44[0])));
+assign yp_vc1_head1_and_5 = (~yp_vc1_head1_bits57_44[7]) & ((~yp_vc1_head1_bits57_44[6]) & ((~yp_vc1_head1_bits57_44[5]) & ((~yp_vc1_head1_bits57_44[4]) & yp_vc1_head1_and_4)));
+assign yp_vc1_head1_and_6 = (~yp_vc1_head1_bits57_44[11]) & ((~yp_vc1_head1_bits57_44[10]) | ((~yp_vc1_head1_bits57_44[9]) & ((~yp_vc1_head1_bits57_44[8]) & yp_vc1_head1_and_5)));
+assign yp_vc1_head1_or_2 = (yp_vc1_head1_or | (~((~yp_vc1_head1_bits21_18[3]) & ((~yp_vc1_head1_bits21_18[2]) & (~yp_vc1_head1_bits21_18[1]))))) | (~((~yp_vc1_head1_bits57_44[13]) & ((~yp_vc1_head1_bits57_44[12]) & yp_vc1_head1_and_6)));
+assign here_z_lt_3 = here_z < yp_vc1_head1_bits17_12;
+assign here_z_half_not_3 = ~(here_z_half < yp_vc1_head1_bits17_12);
+assign yp_vc1_head1_not = ~(yp_vc1_head1_bits17_12 == here_z);
+assign here_z_top_sel_3 = yp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
+assign yp_vc1_head1_not_2 = ~(yp_vc1_head1_bits11_6 == here_y);
+assign here_x_lt_3 = here_x < yp_vc1_head1_bits5_0;
+assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1_bits5_0);
+assign yp_vc1_head1_not_3 = ~(yp_vc1_head1_bits5_0 == here_x);
+assign route_out_3 = yp_vc1_head1_not_3 ? 3'h2 : (yp_vc1_head1_not_2 ? 3'h3 : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1_bits21_18[2:0]));
+assign route_vc_3 = yp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : (yp_vc1_head1_not_2 ? 1'h1 : here_z_top_sel_3);
+assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign yp_vc1_reroute = (yp_vc1_valid_2 & yp_vc1_head0_fix_2) & (~yp_vc1_pop);
+assign route_vc_cat_2 = {({({({({1'h0, yp_vc1_head1_plus[6:0]}), yp_vc1_head1_or_2}), route_vc_3}), route_out_3}), yp_vc1_head0_keep_2};
+assign yp_vc1_second0_last_2 = yp_vc1_second0[0];
+assign yp_vc1_second0_keep_2 = yp_vc1_second0[16:1];
+assign yp_vc1_second0_out_2 = yp_vc1_second0[19:17];
+assign yp_vc1_second0_ovc_2 = yp_vc1_second0[20];
+assign yp_vc1_second0_drop_2 = yp_vc1_second0[21];
+assign yp_vc1_second0_flits_2 = yp_vc1_second0[28:22];
+assign yp_vc1_second0_fix_2 = yp_vc1_second0[29];
+
+always @(posedge clk) begin
+    if (rst) yp_expect_head <= 1'h1; else yp_expect_head <= s_axis_yp_tvalid ? s_axis_yp_tlast : yp_expect_head;
+    if (rst) stat_yp_ecc_corrected_event <= 1'h0; else stat_yp_ecc_corrected_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_parity;
+    if (rst) stat_yp_ecc_corrected_2 <= 32'h0; else stat_yp_ecc_corrected_2 <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected_2 + 32'h1) : stat_yp_ecc_corrected_2;
+    if (rst) stat_yp_ecc_uncorrectable_event <= 1'h0; else stat_yp_ecc_uncorrectable_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_and;
+    if (rst) stat_yp_ecc_uncorrectable_2 <= 32'h0; else stat_yp_ecc_uncorrectable_2 <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable_2 + 32'h1) : stat_yp_ecc_uncorrectable_2;
+    if (rst) stat_yp_dropped_2 <= 32'h0; else stat_yp_dropped_2 <= ((stat_yp_dropped_2 + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
+    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= (s_axis_yp_tvalid_and & drop) & (~s_axis_yp_tdata_parity);
+    if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or_2;
+    if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or_2;
+    if (rst) yp_vc0_wr <= 9'h0; else yp_vc0_wr <= yp_vc0_wr + ({8'h0, s_axis_yp_tvalid_and_4});
+    if (rst) yp_vc0_rd <= 9'h0; else yp_vc0_rd <= yp_vc0_rd + ({8'h0, yp_vc0_stored_and});
+    if (rst) yp_vc0_stored <= 1'h0; else yp_vc0_stored <= s_axis_yp_tvalid_and_4 | (yp_vc0_stored & (~(yp_vc0_stored_and & ((yp_vc0_wr - yp_vc0_rd) == 9'h1))));
+    if (rst) yp_vc0_landed <= 1'h0; else yp_vc0_landed <= yp_vc0_stored_and;
+    if (rst) yp_vc0_valid_2 <= 1'h0; else yp_vc0_valid_2 <= yp_vc0_second_valid_sel | yp_vc0_landed_or;
+    if (rst) yp_vc0_second_valid_2 <= 1'h0; else yp_vc0_second_valid_2 <= (yp_vc0_third_valid_sel | (yp_vc0_second_valid_sel & yp_vc0_landed_or)) | yp_vc0_landed_and;
+    if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= (yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or)) | (yp_vc0_second_valid_sel & yp_vc0_landed_and);
+    if (yp_vc0_stored_and) yp_vc0_read0 <= yp_vc0_mem0[yp_vc0_rd[7:0]];
+    if ((yp_vc0_pop | (~yp_vc0_valid_2)) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? ({route_vc_cat, yp_vc0_head0_last_2}) : ((yp_vc0_pop & yp_vc0_second_valid_2) ? yp_vc0_second0 : yp_vc0_read0_sel);
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat_2 : yp_vc0_read0_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat_2;
+    if (yp_vc0_stored_and) yp_vc0_read1 <= yp_vc0_mem1[yp_vc0_rd[7:0]];
+    if (yp_vc0_pop | (~yp_vc0_valid_2)) yp_vc0_head1_2 <= (yp_vc0_pop & yp_vc0_second_valid_2) ? yp_vc0_second1_2 : yp_vc0_read1_sel;
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1_2 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc0_read1_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel_2;
+    if (rst) yp_vc1_wr <= 9'h0; else yp_vc1_wr <= yp_vc1_wr + ({8'h0, s_axis_yp_tvalid_and_7});
+    if (rst) yp_vc1_rd <= 9'h0; else yp_vc1_rd <= yp_vc1_rd + ({8'h0, yp_vc1_stored_and});
+    if (rst) yp_vc1_stored <= 1'h0; else yp_vc1_stored <= s_axis_yp_tvalid_and_7 | (yp_vc1_stored & (~(yp_vc1_stored_and & ((yp_vc1_wr - yp_vc1_rd) == 9'h1))));
+    if (rst) yp_vc1_landed <= 1'h0; else yp_vc1_landed <= yp_vc1_stored_and;
+    if (rst) yp_vc1_valid_2 <= 1'h0; else yp_vc1_valid_2 <= yp_vc1_second_valid_sel | yp_vc1_landed_or;
+    if (rst) yp_vc1_second_valid_2 <= 1'h0; else yp_vc1_second_valid_2 <= (yp_vc1_third_valid_sel | (yp_vc1_second_valid_sel & yp_vc1_landed_or)) | yp_vc1_landed_and;
+    if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= (yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or)) | (yp_vc1_second_valid_sel & yp_vc1_landed_and);
+    if (yp_vc1_stored_and) yp_vc1_read0 <= yp_vc1_mem0[yp_vc1_rd[7:0]];
+    if ((yp_vc1_pop | (~yp_vc1_valid_2)) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? ({route_vc_cat_2, yp_vc1_head0_last_2}) : ((yp_vc1_pop & yp_vc1_second_valid_2) ? yp_vc1_second0 : yp_vc1_read0_sel);
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat_2 : yp_vc1_read0_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat_2;
+    if (yp_vc1_stored_and) yp_vc1_read1 <= yp_vc1_mem1[yp_vc1_rd[7:0]];
+    if (yp_vc1_pop | (~yp_vc1_valid_2)) yp_vc1_head1_2 <= (yp_vc1_pop & yp_vc1_second_valid_2) ? yp_vc1_second1_2 : yp_vc1_read1_sel;
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1_2 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc1_read1_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel_2;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat_2;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel_2;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat_2;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel_2;
+end
+
+assign stat_yp_ecc_corrected = stat_yp_ecc_corrected_2;
+assign stat_yp_ecc_uncorrectable = stat_yp_ecc_uncorrectable_2;
+assign stat_yp_dropped = stat_yp_dropped_2;
+assign yp_vc0_valid = yp_vc0_valid_2;
+assign yp_vc0_second_valid = yp_vc0_second_valid_2;
+assign yp_vc0_head1 = yp_vc0_head1_2;
+assign yp_vc0_second1 = yp_vc0_second1_2;
+assign yp_vc0_head0_last = yp_vc0_head0_last_2;
+assign yp_vc0_head0_keep = yp_vc0_head0_keep_2;
+assign yp_vc0_head0_out = yp_vc0_head0_out_2;
+assign yp_vc0_head0_ovc = yp_vc0_head0_ovc_2;
+assign yp_vc0_head0_drop = yp_vc0_head0_drop_2;
+assign yp_vc0_head0_flits = yp_vc0_head0_flits_2;
+assign yp_vc0_head0_fix = yp_vc0_head0_fix_2;
+assign yp_vc0_second0_last = yp_vc0_second0_last_2;
+assign yp_vc0_second0_keep = yp_vc0_second0_keep_2;
+assign yp_vc0_second0_out = yp_vc0_second0_out_2;
+assign yp_vc0_second0_ovc = yp_vc0_second0_ovc_2;
+assign yp_vc0_second0_drop = yp_vc0_second0_drop_2;
+assign yp_vc0_second0_flits = yp_vc0_second0_flits_2;
+assign yp_vc0_second0_fix = yp_vc0_second0_fix_2;
+assign yp_vc1_valid = yp_vc1_valid_2;
+assign yp_vc1_second_valid = yp_vc1_second_valid_2;
+assign yp_vc1_head1 = yp_vc1_head1_2;
+assign yp_vc1_second1 = yp_vc1_second1_2;
+assign yp_vc1_head0_last = yp_vc1_head0_last_2;
+assign yp_vc1_head0_keep = yp_vc1_head0_keep_2;
+assign yp_vc1_head0_out = yp_vc1_head0_out_2;
+assign yp_vc1_head0_ovc = yp_vc1_head0_ovc_2;
+assign yp_vc1_head0_drop = yp_vc1_head0_drop_2;
+assign yp_vc1_head0_flits = yp_vc1_head0_flits_2;
+assign yp_vc1_head0_fix = yp_vc1_head0_fix_2;
+assign yp_vc1_second0_last = yp_vc1_second0_last_2;
+assign yp_vc1_second0_keep = yp_vc1_second0_keep_2;
+assign yp_vc1_second0_out = yp_vc1_second0_out_2;
+assign yp_vc1_second0_ovc = yp_vc1_second0_ovc_2;
+assign yp_vc1_second0_drop = yp_vc1_second0_drop_2;
+assign yp_vc1_second0_flits = yp_vc1_second0_flits_2;
+assign yp_vc1_second0_fix = yp_vc1_second0_fix_2;
+endmodule
+
+module router_2x2x2_input_zp(
+    clk,
+    rst,
+    s_axis_zp_tdata,
+    s_axis_zp_tuser,
+    s_axis_zp_tvalid,
+    s_axis_zp_tkeep,
+    s_axis_zp_tlast,
+    zp_vc0_pop,
+    zp_vc1_pop,
+    here_z,
+    here_z_half,
+    here_z_wraps,
+    here_z_top,
+    here_z_bottom,
+    here_y,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    stat_zp_ecc_corrected,
+    stat_zp_ecc_uncorrectable,
+    stat_zp_dropped,
+    zp_vc0_valid,
+    zp_vc0_second_valid,
+    zp_vc0_head1,
+    zp_vc0_second1,
+    zp_vc0_head0_last,
+    zp_vc0_head0_keep,
+    zp_vc0_head0_out,
+    zp_vc0_head0_ovc,
+    zp_vc0_head0_drop,
+    zp_vc0_head0_flits,
+    zp_vc0_head0_fix,
+    zp_vc0_second0_last,
+    zp_vc0_second0_keep,
+    zp_vc0_second0_out,
+    zp_vc0_second0_ovc,
+    zp_vc0_second0_drop,
+    zp_vc0_second0_flits,
+    zp_vc0_second0_fix,
+    zp_vc1_valid,
+    zp_vc1_second_valid,
+    zp_vc1_head1,
+    zp_vc1_second1,
+    zp_vc1_head0_last,
+    zp_vc1_head0_keep,
+    zp_vc1_head0_out,
+    zp_vc1_head0_ovc,
+    zp_vc1_head0_drop,
+    zp_vc1_head0_flits,
+    zp_vc1_head0_fix,
+    zp_vc1_second0_last,
+    zp_vc1_second0_keep,
+    zp_vc1_second0_out,
+    zp_vc1_second0_ovc,
+    zp_vc1_second0_drop,
+    zp_vc1_second0_flits,
+    zp_vc1_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_zp_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_zp_tuser;
+    input wire s_axis_zp_tvalid;
+    input wire [15:0] s_axis_zp_tkeep;
+    input wire s_axis_zp_tlast;
+    // inputs
+    input wire zp_vc0_pop;
+    input wire zp_vc1_pop;
+    input wire [5:0] here_z;
+    input wire [5:0] here_z_half;
+    input wire here_z_wraps;
+    input wire here_z_top;
+    input wire here_z_bottom;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire [31:0] stat_zp_ecc_corrected;
+    output wire [31:0] stat_zp_ecc_uncorrectable;
+    output wire [31:0] stat_zp_dropped;
+    output wire zp_vc0_valid;
+    output wire zp_vc0_second_valid;
+    output wire [127:0] zp_vc0_head1;
+    output wire [127:0] zp_vc0_second1;
+    output wire zp_vc0_head0_last;
+    output wire [15:0] zp_vc0_head0_keep;
+    output wire [2:0] zp_vc0_head0_out;
+    output wire zp_vc0_head0_ovc;
+    output wire zp_vc0_head0_drop;
+    output wire [6:0] zp_vc0_head0_flits;
+    output wire zp_vc0_head0_fix;
+    output wire zp_vc0_second0_last;
+    output wire [15:0] zp_vc0_second0_keep;
+    output wire [2:0] zp_vc0_second0_out;
+    output wire zp_vc0_second0_ovc;
+    output wire zp_vc0_second0_drop;
+    output wire [6:0] zp_vc0_second0_flits;
+    output wire zp_vc0_second0_fix;
+    output wire zp_vc1_valid;
+    output wire zp_vc1_second_valid;
+    output wire [127:0] zp_vc1_head1;
+    output wire [127:0] zp_vc1_second1;
+    output wire zp_vc1_head0_last;
+    output wire [15:0] zp_vc1_head0_keep;
+    output wire [2:0] zp_vc1_head0_out;
+    output wire zp_vc1_head0_ovc;
+    output wire zp_vc1_head0_drop;
+    output wire [6:0] zp_vc1_head0_flits;
+    output wire zp_vc1_head0_fix;
+    output wire zp_vc1_second0_last;
+    output wire [15:0] zp_vc1_second0_keep;
+    output wire [2:0] zp_vc1_second0_out;
+    output wire zp_vc1_second0_ovc;
+    output wire zp_vc1_second0_drop;
+    output wire [6:0] zp_vc1_second0_flits;
+    output wire zp_vc1_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
 // input zp: arrival into the VC buffers
 wire [119:0] s_axis_zp_tdata_bits119_0;
 wire [3:0] s_axis_zp_tdata_cat;
@@ -899,21 +3607,21 @@ wire s_axis_zp_tdata_and_5;
 wire s_axis_zp_tdata_and_6;
 wire s_axis_zp_tdata_and_7;
 wire s_axis_zp_tdata_or_2;
-wire here_z_lt_9;
-wire here_z_half_not_9;
+wire here_z_lt;
+wire here_z_half_not;
 wire s_axis_zp_tdata_not;
-wire here_z_top_sel_2;
-wire here_y_lt_8;
-wire here_y_half_not_8;
+wire here_z_top_sel;
+wire here_y_lt;
+wire here_y_half_not;
 wire s_axis_zp_tdata_not_2;
-wire here_y_top_sel_8;
-wire here_x_lt_8;
-wire here_x_half_not_8;
+wire here_y_top_sel;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_zp_tdata_not_3;
-wire [2:0] route_out_9;
-wire route_vc_9;
+wire [2:0] route_out;
+wire route_vc;
 wire [14:0] s_axis_zp_tdata_plus;
-wire drop_5;
+wire drop;
 reg zp_expect_head;
 wire s_axis_zp_tvalid_and;
 reg stat_zp_ecc_corrected_event;
@@ -932,8 +3640,8 @@ reg [8:0] zp_vc0_wr;
 reg [8:0] zp_vc0_rd;
 reg zp_vc0_stored;
 reg zp_vc0_landed;
-reg zp_vc0_valid;
-reg zp_vc0_second_valid;
+reg zp_vc0_valid_2;
+reg zp_vc0_second_valid_2;
 reg zp_vc0_third_valid;
 wire zp_vc0_second_valid_sel;
 wire zp_vc0_third_valid_sel;
@@ -950,14 +3658,17 @@ reg [29:0] zp_vc0_second0;
 reg [29:0] zp_vc0_third0;
 reg [127:0] zp_vc0_read1;
 wire [127:0] zp_vc0_read1_sel;
-reg [127:0] zp_vc0_head1;
-reg [127:0] zp_vc0_second1;
+reg [127:0] zp_vc0_head1_2;
+reg [127:0] zp_vc0_second1_2;
 reg [127:0] zp_vc0_third1;
 wire s_axis_zp_tvalid_and_4;
-wire zp_vc0_head0_b0;
-wire [15:0] zp_vc0_head0_bits16_1;
-wire [2:0] zp_vc0_head0_bits19_17;
-wire zp_vc0_head0_b29;
+wire zp_vc0_head0_last_2;
+wire [15:0] zp_vc0_head0_keep_2;
+wire [2:0] zp_vc0_head0_out_2;
+wire zp_vc0_head0_ovc_2;
+wire zp_vc0_head0_drop_2;
+wire [6:0] zp_vc0_head0_flits_2;
+wire zp_vc0_head0_fix_2;
 // input zp vc 0: a corrected header routed again
 wire [119:0] zp_vc0_head1_bits119_0;
 wire [5:0] zp_vc0_head1_bits5_0;
@@ -973,29 +3684,36 @@ wire zp_vc0_head1_and_4;
 wire zp_vc0_head1_and_5;
 wire zp_vc0_head1_and_6;
 wire zp_vc0_head1_or_2;
-wire here_z_lt_10;
-wire here_z_half_not_10;
+wire here_z_lt_2;
+wire here_z_half_not_2;
 wire zp_vc0_head1_not;
-wire here_y_lt_9;
-wire here_y_half_not_9;
+wire here_z_top_sel_2;
+wire here_y_lt_2;
+wire here_y_half_not_2;
 wire zp_vc0_head1_not_2;
-wire here_y_top_sel_9;
-wire here_x_lt_9;
-wire here_x_half_not_9;
+wire here_y_top_sel_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
 wire zp_vc0_head1_not_3;
-wire [2:0] route_out_10;
-wire route_vc_10;
+wire [2:0] route_out_2;
+wire route_vc_2;
 wire [14:0] zp_vc0_head1_plus;
 wire zp_vc0_reroute;
-wire [28:0] route_vc_cat_5;
-wire [2:0] zp_vc0_second0_bits19_17;
+wire [28:0] route_vc_cat;
+wire zp_vc0_second0_last_2;
+wire [15:0] zp_vc0_second0_keep_2;
+wire [2:0] zp_vc0_second0_out_2;
+wire zp_vc0_second0_ovc_2;
+wire zp_vc0_second0_drop_2;
+wire [6:0] zp_vc0_second0_flits_2;
+wire zp_vc0_second0_fix_2;
 wire s_axis_zp_tvalid_and_5;
 reg [8:0] zp_vc1_wr;
 reg [8:0] zp_vc1_rd;
 reg zp_vc1_stored;
 reg zp_vc1_landed;
-reg zp_vc1_valid;
-reg zp_vc1_second_valid;
+reg zp_vc1_valid_2;
+reg zp_vc1_second_valid_2;
 reg zp_vc1_third_valid;
 wire zp_vc1_second_valid_sel;
 wire zp_vc1_third_valid_sel;
@@ -1012,14 +3730,17 @@ reg [29:0] zp_vc1_second0;
 reg [29:0] zp_vc1_third0;
 reg [127:0] zp_vc1_read1;
 wire [127:0] zp_vc1_read1_sel;
-reg [127:0] zp_vc1_head1;
-reg [127:0] zp_vc1_second1;
+reg [127:0] zp_vc1_head1_2;
+reg [127:0] zp_vc1_second1_2;
 reg [127:0] zp_vc1_third1;
 wire s_axis_zp_tvalid_and_7;
-wire zp_vc1_head0_b0;
-wire [15:0] zp_vc1_head0_bits16_1;
-wire [2:0] zp_vc1_head0_bits19_17;
-wire zp_vc1_head0_b29;
+wire zp_vc1_head0_last_2;
+wire [15:0] zp_vc1_head0_keep_2;
+wire [2:0] zp_vc1_head0_out_2;
+wire zp_vc1_head0_ovc_2;
+wire zp_vc1_head0_drop_2;
+wire [6:0] zp_vc1_head0_flits_2;
+wire zp_vc1_head0_fix_2;
 // input zp vc 1: a corrected header routed again
 wire [119:0] zp_vc1_head1_bits119_0;
 wire [5:0] zp_vc1_head1_bits5_0;
@@ -1036,123 +3757,1980 @@ wire zp_vc1_head1_and_5;
 wire zp_vc1_head1_and_6;
 wire zp_vc1_head1_or_2;
 wire zp_vc1_head1_not;
-wire here_y_lt_10;
-wire here_y_half_not_10;
+wire here_y_lt_3;
+wire here_y_half_not_3;
 wire zp_vc1_head1_not_2;
-wire here_y_top_sel_10;
-wire here_x_lt_10;
-wire here_x_half_not_10;
+wire here_y_top_sel_3;
+wire here_x_lt_3;
+wire here_x_half_not_3;
 wire zp_vc1_head1_not_3;
-wire [2:0] route_out_11;
-wire route_vc_11;
+wire [2:0] route_out_3;
+wire route_vc_3;
 wire [14:0] zp_vc1_head1_plus;
 wire zp_vc1_reroute;
-wire [28:0] route_vc_cat_6;
-wire [2:0] zp_vc1_second0_bits19_17;
+wire [28:0] route_vc_cat_2;
+wire zp_vc1_second0_last_2;
+wire [15:0] zp_vc1_second0_keep_2;
+wire [2:0] zp_vc1_second0_out_2;
+wire zp_vc1_second0_ovc_2;
+wire zp_vc1_second0_drop_2;
+wire [6:0] zp_vc1_second0_flits_2;
+wire zp_vc1_second0_fix_2;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] zp_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] zp_vc0_mem1 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] zp_vc1_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] zp_vc1_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input zp: arrival into the VC buffers ----
+assign s_axis_zp_tdata_bits119_0 = s_axis_zp_tdata[119:0];
+assign s_axis_zp_tdata_cat = {({({(^(s_axis_zp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_zp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_zp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_zp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_zp_tdata_cat_2 = {({({s_axis_zp_tdata_cat, (^(s_axis_zp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_zp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_zp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_zp_tdata_xor = s_axis_zp_tdata[127:120] ^ ({(^({s_axis_zp_tdata_cat_2, s_axis_zp_tdata_bits119_0})), s_axis_zp_tdata_cat_2});
+assign s_axis_zp_tdata_bits6_0 = s_axis_zp_tdata_xor[6:0];
+assign s_axis_zp_tdata_parity = ^s_axis_zp_tdata;
+assign s_axis_zp_tdata_and = (~(s_axis_zp_tdata_bits6_0 == 7'h0)) & (~s_axis_zp_tdata_parity);
+assign s_axis_zp_tdata_shl = 128'h1 << s_axis_zp_tdata_bits6_0;
+assign s_axis_zp_tdata_cat_3 = {({({({s_axis_zp_tdata_shl[127], s_axis_zp_tdata_shl[126]}), s_axis_zp_tdata_shl[125]}), s_axis_zp_tdata_shl[124]}), s_axis_zp_tdata_shl[123]};
+assign s_axis_zp_tdata_cat_4 = {({({({s_axis_zp_tdata_cat_3, s_axis_zp_tdata_shl[122]}), s_axis_zp_tdata_shl[121]}), s_axis_zp_tdata_shl[120]}), s_axis_zp_tdata_shl[119]};
+assign s_axis_zp_tdata_cat_5 = {({({({s_axis_zp_tdata_cat_4, s_axis_zp_tdata_shl[118]}), s_axis_zp_tdata_shl[117]}), s_axis_zp_tdata_shl[116]}), s_axis_zp_tdata_shl[115]};
+assign s_axis_zp_tdata_cat_6 = {({({({s_axis_zp_tdata_cat_5, s_axis_zp_tdata_shl[114]}), s_axis_zp_tdata_shl[113]}), s_axis_zp_tdata_shl[112]}), s_axis_zp_tdata_shl[111]};
+assign s_axis_zp_tdata_cat_7 = {({({({s_axis_zp_tdata_cat_6, s_axis_zp_tdata_shl[110]}), s_axis_zp_tdata_shl[109]}), s_axis_zp_tdata_shl[108]}), s_axis_zp_tdata_shl[107]};
+assign s_axis_zp_tdata_cat_8 = {({({({s_axis_zp_tdata_cat_7, s_axis_zp_tdata_shl[106]}), s_axis_zp_tdata_shl[105]}), s_axis_zp_tdata_shl[104]}), s_axis_zp_tdata_shl[103]};
+assign s_axis_zp_tdata_cat_9 = {({({({s_axis_zp_tdata_cat_8, s_axis_zp_tdata_shl[102]}), s_axis_zp_tdata_shl[101]}), s_axis_zp_tdata_shl[100]}), s_axis_zp_tdata_shl[99]};
+assign s_axis_zp_tdata_cat_10 = {({({({s_axis_zp_tdata_cat_9, s_axis_zp_tdata_shl[98]}), s_axis_zp_tdata_shl[97]}), s_axis_zp_tdata_shl[96]}), s_axis_zp_tdata_shl[95]};
+assign s_axis_zp_tdata_cat_11 = {({({({s_axis_zp_tdata_cat_10, s_axis_zp_tdata_shl[94]}), s_axis_zp_tdata_shl[93]}), s_axis_zp_tdata_shl[92]}), s_axis_zp_tdata_shl[91]};
+assign s_axis_zp_tdata_cat_12 = {({({({s_axis_zp_tdata_cat_11, s_axis_zp_tdata_shl[90]}), s_axis_zp_tdata_shl[89]}), s_axis_zp_tdata_shl[88]}), s_axis_zp_tdata_shl[87]};
+assign s_axis_zp_tdata_cat_13 = {({({({s_axis_zp_tdata_cat_12, s_axis_zp_tdata_shl[86]}), s_axis_zp_tdata_shl[85]}), s_axis_zp_tdata_shl[84]}), s_axis_zp_tdata_shl[83]};
+assign s_axis_zp_tdata_cat_14 = {({({({s_axis_zp_tdata_cat_13, s_axis_zp_tdata_shl[82]}), s_axis_zp_tdata_shl[81]}), s_axis_zp_tdata_shl[80]}), s_axis_zp_tdata_shl[79]};
+assign s_axis_zp_tdata_cat_15 = {({({({s_axis_zp_tdata_cat_14, s_axis_zp_tdata_shl[78]}), s_axis_zp_tdata_shl[77]}), s_axis_zp_tdata_shl[76]}), s_axis_zp_tdata_shl[75]};
+assign s_axis_zp_tdata_cat_16 = {({({({s_axis_zp_tdata_cat_15, s_axis_zp_tdata_shl[74]}), s_axis_zp_tdata_shl[73]}), s_axis_zp_tdata_shl[72]}), s_axis_zp_tdata_shl[71]};
+assign s_axis_zp_tdata_cat_17 = {({({({s_axis_zp_tdata_cat_16, s_axis_zp_tdata_shl[70]}), s_axis_zp_tdata_shl[69]}), s_axis_zp_tdata_shl[68]}), s_axis_zp_tdata_shl[67]};
+assign s_axis_zp_tdata_cat_18 = {({({({s_axis_zp_tdata_cat_17, s_axis_zp_tdata_shl[66]}), s_axis_zp_tdata_shl[65]}), s_axis_zp_tdata_shl[63]}), s_axis_zp_tdata_shl[62]};
+assign s_axis_zp_tdata_cat_19 = {({({({s_axis_zp_tdata_cat_18, s_axis_zp_tdata_shl[61]}), s_axis_zp_tdata_shl[60]}), s_axis_zp_tdata_shl[59]}), s_axis_zp_tdata_shl[58]};
+assign s_axis_zp_tdata_cat_20 = {({({({s_axis_zp_tdata_cat_19, s_axis_zp_tdata_shl[57]}), s_axis_zp_tdata_shl[56]}), s_axis_zp_tdata_shl[55]}), s_axis_zp_tdata_shl[54]};
+assign s_axis_zp_tdata_cat_21 = {({({({s_axis_zp_tdata_cat_20, s_axis_zp_tdata_shl[53]}), s_axis_zp_tdata_shl[52]}), s_axis_zp_tdata_shl[51]}), s_axis_zp_tdata_shl[50]};
+assign s_axis_zp_tdata_cat_22 = {({({({s_axis_zp_tdata_cat_21, s_axis_zp_tdata_shl[49]}), s_axis_zp_tdata_shl[48]}), s_axis_zp_tdata_shl[47]}), s_axis_zp_tdata_shl[46]};
+assign s_axis_zp_tdata_cat_23 = {({({({s_axis_zp_tdata_cat_22, s_axis_zp_tdata_shl[45]}), s_axis_zp_tdata_shl[44]}), s_axis_zp_tdata_shl[43]}), s_axis_zp_tdata_shl[42]};
+assign s_axis_zp_tdata_cat_24 = {({({({s_axis_zp_tdata_cat_23, s_axis_zp_tdata_shl[41]}), s_axis_zp_tdata_shl[40]}), s_axis_zp_tdata_shl[39]}), s_axis_zp_tdata_shl[38]};
+assign s_axis_zp_tdata_cat_25 = {({({({s_axis_zp_tdata_cat_24, s_axis_zp_tdata_shl[37]}), s_axis_zp_tdata_shl[36]}), s_axis_zp_tdata_shl[35]}), s_axis_zp_tdata_shl[34]};
+assign s_axis_zp_tdata_cat_26 = {({({({s_axis_zp_tdata_cat_25, s_axis_zp_tdata_shl[33]}), s_axis_zp_tdata_shl[31]}), s_axis_zp_tdata_shl[30]}), s_axis_zp_tdata_shl[29]};
+assign s_axis_zp_tdata_cat_27 = {({({({s_axis_zp_tdata_cat_26, s_axis_zp_tdata_shl[28]}), s_axis_zp_tdata_shl[27]}), s_axis_zp_tdata_shl[26]}), s_axis_zp_tdata_shl[25]};
+assign s_axis_zp_tdata_cat_28 = {({({({s_axis_zp_tdata_cat_27, s_axis_zp_tdata_shl[24]}), s_axis_zp_tdata_shl[23]}), s_axis_zp_tdata_shl[22]}), s_axis_zp_tdata_shl[21]};
+assign s_axis_zp_tdata_cat_29 = {({({({s_axis_zp_tdata_cat_28, s_axis_zp_tdata_shl[20]}), s_axis_zp_tdata_shl[19]}), s_axis_zp_tdata_shl[18]}), s_axis_zp_tdata_shl[17]};
+assign s_axis_zp_tdata_cat_30 = {({({({s_axis_zp_tdata_cat_29, s_axis_zp_tdata_shl[15]}), s_axis_zp_tdata_shl[14]}), s_axis_zp_tdata_shl[13]}), s_axis_zp_tdata_shl[12]};
+assign s_axis_zp_tdata_cat_31 = {({({({s_axis_zp_tdata_cat_30, s_axis_zp_tdata_shl[11]}), s_axis_zp_tdata_shl[10]}), s_axis_zp_tdata_shl[9]}), s_axis_zp_tdata_shl[7]};
+assign s_axis_zp_tdata_sel = s_axis_zp_tdata_parity ? ({({({s_axis_zp_tdata_cat_31, s_axis_zp_tdata_shl[6]}), s_axis_zp_tdata_shl[5]}), s_axis_zp_tdata_shl[3]}) : 120'h0;
+assign s_axis_zp_tdata_bits119_0_2 = s_axis_zp_tdata[119:0];
+assign s_axis_zp_tdata_bits5_0 = s_axis_zp_tdata_bits119_0_2[5:0];
+assign s_axis_zp_tdata_bits11_6 = s_axis_zp_tdata_bits119_0_2[11:6];
+assign s_axis_zp_tdata_bits17_12 = s_axis_zp_tdata_bits119_0_2[17:12];
+assign s_axis_zp_tdata_bits21_18 = s_axis_zp_tdata_bits119_0_2[21:18];
+assign s_axis_zp_tdata_bits57_44 = s_axis_zp_tdata_bits119_0_2[57:44];
+assign s_axis_zp_tdata_and_2 = (~s_axis_zp_tdata_bits5_0[4]) & ((~s_axis_zp_tdata_bits5_0[3]) & ((~s_axis_zp_tdata_bits5_0[2]) & (~s_axis_zp_tdata_bits5_0[1])));
+assign s_axis_zp_tdata_and_3 = (~s_axis_zp_tdata_bits11_6[4]) & ((~s_axis_zp_tdata_bits11_6[3]) & ((~s_axis_zp_tdata_bits11_6[2]) & (~s_axis_zp_tdata_bits11_6[1])));
+assign s_axis_zp_tdata_and_4 = (~s_axis_zp_tdata_bits17_12[4]) & ((~s_axis_zp_tdata_bits17_12[3]) & ((~s_axis_zp_tdata_bits17_12[2]) & (~s_axis_zp_tdata_bits17_12[1])));
+assign s_axis_zp_tdata_or = ((~((~s_axis_zp_tdata_bits5_0[5]) & s_axis_zp_tdata_and_2)) | (~((~s_axis_zp_tdata_bits11_6[5]) & s_axis_zp_tdata_and_3))) | (~((~s_axis_zp_tdata_bits17_12[5]) & s_axis_zp_tdata_and_4));
+assign s_axis_zp_tdata_and_5 = (~s_axis_zp_tdata_bits57_44[3]) & ((~s_axis_zp_tdata_bits57_44[2]) & ((~s_axis_zp_tdata_bits57_44[1]) & (~s_axis_zp_tdata_bits57_44[0])));
+assign s_axis_zp_tdata_and_6 = (~s_axis_zp_tdata_bits57_44[7]) & ((~s_axis_zp_tdata_bits57_44[6]) & ((~s_axis_zp_tdata_bits57_44[5]) & ((~s_axis_zp_tdata_bits57_44[4]) & s_axis_zp_tdata_and_5)));
+assign s_axis_zp_tdata_and_7 = (~s_axis_zp_tdata_bits57_44[11]) & ((~s_axis_zp_tdata_bits57_44[10]) | ((~s_axis_zp_tdata_bits57_44[9]) & ((~s_axis_zp_tdata_bits57_44[8]) & s_axis_zp_tdata_and_6)));
+assign s_axis_zp_tdata_or_2 = (s_axis_zp_tdata_or | (~((~s_axis_zp_tdata_bits21_18[3]) & ((~s_axis_zp_tdata_bits21_18[2]) & (~s_axis_zp_tdata_bits21_18[1]))))) | (~((~s_axis_zp_tdata_bits57_44[13]) & ((~s_axis_zp_tdata_bits57_44[12]) & s_axis_zp_tdata_and_7)));
+assign here_z_lt = here_z < s_axis_zp_tdata_bits17_12;
+assign here_z_half_not = ~(here_z_half < s_axis_zp_tdata_bits17_12);
+assign s_axis_zp_tdata_not = ~(s_axis_zp_tdata_bits17_12 == here_z);
+assign here_z_top_sel = s_axis_zp_tdata_not ? (((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) | s_axis_zp_tuser) : 1'h0;
+assign here_y_lt = here_y < s_axis_zp_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_zp_tdata_bits11_6);
+assign s_axis_zp_tdata_not_2 = ~(s_axis_zp_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_zp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
+assign here_x_lt = here_x < s_axis_zp_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_zp_tdata_bits5_0);
+assign s_axis_zp_tdata_not_3 = ~(s_axis_zp_tdata_bits5_0 == here_x);
+assign route_out = s_axis_zp_tdata_not_3 ? 3'h2 : (s_axis_zp_tdata_not_2 ? 3'h3 : (s_axis_zp_tdata_not ? 3'h4 : s_axis_zp_tdata_bits21_18[2:0]));
+assign route_vc = s_axis_zp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign s_axis_zp_tdata_plus = ((({1'h0, s_axis_zp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = s_axis_zp_tdata_or_2 | s_axis_zp_tdata_and;
+assign s_axis_zp_tvalid_and = s_axis_zp_tvalid & zp_expect_head;
+assign s_axis_zp_tdata_sel_2 = zp_expect_head ? ({8'h0, (s_axis_zp_tdata_bits119_0 ^ s_axis_zp_tdata_sel)}) : s_axis_zp_tdata;
+assign zp_expect_head_cat = {({({({(zp_expect_head & s_axis_zp_tdata_parity), s_axis_zp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
+assign zp_expect_head_cat_2 = {({zp_expect_head_cat, s_axis_zp_tkeep}), s_axis_zp_tlast};
+assign s_axis_zp_tvalid_and_2 = s_axis_zp_tvalid & (~s_axis_zp_tuser);
+assign zp_vc0_second_valid_sel = zp_vc0_pop ? zp_vc0_second_valid_2 : zp_vc0_valid_2;
+assign zp_vc0_third_valid_sel = zp_vc0_pop ? zp_vc0_third_valid : zp_vc0_second_valid_2;
+assign zp_vc0_pop_and = (~zp_vc0_pop) & zp_vc0_third_valid;
+assign zp_vc0_pop_or = zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed);
+assign s_axis_zp_tvalid_and_3 = (s_axis_zp_tvalid_and_2 & (~zp_vc0_stored)) & (~zp_vc0_pop_or);
+assign zp_vc0_stored_and = zp_vc0_stored & (~zp_vc0_pop_or);
+assign zp_vc0_landed_or = zp_vc0_landed | s_axis_zp_tvalid_and_3;
+assign zp_vc0_landed_and = zp_vc0_landed & s_axis_zp_tvalid_and_3;
+assign zp_vc0_read0_sel = zp_vc0_landed ? zp_vc0_read0 : zp_expect_head_cat_2;
+assign zp_vc0_read1_sel = zp_vc0_landed ? zp_vc0_read1 : s_axis_zp_tdata_sel_2;
+assign s_axis_zp_tvalid_and_4 = s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3);
+assign zp_vc0_head0_last_2 = zp_vc0_head0[0];
+assign zp_vc0_head0_keep_2 = zp_vc0_head0[16:1];
+assign zp_vc0_head0_out_2 = zp_vc0_head0[19:17];
+assign zp_vc0_head0_ovc_2 = zp_vc0_head0[20];
+assign zp_vc0_head0_drop_2 = zp_vc0_head0[21];
+assign zp_vc0_head0_flits_2 = zp_vc0_head0[28:22];
+assign zp_vc0_head0_fix_2 = zp_vc0_head0[29];
+
+// ---- input zp vc 0: a corrected header routed again ----
+assign zp_vc0_head1_bits119_0 = zp_vc0_head1_2[119:0];
+assign zp_vc0_head1_bits5_0 = zp_vc0_head1_bits119_0[5:0];
+assign zp_vc0_head1_bits11_6 = zp_vc0_head1_bits119_0[11:6];
+assign zp_vc0_head1_bits17_12 = zp_vc0_head1_bits119_0[17:12];
+assign zp_vc0_head1_bits21_18 = zp_vc0_head1_bits119_0[21:18];
+assign zp_vc0_head1_bits57_44 = zp_vc0_head1_bits119_0[57:44];
+assign zp_vc0_head1_and = (~zp_vc0_head1_bits5_0[4]) & ((~zp_vc0_head1_bits5_0[3]) & ((~zp_vc0_head1_bits5_0[2]) & (~zp_vc0_head1_bits5_0[1])));
+assign zp_vc0_head1_and_2 = (~zp_vc0_head1_bits11_6[4]) & ((~zp_vc0_head1_bits11_6[3]) & ((~zp_vc0_head1_bits11_6[2]) & (~zp_vc0_head1_bits11_6[1])));
+assign zp_vc0_head1_and_3 = (~zp_vc0_head1_bits17_12[4]) & ((~zp_vc0_head1_bits17_12[3]) & ((~zp_vc0_head1_bits17_12[2]) & (~zp_vc0_head1_bits17_12[1])));
+assign zp_vc0_head1_or = ((~((~zp_vc0_head1_bits5_0[5]) & zp_vc0_head1_and)) | (~((~zp_vc0_head1_bits11_6[5]) & zp_vc0_head1_and_2))) | (~((~zp_vc0_head1_bits17_12[5]) & zp_vc0_head1_and_3));
+assign zp_vc0_head1_and_4 = (~zp_vc0_head1_bits57_44[3]) & ((~zp_vc0_head1_bits57_44[2]) & ((~zp_vc0_head1_bits57_44[1]) & (~zp_vc0_head1_bits57_44[0])));
+assign zp_vc0_head1_and_5 = (~zp_vc0_head1_bits57_44[7]) & ((~zp_vc0_head1_bits57_44[6]) & ((~zp_vc0_head1_bits57_44[5]) & ((~zp_vc0_head1_bits57_44[4]) & zp_vc0_head1_and_4)));
+assign zp_vc0_head1_and_6 = (~zp_vc0_head1_bits57_44[11]) & ((~zp_vc0_head1_bits57_44[10]) | ((~zp_vc0_head1_bits57_44[9]) & ((~zp_vc0_head1_bits57_44[8]) & zp_vc0_head1_and_5)));
+assign zp_vc0_head1_or_2 = (zp_vc0_head1_or | (~((~zp_vc0_head1_bits21_18[3]) & ((~zp_vc0_head1_bits21_18[2]) & (~zp_vc0_head1_bits21_18[1]))))) | (~((~zp_vc0_head1_bits57_44[13]) & ((~zp_vc0_head1_bits57_44[12]) & zp_vc0_head1_and_6)));
+assign here_z_lt_2 = here_z < zp_vc0_head1_bits17_12;
+assign here_z_half_not_2 = ~(here_z_half < zp_vc0_head1_bits17_12);
+assign zp_vc0_head1_not = ~(zp_vc0_head1_bits17_12 == here_z);
+assign here_z_top_sel_2 = zp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
+assign here_y_lt_2 = here_y < zp_vc0_head1_bits11_6;
+assign here_y_half_not_2 = ~(here_y_half < zp_vc0_head1_bits11_6);
+assign zp_vc0_head1_not_2 = ~(zp_vc0_head1_bits11_6 == here_y);
+assign here_y_top_sel_2 = zp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
+assign here_x_lt_2 = here_x < zp_vc0_head1_bits5_0;
+assign here_x_half_not_2 = ~(here_x_half < zp_vc0_head1_bits5_0);
+assign zp_vc0_head1_not_3 = ~(zp_vc0_head1_bits5_0 == here_x);
+assign route_out_2 = zp_vc0_head1_not_3 ? 3'h2 : (zp_vc0_head1_not_2 ? 3'h3 : (zp_vc0_head1_not ? 3'h4 : zp_vc0_head1_bits21_18[2:0]));
+assign route_vc_2 = zp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign zp_vc0_head1_plus = ((({1'h0, zp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign zp_vc0_reroute = (zp_vc0_valid_2 & zp_vc0_head0_fix_2) & (~zp_vc0_pop);
+assign route_vc_cat = {({({({({1'h0, zp_vc0_head1_plus[6:0]}), zp_vc0_head1_or_2}), route_vc_2}), route_out_2}), zp_vc0_head0_keep_2};
+assign zp_vc0_second0_last_2 = zp_vc0_second0[0];
+assign zp_vc0_second0_keep_2 = zp_vc0_second0[16:1];
+assign zp_vc0_second0_out_2 = zp_vc0_second0[19:17];
+assign zp_vc0_second0_ovc_2 = zp_vc0_second0[20];
+assign zp_vc0_second0_drop_2 = zp_vc0_second0[21];
+assign zp_vc0_second0_flits_2 = zp_vc0_second0[28:22];
+assign zp_vc0_second0_fix_2 = zp_vc0_second0[29];
+assign s_axis_zp_tvalid_and_5 = s_axis_zp_tvalid & s_axis_zp_tuser;
+assign zp_vc1_second_valid_sel = zp_vc1_pop ? zp_vc1_second_valid_2 : zp_vc1_valid_2;
+assign zp_vc1_third_valid_sel = zp_vc1_pop ? zp_vc1_third_valid : zp_vc1_second_valid_2;
+assign zp_vc1_pop_and = (~zp_vc1_pop) & zp_vc1_third_valid;
+assign zp_vc1_pop_or = zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed);
+assign s_axis_zp_tvalid_and_6 = (s_axis_zp_tvalid_and_5 & (~zp_vc1_stored)) & (~zp_vc1_pop_or);
+assign zp_vc1_stored_and = zp_vc1_stored & (~zp_vc1_pop_or);
+assign zp_vc1_landed_or = zp_vc1_landed | s_axis_zp_tvalid_and_6;
+assign zp_vc1_landed_and = zp_vc1_landed & s_axis_zp_tvalid_and_6;
+assign zp_vc1_read0_sel = zp_vc1_landed ? zp_vc1_read0 : zp_expect_head_cat_2;
+assign zp_vc1_read1_sel = zp_vc1_landed ? zp_vc1_read1 : s_axis_zp_tdata_sel_2;
+assign s_axis_zp_tvalid_and_7 = s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6);
+assign zp_vc1_head0_last_2 = zp_vc1_head0[0];
+assign zp_vc1_head0_keep_2 = zp_vc1_head0[16:1];
+assign zp_vc1_head0_out_2 = zp_vc1_head0[19:17];
+assign zp_vc1_head0_ovc_2 = zp_vc1_head0[20];
+assign zp_vc1_head0_drop_2 = zp_vc1_head0[21];
+assign zp_vc1_head0_flits_2 = zp_vc1_head0[28:22];
+assign zp_vc1_head0_fix_2 = zp_vc1_head0[29];
+
+// ---- input zp vc 1: a corrected header routed again ----
+assign zp_vc1_head1_bits119_0 = zp_vc1_head1_2[119:0];
+assign zp_vc1_head1_bits5_0 = zp_vc1_head1_bits119_0[5:0];
+assign zp_vc1_head1_bits11_6 = zp_vc1_head1_bits119_0[11:6];
+assign zp_vc1_head1_bits17_12 = zp_vc1_head1_bits119_0[17:12];
+assign zp_vc1_head1_bits21_18 = zp_vc1_head1_bits119_0[21:18];
+assign zp_vc1_head1_bits57_44 = zp_vc1_head1_bits119_0[57:44];
+assign zp_vc1_head1_and = (~zp_vc1_head1_bits5_0[4]) & ((~zp_vc1_head1_bits5_0[3]) & ((~zp_vc1_head1_bits5_0[2]) & (~zp_vc1_head1_bits5_0[1])));
+assign zp_vc1_head1_and_2 = (~zp_vc1_head1_bits11_6[4]) & ((~zp_vc1_head1_bits11_6[3]) & ((~zp_vc1_head1_bits11_6[2]) & (~zp_vc1_head1_bits11_6[1])));
+assign zp_vc1_head1_and_3 = (~zp_vc1_head1_bits17_12[4]) & ((~zp_vc1_head1_bits17_12[3]) & ((~zp_vc1_head1_bits17_12[2]) & (~zp_vc1_head1_bits17_12[1])));
+assign zp_vc1_head1_or = ((~((~zp_vc1_head1_bits5_0[5]) & zp_vc1_head1_and)) | (~((~zp_vc1_head1_bits11_6[5]) & zp_vc1_head1_and_2))) | (~((~zp_vc1_head1_bits17_12[5]) & zp_vc1_head1_and_3));
+assign zp_vc1_head1_and_4 = (~zp_vc1_head1_bits57_44[3]) & ((~zp_vc1_head1_bits57_44[2]) & ((~zp_vc1_head1_bits57_44[1]) & (~zp_vc1_head1_bits57_44[0])));
+assign zp_vc1_head1_and_5 = (~zp_vc1_head1_bits57_44[7]) & ((~zp_vc1_head1_bits57_44[6]) & ((~zp_vc1_head1_bits57_44[5]) & ((~zp_vc1_head1_bits57_44[4]) & zp_vc1_head1_and_4)));
+assign zp_vc1_head1_and_6 = (~zp_vc1_head1_bits57_44[11]) & ((~zp_vc1_head1_bits57_44[10]) | ((~zp_vc1_head1_bits57_44[9]) & ((~zp_vc1_head1_bits57_44[8]) & zp_vc1_head1_and_5)));
+assign zp_vc1_head1_or_2 = (zp_vc1_head1_or | (~((~zp_vc1_head1_bits21_18[3]) & ((~zp_vc1_head1_bits21_18[2]) & (~zp_vc1_head1_bits21_18[1]))))) | (~((~zp_vc1_head1_bits57_44[13]) & ((~zp_vc1_head1_bits57_44[12]) & zp_vc1_head1_and_6)));
+assign zp_vc1_head1_not = ~(zp_vc1_head1_bits17_12 == here_z);
+assign here_y_lt_3 = here_y < zp_vc1_head1_bits11_6;
+assign here_y_half_not_3 = ~(here_y_half < zp_vc1_head1_bits11_6);
+assign zp_vc1_head1_not_2 = ~(zp_vc1_head1_bits11_6 == here_y);
+assign here_y_top_sel_3 = zp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : (zp_vc1_head1_not ? 1'h1 : 1'h0);
+assign here_x_lt_3 = here_x < zp_vc1_head1_bits5_0;
+assign here_x_half_not_3 = ~(here_x_half < zp_vc1_head1_bits5_0);
+assign zp_vc1_head1_not_3 = ~(zp_vc1_head1_bits5_0 == here_x);
+assign route_out_3 = zp_vc1_head1_not_3 ? 3'h2 : (zp_vc1_head1_not_2 ? 3'h3 : (zp_vc1_head1_not ? 3'h4 : zp_vc1_head1_bits21_18[2:0]));
+assign route_vc_3 = zp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : here_y_top_sel_3;
+assign zp_vc1_head1_plus = ((({1'h0, zp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign zp_vc1_reroute = (zp_vc1_valid_2 & zp_vc1_head0_fix_2) & (~zp_vc1_pop);
+assign route_vc_cat_2 = {({({({({1'h0, zp_vc1_head1_plus[6:0]}), zp_vc1_head1_or_2}), route_vc_3}), route_out_3}), zp_vc1_head0_keep_2};
+assign zp_vc1_second0_last_2 = zp_vc1_second0[0];
+assign zp_vc1_second0_keep_2 = zp_vc1_second0[16:1];
+assign zp_vc1_second0_out_2 = zp_vc1_second0[19:17];
+assign zp_vc1_second0_ovc_2 = zp_vc1_second0[20];
+assign zp_vc1_second0_drop_2 = zp_vc1_second0[21];
+assign zp_vc1_second0_flits_2 = zp_vc1_second0[28:22];
+assign zp_vc1_second0_fix_2 = zp_vc1_second0[29];
+
+always @(posedge clk) begin
+    if (rst) zp_expect_head <= 1'h1; else zp_expect_head <= s_axis_zp_tvalid ? s_axis_zp_tlast : zp_expect_head;
+    if (rst) stat_zp_ecc_corrected_event <= 1'h0; else stat_zp_ecc_corrected_event <= s_axis_zp_tvalid_and & s_axis_zp_tdata_parity;
+    if (rst) stat_zp_ecc_corrected_2 <= 32'h0; else stat_zp_ecc_corrected_2 <= stat_zp_ecc_corrected_event ? (stat_zp_ecc_corrected_2 + 32'h1) : stat_zp_ecc_corrected_2;
+    if (rst) stat_zp_ecc_uncorrectable_event <= 1'h0; else stat_zp_ecc_uncorrectable_event <= s_axis_zp_tvalid_and & s_axis_zp_tdata_and;
+    if (rst) stat_zp_ecc_uncorrectable_2 <= 32'h0; else stat_zp_ecc_uncorrectable_2 <= stat_zp_ecc_uncorrectable_event ? (stat_zp_ecc_uncorrectable_2 + 32'h1) : stat_zp_ecc_uncorrectable_2;
+    if (rst) stat_zp_dropped_2 <= 32'h0; else stat_zp_dropped_2 <= ((stat_zp_dropped_2 + ({31'h0, stat_zp_dropped_arrival_event})) + ({31'h0, stat_zp_dropped_vc0_event})) + ({31'h0, stat_zp_dropped_vc1_event});
+    if (rst) stat_zp_dropped_arrival_event <= 1'h0; else stat_zp_dropped_arrival_event <= (s_axis_zp_tvalid_and & drop) & (~s_axis_zp_tdata_parity);
+    if (rst) stat_zp_dropped_vc0_event <= 1'h0; else stat_zp_dropped_vc0_event <= zp_vc0_reroute & zp_vc0_head1_or_2;
+    if (rst) stat_zp_dropped_vc1_event <= 1'h0; else stat_zp_dropped_vc1_event <= zp_vc1_reroute & zp_vc1_head1_or_2;
+    if (rst) zp_vc0_wr <= 9'h0; else zp_vc0_wr <= zp_vc0_wr + ({8'h0, s_axis_zp_tvalid_and_4});
+    if (rst) zp_vc0_rd <= 9'h0; else zp_vc0_rd <= zp_vc0_rd + ({8'h0, zp_vc0_stored_and});
+    if (rst) zp_vc0_stored <= 1'h0; else zp_vc0_stored <= s_axis_zp_tvalid_and_4 | (zp_vc0_stored & (~(zp_vc0_stored_and & ((zp_vc0_wr - zp_vc0_rd) == 9'h1))));
+    if (rst) zp_vc0_landed <= 1'h0; else zp_vc0_landed <= zp_vc0_stored_and;
+    if (rst) zp_vc0_valid_2 <= 1'h0; else zp_vc0_valid_2 <= zp_vc0_second_valid_sel | zp_vc0_landed_or;
+    if (rst) zp_vc0_second_valid_2 <= 1'h0; else zp_vc0_second_valid_2 <= (zp_vc0_third_valid_sel | (zp_vc0_second_valid_sel & zp_vc0_landed_or)) | zp_vc0_landed_and;
+    if (rst) zp_vc0_third_valid <= 1'h0; else zp_vc0_third_valid <= (zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed_or)) | (zp_vc0_second_valid_sel & zp_vc0_landed_and);
+    if (zp_vc0_stored_and) zp_vc0_read0 <= zp_vc0_mem0[zp_vc0_rd[7:0]];
+    if ((zp_vc0_pop | (~zp_vc0_valid_2)) | zp_vc0_reroute) zp_vc0_head0 <= zp_vc0_reroute ? ({route_vc_cat, zp_vc0_head0_last_2}) : ((zp_vc0_pop & zp_vc0_second_valid_2) ? zp_vc0_second0 : zp_vc0_read0_sel);
+    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second0 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third0 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? zp_expect_head_cat_2 : zp_vc0_read0_sel);
+    if (~zp_vc0_pop_and) zp_vc0_third0 <= zp_vc0_third_valid_sel ? zp_vc0_read0_sel : zp_expect_head_cat_2;
+    if (zp_vc0_stored_and) zp_vc0_read1 <= zp_vc0_mem1[zp_vc0_rd[7:0]];
+    if (zp_vc0_pop | (~zp_vc0_valid_2)) zp_vc0_head1_2 <= (zp_vc0_pop & zp_vc0_second_valid_2) ? zp_vc0_second1_2 : zp_vc0_read1_sel;
+    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second1_2 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third1 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? s_axis_zp_tdata_sel_2 : zp_vc0_read1_sel);
+    if (~zp_vc0_pop_and) zp_vc0_third1 <= zp_vc0_third_valid_sel ? zp_vc0_read1_sel : s_axis_zp_tdata_sel_2;
+    if (rst) zp_vc1_wr <= 9'h0; else zp_vc1_wr <= zp_vc1_wr + ({8'h0, s_axis_zp_tvalid_and_7});
+    if (rst) zp_vc1_rd <= 9'h0; else zp_vc1_rd <= zp_vc1_rd + ({8'h0, zp_vc1_stored_and});
+    if (rst) zp_vc1_stored <= 1'h0; else zp_vc1_stored <= s_axis_zp_tvalid_and_7 | (zp_vc1_stored & (~(zp_vc1_stored_and & ((zp_vc1_wr - zp_vc1_rd) == 9'h1))));
+    if (rst) zp_vc1_landed <= 1'h0; else zp_vc1_landed <= zp_vc1_stored_and;
+    if (rst) zp_vc1_valid_2 <= 1'h0; else zp_vc1_valid_2 <= zp_vc1_second_valid_sel | zp_vc1_landed_or;
+    if (rst) zp_vc1_second_valid_2 <= 1'h0; else zp_vc1_second_valid_2 <= (zp_vc1_third_valid_sel | (zp_vc1_second_valid_sel & zp_vc1_landed_or)) | zp_vc1_landed_and;
+    if (rst) zp_vc1_third_valid <= 1'h0; else zp_vc1_third_valid <= (zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed_or)) | (zp_vc1_second_valid_sel & zp_vc1_landed_and);
+    if (zp_vc1_stored_and) zp_vc1_read0 <= zp_vc1_mem0[zp_vc1_rd[7:0]];
+    if ((zp_vc1_pop | (~zp_vc1_valid_2)) | zp_vc1_reroute) zp_vc1_head0 <= zp_vc1_reroute ? ({route_vc_cat_2, zp_vc1_head0_last_2}) : ((zp_vc1_pop & zp_vc1_second_valid_2) ? zp_vc1_second0 : zp_vc1_read0_sel);
+    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second0 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third0 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? zp_expect_head_cat_2 : zp_vc1_read0_sel);
+    if (~zp_vc1_pop_and) zp_vc1_third0 <= zp_vc1_third_valid_sel ? zp_vc1_read0_sel : zp_expect_head_cat_2;
+    if (zp_vc1_stored_and) zp_vc1_read1 <= zp_vc1_mem1[zp_vc1_rd[7:0]];
+    if (zp_vc1_pop | (~zp_vc1_valid_2)) zp_vc1_head1_2 <= (zp_vc1_pop & zp_vc1_second_valid_2) ? zp_vc1_second1_2 : zp_vc1_read1_sel;
+    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second1_2 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third1 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? s_axis_zp_tdata_sel_2 : zp_vc1_read1_sel);
+    if (~zp_vc1_pop_and) zp_vc1_third1 <= zp_vc1_third_valid_sel ? zp_vc1_read1_sel : s_axis_zp_tdata_sel_2;
+    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem0[zp_vc0_wr[7:0]] <= zp_expect_head_cat_2;
+    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem1[zp_vc0_wr[7:0]] <= s_axis_zp_tdata_sel_2;
+    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem0[zp_vc1_wr[7:0]] <= zp_expect_head_cat_2;
+    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem1[zp_vc1_wr[7:0]] <= s_axis_zp_tdata_sel_2;
+end
+
+assign stat_zp_ecc_corrected = stat_zp_ecc_corrected_2;
+assign stat_zp_ecc_uncorrectable = stat_zp_ecc_uncorrectable_2;
+assign stat_zp_dropped = stat_zp_dropped_2;
+assign zp_vc0_valid = zp_vc0_valid_2;
+assign zp_vc0_second_valid = zp_vc0_second_valid_2;
+assign zp_vc0_head1 = zp_vc0_head1_2;
+assign zp_vc0_second1 = zp_vc0_second1_2;
+assign zp_vc0_head0_last = zp_vc0_head0_last_2;
+assign zp_vc0_head0_keep = zp_vc0_head0_keep_2;
+assign zp_vc0_head0_out = zp_vc0_head0_out_2;
+assign zp_vc0_head0_ovc = zp_vc0_head0_ovc_2;
+assign zp_vc0_head0_drop = zp_vc0_head0_drop_2;
+assign zp_vc0_head0_flits = zp_vc0_head0_flits_2;
+assign zp_vc0_head0_fix = zp_vc0_head0_fix_2;
+assign zp_vc0_second0_last = zp_vc0_second0_last_2;
+assign zp_vc0_second0_keep = zp_vc0_second0_keep_2;
+assign zp_vc0_second0_out = zp_vc0_second0_out_2;
+assign zp_vc0_second0_ovc = zp_vc0_second0_ovc_2;
+assign zp_vc0_second0_drop = zp_vc0_second0_drop_2;
+assign zp_vc0_second0_flits = zp_vc0_second0_flits_2;
+assign zp_vc0_second0_fix = zp_vc0_second0_fix_2;
+assign zp_vc1_valid = zp_vc1_valid_2;
+assign zp_vc1_second_valid = zp_vc1_second_valid_2;
+assign zp_vc1_head1 = zp_vc1_head1_2;
+assign zp_vc1_second1 = zp_vc1_second1_2;
+assign zp_vc1_head0_last = zp_vc1_head0_last_2;
+assign zp_vc1_head0_keep = zp_vc1_head0_keep_2;
+assign zp_vc1_head0_out = zp_vc1_head0_out_2;
+assign zp_vc1_head0_ovc = zp_vc1_head0_ovc_2;
+assign zp_vc1_head0_drop = zp_vc1_head0_drop_2;
+assign zp_vc1_head0_flits = zp_vc1_head0_flits_2;
+assign zp_vc1_head0_fix = zp_vc1_head0_fix_2;
+assign zp_vc1_second0_last = zp_vc1_second0_last_2;
+assign zp_vc1_second0_keep = zp_vc1_second0_keep_2;
+assign zp_vc1_second0_out = zp_vc1_second0_out_2;
+assign zp_vc1_second0_ovc = zp_vc1_second0_ovc_2;
+assign zp_vc1_second0_drop = zp_vc1_second0_drop_2;
+assign zp_vc1_second0_flits = zp_vc1_second0_flits_2;
+assign zp_vc1_second0_fix = zp_vc1_second0_fix_2;
+endmodule
+
+module router_2x2x2_output_p0(
+    clk,
+    rst,
+    m_axis_p0_tready,
+    zp_busy_cat,
+    p0_owned_or,
+    p0_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    zp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    zp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    zp_vc1_head0_last_sel,
+    p0_out_valid,
+    p0_slot,
+    p0_owned,
+    p0_out_data0,
+    p0_out_keep,
+    p0_out_last,
+    stat_p0_packets,
+    stat_p0_flits,
+    stat_p0_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_p0_tready;
+    // inputs
+    input wire [4:0] zp_busy_cat;
+    input wire p0_owned_or;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire p0_arbiter_grant_not;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire p0_vc0_head0_ovc_or;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [6:0] p0_vc0_head0_flits_or;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [127:0] zp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire [15:0] zp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    input wire zp_vc1_head0_last_sel;
+    // outputs: status and counters
+    output wire p0_out_valid;
+    output wire p0_slot;
+    output wire p0_owned;
+    output wire [127:0] p0_out_data0;
+    output wire [15:0] p0_out_keep;
+    output wire p0_out_last;
+    output wire [31:0] stat_p0_packets;
+    output wire [31:0] stat_p0_flits;
+    output wire [31:0] stat_p0_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg p0_out_valid;
+reg p0_out_valid_2;
 reg p0_skid_valid;
 reg p0_skid2_valid;
 reg [4:0] p0_sel;
-reg p0_slot;
-reg p0_owned;
+reg p0_slot_2;
+reg p0_owned_2;
 reg p0_asked;
-reg p1_out_valid;
+// output p0
+wire p0_sel_b0;
+wire p0_sel_b1;
+wire p0_sel_b2;
+wire p0_sel_b3;
+wire p0_sel_b4;
+wire p0_sel_is0;
+wire p0_push;
+wire p0_out_valid_or;
+wire p0_out_valid_and;
+wire p0_skid_valid_sel;
+wire p0_skid2_valid_sel;
+wire p0_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] p0_skid2_data0;
+reg [127:0] p0_skid_data0;
+reg [127:0] p0_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] p0_skid2_keep;
+reg [15:0] p0_skid_keep;
+reg [15:0] p0_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg p0_skid2_last;
+reg p0_skid_last;
+reg p0_out_last_2;
+reg [31:0] stat_p0_packets_2;
+reg [31:0] stat_p0_flits_2;
+reg [31:0] stat_p0_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output p0 ----
+assign p0_sel_b0 = p0_sel[0];
+assign p0_sel_b1 = p0_sel[1];
+assign p0_sel_b2 = p0_sel[2];
+assign p0_sel_b3 = p0_sel[3];
+assign p0_sel_b4 = p0_sel[4];
+assign p0_sel_is0 = p0_sel == 5'h0;
+assign p0_push = ~p0_sel_is0;
+assign p0_out_valid_or = (~p0_out_valid_2) | m_axis_p0_tready;
+assign p0_out_valid_and = p0_out_valid_2 & m_axis_p0_tready;
+assign p0_skid_valid_sel = p0_out_valid_and ? p0_skid_valid : p0_out_valid_2;
+assign p0_skid2_valid_sel = p0_out_valid_and ? p0_skid2_valid : p0_skid_valid;
+assign p0_skid2_valid_or = p0_skid2_valid_sel | (p0_skid_valid_sel & p0_push);
+assign p0_vc0_send_header_sel_or = (((p0_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p0_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p0_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (p0_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (p0_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((p0_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (p0_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (p0_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (p0_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (p0_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((p0_sel_b0 ? p0_vc0_head0_last : 1'h0) | (p0_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (p0_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (p0_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (p0_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+
+always @(posedge clk) begin
+    if (rst) p0_out_valid_2 <= 1'h0; else p0_out_valid_2 <= p0_skid_valid_sel | p0_push;
+    if (rst) p0_skid_valid <= 1'h0; else p0_skid_valid <= p0_skid2_valid_or;
+    if (rst) p0_skid2_valid <= 1'h0; else p0_skid2_valid <= ((~p0_out_valid_and) & p0_skid2_valid) | (p0_skid2_valid_sel & p0_push);
+    if (rst) p0_sel <= 5'h0; else p0_sel <= zp_busy_cat;
+    if (rst) p0_slot_2 <= 1'h1; else p0_slot_2 <= ~p0_skid2_valid_or;
+    if (rst) p0_owned_2 <= 1'h0; else p0_owned_2 <= p0_owned_or;
+    if (rst) p0_asked <= 1'h0; else p0_asked <= p1_vc0_head0_drop_not;
+    if (rst) p0_skid2_data0 <= 128'h0; else p0_skid2_data0 <= p0_push ? p0_vc0_send_header_sel_or_2 : p0_skid2_data0;
+    if (rst) p0_skid_data0 <= 128'h0; else p0_skid_data0 <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_data0 : p0_vc0_send_header_sel_or_2) : p0_skid_data0;
+    if (rst) p0_out_data0_2 <= 128'h0; else p0_out_data0_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_data0 : p0_vc0_send_header_sel_or_2) : p0_out_data0_2;
+    if (rst) p0_skid2_keep <= 16'h0; else p0_skid2_keep <= p0_push ? p0_vc0_head0_keep_or_2 : p0_skid2_keep;
+    if (rst) p0_skid_keep <= 16'h0; else p0_skid_keep <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_keep : p0_vc0_head0_keep_or_2) : p0_skid_keep;
+    if (rst) p0_out_keep_2 <= 16'h0; else p0_out_keep_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_keep : p0_vc0_head0_keep_or_2) : p0_out_keep_2;
+    if (rst) p0_skid2_last <= 1'h0; else p0_skid2_last <= p0_push ? p0_vc0_head0_last_or_2 : p0_skid2_last;
+    if (rst) p0_skid_last <= 1'h0; else p0_skid_last <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_last : p0_vc0_head0_last_or_2) : p0_skid_last;
+    if (rst) p0_out_last_2 <= 1'h0; else p0_out_last_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_last : p0_vc0_head0_last_or_2) : p0_out_last_2;
+    if (rst) stat_p0_packets_2 <= 32'h0; else stat_p0_packets_2 <= (p0_push & p0_vc0_head0_last_or_2) ? (stat_p0_packets_2 + 32'h1) : stat_p0_packets_2;
+    if (rst) stat_p0_flits_2 <= 32'h0; else stat_p0_flits_2 <= p0_push ? (stat_p0_flits_2 + 32'h1) : stat_p0_flits_2;
+    if (rst) stat_p0_stalls_2 <= 32'h0; else stat_p0_stalls_2 <= ((p0_owned_2 | p0_asked) & p0_sel_is0) ? (stat_p0_stalls_2 + 32'h1) : stat_p0_stalls_2;
+end
+
+assign p0_out_valid = p0_out_valid_2;
+assign p0_slot = p0_slot_2;
+assign p0_owned = p0_owned_2;
+assign p0_out_data0 = p0_out_data0_2;
+assign p0_out_keep = p0_out_keep_2;
+assign p0_out_last = p0_out_last_2;
+assign stat_p0_packets = stat_p0_packets_2;
+assign stat_p0_flits = stat_p0_flits_2;
+assign stat_p0_stalls = stat_p0_stalls_2;
+endmodule
+
+module router_2x2x2_output_p1(
+    clk,
+    rst,
+    m_axis_p1_tready,
+    zp_busy_cat,
+    p1_owned_or,
+    p1_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    zp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    zp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    zp_vc1_head0_last_sel,
+    p1_out_valid,
+    p1_slot,
+    p1_owned,
+    p1_out_data0,
+    p1_out_keep,
+    p1_out_last,
+    stat_p1_packets,
+    stat_p1_flits,
+    stat_p1_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_p1_tready;
+    // inputs
+    input wire [4:0] zp_busy_cat;
+    input wire p1_owned_or;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire p1_arbiter_grant_not;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire p0_vc0_head0_ovc_or;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [6:0] p0_vc0_head0_flits_or;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [127:0] zp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire [15:0] zp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    input wire zp_vc1_head0_last_sel;
+    // outputs: status and counters
+    output wire p1_out_valid;
+    output wire p1_slot;
+    output wire p1_owned;
+    output wire [127:0] p1_out_data0;
+    output wire [15:0] p1_out_keep;
+    output wire p1_out_last;
+    output wire [31:0] stat_p1_packets;
+    output wire [31:0] stat_p1_flits;
+    output wire [31:0] stat_p1_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
+// outputs: state the allocator reads
+reg p1_out_valid_2;
 reg p1_skid_valid;
 reg p1_skid2_valid;
 reg [4:0] p1_sel;
-reg p1_slot;
-reg p1_owned;
+reg p1_slot_2;
+reg p1_owned_2;
 reg p1_asked;
-reg xp_out_valid;
+// output p1
+wire p1_sel_b0;
+wire p1_sel_b1;
+wire p1_sel_b2;
+wire p1_sel_b3;
+wire p1_sel_b4;
+wire p1_sel_is0;
+wire p1_push;
+wire p1_out_valid_or;
+wire p1_out_valid_and;
+wire p1_skid_valid_sel;
+wire p1_skid2_valid_sel;
+wire p1_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] p1_skid2_data0;
+reg [127:0] p1_skid_data0;
+reg [127:0] p1_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] p1_skid2_keep;
+reg [15:0] p1_skid_keep;
+reg [15:0] p1_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg p1_skid2_last;
+reg p1_skid_last;
+reg p1_out_last_2;
+reg [31:0] stat_p1_packets_2;
+reg [31:0] stat_p1_flits_2;
+reg [31:0] stat_p1_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output p1 ----
+assign p1_sel_b0 = p1_sel[0];
+assign p1_sel_b1 = p1_sel[1];
+assign p1_sel_b2 = p1_sel[2];
+assign p1_sel_b3 = p1_sel[3];
+assign p1_sel_b4 = p1_sel[4];
+assign p1_sel_is0 = p1_sel == 5'h0;
+assign p1_push = ~p1_sel_is0;
+assign p1_out_valid_or = (~p1_out_valid_2) | m_axis_p1_tready;
+assign p1_out_valid_and = p1_out_valid_2 & m_axis_p1_tready;
+assign p1_skid_valid_sel = p1_out_valid_and ? p1_skid_valid : p1_out_valid_2;
+assign p1_skid2_valid_sel = p1_out_valid_and ? p1_skid2_valid : p1_skid_valid;
+assign p1_skid2_valid_or = p1_skid2_valid_sel | (p1_skid_valid_sel & p1_push);
+assign p0_vc0_send_header_sel_or = (((p1_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p1_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p1_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (p1_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (p1_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((p1_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (p1_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (p1_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (p1_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (p1_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((p1_sel_b0 ? p0_vc0_head0_last : 1'h0) | (p1_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (p1_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (p1_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (p1_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+
+always @(posedge clk) begin
+    if (rst) p1_out_valid_2 <= 1'h0; else p1_out_valid_2 <= p1_skid_valid_sel | p1_push;
+    if (rst) p1_skid_valid <= 1'h0; else p1_skid_valid <= p1_skid2_valid_or;
+    if (rst) p1_skid2_valid <= 1'h0; else p1_skid2_valid <= ((~p1_out_valid_and) & p1_skid2_valid) | (p1_skid2_valid_sel & p1_push);
+    if (rst) p1_sel <= 5'h0; else p1_sel <= zp_busy_cat;
+    if (rst) p1_slot_2 <= 1'h1; else p1_slot_2 <= ~p1_skid2_valid_or;
+    if (rst) p1_owned_2 <= 1'h0; else p1_owned_2 <= p1_owned_or;
+    if (rst) p1_asked <= 1'h0; else p1_asked <= p1_vc0_head0_drop_not;
+    if (rst) p1_skid2_data0 <= 128'h0; else p1_skid2_data0 <= p1_push ? p0_vc0_send_header_sel_or_2 : p1_skid2_data0;
+    if (rst) p1_skid_data0 <= 128'h0; else p1_skid_data0 <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_data0 : p0_vc0_send_header_sel_or_2) : p1_skid_data0;
+    if (rst) p1_out_data0_2 <= 128'h0; else p1_out_data0_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_data0 : p0_vc0_send_header_sel_or_2) : p1_out_data0_2;
+    if (rst) p1_skid2_keep <= 16'h0; else p1_skid2_keep <= p1_push ? p0_vc0_head0_keep_or_2 : p1_skid2_keep;
+    if (rst) p1_skid_keep <= 16'h0; else p1_skid_keep <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_keep : p0_vc0_head0_keep_or_2) : p1_skid_keep;
+    if (rst) p1_out_keep_2 <= 16'h0; else p1_out_keep_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_keep : p0_vc0_head0_keep_or_2) : p1_out_keep_2;
+    if (rst) p1_skid2_last <= 1'h0; else p1_skid2_last <= p1_push ? p0_vc0_head0_last_or_2 : p1_skid2_last;
+    if (rst) p1_skid_last <= 1'h0; else p1_skid_last <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_last : p0_vc0_head0_last_or_2) : p1_skid_last;
+    if (rst) p1_out_last_2 <= 1'h0; else p1_out_last_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_last : p0_vc0_head0_last_or_2) : p1_out_last_2;
+    if (rst) stat_p1_packets_2 <= 32'h0; else stat_p1_packets_2 <= (p1_push & p0_vc0_head0_last_or_2) ? (stat_p1_packets_2 + 32'h1) : stat_p1_packets_2;
+    if (rst) stat_p1_flits_2 <= 32'h0; else stat_p1_flits_2 <= p1_push ? (stat_p1_flits_2 + 32'h1) : stat_p1_flits_2;
+    if (rst) stat_p1_stalls_2 <= 32'h0; else stat_p1_stalls_2 <= ((p1_owned_2 | p1_asked) & p1_sel_is0) ? (stat_p1_stalls_2 + 32'h1) : stat_p1_stalls_2;
+end
+
+assign p1_out_valid = p1_out_valid_2;
+assign p1_slot = p1_slot_2;
+assign p1_owned = p1_owned_2;
+assign p1_out_data0 = p1_out_data0_2;
+assign p1_out_keep = p1_out_keep_2;
+assign p1_out_last = p1_out_last_2;
+assign stat_p1_packets = stat_p1_packets_2;
+assign stat_p1_flits = stat_p1_flits_2;
+assign stat_p1_stalls = stat_p1_stalls_2;
+endmodule
+
+module router_2x2x2_output_xp(
+    clk,
+    rst,
+    m_axis_xp_tready,
+    m_axis_xp_credit,
+    zp_busy_cat,
+    xp_owned_or,
+    xp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    zp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    zp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    zp_vc1_head0_last_sel,
+    p0_send_ovc,
+    p1_send_ovc,
+    xp_send_ovc,
+    yp_send_ovc,
+    zp_send_ovc,
+    xp_out_valid,
+    xp_slot,
+    xp_room0,
+    xp_room1,
+    xp_room2_0,
+    xp_room2_1,
+    xp_owned,
+    xp_head_in,
+    xp_out_data0,
+    xp_out_keep,
+    xp_out_last,
+    xp_out_vc,
+    stat_xp_vc1_packets,
+    stat_xp_packets,
+    stat_xp_flits,
+    stat_xp_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_xp_tready;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [1:0] m_axis_xp_credit;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire [4:0] zp_busy_cat;
+    input wire xp_owned_or;
+    input wire xp_arbiter_grant_not;
+    input wire p0_vc0_head0_ovc_or;
+    input wire [6:0] p0_vc0_head0_flits_or;
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [127:0] zp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire [15:0] zp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    input wire zp_vc1_head0_last_sel;
+    input wire p0_send_ovc;
+    input wire p1_send_ovc;
+    input wire xp_send_ovc;
+    input wire yp_send_ovc;
+    input wire zp_send_ovc;
+    // outputs: status and counters
+    output wire xp_out_valid;
+    output wire xp_slot;
+    output wire xp_room0;
+    output wire xp_room1;
+    output wire xp_room2_0;
+    output wire xp_room2_1;
+    output wire xp_owned;
+    output wire xp_head_in;
+    output wire [127:0] xp_out_data0;
+    output wire [15:0] xp_out_keep;
+    output wire xp_out_last;
+    output wire xp_out_vc;
+    output wire [31:0] stat_xp_vc1_packets;
+    output wire [31:0] stat_xp_packets;
+    output wire [31:0] stat_xp_flits;
+    output wire [31:0] stat_xp_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
+// outputs: state the allocator reads
+reg xp_out_valid_2;
 reg xp_skid_valid;
 reg xp_skid2_valid;
 reg [4:0] xp_sel;
-reg xp_slot;
+reg xp_slot_2;
 reg [8:0] xp_credit0;
 reg [8:0] xp_credit1;
-reg xp_room0;
-reg xp_room1;
-reg xp_room2_0;
-reg xp_room2_1;
-reg xp_owned;
-reg xp_head_in;
+reg xp_room0_2;
+reg xp_room1_2;
+reg xp_room2_0_2;
+reg xp_room2_1_2;
+reg xp_owned_2;
+reg xp_head_in_2;
 reg xp_head_vc;
 reg [6:0] xp_head_flits;
 reg xp_asked;
-reg yp_out_valid;
+// output xp
+wire xp_sel_b0;
+wire xp_sel_b1;
+wire xp_sel_b2;
+wire xp_sel_b3;
+wire xp_sel_b4;
+wire xp_sel_is0;
+wire xp_push;
+wire xp_out_valid_or;
+wire xp_out_valid_and;
+wire xp_skid_valid_sel;
+wire xp_skid2_valid_sel;
+wire xp_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] xp_skid2_data0;
+reg [127:0] xp_skid_data0;
+reg [127:0] xp_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] xp_skid2_keep;
+reg [15:0] xp_skid_keep;
+reg [15:0] xp_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg xp_skid2_last;
+reg xp_skid_last;
+reg xp_out_last_2;
+wire xp_push_and;
+wire p0_send_ovc_or;
+wire p0_send_ovc_or_2;
+reg xp_skid2_vc;
+reg xp_skid_vc;
+reg xp_out_vc_2;
+reg [31:0] stat_xp_vc1_packets_2;
+wire [9:0] xp_credit0_plus;
+wire [9:0] xp_head_flits_sel;
+wire [9:0] xp_credit0_minus;
+wire [9:0] xp_credit1_plus;
+wire [9:0] xp_head_flits_sel_2;
+wire [9:0] xp_credit1_minus;
+reg [31:0] stat_xp_packets_2;
+reg [31:0] stat_xp_flits_2;
+reg [31:0] stat_xp_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output xp ----
+assign xp_sel_b0 = xp_sel[0];
+assign xp_sel_b1 = xp_sel[1];
+assign xp_sel_b2 = xp_sel[2];
+assign xp_sel_b3 = xp_sel[3];
+assign xp_sel_b4 = xp_sel[4];
+assign xp_sel_is0 = xp_sel == 5'h0;
+assign xp_push = ~xp_sel_is0;
+assign xp_out_valid_or = (~xp_out_valid_2) | m_axis_xp_tready;
+assign xp_out_valid_and = xp_out_valid_2 & m_axis_xp_tready;
+assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid_2;
+assign xp_skid2_valid_sel = xp_out_valid_and ? xp_skid2_valid : xp_skid_valid;
+assign xp_skid2_valid_or = xp_skid2_valid_sel | (xp_skid_valid_sel & xp_push);
+assign p0_vc0_send_header_sel_or = (((xp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (xp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (xp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (xp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (xp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((xp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (xp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (xp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (xp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (xp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((xp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (xp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (xp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (xp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (xp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+assign xp_push_and = xp_push & p0_vc0_head0_last_or_2;
+assign p0_send_ovc_or = (((xp_sel_b0 ? p0_send_ovc : 1'h0) | (xp_sel_b1 ? p1_send_ovc : 1'h0)) | (xp_sel_b2 ? xp_send_ovc : 1'h0)) | (xp_sel_b3 ? yp_send_ovc : 1'h0);
+assign p0_send_ovc_or_2 = p0_send_ovc_or | (xp_sel_b4 ? zp_send_ovc : 1'h0);
+assign xp_credit0_plus = ({1'h0, xp_credit0}) + ({9'h0, m_axis_xp_credit[0]});
+assign xp_head_flits_sel = (xp_head_in_2 & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
+assign xp_credit0_minus = xp_credit0_plus - xp_head_flits_sel;
+assign xp_credit1_plus = ({1'h0, xp_credit1}) + ({9'h0, m_axis_xp_credit[1]});
+assign xp_head_flits_sel_2 = (xp_head_in_2 & xp_head_vc) ? ({3'h0, xp_head_flits}) : 10'h0;
+assign xp_credit1_minus = xp_credit1_plus - xp_head_flits_sel_2;
+
+always @(posedge clk) begin
+    if (rst) xp_out_valid_2 <= 1'h0; else xp_out_valid_2 <= xp_skid_valid_sel | xp_push;
+    if (rst) xp_skid_valid <= 1'h0; else xp_skid_valid <= xp_skid2_valid_or;
+    if (rst) xp_skid2_valid <= 1'h0; else xp_skid2_valid <= ((~xp_out_valid_and) & xp_skid2_valid) | (xp_skid2_valid_sel & xp_push);
+    if (rst) xp_sel <= 5'h0; else xp_sel <= zp_busy_cat;
+    if (rst) xp_slot_2 <= 1'h1; else xp_slot_2 <= ~xp_skid2_valid_or;
+    if (rst) xp_credit0 <= 9'h100; else xp_credit0 <= xp_credit0_minus[8:0];
+    if (rst) xp_credit1 <= 9'h100; else xp_credit1 <= xp_credit1_minus[8:0];
+    if (rst) xp_room0_2 <= 1'h1; else xp_room0_2 <= ~(((({1'h0, xp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
+    if (rst) xp_room1_2 <= 1'h1; else xp_room1_2 <= ~(((({1'h0, xp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xp_room2_0_2 <= 1'h1; else xp_room2_0_2 <= ~(((({1'h0, xp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
+    if (rst) xp_room2_1_2 <= 1'h1; else xp_room2_1_2 <= ~(((({1'h0, xp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xp_owned_2 <= 1'h0; else xp_owned_2 <= xp_owned_or;
+    if (rst) xp_head_in_2 <= 1'h0; else xp_head_in_2 <= xp_arbiter_grant_not;
+    if (rst) xp_head_vc <= 1'h0; else xp_head_vc <= p0_vc0_head0_ovc_or;
+    if (rst) xp_head_flits <= 7'h0; else xp_head_flits <= p0_vc0_head0_flits_or;
+    if (rst) xp_asked <= 1'h0; else xp_asked <= p1_vc0_head0_drop_not;
+    if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_sel_or_2 : xp_skid2_data0;
+    if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_sel_or_2) : xp_skid_data0;
+    if (rst) xp_out_data0_2 <= 128'h0; else xp_out_data0_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_sel_or_2) : xp_out_data0_2;
+    if (rst) xp_skid2_keep <= 16'h0; else xp_skid2_keep <= xp_push ? p0_vc0_head0_keep_or_2 : xp_skid2_keep;
+    if (rst) xp_skid_keep <= 16'h0; else xp_skid_keep <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_keep : p0_vc0_head0_keep_or_2) : xp_skid_keep;
+    if (rst) xp_out_keep_2 <= 16'h0; else xp_out_keep_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_keep : p0_vc0_head0_keep_or_2) : xp_out_keep_2;
+    if (rst) xp_skid2_last <= 1'h0; else xp_skid2_last <= xp_push ? p0_vc0_head0_last_or_2 : xp_skid2_last;
+    if (rst) xp_skid_last <= 1'h0; else xp_skid_last <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_last : p0_vc0_head0_last_or_2) : xp_skid_last;
+    if (rst) xp_out_last_2 <= 1'h0; else xp_out_last_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_last : p0_vc0_head0_last_or_2) : xp_out_last_2;
+    if (rst) xp_skid2_vc <= 1'h0; else xp_skid2_vc <= xp_push ? p0_send_ovc_or_2 : xp_skid2_vc;
+    if (rst) xp_skid_vc <= 1'h0; else xp_skid_vc <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_vc : p0_send_ovc_or_2) : xp_skid_vc;
+    if (rst) xp_out_vc_2 <= 1'h0; else xp_out_vc_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_vc : p0_send_ovc_or_2) : xp_out_vc_2;
+    if (rst) stat_xp_vc1_packets_2 <= 32'h0; else stat_xp_vc1_packets_2 <= (xp_push_and & p0_send_ovc_or_2) ? (stat_xp_vc1_packets_2 + 32'h1) : stat_xp_vc1_packets_2;
+    if (rst) stat_xp_packets_2 <= 32'h0; else stat_xp_packets_2 <= xp_push_and ? (stat_xp_packets_2 + 32'h1) : stat_xp_packets_2;
+    if (rst) stat_xp_flits_2 <= 32'h0; else stat_xp_flits_2 <= xp_push ? (stat_xp_flits_2 + 32'h1) : stat_xp_flits_2;
+    if (rst) stat_xp_stalls_2 <= 32'h0; else stat_xp_stalls_2 <= ((xp_owned_2 | xp_asked) & xp_sel_is0) ? (stat_xp_stalls_2 + 32'h1) : stat_xp_stalls_2;
+end
+
+assign xp_out_valid = xp_out_valid_2;
+assign xp_slot = xp_slot_2;
+assign xp_room0 = xp_room0_2;
+assign xp_room1 = xp_room1_2;
+assign xp_room2_0 = xp_room2_0_2;
+assign xp_room2_1 = xp_room2_1_2;
+assign xp_owned = xp_owned_2;
+assign xp_head_in = xp_head_in_2;
+assign xp_out_data0 = xp_out_data0_2;
+assign xp_out_keep = xp_out_keep_2;
+assign xp_out_last = xp_out_last_2;
+assign xp_out_vc = xp_out_vc_2;
+assign stat_xp_vc1_packets = stat_xp_vc1_packets_2;
+assign stat_xp_packets = stat_xp_packets_2;
+assign stat_xp_flits = stat_xp_flits_2;
+assign stat_xp_stalls = stat_xp_stalls_2;
+endmodule
+
+module router_2x2x2_output_yp(
+    clk,
+    rst,
+    m_axis_yp_tready,
+    m_axis_yp_credit,
+    zp_busy_cat,
+    yp_owned_or,
+    yp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    zp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    zp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    zp_vc1_head0_last_sel,
+    p0_send_ovc,
+    p1_send_ovc,
+    xp_send_ovc,
+    yp_send_ovc,
+    zp_send_ovc,
+    yp_out_valid,
+    yp_slot,
+    yp_room0,
+    yp_room1,
+    yp_room2_0,
+    yp_room2_1,
+    yp_owned,
+    yp_head_in,
+    yp_out_data0,
+    yp_out_keep,
+    yp_out_last,
+    yp_out_vc,
+    stat_yp_vc1_packets,
+    stat_yp_packets,
+    stat_yp_flits,
+    stat_yp_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_yp_tready;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [1:0] m_axis_yp_credit;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire [4:0] zp_busy_cat;
+    input wire yp_owned_or;
+    input wire yp_arbiter_grant_not;
+    input wire p0_vc0_head0_ovc_or;
+    input wire [6:0] p0_vc0_head0_flits_or;
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [127:0] zp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire [15:0] zp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    input wire zp_vc1_head0_last_sel;
+    input wire p0_send_ovc;
+    input wire p1_send_ovc;
+    input wire xp_send_ovc;
+    input wire yp_send_ovc;
+    input wire zp_send_ovc;
+    // outputs: status and counters
+    output wire yp_out_valid;
+    output wire yp_slot;
+    output wire yp_room0;
+    output wire yp_room1;
+    output wire yp_room2_0;
+    output wire yp_room2_1;
+    output wire yp_owned;
+    output wire yp_head_in;
+    output wire [127:0] yp_out_data0;
+    output wire [15:0] yp_out_keep;
+    output wire yp_out_last;
+    output wire yp_out_vc;
+    output wire [31:0] stat_yp_vc1_packets;
+    output wire [31:0] stat_yp_packets;
+    output wire [31:0] stat_yp_flits;
+    output wire [31:0] stat_yp_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
+// outputs: state the allocator reads
+reg yp_out_valid_2;
 reg yp_skid_valid;
 reg yp_skid2_valid;
 reg [4:0] yp_sel;
-reg yp_slot;
+reg yp_slot_2;
 reg [8:0] yp_credit0;
 reg [8:0] yp_credit1;
-reg yp_room0;
-reg yp_room1;
-reg yp_room2_0;
-reg yp_room2_1;
-reg yp_owned;
-reg yp_head_in;
+reg yp_room0_2;
+reg yp_room1_2;
+reg yp_room2_0_2;
+reg yp_room2_1_2;
+reg yp_owned_2;
+reg yp_head_in_2;
 reg yp_head_vc;
 reg [6:0] yp_head_flits;
 reg yp_asked;
-reg zp_out_valid;
+// output yp
+wire yp_sel_b0;
+wire yp_sel_b1;
+wire yp_sel_b2;
+wire yp_sel_b3;
+wire yp_sel_b4;
+wire yp_sel_is0;
+wire yp_push;
+wire yp_out_valid_or;
+wire yp_out_valid_and;
+wire yp_skid_valid_sel;
+wire yp_skid2_valid_sel;
+wire yp_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] yp_skid2_data0;
+reg [127:0] yp_skid_data0;
+reg [127:0] yp_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] yp_skid2_keep;
+reg [15:0] yp_skid_keep;
+reg [15:0] yp_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg yp_skid2_last;
+reg yp_skid_last;
+reg yp_out_last_2;
+wire yp_push_and;
+wire p0_send_ovc_or;
+wire p0_send_ovc_or_2;
+reg yp_skid2_vc;
+reg yp_skid_vc;
+reg yp_out_vc_2;
+reg [31:0] stat_yp_vc1_packets_2;
+wire [9:0] yp_credit0_plus;
+wire [9:0] yp_head_flits_sel;
+wire [9:0] yp_credit0_minus;
+wire [9:0] yp_credit1_plus;
+wire [9:0] yp_head_flits_sel_2;
+wire [9:0] yp_credit1_minus;
+reg [31:0] stat_yp_packets_2;
+reg [31:0] stat_yp_flits_2;
+reg [31:0] stat_yp_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output yp ----
+assign yp_sel_b0 = yp_sel[0];
+assign yp_sel_b1 = yp_sel[1];
+assign yp_sel_b2 = yp_sel[2];
+assign yp_sel_b3 = yp_sel[3];
+assign yp_sel_b4 = yp_sel[4];
+assign yp_sel_is0 = yp_sel == 5'h0;
+assign yp_push = ~yp_sel_is0;
+assign yp_out_valid_or = (~yp_out_valid_2) | m_axis_yp_tready;
+assign yp_out_valid_and = yp_out_valid_2 & m_axis_yp_tready;
+assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid_2;
+assign yp_skid2_valid_sel = yp_out_valid_and ? yp_skid2_valid : yp_skid_valid;
+assign yp_skid2_valid_or = yp_skid2_valid_sel | (yp_skid_valid_sel & yp_push);
+assign p0_vc0_send_header_sel_or = (((yp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (yp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (yp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (yp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (yp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((yp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (yp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (yp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (yp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (yp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((yp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (yp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (yp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (yp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (yp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+assign yp_push_and = yp_push & p0_vc0_head0_last_or_2;
+assign p0_send_ovc_or = (((yp_sel_b0 ? p0_send_ovc : 1'h0) | (yp_sel_b1 ? p1_send_ovc : 1'h0)) | (yp_sel_b2 ? xp_send_ovc : 1'h0)) | (yp_sel_b3 ? yp_send_ovc : 1'h0);
+assign p0_send_ovc_or_2 = p0_send_ovc_or | (yp_sel_b4 ? zp_send_ovc : 1'h0);
+assign yp_credit0_plus = ({1'h0, yp_credit0}) + ({9'h0, m_axis_yp_credit[0]});
+assign yp_head_flits_sel = (yp_head_in_2 & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
+assign yp_credit0_minus = yp_credit0_plus - yp_head_flits_sel;
+assign yp_credit1_plus = ({1'h0, yp_credit1}) + ({9'h0, m_axis_yp_credit[1]});
+assign yp_head_flits_sel_2 = (yp_head_in_2 & yp_head_vc) ? ({3'h0, yp_head_flits}) : 10'h0;
+assign yp_credit1_minus = yp_credit1_plus - yp_head_flits_sel_2;
+
+always @(posedge clk) begin
+    if (rst) yp_out_valid_2 <= 1'h0; else yp_out_valid_2 <= yp_skid_valid_sel | yp_push;
+    if (rst) yp_skid_valid <= 1'h0; else yp_skid_valid <= yp_skid2_valid_or;
+    if (rst) yp_skid2_valid <= 1'h0; else yp_skid2_valid <= ((~yp_out_valid_and) & yp_skid2_valid) | (yp_skid2_valid_sel & yp_push);
+    if (rst) yp_sel <= 5'h0; else yp_sel <= zp_busy_cat;
+    if (rst) yp_slot_2 <= 1'h1; else yp_slot_2 <= ~yp_skid2_valid_or;
+    if (rst) yp_credit0 <= 9'h100; else yp_credit0 <= yp_credit0_minus[8:0];
+    if (rst) yp_credit1 <= 9'h100; else yp_credit1 <= yp_credit1_minus[8:0];
+    if (rst) yp_room0_2 <= 1'h1; else yp_room0_2 <= ~(((({1'h0, yp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
+    if (rst) yp_room1_2 <= 1'h1; else yp_room1_2 <= ~(((({1'h0, yp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) yp_room2_0_2 <= 1'h1; else yp_room2_0_2 <= ~(((({1'h0, yp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
+    if (rst) yp_room2_1_2 <= 1'h1; else yp_room2_1_2 <= ~(((({1'h0, yp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) yp_owned_2 <= 1'h0; else yp_owned_2 <= yp_owned_or;
+    if (rst) yp_head_in_2 <= 1'h0; else yp_head_in_2 <= yp_arbiter_grant_not;
+    if (rst) yp_head_vc <= 1'h0; else yp_head_vc <= p0_vc0_head0_ovc_or;
+    if (rst) yp_head_flits <= 7'h0; else yp_head_flits <= p0_vc0_head0_flits_or;
+    if (rst) yp_asked <= 1'h0; else yp_asked <= p1_vc0_head0_drop_not;
+    if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_sel_or_2 : yp_skid2_data0;
+    if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_sel_or_2) : yp_skid_data0;
+    if (rst) yp_out_data0_2 <= 128'h0; else yp_out_data0_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_sel_or_2) : yp_out_data0_2;
+    if (rst) yp_skid2_keep <= 16'h0; else yp_skid2_keep <= yp_push ? p0_vc0_head0_keep_or_2 : yp_skid2_keep;
+    if (rst) yp_skid_keep <= 16'h0; else yp_skid_keep <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_keep : p0_vc0_head0_keep_or_2) : yp_skid_keep;
+    if (rst) yp_out_keep_2 <= 16'h0; else yp_out_keep_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_keep : p0_vc0_head0_keep_or_2) : yp_out_keep_2;
+    if (rst) yp_skid2_last <= 1'h0; else yp_skid2_last <= yp_push ? p0_vc0_head0_last_or_2 : yp_skid2_last;
+    if (rst) yp_skid_last <= 1'h0; else yp_skid_last <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_last : p0_vc0_head0_last_or_2) : yp_skid_last;
+    if (rst) yp_out_last_2 <= 1'h0; else yp_out_last_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_last : p0_vc0_head0_last_or_2) : yp_out_last_2;
+    if (rst) yp_skid2_vc <= 1'h0; else yp_skid2_vc <= yp_push ? p0_send_ovc_or_2 : yp_skid2_vc;
+    if (rst) yp_skid_vc <= 1'h0; else yp_skid_vc <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_vc : p0_send_ovc_or_2) : yp_skid_vc;
+    if (rst) yp_out_vc_2 <= 1'h0; else yp_out_vc_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_vc : p0_send_ovc_or_2) : yp_out_vc_2;
+    if (rst) stat_yp_vc1_packets_2 <= 32'h0; else stat_yp_vc1_packets_2 <= (yp_push_and & p0_send_ovc_or_2) ? (stat_yp_vc1_packets_2 + 32'h1) : stat_yp_vc1_packets_2;
+    if (rst) stat_yp_packets_2 <= 32'h0; else stat_yp_packets_2 <= yp_push_and ? (stat_yp_packets_2 + 32'h1) : stat_yp_packets_2;
+    if (rst) stat_yp_flits_2 <= 32'h0; else stat_yp_flits_2 <= yp_push ? (stat_yp_flits_2 + 32'h1) : stat_yp_flits_2;
+    if (rst) stat_yp_stalls_2 <= 32'h0; else stat_yp_stalls_2 <= ((yp_owned_2 | yp_asked) & yp_sel_is0) ? (stat_yp_stalls_2 + 32'h1) : stat_yp_stalls_2;
+end
+
+assign yp_out_valid = yp_out_valid_2;
+assign yp_slot = yp_slot_2;
+assign yp_room0 = yp_room0_2;
+assign yp_room1 = yp_room1_2;
+assign yp_room2_0 = yp_room2_0_2;
+assign yp_room2_1 = yp_room2_1_2;
+assign yp_owned = yp_owned_2;
+assign yp_head_in = yp_head_in_2;
+assign yp_out_data0 = yp_out_data0_2;
+assign yp_out_keep = yp_out_keep_2;
+assign yp_out_last = yp_out_last_2;
+assign yp_out_vc = yp_out_vc_2;
+assign stat_yp_vc1_packets = stat_yp_vc1_packets_2;
+assign stat_yp_packets = stat_yp_packets_2;
+assign stat_yp_flits = stat_yp_flits_2;
+assign stat_yp_stalls = stat_yp_stalls_2;
+endmodule
+
+module router_2x2x2_output_zp(
+    clk,
+    rst,
+    m_axis_zp_tready,
+    m_axis_zp_credit,
+    zp_busy_cat,
+    zp_owned_or,
+    zp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    zp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    zp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    zp_vc1_head0_last_sel,
+    p0_send_ovc,
+    p1_send_ovc,
+    xp_send_ovc,
+    yp_send_ovc,
+    zp_send_ovc,
+    zp_out_valid,
+    zp_slot,
+    zp_room0,
+    zp_room1,
+    zp_room2_0,
+    zp_room2_1,
+    zp_owned,
+    zp_head_in,
+    zp_out_data0,
+    zp_out_keep,
+    zp_out_last,
+    zp_out_vc,
+    stat_zp_vc1_packets,
+    stat_zp_packets,
+    stat_zp_flits,
+    stat_zp_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_zp_tready;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [1:0] m_axis_zp_credit;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire [4:0] zp_busy_cat;
+    input wire zp_owned_or;
+    input wire zp_arbiter_grant_not;
+    input wire p0_vc0_head0_ovc_or;
+    input wire [6:0] p0_vc0_head0_flits_or;
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [127:0] zp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire [15:0] zp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    input wire zp_vc1_head0_last_sel;
+    input wire p0_send_ovc;
+    input wire p1_send_ovc;
+    input wire xp_send_ovc;
+    input wire yp_send_ovc;
+    input wire zp_send_ovc;
+    // outputs: status and counters
+    output wire zp_out_valid;
+    output wire zp_slot;
+    output wire zp_room0;
+    output wire zp_room1;
+    output wire zp_room2_0;
+    output wire zp_room2_1;
+    output wire zp_owned;
+    output wire zp_head_in;
+    output wire [127:0] zp_out_data0;
+    output wire [15:0] zp_out_keep;
+    output wire zp_out_last;
+    output wire zp_out_vc;
+    output wire [31:0] stat_zp_vc1_packets;
+    output wire [31:0] stat_zp_packets;
+    output wire [31:0] stat_zp_flits;
+    output wire [31:0] stat_zp_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
+// outputs: state the allocator reads
+reg zp_out_valid_2;
 reg zp_skid_valid;
 reg zp_skid2_valid;
 reg [4:0] zp_sel;
-reg zp_slot;
+reg zp_slot_2;
 reg [8:0] zp_credit0;
 reg [8:0] zp_credit1;
-reg zp_room0;
-reg zp_room1;
-reg zp_room2_0;
-reg zp_room2_1;
-reg zp_owned;
-reg zp_head_in;
+reg zp_room0_2;
+reg zp_room1_2;
+reg zp_room2_0_2;
+reg zp_room2_1_2;
+reg zp_owned_2;
+reg zp_head_in_2;
 reg zp_head_vc;
 reg [6:0] zp_head_flits;
 reg zp_asked;
+// output zp
+wire zp_sel_b0;
+wire zp_sel_b1;
+wire zp_sel_b2;
+wire zp_sel_b3;
+wire zp_sel_b4;
+wire zp_sel_is0;
+wire zp_push;
+wire zp_out_valid_or;
+wire zp_out_valid_and;
+wire zp_skid_valid_sel;
+wire zp_skid2_valid_sel;
+wire zp_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] zp_skid2_data0;
+reg [127:0] zp_skid_data0;
+reg [127:0] zp_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] zp_skid2_keep;
+reg [15:0] zp_skid_keep;
+reg [15:0] zp_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg zp_skid2_last;
+reg zp_skid_last;
+reg zp_out_last_2;
+wire zp_push_and;
+wire p0_send_ovc_or;
+wire p0_send_ovc_or_2;
+reg zp_skid2_vc;
+reg zp_skid_vc;
+reg zp_out_vc_2;
+reg [31:0] stat_zp_vc1_packets_2;
+wire [9:0] zp_credit0_plus;
+wire [9:0] zp_head_flits_sel;
+wire [9:0] zp_credit0_minus;
+wire [9:0] zp_credit1_plus;
+wire [9:0] zp_head_flits_sel_2;
+wire [9:0] zp_credit1_minus;
+reg [31:0] stat_zp_packets_2;
+reg [31:0] stat_zp_flits_2;
+reg [31:0] stat_zp_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output zp ----
+assign zp_sel_b0 = zp_sel[0];
+assign zp_sel_b1 = zp_sel[1];
+assign zp_sel_b2 = zp_sel[2];
+assign zp_sel_b3 = zp_sel[3];
+assign zp_sel_b4 = zp_sel[4];
+assign zp_sel_is0 = zp_sel == 5'h0;
+assign zp_push = ~zp_sel_is0;
+assign zp_out_valid_or = (~zp_out_valid_2) | m_axis_zp_tready;
+assign zp_out_valid_and = zp_out_valid_2 & m_axis_zp_tready;
+assign zp_skid_valid_sel = zp_out_valid_and ? zp_skid_valid : zp_out_valid_2;
+assign zp_skid2_valid_sel = zp_out_valid_and ? zp_skid2_valid : zp_skid_valid;
+assign zp_skid2_valid_or = zp_skid2_valid_sel | (zp_skid_valid_sel & zp_push);
+assign p0_vc0_send_header_sel_or = (((zp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (zp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (zp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (zp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (zp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((zp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (zp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (zp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (zp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (zp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((zp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (zp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (zp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (zp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (zp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+assign zp_push_and = zp_push & p0_vc0_head0_last_or_2;
+assign p0_send_ovc_or = (((zp_sel_b0 ? p0_send_ovc : 1'h0) | (zp_sel_b1 ? p1_send_ovc : 1'h0)) | (zp_sel_b2 ? xp_send_ovc : 1'h0)) | (zp_sel_b3 ? yp_send_ovc : 1'h0);
+assign p0_send_ovc_or_2 = p0_send_ovc_or | (zp_sel_b4 ? zp_send_ovc : 1'h0);
+assign zp_credit0_plus = ({1'h0, zp_credit0}) + ({9'h0, m_axis_zp_credit[0]});
+assign zp_head_flits_sel = (zp_head_in_2 & (~zp_head_vc)) ? ({3'h0, zp_head_flits}) : 10'h0;
+assign zp_credit0_minus = zp_credit0_plus - zp_head_flits_sel;
+assign zp_credit1_plus = ({1'h0, zp_credit1}) + ({9'h0, m_axis_zp_credit[1]});
+assign zp_head_flits_sel_2 = (zp_head_in_2 & zp_head_vc) ? ({3'h0, zp_head_flits}) : 10'h0;
+assign zp_credit1_minus = zp_credit1_plus - zp_head_flits_sel_2;
+
+always @(posedge clk) begin
+    if (rst) zp_out_valid_2 <= 1'h0; else zp_out_valid_2 <= zp_skid_valid_sel | zp_push;
+    if (rst) zp_skid_valid <= 1'h0; else zp_skid_valid <= zp_skid2_valid_or;
+    if (rst) zp_skid2_valid <= 1'h0; else zp_skid2_valid <= ((~zp_out_valid_and) & zp_skid2_valid) | (zp_skid2_valid_sel & zp_push);
+    if (rst) zp_sel <= 5'h0; else zp_sel <= zp_busy_cat;
+    if (rst) zp_slot_2 <= 1'h1; else zp_slot_2 <= ~zp_skid2_valid_or;
+    if (rst) zp_credit0 <= 9'h100; else zp_credit0 <= zp_credit0_minus[8:0];
+    if (rst) zp_credit1 <= 9'h100; else zp_credit1 <= zp_credit1_minus[8:0];
+    if (rst) zp_room0_2 <= 1'h1; else zp_room0_2 <= ~(((({1'h0, zp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
+    if (rst) zp_room1_2 <= 1'h1; else zp_room1_2 <= ~(((({1'h0, zp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) zp_room2_0_2 <= 1'h1; else zp_room2_0_2 <= ~(((({1'h0, zp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
+    if (rst) zp_room2_1_2 <= 1'h1; else zp_room2_1_2 <= ~(((({1'h0, zp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) zp_owned_2 <= 1'h0; else zp_owned_2 <= zp_owned_or;
+    if (rst) zp_head_in_2 <= 1'h0; else zp_head_in_2 <= zp_arbiter_grant_not;
+    if (rst) zp_head_vc <= 1'h0; else zp_head_vc <= p0_vc0_head0_ovc_or;
+    if (rst) zp_head_flits <= 7'h0; else zp_head_flits <= p0_vc0_head0_flits_or;
+    if (rst) zp_asked <= 1'h0; else zp_asked <= p1_vc0_head0_drop_not;
+    if (rst) zp_skid2_data0 <= 128'h0; else zp_skid2_data0 <= zp_push ? p0_vc0_send_header_sel_or_2 : zp_skid2_data0;
+    if (rst) zp_skid_data0 <= 128'h0; else zp_skid_data0 <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_data0 : p0_vc0_send_header_sel_or_2) : zp_skid_data0;
+    if (rst) zp_out_data0_2 <= 128'h0; else zp_out_data0_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_data0 : p0_vc0_send_header_sel_or_2) : zp_out_data0_2;
+    if (rst) zp_skid2_keep <= 16'h0; else zp_skid2_keep <= zp_push ? p0_vc0_head0_keep_or_2 : zp_skid2_keep;
+    if (rst) zp_skid_keep <= 16'h0; else zp_skid_keep <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_keep : p0_vc0_head0_keep_or_2) : zp_skid_keep;
+    if (rst) zp_out_keep_2 <= 16'h0; else zp_out_keep_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_keep : p0_vc0_head0_keep_or_2) : zp_out_keep_2;
+    if (rst) zp_skid2_last <= 1'h0; else zp_skid2_last <= zp_push ? p0_vc0_head0_last_or_2 : zp_skid2_last;
+    if (rst) zp_skid_last <= 1'h0; else zp_skid_last <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_last : p0_vc0_head0_last_or_2) : zp_skid_last;
+    if (rst) zp_out_last_2 <= 1'h0; else zp_out_last_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_last : p0_vc0_head0_last_or_2) : zp_out_last_2;
+    if (rst) zp_skid2_vc <= 1'h0; else zp_skid2_vc <= zp_push ? p0_send_ovc_or_2 : zp_skid2_vc;
+    if (rst) zp_skid_vc <= 1'h0; else zp_skid_vc <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_vc : p0_send_ovc_or_2) : zp_skid_vc;
+    if (rst) zp_out_vc_2 <= 1'h0; else zp_out_vc_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_vc : p0_send_ovc_or_2) : zp_out_vc_2;
+    if (rst) stat_zp_vc1_packets_2 <= 32'h0; else stat_zp_vc1_packets_2 <= (zp_push_and & p0_send_ovc_or_2) ? (stat_zp_vc1_packets_2 + 32'h1) : stat_zp_vc1_packets_2;
+    if (rst) stat_zp_packets_2 <= 32'h0; else stat_zp_packets_2 <= zp_push_and ? (stat_zp_packets_2 + 32'h1) : stat_zp_packets_2;
+    if (rst) stat_zp_flits_2 <= 32'h0; else stat_zp_flits_2 <= zp_push ? (stat_zp_flits_2 + 32'h1) : stat_zp_flits_2;
+    if (rst) stat_zp_stalls_2 <= 32'h0; else stat_zp_stalls_2 <= ((zp_owned_2 | zp_asked) & zp_sel_is0) ? (stat_zp_stalls_2 + 32'h1) : stat_zp_stalls_2;
+end
+
+assign zp_out_valid = zp_out_valid_2;
+assign zp_slot = zp_slot_2;
+assign zp_room0 = zp_room0_2;
+assign zp_room1 = zp_room1_2;
+assign zp_room2_0 = zp_room2_0_2;
+assign zp_room2_1 = zp_room2_1_2;
+assign zp_owned = zp_owned_2;
+assign zp_head_in = zp_head_in_2;
+assign zp_out_data0 = zp_out_data0_2;
+assign zp_out_keep = zp_out_keep_2;
+assign zp_out_last = zp_out_last_2;
+assign zp_out_vc = zp_out_vc_2;
+assign stat_zp_vc1_packets = stat_zp_vc1_packets_2;
+assign stat_zp_packets = stat_zp_packets_2;
+assign stat_zp_flits = stat_zp_flits_2;
+assign stat_zp_stalls = stat_zp_stalls_2;
+endmodule
+
+module router_2x2x2_allocator(
+    clk,
+    rst,
+    zp_slot,
+    yp_slot,
+    xp_slot,
+    p1_slot,
+    p0_slot,
+    p0_owned,
+    p1_owned,
+    xp_head_in,
+    xp_room2_0,
+    xp_room0,
+    xp_owned,
+    xp_room2_1,
+    xp_room1,
+    yp_head_in,
+    yp_room2_0,
+    yp_room0,
+    yp_owned,
+    yp_room2_1,
+    yp_room1,
+    zp_head_in,
+    zp_room2_0,
+    zp_room0,
+    zp_owned,
+    zp_room2_1,
+    zp_room1,
+    p0_vc0_valid,
+    p0_vc0_second_valid,
+    p0_vc0_head0_last,
+    p0_vc0_second0_last,
+    p0_vc0_head0_keep,
+    p0_vc0_second0_keep,
+    p0_vc0_head0_out,
+    p0_vc0_second0_out,
+    p0_vc0_head0_ovc,
+    p0_vc0_second0_ovc,
+    p0_vc0_head0_drop,
+    p0_vc0_second0_drop,
+    p0_vc0_head0_flits,
+    p0_vc0_second0_flits,
+    p0_vc0_head0_fix,
+    p0_vc0_second0_fix,
+    p0_vc0_second1,
+    p0_vc0_head1,
+    p1_vc0_valid,
+    p1_vc0_second_valid,
+    p1_vc0_head0_last,
+    p1_vc0_second0_last,
+    p1_vc0_head0_keep,
+    p1_vc0_second0_keep,
+    p1_vc0_head0_out,
+    p1_vc0_second0_out,
+    p1_vc0_head0_ovc,
+    p1_vc0_second0_ovc,
+    p1_vc0_head0_drop,
+    p1_vc0_second0_drop,
+    p1_vc0_head0_flits,
+    p1_vc0_second0_flits,
+    p1_vc0_head0_fix,
+    p1_vc0_second0_fix,
+    p1_vc0_second1,
+    p1_vc0_head1,
+    xp_vc0_valid,
+    xp_vc0_second_valid,
+    xp_vc0_head0_last,
+    xp_vc0_second0_last,
+    xp_vc0_head0_keep,
+    xp_vc0_second0_keep,
+    xp_vc0_head0_out,
+    xp_vc0_second0_out,
+    xp_vc0_head0_ovc,
+    xp_vc0_second0_ovc,
+    xp_vc0_head0_drop,
+    xp_vc0_second0_drop,
+    xp_vc0_head0_flits,
+    xp_vc0_second0_flits,
+    xp_vc0_head0_fix,
+    xp_vc0_second0_fix,
+    xp_vc0_second1,
+    xp_vc0_head1,
+    xp_vc1_valid,
+    xp_vc1_second_valid,
+    xp_vc1_head0_last,
+    xp_vc1_second0_last,
+    xp_vc1_head0_keep,
+    xp_vc1_second0_keep,
+    xp_vc1_head0_out,
+    xp_vc1_second0_out,
+    xp_vc1_head0_ovc,
+    xp_vc1_second0_ovc,
+    xp_vc1_head0_drop,
+    xp_vc1_second0_drop,
+    xp_vc1_head0_flits,
+    xp_vc1_second0_flits,
+    xp_vc1_head0_fix,
+    xp_vc1_second0_fix,
+    xp_vc1_second1,
+    xp_vc1_head1,
+    yp_vc0_valid,
+    yp_vc0_second_valid,
+    yp_vc0_head0_last,
+    yp_vc0_second0_last,
+    yp_vc0_head0_keep,
+    yp_vc0_second0_keep,
+    yp_vc0_head0_out,
+    yp_vc0_second0_out,
+    yp_vc0_head0_ovc,
+    yp_vc0_second0_ovc,
+    yp_vc0_head0_drop,
+    yp_vc0_second0_drop,
+    yp_vc0_head0_flits,
+    yp_vc0_second0_flits,
+    yp_vc0_head0_fix,
+    yp_vc0_second0_fix,
+    yp_vc0_second1,
+    yp_vc0_head1,
+    yp_vc1_valid,
+    yp_vc1_second_valid,
+    yp_vc1_head0_last,
+    yp_vc1_second0_last,
+    yp_vc1_head0_keep,
+    yp_vc1_second0_keep,
+    yp_vc1_head0_out,
+    yp_vc1_second0_out,
+    yp_vc1_head0_ovc,
+    yp_vc1_second0_ovc,
+    yp_vc1_head0_drop,
+    yp_vc1_second0_drop,
+    yp_vc1_head0_flits,
+    yp_vc1_second0_flits,
+    yp_vc1_head0_fix,
+    yp_vc1_second0_fix,
+    yp_vc1_second1,
+    yp_vc1_head1,
+    zp_vc0_valid,
+    zp_vc0_second_valid,
+    zp_vc0_head0_last,
+    zp_vc0_second0_last,
+    zp_vc0_head0_keep,
+    zp_vc0_second0_keep,
+    zp_vc0_head0_out,
+    zp_vc0_second0_out,
+    zp_vc0_head0_ovc,
+    zp_vc0_second0_ovc,
+    zp_vc0_head0_drop,
+    zp_vc0_second0_drop,
+    zp_vc0_head0_flits,
+    zp_vc0_second0_flits,
+    zp_vc0_head0_fix,
+    zp_vc0_second0_fix,
+    zp_vc0_second1,
+    zp_vc0_head1,
+    zp_vc1_valid,
+    zp_vc1_second_valid,
+    zp_vc1_head0_last,
+    zp_vc1_second0_last,
+    zp_vc1_head0_keep,
+    zp_vc1_second0_keep,
+    zp_vc1_head0_out,
+    zp_vc1_second0_out,
+    zp_vc1_head0_ovc,
+    zp_vc1_second0_ovc,
+    zp_vc1_head0_drop,
+    zp_vc1_second0_drop,
+    zp_vc1_head0_flits,
+    zp_vc1_second0_flits,
+    zp_vc1_head0_fix,
+    zp_vc1_second0_fix,
+    zp_vc1_second1,
+    zp_vc1_head1,
+    p0_vc0_pop,
+    p0_send_head,
+    p0_vc0_send_header,
+    p0_send_ovc,
+    p1_vc0_pop,
+    p1_send_head,
+    p1_vc0_send_header,
+    p1_send_ovc,
+    xp_vc0_pop,
+    xp_vc1_pop,
+    xp_send_vc,
+    xp_send_head,
+    xp_vc0_send_header,
+    xp_vc1_send_header,
+    xp_send_ovc,
+    yp_vc0_pop,
+    yp_vc1_pop,
+    yp_send_vc,
+    yp_send_head,
+    yp_vc0_send_header,
+    yp_vc1_send_header,
+    yp_send_ovc,
+    zp_vc0_pop,
+    zp_vc1_pop,
+    zp_send_vc,
+    zp_send_head,
+    zp_vc0_send_header,
+    zp_vc1_send_header,
+    zp_send_ovc,
+    zp_busy_cat,
+    p0_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_owned_or,
+    zp_busy_cat_2,
+    p1_arbiter_grant_not,
+    p0_vc0_head0_ovc_or_2,
+    p0_vc0_head0_flits_or_2,
+    p1_vc0_head0_drop_not_2,
+    p1_owned_or,
+    zp_busy_cat_3,
+    xp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or_3,
+    p0_vc0_head0_flits_or_3,
+    p1_vc0_head0_drop_not_3,
+    xp_owned_or,
+    zp_busy_cat_4,
+    yp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or_4,
+    p0_vc0_head0_flits_or_4,
+    p1_vc0_head0_drop_not_4,
+    yp_owned_or,
+    zp_busy_cat_5,
+    zp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or_5,
+    p0_vc0_head0_flits_or_5,
+    p1_vc0_head0_drop_not_5,
+    zp_owned_or
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // inputs
+    input wire zp_slot;
+    input wire yp_slot;
+    input wire xp_slot;
+    input wire p1_slot;
+    input wire p0_slot;
+    input wire p0_owned;
+    input wire p1_owned;
+    input wire xp_head_in;
+    input wire xp_room2_0;
+    input wire xp_room0;
+    input wire xp_owned;
+    input wire xp_room2_1;
+    input wire xp_room1;
+    input wire yp_head_in;
+    input wire yp_room2_0;
+    input wire yp_room0;
+    input wire yp_owned;
+    input wire yp_room2_1;
+    input wire yp_room1;
+    input wire zp_head_in;
+    input wire zp_room2_0;
+    input wire zp_room0;
+    input wire zp_owned;
+    input wire zp_room2_1;
+    input wire zp_room1;
+    input wire p0_vc0_valid;
+    input wire p0_vc0_second_valid;
+    input wire p0_vc0_head0_last;
+    input wire p0_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] p0_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] p0_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] p0_vc0_head0_out;
+    input wire [2:0] p0_vc0_second0_out;
+    input wire p0_vc0_head0_ovc;
+    input wire p0_vc0_second0_ovc;
+    input wire p0_vc0_head0_drop;
+    input wire p0_vc0_second0_drop;
+    input wire [6:0] p0_vc0_head0_flits;
+    input wire [6:0] p0_vc0_second0_flits;
+    input wire p0_vc0_head0_fix;
+    input wire p0_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] p0_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] p0_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire p1_vc0_valid;
+    input wire p1_vc0_second_valid;
+    input wire p1_vc0_head0_last;
+    input wire p1_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] p1_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] p1_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] p1_vc0_head0_out;
+    input wire [2:0] p1_vc0_second0_out;
+    input wire p1_vc0_head0_ovc;
+    input wire p1_vc0_second0_ovc;
+    input wire p1_vc0_head0_drop;
+    input wire p1_vc0_second0_drop;
+    input wire [6:0] p1_vc0_head0_flits;
+    input wire [6:0] p1_vc0_second0_flits;
+    input wire p1_vc0_head0_fix;
+    input wire p1_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] p1_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] p1_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire xp_vc0_valid;
+    input wire xp_vc0_second_valid;
+    input wire xp_vc0_head0_last;
+    input wire xp_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xp_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xp_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] xp_vc0_head0_out;
+    input wire [2:0] xp_vc0_second0_out;
+    input wire xp_vc0_head0_ovc;
+    input wire xp_vc0_second0_ovc;
+    input wire xp_vc0_head0_drop;
+    input wire xp_vc0_second0_drop;
+    input wire [6:0] xp_vc0_head0_flits;
+    input wire [6:0] xp_vc0_second0_flits;
+    input wire xp_vc0_head0_fix;
+    input wire xp_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xp_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xp_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire xp_vc1_valid;
+    input wire xp_vc1_second_valid;
+    input wire xp_vc1_head0_last;
+    input wire xp_vc1_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xp_vc1_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xp_vc1_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] xp_vc1_head0_out;
+    input wire [2:0] xp_vc1_second0_out;
+    input wire xp_vc1_head0_ovc;
+    input wire xp_vc1_second0_ovc;
+    input wire xp_vc1_head0_drop;
+    input wire xp_vc1_second0_drop;
+    input wire [6:0] xp_vc1_head0_flits;
+    input wire [6:0] xp_vc1_second0_flits;
+    input wire xp_vc1_head0_fix;
+    input wire xp_vc1_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xp_vc1_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xp_vc1_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire yp_vc0_valid;
+    input wire yp_vc0_second_valid;
+    input wire yp_vc0_head0_last;
+    input wire yp_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] yp_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] yp_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] yp_vc0_head0_out;
+    input wire [2:0] yp_vc0_second0_out;
+    input wire yp_vc0_head0_ovc;
+    input wire yp_vc0_second0_ovc;
+    input wire yp_vc0_head0_drop;
+    input wire yp_vc0_second0_drop;
+    input wire [6:0] yp_vc0_head0_flits;
+    input wire [6:0] yp_vc0_second0_flits;
+    input wire yp_vc0_head0_fix;
+    input wire yp_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] yp_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] yp_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire yp_vc1_valid;
+    input wire yp_vc1_second_valid;
+    input wire yp_vc1_head0_last;
+    input wire yp_vc1_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] yp_vc1_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] yp_vc1_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] yp_vc1_head0_out;
+    input wire [2:0] yp_vc1_second0_out;
+    input wire yp_vc1_head0_ovc;
+    input wire yp_vc1_second0_ovc;
+    input wire yp_vc1_head0_drop;
+    input wire yp_vc1_second0_drop;
+    input wire [6:0] yp_vc1_head0_flits;
+    input wire [6:0] yp_vc1_second0_flits;
+    input wire yp_vc1_head0_fix;
+    input wire yp_vc1_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] yp_vc1_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] yp_vc1_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire zp_vc0_valid;
+    input wire zp_vc0_second_valid;
+    input wire zp_vc0_head0_last;
+    input wire zp_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] zp_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] zp_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] zp_vc0_head0_out;
+    input wire [2:0] zp_vc0_second0_out;
+    input wire zp_vc0_head0_ovc;
+    input wire zp_vc0_second0_ovc;
+    input wire zp_vc0_head0_drop;
+    input wire zp_vc0_second0_drop;
+    input wire [6:0] zp_vc0_head0_flits;
+    input wire [6:0] zp_vc0_second0_flits;
+    input wire zp_vc0_head0_fix;
+    input wire zp_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] zp_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] zp_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire zp_vc1_valid;
+    input wire zp_vc1_second_valid;
+    input wire zp_vc1_head0_last;
+    input wire zp_vc1_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] zp_vc1_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] zp_vc1_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] zp_vc1_head0_out;
+    input wire [2:0] zp_vc1_second0_out;
+    input wire zp_vc1_head0_ovc;
+    input wire zp_vc1_second0_ovc;
+    input wire zp_vc1_head0_drop;
+    input wire zp_vc1_second0_drop;
+    input wire [6:0] zp_vc1_head0_flits;
+    input wire [6:0] zp_vc1_second0_flits;
+    input wire zp_vc1_head0_fix;
+    input wire zp_vc1_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] zp_vc1_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] zp_vc1_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire p0_vc0_pop;
+    output wire p0_send_head;
+    output wire [127:0] p0_vc0_send_header;
+    output wire p0_send_ovc;
+    output wire p1_vc0_pop;
+    output wire p1_send_head;
+    output wire [127:0] p1_vc0_send_header;
+    output wire p1_send_ovc;
+    output wire xp_vc0_pop;
+    output wire xp_vc1_pop;
+    output wire xp_send_vc;
+    output wire xp_send_head;
+    output wire [127:0] xp_vc0_send_header;
+    output wire [127:0] xp_vc1_send_header;
+    output wire xp_send_ovc;
+    output wire yp_vc0_pop;
+    output wire yp_vc1_pop;
+    output wire yp_send_vc;
+    output wire yp_send_head;
+    output wire [127:0] yp_vc0_send_header;
+    output wire [127:0] yp_vc1_send_header;
+    output wire yp_send_ovc;
+    output wire zp_vc0_pop;
+    output wire zp_vc1_pop;
+    output wire zp_send_vc;
+    output wire zp_send_head;
+    output wire [127:0] zp_vc0_send_header;
+    output wire [127:0] zp_vc1_send_header;
+    output wire zp_send_ovc;
+    output wire [4:0] zp_busy_cat;
+    output wire p0_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or;
+    output wire [6:0] p0_vc0_head0_flits_or;
+    output wire p1_vc0_head0_drop_not;
+    output wire p0_owned_or;
+    output wire [4:0] zp_busy_cat_2;
+    output wire p1_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or_2;
+    output wire [6:0] p0_vc0_head0_flits_or_2;
+    output wire p1_vc0_head0_drop_not_2;
+    output wire p1_owned_or;
+    output wire [4:0] zp_busy_cat_3;
+    output wire xp_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or_3;
+    output wire [6:0] p0_vc0_head0_flits_or_3;
+    output wire p1_vc0_head0_drop_not_3;
+    output wire xp_owned_or;
+    output wire [4:0] zp_busy_cat_4;
+    output wire yp_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or_4;
+    output wire [6:0] p0_vc0_head0_flits_or_4;
+    output wire p1_vc0_head0_drop_not_4;
+    output wire yp_owned_or;
+    output wire [4:0] zp_busy_cat_5;
+    output wire zp_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or_5;
+    output wire [6:0] p0_vc0_head0_flits_or_5;
+    output wire p1_vc0_head0_drop_not_5;
+    output wire zp_owned_or;
+
+// verilator lint_off UNUSEDSIGNAL
 // allocation: each input's next flit and VC choice
 wire [4:0] zp_slot_cat;
+wire [6:0] zp_slot_cat_2;
 wire [12:0] p1_slot_cat;
-wire [15:0] zp_slot_cat_2;
-reg p0_vc0_pop;
-reg p0_send_head;
-reg [127:0] p0_vc0_send_header;
-reg p0_send_ovc;
-reg p1_vc0_pop;
-reg p1_send_head;
-reg [127:0] p1_vc0_send_header;
-reg p1_send_ovc;
-reg xp_vc0_pop;
-reg xp_vc1_pop;
-reg xp_send_vc;
-reg xp_send_head;
-reg [127:0] xp_vc0_send_header;
-reg [127:0] xp_vc1_send_header;
-reg xp_send_ovc;
-reg yp_vc0_pop;
-reg yp_vc1_pop;
-reg yp_send_vc;
-reg yp_send_head;
-reg [127:0] yp_vc0_send_header;
-reg [127:0] yp_vc1_send_header;
-reg yp_send_ovc;
-reg zp_vc0_pop;
-reg zp_vc1_pop;
-reg zp_send_vc;
-reg zp_send_head;
-reg [127:0] zp_vc0_send_header;
-reg [127:0] zp_vc1_send_header;
-reg zp_send_ovc;
+wire [15:0] zp_slot_cat_3;
+reg p0_vc0_pop_2;
+reg p0_send_head_2;
+reg [127:0] p0_vc0_send_header_2;
+reg p0_send_ovc_2;
+reg p1_vc0_pop_2;
+reg p1_send_head_2;
+reg [127:0] p1_vc0_send_header_2;
+reg p1_send_ovc_2;
+reg xp_vc0_pop_2;
+reg xp_vc1_pop_2;
+reg xp_send_vc_2;
+reg xp_send_head_2;
+reg [127:0] xp_vc0_send_header_2;
+reg [127:0] xp_vc1_send_header_2;
+reg xp_send_ovc_2;
+reg yp_vc0_pop_2;
+reg yp_vc1_pop_2;
+reg yp_send_vc_2;
+reg yp_send_head_2;
+reg [127:0] yp_vc0_send_header_2;
+reg [127:0] yp_vc1_send_header_2;
+reg yp_send_ovc_2;
+reg zp_vc0_pop_2;
+reg zp_vc1_pop_2;
+reg zp_send_vc_2;
+reg zp_send_head_2;
+reg [127:0] zp_vc0_send_header_2;
+reg [127:0] zp_vc1_send_header_2;
+reg zp_send_ovc_2;
 reg p0_busy;
 reg p0_vc0_stay;
 wire p0_vc0_valid_sel;
-wire p0_vc0_head0_sel;
-wire [2:0] p0_vc0_head0_sel_2;
-wire p0_vc0_head0_sel_3;
-wire p0_vc0_head0_sel_4;
-wire [6:0] p0_vc0_head0_sel_5;
+wire p0_vc0_head0_last_sel;
+wire [2:0] p0_vc0_head0_out_sel;
+wire p0_vc0_head0_ovc_sel;
+wire p0_vc0_head0_drop_sel;
+wire [6:0] p0_vc0_head0_flits_sel;
 wire [9:0] p0_vc0_second1_bits83_74;
 wire [119:0] p0_vc0_second1_bits119_0;
 wire [119:0] p0_vc0_second1_cat;
@@ -1180,11 +5758,11 @@ wire p0_busy_and_2;
 reg p1_busy;
 reg p1_vc0_stay;
 wire p1_vc0_valid_sel;
-wire p1_vc0_head0_sel;
-wire [2:0] p1_vc0_head0_sel_2;
-wire p1_vc0_head0_sel_3;
-wire p1_vc0_head0_sel_4;
-wire [6:0] p1_vc0_head0_sel_5;
+wire p1_vc0_head0_last_sel;
+wire [2:0] p1_vc0_head0_out_sel;
+wire p1_vc0_head0_ovc_sel;
+wire p1_vc0_head0_drop_sel;
+wire [6:0] p1_vc0_head0_flits_sel;
 wire [9:0] p1_vc0_second1_bits83_74;
 wire [119:0] p1_vc0_second1_bits119_0;
 wire [119:0] p1_vc0_second1_cat;
@@ -1213,33 +5791,33 @@ reg xp_busy;
 reg xp_vc0_stay;
 reg xp_vc1_stay;
 wire xp_vc0_valid_sel;
-wire xp_vc0_head0_sel;
-wire [2:0] xp_vc0_head0_sel_2;
-wire xp_vc0_head0_sel_3;
-wire xp_vc0_head0_sel_4;
+wire xp_vc0_head0_last_sel;
+wire [2:0] xp_vc0_head0_out_sel;
+wire xp_vc0_head0_ovc_sel;
+wire xp_vc0_head0_drop_sel;
 wire [9:0] xp_vc0_second1_bits83_74;
 wire [119:0] xp_vc0_second1_bits119_0;
 wire [119:0] xp_vc0_second1_cat;
 wire [3:0] xp_vc0_second1_cat_2;
 wire [6:0] xp_vc0_second1_cat_3;
 wire [9:0] xp_vc0_head1_bits83_74;
-wire [119:0] xp_vc0_head1_bits119_0_2;
+wire [119:0] xp_vc0_head1_bits119_0;
 wire [119:0] xp_vc0_head1_cat;
 wire [3:0] xp_vc0_head1_cat_2;
 wire [6:0] xp_vc0_head1_cat_3;
 wire [127:0] xp_vc0_second1_sel;
 wire xp_vc1_valid_sel;
-wire xp_vc1_head0_sel;
-wire [2:0] xp_vc1_head0_sel_2;
-wire xp_vc1_head0_sel_3;
-wire xp_vc1_head0_sel_4;
+wire xp_vc1_head0_last_sel;
+wire [2:0] xp_vc1_head0_out_sel;
+wire xp_vc1_head0_ovc_sel;
+wire xp_vc1_head0_drop_sel;
 wire [9:0] xp_vc1_second1_bits83_74;
 wire [119:0] xp_vc1_second1_bits119_0;
 wire [119:0] xp_vc1_second1_cat;
 wire [3:0] xp_vc1_second1_cat_2;
 wire [6:0] xp_vc1_second1_cat_3;
 wire [9:0] xp_vc1_head1_bits83_74;
-wire [119:0] xp_vc1_head1_bits119_0_2;
+wire [119:0] xp_vc1_head1_bits119_0;
 wire [119:0] xp_vc1_head1_cat;
 wire [3:0] xp_vc1_head1_cat_2;
 wire [6:0] xp_vc1_head1_cat_3;
@@ -1252,10 +5830,10 @@ wire [1:0] xp_vc1_valid_cat;
 reg xp_vc_arbiter;
 wire [1:0] xp_vc_arbiter_grant;
 wire xp_vc_arbiter_grant_b1;
-wire xp_vc1_head0_sel_5;
-wire xp_vc1_head0_sel_6;
-wire xp_vc1_head0_sel_7;
-wire [6:0] xp_vc1_head0_sel_8;
+wire xp_vc1_head0_last_sel_2;
+wire xp_vc1_head0_ovc_sel_2;
+wire xp_vc1_head0_drop_sel_2;
+wire [6:0] xp_vc1_head0_flits_sel;
 wire xp_vc_arbiter_grant_b0;
 wire xp_vc_arbiter_grant_b1_2;
 reg xp_cur_vc;
@@ -1274,33 +5852,33 @@ reg yp_busy;
 reg yp_vc0_stay;
 reg yp_vc1_stay;
 wire yp_vc0_valid_sel;
-wire yp_vc0_head0_sel;
-wire [2:0] yp_vc0_head0_sel_2;
-wire yp_vc0_head0_sel_3;
-wire yp_vc0_head0_sel_4;
+wire yp_vc0_head0_last_sel;
+wire [2:0] yp_vc0_head0_out_sel;
+wire yp_vc0_head0_ovc_sel;
+wire yp_vc0_head0_drop_sel;
 wire [9:0] yp_vc0_second1_bits83_74;
 wire [119:0] yp_vc0_second1_bits119_0;
 wire [119:0] yp_vc0_second1_cat;
 wire [3:0] yp_vc0_second1_cat_2;
 wire [6:0] yp_vc0_second1_cat_3;
 wire [9:0] yp_vc0_head1_bits83_74;
-wire [119:0] yp_vc0_head1_bits119_0_2;
+wire [119:0] yp_vc0_head1_bits119_0;
 wire [119:0] yp_vc0_head1_cat;
 wire [3:0] yp_vc0_head1_cat_2;
 wire [6:0] yp_vc0_head1_cat_3;
 wire [127:0] yp_vc0_second1_sel;
 wire yp_vc1_valid_sel;
-wire yp_vc1_head0_sel;
-wire [2:0] yp_vc1_head0_sel_2;
-wire yp_vc1_head0_sel_3;
-wire yp_vc1_head0_sel_4;
+wire yp_vc1_head0_last_sel;
+wire [2:0] yp_vc1_head0_out_sel;
+wire yp_vc1_head0_ovc_sel;
+wire yp_vc1_head0_drop_sel;
 wire [9:0] yp_vc1_second1_bits83_74;
 wire [119:0] yp_vc1_second1_bits119_0;
 wire [119:0] yp_vc1_second1_cat;
 wire [3:0] yp_vc1_second1_cat_2;
 wire [6:0] yp_vc1_second1_cat_3;
 wire [9:0] yp_vc1_head1_bits83_74;
-wire [119:0] yp_vc1_head1_bits119_0_2;
+wire [119:0] yp_vc1_head1_bits119_0;
 wire [119:0] yp_vc1_head1_cat;
 wire [3:0] yp_vc1_head1_cat_2;
 wire [6:0] yp_vc1_head1_cat_3;
@@ -1313,10 +5891,10 @@ wire [1:0] yp_vc1_valid_cat;
 reg yp_vc_arbiter;
 wire [1:0] yp_vc_arbiter_grant;
 wire yp_vc_arbiter_grant_b1;
-wire yp_vc1_head0_sel_5;
-wire yp_vc1_head0_sel_6;
-wire yp_vc1_head0_sel_7;
-wire [6:0] yp_vc1_head0_sel_8;
+wire yp_vc1_head0_last_sel_2;
+wire yp_vc1_head0_ovc_sel_2;
+wire yp_vc1_head0_drop_sel_2;
+wire [6:0] yp_vc1_head0_flits_sel;
 wire yp_vc_arbiter_grant_b0;
 wire yp_vc_arbiter_grant_b1_2;
 reg yp_cur_vc;
@@ -1335,33 +5913,33 @@ reg zp_busy;
 reg zp_vc0_stay;
 reg zp_vc1_stay;
 wire zp_vc0_valid_sel;
-wire zp_vc0_head0_sel;
-wire [2:0] zp_vc0_head0_sel_2;
-wire zp_vc0_head0_sel_3;
-wire zp_vc0_head0_sel_4;
+wire zp_vc0_head0_last_sel;
+wire [2:0] zp_vc0_head0_out_sel;
+wire zp_vc0_head0_ovc_sel;
+wire zp_vc0_head0_drop_sel;
 wire [9:0] zp_vc0_second1_bits83_74;
 wire [119:0] zp_vc0_second1_bits119_0;
 wire [119:0] zp_vc0_second1_cat;
 wire [3:0] zp_vc0_second1_cat_2;
 wire [6:0] zp_vc0_second1_cat_3;
 wire [9:0] zp_vc0_head1_bits83_74;
-wire [119:0] zp_vc0_head1_bits119_0_2;
+wire [119:0] zp_vc0_head1_bits119_0;
 wire [119:0] zp_vc0_head1_cat;
 wire [3:0] zp_vc0_head1_cat_2;
 wire [6:0] zp_vc0_head1_cat_3;
 wire [127:0] zp_vc0_second1_sel;
 wire zp_vc1_valid_sel;
-wire zp_vc1_head0_sel;
-wire [2:0] zp_vc1_head0_sel_2;
-wire zp_vc1_head0_sel_3;
-wire zp_vc1_head0_sel_4;
+wire zp_vc1_head0_last_sel;
+wire [2:0] zp_vc1_head0_out_sel;
+wire zp_vc1_head0_ovc_sel;
+wire zp_vc1_head0_drop_sel;
 wire [9:0] zp_vc1_second1_bits83_74;
 wire [119:0] zp_vc1_second1_bits119_0;
 wire [119:0] zp_vc1_second1_cat;
 wire [3:0] zp_vc1_second1_cat_2;
 wire [6:0] zp_vc1_second1_cat_3;
 wire [9:0] zp_vc1_head1_bits83_74;
-wire [119:0] zp_vc1_head1_bits119_0_2;
+wire [119:0] zp_vc1_head1_bits119_0;
 wire [119:0] zp_vc1_head1_cat;
 wire [3:0] zp_vc1_head1_cat_2;
 wire [6:0] zp_vc1_head1_cat_3;
@@ -1374,10 +5952,10 @@ wire [1:0] zp_vc1_valid_cat;
 reg zp_vc_arbiter;
 wire [1:0] zp_vc_arbiter_grant;
 wire zp_vc_arbiter_grant_b1;
-wire zp_vc1_head0_sel_5;
-wire zp_vc1_head0_sel_6;
-wire zp_vc1_head0_sel_7;
-wire [6:0] zp_vc1_head0_sel_8;
+wire zp_vc1_head0_last_sel_2;
+wire zp_vc1_head0_ovc_sel_2;
+wire zp_vc1_head0_drop_sel_2;
+wire [6:0] zp_vc1_head0_flits_sel;
 wire zp_vc_arbiter_grant_b0;
 wire zp_vc_arbiter_grant_b1_2;
 reg zp_cur_vc;
@@ -1596,973 +6174,85 @@ wire p1_busy_or;
 wire p0_won_at_xp_or;
 wire xp_busy_or;
 wire xp_cur_vc_sel;
-wire xp_vc1_head0_sel_9;
+wire xp_vc1_head0_last_sel_3;
 wire p0_won_at_yp_or;
 wire yp_busy_or;
 wire yp_cur_vc_sel;
-wire yp_vc1_head0_sel_9;
+wire yp_vc1_head0_last_sel_3;
 wire p0_won_at_zp_or;
 wire zp_busy_or;
 wire zp_cur_vc_sel;
-wire zp_vc1_head0_sel_9;
-wire [1:0] zp_busy_cat;
-wire [3:0] zp_busy_cat_2;
+wire zp_vc1_head0_last_sel_3;
+wire [1:0] zp_busy_cat_6;
+wire [3:0] zp_busy_cat_7;
+wire p0_vc0_head0_ovc_or_6;
+wire p0_vc0_head0_ovc_or_7;
+wire [6:0] p0_vc0_head0_flits_or_6;
+wire [6:0] p0_vc0_head0_flits_or_7;
 wire p0_owned_and;
 wire p0_arbiter_grant_or;
 wire p0_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_3;
-wire [3:0] zp_busy_cat_4;
+wire [1:0] zp_busy_cat_8;
+wire [3:0] zp_busy_cat_9;
+wire p0_vc0_head0_ovc_or_8;
+wire p0_vc0_head0_ovc_or_9;
+wire [6:0] p0_vc0_head0_flits_or_8;
+wire [6:0] p0_vc0_head0_flits_or_9;
 wire p1_owned_and;
 wire p1_arbiter_grant_or;
 wire p1_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_5;
-wire [3:0] zp_busy_cat_6;
-wire p0_vc0_head0_or;
-wire p0_vc0_head0_or_2;
-wire [6:0] p0_vc0_head0_or_3;
-wire [6:0] p0_vc0_head0_or_4;
+wire [1:0] zp_busy_cat_10;
+wire [3:0] zp_busy_cat_11;
+wire p0_vc0_head0_ovc_or_10;
+wire p0_vc0_head0_ovc_or_11;
+wire [6:0] p0_vc0_head0_flits_or_10;
+wire [6:0] p0_vc0_head0_flits_or_11;
 wire xp_owned_and;
 wire xp_arbiter_grant_or;
 wire xp_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_7;
-wire [3:0] zp_busy_cat_8;
-wire p0_vc0_head0_or_5;
-wire p0_vc0_head0_or_6;
-wire [6:0] p0_vc0_head0_or_7;
-wire [6:0] p0_vc0_head0_or_8;
+wire [1:0] zp_busy_cat_12;
+wire [3:0] zp_busy_cat_13;
+wire p0_vc0_head0_ovc_or_12;
+wire p0_vc0_head0_ovc_or_13;
+wire [6:0] p0_vc0_head0_flits_or_12;
+wire [6:0] p0_vc0_head0_flits_or_13;
 wire yp_owned_and;
 wire yp_arbiter_grant_or;
 wire yp_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_9;
-wire [3:0] zp_busy_cat_10;
-wire p0_vc0_head0_or_9;
-wire p0_vc0_head0_or_10;
-wire [6:0] p0_vc0_head0_or_11;
-wire [6:0] p0_vc0_head0_or_12;
+wire [1:0] zp_busy_cat_14;
+wire [3:0] zp_busy_cat_15;
+wire p0_vc0_head0_ovc_or_14;
+wire p0_vc0_head0_ovc_or_15;
+wire [6:0] p0_vc0_head0_flits_or_14;
+wire [6:0] p0_vc0_head0_flits_or_15;
 wire zp_owned_and;
 wire zp_arbiter_grant_or;
 wire zp_arbiter_grant_or_2;
-// switch: input p0
-wire [127:0] p0_vc0_send_header_sel;
-// switch: input p1
-wire [127:0] p1_vc0_send_header_sel;
-// switch: input xp
-reg [1:0] xp_credit_out;
-wire [127:0] xp_vc1_send_header_sel;
-wire xp_vc1_head0_sel_10;
-wire [15:0] xp_vc1_head0_sel_11;
-// switch: input yp
-reg [1:0] yp_credit_out;
-wire [127:0] yp_vc1_send_header_sel;
-wire yp_vc1_head0_sel_10;
-wire [15:0] yp_vc1_head0_sel_11;
-// switch: input zp
-reg [1:0] zp_credit_out;
-wire [127:0] zp_vc1_send_header_sel;
-wire zp_vc1_head0_sel_10;
-wire [15:0] zp_vc1_head0_sel_11;
-// output p0
-wire p0_sel_b0;
-wire p0_sel_b1;
-wire p0_sel_b2;
-wire p0_sel_b3;
-wire p0_sel_b4;
-wire p0_sel_is0;
-wire p0_push;
-wire p0_out_valid_or;
-wire p0_out_valid_and;
-wire p0_skid_valid_sel;
-wire p0_skid2_valid_sel;
-wire p0_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or;
-wire [127:0] p0_vc0_send_header_or_2;
-reg [127:0] p0_skid2_data0;
-reg [127:0] p0_skid_data0;
-reg [127:0] p0_out_data0;
-wire [15:0] p0_vc0_head0_or_13;
-wire [15:0] p0_vc0_head0_or_14;
-reg [15:0] p0_skid2_keep;
-reg [15:0] p0_skid_keep;
-reg [15:0] p0_out_keep;
-wire p0_vc0_head0_or_15;
-wire p0_vc0_head0_or_16;
-reg p0_skid2_last;
-reg p0_skid_last;
-reg p0_out_last;
-reg [31:0] stat_p0_packets_2;
-reg [31:0] stat_p0_flits_2;
-reg [31:0] stat_p0_stalls_2;
-// output p1
-wire p1_sel_b0;
-wire p1_sel_b1;
-wire p1_sel_b2;
-wire p1_sel_b3;
-wire p1_sel_b4;
-wire p1_sel_is0;
-wire p1_push;
-wire p1_out_valid_or;
-wire p1_out_valid_and;
-wire p1_skid_valid_sel;
-wire p1_skid2_valid_sel;
-wire p1_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or_3;
-wire [127:0] p0_vc0_send_header_or_4;
-reg [127:0] p1_skid2_data0;
-reg [127:0] p1_skid_data0;
-reg [127:0] p1_out_data0;
-wire [15:0] p0_vc0_head0_or_17;
-wire [15:0] p0_vc0_head0_or_18;
-reg [15:0] p1_skid2_keep;
-reg [15:0] p1_skid_keep;
-reg [15:0] p1_out_keep;
-wire p0_vc0_head0_or_19;
-wire p0_vc0_head0_or_20;
-reg p1_skid2_last;
-reg p1_skid_last;
-reg p1_out_last;
-reg [31:0] stat_p1_packets_2;
-reg [31:0] stat_p1_flits_2;
-reg [31:0] stat_p1_stalls_2;
-// output xp
-wire xp_sel_b0;
-wire xp_sel_b1;
-wire xp_sel_b2;
-wire xp_sel_b3;
-wire xp_sel_b4;
-wire xp_sel_is0;
-wire xp_push;
-wire xp_out_valid_or;
-wire xp_out_valid_and;
-wire xp_skid_valid_sel;
-wire xp_skid2_valid_sel;
-wire xp_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or_5;
-wire [127:0] p0_vc0_send_header_or_6;
-reg [127:0] xp_skid2_data0;
-reg [127:0] xp_skid_data0;
-reg [127:0] xp_out_data0;
-wire [15:0] p0_vc0_head0_or_21;
-wire [15:0] p0_vc0_head0_or_22;
-reg [15:0] xp_skid2_keep;
-reg [15:0] xp_skid_keep;
-reg [15:0] xp_out_keep;
-wire p0_vc0_head0_or_23;
-wire p0_vc0_head0_or_24;
-reg xp_skid2_last;
-reg xp_skid_last;
-reg xp_out_last;
-wire xp_push_and;
-wire p0_send_ovc_or;
-reg xp_skid2_vc;
-reg xp_skid_vc;
-reg xp_out_vc;
-reg [31:0] stat_xp_vc1_packets_2;
-wire [9:0] xp_credit0_plus;
-wire [9:0] xp_head_flits_sel;
-wire [9:0] xp_credit0_minus;
-wire [9:0] xp_credit1_plus;
-wire [9:0] xp_head_flits_sel_2;
-wire [9:0] xp_credit1_minus;
-reg [31:0] stat_xp_packets_2;
-reg [31:0] stat_xp_flits_2;
-reg [31:0] stat_xp_stalls_2;
-// output yp
-wire yp_sel_b0;
-wire yp_sel_b1;
-wire yp_sel_b2;
-wire yp_sel_b3;
-wire yp_sel_b4;
-wire yp_sel_is0;
-wire yp_push;
-wire yp_out_valid_or;
-wire yp_out_valid_and;
-wire yp_skid_valid_sel;
-wire yp_skid2_valid_sel;
-wire yp_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or_7;
-wire [127:0] p0_vc0_send_header_or_8;
-reg [127:0] yp_skid2_data0;
-reg [127:0] yp_skid_data0;
-reg [127:0] yp_out_data0;
-wire [15:0] p0_vc0_head0_or_25;
-wire [15:0] p0_vc0_head0_or_26;
-reg [15:0] yp_skid2_keep;
-reg [15:0] yp_skid_keep;
-reg [15:0] yp_out_keep;
-wire p0_vc0_head0_or_27;
-wire p0_vc0_head0_or_28;
-reg yp_skid2_last;
-reg yp_skid_last;
-reg yp_out_last;
-wire yp_push_and;
-wire p0_send_ovc_or_2;
-reg yp_skid2_vc;
-reg yp_skid_vc;
-reg yp_out_vc;
-reg [31:0] stat_yp_vc1_packets_2;
-wire [9:0] yp_credit0_plus;
-wire [9:0] yp_head_flits_sel;
-wire [9:0] yp_credit0_minus;
-wire [9:0] yp_credit1_plus;
-wire [9:0] yp_head_flits_sel_2;
-wire [9:0] yp_credit1_minus;
-reg [31:0] stat_yp_packets_2;
-reg [31:0] stat_yp_flits_2;
-reg [31:0] stat_yp_stalls_2;
-// output zp
-wire zp_sel_b0;
-wire zp_sel_b1;
-wire zp_sel_b2;
-wire zp_sel_b3;
-wire zp_sel_b4;
-wire zp_sel_is0;
-wire zp_push;
-wire zp_out_valid_or;
-wire zp_out_valid_and;
-wire zp_skid_valid_sel;
-wire zp_skid2_valid_sel;
-wire zp_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or_9;
-wire [127:0] p0_vc0_send_header_or_10;
-reg [127:0] zp_skid2_data0;
-reg [127:0] zp_skid_data0;
-reg [127:0] zp_out_data0;
-wire [15:0] p0_vc0_head0_or_29;
-wire [15:0] p0_vc0_head0_or_30;
-reg [15:0] zp_skid2_keep;
-reg [15:0] zp_skid_keep;
-reg [15:0] zp_out_keep;
-wire p0_vc0_head0_or_31;
-wire p0_vc0_head0_or_32;
-reg zp_skid2_last;
-reg zp_skid_last;
-reg zp_out_last;
-wire zp_push_and;
-wire p0_send_ovc_or_3;
-reg zp_skid2_vc;
-reg zp_skid_vc;
-reg zp_out_vc;
-reg [31:0] stat_zp_vc1_packets_2;
-wire [9:0] zp_credit0_plus;
-wire [9:0] zp_head_flits_sel;
-wire [9:0] zp_credit0_minus;
-wire [9:0] zp_credit1_plus;
-wire [9:0] zp_head_flits_sel_2;
-wire [9:0] zp_credit1_minus;
-reg [31:0] stat_zp_packets_2;
-reg [31:0] stat_zp_flits_2;
-reg [31:0] stat_zp_stalls_2;
-wire [1:0] p0_mode_sel;
-wire [1:0] p1_mode_sel;
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] p0_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] p0_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] p1_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] p1_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] xp_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] xp_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] xp_vc1_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] xp_vc1_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] yp_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] yp_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] yp_vc1_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] yp_vc1_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] zp_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] zp_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] zp_vc1_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] zp_vc1_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
-
-// ---- this node's coordinates, and what routes compare with them ----
-assign local_x_plus = ({1'h0, local_x}) + 7'h1;
-assign local_x_sel = (~(local_x_plus < 7'h2)) ? (local_x_plus - 7'h2) : local_x_plus;
-assign local_y_plus = ({1'h0, local_y}) + 7'h1;
-assign local_y_sel = (~(local_y_plus < 7'h2)) ? (local_y_plus - 7'h2) : local_y_plus;
-assign local_z_plus = ({1'h0, local_z}) + 7'h1;
-assign local_z_sel = (~(local_z_plus < 7'h2)) ? (local_z_plus - 7'h2) : local_z_plus;
-assign local_x_plus_2 = ({1'h0, local_x}) + 7'h1;
-assign local_x_sel_2 = (~(local_x_plus_2 < 7'h2)) ? (local_x_plus_2 - 7'h2) : local_x_plus_2;
-assign local_y_plus_2 = ({1'h0, local_y}) + 7'h1;
-assign local_y_sel_2 = (~(local_y_plus_2 < 7'h2)) ? (local_y_plus_2 - 7'h2) : local_y_plus_2;
-assign local_z_plus_2 = ({1'h0, local_z}) + 7'h1;
-assign local_z_sel_2 = (~(local_z_plus_2 < 7'h2)) ? (local_z_plus_2 - 7'h2) : local_z_plus_2;
-
-// ---- input p0: arrival into the VC buffers ----
-assign s_axis_p0_tdata_bits119_0 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_cat = {({s_axis_p0_tdata_bits119_0[119:28], here_x}), s_axis_p0_tdata_bits119_0[21:0]};
-assign s_axis_p0_tdata_cat_2 = {({s_axis_p0_tdata_cat[119:34], here_y}), s_axis_p0_tdata_cat[27:0]};
-assign here_x_cat = {({s_axis_p0_tdata_cat_2[119:40], here_z}), s_axis_p0_tdata_cat_2[33:0]};
-assign here_y_cat = {({here_x_cat[119:44], 4'h0}), here_x_cat[39:0]};
-assign s_axis_p0_tdata_bits119_0_2 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_bits5_0 = s_axis_p0_tdata_bits119_0_2[5:0];
-assign s_axis_p0_tdata_bits11_6 = s_axis_p0_tdata_bits119_0_2[11:6];
-assign s_axis_p0_tdata_bits17_12 = s_axis_p0_tdata_bits119_0_2[17:12];
-assign s_axis_p0_tdata_bits21_18 = s_axis_p0_tdata_bits119_0_2[21:18];
-assign s_axis_p0_tdata_bits57_44 = s_axis_p0_tdata_bits119_0_2[57:44];
-assign s_axis_p0_tdata_and = (~s_axis_p0_tdata_bits5_0[4]) & ((~s_axis_p0_tdata_bits5_0[3]) & ((~s_axis_p0_tdata_bits5_0[2]) & (~s_axis_p0_tdata_bits5_0[1])));
-assign s_axis_p0_tdata_and_2 = (~s_axis_p0_tdata_bits11_6[4]) & ((~s_axis_p0_tdata_bits11_6[3]) & ((~s_axis_p0_tdata_bits11_6[2]) & (~s_axis_p0_tdata_bits11_6[1])));
-assign s_axis_p0_tdata_and_3 = (~s_axis_p0_tdata_bits17_12[4]) & ((~s_axis_p0_tdata_bits17_12[3]) & ((~s_axis_p0_tdata_bits17_12[2]) & (~s_axis_p0_tdata_bits17_12[1])));
-assign s_axis_p0_tdata_or = ((~((~s_axis_p0_tdata_bits5_0[5]) & s_axis_p0_tdata_and)) | (~((~s_axis_p0_tdata_bits11_6[5]) & s_axis_p0_tdata_and_2))) | (~((~s_axis_p0_tdata_bits17_12[5]) & s_axis_p0_tdata_and_3));
-assign s_axis_p0_tdata_and_4 = (~s_axis_p0_tdata_bits57_44[3]) & ((~s_axis_p0_tdata_bits57_44[2]) & ((~s_axis_p0_tdata_bits57_44[1]) & (~s_axis_p0_tdata_bits57_44[0])));
-assign s_axis_p0_tdata_and_5 = (~s_axis_p0_tdata_bits57_44[7]) & ((~s_axis_p0_tdata_bits57_44[6]) & ((~s_axis_p0_tdata_bits57_44[5]) & ((~s_axis_p0_tdata_bits57_44[4]) & s_axis_p0_tdata_and_4)));
-assign s_axis_p0_tdata_and_6 = (~s_axis_p0_tdata_bits57_44[11]) & ((~s_axis_p0_tdata_bits57_44[10]) | ((~s_axis_p0_tdata_bits57_44[9]) & ((~s_axis_p0_tdata_bits57_44[8]) & s_axis_p0_tdata_and_5)));
-assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata_bits57_44[13]) & ((~s_axis_p0_tdata_bits57_44[12]) & s_axis_p0_tdata_and_6));
-assign drop = (s_axis_p0_tdata_or | (~((~s_axis_p0_tdata_bits21_18[3]) & ((~s_axis_p0_tdata_bits21_18[2]) & (~s_axis_p0_tdata_bits21_18[1]))))) | s_axis_p0_tdata_not;
-assign here_z_lt = here_z < s_axis_p0_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_p0_tdata_bits17_12);
-assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata_bits17_12 == here_z);
-assign here_y_lt = here_y < s_axis_p0_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata_bits11_6);
-assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata_bits11_6 == here_y);
-assign here_y_top_sel = s_axis_p0_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : (s_axis_p0_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0);
-assign here_x_lt = here_x < s_axis_p0_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata_bits5_0);
-assign s_axis_p0_tdata_not_4 = ~(s_axis_p0_tdata_bits5_0 == here_x);
-assign route_out = s_axis_p0_tdata_not_4 ? 3'h2 : (s_axis_p0_tdata_not_3 ? 3'h3 : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata_bits21_18[2:0]));
-assign route_vc = s_axis_p0_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
-assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
-
-// ---- input p0: length policing ----
-assign p0_mode_is0 = p0_mode == P0_MODE_HEAD;
-assign p0_mode_is2 = p0_mode == P0_MODE_PAD;
-assign p0_mode_is3 = p0_mode == P0_MODE_DISCARD;
-assign p0_mode_and = (p0_mode_is0 | (p0_mode == P0_MODE_BODY)) & p0_space;
-assign accept = p0_mode_and & s_axis_p0_tvalid;
-assign accept_or = accept | (p0_mode_is2 & p0_space);
-assign accept_and = accept & p0_mode_is0;
-assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata_bits57_44 == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
-assign ends = accept_or & s_axis_p0_tdata_sel;
-assign s_axis_p0_tlast_and = ((~s_axis_p0_tlast) & accept) & ends;
-assign ends_and = ((~ends) & accept) & s_axis_p0_tlast;
-assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
-assign drop_cat = {({({({({1'h0, s_axis_p0_tdata_bits6_0}), drop}), route_vc}), route_out}), (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff))};
-assign drop_cat_2 = {drop_cat, s_axis_p0_tdata_sel};
-assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid : p0_vc0_valid;
-assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid;
-assign p0_vc0_pop_and = (~p0_vc0_pop) & p0_vc0_third_valid;
-assign p0_vc0_pop_or = p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed);
-assign accept_and_2 = (accept_or & (~p0_vc0_stored)) & (~p0_vc0_pop_or);
-assign p0_vc0_stored_and = p0_vc0_stored & (~p0_vc0_pop_or);
-assign p0_vc0_landed_or = p0_vc0_landed | accept_and_2;
-assign p0_vc0_landed_and = p0_vc0_landed & accept_and_2;
-assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat_2;
-assign p0_vc0_read1_sel = p0_vc0_landed ? p0_vc0_read1 : here_z_sel;
-assign accept_and_3 = accept_or & (~accept_and_2);
-assign p0_vc0_wr_minus = p0_vc0_wr - p0_vc0_rd;
-assign p0_vc0_head0_b0 = p0_vc0_head0[0];
-assign p0_vc0_head0_bits16_1 = p0_vc0_head0[16:1];
-assign p0_vc0_head0_bits19_17 = p0_vc0_head0[19:17];
-assign p0_vc0_second0_bits19_17 = p0_vc0_second0[19:17];
-
-// ---- input p1: arrival into the VC buffers ----
-assign s_axis_p1_tdata_bits119_0 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_cat = {({s_axis_p1_tdata_bits119_0[119:28], here_x}), s_axis_p1_tdata_bits119_0[21:0]};
-assign s_axis_p1_tdata_cat_2 = {({s_axis_p1_tdata_cat[119:34], here_y}), s_axis_p1_tdata_cat[27:0]};
-assign here_x_cat_2 = {({s_axis_p1_tdata_cat_2[119:40], here_z}), s_axis_p1_tdata_cat_2[33:0]};
-assign here_y_cat_2 = {({here_x_cat_2[119:44], 4'h1}), here_x_cat_2[39:0]};
-assign s_axis_p1_tdata_bits119_0_2 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_bits5_0 = s_axis_p1_tdata_bits119_0_2[5:0];
-assign s_axis_p1_tdata_bits11_6 = s_axis_p1_tdata_bits119_0_2[11:6];
-assign s_axis_p1_tdata_bits17_12 = s_axis_p1_tdata_bits119_0_2[17:12];
-assign s_axis_p1_tdata_bits21_18 = s_axis_p1_tdata_bits119_0_2[21:18];
-assign s_axis_p1_tdata_bits57_44 = s_axis_p1_tdata_bits119_0_2[57:44];
-assign s_axis_p1_tdata_and = (~s_axis_p1_tdata_bits5_0[4]) & ((~s_axis_p1_tdata_bits5_0[3]) & ((~s_axis_p1_tdata_bits5_0[2]) & (~s_axis_p1_tdata_bits5_0[1])));
-assign s_axis_p1_tdata_and_2 = (~s_axis_p1_tdata_bits11_6[4]) & ((~s_axis_p1_tdata_bits11_6[3]) & ((~s_axis_p1_tdata_bits11_6[2]) & (~s_axis_p1_tdata_bits11_6[1])));
-assign s_axis_p1_tdata_and_3 = (~s_axis_p1_tdata_bits17_12[4]) & ((~s_axis_p1_tdata_bits17_12[3]) & ((~s_axis_p1_tdata_bits17_12[2]) & (~s_axis_p1_tdata_bits17_12[1])));
-assign s_axis_p1_tdata_or = ((~((~s_axis_p1_tdata_bits5_0[5]) & s_axis_p1_tdata_and)) | (~((~s_axis_p1_tdata_bits11_6[5]) & s_axis_p1_tdata_and_2))) | (~((~s_axis_p1_tdata_bits17_12[5]) & s_axis_p1_tdata_and_3));
-assign s_axis_p1_tdata_and_4 = (~s_axis_p1_tdata_bits57_44[3]) & ((~s_axis_p1_tdata_bits57_44[2]) & ((~s_axis_p1_tdata_bits57_44[1]) & (~s_axis_p1_tdata_bits57_44[0])));
-assign s_axis_p1_tdata_and_5 = (~s_axis_p1_tdata_bits57_44[7]) & ((~s_axis_p1_tdata_bits57_44[6]) & ((~s_axis_p1_tdata_bits57_44[5]) & ((~s_axis_p1_tdata_bits57_44[4]) & s_axis_p1_tdata_and_4)));
-assign s_axis_p1_tdata_and_6 = (~s_axis_p1_tdata_bits57_44[11]) & ((~s_axis_p1_tdata_bits57_44[10]) | ((~s_axis_p1_tdata_bits57_44[9]) & ((~s_axis_p1_tdata_bits57_44[8]) & s_axis_p1_tdata_and_5)));
-assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata_bits57_44[13]) & ((~s_axis_p1_tdata_bits57_44[12]) & s_axis_p1_tdata_and_6));
-assign drop_2 = (s_axis_p1_tdata_or | (~((~s_axis_p1_tdata_bits21_18[3]) & ((~s_axis_p1_tdata_bits21_18[2]) & (~s_axis_p1_tdata_bits21_18[1]))))) | s_axis_p1_tdata_not;
-assign here_z_lt_2 = here_z < s_axis_p1_tdata_bits17_12;
-assign here_z_half_not_2 = ~(here_z_half < s_axis_p1_tdata_bits17_12);
-assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata_bits17_12 == here_z);
-assign here_y_lt_2 = here_y < s_axis_p1_tdata_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < s_axis_p1_tdata_bits11_6);
-assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata_bits11_6 == here_y);
-assign here_y_top_sel_2 = s_axis_p1_tdata_not_3 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : (s_axis_p1_tdata_not_2 ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0);
-assign here_x_lt_2 = here_x < s_axis_p1_tdata_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < s_axis_p1_tdata_bits5_0);
-assign s_axis_p1_tdata_not_4 = ~(s_axis_p1_tdata_bits5_0 == here_x);
-assign route_out_2 = s_axis_p1_tdata_not_4 ? 3'h2 : (s_axis_p1_tdata_not_3 ? 3'h3 : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata_bits21_18[2:0]));
-assign route_vc_2 = s_axis_p1_tdata_not_4 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
-assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
-assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
-
-// ---- input p1: length policing ----
-assign p1_mode_is0 = p1_mode == P1_MODE_HEAD;
-assign p1_mode_is2 = p1_mode == P1_MODE_PAD;
-assign p1_mode_is3 = p1_mode == P1_MODE_DISCARD;
-assign p1_mode_and = (p1_mode_is0 | (p1_mode == P1_MODE_BODY)) & p1_space;
-assign accept_2 = p1_mode_and & s_axis_p1_tvalid;
-assign accept_or_2 = accept_2 | (p1_mode_is2 & p1_space);
-assign accept_and_4 = accept_2 & p1_mode_is0;
-assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
-assign ends_2 = accept_or_2 & s_axis_p1_tdata_sel;
-assign s_axis_p1_tlast_and = ((~s_axis_p1_tlast) & accept_2) & ends_2;
-assign ends_and_2 = ((~ends_2) & accept_2) & s_axis_p1_tlast;
-assign here_z_sel_2 = accept_and_4 ? ({8'h0, ({({here_y_cat_2[119:84], 10'h0}), here_y_cat_2[73:0]})}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
-assign drop_cat_3 = {({({({({1'h0, s_axis_p1_tdata_bits6_0}), drop_2}), route_vc_2}), route_out_2}), (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff))};
-assign drop_cat_4 = {drop_cat_3, s_axis_p1_tdata_sel};
-assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid : p1_vc0_valid;
-assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid;
-assign p1_vc0_pop_and = (~p1_vc0_pop) & p1_vc0_third_valid;
-assign p1_vc0_pop_or = p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed);
-assign accept_and_5 = (accept_or_2 & (~p1_vc0_stored)) & (~p1_vc0_pop_or);
-assign p1_vc0_stored_and = p1_vc0_stored & (~p1_vc0_pop_or);
-assign p1_vc0_landed_or = p1_vc0_landed | accept_and_5;
-assign p1_vc0_landed_and = p1_vc0_landed & accept_and_5;
-assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat_4;
-assign p1_vc0_read1_sel = p1_vc0_landed ? p1_vc0_read1 : here_z_sel_2;
-assign accept_and_6 = accept_or_2 & (~accept_and_5);
-assign p1_vc0_wr_minus = p1_vc0_wr - p1_vc0_rd;
-assign p1_vc0_head0_b0 = p1_vc0_head0[0];
-assign p1_vc0_head0_bits16_1 = p1_vc0_head0[16:1];
-assign p1_vc0_head0_bits19_17 = p1_vc0_head0[19:17];
-assign p1_vc0_second0_bits19_17 = p1_vc0_second0[19:17];
-
-// ---- input xp: arrival into the VC buffers ----
-assign s_axis_xp_tdata_bits119_0 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_cat = {({({(^(s_axis_xp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_xp_tdata_cat_2 = {({({s_axis_xp_tdata_cat, (^(s_axis_xp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat_2, s_axis_xp_tdata_bits119_0})), s_axis_xp_tdata_cat_2});
-assign s_axis_xp_tdata_bits6_0 = s_axis_xp_tdata_xor[6:0];
-assign s_axis_xp_tdata_parity = ^s_axis_xp_tdata;
-assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_bits6_0 == 7'h0)) & (~s_axis_xp_tdata_parity);
-assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_bits6_0;
-assign s_axis_xp_tdata_cat_3 = {({({({s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126]}), s_axis_xp_tdata_shl[125]}), s_axis_xp_tdata_shl[124]}), s_axis_xp_tdata_shl[123]};
-assign s_axis_xp_tdata_cat_4 = {({({({s_axis_xp_tdata_cat_3, s_axis_xp_tdata_shl[122]}), s_axis_xp_tdata_shl[121]}), s_axis_xp_tdata_shl[120]}), s_axis_xp_tdata_shl[119]};
-assign s_axis_xp_tdata_cat_5 = {({({({s_axis_xp_tdata_cat_4, s_axis_xp_tdata_shl[118]}), s_axis_xp_tdata_shl[117]}), s_axis_xp_tdata_shl[116]}), s_axis_xp_tdata_shl[115]};
-assign s_axis_xp_tdata_cat_6 = {({({({s_axis_xp_tdata_cat_5, s_axis_xp_tdata_shl[114]}), s_axis_xp_tdata_shl[113]}), s_axis_xp_tdata_shl[112]}), s_axis_xp_tdata_shl[111]};
-assign s_axis_xp_tdata_cat_7 = {({({({s_axis_xp_tdata_cat_6, s_axis_xp_tdata_shl[110]}), s_axis_xp_tdata_shl[109]}), s_axis_xp_tdata_shl[108]}), s_axis_xp_tdata_shl[107]};
-assign s_axis_xp_tdata_cat_8 = {({({({s_axis_xp_tdata_cat_7, s_axis_xp_tdata_shl[106]}), s_axis_xp_tdata_shl[105]}), s_axis_xp_tdata_shl[104]}), s_axis_xp_tdata_shl[103]};
-assign s_axis_xp_tdata_cat_9 = {({({({s_axis_xp_tdata_cat_8, s_axis_xp_tdata_shl[102]}), s_axis_xp_tdata_shl[101]}), s_axis_xp_tdata_shl[100]}), s_axis_xp_tdata_shl[99]};
-assign s_axis_xp_tdata_cat_10 = {({({({s_axis_xp_tdata_cat_9, s_axis_xp_tdata_shl[98]}), s_axis_xp_tdata_shl[97]}), s_axis_xp_tdata_shl[96]}), s_axis_xp_tdata_shl[95]};
-assign s_axis_xp_tdata_cat_11 = {({({({s_axis_xp_tdata_cat_10, s_axis_xp_tdata_shl[94]}), s_axis_xp_tdata_shl[93]}), s_axis_xp_tdata_shl[92]}), s_axis_xp_tdata_shl[91]};
-assign s_axis_xp_tdata_cat_12 = {({({({s_axis_xp_tdata_cat_11, s_axis_xp_tdata_shl[90]}), s_axis_xp_tdata_shl[89]}), s_axis_xp_tdata_shl[88]}), s_axis_xp_tdata_shl[87]};
-assign s_axis_xp_tdata_cat_13 = {({({({s_axis_xp_tdata_cat_12, s_axis_xp_tdata_shl[86]}), s_axis_xp_tdata_shl[85]}), s_axis_xp_tdata_shl[84]}), s_axis_xp_tdata_shl[83]};
-assign s_axis_xp_tdata_cat_14 = {({({({s_axis_xp_tdata_cat_13, s_axis_xp_tdata_shl[82]}), s_axis_xp_tdata_shl[81]}), s_axis_xp_tdata_shl[80]}), s_axis_xp_tdata_shl[79]};
-assign s_axis_xp_tdata_cat_15 = {({({({s_axis_xp_tdata_cat_14, s_axis_xp_tdata_shl[78]}), s_axis_xp_tdata_shl[77]}), s_axis_xp_tdata_shl[76]}), s_axis_xp_tdata_shl[75]};
-assign s_axis_xp_tdata_cat_16 = {({({({s_axis_xp_tdata_cat_15, s_axis_xp_tdata_shl[74]}), s_axis_xp_tdata_shl[73]}), s_axis_xp_tdata_shl[72]}), s_axis_xp_tdata_shl[71]};
-assign s_axis_xp_tdata_cat_17 = {({({({s_axis_xp_tdata_cat_16, s_axis_xp_tdata_shl[70]}), s_axis_xp_tdata_shl[69]}), s_axis_xp_tdata_shl[68]}), s_axis_xp_tdata_shl[67]};
-assign s_axis_xp_tdata_cat_18 = {({({({s_axis_xp_tdata_cat_17, s_axis_xp_tdata_shl[66]}), s_axis_xp_tdata_shl[65]}), s_axis_xp_tdata_shl[63]}), s_axis_xp_tdata_shl[62]};
-assign s_axis_xp_tdata_cat_19 = {({({({s_axis_xp_tdata_cat_18, s_axis_xp_tdata_shl[61]}), s_axis_xp_tdata_shl[60]}), s_axis_xp_tdata_shl[59]}), s_axis_xp_tdata_shl[58]};
-assign s_axis_xp_tdata_cat_20 = {({({({s_axis_xp_tdata_cat_19, s_axis_xp_tdata_shl[57]}), s_axis_xp_tdata_shl[56]}), s_axis_xp_tdata_shl[55]}), s_axis_xp_tdata_shl[54]};
-assign s_axis_xp_tdata_cat_21 = {({({({s_axis_xp_tdata_cat_20, s_axis_xp_tdata_shl[53]}), s_axis_xp_tdata_shl[52]}), s_axis_xp_tdata_shl[51]}), s_axis_xp_tdata_shl[50]};
-assign s_axis_xp_tdata_cat_22 = {({({({s_axis_xp_tdata_cat_21, s_axis_xp_tdata_shl[49]}), s_axis_xp_tdata_shl[48]}), s_axis_xp_tdata_shl[47]}), s_axis_xp_tdata_shl[46]};
-assign s_axis_xp_tdata_cat_23 = {({({({s_axis_xp_tdata_cat_22, s_axis_xp_tdata_shl[45]}), s_axis_xp_tdata_shl[44]}), s_axis_xp_tdata_shl[43]}), s_axis_xp_tdata_shl[42]};
-assign s_axis_xp_tdata_cat_24 = {({({({s_axis_xp_tdata_cat_23, s_axis_xp_tdata_shl[41]}), s_axis_xp_tdata_shl[40]}), s_axis_xp_tdata_shl[39]}), s_axis_xp_tdata_shl[38]};
-assign s_axis_xp_tdata_cat_25 = {({({({s_axis_xp_tdata_cat_24, s_axis_xp_tdata_shl[37]}), s_axis_xp_tdata_shl[36]}), s_axis_xp_tdata_shl[35]}), s_axis_xp_tdata_shl[34]};
-assign s_axis_xp_tdata_cat_26 = {({({({s_axis_xp_tdata_cat_25, s_axis_xp_tdata_shl[33]}), s_axis_xp_tdata_shl[31]}), s_axis_xp_tdata_shl[30]}), s_axis_xp_tdata_shl[29]};
-assign s_axis_xp_tdata_cat_27 = {({({({s_axis_xp_tdata_cat_26, s_axis_xp_tdata_shl[28]}), s_axis_xp_tdata_shl[27]}), s_axis_xp_tdata_shl[26]}), s_axis_xp_tdata_shl[25]};
-assign s_axis_xp_tdata_cat_28 = {({({({s_axis_xp_tdata_cat_27, s_axis_xp_tdata_shl[24]}), s_axis_xp_tdata_shl[23]}), s_axis_xp_tdata_shl[22]}), s_axis_xp_tdata_shl[21]};
-assign s_axis_xp_tdata_cat_29 = {({({({s_axis_xp_tdata_cat_28, s_axis_xp_tdata_shl[20]}), s_axis_xp_tdata_shl[19]}), s_axis_xp_tdata_shl[18]}), s_axis_xp_tdata_shl[17]};
-assign s_axis_xp_tdata_cat_30 = {({({({s_axis_xp_tdata_cat_29, s_axis_xp_tdata_shl[15]}), s_axis_xp_tdata_shl[14]}), s_axis_xp_tdata_shl[13]}), s_axis_xp_tdata_shl[12]};
-assign s_axis_xp_tdata_cat_31 = {({({({s_axis_xp_tdata_cat_30, s_axis_xp_tdata_shl[11]}), s_axis_xp_tdata_shl[10]}), s_axis_xp_tdata_shl[9]}), s_axis_xp_tdata_shl[7]};
-assign s_axis_xp_tdata_sel = s_axis_xp_tdata_parity ? ({({({s_axis_xp_tdata_cat_31, s_axis_xp_tdata_shl[6]}), s_axis_xp_tdata_shl[5]}), s_axis_xp_tdata_shl[3]}) : 120'h0;
-assign s_axis_xp_tdata_bits119_0_2 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_bits5_0 = s_axis_xp_tdata_bits119_0_2[5:0];
-assign s_axis_xp_tdata_bits11_6 = s_axis_xp_tdata_bits119_0_2[11:6];
-assign s_axis_xp_tdata_bits17_12 = s_axis_xp_tdata_bits119_0_2[17:12];
-assign s_axis_xp_tdata_bits21_18 = s_axis_xp_tdata_bits119_0_2[21:18];
-assign s_axis_xp_tdata_bits57_44 = s_axis_xp_tdata_bits119_0_2[57:44];
-assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata_bits5_0[4]) & ((~s_axis_xp_tdata_bits5_0[3]) & ((~s_axis_xp_tdata_bits5_0[2]) & (~s_axis_xp_tdata_bits5_0[1])));
-assign s_axis_xp_tdata_and_3 = (~s_axis_xp_tdata_bits11_6[4]) & ((~s_axis_xp_tdata_bits11_6[3]) & ((~s_axis_xp_tdata_bits11_6[2]) & (~s_axis_xp_tdata_bits11_6[1])));
-assign s_axis_xp_tdata_and_4 = (~s_axis_xp_tdata_bits17_12[4]) & ((~s_axis_xp_tdata_bits17_12[3]) & ((~s_axis_xp_tdata_bits17_12[2]) & (~s_axis_xp_tdata_bits17_12[1])));
-assign s_axis_xp_tdata_or = ((~((~s_axis_xp_tdata_bits5_0[5]) & s_axis_xp_tdata_and_2)) | (~((~s_axis_xp_tdata_bits11_6[5]) & s_axis_xp_tdata_and_3))) | (~((~s_axis_xp_tdata_bits17_12[5]) & s_axis_xp_tdata_and_4));
-assign s_axis_xp_tdata_and_5 = (~s_axis_xp_tdata_bits57_44[3]) & ((~s_axis_xp_tdata_bits57_44[2]) & ((~s_axis_xp_tdata_bits57_44[1]) & (~s_axis_xp_tdata_bits57_44[0])));
-assign s_axis_xp_tdata_and_6 = (~s_axis_xp_tdata_bits57_44[7]) & ((~s_axis_xp_tdata_bits57_44[6]) & ((~s_axis_xp_tdata_bits57_44[5]) & ((~s_axis_xp_tdata_bits57_44[4]) & s_axis_xp_tdata_and_5)));
-assign s_axis_xp_tdata_and_7 = (~s_axis_xp_tdata_bits57_44[11]) & ((~s_axis_xp_tdata_bits57_44[10]) | ((~s_axis_xp_tdata_bits57_44[9]) & ((~s_axis_xp_tdata_bits57_44[8]) & s_axis_xp_tdata_and_6)));
-assign s_axis_xp_tdata_or_2 = (s_axis_xp_tdata_or | (~((~s_axis_xp_tdata_bits21_18[3]) & ((~s_axis_xp_tdata_bits21_18[2]) & (~s_axis_xp_tdata_bits21_18[1]))))) | (~((~s_axis_xp_tdata_bits57_44[13]) & ((~s_axis_xp_tdata_bits57_44[12]) & s_axis_xp_tdata_and_7)));
-assign here_z_lt_3 = here_z < s_axis_xp_tdata_bits17_12;
-assign here_z_half_not_3 = ~(here_z_half < s_axis_xp_tdata_bits17_12);
-assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata_bits17_12 == here_z);
-assign here_y_lt_3 = here_y < s_axis_xp_tdata_bits11_6;
-assign here_y_half_not_3 = ~(here_y_half < s_axis_xp_tdata_bits11_6);
-assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata_bits11_6 == here_y);
-assign here_y_top_sel_3 = s_axis_xp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : (s_axis_xp_tdata_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0);
-assign here_x_lt_3 = here_x < s_axis_xp_tdata_bits5_0;
-assign here_x_half_not_3 = ~(here_x_half < s_axis_xp_tdata_bits5_0);
-assign s_axis_xp_tdata_not_3 = ~(s_axis_xp_tdata_bits5_0 == here_x);
-assign route_out_3 = s_axis_xp_tdata_not_3 ? 3'h2 : (s_axis_xp_tdata_not_2 ? 3'h3 : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata_bits21_18[2:0]));
-assign route_vc_3 = s_axis_xp_tdata_not_3 ? (((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : here_y_top_sel_3;
-assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_3 = s_axis_xp_tdata_or_2 | s_axis_xp_tdata_and;
-assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
-assign s_axis_xp_tdata_sel_2 = xp_expect_head ? ({8'h0, (s_axis_xp_tdata_bits119_0 ^ s_axis_xp_tdata_sel)}) : s_axis_xp_tdata;
-assign xp_expect_head_cat = {({({({(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0]}), drop_3}), route_vc_3}), route_out_3};
-assign xp_expect_head_cat_2 = {({xp_expect_head_cat, s_axis_xp_tkeep}), s_axis_xp_tlast};
-assign s_axis_xp_tvalid_and_2 = s_axis_xp_tvalid & (~s_axis_xp_tuser);
-assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid : xp_vc0_valid;
-assign xp_vc0_third_valid_sel = xp_vc0_pop ? xp_vc0_third_valid : xp_vc0_second_valid;
-assign xp_vc0_pop_and = (~xp_vc0_pop) & xp_vc0_third_valid;
-assign xp_vc0_pop_or = xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed);
-assign s_axis_xp_tvalid_and_3 = (s_axis_xp_tvalid_and_2 & (~xp_vc0_stored)) & (~xp_vc0_pop_or);
-assign xp_vc0_stored_and = xp_vc0_stored & (~xp_vc0_pop_or);
-assign xp_vc0_landed_or = xp_vc0_landed | s_axis_xp_tvalid_and_3;
-assign xp_vc0_landed_and = xp_vc0_landed & s_axis_xp_tvalid_and_3;
-assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat_2;
-assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel_2;
-assign s_axis_xp_tvalid_and_4 = s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3);
-assign xp_vc0_head0_b0 = xp_vc0_head0[0];
-assign xp_vc0_head0_bits16_1 = xp_vc0_head0[16:1];
-assign xp_vc0_head0_bits19_17 = xp_vc0_head0[19:17];
-assign xp_vc0_head0_b29 = xp_vc0_head0[29];
-
-// ---- input xp vc 0: a corrected header routed again ----
-assign xp_vc0_head1_bits119_0 = xp_vc0_head1[119:0];
-assign xp_vc0_head1_bits5_0 = xp_vc0_head1_bits119_0[5:0];
-assign xp_vc0_head1_bits11_6 = xp_vc0_head1_bits119_0[11:6];
-assign xp_vc0_head1_bits17_12 = xp_vc0_head1_bits119_0[17:12];
-assign xp_vc0_head1_bits21_18 = xp_vc0_head1_bits119_0[21:18];
-assign xp_vc0_head1_bits57_44 = xp_vc0_head1_bits119_0[57:44];
-assign xp_vc0_head1_and = (~xp_vc0_head1_bits5_0[4]) & ((~xp_vc0_head1_bits5_0[3]) & ((~xp_vc0_head1_bits5_0[2]) & (~xp_vc0_head1_bits5_0[1])));
-assign xp_vc0_head1_and_2 = (~xp_vc0_head1_bits11_6[4]) & ((~xp_vc0_head1_bits11_6[3]) & ((~xp_vc0_head1_bits11_6[2]) & (~xp_vc0_head1_bits11_6[1])));
-assign xp_vc0_head1_and_3 = (~xp_vc0_head1_bits17_12[4]) & ((~xp_vc0_head1_bits17_12[3]) & ((~xp_vc0_head1_bits17_12[2]) & (~xp_vc0_head1_bits17_12[1])));
-assign xp_vc0_head1_or = ((~((~xp_vc0_head1_bits5_0[5]) & xp_vc0_head1_and)) | (~((~xp_vc0_head1_bits11_6[5]) & xp_vc0_head1_and_2))) | (~((~xp_vc0_head1_bits17_12[5]) & xp_vc0_head1_and_3));
-assign xp_vc0_head1_and_4 = (~xp_vc0_head1_bits57_44[3]) & ((~xp_vc0_head1_bits57_44[2]) & ((~xp_vc0_head1_bits57_44[1]) & (~xp_vc0_head1_bits57_44[0])));
-assign xp_vc0_head1_and_5 = (~xp_vc0_head1_bits57_44[7]) & ((~xp_vc0_head1_bits57_44[6]) & ((~xp_vc0_head1_bits57_44[5]) & ((~xp_vc0_head1_bits57_44[4]) & xp_vc0_head1_and_4)));
-assign xp_vc0_head1_and_6 = (~xp_vc0_head1_bits57_44[11]) & ((~xp_vc0_head1_bits57_44[10]) | ((~xp_vc0_head1_bits57_44[9]) & ((~xp_vc0_head1_bits57_44[8]) & xp_vc0_head1_and_5)));
-assign xp_vc0_head1_or_2 = (xp_vc0_head1_or | (~((~xp_vc0_head1_bits21_18[3]) & ((~xp_vc0_head1_bits21_18[2]) & (~xp_vc0_head1_bits21_18[1]))))) | (~((~xp_vc0_head1_bits57_44[13]) & ((~xp_vc0_head1_bits57_44[12]) & xp_vc0_head1_and_6)));
-assign here_z_lt_4 = here_z < xp_vc0_head1_bits17_12;
-assign here_z_half_not_4 = ~(here_z_half < xp_vc0_head1_bits17_12);
-assign xp_vc0_head1_not = ~(xp_vc0_head1_bits17_12 == here_z);
-assign here_y_lt_4 = here_y < xp_vc0_head1_bits11_6;
-assign here_y_half_not_4 = ~(here_y_half < xp_vc0_head1_bits11_6);
-assign xp_vc0_head1_not_2 = ~(xp_vc0_head1_bits11_6 == here_y);
-assign here_y_top_sel_4 = xp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_4 | here_y_half_not_4) : (here_y_lt_4 & here_y_half_not_4)) ? here_y_top : here_y_bottom) : (xp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_4 | here_z_half_not_4) : (here_z_lt_4 & here_z_half_not_4)) ? here_z_top : here_z_bottom) : 1'h0);
-assign here_x_lt_4 = here_x < xp_vc0_head1_bits5_0;
-assign here_x_half_not_4 = ~(here_x_half < xp_vc0_head1_bits5_0);
-assign xp_vc0_head1_not_3 = ~(xp_vc0_head1_bits5_0 == here_x);
-assign route_out_4 = xp_vc0_head1_not_3 ? 3'h2 : (xp_vc0_head1_not_2 ? 3'h3 : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1_bits21_18[2:0]));
-assign route_vc_4 = xp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_4 | here_x_half_not_4) : (here_x_lt_4 & here_x_half_not_4)) ? here_x_top : here_x_bottom) : here_y_top_sel_4;
-assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xp_vc0_reroute = (xp_vc0_valid & xp_vc0_head0_b29) & (~xp_vc0_pop);
-assign route_vc_cat = {({({({({1'h0, xp_vc0_head1_plus[6:0]}), xp_vc0_head1_or_2}), route_vc_4}), route_out_4}), xp_vc0_head0_bits16_1};
-assign xp_vc0_second0_bits19_17 = xp_vc0_second0[19:17];
-assign s_axis_xp_tvalid_and_5 = s_axis_xp_tvalid & s_axis_xp_tuser;
-assign xp_vc1_second_valid_sel = xp_vc1_pop ? xp_vc1_second_valid : xp_vc1_valid;
-assign xp_vc1_third_valid_sel = xp_vc1_pop ? xp_vc1_third_valid : xp_vc1_second_valid;
-assign xp_vc1_pop_and = (~xp_vc1_pop) & xp_vc1_third_valid;
-assign xp_vc1_pop_or = xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed);
-assign s_axis_xp_tvalid_and_6 = (s_axis_xp_tvalid_and_5 & (~xp_vc1_stored)) & (~xp_vc1_pop_or);
-assign xp_vc1_stored_and = xp_vc1_stored & (~xp_vc1_pop_or);
-assign xp_vc1_landed_or = xp_vc1_landed | s_axis_xp_tvalid_and_6;
-assign xp_vc1_landed_and = xp_vc1_landed & s_axis_xp_tvalid_and_6;
-assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat_2;
-assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel_2;
-assign s_axis_xp_tvalid_and_7 = s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6);
-assign xp_vc1_head0_b0 = xp_vc1_head0[0];
-assign xp_vc1_head0_bits16_1 = xp_vc1_head0[16:1];
-assign xp_vc1_head0_bits19_17 = xp_vc1_head0[19:17];
-assign xp_vc1_head0_b29 = xp_vc1_head0[29];
-
-// ---- input xp vc 1: a corrected header routed again ----
-assign xp_vc1_head1_bits119_0 = xp_vc1_head1[119:0];
-assign xp_vc1_head1_bits5_0 = xp_vc1_head1_bits119_0[5:0];
-assign xp_vc1_head1_bits11_6 = xp_vc1_head1_bits119_0[11:6];
-assign xp_vc1_head1_bits17_12 = xp_vc1_head1_bits119_0[17:12];
-assign xp_vc1_head1_bits21_18 = xp_vc1_head1_bits119_0[21:18];
-assign xp_vc1_head1_bits57_44 = xp_vc1_head1_bits119_0[57:44];
-assign xp_vc1_head1_and = (~xp_vc1_head1_bits5_0[4]) & ((~xp_vc1_head1_bits5_0[3]) & ((~xp_vc1_head1_bits5_0[2]) & (~xp_vc1_head1_bits5_0[1])));
-assign xp_vc1_head1_and_2 = (~xp_vc1_head1_bits11_6[4]) & ((~xp_vc1_head1_bits11_6[3]) & ((~xp_vc1_head1_bits11_6[2]) & (~xp_vc1_head1_bits11_6[1])));
-assign xp_vc1_head1_and_3 = (~xp_vc1_head1_bits17_12[4]) & ((~xp_vc1_head1_bits17_12[3]) & ((~xp_vc1_head1_bits17_12[2]) & (~xp_vc1_head1_bits17_12[1])));
-assign xp_vc1_head1_or = ((~((~xp_vc1_head1_bits5_0[5]) & xp_vc1_head1_and)) | (~((~xp_vc1_head1_bits11_6[5]) & xp_vc1_head1_and_2))) | (~((~xp_vc1_head1_bits17_12[5]) & xp_vc1_head1_and_3));
-assign xp_vc1_head1_and_4 = (~xp_vc1_head1_bits57_44[3]) & ((~xp_vc1_head1_bits57_44[2]) & ((~xp_vc1_head1_bits57_44[1]) & (~xp_vc1_head1_bits57_44[0])));
-assign xp_vc1_head1_and_5 = (~xp_vc1_head1_bits57_44[7]) & ((~xp_vc1_head1_bits57_44[6]) & ((~xp_vc1_head1_bits57_44[5]) & ((~xp_vc1_head1_bits57_44[4]) & xp_vc1_head1_and_4)));
-assign xp_vc1_head1_and_6 = (~xp_vc1_head1_bits57_44[11]) & ((~xp_vc1_head1_bits57_44[10]) | ((~xp_vc1_head1_bits57_44[9]) & ((~xp_vc1_head1_bits57_44[8]) & xp_vc1_head1_and_5)));
-assign xp_vc1_head1_or_2 = (xp_vc1_head1_or | (~((~xp_vc1_head1_bits21_18[3]) & ((~xp_vc1_head1_bits21_18[2]) & (~xp_vc1_head1_bits21_18[1]))))) | (~((~xp_vc1_head1_bits57_44[13]) & ((~xp_vc1_head1_bits57_44[12]) & xp_vc1_head1_and_6)));
-assign here_z_lt_5 = here_z < xp_vc1_head1_bits17_12;
-assign here_z_half_not_5 = ~(here_z_half < xp_vc1_head1_bits17_12);
-assign xp_vc1_head1_not = ~(xp_vc1_head1_bits17_12 == here_z);
-assign here_y_lt_5 = here_y < xp_vc1_head1_bits11_6;
-assign here_y_half_not_5 = ~(here_y_half < xp_vc1_head1_bits11_6);
-assign xp_vc1_head1_not_2 = ~(xp_vc1_head1_bits11_6 == here_y);
-assign here_y_top_sel_5 = xp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_5 | here_y_half_not_5) : (here_y_lt_5 & here_y_half_not_5)) ? here_y_top : here_y_bottom) : (xp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_5 | here_z_half_not_5) : (here_z_lt_5 & here_z_half_not_5)) ? here_z_top : here_z_bottom) : 1'h0);
-assign xp_vc1_head1_not_3 = ~(xp_vc1_head1_bits5_0 == here_x);
-assign route_out_5 = xp_vc1_head1_not_3 ? 3'h2 : (xp_vc1_head1_not_2 ? 3'h3 : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1_bits21_18[2:0]));
-assign route_vc_5 = xp_vc1_head1_not_3 ? 1'h1 : here_y_top_sel_5;
-assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xp_vc1_reroute = (xp_vc1_valid & xp_vc1_head0_b29) & (~xp_vc1_pop);
-assign route_vc_cat_2 = {({({({({1'h0, xp_vc1_head1_plus[6:0]}), xp_vc1_head1_or_2}), route_vc_5}), route_out_5}), xp_vc1_head0_bits16_1};
-assign xp_vc1_second0_bits19_17 = xp_vc1_second0[19:17];
-
-// ---- input yp: arrival into the VC buffers ----
-assign s_axis_yp_tdata_bits119_0 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_cat = {({({(^(s_axis_yp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_yp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_yp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_yp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_yp_tdata_cat_2 = {({({s_axis_yp_tdata_cat, (^(s_axis_yp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_yp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_yp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat_2, s_axis_yp_tdata_bits119_0})), s_axis_yp_tdata_cat_2});
-assign s_axis_yp_tdata_bits6_0 = s_axis_yp_tdata_xor[6:0];
-assign s_axis_yp_tdata_parity = ^s_axis_yp_tdata;
-assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_bits6_0 == 7'h0)) & (~s_axis_yp_tdata_parity);
-assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_bits6_0;
-assign s_axis_yp_tdata_cat_3 = {({({({s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126]}), s_axis_yp_tdata_shl[125]}), s_axis_yp_tdata_shl[124]}), s_axis_yp_tdata_shl[123]};
-assign s_axis_yp_tdata_cat_4 = {({({({s_axis_yp_tdata_cat_3, s_axis_yp_tdata_shl[122]}), s_axis_yp_tdata_shl[121]}), s_axis_yp_tdata_shl[120]}), s_axis_yp_tdata_shl[119]};
-assign s_axis_yp_tdata_cat_5 = {({({({s_axis_yp_tdata_cat_4, s_axis_yp_tdata_shl[118]}), s_axis_yp_tdata_shl[117]}), s_axis_yp_tdata_shl[116]}), s_axis_yp_tdata_shl[115]};
-assign s_axis_yp_tdata_cat_6 = {({({({s_axis_yp_tdata_cat_5, s_axis_yp_tdata_shl[114]}), s_axis_yp_tdata_shl[113]}), s_axis_yp_tdata_shl[112]}), s_axis_yp_tdata_shl[111]};
-assign s_axis_yp_tdata_cat_7 = {({({({s_axis_yp_tdata_cat_6, s_axis_yp_tdata_shl[110]}), s_axis_yp_tdata_shl[109]}), s_axis_yp_tdata_shl[108]}), s_axis_yp_tdata_shl[107]};
-assign s_axis_yp_tdata_cat_8 = {({({({s_axis_yp_tdata_cat_7, s_axis_yp_tdata_shl[106]}), s_axis_yp_tdata_shl[105]}), s_axis_yp_tdata_shl[104]}), s_axis_yp_tdata_shl[103]};
-assign s_axis_yp_tdata_cat_9 = {({({({s_axis_yp_tdata_cat_8, s_axis_yp_tdata_shl[102]}), s_axis_yp_tdata_shl[101]}), s_axis_yp_tdata_shl[100]}), s_axis_yp_tdata_shl[99]};
-assign s_axis_yp_tdata_cat_10 = {({({({s_axis_yp_tdata_cat_9, s_axis_yp_tdata_shl[98]}), s_axis_yp_tdata_shl[97]}), s_axis_yp_tdata_shl[96]}), s_axis_yp_tdata_shl[95]};
-assign s_axis_yp_tdata_cat_11 = {({({({s_axis_yp_tdata_cat_10, s_axis_yp_tdata_shl[94]}), s_axis_yp_tdata_shl[93]}), s_axis_yp_tdata_shl[92]}), s_axis_yp_tdata_shl[91]};
-assign s_axis_yp_tdata_cat_12 = {({({({s_axis_yp_tdata_cat_11, s_axis_yp_tdata_shl[90]}), s_axis_yp_tdata_shl[89]}), s_axis_yp_tdata_shl[88]}), s_axis_yp_tdata_shl[87]};
-assign s_axis_yp_tdata_cat_13 = {({({({s_axis_yp_tdata_cat_12, s_axis_yp_tdata_shl[86]}), s_axis_yp_tdata_shl[85]}), s_axis_yp_tdata_shl[84]}), s_axis_yp_tdata_shl[83]};
-assign s_axis_yp_tdata_cat_14 = {({({({s_axis_yp_tdata_cat_13, s_axis_yp_tdata_shl[82]}), s_axis_yp_tdata_shl[81]}), s_axis_yp_tdata_shl[80]}), s_axis_yp_tdata_shl[79]};
-assign s_axis_yp_tdata_cat_15 = {({({({s_axis_yp_tdata_cat_14, s_axis_yp_tdata_shl[78]}), s_axis_yp_tdata_shl[77]}), s_axis_yp_tdata_shl[76]}), s_axis_yp_tdata_shl[75]};
-assign s_axis_yp_tdata_cat_16 = {({({({s_axis_yp_tdata_cat_15, s_axis_yp_tdata_shl[74]}), s_axis_yp_tdata_shl[73]}), s_axis_yp_tdata_shl[72]}), s_axis_yp_tdata_shl[71]};
-assign s_axis_yp_tdata_cat_17 = {({({({s_axis_yp_tdata_cat_16, s_axis_yp_tdata_shl[70]}), s_axis_yp_tdata_shl[69]}), s_axis_yp_tdata_shl[68]}), s_axis_yp_tdata_shl[67]};
-assign s_axis_yp_tdata_cat_18 = {({({({s_axis_yp_tdata_cat_17, s_axis_yp_tdata_shl[66]}), s_axis_yp_tdata_shl[65]}), s_axis_yp_tdata_shl[63]}), s_axis_yp_tdata_shl[62]};
-assign s_axis_yp_tdata_cat_19 = {({({({s_axis_yp_tdata_cat_18, s_axis_yp_tdata_shl[61]}), s_axis_yp_tdata_shl[60]}), s_axis_yp_tdata_shl[59]}), s_axis_yp_tdata_shl[58]};
-assign s_axis_yp_tdata_cat_20 = {({({({s_axis_yp_tdata_cat_19, s_axis_yp_tdata_shl[57]}), s_axis_yp_tdata_shl[56]}), s_axis_yp_tdata_shl[55]}), s_axis_yp_tdata_shl[54]};
-assign s_axis_yp_tdata_cat_21 = {({({({s_axis_yp_tdata_cat_20, s_axis_yp_tdata_shl[53]}), s_axis_yp_tdata_shl[52]}), s_axis_yp_tdata_shl[51]}), s_axis_yp_tdata_shl[50]};
-assign s_axis_yp_tdata_cat_22 = {({({({s_axis_yp_tdata_cat_21, s_axis_yp_tdata_shl[49]}), s_axis_yp_tdata_shl[48]}), s_axis_yp_tdata_shl[47]}), s_axis_yp_tdata_shl[46]};
-assign s_axis_yp_tdata_cat_23 = {({({({s_axis_yp_tdata_cat_22, s_axis_yp_tdata_shl[45]}), s_axis_yp_tdata_shl[44]}), s_axis_yp_tdata_shl[43]}), s_axis_yp_tdata_shl[42]};
-assign s_axis_yp_tdata_cat_24 = {({({({s_axis_yp_tdata_cat_23, s_axis_yp_tdata_shl[41]}), s_axis_yp_tdata_shl[40]}), s_axis_yp_tdata_shl[39]}), s_axis_yp_tdata_shl[38]};
-assign s_axis_yp_tdata_cat_25 = {({({({s_axis_yp_tdata_cat_24, s_axis_yp_tdata_shl[37]}), s_axis_yp_tdata_shl[36]}), s_axis_yp_tdata_shl[35]}), s_axis_yp_tdata_shl[34]};
-assign s_axis_yp_tdata_cat_26 = {({({({s_axis_yp_tdata_cat_25, s_axis_yp_tdata_shl[33]}), s_axis_yp_tdata_shl[31]}), s_axis_yp_tdata_shl[30]}), s_axis_yp_tdata_shl[29]};
-assign s_axis_yp_tdata_cat_27 = {({({({s_axis_yp_tdata_cat_26, s_axis_yp_tdata_shl[28]}), s_axis_yp_tdata_shl[27]}), s_axis_yp_tdata_shl[26]}), s_axis_yp_tdata_shl[25]};
-assign s_axis_yp_tdata_cat_28 = {({({({s_axis_yp_tdata_cat_27, s_axis_yp_tdata_shl[24]}), s_axis_yp_tdata_shl[23]}), s_axis_yp_tdata_shl[22]}), s_axis_yp_tdata_shl[21]};
-assign s_axis_yp_tdata_cat_29 = {({({({s_axis_yp_tdata_cat_28, s_axis_yp_tdata_shl[20]}), s_axis_yp_tdata_shl[19]}), s_axis_yp_tdata_shl[18]}), s_axis_yp_tdata_shl[17]};
-assign s_axis_yp_tdata_cat_30 = {({({({s_axis_yp_tdata_cat_29, s_axis_yp_tdata_shl[15]}), s_axis_yp_tdata_shl[14]}), s_axis_yp_tdata_shl[13]}), s_axis_yp_tdata_shl[12]};
-assign s_axis_yp_tdata_cat_31 = {({({({s_axis_yp_tdata_cat_30, s_axis_yp_tdata_shl[11]}), s_axis_yp_tdata_shl[10]}), s_axis_yp_tdata_shl[9]}), s_axis_yp_tdata_shl[7]};
-assign s_axis_yp_tdata_sel = s_axis_yp_tdata_parity ? ({({({s_axis_yp_tdata_cat_31, s_axis_yp_tdata_shl[6]}), s_axis_yp_tdata_shl[5]}), s_axis_yp_tdata_shl[3]}) : 120'h0;
-assign s_axis_yp_tdata_bits119_0_2 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_bits5_0 = s_axis_yp_tdata_bits119_0_2[5:0];
-assign s_axis_yp_tdata_bits11_6 = s_axis_yp_tdata_bits119_0_2[11:6];
-assign s_axis_yp_tdata_bits17_12 = s_axis_yp_tdata_bits119_0_2[17:12];
-assign s_axis_yp_tdata_bits21_18 = s_axis_yp_tdata_bits119_0_2[21:18];
-assign s_axis_yp_tdata_bits57_44 = s_axis_yp_tdata_bits119_0_2[57:44];
-assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata_bits5_0[4]) & ((~s_axis_yp_tdata_bits5_0[3]) & ((~s_axis_yp_tdata_bits5_0[2]) & (~s_axis_yp_tdata_bits5_0[1])));
-assign s_axis_yp_tdata_and_3 = (~s_axis_yp_tdata_bits11_6[4]) & ((~s_axis_yp_tdata_bits11_6[3]) & ((~s_axis_yp_tdata_bits11_6[2]) & (~s_axis_yp_tdata_bits11_6[1])));
-assign s_axis_yp_tdata_and_4 = (~s_axis_yp_tdata_bits17_12[4]) & ((~s_axis_yp_tdata_bits17_12[3]) & ((~s_axis_yp_tdata_bits17_12[2]) & (~s_axis_yp_tdata_bits17_12[1])));
-assign s_axis_yp_tdata_or = ((~((~s_axis_yp_tdata_bits5_0[5]) & s_axis_yp_tdata_and_2)) | (~((~s_axis_yp_tdata_bits11_6[5]) & s_axis_yp_tdata_and_3))) | (~((~s_axis_yp_tdata_bits17_12[5]) & s_axis_yp_tdata_and_4));
-assign s_axis_yp_tdata_and_5 = (~s_axis_yp_tdata_bits57_44[3]) & ((~s_axis_yp_tdata_bits57_44[2]) & ((~s_axis_yp_tdata_bits57_44[1]) & (~s_axis_yp_tdata_bits57_44[0])));
-assign s_axis_yp_tdata_and_6 = (~s_axis_yp_tdata_bits57_44[7]) & ((~s_axis_yp_tdata_bits57_44[6]) & ((~s_axis_yp_tdata_bits57_44[5]) & ((~s_axis_yp_tdata_bits57_44[4]) & s_axis_yp_tdata_and_5)));
-assign s_axis_yp_tdata_and_7 = (~s_axis_yp_tdata_bits57_44[11]) & ((~s_axis_yp_tdata_bits57_44[10]) | ((~s_axis_yp_tdata_bits57_44[9]) & ((~s_axis_yp_tdata_bits57_44[8]) & s_axis_yp_tdata_and_6)));
-assign s_axis_yp_tdata_or_2 = (s_axis_yp_tdata_or | (~((~s_axis_yp_tdata_bits21_18[3]) & ((~s_axis_yp_tdata_bits21_18[2]) & (~s_axis_yp_tdata_bits21_18[1]))))) | (~((~s_axis_yp_tdata_bits57_44[13]) & ((~s_axis_yp_tdata_bits57_44[12]) & s_axis_yp_tdata_and_7)));
-assign here_z_lt_6 = here_z < s_axis_yp_tdata_bits17_12;
-assign here_z_half_not_6 = ~(here_z_half < s_axis_yp_tdata_bits17_12);
-assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata_bits17_12 == here_z);
-assign here_y_lt_6 = here_y < s_axis_yp_tdata_bits11_6;
-assign here_y_half_not_6 = ~(here_y_half < s_axis_yp_tdata_bits11_6);
-assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata_bits11_6 == here_y);
-assign here_y_top_sel_6 = s_axis_yp_tdata_not_2 ? (((here_y_wraps ? (here_y_lt_6 | here_y_half_not_6) : (here_y_lt_6 & here_y_half_not_6)) ? here_y_top : here_y_bottom) | s_axis_yp_tuser) : (s_axis_yp_tdata_not ? ((here_z_wraps ? (here_z_lt_6 | here_z_half_not_6) : (here_z_lt_6 & here_z_half_not_6)) ? here_z_top : here_z_bottom) : 1'h0);
-assign here_x_lt_5 = here_x < s_axis_yp_tdata_bits5_0;
-assign here_x_half_not_5 = ~(here_x_half < s_axis_yp_tdata_bits5_0);
-assign s_axis_yp_tdata_not_3 = ~(s_axis_yp_tdata_bits5_0 == here_x);
-assign route_out_6 = s_axis_yp_tdata_not_3 ? 3'h2 : (s_axis_yp_tdata_not_2 ? 3'h3 : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata_bits21_18[2:0]));
-assign route_vc_6 = s_axis_yp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt_5 | here_x_half_not_5) : (here_x_lt_5 & here_x_half_not_5)) ? here_x_top : here_x_bottom) : here_y_top_sel_6;
-assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_4 = s_axis_yp_tdata_or_2 | s_axis_yp_tdata_and;
-assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
-assign s_axis_yp_tdata_sel_2 = yp_expect_head ? ({8'h0, (s_axis_yp_tdata_bits119_0 ^ s_axis_yp_tdata_sel)}) : s_axis_yp_tdata;
-assign yp_expect_head_cat = {({({({(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0]}), drop_4}), route_vc_6}), route_out_6};
-assign yp_expect_head_cat_2 = {({yp_expect_head_cat, s_axis_yp_tkeep}), s_axis_yp_tlast};
-assign s_axis_yp_tvalid_and_2 = s_axis_yp_tvalid & (~s_axis_yp_tuser);
-assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid : yp_vc0_valid;
-assign yp_vc0_third_valid_sel = yp_vc0_pop ? yp_vc0_third_valid : yp_vc0_second_valid;
-assign yp_vc0_pop_and = (~yp_vc0_pop) & yp_vc0_third_valid;
-assign yp_vc0_pop_or = yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed);
-assign s_axis_yp_tvalid_and_3 = (s_axis_yp_tvalid_and_2 & (~yp_vc0_stored)) & (~yp_vc0_pop_or);
-assign yp_vc0_stored_and = yp_vc0_stored & (~yp_vc0_pop_or);
-assign yp_vc0_landed_or = yp_vc0_landed | s_axis_yp_tvalid_and_3;
-assign yp_vc0_landed_and = yp_vc0_landed & s_axis_yp_tvalid_and_3;
-assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat_2;
-assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel_2;
-assign s_axis_yp_tvalid_and_4 = s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3);
-assign yp_vc0_head0_b0 = yp_vc0_head0[0];
-assign yp_vc0_head0_bits16_1 = yp_vc0_head0[16:1];
-assign yp_vc0_head0_bits19_17 = yp_vc0_head0[19:17];
-assign yp_vc0_head0_b29 = yp_vc0_head0[29];
-
-// ---- input yp vc 0: a corrected header routed again ----
-assign yp_vc0_head1_bits119_0 = yp_vc0_head1[119:0];
-assign yp_vc0_head1_bits5_0 = yp_vc0_head1_bits119_0[5:0];
-assign yp_vc0_head1_bits11_6 = yp_vc0_head1_bits119_0[11:6];
-assign yp_vc0_head1_bits17_12 = yp_vc0_head1_bits119_0[17:12];
-assign yp_vc0_head1_bits21_18 = yp_vc0_head1_bits119_0[21:18];
-assign yp_vc0_head1_bits57_44 = yp_vc0_head1_bits119_0[57:44];
-assign yp_vc0_head1_and = (~yp_vc0_head1_bits5_0[4]) & ((~yp_vc0_head1_bits5_0[3]) & ((~yp_vc0_head1_bits5_0[2]) & (~yp_vc0_head1_bits5_0[1])));
-assign yp_vc0_head1_and_2 = (~yp_vc0_head1_bits11_6[4]) & ((~yp_vc0_head1_bits11_6[3]) & ((~yp_vc0_head1_bits11_6[2]) & (~yp_vc0_head1_bits11_6[1])));
-assign yp_vc0_head1_and_3 = (~yp_vc0_head1_bits17_12[4]) & ((~yp_vc0_head1_bits17_12[3]) & ((~yp_vc0_head1_bits17_12[2]) & (~yp_vc0_head1_bits17_12[1])));
-assign yp_vc0_head1_or = ((~((~yp_vc0_head1_bits5_0[5]) & yp_vc0_head1_and)) | (~((~yp_vc0_head1_bits11_6[5]) & yp_vc0_head1_and_2))) | (~((~yp_vc0_head1_bits17_12[5]) & yp_vc0_head1_and_3));
-assign yp_vc0_head1_and_4 = (~yp_vc0_head1_bits57_44[3]) & ((~yp_vc0_head1_bits57_44[2]) & ((~yp_vc0_head1_bits57_44[1]) & (~yp_vc0_head1_bits57_44[0])));
-assign yp_vc0_head1_and_5 = (~yp_vc0_head1_bits57_44[7]) & ((~yp_vc0_head1_bits57_44[6]) & ((~yp_vc0_head1_bits57_44[5]) & ((~yp_vc0_head1_bits57_44[4]) & yp_vc0_head1_and_4)));
-assign yp_vc0_head1_and_6 = (~yp_vc0_head1_bits57_44[11]) & ((~yp_vc0_head1_bits57_44[10]) | ((~yp_vc0_head1_bits57_44[9]) & ((~yp_vc0_head1_bits57_44[8]) & yp_vc0_head1_and_5)));
-assign yp_vc0_head1_or_2 = (yp_vc0_head1_or | (~((~yp_vc0_head1_bits21_18[3]) & ((~yp_vc0_head1_bits21_18[2]) & (~yp_vc0_head1_bits21_18[1]))))) | (~((~yp_vc0_head1_bits57_44[13]) & ((~yp_vc0_head1_bits57_44[12]) & yp_vc0_head1_and_6)));
-assign here_z_lt_7 = here_z < yp_vc0_head1_bits17_12;
-assign here_z_half_not_7 = ~(here_z_half < yp_vc0_head1_bits17_12);
-assign yp_vc0_head1_not = ~(yp_vc0_head1_bits17_12 == here_z);
-assign here_y_lt_7 = here_y < yp_vc0_head1_bits11_6;
-assign here_y_half_not_7 = ~(here_y_half < yp_vc0_head1_bits11_6);
-assign yp_vc0_head1_not_2 = ~(yp_vc0_head1_bits11_6 == here_y);
-assign here_y_top_sel_7 = yp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_7 | here_y_half_not_7) : (here_y_lt_7 & here_y_half_not_7)) ? here_y_top : here_y_bottom) : (yp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_7 | here_z_half_not_7) : (here_z_lt_7 & here_z_half_not_7)) ? here_z_top : here_z_bottom) : 1'h0);
-assign here_x_lt_6 = here_x < yp_vc0_head1_bits5_0;
-assign here_x_half_not_6 = ~(here_x_half < yp_vc0_head1_bits5_0);
-assign yp_vc0_head1_not_3 = ~(yp_vc0_head1_bits5_0 == here_x);
-assign route_out_7 = yp_vc0_head1_not_3 ? 3'h2 : (yp_vc0_head1_not_2 ? 3'h3 : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1_bits21_18[2:0]));
-assign route_vc_7 = yp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_6 | here_x_half_not_6) : (here_x_lt_6 & here_x_half_not_6)) ? here_x_top : here_x_bottom) : here_y_top_sel_7;
-assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign yp_vc0_reroute = (yp_vc0_valid & yp_vc0_head0_b29) & (~yp_vc0_pop);
-assign route_vc_cat_3 = {({({({({1'h0, yp_vc0_head1_plus[6:0]}), yp_vc0_head1_or_2}), route_vc_7}), route_out_7}), yp_vc0_head0_bits16_1};
-assign yp_vc0_second0_bits19_17 = yp_vc0_second0[19:17];
-assign s_axis_yp_tvalid_and_5 = s_axis_yp_tvalid & s_axis_yp_tuser;
-assign yp_vc1_second_valid_sel = yp_vc1_pop ? yp_vc1_second_valid : yp_vc1_valid;
-assign yp_vc1_third_valid_sel = yp_vc1_pop ? yp_vc1_third_valid : yp_vc1_second_valid;
-assign yp_vc1_pop_and = (~yp_vc1_pop) & yp_vc1_third_valid;
-assign yp_vc1_pop_or = yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed);
-assign s_axis_yp_tvalid_and_6 = (s_axis_yp_tvalid_and_5 & (~yp_vc1_stored)) & (~yp_vc1_pop_or);
-assign yp_vc1_stored_and = yp_vc1_stored & (~yp_vc1_pop_or);
-assign yp_vc1_landed_or = yp_vc1_landed | s_axis_yp_tvalid_and_6;
-assign yp_vc1_landed_and = yp_vc1_landed & s_axis_yp_tvalid_and_6;
-assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat_2;
-assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel_2;
-assign s_axis_yp_tvalid_and_7 = s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6);
-assign yp_vc1_head0_b0 = yp_vc1_head0[0];
-assign yp_vc1_head0_bits16_1 = yp_vc1_head0[16:1];
-assign yp_vc1_head0_bits19_17 = yp_vc1_head0[19:17];
-assign yp_vc1_head0_b29 = yp_vc1_head0[29];
-
-// ---- input yp vc 1: a corrected header routed again ----
-assign yp_vc1_head1_bits119_0 = yp_vc1_head1[119:0];
-assign yp_vc1_head1_bits5_0 = yp_vc1_head1_bits119_0[5:0];
-assign yp_vc1_head1_bits11_6 = yp_vc1_head1_bits119_0[11:6];
-assign yp_vc1_head1_bits17_12 = yp_vc1_head1_bits119_0[17:12];
-assign yp_vc1_head1_bits21_18 = yp_vc1_head1_bits119_0[21:18];
-assign yp_vc1_head1_bits57_44 = yp_vc1_head1_bits119_0[57:44];
-assign yp_vc1_head1_and = (~yp_vc1_head1_bits5_0[4]) & ((~yp_vc1_head1_bits5_0[3]) & ((~yp_vc1_head1_bits5_0[2]) & (~yp_vc1_head1_bits5_0[1])));
-assign yp_vc1_head1_and_2 = (~yp_vc1_head1_bits11_6[4]) & ((~yp_vc1_head1_bits11_6[3]) & ((~yp_vc1_head1_bits11_6[2]) & (~yp_vc1_head1_bits11_6[1])));
-assign yp_vc1_head1_and_3 = (~yp_vc1_head1_bits17_12[4]) & ((~yp_vc1_head1_bits17_12[3]) & ((~yp_vc1_head1_bits17_12[2]) & (~yp_vc1_head1_bits17_12[1])));
-assign yp_vc1_head1_or = ((~((~yp_vc1_head1_bits5_0[5]) & yp_vc1_head1_and)) | (~((~yp_vc1_head1_bits11_6[5]) & yp_vc1_head1_and_2))) | (~((~yp_vc1_head1_bits17_12[5]) & yp_vc1_head1_and_3));
-assign yp_vc1_head1_and_4 = (~yp_vc1_head1_bits57_44[3]) & ((~yp_vc1_head1_bits57_44[2]) & ((~yp_vc1_head1_bits57_44[1]) & (~yp_vc1_head1_bits57_44[0])));
-assign yp_vc1_head1_and_5 = (~yp_vc1_head1_bits57_44[7]) & ((~yp_vc1_head1_bits57_44[6]) & ((~yp_vc1_head1_bits57_44[5]) & ((~yp_vc1_head1_bits57_44[4]) & yp_vc1_head1_and_4)));
-assign yp_vc1_head1_and_6 = (~yp_vc1_head1_bits57_44[11]) & ((~yp_vc1_head1_bits57_44[10]) | ((~yp_vc1_head1_bits57_44[9]) & ((~yp_vc1_head1_bits57_44[8]) & yp_vc1_head1_and_5)));
-assign yp_vc1_head1_or_2 = (yp_vc1_head1_or | (~((~yp_vc1_head1_bits21_18[3]) & ((~yp_vc1_head1_bits21_18[2]) & (~yp_vc1_head1_bits21_18[1]))))) | (~((~yp_vc1_head1_bits57_44[13]) & ((~yp_vc1_head1_bits57_44[12]) & yp_vc1_head1_and_6)));
-assign here_z_lt_8 = here_z < yp_vc1_head1_bits17_12;
-assign here_z_half_not_8 = ~(here_z_half < yp_vc1_head1_bits17_12);
-assign yp_vc1_head1_not = ~(yp_vc1_head1_bits17_12 == here_z);
-assign yp_vc1_head1_not_2 = ~(yp_vc1_head1_bits11_6 == here_y);
-assign here_z_top_sel = yp_vc1_head1_not_2 ? 1'h1 : (yp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_8 | here_z_half_not_8) : (here_z_lt_8 & here_z_half_not_8)) ? here_z_top : here_z_bottom) : 1'h0);
-assign here_x_lt_7 = here_x < yp_vc1_head1_bits5_0;
-assign here_x_half_not_7 = ~(here_x_half < yp_vc1_head1_bits5_0);
-assign yp_vc1_head1_not_3 = ~(yp_vc1_head1_bits5_0 == here_x);
-assign route_out_8 = yp_vc1_head1_not_3 ? 3'h2 : (yp_vc1_head1_not_2 ? 3'h3 : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1_bits21_18[2:0]));
-assign route_vc_8 = yp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_7 | here_x_half_not_7) : (here_x_lt_7 & here_x_half_not_7)) ? here_x_top : here_x_bottom) : here_z_top_sel;
-assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign yp_vc1_reroute = (yp_vc1_valid & yp_vc1_head0_b29) & (~yp_vc1_pop);
-assign route_vc_cat_4 = {({({({({1'h0, yp_vc1_head1_plus[6:0]}), yp_vc1_head1_or_2}), route_vc_8}), route_out_8}), yp_vc1_head0_bits16_1};
-assign yp_vc1_second0_bits19_17 = yp_vc1_second0[19:17];
-
-// ---- input zp: arrival into the VC buffers ----
-assign s_axis_zp_tdata_bits119_0 = s_axis_zp_tdata[119:0];
-assign s_axis_zp_tdata_cat = {({({(^(s_axis_zp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_zp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_zp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_zp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_zp_tdata_cat_2 = {({({s_axis_zp_tdata_cat, (^(s_axis_zp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_zp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_zp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_zp_tdata_xor = s_axis_zp_tdata[127:120] ^ ({(^({s_axis_zp_tdata_cat_2, s_axis_zp_tdata_bits119_0})), s_axis_zp_tdata_cat_2});
-assign s_axis_zp_tdata_bits6_0 = s_axis_zp_tdata_xor[6:0];
-assign s_axis_zp_tdata_parity = ^s_axis_zp_tdata;
-assign s_axis_zp_tdata_and = (~(s_axis_zp_tdata_bits6_0 == 7'h0)) & (~s_axis_zp_tdata_parity);
-assign s_axis_zp_tdata_shl = 128'h1 << s_axis_zp_tdata_bits6_0;
-assign s_axis_zp_tdata_cat_3 = {({({({s_axis_zp_tdata_shl[127], s_axis_zp_tdata_shl[126]}), s_axis_zp_tdata_shl[125]}), s_axis_zp_tdata_shl[124]}), s_axis_zp_tdata_shl[123]};
-assign s_axis_zp_tdata_cat_4 = {({({({s_axis_zp_tdata_cat_3, s_axis_zp_tdata_shl[122]}), s_axis_zp_tdata_shl[121]}), s_axis_zp_tdata_shl[120]}), s_axis_zp_tdata_shl[119]};
-assign s_axis_zp_tdata_cat_5 = {({({({s_axis_zp_tdata_cat_4, s_axis_zp_tdata_shl[118]}), s_axis_zp_tdata_shl[117]}), s_axis_zp_tdata_shl[116]}), s_axis_zp_tdata_shl[115]};
-assign s_axis_zp_tdata_cat_6 = {({({({s_axis_zp_tdata_cat_5, s_axis_zp_tdata_shl[114]}), s_axis_zp_tdata_shl[113]}), s_axis_zp_tdata_shl[112]}), s_axis_zp_tdata_shl[111]};
-assign s_axis_zp_tdata_cat_7 = {({({({s_axis_zp_tdata_cat_6, s_axis_zp_tdata_shl[110]}), s_axis_zp_tdata_shl[109]}), s_axis_zp_tdata_shl[108]}), s_axis_zp_tdata_shl[107]};
-assign s_axis_zp_tdata_cat_8 = {({({({s_axis_zp_tdata_cat_7, s_axis_zp_tdata_shl[106]}), s_axis_zp_tdata_shl[105]}), s_axis_zp_tdata_shl[104]}), s_axis_zp_tdata_shl[103]};
-assign s_axis_zp_tdata_cat_9 = {({({({s_axis_zp_tdata_cat_8, s_axis_zp_tdata_shl[102]}), s_axis_zp_tdata_shl[101]}), s_axis_zp_tdata_shl[100]}), s_axis_zp_tdata_shl[99]};
-assign s_axis_zp_tdata_cat_10 = {({({({s_axis_zp_tdata_cat_9, s_axis_zp_tdata_shl[98]}), s_axis_zp_tdata_shl[97]}), s_axis_zp_tdata_shl[96]}), s_axis_zp_tdata_shl[95]};
-assign s_axis_zp_tdata_cat_11 = {({({({s_axis_zp_tdata_cat_10, s_axis_zp_tdata_shl[94]}), s_axis_zp_tdata_shl[93]}), s_axis_zp_tdata_shl[92]}), s_axis_zp_tdata_shl[91]};
-assign s_axis_zp_tdata_cat_12 = {({({({s_axis_zp_tdata_cat_11, s_axis_zp_tdata_shl[90]}), s_axis_zp_tdata_shl[89]}), s_axis_zp_tdata_shl[88]}), s_axis_zp_tdata_shl[87]};
-assign s_axis_zp_tdata_cat_13 = {({({({s_axis_zp_tdata_cat_12, s_axis_zp_tdata_shl[86]}), s_axis_zp_tdata_shl[85]}), s_axis_zp_tdata_shl[84]}), s_axis_zp_tdata_shl[83]};
-assign s_axis_zp_tdata_cat_14 = {({({({s_axis_zp_tdata_cat_13, s_axis_zp_tdata_shl[82]}), s_axis_zp_tdata_shl[81]}), s_axis_zp_tdata_shl[80]}), s_axis_zp_tdata_shl[79]};
-assign s_axis_zp_tdata_cat_15 = {({({({s_axis_zp_tdata_cat_14, s_axis_zp_tdata_shl[78]}), s_axis_zp_tdata_shl[77]}), s_axis_zp_tdata_shl[76]}), s_axis_zp_tdata_shl[75]};
-assign s_axis_zp_tdata_cat_16 = {({({({s_axis_zp_tdata_cat_15, s_axis_zp_tdata_shl[74]}), s_axis_zp_tdata_shl[73]}), s_axis_zp_tdata_shl[72]}), s_axis_zp_tdata_shl[71]};
-assign s_axis_zp_tdata_cat_17 = {({({({s_axis_zp_tdata_cat_16, s_axis_zp_tdata_shl[70]}), s_axis_zp_tdata_shl[69]}), s_axis_zp_tdata_shl[68]}), s_axis_zp_tdata_shl[67]};
-assign s_axis_zp_tdata_cat_18 = {({({({s_axis_zp_tdata_cat_17, s_axis_zp_tdata_shl[66]}), s_axis_zp_tdata_shl[65]}), s_axis_zp_tdata_shl[63]}), s_axis_zp_tdata_shl[62]};
-assign s_axis_zp_tdata_cat_19 = {({({({s_axis_zp_tdata_cat_18, s_axis_zp_tdata_shl[61]}), s_axis_zp_tdata_shl[60]}), s_axis_zp_tdata_shl[59]}), s_axis_zp_tdata_shl[58]};
-assign s_axis_zp_tdata_cat_20 = {({({({s_axis_zp_tdata_cat_19, s_axis_zp_tdata_shl[57]}), s_axis_zp_tdata_shl[56]}), s_axis_zp_tdata_shl[55]}), s_axis_zp_tdata_shl[54]};
-assign s_axis_zp_tdata_cat_21 = {({({({s_axis_zp_tdata_cat_20, s_axis_zp_tdata_shl[53]}), s_axis_zp_tdata_shl[52]}), s_axis_zp_tdata_shl[51]}), s_axis_zp_tdata_shl[50]};
-assign s_axis_zp_tdata_cat_22 = {({({({s_axis_zp_tdata_cat_21, s_axis_zp_tdata_shl[49]}), s_axis_zp_tdata_shl[48]}), s_axis_zp_tdata_shl[47]}), s_axis_zp_tdata_shl[46]};
-assign s_axis_zp_tdata_cat_23 = {({({({s_axis_zp_tdata_cat_22, s_axis_zp_tdata_shl[45]}), s_axis_zp_tdata_shl[44]}), s_axis_zp_tdata_shl[43]}), s_axis_zp_tdata_shl[42]};
-assign s_axis_zp_tdata_cat_24 = {({({({s_axis_zp_tdata_cat_23, s_axis_zp_tdata_shl[41]}), s_axis_zp_tdata_shl[40]}), s_axis_zp_tdata_shl[39]}), s_axis_zp_tdata_shl[38]};
-assign s_axis_zp_tdata_cat_25 = {({({({s_axis_zp_tdata_cat_24, s_axis_zp_tdata_shl[37]}), s_axis_zp_tdata_shl[36]}), s_axis_zp_tdata_shl[35]}), s_axis_zp_tdata_shl[34]};
-assign s_axis_zp_tdata_cat_26 = {({({({s_axis_zp_tdata_cat_25, s_axis_zp_tdata_shl[33]}), s_axis_zp_tdata_shl[31]}), s_axis_zp_tdata_shl[30]}), s_axis_zp_tdata_shl[29]};
-assign s_axis_zp_tdata_cat_27 = {({({({s_axis_zp_tdata_cat_26, s_axis_zp_tdata_shl[28]}), s_axis_zp_tdata_shl[27]}), s_axis_zp_tdata_shl[26]}), s_axis_zp_tdata_shl[25]};
-assign s_axis_zp_tdata_cat_28 = {({({({s_axis_zp_tdata_cat_27, s_axis_zp_tdata_shl[24]}), s_axis_zp_tdata_shl[23]}), s_axis_zp_tdata_shl[22]}), s_axis_zp_tdata_shl[21]};
-assign s_axis_zp_tdata_cat_29 = {({({({s_axis_zp_tdata_cat_28, s_axis_zp_tdata_shl[20]}), s_axis_zp_tdata_shl[19]}), s_axis_zp_tdata_shl[18]}), s_axis_zp_tdata_shl[17]};
-assign s_axis_zp_tdata_cat_30 = {({({({s_axis_zp_tdata_cat_29, s_axis_zp_tdata_shl[15]}), s_axis_zp_tdata_shl[14]}), s_axis_zp_tdata_shl[13]}), s_axis_zp_tdata_shl[12]};
-assign s_axis_zp_tdata_cat_31 = {({({({s_axis_zp_tdata_cat_30, s_axis_zp_tdata_shl[11]}), s_axis_zp_tdata_shl[10]}), s_axis_zp_tdata_shl[9]}), s_axis_zp_tdata_shl[7]};
-assign s_axis_zp_tdata_sel = s_axis_zp_tdata_parity ? ({({({s_axis_zp_tdata_cat_31, s_axis_zp_tdata_shl[6]}), s_axis_zp_tdata_shl[5]}), s_axis_zp_tdata_shl[3]}) : 120'h0;
-assign s_axis_zp_tdata_bits119_0_2 = s_axis_zp_tdata[119:0];
-assign s_axis_zp_tdata_bits5_0 = s_axis_zp_tdata_bits119_0_2[5:0];
-assign s_axis_zp_tdata_bits11_6 = s_axis_zp_tdata_bits119_0_2[11:6];
-assign s_axis_zp_tdata_bits17_12 = s_axis_zp_tdata_bits119_0_2[17:12];
-assign s_axis_zp_tdata_bits21_18 = s_axis_zp_tdata_bits119_0_2[21:18];
-assign s_axis_zp_tdata_bits57_44 = s_axis_zp_tdata_bits119_0_2[57:44];
-assign s_axis_zp_tdata_and_2 = (~s_axis_zp_tdata_bits5_0[4]) & ((~s_axis_zp_tdata_bits5_0[3]) & ((~s_axis_zp_tdata_bits5_0[2]) & (~s_axis_zp_tdata_bits5_0[1])));
-assign s_axis_zp_tdata_and_3 = (~s_axis_zp_tdata_bits11_6[4]) & ((~s_axis_zp_tdata_bits11_6[3]) & ((~s_axis_zp_tdata_bits11_6[2]) & (~s_axis_zp_tdata_bits11_6[1])));
-assign s_axis_zp_tdata_and_4 = (~s_axis_zp_tdata_bits17_12[4]) & ((~s_axis_zp_tdata_bits17_12[3]) & ((~s_axis_zp_tdata_bits17_12[2]) & (~s_axis_zp_tdata_bits17_12[1])));
-assign s_axis_zp_tdata_or = ((~((~s_axis_zp_tdata_bits5_0[5]) & s_axis_zp_tdata_and_2)) | (~((~s_axis_zp_tdata_bits11_6[5]) & s_axis_zp_tdata_and_3))) | (~((~s_axis_zp_tdata_bits17_12[5]) & s_axis_zp_tdata_and_4));
-assign s_axis_zp_tdata_and_5 = (~s_axis_zp_tdata_bits57_44[3]) & ((~s_axis_zp_tdata_bits57_44[2]) & ((~s_axis_zp_tdata_bits57_44[1]) & (~s_axis_zp_tdata_bits57_44[0])));
-assign s_axis_zp_tdata_and_6 = (~s_axis_zp_tdata_bits57_44[7]) & ((~s_axis_zp_tdata_bits57_44[6]) & ((~s_axis_zp_tdata_bits57_44[5]) & ((~s_axis_zp_tdata_bits57_44[4]) & s_axis_zp_tdata_and_5)));
-assign s_axis_zp_tdata_and_7 = (~s_axis_zp_tdata_bits57_44[11]) & ((~s_axis_zp_tdata_bits57_44[10]) | ((~s_axis_zp_tdata_bits57_44[9]) & ((~s_axis_zp_tdata_bits57_44[8]) & s_axis_zp_tdata_and_6)));
-assign s_axis_zp_tdata_or_2 = (s_axis_zp_tdata_or | (~((~s_axis_zp_tdata_bits21_18[3]) & ((~s_axis_zp_tdata_bits21_18[2]) & (~s_axis_zp_tdata_bits21_18[1]))))) | (~((~s_axis_zp_tdata_bits57_44[13]) & ((~s_axis_zp_tdata_bits57_44[12]) & s_axis_zp_tdata_and_7)));
-assign here_z_lt_9 = here_z < s_axis_zp_tdata_bits17_12;
-assign here_z_half_not_9 = ~(here_z_half < s_axis_zp_tdata_bits17_12);
-assign s_axis_zp_tdata_not = ~(s_axis_zp_tdata_bits17_12 == here_z);
-assign here_z_top_sel_2 = s_axis_zp_tdata_not ? (((here_z_wraps ? (here_z_lt_9 | here_z_half_not_9) : (here_z_lt_9 & here_z_half_not_9)) ? here_z_top : here_z_bottom) | s_axis_zp_tuser) : 1'h0;
-assign here_y_lt_8 = here_y < s_axis_zp_tdata_bits11_6;
-assign here_y_half_not_8 = ~(here_y_half < s_axis_zp_tdata_bits11_6);
-assign s_axis_zp_tdata_not_2 = ~(s_axis_zp_tdata_bits11_6 == here_y);
-assign here_y_top_sel_8 = s_axis_zp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt_8 | here_y_half_not_8) : (here_y_lt_8 & here_y_half_not_8)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_8 = here_x < s_axis_zp_tdata_bits5_0;
-assign here_x_half_not_8 = ~(here_x_half < s_axis_zp_tdata_bits5_0);
-assign s_axis_zp_tdata_not_3 = ~(s_axis_zp_tdata_bits5_0 == here_x);
-assign route_out_9 = s_axis_zp_tdata_not_3 ? 3'h2 : (s_axis_zp_tdata_not_2 ? 3'h3 : (s_axis_zp_tdata_not ? 3'h4 : s_axis_zp_tdata_bits21_18[2:0]));
-assign route_vc_9 = s_axis_zp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt_8 | here_x_half_not_8) : (here_x_lt_8 & here_x_half_not_8)) ? here_x_top : here_x_bottom) : here_y_top_sel_8;
-assign s_axis_zp_tdata_plus = ((({1'h0, s_axis_zp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_5 = s_axis_zp_tdata_or_2 | s_axis_zp_tdata_and;
-assign s_axis_zp_tvalid_and = s_axis_zp_tvalid & zp_expect_head;
-assign s_axis_zp_tdata_sel_2 = zp_expect_head ? ({8'h0, (s_axis_zp_tdata_bits119_0 ^ s_axis_zp_tdata_sel)}) : s_axis_zp_tdata;
-assign zp_expect_head_cat = {({({({(zp_expect_head & s_axis_zp_tdata_parity), s_axis_zp_tdata_plus[6:0]}), drop_5}), route_vc_9}), route_out_9};
-assign zp_expect_head_cat_2 = {({zp_expect_head_cat, s_axis_zp_tkeep}), s_axis_zp_tlast};
-assign s_axis_zp_tvalid_and_2 = s_axis_zp_tvalid & (~s_axis_zp_tuser);
-assign zp_vc0_second_valid_sel = zp_vc0_pop ? zp_vc0_second_valid : zp_vc0_valid;
-assign zp_vc0_third_valid_sel = zp_vc0_pop ? zp_vc0_third_valid : zp_vc0_second_valid;
-assign zp_vc0_pop_and = (~zp_vc0_pop) & zp_vc0_third_valid;
-assign zp_vc0_pop_or = zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed);
-assign s_axis_zp_tvalid_and_3 = (s_axis_zp_tvalid_and_2 & (~zp_vc0_stored)) & (~zp_vc0_pop_or);
-assign zp_vc0_stored_and = zp_vc0_stored & (~zp_vc0_pop_or);
-assign zp_vc0_landed_or = zp_vc0_landed | s_axis_zp_tvalid_and_3;
-assign zp_vc0_landed_and = zp_vc0_landed & s_axis_zp_tvalid_and_3;
-assign zp_vc0_read0_sel = zp_vc0_landed ? zp_vc0_read0 : zp_expect_head_cat_2;
-assign zp_vc0_read1_sel = zp_vc0_landed ? zp_vc0_read1 : s_axis_zp_tdata_sel_2;
-assign s_axis_zp_tvalid_and_4 = s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3);
-assign zp_vc0_head0_b0 = zp_vc0_head0[0];
-assign zp_vc0_head0_bits16_1 = zp_vc0_head0[16:1];
-assign zp_vc0_head0_bits19_17 = zp_vc0_head0[19:17];
-assign zp_vc0_head0_b29 = zp_vc0_head0[29];
-
-// ---- input zp vc 0: a corrected header routed again ----
-assign zp_vc0_head1_bits119_0 = zp_vc0_head1[119:0];
-assign zp_vc0_head1_bits5_0 = zp_vc0_head1_bits119_0[5:0];
-assign zp_vc0_head1_bits11_6 = zp_vc0_head1_bits119_0[11:6];
-assign zp_vc0_head1_bits17_12 = zp_vc0_head1_bits119_0[17:12];
-assign zp_vc0_head1_bits21_18 = zp_vc0_head1_bits119_0[21:18];
-assign zp_vc0_head1_bits57_44 = zp_vc0_head1_bits119_0[57:44];
-assign zp_vc0_head1_and = (~zp_vc0_head1_bits5_0[4]) & ((~zp_vc0_head1_bits5_0[3]) & ((~zp_vc0_head1_bits5_0[2]) & (~zp_vc0_head1_bits5_0[1])));
-assign zp_vc0_head1_and_2 = (~zp_vc0_head1_bits11_6[4]) & ((~zp_vc0_head1_bits11_6[3]) & ((~zp_vc0_head1_bits11_6[2]) & (~zp_vc0_head1_bits11_6[1])));
-assign zp_vc0_head1_and_3 = (~zp_vc0_head1_bits17_12[4]) & ((~zp_vc0_head1_bits17_12[3]) & ((~zp_vc0_head1_bits17_12[2]) & (~zp_vc0_head1_bits17_12[1])));
-assign zp_vc0_head1_or = ((~((~zp_vc0_head1_bits5_0[5]) & zp_vc0_head1_and)) | (~((~zp_vc0_head1_bits11_6[5]) & zp_vc0_head1_and_2))) | (~((~zp_vc0_head1_bits17_12[5]) & zp_vc0_head1_and_3));
-assign zp_vc0_head1_and_4 = (~zp_vc0_head1_bits57_44[3]) & ((~zp_vc0_head1_bits57_44[2]) & ((~zp_vc0_head1_bits57_44[1]) & (~zp_vc0_head1_bits57_44[0])));
-assign zp_vc0_head1_and_5 = (~zp_vc0_head1_bits57_44[7]) & ((~zp_vc0_head1_bits57_44[6]) & ((~zp_vc0_head1_bits57_44[5]) & ((~zp_vc0_head1_bits57_44[4]) & zp_vc0_head1_and_4)));
-assign zp_vc0_head1_and_6 = (~zp_vc0_head1_bits57_44[11]) & ((~zp_vc0_head1_bits57_44[10]) | ((~zp_vc0_head1_bits57_44[9]) & ((~zp_vc0_head1_bits57_44[8]) & zp_vc0_head1_and_5)));
-assign zp_vc0_head1_or_2 = (zp_vc0_head1_or | (~((~zp_vc0_head1_bits21_18[3]) & ((~zp_vc0_head1_bits21_18[2]) & (~zp_vc0_head1_bits21_18[1]))))) | (~((~zp_vc0_head1_bits57_44[13]) & ((~zp_vc0_head1_bits57_44[12]) & zp_vc0_head1_and_6)));
-assign here_z_lt_10 = here_z < zp_vc0_head1_bits17_12;
-assign here_z_half_not_10 = ~(here_z_half < zp_vc0_head1_bits17_12);
-assign zp_vc0_head1_not = ~(zp_vc0_head1_bits17_12 == here_z);
-assign here_y_lt_9 = here_y < zp_vc0_head1_bits11_6;
-assign here_y_half_not_9 = ~(here_y_half < zp_vc0_head1_bits11_6);
-assign zp_vc0_head1_not_2 = ~(zp_vc0_head1_bits11_6 == here_y);
-assign here_y_top_sel_9 = zp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_9 | here_y_half_not_9) : (here_y_lt_9 & here_y_half_not_9)) ? here_y_top : here_y_bottom) : (zp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_10 | here_z_half_not_10) : (here_z_lt_10 & here_z_half_not_10)) ? here_z_top : here_z_bottom) : 1'h0);
-assign here_x_lt_9 = here_x < zp_vc0_head1_bits5_0;
-assign here_x_half_not_9 = ~(here_x_half < zp_vc0_head1_bits5_0);
-assign zp_vc0_head1_not_3 = ~(zp_vc0_head1_bits5_0 == here_x);
-assign route_out_10 = zp_vc0_head1_not_3 ? 3'h2 : (zp_vc0_head1_not_2 ? 3'h3 : (zp_vc0_head1_not ? 3'h4 : zp_vc0_head1_bits21_18[2:0]));
-assign route_vc_10 = zp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_9 | here_x_half_not_9) : (here_x_lt_9 & here_x_half_not_9)) ? here_x_top : here_x_bottom) : here_y_top_sel_9;
-assign zp_vc0_head1_plus = ((({1'h0, zp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign zp_vc0_reroute = (zp_vc0_valid & zp_vc0_head0_b29) & (~zp_vc0_pop);
-assign route_vc_cat_5 = {({({({({1'h0, zp_vc0_head1_plus[6:0]}), zp_vc0_head1_or_2}), route_vc_10}), route_out_10}), zp_vc0_head0_bits16_1};
-assign zp_vc0_second0_bits19_17 = zp_vc0_second0[19:17];
-assign s_axis_zp_tvalid_and_5 = s_axis_zp_tvalid & s_axis_zp_tuser;
-assign zp_vc1_second_valid_sel = zp_vc1_pop ? zp_vc1_second_valid : zp_vc1_valid;
-assign zp_vc1_third_valid_sel = zp_vc1_pop ? zp_vc1_third_valid : zp_vc1_second_valid;
-assign zp_vc1_pop_and = (~zp_vc1_pop) & zp_vc1_third_valid;
-assign zp_vc1_pop_or = zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed);
-assign s_axis_zp_tvalid_and_6 = (s_axis_zp_tvalid_and_5 & (~zp_vc1_stored)) & (~zp_vc1_pop_or);
-assign zp_vc1_stored_and = zp_vc1_stored & (~zp_vc1_pop_or);
-assign zp_vc1_landed_or = zp_vc1_landed | s_axis_zp_tvalid_and_6;
-assign zp_vc1_landed_and = zp_vc1_landed & s_axis_zp_tvalid_and_6;
-assign zp_vc1_read0_sel = zp_vc1_landed ? zp_vc1_read0 : zp_expect_head_cat_2;
-assign zp_vc1_read1_sel = zp_vc1_landed ? zp_vc1_read1 : s_axis_zp_tdata_sel_2;
-assign s_axis_zp_tvalid_and_7 = s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6);
-assign zp_vc1_head0_b0 = zp_vc1_head0[0];
-assign zp_vc1_head0_bits16_1 = zp_vc1_head0[16:1];
-assign zp_vc1_head0_bits19_17 = zp_vc1_head0[19:17];
-assign zp_vc1_head0_b29 = zp_vc1_head0[29];
-
-// ---- input zp vc 1: a corrected header routed again ----
-assign zp_vc1_head1_bits119_0 = zp_vc1_head1[119:0];
-assign zp_vc1_head1_bits5_0 = zp_vc1_head1_bits119_0[5:0];
-assign zp_vc1_head1_bits11_6 = zp_vc1_head1_bits119_0[11:6];
-assign zp_vc1_head1_bits17_12 = zp_vc1_head1_bits119_0[17:12];
-assign zp_vc1_head1_bits21_18 = zp_vc1_head1_bits119_0[21:18];
-assign zp_vc1_head1_bits57_44 = zp_vc1_head1_bits119_0[57:44];
-assign zp_vc1_head1_and = (~zp_vc1_head1_bits5_0[4]) & ((~zp_vc1_head1_bits5_0[3]) & ((~zp_vc1_head1_bits5_0[2]) & (~zp_vc1_head1_bits5_0[1])));
-assign zp_vc1_head1_and_2 = (~zp_vc1_head1_bits11_6[4]) & ((~zp_vc1_head1_bits11_6[3]) & ((~zp_vc1_head1_bits11_6[2]) & (~zp_vc1_head1_bits11_6[1])));
-assign zp_vc1_head1_and_3 = (~zp_vc1_head1_bits17_12[4]) & ((~zp_vc1_head1_bits17_12[3]) & ((~zp_vc1_head1_bits17_12[2]) & (~zp_vc1_head1_bits17_12[1])));
-assign zp_vc1_head1_or = ((~((~zp_vc1_head1_bits5_0[5]) & zp_vc1_head1_and)) | (~((~zp_vc1_head1_bits11_6[5]) & zp_vc1_head1_and_2))) | (~((~zp_vc1_head1_bits17_12[5]) & zp_vc1_head1_and_3));
-assign zp_vc1_head1_and_4 = (~zp_vc1_head1_bits57_44[3]) & ((~zp_vc1_head1_bits57_44[2]) & ((~zp_vc1_head1_bits57_44[1]) & (~zp_vc1_head1_bits57_44[0])));
-assign zp_vc1_head1_and_5 = (~zp_vc1_head1_bits57_44[7]) & ((~zp_vc1_head1_bits57_44[6]) & ((~zp_vc1_head1_bits57_44[5]) & ((~zp_vc1_head1_bits57_44[4]) & zp_vc1_head1_and_4)));
-assign zp_vc1_head1_and_6 = (~zp_vc1_head1_bits57_44[11]) & ((~zp_vc1_head1_bits57_44[10]) | ((~zp_vc1_head1_bits57_44[9]) & ((~zp_vc1_head1_bits57_44[8]) & zp_vc1_head1_and_5)));
-assign zp_vc1_head1_or_2 = (zp_vc1_head1_or | (~((~zp_vc1_head1_bits21_18[3]) & ((~zp_vc1_head1_bits21_18[2]) & (~zp_vc1_head1_bits21_18[1]))))) | (~((~zp_vc1_head1_bits57_44[13]) & ((~zp_vc1_head1_bits57_44[12]) & zp_vc1_head1_and_6)));
-assign zp_vc1_head1_not = ~(zp_vc1_head1_bits17_12 == here_z);
-assign here_y_lt_10 = here_y < zp_vc1_head1_bits11_6;
-assign here_y_half_not_10 = ~(here_y_half < zp_vc1_head1_bits11_6);
-assign zp_vc1_head1_not_2 = ~(zp_vc1_head1_bits11_6 == here_y);
-assign here_y_top_sel_10 = zp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_10 | here_y_half_not_10) : (here_y_lt_10 & here_y_half_not_10)) ? here_y_top : here_y_bottom) : (zp_vc1_head1_not ? 1'h1 : 1'h0);
-assign here_x_lt_10 = here_x < zp_vc1_head1_bits5_0;
-assign here_x_half_not_10 = ~(here_x_half < zp_vc1_head1_bits5_0);
-assign zp_vc1_head1_not_3 = ~(zp_vc1_head1_bits5_0 == here_x);
-assign route_out_11 = zp_vc1_head1_not_3 ? 3'h2 : (zp_vc1_head1_not_2 ? 3'h3 : (zp_vc1_head1_not ? 3'h4 : zp_vc1_head1_bits21_18[2:0]));
-assign route_vc_11 = zp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_10 | here_x_half_not_10) : (here_x_lt_10 & here_x_half_not_10)) ? here_x_top : here_x_bottom) : here_y_top_sel_10;
-assign zp_vc1_head1_plus = ((({1'h0, zp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign zp_vc1_reroute = (zp_vc1_valid & zp_vc1_head0_b29) & (~zp_vc1_pop);
-assign route_vc_cat_6 = {({({({({1'h0, zp_vc1_head1_plus[6:0]}), zp_vc1_head1_or_2}), route_vc_11}), route_out_11}), zp_vc1_head0_bits16_1};
-assign zp_vc1_second0_bits19_17 = zp_vc1_second0[19:17];
-
-// ---- outputs: state the allocator reads ----
 
 // ---- allocation: each input's next flit and VC choice ----
 assign zp_slot_cat = {({({({zp_slot, yp_slot}), xp_slot}), p1_slot}), p0_slot};
-assign p1_slot_cat = {({({({({({({({({({3'h0, ((zp_slot & (~zp_owned)) & (zp_head_in ? zp_room2_1 : zp_room1))}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_1 : yp_room1))}), ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_1 : xp_room1))}), (p1_slot & (~p1_owned))}), (p0_slot & (~p0_owned))}), 1'h0}), 1'h0}), 1'h0}), ((zp_slot & (~zp_owned)) & (zp_head_in ? zp_room2_0 : zp_room0))}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_0 : yp_room0))};
-assign zp_slot_cat_2 = {({({p1_slot_cat, ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_0 : xp_room0))}), (p1_slot & (~p1_owned))}), (p0_slot & (~p0_owned))};
+assign zp_slot_cat_2 = {({({({3'h0, ((zp_slot & (~zp_owned)) & (zp_head_in ? zp_room2_1 : zp_room1))}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_1 : yp_room1))}), ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_1 : xp_room1))}), (p1_slot & (~p1_owned))};
+assign p1_slot_cat = {({({({({({zp_slot_cat_2, (p0_slot & (~p0_owned))}), 1'h0}), 1'h0}), 1'h0}), ((zp_slot & (~zp_owned)) & (zp_head_in ? zp_room2_0 : zp_room0))}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_0 : yp_room0))};
+assign zp_slot_cat_3 = {({({p1_slot_cat, ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_0 : xp_room0))}), (p1_slot & (~p1_owned))}), (p0_slot & (~p0_owned))};
 assign p0_vc0_valid_sel = p0_vc0_stay ? p0_vc0_valid : p0_vc0_second_valid;
-assign p0_vc0_head0_sel = p0_vc0_stay ? p0_vc0_head0_b0 : p0_vc0_second0[0];
-assign p0_vc0_head0_sel_2 = p0_vc0_stay ? p0_vc0_head0_bits19_17 : p0_vc0_second0_bits19_17;
-assign p0_vc0_head0_sel_3 = p0_vc0_stay ? p0_vc0_head0[20] : p0_vc0_second0[20];
-assign p0_vc0_head0_sel_4 = p0_vc0_stay ? p0_vc0_head0[21] : p0_vc0_second0[21];
-assign p0_vc0_head0_sel_5 = p0_vc0_stay ? p0_vc0_head0[28:22] : p0_vc0_second0[28:22];
+assign p0_vc0_head0_last_sel = p0_vc0_stay ? p0_vc0_head0_last : p0_vc0_second0_last;
+assign p0_vc0_head0_out_sel = p0_vc0_stay ? p0_vc0_head0_out : p0_vc0_second0_out;
+assign p0_vc0_head0_ovc_sel = p0_vc0_stay ? p0_vc0_head0_ovc : p0_vc0_second0_ovc;
+assign p0_vc0_head0_drop_sel = p0_vc0_stay ? p0_vc0_head0_drop : p0_vc0_second0_drop;
+assign p0_vc0_head0_flits_sel = p0_vc0_stay ? p0_vc0_head0_flits : p0_vc0_second0_flits;
 assign p0_vc0_second1_bits83_74 = p0_vc0_second1[83:74];
 assign p0_vc0_second1_bits119_0 = p0_vc0_second1[119:0];
-assign p0_vc0_second1_cat = {({p0_vc0_second1_bits119_0[119:84], ((~(p0_vc0_second0_bits19_17 < 3'h2)) ? (p0_vc0_second1_bits83_74 + 10'h1) : p0_vc0_second1_bits83_74)}), p0_vc0_second1_bits119_0[73:0]};
+assign p0_vc0_second1_cat = {({p0_vc0_second1_bits119_0[119:84], ((~(p0_vc0_second0_out < 3'h2)) ? (p0_vc0_second1_bits83_74 + 10'h1) : p0_vc0_second1_bits83_74)}), p0_vc0_second1_bits119_0[73:0]};
 assign p0_vc0_second1_cat_2 = {({({(^(p0_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(p0_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p0_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p0_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign p0_vc0_second1_cat_3 = {({({p0_vc0_second1_cat_2, (^(p0_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p0_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p0_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign p0_vc0_head1_bits83_74 = p0_vc0_head1[83:74];
 assign p0_vc0_head1_bits119_0 = p0_vc0_head1[119:0];
-assign p0_vc0_head1_cat = {({p0_vc0_head1_bits119_0[119:84], ((~(p0_vc0_head0_bits19_17 < 3'h2)) ? (p0_vc0_head1_bits83_74 + 10'h1) : p0_vc0_head1_bits83_74)}), p0_vc0_head1_bits119_0[73:0]};
+assign p0_vc0_head1_cat = {({p0_vc0_head1_bits119_0[119:84], ((~(p0_vc0_head0_out < 3'h2)) ? (p0_vc0_head1_bits83_74 + 10'h1) : p0_vc0_head1_bits83_74)}), p0_vc0_head1_bits119_0[73:0]};
 assign p0_vc0_head1_cat_2 = {({({(^(p0_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(p0_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p0_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p0_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign p0_vc0_head1_cat_3 = {({({p0_vc0_head1_cat_2, (^(p0_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p0_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p0_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p0_vc0_second1_sel = p0_vc0_pop ? ({({(^({p0_vc0_second1_cat_3, p0_vc0_second1_cat})), p0_vc0_second1_cat_3}), p0_vc0_second1_cat}) : ({({(^({p0_vc0_head1_cat_3, p0_vc0_head1_cat})), p0_vc0_head1_cat_3}), p0_vc0_head1_cat});
-assign p0_vc0_valid_and = ((p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0[29] : p0_vc0_second0[29]))) & p0_vc0_start) & (~p0_busy);
+assign p0_vc0_second1_sel = p0_vc0_pop_2 ? ({({(^({p0_vc0_second1_cat_3, p0_vc0_second1_cat})), p0_vc0_second1_cat_3}), p0_vc0_second1_cat}) : ({({(^({p0_vc0_head1_cat_3, p0_vc0_head1_cat})), p0_vc0_head1_cat_3}), p0_vc0_head1_cat});
+assign p0_vc0_valid_and = ((p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0_fix : p0_vc0_second0_fix))) & p0_vc0_start) & (~p0_busy);
 assign zp_slot_shr = zp_slot_cat >> p0_cur_out;
 assign p0_busy_and = (p0_busy & p0_vc0_valid_sel) & (zp_slot_shr[0] | p0_cur_drop);
 assign p0_cur_out_and = (p0_cur_out == 3'h0) & (~p0_cur_drop);
@@ -2570,25 +6260,25 @@ assign p0_cur_out_and_2 = (p0_cur_out == 3'h1) & (~p0_cur_drop);
 assign p0_cur_out_and_3 = (p0_cur_out == 3'h2) & (~p0_cur_drop);
 assign p0_cur_out_and_4 = (p0_cur_out == 3'h3) & (~p0_cur_drop);
 assign p0_cur_out_and_5 = (p0_cur_out == 3'h4) & (~p0_cur_drop);
-assign p0_busy_and_2 = p0_busy_and & p0_vc0_head0_sel;
+assign p0_busy_and_2 = p0_busy_and & p0_vc0_head0_last_sel;
 assign p1_vc0_valid_sel = p1_vc0_stay ? p1_vc0_valid : p1_vc0_second_valid;
-assign p1_vc0_head0_sel = p1_vc0_stay ? p1_vc0_head0_b0 : p1_vc0_second0[0];
-assign p1_vc0_head0_sel_2 = p1_vc0_stay ? p1_vc0_head0_bits19_17 : p1_vc0_second0_bits19_17;
-assign p1_vc0_head0_sel_3 = p1_vc0_stay ? p1_vc0_head0[20] : p1_vc0_second0[20];
-assign p1_vc0_head0_sel_4 = p1_vc0_stay ? p1_vc0_head0[21] : p1_vc0_second0[21];
-assign p1_vc0_head0_sel_5 = p1_vc0_stay ? p1_vc0_head0[28:22] : p1_vc0_second0[28:22];
+assign p1_vc0_head0_last_sel = p1_vc0_stay ? p1_vc0_head0_last : p1_vc0_second0_last;
+assign p1_vc0_head0_out_sel = p1_vc0_stay ? p1_vc0_head0_out : p1_vc0_second0_out;
+assign p1_vc0_head0_ovc_sel = p1_vc0_stay ? p1_vc0_head0_ovc : p1_vc0_second0_ovc;
+assign p1_vc0_head0_drop_sel = p1_vc0_stay ? p1_vc0_head0_drop : p1_vc0_second0_drop;
+assign p1_vc0_head0_flits_sel = p1_vc0_stay ? p1_vc0_head0_flits : p1_vc0_second0_flits;
 assign p1_vc0_second1_bits83_74 = p1_vc0_second1[83:74];
 assign p1_vc0_second1_bits119_0 = p1_vc0_second1[119:0];
-assign p1_vc0_second1_cat = {({p1_vc0_second1_bits119_0[119:84], ((~(p1_vc0_second0_bits19_17 < 3'h2)) ? (p1_vc0_second1_bits83_74 + 10'h1) : p1_vc0_second1_bits83_74)}), p1_vc0_second1_bits119_0[73:0]};
+assign p1_vc0_second1_cat = {({p1_vc0_second1_bits119_0[119:84], ((~(p1_vc0_second0_out < 3'h2)) ? (p1_vc0_second1_bits83_74 + 10'h1) : p1_vc0_second1_bits83_74)}), p1_vc0_second1_bits119_0[73:0]};
 assign p1_vc0_second1_cat_2 = {({({(^(p1_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(p1_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p1_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p1_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign p1_vc0_second1_cat_3 = {({({p1_vc0_second1_cat_2, (^(p1_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p1_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p1_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign p1_vc0_head1_bits83_74 = p1_vc0_head1[83:74];
 assign p1_vc0_head1_bits119_0 = p1_vc0_head1[119:0];
-assign p1_vc0_head1_cat = {({p1_vc0_head1_bits119_0[119:84], ((~(p1_vc0_head0_bits19_17 < 3'h2)) ? (p1_vc0_head1_bits83_74 + 10'h1) : p1_vc0_head1_bits83_74)}), p1_vc0_head1_bits119_0[73:0]};
+assign p1_vc0_head1_cat = {({p1_vc0_head1_bits119_0[119:84], ((~(p1_vc0_head0_out < 3'h2)) ? (p1_vc0_head1_bits83_74 + 10'h1) : p1_vc0_head1_bits83_74)}), p1_vc0_head1_bits119_0[73:0]};
 assign p1_vc0_head1_cat_2 = {({({(^(p1_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(p1_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p1_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p1_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign p1_vc0_head1_cat_3 = {({({p1_vc0_head1_cat_2, (^(p1_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p1_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p1_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p1_vc0_second1_sel = p1_vc0_pop ? ({({(^({p1_vc0_second1_cat_3, p1_vc0_second1_cat})), p1_vc0_second1_cat_3}), p1_vc0_second1_cat}) : ({({(^({p1_vc0_head1_cat_3, p1_vc0_head1_cat})), p1_vc0_head1_cat_3}), p1_vc0_head1_cat});
-assign p1_vc0_valid_and = ((p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0[29] : p1_vc0_second0[29]))) & p1_vc0_start) & (~p1_busy);
+assign p1_vc0_second1_sel = p1_vc0_pop_2 ? ({({(^({p1_vc0_second1_cat_3, p1_vc0_second1_cat})), p1_vc0_second1_cat_3}), p1_vc0_second1_cat}) : ({({(^({p1_vc0_head1_cat_3, p1_vc0_head1_cat})), p1_vc0_head1_cat_3}), p1_vc0_head1_cat});
+assign p1_vc0_valid_and = ((p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0_fix : p1_vc0_second0_fix))) & p1_vc0_start) & (~p1_busy);
 assign zp_slot_shr_2 = zp_slot_cat >> p1_cur_out;
 assign p1_busy_and = (p1_busy & p1_vc0_valid_sel) & (zp_slot_shr_2[0] | p1_cur_drop);
 assign p1_cur_out_and = (p1_cur_out == 3'h0) & (~p1_cur_drop);
@@ -2596,48 +6286,48 @@ assign p1_cur_out_and_2 = (p1_cur_out == 3'h1) & (~p1_cur_drop);
 assign p1_cur_out_and_3 = (p1_cur_out == 3'h2) & (~p1_cur_drop);
 assign p1_cur_out_and_4 = (p1_cur_out == 3'h3) & (~p1_cur_drop);
 assign p1_cur_out_and_5 = (p1_cur_out == 3'h4) & (~p1_cur_drop);
-assign p1_busy_and_2 = p1_busy_and & p1_vc0_head0_sel;
+assign p1_busy_and_2 = p1_busy_and & p1_vc0_head0_last_sel;
 assign xp_vc0_valid_sel = xp_vc0_stay ? xp_vc0_valid : xp_vc0_second_valid;
-assign xp_vc0_head0_sel = xp_vc0_stay ? xp_vc0_head0_b0 : xp_vc0_second0[0];
-assign xp_vc0_head0_sel_2 = xp_vc0_stay ? xp_vc0_head0_bits19_17 : xp_vc0_second0_bits19_17;
-assign xp_vc0_head0_sel_3 = xp_vc0_stay ? xp_vc0_head0[20] : xp_vc0_second0[20];
-assign xp_vc0_head0_sel_4 = xp_vc0_stay ? xp_vc0_head0[21] : xp_vc0_second0[21];
+assign xp_vc0_head0_last_sel = xp_vc0_stay ? xp_vc0_head0_last : xp_vc0_second0_last;
+assign xp_vc0_head0_out_sel = xp_vc0_stay ? xp_vc0_head0_out : xp_vc0_second0_out;
+assign xp_vc0_head0_ovc_sel = xp_vc0_stay ? xp_vc0_head0_ovc : xp_vc0_second0_ovc;
+assign xp_vc0_head0_drop_sel = xp_vc0_stay ? xp_vc0_head0_drop : xp_vc0_second0_drop;
 assign xp_vc0_second1_bits83_74 = xp_vc0_second1[83:74];
 assign xp_vc0_second1_bits119_0 = xp_vc0_second1[119:0];
-assign xp_vc0_second1_cat = {({xp_vc0_second1_bits119_0[119:84], ((~(xp_vc0_second0_bits19_17 < 3'h2)) ? (xp_vc0_second1_bits83_74 + 10'h1) : xp_vc0_second1_bits83_74)}), xp_vc0_second1_bits119_0[73:0]};
+assign xp_vc0_second1_cat = {({xp_vc0_second1_bits119_0[119:84], ((~(xp_vc0_second0_out < 3'h2)) ? (xp_vc0_second1_bits83_74 + 10'h1) : xp_vc0_second1_bits83_74)}), xp_vc0_second1_bits119_0[73:0]};
 assign xp_vc0_second1_cat_2 = {({({(^(xp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xp_vc0_second1_cat_3 = {({({xp_vc0_second1_cat_2, (^(xp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign xp_vc0_head1_bits83_74 = xp_vc0_head1[83:74];
-assign xp_vc0_head1_bits119_0_2 = xp_vc0_head1[119:0];
-assign xp_vc0_head1_cat = {({xp_vc0_head1_bits119_0_2[119:84], ((~(xp_vc0_head0_bits19_17 < 3'h2)) ? (xp_vc0_head1_bits83_74 + 10'h1) : xp_vc0_head1_bits83_74)}), xp_vc0_head1_bits119_0_2[73:0]};
+assign xp_vc0_head1_bits119_0 = xp_vc0_head1[119:0];
+assign xp_vc0_head1_cat = {({xp_vc0_head1_bits119_0[119:84], ((~(xp_vc0_head0_out < 3'h2)) ? (xp_vc0_head1_bits83_74 + 10'h1) : xp_vc0_head1_bits83_74)}), xp_vc0_head1_bits119_0[73:0]};
 assign xp_vc0_head1_cat_2 = {({({(^(xp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xp_vc0_head1_cat_3 = {({({xp_vc0_head1_cat_2, (^(xp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc0_second1_sel = xp_vc0_pop ? ({({(^({xp_vc0_second1_cat_3, xp_vc0_second1_cat})), xp_vc0_second1_cat_3}), xp_vc0_second1_cat}) : ({({(^({xp_vc0_head1_cat_3, xp_vc0_head1_cat})), xp_vc0_head1_cat_3}), xp_vc0_head1_cat});
+assign xp_vc0_second1_sel = xp_vc0_pop_2 ? ({({(^({xp_vc0_second1_cat_3, xp_vc0_second1_cat})), xp_vc0_second1_cat_3}), xp_vc0_second1_cat}) : ({({(^({xp_vc0_head1_cat_3, xp_vc0_head1_cat})), xp_vc0_head1_cat_3}), xp_vc0_head1_cat});
 assign xp_vc1_valid_sel = xp_vc1_stay ? xp_vc1_valid : xp_vc1_second_valid;
-assign xp_vc1_head0_sel = xp_vc1_stay ? xp_vc1_head0_b0 : xp_vc1_second0[0];
-assign xp_vc1_head0_sel_2 = xp_vc1_stay ? xp_vc1_head0_bits19_17 : xp_vc1_second0_bits19_17;
-assign xp_vc1_head0_sel_3 = xp_vc1_stay ? xp_vc1_head0[20] : xp_vc1_second0[20];
-assign xp_vc1_head0_sel_4 = xp_vc1_stay ? xp_vc1_head0[21] : xp_vc1_second0[21];
+assign xp_vc1_head0_last_sel = xp_vc1_stay ? xp_vc1_head0_last : xp_vc1_second0_last;
+assign xp_vc1_head0_out_sel = xp_vc1_stay ? xp_vc1_head0_out : xp_vc1_second0_out;
+assign xp_vc1_head0_ovc_sel = xp_vc1_stay ? xp_vc1_head0_ovc : xp_vc1_second0_ovc;
+assign xp_vc1_head0_drop_sel = xp_vc1_stay ? xp_vc1_head0_drop : xp_vc1_second0_drop;
 assign xp_vc1_second1_bits83_74 = xp_vc1_second1[83:74];
 assign xp_vc1_second1_bits119_0 = xp_vc1_second1[119:0];
-assign xp_vc1_second1_cat = {({xp_vc1_second1_bits119_0[119:84], ((~(xp_vc1_second0_bits19_17 < 3'h2)) ? (xp_vc1_second1_bits83_74 + 10'h1) : xp_vc1_second1_bits83_74)}), xp_vc1_second1_bits119_0[73:0]};
+assign xp_vc1_second1_cat = {({xp_vc1_second1_bits119_0[119:84], ((~(xp_vc1_second0_out < 3'h2)) ? (xp_vc1_second1_bits83_74 + 10'h1) : xp_vc1_second1_bits83_74)}), xp_vc1_second1_bits119_0[73:0]};
 assign xp_vc1_second1_cat_2 = {({({(^(xp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xp_vc1_second1_cat_3 = {({({xp_vc1_second1_cat_2, (^(xp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign xp_vc1_head1_bits83_74 = xp_vc1_head1[83:74];
-assign xp_vc1_head1_bits119_0_2 = xp_vc1_head1[119:0];
-assign xp_vc1_head1_cat = {({xp_vc1_head1_bits119_0_2[119:84], ((~(xp_vc1_head0_bits19_17 < 3'h2)) ? (xp_vc1_head1_bits83_74 + 10'h1) : xp_vc1_head1_bits83_74)}), xp_vc1_head1_bits119_0_2[73:0]};
+assign xp_vc1_head1_bits119_0 = xp_vc1_head1[119:0];
+assign xp_vc1_head1_cat = {({xp_vc1_head1_bits119_0[119:84], ((~(xp_vc1_head0_out < 3'h2)) ? (xp_vc1_head1_bits83_74 + 10'h1) : xp_vc1_head1_bits83_74)}), xp_vc1_head1_bits119_0[73:0]};
 assign xp_vc1_head1_cat_2 = {({({(^(xp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xp_vc1_head1_cat_3 = {({({xp_vc1_head1_cat_2, (^(xp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc1_second1_sel = xp_vc1_pop ? ({({(^({xp_vc1_second1_cat_3, xp_vc1_second1_cat})), xp_vc1_second1_cat_3}), xp_vc1_second1_cat}) : ({({(^({xp_vc1_head1_cat_3, xp_vc1_head1_cat})), xp_vc1_head1_cat_3}), xp_vc1_head1_cat});
-assign xp_vc0_valid_and = ((xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_b29 : xp_vc0_second0[29]))) & xp_vc0_start) & (~xp_busy);
-assign xp_vc1_valid_and = ((xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_b29 : xp_vc1_second0[29]))) & xp_vc1_start) & (~xp_busy);
+assign xp_vc1_second1_sel = xp_vc1_pop_2 ? ({({(^({xp_vc1_second1_cat_3, xp_vc1_second1_cat})), xp_vc1_second1_cat_3}), xp_vc1_second1_cat}) : ({({(^({xp_vc1_head1_cat_3, xp_vc1_head1_cat})), xp_vc1_head1_cat_3}), xp_vc1_head1_cat});
+assign xp_vc0_valid_and = ((xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_fix : xp_vc0_second0_fix))) & xp_vc0_start) & (~xp_busy);
+assign xp_vc1_valid_and = ((xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_fix : xp_vc1_second0_fix))) & xp_vc1_start) & (~xp_busy);
 assign xp_vc1_valid_cat = {xp_vc1_valid_and, xp_vc0_valid_and};
 assign xp_vc_arbiter_grant = {((((xp_vc_arbiter == 1'h0) & (~xp_vc1_valid_cat[0])) | (xp_vc_arbiter == 1'h1)) & xp_vc1_valid_cat[1]), (((xp_vc_arbiter == 1'h0) | ((xp_vc_arbiter == 1'h1) & (~xp_vc1_valid_cat[1]))) & xp_vc1_valid_cat[0])};
 assign xp_vc_arbiter_grant_b1 = xp_vc_arbiter_grant[1];
-assign xp_vc1_head0_sel_5 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_sel : xp_vc0_head0_sel;
-assign xp_vc1_head0_sel_6 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_sel_3 : xp_vc0_head0_sel_3;
-assign xp_vc1_head0_sel_7 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_sel_4 : xp_vc0_head0_sel_4;
-assign xp_vc1_head0_sel_8 = xp_vc_arbiter_grant_b1 ? (xp_vc1_stay ? xp_vc1_head0[28:22] : xp_vc1_second0[28:22]) : (xp_vc0_stay ? xp_vc0_head0[28:22] : xp_vc0_second0[28:22]);
+assign xp_vc1_head0_last_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
+assign xp_vc1_head0_ovc_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_ovc_sel : xp_vc0_head0_ovc_sel;
+assign xp_vc1_head0_drop_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_drop_sel : xp_vc0_head0_drop_sel;
+assign xp_vc1_head0_flits_sel = xp_vc_arbiter_grant_b1 ? (xp_vc1_stay ? xp_vc1_head0_flits : xp_vc1_second0_flits) : (xp_vc0_stay ? xp_vc0_head0_flits : xp_vc0_second0_flits);
 assign xp_vc_arbiter_grant_b0 = xp_vc_arbiter_grant[0];
 assign xp_vc_arbiter_grant_b1_2 = xp_vc_arbiter_grant[1];
 assign zp_slot_shr_3 = zp_slot_cat >> xp_cur_out;
@@ -2647,48 +6337,48 @@ assign xp_cur_out_and_2 = (xp_cur_out == 3'h1) & (~xp_cur_drop);
 assign xp_cur_out_and_3 = (xp_cur_out == 3'h2) & (~xp_cur_drop);
 assign xp_cur_out_and_4 = (xp_cur_out == 3'h3) & (~xp_cur_drop);
 assign xp_cur_out_and_5 = (xp_cur_out == 3'h4) & (~xp_cur_drop);
-assign xp_busy_and_2 = xp_busy_and & (xp_cur_vc ? xp_vc1_head0_sel : xp_vc0_head0_sel);
+assign xp_busy_and_2 = xp_busy_and & (xp_cur_vc ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel);
 assign yp_vc0_valid_sel = yp_vc0_stay ? yp_vc0_valid : yp_vc0_second_valid;
-assign yp_vc0_head0_sel = yp_vc0_stay ? yp_vc0_head0_b0 : yp_vc0_second0[0];
-assign yp_vc0_head0_sel_2 = yp_vc0_stay ? yp_vc0_head0_bits19_17 : yp_vc0_second0_bits19_17;
-assign yp_vc0_head0_sel_3 = yp_vc0_stay ? yp_vc0_head0[20] : yp_vc0_second0[20];
-assign yp_vc0_head0_sel_4 = yp_vc0_stay ? yp_vc0_head0[21] : yp_vc0_second0[21];
+assign yp_vc0_head0_last_sel = yp_vc0_stay ? yp_vc0_head0_last : yp_vc0_second0_last;
+assign yp_vc0_head0_out_sel = yp_vc0_stay ? yp_vc0_head0_out : yp_vc0_second0_out;
+assign yp_vc0_head0_ovc_sel = yp_vc0_stay ? yp_vc0_head0_ovc : yp_vc0_second0_ovc;
+assign yp_vc0_head0_drop_sel = yp_vc0_stay ? yp_vc0_head0_drop : yp_vc0_second0_drop;
 assign yp_vc0_second1_bits83_74 = yp_vc0_second1[83:74];
 assign yp_vc0_second1_bits119_0 = yp_vc0_second1[119:0];
-assign yp_vc0_second1_cat = {({yp_vc0_second1_bits119_0[119:84], ((~(yp_vc0_second0_bits19_17 < 3'h2)) ? (yp_vc0_second1_bits83_74 + 10'h1) : yp_vc0_second1_bits83_74)}), yp_vc0_second1_bits119_0[73:0]};
+assign yp_vc0_second1_cat = {({yp_vc0_second1_bits119_0[119:84], ((~(yp_vc0_second0_out < 3'h2)) ? (yp_vc0_second1_bits83_74 + 10'h1) : yp_vc0_second1_bits83_74)}), yp_vc0_second1_bits119_0[73:0]};
 assign yp_vc0_second1_cat_2 = {({({(^(yp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign yp_vc0_second1_cat_3 = {({({yp_vc0_second1_cat_2, (^(yp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign yp_vc0_head1_bits83_74 = yp_vc0_head1[83:74];
-assign yp_vc0_head1_bits119_0_2 = yp_vc0_head1[119:0];
-assign yp_vc0_head1_cat = {({yp_vc0_head1_bits119_0_2[119:84], ((~(yp_vc0_head0_bits19_17 < 3'h2)) ? (yp_vc0_head1_bits83_74 + 10'h1) : yp_vc0_head1_bits83_74)}), yp_vc0_head1_bits119_0_2[73:0]};
+assign yp_vc0_head1_bits119_0 = yp_vc0_head1[119:0];
+assign yp_vc0_head1_cat = {({yp_vc0_head1_bits119_0[119:84], ((~(yp_vc0_head0_out < 3'h2)) ? (yp_vc0_head1_bits83_74 + 10'h1) : yp_vc0_head1_bits83_74)}), yp_vc0_head1_bits119_0[73:0]};
 assign yp_vc0_head1_cat_2 = {({({(^(yp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign yp_vc0_head1_cat_3 = {({({yp_vc0_head1_cat_2, (^(yp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc0_second1_sel = yp_vc0_pop ? ({({(^({yp_vc0_second1_cat_3, yp_vc0_second1_cat})), yp_vc0_second1_cat_3}), yp_vc0_second1_cat}) : ({({(^({yp_vc0_head1_cat_3, yp_vc0_head1_cat})), yp_vc0_head1_cat_3}), yp_vc0_head1_cat});
+assign yp_vc0_second1_sel = yp_vc0_pop_2 ? ({({(^({yp_vc0_second1_cat_3, yp_vc0_second1_cat})), yp_vc0_second1_cat_3}), yp_vc0_second1_cat}) : ({({(^({yp_vc0_head1_cat_3, yp_vc0_head1_cat})), yp_vc0_head1_cat_3}), yp_vc0_head1_cat});
 assign yp_vc1_valid_sel = yp_vc1_stay ? yp_vc1_valid : yp_vc1_second_valid;
-assign yp_vc1_head0_sel = yp_vc1_stay ? yp_vc1_head0_b0 : yp_vc1_second0[0];
-assign yp_vc1_head0_sel_2 = yp_vc1_stay ? yp_vc1_head0_bits19_17 : yp_vc1_second0_bits19_17;
-assign yp_vc1_head0_sel_3 = yp_vc1_stay ? yp_vc1_head0[20] : yp_vc1_second0[20];
-assign yp_vc1_head0_sel_4 = yp_vc1_stay ? yp_vc1_head0[21] : yp_vc1_second0[21];
+assign yp_vc1_head0_last_sel = yp_vc1_stay ? yp_vc1_head0_last : yp_vc1_second0_last;
+assign yp_vc1_head0_out_sel = yp_vc1_stay ? yp_vc1_head0_out : yp_vc1_second0_out;
+assign yp_vc1_head0_ovc_sel = yp_vc1_stay ? yp_vc1_head0_ovc : yp_vc1_second0_ovc;
+assign yp_vc1_head0_drop_sel = yp_vc1_stay ? yp_vc1_head0_drop : yp_vc1_second0_drop;
 assign yp_vc1_second1_bits83_74 = yp_vc1_second1[83:74];
 assign yp_vc1_second1_bits119_0 = yp_vc1_second1[119:0];
-assign yp_vc1_second1_cat = {({yp_vc1_second1_bits119_0[119:84], ((~(yp_vc1_second0_bits19_17 < 3'h2)) ? (yp_vc1_second1_bits83_74 + 10'h1) : yp_vc1_second1_bits83_74)}), yp_vc1_second1_bits119_0[73:0]};
+assign yp_vc1_second1_cat = {({yp_vc1_second1_bits119_0[119:84], ((~(yp_vc1_second0_out < 3'h2)) ? (yp_vc1_second1_bits83_74 + 10'h1) : yp_vc1_second1_bits83_74)}), yp_vc1_second1_bits119_0[73:0]};
 assign yp_vc1_second1_cat_2 = {({({(^(yp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign yp_vc1_second1_cat_3 = {({({yp_vc1_second1_cat_2, (^(yp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign yp_vc1_head1_bits83_74 = yp_vc1_head1[83:74];
-assign yp_vc1_head1_bits119_0_2 = yp_vc1_head1[119:0];
-assign yp_vc1_head1_cat = {({yp_vc1_head1_bits119_0_2[119:84], ((~(yp_vc1_head0_bits19_17 < 3'h2)) ? (yp_vc1_head1_bits83_74 + 10'h1) : yp_vc1_head1_bits83_74)}), yp_vc1_head1_bits119_0_2[73:0]};
+assign yp_vc1_head1_bits119_0 = yp_vc1_head1[119:0];
+assign yp_vc1_head1_cat = {({yp_vc1_head1_bits119_0[119:84], ((~(yp_vc1_head0_out < 3'h2)) ? (yp_vc1_head1_bits83_74 + 10'h1) : yp_vc1_head1_bits83_74)}), yp_vc1_head1_bits119_0[73:0]};
 assign yp_vc1_head1_cat_2 = {({({(^(yp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign yp_vc1_head1_cat_3 = {({({yp_vc1_head1_cat_2, (^(yp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc1_second1_sel = yp_vc1_pop ? ({({(^({yp_vc1_second1_cat_3, yp_vc1_second1_cat})), yp_vc1_second1_cat_3}), yp_vc1_second1_cat}) : ({({(^({yp_vc1_head1_cat_3, yp_vc1_head1_cat})), yp_vc1_head1_cat_3}), yp_vc1_head1_cat});
-assign yp_vc0_valid_and = ((yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_b29 : yp_vc0_second0[29]))) & yp_vc0_start) & (~yp_busy);
-assign yp_vc1_valid_and = ((yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_b29 : yp_vc1_second0[29]))) & yp_vc1_start) & (~yp_busy);
+assign yp_vc1_second1_sel = yp_vc1_pop_2 ? ({({(^({yp_vc1_second1_cat_3, yp_vc1_second1_cat})), yp_vc1_second1_cat_3}), yp_vc1_second1_cat}) : ({({(^({yp_vc1_head1_cat_3, yp_vc1_head1_cat})), yp_vc1_head1_cat_3}), yp_vc1_head1_cat});
+assign yp_vc0_valid_and = ((yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_fix : yp_vc0_second0_fix))) & yp_vc0_start) & (~yp_busy);
+assign yp_vc1_valid_and = ((yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_fix : yp_vc1_second0_fix))) & yp_vc1_start) & (~yp_busy);
 assign yp_vc1_valid_cat = {yp_vc1_valid_and, yp_vc0_valid_and};
 assign yp_vc_arbiter_grant = {((((yp_vc_arbiter == 1'h0) & (~yp_vc1_valid_cat[0])) | (yp_vc_arbiter == 1'h1)) & yp_vc1_valid_cat[1]), (((yp_vc_arbiter == 1'h0) | ((yp_vc_arbiter == 1'h1) & (~yp_vc1_valid_cat[1]))) & yp_vc1_valid_cat[0])};
 assign yp_vc_arbiter_grant_b1 = yp_vc_arbiter_grant[1];
-assign yp_vc1_head0_sel_5 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_sel : yp_vc0_head0_sel;
-assign yp_vc1_head0_sel_6 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_sel_3 : yp_vc0_head0_sel_3;
-assign yp_vc1_head0_sel_7 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_sel_4 : yp_vc0_head0_sel_4;
-assign yp_vc1_head0_sel_8 = yp_vc_arbiter_grant_b1 ? (yp_vc1_stay ? yp_vc1_head0[28:22] : yp_vc1_second0[28:22]) : (yp_vc0_stay ? yp_vc0_head0[28:22] : yp_vc0_second0[28:22]);
+assign yp_vc1_head0_last_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
+assign yp_vc1_head0_ovc_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_ovc_sel : yp_vc0_head0_ovc_sel;
+assign yp_vc1_head0_drop_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_drop_sel : yp_vc0_head0_drop_sel;
+assign yp_vc1_head0_flits_sel = yp_vc_arbiter_grant_b1 ? (yp_vc1_stay ? yp_vc1_head0_flits : yp_vc1_second0_flits) : (yp_vc0_stay ? yp_vc0_head0_flits : yp_vc0_second0_flits);
 assign yp_vc_arbiter_grant_b0 = yp_vc_arbiter_grant[0];
 assign yp_vc_arbiter_grant_b1_2 = yp_vc_arbiter_grant[1];
 assign zp_slot_shr_4 = zp_slot_cat >> yp_cur_out;
@@ -2698,48 +6388,48 @@ assign yp_cur_out_and_2 = (yp_cur_out == 3'h1) & (~yp_cur_drop);
 assign yp_cur_out_and_3 = (yp_cur_out == 3'h2) & (~yp_cur_drop);
 assign yp_cur_out_and_4 = (yp_cur_out == 3'h3) & (~yp_cur_drop);
 assign yp_cur_out_and_5 = (yp_cur_out == 3'h4) & (~yp_cur_drop);
-assign yp_busy_and_2 = yp_busy_and & (yp_cur_vc ? yp_vc1_head0_sel : yp_vc0_head0_sel);
+assign yp_busy_and_2 = yp_busy_and & (yp_cur_vc ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel);
 assign zp_vc0_valid_sel = zp_vc0_stay ? zp_vc0_valid : zp_vc0_second_valid;
-assign zp_vc0_head0_sel = zp_vc0_stay ? zp_vc0_head0_b0 : zp_vc0_second0[0];
-assign zp_vc0_head0_sel_2 = zp_vc0_stay ? zp_vc0_head0_bits19_17 : zp_vc0_second0_bits19_17;
-assign zp_vc0_head0_sel_3 = zp_vc0_stay ? zp_vc0_head0[20] : zp_vc0_second0[20];
-assign zp_vc0_head0_sel_4 = zp_vc0_stay ? zp_vc0_head0[21] : zp_vc0_second0[21];
+assign zp_vc0_head0_last_sel = zp_vc0_stay ? zp_vc0_head0_last : zp_vc0_second0_last;
+assign zp_vc0_head0_out_sel = zp_vc0_stay ? zp_vc0_head0_out : zp_vc0_second0_out;
+assign zp_vc0_head0_ovc_sel = zp_vc0_stay ? zp_vc0_head0_ovc : zp_vc0_second0_ovc;
+assign zp_vc0_head0_drop_sel = zp_vc0_stay ? zp_vc0_head0_drop : zp_vc0_second0_drop;
 assign zp_vc0_second1_bits83_74 = zp_vc0_second1[83:74];
 assign zp_vc0_second1_bits119_0 = zp_vc0_second1[119:0];
-assign zp_vc0_second1_cat = {({zp_vc0_second1_bits119_0[119:84], ((~(zp_vc0_second0_bits19_17 < 3'h2)) ? (zp_vc0_second1_bits83_74 + 10'h1) : zp_vc0_second1_bits83_74)}), zp_vc0_second1_bits119_0[73:0]};
+assign zp_vc0_second1_cat = {({zp_vc0_second1_bits119_0[119:84], ((~(zp_vc0_second0_out < 3'h2)) ? (zp_vc0_second1_bits83_74 + 10'h1) : zp_vc0_second1_bits83_74)}), zp_vc0_second1_bits119_0[73:0]};
 assign zp_vc0_second1_cat_2 = {({({(^(zp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign zp_vc0_second1_cat_3 = {({({zp_vc0_second1_cat_2, (^(zp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign zp_vc0_head1_bits83_74 = zp_vc0_head1[83:74];
-assign zp_vc0_head1_bits119_0_2 = zp_vc0_head1[119:0];
-assign zp_vc0_head1_cat = {({zp_vc0_head1_bits119_0_2[119:84], ((~(zp_vc0_head0_bits19_17 < 3'h2)) ? (zp_vc0_head1_bits83_74 + 10'h1) : zp_vc0_head1_bits83_74)}), zp_vc0_head1_bits119_0_2[73:0]};
+assign zp_vc0_head1_bits119_0 = zp_vc0_head1[119:0];
+assign zp_vc0_head1_cat = {({zp_vc0_head1_bits119_0[119:84], ((~(zp_vc0_head0_out < 3'h2)) ? (zp_vc0_head1_bits83_74 + 10'h1) : zp_vc0_head1_bits83_74)}), zp_vc0_head1_bits119_0[73:0]};
 assign zp_vc0_head1_cat_2 = {({({(^(zp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign zp_vc0_head1_cat_3 = {({({zp_vc0_head1_cat_2, (^(zp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc0_second1_sel = zp_vc0_pop ? ({({(^({zp_vc0_second1_cat_3, zp_vc0_second1_cat})), zp_vc0_second1_cat_3}), zp_vc0_second1_cat}) : ({({(^({zp_vc0_head1_cat_3, zp_vc0_head1_cat})), zp_vc0_head1_cat_3}), zp_vc0_head1_cat});
+assign zp_vc0_second1_sel = zp_vc0_pop_2 ? ({({(^({zp_vc0_second1_cat_3, zp_vc0_second1_cat})), zp_vc0_second1_cat_3}), zp_vc0_second1_cat}) : ({({(^({zp_vc0_head1_cat_3, zp_vc0_head1_cat})), zp_vc0_head1_cat_3}), zp_vc0_head1_cat});
 assign zp_vc1_valid_sel = zp_vc1_stay ? zp_vc1_valid : zp_vc1_second_valid;
-assign zp_vc1_head0_sel = zp_vc1_stay ? zp_vc1_head0_b0 : zp_vc1_second0[0];
-assign zp_vc1_head0_sel_2 = zp_vc1_stay ? zp_vc1_head0_bits19_17 : zp_vc1_second0_bits19_17;
-assign zp_vc1_head0_sel_3 = zp_vc1_stay ? zp_vc1_head0[20] : zp_vc1_second0[20];
-assign zp_vc1_head0_sel_4 = zp_vc1_stay ? zp_vc1_head0[21] : zp_vc1_second0[21];
+assign zp_vc1_head0_last_sel = zp_vc1_stay ? zp_vc1_head0_last : zp_vc1_second0_last;
+assign zp_vc1_head0_out_sel = zp_vc1_stay ? zp_vc1_head0_out : zp_vc1_second0_out;
+assign zp_vc1_head0_ovc_sel = zp_vc1_stay ? zp_vc1_head0_ovc : zp_vc1_second0_ovc;
+assign zp_vc1_head0_drop_sel = zp_vc1_stay ? zp_vc1_head0_drop : zp_vc1_second0_drop;
 assign zp_vc1_second1_bits83_74 = zp_vc1_second1[83:74];
 assign zp_vc1_second1_bits119_0 = zp_vc1_second1[119:0];
-assign zp_vc1_second1_cat = {({zp_vc1_second1_bits119_0[119:84], ((~(zp_vc1_second0_bits19_17 < 3'h2)) ? (zp_vc1_second1_bits83_74 + 10'h1) : zp_vc1_second1_bits83_74)}), zp_vc1_second1_bits119_0[73:0]};
+assign zp_vc1_second1_cat = {({zp_vc1_second1_bits119_0[119:84], ((~(zp_vc1_second0_out < 3'h2)) ? (zp_vc1_second1_bits83_74 + 10'h1) : zp_vc1_second1_bits83_74)}), zp_vc1_second1_bits119_0[73:0]};
 assign zp_vc1_second1_cat_2 = {({({(^(zp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign zp_vc1_second1_cat_3 = {({({zp_vc1_second1_cat_2, (^(zp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign zp_vc1_head1_bits83_74 = zp_vc1_head1[83:74];
-assign zp_vc1_head1_bits119_0_2 = zp_vc1_head1[119:0];
-assign zp_vc1_head1_cat = {({zp_vc1_head1_bits119_0_2[119:84], ((~(zp_vc1_head0_bits19_17 < 3'h2)) ? (zp_vc1_head1_bits83_74 + 10'h1) : zp_vc1_head1_bits83_74)}), zp_vc1_head1_bits119_0_2[73:0]};
+assign zp_vc1_head1_bits119_0 = zp_vc1_head1[119:0];
+assign zp_vc1_head1_cat = {({zp_vc1_head1_bits119_0[119:84], ((~(zp_vc1_head0_out < 3'h2)) ? (zp_vc1_head1_bits83_74 + 10'h1) : zp_vc1_head1_bits83_74)}), zp_vc1_head1_bits119_0[73:0]};
 assign zp_vc1_head1_cat_2 = {({({(^(zp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign zp_vc1_head1_cat_3 = {({({zp_vc1_head1_cat_2, (^(zp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc1_second1_sel = zp_vc1_pop ? ({({(^({zp_vc1_second1_cat_3, zp_vc1_second1_cat})), zp_vc1_second1_cat_3}), zp_vc1_second1_cat}) : ({({(^({zp_vc1_head1_cat_3, zp_vc1_head1_cat})), zp_vc1_head1_cat_3}), zp_vc1_head1_cat});
-assign zp_vc0_valid_and = ((zp_vc0_valid_sel & (~(zp_vc0_stay ? zp_vc0_head0_b29 : zp_vc0_second0[29]))) & zp_vc0_start) & (~zp_busy);
-assign zp_vc1_valid_and = ((zp_vc1_valid_sel & (~(zp_vc1_stay ? zp_vc1_head0_b29 : zp_vc1_second0[29]))) & zp_vc1_start) & (~zp_busy);
+assign zp_vc1_second1_sel = zp_vc1_pop_2 ? ({({(^({zp_vc1_second1_cat_3, zp_vc1_second1_cat})), zp_vc1_second1_cat_3}), zp_vc1_second1_cat}) : ({({(^({zp_vc1_head1_cat_3, zp_vc1_head1_cat})), zp_vc1_head1_cat_3}), zp_vc1_head1_cat});
+assign zp_vc0_valid_and = ((zp_vc0_valid_sel & (~(zp_vc0_stay ? zp_vc0_head0_fix : zp_vc0_second0_fix))) & zp_vc0_start) & (~zp_busy);
+assign zp_vc1_valid_and = ((zp_vc1_valid_sel & (~(zp_vc1_stay ? zp_vc1_head0_fix : zp_vc1_second0_fix))) & zp_vc1_start) & (~zp_busy);
 assign zp_vc1_valid_cat = {zp_vc1_valid_and, zp_vc0_valid_and};
 assign zp_vc_arbiter_grant = {((((zp_vc_arbiter == 1'h0) & (~zp_vc1_valid_cat[0])) | (zp_vc_arbiter == 1'h1)) & zp_vc1_valid_cat[1]), (((zp_vc_arbiter == 1'h0) | ((zp_vc_arbiter == 1'h1) & (~zp_vc1_valid_cat[1]))) & zp_vc1_valid_cat[0])};
 assign zp_vc_arbiter_grant_b1 = zp_vc_arbiter_grant[1];
-assign zp_vc1_head0_sel_5 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_sel : zp_vc0_head0_sel;
-assign zp_vc1_head0_sel_6 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_sel_3 : zp_vc0_head0_sel_3;
-assign zp_vc1_head0_sel_7 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_sel_4 : zp_vc0_head0_sel_4;
-assign zp_vc1_head0_sel_8 = zp_vc_arbiter_grant_b1 ? (zp_vc1_stay ? zp_vc1_head0[28:22] : zp_vc1_second0[28:22]) : (zp_vc0_stay ? zp_vc0_head0[28:22] : zp_vc0_second0[28:22]);
+assign zp_vc1_head0_last_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
+assign zp_vc1_head0_ovc_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_ovc_sel : zp_vc0_head0_ovc_sel;
+assign zp_vc1_head0_drop_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_drop_sel : zp_vc0_head0_drop_sel;
+assign zp_vc1_head0_flits_sel = zp_vc_arbiter_grant_b1 ? (zp_vc1_stay ? zp_vc1_head0_flits : zp_vc1_second0_flits) : (zp_vc0_stay ? zp_vc0_head0_flits : zp_vc0_second0_flits);
 assign zp_vc_arbiter_grant_b0 = zp_vc_arbiter_grant[0];
 assign zp_vc_arbiter_grant_b1_2 = zp_vc_arbiter_grant[1];
 assign zp_slot_shr_5 = zp_slot_cat >> zp_cur_out;
@@ -2749,57 +6439,57 @@ assign zp_cur_out_and_2 = (zp_cur_out == 3'h1) & (~zp_cur_drop);
 assign zp_cur_out_and_3 = (zp_cur_out == 3'h2) & (~zp_cur_drop);
 assign zp_cur_out_and_4 = (zp_cur_out == 3'h3) & (~zp_cur_drop);
 assign zp_cur_out_and_5 = (zp_cur_out == 3'h4) & (~zp_cur_drop);
-assign zp_busy_and_2 = zp_busy_and & (zp_cur_vc ? zp_vc1_head0_sel : zp_vc0_head0_sel);
+assign zp_busy_and_2 = zp_busy_and & (zp_cur_vc ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel);
 
 // ---- allocation: outputs grant an input (each output's arbiter, and whether each input won) ----
-assign p0_vc0_valid_and_2 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h0)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
-assign p1_vc0_valid_and_2 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h0)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
-assign xp_vc_arbiter_grant_and = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h0)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
-assign xp_vc_arbiter_grant_and_2 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h0)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
-assign yp_vc_arbiter_grant_and = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h0)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
-assign yp_vc_arbiter_grant_and_2 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h0)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
-assign zp_vc_arbiter_grant_and = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_sel_2 == 3'h0)) & (~zp_vc0_head0_sel_4)) & (zp_vc0_head0_sel_3 ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
-assign zp_vc_arbiter_grant_and_2 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_sel_2 == 3'h0)) & (~zp_vc1_head0_sel_4)) & (zp_vc1_head0_sel_3 ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign p0_vc0_valid_and_2 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h0)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
+assign p1_vc0_valid_and_2 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h0)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
+assign xp_vc_arbiter_grant_and = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h0)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
+assign xp_vc_arbiter_grant_and_2 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h0)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
+assign yp_vc_arbiter_grant_and = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h0)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
+assign yp_vc_arbiter_grant_and_2 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h0)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
+assign zp_vc_arbiter_grant_and = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h0)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
+assign zp_vc_arbiter_grant_and_2 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h0)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
 assign zp_vc_arbiter_grant_cat = {({(zp_vc_arbiter_grant_and | zp_vc_arbiter_grant_and_2), (yp_vc_arbiter_grant_and | yp_vc_arbiter_grant_and_2)}), (xp_vc_arbiter_grant_and | xp_vc_arbiter_grant_and_2)};
 assign xp_vc_arbiter_grant_cat = {({zp_vc_arbiter_grant_cat, p1_vc0_valid_and_2}), p0_vc0_valid_and_2};
-assign p0_vc0_valid_and_3 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h1)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
-assign p1_vc0_valid_and_3 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h1)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
-assign xp_vc_arbiter_grant_and_3 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h1)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
-assign xp_vc_arbiter_grant_and_4 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h1)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
-assign yp_vc_arbiter_grant_and_3 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h1)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
-assign yp_vc_arbiter_grant_and_4 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h1)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
-assign zp_vc_arbiter_grant_and_3 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_sel_2 == 3'h1)) & (~zp_vc0_head0_sel_4)) & (zp_vc0_head0_sel_3 ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
-assign zp_vc_arbiter_grant_and_4 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_sel_2 == 3'h1)) & (~zp_vc1_head0_sel_4)) & (zp_vc1_head0_sel_3 ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign p0_vc0_valid_and_3 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h1)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
+assign p1_vc0_valid_and_3 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h1)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
+assign xp_vc_arbiter_grant_and_3 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h1)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
+assign xp_vc_arbiter_grant_and_4 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h1)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
+assign yp_vc_arbiter_grant_and_3 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h1)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
+assign yp_vc_arbiter_grant_and_4 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h1)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
+assign zp_vc_arbiter_grant_and_3 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h1)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
+assign zp_vc_arbiter_grant_and_4 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h1)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
 assign zp_vc_arbiter_grant_cat_2 = {({(zp_vc_arbiter_grant_and_3 | zp_vc_arbiter_grant_and_4), (yp_vc_arbiter_grant_and_3 | yp_vc_arbiter_grant_and_4)}), (xp_vc_arbiter_grant_and_3 | xp_vc_arbiter_grant_and_4)};
 assign xp_vc_arbiter_grant_cat_2 = {({zp_vc_arbiter_grant_cat_2, p1_vc0_valid_and_3}), p0_vc0_valid_and_3};
-assign p0_vc0_valid_and_4 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h2)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign p1_vc0_valid_and_4 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h2)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign xp_vc_arbiter_grant_and_5 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h2)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign xp_vc_arbiter_grant_and_6 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h2)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign yp_vc_arbiter_grant_and_5 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h2)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign yp_vc_arbiter_grant_and_6 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h2)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign zp_vc_arbiter_grant_and_5 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_sel_2 == 3'h2)) & (~zp_vc0_head0_sel_4)) & (zp_vc0_head0_sel_3 ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
-assign zp_vc_arbiter_grant_and_6 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_sel_2 == 3'h2)) & (~zp_vc1_head0_sel_4)) & (zp_vc1_head0_sel_3 ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign p0_vc0_valid_and_4 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h2)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
+assign p1_vc0_valid_and_4 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h2)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
+assign xp_vc_arbiter_grant_and_5 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h2)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
+assign xp_vc_arbiter_grant_and_6 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h2)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
+assign yp_vc_arbiter_grant_and_5 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h2)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
+assign yp_vc_arbiter_grant_and_6 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h2)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
+assign zp_vc_arbiter_grant_and_5 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h2)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
+assign zp_vc_arbiter_grant_and_6 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h2)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
 assign zp_vc_arbiter_grant_cat_3 = {({(zp_vc_arbiter_grant_and_5 | zp_vc_arbiter_grant_and_6), (yp_vc_arbiter_grant_and_5 | yp_vc_arbiter_grant_and_6)}), (xp_vc_arbiter_grant_and_5 | xp_vc_arbiter_grant_and_6)};
 assign xp_vc_arbiter_grant_cat_3 = {({zp_vc_arbiter_grant_cat_3, p1_vc0_valid_and_4}), p0_vc0_valid_and_4};
-assign p0_vc0_valid_and_5 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h3)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign p1_vc0_valid_and_5 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h3)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign xp_vc_arbiter_grant_and_7 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h3)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign xp_vc_arbiter_grant_and_8 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h3)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign yp_vc_arbiter_grant_and_7 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h3)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign yp_vc_arbiter_grant_and_8 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h3)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign zp_vc_arbiter_grant_and_7 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_sel_2 == 3'h3)) & (~zp_vc0_head0_sel_4)) & (zp_vc0_head0_sel_3 ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
-assign zp_vc_arbiter_grant_and_8 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_sel_2 == 3'h3)) & (~zp_vc1_head0_sel_4)) & (zp_vc1_head0_sel_3 ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign p0_vc0_valid_and_5 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h3)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
+assign p1_vc0_valid_and_5 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h3)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
+assign xp_vc_arbiter_grant_and_7 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h3)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
+assign xp_vc_arbiter_grant_and_8 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h3)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
+assign yp_vc_arbiter_grant_and_7 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h3)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
+assign yp_vc_arbiter_grant_and_8 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h3)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
+assign zp_vc_arbiter_grant_and_7 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h3)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
+assign zp_vc_arbiter_grant_and_8 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h3)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
 assign zp_vc_arbiter_grant_cat_4 = {({(zp_vc_arbiter_grant_and_7 | zp_vc_arbiter_grant_and_8), (yp_vc_arbiter_grant_and_7 | yp_vc_arbiter_grant_and_8)}), (xp_vc_arbiter_grant_and_7 | xp_vc_arbiter_grant_and_8)};
 assign xp_vc_arbiter_grant_cat_4 = {({zp_vc_arbiter_grant_cat_4, p1_vc0_valid_and_5}), p0_vc0_valid_and_5};
-assign p0_vc0_valid_and_6 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h4)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign p1_vc0_valid_and_6 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h4)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign xp_vc_arbiter_grant_and_9 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h4)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign xp_vc_arbiter_grant_and_10 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h4)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign yp_vc_arbiter_grant_and_9 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h4)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign yp_vc_arbiter_grant_and_10 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h4)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign zp_vc_arbiter_grant_and_9 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_sel_2 == 3'h4)) & (~zp_vc0_head0_sel_4)) & (zp_vc0_head0_sel_3 ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
-assign zp_vc_arbiter_grant_and_10 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_sel_2 == 3'h4)) & (~zp_vc1_head0_sel_4)) & (zp_vc1_head0_sel_3 ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign p0_vc0_valid_and_6 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h4)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
+assign p1_vc0_valid_and_6 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h4)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
+assign xp_vc_arbiter_grant_and_9 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h4)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
+assign xp_vc_arbiter_grant_and_10 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h4)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
+assign yp_vc_arbiter_grant_and_9 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h4)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
+assign yp_vc_arbiter_grant_and_10 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h4)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
+assign zp_vc_arbiter_grant_and_9 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h4)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
+assign zp_vc_arbiter_grant_and_10 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h4)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
 assign zp_vc_arbiter_grant_cat_5 = {({(zp_vc_arbiter_grant_and_9 | zp_vc_arbiter_grant_and_10), (yp_vc_arbiter_grant_and_9 | yp_vc_arbiter_grant_and_10)}), (xp_vc_arbiter_grant_and_9 | xp_vc_arbiter_grant_and_10)};
 assign xp_vc_arbiter_grant_cat_5 = {({zp_vc_arbiter_grant_cat_5, p1_vc0_valid_and_6}), p0_vc0_valid_and_6};
 assign p0_arbiter_or = (p0_arbiter == 3'h0) | ((p0_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])));
@@ -2944,676 +6634,364 @@ assign p0_busy_or_4 = ((p0_busy_and_2 & p0_cur_out_and_4) | (p1_busy_and_2 & p1_
 assign p0_busy_or_5 = ((p0_busy_and_2 & p0_cur_out_and_5) | (p1_busy_and_2 & p1_cur_out_and_5)) | (xp_busy_and_2 & xp_cur_out_and_5);
 
 // ---- allocation: the schedule for the next cycle ----
-assign p0_won_at_p0_or = ((((p0_won_at_p0 | p1_won_at_p0) | xp_won_at_p0) | yp_won_at_p0) | zp_won_at_p0) | (p0_vc0_valid_and & p0_vc0_head0_sel_4);
+assign p0_won_at_p0_or = ((((p0_won_at_p0 | p1_won_at_p0) | xp_won_at_p0) | yp_won_at_p0) | zp_won_at_p0) | (p0_vc0_valid_and & p0_vc0_head0_drop_sel);
 assign p0_busy_or_6 = p0_busy_and | p0_won_at_p0_or;
-assign p0_won_at_p1_or = ((((p0_won_at_p1 | p1_won_at_p1) | xp_won_at_p1) | yp_won_at_p1) | zp_won_at_p1) | (p1_vc0_valid_and & p1_vc0_head0_sel_4);
+assign p0_won_at_p1_or = ((((p0_won_at_p1 | p1_won_at_p1) | xp_won_at_p1) | yp_won_at_p1) | zp_won_at_p1) | (p1_vc0_valid_and & p1_vc0_head0_drop_sel);
 assign p1_busy_or = p1_busy_and | p0_won_at_p1_or;
-assign p0_won_at_xp_or = ((((p0_won_at_xp | p1_won_at_xp) | xp_won_at_xp) | yp_won_at_xp) | zp_won_at_xp) | ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_sel_7);
+assign p0_won_at_xp_or = ((((p0_won_at_xp | p1_won_at_xp) | xp_won_at_xp) | yp_won_at_xp) | zp_won_at_xp) | ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_drop_sel_2);
 assign xp_busy_or = xp_busy_and | p0_won_at_xp_or;
 assign xp_cur_vc_sel = xp_busy ? xp_cur_vc : xp_vc_arbiter_grant_b1;
-assign xp_vc1_head0_sel_9 = xp_cur_vc_sel ? xp_vc1_head0_sel : xp_vc0_head0_sel;
-assign p0_won_at_yp_or = ((((p0_won_at_yp | p1_won_at_yp) | xp_won_at_yp) | yp_won_at_yp) | zp_won_at_yp) | ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_sel_7);
+assign xp_vc1_head0_last_sel_3 = xp_cur_vc_sel ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
+assign p0_won_at_yp_or = ((((p0_won_at_yp | p1_won_at_yp) | xp_won_at_yp) | yp_won_at_yp) | zp_won_at_yp) | ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
 assign yp_busy_or = yp_busy_and | p0_won_at_yp_or;
 assign yp_cur_vc_sel = yp_busy ? yp_cur_vc : yp_vc_arbiter_grant_b1;
-assign yp_vc1_head0_sel_9 = yp_cur_vc_sel ? yp_vc1_head0_sel : yp_vc0_head0_sel;
-assign p0_won_at_zp_or = ((((p0_won_at_zp | p1_won_at_zp) | xp_won_at_zp) | yp_won_at_zp) | zp_won_at_zp) | ((zp_vc0_valid_and | zp_vc1_valid_and) & zp_vc1_head0_sel_7);
+assign yp_vc1_head0_last_sel_3 = yp_cur_vc_sel ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
+assign p0_won_at_zp_or = ((((p0_won_at_zp | p1_won_at_zp) | xp_won_at_zp) | yp_won_at_zp) | zp_won_at_zp) | ((zp_vc0_valid_and | zp_vc1_valid_and) & zp_vc1_head0_drop_sel_2);
 assign zp_busy_or = zp_busy_and | p0_won_at_zp_or;
 assign zp_cur_vc_sel = zp_busy ? zp_cur_vc : zp_vc_arbiter_grant_b1;
-assign zp_vc1_head0_sel_9 = zp_cur_vc_sel ? zp_vc1_head0_sel : zp_vc0_head0_sel;
-assign zp_busy_cat = {((zp_busy_and & zp_cur_out_and) | p0_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and) | p0_arbiter_grant[3])};
-assign zp_busy_cat_2 = {({zp_busy_cat, ((xp_busy_and & xp_cur_out_and) | p0_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and) | p0_arbiter_grant[1])};
+assign zp_vc1_head0_last_sel_3 = zp_cur_vc_sel ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
+assign zp_busy_cat_6 = {((zp_busy_and & zp_cur_out_and) | p0_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and) | p0_arbiter_grant[3])};
+assign zp_busy_cat_7 = {({zp_busy_cat_6, ((xp_busy_and & xp_cur_out_and) | p0_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and) | p0_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_6 = ((p0_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (p0_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (p0_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_7 = (p0_vc0_head0_ovc_or_6 | (p0_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (p0_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_6 = ((p0_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (p0_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (p0_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_7 = (p0_vc0_head0_flits_or_6 | (p0_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (p0_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
 assign p0_owned_and = p0_owned & (~((p0_busy_or | (yp_busy_and_2 & yp_cur_out_and)) | (zp_busy_and_2 & zp_cur_out_and)));
-assign p0_arbiter_grant_or = ((p0_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (p0_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (p0_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign p0_arbiter_grant_or_2 = (p0_arbiter_grant_or | (p0_arbiter_grant[3] & (~yp_vc1_head0_sel_5))) | (p0_arbiter_grant[4] & (~zp_vc1_head0_sel_5));
-assign zp_busy_cat_3 = {((zp_busy_and & zp_cur_out_and_2) | p1_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_2) | p1_arbiter_grant[3])};
-assign zp_busy_cat_4 = {({zp_busy_cat_3, ((xp_busy_and & xp_cur_out_and_2) | p1_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_2) | p1_arbiter_grant[1])};
+assign p0_arbiter_grant_or = ((p0_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (p0_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (p0_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign p0_arbiter_grant_or_2 = (p0_arbiter_grant_or | (p0_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (p0_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_8 = {((zp_busy_and & zp_cur_out_and_2) | p1_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_2) | p1_arbiter_grant[3])};
+assign zp_busy_cat_9 = {({zp_busy_cat_8, ((xp_busy_and & xp_cur_out_and_2) | p1_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_2) | p1_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_8 = ((p1_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (p1_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (p1_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_9 = (p0_vc0_head0_ovc_or_8 | (p1_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (p1_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_8 = ((p1_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (p1_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (p1_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_9 = (p0_vc0_head0_flits_or_8 | (p1_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (p1_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
 assign p1_owned_and = p1_owned & (~((p0_busy_or_2 | (yp_busy_and_2 & yp_cur_out_and_2)) | (zp_busy_and_2 & zp_cur_out_and_2)));
-assign p1_arbiter_grant_or = ((p1_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (p1_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (p1_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign p1_arbiter_grant_or_2 = (p1_arbiter_grant_or | (p1_arbiter_grant[3] & (~yp_vc1_head0_sel_5))) | (p1_arbiter_grant[4] & (~zp_vc1_head0_sel_5));
-assign zp_busy_cat_5 = {((zp_busy_and & zp_cur_out_and_3) | xp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_3) | xp_arbiter_grant[3])};
-assign zp_busy_cat_6 = {({zp_busy_cat_5, ((xp_busy_and & xp_cur_out_and_3) | xp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_3) | xp_arbiter_grant[1])};
-assign p0_vc0_head0_or = ((xp_arbiter_grant[0] ? p0_vc0_head0_sel_3 : 1'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_sel_3 : 1'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_2 = (p0_vc0_head0_or | (xp_arbiter_grant[3] ? yp_vc1_head0_sel_6 : 1'h0)) | (xp_arbiter_grant[4] ? zp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_3 = ((xp_arbiter_grant[0] ? p0_vc0_head0_sel_5 : 7'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_sel_5 : 7'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_sel_8 : 7'h0);
-assign p0_vc0_head0_or_4 = (p0_vc0_head0_or_3 | (xp_arbiter_grant[3] ? yp_vc1_head0_sel_8 : 7'h0)) | (xp_arbiter_grant[4] ? zp_vc1_head0_sel_8 : 7'h0);
+assign p1_arbiter_grant_or = ((p1_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (p1_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (p1_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign p1_arbiter_grant_or_2 = (p1_arbiter_grant_or | (p1_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (p1_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_10 = {((zp_busy_and & zp_cur_out_and_3) | xp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_3) | xp_arbiter_grant[3])};
+assign zp_busy_cat_11 = {({zp_busy_cat_10, ((xp_busy_and & xp_cur_out_and_3) | xp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_3) | xp_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_10 = ((xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_11 = (p0_vc0_head0_ovc_or_10 | (xp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (xp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_10 = ((xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_11 = (p0_vc0_head0_flits_or_10 | (xp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (xp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
 assign xp_owned_and = xp_owned & (~((p0_busy_or_3 | (yp_busy_and_2 & yp_cur_out_and_3)) | (zp_busy_and_2 & zp_cur_out_and_3)));
-assign xp_arbiter_grant_or = ((xp_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (xp_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (xp_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign xp_arbiter_grant_or_2 = (xp_arbiter_grant_or | (xp_arbiter_grant[3] & (~yp_vc1_head0_sel_5))) | (xp_arbiter_grant[4] & (~zp_vc1_head0_sel_5));
-assign zp_busy_cat_7 = {((zp_busy_and & zp_cur_out_and_4) | yp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_4) | yp_arbiter_grant[3])};
-assign zp_busy_cat_8 = {({zp_busy_cat_7, ((xp_busy_and & xp_cur_out_and_4) | yp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_4) | yp_arbiter_grant[1])};
-assign p0_vc0_head0_or_5 = ((yp_arbiter_grant[0] ? p0_vc0_head0_sel_3 : 1'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_sel_3 : 1'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_6 = (p0_vc0_head0_or_5 | (yp_arbiter_grant[3] ? yp_vc1_head0_sel_6 : 1'h0)) | (yp_arbiter_grant[4] ? zp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_7 = ((yp_arbiter_grant[0] ? p0_vc0_head0_sel_5 : 7'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_sel_5 : 7'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_sel_8 : 7'h0);
-assign p0_vc0_head0_or_8 = (p0_vc0_head0_or_7 | (yp_arbiter_grant[3] ? yp_vc1_head0_sel_8 : 7'h0)) | (yp_arbiter_grant[4] ? zp_vc1_head0_sel_8 : 7'h0);
+assign xp_arbiter_grant_or = ((xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign xp_arbiter_grant_or_2 = (xp_arbiter_grant_or | (xp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (xp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_12 = {((zp_busy_and & zp_cur_out_and_4) | yp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_4) | yp_arbiter_grant[3])};
+assign zp_busy_cat_13 = {({zp_busy_cat_12, ((xp_busy_and & xp_cur_out_and_4) | yp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_4) | yp_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_12 = ((yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_13 = (p0_vc0_head0_ovc_or_12 | (yp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (yp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_12 = ((yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_13 = (p0_vc0_head0_flits_or_12 | (yp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (yp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
 assign yp_owned_and = yp_owned & (~((p0_busy_or_4 | (yp_busy_and_2 & yp_cur_out_and_4)) | (zp_busy_and_2 & zp_cur_out_and_4)));
-assign yp_arbiter_grant_or = ((yp_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (yp_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (yp_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign yp_arbiter_grant_or_2 = (yp_arbiter_grant_or | (yp_arbiter_grant[3] & (~yp_vc1_head0_sel_5))) | (yp_arbiter_grant[4] & (~zp_vc1_head0_sel_5));
-assign zp_busy_cat_9 = {((zp_busy_and & zp_cur_out_and_5) | zp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_5) | zp_arbiter_grant[3])};
-assign zp_busy_cat_10 = {({zp_busy_cat_9, ((xp_busy_and & xp_cur_out_and_5) | zp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_5) | zp_arbiter_grant[1])};
-assign p0_vc0_head0_or_9 = ((zp_arbiter_grant[0] ? p0_vc0_head0_sel_3 : 1'h0) | (zp_arbiter_grant[1] ? p1_vc0_head0_sel_3 : 1'h0)) | (zp_arbiter_grant[2] ? xp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_10 = (p0_vc0_head0_or_9 | (zp_arbiter_grant[3] ? yp_vc1_head0_sel_6 : 1'h0)) | (zp_arbiter_grant[4] ? zp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_11 = ((zp_arbiter_grant[0] ? p0_vc0_head0_sel_5 : 7'h0) | (zp_arbiter_grant[1] ? p1_vc0_head0_sel_5 : 7'h0)) | (zp_arbiter_grant[2] ? xp_vc1_head0_sel_8 : 7'h0);
-assign p0_vc0_head0_or_12 = (p0_vc0_head0_or_11 | (zp_arbiter_grant[3] ? yp_vc1_head0_sel_8 : 7'h0)) | (zp_arbiter_grant[4] ? zp_vc1_head0_sel_8 : 7'h0);
+assign yp_arbiter_grant_or = ((yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (yp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign yp_arbiter_grant_or_2 = (yp_arbiter_grant_or | (yp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (yp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_14 = {((zp_busy_and & zp_cur_out_and_5) | zp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_5) | zp_arbiter_grant[3])};
+assign zp_busy_cat_15 = {({zp_busy_cat_14, ((xp_busy_and & xp_cur_out_and_5) | zp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_5) | zp_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_14 = ((zp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (zp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (zp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_15 = (p0_vc0_head0_ovc_or_14 | (zp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (zp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_14 = ((zp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (zp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (zp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_15 = (p0_vc0_head0_flits_or_14 | (zp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (zp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
 assign zp_owned_and = zp_owned & (~((p0_busy_or_5 | (yp_busy_and_2 & yp_cur_out_and_5)) | (zp_busy_and_2 & zp_cur_out_and_5)));
-assign zp_arbiter_grant_or = ((zp_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (zp_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (zp_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign zp_arbiter_grant_or_2 = (zp_arbiter_grant_or | (zp_arbiter_grant[3] & (~yp_vc1_head0_sel_5))) | (zp_arbiter_grant[4] & (~zp_vc1_head0_sel_5));
-
-// ---- switch: input p0 ----
-assign p0_vc0_send_header_sel = p0_send_head ? p0_vc0_send_header : p0_vc0_head1;
-
-// ---- switch: input p1 ----
-assign p1_vc0_send_header_sel = p1_send_head ? p1_vc0_send_header : p1_vc0_head1;
-
-// ---- switch: input xp ----
-assign xp_vc1_send_header_sel = xp_send_head ? (xp_send_vc ? xp_vc1_send_header : xp_vc0_send_header) : (xp_send_vc ? xp_vc1_head1 : xp_vc0_head1);
-assign xp_vc1_head0_sel_10 = xp_send_vc ? xp_vc1_head0_b0 : xp_vc0_head0_b0;
-assign xp_vc1_head0_sel_11 = xp_send_vc ? xp_vc1_head0_bits16_1 : xp_vc0_head0_bits16_1;
-
-// ---- switch: input yp ----
-assign yp_vc1_send_header_sel = yp_send_head ? (yp_send_vc ? yp_vc1_send_header : yp_vc0_send_header) : (yp_send_vc ? yp_vc1_head1 : yp_vc0_head1);
-assign yp_vc1_head0_sel_10 = yp_send_vc ? yp_vc1_head0_b0 : yp_vc0_head0_b0;
-assign yp_vc1_head0_sel_11 = yp_send_vc ? yp_vc1_head0_bits16_1 : yp_vc0_head0_bits16_1;
-
-// ---- switch: input zp ----
-assign zp_vc1_send_header_sel = zp_send_head ? (zp_send_vc ? zp_vc1_send_header : zp_vc0_send_header) : (zp_send_vc ? zp_vc1_head1 : zp_vc0_head1);
-assign zp_vc1_head0_sel_10 = zp_send_vc ? zp_vc1_head0_b0 : zp_vc0_head0_b0;
-assign zp_vc1_head0_sel_11 = zp_send_vc ? zp_vc1_head0_bits16_1 : zp_vc0_head0_bits16_1;
-
-// ---- output p0 ----
-assign p0_sel_b0 = p0_sel[0];
-assign p0_sel_b1 = p0_sel[1];
-assign p0_sel_b2 = p0_sel[2];
-assign p0_sel_b3 = p0_sel[3];
-assign p0_sel_b4 = p0_sel[4];
-assign p0_sel_is0 = p0_sel == 5'h0;
-assign p0_push = ~p0_sel_is0;
-assign p0_out_valid_or = (~p0_out_valid) | m_axis_p0_tready;
-assign p0_out_valid_and = p0_out_valid & m_axis_p0_tready;
-assign p0_skid_valid_sel = p0_out_valid_and ? p0_skid_valid : p0_out_valid;
-assign p0_skid2_valid_sel = p0_out_valid_and ? p0_skid2_valid : p0_skid_valid;
-assign p0_skid2_valid_or = p0_skid2_valid_sel | (p0_skid_valid_sel & p0_push);
-assign p0_vc0_send_header_or = ((p0_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p0_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p0_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_2 = (p0_vc0_send_header_or | (p0_sel_b3 ? yp_vc1_send_header_sel : 128'h0)) | (p0_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_13 = ((p0_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (p0_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (p0_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_14 = (p0_vc0_head0_or_13 | (p0_sel_b3 ? yp_vc1_head0_sel_11 : 16'h0)) | (p0_sel_b4 ? zp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_15 = ((p0_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (p0_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (p0_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_16 = (p0_vc0_head0_or_15 | (p0_sel_b3 ? yp_vc1_head0_sel_10 : 1'h0)) | (p0_sel_b4 ? zp_vc1_head0_sel_10 : 1'h0);
-
-// ---- output p1 ----
-assign p1_sel_b0 = p1_sel[0];
-assign p1_sel_b1 = p1_sel[1];
-assign p1_sel_b2 = p1_sel[2];
-assign p1_sel_b3 = p1_sel[3];
-assign p1_sel_b4 = p1_sel[4];
-assign p1_sel_is0 = p1_sel == 5'h0;
-assign p1_push = ~p1_sel_is0;
-assign p1_out_valid_or = (~p1_out_valid) | m_axis_p1_tready;
-assign p1_out_valid_and = p1_out_valid & m_axis_p1_tready;
-assign p1_skid_valid_sel = p1_out_valid_and ? p1_skid_valid : p1_out_valid;
-assign p1_skid2_valid_sel = p1_out_valid_and ? p1_skid2_valid : p1_skid_valid;
-assign p1_skid2_valid_or = p1_skid2_valid_sel | (p1_skid_valid_sel & p1_push);
-assign p0_vc0_send_header_or_3 = ((p1_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p1_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p1_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_4 = (p0_vc0_send_header_or_3 | (p1_sel_b3 ? yp_vc1_send_header_sel : 128'h0)) | (p1_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_17 = ((p1_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (p1_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (p1_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_18 = (p0_vc0_head0_or_17 | (p1_sel_b3 ? yp_vc1_head0_sel_11 : 16'h0)) | (p1_sel_b4 ? zp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_19 = ((p1_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (p1_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (p1_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_20 = (p0_vc0_head0_or_19 | (p1_sel_b3 ? yp_vc1_head0_sel_10 : 1'h0)) | (p1_sel_b4 ? zp_vc1_head0_sel_10 : 1'h0);
-
-// ---- output xp ----
-assign xp_sel_b0 = xp_sel[0];
-assign xp_sel_b1 = xp_sel[1];
-assign xp_sel_b2 = xp_sel[2];
-assign xp_sel_b3 = xp_sel[3];
-assign xp_sel_b4 = xp_sel[4];
-assign xp_sel_is0 = xp_sel == 5'h0;
-assign xp_push = ~xp_sel_is0;
-assign xp_out_valid_or = (~xp_out_valid) | m_axis_xp_tready;
-assign xp_out_valid_and = xp_out_valid & m_axis_xp_tready;
-assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid;
-assign xp_skid2_valid_sel = xp_out_valid_and ? xp_skid2_valid : xp_skid_valid;
-assign xp_skid2_valid_or = xp_skid2_valid_sel | (xp_skid_valid_sel & xp_push);
-assign p0_vc0_send_header_or_5 = ((xp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (xp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (xp_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_6 = (p0_vc0_send_header_or_5 | (xp_sel_b3 ? yp_vc1_send_header_sel : 128'h0)) | (xp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_21 = ((xp_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (xp_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (xp_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_22 = (p0_vc0_head0_or_21 | (xp_sel_b3 ? yp_vc1_head0_sel_11 : 16'h0)) | (xp_sel_b4 ? zp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_23 = ((xp_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (xp_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (xp_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_24 = (p0_vc0_head0_or_23 | (xp_sel_b3 ? yp_vc1_head0_sel_10 : 1'h0)) | (xp_sel_b4 ? zp_vc1_head0_sel_10 : 1'h0);
-assign xp_push_and = xp_push & p0_vc0_head0_or_24;
-assign p0_send_ovc_or = ((((xp_sel_b0 ? p0_send_ovc : 1'h0) | (xp_sel_b1 ? p1_send_ovc : 1'h0)) | (xp_sel_b2 ? xp_send_ovc : 1'h0)) | (xp_sel_b3 ? yp_send_ovc : 1'h0)) | (xp_sel_b4 ? zp_send_ovc : 1'h0);
-assign xp_credit0_plus = ({1'h0, xp_credit0}) + ({9'h0, m_axis_xp_credit[0]});
-assign xp_head_flits_sel = (xp_head_in & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
-assign xp_credit0_minus = xp_credit0_plus - xp_head_flits_sel;
-assign xp_credit1_plus = ({1'h0, xp_credit1}) + ({9'h0, m_axis_xp_credit[1]});
-assign xp_head_flits_sel_2 = (xp_head_in & xp_head_vc) ? ({3'h0, xp_head_flits}) : 10'h0;
-assign xp_credit1_minus = xp_credit1_plus - xp_head_flits_sel_2;
-
-// ---- output yp ----
-assign yp_sel_b0 = yp_sel[0];
-assign yp_sel_b1 = yp_sel[1];
-assign yp_sel_b2 = yp_sel[2];
-assign yp_sel_b3 = yp_sel[3];
-assign yp_sel_b4 = yp_sel[4];
-assign yp_sel_is0 = yp_sel == 5'h0;
-assign yp_push = ~yp_sel_is0;
-assign yp_out_valid_or = (~yp_out_valid) | m_axis_yp_tready;
-assign yp_out_valid_and = yp_out_valid & m_axis_yp_tready;
-assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid;
-assign yp_skid2_valid_sel = yp_out_valid_and ? yp_skid2_valid : yp_skid_valid;
-assign yp_skid2_valid_or = yp_skid2_valid_sel | (yp_skid_valid_sel & yp_push);
-assign p0_vc0_send_header_or_7 = ((yp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (yp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (yp_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_8 = (p0_vc0_send_header_or_7 | (yp_sel_b3 ? yp_vc1_send_header_sel : 128'h0)) | (yp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_25 = ((yp_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (yp_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (yp_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_26 = (p0_vc0_head0_or_25 | (yp_sel_b3 ? yp_vc1_head0_sel_11 : 16'h0)) | (yp_sel_b4 ? zp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_27 = ((yp_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (yp_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (yp_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_28 = (p0_vc0_head0_or_27 | (yp_sel_b3 ? yp_vc1_head0_sel_10 : 1'h0)) | (yp_sel_b4 ? zp_vc1_head0_sel_10 : 1'h0);
-assign yp_push_and = yp_push & p0_vc0_head0_or_28;
-assign p0_send_ovc_or_2 = ((((yp_sel_b0 ? p0_send_ovc : 1'h0) | (yp_sel_b1 ? p1_send_ovc : 1'h0)) | (yp_sel_b2 ? xp_send_ovc : 1'h0)) | (yp_sel_b3 ? yp_send_ovc : 1'h0)) | (yp_sel_b4 ? zp_send_ovc : 1'h0);
-assign yp_credit0_plus = ({1'h0, yp_credit0}) + ({9'h0, m_axis_yp_credit[0]});
-assign yp_head_flits_sel = (yp_head_in & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
-assign yp_credit0_minus = yp_credit0_plus - yp_head_flits_sel;
-assign yp_credit1_plus = ({1'h0, yp_credit1}) + ({9'h0, m_axis_yp_credit[1]});
-assign yp_head_flits_sel_2 = (yp_head_in & yp_head_vc) ? ({3'h0, yp_head_flits}) : 10'h0;
-assign yp_credit1_minus = yp_credit1_plus - yp_head_flits_sel_2;
-
-// ---- output zp ----
-assign zp_sel_b0 = zp_sel[0];
-assign zp_sel_b1 = zp_sel[1];
-assign zp_sel_b2 = zp_sel[2];
-assign zp_sel_b3 = zp_sel[3];
-assign zp_sel_b4 = zp_sel[4];
-assign zp_sel_is0 = zp_sel == 5'h0;
-assign zp_push = ~zp_sel_is0;
-assign zp_out_valid_or = (~zp_out_valid) | m_axis_zp_tready;
-assign zp_out_valid_and = zp_out_valid & m_axis_zp_tready;
-assign zp_skid_valid_sel = zp_out_valid_and ? zp_skid_valid : zp_out_valid;
-assign zp_skid2_valid_sel = zp_out_valid_and ? zp_skid2_valid : zp_skid_valid;
-assign zp_skid2_valid_or = zp_skid2_valid_sel | (zp_skid_valid_sel & zp_push);
-assign p0_vc0_send_header_or_9 = ((zp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (zp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (zp_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_10 = (p0_vc0_send_header_or_9 | (zp_sel_b3 ? yp_vc1_send_header_sel : 128'h0)) | (zp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_29 = ((zp_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (zp_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (zp_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_30 = (p0_vc0_head0_or_29 | (zp_sel_b3 ? yp_vc1_head0_sel_11 : 16'h0)) | (zp_sel_b4 ? zp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_31 = ((zp_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (zp_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (zp_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_32 = (p0_vc0_head0_or_31 | (zp_sel_b3 ? yp_vc1_head0_sel_10 : 1'h0)) | (zp_sel_b4 ? zp_vc1_head0_sel_10 : 1'h0);
-assign zp_push_and = zp_push & p0_vc0_head0_or_32;
-assign p0_send_ovc_or_3 = ((((zp_sel_b0 ? p0_send_ovc : 1'h0) | (zp_sel_b1 ? p1_send_ovc : 1'h0)) | (zp_sel_b2 ? xp_send_ovc : 1'h0)) | (zp_sel_b3 ? yp_send_ovc : 1'h0)) | (zp_sel_b4 ? zp_send_ovc : 1'h0);
-assign zp_credit0_plus = ({1'h0, zp_credit0}) + ({9'h0, m_axis_zp_credit[0]});
-assign zp_head_flits_sel = (zp_head_in & (~zp_head_vc)) ? ({3'h0, zp_head_flits}) : 10'h0;
-assign zp_credit0_minus = zp_credit0_plus - zp_head_flits_sel;
-assign zp_credit1_plus = ({1'h0, zp_credit1}) + ({9'h0, m_axis_zp_credit[1]});
-assign zp_head_flits_sel_2 = (zp_head_in & zp_head_vc) ? ({3'h0, zp_head_flits}) : 10'h0;
-assign zp_credit1_minus = zp_credit1_plus - zp_head_flits_sel_2;
-assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
-assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and_2 ? P1_MODE_PAD : (ends_2 ? P1_MODE_HEAD : (accept_and_4 ? P1_MODE_BODY : p1_mode))));
+assign zp_arbiter_grant_or = ((zp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (zp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (zp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign zp_arbiter_grant_or_2 = (zp_arbiter_grant_or | (zp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (zp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
 
 always @(posedge clk) begin
-    here_x <= local_x;
-    here_y <= local_y;
-    here_z <= local_z;
-    here_x_half <= local_x_sel[5:0];
-    here_y_half <= local_y_sel[5:0];
-    here_z_half <= local_z_sel[5:0];
-    here_x_wraps <= local_x_sel_2[5:0] < local_x;
-    here_y_wraps <= local_y_sel_2[5:0] < local_y;
-    here_z_wraps <= local_z_sel_2[5:0] < local_z;
-    here_x_top <= local_x == 6'h1;
-    here_y_top <= local_y == 6'h1;
-    here_z_top <= local_z == 6'h1;
-    here_x_bottom <= local_x == 6'h0;
-    here_y_bottom <= local_y == 6'h0;
-    here_z_bottom <= local_z == 6'h0;
-    if (rst) p0_mode <= P0_MODE_HEAD; else p0_mode <= p0_mode_sel;
-    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
-    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
-    if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
-    if (rst) stat_p0_length_errors_event <= 1'h0; else stat_p0_length_errors_event <= (s_axis_p0_tlast_and | ends_and) & (~(p0_mode_is0 ? drop : p0_in_dropped));
-    if (rst) stat_p0_length_errors_2 <= 32'h0; else stat_p0_length_errors_2 <= stat_p0_length_errors_event ? (stat_p0_length_errors_2 + 32'h1) : stat_p0_length_errors_2;
-    if (rst) stat_p0_dropped_event <= 1'h0; else stat_p0_dropped_event <= accept_and & drop;
-    if (rst) stat_p0_dropped_2 <= 32'h0; else stat_p0_dropped_2 <= stat_p0_dropped_event ? (stat_p0_dropped_2 + 32'h1) : stat_p0_dropped_2;
-    if (rst) p0_vc0_wr <= 9'h0; else p0_vc0_wr <= p0_vc0_wr + ({8'h0, accept_and_3});
-    if (rst) p0_vc0_rd <= 9'h0; else p0_vc0_rd <= p0_vc0_rd + ({8'h0, p0_vc0_stored_and});
-    if (rst) p0_vc0_stored <= 1'h0; else p0_vc0_stored <= accept_and_3 | (p0_vc0_stored & (~(p0_vc0_stored_and & ((p0_vc0_wr - p0_vc0_rd) == 9'h1))));
-    if (rst) p0_vc0_landed <= 1'h0; else p0_vc0_landed <= p0_vc0_stored_and;
-    if (rst) p0_vc0_valid <= 1'h0; else p0_vc0_valid <= p0_vc0_second_valid_sel | p0_vc0_landed_or;
-    if (rst) p0_vc0_second_valid <= 1'h0; else p0_vc0_second_valid <= (p0_vc0_third_valid_sel | (p0_vc0_second_valid_sel & p0_vc0_landed_or)) | p0_vc0_landed_and;
-    if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= (p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or)) | (p0_vc0_second_valid_sel & p0_vc0_landed_and);
-    if (p0_vc0_stored_and) p0_vc0_read0 <= p0_vc0_mem0[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second0 : p0_vc0_read0_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat_2 : p0_vc0_read0_sel);
-    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat_2;
-    if (p0_vc0_stored_and) p0_vc0_read1 <= p0_vc0_mem1[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head1 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second1 : p0_vc0_read1_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
-    if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
-    if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
-    if (rst) p1_mode <= P1_MODE_HEAD; else p1_mode <= p1_mode_sel;
-    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or_2 ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
-    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and_4 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
-    if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and_4 ? drop_2 : p1_in_dropped;
-    if (rst) stat_p1_length_errors_event <= 1'h0; else stat_p1_length_errors_event <= (s_axis_p1_tlast_and | ends_and_2) & (~(p1_mode_is0 ? drop_2 : p1_in_dropped));
-    if (rst) stat_p1_length_errors_2 <= 32'h0; else stat_p1_length_errors_2 <= stat_p1_length_errors_event ? (stat_p1_length_errors_2 + 32'h1) : stat_p1_length_errors_2;
-    if (rst) stat_p1_dropped_event <= 1'h0; else stat_p1_dropped_event <= accept_and_4 & drop_2;
-    if (rst) stat_p1_dropped_2 <= 32'h0; else stat_p1_dropped_2 <= stat_p1_dropped_event ? (stat_p1_dropped_2 + 32'h1) : stat_p1_dropped_2;
-    if (rst) p1_vc0_wr <= 9'h0; else p1_vc0_wr <= p1_vc0_wr + ({8'h0, accept_and_6});
-    if (rst) p1_vc0_rd <= 9'h0; else p1_vc0_rd <= p1_vc0_rd + ({8'h0, p1_vc0_stored_and});
-    if (rst) p1_vc0_stored <= 1'h0; else p1_vc0_stored <= accept_and_6 | (p1_vc0_stored & (~(p1_vc0_stored_and & ((p1_vc0_wr - p1_vc0_rd) == 9'h1))));
-    if (rst) p1_vc0_landed <= 1'h0; else p1_vc0_landed <= p1_vc0_stored_and;
-    if (rst) p1_vc0_valid <= 1'h0; else p1_vc0_valid <= p1_vc0_second_valid_sel | p1_vc0_landed_or;
-    if (rst) p1_vc0_second_valid <= 1'h0; else p1_vc0_second_valid <= (p1_vc0_third_valid_sel | (p1_vc0_second_valid_sel & p1_vc0_landed_or)) | p1_vc0_landed_and;
-    if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= (p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or)) | (p1_vc0_second_valid_sel & p1_vc0_landed_and);
-    if (p1_vc0_stored_and) p1_vc0_read0 <= p1_vc0_mem0[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second0 : p1_vc0_read0_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat_4 : p1_vc0_read0_sel);
-    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat_4;
-    if (p1_vc0_stored_and) p1_vc0_read1 <= p1_vc0_mem1[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head1 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second1 : p1_vc0_read1_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel_2 : p1_vc0_read1_sel);
-    if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_third_valid_sel ? p1_vc0_read1_sel : here_z_sel_2;
-    if (rst) p1_space <= 1'h1; else p1_space <= accept_or_2 ? (p1_vc0_wr_minus < 9'hff) : (p1_vc0_wr_minus < 9'h100);
-    if (rst) xp_expect_head <= 1'h1; else xp_expect_head <= s_axis_xp_tvalid ? s_axis_xp_tlast : xp_expect_head;
-    if (rst) stat_xp_ecc_corrected_event <= 1'h0; else stat_xp_ecc_corrected_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_parity;
-    if (rst) stat_xp_ecc_corrected_2 <= 32'h0; else stat_xp_ecc_corrected_2 <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected_2 + 32'h1) : stat_xp_ecc_corrected_2;
-    if (rst) stat_xp_ecc_uncorrectable_event <= 1'h0; else stat_xp_ecc_uncorrectable_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_and;
-    if (rst) stat_xp_ecc_uncorrectable_2 <= 32'h0; else stat_xp_ecc_uncorrectable_2 <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable_2 + 32'h1) : stat_xp_ecc_uncorrectable_2;
-    if (rst) stat_xp_dropped_2 <= 32'h0; else stat_xp_dropped_2 <= ((stat_xp_dropped_2 + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
-    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= (s_axis_xp_tvalid_and & drop_3) & (~s_axis_xp_tdata_parity);
-    if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or_2;
-    if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or_2;
-    if (rst) xp_vc0_wr <= 9'h0; else xp_vc0_wr <= xp_vc0_wr + ({8'h0, s_axis_xp_tvalid_and_4});
-    if (rst) xp_vc0_rd <= 9'h0; else xp_vc0_rd <= xp_vc0_rd + ({8'h0, xp_vc0_stored_and});
-    if (rst) xp_vc0_stored <= 1'h0; else xp_vc0_stored <= s_axis_xp_tvalid_and_4 | (xp_vc0_stored & (~(xp_vc0_stored_and & ((xp_vc0_wr - xp_vc0_rd) == 9'h1))));
-    if (rst) xp_vc0_landed <= 1'h0; else xp_vc0_landed <= xp_vc0_stored_and;
-    if (rst) xp_vc0_valid <= 1'h0; else xp_vc0_valid <= xp_vc0_second_valid_sel | xp_vc0_landed_or;
-    if (rst) xp_vc0_second_valid <= 1'h0; else xp_vc0_second_valid <= (xp_vc0_third_valid_sel | (xp_vc0_second_valid_sel & xp_vc0_landed_or)) | xp_vc0_landed_and;
-    if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= (xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or)) | (xp_vc0_second_valid_sel & xp_vc0_landed_and);
-    if (xp_vc0_stored_and) xp_vc0_read0 <= xp_vc0_mem0[xp_vc0_rd[7:0]];
-    if ((xp_vc0_pop | (~xp_vc0_valid)) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? ({route_vc_cat, xp_vc0_head0_b0}) : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second0 : xp_vc0_read0_sel);
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat_2 : xp_vc0_read0_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat_2;
-    if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
-    if (xp_vc0_pop | (~xp_vc0_valid)) xp_vc0_head1 <= (xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second1 : xp_vc0_read1_sel;
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc0_read1_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel_2;
-    if (rst) xp_vc1_wr <= 9'h0; else xp_vc1_wr <= xp_vc1_wr + ({8'h0, s_axis_xp_tvalid_and_7});
-    if (rst) xp_vc1_rd <= 9'h0; else xp_vc1_rd <= xp_vc1_rd + ({8'h0, xp_vc1_stored_and});
-    if (rst) xp_vc1_stored <= 1'h0; else xp_vc1_stored <= s_axis_xp_tvalid_and_7 | (xp_vc1_stored & (~(xp_vc1_stored_and & ((xp_vc1_wr - xp_vc1_rd) == 9'h1))));
-    if (rst) xp_vc1_landed <= 1'h0; else xp_vc1_landed <= xp_vc1_stored_and;
-    if (rst) xp_vc1_valid <= 1'h0; else xp_vc1_valid <= xp_vc1_second_valid_sel | xp_vc1_landed_or;
-    if (rst) xp_vc1_second_valid <= 1'h0; else xp_vc1_second_valid <= (xp_vc1_third_valid_sel | (xp_vc1_second_valid_sel & xp_vc1_landed_or)) | xp_vc1_landed_and;
-    if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= (xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or)) | (xp_vc1_second_valid_sel & xp_vc1_landed_and);
-    if (xp_vc1_stored_and) xp_vc1_read0 <= xp_vc1_mem0[xp_vc1_rd[7:0]];
-    if ((xp_vc1_pop | (~xp_vc1_valid)) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? ({route_vc_cat_2, xp_vc1_head0_b0}) : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second0 : xp_vc1_read0_sel);
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat_2 : xp_vc1_read0_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat_2;
-    if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
-    if (xp_vc1_pop | (~xp_vc1_valid)) xp_vc1_head1 <= (xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second1 : xp_vc1_read1_sel;
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc1_read1_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel_2;
-    if (rst) yp_expect_head <= 1'h1; else yp_expect_head <= s_axis_yp_tvalid ? s_axis_yp_tlast : yp_expect_head;
-    if (rst) stat_yp_ecc_corrected_event <= 1'h0; else stat_yp_ecc_corrected_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_parity;
-    if (rst) stat_yp_ecc_corrected_2 <= 32'h0; else stat_yp_ecc_corrected_2 <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected_2 + 32'h1) : stat_yp_ecc_corrected_2;
-    if (rst) stat_yp_ecc_uncorrectable_event <= 1'h0; else stat_yp_ecc_uncorrectable_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_and;
-    if (rst) stat_yp_ecc_uncorrectable_2 <= 32'h0; else stat_yp_ecc_uncorrectable_2 <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable_2 + 32'h1) : stat_yp_ecc_uncorrectable_2;
-    if (rst) stat_yp_dropped_2 <= 32'h0; else stat_yp_dropped_2 <= ((stat_yp_dropped_2 + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
-    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= (s_axis_yp_tvalid_and & drop_4) & (~s_axis_yp_tdata_parity);
-    if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or_2;
-    if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or_2;
-    if (rst) yp_vc0_wr <= 9'h0; else yp_vc0_wr <= yp_vc0_wr + ({8'h0, s_axis_yp_tvalid_and_4});
-    if (rst) yp_vc0_rd <= 9'h0; else yp_vc0_rd <= yp_vc0_rd + ({8'h0, yp_vc0_stored_and});
-    if (rst) yp_vc0_stored <= 1'h0; else yp_vc0_stored <= s_axis_yp_tvalid_and_4 | (yp_vc0_stored & (~(yp_vc0_stored_and & ((yp_vc0_wr - yp_vc0_rd) == 9'h1))));
-    if (rst) yp_vc0_landed <= 1'h0; else yp_vc0_landed <= yp_vc0_stored_and;
-    if (rst) yp_vc0_valid <= 1'h0; else yp_vc0_valid <= yp_vc0_second_valid_sel | yp_vc0_landed_or;
-    if (rst) yp_vc0_second_valid <= 1'h0; else yp_vc0_second_valid <= (yp_vc0_third_valid_sel | (yp_vc0_second_valid_sel & yp_vc0_landed_or)) | yp_vc0_landed_and;
-    if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= (yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or)) | (yp_vc0_second_valid_sel & yp_vc0_landed_and);
-    if (yp_vc0_stored_and) yp_vc0_read0 <= yp_vc0_mem0[yp_vc0_rd[7:0]];
-    if ((yp_vc0_pop | (~yp_vc0_valid)) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? ({route_vc_cat_3, yp_vc0_head0_b0}) : ((yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second0 : yp_vc0_read0_sel);
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat_2 : yp_vc0_read0_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat_2;
-    if (yp_vc0_stored_and) yp_vc0_read1 <= yp_vc0_mem1[yp_vc0_rd[7:0]];
-    if (yp_vc0_pop | (~yp_vc0_valid)) yp_vc0_head1 <= (yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second1 : yp_vc0_read1_sel;
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc0_read1_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel_2;
-    if (rst) yp_vc1_wr <= 9'h0; else yp_vc1_wr <= yp_vc1_wr + ({8'h0, s_axis_yp_tvalid_and_7});
-    if (rst) yp_vc1_rd <= 9'h0; else yp_vc1_rd <= yp_vc1_rd + ({8'h0, yp_vc1_stored_and});
-    if (rst) yp_vc1_stored <= 1'h0; else yp_vc1_stored <= s_axis_yp_tvalid_and_7 | (yp_vc1_stored & (~(yp_vc1_stored_and & ((yp_vc1_wr - yp_vc1_rd) == 9'h1))));
-    if (rst) yp_vc1_landed <= 1'h0; else yp_vc1_landed <= yp_vc1_stored_and;
-    if (rst) yp_vc1_valid <= 1'h0; else yp_vc1_valid <= yp_vc1_second_valid_sel | yp_vc1_landed_or;
-    if (rst) yp_vc1_second_valid <= 1'h0; else yp_vc1_second_valid <= (yp_vc1_third_valid_sel | (yp_vc1_second_valid_sel & yp_vc1_landed_or)) | yp_vc1_landed_and;
-    if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= (yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or)) | (yp_vc1_second_valid_sel & yp_vc1_landed_and);
-    if (yp_vc1_stored_and) yp_vc1_read0 <= yp_vc1_mem0[yp_vc1_rd[7:0]];
-    if ((yp_vc1_pop | (~yp_vc1_valid)) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? ({route_vc_cat_4, yp_vc1_head0_b0}) : ((yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second0 : yp_vc1_read0_sel);
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat_2 : yp_vc1_read0_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat_2;
-    if (yp_vc1_stored_and) yp_vc1_read1 <= yp_vc1_mem1[yp_vc1_rd[7:0]];
-    if (yp_vc1_pop | (~yp_vc1_valid)) yp_vc1_head1 <= (yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second1 : yp_vc1_read1_sel;
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc1_read1_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel_2;
-    if (rst) zp_expect_head <= 1'h1; else zp_expect_head <= s_axis_zp_tvalid ? s_axis_zp_tlast : zp_expect_head;
-    if (rst) stat_zp_ecc_corrected_event <= 1'h0; else stat_zp_ecc_corrected_event <= s_axis_zp_tvalid_and & s_axis_zp_tdata_parity;
-    if (rst) stat_zp_ecc_corrected_2 <= 32'h0; else stat_zp_ecc_corrected_2 <= stat_zp_ecc_corrected_event ? (stat_zp_ecc_corrected_2 + 32'h1) : stat_zp_ecc_corrected_2;
-    if (rst) stat_zp_ecc_uncorrectable_event <= 1'h0; else stat_zp_ecc_uncorrectable_event <= s_axis_zp_tvalid_and & s_axis_zp_tdata_and;
-    if (rst) stat_zp_ecc_uncorrectable_2 <= 32'h0; else stat_zp_ecc_uncorrectable_2 <= stat_zp_ecc_uncorrectable_event ? (stat_zp_ecc_uncorrectable_2 + 32'h1) : stat_zp_ecc_uncorrectable_2;
-    if (rst) stat_zp_dropped_2 <= 32'h0; else stat_zp_dropped_2 <= ((stat_zp_dropped_2 + ({31'h0, stat_zp_dropped_arrival_event})) + ({31'h0, stat_zp_dropped_vc0_event})) + ({31'h0, stat_zp_dropped_vc1_event});
-    if (rst) stat_zp_dropped_arrival_event <= 1'h0; else stat_zp_dropped_arrival_event <= (s_axis_zp_tvalid_and & drop_5) & (~s_axis_zp_tdata_parity);
-    if (rst) stat_zp_dropped_vc0_event <= 1'h0; else stat_zp_dropped_vc0_event <= zp_vc0_reroute & zp_vc0_head1_or_2;
-    if (rst) stat_zp_dropped_vc1_event <= 1'h0; else stat_zp_dropped_vc1_event <= zp_vc1_reroute & zp_vc1_head1_or_2;
-    if (rst) zp_vc0_wr <= 9'h0; else zp_vc0_wr <= zp_vc0_wr + ({8'h0, s_axis_zp_tvalid_and_4});
-    if (rst) zp_vc0_rd <= 9'h0; else zp_vc0_rd <= zp_vc0_rd + ({8'h0, zp_vc0_stored_and});
-    if (rst) zp_vc0_stored <= 1'h0; else zp_vc0_stored <= s_axis_zp_tvalid_and_4 | (zp_vc0_stored & (~(zp_vc0_stored_and & ((zp_vc0_wr - zp_vc0_rd) == 9'h1))));
-    if (rst) zp_vc0_landed <= 1'h0; else zp_vc0_landed <= zp_vc0_stored_and;
-    if (rst) zp_vc0_valid <= 1'h0; else zp_vc0_valid <= zp_vc0_second_valid_sel | zp_vc0_landed_or;
-    if (rst) zp_vc0_second_valid <= 1'h0; else zp_vc0_second_valid <= (zp_vc0_third_valid_sel | (zp_vc0_second_valid_sel & zp_vc0_landed_or)) | zp_vc0_landed_and;
-    if (rst) zp_vc0_third_valid <= 1'h0; else zp_vc0_third_valid <= (zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed_or)) | (zp_vc0_second_valid_sel & zp_vc0_landed_and);
-    if (zp_vc0_stored_and) zp_vc0_read0 <= zp_vc0_mem0[zp_vc0_rd[7:0]];
-    if ((zp_vc0_pop | (~zp_vc0_valid)) | zp_vc0_reroute) zp_vc0_head0 <= zp_vc0_reroute ? ({route_vc_cat_5, zp_vc0_head0_b0}) : ((zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second0 : zp_vc0_read0_sel);
-    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second0 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third0 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? zp_expect_head_cat_2 : zp_vc0_read0_sel);
-    if (~zp_vc0_pop_and) zp_vc0_third0 <= zp_vc0_third_valid_sel ? zp_vc0_read0_sel : zp_expect_head_cat_2;
-    if (zp_vc0_stored_and) zp_vc0_read1 <= zp_vc0_mem1[zp_vc0_rd[7:0]];
-    if (zp_vc0_pop | (~zp_vc0_valid)) zp_vc0_head1 <= (zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second1 : zp_vc0_read1_sel;
-    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second1 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third1 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? s_axis_zp_tdata_sel_2 : zp_vc0_read1_sel);
-    if (~zp_vc0_pop_and) zp_vc0_third1 <= zp_vc0_third_valid_sel ? zp_vc0_read1_sel : s_axis_zp_tdata_sel_2;
-    if (rst) zp_vc1_wr <= 9'h0; else zp_vc1_wr <= zp_vc1_wr + ({8'h0, s_axis_zp_tvalid_and_7});
-    if (rst) zp_vc1_rd <= 9'h0; else zp_vc1_rd <= zp_vc1_rd + ({8'h0, zp_vc1_stored_and});
-    if (rst) zp_vc1_stored <= 1'h0; else zp_vc1_stored <= s_axis_zp_tvalid_and_7 | (zp_vc1_stored & (~(zp_vc1_stored_and & ((zp_vc1_wr - zp_vc1_rd) == 9'h1))));
-    if (rst) zp_vc1_landed <= 1'h0; else zp_vc1_landed <= zp_vc1_stored_and;
-    if (rst) zp_vc1_valid <= 1'h0; else zp_vc1_valid <= zp_vc1_second_valid_sel | zp_vc1_landed_or;
-    if (rst) zp_vc1_second_valid <= 1'h0; else zp_vc1_second_valid <= (zp_vc1_third_valid_sel | (zp_vc1_second_valid_sel & zp_vc1_landed_or)) | zp_vc1_landed_and;
-    if (rst) zp_vc1_third_valid <= 1'h0; else zp_vc1_third_valid <= (zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed_or)) | (zp_vc1_second_valid_sel & zp_vc1_landed_and);
-    if (zp_vc1_stored_and) zp_vc1_read0 <= zp_vc1_mem0[zp_vc1_rd[7:0]];
-    if ((zp_vc1_pop | (~zp_vc1_valid)) | zp_vc1_reroute) zp_vc1_head0 <= zp_vc1_reroute ? ({route_vc_cat_6, zp_vc1_head0_b0}) : ((zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second0 : zp_vc1_read0_sel);
-    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second0 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third0 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? zp_expect_head_cat_2 : zp_vc1_read0_sel);
-    if (~zp_vc1_pop_and) zp_vc1_third0 <= zp_vc1_third_valid_sel ? zp_vc1_read0_sel : zp_expect_head_cat_2;
-    if (zp_vc1_stored_and) zp_vc1_read1 <= zp_vc1_mem1[zp_vc1_rd[7:0]];
-    if (zp_vc1_pop | (~zp_vc1_valid)) zp_vc1_head1 <= (zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second1 : zp_vc1_read1_sel;
-    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second1 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third1 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? s_axis_zp_tdata_sel_2 : zp_vc1_read1_sel);
-    if (~zp_vc1_pop_and) zp_vc1_third1 <= zp_vc1_third_valid_sel ? zp_vc1_read1_sel : s_axis_zp_tdata_sel_2;
-    if (rst) p0_out_valid <= 1'h0; else p0_out_valid <= p0_skid_valid_sel | p0_push;
-    if (rst) p0_skid_valid <= 1'h0; else p0_skid_valid <= p0_skid2_valid_or;
-    if (rst) p0_skid2_valid <= 1'h0; else p0_skid2_valid <= ((~p0_out_valid_and) & p0_skid2_valid) | (p0_skid2_valid_sel & p0_push);
-    if (rst) p0_sel <= 5'h0; else p0_sel <= {zp_busy_cat_2, ((p0_busy_and & p0_cur_out_and) | p0_arbiter_grant[0])};
-    if (rst) p0_slot <= 1'h1; else p0_slot <= ~p0_skid2_valid_or;
-    if (rst) p0_owned <= 1'h0; else p0_owned <= p0_owned_and | p0_arbiter_grant_or_2;
-    if (rst) p0_asked <= 1'h0; else p0_asked <= ~(xp_vc_arbiter_grant_cat == 5'h0);
-    if (rst) p1_out_valid <= 1'h0; else p1_out_valid <= p1_skid_valid_sel | p1_push;
-    if (rst) p1_skid_valid <= 1'h0; else p1_skid_valid <= p1_skid2_valid_or;
-    if (rst) p1_skid2_valid <= 1'h0; else p1_skid2_valid <= ((~p1_out_valid_and) & p1_skid2_valid) | (p1_skid2_valid_sel & p1_push);
-    if (rst) p1_sel <= 5'h0; else p1_sel <= {zp_busy_cat_4, ((p0_busy_and & p0_cur_out_and_2) | p1_arbiter_grant[0])};
-    if (rst) p1_slot <= 1'h1; else p1_slot <= ~p1_skid2_valid_or;
-    if (rst) p1_owned <= 1'h0; else p1_owned <= p1_owned_and | p1_arbiter_grant_or_2;
-    if (rst) p1_asked <= 1'h0; else p1_asked <= ~(xp_vc_arbiter_grant_cat_2 == 5'h0);
-    if (rst) xp_out_valid <= 1'h0; else xp_out_valid <= xp_skid_valid_sel | xp_push;
-    if (rst) xp_skid_valid <= 1'h0; else xp_skid_valid <= xp_skid2_valid_or;
-    if (rst) xp_skid2_valid <= 1'h0; else xp_skid2_valid <= ((~xp_out_valid_and) & xp_skid2_valid) | (xp_skid2_valid_sel & xp_push);
-    if (rst) xp_sel <= 5'h0; else xp_sel <= {zp_busy_cat_6, ((p0_busy_and & p0_cur_out_and_3) | xp_arbiter_grant[0])};
-    if (rst) xp_slot <= 1'h1; else xp_slot <= ~xp_skid2_valid_or;
-    if (rst) xp_credit0 <= 9'h100; else xp_credit0 <= xp_credit0_minus[8:0];
-    if (rst) xp_credit1 <= 9'h100; else xp_credit1 <= xp_credit1_minus[8:0];
-    if (rst) xp_room0 <= 1'h1; else xp_room0 <= ~(((({1'h0, xp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
-    if (rst) xp_room1 <= 1'h1; else xp_room1 <= ~(((({1'h0, xp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xp_room2_0 <= 1'h1; else xp_room2_0 <= ~(((({1'h0, xp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
-    if (rst) xp_room2_1 <= 1'h1; else xp_room2_1 <= ~(((({1'h0, xp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xp_owned <= 1'h0; else xp_owned <= xp_owned_and | xp_arbiter_grant_or_2;
-    if (rst) xp_head_in <= 1'h0; else xp_head_in <= ~(xp_arbiter_grant == 5'h0);
-    if (rst) xp_head_vc <= 1'h0; else xp_head_vc <= p0_vc0_head0_or_2;
-    if (rst) xp_head_flits <= 7'h0; else xp_head_flits <= p0_vc0_head0_or_4;
-    if (rst) xp_asked <= 1'h0; else xp_asked <= ~(xp_vc_arbiter_grant_cat_3 == 5'h0);
-    if (rst) yp_out_valid <= 1'h0; else yp_out_valid <= yp_skid_valid_sel | yp_push;
-    if (rst) yp_skid_valid <= 1'h0; else yp_skid_valid <= yp_skid2_valid_or;
-    if (rst) yp_skid2_valid <= 1'h0; else yp_skid2_valid <= ((~yp_out_valid_and) & yp_skid2_valid) | (yp_skid2_valid_sel & yp_push);
-    if (rst) yp_sel <= 5'h0; else yp_sel <= {zp_busy_cat_8, ((p0_busy_and & p0_cur_out_and_4) | yp_arbiter_grant[0])};
-    if (rst) yp_slot <= 1'h1; else yp_slot <= ~yp_skid2_valid_or;
-    if (rst) yp_credit0 <= 9'h100; else yp_credit0 <= yp_credit0_minus[8:0];
-    if (rst) yp_credit1 <= 9'h100; else yp_credit1 <= yp_credit1_minus[8:0];
-    if (rst) yp_room0 <= 1'h1; else yp_room0 <= ~(((({1'h0, yp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
-    if (rst) yp_room1 <= 1'h1; else yp_room1 <= ~(((({1'h0, yp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) yp_room2_0 <= 1'h1; else yp_room2_0 <= ~(((({1'h0, yp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
-    if (rst) yp_room2_1 <= 1'h1; else yp_room2_1 <= ~(((({1'h0, yp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) yp_owned <= 1'h0; else yp_owned <= yp_owned_and | yp_arbiter_grant_or_2;
-    if (rst) yp_head_in <= 1'h0; else yp_head_in <= ~(yp_arbiter_grant == 5'h0);
-    if (rst) yp_head_vc <= 1'h0; else yp_head_vc <= p0_vc0_head0_or_6;
-    if (rst) yp_head_flits <= 7'h0; else yp_head_flits <= p0_vc0_head0_or_8;
-    if (rst) yp_asked <= 1'h0; else yp_asked <= ~(xp_vc_arbiter_grant_cat_4 == 5'h0);
-    if (rst) zp_out_valid <= 1'h0; else zp_out_valid <= zp_skid_valid_sel | zp_push;
-    if (rst) zp_skid_valid <= 1'h0; else zp_skid_valid <= zp_skid2_valid_or;
-    if (rst) zp_skid2_valid <= 1'h0; else zp_skid2_valid <= ((~zp_out_valid_and) & zp_skid2_valid) | (zp_skid2_valid_sel & zp_push);
-    if (rst) zp_sel <= 5'h0; else zp_sel <= {zp_busy_cat_10, ((p0_busy_and & p0_cur_out_and_5) | zp_arbiter_grant[0])};
-    if (rst) zp_slot <= 1'h1; else zp_slot <= ~zp_skid2_valid_or;
-    if (rst) zp_credit0 <= 9'h100; else zp_credit0 <= zp_credit0_minus[8:0];
-    if (rst) zp_credit1 <= 9'h100; else zp_credit1 <= zp_credit1_minus[8:0];
-    if (rst) zp_room0 <= 1'h1; else zp_room0 <= ~(((({1'h0, zp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
-    if (rst) zp_room1 <= 1'h1; else zp_room1 <= ~(((({1'h0, zp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) zp_room2_0 <= 1'h1; else zp_room2_0 <= ~(((({1'h0, zp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
-    if (rst) zp_room2_1 <= 1'h1; else zp_room2_1 <= ~(((({1'h0, zp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) zp_owned <= 1'h0; else zp_owned <= zp_owned_and | zp_arbiter_grant_or_2;
-    if (rst) zp_head_in <= 1'h0; else zp_head_in <= ~(zp_arbiter_grant == 5'h0);
-    if (rst) zp_head_vc <= 1'h0; else zp_head_vc <= p0_vc0_head0_or_10;
-    if (rst) zp_head_flits <= 7'h0; else zp_head_flits <= p0_vc0_head0_or_12;
-    if (rst) zp_asked <= 1'h0; else zp_asked <= ~(xp_vc_arbiter_grant_cat_5 == 5'h0);
-    if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_6;
-    if (rst) p0_send_head <= 1'h0; else p0_send_head <= p0_won_at_p0_or & (~p0_vc0_head0_sel_4);
-    if (rst) p0_vc0_send_header <= 128'h0; else p0_vc0_send_header <= p0_vc0_second1_sel;
-    if (rst) p0_send_ovc <= 1'h0; else p0_send_ovc <= p0_busy ? p0_cur_ovc : p0_vc0_head0_sel_3;
-    if (rst) p1_vc0_pop <= 1'h0; else p1_vc0_pop <= p1_busy_or;
-    if (rst) p1_send_head <= 1'h0; else p1_send_head <= p0_won_at_p1_or & (~p1_vc0_head0_sel_4);
-    if (rst) p1_vc0_send_header <= 128'h0; else p1_vc0_send_header <= p1_vc0_second1_sel;
-    if (rst) p1_send_ovc <= 1'h0; else p1_send_ovc <= p1_busy ? p1_cur_ovc : p1_vc0_head0_sel_3;
-    if (rst) xp_vc0_pop <= 1'h0; else xp_vc0_pop <= xp_busy_or & (~xp_cur_vc_sel);
-    if (rst) xp_vc1_pop <= 1'h0; else xp_vc1_pop <= xp_busy_or & xp_cur_vc_sel;
-    if (rst) xp_send_vc <= 1'h0; else xp_send_vc <= xp_cur_vc_sel;
-    if (rst) xp_send_head <= 1'h0; else xp_send_head <= p0_won_at_xp_or & (~xp_vc1_head0_sel_7);
-    if (rst) xp_vc0_send_header <= 128'h0; else xp_vc0_send_header <= xp_vc0_second1_sel;
-    if (rst) xp_vc1_send_header <= 128'h0; else xp_vc1_send_header <= xp_vc1_second1_sel;
-    if (rst) xp_send_ovc <= 1'h0; else xp_send_ovc <= xp_busy ? xp_cur_ovc : xp_vc1_head0_sel_6;
-    if (rst) yp_vc0_pop <= 1'h0; else yp_vc0_pop <= yp_busy_or & (~yp_cur_vc_sel);
-    if (rst) yp_vc1_pop <= 1'h0; else yp_vc1_pop <= yp_busy_or & yp_cur_vc_sel;
-    if (rst) yp_send_vc <= 1'h0; else yp_send_vc <= yp_cur_vc_sel;
-    if (rst) yp_send_head <= 1'h0; else yp_send_head <= p0_won_at_yp_or & (~yp_vc1_head0_sel_7);
-    if (rst) yp_vc0_send_header <= 128'h0; else yp_vc0_send_header <= yp_vc0_second1_sel;
-    if (rst) yp_vc1_send_header <= 128'h0; else yp_vc1_send_header <= yp_vc1_second1_sel;
-    if (rst) yp_send_ovc <= 1'h0; else yp_send_ovc <= yp_busy ? yp_cur_ovc : yp_vc1_head0_sel_6;
-    if (rst) zp_vc0_pop <= 1'h0; else zp_vc0_pop <= zp_busy_or & (~zp_cur_vc_sel);
-    if (rst) zp_vc1_pop <= 1'h0; else zp_vc1_pop <= zp_busy_or & zp_cur_vc_sel;
-    if (rst) zp_send_vc <= 1'h0; else zp_send_vc <= zp_cur_vc_sel;
-    if (rst) zp_send_head <= 1'h0; else zp_send_head <= p0_won_at_zp_or & (~zp_vc1_head0_sel_7);
-    if (rst) zp_vc0_send_header <= 128'h0; else zp_vc0_send_header <= zp_vc0_second1_sel;
-    if (rst) zp_vc1_send_header <= 128'h0; else zp_vc1_send_header <= zp_vc1_second1_sel;
-    if (rst) zp_send_ovc <= 1'h0; else zp_send_ovc <= zp_busy ? zp_cur_ovc : zp_vc1_head0_sel_6;
-    if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_sel) : p0_busy;
+    if (rst) p0_vc0_pop_2 <= 1'h0; else p0_vc0_pop_2 <= p0_busy_or_6;
+    if (rst) p0_send_head_2 <= 1'h0; else p0_send_head_2 <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
+    if (rst) p0_vc0_send_header_2 <= 128'h0; else p0_vc0_send_header_2 <= p0_vc0_second1_sel;
+    if (rst) p0_send_ovc_2 <= 1'h0; else p0_send_ovc_2 <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
+    if (rst) p1_vc0_pop_2 <= 1'h0; else p1_vc0_pop_2 <= p1_busy_or;
+    if (rst) p1_send_head_2 <= 1'h0; else p1_send_head_2 <= p0_won_at_p1_or & (~p1_vc0_head0_drop_sel);
+    if (rst) p1_vc0_send_header_2 <= 128'h0; else p1_vc0_send_header_2 <= p1_vc0_second1_sel;
+    if (rst) p1_send_ovc_2 <= 1'h0; else p1_send_ovc_2 <= p1_busy ? p1_cur_ovc : p1_vc0_head0_ovc_sel;
+    if (rst) xp_vc0_pop_2 <= 1'h0; else xp_vc0_pop_2 <= xp_busy_or & (~xp_cur_vc_sel);
+    if (rst) xp_vc1_pop_2 <= 1'h0; else xp_vc1_pop_2 <= xp_busy_or & xp_cur_vc_sel;
+    if (rst) xp_send_vc_2 <= 1'h0; else xp_send_vc_2 <= xp_cur_vc_sel;
+    if (rst) xp_send_head_2 <= 1'h0; else xp_send_head_2 <= p0_won_at_xp_or & (~xp_vc1_head0_drop_sel_2);
+    if (rst) xp_vc0_send_header_2 <= 128'h0; else xp_vc0_send_header_2 <= xp_vc0_second1_sel;
+    if (rst) xp_vc1_send_header_2 <= 128'h0; else xp_vc1_send_header_2 <= xp_vc1_second1_sel;
+    if (rst) xp_send_ovc_2 <= 1'h0; else xp_send_ovc_2 <= xp_busy ? xp_cur_ovc : xp_vc1_head0_ovc_sel_2;
+    if (rst) yp_vc0_pop_2 <= 1'h0; else yp_vc0_pop_2 <= yp_busy_or & (~yp_cur_vc_sel);
+    if (rst) yp_vc1_pop_2 <= 1'h0; else yp_vc1_pop_2 <= yp_busy_or & yp_cur_vc_sel;
+    if (rst) yp_send_vc_2 <= 1'h0; else yp_send_vc_2 <= yp_cur_vc_sel;
+    if (rst) yp_send_head_2 <= 1'h0; else yp_send_head_2 <= p0_won_at_yp_or & (~yp_vc1_head0_drop_sel_2);
+    if (rst) yp_vc0_send_header_2 <= 128'h0; else yp_vc0_send_header_2 <= yp_vc0_second1_sel;
+    if (rst) yp_vc1_send_header_2 <= 128'h0; else yp_vc1_send_header_2 <= yp_vc1_second1_sel;
+    if (rst) yp_send_ovc_2 <= 1'h0; else yp_send_ovc_2 <= yp_busy ? yp_cur_ovc : yp_vc1_head0_ovc_sel_2;
+    if (rst) zp_vc0_pop_2 <= 1'h0; else zp_vc0_pop_2 <= zp_busy_or & (~zp_cur_vc_sel);
+    if (rst) zp_vc1_pop_2 <= 1'h0; else zp_vc1_pop_2 <= zp_busy_or & zp_cur_vc_sel;
+    if (rst) zp_send_vc_2 <= 1'h0; else zp_send_vc_2 <= zp_cur_vc_sel;
+    if (rst) zp_send_head_2 <= 1'h0; else zp_send_head_2 <= p0_won_at_zp_or & (~zp_vc1_head0_drop_sel_2);
+    if (rst) zp_vc0_send_header_2 <= 128'h0; else zp_vc0_send_header_2 <= zp_vc0_second1_sel;
+    if (rst) zp_vc1_send_header_2 <= 128'h0; else zp_vc1_send_header_2 <= zp_vc1_second1_sel;
+    if (rst) zp_send_ovc_2 <= 1'h0; else zp_send_ovc_2 <= zp_busy ? zp_cur_ovc : zp_vc1_head0_ovc_sel_2;
+    if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_last_sel) : p0_busy;
     if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_6;
-    if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_6 ? p0_vc0_head0_sel : p0_vc0_start;
-    if (rst) p0_cur_out <= 3'h0; else p0_cur_out <= (~p0_busy) ? p0_vc0_head0_sel_2 : p0_cur_out;
-    if (rst) p0_cur_ovc <= 1'h0; else p0_cur_ovc <= (~p0_busy) ? p0_vc0_head0_sel_3 : p0_cur_ovc;
-    if (rst) p0_cur_drop <= 1'h0; else p0_cur_drop <= (~p0_busy) ? p0_vc0_head0_sel_4 : p0_cur_drop;
-    if (rst) p1_busy <= 1'h0; else p1_busy <= p1_busy_or ? (~p1_vc0_head0_sel) : p1_busy;
+    if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_6 ? p0_vc0_head0_last_sel : p0_vc0_start;
+    if (rst) p0_cur_out <= 3'h0; else p0_cur_out <= (~p0_busy) ? p0_vc0_head0_out_sel : p0_cur_out;
+    if (rst) p0_cur_ovc <= 1'h0; else p0_cur_ovc <= (~p0_busy) ? p0_vc0_head0_ovc_sel : p0_cur_ovc;
+    if (rst) p0_cur_drop <= 1'h0; else p0_cur_drop <= (~p0_busy) ? p0_vc0_head0_drop_sel : p0_cur_drop;
+    if (rst) p1_busy <= 1'h0; else p1_busy <= p1_busy_or ? (~p1_vc0_head0_last_sel) : p1_busy;
     if (rst) p1_vc0_stay <= 1'h1; else p1_vc0_stay <= ~p1_busy_or;
-    if (rst) p1_vc0_start <= 1'h1; else p1_vc0_start <= p1_busy_or ? p1_vc0_head0_sel : p1_vc0_start;
-    if (rst) p1_cur_out <= 3'h0; else p1_cur_out <= (~p1_busy) ? p1_vc0_head0_sel_2 : p1_cur_out;
-    if (rst) p1_cur_ovc <= 1'h0; else p1_cur_ovc <= (~p1_busy) ? p1_vc0_head0_sel_3 : p1_cur_ovc;
-    if (rst) p1_cur_drop <= 1'h0; else p1_cur_drop <= (~p1_busy) ? p1_vc0_head0_sel_4 : p1_cur_drop;
-    if (rst) xp_busy <= 1'h0; else xp_busy <= xp_busy_or ? (~xp_vc1_head0_sel_9) : xp_busy;
+    if (rst) p1_vc0_start <= 1'h1; else p1_vc0_start <= p1_busy_or ? p1_vc0_head0_last_sel : p1_vc0_start;
+    if (rst) p1_cur_out <= 3'h0; else p1_cur_out <= (~p1_busy) ? p1_vc0_head0_out_sel : p1_cur_out;
+    if (rst) p1_cur_ovc <= 1'h0; else p1_cur_ovc <= (~p1_busy) ? p1_vc0_head0_ovc_sel : p1_cur_ovc;
+    if (rst) p1_cur_drop <= 1'h0; else p1_cur_drop <= (~p1_busy) ? p1_vc0_head0_drop_sel : p1_cur_drop;
+    if (rst) xp_busy <= 1'h0; else xp_busy <= xp_busy_or ? (~xp_vc1_head0_last_sel_3) : xp_busy;
     if (rst) xp_vc0_stay <= 1'h1; else xp_vc0_stay <= ~(xp_busy_or & (~xp_cur_vc_sel));
     if (rst) xp_vc1_stay <= 1'h1; else xp_vc1_stay <= ~(xp_busy_or & xp_cur_vc_sel);
-    if (rst) xp_vc0_start <= 1'h1; else xp_vc0_start <= (xp_busy_or & (~xp_cur_vc_sel)) ? xp_vc1_head0_sel_9 : xp_vc0_start;
-    if (rst) xp_vc1_start <= 1'h1; else xp_vc1_start <= (xp_busy_or & xp_cur_vc_sel) ? xp_vc1_head0_sel_9 : xp_vc1_start;
+    if (rst) xp_vc0_start <= 1'h1; else xp_vc0_start <= (xp_busy_or & (~xp_cur_vc_sel)) ? xp_vc1_head0_last_sel_3 : xp_vc0_start;
+    if (rst) xp_vc1_start <= 1'h1; else xp_vc1_start <= (xp_busy_or & xp_cur_vc_sel) ? xp_vc1_head0_last_sel_3 : xp_vc1_start;
     if (rst) xp_vc_arbiter <= 1'h0; else xp_vc_arbiter <= ((xp_vc0_valid_and | xp_vc1_valid_and) & (~(xp_vc_arbiter_grant == 2'h0))) ? (xp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : xp_vc_arbiter;
     if (rst) xp_cur_vc <= 1'h0; else xp_cur_vc <= (~xp_busy) ? xp_vc_arbiter_grant_b1 : xp_cur_vc;
-    if (rst) xp_cur_out <= 3'h0; else xp_cur_out <= (~xp_busy) ? (xp_vc_arbiter_grant_b1 ? xp_vc1_head0_sel_2 : xp_vc0_head0_sel_2) : xp_cur_out;
-    if (rst) xp_cur_ovc <= 1'h0; else xp_cur_ovc <= (~xp_busy) ? xp_vc1_head0_sel_6 : xp_cur_ovc;
-    if (rst) xp_cur_drop <= 1'h0; else xp_cur_drop <= (~xp_busy) ? xp_vc1_head0_sel_7 : xp_cur_drop;
-    if (rst) yp_busy <= 1'h0; else yp_busy <= yp_busy_or ? (~yp_vc1_head0_sel_9) : yp_busy;
+    if (rst) xp_cur_out <= 3'h0; else xp_cur_out <= (~xp_busy) ? (xp_vc_arbiter_grant_b1 ? xp_vc1_head0_out_sel : xp_vc0_head0_out_sel) : xp_cur_out;
+    if (rst) xp_cur_ovc <= 1'h0; else xp_cur_ovc <= (~xp_busy) ? xp_vc1_head0_ovc_sel_2 : xp_cur_ovc;
+    if (rst) xp_cur_drop <= 1'h0; else xp_cur_drop <= (~xp_busy) ? xp_vc1_head0_drop_sel_2 : xp_cur_drop;
+    if (rst) yp_busy <= 1'h0; else yp_busy <= yp_busy_or ? (~yp_vc1_head0_last_sel_3) : yp_busy;
     if (rst) yp_vc0_stay <= 1'h1; else yp_vc0_stay <= ~(yp_busy_or & (~yp_cur_vc_sel));
     if (rst) yp_vc1_stay <= 1'h1; else yp_vc1_stay <= ~(yp_busy_or & yp_cur_vc_sel);
-    if (rst) yp_vc0_start <= 1'h1; else yp_vc0_start <= (yp_busy_or & (~yp_cur_vc_sel)) ? yp_vc1_head0_sel_9 : yp_vc0_start;
-    if (rst) yp_vc1_start <= 1'h1; else yp_vc1_start <= (yp_busy_or & yp_cur_vc_sel) ? yp_vc1_head0_sel_9 : yp_vc1_start;
+    if (rst) yp_vc0_start <= 1'h1; else yp_vc0_start <= (yp_busy_or & (~yp_cur_vc_sel)) ? yp_vc1_head0_last_sel_3 : yp_vc0_start;
+    if (rst) yp_vc1_start <= 1'h1; else yp_vc1_start <= (yp_busy_or & yp_cur_vc_sel) ? yp_vc1_head0_last_sel_3 : yp_vc1_start;
     if (rst) yp_vc_arbiter <= 1'h0; else yp_vc_arbiter <= ((yp_vc0_valid_and | yp_vc1_valid_and) & (~(yp_vc_arbiter_grant == 2'h0))) ? (yp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : yp_vc_arbiter;
     if (rst) yp_cur_vc <= 1'h0; else yp_cur_vc <= (~yp_busy) ? yp_vc_arbiter_grant_b1 : yp_cur_vc;
-    if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant_b1 ? yp_vc1_head0_sel_2 : yp_vc0_head0_sel_2) : yp_cur_out;
-    if (rst) yp_cur_ovc <= 1'h0; else yp_cur_ovc <= (~yp_busy) ? yp_vc1_head0_sel_6 : yp_cur_ovc;
-    if (rst) yp_cur_drop <= 1'h0; else yp_cur_drop <= (~yp_busy) ? yp_vc1_head0_sel_7 : yp_cur_drop;
-    if (rst) zp_busy <= 1'h0; else zp_busy <= zp_busy_or ? (~zp_vc1_head0_sel_9) : zp_busy;
+    if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant_b1 ? yp_vc1_head0_out_sel : yp_vc0_head0_out_sel) : yp_cur_out;
+    if (rst) yp_cur_ovc <= 1'h0; else yp_cur_ovc <= (~yp_busy) ? yp_vc1_head0_ovc_sel_2 : yp_cur_ovc;
+    if (rst) yp_cur_drop <= 1'h0; else yp_cur_drop <= (~yp_busy) ? yp_vc1_head0_drop_sel_2 : yp_cur_drop;
+    if (rst) zp_busy <= 1'h0; else zp_busy <= zp_busy_or ? (~zp_vc1_head0_last_sel_3) : zp_busy;
     if (rst) zp_vc0_stay <= 1'h1; else zp_vc0_stay <= ~(zp_busy_or & (~zp_cur_vc_sel));
     if (rst) zp_vc1_stay <= 1'h1; else zp_vc1_stay <= ~(zp_busy_or & zp_cur_vc_sel);
-    if (rst) zp_vc0_start <= 1'h1; else zp_vc0_start <= (zp_busy_or & (~zp_cur_vc_sel)) ? zp_vc1_head0_sel_9 : zp_vc0_start;
-    if (rst) zp_vc1_start <= 1'h1; else zp_vc1_start <= (zp_busy_or & zp_cur_vc_sel) ? zp_vc1_head0_sel_9 : zp_vc1_start;
+    if (rst) zp_vc0_start <= 1'h1; else zp_vc0_start <= (zp_busy_or & (~zp_cur_vc_sel)) ? zp_vc1_head0_last_sel_3 : zp_vc0_start;
+    if (rst) zp_vc1_start <= 1'h1; else zp_vc1_start <= (zp_busy_or & zp_cur_vc_sel) ? zp_vc1_head0_last_sel_3 : zp_vc1_start;
     if (rst) zp_vc_arbiter <= 1'h0; else zp_vc_arbiter <= ((zp_vc0_valid_and | zp_vc1_valid_and) & (~(zp_vc_arbiter_grant == 2'h0))) ? (zp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : zp_vc_arbiter;
     if (rst) zp_cur_vc <= 1'h0; else zp_cur_vc <= (~zp_busy) ? zp_vc_arbiter_grant_b1 : zp_cur_vc;
-    if (rst) zp_cur_out <= 3'h0; else zp_cur_out <= (~zp_busy) ? (zp_vc_arbiter_grant_b1 ? zp_vc1_head0_sel_2 : zp_vc0_head0_sel_2) : zp_cur_out;
-    if (rst) zp_cur_ovc <= 1'h0; else zp_cur_ovc <= (~zp_busy) ? zp_vc1_head0_sel_6 : zp_cur_ovc;
-    if (rst) zp_cur_drop <= 1'h0; else zp_cur_drop <= (~zp_busy) ? zp_vc1_head0_sel_7 : zp_cur_drop;
+    if (rst) zp_cur_out <= 3'h0; else zp_cur_out <= (~zp_busy) ? (zp_vc_arbiter_grant_b1 ? zp_vc1_head0_out_sel : zp_vc0_head0_out_sel) : zp_cur_out;
+    if (rst) zp_cur_ovc <= 1'h0; else zp_cur_ovc <= (~zp_busy) ? zp_vc1_head0_ovc_sel_2 : zp_cur_ovc;
+    if (rst) zp_cur_drop <= 1'h0; else zp_cur_drop <= (~zp_busy) ? zp_vc1_head0_drop_sel_2 : zp_cur_drop;
     if (rst) p0_arbiter <= 3'h0; else p0_arbiter <= (~(p0_arbiter_grant == 5'h0)) ? for_p0_arbiter_or : p0_arbiter;
     if (rst) p1_arbiter <= 3'h0; else p1_arbiter <= (~(p1_arbiter_grant == 5'h0)) ? for_p1_arbiter_or : p1_arbiter;
     if (rst) xp_arbiter <= 3'h0; else xp_arbiter <= (~(xp_arbiter_grant == 5'h0)) ? for_xp_arbiter_or : xp_arbiter;
     if (rst) yp_arbiter <= 3'h0; else yp_arbiter <= (~(yp_arbiter_grant == 5'h0)) ? for_yp_arbiter_or : yp_arbiter;
     if (rst) zp_arbiter <= 3'h0; else zp_arbiter <= (~(zp_arbiter_grant == 5'h0)) ? for_zp_arbiter_or : zp_arbiter;
-    if (rst) xp_credit_out <= 2'h0; else xp_credit_out <= {xp_vc1_pop, xp_vc0_pop};
-    if (rst) yp_credit_out <= 2'h0; else yp_credit_out <= {yp_vc1_pop, yp_vc0_pop};
-    if (rst) zp_credit_out <= 2'h0; else zp_credit_out <= {zp_vc1_pop, zp_vc0_pop};
-    if (rst) p0_skid2_data0 <= 128'h0; else p0_skid2_data0 <= p0_push ? p0_vc0_send_header_or_2 : p0_skid2_data0;
-    if (rst) p0_skid_data0 <= 128'h0; else p0_skid_data0 <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_data0 : p0_vc0_send_header_or_2) : p0_skid_data0;
-    if (rst) p0_out_data0 <= 128'h0; else p0_out_data0 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_data0 : p0_vc0_send_header_or_2) : p0_out_data0;
-    if (rst) p0_skid2_keep <= 16'h0; else p0_skid2_keep <= p0_push ? p0_vc0_head0_or_14 : p0_skid2_keep;
-    if (rst) p0_skid_keep <= 16'h0; else p0_skid_keep <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_keep : p0_vc0_head0_or_14) : p0_skid_keep;
-    if (rst) p0_out_keep <= 16'h0; else p0_out_keep <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_keep : p0_vc0_head0_or_14) : p0_out_keep;
-    if (rst) p0_skid2_last <= 1'h0; else p0_skid2_last <= p0_push ? p0_vc0_head0_or_16 : p0_skid2_last;
-    if (rst) p0_skid_last <= 1'h0; else p0_skid_last <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_last : p0_vc0_head0_or_16) : p0_skid_last;
-    if (rst) p0_out_last <= 1'h0; else p0_out_last <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_last : p0_vc0_head0_or_16) : p0_out_last;
-    if (rst) stat_p0_packets_2 <= 32'h0; else stat_p0_packets_2 <= (p0_push & p0_vc0_head0_or_16) ? (stat_p0_packets_2 + 32'h1) : stat_p0_packets_2;
-    if (rst) stat_p0_flits_2 <= 32'h0; else stat_p0_flits_2 <= p0_push ? (stat_p0_flits_2 + 32'h1) : stat_p0_flits_2;
-    if (rst) stat_p0_stalls_2 <= 32'h0; else stat_p0_stalls_2 <= ((p0_owned | p0_asked) & p0_sel_is0) ? (stat_p0_stalls_2 + 32'h1) : stat_p0_stalls_2;
-    if (rst) p1_skid2_data0 <= 128'h0; else p1_skid2_data0 <= p1_push ? p0_vc0_send_header_or_4 : p1_skid2_data0;
-    if (rst) p1_skid_data0 <= 128'h0; else p1_skid_data0 <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_data0 : p0_vc0_send_header_or_4) : p1_skid_data0;
-    if (rst) p1_out_data0 <= 128'h0; else p1_out_data0 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_data0 : p0_vc0_send_header_or_4) : p1_out_data0;
-    if (rst) p1_skid2_keep <= 16'h0; else p1_skid2_keep <= p1_push ? p0_vc0_head0_or_18 : p1_skid2_keep;
-    if (rst) p1_skid_keep <= 16'h0; else p1_skid_keep <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_keep : p0_vc0_head0_or_18) : p1_skid_keep;
-    if (rst) p1_out_keep <= 16'h0; else p1_out_keep <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_keep : p0_vc0_head0_or_18) : p1_out_keep;
-    if (rst) p1_skid2_last <= 1'h0; else p1_skid2_last <= p1_push ? p0_vc0_head0_or_20 : p1_skid2_last;
-    if (rst) p1_skid_last <= 1'h0; else p1_skid_last <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_last : p0_vc0_head0_or_20) : p1_skid_last;
-    if (rst) p1_out_last <= 1'h0; else p1_out_last <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_last : p0_vc0_head0_or_20) : p1_out_last;
-    if (rst) stat_p1_packets_2 <= 32'h0; else stat_p1_packets_2 <= (p1_push & p0_vc0_head0_or_20) ? (stat_p1_packets_2 + 32'h1) : stat_p1_packets_2;
-    if (rst) stat_p1_flits_2 <= 32'h0; else stat_p1_flits_2 <= p1_push ? (stat_p1_flits_2 + 32'h1) : stat_p1_flits_2;
-    if (rst) stat_p1_stalls_2 <= 32'h0; else stat_p1_stalls_2 <= ((p1_owned | p1_asked) & p1_sel_is0) ? (stat_p1_stalls_2 + 32'h1) : stat_p1_stalls_2;
-    if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_or_6 : xp_skid2_data0;
-    if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_or_6) : xp_skid_data0;
-    if (rst) xp_out_data0 <= 128'h0; else xp_out_data0 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_or_6) : xp_out_data0;
-    if (rst) xp_skid2_keep <= 16'h0; else xp_skid2_keep <= xp_push ? p0_vc0_head0_or_22 : xp_skid2_keep;
-    if (rst) xp_skid_keep <= 16'h0; else xp_skid_keep <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_keep : p0_vc0_head0_or_22) : xp_skid_keep;
-    if (rst) xp_out_keep <= 16'h0; else xp_out_keep <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_keep : p0_vc0_head0_or_22) : xp_out_keep;
-    if (rst) xp_skid2_last <= 1'h0; else xp_skid2_last <= xp_push ? p0_vc0_head0_or_24 : xp_skid2_last;
-    if (rst) xp_skid_last <= 1'h0; else xp_skid_last <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_last : p0_vc0_head0_or_24) : xp_skid_last;
-    if (rst) xp_out_last <= 1'h0; else xp_out_last <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_last : p0_vc0_head0_or_24) : xp_out_last;
-    if (rst) xp_skid2_vc <= 1'h0; else xp_skid2_vc <= xp_push ? p0_send_ovc_or : xp_skid2_vc;
-    if (rst) xp_skid_vc <= 1'h0; else xp_skid_vc <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_vc : p0_send_ovc_or) : xp_skid_vc;
-    if (rst) xp_out_vc <= 1'h0; else xp_out_vc <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_vc : p0_send_ovc_or) : xp_out_vc;
-    if (rst) stat_xp_vc1_packets_2 <= 32'h0; else stat_xp_vc1_packets_2 <= (xp_push_and & p0_send_ovc_or) ? (stat_xp_vc1_packets_2 + 32'h1) : stat_xp_vc1_packets_2;
-    if (rst) stat_xp_packets_2 <= 32'h0; else stat_xp_packets_2 <= xp_push_and ? (stat_xp_packets_2 + 32'h1) : stat_xp_packets_2;
-    if (rst) stat_xp_flits_2 <= 32'h0; else stat_xp_flits_2 <= xp_push ? (stat_xp_flits_2 + 32'h1) : stat_xp_flits_2;
-    if (rst) stat_xp_stalls_2 <= 32'h0; else stat_xp_stalls_2 <= ((xp_owned | xp_asked) & xp_sel_is0) ? (stat_xp_stalls_2 + 32'h1) : stat_xp_stalls_2;
-    if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_or_8 : yp_skid2_data0;
-    if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_or_8) : yp_skid_data0;
-    if (rst) yp_out_data0 <= 128'h0; else yp_out_data0 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_or_8) : yp_out_data0;
-    if (rst) yp_skid2_keep <= 16'h0; else yp_skid2_keep <= yp_push ? p0_vc0_head0_or_26 : yp_skid2_keep;
-    if (rst) yp_skid_keep <= 16'h0; else yp_skid_keep <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_keep : p0_vc0_head0_or_26) : yp_skid_keep;
-    if (rst) yp_out_keep <= 16'h0; else yp_out_keep <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_keep : p0_vc0_head0_or_26) : yp_out_keep;
-    if (rst) yp_skid2_last <= 1'h0; else yp_skid2_last <= yp_push ? p0_vc0_head0_or_28 : yp_skid2_last;
-    if (rst) yp_skid_last <= 1'h0; else yp_skid_last <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_last : p0_vc0_head0_or_28) : yp_skid_last;
-    if (rst) yp_out_last <= 1'h0; else yp_out_last <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_last : p0_vc0_head0_or_28) : yp_out_last;
-    if (rst) yp_skid2_vc <= 1'h0; else yp_skid2_vc <= yp_push ? p0_send_ovc_or_2 : yp_skid2_vc;
-    if (rst) yp_skid_vc <= 1'h0; else yp_skid_vc <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_vc : p0_send_ovc_or_2) : yp_skid_vc;
-    if (rst) yp_out_vc <= 1'h0; else yp_out_vc <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_vc : p0_send_ovc_or_2) : yp_out_vc;
-    if (rst) stat_yp_vc1_packets_2 <= 32'h0; else stat_yp_vc1_packets_2 <= (yp_push_and & p0_send_ovc_or_2) ? (stat_yp_vc1_packets_2 + 32'h1) : stat_yp_vc1_packets_2;
-    if (rst) stat_yp_packets_2 <= 32'h0; else stat_yp_packets_2 <= yp_push_and ? (stat_yp_packets_2 + 32'h1) : stat_yp_packets_2;
-    if (rst) stat_yp_flits_2 <= 32'h0; else stat_yp_flits_2 <= yp_push ? (stat_yp_flits_2 + 32'h1) : stat_yp_flits_2;
-    if (rst) stat_yp_stalls_2 <= 32'h0; else stat_yp_stalls_2 <= ((yp_owned | yp_asked) & yp_sel_is0) ? (stat_yp_stalls_2 + 32'h1) : stat_yp_stalls_2;
-    if (rst) zp_skid2_data0 <= 128'h0; else zp_skid2_data0 <= zp_push ? p0_vc0_send_header_or_10 : zp_skid2_data0;
-    if (rst) zp_skid_data0 <= 128'h0; else zp_skid_data0 <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_data0 : p0_vc0_send_header_or_10) : zp_skid_data0;
-    if (rst) zp_out_data0 <= 128'h0; else zp_out_data0 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_data0 : p0_vc0_send_header_or_10) : zp_out_data0;
-    if (rst) zp_skid2_keep <= 16'h0; else zp_skid2_keep <= zp_push ? p0_vc0_head0_or_30 : zp_skid2_keep;
-    if (rst) zp_skid_keep <= 16'h0; else zp_skid_keep <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_keep : p0_vc0_head0_or_30) : zp_skid_keep;
-    if (rst) zp_out_keep <= 16'h0; else zp_out_keep <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_keep : p0_vc0_head0_or_30) : zp_out_keep;
-    if (rst) zp_skid2_last <= 1'h0; else zp_skid2_last <= zp_push ? p0_vc0_head0_or_32 : zp_skid2_last;
-    if (rst) zp_skid_last <= 1'h0; else zp_skid_last <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_last : p0_vc0_head0_or_32) : zp_skid_last;
-    if (rst) zp_out_last <= 1'h0; else zp_out_last <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_last : p0_vc0_head0_or_32) : zp_out_last;
-    if (rst) zp_skid2_vc <= 1'h0; else zp_skid2_vc <= zp_push ? p0_send_ovc_or_3 : zp_skid2_vc;
-    if (rst) zp_skid_vc <= 1'h0; else zp_skid_vc <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_vc : p0_send_ovc_or_3) : zp_skid_vc;
-    if (rst) zp_out_vc <= 1'h0; else zp_out_vc <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_vc : p0_send_ovc_or_3) : zp_out_vc;
-    if (rst) stat_zp_vc1_packets_2 <= 32'h0; else stat_zp_vc1_packets_2 <= (zp_push_and & p0_send_ovc_or_3) ? (stat_zp_vc1_packets_2 + 32'h1) : stat_zp_vc1_packets_2;
-    if (rst) stat_zp_packets_2 <= 32'h0; else stat_zp_packets_2 <= zp_push_and ? (stat_zp_packets_2 + 32'h1) : stat_zp_packets_2;
-    if (rst) stat_zp_flits_2 <= 32'h0; else stat_zp_flits_2 <= zp_push ? (stat_zp_flits_2 + 32'h1) : stat_zp_flits_2;
-    if (rst) stat_zp_stalls_2 <= 32'h0; else stat_zp_stalls_2 <= ((zp_owned | zp_asked) & zp_sel_is0) ? (stat_zp_stalls_2 + 32'h1) : stat_zp_stalls_2;
-    if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat_2;
-    if (accept_or & (~accept_and_2)) p0_vc0_mem1[p0_vc0_wr[7:0]] <= here_z_sel;
-    if (accept_or_2 & (~accept_and_5)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat_4;
-    if (accept_or_2 & (~accept_and_5)) p1_vc0_mem1[p1_vc0_wr[7:0]] <= here_z_sel_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel_2;
-    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem0[zp_vc0_wr[7:0]] <= zp_expect_head_cat_2;
-    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem1[zp_vc0_wr[7:0]] <= s_axis_zp_tdata_sel_2;
-    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem0[zp_vc1_wr[7:0]] <= zp_expect_head_cat_2;
-    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem1[zp_vc1_wr[7:0]] <= s_axis_zp_tdata_sel_2;
 end
 
-assign s_axis_p0_tready = p0_mode_and | p0_mode_is3;
-assign stat_p0_length_errors = stat_p0_length_errors_2;
-assign stat_p0_dropped = stat_p0_dropped_2;
-assign s_axis_p1_tready = p1_mode_and | p1_mode_is3;
-assign stat_p1_length_errors = stat_p1_length_errors_2;
-assign stat_p1_dropped = stat_p1_dropped_2;
-assign stat_xp_ecc_corrected = stat_xp_ecc_corrected_2;
-assign stat_xp_ecc_uncorrectable = stat_xp_ecc_uncorrectable_2;
-assign stat_xp_dropped = stat_xp_dropped_2;
-assign stat_yp_ecc_corrected = stat_yp_ecc_corrected_2;
-assign stat_yp_ecc_uncorrectable = stat_yp_ecc_uncorrectable_2;
-assign stat_yp_dropped = stat_yp_dropped_2;
-assign stat_zp_ecc_corrected = stat_zp_ecc_corrected_2;
-assign stat_zp_ecc_uncorrectable = stat_zp_ecc_uncorrectable_2;
-assign stat_zp_dropped = stat_zp_dropped_2;
-assign s_axis_xp_credit = xp_credit_out;
-assign s_axis_yp_credit = yp_credit_out;
-assign s_axis_zp_credit = zp_credit_out;
-assign m_axis_p0_tdata = p0_out_data0;
-assign m_axis_p0_tkeep = p0_out_keep;
-assign m_axis_p0_tlast = p0_out_last;
-assign m_axis_p0_tvalid = p0_out_valid;
-assign stat_p0_packets = stat_p0_packets_2;
-assign stat_p0_flits = stat_p0_flits_2;
-assign stat_p0_stalls = stat_p0_stalls_2;
-assign m_axis_p1_tdata = p1_out_data0;
-assign m_axis_p1_tkeep = p1_out_keep;
-assign m_axis_p1_tlast = p1_out_last;
-assign m_axis_p1_tvalid = p1_out_valid;
-assign stat_p1_packets = stat_p1_packets_2;
-assign stat_p1_flits = stat_p1_flits_2;
-assign stat_p1_stalls = stat_p1_stalls_2;
-assign m_axis_xp_tdata = xp_out_data0;
-assign m_axis_xp_tkeep = xp_out_keep;
-assign m_axis_xp_tlast = xp_out_last;
-assign m_axis_xp_tvalid = xp_out_valid;
-assign m_axis_xp_tuser = xp_out_vc;
-assign stat_xp_vc1_packets = stat_xp_vc1_packets_2;
-assign stat_xp_packets = stat_xp_packets_2;
-assign stat_xp_flits = stat_xp_flits_2;
-assign stat_xp_stalls = stat_xp_stalls_2;
-assign m_axis_yp_tdata = yp_out_data0;
-assign m_axis_yp_tkeep = yp_out_keep;
-assign m_axis_yp_tlast = yp_out_last;
-assign m_axis_yp_tvalid = yp_out_valid;
-assign m_axis_yp_tuser = yp_out_vc;
-assign stat_yp_vc1_packets = stat_yp_vc1_packets_2;
-assign stat_yp_packets = stat_yp_packets_2;
-assign stat_yp_flits = stat_yp_flits_2;
-assign stat_yp_stalls = stat_yp_stalls_2;
-assign m_axis_zp_tdata = zp_out_data0;
-assign m_axis_zp_tkeep = zp_out_keep;
-assign m_axis_zp_tlast = zp_out_last;
-assign m_axis_zp_tvalid = zp_out_valid;
-assign m_axis_zp_tuser = zp_out_vc;
-assign stat_zp_vc1_packets = stat_zp_vc1_packets_2;
-assign stat_zp_packets = stat_zp_packets_2;
-assign stat_zp_flits = stat_zp_flits_2;
-assign stat_zp_stalls = stat_zp_stalls_2;
+assign p0_vc0_pop = p0_vc0_pop_2;
+assign p0_send_head = p0_send_head_2;
+assign p0_vc0_send_header = p0_vc0_send_header_2;
+assign p0_send_ovc = p0_send_ovc_2;
+assign p1_vc0_pop = p1_vc0_pop_2;
+assign p1_send_head = p1_send_head_2;
+assign p1_vc0_send_header = p1_vc0_send_header_2;
+assign p1_send_ovc = p1_send_ovc_2;
+assign xp_vc0_pop = xp_vc0_pop_2;
+assign xp_vc1_pop = xp_vc1_pop_2;
+assign xp_send_vc = xp_send_vc_2;
+assign xp_send_head = xp_send_head_2;
+assign xp_vc0_send_header = xp_vc0_send_header_2;
+assign xp_vc1_send_header = xp_vc1_send_header_2;
+assign xp_send_ovc = xp_send_ovc_2;
+assign yp_vc0_pop = yp_vc0_pop_2;
+assign yp_vc1_pop = yp_vc1_pop_2;
+assign yp_send_vc = yp_send_vc_2;
+assign yp_send_head = yp_send_head_2;
+assign yp_vc0_send_header = yp_vc0_send_header_2;
+assign yp_vc1_send_header = yp_vc1_send_header_2;
+assign yp_send_ovc = yp_send_ovc_2;
+assign zp_vc0_pop = zp_vc0_pop_2;
+assign zp_vc1_pop = zp_vc1_pop_2;
+assign zp_send_vc = zp_send_vc_2;
+assign zp_send_head = zp_send_head_2;
+assign zp_vc0_send_header = zp_vc0_send_header_2;
+assign zp_vc1_send_header = zp_vc1_send_header_2;
+assign zp_send_ovc = zp_send_ovc_2;
+assign zp_busy_cat = {zp_busy_cat_7, ((p0_busy_and & p0_cur_out_and) | p0_arbiter_grant[0])};
+assign p0_arbiter_grant_not = ~(p0_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or = p0_vc0_head0_ovc_or_7;
+assign p0_vc0_head0_flits_or = p0_vc0_head0_flits_or_7;
+assign p1_vc0_head0_drop_not = ~(xp_vc_arbiter_grant_cat == 5'h0);
+assign p0_owned_or = p0_owned_and | p0_arbiter_grant_or_2;
+assign zp_busy_cat_2 = {zp_busy_cat_9, ((p0_busy_and & p0_cur_out_and_2) | p1_arbiter_grant[0])};
+assign p1_arbiter_grant_not = ~(p1_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or_2 = p0_vc0_head0_ovc_or_9;
+assign p0_vc0_head0_flits_or_2 = p0_vc0_head0_flits_or_9;
+assign p1_vc0_head0_drop_not_2 = ~(xp_vc_arbiter_grant_cat_2 == 5'h0);
+assign p1_owned_or = p1_owned_and | p1_arbiter_grant_or_2;
+assign zp_busy_cat_3 = {zp_busy_cat_11, ((p0_busy_and & p0_cur_out_and_3) | xp_arbiter_grant[0])};
+assign xp_arbiter_grant_not = ~(xp_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or_3 = p0_vc0_head0_ovc_or_11;
+assign p0_vc0_head0_flits_or_3 = p0_vc0_head0_flits_or_11;
+assign p1_vc0_head0_drop_not_3 = ~(xp_vc_arbiter_grant_cat_3 == 5'h0);
+assign xp_owned_or = xp_owned_and | xp_arbiter_grant_or_2;
+assign zp_busy_cat_4 = {zp_busy_cat_13, ((p0_busy_and & p0_cur_out_and_4) | yp_arbiter_grant[0])};
+assign yp_arbiter_grant_not = ~(yp_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_13;
+assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_13;
+assign p1_vc0_head0_drop_not_4 = ~(xp_vc_arbiter_grant_cat_4 == 5'h0);
+assign yp_owned_or = yp_owned_and | yp_arbiter_grant_or_2;
+assign zp_busy_cat_5 = {zp_busy_cat_15, ((p0_busy_and & p0_cur_out_and_5) | zp_arbiter_grant[0])};
+assign zp_arbiter_grant_not = ~(zp_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_15;
+assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_15;
+assign p1_vc0_head0_drop_not_5 = ~(xp_vc_arbiter_grant_cat_5 == 5'h0);
+assign zp_owned_or = zp_owned_and | zp_arbiter_grant_or_2;
 endmodule
+
+module router_2x2x2_switch(
+    clk,
+    rst,
+    p0_send_head,
+    p0_vc0_send_header,
+    p0_vc0_head1,
+    p1_send_head,
+    p1_vc0_send_header,
+    p1_vc0_head1,
+    xp_vc1_pop,
+    xp_vc0_pop,
+    xp_send_vc,
+    xp_vc1_head1,
+    xp_vc0_head1,
+    xp_vc1_send_header,
+    xp_vc0_send_header,
+    xp_send_head,
+    xp_vc1_head0_last,
+    xp_vc0_head0_last,
+    xp_vc1_head0_keep,
+    xp_vc0_head0_keep,
+    yp_vc1_pop,
+    yp_vc0_pop,
+    yp_send_vc,
+    yp_vc1_head1,
+    yp_vc0_head1,
+    yp_vc1_send_header,
+    yp_vc0_send_header,
+    yp_send_head,
+    yp_vc1_head0_last,
+    yp_vc0_head0_last,
+    yp_vc1_head0_keep,
+    yp_vc0_head0_keep,
+    zp_vc1_pop,
+    zp_vc0_pop,
+    zp_send_vc,
+    zp_vc1_head1,
+    zp_vc0_head1,
+    zp_vc1_send_header,
+    zp_vc0_send_header,
+    zp_send_head,
+    zp_vc1_head0_last,
+    zp_vc0_head0_last,
+    zp_vc1_head0_keep,
+    zp_vc0_head0_keep,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_credit_out,
+    xp_vc1_send_header_sel,
+    xp_vc1_head0_last_sel,
+    xp_vc1_head0_keep_sel,
+    yp_credit_out,
+    yp_vc1_send_header_sel,
+    yp_vc1_head0_last_sel,
+    yp_vc1_head0_keep_sel,
+    zp_credit_out,
+    zp_vc1_send_header_sel,
+    zp_vc1_head0_last_sel,
+    zp_vc1_head0_keep_sel
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // inputs
+    input wire p0_send_head;
+    input wire [127:0] p0_vc0_send_header;
+    input wire [127:0] p0_vc0_head1;
+    input wire p1_send_head;
+    input wire [127:0] p1_vc0_send_header;
+    input wire [127:0] p1_vc0_head1;
+    input wire xp_vc1_pop;
+    input wire xp_vc0_pop;
+    input wire xp_send_vc;
+    input wire [127:0] xp_vc1_head1;
+    input wire [127:0] xp_vc0_head1;
+    input wire [127:0] xp_vc1_send_header;
+    input wire [127:0] xp_vc0_send_header;
+    input wire xp_send_head;
+    input wire xp_vc1_head0_last;
+    input wire xp_vc0_head0_last;
+    input wire [15:0] xp_vc1_head0_keep;
+    input wire [15:0] xp_vc0_head0_keep;
+    input wire yp_vc1_pop;
+    input wire yp_vc0_pop;
+    input wire yp_send_vc;
+    input wire [127:0] yp_vc1_head1;
+    input wire [127:0] yp_vc0_head1;
+    input wire [127:0] yp_vc1_send_header;
+    input wire [127:0] yp_vc0_send_header;
+    input wire yp_send_head;
+    input wire yp_vc1_head0_last;
+    input wire yp_vc0_head0_last;
+    input wire [15:0] yp_vc1_head0_keep;
+    input wire [15:0] yp_vc0_head0_keep;
+    input wire zp_vc1_pop;
+    input wire zp_vc0_pop;
+    input wire zp_send_vc;
+    input wire [127:0] zp_vc1_head1;
+    input wire [127:0] zp_vc0_head1;
+    input wire [127:0] zp_vc1_send_header;
+    input wire [127:0] zp_vc0_send_header;
+    input wire zp_send_head;
+    input wire zp_vc1_head0_last;
+    input wire zp_vc0_head0_last;
+    input wire [15:0] zp_vc1_head0_keep;
+    input wire [15:0] zp_vc0_head0_keep;
+    // outputs: status and counters
+    output wire [127:0] p0_vc0_send_header_sel;
+    output wire [127:0] p1_vc0_send_header_sel;
+    output wire [1:0] xp_credit_out;
+    output wire [127:0] xp_vc1_send_header_sel;
+    output wire xp_vc1_head0_last_sel;
+    output wire [15:0] xp_vc1_head0_keep_sel;
+    output wire [1:0] yp_credit_out;
+    output wire [127:0] yp_vc1_send_header_sel;
+    output wire yp_vc1_head0_last_sel;
+    output wire [15:0] yp_vc1_head0_keep_sel;
+    output wire [1:0] zp_credit_out;
+    output wire [127:0] zp_vc1_send_header_sel;
+    output wire zp_vc1_head0_last_sel;
+    output wire [15:0] zp_vc1_head0_keep_sel;
+
+// verilator lint_off UNUSEDSIGNAL
+// switch: input xp
+reg [1:0] xp_credit_out_2;
+// switch: input yp
+reg [1:0] yp_credit_out_2;
+// switch: input zp
+reg [1:0] zp_credit_out_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- switch: input xp ----
+
+// ---- switch: input yp ----
+
+// ---- switch: input zp ----
+
+always @(posedge clk) begin
+    if (rst) xp_credit_out_2 <= 2'h0; else xp_credit_out_2 <= {xp_vc1_pop, xp_vc0_pop};
+    if (rst) yp_credit_out_2 <= 2'h0; else yp_credit_out_2 <= {yp_vc1_pop, yp_vc0_pop};
+    if (rst) zp_credit_out_2 <= 2'h0; else zp_credit_out_2 <= {zp_vc1_pop, zp_vc0_pop};
+end
+
+assign p0_vc0_send_header_sel = p0_send_head ? p0_vc0_send_header : p0_vc0_head1;
+assign p1_vc0_send_header_sel = p1_send_head ? p1_vc0_send_header : p1_vc0_head1;
+assign xp_credit_out = xp_credit_out_2;
+assign xp_vc1_send_header_sel = xp_send_head ? (xp_send_vc ? xp_vc1_send_header : xp_vc0_send_header) : (xp_send_vc ? xp_vc1_head1 : xp_vc0_head1);
+assign xp_vc1_head0_last_sel = xp_send_vc ? xp_vc1_head0_last : xp_vc0_head0_last;
+assign xp_vc1_head0_keep_sel = xp_send_vc ? xp_vc1_head0_keep : xp_vc0_head0_keep;
+assign yp_credit_out = yp_credit_out_2;
+assign yp_vc1_send_header_sel = yp_send_head ? (yp_send_vc ? yp_vc1_send_header : yp_vc0_send_header) : (yp_send_vc ? yp_vc1_head1 : yp_vc0_head1);
+assign yp_vc1_head0_last_sel = yp_send_vc ? yp_vc1_head0_last : yp_vc0_head0_last;
+assign yp_vc1_head0_keep_sel = yp_send_vc ? yp_vc1_head0_keep : yp_vc0_head0_keep;
+assign zp_credit_out = zp_credit_out_2;
+assign zp_vc1_send_header_sel = zp_send_head ? (zp_send_vc ? zp_vc1_send_header : zp_vc0_send_header) : (zp_send_vc ? zp_vc1_head1 : zp_vc0_head1);
+assign zp_vc1_head0_last_sel = zp_send_vc ? zp_vc1_head0_last : zp_vc0_head0_last;
+assign zp_vc1_head0_keep_sel = zp_send_vc ? zp_vc1_head0_keep : zp_vc0_head0_keep;
+endmodule
+// verilator lint_on DECLFILENAME

@@ -1225,100 +1225,45 @@ assign st_expected = axil_reg_038;
 assign st_window = axil_reg_03c;
 endmodule
 
-module torus_4x2x1_node_router(
+module torus_4x2x1_node_input_p0(
     clk,
     rst,
     s_axis_p0_tdata,
-    s_axis_p0_tlast,
     s_axis_p0_tvalid,
-    s_axis_p1_tdata,
-    s_axis_p1_tlast,
-    s_axis_p1_tvalid,
-    s_axis_xp_tdata,
-    s_axis_xp_tlast,
-    s_axis_xp_tvalid,
-    s_axis_xp_tkeep,
-    s_axis_xp_tuser,
-    s_axis_xn_tdata,
-    s_axis_xn_tlast,
-    s_axis_xn_tvalid,
-    s_axis_xn_tkeep,
-    s_axis_xn_tuser,
-    s_axis_yp_tdata,
-    s_axis_yp_tlast,
-    s_axis_yp_tvalid,
-    s_axis_yp_tkeep,
-    s_axis_yp_tuser,
-    s_axis_p0_tready,
-    s_axis_p1_tready,
-    s_axis_xp_credit,
-    s_axis_xn_credit,
-    s_axis_yp_credit,
-    m_axis_p0_tready,
-    m_axis_p1_tready,
-    m_axis_xp_tready,
-    m_axis_xn_tready,
-    m_axis_yp_tready,
-    m_axis_xp_credit,
-    m_axis_xn_credit,
-    m_axis_yp_credit,
-    m_axis_p0_tdata,
-    m_axis_p0_tkeep,
-    m_axis_p0_tlast,
-    m_axis_p0_tvalid,
-    m_axis_p1_tdata,
-    m_axis_p1_tkeep,
-    m_axis_p1_tlast,
-    m_axis_p1_tvalid,
-    m_axis_xp_tdata,
-    m_axis_xp_tkeep,
-    m_axis_xp_tlast,
-    m_axis_xp_tvalid,
-    m_axis_xp_tuser,
-    m_axis_xn_tdata,
-    m_axis_xn_tkeep,
-    m_axis_xn_tlast,
-    m_axis_xn_tvalid,
-    m_axis_xn_tuser,
-    m_axis_yp_tdata,
-    m_axis_yp_tkeep,
-    m_axis_yp_tlast,
-    m_axis_yp_tvalid,
-    m_axis_yp_tuser,
-    local_x,
-    local_y,
-    local_z,
+    s_axis_p0_tlast,
+    p0_vc0_pop,
+    here_x,
+    here_y,
+    here_z,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    p0_mode_or,
     stat_p0_length_errors,
     stat_p0_dropped,
-    stat_p1_length_errors,
-    stat_p1_dropped,
-    stat_xp_ecc_corrected,
-    stat_xp_ecc_uncorrectable,
-    stat_xp_dropped,
-    stat_xn_ecc_corrected,
-    stat_xn_ecc_uncorrectable,
-    stat_xn_dropped,
-    stat_yp_ecc_corrected,
-    stat_yp_ecc_uncorrectable,
-    stat_yp_dropped,
-    stat_p0_packets,
-    stat_p0_flits,
-    stat_p0_stalls,
-    stat_p1_packets,
-    stat_p1_flits,
-    stat_p1_stalls,
-    stat_xp_vc1_packets,
-    stat_xp_packets,
-    stat_xp_flits,
-    stat_xp_stalls,
-    stat_xn_vc1_packets,
-    stat_xn_packets,
-    stat_xn_flits,
-    stat_xn_stalls,
-    stat_yp_vc1_packets,
-    stat_yp_packets,
-    stat_yp_flits,
-    stat_yp_stalls
+    p0_vc0_valid,
+    p0_vc0_second_valid,
+    p0_vc0_head1,
+    p0_vc0_second1,
+    p0_vc0_head0_last,
+    p0_vc0_head0_keep,
+    p0_vc0_head0_out,
+    p0_vc0_head0_ovc,
+    p0_vc0_head0_drop,
+    p0_vc0_head0_flits,
+    p0_vc0_head0_fix,
+    p0_vc0_second0_last,
+    p0_vc0_second0_keep,
+    p0_vc0_second0_out,
+    p0_vc0_second0_ovc,
+    p0_vc0_second0_drop,
+    p0_vc0_second0_flits,
+    p0_vc0_second0_fix
 );
     // clocks and resets
     input wire clk;
@@ -1327,113 +1272,43 @@ module torus_4x2x1_node_router(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_p0_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_p0_tlast;
     input wire s_axis_p0_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [127:0] s_axis_p1_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_p1_tlast;
-    input wire s_axis_p1_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [127:0] s_axis_xp_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_xp_tlast;
-    input wire s_axis_xp_tvalid;
-    input wire [15:0] s_axis_xp_tkeep;
-    input wire s_axis_xp_tuser;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [127:0] s_axis_xn_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_xn_tlast;
-    input wire s_axis_xn_tvalid;
-    input wire [15:0] s_axis_xn_tkeep;
-    input wire s_axis_xn_tuser;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [127:0] s_axis_yp_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_yp_tlast;
-    input wire s_axis_yp_tvalid;
-    input wire [15:0] s_axis_yp_tkeep;
-    input wire s_axis_yp_tuser;
-    output wire s_axis_p0_tready;
-    output wire s_axis_p1_tready;
-    output wire [1:0] s_axis_xp_credit;
-    output wire [1:0] s_axis_xn_credit;
-    output wire [1:0] s_axis_yp_credit;
-    // output streams
-    input wire m_axis_p0_tready;
-    input wire m_axis_p1_tready;
-    input wire m_axis_xp_tready;
-    input wire m_axis_xn_tready;
-    input wire m_axis_yp_tready;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [1:0] m_axis_xp_credit;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [1:0] m_axis_xn_credit;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [1:0] m_axis_yp_credit;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output wire [127:0] m_axis_p0_tdata;
-    output wire [15:0] m_axis_p0_tkeep;
-    output wire m_axis_p0_tlast;
-    output wire m_axis_p0_tvalid;
-    output wire [127:0] m_axis_p1_tdata;
-    output wire [15:0] m_axis_p1_tkeep;
-    output wire m_axis_p1_tlast;
-    output wire m_axis_p1_tvalid;
-    output wire [127:0] m_axis_xp_tdata;
-    output wire [15:0] m_axis_xp_tkeep;
-    output wire m_axis_xp_tlast;
-    output wire m_axis_xp_tvalid;
-    output wire m_axis_xp_tuser;
-    output wire [127:0] m_axis_xn_tdata;
-    output wire [15:0] m_axis_xn_tkeep;
-    output wire m_axis_xn_tlast;
-    output wire m_axis_xn_tvalid;
-    output wire m_axis_xn_tuser;
-    output wire [127:0] m_axis_yp_tdata;
-    output wire [15:0] m_axis_yp_tkeep;
-    output wire m_axis_yp_tlast;
-    output wire m_axis_yp_tvalid;
-    output wire m_axis_yp_tuser;
+    input wire s_axis_p0_tlast;
     // inputs
-    input wire [5:0] local_x;
-    input wire [5:0] local_y;
-    input wire [5:0] local_z;
+    input wire p0_vc0_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_y;
+    input wire [5:0] here_z;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
     // outputs: status and counters
+    output wire p0_mode_or;
     output wire [31:0] stat_p0_length_errors;
     output wire [31:0] stat_p0_dropped;
-    output wire [31:0] stat_p1_length_errors;
-    output wire [31:0] stat_p1_dropped;
-    output wire [31:0] stat_xp_ecc_corrected;
-    output wire [31:0] stat_xp_ecc_uncorrectable;
-    output wire [31:0] stat_xp_dropped;
-    output wire [31:0] stat_xn_ecc_corrected;
-    output wire [31:0] stat_xn_ecc_uncorrectable;
-    output wire [31:0] stat_xn_dropped;
-    output wire [31:0] stat_yp_ecc_corrected;
-    output wire [31:0] stat_yp_ecc_uncorrectable;
-    output wire [31:0] stat_yp_dropped;
-    output wire [31:0] stat_p0_packets;
-    output wire [31:0] stat_p0_flits;
-    output wire [31:0] stat_p0_stalls;
-    output wire [31:0] stat_p1_packets;
-    output wire [31:0] stat_p1_flits;
-    output wire [31:0] stat_p1_stalls;
-    output wire [31:0] stat_xp_vc1_packets;
-    output wire [31:0] stat_xp_packets;
-    output wire [31:0] stat_xp_flits;
-    output wire [31:0] stat_xp_stalls;
-    output wire [31:0] stat_xn_vc1_packets;
-    output wire [31:0] stat_xn_packets;
-    output wire [31:0] stat_xn_flits;
-    output wire [31:0] stat_xn_stalls;
-    output wire [31:0] stat_yp_vc1_packets;
-    output wire [31:0] stat_yp_packets;
-    output wire [31:0] stat_yp_flits;
-    output wire [31:0] stat_yp_stalls;
+    output wire p0_vc0_valid;
+    output wire p0_vc0_second_valid;
+    output wire [127:0] p0_vc0_head1;
+    output wire [127:0] p0_vc0_second1;
+    output wire p0_vc0_head0_last;
+    output wire [15:0] p0_vc0_head0_keep;
+    output wire [2:0] p0_vc0_head0_out;
+    output wire p0_vc0_head0_ovc;
+    output wire p0_vc0_head0_drop;
+    output wire [6:0] p0_vc0_head0_flits;
+    output wire p0_vc0_head0_fix;
+    output wire p0_vc0_second0_last;
+    output wire [15:0] p0_vc0_second0_keep;
+    output wire [2:0] p0_vc0_second0_out;
+    output wire p0_vc0_second0_ovc;
+    output wire p0_vc0_second0_drop;
+    output wire [6:0] p0_vc0_second0_flits;
+    output wire p0_vc0_second0_fix;
 
 // verilator lint_off UNUSEDSIGNAL
 // state encodings
@@ -1442,31 +1317,7 @@ localparam [1:0] P0_MODE_HEAD = 2'h0;
 localparam [1:0] P0_MODE_BODY = 2'h1;
 localparam [1:0] P0_MODE_PAD = 2'h2;
 localparam [1:0] P0_MODE_DISCARD = 2'h3;
-localparam [1:0] P1_MODE_HEAD = 2'h0;
-localparam [1:0] P1_MODE_BODY = 2'h1;
-localparam [1:0] P1_MODE_PAD = 2'h2;
-localparam [1:0] P1_MODE_DISCARD = 2'h3;
 /* verilator lint_on UNUSEDPARAM */
-// this node's coordinates, and what routes compare with them
-reg [5:0] here_x;
-reg [5:0] here_y;
-reg [5:0] here_z;
-wire [6:0] local_x_plus;
-wire [6:0] local_x_sel;
-reg [5:0] here_x_half;
-wire [6:0] local_y_plus;
-wire [6:0] local_y_sel;
-reg [5:0] here_y_half;
-wire [6:0] local_x_plus_2;
-wire [6:0] local_x_sel_2;
-reg here_x_wraps;
-wire [6:0] local_y_plus_2;
-wire [6:0] local_y_sel_2;
-reg here_y_wraps;
-reg here_x_top;
-reg here_y_top;
-reg here_x_bottom;
-reg here_y_bottom;
 // input p0: arrival into the VC buffers
 wire [119:0] s_axis_p0_tdata_bits119_0;
 wire [119:0] s_axis_p0_tdata_cat;
@@ -1491,6 +1342,7 @@ wire drop;
 wire here_y_lt;
 wire here_y_half_not;
 wire s_axis_p0_tdata_not_2;
+wire here_y_top_sel;
 wire here_x_lt;
 wire here_x_half_not;
 wire s_axis_p0_tdata_not_3;
@@ -1527,8 +1379,8 @@ reg [8:0] p0_vc0_wr;
 reg [8:0] p0_vc0_rd;
 reg p0_vc0_stored;
 reg p0_vc0_landed;
-reg p0_vc0_valid;
-reg p0_vc0_second_valid;
+reg p0_vc0_valid_2;
+reg p0_vc0_second_valid_2;
 reg p0_vc0_third_valid;
 wire p0_vc0_second_valid_sel;
 wire p0_vc0_third_valid_sel;
@@ -1545,22 +1397,265 @@ reg [29:0] p0_vc0_second0;
 reg [29:0] p0_vc0_third0;
 reg [127:0] p0_vc0_read1;
 wire [127:0] p0_vc0_read1_sel;
-reg [127:0] p0_vc0_head1;
-reg [127:0] p0_vc0_second1;
+reg [127:0] p0_vc0_head1_2;
+reg [127:0] p0_vc0_second1_2;
 reg [127:0] p0_vc0_third1;
 wire accept_and_3;
 wire [8:0] p0_vc0_wr_minus;
 reg p0_space;
-wire p0_vc0_head0_b0;
-wire [15:0] p0_vc0_head0_bits16_1;
-wire [2:0] p0_vc0_head0_bits19_17;
-wire [2:0] p0_vc0_second0_bits19_17;
+wire p0_vc0_head0_last_2;
+wire [15:0] p0_vc0_head0_keep_2;
+wire [2:0] p0_vc0_head0_out_2;
+wire p0_vc0_head0_ovc_2;
+wire p0_vc0_head0_drop_2;
+wire [6:0] p0_vc0_head0_flits_2;
+wire p0_vc0_head0_fix_2;
+wire p0_vc0_second0_last_2;
+wire [15:0] p0_vc0_second0_keep_2;
+wire [2:0] p0_vc0_second0_out_2;
+wire p0_vc0_second0_ovc_2;
+wire p0_vc0_second0_drop_2;
+wire [6:0] p0_vc0_second0_flits_2;
+wire p0_vc0_second0_fix_2;
+// output yp
+wire [1:0] p0_mode_sel;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] p0_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] p0_vc0_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input p0: arrival into the VC buffers ----
+assign s_axis_p0_tdata_bits119_0 = s_axis_p0_tdata[119:0];
+assign s_axis_p0_tdata_cat = {({s_axis_p0_tdata_bits119_0[119:28], here_x}), s_axis_p0_tdata_bits119_0[21:0]};
+assign s_axis_p0_tdata_cat_2 = {({s_axis_p0_tdata_cat[119:34], here_y}), s_axis_p0_tdata_cat[27:0]};
+assign here_x_cat = {({s_axis_p0_tdata_cat_2[119:40], here_z}), s_axis_p0_tdata_cat_2[33:0]};
+assign here_y_cat = {({here_x_cat[119:44], 4'h0}), here_x_cat[39:0]};
+assign s_axis_p0_tdata_bits119_0_2 = s_axis_p0_tdata[119:0];
+assign s_axis_p0_tdata_bits5_0 = s_axis_p0_tdata_bits119_0_2[5:0];
+assign s_axis_p0_tdata_bits11_6 = s_axis_p0_tdata_bits119_0_2[11:6];
+assign s_axis_p0_tdata_bits17_12 = s_axis_p0_tdata_bits119_0_2[17:12];
+assign s_axis_p0_tdata_bits21_18 = s_axis_p0_tdata_bits119_0_2[21:18];
+assign s_axis_p0_tdata_bits57_44 = s_axis_p0_tdata_bits119_0_2[57:44];
+assign s_axis_p0_tdata_and = (~s_axis_p0_tdata_bits5_0[5]) & ((~s_axis_p0_tdata_bits5_0[4]) & ((~s_axis_p0_tdata_bits5_0[3]) & (~s_axis_p0_tdata_bits5_0[2])));
+assign s_axis_p0_tdata_and_2 = (~s_axis_p0_tdata_bits11_6[4]) & ((~s_axis_p0_tdata_bits11_6[3]) & ((~s_axis_p0_tdata_bits11_6[2]) & (~s_axis_p0_tdata_bits11_6[1])));
+assign s_axis_p0_tdata_and_3 = (~s_axis_p0_tdata_bits17_12[3]) & ((~s_axis_p0_tdata_bits17_12[2]) & ((~s_axis_p0_tdata_bits17_12[1]) & (~s_axis_p0_tdata_bits17_12[0])));
+assign s_axis_p0_tdata_or = ((~s_axis_p0_tdata_and) | (~((~s_axis_p0_tdata_bits11_6[5]) & s_axis_p0_tdata_and_2))) | (~((~s_axis_p0_tdata_bits17_12[5]) & ((~s_axis_p0_tdata_bits17_12[4]) & s_axis_p0_tdata_and_3)));
+assign s_axis_p0_tdata_and_4 = (~s_axis_p0_tdata_bits57_44[3]) & ((~s_axis_p0_tdata_bits57_44[2]) & ((~s_axis_p0_tdata_bits57_44[1]) & (~s_axis_p0_tdata_bits57_44[0])));
+assign s_axis_p0_tdata_and_5 = (~s_axis_p0_tdata_bits57_44[7]) & ((~s_axis_p0_tdata_bits57_44[6]) & ((~s_axis_p0_tdata_bits57_44[5]) & ((~s_axis_p0_tdata_bits57_44[4]) & s_axis_p0_tdata_and_4)));
+assign s_axis_p0_tdata_and_6 = (~s_axis_p0_tdata_bits57_44[11]) & ((~s_axis_p0_tdata_bits57_44[10]) | ((~s_axis_p0_tdata_bits57_44[9]) & ((~s_axis_p0_tdata_bits57_44[8]) & s_axis_p0_tdata_and_5)));
+assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata_bits57_44[13]) & ((~s_axis_p0_tdata_bits57_44[12]) & s_axis_p0_tdata_and_6));
+assign drop = (s_axis_p0_tdata_or | (~((~s_axis_p0_tdata_bits21_18[3]) & ((~s_axis_p0_tdata_bits21_18[2]) & (~s_axis_p0_tdata_bits21_18[1]))))) | s_axis_p0_tdata_not;
+assign here_y_lt = here_y < s_axis_p0_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata_bits11_6);
+assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_p0_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt = here_x < s_axis_p0_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata_bits5_0);
+assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata_bits5_0 == here_x);
+assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
+assign route_out = s_axis_p0_tdata_not_3 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata_bits21_18[2:0]);
+assign route_vc = s_axis_p0_tdata_not_3 ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
+assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
+
+// ---- input p0: length policing ----
+assign p0_mode_is0 = p0_mode == P0_MODE_HEAD;
+assign p0_mode_is2 = p0_mode == P0_MODE_PAD;
+assign p0_mode_is3 = p0_mode == P0_MODE_DISCARD;
+assign p0_mode_and = (p0_mode_is0 | (p0_mode == P0_MODE_BODY)) & p0_space;
+assign accept = p0_mode_and & s_axis_p0_tvalid;
+assign accept_or = accept | (p0_mode_is2 & p0_space);
+assign accept_and = accept & p0_mode_is0;
+assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata_bits57_44 == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
+assign ends = accept_or & s_axis_p0_tdata_sel;
+assign s_axis_p0_tlast_and = ((~s_axis_p0_tlast) & accept) & ends;
+assign ends_and = ((~ends) & accept) & s_axis_p0_tlast;
+assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
+assign drop_cat = {({({({({1'h0, s_axis_p0_tdata_bits6_0}), drop}), route_vc}), route_out}), (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff))};
+assign drop_cat_2 = {drop_cat, s_axis_p0_tdata_sel};
+assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid_2 : p0_vc0_valid_2;
+assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid_2;
+assign p0_vc0_pop_and = (~p0_vc0_pop) & p0_vc0_third_valid;
+assign p0_vc0_pop_or = p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed);
+assign accept_and_2 = (accept_or & (~p0_vc0_stored)) & (~p0_vc0_pop_or);
+assign p0_vc0_stored_and = p0_vc0_stored & (~p0_vc0_pop_or);
+assign p0_vc0_landed_or = p0_vc0_landed | accept_and_2;
+assign p0_vc0_landed_and = p0_vc0_landed & accept_and_2;
+assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat_2;
+assign p0_vc0_read1_sel = p0_vc0_landed ? p0_vc0_read1 : here_z_sel;
+assign accept_and_3 = accept_or & (~accept_and_2);
+assign p0_vc0_wr_minus = p0_vc0_wr - p0_vc0_rd;
+assign p0_vc0_head0_last_2 = p0_vc0_head0[0];
+assign p0_vc0_head0_keep_2 = p0_vc0_head0[16:1];
+assign p0_vc0_head0_out_2 = p0_vc0_head0[19:17];
+assign p0_vc0_head0_ovc_2 = p0_vc0_head0[20];
+assign p0_vc0_head0_drop_2 = p0_vc0_head0[21];
+assign p0_vc0_head0_flits_2 = p0_vc0_head0[28:22];
+assign p0_vc0_head0_fix_2 = p0_vc0_head0[29];
+assign p0_vc0_second0_last_2 = p0_vc0_second0[0];
+assign p0_vc0_second0_keep_2 = p0_vc0_second0[16:1];
+assign p0_vc0_second0_out_2 = p0_vc0_second0[19:17];
+assign p0_vc0_second0_ovc_2 = p0_vc0_second0[20];
+assign p0_vc0_second0_drop_2 = p0_vc0_second0[21];
+assign p0_vc0_second0_flits_2 = p0_vc0_second0[28:22];
+assign p0_vc0_second0_fix_2 = p0_vc0_second0[29];
+
+// ---- output yp ----
+assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
+
+always @(posedge clk) begin
+    if (rst) p0_mode <= P0_MODE_HEAD; else p0_mode <= p0_mode_sel;
+    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
+    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
+    if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
+    if (rst) stat_p0_length_errors_event <= 1'h0; else stat_p0_length_errors_event <= (s_axis_p0_tlast_and | ends_and) & (~(p0_mode_is0 ? drop : p0_in_dropped));
+    if (rst) stat_p0_length_errors_2 <= 32'h0; else stat_p0_length_errors_2 <= stat_p0_length_errors_event ? (stat_p0_length_errors_2 + 32'h1) : stat_p0_length_errors_2;
+    if (rst) stat_p0_dropped_event <= 1'h0; else stat_p0_dropped_event <= accept_and & drop;
+    if (rst) stat_p0_dropped_2 <= 32'h0; else stat_p0_dropped_2 <= stat_p0_dropped_event ? (stat_p0_dropped_2 + 32'h1) : stat_p0_dropped_2;
+    if (rst) p0_vc0_wr <= 9'h0; else p0_vc0_wr <= p0_vc0_wr + ({8'h0, accept_and_3});
+    if (rst) p0_vc0_rd <= 9'h0; else p0_vc0_rd <= p0_vc0_rd + ({8'h0, p0_vc0_stored_and});
+    if (rst) p0_vc0_stored <= 1'h0; else p0_vc0_stored <= accept_and_3 | (p0_vc0_stored & (~(p0_vc0_stored_and & ((p0_vc0_wr - p0_vc0_rd) == 9'h1))));
+    if (rst) p0_vc0_landed <= 1'h0; else p0_vc0_landed <= p0_vc0_stored_and;
+    if (rst) p0_vc0_valid_2 <= 1'h0; else p0_vc0_valid_2 <= p0_vc0_second_valid_sel | p0_vc0_landed_or;
+    if (rst) p0_vc0_second_valid_2 <= 1'h0; else p0_vc0_second_valid_2 <= (p0_vc0_third_valid_sel | (p0_vc0_second_valid_sel & p0_vc0_landed_or)) | p0_vc0_landed_and;
+    if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= (p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or)) | (p0_vc0_second_valid_sel & p0_vc0_landed_and);
+    if (p0_vc0_stored_and) p0_vc0_read0 <= p0_vc0_mem0[p0_vc0_rd[7:0]];
+    if (p0_vc0_pop | (~p0_vc0_valid_2)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid_2) ? p0_vc0_second0 : p0_vc0_read0_sel;
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat_2 : p0_vc0_read0_sel);
+    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat_2;
+    if (p0_vc0_stored_and) p0_vc0_read1 <= p0_vc0_mem1[p0_vc0_rd[7:0]];
+    if (p0_vc0_pop | (~p0_vc0_valid_2)) p0_vc0_head1_2 <= (p0_vc0_pop & p0_vc0_second_valid_2) ? p0_vc0_second1_2 : p0_vc0_read1_sel;
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1_2 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
+    if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
+    if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
+    if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat_2;
+    if (accept_or & (~accept_and_2)) p0_vc0_mem1[p0_vc0_wr[7:0]] <= here_z_sel;
+end
+
+assign p0_mode_or = p0_mode_and | p0_mode_is3;
+assign stat_p0_length_errors = stat_p0_length_errors_2;
+assign stat_p0_dropped = stat_p0_dropped_2;
+assign p0_vc0_valid = p0_vc0_valid_2;
+assign p0_vc0_second_valid = p0_vc0_second_valid_2;
+assign p0_vc0_head1 = p0_vc0_head1_2;
+assign p0_vc0_second1 = p0_vc0_second1_2;
+assign p0_vc0_head0_last = p0_vc0_head0_last_2;
+assign p0_vc0_head0_keep = p0_vc0_head0_keep_2;
+assign p0_vc0_head0_out = p0_vc0_head0_out_2;
+assign p0_vc0_head0_ovc = p0_vc0_head0_ovc_2;
+assign p0_vc0_head0_drop = p0_vc0_head0_drop_2;
+assign p0_vc0_head0_flits = p0_vc0_head0_flits_2;
+assign p0_vc0_head0_fix = p0_vc0_head0_fix_2;
+assign p0_vc0_second0_last = p0_vc0_second0_last_2;
+assign p0_vc0_second0_keep = p0_vc0_second0_keep_2;
+assign p0_vc0_second0_out = p0_vc0_second0_out_2;
+assign p0_vc0_second0_ovc = p0_vc0_second0_ovc_2;
+assign p0_vc0_second0_drop = p0_vc0_second0_drop_2;
+assign p0_vc0_second0_flits = p0_vc0_second0_flits_2;
+assign p0_vc0_second0_fix = p0_vc0_second0_fix_2;
+endmodule
+
+module torus_4x2x1_node_input_p1(
+    clk,
+    rst,
+    s_axis_p1_tdata,
+    s_axis_p1_tvalid,
+    s_axis_p1_tlast,
+    p1_vc0_pop,
+    here_x,
+    here_y,
+    here_z,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    p1_mode_or,
+    stat_p1_length_errors,
+    stat_p1_dropped,
+    p1_vc0_valid,
+    p1_vc0_second_valid,
+    p1_vc0_head1,
+    p1_vc0_second1,
+    p1_vc0_head0_last,
+    p1_vc0_head0_keep,
+    p1_vc0_head0_out,
+    p1_vc0_head0_ovc,
+    p1_vc0_head0_drop,
+    p1_vc0_head0_flits,
+    p1_vc0_head0_fix,
+    p1_vc0_second0_last,
+    p1_vc0_second0_keep,
+    p1_vc0_second0_out,
+    p1_vc0_second0_ovc,
+    p1_vc0_second0_drop,
+    p1_vc0_second0_flits,
+    p1_vc0_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_p1_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_p1_tvalid;
+    input wire s_axis_p1_tlast;
+    // inputs
+    input wire p1_vc0_pop;
+    input wire [5:0] here_x;
+    input wire [5:0] here_y;
+    input wire [5:0] here_z;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire p1_mode_or;
+    output wire [31:0] stat_p1_length_errors;
+    output wire [31:0] stat_p1_dropped;
+    output wire p1_vc0_valid;
+    output wire p1_vc0_second_valid;
+    output wire [127:0] p1_vc0_head1;
+    output wire [127:0] p1_vc0_second1;
+    output wire p1_vc0_head0_last;
+    output wire [15:0] p1_vc0_head0_keep;
+    output wire [2:0] p1_vc0_head0_out;
+    output wire p1_vc0_head0_ovc;
+    output wire p1_vc0_head0_drop;
+    output wire [6:0] p1_vc0_head0_flits;
+    output wire p1_vc0_head0_fix;
+    output wire p1_vc0_second0_last;
+    output wire [15:0] p1_vc0_second0_keep;
+    output wire [2:0] p1_vc0_second0_out;
+    output wire p1_vc0_second0_ovc;
+    output wire p1_vc0_second0_drop;
+    output wire [6:0] p1_vc0_second0_flits;
+    output wire p1_vc0_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
+// state encodings
+/* verilator lint_off UNUSEDPARAM */
+localparam [1:0] P1_MODE_HEAD = 2'h0;
+localparam [1:0] P1_MODE_BODY = 2'h1;
+localparam [1:0] P1_MODE_PAD = 2'h2;
+localparam [1:0] P1_MODE_DISCARD = 2'h3;
+/* verilator lint_on UNUSEDPARAM */
 // input p1: arrival into the VC buffers
 wire [119:0] s_axis_p1_tdata_bits119_0;
 wire [119:0] s_axis_p1_tdata_cat;
 wire [119:0] s_axis_p1_tdata_cat_2;
-wire [119:0] here_x_cat_2;
-wire [119:0] here_y_cat_2;
+wire [119:0] here_x_cat;
+wire [119:0] here_y_cat;
 wire [119:0] s_axis_p1_tdata_bits119_0_2;
 wire [5:0] s_axis_p1_tdata_bits5_0;
 wire [5:0] s_axis_p1_tdata_bits11_6;
@@ -1575,16 +1670,17 @@ wire s_axis_p1_tdata_and_4;
 wire s_axis_p1_tdata_and_5;
 wire s_axis_p1_tdata_and_6;
 wire s_axis_p1_tdata_not;
-wire drop_2;
-wire here_y_lt_2;
-wire here_y_half_not_2;
+wire drop;
+wire here_y_lt;
+wire here_y_half_not;
 wire s_axis_p1_tdata_not_2;
-wire here_x_lt_2;
-wire here_x_half_not_2;
+wire here_y_top_sel;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_p1_tdata_not_3;
-wire here_x_sel_2;
-wire [2:0] route_out_2;
-wire route_vc_2;
+wire here_x_sel;
+wire [2:0] route_out;
+wire route_vc;
 wire [14:0] s_axis_p1_tdata_plus;
 wire [6:0] s_axis_p1_tdata_bits6_0;
 wire [3:0] s_axis_p1_tdata_bits3_0;
@@ -1596,33 +1692,33 @@ wire p1_mode_is0;
 wire p1_mode_is2;
 wire p1_mode_is3;
 wire p1_mode_and;
-wire accept_2;
-wire accept_or_2;
-wire accept_and_4;
+wire accept;
+wire accept_or;
+wire accept_and;
 wire s_axis_p1_tdata_sel;
-wire ends_2;
+wire ends;
 wire s_axis_p1_tlast_and;
-wire ends_and_2;
+wire ends_and;
 reg p1_in_dropped;
 reg stat_p1_length_errors_event;
 reg [31:0] stat_p1_length_errors_2;
 reg stat_p1_dropped_event;
 reg [31:0] stat_p1_dropped_2;
-wire [127:0] here_z_sel_2;
-wire [28:0] drop_cat_3;
-wire [29:0] drop_cat_4;
+wire [127:0] here_z_sel;
+wire [28:0] drop_cat;
+wire [29:0] drop_cat_2;
 reg [8:0] p1_vc0_wr;
 reg [8:0] p1_vc0_rd;
 reg p1_vc0_stored;
 reg p1_vc0_landed;
-reg p1_vc0_valid;
-reg p1_vc0_second_valid;
+reg p1_vc0_valid_2;
+reg p1_vc0_second_valid_2;
 reg p1_vc0_third_valid;
 wire p1_vc0_second_valid_sel;
 wire p1_vc0_third_valid_sel;
 wire p1_vc0_pop_and;
 wire p1_vc0_pop_or;
-wire accept_and_5;
+wire accept_and_2;
 wire p1_vc0_stored_and;
 wire p1_vc0_landed_or;
 wire p1_vc0_landed_and;
@@ -1633,16 +1729,292 @@ reg [29:0] p1_vc0_second0;
 reg [29:0] p1_vc0_third0;
 reg [127:0] p1_vc0_read1;
 wire [127:0] p1_vc0_read1_sel;
-reg [127:0] p1_vc0_head1;
-reg [127:0] p1_vc0_second1;
+reg [127:0] p1_vc0_head1_2;
+reg [127:0] p1_vc0_second1_2;
 reg [127:0] p1_vc0_third1;
-wire accept_and_6;
+wire accept_and_3;
 wire [8:0] p1_vc0_wr_minus;
 reg p1_space;
-wire p1_vc0_head0_b0;
-wire [15:0] p1_vc0_head0_bits16_1;
-wire [2:0] p1_vc0_head0_bits19_17;
-wire [2:0] p1_vc0_second0_bits19_17;
+wire p1_vc0_head0_last_2;
+wire [15:0] p1_vc0_head0_keep_2;
+wire [2:0] p1_vc0_head0_out_2;
+wire p1_vc0_head0_ovc_2;
+wire p1_vc0_head0_drop_2;
+wire [6:0] p1_vc0_head0_flits_2;
+wire p1_vc0_head0_fix_2;
+wire p1_vc0_second0_last_2;
+wire [15:0] p1_vc0_second0_keep_2;
+wire [2:0] p1_vc0_second0_out_2;
+wire p1_vc0_second0_ovc_2;
+wire p1_vc0_second0_drop_2;
+wire [6:0] p1_vc0_second0_flits_2;
+wire p1_vc0_second0_fix_2;
+// output yp
+wire [1:0] p1_mode_sel;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] p1_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] p1_vc0_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input p1: arrival into the VC buffers ----
+assign s_axis_p1_tdata_bits119_0 = s_axis_p1_tdata[119:0];
+assign s_axis_p1_tdata_cat = {({s_axis_p1_tdata_bits119_0[119:28], here_x}), s_axis_p1_tdata_bits119_0[21:0]};
+assign s_axis_p1_tdata_cat_2 = {({s_axis_p1_tdata_cat[119:34], here_y}), s_axis_p1_tdata_cat[27:0]};
+assign here_x_cat = {({s_axis_p1_tdata_cat_2[119:40], here_z}), s_axis_p1_tdata_cat_2[33:0]};
+assign here_y_cat = {({here_x_cat[119:44], 4'h1}), here_x_cat[39:0]};
+assign s_axis_p1_tdata_bits119_0_2 = s_axis_p1_tdata[119:0];
+assign s_axis_p1_tdata_bits5_0 = s_axis_p1_tdata_bits119_0_2[5:0];
+assign s_axis_p1_tdata_bits11_6 = s_axis_p1_tdata_bits119_0_2[11:6];
+assign s_axis_p1_tdata_bits17_12 = s_axis_p1_tdata_bits119_0_2[17:12];
+assign s_axis_p1_tdata_bits21_18 = s_axis_p1_tdata_bits119_0_2[21:18];
+assign s_axis_p1_tdata_bits57_44 = s_axis_p1_tdata_bits119_0_2[57:44];
+assign s_axis_p1_tdata_and = (~s_axis_p1_tdata_bits5_0[5]) & ((~s_axis_p1_tdata_bits5_0[4]) & ((~s_axis_p1_tdata_bits5_0[3]) & (~s_axis_p1_tdata_bits5_0[2])));
+assign s_axis_p1_tdata_and_2 = (~s_axis_p1_tdata_bits11_6[4]) & ((~s_axis_p1_tdata_bits11_6[3]) & ((~s_axis_p1_tdata_bits11_6[2]) & (~s_axis_p1_tdata_bits11_6[1])));
+assign s_axis_p1_tdata_and_3 = (~s_axis_p1_tdata_bits17_12[3]) & ((~s_axis_p1_tdata_bits17_12[2]) & ((~s_axis_p1_tdata_bits17_12[1]) & (~s_axis_p1_tdata_bits17_12[0])));
+assign s_axis_p1_tdata_or = ((~s_axis_p1_tdata_and) | (~((~s_axis_p1_tdata_bits11_6[5]) & s_axis_p1_tdata_and_2))) | (~((~s_axis_p1_tdata_bits17_12[5]) & ((~s_axis_p1_tdata_bits17_12[4]) & s_axis_p1_tdata_and_3)));
+assign s_axis_p1_tdata_and_4 = (~s_axis_p1_tdata_bits57_44[3]) & ((~s_axis_p1_tdata_bits57_44[2]) & ((~s_axis_p1_tdata_bits57_44[1]) & (~s_axis_p1_tdata_bits57_44[0])));
+assign s_axis_p1_tdata_and_5 = (~s_axis_p1_tdata_bits57_44[7]) & ((~s_axis_p1_tdata_bits57_44[6]) & ((~s_axis_p1_tdata_bits57_44[5]) & ((~s_axis_p1_tdata_bits57_44[4]) & s_axis_p1_tdata_and_4)));
+assign s_axis_p1_tdata_and_6 = (~s_axis_p1_tdata_bits57_44[11]) & ((~s_axis_p1_tdata_bits57_44[10]) | ((~s_axis_p1_tdata_bits57_44[9]) & ((~s_axis_p1_tdata_bits57_44[8]) & s_axis_p1_tdata_and_5)));
+assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata_bits57_44[13]) & ((~s_axis_p1_tdata_bits57_44[12]) & s_axis_p1_tdata_and_6));
+assign drop = (s_axis_p1_tdata_or | (~((~s_axis_p1_tdata_bits21_18[3]) & ((~s_axis_p1_tdata_bits21_18[2]) & (~s_axis_p1_tdata_bits21_18[1]))))) | s_axis_p1_tdata_not;
+assign here_y_lt = here_y < s_axis_p1_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata_bits11_6);
+assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_p1_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt = here_x < s_axis_p1_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata_bits5_0);
+assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata_bits5_0 == here_x);
+assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
+assign route_out = s_axis_p1_tdata_not_3 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata_bits21_18[2:0]);
+assign route_vc = s_axis_p1_tdata_not_3 ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
+assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
+
+// ---- input p1: length policing ----
+assign p1_mode_is0 = p1_mode == P1_MODE_HEAD;
+assign p1_mode_is2 = p1_mode == P1_MODE_PAD;
+assign p1_mode_is3 = p1_mode == P1_MODE_DISCARD;
+assign p1_mode_and = (p1_mode_is0 | (p1_mode == P1_MODE_BODY)) & p1_space;
+assign accept = p1_mode_and & s_axis_p1_tvalid;
+assign accept_or = accept | (p1_mode_is2 & p1_space);
+assign accept_and = accept & p1_mode_is0;
+assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
+assign ends = accept_or & s_axis_p1_tdata_sel;
+assign s_axis_p1_tlast_and = ((~s_axis_p1_tlast) & accept) & ends;
+assign ends_and = ((~ends) & accept) & s_axis_p1_tlast;
+assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
+assign drop_cat = {({({({({1'h0, s_axis_p1_tdata_bits6_0}), drop}), route_vc}), route_out}), (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff))};
+assign drop_cat_2 = {drop_cat, s_axis_p1_tdata_sel};
+assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid_2 : p1_vc0_valid_2;
+assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid_2;
+assign p1_vc0_pop_and = (~p1_vc0_pop) & p1_vc0_third_valid;
+assign p1_vc0_pop_or = p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed);
+assign accept_and_2 = (accept_or & (~p1_vc0_stored)) & (~p1_vc0_pop_or);
+assign p1_vc0_stored_and = p1_vc0_stored & (~p1_vc0_pop_or);
+assign p1_vc0_landed_or = p1_vc0_landed | accept_and_2;
+assign p1_vc0_landed_and = p1_vc0_landed & accept_and_2;
+assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat_2;
+assign p1_vc0_read1_sel = p1_vc0_landed ? p1_vc0_read1 : here_z_sel;
+assign accept_and_3 = accept_or & (~accept_and_2);
+assign p1_vc0_wr_minus = p1_vc0_wr - p1_vc0_rd;
+assign p1_vc0_head0_last_2 = p1_vc0_head0[0];
+assign p1_vc0_head0_keep_2 = p1_vc0_head0[16:1];
+assign p1_vc0_head0_out_2 = p1_vc0_head0[19:17];
+assign p1_vc0_head0_ovc_2 = p1_vc0_head0[20];
+assign p1_vc0_head0_drop_2 = p1_vc0_head0[21];
+assign p1_vc0_head0_flits_2 = p1_vc0_head0[28:22];
+assign p1_vc0_head0_fix_2 = p1_vc0_head0[29];
+assign p1_vc0_second0_last_2 = p1_vc0_second0[0];
+assign p1_vc0_second0_keep_2 = p1_vc0_second0[16:1];
+assign p1_vc0_second0_out_2 = p1_vc0_second0[19:17];
+assign p1_vc0_second0_ovc_2 = p1_vc0_second0[20];
+assign p1_vc0_second0_drop_2 = p1_vc0_second0[21];
+assign p1_vc0_second0_flits_2 = p1_vc0_second0[28:22];
+assign p1_vc0_second0_fix_2 = p1_vc0_second0[29];
+
+// ---- output yp ----
+assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and ? P1_MODE_PAD : (ends ? P1_MODE_HEAD : (accept_and ? P1_MODE_BODY : p1_mode))));
+
+always @(posedge clk) begin
+    if (rst) p1_mode <= P1_MODE_HEAD; else p1_mode <= p1_mode_sel;
+    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
+    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
+    if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and ? drop : p1_in_dropped;
+    if (rst) stat_p1_length_errors_event <= 1'h0; else stat_p1_length_errors_event <= (s_axis_p1_tlast_and | ends_and) & (~(p1_mode_is0 ? drop : p1_in_dropped));
+    if (rst) stat_p1_length_errors_2 <= 32'h0; else stat_p1_length_errors_2 <= stat_p1_length_errors_event ? (stat_p1_length_errors_2 + 32'h1) : stat_p1_length_errors_2;
+    if (rst) stat_p1_dropped_event <= 1'h0; else stat_p1_dropped_event <= accept_and & drop;
+    if (rst) stat_p1_dropped_2 <= 32'h0; else stat_p1_dropped_2 <= stat_p1_dropped_event ? (stat_p1_dropped_2 + 32'h1) : stat_p1_dropped_2;
+    if (rst) p1_vc0_wr <= 9'h0; else p1_vc0_wr <= p1_vc0_wr + ({8'h0, accept_and_3});
+    if (rst) p1_vc0_rd <= 9'h0; else p1_vc0_rd <= p1_vc0_rd + ({8'h0, p1_vc0_stored_and});
+    if (rst) p1_vc0_stored <= 1'h0; else p1_vc0_stored <= accept_and_3 | (p1_vc0_stored & (~(p1_vc0_stored_and & ((p1_vc0_wr - p1_vc0_rd) == 9'h1))));
+    if (rst) p1_vc0_landed <= 1'h0; else p1_vc0_landed <= p1_vc0_stored_and;
+    if (rst) p1_vc0_valid_2 <= 1'h0; else p1_vc0_valid_2 <= p1_vc0_second_valid_sel | p1_vc0_landed_or;
+    if (rst) p1_vc0_second_valid_2 <= 1'h0; else p1_vc0_second_valid_2 <= (p1_vc0_third_valid_sel | (p1_vc0_second_valid_sel & p1_vc0_landed_or)) | p1_vc0_landed_and;
+    if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= (p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or)) | (p1_vc0_second_valid_sel & p1_vc0_landed_and);
+    if (p1_vc0_stored_and) p1_vc0_read0 <= p1_vc0_mem0[p1_vc0_rd[7:0]];
+    if (p1_vc0_pop | (~p1_vc0_valid_2)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid_2) ? p1_vc0_second0 : p1_vc0_read0_sel;
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat_2 : p1_vc0_read0_sel);
+    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat_2;
+    if (p1_vc0_stored_and) p1_vc0_read1 <= p1_vc0_mem1[p1_vc0_rd[7:0]];
+    if (p1_vc0_pop | (~p1_vc0_valid_2)) p1_vc0_head1_2 <= (p1_vc0_pop & p1_vc0_second_valid_2) ? p1_vc0_second1_2 : p1_vc0_read1_sel;
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1_2 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel : p1_vc0_read1_sel);
+    if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_third_valid_sel ? p1_vc0_read1_sel : here_z_sel;
+    if (rst) p1_space <= 1'h1; else p1_space <= accept_or ? (p1_vc0_wr_minus < 9'hff) : (p1_vc0_wr_minus < 9'h100);
+    if (accept_or & (~accept_and_2)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat_2;
+    if (accept_or & (~accept_and_2)) p1_vc0_mem1[p1_vc0_wr[7:0]] <= here_z_sel;
+end
+
+assign p1_mode_or = p1_mode_and | p1_mode_is3;
+assign stat_p1_length_errors = stat_p1_length_errors_2;
+assign stat_p1_dropped = stat_p1_dropped_2;
+assign p1_vc0_valid = p1_vc0_valid_2;
+assign p1_vc0_second_valid = p1_vc0_second_valid_2;
+assign p1_vc0_head1 = p1_vc0_head1_2;
+assign p1_vc0_second1 = p1_vc0_second1_2;
+assign p1_vc0_head0_last = p1_vc0_head0_last_2;
+assign p1_vc0_head0_keep = p1_vc0_head0_keep_2;
+assign p1_vc0_head0_out = p1_vc0_head0_out_2;
+assign p1_vc0_head0_ovc = p1_vc0_head0_ovc_2;
+assign p1_vc0_head0_drop = p1_vc0_head0_drop_2;
+assign p1_vc0_head0_flits = p1_vc0_head0_flits_2;
+assign p1_vc0_head0_fix = p1_vc0_head0_fix_2;
+assign p1_vc0_second0_last = p1_vc0_second0_last_2;
+assign p1_vc0_second0_keep = p1_vc0_second0_keep_2;
+assign p1_vc0_second0_out = p1_vc0_second0_out_2;
+assign p1_vc0_second0_ovc = p1_vc0_second0_ovc_2;
+assign p1_vc0_second0_drop = p1_vc0_second0_drop_2;
+assign p1_vc0_second0_flits = p1_vc0_second0_flits_2;
+assign p1_vc0_second0_fix = p1_vc0_second0_fix_2;
+endmodule
+
+module torus_4x2x1_node_input_xp(
+    clk,
+    rst,
+    s_axis_xp_tdata,
+    s_axis_xp_tuser,
+    s_axis_xp_tvalid,
+    s_axis_xp_tkeep,
+    s_axis_xp_tlast,
+    xp_vc0_pop,
+    xp_vc1_pop,
+    here_y,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    stat_xp_ecc_corrected,
+    stat_xp_ecc_uncorrectable,
+    stat_xp_dropped,
+    xp_vc0_valid,
+    xp_vc0_second_valid,
+    xp_vc0_head1,
+    xp_vc0_second1,
+    xp_vc0_head0_last,
+    xp_vc0_head0_keep,
+    xp_vc0_head0_out,
+    xp_vc0_head0_ovc,
+    xp_vc0_head0_drop,
+    xp_vc0_head0_flits,
+    xp_vc0_head0_fix,
+    xp_vc0_second0_last,
+    xp_vc0_second0_keep,
+    xp_vc0_second0_out,
+    xp_vc0_second0_ovc,
+    xp_vc0_second0_drop,
+    xp_vc0_second0_flits,
+    xp_vc0_second0_fix,
+    xp_vc1_valid,
+    xp_vc1_second_valid,
+    xp_vc1_head1,
+    xp_vc1_second1,
+    xp_vc1_head0_last,
+    xp_vc1_head0_keep,
+    xp_vc1_head0_out,
+    xp_vc1_head0_ovc,
+    xp_vc1_head0_drop,
+    xp_vc1_head0_flits,
+    xp_vc1_head0_fix,
+    xp_vc1_second0_last,
+    xp_vc1_second0_keep,
+    xp_vc1_second0_out,
+    xp_vc1_second0_ovc,
+    xp_vc1_second0_drop,
+    xp_vc1_second0_flits,
+    xp_vc1_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_xp_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_xp_tuser;
+    input wire s_axis_xp_tvalid;
+    input wire [15:0] s_axis_xp_tkeep;
+    input wire s_axis_xp_tlast;
+    // inputs
+    input wire xp_vc0_pop;
+    input wire xp_vc1_pop;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire [31:0] stat_xp_ecc_corrected;
+    output wire [31:0] stat_xp_ecc_uncorrectable;
+    output wire [31:0] stat_xp_dropped;
+    output wire xp_vc0_valid;
+    output wire xp_vc0_second_valid;
+    output wire [127:0] xp_vc0_head1;
+    output wire [127:0] xp_vc0_second1;
+    output wire xp_vc0_head0_last;
+    output wire [15:0] xp_vc0_head0_keep;
+    output wire [2:0] xp_vc0_head0_out;
+    output wire xp_vc0_head0_ovc;
+    output wire xp_vc0_head0_drop;
+    output wire [6:0] xp_vc0_head0_flits;
+    output wire xp_vc0_head0_fix;
+    output wire xp_vc0_second0_last;
+    output wire [15:0] xp_vc0_second0_keep;
+    output wire [2:0] xp_vc0_second0_out;
+    output wire xp_vc0_second0_ovc;
+    output wire xp_vc0_second0_drop;
+    output wire [6:0] xp_vc0_second0_flits;
+    output wire xp_vc0_second0_fix;
+    output wire xp_vc1_valid;
+    output wire xp_vc1_second_valid;
+    output wire [127:0] xp_vc1_head1;
+    output wire [127:0] xp_vc1_second1;
+    output wire xp_vc1_head0_last;
+    output wire [15:0] xp_vc1_head0_keep;
+    output wire [2:0] xp_vc1_head0_out;
+    output wire xp_vc1_head0_ovc;
+    output wire xp_vc1_head0_drop;
+    output wire [6:0] xp_vc1_head0_flits;
+    output wire xp_vc1_head0_fix;
+    output wire xp_vc1_second0_last;
+    output wire [15:0] xp_vc1_second0_keep;
+    output wire [2:0] xp_vc1_second0_out;
+    output wire xp_vc1_second0_ovc;
+    output wire xp_vc1_second0_drop;
+    output wire [6:0] xp_vc1_second0_flits;
+    output wire xp_vc1_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
 // input xp: arrival into the VC buffers
 wire [119:0] s_axis_xp_tdata_bits119_0;
 wire [3:0] s_axis_xp_tdata_cat;
@@ -1696,17 +2068,18 @@ wire s_axis_xp_tdata_and_5;
 wire s_axis_xp_tdata_and_6;
 wire s_axis_xp_tdata_and_7;
 wire s_axis_xp_tdata_or_2;
-wire here_y_lt_3;
-wire here_y_half_not_3;
+wire here_y_lt;
+wire here_y_half_not;
 wire s_axis_xp_tdata_not;
-wire here_x_lt_3;
-wire here_x_half_not_3;
+wire here_y_top_sel;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_xp_tdata_not_2;
-wire here_x_sel_3;
-wire [2:0] route_out_3;
-wire route_vc_3;
+wire here_x_sel;
+wire [2:0] route_out;
+wire route_vc;
 wire [14:0] s_axis_xp_tdata_plus;
-wire drop_3;
+wire drop;
 reg xp_expect_head;
 wire s_axis_xp_tvalid_and;
 reg stat_xp_ecc_corrected_event;
@@ -1725,8 +2098,8 @@ reg [8:0] xp_vc0_wr;
 reg [8:0] xp_vc0_rd;
 reg xp_vc0_stored;
 reg xp_vc0_landed;
-reg xp_vc0_valid;
-reg xp_vc0_second_valid;
+reg xp_vc0_valid_2;
+reg xp_vc0_second_valid_2;
 reg xp_vc0_third_valid;
 wire xp_vc0_second_valid_sel;
 wire xp_vc0_third_valid_sel;
@@ -1743,14 +2116,17 @@ reg [29:0] xp_vc0_second0;
 reg [29:0] xp_vc0_third0;
 reg [127:0] xp_vc0_read1;
 wire [127:0] xp_vc0_read1_sel;
-reg [127:0] xp_vc0_head1;
-reg [127:0] xp_vc0_second1;
+reg [127:0] xp_vc0_head1_2;
+reg [127:0] xp_vc0_second1_2;
 reg [127:0] xp_vc0_third1;
 wire s_axis_xp_tvalid_and_4;
-wire xp_vc0_head0_b0;
-wire [15:0] xp_vc0_head0_bits16_1;
-wire [2:0] xp_vc0_head0_bits19_17;
-wire xp_vc0_head0_b29;
+wire xp_vc0_head0_last_2;
+wire [15:0] xp_vc0_head0_keep_2;
+wire [2:0] xp_vc0_head0_out_2;
+wire xp_vc0_head0_ovc_2;
+wire xp_vc0_head0_drop_2;
+wire [6:0] xp_vc0_head0_flits_2;
+wire xp_vc0_head0_fix_2;
 // input xp vc 0: a corrected header routed again
 wire [119:0] xp_vc0_head1_bits119_0;
 wire [5:0] xp_vc0_head1_bits5_0;
@@ -1766,26 +2142,33 @@ wire xp_vc0_head1_and_4;
 wire xp_vc0_head1_and_5;
 wire xp_vc0_head1_and_6;
 wire xp_vc0_head1_or_2;
-wire here_y_lt_4;
-wire here_y_half_not_4;
+wire here_y_lt_2;
+wire here_y_half_not_2;
 wire xp_vc0_head1_not;
-wire here_x_lt_4;
-wire here_x_half_not_4;
+wire here_y_top_sel_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
 wire xp_vc0_head1_not_2;
-wire here_x_sel_4;
-wire [2:0] route_out_4;
-wire route_vc_4;
+wire here_x_sel_2;
+wire [2:0] route_out_2;
+wire route_vc_2;
 wire [14:0] xp_vc0_head1_plus;
 wire xp_vc0_reroute;
 wire [28:0] route_vc_cat;
-wire [2:0] xp_vc0_second0_bits19_17;
+wire xp_vc0_second0_last_2;
+wire [15:0] xp_vc0_second0_keep_2;
+wire [2:0] xp_vc0_second0_out_2;
+wire xp_vc0_second0_ovc_2;
+wire xp_vc0_second0_drop_2;
+wire [6:0] xp_vc0_second0_flits_2;
+wire xp_vc0_second0_fix_2;
 wire s_axis_xp_tvalid_and_5;
 reg [8:0] xp_vc1_wr;
 reg [8:0] xp_vc1_rd;
 reg xp_vc1_stored;
 reg xp_vc1_landed;
-reg xp_vc1_valid;
-reg xp_vc1_second_valid;
+reg xp_vc1_valid_2;
+reg xp_vc1_second_valid_2;
 reg xp_vc1_third_valid;
 wire xp_vc1_second_valid_sel;
 wire xp_vc1_third_valid_sel;
@@ -1802,14 +2185,17 @@ reg [29:0] xp_vc1_second0;
 reg [29:0] xp_vc1_third0;
 reg [127:0] xp_vc1_read1;
 wire [127:0] xp_vc1_read1_sel;
-reg [127:0] xp_vc1_head1;
-reg [127:0] xp_vc1_second1;
+reg [127:0] xp_vc1_head1_2;
+reg [127:0] xp_vc1_second1_2;
 reg [127:0] xp_vc1_third1;
 wire s_axis_xp_tvalid_and_7;
-wire xp_vc1_head0_b0;
-wire [15:0] xp_vc1_head0_bits16_1;
-wire [2:0] xp_vc1_head0_bits19_17;
-wire xp_vc1_head0_b29;
+wire xp_vc1_head0_last_2;
+wire [15:0] xp_vc1_head0_keep_2;
+wire [2:0] xp_vc1_head0_out_2;
+wire xp_vc1_head0_ovc_2;
+wire xp_vc1_head0_drop_2;
+wire [6:0] xp_vc1_head0_flits_2;
+wire xp_vc1_head0_fix_2;
 // input xp vc 1: a corrected header routed again
 wire [119:0] xp_vc1_head1_bits119_0;
 wire [5:0] xp_vc1_head1_bits5_0;
@@ -1825,18 +2211,427 @@ wire xp_vc1_head1_and_4;
 wire xp_vc1_head1_and_5;
 wire xp_vc1_head1_and_6;
 wire xp_vc1_head1_or_2;
-wire here_y_lt_5;
-wire here_y_half_not_5;
+wire here_y_lt_3;
+wire here_y_half_not_3;
 wire xp_vc1_head1_not;
-wire here_x_lt_5;
-wire here_x_half_not_5;
+wire here_y_top_sel_3;
+wire here_x_lt_3;
+wire here_x_half_not_3;
 wire xp_vc1_head1_not_2;
-wire [2:0] route_out_5;
-wire route_vc_5;
+wire [2:0] route_out_3;
+wire route_vc_3;
 wire [14:0] xp_vc1_head1_plus;
 wire xp_vc1_reroute;
 wire [28:0] route_vc_cat_2;
-wire [2:0] xp_vc1_second0_bits19_17;
+wire xp_vc1_second0_last_2;
+wire [15:0] xp_vc1_second0_keep_2;
+wire [2:0] xp_vc1_second0_out_2;
+wire xp_vc1_second0_ovc_2;
+wire xp_vc1_second0_drop_2;
+wire [6:0] xp_vc1_second0_flits_2;
+wire xp_vc1_second0_fix_2;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] xp_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] xp_vc0_mem1 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] xp_vc1_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] xp_vc1_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input xp: arrival into the VC buffers ----
+assign s_axis_xp_tdata_bits119_0 = s_axis_xp_tdata[119:0];
+assign s_axis_xp_tdata_cat = {({({(^(s_axis_xp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_xp_tdata_cat_2 = {({({s_axis_xp_tdata_cat, (^(s_axis_xp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat_2, s_axis_xp_tdata_bits119_0})), s_axis_xp_tdata_cat_2});
+assign s_axis_xp_tdata_bits6_0 = s_axis_xp_tdata_xor[6:0];
+assign s_axis_xp_tdata_parity = ^s_axis_xp_tdata;
+assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_bits6_0 == 7'h0)) & (~s_axis_xp_tdata_parity);
+assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_bits6_0;
+assign s_axis_xp_tdata_cat_3 = {({({({s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126]}), s_axis_xp_tdata_shl[125]}), s_axis_xp_tdata_shl[124]}), s_axis_xp_tdata_shl[123]};
+assign s_axis_xp_tdata_cat_4 = {({({({s_axis_xp_tdata_cat_3, s_axis_xp_tdata_shl[122]}), s_axis_xp_tdata_shl[121]}), s_axis_xp_tdata_shl[120]}), s_axis_xp_tdata_shl[119]};
+assign s_axis_xp_tdata_cat_5 = {({({({s_axis_xp_tdata_cat_4, s_axis_xp_tdata_shl[118]}), s_axis_xp_tdata_shl[117]}), s_axis_xp_tdata_shl[116]}), s_axis_xp_tdata_shl[115]};
+assign s_axis_xp_tdata_cat_6 = {({({({s_axis_xp_tdata_cat_5, s_axis_xp_tdata_shl[114]}), s_axis_xp_tdata_shl[113]}), s_axis_xp_tdata_shl[112]}), s_axis_xp_tdata_shl[111]};
+assign s_axis_xp_tdata_cat_7 = {({({({s_axis_xp_tdata_cat_6, s_axis_xp_tdata_shl[110]}), s_axis_xp_tdata_shl[109]}), s_axis_xp_tdata_shl[108]}), s_axis_xp_tdata_shl[107]};
+assign s_axis_xp_tdata_cat_8 = {({({({s_axis_xp_tdata_cat_7, s_axis_xp_tdata_shl[106]}), s_axis_xp_tdata_shl[105]}), s_axis_xp_tdata_shl[104]}), s_axis_xp_tdata_shl[103]};
+assign s_axis_xp_tdata_cat_9 = {({({({s_axis_xp_tdata_cat_8, s_axis_xp_tdata_shl[102]}), s_axis_xp_tdata_shl[101]}), s_axis_xp_tdata_shl[100]}), s_axis_xp_tdata_shl[99]};
+assign s_axis_xp_tdata_cat_10 = {({({({s_axis_xp_tdata_cat_9, s_axis_xp_tdata_shl[98]}), s_axis_xp_tdata_shl[97]}), s_axis_xp_tdata_shl[96]}), s_axis_xp_tdata_shl[95]};
+assign s_axis_xp_tdata_cat_11 = {({({({s_axis_xp_tdata_cat_10, s_axis_xp_tdata_shl[94]}), s_axis_xp_tdata_shl[93]}), s_axis_xp_tdata_shl[92]}), s_axis_xp_tdata_shl[91]};
+assign s_axis_xp_tdata_cat_12 = {({({({s_axis_xp_tdata_cat_11, s_axis_xp_tdata_shl[90]}), s_axis_xp_tdata_shl[89]}), s_axis_xp_tdata_shl[88]}), s_axis_xp_tdata_shl[87]};
+assign s_axis_xp_tdata_cat_13 = {({({({s_axis_xp_tdata_cat_12, s_axis_xp_tdata_shl[86]}), s_axis_xp_tdata_shl[85]}), s_axis_xp_tdata_shl[84]}), s_axis_xp_tdata_shl[83]};
+assign s_axis_xp_tdata_cat_14 = {({({({s_axis_xp_tdata_cat_13, s_axis_xp_tdata_shl[82]}), s_axis_xp_tdata_shl[81]}), s_axis_xp_tdata_shl[80]}), s_axis_xp_tdata_shl[79]};
+assign s_axis_xp_tdata_cat_15 = {({({({s_axis_xp_tdata_cat_14, s_axis_xp_tdata_shl[78]}), s_axis_xp_tdata_shl[77]}), s_axis_xp_tdata_shl[76]}), s_axis_xp_tdata_shl[75]};
+assign s_axis_xp_tdata_cat_16 = {({({({s_axis_xp_tdata_cat_15, s_axis_xp_tdata_shl[74]}), s_axis_xp_tdata_shl[73]}), s_axis_xp_tdata_shl[72]}), s_axis_xp_tdata_shl[71]};
+assign s_axis_xp_tdata_cat_17 = {({({({s_axis_xp_tdata_cat_16, s_axis_xp_tdata_shl[70]}), s_axis_xp_tdata_shl[69]}), s_axis_xp_tdata_shl[68]}), s_axis_xp_tdata_shl[67]};
+assign s_axis_xp_tdata_cat_18 = {({({({s_axis_xp_tdata_cat_17, s_axis_xp_tdata_shl[66]}), s_axis_xp_tdata_shl[65]}), s_axis_xp_tdata_shl[63]}), s_axis_xp_tdata_shl[62]};
+assign s_axis_xp_tdata_cat_19 = {({({({s_axis_xp_tdata_cat_18, s_axis_xp_tdata_shl[61]}), s_axis_xp_tdata_shl[60]}), s_axis_xp_tdata_shl[59]}), s_axis_xp_tdata_shl[58]};
+assign s_axis_xp_tdata_cat_20 = {({({({s_axis_xp_tdata_cat_19, s_axis_xp_tdata_shl[57]}), s_axis_xp_tdata_shl[56]}), s_axis_xp_tdata_shl[55]}), s_axis_xp_tdata_shl[54]};
+assign s_axis_xp_tdata_cat_21 = {({({({s_axis_xp_tdata_cat_20, s_axis_xp_tdata_shl[53]}), s_axis_xp_tdata_shl[52]}), s_axis_xp_tdata_shl[51]}), s_axis_xp_tdata_shl[50]};
+assign s_axis_xp_tdata_cat_22 = {({({({s_axis_xp_tdata_cat_21, s_axis_xp_tdata_shl[49]}), s_axis_xp_tdata_shl[48]}), s_axis_xp_tdata_shl[47]}), s_axis_xp_tdata_shl[46]};
+assign s_axis_xp_tdata_cat_23 = {({({({s_axis_xp_tdata_cat_22, s_axis_xp_tdata_shl[45]}), s_axis_xp_tdata_shl[44]}), s_axis_xp_tdata_shl[43]}), s_axis_xp_tdata_shl[42]};
+assign s_axis_xp_tdata_cat_24 = {({({({s_axis_xp_tdata_cat_23, s_axis_xp_tdata_shl[41]}), s_axis_xp_tdata_shl[40]}), s_axis_xp_tdata_shl[39]}), s_axis_xp_tdata_shl[38]};
+assign s_axis_xp_tdata_cat_25 = {({({({s_axis_xp_tdata_cat_24, s_axis_xp_tdata_shl[37]}), s_axis_xp_tdata_shl[36]}), s_axis_xp_tdata_shl[35]}), s_axis_xp_tdata_shl[34]};
+assign s_axis_xp_tdata_cat_26 = {({({({s_axis_xp_tdata_cat_25, s_axis_xp_tdata_shl[33]}), s_axis_xp_tdata_shl[31]}), s_axis_xp_tdata_shl[30]}), s_axis_xp_tdata_shl[29]};
+assign s_axis_xp_tdata_cat_27 = {({({({s_axis_xp_tdata_cat_26, s_axis_xp_tdata_shl[28]}), s_axis_xp_tdata_shl[27]}), s_axis_xp_tdata_shl[26]}), s_axis_xp_tdata_shl[25]};
+assign s_axis_xp_tdata_cat_28 = {({({({s_axis_xp_tdata_cat_27, s_axis_xp_tdata_shl[24]}), s_axis_xp_tdata_shl[23]}), s_axis_xp_tdata_shl[22]}), s_axis_xp_tdata_shl[21]};
+assign s_axis_xp_tdata_cat_29 = {({({({s_axis_xp_tdata_cat_28, s_axis_xp_tdata_shl[20]}), s_axis_xp_tdata_shl[19]}), s_axis_xp_tdata_shl[18]}), s_axis_xp_tdata_shl[17]};
+assign s_axis_xp_tdata_cat_30 = {({({({s_axis_xp_tdata_cat_29, s_axis_xp_tdata_shl[15]}), s_axis_xp_tdata_shl[14]}), s_axis_xp_tdata_shl[13]}), s_axis_xp_tdata_shl[12]};
+assign s_axis_xp_tdata_cat_31 = {({({({s_axis_xp_tdata_cat_30, s_axis_xp_tdata_shl[11]}), s_axis_xp_tdata_shl[10]}), s_axis_xp_tdata_shl[9]}), s_axis_xp_tdata_shl[7]};
+assign s_axis_xp_tdata_sel = s_axis_xp_tdata_parity ? ({({({s_axis_xp_tdata_cat_31, s_axis_xp_tdata_shl[6]}), s_axis_xp_tdata_shl[5]}), s_axis_xp_tdata_shl[3]}) : 120'h0;
+assign s_axis_xp_tdata_bits119_0_2 = s_axis_xp_tdata[119:0];
+assign s_axis_xp_tdata_bits5_0 = s_axis_xp_tdata_bits119_0_2[5:0];
+assign s_axis_xp_tdata_bits11_6 = s_axis_xp_tdata_bits119_0_2[11:6];
+assign s_axis_xp_tdata_bits17_12 = s_axis_xp_tdata_bits119_0_2[17:12];
+assign s_axis_xp_tdata_bits21_18 = s_axis_xp_tdata_bits119_0_2[21:18];
+assign s_axis_xp_tdata_bits57_44 = s_axis_xp_tdata_bits119_0_2[57:44];
+assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata_bits5_0[5]) & ((~s_axis_xp_tdata_bits5_0[4]) & ((~s_axis_xp_tdata_bits5_0[3]) & (~s_axis_xp_tdata_bits5_0[2])));
+assign s_axis_xp_tdata_and_3 = (~s_axis_xp_tdata_bits11_6[4]) & ((~s_axis_xp_tdata_bits11_6[3]) & ((~s_axis_xp_tdata_bits11_6[2]) & (~s_axis_xp_tdata_bits11_6[1])));
+assign s_axis_xp_tdata_and_4 = (~s_axis_xp_tdata_bits17_12[3]) & ((~s_axis_xp_tdata_bits17_12[2]) & ((~s_axis_xp_tdata_bits17_12[1]) & (~s_axis_xp_tdata_bits17_12[0])));
+assign s_axis_xp_tdata_or = ((~s_axis_xp_tdata_and_2) | (~((~s_axis_xp_tdata_bits11_6[5]) & s_axis_xp_tdata_and_3))) | (~((~s_axis_xp_tdata_bits17_12[5]) & ((~s_axis_xp_tdata_bits17_12[4]) & s_axis_xp_tdata_and_4)));
+assign s_axis_xp_tdata_and_5 = (~s_axis_xp_tdata_bits57_44[3]) & ((~s_axis_xp_tdata_bits57_44[2]) & ((~s_axis_xp_tdata_bits57_44[1]) & (~s_axis_xp_tdata_bits57_44[0])));
+assign s_axis_xp_tdata_and_6 = (~s_axis_xp_tdata_bits57_44[7]) & ((~s_axis_xp_tdata_bits57_44[6]) & ((~s_axis_xp_tdata_bits57_44[5]) & ((~s_axis_xp_tdata_bits57_44[4]) & s_axis_xp_tdata_and_5)));
+assign s_axis_xp_tdata_and_7 = (~s_axis_xp_tdata_bits57_44[11]) & ((~s_axis_xp_tdata_bits57_44[10]) | ((~s_axis_xp_tdata_bits57_44[9]) & ((~s_axis_xp_tdata_bits57_44[8]) & s_axis_xp_tdata_and_6)));
+assign s_axis_xp_tdata_or_2 = (s_axis_xp_tdata_or | (~((~s_axis_xp_tdata_bits21_18[3]) & ((~s_axis_xp_tdata_bits21_18[2]) & (~s_axis_xp_tdata_bits21_18[1]))))) | (~((~s_axis_xp_tdata_bits57_44[13]) & ((~s_axis_xp_tdata_bits57_44[12]) & s_axis_xp_tdata_and_7)));
+assign here_y_lt = here_y < s_axis_xp_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata_bits11_6);
+assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_xp_tdata_not ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt = here_x < s_axis_xp_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata_bits5_0);
+assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata_bits5_0 == here_x);
+assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
+assign route_out = s_axis_xp_tdata_not_2 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata_bits21_18[2:0]);
+assign route_vc = s_axis_xp_tdata_not_2 ? ((here_x_sel ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : here_y_top_sel;
+assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = s_axis_xp_tdata_or_2 | s_axis_xp_tdata_and;
+assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
+assign s_axis_xp_tdata_sel_2 = xp_expect_head ? ({8'h0, (s_axis_xp_tdata_bits119_0 ^ s_axis_xp_tdata_sel)}) : s_axis_xp_tdata;
+assign xp_expect_head_cat = {({({({(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
+assign xp_expect_head_cat_2 = {({xp_expect_head_cat, s_axis_xp_tkeep}), s_axis_xp_tlast};
+assign s_axis_xp_tvalid_and_2 = s_axis_xp_tvalid & (~s_axis_xp_tuser);
+assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid_2 : xp_vc0_valid_2;
+assign xp_vc0_third_valid_sel = xp_vc0_pop ? xp_vc0_third_valid : xp_vc0_second_valid_2;
+assign xp_vc0_pop_and = (~xp_vc0_pop) & xp_vc0_third_valid;
+assign xp_vc0_pop_or = xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed);
+assign s_axis_xp_tvalid_and_3 = (s_axis_xp_tvalid_and_2 & (~xp_vc0_stored)) & (~xp_vc0_pop_or);
+assign xp_vc0_stored_and = xp_vc0_stored & (~xp_vc0_pop_or);
+assign xp_vc0_landed_or = xp_vc0_landed | s_axis_xp_tvalid_and_3;
+assign xp_vc0_landed_and = xp_vc0_landed & s_axis_xp_tvalid_and_3;
+assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat_2;
+assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel_2;
+assign s_axis_xp_tvalid_and_4 = s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3);
+assign xp_vc0_head0_last_2 = xp_vc0_head0[0];
+assign xp_vc0_head0_keep_2 = xp_vc0_head0[16:1];
+assign xp_vc0_head0_out_2 = xp_vc0_head0[19:17];
+assign xp_vc0_head0_ovc_2 = xp_vc0_head0[20];
+assign xp_vc0_head0_drop_2 = xp_vc0_head0[21];
+assign xp_vc0_head0_flits_2 = xp_vc0_head0[28:22];
+assign xp_vc0_head0_fix_2 = xp_vc0_head0[29];
+
+// ---- input xp vc 0: a corrected header routed again ----
+assign xp_vc0_head1_bits119_0 = xp_vc0_head1_2[119:0];
+assign xp_vc0_head1_bits5_0 = xp_vc0_head1_bits119_0[5:0];
+assign xp_vc0_head1_bits11_6 = xp_vc0_head1_bits119_0[11:6];
+assign xp_vc0_head1_bits17_12 = xp_vc0_head1_bits119_0[17:12];
+assign xp_vc0_head1_bits21_18 = xp_vc0_head1_bits119_0[21:18];
+assign xp_vc0_head1_bits57_44 = xp_vc0_head1_bits119_0[57:44];
+assign xp_vc0_head1_and = (~xp_vc0_head1_bits5_0[5]) & ((~xp_vc0_head1_bits5_0[4]) & ((~xp_vc0_head1_bits5_0[3]) & (~xp_vc0_head1_bits5_0[2])));
+assign xp_vc0_head1_and_2 = (~xp_vc0_head1_bits11_6[4]) & ((~xp_vc0_head1_bits11_6[3]) & ((~xp_vc0_head1_bits11_6[2]) & (~xp_vc0_head1_bits11_6[1])));
+assign xp_vc0_head1_and_3 = (~xp_vc0_head1_bits17_12[3]) & ((~xp_vc0_head1_bits17_12[2]) & ((~xp_vc0_head1_bits17_12[1]) & (~xp_vc0_head1_bits17_12[0])));
+assign xp_vc0_head1_or = ((~xp_vc0_head1_and) | (~((~xp_vc0_head1_bits11_6[5]) & xp_vc0_head1_and_2))) | (~((~xp_vc0_head1_bits17_12[5]) & ((~xp_vc0_head1_bits17_12[4]) & xp_vc0_head1_and_3)));
+assign xp_vc0_head1_and_4 = (~xp_vc0_head1_bits57_44[3]) & ((~xp_vc0_head1_bits57_44[2]) & ((~xp_vc0_head1_bits57_44[1]) & (~xp_vc0_head1_bits57_44[0])));
+assign xp_vc0_head1_and_5 = (~xp_vc0_head1_bits57_44[7]) & ((~xp_vc0_head1_bits57_44[6]) & ((~xp_vc0_head1_bits57_44[5]) & ((~xp_vc0_head1_bits57_44[4]) & xp_vc0_head1_and_4)));
+assign xp_vc0_head1_and_6 = (~xp_vc0_head1_bits57_44[11]) & ((~xp_vc0_head1_bits57_44[10]) | ((~xp_vc0_head1_bits57_44[9]) & ((~xp_vc0_head1_bits57_44[8]) & xp_vc0_head1_and_5)));
+assign xp_vc0_head1_or_2 = (xp_vc0_head1_or | (~((~xp_vc0_head1_bits21_18[3]) & ((~xp_vc0_head1_bits21_18[2]) & (~xp_vc0_head1_bits21_18[1]))))) | (~((~xp_vc0_head1_bits57_44[13]) & ((~xp_vc0_head1_bits57_44[12]) & xp_vc0_head1_and_6)));
+assign here_y_lt_2 = here_y < xp_vc0_head1_bits11_6;
+assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1_bits11_6);
+assign xp_vc0_head1_not = ~(xp_vc0_head1_bits11_6 == here_y);
+assign here_y_top_sel_2 = xp_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt_2 = here_x < xp_vc0_head1_bits5_0;
+assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1_bits5_0);
+assign xp_vc0_head1_not_2 = ~(xp_vc0_head1_bits5_0 == here_x);
+assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
+assign route_out_2 = xp_vc0_head1_not_2 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1_bits21_18[2:0]);
+assign route_vc_2 = xp_vc0_head1_not_2 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign xp_vc0_reroute = (xp_vc0_valid_2 & xp_vc0_head0_fix_2) & (~xp_vc0_pop);
+assign route_vc_cat = {({({({({1'h0, xp_vc0_head1_plus[6:0]}), xp_vc0_head1_or_2}), route_vc_2}), route_out_2}), xp_vc0_head0_keep_2};
+assign xp_vc0_second0_last_2 = xp_vc0_second0[0];
+assign xp_vc0_second0_keep_2 = xp_vc0_second0[16:1];
+assign xp_vc0_second0_out_2 = xp_vc0_second0[19:17];
+assign xp_vc0_second0_ovc_2 = xp_vc0_second0[20];
+assign xp_vc0_second0_drop_2 = xp_vc0_second0[21];
+assign xp_vc0_second0_flits_2 = xp_vc0_second0[28:22];
+assign xp_vc0_second0_fix_2 = xp_vc0_second0[29];
+assign s_axis_xp_tvalid_and_5 = s_axis_xp_tvalid & s_axis_xp_tuser;
+assign xp_vc1_second_valid_sel = xp_vc1_pop ? xp_vc1_second_valid_2 : xp_vc1_valid_2;
+assign xp_vc1_third_valid_sel = xp_vc1_pop ? xp_vc1_third_valid : xp_vc1_second_valid_2;
+assign xp_vc1_pop_and = (~xp_vc1_pop) & xp_vc1_third_valid;
+assign xp_vc1_pop_or = xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed);
+assign s_axis_xp_tvalid_and_6 = (s_axis_xp_tvalid_and_5 & (~xp_vc1_stored)) & (~xp_vc1_pop_or);
+assign xp_vc1_stored_and = xp_vc1_stored & (~xp_vc1_pop_or);
+assign xp_vc1_landed_or = xp_vc1_landed | s_axis_xp_tvalid_and_6;
+assign xp_vc1_landed_and = xp_vc1_landed & s_axis_xp_tvalid_and_6;
+assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat_2;
+assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel_2;
+assign s_axis_xp_tvalid_and_7 = s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6);
+assign xp_vc1_head0_last_2 = xp_vc1_head0[0];
+assign xp_vc1_head0_keep_2 = xp_vc1_head0[16:1];
+assign xp_vc1_head0_out_2 = xp_vc1_head0[19:17];
+assign xp_vc1_head0_ovc_2 = xp_vc1_head0[20];
+assign xp_vc1_head0_drop_2 = xp_vc1_head0[21];
+assign xp_vc1_head0_flits_2 = xp_vc1_head0[28:22];
+assign xp_vc1_head0_fix_2 = xp_vc1_head0[29];
+
+// ---- input xp vc 1: a corrected header routed again ----
+assign xp_vc1_head1_bits119_0 = xp_vc1_head1_2[119:0];
+assign xp_vc1_head1_bits5_0 = xp_vc1_head1_bits119_0[5:0];
+assign xp_vc1_head1_bits11_6 = xp_vc1_head1_bits119_0[11:6];
+assign xp_vc1_head1_bits17_12 = xp_vc1_head1_bits119_0[17:12];
+assign xp_vc1_head1_bits21_18 = xp_vc1_head1_bits119_0[21:18];
+assign xp_vc1_head1_bits57_44 = xp_vc1_head1_bits119_0[57:44];
+assign xp_vc1_head1_and = (~xp_vc1_head1_bits5_0[5]) & ((~xp_vc1_head1_bits5_0[4]) & ((~xp_vc1_head1_bits5_0[3]) & (~xp_vc1_head1_bits5_0[2])));
+assign xp_vc1_head1_and_2 = (~xp_vc1_head1_bits11_6[4]) & ((~xp_vc1_head1_bits11_6[3]) & ((~xp_vc1_head1_bits11_6[2]) & (~xp_vc1_head1_bits11_6[1])));
+assign xp_vc1_head1_and_3 = (~xp_vc1_head1_bits17_12[3]) & ((~xp_vc1_head1_bits17_12[2]) & ((~xp_vc1_head1_bits17_12[1]) & (~xp_vc1_head1_bits17_12[0])));
+assign xp_vc1_head1_or = ((~xp_vc1_head1_and) | (~((~xp_vc1_head1_bits11_6[5]) & xp_vc1_head1_and_2))) | (~((~xp_vc1_head1_bits17_12[5]) & ((~xp_vc1_head1_bits17_12[4]) & xp_vc1_head1_and_3)));
+assign xp_vc1_head1_and_4 = (~xp_vc1_head1_bits57_44[3]) & ((~xp_vc1_head1_bits57_44[2]) & ((~xp_vc1_head1_bits57_44[1]) & (~xp_vc1_head1_bits57_44[0])));
+assign xp_vc1_head1_and_5 = (~xp_vc1_head1_bits57_44[7]) & ((~xp_vc1_head1_bits57_44[6]) & ((~xp_vc1_head1_bits57_44[5]) & ((~xp_vc1_head1_bits57_44[4]) & xp_vc1_head1_and_4)));
+assign xp_vc1_head1_and_6 = (~xp_vc1_head1_bits57_44[11]) & ((~xp_vc1_head1_bits57_44[10]) | ((~xp_vc1_head1_bits57_44[9]) & ((~xp_vc1_head1_bits57_44[8]) & xp_vc1_head1_and_5)));
+assign xp_vc1_head1_or_2 = (xp_vc1_head1_or | (~((~xp_vc1_head1_bits21_18[3]) & ((~xp_vc1_head1_bits21_18[2]) & (~xp_vc1_head1_bits21_18[1]))))) | (~((~xp_vc1_head1_bits57_44[13]) & ((~xp_vc1_head1_bits57_44[12]) & xp_vc1_head1_and_6)));
+assign here_y_lt_3 = here_y < xp_vc1_head1_bits11_6;
+assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1_bits11_6);
+assign xp_vc1_head1_not = ~(xp_vc1_head1_bits11_6 == here_y);
+assign here_y_top_sel_3 = xp_vc1_head1_not ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt_3 = here_x < xp_vc1_head1_bits5_0;
+assign here_x_half_not_3 = ~(here_x_half < xp_vc1_head1_bits5_0);
+assign xp_vc1_head1_not_2 = ~(xp_vc1_head1_bits5_0 == here_x);
+assign route_out_3 = xp_vc1_head1_not_2 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? 3'h2 : 3'h3) : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1_bits21_18[2:0]);
+assign route_vc_3 = xp_vc1_head1_not_2 ? 1'h1 : here_y_top_sel_3;
+assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign xp_vc1_reroute = (xp_vc1_valid_2 & xp_vc1_head0_fix_2) & (~xp_vc1_pop);
+assign route_vc_cat_2 = {({({({({1'h0, xp_vc1_head1_plus[6:0]}), xp_vc1_head1_or_2}), route_vc_3}), route_out_3}), xp_vc1_head0_keep_2};
+assign xp_vc1_second0_last_2 = xp_vc1_second0[0];
+assign xp_vc1_second0_keep_2 = xp_vc1_second0[16:1];
+assign xp_vc1_second0_out_2 = xp_vc1_second0[19:17];
+assign xp_vc1_second0_ovc_2 = xp_vc1_second0[20];
+assign xp_vc1_second0_drop_2 = xp_vc1_second0[21];
+assign xp_vc1_second0_flits_2 = xp_vc1_second0[28:22];
+assign xp_vc1_second0_fix_2 = xp_vc1_second0[29];
+
+always @(posedge clk) begin
+    if (rst) xp_expect_head <= 1'h1; else xp_expect_head <= s_axis_xp_tvalid ? s_axis_xp_tlast : xp_expect_head;
+    if (rst) stat_xp_ecc_corrected_event <= 1'h0; else stat_xp_ecc_corrected_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_parity;
+    if (rst) stat_xp_ecc_corrected_2 <= 32'h0; else stat_xp_ecc_corrected_2 <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected_2 + 32'h1) : stat_xp_ecc_corrected_2;
+    if (rst) stat_xp_ecc_uncorrectable_event <= 1'h0; else stat_xp_ecc_uncorrectable_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_and;
+    if (rst) stat_xp_ecc_uncorrectable_2 <= 32'h0; else stat_xp_ecc_uncorrectable_2 <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable_2 + 32'h1) : stat_xp_ecc_uncorrectable_2;
+    if (rst) stat_xp_dropped_2 <= 32'h0; else stat_xp_dropped_2 <= ((stat_xp_dropped_2 + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
+    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= (s_axis_xp_tvalid_and & drop) & (~s_axis_xp_tdata_parity);
+    if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or_2;
+    if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or_2;
+    if (rst) xp_vc0_wr <= 9'h0; else xp_vc0_wr <= xp_vc0_wr + ({8'h0, s_axis_xp_tvalid_and_4});
+    if (rst) xp_vc0_rd <= 9'h0; else xp_vc0_rd <= xp_vc0_rd + ({8'h0, xp_vc0_stored_and});
+    if (rst) xp_vc0_stored <= 1'h0; else xp_vc0_stored <= s_axis_xp_tvalid_and_4 | (xp_vc0_stored & (~(xp_vc0_stored_and & ((xp_vc0_wr - xp_vc0_rd) == 9'h1))));
+    if (rst) xp_vc0_landed <= 1'h0; else xp_vc0_landed <= xp_vc0_stored_and;
+    if (rst) xp_vc0_valid_2 <= 1'h0; else xp_vc0_valid_2 <= xp_vc0_second_valid_sel | xp_vc0_landed_or;
+    if (rst) xp_vc0_second_valid_2 <= 1'h0; else xp_vc0_second_valid_2 <= (xp_vc0_third_valid_sel | (xp_vc0_second_valid_sel & xp_vc0_landed_or)) | xp_vc0_landed_and;
+    if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= (xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or)) | (xp_vc0_second_valid_sel & xp_vc0_landed_and);
+    if (xp_vc0_stored_and) xp_vc0_read0 <= xp_vc0_mem0[xp_vc0_rd[7:0]];
+    if ((xp_vc0_pop | (~xp_vc0_valid_2)) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? ({route_vc_cat, xp_vc0_head0_last_2}) : ((xp_vc0_pop & xp_vc0_second_valid_2) ? xp_vc0_second0 : xp_vc0_read0_sel);
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat_2 : xp_vc0_read0_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat_2;
+    if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
+    if (xp_vc0_pop | (~xp_vc0_valid_2)) xp_vc0_head1_2 <= (xp_vc0_pop & xp_vc0_second_valid_2) ? xp_vc0_second1_2 : xp_vc0_read1_sel;
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1_2 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc0_read1_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel_2;
+    if (rst) xp_vc1_wr <= 9'h0; else xp_vc1_wr <= xp_vc1_wr + ({8'h0, s_axis_xp_tvalid_and_7});
+    if (rst) xp_vc1_rd <= 9'h0; else xp_vc1_rd <= xp_vc1_rd + ({8'h0, xp_vc1_stored_and});
+    if (rst) xp_vc1_stored <= 1'h0; else xp_vc1_stored <= s_axis_xp_tvalid_and_7 | (xp_vc1_stored & (~(xp_vc1_stored_and & ((xp_vc1_wr - xp_vc1_rd) == 9'h1))));
+    if (rst) xp_vc1_landed <= 1'h0; else xp_vc1_landed <= xp_vc1_stored_and;
+    if (rst) xp_vc1_valid_2 <= 1'h0; else xp_vc1_valid_2 <= xp_vc1_second_valid_sel | xp_vc1_landed_or;
+    if (rst) xp_vc1_second_valid_2 <= 1'h0; else xp_vc1_second_valid_2 <= (xp_vc1_third_valid_sel | (xp_vc1_second_valid_sel & xp_vc1_landed_or)) | xp_vc1_landed_and;
+    if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= (xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or)) | (xp_vc1_second_valid_sel & xp_vc1_landed_and);
+    if (xp_vc1_stored_and) xp_vc1_read0 <= xp_vc1_mem0[xp_vc1_rd[7:0]];
+    if ((xp_vc1_pop | (~xp_vc1_valid_2)) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? ({route_vc_cat_2, xp_vc1_head0_last_2}) : ((xp_vc1_pop & xp_vc1_second_valid_2) ? xp_vc1_second0 : xp_vc1_read0_sel);
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat_2 : xp_vc1_read0_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat_2;
+    if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
+    if (xp_vc1_pop | (~xp_vc1_valid_2)) xp_vc1_head1_2 <= (xp_vc1_pop & xp_vc1_second_valid_2) ? xp_vc1_second1_2 : xp_vc1_read1_sel;
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1_2 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc1_read1_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel_2;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat_2;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel_2;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat_2;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel_2;
+end
+
+assign stat_xp_ecc_corrected = stat_xp_ecc_corrected_2;
+assign stat_xp_ecc_uncorrectable = stat_xp_ecc_uncorrectable_2;
+assign stat_xp_dropped = stat_xp_dropped_2;
+assign xp_vc0_valid = xp_vc0_valid_2;
+assign xp_vc0_second_valid = xp_vc0_second_valid_2;
+assign xp_vc0_head1 = xp_vc0_head1_2;
+assign xp_vc0_second1 = xp_vc0_second1_2;
+assign xp_vc0_head0_last = xp_vc0_head0_last_2;
+assign xp_vc0_head0_keep = xp_vc0_head0_keep_2;
+assign xp_vc0_head0_out = xp_vc0_head0_out_2;
+assign xp_vc0_head0_ovc = xp_vc0_head0_ovc_2;
+assign xp_vc0_head0_drop = xp_vc0_head0_drop_2;
+assign xp_vc0_head0_flits = xp_vc0_head0_flits_2;
+assign xp_vc0_head0_fix = xp_vc0_head0_fix_2;
+assign xp_vc0_second0_last = xp_vc0_second0_last_2;
+assign xp_vc0_second0_keep = xp_vc0_second0_keep_2;
+assign xp_vc0_second0_out = xp_vc0_second0_out_2;
+assign xp_vc0_second0_ovc = xp_vc0_second0_ovc_2;
+assign xp_vc0_second0_drop = xp_vc0_second0_drop_2;
+assign xp_vc0_second0_flits = xp_vc0_second0_flits_2;
+assign xp_vc0_second0_fix = xp_vc0_second0_fix_2;
+assign xp_vc1_valid = xp_vc1_valid_2;
+assign xp_vc1_second_valid = xp_vc1_second_valid_2;
+assign xp_vc1_head1 = xp_vc1_head1_2;
+assign xp_vc1_second1 = xp_vc1_second1_2;
+assign xp_vc1_head0_last = xp_vc1_head0_last_2;
+assign xp_vc1_head0_keep = xp_vc1_head0_keep_2;
+assign xp_vc1_head0_out = xp_vc1_head0_out_2;
+assign xp_vc1_head0_ovc = xp_vc1_head0_ovc_2;
+assign xp_vc1_head0_drop = xp_vc1_head0_drop_2;
+assign xp_vc1_head0_flits = xp_vc1_head0_flits_2;
+assign xp_vc1_head0_fix = xp_vc1_head0_fix_2;
+assign xp_vc1_second0_last = xp_vc1_second0_last_2;
+assign xp_vc1_second0_keep = xp_vc1_second0_keep_2;
+assign xp_vc1_second0_out = xp_vc1_second0_out_2;
+assign xp_vc1_second0_ovc = xp_vc1_second0_ovc_2;
+assign xp_vc1_second0_drop = xp_vc1_second0_drop_2;
+assign xp_vc1_second0_flits = xp_vc1_second0_flits_2;
+assign xp_vc1_second0_fix = xp_vc1_second0_fix_2;
+endmodule
+
+module torus_4x2x1_node_input_xn(
+    clk,
+    rst,
+    s_axis_xn_tdata,
+    s_axis_xn_tuser,
+    s_axis_xn_tvalid,
+    s_axis_xn_tkeep,
+    s_axis_xn_tlast,
+    xn_vc0_pop,
+    xn_vc1_pop,
+    here_y,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    stat_xn_ecc_corrected,
+    stat_xn_ecc_uncorrectable,
+    stat_xn_dropped,
+    xn_vc0_valid,
+    xn_vc0_second_valid,
+    xn_vc0_head1,
+    xn_vc0_second1,
+    xn_vc0_head0_last,
+    xn_vc0_head0_keep,
+    xn_vc0_head0_out,
+    xn_vc0_head0_ovc,
+    xn_vc0_head0_drop,
+    xn_vc0_head0_flits,
+    xn_vc0_head0_fix,
+    xn_vc0_second0_last,
+    xn_vc0_second0_keep,
+    xn_vc0_second0_out,
+    xn_vc0_second0_ovc,
+    xn_vc0_second0_drop,
+    xn_vc0_second0_flits,
+    xn_vc0_second0_fix,
+    xn_vc1_valid,
+    xn_vc1_second_valid,
+    xn_vc1_head1,
+    xn_vc1_second1,
+    xn_vc1_head0_last,
+    xn_vc1_head0_keep,
+    xn_vc1_head0_out,
+    xn_vc1_head0_ovc,
+    xn_vc1_head0_drop,
+    xn_vc1_head0_flits,
+    xn_vc1_head0_fix,
+    xn_vc1_second0_last,
+    xn_vc1_second0_keep,
+    xn_vc1_second0_out,
+    xn_vc1_second0_ovc,
+    xn_vc1_second0_drop,
+    xn_vc1_second0_flits,
+    xn_vc1_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_xn_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_xn_tuser;
+    input wire s_axis_xn_tvalid;
+    input wire [15:0] s_axis_xn_tkeep;
+    input wire s_axis_xn_tlast;
+    // inputs
+    input wire xn_vc0_pop;
+    input wire xn_vc1_pop;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire [31:0] stat_xn_ecc_corrected;
+    output wire [31:0] stat_xn_ecc_uncorrectable;
+    output wire [31:0] stat_xn_dropped;
+    output wire xn_vc0_valid;
+    output wire xn_vc0_second_valid;
+    output wire [127:0] xn_vc0_head1;
+    output wire [127:0] xn_vc0_second1;
+    output wire xn_vc0_head0_last;
+    output wire [15:0] xn_vc0_head0_keep;
+    output wire [2:0] xn_vc0_head0_out;
+    output wire xn_vc0_head0_ovc;
+    output wire xn_vc0_head0_drop;
+    output wire [6:0] xn_vc0_head0_flits;
+    output wire xn_vc0_head0_fix;
+    output wire xn_vc0_second0_last;
+    output wire [15:0] xn_vc0_second0_keep;
+    output wire [2:0] xn_vc0_second0_out;
+    output wire xn_vc0_second0_ovc;
+    output wire xn_vc0_second0_drop;
+    output wire [6:0] xn_vc0_second0_flits;
+    output wire xn_vc0_second0_fix;
+    output wire xn_vc1_valid;
+    output wire xn_vc1_second_valid;
+    output wire [127:0] xn_vc1_head1;
+    output wire [127:0] xn_vc1_second1;
+    output wire xn_vc1_head0_last;
+    output wire [15:0] xn_vc1_head0_keep;
+    output wire [2:0] xn_vc1_head0_out;
+    output wire xn_vc1_head0_ovc;
+    output wire xn_vc1_head0_drop;
+    output wire [6:0] xn_vc1_head0_flits;
+    output wire xn_vc1_head0_fix;
+    output wire xn_vc1_second0_last;
+    output wire [15:0] xn_vc1_second0_keep;
+    output wire [2:0] xn_vc1_second0_out;
+    output wire xn_vc1_second0_ovc;
+    output wire xn_vc1_second0_drop;
+    output wire [6:0] xn_vc1_second0_flits;
+    output wire xn_vc1_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
 // input xn: arrival into the VC buffers
 wire [119:0] s_axis_xn_tdata_bits119_0;
 wire [3:0] s_axis_xn_tdata_cat;
@@ -1890,17 +2685,18 @@ wire s_axis_xn_tdata_and_5;
 wire s_axis_xn_tdata_and_6;
 wire s_axis_xn_tdata_and_7;
 wire s_axis_xn_tdata_or_2;
-wire here_y_lt_6;
-wire here_y_half_not_6;
+wire here_y_lt;
+wire here_y_half_not;
 wire s_axis_xn_tdata_not;
-wire here_x_lt_6;
-wire here_x_half_not_6;
+wire here_y_top_sel;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_xn_tdata_not_2;
-wire here_x_sel_5;
-wire [2:0] route_out_6;
-wire route_vc_6;
+wire here_x_sel;
+wire [2:0] route_out;
+wire route_vc;
 wire [14:0] s_axis_xn_tdata_plus;
-wire drop_4;
+wire drop;
 reg xn_expect_head;
 wire s_axis_xn_tvalid_and;
 reg stat_xn_ecc_corrected_event;
@@ -1919,8 +2715,8 @@ reg [8:0] xn_vc0_wr;
 reg [8:0] xn_vc0_rd;
 reg xn_vc0_stored;
 reg xn_vc0_landed;
-reg xn_vc0_valid;
-reg xn_vc0_second_valid;
+reg xn_vc0_valid_2;
+reg xn_vc0_second_valid_2;
 reg xn_vc0_third_valid;
 wire xn_vc0_second_valid_sel;
 wire xn_vc0_third_valid_sel;
@@ -1937,14 +2733,17 @@ reg [29:0] xn_vc0_second0;
 reg [29:0] xn_vc0_third0;
 reg [127:0] xn_vc0_read1;
 wire [127:0] xn_vc0_read1_sel;
-reg [127:0] xn_vc0_head1;
-reg [127:0] xn_vc0_second1;
+reg [127:0] xn_vc0_head1_2;
+reg [127:0] xn_vc0_second1_2;
 reg [127:0] xn_vc0_third1;
 wire s_axis_xn_tvalid_and_4;
-wire xn_vc0_head0_b0;
-wire [15:0] xn_vc0_head0_bits16_1;
-wire [2:0] xn_vc0_head0_bits19_17;
-wire xn_vc0_head0_b29;
+wire xn_vc0_head0_last_2;
+wire [15:0] xn_vc0_head0_keep_2;
+wire [2:0] xn_vc0_head0_out_2;
+wire xn_vc0_head0_ovc_2;
+wire xn_vc0_head0_drop_2;
+wire [6:0] xn_vc0_head0_flits_2;
+wire xn_vc0_head0_fix_2;
 // input xn vc 0: a corrected header routed again
 wire [119:0] xn_vc0_head1_bits119_0;
 wire [5:0] xn_vc0_head1_bits5_0;
@@ -1960,26 +2759,33 @@ wire xn_vc0_head1_and_4;
 wire xn_vc0_head1_and_5;
 wire xn_vc0_head1_and_6;
 wire xn_vc0_head1_or_2;
-wire here_y_lt_7;
-wire here_y_half_not_7;
+wire here_y_lt_2;
+wire here_y_half_not_2;
 wire xn_vc0_head1_not;
-wire here_x_lt_7;
-wire here_x_half_not_7;
+wire here_y_top_sel_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
 wire xn_vc0_head1_not_2;
-wire here_x_sel_6;
-wire [2:0] route_out_7;
-wire route_vc_7;
+wire here_x_sel_2;
+wire [2:0] route_out_2;
+wire route_vc_2;
 wire [14:0] xn_vc0_head1_plus;
 wire xn_vc0_reroute;
-wire [28:0] route_vc_cat_3;
-wire [2:0] xn_vc0_second0_bits19_17;
+wire [28:0] route_vc_cat;
+wire xn_vc0_second0_last_2;
+wire [15:0] xn_vc0_second0_keep_2;
+wire [2:0] xn_vc0_second0_out_2;
+wire xn_vc0_second0_ovc_2;
+wire xn_vc0_second0_drop_2;
+wire [6:0] xn_vc0_second0_flits_2;
+wire xn_vc0_second0_fix_2;
 wire s_axis_xn_tvalid_and_5;
 reg [8:0] xn_vc1_wr;
 reg [8:0] xn_vc1_rd;
 reg xn_vc1_stored;
 reg xn_vc1_landed;
-reg xn_vc1_valid;
-reg xn_vc1_second_valid;
+reg xn_vc1_valid_2;
+reg xn_vc1_second_valid_2;
 reg xn_vc1_third_valid;
 wire xn_vc1_second_valid_sel;
 wire xn_vc1_third_valid_sel;
@@ -1996,14 +2802,17 @@ reg [29:0] xn_vc1_second0;
 reg [29:0] xn_vc1_third0;
 reg [127:0] xn_vc1_read1;
 wire [127:0] xn_vc1_read1_sel;
-reg [127:0] xn_vc1_head1;
-reg [127:0] xn_vc1_second1;
+reg [127:0] xn_vc1_head1_2;
+reg [127:0] xn_vc1_second1_2;
 reg [127:0] xn_vc1_third1;
 wire s_axis_xn_tvalid_and_7;
-wire xn_vc1_head0_b0;
-wire [15:0] xn_vc1_head0_bits16_1;
-wire [2:0] xn_vc1_head0_bits19_17;
-wire xn_vc1_head0_b29;
+wire xn_vc1_head0_last_2;
+wire [15:0] xn_vc1_head0_keep_2;
+wire [2:0] xn_vc1_head0_out_2;
+wire xn_vc1_head0_ovc_2;
+wire xn_vc1_head0_drop_2;
+wire [6:0] xn_vc1_head0_flits_2;
+wire xn_vc1_head0_fix_2;
 // input xn vc 1: a corrected header routed again
 wire [119:0] xn_vc1_head1_bits119_0;
 wire [5:0] xn_vc1_head1_bits5_0;
@@ -2019,18 +2828,427 @@ wire xn_vc1_head1_and_4;
 wire xn_vc1_head1_and_5;
 wire xn_vc1_head1_and_6;
 wire xn_vc1_head1_or_2;
-wire here_y_lt_8;
-wire here_y_half_not_8;
+wire here_y_lt_3;
+wire here_y_half_not_3;
 wire xn_vc1_head1_not;
-wire here_x_lt_8;
-wire here_x_half_not_8;
+wire here_y_top_sel_3;
+wire here_x_lt_3;
+wire here_x_half_not_3;
 wire xn_vc1_head1_not_2;
-wire [2:0] route_out_8;
-wire route_vc_8;
+wire [2:0] route_out_3;
+wire route_vc_3;
 wire [14:0] xn_vc1_head1_plus;
 wire xn_vc1_reroute;
-wire [28:0] route_vc_cat_4;
-wire [2:0] xn_vc1_second0_bits19_17;
+wire [28:0] route_vc_cat_2;
+wire xn_vc1_second0_last_2;
+wire [15:0] xn_vc1_second0_keep_2;
+wire [2:0] xn_vc1_second0_out_2;
+wire xn_vc1_second0_ovc_2;
+wire xn_vc1_second0_drop_2;
+wire [6:0] xn_vc1_second0_flits_2;
+wire xn_vc1_second0_fix_2;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] xn_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] xn_vc0_mem1 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] xn_vc1_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] xn_vc1_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input xn: arrival into the VC buffers ----
+assign s_axis_xn_tdata_bits119_0 = s_axis_xn_tdata[119:0];
+assign s_axis_xn_tdata_cat = {({({(^(s_axis_xn_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xn_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xn_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xn_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_xn_tdata_cat_2 = {({({s_axis_xn_tdata_cat, (^(s_axis_xn_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xn_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xn_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_xn_tdata_xor = s_axis_xn_tdata[127:120] ^ ({(^({s_axis_xn_tdata_cat_2, s_axis_xn_tdata_bits119_0})), s_axis_xn_tdata_cat_2});
+assign s_axis_xn_tdata_bits6_0 = s_axis_xn_tdata_xor[6:0];
+assign s_axis_xn_tdata_parity = ^s_axis_xn_tdata;
+assign s_axis_xn_tdata_and = (~(s_axis_xn_tdata_bits6_0 == 7'h0)) & (~s_axis_xn_tdata_parity);
+assign s_axis_xn_tdata_shl = 128'h1 << s_axis_xn_tdata_bits6_0;
+assign s_axis_xn_tdata_cat_3 = {({({({s_axis_xn_tdata_shl[127], s_axis_xn_tdata_shl[126]}), s_axis_xn_tdata_shl[125]}), s_axis_xn_tdata_shl[124]}), s_axis_xn_tdata_shl[123]};
+assign s_axis_xn_tdata_cat_4 = {({({({s_axis_xn_tdata_cat_3, s_axis_xn_tdata_shl[122]}), s_axis_xn_tdata_shl[121]}), s_axis_xn_tdata_shl[120]}), s_axis_xn_tdata_shl[119]};
+assign s_axis_xn_tdata_cat_5 = {({({({s_axis_xn_tdata_cat_4, s_axis_xn_tdata_shl[118]}), s_axis_xn_tdata_shl[117]}), s_axis_xn_tdata_shl[116]}), s_axis_xn_tdata_shl[115]};
+assign s_axis_xn_tdata_cat_6 = {({({({s_axis_xn_tdata_cat_5, s_axis_xn_tdata_shl[114]}), s_axis_xn_tdata_shl[113]}), s_axis_xn_tdata_shl[112]}), s_axis_xn_tdata_shl[111]};
+assign s_axis_xn_tdata_cat_7 = {({({({s_axis_xn_tdata_cat_6, s_axis_xn_tdata_shl[110]}), s_axis_xn_tdata_shl[109]}), s_axis_xn_tdata_shl[108]}), s_axis_xn_tdata_shl[107]};
+assign s_axis_xn_tdata_cat_8 = {({({({s_axis_xn_tdata_cat_7, s_axis_xn_tdata_shl[106]}), s_axis_xn_tdata_shl[105]}), s_axis_xn_tdata_shl[104]}), s_axis_xn_tdata_shl[103]};
+assign s_axis_xn_tdata_cat_9 = {({({({s_axis_xn_tdata_cat_8, s_axis_xn_tdata_shl[102]}), s_axis_xn_tdata_shl[101]}), s_axis_xn_tdata_shl[100]}), s_axis_xn_tdata_shl[99]};
+assign s_axis_xn_tdata_cat_10 = {({({({s_axis_xn_tdata_cat_9, s_axis_xn_tdata_shl[98]}), s_axis_xn_tdata_shl[97]}), s_axis_xn_tdata_shl[96]}), s_axis_xn_tdata_shl[95]};
+assign s_axis_xn_tdata_cat_11 = {({({({s_axis_xn_tdata_cat_10, s_axis_xn_tdata_shl[94]}), s_axis_xn_tdata_shl[93]}), s_axis_xn_tdata_shl[92]}), s_axis_xn_tdata_shl[91]};
+assign s_axis_xn_tdata_cat_12 = {({({({s_axis_xn_tdata_cat_11, s_axis_xn_tdata_shl[90]}), s_axis_xn_tdata_shl[89]}), s_axis_xn_tdata_shl[88]}), s_axis_xn_tdata_shl[87]};
+assign s_axis_xn_tdata_cat_13 = {({({({s_axis_xn_tdata_cat_12, s_axis_xn_tdata_shl[86]}), s_axis_xn_tdata_shl[85]}), s_axis_xn_tdata_shl[84]}), s_axis_xn_tdata_shl[83]};
+assign s_axis_xn_tdata_cat_14 = {({({({s_axis_xn_tdata_cat_13, s_axis_xn_tdata_shl[82]}), s_axis_xn_tdata_shl[81]}), s_axis_xn_tdata_shl[80]}), s_axis_xn_tdata_shl[79]};
+assign s_axis_xn_tdata_cat_15 = {({({({s_axis_xn_tdata_cat_14, s_axis_xn_tdata_shl[78]}), s_axis_xn_tdata_shl[77]}), s_axis_xn_tdata_shl[76]}), s_axis_xn_tdata_shl[75]};
+assign s_axis_xn_tdata_cat_16 = {({({({s_axis_xn_tdata_cat_15, s_axis_xn_tdata_shl[74]}), s_axis_xn_tdata_shl[73]}), s_axis_xn_tdata_shl[72]}), s_axis_xn_tdata_shl[71]};
+assign s_axis_xn_tdata_cat_17 = {({({({s_axis_xn_tdata_cat_16, s_axis_xn_tdata_shl[70]}), s_axis_xn_tdata_shl[69]}), s_axis_xn_tdata_shl[68]}), s_axis_xn_tdata_shl[67]};
+assign s_axis_xn_tdata_cat_18 = {({({({s_axis_xn_tdata_cat_17, s_axis_xn_tdata_shl[66]}), s_axis_xn_tdata_shl[65]}), s_axis_xn_tdata_shl[63]}), s_axis_xn_tdata_shl[62]};
+assign s_axis_xn_tdata_cat_19 = {({({({s_axis_xn_tdata_cat_18, s_axis_xn_tdata_shl[61]}), s_axis_xn_tdata_shl[60]}), s_axis_xn_tdata_shl[59]}), s_axis_xn_tdata_shl[58]};
+assign s_axis_xn_tdata_cat_20 = {({({({s_axis_xn_tdata_cat_19, s_axis_xn_tdata_shl[57]}), s_axis_xn_tdata_shl[56]}), s_axis_xn_tdata_shl[55]}), s_axis_xn_tdata_shl[54]};
+assign s_axis_xn_tdata_cat_21 = {({({({s_axis_xn_tdata_cat_20, s_axis_xn_tdata_shl[53]}), s_axis_xn_tdata_shl[52]}), s_axis_xn_tdata_shl[51]}), s_axis_xn_tdata_shl[50]};
+assign s_axis_xn_tdata_cat_22 = {({({({s_axis_xn_tdata_cat_21, s_axis_xn_tdata_shl[49]}), s_axis_xn_tdata_shl[48]}), s_axis_xn_tdata_shl[47]}), s_axis_xn_tdata_shl[46]};
+assign s_axis_xn_tdata_cat_23 = {({({({s_axis_xn_tdata_cat_22, s_axis_xn_tdata_shl[45]}), s_axis_xn_tdata_shl[44]}), s_axis_xn_tdata_shl[43]}), s_axis_xn_tdata_shl[42]};
+assign s_axis_xn_tdata_cat_24 = {({({({s_axis_xn_tdata_cat_23, s_axis_xn_tdata_shl[41]}), s_axis_xn_tdata_shl[40]}), s_axis_xn_tdata_shl[39]}), s_axis_xn_tdata_shl[38]};
+assign s_axis_xn_tdata_cat_25 = {({({({s_axis_xn_tdata_cat_24, s_axis_xn_tdata_shl[37]}), s_axis_xn_tdata_shl[36]}), s_axis_xn_tdata_shl[35]}), s_axis_xn_tdata_shl[34]};
+assign s_axis_xn_tdata_cat_26 = {({({({s_axis_xn_tdata_cat_25, s_axis_xn_tdata_shl[33]}), s_axis_xn_tdata_shl[31]}), s_axis_xn_tdata_shl[30]}), s_axis_xn_tdata_shl[29]};
+assign s_axis_xn_tdata_cat_27 = {({({({s_axis_xn_tdata_cat_26, s_axis_xn_tdata_shl[28]}), s_axis_xn_tdata_shl[27]}), s_axis_xn_tdata_shl[26]}), s_axis_xn_tdata_shl[25]};
+assign s_axis_xn_tdata_cat_28 = {({({({s_axis_xn_tdata_cat_27, s_axis_xn_tdata_shl[24]}), s_axis_xn_tdata_shl[23]}), s_axis_xn_tdata_shl[22]}), s_axis_xn_tdata_shl[21]};
+assign s_axis_xn_tdata_cat_29 = {({({({s_axis_xn_tdata_cat_28, s_axis_xn_tdata_shl[20]}), s_axis_xn_tdata_shl[19]}), s_axis_xn_tdata_shl[18]}), s_axis_xn_tdata_shl[17]};
+assign s_axis_xn_tdata_cat_30 = {({({({s_axis_xn_tdata_cat_29, s_axis_xn_tdata_shl[15]}), s_axis_xn_tdata_shl[14]}), s_axis_xn_tdata_shl[13]}), s_axis_xn_tdata_shl[12]};
+assign s_axis_xn_tdata_cat_31 = {({({({s_axis_xn_tdata_cat_30, s_axis_xn_tdata_shl[11]}), s_axis_xn_tdata_shl[10]}), s_axis_xn_tdata_shl[9]}), s_axis_xn_tdata_shl[7]};
+assign s_axis_xn_tdata_sel = s_axis_xn_tdata_parity ? ({({({s_axis_xn_tdata_cat_31, s_axis_xn_tdata_shl[6]}), s_axis_xn_tdata_shl[5]}), s_axis_xn_tdata_shl[3]}) : 120'h0;
+assign s_axis_xn_tdata_bits119_0_2 = s_axis_xn_tdata[119:0];
+assign s_axis_xn_tdata_bits5_0 = s_axis_xn_tdata_bits119_0_2[5:0];
+assign s_axis_xn_tdata_bits11_6 = s_axis_xn_tdata_bits119_0_2[11:6];
+assign s_axis_xn_tdata_bits17_12 = s_axis_xn_tdata_bits119_0_2[17:12];
+assign s_axis_xn_tdata_bits21_18 = s_axis_xn_tdata_bits119_0_2[21:18];
+assign s_axis_xn_tdata_bits57_44 = s_axis_xn_tdata_bits119_0_2[57:44];
+assign s_axis_xn_tdata_and_2 = (~s_axis_xn_tdata_bits5_0[5]) & ((~s_axis_xn_tdata_bits5_0[4]) & ((~s_axis_xn_tdata_bits5_0[3]) & (~s_axis_xn_tdata_bits5_0[2])));
+assign s_axis_xn_tdata_and_3 = (~s_axis_xn_tdata_bits11_6[4]) & ((~s_axis_xn_tdata_bits11_6[3]) & ((~s_axis_xn_tdata_bits11_6[2]) & (~s_axis_xn_tdata_bits11_6[1])));
+assign s_axis_xn_tdata_and_4 = (~s_axis_xn_tdata_bits17_12[3]) & ((~s_axis_xn_tdata_bits17_12[2]) & ((~s_axis_xn_tdata_bits17_12[1]) & (~s_axis_xn_tdata_bits17_12[0])));
+assign s_axis_xn_tdata_or = ((~s_axis_xn_tdata_and_2) | (~((~s_axis_xn_tdata_bits11_6[5]) & s_axis_xn_tdata_and_3))) | (~((~s_axis_xn_tdata_bits17_12[5]) & ((~s_axis_xn_tdata_bits17_12[4]) & s_axis_xn_tdata_and_4)));
+assign s_axis_xn_tdata_and_5 = (~s_axis_xn_tdata_bits57_44[3]) & ((~s_axis_xn_tdata_bits57_44[2]) & ((~s_axis_xn_tdata_bits57_44[1]) & (~s_axis_xn_tdata_bits57_44[0])));
+assign s_axis_xn_tdata_and_6 = (~s_axis_xn_tdata_bits57_44[7]) & ((~s_axis_xn_tdata_bits57_44[6]) & ((~s_axis_xn_tdata_bits57_44[5]) & ((~s_axis_xn_tdata_bits57_44[4]) & s_axis_xn_tdata_and_5)));
+assign s_axis_xn_tdata_and_7 = (~s_axis_xn_tdata_bits57_44[11]) & ((~s_axis_xn_tdata_bits57_44[10]) | ((~s_axis_xn_tdata_bits57_44[9]) & ((~s_axis_xn_tdata_bits57_44[8]) & s_axis_xn_tdata_and_6)));
+assign s_axis_xn_tdata_or_2 = (s_axis_xn_tdata_or | (~((~s_axis_xn_tdata_bits21_18[3]) & ((~s_axis_xn_tdata_bits21_18[2]) & (~s_axis_xn_tdata_bits21_18[1]))))) | (~((~s_axis_xn_tdata_bits57_44[13]) & ((~s_axis_xn_tdata_bits57_44[12]) & s_axis_xn_tdata_and_7)));
+assign here_y_lt = here_y < s_axis_xn_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_xn_tdata_bits11_6);
+assign s_axis_xn_tdata_not = ~(s_axis_xn_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_xn_tdata_not ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt = here_x < s_axis_xn_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_xn_tdata_bits5_0);
+assign s_axis_xn_tdata_not_2 = ~(s_axis_xn_tdata_bits5_0 == here_x);
+assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
+assign route_out = s_axis_xn_tdata_not_2 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_xn_tdata_not ? 3'h4 : s_axis_xn_tdata_bits21_18[2:0]);
+assign route_vc = s_axis_xn_tdata_not_2 ? ((here_x_sel ? here_x_top : here_x_bottom) | s_axis_xn_tuser) : here_y_top_sel;
+assign s_axis_xn_tdata_plus = ((({1'h0, s_axis_xn_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = s_axis_xn_tdata_or_2 | s_axis_xn_tdata_and;
+assign s_axis_xn_tvalid_and = s_axis_xn_tvalid & xn_expect_head;
+assign s_axis_xn_tdata_sel_2 = xn_expect_head ? ({8'h0, (s_axis_xn_tdata_bits119_0 ^ s_axis_xn_tdata_sel)}) : s_axis_xn_tdata;
+assign xn_expect_head_cat = {({({({(xn_expect_head & s_axis_xn_tdata_parity), s_axis_xn_tdata_plus[6:0]}), drop}), route_vc}), route_out};
+assign xn_expect_head_cat_2 = {({xn_expect_head_cat, s_axis_xn_tkeep}), s_axis_xn_tlast};
+assign s_axis_xn_tvalid_and_2 = s_axis_xn_tvalid & (~s_axis_xn_tuser);
+assign xn_vc0_second_valid_sel = xn_vc0_pop ? xn_vc0_second_valid_2 : xn_vc0_valid_2;
+assign xn_vc0_third_valid_sel = xn_vc0_pop ? xn_vc0_third_valid : xn_vc0_second_valid_2;
+assign xn_vc0_pop_and = (~xn_vc0_pop) & xn_vc0_third_valid;
+assign xn_vc0_pop_or = xn_vc0_pop_and | (xn_vc0_third_valid_sel & xn_vc0_landed);
+assign s_axis_xn_tvalid_and_3 = (s_axis_xn_tvalid_and_2 & (~xn_vc0_stored)) & (~xn_vc0_pop_or);
+assign xn_vc0_stored_and = xn_vc0_stored & (~xn_vc0_pop_or);
+assign xn_vc0_landed_or = xn_vc0_landed | s_axis_xn_tvalid_and_3;
+assign xn_vc0_landed_and = xn_vc0_landed & s_axis_xn_tvalid_and_3;
+assign xn_vc0_read0_sel = xn_vc0_landed ? xn_vc0_read0 : xn_expect_head_cat_2;
+assign xn_vc0_read1_sel = xn_vc0_landed ? xn_vc0_read1 : s_axis_xn_tdata_sel_2;
+assign s_axis_xn_tvalid_and_4 = s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3);
+assign xn_vc0_head0_last_2 = xn_vc0_head0[0];
+assign xn_vc0_head0_keep_2 = xn_vc0_head0[16:1];
+assign xn_vc0_head0_out_2 = xn_vc0_head0[19:17];
+assign xn_vc0_head0_ovc_2 = xn_vc0_head0[20];
+assign xn_vc0_head0_drop_2 = xn_vc0_head0[21];
+assign xn_vc0_head0_flits_2 = xn_vc0_head0[28:22];
+assign xn_vc0_head0_fix_2 = xn_vc0_head0[29];
+
+// ---- input xn vc 0: a corrected header routed again ----
+assign xn_vc0_head1_bits119_0 = xn_vc0_head1_2[119:0];
+assign xn_vc0_head1_bits5_0 = xn_vc0_head1_bits119_0[5:0];
+assign xn_vc0_head1_bits11_6 = xn_vc0_head1_bits119_0[11:6];
+assign xn_vc0_head1_bits17_12 = xn_vc0_head1_bits119_0[17:12];
+assign xn_vc0_head1_bits21_18 = xn_vc0_head1_bits119_0[21:18];
+assign xn_vc0_head1_bits57_44 = xn_vc0_head1_bits119_0[57:44];
+assign xn_vc0_head1_and = (~xn_vc0_head1_bits5_0[5]) & ((~xn_vc0_head1_bits5_0[4]) & ((~xn_vc0_head1_bits5_0[3]) & (~xn_vc0_head1_bits5_0[2])));
+assign xn_vc0_head1_and_2 = (~xn_vc0_head1_bits11_6[4]) & ((~xn_vc0_head1_bits11_6[3]) & ((~xn_vc0_head1_bits11_6[2]) & (~xn_vc0_head1_bits11_6[1])));
+assign xn_vc0_head1_and_3 = (~xn_vc0_head1_bits17_12[3]) & ((~xn_vc0_head1_bits17_12[2]) & ((~xn_vc0_head1_bits17_12[1]) & (~xn_vc0_head1_bits17_12[0])));
+assign xn_vc0_head1_or = ((~xn_vc0_head1_and) | (~((~xn_vc0_head1_bits11_6[5]) & xn_vc0_head1_and_2))) | (~((~xn_vc0_head1_bits17_12[5]) & ((~xn_vc0_head1_bits17_12[4]) & xn_vc0_head1_and_3)));
+assign xn_vc0_head1_and_4 = (~xn_vc0_head1_bits57_44[3]) & ((~xn_vc0_head1_bits57_44[2]) & ((~xn_vc0_head1_bits57_44[1]) & (~xn_vc0_head1_bits57_44[0])));
+assign xn_vc0_head1_and_5 = (~xn_vc0_head1_bits57_44[7]) & ((~xn_vc0_head1_bits57_44[6]) & ((~xn_vc0_head1_bits57_44[5]) & ((~xn_vc0_head1_bits57_44[4]) & xn_vc0_head1_and_4)));
+assign xn_vc0_head1_and_6 = (~xn_vc0_head1_bits57_44[11]) & ((~xn_vc0_head1_bits57_44[10]) | ((~xn_vc0_head1_bits57_44[9]) & ((~xn_vc0_head1_bits57_44[8]) & xn_vc0_head1_and_5)));
+assign xn_vc0_head1_or_2 = (xn_vc0_head1_or | (~((~xn_vc0_head1_bits21_18[3]) & ((~xn_vc0_head1_bits21_18[2]) & (~xn_vc0_head1_bits21_18[1]))))) | (~((~xn_vc0_head1_bits57_44[13]) & ((~xn_vc0_head1_bits57_44[12]) & xn_vc0_head1_and_6)));
+assign here_y_lt_2 = here_y < xn_vc0_head1_bits11_6;
+assign here_y_half_not_2 = ~(here_y_half < xn_vc0_head1_bits11_6);
+assign xn_vc0_head1_not = ~(xn_vc0_head1_bits11_6 == here_y);
+assign here_y_top_sel_2 = xn_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt_2 = here_x < xn_vc0_head1_bits5_0;
+assign here_x_half_not_2 = ~(here_x_half < xn_vc0_head1_bits5_0);
+assign xn_vc0_head1_not_2 = ~(xn_vc0_head1_bits5_0 == here_x);
+assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
+assign route_out_2 = xn_vc0_head1_not_2 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (xn_vc0_head1_not ? 3'h4 : xn_vc0_head1_bits21_18[2:0]);
+assign route_vc_2 = xn_vc0_head1_not_2 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign xn_vc0_head1_plus = ((({1'h0, xn_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign xn_vc0_reroute = (xn_vc0_valid_2 & xn_vc0_head0_fix_2) & (~xn_vc0_pop);
+assign route_vc_cat = {({({({({1'h0, xn_vc0_head1_plus[6:0]}), xn_vc0_head1_or_2}), route_vc_2}), route_out_2}), xn_vc0_head0_keep_2};
+assign xn_vc0_second0_last_2 = xn_vc0_second0[0];
+assign xn_vc0_second0_keep_2 = xn_vc0_second0[16:1];
+assign xn_vc0_second0_out_2 = xn_vc0_second0[19:17];
+assign xn_vc0_second0_ovc_2 = xn_vc0_second0[20];
+assign xn_vc0_second0_drop_2 = xn_vc0_second0[21];
+assign xn_vc0_second0_flits_2 = xn_vc0_second0[28:22];
+assign xn_vc0_second0_fix_2 = xn_vc0_second0[29];
+assign s_axis_xn_tvalid_and_5 = s_axis_xn_tvalid & s_axis_xn_tuser;
+assign xn_vc1_second_valid_sel = xn_vc1_pop ? xn_vc1_second_valid_2 : xn_vc1_valid_2;
+assign xn_vc1_third_valid_sel = xn_vc1_pop ? xn_vc1_third_valid : xn_vc1_second_valid_2;
+assign xn_vc1_pop_and = (~xn_vc1_pop) & xn_vc1_third_valid;
+assign xn_vc1_pop_or = xn_vc1_pop_and | (xn_vc1_third_valid_sel & xn_vc1_landed);
+assign s_axis_xn_tvalid_and_6 = (s_axis_xn_tvalid_and_5 & (~xn_vc1_stored)) & (~xn_vc1_pop_or);
+assign xn_vc1_stored_and = xn_vc1_stored & (~xn_vc1_pop_or);
+assign xn_vc1_landed_or = xn_vc1_landed | s_axis_xn_tvalid_and_6;
+assign xn_vc1_landed_and = xn_vc1_landed & s_axis_xn_tvalid_and_6;
+assign xn_vc1_read0_sel = xn_vc1_landed ? xn_vc1_read0 : xn_expect_head_cat_2;
+assign xn_vc1_read1_sel = xn_vc1_landed ? xn_vc1_read1 : s_axis_xn_tdata_sel_2;
+assign s_axis_xn_tvalid_and_7 = s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6);
+assign xn_vc1_head0_last_2 = xn_vc1_head0[0];
+assign xn_vc1_head0_keep_2 = xn_vc1_head0[16:1];
+assign xn_vc1_head0_out_2 = xn_vc1_head0[19:17];
+assign xn_vc1_head0_ovc_2 = xn_vc1_head0[20];
+assign xn_vc1_head0_drop_2 = xn_vc1_head0[21];
+assign xn_vc1_head0_flits_2 = xn_vc1_head0[28:22];
+assign xn_vc1_head0_fix_2 = xn_vc1_head0[29];
+
+// ---- input xn vc 1: a corrected header routed again ----
+assign xn_vc1_head1_bits119_0 = xn_vc1_head1_2[119:0];
+assign xn_vc1_head1_bits5_0 = xn_vc1_head1_bits119_0[5:0];
+assign xn_vc1_head1_bits11_6 = xn_vc1_head1_bits119_0[11:6];
+assign xn_vc1_head1_bits17_12 = xn_vc1_head1_bits119_0[17:12];
+assign xn_vc1_head1_bits21_18 = xn_vc1_head1_bits119_0[21:18];
+assign xn_vc1_head1_bits57_44 = xn_vc1_head1_bits119_0[57:44];
+assign xn_vc1_head1_and = (~xn_vc1_head1_bits5_0[5]) & ((~xn_vc1_head1_bits5_0[4]) & ((~xn_vc1_head1_bits5_0[3]) & (~xn_vc1_head1_bits5_0[2])));
+assign xn_vc1_head1_and_2 = (~xn_vc1_head1_bits11_6[4]) & ((~xn_vc1_head1_bits11_6[3]) & ((~xn_vc1_head1_bits11_6[2]) & (~xn_vc1_head1_bits11_6[1])));
+assign xn_vc1_head1_and_3 = (~xn_vc1_head1_bits17_12[3]) & ((~xn_vc1_head1_bits17_12[2]) & ((~xn_vc1_head1_bits17_12[1]) & (~xn_vc1_head1_bits17_12[0])));
+assign xn_vc1_head1_or = ((~xn_vc1_head1_and) | (~((~xn_vc1_head1_bits11_6[5]) & xn_vc1_head1_and_2))) | (~((~xn_vc1_head1_bits17_12[5]) & ((~xn_vc1_head1_bits17_12[4]) & xn_vc1_head1_and_3)));
+assign xn_vc1_head1_and_4 = (~xn_vc1_head1_bits57_44[3]) & ((~xn_vc1_head1_bits57_44[2]) & ((~xn_vc1_head1_bits57_44[1]) & (~xn_vc1_head1_bits57_44[0])));
+assign xn_vc1_head1_and_5 = (~xn_vc1_head1_bits57_44[7]) & ((~xn_vc1_head1_bits57_44[6]) & ((~xn_vc1_head1_bits57_44[5]) & ((~xn_vc1_head1_bits57_44[4]) & xn_vc1_head1_and_4)));
+assign xn_vc1_head1_and_6 = (~xn_vc1_head1_bits57_44[11]) & ((~xn_vc1_head1_bits57_44[10]) | ((~xn_vc1_head1_bits57_44[9]) & ((~xn_vc1_head1_bits57_44[8]) & xn_vc1_head1_and_5)));
+assign xn_vc1_head1_or_2 = (xn_vc1_head1_or | (~((~xn_vc1_head1_bits21_18[3]) & ((~xn_vc1_head1_bits21_18[2]) & (~xn_vc1_head1_bits21_18[1]))))) | (~((~xn_vc1_head1_bits57_44[13]) & ((~xn_vc1_head1_bits57_44[12]) & xn_vc1_head1_and_6)));
+assign here_y_lt_3 = here_y < xn_vc1_head1_bits11_6;
+assign here_y_half_not_3 = ~(here_y_half < xn_vc1_head1_bits11_6);
+assign xn_vc1_head1_not = ~(xn_vc1_head1_bits11_6 == here_y);
+assign here_y_top_sel_3 = xn_vc1_head1_not ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt_3 = here_x < xn_vc1_head1_bits5_0;
+assign here_x_half_not_3 = ~(here_x_half < xn_vc1_head1_bits5_0);
+assign xn_vc1_head1_not_2 = ~(xn_vc1_head1_bits5_0 == here_x);
+assign route_out_3 = xn_vc1_head1_not_2 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? 3'h2 : 3'h3) : (xn_vc1_head1_not ? 3'h4 : xn_vc1_head1_bits21_18[2:0]);
+assign route_vc_3 = xn_vc1_head1_not_2 ? 1'h1 : here_y_top_sel_3;
+assign xn_vc1_head1_plus = ((({1'h0, xn_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign xn_vc1_reroute = (xn_vc1_valid_2 & xn_vc1_head0_fix_2) & (~xn_vc1_pop);
+assign route_vc_cat_2 = {({({({({1'h0, xn_vc1_head1_plus[6:0]}), xn_vc1_head1_or_2}), route_vc_3}), route_out_3}), xn_vc1_head0_keep_2};
+assign xn_vc1_second0_last_2 = xn_vc1_second0[0];
+assign xn_vc1_second0_keep_2 = xn_vc1_second0[16:1];
+assign xn_vc1_second0_out_2 = xn_vc1_second0[19:17];
+assign xn_vc1_second0_ovc_2 = xn_vc1_second0[20];
+assign xn_vc1_second0_drop_2 = xn_vc1_second0[21];
+assign xn_vc1_second0_flits_2 = xn_vc1_second0[28:22];
+assign xn_vc1_second0_fix_2 = xn_vc1_second0[29];
+
+always @(posedge clk) begin
+    if (rst) xn_expect_head <= 1'h1; else xn_expect_head <= s_axis_xn_tvalid ? s_axis_xn_tlast : xn_expect_head;
+    if (rst) stat_xn_ecc_corrected_event <= 1'h0; else stat_xn_ecc_corrected_event <= s_axis_xn_tvalid_and & s_axis_xn_tdata_parity;
+    if (rst) stat_xn_ecc_corrected_2 <= 32'h0; else stat_xn_ecc_corrected_2 <= stat_xn_ecc_corrected_event ? (stat_xn_ecc_corrected_2 + 32'h1) : stat_xn_ecc_corrected_2;
+    if (rst) stat_xn_ecc_uncorrectable_event <= 1'h0; else stat_xn_ecc_uncorrectable_event <= s_axis_xn_tvalid_and & s_axis_xn_tdata_and;
+    if (rst) stat_xn_ecc_uncorrectable_2 <= 32'h0; else stat_xn_ecc_uncorrectable_2 <= stat_xn_ecc_uncorrectable_event ? (stat_xn_ecc_uncorrectable_2 + 32'h1) : stat_xn_ecc_uncorrectable_2;
+    if (rst) stat_xn_dropped_2 <= 32'h0; else stat_xn_dropped_2 <= ((stat_xn_dropped_2 + ({31'h0, stat_xn_dropped_arrival_event})) + ({31'h0, stat_xn_dropped_vc0_event})) + ({31'h0, stat_xn_dropped_vc1_event});
+    if (rst) stat_xn_dropped_arrival_event <= 1'h0; else stat_xn_dropped_arrival_event <= (s_axis_xn_tvalid_and & drop) & (~s_axis_xn_tdata_parity);
+    if (rst) stat_xn_dropped_vc0_event <= 1'h0; else stat_xn_dropped_vc0_event <= xn_vc0_reroute & xn_vc0_head1_or_2;
+    if (rst) stat_xn_dropped_vc1_event <= 1'h0; else stat_xn_dropped_vc1_event <= xn_vc1_reroute & xn_vc1_head1_or_2;
+    if (rst) xn_vc0_wr <= 9'h0; else xn_vc0_wr <= xn_vc0_wr + ({8'h0, s_axis_xn_tvalid_and_4});
+    if (rst) xn_vc0_rd <= 9'h0; else xn_vc0_rd <= xn_vc0_rd + ({8'h0, xn_vc0_stored_and});
+    if (rst) xn_vc0_stored <= 1'h0; else xn_vc0_stored <= s_axis_xn_tvalid_and_4 | (xn_vc0_stored & (~(xn_vc0_stored_and & ((xn_vc0_wr - xn_vc0_rd) == 9'h1))));
+    if (rst) xn_vc0_landed <= 1'h0; else xn_vc0_landed <= xn_vc0_stored_and;
+    if (rst) xn_vc0_valid_2 <= 1'h0; else xn_vc0_valid_2 <= xn_vc0_second_valid_sel | xn_vc0_landed_or;
+    if (rst) xn_vc0_second_valid_2 <= 1'h0; else xn_vc0_second_valid_2 <= (xn_vc0_third_valid_sel | (xn_vc0_second_valid_sel & xn_vc0_landed_or)) | xn_vc0_landed_and;
+    if (rst) xn_vc0_third_valid <= 1'h0; else xn_vc0_third_valid <= (xn_vc0_pop_and | (xn_vc0_third_valid_sel & xn_vc0_landed_or)) | (xn_vc0_second_valid_sel & xn_vc0_landed_and);
+    if (xn_vc0_stored_and) xn_vc0_read0 <= xn_vc0_mem0[xn_vc0_rd[7:0]];
+    if ((xn_vc0_pop | (~xn_vc0_valid_2)) | xn_vc0_reroute) xn_vc0_head0 <= xn_vc0_reroute ? ({route_vc_cat, xn_vc0_head0_last_2}) : ((xn_vc0_pop & xn_vc0_second_valid_2) ? xn_vc0_second0 : xn_vc0_read0_sel);
+    if ((xn_vc0_pop & xn_vc0_third_valid) | (~xn_vc0_third_valid_sel)) xn_vc0_second0 <= (xn_vc0_pop & xn_vc0_third_valid) ? xn_vc0_third0 : (((~xn_vc0_second_valid_sel) & xn_vc0_landed_and) ? xn_expect_head_cat_2 : xn_vc0_read0_sel);
+    if (~xn_vc0_pop_and) xn_vc0_third0 <= xn_vc0_third_valid_sel ? xn_vc0_read0_sel : xn_expect_head_cat_2;
+    if (xn_vc0_stored_and) xn_vc0_read1 <= xn_vc0_mem1[xn_vc0_rd[7:0]];
+    if (xn_vc0_pop | (~xn_vc0_valid_2)) xn_vc0_head1_2 <= (xn_vc0_pop & xn_vc0_second_valid_2) ? xn_vc0_second1_2 : xn_vc0_read1_sel;
+    if ((xn_vc0_pop & xn_vc0_third_valid) | (~xn_vc0_third_valid_sel)) xn_vc0_second1_2 <= (xn_vc0_pop & xn_vc0_third_valid) ? xn_vc0_third1 : (((~xn_vc0_second_valid_sel) & xn_vc0_landed_and) ? s_axis_xn_tdata_sel_2 : xn_vc0_read1_sel);
+    if (~xn_vc0_pop_and) xn_vc0_third1 <= xn_vc0_third_valid_sel ? xn_vc0_read1_sel : s_axis_xn_tdata_sel_2;
+    if (rst) xn_vc1_wr <= 9'h0; else xn_vc1_wr <= xn_vc1_wr + ({8'h0, s_axis_xn_tvalid_and_7});
+    if (rst) xn_vc1_rd <= 9'h0; else xn_vc1_rd <= xn_vc1_rd + ({8'h0, xn_vc1_stored_and});
+    if (rst) xn_vc1_stored <= 1'h0; else xn_vc1_stored <= s_axis_xn_tvalid_and_7 | (xn_vc1_stored & (~(xn_vc1_stored_and & ((xn_vc1_wr - xn_vc1_rd) == 9'h1))));
+    if (rst) xn_vc1_landed <= 1'h0; else xn_vc1_landed <= xn_vc1_stored_and;
+    if (rst) xn_vc1_valid_2 <= 1'h0; else xn_vc1_valid_2 <= xn_vc1_second_valid_sel | xn_vc1_landed_or;
+    if (rst) xn_vc1_second_valid_2 <= 1'h0; else xn_vc1_second_valid_2 <= (xn_vc1_third_valid_sel | (xn_vc1_second_valid_sel & xn_vc1_landed_or)) | xn_vc1_landed_and;
+    if (rst) xn_vc1_third_valid <= 1'h0; else xn_vc1_third_valid <= (xn_vc1_pop_and | (xn_vc1_third_valid_sel & xn_vc1_landed_or)) | (xn_vc1_second_valid_sel & xn_vc1_landed_and);
+    if (xn_vc1_stored_and) xn_vc1_read0 <= xn_vc1_mem0[xn_vc1_rd[7:0]];
+    if ((xn_vc1_pop | (~xn_vc1_valid_2)) | xn_vc1_reroute) xn_vc1_head0 <= xn_vc1_reroute ? ({route_vc_cat_2, xn_vc1_head0_last_2}) : ((xn_vc1_pop & xn_vc1_second_valid_2) ? xn_vc1_second0 : xn_vc1_read0_sel);
+    if ((xn_vc1_pop & xn_vc1_third_valid) | (~xn_vc1_third_valid_sel)) xn_vc1_second0 <= (xn_vc1_pop & xn_vc1_third_valid) ? xn_vc1_third0 : (((~xn_vc1_second_valid_sel) & xn_vc1_landed_and) ? xn_expect_head_cat_2 : xn_vc1_read0_sel);
+    if (~xn_vc1_pop_and) xn_vc1_third0 <= xn_vc1_third_valid_sel ? xn_vc1_read0_sel : xn_expect_head_cat_2;
+    if (xn_vc1_stored_and) xn_vc1_read1 <= xn_vc1_mem1[xn_vc1_rd[7:0]];
+    if (xn_vc1_pop | (~xn_vc1_valid_2)) xn_vc1_head1_2 <= (xn_vc1_pop & xn_vc1_second_valid_2) ? xn_vc1_second1_2 : xn_vc1_read1_sel;
+    if ((xn_vc1_pop & xn_vc1_third_valid) | (~xn_vc1_third_valid_sel)) xn_vc1_second1_2 <= (xn_vc1_pop & xn_vc1_third_valid) ? xn_vc1_third1 : (((~xn_vc1_second_valid_sel) & xn_vc1_landed_and) ? s_axis_xn_tdata_sel_2 : xn_vc1_read1_sel);
+    if (~xn_vc1_pop_and) xn_vc1_third1 <= xn_vc1_third_valid_sel ? xn_vc1_read1_sel : s_axis_xn_tdata_sel_2;
+    if (s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3)) xn_vc0_mem0[xn_vc0_wr[7:0]] <= xn_expect_head_cat_2;
+    if (s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3)) xn_vc0_mem1[xn_vc0_wr[7:0]] <= s_axis_xn_tdata_sel_2;
+    if (s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6)) xn_vc1_mem0[xn_vc1_wr[7:0]] <= xn_expect_head_cat_2;
+    if (s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6)) xn_vc1_mem1[xn_vc1_wr[7:0]] <= s_axis_xn_tdata_sel_2;
+end
+
+assign stat_xn_ecc_corrected = stat_xn_ecc_corrected_2;
+assign stat_xn_ecc_uncorrectable = stat_xn_ecc_uncorrectable_2;
+assign stat_xn_dropped = stat_xn_dropped_2;
+assign xn_vc0_valid = xn_vc0_valid_2;
+assign xn_vc0_second_valid = xn_vc0_second_valid_2;
+assign xn_vc0_head1 = xn_vc0_head1_2;
+assign xn_vc0_second1 = xn_vc0_second1_2;
+assign xn_vc0_head0_last = xn_vc0_head0_last_2;
+assign xn_vc0_head0_keep = xn_vc0_head0_keep_2;
+assign xn_vc0_head0_out = xn_vc0_head0_out_2;
+assign xn_vc0_head0_ovc = xn_vc0_head0_ovc_2;
+assign xn_vc0_head0_drop = xn_vc0_head0_drop_2;
+assign xn_vc0_head0_flits = xn_vc0_head0_flits_2;
+assign xn_vc0_head0_fix = xn_vc0_head0_fix_2;
+assign xn_vc0_second0_last = xn_vc0_second0_last_2;
+assign xn_vc0_second0_keep = xn_vc0_second0_keep_2;
+assign xn_vc0_second0_out = xn_vc0_second0_out_2;
+assign xn_vc0_second0_ovc = xn_vc0_second0_ovc_2;
+assign xn_vc0_second0_drop = xn_vc0_second0_drop_2;
+assign xn_vc0_second0_flits = xn_vc0_second0_flits_2;
+assign xn_vc0_second0_fix = xn_vc0_second0_fix_2;
+assign xn_vc1_valid = xn_vc1_valid_2;
+assign xn_vc1_second_valid = xn_vc1_second_valid_2;
+assign xn_vc1_head1 = xn_vc1_head1_2;
+assign xn_vc1_second1 = xn_vc1_second1_2;
+assign xn_vc1_head0_last = xn_vc1_head0_last_2;
+assign xn_vc1_head0_keep = xn_vc1_head0_keep_2;
+assign xn_vc1_head0_out = xn_vc1_head0_out_2;
+assign xn_vc1_head0_ovc = xn_vc1_head0_ovc_2;
+assign xn_vc1_head0_drop = xn_vc1_head0_drop_2;
+assign xn_vc1_head0_flits = xn_vc1_head0_flits_2;
+assign xn_vc1_head0_fix = xn_vc1_head0_fix_2;
+assign xn_vc1_second0_last = xn_vc1_second0_last_2;
+assign xn_vc1_second0_keep = xn_vc1_second0_keep_2;
+assign xn_vc1_second0_out = xn_vc1_second0_out_2;
+assign xn_vc1_second0_ovc = xn_vc1_second0_ovc_2;
+assign xn_vc1_second0_drop = xn_vc1_second0_drop_2;
+assign xn_vc1_second0_flits = xn_vc1_second0_flits_2;
+assign xn_vc1_second0_fix = xn_vc1_second0_fix_2;
+endmodule
+
+module torus_4x2x1_node_input_yp(
+    clk,
+    rst,
+    s_axis_yp_tdata,
+    s_axis_yp_tuser,
+    s_axis_yp_tvalid,
+    s_axis_yp_tkeep,
+    s_axis_yp_tlast,
+    yp_vc0_pop,
+    yp_vc1_pop,
+    here_y,
+    here_y_half,
+    here_y_wraps,
+    here_y_top,
+    here_y_bottom,
+    here_x,
+    here_x_half,
+    here_x_wraps,
+    here_x_top,
+    here_x_bottom,
+    stat_yp_ecc_corrected,
+    stat_yp_ecc_uncorrectable,
+    stat_yp_dropped,
+    yp_vc0_valid,
+    yp_vc0_second_valid,
+    yp_vc0_head1,
+    yp_vc0_second1,
+    yp_vc0_head0_last,
+    yp_vc0_head0_keep,
+    yp_vc0_head0_out,
+    yp_vc0_head0_ovc,
+    yp_vc0_head0_drop,
+    yp_vc0_head0_flits,
+    yp_vc0_head0_fix,
+    yp_vc0_second0_last,
+    yp_vc0_second0_keep,
+    yp_vc0_second0_out,
+    yp_vc0_second0_ovc,
+    yp_vc0_second0_drop,
+    yp_vc0_second0_flits,
+    yp_vc0_second0_fix,
+    yp_vc1_valid,
+    yp_vc1_second_valid,
+    yp_vc1_head1,
+    yp_vc1_second1,
+    yp_vc1_head0_last,
+    yp_vc1_head0_keep,
+    yp_vc1_head0_out,
+    yp_vc1_head0_ovc,
+    yp_vc1_head0_drop,
+    yp_vc1_head0_flits,
+    yp_vc1_head0_fix,
+    yp_vc1_second0_last,
+    yp_vc1_second0_keep,
+    yp_vc1_second0_out,
+    yp_vc1_second0_ovc,
+    yp_vc1_second0_drop,
+    yp_vc1_second0_flits,
+    yp_vc1_second0_fix
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_yp_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_yp_tuser;
+    input wire s_axis_yp_tvalid;
+    input wire [15:0] s_axis_yp_tkeep;
+    input wire s_axis_yp_tlast;
+    // inputs
+    input wire yp_vc0_pop;
+    input wire yp_vc1_pop;
+    input wire [5:0] here_y;
+    input wire [5:0] here_y_half;
+    input wire here_y_wraps;
+    input wire here_y_top;
+    input wire here_y_bottom;
+    input wire [5:0] here_x;
+    input wire [5:0] here_x_half;
+    input wire here_x_wraps;
+    input wire here_x_top;
+    input wire here_x_bottom;
+    // outputs: status and counters
+    output wire [31:0] stat_yp_ecc_corrected;
+    output wire [31:0] stat_yp_ecc_uncorrectable;
+    output wire [31:0] stat_yp_dropped;
+    output wire yp_vc0_valid;
+    output wire yp_vc0_second_valid;
+    output wire [127:0] yp_vc0_head1;
+    output wire [127:0] yp_vc0_second1;
+    output wire yp_vc0_head0_last;
+    output wire [15:0] yp_vc0_head0_keep;
+    output wire [2:0] yp_vc0_head0_out;
+    output wire yp_vc0_head0_ovc;
+    output wire yp_vc0_head0_drop;
+    output wire [6:0] yp_vc0_head0_flits;
+    output wire yp_vc0_head0_fix;
+    output wire yp_vc0_second0_last;
+    output wire [15:0] yp_vc0_second0_keep;
+    output wire [2:0] yp_vc0_second0_out;
+    output wire yp_vc0_second0_ovc;
+    output wire yp_vc0_second0_drop;
+    output wire [6:0] yp_vc0_second0_flits;
+    output wire yp_vc0_second0_fix;
+    output wire yp_vc1_valid;
+    output wire yp_vc1_second_valid;
+    output wire [127:0] yp_vc1_head1;
+    output wire [127:0] yp_vc1_second1;
+    output wire yp_vc1_head0_last;
+    output wire [15:0] yp_vc1_head0_keep;
+    output wire [2:0] yp_vc1_head0_out;
+    output wire yp_vc1_head0_ovc;
+    output wire yp_vc1_head0_drop;
+    output wire [6:0] yp_vc1_head0_flits;
+    output wire yp_vc1_head0_fix;
+    output wire yp_vc1_second0_last;
+    output wire [15:0] yp_vc1_second0_keep;
+    output wire [2:0] yp_vc1_second0_out;
+    output wire yp_vc1_second0_ovc;
+    output wire yp_vc1_second0_drop;
+    output wire [6:0] yp_vc1_second0_flits;
+    output wire yp_vc1_second0_fix;
+
+// verilator lint_off UNUSEDSIGNAL
 // input yp: arrival into the VC buffers
 wire [119:0] s_axis_yp_tdata_bits119_0;
 wire [3:0] s_axis_yp_tdata_cat;
@@ -2084,18 +3302,18 @@ wire s_axis_yp_tdata_and_5;
 wire s_axis_yp_tdata_and_6;
 wire s_axis_yp_tdata_and_7;
 wire s_axis_yp_tdata_or_2;
-wire here_y_lt_9;
-wire here_y_half_not_9;
+wire here_y_lt;
+wire here_y_half_not;
 wire s_axis_yp_tdata_not;
 wire here_y_top_sel;
-wire here_x_lt_9;
-wire here_x_half_not_9;
+wire here_x_lt;
+wire here_x_half_not;
 wire s_axis_yp_tdata_not_2;
-wire here_x_sel_7;
-wire [2:0] route_out_9;
-wire route_vc_9;
+wire here_x_sel;
+wire [2:0] route_out;
+wire route_vc;
 wire [14:0] s_axis_yp_tdata_plus;
-wire drop_5;
+wire drop;
 reg yp_expect_head;
 wire s_axis_yp_tvalid_and;
 reg stat_yp_ecc_corrected_event;
@@ -2114,8 +3332,8 @@ reg [8:0] yp_vc0_wr;
 reg [8:0] yp_vc0_rd;
 reg yp_vc0_stored;
 reg yp_vc0_landed;
-reg yp_vc0_valid;
-reg yp_vc0_second_valid;
+reg yp_vc0_valid_2;
+reg yp_vc0_second_valid_2;
 reg yp_vc0_third_valid;
 wire yp_vc0_second_valid_sel;
 wire yp_vc0_third_valid_sel;
@@ -2132,14 +3350,17 @@ reg [29:0] yp_vc0_second0;
 reg [29:0] yp_vc0_third0;
 reg [127:0] yp_vc0_read1;
 wire [127:0] yp_vc0_read1_sel;
-reg [127:0] yp_vc0_head1;
-reg [127:0] yp_vc0_second1;
+reg [127:0] yp_vc0_head1_2;
+reg [127:0] yp_vc0_second1_2;
 reg [127:0] yp_vc0_third1;
 wire s_axis_yp_tvalid_and_4;
-wire yp_vc0_head0_b0;
-wire [15:0] yp_vc0_head0_bits16_1;
-wire [2:0] yp_vc0_head0_bits19_17;
-wire yp_vc0_head0_b29;
+wire yp_vc0_head0_last_2;
+wire [15:0] yp_vc0_head0_keep_2;
+wire [2:0] yp_vc0_head0_out_2;
+wire yp_vc0_head0_ovc_2;
+wire yp_vc0_head0_drop_2;
+wire [6:0] yp_vc0_head0_flits_2;
+wire yp_vc0_head0_fix_2;
 // input yp vc 0: a corrected header routed again
 wire [119:0] yp_vc0_head1_bits119_0;
 wire [5:0] yp_vc0_head1_bits5_0;
@@ -2155,26 +3376,33 @@ wire yp_vc0_head1_and_4;
 wire yp_vc0_head1_and_5;
 wire yp_vc0_head1_and_6;
 wire yp_vc0_head1_or_2;
-wire here_y_lt_10;
-wire here_y_half_not_10;
+wire here_y_lt_2;
+wire here_y_half_not_2;
 wire yp_vc0_head1_not;
-wire here_x_lt_10;
-wire here_x_half_not_10;
+wire here_y_top_sel_2;
+wire here_x_lt_2;
+wire here_x_half_not_2;
 wire yp_vc0_head1_not_2;
-wire here_x_sel_8;
-wire [2:0] route_out_10;
-wire route_vc_10;
+wire here_x_sel_2;
+wire [2:0] route_out_2;
+wire route_vc_2;
 wire [14:0] yp_vc0_head1_plus;
 wire yp_vc0_reroute;
-wire [28:0] route_vc_cat_5;
-wire [2:0] yp_vc0_second0_bits19_17;
+wire [28:0] route_vc_cat;
+wire yp_vc0_second0_last_2;
+wire [15:0] yp_vc0_second0_keep_2;
+wire [2:0] yp_vc0_second0_out_2;
+wire yp_vc0_second0_ovc_2;
+wire yp_vc0_second0_drop_2;
+wire [6:0] yp_vc0_second0_flits_2;
+wire yp_vc0_second0_fix_2;
 wire s_axis_yp_tvalid_and_5;
 reg [8:0] yp_vc1_wr;
 reg [8:0] yp_vc1_rd;
 reg yp_vc1_stored;
 reg yp_vc1_landed;
-reg yp_vc1_valid;
-reg yp_vc1_second_valid;
+reg yp_vc1_valid_2;
+reg yp_vc1_second_valid_2;
 reg yp_vc1_third_valid;
 wire yp_vc1_second_valid_sel;
 wire yp_vc1_third_valid_sel;
@@ -2191,14 +3419,17 @@ reg [29:0] yp_vc1_second0;
 reg [29:0] yp_vc1_third0;
 reg [127:0] yp_vc1_read1;
 wire [127:0] yp_vc1_read1_sel;
-reg [127:0] yp_vc1_head1;
-reg [127:0] yp_vc1_second1;
+reg [127:0] yp_vc1_head1_2;
+reg [127:0] yp_vc1_second1_2;
 reg [127:0] yp_vc1_third1;
 wire s_axis_yp_tvalid_and_7;
-wire yp_vc1_head0_b0;
-wire [15:0] yp_vc1_head0_bits16_1;
-wire [2:0] yp_vc1_head0_bits19_17;
-wire yp_vc1_head0_b29;
+wire yp_vc1_head0_last_2;
+wire [15:0] yp_vc1_head0_keep_2;
+wire [2:0] yp_vc1_head0_out_2;
+wire yp_vc1_head0_ovc_2;
+wire yp_vc1_head0_drop_2;
+wire [6:0] yp_vc1_head0_flits_2;
+wire yp_vc1_head0_fix_2;
 // input yp vc 1: a corrected header routed again
 wire [119:0] yp_vc1_head1_bits119_0;
 wire [5:0] yp_vc1_head1_bits5_0;
@@ -2215,120 +3446,1968 @@ wire yp_vc1_head1_and_5;
 wire yp_vc1_head1_and_6;
 wire yp_vc1_head1_or_2;
 wire yp_vc1_head1_not;
-wire here_x_lt_11;
-wire here_x_half_not_11;
+wire here_x_lt_3;
+wire here_x_half_not_3;
 wire yp_vc1_head1_not_2;
-wire here_x_sel_9;
-wire [2:0] route_out_11;
-wire route_vc_11;
+wire here_x_sel_3;
+wire [2:0] route_out_3;
+wire route_vc_3;
 wire [14:0] yp_vc1_head1_plus;
 wire yp_vc1_reroute;
-wire [28:0] route_vc_cat_6;
-wire [2:0] yp_vc1_second0_bits19_17;
+wire [28:0] route_vc_cat_2;
+wire yp_vc1_second0_last_2;
+wire [15:0] yp_vc1_second0_keep_2;
+wire [2:0] yp_vc1_second0_out_2;
+wire yp_vc1_second0_ovc_2;
+wire yp_vc1_second0_drop_2;
+wire [6:0] yp_vc1_second0_flits_2;
+wire yp_vc1_second0_fix_2;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] yp_vc0_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] yp_vc0_mem1 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [29:0] yp_vc1_mem0 [0:255];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] yp_vc1_mem1 [0:255];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- input yp: arrival into the VC buffers ----
+assign s_axis_yp_tdata_bits119_0 = s_axis_yp_tdata[119:0];
+assign s_axis_yp_tdata_cat = {({({(^(s_axis_yp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_yp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_yp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_yp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
+assign s_axis_yp_tdata_cat_2 = {({({s_axis_yp_tdata_cat, (^(s_axis_yp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_yp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_yp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat_2, s_axis_yp_tdata_bits119_0})), s_axis_yp_tdata_cat_2});
+assign s_axis_yp_tdata_bits6_0 = s_axis_yp_tdata_xor[6:0];
+assign s_axis_yp_tdata_parity = ^s_axis_yp_tdata;
+assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_bits6_0 == 7'h0)) & (~s_axis_yp_tdata_parity);
+assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_bits6_0;
+assign s_axis_yp_tdata_cat_3 = {({({({s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126]}), s_axis_yp_tdata_shl[125]}), s_axis_yp_tdata_shl[124]}), s_axis_yp_tdata_shl[123]};
+assign s_axis_yp_tdata_cat_4 = {({({({s_axis_yp_tdata_cat_3, s_axis_yp_tdata_shl[122]}), s_axis_yp_tdata_shl[121]}), s_axis_yp_tdata_shl[120]}), s_axis_yp_tdata_shl[119]};
+assign s_axis_yp_tdata_cat_5 = {({({({s_axis_yp_tdata_cat_4, s_axis_yp_tdata_shl[118]}), s_axis_yp_tdata_shl[117]}), s_axis_yp_tdata_shl[116]}), s_axis_yp_tdata_shl[115]};
+assign s_axis_yp_tdata_cat_6 = {({({({s_axis_yp_tdata_cat_5, s_axis_yp_tdata_shl[114]}), s_axis_yp_tdata_shl[113]}), s_axis_yp_tdata_shl[112]}), s_axis_yp_tdata_shl[111]};
+assign s_axis_yp_tdata_cat_7 = {({({({s_axis_yp_tdata_cat_6, s_axis_yp_tdata_shl[110]}), s_axis_yp_tdata_shl[109]}), s_axis_yp_tdata_shl[108]}), s_axis_yp_tdata_shl[107]};
+assign s_axis_yp_tdata_cat_8 = {({({({s_axis_yp_tdata_cat_7, s_axis_yp_tdata_shl[106]}), s_axis_yp_tdata_shl[105]}), s_axis_yp_tdata_shl[104]}), s_axis_yp_tdata_shl[103]};
+assign s_axis_yp_tdata_cat_9 = {({({({s_axis_yp_tdata_cat_8, s_axis_yp_tdata_shl[102]}), s_axis_yp_tdata_shl[101]}), s_axis_yp_tdata_shl[100]}), s_axis_yp_tdata_shl[99]};
+assign s_axis_yp_tdata_cat_10 = {({({({s_axis_yp_tdata_cat_9, s_axis_yp_tdata_shl[98]}), s_axis_yp_tdata_shl[97]}), s_axis_yp_tdata_shl[96]}), s_axis_yp_tdata_shl[95]};
+assign s_axis_yp_tdata_cat_11 = {({({({s_axis_yp_tdata_cat_10, s_axis_yp_tdata_shl[94]}), s_axis_yp_tdata_shl[93]}), s_axis_yp_tdata_shl[92]}), s_axis_yp_tdata_shl[91]};
+assign s_axis_yp_tdata_cat_12 = {({({({s_axis_yp_tdata_cat_11, s_axis_yp_tdata_shl[90]}), s_axis_yp_tdata_shl[89]}), s_axis_yp_tdata_shl[88]}), s_axis_yp_tdata_shl[87]};
+assign s_axis_yp_tdata_cat_13 = {({({({s_axis_yp_tdata_cat_12, s_axis_yp_tdata_shl[86]}), s_axis_yp_tdata_shl[85]}), s_axis_yp_tdata_shl[84]}), s_axis_yp_tdata_shl[83]};
+assign s_axis_yp_tdata_cat_14 = {({({({s_axis_yp_tdata_cat_13, s_axis_yp_tdata_shl[82]}), s_axis_yp_tdata_shl[81]}), s_axis_yp_tdata_shl[80]}), s_axis_yp_tdata_shl[79]};
+assign s_axis_yp_tdata_cat_15 = {({({({s_axis_yp_tdata_cat_14, s_axis_yp_tdata_shl[78]}), s_axis_yp_tdata_shl[77]}), s_axis_yp_tdata_shl[76]}), s_axis_yp_tdata_shl[75]};
+assign s_axis_yp_tdata_cat_16 = {({({({s_axis_yp_tdata_cat_15, s_axis_yp_tdata_shl[74]}), s_axis_yp_tdata_shl[73]}), s_axis_yp_tdata_shl[72]}), s_axis_yp_tdata_shl[71]};
+assign s_axis_yp_tdata_cat_17 = {({({({s_axis_yp_tdata_cat_16, s_axis_yp_tdata_shl[70]}), s_axis_yp_tdata_shl[69]}), s_axis_yp_tdata_shl[68]}), s_axis_yp_tdata_shl[67]};
+assign s_axis_yp_tdata_cat_18 = {({({({s_axis_yp_tdata_cat_17, s_axis_yp_tdata_shl[66]}), s_axis_yp_tdata_shl[65]}), s_axis_yp_tdata_shl[63]}), s_axis_yp_tdata_shl[62]};
+assign s_axis_yp_tdata_cat_19 = {({({({s_axis_yp_tdata_cat_18, s_axis_yp_tdata_shl[61]}), s_axis_yp_tdata_shl[60]}), s_axis_yp_tdata_shl[59]}), s_axis_yp_tdata_shl[58]};
+assign s_axis_yp_tdata_cat_20 = {({({({s_axis_yp_tdata_cat_19, s_axis_yp_tdata_shl[57]}), s_axis_yp_tdata_shl[56]}), s_axis_yp_tdata_shl[55]}), s_axis_yp_tdata_shl[54]};
+assign s_axis_yp_tdata_cat_21 = {({({({s_axis_yp_tdata_cat_20, s_axis_yp_tdata_shl[53]}), s_axis_yp_tdata_shl[52]}), s_axis_yp_tdata_shl[51]}), s_axis_yp_tdata_shl[50]};
+assign s_axis_yp_tdata_cat_22 = {({({({s_axis_yp_tdata_cat_21, s_axis_yp_tdata_shl[49]}), s_axis_yp_tdata_shl[48]}), s_axis_yp_tdata_shl[47]}), s_axis_yp_tdata_shl[46]};
+assign s_axis_yp_tdata_cat_23 = {({({({s_axis_yp_tdata_cat_22, s_axis_yp_tdata_shl[45]}), s_axis_yp_tdata_shl[44]}), s_axis_yp_tdata_shl[43]}), s_axis_yp_tdata_shl[42]};
+assign s_axis_yp_tdata_cat_24 = {({({({s_axis_yp_tdata_cat_23, s_axis_yp_tdata_shl[41]}), s_axis_yp_tdata_shl[40]}), s_axis_yp_tdata_shl[39]}), s_axis_yp_tdata_shl[38]};
+assign s_axis_yp_tdata_cat_25 = {({({({s_axis_yp_tdata_cat_24, s_axis_yp_tdata_shl[37]}), s_axis_yp_tdata_shl[36]}), s_axis_yp_tdata_shl[35]}), s_axis_yp_tdata_shl[34]};
+assign s_axis_yp_tdata_cat_26 = {({({({s_axis_yp_tdata_cat_25, s_axis_yp_tdata_shl[33]}), s_axis_yp_tdata_shl[31]}), s_axis_yp_tdata_shl[30]}), s_axis_yp_tdata_shl[29]};
+assign s_axis_yp_tdata_cat_27 = {({({({s_axis_yp_tdata_cat_26, s_axis_yp_tdata_shl[28]}), s_axis_yp_tdata_shl[27]}), s_axis_yp_tdata_shl[26]}), s_axis_yp_tdata_shl[25]};
+assign s_axis_yp_tdata_cat_28 = {({({({s_axis_yp_tdata_cat_27, s_axis_yp_tdata_shl[24]}), s_axis_yp_tdata_shl[23]}), s_axis_yp_tdata_shl[22]}), s_axis_yp_tdata_shl[21]};
+assign s_axis_yp_tdata_cat_29 = {({({({s_axis_yp_tdata_cat_28, s_axis_yp_tdata_shl[20]}), s_axis_yp_tdata_shl[19]}), s_axis_yp_tdata_shl[18]}), s_axis_yp_tdata_shl[17]};
+assign s_axis_yp_tdata_cat_30 = {({({({s_axis_yp_tdata_cat_29, s_axis_yp_tdata_shl[15]}), s_axis_yp_tdata_shl[14]}), s_axis_yp_tdata_shl[13]}), s_axis_yp_tdata_shl[12]};
+assign s_axis_yp_tdata_cat_31 = {({({({s_axis_yp_tdata_cat_30, s_axis_yp_tdata_shl[11]}), s_axis_yp_tdata_shl[10]}), s_axis_yp_tdata_shl[9]}), s_axis_yp_tdata_shl[7]};
+assign s_axis_yp_tdata_sel = s_axis_yp_tdata_parity ? ({({({s_axis_yp_tdata_cat_31, s_axis_yp_tdata_shl[6]}), s_axis_yp_tdata_shl[5]}), s_axis_yp_tdata_shl[3]}) : 120'h0;
+assign s_axis_yp_tdata_bits119_0_2 = s_axis_yp_tdata[119:0];
+assign s_axis_yp_tdata_bits5_0 = s_axis_yp_tdata_bits119_0_2[5:0];
+assign s_axis_yp_tdata_bits11_6 = s_axis_yp_tdata_bits119_0_2[11:6];
+assign s_axis_yp_tdata_bits17_12 = s_axis_yp_tdata_bits119_0_2[17:12];
+assign s_axis_yp_tdata_bits21_18 = s_axis_yp_tdata_bits119_0_2[21:18];
+assign s_axis_yp_tdata_bits57_44 = s_axis_yp_tdata_bits119_0_2[57:44];
+assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata_bits5_0[5]) & ((~s_axis_yp_tdata_bits5_0[4]) & ((~s_axis_yp_tdata_bits5_0[3]) & (~s_axis_yp_tdata_bits5_0[2])));
+assign s_axis_yp_tdata_and_3 = (~s_axis_yp_tdata_bits11_6[4]) & ((~s_axis_yp_tdata_bits11_6[3]) & ((~s_axis_yp_tdata_bits11_6[2]) & (~s_axis_yp_tdata_bits11_6[1])));
+assign s_axis_yp_tdata_and_4 = (~s_axis_yp_tdata_bits17_12[3]) & ((~s_axis_yp_tdata_bits17_12[2]) & ((~s_axis_yp_tdata_bits17_12[1]) & (~s_axis_yp_tdata_bits17_12[0])));
+assign s_axis_yp_tdata_or = ((~s_axis_yp_tdata_and_2) | (~((~s_axis_yp_tdata_bits11_6[5]) & s_axis_yp_tdata_and_3))) | (~((~s_axis_yp_tdata_bits17_12[5]) & ((~s_axis_yp_tdata_bits17_12[4]) & s_axis_yp_tdata_and_4)));
+assign s_axis_yp_tdata_and_5 = (~s_axis_yp_tdata_bits57_44[3]) & ((~s_axis_yp_tdata_bits57_44[2]) & ((~s_axis_yp_tdata_bits57_44[1]) & (~s_axis_yp_tdata_bits57_44[0])));
+assign s_axis_yp_tdata_and_6 = (~s_axis_yp_tdata_bits57_44[7]) & ((~s_axis_yp_tdata_bits57_44[6]) & ((~s_axis_yp_tdata_bits57_44[5]) & ((~s_axis_yp_tdata_bits57_44[4]) & s_axis_yp_tdata_and_5)));
+assign s_axis_yp_tdata_and_7 = (~s_axis_yp_tdata_bits57_44[11]) & ((~s_axis_yp_tdata_bits57_44[10]) | ((~s_axis_yp_tdata_bits57_44[9]) & ((~s_axis_yp_tdata_bits57_44[8]) & s_axis_yp_tdata_and_6)));
+assign s_axis_yp_tdata_or_2 = (s_axis_yp_tdata_or | (~((~s_axis_yp_tdata_bits21_18[3]) & ((~s_axis_yp_tdata_bits21_18[2]) & (~s_axis_yp_tdata_bits21_18[1]))))) | (~((~s_axis_yp_tdata_bits57_44[13]) & ((~s_axis_yp_tdata_bits57_44[12]) & s_axis_yp_tdata_and_7)));
+assign here_y_lt = here_y < s_axis_yp_tdata_bits11_6;
+assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata_bits11_6);
+assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata_bits11_6 == here_y);
+assign here_y_top_sel = s_axis_yp_tdata_not ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) | s_axis_yp_tuser) : 1'h0;
+assign here_x_lt = here_x < s_axis_yp_tdata_bits5_0;
+assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata_bits5_0);
+assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata_bits5_0 == here_x);
+assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
+assign route_out = s_axis_yp_tdata_not_2 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata_bits21_18[2:0]);
+assign route_vc = s_axis_yp_tdata_not_2 ? (here_x_sel ? here_x_top : here_x_bottom) : here_y_top_sel;
+assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = s_axis_yp_tdata_or_2 | s_axis_yp_tdata_and;
+assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
+assign s_axis_yp_tdata_sel_2 = yp_expect_head ? ({8'h0, (s_axis_yp_tdata_bits119_0 ^ s_axis_yp_tdata_sel)}) : s_axis_yp_tdata;
+assign yp_expect_head_cat = {({({({(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
+assign yp_expect_head_cat_2 = {({yp_expect_head_cat, s_axis_yp_tkeep}), s_axis_yp_tlast};
+assign s_axis_yp_tvalid_and_2 = s_axis_yp_tvalid & (~s_axis_yp_tuser);
+assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid_2 : yp_vc0_valid_2;
+assign yp_vc0_third_valid_sel = yp_vc0_pop ? yp_vc0_third_valid : yp_vc0_second_valid_2;
+assign yp_vc0_pop_and = (~yp_vc0_pop) & yp_vc0_third_valid;
+assign yp_vc0_pop_or = yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed);
+assign s_axis_yp_tvalid_and_3 = (s_axis_yp_tvalid_and_2 & (~yp_vc0_stored)) & (~yp_vc0_pop_or);
+assign yp_vc0_stored_and = yp_vc0_stored & (~yp_vc0_pop_or);
+assign yp_vc0_landed_or = yp_vc0_landed | s_axis_yp_tvalid_and_3;
+assign yp_vc0_landed_and = yp_vc0_landed & s_axis_yp_tvalid_and_3;
+assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat_2;
+assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel_2;
+assign s_axis_yp_tvalid_and_4 = s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3);
+assign yp_vc0_head0_last_2 = yp_vc0_head0[0];
+assign yp_vc0_head0_keep_2 = yp_vc0_head0[16:1];
+assign yp_vc0_head0_out_2 = yp_vc0_head0[19:17];
+assign yp_vc0_head0_ovc_2 = yp_vc0_head0[20];
+assign yp_vc0_head0_drop_2 = yp_vc0_head0[21];
+assign yp_vc0_head0_flits_2 = yp_vc0_head0[28:22];
+assign yp_vc0_head0_fix_2 = yp_vc0_head0[29];
+
+// ---- input yp vc 0: a corrected header routed again ----
+assign yp_vc0_head1_bits119_0 = yp_vc0_head1_2[119:0];
+assign yp_vc0_head1_bits5_0 = yp_vc0_head1_bits119_0[5:0];
+assign yp_vc0_head1_bits11_6 = yp_vc0_head1_bits119_0[11:6];
+assign yp_vc0_head1_bits17_12 = yp_vc0_head1_bits119_0[17:12];
+assign yp_vc0_head1_bits21_18 = yp_vc0_head1_bits119_0[21:18];
+assign yp_vc0_head1_bits57_44 = yp_vc0_head1_bits119_0[57:44];
+assign yp_vc0_head1_and = (~yp_vc0_head1_bits5_0[5]) & ((~yp_vc0_head1_bits5_0[4]) & ((~yp_vc0_head1_bits5_0[3]) & (~yp_vc0_head1_bits5_0[2])));
+assign yp_vc0_head1_and_2 = (~yp_vc0_head1_bits11_6[4]) & ((~yp_vc0_head1_bits11_6[3]) & ((~yp_vc0_head1_bits11_6[2]) & (~yp_vc0_head1_bits11_6[1])));
+assign yp_vc0_head1_and_3 = (~yp_vc0_head1_bits17_12[3]) & ((~yp_vc0_head1_bits17_12[2]) & ((~yp_vc0_head1_bits17_12[1]) & (~yp_vc0_head1_bits17_12[0])));
+assign yp_vc0_head1_or = ((~yp_vc0_head1_and) | (~((~yp_vc0_head1_bits11_6[5]) & yp_vc0_head1_and_2))) | (~((~yp_vc0_head1_bits17_12[5]) & ((~yp_vc0_head1_bits17_12[4]) & yp_vc0_head1_and_3)));
+assign yp_vc0_head1_and_4 = (~yp_vc0_head1_bits57_44[3]) & ((~yp_vc0_head1_bits57_44[2]) & ((~yp_vc0_head1_bits57_44[1]) & (~yp_vc0_head1_bits57_44[0])));
+assign yp_vc0_head1_and_5 = (~yp_vc0_head1_bits57_44[7]) & ((~yp_vc0_head1_bits57_44[6]) & ((~yp_vc0_head1_bits57_44[5]) & ((~yp_vc0_head1_bits57_44[4]) & yp_vc0_head1_and_4)));
+assign yp_vc0_head1_and_6 = (~yp_vc0_head1_bits57_44[11]) & ((~yp_vc0_head1_bits57_44[10]) | ((~yp_vc0_head1_bits57_44[9]) & ((~yp_vc0_head1_bits57_44[8]) & yp_vc0_head1_and_5)));
+assign yp_vc0_head1_or_2 = (yp_vc0_head1_or | (~((~yp_vc0_head1_bits21_18[3]) & ((~yp_vc0_head1_bits21_18[2]) & (~yp_vc0_head1_bits21_18[1]))))) | (~((~yp_vc0_head1_bits57_44[13]) & ((~yp_vc0_head1_bits57_44[12]) & yp_vc0_head1_and_6)));
+assign here_y_lt_2 = here_y < yp_vc0_head1_bits11_6;
+assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1_bits11_6);
+assign yp_vc0_head1_not = ~(yp_vc0_head1_bits11_6 == here_y);
+assign here_y_top_sel_2 = yp_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0;
+assign here_x_lt_2 = here_x < yp_vc0_head1_bits5_0;
+assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1_bits5_0);
+assign yp_vc0_head1_not_2 = ~(yp_vc0_head1_bits5_0 == here_x);
+assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
+assign route_out_2 = yp_vc0_head1_not_2 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1_bits21_18[2:0]);
+assign route_vc_2 = yp_vc0_head1_not_2 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : here_y_top_sel_2;
+assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign yp_vc0_reroute = (yp_vc0_valid_2 & yp_vc0_head0_fix_2) & (~yp_vc0_pop);
+assign route_vc_cat = {({({({({1'h0, yp_vc0_head1_plus[6:0]}), yp_vc0_head1_or_2}), route_vc_2}), route_out_2}), yp_vc0_head0_keep_2};
+assign yp_vc0_second0_last_2 = yp_vc0_second0[0];
+assign yp_vc0_second0_keep_2 = yp_vc0_second0[16:1];
+assign yp_vc0_second0_out_2 = yp_vc0_second0[19:17];
+assign yp_vc0_second0_ovc_2 = yp_vc0_second0[20];
+assign yp_vc0_second0_drop_2 = yp_vc0_second0[21];
+assign yp_vc0_second0_flits_2 = yp_vc0_second0[28:22];
+assign yp_vc0_second0_fix_2 = yp_vc0_second0[29];
+assign s_axis_yp_tvalid_and_5 = s_axis_yp_tvalid & s_axis_yp_tuser;
+assign yp_vc1_second_valid_sel = yp_vc1_pop ? yp_vc1_second_valid_2 : yp_vc1_valid_2;
+assign yp_vc1_third_valid_sel = yp_vc1_pop ? yp_vc1_third_valid : yp_vc1_second_valid_2;
+assign yp_vc1_pop_and = (~yp_vc1_pop) & yp_vc1_third_valid;
+assign yp_vc1_pop_or = yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed);
+assign s_axis_yp_tvalid_and_6 = (s_axis_yp_tvalid_and_5 & (~yp_vc1_stored)) & (~yp_vc1_pop_or);
+assign yp_vc1_stored_and = yp_vc1_stored & (~yp_vc1_pop_or);
+assign yp_vc1_landed_or = yp_vc1_landed | s_axis_yp_tvalid_and_6;
+assign yp_vc1_landed_and = yp_vc1_landed & s_axis_yp_tvalid_and_6;
+assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat_2;
+assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel_2;
+assign s_axis_yp_tvalid_and_7 = s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6);
+assign yp_vc1_head0_last_2 = yp_vc1_head0[0];
+assign yp_vc1_head0_keep_2 = yp_vc1_head0[16:1];
+assign yp_vc1_head0_out_2 = yp_vc1_head0[19:17];
+assign yp_vc1_head0_ovc_2 = yp_vc1_head0[20];
+assign yp_vc1_head0_drop_2 = yp_vc1_head0[21];
+assign yp_vc1_head0_flits_2 = yp_vc1_head0[28:22];
+assign yp_vc1_head0_fix_2 = yp_vc1_head0[29];
+
+// ---- input yp vc 1: a corrected header routed again ----
+assign yp_vc1_head1_bits119_0 = yp_vc1_head1_2[119:0];
+assign yp_vc1_head1_bits5_0 = yp_vc1_head1_bits119_0[5:0];
+assign yp_vc1_head1_bits11_6 = yp_vc1_head1_bits119_0[11:6];
+assign yp_vc1_head1_bits17_12 = yp_vc1_head1_bits119_0[17:12];
+assign yp_vc1_head1_bits21_18 = yp_vc1_head1_bits119_0[21:18];
+assign yp_vc1_head1_bits57_44 = yp_vc1_head1_bits119_0[57:44];
+assign yp_vc1_head1_and = (~yp_vc1_head1_bits5_0[5]) & ((~yp_vc1_head1_bits5_0[4]) & ((~yp_vc1_head1_bits5_0[3]) & (~yp_vc1_head1_bits5_0[2])));
+assign yp_vc1_head1_and_2 = (~yp_vc1_head1_bits11_6[4]) & ((~yp_vc1_head1_bits11_6[3]) & ((~yp_vc1_head1_bits11_6[2]) & (~yp_vc1_head1_bits11_6[1])));
+assign yp_vc1_head1_and_3 = (~yp_vc1_head1_bits17_12[3]) & ((~yp_vc1_head1_bits17_12[2]) & ((~yp_vc1_head1_bits17_12[1]) & (~yp_vc1_head1_bits17_12[0])));
+assign yp_vc1_head1_or = ((~yp_vc1_head1_and) | (~((~yp_vc1_head1_bits11_6[5]) & yp_vc1_head1_and_2))) | (~((~yp_vc1_head1_bits17_12[5]) & ((~yp_vc1_head1_bits17_12[4]) & yp_vc1_head1_and_3)));
+assign yp_vc1_head1_and_4 = (~yp_vc1_head1_bits57_44[3]) & ((~yp_vc1_head1_bits57_44[2]) & ((~yp_vc1_head1_bits57_44[1]) & (~yp_vc1_head1_bits57_44[0])));
+assign yp_vc1_head1_and_5 = (~yp_vc1_head1_bits57_44[7]) & ((~yp_vc1_head1_bits57_44[6]) & ((~yp_vc1_head1_bits57_44[5]) & ((~yp_vc1_head1_bits57_44[4]) & yp_vc1_head1_and_4)));
+assign yp_vc1_head1_and_6 = (~yp_vc1_head1_bits57_44[11]) & ((~yp_vc1_head1_bits57_44[10]) | ((~yp_vc1_head1_bits57_44[9]) & ((~yp_vc1_head1_bits57_44[8]) & yp_vc1_head1_and_5)));
+assign yp_vc1_head1_or_2 = (yp_vc1_head1_or | (~((~yp_vc1_head1_bits21_18[3]) & ((~yp_vc1_head1_bits21_18[2]) & (~yp_vc1_head1_bits21_18[1]))))) | (~((~yp_vc1_head1_bits57_44[13]) & ((~yp_vc1_head1_bits57_44[12]) & yp_vc1_head1_and_6)));
+assign yp_vc1_head1_not = ~(yp_vc1_head1_bits11_6 == here_y);
+assign here_x_lt_3 = here_x < yp_vc1_head1_bits5_0;
+assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1_bits5_0);
+assign yp_vc1_head1_not_2 = ~(yp_vc1_head1_bits5_0 == here_x);
+assign here_x_sel_3 = here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3);
+assign route_out_3 = yp_vc1_head1_not_2 ? (here_x_sel_3 ? 3'h2 : 3'h3) : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1_bits21_18[2:0]);
+assign route_vc_3 = yp_vc1_head1_not_2 ? (here_x_sel_3 ? here_x_top : here_x_bottom) : (yp_vc1_head1_not ? 1'h1 : 1'h0);
+assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
+assign yp_vc1_reroute = (yp_vc1_valid_2 & yp_vc1_head0_fix_2) & (~yp_vc1_pop);
+assign route_vc_cat_2 = {({({({({1'h0, yp_vc1_head1_plus[6:0]}), yp_vc1_head1_or_2}), route_vc_3}), route_out_3}), yp_vc1_head0_keep_2};
+assign yp_vc1_second0_last_2 = yp_vc1_second0[0];
+assign yp_vc1_second0_keep_2 = yp_vc1_second0[16:1];
+assign yp_vc1_second0_out_2 = yp_vc1_second0[19:17];
+assign yp_vc1_second0_ovc_2 = yp_vc1_second0[20];
+assign yp_vc1_second0_drop_2 = yp_vc1_second0[21];
+assign yp_vc1_second0_flits_2 = yp_vc1_second0[28:22];
+assign yp_vc1_second0_fix_2 = yp_vc1_second0[29];
+
+always @(posedge clk) begin
+    if (rst) yp_expect_head <= 1'h1; else yp_expect_head <= s_axis_yp_tvalid ? s_axis_yp_tlast : yp_expect_head;
+    if (rst) stat_yp_ecc_corrected_event <= 1'h0; else stat_yp_ecc_corrected_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_parity;
+    if (rst) stat_yp_ecc_corrected_2 <= 32'h0; else stat_yp_ecc_corrected_2 <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected_2 + 32'h1) : stat_yp_ecc_corrected_2;
+    if (rst) stat_yp_ecc_uncorrectable_event <= 1'h0; else stat_yp_ecc_uncorrectable_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_and;
+    if (rst) stat_yp_ecc_uncorrectable_2 <= 32'h0; else stat_yp_ecc_uncorrectable_2 <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable_2 + 32'h1) : stat_yp_ecc_uncorrectable_2;
+    if (rst) stat_yp_dropped_2 <= 32'h0; else stat_yp_dropped_2 <= ((stat_yp_dropped_2 + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
+    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= (s_axis_yp_tvalid_and & drop) & (~s_axis_yp_tdata_parity);
+    if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or_2;
+    if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or_2;
+    if (rst) yp_vc0_wr <= 9'h0; else yp_vc0_wr <= yp_vc0_wr + ({8'h0, s_axis_yp_tvalid_and_4});
+    if (rst) yp_vc0_rd <= 9'h0; else yp_vc0_rd <= yp_vc0_rd + ({8'h0, yp_vc0_stored_and});
+    if (rst) yp_vc0_stored <= 1'h0; else yp_vc0_stored <= s_axis_yp_tvalid_and_4 | (yp_vc0_stored & (~(yp_vc0_stored_and & ((yp_vc0_wr - yp_vc0_rd) == 9'h1))));
+    if (rst) yp_vc0_landed <= 1'h0; else yp_vc0_landed <= yp_vc0_stored_and;
+    if (rst) yp_vc0_valid_2 <= 1'h0; else yp_vc0_valid_2 <= yp_vc0_second_valid_sel | yp_vc0_landed_or;
+    if (rst) yp_vc0_second_valid_2 <= 1'h0; else yp_vc0_second_valid_2 <= (yp_vc0_third_valid_sel | (yp_vc0_second_valid_sel & yp_vc0_landed_or)) | yp_vc0_landed_and;
+    if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= (yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or)) | (yp_vc0_second_valid_sel & yp_vc0_landed_and);
+    if (yp_vc0_stored_and) yp_vc0_read0 <= yp_vc0_mem0[yp_vc0_rd[7:0]];
+    if ((yp_vc0_pop | (~yp_vc0_valid_2)) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? ({route_vc_cat, yp_vc0_head0_last_2}) : ((yp_vc0_pop & yp_vc0_second_valid_2) ? yp_vc0_second0 : yp_vc0_read0_sel);
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat_2 : yp_vc0_read0_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat_2;
+    if (yp_vc0_stored_and) yp_vc0_read1 <= yp_vc0_mem1[yp_vc0_rd[7:0]];
+    if (yp_vc0_pop | (~yp_vc0_valid_2)) yp_vc0_head1_2 <= (yp_vc0_pop & yp_vc0_second_valid_2) ? yp_vc0_second1_2 : yp_vc0_read1_sel;
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1_2 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc0_read1_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel_2;
+    if (rst) yp_vc1_wr <= 9'h0; else yp_vc1_wr <= yp_vc1_wr + ({8'h0, s_axis_yp_tvalid_and_7});
+    if (rst) yp_vc1_rd <= 9'h0; else yp_vc1_rd <= yp_vc1_rd + ({8'h0, yp_vc1_stored_and});
+    if (rst) yp_vc1_stored <= 1'h0; else yp_vc1_stored <= s_axis_yp_tvalid_and_7 | (yp_vc1_stored & (~(yp_vc1_stored_and & ((yp_vc1_wr - yp_vc1_rd) == 9'h1))));
+    if (rst) yp_vc1_landed <= 1'h0; else yp_vc1_landed <= yp_vc1_stored_and;
+    if (rst) yp_vc1_valid_2 <= 1'h0; else yp_vc1_valid_2 <= yp_vc1_second_valid_sel | yp_vc1_landed_or;
+    if (rst) yp_vc1_second_valid_2 <= 1'h0; else yp_vc1_second_valid_2 <= (yp_vc1_third_valid_sel | (yp_vc1_second_valid_sel & yp_vc1_landed_or)) | yp_vc1_landed_and;
+    if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= (yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or)) | (yp_vc1_second_valid_sel & yp_vc1_landed_and);
+    if (yp_vc1_stored_and) yp_vc1_read0 <= yp_vc1_mem0[yp_vc1_rd[7:0]];
+    if ((yp_vc1_pop | (~yp_vc1_valid_2)) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? ({route_vc_cat_2, yp_vc1_head0_last_2}) : ((yp_vc1_pop & yp_vc1_second_valid_2) ? yp_vc1_second0 : yp_vc1_read0_sel);
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat_2 : yp_vc1_read0_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat_2;
+    if (yp_vc1_stored_and) yp_vc1_read1 <= yp_vc1_mem1[yp_vc1_rd[7:0]];
+    if (yp_vc1_pop | (~yp_vc1_valid_2)) yp_vc1_head1_2 <= (yp_vc1_pop & yp_vc1_second_valid_2) ? yp_vc1_second1_2 : yp_vc1_read1_sel;
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1_2 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc1_read1_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel_2;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat_2;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel_2;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat_2;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel_2;
+end
+
+assign stat_yp_ecc_corrected = stat_yp_ecc_corrected_2;
+assign stat_yp_ecc_uncorrectable = stat_yp_ecc_uncorrectable_2;
+assign stat_yp_dropped = stat_yp_dropped_2;
+assign yp_vc0_valid = yp_vc0_valid_2;
+assign yp_vc0_second_valid = yp_vc0_second_valid_2;
+assign yp_vc0_head1 = yp_vc0_head1_2;
+assign yp_vc0_second1 = yp_vc0_second1_2;
+assign yp_vc0_head0_last = yp_vc0_head0_last_2;
+assign yp_vc0_head0_keep = yp_vc0_head0_keep_2;
+assign yp_vc0_head0_out = yp_vc0_head0_out_2;
+assign yp_vc0_head0_ovc = yp_vc0_head0_ovc_2;
+assign yp_vc0_head0_drop = yp_vc0_head0_drop_2;
+assign yp_vc0_head0_flits = yp_vc0_head0_flits_2;
+assign yp_vc0_head0_fix = yp_vc0_head0_fix_2;
+assign yp_vc0_second0_last = yp_vc0_second0_last_2;
+assign yp_vc0_second0_keep = yp_vc0_second0_keep_2;
+assign yp_vc0_second0_out = yp_vc0_second0_out_2;
+assign yp_vc0_second0_ovc = yp_vc0_second0_ovc_2;
+assign yp_vc0_second0_drop = yp_vc0_second0_drop_2;
+assign yp_vc0_second0_flits = yp_vc0_second0_flits_2;
+assign yp_vc0_second0_fix = yp_vc0_second0_fix_2;
+assign yp_vc1_valid = yp_vc1_valid_2;
+assign yp_vc1_second_valid = yp_vc1_second_valid_2;
+assign yp_vc1_head1 = yp_vc1_head1_2;
+assign yp_vc1_second1 = yp_vc1_second1_2;
+assign yp_vc1_head0_last = yp_vc1_head0_last_2;
+assign yp_vc1_head0_keep = yp_vc1_head0_keep_2;
+assign yp_vc1_head0_out = yp_vc1_head0_out_2;
+assign yp_vc1_head0_ovc = yp_vc1_head0_ovc_2;
+assign yp_vc1_head0_drop = yp_vc1_head0_drop_2;
+assign yp_vc1_head0_flits = yp_vc1_head0_flits_2;
+assign yp_vc1_head0_fix = yp_vc1_head0_fix_2;
+assign yp_vc1_second0_last = yp_vc1_second0_last_2;
+assign yp_vc1_second0_keep = yp_vc1_second0_keep_2;
+assign yp_vc1_second0_out = yp_vc1_second0_out_2;
+assign yp_vc1_second0_ovc = yp_vc1_second0_ovc_2;
+assign yp_vc1_second0_drop = yp_vc1_second0_drop_2;
+assign yp_vc1_second0_flits = yp_vc1_second0_flits_2;
+assign yp_vc1_second0_fix = yp_vc1_second0_fix_2;
+endmodule
+
+module torus_4x2x1_node_output_p0(
+    clk,
+    rst,
+    m_axis_p0_tready,
+    yp_busy_cat,
+    p0_owned_or,
+    p0_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    xn_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    xn_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    xn_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    p0_out_valid,
+    p0_slot,
+    p0_owned,
+    p0_out_data0,
+    p0_out_keep,
+    p0_out_last,
+    stat_p0_packets,
+    stat_p0_flits,
+    stat_p0_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_p0_tready;
+    // inputs
+    input wire [4:0] yp_busy_cat;
+    input wire p0_owned_or;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire p0_arbiter_grant_not;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire p0_vc0_head0_ovc_or;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [6:0] p0_vc0_head0_flits_or;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] xn_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] xn_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire xn_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    // outputs: status and counters
+    output wire p0_out_valid;
+    output wire p0_slot;
+    output wire p0_owned;
+    output wire [127:0] p0_out_data0;
+    output wire [15:0] p0_out_keep;
+    output wire p0_out_last;
+    output wire [31:0] stat_p0_packets;
+    output wire [31:0] stat_p0_flits;
+    output wire [31:0] stat_p0_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg p0_out_valid;
+reg p0_out_valid_2;
 reg p0_skid_valid;
 reg p0_skid2_valid;
 reg [4:0] p0_sel;
-reg p0_slot;
-reg p0_owned;
+reg p0_slot_2;
+reg p0_owned_2;
 reg p0_asked;
-reg p1_out_valid;
+// output p0
+wire p0_sel_b0;
+wire p0_sel_b1;
+wire p0_sel_b2;
+wire p0_sel_b3;
+wire p0_sel_b4;
+wire p0_sel_is0;
+wire p0_push;
+wire p0_out_valid_or;
+wire p0_out_valid_and;
+wire p0_skid_valid_sel;
+wire p0_skid2_valid_sel;
+wire p0_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] p0_skid2_data0;
+reg [127:0] p0_skid_data0;
+reg [127:0] p0_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] p0_skid2_keep;
+reg [15:0] p0_skid_keep;
+reg [15:0] p0_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg p0_skid2_last;
+reg p0_skid_last;
+reg p0_out_last_2;
+reg [31:0] stat_p0_packets_2;
+reg [31:0] stat_p0_flits_2;
+reg [31:0] stat_p0_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output p0 ----
+assign p0_sel_b0 = p0_sel[0];
+assign p0_sel_b1 = p0_sel[1];
+assign p0_sel_b2 = p0_sel[2];
+assign p0_sel_b3 = p0_sel[3];
+assign p0_sel_b4 = p0_sel[4];
+assign p0_sel_is0 = p0_sel == 5'h0;
+assign p0_push = ~p0_sel_is0;
+assign p0_out_valid_or = (~p0_out_valid_2) | m_axis_p0_tready;
+assign p0_out_valid_and = p0_out_valid_2 & m_axis_p0_tready;
+assign p0_skid_valid_sel = p0_out_valid_and ? p0_skid_valid : p0_out_valid_2;
+assign p0_skid2_valid_sel = p0_out_valid_and ? p0_skid2_valid : p0_skid_valid;
+assign p0_skid2_valid_or = p0_skid2_valid_sel | (p0_skid_valid_sel & p0_push);
+assign p0_vc0_send_header_sel_or = (((p0_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p0_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p0_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (p0_sel_b3 ? xn_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (p0_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((p0_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (p0_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (p0_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (p0_sel_b3 ? xn_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (p0_sel_b4 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((p0_sel_b0 ? p0_vc0_head0_last : 1'h0) | (p0_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (p0_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (p0_sel_b3 ? xn_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (p0_sel_b4 ? yp_vc1_head0_last_sel : 1'h0);
+
+always @(posedge clk) begin
+    if (rst) p0_out_valid_2 <= 1'h0; else p0_out_valid_2 <= p0_skid_valid_sel | p0_push;
+    if (rst) p0_skid_valid <= 1'h0; else p0_skid_valid <= p0_skid2_valid_or;
+    if (rst) p0_skid2_valid <= 1'h0; else p0_skid2_valid <= ((~p0_out_valid_and) & p0_skid2_valid) | (p0_skid2_valid_sel & p0_push);
+    if (rst) p0_sel <= 5'h0; else p0_sel <= yp_busy_cat;
+    if (rst) p0_slot_2 <= 1'h1; else p0_slot_2 <= ~p0_skid2_valid_or;
+    if (rst) p0_owned_2 <= 1'h0; else p0_owned_2 <= p0_owned_or;
+    if (rst) p0_asked <= 1'h0; else p0_asked <= p1_vc0_head0_drop_not;
+    if (rst) p0_skid2_data0 <= 128'h0; else p0_skid2_data0 <= p0_push ? p0_vc0_send_header_sel_or_2 : p0_skid2_data0;
+    if (rst) p0_skid_data0 <= 128'h0; else p0_skid_data0 <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_data0 : p0_vc0_send_header_sel_or_2) : p0_skid_data0;
+    if (rst) p0_out_data0_2 <= 128'h0; else p0_out_data0_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_data0 : p0_vc0_send_header_sel_or_2) : p0_out_data0_2;
+    if (rst) p0_skid2_keep <= 16'h0; else p0_skid2_keep <= p0_push ? p0_vc0_head0_keep_or_2 : p0_skid2_keep;
+    if (rst) p0_skid_keep <= 16'h0; else p0_skid_keep <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_keep : p0_vc0_head0_keep_or_2) : p0_skid_keep;
+    if (rst) p0_out_keep_2 <= 16'h0; else p0_out_keep_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_keep : p0_vc0_head0_keep_or_2) : p0_out_keep_2;
+    if (rst) p0_skid2_last <= 1'h0; else p0_skid2_last <= p0_push ? p0_vc0_head0_last_or_2 : p0_skid2_last;
+    if (rst) p0_skid_last <= 1'h0; else p0_skid_last <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_last : p0_vc0_head0_last_or_2) : p0_skid_last;
+    if (rst) p0_out_last_2 <= 1'h0; else p0_out_last_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_last : p0_vc0_head0_last_or_2) : p0_out_last_2;
+    if (rst) stat_p0_packets_2 <= 32'h0; else stat_p0_packets_2 <= (p0_push & p0_vc0_head0_last_or_2) ? (stat_p0_packets_2 + 32'h1) : stat_p0_packets_2;
+    if (rst) stat_p0_flits_2 <= 32'h0; else stat_p0_flits_2 <= p0_push ? (stat_p0_flits_2 + 32'h1) : stat_p0_flits_2;
+    if (rst) stat_p0_stalls_2 <= 32'h0; else stat_p0_stalls_2 <= ((p0_owned_2 | p0_asked) & p0_sel_is0) ? (stat_p0_stalls_2 + 32'h1) : stat_p0_stalls_2;
+end
+
+assign p0_out_valid = p0_out_valid_2;
+assign p0_slot = p0_slot_2;
+assign p0_owned = p0_owned_2;
+assign p0_out_data0 = p0_out_data0_2;
+assign p0_out_keep = p0_out_keep_2;
+assign p0_out_last = p0_out_last_2;
+assign stat_p0_packets = stat_p0_packets_2;
+assign stat_p0_flits = stat_p0_flits_2;
+assign stat_p0_stalls = stat_p0_stalls_2;
+endmodule
+
+module torus_4x2x1_node_output_p1(
+    clk,
+    rst,
+    m_axis_p1_tready,
+    yp_busy_cat,
+    p1_owned_or,
+    p1_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    xn_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    xn_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    xn_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    p1_out_valid,
+    p1_slot,
+    p1_owned,
+    p1_out_data0,
+    p1_out_keep,
+    p1_out_last,
+    stat_p1_packets,
+    stat_p1_flits,
+    stat_p1_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_p1_tready;
+    // inputs
+    input wire [4:0] yp_busy_cat;
+    input wire p1_owned_or;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire p1_arbiter_grant_not;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire p0_vc0_head0_ovc_or;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [6:0] p0_vc0_head0_flits_or;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] xn_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] xn_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire xn_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    // outputs: status and counters
+    output wire p1_out_valid;
+    output wire p1_slot;
+    output wire p1_owned;
+    output wire [127:0] p1_out_data0;
+    output wire [15:0] p1_out_keep;
+    output wire p1_out_last;
+    output wire [31:0] stat_p1_packets;
+    output wire [31:0] stat_p1_flits;
+    output wire [31:0] stat_p1_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
+// outputs: state the allocator reads
+reg p1_out_valid_2;
 reg p1_skid_valid;
 reg p1_skid2_valid;
 reg [4:0] p1_sel;
-reg p1_slot;
-reg p1_owned;
+reg p1_slot_2;
+reg p1_owned_2;
 reg p1_asked;
-reg xp_out_valid;
+// output p1
+wire p1_sel_b0;
+wire p1_sel_b1;
+wire p1_sel_b2;
+wire p1_sel_b3;
+wire p1_sel_b4;
+wire p1_sel_is0;
+wire p1_push;
+wire p1_out_valid_or;
+wire p1_out_valid_and;
+wire p1_skid_valid_sel;
+wire p1_skid2_valid_sel;
+wire p1_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] p1_skid2_data0;
+reg [127:0] p1_skid_data0;
+reg [127:0] p1_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] p1_skid2_keep;
+reg [15:0] p1_skid_keep;
+reg [15:0] p1_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg p1_skid2_last;
+reg p1_skid_last;
+reg p1_out_last_2;
+reg [31:0] stat_p1_packets_2;
+reg [31:0] stat_p1_flits_2;
+reg [31:0] stat_p1_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output p1 ----
+assign p1_sel_b0 = p1_sel[0];
+assign p1_sel_b1 = p1_sel[1];
+assign p1_sel_b2 = p1_sel[2];
+assign p1_sel_b3 = p1_sel[3];
+assign p1_sel_b4 = p1_sel[4];
+assign p1_sel_is0 = p1_sel == 5'h0;
+assign p1_push = ~p1_sel_is0;
+assign p1_out_valid_or = (~p1_out_valid_2) | m_axis_p1_tready;
+assign p1_out_valid_and = p1_out_valid_2 & m_axis_p1_tready;
+assign p1_skid_valid_sel = p1_out_valid_and ? p1_skid_valid : p1_out_valid_2;
+assign p1_skid2_valid_sel = p1_out_valid_and ? p1_skid2_valid : p1_skid_valid;
+assign p1_skid2_valid_or = p1_skid2_valid_sel | (p1_skid_valid_sel & p1_push);
+assign p0_vc0_send_header_sel_or = (((p1_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p1_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p1_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (p1_sel_b3 ? xn_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (p1_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((p1_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (p1_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (p1_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (p1_sel_b3 ? xn_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (p1_sel_b4 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((p1_sel_b0 ? p0_vc0_head0_last : 1'h0) | (p1_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (p1_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (p1_sel_b3 ? xn_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (p1_sel_b4 ? yp_vc1_head0_last_sel : 1'h0);
+
+always @(posedge clk) begin
+    if (rst) p1_out_valid_2 <= 1'h0; else p1_out_valid_2 <= p1_skid_valid_sel | p1_push;
+    if (rst) p1_skid_valid <= 1'h0; else p1_skid_valid <= p1_skid2_valid_or;
+    if (rst) p1_skid2_valid <= 1'h0; else p1_skid2_valid <= ((~p1_out_valid_and) & p1_skid2_valid) | (p1_skid2_valid_sel & p1_push);
+    if (rst) p1_sel <= 5'h0; else p1_sel <= yp_busy_cat;
+    if (rst) p1_slot_2 <= 1'h1; else p1_slot_2 <= ~p1_skid2_valid_or;
+    if (rst) p1_owned_2 <= 1'h0; else p1_owned_2 <= p1_owned_or;
+    if (rst) p1_asked <= 1'h0; else p1_asked <= p1_vc0_head0_drop_not;
+    if (rst) p1_skid2_data0 <= 128'h0; else p1_skid2_data0 <= p1_push ? p0_vc0_send_header_sel_or_2 : p1_skid2_data0;
+    if (rst) p1_skid_data0 <= 128'h0; else p1_skid_data0 <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_data0 : p0_vc0_send_header_sel_or_2) : p1_skid_data0;
+    if (rst) p1_out_data0_2 <= 128'h0; else p1_out_data0_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_data0 : p0_vc0_send_header_sel_or_2) : p1_out_data0_2;
+    if (rst) p1_skid2_keep <= 16'h0; else p1_skid2_keep <= p1_push ? p0_vc0_head0_keep_or_2 : p1_skid2_keep;
+    if (rst) p1_skid_keep <= 16'h0; else p1_skid_keep <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_keep : p0_vc0_head0_keep_or_2) : p1_skid_keep;
+    if (rst) p1_out_keep_2 <= 16'h0; else p1_out_keep_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_keep : p0_vc0_head0_keep_or_2) : p1_out_keep_2;
+    if (rst) p1_skid2_last <= 1'h0; else p1_skid2_last <= p1_push ? p0_vc0_head0_last_or_2 : p1_skid2_last;
+    if (rst) p1_skid_last <= 1'h0; else p1_skid_last <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_last : p0_vc0_head0_last_or_2) : p1_skid_last;
+    if (rst) p1_out_last_2 <= 1'h0; else p1_out_last_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_last : p0_vc0_head0_last_or_2) : p1_out_last_2;
+    if (rst) stat_p1_packets_2 <= 32'h0; else stat_p1_packets_2 <= (p1_push & p0_vc0_head0_last_or_2) ? (stat_p1_packets_2 + 32'h1) : stat_p1_packets_2;
+    if (rst) stat_p1_flits_2 <= 32'h0; else stat_p1_flits_2 <= p1_push ? (stat_p1_flits_2 + 32'h1) : stat_p1_flits_2;
+    if (rst) stat_p1_stalls_2 <= 32'h0; else stat_p1_stalls_2 <= ((p1_owned_2 | p1_asked) & p1_sel_is0) ? (stat_p1_stalls_2 + 32'h1) : stat_p1_stalls_2;
+end
+
+assign p1_out_valid = p1_out_valid_2;
+assign p1_slot = p1_slot_2;
+assign p1_owned = p1_owned_2;
+assign p1_out_data0 = p1_out_data0_2;
+assign p1_out_keep = p1_out_keep_2;
+assign p1_out_last = p1_out_last_2;
+assign stat_p1_packets = stat_p1_packets_2;
+assign stat_p1_flits = stat_p1_flits_2;
+assign stat_p1_stalls = stat_p1_stalls_2;
+endmodule
+
+module torus_4x2x1_node_output_xp(
+    clk,
+    rst,
+    m_axis_xp_tready,
+    m_axis_xp_credit,
+    yp_busy_cat,
+    xp_owned_or,
+    xp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    xn_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    xn_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    xn_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    p0_send_ovc,
+    p1_send_ovc,
+    xp_send_ovc,
+    xn_send_ovc,
+    yp_send_ovc,
+    xp_out_valid,
+    xp_slot,
+    xp_room0,
+    xp_room1,
+    xp_room2_0,
+    xp_room2_1,
+    xp_owned,
+    xp_head_in,
+    xp_out_data0,
+    xp_out_keep,
+    xp_out_last,
+    xp_out_vc,
+    stat_xp_vc1_packets,
+    stat_xp_packets,
+    stat_xp_flits,
+    stat_xp_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_xp_tready;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [1:0] m_axis_xp_credit;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire [4:0] yp_busy_cat;
+    input wire xp_owned_or;
+    input wire xp_arbiter_grant_not;
+    input wire p0_vc0_head0_ovc_or;
+    input wire [6:0] p0_vc0_head0_flits_or;
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] xn_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] xn_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire xn_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    input wire p0_send_ovc;
+    input wire p1_send_ovc;
+    input wire xp_send_ovc;
+    input wire xn_send_ovc;
+    input wire yp_send_ovc;
+    // outputs: status and counters
+    output wire xp_out_valid;
+    output wire xp_slot;
+    output wire xp_room0;
+    output wire xp_room1;
+    output wire xp_room2_0;
+    output wire xp_room2_1;
+    output wire xp_owned;
+    output wire xp_head_in;
+    output wire [127:0] xp_out_data0;
+    output wire [15:0] xp_out_keep;
+    output wire xp_out_last;
+    output wire xp_out_vc;
+    output wire [31:0] stat_xp_vc1_packets;
+    output wire [31:0] stat_xp_packets;
+    output wire [31:0] stat_xp_flits;
+    output wire [31:0] stat_xp_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
+// outputs: state the allocator reads
+reg xp_out_valid_2;
 reg xp_skid_valid;
 reg xp_skid2_valid;
 reg [4:0] xp_sel;
-reg xp_slot;
+reg xp_slot_2;
 reg [8:0] xp_credit0;
 reg [8:0] xp_credit1;
-reg xp_room0;
-reg xp_room1;
-reg xp_room2_0;
-reg xp_room2_1;
-reg xp_owned;
-reg xp_head_in;
+reg xp_room0_2;
+reg xp_room1_2;
+reg xp_room2_0_2;
+reg xp_room2_1_2;
+reg xp_owned_2;
+reg xp_head_in_2;
 reg xp_head_vc;
 reg [6:0] xp_head_flits;
 reg xp_asked;
-reg xn_out_valid;
+// output xp
+wire xp_sel_b0;
+wire xp_sel_b1;
+wire xp_sel_b2;
+wire xp_sel_b3;
+wire xp_sel_b4;
+wire xp_sel_is0;
+wire xp_push;
+wire xp_out_valid_or;
+wire xp_out_valid_and;
+wire xp_skid_valid_sel;
+wire xp_skid2_valid_sel;
+wire xp_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] xp_skid2_data0;
+reg [127:0] xp_skid_data0;
+reg [127:0] xp_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] xp_skid2_keep;
+reg [15:0] xp_skid_keep;
+reg [15:0] xp_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg xp_skid2_last;
+reg xp_skid_last;
+reg xp_out_last_2;
+wire xp_push_and;
+wire p0_send_ovc_or;
+wire p0_send_ovc_or_2;
+reg xp_skid2_vc;
+reg xp_skid_vc;
+reg xp_out_vc_2;
+reg [31:0] stat_xp_vc1_packets_2;
+wire [9:0] xp_credit0_plus;
+wire [9:0] xp_head_flits_sel;
+wire [9:0] xp_credit0_minus;
+wire [9:0] xp_credit1_plus;
+wire [9:0] xp_head_flits_sel_2;
+wire [9:0] xp_credit1_minus;
+reg [31:0] stat_xp_packets_2;
+reg [31:0] stat_xp_flits_2;
+reg [31:0] stat_xp_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output xp ----
+assign xp_sel_b0 = xp_sel[0];
+assign xp_sel_b1 = xp_sel[1];
+assign xp_sel_b2 = xp_sel[2];
+assign xp_sel_b3 = xp_sel[3];
+assign xp_sel_b4 = xp_sel[4];
+assign xp_sel_is0 = xp_sel == 5'h0;
+assign xp_push = ~xp_sel_is0;
+assign xp_out_valid_or = (~xp_out_valid_2) | m_axis_xp_tready;
+assign xp_out_valid_and = xp_out_valid_2 & m_axis_xp_tready;
+assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid_2;
+assign xp_skid2_valid_sel = xp_out_valid_and ? xp_skid2_valid : xp_skid_valid;
+assign xp_skid2_valid_or = xp_skid2_valid_sel | (xp_skid_valid_sel & xp_push);
+assign p0_vc0_send_header_sel_or = (((xp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (xp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (xp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (xp_sel_b3 ? xn_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (xp_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((xp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (xp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (xp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (xp_sel_b3 ? xn_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (xp_sel_b4 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((xp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (xp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (xp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (xp_sel_b3 ? xn_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (xp_sel_b4 ? yp_vc1_head0_last_sel : 1'h0);
+assign xp_push_and = xp_push & p0_vc0_head0_last_or_2;
+assign p0_send_ovc_or = (((xp_sel_b0 ? p0_send_ovc : 1'h0) | (xp_sel_b1 ? p1_send_ovc : 1'h0)) | (xp_sel_b2 ? xp_send_ovc : 1'h0)) | (xp_sel_b3 ? xn_send_ovc : 1'h0);
+assign p0_send_ovc_or_2 = p0_send_ovc_or | (xp_sel_b4 ? yp_send_ovc : 1'h0);
+assign xp_credit0_plus = ({1'h0, xp_credit0}) + ({9'h0, m_axis_xp_credit[0]});
+assign xp_head_flits_sel = (xp_head_in_2 & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
+assign xp_credit0_minus = xp_credit0_plus - xp_head_flits_sel;
+assign xp_credit1_plus = ({1'h0, xp_credit1}) + ({9'h0, m_axis_xp_credit[1]});
+assign xp_head_flits_sel_2 = (xp_head_in_2 & xp_head_vc) ? ({3'h0, xp_head_flits}) : 10'h0;
+assign xp_credit1_minus = xp_credit1_plus - xp_head_flits_sel_2;
+
+always @(posedge clk) begin
+    if (rst) xp_out_valid_2 <= 1'h0; else xp_out_valid_2 <= xp_skid_valid_sel | xp_push;
+    if (rst) xp_skid_valid <= 1'h0; else xp_skid_valid <= xp_skid2_valid_or;
+    if (rst) xp_skid2_valid <= 1'h0; else xp_skid2_valid <= ((~xp_out_valid_and) & xp_skid2_valid) | (xp_skid2_valid_sel & xp_push);
+    if (rst) xp_sel <= 5'h0; else xp_sel <= yp_busy_cat;
+    if (rst) xp_slot_2 <= 1'h1; else xp_slot_2 <= ~xp_skid2_valid_or;
+    if (rst) xp_credit0 <= 9'h100; else xp_credit0 <= xp_credit0_minus[8:0];
+    if (rst) xp_credit1 <= 9'h100; else xp_credit1 <= xp_credit1_minus[8:0];
+    if (rst) xp_room0_2 <= 1'h1; else xp_room0_2 <= ~(((({1'h0, xp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
+    if (rst) xp_room1_2 <= 1'h1; else xp_room1_2 <= ~(((({1'h0, xp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xp_room2_0_2 <= 1'h1; else xp_room2_0_2 <= ~(((({1'h0, xp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
+    if (rst) xp_room2_1_2 <= 1'h1; else xp_room2_1_2 <= ~(((({1'h0, xp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xp_owned_2 <= 1'h0; else xp_owned_2 <= xp_owned_or;
+    if (rst) xp_head_in_2 <= 1'h0; else xp_head_in_2 <= xp_arbiter_grant_not;
+    if (rst) xp_head_vc <= 1'h0; else xp_head_vc <= p0_vc0_head0_ovc_or;
+    if (rst) xp_head_flits <= 7'h0; else xp_head_flits <= p0_vc0_head0_flits_or;
+    if (rst) xp_asked <= 1'h0; else xp_asked <= p1_vc0_head0_drop_not;
+    if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_sel_or_2 : xp_skid2_data0;
+    if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_sel_or_2) : xp_skid_data0;
+    if (rst) xp_out_data0_2 <= 128'h0; else xp_out_data0_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_sel_or_2) : xp_out_data0_2;
+    if (rst) xp_skid2_keep <= 16'h0; else xp_skid2_keep <= xp_push ? p0_vc0_head0_keep_or_2 : xp_skid2_keep;
+    if (rst) xp_skid_keep <= 16'h0; else xp_skid_keep <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_keep : p0_vc0_head0_keep_or_2) : xp_skid_keep;
+    if (rst) xp_out_keep_2 <= 16'h0; else xp_out_keep_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_keep : p0_vc0_head0_keep_or_2) : xp_out_keep_2;
+    if (rst) xp_skid2_last <= 1'h0; else xp_skid2_last <= xp_push ? p0_vc0_head0_last_or_2 : xp_skid2_last;
+    if (rst) xp_skid_last <= 1'h0; else xp_skid_last <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_last : p0_vc0_head0_last_or_2) : xp_skid_last;
+    if (rst) xp_out_last_2 <= 1'h0; else xp_out_last_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_last : p0_vc0_head0_last_or_2) : xp_out_last_2;
+    if (rst) xp_skid2_vc <= 1'h0; else xp_skid2_vc <= xp_push ? p0_send_ovc_or_2 : xp_skid2_vc;
+    if (rst) xp_skid_vc <= 1'h0; else xp_skid_vc <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_vc : p0_send_ovc_or_2) : xp_skid_vc;
+    if (rst) xp_out_vc_2 <= 1'h0; else xp_out_vc_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_vc : p0_send_ovc_or_2) : xp_out_vc_2;
+    if (rst) stat_xp_vc1_packets_2 <= 32'h0; else stat_xp_vc1_packets_2 <= (xp_push_and & p0_send_ovc_or_2) ? (stat_xp_vc1_packets_2 + 32'h1) : stat_xp_vc1_packets_2;
+    if (rst) stat_xp_packets_2 <= 32'h0; else stat_xp_packets_2 <= xp_push_and ? (stat_xp_packets_2 + 32'h1) : stat_xp_packets_2;
+    if (rst) stat_xp_flits_2 <= 32'h0; else stat_xp_flits_2 <= xp_push ? (stat_xp_flits_2 + 32'h1) : stat_xp_flits_2;
+    if (rst) stat_xp_stalls_2 <= 32'h0; else stat_xp_stalls_2 <= ((xp_owned_2 | xp_asked) & xp_sel_is0) ? (stat_xp_stalls_2 + 32'h1) : stat_xp_stalls_2;
+end
+
+assign xp_out_valid = xp_out_valid_2;
+assign xp_slot = xp_slot_2;
+assign xp_room0 = xp_room0_2;
+assign xp_room1 = xp_room1_2;
+assign xp_room2_0 = xp_room2_0_2;
+assign xp_room2_1 = xp_room2_1_2;
+assign xp_owned = xp_owned_2;
+assign xp_head_in = xp_head_in_2;
+assign xp_out_data0 = xp_out_data0_2;
+assign xp_out_keep = xp_out_keep_2;
+assign xp_out_last = xp_out_last_2;
+assign xp_out_vc = xp_out_vc_2;
+assign stat_xp_vc1_packets = stat_xp_vc1_packets_2;
+assign stat_xp_packets = stat_xp_packets_2;
+assign stat_xp_flits = stat_xp_flits_2;
+assign stat_xp_stalls = stat_xp_stalls_2;
+endmodule
+
+module torus_4x2x1_node_output_xn(
+    clk,
+    rst,
+    m_axis_xn_tready,
+    m_axis_xn_credit,
+    yp_busy_cat,
+    xn_owned_or,
+    xn_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    xn_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    xn_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    xn_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    p0_send_ovc,
+    p1_send_ovc,
+    xp_send_ovc,
+    xn_send_ovc,
+    yp_send_ovc,
+    xn_out_valid,
+    xn_slot,
+    xn_room0,
+    xn_room1,
+    xn_room2_0,
+    xn_room2_1,
+    xn_owned,
+    xn_head_in,
+    xn_out_data0,
+    xn_out_keep,
+    xn_out_last,
+    xn_out_vc,
+    stat_xn_vc1_packets,
+    stat_xn_packets,
+    stat_xn_flits,
+    stat_xn_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_xn_tready;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [1:0] m_axis_xn_credit;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire [4:0] yp_busy_cat;
+    input wire xn_owned_or;
+    input wire xn_arbiter_grant_not;
+    input wire p0_vc0_head0_ovc_or;
+    input wire [6:0] p0_vc0_head0_flits_or;
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] xn_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] xn_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire xn_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    input wire p0_send_ovc;
+    input wire p1_send_ovc;
+    input wire xp_send_ovc;
+    input wire xn_send_ovc;
+    input wire yp_send_ovc;
+    // outputs: status and counters
+    output wire xn_out_valid;
+    output wire xn_slot;
+    output wire xn_room0;
+    output wire xn_room1;
+    output wire xn_room2_0;
+    output wire xn_room2_1;
+    output wire xn_owned;
+    output wire xn_head_in;
+    output wire [127:0] xn_out_data0;
+    output wire [15:0] xn_out_keep;
+    output wire xn_out_last;
+    output wire xn_out_vc;
+    output wire [31:0] stat_xn_vc1_packets;
+    output wire [31:0] stat_xn_packets;
+    output wire [31:0] stat_xn_flits;
+    output wire [31:0] stat_xn_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
+// outputs: state the allocator reads
+reg xn_out_valid_2;
 reg xn_skid_valid;
 reg xn_skid2_valid;
 reg [4:0] xn_sel;
-reg xn_slot;
+reg xn_slot_2;
 reg [8:0] xn_credit0;
 reg [8:0] xn_credit1;
-reg xn_room0;
-reg xn_room1;
-reg xn_room2_0;
-reg xn_room2_1;
-reg xn_owned;
-reg xn_head_in;
+reg xn_room0_2;
+reg xn_room1_2;
+reg xn_room2_0_2;
+reg xn_room2_1_2;
+reg xn_owned_2;
+reg xn_head_in_2;
 reg xn_head_vc;
 reg [6:0] xn_head_flits;
 reg xn_asked;
-reg yp_out_valid;
+// output xn
+wire xn_sel_b0;
+wire xn_sel_b1;
+wire xn_sel_b2;
+wire xn_sel_b3;
+wire xn_sel_b4;
+wire xn_sel_is0;
+wire xn_push;
+wire xn_out_valid_or;
+wire xn_out_valid_and;
+wire xn_skid_valid_sel;
+wire xn_skid2_valid_sel;
+wire xn_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] xn_skid2_data0;
+reg [127:0] xn_skid_data0;
+reg [127:0] xn_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] xn_skid2_keep;
+reg [15:0] xn_skid_keep;
+reg [15:0] xn_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg xn_skid2_last;
+reg xn_skid_last;
+reg xn_out_last_2;
+wire xn_push_and;
+wire p0_send_ovc_or;
+wire p0_send_ovc_or_2;
+reg xn_skid2_vc;
+reg xn_skid_vc;
+reg xn_out_vc_2;
+reg [31:0] stat_xn_vc1_packets_2;
+wire [9:0] xn_credit0_plus;
+wire [9:0] xn_head_flits_sel;
+wire [9:0] xn_credit0_minus;
+wire [9:0] xn_credit1_plus;
+wire [9:0] xn_head_flits_sel_2;
+wire [9:0] xn_credit1_minus;
+reg [31:0] stat_xn_packets_2;
+reg [31:0] stat_xn_flits_2;
+reg [31:0] stat_xn_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output xn ----
+assign xn_sel_b0 = xn_sel[0];
+assign xn_sel_b1 = xn_sel[1];
+assign xn_sel_b2 = xn_sel[2];
+assign xn_sel_b3 = xn_sel[3];
+assign xn_sel_b4 = xn_sel[4];
+assign xn_sel_is0 = xn_sel == 5'h0;
+assign xn_push = ~xn_sel_is0;
+assign xn_out_valid_or = (~xn_out_valid_2) | m_axis_xn_tready;
+assign xn_out_valid_and = xn_out_valid_2 & m_axis_xn_tready;
+assign xn_skid_valid_sel = xn_out_valid_and ? xn_skid_valid : xn_out_valid_2;
+assign xn_skid2_valid_sel = xn_out_valid_and ? xn_skid2_valid : xn_skid_valid;
+assign xn_skid2_valid_or = xn_skid2_valid_sel | (xn_skid_valid_sel & xn_push);
+assign p0_vc0_send_header_sel_or = (((xn_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (xn_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (xn_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (xn_sel_b3 ? xn_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (xn_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((xn_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (xn_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (xn_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (xn_sel_b3 ? xn_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (xn_sel_b4 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((xn_sel_b0 ? p0_vc0_head0_last : 1'h0) | (xn_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (xn_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (xn_sel_b3 ? xn_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (xn_sel_b4 ? yp_vc1_head0_last_sel : 1'h0);
+assign xn_push_and = xn_push & p0_vc0_head0_last_or_2;
+assign p0_send_ovc_or = (((xn_sel_b0 ? p0_send_ovc : 1'h0) | (xn_sel_b1 ? p1_send_ovc : 1'h0)) | (xn_sel_b2 ? xp_send_ovc : 1'h0)) | (xn_sel_b3 ? xn_send_ovc : 1'h0);
+assign p0_send_ovc_or_2 = p0_send_ovc_or | (xn_sel_b4 ? yp_send_ovc : 1'h0);
+assign xn_credit0_plus = ({1'h0, xn_credit0}) + ({9'h0, m_axis_xn_credit[0]});
+assign xn_head_flits_sel = (xn_head_in_2 & (~xn_head_vc)) ? ({3'h0, xn_head_flits}) : 10'h0;
+assign xn_credit0_minus = xn_credit0_plus - xn_head_flits_sel;
+assign xn_credit1_plus = ({1'h0, xn_credit1}) + ({9'h0, m_axis_xn_credit[1]});
+assign xn_head_flits_sel_2 = (xn_head_in_2 & xn_head_vc) ? ({3'h0, xn_head_flits}) : 10'h0;
+assign xn_credit1_minus = xn_credit1_plus - xn_head_flits_sel_2;
+
+always @(posedge clk) begin
+    if (rst) xn_out_valid_2 <= 1'h0; else xn_out_valid_2 <= xn_skid_valid_sel | xn_push;
+    if (rst) xn_skid_valid <= 1'h0; else xn_skid_valid <= xn_skid2_valid_or;
+    if (rst) xn_skid2_valid <= 1'h0; else xn_skid2_valid <= ((~xn_out_valid_and) & xn_skid2_valid) | (xn_skid2_valid_sel & xn_push);
+    if (rst) xn_sel <= 5'h0; else xn_sel <= yp_busy_cat;
+    if (rst) xn_slot_2 <= 1'h1; else xn_slot_2 <= ~xn_skid2_valid_or;
+    if (rst) xn_credit0 <= 9'h100; else xn_credit0 <= xn_credit0_minus[8:0];
+    if (rst) xn_credit1 <= 9'h100; else xn_credit1 <= xn_credit1_minus[8:0];
+    if (rst) xn_room0_2 <= 1'h1; else xn_room0_2 <= ~(((({1'h0, xn_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xn_head_flits_sel}) ^ 11'h400));
+    if (rst) xn_room1_2 <= 1'h1; else xn_room1_2 <= ~(((({1'h0, xn_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xn_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xn_room2_0_2 <= 1'h1; else xn_room2_0_2 <= ~(((({1'h0, xn_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xn_head_flits_sel}) ^ 11'h400));
+    if (rst) xn_room2_1_2 <= 1'h1; else xn_room2_1_2 <= ~(((({1'h0, xn_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xn_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xn_owned_2 <= 1'h0; else xn_owned_2 <= xn_owned_or;
+    if (rst) xn_head_in_2 <= 1'h0; else xn_head_in_2 <= xn_arbiter_grant_not;
+    if (rst) xn_head_vc <= 1'h0; else xn_head_vc <= p0_vc0_head0_ovc_or;
+    if (rst) xn_head_flits <= 7'h0; else xn_head_flits <= p0_vc0_head0_flits_or;
+    if (rst) xn_asked <= 1'h0; else xn_asked <= p1_vc0_head0_drop_not;
+    if (rst) xn_skid2_data0 <= 128'h0; else xn_skid2_data0 <= xn_push ? p0_vc0_send_header_sel_or_2 : xn_skid2_data0;
+    if (rst) xn_skid_data0 <= 128'h0; else xn_skid_data0 <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_data0 : p0_vc0_send_header_sel_or_2) : xn_skid_data0;
+    if (rst) xn_out_data0_2 <= 128'h0; else xn_out_data0_2 <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_data0 : p0_vc0_send_header_sel_or_2) : xn_out_data0_2;
+    if (rst) xn_skid2_keep <= 16'h0; else xn_skid2_keep <= xn_push ? p0_vc0_head0_keep_or_2 : xn_skid2_keep;
+    if (rst) xn_skid_keep <= 16'h0; else xn_skid_keep <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_keep : p0_vc0_head0_keep_or_2) : xn_skid_keep;
+    if (rst) xn_out_keep_2 <= 16'h0; else xn_out_keep_2 <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_keep : p0_vc0_head0_keep_or_2) : xn_out_keep_2;
+    if (rst) xn_skid2_last <= 1'h0; else xn_skid2_last <= xn_push ? p0_vc0_head0_last_or_2 : xn_skid2_last;
+    if (rst) xn_skid_last <= 1'h0; else xn_skid_last <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_last : p0_vc0_head0_last_or_2) : xn_skid_last;
+    if (rst) xn_out_last_2 <= 1'h0; else xn_out_last_2 <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_last : p0_vc0_head0_last_or_2) : xn_out_last_2;
+    if (rst) xn_skid2_vc <= 1'h0; else xn_skid2_vc <= xn_push ? p0_send_ovc_or_2 : xn_skid2_vc;
+    if (rst) xn_skid_vc <= 1'h0; else xn_skid_vc <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_vc : p0_send_ovc_or_2) : xn_skid_vc;
+    if (rst) xn_out_vc_2 <= 1'h0; else xn_out_vc_2 <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_vc : p0_send_ovc_or_2) : xn_out_vc_2;
+    if (rst) stat_xn_vc1_packets_2 <= 32'h0; else stat_xn_vc1_packets_2 <= (xn_push_and & p0_send_ovc_or_2) ? (stat_xn_vc1_packets_2 + 32'h1) : stat_xn_vc1_packets_2;
+    if (rst) stat_xn_packets_2 <= 32'h0; else stat_xn_packets_2 <= xn_push_and ? (stat_xn_packets_2 + 32'h1) : stat_xn_packets_2;
+    if (rst) stat_xn_flits_2 <= 32'h0; else stat_xn_flits_2 <= xn_push ? (stat_xn_flits_2 + 32'h1) : stat_xn_flits_2;
+    if (rst) stat_xn_stalls_2 <= 32'h0; else stat_xn_stalls_2 <= ((xn_owned_2 | xn_asked) & xn_sel_is0) ? (stat_xn_stalls_2 + 32'h1) : stat_xn_stalls_2;
+end
+
+assign xn_out_valid = xn_out_valid_2;
+assign xn_slot = xn_slot_2;
+assign xn_room0 = xn_room0_2;
+assign xn_room1 = xn_room1_2;
+assign xn_room2_0 = xn_room2_0_2;
+assign xn_room2_1 = xn_room2_1_2;
+assign xn_owned = xn_owned_2;
+assign xn_head_in = xn_head_in_2;
+assign xn_out_data0 = xn_out_data0_2;
+assign xn_out_keep = xn_out_keep_2;
+assign xn_out_last = xn_out_last_2;
+assign xn_out_vc = xn_out_vc_2;
+assign stat_xn_vc1_packets = stat_xn_vc1_packets_2;
+assign stat_xn_packets = stat_xn_packets_2;
+assign stat_xn_flits = stat_xn_flits_2;
+assign stat_xn_stalls = stat_xn_stalls_2;
+endmodule
+
+module torus_4x2x1_node_output_yp(
+    clk,
+    rst,
+    m_axis_yp_tready,
+    m_axis_yp_credit,
+    yp_busy_cat,
+    yp_owned_or,
+    yp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_vc1_send_header_sel,
+    xn_vc1_send_header_sel,
+    yp_vc1_send_header_sel,
+    p0_vc0_head0_keep,
+    p1_vc0_head0_keep,
+    xp_vc1_head0_keep_sel,
+    xn_vc1_head0_keep_sel,
+    yp_vc1_head0_keep_sel,
+    p0_vc0_head0_last,
+    p1_vc0_head0_last,
+    xp_vc1_head0_last_sel,
+    xn_vc1_head0_last_sel,
+    yp_vc1_head0_last_sel,
+    p0_send_ovc,
+    p1_send_ovc,
+    xp_send_ovc,
+    xn_send_ovc,
+    yp_send_ovc,
+    yp_out_valid,
+    yp_slot,
+    yp_room0,
+    yp_room1,
+    yp_room2_0,
+    yp_room2_1,
+    yp_owned,
+    yp_head_in,
+    yp_out_data0,
+    yp_out_keep,
+    yp_out_last,
+    yp_out_vc,
+    stat_yp_vc1_packets,
+    stat_yp_packets,
+    stat_yp_flits,
+    stat_yp_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_yp_tready;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [1:0] m_axis_yp_credit;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire [4:0] yp_busy_cat;
+    input wire yp_owned_or;
+    input wire yp_arbiter_grant_not;
+    input wire p0_vc0_head0_ovc_or;
+    input wire [6:0] p0_vc0_head0_flits_or;
+    input wire p1_vc0_head0_drop_not;
+    input wire [127:0] p0_vc0_send_header_sel;
+    input wire [127:0] p1_vc0_send_header_sel;
+    input wire [127:0] xp_vc1_send_header_sel;
+    input wire [127:0] xn_vc1_send_header_sel;
+    input wire [127:0] yp_vc1_send_header_sel;
+    input wire [15:0] p0_vc0_head0_keep;
+    input wire [15:0] p1_vc0_head0_keep;
+    input wire [15:0] xp_vc1_head0_keep_sel;
+    input wire [15:0] xn_vc1_head0_keep_sel;
+    input wire [15:0] yp_vc1_head0_keep_sel;
+    input wire p0_vc0_head0_last;
+    input wire p1_vc0_head0_last;
+    input wire xp_vc1_head0_last_sel;
+    input wire xn_vc1_head0_last_sel;
+    input wire yp_vc1_head0_last_sel;
+    input wire p0_send_ovc;
+    input wire p1_send_ovc;
+    input wire xp_send_ovc;
+    input wire xn_send_ovc;
+    input wire yp_send_ovc;
+    // outputs: status and counters
+    output wire yp_out_valid;
+    output wire yp_slot;
+    output wire yp_room0;
+    output wire yp_room1;
+    output wire yp_room2_0;
+    output wire yp_room2_1;
+    output wire yp_owned;
+    output wire yp_head_in;
+    output wire [127:0] yp_out_data0;
+    output wire [15:0] yp_out_keep;
+    output wire yp_out_last;
+    output wire yp_out_vc;
+    output wire [31:0] stat_yp_vc1_packets;
+    output wire [31:0] stat_yp_packets;
+    output wire [31:0] stat_yp_flits;
+    output wire [31:0] stat_yp_stalls;
+
+// verilator lint_off UNUSEDSIGNAL
+// outputs: state the allocator reads
+reg yp_out_valid_2;
 reg yp_skid_valid;
 reg yp_skid2_valid;
 reg [4:0] yp_sel;
-reg yp_slot;
+reg yp_slot_2;
 reg [8:0] yp_credit0;
 reg [8:0] yp_credit1;
-reg yp_room0;
-reg yp_room1;
-reg yp_room2_0;
-reg yp_room2_1;
-reg yp_owned;
-reg yp_head_in;
+reg yp_room0_2;
+reg yp_room1_2;
+reg yp_room2_0_2;
+reg yp_room2_1_2;
+reg yp_owned_2;
+reg yp_head_in_2;
 reg yp_head_vc;
 reg [6:0] yp_head_flits;
 reg yp_asked;
+// output yp
+wire yp_sel_b0;
+wire yp_sel_b1;
+wire yp_sel_b2;
+wire yp_sel_b3;
+wire yp_sel_b4;
+wire yp_sel_is0;
+wire yp_push;
+wire yp_out_valid_or;
+wire yp_out_valid_and;
+wire yp_skid_valid_sel;
+wire yp_skid2_valid_sel;
+wire yp_skid2_valid_or;
+wire [127:0] p0_vc0_send_header_sel_or;
+wire [127:0] p0_vc0_send_header_sel_or_2;
+reg [127:0] yp_skid2_data0;
+reg [127:0] yp_skid_data0;
+reg [127:0] yp_out_data0_2;
+wire [15:0] p0_vc0_head0_keep_or;
+wire [15:0] p0_vc0_head0_keep_or_2;
+reg [15:0] yp_skid2_keep;
+reg [15:0] yp_skid_keep;
+reg [15:0] yp_out_keep_2;
+wire p0_vc0_head0_last_or;
+wire p0_vc0_head0_last_or_2;
+reg yp_skid2_last;
+reg yp_skid_last;
+reg yp_out_last_2;
+wire yp_push_and;
+wire p0_send_ovc_or;
+wire p0_send_ovc_or_2;
+reg yp_skid2_vc;
+reg yp_skid_vc;
+reg yp_out_vc_2;
+reg [31:0] stat_yp_vc1_packets_2;
+wire [9:0] yp_credit0_plus;
+wire [9:0] yp_head_flits_sel;
+wire [9:0] yp_credit0_minus;
+wire [9:0] yp_credit1_plus;
+wire [9:0] yp_head_flits_sel_2;
+wire [9:0] yp_credit1_minus;
+reg [31:0] stat_yp_packets_2;
+reg [31:0] stat_yp_flits_2;
+reg [31:0] stat_yp_stalls_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- outputs: state the allocator reads ----
+
+// ---- output yp ----
+assign yp_sel_b0 = yp_sel[0];
+assign yp_sel_b1 = yp_sel[1];
+assign yp_sel_b2 = yp_sel[2];
+assign yp_sel_b3 = yp_sel[3];
+assign yp_sel_b4 = yp_sel[4];
+assign yp_sel_is0 = yp_sel == 5'h0;
+assign yp_push = ~yp_sel_is0;
+assign yp_out_valid_or = (~yp_out_valid_2) | m_axis_yp_tready;
+assign yp_out_valid_and = yp_out_valid_2 & m_axis_yp_tready;
+assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid_2;
+assign yp_skid2_valid_sel = yp_out_valid_and ? yp_skid2_valid : yp_skid_valid;
+assign yp_skid2_valid_or = yp_skid2_valid_sel | (yp_skid_valid_sel & yp_push);
+assign p0_vc0_send_header_sel_or = (((yp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (yp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (yp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (yp_sel_b3 ? xn_vc1_send_header_sel : 128'h0);
+assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (yp_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (((yp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (yp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (yp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (yp_sel_b3 ? xn_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (yp_sel_b4 ? yp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (((yp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (yp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (yp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (yp_sel_b3 ? xn_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (yp_sel_b4 ? yp_vc1_head0_last_sel : 1'h0);
+assign yp_push_and = yp_push & p0_vc0_head0_last_or_2;
+assign p0_send_ovc_or = (((yp_sel_b0 ? p0_send_ovc : 1'h0) | (yp_sel_b1 ? p1_send_ovc : 1'h0)) | (yp_sel_b2 ? xp_send_ovc : 1'h0)) | (yp_sel_b3 ? xn_send_ovc : 1'h0);
+assign p0_send_ovc_or_2 = p0_send_ovc_or | (yp_sel_b4 ? yp_send_ovc : 1'h0);
+assign yp_credit0_plus = ({1'h0, yp_credit0}) + ({9'h0, m_axis_yp_credit[0]});
+assign yp_head_flits_sel = (yp_head_in_2 & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
+assign yp_credit0_minus = yp_credit0_plus - yp_head_flits_sel;
+assign yp_credit1_plus = ({1'h0, yp_credit1}) + ({9'h0, m_axis_yp_credit[1]});
+assign yp_head_flits_sel_2 = (yp_head_in_2 & yp_head_vc) ? ({3'h0, yp_head_flits}) : 10'h0;
+assign yp_credit1_minus = yp_credit1_plus - yp_head_flits_sel_2;
+
+always @(posedge clk) begin
+    if (rst) yp_out_valid_2 <= 1'h0; else yp_out_valid_2 <= yp_skid_valid_sel | yp_push;
+    if (rst) yp_skid_valid <= 1'h0; else yp_skid_valid <= yp_skid2_valid_or;
+    if (rst) yp_skid2_valid <= 1'h0; else yp_skid2_valid <= ((~yp_out_valid_and) & yp_skid2_valid) | (yp_skid2_valid_sel & yp_push);
+    if (rst) yp_sel <= 5'h0; else yp_sel <= yp_busy_cat;
+    if (rst) yp_slot_2 <= 1'h1; else yp_slot_2 <= ~yp_skid2_valid_or;
+    if (rst) yp_credit0 <= 9'h100; else yp_credit0 <= yp_credit0_minus[8:0];
+    if (rst) yp_credit1 <= 9'h100; else yp_credit1 <= yp_credit1_minus[8:0];
+    if (rst) yp_room0_2 <= 1'h1; else yp_room0_2 <= ~(((({1'h0, yp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
+    if (rst) yp_room1_2 <= 1'h1; else yp_room1_2 <= ~(((({1'h0, yp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) yp_room2_0_2 <= 1'h1; else yp_room2_0_2 <= ~(((({1'h0, yp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
+    if (rst) yp_room2_1_2 <= 1'h1; else yp_room2_1_2 <= ~(((({1'h0, yp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) yp_owned_2 <= 1'h0; else yp_owned_2 <= yp_owned_or;
+    if (rst) yp_head_in_2 <= 1'h0; else yp_head_in_2 <= yp_arbiter_grant_not;
+    if (rst) yp_head_vc <= 1'h0; else yp_head_vc <= p0_vc0_head0_ovc_or;
+    if (rst) yp_head_flits <= 7'h0; else yp_head_flits <= p0_vc0_head0_flits_or;
+    if (rst) yp_asked <= 1'h0; else yp_asked <= p1_vc0_head0_drop_not;
+    if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_sel_or_2 : yp_skid2_data0;
+    if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_sel_or_2) : yp_skid_data0;
+    if (rst) yp_out_data0_2 <= 128'h0; else yp_out_data0_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_sel_or_2) : yp_out_data0_2;
+    if (rst) yp_skid2_keep <= 16'h0; else yp_skid2_keep <= yp_push ? p0_vc0_head0_keep_or_2 : yp_skid2_keep;
+    if (rst) yp_skid_keep <= 16'h0; else yp_skid_keep <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_keep : p0_vc0_head0_keep_or_2) : yp_skid_keep;
+    if (rst) yp_out_keep_2 <= 16'h0; else yp_out_keep_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_keep : p0_vc0_head0_keep_or_2) : yp_out_keep_2;
+    if (rst) yp_skid2_last <= 1'h0; else yp_skid2_last <= yp_push ? p0_vc0_head0_last_or_2 : yp_skid2_last;
+    if (rst) yp_skid_last <= 1'h0; else yp_skid_last <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_last : p0_vc0_head0_last_or_2) : yp_skid_last;
+    if (rst) yp_out_last_2 <= 1'h0; else yp_out_last_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_last : p0_vc0_head0_last_or_2) : yp_out_last_2;
+    if (rst) yp_skid2_vc <= 1'h0; else yp_skid2_vc <= yp_push ? p0_send_ovc_or_2 : yp_skid2_vc;
+    if (rst) yp_skid_vc <= 1'h0; else yp_skid_vc <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_vc : p0_send_ovc_or_2) : yp_skid_vc;
+    if (rst) yp_out_vc_2 <= 1'h0; else yp_out_vc_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_vc : p0_send_ovc_or_2) : yp_out_vc_2;
+    if (rst) stat_yp_vc1_packets_2 <= 32'h0; else stat_yp_vc1_packets_2 <= (yp_push_and & p0_send_ovc_or_2) ? (stat_yp_vc1_packets_2 + 32'h1) : stat_yp_vc1_packets_2;
+    if (rst) stat_yp_packets_2 <= 32'h0; else stat_yp_packets_2 <= yp_push_and ? (stat_yp_packets_2 + 32'h1) : stat_yp_packets_2;
+    if (rst) stat_yp_flits_2 <= 32'h0; else stat_yp_flits_2 <= yp_push ? (stat_yp_flits_2 + 32'h1) : stat_yp_flits_2;
+    if (rst) stat_yp_stalls_2 <= 32'h0; else stat_yp_stalls_2 <= ((yp_owned_2 | yp_asked) & yp_sel_is0) ? (stat_yp_stalls_2 + 32'h1) : stat_yp_stalls_2;
+end
+
+assign yp_out_valid = yp_out_valid_2;
+assign yp_slot = yp_slot_2;
+assign yp_room0 = yp_room0_2;
+assign yp_room1 = yp_room1_2;
+assign yp_room2_0 = yp_room2_0_2;
+assign yp_room2_1 = yp_room2_1_2;
+assign yp_owned = yp_owned_2;
+assign yp_head_in = yp_head_in_2;
+assign yp_out_data0 = yp_out_data0_2;
+assign yp_out_keep = yp_out_keep_2;
+assign yp_out_last = yp_out_last_2;
+assign yp_out_vc = yp_out_vc_2;
+assign stat_yp_vc1_packets = stat_yp_vc1_packets_2;
+assign stat_yp_packets = stat_yp_packets_2;
+assign stat_yp_flits = stat_yp_flits_2;
+assign stat_yp_stalls = stat_yp_stalls_2;
+endmodule
+
+module torus_4x2x1_node_allocator(
+    clk,
+    rst,
+    yp_slot,
+    xn_slot,
+    xp_slot,
+    p1_slot,
+    p0_slot,
+    p0_owned,
+    p1_owned,
+    xp_head_in,
+    xp_room2_0,
+    xp_room0,
+    xp_owned,
+    xp_room2_1,
+    xp_room1,
+    xn_head_in,
+    xn_room2_0,
+    xn_room0,
+    xn_owned,
+    xn_room2_1,
+    xn_room1,
+    yp_head_in,
+    yp_room2_0,
+    yp_room0,
+    yp_owned,
+    yp_room2_1,
+    yp_room1,
+    p0_vc0_valid,
+    p0_vc0_second_valid,
+    p0_vc0_head0_last,
+    p0_vc0_second0_last,
+    p0_vc0_head0_keep,
+    p0_vc0_second0_keep,
+    p0_vc0_head0_out,
+    p0_vc0_second0_out,
+    p0_vc0_head0_ovc,
+    p0_vc0_second0_ovc,
+    p0_vc0_head0_drop,
+    p0_vc0_second0_drop,
+    p0_vc0_head0_flits,
+    p0_vc0_second0_flits,
+    p0_vc0_head0_fix,
+    p0_vc0_second0_fix,
+    p0_vc0_second1,
+    p0_vc0_head1,
+    p1_vc0_valid,
+    p1_vc0_second_valid,
+    p1_vc0_head0_last,
+    p1_vc0_second0_last,
+    p1_vc0_head0_keep,
+    p1_vc0_second0_keep,
+    p1_vc0_head0_out,
+    p1_vc0_second0_out,
+    p1_vc0_head0_ovc,
+    p1_vc0_second0_ovc,
+    p1_vc0_head0_drop,
+    p1_vc0_second0_drop,
+    p1_vc0_head0_flits,
+    p1_vc0_second0_flits,
+    p1_vc0_head0_fix,
+    p1_vc0_second0_fix,
+    p1_vc0_second1,
+    p1_vc0_head1,
+    xp_vc0_valid,
+    xp_vc0_second_valid,
+    xp_vc0_head0_last,
+    xp_vc0_second0_last,
+    xp_vc0_head0_keep,
+    xp_vc0_second0_keep,
+    xp_vc0_head0_out,
+    xp_vc0_second0_out,
+    xp_vc0_head0_ovc,
+    xp_vc0_second0_ovc,
+    xp_vc0_head0_drop,
+    xp_vc0_second0_drop,
+    xp_vc0_head0_flits,
+    xp_vc0_second0_flits,
+    xp_vc0_head0_fix,
+    xp_vc0_second0_fix,
+    xp_vc0_second1,
+    xp_vc0_head1,
+    xp_vc1_valid,
+    xp_vc1_second_valid,
+    xp_vc1_head0_last,
+    xp_vc1_second0_last,
+    xp_vc1_head0_keep,
+    xp_vc1_second0_keep,
+    xp_vc1_head0_out,
+    xp_vc1_second0_out,
+    xp_vc1_head0_ovc,
+    xp_vc1_second0_ovc,
+    xp_vc1_head0_drop,
+    xp_vc1_second0_drop,
+    xp_vc1_head0_flits,
+    xp_vc1_second0_flits,
+    xp_vc1_head0_fix,
+    xp_vc1_second0_fix,
+    xp_vc1_second1,
+    xp_vc1_head1,
+    xn_vc0_valid,
+    xn_vc0_second_valid,
+    xn_vc0_head0_last,
+    xn_vc0_second0_last,
+    xn_vc0_head0_keep,
+    xn_vc0_second0_keep,
+    xn_vc0_head0_out,
+    xn_vc0_second0_out,
+    xn_vc0_head0_ovc,
+    xn_vc0_second0_ovc,
+    xn_vc0_head0_drop,
+    xn_vc0_second0_drop,
+    xn_vc0_head0_flits,
+    xn_vc0_second0_flits,
+    xn_vc0_head0_fix,
+    xn_vc0_second0_fix,
+    xn_vc0_second1,
+    xn_vc0_head1,
+    xn_vc1_valid,
+    xn_vc1_second_valid,
+    xn_vc1_head0_last,
+    xn_vc1_second0_last,
+    xn_vc1_head0_keep,
+    xn_vc1_second0_keep,
+    xn_vc1_head0_out,
+    xn_vc1_second0_out,
+    xn_vc1_head0_ovc,
+    xn_vc1_second0_ovc,
+    xn_vc1_head0_drop,
+    xn_vc1_second0_drop,
+    xn_vc1_head0_flits,
+    xn_vc1_second0_flits,
+    xn_vc1_head0_fix,
+    xn_vc1_second0_fix,
+    xn_vc1_second1,
+    xn_vc1_head1,
+    yp_vc0_valid,
+    yp_vc0_second_valid,
+    yp_vc0_head0_last,
+    yp_vc0_second0_last,
+    yp_vc0_head0_keep,
+    yp_vc0_second0_keep,
+    yp_vc0_head0_out,
+    yp_vc0_second0_out,
+    yp_vc0_head0_ovc,
+    yp_vc0_second0_ovc,
+    yp_vc0_head0_drop,
+    yp_vc0_second0_drop,
+    yp_vc0_head0_flits,
+    yp_vc0_second0_flits,
+    yp_vc0_head0_fix,
+    yp_vc0_second0_fix,
+    yp_vc0_second1,
+    yp_vc0_head1,
+    yp_vc1_valid,
+    yp_vc1_second_valid,
+    yp_vc1_head0_last,
+    yp_vc1_second0_last,
+    yp_vc1_head0_keep,
+    yp_vc1_second0_keep,
+    yp_vc1_head0_out,
+    yp_vc1_second0_out,
+    yp_vc1_head0_ovc,
+    yp_vc1_second0_ovc,
+    yp_vc1_head0_drop,
+    yp_vc1_second0_drop,
+    yp_vc1_head0_flits,
+    yp_vc1_second0_flits,
+    yp_vc1_head0_fix,
+    yp_vc1_second0_fix,
+    yp_vc1_second1,
+    yp_vc1_head1,
+    p0_vc0_pop,
+    p0_send_head,
+    p0_vc0_send_header,
+    p0_send_ovc,
+    p1_vc0_pop,
+    p1_send_head,
+    p1_vc0_send_header,
+    p1_send_ovc,
+    xp_vc0_pop,
+    xp_vc1_pop,
+    xp_send_vc,
+    xp_send_head,
+    xp_vc0_send_header,
+    xp_vc1_send_header,
+    xp_send_ovc,
+    xn_vc0_pop,
+    xn_vc1_pop,
+    xn_send_vc,
+    xn_send_head,
+    xn_vc0_send_header,
+    xn_vc1_send_header,
+    xn_send_ovc,
+    yp_vc0_pop,
+    yp_vc1_pop,
+    yp_send_vc,
+    yp_send_head,
+    yp_vc0_send_header,
+    yp_vc1_send_header,
+    yp_send_ovc,
+    yp_busy_cat,
+    p0_arbiter_grant_not,
+    p0_vc0_head0_ovc_or,
+    p0_vc0_head0_flits_or,
+    p1_vc0_head0_drop_not,
+    p0_owned_or,
+    yp_busy_cat_2,
+    p1_arbiter_grant_not,
+    p0_vc0_head0_ovc_or_2,
+    p0_vc0_head0_flits_or_2,
+    p1_vc0_head0_drop_not_2,
+    p1_owned_or,
+    yp_busy_cat_3,
+    xp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or_3,
+    p0_vc0_head0_flits_or_3,
+    p1_vc0_head0_drop_not_3,
+    xp_owned_or,
+    yp_busy_cat_4,
+    xn_arbiter_grant_not,
+    p0_vc0_head0_ovc_or_4,
+    p0_vc0_head0_flits_or_4,
+    p1_vc0_head0_drop_not_4,
+    xn_owned_or,
+    yp_busy_cat_5,
+    yp_arbiter_grant_not,
+    p0_vc0_head0_ovc_or_5,
+    p0_vc0_head0_flits_or_5,
+    p1_vc0_head0_drop_not_5,
+    yp_owned_or
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // inputs
+    input wire yp_slot;
+    input wire xn_slot;
+    input wire xp_slot;
+    input wire p1_slot;
+    input wire p0_slot;
+    input wire p0_owned;
+    input wire p1_owned;
+    input wire xp_head_in;
+    input wire xp_room2_0;
+    input wire xp_room0;
+    input wire xp_owned;
+    input wire xp_room2_1;
+    input wire xp_room1;
+    input wire xn_head_in;
+    input wire xn_room2_0;
+    input wire xn_room0;
+    input wire xn_owned;
+    input wire xn_room2_1;
+    input wire xn_room1;
+    input wire yp_head_in;
+    input wire yp_room2_0;
+    input wire yp_room0;
+    input wire yp_owned;
+    input wire yp_room2_1;
+    input wire yp_room1;
+    input wire p0_vc0_valid;
+    input wire p0_vc0_second_valid;
+    input wire p0_vc0_head0_last;
+    input wire p0_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] p0_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] p0_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] p0_vc0_head0_out;
+    input wire [2:0] p0_vc0_second0_out;
+    input wire p0_vc0_head0_ovc;
+    input wire p0_vc0_second0_ovc;
+    input wire p0_vc0_head0_drop;
+    input wire p0_vc0_second0_drop;
+    input wire [6:0] p0_vc0_head0_flits;
+    input wire [6:0] p0_vc0_second0_flits;
+    input wire p0_vc0_head0_fix;
+    input wire p0_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] p0_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] p0_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire p1_vc0_valid;
+    input wire p1_vc0_second_valid;
+    input wire p1_vc0_head0_last;
+    input wire p1_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] p1_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] p1_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] p1_vc0_head0_out;
+    input wire [2:0] p1_vc0_second0_out;
+    input wire p1_vc0_head0_ovc;
+    input wire p1_vc0_second0_ovc;
+    input wire p1_vc0_head0_drop;
+    input wire p1_vc0_second0_drop;
+    input wire [6:0] p1_vc0_head0_flits;
+    input wire [6:0] p1_vc0_second0_flits;
+    input wire p1_vc0_head0_fix;
+    input wire p1_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] p1_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] p1_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire xp_vc0_valid;
+    input wire xp_vc0_second_valid;
+    input wire xp_vc0_head0_last;
+    input wire xp_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xp_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xp_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] xp_vc0_head0_out;
+    input wire [2:0] xp_vc0_second0_out;
+    input wire xp_vc0_head0_ovc;
+    input wire xp_vc0_second0_ovc;
+    input wire xp_vc0_head0_drop;
+    input wire xp_vc0_second0_drop;
+    input wire [6:0] xp_vc0_head0_flits;
+    input wire [6:0] xp_vc0_second0_flits;
+    input wire xp_vc0_head0_fix;
+    input wire xp_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xp_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xp_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire xp_vc1_valid;
+    input wire xp_vc1_second_valid;
+    input wire xp_vc1_head0_last;
+    input wire xp_vc1_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xp_vc1_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xp_vc1_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] xp_vc1_head0_out;
+    input wire [2:0] xp_vc1_second0_out;
+    input wire xp_vc1_head0_ovc;
+    input wire xp_vc1_second0_ovc;
+    input wire xp_vc1_head0_drop;
+    input wire xp_vc1_second0_drop;
+    input wire [6:0] xp_vc1_head0_flits;
+    input wire [6:0] xp_vc1_second0_flits;
+    input wire xp_vc1_head0_fix;
+    input wire xp_vc1_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xp_vc1_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xp_vc1_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire xn_vc0_valid;
+    input wire xn_vc0_second_valid;
+    input wire xn_vc0_head0_last;
+    input wire xn_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xn_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xn_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] xn_vc0_head0_out;
+    input wire [2:0] xn_vc0_second0_out;
+    input wire xn_vc0_head0_ovc;
+    input wire xn_vc0_second0_ovc;
+    input wire xn_vc0_head0_drop;
+    input wire xn_vc0_second0_drop;
+    input wire [6:0] xn_vc0_head0_flits;
+    input wire [6:0] xn_vc0_second0_flits;
+    input wire xn_vc0_head0_fix;
+    input wire xn_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xn_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xn_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire xn_vc1_valid;
+    input wire xn_vc1_second_valid;
+    input wire xn_vc1_head0_last;
+    input wire xn_vc1_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xn_vc1_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] xn_vc1_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] xn_vc1_head0_out;
+    input wire [2:0] xn_vc1_second0_out;
+    input wire xn_vc1_head0_ovc;
+    input wire xn_vc1_second0_ovc;
+    input wire xn_vc1_head0_drop;
+    input wire xn_vc1_second0_drop;
+    input wire [6:0] xn_vc1_head0_flits;
+    input wire [6:0] xn_vc1_second0_flits;
+    input wire xn_vc1_head0_fix;
+    input wire xn_vc1_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xn_vc1_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] xn_vc1_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire yp_vc0_valid;
+    input wire yp_vc0_second_valid;
+    input wire yp_vc0_head0_last;
+    input wire yp_vc0_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] yp_vc0_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] yp_vc0_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] yp_vc0_head0_out;
+    input wire [2:0] yp_vc0_second0_out;
+    input wire yp_vc0_head0_ovc;
+    input wire yp_vc0_second0_ovc;
+    input wire yp_vc0_head0_drop;
+    input wire yp_vc0_second0_drop;
+    input wire [6:0] yp_vc0_head0_flits;
+    input wire [6:0] yp_vc0_second0_flits;
+    input wire yp_vc0_head0_fix;
+    input wire yp_vc0_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] yp_vc0_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] yp_vc0_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire yp_vc1_valid;
+    input wire yp_vc1_second_valid;
+    input wire yp_vc1_head0_last;
+    input wire yp_vc1_second0_last;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] yp_vc1_head0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] yp_vc1_second0_keep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [2:0] yp_vc1_head0_out;
+    input wire [2:0] yp_vc1_second0_out;
+    input wire yp_vc1_head0_ovc;
+    input wire yp_vc1_second0_ovc;
+    input wire yp_vc1_head0_drop;
+    input wire yp_vc1_second0_drop;
+    input wire [6:0] yp_vc1_head0_flits;
+    input wire [6:0] yp_vc1_second0_flits;
+    input wire yp_vc1_head0_fix;
+    input wire yp_vc1_second0_fix;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] yp_vc1_second1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] yp_vc1_head1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire p0_vc0_pop;
+    output wire p0_send_head;
+    output wire [127:0] p0_vc0_send_header;
+    output wire p0_send_ovc;
+    output wire p1_vc0_pop;
+    output wire p1_send_head;
+    output wire [127:0] p1_vc0_send_header;
+    output wire p1_send_ovc;
+    output wire xp_vc0_pop;
+    output wire xp_vc1_pop;
+    output wire xp_send_vc;
+    output wire xp_send_head;
+    output wire [127:0] xp_vc0_send_header;
+    output wire [127:0] xp_vc1_send_header;
+    output wire xp_send_ovc;
+    output wire xn_vc0_pop;
+    output wire xn_vc1_pop;
+    output wire xn_send_vc;
+    output wire xn_send_head;
+    output wire [127:0] xn_vc0_send_header;
+    output wire [127:0] xn_vc1_send_header;
+    output wire xn_send_ovc;
+    output wire yp_vc0_pop;
+    output wire yp_vc1_pop;
+    output wire yp_send_vc;
+    output wire yp_send_head;
+    output wire [127:0] yp_vc0_send_header;
+    output wire [127:0] yp_vc1_send_header;
+    output wire yp_send_ovc;
+    output wire [4:0] yp_busy_cat;
+    output wire p0_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or;
+    output wire [6:0] p0_vc0_head0_flits_or;
+    output wire p1_vc0_head0_drop_not;
+    output wire p0_owned_or;
+    output wire [4:0] yp_busy_cat_2;
+    output wire p1_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or_2;
+    output wire [6:0] p0_vc0_head0_flits_or_2;
+    output wire p1_vc0_head0_drop_not_2;
+    output wire p1_owned_or;
+    output wire [4:0] yp_busy_cat_3;
+    output wire xp_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or_3;
+    output wire [6:0] p0_vc0_head0_flits_or_3;
+    output wire p1_vc0_head0_drop_not_3;
+    output wire xp_owned_or;
+    output wire [4:0] yp_busy_cat_4;
+    output wire xn_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or_4;
+    output wire [6:0] p0_vc0_head0_flits_or_4;
+    output wire p1_vc0_head0_drop_not_4;
+    output wire xn_owned_or;
+    output wire [4:0] yp_busy_cat_5;
+    output wire yp_arbiter_grant_not;
+    output wire p0_vc0_head0_ovc_or_5;
+    output wire [6:0] p0_vc0_head0_flits_or_5;
+    output wire p1_vc0_head0_drop_not_5;
+    output wire yp_owned_or;
+
+// verilator lint_off UNUSEDSIGNAL
 // allocation: each input's next flit and VC choice
 wire [4:0] yp_slot_cat;
+wire [6:0] yp_slot_cat_2;
 wire [12:0] p1_slot_cat;
-wire [15:0] yp_slot_cat_2;
-reg p0_vc0_pop;
-reg p0_send_head;
-reg [127:0] p0_vc0_send_header;
-reg p0_send_ovc;
-reg p1_vc0_pop;
-reg p1_send_head;
-reg [127:0] p1_vc0_send_header;
-reg p1_send_ovc;
-reg xp_vc0_pop;
-reg xp_vc1_pop;
-reg xp_send_vc;
-reg xp_send_head;
-reg [127:0] xp_vc0_send_header;
-reg [127:0] xp_vc1_send_header;
-reg xp_send_ovc;
-reg xn_vc0_pop;
-reg xn_vc1_pop;
-reg xn_send_vc;
-reg xn_send_head;
-reg [127:0] xn_vc0_send_header;
-reg [127:0] xn_vc1_send_header;
-reg xn_send_ovc;
-reg yp_vc0_pop;
-reg yp_vc1_pop;
-reg yp_send_vc;
-reg yp_send_head;
-reg [127:0] yp_vc0_send_header;
-reg [127:0] yp_vc1_send_header;
-reg yp_send_ovc;
+wire [15:0] yp_slot_cat_3;
+reg p0_vc0_pop_2;
+reg p0_send_head_2;
+reg [127:0] p0_vc0_send_header_2;
+reg p0_send_ovc_2;
+reg p1_vc0_pop_2;
+reg p1_send_head_2;
+reg [127:0] p1_vc0_send_header_2;
+reg p1_send_ovc_2;
+reg xp_vc0_pop_2;
+reg xp_vc1_pop_2;
+reg xp_send_vc_2;
+reg xp_send_head_2;
+reg [127:0] xp_vc0_send_header_2;
+reg [127:0] xp_vc1_send_header_2;
+reg xp_send_ovc_2;
+reg xn_vc0_pop_2;
+reg xn_vc1_pop_2;
+reg xn_send_vc_2;
+reg xn_send_head_2;
+reg [127:0] xn_vc0_send_header_2;
+reg [127:0] xn_vc1_send_header_2;
+reg xn_send_ovc_2;
+reg yp_vc0_pop_2;
+reg yp_vc1_pop_2;
+reg yp_send_vc_2;
+reg yp_send_head_2;
+reg [127:0] yp_vc0_send_header_2;
+reg [127:0] yp_vc1_send_header_2;
+reg yp_send_ovc_2;
 reg p0_busy;
 reg p0_vc0_stay;
 wire p0_vc0_valid_sel;
-wire p0_vc0_head0_sel;
-wire [2:0] p0_vc0_head0_sel_2;
-wire p0_vc0_head0_sel_3;
-wire p0_vc0_head0_sel_4;
-wire [6:0] p0_vc0_head0_sel_5;
+wire p0_vc0_head0_last_sel;
+wire [2:0] p0_vc0_head0_out_sel;
+wire p0_vc0_head0_ovc_sel;
+wire p0_vc0_head0_drop_sel;
+wire [6:0] p0_vc0_head0_flits_sel;
 wire [9:0] p0_vc0_second1_bits83_74;
 wire [119:0] p0_vc0_second1_bits119_0;
 wire [119:0] p0_vc0_second1_cat;
@@ -2356,11 +5435,11 @@ wire p0_busy_and_2;
 reg p1_busy;
 reg p1_vc0_stay;
 wire p1_vc0_valid_sel;
-wire p1_vc0_head0_sel;
-wire [2:0] p1_vc0_head0_sel_2;
-wire p1_vc0_head0_sel_3;
-wire p1_vc0_head0_sel_4;
-wire [6:0] p1_vc0_head0_sel_5;
+wire p1_vc0_head0_last_sel;
+wire [2:0] p1_vc0_head0_out_sel;
+wire p1_vc0_head0_ovc_sel;
+wire p1_vc0_head0_drop_sel;
+wire [6:0] p1_vc0_head0_flits_sel;
 wire [9:0] p1_vc0_second1_bits83_74;
 wire [119:0] p1_vc0_second1_bits119_0;
 wire [119:0] p1_vc0_second1_cat;
@@ -2389,33 +5468,33 @@ reg xp_busy;
 reg xp_vc0_stay;
 reg xp_vc1_stay;
 wire xp_vc0_valid_sel;
-wire xp_vc0_head0_sel;
-wire [2:0] xp_vc0_head0_sel_2;
-wire xp_vc0_head0_sel_3;
-wire xp_vc0_head0_sel_4;
+wire xp_vc0_head0_last_sel;
+wire [2:0] xp_vc0_head0_out_sel;
+wire xp_vc0_head0_ovc_sel;
+wire xp_vc0_head0_drop_sel;
 wire [9:0] xp_vc0_second1_bits83_74;
 wire [119:0] xp_vc0_second1_bits119_0;
 wire [119:0] xp_vc0_second1_cat;
 wire [3:0] xp_vc0_second1_cat_2;
 wire [6:0] xp_vc0_second1_cat_3;
 wire [9:0] xp_vc0_head1_bits83_74;
-wire [119:0] xp_vc0_head1_bits119_0_2;
+wire [119:0] xp_vc0_head1_bits119_0;
 wire [119:0] xp_vc0_head1_cat;
 wire [3:0] xp_vc0_head1_cat_2;
 wire [6:0] xp_vc0_head1_cat_3;
 wire [127:0] xp_vc0_second1_sel;
 wire xp_vc1_valid_sel;
-wire xp_vc1_head0_sel;
-wire [2:0] xp_vc1_head0_sel_2;
-wire xp_vc1_head0_sel_3;
-wire xp_vc1_head0_sel_4;
+wire xp_vc1_head0_last_sel;
+wire [2:0] xp_vc1_head0_out_sel;
+wire xp_vc1_head0_ovc_sel;
+wire xp_vc1_head0_drop_sel;
 wire [9:0] xp_vc1_second1_bits83_74;
 wire [119:0] xp_vc1_second1_bits119_0;
 wire [119:0] xp_vc1_second1_cat;
 wire [3:0] xp_vc1_second1_cat_2;
 wire [6:0] xp_vc1_second1_cat_3;
 wire [9:0] xp_vc1_head1_bits83_74;
-wire [119:0] xp_vc1_head1_bits119_0_2;
+wire [119:0] xp_vc1_head1_bits119_0;
 wire [119:0] xp_vc1_head1_cat;
 wire [3:0] xp_vc1_head1_cat_2;
 wire [6:0] xp_vc1_head1_cat_3;
@@ -2428,10 +5507,10 @@ wire [1:0] xp_vc1_valid_cat;
 reg xp_vc_arbiter;
 wire [1:0] xp_vc_arbiter_grant;
 wire xp_vc_arbiter_grant_b1;
-wire xp_vc1_head0_sel_5;
-wire xp_vc1_head0_sel_6;
-wire xp_vc1_head0_sel_7;
-wire [6:0] xp_vc1_head0_sel_8;
+wire xp_vc1_head0_last_sel_2;
+wire xp_vc1_head0_ovc_sel_2;
+wire xp_vc1_head0_drop_sel_2;
+wire [6:0] xp_vc1_head0_flits_sel;
 wire xp_vc_arbiter_grant_b0;
 wire xp_vc_arbiter_grant_b1_2;
 reg xp_cur_vc;
@@ -2450,33 +5529,33 @@ reg xn_busy;
 reg xn_vc0_stay;
 reg xn_vc1_stay;
 wire xn_vc0_valid_sel;
-wire xn_vc0_head0_sel;
-wire [2:0] xn_vc0_head0_sel_2;
-wire xn_vc0_head0_sel_3;
-wire xn_vc0_head0_sel_4;
+wire xn_vc0_head0_last_sel;
+wire [2:0] xn_vc0_head0_out_sel;
+wire xn_vc0_head0_ovc_sel;
+wire xn_vc0_head0_drop_sel;
 wire [9:0] xn_vc0_second1_bits83_74;
 wire [119:0] xn_vc0_second1_bits119_0;
 wire [119:0] xn_vc0_second1_cat;
 wire [3:0] xn_vc0_second1_cat_2;
 wire [6:0] xn_vc0_second1_cat_3;
 wire [9:0] xn_vc0_head1_bits83_74;
-wire [119:0] xn_vc0_head1_bits119_0_2;
+wire [119:0] xn_vc0_head1_bits119_0;
 wire [119:0] xn_vc0_head1_cat;
 wire [3:0] xn_vc0_head1_cat_2;
 wire [6:0] xn_vc0_head1_cat_3;
 wire [127:0] xn_vc0_second1_sel;
 wire xn_vc1_valid_sel;
-wire xn_vc1_head0_sel;
-wire [2:0] xn_vc1_head0_sel_2;
-wire xn_vc1_head0_sel_3;
-wire xn_vc1_head0_sel_4;
+wire xn_vc1_head0_last_sel;
+wire [2:0] xn_vc1_head0_out_sel;
+wire xn_vc1_head0_ovc_sel;
+wire xn_vc1_head0_drop_sel;
 wire [9:0] xn_vc1_second1_bits83_74;
 wire [119:0] xn_vc1_second1_bits119_0;
 wire [119:0] xn_vc1_second1_cat;
 wire [3:0] xn_vc1_second1_cat_2;
 wire [6:0] xn_vc1_second1_cat_3;
 wire [9:0] xn_vc1_head1_bits83_74;
-wire [119:0] xn_vc1_head1_bits119_0_2;
+wire [119:0] xn_vc1_head1_bits119_0;
 wire [119:0] xn_vc1_head1_cat;
 wire [3:0] xn_vc1_head1_cat_2;
 wire [6:0] xn_vc1_head1_cat_3;
@@ -2489,10 +5568,10 @@ wire [1:0] xn_vc1_valid_cat;
 reg xn_vc_arbiter;
 wire [1:0] xn_vc_arbiter_grant;
 wire xn_vc_arbiter_grant_b1;
-wire xn_vc1_head0_sel_5;
-wire xn_vc1_head0_sel_6;
-wire xn_vc1_head0_sel_7;
-wire [6:0] xn_vc1_head0_sel_8;
+wire xn_vc1_head0_last_sel_2;
+wire xn_vc1_head0_ovc_sel_2;
+wire xn_vc1_head0_drop_sel_2;
+wire [6:0] xn_vc1_head0_flits_sel;
 wire xn_vc_arbiter_grant_b0;
 wire xn_vc_arbiter_grant_b1_2;
 reg xn_cur_vc;
@@ -2511,33 +5590,33 @@ reg yp_busy;
 reg yp_vc0_stay;
 reg yp_vc1_stay;
 wire yp_vc0_valid_sel;
-wire yp_vc0_head0_sel;
-wire [2:0] yp_vc0_head0_sel_2;
-wire yp_vc0_head0_sel_3;
-wire yp_vc0_head0_sel_4;
+wire yp_vc0_head0_last_sel;
+wire [2:0] yp_vc0_head0_out_sel;
+wire yp_vc0_head0_ovc_sel;
+wire yp_vc0_head0_drop_sel;
 wire [9:0] yp_vc0_second1_bits83_74;
 wire [119:0] yp_vc0_second1_bits119_0;
 wire [119:0] yp_vc0_second1_cat;
 wire [3:0] yp_vc0_second1_cat_2;
 wire [6:0] yp_vc0_second1_cat_3;
 wire [9:0] yp_vc0_head1_bits83_74;
-wire [119:0] yp_vc0_head1_bits119_0_2;
+wire [119:0] yp_vc0_head1_bits119_0;
 wire [119:0] yp_vc0_head1_cat;
 wire [3:0] yp_vc0_head1_cat_2;
 wire [6:0] yp_vc0_head1_cat_3;
 wire [127:0] yp_vc0_second1_sel;
 wire yp_vc1_valid_sel;
-wire yp_vc1_head0_sel;
-wire [2:0] yp_vc1_head0_sel_2;
-wire yp_vc1_head0_sel_3;
-wire yp_vc1_head0_sel_4;
+wire yp_vc1_head0_last_sel;
+wire [2:0] yp_vc1_head0_out_sel;
+wire yp_vc1_head0_ovc_sel;
+wire yp_vc1_head0_drop_sel;
 wire [9:0] yp_vc1_second1_bits83_74;
 wire [119:0] yp_vc1_second1_bits119_0;
 wire [119:0] yp_vc1_second1_cat;
 wire [3:0] yp_vc1_second1_cat_2;
 wire [6:0] yp_vc1_second1_cat_3;
 wire [9:0] yp_vc1_head1_bits83_74;
-wire [119:0] yp_vc1_head1_bits119_0_2;
+wire [119:0] yp_vc1_head1_bits119_0;
 wire [119:0] yp_vc1_head1_cat;
 wire [3:0] yp_vc1_head1_cat_2;
 wire [6:0] yp_vc1_head1_cat_3;
@@ -2550,10 +5629,10 @@ wire [1:0] yp_vc1_valid_cat;
 reg yp_vc_arbiter;
 wire [1:0] yp_vc_arbiter_grant;
 wire yp_vc_arbiter_grant_b1;
-wire yp_vc1_head0_sel_5;
-wire yp_vc1_head0_sel_6;
-wire yp_vc1_head0_sel_7;
-wire [6:0] yp_vc1_head0_sel_8;
+wire yp_vc1_head0_last_sel_2;
+wire yp_vc1_head0_ovc_sel_2;
+wire yp_vc1_head0_drop_sel_2;
+wire [6:0] yp_vc1_head0_flits_sel;
 wire yp_vc_arbiter_grant_b0;
 wire yp_vc_arbiter_grant_b1_2;
 reg yp_cur_vc;
@@ -2772,938 +5851,85 @@ wire p1_busy_or;
 wire p0_won_at_xp_or;
 wire xp_busy_or;
 wire xp_cur_vc_sel;
-wire xp_vc1_head0_sel_9;
+wire xp_vc1_head0_last_sel_3;
 wire p0_won_at_xn_or;
 wire xn_busy_or;
 wire xn_cur_vc_sel;
-wire xn_vc1_head0_sel_9;
+wire xn_vc1_head0_last_sel_3;
 wire p0_won_at_yp_or;
 wire yp_busy_or;
 wire yp_cur_vc_sel;
-wire yp_vc1_head0_sel_9;
-wire [1:0] yp_busy_cat;
-wire [3:0] yp_busy_cat_2;
+wire yp_vc1_head0_last_sel_3;
+wire [1:0] yp_busy_cat_6;
+wire [3:0] yp_busy_cat_7;
+wire p0_vc0_head0_ovc_or_6;
+wire p0_vc0_head0_ovc_or_7;
+wire [6:0] p0_vc0_head0_flits_or_6;
+wire [6:0] p0_vc0_head0_flits_or_7;
 wire p0_owned_and;
 wire p0_arbiter_grant_or;
 wire p0_arbiter_grant_or_2;
-wire [1:0] yp_busy_cat_3;
-wire [3:0] yp_busy_cat_4;
+wire [1:0] yp_busy_cat_8;
+wire [3:0] yp_busy_cat_9;
+wire p0_vc0_head0_ovc_or_8;
+wire p0_vc0_head0_ovc_or_9;
+wire [6:0] p0_vc0_head0_flits_or_8;
+wire [6:0] p0_vc0_head0_flits_or_9;
 wire p1_owned_and;
 wire p1_arbiter_grant_or;
 wire p1_arbiter_grant_or_2;
-wire [1:0] yp_busy_cat_5;
-wire [3:0] yp_busy_cat_6;
-wire p0_vc0_head0_or;
-wire p0_vc0_head0_or_2;
-wire [6:0] p0_vc0_head0_or_3;
-wire [6:0] p0_vc0_head0_or_4;
+wire [1:0] yp_busy_cat_10;
+wire [3:0] yp_busy_cat_11;
+wire p0_vc0_head0_ovc_or_10;
+wire p0_vc0_head0_ovc_or_11;
+wire [6:0] p0_vc0_head0_flits_or_10;
+wire [6:0] p0_vc0_head0_flits_or_11;
 wire xp_owned_and;
 wire xp_arbiter_grant_or;
 wire xp_arbiter_grant_or_2;
-wire [1:0] yp_busy_cat_7;
-wire [3:0] yp_busy_cat_8;
-wire p0_vc0_head0_or_5;
-wire p0_vc0_head0_or_6;
-wire [6:0] p0_vc0_head0_or_7;
-wire [6:0] p0_vc0_head0_or_8;
+wire [1:0] yp_busy_cat_12;
+wire [3:0] yp_busy_cat_13;
+wire p0_vc0_head0_ovc_or_12;
+wire p0_vc0_head0_ovc_or_13;
+wire [6:0] p0_vc0_head0_flits_or_12;
+wire [6:0] p0_vc0_head0_flits_or_13;
 wire xn_owned_and;
 wire xn_arbiter_grant_or;
 wire xn_arbiter_grant_or_2;
-wire [1:0] yp_busy_cat_9;
-wire [3:0] yp_busy_cat_10;
-wire p0_vc0_head0_or_9;
-wire p0_vc0_head0_or_10;
-wire [6:0] p0_vc0_head0_or_11;
-wire [6:0] p0_vc0_head0_or_12;
+wire [1:0] yp_busy_cat_14;
+wire [3:0] yp_busy_cat_15;
+wire p0_vc0_head0_ovc_or_14;
+wire p0_vc0_head0_ovc_or_15;
+wire [6:0] p0_vc0_head0_flits_or_14;
+wire [6:0] p0_vc0_head0_flits_or_15;
 wire yp_owned_and;
 wire yp_arbiter_grant_or;
 wire yp_arbiter_grant_or_2;
-// switch: input p0
-wire [127:0] p0_vc0_send_header_sel;
-// switch: input p1
-wire [127:0] p1_vc0_send_header_sel;
-// switch: input xp
-reg [1:0] xp_credit_out;
-wire [127:0] xp_vc1_send_header_sel;
-wire xp_vc1_head0_sel_10;
-wire [15:0] xp_vc1_head0_sel_11;
-// switch: input xn
-reg [1:0] xn_credit_out;
-wire [127:0] xn_vc1_send_header_sel;
-wire xn_vc1_head0_sel_10;
-wire [15:0] xn_vc1_head0_sel_11;
-// switch: input yp
-reg [1:0] yp_credit_out;
-wire [127:0] yp_vc1_send_header_sel;
-wire yp_vc1_head0_sel_10;
-wire [15:0] yp_vc1_head0_sel_11;
-// output p0
-wire p0_sel_b0;
-wire p0_sel_b1;
-wire p0_sel_b2;
-wire p0_sel_b3;
-wire p0_sel_b4;
-wire p0_sel_is0;
-wire p0_push;
-wire p0_out_valid_or;
-wire p0_out_valid_and;
-wire p0_skid_valid_sel;
-wire p0_skid2_valid_sel;
-wire p0_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or;
-wire [127:0] p0_vc0_send_header_or_2;
-reg [127:0] p0_skid2_data0;
-reg [127:0] p0_skid_data0;
-reg [127:0] p0_out_data0;
-wire [15:0] p0_vc0_head0_or_13;
-wire [15:0] p0_vc0_head0_or_14;
-reg [15:0] p0_skid2_keep;
-reg [15:0] p0_skid_keep;
-reg [15:0] p0_out_keep;
-wire p0_vc0_head0_or_15;
-wire p0_vc0_head0_or_16;
-reg p0_skid2_last;
-reg p0_skid_last;
-reg p0_out_last;
-reg [31:0] stat_p0_packets_2;
-reg [31:0] stat_p0_flits_2;
-reg [31:0] stat_p0_stalls_2;
-// output p1
-wire p1_sel_b0;
-wire p1_sel_b1;
-wire p1_sel_b2;
-wire p1_sel_b3;
-wire p1_sel_b4;
-wire p1_sel_is0;
-wire p1_push;
-wire p1_out_valid_or;
-wire p1_out_valid_and;
-wire p1_skid_valid_sel;
-wire p1_skid2_valid_sel;
-wire p1_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or_3;
-wire [127:0] p0_vc0_send_header_or_4;
-reg [127:0] p1_skid2_data0;
-reg [127:0] p1_skid_data0;
-reg [127:0] p1_out_data0;
-wire [15:0] p0_vc0_head0_or_17;
-wire [15:0] p0_vc0_head0_or_18;
-reg [15:0] p1_skid2_keep;
-reg [15:0] p1_skid_keep;
-reg [15:0] p1_out_keep;
-wire p0_vc0_head0_or_19;
-wire p0_vc0_head0_or_20;
-reg p1_skid2_last;
-reg p1_skid_last;
-reg p1_out_last;
-reg [31:0] stat_p1_packets_2;
-reg [31:0] stat_p1_flits_2;
-reg [31:0] stat_p1_stalls_2;
-// output xp
-wire xp_sel_b0;
-wire xp_sel_b1;
-wire xp_sel_b2;
-wire xp_sel_b3;
-wire xp_sel_b4;
-wire xp_sel_is0;
-wire xp_push;
-wire xp_out_valid_or;
-wire xp_out_valid_and;
-wire xp_skid_valid_sel;
-wire xp_skid2_valid_sel;
-wire xp_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or_5;
-wire [127:0] p0_vc0_send_header_or_6;
-reg [127:0] xp_skid2_data0;
-reg [127:0] xp_skid_data0;
-reg [127:0] xp_out_data0;
-wire [15:0] p0_vc0_head0_or_21;
-wire [15:0] p0_vc0_head0_or_22;
-reg [15:0] xp_skid2_keep;
-reg [15:0] xp_skid_keep;
-reg [15:0] xp_out_keep;
-wire p0_vc0_head0_or_23;
-wire p0_vc0_head0_or_24;
-reg xp_skid2_last;
-reg xp_skid_last;
-reg xp_out_last;
-wire xp_push_and;
-wire p0_send_ovc_or;
-reg xp_skid2_vc;
-reg xp_skid_vc;
-reg xp_out_vc;
-reg [31:0] stat_xp_vc1_packets_2;
-wire [9:0] xp_credit0_plus;
-wire [9:0] xp_head_flits_sel;
-wire [9:0] xp_credit0_minus;
-wire [9:0] xp_credit1_plus;
-wire [9:0] xp_head_flits_sel_2;
-wire [9:0] xp_credit1_minus;
-reg [31:0] stat_xp_packets_2;
-reg [31:0] stat_xp_flits_2;
-reg [31:0] stat_xp_stalls_2;
-// output xn
-wire xn_sel_b0;
-wire xn_sel_b1;
-wire xn_sel_b2;
-wire xn_sel_b3;
-wire xn_sel_b4;
-wire xn_sel_is0;
-wire xn_push;
-wire xn_out_valid_or;
-wire xn_out_valid_and;
-wire xn_skid_valid_sel;
-wire xn_skid2_valid_sel;
-wire xn_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or_7;
-wire [127:0] p0_vc0_send_header_or_8;
-reg [127:0] xn_skid2_data0;
-reg [127:0] xn_skid_data0;
-reg [127:0] xn_out_data0;
-wire [15:0] p0_vc0_head0_or_25;
-wire [15:0] p0_vc0_head0_or_26;
-reg [15:0] xn_skid2_keep;
-reg [15:0] xn_skid_keep;
-reg [15:0] xn_out_keep;
-wire p0_vc0_head0_or_27;
-wire p0_vc0_head0_or_28;
-reg xn_skid2_last;
-reg xn_skid_last;
-reg xn_out_last;
-wire xn_push_and;
-wire p0_send_ovc_or_2;
-reg xn_skid2_vc;
-reg xn_skid_vc;
-reg xn_out_vc;
-reg [31:0] stat_xn_vc1_packets_2;
-wire [9:0] xn_credit0_plus;
-wire [9:0] xn_head_flits_sel;
-wire [9:0] xn_credit0_minus;
-wire [9:0] xn_credit1_plus;
-wire [9:0] xn_head_flits_sel_2;
-wire [9:0] xn_credit1_minus;
-reg [31:0] stat_xn_packets_2;
-reg [31:0] stat_xn_flits_2;
-reg [31:0] stat_xn_stalls_2;
-// output yp
-wire yp_sel_b0;
-wire yp_sel_b1;
-wire yp_sel_b2;
-wire yp_sel_b3;
-wire yp_sel_b4;
-wire yp_sel_is0;
-wire yp_push;
-wire yp_out_valid_or;
-wire yp_out_valid_and;
-wire yp_skid_valid_sel;
-wire yp_skid2_valid_sel;
-wire yp_skid2_valid_or;
-wire [127:0] p0_vc0_send_header_or_9;
-wire [127:0] p0_vc0_send_header_or_10;
-reg [127:0] yp_skid2_data0;
-reg [127:0] yp_skid_data0;
-reg [127:0] yp_out_data0;
-wire [15:0] p0_vc0_head0_or_29;
-wire [15:0] p0_vc0_head0_or_30;
-reg [15:0] yp_skid2_keep;
-reg [15:0] yp_skid_keep;
-reg [15:0] yp_out_keep;
-wire p0_vc0_head0_or_31;
-wire p0_vc0_head0_or_32;
-reg yp_skid2_last;
-reg yp_skid_last;
-reg yp_out_last;
-wire yp_push_and;
-wire p0_send_ovc_or_3;
-reg yp_skid2_vc;
-reg yp_skid_vc;
-reg yp_out_vc;
-reg [31:0] stat_yp_vc1_packets_2;
-wire [9:0] yp_credit0_plus;
-wire [9:0] yp_head_flits_sel;
-wire [9:0] yp_credit0_minus;
-wire [9:0] yp_credit1_plus;
-wire [9:0] yp_head_flits_sel_2;
-wire [9:0] yp_credit1_minus;
-reg [31:0] stat_yp_packets_2;
-reg [31:0] stat_yp_flits_2;
-reg [31:0] stat_yp_stalls_2;
-wire [1:0] p0_mode_sel;
-wire [1:0] p1_mode_sel;
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] p0_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] p0_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] p1_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] p1_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] xp_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] xp_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] xp_vc1_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] xp_vc1_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] xn_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] xn_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] xn_vc1_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] xn_vc1_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] yp_vc0_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] yp_vc0_mem1 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [29:0] yp_vc1_mem0 [0:255];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [127:0] yp_vc1_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
-
-// ---- this node's coordinates, and what routes compare with them ----
-assign local_x_plus = ({1'h0, local_x}) + 7'h2;
-assign local_x_sel = (~(local_x_plus < 7'h4)) ? (local_x_plus - 7'h4) : local_x_plus;
-assign local_y_plus = ({1'h0, local_y}) + 7'h1;
-assign local_y_sel = (~(local_y_plus < 7'h2)) ? (local_y_plus - 7'h2) : local_y_plus;
-assign local_x_plus_2 = ({1'h0, local_x}) + 7'h2;
-assign local_x_sel_2 = (~(local_x_plus_2 < 7'h4)) ? (local_x_plus_2 - 7'h4) : local_x_plus_2;
-assign local_y_plus_2 = ({1'h0, local_y}) + 7'h1;
-assign local_y_sel_2 = (~(local_y_plus_2 < 7'h2)) ? (local_y_plus_2 - 7'h2) : local_y_plus_2;
-
-// ---- input p0: arrival into the VC buffers ----
-assign s_axis_p0_tdata_bits119_0 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_cat = {({s_axis_p0_tdata_bits119_0[119:28], here_x}), s_axis_p0_tdata_bits119_0[21:0]};
-assign s_axis_p0_tdata_cat_2 = {({s_axis_p0_tdata_cat[119:34], here_y}), s_axis_p0_tdata_cat[27:0]};
-assign here_x_cat = {({s_axis_p0_tdata_cat_2[119:40], here_z}), s_axis_p0_tdata_cat_2[33:0]};
-assign here_y_cat = {({here_x_cat[119:44], 4'h0}), here_x_cat[39:0]};
-assign s_axis_p0_tdata_bits119_0_2 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_bits5_0 = s_axis_p0_tdata_bits119_0_2[5:0];
-assign s_axis_p0_tdata_bits11_6 = s_axis_p0_tdata_bits119_0_2[11:6];
-assign s_axis_p0_tdata_bits17_12 = s_axis_p0_tdata_bits119_0_2[17:12];
-assign s_axis_p0_tdata_bits21_18 = s_axis_p0_tdata_bits119_0_2[21:18];
-assign s_axis_p0_tdata_bits57_44 = s_axis_p0_tdata_bits119_0_2[57:44];
-assign s_axis_p0_tdata_and = (~s_axis_p0_tdata_bits5_0[5]) & ((~s_axis_p0_tdata_bits5_0[4]) & ((~s_axis_p0_tdata_bits5_0[3]) & (~s_axis_p0_tdata_bits5_0[2])));
-assign s_axis_p0_tdata_and_2 = (~s_axis_p0_tdata_bits11_6[4]) & ((~s_axis_p0_tdata_bits11_6[3]) & ((~s_axis_p0_tdata_bits11_6[2]) & (~s_axis_p0_tdata_bits11_6[1])));
-assign s_axis_p0_tdata_and_3 = (~s_axis_p0_tdata_bits17_12[3]) & ((~s_axis_p0_tdata_bits17_12[2]) & ((~s_axis_p0_tdata_bits17_12[1]) & (~s_axis_p0_tdata_bits17_12[0])));
-assign s_axis_p0_tdata_or = ((~s_axis_p0_tdata_and) | (~((~s_axis_p0_tdata_bits11_6[5]) & s_axis_p0_tdata_and_2))) | (~((~s_axis_p0_tdata_bits17_12[5]) & ((~s_axis_p0_tdata_bits17_12[4]) & s_axis_p0_tdata_and_3)));
-assign s_axis_p0_tdata_and_4 = (~s_axis_p0_tdata_bits57_44[3]) & ((~s_axis_p0_tdata_bits57_44[2]) & ((~s_axis_p0_tdata_bits57_44[1]) & (~s_axis_p0_tdata_bits57_44[0])));
-assign s_axis_p0_tdata_and_5 = (~s_axis_p0_tdata_bits57_44[7]) & ((~s_axis_p0_tdata_bits57_44[6]) & ((~s_axis_p0_tdata_bits57_44[5]) & ((~s_axis_p0_tdata_bits57_44[4]) & s_axis_p0_tdata_and_4)));
-assign s_axis_p0_tdata_and_6 = (~s_axis_p0_tdata_bits57_44[11]) & ((~s_axis_p0_tdata_bits57_44[10]) | ((~s_axis_p0_tdata_bits57_44[9]) & ((~s_axis_p0_tdata_bits57_44[8]) & s_axis_p0_tdata_and_5)));
-assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata_bits57_44[13]) & ((~s_axis_p0_tdata_bits57_44[12]) & s_axis_p0_tdata_and_6));
-assign drop = (s_axis_p0_tdata_or | (~((~s_axis_p0_tdata_bits21_18[3]) & ((~s_axis_p0_tdata_bits21_18[2]) & (~s_axis_p0_tdata_bits21_18[1]))))) | s_axis_p0_tdata_not;
-assign here_y_lt = here_y < s_axis_p0_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata_bits11_6);
-assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata_bits11_6 == here_y);
-assign here_x_lt = here_x < s_axis_p0_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata_bits5_0);
-assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata_bits5_0 == here_x);
-assign here_x_sel = here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not);
-assign route_out = s_axis_p0_tdata_not_3 ? (here_x_sel ? 3'h2 : 3'h3) : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata_bits21_18[2:0]);
-assign route_vc = s_axis_p0_tdata_not_3 ? (here_x_sel ? here_x_top : here_x_bottom) : (s_axis_p0_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : 1'h0);
-assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
-assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
-
-// ---- input p0: length policing ----
-assign p0_mode_is0 = p0_mode == P0_MODE_HEAD;
-assign p0_mode_is2 = p0_mode == P0_MODE_PAD;
-assign p0_mode_is3 = p0_mode == P0_MODE_DISCARD;
-assign p0_mode_and = (p0_mode_is0 | (p0_mode == P0_MODE_BODY)) & p0_space;
-assign accept = p0_mode_and & s_axis_p0_tvalid;
-assign accept_or = accept | (p0_mode_is2 & p0_space);
-assign accept_and = accept & p0_mode_is0;
-assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata_bits57_44 == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
-assign ends = accept_or & s_axis_p0_tdata_sel;
-assign s_axis_p0_tlast_and = ((~s_axis_p0_tlast) & accept) & ends;
-assign ends_and = ((~ends) & accept) & s_axis_p0_tlast;
-assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
-assign drop_cat = {({({({({1'h0, s_axis_p0_tdata_bits6_0}), drop}), route_vc}), route_out}), (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff))};
-assign drop_cat_2 = {drop_cat, s_axis_p0_tdata_sel};
-assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid : p0_vc0_valid;
-assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid;
-assign p0_vc0_pop_and = (~p0_vc0_pop) & p0_vc0_third_valid;
-assign p0_vc0_pop_or = p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed);
-assign accept_and_2 = (accept_or & (~p0_vc0_stored)) & (~p0_vc0_pop_or);
-assign p0_vc0_stored_and = p0_vc0_stored & (~p0_vc0_pop_or);
-assign p0_vc0_landed_or = p0_vc0_landed | accept_and_2;
-assign p0_vc0_landed_and = p0_vc0_landed & accept_and_2;
-assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat_2;
-assign p0_vc0_read1_sel = p0_vc0_landed ? p0_vc0_read1 : here_z_sel;
-assign accept_and_3 = accept_or & (~accept_and_2);
-assign p0_vc0_wr_minus = p0_vc0_wr - p0_vc0_rd;
-assign p0_vc0_head0_b0 = p0_vc0_head0[0];
-assign p0_vc0_head0_bits16_1 = p0_vc0_head0[16:1];
-assign p0_vc0_head0_bits19_17 = p0_vc0_head0[19:17];
-assign p0_vc0_second0_bits19_17 = p0_vc0_second0[19:17];
-
-// ---- input p1: arrival into the VC buffers ----
-assign s_axis_p1_tdata_bits119_0 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_cat = {({s_axis_p1_tdata_bits119_0[119:28], here_x}), s_axis_p1_tdata_bits119_0[21:0]};
-assign s_axis_p1_tdata_cat_2 = {({s_axis_p1_tdata_cat[119:34], here_y}), s_axis_p1_tdata_cat[27:0]};
-assign here_x_cat_2 = {({s_axis_p1_tdata_cat_2[119:40], here_z}), s_axis_p1_tdata_cat_2[33:0]};
-assign here_y_cat_2 = {({here_x_cat_2[119:44], 4'h1}), here_x_cat_2[39:0]};
-assign s_axis_p1_tdata_bits119_0_2 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_bits5_0 = s_axis_p1_tdata_bits119_0_2[5:0];
-assign s_axis_p1_tdata_bits11_6 = s_axis_p1_tdata_bits119_0_2[11:6];
-assign s_axis_p1_tdata_bits17_12 = s_axis_p1_tdata_bits119_0_2[17:12];
-assign s_axis_p1_tdata_bits21_18 = s_axis_p1_tdata_bits119_0_2[21:18];
-assign s_axis_p1_tdata_bits57_44 = s_axis_p1_tdata_bits119_0_2[57:44];
-assign s_axis_p1_tdata_and = (~s_axis_p1_tdata_bits5_0[5]) & ((~s_axis_p1_tdata_bits5_0[4]) & ((~s_axis_p1_tdata_bits5_0[3]) & (~s_axis_p1_tdata_bits5_0[2])));
-assign s_axis_p1_tdata_and_2 = (~s_axis_p1_tdata_bits11_6[4]) & ((~s_axis_p1_tdata_bits11_6[3]) & ((~s_axis_p1_tdata_bits11_6[2]) & (~s_axis_p1_tdata_bits11_6[1])));
-assign s_axis_p1_tdata_and_3 = (~s_axis_p1_tdata_bits17_12[3]) & ((~s_axis_p1_tdata_bits17_12[2]) & ((~s_axis_p1_tdata_bits17_12[1]) & (~s_axis_p1_tdata_bits17_12[0])));
-assign s_axis_p1_tdata_or = ((~s_axis_p1_tdata_and) | (~((~s_axis_p1_tdata_bits11_6[5]) & s_axis_p1_tdata_and_2))) | (~((~s_axis_p1_tdata_bits17_12[5]) & ((~s_axis_p1_tdata_bits17_12[4]) & s_axis_p1_tdata_and_3)));
-assign s_axis_p1_tdata_and_4 = (~s_axis_p1_tdata_bits57_44[3]) & ((~s_axis_p1_tdata_bits57_44[2]) & ((~s_axis_p1_tdata_bits57_44[1]) & (~s_axis_p1_tdata_bits57_44[0])));
-assign s_axis_p1_tdata_and_5 = (~s_axis_p1_tdata_bits57_44[7]) & ((~s_axis_p1_tdata_bits57_44[6]) & ((~s_axis_p1_tdata_bits57_44[5]) & ((~s_axis_p1_tdata_bits57_44[4]) & s_axis_p1_tdata_and_4)));
-assign s_axis_p1_tdata_and_6 = (~s_axis_p1_tdata_bits57_44[11]) & ((~s_axis_p1_tdata_bits57_44[10]) | ((~s_axis_p1_tdata_bits57_44[9]) & ((~s_axis_p1_tdata_bits57_44[8]) & s_axis_p1_tdata_and_5)));
-assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata_bits57_44[13]) & ((~s_axis_p1_tdata_bits57_44[12]) & s_axis_p1_tdata_and_6));
-assign drop_2 = (s_axis_p1_tdata_or | (~((~s_axis_p1_tdata_bits21_18[3]) & ((~s_axis_p1_tdata_bits21_18[2]) & (~s_axis_p1_tdata_bits21_18[1]))))) | s_axis_p1_tdata_not;
-assign here_y_lt_2 = here_y < s_axis_p1_tdata_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < s_axis_p1_tdata_bits11_6);
-assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata_bits11_6 == here_y);
-assign here_x_lt_2 = here_x < s_axis_p1_tdata_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < s_axis_p1_tdata_bits5_0);
-assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata_bits5_0 == here_x);
-assign here_x_sel_2 = here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2);
-assign route_out_2 = s_axis_p1_tdata_not_3 ? (here_x_sel_2 ? 3'h2 : 3'h3) : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata_bits21_18[2:0]);
-assign route_vc_2 = s_axis_p1_tdata_not_3 ? (here_x_sel_2 ? here_x_top : here_x_bottom) : (s_axis_p1_tdata_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : 1'h0);
-assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
-assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
-
-// ---- input p1: length policing ----
-assign p1_mode_is0 = p1_mode == P1_MODE_HEAD;
-assign p1_mode_is2 = p1_mode == P1_MODE_PAD;
-assign p1_mode_is3 = p1_mode == P1_MODE_DISCARD;
-assign p1_mode_and = (p1_mode_is0 | (p1_mode == P1_MODE_BODY)) & p1_space;
-assign accept_2 = p1_mode_and & s_axis_p1_tvalid;
-assign accept_or_2 = accept_2 | (p1_mode_is2 & p1_space);
-assign accept_and_4 = accept_2 & p1_mode_is0;
-assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
-assign ends_2 = accept_or_2 & s_axis_p1_tdata_sel;
-assign s_axis_p1_tlast_and = ((~s_axis_p1_tlast) & accept_2) & ends_2;
-assign ends_and_2 = ((~ends_2) & accept_2) & s_axis_p1_tlast;
-assign here_z_sel_2 = accept_and_4 ? ({8'h0, ({({here_y_cat_2[119:84], 10'h0}), here_y_cat_2[73:0]})}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
-assign drop_cat_3 = {({({({({1'h0, s_axis_p1_tdata_bits6_0}), drop_2}), route_vc_2}), route_out_2}), (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff))};
-assign drop_cat_4 = {drop_cat_3, s_axis_p1_tdata_sel};
-assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid : p1_vc0_valid;
-assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid;
-assign p1_vc0_pop_and = (~p1_vc0_pop) & p1_vc0_third_valid;
-assign p1_vc0_pop_or = p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed);
-assign accept_and_5 = (accept_or_2 & (~p1_vc0_stored)) & (~p1_vc0_pop_or);
-assign p1_vc0_stored_and = p1_vc0_stored & (~p1_vc0_pop_or);
-assign p1_vc0_landed_or = p1_vc0_landed | accept_and_5;
-assign p1_vc0_landed_and = p1_vc0_landed & accept_and_5;
-assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat_4;
-assign p1_vc0_read1_sel = p1_vc0_landed ? p1_vc0_read1 : here_z_sel_2;
-assign accept_and_6 = accept_or_2 & (~accept_and_5);
-assign p1_vc0_wr_minus = p1_vc0_wr - p1_vc0_rd;
-assign p1_vc0_head0_b0 = p1_vc0_head0[0];
-assign p1_vc0_head0_bits16_1 = p1_vc0_head0[16:1];
-assign p1_vc0_head0_bits19_17 = p1_vc0_head0[19:17];
-assign p1_vc0_second0_bits19_17 = p1_vc0_second0[19:17];
-
-// ---- input xp: arrival into the VC buffers ----
-assign s_axis_xp_tdata_bits119_0 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_cat = {({({(^(s_axis_xp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_xp_tdata_cat_2 = {({({s_axis_xp_tdata_cat, (^(s_axis_xp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat_2, s_axis_xp_tdata_bits119_0})), s_axis_xp_tdata_cat_2});
-assign s_axis_xp_tdata_bits6_0 = s_axis_xp_tdata_xor[6:0];
-assign s_axis_xp_tdata_parity = ^s_axis_xp_tdata;
-assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_bits6_0 == 7'h0)) & (~s_axis_xp_tdata_parity);
-assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_bits6_0;
-assign s_axis_xp_tdata_cat_3 = {({({({s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126]}), s_axis_xp_tdata_shl[125]}), s_axis_xp_tdata_shl[124]}), s_axis_xp_tdata_shl[123]};
-assign s_axis_xp_tdata_cat_4 = {({({({s_axis_xp_tdata_cat_3, s_axis_xp_tdata_shl[122]}), s_axis_xp_tdata_shl[121]}), s_axis_xp_tdata_shl[120]}), s_axis_xp_tdata_shl[119]};
-assign s_axis_xp_tdata_cat_5 = {({({({s_axis_xp_tdata_cat_4, s_axis_xp_tdata_shl[118]}), s_axis_xp_tdata_shl[117]}), s_axis_xp_tdata_shl[116]}), s_axis_xp_tdata_shl[115]};
-assign s_axis_xp_tdata_cat_6 = {({({({s_axis_xp_tdata_cat_5, s_axis_xp_tdata_shl[114]}), s_axis_xp_tdata_shl[113]}), s_axis_xp_tdata_shl[112]}), s_axis_xp_tdata_shl[111]};
-assign s_axis_xp_tdata_cat_7 = {({({({s_axis_xp_tdata_cat_6, s_axis_xp_tdata_shl[110]}), s_axis_xp_tdata_shl[109]}), s_axis_xp_tdata_shl[108]}), s_axis_xp_tdata_shl[107]};
-assign s_axis_xp_tdata_cat_8 = {({({({s_axis_xp_tdata_cat_7, s_axis_xp_tdata_shl[106]}), s_axis_xp_tdata_shl[105]}), s_axis_xp_tdata_shl[104]}), s_axis_xp_tdata_shl[103]};
-assign s_axis_xp_tdata_cat_9 = {({({({s_axis_xp_tdata_cat_8, s_axis_xp_tdata_shl[102]}), s_axis_xp_tdata_shl[101]}), s_axis_xp_tdata_shl[100]}), s_axis_xp_tdata_shl[99]};
-assign s_axis_xp_tdata_cat_10 = {({({({s_axis_xp_tdata_cat_9, s_axis_xp_tdata_shl[98]}), s_axis_xp_tdata_shl[97]}), s_axis_xp_tdata_shl[96]}), s_axis_xp_tdata_shl[95]};
-assign s_axis_xp_tdata_cat_11 = {({({({s_axis_xp_tdata_cat_10, s_axis_xp_tdata_shl[94]}), s_axis_xp_tdata_shl[93]}), s_axis_xp_tdata_shl[92]}), s_axis_xp_tdata_shl[91]};
-assign s_axis_xp_tdata_cat_12 = {({({({s_axis_xp_tdata_cat_11, s_axis_xp_tdata_shl[90]}), s_axis_xp_tdata_shl[89]}), s_axis_xp_tdata_shl[88]}), s_axis_xp_tdata_shl[87]};
-assign s_axis_xp_tdata_cat_13 = {({({({s_axis_xp_tdata_cat_12, s_axis_xp_tdata_shl[86]}), s_axis_xp_tdata_shl[85]}), s_axis_xp_tdata_shl[84]}), s_axis_xp_tdata_shl[83]};
-assign s_axis_xp_tdata_cat_14 = {({({({s_axis_xp_tdata_cat_13, s_axis_xp_tdata_shl[82]}), s_axis_xp_tdata_shl[81]}), s_axis_xp_tdata_shl[80]}), s_axis_xp_tdata_shl[79]};
-assign s_axis_xp_tdata_cat_15 = {({({({s_axis_xp_tdata_cat_14, s_axis_xp_tdata_shl[78]}), s_axis_xp_tdata_shl[77]}), s_axis_xp_tdata_shl[76]}), s_axis_xp_tdata_shl[75]};
-assign s_axis_xp_tdata_cat_16 = {({({({s_axis_xp_tdata_cat_15, s_axis_xp_tdata_shl[74]}), s_axis_xp_tdata_shl[73]}), s_axis_xp_tdata_shl[72]}), s_axis_xp_tdata_shl[71]};
-assign s_axis_xp_tdata_cat_17 = {({({({s_axis_xp_tdata_cat_16, s_axis_xp_tdata_shl[70]}), s_axis_xp_tdata_shl[69]}), s_axis_xp_tdata_shl[68]}), s_axis_xp_tdata_shl[67]};
-assign s_axis_xp_tdata_cat_18 = {({({({s_axis_xp_tdata_cat_17, s_axis_xp_tdata_shl[66]}), s_axis_xp_tdata_shl[65]}), s_axis_xp_tdata_shl[63]}), s_axis_xp_tdata_shl[62]};
-assign s_axis_xp_tdata_cat_19 = {({({({s_axis_xp_tdata_cat_18, s_axis_xp_tdata_shl[61]}), s_axis_xp_tdata_shl[60]}), s_axis_xp_tdata_shl[59]}), s_axis_xp_tdata_shl[58]};
-assign s_axis_xp_tdata_cat_20 = {({({({s_axis_xp_tdata_cat_19, s_axis_xp_tdata_shl[57]}), s_axis_xp_tdata_shl[56]}), s_axis_xp_tdata_shl[55]}), s_axis_xp_tdata_shl[54]};
-assign s_axis_xp_tdata_cat_21 = {({({({s_axis_xp_tdata_cat_20, s_axis_xp_tdata_shl[53]}), s_axis_xp_tdata_shl[52]}), s_axis_xp_tdata_shl[51]}), s_axis_xp_tdata_shl[50]};
-assign s_axis_xp_tdata_cat_22 = {({({({s_axis_xp_tdata_cat_21, s_axis_xp_tdata_shl[49]}), s_axis_xp_tdata_shl[48]}), s_axis_xp_tdata_shl[47]}), s_axis_xp_tdata_shl[46]};
-assign s_axis_xp_tdata_cat_23 = {({({({s_axis_xp_tdata_cat_22, s_axis_xp_tdata_shl[45]}), s_axis_xp_tdata_shl[44]}), s_axis_xp_tdata_shl[43]}), s_axis_xp_tdata_shl[42]};
-assign s_axis_xp_tdata_cat_24 = {({({({s_axis_xp_tdata_cat_23, s_axis_xp_tdata_shl[41]}), s_axis_xp_tdata_shl[40]}), s_axis_xp_tdata_shl[39]}), s_axis_xp_tdata_shl[38]};
-assign s_axis_xp_tdata_cat_25 = {({({({s_axis_xp_tdata_cat_24, s_axis_xp_tdata_shl[37]}), s_axis_xp_tdata_shl[36]}), s_axis_xp_tdata_shl[35]}), s_axis_xp_tdata_shl[34]};
-assign s_axis_xp_tdata_cat_26 = {({({({s_axis_xp_tdata_cat_25, s_axis_xp_tdata_shl[33]}), s_axis_xp_tdata_shl[31]}), s_axis_xp_tdata_shl[30]}), s_axis_xp_tdata_shl[29]};
-assign s_axis_xp_tdata_cat_27 = {({({({s_axis_xp_tdata_cat_26, s_axis_xp_tdata_shl[28]}), s_axis_xp_tdata_shl[27]}), s_axis_xp_tdata_shl[26]}), s_axis_xp_tdata_shl[25]};
-assign s_axis_xp_tdata_cat_28 = {({({({s_axis_xp_tdata_cat_27, s_axis_xp_tdata_shl[24]}), s_axis_xp_tdata_shl[23]}), s_axis_xp_tdata_shl[22]}), s_axis_xp_tdata_shl[21]};
-assign s_axis_xp_tdata_cat_29 = {({({({s_axis_xp_tdata_cat_28, s_axis_xp_tdata_shl[20]}), s_axis_xp_tdata_shl[19]}), s_axis_xp_tdata_shl[18]}), s_axis_xp_tdata_shl[17]};
-assign s_axis_xp_tdata_cat_30 = {({({({s_axis_xp_tdata_cat_29, s_axis_xp_tdata_shl[15]}), s_axis_xp_tdata_shl[14]}), s_axis_xp_tdata_shl[13]}), s_axis_xp_tdata_shl[12]};
-assign s_axis_xp_tdata_cat_31 = {({({({s_axis_xp_tdata_cat_30, s_axis_xp_tdata_shl[11]}), s_axis_xp_tdata_shl[10]}), s_axis_xp_tdata_shl[9]}), s_axis_xp_tdata_shl[7]};
-assign s_axis_xp_tdata_sel = s_axis_xp_tdata_parity ? ({({({s_axis_xp_tdata_cat_31, s_axis_xp_tdata_shl[6]}), s_axis_xp_tdata_shl[5]}), s_axis_xp_tdata_shl[3]}) : 120'h0;
-assign s_axis_xp_tdata_bits119_0_2 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_bits5_0 = s_axis_xp_tdata_bits119_0_2[5:0];
-assign s_axis_xp_tdata_bits11_6 = s_axis_xp_tdata_bits119_0_2[11:6];
-assign s_axis_xp_tdata_bits17_12 = s_axis_xp_tdata_bits119_0_2[17:12];
-assign s_axis_xp_tdata_bits21_18 = s_axis_xp_tdata_bits119_0_2[21:18];
-assign s_axis_xp_tdata_bits57_44 = s_axis_xp_tdata_bits119_0_2[57:44];
-assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata_bits5_0[5]) & ((~s_axis_xp_tdata_bits5_0[4]) & ((~s_axis_xp_tdata_bits5_0[3]) & (~s_axis_xp_tdata_bits5_0[2])));
-assign s_axis_xp_tdata_and_3 = (~s_axis_xp_tdata_bits11_6[4]) & ((~s_axis_xp_tdata_bits11_6[3]) & ((~s_axis_xp_tdata_bits11_6[2]) & (~s_axis_xp_tdata_bits11_6[1])));
-assign s_axis_xp_tdata_and_4 = (~s_axis_xp_tdata_bits17_12[3]) & ((~s_axis_xp_tdata_bits17_12[2]) & ((~s_axis_xp_tdata_bits17_12[1]) & (~s_axis_xp_tdata_bits17_12[0])));
-assign s_axis_xp_tdata_or = ((~s_axis_xp_tdata_and_2) | (~((~s_axis_xp_tdata_bits11_6[5]) & s_axis_xp_tdata_and_3))) | (~((~s_axis_xp_tdata_bits17_12[5]) & ((~s_axis_xp_tdata_bits17_12[4]) & s_axis_xp_tdata_and_4)));
-assign s_axis_xp_tdata_and_5 = (~s_axis_xp_tdata_bits57_44[3]) & ((~s_axis_xp_tdata_bits57_44[2]) & ((~s_axis_xp_tdata_bits57_44[1]) & (~s_axis_xp_tdata_bits57_44[0])));
-assign s_axis_xp_tdata_and_6 = (~s_axis_xp_tdata_bits57_44[7]) & ((~s_axis_xp_tdata_bits57_44[6]) & ((~s_axis_xp_tdata_bits57_44[5]) & ((~s_axis_xp_tdata_bits57_44[4]) & s_axis_xp_tdata_and_5)));
-assign s_axis_xp_tdata_and_7 = (~s_axis_xp_tdata_bits57_44[11]) & ((~s_axis_xp_tdata_bits57_44[10]) | ((~s_axis_xp_tdata_bits57_44[9]) & ((~s_axis_xp_tdata_bits57_44[8]) & s_axis_xp_tdata_and_6)));
-assign s_axis_xp_tdata_or_2 = (s_axis_xp_tdata_or | (~((~s_axis_xp_tdata_bits21_18[3]) & ((~s_axis_xp_tdata_bits21_18[2]) & (~s_axis_xp_tdata_bits21_18[1]))))) | (~((~s_axis_xp_tdata_bits57_44[13]) & ((~s_axis_xp_tdata_bits57_44[12]) & s_axis_xp_tdata_and_7)));
-assign here_y_lt_3 = here_y < s_axis_xp_tdata_bits11_6;
-assign here_y_half_not_3 = ~(here_y_half < s_axis_xp_tdata_bits11_6);
-assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata_bits11_6 == here_y);
-assign here_x_lt_3 = here_x < s_axis_xp_tdata_bits5_0;
-assign here_x_half_not_3 = ~(here_x_half < s_axis_xp_tdata_bits5_0);
-assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata_bits5_0 == here_x);
-assign here_x_sel_3 = here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3);
-assign route_out_3 = s_axis_xp_tdata_not_2 ? (here_x_sel_3 ? 3'h2 : 3'h3) : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata_bits21_18[2:0]);
-assign route_vc_3 = s_axis_xp_tdata_not_2 ? ((here_x_sel_3 ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : (s_axis_xp_tdata_not ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : 1'h0);
-assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_3 = s_axis_xp_tdata_or_2 | s_axis_xp_tdata_and;
-assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
-assign s_axis_xp_tdata_sel_2 = xp_expect_head ? ({8'h0, (s_axis_xp_tdata_bits119_0 ^ s_axis_xp_tdata_sel)}) : s_axis_xp_tdata;
-assign xp_expect_head_cat = {({({({(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0]}), drop_3}), route_vc_3}), route_out_3};
-assign xp_expect_head_cat_2 = {({xp_expect_head_cat, s_axis_xp_tkeep}), s_axis_xp_tlast};
-assign s_axis_xp_tvalid_and_2 = s_axis_xp_tvalid & (~s_axis_xp_tuser);
-assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid : xp_vc0_valid;
-assign xp_vc0_third_valid_sel = xp_vc0_pop ? xp_vc0_third_valid : xp_vc0_second_valid;
-assign xp_vc0_pop_and = (~xp_vc0_pop) & xp_vc0_third_valid;
-assign xp_vc0_pop_or = xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed);
-assign s_axis_xp_tvalid_and_3 = (s_axis_xp_tvalid_and_2 & (~xp_vc0_stored)) & (~xp_vc0_pop_or);
-assign xp_vc0_stored_and = xp_vc0_stored & (~xp_vc0_pop_or);
-assign xp_vc0_landed_or = xp_vc0_landed | s_axis_xp_tvalid_and_3;
-assign xp_vc0_landed_and = xp_vc0_landed & s_axis_xp_tvalid_and_3;
-assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat_2;
-assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel_2;
-assign s_axis_xp_tvalid_and_4 = s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3);
-assign xp_vc0_head0_b0 = xp_vc0_head0[0];
-assign xp_vc0_head0_bits16_1 = xp_vc0_head0[16:1];
-assign xp_vc0_head0_bits19_17 = xp_vc0_head0[19:17];
-assign xp_vc0_head0_b29 = xp_vc0_head0[29];
-
-// ---- input xp vc 0: a corrected header routed again ----
-assign xp_vc0_head1_bits119_0 = xp_vc0_head1[119:0];
-assign xp_vc0_head1_bits5_0 = xp_vc0_head1_bits119_0[5:0];
-assign xp_vc0_head1_bits11_6 = xp_vc0_head1_bits119_0[11:6];
-assign xp_vc0_head1_bits17_12 = xp_vc0_head1_bits119_0[17:12];
-assign xp_vc0_head1_bits21_18 = xp_vc0_head1_bits119_0[21:18];
-assign xp_vc0_head1_bits57_44 = xp_vc0_head1_bits119_0[57:44];
-assign xp_vc0_head1_and = (~xp_vc0_head1_bits5_0[5]) & ((~xp_vc0_head1_bits5_0[4]) & ((~xp_vc0_head1_bits5_0[3]) & (~xp_vc0_head1_bits5_0[2])));
-assign xp_vc0_head1_and_2 = (~xp_vc0_head1_bits11_6[4]) & ((~xp_vc0_head1_bits11_6[3]) & ((~xp_vc0_head1_bits11_6[2]) & (~xp_vc0_head1_bits11_6[1])));
-assign xp_vc0_head1_and_3 = (~xp_vc0_head1_bits17_12[3]) & ((~xp_vc0_head1_bits17_12[2]) & ((~xp_vc0_head1_bits17_12[1]) & (~xp_vc0_head1_bits17_12[0])));
-assign xp_vc0_head1_or = ((~xp_vc0_head1_and) | (~((~xp_vc0_head1_bits11_6[5]) & xp_vc0_head1_and_2))) | (~((~xp_vc0_head1_bits17_12[5]) & ((~xp_vc0_head1_bits17_12[4]) & xp_vc0_head1_and_3)));
-assign xp_vc0_head1_and_4 = (~xp_vc0_head1_bits57_44[3]) & ((~xp_vc0_head1_bits57_44[2]) & ((~xp_vc0_head1_bits57_44[1]) & (~xp_vc0_head1_bits57_44[0])));
-assign xp_vc0_head1_and_5 = (~xp_vc0_head1_bits57_44[7]) & ((~xp_vc0_head1_bits57_44[6]) & ((~xp_vc0_head1_bits57_44[5]) & ((~xp_vc0_head1_bits57_44[4]) & xp_vc0_head1_and_4)));
-assign xp_vc0_head1_and_6 = (~xp_vc0_head1_bits57_44[11]) & ((~xp_vc0_head1_bits57_44[10]) | ((~xp_vc0_head1_bits57_44[9]) & ((~xp_vc0_head1_bits57_44[8]) & xp_vc0_head1_and_5)));
-assign xp_vc0_head1_or_2 = (xp_vc0_head1_or | (~((~xp_vc0_head1_bits21_18[3]) & ((~xp_vc0_head1_bits21_18[2]) & (~xp_vc0_head1_bits21_18[1]))))) | (~((~xp_vc0_head1_bits57_44[13]) & ((~xp_vc0_head1_bits57_44[12]) & xp_vc0_head1_and_6)));
-assign here_y_lt_4 = here_y < xp_vc0_head1_bits11_6;
-assign here_y_half_not_4 = ~(here_y_half < xp_vc0_head1_bits11_6);
-assign xp_vc0_head1_not = ~(xp_vc0_head1_bits11_6 == here_y);
-assign here_x_lt_4 = here_x < xp_vc0_head1_bits5_0;
-assign here_x_half_not_4 = ~(here_x_half < xp_vc0_head1_bits5_0);
-assign xp_vc0_head1_not_2 = ~(xp_vc0_head1_bits5_0 == here_x);
-assign here_x_sel_4 = here_x_wraps ? (here_x_lt_4 | here_x_half_not_4) : (here_x_lt_4 & here_x_half_not_4);
-assign route_out_4 = xp_vc0_head1_not_2 ? (here_x_sel_4 ? 3'h2 : 3'h3) : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1_bits21_18[2:0]);
-assign route_vc_4 = xp_vc0_head1_not_2 ? (here_x_sel_4 ? here_x_top : here_x_bottom) : (xp_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_4 | here_y_half_not_4) : (here_y_lt_4 & here_y_half_not_4)) ? here_y_top : here_y_bottom) : 1'h0);
-assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xp_vc0_reroute = (xp_vc0_valid & xp_vc0_head0_b29) & (~xp_vc0_pop);
-assign route_vc_cat = {({({({({1'h0, xp_vc0_head1_plus[6:0]}), xp_vc0_head1_or_2}), route_vc_4}), route_out_4}), xp_vc0_head0_bits16_1};
-assign xp_vc0_second0_bits19_17 = xp_vc0_second0[19:17];
-assign s_axis_xp_tvalid_and_5 = s_axis_xp_tvalid & s_axis_xp_tuser;
-assign xp_vc1_second_valid_sel = xp_vc1_pop ? xp_vc1_second_valid : xp_vc1_valid;
-assign xp_vc1_third_valid_sel = xp_vc1_pop ? xp_vc1_third_valid : xp_vc1_second_valid;
-assign xp_vc1_pop_and = (~xp_vc1_pop) & xp_vc1_third_valid;
-assign xp_vc1_pop_or = xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed);
-assign s_axis_xp_tvalid_and_6 = (s_axis_xp_tvalid_and_5 & (~xp_vc1_stored)) & (~xp_vc1_pop_or);
-assign xp_vc1_stored_and = xp_vc1_stored & (~xp_vc1_pop_or);
-assign xp_vc1_landed_or = xp_vc1_landed | s_axis_xp_tvalid_and_6;
-assign xp_vc1_landed_and = xp_vc1_landed & s_axis_xp_tvalid_and_6;
-assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat_2;
-assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel_2;
-assign s_axis_xp_tvalid_and_7 = s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6);
-assign xp_vc1_head0_b0 = xp_vc1_head0[0];
-assign xp_vc1_head0_bits16_1 = xp_vc1_head0[16:1];
-assign xp_vc1_head0_bits19_17 = xp_vc1_head0[19:17];
-assign xp_vc1_head0_b29 = xp_vc1_head0[29];
-
-// ---- input xp vc 1: a corrected header routed again ----
-assign xp_vc1_head1_bits119_0 = xp_vc1_head1[119:0];
-assign xp_vc1_head1_bits5_0 = xp_vc1_head1_bits119_0[5:0];
-assign xp_vc1_head1_bits11_6 = xp_vc1_head1_bits119_0[11:6];
-assign xp_vc1_head1_bits17_12 = xp_vc1_head1_bits119_0[17:12];
-assign xp_vc1_head1_bits21_18 = xp_vc1_head1_bits119_0[21:18];
-assign xp_vc1_head1_bits57_44 = xp_vc1_head1_bits119_0[57:44];
-assign xp_vc1_head1_and = (~xp_vc1_head1_bits5_0[5]) & ((~xp_vc1_head1_bits5_0[4]) & ((~xp_vc1_head1_bits5_0[3]) & (~xp_vc1_head1_bits5_0[2])));
-assign xp_vc1_head1_and_2 = (~xp_vc1_head1_bits11_6[4]) & ((~xp_vc1_head1_bits11_6[3]) & ((~xp_vc1_head1_bits11_6[2]) & (~xp_vc1_head1_bits11_6[1])));
-assign xp_vc1_head1_and_3 = (~xp_vc1_head1_bits17_12[3]) & ((~xp_vc1_head1_bits17_12[2]) & ((~xp_vc1_head1_bits17_12[1]) & (~xp_vc1_head1_bits17_12[0])));
-assign xp_vc1_head1_or = ((~xp_vc1_head1_and) | (~((~xp_vc1_head1_bits11_6[5]) & xp_vc1_head1_and_2))) | (~((~xp_vc1_head1_bits17_12[5]) & ((~xp_vc1_head1_bits17_12[4]) & xp_vc1_head1_and_3)));
-assign xp_vc1_head1_and_4 = (~xp_vc1_head1_bits57_44[3]) & ((~xp_vc1_head1_bits57_44[2]) & ((~xp_vc1_head1_bits57_44[1]) & (~xp_vc1_head1_bits57_44[0])));
-assign xp_vc1_head1_and_5 = (~xp_vc1_head1_bits57_44[7]) & ((~xp_vc1_head1_bits57_44[6]) & ((~xp_vc1_head1_bits57_44[5]) & ((~xp_vc1_head1_bits57_44[4]) & xp_vc1_head1_and_4)));
-assign xp_vc1_head1_and_6 = (~xp_vc1_head1_bits57_44[11]) & ((~xp_vc1_head1_bits57_44[10]) | ((~xp_vc1_head1_bits57_44[9]) & ((~xp_vc1_head1_bits57_44[8]) & xp_vc1_head1_and_5)));
-assign xp_vc1_head1_or_2 = (xp_vc1_head1_or | (~((~xp_vc1_head1_bits21_18[3]) & ((~xp_vc1_head1_bits21_18[2]) & (~xp_vc1_head1_bits21_18[1]))))) | (~((~xp_vc1_head1_bits57_44[13]) & ((~xp_vc1_head1_bits57_44[12]) & xp_vc1_head1_and_6)));
-assign here_y_lt_5 = here_y < xp_vc1_head1_bits11_6;
-assign here_y_half_not_5 = ~(here_y_half < xp_vc1_head1_bits11_6);
-assign xp_vc1_head1_not = ~(xp_vc1_head1_bits11_6 == here_y);
-assign here_x_lt_5 = here_x < xp_vc1_head1_bits5_0;
-assign here_x_half_not_5 = ~(here_x_half < xp_vc1_head1_bits5_0);
-assign xp_vc1_head1_not_2 = ~(xp_vc1_head1_bits5_0 == here_x);
-assign route_out_5 = xp_vc1_head1_not_2 ? ((here_x_wraps ? (here_x_lt_5 | here_x_half_not_5) : (here_x_lt_5 & here_x_half_not_5)) ? 3'h2 : 3'h3) : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1_bits21_18[2:0]);
-assign route_vc_5 = xp_vc1_head1_not_2 ? 1'h1 : (xp_vc1_head1_not ? ((here_y_wraps ? (here_y_lt_5 | here_y_half_not_5) : (here_y_lt_5 & here_y_half_not_5)) ? here_y_top : here_y_bottom) : 1'h0);
-assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xp_vc1_reroute = (xp_vc1_valid & xp_vc1_head0_b29) & (~xp_vc1_pop);
-assign route_vc_cat_2 = {({({({({1'h0, xp_vc1_head1_plus[6:0]}), xp_vc1_head1_or_2}), route_vc_5}), route_out_5}), xp_vc1_head0_bits16_1};
-assign xp_vc1_second0_bits19_17 = xp_vc1_second0[19:17];
-
-// ---- input xn: arrival into the VC buffers ----
-assign s_axis_xn_tdata_bits119_0 = s_axis_xn_tdata[119:0];
-assign s_axis_xn_tdata_cat = {({({(^(s_axis_xn_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xn_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xn_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xn_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_xn_tdata_cat_2 = {({({s_axis_xn_tdata_cat, (^(s_axis_xn_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xn_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xn_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_xn_tdata_xor = s_axis_xn_tdata[127:120] ^ ({(^({s_axis_xn_tdata_cat_2, s_axis_xn_tdata_bits119_0})), s_axis_xn_tdata_cat_2});
-assign s_axis_xn_tdata_bits6_0 = s_axis_xn_tdata_xor[6:0];
-assign s_axis_xn_tdata_parity = ^s_axis_xn_tdata;
-assign s_axis_xn_tdata_and = (~(s_axis_xn_tdata_bits6_0 == 7'h0)) & (~s_axis_xn_tdata_parity);
-assign s_axis_xn_tdata_shl = 128'h1 << s_axis_xn_tdata_bits6_0;
-assign s_axis_xn_tdata_cat_3 = {({({({s_axis_xn_tdata_shl[127], s_axis_xn_tdata_shl[126]}), s_axis_xn_tdata_shl[125]}), s_axis_xn_tdata_shl[124]}), s_axis_xn_tdata_shl[123]};
-assign s_axis_xn_tdata_cat_4 = {({({({s_axis_xn_tdata_cat_3, s_axis_xn_tdata_shl[122]}), s_axis_xn_tdata_shl[121]}), s_axis_xn_tdata_shl[120]}), s_axis_xn_tdata_shl[119]};
-assign s_axis_xn_tdata_cat_5 = {({({({s_axis_xn_tdata_cat_4, s_axis_xn_tdata_shl[118]}), s_axis_xn_tdata_shl[117]}), s_axis_xn_tdata_shl[116]}), s_axis_xn_tdata_shl[115]};
-assign s_axis_xn_tdata_cat_6 = {({({({s_axis_xn_tdata_cat_5, s_axis_xn_tdata_shl[114]}), s_axis_xn_tdata_shl[113]}), s_axis_xn_tdata_shl[112]}), s_axis_xn_tdata_shl[111]};
-assign s_axis_xn_tdata_cat_7 = {({({({s_axis_xn_tdata_cat_6, s_axis_xn_tdata_shl[110]}), s_axis_xn_tdata_shl[109]}), s_axis_xn_tdata_shl[108]}), s_axis_xn_tdata_shl[107]};
-assign s_axis_xn_tdata_cat_8 = {({({({s_axis_xn_tdata_cat_7, s_axis_xn_tdata_shl[106]}), s_axis_xn_tdata_shl[105]}), s_axis_xn_tdata_shl[104]}), s_axis_xn_tdata_shl[103]};
-assign s_axis_xn_tdata_cat_9 = {({({({s_axis_xn_tdata_cat_8, s_axis_xn_tdata_shl[102]}), s_axis_xn_tdata_shl[101]}), s_axis_xn_tdata_shl[100]}), s_axis_xn_tdata_shl[99]};
-assign s_axis_xn_tdata_cat_10 = {({({({s_axis_xn_tdata_cat_9, s_axis_xn_tdata_shl[98]}), s_axis_xn_tdata_shl[97]}), s_axis_xn_tdata_shl[96]}), s_axis_xn_tdata_shl[95]};
-assign s_axis_xn_tdata_cat_11 = {({({({s_axis_xn_tdata_cat_10, s_axis_xn_tdata_shl[94]}), s_axis_xn_tdata_shl[93]}), s_axis_xn_tdata_shl[92]}), s_axis_xn_tdata_shl[91]};
-assign s_axis_xn_tdata_cat_12 = {({({({s_axis_xn_tdata_cat_11, s_axis_xn_tdata_shl[90]}), s_axis_xn_tdata_shl[89]}), s_axis_xn_tdata_shl[88]}), s_axis_xn_tdata_shl[87]};
-assign s_axis_xn_tdata_cat_13 = {({({({s_axis_xn_tdata_cat_12, s_axis_xn_tdata_shl[86]}), s_axis_xn_tdata_shl[85]}), s_axis_xn_tdata_shl[84]}), s_axis_xn_tdata_shl[83]};
-assign s_axis_xn_tdata_cat_14 = {({({({s_axis_xn_tdata_cat_13, s_axis_xn_tdata_shl[82]}), s_axis_xn_tdata_shl[81]}), s_axis_xn_tdata_shl[80]}), s_axis_xn_tdata_shl[79]};
-assign s_axis_xn_tdata_cat_15 = {({({({s_axis_xn_tdata_cat_14, s_axis_xn_tdata_shl[78]}), s_axis_xn_tdata_shl[77]}), s_axis_xn_tdata_shl[76]}), s_axis_xn_tdata_shl[75]};
-assign s_axis_xn_tdata_cat_16 = {({({({s_axis_xn_tdata_cat_15, s_axis_xn_tdata_shl[74]}), s_axis_xn_tdata_shl[73]}), s_axis_xn_tdata_shl[72]}), s_axis_xn_tdata_shl[71]};
-assign s_axis_xn_tdata_cat_17 = {({({({s_axis_xn_tdata_cat_16, s_axis_xn_tdata_shl[70]}), s_axis_xn_tdata_shl[69]}), s_axis_xn_tdata_shl[68]}), s_axis_xn_tdata_shl[67]};
-assign s_axis_xn_tdata_cat_18 = {({({({s_axis_xn_tdata_cat_17, s_axis_xn_tdata_shl[66]}), s_axis_xn_tdata_shl[65]}), s_axis_xn_tdata_shl[63]}), s_axis_xn_tdata_shl[62]};
-assign s_axis_xn_tdata_cat_19 = {({({({s_axis_xn_tdata_cat_18, s_axis_xn_tdata_shl[61]}), s_axis_xn_tdata_shl[60]}), s_axis_xn_tdata_shl[59]}), s_axis_xn_tdata_shl[58]};
-assign s_axis_xn_tdata_cat_20 = {({({({s_axis_xn_tdata_cat_19, s_axis_xn_tdata_shl[57]}), s_axis_xn_tdata_shl[56]}), s_axis_xn_tdata_shl[55]}), s_axis_xn_tdata_shl[54]};
-assign s_axis_xn_tdata_cat_21 = {({({({s_axis_xn_tdata_cat_20, s_axis_xn_tdata_shl[53]}), s_axis_xn_tdata_shl[52]}), s_axis_xn_tdata_shl[51]}), s_axis_xn_tdata_shl[50]};
-assign s_axis_xn_tdata_cat_22 = {({({({s_axis_xn_tdata_cat_21, s_axis_xn_tdata_shl[49]}), s_axis_xn_tdata_shl[48]}), s_axis_xn_tdata_shl[47]}), s_axis_xn_tdata_shl[46]};
-assign s_axis_xn_tdata_cat_23 = {({({({s_axis_xn_tdata_cat_22, s_axis_xn_tdata_shl[45]}), s_axis_xn_tdata_shl[44]}), s_axis_xn_tdata_shl[43]}), s_axis_xn_tdata_shl[42]};
-assign s_axis_xn_tdata_cat_24 = {({({({s_axis_xn_tdata_cat_23, s_axis_xn_tdata_shl[41]}), s_axis_xn_tdata_shl[40]}), s_axis_xn_tdata_shl[39]}), s_axis_xn_tdata_shl[38]};
-assign s_axis_xn_tdata_cat_25 = {({({({s_axis_xn_tdata_cat_24, s_axis_xn_tdata_shl[37]}), s_axis_xn_tdata_shl[36]}), s_axis_xn_tdata_shl[35]}), s_axis_xn_tdata_shl[34]};
-assign s_axis_xn_tdata_cat_26 = {({({({s_axis_xn_tdata_cat_25, s_axis_xn_tdata_shl[33]}), s_axis_xn_tdata_shl[31]}), s_axis_xn_tdata_shl[30]}), s_axis_xn_tdata_shl[29]};
-assign s_axis_xn_tdata_cat_27 = {({({({s_axis_xn_tdata_cat_26, s_axis_xn_tdata_shl[28]}), s_axis_xn_tdata_shl[27]}), s_axis_xn_tdata_shl[26]}), s_axis_xn_tdata_shl[25]};
-assign s_axis_xn_tdata_cat_28 = {({({({s_axis_xn_tdata_cat_27, s_axis_xn_tdata_shl[24]}), s_axis_xn_tdata_shl[23]}), s_axis_xn_tdata_shl[22]}), s_axis_xn_tdata_shl[21]};
-assign s_axis_xn_tdata_cat_29 = {({({({s_axis_xn_tdata_cat_28, s_axis_xn_tdata_shl[20]}), s_axis_xn_tdata_shl[19]}), s_axis_xn_tdata_shl[18]}), s_axis_xn_tdata_shl[17]};
-assign s_axis_xn_tdata_cat_30 = {({({({s_axis_xn_tdata_cat_29, s_axis_xn_tdata_shl[15]}), s_axis_xn_tdata_shl[14]}), s_axis_xn_tdata_shl[13]}), s_axis_xn_tdata_shl[12]};
-assign s_axis_xn_tdata_cat_31 = {({({({s_axis_xn_tdata_cat_30, s_axis_xn_tdata_shl[11]}), s_axis_xn_tdata_shl[10]}), s_axis_xn_tdata_shl[9]}), s_axis_xn_tdata_shl[7]};
-assign s_axis_xn_tdata_sel = s_axis_xn_tdata_parity ? ({({({s_axis_xn_tdata_cat_31, s_axis_xn_tdata_shl[6]}), s_axis_xn_tdata_shl[5]}), s_axis_xn_tdata_shl[3]}) : 120'h0;
-assign s_axis_xn_tdata_bits119_0_2 = s_axis_xn_tdata[119:0];
-assign s_axis_xn_tdata_bits5_0 = s_axis_xn_tdata_bits119_0_2[5:0];
-assign s_axis_xn_tdata_bits11_6 = s_axis_xn_tdata_bits119_0_2[11:6];
-assign s_axis_xn_tdata_bits17_12 = s_axis_xn_tdata_bits119_0_2[17:12];
-assign s_axis_xn_tdata_bits21_18 = s_axis_xn_tdata_bits119_0_2[21:18];
-assign s_axis_xn_tdata_bits57_44 = s_axis_xn_tdata_bits119_0_2[57:44];
-assign s_axis_xn_tdata_and_2 = (~s_axis_xn_tdata_bits5_0[5]) & ((~s_axis_xn_tdata_bits5_0[4]) & ((~s_axis_xn_tdata_bits5_0[3]) & (~s_axis_xn_tdata_bits5_0[2])));
-assign s_axis_xn_tdata_and_3 = (~s_axis_xn_tdata_bits11_6[4]) & ((~s_axis_xn_tdata_bits11_6[3]) & ((~s_axis_xn_tdata_bits11_6[2]) & (~s_axis_xn_tdata_bits11_6[1])));
-assign s_axis_xn_tdata_and_4 = (~s_axis_xn_tdata_bits17_12[3]) & ((~s_axis_xn_tdata_bits17_12[2]) & ((~s_axis_xn_tdata_bits17_12[1]) & (~s_axis_xn_tdata_bits17_12[0])));
-assign s_axis_xn_tdata_or = ((~s_axis_xn_tdata_and_2) | (~((~s_axis_xn_tdata_bits11_6[5]) & s_axis_xn_tdata_and_3))) | (~((~s_axis_xn_tdata_bits17_12[5]) & ((~s_axis_xn_tdata_bits17_12[4]) & s_axis_xn_tdata_and_4)));
-assign s_axis_xn_tdata_and_5 = (~s_axis_xn_tdata_bits57_44[3]) & ((~s_axis_xn_tdata_bits57_44[2]) & ((~s_axis_xn_tdata_bits57_44[1]) & (~s_axis_xn_tdata_bits57_44[0])));
-assign s_axis_xn_tdata_and_6 = (~s_axis_xn_tdata_bits57_44[7]) & ((~s_axis_xn_tdata_bits57_44[6]) & ((~s_axis_xn_tdata_bits57_44[5]) & ((~s_axis_xn_tdata_bits57_44[4]) & s_axis_xn_tdata_and_5)));
-assign s_axis_xn_tdata_and_7 = (~s_axis_xn_tdata_bits57_44[11]) & ((~s_axis_xn_tdata_bits57_44[10]) | ((~s_axis_xn_tdata_bits57_44[9]) & ((~s_axis_xn_tdata_bits57_44[8]) & s_axis_xn_tdata_and_6)));
-assign s_axis_xn_tdata_or_2 = (s_axis_xn_tdata_or | (~((~s_axis_xn_tdata_bits21_18[3]) & ((~s_axis_xn_tdata_bits21_18[2]) & (~s_axis_xn_tdata_bits21_18[1]))))) | (~((~s_axis_xn_tdata_bits57_44[13]) & ((~s_axis_xn_tdata_bits57_44[12]) & s_axis_xn_tdata_and_7)));
-assign here_y_lt_6 = here_y < s_axis_xn_tdata_bits11_6;
-assign here_y_half_not_6 = ~(here_y_half < s_axis_xn_tdata_bits11_6);
-assign s_axis_xn_tdata_not = ~(s_axis_xn_tdata_bits11_6 == here_y);
-assign here_x_lt_6 = here_x < s_axis_xn_tdata_bits5_0;
-assign here_x_half_not_6 = ~(here_x_half < s_axis_xn_tdata_bits5_0);
-assign s_axis_xn_tdata_not_2 = ~(s_axis_xn_tdata_bits5_0 == here_x);
-assign here_x_sel_5 = here_x_wraps ? (here_x_lt_6 | here_x_half_not_6) : (here_x_lt_6 & here_x_half_not_6);
-assign route_out_6 = s_axis_xn_tdata_not_2 ? (here_x_sel_5 ? 3'h2 : 3'h3) : (s_axis_xn_tdata_not ? 3'h4 : s_axis_xn_tdata_bits21_18[2:0]);
-assign route_vc_6 = s_axis_xn_tdata_not_2 ? ((here_x_sel_5 ? here_x_top : here_x_bottom) | s_axis_xn_tuser) : (s_axis_xn_tdata_not ? ((here_y_wraps ? (here_y_lt_6 | here_y_half_not_6) : (here_y_lt_6 & here_y_half_not_6)) ? here_y_top : here_y_bottom) : 1'h0);
-assign s_axis_xn_tdata_plus = ((({1'h0, s_axis_xn_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_4 = s_axis_xn_tdata_or_2 | s_axis_xn_tdata_and;
-assign s_axis_xn_tvalid_and = s_axis_xn_tvalid & xn_expect_head;
-assign s_axis_xn_tdata_sel_2 = xn_expect_head ? ({8'h0, (s_axis_xn_tdata_bits119_0 ^ s_axis_xn_tdata_sel)}) : s_axis_xn_tdata;
-assign xn_expect_head_cat = {({({({(xn_expect_head & s_axis_xn_tdata_parity), s_axis_xn_tdata_plus[6:0]}), drop_4}), route_vc_6}), route_out_6};
-assign xn_expect_head_cat_2 = {({xn_expect_head_cat, s_axis_xn_tkeep}), s_axis_xn_tlast};
-assign s_axis_xn_tvalid_and_2 = s_axis_xn_tvalid & (~s_axis_xn_tuser);
-assign xn_vc0_second_valid_sel = xn_vc0_pop ? xn_vc0_second_valid : xn_vc0_valid;
-assign xn_vc0_third_valid_sel = xn_vc0_pop ? xn_vc0_third_valid : xn_vc0_second_valid;
-assign xn_vc0_pop_and = (~xn_vc0_pop) & xn_vc0_third_valid;
-assign xn_vc0_pop_or = xn_vc0_pop_and | (xn_vc0_third_valid_sel & xn_vc0_landed);
-assign s_axis_xn_tvalid_and_3 = (s_axis_xn_tvalid_and_2 & (~xn_vc0_stored)) & (~xn_vc0_pop_or);
-assign xn_vc0_stored_and = xn_vc0_stored & (~xn_vc0_pop_or);
-assign xn_vc0_landed_or = xn_vc0_landed | s_axis_xn_tvalid_and_3;
-assign xn_vc0_landed_and = xn_vc0_landed & s_axis_xn_tvalid_and_3;
-assign xn_vc0_read0_sel = xn_vc0_landed ? xn_vc0_read0 : xn_expect_head_cat_2;
-assign xn_vc0_read1_sel = xn_vc0_landed ? xn_vc0_read1 : s_axis_xn_tdata_sel_2;
-assign s_axis_xn_tvalid_and_4 = s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3);
-assign xn_vc0_head0_b0 = xn_vc0_head0[0];
-assign xn_vc0_head0_bits16_1 = xn_vc0_head0[16:1];
-assign xn_vc0_head0_bits19_17 = xn_vc0_head0[19:17];
-assign xn_vc0_head0_b29 = xn_vc0_head0[29];
-
-// ---- input xn vc 0: a corrected header routed again ----
-assign xn_vc0_head1_bits119_0 = xn_vc0_head1[119:0];
-assign xn_vc0_head1_bits5_0 = xn_vc0_head1_bits119_0[5:0];
-assign xn_vc0_head1_bits11_6 = xn_vc0_head1_bits119_0[11:6];
-assign xn_vc0_head1_bits17_12 = xn_vc0_head1_bits119_0[17:12];
-assign xn_vc0_head1_bits21_18 = xn_vc0_head1_bits119_0[21:18];
-assign xn_vc0_head1_bits57_44 = xn_vc0_head1_bits119_0[57:44];
-assign xn_vc0_head1_and = (~xn_vc0_head1_bits5_0[5]) & ((~xn_vc0_head1_bits5_0[4]) & ((~xn_vc0_head1_bits5_0[3]) & (~xn_vc0_head1_bits5_0[2])));
-assign xn_vc0_head1_and_2 = (~xn_vc0_head1_bits11_6[4]) & ((~xn_vc0_head1_bits11_6[3]) & ((~xn_vc0_head1_bits11_6[2]) & (~xn_vc0_head1_bits11_6[1])));
-assign xn_vc0_head1_and_3 = (~xn_vc0_head1_bits17_12[3]) & ((~xn_vc0_head1_bits17_12[2]) & ((~xn_vc0_head1_bits17_12[1]) & (~xn_vc0_head1_bits17_12[0])));
-assign xn_vc0_head1_or = ((~xn_vc0_head1_and) | (~((~xn_vc0_head1_bits11_6[5]) & xn_vc0_head1_and_2))) | (~((~xn_vc0_head1_bits17_12[5]) & ((~xn_vc0_head1_bits17_12[4]) & xn_vc0_head1_and_3)));
-assign xn_vc0_head1_and_4 = (~xn_vc0_head1_bits57_44[3]) & ((~xn_vc0_head1_bits57_44[2]) & ((~xn_vc0_head1_bits57_44[1]) & (~xn_vc0_head1_bits57_44[0])));
-assign xn_vc0_head1_and_5 = (~xn_vc0_head1_bits57_44[7]) & ((~xn_vc0_head1_bits57_44[6]) & ((~xn_vc0_head1_bits57_44[5]) & ((~xn_vc0_head1_bits57_44[4]) & xn_vc0_head1_and_4)));
-assign xn_vc0_head1_and_6 = (~xn_vc0_head1_bits57_44[11]) & ((~xn_vc0_head1_bits57_44[10]) | ((~xn_vc0_head1_bits57_44[9]) & ((~xn_vc0_head1_bits57_44[8]) & xn_vc0_head1_and_5)));
-assign xn_vc0_head1_or_2 = (xn_vc0_head1_or | (~((~xn_vc0_head1_bits21_18[3]) & ((~xn_vc0_head1_bits21_18[2]) & (~xn_vc0_head1_bits21_18[1]))))) | (~((~xn_vc0_head1_bits57_44[13]) & ((~xn_vc0_head1_bits57_44[12]) & xn_vc0_head1_and_6)));
-assign here_y_lt_7 = here_y < xn_vc0_head1_bits11_6;
-assign here_y_half_not_7 = ~(here_y_half < xn_vc0_head1_bits11_6);
-assign xn_vc0_head1_not = ~(xn_vc0_head1_bits11_6 == here_y);
-assign here_x_lt_7 = here_x < xn_vc0_head1_bits5_0;
-assign here_x_half_not_7 = ~(here_x_half < xn_vc0_head1_bits5_0);
-assign xn_vc0_head1_not_2 = ~(xn_vc0_head1_bits5_0 == here_x);
-assign here_x_sel_6 = here_x_wraps ? (here_x_lt_7 | here_x_half_not_7) : (here_x_lt_7 & here_x_half_not_7);
-assign route_out_7 = xn_vc0_head1_not_2 ? (here_x_sel_6 ? 3'h2 : 3'h3) : (xn_vc0_head1_not ? 3'h4 : xn_vc0_head1_bits21_18[2:0]);
-assign route_vc_7 = xn_vc0_head1_not_2 ? (here_x_sel_6 ? here_x_top : here_x_bottom) : (xn_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_7 | here_y_half_not_7) : (here_y_lt_7 & here_y_half_not_7)) ? here_y_top : here_y_bottom) : 1'h0);
-assign xn_vc0_head1_plus = ((({1'h0, xn_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xn_vc0_reroute = (xn_vc0_valid & xn_vc0_head0_b29) & (~xn_vc0_pop);
-assign route_vc_cat_3 = {({({({({1'h0, xn_vc0_head1_plus[6:0]}), xn_vc0_head1_or_2}), route_vc_7}), route_out_7}), xn_vc0_head0_bits16_1};
-assign xn_vc0_second0_bits19_17 = xn_vc0_second0[19:17];
-assign s_axis_xn_tvalid_and_5 = s_axis_xn_tvalid & s_axis_xn_tuser;
-assign xn_vc1_second_valid_sel = xn_vc1_pop ? xn_vc1_second_valid : xn_vc1_valid;
-assign xn_vc1_third_valid_sel = xn_vc1_pop ? xn_vc1_third_valid : xn_vc1_second_valid;
-assign xn_vc1_pop_and = (~xn_vc1_pop) & xn_vc1_third_valid;
-assign xn_vc1_pop_or = xn_vc1_pop_and | (xn_vc1_third_valid_sel & xn_vc1_landed);
-assign s_axis_xn_tvalid_and_6 = (s_axis_xn_tvalid_and_5 & (~xn_vc1_stored)) & (~xn_vc1_pop_or);
-assign xn_vc1_stored_and = xn_vc1_stored & (~xn_vc1_pop_or);
-assign xn_vc1_landed_or = xn_vc1_landed | s_axis_xn_tvalid_and_6;
-assign xn_vc1_landed_and = xn_vc1_landed & s_axis_xn_tvalid_and_6;
-assign xn_vc1_read0_sel = xn_vc1_landed ? xn_vc1_read0 : xn_expect_head_cat_2;
-assign xn_vc1_read1_sel = xn_vc1_landed ? xn_vc1_read1 : s_axis_xn_tdata_sel_2;
-assign s_axis_xn_tvalid_and_7 = s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6);
-assign xn_vc1_head0_b0 = xn_vc1_head0[0];
-assign xn_vc1_head0_bits16_1 = xn_vc1_head0[16:1];
-assign xn_vc1_head0_bits19_17 = xn_vc1_head0[19:17];
-assign xn_vc1_head0_b29 = xn_vc1_head0[29];
-
-// ---- input xn vc 1: a corrected header routed again ----
-assign xn_vc1_head1_bits119_0 = xn_vc1_head1[119:0];
-assign xn_vc1_head1_bits5_0 = xn_vc1_head1_bits119_0[5:0];
-assign xn_vc1_head1_bits11_6 = xn_vc1_head1_bits119_0[11:6];
-assign xn_vc1_head1_bits17_12 = xn_vc1_head1_bits119_0[17:12];
-assign xn_vc1_head1_bits21_18 = xn_vc1_head1_bits119_0[21:18];
-assign xn_vc1_head1_bits57_44 = xn_vc1_head1_bits119_0[57:44];
-assign xn_vc1_head1_and = (~xn_vc1_head1_bits5_0[5]) & ((~xn_vc1_head1_bits5_0[4]) & ((~xn_vc1_head1_bits5_0[3]) & (~xn_vc1_head1_bits5_0[2])));
-assign xn_vc1_head1_and_2 = (~xn_vc1_head1_bits11_6[4]) & ((~xn_vc1_head1_bits11_6[3]) & ((~xn_vc1_head1_bits11_6[2]) & (~xn_vc1_head1_bits11_6[1])));
-assign xn_vc1_head1_and_3 = (~xn_vc1_head1_bits17_12[3]) & ((~xn_vc1_head1_bits17_12[2]) & ((~xn_vc1_head1_bits17_12[1]) & (~xn_vc1_head1_bits17_12[0])));
-assign xn_vc1_head1_or = ((~xn_vc1_head1_and) | (~((~xn_vc1_head1_bits11_6[5]) & xn_vc1_head1_and_2))) | (~((~xn_vc1_head1_bits17_12[5]) & ((~xn_vc1_head1_bits17_12[4]) & xn_vc1_head1_and_3)));
-assign xn_vc1_head1_and_4 = (~xn_vc1_head1_bits57_44[3]) & ((~xn_vc1_head1_bits57_44[2]) & ((~xn_vc1_head1_bits57_44[1]) & (~xn_vc1_head1_bits57_44[0])));
-assign xn_vc1_head1_and_5 = (~xn_vc1_head1_bits57_44[7]) & ((~xn_vc1_head1_bits57_44[6]) & ((~xn_vc1_head1_bits57_44[5]) & ((~xn_vc1_head1_bits57_44[4]) & xn_vc1_head1_and_4)));
-assign xn_vc1_head1_and_6 = (~xn_vc1_head1_bits57_44[11]) & ((~xn_vc1_head1_bits57_44[10]) | ((~xn_vc1_head1_bits57_44[9]) & ((~xn_vc1_head1_bits57_44[8]) & xn_vc1_head1_and_5)));
-assign xn_vc1_head1_or_2 = (xn_vc1_head1_or | (~((~xn_vc1_head1_bits21_18[3]) & ((~xn_vc1_head1_bits21_18[2]) & (~xn_vc1_head1_bits21_18[1]))))) | (~((~xn_vc1_head1_bits57_44[13]) & ((~xn_vc1_head1_bits57_44[12]) & xn_vc1_head1_and_6)));
-assign here_y_lt_8 = here_y < xn_vc1_head1_bits11_6;
-assign here_y_half_not_8 = ~(here_y_half < xn_vc1_head1_bits11_6);
-assign xn_vc1_head1_not = ~(xn_vc1_head1_bits11_6 == here_y);
-assign here_x_lt_8 = here_x < xn_vc1_head1_bits5_0;
-assign here_x_half_not_8 = ~(here_x_half < xn_vc1_head1_bits5_0);
-assign xn_vc1_head1_not_2 = ~(xn_vc1_head1_bits5_0 == here_x);
-assign route_out_8 = xn_vc1_head1_not_2 ? ((here_x_wraps ? (here_x_lt_8 | here_x_half_not_8) : (here_x_lt_8 & here_x_half_not_8)) ? 3'h2 : 3'h3) : (xn_vc1_head1_not ? 3'h4 : xn_vc1_head1_bits21_18[2:0]);
-assign route_vc_8 = xn_vc1_head1_not_2 ? 1'h1 : (xn_vc1_head1_not ? ((here_y_wraps ? (here_y_lt_8 | here_y_half_not_8) : (here_y_lt_8 & here_y_half_not_8)) ? here_y_top : here_y_bottom) : 1'h0);
-assign xn_vc1_head1_plus = ((({1'h0, xn_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xn_vc1_reroute = (xn_vc1_valid & xn_vc1_head0_b29) & (~xn_vc1_pop);
-assign route_vc_cat_4 = {({({({({1'h0, xn_vc1_head1_plus[6:0]}), xn_vc1_head1_or_2}), route_vc_8}), route_out_8}), xn_vc1_head0_bits16_1};
-assign xn_vc1_second0_bits19_17 = xn_vc1_second0[19:17];
-
-// ---- input yp: arrival into the VC buffers ----
-assign s_axis_yp_tdata_bits119_0 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_cat = {({({(^(s_axis_yp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_yp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_yp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_yp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_yp_tdata_cat_2 = {({({s_axis_yp_tdata_cat, (^(s_axis_yp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_yp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_yp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat_2, s_axis_yp_tdata_bits119_0})), s_axis_yp_tdata_cat_2});
-assign s_axis_yp_tdata_bits6_0 = s_axis_yp_tdata_xor[6:0];
-assign s_axis_yp_tdata_parity = ^s_axis_yp_tdata;
-assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_bits6_0 == 7'h0)) & (~s_axis_yp_tdata_parity);
-assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_bits6_0;
-assign s_axis_yp_tdata_cat_3 = {({({({s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126]}), s_axis_yp_tdata_shl[125]}), s_axis_yp_tdata_shl[124]}), s_axis_yp_tdata_shl[123]};
-assign s_axis_yp_tdata_cat_4 = {({({({s_axis_yp_tdata_cat_3, s_axis_yp_tdata_shl[122]}), s_axis_yp_tdata_shl[121]}), s_axis_yp_tdata_shl[120]}), s_axis_yp_tdata_shl[119]};
-assign s_axis_yp_tdata_cat_5 = {({({({s_axis_yp_tdata_cat_4, s_axis_yp_tdata_shl[118]}), s_axis_yp_tdata_shl[117]}), s_axis_yp_tdata_shl[116]}), s_axis_yp_tdata_shl[115]};
-assign s_axis_yp_tdata_cat_6 = {({({({s_axis_yp_tdata_cat_5, s_axis_yp_tdata_shl[114]}), s_axis_yp_tdata_shl[113]}), s_axis_yp_tdata_shl[112]}), s_axis_yp_tdata_shl[111]};
-assign s_axis_yp_tdata_cat_7 = {({({({s_axis_yp_tdata_cat_6, s_axis_yp_tdata_shl[110]}), s_axis_yp_tdata_shl[109]}), s_axis_yp_tdata_shl[108]}), s_axis_yp_tdata_shl[107]};
-assign s_axis_yp_tdata_cat_8 = {({({({s_axis_yp_tdata_cat_7, s_axis_yp_tdata_shl[106]}), s_axis_yp_tdata_shl[105]}), s_axis_yp_tdata_shl[104]}), s_axis_yp_tdata_shl[103]};
-assign s_axis_yp_tdata_cat_9 = {({({({s_axis_yp_tdata_cat_8, s_axis_yp_tdata_shl[102]}), s_axis_yp_tdata_shl[101]}), s_axis_yp_tdata_shl[100]}), s_axis_yp_tdata_shl[99]};
-assign s_axis_yp_tdata_cat_10 = {({({({s_axis_yp_tdata_cat_9, s_axis_yp_tdata_shl[98]}), s_axis_yp_tdata_shl[97]}), s_axis_yp_tdata_shl[96]}), s_axis_yp_tdata_shl[95]};
-assign s_axis_yp_tdata_cat_11 = {({({({s_axis_yp_tdata_cat_10, s_axis_yp_tdata_shl[94]}), s_axis_yp_tdata_shl[93]}), s_axis_yp_tdata_shl[92]}), s_axis_yp_tdata_shl[91]};
-assign s_axis_yp_tdata_cat_12 = {({({({s_axis_yp_tdata_cat_11, s_axis_yp_tdata_shl[90]}), s_axis_yp_tdata_shl[89]}), s_axis_yp_tdata_shl[88]}), s_axis_yp_tdata_shl[87]};
-assign s_axis_yp_tdata_cat_13 = {({({({s_axis_yp_tdata_cat_12, s_axis_yp_tdata_shl[86]}), s_axis_yp_tdata_shl[85]}), s_axis_yp_tdata_shl[84]}), s_axis_yp_tdata_shl[83]};
-assign s_axis_yp_tdata_cat_14 = {({({({s_axis_yp_tdata_cat_13, s_axis_yp_tdata_shl[82]}), s_axis_yp_tdata_shl[81]}), s_axis_yp_tdata_shl[80]}), s_axis_yp_tdata_shl[79]};
-assign s_axis_yp_tdata_cat_15 = {({({({s_axis_yp_tdata_cat_14, s_axis_yp_tdata_shl[78]}), s_axis_yp_tdata_shl[77]}), s_axis_yp_tdata_shl[76]}), s_axis_yp_tdata_shl[75]};
-assign s_axis_yp_tdata_cat_16 = {({({({s_axis_yp_tdata_cat_15, s_axis_yp_tdata_shl[74]}), s_axis_yp_tdata_shl[73]}), s_axis_yp_tdata_shl[72]}), s_axis_yp_tdata_shl[71]};
-assign s_axis_yp_tdata_cat_17 = {({({({s_axis_yp_tdata_cat_16, s_axis_yp_tdata_shl[70]}), s_axis_yp_tdata_shl[69]}), s_axis_yp_tdata_shl[68]}), s_axis_yp_tdata_shl[67]};
-assign s_axis_yp_tdata_cat_18 = {({({({s_axis_yp_tdata_cat_17, s_axis_yp_tdata_shl[66]}), s_axis_yp_tdata_shl[65]}), s_axis_yp_tdata_shl[63]}), s_axis_yp_tdata_shl[62]};
-assign s_axis_yp_tdata_cat_19 = {({({({s_axis_yp_tdata_cat_18, s_axis_yp_tdata_shl[61]}), s_axis_yp_tdata_shl[60]}), s_axis_yp_tdata_shl[59]}), s_axis_yp_tdata_shl[58]};
-assign s_axis_yp_tdata_cat_20 = {({({({s_axis_yp_tdata_cat_19, s_axis_yp_tdata_shl[57]}), s_axis_yp_tdata_shl[56]}), s_axis_yp_tdata_shl[55]}), s_axis_yp_tdata_shl[54]};
-assign s_axis_yp_tdata_cat_21 = {({({({s_axis_yp_tdata_cat_20, s_axis_yp_tdata_shl[53]}), s_axis_yp_tdata_shl[52]}), s_axis_yp_tdata_shl[51]}), s_axis_yp_tdata_shl[50]};
-assign s_axis_yp_tdata_cat_22 = {({({({s_axis_yp_tdata_cat_21, s_axis_yp_tdata_shl[49]}), s_axis_yp_tdata_shl[48]}), s_axis_yp_tdata_shl[47]}), s_axis_yp_tdata_shl[46]};
-assign s_axis_yp_tdata_cat_23 = {({({({s_axis_yp_tdata_cat_22, s_axis_yp_tdata_shl[45]}), s_axis_yp_tdata_shl[44]}), s_axis_yp_tdata_shl[43]}), s_axis_yp_tdata_shl[42]};
-assign s_axis_yp_tdata_cat_24 = {({({({s_axis_yp_tdata_cat_23, s_axis_yp_tdata_shl[41]}), s_axis_yp_tdata_shl[40]}), s_axis_yp_tdata_shl[39]}), s_axis_yp_tdata_shl[38]};
-assign s_axis_yp_tdata_cat_25 = {({({({s_axis_yp_tdata_cat_24, s_axis_yp_tdata_shl[37]}), s_axis_yp_tdata_shl[36]}), s_axis_yp_tdata_shl[35]}), s_axis_yp_tdata_shl[34]};
-assign s_axis_yp_tdata_cat_26 = {({({({s_axis_yp_tdata_cat_25, s_axis_yp_tdata_shl[33]}), s_axis_yp_tdata_shl[31]}), s_axis_yp_tdata_shl[30]}), s_axis_yp_tdata_shl[29]};
-assign s_axis_yp_tdata_cat_27 = {({({({s_axis_yp_tdata_cat_26, s_axis_yp_tdata_shl[28]}), s_axis_yp_tdata_shl[27]}), s_axis_yp_tdata_shl[26]}), s_axis_yp_tdata_shl[25]};
-assign s_axis_yp_tdata_cat_28 = {({({({s_axis_yp_tdata_cat_27, s_axis_yp_tdata_shl[24]}), s_axis_yp_tdata_shl[23]}), s_axis_yp_tdata_shl[22]}), s_axis_yp_tdata_shl[21]};
-assign s_axis_yp_tdata_cat_29 = {({({({s_axis_yp_tdata_cat_28, s_axis_yp_tdata_shl[20]}), s_axis_yp_tdata_shl[19]}), s_axis_yp_tdata_shl[18]}), s_axis_yp_tdata_shl[17]};
-assign s_axis_yp_tdata_cat_30 = {({({({s_axis_yp_tdata_cat_29, s_axis_yp_tdata_shl[15]}), s_axis_yp_tdata_shl[14]}), s_axis_yp_tdata_shl[13]}), s_axis_yp_tdata_shl[12]};
-assign s_axis_yp_tdata_cat_31 = {({({({s_axis_yp_tdata_cat_30, s_axis_yp_tdata_shl[11]}), s_axis_yp_tdata_shl[10]}), s_axis_yp_tdata_shl[9]}), s_axis_yp_tdata_shl[7]};
-assign s_axis_yp_tdata_sel = s_axis_yp_tdata_parity ? ({({({s_axis_yp_tdata_cat_31, s_axis_yp_tdata_shl[6]}), s_axis_yp_tdata_shl[5]}), s_axis_yp_tdata_shl[3]}) : 120'h0;
-assign s_axis_yp_tdata_bits119_0_2 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_bits5_0 = s_axis_yp_tdata_bits119_0_2[5:0];
-assign s_axis_yp_tdata_bits11_6 = s_axis_yp_tdata_bits119_0_2[11:6];
-assign s_axis_yp_tdata_bits17_12 = s_axis_yp_tdata_bits119_0_2[17:12];
-assign s_axis_yp_tdata_bits21_18 = s_axis_yp_tdata_bits119_0_2[21:18];
-assign s_axis_yp_tdata_bits57_44 = s_axis_yp_tdata_bits119_0_2[57:44];
-assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata_bits5_0[5]) & ((~s_axis_yp_tdata_bits5_0[4]) & ((~s_axis_yp_tdata_bits5_0[3]) & (~s_axis_yp_tdata_bits5_0[2])));
-assign s_axis_yp_tdata_and_3 = (~s_axis_yp_tdata_bits11_6[4]) & ((~s_axis_yp_tdata_bits11_6[3]) & ((~s_axis_yp_tdata_bits11_6[2]) & (~s_axis_yp_tdata_bits11_6[1])));
-assign s_axis_yp_tdata_and_4 = (~s_axis_yp_tdata_bits17_12[3]) & ((~s_axis_yp_tdata_bits17_12[2]) & ((~s_axis_yp_tdata_bits17_12[1]) & (~s_axis_yp_tdata_bits17_12[0])));
-assign s_axis_yp_tdata_or = ((~s_axis_yp_tdata_and_2) | (~((~s_axis_yp_tdata_bits11_6[5]) & s_axis_yp_tdata_and_3))) | (~((~s_axis_yp_tdata_bits17_12[5]) & ((~s_axis_yp_tdata_bits17_12[4]) & s_axis_yp_tdata_and_4)));
-assign s_axis_yp_tdata_and_5 = (~s_axis_yp_tdata_bits57_44[3]) & ((~s_axis_yp_tdata_bits57_44[2]) & ((~s_axis_yp_tdata_bits57_44[1]) & (~s_axis_yp_tdata_bits57_44[0])));
-assign s_axis_yp_tdata_and_6 = (~s_axis_yp_tdata_bits57_44[7]) & ((~s_axis_yp_tdata_bits57_44[6]) & ((~s_axis_yp_tdata_bits57_44[5]) & ((~s_axis_yp_tdata_bits57_44[4]) & s_axis_yp_tdata_and_5)));
-assign s_axis_yp_tdata_and_7 = (~s_axis_yp_tdata_bits57_44[11]) & ((~s_axis_yp_tdata_bits57_44[10]) | ((~s_axis_yp_tdata_bits57_44[9]) & ((~s_axis_yp_tdata_bits57_44[8]) & s_axis_yp_tdata_and_6)));
-assign s_axis_yp_tdata_or_2 = (s_axis_yp_tdata_or | (~((~s_axis_yp_tdata_bits21_18[3]) & ((~s_axis_yp_tdata_bits21_18[2]) & (~s_axis_yp_tdata_bits21_18[1]))))) | (~((~s_axis_yp_tdata_bits57_44[13]) & ((~s_axis_yp_tdata_bits57_44[12]) & s_axis_yp_tdata_and_7)));
-assign here_y_lt_9 = here_y < s_axis_yp_tdata_bits11_6;
-assign here_y_half_not_9 = ~(here_y_half < s_axis_yp_tdata_bits11_6);
-assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata_bits11_6 == here_y);
-assign here_y_top_sel = s_axis_yp_tdata_not ? (((here_y_wraps ? (here_y_lt_9 | here_y_half_not_9) : (here_y_lt_9 & here_y_half_not_9)) ? here_y_top : here_y_bottom) | s_axis_yp_tuser) : 1'h0;
-assign here_x_lt_9 = here_x < s_axis_yp_tdata_bits5_0;
-assign here_x_half_not_9 = ~(here_x_half < s_axis_yp_tdata_bits5_0);
-assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata_bits5_0 == here_x);
-assign here_x_sel_7 = here_x_wraps ? (here_x_lt_9 | here_x_half_not_9) : (here_x_lt_9 & here_x_half_not_9);
-assign route_out_9 = s_axis_yp_tdata_not_2 ? (here_x_sel_7 ? 3'h2 : 3'h3) : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata_bits21_18[2:0]);
-assign route_vc_9 = s_axis_yp_tdata_not_2 ? (here_x_sel_7 ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop_5 = s_axis_yp_tdata_or_2 | s_axis_yp_tdata_and;
-assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
-assign s_axis_yp_tdata_sel_2 = yp_expect_head ? ({8'h0, (s_axis_yp_tdata_bits119_0 ^ s_axis_yp_tdata_sel)}) : s_axis_yp_tdata;
-assign yp_expect_head_cat = {({({({(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0]}), drop_5}), route_vc_9}), route_out_9};
-assign yp_expect_head_cat_2 = {({yp_expect_head_cat, s_axis_yp_tkeep}), s_axis_yp_tlast};
-assign s_axis_yp_tvalid_and_2 = s_axis_yp_tvalid & (~s_axis_yp_tuser);
-assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid : yp_vc0_valid;
-assign yp_vc0_third_valid_sel = yp_vc0_pop ? yp_vc0_third_valid : yp_vc0_second_valid;
-assign yp_vc0_pop_and = (~yp_vc0_pop) & yp_vc0_third_valid;
-assign yp_vc0_pop_or = yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed);
-assign s_axis_yp_tvalid_and_3 = (s_axis_yp_tvalid_and_2 & (~yp_vc0_stored)) & (~yp_vc0_pop_or);
-assign yp_vc0_stored_and = yp_vc0_stored & (~yp_vc0_pop_or);
-assign yp_vc0_landed_or = yp_vc0_landed | s_axis_yp_tvalid_and_3;
-assign yp_vc0_landed_and = yp_vc0_landed & s_axis_yp_tvalid_and_3;
-assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat_2;
-assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel_2;
-assign s_axis_yp_tvalid_and_4 = s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3);
-assign yp_vc0_head0_b0 = yp_vc0_head0[0];
-assign yp_vc0_head0_bits16_1 = yp_vc0_head0[16:1];
-assign yp_vc0_head0_bits19_17 = yp_vc0_head0[19:17];
-assign yp_vc0_head0_b29 = yp_vc0_head0[29];
-
-// ---- input yp vc 0: a corrected header routed again ----
-assign yp_vc0_head1_bits119_0 = yp_vc0_head1[119:0];
-assign yp_vc0_head1_bits5_0 = yp_vc0_head1_bits119_0[5:0];
-assign yp_vc0_head1_bits11_6 = yp_vc0_head1_bits119_0[11:6];
-assign yp_vc0_head1_bits17_12 = yp_vc0_head1_bits119_0[17:12];
-assign yp_vc0_head1_bits21_18 = yp_vc0_head1_bits119_0[21:18];
-assign yp_vc0_head1_bits57_44 = yp_vc0_head1_bits119_0[57:44];
-assign yp_vc0_head1_and = (~yp_vc0_head1_bits5_0[5]) & ((~yp_vc0_head1_bits5_0[4]) & ((~yp_vc0_head1_bits5_0[3]) & (~yp_vc0_head1_bits5_0[2])));
-assign yp_vc0_head1_and_2 = (~yp_vc0_head1_bits11_6[4]) & ((~yp_vc0_head1_bits11_6[3]) & ((~yp_vc0_head1_bits11_6[2]) & (~yp_vc0_head1_bits11_6[1])));
-assign yp_vc0_head1_and_3 = (~yp_vc0_head1_bits17_12[3]) & ((~yp_vc0_head1_bits17_12[2]) & ((~yp_vc0_head1_bits17_12[1]) & (~yp_vc0_head1_bits17_12[0])));
-assign yp_vc0_head1_or = ((~yp_vc0_head1_and) | (~((~yp_vc0_head1_bits11_6[5]) & yp_vc0_head1_and_2))) | (~((~yp_vc0_head1_bits17_12[5]) & ((~yp_vc0_head1_bits17_12[4]) & yp_vc0_head1_and_3)));
-assign yp_vc0_head1_and_4 = (~yp_vc0_head1_bits57_44[3]) & ((~yp_vc0_head1_bits57_44[2]) & ((~yp_vc0_head1_bits57_44[1]) & (~yp_vc0_head1_bits57_44[0])));
-assign yp_vc0_head1_and_5 = (~yp_vc0_head1_bits57_44[7]) & ((~yp_vc0_head1_bits57_44[6]) & ((~yp_vc0_head1_bits57_44[5]) & ((~yp_vc0_head1_bits57_44[4]) & yp_vc0_head1_and_4)));
-assign yp_vc0_head1_and_6 = (~yp_vc0_head1_bits57_44[11]) & ((~yp_vc0_head1_bits57_44[10]) | ((~yp_vc0_head1_bits57_44[9]) & ((~yp_vc0_head1_bits57_44[8]) & yp_vc0_head1_and_5)));
-assign yp_vc0_head1_or_2 = (yp_vc0_head1_or | (~((~yp_vc0_head1_bits21_18[3]) & ((~yp_vc0_head1_bits21_18[2]) & (~yp_vc0_head1_bits21_18[1]))))) | (~((~yp_vc0_head1_bits57_44[13]) & ((~yp_vc0_head1_bits57_44[12]) & yp_vc0_head1_and_6)));
-assign here_y_lt_10 = here_y < yp_vc0_head1_bits11_6;
-assign here_y_half_not_10 = ~(here_y_half < yp_vc0_head1_bits11_6);
-assign yp_vc0_head1_not = ~(yp_vc0_head1_bits11_6 == here_y);
-assign here_x_lt_10 = here_x < yp_vc0_head1_bits5_0;
-assign here_x_half_not_10 = ~(here_x_half < yp_vc0_head1_bits5_0);
-assign yp_vc0_head1_not_2 = ~(yp_vc0_head1_bits5_0 == here_x);
-assign here_x_sel_8 = here_x_wraps ? (here_x_lt_10 | here_x_half_not_10) : (here_x_lt_10 & here_x_half_not_10);
-assign route_out_10 = yp_vc0_head1_not_2 ? (here_x_sel_8 ? 3'h2 : 3'h3) : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1_bits21_18[2:0]);
-assign route_vc_10 = yp_vc0_head1_not_2 ? (here_x_sel_8 ? here_x_top : here_x_bottom) : (yp_vc0_head1_not ? ((here_y_wraps ? (here_y_lt_10 | here_y_half_not_10) : (here_y_lt_10 & here_y_half_not_10)) ? here_y_top : here_y_bottom) : 1'h0);
-assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign yp_vc0_reroute = (yp_vc0_valid & yp_vc0_head0_b29) & (~yp_vc0_pop);
-assign route_vc_cat_5 = {({({({({1'h0, yp_vc0_head1_plus[6:0]}), yp_vc0_head1_or_2}), route_vc_10}), route_out_10}), yp_vc0_head0_bits16_1};
-assign yp_vc0_second0_bits19_17 = yp_vc0_second0[19:17];
-assign s_axis_yp_tvalid_and_5 = s_axis_yp_tvalid & s_axis_yp_tuser;
-assign yp_vc1_second_valid_sel = yp_vc1_pop ? yp_vc1_second_valid : yp_vc1_valid;
-assign yp_vc1_third_valid_sel = yp_vc1_pop ? yp_vc1_third_valid : yp_vc1_second_valid;
-assign yp_vc1_pop_and = (~yp_vc1_pop) & yp_vc1_third_valid;
-assign yp_vc1_pop_or = yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed);
-assign s_axis_yp_tvalid_and_6 = (s_axis_yp_tvalid_and_5 & (~yp_vc1_stored)) & (~yp_vc1_pop_or);
-assign yp_vc1_stored_and = yp_vc1_stored & (~yp_vc1_pop_or);
-assign yp_vc1_landed_or = yp_vc1_landed | s_axis_yp_tvalid_and_6;
-assign yp_vc1_landed_and = yp_vc1_landed & s_axis_yp_tvalid_and_6;
-assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat_2;
-assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel_2;
-assign s_axis_yp_tvalid_and_7 = s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6);
-assign yp_vc1_head0_b0 = yp_vc1_head0[0];
-assign yp_vc1_head0_bits16_1 = yp_vc1_head0[16:1];
-assign yp_vc1_head0_bits19_17 = yp_vc1_head0[19:17];
-assign yp_vc1_head0_b29 = yp_vc1_head0[29];
-
-// ---- input yp vc 1: a corrected header routed again ----
-assign yp_vc1_head1_bits119_0 = yp_vc1_head1[119:0];
-assign yp_vc1_head1_bits5_0 = yp_vc1_head1_bits119_0[5:0];
-assign yp_vc1_head1_bits11_6 = yp_vc1_head1_bits119_0[11:6];
-assign yp_vc1_head1_bits17_12 = yp_vc1_head1_bits119_0[17:12];
-assign yp_vc1_head1_bits21_18 = yp_vc1_head1_bits119_0[21:18];
-assign yp_vc1_head1_bits57_44 = yp_vc1_head1_bits119_0[57:44];
-assign yp_vc1_head1_and = (~yp_vc1_head1_bits5_0[5]) & ((~yp_vc1_head1_bits5_0[4]) & ((~yp_vc1_head1_bits5_0[3]) & (~yp_vc1_head1_bits5_0[2])));
-assign yp_vc1_head1_and_2 = (~yp_vc1_head1_bits11_6[4]) & ((~yp_vc1_head1_bits11_6[3]) & ((~yp_vc1_head1_bits11_6[2]) & (~yp_vc1_head1_bits11_6[1])));
-assign yp_vc1_head1_and_3 = (~yp_vc1_head1_bits17_12[3]) & ((~yp_vc1_head1_bits17_12[2]) & ((~yp_vc1_head1_bits17_12[1]) & (~yp_vc1_head1_bits17_12[0])));
-assign yp_vc1_head1_or = ((~yp_vc1_head1_and) | (~((~yp_vc1_head1_bits11_6[5]) & yp_vc1_head1_and_2))) | (~((~yp_vc1_head1_bits17_12[5]) & ((~yp_vc1_head1_bits17_12[4]) & yp_vc1_head1_and_3)));
-assign yp_vc1_head1_and_4 = (~yp_vc1_head1_bits57_44[3]) & ((~yp_vc1_head1_bits57_44[2]) & ((~yp_vc1_head1_bits57_44[1]) & (~yp_vc1_head1_bits57_44[0])));
-assign yp_vc1_head1_and_5 = (~yp_vc1_head1_bits57_44[7]) & ((~yp_vc1_head1_bits57_44[6]) & ((~yp_vc1_head1_bits57_44[5]) & ((~yp_vc1_head1_bits57_44[4]) & yp_vc1_head1_and_4)));
-assign yp_vc1_head1_and_6 = (~yp_vc1_head1_bits57_44[11]) & ((~yp_vc1_head1_bits57_44[10]) | ((~yp_vc1_head1_bits57_44[9]) & ((~yp_vc1_head1_bits57_44[8]) & yp_vc1_head1_and_5)));
-assign yp_vc1_head1_or_2 = (yp_vc1_head1_or | (~((~yp_vc1_head1_bits21_18[3]) & ((~yp_vc1_head1_bits21_18[2]) & (~yp_vc1_head1_bits21_18[1]))))) | (~((~yp_vc1_head1_bits57_44[13]) & ((~yp_vc1_head1_bits57_44[12]) & yp_vc1_head1_and_6)));
-assign yp_vc1_head1_not = ~(yp_vc1_head1_bits11_6 == here_y);
-assign here_x_lt_11 = here_x < yp_vc1_head1_bits5_0;
-assign here_x_half_not_11 = ~(here_x_half < yp_vc1_head1_bits5_0);
-assign yp_vc1_head1_not_2 = ~(yp_vc1_head1_bits5_0 == here_x);
-assign here_x_sel_9 = here_x_wraps ? (here_x_lt_11 | here_x_half_not_11) : (here_x_lt_11 & here_x_half_not_11);
-assign route_out_11 = yp_vc1_head1_not_2 ? (here_x_sel_9 ? 3'h2 : 3'h3) : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1_bits21_18[2:0]);
-assign route_vc_11 = yp_vc1_head1_not_2 ? (here_x_sel_9 ? here_x_top : here_x_bottom) : (yp_vc1_head1_not ? 1'h1 : 1'h0);
-assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign yp_vc1_reroute = (yp_vc1_valid & yp_vc1_head0_b29) & (~yp_vc1_pop);
-assign route_vc_cat_6 = {({({({({1'h0, yp_vc1_head1_plus[6:0]}), yp_vc1_head1_or_2}), route_vc_11}), route_out_11}), yp_vc1_head0_bits16_1};
-assign yp_vc1_second0_bits19_17 = yp_vc1_second0[19:17];
-
-// ---- outputs: state the allocator reads ----
 
 // ---- allocation: each input's next flit and VC choice ----
 assign yp_slot_cat = {({({({yp_slot, xn_slot}), xp_slot}), p1_slot}), p0_slot};
-assign p1_slot_cat = {({({({({({({({({({3'h0, ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_1 : yp_room1))}), ((xn_slot & (~xn_owned)) & (xn_head_in ? xn_room2_1 : xn_room1))}), ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_1 : xp_room1))}), (p1_slot & (~p1_owned))}), (p0_slot & (~p0_owned))}), 1'h0}), 1'h0}), 1'h0}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_0 : yp_room0))}), ((xn_slot & (~xn_owned)) & (xn_head_in ? xn_room2_0 : xn_room0))};
-assign yp_slot_cat_2 = {({({p1_slot_cat, ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_0 : xp_room0))}), (p1_slot & (~p1_owned))}), (p0_slot & (~p0_owned))};
+assign yp_slot_cat_2 = {({({({3'h0, ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_1 : yp_room1))}), ((xn_slot & (~xn_owned)) & (xn_head_in ? xn_room2_1 : xn_room1))}), ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_1 : xp_room1))}), (p1_slot & (~p1_owned))};
+assign p1_slot_cat = {({({({({({yp_slot_cat_2, (p0_slot & (~p0_owned))}), 1'h0}), 1'h0}), 1'h0}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_0 : yp_room0))}), ((xn_slot & (~xn_owned)) & (xn_head_in ? xn_room2_0 : xn_room0))};
+assign yp_slot_cat_3 = {({({p1_slot_cat, ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_0 : xp_room0))}), (p1_slot & (~p1_owned))}), (p0_slot & (~p0_owned))};
 assign p0_vc0_valid_sel = p0_vc0_stay ? p0_vc0_valid : p0_vc0_second_valid;
-assign p0_vc0_head0_sel = p0_vc0_stay ? p0_vc0_head0_b0 : p0_vc0_second0[0];
-assign p0_vc0_head0_sel_2 = p0_vc0_stay ? p0_vc0_head0_bits19_17 : p0_vc0_second0_bits19_17;
-assign p0_vc0_head0_sel_3 = p0_vc0_stay ? p0_vc0_head0[20] : p0_vc0_second0[20];
-assign p0_vc0_head0_sel_4 = p0_vc0_stay ? p0_vc0_head0[21] : p0_vc0_second0[21];
-assign p0_vc0_head0_sel_5 = p0_vc0_stay ? p0_vc0_head0[28:22] : p0_vc0_second0[28:22];
+assign p0_vc0_head0_last_sel = p0_vc0_stay ? p0_vc0_head0_last : p0_vc0_second0_last;
+assign p0_vc0_head0_out_sel = p0_vc0_stay ? p0_vc0_head0_out : p0_vc0_second0_out;
+assign p0_vc0_head0_ovc_sel = p0_vc0_stay ? p0_vc0_head0_ovc : p0_vc0_second0_ovc;
+assign p0_vc0_head0_drop_sel = p0_vc0_stay ? p0_vc0_head0_drop : p0_vc0_second0_drop;
+assign p0_vc0_head0_flits_sel = p0_vc0_stay ? p0_vc0_head0_flits : p0_vc0_second0_flits;
 assign p0_vc0_second1_bits83_74 = p0_vc0_second1[83:74];
 assign p0_vc0_second1_bits119_0 = p0_vc0_second1[119:0];
-assign p0_vc0_second1_cat = {({p0_vc0_second1_bits119_0[119:84], ((~(p0_vc0_second0_bits19_17 < 3'h2)) ? (p0_vc0_second1_bits83_74 + 10'h1) : p0_vc0_second1_bits83_74)}), p0_vc0_second1_bits119_0[73:0]};
+assign p0_vc0_second1_cat = {({p0_vc0_second1_bits119_0[119:84], ((~(p0_vc0_second0_out < 3'h2)) ? (p0_vc0_second1_bits83_74 + 10'h1) : p0_vc0_second1_bits83_74)}), p0_vc0_second1_bits119_0[73:0]};
 assign p0_vc0_second1_cat_2 = {({({(^(p0_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(p0_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p0_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p0_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign p0_vc0_second1_cat_3 = {({({p0_vc0_second1_cat_2, (^(p0_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p0_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p0_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign p0_vc0_head1_bits83_74 = p0_vc0_head1[83:74];
 assign p0_vc0_head1_bits119_0 = p0_vc0_head1[119:0];
-assign p0_vc0_head1_cat = {({p0_vc0_head1_bits119_0[119:84], ((~(p0_vc0_head0_bits19_17 < 3'h2)) ? (p0_vc0_head1_bits83_74 + 10'h1) : p0_vc0_head1_bits83_74)}), p0_vc0_head1_bits119_0[73:0]};
+assign p0_vc0_head1_cat = {({p0_vc0_head1_bits119_0[119:84], ((~(p0_vc0_head0_out < 3'h2)) ? (p0_vc0_head1_bits83_74 + 10'h1) : p0_vc0_head1_bits83_74)}), p0_vc0_head1_bits119_0[73:0]};
 assign p0_vc0_head1_cat_2 = {({({(^(p0_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(p0_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p0_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p0_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign p0_vc0_head1_cat_3 = {({({p0_vc0_head1_cat_2, (^(p0_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p0_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p0_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p0_vc0_second1_sel = p0_vc0_pop ? ({({(^({p0_vc0_second1_cat_3, p0_vc0_second1_cat})), p0_vc0_second1_cat_3}), p0_vc0_second1_cat}) : ({({(^({p0_vc0_head1_cat_3, p0_vc0_head1_cat})), p0_vc0_head1_cat_3}), p0_vc0_head1_cat});
-assign p0_vc0_valid_and = ((p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0[29] : p0_vc0_second0[29]))) & p0_vc0_start) & (~p0_busy);
+assign p0_vc0_second1_sel = p0_vc0_pop_2 ? ({({(^({p0_vc0_second1_cat_3, p0_vc0_second1_cat})), p0_vc0_second1_cat_3}), p0_vc0_second1_cat}) : ({({(^({p0_vc0_head1_cat_3, p0_vc0_head1_cat})), p0_vc0_head1_cat_3}), p0_vc0_head1_cat});
+assign p0_vc0_valid_and = ((p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0_fix : p0_vc0_second0_fix))) & p0_vc0_start) & (~p0_busy);
 assign yp_slot_shr = yp_slot_cat >> p0_cur_out;
 assign p0_busy_and = (p0_busy & p0_vc0_valid_sel) & (yp_slot_shr[0] | p0_cur_drop);
 assign p0_cur_out_and = (p0_cur_out == 3'h0) & (~p0_cur_drop);
@@ -3711,25 +5937,25 @@ assign p0_cur_out_and_2 = (p0_cur_out == 3'h1) & (~p0_cur_drop);
 assign p0_cur_out_and_3 = (p0_cur_out == 3'h2) & (~p0_cur_drop);
 assign p0_cur_out_and_4 = (p0_cur_out == 3'h3) & (~p0_cur_drop);
 assign p0_cur_out_and_5 = (p0_cur_out == 3'h4) & (~p0_cur_drop);
-assign p0_busy_and_2 = p0_busy_and & p0_vc0_head0_sel;
+assign p0_busy_and_2 = p0_busy_and & p0_vc0_head0_last_sel;
 assign p1_vc0_valid_sel = p1_vc0_stay ? p1_vc0_valid : p1_vc0_second_valid;
-assign p1_vc0_head0_sel = p1_vc0_stay ? p1_vc0_head0_b0 : p1_vc0_second0[0];
-assign p1_vc0_head0_sel_2 = p1_vc0_stay ? p1_vc0_head0_bits19_17 : p1_vc0_second0_bits19_17;
-assign p1_vc0_head0_sel_3 = p1_vc0_stay ? p1_vc0_head0[20] : p1_vc0_second0[20];
-assign p1_vc0_head0_sel_4 = p1_vc0_stay ? p1_vc0_head0[21] : p1_vc0_second0[21];
-assign p1_vc0_head0_sel_5 = p1_vc0_stay ? p1_vc0_head0[28:22] : p1_vc0_second0[28:22];
+assign p1_vc0_head0_last_sel = p1_vc0_stay ? p1_vc0_head0_last : p1_vc0_second0_last;
+assign p1_vc0_head0_out_sel = p1_vc0_stay ? p1_vc0_head0_out : p1_vc0_second0_out;
+assign p1_vc0_head0_ovc_sel = p1_vc0_stay ? p1_vc0_head0_ovc : p1_vc0_second0_ovc;
+assign p1_vc0_head0_drop_sel = p1_vc0_stay ? p1_vc0_head0_drop : p1_vc0_second0_drop;
+assign p1_vc0_head0_flits_sel = p1_vc0_stay ? p1_vc0_head0_flits : p1_vc0_second0_flits;
 assign p1_vc0_second1_bits83_74 = p1_vc0_second1[83:74];
 assign p1_vc0_second1_bits119_0 = p1_vc0_second1[119:0];
-assign p1_vc0_second1_cat = {({p1_vc0_second1_bits119_0[119:84], ((~(p1_vc0_second0_bits19_17 < 3'h2)) ? (p1_vc0_second1_bits83_74 + 10'h1) : p1_vc0_second1_bits83_74)}), p1_vc0_second1_bits119_0[73:0]};
+assign p1_vc0_second1_cat = {({p1_vc0_second1_bits119_0[119:84], ((~(p1_vc0_second0_out < 3'h2)) ? (p1_vc0_second1_bits83_74 + 10'h1) : p1_vc0_second1_bits83_74)}), p1_vc0_second1_bits119_0[73:0]};
 assign p1_vc0_second1_cat_2 = {({({(^(p1_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(p1_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p1_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p1_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign p1_vc0_second1_cat_3 = {({({p1_vc0_second1_cat_2, (^(p1_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p1_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p1_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign p1_vc0_head1_bits83_74 = p1_vc0_head1[83:74];
 assign p1_vc0_head1_bits119_0 = p1_vc0_head1[119:0];
-assign p1_vc0_head1_cat = {({p1_vc0_head1_bits119_0[119:84], ((~(p1_vc0_head0_bits19_17 < 3'h2)) ? (p1_vc0_head1_bits83_74 + 10'h1) : p1_vc0_head1_bits83_74)}), p1_vc0_head1_bits119_0[73:0]};
+assign p1_vc0_head1_cat = {({p1_vc0_head1_bits119_0[119:84], ((~(p1_vc0_head0_out < 3'h2)) ? (p1_vc0_head1_bits83_74 + 10'h1) : p1_vc0_head1_bits83_74)}), p1_vc0_head1_bits119_0[73:0]};
 assign p1_vc0_head1_cat_2 = {({({(^(p1_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(p1_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p1_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p1_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign p1_vc0_head1_cat_3 = {({({p1_vc0_head1_cat_2, (^(p1_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p1_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p1_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p1_vc0_second1_sel = p1_vc0_pop ? ({({(^({p1_vc0_second1_cat_3, p1_vc0_second1_cat})), p1_vc0_second1_cat_3}), p1_vc0_second1_cat}) : ({({(^({p1_vc0_head1_cat_3, p1_vc0_head1_cat})), p1_vc0_head1_cat_3}), p1_vc0_head1_cat});
-assign p1_vc0_valid_and = ((p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0[29] : p1_vc0_second0[29]))) & p1_vc0_start) & (~p1_busy);
+assign p1_vc0_second1_sel = p1_vc0_pop_2 ? ({({(^({p1_vc0_second1_cat_3, p1_vc0_second1_cat})), p1_vc0_second1_cat_3}), p1_vc0_second1_cat}) : ({({(^({p1_vc0_head1_cat_3, p1_vc0_head1_cat})), p1_vc0_head1_cat_3}), p1_vc0_head1_cat});
+assign p1_vc0_valid_and = ((p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0_fix : p1_vc0_second0_fix))) & p1_vc0_start) & (~p1_busy);
 assign yp_slot_shr_2 = yp_slot_cat >> p1_cur_out;
 assign p1_busy_and = (p1_busy & p1_vc0_valid_sel) & (yp_slot_shr_2[0] | p1_cur_drop);
 assign p1_cur_out_and = (p1_cur_out == 3'h0) & (~p1_cur_drop);
@@ -3737,48 +5963,48 @@ assign p1_cur_out_and_2 = (p1_cur_out == 3'h1) & (~p1_cur_drop);
 assign p1_cur_out_and_3 = (p1_cur_out == 3'h2) & (~p1_cur_drop);
 assign p1_cur_out_and_4 = (p1_cur_out == 3'h3) & (~p1_cur_drop);
 assign p1_cur_out_and_5 = (p1_cur_out == 3'h4) & (~p1_cur_drop);
-assign p1_busy_and_2 = p1_busy_and & p1_vc0_head0_sel;
+assign p1_busy_and_2 = p1_busy_and & p1_vc0_head0_last_sel;
 assign xp_vc0_valid_sel = xp_vc0_stay ? xp_vc0_valid : xp_vc0_second_valid;
-assign xp_vc0_head0_sel = xp_vc0_stay ? xp_vc0_head0_b0 : xp_vc0_second0[0];
-assign xp_vc0_head0_sel_2 = xp_vc0_stay ? xp_vc0_head0_bits19_17 : xp_vc0_second0_bits19_17;
-assign xp_vc0_head0_sel_3 = xp_vc0_stay ? xp_vc0_head0[20] : xp_vc0_second0[20];
-assign xp_vc0_head0_sel_4 = xp_vc0_stay ? xp_vc0_head0[21] : xp_vc0_second0[21];
+assign xp_vc0_head0_last_sel = xp_vc0_stay ? xp_vc0_head0_last : xp_vc0_second0_last;
+assign xp_vc0_head0_out_sel = xp_vc0_stay ? xp_vc0_head0_out : xp_vc0_second0_out;
+assign xp_vc0_head0_ovc_sel = xp_vc0_stay ? xp_vc0_head0_ovc : xp_vc0_second0_ovc;
+assign xp_vc0_head0_drop_sel = xp_vc0_stay ? xp_vc0_head0_drop : xp_vc0_second0_drop;
 assign xp_vc0_second1_bits83_74 = xp_vc0_second1[83:74];
 assign xp_vc0_second1_bits119_0 = xp_vc0_second1[119:0];
-assign xp_vc0_second1_cat = {({xp_vc0_second1_bits119_0[119:84], ((~(xp_vc0_second0_bits19_17 < 3'h2)) ? (xp_vc0_second1_bits83_74 + 10'h1) : xp_vc0_second1_bits83_74)}), xp_vc0_second1_bits119_0[73:0]};
+assign xp_vc0_second1_cat = {({xp_vc0_second1_bits119_0[119:84], ((~(xp_vc0_second0_out < 3'h2)) ? (xp_vc0_second1_bits83_74 + 10'h1) : xp_vc0_second1_bits83_74)}), xp_vc0_second1_bits119_0[73:0]};
 assign xp_vc0_second1_cat_2 = {({({(^(xp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xp_vc0_second1_cat_3 = {({({xp_vc0_second1_cat_2, (^(xp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign xp_vc0_head1_bits83_74 = xp_vc0_head1[83:74];
-assign xp_vc0_head1_bits119_0_2 = xp_vc0_head1[119:0];
-assign xp_vc0_head1_cat = {({xp_vc0_head1_bits119_0_2[119:84], ((~(xp_vc0_head0_bits19_17 < 3'h2)) ? (xp_vc0_head1_bits83_74 + 10'h1) : xp_vc0_head1_bits83_74)}), xp_vc0_head1_bits119_0_2[73:0]};
+assign xp_vc0_head1_bits119_0 = xp_vc0_head1[119:0];
+assign xp_vc0_head1_cat = {({xp_vc0_head1_bits119_0[119:84], ((~(xp_vc0_head0_out < 3'h2)) ? (xp_vc0_head1_bits83_74 + 10'h1) : xp_vc0_head1_bits83_74)}), xp_vc0_head1_bits119_0[73:0]};
 assign xp_vc0_head1_cat_2 = {({({(^(xp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xp_vc0_head1_cat_3 = {({({xp_vc0_head1_cat_2, (^(xp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc0_second1_sel = xp_vc0_pop ? ({({(^({xp_vc0_second1_cat_3, xp_vc0_second1_cat})), xp_vc0_second1_cat_3}), xp_vc0_second1_cat}) : ({({(^({xp_vc0_head1_cat_3, xp_vc0_head1_cat})), xp_vc0_head1_cat_3}), xp_vc0_head1_cat});
+assign xp_vc0_second1_sel = xp_vc0_pop_2 ? ({({(^({xp_vc0_second1_cat_3, xp_vc0_second1_cat})), xp_vc0_second1_cat_3}), xp_vc0_second1_cat}) : ({({(^({xp_vc0_head1_cat_3, xp_vc0_head1_cat})), xp_vc0_head1_cat_3}), xp_vc0_head1_cat});
 assign xp_vc1_valid_sel = xp_vc1_stay ? xp_vc1_valid : xp_vc1_second_valid;
-assign xp_vc1_head0_sel = xp_vc1_stay ? xp_vc1_head0_b0 : xp_vc1_second0[0];
-assign xp_vc1_head0_sel_2 = xp_vc1_stay ? xp_vc1_head0_bits19_17 : xp_vc1_second0_bits19_17;
-assign xp_vc1_head0_sel_3 = xp_vc1_stay ? xp_vc1_head0[20] : xp_vc1_second0[20];
-assign xp_vc1_head0_sel_4 = xp_vc1_stay ? xp_vc1_head0[21] : xp_vc1_second0[21];
+assign xp_vc1_head0_last_sel = xp_vc1_stay ? xp_vc1_head0_last : xp_vc1_second0_last;
+assign xp_vc1_head0_out_sel = xp_vc1_stay ? xp_vc1_head0_out : xp_vc1_second0_out;
+assign xp_vc1_head0_ovc_sel = xp_vc1_stay ? xp_vc1_head0_ovc : xp_vc1_second0_ovc;
+assign xp_vc1_head0_drop_sel = xp_vc1_stay ? xp_vc1_head0_drop : xp_vc1_second0_drop;
 assign xp_vc1_second1_bits83_74 = xp_vc1_second1[83:74];
 assign xp_vc1_second1_bits119_0 = xp_vc1_second1[119:0];
-assign xp_vc1_second1_cat = {({xp_vc1_second1_bits119_0[119:84], ((~(xp_vc1_second0_bits19_17 < 3'h2)) ? (xp_vc1_second1_bits83_74 + 10'h1) : xp_vc1_second1_bits83_74)}), xp_vc1_second1_bits119_0[73:0]};
+assign xp_vc1_second1_cat = {({xp_vc1_second1_bits119_0[119:84], ((~(xp_vc1_second0_out < 3'h2)) ? (xp_vc1_second1_bits83_74 + 10'h1) : xp_vc1_second1_bits83_74)}), xp_vc1_second1_bits119_0[73:0]};
 assign xp_vc1_second1_cat_2 = {({({(^(xp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xp_vc1_second1_cat_3 = {({({xp_vc1_second1_cat_2, (^(xp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign xp_vc1_head1_bits83_74 = xp_vc1_head1[83:74];
-assign xp_vc1_head1_bits119_0_2 = xp_vc1_head1[119:0];
-assign xp_vc1_head1_cat = {({xp_vc1_head1_bits119_0_2[119:84], ((~(xp_vc1_head0_bits19_17 < 3'h2)) ? (xp_vc1_head1_bits83_74 + 10'h1) : xp_vc1_head1_bits83_74)}), xp_vc1_head1_bits119_0_2[73:0]};
+assign xp_vc1_head1_bits119_0 = xp_vc1_head1[119:0];
+assign xp_vc1_head1_cat = {({xp_vc1_head1_bits119_0[119:84], ((~(xp_vc1_head0_out < 3'h2)) ? (xp_vc1_head1_bits83_74 + 10'h1) : xp_vc1_head1_bits83_74)}), xp_vc1_head1_bits119_0[73:0]};
 assign xp_vc1_head1_cat_2 = {({({(^(xp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xp_vc1_head1_cat_3 = {({({xp_vc1_head1_cat_2, (^(xp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc1_second1_sel = xp_vc1_pop ? ({({(^({xp_vc1_second1_cat_3, xp_vc1_second1_cat})), xp_vc1_second1_cat_3}), xp_vc1_second1_cat}) : ({({(^({xp_vc1_head1_cat_3, xp_vc1_head1_cat})), xp_vc1_head1_cat_3}), xp_vc1_head1_cat});
-assign xp_vc0_valid_and = ((xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_b29 : xp_vc0_second0[29]))) & xp_vc0_start) & (~xp_busy);
-assign xp_vc1_valid_and = ((xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_b29 : xp_vc1_second0[29]))) & xp_vc1_start) & (~xp_busy);
+assign xp_vc1_second1_sel = xp_vc1_pop_2 ? ({({(^({xp_vc1_second1_cat_3, xp_vc1_second1_cat})), xp_vc1_second1_cat_3}), xp_vc1_second1_cat}) : ({({(^({xp_vc1_head1_cat_3, xp_vc1_head1_cat})), xp_vc1_head1_cat_3}), xp_vc1_head1_cat});
+assign xp_vc0_valid_and = ((xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_fix : xp_vc0_second0_fix))) & xp_vc0_start) & (~xp_busy);
+assign xp_vc1_valid_and = ((xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_fix : xp_vc1_second0_fix))) & xp_vc1_start) & (~xp_busy);
 assign xp_vc1_valid_cat = {xp_vc1_valid_and, xp_vc0_valid_and};
 assign xp_vc_arbiter_grant = {((((xp_vc_arbiter == 1'h0) & (~xp_vc1_valid_cat[0])) | (xp_vc_arbiter == 1'h1)) & xp_vc1_valid_cat[1]), (((xp_vc_arbiter == 1'h0) | ((xp_vc_arbiter == 1'h1) & (~xp_vc1_valid_cat[1]))) & xp_vc1_valid_cat[0])};
 assign xp_vc_arbiter_grant_b1 = xp_vc_arbiter_grant[1];
-assign xp_vc1_head0_sel_5 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_sel : xp_vc0_head0_sel;
-assign xp_vc1_head0_sel_6 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_sel_3 : xp_vc0_head0_sel_3;
-assign xp_vc1_head0_sel_7 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_sel_4 : xp_vc0_head0_sel_4;
-assign xp_vc1_head0_sel_8 = xp_vc_arbiter_grant_b1 ? (xp_vc1_stay ? xp_vc1_head0[28:22] : xp_vc1_second0[28:22]) : (xp_vc0_stay ? xp_vc0_head0[28:22] : xp_vc0_second0[28:22]);
+assign xp_vc1_head0_last_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
+assign xp_vc1_head0_ovc_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_ovc_sel : xp_vc0_head0_ovc_sel;
+assign xp_vc1_head0_drop_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_drop_sel : xp_vc0_head0_drop_sel;
+assign xp_vc1_head0_flits_sel = xp_vc_arbiter_grant_b1 ? (xp_vc1_stay ? xp_vc1_head0_flits : xp_vc1_second0_flits) : (xp_vc0_stay ? xp_vc0_head0_flits : xp_vc0_second0_flits);
 assign xp_vc_arbiter_grant_b0 = xp_vc_arbiter_grant[0];
 assign xp_vc_arbiter_grant_b1_2 = xp_vc_arbiter_grant[1];
 assign yp_slot_shr_3 = yp_slot_cat >> xp_cur_out;
@@ -3788,48 +6014,48 @@ assign xp_cur_out_and_2 = (xp_cur_out == 3'h1) & (~xp_cur_drop);
 assign xp_cur_out_and_3 = (xp_cur_out == 3'h2) & (~xp_cur_drop);
 assign xp_cur_out_and_4 = (xp_cur_out == 3'h3) & (~xp_cur_drop);
 assign xp_cur_out_and_5 = (xp_cur_out == 3'h4) & (~xp_cur_drop);
-assign xp_busy_and_2 = xp_busy_and & (xp_cur_vc ? xp_vc1_head0_sel : xp_vc0_head0_sel);
+assign xp_busy_and_2 = xp_busy_and & (xp_cur_vc ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel);
 assign xn_vc0_valid_sel = xn_vc0_stay ? xn_vc0_valid : xn_vc0_second_valid;
-assign xn_vc0_head0_sel = xn_vc0_stay ? xn_vc0_head0_b0 : xn_vc0_second0[0];
-assign xn_vc0_head0_sel_2 = xn_vc0_stay ? xn_vc0_head0_bits19_17 : xn_vc0_second0_bits19_17;
-assign xn_vc0_head0_sel_3 = xn_vc0_stay ? xn_vc0_head0[20] : xn_vc0_second0[20];
-assign xn_vc0_head0_sel_4 = xn_vc0_stay ? xn_vc0_head0[21] : xn_vc0_second0[21];
+assign xn_vc0_head0_last_sel = xn_vc0_stay ? xn_vc0_head0_last : xn_vc0_second0_last;
+assign xn_vc0_head0_out_sel = xn_vc0_stay ? xn_vc0_head0_out : xn_vc0_second0_out;
+assign xn_vc0_head0_ovc_sel = xn_vc0_stay ? xn_vc0_head0_ovc : xn_vc0_second0_ovc;
+assign xn_vc0_head0_drop_sel = xn_vc0_stay ? xn_vc0_head0_drop : xn_vc0_second0_drop;
 assign xn_vc0_second1_bits83_74 = xn_vc0_second1[83:74];
 assign xn_vc0_second1_bits119_0 = xn_vc0_second1[119:0];
-assign xn_vc0_second1_cat = {({xn_vc0_second1_bits119_0[119:84], ((~(xn_vc0_second0_bits19_17 < 3'h2)) ? (xn_vc0_second1_bits83_74 + 10'h1) : xn_vc0_second1_bits83_74)}), xn_vc0_second1_bits119_0[73:0]};
+assign xn_vc0_second1_cat = {({xn_vc0_second1_bits119_0[119:84], ((~(xn_vc0_second0_out < 3'h2)) ? (xn_vc0_second1_bits83_74 + 10'h1) : xn_vc0_second1_bits83_74)}), xn_vc0_second1_bits119_0[73:0]};
 assign xn_vc0_second1_cat_2 = {({({(^(xn_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xn_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xn_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xn_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xn_vc0_second1_cat_3 = {({({xn_vc0_second1_cat_2, (^(xn_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xn_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xn_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign xn_vc0_head1_bits83_74 = xn_vc0_head1[83:74];
-assign xn_vc0_head1_bits119_0_2 = xn_vc0_head1[119:0];
-assign xn_vc0_head1_cat = {({xn_vc0_head1_bits119_0_2[119:84], ((~(xn_vc0_head0_bits19_17 < 3'h2)) ? (xn_vc0_head1_bits83_74 + 10'h1) : xn_vc0_head1_bits83_74)}), xn_vc0_head1_bits119_0_2[73:0]};
+assign xn_vc0_head1_bits119_0 = xn_vc0_head1[119:0];
+assign xn_vc0_head1_cat = {({xn_vc0_head1_bits119_0[119:84], ((~(xn_vc0_head0_out < 3'h2)) ? (xn_vc0_head1_bits83_74 + 10'h1) : xn_vc0_head1_bits83_74)}), xn_vc0_head1_bits119_0[73:0]};
 assign xn_vc0_head1_cat_2 = {({({(^(xn_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xn_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xn_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xn_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xn_vc0_head1_cat_3 = {({({xn_vc0_head1_cat_2, (^(xn_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xn_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xn_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xn_vc0_second1_sel = xn_vc0_pop ? ({({(^({xn_vc0_second1_cat_3, xn_vc0_second1_cat})), xn_vc0_second1_cat_3}), xn_vc0_second1_cat}) : ({({(^({xn_vc0_head1_cat_3, xn_vc0_head1_cat})), xn_vc0_head1_cat_3}), xn_vc0_head1_cat});
+assign xn_vc0_second1_sel = xn_vc0_pop_2 ? ({({(^({xn_vc0_second1_cat_3, xn_vc0_second1_cat})), xn_vc0_second1_cat_3}), xn_vc0_second1_cat}) : ({({(^({xn_vc0_head1_cat_3, xn_vc0_head1_cat})), xn_vc0_head1_cat_3}), xn_vc0_head1_cat});
 assign xn_vc1_valid_sel = xn_vc1_stay ? xn_vc1_valid : xn_vc1_second_valid;
-assign xn_vc1_head0_sel = xn_vc1_stay ? xn_vc1_head0_b0 : xn_vc1_second0[0];
-assign xn_vc1_head0_sel_2 = xn_vc1_stay ? xn_vc1_head0_bits19_17 : xn_vc1_second0_bits19_17;
-assign xn_vc1_head0_sel_3 = xn_vc1_stay ? xn_vc1_head0[20] : xn_vc1_second0[20];
-assign xn_vc1_head0_sel_4 = xn_vc1_stay ? xn_vc1_head0[21] : xn_vc1_second0[21];
+assign xn_vc1_head0_last_sel = xn_vc1_stay ? xn_vc1_head0_last : xn_vc1_second0_last;
+assign xn_vc1_head0_out_sel = xn_vc1_stay ? xn_vc1_head0_out : xn_vc1_second0_out;
+assign xn_vc1_head0_ovc_sel = xn_vc1_stay ? xn_vc1_head0_ovc : xn_vc1_second0_ovc;
+assign xn_vc1_head0_drop_sel = xn_vc1_stay ? xn_vc1_head0_drop : xn_vc1_second0_drop;
 assign xn_vc1_second1_bits83_74 = xn_vc1_second1[83:74];
 assign xn_vc1_second1_bits119_0 = xn_vc1_second1[119:0];
-assign xn_vc1_second1_cat = {({xn_vc1_second1_bits119_0[119:84], ((~(xn_vc1_second0_bits19_17 < 3'h2)) ? (xn_vc1_second1_bits83_74 + 10'h1) : xn_vc1_second1_bits83_74)}), xn_vc1_second1_bits119_0[73:0]};
+assign xn_vc1_second1_cat = {({xn_vc1_second1_bits119_0[119:84], ((~(xn_vc1_second0_out < 3'h2)) ? (xn_vc1_second1_bits83_74 + 10'h1) : xn_vc1_second1_bits83_74)}), xn_vc1_second1_bits119_0[73:0]};
 assign xn_vc1_second1_cat_2 = {({({(^(xn_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xn_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xn_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xn_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xn_vc1_second1_cat_3 = {({({xn_vc1_second1_cat_2, (^(xn_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xn_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xn_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign xn_vc1_head1_bits83_74 = xn_vc1_head1[83:74];
-assign xn_vc1_head1_bits119_0_2 = xn_vc1_head1[119:0];
-assign xn_vc1_head1_cat = {({xn_vc1_head1_bits119_0_2[119:84], ((~(xn_vc1_head0_bits19_17 < 3'h2)) ? (xn_vc1_head1_bits83_74 + 10'h1) : xn_vc1_head1_bits83_74)}), xn_vc1_head1_bits119_0_2[73:0]};
+assign xn_vc1_head1_bits119_0 = xn_vc1_head1[119:0];
+assign xn_vc1_head1_cat = {({xn_vc1_head1_bits119_0[119:84], ((~(xn_vc1_head0_out < 3'h2)) ? (xn_vc1_head1_bits83_74 + 10'h1) : xn_vc1_head1_bits83_74)}), xn_vc1_head1_bits119_0[73:0]};
 assign xn_vc1_head1_cat_2 = {({({(^(xn_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xn_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xn_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xn_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign xn_vc1_head1_cat_3 = {({({xn_vc1_head1_cat_2, (^(xn_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xn_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xn_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xn_vc1_second1_sel = xn_vc1_pop ? ({({(^({xn_vc1_second1_cat_3, xn_vc1_second1_cat})), xn_vc1_second1_cat_3}), xn_vc1_second1_cat}) : ({({(^({xn_vc1_head1_cat_3, xn_vc1_head1_cat})), xn_vc1_head1_cat_3}), xn_vc1_head1_cat});
-assign xn_vc0_valid_and = ((xn_vc0_valid_sel & (~(xn_vc0_stay ? xn_vc0_head0_b29 : xn_vc0_second0[29]))) & xn_vc0_start) & (~xn_busy);
-assign xn_vc1_valid_and = ((xn_vc1_valid_sel & (~(xn_vc1_stay ? xn_vc1_head0_b29 : xn_vc1_second0[29]))) & xn_vc1_start) & (~xn_busy);
+assign xn_vc1_second1_sel = xn_vc1_pop_2 ? ({({(^({xn_vc1_second1_cat_3, xn_vc1_second1_cat})), xn_vc1_second1_cat_3}), xn_vc1_second1_cat}) : ({({(^({xn_vc1_head1_cat_3, xn_vc1_head1_cat})), xn_vc1_head1_cat_3}), xn_vc1_head1_cat});
+assign xn_vc0_valid_and = ((xn_vc0_valid_sel & (~(xn_vc0_stay ? xn_vc0_head0_fix : xn_vc0_second0_fix))) & xn_vc0_start) & (~xn_busy);
+assign xn_vc1_valid_and = ((xn_vc1_valid_sel & (~(xn_vc1_stay ? xn_vc1_head0_fix : xn_vc1_second0_fix))) & xn_vc1_start) & (~xn_busy);
 assign xn_vc1_valid_cat = {xn_vc1_valid_and, xn_vc0_valid_and};
 assign xn_vc_arbiter_grant = {((((xn_vc_arbiter == 1'h0) & (~xn_vc1_valid_cat[0])) | (xn_vc_arbiter == 1'h1)) & xn_vc1_valid_cat[1]), (((xn_vc_arbiter == 1'h0) | ((xn_vc_arbiter == 1'h1) & (~xn_vc1_valid_cat[1]))) & xn_vc1_valid_cat[0])};
 assign xn_vc_arbiter_grant_b1 = xn_vc_arbiter_grant[1];
-assign xn_vc1_head0_sel_5 = xn_vc_arbiter_grant_b1 ? xn_vc1_head0_sel : xn_vc0_head0_sel;
-assign xn_vc1_head0_sel_6 = xn_vc_arbiter_grant_b1 ? xn_vc1_head0_sel_3 : xn_vc0_head0_sel_3;
-assign xn_vc1_head0_sel_7 = xn_vc_arbiter_grant_b1 ? xn_vc1_head0_sel_4 : xn_vc0_head0_sel_4;
-assign xn_vc1_head0_sel_8 = xn_vc_arbiter_grant_b1 ? (xn_vc1_stay ? xn_vc1_head0[28:22] : xn_vc1_second0[28:22]) : (xn_vc0_stay ? xn_vc0_head0[28:22] : xn_vc0_second0[28:22]);
+assign xn_vc1_head0_last_sel_2 = xn_vc_arbiter_grant_b1 ? xn_vc1_head0_last_sel : xn_vc0_head0_last_sel;
+assign xn_vc1_head0_ovc_sel_2 = xn_vc_arbiter_grant_b1 ? xn_vc1_head0_ovc_sel : xn_vc0_head0_ovc_sel;
+assign xn_vc1_head0_drop_sel_2 = xn_vc_arbiter_grant_b1 ? xn_vc1_head0_drop_sel : xn_vc0_head0_drop_sel;
+assign xn_vc1_head0_flits_sel = xn_vc_arbiter_grant_b1 ? (xn_vc1_stay ? xn_vc1_head0_flits : xn_vc1_second0_flits) : (xn_vc0_stay ? xn_vc0_head0_flits : xn_vc0_second0_flits);
 assign xn_vc_arbiter_grant_b0 = xn_vc_arbiter_grant[0];
 assign xn_vc_arbiter_grant_b1_2 = xn_vc_arbiter_grant[1];
 assign yp_slot_shr_4 = yp_slot_cat >> xn_cur_out;
@@ -3839,48 +6065,48 @@ assign xn_cur_out_and_2 = (xn_cur_out == 3'h1) & (~xn_cur_drop);
 assign xn_cur_out_and_3 = (xn_cur_out == 3'h2) & (~xn_cur_drop);
 assign xn_cur_out_and_4 = (xn_cur_out == 3'h3) & (~xn_cur_drop);
 assign xn_cur_out_and_5 = (xn_cur_out == 3'h4) & (~xn_cur_drop);
-assign xn_busy_and_2 = xn_busy_and & (xn_cur_vc ? xn_vc1_head0_sel : xn_vc0_head0_sel);
+assign xn_busy_and_2 = xn_busy_and & (xn_cur_vc ? xn_vc1_head0_last_sel : xn_vc0_head0_last_sel);
 assign yp_vc0_valid_sel = yp_vc0_stay ? yp_vc0_valid : yp_vc0_second_valid;
-assign yp_vc0_head0_sel = yp_vc0_stay ? yp_vc0_head0_b0 : yp_vc0_second0[0];
-assign yp_vc0_head0_sel_2 = yp_vc0_stay ? yp_vc0_head0_bits19_17 : yp_vc0_second0_bits19_17;
-assign yp_vc0_head0_sel_3 = yp_vc0_stay ? yp_vc0_head0[20] : yp_vc0_second0[20];
-assign yp_vc0_head0_sel_4 = yp_vc0_stay ? yp_vc0_head0[21] : yp_vc0_second0[21];
+assign yp_vc0_head0_last_sel = yp_vc0_stay ? yp_vc0_head0_last : yp_vc0_second0_last;
+assign yp_vc0_head0_out_sel = yp_vc0_stay ? yp_vc0_head0_out : yp_vc0_second0_out;
+assign yp_vc0_head0_ovc_sel = yp_vc0_stay ? yp_vc0_head0_ovc : yp_vc0_second0_ovc;
+assign yp_vc0_head0_drop_sel = yp_vc0_stay ? yp_vc0_head0_drop : yp_vc0_second0_drop;
 assign yp_vc0_second1_bits83_74 = yp_vc0_second1[83:74];
 assign yp_vc0_second1_bits119_0 = yp_vc0_second1[119:0];
-assign yp_vc0_second1_cat = {({yp_vc0_second1_bits119_0[119:84], ((~(yp_vc0_second0_bits19_17 < 3'h2)) ? (yp_vc0_second1_bits83_74 + 10'h1) : yp_vc0_second1_bits83_74)}), yp_vc0_second1_bits119_0[73:0]};
+assign yp_vc0_second1_cat = {({yp_vc0_second1_bits119_0[119:84], ((~(yp_vc0_second0_out < 3'h2)) ? (yp_vc0_second1_bits83_74 + 10'h1) : yp_vc0_second1_bits83_74)}), yp_vc0_second1_bits119_0[73:0]};
 assign yp_vc0_second1_cat_2 = {({({(^(yp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign yp_vc0_second1_cat_3 = {({({yp_vc0_second1_cat_2, (^(yp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign yp_vc0_head1_bits83_74 = yp_vc0_head1[83:74];
-assign yp_vc0_head1_bits119_0_2 = yp_vc0_head1[119:0];
-assign yp_vc0_head1_cat = {({yp_vc0_head1_bits119_0_2[119:84], ((~(yp_vc0_head0_bits19_17 < 3'h2)) ? (yp_vc0_head1_bits83_74 + 10'h1) : yp_vc0_head1_bits83_74)}), yp_vc0_head1_bits119_0_2[73:0]};
+assign yp_vc0_head1_bits119_0 = yp_vc0_head1[119:0];
+assign yp_vc0_head1_cat = {({yp_vc0_head1_bits119_0[119:84], ((~(yp_vc0_head0_out < 3'h2)) ? (yp_vc0_head1_bits83_74 + 10'h1) : yp_vc0_head1_bits83_74)}), yp_vc0_head1_bits119_0[73:0]};
 assign yp_vc0_head1_cat_2 = {({({(^(yp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign yp_vc0_head1_cat_3 = {({({yp_vc0_head1_cat_2, (^(yp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc0_second1_sel = yp_vc0_pop ? ({({(^({yp_vc0_second1_cat_3, yp_vc0_second1_cat})), yp_vc0_second1_cat_3}), yp_vc0_second1_cat}) : ({({(^({yp_vc0_head1_cat_3, yp_vc0_head1_cat})), yp_vc0_head1_cat_3}), yp_vc0_head1_cat});
+assign yp_vc0_second1_sel = yp_vc0_pop_2 ? ({({(^({yp_vc0_second1_cat_3, yp_vc0_second1_cat})), yp_vc0_second1_cat_3}), yp_vc0_second1_cat}) : ({({(^({yp_vc0_head1_cat_3, yp_vc0_head1_cat})), yp_vc0_head1_cat_3}), yp_vc0_head1_cat});
 assign yp_vc1_valid_sel = yp_vc1_stay ? yp_vc1_valid : yp_vc1_second_valid;
-assign yp_vc1_head0_sel = yp_vc1_stay ? yp_vc1_head0_b0 : yp_vc1_second0[0];
-assign yp_vc1_head0_sel_2 = yp_vc1_stay ? yp_vc1_head0_bits19_17 : yp_vc1_second0_bits19_17;
-assign yp_vc1_head0_sel_3 = yp_vc1_stay ? yp_vc1_head0[20] : yp_vc1_second0[20];
-assign yp_vc1_head0_sel_4 = yp_vc1_stay ? yp_vc1_head0[21] : yp_vc1_second0[21];
+assign yp_vc1_head0_last_sel = yp_vc1_stay ? yp_vc1_head0_last : yp_vc1_second0_last;
+assign yp_vc1_head0_out_sel = yp_vc1_stay ? yp_vc1_head0_out : yp_vc1_second0_out;
+assign yp_vc1_head0_ovc_sel = yp_vc1_stay ? yp_vc1_head0_ovc : yp_vc1_second0_ovc;
+assign yp_vc1_head0_drop_sel = yp_vc1_stay ? yp_vc1_head0_drop : yp_vc1_second0_drop;
 assign yp_vc1_second1_bits83_74 = yp_vc1_second1[83:74];
 assign yp_vc1_second1_bits119_0 = yp_vc1_second1[119:0];
-assign yp_vc1_second1_cat = {({yp_vc1_second1_bits119_0[119:84], ((~(yp_vc1_second0_bits19_17 < 3'h2)) ? (yp_vc1_second1_bits83_74 + 10'h1) : yp_vc1_second1_bits83_74)}), yp_vc1_second1_bits119_0[73:0]};
+assign yp_vc1_second1_cat = {({yp_vc1_second1_bits119_0[119:84], ((~(yp_vc1_second0_out < 3'h2)) ? (yp_vc1_second1_bits83_74 + 10'h1) : yp_vc1_second1_bits83_74)}), yp_vc1_second1_bits119_0[73:0]};
 assign yp_vc1_second1_cat_2 = {({({(^(yp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign yp_vc1_second1_cat_3 = {({({yp_vc1_second1_cat_2, (^(yp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
 assign yp_vc1_head1_bits83_74 = yp_vc1_head1[83:74];
-assign yp_vc1_head1_bits119_0_2 = yp_vc1_head1[119:0];
-assign yp_vc1_head1_cat = {({yp_vc1_head1_bits119_0_2[119:84], ((~(yp_vc1_head0_bits19_17 < 3'h2)) ? (yp_vc1_head1_bits83_74 + 10'h1) : yp_vc1_head1_bits83_74)}), yp_vc1_head1_bits119_0_2[73:0]};
+assign yp_vc1_head1_bits119_0 = yp_vc1_head1[119:0];
+assign yp_vc1_head1_cat = {({yp_vc1_head1_bits119_0[119:84], ((~(yp_vc1_head0_out < 3'h2)) ? (yp_vc1_head1_bits83_74 + 10'h1) : yp_vc1_head1_bits83_74)}), yp_vc1_head1_bits119_0[73:0]};
 assign yp_vc1_head1_cat_2 = {({({(^(yp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
 assign yp_vc1_head1_cat_3 = {({({yp_vc1_head1_cat_2, (^(yp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc1_second1_sel = yp_vc1_pop ? ({({(^({yp_vc1_second1_cat_3, yp_vc1_second1_cat})), yp_vc1_second1_cat_3}), yp_vc1_second1_cat}) : ({({(^({yp_vc1_head1_cat_3, yp_vc1_head1_cat})), yp_vc1_head1_cat_3}), yp_vc1_head1_cat});
-assign yp_vc0_valid_and = ((yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_b29 : yp_vc0_second0[29]))) & yp_vc0_start) & (~yp_busy);
-assign yp_vc1_valid_and = ((yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_b29 : yp_vc1_second0[29]))) & yp_vc1_start) & (~yp_busy);
+assign yp_vc1_second1_sel = yp_vc1_pop_2 ? ({({(^({yp_vc1_second1_cat_3, yp_vc1_second1_cat})), yp_vc1_second1_cat_3}), yp_vc1_second1_cat}) : ({({(^({yp_vc1_head1_cat_3, yp_vc1_head1_cat})), yp_vc1_head1_cat_3}), yp_vc1_head1_cat});
+assign yp_vc0_valid_and = ((yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_fix : yp_vc0_second0_fix))) & yp_vc0_start) & (~yp_busy);
+assign yp_vc1_valid_and = ((yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_fix : yp_vc1_second0_fix))) & yp_vc1_start) & (~yp_busy);
 assign yp_vc1_valid_cat = {yp_vc1_valid_and, yp_vc0_valid_and};
 assign yp_vc_arbiter_grant = {((((yp_vc_arbiter == 1'h0) & (~yp_vc1_valid_cat[0])) | (yp_vc_arbiter == 1'h1)) & yp_vc1_valid_cat[1]), (((yp_vc_arbiter == 1'h0) | ((yp_vc_arbiter == 1'h1) & (~yp_vc1_valid_cat[1]))) & yp_vc1_valid_cat[0])};
 assign yp_vc_arbiter_grant_b1 = yp_vc_arbiter_grant[1];
-assign yp_vc1_head0_sel_5 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_sel : yp_vc0_head0_sel;
-assign yp_vc1_head0_sel_6 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_sel_3 : yp_vc0_head0_sel_3;
-assign yp_vc1_head0_sel_7 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_sel_4 : yp_vc0_head0_sel_4;
-assign yp_vc1_head0_sel_8 = yp_vc_arbiter_grant_b1 ? (yp_vc1_stay ? yp_vc1_head0[28:22] : yp_vc1_second0[28:22]) : (yp_vc0_stay ? yp_vc0_head0[28:22] : yp_vc0_second0[28:22]);
+assign yp_vc1_head0_last_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
+assign yp_vc1_head0_ovc_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_ovc_sel : yp_vc0_head0_ovc_sel;
+assign yp_vc1_head0_drop_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_drop_sel : yp_vc0_head0_drop_sel;
+assign yp_vc1_head0_flits_sel = yp_vc_arbiter_grant_b1 ? (yp_vc1_stay ? yp_vc1_head0_flits : yp_vc1_second0_flits) : (yp_vc0_stay ? yp_vc0_head0_flits : yp_vc0_second0_flits);
 assign yp_vc_arbiter_grant_b0 = yp_vc_arbiter_grant[0];
 assign yp_vc_arbiter_grant_b1_2 = yp_vc_arbiter_grant[1];
 assign yp_slot_shr_5 = yp_slot_cat >> yp_cur_out;
@@ -3890,57 +6116,57 @@ assign yp_cur_out_and_2 = (yp_cur_out == 3'h1) & (~yp_cur_drop);
 assign yp_cur_out_and_3 = (yp_cur_out == 3'h2) & (~yp_cur_drop);
 assign yp_cur_out_and_4 = (yp_cur_out == 3'h3) & (~yp_cur_drop);
 assign yp_cur_out_and_5 = (yp_cur_out == 3'h4) & (~yp_cur_drop);
-assign yp_busy_and_2 = yp_busy_and & (yp_cur_vc ? yp_vc1_head0_sel : yp_vc0_head0_sel);
+assign yp_busy_and_2 = yp_busy_and & (yp_cur_vc ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel);
 
 // ---- allocation: outputs grant an input (each output's arbiter, and whether each input won) ----
-assign p0_vc0_valid_and_2 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h0)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? yp_slot_cat_2[8] : yp_slot_cat_2[0]);
-assign p1_vc0_valid_and_2 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h0)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? yp_slot_cat_2[8] : yp_slot_cat_2[0]);
-assign xp_vc_arbiter_grant_and = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h0)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? yp_slot_cat_2[8] : yp_slot_cat_2[0]);
-assign xp_vc_arbiter_grant_and_2 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h0)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? yp_slot_cat_2[8] : yp_slot_cat_2[0]);
-assign xn_vc_arbiter_grant_and = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_sel_2 == 3'h0)) & (~xn_vc0_head0_sel_4)) & (xn_vc0_head0_sel_3 ? yp_slot_cat_2[8] : yp_slot_cat_2[0]);
-assign xn_vc_arbiter_grant_and_2 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_sel_2 == 3'h0)) & (~xn_vc1_head0_sel_4)) & (xn_vc1_head0_sel_3 ? yp_slot_cat_2[8] : yp_slot_cat_2[0]);
-assign yp_vc_arbiter_grant_and = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h0)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? yp_slot_cat_2[8] : yp_slot_cat_2[0]);
-assign yp_vc_arbiter_grant_and_2 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h0)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? yp_slot_cat_2[8] : yp_slot_cat_2[0]);
+assign p0_vc0_valid_and_2 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h0)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? yp_slot_cat_3[8] : yp_slot_cat_3[0]);
+assign p1_vc0_valid_and_2 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h0)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? yp_slot_cat_3[8] : yp_slot_cat_3[0]);
+assign xp_vc_arbiter_grant_and = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h0)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? yp_slot_cat_3[8] : yp_slot_cat_3[0]);
+assign xp_vc_arbiter_grant_and_2 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h0)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? yp_slot_cat_3[8] : yp_slot_cat_3[0]);
+assign xn_vc_arbiter_grant_and = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_out_sel == 3'h0)) & (~xn_vc0_head0_drop_sel)) & (xn_vc0_head0_ovc_sel ? yp_slot_cat_3[8] : yp_slot_cat_3[0]);
+assign xn_vc_arbiter_grant_and_2 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_out_sel == 3'h0)) & (~xn_vc1_head0_drop_sel)) & (xn_vc1_head0_ovc_sel ? yp_slot_cat_3[8] : yp_slot_cat_3[0]);
+assign yp_vc_arbiter_grant_and = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h0)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? yp_slot_cat_3[8] : yp_slot_cat_3[0]);
+assign yp_vc_arbiter_grant_and_2 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h0)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? yp_slot_cat_3[8] : yp_slot_cat_3[0]);
 assign yp_vc_arbiter_grant_cat = {({(yp_vc_arbiter_grant_and | yp_vc_arbiter_grant_and_2), (xn_vc_arbiter_grant_and | xn_vc_arbiter_grant_and_2)}), (xp_vc_arbiter_grant_and | xp_vc_arbiter_grant_and_2)};
 assign xp_vc_arbiter_grant_cat = {({yp_vc_arbiter_grant_cat, p1_vc0_valid_and_2}), p0_vc0_valid_and_2};
-assign p0_vc0_valid_and_3 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h1)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? yp_slot_cat_2[9] : yp_slot_cat_2[1]);
-assign p1_vc0_valid_and_3 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h1)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? yp_slot_cat_2[9] : yp_slot_cat_2[1]);
-assign xp_vc_arbiter_grant_and_3 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h1)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? yp_slot_cat_2[9] : yp_slot_cat_2[1]);
-assign xp_vc_arbiter_grant_and_4 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h1)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? yp_slot_cat_2[9] : yp_slot_cat_2[1]);
-assign xn_vc_arbiter_grant_and_3 = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_sel_2 == 3'h1)) & (~xn_vc0_head0_sel_4)) & (xn_vc0_head0_sel_3 ? yp_slot_cat_2[9] : yp_slot_cat_2[1]);
-assign xn_vc_arbiter_grant_and_4 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_sel_2 == 3'h1)) & (~xn_vc1_head0_sel_4)) & (xn_vc1_head0_sel_3 ? yp_slot_cat_2[9] : yp_slot_cat_2[1]);
-assign yp_vc_arbiter_grant_and_3 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h1)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? yp_slot_cat_2[9] : yp_slot_cat_2[1]);
-assign yp_vc_arbiter_grant_and_4 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h1)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? yp_slot_cat_2[9] : yp_slot_cat_2[1]);
+assign p0_vc0_valid_and_3 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h1)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? yp_slot_cat_3[9] : yp_slot_cat_3[1]);
+assign p1_vc0_valid_and_3 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h1)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? yp_slot_cat_3[9] : yp_slot_cat_3[1]);
+assign xp_vc_arbiter_grant_and_3 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h1)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? yp_slot_cat_3[9] : yp_slot_cat_3[1]);
+assign xp_vc_arbiter_grant_and_4 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h1)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? yp_slot_cat_3[9] : yp_slot_cat_3[1]);
+assign xn_vc_arbiter_grant_and_3 = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_out_sel == 3'h1)) & (~xn_vc0_head0_drop_sel)) & (xn_vc0_head0_ovc_sel ? yp_slot_cat_3[9] : yp_slot_cat_3[1]);
+assign xn_vc_arbiter_grant_and_4 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_out_sel == 3'h1)) & (~xn_vc1_head0_drop_sel)) & (xn_vc1_head0_ovc_sel ? yp_slot_cat_3[9] : yp_slot_cat_3[1]);
+assign yp_vc_arbiter_grant_and_3 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h1)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? yp_slot_cat_3[9] : yp_slot_cat_3[1]);
+assign yp_vc_arbiter_grant_and_4 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h1)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? yp_slot_cat_3[9] : yp_slot_cat_3[1]);
 assign yp_vc_arbiter_grant_cat_2 = {({(yp_vc_arbiter_grant_and_3 | yp_vc_arbiter_grant_and_4), (xn_vc_arbiter_grant_and_3 | xn_vc_arbiter_grant_and_4)}), (xp_vc_arbiter_grant_and_3 | xp_vc_arbiter_grant_and_4)};
 assign xp_vc_arbiter_grant_cat_2 = {({yp_vc_arbiter_grant_cat_2, p1_vc0_valid_and_3}), p0_vc0_valid_and_3};
-assign p0_vc0_valid_and_4 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h2)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign p1_vc0_valid_and_4 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h2)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign xp_vc_arbiter_grant_and_5 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h2)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign xp_vc_arbiter_grant_and_6 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h2)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign xn_vc_arbiter_grant_and_5 = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_sel_2 == 3'h2)) & (~xn_vc0_head0_sel_4)) & (xn_vc0_head0_sel_3 ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign xn_vc_arbiter_grant_and_6 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_sel_2 == 3'h2)) & (~xn_vc1_head0_sel_4)) & (xn_vc1_head0_sel_3 ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign yp_vc_arbiter_grant_and_5 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h2)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
-assign yp_vc_arbiter_grant_and_6 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h2)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? yp_slot_cat_2[10] : yp_slot_cat_2[2]);
+assign p0_vc0_valid_and_4 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h2)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? yp_slot_cat_3[10] : yp_slot_cat_3[2]);
+assign p1_vc0_valid_and_4 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h2)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? yp_slot_cat_3[10] : yp_slot_cat_3[2]);
+assign xp_vc_arbiter_grant_and_5 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h2)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? yp_slot_cat_3[10] : yp_slot_cat_3[2]);
+assign xp_vc_arbiter_grant_and_6 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h2)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? yp_slot_cat_3[10] : yp_slot_cat_3[2]);
+assign xn_vc_arbiter_grant_and_5 = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_out_sel == 3'h2)) & (~xn_vc0_head0_drop_sel)) & (xn_vc0_head0_ovc_sel ? yp_slot_cat_3[10] : yp_slot_cat_3[2]);
+assign xn_vc_arbiter_grant_and_6 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_out_sel == 3'h2)) & (~xn_vc1_head0_drop_sel)) & (xn_vc1_head0_ovc_sel ? yp_slot_cat_3[10] : yp_slot_cat_3[2]);
+assign yp_vc_arbiter_grant_and_5 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h2)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? yp_slot_cat_3[10] : yp_slot_cat_3[2]);
+assign yp_vc_arbiter_grant_and_6 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h2)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? yp_slot_cat_3[10] : yp_slot_cat_3[2]);
 assign yp_vc_arbiter_grant_cat_3 = {({(yp_vc_arbiter_grant_and_5 | yp_vc_arbiter_grant_and_6), (xn_vc_arbiter_grant_and_5 | xn_vc_arbiter_grant_and_6)}), (xp_vc_arbiter_grant_and_5 | xp_vc_arbiter_grant_and_6)};
 assign xp_vc_arbiter_grant_cat_3 = {({yp_vc_arbiter_grant_cat_3, p1_vc0_valid_and_4}), p0_vc0_valid_and_4};
-assign p0_vc0_valid_and_5 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h3)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign p1_vc0_valid_and_5 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h3)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign xp_vc_arbiter_grant_and_7 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h3)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign xp_vc_arbiter_grant_and_8 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h3)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign xn_vc_arbiter_grant_and_7 = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_sel_2 == 3'h3)) & (~xn_vc0_head0_sel_4)) & (xn_vc0_head0_sel_3 ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign xn_vc_arbiter_grant_and_8 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_sel_2 == 3'h3)) & (~xn_vc1_head0_sel_4)) & (xn_vc1_head0_sel_3 ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign yp_vc_arbiter_grant_and_7 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h3)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
-assign yp_vc_arbiter_grant_and_8 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h3)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? yp_slot_cat_2[11] : yp_slot_cat_2[3]);
+assign p0_vc0_valid_and_5 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h3)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? yp_slot_cat_3[11] : yp_slot_cat_3[3]);
+assign p1_vc0_valid_and_5 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h3)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? yp_slot_cat_3[11] : yp_slot_cat_3[3]);
+assign xp_vc_arbiter_grant_and_7 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h3)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? yp_slot_cat_3[11] : yp_slot_cat_3[3]);
+assign xp_vc_arbiter_grant_and_8 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h3)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? yp_slot_cat_3[11] : yp_slot_cat_3[3]);
+assign xn_vc_arbiter_grant_and_7 = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_out_sel == 3'h3)) & (~xn_vc0_head0_drop_sel)) & (xn_vc0_head0_ovc_sel ? yp_slot_cat_3[11] : yp_slot_cat_3[3]);
+assign xn_vc_arbiter_grant_and_8 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_out_sel == 3'h3)) & (~xn_vc1_head0_drop_sel)) & (xn_vc1_head0_ovc_sel ? yp_slot_cat_3[11] : yp_slot_cat_3[3]);
+assign yp_vc_arbiter_grant_and_7 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h3)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? yp_slot_cat_3[11] : yp_slot_cat_3[3]);
+assign yp_vc_arbiter_grant_and_8 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h3)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? yp_slot_cat_3[11] : yp_slot_cat_3[3]);
 assign yp_vc_arbiter_grant_cat_4 = {({(yp_vc_arbiter_grant_and_7 | yp_vc_arbiter_grant_and_8), (xn_vc_arbiter_grant_and_7 | xn_vc_arbiter_grant_and_8)}), (xp_vc_arbiter_grant_and_7 | xp_vc_arbiter_grant_and_8)};
 assign xp_vc_arbiter_grant_cat_4 = {({yp_vc_arbiter_grant_cat_4, p1_vc0_valid_and_5}), p0_vc0_valid_and_5};
-assign p0_vc0_valid_and_6 = ((p0_vc0_valid_and & (p0_vc0_head0_sel_2 == 3'h4)) & (~p0_vc0_head0_sel_4)) & (p0_vc0_head0_sel_3 ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign p1_vc0_valid_and_6 = ((p1_vc0_valid_and & (p1_vc0_head0_sel_2 == 3'h4)) & (~p1_vc0_head0_sel_4)) & (p1_vc0_head0_sel_3 ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign xp_vc_arbiter_grant_and_9 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_sel_2 == 3'h4)) & (~xp_vc0_head0_sel_4)) & (xp_vc0_head0_sel_3 ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign xp_vc_arbiter_grant_and_10 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_sel_2 == 3'h4)) & (~xp_vc1_head0_sel_4)) & (xp_vc1_head0_sel_3 ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign xn_vc_arbiter_grant_and_9 = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_sel_2 == 3'h4)) & (~xn_vc0_head0_sel_4)) & (xn_vc0_head0_sel_3 ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign xn_vc_arbiter_grant_and_10 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_sel_2 == 3'h4)) & (~xn_vc1_head0_sel_4)) & (xn_vc1_head0_sel_3 ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign yp_vc_arbiter_grant_and_9 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_sel_2 == 3'h4)) & (~yp_vc0_head0_sel_4)) & (yp_vc0_head0_sel_3 ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
-assign yp_vc_arbiter_grant_and_10 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_sel_2 == 3'h4)) & (~yp_vc1_head0_sel_4)) & (yp_vc1_head0_sel_3 ? yp_slot_cat_2[12] : yp_slot_cat_2[4]);
+assign p0_vc0_valid_and_6 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h4)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? yp_slot_cat_3[12] : yp_slot_cat_3[4]);
+assign p1_vc0_valid_and_6 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h4)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? yp_slot_cat_3[12] : yp_slot_cat_3[4]);
+assign xp_vc_arbiter_grant_and_9 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h4)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? yp_slot_cat_3[12] : yp_slot_cat_3[4]);
+assign xp_vc_arbiter_grant_and_10 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h4)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? yp_slot_cat_3[12] : yp_slot_cat_3[4]);
+assign xn_vc_arbiter_grant_and_9 = ((xn_vc_arbiter_grant_b0 & (xn_vc0_head0_out_sel == 3'h4)) & (~xn_vc0_head0_drop_sel)) & (xn_vc0_head0_ovc_sel ? yp_slot_cat_3[12] : yp_slot_cat_3[4]);
+assign xn_vc_arbiter_grant_and_10 = ((xn_vc_arbiter_grant_b1_2 & (xn_vc1_head0_out_sel == 3'h4)) & (~xn_vc1_head0_drop_sel)) & (xn_vc1_head0_ovc_sel ? yp_slot_cat_3[12] : yp_slot_cat_3[4]);
+assign yp_vc_arbiter_grant_and_9 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h4)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? yp_slot_cat_3[12] : yp_slot_cat_3[4]);
+assign yp_vc_arbiter_grant_and_10 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h4)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? yp_slot_cat_3[12] : yp_slot_cat_3[4]);
 assign yp_vc_arbiter_grant_cat_5 = {({(yp_vc_arbiter_grant_and_9 | yp_vc_arbiter_grant_and_10), (xn_vc_arbiter_grant_and_9 | xn_vc_arbiter_grant_and_10)}), (xp_vc_arbiter_grant_and_9 | xp_vc_arbiter_grant_and_10)};
 assign xp_vc_arbiter_grant_cat_5 = {({yp_vc_arbiter_grant_cat_5, p1_vc0_valid_and_6}), p0_vc0_valid_and_6};
 assign p0_arbiter_or = (p0_arbiter == 3'h0) | ((p0_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])));
@@ -4085,206 +6311,1681 @@ assign p0_busy_or_4 = ((p0_busy_and_2 & p0_cur_out_and_4) | (p1_busy_and_2 & p1_
 assign p0_busy_or_5 = ((p0_busy_and_2 & p0_cur_out_and_5) | (p1_busy_and_2 & p1_cur_out_and_5)) | (xp_busy_and_2 & xp_cur_out_and_5);
 
 // ---- allocation: the schedule for the next cycle ----
-assign p0_won_at_p0_or = ((((p0_won_at_p0 | p1_won_at_p0) | xp_won_at_p0) | xn_won_at_p0) | yp_won_at_p0) | (p0_vc0_valid_and & p0_vc0_head0_sel_4);
+assign p0_won_at_p0_or = ((((p0_won_at_p0 | p1_won_at_p0) | xp_won_at_p0) | xn_won_at_p0) | yp_won_at_p0) | (p0_vc0_valid_and & p0_vc0_head0_drop_sel);
 assign p0_busy_or_6 = p0_busy_and | p0_won_at_p0_or;
-assign p0_won_at_p1_or = ((((p0_won_at_p1 | p1_won_at_p1) | xp_won_at_p1) | xn_won_at_p1) | yp_won_at_p1) | (p1_vc0_valid_and & p1_vc0_head0_sel_4);
+assign p0_won_at_p1_or = ((((p0_won_at_p1 | p1_won_at_p1) | xp_won_at_p1) | xn_won_at_p1) | yp_won_at_p1) | (p1_vc0_valid_and & p1_vc0_head0_drop_sel);
 assign p1_busy_or = p1_busy_and | p0_won_at_p1_or;
-assign p0_won_at_xp_or = ((((p0_won_at_xp | p1_won_at_xp) | xp_won_at_xp) | xn_won_at_xp) | yp_won_at_xp) | ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_sel_7);
+assign p0_won_at_xp_or = ((((p0_won_at_xp | p1_won_at_xp) | xp_won_at_xp) | xn_won_at_xp) | yp_won_at_xp) | ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_drop_sel_2);
 assign xp_busy_or = xp_busy_and | p0_won_at_xp_or;
 assign xp_cur_vc_sel = xp_busy ? xp_cur_vc : xp_vc_arbiter_grant_b1;
-assign xp_vc1_head0_sel_9 = xp_cur_vc_sel ? xp_vc1_head0_sel : xp_vc0_head0_sel;
-assign p0_won_at_xn_or = ((((p0_won_at_xn | p1_won_at_xn) | xp_won_at_xn) | xn_won_at_xn) | yp_won_at_xn) | ((xn_vc0_valid_and | xn_vc1_valid_and) & xn_vc1_head0_sel_7);
+assign xp_vc1_head0_last_sel_3 = xp_cur_vc_sel ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
+assign p0_won_at_xn_or = ((((p0_won_at_xn | p1_won_at_xn) | xp_won_at_xn) | xn_won_at_xn) | yp_won_at_xn) | ((xn_vc0_valid_and | xn_vc1_valid_and) & xn_vc1_head0_drop_sel_2);
 assign xn_busy_or = xn_busy_and | p0_won_at_xn_or;
 assign xn_cur_vc_sel = xn_busy ? xn_cur_vc : xn_vc_arbiter_grant_b1;
-assign xn_vc1_head0_sel_9 = xn_cur_vc_sel ? xn_vc1_head0_sel : xn_vc0_head0_sel;
-assign p0_won_at_yp_or = ((((p0_won_at_yp | p1_won_at_yp) | xp_won_at_yp) | xn_won_at_yp) | yp_won_at_yp) | ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_sel_7);
+assign xn_vc1_head0_last_sel_3 = xn_cur_vc_sel ? xn_vc1_head0_last_sel : xn_vc0_head0_last_sel;
+assign p0_won_at_yp_or = ((((p0_won_at_yp | p1_won_at_yp) | xp_won_at_yp) | xn_won_at_yp) | yp_won_at_yp) | ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
 assign yp_busy_or = yp_busy_and | p0_won_at_yp_or;
 assign yp_cur_vc_sel = yp_busy ? yp_cur_vc : yp_vc_arbiter_grant_b1;
-assign yp_vc1_head0_sel_9 = yp_cur_vc_sel ? yp_vc1_head0_sel : yp_vc0_head0_sel;
-assign yp_busy_cat = {((yp_busy_and & yp_cur_out_and) | p0_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and) | p0_arbiter_grant[3])};
-assign yp_busy_cat_2 = {({yp_busy_cat, ((xp_busy_and & xp_cur_out_and) | p0_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and) | p0_arbiter_grant[1])};
+assign yp_vc1_head0_last_sel_3 = yp_cur_vc_sel ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
+assign yp_busy_cat_6 = {((yp_busy_and & yp_cur_out_and) | p0_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and) | p0_arbiter_grant[3])};
+assign yp_busy_cat_7 = {({yp_busy_cat_6, ((xp_busy_and & xp_cur_out_and) | p0_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and) | p0_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_6 = ((p0_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (p0_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (p0_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_7 = (p0_vc0_head0_ovc_or_6 | (p0_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0)) | (p0_arbiter_grant[4] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_6 = ((p0_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (p0_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (p0_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_7 = (p0_vc0_head0_flits_or_6 | (p0_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0)) | (p0_arbiter_grant[4] ? yp_vc1_head0_flits_sel : 7'h0);
 assign p0_owned_and = p0_owned & (~((p0_busy_or | (xn_busy_and_2 & xn_cur_out_and)) | (yp_busy_and_2 & yp_cur_out_and)));
-assign p0_arbiter_grant_or = ((p0_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (p0_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (p0_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign p0_arbiter_grant_or_2 = (p0_arbiter_grant_or | (p0_arbiter_grant[3] & (~xn_vc1_head0_sel_5))) | (p0_arbiter_grant[4] & (~yp_vc1_head0_sel_5));
-assign yp_busy_cat_3 = {((yp_busy_and & yp_cur_out_and_2) | p1_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and_2) | p1_arbiter_grant[3])};
-assign yp_busy_cat_4 = {({yp_busy_cat_3, ((xp_busy_and & xp_cur_out_and_2) | p1_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_2) | p1_arbiter_grant[1])};
+assign p0_arbiter_grant_or = ((p0_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (p0_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (p0_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign p0_arbiter_grant_or_2 = (p0_arbiter_grant_or | (p0_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2))) | (p0_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
+assign yp_busy_cat_8 = {((yp_busy_and & yp_cur_out_and_2) | p1_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and_2) | p1_arbiter_grant[3])};
+assign yp_busy_cat_9 = {({yp_busy_cat_8, ((xp_busy_and & xp_cur_out_and_2) | p1_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_2) | p1_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_8 = ((p1_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (p1_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (p1_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_9 = (p0_vc0_head0_ovc_or_8 | (p1_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0)) | (p1_arbiter_grant[4] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_8 = ((p1_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (p1_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (p1_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_9 = (p0_vc0_head0_flits_or_8 | (p1_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0)) | (p1_arbiter_grant[4] ? yp_vc1_head0_flits_sel : 7'h0);
 assign p1_owned_and = p1_owned & (~((p0_busy_or_2 | (xn_busy_and_2 & xn_cur_out_and_2)) | (yp_busy_and_2 & yp_cur_out_and_2)));
-assign p1_arbiter_grant_or = ((p1_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (p1_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (p1_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign p1_arbiter_grant_or_2 = (p1_arbiter_grant_or | (p1_arbiter_grant[3] & (~xn_vc1_head0_sel_5))) | (p1_arbiter_grant[4] & (~yp_vc1_head0_sel_5));
-assign yp_busy_cat_5 = {((yp_busy_and & yp_cur_out_and_3) | xp_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and_3) | xp_arbiter_grant[3])};
-assign yp_busy_cat_6 = {({yp_busy_cat_5, ((xp_busy_and & xp_cur_out_and_3) | xp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_3) | xp_arbiter_grant[1])};
-assign p0_vc0_head0_or = ((xp_arbiter_grant[0] ? p0_vc0_head0_sel_3 : 1'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_sel_3 : 1'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_2 = (p0_vc0_head0_or | (xp_arbiter_grant[3] ? xn_vc1_head0_sel_6 : 1'h0)) | (xp_arbiter_grant[4] ? yp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_3 = ((xp_arbiter_grant[0] ? p0_vc0_head0_sel_5 : 7'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_sel_5 : 7'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_sel_8 : 7'h0);
-assign p0_vc0_head0_or_4 = (p0_vc0_head0_or_3 | (xp_arbiter_grant[3] ? xn_vc1_head0_sel_8 : 7'h0)) | (xp_arbiter_grant[4] ? yp_vc1_head0_sel_8 : 7'h0);
+assign p1_arbiter_grant_or = ((p1_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (p1_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (p1_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign p1_arbiter_grant_or_2 = (p1_arbiter_grant_or | (p1_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2))) | (p1_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
+assign yp_busy_cat_10 = {((yp_busy_and & yp_cur_out_and_3) | xp_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and_3) | xp_arbiter_grant[3])};
+assign yp_busy_cat_11 = {({yp_busy_cat_10, ((xp_busy_and & xp_cur_out_and_3) | xp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_3) | xp_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_10 = ((xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_11 = (p0_vc0_head0_ovc_or_10 | (xp_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0)) | (xp_arbiter_grant[4] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_10 = ((xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_11 = (p0_vc0_head0_flits_or_10 | (xp_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0)) | (xp_arbiter_grant[4] ? yp_vc1_head0_flits_sel : 7'h0);
 assign xp_owned_and = xp_owned & (~((p0_busy_or_3 | (xn_busy_and_2 & xn_cur_out_and_3)) | (yp_busy_and_2 & yp_cur_out_and_3)));
-assign xp_arbiter_grant_or = ((xp_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (xp_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (xp_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign xp_arbiter_grant_or_2 = (xp_arbiter_grant_or | (xp_arbiter_grant[3] & (~xn_vc1_head0_sel_5))) | (xp_arbiter_grant[4] & (~yp_vc1_head0_sel_5));
-assign yp_busy_cat_7 = {((yp_busy_and & yp_cur_out_and_4) | xn_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and_4) | xn_arbiter_grant[3])};
-assign yp_busy_cat_8 = {({yp_busy_cat_7, ((xp_busy_and & xp_cur_out_and_4) | xn_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_4) | xn_arbiter_grant[1])};
-assign p0_vc0_head0_or_5 = ((xn_arbiter_grant[0] ? p0_vc0_head0_sel_3 : 1'h0) | (xn_arbiter_grant[1] ? p1_vc0_head0_sel_3 : 1'h0)) | (xn_arbiter_grant[2] ? xp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_6 = (p0_vc0_head0_or_5 | (xn_arbiter_grant[3] ? xn_vc1_head0_sel_6 : 1'h0)) | (xn_arbiter_grant[4] ? yp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_7 = ((xn_arbiter_grant[0] ? p0_vc0_head0_sel_5 : 7'h0) | (xn_arbiter_grant[1] ? p1_vc0_head0_sel_5 : 7'h0)) | (xn_arbiter_grant[2] ? xp_vc1_head0_sel_8 : 7'h0);
-assign p0_vc0_head0_or_8 = (p0_vc0_head0_or_7 | (xn_arbiter_grant[3] ? xn_vc1_head0_sel_8 : 7'h0)) | (xn_arbiter_grant[4] ? yp_vc1_head0_sel_8 : 7'h0);
+assign xp_arbiter_grant_or = ((xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign xp_arbiter_grant_or_2 = (xp_arbiter_grant_or | (xp_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2))) | (xp_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
+assign yp_busy_cat_12 = {((yp_busy_and & yp_cur_out_and_4) | xn_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and_4) | xn_arbiter_grant[3])};
+assign yp_busy_cat_13 = {({yp_busy_cat_12, ((xp_busy_and & xp_cur_out_and_4) | xn_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_4) | xn_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_12 = ((xn_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (xn_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (xn_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_13 = (p0_vc0_head0_ovc_or_12 | (xn_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0)) | (xn_arbiter_grant[4] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_12 = ((xn_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (xn_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (xn_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_13 = (p0_vc0_head0_flits_or_12 | (xn_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0)) | (xn_arbiter_grant[4] ? yp_vc1_head0_flits_sel : 7'h0);
 assign xn_owned_and = xn_owned & (~((p0_busy_or_4 | (xn_busy_and_2 & xn_cur_out_and_4)) | (yp_busy_and_2 & yp_cur_out_and_4)));
-assign xn_arbiter_grant_or = ((xn_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (xn_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (xn_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign xn_arbiter_grant_or_2 = (xn_arbiter_grant_or | (xn_arbiter_grant[3] & (~xn_vc1_head0_sel_5))) | (xn_arbiter_grant[4] & (~yp_vc1_head0_sel_5));
-assign yp_busy_cat_9 = {((yp_busy_and & yp_cur_out_and_5) | yp_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and_5) | yp_arbiter_grant[3])};
-assign yp_busy_cat_10 = {({yp_busy_cat_9, ((xp_busy_and & xp_cur_out_and_5) | yp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_5) | yp_arbiter_grant[1])};
-assign p0_vc0_head0_or_9 = ((yp_arbiter_grant[0] ? p0_vc0_head0_sel_3 : 1'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_sel_3 : 1'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_10 = (p0_vc0_head0_or_9 | (yp_arbiter_grant[3] ? xn_vc1_head0_sel_6 : 1'h0)) | (yp_arbiter_grant[4] ? yp_vc1_head0_sel_6 : 1'h0);
-assign p0_vc0_head0_or_11 = ((yp_arbiter_grant[0] ? p0_vc0_head0_sel_5 : 7'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_sel_5 : 7'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_sel_8 : 7'h0);
-assign p0_vc0_head0_or_12 = (p0_vc0_head0_or_11 | (yp_arbiter_grant[3] ? xn_vc1_head0_sel_8 : 7'h0)) | (yp_arbiter_grant[4] ? yp_vc1_head0_sel_8 : 7'h0);
+assign xn_arbiter_grant_or = ((xn_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (xn_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (xn_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign xn_arbiter_grant_or_2 = (xn_arbiter_grant_or | (xn_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2))) | (xn_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
+assign yp_busy_cat_14 = {((yp_busy_and & yp_cur_out_and_5) | yp_arbiter_grant[4]), ((xn_busy_and & xn_cur_out_and_5) | yp_arbiter_grant[3])};
+assign yp_busy_cat_15 = {({yp_busy_cat_14, ((xp_busy_and & xp_cur_out_and_5) | yp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_5) | yp_arbiter_grant[1])};
+assign p0_vc0_head0_ovc_or_14 = ((yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_ovc_or_15 = (p0_vc0_head0_ovc_or_14 | (yp_arbiter_grant[3] ? xn_vc1_head0_ovc_sel_2 : 1'h0)) | (yp_arbiter_grant[4] ? yp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_14 = ((yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
+assign p0_vc0_head0_flits_or_15 = (p0_vc0_head0_flits_or_14 | (yp_arbiter_grant[3] ? xn_vc1_head0_flits_sel : 7'h0)) | (yp_arbiter_grant[4] ? yp_vc1_head0_flits_sel : 7'h0);
 assign yp_owned_and = yp_owned & (~((p0_busy_or_5 | (xn_busy_and_2 & xn_cur_out_and_5)) | (yp_busy_and_2 & yp_cur_out_and_5)));
-assign yp_arbiter_grant_or = ((yp_arbiter_grant[0] & (~p0_vc0_head0_sel)) | (yp_arbiter_grant[1] & (~p1_vc0_head0_sel))) | (yp_arbiter_grant[2] & (~xp_vc1_head0_sel_5));
-assign yp_arbiter_grant_or_2 = (yp_arbiter_grant_or | (yp_arbiter_grant[3] & (~xn_vc1_head0_sel_5))) | (yp_arbiter_grant[4] & (~yp_vc1_head0_sel_5));
+assign yp_arbiter_grant_or = ((yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (yp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
+assign yp_arbiter_grant_or_2 = (yp_arbiter_grant_or | (yp_arbiter_grant[3] & (~xn_vc1_head0_last_sel_2))) | (yp_arbiter_grant[4] & (~yp_vc1_head0_last_sel_2));
 
-// ---- switch: input p0 ----
-assign p0_vc0_send_header_sel = p0_send_head ? p0_vc0_send_header : p0_vc0_head1;
+always @(posedge clk) begin
+    if (rst) p0_vc0_pop_2 <= 1'h0; else p0_vc0_pop_2 <= p0_busy_or_6;
+    if (rst) p0_send_head_2 <= 1'h0; else p0_send_head_2 <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
+    if (rst) p0_vc0_send_header_2 <= 128'h0; else p0_vc0_send_header_2 <= p0_vc0_second1_sel;
+    if (rst) p0_send_ovc_2 <= 1'h0; else p0_send_ovc_2 <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
+    if (rst) p1_vc0_pop_2 <= 1'h0; else p1_vc0_pop_2 <= p1_busy_or;
+    if (rst) p1_send_head_2 <= 1'h0; else p1_send_head_2 <= p0_won_at_p1_or & (~p1_vc0_head0_drop_sel);
+    if (rst) p1_vc0_send_header_2 <= 128'h0; else p1_vc0_send_header_2 <= p1_vc0_second1_sel;
+    if (rst) p1_send_ovc_2 <= 1'h0; else p1_send_ovc_2 <= p1_busy ? p1_cur_ovc : p1_vc0_head0_ovc_sel;
+    if (rst) xp_vc0_pop_2 <= 1'h0; else xp_vc0_pop_2 <= xp_busy_or & (~xp_cur_vc_sel);
+    if (rst) xp_vc1_pop_2 <= 1'h0; else xp_vc1_pop_2 <= xp_busy_or & xp_cur_vc_sel;
+    if (rst) xp_send_vc_2 <= 1'h0; else xp_send_vc_2 <= xp_cur_vc_sel;
+    if (rst) xp_send_head_2 <= 1'h0; else xp_send_head_2 <= p0_won_at_xp_or & (~xp_vc1_head0_drop_sel_2);
+    if (rst) xp_vc0_send_header_2 <= 128'h0; else xp_vc0_send_header_2 <= xp_vc0_second1_sel;
+    if (rst) xp_vc1_send_header_2 <= 128'h0; else xp_vc1_send_header_2 <= xp_vc1_second1_sel;
+    if (rst) xp_send_ovc_2 <= 1'h0; else xp_send_ovc_2 <= xp_busy ? xp_cur_ovc : xp_vc1_head0_ovc_sel_2;
+    if (rst) xn_vc0_pop_2 <= 1'h0; else xn_vc0_pop_2 <= xn_busy_or & (~xn_cur_vc_sel);
+    if (rst) xn_vc1_pop_2 <= 1'h0; else xn_vc1_pop_2 <= xn_busy_or & xn_cur_vc_sel;
+    if (rst) xn_send_vc_2 <= 1'h0; else xn_send_vc_2 <= xn_cur_vc_sel;
+    if (rst) xn_send_head_2 <= 1'h0; else xn_send_head_2 <= p0_won_at_xn_or & (~xn_vc1_head0_drop_sel_2);
+    if (rst) xn_vc0_send_header_2 <= 128'h0; else xn_vc0_send_header_2 <= xn_vc0_second1_sel;
+    if (rst) xn_vc1_send_header_2 <= 128'h0; else xn_vc1_send_header_2 <= xn_vc1_second1_sel;
+    if (rst) xn_send_ovc_2 <= 1'h0; else xn_send_ovc_2 <= xn_busy ? xn_cur_ovc : xn_vc1_head0_ovc_sel_2;
+    if (rst) yp_vc0_pop_2 <= 1'h0; else yp_vc0_pop_2 <= yp_busy_or & (~yp_cur_vc_sel);
+    if (rst) yp_vc1_pop_2 <= 1'h0; else yp_vc1_pop_2 <= yp_busy_or & yp_cur_vc_sel;
+    if (rst) yp_send_vc_2 <= 1'h0; else yp_send_vc_2 <= yp_cur_vc_sel;
+    if (rst) yp_send_head_2 <= 1'h0; else yp_send_head_2 <= p0_won_at_yp_or & (~yp_vc1_head0_drop_sel_2);
+    if (rst) yp_vc0_send_header_2 <= 128'h0; else yp_vc0_send_header_2 <= yp_vc0_second1_sel;
+    if (rst) yp_vc1_send_header_2 <= 128'h0; else yp_vc1_send_header_2 <= yp_vc1_second1_sel;
+    if (rst) yp_send_ovc_2 <= 1'h0; else yp_send_ovc_2 <= yp_busy ? yp_cur_ovc : yp_vc1_head0_ovc_sel_2;
+    if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_last_sel) : p0_busy;
+    if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_6;
+    if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_6 ? p0_vc0_head0_last_sel : p0_vc0_start;
+    if (rst) p0_cur_out <= 3'h0; else p0_cur_out <= (~p0_busy) ? p0_vc0_head0_out_sel : p0_cur_out;
+    if (rst) p0_cur_ovc <= 1'h0; else p0_cur_ovc <= (~p0_busy) ? p0_vc0_head0_ovc_sel : p0_cur_ovc;
+    if (rst) p0_cur_drop <= 1'h0; else p0_cur_drop <= (~p0_busy) ? p0_vc0_head0_drop_sel : p0_cur_drop;
+    if (rst) p1_busy <= 1'h0; else p1_busy <= p1_busy_or ? (~p1_vc0_head0_last_sel) : p1_busy;
+    if (rst) p1_vc0_stay <= 1'h1; else p1_vc0_stay <= ~p1_busy_or;
+    if (rst) p1_vc0_start <= 1'h1; else p1_vc0_start <= p1_busy_or ? p1_vc0_head0_last_sel : p1_vc0_start;
+    if (rst) p1_cur_out <= 3'h0; else p1_cur_out <= (~p1_busy) ? p1_vc0_head0_out_sel : p1_cur_out;
+    if (rst) p1_cur_ovc <= 1'h0; else p1_cur_ovc <= (~p1_busy) ? p1_vc0_head0_ovc_sel : p1_cur_ovc;
+    if (rst) p1_cur_drop <= 1'h0; else p1_cur_drop <= (~p1_busy) ? p1_vc0_head0_drop_sel : p1_cur_drop;
+    if (rst) xp_busy <= 1'h0; else xp_busy <= xp_busy_or ? (~xp_vc1_head0_last_sel_3) : xp_busy;
+    if (rst) xp_vc0_stay <= 1'h1; else xp_vc0_stay <= ~(xp_busy_or & (~xp_cur_vc_sel));
+    if (rst) xp_vc1_stay <= 1'h1; else xp_vc1_stay <= ~(xp_busy_or & xp_cur_vc_sel);
+    if (rst) xp_vc0_start <= 1'h1; else xp_vc0_start <= (xp_busy_or & (~xp_cur_vc_sel)) ? xp_vc1_head0_last_sel_3 : xp_vc0_start;
+    if (rst) xp_vc1_start <= 1'h1; else xp_vc1_start <= (xp_busy_or & xp_cur_vc_sel) ? xp_vc1_head0_last_sel_3 : xp_vc1_start;
+    if (rst) xp_vc_arbiter <= 1'h0; else xp_vc_arbiter <= ((xp_vc0_valid_and | xp_vc1_valid_and) & (~(xp_vc_arbiter_grant == 2'h0))) ? (xp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : xp_vc_arbiter;
+    if (rst) xp_cur_vc <= 1'h0; else xp_cur_vc <= (~xp_busy) ? xp_vc_arbiter_grant_b1 : xp_cur_vc;
+    if (rst) xp_cur_out <= 3'h0; else xp_cur_out <= (~xp_busy) ? (xp_vc_arbiter_grant_b1 ? xp_vc1_head0_out_sel : xp_vc0_head0_out_sel) : xp_cur_out;
+    if (rst) xp_cur_ovc <= 1'h0; else xp_cur_ovc <= (~xp_busy) ? xp_vc1_head0_ovc_sel_2 : xp_cur_ovc;
+    if (rst) xp_cur_drop <= 1'h0; else xp_cur_drop <= (~xp_busy) ? xp_vc1_head0_drop_sel_2 : xp_cur_drop;
+    if (rst) xn_busy <= 1'h0; else xn_busy <= xn_busy_or ? (~xn_vc1_head0_last_sel_3) : xn_busy;
+    if (rst) xn_vc0_stay <= 1'h1; else xn_vc0_stay <= ~(xn_busy_or & (~xn_cur_vc_sel));
+    if (rst) xn_vc1_stay <= 1'h1; else xn_vc1_stay <= ~(xn_busy_or & xn_cur_vc_sel);
+    if (rst) xn_vc0_start <= 1'h1; else xn_vc0_start <= (xn_busy_or & (~xn_cur_vc_sel)) ? xn_vc1_head0_last_sel_3 : xn_vc0_start;
+    if (rst) xn_vc1_start <= 1'h1; else xn_vc1_start <= (xn_busy_or & xn_cur_vc_sel) ? xn_vc1_head0_last_sel_3 : xn_vc1_start;
+    if (rst) xn_vc_arbiter <= 1'h0; else xn_vc_arbiter <= ((xn_vc0_valid_and | xn_vc1_valid_and) & (~(xn_vc_arbiter_grant == 2'h0))) ? (xn_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : xn_vc_arbiter;
+    if (rst) xn_cur_vc <= 1'h0; else xn_cur_vc <= (~xn_busy) ? xn_vc_arbiter_grant_b1 : xn_cur_vc;
+    if (rst) xn_cur_out <= 3'h0; else xn_cur_out <= (~xn_busy) ? (xn_vc_arbiter_grant_b1 ? xn_vc1_head0_out_sel : xn_vc0_head0_out_sel) : xn_cur_out;
+    if (rst) xn_cur_ovc <= 1'h0; else xn_cur_ovc <= (~xn_busy) ? xn_vc1_head0_ovc_sel_2 : xn_cur_ovc;
+    if (rst) xn_cur_drop <= 1'h0; else xn_cur_drop <= (~xn_busy) ? xn_vc1_head0_drop_sel_2 : xn_cur_drop;
+    if (rst) yp_busy <= 1'h0; else yp_busy <= yp_busy_or ? (~yp_vc1_head0_last_sel_3) : yp_busy;
+    if (rst) yp_vc0_stay <= 1'h1; else yp_vc0_stay <= ~(yp_busy_or & (~yp_cur_vc_sel));
+    if (rst) yp_vc1_stay <= 1'h1; else yp_vc1_stay <= ~(yp_busy_or & yp_cur_vc_sel);
+    if (rst) yp_vc0_start <= 1'h1; else yp_vc0_start <= (yp_busy_or & (~yp_cur_vc_sel)) ? yp_vc1_head0_last_sel_3 : yp_vc0_start;
+    if (rst) yp_vc1_start <= 1'h1; else yp_vc1_start <= (yp_busy_or & yp_cur_vc_sel) ? yp_vc1_head0_last_sel_3 : yp_vc1_start;
+    if (rst) yp_vc_arbiter <= 1'h0; else yp_vc_arbiter <= ((yp_vc0_valid_and | yp_vc1_valid_and) & (~(yp_vc_arbiter_grant == 2'h0))) ? (yp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : yp_vc_arbiter;
+    if (rst) yp_cur_vc <= 1'h0; else yp_cur_vc <= (~yp_busy) ? yp_vc_arbiter_grant_b1 : yp_cur_vc;
+    if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant_b1 ? yp_vc1_head0_out_sel : yp_vc0_head0_out_sel) : yp_cur_out;
+    if (rst) yp_cur_ovc <= 1'h0; else yp_cur_ovc <= (~yp_busy) ? yp_vc1_head0_ovc_sel_2 : yp_cur_ovc;
+    if (rst) yp_cur_drop <= 1'h0; else yp_cur_drop <= (~yp_busy) ? yp_vc1_head0_drop_sel_2 : yp_cur_drop;
+    if (rst) p0_arbiter <= 3'h0; else p0_arbiter <= (~(p0_arbiter_grant == 5'h0)) ? for_p0_arbiter_or : p0_arbiter;
+    if (rst) p1_arbiter <= 3'h0; else p1_arbiter <= (~(p1_arbiter_grant == 5'h0)) ? for_p1_arbiter_or : p1_arbiter;
+    if (rst) xp_arbiter <= 3'h0; else xp_arbiter <= (~(xp_arbiter_grant == 5'h0)) ? for_xp_arbiter_or : xp_arbiter;
+    if (rst) xn_arbiter <= 3'h0; else xn_arbiter <= (~(xn_arbiter_grant == 5'h0)) ? for_xn_arbiter_or : xn_arbiter;
+    if (rst) yp_arbiter <= 3'h0; else yp_arbiter <= (~(yp_arbiter_grant == 5'h0)) ? for_yp_arbiter_or : yp_arbiter;
+end
 
-// ---- switch: input p1 ----
-assign p1_vc0_send_header_sel = p1_send_head ? p1_vc0_send_header : p1_vc0_head1;
+assign p0_vc0_pop = p0_vc0_pop_2;
+assign p0_send_head = p0_send_head_2;
+assign p0_vc0_send_header = p0_vc0_send_header_2;
+assign p0_send_ovc = p0_send_ovc_2;
+assign p1_vc0_pop = p1_vc0_pop_2;
+assign p1_send_head = p1_send_head_2;
+assign p1_vc0_send_header = p1_vc0_send_header_2;
+assign p1_send_ovc = p1_send_ovc_2;
+assign xp_vc0_pop = xp_vc0_pop_2;
+assign xp_vc1_pop = xp_vc1_pop_2;
+assign xp_send_vc = xp_send_vc_2;
+assign xp_send_head = xp_send_head_2;
+assign xp_vc0_send_header = xp_vc0_send_header_2;
+assign xp_vc1_send_header = xp_vc1_send_header_2;
+assign xp_send_ovc = xp_send_ovc_2;
+assign xn_vc0_pop = xn_vc0_pop_2;
+assign xn_vc1_pop = xn_vc1_pop_2;
+assign xn_send_vc = xn_send_vc_2;
+assign xn_send_head = xn_send_head_2;
+assign xn_vc0_send_header = xn_vc0_send_header_2;
+assign xn_vc1_send_header = xn_vc1_send_header_2;
+assign xn_send_ovc = xn_send_ovc_2;
+assign yp_vc0_pop = yp_vc0_pop_2;
+assign yp_vc1_pop = yp_vc1_pop_2;
+assign yp_send_vc = yp_send_vc_2;
+assign yp_send_head = yp_send_head_2;
+assign yp_vc0_send_header = yp_vc0_send_header_2;
+assign yp_vc1_send_header = yp_vc1_send_header_2;
+assign yp_send_ovc = yp_send_ovc_2;
+assign yp_busy_cat = {yp_busy_cat_7, ((p0_busy_and & p0_cur_out_and) | p0_arbiter_grant[0])};
+assign p0_arbiter_grant_not = ~(p0_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or = p0_vc0_head0_ovc_or_7;
+assign p0_vc0_head0_flits_or = p0_vc0_head0_flits_or_7;
+assign p1_vc0_head0_drop_not = ~(xp_vc_arbiter_grant_cat == 5'h0);
+assign p0_owned_or = p0_owned_and | p0_arbiter_grant_or_2;
+assign yp_busy_cat_2 = {yp_busy_cat_9, ((p0_busy_and & p0_cur_out_and_2) | p1_arbiter_grant[0])};
+assign p1_arbiter_grant_not = ~(p1_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or_2 = p0_vc0_head0_ovc_or_9;
+assign p0_vc0_head0_flits_or_2 = p0_vc0_head0_flits_or_9;
+assign p1_vc0_head0_drop_not_2 = ~(xp_vc_arbiter_grant_cat_2 == 5'h0);
+assign p1_owned_or = p1_owned_and | p1_arbiter_grant_or_2;
+assign yp_busy_cat_3 = {yp_busy_cat_11, ((p0_busy_and & p0_cur_out_and_3) | xp_arbiter_grant[0])};
+assign xp_arbiter_grant_not = ~(xp_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or_3 = p0_vc0_head0_ovc_or_11;
+assign p0_vc0_head0_flits_or_3 = p0_vc0_head0_flits_or_11;
+assign p1_vc0_head0_drop_not_3 = ~(xp_vc_arbiter_grant_cat_3 == 5'h0);
+assign xp_owned_or = xp_owned_and | xp_arbiter_grant_or_2;
+assign yp_busy_cat_4 = {yp_busy_cat_13, ((p0_busy_and & p0_cur_out_and_4) | xn_arbiter_grant[0])};
+assign xn_arbiter_grant_not = ~(xn_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_13;
+assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_13;
+assign p1_vc0_head0_drop_not_4 = ~(xp_vc_arbiter_grant_cat_4 == 5'h0);
+assign xn_owned_or = xn_owned_and | xn_arbiter_grant_or_2;
+assign yp_busy_cat_5 = {yp_busy_cat_15, ((p0_busy_and & p0_cur_out_and_5) | yp_arbiter_grant[0])};
+assign yp_arbiter_grant_not = ~(yp_arbiter_grant == 5'h0);
+assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_15;
+assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_15;
+assign p1_vc0_head0_drop_not_5 = ~(xp_vc_arbiter_grant_cat_5 == 5'h0);
+assign yp_owned_or = yp_owned_and | yp_arbiter_grant_or_2;
+endmodule
+
+module torus_4x2x1_node_switch(
+    clk,
+    rst,
+    p0_send_head,
+    p0_vc0_send_header,
+    p0_vc0_head1,
+    p1_send_head,
+    p1_vc0_send_header,
+    p1_vc0_head1,
+    xp_vc1_pop,
+    xp_vc0_pop,
+    xp_send_vc,
+    xp_vc1_head1,
+    xp_vc0_head1,
+    xp_vc1_send_header,
+    xp_vc0_send_header,
+    xp_send_head,
+    xp_vc1_head0_last,
+    xp_vc0_head0_last,
+    xp_vc1_head0_keep,
+    xp_vc0_head0_keep,
+    xn_vc1_pop,
+    xn_vc0_pop,
+    xn_send_vc,
+    xn_vc1_head1,
+    xn_vc0_head1,
+    xn_vc1_send_header,
+    xn_vc0_send_header,
+    xn_send_head,
+    xn_vc1_head0_last,
+    xn_vc0_head0_last,
+    xn_vc1_head0_keep,
+    xn_vc0_head0_keep,
+    yp_vc1_pop,
+    yp_vc0_pop,
+    yp_send_vc,
+    yp_vc1_head1,
+    yp_vc0_head1,
+    yp_vc1_send_header,
+    yp_vc0_send_header,
+    yp_send_head,
+    yp_vc1_head0_last,
+    yp_vc0_head0_last,
+    yp_vc1_head0_keep,
+    yp_vc0_head0_keep,
+    p0_vc0_send_header_sel,
+    p1_vc0_send_header_sel,
+    xp_credit_out,
+    xp_vc1_send_header_sel,
+    xp_vc1_head0_last_sel,
+    xp_vc1_head0_keep_sel,
+    xn_credit_out,
+    xn_vc1_send_header_sel,
+    xn_vc1_head0_last_sel,
+    xn_vc1_head0_keep_sel,
+    yp_credit_out,
+    yp_vc1_send_header_sel,
+    yp_vc1_head0_last_sel,
+    yp_vc1_head0_keep_sel
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // inputs
+    input wire p0_send_head;
+    input wire [127:0] p0_vc0_send_header;
+    input wire [127:0] p0_vc0_head1;
+    input wire p1_send_head;
+    input wire [127:0] p1_vc0_send_header;
+    input wire [127:0] p1_vc0_head1;
+    input wire xp_vc1_pop;
+    input wire xp_vc0_pop;
+    input wire xp_send_vc;
+    input wire [127:0] xp_vc1_head1;
+    input wire [127:0] xp_vc0_head1;
+    input wire [127:0] xp_vc1_send_header;
+    input wire [127:0] xp_vc0_send_header;
+    input wire xp_send_head;
+    input wire xp_vc1_head0_last;
+    input wire xp_vc0_head0_last;
+    input wire [15:0] xp_vc1_head0_keep;
+    input wire [15:0] xp_vc0_head0_keep;
+    input wire xn_vc1_pop;
+    input wire xn_vc0_pop;
+    input wire xn_send_vc;
+    input wire [127:0] xn_vc1_head1;
+    input wire [127:0] xn_vc0_head1;
+    input wire [127:0] xn_vc1_send_header;
+    input wire [127:0] xn_vc0_send_header;
+    input wire xn_send_head;
+    input wire xn_vc1_head0_last;
+    input wire xn_vc0_head0_last;
+    input wire [15:0] xn_vc1_head0_keep;
+    input wire [15:0] xn_vc0_head0_keep;
+    input wire yp_vc1_pop;
+    input wire yp_vc0_pop;
+    input wire yp_send_vc;
+    input wire [127:0] yp_vc1_head1;
+    input wire [127:0] yp_vc0_head1;
+    input wire [127:0] yp_vc1_send_header;
+    input wire [127:0] yp_vc0_send_header;
+    input wire yp_send_head;
+    input wire yp_vc1_head0_last;
+    input wire yp_vc0_head0_last;
+    input wire [15:0] yp_vc1_head0_keep;
+    input wire [15:0] yp_vc0_head0_keep;
+    // outputs: status and counters
+    output wire [127:0] p0_vc0_send_header_sel;
+    output wire [127:0] p1_vc0_send_header_sel;
+    output wire [1:0] xp_credit_out;
+    output wire [127:0] xp_vc1_send_header_sel;
+    output wire xp_vc1_head0_last_sel;
+    output wire [15:0] xp_vc1_head0_keep_sel;
+    output wire [1:0] xn_credit_out;
+    output wire [127:0] xn_vc1_send_header_sel;
+    output wire xn_vc1_head0_last_sel;
+    output wire [15:0] xn_vc1_head0_keep_sel;
+    output wire [1:0] yp_credit_out;
+    output wire [127:0] yp_vc1_send_header_sel;
+    output wire yp_vc1_head0_last_sel;
+    output wire [15:0] yp_vc1_head0_keep_sel;
+
+// verilator lint_off UNUSEDSIGNAL
+// switch: input xp
+reg [1:0] xp_credit_out_2;
+// switch: input xn
+reg [1:0] xn_credit_out_2;
+// switch: input yp
+reg [1:0] yp_credit_out_2;
+// verilator lint_on UNUSEDSIGNAL
 
 // ---- switch: input xp ----
-assign xp_vc1_send_header_sel = xp_send_head ? (xp_send_vc ? xp_vc1_send_header : xp_vc0_send_header) : (xp_send_vc ? xp_vc1_head1 : xp_vc0_head1);
-assign xp_vc1_head0_sel_10 = xp_send_vc ? xp_vc1_head0_b0 : xp_vc0_head0_b0;
-assign xp_vc1_head0_sel_11 = xp_send_vc ? xp_vc1_head0_bits16_1 : xp_vc0_head0_bits16_1;
 
 // ---- switch: input xn ----
-assign xn_vc1_send_header_sel = xn_send_head ? (xn_send_vc ? xn_vc1_send_header : xn_vc0_send_header) : (xn_send_vc ? xn_vc1_head1 : xn_vc0_head1);
-assign xn_vc1_head0_sel_10 = xn_send_vc ? xn_vc1_head0_b0 : xn_vc0_head0_b0;
-assign xn_vc1_head0_sel_11 = xn_send_vc ? xn_vc1_head0_bits16_1 : xn_vc0_head0_bits16_1;
 
 // ---- switch: input yp ----
+
+always @(posedge clk) begin
+    if (rst) xp_credit_out_2 <= 2'h0; else xp_credit_out_2 <= {xp_vc1_pop, xp_vc0_pop};
+    if (rst) xn_credit_out_2 <= 2'h0; else xn_credit_out_2 <= {xn_vc1_pop, xn_vc0_pop};
+    if (rst) yp_credit_out_2 <= 2'h0; else yp_credit_out_2 <= {yp_vc1_pop, yp_vc0_pop};
+end
+
+assign p0_vc0_send_header_sel = p0_send_head ? p0_vc0_send_header : p0_vc0_head1;
+assign p1_vc0_send_header_sel = p1_send_head ? p1_vc0_send_header : p1_vc0_head1;
+assign xp_credit_out = xp_credit_out_2;
+assign xp_vc1_send_header_sel = xp_send_head ? (xp_send_vc ? xp_vc1_send_header : xp_vc0_send_header) : (xp_send_vc ? xp_vc1_head1 : xp_vc0_head1);
+assign xp_vc1_head0_last_sel = xp_send_vc ? xp_vc1_head0_last : xp_vc0_head0_last;
+assign xp_vc1_head0_keep_sel = xp_send_vc ? xp_vc1_head0_keep : xp_vc0_head0_keep;
+assign xn_credit_out = xn_credit_out_2;
+assign xn_vc1_send_header_sel = xn_send_head ? (xn_send_vc ? xn_vc1_send_header : xn_vc0_send_header) : (xn_send_vc ? xn_vc1_head1 : xn_vc0_head1);
+assign xn_vc1_head0_last_sel = xn_send_vc ? xn_vc1_head0_last : xn_vc0_head0_last;
+assign xn_vc1_head0_keep_sel = xn_send_vc ? xn_vc1_head0_keep : xn_vc0_head0_keep;
+assign yp_credit_out = yp_credit_out_2;
 assign yp_vc1_send_header_sel = yp_send_head ? (yp_send_vc ? yp_vc1_send_header : yp_vc0_send_header) : (yp_send_vc ? yp_vc1_head1 : yp_vc0_head1);
-assign yp_vc1_head0_sel_10 = yp_send_vc ? yp_vc1_head0_b0 : yp_vc0_head0_b0;
-assign yp_vc1_head0_sel_11 = yp_send_vc ? yp_vc1_head0_bits16_1 : yp_vc0_head0_bits16_1;
+assign yp_vc1_head0_last_sel = yp_send_vc ? yp_vc1_head0_last : yp_vc0_head0_last;
+assign yp_vc1_head0_keep_sel = yp_send_vc ? yp_vc1_head0_keep : yp_vc0_head0_keep;
+endmodule
 
-// ---- output p0 ----
-assign p0_sel_b0 = p0_sel[0];
-assign p0_sel_b1 = p0_sel[1];
-assign p0_sel_b2 = p0_sel[2];
-assign p0_sel_b3 = p0_sel[3];
-assign p0_sel_b4 = p0_sel[4];
-assign p0_sel_is0 = p0_sel == 5'h0;
-assign p0_push = ~p0_sel_is0;
-assign p0_out_valid_or = (~p0_out_valid) | m_axis_p0_tready;
-assign p0_out_valid_and = p0_out_valid & m_axis_p0_tready;
-assign p0_skid_valid_sel = p0_out_valid_and ? p0_skid_valid : p0_out_valid;
-assign p0_skid2_valid_sel = p0_out_valid_and ? p0_skid2_valid : p0_skid_valid;
-assign p0_skid2_valid_or = p0_skid2_valid_sel | (p0_skid_valid_sel & p0_push);
-assign p0_vc0_send_header_or = ((p0_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p0_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p0_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_2 = (p0_vc0_send_header_or | (p0_sel_b3 ? xn_vc1_send_header_sel : 128'h0)) | (p0_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_13 = ((p0_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (p0_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (p0_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_14 = (p0_vc0_head0_or_13 | (p0_sel_b3 ? xn_vc1_head0_sel_11 : 16'h0)) | (p0_sel_b4 ? yp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_15 = ((p0_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (p0_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (p0_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_16 = (p0_vc0_head0_or_15 | (p0_sel_b3 ? xn_vc1_head0_sel_10 : 1'h0)) | (p0_sel_b4 ? yp_vc1_head0_sel_10 : 1'h0);
+module torus_4x2x1_node_router(
+    clk,
+    rst,
+    s_axis_p0_tdata,
+    s_axis_p0_tlast,
+    s_axis_p0_tvalid,
+    s_axis_p1_tdata,
+    s_axis_p1_tlast,
+    s_axis_p1_tvalid,
+    s_axis_xp_tdata,
+    s_axis_xp_tlast,
+    s_axis_xp_tvalid,
+    s_axis_xp_tkeep,
+    s_axis_xp_tuser,
+    s_axis_xn_tdata,
+    s_axis_xn_tlast,
+    s_axis_xn_tvalid,
+    s_axis_xn_tkeep,
+    s_axis_xn_tuser,
+    s_axis_yp_tdata,
+    s_axis_yp_tlast,
+    s_axis_yp_tvalid,
+    s_axis_yp_tkeep,
+    s_axis_yp_tuser,
+    s_axis_p0_tready,
+    s_axis_p1_tready,
+    s_axis_xp_credit,
+    s_axis_xn_credit,
+    s_axis_yp_credit,
+    m_axis_p0_tready,
+    m_axis_p1_tready,
+    m_axis_xp_tready,
+    m_axis_xn_tready,
+    m_axis_yp_tready,
+    m_axis_xp_credit,
+    m_axis_xn_credit,
+    m_axis_yp_credit,
+    m_axis_p0_tdata,
+    m_axis_p0_tkeep,
+    m_axis_p0_tlast,
+    m_axis_p0_tvalid,
+    m_axis_p1_tdata,
+    m_axis_p1_tkeep,
+    m_axis_p1_tlast,
+    m_axis_p1_tvalid,
+    m_axis_xp_tdata,
+    m_axis_xp_tkeep,
+    m_axis_xp_tlast,
+    m_axis_xp_tvalid,
+    m_axis_xp_tuser,
+    m_axis_xn_tdata,
+    m_axis_xn_tkeep,
+    m_axis_xn_tlast,
+    m_axis_xn_tvalid,
+    m_axis_xn_tuser,
+    m_axis_yp_tdata,
+    m_axis_yp_tkeep,
+    m_axis_yp_tlast,
+    m_axis_yp_tvalid,
+    m_axis_yp_tuser,
+    local_x,
+    local_y,
+    local_z,
+    stat_p0_length_errors,
+    stat_p0_dropped,
+    stat_p1_length_errors,
+    stat_p1_dropped,
+    stat_xp_ecc_corrected,
+    stat_xp_ecc_uncorrectable,
+    stat_xp_dropped,
+    stat_xn_ecc_corrected,
+    stat_xn_ecc_uncorrectable,
+    stat_xn_dropped,
+    stat_yp_ecc_corrected,
+    stat_yp_ecc_uncorrectable,
+    stat_yp_dropped,
+    stat_p0_packets,
+    stat_p0_flits,
+    stat_p0_stalls,
+    stat_p1_packets,
+    stat_p1_flits,
+    stat_p1_stalls,
+    stat_xp_vc1_packets,
+    stat_xp_packets,
+    stat_xp_flits,
+    stat_xp_stalls,
+    stat_xn_vc1_packets,
+    stat_xn_packets,
+    stat_xn_flits,
+    stat_xn_stalls,
+    stat_yp_vc1_packets,
+    stat_yp_packets,
+    stat_yp_flits,
+    stat_yp_stalls
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire [127:0] s_axis_p0_tdata;
+    input wire s_axis_p0_tlast;
+    input wire s_axis_p0_tvalid;
+    input wire [127:0] s_axis_p1_tdata;
+    input wire s_axis_p1_tlast;
+    input wire s_axis_p1_tvalid;
+    input wire [127:0] s_axis_xp_tdata;
+    input wire s_axis_xp_tlast;
+    input wire s_axis_xp_tvalid;
+    input wire [15:0] s_axis_xp_tkeep;
+    input wire s_axis_xp_tuser;
+    input wire [127:0] s_axis_xn_tdata;
+    input wire s_axis_xn_tlast;
+    input wire s_axis_xn_tvalid;
+    input wire [15:0] s_axis_xn_tkeep;
+    input wire s_axis_xn_tuser;
+    input wire [127:0] s_axis_yp_tdata;
+    input wire s_axis_yp_tlast;
+    input wire s_axis_yp_tvalid;
+    input wire [15:0] s_axis_yp_tkeep;
+    input wire s_axis_yp_tuser;
+    output wire s_axis_p0_tready;
+    output wire s_axis_p1_tready;
+    output wire [1:0] s_axis_xp_credit;
+    output wire [1:0] s_axis_xn_credit;
+    output wire [1:0] s_axis_yp_credit;
+    // output streams
+    input wire m_axis_p0_tready;
+    input wire m_axis_p1_tready;
+    input wire m_axis_xp_tready;
+    input wire m_axis_xn_tready;
+    input wire m_axis_yp_tready;
+    input wire [1:0] m_axis_xp_credit;
+    input wire [1:0] m_axis_xn_credit;
+    input wire [1:0] m_axis_yp_credit;
+    output wire [127:0] m_axis_p0_tdata;
+    output wire [15:0] m_axis_p0_tkeep;
+    output wire m_axis_p0_tlast;
+    output wire m_axis_p0_tvalid;
+    output wire [127:0] m_axis_p1_tdata;
+    output wire [15:0] m_axis_p1_tkeep;
+    output wire m_axis_p1_tlast;
+    output wire m_axis_p1_tvalid;
+    output wire [127:0] m_axis_xp_tdata;
+    output wire [15:0] m_axis_xp_tkeep;
+    output wire m_axis_xp_tlast;
+    output wire m_axis_xp_tvalid;
+    output wire m_axis_xp_tuser;
+    output wire [127:0] m_axis_xn_tdata;
+    output wire [15:0] m_axis_xn_tkeep;
+    output wire m_axis_xn_tlast;
+    output wire m_axis_xn_tvalid;
+    output wire m_axis_xn_tuser;
+    output wire [127:0] m_axis_yp_tdata;
+    output wire [15:0] m_axis_yp_tkeep;
+    output wire m_axis_yp_tlast;
+    output wire m_axis_yp_tvalid;
+    output wire m_axis_yp_tuser;
+    // inputs
+    input wire [5:0] local_x;
+    input wire [5:0] local_y;
+    input wire [5:0] local_z;
+    // outputs: status and counters
+    output wire [31:0] stat_p0_length_errors;
+    output wire [31:0] stat_p0_dropped;
+    output wire [31:0] stat_p1_length_errors;
+    output wire [31:0] stat_p1_dropped;
+    output wire [31:0] stat_xp_ecc_corrected;
+    output wire [31:0] stat_xp_ecc_uncorrectable;
+    output wire [31:0] stat_xp_dropped;
+    output wire [31:0] stat_xn_ecc_corrected;
+    output wire [31:0] stat_xn_ecc_uncorrectable;
+    output wire [31:0] stat_xn_dropped;
+    output wire [31:0] stat_yp_ecc_corrected;
+    output wire [31:0] stat_yp_ecc_uncorrectable;
+    output wire [31:0] stat_yp_dropped;
+    output wire [31:0] stat_p0_packets;
+    output wire [31:0] stat_p0_flits;
+    output wire [31:0] stat_p0_stalls;
+    output wire [31:0] stat_p1_packets;
+    output wire [31:0] stat_p1_flits;
+    output wire [31:0] stat_p1_stalls;
+    output wire [31:0] stat_xp_vc1_packets;
+    output wire [31:0] stat_xp_packets;
+    output wire [31:0] stat_xp_flits;
+    output wire [31:0] stat_xp_stalls;
+    output wire [31:0] stat_xn_vc1_packets;
+    output wire [31:0] stat_xn_packets;
+    output wire [31:0] stat_xn_flits;
+    output wire [31:0] stat_xn_stalls;
+    output wire [31:0] stat_yp_vc1_packets;
+    output wire [31:0] stat_yp_packets;
+    output wire [31:0] stat_yp_flits;
+    output wire [31:0] stat_yp_stalls;
 
-// ---- output p1 ----
-assign p1_sel_b0 = p1_sel[0];
-assign p1_sel_b1 = p1_sel[1];
-assign p1_sel_b2 = p1_sel[2];
-assign p1_sel_b3 = p1_sel[3];
-assign p1_sel_b4 = p1_sel[4];
-assign p1_sel_is0 = p1_sel == 5'h0;
-assign p1_push = ~p1_sel_is0;
-assign p1_out_valid_or = (~p1_out_valid) | m_axis_p1_tready;
-assign p1_out_valid_and = p1_out_valid & m_axis_p1_tready;
-assign p1_skid_valid_sel = p1_out_valid_and ? p1_skid_valid : p1_out_valid;
-assign p1_skid2_valid_sel = p1_out_valid_and ? p1_skid2_valid : p1_skid_valid;
-assign p1_skid2_valid_or = p1_skid2_valid_sel | (p1_skid_valid_sel & p1_push);
-assign p0_vc0_send_header_or_3 = ((p1_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p1_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p1_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_4 = (p0_vc0_send_header_or_3 | (p1_sel_b3 ? xn_vc1_send_header_sel : 128'h0)) | (p1_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_17 = ((p1_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (p1_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (p1_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_18 = (p0_vc0_head0_or_17 | (p1_sel_b3 ? xn_vc1_head0_sel_11 : 16'h0)) | (p1_sel_b4 ? yp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_19 = ((p1_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (p1_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (p1_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_20 = (p0_vc0_head0_or_19 | (p1_sel_b3 ? xn_vc1_head0_sel_10 : 1'h0)) | (p1_sel_b4 ? yp_vc1_head0_sel_10 : 1'h0);
+// verilator lint_off UNUSEDSIGNAL
+// this node's coordinates, and what routes compare with them
+reg [5:0] here_x;
+reg [5:0] here_y;
+reg [5:0] here_z;
+wire [6:0] local_x_plus;
+wire [6:0] local_x_sel;
+reg [5:0] here_x_half;
+wire [6:0] local_y_plus;
+wire [6:0] local_y_sel;
+reg [5:0] here_y_half;
+wire [6:0] local_x_plus_2;
+wire [6:0] local_x_sel_2;
+reg here_x_wraps;
+wire [6:0] local_y_plus_2;
+wire [6:0] local_y_sel_2;
+reg here_y_wraps;
+reg here_x_top;
+reg here_y_top;
+reg here_x_bottom;
+reg here_y_bottom;
+wire input_p0_p0_mode_or;
+wire [31:0] input_p0_stat_p0_length_errors;
+wire [31:0] input_p0_stat_p0_dropped;
+wire input_p0_p0_vc0_valid;
+wire input_p0_p0_vc0_second_valid;
+wire [127:0] input_p0_p0_vc0_head1;
+wire [127:0] input_p0_p0_vc0_second1;
+wire input_p0_p0_vc0_head0_last;
+wire [15:0] input_p0_p0_vc0_head0_keep;
+wire [2:0] input_p0_p0_vc0_head0_out;
+wire input_p0_p0_vc0_head0_ovc;
+wire input_p0_p0_vc0_head0_drop;
+wire [6:0] input_p0_p0_vc0_head0_flits;
+wire input_p0_p0_vc0_head0_fix;
+wire input_p0_p0_vc0_second0_last;
+wire [15:0] input_p0_p0_vc0_second0_keep;
+wire [2:0] input_p0_p0_vc0_second0_out;
+wire input_p0_p0_vc0_second0_ovc;
+wire input_p0_p0_vc0_second0_drop;
+wire [6:0] input_p0_p0_vc0_second0_flits;
+wire input_p0_p0_vc0_second0_fix;
+wire input_p1_p1_mode_or;
+wire [31:0] input_p1_stat_p1_length_errors;
+wire [31:0] input_p1_stat_p1_dropped;
+wire input_p1_p1_vc0_valid;
+wire input_p1_p1_vc0_second_valid;
+wire [127:0] input_p1_p1_vc0_head1;
+wire [127:0] input_p1_p1_vc0_second1;
+wire input_p1_p1_vc0_head0_last;
+wire [15:0] input_p1_p1_vc0_head0_keep;
+wire [2:0] input_p1_p1_vc0_head0_out;
+wire input_p1_p1_vc0_head0_ovc;
+wire input_p1_p1_vc0_head0_drop;
+wire [6:0] input_p1_p1_vc0_head0_flits;
+wire input_p1_p1_vc0_head0_fix;
+wire input_p1_p1_vc0_second0_last;
+wire [15:0] input_p1_p1_vc0_second0_keep;
+wire [2:0] input_p1_p1_vc0_second0_out;
+wire input_p1_p1_vc0_second0_ovc;
+wire input_p1_p1_vc0_second0_drop;
+wire [6:0] input_p1_p1_vc0_second0_flits;
+wire input_p1_p1_vc0_second0_fix;
+wire [31:0] input_xp_stat_xp_ecc_corrected;
+wire [31:0] input_xp_stat_xp_ecc_uncorrectable;
+wire [31:0] input_xp_stat_xp_dropped;
+wire input_xp_xp_vc0_valid;
+wire input_xp_xp_vc0_second_valid;
+wire [127:0] input_xp_xp_vc0_head1;
+wire [127:0] input_xp_xp_vc0_second1;
+wire input_xp_xp_vc0_head0_last;
+wire [15:0] input_xp_xp_vc0_head0_keep;
+wire [2:0] input_xp_xp_vc0_head0_out;
+wire input_xp_xp_vc0_head0_ovc;
+wire input_xp_xp_vc0_head0_drop;
+wire [6:0] input_xp_xp_vc0_head0_flits;
+wire input_xp_xp_vc0_head0_fix;
+wire input_xp_xp_vc0_second0_last;
+wire [15:0] input_xp_xp_vc0_second0_keep;
+wire [2:0] input_xp_xp_vc0_second0_out;
+wire input_xp_xp_vc0_second0_ovc;
+wire input_xp_xp_vc0_second0_drop;
+wire [6:0] input_xp_xp_vc0_second0_flits;
+wire input_xp_xp_vc0_second0_fix;
+wire input_xp_xp_vc1_valid;
+wire input_xp_xp_vc1_second_valid;
+wire [127:0] input_xp_xp_vc1_head1;
+wire [127:0] input_xp_xp_vc1_second1;
+wire input_xp_xp_vc1_head0_last;
+wire [15:0] input_xp_xp_vc1_head0_keep;
+wire [2:0] input_xp_xp_vc1_head0_out;
+wire input_xp_xp_vc1_head0_ovc;
+wire input_xp_xp_vc1_head0_drop;
+wire [6:0] input_xp_xp_vc1_head0_flits;
+wire input_xp_xp_vc1_head0_fix;
+wire input_xp_xp_vc1_second0_last;
+wire [15:0] input_xp_xp_vc1_second0_keep;
+wire [2:0] input_xp_xp_vc1_second0_out;
+wire input_xp_xp_vc1_second0_ovc;
+wire input_xp_xp_vc1_second0_drop;
+wire [6:0] input_xp_xp_vc1_second0_flits;
+wire input_xp_xp_vc1_second0_fix;
+wire [31:0] input_xn_stat_xn_ecc_corrected;
+wire [31:0] input_xn_stat_xn_ecc_uncorrectable;
+wire [31:0] input_xn_stat_xn_dropped;
+wire input_xn_xn_vc0_valid;
+wire input_xn_xn_vc0_second_valid;
+wire [127:0] input_xn_xn_vc0_head1;
+wire [127:0] input_xn_xn_vc0_second1;
+wire input_xn_xn_vc0_head0_last;
+wire [15:0] input_xn_xn_vc0_head0_keep;
+wire [2:0] input_xn_xn_vc0_head0_out;
+wire input_xn_xn_vc0_head0_ovc;
+wire input_xn_xn_vc0_head0_drop;
+wire [6:0] input_xn_xn_vc0_head0_flits;
+wire input_xn_xn_vc0_head0_fix;
+wire input_xn_xn_vc0_second0_last;
+wire [15:0] input_xn_xn_vc0_second0_keep;
+wire [2:0] input_xn_xn_vc0_second0_out;
+wire input_xn_xn_vc0_second0_ovc;
+wire input_xn_xn_vc0_second0_drop;
+wire [6:0] input_xn_xn_vc0_second0_flits;
+wire input_xn_xn_vc0_second0_fix;
+wire input_xn_xn_vc1_valid;
+wire input_xn_xn_vc1_second_valid;
+wire [127:0] input_xn_xn_vc1_head1;
+wire [127:0] input_xn_xn_vc1_second1;
+wire input_xn_xn_vc1_head0_last;
+wire [15:0] input_xn_xn_vc1_head0_keep;
+wire [2:0] input_xn_xn_vc1_head0_out;
+wire input_xn_xn_vc1_head0_ovc;
+wire input_xn_xn_vc1_head0_drop;
+wire [6:0] input_xn_xn_vc1_head0_flits;
+wire input_xn_xn_vc1_head0_fix;
+wire input_xn_xn_vc1_second0_last;
+wire [15:0] input_xn_xn_vc1_second0_keep;
+wire [2:0] input_xn_xn_vc1_second0_out;
+wire input_xn_xn_vc1_second0_ovc;
+wire input_xn_xn_vc1_second0_drop;
+wire [6:0] input_xn_xn_vc1_second0_flits;
+wire input_xn_xn_vc1_second0_fix;
+wire [31:0] input_yp_stat_yp_ecc_corrected;
+wire [31:0] input_yp_stat_yp_ecc_uncorrectable;
+wire [31:0] input_yp_stat_yp_dropped;
+wire input_yp_yp_vc0_valid;
+wire input_yp_yp_vc0_second_valid;
+wire [127:0] input_yp_yp_vc0_head1;
+wire [127:0] input_yp_yp_vc0_second1;
+wire input_yp_yp_vc0_head0_last;
+wire [15:0] input_yp_yp_vc0_head0_keep;
+wire [2:0] input_yp_yp_vc0_head0_out;
+wire input_yp_yp_vc0_head0_ovc;
+wire input_yp_yp_vc0_head0_drop;
+wire [6:0] input_yp_yp_vc0_head0_flits;
+wire input_yp_yp_vc0_head0_fix;
+wire input_yp_yp_vc0_second0_last;
+wire [15:0] input_yp_yp_vc0_second0_keep;
+wire [2:0] input_yp_yp_vc0_second0_out;
+wire input_yp_yp_vc0_second0_ovc;
+wire input_yp_yp_vc0_second0_drop;
+wire [6:0] input_yp_yp_vc0_second0_flits;
+wire input_yp_yp_vc0_second0_fix;
+wire input_yp_yp_vc1_valid;
+wire input_yp_yp_vc1_second_valid;
+wire [127:0] input_yp_yp_vc1_head1;
+wire [127:0] input_yp_yp_vc1_second1;
+wire input_yp_yp_vc1_head0_last;
+wire [15:0] input_yp_yp_vc1_head0_keep;
+wire [2:0] input_yp_yp_vc1_head0_out;
+wire input_yp_yp_vc1_head0_ovc;
+wire input_yp_yp_vc1_head0_drop;
+wire [6:0] input_yp_yp_vc1_head0_flits;
+wire input_yp_yp_vc1_head0_fix;
+wire input_yp_yp_vc1_second0_last;
+wire [15:0] input_yp_yp_vc1_second0_keep;
+wire [2:0] input_yp_yp_vc1_second0_out;
+wire input_yp_yp_vc1_second0_ovc;
+wire input_yp_yp_vc1_second0_drop;
+wire [6:0] input_yp_yp_vc1_second0_flits;
+wire input_yp_yp_vc1_second0_fix;
+wire output_p0_p0_out_valid;
+wire output_p0_p0_slot;
+wire output_p0_p0_owned;
+wire [127:0] output_p0_p0_out_data0;
+wire [15:0] output_p0_p0_out_keep;
+wire output_p0_p0_out_last;
+wire [31:0] output_p0_stat_p0_packets;
+wire [31:0] output_p0_stat_p0_flits;
+wire [31:0] output_p0_stat_p0_stalls;
+wire output_p1_p1_out_valid;
+wire output_p1_p1_slot;
+wire output_p1_p1_owned;
+wire [127:0] output_p1_p1_out_data0;
+wire [15:0] output_p1_p1_out_keep;
+wire output_p1_p1_out_last;
+wire [31:0] output_p1_stat_p1_packets;
+wire [31:0] output_p1_stat_p1_flits;
+wire [31:0] output_p1_stat_p1_stalls;
+wire output_xp_xp_out_valid;
+wire output_xp_xp_slot;
+wire output_xp_xp_room0;
+wire output_xp_xp_room1;
+wire output_xp_xp_room2_0;
+wire output_xp_xp_room2_1;
+wire output_xp_xp_owned;
+wire output_xp_xp_head_in;
+wire [127:0] output_xp_xp_out_data0;
+wire [15:0] output_xp_xp_out_keep;
+wire output_xp_xp_out_last;
+wire output_xp_xp_out_vc;
+wire [31:0] output_xp_stat_xp_vc1_packets;
+wire [31:0] output_xp_stat_xp_packets;
+wire [31:0] output_xp_stat_xp_flits;
+wire [31:0] output_xp_stat_xp_stalls;
+wire output_xn_xn_out_valid;
+wire output_xn_xn_slot;
+wire output_xn_xn_room0;
+wire output_xn_xn_room1;
+wire output_xn_xn_room2_0;
+wire output_xn_xn_room2_1;
+wire output_xn_xn_owned;
+wire output_xn_xn_head_in;
+wire [127:0] output_xn_xn_out_data0;
+wire [15:0] output_xn_xn_out_keep;
+wire output_xn_xn_out_last;
+wire output_xn_xn_out_vc;
+wire [31:0] output_xn_stat_xn_vc1_packets;
+wire [31:0] output_xn_stat_xn_packets;
+wire [31:0] output_xn_stat_xn_flits;
+wire [31:0] output_xn_stat_xn_stalls;
+wire output_yp_yp_out_valid;
+wire output_yp_yp_slot;
+wire output_yp_yp_room0;
+wire output_yp_yp_room1;
+wire output_yp_yp_room2_0;
+wire output_yp_yp_room2_1;
+wire output_yp_yp_owned;
+wire output_yp_yp_head_in;
+wire [127:0] output_yp_yp_out_data0;
+wire [15:0] output_yp_yp_out_keep;
+wire output_yp_yp_out_last;
+wire output_yp_yp_out_vc;
+wire [31:0] output_yp_stat_yp_vc1_packets;
+wire [31:0] output_yp_stat_yp_packets;
+wire [31:0] output_yp_stat_yp_flits;
+wire [31:0] output_yp_stat_yp_stalls;
+wire allocator_p0_vc0_pop;
+wire allocator_p0_send_head;
+wire [127:0] allocator_p0_vc0_send_header;
+wire allocator_p0_send_ovc;
+wire allocator_p1_vc0_pop;
+wire allocator_p1_send_head;
+wire [127:0] allocator_p1_vc0_send_header;
+wire allocator_p1_send_ovc;
+wire allocator_xp_vc0_pop;
+wire allocator_xp_vc1_pop;
+wire allocator_xp_send_vc;
+wire allocator_xp_send_head;
+wire [127:0] allocator_xp_vc0_send_header;
+wire [127:0] allocator_xp_vc1_send_header;
+wire allocator_xp_send_ovc;
+wire allocator_xn_vc0_pop;
+wire allocator_xn_vc1_pop;
+wire allocator_xn_send_vc;
+wire allocator_xn_send_head;
+wire [127:0] allocator_xn_vc0_send_header;
+wire [127:0] allocator_xn_vc1_send_header;
+wire allocator_xn_send_ovc;
+wire allocator_yp_vc0_pop;
+wire allocator_yp_vc1_pop;
+wire allocator_yp_send_vc;
+wire allocator_yp_send_head;
+wire [127:0] allocator_yp_vc0_send_header;
+wire [127:0] allocator_yp_vc1_send_header;
+wire allocator_yp_send_ovc;
+wire [4:0] allocator_yp_busy_cat;
+wire allocator_p0_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or;
+wire [6:0] allocator_p0_vc0_head0_flits_or;
+wire allocator_p1_vc0_head0_drop_not;
+wire allocator_p0_owned_or;
+wire [4:0] allocator_yp_busy_cat_2;
+wire allocator_p1_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or_2;
+wire [6:0] allocator_p0_vc0_head0_flits_or_2;
+wire allocator_p1_vc0_head0_drop_not_2;
+wire allocator_p1_owned_or;
+wire [4:0] allocator_yp_busy_cat_3;
+wire allocator_xp_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or_3;
+wire [6:0] allocator_p0_vc0_head0_flits_or_3;
+wire allocator_p1_vc0_head0_drop_not_3;
+wire allocator_xp_owned_or;
+wire [4:0] allocator_yp_busy_cat_4;
+wire allocator_xn_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or_4;
+wire [6:0] allocator_p0_vc0_head0_flits_or_4;
+wire allocator_p1_vc0_head0_drop_not_4;
+wire allocator_xn_owned_or;
+wire [4:0] allocator_yp_busy_cat_5;
+wire allocator_yp_arbiter_grant_not;
+wire allocator_p0_vc0_head0_ovc_or_5;
+wire [6:0] allocator_p0_vc0_head0_flits_or_5;
+wire allocator_p1_vc0_head0_drop_not_5;
+wire allocator_yp_owned_or;
+wire [127:0] switch_p0_vc0_send_header_sel;
+wire [127:0] switch_p1_vc0_send_header_sel;
+wire [1:0] switch_xp_credit_out;
+wire [127:0] switch_xp_vc1_send_header_sel;
+wire switch_xp_vc1_head0_last_sel;
+wire [15:0] switch_xp_vc1_head0_keep_sel;
+wire [1:0] switch_xn_credit_out;
+wire [127:0] switch_xn_vc1_send_header_sel;
+wire switch_xn_vc1_head0_last_sel;
+wire [15:0] switch_xn_vc1_head0_keep_sel;
+wire [1:0] switch_yp_credit_out;
+wire [127:0] switch_yp_vc1_send_header_sel;
+wire switch_yp_vc1_head0_last_sel;
+wire [15:0] switch_yp_vc1_head0_keep_sel;
+// verilator lint_on UNUSEDSIGNAL
 
-// ---- output xp ----
-assign xp_sel_b0 = xp_sel[0];
-assign xp_sel_b1 = xp_sel[1];
-assign xp_sel_b2 = xp_sel[2];
-assign xp_sel_b3 = xp_sel[3];
-assign xp_sel_b4 = xp_sel[4];
-assign xp_sel_is0 = xp_sel == 5'h0;
-assign xp_push = ~xp_sel_is0;
-assign xp_out_valid_or = (~xp_out_valid) | m_axis_xp_tready;
-assign xp_out_valid_and = xp_out_valid & m_axis_xp_tready;
-assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid;
-assign xp_skid2_valid_sel = xp_out_valid_and ? xp_skid2_valid : xp_skid_valid;
-assign xp_skid2_valid_or = xp_skid2_valid_sel | (xp_skid_valid_sel & xp_push);
-assign p0_vc0_send_header_or_5 = ((xp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (xp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (xp_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_6 = (p0_vc0_send_header_or_5 | (xp_sel_b3 ? xn_vc1_send_header_sel : 128'h0)) | (xp_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_21 = ((xp_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (xp_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (xp_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_22 = (p0_vc0_head0_or_21 | (xp_sel_b3 ? xn_vc1_head0_sel_11 : 16'h0)) | (xp_sel_b4 ? yp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_23 = ((xp_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (xp_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (xp_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_24 = (p0_vc0_head0_or_23 | (xp_sel_b3 ? xn_vc1_head0_sel_10 : 1'h0)) | (xp_sel_b4 ? yp_vc1_head0_sel_10 : 1'h0);
-assign xp_push_and = xp_push & p0_vc0_head0_or_24;
-assign p0_send_ovc_or = ((((xp_sel_b0 ? p0_send_ovc : 1'h0) | (xp_sel_b1 ? p1_send_ovc : 1'h0)) | (xp_sel_b2 ? xp_send_ovc : 1'h0)) | (xp_sel_b3 ? xn_send_ovc : 1'h0)) | (xp_sel_b4 ? yp_send_ovc : 1'h0);
-assign xp_credit0_plus = ({1'h0, xp_credit0}) + ({9'h0, m_axis_xp_credit[0]});
-assign xp_head_flits_sel = (xp_head_in & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
-assign xp_credit0_minus = xp_credit0_plus - xp_head_flits_sel;
-assign xp_credit1_plus = ({1'h0, xp_credit1}) + ({9'h0, m_axis_xp_credit[1]});
-assign xp_head_flits_sel_2 = (xp_head_in & xp_head_vc) ? ({3'h0, xp_head_flits}) : 10'h0;
-assign xp_credit1_minus = xp_credit1_plus - xp_head_flits_sel_2;
+// ---- this node's coordinates, and what routes compare with them ----
+assign local_x_plus = ({1'h0, local_x}) + 7'h2;
+assign local_x_sel = (~(local_x_plus < 7'h4)) ? (local_x_plus - 7'h4) : local_x_plus;
+assign local_y_plus = ({1'h0, local_y}) + 7'h1;
+assign local_y_sel = (~(local_y_plus < 7'h2)) ? (local_y_plus - 7'h2) : local_y_plus;
+assign local_x_plus_2 = ({1'h0, local_x}) + 7'h2;
+assign local_x_sel_2 = (~(local_x_plus_2 < 7'h4)) ? (local_x_plus_2 - 7'h4) : local_x_plus_2;
+assign local_y_plus_2 = ({1'h0, local_y}) + 7'h1;
+assign local_y_sel_2 = (~(local_y_plus_2 < 7'h2)) ? (local_y_plus_2 - 7'h2) : local_y_plus_2;
 
-// ---- output xn ----
-assign xn_sel_b0 = xn_sel[0];
-assign xn_sel_b1 = xn_sel[1];
-assign xn_sel_b2 = xn_sel[2];
-assign xn_sel_b3 = xn_sel[3];
-assign xn_sel_b4 = xn_sel[4];
-assign xn_sel_is0 = xn_sel == 5'h0;
-assign xn_push = ~xn_sel_is0;
-assign xn_out_valid_or = (~xn_out_valid) | m_axis_xn_tready;
-assign xn_out_valid_and = xn_out_valid & m_axis_xn_tready;
-assign xn_skid_valid_sel = xn_out_valid_and ? xn_skid_valid : xn_out_valid;
-assign xn_skid2_valid_sel = xn_out_valid_and ? xn_skid2_valid : xn_skid_valid;
-assign xn_skid2_valid_or = xn_skid2_valid_sel | (xn_skid_valid_sel & xn_push);
-assign p0_vc0_send_header_or_7 = ((xn_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (xn_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (xn_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_8 = (p0_vc0_send_header_or_7 | (xn_sel_b3 ? xn_vc1_send_header_sel : 128'h0)) | (xn_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_25 = ((xn_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (xn_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (xn_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_26 = (p0_vc0_head0_or_25 | (xn_sel_b3 ? xn_vc1_head0_sel_11 : 16'h0)) | (xn_sel_b4 ? yp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_27 = ((xn_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (xn_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (xn_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_28 = (p0_vc0_head0_or_27 | (xn_sel_b3 ? xn_vc1_head0_sel_10 : 1'h0)) | (xn_sel_b4 ? yp_vc1_head0_sel_10 : 1'h0);
-assign xn_push_and = xn_push & p0_vc0_head0_or_28;
-assign p0_send_ovc_or_2 = ((((xn_sel_b0 ? p0_send_ovc : 1'h0) | (xn_sel_b1 ? p1_send_ovc : 1'h0)) | (xn_sel_b2 ? xp_send_ovc : 1'h0)) | (xn_sel_b3 ? xn_send_ovc : 1'h0)) | (xn_sel_b4 ? yp_send_ovc : 1'h0);
-assign xn_credit0_plus = ({1'h0, xn_credit0}) + ({9'h0, m_axis_xn_credit[0]});
-assign xn_head_flits_sel = (xn_head_in & (~xn_head_vc)) ? ({3'h0, xn_head_flits}) : 10'h0;
-assign xn_credit0_minus = xn_credit0_plus - xn_head_flits_sel;
-assign xn_credit1_plus = ({1'h0, xn_credit1}) + ({9'h0, m_axis_xn_credit[1]});
-assign xn_head_flits_sel_2 = (xn_head_in & xn_head_vc) ? ({3'h0, xn_head_flits}) : 10'h0;
-assign xn_credit1_minus = xn_credit1_plus - xn_head_flits_sel_2;
+// ---- input_p0 (input_p0) ----
+torus_4x2x1_node_input_p0 input_p0 (
+    .clk(clk),
+    .rst(rst),
+    .p0_vc0_pop(allocator_p0_vc0_pop),
+    .s_axis_p0_tdata(s_axis_p0_tdata),
+    .here_x(here_x),
+    .here_y(here_y),
+    .here_z(here_z),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_p0_tvalid(s_axis_p0_tvalid),
+    .s_axis_p0_tlast(s_axis_p0_tlast),
+    .p0_mode_or(input_p0_p0_mode_or),
+    .stat_p0_length_errors(input_p0_stat_p0_length_errors),
+    .stat_p0_dropped(input_p0_stat_p0_dropped),
+    .p0_vc0_valid(input_p0_p0_vc0_valid),
+    .p0_vc0_second_valid(input_p0_p0_vc0_second_valid),
+    .p0_vc0_head1(input_p0_p0_vc0_head1),
+    .p0_vc0_second1(input_p0_p0_vc0_second1),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p0_vc0_head0_out(input_p0_p0_vc0_head0_out),
+    .p0_vc0_head0_ovc(input_p0_p0_vc0_head0_ovc),
+    .p0_vc0_head0_drop(input_p0_p0_vc0_head0_drop),
+    .p0_vc0_head0_flits(input_p0_p0_vc0_head0_flits),
+    .p0_vc0_head0_fix(input_p0_p0_vc0_head0_fix),
+    .p0_vc0_second0_last(input_p0_p0_vc0_second0_last),
+    .p0_vc0_second0_keep(input_p0_p0_vc0_second0_keep),
+    .p0_vc0_second0_out(input_p0_p0_vc0_second0_out),
+    .p0_vc0_second0_ovc(input_p0_p0_vc0_second0_ovc),
+    .p0_vc0_second0_drop(input_p0_p0_vc0_second0_drop),
+    .p0_vc0_second0_flits(input_p0_p0_vc0_second0_flits),
+    .p0_vc0_second0_fix(input_p0_p0_vc0_second0_fix)
+);
 
-// ---- output yp ----
-assign yp_sel_b0 = yp_sel[0];
-assign yp_sel_b1 = yp_sel[1];
-assign yp_sel_b2 = yp_sel[2];
-assign yp_sel_b3 = yp_sel[3];
-assign yp_sel_b4 = yp_sel[4];
-assign yp_sel_is0 = yp_sel == 5'h0;
-assign yp_push = ~yp_sel_is0;
-assign yp_out_valid_or = (~yp_out_valid) | m_axis_yp_tready;
-assign yp_out_valid_and = yp_out_valid & m_axis_yp_tready;
-assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid;
-assign yp_skid2_valid_sel = yp_out_valid_and ? yp_skid2_valid : yp_skid_valid;
-assign yp_skid2_valid_or = yp_skid2_valid_sel | (yp_skid_valid_sel & yp_push);
-assign p0_vc0_send_header_or_9 = ((yp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (yp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (yp_sel_b2 ? xp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_or_10 = (p0_vc0_send_header_or_9 | (yp_sel_b3 ? xn_vc1_send_header_sel : 128'h0)) | (yp_sel_b4 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_or_29 = ((yp_sel_b0 ? p0_vc0_head0_bits16_1 : 16'h0) | (yp_sel_b1 ? p1_vc0_head0_bits16_1 : 16'h0)) | (yp_sel_b2 ? xp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_30 = (p0_vc0_head0_or_29 | (yp_sel_b3 ? xn_vc1_head0_sel_11 : 16'h0)) | (yp_sel_b4 ? yp_vc1_head0_sel_11 : 16'h0);
-assign p0_vc0_head0_or_31 = ((yp_sel_b0 ? p0_vc0_head0_b0 : 1'h0) | (yp_sel_b1 ? p1_vc0_head0_b0 : 1'h0)) | (yp_sel_b2 ? xp_vc1_head0_sel_10 : 1'h0);
-assign p0_vc0_head0_or_32 = (p0_vc0_head0_or_31 | (yp_sel_b3 ? xn_vc1_head0_sel_10 : 1'h0)) | (yp_sel_b4 ? yp_vc1_head0_sel_10 : 1'h0);
-assign yp_push_and = yp_push & p0_vc0_head0_or_32;
-assign p0_send_ovc_or_3 = ((((yp_sel_b0 ? p0_send_ovc : 1'h0) | (yp_sel_b1 ? p1_send_ovc : 1'h0)) | (yp_sel_b2 ? xp_send_ovc : 1'h0)) | (yp_sel_b3 ? xn_send_ovc : 1'h0)) | (yp_sel_b4 ? yp_send_ovc : 1'h0);
-assign yp_credit0_plus = ({1'h0, yp_credit0}) + ({9'h0, m_axis_yp_credit[0]});
-assign yp_head_flits_sel = (yp_head_in & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
-assign yp_credit0_minus = yp_credit0_plus - yp_head_flits_sel;
-assign yp_credit1_plus = ({1'h0, yp_credit1}) + ({9'h0, m_axis_yp_credit[1]});
-assign yp_head_flits_sel_2 = (yp_head_in & yp_head_vc) ? ({3'h0, yp_head_flits}) : 10'h0;
-assign yp_credit1_minus = yp_credit1_plus - yp_head_flits_sel_2;
-assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
-assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and_2 ? P1_MODE_PAD : (ends_2 ? P1_MODE_HEAD : (accept_and_4 ? P1_MODE_BODY : p1_mode))));
+// ---- input_p1 (input_p1) ----
+torus_4x2x1_node_input_p1 input_p1 (
+    .clk(clk),
+    .rst(rst),
+    .p1_vc0_pop(allocator_p1_vc0_pop),
+    .s_axis_p1_tdata(s_axis_p1_tdata),
+    .here_x(here_x),
+    .here_y(here_y),
+    .here_z(here_z),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_p1_tvalid(s_axis_p1_tvalid),
+    .s_axis_p1_tlast(s_axis_p1_tlast),
+    .p1_mode_or(input_p1_p1_mode_or),
+    .stat_p1_length_errors(input_p1_stat_p1_length_errors),
+    .stat_p1_dropped(input_p1_stat_p1_dropped),
+    .p1_vc0_valid(input_p1_p1_vc0_valid),
+    .p1_vc0_second_valid(input_p1_p1_vc0_second_valid),
+    .p1_vc0_head1(input_p1_p1_vc0_head1),
+    .p1_vc0_second1(input_p1_p1_vc0_second1),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .p1_vc0_head0_out(input_p1_p1_vc0_head0_out),
+    .p1_vc0_head0_ovc(input_p1_p1_vc0_head0_ovc),
+    .p1_vc0_head0_drop(input_p1_p1_vc0_head0_drop),
+    .p1_vc0_head0_flits(input_p1_p1_vc0_head0_flits),
+    .p1_vc0_head0_fix(input_p1_p1_vc0_head0_fix),
+    .p1_vc0_second0_last(input_p1_p1_vc0_second0_last),
+    .p1_vc0_second0_keep(input_p1_p1_vc0_second0_keep),
+    .p1_vc0_second0_out(input_p1_p1_vc0_second0_out),
+    .p1_vc0_second0_ovc(input_p1_p1_vc0_second0_ovc),
+    .p1_vc0_second0_drop(input_p1_p1_vc0_second0_drop),
+    .p1_vc0_second0_flits(input_p1_p1_vc0_second0_flits),
+    .p1_vc0_second0_fix(input_p1_p1_vc0_second0_fix)
+);
+
+// ---- input_xp (input_xp) ----
+torus_4x2x1_node_input_xp input_xp (
+    .clk(clk),
+    .rst(rst),
+    .xp_vc0_pop(allocator_xp_vc0_pop),
+    .xp_vc1_pop(allocator_xp_vc1_pop),
+    .s_axis_xp_tdata(s_axis_xp_tdata),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_xp_tuser(s_axis_xp_tuser),
+    .s_axis_xp_tvalid(s_axis_xp_tvalid),
+    .s_axis_xp_tkeep(s_axis_xp_tkeep),
+    .s_axis_xp_tlast(s_axis_xp_tlast),
+    .stat_xp_ecc_corrected(input_xp_stat_xp_ecc_corrected),
+    .stat_xp_ecc_uncorrectable(input_xp_stat_xp_ecc_uncorrectable),
+    .stat_xp_dropped(input_xp_stat_xp_dropped),
+    .xp_vc0_valid(input_xp_xp_vc0_valid),
+    .xp_vc0_second_valid(input_xp_xp_vc0_second_valid),
+    .xp_vc0_head1(input_xp_xp_vc0_head1),
+    .xp_vc0_second1(input_xp_xp_vc0_second1),
+    .xp_vc0_head0_last(input_xp_xp_vc0_head0_last),
+    .xp_vc0_head0_keep(input_xp_xp_vc0_head0_keep),
+    .xp_vc0_head0_out(input_xp_xp_vc0_head0_out),
+    .xp_vc0_head0_ovc(input_xp_xp_vc0_head0_ovc),
+    .xp_vc0_head0_drop(input_xp_xp_vc0_head0_drop),
+    .xp_vc0_head0_flits(input_xp_xp_vc0_head0_flits),
+    .xp_vc0_head0_fix(input_xp_xp_vc0_head0_fix),
+    .xp_vc0_second0_last(input_xp_xp_vc0_second0_last),
+    .xp_vc0_second0_keep(input_xp_xp_vc0_second0_keep),
+    .xp_vc0_second0_out(input_xp_xp_vc0_second0_out),
+    .xp_vc0_second0_ovc(input_xp_xp_vc0_second0_ovc),
+    .xp_vc0_second0_drop(input_xp_xp_vc0_second0_drop),
+    .xp_vc0_second0_flits(input_xp_xp_vc0_second0_flits),
+    .xp_vc0_second0_fix(input_xp_xp_vc0_second0_fix),
+    .xp_vc1_valid(input_xp_xp_vc1_valid),
+    .xp_vc1_second_valid(input_xp_xp_vc1_second_valid),
+    .xp_vc1_head1(input_xp_xp_vc1_head1),
+    .xp_vc1_second1(input_xp_xp_vc1_second1),
+    .xp_vc1_head0_last(input_xp_xp_vc1_head0_last),
+    .xp_vc1_head0_keep(input_xp_xp_vc1_head0_keep),
+    .xp_vc1_head0_out(input_xp_xp_vc1_head0_out),
+    .xp_vc1_head0_ovc(input_xp_xp_vc1_head0_ovc),
+    .xp_vc1_head0_drop(input_xp_xp_vc1_head0_drop),
+    .xp_vc1_head0_flits(input_xp_xp_vc1_head0_flits),
+    .xp_vc1_head0_fix(input_xp_xp_vc1_head0_fix),
+    .xp_vc1_second0_last(input_xp_xp_vc1_second0_last),
+    .xp_vc1_second0_keep(input_xp_xp_vc1_second0_keep),
+    .xp_vc1_second0_out(input_xp_xp_vc1_second0_out),
+    .xp_vc1_second0_ovc(input_xp_xp_vc1_second0_ovc),
+    .xp_vc1_second0_drop(input_xp_xp_vc1_second0_drop),
+    .xp_vc1_second0_flits(input_xp_xp_vc1_second0_flits),
+    .xp_vc1_second0_fix(input_xp_xp_vc1_second0_fix)
+);
+
+// ---- input_xn (input_xn) ----
+torus_4x2x1_node_input_xn input_xn (
+    .clk(clk),
+    .rst(rst),
+    .xn_vc0_pop(allocator_xn_vc0_pop),
+    .xn_vc1_pop(allocator_xn_vc1_pop),
+    .s_axis_xn_tdata(s_axis_xn_tdata),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_xn_tuser(s_axis_xn_tuser),
+    .s_axis_xn_tvalid(s_axis_xn_tvalid),
+    .s_axis_xn_tkeep(s_axis_xn_tkeep),
+    .s_axis_xn_tlast(s_axis_xn_tlast),
+    .stat_xn_ecc_corrected(input_xn_stat_xn_ecc_corrected),
+    .stat_xn_ecc_uncorrectable(input_xn_stat_xn_ecc_uncorrectable),
+    .stat_xn_dropped(input_xn_stat_xn_dropped),
+    .xn_vc0_valid(input_xn_xn_vc0_valid),
+    .xn_vc0_second_valid(input_xn_xn_vc0_second_valid),
+    .xn_vc0_head1(input_xn_xn_vc0_head1),
+    .xn_vc0_second1(input_xn_xn_vc0_second1),
+    .xn_vc0_head0_last(input_xn_xn_vc0_head0_last),
+    .xn_vc0_head0_keep(input_xn_xn_vc0_head0_keep),
+    .xn_vc0_head0_out(input_xn_xn_vc0_head0_out),
+    .xn_vc0_head0_ovc(input_xn_xn_vc0_head0_ovc),
+    .xn_vc0_head0_drop(input_xn_xn_vc0_head0_drop),
+    .xn_vc0_head0_flits(input_xn_xn_vc0_head0_flits),
+    .xn_vc0_head0_fix(input_xn_xn_vc0_head0_fix),
+    .xn_vc0_second0_last(input_xn_xn_vc0_second0_last),
+    .xn_vc0_second0_keep(input_xn_xn_vc0_second0_keep),
+    .xn_vc0_second0_out(input_xn_xn_vc0_second0_out),
+    .xn_vc0_second0_ovc(input_xn_xn_vc0_second0_ovc),
+    .xn_vc0_second0_drop(input_xn_xn_vc0_second0_drop),
+    .xn_vc0_second0_flits(input_xn_xn_vc0_second0_flits),
+    .xn_vc0_second0_fix(input_xn_xn_vc0_second0_fix),
+    .xn_vc1_valid(input_xn_xn_vc1_valid),
+    .xn_vc1_second_valid(input_xn_xn_vc1_second_valid),
+    .xn_vc1_head1(input_xn_xn_vc1_head1),
+    .xn_vc1_second1(input_xn_xn_vc1_second1),
+    .xn_vc1_head0_last(input_xn_xn_vc1_head0_last),
+    .xn_vc1_head0_keep(input_xn_xn_vc1_head0_keep),
+    .xn_vc1_head0_out(input_xn_xn_vc1_head0_out),
+    .xn_vc1_head0_ovc(input_xn_xn_vc1_head0_ovc),
+    .xn_vc1_head0_drop(input_xn_xn_vc1_head0_drop),
+    .xn_vc1_head0_flits(input_xn_xn_vc1_head0_flits),
+    .xn_vc1_head0_fix(input_xn_xn_vc1_head0_fix),
+    .xn_vc1_second0_last(input_xn_xn_vc1_second0_last),
+    .xn_vc1_second0_keep(input_xn_xn_vc1_second0_keep),
+    .xn_vc1_second0_out(input_xn_xn_vc1_second0_out),
+    .xn_vc1_second0_ovc(input_xn_xn_vc1_second0_ovc),
+    .xn_vc1_second0_drop(input_xn_xn_vc1_second0_drop),
+    .xn_vc1_second0_flits(input_xn_xn_vc1_second0_flits),
+    .xn_vc1_second0_fix(input_xn_xn_vc1_second0_fix)
+);
+
+// ---- input_yp (input_yp) ----
+torus_4x2x1_node_input_yp input_yp (
+    .clk(clk),
+    .rst(rst),
+    .yp_vc0_pop(allocator_yp_vc0_pop),
+    .yp_vc1_pop(allocator_yp_vc1_pop),
+    .s_axis_yp_tdata(s_axis_yp_tdata),
+    .here_y(here_y),
+    .here_y_half(here_y_half),
+    .here_y_wraps(here_y_wraps),
+    .here_y_top(here_y_top),
+    .here_y_bottom(here_y_bottom),
+    .s_axis_yp_tuser(s_axis_yp_tuser),
+    .here_x(here_x),
+    .here_x_half(here_x_half),
+    .here_x_wraps(here_x_wraps),
+    .here_x_top(here_x_top),
+    .here_x_bottom(here_x_bottom),
+    .s_axis_yp_tvalid(s_axis_yp_tvalid),
+    .s_axis_yp_tkeep(s_axis_yp_tkeep),
+    .s_axis_yp_tlast(s_axis_yp_tlast),
+    .stat_yp_ecc_corrected(input_yp_stat_yp_ecc_corrected),
+    .stat_yp_ecc_uncorrectable(input_yp_stat_yp_ecc_uncorrectable),
+    .stat_yp_dropped(input_yp_stat_yp_dropped),
+    .yp_vc0_valid(input_yp_yp_vc0_valid),
+    .yp_vc0_second_valid(input_yp_yp_vc0_second_valid),
+    .yp_vc0_head1(input_yp_yp_vc0_head1),
+    .yp_vc0_second1(input_yp_yp_vc0_second1),
+    .yp_vc0_head0_last(input_yp_yp_vc0_head0_last),
+    .yp_vc0_head0_keep(input_yp_yp_vc0_head0_keep),
+    .yp_vc0_head0_out(input_yp_yp_vc0_head0_out),
+    .yp_vc0_head0_ovc(input_yp_yp_vc0_head0_ovc),
+    .yp_vc0_head0_drop(input_yp_yp_vc0_head0_drop),
+    .yp_vc0_head0_flits(input_yp_yp_vc0_head0_flits),
+    .yp_vc0_head0_fix(input_yp_yp_vc0_head0_fix),
+    .yp_vc0_second0_last(input_yp_yp_vc0_second0_last),
+    .yp_vc0_second0_keep(input_yp_yp_vc0_second0_keep),
+    .yp_vc0_second0_out(input_yp_yp_vc0_second0_out),
+    .yp_vc0_second0_ovc(input_yp_yp_vc0_second0_ovc),
+    .yp_vc0_second0_drop(input_yp_yp_vc0_second0_drop),
+    .yp_vc0_second0_flits(input_yp_yp_vc0_second0_flits),
+    .yp_vc0_second0_fix(input_yp_yp_vc0_second0_fix),
+    .yp_vc1_valid(input_yp_yp_vc1_valid),
+    .yp_vc1_second_valid(input_yp_yp_vc1_second_valid),
+    .yp_vc1_head1(input_yp_yp_vc1_head1),
+    .yp_vc1_second1(input_yp_yp_vc1_second1),
+    .yp_vc1_head0_last(input_yp_yp_vc1_head0_last),
+    .yp_vc1_head0_keep(input_yp_yp_vc1_head0_keep),
+    .yp_vc1_head0_out(input_yp_yp_vc1_head0_out),
+    .yp_vc1_head0_ovc(input_yp_yp_vc1_head0_ovc),
+    .yp_vc1_head0_drop(input_yp_yp_vc1_head0_drop),
+    .yp_vc1_head0_flits(input_yp_yp_vc1_head0_flits),
+    .yp_vc1_head0_fix(input_yp_yp_vc1_head0_fix),
+    .yp_vc1_second0_last(input_yp_yp_vc1_second0_last),
+    .yp_vc1_second0_keep(input_yp_yp_vc1_second0_keep),
+    .yp_vc1_second0_out(input_yp_yp_vc1_second0_out),
+    .yp_vc1_second0_ovc(input_yp_yp_vc1_second0_ovc),
+    .yp_vc1_second0_drop(input_yp_yp_vc1_second0_drop),
+    .yp_vc1_second0_flits(input_yp_yp_vc1_second0_flits),
+    .yp_vc1_second0_fix(input_yp_yp_vc1_second0_fix)
+);
+
+// ---- output_p0 (output_p0) ----
+torus_4x2x1_node_output_p0 output_p0 (
+    .clk(clk),
+    .rst(rst),
+    .yp_busy_cat(allocator_yp_busy_cat),
+    .p0_owned_or(allocator_p0_owned_or),
+    .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not),
+    .m_axis_p0_tready(m_axis_p0_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .p0_out_valid(output_p0_p0_out_valid),
+    .p0_slot(output_p0_p0_slot),
+    .p0_owned(output_p0_p0_owned),
+    .p0_out_data0(output_p0_p0_out_data0),
+    .p0_out_keep(output_p0_p0_out_keep),
+    .p0_out_last(output_p0_p0_out_last),
+    .stat_p0_packets(output_p0_stat_p0_packets),
+    .stat_p0_flits(output_p0_stat_p0_flits),
+    .stat_p0_stalls(output_p0_stat_p0_stalls)
+);
+
+// ---- output_p1 (output_p1) ----
+torus_4x2x1_node_output_p1 output_p1 (
+    .clk(clk),
+    .rst(rst),
+    .yp_busy_cat(allocator_yp_busy_cat_2),
+    .p1_owned_or(allocator_p1_owned_or),
+    .p1_arbiter_grant_not(allocator_p1_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_2),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_2),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_2),
+    .m_axis_p1_tready(m_axis_p1_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .p1_out_valid(output_p1_p1_out_valid),
+    .p1_slot(output_p1_p1_slot),
+    .p1_owned(output_p1_p1_owned),
+    .p1_out_data0(output_p1_p1_out_data0),
+    .p1_out_keep(output_p1_p1_out_keep),
+    .p1_out_last(output_p1_p1_out_last),
+    .stat_p1_packets(output_p1_stat_p1_packets),
+    .stat_p1_flits(output_p1_stat_p1_flits),
+    .stat_p1_stalls(output_p1_stat_p1_stalls)
+);
+
+// ---- output_xp (output_xp) ----
+torus_4x2x1_node_output_xp output_xp (
+    .clk(clk),
+    .rst(rst),
+    .yp_busy_cat(allocator_yp_busy_cat_3),
+    .xp_owned_or(allocator_xp_owned_or),
+    .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_3),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_3),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_3),
+    .m_axis_xp_tready(m_axis_xp_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .p0_send_ovc(allocator_p0_send_ovc),
+    .p1_send_ovc(allocator_p1_send_ovc),
+    .xp_send_ovc(allocator_xp_send_ovc),
+    .xn_send_ovc(allocator_xn_send_ovc),
+    .yp_send_ovc(allocator_yp_send_ovc),
+    .m_axis_xp_credit(m_axis_xp_credit),
+    .xp_out_valid(output_xp_xp_out_valid),
+    .xp_slot(output_xp_xp_slot),
+    .xp_room0(output_xp_xp_room0),
+    .xp_room1(output_xp_xp_room1),
+    .xp_room2_0(output_xp_xp_room2_0),
+    .xp_room2_1(output_xp_xp_room2_1),
+    .xp_owned(output_xp_xp_owned),
+    .xp_head_in(output_xp_xp_head_in),
+    .xp_out_data0(output_xp_xp_out_data0),
+    .xp_out_keep(output_xp_xp_out_keep),
+    .xp_out_last(output_xp_xp_out_last),
+    .xp_out_vc(output_xp_xp_out_vc),
+    .stat_xp_vc1_packets(output_xp_stat_xp_vc1_packets),
+    .stat_xp_packets(output_xp_stat_xp_packets),
+    .stat_xp_flits(output_xp_stat_xp_flits),
+    .stat_xp_stalls(output_xp_stat_xp_stalls)
+);
+
+// ---- output_xn (output_xn) ----
+torus_4x2x1_node_output_xn output_xn (
+    .clk(clk),
+    .rst(rst),
+    .yp_busy_cat(allocator_yp_busy_cat_4),
+    .xn_owned_or(allocator_xn_owned_or),
+    .xn_arbiter_grant_not(allocator_xn_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_4),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_4),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_4),
+    .m_axis_xn_tready(m_axis_xn_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .p0_send_ovc(allocator_p0_send_ovc),
+    .p1_send_ovc(allocator_p1_send_ovc),
+    .xp_send_ovc(allocator_xp_send_ovc),
+    .xn_send_ovc(allocator_xn_send_ovc),
+    .yp_send_ovc(allocator_yp_send_ovc),
+    .m_axis_xn_credit(m_axis_xn_credit),
+    .xn_out_valid(output_xn_xn_out_valid),
+    .xn_slot(output_xn_xn_slot),
+    .xn_room0(output_xn_xn_room0),
+    .xn_room1(output_xn_xn_room1),
+    .xn_room2_0(output_xn_xn_room2_0),
+    .xn_room2_1(output_xn_xn_room2_1),
+    .xn_owned(output_xn_xn_owned),
+    .xn_head_in(output_xn_xn_head_in),
+    .xn_out_data0(output_xn_xn_out_data0),
+    .xn_out_keep(output_xn_xn_out_keep),
+    .xn_out_last(output_xn_xn_out_last),
+    .xn_out_vc(output_xn_xn_out_vc),
+    .stat_xn_vc1_packets(output_xn_stat_xn_vc1_packets),
+    .stat_xn_packets(output_xn_stat_xn_packets),
+    .stat_xn_flits(output_xn_stat_xn_flits),
+    .stat_xn_stalls(output_xn_stat_xn_stalls)
+);
+
+// ---- output_yp (output_yp) ----
+torus_4x2x1_node_output_yp output_yp (
+    .clk(clk),
+    .rst(rst),
+    .yp_busy_cat(allocator_yp_busy_cat_5),
+    .yp_owned_or(allocator_yp_owned_or),
+    .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_5),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_5),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_5),
+    .m_axis_yp_tready(m_axis_yp_tready),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .p0_send_ovc(allocator_p0_send_ovc),
+    .p1_send_ovc(allocator_p1_send_ovc),
+    .xp_send_ovc(allocator_xp_send_ovc),
+    .xn_send_ovc(allocator_xn_send_ovc),
+    .yp_send_ovc(allocator_yp_send_ovc),
+    .m_axis_yp_credit(m_axis_yp_credit),
+    .yp_out_valid(output_yp_yp_out_valid),
+    .yp_slot(output_yp_yp_slot),
+    .yp_room0(output_yp_yp_room0),
+    .yp_room1(output_yp_yp_room1),
+    .yp_room2_0(output_yp_yp_room2_0),
+    .yp_room2_1(output_yp_yp_room2_1),
+    .yp_owned(output_yp_yp_owned),
+    .yp_head_in(output_yp_yp_head_in),
+    .yp_out_data0(output_yp_yp_out_data0),
+    .yp_out_keep(output_yp_yp_out_keep),
+    .yp_out_last(output_yp_yp_out_last),
+    .yp_out_vc(output_yp_yp_out_vc),
+    .stat_yp_vc1_packets(output_yp_stat_yp_vc1_packets),
+    .stat_yp_packets(output_yp_stat_yp_packets),
+    .stat_yp_flits(output_yp_stat_yp_flits),
+    .stat_yp_stalls(output_yp_stat_yp_stalls)
+);
+
+// ---- allocator (allocator) ----
+torus_4x2x1_node_allocator allocator (
+    .clk(clk),
+    .rst(rst),
+    .yp_slot(output_yp_yp_slot),
+    .xn_slot(output_xn_xn_slot),
+    .xp_slot(output_xp_xp_slot),
+    .p1_slot(output_p1_p1_slot),
+    .p0_slot(output_p0_p0_slot),
+    .p0_owned(output_p0_p0_owned),
+    .p1_owned(output_p1_p1_owned),
+    .xp_head_in(output_xp_xp_head_in),
+    .xp_room2_0(output_xp_xp_room2_0),
+    .xp_room0(output_xp_xp_room0),
+    .xp_owned(output_xp_xp_owned),
+    .xp_room2_1(output_xp_xp_room2_1),
+    .xp_room1(output_xp_xp_room1),
+    .xn_head_in(output_xn_xn_head_in),
+    .xn_room2_0(output_xn_xn_room2_0),
+    .xn_room0(output_xn_xn_room0),
+    .xn_owned(output_xn_xn_owned),
+    .xn_room2_1(output_xn_xn_room2_1),
+    .xn_room1(output_xn_xn_room1),
+    .yp_head_in(output_yp_yp_head_in),
+    .yp_room2_0(output_yp_yp_room2_0),
+    .yp_room0(output_yp_yp_room0),
+    .yp_owned(output_yp_yp_owned),
+    .yp_room2_1(output_yp_yp_room2_1),
+    .yp_room1(output_yp_yp_room1),
+    .p0_vc0_valid(input_p0_p0_vc0_valid),
+    .p0_vc0_second_valid(input_p0_p0_vc0_second_valid),
+    .p0_vc0_head0_last(input_p0_p0_vc0_head0_last),
+    .p0_vc0_second0_last(input_p0_p0_vc0_second0_last),
+    .p0_vc0_head0_keep(input_p0_p0_vc0_head0_keep),
+    .p0_vc0_second0_keep(input_p0_p0_vc0_second0_keep),
+    .p0_vc0_head0_out(input_p0_p0_vc0_head0_out),
+    .p0_vc0_second0_out(input_p0_p0_vc0_second0_out),
+    .p0_vc0_head0_ovc(input_p0_p0_vc0_head0_ovc),
+    .p0_vc0_second0_ovc(input_p0_p0_vc0_second0_ovc),
+    .p0_vc0_head0_drop(input_p0_p0_vc0_head0_drop),
+    .p0_vc0_second0_drop(input_p0_p0_vc0_second0_drop),
+    .p0_vc0_head0_flits(input_p0_p0_vc0_head0_flits),
+    .p0_vc0_second0_flits(input_p0_p0_vc0_second0_flits),
+    .p0_vc0_head0_fix(input_p0_p0_vc0_head0_fix),
+    .p0_vc0_second0_fix(input_p0_p0_vc0_second0_fix),
+    .p0_vc0_second1(input_p0_p0_vc0_second1),
+    .p0_vc0_head1(input_p0_p0_vc0_head1),
+    .p1_vc0_valid(input_p1_p1_vc0_valid),
+    .p1_vc0_second_valid(input_p1_p1_vc0_second_valid),
+    .p1_vc0_head0_last(input_p1_p1_vc0_head0_last),
+    .p1_vc0_second0_last(input_p1_p1_vc0_second0_last),
+    .p1_vc0_head0_keep(input_p1_p1_vc0_head0_keep),
+    .p1_vc0_second0_keep(input_p1_p1_vc0_second0_keep),
+    .p1_vc0_head0_out(input_p1_p1_vc0_head0_out),
+    .p1_vc0_second0_out(input_p1_p1_vc0_second0_out),
+    .p1_vc0_head0_ovc(input_p1_p1_vc0_head0_ovc),
+    .p1_vc0_second0_ovc(input_p1_p1_vc0_second0_ovc),
+    .p1_vc0_head0_drop(input_p1_p1_vc0_head0_drop),
+    .p1_vc0_second0_drop(input_p1_p1_vc0_second0_drop),
+    .p1_vc0_head0_flits(input_p1_p1_vc0_head0_flits),
+    .p1_vc0_second0_flits(input_p1_p1_vc0_second0_flits),
+    .p1_vc0_head0_fix(input_p1_p1_vc0_head0_fix),
+    .p1_vc0_second0_fix(input_p1_p1_vc0_second0_fix),
+    .p1_vc0_second1(input_p1_p1_vc0_second1),
+    .p1_vc0_head1(input_p1_p1_vc0_head1),
+    .xp_vc0_valid(input_xp_xp_vc0_valid),
+    .xp_vc0_second_valid(input_xp_xp_vc0_second_valid),
+    .xp_vc0_head0_last(input_xp_xp_vc0_head0_last),
+    .xp_vc0_second0_last(input_xp_xp_vc0_second0_last),
+    .xp_vc0_head0_keep(input_xp_xp_vc0_head0_keep),
+    .xp_vc0_second0_keep(input_xp_xp_vc0_second0_keep),
+    .xp_vc0_head0_out(input_xp_xp_vc0_head0_out),
+    .xp_vc0_second0_out(input_xp_xp_vc0_second0_out),
+    .xp_vc0_head0_ovc(input_xp_xp_vc0_head0_ovc),
+    .xp_vc0_second0_ovc(input_xp_xp_vc0_second0_ovc),
+    .xp_vc0_head0_drop(input_xp_xp_vc0_head0_drop),
+    .xp_vc0_second0_drop(input_xp_xp_vc0_second0_drop),
+    .xp_vc0_head0_flits(input_xp_xp_vc0_head0_flits),
+    .xp_vc0_second0_flits(input_xp_xp_vc0_second0_flits),
+    .xp_vc0_head0_fix(input_xp_xp_vc0_head0_fix),
+    .xp_vc0_second0_fix(input_xp_xp_vc0_second0_fix),
+    .xp_vc0_second1(input_xp_xp_vc0_second1),
+    .xp_vc0_head1(input_xp_xp_vc0_head1),
+    .xp_vc1_valid(input_xp_xp_vc1_valid),
+    .xp_vc1_second_valid(input_xp_xp_vc1_second_valid),
+    .xp_vc1_head0_last(input_xp_xp_vc1_head0_last),
+    .xp_vc1_second0_last(input_xp_xp_vc1_second0_last),
+    .xp_vc1_head0_keep(input_xp_xp_vc1_head0_keep),
+    .xp_vc1_second0_keep(input_xp_xp_vc1_second0_keep),
+    .xp_vc1_head0_out(input_xp_xp_vc1_head0_out),
+    .xp_vc1_second0_out(input_xp_xp_vc1_second0_out),
+    .xp_vc1_head0_ovc(input_xp_xp_vc1_head0_ovc),
+    .xp_vc1_second0_ovc(input_xp_xp_vc1_second0_ovc),
+    .xp_vc1_head0_drop(input_xp_xp_vc1_head0_drop),
+    .xp_vc1_second0_drop(input_xp_xp_vc1_second0_drop),
+    .xp_vc1_head0_flits(input_xp_xp_vc1_head0_flits),
+    .xp_vc1_second0_flits(input_xp_xp_vc1_second0_flits),
+    .xp_vc1_head0_fix(input_xp_xp_vc1_head0_fix),
+    .xp_vc1_second0_fix(input_xp_xp_vc1_second0_fix),
+    .xp_vc1_second1(input_xp_xp_vc1_second1),
+    .xp_vc1_head1(input_xp_xp_vc1_head1),
+    .xn_vc0_valid(input_xn_xn_vc0_valid),
+    .xn_vc0_second_valid(input_xn_xn_vc0_second_valid),
+    .xn_vc0_head0_last(input_xn_xn_vc0_head0_last),
+    .xn_vc0_second0_last(input_xn_xn_vc0_second0_last),
+    .xn_vc0_head0_keep(input_xn_xn_vc0_head0_keep),
+    .xn_vc0_second0_keep(input_xn_xn_vc0_second0_keep),
+    .xn_vc0_head0_out(input_xn_xn_vc0_head0_out),
+    .xn_vc0_second0_out(input_xn_xn_vc0_second0_out),
+    .xn_vc0_head0_ovc(input_xn_xn_vc0_head0_ovc),
+    .xn_vc0_second0_ovc(input_xn_xn_vc0_second0_ovc),
+    .xn_vc0_head0_drop(input_xn_xn_vc0_head0_drop),
+    .xn_vc0_second0_drop(input_xn_xn_vc0_second0_drop),
+    .xn_vc0_head0_flits(input_xn_xn_vc0_head0_flits),
+    .xn_vc0_second0_flits(input_xn_xn_vc0_second0_flits),
+    .xn_vc0_head0_fix(input_xn_xn_vc0_head0_fix),
+    .xn_vc0_second0_fix(input_xn_xn_vc0_second0_fix),
+    .xn_vc0_second1(input_xn_xn_vc0_second1),
+    .xn_vc0_head1(input_xn_xn_vc0_head1),
+    .xn_vc1_valid(input_xn_xn_vc1_valid),
+    .xn_vc1_second_valid(input_xn_xn_vc1_second_valid),
+    .xn_vc1_head0_last(input_xn_xn_vc1_head0_last),
+    .xn_vc1_second0_last(input_xn_xn_vc1_second0_last),
+    .xn_vc1_head0_keep(input_xn_xn_vc1_head0_keep),
+    .xn_vc1_second0_keep(input_xn_xn_vc1_second0_keep),
+    .xn_vc1_head0_out(input_xn_xn_vc1_head0_out),
+    .xn_vc1_second0_out(input_xn_xn_vc1_second0_out),
+    .xn_vc1_head0_ovc(input_xn_xn_vc1_head0_ovc),
+    .xn_vc1_second0_ovc(input_xn_xn_vc1_second0_ovc),
+    .xn_vc1_head0_drop(input_xn_xn_vc1_head0_drop),
+    .xn_vc1_second0_drop(input_xn_xn_vc1_second0_drop),
+    .xn_vc1_head0_flits(input_xn_xn_vc1_head0_flits),
+    .xn_vc1_second0_flits(input_xn_xn_vc1_second0_flits),
+    .xn_vc1_head0_fix(input_xn_xn_vc1_head0_fix),
+    .xn_vc1_second0_fix(input_xn_xn_vc1_second0_fix),
+    .xn_vc1_second1(input_xn_xn_vc1_second1),
+    .xn_vc1_head1(input_xn_xn_vc1_head1),
+    .yp_vc0_valid(input_yp_yp_vc0_valid),
+    .yp_vc0_second_valid(input_yp_yp_vc0_second_valid),
+    .yp_vc0_head0_last(input_yp_yp_vc0_head0_last),
+    .yp_vc0_second0_last(input_yp_yp_vc0_second0_last),
+    .yp_vc0_head0_keep(input_yp_yp_vc0_head0_keep),
+    .yp_vc0_second0_keep(input_yp_yp_vc0_second0_keep),
+    .yp_vc0_head0_out(input_yp_yp_vc0_head0_out),
+    .yp_vc0_second0_out(input_yp_yp_vc0_second0_out),
+    .yp_vc0_head0_ovc(input_yp_yp_vc0_head0_ovc),
+    .yp_vc0_second0_ovc(input_yp_yp_vc0_second0_ovc),
+    .yp_vc0_head0_drop(input_yp_yp_vc0_head0_drop),
+    .yp_vc0_second0_drop(input_yp_yp_vc0_second0_drop),
+    .yp_vc0_head0_flits(input_yp_yp_vc0_head0_flits),
+    .yp_vc0_second0_flits(input_yp_yp_vc0_second0_flits),
+    .yp_vc0_head0_fix(input_yp_yp_vc0_head0_fix),
+    .yp_vc0_second0_fix(input_yp_yp_vc0_second0_fix),
+    .yp_vc0_second1(input_yp_yp_vc0_second1),
+    .yp_vc0_head1(input_yp_yp_vc0_head1),
+    .yp_vc1_valid(input_yp_yp_vc1_valid),
+    .yp_vc1_second_valid(input_yp_yp_vc1_second_valid),
+    .yp_vc1_head0_last(input_yp_yp_vc1_head0_last),
+    .yp_vc1_second0_last(input_yp_yp_vc1_second0_last),
+    .yp_vc1_head0_keep(input_yp_yp_vc1_head0_keep),
+    .yp_vc1_second0_keep(input_yp_yp_vc1_second0_keep),
+    .yp_vc1_head0_out(input_yp_yp_vc1_head0_out),
+    .yp_vc1_second0_out(input_yp_yp_vc1_second0_out),
+    .yp_vc1_head0_ovc(input_yp_yp_vc1_head0_ovc),
+    .yp_vc1_second0_ovc(input_yp_yp_vc1_second0_ovc),
+    .yp_vc1_head0_drop(input_yp_yp_vc1_head0_drop),
+    .yp_vc1_second0_drop(input_yp_yp_vc1_second0_drop),
+    .yp_vc1_head0_flits(input_yp_yp_vc1_head0_flits),
+    .yp_vc1_second0_flits(input_yp_yp_vc1_second0_flits),
+    .yp_vc1_head0_fix(input_yp_yp_vc1_head0_fix),
+    .yp_vc1_second0_fix(input_yp_yp_vc1_second0_fix),
+    .yp_vc1_second1(input_yp_yp_vc1_second1),
+    .yp_vc1_head1(input_yp_yp_vc1_head1),
+    .p0_vc0_pop(allocator_p0_vc0_pop),
+    .p0_send_head(allocator_p0_send_head),
+    .p0_vc0_send_header(allocator_p0_vc0_send_header),
+    .p0_send_ovc(allocator_p0_send_ovc),
+    .p1_vc0_pop(allocator_p1_vc0_pop),
+    .p1_send_head(allocator_p1_send_head),
+    .p1_vc0_send_header(allocator_p1_vc0_send_header),
+    .p1_send_ovc(allocator_p1_send_ovc),
+    .xp_vc0_pop(allocator_xp_vc0_pop),
+    .xp_vc1_pop(allocator_xp_vc1_pop),
+    .xp_send_vc(allocator_xp_send_vc),
+    .xp_send_head(allocator_xp_send_head),
+    .xp_vc0_send_header(allocator_xp_vc0_send_header),
+    .xp_vc1_send_header(allocator_xp_vc1_send_header),
+    .xp_send_ovc(allocator_xp_send_ovc),
+    .xn_vc0_pop(allocator_xn_vc0_pop),
+    .xn_vc1_pop(allocator_xn_vc1_pop),
+    .xn_send_vc(allocator_xn_send_vc),
+    .xn_send_head(allocator_xn_send_head),
+    .xn_vc0_send_header(allocator_xn_vc0_send_header),
+    .xn_vc1_send_header(allocator_xn_vc1_send_header),
+    .xn_send_ovc(allocator_xn_send_ovc),
+    .yp_vc0_pop(allocator_yp_vc0_pop),
+    .yp_vc1_pop(allocator_yp_vc1_pop),
+    .yp_send_vc(allocator_yp_send_vc),
+    .yp_send_head(allocator_yp_send_head),
+    .yp_vc0_send_header(allocator_yp_vc0_send_header),
+    .yp_vc1_send_header(allocator_yp_vc1_send_header),
+    .yp_send_ovc(allocator_yp_send_ovc),
+    .yp_busy_cat(allocator_yp_busy_cat),
+    .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
+    .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or),
+    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not),
+    .p0_owned_or(allocator_p0_owned_or),
+    .yp_busy_cat_2(allocator_yp_busy_cat_2),
+    .p1_arbiter_grant_not(allocator_p1_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or_2(allocator_p0_vc0_head0_ovc_or_2),
+    .p0_vc0_head0_flits_or_2(allocator_p0_vc0_head0_flits_or_2),
+    .p1_vc0_head0_drop_not_2(allocator_p1_vc0_head0_drop_not_2),
+    .p1_owned_or(allocator_p1_owned_or),
+    .yp_busy_cat_3(allocator_yp_busy_cat_3),
+    .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or_3(allocator_p0_vc0_head0_ovc_or_3),
+    .p0_vc0_head0_flits_or_3(allocator_p0_vc0_head0_flits_or_3),
+    .p1_vc0_head0_drop_not_3(allocator_p1_vc0_head0_drop_not_3),
+    .xp_owned_or(allocator_xp_owned_or),
+    .yp_busy_cat_4(allocator_yp_busy_cat_4),
+    .xn_arbiter_grant_not(allocator_xn_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or_4(allocator_p0_vc0_head0_ovc_or_4),
+    .p0_vc0_head0_flits_or_4(allocator_p0_vc0_head0_flits_or_4),
+    .p1_vc0_head0_drop_not_4(allocator_p1_vc0_head0_drop_not_4),
+    .xn_owned_or(allocator_xn_owned_or),
+    .yp_busy_cat_5(allocator_yp_busy_cat_5),
+    .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
+    .p0_vc0_head0_ovc_or_5(allocator_p0_vc0_head0_ovc_or_5),
+    .p0_vc0_head0_flits_or_5(allocator_p0_vc0_head0_flits_or_5),
+    .p1_vc0_head0_drop_not_5(allocator_p1_vc0_head0_drop_not_5),
+    .yp_owned_or(allocator_yp_owned_or)
+);
+
+// ---- switch (switch) ----
+torus_4x2x1_node_switch switch (
+    .clk(clk),
+    .rst(rst),
+    .p0_send_head(allocator_p0_send_head),
+    .p0_vc0_send_header(allocator_p0_vc0_send_header),
+    .p0_vc0_head1(input_p0_p0_vc0_head1),
+    .p1_send_head(allocator_p1_send_head),
+    .p1_vc0_send_header(allocator_p1_vc0_send_header),
+    .p1_vc0_head1(input_p1_p1_vc0_head1),
+    .xp_vc1_pop(allocator_xp_vc1_pop),
+    .xp_vc0_pop(allocator_xp_vc0_pop),
+    .xp_send_vc(allocator_xp_send_vc),
+    .xp_vc1_head1(input_xp_xp_vc1_head1),
+    .xp_vc0_head1(input_xp_xp_vc0_head1),
+    .xp_vc1_send_header(allocator_xp_vc1_send_header),
+    .xp_vc0_send_header(allocator_xp_vc0_send_header),
+    .xp_send_head(allocator_xp_send_head),
+    .xp_vc1_head0_last(input_xp_xp_vc1_head0_last),
+    .xp_vc0_head0_last(input_xp_xp_vc0_head0_last),
+    .xp_vc1_head0_keep(input_xp_xp_vc1_head0_keep),
+    .xp_vc0_head0_keep(input_xp_xp_vc0_head0_keep),
+    .xn_vc1_pop(allocator_xn_vc1_pop),
+    .xn_vc0_pop(allocator_xn_vc0_pop),
+    .xn_send_vc(allocator_xn_send_vc),
+    .xn_vc1_head1(input_xn_xn_vc1_head1),
+    .xn_vc0_head1(input_xn_xn_vc0_head1),
+    .xn_vc1_send_header(allocator_xn_vc1_send_header),
+    .xn_vc0_send_header(allocator_xn_vc0_send_header),
+    .xn_send_head(allocator_xn_send_head),
+    .xn_vc1_head0_last(input_xn_xn_vc1_head0_last),
+    .xn_vc0_head0_last(input_xn_xn_vc0_head0_last),
+    .xn_vc1_head0_keep(input_xn_xn_vc1_head0_keep),
+    .xn_vc0_head0_keep(input_xn_xn_vc0_head0_keep),
+    .yp_vc1_pop(allocator_yp_vc1_pop),
+    .yp_vc0_pop(allocator_yp_vc0_pop),
+    .yp_send_vc(allocator_yp_send_vc),
+    .yp_vc1_head1(input_yp_yp_vc1_head1),
+    .yp_vc0_head1(input_yp_yp_vc0_head1),
+    .yp_vc1_send_header(allocator_yp_vc1_send_header),
+    .yp_vc0_send_header(allocator_yp_vc0_send_header),
+    .yp_send_head(allocator_yp_send_head),
+    .yp_vc1_head0_last(input_yp_yp_vc1_head0_last),
+    .yp_vc0_head0_last(input_yp_yp_vc0_head0_last),
+    .yp_vc1_head0_keep(input_yp_yp_vc1_head0_keep),
+    .yp_vc0_head0_keep(input_yp_yp_vc0_head0_keep),
+    .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
+    .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
+    .xp_credit_out(switch_xp_credit_out),
+    .xp_vc1_send_header_sel(switch_xp_vc1_send_header_sel),
+    .xp_vc1_head0_last_sel(switch_xp_vc1_head0_last_sel),
+    .xp_vc1_head0_keep_sel(switch_xp_vc1_head0_keep_sel),
+    .xn_credit_out(switch_xn_credit_out),
+    .xn_vc1_send_header_sel(switch_xn_vc1_send_header_sel),
+    .xn_vc1_head0_last_sel(switch_xn_vc1_head0_last_sel),
+    .xn_vc1_head0_keep_sel(switch_xn_vc1_head0_keep_sel),
+    .yp_credit_out(switch_yp_credit_out),
+    .yp_vc1_send_header_sel(switch_yp_vc1_send_header_sel),
+    .yp_vc1_head0_last_sel(switch_yp_vc1_head0_last_sel),
+    .yp_vc1_head0_keep_sel(switch_yp_vc1_head0_keep_sel)
+);
 
 always @(posedge clk) begin
     here_x <= local_x;
@@ -4298,461 +7999,67 @@ always @(posedge clk) begin
     here_y_top <= local_y == 6'h1;
     here_x_bottom <= local_x == 6'h0;
     here_y_bottom <= local_y == 6'h0;
-    if (rst) p0_mode <= P0_MODE_HEAD; else p0_mode <= p0_mode_sel;
-    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
-    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
-    if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
-    if (rst) stat_p0_length_errors_event <= 1'h0; else stat_p0_length_errors_event <= (s_axis_p0_tlast_and | ends_and) & (~(p0_mode_is0 ? drop : p0_in_dropped));
-    if (rst) stat_p0_length_errors_2 <= 32'h0; else stat_p0_length_errors_2 <= stat_p0_length_errors_event ? (stat_p0_length_errors_2 + 32'h1) : stat_p0_length_errors_2;
-    if (rst) stat_p0_dropped_event <= 1'h0; else stat_p0_dropped_event <= accept_and & drop;
-    if (rst) stat_p0_dropped_2 <= 32'h0; else stat_p0_dropped_2 <= stat_p0_dropped_event ? (stat_p0_dropped_2 + 32'h1) : stat_p0_dropped_2;
-    if (rst) p0_vc0_wr <= 9'h0; else p0_vc0_wr <= p0_vc0_wr + ({8'h0, accept_and_3});
-    if (rst) p0_vc0_rd <= 9'h0; else p0_vc0_rd <= p0_vc0_rd + ({8'h0, p0_vc0_stored_and});
-    if (rst) p0_vc0_stored <= 1'h0; else p0_vc0_stored <= accept_and_3 | (p0_vc0_stored & (~(p0_vc0_stored_and & ((p0_vc0_wr - p0_vc0_rd) == 9'h1))));
-    if (rst) p0_vc0_landed <= 1'h0; else p0_vc0_landed <= p0_vc0_stored_and;
-    if (rst) p0_vc0_valid <= 1'h0; else p0_vc0_valid <= p0_vc0_second_valid_sel | p0_vc0_landed_or;
-    if (rst) p0_vc0_second_valid <= 1'h0; else p0_vc0_second_valid <= (p0_vc0_third_valid_sel | (p0_vc0_second_valid_sel & p0_vc0_landed_or)) | p0_vc0_landed_and;
-    if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= (p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or)) | (p0_vc0_second_valid_sel & p0_vc0_landed_and);
-    if (p0_vc0_stored_and) p0_vc0_read0 <= p0_vc0_mem0[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second0 : p0_vc0_read0_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat_2 : p0_vc0_read0_sel);
-    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat_2;
-    if (p0_vc0_stored_and) p0_vc0_read1 <= p0_vc0_mem1[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head1 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second1 : p0_vc0_read1_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
-    if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
-    if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
-    if (rst) p1_mode <= P1_MODE_HEAD; else p1_mode <= p1_mode_sel;
-    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or_2 ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
-    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and_4 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
-    if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and_4 ? drop_2 : p1_in_dropped;
-    if (rst) stat_p1_length_errors_event <= 1'h0; else stat_p1_length_errors_event <= (s_axis_p1_tlast_and | ends_and_2) & (~(p1_mode_is0 ? drop_2 : p1_in_dropped));
-    if (rst) stat_p1_length_errors_2 <= 32'h0; else stat_p1_length_errors_2 <= stat_p1_length_errors_event ? (stat_p1_length_errors_2 + 32'h1) : stat_p1_length_errors_2;
-    if (rst) stat_p1_dropped_event <= 1'h0; else stat_p1_dropped_event <= accept_and_4 & drop_2;
-    if (rst) stat_p1_dropped_2 <= 32'h0; else stat_p1_dropped_2 <= stat_p1_dropped_event ? (stat_p1_dropped_2 + 32'h1) : stat_p1_dropped_2;
-    if (rst) p1_vc0_wr <= 9'h0; else p1_vc0_wr <= p1_vc0_wr + ({8'h0, accept_and_6});
-    if (rst) p1_vc0_rd <= 9'h0; else p1_vc0_rd <= p1_vc0_rd + ({8'h0, p1_vc0_stored_and});
-    if (rst) p1_vc0_stored <= 1'h0; else p1_vc0_stored <= accept_and_6 | (p1_vc0_stored & (~(p1_vc0_stored_and & ((p1_vc0_wr - p1_vc0_rd) == 9'h1))));
-    if (rst) p1_vc0_landed <= 1'h0; else p1_vc0_landed <= p1_vc0_stored_and;
-    if (rst) p1_vc0_valid <= 1'h0; else p1_vc0_valid <= p1_vc0_second_valid_sel | p1_vc0_landed_or;
-    if (rst) p1_vc0_second_valid <= 1'h0; else p1_vc0_second_valid <= (p1_vc0_third_valid_sel | (p1_vc0_second_valid_sel & p1_vc0_landed_or)) | p1_vc0_landed_and;
-    if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= (p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or)) | (p1_vc0_second_valid_sel & p1_vc0_landed_and);
-    if (p1_vc0_stored_and) p1_vc0_read0 <= p1_vc0_mem0[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second0 : p1_vc0_read0_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat_4 : p1_vc0_read0_sel);
-    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat_4;
-    if (p1_vc0_stored_and) p1_vc0_read1 <= p1_vc0_mem1[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head1 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second1 : p1_vc0_read1_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel_2 : p1_vc0_read1_sel);
-    if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_third_valid_sel ? p1_vc0_read1_sel : here_z_sel_2;
-    if (rst) p1_space <= 1'h1; else p1_space <= accept_or_2 ? (p1_vc0_wr_minus < 9'hff) : (p1_vc0_wr_minus < 9'h100);
-    if (rst) xp_expect_head <= 1'h1; else xp_expect_head <= s_axis_xp_tvalid ? s_axis_xp_tlast : xp_expect_head;
-    if (rst) stat_xp_ecc_corrected_event <= 1'h0; else stat_xp_ecc_corrected_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_parity;
-    if (rst) stat_xp_ecc_corrected_2 <= 32'h0; else stat_xp_ecc_corrected_2 <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected_2 + 32'h1) : stat_xp_ecc_corrected_2;
-    if (rst) stat_xp_ecc_uncorrectable_event <= 1'h0; else stat_xp_ecc_uncorrectable_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_and;
-    if (rst) stat_xp_ecc_uncorrectable_2 <= 32'h0; else stat_xp_ecc_uncorrectable_2 <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable_2 + 32'h1) : stat_xp_ecc_uncorrectable_2;
-    if (rst) stat_xp_dropped_2 <= 32'h0; else stat_xp_dropped_2 <= ((stat_xp_dropped_2 + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
-    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= (s_axis_xp_tvalid_and & drop_3) & (~s_axis_xp_tdata_parity);
-    if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or_2;
-    if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or_2;
-    if (rst) xp_vc0_wr <= 9'h0; else xp_vc0_wr <= xp_vc0_wr + ({8'h0, s_axis_xp_tvalid_and_4});
-    if (rst) xp_vc0_rd <= 9'h0; else xp_vc0_rd <= xp_vc0_rd + ({8'h0, xp_vc0_stored_and});
-    if (rst) xp_vc0_stored <= 1'h0; else xp_vc0_stored <= s_axis_xp_tvalid_and_4 | (xp_vc0_stored & (~(xp_vc0_stored_and & ((xp_vc0_wr - xp_vc0_rd) == 9'h1))));
-    if (rst) xp_vc0_landed <= 1'h0; else xp_vc0_landed <= xp_vc0_stored_and;
-    if (rst) xp_vc0_valid <= 1'h0; else xp_vc0_valid <= xp_vc0_second_valid_sel | xp_vc0_landed_or;
-    if (rst) xp_vc0_second_valid <= 1'h0; else xp_vc0_second_valid <= (xp_vc0_third_valid_sel | (xp_vc0_second_valid_sel & xp_vc0_landed_or)) | xp_vc0_landed_and;
-    if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= (xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or)) | (xp_vc0_second_valid_sel & xp_vc0_landed_and);
-    if (xp_vc0_stored_and) xp_vc0_read0 <= xp_vc0_mem0[xp_vc0_rd[7:0]];
-    if ((xp_vc0_pop | (~xp_vc0_valid)) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? ({route_vc_cat, xp_vc0_head0_b0}) : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second0 : xp_vc0_read0_sel);
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat_2 : xp_vc0_read0_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat_2;
-    if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
-    if (xp_vc0_pop | (~xp_vc0_valid)) xp_vc0_head1 <= (xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second1 : xp_vc0_read1_sel;
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc0_read1_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel_2;
-    if (rst) xp_vc1_wr <= 9'h0; else xp_vc1_wr <= xp_vc1_wr + ({8'h0, s_axis_xp_tvalid_and_7});
-    if (rst) xp_vc1_rd <= 9'h0; else xp_vc1_rd <= xp_vc1_rd + ({8'h0, xp_vc1_stored_and});
-    if (rst) xp_vc1_stored <= 1'h0; else xp_vc1_stored <= s_axis_xp_tvalid_and_7 | (xp_vc1_stored & (~(xp_vc1_stored_and & ((xp_vc1_wr - xp_vc1_rd) == 9'h1))));
-    if (rst) xp_vc1_landed <= 1'h0; else xp_vc1_landed <= xp_vc1_stored_and;
-    if (rst) xp_vc1_valid <= 1'h0; else xp_vc1_valid <= xp_vc1_second_valid_sel | xp_vc1_landed_or;
-    if (rst) xp_vc1_second_valid <= 1'h0; else xp_vc1_second_valid <= (xp_vc1_third_valid_sel | (xp_vc1_second_valid_sel & xp_vc1_landed_or)) | xp_vc1_landed_and;
-    if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= (xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or)) | (xp_vc1_second_valid_sel & xp_vc1_landed_and);
-    if (xp_vc1_stored_and) xp_vc1_read0 <= xp_vc1_mem0[xp_vc1_rd[7:0]];
-    if ((xp_vc1_pop | (~xp_vc1_valid)) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? ({route_vc_cat_2, xp_vc1_head0_b0}) : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second0 : xp_vc1_read0_sel);
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat_2 : xp_vc1_read0_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat_2;
-    if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
-    if (xp_vc1_pop | (~xp_vc1_valid)) xp_vc1_head1 <= (xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second1 : xp_vc1_read1_sel;
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc1_read1_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel_2;
-    if (rst) xn_expect_head <= 1'h1; else xn_expect_head <= s_axis_xn_tvalid ? s_axis_xn_tlast : xn_expect_head;
-    if (rst) stat_xn_ecc_corrected_event <= 1'h0; else stat_xn_ecc_corrected_event <= s_axis_xn_tvalid_and & s_axis_xn_tdata_parity;
-    if (rst) stat_xn_ecc_corrected_2 <= 32'h0; else stat_xn_ecc_corrected_2 <= stat_xn_ecc_corrected_event ? (stat_xn_ecc_corrected_2 + 32'h1) : stat_xn_ecc_corrected_2;
-    if (rst) stat_xn_ecc_uncorrectable_event <= 1'h0; else stat_xn_ecc_uncorrectable_event <= s_axis_xn_tvalid_and & s_axis_xn_tdata_and;
-    if (rst) stat_xn_ecc_uncorrectable_2 <= 32'h0; else stat_xn_ecc_uncorrectable_2 <= stat_xn_ecc_uncorrectable_event ? (stat_xn_ecc_uncorrectable_2 + 32'h1) : stat_xn_ecc_uncorrectable_2;
-    if (rst) stat_xn_dropped_2 <= 32'h0; else stat_xn_dropped_2 <= ((stat_xn_dropped_2 + ({31'h0, stat_xn_dropped_arrival_event})) + ({31'h0, stat_xn_dropped_vc0_event})) + ({31'h0, stat_xn_dropped_vc1_event});
-    if (rst) stat_xn_dropped_arrival_event <= 1'h0; else stat_xn_dropped_arrival_event <= (s_axis_xn_tvalid_and & drop_4) & (~s_axis_xn_tdata_parity);
-    if (rst) stat_xn_dropped_vc0_event <= 1'h0; else stat_xn_dropped_vc0_event <= xn_vc0_reroute & xn_vc0_head1_or_2;
-    if (rst) stat_xn_dropped_vc1_event <= 1'h0; else stat_xn_dropped_vc1_event <= xn_vc1_reroute & xn_vc1_head1_or_2;
-    if (rst) xn_vc0_wr <= 9'h0; else xn_vc0_wr <= xn_vc0_wr + ({8'h0, s_axis_xn_tvalid_and_4});
-    if (rst) xn_vc0_rd <= 9'h0; else xn_vc0_rd <= xn_vc0_rd + ({8'h0, xn_vc0_stored_and});
-    if (rst) xn_vc0_stored <= 1'h0; else xn_vc0_stored <= s_axis_xn_tvalid_and_4 | (xn_vc0_stored & (~(xn_vc0_stored_and & ((xn_vc0_wr - xn_vc0_rd) == 9'h1))));
-    if (rst) xn_vc0_landed <= 1'h0; else xn_vc0_landed <= xn_vc0_stored_and;
-    if (rst) xn_vc0_valid <= 1'h0; else xn_vc0_valid <= xn_vc0_second_valid_sel | xn_vc0_landed_or;
-    if (rst) xn_vc0_second_valid <= 1'h0; else xn_vc0_second_valid <= (xn_vc0_third_valid_sel | (xn_vc0_second_valid_sel & xn_vc0_landed_or)) | xn_vc0_landed_and;
-    if (rst) xn_vc0_third_valid <= 1'h0; else xn_vc0_third_valid <= (xn_vc0_pop_and | (xn_vc0_third_valid_sel & xn_vc0_landed_or)) | (xn_vc0_second_valid_sel & xn_vc0_landed_and);
-    if (xn_vc0_stored_and) xn_vc0_read0 <= xn_vc0_mem0[xn_vc0_rd[7:0]];
-    if ((xn_vc0_pop | (~xn_vc0_valid)) | xn_vc0_reroute) xn_vc0_head0 <= xn_vc0_reroute ? ({route_vc_cat_3, xn_vc0_head0_b0}) : ((xn_vc0_pop & xn_vc0_second_valid) ? xn_vc0_second0 : xn_vc0_read0_sel);
-    if ((xn_vc0_pop & xn_vc0_third_valid) | (~xn_vc0_third_valid_sel)) xn_vc0_second0 <= (xn_vc0_pop & xn_vc0_third_valid) ? xn_vc0_third0 : (((~xn_vc0_second_valid_sel) & xn_vc0_landed_and) ? xn_expect_head_cat_2 : xn_vc0_read0_sel);
-    if (~xn_vc0_pop_and) xn_vc0_third0 <= xn_vc0_third_valid_sel ? xn_vc0_read0_sel : xn_expect_head_cat_2;
-    if (xn_vc0_stored_and) xn_vc0_read1 <= xn_vc0_mem1[xn_vc0_rd[7:0]];
-    if (xn_vc0_pop | (~xn_vc0_valid)) xn_vc0_head1 <= (xn_vc0_pop & xn_vc0_second_valid) ? xn_vc0_second1 : xn_vc0_read1_sel;
-    if ((xn_vc0_pop & xn_vc0_third_valid) | (~xn_vc0_third_valid_sel)) xn_vc0_second1 <= (xn_vc0_pop & xn_vc0_third_valid) ? xn_vc0_third1 : (((~xn_vc0_second_valid_sel) & xn_vc0_landed_and) ? s_axis_xn_tdata_sel_2 : xn_vc0_read1_sel);
-    if (~xn_vc0_pop_and) xn_vc0_third1 <= xn_vc0_third_valid_sel ? xn_vc0_read1_sel : s_axis_xn_tdata_sel_2;
-    if (rst) xn_vc1_wr <= 9'h0; else xn_vc1_wr <= xn_vc1_wr + ({8'h0, s_axis_xn_tvalid_and_7});
-    if (rst) xn_vc1_rd <= 9'h0; else xn_vc1_rd <= xn_vc1_rd + ({8'h0, xn_vc1_stored_and});
-    if (rst) xn_vc1_stored <= 1'h0; else xn_vc1_stored <= s_axis_xn_tvalid_and_7 | (xn_vc1_stored & (~(xn_vc1_stored_and & ((xn_vc1_wr - xn_vc1_rd) == 9'h1))));
-    if (rst) xn_vc1_landed <= 1'h0; else xn_vc1_landed <= xn_vc1_stored_and;
-    if (rst) xn_vc1_valid <= 1'h0; else xn_vc1_valid <= xn_vc1_second_valid_sel | xn_vc1_landed_or;
-    if (rst) xn_vc1_second_valid <= 1'h0; else xn_vc1_second_valid <= (xn_vc1_third_valid_sel | (xn_vc1_second_valid_sel & xn_vc1_landed_or)) | xn_vc1_landed_and;
-    if (rst) xn_vc1_third_valid <= 1'h0; else xn_vc1_third_valid <= (xn_vc1_pop_and | (xn_vc1_third_valid_sel & xn_vc1_landed_or)) | (xn_vc1_second_valid_sel & xn_vc1_landed_and);
-    if (xn_vc1_stored_and) xn_vc1_read0 <= xn_vc1_mem0[xn_vc1_rd[7:0]];
-    if ((xn_vc1_pop | (~xn_vc1_valid)) | xn_vc1_reroute) xn_vc1_head0 <= xn_vc1_reroute ? ({route_vc_cat_4, xn_vc1_head0_b0}) : ((xn_vc1_pop & xn_vc1_second_valid) ? xn_vc1_second0 : xn_vc1_read0_sel);
-    if ((xn_vc1_pop & xn_vc1_third_valid) | (~xn_vc1_third_valid_sel)) xn_vc1_second0 <= (xn_vc1_pop & xn_vc1_third_valid) ? xn_vc1_third0 : (((~xn_vc1_second_valid_sel) & xn_vc1_landed_and) ? xn_expect_head_cat_2 : xn_vc1_read0_sel);
-    if (~xn_vc1_pop_and) xn_vc1_third0 <= xn_vc1_third_valid_sel ? xn_vc1_read0_sel : xn_expect_head_cat_2;
-    if (xn_vc1_stored_and) xn_vc1_read1 <= xn_vc1_mem1[xn_vc1_rd[7:0]];
-    if (xn_vc1_pop | (~xn_vc1_valid)) xn_vc1_head1 <= (xn_vc1_pop & xn_vc1_second_valid) ? xn_vc1_second1 : xn_vc1_read1_sel;
-    if ((xn_vc1_pop & xn_vc1_third_valid) | (~xn_vc1_third_valid_sel)) xn_vc1_second1 <= (xn_vc1_pop & xn_vc1_third_valid) ? xn_vc1_third1 : (((~xn_vc1_second_valid_sel) & xn_vc1_landed_and) ? s_axis_xn_tdata_sel_2 : xn_vc1_read1_sel);
-    if (~xn_vc1_pop_and) xn_vc1_third1 <= xn_vc1_third_valid_sel ? xn_vc1_read1_sel : s_axis_xn_tdata_sel_2;
-    if (rst) yp_expect_head <= 1'h1; else yp_expect_head <= s_axis_yp_tvalid ? s_axis_yp_tlast : yp_expect_head;
-    if (rst) stat_yp_ecc_corrected_event <= 1'h0; else stat_yp_ecc_corrected_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_parity;
-    if (rst) stat_yp_ecc_corrected_2 <= 32'h0; else stat_yp_ecc_corrected_2 <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected_2 + 32'h1) : stat_yp_ecc_corrected_2;
-    if (rst) stat_yp_ecc_uncorrectable_event <= 1'h0; else stat_yp_ecc_uncorrectable_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_and;
-    if (rst) stat_yp_ecc_uncorrectable_2 <= 32'h0; else stat_yp_ecc_uncorrectable_2 <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable_2 + 32'h1) : stat_yp_ecc_uncorrectable_2;
-    if (rst) stat_yp_dropped_2 <= 32'h0; else stat_yp_dropped_2 <= ((stat_yp_dropped_2 + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
-    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= (s_axis_yp_tvalid_and & drop_5) & (~s_axis_yp_tdata_parity);
-    if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or_2;
-    if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or_2;
-    if (rst) yp_vc0_wr <= 9'h0; else yp_vc0_wr <= yp_vc0_wr + ({8'h0, s_axis_yp_tvalid_and_4});
-    if (rst) yp_vc0_rd <= 9'h0; else yp_vc0_rd <= yp_vc0_rd + ({8'h0, yp_vc0_stored_and});
-    if (rst) yp_vc0_stored <= 1'h0; else yp_vc0_stored <= s_axis_yp_tvalid_and_4 | (yp_vc0_stored & (~(yp_vc0_stored_and & ((yp_vc0_wr - yp_vc0_rd) == 9'h1))));
-    if (rst) yp_vc0_landed <= 1'h0; else yp_vc0_landed <= yp_vc0_stored_and;
-    if (rst) yp_vc0_valid <= 1'h0; else yp_vc0_valid <= yp_vc0_second_valid_sel | yp_vc0_landed_or;
-    if (rst) yp_vc0_second_valid <= 1'h0; else yp_vc0_second_valid <= (yp_vc0_third_valid_sel | (yp_vc0_second_valid_sel & yp_vc0_landed_or)) | yp_vc0_landed_and;
-    if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= (yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or)) | (yp_vc0_second_valid_sel & yp_vc0_landed_and);
-    if (yp_vc0_stored_and) yp_vc0_read0 <= yp_vc0_mem0[yp_vc0_rd[7:0]];
-    if ((yp_vc0_pop | (~yp_vc0_valid)) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? ({route_vc_cat_5, yp_vc0_head0_b0}) : ((yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second0 : yp_vc0_read0_sel);
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat_2 : yp_vc0_read0_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat_2;
-    if (yp_vc0_stored_and) yp_vc0_read1 <= yp_vc0_mem1[yp_vc0_rd[7:0]];
-    if (yp_vc0_pop | (~yp_vc0_valid)) yp_vc0_head1 <= (yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second1 : yp_vc0_read1_sel;
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc0_read1_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel_2;
-    if (rst) yp_vc1_wr <= 9'h0; else yp_vc1_wr <= yp_vc1_wr + ({8'h0, s_axis_yp_tvalid_and_7});
-    if (rst) yp_vc1_rd <= 9'h0; else yp_vc1_rd <= yp_vc1_rd + ({8'h0, yp_vc1_stored_and});
-    if (rst) yp_vc1_stored <= 1'h0; else yp_vc1_stored <= s_axis_yp_tvalid_and_7 | (yp_vc1_stored & (~(yp_vc1_stored_and & ((yp_vc1_wr - yp_vc1_rd) == 9'h1))));
-    if (rst) yp_vc1_landed <= 1'h0; else yp_vc1_landed <= yp_vc1_stored_and;
-    if (rst) yp_vc1_valid <= 1'h0; else yp_vc1_valid <= yp_vc1_second_valid_sel | yp_vc1_landed_or;
-    if (rst) yp_vc1_second_valid <= 1'h0; else yp_vc1_second_valid <= (yp_vc1_third_valid_sel | (yp_vc1_second_valid_sel & yp_vc1_landed_or)) | yp_vc1_landed_and;
-    if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= (yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or)) | (yp_vc1_second_valid_sel & yp_vc1_landed_and);
-    if (yp_vc1_stored_and) yp_vc1_read0 <= yp_vc1_mem0[yp_vc1_rd[7:0]];
-    if ((yp_vc1_pop | (~yp_vc1_valid)) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? ({route_vc_cat_6, yp_vc1_head0_b0}) : ((yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second0 : yp_vc1_read0_sel);
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat_2 : yp_vc1_read0_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat_2;
-    if (yp_vc1_stored_and) yp_vc1_read1 <= yp_vc1_mem1[yp_vc1_rd[7:0]];
-    if (yp_vc1_pop | (~yp_vc1_valid)) yp_vc1_head1 <= (yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second1 : yp_vc1_read1_sel;
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc1_read1_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel_2;
-    if (rst) p0_out_valid <= 1'h0; else p0_out_valid <= p0_skid_valid_sel | p0_push;
-    if (rst) p0_skid_valid <= 1'h0; else p0_skid_valid <= p0_skid2_valid_or;
-    if (rst) p0_skid2_valid <= 1'h0; else p0_skid2_valid <= ((~p0_out_valid_and) & p0_skid2_valid) | (p0_skid2_valid_sel & p0_push);
-    if (rst) p0_sel <= 5'h0; else p0_sel <= {yp_busy_cat_2, ((p0_busy_and & p0_cur_out_and) | p0_arbiter_grant[0])};
-    if (rst) p0_slot <= 1'h1; else p0_slot <= ~p0_skid2_valid_or;
-    if (rst) p0_owned <= 1'h0; else p0_owned <= p0_owned_and | p0_arbiter_grant_or_2;
-    if (rst) p0_asked <= 1'h0; else p0_asked <= ~(xp_vc_arbiter_grant_cat == 5'h0);
-    if (rst) p1_out_valid <= 1'h0; else p1_out_valid <= p1_skid_valid_sel | p1_push;
-    if (rst) p1_skid_valid <= 1'h0; else p1_skid_valid <= p1_skid2_valid_or;
-    if (rst) p1_skid2_valid <= 1'h0; else p1_skid2_valid <= ((~p1_out_valid_and) & p1_skid2_valid) | (p1_skid2_valid_sel & p1_push);
-    if (rst) p1_sel <= 5'h0; else p1_sel <= {yp_busy_cat_4, ((p0_busy_and & p0_cur_out_and_2) | p1_arbiter_grant[0])};
-    if (rst) p1_slot <= 1'h1; else p1_slot <= ~p1_skid2_valid_or;
-    if (rst) p1_owned <= 1'h0; else p1_owned <= p1_owned_and | p1_arbiter_grant_or_2;
-    if (rst) p1_asked <= 1'h0; else p1_asked <= ~(xp_vc_arbiter_grant_cat_2 == 5'h0);
-    if (rst) xp_out_valid <= 1'h0; else xp_out_valid <= xp_skid_valid_sel | xp_push;
-    if (rst) xp_skid_valid <= 1'h0; else xp_skid_valid <= xp_skid2_valid_or;
-    if (rst) xp_skid2_valid <= 1'h0; else xp_skid2_valid <= ((~xp_out_valid_and) & xp_skid2_valid) | (xp_skid2_valid_sel & xp_push);
-    if (rst) xp_sel <= 5'h0; else xp_sel <= {yp_busy_cat_6, ((p0_busy_and & p0_cur_out_and_3) | xp_arbiter_grant[0])};
-    if (rst) xp_slot <= 1'h1; else xp_slot <= ~xp_skid2_valid_or;
-    if (rst) xp_credit0 <= 9'h100; else xp_credit0 <= xp_credit0_minus[8:0];
-    if (rst) xp_credit1 <= 9'h100; else xp_credit1 <= xp_credit1_minus[8:0];
-    if (rst) xp_room0 <= 1'h1; else xp_room0 <= ~(((({1'h0, xp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
-    if (rst) xp_room1 <= 1'h1; else xp_room1 <= ~(((({1'h0, xp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xp_room2_0 <= 1'h1; else xp_room2_0 <= ~(((({1'h0, xp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
-    if (rst) xp_room2_1 <= 1'h1; else xp_room2_1 <= ~(((({1'h0, xp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xp_owned <= 1'h0; else xp_owned <= xp_owned_and | xp_arbiter_grant_or_2;
-    if (rst) xp_head_in <= 1'h0; else xp_head_in <= ~(xp_arbiter_grant == 5'h0);
-    if (rst) xp_head_vc <= 1'h0; else xp_head_vc <= p0_vc0_head0_or_2;
-    if (rst) xp_head_flits <= 7'h0; else xp_head_flits <= p0_vc0_head0_or_4;
-    if (rst) xp_asked <= 1'h0; else xp_asked <= ~(xp_vc_arbiter_grant_cat_3 == 5'h0);
-    if (rst) xn_out_valid <= 1'h0; else xn_out_valid <= xn_skid_valid_sel | xn_push;
-    if (rst) xn_skid_valid <= 1'h0; else xn_skid_valid <= xn_skid2_valid_or;
-    if (rst) xn_skid2_valid <= 1'h0; else xn_skid2_valid <= ((~xn_out_valid_and) & xn_skid2_valid) | (xn_skid2_valid_sel & xn_push);
-    if (rst) xn_sel <= 5'h0; else xn_sel <= {yp_busy_cat_8, ((p0_busy_and & p0_cur_out_and_4) | xn_arbiter_grant[0])};
-    if (rst) xn_slot <= 1'h1; else xn_slot <= ~xn_skid2_valid_or;
-    if (rst) xn_credit0 <= 9'h100; else xn_credit0 <= xn_credit0_minus[8:0];
-    if (rst) xn_credit1 <= 9'h100; else xn_credit1 <= xn_credit1_minus[8:0];
-    if (rst) xn_room0 <= 1'h1; else xn_room0 <= ~(((({1'h0, xn_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xn_head_flits_sel}) ^ 11'h400));
-    if (rst) xn_room1 <= 1'h1; else xn_room1 <= ~(((({1'h0, xn_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xn_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xn_room2_0 <= 1'h1; else xn_room2_0 <= ~(((({1'h0, xn_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xn_head_flits_sel}) ^ 11'h400));
-    if (rst) xn_room2_1 <= 1'h1; else xn_room2_1 <= ~(((({1'h0, xn_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xn_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xn_owned <= 1'h0; else xn_owned <= xn_owned_and | xn_arbiter_grant_or_2;
-    if (rst) xn_head_in <= 1'h0; else xn_head_in <= ~(xn_arbiter_grant == 5'h0);
-    if (rst) xn_head_vc <= 1'h0; else xn_head_vc <= p0_vc0_head0_or_6;
-    if (rst) xn_head_flits <= 7'h0; else xn_head_flits <= p0_vc0_head0_or_8;
-    if (rst) xn_asked <= 1'h0; else xn_asked <= ~(xp_vc_arbiter_grant_cat_4 == 5'h0);
-    if (rst) yp_out_valid <= 1'h0; else yp_out_valid <= yp_skid_valid_sel | yp_push;
-    if (rst) yp_skid_valid <= 1'h0; else yp_skid_valid <= yp_skid2_valid_or;
-    if (rst) yp_skid2_valid <= 1'h0; else yp_skid2_valid <= ((~yp_out_valid_and) & yp_skid2_valid) | (yp_skid2_valid_sel & yp_push);
-    if (rst) yp_sel <= 5'h0; else yp_sel <= {yp_busy_cat_10, ((p0_busy_and & p0_cur_out_and_5) | yp_arbiter_grant[0])};
-    if (rst) yp_slot <= 1'h1; else yp_slot <= ~yp_skid2_valid_or;
-    if (rst) yp_credit0 <= 9'h100; else yp_credit0 <= yp_credit0_minus[8:0];
-    if (rst) yp_credit1 <= 9'h100; else yp_credit1 <= yp_credit1_minus[8:0];
-    if (rst) yp_room0 <= 1'h1; else yp_room0 <= ~(((({1'h0, yp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
-    if (rst) yp_room1 <= 1'h1; else yp_room1 <= ~(((({1'h0, yp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) yp_room2_0 <= 1'h1; else yp_room2_0 <= ~(((({1'h0, yp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
-    if (rst) yp_room2_1 <= 1'h1; else yp_room2_1 <= ~(((({1'h0, yp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) yp_owned <= 1'h0; else yp_owned <= yp_owned_and | yp_arbiter_grant_or_2;
-    if (rst) yp_head_in <= 1'h0; else yp_head_in <= ~(yp_arbiter_grant == 5'h0);
-    if (rst) yp_head_vc <= 1'h0; else yp_head_vc <= p0_vc0_head0_or_10;
-    if (rst) yp_head_flits <= 7'h0; else yp_head_flits <= p0_vc0_head0_or_12;
-    if (rst) yp_asked <= 1'h0; else yp_asked <= ~(xp_vc_arbiter_grant_cat_5 == 5'h0);
-    if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_6;
-    if (rst) p0_send_head <= 1'h0; else p0_send_head <= p0_won_at_p0_or & (~p0_vc0_head0_sel_4);
-    if (rst) p0_vc0_send_header <= 128'h0; else p0_vc0_send_header <= p0_vc0_second1_sel;
-    if (rst) p0_send_ovc <= 1'h0; else p0_send_ovc <= p0_busy ? p0_cur_ovc : p0_vc0_head0_sel_3;
-    if (rst) p1_vc0_pop <= 1'h0; else p1_vc0_pop <= p1_busy_or;
-    if (rst) p1_send_head <= 1'h0; else p1_send_head <= p0_won_at_p1_or & (~p1_vc0_head0_sel_4);
-    if (rst) p1_vc0_send_header <= 128'h0; else p1_vc0_send_header <= p1_vc0_second1_sel;
-    if (rst) p1_send_ovc <= 1'h0; else p1_send_ovc <= p1_busy ? p1_cur_ovc : p1_vc0_head0_sel_3;
-    if (rst) xp_vc0_pop <= 1'h0; else xp_vc0_pop <= xp_busy_or & (~xp_cur_vc_sel);
-    if (rst) xp_vc1_pop <= 1'h0; else xp_vc1_pop <= xp_busy_or & xp_cur_vc_sel;
-    if (rst) xp_send_vc <= 1'h0; else xp_send_vc <= xp_cur_vc_sel;
-    if (rst) xp_send_head <= 1'h0; else xp_send_head <= p0_won_at_xp_or & (~xp_vc1_head0_sel_7);
-    if (rst) xp_vc0_send_header <= 128'h0; else xp_vc0_send_header <= xp_vc0_second1_sel;
-    if (rst) xp_vc1_send_header <= 128'h0; else xp_vc1_send_header <= xp_vc1_second1_sel;
-    if (rst) xp_send_ovc <= 1'h0; else xp_send_ovc <= xp_busy ? xp_cur_ovc : xp_vc1_head0_sel_6;
-    if (rst) xn_vc0_pop <= 1'h0; else xn_vc0_pop <= xn_busy_or & (~xn_cur_vc_sel);
-    if (rst) xn_vc1_pop <= 1'h0; else xn_vc1_pop <= xn_busy_or & xn_cur_vc_sel;
-    if (rst) xn_send_vc <= 1'h0; else xn_send_vc <= xn_cur_vc_sel;
-    if (rst) xn_send_head <= 1'h0; else xn_send_head <= p0_won_at_xn_or & (~xn_vc1_head0_sel_7);
-    if (rst) xn_vc0_send_header <= 128'h0; else xn_vc0_send_header <= xn_vc0_second1_sel;
-    if (rst) xn_vc1_send_header <= 128'h0; else xn_vc1_send_header <= xn_vc1_second1_sel;
-    if (rst) xn_send_ovc <= 1'h0; else xn_send_ovc <= xn_busy ? xn_cur_ovc : xn_vc1_head0_sel_6;
-    if (rst) yp_vc0_pop <= 1'h0; else yp_vc0_pop <= yp_busy_or & (~yp_cur_vc_sel);
-    if (rst) yp_vc1_pop <= 1'h0; else yp_vc1_pop <= yp_busy_or & yp_cur_vc_sel;
-    if (rst) yp_send_vc <= 1'h0; else yp_send_vc <= yp_cur_vc_sel;
-    if (rst) yp_send_head <= 1'h0; else yp_send_head <= p0_won_at_yp_or & (~yp_vc1_head0_sel_7);
-    if (rst) yp_vc0_send_header <= 128'h0; else yp_vc0_send_header <= yp_vc0_second1_sel;
-    if (rst) yp_vc1_send_header <= 128'h0; else yp_vc1_send_header <= yp_vc1_second1_sel;
-    if (rst) yp_send_ovc <= 1'h0; else yp_send_ovc <= yp_busy ? yp_cur_ovc : yp_vc1_head0_sel_6;
-    if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_sel) : p0_busy;
-    if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_6;
-    if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_6 ? p0_vc0_head0_sel : p0_vc0_start;
-    if (rst) p0_cur_out <= 3'h0; else p0_cur_out <= (~p0_busy) ? p0_vc0_head0_sel_2 : p0_cur_out;
-    if (rst) p0_cur_ovc <= 1'h0; else p0_cur_ovc <= (~p0_busy) ? p0_vc0_head0_sel_3 : p0_cur_ovc;
-    if (rst) p0_cur_drop <= 1'h0; else p0_cur_drop <= (~p0_busy) ? p0_vc0_head0_sel_4 : p0_cur_drop;
-    if (rst) p1_busy <= 1'h0; else p1_busy <= p1_busy_or ? (~p1_vc0_head0_sel) : p1_busy;
-    if (rst) p1_vc0_stay <= 1'h1; else p1_vc0_stay <= ~p1_busy_or;
-    if (rst) p1_vc0_start <= 1'h1; else p1_vc0_start <= p1_busy_or ? p1_vc0_head0_sel : p1_vc0_start;
-    if (rst) p1_cur_out <= 3'h0; else p1_cur_out <= (~p1_busy) ? p1_vc0_head0_sel_2 : p1_cur_out;
-    if (rst) p1_cur_ovc <= 1'h0; else p1_cur_ovc <= (~p1_busy) ? p1_vc0_head0_sel_3 : p1_cur_ovc;
-    if (rst) p1_cur_drop <= 1'h0; else p1_cur_drop <= (~p1_busy) ? p1_vc0_head0_sel_4 : p1_cur_drop;
-    if (rst) xp_busy <= 1'h0; else xp_busy <= xp_busy_or ? (~xp_vc1_head0_sel_9) : xp_busy;
-    if (rst) xp_vc0_stay <= 1'h1; else xp_vc0_stay <= ~(xp_busy_or & (~xp_cur_vc_sel));
-    if (rst) xp_vc1_stay <= 1'h1; else xp_vc1_stay <= ~(xp_busy_or & xp_cur_vc_sel);
-    if (rst) xp_vc0_start <= 1'h1; else xp_vc0_start <= (xp_busy_or & (~xp_cur_vc_sel)) ? xp_vc1_head0_sel_9 : xp_vc0_start;
-    if (rst) xp_vc1_start <= 1'h1; else xp_vc1_start <= (xp_busy_or & xp_cur_vc_sel) ? xp_vc1_head0_sel_9 : xp_vc1_start;
-    if (rst) xp_vc_arbiter <= 1'h0; else xp_vc_arbiter <= ((xp_vc0_valid_and | xp_vc1_valid_and) & (~(xp_vc_arbiter_grant == 2'h0))) ? (xp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : xp_vc_arbiter;
-    if (rst) xp_cur_vc <= 1'h0; else xp_cur_vc <= (~xp_busy) ? xp_vc_arbiter_grant_b1 : xp_cur_vc;
-    if (rst) xp_cur_out <= 3'h0; else xp_cur_out <= (~xp_busy) ? (xp_vc_arbiter_grant_b1 ? xp_vc1_head0_sel_2 : xp_vc0_head0_sel_2) : xp_cur_out;
-    if (rst) xp_cur_ovc <= 1'h0; else xp_cur_ovc <= (~xp_busy) ? xp_vc1_head0_sel_6 : xp_cur_ovc;
-    if (rst) xp_cur_drop <= 1'h0; else xp_cur_drop <= (~xp_busy) ? xp_vc1_head0_sel_7 : xp_cur_drop;
-    if (rst) xn_busy <= 1'h0; else xn_busy <= xn_busy_or ? (~xn_vc1_head0_sel_9) : xn_busy;
-    if (rst) xn_vc0_stay <= 1'h1; else xn_vc0_stay <= ~(xn_busy_or & (~xn_cur_vc_sel));
-    if (rst) xn_vc1_stay <= 1'h1; else xn_vc1_stay <= ~(xn_busy_or & xn_cur_vc_sel);
-    if (rst) xn_vc0_start <= 1'h1; else xn_vc0_start <= (xn_busy_or & (~xn_cur_vc_sel)) ? xn_vc1_head0_sel_9 : xn_vc0_start;
-    if (rst) xn_vc1_start <= 1'h1; else xn_vc1_start <= (xn_busy_or & xn_cur_vc_sel) ? xn_vc1_head0_sel_9 : xn_vc1_start;
-    if (rst) xn_vc_arbiter <= 1'h0; else xn_vc_arbiter <= ((xn_vc0_valid_and | xn_vc1_valid_and) & (~(xn_vc_arbiter_grant == 2'h0))) ? (xn_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : xn_vc_arbiter;
-    if (rst) xn_cur_vc <= 1'h0; else xn_cur_vc <= (~xn_busy) ? xn_vc_arbiter_grant_b1 : xn_cur_vc;
-    if (rst) xn_cur_out <= 3'h0; else xn_cur_out <= (~xn_busy) ? (xn_vc_arbiter_grant_b1 ? xn_vc1_head0_sel_2 : xn_vc0_head0_sel_2) : xn_cur_out;
-    if (rst) xn_cur_ovc <= 1'h0; else xn_cur_ovc <= (~xn_busy) ? xn_vc1_head0_sel_6 : xn_cur_ovc;
-    if (rst) xn_cur_drop <= 1'h0; else xn_cur_drop <= (~xn_busy) ? xn_vc1_head0_sel_7 : xn_cur_drop;
-    if (rst) yp_busy <= 1'h0; else yp_busy <= yp_busy_or ? (~yp_vc1_head0_sel_9) : yp_busy;
-    if (rst) yp_vc0_stay <= 1'h1; else yp_vc0_stay <= ~(yp_busy_or & (~yp_cur_vc_sel));
-    if (rst) yp_vc1_stay <= 1'h1; else yp_vc1_stay <= ~(yp_busy_or & yp_cur_vc_sel);
-    if (rst) yp_vc0_start <= 1'h1; else yp_vc0_start <= (yp_busy_or & (~yp_cur_vc_sel)) ? yp_vc1_head0_sel_9 : yp_vc0_start;
-    if (rst) yp_vc1_start <= 1'h1; else yp_vc1_start <= (yp_busy_or & yp_cur_vc_sel) ? yp_vc1_head0_sel_9 : yp_vc1_start;
-    if (rst) yp_vc_arbiter <= 1'h0; else yp_vc_arbiter <= ((yp_vc0_valid_and | yp_vc1_valid_and) & (~(yp_vc_arbiter_grant == 2'h0))) ? (yp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : yp_vc_arbiter;
-    if (rst) yp_cur_vc <= 1'h0; else yp_cur_vc <= (~yp_busy) ? yp_vc_arbiter_grant_b1 : yp_cur_vc;
-    if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant_b1 ? yp_vc1_head0_sel_2 : yp_vc0_head0_sel_2) : yp_cur_out;
-    if (rst) yp_cur_ovc <= 1'h0; else yp_cur_ovc <= (~yp_busy) ? yp_vc1_head0_sel_6 : yp_cur_ovc;
-    if (rst) yp_cur_drop <= 1'h0; else yp_cur_drop <= (~yp_busy) ? yp_vc1_head0_sel_7 : yp_cur_drop;
-    if (rst) p0_arbiter <= 3'h0; else p0_arbiter <= (~(p0_arbiter_grant == 5'h0)) ? for_p0_arbiter_or : p0_arbiter;
-    if (rst) p1_arbiter <= 3'h0; else p1_arbiter <= (~(p1_arbiter_grant == 5'h0)) ? for_p1_arbiter_or : p1_arbiter;
-    if (rst) xp_arbiter <= 3'h0; else xp_arbiter <= (~(xp_arbiter_grant == 5'h0)) ? for_xp_arbiter_or : xp_arbiter;
-    if (rst) xn_arbiter <= 3'h0; else xn_arbiter <= (~(xn_arbiter_grant == 5'h0)) ? for_xn_arbiter_or : xn_arbiter;
-    if (rst) yp_arbiter <= 3'h0; else yp_arbiter <= (~(yp_arbiter_grant == 5'h0)) ? for_yp_arbiter_or : yp_arbiter;
-    if (rst) xp_credit_out <= 2'h0; else xp_credit_out <= {xp_vc1_pop, xp_vc0_pop};
-    if (rst) xn_credit_out <= 2'h0; else xn_credit_out <= {xn_vc1_pop, xn_vc0_pop};
-    if (rst) yp_credit_out <= 2'h0; else yp_credit_out <= {yp_vc1_pop, yp_vc0_pop};
-    if (rst) p0_skid2_data0 <= 128'h0; else p0_skid2_data0 <= p0_push ? p0_vc0_send_header_or_2 : p0_skid2_data0;
-    if (rst) p0_skid_data0 <= 128'h0; else p0_skid_data0 <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_data0 : p0_vc0_send_header_or_2) : p0_skid_data0;
-    if (rst) p0_out_data0 <= 128'h0; else p0_out_data0 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_data0 : p0_vc0_send_header_or_2) : p0_out_data0;
-    if (rst) p0_skid2_keep <= 16'h0; else p0_skid2_keep <= p0_push ? p0_vc0_head0_or_14 : p0_skid2_keep;
-    if (rst) p0_skid_keep <= 16'h0; else p0_skid_keep <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_keep : p0_vc0_head0_or_14) : p0_skid_keep;
-    if (rst) p0_out_keep <= 16'h0; else p0_out_keep <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_keep : p0_vc0_head0_or_14) : p0_out_keep;
-    if (rst) p0_skid2_last <= 1'h0; else p0_skid2_last <= p0_push ? p0_vc0_head0_or_16 : p0_skid2_last;
-    if (rst) p0_skid_last <= 1'h0; else p0_skid_last <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_last : p0_vc0_head0_or_16) : p0_skid_last;
-    if (rst) p0_out_last <= 1'h0; else p0_out_last <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_last : p0_vc0_head0_or_16) : p0_out_last;
-    if (rst) stat_p0_packets_2 <= 32'h0; else stat_p0_packets_2 <= (p0_push & p0_vc0_head0_or_16) ? (stat_p0_packets_2 + 32'h1) : stat_p0_packets_2;
-    if (rst) stat_p0_flits_2 <= 32'h0; else stat_p0_flits_2 <= p0_push ? (stat_p0_flits_2 + 32'h1) : stat_p0_flits_2;
-    if (rst) stat_p0_stalls_2 <= 32'h0; else stat_p0_stalls_2 <= ((p0_owned | p0_asked) & p0_sel_is0) ? (stat_p0_stalls_2 + 32'h1) : stat_p0_stalls_2;
-    if (rst) p1_skid2_data0 <= 128'h0; else p1_skid2_data0 <= p1_push ? p0_vc0_send_header_or_4 : p1_skid2_data0;
-    if (rst) p1_skid_data0 <= 128'h0; else p1_skid_data0 <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_data0 : p0_vc0_send_header_or_4) : p1_skid_data0;
-    if (rst) p1_out_data0 <= 128'h0; else p1_out_data0 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_data0 : p0_vc0_send_header_or_4) : p1_out_data0;
-    if (rst) p1_skid2_keep <= 16'h0; else p1_skid2_keep <= p1_push ? p0_vc0_head0_or_18 : p1_skid2_keep;
-    if (rst) p1_skid_keep <= 16'h0; else p1_skid_keep <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_keep : p0_vc0_head0_or_18) : p1_skid_keep;
-    if (rst) p1_out_keep <= 16'h0; else p1_out_keep <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_keep : p0_vc0_head0_or_18) : p1_out_keep;
-    if (rst) p1_skid2_last <= 1'h0; else p1_skid2_last <= p1_push ? p0_vc0_head0_or_20 : p1_skid2_last;
-    if (rst) p1_skid_last <= 1'h0; else p1_skid_last <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_last : p0_vc0_head0_or_20) : p1_skid_last;
-    if (rst) p1_out_last <= 1'h0; else p1_out_last <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_last : p0_vc0_head0_or_20) : p1_out_last;
-    if (rst) stat_p1_packets_2 <= 32'h0; else stat_p1_packets_2 <= (p1_push & p0_vc0_head0_or_20) ? (stat_p1_packets_2 + 32'h1) : stat_p1_packets_2;
-    if (rst) stat_p1_flits_2 <= 32'h0; else stat_p1_flits_2 <= p1_push ? (stat_p1_flits_2 + 32'h1) : stat_p1_flits_2;
-    if (rst) stat_p1_stalls_2 <= 32'h0; else stat_p1_stalls_2 <= ((p1_owned | p1_asked) & p1_sel_is0) ? (stat_p1_stalls_2 + 32'h1) : stat_p1_stalls_2;
-    if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_or_6 : xp_skid2_data0;
-    if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_or_6) : xp_skid_data0;
-    if (rst) xp_out_data0 <= 128'h0; else xp_out_data0 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_or_6) : xp_out_data0;
-    if (rst) xp_skid2_keep <= 16'h0; else xp_skid2_keep <= xp_push ? p0_vc0_head0_or_22 : xp_skid2_keep;
-    if (rst) xp_skid_keep <= 16'h0; else xp_skid_keep <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_keep : p0_vc0_head0_or_22) : xp_skid_keep;
-    if (rst) xp_out_keep <= 16'h0; else xp_out_keep <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_keep : p0_vc0_head0_or_22) : xp_out_keep;
-    if (rst) xp_skid2_last <= 1'h0; else xp_skid2_last <= xp_push ? p0_vc0_head0_or_24 : xp_skid2_last;
-    if (rst) xp_skid_last <= 1'h0; else xp_skid_last <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_last : p0_vc0_head0_or_24) : xp_skid_last;
-    if (rst) xp_out_last <= 1'h0; else xp_out_last <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_last : p0_vc0_head0_or_24) : xp_out_last;
-    if (rst) xp_skid2_vc <= 1'h0; else xp_skid2_vc <= xp_push ? p0_send_ovc_or : xp_skid2_vc;
-    if (rst) xp_skid_vc <= 1'h0; else xp_skid_vc <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_vc : p0_send_ovc_or) : xp_skid_vc;
-    if (rst) xp_out_vc <= 1'h0; else xp_out_vc <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_vc : p0_send_ovc_or) : xp_out_vc;
-    if (rst) stat_xp_vc1_packets_2 <= 32'h0; else stat_xp_vc1_packets_2 <= (xp_push_and & p0_send_ovc_or) ? (stat_xp_vc1_packets_2 + 32'h1) : stat_xp_vc1_packets_2;
-    if (rst) stat_xp_packets_2 <= 32'h0; else stat_xp_packets_2 <= xp_push_and ? (stat_xp_packets_2 + 32'h1) : stat_xp_packets_2;
-    if (rst) stat_xp_flits_2 <= 32'h0; else stat_xp_flits_2 <= xp_push ? (stat_xp_flits_2 + 32'h1) : stat_xp_flits_2;
-    if (rst) stat_xp_stalls_2 <= 32'h0; else stat_xp_stalls_2 <= ((xp_owned | xp_asked) & xp_sel_is0) ? (stat_xp_stalls_2 + 32'h1) : stat_xp_stalls_2;
-    if (rst) xn_skid2_data0 <= 128'h0; else xn_skid2_data0 <= xn_push ? p0_vc0_send_header_or_8 : xn_skid2_data0;
-    if (rst) xn_skid_data0 <= 128'h0; else xn_skid_data0 <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_data0 : p0_vc0_send_header_or_8) : xn_skid_data0;
-    if (rst) xn_out_data0 <= 128'h0; else xn_out_data0 <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_data0 : p0_vc0_send_header_or_8) : xn_out_data0;
-    if (rst) xn_skid2_keep <= 16'h0; else xn_skid2_keep <= xn_push ? p0_vc0_head0_or_26 : xn_skid2_keep;
-    if (rst) xn_skid_keep <= 16'h0; else xn_skid_keep <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_keep : p0_vc0_head0_or_26) : xn_skid_keep;
-    if (rst) xn_out_keep <= 16'h0; else xn_out_keep <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_keep : p0_vc0_head0_or_26) : xn_out_keep;
-    if (rst) xn_skid2_last <= 1'h0; else xn_skid2_last <= xn_push ? p0_vc0_head0_or_28 : xn_skid2_last;
-    if (rst) xn_skid_last <= 1'h0; else xn_skid_last <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_last : p0_vc0_head0_or_28) : xn_skid_last;
-    if (rst) xn_out_last <= 1'h0; else xn_out_last <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_last : p0_vc0_head0_or_28) : xn_out_last;
-    if (rst) xn_skid2_vc <= 1'h0; else xn_skid2_vc <= xn_push ? p0_send_ovc_or_2 : xn_skid2_vc;
-    if (rst) xn_skid_vc <= 1'h0; else xn_skid_vc <= (xn_out_valid_or | (~xn_skid_valid)) ? ((xn_out_valid_or & xn_skid2_valid) ? xn_skid2_vc : p0_send_ovc_or_2) : xn_skid_vc;
-    if (rst) xn_out_vc <= 1'h0; else xn_out_vc <= xn_out_valid_or ? (xn_skid_valid ? xn_skid_vc : p0_send_ovc_or_2) : xn_out_vc;
-    if (rst) stat_xn_vc1_packets_2 <= 32'h0; else stat_xn_vc1_packets_2 <= (xn_push_and & p0_send_ovc_or_2) ? (stat_xn_vc1_packets_2 + 32'h1) : stat_xn_vc1_packets_2;
-    if (rst) stat_xn_packets_2 <= 32'h0; else stat_xn_packets_2 <= xn_push_and ? (stat_xn_packets_2 + 32'h1) : stat_xn_packets_2;
-    if (rst) stat_xn_flits_2 <= 32'h0; else stat_xn_flits_2 <= xn_push ? (stat_xn_flits_2 + 32'h1) : stat_xn_flits_2;
-    if (rst) stat_xn_stalls_2 <= 32'h0; else stat_xn_stalls_2 <= ((xn_owned | xn_asked) & xn_sel_is0) ? (stat_xn_stalls_2 + 32'h1) : stat_xn_stalls_2;
-    if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_or_10 : yp_skid2_data0;
-    if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_or_10) : yp_skid_data0;
-    if (rst) yp_out_data0 <= 128'h0; else yp_out_data0 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_or_10) : yp_out_data0;
-    if (rst) yp_skid2_keep <= 16'h0; else yp_skid2_keep <= yp_push ? p0_vc0_head0_or_30 : yp_skid2_keep;
-    if (rst) yp_skid_keep <= 16'h0; else yp_skid_keep <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_keep : p0_vc0_head0_or_30) : yp_skid_keep;
-    if (rst) yp_out_keep <= 16'h0; else yp_out_keep <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_keep : p0_vc0_head0_or_30) : yp_out_keep;
-    if (rst) yp_skid2_last <= 1'h0; else yp_skid2_last <= yp_push ? p0_vc0_head0_or_32 : yp_skid2_last;
-    if (rst) yp_skid_last <= 1'h0; else yp_skid_last <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_last : p0_vc0_head0_or_32) : yp_skid_last;
-    if (rst) yp_out_last <= 1'h0; else yp_out_last <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_last : p0_vc0_head0_or_32) : yp_out_last;
-    if (rst) yp_skid2_vc <= 1'h0; else yp_skid2_vc <= yp_push ? p0_send_ovc_or_3 : yp_skid2_vc;
-    if (rst) yp_skid_vc <= 1'h0; else yp_skid_vc <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_vc : p0_send_ovc_or_3) : yp_skid_vc;
-    if (rst) yp_out_vc <= 1'h0; else yp_out_vc <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_vc : p0_send_ovc_or_3) : yp_out_vc;
-    if (rst) stat_yp_vc1_packets_2 <= 32'h0; else stat_yp_vc1_packets_2 <= (yp_push_and & p0_send_ovc_or_3) ? (stat_yp_vc1_packets_2 + 32'h1) : stat_yp_vc1_packets_2;
-    if (rst) stat_yp_packets_2 <= 32'h0; else stat_yp_packets_2 <= yp_push_and ? (stat_yp_packets_2 + 32'h1) : stat_yp_packets_2;
-    if (rst) stat_yp_flits_2 <= 32'h0; else stat_yp_flits_2 <= yp_push ? (stat_yp_flits_2 + 32'h1) : stat_yp_flits_2;
-    if (rst) stat_yp_stalls_2 <= 32'h0; else stat_yp_stalls_2 <= ((yp_owned | yp_asked) & yp_sel_is0) ? (stat_yp_stalls_2 + 32'h1) : stat_yp_stalls_2;
-    if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat_2;
-    if (accept_or & (~accept_and_2)) p0_vc0_mem1[p0_vc0_wr[7:0]] <= here_z_sel;
-    if (accept_or_2 & (~accept_and_5)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat_4;
-    if (accept_or_2 & (~accept_and_5)) p1_vc0_mem1[p1_vc0_wr[7:0]] <= here_z_sel_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel_2;
-    if (s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3)) xn_vc0_mem0[xn_vc0_wr[7:0]] <= xn_expect_head_cat_2;
-    if (s_axis_xn_tvalid_and_2 & (~s_axis_xn_tvalid_and_3)) xn_vc0_mem1[xn_vc0_wr[7:0]] <= s_axis_xn_tdata_sel_2;
-    if (s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6)) xn_vc1_mem0[xn_vc1_wr[7:0]] <= xn_expect_head_cat_2;
-    if (s_axis_xn_tvalid_and_5 & (~s_axis_xn_tvalid_and_6)) xn_vc1_mem1[xn_vc1_wr[7:0]] <= s_axis_xn_tdata_sel_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel_2;
 end
 
-assign s_axis_p0_tready = p0_mode_and | p0_mode_is3;
-assign stat_p0_length_errors = stat_p0_length_errors_2;
-assign stat_p0_dropped = stat_p0_dropped_2;
-assign s_axis_p1_tready = p1_mode_and | p1_mode_is3;
-assign stat_p1_length_errors = stat_p1_length_errors_2;
-assign stat_p1_dropped = stat_p1_dropped_2;
-assign stat_xp_ecc_corrected = stat_xp_ecc_corrected_2;
-assign stat_xp_ecc_uncorrectable = stat_xp_ecc_uncorrectable_2;
-assign stat_xp_dropped = stat_xp_dropped_2;
-assign stat_xn_ecc_corrected = stat_xn_ecc_corrected_2;
-assign stat_xn_ecc_uncorrectable = stat_xn_ecc_uncorrectable_2;
-assign stat_xn_dropped = stat_xn_dropped_2;
-assign stat_yp_ecc_corrected = stat_yp_ecc_corrected_2;
-assign stat_yp_ecc_uncorrectable = stat_yp_ecc_uncorrectable_2;
-assign stat_yp_dropped = stat_yp_dropped_2;
-assign s_axis_xp_credit = xp_credit_out;
-assign s_axis_xn_credit = xn_credit_out;
-assign s_axis_yp_credit = yp_credit_out;
-assign m_axis_p0_tdata = p0_out_data0;
-assign m_axis_p0_tkeep = p0_out_keep;
-assign m_axis_p0_tlast = p0_out_last;
-assign m_axis_p0_tvalid = p0_out_valid;
-assign stat_p0_packets = stat_p0_packets_2;
-assign stat_p0_flits = stat_p0_flits_2;
-assign stat_p0_stalls = stat_p0_stalls_2;
-assign m_axis_p1_tdata = p1_out_data0;
-assign m_axis_p1_tkeep = p1_out_keep;
-assign m_axis_p1_tlast = p1_out_last;
-assign m_axis_p1_tvalid = p1_out_valid;
-assign stat_p1_packets = stat_p1_packets_2;
-assign stat_p1_flits = stat_p1_flits_2;
-assign stat_p1_stalls = stat_p1_stalls_2;
-assign m_axis_xp_tdata = xp_out_data0;
-assign m_axis_xp_tkeep = xp_out_keep;
-assign m_axis_xp_tlast = xp_out_last;
-assign m_axis_xp_tvalid = xp_out_valid;
-assign m_axis_xp_tuser = xp_out_vc;
-assign stat_xp_vc1_packets = stat_xp_vc1_packets_2;
-assign stat_xp_packets = stat_xp_packets_2;
-assign stat_xp_flits = stat_xp_flits_2;
-assign stat_xp_stalls = stat_xp_stalls_2;
-assign m_axis_xn_tdata = xn_out_data0;
-assign m_axis_xn_tkeep = xn_out_keep;
-assign m_axis_xn_tlast = xn_out_last;
-assign m_axis_xn_tvalid = xn_out_valid;
-assign m_axis_xn_tuser = xn_out_vc;
-assign stat_xn_vc1_packets = stat_xn_vc1_packets_2;
-assign stat_xn_packets = stat_xn_packets_2;
-assign stat_xn_flits = stat_xn_flits_2;
-assign stat_xn_stalls = stat_xn_stalls_2;
-assign m_axis_yp_tdata = yp_out_data0;
-assign m_axis_yp_tkeep = yp_out_keep;
-assign m_axis_yp_tlast = yp_out_last;
-assign m_axis_yp_tvalid = yp_out_valid;
-assign m_axis_yp_tuser = yp_out_vc;
-assign stat_yp_vc1_packets = stat_yp_vc1_packets_2;
-assign stat_yp_packets = stat_yp_packets_2;
-assign stat_yp_flits = stat_yp_flits_2;
-assign stat_yp_stalls = stat_yp_stalls_2;
+assign s_axis_p0_tready = input_p0_p0_mode_or;
+assign stat_p0_length_errors = input_p0_stat_p0_length_errors;
+assign stat_p0_dropped = input_p0_stat_p0_dropped;
+assign s_axis_p1_tready = input_p1_p1_mode_or;
+assign stat_p1_length_errors = input_p1_stat_p1_length_errors;
+assign stat_p1_dropped = input_p1_stat_p1_dropped;
+assign stat_xp_ecc_corrected = input_xp_stat_xp_ecc_corrected;
+assign stat_xp_ecc_uncorrectable = input_xp_stat_xp_ecc_uncorrectable;
+assign stat_xp_dropped = input_xp_stat_xp_dropped;
+assign stat_xn_ecc_corrected = input_xn_stat_xn_ecc_corrected;
+assign stat_xn_ecc_uncorrectable = input_xn_stat_xn_ecc_uncorrectable;
+assign stat_xn_dropped = input_xn_stat_xn_dropped;
+assign stat_yp_ecc_corrected = input_yp_stat_yp_ecc_corrected;
+assign stat_yp_ecc_uncorrectable = input_yp_stat_yp_ecc_uncorrectable;
+assign stat_yp_dropped = input_yp_stat_yp_dropped;
+assign s_axis_xp_credit = switch_xp_credit_out;
+assign s_axis_xn_credit = switch_xn_credit_out;
+assign s_axis_yp_credit = switch_yp_credit_out;
+assign m_axis_p0_tdata = output_p0_p0_out_data0;
+assign m_axis_p0_tkeep = output_p0_p0_out_keep;
+assign m_axis_p0_tlast = output_p0_p0_out_last;
+assign m_axis_p0_tvalid = output_p0_p0_out_valid;
+assign stat_p0_packets = output_p0_stat_p0_packets;
+assign stat_p0_flits = output_p0_stat_p0_flits;
+assign stat_p0_stalls = output_p0_stat_p0_stalls;
+assign m_axis_p1_tdata = output_p1_p1_out_data0;
+assign m_axis_p1_tkeep = output_p1_p1_out_keep;
+assign m_axis_p1_tlast = output_p1_p1_out_last;
+assign m_axis_p1_tvalid = output_p1_p1_out_valid;
+assign stat_p1_packets = output_p1_stat_p1_packets;
+assign stat_p1_flits = output_p1_stat_p1_flits;
+assign stat_p1_stalls = output_p1_stat_p1_stalls;
+assign m_axis_xp_tdata = output_xp_xp_out_data0;
+assign m_axis_xp_tkeep = output_xp_xp_out_keep;
+assign m_axis_xp_tlast = output_xp_xp_out_last;
+assign m_axis_xp_tvalid = output_xp_xp_out_valid;
+assign m_axis_xp_tuser = output_xp_xp_out_vc;
+assign stat_xp_vc1_packets = output_xp_stat_xp_vc1_packets;
+assign stat_xp_packets = output_xp_stat_xp_packets;
+assign stat_xp_flits = output_xp_stat_xp_flits;
+assign stat_xp_stalls = output_xp_stat_xp_stalls;
+assign m_axis_xn_tdata = output_xn_xn_out_data0;
+assign m_axis_xn_tkeep = output_xn_xn_out_keep;
+assign m_axis_xn_tlast = output_xn_xn_out_last;
+assign m_axis_xn_tvalid = output_xn_xn_out_valid;
+assign m_axis_xn_tuser = output_xn_xn_out_vc;
+assign stat_xn_vc1_packets = output_xn_stat_xn_vc1_packets;
+assign stat_xn_packets = output_xn_stat_xn_packets;
+assign stat_xn_flits = output_xn_stat_xn_flits;
+assign stat_xn_stalls = output_xn_stat_xn_stalls;
+assign m_axis_yp_tdata = output_yp_yp_out_data0;
+assign m_axis_yp_tkeep = output_yp_yp_out_keep;
+assign m_axis_yp_tlast = output_yp_yp_out_last;
+assign m_axis_yp_tvalid = output_yp_yp_out_valid;
+assign m_axis_yp_tuser = output_yp_yp_out_vc;
+assign stat_yp_vc1_packets = output_yp_stat_yp_vc1_packets;
+assign stat_yp_packets = output_yp_stat_yp_packets;
+assign stat_yp_flits = output_yp_stat_yp_flits;
+assign stat_yp_stalls = output_yp_stat_yp_stalls;
 endmodule
 
 module torus_4x2x1_node_selftest_checker(
@@ -5013,6 +8320,1824 @@ assign sent = sent_2;
 assign cycles = cycles_2;
 endmodule
 
+module torus_4x2x1_node_ingress(
+    clk,
+    rst,
+    s_axis_tuser,
+    s_axis_tvalid,
+    s_axis_tlast,
+    s_axis_tkeep,
+    s_axis_tdata_bits63_0,
+    s_axis_tdata_bits127_64,
+    acked_addr,
+    credit_limit0,
+    credit_limit1,
+    acked_seq,
+    session_fresh_or,
+    ack_in,
+    tx_seq,
+    rd_next_bits9_0,
+    rd_next_bits9_0_2,
+    replay_wr,
+    in_frame,
+    in_seq,
+    in_flight,
+    ingress_ended,
+    ready,
+    take_and,
+    take_and_2,
+    take_and_3,
+    take_and_4,
+    frame_start_rd,
+    frame_start_rd_2,
+    frame_end_rd,
+    replay0_rd,
+    replay1_rd
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tuser;
+    input wire s_axis_tvalid;
+    input wire s_axis_tlast;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] s_axis_tkeep;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [63:0] s_axis_tdata_bits63_0;
+    input wire [63:0] s_axis_tdata_bits127_64;
+    // inputs
+    input wire [10:0] acked_addr;
+    input wire [15:0] credit_limit0;
+    input wire [15:0] credit_limit1;
+    input wire [5:0] acked_seq;
+    input wire session_fresh_or;
+    input wire [5:0] ack_in;
+    input wire [5:0] tx_seq;
+    input wire [9:0] rd_next_bits9_0;
+    input wire [9:0] rd_next_bits9_0_2;
+    // outputs: status and counters
+    output wire [10:0] replay_wr;
+    output wire in_frame;
+    output wire [5:0] in_seq;
+    output wire [5:0] in_flight;
+    output wire ingress_ended;
+    output wire ready;
+    output wire take_and;
+    output wire take_and_2;
+    output wire take_and_3;
+    output wire take_and_4;
+    output wire [11:0] frame_start_rd;
+    output wire [11:0] frame_start_rd_2;
+    output wire [16:0] frame_end_rd;
+    output wire [63:0] replay0_rd;
+    output wire [63:0] replay1_rd;
+
+// verilator lint_off UNUSEDSIGNAL
+// ingress: user beats into the replay buffer
+reg [10:0] replay_wr_2;
+reg in_frame_2;
+reg [7:0] in_words;
+reg in_vc;
+reg [5:0] in_seq_2;
+reg [15:0] credit_used0;
+reg [15:0] credit_used1;
+reg ingress_space;
+reg ingress_credit_ok0;
+reg ingress_credit_ok1;
+wire [5:0] in_flight_2;
+reg ingress_below_max;
+reg ingress_below_max1;
+reg ingress_ended_2;
+wire first;
+wire vc_now;
+wire start_ok;
+reg ingress_discard;
+wire ready_2;
+wire take;
+wire push;
+wire s_axis_tuser_not;
+wire [7:0] words1;
+wire end_frame;
+wire start_frame;
+wire [9:0] replay_wr_bits9_0;
+// frame table
+wire [5:0] s_axis_tkeep_plus;
+wire [5:0] s_axis_tkeep_plus_2;
+// link credits: a frame's worth reserved at its start, the rest given back at its end
+wire vc_now_not;
+wire start_frame_and;
+wire end_frame_and;
+wire start_frame_and_2;
+wire end_frame_and_2;
+// counters
+wire [15:0] credit_used0_sel;
+wire [15:0] credit_used1_sel;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [63:0] replay0 [0:1023];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [63:0] replay1 [0:1023];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [11:0] frame_start [0:63];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [16:0] frame_end [0:63];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- ingress: user beats into the replay buffer ----
+assign in_flight_2 = in_seq_2 - acked_seq;
+assign first = ~in_frame_2;
+assign vc_now = first ? s_axis_tuser : in_vc;
+assign start_ok = in_frame_2 | ((vc_now ? ingress_credit_ok1 : ingress_credit_ok0) & (ingress_ended_2 ? ingress_below_max1 : ingress_below_max));
+assign ready_2 = ingress_discard | ((ingress_space & start_ok) & (~session_fresh_or));
+assign take = s_axis_tvalid & ready_2;
+assign push = take & (~ingress_discard);
+assign s_axis_tuser_not = ~s_axis_tuser;
+assign words1 = in_words + 8'h1;
+assign end_frame = push & (s_axis_tlast | (in_words == 8'h7f));
+assign start_frame = push & first;
+assign replay_wr_bits9_0 = replay_wr_2[9:0];
+
+// ---- frame table ----
+assign s_axis_tkeep_plus = ((((((({5'h0, s_axis_tkeep[0]}) + ({5'h0, s_axis_tkeep[1]})) + ({5'h0, s_axis_tkeep[2]})) + ({5'h0, s_axis_tkeep[3]})) + ({5'h0, s_axis_tkeep[4]})) + ({5'h0, s_axis_tkeep[5]})) + ({5'h0, s_axis_tkeep[6]})) + ({5'h0, s_axis_tkeep[7]});
+assign s_axis_tkeep_plus_2 = ((((((s_axis_tkeep_plus + ({5'h0, s_axis_tkeep[8]})) + ({5'h0, s_axis_tkeep[9]})) + ({5'h0, s_axis_tkeep[10]})) + ({5'h0, s_axis_tkeep[11]})) + ({5'h0, s_axis_tkeep[12]})) + ({5'h0, s_axis_tkeep[13]})) + ({5'h0, s_axis_tkeep[14]});
+
+// ---- link credits: a frame's worth reserved at its start, the rest given back at its end ----
+assign vc_now_not = ~vc_now;
+assign start_frame_and = start_frame & vc_now_not;
+assign end_frame_and = end_frame & vc_now_not;
+assign start_frame_and_2 = start_frame & vc_now;
+assign end_frame_and_2 = end_frame & vc_now;
+
+// ---- counters ----
+assign credit_used0_sel = (start_frame_and & end_frame_and) ? (credit_used0 + ({8'h0, words1})) : (end_frame_and ? ((credit_used0 + ({8'h0, words1})) - 16'h80) : (start_frame_and ? (credit_used0 + 16'h80) : credit_used0));
+assign credit_used1_sel = (start_frame_and_2 & end_frame_and_2) ? (credit_used1 + ({8'h0, words1})) : (end_frame_and_2 ? ((credit_used1 + ({8'h0, words1})) - 16'h80) : (start_frame_and_2 ? (credit_used1 + 16'h80) : credit_used1));
+
+always @(posedge clk) begin
+    if (rst) replay_wr_2 <= 11'h0; else replay_wr_2 <= push ? (replay_wr_2 + 11'h1) : replay_wr_2;
+    if (rst) in_frame_2 <= 1'h0; else in_frame_2 <= session_fresh_or ? 1'h0 : (push ? (~end_frame) : in_frame_2);
+    if (rst) in_words <= 8'h0; else in_words <= session_fresh_or ? 8'h0 : (push ? (end_frame ? 8'h0 : words1) : in_words);
+    if (rst) in_vc <= 1'h0; else in_vc <= start_frame ? s_axis_tuser : in_vc;
+    if (rst) in_seq_2 <= 6'h0; else in_seq_2 <= session_fresh_or ? 6'h0 : (end_frame ? (in_seq_2 + 6'h1) : in_seq_2);
+    if (rst) credit_used0 <= 16'h0; else credit_used0 <= session_fresh_or ? 16'h0 : credit_used0_sel;
+    if (rst) credit_used1 <= 16'h0; else credit_used1 <= session_fresh_or ? 16'h0 : credit_used1_sel;
+    if (rst) ingress_space <= 1'h0; else ingress_space <= (replay_wr_2 - acked_addr) < 11'h3ff;
+    if (rst) ingress_credit_ok0 <= 1'h0; else ingress_credit_ok0 <= ~((credit_limit0 - credit_used0) < 16'h81);
+    if (rst) ingress_credit_ok1 <= 1'h0; else ingress_credit_ok1 <= ~((credit_limit1 - credit_used1) < 16'h81);
+    if (rst) ingress_below_max <= 1'h0; else ingress_below_max <= in_flight_2 < 6'h1f;
+    if (rst) ingress_below_max1 <= 1'h0; else ingress_below_max1 <= in_flight_2 < 6'h1e;
+    if (rst) ingress_ended_2 <= 1'h0; else ingress_ended_2 <= session_fresh_or ? 1'h0 : end_frame;
+    if (rst) ingress_discard <= 1'h0; else ingress_discard <= (session_fresh_or & in_frame_2) ? 1'h1 : ((take & s_axis_tlast) ? 1'h0 : ingress_discard);
+    if (push) replay0[replay_wr_bits9_0] <= s_axis_tdata_bits63_0;
+    if (push) replay1[replay_wr_bits9_0] <= s_axis_tdata_bits127_64;
+    if (start_frame) frame_start[in_seq_2] <= {s_axis_tuser, replay_wr_2};
+    if (end_frame) frame_end[in_seq_2] <= {({s_axis_tlast, (s_axis_tlast ? (s_axis_tkeep_plus_2 + ({5'h0, s_axis_tkeep[15]})) : 6'h10)}), replay_wr_bits9_0};
+end
+
+assign replay_wr = replay_wr_2;
+assign in_frame = in_frame_2;
+assign in_seq = in_seq_2;
+assign in_flight = in_flight_2;
+assign ingress_ended = ingress_ended_2;
+assign ready = ready_2;
+assign take_and = take & s_axis_tuser_not;
+assign take_and_2 = take & s_axis_tuser;
+assign take_and_3 = (take & ingress_discard) & s_axis_tuser_not;
+assign take_and_4 = (take & ingress_discard) & s_axis_tuser;
+assign frame_start_rd = frame_start[ack_in];
+assign frame_start_rd_2 = frame_start[tx_seq];
+assign frame_end_rd = frame_end[tx_seq];
+assign replay0_rd = replay0[rd_next_bits9_0];
+assign replay1_rd = replay1[rd_next_bits9_0_2];
+endmodule
+
+module torus_4x2x1_node_bonding(
+    clk,
+    rst,
+    rx_clk,
+    rx_rst,
+    rx_serial_bits65_0,
+    rx_serial_bits131_66,
+    eb_out0,
+    eb_out1,
+    rx_valid0_sel,
+    rx_valid1_sel,
+    rx_up,
+    rx_up_sync1,
+    lane_up_sync1,
+    lock_lost_toggle0_sync1_xor,
+    lock_lost_toggle1_sync1_xor,
+    eb_out0_bits63_0,
+    eb_out0_b64,
+    eb_out0_b65,
+    bonded_word0_bits63_0,
+    eb_out1_bits63_0,
+    eb_out1_b64,
+    eb_out1_b65,
+    bonded_word1_bits63_0,
+    rx_words_up,
+    session_fresh,
+    partner_marking,
+    channel_up,
+    control0,
+    hold,
+    partner_restart
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    input wire rx_clk;
+    input wire rx_rst;
+    // inputs
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [65:0] rx_serial_bits65_0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [65:0] rx_serial_bits131_66;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [65:0] eb_out0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [65:0] eb_out1;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire [65:0] rx_valid0_sel;
+    output wire [65:0] rx_valid1_sel;
+    output wire rx_up;
+    output wire rx_up_sync1;
+    output wire [1:0] lane_up_sync1;
+    output wire lock_lost_toggle0_sync1_xor;
+    output wire lock_lost_toggle1_sync1_xor;
+    output wire [63:0] eb_out0_bits63_0;
+    output wire eb_out0_b64;
+    output wire eb_out0_b65;
+    output wire [63:0] bonded_word0_bits63_0;
+    output wire [63:0] eb_out1_bits63_0;
+    output wire eb_out1_b64;
+    output wire eb_out1_b65;
+    output wire [63:0] bonded_word1_bits63_0;
+    output wire rx_words_up;
+    output wire session_fresh;
+    output wire partner_marking;
+    output wire channel_up;
+    output wire control0;
+    output wire hold;
+    output wire partner_restart;
+
+// verilator lint_off UNUSEDSIGNAL
+// receive lanes
+reg [65:0] rx_prev0;
+reg [6:0] rx_slip0;
+wire [127:0] rx_serial_bits65_0_cat;
+wire rx_slip0_b0;
+wire [127:0] rx_serial_bits65_0_sel;
+wire rx_slip0_b2;
+wire [127:0] rx_serial_bits65_0_sel_2;
+wire rx_slip0_b4;
+wire [126:0] rx_prev0_sel;
+wire [68:0] rx_serial_bits65_0_cat_2;
+wire rx_slip0_b0_2;
+wire [68:0] rx_serial_bits65_0_sel_3;
+wire rx_slip0_b2_2;
+wire [68:0] rx_serial_bits65_0_sel_4;
+wire rx_slip0_b4_2;
+wire [67:0] rx_serial_bits65_0_sel_5;
+reg [66:0] rx_window0;
+reg rx_slipped0;
+wire [65:0] rx_window0_sel;
+wire [1:0] rx_window0_bits1_0;
+wire rx_window0_b0;
+wire rx_window0_xor;
+wire [63:0] rx_window0_bits65_2;
+reg rx_locked0;
+reg [6:0] rx_sh_count0;
+reg [4:0] rx_sh_invalid0;
+wire rx_sh_count0_is63;
+wire rx_window0_not;
+wire rx_locked0_not;
+wire rx_locked0_and;
+wire rx_locked0_and_2;
+wire rx_locked0_or;
+wire rx_locked0_or_2;
+reg [57:0] rx_descrambler0;
+wire [63:0] rx_descrambler0_cat;
+wire [63:0] rx_window0_xor_2;
+reg rx_valid0;
+reg rx_control0;
+reg [63:0] rx_payload0;
+reg rx_lock_lost0;
+reg [65:0] rx_prev1;
+reg [6:0] rx_slip1;
+wire [127:0] rx_serial_bits131_66_cat;
+wire rx_slip1_b0;
+wire [127:0] rx_serial_bits131_66_sel;
+wire rx_slip1_b2;
+wire [127:0] rx_serial_bits131_66_sel_2;
+wire rx_slip1_b4;
+wire [126:0] rx_prev1_sel;
+wire [68:0] rx_serial_bits131_66_cat_2;
+wire rx_slip1_b0_2;
+wire [68:0] rx_serial_bits131_66_sel_3;
+wire rx_slip1_b2_2;
+wire [68:0] rx_serial_bits131_66_sel_4;
+wire rx_slip1_b4_2;
+wire [67:0] rx_serial_bits131_66_sel_5;
+reg [66:0] rx_window1;
+reg rx_slipped1;
+wire [65:0] rx_window1_sel;
+wire [1:0] rx_window1_bits1_0;
+wire rx_window1_b0;
+wire rx_window1_xor;
+wire [63:0] rx_window1_bits65_2;
+reg rx_locked1;
+reg [6:0] rx_sh_count1;
+reg [4:0] rx_sh_invalid1;
+wire rx_sh_count1_is63;
+wire rx_window1_not;
+wire rx_locked1_not;
+wire rx_locked1_and;
+wire rx_locked1_and_2;
+wire rx_locked1_or;
+wire rx_locked1_or_2;
+reg [57:0] rx_descrambler1;
+wire [63:0] rx_descrambler1_cat;
+wire [63:0] rx_window1_xor_2;
+reg rx_valid1;
+reg rx_control1;
+reg [63:0] rx_payload1;
+reg rx_lock_lost1;
+wire all_locked;
+// channel bonding: each lane's bonding block, relative to lane 0
+reg bonded;
+reg [3:0] bond_phase;
+reg bond_have0;
+reg bond_have1;
+reg [3:0] bond_cb_phase0;
+reg [3:0] bond_cb_phase1;
+wire [3:0] bond_cb_phase0_minus;
+wire [3:0] bond_cb_phase1_minus;
+wire [3:0] bond_cb_phase1_sel;
+reg [3:0] deskew0_2;
+reg [3:0] deskew1_2;
+wire bond_now;
+// deskew: lane k's blocks are read `delay` cycles after they were written, then registered
+reg [3:0] deskew_ptr;
+wire [65:0] rx_valid0_cat;
+wire [65:0] rx_valid0_sel_2;
+wire [65:0] rx_valid1_cat;
+wire [65:0] rx_valid1_sel_2;
+wire rx_valid0_and;
+wire rx_valid1_and;
+reg bond_cb_any;
+reg bond_cb_all;
+wire bond_error;
+wire unbond;
+wire bonded_and;
+wire bonded_and_2;
+wire rx_up_2;
+reg lock_lost_toggle0;
+reg lock_lost_toggle1;
+(* ASYNC_REG = "TRUE" *) reg rx_up_sync0;
+(* ASYNC_REG = "TRUE" *) reg rx_up_sync1_2;
+(* ASYNC_REG = "TRUE" *) reg [1:0] lane_up_sync0;
+(* ASYNC_REG = "TRUE" *) reg [1:0] lane_up_sync1_2;
+(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle0_sync0;
+(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle0_sync1;
+reg lock_lost_seen0;
+(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle1_sync0;
+(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle1_sync1;
+reg lock_lost_seen1;
+// elastic buffer, read side (clk): read, insert or delete clock compensation
+wire [63:0] eb_out0_bits63_0_2;
+wire eb_out0_b64_2;
+wire eb_out0_b65_2;
+reg [65:0] bonded_word0;
+reg [65:0] bonded_word1;
+reg rx_words_up_2;
+// remote readiness and restarts (from the deskewed block, as it leaves the deskew)
+wire [15:0] eb_out0_bits15_0;
+wire eb_out0_and;
+wire eb_out0_and_2;
+wire eb_out0_and_3;
+wire is_train;
+wire mark_in;
+wire echo_in;
+wire unmarked;
+reg session_fresh_2;
+reg partner_marking_2;
+wire eb_out0_and_4;
+reg remote_ready;
+wire channel_up_2;
+wire control0_2;
+wire hold_2;
+reg partner_marking_before;
+reg session_up_since_restart;
+wire partner_restart_2;
+// counters
+wire remote_ready_sel;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [65:0] deskew0 [0:15];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [65:0] deskew1 [0:15];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- receive lanes ----
+assign rx_serial_bits65_0_cat = {rx_serial_bits65_0[61:0], rx_prev0};
+assign rx_slip0_b0 = rx_slip0[0];
+assign rx_serial_bits65_0_sel = rx_slip0[1] ? (rx_slip0_b0 ? ({3'h0, rx_serial_bits65_0_cat[127:3]}) : ({2'h0, rx_serial_bits65_0_cat[127:2]})) : (rx_slip0_b0 ? ({1'h0, rx_serial_bits65_0_cat[127:1]}) : rx_serial_bits65_0_cat);
+assign rx_slip0_b2 = rx_slip0[2];
+assign rx_serial_bits65_0_sel_2 = rx_slip0[3] ? (rx_slip0_b2 ? ({12'h0, rx_serial_bits65_0_sel[127:12]}) : ({8'h0, rx_serial_bits65_0_sel[127:8]})) : (rx_slip0_b2 ? ({4'h0, rx_serial_bits65_0_sel[127:4]}) : rx_serial_bits65_0_sel);
+assign rx_slip0_b4 = rx_slip0[4];
+assign rx_prev0_sel = rx_slip0[5] ? (rx_slip0_b4 ? ({47'h0, rx_serial_bits65_0_sel_2[127:48]}) : ({31'h0, rx_serial_bits65_0_sel_2[127:32]})) : (rx_slip0_b4 ? ({15'h0, rx_serial_bits65_0_sel_2[127:16]}) : rx_serial_bits65_0_sel_2[126:0]);
+assign rx_serial_bits65_0_cat_2 = {rx_serial_bits65_0, rx_prev0[65:63]};
+assign rx_slip0_b0_2 = rx_slip0[0];
+assign rx_serial_bits65_0_sel_3 = rx_slip0[1] ? (rx_slip0_b0_2 ? ({3'h0, rx_serial_bits65_0_cat_2[68:3]}) : ({2'h0, rx_serial_bits65_0_cat_2[68:2]})) : (rx_slip0_b0_2 ? ({1'h0, rx_serial_bits65_0_cat_2[68:1]}) : rx_serial_bits65_0_cat_2);
+assign rx_slip0_b2_2 = rx_slip0[2];
+assign rx_serial_bits65_0_sel_4 = rx_slip0[3] ? (rx_slip0_b2_2 ? ({12'h0, rx_serial_bits65_0_sel_3[68:12]}) : ({8'h0, rx_serial_bits65_0_sel_3[68:8]})) : (rx_slip0_b2_2 ? ({4'h0, rx_serial_bits65_0_sel_3[68:4]}) : rx_serial_bits65_0_sel_3);
+assign rx_slip0_b4_2 = rx_slip0[4];
+assign rx_serial_bits65_0_sel_5 = rx_slip0[5] ? (rx_slip0_b4_2 ? ({47'h0, rx_serial_bits65_0_sel_4[68:48]}) : ({31'h0, rx_serial_bits65_0_sel_4[68:32]})) : (rx_slip0_b4_2 ? ({15'h0, rx_serial_bits65_0_sel_4[68:16]}) : rx_serial_bits65_0_sel_4[67:0]);
+assign rx_window0_sel = rx_slipped0 ? rx_window0[66:1] : rx_window0[65:0];
+assign rx_window0_bits1_0 = rx_window0_sel[1:0];
+assign rx_window0_b0 = rx_window0_bits1_0[0];
+assign rx_window0_xor = rx_window0_b0 ^ rx_window0_bits1_0[1];
+assign rx_window0_bits65_2 = rx_window0_sel[65:2];
+assign rx_sh_count0_is63 = rx_sh_count0 == 7'h3f;
+assign rx_window0_not = ~rx_window0_xor;
+assign rx_locked0_not = ~rx_locked0;
+assign rx_locked0_and = (rx_locked0_not & rx_window0_xor) & rx_sh_count0_is63;
+assign rx_locked0_and_2 = (rx_locked0 & rx_window0_not) & (rx_sh_invalid0 == 5'hf);
+assign rx_locked0_or = (rx_locked0_not & rx_window0_not) | rx_locked0_and_2;
+assign rx_locked0_or_2 = (rx_locked0_or | rx_sh_count0_is63) | rx_locked0_and;
+assign rx_descrambler0_cat = {6'h0, rx_descrambler0};
+assign rx_window0_xor_2 = (((rx_window0_bits65_2 ^ ({rx_window0_bits65_2[24:0], 39'h0})) ^ ({rx_window0_bits65_2[5:0], 58'h0})) ^ rx_descrambler0_cat) ^ (rx_descrambler0_cat >> 7'h13);
+assign rx_serial_bits131_66_cat = {rx_serial_bits131_66[61:0], rx_prev1};
+assign rx_slip1_b0 = rx_slip1[0];
+assign rx_serial_bits131_66_sel = rx_slip1[1] ? (rx_slip1_b0 ? ({3'h0, rx_serial_bits131_66_cat[127:3]}) : ({2'h0, rx_serial_bits131_66_cat[127:2]})) : (rx_slip1_b0 ? ({1'h0, rx_serial_bits131_66_cat[127:1]}) : rx_serial_bits131_66_cat);
+assign rx_slip1_b2 = rx_slip1[2];
+assign rx_serial_bits131_66_sel_2 = rx_slip1[3] ? (rx_slip1_b2 ? ({12'h0, rx_serial_bits131_66_sel[127:12]}) : ({8'h0, rx_serial_bits131_66_sel[127:8]})) : (rx_slip1_b2 ? ({4'h0, rx_serial_bits131_66_sel[127:4]}) : rx_serial_bits131_66_sel);
+assign rx_slip1_b4 = rx_slip1[4];
+assign rx_prev1_sel = rx_slip1[5] ? (rx_slip1_b4 ? ({47'h0, rx_serial_bits131_66_sel_2[127:48]}) : ({31'h0, rx_serial_bits131_66_sel_2[127:32]})) : (rx_slip1_b4 ? ({15'h0, rx_serial_bits131_66_sel_2[127:16]}) : rx_serial_bits131_66_sel_2[126:0]);
+assign rx_serial_bits131_66_cat_2 = {rx_serial_bits131_66, rx_prev1[65:63]};
+assign rx_slip1_b0_2 = rx_slip1[0];
+assign rx_serial_bits131_66_sel_3 = rx_slip1[1] ? (rx_slip1_b0_2 ? ({3'h0, rx_serial_bits131_66_cat_2[68:3]}) : ({2'h0, rx_serial_bits131_66_cat_2[68:2]})) : (rx_slip1_b0_2 ? ({1'h0, rx_serial_bits131_66_cat_2[68:1]}) : rx_serial_bits131_66_cat_2);
+assign rx_slip1_b2_2 = rx_slip1[2];
+assign rx_serial_bits131_66_sel_4 = rx_slip1[3] ? (rx_slip1_b2_2 ? ({12'h0, rx_serial_bits131_66_sel_3[68:12]}) : ({8'h0, rx_serial_bits131_66_sel_3[68:8]})) : (rx_slip1_b2_2 ? ({4'h0, rx_serial_bits131_66_sel_3[68:4]}) : rx_serial_bits131_66_sel_3);
+assign rx_slip1_b4_2 = rx_slip1[4];
+assign rx_serial_bits131_66_sel_5 = rx_slip1[5] ? (rx_slip1_b4_2 ? ({47'h0, rx_serial_bits131_66_sel_4[68:48]}) : ({31'h0, rx_serial_bits131_66_sel_4[68:32]})) : (rx_slip1_b4_2 ? ({15'h0, rx_serial_bits131_66_sel_4[68:16]}) : rx_serial_bits131_66_sel_4[67:0]);
+assign rx_window1_sel = rx_slipped1 ? rx_window1[66:1] : rx_window1[65:0];
+assign rx_window1_bits1_0 = rx_window1_sel[1:0];
+assign rx_window1_b0 = rx_window1_bits1_0[0];
+assign rx_window1_xor = rx_window1_b0 ^ rx_window1_bits1_0[1];
+assign rx_window1_bits65_2 = rx_window1_sel[65:2];
+assign rx_sh_count1_is63 = rx_sh_count1 == 7'h3f;
+assign rx_window1_not = ~rx_window1_xor;
+assign rx_locked1_not = ~rx_locked1;
+assign rx_locked1_and = (rx_locked1_not & rx_window1_xor) & rx_sh_count1_is63;
+assign rx_locked1_and_2 = (rx_locked1 & rx_window1_not) & (rx_sh_invalid1 == 5'hf);
+assign rx_locked1_or = (rx_locked1_not & rx_window1_not) | rx_locked1_and_2;
+assign rx_locked1_or_2 = (rx_locked1_or | rx_sh_count1_is63) | rx_locked1_and;
+assign rx_descrambler1_cat = {6'h0, rx_descrambler1};
+assign rx_window1_xor_2 = (((rx_window1_bits65_2 ^ ({rx_window1_bits65_2[24:0], 39'h0})) ^ ({rx_window1_bits65_2[5:0], 58'h0})) ^ rx_descrambler1_cat) ^ (rx_descrambler1_cat >> 7'h13);
+assign all_locked = rx_locked0 & rx_locked1;
+
+// ---- channel bonding: each lane's bonding block, relative to lane 0 ----
+assign bond_cb_phase0_minus = bond_cb_phase0 - bond_cb_phase0;
+assign bond_cb_phase1_minus = bond_cb_phase1 - bond_cb_phase0;
+assign bond_cb_phase1_sel = ((bond_cb_phase0_minus ^ 4'h8) < (bond_cb_phase1_minus ^ 4'h8)) ? bond_cb_phase1_minus : bond_cb_phase0_minus;
+assign bond_now = ((~bonded) & (bond_have0 & bond_have1)) & all_locked;
+
+// ---- deskew: lane k's blocks are read `delay` cycles after they were written, then registered ----
+assign rx_valid0_cat = {({rx_valid0, rx_control0}), rx_payload0};
+assign rx_valid0_sel_2 = (deskew0_2 == 4'h0) ? rx_valid0_cat : (deskew0[(deskew_ptr - deskew0_2)]);
+assign rx_valid1_cat = {({rx_valid1, rx_control1}), rx_payload1};
+assign rx_valid1_sel_2 = (deskew1_2 == 4'h0) ? rx_valid1_cat : (deskew1[(deskew_ptr - deskew1_2)]);
+assign rx_valid0_and = ((rx_valid0_sel_2[15:0] == 16'h4078) & rx_valid0_sel_2[64]) & rx_valid0_sel_2[65];
+assign rx_valid1_and = ((rx_valid1_sel_2[15:0] == 16'h4078) & rx_valid1_sel_2[64]) & rx_valid1_sel_2[65];
+assign bond_error = (bond_cb_any & (~bond_cb_all)) & bonded;
+assign unbond = (~all_locked) | bond_error;
+assign bonded_and = (((~bonded) & all_locked) & (~bond_have0)) & (((rx_payload0[15:0] == 16'h4078) & rx_control0) & rx_valid0);
+assign bonded_and_2 = (((~bonded) & all_locked) & (~bond_have1)) & (((rx_payload1[15:0] == 16'h4078) & rx_control1) & rx_valid1);
+assign rx_up_2 = bonded & all_locked;
+
+// ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
+assign eb_out0_bits63_0_2 = eb_out0[63:0];
+assign eb_out0_b64_2 = eb_out0[64];
+assign eb_out0_b65_2 = eb_out0[65];
+
+// ---- remote readiness and restarts (from the deskewed block, as it leaves the deskew) ----
+assign eb_out0_bits15_0 = eb_out0_bits63_0_2[15:0];
+assign eb_out0_and = eb_out0_b65_2 & eb_out0_b64_2;
+assign eb_out0_and_2 = (eb_out0_bits15_0 == 16'h3078) & eb_out0_and;
+assign eb_out0_and_3 = (eb_out0_bits15_0 == 16'h1078) & eb_out0_and;
+assign is_train = eb_out0_and_2 | eb_out0_and_3;
+assign mark_in = is_train & (eb_out0_bits63_0_2[31:16] == 16'h5ac3);
+assign echo_in = is_train & (eb_out0_bits63_0_2[47:32] == 16'h5ac3);
+assign unmarked = eb_out0_bits63_0_2[31:16] == 16'h0;
+assign eb_out0_and_4 = (eb_out0_b65_2 & (~((eb_out0_bits15_0 == 16'h8078) & eb_out0_and))) & (~(((eb_out0_bits63_0_2[15:0] == 16'h4078) & eb_out0_b64_2) & eb_out0_b65_2));
+assign channel_up_2 = (rx_up_sync1_2 & remote_ready) & (~session_fresh_2);
+assign control0_2 = bonded_word0[65] & bonded_word0[64];
+assign hold_2 = session_fresh_2 | partner_marking_2;
+assign partner_restart_2 = (partner_marking_2 & (~partner_marking_before)) & session_up_since_restart;
+
+// ---- counters ----
+assign remote_ready_sel = (eb_out0_and_2 | mark_in) ? 1'h0 : (((eb_out0_and_3 & unmarked) | (eb_out0_b65_2 & (~eb_out0_b64_2))) ? 1'h1 : remote_ready);
+
+always @(posedge clk) begin
+    if (rst) rx_up_sync0 <= 1'h0; else rx_up_sync0 <= rx_up_2;
+    if (rst) rx_up_sync1_2 <= 1'h0; else rx_up_sync1_2 <= rx_up_sync0;
+    if (rst) lane_up_sync0 <= 2'h0; else lane_up_sync0 <= {rx_locked1, rx_locked0};
+    if (rst) lane_up_sync1_2 <= 2'h0; else lane_up_sync1_2 <= lane_up_sync0;
+    if (rst) lock_lost_toggle0_sync0 <= 1'h0; else lock_lost_toggle0_sync0 <= lock_lost_toggle0;
+    if (rst) lock_lost_toggle0_sync1 <= 1'h0; else lock_lost_toggle0_sync1 <= lock_lost_toggle0_sync0;
+    if (rst) lock_lost_seen0 <= 1'h0; else lock_lost_seen0 <= lock_lost_toggle0_sync1;
+    if (rst) lock_lost_toggle1_sync0 <= 1'h0; else lock_lost_toggle1_sync0 <= lock_lost_toggle1;
+    if (rst) lock_lost_toggle1_sync1 <= 1'h0; else lock_lost_toggle1_sync1 <= lock_lost_toggle1_sync0;
+    if (rst) lock_lost_seen1 <= 1'h0; else lock_lost_seen1 <= lock_lost_toggle1_sync1;
+    if (rst) bonded_word0 <= 66'h0; else bonded_word0 <= eb_out0;
+    if (rst) bonded_word1 <= 66'h0; else bonded_word1 <= eb_out1;
+    if (rst) rx_words_up_2 <= 1'h0; else rx_words_up_2 <= rx_up_sync1_2;
+    if (rst) session_fresh_2 <= 1'h1; else session_fresh_2 <= echo_in ? 1'h0 : session_fresh_2;
+    if (rst) partner_marking_2 <= 1'h0; else partner_marking_2 <= (~rx_up_sync1_2) ? 1'h0 : (eb_out0_and_4 ? mark_in : partner_marking_2);
+    if (rst) remote_ready <= 1'h0; else remote_ready <= (~rx_up_sync1_2) ? 1'h0 : remote_ready_sel;
+    if (rst) partner_marking_before <= 1'h0; else partner_marking_before <= partner_marking_2;
+    if (rst) session_up_since_restart <= 1'h0; else session_up_since_restart <= partner_restart_2 ? 1'h0 : (channel_up_2 ? 1'h1 : session_up_since_restart);
+end
+
+always @(posedge rx_clk) begin
+    if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial_bits65_0;
+    if (rx_rst) rx_slip0 <= 7'h0; else rx_slip0 <= rx_locked0_or ? ((rx_slip0 == 7'h41) ? 7'h0 : (rx_slip0 + 7'h1)) : rx_slip0;
+    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_bits65_0_sel_5[67:64] : rx_serial_bits65_0_sel_5[3:0]), (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
+    if (rx_rst) rx_slipped0 <= 1'h0; else rx_slipped0 <= rx_locked0_or;
+    if (rx_rst) rx_locked0 <= 1'h0; else rx_locked0 <= rx_locked0_and_2 ? 1'h0 : (rx_locked0_and ? 1'h1 : rx_locked0);
+    if (rx_rst) rx_sh_count0 <= 7'h0; else rx_sh_count0 <= rx_locked0_or_2 ? 7'h0 : (rx_sh_count0 + 7'h1);
+    if (rx_rst) rx_sh_invalid0 <= 5'h0; else rx_sh_invalid0 <= rx_locked0_not ? 5'h0 : (rx_locked0_or_2 ? 5'h0 : ((rx_locked0 & rx_window0_not) ? (rx_sh_invalid0 + 5'h1) : rx_sh_invalid0));
+    if (rx_rst) rx_descrambler0 <= 58'h0; else rx_descrambler0 <= rx_window0_bits65_2[63:6];
+    if (rx_rst) rx_valid0 <= 1'h0; else rx_valid0 <= rx_locked0 & rx_window0_xor;
+    if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_b0;
+    if (rx_rst) rx_payload0 <= 64'h0; else rx_payload0 <= rx_window0_xor_2;
+    if (rx_rst) rx_lock_lost0 <= 1'h0; else rx_lock_lost0 <= rx_locked0_and_2;
+    if (rx_rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial_bits131_66;
+    if (rx_rst) rx_slip1 <= 7'h0; else rx_slip1 <= rx_locked1_or ? ((rx_slip1 == 7'h41) ? 7'h0 : (rx_slip1 + 7'h1)) : rx_slip1;
+    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? rx_serial_bits131_66_sel_5[67:64] : rx_serial_bits131_66_sel_5[3:0]), (rx_slip1[6] ? rx_prev1_sel[126:64] : rx_prev1_sel[62:0])};
+    if (rx_rst) rx_slipped1 <= 1'h0; else rx_slipped1 <= rx_locked1_or;
+    if (rx_rst) rx_locked1 <= 1'h0; else rx_locked1 <= rx_locked1_and_2 ? 1'h0 : (rx_locked1_and ? 1'h1 : rx_locked1);
+    if (rx_rst) rx_sh_count1 <= 7'h0; else rx_sh_count1 <= rx_locked1_or_2 ? 7'h0 : (rx_sh_count1 + 7'h1);
+    if (rx_rst) rx_sh_invalid1 <= 5'h0; else rx_sh_invalid1 <= rx_locked1_not ? 5'h0 : (rx_locked1_or_2 ? 5'h0 : ((rx_locked1 & rx_window1_not) ? (rx_sh_invalid1 + 5'h1) : rx_sh_invalid1));
+    if (rx_rst) rx_descrambler1 <= 58'h0; else rx_descrambler1 <= rx_window1_bits65_2[63:6];
+    if (rx_rst) rx_valid1 <= 1'h0; else rx_valid1 <= rx_locked1 & rx_window1_xor;
+    if (rx_rst) rx_control1 <= 1'h0; else rx_control1 <= rx_window1_b0;
+    if (rx_rst) rx_payload1 <= 64'h0; else rx_payload1 <= rx_window1_xor_2;
+    if (rx_rst) rx_lock_lost1 <= 1'h0; else rx_lock_lost1 <= rx_locked1_and_2;
+    if (rx_rst) bonded <= 1'h0; else bonded <= unbond ? 1'h0 : (bond_now ? 1'h1 : bonded);
+    if (rx_rst) bond_phase <= 4'h0; else bond_phase <= bond_phase + 4'h1;
+    if (rx_rst) bond_have0 <= 1'h0; else bond_have0 <= (unbond | bond_now) ? 1'h0 : (bonded_and ? 1'h1 : bond_have0);
+    if (rx_rst) bond_have1 <= 1'h0; else bond_have1 <= (unbond | bond_now) ? 1'h0 : (bonded_and_2 ? 1'h1 : bond_have1);
+    if (rx_rst) bond_cb_phase0 <= 4'h0; else bond_cb_phase0 <= bonded_and ? bond_phase : bond_cb_phase0;
+    if (rx_rst) bond_cb_phase1 <= 4'h0; else bond_cb_phase1 <= bonded_and_2 ? bond_phase : bond_cb_phase1;
+    if (rx_rst) deskew0_2 <= 4'h0; else deskew0_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase0_minus) : deskew0_2;
+    if (rx_rst) deskew1_2 <= 4'h0; else deskew1_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase1_minus) : deskew1_2;
+    if (rx_rst) deskew_ptr <= 4'h0; else deskew_ptr <= deskew_ptr + 4'h1;
+    if (rx_rst) bond_cb_any <= 1'h0; else bond_cb_any <= rx_valid0_and | rx_valid1_and;
+    if (rx_rst) bond_cb_all <= 1'h0; else bond_cb_all <= rx_valid0_and & rx_valid1_and;
+    if (rx_rst) lock_lost_toggle0 <= 1'h0; else lock_lost_toggle0 <= rx_lock_lost0 ? (~lock_lost_toggle0) : lock_lost_toggle0;
+    if (rx_rst) lock_lost_toggle1 <= 1'h0; else lock_lost_toggle1 <= rx_lock_lost1 ? (~lock_lost_toggle1) : lock_lost_toggle1;
+    if (1'h1) deskew0[deskew_ptr] <= rx_valid0_cat;
+    if (1'h1) deskew1[deskew_ptr] <= rx_valid1_cat;
+end
+
+assign rx_valid0_sel = rx_valid0_sel_2;
+assign rx_valid1_sel = rx_valid1_sel_2;
+assign rx_up = rx_up_2;
+assign rx_up_sync1 = rx_up_sync1_2;
+assign lane_up_sync1 = lane_up_sync1_2;
+assign lock_lost_toggle0_sync1_xor = lock_lost_toggle0_sync1 ^ lock_lost_seen0;
+assign lock_lost_toggle1_sync1_xor = lock_lost_toggle1_sync1 ^ lock_lost_seen1;
+assign eb_out0_bits63_0 = eb_out0_bits63_0_2;
+assign eb_out0_b64 = eb_out0_b64_2;
+assign eb_out0_b65 = eb_out0_b65_2;
+assign bonded_word0_bits63_0 = bonded_word0[63:0];
+assign eb_out1_bits63_0 = eb_out1[63:0];
+assign eb_out1_b64 = eb_out1[64];
+assign eb_out1_b65 = eb_out1[65];
+assign bonded_word1_bits63_0 = bonded_word1[63:0];
+assign rx_words_up = rx_words_up_2;
+assign session_fresh = session_fresh_2;
+assign partner_marking = partner_marking_2;
+assign channel_up = channel_up_2;
+assign control0 = control0_2;
+assign hold = hold_2;
+assign partner_restart = partner_restart_2;
+endmodule
+
+module torus_4x2x1_node_elastic(
+    clk,
+    rst,
+    rx_clk,
+    rx_rst,
+    rx_up,
+    rx_valid0_sel,
+    rx_valid1_sel,
+    rx_up_sync1,
+    eb_out0,
+    eb_out1,
+    eb_slip
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    input wire rx_clk;
+    input wire rx_rst;
+    // inputs
+    input wire rx_up;
+    input wire [65:0] rx_valid0_sel;
+    input wire [65:0] rx_valid1_sel;
+    input wire rx_up_sync1;
+    // outputs: status and counters
+    output wire [65:0] eb_out0;
+    output wire [65:0] eb_out1;
+    output wire eb_slip;
+
+// verilator lint_off UNUSEDSIGNAL
+// elastic buffer, write side (rx_clk)
+reg [4:0] eb_wr;
+wire [4:0] eb_wr_sel;
+reg [4:0] eb_wr_gray;
+// elastic buffer, read side (clk): read, insert or delete clock compensation
+(* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync0;
+(* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync1;
+wire eb_wr_gray_sync1_b4;
+wire eb_wr_gray_sync1_xor;
+wire eb_wr_gray_sync1_xor_2;
+wire eb_wr_gray_sync1_xor_3;
+wire [4:0] eb_wr_gray_sync1_cat;
+reg [4:0] eb_rd;
+wire [4:0] level;
+wire [4:0] eb_rd_plus;
+wire [4:0] eb_rd_plus_2;
+wire empty;
+wire delete;
+reg [65:0] eb_out0_2;
+reg [65:0] eb_out1_2;
+reg eb_slip_2;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [65:0] eb_lane0 [0:15];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [65:0] eb_lane1 [0:15];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [0:0] eb_is_cc [0:15];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- elastic buffer, write side (rx_clk) ----
+assign eb_wr_sel = rx_up ? (eb_wr + 5'h1) : eb_wr;
+
+// ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
+assign eb_wr_gray_sync1_b4 = eb_wr_gray_sync1[4];
+assign eb_wr_gray_sync1_xor = eb_wr_gray_sync1_b4 ^ eb_wr_gray_sync1[3];
+assign eb_wr_gray_sync1_xor_2 = eb_wr_gray_sync1_xor ^ eb_wr_gray_sync1[2];
+assign eb_wr_gray_sync1_xor_3 = eb_wr_gray_sync1_xor_2 ^ eb_wr_gray_sync1[1];
+assign eb_wr_gray_sync1_cat = {({({({eb_wr_gray_sync1_b4, eb_wr_gray_sync1_xor}), eb_wr_gray_sync1_xor_2}), eb_wr_gray_sync1_xor_3}), (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
+assign level = eb_wr_gray_sync1_cat - eb_rd;
+assign eb_rd_plus = eb_rd + 5'h1;
+assign eb_rd_plus_2 = eb_rd + 5'h1;
+assign empty = level == 5'h0;
+assign delete = (~empty) & (((~(level < 5'h4)) & (eb_is_cc[eb_rd[3:0]])) | (~(level < 5'hc)));
+
+always @(posedge clk) begin
+    if (rst) eb_wr_gray_sync0 <= 5'h0; else eb_wr_gray_sync0 <= eb_wr_gray;
+    if (rst) eb_wr_gray_sync1 <= 5'h0; else eb_wr_gray_sync1 <= eb_wr_gray_sync0;
+    if (rst) eb_rd <= 5'h0; else eb_rd <= (~rx_up_sync1) ? eb_wr_gray_sync1_cat : (delete ? (eb_rd + 5'h2) : (empty ? eb_rd : (eb_rd + 5'h1)));
+    if (rst) eb_out0_2 <= 66'h0; else eb_out0_2 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : (eb_lane0[eb_rd[3:0]]));
+    if (rst) eb_out1_2 <= 66'h0; else eb_out1_2 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane1[eb_rd_plus_2[3:0]]) : (eb_lane1[eb_rd[3:0]]));
+    if (rst) eb_slip_2 <= 1'h0; else eb_slip_2 <= rx_up_sync1 & (empty | delete);
+end
+
+always @(posedge rx_clk) begin
+    if (rx_rst) eb_wr <= 5'h0; else eb_wr <= eb_wr_sel;
+    if (rx_rst) eb_wr_gray <= 5'h0; else eb_wr_gray <= eb_wr_sel ^ (eb_wr_sel >> 5'h1);
+    if (rx_up) eb_lane0[eb_wr[3:0]] <= rx_valid0_sel;
+    if (rx_up) eb_lane1[eb_wr[3:0]] <= rx_valid1_sel;
+    if (rx_up) eb_is_cc[eb_wr[3:0]] <= (rx_valid0_sel == 66'h30000000000008078) & (rx_valid1_sel == 66'h30000000000008078);
+end
+
+assign eb_out0 = eb_out0_2;
+assign eb_out1 = eb_out1_2;
+assign eb_slip = eb_slip_2;
+endmodule
+
+module torus_4x2x1_node_receive(
+    clk,
+    rst,
+    m_axis_vc0_tready,
+    m_axis_vc1_tready,
+    eb_out0_bits63_0,
+    eb_out0_b64,
+    eb_out0_b65,
+    eb_out1_b64,
+    eb_out1_b65,
+    eb_out1_bits63_0,
+    hold,
+    rx_words_up,
+    control0,
+    bonded_word0_bits63_0,
+    rx_credit_return,
+    bonded_word1_bits63_0,
+    is_k0,
+    is_k1,
+    nfc_hold,
+    rx_nfc_valid,
+    rx_nfc_data,
+    rx_header,
+    rx_expected,
+    rx_nak_sent,
+    rx_good,
+    rx_duplicate,
+    crc_error,
+    nak_now,
+    rx_rd0_and,
+    rx_rd0_and_2,
+    rx_credit_return_and,
+    vc0_read1_cat,
+    vc0_side_read_not,
+    vc0_side_read_b6,
+    rx_credit_limit0,
+    rx_rd1_and,
+    rx_rd1_and_2,
+    rx_credit_return_and_2,
+    vc1_read1_cat,
+    vc1_side_read_not,
+    vc1_side_read_b6,
+    rx_credit_limit1
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // output streams
+    input wire m_axis_vc0_tready;
+    input wire m_axis_vc1_tready;
+    // inputs
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [63:0] eb_out0_bits63_0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire eb_out0_b64;
+    input wire eb_out0_b65;
+    input wire eb_out1_b64;
+    input wire eb_out1_b65;
+    input wire [63:0] eb_out1_bits63_0;
+    input wire hold;
+    input wire rx_words_up;
+    input wire control0;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [63:0] bonded_word0_bits63_0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [1:0] rx_credit_return;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [63:0] bonded_word1_bits63_0;
+    // outputs: status and counters
+    output wire is_k0;
+    output wire is_k1;
+    output wire nfc_hold;
+    output wire rx_nfc_valid;
+    output wire [15:0] rx_nfc_data;
+    output wire [63:0] rx_header;
+    output wire [5:0] rx_expected;
+    output wire rx_nak_sent;
+    output wire rx_good;
+    output wire rx_duplicate;
+    output wire crc_error;
+    output wire nak_now;
+    output wire rx_rd0_and;
+    output wire rx_rd0_and_2;
+    output wire rx_credit_return_and;
+    output wire [127:0] vc0_read1_cat;
+    output wire [15:0] vc0_side_read_not;
+    output wire vc0_side_read_b6;
+    output wire [15:0] rx_credit_limit0;
+    output wire rx_rd1_and;
+    output wire rx_rd1_and_2;
+    output wire rx_credit_return_and_2;
+    output wire [127:0] vc1_read1_cat;
+    output wire [15:0] vc1_side_read_not;
+    output wire vc1_side_read_b6;
+    output wire [15:0] rx_credit_limit1;
+
+// verilator lint_off UNUSEDSIGNAL
+// receive: the aligned block classified, registered beside the bonded word
+wire [7:0] eb_out0_bits63_0_bits7_0;
+reg rx_is_sep6;
+reg rx_is_btf_k0;
+reg rx_is_btf_k1;
+reg rx_is_btf_nfc;
+wire eb_out0_bits63_0_or;
+reg rx_is_known;
+wire eb_out0_b65_and;
+wire eb_out1_b65_and;
+reg rx_all_data;
+reg rx_any_data;
+reg rx_all_valid;
+wire [7:0] eb_out0_bits63_0_bits55_48;
+wire [5:0] eb_out0_bits63_0_bits5_0;
+reg rx_nbytes_ok;
+wire [6:0] eb_out0_bits63_0_sel;
+wire [63:0] eb_out0_bits63_0_cat;
+wire [3:0] eb_out0_bits63_0_cat_2;
+wire [7:0] eb_out0_bits63_0_cat_3;
+wire [11:0] eb_out0_bits63_0_cat_4;
+wire [15:0] eb_out0_bits63_0_cat_5;
+wire [19:0] eb_out0_bits63_0_cat_6;
+wire [23:0] eb_out0_bits63_0_cat_7;
+wire [27:0] eb_out0_bits63_0_cat_8;
+wire [31:0] eb_out0_bits63_0_cat_9;
+reg [31:0] rx_crc_target;
+wire [3:0] eb_out0_bits63_0_cat_10;
+wire [7:0] eb_out0_bits63_0_cat_11;
+wire [11:0] eb_out0_bits63_0_cat_12;
+wire [15:0] eb_out0_bits63_0_cat_13;
+wire [19:0] eb_out0_bits63_0_cat_14;
+wire [23:0] eb_out0_bits63_0_cat_15;
+wire [27:0] eb_out0_bits63_0_cat_16;
+wire [31:0] eb_out0_bits63_0_cat_17;
+reg [31:0] rx_crc_data;
+// receive: block classification
+wire live;
+wire all_data;
+wire control0_and;
+wire is_sep;
+wire is_k0_2;
+wire is_nfc;
+wire is_k1_2;
+// native flow control from the partner: data stops for pause + 1 cycles, or until XON
+wire [7:0] bonded_word0_bits63_0_bits15_8;
+wire bonded_word0_bits63_0_b16;
+reg nfc_xoff;
+reg [8:0] nfc_timer;
+wire xon;
+wire timer_idle;
+reg nfc_hold_2;
+reg rx_nfc_valid_2;
+reg [15:0] rx_nfc_data_2;
+wire bad_block;
+// receive: frames
+reg rx_in_frame;
+reg rx_bad;
+reg [8:0] rx_words;
+reg [31:0] rx_crc;
+reg [63:0] rx_header_2;
+reg [5:0] rx_expected_2;
+reg rx_nak_sent_2;
+wire rx_header_b6;
+wire header_now;
+wire payload_now;
+wire trailer_now;
+wire [10:0] rx_crc_cat;
+wire [19:0] rx_crc_cat_2;
+wire [28:0] rx_crc_cat_3;
+reg [9:0] rx_spec_wr0;
+reg [9:0] rx_spec_wr1;
+reg [9:0] rx_commit0;
+reg [9:0] rx_commit1;
+reg [9:0] rx_rd0;
+reg [9:0] rx_rd1;
+wire can_write;
+wire write;
+wire overflow;
+reg rx_wrote;
+// trailer checks
+wire crc_ok;
+wire [7:0] bonded_word0_bits63_0_bits55_48;
+wire [5:0] bonded_word0_bits63_0_bits5_0;
+wire bonded_word0_bits63_0_b7;
+wire [5:0] rx_header_bits5_0;
+reg rx_seq_ok;
+reg rx_seq_behind;
+reg rx_has_words;
+wire clean;
+wire good_now;
+wire duplicate_now;
+// trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements
+reg rx_good_2;
+reg rx_duplicate_2;
+reg rx_was_trailer;
+reg rx_was_crc_ok;
+wire failed;
+wire crc_error_2;
+wire nak_now_2;
+// virtual channel 0: words written speculatively, released at a good trailer
+wire rx_header_not;
+wire write_and;
+wire [8:0] rx_spec_wr0_bits8_0;
+wire good_now_and;
+wire good_now_and_2;
+reg rx_commit_late0;
+wire [9:0] rx_spec_wr0_minus;
+reg [9:0] rx_old_words0;
+reg [15:0] credit_absorb0;
+wire credit_absorb0_is0;
+wire absorbing;
+wire rx_rd0_and_3;
+wire rx_rd0_and_4;
+wire [9:0] rx_rd0_sel;
+wire [8:0] rx_rd0_bits8_0;
+wire rx_credit_return_b0;
+reg [15:0] flits_popped0;
+reg [15:0] credits_returned0;
+wire [9:0] rx_commit0_minus;
+reg [63:0] vc0_read0;
+reg [63:0] vc0_read1;
+reg [6:0] vc0_side_read;
+reg [15:0] rx_credit_limit0_2;
+// virtual channel 1: words written speculatively, released at a good trailer
+wire write_and_2;
+wire [8:0] rx_spec_wr1_bits8_0;
+wire good_now_and_3;
+wire good_now_and_4;
+reg rx_commit_late1;
+wire [9:0] rx_spec_wr1_minus;
+reg [9:0] rx_old_words1;
+reg [15:0] credit_absorb1;
+wire credit_absorb1_is0;
+wire absorbing_2;
+wire rx_rd1_and_3;
+wire rx_rd1_and_4;
+wire [9:0] rx_rd1_sel;
+wire [8:0] rx_rd1_bits8_0;
+wire rx_credit_return_b1;
+reg [15:0] flits_popped1;
+reg [15:0] credits_returned1;
+wire [9:0] rx_commit1_minus;
+reg [63:0] vc1_read0;
+reg [63:0] vc1_read1;
+reg [6:0] vc1_side_read;
+reg [15:0] rx_credit_limit1_2;
+// counters
+wire [8:0] bonded_word0_bits63_0_sel;
+wire [31:0] rx_crc_sel;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [63:0] vc0_lane0 [0:511];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [63:0] vc0_lane1 [0:511];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [6:0] vc0_side [0:511];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [63:0] vc1_lane0 [0:511];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [63:0] vc1_lane1 [0:511];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [6:0] vc1_side [0:511];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- receive: the aligned block classified, registered beside the bonded word ----
+assign eb_out0_bits63_0_bits7_0 = eb_out0_bits63_0[7:0];
+assign eb_out0_bits63_0_or = ((((eb_out0_bits63_0_bits7_0 == 8'h78) | (eb_out0_bits63_0_bits7_0 == 8'hd2)) | (eb_out0_bits63_0_bits7_0 == 8'h99)) | (eb_out0_bits63_0_bits7_0 == 8'haa)) | (eb_out0_bits63_0[15:0] == 16'h61e);
+assign eb_out0_b65_and = eb_out0_b65 & (~eb_out0_b64);
+assign eb_out1_b65_and = eb_out1_b65 & (~eb_out1_b64);
+assign eb_out0_bits63_0_bits55_48 = eb_out0_bits63_0[55:48];
+assign eb_out0_bits63_0_bits5_0 = eb_out0_bits63_0_bits55_48[5:0];
+assign eb_out0_bits63_0_sel = (((eb_out0_bits63_0[15:0] == 16'h61e) & eb_out0_b65) & eb_out0_b64) ? ({eb_out0_bits63_0_bits55_48[7], eb_out0_bits63_0_bits5_0}) : 7'h10;
+assign eb_out0_bits63_0_cat = {56'h0, eb_out0_bits63_0_bits55_48};
+assign eb_out0_bits63_0_cat_2 = {({({(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09))}), (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584))}), (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2))};
+assign eb_out0_bits63_0_cat_3 = {({({({eb_out0_bits63_0_cat_2, (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0))}), (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a))}), (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425))};
+assign eb_out0_bits63_0_cat_4 = {({({({eb_out0_bits63_0_cat_3, (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400))}), (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412))}), (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b))}), (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f))};
+assign eb_out0_bits63_0_cat_5 = {({({({eb_out0_bits63_0_cat_4, (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f))}), (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15))}), (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318))}), (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c))};
+assign eb_out0_bits63_0_cat_6 = {({({({eb_out0_bits63_0_cat_5, (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6))}), (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63))}), (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83))};
+assign eb_out0_bits63_0_cat_7 = {({({({eb_out0_bits63_0_cat_6, (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53))}), (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9))}), (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6))}), (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71))};
+assign eb_out0_bits63_0_cat_8 = {({({({eb_out0_bits63_0_cat_7, (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738))}), (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e))}), (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5))}), (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78))};
+assign eb_out0_bits63_0_cat_9 = {({({({eb_out0_bits63_0_cat_8, (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e))}), (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097))}), (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b))}), (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25))};
+assign eb_out0_bits63_0_cat_10 = {({({((^(eb_out0_bits63_0 & 64'h7af0ddecb0ba2e1d)) ^ (^(eb_out1_bits63_0 & 64'hef13a98c0caa668f))), ((^(eb_out0_bits63_0 & 64'hbd786ef6585d170e)) ^ (^(eb_out1_bits63_0 & 64'h7789d4c606553347)))}), ((^(eb_out0_bits63_0 & 64'hdebc377b2c2e8b87)) ^ (^(eb_out1_bits63_0 & 64'hbbc4ea63032a99a3)))}), ((^(eb_out0_bits63_0 & 64'hef5e1bbd961745c3)) ^ (^(eb_out1_bits63_0 & 64'h5de2753181954cd1)))};
+assign eb_out0_bits63_0_cat_11 = {({({({eb_out0_bits63_0_cat_10, ((^(eb_out0_bits63_0 & 64'hf7af0ddecb0ba2e1)) ^ (^(eb_out1_bits63_0 & 64'h2ef13a98c0caa668)))}), ((^(eb_out0_bits63_0 & 64'h7bd786ef6585d170)) ^ (^(eb_out1_bits63_0 & 64'h97789d4c60655334)))}), ((^(eb_out0_bits63_0 & 64'h471b1e9b0278c6a5)) ^ (^(eb_out1_bits63_0 & 64'ha4afe72a3c98cf15)))}), ((^(eb_out0_bits63_0 & 64'ha38d8f4d813c6352)) ^ (^(eb_out1_bits63_0 & 64'h5257f3951e4c678a)))};
+assign eb_out0_bits63_0_cat_12 = {({({({eb_out0_bits63_0_cat_11, ((^(eb_out0_bits63_0 & 64'h2b361a4a70241fb4)) ^ (^(eb_out1_bits63_0 & 64'h46385046838c554a)))}), ((^(eb_out0_bits63_0 & 64'h6f6bd0c988a821c7)) ^ (^(eb_out1_bits63_0 & 64'hcc0f81af4d6c4c2a)))}), ((^(eb_out0_bits63_0 & 64'h4d45358874ee3efe)) ^ (^(eb_out1_bits63_0 & 64'h8914695baa1c409a)))}), ((^(eb_out0_bits63_0 & 64'h5c5247288acd3162)) ^ (^(eb_out1_bits63_0 & 64'h2b999d21d9a446c2)))};
+assign eb_out0_bits63_0_cat_13 = {({({({eb_out0_bits63_0_cat_12, ((^(eb_out0_bits63_0 & 64'h2e292394456698b1)) ^ (^(eb_out1_bits63_0 & 64'h95ccce90ecd22361)))}), ((^(eb_out0_bits63_0 & 64'hede44c2692096245)) ^ (^(eb_out1_bits63_0 & 64'h25f5cec47ac3773f)))}), ((^(eb_out0_bits63_0 & 64'h8c02fbfff9be9f3f)) ^ (^(eb_out1_bits63_0 & 64'h7de94eee31cbdd10)))}), ((^(eb_out0_bits63_0 & 64'h46017dfffcdf4f9f)) ^ (^(eb_out1_bits63_0 & 64'h3ef4a77718e5ee88)))};
+assign eb_out0_bits63_0_cat_14 = {({({({eb_out0_bits63_0_cat_13, ((^(eb_out0_bits63_0 & 64'h2300befffe6fa7cf)) ^ (^(eb_out1_bits63_0 & 64'h1f7a53bb8c72f744)))}), ((^(eb_out0_bits63_0 & 64'h11805f7fff37d3e7)) ^ (^(eb_out1_bits63_0 & 64'hfbd29ddc6397ba2)))}), ((^(eb_out0_bits63_0 & 64'h7230f2534f21c7ee)) ^ (^(eb_out1_bits63_0 & 64'h68cd3d62efb6db5e)))}), ((^(eb_out0_bits63_0 & 64'h43e8a4c5172acdea)) ^ (^(eb_out1_bits63_0 & 64'h5b75373d7b710b20)))};
+assign eb_out0_bits63_0_cat_15 = {({({({eb_out0_bits63_0_cat_14, ((^(eb_out0_bits63_0 & 64'h5b048f8e3b2f48e8)) ^ (^(eb_out1_bits63_0 & 64'h42a93212b112e31f)))}), ((^(eb_out0_bits63_0 & 64'had8247c71d97a474)) ^ (^(eb_out1_bits63_0 & 64'ha15499095889718f)))}), ((^(eb_out0_bits63_0 & 64'hac31fe0f3e71fc27)) ^ (^(eb_out1_bits63_0 & 64'h3fb9e508a0eede48)))}), ((^(eb_out0_bits63_0 & 64'h2ce822eb2f82d00e)) ^ (^(eb_out1_bits63_0 & 64'hf0cf5b085cdd09ab)))};
+assign eb_out0_bits63_0_cat_16 = {({({({eb_out0_bits63_0_cat_15, ((^(eb_out0_bits63_0 & 64'h9674117597c16807)) ^ (^(eb_out1_bits63_0 & 64'hf867ad842e6e84d5)))}), ((^(eb_out0_bits63_0 & 64'hb1cad5567b5a9a1e)) ^ (^(eb_out1_bits63_0 & 64'h93207f4e1b9d24e5)))}), ((^(eb_out0_bits63_0 & 64'ha215b7478d176312)) ^ (^(eb_out1_bits63_0 & 64'ha683962b0164f4fd)))}), ((^(eb_out0_bits63_0 & 64'habfa064f76319f94)) ^ (^(eb_out1_bits63_0 & 64'h3c5262998c181cf1)))};
+assign eb_out0_bits63_0_cat_17 = {({({({eb_out0_bits63_0_cat_16, ((^(eb_out0_bits63_0 & 64'haf0ddecb0ba2e1d7)) ^ (^(eb_out1_bits63_0 & 64'hf13a98c0caa668f7)))}), ((^(eb_out0_bits63_0 & 64'hd786ef6585d170eb)) ^ (^(eb_out1_bits63_0 & 64'h789d4c606553347b)))}), ((^(eb_out0_bits63_0 & 64'hebc377b2c2e8b875)) ^ (^(eb_out1_bits63_0 & 64'hbc4ea63032a99a3d)))}), ((^(eb_out0_bits63_0 & 64'hf5e1bbd961745c3a)) ^ (^(eb_out1_bits63_0 & 64'hde2753181954cd1e)))};
+
+// ---- receive: block classification ----
+assign live = rx_words_up & (~hold);
+assign all_data = rx_all_data & live;
+assign control0_and = control0 & live;
+assign is_sep = rx_is_sep6 & control0_and;
+assign is_k0_2 = rx_is_btf_k0 & control0_and;
+assign is_nfc = rx_is_btf_nfc & control0_and;
+assign is_k1_2 = rx_is_btf_k1 & control0_and;
+
+// ---- native flow control from the partner: data stops for pause + 1 cycles, or until XON ----
+assign bonded_word0_bits63_0_bits15_8 = bonded_word0_bits63_0[15:8];
+assign bonded_word0_bits63_0_b16 = bonded_word0_bits63_0[16];
+assign xon = (bonded_word0_bits63_0_bits15_8 == 8'h0) & (~bonded_word0_bits63_0_b16);
+assign timer_idle = nfc_timer == 9'h0;
+assign bad_block = ((~rx_all_valid) | ((~rx_is_known) & control0)) | ((~rx_all_data) & rx_any_data);
+
+// ---- receive: frames ----
+assign rx_header_b6 = rx_header_2[6];
+assign header_now = (~rx_in_frame) & all_data;
+assign payload_now = rx_in_frame & all_data;
+assign trailer_now = rx_in_frame & is_sep;
+assign rx_crc_cat = {({({({({({({({({({(^(rx_crc & 32'hcaa668f)), (^(rx_crc & 32'h6553347))}), (^(rx_crc & 32'h32a99a3))}), (^(rx_crc & 32'h81954cd1))}), (^(rx_crc & 32'hc0caa668))}), (^(rx_crc & 32'h60655334))}), (^(rx_crc & 32'h3c98cf15))}), (^(rx_crc & 32'h1e4c678a))}), (^(rx_crc & 32'h838c554a))}), (^(rx_crc & 32'h4d6c4c2a))}), (^(rx_crc & 32'haa1c409a))};
+assign rx_crc_cat_2 = {({({({({({({({({rx_crc_cat, (^(rx_crc & 32'hd9a446c2))}), (^(rx_crc & 32'hecd22361))}), (^(rx_crc & 32'h7ac3773f))}), (^(rx_crc & 32'h31cbdd10))}), (^(rx_crc & 32'h18e5ee88))}), (^(rx_crc & 32'h8c72f744))}), (^(rx_crc & 32'hc6397ba2))}), (^(rx_crc & 32'hefb6db5e))}), (^(rx_crc & 32'h7b710b20))};
+assign rx_crc_cat_3 = {({({({({({({({({rx_crc_cat_2, (^(rx_crc & 32'hb112e31f))}), (^(rx_crc & 32'h5889718f))}), (^(rx_crc & 32'ha0eede48))}), (^(rx_crc & 32'h5cdd09ab))}), (^(rx_crc & 32'h2e6e84d5))}), (^(rx_crc & 32'h1b9d24e5))}), (^(rx_crc & 32'h164f4fd))}), (^(rx_crc & 32'h8c181cf1))}), (^(rx_crc & 32'hcaa668f7))};
+assign can_write = (rx_header_b6 ? ((rx_spec_wr1 - rx_rd1) < 10'h200) : ((rx_spec_wr0 - rx_rd0) < 10'h200)) & (rx_words < 9'h80);
+assign write = (payload_now & can_write) & (~rx_bad);
+assign overflow = payload_now & (~can_write);
+
+// ---- trailer checks ----
+assign crc_ok = rx_crc == rx_crc_target;
+assign bonded_word0_bits63_0_bits55_48 = bonded_word0_bits63_0[55:48];
+assign bonded_word0_bits63_0_bits5_0 = bonded_word0_bits63_0_bits55_48[5:0];
+assign bonded_word0_bits63_0_b7 = bonded_word0_bits63_0_bits55_48[7];
+assign rx_header_bits5_0 = rx_header_2[5:0];
+assign clean = (((trailer_now & (~rx_bad)) & crc_ok) & rx_has_words) & rx_nbytes_ok;
+assign good_now = clean & rx_seq_ok;
+assign duplicate_now = (clean & (~rx_seq_ok)) & rx_seq_behind;
+
+// ---- trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements ----
+assign failed = (rx_was_trailer & (~rx_good_2)) & (~rx_duplicate_2);
+assign crc_error_2 = rx_was_trailer & (~rx_was_crc_ok);
+assign nak_now_2 = (~rx_nak_sent_2) & failed;
+
+// ---- virtual channel 0: words written speculatively, released at a good trailer ----
+assign rx_header_not = ~rx_header_b6;
+assign write_and = write & rx_header_not;
+assign rx_spec_wr0_bits8_0 = rx_spec_wr0[8:0];
+assign good_now_and = good_now & rx_header_not;
+assign good_now_and_2 = good_now_and & (~rx_wrote);
+assign rx_spec_wr0_minus = rx_spec_wr0 - 10'h1;
+assign credit_absorb0_is0 = credit_absorb0 == 16'h0;
+assign absorbing = ~credit_absorb0_is0;
+assign rx_rd0_and_3 = (~(rx_rd0 == rx_commit0)) & ((~(rx_old_words0 == 10'h0)) | credit_absorb0_is0);
+assign rx_rd0_and_4 = rx_rd0_and_3 & m_axis_vc0_tready;
+assign rx_rd0_sel = rx_rd0_and_4 ? (rx_rd0 + 10'h1) : rx_rd0;
+assign rx_rd0_bits8_0 = rx_rd0_sel[8:0];
+assign rx_credit_return_b0 = rx_credit_return[0];
+assign rx_commit0_minus = rx_commit0 - rx_rd0_sel;
+
+// ---- virtual channel 1: words written speculatively, released at a good trailer ----
+assign write_and_2 = write & rx_header_b6;
+assign rx_spec_wr1_bits8_0 = rx_spec_wr1[8:0];
+assign good_now_and_3 = good_now & rx_header_b6;
+assign good_now_and_4 = good_now_and_3 & (~rx_wrote);
+assign rx_spec_wr1_minus = rx_spec_wr1 - 10'h1;
+assign credit_absorb1_is0 = credit_absorb1 == 16'h0;
+assign absorbing_2 = ~credit_absorb1_is0;
+assign rx_rd1_and_3 = (~(rx_rd1 == rx_commit1)) & ((~(rx_old_words1 == 10'h0)) | credit_absorb1_is0);
+assign rx_rd1_and_4 = rx_rd1_and_3 & m_axis_vc1_tready;
+assign rx_rd1_sel = rx_rd1_and_4 ? (rx_rd1 + 10'h1) : rx_rd1;
+assign rx_rd1_bits8_0 = rx_rd1_sel[8:0];
+assign rx_credit_return_b1 = rx_credit_return[1];
+assign rx_commit1_minus = rx_commit1 - rx_rd1_sel;
+
+// ---- counters ----
+assign bonded_word0_bits63_0_sel = (~live) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits63_0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
+assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~live)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'h6553347b))}), (^(rx_crc & 32'h32a99a3d))}), (^(rx_crc & 32'h1954cd1e))}) ^ rx_crc_data) : rx_crc);
+
+always @(posedge clk) begin
+    if (rst) rx_is_sep6 <= 1'h0; else rx_is_sep6 <= eb_out0_bits63_0[15:0] == 16'h61e;
+    if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= eb_out0_bits63_0_bits7_0 == 8'hd2;
+    if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= eb_out0_bits63_0_bits7_0 == 8'h99;
+    if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= eb_out0_bits63_0_bits7_0 == 8'haa;
+    if (rst) rx_is_known <= 1'h0; else rx_is_known <= eb_out0_bits63_0_or;
+    if (rst) rx_all_data <= 1'h0; else rx_all_data <= eb_out0_b65_and & eb_out1_b65_and;
+    if (rst) rx_any_data <= 1'h0; else rx_any_data <= eb_out0_b65_and | eb_out1_b65_and;
+    if (rst) rx_all_valid <= 1'h0; else rx_all_valid <= eb_out0_b65 & eb_out1_b65;
+    if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((eb_out0_bits63_0_bits5_0 == 6'h0) | (6'h10 < eb_out0_bits63_0_bits5_0));
+    if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= (eb_out0_bits63_0[47:16] ^ eb_out0_bits63_0_cat_9) ^ 32'hffffffff;
+    if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= eb_out0_bits63_0_cat_17;
+    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~live) ? 1'h0 : (is_nfc ? bonded_word0_bits63_0_b16 : nfc_xoff);
+    if (rst) nfc_timer <= 9'h0; else nfc_timer <= bonded_word0_bits63_0_sel;
+    if (rst) nfc_hold_2 <= 1'h0; else nfc_hold_2 <= live & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
+    if (rst) rx_nfc_valid_2 <= 1'h0; else rx_nfc_valid_2 <= is_nfc;
+    if (rst) rx_nfc_data_2 <= 16'h0; else rx_nfc_data_2 <= is_nfc ? ({7'h0, ({bonded_word0_bits63_0_b16, bonded_word0_bits63_0_bits15_8})}) : rx_nfc_data_2;
+    if (rst) rx_in_frame <= 1'h0; else rx_in_frame <= (~live) ? 1'h0 : (trailer_now ? 1'h0 : (header_now ? 1'h1 : rx_in_frame));
+    if (rst) rx_bad <= 1'h0; else rx_bad <= header_now ? 1'h0 : (((bad_block | overflow) & rx_in_frame) ? 1'h1 : rx_bad);
+    if (rst) rx_words <= 9'h0; else rx_words <= header_now ? 9'h0 : (write ? (rx_words + 9'h1) : rx_words);
+    if (rst) rx_crc <= 32'h73d74d75; else rx_crc <= rx_crc_sel;
+    if (rst) rx_header_2 <= 64'h0; else rx_header_2 <= header_now ? bonded_word0_bits63_0 : rx_header_2;
+    if (rst) rx_expected_2 <= 6'h0; else rx_expected_2 <= hold ? 6'h0 : (good_now ? (rx_expected_2 + 6'h1) : rx_expected_2);
+    if (rst) rx_nak_sent_2 <= 1'h0; else rx_nak_sent_2 <= hold ? 1'h0 : (rx_good_2 ? 1'h0 : (nak_now_2 ? 1'h1 : rx_nak_sent_2));
+    if (rst) rx_spec_wr0 <= 10'h0; else rx_spec_wr0 <= hold ? rx_commit0 : (((header_now & (~rx_commit_late0)) & (~bonded_word0_bits63_0[6])) ? rx_commit0 : (write_and ? (rx_spec_wr0 + 10'h1) : rx_spec_wr0));
+    if (rst) rx_spec_wr1 <= 10'h0; else rx_spec_wr1 <= hold ? rx_commit1 : (((header_now & (~rx_commit_late1)) & bonded_word0_bits63_0[6]) ? rx_commit1 : (write_and_2 ? (rx_spec_wr1 + 10'h1) : rx_spec_wr1));
+    if (rst) rx_commit0 <= 10'h0; else rx_commit0 <= ((good_now_and & rx_wrote) | rx_commit_late0) ? rx_spec_wr0 : rx_commit0;
+    if (rst) rx_commit1 <= 10'h0; else rx_commit1 <= ((good_now_and_3 & rx_wrote) | rx_commit_late1) ? rx_spec_wr1 : rx_commit1;
+    if (rst) rx_rd0 <= 10'h0; else rx_rd0 <= rx_rd0_and_4 ? (rx_rd0 + 10'h1) : rx_rd0;
+    if (rst) rx_rd1 <= 10'h0; else rx_rd1 <= rx_rd1_and_4 ? (rx_rd1 + 10'h1) : rx_rd1;
+    if (rst) rx_wrote <= 1'h0; else rx_wrote <= write;
+    if (rst) rx_seq_ok <= 1'h0; else rx_seq_ok <= rx_header_bits5_0 == rx_expected_2;
+    if (rst) rx_seq_behind <= 1'h0; else rx_seq_behind <= (rx_expected_2 - rx_header_bits5_0) < 6'h20;
+    if (rst) rx_has_words <= 1'h0; else rx_has_words <= header_now ? 1'h0 : (write ? 1'h1 : rx_has_words);
+    if (rst) rx_good_2 <= 1'h0; else rx_good_2 <= good_now;
+    if (rst) rx_duplicate_2 <= 1'h0; else rx_duplicate_2 <= duplicate_now;
+    if (rst) rx_was_trailer <= 1'h0; else rx_was_trailer <= trailer_now;
+    if (rst) rx_was_crc_ok <= 1'h0; else rx_was_crc_ok <= crc_ok;
+    if (rst) rx_commit_late0 <= 1'h0; else rx_commit_late0 <= good_now_and_2;
+    if (rst) rx_old_words0 <= 10'h0; else rx_old_words0 <= hold ? rx_commit0_minus : ((rx_rd0_and_4 & (~(rx_old_words0 == 10'h0))) ? (rx_old_words0 - 10'h1) : rx_old_words0);
+    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= hold ? (((flits_popped0 + ({6'h0, (rx_commit0 - rx_rd0)})) - credits_returned0) - ({15'h0, rx_credit_return_b0})) : ((rx_credit_return_b0 & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
+    if (rst) flits_popped0 <= 16'h0; else flits_popped0 <= rx_rd0_and_4 ? (flits_popped0 + 16'h1) : flits_popped0;
+    if (rst) credits_returned0 <= 16'h0; else credits_returned0 <= rx_credit_return_b0 ? (credits_returned0 + 16'h1) : credits_returned0;
+    vc0_read0 <= vc0_lane0[rx_rd0_bits8_0];
+    vc0_read1 <= vc0_lane1[rx_rd0_bits8_0];
+    vc0_side_read <= vc0_side[rx_rd0_bits8_0];
+    if (rst) rx_credit_limit0_2 <= 16'h200; else rx_credit_limit0_2 <= hold ? (16'h200 - ({6'h0, rx_commit0_minus})) : (rx_rd0_and_4 ? (rx_credit_limit0_2 + 16'h1) : rx_credit_limit0_2);
+    if (rst) rx_commit_late1 <= 1'h0; else rx_commit_late1 <= good_now_and_4;
+    if (rst) rx_old_words1 <= 10'h0; else rx_old_words1 <= hold ? rx_commit1_minus : ((rx_rd1_and_4 & (~(rx_old_words1 == 10'h0))) ? (rx_old_words1 - 10'h1) : rx_old_words1);
+    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= hold ? (((flits_popped1 + ({6'h0, (rx_commit1 - rx_rd1)})) - credits_returned1) - ({15'h0, rx_credit_return_b1})) : ((rx_credit_return_b1 & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
+    if (rst) flits_popped1 <= 16'h0; else flits_popped1 <= rx_rd1_and_4 ? (flits_popped1 + 16'h1) : flits_popped1;
+    if (rst) credits_returned1 <= 16'h0; else credits_returned1 <= rx_credit_return_b1 ? (credits_returned1 + 16'h1) : credits_returned1;
+    vc1_read0 <= vc1_lane0[rx_rd1_bits8_0];
+    vc1_read1 <= vc1_lane1[rx_rd1_bits8_0];
+    vc1_side_read <= vc1_side[rx_rd1_bits8_0];
+    if (rst) rx_credit_limit1_2 <= 16'h200; else rx_credit_limit1_2 <= hold ? (16'h200 - ({6'h0, rx_commit1_minus})) : (rx_rd1_and_4 ? (rx_credit_limit1_2 + 16'h1) : rx_credit_limit1_2);
+    if (write_and) vc0_lane0[rx_spec_wr0_bits8_0] <= bonded_word0_bits63_0;
+    if (write_and) vc0_lane1[rx_spec_wr0_bits8_0] <= bonded_word1_bits63_0;
+    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0_bits8_0] <= good_now_and_2 ? ({bonded_word0_bits63_0_b7, bonded_word0_bits63_0_bits5_0}) : eb_out0_bits63_0_sel;
+    if (write_and_2) vc1_lane0[rx_spec_wr1_bits8_0] <= bonded_word0_bits63_0;
+    if (write_and_2) vc1_lane1[rx_spec_wr1_bits8_0] <= bonded_word1_bits63_0;
+    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1_bits8_0] <= good_now_and_4 ? ({bonded_word0_bits63_0_b7, bonded_word0_bits63_0_bits5_0}) : eb_out0_bits63_0_sel;
+end
+
+assign is_k0 = is_k0_2;
+assign is_k1 = is_k1_2;
+assign nfc_hold = nfc_hold_2;
+assign rx_nfc_valid = rx_nfc_valid_2;
+assign rx_nfc_data = rx_nfc_data_2;
+assign rx_header = rx_header_2;
+assign rx_expected = rx_expected_2;
+assign rx_nak_sent = rx_nak_sent_2;
+assign rx_good = rx_good_2;
+assign rx_duplicate = rx_duplicate_2;
+assign crc_error = crc_error_2;
+assign nak_now = nak_now_2;
+assign rx_rd0_and = rx_rd0_and_3;
+assign rx_rd0_and_2 = rx_rd0_and_4;
+assign rx_credit_return_and = rx_credit_return_b0 & credit_absorb0_is0;
+assign vc0_read1_cat = {vc0_read1, vc0_read0};
+assign vc0_side_read_not = ~(16'hffff << vc0_side_read[5:0]);
+assign vc0_side_read_b6 = vc0_side_read[6];
+assign rx_credit_limit0 = rx_credit_limit0_2;
+assign rx_rd1_and = rx_rd1_and_3;
+assign rx_rd1_and_2 = rx_rd1_and_4;
+assign rx_credit_return_and_2 = rx_credit_return_b1 & credit_absorb1_is0;
+assign vc1_read1_cat = {vc1_read1, vc1_read0};
+assign vc1_side_read_not = ~(16'hffff << vc1_side_read[5:0]);
+assign vc1_side_read_b6 = vc1_side_read[6];
+assign rx_credit_limit1 = rx_credit_limit1_2;
+endmodule
+
+module torus_4x2x1_node_control(
+    clk,
+    rst,
+    eb_out0_bits63_0,
+    bonded_word0_bits63_0,
+    is_k0,
+    is_k1,
+    take_and,
+    take_and_2,
+    take_and_3,
+    take_and_4,
+    rx_good,
+    rx_duplicate,
+    rx_header,
+    acked_seq,
+    in_flight,
+    frame_start_rd,
+    in_seq,
+    in_frame,
+    replay_wr,
+    session_fresh_or,
+    credit_pulses,
+    info_in,
+    ack_in,
+    limit_in0,
+    limit_in1,
+    ack_ok,
+    replay_wr_sel,
+    ack_taken,
+    nak_taken
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // inputs
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [63:0] eb_out0_bits63_0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [63:0] bonded_word0_bits63_0;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire is_k0;
+    input wire is_k1;
+    input wire take_and;
+    input wire take_and_2;
+    input wire take_and_3;
+    input wire take_and_4;
+    input wire rx_good;
+    input wire rx_duplicate;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [63:0] rx_header;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [5:0] acked_seq;
+    input wire [5:0] in_flight;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [11:0] frame_start_rd;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [5:0] in_seq;
+    input wire in_frame;
+    input wire [10:0] replay_wr;
+    input wire session_fresh_or;
+    // outputs: status and counters
+    output wire [1:0] credit_pulses;
+    output wire info_in;
+    output wire [5:0] ack_in;
+    output wire [15:0] limit_in0;
+    output wire [15:0] limit_in1;
+    output wire ack_ok;
+    output wire [10:0] replay_wr_sel;
+    output wire ack_taken;
+    output wire nak_taken;
+
+// verilator lint_off UNUSEDSIGNAL
+// user-K checks: the CRC syndromes of the deskewed block, registered
+wire [63:0] eb_out0_bits63_0_cat;
+wire [3:0] eb_out0_bits63_0_cat_2;
+wire [7:0] eb_out0_bits63_0_cat_3;
+wire [10:0] eb_out0_bits63_0_cat_4;
+wire [13:0] eb_out0_bits63_0_cat_5;
+wire [16:0] eb_out0_bits63_0_cat_6;
+wire [20:0] eb_out0_bits63_0_cat_7;
+wire [23:0] eb_out0_bits63_0_cat_8;
+wire [26:0] eb_out0_bits63_0_cat_9;
+wire [29:0] eb_out0_bits63_0_cat_10;
+wire [31:0] eb_out0_bits63_0_xor;
+reg [15:0] rx_k0_syndrome;
+wire [63:0] eb_out0_bits63_0_cat_11;
+wire [3:0] eb_out0_bits63_0_cat_12;
+wire [7:0] eb_out0_bits63_0_cat_13;
+wire [10:0] eb_out0_bits63_0_cat_14;
+wire [13:0] eb_out0_bits63_0_cat_15;
+wire [16:0] eb_out0_bits63_0_cat_16;
+wire [20:0] eb_out0_bits63_0_cat_17;
+wire [23:0] eb_out0_bits63_0_cat_18;
+wire [26:0] eb_out0_bits63_0_cat_19;
+wire [29:0] eb_out0_bits63_0_cat_20;
+wire [31:0] eb_out0_bits63_0_xor_2;
+reg [23:0] rx_k1_syndrome;
+// acknowledgements received
+wire k_ok;
+// consumer credits received (user-K block 1): one tx_credit pulse per step of a total
+wire [31:0] bonded_word0_bits63_0_bits39_8;
+wire c_ok;
+reg [15:0] remote_freed0;
+reg [15:0] credits_delivered0;
+wire remote_freed0_eq;
+wire remote_freed0_not;
+reg [15:0] flits_taken0;
+reg [15:0] credits_given0;
+reg [15:0] credit_refund0;
+wire refund_now;
+wire remote_freed0_or;
+reg credit_took0;
+reg credit_dropped0;
+reg [15:0] remote_freed1;
+reg [15:0] credits_delivered1;
+wire remote_freed1_eq;
+wire remote_freed1_not;
+reg [15:0] flits_taken1;
+reg [15:0] credits_given1;
+reg [15:0] credit_refund1;
+wire refund_now_2;
+wire remote_freed1_or;
+reg credit_took1;
+reg credit_dropped1;
+reg [1:0] credit_pulses_2;
+// acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied
+reg k0_was_ok;
+reg [39:0] k0_info;
+reg info_in_2;
+reg [5:0] ack_in_2;
+reg nak_in;
+reg [15:0] limit_in0_2;
+reg [15:0] limit_in1_2;
+wire ack_ok_2;
+reg ack_taken_2;
+reg nak_taken_2;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- user-K checks: the CRC syndromes of the deskewed block, registered ----
+assign eb_out0_bits63_0_cat = {24'h0, eb_out0_bits63_0[47:8]};
+assign eb_out0_bits63_0_cat_2 = {({({(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2)))};
+assign eb_out0_bits63_0_cat_3 = {({({({eb_out0_bits63_0_cat_2, (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425)))};
+assign eb_out0_bits63_0_cat_4 = {({({eb_out0_bits63_0_cat_3, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412)))}), (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b))};
+assign eb_out0_bits63_0_cat_5 = {({({eb_out0_bits63_0_cat_4, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f)))}), (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15)))};
+assign eb_out0_bits63_0_cat_6 = {({({eb_out0_bits63_0_cat_5, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c)))}), (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6))};
+assign eb_out0_bits63_0_cat_7 = {({({({eb_out0_bits63_0_cat_6, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63)))}), (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53)))};
+assign eb_out0_bits63_0_cat_8 = {({({eb_out0_bits63_0_cat_7, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9)))}), (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71)))};
+assign eb_out0_bits63_0_cat_9 = {({({eb_out0_bits63_0_cat_8, (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5)))};
+assign eb_out0_bits63_0_cat_10 = {({({eb_out0_bits63_0_cat_9, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78)))}), (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097)))};
+assign eb_out0_bits63_0_xor = ({({eb_out0_bits63_0_cat_10, (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign eb_out0_bits63_0_cat_11 = {32'h0, eb_out0_bits63_0[39:8]};
+assign eb_out0_bits63_0_cat_12 = {({({(^(eb_out0_bits63_0_cat_11 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h11f91caf6386f2c2)))};
+assign eb_out0_bits63_0_cat_13 = {({({({eb_out0_bits63_0_cat_12, (^(eb_out0_bits63_0_cat_11 & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat_11 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h46fbe3777823a425)))};
+assign eb_out0_bits63_0_cat_14 = {({({eb_out0_bits63_0_cat_13, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd9926f1b4c24b412)))}), (^(eb_out0_bits63_0_cat_11 & 64'he301d2f6ba25cc1b))};
+assign eb_out0_bits63_0_cat_15 = {({({eb_out0_bits63_0_cat_14, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hfe480c004125701f)))}), (^(eb_out0_bits63_0_cat_11 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hb05ae67b0c7eca15)))};
+assign eb_out0_bits63_0_cat_16 = {({({eb_out0_bits63_0_cat_15, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h6bf2cb234d04798c)))}), (^(eb_out0_bits63_0_cat_11 & 64'h35f96591a6823cc6))};
+assign eb_out0_bits63_0_cat_17 = {({({({eb_out0_bits63_0_cat_16, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h1afcb2c8d3411e63)))}), (^(eb_out0_bits63_0_cat_11 & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat_11 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'he88138c14f499b53)))};
+assign eb_out0_bits63_0_cat_18 = {({({eb_out0_bits63_0_cat_17, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h74409c60a7a4cda9)))}), (^(eb_out0_bits63_0_cat_11 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd53cb0debbc56e71)))};
+assign eb_out0_bits63_0_cat_19 = {({({eb_out0_bits63_0_cat_18, (^(eb_out0_bits63_0_cat_11 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd28b01dd4554f0d5)))};
+assign eb_out0_bits63_0_cat_20 = {({({eb_out0_bits63_0_cat_19, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'he68d6595be9dee78)))}), (^(eb_out0_bits63_0_cat_11 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h7e472bd8e1bcb097)))};
+assign eb_out0_bits63_0_xor_2 = ({({eb_out0_bits63_0_cat_20, (^(eb_out0_bits63_0_cat_11 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+
+// ---- acknowledgements received ----
+assign k_ok = (rx_k0_syndrome == 16'h0) & is_k0;
+
+// ---- consumer credits received (user-K block 1): one tx_credit pulse per step of a total ----
+assign bonded_word0_bits63_0_bits39_8 = bonded_word0_bits63_0[39:8];
+assign c_ok = (rx_k1_syndrome == 24'h0) & is_k1;
+assign remote_freed0_eq = remote_freed0 == credits_delivered0;
+assign remote_freed0_not = ~remote_freed0_eq;
+assign refund_now = remote_freed0_eq & (~(credit_refund0 == 16'h0));
+assign remote_freed0_or = remote_freed0_not | refund_now;
+assign remote_freed1_eq = remote_freed1 == credits_delivered1;
+assign remote_freed1_not = ~remote_freed1_eq;
+assign refund_now_2 = remote_freed1_eq & (~(credit_refund1 == 16'h0));
+assign remote_freed1_or = remote_freed1_not | refund_now_2;
+
+// ---- acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied ----
+assign ack_ok_2 = (~(in_flight < (ack_in_2 - acked_seq))) & info_in_2;
+
+always @(posedge clk) begin
+    if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= eb_out0_bits63_0_xor[15:0] ^ eb_out0_bits63_0[63:48];
+    if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= eb_out0_bits63_0_xor_2[23:0] ^ eb_out0_bits63_0[63:40];
+    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0_bits39_8[15:0] : remote_freed0);
+    if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= session_fresh_or ? 16'h0 : (remote_freed0_not ? (credits_delivered0 + 16'h1) : credits_delivered0);
+    if (rst) flits_taken0 <= 16'h0; else flits_taken0 <= credit_took0 ? (flits_taken0 + 16'h1) : flits_taken0;
+    if (rst) credits_given0 <= 16'h0; else credits_given0 <= remote_freed0_or ? (credits_given0 + 16'h1) : credits_given0;
+    if (rst) credit_refund0 <= 16'h0; else credit_refund0 <= session_fresh_or ? (((flits_taken0 + ({15'h0, credit_took0})) - credits_given0) - ({15'h0, remote_freed0_or})) : ((credit_refund0 - ({15'h0, refund_now})) + ({15'h0, credit_dropped0}));
+    if (rst) credit_took0 <= 1'h0; else credit_took0 <= take_and;
+    if (rst) credit_dropped0 <= 1'h0; else credit_dropped0 <= take_and_2;
+    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0_bits39_8[31:16] : remote_freed1);
+    if (rst) credits_delivered1 <= 16'h0; else credits_delivered1 <= session_fresh_or ? 16'h0 : (remote_freed1_not ? (credits_delivered1 + 16'h1) : credits_delivered1);
+    if (rst) flits_taken1 <= 16'h0; else flits_taken1 <= credit_took1 ? (flits_taken1 + 16'h1) : flits_taken1;
+    if (rst) credits_given1 <= 16'h0; else credits_given1 <= remote_freed1_or ? (credits_given1 + 16'h1) : credits_given1;
+    if (rst) credit_refund1 <= 16'h0; else credit_refund1 <= session_fresh_or ? (((flits_taken1 + ({15'h0, credit_took1})) - credits_given1) - ({15'h0, remote_freed1_or})) : ((credit_refund1 - ({15'h0, refund_now_2})) + ({15'h0, credit_dropped1}));
+    if (rst) credit_took1 <= 1'h0; else credit_took1 <= take_and_3;
+    if (rst) credit_dropped1 <= 1'h0; else credit_dropped1 <= take_and_4;
+    if (rst) credit_pulses_2 <= 2'h0; else credit_pulses_2 <= {remote_freed1_or, remote_freed0_or};
+    if (rst) k0_was_ok <= 1'h0; else k0_was_ok <= k_ok;
+    if (rst) k0_info <= 40'h0; else k0_info <= bonded_word0_bits63_0[47:8];
+    if (rst) info_in_2 <= 1'h0; else info_in_2 <= (rx_good | rx_duplicate) | k0_was_ok;
+    if (rst) ack_in_2 <= 6'h0; else ack_in_2 <= k0_was_ok ? k0_info[5:0] : rx_header[13:8];
+    if (rst) nak_in <= 1'h0; else nak_in <= k0_was_ok ? k0_info[7] : rx_header[7];
+    if (rst) limit_in0_2 <= 16'h0; else limit_in0_2 <= k0_was_ok ? k0_info[23:8] : rx_header[31:16];
+    if (rst) limit_in1_2 <= 16'h0; else limit_in1_2 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
+    if (rst) ack_taken_2 <= 1'h0; else ack_taken_2 <= ack_ok_2;
+    if (rst) nak_taken_2 <= 1'h0; else nak_taken_2 <= nak_in;
+end
+
+assign credit_pulses = credit_pulses_2;
+assign info_in = info_in_2;
+assign ack_in = ack_in_2;
+assign limit_in0 = limit_in0_2;
+assign limit_in1 = limit_in1_2;
+assign ack_ok = ack_ok_2;
+assign replay_wr_sel = ((ack_in_2 == in_seq) & (~in_frame)) ? replay_wr : frame_start_rd[10:0];
+assign ack_taken = ack_taken_2;
+assign nak_taken = nak_taken_2;
+endmodule
+
+module torus_4x2x1_node_transmit(
+    clk,
+    rst,
+    s_axis_nfc_tvalid,
+    s_axis_nfc_tdata,
+    channel_up,
+    acked_seq,
+    go_back,
+    ingress_ended,
+    in_frame,
+    frame_start_rd,
+    frame_end_rd,
+    nfc_hold,
+    rx_credit_return_and,
+    rx_credit_return_and_2,
+    rx_nak_sent,
+    rx_expected,
+    rx_credit_limit1,
+    rx_credit_limit0,
+    replay0_rd,
+    replay1_rd,
+    partner_marking,
+    session_fresh,
+    rx_up_sync1,
+    in_flight,
+    in_seq,
+    replay_wr,
+    ack_taken,
+    nak_taken,
+    rx_good,
+    rx_duplicate,
+    nak_now,
+    rx_rd0_and,
+    rx_rd1_and,
+    session_fresh_or,
+    tx_seq,
+    rd_next_bits9_0,
+    rd_next_bits9_0_2,
+    send_nfc,
+    tx_block1_cat,
+    retransmitted,
+    fresh,
+    idle_and,
+    ack_taken_or,
+    ack_taken_and
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_nfc_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [15:0] s_axis_nfc_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    // inputs
+    input wire channel_up;
+    input wire [5:0] acked_seq;
+    input wire go_back;
+    input wire ingress_ended;
+    input wire in_frame;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [11:0] frame_start_rd;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [16:0] frame_end_rd;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire nfc_hold;
+    input wire rx_credit_return_and;
+    input wire rx_credit_return_and_2;
+    input wire rx_nak_sent;
+    input wire [5:0] rx_expected;
+    input wire [15:0] rx_credit_limit1;
+    input wire [15:0] rx_credit_limit0;
+    input wire [63:0] replay0_rd;
+    input wire [63:0] replay1_rd;
+    input wire partner_marking;
+    input wire session_fresh;
+    input wire rx_up_sync1;
+    input wire [5:0] in_flight;
+    input wire [5:0] in_seq;
+    input wire [10:0] replay_wr;
+    input wire ack_taken;
+    input wire nak_taken;
+    input wire rx_good;
+    input wire rx_duplicate;
+    input wire nak_now;
+    input wire rx_rd0_and;
+    input wire rx_rd1_and;
+    input wire session_fresh_or;
+    // outputs: status and counters
+    output wire [5:0] tx_seq;
+    output wire [9:0] rd_next_bits9_0;
+    output wire [9:0] rd_next_bits9_0_2;
+    output wire send_nfc;
+    output wire [131:0] tx_block1_cat;
+    output wire retransmitted;
+    output wire fresh;
+    output wire idle_and;
+    output wire ack_taken_or;
+    output wire ack_taken_and;
+
+// verilator lint_off UNUSEDSIGNAL
+// state encodings
+/* verilator lint_off UNUSEDPARAM */
+localparam [1:0] TX_STATE_IDLE = 2'h0;
+localparam [1:0] TX_STATE_PAYLOAD = 2'h1;
+localparam [1:0] TX_STATE_TRAILER = 2'h2;
+/* verilator lint_on UNUSEDPARAM */
+// transmit scheduler
+reg [1:0] tx_state;
+reg [5:0] tx_seq_2;
+reg [5:0] tx_sent_high;
+reg [10:0] tx_rd;
+reg [31:0] tx_crc;
+reg [15:0] retransmit_timer;
+reg [15:0] cc_timer;
+reg [3:0] bond_timer;
+reg ack_dirty;
+reg ack_urgent;
+wire [15:0] cc_timer_plus;
+wire cc_timer_is4992;
+reg send_cc;
+wire running;
+wire training;
+wire bond_slot;
+wire idle;
+wire in_payload;
+wire in_trailer;
+reg [5:0] tx_acked;
+reg tx_stale;
+reg tx_complete;
+reg tx_avail;
+wire rewind;
+wire complete;
+wire want_header;
+wire want_payload;
+wire last_word;
+wire want_data;
+// control blocks: native flow control, acknowledgements, consumer credits
+wire since_ack_lt;
+reg tx_nfc_slot;
+wire slot;
+wire nfc_hold_or;
+wire send_ack;
+reg [15:0] freed_total0;
+reg [15:0] freed_total1;
+reg credit_dirty;
+wire send_credit;
+reg [6:0] since_credit;
+wire [31:0] freed_total1_cat;
+wire [63:0] freed_total1_cat_2;
+wire [3:0] freed_total1_cat_3;
+wire [7:0] freed_total1_cat_4;
+wire [10:0] freed_total1_cat_5;
+wire [13:0] freed_total1_cat_6;
+wire [16:0] freed_total1_cat_7;
+wire [20:0] freed_total1_cat_8;
+wire [23:0] freed_total1_cat_9;
+wire [26:0] freed_total1_cat_10;
+wire [29:0] freed_total1_cat_11;
+wire [31:0] freed_total1_xor;
+wire go;
+wire go_data;
+wire send_header;
+wire send_payload;
+wire send_trailer;
+// frame words: chosen here, registered, and sent in the next cycle
+wire [31:0] rx_credit_limit1_cat;
+wire [39:0] info40;
+wire [63:0] header_word;
+wire [63:0] info40_cat;
+wire [3:0] info40_cat_2;
+wire [7:0] info40_cat_3;
+wire [10:0] info40_cat_4;
+wire [13:0] info40_cat_5;
+wire [16:0] info40_cat_6;
+wire [20:0] info40_cat_7;
+wire [23:0] info40_cat_8;
+wire [26:0] info40_cat_9;
+wire [29:0] info40_cat_10;
+wire [31:0] info40_xor;
+wire data_out;
+wire [10:0] frame_start_rd_bits10_0;
+wire [10:0] tx_rd_plus;
+wire [10:0] rd_next;
+wire [63:0] freed_total1_sel;
+reg [63:0] tx_word0;
+reg [63:0] tx_replay_read0;
+reg [63:0] tx_replay0;
+reg [63:0] tx_word1;
+reg [63:0] tx_replay_read1;
+reg [63:0] tx_replay1;
+wire [3:0] header_word_cat;
+wire [7:0] header_word_cat_2;
+wire [11:0] header_word_cat_3;
+wire [15:0] header_word_cat_4;
+wire [19:0] header_word_cat_5;
+wire [23:0] header_word_cat_6;
+wire [27:0] header_word_cat_7;
+wire [31:0] header_word_cat_8;
+reg [31:0] tx_crc_header;
+reg tx_is_header;
+wire [5:0] tx_replay0_cat;
+wire [10:0] tx_replay0_cat_2;
+wire [15:0] tx_replay0_cat_3;
+wire [20:0] tx_replay0_cat_4;
+wire [25:0] tx_replay0_cat_5;
+wire [30:0] tx_replay0_cat_6;
+wire [31:0] tx_crc_data;
+reg tx_is_payload;
+reg tx_is_trailer;
+reg tx_is_training;
+reg tx_is_control;
+wire running_and;
+reg [7:0] tx_trailer_info;
+// the word sent: CRC over header and payload, trailer
+wire [10:0] tx_crc_cat;
+wire [19:0] tx_crc_cat_2;
+wire [28:0] tx_crc_cat_3;
+wire [63:0] tx_trailer_info_cat;
+wire [3:0] tx_trailer_info_cat_2;
+wire [7:0] tx_trailer_info_cat_3;
+wire [11:0] tx_trailer_info_cat_4;
+wire [15:0] tx_trailer_info_cat_5;
+wire [19:0] tx_trailer_info_cat_6;
+wire [23:0] tx_trailer_info_cat_7;
+wire [27:0] tx_trailer_info_cat_8;
+wire [31:0] tx_trailer_info_cat_9;
+wire [63:0] trailer_word;
+// lane blocks: training blocks of this cycle, native flow control at once
+wire [63:0] for_tx_block1_sel;
+wire send_nfc_2;
+wire tx_is_control_or;
+reg [57:0] tx_scrambler0;
+wire [63:0] tx_scrambler0_cat;
+wire [63:0] s_axis_nfc_tdata_xor;
+wire [63:0] s_axis_nfc_tdata_xor_2;
+wire [65:0] tx_block0;
+reg [57:0] tx_scrambler1;
+wire [63:0] tx_scrambler1_cat;
+wire [63:0] tx_replay1_xor;
+wire [63:0] tx_replay1_xor_2;
+wire [65:0] tx_block1;
+// scheduler state and retransmission
+wire [5:0] tx_seq_plus;
+wire [5:0] tx_sent_high_minus;
+wire resend;
+wire retransmitted_2;
+wire fresh_2;
+wire outstanding;
+wire [15:0] retransmit_timer_plus;
+wire expire;
+wire ack_taken_and_2;
+wire idle_and_2;
+// acknowledgement bookkeeping
+wire send_header_or;
+reg [6:0] since_ack;
+// counters
+wire frame_start_rd_sel;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- transmit scheduler ----
+assign cc_timer_plus = cc_timer + 16'h1;
+assign cc_timer_is4992 = cc_timer_plus == 16'h1380;
+assign running = (~send_cc) & channel_up;
+assign training = (~send_cc) & (~channel_up);
+assign bond_slot = bond_timer == 4'h0;
+assign idle = tx_state == TX_STATE_IDLE;
+assign in_payload = tx_state == TX_STATE_PAYLOAD;
+assign in_trailer = tx_state == TX_STATE_TRAILER;
+assign rewind = (go_back | tx_stale) & idle;
+assign complete = tx_complete | ingress_ended;
+assign want_header = ((idle & (complete | in_frame)) & (~go_back)) & (~tx_stale);
+assign want_payload = in_payload & tx_avail;
+assign last_word = (tx_rd[9:0] == frame_end_rd[9:0]) & complete;
+assign want_data = want_payload | in_trailer;
+
+// ---- control blocks: native flow control, acknowledgements, consumer credits ----
+assign since_ack_lt = 7'h3f < since_ack;
+assign slot = running & (~(s_axis_nfc_tvalid & (~tx_nfc_slot)));
+assign nfc_hold_or = (nfc_hold | ack_urgent) | since_ack_lt;
+assign send_ack = ((slot & ack_dirty) & (~want_header)) & ((~want_data) | nfc_hold_or);
+assign send_credit = (((slot & credit_dirty) & (~want_header)) & (~(ack_dirty & ((~want_data) | nfc_hold_or)))) & ((~want_data) | (nfc_hold | (7'h3f < since_credit)));
+assign freed_total1_cat = {freed_total1, freed_total0};
+assign freed_total1_cat_2 = {32'h0, freed_total1_cat};
+assign freed_total1_cat_3 = {({({(^(freed_total1_cat_2 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h11f91caf6386f2c2)))};
+assign freed_total1_cat_4 = {({({({freed_total1_cat_3, (^(freed_total1_cat_2 & 64'h8fc8e57b1c37961))}), (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h46fbe3777823a425)))};
+assign freed_total1_cat_5 = {({({freed_total1_cat_4, (1'h1 ^ (^(freed_total1_cat_2 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd9926f1b4c24b412)))}), (^(freed_total1_cat_2 & 64'he301d2f6ba25cc1b))};
+assign freed_total1_cat_6 = {({({freed_total1_cat_5, (1'h1 ^ (^(freed_total1_cat_2 & 64'hfe480c004125701f)))}), (^(freed_total1_cat_2 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hb05ae67b0c7eca15)))};
+assign freed_total1_cat_7 = {({({freed_total1_cat_6, (1'h1 ^ (^(freed_total1_cat_2 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h6bf2cb234d04798c)))}), (^(freed_total1_cat_2 & 64'h35f96591a6823cc6))};
+assign freed_total1_cat_8 = {({({({freed_total1_cat_7, (1'h1 ^ (^(freed_total1_cat_2 & 64'h1afcb2c8d3411e63)))}), (^(freed_total1_cat_2 & 64'h82b6bc1f75971923))}), (^(freed_total1_cat_2 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'he88138c14f499b53)))};
+assign freed_total1_cat_9 = {({({freed_total1_cat_8, (1'h1 ^ (^(freed_total1_cat_2 & 64'h74409c60a7a4cda9)))}), (^(freed_total1_cat_2 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd53cb0debbc56e71)))};
+assign freed_total1_cat_10 = {({({freed_total1_cat_9, (^(freed_total1_cat_2 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd28b01dd4554f0d5)))};
+assign freed_total1_cat_11 = {({({freed_total1_cat_10, (1'h1 ^ (^(freed_total1_cat_2 & 64'he68d6595be9dee78)))}), (^(freed_total1_cat_2 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h7e472bd8e1bcb097)))};
+assign freed_total1_xor = ({({freed_total1_cat_11, (^(freed_total1_cat_2 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign go = slot & (~nfc_hold);
+assign go_data = (go & (~(ack_dirty & (ack_urgent | since_ack_lt)))) & (~(credit_dirty & (7'h3f < since_credit)));
+assign send_header = go & want_header;
+assign send_payload = go_data & want_payload;
+assign send_trailer = go_data & in_trailer;
+
+// ---- frame words: chosen here, registered, and sent in the next cycle ----
+assign rx_credit_limit1_cat = {rx_credit_limit1, rx_credit_limit0};
+assign info40 = {rx_credit_limit1_cat, ({({rx_nak_sent, 1'h0}), rx_expected})};
+assign header_word = {16'h0, ({({({({({rx_credit_limit1_cat, 2'h0}), rx_expected}), rx_nak_sent}), frame_start_rd[11]}), tx_seq_2})};
+assign info40_cat = {24'h0, info40};
+assign info40_cat_2 = {({({(^(info40_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(info40_cat & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(info40_cat & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(info40_cat & 64'h11f91caf6386f2c2)))};
+assign info40_cat_3 = {({({({info40_cat_2, (^(info40_cat & 64'h8fc8e57b1c37961))}), (^(info40_cat & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(info40_cat & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(info40_cat & 64'h46fbe3777823a425)))};
+assign info40_cat_4 = {({({info40_cat_3, (1'h1 ^ (^(info40_cat & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(info40_cat & 64'hd9926f1b4c24b412)))}), (^(info40_cat & 64'he301d2f6ba25cc1b))};
+assign info40_cat_5 = {({({info40_cat_4, (1'h1 ^ (^(info40_cat & 64'hfe480c004125701f)))}), (^(info40_cat & 64'h7f2406002092b80f))}), (1'h1 ^ (^(info40_cat & 64'hb05ae67b0c7eca15)))};
+assign info40_cat_6 = {({({info40_cat_5, (1'h1 ^ (^(info40_cat & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(info40_cat & 64'h6bf2cb234d04798c)))}), (^(info40_cat & 64'h35f96591a6823cc6))};
+assign info40_cat_7 = {({({({info40_cat_6, (1'h1 ^ (^(info40_cat & 64'h1afcb2c8d3411e63)))}), (^(info40_cat & 64'h82b6bc1f75971923))}), (^(info40_cat & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(info40_cat & 64'he88138c14f499b53)))};
+assign info40_cat_8 = {({({info40_cat_7, (1'h1 ^ (^(info40_cat & 64'h74409c60a7a4cda9)))}), (^(info40_cat & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(info40_cat & 64'hd53cb0debbc56e71)))};
+assign info40_cat_9 = {({({info40_cat_8, (^(info40_cat & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(info40_cat & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(info40_cat & 64'hd28b01dd4554f0d5)))};
+assign info40_cat_10 = {({({info40_cat_9, (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78)))}), (^(info40_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097)))};
+assign info40_xor = ({({info40_cat_10, (^(info40_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign data_out = send_header | send_payload;
+assign frame_start_rd_bits10_0 = frame_start_rd[10:0];
+assign tx_rd_plus = tx_rd + 11'h1;
+assign rd_next = send_header ? frame_start_rd_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
+assign freed_total1_sel = send_credit ? ({({freed_total1_xor[23:0], freed_total1_cat}), 8'h99}) : (send_ack ? ({({info40_xor[15:0], info40}), 8'hd2}) : 64'h1078);
+assign header_word_cat = {({({(^(header_word & 64'h7af0ddecb0ba2e1d)), (^(header_word & 64'hbd786ef6585d170e))}), (^(header_word & 64'hdebc377b2c2e8b87))}), (^(header_word & 64'hef5e1bbd961745c3))};
+assign header_word_cat_2 = {({({({header_word_cat, (^(header_word & 64'hf7af0ddecb0ba2e1))}), (^(header_word & 64'h7bd786ef6585d170))}), (^(header_word & 64'h471b1e9b0278c6a5))}), (^(header_word & 64'ha38d8f4d813c6352))};
+assign header_word_cat_3 = {({({({header_word_cat_2, (^(header_word & 64'h2b361a4a70241fb4))}), (^(header_word & 64'h6f6bd0c988a821c7))}), (^(header_word & 64'h4d45358874ee3efe))}), (^(header_word & 64'h5c5247288acd3162))};
+assign header_word_cat_4 = {({({({header_word_cat_3, (^(header_word & 64'h2e292394456698b1))}), (^(header_word & 64'hede44c2692096245))}), (^(header_word & 64'h8c02fbfff9be9f3f))}), (^(header_word & 64'h46017dfffcdf4f9f))};
+assign header_word_cat_5 = {({({({header_word_cat_4, (^(header_word & 64'h2300befffe6fa7cf))}), (^(header_word & 64'h11805f7fff37d3e7))}), (^(header_word & 64'h7230f2534f21c7ee))}), (^(header_word & 64'h43e8a4c5172acdea))};
+assign header_word_cat_6 = {({({({header_word_cat_5, (^(header_word & 64'h5b048f8e3b2f48e8))}), (^(header_word & 64'had8247c71d97a474))}), (^(header_word & 64'hac31fe0f3e71fc27))}), (^(header_word & 64'h2ce822eb2f82d00e))};
+assign header_word_cat_7 = {({({({header_word_cat_6, (^(header_word & 64'h9674117597c16807))}), (^(header_word & 64'hb1cad5567b5a9a1e))}), (^(header_word & 64'ha215b7478d176312))}), (^(header_word & 64'habfa064f76319f94))};
+assign header_word_cat_8 = {({({({header_word_cat_7, (^(header_word & 64'haf0ddecb0ba2e1d7))}), (^(header_word & 64'hd786ef6585d170eb))}), (^(header_word & 64'hebc377b2c2e8b875))}), (^(header_word & 64'hf5e1bbd961745c3a))};
+assign tx_replay0_cat = {({({({({((^(tx_replay0 & 64'h7af0ddecb0ba2e1d)) ^ (^(tx_replay1 & 64'hef13a98c0caa668f))), ((^(tx_replay0 & 64'hbd786ef6585d170e)) ^ (^(tx_replay1 & 64'h7789d4c606553347)))}), ((^(tx_replay0 & 64'hdebc377b2c2e8b87)) ^ (^(tx_replay1 & 64'hbbc4ea63032a99a3)))}), ((^(tx_replay0 & 64'hef5e1bbd961745c3)) ^ (^(tx_replay1 & 64'h5de2753181954cd1)))}), ((^(tx_replay0 & 64'hf7af0ddecb0ba2e1)) ^ (^(tx_replay1 & 64'h2ef13a98c0caa668)))}), ((^(tx_replay0 & 64'h7bd786ef6585d170)) ^ (^(tx_replay1 & 64'h97789d4c60655334)))};
+assign tx_replay0_cat_2 = {({({({({tx_replay0_cat, ((^(tx_replay0 & 64'h471b1e9b0278c6a5)) ^ (^(tx_replay1 & 64'ha4afe72a3c98cf15)))}), ((^(tx_replay0 & 64'ha38d8f4d813c6352)) ^ (^(tx_replay1 & 64'h5257f3951e4c678a)))}), ((^(tx_replay0 & 64'h2b361a4a70241fb4)) ^ (^(tx_replay1 & 64'h46385046838c554a)))}), ((^(tx_replay0 & 64'h6f6bd0c988a821c7)) ^ (^(tx_replay1 & 64'hcc0f81af4d6c4c2a)))}), ((^(tx_replay0 & 64'h4d45358874ee3efe)) ^ (^(tx_replay1 & 64'h8914695baa1c409a)))};
+assign tx_replay0_cat_3 = {({({({({tx_replay0_cat_2, ((^(tx_replay0 & 64'h5c5247288acd3162)) ^ (^(tx_replay1 & 64'h2b999d21d9a446c2)))}), ((^(tx_replay0 & 64'h2e292394456698b1)) ^ (^(tx_replay1 & 64'h95ccce90ecd22361)))}), ((^(tx_replay0 & 64'hede44c2692096245)) ^ (^(tx_replay1 & 64'h25f5cec47ac3773f)))}), ((^(tx_replay0 & 64'h8c02fbfff9be9f3f)) ^ (^(tx_replay1 & 64'h7de94eee31cbdd10)))}), ((^(tx_replay0 & 64'h46017dfffcdf4f9f)) ^ (^(tx_replay1 & 64'h3ef4a77718e5ee88)))};
+assign tx_replay0_cat_4 = {({({({({tx_replay0_cat_3, ((^(tx_replay0 & 64'h2300befffe6fa7cf)) ^ (^(tx_replay1 & 64'h1f7a53bb8c72f744)))}), ((^(tx_replay0 & 64'h11805f7fff37d3e7)) ^ (^(tx_replay1 & 64'hfbd29ddc6397ba2)))}), ((^(tx_replay0 & 64'h7230f2534f21c7ee)) ^ (^(tx_replay1 & 64'h68cd3d62efb6db5e)))}), ((^(tx_replay0 & 64'h43e8a4c5172acdea)) ^ (^(tx_replay1 & 64'h5b75373d7b710b20)))}), ((^(tx_replay0 & 64'h5b048f8e3b2f48e8)) ^ (^(tx_replay1 & 64'h42a93212b112e31f)))};
+assign tx_replay0_cat_5 = {({({({({tx_replay0_cat_4, ((^(tx_replay0 & 64'had8247c71d97a474)) ^ (^(tx_replay1 & 64'ha15499095889718f)))}), ((^(tx_replay0 & 64'hac31fe0f3e71fc27)) ^ (^(tx_replay1 & 64'h3fb9e508a0eede48)))}), ((^(tx_replay0 & 64'h2ce822eb2f82d00e)) ^ (^(tx_replay1 & 64'hf0cf5b085cdd09ab)))}), ((^(tx_replay0 & 64'h9674117597c16807)) ^ (^(tx_replay1 & 64'hf867ad842e6e84d5)))}), ((^(tx_replay0 & 64'hb1cad5567b5a9a1e)) ^ (^(tx_replay1 & 64'h93207f4e1b9d24e5)))};
+assign tx_replay0_cat_6 = {({({({({tx_replay0_cat_5, ((^(tx_replay0 & 64'ha215b7478d176312)) ^ (^(tx_replay1 & 64'ha683962b0164f4fd)))}), ((^(tx_replay0 & 64'habfa064f76319f94)) ^ (^(tx_replay1 & 64'h3c5262998c181cf1)))}), ((^(tx_replay0 & 64'haf0ddecb0ba2e1d7)) ^ (^(tx_replay1 & 64'hf13a98c0caa668f7)))}), ((^(tx_replay0 & 64'hd786ef6585d170eb)) ^ (^(tx_replay1 & 64'h789d4c606553347b)))}), ((^(tx_replay0 & 64'hebc377b2c2e8b875)) ^ (^(tx_replay1 & 64'hbc4ea63032a99a3d)))};
+assign tx_crc_data = tx_is_header ? tx_crc_header : ({tx_replay0_cat_6, ((^(tx_replay0 & 64'hf5e1bbd961745c3a)) ^ (^(tx_replay1 & 64'hde2753181954cd1e)))});
+assign running_and = (((running & (~data_out)) & (~send_trailer)) & (~send_ack)) & (~send_credit);
+
+// ---- the word sent: CRC over header and payload, trailer ----
+assign tx_crc_cat = {({({({({({({({({({(^(tx_crc & 32'hcaa668f)), (^(tx_crc & 32'h6553347))}), (^(tx_crc & 32'h32a99a3))}), (^(tx_crc & 32'h81954cd1))}), (^(tx_crc & 32'hc0caa668))}), (^(tx_crc & 32'h60655334))}), (^(tx_crc & 32'h3c98cf15))}), (^(tx_crc & 32'h1e4c678a))}), (^(tx_crc & 32'h838c554a))}), (^(tx_crc & 32'h4d6c4c2a))}), (^(tx_crc & 32'haa1c409a))};
+assign tx_crc_cat_2 = {({({({({({({({({tx_crc_cat, (^(tx_crc & 32'hd9a446c2))}), (^(tx_crc & 32'hecd22361))}), (^(tx_crc & 32'h7ac3773f))}), (^(tx_crc & 32'h31cbdd10))}), (^(tx_crc & 32'h18e5ee88))}), (^(tx_crc & 32'h8c72f744))}), (^(tx_crc & 32'hc6397ba2))}), (^(tx_crc & 32'hefb6db5e))}), (^(tx_crc & 32'h7b710b20))};
+assign tx_crc_cat_3 = {({({({({({({({({tx_crc_cat_2, (^(tx_crc & 32'hb112e31f))}), (^(tx_crc & 32'h5889718f))}), (^(tx_crc & 32'ha0eede48))}), (^(tx_crc & 32'h5cdd09ab))}), (^(tx_crc & 32'h2e6e84d5))}), (^(tx_crc & 32'h1b9d24e5))}), (^(tx_crc & 32'h164f4fd))}), (^(tx_crc & 32'h8c181cf1))}), (^(tx_crc & 32'hcaa668f7))};
+assign tx_trailer_info_cat = {56'h0, tx_trailer_info};
+assign tx_trailer_info_cat_2 = {({({(^(tx_trailer_info_cat & 64'h8fc8e57b1c379612)), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb09))}), (^(tx_trailer_info_cat & 64'h23f2395ec70de584))}), (^(tx_trailer_info_cat & 64'h11f91caf6386f2c2))};
+assign tx_trailer_info_cat_3 = {({({({tx_trailer_info_cat_2, (^(tx_trailer_info_cat & 64'h8fc8e57b1c37961))}), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb0))}), (^(tx_trailer_info_cat & 64'h8df7c6eef047484a))}), (^(tx_trailer_info_cat & 64'h46fbe3777823a425))};
+assign tx_trailer_info_cat_4 = {({({({tx_trailer_info_cat_3, (^(tx_trailer_info_cat & 64'hacb514c0a0264400))}), (^(tx_trailer_info_cat & 64'hd9926f1b4c24b412))}), (^(tx_trailer_info_cat & 64'he301d2f6ba25cc1b))}), (^(tx_trailer_info_cat & 64'hfe480c004125701f))};
+assign tx_trailer_info_cat_5 = {({({({tx_trailer_info_cat_4, (^(tx_trailer_info_cat & 64'h7f2406002092b80f))}), (^(tx_trailer_info_cat & 64'hb05ae67b0c7eca15))}), (^(tx_trailer_info_cat & 64'hd7e596469a08f318))}), (^(tx_trailer_info_cat & 64'h6bf2cb234d04798c))};
+assign tx_trailer_info_cat_6 = {({({({tx_trailer_info_cat_5, (^(tx_trailer_info_cat & 64'h35f96591a6823cc6))}), (^(tx_trailer_info_cat & 64'h1afcb2c8d3411e63))}), (^(tx_trailer_info_cat & 64'h82b6bc1f75971923))}), (^(tx_trailer_info_cat & 64'hce93bb74a6fc1a83))};
+assign tx_trailer_info_cat_7 = {({({({tx_trailer_info_cat_6, (^(tx_trailer_info_cat & 64'he88138c14f499b53))}), (^(tx_trailer_info_cat & 64'h74409c60a7a4cda9))}), (^(tx_trailer_info_cat & 64'hb5e8ab4b4fe5f0c6))}), (^(tx_trailer_info_cat & 64'hd53cb0debbc56e71))};
+assign tx_trailer_info_cat_8 = {({({({tx_trailer_info_cat_7, (^(tx_trailer_info_cat & 64'h6a9e586f5de2b738))}), (^(tx_trailer_info_cat & 64'hba87c94cb2c6cd8e))}), (^(tx_trailer_info_cat & 64'hd28b01dd4554f0d5))}), (^(tx_trailer_info_cat & 64'he68d6595be9dee78))};
+assign tx_trailer_info_cat_9 = {({({({tx_trailer_info_cat_8, (^(tx_trailer_info_cat & 64'hfc8e57b1c379612e))}), (^(tx_trailer_info_cat & 64'h7e472bd8e1bcb097))}), (^(tx_trailer_info_cat & 64'h3f2395ec70de584b))}), (^(tx_trailer_info_cat & 64'h1f91caf6386f2c25))};
+assign trailer_word = {8'h0, ({({tx_trailer_info, ((tx_crc ^ tx_trailer_info_cat_9) ^ 32'hffffffff)}), 16'h61e})};
+
+// ---- lane blocks: training blocks of this cycle, native flow control at once ----
+assign for_tx_block1_sel = bond_slot ? 64'h4078 : ((rx_up_sync1 ? 64'h1078 : 64'h3078) | ({16'h0, ({({(partner_marking ? 16'h5ac3 : 16'h0), (session_fresh ? 16'h5ac3 : 16'h0)}), 16'h0})}));
+assign send_nfc_2 = s_axis_nfc_tvalid & tx_nfc_slot;
+assign tx_is_control_or = tx_is_control | send_nfc_2;
+assign tx_scrambler0_cat = {6'h0, tx_scrambler0};
+assign s_axis_nfc_tdata_xor = ((send_nfc_2 ? ({47'h0, ({s_axis_nfc_tdata[8:0], 8'haa})}) : (tx_is_trailer ? trailer_word : (tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay0 : tx_word0)))) ^ tx_scrambler0_cat) ^ (tx_scrambler0_cat >> 7'h13);
+assign s_axis_nfc_tdata_xor_2 = (s_axis_nfc_tdata_xor ^ ({s_axis_nfc_tdata_xor[24:0], 39'h0})) ^ ({s_axis_nfc_tdata_xor[5:0], 58'h0});
+assign tx_block0 = {s_axis_nfc_tdata_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
+assign tx_scrambler1_cat = {6'h0, tx_scrambler1};
+assign tx_replay1_xor = ((tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay1 : tx_word1)) ^ tx_scrambler1_cat) ^ (tx_scrambler1_cat >> 7'h13);
+assign tx_replay1_xor_2 = (tx_replay1_xor ^ ({tx_replay1_xor[24:0], 39'h0})) ^ ({tx_replay1_xor[5:0], 58'h0});
+assign tx_block1 = {tx_replay1_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
+
+// ---- scheduler state and retransmission ----
+assign tx_seq_plus = tx_seq_2 + 6'h1;
+assign tx_sent_high_minus = tx_sent_high - tx_seq_2;
+assign resend = (6'h0 < tx_sent_high_minus) & (tx_sent_high_minus < 6'h20);
+assign retransmitted_2 = send_trailer & resend;
+assign fresh_2 = send_trailer & (~resend);
+assign outstanding = ~(acked_seq == tx_sent_high);
+assign retransmit_timer_plus = retransmit_timer + 16'h1;
+assign expire = retransmit_timer_plus == 16'h400;
+assign ack_taken_and_2 = ack_taken & nak_taken;
+assign idle_and_2 = idle & go_back;
+
+// ---- acknowledgement bookkeeping ----
+assign send_header_or = send_header | send_ack;
+
+// ---- counters ----
+assign frame_start_rd_sel = send_header ? (~(frame_start_rd_bits10_0 == replay_wr)) : (send_payload ? (~(tx_rd_plus == replay_wr)) : (~(tx_rd == replay_wr)));
+
+always @(posedge clk) begin
+    if (rst) tx_state <= TX_STATE_IDLE; else tx_state <= session_fresh_or ? TX_STATE_IDLE : (send_trailer ? TX_STATE_IDLE : ((send_payload & last_word) ? TX_STATE_TRAILER : (send_header ? TX_STATE_PAYLOAD : tx_state)));
+    if (rst) tx_seq_2 <= 6'h0; else tx_seq_2 <= session_fresh_or ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq_2));
+    if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= session_fresh_or ? 6'h0 : (fresh_2 ? tx_seq_plus : tx_sent_high);
+    if (rst) tx_rd <= 11'h0; else tx_rd <= session_fresh_or ? replay_wr : rd_next;
+    if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= session_fresh_or ? 32'h73d74d75 : ((tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'h7b041311 : ({({({tx_crc_cat_3, (^(tx_crc & 32'h6553347b))}), (^(tx_crc & 32'h32a99a3d))}), (^(tx_crc & 32'h1954cd1e))})) ^ tx_crc_data) : tx_crc);
+    if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= session_fresh_or ? 16'h0 : ((nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0))));
+    if (rst) cc_timer <= 16'h1; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
+    if (rst) bond_timer <= 4'h0; else bond_timer <= bond_timer + 4'h1;
+    if (rst) ack_dirty <= 1'h1; else ack_dirty <= (((((rx_good | rx_duplicate) | nak_now) | rx_rd0_and) | rx_rd1_and) | session_fresh_or) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
+    if (rst) ack_urgent <= 1'h0; else ack_urgent <= nak_now ? 1'h1 : (send_header_or ? 1'h0 : (session_fresh_or ? 1'h0 : ack_urgent));
+    if (rst) send_cc <= 1'h1; else send_cc <= cc_timer_is4992 | (cc_timer_plus < 16'h8);
+    if (rst) tx_acked <= 6'h0; else tx_acked <= acked_seq;
+    if (rst) tx_stale <= 1'h0; else tx_stale <= rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq_2 - acked_seq)));
+    if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq_2 == in_seq)));
+    if (rst) tx_avail <= 1'h0; else tx_avail <= frame_start_rd_sel;
+    if (rst) tx_nfc_slot <= 1'h0; else tx_nfc_slot <= running_and;
+    if (rst) freed_total0 <= 16'h0; else freed_total0 <= session_fresh_or ? 16'h0 : (rx_credit_return_and ? (freed_total0 + 16'h1) : freed_total0);
+    if (rst) freed_total1 <= 16'h0; else freed_total1 <= session_fresh_or ? 16'h0 : (rx_credit_return_and_2 ? (freed_total1 + 16'h1) : freed_total1);
+    if (rst) credit_dirty <= 1'h0; else credit_dirty <= session_fresh_or ? 1'h0 : ((rx_credit_return_and | rx_credit_return_and_2) ? 1'h1 : (send_credit ? 1'h0 : credit_dirty));
+    if (rst) since_credit <= 7'h0; else since_credit <= send_credit ? 7'h0 : ((since_credit == 7'h7f) ? since_credit : (since_credit + 7'h1));
+    if (rst) tx_word0 <= 64'h8078; else tx_word0 <= send_cc ? 64'h8078 : (send_header ? header_word : freed_total1_sel);
+    tx_replay_read0 <= replay0_rd;
+    tx_replay0 <= tx_replay_read0;
+    if (rst) tx_word1 <= 64'h8078; else tx_word1 <= send_cc ? 64'h8078 : (send_header ? 64'h0 : 64'h1078);
+    tx_replay_read1 <= replay1_rd;
+    tx_replay1 <= tx_replay_read1;
+    if (rst) tx_crc_header <= 32'h0; else tx_crc_header <= header_word_cat_8;
+    if (rst) tx_is_header <= 1'h0; else tx_is_header <= send_header;
+    if (rst) tx_is_payload <= 1'h0; else tx_is_payload <= send_payload;
+    if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;
+    if (rst) tx_is_training <= 1'h0; else tx_is_training <= training;
+    if (rst) tx_is_control <= 1'h1; else tx_is_control <= ((~data_out) | send_cc) | training;
+    if (rst) tx_trailer_info <= 8'h0; else tx_trailer_info <= {({frame_end_rd[16], 1'h0}), frame_end_rd[15:10]};
+    if (rst) tx_scrambler0 <= 58'h3ffffffffffffff; else tx_scrambler0 <= s_axis_nfc_tdata_xor_2[63:6];
+    if (rst) tx_scrambler1 <= 58'h3ffffffffffffff; else tx_scrambler1 <= tx_replay1_xor_2[63:6];
+    if (rst) since_ack <= 7'h0; else since_ack <= send_header_or ? 7'h0 : ((since_ack == 7'h7f) ? since_ack : (since_ack + 7'h1));
+end
+
+assign tx_seq = tx_seq_2;
+assign rd_next_bits9_0 = rd_next[9:0];
+assign rd_next_bits9_0_2 = rd_next[9:0];
+assign send_nfc = send_nfc_2;
+assign tx_block1_cat = {tx_block1, tx_block0};
+assign retransmitted = retransmitted_2;
+assign fresh = fresh_2;
+assign idle_and = idle_and_2;
+assign ack_taken_or = ack_taken_and_2 | ((expire & outstanding) & (~nfc_hold));
+assign ack_taken_and = ack_taken_and_2 & idle_and_2;
+endmodule
+
 module torus_4x2x1_node_link(
     clk,
     rst,
@@ -5065,16 +10190,12 @@ module torus_4x2x1_node_link(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [127:0] s_axis_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [15:0] s_axis_tkeep;
-    /* verilator lint_on UNUSEDSIGNAL */
     input wire s_axis_tlast;
     input wire s_axis_tuser;
     input wire s_axis_tvalid;
     input wire s_axis_nfc_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [15:0] s_axis_nfc_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
     output wire s_axis_tready;
     output wire s_axis_nfc_tready;
     // output streams
@@ -5094,9 +10215,7 @@ module torus_4x2x1_node_link(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [131:0] rx_serial;
     /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */
     input wire [1:0] rx_credit_return;
-    /* verilator lint_on UNUSEDSIGNAL */
     // outputs: status and counters
     output wire [1:0] lane_up;
     output wire channel_up;
@@ -5114,601 +10233,12 @@ module torus_4x2x1_node_link(
     output wire [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
-// state encodings
-/* verilator lint_off UNUSEDPARAM */
-localparam [1:0] TX_STATE_IDLE = 2'h0;
-localparam [1:0] TX_STATE_PAYLOAD = 2'h1;
-localparam [1:0] TX_STATE_TRAILER = 2'h2;
-/* verilator lint_on UNUSEDPARAM */
-wire [65:0] rx_serial_bits65_0;
-wire [65:0] rx_serial_bits131_66;
 // state shared by the two directions
 reg [5:0] acked_seq;
 reg [10:0] acked_addr;
 reg [15:0] credit_limit0;
 reg [15:0] credit_limit1;
 reg go_back;
-// ingress: user beats into the replay buffer
-reg [10:0] replay_wr;
-reg in_frame;
-reg [7:0] in_words;
-reg in_vc;
-reg [5:0] in_seq;
-reg [15:0] credit_used0;
-reg [15:0] credit_used1;
-reg ingress_space;
-reg ingress_credit_ok0;
-reg ingress_credit_ok1;
-wire [5:0] in_flight;
-reg ingress_below_max;
-reg ingress_below_max1;
-reg ingress_ended;
-wire first;
-wire vc_now;
-wire start_ok;
-reg ingress_discard;
-wire ready;
-wire take;
-wire push;
-wire s_axis_tuser_not;
-wire [7:0] words1;
-wire end_frame;
-wire start_frame;
-wire [9:0] replay_wr_bits9_0;
-// frame table
-wire [5:0] s_axis_tkeep_plus;
-wire [5:0] s_axis_tkeep_plus_2;
-// link credits: a frame's worth reserved at its start, the rest given back at its end
-wire vc_now_not;
-wire start_frame_and;
-wire end_frame_and;
-wire start_frame_and_2;
-wire end_frame_and_2;
-// receive lanes
-reg [65:0] rx_prev0;
-reg [6:0] rx_slip0;
-wire [127:0] rx_serial_cat;
-wire rx_slip0_b0;
-wire [127:0] rx_serial_sel;
-wire rx_slip0_b2;
-wire [127:0] rx_prev0_sel;
-wire rx_slip0_b4;
-wire [126:0] rx_prev0_sel_2;
-wire [68:0] rx_serial_cat_2;
-wire rx_slip0_b0_2;
-wire [68:0] rx_serial_sel_2;
-wire rx_slip0_b2_2;
-wire [68:0] rx_serial_sel_3;
-wire rx_slip0_b4_2;
-wire [67:0] for_rx_window0_sel;
-reg [66:0] rx_window0;
-reg rx_slipped0;
-wire [65:0] rx_window0_sel;
-wire [1:0] rx_window0_bits1_0;
-wire rx_window0_b0;
-wire rx_window0_xor;
-wire [63:0] rx_window0_bits65_2;
-reg rx_locked0;
-reg [6:0] rx_sh_count0;
-reg [4:0] rx_sh_invalid0;
-wire rx_sh_count0_is63;
-wire rx_window0_not;
-wire rx_locked0_not;
-wire rx_locked0_and;
-wire rx_locked0_and_2;
-wire rx_locked0_or;
-wire rx_locked0_or_2;
-reg [57:0] rx_descrambler0;
-wire [63:0] rx_descrambler0_cat;
-wire [63:0] rx_window0_xor_2;
-reg rx_valid0;
-reg rx_control0;
-reg [63:0] rx_payload0;
-reg rx_lock_lost0;
-reg [65:0] rx_prev1;
-reg [6:0] rx_slip1;
-wire [127:0] rx_serial_cat_3;
-wire rx_slip1_b0;
-wire [127:0] rx_serial_sel_4;
-wire rx_slip1_b2;
-wire [127:0] rx_prev1_sel;
-wire rx_slip1_b4;
-wire [126:0] rx_prev1_sel_2;
-wire [68:0] rx_serial_cat_4;
-wire rx_slip1_b0_2;
-wire [68:0] rx_serial_sel_5;
-wire rx_slip1_b2_2;
-wire [68:0] rx_serial_sel_6;
-wire rx_slip1_b4_2;
-wire [67:0] for_rx_window1_sel;
-reg [66:0] rx_window1;
-reg rx_slipped1;
-wire [65:0] rx_window1_sel;
-wire [1:0] rx_window1_bits1_0;
-wire rx_window1_b0;
-wire rx_window1_xor;
-wire [63:0] rx_window1_bits65_2;
-reg rx_locked1;
-reg [6:0] rx_sh_count1;
-reg [4:0] rx_sh_invalid1;
-wire rx_sh_count1_is63;
-wire rx_window1_not;
-wire rx_locked1_not;
-wire rx_locked1_and;
-wire rx_locked1_and_2;
-wire rx_locked1_or;
-wire rx_locked1_or_2;
-reg [57:0] rx_descrambler1;
-wire [63:0] rx_descrambler1_cat;
-wire [63:0] rx_window1_xor_2;
-reg rx_valid1;
-reg rx_control1;
-reg [63:0] rx_payload1;
-reg rx_lock_lost1;
-wire all_locked;
-// channel bonding: each lane's bonding block, relative to lane 0
-reg bonded;
-reg [3:0] bond_phase;
-reg bond_have0;
-reg bond_have1;
-reg [3:0] bond_cb_phase0;
-reg [3:0] bond_cb_phase1;
-wire [3:0] bond_cb_phase0_minus;
-wire [3:0] bond_cb_phase1_minus;
-wire [3:0] bond_cb_phase1_sel;
-reg [3:0] deskew0_2;
-reg [3:0] deskew1_2;
-wire bond_now;
-// deskew: lane k's blocks are read `delay` cycles after they were written, then registered
-reg [3:0] deskew_ptr;
-wire [65:0] rx_valid0_cat;
-wire [65:0] rx_valid0_sel;
-wire [65:0] rx_valid1_cat;
-wire [65:0] rx_valid1_sel;
-wire rx_valid0_and;
-wire rx_valid1_and;
-reg bond_cb_any;
-reg bond_cb_all;
-wire bond_error;
-wire unbond;
-wire bonded_and;
-wire bonded_and_2;
-wire rx_up;
-reg lock_lost_toggle0;
-reg lock_lost_toggle1;
-(* ASYNC_REG = "TRUE" *) reg rx_up_sync0;
-(* ASYNC_REG = "TRUE" *) reg rx_up_sync1;
-(* ASYNC_REG = "TRUE" *) reg [1:0] lane_up_sync0;
-(* ASYNC_REG = "TRUE" *) reg [1:0] lane_up_sync1;
-(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle0_sync0;
-(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle0_sync1;
-reg lock_lost_seen0;
-(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle1_sync0;
-(* ASYNC_REG = "TRUE" *) reg lock_lost_toggle1_sync1;
-reg lock_lost_seen1;
-// elastic buffer, write side (rx_clk)
-reg [4:0] eb_wr;
-wire [4:0] eb_wr_sel;
-reg [4:0] eb_wr_gray;
-// elastic buffer, read side (clk): read, insert or delete clock compensation
-(* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync0;
-(* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync1;
-wire eb_wr_gray_sync1_b4;
-wire eb_wr_gray_sync1_xor;
-wire eb_wr_gray_sync1_xor_2;
-wire eb_wr_gray_sync1_xor_3;
-wire [4:0] eb_wr_gray_sync1_cat;
-reg [4:0] eb_rd;
-wire [4:0] level;
-wire [4:0] eb_rd_plus;
-wire [4:0] eb_rd_plus_2;
-wire empty;
-wire delete;
-reg [65:0] eb_out0;
-reg [65:0] eb_out1;
-reg eb_slip;
-wire [63:0] eb_out0_bits63_0;
-wire eb_out0_b64;
-wire eb_out0_b65;
-reg [65:0] bonded_word0;
-wire [63:0] bonded_word0_bits63_0;
-wire [63:0] eb_out1_bits63_0;
-wire eb_out1_b65;
-reg [65:0] bonded_word1;
-wire [63:0] bonded_word1_bits63_0;
-reg rx_words_up;
-// remote readiness and restarts (from the deskewed block, as it leaves the deskew)
-wire [15:0] eb_out0_bits15_0;
-wire eb_out0_and;
-wire eb_out0_and_2;
-wire eb_out0_and_3;
-wire is_train;
-wire mark_in;
-wire echo_in;
-wire unmarked;
-reg session_fresh;
-reg partner_marking;
-wire eb_out0_and_4;
-reg remote_ready;
-wire channel_up_2;
-wire control0;
-wire hold;
-reg partner_marking_before;
-reg session_up_since_restart;
-wire partner_restart;
-// receive: the aligned block classified, registered beside the bonded word
-wire [7:0] eb_out0_bits7_0;
-reg rx_is_sep6;
-reg rx_is_btf_k0;
-reg rx_is_btf_k1;
-reg rx_is_btf_nfc;
-wire eb_out0_or;
-reg rx_is_known;
-wire eb_out0_and_5;
-wire eb_out1_and;
-reg rx_all_data;
-reg rx_any_data;
-reg rx_all_valid;
-wire [7:0] eb_out0_bits55_48;
-wire [5:0] eb_out0_bits5_0;
-reg rx_nbytes_ok;
-wire [6:0] eb_out0_sel;
-wire [63:0] eb_out0_cat;
-wire [3:0] eb_out0_cat_2;
-wire [7:0] eb_out0_cat_3;
-wire [11:0] eb_out0_cat_4;
-wire [15:0] eb_out0_cat_5;
-wire [19:0] eb_out0_cat_6;
-wire [23:0] eb_out0_cat_7;
-wire [27:0] eb_out0_cat_8;
-wire [31:0] eb_out0_cat_9;
-reg [31:0] rx_crc_target;
-wire [1:0] eb_out0_cat_10;
-wire [3:0] eb_out0_cat_11;
-wire [5:0] eb_out0_cat_12;
-wire [7:0] eb_out0_cat_13;
-wire [9:0] eb_out0_cat_14;
-wire [11:0] eb_out0_cat_15;
-wire [13:0] eb_out0_cat_16;
-wire [15:0] eb_out0_cat_17;
-wire [17:0] eb_out0_cat_18;
-wire [19:0] eb_out0_cat_19;
-wire [21:0] eb_out0_cat_20;
-wire [23:0] eb_out0_cat_21;
-wire [25:0] eb_out0_cat_22;
-wire [27:0] eb_out0_cat_23;
-wire [29:0] eb_out0_cat_24;
-wire [31:0] eb_out0_cat_25;
-reg [31:0] rx_crc_data;
-// receive: block classification
-wire live;
-wire all_data;
-wire control0_and;
-wire is_sep;
-wire is_k0;
-wire is_nfc;
-wire is_k1;
-// native flow control from the partner: data stops for pause + 1 cycles, or until XON
-wire [7:0] bonded_word0_bits15_8;
-wire bonded_word0_b16;
-reg nfc_xoff;
-reg [8:0] nfc_timer;
-wire xon;
-wire timer_idle;
-reg nfc_hold;
-reg rx_nfc_valid;
-reg [15:0] rx_nfc_data;
-wire bad_block;
-// receive: frames
-reg rx_in_frame;
-reg rx_bad;
-reg [8:0] rx_words;
-reg [31:0] rx_crc;
-reg [63:0] rx_header;
-reg [5:0] rx_expected;
-reg rx_nak_sent;
-wire rx_header_b6;
-wire header_now;
-wire payload_now;
-wire trailer_now;
-wire [10:0] rx_crc_cat;
-wire [19:0] rx_crc_cat_2;
-wire [28:0] rx_crc_cat_3;
-reg [9:0] rx_spec_wr0;
-reg [9:0] rx_spec_wr1;
-reg [9:0] rx_commit0;
-reg [9:0] rx_commit1;
-reg [9:0] rx_rd0;
-reg [9:0] rx_rd1;
-wire can_write;
-wire write;
-wire overflow;
-reg rx_wrote;
-// trailer checks
-wire crc_ok;
-wire [7:0] bonded_word0_bits55_48;
-wire [5:0] bonded_word0_bits5_0;
-wire bonded_word0_b7;
-wire [5:0] rx_header_bits5_0;
-reg rx_seq_ok;
-reg rx_seq_behind;
-reg rx_has_words;
-wire clean;
-wire good_now;
-wire duplicate_now;
-// trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements
-reg rx_good;
-reg rx_duplicate;
-reg rx_was_trailer;
-reg rx_was_crc_ok;
-wire failed;
-wire crc_error;
-wire nak_now;
-// virtual channel 0: words written speculatively, released at a good trailer
-wire rx_header_not;
-wire write_and;
-wire [8:0] rx_spec_wr0_bits8_0;
-wire good_now_and;
-wire good_now_and_2;
-reg rx_commit_late0;
-wire [9:0] rx_spec_wr0_minus;
-reg [9:0] rx_old_words0;
-reg [15:0] credit_absorb0;
-wire credit_absorb0_is0;
-wire absorbing;
-wire rx_rd0_and;
-wire rx_rd0_and_2;
-wire [9:0] rx_rd0_sel;
-wire [8:0] rx_rd0_bits8_0;
-wire rx_credit_return_b0;
-reg [15:0] flits_popped0;
-reg [15:0] credits_returned0;
-wire [9:0] rx_commit0_minus;
-wire rx_credit_return_and;
-reg [63:0] vc0_read0;
-reg [63:0] vc0_read1;
-reg [6:0] vc0_side_read;
-reg [15:0] rx_credit_limit0;
-// virtual channel 1: words written speculatively, released at a good trailer
-wire write_and_2;
-wire [8:0] rx_spec_wr1_bits8_0;
-wire good_now_and_3;
-wire good_now_and_4;
-reg rx_commit_late1;
-wire [9:0] rx_spec_wr1_minus;
-reg [9:0] rx_old_words1;
-reg [15:0] credit_absorb1;
-wire credit_absorb1_is0;
-wire absorbing_2;
-wire rx_rd1_and;
-wire rx_rd1_and_2;
-wire [9:0] rx_rd1_sel;
-wire [8:0] rx_rd1_bits8_0;
-wire rx_credit_return_b1;
-reg [15:0] flits_popped1;
-reg [15:0] credits_returned1;
-wire [9:0] rx_commit1_minus;
-wire rx_credit_return_and_2;
-reg [63:0] vc1_read0;
-reg [63:0] vc1_read1;
-reg [6:0] vc1_side_read;
-reg [15:0] rx_credit_limit1;
-// user-K checks: the CRC syndromes of the deskewed block, registered
-wire [63:0] eb_out0_cat_26;
-wire [3:0] eb_out0_cat_27;
-wire [7:0] eb_out0_cat_28;
-wire [10:0] eb_out0_cat_29;
-wire [13:0] eb_out0_cat_30;
-wire [16:0] eb_out0_cat_31;
-wire [20:0] eb_out0_cat_32;
-wire [23:0] eb_out0_cat_33;
-wire [26:0] eb_out0_cat_34;
-wire [29:0] eb_out0_cat_35;
-wire [31:0] eb_out0_xor;
-reg [15:0] rx_k0_syndrome;
-wire [63:0] eb_out0_cat_36;
-wire [3:0] eb_out0_cat_37;
-wire [7:0] eb_out0_cat_38;
-wire [10:0] eb_out0_cat_39;
-wire [13:0] eb_out0_cat_40;
-wire [16:0] eb_out0_cat_41;
-wire [20:0] eb_out0_cat_42;
-wire [23:0] eb_out0_cat_43;
-wire [26:0] eb_out0_cat_44;
-wire [29:0] eb_out0_cat_45;
-wire [31:0] eb_out0_xor_2;
-reg [23:0] rx_k1_syndrome;
-// acknowledgements received
-wire k_ok;
-// consumer credits received (user-K block 1): one tx_credit pulse per step of a total
-wire [31:0] bonded_word0_bits39_8;
-wire c_ok;
-reg [15:0] remote_freed0;
-reg [15:0] credits_delivered0;
-wire remote_freed0_eq;
-wire remote_freed0_not;
-reg [15:0] flits_taken0;
-reg [15:0] credits_given0;
-reg [15:0] credit_refund0;
-wire refund_now;
-wire remote_freed0_or;
-reg credit_took0;
-reg credit_dropped0;
-reg [15:0] remote_freed1;
-reg [15:0] credits_delivered1;
-wire remote_freed1_eq;
-wire remote_freed1_not;
-reg [15:0] flits_taken1;
-reg [15:0] credits_given1;
-reg [15:0] credit_refund1;
-wire refund_now_2;
-wire remote_freed1_or;
-reg credit_took1;
-reg credit_dropped1;
-reg [1:0] credit_pulses;
-// acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied
-reg k0_was_ok;
-reg [39:0] k0_info;
-reg info_in;
-reg [5:0] ack_in;
-reg nak_in;
-reg [15:0] limit_in0;
-reg [15:0] limit_in1;
-wire ack_ok;
-wire [11:0] frame_start_rd;
-reg ack_taken;
-reg nak_taken;
-// transmit scheduler
-reg [1:0] tx_state;
-reg [5:0] tx_seq;
-reg [5:0] tx_sent_high;
-reg [10:0] tx_rd;
-reg [31:0] tx_crc;
-reg [15:0] retransmit_timer;
-reg [15:0] cc_timer;
-reg [3:0] bond_timer;
-reg ack_dirty;
-reg ack_urgent;
-wire [15:0] cc_timer_plus;
-wire cc_timer_is4992;
-reg send_cc;
-wire running;
-wire training;
-wire bond_slot;
-wire idle;
-wire in_payload;
-wire in_trailer;
-reg [5:0] tx_acked;
-reg tx_stale;
-reg tx_complete;
-reg tx_avail;
-wire rewind;
-wire complete;
-wire [11:0] frame_start_rd_2;
-wire [16:0] frame_end_rd;
-wire want_header;
-wire want_payload;
-wire last_word;
-wire want_data;
-// control blocks: native flow control, acknowledgements, consumer credits
-wire since_ack_lt;
-reg tx_nfc_slot;
-wire slot;
-wire nfc_hold_or;
-wire send_ack;
-reg [15:0] freed_total0;
-reg [15:0] freed_total1;
-reg credit_dirty;
-wire send_credit;
-reg [6:0] since_credit;
-wire [31:0] freed_total1_cat;
-wire [63:0] freed_total1_cat_2;
-wire [3:0] freed_total1_cat_3;
-wire [7:0] freed_total1_cat_4;
-wire [10:0] freed_total1_cat_5;
-wire [13:0] freed_total1_cat_6;
-wire [16:0] freed_total1_cat_7;
-wire [20:0] freed_total1_cat_8;
-wire [23:0] freed_total1_cat_9;
-wire [26:0] freed_total1_cat_10;
-wire [29:0] freed_total1_cat_11;
-wire [31:0] freed_total1_xor;
-wire go;
-wire go_data;
-wire send_header;
-wire send_payload;
-wire send_trailer;
-// frame words: chosen here, registered, and sent in the next cycle
-wire [31:0] rx_credit_limit1_cat;
-wire [39:0] info40;
-wire [63:0] header_word;
-wire [63:0] info40_cat;
-wire [3:0] info40_cat_2;
-wire [7:0] info40_cat_3;
-wire [10:0] info40_cat_4;
-wire [13:0] info40_cat_5;
-wire [16:0] info40_cat_6;
-wire [20:0] info40_cat_7;
-wire [23:0] info40_cat_8;
-wire [26:0] info40_cat_9;
-wire [29:0] info40_cat_10;
-wire [31:0] info40_xor;
-wire data_out;
-wire [10:0] frame_start_bits10_0;
-wire [10:0] tx_rd_plus;
-wire [10:0] rd_next;
-wire [63:0] freed_total1_sel;
-reg [63:0] tx_word0;
-reg [63:0] tx_replay_read0;
-reg [63:0] tx_replay0;
-reg [63:0] tx_word1;
-reg [63:0] tx_replay_read1;
-reg [63:0] tx_replay1;
-wire [3:0] header_word_cat;
-wire [7:0] header_word_cat_2;
-wire [11:0] header_word_cat_3;
-wire [15:0] header_word_cat_4;
-wire [19:0] header_word_cat_5;
-wire [23:0] header_word_cat_6;
-wire [27:0] header_word_cat_7;
-wire [31:0] header_word_cat_8;
-reg [31:0] tx_crc_header;
-reg tx_is_header;
-wire [5:0] tx_replay0_cat;
-wire [10:0] tx_replay0_cat_2;
-wire [15:0] tx_replay0_cat_3;
-wire [20:0] tx_replay0_cat_4;
-wire [25:0] tx_replay0_cat_5;
-wire [30:0] tx_replay0_cat_6;
-wire [31:0] tx_crc_data;
-reg tx_is_payload;
-reg tx_is_trailer;
-reg tx_is_training;
-reg tx_is_control;
-wire running_and;
-reg [7:0] tx_trailer_info;
-// the word sent: CRC over header and payload, trailer
-wire [10:0] tx_crc_cat;
-wire [19:0] tx_crc_cat_2;
-wire [28:0] tx_crc_cat_3;
-wire [63:0] tx_trailer_info_cat;
-wire [3:0] tx_trailer_info_cat_2;
-wire [7:0] tx_trailer_info_cat_3;
-wire [11:0] tx_trailer_info_cat_4;
-wire [15:0] tx_trailer_info_cat_5;
-wire [19:0] tx_trailer_info_cat_6;
-wire [23:0] tx_trailer_info_cat_7;
-wire [27:0] tx_trailer_info_cat_8;
-wire [31:0] tx_trailer_info_cat_9;
-wire [63:0] trailer_word;
-// lane blocks: training blocks of this cycle, native flow control at once
-wire [63:0] for_tx_block1_sel;
-wire send_nfc;
-wire tx_is_control_or;
-reg [57:0] tx_scrambler0;
-wire [63:0] tx_scrambler0_cat;
-wire [63:0] s_axis_nfc_tdata_xor;
-wire [63:0] s_axis_nfc_tdata_xor_2;
-wire [65:0] tx_block0;
-reg [57:0] tx_scrambler1;
-wire [63:0] tx_scrambler1_cat;
-wire [63:0] tx_replay1_xor;
-wire [63:0] tx_replay1_xor_2;
-wire [65:0] tx_block1;
-// scheduler state and retransmission
-wire [5:0] tx_seq_plus;
-wire [5:0] tx_sent_high_minus;
-wire resend;
-wire retransmitted;
-wire fresh;
-wire outstanding;
-wire [15:0] retransmit_timer_plus;
-wire expire;
-wire ack_taken_and;
-wire idle_and;
-// acknowledgement bookkeeping
-wire send_header_or;
-reg [6:0] since_ack;
 // counters
 reg [31:0] frames_sent_2;
 reg [31:0] frames_retransmitted_2;
@@ -5722,723 +10252,345 @@ reg channel_was_up;
 reg channel_ever_up;
 reg [31:0] retrains_2;
 reg [31:0] up_cycles_2;
-wire go_back_sel;
-wire [15:0] credit_used0_sel;
-wire [15:0] credit_used1_sel;
-wire remote_ready_sel;
-wire [8:0] bonded_word0_sel;
-wire [31:0] rx_crc_sel;
-wire ack_dirty_sel;
-wire in_flight_sel;
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [63:0] replay0 [0:1023];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [63:0] replay1 [0:1023];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [11:0] frame_start [0:63];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [16:0] frame_end [0:63];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [65:0] deskew0 [0:15];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [65:0] deskew1 [0:15];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [65:0] eb_lane0 [0:15];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [65:0] eb_lane1 [0:15];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [0:0] eb_is_cc [0:15];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [63:0] vc0_lane0 [0:511];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [63:0] vc0_lane1 [0:511];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [6:0] vc0_side [0:511];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [63:0] vc1_lane0 [0:511];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [63:0] vc1_lane1 [0:511];
-(* ram_style = "auto", ramstyle = "auto" *)
-reg [6:0] vc1_side [0:511];
+wire [10:0] ingress_replay_wr;
+wire ingress_in_frame;
+wire [5:0] ingress_in_seq;
+wire [5:0] ingress_in_flight;
+wire ingress_ingress_ended;
+wire ingress_ready;
+wire ingress_take_and;
+wire ingress_take_and_2;
+wire ingress_take_and_3;
+wire ingress_take_and_4;
+wire [11:0] ingress_frame_start_rd;
+wire [11:0] ingress_frame_start_rd_2;
+wire [16:0] ingress_frame_end_rd;
+wire [63:0] ingress_replay0_rd;
+wire [63:0] ingress_replay1_rd;
+wire [65:0] bonding_rx_valid0_sel;
+wire [65:0] bonding_rx_valid1_sel;
+wire bonding_rx_up;
+wire bonding_rx_up_sync1;
+wire [1:0] bonding_lane_up_sync1;
+wire bonding_lock_lost_toggle0_sync1_xor;
+wire bonding_lock_lost_toggle1_sync1_xor;
+wire [63:0] bonding_eb_out0_bits63_0;
+wire bonding_eb_out0_b64;
+wire bonding_eb_out0_b65;
+wire [63:0] bonding_bonded_word0_bits63_0;
+wire [63:0] bonding_eb_out1_bits63_0;
+wire bonding_eb_out1_b64;
+wire bonding_eb_out1_b65;
+wire [63:0] bonding_bonded_word1_bits63_0;
+wire bonding_rx_words_up;
+wire bonding_session_fresh;
+wire bonding_partner_marking;
+wire bonding_channel_up;
+wire bonding_control0;
+wire bonding_hold;
+wire bonding_partner_restart;
+wire [65:0] elastic_eb_out0;
+wire [65:0] elastic_eb_out1;
+wire elastic_eb_slip;
+wire receive_is_k0;
+wire receive_is_k1;
+wire receive_nfc_hold;
+wire receive_rx_nfc_valid;
+wire [15:0] receive_rx_nfc_data;
+wire [63:0] receive_rx_header;
+wire [5:0] receive_rx_expected;
+wire receive_rx_nak_sent;
+wire receive_rx_good;
+wire receive_rx_duplicate;
+wire receive_crc_error;
+wire receive_nak_now;
+wire receive_rx_rd0_and;
+wire receive_rx_rd0_and_2;
+wire receive_rx_credit_return_and;
+wire [127:0] receive_vc0_read1_cat;
+wire [15:0] receive_vc0_side_read_not;
+wire receive_vc0_side_read_b6;
+wire [15:0] receive_rx_credit_limit0;
+wire receive_rx_rd1_and;
+wire receive_rx_rd1_and_2;
+wire receive_rx_credit_return_and_2;
+wire [127:0] receive_vc1_read1_cat;
+wire [15:0] receive_vc1_side_read_not;
+wire receive_vc1_side_read_b6;
+wire [15:0] receive_rx_credit_limit1;
+wire [1:0] control_credit_pulses;
+wire control_info_in;
+wire [5:0] control_ack_in;
+wire [15:0] control_limit_in0;
+wire [15:0] control_limit_in1;
+wire control_ack_ok;
+wire [10:0] control_replay_wr_sel;
+wire control_ack_taken;
+wire control_nak_taken;
+wire [5:0] transmit_tx_seq;
+wire [9:0] transmit_rd_next_bits9_0;
+wire [9:0] transmit_rd_next_bits9_0_2;
+wire transmit_send_nfc;
+wire [131:0] transmit_tx_block1_cat;
+wire transmit_retransmitted;
+wire transmit_fresh;
+wire transmit_idle_and;
+wire transmit_ack_taken_or;
+wire transmit_ack_taken_and;
 // verilator lint_on UNUSEDSIGNAL
-assign rx_serial_bits65_0 = rx_serial[65:0];
-assign rx_serial_bits131_66 = rx_serial[131:66];
 
 // ---- state shared by the two directions ----
 
-// ---- ingress: user beats into the replay buffer ----
-assign in_flight = in_seq - acked_seq;
-assign first = ~in_frame;
-assign vc_now = first ? s_axis_tuser : in_vc;
-assign start_ok = in_frame | ((vc_now ? ingress_credit_ok1 : ingress_credit_ok0) & (ingress_ended ? ingress_below_max1 : ingress_below_max));
-assign ready = ingress_discard | ((ingress_space & start_ok) & (~hold));
-assign take = s_axis_tvalid & ready;
-assign push = take & (~ingress_discard);
-assign s_axis_tuser_not = ~s_axis_tuser;
-assign words1 = in_words + 8'h1;
-assign end_frame = push & (s_axis_tlast | (in_words == 8'h7f));
-assign start_frame = push & first;
-assign replay_wr_bits9_0 = replay_wr[9:0];
-
-// ---- frame table ----
-assign s_axis_tkeep_plus = ((((((({5'h0, s_axis_tkeep[0]}) + ({5'h0, s_axis_tkeep[1]})) + ({5'h0, s_axis_tkeep[2]})) + ({5'h0, s_axis_tkeep[3]})) + ({5'h0, s_axis_tkeep[4]})) + ({5'h0, s_axis_tkeep[5]})) + ({5'h0, s_axis_tkeep[6]})) + ({5'h0, s_axis_tkeep[7]});
-assign s_axis_tkeep_plus_2 = ((((((s_axis_tkeep_plus + ({5'h0, s_axis_tkeep[8]})) + ({5'h0, s_axis_tkeep[9]})) + ({5'h0, s_axis_tkeep[10]})) + ({5'h0, s_axis_tkeep[11]})) + ({5'h0, s_axis_tkeep[12]})) + ({5'h0, s_axis_tkeep[13]})) + ({5'h0, s_axis_tkeep[14]});
-
-// ---- link credits: a frame's worth reserved at its start, the rest given back at its end ----
-assign vc_now_not = ~vc_now;
-assign start_frame_and = start_frame & vc_now_not;
-assign end_frame_and = end_frame & vc_now_not;
-assign start_frame_and_2 = start_frame & vc_now;
-assign end_frame_and_2 = end_frame & vc_now;
-
-// ---- receive lanes ----
-assign rx_serial_cat = {rx_serial_bits65_0[61:0], rx_prev0};
-assign rx_slip0_b0 = rx_slip0[0];
-assign rx_serial_sel = rx_slip0[1] ? (rx_slip0_b0 ? ({3'h0, rx_serial_cat[127:3]}) : ({2'h0, rx_serial_cat[127:2]})) : (rx_slip0_b0 ? ({1'h0, rx_serial_cat[127:1]}) : rx_serial_cat);
-assign rx_slip0_b2 = rx_slip0[2];
-assign rx_prev0_sel = rx_slip0[3] ? (rx_slip0_b2 ? ({12'h0, rx_serial_sel[127:12]}) : ({8'h0, rx_serial_sel[127:8]})) : (rx_slip0_b2 ? ({4'h0, rx_serial_sel[127:4]}) : rx_serial_sel);
-assign rx_slip0_b4 = rx_slip0[4];
-assign rx_prev0_sel_2 = rx_slip0[5] ? (rx_slip0_b4 ? ({47'h0, rx_prev0_sel[127:48]}) : ({31'h0, rx_prev0_sel[127:32]})) : (rx_slip0_b4 ? ({15'h0, rx_prev0_sel[127:16]}) : rx_prev0_sel[126:0]);
-assign rx_serial_cat_2 = {rx_serial_bits65_0, rx_prev0[65:63]};
-assign rx_slip0_b0_2 = rx_slip0[0];
-assign rx_serial_sel_2 = rx_slip0[1] ? (rx_slip0_b0_2 ? ({3'h0, rx_serial_cat_2[68:3]}) : ({2'h0, rx_serial_cat_2[68:2]})) : (rx_slip0_b0_2 ? ({1'h0, rx_serial_cat_2[68:1]}) : rx_serial_cat_2);
-assign rx_slip0_b2_2 = rx_slip0[2];
-assign rx_serial_sel_3 = rx_slip0[3] ? (rx_slip0_b2_2 ? ({12'h0, rx_serial_sel_2[68:12]}) : ({8'h0, rx_serial_sel_2[68:8]})) : (rx_slip0_b2_2 ? ({4'h0, rx_serial_sel_2[68:4]}) : rx_serial_sel_2);
-assign rx_slip0_b4_2 = rx_slip0[4];
-assign for_rx_window0_sel = rx_slip0[5] ? (rx_slip0_b4_2 ? ({47'h0, rx_serial_sel_3[68:48]}) : ({31'h0, rx_serial_sel_3[68:32]})) : (rx_slip0_b4_2 ? ({15'h0, rx_serial_sel_3[68:16]}) : rx_serial_sel_3[67:0]);
-assign rx_window0_sel = rx_slipped0 ? rx_window0[66:1] : rx_window0[65:0];
-assign rx_window0_bits1_0 = rx_window0_sel[1:0];
-assign rx_window0_b0 = rx_window0_bits1_0[0];
-assign rx_window0_xor = rx_window0_b0 ^ rx_window0_bits1_0[1];
-assign rx_window0_bits65_2 = rx_window0_sel[65:2];
-assign rx_sh_count0_is63 = rx_sh_count0 == 7'h3f;
-assign rx_window0_not = ~rx_window0_xor;
-assign rx_locked0_not = ~rx_locked0;
-assign rx_locked0_and = (rx_locked0_not & rx_window0_xor) & rx_sh_count0_is63;
-assign rx_locked0_and_2 = (rx_locked0 & rx_window0_not) & (rx_sh_invalid0 == 5'hf);
-assign rx_locked0_or = (rx_locked0_not & rx_window0_not) | rx_locked0_and_2;
-assign rx_locked0_or_2 = (rx_locked0_or | rx_sh_count0_is63) | rx_locked0_and;
-assign rx_descrambler0_cat = {6'h0, rx_descrambler0};
-assign rx_window0_xor_2 = (((rx_window0_bits65_2 ^ ({rx_window0_bits65_2[24:0], 39'h0})) ^ ({rx_window0_bits65_2[5:0], 58'h0})) ^ rx_descrambler0_cat) ^ (rx_descrambler0_cat >> 7'h13);
-assign rx_serial_cat_3 = {rx_serial_bits131_66[61:0], rx_prev1};
-assign rx_slip1_b0 = rx_slip1[0];
-assign rx_serial_sel_4 = rx_slip1[1] ? (rx_slip1_b0 ? ({3'h0, rx_serial_cat_3[127:3]}) : ({2'h0, rx_serial_cat_3[127:2]})) : (rx_slip1_b0 ? ({1'h0, rx_serial_cat_3[127:1]}) : rx_serial_cat_3);
-assign rx_slip1_b2 = rx_slip1[2];
-assign rx_prev1_sel = rx_slip1[3] ? (rx_slip1_b2 ? ({12'h0, rx_serial_sel_4[127:12]}) : ({8'h0, rx_serial_sel_4[127:8]})) : (rx_slip1_b2 ? ({4'h0, rx_serial_sel_4[127:4]}) : rx_serial_sel_4);
-assign rx_slip1_b4 = rx_slip1[4];
-assign rx_prev1_sel_2 = rx_slip1[5] ? (rx_slip1_b4 ? ({47'h0, rx_prev1_sel[127:48]}) : ({31'h0, rx_prev1_sel[127:32]})) : (rx_slip1_b4 ? ({15'h0, rx_prev1_sel[127:16]}) : rx_prev1_sel[126:0]);
-assign rx_serial_cat_4 = {rx_serial_bits131_66, rx_prev1[65:63]};
-assign rx_slip1_b0_2 = rx_slip1[0];
-assign rx_serial_sel_5 = rx_slip1[1] ? (rx_slip1_b0_2 ? ({3'h0, rx_serial_cat_4[68:3]}) : ({2'h0, rx_serial_cat_4[68:2]})) : (rx_slip1_b0_2 ? ({1'h0, rx_serial_cat_4[68:1]}) : rx_serial_cat_4);
-assign rx_slip1_b2_2 = rx_slip1[2];
-assign rx_serial_sel_6 = rx_slip1[3] ? (rx_slip1_b2_2 ? ({12'h0, rx_serial_sel_5[68:12]}) : ({8'h0, rx_serial_sel_5[68:8]})) : (rx_slip1_b2_2 ? ({4'h0, rx_serial_sel_5[68:4]}) : rx_serial_sel_5);
-assign rx_slip1_b4_2 = rx_slip1[4];
-assign for_rx_window1_sel = rx_slip1[5] ? (rx_slip1_b4_2 ? ({47'h0, rx_serial_sel_6[68:48]}) : ({31'h0, rx_serial_sel_6[68:32]})) : (rx_slip1_b4_2 ? ({15'h0, rx_serial_sel_6[68:16]}) : rx_serial_sel_6[67:0]);
-assign rx_window1_sel = rx_slipped1 ? rx_window1[66:1] : rx_window1[65:0];
-assign rx_window1_bits1_0 = rx_window1_sel[1:0];
-assign rx_window1_b0 = rx_window1_bits1_0[0];
-assign rx_window1_xor = rx_window1_b0 ^ rx_window1_bits1_0[1];
-assign rx_window1_bits65_2 = rx_window1_sel[65:2];
-assign rx_sh_count1_is63 = rx_sh_count1 == 7'h3f;
-assign rx_window1_not = ~rx_window1_xor;
-assign rx_locked1_not = ~rx_locked1;
-assign rx_locked1_and = (rx_locked1_not & rx_window1_xor) & rx_sh_count1_is63;
-assign rx_locked1_and_2 = (rx_locked1 & rx_window1_not) & (rx_sh_invalid1 == 5'hf);
-assign rx_locked1_or = (rx_locked1_not & rx_window1_not) | rx_locked1_and_2;
-assign rx_locked1_or_2 = (rx_locked1_or | rx_sh_count1_is63) | rx_locked1_and;
-assign rx_descrambler1_cat = {6'h0, rx_descrambler1};
-assign rx_window1_xor_2 = (((rx_window1_bits65_2 ^ ({rx_window1_bits65_2[24:0], 39'h0})) ^ ({rx_window1_bits65_2[5:0], 58'h0})) ^ rx_descrambler1_cat) ^ (rx_descrambler1_cat >> 7'h13);
-assign all_locked = rx_locked0 & rx_locked1;
-
-// ---- channel bonding: each lane's bonding block, relative to lane 0 ----
-assign bond_cb_phase0_minus = bond_cb_phase0 - bond_cb_phase0;
-assign bond_cb_phase1_minus = bond_cb_phase1 - bond_cb_phase0;
-assign bond_cb_phase1_sel = ((bond_cb_phase0_minus ^ 4'h8) < (bond_cb_phase1_minus ^ 4'h8)) ? bond_cb_phase1_minus : bond_cb_phase0_minus;
-assign bond_now = ((~bonded) & (bond_have0 & bond_have1)) & all_locked;
-
-// ---- deskew: lane k's blocks are read `delay` cycles after they were written, then registered ----
-assign rx_valid0_cat = {({rx_valid0, rx_control0}), rx_payload0};
-assign rx_valid0_sel = (deskew0_2 == 4'h0) ? rx_valid0_cat : (deskew0[(deskew_ptr - deskew0_2)]);
-assign rx_valid1_cat = {({rx_valid1, rx_control1}), rx_payload1};
-assign rx_valid1_sel = (deskew1_2 == 4'h0) ? rx_valid1_cat : (deskew1[(deskew_ptr - deskew1_2)]);
-assign rx_valid0_and = ((rx_valid0_sel[15:0] == 16'h4078) & rx_valid0_sel[64]) & rx_valid0_sel[65];
-assign rx_valid1_and = ((rx_valid1_sel[15:0] == 16'h4078) & rx_valid1_sel[64]) & rx_valid1_sel[65];
-assign bond_error = (bond_cb_any & (~bond_cb_all)) & bonded;
-assign unbond = (~all_locked) | bond_error;
-assign bonded_and = (((~bonded) & all_locked) & (~bond_have0)) & (((rx_payload0[15:0] == 16'h4078) & rx_control0) & rx_valid0);
-assign bonded_and_2 = (((~bonded) & all_locked) & (~bond_have1)) & (((rx_payload1[15:0] == 16'h4078) & rx_control1) & rx_valid1);
-assign rx_up = bonded & all_locked;
-
-// ---- elastic buffer, write side (rx_clk) ----
-assign eb_wr_sel = rx_up ? (eb_wr + 5'h1) : eb_wr;
-
-// ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
-assign eb_wr_gray_sync1_b4 = eb_wr_gray_sync1[4];
-assign eb_wr_gray_sync1_xor = eb_wr_gray_sync1_b4 ^ eb_wr_gray_sync1[3];
-assign eb_wr_gray_sync1_xor_2 = eb_wr_gray_sync1_xor ^ eb_wr_gray_sync1[2];
-assign eb_wr_gray_sync1_xor_3 = eb_wr_gray_sync1_xor_2 ^ eb_wr_gray_sync1[1];
-assign eb_wr_gray_sync1_cat = {({({({eb_wr_gray_sync1_b4, eb_wr_gray_sync1_xor}), eb_wr_gray_sync1_xor_2}), eb_wr_gray_sync1_xor_3}), (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
-assign level = eb_wr_gray_sync1_cat - eb_rd;
-assign eb_rd_plus = eb_rd + 5'h1;
-assign eb_rd_plus_2 = eb_rd + 5'h1;
-assign empty = level == 5'h0;
-assign delete = (~empty) & (((~(level < 5'h4)) & (eb_is_cc[eb_rd[3:0]])) | (~(level < 5'hc)));
-assign eb_out0_bits63_0 = eb_out0[63:0];
-assign eb_out0_b64 = eb_out0[64];
-assign eb_out0_b65 = eb_out0[65];
-assign bonded_word0_bits63_0 = bonded_word0[63:0];
-assign eb_out1_bits63_0 = eb_out1[63:0];
-assign eb_out1_b65 = eb_out1[65];
-assign bonded_word1_bits63_0 = bonded_word1[63:0];
-
-// ---- remote readiness and restarts (from the deskewed block, as it leaves the deskew) ----
-assign eb_out0_bits15_0 = eb_out0_bits63_0[15:0];
-assign eb_out0_and = eb_out0_b65 & eb_out0_b64;
-assign eb_out0_and_2 = (eb_out0_bits15_0 == 16'h3078) & eb_out0_and;
-assign eb_out0_and_3 = (eb_out0_bits15_0 == 16'h1078) & eb_out0_and;
-assign is_train = eb_out0_and_2 | eb_out0_and_3;
-assign mark_in = is_train & (eb_out0_bits63_0[31:16] == 16'h5ac3);
-assign echo_in = is_train & (eb_out0_bits63_0[47:32] == 16'h5ac3);
-assign unmarked = eb_out0_bits63_0[31:16] == 16'h0;
-assign eb_out0_and_4 = (eb_out0_b65 & (~((eb_out0_bits15_0 == 16'h8078) & eb_out0_and))) & (~(((eb_out0_bits63_0[15:0] == 16'h4078) & eb_out0_b64) & eb_out0_b65));
-assign channel_up_2 = (rx_up_sync1 & remote_ready) & (~session_fresh);
-assign control0 = bonded_word0[65] & bonded_word0[64];
-assign hold = session_fresh | partner_marking;
-assign partner_restart = (partner_marking & (~partner_marking_before)) & session_up_since_restart;
-
-// ---- receive: the aligned block classified, registered beside the bonded word ----
-assign eb_out0_bits7_0 = eb_out0_bits63_0[7:0];
-assign eb_out0_or = ((((eb_out0_bits7_0 == 8'h78) | (eb_out0_bits7_0 == 8'hd2)) | (eb_out0_bits7_0 == 8'h99)) | (eb_out0_bits7_0 == 8'haa)) | (eb_out0_bits63_0[15:0] == 16'h61e);
-assign eb_out0_and_5 = eb_out0_b65 & (~eb_out0_b64);
-assign eb_out1_and = eb_out1_b65 & (~eb_out1[64]);
-assign eb_out0_bits55_48 = eb_out0_bits63_0[55:48];
-assign eb_out0_bits5_0 = eb_out0_bits55_48[5:0];
-assign eb_out0_sel = (((eb_out0_bits63_0[15:0] == 16'h61e) & eb_out0_b65) & eb_out0_b64) ? ({eb_out0_bits55_48[7], eb_out0_bits5_0}) : 7'h10;
-assign eb_out0_cat = {56'h0, eb_out0_bits55_48};
-assign eb_out0_cat_2 = {({({(^(eb_out0_cat & 64'h8fc8e57b1c379612)), (^(eb_out0_cat & 64'h47e472bd8e1bcb09))}), (^(eb_out0_cat & 64'h23f2395ec70de584))}), (^(eb_out0_cat & 64'h11f91caf6386f2c2))};
-assign eb_out0_cat_3 = {({({({eb_out0_cat_2, (^(eb_out0_cat & 64'h8fc8e57b1c37961))}), (^(eb_out0_cat & 64'h47e472bd8e1bcb0))}), (^(eb_out0_cat & 64'h8df7c6eef047484a))}), (^(eb_out0_cat & 64'h46fbe3777823a425))};
-assign eb_out0_cat_4 = {({({({eb_out0_cat_3, (^(eb_out0_cat & 64'hacb514c0a0264400))}), (^(eb_out0_cat & 64'hd9926f1b4c24b412))}), (^(eb_out0_cat & 64'he301d2f6ba25cc1b))}), (^(eb_out0_cat & 64'hfe480c004125701f))};
-assign eb_out0_cat_5 = {({({({eb_out0_cat_4, (^(eb_out0_cat & 64'h7f2406002092b80f))}), (^(eb_out0_cat & 64'hb05ae67b0c7eca15))}), (^(eb_out0_cat & 64'hd7e596469a08f318))}), (^(eb_out0_cat & 64'h6bf2cb234d04798c))};
-assign eb_out0_cat_6 = {({({({eb_out0_cat_5, (^(eb_out0_cat & 64'h35f96591a6823cc6))}), (^(eb_out0_cat & 64'h1afcb2c8d3411e63))}), (^(eb_out0_cat & 64'h82b6bc1f75971923))}), (^(eb_out0_cat & 64'hce93bb74a6fc1a83))};
-assign eb_out0_cat_7 = {({({({eb_out0_cat_6, (^(eb_out0_cat & 64'he88138c14f499b53))}), (^(eb_out0_cat & 64'h74409c60a7a4cda9))}), (^(eb_out0_cat & 64'hb5e8ab4b4fe5f0c6))}), (^(eb_out0_cat & 64'hd53cb0debbc56e71))};
-assign eb_out0_cat_8 = {({({({eb_out0_cat_7, (^(eb_out0_cat & 64'h6a9e586f5de2b738))}), (^(eb_out0_cat & 64'hba87c94cb2c6cd8e))}), (^(eb_out0_cat & 64'hd28b01dd4554f0d5))}), (^(eb_out0_cat & 64'he68d6595be9dee78))};
-assign eb_out0_cat_9 = {({({({eb_out0_cat_8, (^(eb_out0_cat & 64'hfc8e57b1c379612e))}), (^(eb_out0_cat & 64'h7e472bd8e1bcb097))}), (^(eb_out0_cat & 64'h3f2395ec70de584b))}), (^(eb_out0_cat & 64'h1f91caf6386f2c25))};
-assign eb_out0_cat_10 = {((^(eb_out0_bits63_0 & 64'h7af0ddecb0ba2e1d)) ^ (^(eb_out1_bits63_0 & 64'hef13a98c0caa668f))), ((^(eb_out0_bits63_0 & 64'hbd786ef6585d170e)) ^ (^(eb_out1_bits63_0 & 64'h7789d4c606553347)))};
-assign eb_out0_cat_11 = {({eb_out0_cat_10, ((^(eb_out0_bits63_0 & 64'hdebc377b2c2e8b87)) ^ (^(eb_out1_bits63_0 & 64'hbbc4ea63032a99a3)))}), ((^(eb_out0_bits63_0 & 64'hef5e1bbd961745c3)) ^ (^(eb_out1_bits63_0 & 64'h5de2753181954cd1)))};
-assign eb_out0_cat_12 = {({eb_out0_cat_11, ((^(eb_out0_bits63_0 & 64'hf7af0ddecb0ba2e1)) ^ (^(eb_out1_bits63_0 & 64'h2ef13a98c0caa668)))}), ((^(eb_out0_bits63_0 & 64'h7bd786ef6585d170)) ^ (^(eb_out1_bits63_0 & 64'h97789d4c60655334)))};
-assign eb_out0_cat_13 = {({eb_out0_cat_12, ((^(eb_out0_bits63_0 & 64'h471b1e9b0278c6a5)) ^ (^(eb_out1_bits63_0 & 64'ha4afe72a3c98cf15)))}), ((^(eb_out0_bits63_0 & 64'ha38d8f4d813c6352)) ^ (^(eb_out1_bits63_0 & 64'h5257f3951e4c678a)))};
-assign eb_out0_cat_14 = {({eb_out0_cat_13, ((^(eb_out0_bits63_0 & 64'h2b361a4a70241fb4)) ^ (^(eb_out1_bits63_0 & 64'h46385046838c554a)))}), ((^(eb_out0_bits63_0 & 64'h6f6bd0c988a821c7)) ^ (^(eb_out1_bits63_0 & 64'hcc0f81af4d6c4c2a)))};
-assign eb_out0_cat_15 = {({eb_out0_cat_14, ((^(eb_out0_bits63_0 & 64'h4d45358874ee3efe)) ^ (^(eb_out1_bits63_0 & 64'h8914695baa1c409a)))}), ((^(eb_out0_bits63_0 & 64'h5c5247288acd3162)) ^ (^(eb_out1_bits63_0 & 64'h2b999d21d9a446c2)))};
-assign eb_out0_cat_16 = {({eb_out0_cat_15, ((^(eb_out0_bits63_0 & 64'h2e292394456698b1)) ^ (^(eb_out1_bits63_0 & 64'h95ccce90ecd22361)))}), ((^(eb_out0_bits63_0 & 64'hede44c2692096245)) ^ (^(eb_out1_bits63_0 & 64'h25f5cec47ac3773f)))};
-assign eb_out0_cat_17 = {({eb_out0_cat_16, ((^(eb_out0_bits63_0 & 64'h8c02fbfff9be9f3f)) ^ (^(eb_out1_bits63_0 & 64'h7de94eee31cbdd10)))}), ((^(eb_out0_bits63_0 & 64'h46017dfffcdf4f9f)) ^ (^(eb_out1_bits63_0 & 64'h3ef4a77718e5ee88)))};
-assign eb_out0_cat_18 = {({eb_out0_cat_17, ((^(eb_out0_bits63_0 & 64'h2300befffe6fa7cf)) ^ (^(eb_out1_bits63_0 & 64'h1f7a53bb8c72f744)))}), ((^(eb_out0_bits63_0 & 64'h11805f7fff37d3e7)) ^ (^(eb_out1_bits63_0 & 64'hfbd29ddc6397ba2)))};
-assign eb_out0_cat_19 = {({eb_out0_cat_18, ((^(eb_out0_bits63_0 & 64'h7230f2534f21c7ee)) ^ (^(eb_out1_bits63_0 & 64'h68cd3d62efb6db5e)))}), ((^(eb_out0_bits63_0 & 64'h43e8a4c5172acdea)) ^ (^(eb_out1_bits63_0 & 64'h5b75373d7b710b20)))};
-assign eb_out0_cat_20 = {({eb_out0_cat_19, ((^(eb_out0_bits63_0 & 64'h5b048f8e3b2f48e8)) ^ (^(eb_out1_bits63_0 & 64'h42a93212b112e31f)))}), ((^(eb_out0_bits63_0 & 64'had8247c71d97a474)) ^ (^(eb_out1_bits63_0 & 64'ha15499095889718f)))};
-assign eb_out0_cat_21 = {({eb_out0_cat_20, ((^(eb_out0_bits63_0 & 64'hac31fe0f3e71fc27)) ^ (^(eb_out1_bits63_0 & 64'h3fb9e508a0eede48)))}), ((^(eb_out0_bits63_0 & 64'h2ce822eb2f82d00e)) ^ (^(eb_out1_bits63_0 & 64'hf0cf5b085cdd09ab)))};
-assign eb_out0_cat_22 = {({eb_out0_cat_21, ((^(eb_out0_bits63_0 & 64'h9674117597c16807)) ^ (^(eb_out1_bits63_0 & 64'hf867ad842e6e84d5)))}), ((^(eb_out0_bits63_0 & 64'hb1cad5567b5a9a1e)) ^ (^(eb_out1_bits63_0 & 64'h93207f4e1b9d24e5)))};
-assign eb_out0_cat_23 = {({eb_out0_cat_22, ((^(eb_out0_bits63_0 & 64'ha215b7478d176312)) ^ (^(eb_out1_bits63_0 & 64'ha683962b0164f4fd)))}), ((^(eb_out0_bits63_0 & 64'habfa064f76319f94)) ^ (^(eb_out1_bits63_0 & 64'h3c5262998c181cf1)))};
-assign eb_out0_cat_24 = {({eb_out0_cat_23, ((^(eb_out0_bits63_0 & 64'haf0ddecb0ba2e1d7)) ^ (^(eb_out1_bits63_0 & 64'hf13a98c0caa668f7)))}), ((^(eb_out0_bits63_0 & 64'hd786ef6585d170eb)) ^ (^(eb_out1_bits63_0 & 64'h789d4c606553347b)))};
-assign eb_out0_cat_25 = {({eb_out0_cat_24, ((^(eb_out0_bits63_0 & 64'hebc377b2c2e8b875)) ^ (^(eb_out1_bits63_0 & 64'hbc4ea63032a99a3d)))}), ((^(eb_out0_bits63_0 & 64'hf5e1bbd961745c3a)) ^ (^(eb_out1_bits63_0 & 64'hde2753181954cd1e)))};
-
-// ---- receive: block classification ----
-assign live = rx_words_up & (~hold);
-assign all_data = rx_all_data & live;
-assign control0_and = control0 & live;
-assign is_sep = rx_is_sep6 & control0_and;
-assign is_k0 = rx_is_btf_k0 & control0_and;
-assign is_nfc = rx_is_btf_nfc & control0_and;
-assign is_k1 = rx_is_btf_k1 & control0_and;
-
-// ---- native flow control from the partner: data stops for pause + 1 cycles, or until XON ----
-assign bonded_word0_bits15_8 = bonded_word0_bits63_0[15:8];
-assign bonded_word0_b16 = bonded_word0_bits63_0[16];
-assign xon = (bonded_word0_bits15_8 == 8'h0) & (~bonded_word0_b16);
-assign timer_idle = nfc_timer == 9'h0;
-assign bad_block = ((~rx_all_valid) | ((~rx_is_known) & control0)) | ((~rx_all_data) & rx_any_data);
-
-// ---- receive: frames ----
-assign rx_header_b6 = rx_header[6];
-assign header_now = (~rx_in_frame) & all_data;
-assign payload_now = rx_in_frame & all_data;
-assign trailer_now = rx_in_frame & is_sep;
-assign rx_crc_cat = {({({({({({({({({({(^(rx_crc & 32'hcaa668f)), (^(rx_crc & 32'h6553347))}), (^(rx_crc & 32'h32a99a3))}), (^(rx_crc & 32'h81954cd1))}), (^(rx_crc & 32'hc0caa668))}), (^(rx_crc & 32'h60655334))}), (^(rx_crc & 32'h3c98cf15))}), (^(rx_crc & 32'h1e4c678a))}), (^(rx_crc & 32'h838c554a))}), (^(rx_crc & 32'h4d6c4c2a))}), (^(rx_crc & 32'haa1c409a))};
-assign rx_crc_cat_2 = {({({({({({({({({rx_crc_cat, (^(rx_crc & 32'hd9a446c2))}), (^(rx_crc & 32'hecd22361))}), (^(rx_crc & 32'h7ac3773f))}), (^(rx_crc & 32'h31cbdd10))}), (^(rx_crc & 32'h18e5ee88))}), (^(rx_crc & 32'h8c72f744))}), (^(rx_crc & 32'hc6397ba2))}), (^(rx_crc & 32'hefb6db5e))}), (^(rx_crc & 32'h7b710b20))};
-assign rx_crc_cat_3 = {({({({({({({({({rx_crc_cat_2, (^(rx_crc & 32'hb112e31f))}), (^(rx_crc & 32'h5889718f))}), (^(rx_crc & 32'ha0eede48))}), (^(rx_crc & 32'h5cdd09ab))}), (^(rx_crc & 32'h2e6e84d5))}), (^(rx_crc & 32'h1b9d24e5))}), (^(rx_crc & 32'h164f4fd))}), (^(rx_crc & 32'h8c181cf1))}), (^(rx_crc & 32'hcaa668f7))};
-assign can_write = (rx_header_b6 ? ((rx_spec_wr1 - rx_rd1) < 10'h200) : ((rx_spec_wr0 - rx_rd0) < 10'h200)) & (rx_words < 9'h80);
-assign write = (payload_now & can_write) & (~rx_bad);
-assign overflow = payload_now & (~can_write);
-
-// ---- trailer checks ----
-assign crc_ok = rx_crc == rx_crc_target;
-assign bonded_word0_bits55_48 = bonded_word0_bits63_0[55:48];
-assign bonded_word0_bits5_0 = bonded_word0_bits55_48[5:0];
-assign bonded_word0_b7 = bonded_word0_bits55_48[7];
-assign rx_header_bits5_0 = rx_header[5:0];
-assign clean = (((trailer_now & (~rx_bad)) & crc_ok) & rx_has_words) & rx_nbytes_ok;
-assign good_now = clean & rx_seq_ok;
-assign duplicate_now = (clean & (~rx_seq_ok)) & rx_seq_behind;
-
-// ---- trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements ----
-assign failed = (rx_was_trailer & (~rx_good)) & (~rx_duplicate);
-assign crc_error = rx_was_trailer & (~rx_was_crc_ok);
-assign nak_now = (~rx_nak_sent) & failed;
-
-// ---- virtual channel 0: words written speculatively, released at a good trailer ----
-assign rx_header_not = ~rx_header_b6;
-assign write_and = write & rx_header_not;
-assign rx_spec_wr0_bits8_0 = rx_spec_wr0[8:0];
-assign good_now_and = good_now & rx_header_not;
-assign good_now_and_2 = good_now_and & (~rx_wrote);
-assign rx_spec_wr0_minus = rx_spec_wr0 - 10'h1;
-assign credit_absorb0_is0 = credit_absorb0 == 16'h0;
-assign absorbing = ~credit_absorb0_is0;
-assign rx_rd0_and = (~(rx_rd0 == rx_commit0)) & ((~(rx_old_words0 == 10'h0)) | credit_absorb0_is0);
-assign rx_rd0_and_2 = rx_rd0_and & m_axis_vc0_tready;
-assign rx_rd0_sel = rx_rd0_and_2 ? (rx_rd0 + 10'h1) : rx_rd0;
-assign rx_rd0_bits8_0 = rx_rd0_sel[8:0];
-assign rx_credit_return_b0 = rx_credit_return[0];
-assign rx_commit0_minus = rx_commit0 - rx_rd0_sel;
-assign rx_credit_return_and = rx_credit_return_b0 & credit_absorb0_is0;
-
-// ---- virtual channel 1: words written speculatively, released at a good trailer ----
-assign write_and_2 = write & rx_header_b6;
-assign rx_spec_wr1_bits8_0 = rx_spec_wr1[8:0];
-assign good_now_and_3 = good_now & rx_header_b6;
-assign good_now_and_4 = good_now_and_3 & (~rx_wrote);
-assign rx_spec_wr1_minus = rx_spec_wr1 - 10'h1;
-assign credit_absorb1_is0 = credit_absorb1 == 16'h0;
-assign absorbing_2 = ~credit_absorb1_is0;
-assign rx_rd1_and = (~(rx_rd1 == rx_commit1)) & ((~(rx_old_words1 == 10'h0)) | credit_absorb1_is0);
-assign rx_rd1_and_2 = rx_rd1_and & m_axis_vc1_tready;
-assign rx_rd1_sel = rx_rd1_and_2 ? (rx_rd1 + 10'h1) : rx_rd1;
-assign rx_rd1_bits8_0 = rx_rd1_sel[8:0];
-assign rx_credit_return_b1 = rx_credit_return[1];
-assign rx_commit1_minus = rx_commit1 - rx_rd1_sel;
-assign rx_credit_return_and_2 = rx_credit_return_b1 & credit_absorb1_is0;
-
-// ---- user-K checks: the CRC syndromes of the deskewed block, registered ----
-assign eb_out0_cat_26 = {24'h0, eb_out0_bits63_0[47:8]};
-assign eb_out0_cat_27 = {({({(^(eb_out0_cat_26 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_out0_cat_26 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'h11f91caf6386f2c2)))};
-assign eb_out0_cat_28 = {({({({eb_out0_cat_27, (^(eb_out0_cat_26 & 64'h8fc8e57b1c37961))}), (^(eb_out0_cat_26 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'h46fbe3777823a425)))};
-assign eb_out0_cat_29 = {({({eb_out0_cat_28, (1'h1 ^ (^(eb_out0_cat_26 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'hd9926f1b4c24b412)))}), (^(eb_out0_cat_26 & 64'he301d2f6ba25cc1b))};
-assign eb_out0_cat_30 = {({({eb_out0_cat_29, (1'h1 ^ (^(eb_out0_cat_26 & 64'hfe480c004125701f)))}), (^(eb_out0_cat_26 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'hb05ae67b0c7eca15)))};
-assign eb_out0_cat_31 = {({({eb_out0_cat_30, (1'h1 ^ (^(eb_out0_cat_26 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'h6bf2cb234d04798c)))}), (^(eb_out0_cat_26 & 64'h35f96591a6823cc6))};
-assign eb_out0_cat_32 = {({({({eb_out0_cat_31, (1'h1 ^ (^(eb_out0_cat_26 & 64'h1afcb2c8d3411e63)))}), (^(eb_out0_cat_26 & 64'h82b6bc1f75971923))}), (^(eb_out0_cat_26 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'he88138c14f499b53)))};
-assign eb_out0_cat_33 = {({({eb_out0_cat_32, (1'h1 ^ (^(eb_out0_cat_26 & 64'h74409c60a7a4cda9)))}), (^(eb_out0_cat_26 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'hd53cb0debbc56e71)))};
-assign eb_out0_cat_34 = {({({eb_out0_cat_33, (^(eb_out0_cat_26 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'hd28b01dd4554f0d5)))};
-assign eb_out0_cat_35 = {({({eb_out0_cat_34, (1'h1 ^ (^(eb_out0_cat_26 & 64'he68d6595be9dee78)))}), (^(eb_out0_cat_26 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'h7e472bd8e1bcb097)))};
-assign eb_out0_xor = ({({eb_out0_cat_35, (^(eb_out0_cat_26 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_out0_cat_26 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
-assign eb_out0_cat_36 = {32'h0, eb_out0_bits63_0[39:8]};
-assign eb_out0_cat_37 = {({({(^(eb_out0_cat_36 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_out0_cat_36 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'h11f91caf6386f2c2)))};
-assign eb_out0_cat_38 = {({({({eb_out0_cat_37, (^(eb_out0_cat_36 & 64'h8fc8e57b1c37961))}), (^(eb_out0_cat_36 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'h46fbe3777823a425)))};
-assign eb_out0_cat_39 = {({({eb_out0_cat_38, (1'h1 ^ (^(eb_out0_cat_36 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'hd9926f1b4c24b412)))}), (^(eb_out0_cat_36 & 64'he301d2f6ba25cc1b))};
-assign eb_out0_cat_40 = {({({eb_out0_cat_39, (1'h1 ^ (^(eb_out0_cat_36 & 64'hfe480c004125701f)))}), (^(eb_out0_cat_36 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'hb05ae67b0c7eca15)))};
-assign eb_out0_cat_41 = {({({eb_out0_cat_40, (1'h1 ^ (^(eb_out0_cat_36 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'h6bf2cb234d04798c)))}), (^(eb_out0_cat_36 & 64'h35f96591a6823cc6))};
-assign eb_out0_cat_42 = {({({({eb_out0_cat_41, (1'h1 ^ (^(eb_out0_cat_36 & 64'h1afcb2c8d3411e63)))}), (^(eb_out0_cat_36 & 64'h82b6bc1f75971923))}), (^(eb_out0_cat_36 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'he88138c14f499b53)))};
-assign eb_out0_cat_43 = {({({eb_out0_cat_42, (1'h1 ^ (^(eb_out0_cat_36 & 64'h74409c60a7a4cda9)))}), (^(eb_out0_cat_36 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'hd53cb0debbc56e71)))};
-assign eb_out0_cat_44 = {({({eb_out0_cat_43, (^(eb_out0_cat_36 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'hd28b01dd4554f0d5)))};
-assign eb_out0_cat_45 = {({({eb_out0_cat_44, (1'h1 ^ (^(eb_out0_cat_36 & 64'he68d6595be9dee78)))}), (^(eb_out0_cat_36 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'h7e472bd8e1bcb097)))};
-assign eb_out0_xor_2 = ({({eb_out0_cat_45, (^(eb_out0_cat_36 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_out0_cat_36 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
-
-// ---- acknowledgements received ----
-assign k_ok = (rx_k0_syndrome == 16'h0) & is_k0;
-
-// ---- consumer credits received (user-K block 1): one tx_credit pulse per step of a total ----
-assign bonded_word0_bits39_8 = bonded_word0_bits63_0[39:8];
-assign c_ok = (rx_k1_syndrome == 24'h0) & is_k1;
-assign remote_freed0_eq = remote_freed0 == credits_delivered0;
-assign remote_freed0_not = ~remote_freed0_eq;
-assign refund_now = remote_freed0_eq & (~(credit_refund0 == 16'h0));
-assign remote_freed0_or = remote_freed0_not | refund_now;
-assign remote_freed1_eq = remote_freed1 == credits_delivered1;
-assign remote_freed1_not = ~remote_freed1_eq;
-assign refund_now_2 = remote_freed1_eq & (~(credit_refund1 == 16'h0));
-assign remote_freed1_or = remote_freed1_not | refund_now_2;
-
-// ---- acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied ----
-assign ack_ok = (~(in_flight < (ack_in - acked_seq))) & info_in;
-assign frame_start_rd = frame_start[ack_in];
-
-// ---- transmit scheduler ----
-assign cc_timer_plus = cc_timer + 16'h1;
-assign cc_timer_is4992 = cc_timer_plus == 16'h1380;
-assign running = (~send_cc) & channel_up_2;
-assign training = (~send_cc) & (~channel_up_2);
-assign bond_slot = bond_timer == 4'h0;
-assign idle = tx_state == TX_STATE_IDLE;
-assign in_payload = tx_state == TX_STATE_PAYLOAD;
-assign in_trailer = tx_state == TX_STATE_TRAILER;
-assign rewind = (go_back | tx_stale) & idle;
-assign complete = tx_complete | ingress_ended;
-assign frame_start_rd_2 = frame_start[tx_seq];
-assign frame_end_rd = frame_end[tx_seq];
-assign want_header = ((idle & (complete | in_frame)) & (~go_back)) & (~tx_stale);
-assign want_payload = in_payload & tx_avail;
-assign last_word = (tx_rd[9:0] == frame_end_rd[9:0]) & complete;
-assign want_data = want_payload | in_trailer;
-
-// ---- control blocks: native flow control, acknowledgements, consumer credits ----
-assign since_ack_lt = 7'h3f < since_ack;
-assign slot = running & (~(s_axis_nfc_tvalid & (~tx_nfc_slot)));
-assign nfc_hold_or = (nfc_hold | ack_urgent) | since_ack_lt;
-assign send_ack = ((slot & ack_dirty) & (~want_header)) & ((~want_data) | nfc_hold_or);
-assign send_credit = (((slot & credit_dirty) & (~want_header)) & (~(ack_dirty & ((~want_data) | nfc_hold_or)))) & ((~want_data) | (nfc_hold | (7'h3f < since_credit)));
-assign freed_total1_cat = {freed_total1, freed_total0};
-assign freed_total1_cat_2 = {32'h0, freed_total1_cat};
-assign freed_total1_cat_3 = {({({(^(freed_total1_cat_2 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h11f91caf6386f2c2)))};
-assign freed_total1_cat_4 = {({({({freed_total1_cat_3, (^(freed_total1_cat_2 & 64'h8fc8e57b1c37961))}), (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h46fbe3777823a425)))};
-assign freed_total1_cat_5 = {({({freed_total1_cat_4, (1'h1 ^ (^(freed_total1_cat_2 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd9926f1b4c24b412)))}), (^(freed_total1_cat_2 & 64'he301d2f6ba25cc1b))};
-assign freed_total1_cat_6 = {({({freed_total1_cat_5, (1'h1 ^ (^(freed_total1_cat_2 & 64'hfe480c004125701f)))}), (^(freed_total1_cat_2 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hb05ae67b0c7eca15)))};
-assign freed_total1_cat_7 = {({({freed_total1_cat_6, (1'h1 ^ (^(freed_total1_cat_2 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h6bf2cb234d04798c)))}), (^(freed_total1_cat_2 & 64'h35f96591a6823cc6))};
-assign freed_total1_cat_8 = {({({({freed_total1_cat_7, (1'h1 ^ (^(freed_total1_cat_2 & 64'h1afcb2c8d3411e63)))}), (^(freed_total1_cat_2 & 64'h82b6bc1f75971923))}), (^(freed_total1_cat_2 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'he88138c14f499b53)))};
-assign freed_total1_cat_9 = {({({freed_total1_cat_8, (1'h1 ^ (^(freed_total1_cat_2 & 64'h74409c60a7a4cda9)))}), (^(freed_total1_cat_2 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd53cb0debbc56e71)))};
-assign freed_total1_cat_10 = {({({freed_total1_cat_9, (^(freed_total1_cat_2 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd28b01dd4554f0d5)))};
-assign freed_total1_cat_11 = {({({freed_total1_cat_10, (1'h1 ^ (^(freed_total1_cat_2 & 64'he68d6595be9dee78)))}), (^(freed_total1_cat_2 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h7e472bd8e1bcb097)))};
-assign freed_total1_xor = ({({freed_total1_cat_11, (^(freed_total1_cat_2 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
-assign go = slot & (~nfc_hold);
-assign go_data = (go & (~(ack_dirty & (ack_urgent | since_ack_lt)))) & (~(credit_dirty & (7'h3f < since_credit)));
-assign send_header = go & want_header;
-assign send_payload = go_data & want_payload;
-assign send_trailer = go_data & in_trailer;
-
-// ---- frame words: chosen here, registered, and sent in the next cycle ----
-assign rx_credit_limit1_cat = {rx_credit_limit1, rx_credit_limit0};
-assign info40 = {rx_credit_limit1_cat, ({({rx_nak_sent, 1'h0}), rx_expected})};
-assign header_word = {16'h0, ({({({({({rx_credit_limit1_cat, 2'h0}), rx_expected}), rx_nak_sent}), frame_start_rd_2[11]}), tx_seq})};
-assign info40_cat = {24'h0, info40};
-assign info40_cat_2 = {({({(^(info40_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(info40_cat & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(info40_cat & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(info40_cat & 64'h11f91caf6386f2c2)))};
-assign info40_cat_3 = {({({({info40_cat_2, (^(info40_cat & 64'h8fc8e57b1c37961))}), (^(info40_cat & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(info40_cat & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(info40_cat & 64'h46fbe3777823a425)))};
-assign info40_cat_4 = {({({info40_cat_3, (1'h1 ^ (^(info40_cat & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(info40_cat & 64'hd9926f1b4c24b412)))}), (^(info40_cat & 64'he301d2f6ba25cc1b))};
-assign info40_cat_5 = {({({info40_cat_4, (1'h1 ^ (^(info40_cat & 64'hfe480c004125701f)))}), (^(info40_cat & 64'h7f2406002092b80f))}), (1'h1 ^ (^(info40_cat & 64'hb05ae67b0c7eca15)))};
-assign info40_cat_6 = {({({info40_cat_5, (1'h1 ^ (^(info40_cat & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(info40_cat & 64'h6bf2cb234d04798c)))}), (^(info40_cat & 64'h35f96591a6823cc6))};
-assign info40_cat_7 = {({({({info40_cat_6, (1'h1 ^ (^(info40_cat & 64'h1afcb2c8d3411e63)))}), (^(info40_cat & 64'h82b6bc1f75971923))}), (^(info40_cat & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(info40_cat & 64'he88138c14f499b53)))};
-assign info40_cat_8 = {({({info40_cat_7, (1'h1 ^ (^(info40_cat & 64'h74409c60a7a4cda9)))}), (^(info40_cat & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(info40_cat & 64'hd53cb0debbc56e71)))};
-assign info40_cat_9 = {({({info40_cat_8, (^(info40_cat & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(info40_cat & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(info40_cat & 64'hd28b01dd4554f0d5)))};
-assign info40_cat_10 = {({({info40_cat_9, (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78)))}), (^(info40_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097)))};
-assign info40_xor = ({({info40_cat_10, (^(info40_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
-assign data_out = send_header | send_payload;
-assign frame_start_bits10_0 = frame_start_rd_2[10:0];
-assign tx_rd_plus = tx_rd + 11'h1;
-assign rd_next = send_header ? frame_start_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
-assign freed_total1_sel = send_credit ? ({({freed_total1_xor[23:0], freed_total1_cat}), 8'h99}) : (send_ack ? ({({info40_xor[15:0], info40}), 8'hd2}) : 64'h1078);
-assign header_word_cat = {({({(^(header_word & 64'h7af0ddecb0ba2e1d)), (^(header_word & 64'hbd786ef6585d170e))}), (^(header_word & 64'hdebc377b2c2e8b87))}), (^(header_word & 64'hef5e1bbd961745c3))};
-assign header_word_cat_2 = {({({({header_word_cat, (^(header_word & 64'hf7af0ddecb0ba2e1))}), (^(header_word & 64'h7bd786ef6585d170))}), (^(header_word & 64'h471b1e9b0278c6a5))}), (^(header_word & 64'ha38d8f4d813c6352))};
-assign header_word_cat_3 = {({({({header_word_cat_2, (^(header_word & 64'h2b361a4a70241fb4))}), (^(header_word & 64'h6f6bd0c988a821c7))}), (^(header_word & 64'h4d45358874ee3efe))}), (^(header_word & 64'h5c5247288acd3162))};
-assign header_word_cat_4 = {({({({header_word_cat_3, (^(header_word & 64'h2e292394456698b1))}), (^(header_word & 64'hede44c2692096245))}), (^(header_word & 64'h8c02fbfff9be9f3f))}), (^(header_word & 64'h46017dfffcdf4f9f))};
-assign header_word_cat_5 = {({({({header_word_cat_4, (^(header_word & 64'h2300befffe6fa7cf))}), (^(header_word & 64'h11805f7fff37d3e7))}), (^(header_word & 64'h7230f2534f21c7ee))}), (^(header_word & 64'h43e8a4c5172acdea))};
-assign header_word_cat_6 = {({({({header_word_cat_5, (^(header_word & 64'h5b048f8e3b2f48e8))}), (^(header_word & 64'had8247c71d97a474))}), (^(header_word & 64'hac31fe0f3e71fc27))}), (^(header_word & 64'h2ce822eb2f82d00e))};
-assign header_word_cat_7 = {({({({header_word_cat_6, (^(header_word & 64'h9674117597c16807))}), (^(header_word & 64'hb1cad5567b5a9a1e))}), (^(header_word & 64'ha215b7478d176312))}), (^(header_word & 64'habfa064f76319f94))};
-assign header_word_cat_8 = {({({({header_word_cat_7, (^(header_word & 64'haf0ddecb0ba2e1d7))}), (^(header_word & 64'hd786ef6585d170eb))}), (^(header_word & 64'hebc377b2c2e8b875))}), (^(header_word & 64'hf5e1bbd961745c3a))};
-assign tx_replay0_cat = {({({({({((^(tx_replay0 & 64'h7af0ddecb0ba2e1d)) ^ (^(tx_replay1 & 64'hef13a98c0caa668f))), ((^(tx_replay0 & 64'hbd786ef6585d170e)) ^ (^(tx_replay1 & 64'h7789d4c606553347)))}), ((^(tx_replay0 & 64'hdebc377b2c2e8b87)) ^ (^(tx_replay1 & 64'hbbc4ea63032a99a3)))}), ((^(tx_replay0 & 64'hef5e1bbd961745c3)) ^ (^(tx_replay1 & 64'h5de2753181954cd1)))}), ((^(tx_replay0 & 64'hf7af0ddecb0ba2e1)) ^ (^(tx_replay1 & 64'h2ef13a98c0caa668)))}), ((^(tx_replay0 & 64'h7bd786ef6585d170)) ^ (^(tx_replay1 & 64'h97789d4c60655334)))};
-assign tx_replay0_cat_2 = {({({({({tx_replay0_cat, ((^(tx_replay0 & 64'h471b1e9b0278c6a5)) ^ (^(tx_replay1 & 64'ha4afe72a3c98cf15)))}), ((^(tx_replay0 & 64'ha38d8f4d813c6352)) ^ (^(tx_replay1 & 64'h5257f3951e4c678a)))}), ((^(tx_replay0 & 64'h2b361a4a70241fb4)) ^ (^(tx_replay1 & 64'h46385046838c554a)))}), ((^(tx_replay0 & 64'h6f6bd0c988a821c7)) ^ (^(tx_replay1 & 64'hcc0f81af4d6c4c2a)))}), ((^(tx_replay0 & 64'h4d45358874ee3efe)) ^ (^(tx_replay1 & 64'h8914695baa1c409a)))};
-assign tx_replay0_cat_3 = {({({({({tx_replay0_cat_2, ((^(tx_replay0 & 64'h5c5247288acd3162)) ^ (^(tx_replay1 & 64'h2b999d21d9a446c2)))}), ((^(tx_replay0 & 64'h2e292394456698b1)) ^ (^(tx_replay1 & 64'h95ccce90ecd22361)))}), ((^(tx_replay0 & 64'hede44c2692096245)) ^ (^(tx_replay1 & 64'h25f5cec47ac3773f)))}), ((^(tx_replay0 & 64'h8c02fbfff9be9f3f)) ^ (^(tx_replay1 & 64'h7de94eee31cbdd10)))}), ((^(tx_replay0 & 64'h46017dfffcdf4f9f)) ^ (^(tx_replay1 & 64'h3ef4a77718e5ee88)))};
-assign tx_replay0_cat_4 = {({({({({tx_replay0_cat_3, ((^(tx_replay0 & 64'h2300befffe6fa7cf)) ^ (^(tx_replay1 & 64'h1f7a53bb8c72f744)))}), ((^(tx_replay0 & 64'h11805f7fff37d3e7)) ^ (^(tx_replay1 & 64'hfbd29ddc6397ba2)))}), ((^(tx_replay0 & 64'h7230f2534f21c7ee)) ^ (^(tx_replay1 & 64'h68cd3d62efb6db5e)))}), ((^(tx_replay0 & 64'h43e8a4c5172acdea)) ^ (^(tx_replay1 & 64'h5b75373d7b710b20)))}), ((^(tx_replay0 & 64'h5b048f8e3b2f48e8)) ^ (^(tx_replay1 & 64'h42a93212b112e31f)))};
-assign tx_replay0_cat_5 = {({({({({tx_replay0_cat_4, ((^(tx_replay0 & 64'had8247c71d97a474)) ^ (^(tx_replay1 & 64'ha15499095889718f)))}), ((^(tx_replay0 & 64'hac31fe0f3e71fc27)) ^ (^(tx_replay1 & 64'h3fb9e508a0eede48)))}), ((^(tx_replay0 & 64'h2ce822eb2f82d00e)) ^ (^(tx_replay1 & 64'hf0cf5b085cdd09ab)))}), ((^(tx_replay0 & 64'h9674117597c16807)) ^ (^(tx_replay1 & 64'hf867ad842e6e84d5)))}), ((^(tx_replay0 & 64'hb1cad5567b5a9a1e)) ^ (^(tx_replay1 & 64'h93207f4e1b9d24e5)))};
-assign tx_replay0_cat_6 = {({({({({tx_replay0_cat_5, ((^(tx_replay0 & 64'ha215b7478d176312)) ^ (^(tx_replay1 & 64'ha683962b0164f4fd)))}), ((^(tx_replay0 & 64'habfa064f76319f94)) ^ (^(tx_replay1 & 64'h3c5262998c181cf1)))}), ((^(tx_replay0 & 64'haf0ddecb0ba2e1d7)) ^ (^(tx_replay1 & 64'hf13a98c0caa668f7)))}), ((^(tx_replay0 & 64'hd786ef6585d170eb)) ^ (^(tx_replay1 & 64'h789d4c606553347b)))}), ((^(tx_replay0 & 64'hebc377b2c2e8b875)) ^ (^(tx_replay1 & 64'hbc4ea63032a99a3d)))};
-assign tx_crc_data = tx_is_header ? tx_crc_header : ({tx_replay0_cat_6, ((^(tx_replay0 & 64'hf5e1bbd961745c3a)) ^ (^(tx_replay1 & 64'hde2753181954cd1e)))});
-assign running_and = (((running & (~data_out)) & (~send_trailer)) & (~send_ack)) & (~send_credit);
-
-// ---- the word sent: CRC over header and payload, trailer ----
-assign tx_crc_cat = {({({({({({({({({({(^(tx_crc & 32'hcaa668f)), (^(tx_crc & 32'h6553347))}), (^(tx_crc & 32'h32a99a3))}), (^(tx_crc & 32'h81954cd1))}), (^(tx_crc & 32'hc0caa668))}), (^(tx_crc & 32'h60655334))}), (^(tx_crc & 32'h3c98cf15))}), (^(tx_crc & 32'h1e4c678a))}), (^(tx_crc & 32'h838c554a))}), (^(tx_crc & 32'h4d6c4c2a))}), (^(tx_crc & 32'haa1c409a))};
-assign tx_crc_cat_2 = {({({({({({({({({tx_crc_cat, (^(tx_crc & 32'hd9a446c2))}), (^(tx_crc & 32'hecd22361))}), (^(tx_crc & 32'h7ac3773f))}), (^(tx_crc & 32'h31cbdd10))}), (^(tx_crc & 32'h18e5ee88))}), (^(tx_crc & 32'h8c72f744))}), (^(tx_crc & 32'hc6397ba2))}), (^(tx_crc & 32'hefb6db5e))}), (^(tx_crc & 32'h7b710b20))};
-assign tx_crc_cat_3 = {({({({({({({({({tx_crc_cat_2, (^(tx_crc & 32'hb112e31f))}), (^(tx_crc & 32'h5889718f))}), (^(tx_crc & 32'ha0eede48))}), (^(tx_crc & 32'h5cdd09ab))}), (^(tx_crc & 32'h2e6e84d5))}), (^(tx_crc & 32'h1b9d24e5))}), (^(tx_crc & 32'h164f4fd))}), (^(tx_crc & 32'h8c181cf1))}), (^(tx_crc & 32'hcaa668f7))};
-assign tx_trailer_info_cat = {56'h0, tx_trailer_info};
-assign tx_trailer_info_cat_2 = {({({(^(tx_trailer_info_cat & 64'h8fc8e57b1c379612)), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb09))}), (^(tx_trailer_info_cat & 64'h23f2395ec70de584))}), (^(tx_trailer_info_cat & 64'h11f91caf6386f2c2))};
-assign tx_trailer_info_cat_3 = {({({({tx_trailer_info_cat_2, (^(tx_trailer_info_cat & 64'h8fc8e57b1c37961))}), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb0))}), (^(tx_trailer_info_cat & 64'h8df7c6eef047484a))}), (^(tx_trailer_info_cat & 64'h46fbe3777823a425))};
-assign tx_trailer_info_cat_4 = {({({({tx_trailer_info_cat_3, (^(tx_trailer_info_cat & 64'hacb514c0a0264400))}), (^(tx_trailer_info_cat & 64'hd9926f1b4c24b412))}), (^(tx_trailer_info_cat & 64'he301d2f6ba25cc1b))}), (^(tx_trailer_info_cat & 64'hfe480c004125701f))};
-assign tx_trailer_info_cat_5 = {({({({tx_trailer_info_cat_4, (^(tx_trailer_info_cat & 64'h7f2406002092b80f))}), (^(tx_trailer_info_cat & 64'hb05ae67b0c7eca15))}), (^(tx_trailer_info_cat & 64'hd7e596469a08f318))}), (^(tx_trailer_info_cat & 64'h6bf2cb234d04798c))};
-assign tx_trailer_info_cat_6 = {({({({tx_trailer_info_cat_5, (^(tx_trailer_info_cat & 64'h35f96591a6823cc6))}), (^(tx_trailer_info_cat & 64'h1afcb2c8d3411e63))}), (^(tx_trailer_info_cat & 64'h82b6bc1f75971923))}), (^(tx_trailer_info_cat & 64'hce93bb74a6fc1a83))};
-assign tx_trailer_info_cat_7 = {({({({tx_trailer_info_cat_6, (^(tx_trailer_info_cat & 64'he88138c14f499b53))}), (^(tx_trailer_info_cat & 64'h74409c60a7a4cda9))}), (^(tx_trailer_info_cat & 64'hb5e8ab4b4fe5f0c6))}), (^(tx_trailer_info_cat & 64'hd53cb0debbc56e71))};
-assign tx_trailer_info_cat_8 = {({({({tx_trailer_info_cat_7, (^(tx_trailer_info_cat & 64'h6a9e586f5de2b738))}), (^(tx_trailer_info_cat & 64'hba87c94cb2c6cd8e))}), (^(tx_trailer_info_cat & 64'hd28b01dd4554f0d5))}), (^(tx_trailer_info_cat & 64'he68d6595be9dee78))};
-assign tx_trailer_info_cat_9 = {({({({tx_trailer_info_cat_8, (^(tx_trailer_info_cat & 64'hfc8e57b1c379612e))}), (^(tx_trailer_info_cat & 64'h7e472bd8e1bcb097))}), (^(tx_trailer_info_cat & 64'h3f2395ec70de584b))}), (^(tx_trailer_info_cat & 64'h1f91caf6386f2c25))};
-assign trailer_word = {8'h0, ({({tx_trailer_info, ((tx_crc ^ tx_trailer_info_cat_9) ^ 32'hffffffff)}), 16'h61e})};
-
-// ---- lane blocks: training blocks of this cycle, native flow control at once ----
-assign for_tx_block1_sel = bond_slot ? 64'h4078 : ((rx_up_sync1 ? 64'h1078 : 64'h3078) | ({16'h0, ({({(partner_marking ? 16'h5ac3 : 16'h0), (session_fresh ? 16'h5ac3 : 16'h0)}), 16'h0})}));
-assign send_nfc = s_axis_nfc_tvalid & tx_nfc_slot;
-assign tx_is_control_or = tx_is_control | send_nfc;
-assign tx_scrambler0_cat = {6'h0, tx_scrambler0};
-assign s_axis_nfc_tdata_xor = ((send_nfc ? ({47'h0, ({s_axis_nfc_tdata[8:0], 8'haa})}) : (tx_is_trailer ? trailer_word : (tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay0 : tx_word0)))) ^ tx_scrambler0_cat) ^ (tx_scrambler0_cat >> 7'h13);
-assign s_axis_nfc_tdata_xor_2 = (s_axis_nfc_tdata_xor ^ ({s_axis_nfc_tdata_xor[24:0], 39'h0})) ^ ({s_axis_nfc_tdata_xor[5:0], 58'h0});
-assign tx_block0 = {s_axis_nfc_tdata_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
-assign tx_scrambler1_cat = {6'h0, tx_scrambler1};
-assign tx_replay1_xor = ((tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay1 : tx_word1)) ^ tx_scrambler1_cat) ^ (tx_scrambler1_cat >> 7'h13);
-assign tx_replay1_xor_2 = (tx_replay1_xor ^ ({tx_replay1_xor[24:0], 39'h0})) ^ ({tx_replay1_xor[5:0], 58'h0});
-assign tx_block1 = {tx_replay1_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
-
-// ---- scheduler state and retransmission ----
-assign tx_seq_plus = tx_seq + 6'h1;
-assign tx_sent_high_minus = tx_sent_high - tx_seq;
-assign resend = (6'h0 < tx_sent_high_minus) & (tx_sent_high_minus < 6'h20);
-assign retransmitted = send_trailer & resend;
-assign fresh = send_trailer & (~resend);
-assign outstanding = ~(acked_seq == tx_sent_high);
-assign retransmit_timer_plus = retransmit_timer + 16'h1;
-assign expire = retransmit_timer_plus == 16'h400;
-assign ack_taken_and = ack_taken & nak_taken;
-assign idle_and = idle & go_back;
-
-// ---- acknowledgement bookkeeping ----
-assign send_header_or = send_header | send_ack;
-
 // ---- counters ----
-assign go_back_sel = (ack_taken_and & idle_and) ? 1'h1 : (idle_and ? 1'h0 : ((ack_taken_and | ((expire & outstanding) & (~nfc_hold))) ? 1'h1 : go_back));
-assign credit_used0_sel = (start_frame_and & end_frame_and) ? (credit_used0 + ({8'h0, words1})) : (end_frame_and ? ((credit_used0 + ({8'h0, words1})) - 16'h80) : (start_frame_and ? (credit_used0 + 16'h80) : credit_used0));
-assign credit_used1_sel = (start_frame_and_2 & end_frame_and_2) ? (credit_used1 + ({8'h0, words1})) : (end_frame_and_2 ? ((credit_used1 + ({8'h0, words1})) - 16'h80) : (start_frame_and_2 ? (credit_used1 + 16'h80) : credit_used1));
-assign remote_ready_sel = (eb_out0_and_2 | mark_in) ? 1'h0 : (((eb_out0_and_3 & unmarked) | (eb_out0_b65 & (~eb_out0_b64))) ? 1'h1 : remote_ready);
-assign bonded_word0_sel = (~live) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
-assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~live)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'h6553347b))}), (^(rx_crc & 32'h32a99a3d))}), (^(rx_crc & 32'h1954cd1e))}) ^ rx_crc_data) : rx_crc);
-assign ack_dirty_sel = (((((rx_good | rx_duplicate) | nak_now) | rx_rd0_and_2) | rx_rd1_and_2) | hold) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
-assign in_flight_sel = rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq - acked_seq)));
+
+// ---- ingress (ingress) ----
+torus_4x2x1_node_ingress ingress (
+    .clk(clk),
+    .rst(rst),
+    .acked_addr(acked_addr),
+    .credit_limit0(credit_limit0),
+    .credit_limit1(credit_limit1),
+    .acked_seq(acked_seq),
+    .s_axis_tuser(s_axis_tuser),
+    .session_fresh_or(bonding_hold),
+    .s_axis_tvalid(s_axis_tvalid),
+    .s_axis_tlast(s_axis_tlast),
+    .s_axis_tkeep(s_axis_tkeep),
+    .ack_in(control_ack_in),
+    .tx_seq(transmit_tx_seq),
+    .rd_next_bits9_0(transmit_rd_next_bits9_0),
+    .rd_next_bits9_0_2(transmit_rd_next_bits9_0_2),
+    .s_axis_tdata_bits63_0(s_axis_tdata[63:0]),
+    .s_axis_tdata_bits127_64(s_axis_tdata[127:64]),
+    .replay_wr(ingress_replay_wr),
+    .in_frame(ingress_in_frame),
+    .in_seq(ingress_in_seq),
+    .in_flight(ingress_in_flight),
+    .ingress_ended(ingress_ingress_ended),
+    .ready(ingress_ready),
+    .take_and(ingress_take_and),
+    .take_and_2(ingress_take_and_2),
+    .take_and_3(ingress_take_and_3),
+    .take_and_4(ingress_take_and_4),
+    .frame_start_rd(ingress_frame_start_rd),
+    .frame_start_rd_2(ingress_frame_start_rd_2),
+    .frame_end_rd(ingress_frame_end_rd),
+    .replay0_rd(ingress_replay0_rd),
+    .replay1_rd(ingress_replay1_rd)
+);
+
+// ---- bonding (bonding) ----
+torus_4x2x1_node_bonding bonding (
+    .clk(clk),
+    .rst(rst),
+    .rx_clk(rx_clk),
+    .rx_rst(rx_rst),
+    .rx_serial_bits65_0(rx_serial[65:0]),
+    .rx_serial_bits131_66(rx_serial[131:66]),
+    .eb_out0(elastic_eb_out0),
+    .eb_out1(elastic_eb_out1),
+    .rx_valid0_sel(bonding_rx_valid0_sel),
+    .rx_valid1_sel(bonding_rx_valid1_sel),
+    .rx_up(bonding_rx_up),
+    .rx_up_sync1(bonding_rx_up_sync1),
+    .lane_up_sync1(bonding_lane_up_sync1),
+    .lock_lost_toggle0_sync1_xor(bonding_lock_lost_toggle0_sync1_xor),
+    .lock_lost_toggle1_sync1_xor(bonding_lock_lost_toggle1_sync1_xor),
+    .eb_out0_bits63_0(bonding_eb_out0_bits63_0),
+    .eb_out0_b64(bonding_eb_out0_b64),
+    .eb_out0_b65(bonding_eb_out0_b65),
+    .bonded_word0_bits63_0(bonding_bonded_word0_bits63_0),
+    .eb_out1_bits63_0(bonding_eb_out1_bits63_0),
+    .eb_out1_b64(bonding_eb_out1_b64),
+    .eb_out1_b65(bonding_eb_out1_b65),
+    .bonded_word1_bits63_0(bonding_bonded_word1_bits63_0),
+    .rx_words_up(bonding_rx_words_up),
+    .session_fresh(bonding_session_fresh),
+    .partner_marking(bonding_partner_marking),
+    .channel_up(bonding_channel_up),
+    .control0(bonding_control0),
+    .hold(bonding_hold),
+    .partner_restart(bonding_partner_restart)
+);
+
+// ---- elastic (elastic) ----
+torus_4x2x1_node_elastic elastic (
+    .clk(clk),
+    .rst(rst),
+    .rx_clk(rx_clk),
+    .rx_rst(rx_rst),
+    .rx_up(bonding_rx_up),
+    .rx_valid0_sel(bonding_rx_valid0_sel),
+    .rx_valid1_sel(bonding_rx_valid1_sel),
+    .rx_up_sync1(bonding_rx_up_sync1),
+    .eb_out0(elastic_eb_out0),
+    .eb_out1(elastic_eb_out1),
+    .eb_slip(elastic_eb_slip)
+);
+
+// ---- receive (receive) ----
+torus_4x2x1_node_receive receive (
+    .clk(clk),
+    .rst(rst),
+    .eb_out0_bits63_0(bonding_eb_out0_bits63_0),
+    .eb_out0_b64(bonding_eb_out0_b64),
+    .eb_out0_b65(bonding_eb_out0_b65),
+    .eb_out1_b64(bonding_eb_out1_b64),
+    .eb_out1_b65(bonding_eb_out1_b65),
+    .eb_out1_bits63_0(bonding_eb_out1_bits63_0),
+    .hold(bonding_hold),
+    .rx_words_up(bonding_rx_words_up),
+    .control0(bonding_control0),
+    .bonded_word0_bits63_0(bonding_bonded_word0_bits63_0),
+    .m_axis_vc0_tready(m_axis_vc0_tready),
+    .rx_credit_return(rx_credit_return),
+    .m_axis_vc1_tready(m_axis_vc1_tready),
+    .bonded_word1_bits63_0(bonding_bonded_word1_bits63_0),
+    .is_k0(receive_is_k0),
+    .is_k1(receive_is_k1),
+    .nfc_hold(receive_nfc_hold),
+    .rx_nfc_valid(receive_rx_nfc_valid),
+    .rx_nfc_data(receive_rx_nfc_data),
+    .rx_header(receive_rx_header),
+    .rx_expected(receive_rx_expected),
+    .rx_nak_sent(receive_rx_nak_sent),
+    .rx_good(receive_rx_good),
+    .rx_duplicate(receive_rx_duplicate),
+    .crc_error(receive_crc_error),
+    .nak_now(receive_nak_now),
+    .rx_rd0_and(receive_rx_rd0_and),
+    .rx_rd0_and_2(receive_rx_rd0_and_2),
+    .rx_credit_return_and(receive_rx_credit_return_and),
+    .vc0_read1_cat(receive_vc0_read1_cat),
+    .vc0_side_read_not(receive_vc0_side_read_not),
+    .vc0_side_read_b6(receive_vc0_side_read_b6),
+    .rx_credit_limit0(receive_rx_credit_limit0),
+    .rx_rd1_and(receive_rx_rd1_and),
+    .rx_rd1_and_2(receive_rx_rd1_and_2),
+    .rx_credit_return_and_2(receive_rx_credit_return_and_2),
+    .vc1_read1_cat(receive_vc1_read1_cat),
+    .vc1_side_read_not(receive_vc1_side_read_not),
+    .vc1_side_read_b6(receive_vc1_side_read_b6),
+    .rx_credit_limit1(receive_rx_credit_limit1)
+);
+
+// ---- control (control) ----
+torus_4x2x1_node_control control (
+    .clk(clk),
+    .rst(rst),
+    .eb_out0_bits63_0(bonding_eb_out0_bits63_0),
+    .bonded_word0_bits63_0(bonding_bonded_word0_bits63_0),
+    .is_k0(receive_is_k0),
+    .is_k1(receive_is_k1),
+    .take_and(ingress_take_and),
+    .take_and_2(ingress_take_and_3),
+    .take_and_3(ingress_take_and_2),
+    .take_and_4(ingress_take_and_4),
+    .rx_good(receive_rx_good),
+    .rx_duplicate(receive_rx_duplicate),
+    .rx_header(receive_rx_header),
+    .acked_seq(acked_seq),
+    .in_flight(ingress_in_flight),
+    .frame_start_rd(ingress_frame_start_rd),
+    .in_seq(ingress_in_seq),
+    .in_frame(ingress_in_frame),
+    .replay_wr(ingress_replay_wr),
+    .session_fresh_or(bonding_hold),
+    .credit_pulses(control_credit_pulses),
+    .info_in(control_info_in),
+    .ack_in(control_ack_in),
+    .limit_in0(control_limit_in0),
+    .limit_in1(control_limit_in1),
+    .ack_ok(control_ack_ok),
+    .replay_wr_sel(control_replay_wr_sel),
+    .ack_taken(control_ack_taken),
+    .nak_taken(control_nak_taken)
+);
+
+// ---- transmit (transmit) ----
+torus_4x2x1_node_transmit transmit (
+    .clk(clk),
+    .rst(rst),
+    .channel_up(bonding_channel_up),
+    .acked_seq(acked_seq),
+    .go_back(go_back),
+    .ingress_ended(ingress_ingress_ended),
+    .in_frame(ingress_in_frame),
+    .frame_start_rd(ingress_frame_start_rd_2),
+    .frame_end_rd(ingress_frame_end_rd),
+    .s_axis_nfc_tvalid(s_axis_nfc_tvalid),
+    .nfc_hold(receive_nfc_hold),
+    .rx_credit_return_and(receive_rx_credit_return_and),
+    .rx_credit_return_and_2(receive_rx_credit_return_and_2),
+    .rx_nak_sent(receive_rx_nak_sent),
+    .rx_expected(receive_rx_expected),
+    .rx_credit_limit1(receive_rx_credit_limit1),
+    .rx_credit_limit0(receive_rx_credit_limit0),
+    .replay0_rd(ingress_replay0_rd),
+    .replay1_rd(ingress_replay1_rd),
+    .partner_marking(bonding_partner_marking),
+    .session_fresh(bonding_session_fresh),
+    .rx_up_sync1(bonding_rx_up_sync1),
+    .s_axis_nfc_tdata(s_axis_nfc_tdata),
+    .in_flight(ingress_in_flight),
+    .in_seq(ingress_in_seq),
+    .replay_wr(ingress_replay_wr),
+    .ack_taken(control_ack_taken),
+    .nak_taken(control_nak_taken),
+    .rx_good(receive_rx_good),
+    .rx_duplicate(receive_rx_duplicate),
+    .nak_now(receive_nak_now),
+    .rx_rd0_and(receive_rx_rd0_and_2),
+    .rx_rd1_and(receive_rx_rd1_and_2),
+    .session_fresh_or(bonding_hold),
+    .tx_seq(transmit_tx_seq),
+    .rd_next_bits9_0(transmit_rd_next_bits9_0),
+    .rd_next_bits9_0_2(transmit_rd_next_bits9_0_2),
+    .send_nfc(transmit_send_nfc),
+    .tx_block1_cat(transmit_tx_block1_cat),
+    .retransmitted(transmit_retransmitted),
+    .fresh(transmit_fresh),
+    .idle_and(transmit_idle_and),
+    .ack_taken_or(transmit_ack_taken_or),
+    .ack_taken_and(transmit_ack_taken_and)
+);
 
 always @(posedge clk) begin
-    if (rst) acked_seq <= 6'h0; else acked_seq <= hold ? 6'h0 : (ack_ok ? ack_in : acked_seq);
-    if (rst) acked_addr <= 11'h0; else acked_addr <= hold ? replay_wr : (ack_ok ? (((ack_in == in_seq) & (~in_frame)) ? replay_wr : frame_start_rd[10:0]) : acked_addr);
-    if (rst) credit_limit0 <= 16'h200; else credit_limit0 <= hold ? 16'h0 : (info_in ? limit_in0 : credit_limit0);
-    if (rst) credit_limit1 <= 16'h200; else credit_limit1 <= hold ? 16'h0 : (info_in ? limit_in1 : credit_limit1);
-    if (rst) go_back <= 1'h0; else go_back <= hold ? 1'h0 : go_back_sel;
-    if (rst) replay_wr <= 11'h0; else replay_wr <= push ? (replay_wr + 11'h1) : replay_wr;
-    if (rst) in_frame <= 1'h0; else in_frame <= hold ? 1'h0 : (push ? (~end_frame) : in_frame);
-    if (rst) in_words <= 8'h0; else in_words <= hold ? 8'h0 : (push ? (end_frame ? 8'h0 : words1) : in_words);
-    if (rst) in_vc <= 1'h0; else in_vc <= start_frame ? s_axis_tuser : in_vc;
-    if (rst) in_seq <= 6'h0; else in_seq <= hold ? 6'h0 : (end_frame ? (in_seq + 6'h1) : in_seq);
-    if (rst) credit_used0 <= 16'h0; else credit_used0 <= hold ? 16'h0 : credit_used0_sel;
-    if (rst) credit_used1 <= 16'h0; else credit_used1 <= hold ? 16'h0 : credit_used1_sel;
-    if (rst) ingress_space <= 1'h0; else ingress_space <= (replay_wr - acked_addr) < 11'h3ff;
-    if (rst) ingress_credit_ok0 <= 1'h0; else ingress_credit_ok0 <= ~((credit_limit0 - credit_used0) < 16'h81);
-    if (rst) ingress_credit_ok1 <= 1'h0; else ingress_credit_ok1 <= ~((credit_limit1 - credit_used1) < 16'h81);
-    if (rst) ingress_below_max <= 1'h0; else ingress_below_max <= in_flight < 6'h1f;
-    if (rst) ingress_below_max1 <= 1'h0; else ingress_below_max1 <= in_flight < 6'h1e;
-    if (rst) ingress_ended <= 1'h0; else ingress_ended <= hold ? 1'h0 : end_frame;
-    if (rst) ingress_discard <= 1'h0; else ingress_discard <= (hold & in_frame) ? 1'h1 : ((take & s_axis_tlast) ? 1'h0 : ingress_discard);
-    if (rst) rx_up_sync0 <= 1'h0; else rx_up_sync0 <= rx_up;
-    if (rst) rx_up_sync1 <= 1'h0; else rx_up_sync1 <= rx_up_sync0;
-    if (rst) lane_up_sync0 <= 2'h0; else lane_up_sync0 <= {rx_locked1, rx_locked0};
-    if (rst) lane_up_sync1 <= 2'h0; else lane_up_sync1 <= lane_up_sync0;
-    if (rst) lock_lost_toggle0_sync0 <= 1'h0; else lock_lost_toggle0_sync0 <= lock_lost_toggle0;
-    if (rst) lock_lost_toggle0_sync1 <= 1'h0; else lock_lost_toggle0_sync1 <= lock_lost_toggle0_sync0;
-    if (rst) lock_lost_seen0 <= 1'h0; else lock_lost_seen0 <= lock_lost_toggle0_sync1;
-    if (rst) lock_lost_toggle1_sync0 <= 1'h0; else lock_lost_toggle1_sync0 <= lock_lost_toggle1;
-    if (rst) lock_lost_toggle1_sync1 <= 1'h0; else lock_lost_toggle1_sync1 <= lock_lost_toggle1_sync0;
-    if (rst) lock_lost_seen1 <= 1'h0; else lock_lost_seen1 <= lock_lost_toggle1_sync1;
-    if (rst) eb_wr_gray_sync0 <= 5'h0; else eb_wr_gray_sync0 <= eb_wr_gray;
-    if (rst) eb_wr_gray_sync1 <= 5'h0; else eb_wr_gray_sync1 <= eb_wr_gray_sync0;
-    if (rst) eb_rd <= 5'h0; else eb_rd <= (~rx_up_sync1) ? eb_wr_gray_sync1_cat : (delete ? (eb_rd + 5'h2) : (empty ? eb_rd : (eb_rd + 5'h1)));
-    if (rst) eb_out0 <= 66'h0; else eb_out0 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : (eb_lane0[eb_rd[3:0]]));
-    if (rst) eb_out1 <= 66'h0; else eb_out1 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane1[eb_rd_plus_2[3:0]]) : (eb_lane1[eb_rd[3:0]]));
-    if (rst) eb_slip <= 1'h0; else eb_slip <= rx_up_sync1 & (empty | delete);
-    if (rst) bonded_word0 <= 66'h0; else bonded_word0 <= eb_out0;
-    if (rst) bonded_word1 <= 66'h0; else bonded_word1 <= eb_out1;
-    if (rst) rx_words_up <= 1'h0; else rx_words_up <= rx_up_sync1;
-    if (rst) session_fresh <= 1'h1; else session_fresh <= echo_in ? 1'h0 : session_fresh;
-    if (rst) partner_marking <= 1'h0; else partner_marking <= (~rx_up_sync1) ? 1'h0 : (eb_out0_and_4 ? mark_in : partner_marking);
-    if (rst) remote_ready <= 1'h0; else remote_ready <= (~rx_up_sync1) ? 1'h0 : remote_ready_sel;
-    if (rst) partner_marking_before <= 1'h0; else partner_marking_before <= partner_marking;
-    if (rst) session_up_since_restart <= 1'h0; else session_up_since_restart <= partner_restart ? 1'h0 : (channel_up_2 ? 1'h1 : session_up_since_restart);
-    if (rst) rx_is_sep6 <= 1'h0; else rx_is_sep6 <= eb_out0_bits63_0[15:0] == 16'h61e;
-    if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= eb_out0_bits7_0 == 8'hd2;
-    if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= eb_out0_bits7_0 == 8'h99;
-    if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= eb_out0_bits7_0 == 8'haa;
-    if (rst) rx_is_known <= 1'h0; else rx_is_known <= eb_out0_or;
-    if (rst) rx_all_data <= 1'h0; else rx_all_data <= eb_out0_and_5 & eb_out1_and;
-    if (rst) rx_any_data <= 1'h0; else rx_any_data <= eb_out0_and_5 | eb_out1_and;
-    if (rst) rx_all_valid <= 1'h0; else rx_all_valid <= eb_out0_b65 & eb_out1_b65;
-    if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((eb_out0_bits5_0 == 6'h0) | (6'h10 < eb_out0_bits5_0));
-    if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= (eb_out0_bits63_0[47:16] ^ eb_out0_cat_9) ^ 32'hffffffff;
-    if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= eb_out0_cat_25;
-    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~live) ? 1'h0 : (is_nfc ? bonded_word0_b16 : nfc_xoff);
-    if (rst) nfc_timer <= 9'h0; else nfc_timer <= bonded_word0_sel;
-    if (rst) nfc_hold <= 1'h0; else nfc_hold <= live & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
-    if (rst) rx_nfc_valid <= 1'h0; else rx_nfc_valid <= is_nfc;
-    if (rst) rx_nfc_data <= 16'h0; else rx_nfc_data <= is_nfc ? ({7'h0, ({bonded_word0_b16, bonded_word0_bits15_8})}) : rx_nfc_data;
-    if (rst) rx_in_frame <= 1'h0; else rx_in_frame <= (~live) ? 1'h0 : (trailer_now ? 1'h0 : (header_now ? 1'h1 : rx_in_frame));
-    if (rst) rx_bad <= 1'h0; else rx_bad <= header_now ? 1'h0 : (((bad_block | overflow) & rx_in_frame) ? 1'h1 : rx_bad);
-    if (rst) rx_words <= 9'h0; else rx_words <= header_now ? 9'h0 : (write ? (rx_words + 9'h1) : rx_words);
-    if (rst) rx_crc <= 32'h73d74d75; else rx_crc <= rx_crc_sel;
-    if (rst) rx_header <= 64'h0; else rx_header <= header_now ? bonded_word0_bits63_0 : rx_header;
-    if (rst) rx_expected <= 6'h0; else rx_expected <= hold ? 6'h0 : (good_now ? (rx_expected + 6'h1) : rx_expected);
-    if (rst) rx_nak_sent <= 1'h0; else rx_nak_sent <= hold ? 1'h0 : (rx_good ? 1'h0 : (nak_now ? 1'h1 : rx_nak_sent));
-    if (rst) rx_spec_wr0 <= 10'h0; else rx_spec_wr0 <= hold ? rx_commit0 : (((header_now & (~rx_commit_late0)) & (~bonded_word0_bits63_0[6])) ? rx_commit0 : (write_and ? (rx_spec_wr0 + 10'h1) : rx_spec_wr0));
-    if (rst) rx_spec_wr1 <= 10'h0; else rx_spec_wr1 <= hold ? rx_commit1 : (((header_now & (~rx_commit_late1)) & bonded_word0_bits63_0[6]) ? rx_commit1 : (write_and_2 ? (rx_spec_wr1 + 10'h1) : rx_spec_wr1));
-    if (rst) rx_commit0 <= 10'h0; else rx_commit0 <= ((good_now_and & rx_wrote) | rx_commit_late0) ? rx_spec_wr0 : rx_commit0;
-    if (rst) rx_commit1 <= 10'h0; else rx_commit1 <= ((good_now_and_3 & rx_wrote) | rx_commit_late1) ? rx_spec_wr1 : rx_commit1;
-    if (rst) rx_rd0 <= 10'h0; else rx_rd0 <= rx_rd0_and_2 ? (rx_rd0 + 10'h1) : rx_rd0;
-    if (rst) rx_rd1 <= 10'h0; else rx_rd1 <= rx_rd1_and_2 ? (rx_rd1 + 10'h1) : rx_rd1;
-    if (rst) rx_wrote <= 1'h0; else rx_wrote <= write;
-    if (rst) rx_seq_ok <= 1'h0; else rx_seq_ok <= rx_header_bits5_0 == rx_expected;
-    if (rst) rx_seq_behind <= 1'h0; else rx_seq_behind <= (rx_expected - rx_header_bits5_0) < 6'h20;
-    if (rst) rx_has_words <= 1'h0; else rx_has_words <= header_now ? 1'h0 : (write ? 1'h1 : rx_has_words);
-    if (rst) rx_good <= 1'h0; else rx_good <= good_now;
-    if (rst) rx_duplicate <= 1'h0; else rx_duplicate <= duplicate_now;
-    if (rst) rx_was_trailer <= 1'h0; else rx_was_trailer <= trailer_now;
-    if (rst) rx_was_crc_ok <= 1'h0; else rx_was_crc_ok <= crc_ok;
-    if (rst) rx_commit_late0 <= 1'h0; else rx_commit_late0 <= good_now_and_2;
-    if (rst) rx_old_words0 <= 10'h0; else rx_old_words0 <= hold ? rx_commit0_minus : ((rx_rd0_and_2 & (~(rx_old_words0 == 10'h0))) ? (rx_old_words0 - 10'h1) : rx_old_words0);
-    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= hold ? (((flits_popped0 + ({6'h0, (rx_commit0 - rx_rd0)})) - credits_returned0) - ({15'h0, rx_credit_return_b0})) : ((rx_credit_return_b0 & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
-    if (rst) flits_popped0 <= 16'h0; else flits_popped0 <= rx_rd0_and_2 ? (flits_popped0 + 16'h1) : flits_popped0;
-    if (rst) credits_returned0 <= 16'h0; else credits_returned0 <= rx_credit_return_b0 ? (credits_returned0 + 16'h1) : credits_returned0;
-    vc0_read0 <= vc0_lane0[rx_rd0_bits8_0];
-    vc0_read1 <= vc0_lane1[rx_rd0_bits8_0];
-    vc0_side_read <= vc0_side[rx_rd0_bits8_0];
-    if (rst) rx_credit_limit0 <= 16'h200; else rx_credit_limit0 <= hold ? (16'h200 - ({6'h0, rx_commit0_minus})) : (rx_rd0_and_2 ? (rx_credit_limit0 + 16'h1) : rx_credit_limit0);
-    if (rst) rx_commit_late1 <= 1'h0; else rx_commit_late1 <= good_now_and_4;
-    if (rst) rx_old_words1 <= 10'h0; else rx_old_words1 <= hold ? rx_commit1_minus : ((rx_rd1_and_2 & (~(rx_old_words1 == 10'h0))) ? (rx_old_words1 - 10'h1) : rx_old_words1);
-    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= hold ? (((flits_popped1 + ({6'h0, (rx_commit1 - rx_rd1)})) - credits_returned1) - ({15'h0, rx_credit_return_b1})) : ((rx_credit_return_b1 & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
-    if (rst) flits_popped1 <= 16'h0; else flits_popped1 <= rx_rd1_and_2 ? (flits_popped1 + 16'h1) : flits_popped1;
-    if (rst) credits_returned1 <= 16'h0; else credits_returned1 <= rx_credit_return_b1 ? (credits_returned1 + 16'h1) : credits_returned1;
-    vc1_read0 <= vc1_lane0[rx_rd1_bits8_0];
-    vc1_read1 <= vc1_lane1[rx_rd1_bits8_0];
-    vc1_side_read <= vc1_side[rx_rd1_bits8_0];
-    if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= hold ? (16'h200 - ({6'h0, rx_commit1_minus})) : (rx_rd1_and_2 ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1);
-    if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= eb_out0_xor[15:0] ^ eb_out0_bits63_0[63:48];
-    if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= eb_out0_xor_2[23:0] ^ eb_out0_bits63_0[63:40];
-    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= hold ? 16'h0 : (c_ok ? bonded_word0_bits39_8[15:0] : remote_freed0);
-    if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= hold ? 16'h0 : (remote_freed0_not ? (credits_delivered0 + 16'h1) : credits_delivered0);
-    if (rst) flits_taken0 <= 16'h0; else flits_taken0 <= credit_took0 ? (flits_taken0 + 16'h1) : flits_taken0;
-    if (rst) credits_given0 <= 16'h0; else credits_given0 <= remote_freed0_or ? (credits_given0 + 16'h1) : credits_given0;
-    if (rst) credit_refund0 <= 16'h0; else credit_refund0 <= hold ? (((flits_taken0 + ({15'h0, credit_took0})) - credits_given0) - ({15'h0, remote_freed0_or})) : ((credit_refund0 - ({15'h0, refund_now})) + ({15'h0, credit_dropped0}));
-    if (rst) credit_took0 <= 1'h0; else credit_took0 <= take & s_axis_tuser_not;
-    if (rst) credit_dropped0 <= 1'h0; else credit_dropped0 <= (take & ingress_discard) & s_axis_tuser_not;
-    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= hold ? 16'h0 : (c_ok ? bonded_word0_bits39_8[31:16] : remote_freed1);
-    if (rst) credits_delivered1 <= 16'h0; else credits_delivered1 <= hold ? 16'h0 : (remote_freed1_not ? (credits_delivered1 + 16'h1) : credits_delivered1);
-    if (rst) flits_taken1 <= 16'h0; else flits_taken1 <= credit_took1 ? (flits_taken1 + 16'h1) : flits_taken1;
-    if (rst) credits_given1 <= 16'h0; else credits_given1 <= remote_freed1_or ? (credits_given1 + 16'h1) : credits_given1;
-    if (rst) credit_refund1 <= 16'h0; else credit_refund1 <= hold ? (((flits_taken1 + ({15'h0, credit_took1})) - credits_given1) - ({15'h0, remote_freed1_or})) : ((credit_refund1 - ({15'h0, refund_now_2})) + ({15'h0, credit_dropped1}));
-    if (rst) credit_took1 <= 1'h0; else credit_took1 <= take & s_axis_tuser;
-    if (rst) credit_dropped1 <= 1'h0; else credit_dropped1 <= (take & ingress_discard) & s_axis_tuser;
-    if (rst) credit_pulses <= 2'h0; else credit_pulses <= {remote_freed1_or, remote_freed0_or};
-    if (rst) k0_was_ok <= 1'h0; else k0_was_ok <= k_ok;
-    if (rst) k0_info <= 40'h0; else k0_info <= bonded_word0_bits63_0[47:8];
-    if (rst) info_in <= 1'h0; else info_in <= (rx_good | rx_duplicate) | k0_was_ok;
-    if (rst) ack_in <= 6'h0; else ack_in <= k0_was_ok ? k0_info[5:0] : rx_header[13:8];
-    if (rst) nak_in <= 1'h0; else nak_in <= k0_was_ok ? k0_info[7] : rx_header[7];
-    if (rst) limit_in0 <= 16'h0; else limit_in0 <= k0_was_ok ? k0_info[23:8] : rx_header[31:16];
-    if (rst) limit_in1 <= 16'h0; else limit_in1 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
-    if (rst) ack_taken <= 1'h0; else ack_taken <= ack_ok;
-    if (rst) nak_taken <= 1'h0; else nak_taken <= nak_in;
-    if (rst) tx_state <= TX_STATE_IDLE; else tx_state <= hold ? TX_STATE_IDLE : (send_trailer ? TX_STATE_IDLE : ((send_payload & last_word) ? TX_STATE_TRAILER : (send_header ? TX_STATE_PAYLOAD : tx_state)));
-    if (rst) tx_seq <= 6'h0; else tx_seq <= hold ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq));
-    if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= hold ? 6'h0 : (fresh ? tx_seq_plus : tx_sent_high);
-    if (rst) tx_rd <= 11'h0; else tx_rd <= hold ? replay_wr : rd_next;
-    if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= hold ? 32'h73d74d75 : ((tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'h7b041311 : ({({({tx_crc_cat_3, (^(tx_crc & 32'h6553347b))}), (^(tx_crc & 32'h32a99a3d))}), (^(tx_crc & 32'h1954cd1e))})) ^ tx_crc_data) : tx_crc);
-    if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= hold ? 16'h0 : ((nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0))));
-    if (rst) cc_timer <= 16'h1; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
-    if (rst) bond_timer <= 4'h0; else bond_timer <= bond_timer + 4'h1;
-    if (rst) ack_dirty <= 1'h1; else ack_dirty <= ack_dirty_sel;
-    if (rst) ack_urgent <= 1'h0; else ack_urgent <= nak_now ? 1'h1 : (send_header_or ? 1'h0 : (hold ? 1'h0 : ack_urgent));
-    if (rst) send_cc <= 1'h1; else send_cc <= cc_timer_is4992 | (cc_timer_plus < 16'h8);
-    if (rst) tx_acked <= 6'h0; else tx_acked <= acked_seq;
-    if (rst) tx_stale <= 1'h0; else tx_stale <= in_flight_sel;
-    if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq == in_seq)));
-    if (rst) tx_avail <= 1'h0; else tx_avail <= send_header ? (~(frame_start_bits10_0 == replay_wr)) : (send_payload ? (~(tx_rd_plus == replay_wr)) : (~(tx_rd == replay_wr)));
-    if (rst) tx_nfc_slot <= 1'h0; else tx_nfc_slot <= running_and;
-    if (rst) freed_total0 <= 16'h0; else freed_total0 <= hold ? 16'h0 : (rx_credit_return_and ? (freed_total0 + 16'h1) : freed_total0);
-    if (rst) freed_total1 <= 16'h0; else freed_total1 <= hold ? 16'h0 : (rx_credit_return_and_2 ? (freed_total1 + 16'h1) : freed_total1);
-    if (rst) credit_dirty <= 1'h0; else credit_dirty <= hold ? 1'h0 : ((rx_credit_return_and | rx_credit_return_and_2) ? 1'h1 : (send_credit ? 1'h0 : credit_dirty));
-    if (rst) since_credit <= 7'h0; else since_credit <= send_credit ? 7'h0 : ((since_credit == 7'h7f) ? since_credit : (since_credit + 7'h1));
-    if (rst) tx_word0 <= 64'h8078; else tx_word0 <= send_cc ? 64'h8078 : (send_header ? header_word : freed_total1_sel);
-    tx_replay_read0 <= replay0[rd_next[9:0]];
-    tx_replay0 <= tx_replay_read0;
-    if (rst) tx_word1 <= 64'h8078; else tx_word1 <= send_cc ? 64'h8078 : (send_header ? 64'h0 : 64'h1078);
-    tx_replay_read1 <= replay1[rd_next[9:0]];
-    tx_replay1 <= tx_replay_read1;
-    if (rst) tx_crc_header <= 32'h0; else tx_crc_header <= header_word_cat_8;
-    if (rst) tx_is_header <= 1'h0; else tx_is_header <= send_header;
-    if (rst) tx_is_payload <= 1'h0; else tx_is_payload <= send_payload;
-    if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;
-    if (rst) tx_is_training <= 1'h0; else tx_is_training <= training;
-    if (rst) tx_is_control <= 1'h1; else tx_is_control <= ((~data_out) | send_cc) | training;
-    if (rst) tx_trailer_info <= 8'h0; else tx_trailer_info <= {({frame_end_rd[16], 1'h0}), frame_end_rd[15:10]};
-    if (rst) tx_scrambler0 <= 58'h3ffffffffffffff; else tx_scrambler0 <= s_axis_nfc_tdata_xor_2[63:6];
-    if (rst) tx_scrambler1 <= 58'h3ffffffffffffff; else tx_scrambler1 <= tx_replay1_xor_2[63:6];
-    if (rst) since_ack <= 7'h0; else since_ack <= send_header_or ? 7'h0 : ((since_ack == 7'h7f) ? since_ack : (since_ack + 7'h1));
-    if (rst) frames_sent_2 <= 32'h0; else frames_sent_2 <= fresh ? (frames_sent_2 + 32'h1) : frames_sent_2;
-    if (rst) frames_retransmitted_2 <= 32'h0; else frames_retransmitted_2 <= retransmitted ? (frames_retransmitted_2 + 32'h1) : frames_retransmitted_2;
-    if (rst) frames_received_2 <= 32'h0; else frames_received_2 <= rx_good ? (frames_received_2 + 32'h1) : frames_received_2;
-    if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
-    if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, (lock_lost_toggle0_sync1 ^ lock_lost_seen0)}) + ({31'h0, (lock_lost_toggle1_sync1 ^ lock_lost_seen1)}));
-    if (rst) slips_2 <= 32'h0; else slips_2 <= eb_slip ? (slips_2 + 32'h1) : slips_2;
-    if (rst) partner_restarts_2 <= 32'h0; else partner_restarts_2 <= partner_restart ? (partner_restarts_2 + 32'h1) : partner_restarts_2;
-    if (rst) frames_dropped_2 <= 32'h0; else frames_dropped_2 <= partner_restart ? (frames_dropped_2 + (({26'h0, (in_seq - acked_seq)}) + ({31'h0, in_frame}))) : frames_dropped_2;
-    if (rst) channel_was_up <= 1'h0; else channel_was_up <= channel_up_2;
-    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= channel_up_2 ? 1'h1 : channel_ever_up;
-    if (rst) retrains_2 <= 32'h0; else retrains_2 <= ((channel_up_2 & (~channel_was_up)) & channel_ever_up) ? (retrains_2 + 32'h1) : retrains_2;
-    if (rst) up_cycles_2 <= 32'h0; else up_cycles_2 <= channel_up_2 ? (up_cycles_2 + 32'h1) : 32'h0;
-    if (push) replay0[replay_wr_bits9_0] <= s_axis_tdata[63:0];
-    if (push) replay1[replay_wr_bits9_0] <= s_axis_tdata[127:64];
-    if (start_frame) frame_start[in_seq] <= {s_axis_tuser, replay_wr};
-    if (end_frame) frame_end[in_seq] <= {({s_axis_tlast, (s_axis_tlast ? (s_axis_tkeep_plus_2 + ({5'h0, s_axis_tkeep[15]})) : 6'h10)}), replay_wr_bits9_0};
-    if (write_and) vc0_lane0[rx_spec_wr0_bits8_0] <= bonded_word0_bits63_0;
-    if (write_and) vc0_lane1[rx_spec_wr0_bits8_0] <= bonded_word1_bits63_0;
-    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0_bits8_0] <= good_now_and_2 ? ({bonded_word0_b7, bonded_word0_bits5_0}) : eb_out0_sel;
-    if (write_and_2) vc1_lane0[rx_spec_wr1_bits8_0] <= bonded_word0_bits63_0;
-    if (write_and_2) vc1_lane1[rx_spec_wr1_bits8_0] <= bonded_word1_bits63_0;
-    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1_bits8_0] <= good_now_and_4 ? ({bonded_word0_b7, bonded_word0_bits5_0}) : eb_out0_sel;
+    if (rst) acked_seq <= 6'h0; else acked_seq <= bonding_hold ? 6'h0 : (control_ack_ok ? control_ack_in : acked_seq);
+    if (rst) acked_addr <= 11'h0; else acked_addr <= bonding_hold ? ingress_replay_wr : (control_ack_ok ? control_replay_wr_sel : acked_addr);
+    if (rst) credit_limit0 <= 16'h200; else credit_limit0 <= bonding_hold ? 16'h0 : (control_info_in ? control_limit_in0 : credit_limit0);
+    if (rst) credit_limit1 <= 16'h200; else credit_limit1 <= bonding_hold ? 16'h0 : (control_info_in ? control_limit_in1 : credit_limit1);
+    if (rst) go_back <= 1'h0; else go_back <= bonding_hold ? 1'h0 : (transmit_ack_taken_and ? 1'h1 : (transmit_idle_and ? 1'h0 : (transmit_ack_taken_or ? 1'h1 : go_back)));
+    if (rst) frames_sent_2 <= 32'h0; else frames_sent_2 <= transmit_fresh ? (frames_sent_2 + 32'h1) : frames_sent_2;
+    if (rst) frames_retransmitted_2 <= 32'h0; else frames_retransmitted_2 <= transmit_retransmitted ? (frames_retransmitted_2 + 32'h1) : frames_retransmitted_2;
+    if (rst) frames_received_2 <= 32'h0; else frames_received_2 <= receive_rx_good ? (frames_received_2 + 32'h1) : frames_received_2;
+    if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= receive_crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
+    if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, bonding_lock_lost_toggle0_sync1_xor}) + ({31'h0, bonding_lock_lost_toggle1_sync1_xor}));
+    if (rst) slips_2 <= 32'h0; else slips_2 <= elastic_eb_slip ? (slips_2 + 32'h1) : slips_2;
+    if (rst) partner_restarts_2 <= 32'h0; else partner_restarts_2 <= bonding_partner_restart ? (partner_restarts_2 + 32'h1) : partner_restarts_2;
+    if (rst) frames_dropped_2 <= 32'h0; else frames_dropped_2 <= bonding_partner_restart ? (frames_dropped_2 + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped_2;
+    if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up;
+    if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up ? 1'h1 : channel_ever_up;
+    if (rst) retrains_2 <= 32'h0; else retrains_2 <= ((bonding_channel_up & (~channel_was_up)) & channel_ever_up) ? (retrains_2 + 32'h1) : retrains_2;
+    if (rst) up_cycles_2 <= 32'h0; else up_cycles_2 <= bonding_channel_up ? (up_cycles_2 + 32'h1) : 32'h0;
 end
 
-always @(posedge rx_clk) begin
-    if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial_bits65_0;
-    if (rx_rst) rx_slip0 <= 7'h0; else rx_slip0 <= rx_locked0_or ? ((rx_slip0 == 7'h41) ? 7'h0 : (rx_slip0 + 7'h1)) : rx_slip0;
-    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? for_rx_window0_sel[67:64] : for_rx_window0_sel[3:0]), (rx_slip0[6] ? rx_prev0_sel_2[126:64] : rx_prev0_sel_2[62:0])};
-    if (rx_rst) rx_slipped0 <= 1'h0; else rx_slipped0 <= rx_locked0_or;
-    if (rx_rst) rx_locked0 <= 1'h0; else rx_locked0 <= rx_locked0_and_2 ? 1'h0 : (rx_locked0_and ? 1'h1 : rx_locked0);
-    if (rx_rst) rx_sh_count0 <= 7'h0; else rx_sh_count0 <= rx_locked0_or_2 ? 7'h0 : (rx_sh_count0 + 7'h1);
-    if (rx_rst) rx_sh_invalid0 <= 5'h0; else rx_sh_invalid0 <= rx_locked0_not ? 5'h0 : (rx_locked0_or_2 ? 5'h0 : ((rx_locked0 & rx_window0_not) ? (rx_sh_invalid0 + 5'h1) : rx_sh_invalid0));
-    if (rx_rst) rx_descrambler0 <= 58'h0; else rx_descrambler0 <= rx_window0_bits65_2[63:6];
-    if (rx_rst) rx_valid0 <= 1'h0; else rx_valid0 <= rx_locked0 & rx_window0_xor;
-    if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_b0;
-    if (rx_rst) rx_payload0 <= 64'h0; else rx_payload0 <= rx_window0_xor_2;
-    if (rx_rst) rx_lock_lost0 <= 1'h0; else rx_lock_lost0 <= rx_locked0_and_2;
-    if (rx_rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial_bits131_66;
-    if (rx_rst) rx_slip1 <= 7'h0; else rx_slip1 <= rx_locked1_or ? ((rx_slip1 == 7'h41) ? 7'h0 : (rx_slip1 + 7'h1)) : rx_slip1;
-    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? for_rx_window1_sel[67:64] : for_rx_window1_sel[3:0]), (rx_slip1[6] ? rx_prev1_sel_2[126:64] : rx_prev1_sel_2[62:0])};
-    if (rx_rst) rx_slipped1 <= 1'h0; else rx_slipped1 <= rx_locked1_or;
-    if (rx_rst) rx_locked1 <= 1'h0; else rx_locked1 <= rx_locked1_and_2 ? 1'h0 : (rx_locked1_and ? 1'h1 : rx_locked1);
-    if (rx_rst) rx_sh_count1 <= 7'h0; else rx_sh_count1 <= rx_locked1_or_2 ? 7'h0 : (rx_sh_count1 + 7'h1);
-    if (rx_rst) rx_sh_invalid1 <= 5'h0; else rx_sh_invalid1 <= rx_locked1_not ? 5'h0 : (rx_locked1_or_2 ? 5'h0 : ((rx_locked1 & rx_window1_not) ? (rx_sh_invalid1 + 5'h1) : rx_sh_invalid1));
-    if (rx_rst) rx_descrambler1 <= 58'h0; else rx_descrambler1 <= rx_window1_bits65_2[63:6];
-    if (rx_rst) rx_valid1 <= 1'h0; else rx_valid1 <= rx_locked1 & rx_window1_xor;
-    if (rx_rst) rx_control1 <= 1'h0; else rx_control1 <= rx_window1_b0;
-    if (rx_rst) rx_payload1 <= 64'h0; else rx_payload1 <= rx_window1_xor_2;
-    if (rx_rst) rx_lock_lost1 <= 1'h0; else rx_lock_lost1 <= rx_locked1_and_2;
-    if (rx_rst) bonded <= 1'h0; else bonded <= unbond ? 1'h0 : (bond_now ? 1'h1 : bonded);
-    if (rx_rst) bond_phase <= 4'h0; else bond_phase <= bond_phase + 4'h1;
-    if (rx_rst) bond_have0 <= 1'h0; else bond_have0 <= (unbond | bond_now) ? 1'h0 : (bonded_and ? 1'h1 : bond_have0);
-    if (rx_rst) bond_have1 <= 1'h0; else bond_have1 <= (unbond | bond_now) ? 1'h0 : (bonded_and_2 ? 1'h1 : bond_have1);
-    if (rx_rst) bond_cb_phase0 <= 4'h0; else bond_cb_phase0 <= bonded_and ? bond_phase : bond_cb_phase0;
-    if (rx_rst) bond_cb_phase1 <= 4'h0; else bond_cb_phase1 <= bonded_and_2 ? bond_phase : bond_cb_phase1;
-    if (rx_rst) deskew0_2 <= 4'h0; else deskew0_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase0_minus) : deskew0_2;
-    if (rx_rst) deskew1_2 <= 4'h0; else deskew1_2 <= bond_now ? (bond_cb_phase1_sel - bond_cb_phase1_minus) : deskew1_2;
-    if (rx_rst) deskew_ptr <= 4'h0; else deskew_ptr <= deskew_ptr + 4'h1;
-    if (rx_rst) bond_cb_any <= 1'h0; else bond_cb_any <= rx_valid0_and | rx_valid1_and;
-    if (rx_rst) bond_cb_all <= 1'h0; else bond_cb_all <= rx_valid0_and & rx_valid1_and;
-    if (rx_rst) lock_lost_toggle0 <= 1'h0; else lock_lost_toggle0 <= rx_lock_lost0 ? (~lock_lost_toggle0) : lock_lost_toggle0;
-    if (rx_rst) lock_lost_toggle1 <= 1'h0; else lock_lost_toggle1 <= rx_lock_lost1 ? (~lock_lost_toggle1) : lock_lost_toggle1;
-    if (rx_rst) eb_wr <= 5'h0; else eb_wr <= eb_wr_sel;
-    if (rx_rst) eb_wr_gray <= 5'h0; else eb_wr_gray <= eb_wr_sel ^ (eb_wr_sel >> 5'h1);
-    if (1'h1) deskew0[deskew_ptr] <= rx_valid0_cat;
-    if (1'h1) deskew1[deskew_ptr] <= rx_valid1_cat;
-    if (rx_up) eb_lane0[eb_wr[3:0]] <= rx_valid0_sel;
-    if (rx_up) eb_lane1[eb_wr[3:0]] <= rx_valid1_sel;
-    if (rx_up) eb_is_cc[eb_wr[3:0]] <= (rx_valid0_sel == 66'h30000000000008078) & (rx_valid1_sel == 66'h30000000000008078);
-end
-
-assign s_axis_tready = ready;
-assign lane_up = lane_up_sync1;
-assign channel_up = channel_up_2;
-assign m_axis_nfc_tvalid = rx_nfc_valid;
-assign m_axis_nfc_tdata = rx_nfc_data;
-assign m_axis_vc0_tdata = {vc0_read1, vc0_read0};
-assign m_axis_vc0_tkeep = ~(16'hffff << vc0_side_read[5:0]);
-assign m_axis_vc0_tlast = vc0_side_read[6];
-assign m_axis_vc0_tvalid = rx_rd0_and;
-assign m_axis_vc1_tdata = {vc1_read1, vc1_read0};
-assign m_axis_vc1_tkeep = ~(16'hffff << vc1_side_read[5:0]);
-assign m_axis_vc1_tlast = vc1_side_read[6];
-assign m_axis_vc1_tvalid = rx_rd1_and;
-assign tx_credit = credit_pulses;
-assign s_axis_nfc_tready = send_nfc;
-assign tx_serial = {tx_block1, tx_block0};
+assign s_axis_tready = ingress_ready;
+assign lane_up = bonding_lane_up_sync1;
+assign channel_up = bonding_channel_up;
+assign m_axis_nfc_tvalid = receive_rx_nfc_valid;
+assign m_axis_nfc_tdata = receive_rx_nfc_data;
+assign m_axis_vc0_tdata = receive_vc0_read1_cat;
+assign m_axis_vc0_tkeep = receive_vc0_side_read_not;
+assign m_axis_vc0_tlast = receive_vc0_side_read_b6;
+assign m_axis_vc0_tvalid = receive_rx_rd0_and;
+assign m_axis_vc1_tdata = receive_vc1_read1_cat;
+assign m_axis_vc1_tkeep = receive_vc1_side_read_not;
+assign m_axis_vc1_tlast = receive_vc1_side_read_b6;
+assign m_axis_vc1_tvalid = receive_rx_rd1_and;
+assign tx_credit = control_credit_pulses;
+assign s_axis_nfc_tready = transmit_send_nfc;
+assign tx_serial = transmit_tx_block1_cat;
 assign frames_sent = frames_sent_2;
 assign frames_retransmitted = frames_retransmitted_2;
 assign frames_received = frames_received_2;

@@ -108,7 +108,7 @@ impl Netlist {
         let mut map: Vec<Wire> = Vec::with_capacity(child.nodes.len());
         let memory_base = self.memories.len();
         for m in &child.memories {
-            self.memories.push(Memory { name: format!("{prefix}{}", m.name), write: None, domain: domains[m.domain], ..m.clone() });
+            self.memories.push(Memory { name: format!("{prefix}{}", m.name), write: None, domain: domains[m.domain], unit: self.unit, ..m.clone() });
         }
         let stage = self.stage();
         // Forward references inside the child are resolved once every node exists.

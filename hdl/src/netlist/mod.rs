@@ -27,6 +27,7 @@ pub mod hierarchy;
 mod parts;
 pub mod signal;
 pub mod stream;
+pub mod units;
 pub mod vcd;
 pub mod verilog;
 
@@ -37,6 +38,7 @@ pub use hierarchy::Instance;
 pub use parts::Queue;
 pub use signal::{Design, Mem, Operand, Reg, Sig, State, StateEnum};
 pub use stream::{Axis, AxisShape, Inst, Sink, Source};
+pub use units::Unit;
 
 /// Handle to a node's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -105,6 +107,8 @@ pub struct Node {
     pub domain: usize,
     /// A register that may sample a value of another domain: the first flop of a synchroniser.
     pub crossing: bool,
+    /// The unit it was built in (see [`units`]), an index into [`Netlist::units`].
+    pub unit: Option<usize>,
 }
 
 /// An output of the netlist: a named wire.
@@ -127,6 +131,8 @@ pub struct Memory {
     /// Read from another domain (the storage of a clock-crossing FIFO): reads are not checked
     /// against the write domain.
     pub crossing: bool,
+    /// The unit it was declared in (see [`units`]).
+    pub unit: Option<usize>,
 }
 
 /// The named values of a state register (its `q` wire): value `k` is `names[k]`. The Verilog
@@ -158,6 +164,10 @@ pub struct Netlist {
     pub sections: Vec<(usize, String)>,
     /// State registers and the names of their values (see [`StateEncoding`]).
     pub states: Vec<StateEncoding>,
+    /// Parts that become child modules when the design is finished (see [`units`]).
+    pub units: Vec<Unit>,
+    /// The unit nodes built now belong to.
+    unit: Option<usize>,
     /// Enable of the registers the stage mechanism inserts (the pipeline's clock enable).
     pub enable: Option<Wire>,
     stage: usize,
@@ -176,6 +186,8 @@ impl Default for Netlist {
             domains: vec![Domain::default()],
             sections: vec![],
             states: vec![],
+            units: vec![],
+            unit: None,
             enable: None,
             stage: 0,
             domain: 0,
@@ -267,7 +279,8 @@ impl Netlist {
     fn push(&mut self, op: Op, width: usize, stage: usize, name: Option<String>) -> Wire {
         assert!(width >= 1, "netlist node of width 0");
         let domain = self.domain;
-        self.nodes.push(Node { op, width, stage, name, domain, crossing: false });
+        let unit = self.unit;
+        self.nodes.push(Node { op, width, stage, name, domain, crossing: false, unit });
         Wire(self.nodes.len() - 1)
     }
 
@@ -366,7 +379,8 @@ impl Netlist {
     pub fn memory(&mut self, name: &str, width: usize, depth: usize) -> usize {
         assert!(width >= 1 && depth.is_power_of_two() && depth >= 2, "memory {name}: {width} x {depth}");
         let domain = self.domain;
-        self.memories.push(Memory { name: name.to_string(), width, depth, write: None, domain, crossing: false });
+        let unit = self.unit;
+        self.memories.push(Memory { name: name.to_string(), width, depth, write: None, domain, crossing: false, unit });
         self.memories.len() - 1
     }
 

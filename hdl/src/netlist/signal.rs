@@ -174,13 +174,26 @@ impl Design {
             }
         }
         for (r, rules) in rules {
+            // A register's next-value logic belongs with it, in its unit.
+            let outer = net.set_unit(net.nodes[r.q.0].unit);
             let mut next = r.q;
             for (cond, value) in rules {
                 next = net.mux(cond, value, next);
             }
             net.drive(r, next);
+            net.set_unit(outer);
         }
-        net
+        net.extract_units()
+    }
+
+    /// Builds `body` as a unit: what it builds becomes the child module `module`, instantiated
+    /// as `instance`, in the Verilog (see [`super::units`]); the built-in simulator sees the
+    /// same logic.
+    pub fn unit<T>(&self, instance: &str, module: &str, body: impl FnOnce() -> T) -> T {
+        let previous = self.net().enter_unit(instance, module);
+        let value = body();
+        self.net().leave_unit(previous);
+        value
     }
 }
 
@@ -199,6 +212,11 @@ impl<'d> Sig<'d> {
     pub fn named(self, name: &str) -> Sig<'d> {
         self.design.net.borrow_mut().name(self.wire, name);
         self
+    }
+
+    /// The name given to the value, if any.
+    pub fn name(self) -> Option<String> {
+        self.design.net.borrow().nodes[self.wire.0].name.clone()
     }
 
     /// Defines a placeholder made with [`Design::later`].

@@ -68,16 +68,24 @@ pub fn router(config: &RouterConfig) -> Result<Netlist, String> {
     let layout = Layout { keep: c.flit_bytes(), out: bits_for(n_out - 1).max(1), flits: bits_for(c.max_packet_flits()) };
     let here = Here::new(&d, c, ["local_x", "local_y", "local_z"].map(|p| d.input(p, 6)));
     let ports: Vec<(String, Option<_>)> = (0..c.local_ports).map(|p| (format!("p{p}"), None)).chain(dirs.iter().map(|d| (d.name(), Some(*d)))).collect();
-    let inputs: Vec<_> = ports.iter().enumerate().map(|(p, (name, from))| input(&d, c, &layout, here, name, *from, p)).collect();
+    let inputs: Vec<_> = ports.iter().enumerate().map(|(p, (name, from))| d.unit(&format!("input_{name}"), &format!("input_{name}"), || input(&d, c, &layout, here, name, *from, p))).collect();
 
     d.section("outputs: state the allocator reads");
     let out_names: Vec<String> = ports.iter().map(|(n, _)| n.clone()).collect();
-    let (states, bufs): (Vec<_>, Vec<_>) =
-        out_names.iter().enumerate().map(|(o, name)| output_state(&d, name, inputs.len(), (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits())), layout.flits)).unzip();
-    let scheds = allocate(&d, c, &inputs, &states, layout.out);
-    let crossings = switch(&d, &inputs, &scheds);
+    let output_unit = |name: &str| (format!("output_{name}"), format!("output_{name}"));
+    let (states, bufs): (Vec<_>, Vec<_>) = out_names
+        .iter()
+        .enumerate()
+        .map(|(o, name)| {
+            let (instance, module) = output_unit(name);
+            d.unit(&instance, &module, || output_state(&d, name, inputs.len(), (o >= c.local_ports).then_some((c.vc_buffer_flits, c.max_packet_flits())), layout.flits))
+        })
+        .unzip();
+    let scheds = d.unit("allocator", "allocator", || allocate(&d, c, &inputs, &states, layout.out));
+    let crossings = d.unit("switch", "switch", || switch(&d, &inputs, &scheds));
     for (o, name) in out_names.iter().enumerate() {
-        output(&d, name, &crossings, &states[o], &bufs[o]);
+        let (instance, module) = output_unit(name);
+        d.unit(&instance, &module, || output(&d, name, &crossings, &states[o], &bufs[o]));
     }
     Ok(d.finish())
 }

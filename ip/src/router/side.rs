@@ -29,15 +29,21 @@ impl<'d> Side<'d> {
         d.cat(&[self.fix, self.flits, self.drop, self.ovc, self.out, self.keep, self.last])
     }
 
+    /// The fields of `word`, named `<word>_<field>` when the word has a name.
     pub fn unpack(word: Sig<'d>, l: Layout) -> Side<'d> {
+        let base = word.name();
+        let field = |s: Sig<'d>, f: &str| match &base {
+            Some(b) => s.named(&format!("{b}_{f}")),
+            None => s,
+        };
         Side {
-            last: word.bit(0),
-            keep: word.bits(1, l.keep),
-            out: word.bits(1 + l.keep, l.out),
-            ovc: word.bit(1 + l.keep + l.out),
-            drop: word.bit(2 + l.keep + l.out),
-            flits: word.bits(3 + l.keep + l.out, l.flits),
-            fix: word.bit(3 + l.keep + l.out + l.flits),
+            last: field(word.bit(0), "last"),
+            keep: field(word.bits(1, l.keep), "keep"),
+            out: field(word.bits(1 + l.keep, l.out), "out"),
+            ovc: field(word.bit(1 + l.keep + l.out), "ovc"),
+            drop: field(word.bit(2 + l.keep + l.out), "drop"),
+            flits: field(word.bits(3 + l.keep + l.out, l.flits), "flits"),
+            fix: field(word.bit(3 + l.keep + l.out + l.flits), "fix"),
         }
     }
 

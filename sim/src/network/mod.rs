@@ -452,6 +452,11 @@ impl<D: Device> Torus<D> {
 
     /// Moves every link's flits and credits from one router to the next (built-in simulator).
     fn wire_links(&mut self) {
+        // A flit's data may be assembled from registers by logic (a wide tdata from its words):
+        // outputs are read settled.
+        for d in self.devices.iter_mut() {
+            d.settle();
+        }
         for l in self.links.iter_mut() {
             let sent: Vec<Value> = l.out[..5].iter().map(|p| self.devices[l.from].get(*p)).collect();
             let credit = self.devices[l.to].get(l.inp[5]);

@@ -8,7 +8,7 @@
 mod body;
 mod names;
 
-pub(crate) use names::KEYWORDS;
+pub(crate) use names::{derived_names, KEYWORDS};
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;

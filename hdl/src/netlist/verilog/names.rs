@@ -28,7 +28,7 @@ pub(super) struct Plan {
     pub partly_read: Vec<bool>,
 }
 
-pub(super) fn sanitize(name: &str) -> String {
+pub(crate) fn sanitize(name: &str) -> String {
     let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if s.chars().next().is_none_or(|c| c.is_ascii_digit()) {
         format!("n_{s}")
@@ -360,6 +360,32 @@ pub(super) fn unique(base: &str, taken: &mut HashSet<String>) -> String {
     }
     taken.insert(name.clone());
     name
+}
+
+/// Names for the nodes `wires` as the Verilog would derive them (see [`derive`]); a named node
+/// keeps its name.
+pub(crate) fn derived_names(net: &Netlist, wires: &[Wire]) -> Vec<String> {
+    let n = net.nodes.len();
+    let target: Vec<usize> = (0..n)
+        .map(|i| {
+            let mut t = i;
+            while let Op::Forward(Some(x)) = net.nodes[t].op {
+                t = x.0;
+            }
+            t
+        })
+        .collect();
+    let mut users: Vec<Vec<usize>> = vec![vec![]; n];
+    for (i, node) in net.nodes.iter().enumerate() {
+        let operands = match &node.op {
+            Op::Reg { d, enable, .. } => std::iter::once(*d).chain(*enable).collect(),
+            op => comb_operands(op),
+        };
+        for x in operands {
+            users[target[x.0]].push(i);
+        }
+    }
+    wires.iter().map(|w| net.nodes[w.0].name.as_ref().map_or_else(|| sanitize(&derive(net, &target, &users, *w)), |n| sanitize(n))).collect()
 }
 
 /// A name for an unnamed node: the name of the value it is computed from (its first operand

@@ -140,7 +140,7 @@ pub(super) fn bonding<'d>(d: &'d Design, z: &Sizes, rx_serial: &[Sig<'d>], rx: O
                     now ^ registered(d, &format!("lock_lost_seen{k}"), now)
                 })
                 .collect();
-            let crossed = super::elastic::elastic(d, z, rx.unwrap(), &deskewed, rx_up, rx_up_clk);
+            let crossed = d.unit("elastic", "elastic", || super::elastic::elastic(d, z, rx.unwrap(), &deskewed, rx_up, rx_up_clk));
             (crossed.words, rx_up_clk, lane_up_clk, lost_clk, crossed.slip)
         }
     };

@@ -175,17 +175,18 @@ pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
         channel_up: d.later(1),
         hold: d.later(1),
     };
-    let ing = ingress::ingress(&d, config, &z, &shared, &user);
+    // Each part of the endpoint is a module of its own in the Verilog.
+    let ing = d.unit("ingress", "ingress", || ingress::ingress(&d, config, &z, &shared, &user));
     d.output("s_axis_tready", ing.ready);
     let rx_domain = config.rx_clock.then(|| d.net().domain_named("rx_clk"));
-    let lanes_in = bonding::bonding(&d, &z, &rx_serial, rx_domain);
+    let lanes_in = d.unit("bonding", "bonding", || bonding::bonding(&d, &z, &rx_serial, rx_domain));
     d.output("lane_up", lanes_in.lane_up);
     shared.channel_up.define(lanes_in.channel_up);
     shared.hold.define(lanes_in.hold);
     d.output("channel_up", shared.channel_up);
-    let rx = receive::receive(&d, config, &z, &lanes_in, &m_ready, credit_return);
-    let acks = control::control(&d, &z, &shared, &ing, &lanes_in, &rx);
-    let tx = transmit::transmit(&d, config, &z, &shared, &ing, &lanes_in, &rx, &acks, &nfc);
+    let rx = d.unit("receive", "receive", || receive::receive(&d, config, &z, &lanes_in, &m_ready, credit_return));
+    let acks = d.unit("control", "control", || control::control(&d, &z, &shared, &ing, &lanes_in, &rx));
+    let tx = d.unit("transmit", "transmit", || transmit::transmit(&d, config, &z, &shared, &ing, &lanes_in, &rx, &acks, &nfc));
 
     d.section("counters");
     for (name, event) in [("frames_sent", tx.fresh), ("frames_retransmitted", tx.retransmitted), ("frames_received", rx.good), ("crc_errors", rx.crc_error)] {
