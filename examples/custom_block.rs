@@ -164,7 +164,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("packet_sum.v");
         std::fs::write(&file, export_netlist(&spec(), &net).unwrap()).unwrap();
-        weft::hdl::tools::verilator_lint(&file, "packet_sum").unwrap();
+        weft::tools::verilator_lint(&file, "packet_sum").unwrap();
         let mut model_v = weft::sim::cosim::Model::build(&file, "packet_sum").unwrap();
         assert_eq!(run(&mut model_v, &input, 11), want);
     }

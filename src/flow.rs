@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 use weft_hdl::pipeline::{dsl, Stages as PipelineStages};
-use weft_hdl::tools::{icarus_compile, place_and_route, verilator_lint, yosys_synth, Family, SynthReport, TimingReport};
 pub use weft_ip::catalog::Shipped;
 use weft_sim::catalog::shipped;
+use weft_tools::{icarus_compile, place_and_route, verilator_lint, yosys_synth, Family, SynthReport, TimingReport};
 
 use crate::cache::{cache_dir, fingerprints, stage_key, verilog_hash};
 

@@ -8,6 +8,7 @@
 pub use weft_hdl as hdl;
 pub use weft_ip as ip;
 pub use weft_sim as sim;
+pub use weft_tools as tools;
 
 pub mod bench;
 pub mod cache;

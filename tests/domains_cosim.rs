@@ -43,7 +43,7 @@ fn run_both(periods: [u64; 2], events: usize) -> usize {
     let file = dir.join("gray_crossing.v");
     let spec = weft::hdl::export::ModuleSpec { family: "test", name: "gray_crossing".into(), summary: "two clock domains".into(), parameters: vec![], hidden_ports: vec![] };
     std::fs::write(&file, weft::hdl::export::export_netlist(&spec, &net).unwrap()).unwrap();
-    weft::hdl::tools::verilator_lint(&file, "gray_crossing").unwrap();
+    weft::tools::verilator_lint(&file, "gray_crossing").unwrap();
     let mut v = Model::build(&file, "gray_crossing").unwrap();
     let [clk, rst, rx_clk, rx_rst, count, seen] = ["clk", "rst", "rx_clk", "rx_rst", "count", "seen"].map(|p| v.port(p).unwrap());
     let mut e = Evaluator::new(net);

@@ -10,10 +10,10 @@ use weft::hdl::float::reference::native_f32;
 use weft::hdl::float::{vectors, FloatFormat, FloatOperator};
 use weft::hdl::stream::Beat;
 use weft::hdl::testbench::Rng;
-use weft::hdl::tools::verilator_lint;
 use weft::ip::fp::convert::{operands, CONVERSIONS};
 use weft::ip::fp::{module_name, operator_verilog};
 use weft::sim::cosim::{AxisPorts, AxisSink, AxisSource, Model};
+use weft::tools::verilator_lint;
 
 const OPERANDS: usize = 1_000_000;
 const CHUNK: usize = 100_000;

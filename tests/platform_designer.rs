@@ -3,8 +3,8 @@
 //! against the node Verilog's declarations (direction, width, each once) and the interfaces
 //! against their use; a copy with one port's width changed is refused.
 
-use weft::hdl::tools::ports::ports;
 use weft::system::{generate, platform_designer, shipped};
+use weft::tools::ports::ports;
 
 #[test]
 fn the_component_matches_the_node_and_a_broken_one_is_refused() {

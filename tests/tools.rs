@@ -66,7 +66,7 @@ fn a_broken_netlist_names_the_tool_and_its_message() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("broken.v");
     std::fs::write(&file, "module broken(input wire a, output wire b);\nassign b = a & c;\nendmodule\n").unwrap();
-    let err = weft::hdl::tools::verilator_lint(&file, "broken").unwrap_err().to_string();
+    let err = weft::tools::verilator_lint(&file, "broken").unwrap_err().to_string();
     assert!(err.starts_with("verilator failed") && err.contains('c'), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -76,7 +76,7 @@ fn a_broken_netlist_names_the_tool_and_its_message() {
 /// and the critical path of each runs between the module's own registers.
 #[test]
 fn place_and_route_times_the_module_between_its_registers() {
-    let slice = weft::hdl::tools::place_and_route(&generated().join("axis/axis_register_slice_w128.v"), "axis_register_slice_w128").unwrap();
+    let slice = weft::tools::place_and_route(&generated().join("axis/axis_register_slice_w128.v"), "axis_register_slice_w128").unwrap();
     assert!(slice.critical_from.starts_with("skid_") || slice.critical_from.starts_with("out_"), "{slice:?}");
     let mut net = weft::hdl::netlist::Netlist::new();
     let x = net.input("x", 32);
@@ -96,7 +96,7 @@ fn place_and_route_times_the_module_between_its_registers() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("adder_chain.v");
     std::fs::write(&file, weft::hdl::export::export_netlist(&spec, &net).unwrap()).unwrap();
-    let chain = weft::hdl::tools::place_and_route(&file, "adder_chain").unwrap();
+    let chain = weft::tools::place_and_route(&file, "adder_chain").unwrap();
     assert_eq!((chain.critical_from.starts_with("a_q"), chain.critical_to.starts_with("y_q")), (true, true), "{chain:?}");
     assert!(chain.fmax_mhz < slice.fmax_mhz / 2.0, "chain {} MHz, slice {} MHz", chain.fmax_mhz, slice.fmax_mhz);
     std::fs::remove_dir_all(&dir).ok();

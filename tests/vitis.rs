@@ -6,9 +6,9 @@
 
 use std::process::Command;
 
-use weft::hdl::tools::ports::ports;
-use weft::hdl::tools::verilator_lint_files;
 use weft::system::{generate, shipped, vitis};
+use weft::tools::ports::ports;
+use weft::tools::verilator_lint_files;
 
 #[test]
 fn vitis_kernel_files_agree_with_the_wrapper_and_the_register_map() {

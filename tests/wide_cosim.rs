@@ -123,7 +123,7 @@ fn wide_values_match_their_definitions_and_verilator() {
     assert!(text.contains("input wire [519:0] a;"), "a 520-bit input is one port");
     assert!(text.contains("output wire [1039:0] y_mul;"), "the product is one 1040-bit port");
     std::fs::write(&file, text).unwrap();
-    weft::hdl::tools::verilator_lint(&file, "wide_ops").unwrap_or_else(|e| panic!("{e}"));
+    weft::tools::verilator_lint(&file, "wide_ops").unwrap_or_else(|e| panic!("{e}"));
     let mut v = Model::build(&file, "wide_ops").unwrap_or_else(|e| panic!("{e}"));
     let mut e = Evaluator::new(net);
     let names = ["y_add", "y_sub", "y_mul", "y_and", "y_or", "y_xor", "y_not", "y_shl", "y_shr", "y_eq", "y_ult", "y_slt", "y_mux", "y_cat", "y_slice", "y_lzc", "y_parity", "held", "read"];

@@ -1,6 +1,7 @@
-//! weft-hdl: the language layer on rust-hdl — AXI4-Stream interfaces and primitives, memories,
-//! the cycle-stepping testbench harness, Verilog export and the runners for Verilator, Yosys
-//! and Icarus.
+//! weft-hdl: the language layer — word-level netlists with the typed handle, the built-in
+//! simulator and the Verilog writer; floating- and fixed-point operators; the pipeline builder
+//! and kernel language; the rust-hdl stream blocks and bridge; the testbench harness and Verilog
+//! export. The outside tools' runners are `weft-tools`.
 
 pub use rust_hdl;
 
@@ -12,4 +13,3 @@ pub mod netlist;
 pub mod pipeline;
 pub mod stream;
 pub mod testbench;
-pub mod tools;

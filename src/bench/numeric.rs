@@ -8,9 +8,9 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 use weft_hdl::float::{FloatFormat, FloatOperator};
-use weft_hdl::tools::yosys_synth;
 use weft_ip::fp::{self, convert::CONVERSIONS};
 use weft_ip::kernels;
+use weft_tools::yosys_synth;
 
 /// One synthesized configuration.
 #[derive(Clone, Debug, Serialize)]

@@ -13,8 +13,8 @@ use std::path::Path;
 
 use serde::Serialize;
 use weft_hdl::float::FloatOperator;
-use weft_hdl::tools::{place_and_route, yosys_synth};
 use weft_ip::fp;
+use weft_tools::{place_and_route, yosys_synth};
 
 /// One row of the comparison.
 #[derive(Clone, Debug, Serialize)]

@@ -7,11 +7,11 @@
 use std::path::Path;
 
 use serde::Serialize;
-use weft_hdl::tools::yosys_synth;
 use weft_ip::router::RouterConfig;
 use weft_sim::catalog::TORI;
 use weft_sim::network::{Injection, Pattern, Torus, Traffic};
 use weft_sim::plot::{Plot, Series};
+use weft_tools::yosys_synth;
 
 /// The configuration set beside BookSim2's: one IntraNode port per node, 2 VCs of 16 flits,
 /// one-flit (header-only) packets.

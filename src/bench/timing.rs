@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use serde::Serialize;
-use weft_hdl::tools::{place_and_route, yosys_synth_for, Family, TimingReport};
 use weft_ip::catalog::Shipped;
+use weft_tools::{place_and_route, yosys_synth_for, Family, TimingReport};
 
 /// The modules measured: the fabric's parts and a whole node.
 pub const MODULES: [&str; 6] = ["router_4x2x1", "router_2x2x2", "reliable_link_x1", "reliable_link_x2", "axil_node_regs", "torus_4x2x1_node"];
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn the_reference_wrapper_declares_the_ports_the_harness_reads() {
-        let ports = weft_hdl::tools::ports::ports(&reference_wrapper(), REFERENCE).unwrap();
+        let ports = weft_tools::ports::ports(&reference_wrapper(), REFERENCE).unwrap();
         let width = |n: &str| ports.iter().find(|p| p.name == n).map(|p| p.width);
         assert_eq!((width("s_axis_tdata"), width("m_axis_tdata"), width("s_axis_tdest"), width("m_axis_tready")), (Some(640), Some(640), Some(20), Some(5)));
         assert_eq!(ports.iter().filter(|p| p.input).count(), 9);

@@ -176,7 +176,7 @@ pub fn check_constraints(file: &Path, ports: &[String], paths: &[String]) -> Res
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let tcl = dir.join(format!("{}.tcl", file.file_name().unwrap_or_default().to_string_lossy()));
     std::fs::write(&tcl, script).map_err(|e| e.to_string())?;
-    let out = weft_hdl::tools::run("tclsh", "apt-get install tcl", "tclsh", &[&tcl.to_string_lossy()], &dir);
+    let out = weft_tools::run("tclsh", "apt-get install tcl", "tclsh", &[&tcl.to_string_lossy()], &dir);
     let _ = std::fs::remove_file(&tcl);
     out.map(|_| ()).map_err(|e| format!("{}: {e}", file.display()))
 }

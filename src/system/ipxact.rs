@@ -4,8 +4,8 @@
 //! the register map, the clock (with `ASSOCIATED_BUSIF` and `ASSOCIATED_RESET`) and the
 //! active-high reset, and the Verilog file set.
 
-use weft_hdl::tools::ports::PortDecl;
 use weft_ip::regmap::{Register, Source};
+use weft_tools::ports::PortDecl;
 
 /// Escapes text for XML content and attributes.
 fn esc(s: &str) -> String {

@@ -8,17 +8,17 @@ pub mod constraints;
 pub mod fusesoc;
 pub mod ipxact;
 pub mod platform_designer;
-pub use weft_hdl::tools::ports;
+pub use weft_tools::ports;
 pub mod verilog;
 pub mod vitis;
 
 use std::path::{Path, PathBuf};
 
 use weft_hdl::export::{export, export_netlist};
-use weft_hdl::tools::{icarus_compile_files, verilator_lint_files};
 use weft_ip::catalog::Shipped;
 use weft_ip::regmap;
 use weft_ip::system::node;
+use weft_tools::{icarus_compile_files, verilator_lint_files};
 
 pub use config::SystemConfig;
 
@@ -203,7 +203,7 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     let summary = format!("Register window of a {} node", config.node.router.dims.map(|d| d.to_string()).join("x"));
     write(&files.rdl, &regmap::systemrdl(name, &summary, &map))?;
     write(&files.header, &regmap::c_header(name, &map))?;
-    let node_ports = weft_hdl::tools::ports::ports(&node_text, &format!("{name}_node"))?;
+    let node_ports = weft_tools::ports::ports(&node_text, &format!("{name}_node"))?;
     let xml = ipxact::component(&format!("{name}_node"), &format!("../{name}_node.v"), &format!("weft node of the {} system: router, link endpoints, register window", name), &node_ports, &map);
     write(&files.component, &xml)?;
     if let Some(v) = &files.vitis {
@@ -327,7 +327,7 @@ fn fusesoc_lint(config: &SystemConfig, files: &Files) -> Result<(), String> {
     std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
     let name = format!("weft:system:{}", config.name);
     let cores = cores.to_string_lossy();
-    let out = weft_hdl::tools::run("fusesoc", "python3 -m pip install fusesoc (scripts/setup.sh does)", "fusesoc", &["--cores-root", &cores, "run", "--target", "lint", &name], &work);
+    let out = weft_tools::run("fusesoc", "python3 -m pip install fusesoc (scripts/setup.sh does)", "fusesoc", &["--cores-root", &cores, "run", "--target", "lint", &name], &work);
     let _ = std::fs::remove_dir_all(&work);
     out.map(|_| ()).map_err(|e| format!("{}: FuseSoC lint target failed: {e}", files.core.display()))
 }

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use weft_hdl::tools::ports::PortDecl;
+use weft_tools::ports::PortDecl;
 
 use super::config::SystemConfig;
 
@@ -98,7 +98,7 @@ pub fn check_component(file: &Path, verilog: &Path, node: &[PortDecl]) -> Result
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let runner = dir.join("check_hw.tcl");
     std::fs::write(&runner, script).map_err(|e| e.to_string())?;
-    let out = weft_hdl::tools::run("tclsh", "apt-get install tcl", "tclsh", &[&runner.to_string_lossy()], &dir);
+    let out = weft_tools::run("tclsh", "apt-get install tcl", "tclsh", &[&runner.to_string_lossy()], &dir);
     let _ = std::fs::remove_file(&runner);
     out.map(|_| ()).map_err(|e| format!("{}: {e}", file.display()))
 }

@@ -14,8 +14,8 @@
 
 use std::path::Path;
 
-use weft_hdl::tools::ports::PortDecl;
 use weft_ip::regmap::Register;
+use weft_tools::ports::PortDecl;
 
 use super::config::SystemConfig;
 
@@ -223,7 +223,7 @@ pub fn check_package(tcl: &Path, top: &str, buses: &[String]) -> Result<(), Stri
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let runner = dir.join("check_package.tcl");
     std::fs::write(&runner, script).map_err(|e| e.to_string())?;
-    let out = weft_hdl::tools::run("tclsh", "apt-get install tcl", "tclsh", &[&runner.to_string_lossy()], &dir);
+    let out = weft_tools::run("tclsh", "apt-get install tcl", "tclsh", &[&runner.to_string_lossy()], &dir);
     let _ = std::fs::remove_file(&runner);
     out.map(|_| ()).map_err(|e| format!("{}: {e}", tcl.display()))
 }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::units::remap;
 use super::{Memory, Netlist, Op, Wire};
 
 /// One child design kept as a module instance.
@@ -146,7 +147,7 @@ impl Netlist {
                 continue;
             }
             let w = map[i];
-            self.nodes[w.0].op = remap(&node.op, &|x| map[x.0], memory_base);
+            self.nodes[w.0].op = remap(&node.op, &mut |x| map[x.0], &|m| memory_base + m);
         }
         for (i, target) in forwards {
             self.nodes[map[i].0].op = Op::Forward(Some(map[target.0]));
@@ -158,33 +159,5 @@ impl Netlist {
         }
         self.states.extend(child.states.iter().map(|s| super::StateEncoding { reg: map[s.reg.0], names: s.names.clone() }));
         Ok(child.outputs.iter().map(|o| (o.name.clone(), map[o.wire.0])).collect())
-    }
-}
-
-/// `op` with every operand wire passed through `r` and memories moved by `memory_base`.
-fn remap(op: &Op, r: &dyn Fn(Wire) -> Wire, memory_base: usize) -> Op {
-    let r = |x: &Wire| r(*x);
-    match op {
-        Op::Add(a, b) => Op::Add(r(a), r(b)),
-        Op::Sub(a, b) => Op::Sub(r(a), r(b)),
-        Op::Mul(a, b) => Op::Mul(r(a), r(b)),
-        Op::And(a, b) => Op::And(r(a), r(b)),
-        Op::Or(a, b) => Op::Or(r(a), r(b)),
-        Op::Xor(a, b) => Op::Xor(r(a), r(b)),
-        Op::Not(a) => Op::Not(r(a)),
-        Op::Shl(a, b) => Op::Shl(r(a), r(b)),
-        Op::Shr(a, b) => Op::Shr(r(a), r(b)),
-        Op::Eq(a, b) => Op::Eq(r(a), r(b)),
-        Op::Ult(a, b) => Op::Ult(r(a), r(b)),
-        Op::Slt(a, b) => Op::Slt(r(a), r(b)),
-        Op::Mux(s, a, b) => Op::Mux(r(s), r(a), r(b)),
-        Op::Concat(a, b) => Op::Concat(r(a), r(b)),
-        Op::Slice(a, lo) => Op::Slice(r(a), *lo),
-        Op::Lzc(a) => Op::Lzc(r(a)),
-        Op::Parity(a) => Op::Parity(r(a)),
-        Op::MemRead { mem, addr } => Op::MemRead { mem: memory_base + mem, addr: r(addr) },
-        Op::Reg { d, enable, reset } => Op::Reg { d: r(d), enable: enable.map(|e| r(&e)), reset: *reset },
-        Op::Forward(f) => Op::Forward(f.map(|x| r(&x))),
-        Op::Input(_) | Op::Const(_) | Op::InstanceOutput { .. } => unreachable!("not copied through remap"),
     }
 }

@@ -32,8 +32,9 @@ fn operands(op: &Op) -> Vec<Wire> {
     }
 }
 
-/// `op` with its operands passed through `r` (memories through `mem`).
-fn remap(op: &Op, r: &mut dyn FnMut(Wire) -> Wire, mem: &dyn Fn(usize) -> usize) -> Op {
+/// `op` with its operands passed through `r` (memories through `mem`); ports, constants and
+/// instance outputs are copied as they are.
+pub(super) fn remap(op: &Op, r: &mut dyn FnMut(Wire) -> Wire, mem: &dyn Fn(usize) -> usize) -> Op {
     let mut r = |x: &Wire| r(*x);
     match op {
         Op::Add(a, b) => Op::Add(r(a), r(b)),

@@ -262,10 +262,9 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "xor",
 ];
 
-/// `taken`: names already used in the module (ports, memories, instances).
-pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>) -> Plan {
-    let n = net.nodes.len();
-    let target: Vec<usize> = (0..n)
+/// Per node: the node it stands for, forwards followed.
+fn forward_targets(net: &Netlist) -> Vec<usize> {
+    (0..net.nodes.len())
         .map(|i| {
             let mut t = i;
             while let Op::Forward(Some(x)) = net.nodes[t].op {
@@ -273,7 +272,13 @@ pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>) -> Plan {
             }
             t
         })
-        .collect();
+        .collect()
+}
+
+/// `taken`: names already used in the module (ports, memories, instances).
+pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>) -> Plan {
+    let n = net.nodes.len();
+    let target = forward_targets(net);
     let live = live_nodes(net);
     let mut uses = vec![0usize; n];
     let mut indexed = vec![false; n];
@@ -366,15 +371,7 @@ pub(super) fn unique(base: &str, taken: &mut HashSet<String>) -> String {
 /// keeps its name.
 pub(crate) fn derived_names(net: &Netlist, wires: &[Wire]) -> Vec<String> {
     let n = net.nodes.len();
-    let target: Vec<usize> = (0..n)
-        .map(|i| {
-            let mut t = i;
-            while let Op::Forward(Some(x)) = net.nodes[t].op {
-                t = x.0;
-            }
-            t
-        })
-        .collect();
+    let target = forward_targets(net);
     let mut users: Vec<Vec<usize>> = vec![vec![]; n];
     for (i, node) in net.nodes.iter().enumerate() {
         let operands = match &node.op {

@@ -1,4 +1,4 @@
-//! Runners for the external tools of the check flow: Verilator (lint), Yosys (synthesis, with
+//! weft-tools: runners for the external tools of the check flow: Verilator (lint), Yosys (synthesis, with
 //! its statistics parsed), Icarus (compile). A missing tool is an error that says how to install
 //! it; a failing tool is an error that carries the tool's own message.
 
