@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
+use weft_hdl::export::{export_netlist, ModuleSpec};
 use weft_hdl::pipeline::{dsl, Stages as PipelineStages};
 pub use weft_ip::catalog::Shipped;
 use weft_sim::catalog::shipped;
@@ -66,7 +66,7 @@ pub fn user_kernel(path: &Path) -> Result<Shipped, String> {
     let spec = weft_ip::kernels::kernel_spec(&k, &schedule, &path.display().to_string());
     let for_verilog = k.clone();
     let verilog = move |spec: &ModuleSpec| {
-        let (net, _) = for_verilog.netlist(&PipelineStages::balanced(for_verilog.format)).map_err(ExportError)?;
+        let (net, _) = for_verilog.netlist(&PipelineStages::balanced(for_verilog.format))?;
         export_netlist(spec, &net)
     };
     Ok(Shipped::new(spec, verilog, move || crate::run::testbench(&k)))

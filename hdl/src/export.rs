@@ -32,6 +32,12 @@ pub struct ModuleSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExportError(pub String);
 
+impl From<crate::Error> for ExportError {
+    fn from(e: crate::Error) -> ExportError {
+        ExportError(e.to_string())
+    }
+}
+
 impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

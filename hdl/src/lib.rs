@@ -5,6 +5,7 @@
 
 pub use rust_hdl;
 
+mod error;
 pub mod export;
 pub mod fixed;
 pub mod float;
@@ -13,3 +14,5 @@ pub mod netlist;
 pub mod pipeline;
 pub mod stream;
 pub mod testbench;
+
+pub use error::Error;

@@ -5,6 +5,7 @@
 //! them; weft's testbenches instead step one circuit directly (`settle`, sample, `tick`), which is
 //! the same evaluation engine with exact control of what is sampled before each clock edge.
 
+use crate::Error;
 use rust_hdl::core::check_error::CheckError;
 use rust_hdl::prelude::*;
 
@@ -113,10 +114,10 @@ pub fn check_stream_block<B: Block, const W: usize, const K: usize, const U: usi
     ports: &StreamPorts<B, W, K, U>,
     stimulus: StreamStimulus,
     registered_ready: bool,
-) -> Result<StreamRun, String> {
+) -> Result<StreamRun, Error> {
     let seed = stimulus.seed;
-    let fail = |cycle: u64, what: String| format!("seed {seed}, cycle {cycle}: {what}");
-    let mut bench = Bench::new(uut, ports.clk).map_err(|e| format!("structural check: {e:?}"))?;
+    let fail = |cycle: u64, what: String| Error::Mismatch(format!("seed {seed}, cycle {cycle}: {what}"));
+    let mut bench = Bench::new(uut, ports.clk).map_err(|e| Error::Design(format!("structural check: {e:?}")))?;
     let mut rng = Rng::new(seed);
     (ports.rst)(&mut bench.uut).next = true;
     (ports.input)(&mut bench.uut).tvalid.next = false;
@@ -221,7 +222,7 @@ pub fn check_stream_transform<B: Block, const WI: usize, const KI: usize, const 
     valid_percent: u64,
     ready_percent: u64,
     seed: u64,
-) -> Result<StreamRun, String> {
+) -> Result<StreamRun, Error> {
     let judge = |i: usize, beat: &Beat| {
         let (data, last) = &expected[i];
         if *data == beat.data && *last == beat.last {
@@ -245,9 +246,9 @@ pub fn check_stream_outputs<B: Block, const WI: usize, const KI: usize, const WO
     valid_percent: u64,
     ready_percent: u64,
     seed: u64,
-) -> Result<StreamRun, String> {
-    let fail = |cycle: u64, what: String| format!("seed {seed}, cycle {cycle}: {what}");
-    let mut bench = Bench::new(uut, ports.clk).map_err(|e| format!("structural check: {e:?}"))?;
+) -> Result<StreamRun, Error> {
+    let fail = |cycle: u64, what: String| Error::Mismatch(format!("seed {seed}, cycle {cycle}: {what}"));
+    let mut bench = Bench::new(uut, ports.clk).map_err(|e| Error::Design(format!("structural check: {e:?}")))?;
     let mut rng = Rng::new(seed);
     (ports.rst)(&mut bench.uut).next = true;
     (ports.input)(&mut bench.uut).tvalid.next = false;

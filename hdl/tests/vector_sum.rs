@@ -94,7 +94,9 @@ fn the_accumulation_loop_needs_a_registered_adder() {
     let kernel = dsl::parse("kernel s\ninput a\noutput y = vsum(a)\n").unwrap();
     let mut stages = Stages::balanced(FloatFormat::BINARY32);
     stages.0.insert("add", 0);
-    let message = kernel.netlist(&stages).unwrap_err();
+    let error = kernel.netlist(&stages).unwrap_err();
+    assert!(matches!(error, weft_hdl::Error::Parameter(_)), "{error:?}");
+    let message = error.to_string();
     let max = FloatOperator::Add.max_stages(FloatFormat::BINARY32);
     assert!(message.contains(&format!("adder stages 0: allowed range 1..={max}")), "{message}");
 }

@@ -5,6 +5,7 @@
 //! A format is named like MATLAB's: `sfix32_En16` is signed, 32 bits, 16 of them fractional
 //! (raw value `r` means `r · 2⁻¹⁶`); `ufix8_En0` is an unsigned byte.
 
+use crate::Error;
 pub mod reference;
 
 use std::fmt;
@@ -27,15 +28,15 @@ pub struct FixedFormat {
 }
 
 impl FixedFormat {
-    pub fn new(signed: bool, width: usize, frac: usize) -> Result<FixedFormat, String> {
+    pub fn new(signed: bool, width: usize, frac: usize) -> Result<FixedFormat, Error> {
         if !(1..=MAX_WIDTH).contains(&width) {
-            return Err(format!("fixed-point width {width}: allowed range 1..={MAX_WIDTH}"));
+            return Err(Error::Parameter(format!("fixed-point width {width}: allowed range 1..={MAX_WIDTH}")));
         }
         if frac > width {
-            return Err(format!("fixed-point fraction bits {frac}: allowed range 0..={width} (the width)"));
+            return Err(Error::Parameter(format!("fixed-point fraction bits {frac}: allowed range 0..={width} (the width)")));
         }
         if signed && width < 2 {
-            return Err("signed fixed-point width 1: allowed range 2..=64 (a sign bit and a value bit)".into());
+            return Err(Error::Parameter("signed fixed-point width 1: allowed range 2..=64 (a sign bit and a value bit)".into()));
         }
         Ok(FixedFormat { signed, width, frac })
     }
@@ -139,7 +140,7 @@ pub const MAX_STAGES: usize = 2;
 
 impl FixedOperation {
     /// The exact result's fraction bits and width (with a sign bit, so always signed).
-    pub fn exact(&self) -> Result<(usize, usize), String> {
+    pub fn exact(&self) -> Result<(usize, usize), Error> {
         let (a, b) = (self.a, self.b);
         let sign = |f: FixedFormat| if f.signed { 0 } else { 1 };
         let (frac, width) = match self.op {
@@ -153,13 +154,13 @@ impl FixedOperation {
         // Rounding to more fraction bits than the exact result has shifts it up first.
         let needed = width + self.out.frac.saturating_sub(frac);
         if needed > MAX_EXACT {
-            return Err(format!("fixed-point {} of {a} and {b} into {}: the exact result needs {needed} bits, allowed range 1..={MAX_EXACT}", self.op.name(), self.out));
+            return Err(Error::Parameter(format!("fixed-point {} of {a} and {b} into {}: the exact result needs {needed} bits, allowed range 1..={MAX_EXACT}", self.op.name(), self.out)));
         }
         Ok((frac, width))
     }
 
     /// Builds the operation on `a` and `b` at their stage with `stages` registers (0..=2).
-    pub fn build(&self, net: &mut Netlist, stages: usize, a: Wire, b: Wire) -> Result<Wire, String> {
+    pub fn build(&self, net: &mut Netlist, stages: usize, a: Wire, b: Wire) -> Result<Wire, Error> {
         // The netlist moves into a design for the operation and back, its wires unchanged.
         let d = Design::new();
         *d.net() = std::mem::take(net);
@@ -169,14 +170,14 @@ impl FixedOperation {
     }
 
     /// [`FixedOperation::build`] in a [`Design`].
-    pub fn build_sig<'d>(&self, d: &'d Design, stages: usize, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, String> {
+    pub fn build_sig<'d>(&self, d: &'d Design, stages: usize, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, Error> {
         if stages > MAX_STAGES {
-            return Err(format!("fixed-point {} stages {stages}: allowed range 0..={MAX_STAGES}", self.op.name()));
+            return Err(Error::Parameter(format!("fixed-point {} stages {stages}: allowed range 0..={MAX_STAGES}", self.op.name())));
         }
         let (frac, width) = self.exact()?;
         for (name, f, x) in [("a", self.a, a), ("b", self.b, b)] {
             if x.width != f.width {
-                return Err(format!("fixed-point operand {name} is {} bits, its format {f} has {}", x.width, f.width));
+                return Err(Error::Operand(format!("fixed-point operand {name} is {} bits, its format {f} has {}", x.width, f.width)));
             }
         }
         d.net().start_after(&[a.wire, b.wire]);

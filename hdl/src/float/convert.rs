@@ -6,6 +6,7 @@ use super::FloatFormat;
 use crate::fixed::{FixedFormat, Rounding};
 use crate::netlist::{Cuts, Netlist, Wire};
 use crate::sig;
+use crate::Error;
 
 /// Register places of [`from_fixed`]: after the magnitude, and the two of the rounding stage.
 pub const FROM_FIXED_MAX_STAGES: usize = 3;
@@ -14,20 +15,20 @@ pub const TO_FIXED_MAX_STAGES: usize = 2;
 /// Register places of [`compare`]: after the magnitude comparisons.
 pub const COMPARE_MAX_STAGES: usize = 1;
 
-fn check_stages(what: &str, stages: usize, max: usize) -> Result<(), String> {
+fn check_stages(what: &str, stages: usize, max: usize) -> Result<(), Error> {
     if stages > max {
-        return Err(format!("{what} stages {stages}: allowed range 0..={max}"));
+        return Err(Error::Parameter(format!("{what} stages {stages}: allowed range 0..={max}")));
     }
     Ok(())
 }
 
 /// Fixed point (`fixed` format, raw value `r` meaning `r · 2^-frac`) to `format`, rounded to
 /// nearest even; values past the largest finite become infinity; zero is +0.
-pub fn from_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, stages: usize, x: Wire) -> Result<Wire, String> {
+pub fn from_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, stages: usize, x: Wire) -> Result<Wire, Error> {
     check_stages(&format!("{fixed} to {format} conversion"), stages, FROM_FIXED_MAX_STAGES)?;
     let w = fixed.width;
     if net.width(x) != w {
-        return Err(format!("conversion input is {} bits, its format {fixed} has {w}", net.width(x)));
+        return Err(Error::Operand(format!("conversion input is {} bits, its format {fixed} has {w}", net.width(x))));
     }
     net.start_after(&[x]);
     let mut cuts = Cuts::new(stages, &[1, 2, 0]);
@@ -54,10 +55,10 @@ pub fn from_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, st
 /// `format` to fixed point, rounded as `rounding` says (truncation is toward zero, like C's
 /// cast), saturating: values past the range clamp to its ends, infinities too, NaN gives 0 —
 /// the semantics of Rust's `as` casts from float to integer.
-pub fn to_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, rounding: Rounding, stages: usize, x: Wire) -> Result<Wire, String> {
+pub fn to_fixed(net: &mut Netlist, format: FloatFormat, fixed: FixedFormat, rounding: Rounding, stages: usize, x: Wire) -> Result<Wire, Error> {
     check_stages(&format!("{format} to {fixed} conversion"), stages, TO_FIXED_MAX_STAGES)?;
     if net.width(x) != format.width() {
-        return Err(format!("conversion input is {} bits, {format} has {}", net.width(x), format.width()));
+        return Err(Error::Operand(format!("conversion input is {} bits, {format} has {}", net.width(x), format.width())));
     }
     net.start_after(&[x]);
     let mut cuts = Cuts::new(stages, &[0, 1]);
@@ -117,7 +118,7 @@ pub const UNORDERED: u128 = 0b1000;
 
 /// IEEE-754 comparison of `a` and `b`: a 4-bit one-hot result `{unordered, greater, equal, less}`
 /// (`+0 = −0`; a NaN operand makes the pair unordered).
-pub fn compare(net: &mut Netlist, format: FloatFormat, stages: usize, a: Wire, b: Wire) -> Result<Wire, String> {
+pub fn compare(net: &mut Netlist, format: FloatFormat, stages: usize, a: Wire, b: Wire) -> Result<Wire, Error> {
     check_stages(&format!("{format} compare"), stages, COMPARE_MAX_STAGES)?;
     net.start_after(&[a, b]);
     let mut cuts = Cuts::new(stages, &[0]);

@@ -1,5 +1,6 @@
 //! Binary floating-point formats (IEEE-754 layout: sign, biased exponent, fraction).
 
+use crate::Error;
 use std::fmt;
 
 /// A binary interchange format with `exp` exponent bits and `man` fraction bits.
@@ -17,12 +18,12 @@ impl FloatFormat {
     /// Exponent bits weft supports: 2..=10. Fraction bits: 1..=24 — wide enough for binary32,
     /// and narrow enough that binary64 arithmetic is an exact-then-once-rounded reference for
     /// every operator (53 ≥ 2·(man+1)+2).
-    pub fn new(exp: usize, man: usize) -> Result<FloatFormat, String> {
+    pub fn new(exp: usize, man: usize) -> Result<FloatFormat, Error> {
         if !(2..=10).contains(&exp) {
-            return Err(format!("float exponent width {exp} outside the supported range 2..=10"));
+            return Err(Error::Parameter(format!("float exponent width {exp} outside the supported range 2..=10")));
         }
         if !(1..=24).contains(&man) {
-            return Err(format!("float fraction width {man} outside the supported range 1..=24"));
+            return Err(Error::Parameter(format!("float fraction width {man} outside the supported range 1..=24")));
         }
         Ok(FloatFormat { exp, man })
     }

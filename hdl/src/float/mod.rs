@@ -1,5 +1,6 @@
 //! Floating point: formats, the software reference, and the pipelined operator generators.
 
+use crate::Error;
 pub mod convert;
 mod format;
 pub mod ops;
@@ -13,7 +14,7 @@ use crate::netlist::{block::feed_forward, Netlist};
 
 /// A stream operator: `s_axis_tdata = {b, a}` (each `format.width()` bits, `a` at bit 0) →
 /// `m_axis_tdata = a op b`; single-operand operators read only `a`.
-pub fn operator_netlist(op: FloatOperator, format: FloatFormat, stages: usize) -> Result<Netlist, String> {
+pub fn operator_netlist(op: FloatOperator, format: FloatFormat, stages: usize) -> Result<Netlist, Error> {
     let w = format.width();
     let lanes: Vec<(usize, usize)> = (0..op.operands()).map(|i| (i * w, w)).collect();
     let mut error = None;

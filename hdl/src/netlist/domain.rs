@@ -10,6 +10,7 @@
 //! checked: a block documents which clock each port is synchronous to.
 
 use super::{Netlist, Op, Wire};
+use crate::Error;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Domain {
@@ -70,12 +71,12 @@ impl Netlist {
 
     /// Refuses a value that crosses domains outside a synchroniser or a crossing memory, naming
     /// the register (or memory) that samples it, the source, and both domains.
-    pub fn check_domains(&self) -> Result<(), String> {
+    pub fn check_domains(&self) -> Result<(), Error> {
         let flat = self.flatten();
         flat.check_flat_domains()
     }
 
-    pub(crate) fn check_flat_domains(&self) -> Result<(), String> {
+    pub(crate) fn check_flat_domains(&self) -> Result<(), Error> {
         if self.domains.len() == 1 {
             return Ok(());
         }
@@ -112,7 +113,12 @@ impl Netlist {
         };
         let refuse = |sink: String, domain: usize, w: Wire| {
             let other = (0..64).find(|d| *d != domain && from[w.0] >> d & 1 == 1).unwrap();
-            Err(format!("clock-domain crossing without a synchroniser: {sink} (domain `{}`) samples {} (domain `{}`)", self.domains[domain].name, source(w, domain), self.domains[other].name))
+            Err(Error::Design(format!(
+                "clock-domain crossing without a synchroniser: {sink} (domain `{}`) samples {} (domain `{}`)",
+                self.domains[domain].name,
+                source(w, domain),
+                self.domains[other].name
+            )))
         };
         for (i, node) in self.nodes.iter().enumerate() {
             if let Op::Reg { d, enable, .. } = &node.op {

@@ -11,6 +11,7 @@
 //! not exist is refused with the list of those that do, and an input left undefined is refused
 //! when the design is finished.
 
+use crate::Error;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -146,9 +147,9 @@ impl Design {
     }
 
     /// Joins `from` to `to`; a difference of shape is an error naming both ends.
-    pub fn connect<'d>(&'d self, from: &Source<'d>, to: &Sink<'d>) -> Result<(), String> {
+    pub fn connect<'d>(&'d self, from: &Source<'d>, to: &Sink<'d>) -> Result<(), Error> {
         let (a, b) = (&from.0, &to.0);
-        let fail = |what: String| Err(format!("connect `{}` → `{}`: {what}", a.name, b.name));
+        let fail = |what: String| Err(Error::Design(format!("connect `{}` → `{}`: {what}", a.name, b.name)));
         if a.shape.data != b.shape.data {
             return fail(format!("{}-bit data into {}-bit data", a.shape.data, b.shape.data));
         }

@@ -2,6 +2,7 @@
 //! valid flags and enables, the position in the vector and the flush flag, history registers,
 //! and the recurrences left open while the nodes are lowered.
 
+use crate::Error;
 use std::collections::HashMap;
 
 use crate::netlist::{Design, Sig, Wire};
@@ -90,7 +91,7 @@ impl<'d> Beats<'d> {
 
     /// Recurrence `node`: `target` (of `width` bits and lag `lag`, lowered later) `k` beats
     /// earlier — history registers on a wire at the target's stage, defined when it is built.
-    pub fn recurrence(&mut self, node: usize, target: usize, width: usize, lag: usize, k: i64, name: &str) -> Result<(Sig<'d>, usize), String> {
+    pub fn recurrence(&mut self, node: usize, target: usize, width: usize, lag: usize, k: i64, name: &str) -> Result<(Sig<'d>, usize), Error> {
         let stage = self.loop_stages.get(&node).copied().unwrap_or(0);
         self.d.net().set_stage(stage);
         let value = self.d.later(width);
@@ -101,7 +102,7 @@ impl<'d> Beats<'d> {
 
     /// Node `index` is built as `x`: defines the recurrences reading it, which must find it at
     /// the stage they were placed at (the loop has no pipeline registers).
-    pub fn close(&mut self, index: usize, x: Sig<'d>) -> Result<(), String> {
+    pub fn close(&mut self, index: usize, x: Sig<'d>) -> Result<(), Error> {
         let stage = self.d.net().stage_of(x.wire);
         for (node, value, target) in std::mem::take(&mut self.pending) {
             if target != index {
@@ -111,7 +112,7 @@ impl<'d> Beats<'d> {
             self.found.insert(node, stage);
             let placed = self.d.net().stage_of(value.wire);
             if self.loop_stages.contains_key(&node) && placed != stage {
-                return Err(format!("the recurrence on `{}` does not close in one cycle (stage {placed} to {stage})", self.base(value)));
+                return Err(Error::Design(format!("the recurrence on `{}` does not close in one cycle (stage {placed} to {stage})", self.base(value))));
             }
             value.define(x);
         }
@@ -144,7 +145,7 @@ impl<'d> Beats<'d> {
     }
 
     /// `x[k]` for `x` of lag `lag`: its signal and lag.
-    pub fn offset(&mut self, x: Sig<'d>, lag: usize, k: i64) -> Result<(Sig<'d>, usize), String> {
+    pub fn offset(&mut self, x: Sig<'d>, lag: usize, k: i64) -> Result<(Sig<'d>, usize), Error> {
         let stage = self.d.net().stage_of(x.wire);
         let pos = self.meta(self.pos, stage, lag);
         let reach = k.unsigned_abs() as u128;

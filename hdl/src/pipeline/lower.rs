@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::Error;
+
 use super::beats::Beats;
 use super::types::{fixed_operation, Cmp, Type};
 use super::{Kernel, Node, Stages, Value};
@@ -25,7 +27,7 @@ const FROM_FIXED_STAGES: usize = 2;
 
 /// Lowers the DAG onto `net` over the input lane wires (a kernel without offsets); returns the
 /// output wires, each filling its lane slot. The netlist moves into a design and back.
-pub(super) fn datapath(k: &Kernel, net: &mut Netlist, inputs: &[Wire], stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Vec<Wire>, String> {
+pub(super) fn datapath(k: &Kernel, net: &mut Netlist, inputs: &[Wire], stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Vec<Wire>, Error> {
     let d = Design::new();
     *d.net() = std::mem::take(net);
     let lanes: Vec<Sig> = inputs.iter().map(|w| d.sig(*w)).collect();
@@ -65,16 +67,16 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
 
     /// The output values with their lags, named after their lanes (`<name>_term` for the
     /// per-beat terms of a vector sum) and extended to the lane slot.
-    pub fn run(mut self, lanes: &[Sig<'d>]) -> Result<Vec<(Sig<'d>, usize)>, String> {
+    pub fn run(mut self, lanes: &[Sig<'d>]) -> Result<Vec<(Sig<'d>, usize)>, Error> {
         for (i, node) in self.k.nodes.iter().enumerate() {
             self.zero = self.in_loop[i];
             let v = match node {
                 Node::Prev(Some(target), k) => {
                     let name = self.k.names.get(target).cloned().unwrap_or_else(|| format!("v{}", target.0));
-                    let beats = self.beats.as_mut().ok_or("recurrences need the offsets wrapper")?;
+                    let beats = self.beats.as_mut().ok_or_else(|| Error::Design("recurrences need the offsets wrapper".into()))?;
                     beats.recurrence(i, target.0, self.k.types[i].width(), self.lags[target.0], *k, &name)?
                 }
-                Node::Prev(None, _) => return Err("a recurrence was never closed".into()),
+                Node::Prev(None, _) => return Err(Error::Operand("a recurrence was never closed".into())),
                 _ => self.node(node, self.k.types[i], lanes)?,
             };
             if let Some(beats) = &mut self.beats {
@@ -129,7 +131,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
         (sigs, lag)
     }
 
-    fn node(&mut self, node: &Node, ty: Type, lanes: &[Sig<'d>]) -> Result<(Sig<'d>, usize), String> {
+    fn node(&mut self, node: &Node, ty: Type, lanes: &[Sig<'d>]) -> Result<(Sig<'d>, usize), Error> {
         let d = self.d;
         let w = ty.width();
         let fixed_stages = self.stages_of("fixed", FIXED_STAGES);
@@ -197,7 +199,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
             }
             Node::Offset(a, k) => {
                 let (x, lag) = self.values[a.0];
-                let beats = self.beats.as_mut().ok_or("stream offsets need the offsets wrapper")?;
+                let beats = self.beats.as_mut().ok_or_else(|| Error::Design("stream offsets need the offsets wrapper".into()))?;
                 beats.offset(x, lag, *k)?
             }
             Node::Prev(..) => unreachable!("recurrences are lowered in run"),
@@ -217,7 +219,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
         })
     }
 
-    fn fixed(&mut self, op: FixedOp, f: FixedFormat, a: Sig<'d>, b: Sig<'d>, stages: usize) -> Result<Sig<'d>, String> {
+    fn fixed(&mut self, op: FixedOp, f: FixedFormat, a: Sig<'d>, b: Sig<'d>, stages: usize) -> Result<Sig<'d>, Error> {
         self.count(match op {
             FixedOp::Add => "fixed add",
             FixedOp::Sub => "fixed sub",
@@ -227,7 +229,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     }
 
     /// The comparison as a bool.
-    fn compare(&mut self, cmp: Cmp, ty: Type, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, String> {
+    fn compare(&mut self, cmp: Cmp, ty: Type, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, Error> {
         let (lt, eq, gt) = match ty {
             Type::Float(f) => {
                 let r = self.float_compare(f, a, b)?;
@@ -249,7 +251,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                     (a.lt(b), a.eq(b), b.lt(a))
                 }
             }
-            Type::Bool => return Err("comparison of bools".into()),
+            Type::Bool => return Err(Error::Operand("comparison of bools".into())),
         };
         Ok(match cmp {
             Cmp::Lt => lt,
@@ -262,7 +264,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
     }
 
     /// The 4-bit one-hot IEEE comparison, with the logic after it placed after it.
-    fn float_compare(&mut self, f: FloatFormat, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, String> {
+    fn float_compare(&mut self, f: FloatFormat, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, Error> {
         self.count("compare");
         let r = compare(&mut self.d.net(), f, self.stages_of("compare", COMPARE_STAGES), a.wire, b.wire)?;
         let r = self.d.sig(r);
@@ -272,7 +274,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
 
     /// Floats: NaN if either is NaN; of equal operands (±0) the one with the sign set for min,
     /// clear for max. Fixed point: by value.
-    fn min_max(&mut self, min: bool, ty: Type, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, String> {
+    fn min_max(&mut self, min: bool, ty: Type, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, Error> {
         match ty {
             Type::Float(f) => {
                 let r = self.float_compare(f, a, b)?;
@@ -289,11 +291,11 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                 let lt = if f.signed { a.slt(b) } else { a.lt(b) };
                 Ok(if min { lt.mux(a, b) } else { lt.mux(b, a) })
             }
-            Type::Bool => Err("min/max of bools".into()),
+            Type::Bool => Err(Error::Operand("min/max of bools".into())),
         }
     }
 
-    fn convert(&mut self, from: Type, to: Type, x: Sig<'d>) -> Result<Sig<'d>, String> {
+    fn convert(&mut self, from: Type, to: Type, x: Sig<'d>) -> Result<Sig<'d>, Error> {
         let d = self.d;
         let wire = match (from, to) {
             (Type::Float(f), Type::Fixed(x_f)) => {
@@ -310,7 +312,7 @@ impl<'k, 'd, 'b> Lowering<'k, 'd, 'b> {
                 let stages = self.stages_of("fixed", FIXED_STAGES);
                 return fixed_operation(FixedOp::Add, a, a, b).build_sig(d, stages, x, zero);
             }
-            _ => return Err(format!("conversion from {from} to {to} is not supported")),
+            _ => return Err(Error::Operand(format!("conversion from {from} to {to} is not supported"))),
         };
         Ok(d.sig(wire))
     }

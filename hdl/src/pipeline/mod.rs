@@ -13,6 +13,7 @@
 //! float format; a fixed-point lane narrower than its slot takes the slot's low bits, and a
 //! fixed-point or boolean output is sign- (signed) or zero-extended to fill its slot.
 
+use crate::Error;
 mod beats;
 pub mod dsl;
 mod lower;
@@ -154,22 +155,22 @@ impl Kernel {
         self.push(Node::Neg(a), ty)
     }
 
-    fn same(&self, what: &str, a: Value, b: Value) -> Result<Type, String> {
+    fn same(&self, what: &str, a: Value, b: Value) -> Result<Type, Error> {
         let (ta, tb) = (self.ty(a), self.ty(b));
         if ta != tb {
-            return Err(format!("type mismatch: {what} of {ta} and {tb} (convert one first)"));
+            return Err(Error::Operand(format!("type mismatch: {what} of {ta} and {tb} (convert one first)")));
         }
         Ok(ta)
     }
-    fn numeric(&self, what: &str, a: Value) -> Result<Type, String> {
+    fn numeric(&self, what: &str, a: Value) -> Result<Type, Error> {
         match self.ty(a) {
-            Type::Bool => Err(format!("{what} takes a float or fixed-point value, not a bool (a comparison's result)")),
+            Type::Bool => Err(Error::Operand(format!("{what} takes a float or fixed-point value, not a bool (a comparison's result)"))),
             t => Ok(t),
         }
     }
 
     /// `a op b`: a float operation on floats, the fixed-point one on fixed point.
-    pub fn arith(&mut self, op: FixedOp, a: Value, b: Value) -> Result<Value, String> {
+    pub fn arith(&mut self, op: FixedOp, a: Value, b: Value) -> Result<Value, Error> {
         let ty = self.same(&format!("`{}`", op.name()), a, b)?;
         match ty {
             Type::Float(_) => {
@@ -181,51 +182,51 @@ impl Kernel {
                 Ok(self.op(f, &[a, b]))
             }
             Type::Fixed(_) => Ok(self.push(Node::Fixed(op, a, b), ty)),
-            Type::Bool => Err(format!("`{}` takes float or fixed-point values, not bools", op.name())),
+            Type::Bool => Err(Error::Operand(format!("`{}` takes float or fixed-point values, not bools", op.name()))),
         }
     }
-    pub fn compare(&mut self, cmp: Cmp, a: Value, b: Value) -> Result<Value, String> {
+    pub fn compare(&mut self, cmp: Cmp, a: Value, b: Value) -> Result<Value, Error> {
         self.same(&format!("`{}`", cmp.symbol()), a, b)?;
         self.numeric(&format!("`{}`", cmp.symbol()), a)?;
         Ok(self.push(Node::Compare(cmp, a, b), Type::Bool))
     }
-    pub fn select(&mut self, c: Value, a: Value, b: Value) -> Result<Value, String> {
+    pub fn select(&mut self, c: Value, a: Value, b: Value) -> Result<Value, Error> {
         if self.ty(c) != Type::Bool {
-            return Err(format!("select's condition is a comparison (a bool), not {}", self.ty(c)));
+            return Err(Error::Operand(format!("select's condition is a comparison (a bool), not {}", self.ty(c))));
         }
         let ty = self.same("select", a, b)?;
         Ok(self.push(Node::Select(c, a, b), ty))
     }
-    pub fn min(&mut self, a: Value, b: Value) -> Result<Value, String> {
+    pub fn min(&mut self, a: Value, b: Value) -> Result<Value, Error> {
         let ty = self.same("min", a, b)?;
         self.numeric("min", a)?;
         Ok(self.push(Node::Min(a, b), ty))
     }
-    pub fn max(&mut self, a: Value, b: Value) -> Result<Value, String> {
+    pub fn max(&mut self, a: Value, b: Value) -> Result<Value, Error> {
         let ty = self.same("max", a, b)?;
         self.numeric("max", a)?;
         Ok(self.push(Node::Max(a, b), ty))
     }
-    pub fn abs(&mut self, a: Value) -> Result<Value, String> {
+    pub fn abs(&mut self, a: Value) -> Result<Value, Error> {
         let ty = self.numeric("abs", a)?;
         Ok(self.push(Node::Abs(a), ty))
     }
     /// `a` in type `to`: float to fixed (nearest even, saturating, NaN gives 0), fixed to float
     /// (nearest even), fixed to fixed (nearest even, saturating). The same type is `a` itself.
-    pub fn convert(&mut self, a: Value, to: Type) -> Result<Value, String> {
+    pub fn convert(&mut self, a: Value, to: Type) -> Result<Value, Error> {
         let from = self.ty(a);
         match (from, to) {
             _ if from == to => Ok(a),
             (Type::Float(_), Type::Fixed(_)) | (Type::Fixed(_), Type::Float(_)) | (Type::Fixed(_), Type::Fixed(_)) => Ok(self.push(Node::Convert(a), to)),
-            (Type::Float(_), Type::Float(_)) => Err(format!("conversion from {from} to {to}: between float formats is not supported (a kernel computes in its own float format)")),
-            _ => Err(format!("conversion from {from} to {to} is not supported (bools only feed select)")),
+            (Type::Float(_), Type::Float(_)) => Err(Error::Operand(format!("conversion from {from} to {to}: between float formats is not supported (a kernel computes in its own float format)"))),
+            _ => Err(Error::Operand(format!("conversion from {from} to {to} is not supported (bools only feed select)"))),
         }
     }
     /// The value of `a` `k` beats later (`k > 0`) or earlier (`k < 0`) in the same vector; zero
     /// (all bits clear) for beats outside it. `k` in `-MAX_OFFSET..=MAX_OFFSET`.
-    pub fn offset(&mut self, a: Value, k: i64) -> Result<Value, String> {
+    pub fn offset(&mut self, a: Value, k: i64) -> Result<Value, Error> {
         if !(-types::MAX_OFFSET..=types::MAX_OFFSET).contains(&k) {
-            return Err(format!("stream offset {k}: allowed range -{0}..={0} beats", types::MAX_OFFSET));
+            return Err(Error::Operand(format!("stream offset {k}: allowed range -{0}..={0} beats", types::MAX_OFFSET)));
         }
         if k == 0 {
             return Ok(a);
@@ -259,15 +260,15 @@ impl Kernel {
 
     /// Schedules the kernel into a stream netlist: lane i of `s_axis_tdata` is input i, lane j
     /// of `m_axis_tdata` is output j.
-    pub fn netlist(&self, stages: &Stages) -> Result<(Netlist, Schedule), String> {
+    pub fn netlist(&self, stages: &Stages) -> Result<(Netlist, Schedule), Error> {
         if self.inputs.is_empty() || self.outputs.is_empty() {
-            return Err(format!("kernel `{}` needs at least one input and one output", self.name));
+            return Err(Error::Operand(format!("kernel `{}` needs at least one input and one output", self.name)));
         }
         let w = self.format.width();
         for (i, name) in self.inputs.iter().enumerate() {
             let ty = self.input_type(i);
             if ty.width() > w {
-                return Err(format!("kernel `{}`: input `{name}` is {ty}, {} bits: a lane holds at most {w} (the kernel's {})", self.name, ty.width(), self.format));
+                return Err(Error::Operand(format!("kernel `{}`: input `{name}` is {ty}, {} bits: a lane holds at most {w} (the kernel's {})", self.name, ty.width(), self.format)));
             }
         }
         for (name, v) in &self.outputs {
@@ -277,7 +278,10 @@ impl Kernel {
                 _ => ty.width() <= w && !self.per_vector,
             };
             if !fits {
-                return Err(format!("kernel `{}`: output `{name}` is {ty}; outputs are {} or fixed point/bool of at most {w} bits (vector sums: {} only)", self.name, self.format, self.format));
+                return Err(Error::Operand(format!(
+                    "kernel `{}`: output `{name}` is {ty}; outputs are {} or fixed point/bool of at most {w} bits (vector sums: {} only)",
+                    self.name, self.format, self.format
+                )));
             }
         }
         let lanes: Vec<(usize, usize)> = (0..self.inputs.len()).map(|i| (i * w, self.input_type(i).width())).collect();
@@ -285,12 +289,12 @@ impl Kernel {
         let datapath = |net: &mut Netlist, inputs: &[_], operators: &mut BTreeMap<&'static str, usize>| lower::datapath(self, net, inputs, stages, operators);
         let net = if self.has_offsets() {
             if self.per_vector {
-                return Err(format!("kernel `{}`: stream offsets and vector sums do not combine", self.name));
+                return Err(Error::Operand(format!("kernel `{}`: stream offsets and vector sums do not combine", self.name)));
             }
-            offsets::netlist(self, stages, &mut operators).map_err(|e| format!("kernel `{}`: {e}", self.name))?
+            offsets::netlist(self, stages, &mut operators).map_err(|e| e.context(format_args!("kernel `{}`", self.name)))?
         } else if self.per_vector {
             let add_stages = stages.of(FloatOperator::Add);
-            let net = vector_sum::netlist(self.format, add_stages, &lanes, |net, inputs| datapath(net, inputs, &mut operators)).map_err(|e| format!("kernel `{}`: {e}", self.name))?;
+            let net = vector_sum::netlist(self.format, add_stages, &lanes, |net, inputs| datapath(net, inputs, &mut operators)).map_err(|e| e.context(format_args!("kernel `{}`", self.name)))?;
             // The accumulating adder and the window tree of every output.
             *operators.entry(FloatOperator::Add.name()).or_default() += self.outputs.len() * add_stages;
             net
@@ -304,7 +308,7 @@ impl Kernel {
                 }
             });
             if let Some(e) = error {
-                return Err(format!("kernel `{}`: {e}", self.name));
+                return Err(Error::Operand(format!("kernel `{}`: {e}", self.name)));
             }
             net
         };

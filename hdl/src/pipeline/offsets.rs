@@ -26,6 +26,7 @@
 //! vector have no output beat yet). A recurrence ([`super::recurrence`]) is a history read of
 //! a value built later, on a wire at the stage that value will have.
 
+use crate::Error;
 use std::collections::{BTreeMap, HashMap};
 
 use super::beats::Beats;
@@ -54,14 +55,14 @@ fn pos_bits(max: usize) -> usize {
 
 /// The stream netlist of a kernel with offsets (see the module doc). With recurrences, a first
 /// build finds the stage each loop closes at, and the second places the loops there.
-pub(super) fn netlist(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Netlist, String> {
+pub(super) fn netlist(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usize>) -> Result<Netlist, Error> {
     let loops = if k.nodes.iter().any(|n| matches!(n, Node::Prev(..))) { build(k, stages, &mut BTreeMap::new(), HashMap::new())?.1 } else { HashMap::new() };
     let (net, found) = build(k, stages, operators, loops.clone())?;
     debug_assert_eq!(found, loops);
     Ok(net)
 }
 
-fn build(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usize>, loop_stages: HashMap<usize, usize>) -> Result<(Netlist, HashMap<usize, usize>), String> {
+fn build(k: &Kernel, stages: &Stages, operators: &mut BTreeMap<&'static str, usize>, loop_stages: HashMap<usize, usize>) -> Result<(Netlist, HashMap<usize, usize>), Error> {
     let lookahead = k.lookahead();
     let reach = k.nodes.iter().filter_map(|n| if let Node::Offset(_, o) | Node::Prev(_, o) = n { Some(o.unsigned_abs() as usize) } else { None }).max().unwrap_or(0);
     let max_pos = lookahead.max(reach).max(1);

@@ -11,13 +11,14 @@
 //! ([`super::offsets`]), the loop's non-loop operands arriving there balanced as usual.
 
 use super::{Kernel, Node, Type, Value};
+use crate::Error;
 
 impl Kernel {
     /// A placeholder for a value of type `ty` defined later, read `k` beats earlier
     /// (1..=MAX_OFFSET); close it with [`Kernel::close_recurrence`].
-    pub fn recurrence(&mut self, ty: Type, k: i64) -> Result<Value, String> {
+    pub fn recurrence(&mut self, ty: Type, k: i64) -> Result<Value, Error> {
         if !(1..=super::types::MAX_OFFSET).contains(&k) {
-            return Err(format!("recurrence offset -{k}: a recurrence reads earlier beats, allowed -{}..=-1", super::types::MAX_OFFSET));
+            return Err(Error::Parameter(format!("recurrence offset -{k}: a recurrence reads earlier beats, allowed -{}..=-1", super::types::MAX_OFFSET)));
         }
         self.nodes.push(Node::Prev(None, k));
         self.types.push(ty);
@@ -25,17 +26,17 @@ impl Kernel {
     }
 
     /// Closes placeholder `prev` on `target`, the value it reads `k` beats earlier.
-    pub fn close_recurrence(&mut self, prev: Value, target: Value) -> Result<(), String> {
+    pub fn close_recurrence(&mut self, prev: Value, target: Value) -> Result<(), Error> {
         let Node::Prev(None, _) = self.nodes[prev.0] else { panic!("close_recurrence on a node that is not an open recurrence") };
         if self.ty(prev) != self.ty(target) {
-            return Err(format!("type mismatch: the recurrence is {}, its value {}", self.ty(prev), self.ty(target)));
+            return Err(Error::Operand(format!("type mismatch: the recurrence is {}, its value {}", self.ty(prev), self.ty(target))));
         }
         if let Node::Prev(slot, _) = &mut self.nodes[prev.0] {
             *slot = Some(target);
         }
         let lags = self.lags_fixpoint();
         if lags.iter().zip(self.lags_once(&lags)).any(|(a, b)| *a != b) {
-            return Err("a recurrence cannot look ahead: a future offset (`x[+k]`) lies inside its loop".into());
+            return Err(Error::Design("a recurrence cannot look ahead: a future offset (`x[+k]`) lies inside its loop".into()));
         }
         Ok(())
     }

@@ -16,6 +16,7 @@
 use crate::float::{FloatFormat, FloatOperator};
 use crate::netlist::{Design, Netlist, Sig, Wire};
 use crate::sig;
+use crate::Error;
 
 const ID_BITS: usize = 8;
 
@@ -23,10 +24,10 @@ const ID_BITS: usize = 8;
 /// computes the per-beat values from them; output `j` is the per-vector sum of value `j`, at
 /// `m_axis_tdata[j·w +: w]`, one output beat (with `tlast`) per vector. Adders have `add_stages`
 /// stages (at least 1: the accumulation loop needs a register).
-pub fn netlist(format: FloatFormat, add_stages: usize, lanes: &[(usize, usize)], beat: impl FnOnce(&mut Netlist, &[Wire]) -> Result<Vec<Wire>, String>) -> Result<Netlist, String> {
+pub fn netlist(format: FloatFormat, add_stages: usize, lanes: &[(usize, usize)], beat: impl FnOnce(&mut Netlist, &[Wire]) -> Result<Vec<Wire>, Error>) -> Result<Netlist, Error> {
     let max = FloatOperator::Add.max_stages(format);
     if !(1..=max).contains(&add_stages) {
-        return Err(format!("vector sum: adder stages {add_stages}: allowed range 1..={max} (the accumulation loop needs a register)"));
+        return Err(Error::Parameter(format!("vector sum: adder stages {add_stages}: allowed range 1..={max} (the accumulation loop needs a register)")));
     }
     let w = format.width();
     let d = Design::new();
@@ -40,7 +41,7 @@ pub fn netlist(format: FloatFormat, add_stages: usize, lanes: &[(usize, usize)],
     let values = beat(&mut d.net(), &inputs)?;
     let values: Vec<Sig> = values.iter().map(|v| d.sig(*v)).collect();
     if values.is_empty() {
-        return Err("vector sum: no per-beat values".into());
+        return Err(Error::Design("vector sum: no per-beat values".into()));
     }
 
     d.section("beat control travels to the stage t where all per-beat values are ready");
@@ -162,7 +163,7 @@ impl<'d> Pipe<'d> {
     }
 
     /// `a + b` in the floating-point format, starting when both are ready.
-    fn add(&self, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, String> {
+    fn add(&self, a: Sig<'d>, b: Sig<'d>) -> Result<Sig<'d>, Error> {
         let sum = FloatOperator::Add.build(&mut self.d.net(), self.format, self.add_stages, &[a.wire, b.wire])?;
         Ok(self.d.sig(sum))
     }

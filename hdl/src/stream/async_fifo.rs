@@ -1,5 +1,6 @@
 //! AXI4-Stream FIFO between two clock domains.
 
+use crate::Error;
 use rust_hdl::prelude::*;
 
 use super::{AxisMaster, AxisSlave, StreamWidths};
@@ -203,11 +204,11 @@ pub fn check_clock_crossing<const W: usize, const K: usize, const A: usize, cons
     valid_percent: u64,
     ready_percent: u64,
     seed: u64,
-) -> Result<CrossingRun, String> {
+) -> Result<CrossingRun, Error> {
     use crate::stream::Beat;
     use crate::testbench::Rng;
     use std::collections::VecDeque;
-    let fail = |what: String| format!("seed {seed}, clocks {s_period}:{m_period}: {what}");
+    let fail = |what: String| Error::Mismatch(format!("seed {seed}, clocks {s_period}:{m_period}: {what}"));
     let mut uut = AxisAsyncFifo::<W, K, 1, A, A1>::default();
     uut.connect_all();
     check_all(&uut).map_err(|e| fail(format!("structural check: {e:?}")))?;

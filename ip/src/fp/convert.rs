@@ -42,7 +42,7 @@ pub const CONVERSIONS: [Conversion; 3] = [
         operands: 2,
         stages: COMPARE_MAX_STAGES,
         max_stages: COMPARE_MAX_STAGES,
-        build: |net, x, stages| convert::compare(net, F32, stages, x[0], x[1]),
+        build: |net, x, stages| Ok(convert::compare(net, F32, stages, x[0], x[1])?),
         model: |a, b| {
             let flag = match f32::from_bits(a).partial_cmp(&f32::from_bits(b)) {
                 None => convert::UNORDERED,
@@ -59,7 +59,7 @@ pub const CONVERSIONS: [Conversion; 3] = [
         operands: 1,
         stages: FROM_FIXED_MAX_STAGES,
         max_stages: FROM_FIXED_MAX_STAGES,
-        build: |net, x, stages| convert::from_fixed(net, F32, I32, stages, x[0]),
+        build: |net, x, stages| Ok(convert::from_fixed(net, F32, I32, stages, x[0])?),
         model: |a, _| (a as i32 as f32).to_bits(),
     },
     Conversion {
@@ -68,7 +68,7 @@ pub const CONVERSIONS: [Conversion; 3] = [
         operands: 1,
         stages: TO_FIXED_MAX_STAGES,
         max_stages: TO_FIXED_MAX_STAGES,
-        build: |net, x, stages| convert::to_fixed(net, F32, I32, Rounding::Truncate, stages, x[0]),
+        build: |net, x, stages| Ok(convert::to_fixed(net, F32, I32, Rounding::Truncate, stages, x[0])?),
         model: |a, _| f32::from_bits(a) as i32 as u32,
     },
 ];

@@ -45,7 +45,7 @@ pub fn operator_verilog(op: FloatOperator, stages: usize) -> Result<String, Expo
 }
 
 fn verilog(op: FloatOperator, stages: usize, spec: &ModuleSpec) -> Result<String, ExportError> {
-    let net = operator_netlist(op, FloatFormat::BINARY32, stages).map_err(ExportError)?;
+    let net = operator_netlist(op, FloatFormat::BINARY32, stages)?;
     if op.operands() == 1 {
         export(spec, &mut Fp32Unary::new(net))
     } else {

@@ -8,6 +8,7 @@
 //! This file holds [`FloatOperator`] and its register places; each operator's datapath has its
 //! own file, and `common` the unpacking, rounding and bit helpers they share.
 
+use crate::Error;
 mod add;
 mod common;
 mod div;
@@ -85,10 +86,10 @@ impl FloatOperator {
     }
 
     /// Builds the operator on `operands` at their stage; returns the result wire.
-    pub fn build(self, net: &mut Netlist, format: FloatFormat, stages: usize, operands: &[Wire]) -> Result<Wire, String> {
+    pub fn build(self, net: &mut Netlist, format: FloatFormat, stages: usize, operands: &[Wire]) -> Result<Wire, Error> {
         let max = self.max_stages(format);
         if stages > max {
-            return Err(format!("{} stages for {format} {}: allowed range 0..={max}", stages, self.name()));
+            return Err(Error::Parameter(format!("{} stages for {format} {}: allowed range 0..={max}", stages, self.name())));
         }
         // The multiplier rounds a product of two subnormals to zero (see `mul`).
         if self == FloatOperator::Mul && (format.bias() as usize) < format.man + 2 {
@@ -96,10 +97,15 @@ impl FloatOperator {
                 0..=2 => "none: mul needs 3 or more exponent bits".to_string(),
                 bias => format!("1..={}", bias - 2),
             };
-            return Err(format!("{format} mul: exponent bias {} below fraction width + 2 = {}: allowed fraction widths with {} exponent bits: {allowed}", format.bias(), format.man + 2, format.exp));
+            return Err(Error::Parameter(format!(
+                "{format} mul: exponent bias {} below fraction width + 2 = {}: allowed fraction widths with {} exponent bits: {allowed}",
+                format.bias(),
+                format.man + 2,
+                format.exp
+            )));
         }
         if operands.len() != self.operands() {
-            return Err(format!("{format} {} takes {} operands, got {}", self.name(), self.operands(), operands.len()));
+            return Err(Error::Operand(format!("{format} {} takes {} operands, got {}", self.name(), self.operands(), operands.len())));
         }
         net.start_after(operands);
         let mut cuts = Cuts::new(stages, &self.priority(format));

@@ -7,6 +7,7 @@ use super::in_design;
 use crate::float::FloatFormat;
 use crate::netlist::{Cuts, Design, Netlist, Sig, Wire};
 use crate::sig;
+use crate::Error;
 
 /// Register places, most useful first: 1 after the shift, 0 after the exponent and the shift
 /// amount.
@@ -24,9 +25,9 @@ pub fn power_of_two(f: FloatFormat, c: u128) -> Option<(i64, bool)> {
 
 /// Builds `x · (±2^k)` (`negative` for the minus sign) at `x`'s stage with `stages` registers
 /// (0..=[`SCALE_MAX_STAGES`]); returns the result wire.
-pub fn scale(net: &mut Netlist, f: FloatFormat, stages: usize, x: Wire, k: i64, negative: bool) -> Result<Wire, String> {
+pub fn scale(net: &mut Netlist, f: FloatFormat, stages: usize, x: Wire, k: i64, negative: bool) -> Result<Wire, Error> {
     if stages > SCALE_MAX_STAGES {
-        return Err(format!("{stages} stages for {f} scale: allowed range 0..={SCALE_MAX_STAGES}"));
+        return Err(Error::Parameter(format!("{stages} stages for {f} scale: allowed range 0..={SCALE_MAX_STAGES}")));
     }
     net.start_after(&[x]);
     let mut cuts = Cuts::new(stages, &PRIORITY);

@@ -155,7 +155,7 @@ impl Lowering<'_> {
         }
     }
 
-    fn builder<T>(at: Pos, r: Result<T, String>) -> Result<T, DslError> {
+    fn builder<T>(at: Pos, r: Result<T, crate::Error>) -> Result<T, DslError> {
         r.map_err(|e| at.error(e))
     }
 
