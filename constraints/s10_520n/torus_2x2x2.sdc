@@ -20,28 +20,28 @@ derive_clock_uncertainty
 set_clock_groups -asynchronous -group [get_clocks {fabric_clk}] -group [get_clocks {xp_rx_clk}] -group [get_clocks {xn_rx_clk}] -group [get_clocks {yp_rx_clk}] -group [get_clocks {yn_rx_clk}] -group [get_clocks {zp_rx_clk}] -group [get_clocks {zn_rx_clk}] -group [get_clocks {kernel_clk}]
 
 # Link xp: the elastic buffer's write pointer, xp_rx_clk → fabric_clk.
-set_max_skew -from [get_registers {*link_xp|eb_wr_gray*}] -to [get_registers {*link_xp|eb_wr_gray_sync0*}] 4.000
-set_net_delay -max -from [get_registers {*link_xp|eb_wr_gray*}] -to [get_registers {*link_xp|eb_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*link_xp|elastic|eb_wr_gray*}] -to [get_registers {*link_xp|elastic|eb_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*link_xp|elastic|eb_wr_gray*}] -to [get_registers {*link_xp|elastic|eb_wr_gray_sync0*}] 4.000
 
 # Link xn: the elastic buffer's write pointer, xn_rx_clk → fabric_clk.
-set_max_skew -from [get_registers {*link_xn|eb_wr_gray*}] -to [get_registers {*link_xn|eb_wr_gray_sync0*}] 4.000
-set_net_delay -max -from [get_registers {*link_xn|eb_wr_gray*}] -to [get_registers {*link_xn|eb_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*link_xn|elastic|eb_wr_gray*}] -to [get_registers {*link_xn|elastic|eb_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*link_xn|elastic|eb_wr_gray*}] -to [get_registers {*link_xn|elastic|eb_wr_gray_sync0*}] 4.000
 
 # Link yp: the elastic buffer's write pointer, yp_rx_clk → fabric_clk.
-set_max_skew -from [get_registers {*link_yp|eb_wr_gray*}] -to [get_registers {*link_yp|eb_wr_gray_sync0*}] 4.000
-set_net_delay -max -from [get_registers {*link_yp|eb_wr_gray*}] -to [get_registers {*link_yp|eb_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*link_yp|elastic|eb_wr_gray*}] -to [get_registers {*link_yp|elastic|eb_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*link_yp|elastic|eb_wr_gray*}] -to [get_registers {*link_yp|elastic|eb_wr_gray_sync0*}] 4.000
 
 # Link yn: the elastic buffer's write pointer, yn_rx_clk → fabric_clk.
-set_max_skew -from [get_registers {*link_yn|eb_wr_gray*}] -to [get_registers {*link_yn|eb_wr_gray_sync0*}] 4.000
-set_net_delay -max -from [get_registers {*link_yn|eb_wr_gray*}] -to [get_registers {*link_yn|eb_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*link_yn|elastic|eb_wr_gray*}] -to [get_registers {*link_yn|elastic|eb_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*link_yn|elastic|eb_wr_gray*}] -to [get_registers {*link_yn|elastic|eb_wr_gray_sync0*}] 4.000
 
 # Link zp: the elastic buffer's write pointer, zp_rx_clk → fabric_clk.
-set_max_skew -from [get_registers {*link_zp|eb_wr_gray*}] -to [get_registers {*link_zp|eb_wr_gray_sync0*}] 4.000
-set_net_delay -max -from [get_registers {*link_zp|eb_wr_gray*}] -to [get_registers {*link_zp|eb_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*link_zp|elastic|eb_wr_gray*}] -to [get_registers {*link_zp|elastic|eb_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*link_zp|elastic|eb_wr_gray*}] -to [get_registers {*link_zp|elastic|eb_wr_gray_sync0*}] 4.000
 
 # Link zn: the elastic buffer's write pointer, zn_rx_clk → fabric_clk.
-set_max_skew -from [get_registers {*link_zn|eb_wr_gray*}] -to [get_registers {*link_zn|eb_wr_gray_sync0*}] 4.000
-set_net_delay -max -from [get_registers {*link_zn|eb_wr_gray*}] -to [get_registers {*link_zn|eb_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*link_zn|elastic|eb_wr_gray*}] -to [get_registers {*link_zn|elastic|eb_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*link_zn|elastic|eb_wr_gray*}] -to [get_registers {*link_zn|elastic|eb_wr_gray_sync0*}] 4.000
 
 # IntraNode port 0 kernel → fabric: cdc_p0_in (write pointer one way, read pointer back).
 set_max_skew -from [get_registers {*cdc_p0_in|write_gray|*}] -to [get_registers {*cdc_p0_in|write_gray_sync1|*}] 4.000

@@ -17,16 +17,16 @@ create_clock -name kernel_clk -period 3.333 [get_ports kernel_clk]
 set_clock_groups -asynchronous -group [get_clocks fabric_clk] -group [get_clocks xp_rx_clk] -group [get_clocks xn_rx_clk] -group [get_clocks yp_rx_clk] -group [get_clocks yn_rx_clk] -group [get_clocks kernel_clk]
 
 # Link xp: the elastic buffer's write pointer, xp_rx_clk → fabric_clk.
-set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_xp/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_xp/eb_wr_gray_sync0_reg*}] 3.333
+set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_xp/elastic/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_xp/elastic/eb_wr_gray_sync0_reg*}] 3.333
 
 # Link xn: the elastic buffer's write pointer, xn_rx_clk → fabric_clk.
-set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_xn/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_xn/eb_wr_gray_sync0_reg*}] 3.333
+set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_xn/elastic/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_xn/elastic/eb_wr_gray_sync0_reg*}] 3.333
 
 # Link yp: the elastic buffer's write pointer, yp_rx_clk → fabric_clk.
-set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_yp/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_yp/eb_wr_gray_sync0_reg*}] 3.333
+set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_yp/elastic/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_yp/elastic/eb_wr_gray_sync0_reg*}] 3.333
 
 # Link yn: the elastic buffer's write pointer, yn_rx_clk → fabric_clk.
-set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_yn/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_yn/eb_wr_gray_sync0_reg*}] 3.333
+set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_yn/elastic/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_yn/elastic/eb_wr_gray_sync0_reg*}] 3.333
 
 # IntraNode port 0 kernel → fabric: cdc_p0_in (write pointer one way, read pointer back).
 set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/write_gray_sync1/*}]

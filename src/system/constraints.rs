@@ -71,7 +71,7 @@ pub fn constraints(config: &SystemConfig) -> (String, String) {
     };
     for e in &endpoints {
         t.push_str(&format!("\n# Link {e}: the elastic buffer's write pointer, {e}_rx_clk → fabric_clk.\n"));
-        bound(&mut t, regs(&format!("link_{e}/eb_wr_gray")), regs(&format!("link_{e}/eb_wr_gray_sync0")));
+        bound(&mut t, regs(&format!("link_{e}/elastic/eb_wr_gray")), regs(&format!("link_{e}/elastic/eb_wr_gray_sync0")));
     }
     for p in config.ports.iter().filter(|p| p.clock == PortClock::Kernel) {
         for (fifo, dir) in [("in", "kernel → fabric"), ("out", "fabric → kernel")] {
