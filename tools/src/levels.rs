@@ -5,6 +5,7 @@
 //! Intel ALMs an ALUT counts one level and an arithmetic ALUT (LUT and carry in one cell) none,
 //! like a CARRY4.
 
+use crate::ToolError;
 use std::collections::HashMap;
 
 /// Weight of a combinational cell type, or `None` for a cell that starts and ends paths.
@@ -19,7 +20,11 @@ fn weight(cell_type: &str) -> Option<u64> {
 }
 
 /// The LUT levels of module `top` in a Yosys `write_json` netlist.
-pub fn lut_levels(json: &str, top: &str) -> Result<u64, String> {
+pub fn lut_levels(json: &str, top: &str) -> Result<u64, ToolError> {
+    levels_of(json, top).map_err(crate::unreadable("the Yosys JSON netlist"))
+}
+
+fn levels_of(json: &str, top: &str) -> Result<u64, String> {
     Ok(deepest_path(json, top)?.0)
 }
 

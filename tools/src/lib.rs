@@ -24,6 +24,21 @@ pub enum ToolError {
     Missing { tool: &'static str, install: &'static str },
     /// The program ran and reported a problem.
     Failed { tool: &'static str, message: String },
+    /// A report or file could not be read (`what`: the Yosys log, the nextpnr report, the
+    /// ports of a Verilog module, …).
+    Unreadable { what: &'static str, message: String },
+}
+
+/// Callers that report errors as text take the message.
+impl From<ToolError> for String {
+    fn from(e: ToolError) -> String {
+        e.to_string()
+    }
+}
+
+/// Wraps a reader's message as [`ToolError::Unreadable`].
+fn unreadable(what: &'static str) -> impl Fn(String) -> ToolError {
+    move |message| ToolError::Unreadable { what, message }
 }
 
 impl fmt::Display for ToolError {
@@ -33,6 +48,7 @@ impl fmt::Display for ToolError {
                 write!(f, "`{tool}` is not installed or not on PATH; install it with `{install}`")
             }
             ToolError::Failed { tool, message } => write!(f, "{tool} failed:\n{message}"),
+            ToolError::Unreadable { what, message } => write!(f, "{what}: {message}"),
         }
     }
 }

@@ -45,7 +45,11 @@ pub struct TimingReport {
 }
 
 /// The harness around module `top` (whose ports are read from `text`), as module `weft_ooc`.
-pub fn ooc_harness(text: &str, top: &str) -> Result<String, String> {
+pub fn ooc_harness(text: &str, top: &str) -> Result<String, ToolError> {
+    harness_text(text, top).map_err(crate::unreadable("the ports of the module to time"))
+}
+
+fn harness_text(text: &str, top: &str) -> Result<String, String> {
     let all = ports(text, top)?;
     let clock = |n: &str| n == "clk" || n.ends_with("_clk");
     let inputs: Vec<_> = all.iter().filter(|p| p.input && !clock(&p.name)).collect();
@@ -86,7 +90,7 @@ pub fn ooc_harness(text: &str, top: &str) -> Result<String, String> {
 /// nextpnr's timing report. A module that does not fit the device is an error saying so.
 pub fn place_and_route(file: &Path, top: &str) -> Result<TimingReport, ToolError> {
     let text = std::fs::read_to_string(file).map_err(|e| ToolError::Failed { tool: "nextpnr-ecp5", message: format!("{}: {e}", file.display()) })?;
-    let harness = ooc_harness(&text, top).map_err(|message| ToolError::Failed { tool: "nextpnr-ecp5", message })?;
+    let harness = ooc_harness(&text, top)?;
     let dir = std::env::temp_dir().join(format!("weft-pnr-{top}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| ToolError::Failed { tool: "nextpnr-ecp5", message: e.to_string() })?;
     std::fs::write(dir.join("ooc.v"), harness).map_err(|e| ToolError::Failed { tool: "nextpnr-ecp5", message: e.to_string() })?;
@@ -103,14 +107,18 @@ pub fn place_and_route(file: &Path, top: &str) -> Result<TimingReport, ToolError
     }
     result?;
     let report = std::fs::read_to_string(dir.join("report.json")).map_err(|e| ToolError::Failed { tool: "nextpnr-ecp5", message: e.to_string() })?;
-    let timing = parse_report(&report).map_err(|message| ToolError::Failed { tool: "nextpnr-ecp5", message })?;
+    let timing = parse_report(&report)?;
     std::fs::remove_dir_all(&dir).ok();
     Ok(timing)
 }
 
 /// Reads nextpnr's JSON report: the achieved frequency of the (one) clock and the first
 /// critical path.
-pub fn parse_report(json: &str) -> Result<TimingReport, String> {
+pub fn parse_report(json: &str) -> Result<TimingReport, ToolError> {
+    report_of(json).map_err(crate::unreadable("the nextpnr report"))
+}
+
+fn report_of(json: &str) -> Result<TimingReport, String> {
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("nextpnr report: {e}"))?;
     let fmax = v["fmax"].as_object().and_then(|m| m.values().next()).and_then(|c| c["achieved"].as_f64()).ok_or("nextpnr report has no fmax")?;
     let path = v["critical_paths"][0]["path"].as_array().ok_or("nextpnr report has no critical path")?;

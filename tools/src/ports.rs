@@ -2,6 +2,7 @@
 //! module and the instance paths below it. The simulation top is wired from these, and the
 //! constraint check holds the constraint files against them.
 
+use crate::ToolError;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,7 +33,11 @@ fn modules(text: &str) -> BTreeMap<String, Vec<&str>> {
 }
 
 /// The ports of `module` in `text`, in declaration order.
-pub fn ports(text: &str, module: &str) -> Result<Vec<PortDecl>, String> {
+pub fn ports(text: &str, module: &str) -> Result<Vec<PortDecl>, ToolError> {
+    declared_ports(text, module).map_err(crate::unreadable("the ports of a Verilog module"))
+}
+
+fn declared_ports(text: &str, module: &str) -> Result<Vec<PortDecl>, String> {
     let all = modules(text);
     let body = all.get(module).ok_or_else(|| format!("module `{module}` is not in the file"))?;
     let mut out = vec![];

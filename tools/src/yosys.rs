@@ -97,7 +97,7 @@ pub fn yosys_synth_for(file: &Path, top: &str, family: Family) -> Result<SynthRe
     );
     let output = run("yosys", "apt-get install yosys", "yosys", &["-p", &script], dir)?;
     let log = String::from_utf8_lossy(&output.stdout);
-    let mut report = parse_synth_log(&log, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
+    let mut report = parse_synth_log(&log, top)?;
     report.family = family.name().into();
     let json = std::fs::read_to_string(&json_name).map_err(|e| ToolError::Failed { tool: "yosys", message: e.to_string() })?;
     std::fs::remove_file(&json_name).ok();
@@ -130,7 +130,11 @@ fn version(input: &str) -> IResult<&str, &str> {
 }
 
 /// Parses the statistics of module `top` (the last `stat` block for it) and the `ltp` result.
-pub fn parse_synth_log(log: &str, top: &str) -> Result<SynthReport, String> {
+pub fn parse_synth_log(log: &str, top: &str) -> Result<SynthReport, ToolError> {
+    synth_log_report(log, top).map_err(crate::unreadable("the Yosys log"))
+}
+
+fn synth_log_report(log: &str, top: &str) -> Result<SynthReport, String> {
     let mut cells = BTreeMap::new();
     let mut in_top = false;
     let mut depth = None;
