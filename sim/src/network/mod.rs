@@ -452,8 +452,7 @@ impl<D: Device> Torus<D> {
 
     /// Moves every link's flits and credits from one router to the next (built-in simulator).
     fn wire_links(&mut self) {
-        // A flit's data may be assembled from registers by logic (a wide tdata from its words):
-        // outputs are read settled.
+        // Outputs are read settled: a wide tdata is assembled from its words by logic.
         for d in self.devices.iter_mut() {
             d.settle();
         }
