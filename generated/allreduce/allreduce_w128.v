@@ -90,9 +90,9 @@ module allreduce_w128(
     input wire [21:0] dst_a;
     input wire [21:0] dst_b;
     // outputs: status and counters
-    output wire [31:0] contributions;
-    output wire [31:0] mismatches;
-    output wire [31:0] results;
+    output reg [31:0] contributions;
+    output reg [31:0] mismatches;
+    output reg [31:0] results;
 
 // verilator lint_off UNUSEDSIGNAL
 wire use_a;
@@ -110,7 +110,6 @@ reg b_in_packet;
 reg [13:0] b_length;
 wire b_head;
 wire b_in_packet_and;
-reg [31:0] contributions_2;
 wire join_b_sel;
 wire join_b;
 // join: one beat of each input in use, into 4 lanes of (a + h) + b (12 cycles)
@@ -137,9 +136,7 @@ wire join_take;
 wire join_take_and;
 wire use_a_and;
 wire join_fire;
-reg [31:0] mismatches_2;
-wire [127:0] s_axis_b_tdata_cat;
-wire [319:0] s_axis_host_tdata_cat;
+wire [383:0] s_axis_host_tdata_cat;
 wire adders_m_axis_tvalid_and;
 wire adders_m_axis_tvalid_and_2;
 // the root's sum is the result; elsewhere it is a partial for dst_a
@@ -172,7 +169,6 @@ reg a_out_out_last;
 wire [127:0] dst_a_cat;
 wire [127:0] dst_a_cat_2;
 wire [127:0] dst_a_cat_3;
-wire [127:0] dst_a_or_2;
 wire [127:0] dst_a_cat_4;
 wire [127:0] dst_a_cat_5;
 wire [127:0] header;
@@ -193,7 +189,6 @@ reg b_out_out_last;
 wire [127:0] dst_b_cat;
 wire [127:0] dst_b_cat_2;
 wire [127:0] dst_b_cat_3;
-wire [127:0] dst_b_or_2;
 wire [127:0] dst_b_cat_4;
 wire [127:0] dst_b_cat_5;
 wire [127:0] header_2;
@@ -215,7 +210,6 @@ reg host_out_out_last;
 wire [127:0] lengths_head0_cat_4;
 wire [127:0] lengths_head0_cat_5;
 wire [127:0] lengths_head0_cat_6;
-wire [127:0] for_header_or;
 wire [127:0] lengths_head0_cat_7;
 wire [127:0] lengths_head0_cat_8;
 wire [127:0] header_3;
@@ -226,7 +220,6 @@ wire load_3;
 wire send_header_3;
 wire send_beat_3;
 wire free_and_3;
-reg [31:0] results_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [13:0] lengths_mem0 [0:15];
 wire [127:0] adders_m_axis_tdata;
@@ -246,7 +239,7 @@ assign host_in_packet_and = host_in_packet & s_axis_host_tvalid;
 assign a_head = (~a_in_packet) & s_axis_a_tvalid;
 assign b_head = (~b_in_packet) & s_axis_b_tvalid;
 assign b_in_packet_and = b_in_packet & s_axis_b_tvalid;
-assign join_b_sel = root ? (((join_b & join_take) & host_in_packet_and) & a_in_packet_or) : result_all_took;
+assign join_b_sel = root ? (join_b & join_take & host_in_packet_and & a_in_packet_or) : result_all_took;
 assign join_b = root & use_b;
 
 // ---- join: one beat of each input in use, into 4 lanes of (a + h) + b (12 cycles) ----
@@ -255,20 +248,25 @@ assign host_head_and = host_head & (~(packet_length == 14'h0));
 assign lengths_wr_eq = lengths_wr == lengths_rd;
 assign lengths_second_valid_and = lengths_second_valid & (~adders_m_axis_tvalid_and_2);
 assign lengths_valid_or = (lengths_valid & (~adders_m_axis_tvalid_and_2)) | (lengths_second_valid & adders_m_axis_tvalid_and_2);
-assign host_head_and_2 = ((host_head_and & lengths_wr_eq) & (~lengths_second_valid_and)) & (~(lengths_landed & lengths_valid_or));
+assign host_head_and_2 = host_head_and & lengths_wr_eq & (~lengths_second_valid_and) & (~(lengths_landed & lengths_valid_or));
 assign host_head_or = host_head_and_2 | lengths_landed;
 assign lengths_landed_and = lengths_landed & host_head_and_2;
-assign lengths_wr_and = (~lengths_wr_eq) & (~((lengths_second_valid_and | (lengths_valid_or & host_head_or)) | lengths_landed_and));
+assign lengths_wr_and = (~lengths_wr_eq) &
+    (~(lengths_second_valid_and | (lengths_valid_or & host_head_or) | lengths_landed_and));
 assign a_in_packet_or = (a_in_packet & s_axis_a_tvalid) | (~use_a);
 assign b_in_packet_or = (b_in_packet_and & root) | (~join_b);
 assign join_take = adders_s_axis_tready & ((lengths_wr - lengths_rd) < 5'h10);
-assign join_take_and = (join_take & a_in_packet_or) & b_in_packet_or;
-assign use_a_and = ((use_a & join_take) & host_in_packet_and) & b_in_packet_or;
-assign join_fire = ((join_take & host_in_packet_and) & a_in_packet_or) & b_in_packet_or;
-assign s_axis_b_tdata_cat = {({({(join_b ? s_axis_b_tdata[127:96] : 32'h80000000), (join_b ? s_axis_b_tdata[95:64] : 32'h80000000)}), (join_b ? s_axis_b_tdata[63:32] : 32'h80000000)}), (join_b ? s_axis_b_tdata[31:0] : 32'h80000000)};
-assign s_axis_host_tdata_cat = {({({({({({s_axis_b_tdata_cat, s_axis_host_tdata[127:96]}), s_axis_host_tdata[95:64]}), s_axis_host_tdata[63:32]}), s_axis_host_tdata[31:0]}), (use_a ? s_axis_a_tdata[127:96] : 32'h80000000)}), (use_a ? s_axis_a_tdata[95:64] : 32'h80000000)};
+assign join_take_and = join_take & a_in_packet_or & b_in_packet_or;
+assign use_a_and = use_a & join_take & host_in_packet_and & b_in_packet_or;
+assign join_fire = join_take & host_in_packet_and & a_in_packet_or & b_in_packet_or;
+assign s_axis_host_tdata_cat = {(join_b ? s_axis_b_tdata[127:96] : 32'h80000000), (join_b ? s_axis_b_tdata[95:64] : 32'h80000000),
+    (join_b ? s_axis_b_tdata[63:32] : 32'h80000000), (join_b ? s_axis_b_tdata[31:0] : 32'h80000000),
+    s_axis_host_tdata[127:96], s_axis_host_tdata[95:64], s_axis_host_tdata[63:32],
+    s_axis_host_tdata[31:0], (use_a ? s_axis_a_tdata[127:96] : 32'h80000000),
+    (use_a ? s_axis_a_tdata[95:64] : 32'h80000000), (use_a ? s_axis_a_tdata[63:32] : 32'h80000000),
+    (use_a ? s_axis_a_tdata[31:0] : 32'h80000000)};
 assign adders_m_axis_tvalid_and = adders_m_axis_tvalid & lengths_valid;
-assign adders_m_axis_tvalid_and_2 = (adders_m_axis_tvalid_and & result_all_took_sel) & adders_m_axis_tlast;
+assign adders_m_axis_tvalid_and_2 = adders_m_axis_tvalid_and & result_all_took_sel & adders_m_axis_tlast;
 
 // ---- the root's sum is the result; elsewhere it is a partial for dst_a ----
 assign result_all_took_sel = root ? result_all_took : free_and;
@@ -278,8 +276,8 @@ assign lengths_head0_sel = root ? lengths_head0 : b_length;
 assign adders_m_axis_tvalid_sel = root ? (adders_m_axis_tvalid_and & root) : (b_in_packet_and & (~root));
 assign result_took0_not = ~result_took0;
 assign fwd_b_and = fwd_b & (~result_took1);
-assign root_and = (root & fwd_a) & (~result_took2);
-assign result_all_took = ((result_took0 | free_and_3) & ((~fwd_b_and) | free_and_2)) & ((~root_and) | free_and);
+assign root_and = root & fwd_a & (~result_took2);
+assign result_all_took = (result_took0 | free_and_3) & ((~fwd_b_and) | free_and_2) & ((~root_and) | free_and);
 assign adders_m_axis_tvalid_and_3 = adders_m_axis_tvalid_sel & result_all_took;
 assign adders_m_axis_tvalid_and_4 = adders_m_axis_tvalid_sel & result_took0_not;
 assign adders_m_axis_tvalid_and_5 = adders_m_axis_tvalid_sel & fwd_b_and;
@@ -289,16 +287,16 @@ assign adders_m_axis_tvalid_sel_2 = root ? (adders_m_axis_tvalid_sel & root_and)
 // ---- headers: destination, tag, the packet's length ----
 assign cat = {36'h0, (root ? 16'ha11e : 16'ha11d)};
 assign lengths_head0_cat = {38'h0, (root ? lengths_head0_sel : lengths_head0)};
-assign dst_a_or = (({30'h0, dst_a}) | ({cat[29:0], 22'h0})) | ({lengths_head0_cat[13:0], 38'h0});
+assign dst_a_or = ({30'h0, dst_a}) | ({cat[29:0], 22'h0}) | ({lengths_head0_cat[13:0], 38'h0});
 
 // ---- header: the side-band fields at their places in the packet header ----
 assign dst_a_cat = {122'h0, dst_a_or[11:6]};
 assign dst_a_cat_2 = {122'h0, dst_a_or[17:12]};
 assign dst_a_cat_3 = {124'h0, dst_a_or[21:18]};
-assign dst_a_or_2 = ((({122'h0, dst_a_or[5:0]}) | ({dst_a_cat[121:0], 6'h0})) | ({dst_a_cat_2[115:0], 12'h0})) | ({dst_a_cat_3[109:0], 18'h0});
 assign dst_a_cat_4 = {112'h0, dst_a_or[37:22]};
 assign dst_a_cat_5 = {114'h0, dst_a_or[51:38]};
-assign header = (dst_a_or_2 | ({dst_a_cat_4[69:0], 58'h0})) | ({dst_a_cat_5[83:0], 44'h0});
+assign header = ({122'h0, dst_a_or[5:0]}) | ({dst_a_cat[121:0], 6'h0}) | ({dst_a_cat_2[115:0], 12'h0}) |
+    ({dst_a_cat_3[109:0], 18'h0}) | ({dst_a_cat_4[69:0], 58'h0}) | ({dst_a_cat_5[83:0], 44'h0});
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
 assign free = (~a_out_out_valid) | m_axis_a_tready;
@@ -308,16 +306,16 @@ assign send_header = load & head_now;
 assign send_beat = load & (~head_now);
 assign free_and = free & a_out_in_frame;
 assign lengths_head0_cat_2 = {38'h0, lengths_head0_sel};
-assign dst_b_or = (({30'h0, dst_b}) | 52'h2847800000) | ({lengths_head0_cat_2[13:0], 38'h0});
+assign dst_b_or = ({30'h0, dst_b}) | 52'h2847800000 | ({lengths_head0_cat_2[13:0], 38'h0});
 
 // ---- header: the side-band fields at their places in the packet header ----
 assign dst_b_cat = {122'h0, dst_b_or[11:6]};
 assign dst_b_cat_2 = {122'h0, dst_b_or[17:12]};
 assign dst_b_cat_3 = {124'h0, dst_b_or[21:18]};
-assign dst_b_or_2 = ((({122'h0, dst_b_or[5:0]}) | ({dst_b_cat[121:0], 6'h0})) | ({dst_b_cat_2[115:0], 12'h0})) | ({dst_b_cat_3[109:0], 18'h0});
 assign dst_b_cat_4 = {112'h0, dst_b_or[37:22]};
 assign dst_b_cat_5 = {114'h0, dst_b_or[51:38]};
-assign header_2 = (dst_b_or_2 | ({dst_b_cat_4[69:0], 58'h0})) | ({dst_b_cat_5[83:0], 44'h0});
+assign header_2 = ({122'h0, dst_b_or[5:0]}) | ({dst_b_cat[121:0], 6'h0}) | ({dst_b_cat_2[115:0], 12'h0}) |
+    ({dst_b_cat_3[109:0], 18'h0}) | ({dst_b_cat_4[69:0], 58'h0}) | ({dst_b_cat_5[83:0], 44'h0});
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
 assign free_2 = (~b_out_out_valid) | m_axis_b_tready;
@@ -333,10 +331,11 @@ assign lengths_head0_or = 52'h2847800000 | ({lengths_head0_cat_3[13:0], 38'h0});
 assign lengths_head0_cat_4 = {122'h0, lengths_head0_or[11:6]};
 assign lengths_head0_cat_5 = {122'h0, lengths_head0_or[17:12]};
 assign lengths_head0_cat_6 = {124'h0, lengths_head0_or[21:18]};
-assign for_header_or = ((({122'h0, lengths_head0_or[5:0]}) | ({lengths_head0_cat_4[121:0], 6'h0})) | ({lengths_head0_cat_5[115:0], 12'h0})) | ({lengths_head0_cat_6[109:0], 18'h0});
 assign lengths_head0_cat_7 = {112'h0, lengths_head0_or[37:22]};
 assign lengths_head0_cat_8 = {114'h0, lengths_head0_or[51:38]};
-assign header_3 = (for_header_or | ({lengths_head0_cat_7[69:0], 58'h0})) | ({lengths_head0_cat_8[83:0], 44'h0});
+assign header_3 = ({122'h0, lengths_head0_or[5:0]}) | ({lengths_head0_cat_4[121:0], 6'h0}) |
+    ({lengths_head0_cat_5[115:0], 12'h0}) | ({lengths_head0_cat_6[109:0], 18'h0}) |
+    ({lengths_head0_cat_7[69:0], 58'h0}) | ({lengths_head0_cat_8[83:0], 44'h0});
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
 assign free_3 = (~host_out_out_valid) | m_axis_host_tready;
@@ -352,7 +351,7 @@ allreduce_w128_allreduce_sum_x4 adders (
     .rst(rst),
     .s_axis_tvalid(join_fire),
     .s_axis_tlast(s_axis_host_tlast),
-    .s_axis_tdata({({s_axis_host_tdata_cat, (use_a ? s_axis_a_tdata[63:32] : 32'h80000000)}), (use_a ? s_axis_a_tdata[31:0] : 32'h80000000)}),
+    .s_axis_tdata(s_axis_host_tdata_cat),
     .m_axis_tready(result_all_took_sel & lengths_valid),
     .m_axis_tdata(adders_m_axis_tdata),
     .m_axis_tvalid(adders_m_axis_tvalid),
@@ -361,23 +360,24 @@ allreduce_w128_allreduce_sum_x4 adders (
 );
 
 always @(posedge clk) begin
-    if (rst) host_in_packet <= 1'h0; else host_in_packet <= (((host_in_packet & s_axis_host_tvalid) & join_take_and) & s_axis_host_tlast) ? 1'h0 : ((host_head & (~s_axis_host_tlast)) ? 1'h1 : host_in_packet);
-    if (rst) a_in_packet <= 1'h0; else a_in_packet <= (((a_in_packet & s_axis_a_tvalid) & use_a_and) & s_axis_a_tlast) ? 1'h0 : ((a_head & (~s_axis_a_tlast)) ? 1'h1 : a_in_packet);
-    if (rst) b_in_packet <= 1'h0; else b_in_packet <= (((b_in_packet & s_axis_b_tvalid) & join_b_sel) & s_axis_b_tlast) ? 1'h0 : ((b_head & (~s_axis_b_tlast)) ? 1'h1 : b_in_packet);
+    if (rst) host_in_packet <= 1'h0; else host_in_packet <= (host_in_packet & s_axis_host_tvalid & join_take_and & s_axis_host_tlast) ? 1'h0 : ((host_head & (~s_axis_host_tlast)) ? 1'h1 : host_in_packet);
+    if (rst) a_in_packet <= 1'h0; else a_in_packet <= (a_in_packet & s_axis_a_tvalid & use_a_and & s_axis_a_tlast) ? 1'h0 : ((a_head & (~s_axis_a_tlast)) ? 1'h1 : a_in_packet);
+    if (rst) b_in_packet <= 1'h0; else b_in_packet <= (b_in_packet & s_axis_b_tvalid & join_b_sel & s_axis_b_tlast) ? 1'h0 : ((b_head & (~s_axis_b_tlast)) ? 1'h1 : b_in_packet);
     if (rst) b_length <= 14'h0; else b_length <= b_head ? s_axis_b_tdata[57:44] : b_length;
-    if (rst) contributions_2 <= 32'h0; else contributions_2 <= host_head ? (contributions_2 + 32'h1) : contributions_2;
+    if (rst) contributions <= 32'h0; else contributions <= host_head ? (contributions + 32'h1) : contributions;
     if (rst) lengths_wr <= 5'h0; else lengths_wr <= (host_head_and & (~host_head_and_2)) ? (lengths_wr + 5'h1) : lengths_wr;
     if (rst) lengths_rd <= 5'h0; else lengths_rd <= lengths_wr_and ? (lengths_rd + 5'h1) : lengths_rd;
     if (rst) lengths_landed <= 1'h0; else lengths_landed <= lengths_wr_and;
     if (rst) lengths_valid <= 1'h0; else lengths_valid <= lengths_valid_or | host_head_or;
-    if (rst) lengths_second_valid <= 1'h0; else lengths_second_valid <= (lengths_second_valid_and | (lengths_valid_or & host_head_or)) | lengths_landed_and;
+    if (rst) lengths_second_valid <= 1'h0; else lengths_second_valid <= lengths_second_valid_and | (lengths_valid_or & host_head_or) | lengths_landed_and;
     if (lengths_wr_and) lengths_read0 <= lengths_mem0[lengths_rd[3:0]];
     if ((lengths_second_valid & adders_m_axis_tvalid_and_2) | (host_head_or & (~lengths_valid_or))) lengths_head0 <= (lengths_second_valid & adders_m_axis_tvalid_and_2) ? lengths_second0 : (lengths_landed ? lengths_read0 : packet_length);
     if ((host_head_or & lengths_valid_or) | lengths_landed_and) lengths_second0 <= (lengths_landed & lengths_valid_or) ? lengths_read0 : packet_length;
-    if (rst) mismatches_2 <= 32'h0; else mismatches_2 <= ((join_fire & use_a) & (s_axis_a_tlast ^ s_axis_host_tlast)) ? (mismatches_2 + 32'h1) : mismatches_2;
-    if (rst) result_took0 <= 1'h0; else result_took0 <= (~adders_m_axis_tvalid_and_3) & (result_took0 | ((adders_m_axis_tvalid_sel & result_took0_not) & free_and_3));
-    if (rst) result_took1 <= 1'h0; else result_took1 <= (~adders_m_axis_tvalid_and_3) & (result_took1 | ((adders_m_axis_tvalid_sel & fwd_b_and) & free_and_2));
-    if (rst) result_took2 <= 1'h0; else result_took2 <= (~adders_m_axis_tvalid_and_3) & (result_took2 | ((adders_m_axis_tvalid_sel & root_and) & free_and));
+    if (rst) mismatches <= 32'h0; else mismatches <= (join_fire & use_a & (s_axis_a_tlast ^ s_axis_host_tlast)) ? (mismatches + 32'h1) : mismatches;
+    if (rst) result_took0 <= 1'h0; else result_took0 <= (~adders_m_axis_tvalid_and_3) &
+    (result_took0 | (adders_m_axis_tvalid_sel & result_took0_not & free_and_3));
+    if (rst) result_took1 <= 1'h0; else result_took1 <= (~adders_m_axis_tvalid_and_3) & (result_took1 | (adders_m_axis_tvalid_sel & fwd_b_and & free_and_2));
+    if (rst) result_took2 <= 1'h0; else result_took2 <= (~adders_m_axis_tvalid_and_3) & (result_took2 | (adders_m_axis_tvalid_sel & root_and & free_and));
     if (rst) a_out_in_frame <= 1'h0; else a_out_in_frame <= (send_beat & adders_m_axis_tlast_sel_2) ? 1'h0 : (send_header ? 1'h1 : a_out_in_frame);
     if (rst) a_out_out_valid <= 1'h0; else a_out_out_valid <= load ? 1'h1 : (m_axis_a_tready ? 1'h0 : a_out_out_valid);
     if (rst) a_out_out_data <= 128'h0; else a_out_out_data <= load ? (send_header ? header : (root ? adders_m_axis_tdata_sel : adders_m_axis_tdata)) : a_out_out_data;
@@ -391,16 +391,13 @@ always @(posedge clk) begin
     if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? header_3 : adders_m_axis_tdata_sel) : host_out_out_data;
     if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? 16'hffff : s_axis_b_tkeep)) : host_out_out_keep;
     if (rst) host_out_out_last <= 1'h0; else host_out_out_last <= load_3 ? (send_header_3 ? 1'h0 : adders_m_axis_tlast_sel) : host_out_out_last;
-    if (rst) results_2 <= 32'h0; else results_2 <= ((host_out_out_valid & m_axis_host_tready) & host_out_out_last) ? (results_2 + 32'h1) : results_2;
+    if (rst) results <= 32'h0; else results <= (host_out_out_valid & m_axis_host_tready & host_out_out_last) ? (results + 32'h1) : results;
     if (host_head_and & (~host_head_and_2)) lengths_mem0[lengths_wr[3:0]] <= packet_length;
 end
 
 assign s_axis_host_tready = host_in_packet ? join_take_and : 1'h1;
 assign s_axis_a_tready = a_in_packet ? use_a_and : 1'h1;
 assign s_axis_b_tready = b_in_packet ? join_b_sel : 1'h1;
-assign contributions = contributions_2;
-assign mismatches = mismatches_2;
-assign results = results_2;
 assign m_axis_a_tdata = a_out_out_data;
 assign m_axis_a_tlast = a_out_out_last;
 assign m_axis_a_tvalid = a_out_out_valid;
@@ -445,17 +442,7 @@ module allreduce_w128_allreduce_sum_x4(
     output wire m_axis_tlast;
 
 // verilator lint_off UNUSEDSIGNAL
-wire [31:0] s_axis_tdata_bits31_0;
-wire [31:0] s_axis_tdata_bits63_32;
-wire [31:0] s_axis_tdata_bits95_64;
-wire [31:0] s_axis_tdata_bits127_96;
-wire [31:0] s_axis_tdata_bits159_128;
-wire [31:0] s_axis_tdata_bits191_160;
-wire [31:0] s_axis_tdata_bits223_192;
-wire [31:0] s_axis_tdata_bits255_224;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire [7:0] s_axis_tdata_bits30_23;
-wire [22:0] s_axis_tdata_bits22_0;
 wire s_axis_tdata_is0;
 wire s_axis_tdata_is255;
 wire s_axis_tdata_is0_2;
@@ -464,8 +451,6 @@ wire a_inf;
 wire a_nan;
 wire [23:0] a_sig;
 wire [7:0] a_exp;
-wire [7:0] s_axis_tdata_bits30_23_2;
-wire [22:0] s_axis_tdata_bits22_0_2;
 wire s_axis_tdata_is0_3;
 wire s_axis_tdata_is255_2;
 wire s_axis_tdata_is0_4;
@@ -498,26 +483,10 @@ wire [4:0] amount;
 // add: align the smaller operand; sticky = a set bit among those shifted out
 wire [25:0] small_sig_cat;
 wire [5:0] amount_cat;
-wire amount_b4;
-wire amount_b5;
 wire small_sig_not;
 wire small_sig_not_2;
 wire small_sig_sel;
-wire [16:0] small_sig_cat_2;
-wire [18:0] small_sig_cat_3;
-wire [20:0] small_sig_cat_4;
-wire [22:0] small_sig_cat_5;
-wire [24:0] small_sig_cat_6;
-wire [26:0] small_sig_cat_7;
-wire [28:0] small_sig_cat_8;
-wire [30:0] small_sig_cat_9;
-wire [32:0] small_sig_cat_10;
-wire [34:0] small_sig_cat_11;
-wire [36:0] small_sig_cat_12;
-wire [38:0] small_sig_cat_13;
-wire [40:0] small_sig_cat_14;
-wire amount_b2;
-wire amount_b3;
+wire [40:0] small_sig_cat_2;
 wire small_sig_not_3;
 wire small_sig_not_4;
 wire for_align_sticky_sel;
@@ -550,14 +519,7 @@ wire small_sig_sel_27;
 wire small_sig_sel_28;
 wire small_sig_sel_29;
 wire small_sig_sel_30;
-wire [5:0] cat;
-wire [10:0] cat_2;
-wire [15:0] cat_3;
-wire [20:0] cat_4;
-wire [25:0] for_shifted_cat;
-wire [28:0] for_shifted_cat_2;
-wire amount_b0;
-wire amount_b1;
+wire [28:0] for_shifted_cat;
 wire for_align_sticky_not;
 wire for_align_sticky_not_2;
 wire for_align_sticky_sel_2;
@@ -587,10 +549,6 @@ wire for_shifted_sel_5;
 wire for_shifted_sel_6;
 wire for_shifted_sel_7;
 wire for_shifted_sel_8;
-wire [5:0] cat_5;
-wire [10:0] cat_6;
-wire [15:0] cat_7;
-wire [20:0] for_shifted_cat_3;
 wire [25:0] shifted;
 wire [2:0] amount_cat_2;
 wire align_sticky;
@@ -608,28 +566,13 @@ wire [27:0] sum;
 reg [27:0] sum_d1;
 wire exact_zero;
 wire [31:0] sum_d1_cat;
-wire [1:0] sum_d1_bits31_30;
 wire sum_d1_is0;
-wire [1:0] sum_d1_bits29_28;
-wire [1:0] sum_d1_bits27_26;
 wire sum_d1_is0_2;
-wire [1:0] sum_d1_bits25_24;
-wire [1:0] sum_d1_bits23_22;
 wire sum_d1_is0_3;
-wire [1:0] sum_d1_bits21_20;
-wire [1:0] sum_d1_bits19_18;
 wire sum_d1_is0_4;
-wire [1:0] sum_d1_bits17_16;
-wire [1:0] sum_d1_bits15_14;
 wire sum_d1_is0_5;
-wire [1:0] sum_d1_bits13_12;
-wire [1:0] sum_d1_bits11_10;
 wire sum_d1_is0_6;
-wire [1:0] sum_d1_bits9_8;
-wire [1:0] sum_d1_bits7_6;
 wire sum_d1_is0_7;
-wire [1:0] sum_d1_bits5_4;
-wire [1:0] sum_d1_bits3_2;
 wire sum_d1_is0_8;
 wire sum_d1_and;
 wire [1:0] sum_d1_sel;
@@ -657,25 +600,8 @@ wire [4:0] left;
 // add: normalisation shift; exponent field
 reg [4:0] left_d1;
 wire [5:0] left_d1_cat;
-wire left_d1_b4;
-wire left_d1_b5;
 reg [27:0] sum_d2;
-wire [2:0] sum_d2_cat;
-wire [4:0] sum_d2_cat_2;
-wire [6:0] sum_d2_cat_3;
-wire [8:0] sum_d2_cat_4;
-wire [10:0] sum_d2_cat_5;
-wire [12:0] sum_d2_cat_6;
-wire [14:0] sum_d2_cat_7;
-wire [16:0] sum_d2_cat_8;
-wire [18:0] sum_d2_cat_9;
-wire [20:0] sum_d2_cat_10;
-wire [22:0] sum_d2_cat_11;
-wire [24:0] sum_d2_cat_12;
-wire [26:0] sum_d2_cat_13;
-wire [27:0] sum_d2_cat_14;
-wire left_d1_b2;
-wire left_d1_b3;
+wire [27:0] sum_d2_cat;
 wire sum_d2_sel;
 wire sum_d2_sel_2;
 wire sum_d2_sel_3;
@@ -696,16 +622,7 @@ wire sum_d2_sel_17;
 wire sum_d2_sel_18;
 wire sum_d2_sel_19;
 wire sum_d2_sel_20;
-wire [5:0] sum_d2_cat_15;
-wire [10:0] sum_d2_cat_16;
-wire [15:0] sum_d2_cat_17;
-wire [20:0] sum_d2_cat_18;
-wire [22:0] sum_d2_cat_19;
-wire [24:0] sum_d2_cat_20;
-wire [26:0] sum_d2_cat_21;
-wire [27:0] sum_d2_cat_22;
-wire left_d1_b0;
-wire left_d1_b1;
+wire [27:0] sum_d2_cat_2;
 wire sel_19;
 wire sel_20;
 wire sel_21;
@@ -732,11 +649,6 @@ wire for_normalized_sel_3;
 wire for_normalized_sel_4;
 wire for_normalized_sel_5;
 wire for_normalized_sel_6;
-wire [5:0] cat_8;
-wire [10:0] cat_9;
-wire [15:0] cat_10;
-wire [20:0] for_normalized_cat;
-wire [25:0] for_normalized_cat_2;
 wire [27:0] normalized;
 reg [8:0] field_base_d1;
 reg [8:0] field_base_d2;
@@ -791,8 +703,6 @@ reg nan_d5;
 reg nan_d6;
 wire [31:0] result;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire [7:0] result_bits30_23;
-wire [22:0] result_bits22_0;
 wire result_is0;
 wire result_is255;
 wire result_is0_2;
@@ -807,8 +717,6 @@ reg [31:0] s_axis_tdata_q_3;
 reg [31:0] s_axis_tdata_q_4;
 reg [31:0] s_axis_tdata_q_5;
 reg [31:0] s_axis_tdata_q_6;
-wire [7:0] s_axis_tdata_bits30_23_3;
-wire [22:0] s_axis_tdata_bits22_0_3;
 wire for_b_exp_is0;
 wire for_b_inf_is255;
 wire for_b_inf_is0;
@@ -839,28 +747,12 @@ wire [23:0] big_sig_2;
 wire [23:0] small_sig_2;
 wire [4:0] amount_2;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_15;
+wire [25:0] small_sig_cat_3;
 wire [5:0] amount_cat_3;
-wire amount_b4_2;
-wire amount_b5_2;
 wire small_sig_not_5;
 wire small_sig_not_6;
 wire small_sig_sel_31;
-wire [16:0] small_sig_cat_16;
-wire [18:0] small_sig_cat_17;
-wire [20:0] small_sig_cat_18;
-wire [22:0] small_sig_cat_19;
-wire [24:0] small_sig_cat_20;
-wire [26:0] small_sig_cat_21;
-wire [28:0] small_sig_cat_22;
-wire [30:0] small_sig_cat_23;
-wire [32:0] small_sig_cat_24;
-wire [34:0] small_sig_cat_25;
-wire [36:0] small_sig_cat_26;
-wire [38:0] small_sig_cat_27;
-wire [40:0] small_sig_cat_28;
-wire amount_b2_2;
-wire amount_b3_2;
+wire [40:0] small_sig_cat_4;
 wire small_sig_not_7;
 wire small_sig_not_8;
 wire for_align_sticky_sel_3;
@@ -893,14 +785,7 @@ wire small_sig_sel_57;
 wire small_sig_sel_58;
 wire small_sig_sel_59;
 wire small_sig_sel_60;
-wire [5:0] cat_11;
-wire [10:0] cat_12;
-wire [15:0] cat_13;
-wire [20:0] cat_14;
-wire [25:0] for_shifted_cat_4;
-wire [28:0] for_shifted_cat_5;
-wire amount_b0_2;
-wire amount_b1_2;
+wire [28:0] for_shifted_cat_2;
 wire for_align_sticky_not_3;
 wire for_align_sticky_not_4;
 wire for_align_sticky_sel_4;
@@ -930,10 +815,6 @@ wire for_shifted_sel_13;
 wire for_shifted_sel_14;
 wire for_shifted_sel_15;
 wire for_shifted_sel_16;
-wire [5:0] cat_15;
-wire [10:0] cat_16;
-wire [15:0] cat_17;
-wire [20:0] for_shifted_cat_6;
 wire [25:0] shifted_2;
 wire [2:0] amount_cat_4;
 wire align_sticky_2;
@@ -951,28 +832,13 @@ wire [27:0] sum_2;
 reg [27:0] sum_d1_2;
 wire exact_zero_2;
 wire [31:0] sum_d1_cat_6;
-wire [1:0] sum_d1_bits31_30_2;
 wire sum_d1_is0_9;
-wire [1:0] sum_d1_bits29_28_2;
-wire [1:0] sum_d1_bits27_26_2;
 wire sum_d1_is0_10;
-wire [1:0] sum_d1_bits25_24_2;
-wire [1:0] sum_d1_bits23_22_2;
 wire sum_d1_is0_11;
-wire [1:0] sum_d1_bits21_20_2;
-wire [1:0] sum_d1_bits19_18_2;
 wire sum_d1_is0_12;
-wire [1:0] sum_d1_bits17_16_2;
-wire [1:0] sum_d1_bits15_14_2;
 wire sum_d1_is0_13;
-wire [1:0] sum_d1_bits13_12_2;
-wire [1:0] sum_d1_bits11_10_2;
 wire sum_d1_is0_14;
-wire [1:0] sum_d1_bits9_8_2;
-wire [1:0] sum_d1_bits7_6_2;
 wire sum_d1_is0_15;
-wire [1:0] sum_d1_bits5_4_2;
-wire [1:0] sum_d1_bits3_2_2;
 wire sum_d1_is0_16;
 wire sum_d1_and_8;
 wire [1:0] sum_d1_sel_9;
@@ -1000,25 +866,8 @@ wire [4:0] left_2;
 // add: normalisation shift; exponent field
 reg [4:0] left_d1_2;
 wire [5:0] left_d1_cat_2;
-wire left_d1_b4_2;
-wire left_d1_b5_2;
 reg [27:0] sum_d2_2;
-wire [2:0] sum_d2_cat_23;
-wire [4:0] sum_d2_cat_24;
-wire [6:0] sum_d2_cat_25;
-wire [8:0] sum_d2_cat_26;
-wire [10:0] sum_d2_cat_27;
-wire [12:0] sum_d2_cat_28;
-wire [14:0] sum_d2_cat_29;
-wire [16:0] sum_d2_cat_30;
-wire [18:0] sum_d2_cat_31;
-wire [20:0] sum_d2_cat_32;
-wire [22:0] sum_d2_cat_33;
-wire [24:0] sum_d2_cat_34;
-wire [26:0] sum_d2_cat_35;
-wire [27:0] sum_d2_cat_36;
-wire left_d1_b2_2;
-wire left_d1_b3_2;
+wire [27:0] sum_d2_cat_3;
 wire sum_d2_sel_21;
 wire sum_d2_sel_22;
 wire sum_d2_sel_23;
@@ -1039,16 +888,7 @@ wire sum_d2_sel_37;
 wire sum_d2_sel_38;
 wire sum_d2_sel_39;
 wire sum_d2_sel_40;
-wire [5:0] sum_d2_cat_37;
-wire [10:0] sum_d2_cat_38;
-wire [15:0] sum_d2_cat_39;
-wire [20:0] sum_d2_cat_40;
-wire [22:0] sum_d2_cat_41;
-wire [24:0] sum_d2_cat_42;
-wire [26:0] sum_d2_cat_43;
-wire [27:0] sum_d2_cat_44;
-wire left_d1_b0_2;
-wire left_d1_b1_2;
+wire [27:0] sum_d2_cat_4;
 wire sel_57;
 wire sel_58;
 wire sel_59;
@@ -1075,11 +915,6 @@ wire for_normalized_sel_9;
 wire for_normalized_sel_10;
 wire for_normalized_sel_11;
 wire for_normalized_sel_12;
-wire [5:0] cat_18;
-wire [10:0] cat_19;
-wire [15:0] cat_20;
-wire [20:0] for_normalized_cat_3;
-wire [25:0] for_normalized_cat_4;
 wire [27:0] normalized_2;
 reg [8:0] field_base_d1_2;
 reg [8:0] field_base_d2_2;
@@ -1134,8 +969,6 @@ reg nan_d5_2;
 reg nan_d6_2;
 wire [31:0] s0;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire [7:0] s_axis_tdata_bits30_23_4;
-wire [22:0] s_axis_tdata_bits22_0_4;
 wire s_axis_tdata_is0_5;
 wire s_axis_tdata_is255_3;
 wire s_axis_tdata_is0_6;
@@ -1144,8 +977,6 @@ wire a_inf_3;
 wire a_nan_3;
 wire [23:0] a_sig_3;
 wire [7:0] a_exp_3;
-wire [7:0] s_axis_tdata_bits30_23_5;
-wire [22:0] s_axis_tdata_bits22_0_5;
 wire s_axis_tdata_is0_7;
 wire s_axis_tdata_is255_4;
 wire s_axis_tdata_is0_8;
@@ -1176,28 +1007,12 @@ wire [23:0] big_sig_3;
 wire [23:0] small_sig_3;
 wire [4:0] amount_3;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_29;
+wire [25:0] small_sig_cat_5;
 wire [5:0] amount_cat_5;
-wire amount_b4_3;
-wire amount_b5_3;
 wire small_sig_not_9;
 wire small_sig_not_10;
 wire small_sig_sel_61;
-wire [16:0] small_sig_cat_30;
-wire [18:0] small_sig_cat_31;
-wire [20:0] small_sig_cat_32;
-wire [22:0] small_sig_cat_33;
-wire [24:0] small_sig_cat_34;
-wire [26:0] small_sig_cat_35;
-wire [28:0] small_sig_cat_36;
-wire [30:0] small_sig_cat_37;
-wire [32:0] small_sig_cat_38;
-wire [34:0] small_sig_cat_39;
-wire [36:0] small_sig_cat_40;
-wire [38:0] small_sig_cat_41;
-wire [40:0] small_sig_cat_42;
-wire amount_b2_3;
-wire amount_b3_3;
+wire [40:0] small_sig_cat_6;
 wire small_sig_not_11;
 wire small_sig_not_12;
 wire for_align_sticky_sel_5;
@@ -1230,14 +1045,7 @@ wire small_sig_sel_87;
 wire small_sig_sel_88;
 wire small_sig_sel_89;
 wire small_sig_sel_90;
-wire [5:0] cat_21;
-wire [10:0] cat_22;
-wire [15:0] cat_23;
-wire [20:0] cat_24;
-wire [25:0] for_shifted_cat_7;
-wire [28:0] for_shifted_cat_8;
-wire amount_b0_3;
-wire amount_b1_3;
+wire [28:0] for_shifted_cat_3;
 wire for_align_sticky_not_5;
 wire for_align_sticky_not_6;
 wire for_align_sticky_sel_6;
@@ -1267,10 +1075,6 @@ wire for_shifted_sel_21;
 wire for_shifted_sel_22;
 wire for_shifted_sel_23;
 wire for_shifted_sel_24;
-wire [5:0] cat_25;
-wire [10:0] cat_26;
-wire [15:0] cat_27;
-wire [20:0] for_shifted_cat_9;
 wire [25:0] shifted_3;
 wire [2:0] amount_cat_6;
 wire align_sticky_3;
@@ -1288,28 +1092,13 @@ wire [27:0] sum_3;
 reg [27:0] sum_d1_3;
 wire exact_zero_3;
 wire [31:0] sum_d1_cat_11;
-wire [1:0] sum_d1_bits31_30_3;
 wire sum_d1_is0_17;
-wire [1:0] sum_d1_bits29_28_3;
-wire [1:0] sum_d1_bits27_26_3;
 wire sum_d1_is0_18;
-wire [1:0] sum_d1_bits25_24_3;
-wire [1:0] sum_d1_bits23_22_3;
 wire sum_d1_is0_19;
-wire [1:0] sum_d1_bits21_20_3;
-wire [1:0] sum_d1_bits19_18_3;
 wire sum_d1_is0_20;
-wire [1:0] sum_d1_bits17_16_3;
-wire [1:0] sum_d1_bits15_14_3;
 wire sum_d1_is0_21;
-wire [1:0] sum_d1_bits13_12_3;
-wire [1:0] sum_d1_bits11_10_3;
 wire sum_d1_is0_22;
-wire [1:0] sum_d1_bits9_8_3;
-wire [1:0] sum_d1_bits7_6_3;
 wire sum_d1_is0_23;
-wire [1:0] sum_d1_bits5_4_3;
-wire [1:0] sum_d1_bits3_2_3;
 wire sum_d1_is0_24;
 wire sum_d1_and_15;
 wire [1:0] sum_d1_sel_17;
@@ -1337,25 +1126,8 @@ wire [4:0] left_3;
 // add: normalisation shift; exponent field
 reg [4:0] left_d1_3;
 wire [5:0] left_d1_cat_3;
-wire left_d1_b4_3;
-wire left_d1_b5_3;
 reg [27:0] sum_d2_3;
-wire [2:0] sum_d2_cat_45;
-wire [4:0] sum_d2_cat_46;
-wire [6:0] sum_d2_cat_47;
-wire [8:0] sum_d2_cat_48;
-wire [10:0] sum_d2_cat_49;
-wire [12:0] sum_d2_cat_50;
-wire [14:0] sum_d2_cat_51;
-wire [16:0] sum_d2_cat_52;
-wire [18:0] sum_d2_cat_53;
-wire [20:0] sum_d2_cat_54;
-wire [22:0] sum_d2_cat_55;
-wire [24:0] sum_d2_cat_56;
-wire [26:0] sum_d2_cat_57;
-wire [27:0] sum_d2_cat_58;
-wire left_d1_b2_3;
-wire left_d1_b3_3;
+wire [27:0] sum_d2_cat_5;
 wire sum_d2_sel_41;
 wire sum_d2_sel_42;
 wire sum_d2_sel_43;
@@ -1376,16 +1148,7 @@ wire sum_d2_sel_57;
 wire sum_d2_sel_58;
 wire sum_d2_sel_59;
 wire sum_d2_sel_60;
-wire [5:0] sum_d2_cat_59;
-wire [10:0] sum_d2_cat_60;
-wire [15:0] sum_d2_cat_61;
-wire [20:0] sum_d2_cat_62;
-wire [22:0] sum_d2_cat_63;
-wire [24:0] sum_d2_cat_64;
-wire [26:0] sum_d2_cat_65;
-wire [27:0] sum_d2_cat_66;
-wire left_d1_b0_3;
-wire left_d1_b1_3;
+wire [27:0] sum_d2_cat_6;
 wire sel_95;
 wire sel_96;
 wire sel_97;
@@ -1412,11 +1175,6 @@ wire for_normalized_sel_15;
 wire for_normalized_sel_16;
 wire for_normalized_sel_17;
 wire for_normalized_sel_18;
-wire [5:0] cat_28;
-wire [10:0] cat_29;
-wire [15:0] cat_30;
-wire [20:0] for_normalized_cat_5;
-wire [25:0] for_normalized_cat_6;
 wire [27:0] normalized_3;
 reg [8:0] field_base_d1_3;
 reg [8:0] field_base_d2_3;
@@ -1471,8 +1229,6 @@ reg nan_d5_3;
 reg nan_d6_3;
 wire [31:0] result_2;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire [7:0] result_bits30_23_2;
-wire [22:0] result_bits22_0_2;
 wire result_is0_3;
 wire result_is255_2;
 wire result_is0_4;
@@ -1487,8 +1243,6 @@ reg [31:0] s_axis_tdata_q_9;
 reg [31:0] s_axis_tdata_q_10;
 reg [31:0] s_axis_tdata_q_11;
 reg [31:0] s_axis_tdata_q_12;
-wire [7:0] s_axis_tdata_bits30_23_6;
-wire [22:0] s_axis_tdata_bits22_0_6;
 wire for_b_exp_is0_2;
 wire for_b_inf_is255_2;
 wire for_b_inf_is0_2;
@@ -1519,28 +1273,12 @@ wire [23:0] big_sig_4;
 wire [23:0] small_sig_4;
 wire [4:0] amount_4;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_43;
+wire [25:0] small_sig_cat_7;
 wire [5:0] amount_cat_7;
-wire amount_b4_4;
-wire amount_b5_4;
 wire small_sig_not_13;
 wire small_sig_not_14;
 wire small_sig_sel_91;
-wire [16:0] small_sig_cat_44;
-wire [18:0] small_sig_cat_45;
-wire [20:0] small_sig_cat_46;
-wire [22:0] small_sig_cat_47;
-wire [24:0] small_sig_cat_48;
-wire [26:0] small_sig_cat_49;
-wire [28:0] small_sig_cat_50;
-wire [30:0] small_sig_cat_51;
-wire [32:0] small_sig_cat_52;
-wire [34:0] small_sig_cat_53;
-wire [36:0] small_sig_cat_54;
-wire [38:0] small_sig_cat_55;
-wire [40:0] small_sig_cat_56;
-wire amount_b2_4;
-wire amount_b3_4;
+wire [40:0] small_sig_cat_8;
 wire small_sig_not_15;
 wire small_sig_not_16;
 wire for_align_sticky_sel_7;
@@ -1573,14 +1311,7 @@ wire small_sig_sel_117;
 wire small_sig_sel_118;
 wire small_sig_sel_119;
 wire small_sig_sel_120;
-wire [5:0] cat_31;
-wire [10:0] cat_32;
-wire [15:0] cat_33;
-wire [20:0] cat_34;
-wire [25:0] for_shifted_cat_10;
-wire [28:0] for_shifted_cat_11;
-wire amount_b0_4;
-wire amount_b1_4;
+wire [28:0] for_shifted_cat_4;
 wire for_align_sticky_not_7;
 wire for_align_sticky_not_8;
 wire for_align_sticky_sel_8;
@@ -1610,10 +1341,6 @@ wire for_shifted_sel_29;
 wire for_shifted_sel_30;
 wire for_shifted_sel_31;
 wire for_shifted_sel_32;
-wire [5:0] cat_35;
-wire [10:0] cat_36;
-wire [15:0] cat_37;
-wire [20:0] for_shifted_cat_12;
 wire [25:0] shifted_4;
 wire [2:0] amount_cat_8;
 wire align_sticky_4;
@@ -1631,28 +1358,13 @@ wire [27:0] sum_4;
 reg [27:0] sum_d1_4;
 wire exact_zero_4;
 wire [31:0] sum_d1_cat_16;
-wire [1:0] sum_d1_bits31_30_4;
 wire sum_d1_is0_25;
-wire [1:0] sum_d1_bits29_28_4;
-wire [1:0] sum_d1_bits27_26_4;
 wire sum_d1_is0_26;
-wire [1:0] sum_d1_bits25_24_4;
-wire [1:0] sum_d1_bits23_22_4;
 wire sum_d1_is0_27;
-wire [1:0] sum_d1_bits21_20_4;
-wire [1:0] sum_d1_bits19_18_4;
 wire sum_d1_is0_28;
-wire [1:0] sum_d1_bits17_16_4;
-wire [1:0] sum_d1_bits15_14_4;
 wire sum_d1_is0_29;
-wire [1:0] sum_d1_bits13_12_4;
-wire [1:0] sum_d1_bits11_10_4;
 wire sum_d1_is0_30;
-wire [1:0] sum_d1_bits9_8_4;
-wire [1:0] sum_d1_bits7_6_4;
 wire sum_d1_is0_31;
-wire [1:0] sum_d1_bits5_4_4;
-wire [1:0] sum_d1_bits3_2_4;
 wire sum_d1_is0_32;
 wire sum_d1_and_22;
 wire [1:0] sum_d1_sel_25;
@@ -1680,25 +1392,8 @@ wire [4:0] left_4;
 // add: normalisation shift; exponent field
 reg [4:0] left_d1_4;
 wire [5:0] left_d1_cat_4;
-wire left_d1_b4_4;
-wire left_d1_b5_4;
 reg [27:0] sum_d2_4;
-wire [2:0] sum_d2_cat_67;
-wire [4:0] sum_d2_cat_68;
-wire [6:0] sum_d2_cat_69;
-wire [8:0] sum_d2_cat_70;
-wire [10:0] sum_d2_cat_71;
-wire [12:0] sum_d2_cat_72;
-wire [14:0] sum_d2_cat_73;
-wire [16:0] sum_d2_cat_74;
-wire [18:0] sum_d2_cat_75;
-wire [20:0] sum_d2_cat_76;
-wire [22:0] sum_d2_cat_77;
-wire [24:0] sum_d2_cat_78;
-wire [26:0] sum_d2_cat_79;
-wire [27:0] sum_d2_cat_80;
-wire left_d1_b2_4;
-wire left_d1_b3_4;
+wire [27:0] sum_d2_cat_7;
 wire sum_d2_sel_61;
 wire sum_d2_sel_62;
 wire sum_d2_sel_63;
@@ -1719,16 +1414,7 @@ wire sum_d2_sel_77;
 wire sum_d2_sel_78;
 wire sum_d2_sel_79;
 wire sum_d2_sel_80;
-wire [5:0] sum_d2_cat_81;
-wire [10:0] sum_d2_cat_82;
-wire [15:0] sum_d2_cat_83;
-wire [20:0] sum_d2_cat_84;
-wire [22:0] sum_d2_cat_85;
-wire [24:0] sum_d2_cat_86;
-wire [26:0] sum_d2_cat_87;
-wire [27:0] sum_d2_cat_88;
-wire left_d1_b0_4;
-wire left_d1_b1_4;
+wire [27:0] sum_d2_cat_8;
 wire sel_133;
 wire sel_134;
 wire sel_135;
@@ -1755,11 +1441,6 @@ wire for_normalized_sel_21;
 wire for_normalized_sel_22;
 wire for_normalized_sel_23;
 wire for_normalized_sel_24;
-wire [5:0] cat_38;
-wire [10:0] cat_39;
-wire [15:0] cat_40;
-wire [20:0] for_normalized_cat_7;
-wire [25:0] for_normalized_cat_8;
 wire [27:0] normalized_4;
 reg [8:0] field_base_d1_4;
 reg [8:0] field_base_d2_4;
@@ -1814,8 +1495,6 @@ reg nan_d5_4;
 reg nan_d6_4;
 wire [31:0] s1;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire [7:0] s_axis_tdata_bits30_23_7;
-wire [22:0] s_axis_tdata_bits22_0_7;
 wire s_axis_tdata_is0_9;
 wire s_axis_tdata_is255_5;
 wire s_axis_tdata_is0_10;
@@ -1824,8 +1503,6 @@ wire a_inf_5;
 wire a_nan_5;
 wire [23:0] a_sig_5;
 wire [7:0] a_exp_5;
-wire [7:0] s_axis_tdata_bits30_23_8;
-wire [22:0] s_axis_tdata_bits22_0_8;
 wire s_axis_tdata_is0_11;
 wire s_axis_tdata_is255_6;
 wire s_axis_tdata_is0_12;
@@ -1856,28 +1533,12 @@ wire [23:0] big_sig_5;
 wire [23:0] small_sig_5;
 wire [4:0] amount_5;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_57;
+wire [25:0] small_sig_cat_9;
 wire [5:0] amount_cat_9;
-wire amount_b4_5;
-wire amount_b5_5;
 wire small_sig_not_17;
 wire small_sig_not_18;
 wire small_sig_sel_121;
-wire [16:0] small_sig_cat_58;
-wire [18:0] small_sig_cat_59;
-wire [20:0] small_sig_cat_60;
-wire [22:0] small_sig_cat_61;
-wire [24:0] small_sig_cat_62;
-wire [26:0] small_sig_cat_63;
-wire [28:0] small_sig_cat_64;
-wire [30:0] small_sig_cat_65;
-wire [32:0] small_sig_cat_66;
-wire [34:0] small_sig_cat_67;
-wire [36:0] small_sig_cat_68;
-wire [38:0] small_sig_cat_69;
-wire [40:0] small_sig_cat_70;
-wire amount_b2_5;
-wire amount_b3_5;
+wire [40:0] small_sig_cat_10;
 wire small_sig_not_19;
 wire small_sig_not_20;
 wire for_align_sticky_sel_9;
@@ -1910,14 +1571,7 @@ wire small_sig_sel_147;
 wire small_sig_sel_148;
 wire small_sig_sel_149;
 wire small_sig_sel_150;
-wire [5:0] cat_41;
-wire [10:0] cat_42;
-wire [15:0] cat_43;
-wire [20:0] cat_44;
-wire [25:0] for_shifted_cat_13;
-wire [28:0] for_shifted_cat_14;
-wire amount_b0_5;
-wire amount_b1_5;
+wire [28:0] for_shifted_cat_5;
 wire for_align_sticky_not_9;
 wire for_align_sticky_not_10;
 wire for_align_sticky_sel_10;
@@ -1947,10 +1601,6 @@ wire for_shifted_sel_37;
 wire for_shifted_sel_38;
 wire for_shifted_sel_39;
 wire for_shifted_sel_40;
-wire [5:0] cat_45;
-wire [10:0] cat_46;
-wire [15:0] cat_47;
-wire [20:0] for_shifted_cat_15;
 wire [25:0] shifted_5;
 wire [2:0] amount_cat_10;
 wire align_sticky_5;
@@ -1968,28 +1618,13 @@ wire [27:0] sum_5;
 reg [27:0] sum_d1_5;
 wire exact_zero_5;
 wire [31:0] sum_d1_cat_21;
-wire [1:0] sum_d1_bits31_30_5;
 wire sum_d1_is0_33;
-wire [1:0] sum_d1_bits29_28_5;
-wire [1:0] sum_d1_bits27_26_5;
 wire sum_d1_is0_34;
-wire [1:0] sum_d1_bits25_24_5;
-wire [1:0] sum_d1_bits23_22_5;
 wire sum_d1_is0_35;
-wire [1:0] sum_d1_bits21_20_5;
-wire [1:0] sum_d1_bits19_18_5;
 wire sum_d1_is0_36;
-wire [1:0] sum_d1_bits17_16_5;
-wire [1:0] sum_d1_bits15_14_5;
 wire sum_d1_is0_37;
-wire [1:0] sum_d1_bits13_12_5;
-wire [1:0] sum_d1_bits11_10_5;
 wire sum_d1_is0_38;
-wire [1:0] sum_d1_bits9_8_5;
-wire [1:0] sum_d1_bits7_6_5;
 wire sum_d1_is0_39;
-wire [1:0] sum_d1_bits5_4_5;
-wire [1:0] sum_d1_bits3_2_5;
 wire sum_d1_is0_40;
 wire sum_d1_and_29;
 wire [1:0] sum_d1_sel_33;
@@ -2017,25 +1652,8 @@ wire [4:0] left_5;
 // add: normalisation shift; exponent field
 reg [4:0] left_d1_5;
 wire [5:0] left_d1_cat_5;
-wire left_d1_b4_5;
-wire left_d1_b5_5;
 reg [27:0] sum_d2_5;
-wire [2:0] sum_d2_cat_89;
-wire [4:0] sum_d2_cat_90;
-wire [6:0] sum_d2_cat_91;
-wire [8:0] sum_d2_cat_92;
-wire [10:0] sum_d2_cat_93;
-wire [12:0] sum_d2_cat_94;
-wire [14:0] sum_d2_cat_95;
-wire [16:0] sum_d2_cat_96;
-wire [18:0] sum_d2_cat_97;
-wire [20:0] sum_d2_cat_98;
-wire [22:0] sum_d2_cat_99;
-wire [24:0] sum_d2_cat_100;
-wire [26:0] sum_d2_cat_101;
-wire [27:0] sum_d2_cat_102;
-wire left_d1_b2_5;
-wire left_d1_b3_5;
+wire [27:0] sum_d2_cat_9;
 wire sum_d2_sel_81;
 wire sum_d2_sel_82;
 wire sum_d2_sel_83;
@@ -2056,16 +1674,7 @@ wire sum_d2_sel_97;
 wire sum_d2_sel_98;
 wire sum_d2_sel_99;
 wire sum_d2_sel_100;
-wire [5:0] sum_d2_cat_103;
-wire [10:0] sum_d2_cat_104;
-wire [15:0] sum_d2_cat_105;
-wire [20:0] sum_d2_cat_106;
-wire [22:0] sum_d2_cat_107;
-wire [24:0] sum_d2_cat_108;
-wire [26:0] sum_d2_cat_109;
-wire [27:0] sum_d2_cat_110;
-wire left_d1_b0_5;
-wire left_d1_b1_5;
+wire [27:0] sum_d2_cat_10;
 wire sel_171;
 wire sel_172;
 wire sel_173;
@@ -2092,11 +1701,6 @@ wire for_normalized_sel_27;
 wire for_normalized_sel_28;
 wire for_normalized_sel_29;
 wire for_normalized_sel_30;
-wire [5:0] cat_48;
-wire [10:0] cat_49;
-wire [15:0] cat_50;
-wire [20:0] for_normalized_cat_9;
-wire [25:0] for_normalized_cat_10;
 wire [27:0] normalized_5;
 reg [8:0] field_base_d1_5;
 reg [8:0] field_base_d2_5;
@@ -2151,8 +1755,6 @@ reg nan_d5_5;
 reg nan_d6_5;
 wire [31:0] result_3;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire [7:0] result_bits30_23_3;
-wire [22:0] result_bits22_0_3;
 wire result_is0_5;
 wire result_is255_3;
 wire result_is0_6;
@@ -2167,8 +1769,6 @@ reg [31:0] s_axis_tdata_q_15;
 reg [31:0] s_axis_tdata_q_16;
 reg [31:0] s_axis_tdata_q_17;
 reg [31:0] s_axis_tdata_q_18;
-wire [7:0] s_axis_tdata_bits30_23_9;
-wire [22:0] s_axis_tdata_bits22_0_9;
 wire for_b_exp_is0_3;
 wire for_b_inf_is255_3;
 wire for_b_inf_is0_3;
@@ -2199,28 +1799,12 @@ wire [23:0] big_sig_6;
 wire [23:0] small_sig_6;
 wire [4:0] amount_6;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_71;
+wire [25:0] small_sig_cat_11;
 wire [5:0] amount_cat_11;
-wire amount_b4_6;
-wire amount_b5_6;
 wire small_sig_not_21;
 wire small_sig_not_22;
 wire small_sig_sel_151;
-wire [16:0] small_sig_cat_72;
-wire [18:0] small_sig_cat_73;
-wire [20:0] small_sig_cat_74;
-wire [22:0] small_sig_cat_75;
-wire [24:0] small_sig_cat_76;
-wire [26:0] small_sig_cat_77;
-wire [28:0] small_sig_cat_78;
-wire [30:0] small_sig_cat_79;
-wire [32:0] small_sig_cat_80;
-wire [34:0] small_sig_cat_81;
-wire [36:0] small_sig_cat_82;
-wire [38:0] small_sig_cat_83;
-wire [40:0] small_sig_cat_84;
-wire amount_b2_6;
-wire amount_b3_6;
+wire [40:0] small_sig_cat_12;
 wire small_sig_not_23;
 wire small_sig_not_24;
 wire for_align_sticky_sel_11;
@@ -2253,14 +1837,7 @@ wire small_sig_sel_177;
 wire small_sig_sel_178;
 wire small_sig_sel_179;
 wire small_sig_sel_180;
-wire [5:0] cat_51;
-wire [10:0] cat_52;
-wire [15:0] cat_53;
-wire [20:0] cat_54;
-wire [25:0] for_shifted_cat_16;
-wire [28:0] for_shifted_cat_17;
-wire amount_b0_6;
-wire amount_b1_6;
+wire [28:0] for_shifted_cat_6;
 wire for_align_sticky_not_11;
 wire for_align_sticky_not_12;
 wire for_align_sticky_sel_12;
@@ -2290,10 +1867,6 @@ wire for_shifted_sel_45;
 wire for_shifted_sel_46;
 wire for_shifted_sel_47;
 wire for_shifted_sel_48;
-wire [5:0] cat_55;
-wire [10:0] cat_56;
-wire [15:0] cat_57;
-wire [20:0] for_shifted_cat_18;
 wire [25:0] shifted_6;
 wire [2:0] amount_cat_12;
 wire align_sticky_6;
@@ -2311,28 +1884,13 @@ wire [27:0] sum_6;
 reg [27:0] sum_d1_6;
 wire exact_zero_6;
 wire [31:0] sum_d1_cat_26;
-wire [1:0] sum_d1_bits31_30_6;
 wire sum_d1_is0_41;
-wire [1:0] sum_d1_bits29_28_6;
-wire [1:0] sum_d1_bits27_26_6;
 wire sum_d1_is0_42;
-wire [1:0] sum_d1_bits25_24_6;
-wire [1:0] sum_d1_bits23_22_6;
 wire sum_d1_is0_43;
-wire [1:0] sum_d1_bits21_20_6;
-wire [1:0] sum_d1_bits19_18_6;
 wire sum_d1_is0_44;
-wire [1:0] sum_d1_bits17_16_6;
-wire [1:0] sum_d1_bits15_14_6;
 wire sum_d1_is0_45;
-wire [1:0] sum_d1_bits13_12_6;
-wire [1:0] sum_d1_bits11_10_6;
 wire sum_d1_is0_46;
-wire [1:0] sum_d1_bits9_8_6;
-wire [1:0] sum_d1_bits7_6_6;
 wire sum_d1_is0_47;
-wire [1:0] sum_d1_bits5_4_6;
-wire [1:0] sum_d1_bits3_2_6;
 wire sum_d1_is0_48;
 wire sum_d1_and_36;
 wire [1:0] sum_d1_sel_41;
@@ -2360,25 +1918,8 @@ wire [4:0] left_6;
 // add: normalisation shift; exponent field
 reg [4:0] left_d1_6;
 wire [5:0] left_d1_cat_6;
-wire left_d1_b4_6;
-wire left_d1_b5_6;
 reg [27:0] sum_d2_6;
-wire [2:0] sum_d2_cat_111;
-wire [4:0] sum_d2_cat_112;
-wire [6:0] sum_d2_cat_113;
-wire [8:0] sum_d2_cat_114;
-wire [10:0] sum_d2_cat_115;
-wire [12:0] sum_d2_cat_116;
-wire [14:0] sum_d2_cat_117;
-wire [16:0] sum_d2_cat_118;
-wire [18:0] sum_d2_cat_119;
-wire [20:0] sum_d2_cat_120;
-wire [22:0] sum_d2_cat_121;
-wire [24:0] sum_d2_cat_122;
-wire [26:0] sum_d2_cat_123;
-wire [27:0] sum_d2_cat_124;
-wire left_d1_b2_6;
-wire left_d1_b3_6;
+wire [27:0] sum_d2_cat_11;
 wire sum_d2_sel_101;
 wire sum_d2_sel_102;
 wire sum_d2_sel_103;
@@ -2399,16 +1940,7 @@ wire sum_d2_sel_117;
 wire sum_d2_sel_118;
 wire sum_d2_sel_119;
 wire sum_d2_sel_120;
-wire [5:0] sum_d2_cat_125;
-wire [10:0] sum_d2_cat_126;
-wire [15:0] sum_d2_cat_127;
-wire [20:0] sum_d2_cat_128;
-wire [22:0] sum_d2_cat_129;
-wire [24:0] sum_d2_cat_130;
-wire [26:0] sum_d2_cat_131;
-wire [27:0] sum_d2_cat_132;
-wire left_d1_b0_6;
-wire left_d1_b1_6;
+wire [27:0] sum_d2_cat_12;
 wire sel_209;
 wire sel_210;
 wire sel_211;
@@ -2435,11 +1967,6 @@ wire for_normalized_sel_33;
 wire for_normalized_sel_34;
 wire for_normalized_sel_35;
 wire for_normalized_sel_36;
-wire [5:0] cat_58;
-wire [10:0] cat_59;
-wire [15:0] cat_60;
-wire [20:0] for_normalized_cat_11;
-wire [25:0] for_normalized_cat_12;
 wire [27:0] normalized_6;
 reg [8:0] field_base_d1_6;
 reg [8:0] field_base_d2_6;
@@ -2494,8 +2021,6 @@ reg nan_d5_6;
 reg nan_d6_6;
 wire [31:0] s2;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire [7:0] s_axis_tdata_bits30_23_10;
-wire [22:0] s_axis_tdata_bits22_0_10;
 wire s_axis_tdata_is0_13;
 wire s_axis_tdata_is255_7;
 wire s_axis_tdata_is0_14;
@@ -2504,8 +2029,6 @@ wire a_inf_7;
 wire a_nan_7;
 wire [23:0] a_sig_7;
 wire [7:0] a_exp_7;
-wire [7:0] s_axis_tdata_bits30_23_11;
-wire [22:0] s_axis_tdata_bits22_0_11;
 wire s_axis_tdata_is0_15;
 wire s_axis_tdata_is255_8;
 wire s_axis_tdata_is0_16;
@@ -2536,28 +2059,12 @@ wire [23:0] big_sig_7;
 wire [23:0] small_sig_7;
 wire [4:0] amount_7;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_85;
+wire [25:0] small_sig_cat_13;
 wire [5:0] amount_cat_13;
-wire amount_b4_7;
-wire amount_b5_7;
 wire small_sig_not_25;
 wire small_sig_not_26;
 wire small_sig_sel_181;
-wire [16:0] small_sig_cat_86;
-wire [18:0] small_sig_cat_87;
-wire [20:0] small_sig_cat_88;
-wire [22:0] small_sig_cat_89;
-wire [24:0] small_sig_cat_90;
-wire [26:0] small_sig_cat_91;
-wire [28:0] small_sig_cat_92;
-wire [30:0] small_sig_cat_93;
-wire [32:0] small_sig_cat_94;
-wire [34:0] small_sig_cat_95;
-wire [36:0] small_sig_cat_96;
-wire [38:0] small_sig_cat_97;
-wire [40:0] small_sig_cat_98;
-wire amount_b2_7;
-wire amount_b3_7;
+wire [40:0] small_sig_cat_14;
 wire small_sig_not_27;
 wire small_sig_not_28;
 wire for_align_sticky_sel_13;
@@ -2590,14 +2097,7 @@ wire small_sig_sel_207;
 wire small_sig_sel_208;
 wire small_sig_sel_209;
 wire small_sig_sel_210;
-wire [5:0] cat_61;
-wire [10:0] cat_62;
-wire [15:0] cat_63;
-wire [20:0] cat_64;
-wire [25:0] for_shifted_cat_19;
-wire [28:0] for_shifted_cat_20;
-wire amount_b0_7;
-wire amount_b1_7;
+wire [28:0] for_shifted_cat_7;
 wire for_align_sticky_not_13;
 wire for_align_sticky_not_14;
 wire for_align_sticky_sel_14;
@@ -2627,10 +2127,6 @@ wire for_shifted_sel_53;
 wire for_shifted_sel_54;
 wire for_shifted_sel_55;
 wire for_shifted_sel_56;
-wire [5:0] cat_65;
-wire [10:0] cat_66;
-wire [15:0] cat_67;
-wire [20:0] for_shifted_cat_21;
 wire [25:0] shifted_7;
 wire [2:0] amount_cat_14;
 wire align_sticky_7;
@@ -2648,28 +2144,13 @@ wire [27:0] sum_7;
 reg [27:0] sum_d1_7;
 wire exact_zero_7;
 wire [31:0] sum_d1_cat_31;
-wire [1:0] sum_d1_bits31_30_7;
 wire sum_d1_is0_49;
-wire [1:0] sum_d1_bits29_28_7;
-wire [1:0] sum_d1_bits27_26_7;
 wire sum_d1_is0_50;
-wire [1:0] sum_d1_bits25_24_7;
-wire [1:0] sum_d1_bits23_22_7;
 wire sum_d1_is0_51;
-wire [1:0] sum_d1_bits21_20_7;
-wire [1:0] sum_d1_bits19_18_7;
 wire sum_d1_is0_52;
-wire [1:0] sum_d1_bits17_16_7;
-wire [1:0] sum_d1_bits15_14_7;
 wire sum_d1_is0_53;
-wire [1:0] sum_d1_bits13_12_7;
-wire [1:0] sum_d1_bits11_10_7;
 wire sum_d1_is0_54;
-wire [1:0] sum_d1_bits9_8_7;
-wire [1:0] sum_d1_bits7_6_7;
 wire sum_d1_is0_55;
-wire [1:0] sum_d1_bits5_4_7;
-wire [1:0] sum_d1_bits3_2_7;
 wire sum_d1_is0_56;
 wire sum_d1_and_43;
 wire [1:0] sum_d1_sel_49;
@@ -2697,25 +2178,8 @@ wire [4:0] left_7;
 // add: normalisation shift; exponent field
 reg [4:0] left_d1_7;
 wire [5:0] left_d1_cat_7;
-wire left_d1_b4_7;
-wire left_d1_b5_7;
 reg [27:0] sum_d2_7;
-wire [2:0] sum_d2_cat_133;
-wire [4:0] sum_d2_cat_134;
-wire [6:0] sum_d2_cat_135;
-wire [8:0] sum_d2_cat_136;
-wire [10:0] sum_d2_cat_137;
-wire [12:0] sum_d2_cat_138;
-wire [14:0] sum_d2_cat_139;
-wire [16:0] sum_d2_cat_140;
-wire [18:0] sum_d2_cat_141;
-wire [20:0] sum_d2_cat_142;
-wire [22:0] sum_d2_cat_143;
-wire [24:0] sum_d2_cat_144;
-wire [26:0] sum_d2_cat_145;
-wire [27:0] sum_d2_cat_146;
-wire left_d1_b2_7;
-wire left_d1_b3_7;
+wire [27:0] sum_d2_cat_13;
 wire sum_d2_sel_121;
 wire sum_d2_sel_122;
 wire sum_d2_sel_123;
@@ -2736,16 +2200,7 @@ wire sum_d2_sel_137;
 wire sum_d2_sel_138;
 wire sum_d2_sel_139;
 wire sum_d2_sel_140;
-wire [5:0] sum_d2_cat_147;
-wire [10:0] sum_d2_cat_148;
-wire [15:0] sum_d2_cat_149;
-wire [20:0] sum_d2_cat_150;
-wire [22:0] sum_d2_cat_151;
-wire [24:0] sum_d2_cat_152;
-wire [26:0] sum_d2_cat_153;
-wire [27:0] sum_d2_cat_154;
-wire left_d1_b0_7;
-wire left_d1_b1_7;
+wire [27:0] sum_d2_cat_14;
 wire sel_247;
 wire sel_248;
 wire sel_249;
@@ -2772,11 +2227,6 @@ wire for_normalized_sel_39;
 wire for_normalized_sel_40;
 wire for_normalized_sel_41;
 wire for_normalized_sel_42;
-wire [5:0] cat_68;
-wire [10:0] cat_69;
-wire [15:0] cat_70;
-wire [20:0] for_normalized_cat_13;
-wire [25:0] for_normalized_cat_14;
 wire [27:0] normalized_7;
 reg [8:0] field_base_d1_7;
 reg [8:0] field_base_d2_7;
@@ -2831,8 +2281,6 @@ reg nan_d5_7;
 reg nan_d6_7;
 wire [31:0] result_4;
 // add: operands, special cases, order by magnitude, trailing zeros
-wire [7:0] result_bits30_23_4;
-wire [22:0] result_bits22_0_4;
 wire result_is0_7;
 wire result_is255_4;
 wire result_is0_8;
@@ -2847,8 +2295,6 @@ reg [31:0] s_axis_tdata_q_21;
 reg [31:0] s_axis_tdata_q_22;
 reg [31:0] s_axis_tdata_q_23;
 reg [31:0] s_axis_tdata_q_24;
-wire [7:0] s_axis_tdata_bits30_23_12;
-wire [22:0] s_axis_tdata_bits22_0_12;
 wire for_b_exp_is0_4;
 wire for_b_inf_is255_4;
 wire for_b_inf_is0_4;
@@ -2879,28 +2325,12 @@ wire [23:0] big_sig_8;
 wire [23:0] small_sig_8;
 wire [4:0] amount_8;
 // add: align the smaller operand; sticky = a set bit among those shifted out
-wire [25:0] small_sig_cat_99;
+wire [25:0] small_sig_cat_15;
 wire [5:0] amount_cat_15;
-wire amount_b4_8;
-wire amount_b5_8;
 wire small_sig_not_29;
 wire small_sig_not_30;
 wire small_sig_sel_211;
-wire [16:0] small_sig_cat_100;
-wire [18:0] small_sig_cat_101;
-wire [20:0] small_sig_cat_102;
-wire [22:0] small_sig_cat_103;
-wire [24:0] small_sig_cat_104;
-wire [26:0] small_sig_cat_105;
-wire [28:0] small_sig_cat_106;
-wire [30:0] small_sig_cat_107;
-wire [32:0] small_sig_cat_108;
-wire [34:0] small_sig_cat_109;
-wire [36:0] small_sig_cat_110;
-wire [38:0] small_sig_cat_111;
-wire [40:0] small_sig_cat_112;
-wire amount_b2_8;
-wire amount_b3_8;
+wire [40:0] small_sig_cat_16;
 wire small_sig_not_31;
 wire small_sig_not_32;
 wire for_align_sticky_sel_15;
@@ -2933,14 +2363,7 @@ wire small_sig_sel_237;
 wire small_sig_sel_238;
 wire small_sig_sel_239;
 wire small_sig_sel_240;
-wire [5:0] cat_71;
-wire [10:0] cat_72;
-wire [15:0] cat_73;
-wire [20:0] cat_74;
-wire [25:0] for_shifted_cat_22;
-wire [28:0] for_shifted_cat_23;
-wire amount_b0_8;
-wire amount_b1_8;
+wire [28:0] for_shifted_cat_8;
 wire for_align_sticky_not_15;
 wire for_align_sticky_not_16;
 wire for_align_sticky_sel_16;
@@ -2970,10 +2393,6 @@ wire for_shifted_sel_61;
 wire for_shifted_sel_62;
 wire for_shifted_sel_63;
 wire for_shifted_sel_64;
-wire [5:0] cat_75;
-wire [10:0] cat_76;
-wire [15:0] cat_77;
-wire [20:0] for_shifted_cat_24;
 wire [25:0] shifted_8;
 wire [2:0] amount_cat_16;
 wire align_sticky_8;
@@ -2991,28 +2410,13 @@ wire [27:0] sum_8;
 reg [27:0] sum_d1_8;
 wire exact_zero_8;
 wire [31:0] sum_d1_cat_36;
-wire [1:0] sum_d1_bits31_30_8;
 wire sum_d1_is0_57;
-wire [1:0] sum_d1_bits29_28_8;
-wire [1:0] sum_d1_bits27_26_8;
 wire sum_d1_is0_58;
-wire [1:0] sum_d1_bits25_24_8;
-wire [1:0] sum_d1_bits23_22_8;
 wire sum_d1_is0_59;
-wire [1:0] sum_d1_bits21_20_8;
-wire [1:0] sum_d1_bits19_18_8;
 wire sum_d1_is0_60;
-wire [1:0] sum_d1_bits17_16_8;
-wire [1:0] sum_d1_bits15_14_8;
 wire sum_d1_is0_61;
-wire [1:0] sum_d1_bits13_12_8;
-wire [1:0] sum_d1_bits11_10_8;
 wire sum_d1_is0_62;
-wire [1:0] sum_d1_bits9_8_8;
-wire [1:0] sum_d1_bits7_6_8;
 wire sum_d1_is0_63;
-wire [1:0] sum_d1_bits5_4_8;
-wire [1:0] sum_d1_bits3_2_8;
 wire sum_d1_is0_64;
 wire sum_d1_and_50;
 wire [1:0] sum_d1_sel_57;
@@ -3040,25 +2444,8 @@ wire [4:0] left_8;
 // add: normalisation shift; exponent field
 reg [4:0] left_d1_8;
 wire [5:0] left_d1_cat_8;
-wire left_d1_b4_8;
-wire left_d1_b5_8;
 reg [27:0] sum_d2_8;
-wire [2:0] sum_d2_cat_155;
-wire [4:0] sum_d2_cat_156;
-wire [6:0] sum_d2_cat_157;
-wire [8:0] sum_d2_cat_158;
-wire [10:0] sum_d2_cat_159;
-wire [12:0] sum_d2_cat_160;
-wire [14:0] sum_d2_cat_161;
-wire [16:0] sum_d2_cat_162;
-wire [18:0] sum_d2_cat_163;
-wire [20:0] sum_d2_cat_164;
-wire [22:0] sum_d2_cat_165;
-wire [24:0] sum_d2_cat_166;
-wire [26:0] sum_d2_cat_167;
-wire [27:0] sum_d2_cat_168;
-wire left_d1_b2_8;
-wire left_d1_b3_8;
+wire [27:0] sum_d2_cat_15;
 wire sum_d2_sel_141;
 wire sum_d2_sel_142;
 wire sum_d2_sel_143;
@@ -3079,16 +2466,7 @@ wire sum_d2_sel_157;
 wire sum_d2_sel_158;
 wire sum_d2_sel_159;
 wire sum_d2_sel_160;
-wire [5:0] sum_d2_cat_169;
-wire [10:0] sum_d2_cat_170;
-wire [15:0] sum_d2_cat_171;
-wire [20:0] sum_d2_cat_172;
-wire [22:0] sum_d2_cat_173;
-wire [24:0] sum_d2_cat_174;
-wire [26:0] sum_d2_cat_175;
-wire [27:0] sum_d2_cat_176;
-wire left_d1_b0_8;
-wire left_d1_b1_8;
+wire [27:0] sum_d2_cat_16;
 wire sel_285;
 wire sel_286;
 wire sel_287;
@@ -3115,11 +2493,6 @@ wire for_normalized_sel_45;
 wire for_normalized_sel_46;
 wire for_normalized_sel_47;
 wire for_normalized_sel_48;
-wire [5:0] cat_78;
-wire [10:0] cat_79;
-wire [15:0] cat_80;
-wire [20:0] for_normalized_cat_15;
-wire [25:0] for_normalized_cat_16;
 wire [27:0] normalized_8;
 reg [8:0] field_base_d1_8;
 reg [8:0] field_base_d2_8;
@@ -3199,42 +2572,30 @@ reg out_valid;
 reg q_4;
 wire out_valid_or;
 // verilator lint_on UNUSEDSIGNAL
-assign s_axis_tdata_bits31_0 = s_axis_tdata[31:0];
-assign s_axis_tdata_bits63_32 = s_axis_tdata[63:32];
-assign s_axis_tdata_bits95_64 = s_axis_tdata[95:64];
-assign s_axis_tdata_bits127_96 = s_axis_tdata[127:96];
-assign s_axis_tdata_bits159_128 = s_axis_tdata[159:128];
-assign s_axis_tdata_bits191_160 = s_axis_tdata[191:160];
-assign s_axis_tdata_bits223_192 = s_axis_tdata[223:192];
-assign s_axis_tdata_bits255_224 = s_axis_tdata[255:224];
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_bits30_23 = s_axis_tdata_bits31_0[30:23];
-assign s_axis_tdata_bits22_0 = s_axis_tdata_bits31_0[22:0];
-assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
-assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
-assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
-assign a_sign = s_axis_tdata_bits31_0[31];
+assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
+assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
+assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign = s_axis_tdata[31];
 assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
 assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
-assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
-assign s_axis_tdata_bits30_23_2 = s_axis_tdata_bits159_128[30:23];
-assign s_axis_tdata_bits22_0_2 = s_axis_tdata_bits159_128[22:0];
-assign s_axis_tdata_is0_3 = s_axis_tdata_bits30_23_2 == 8'h0;
-assign s_axis_tdata_is255_2 = s_axis_tdata_bits30_23_2 == 8'hff;
-assign s_axis_tdata_is0_4 = s_axis_tdata_bits22_0_2 == 23'h0;
-assign b_sign = s_axis_tdata_bits159_128[31];
+assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
+assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
+assign s_axis_tdata_is0_3 = s_axis_tdata[158:151] == 8'h0;
+assign s_axis_tdata_is255_2 = s_axis_tdata[158:151] == 8'hff;
+assign s_axis_tdata_is0_4 = s_axis_tdata[150:128] == 23'h0;
+assign b_sign = s_axis_tdata[159];
 assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
 assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata_bits22_0_2};
-assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata_bits30_23_2;
+assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[150:128]};
+assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[158:151];
 assign opposite = a_sign ^ b_sign;
-assign nan = (a_nan | b_nan) | ((a_inf & b_inf) & opposite);
+assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
 assign inf = a_inf | b_inf;
 assign inf_sign = a_inf ? a_sign : b_sign;
 assign zero_sign = a_sign & b_sign;
-assign swap = s_axis_tdata_bits31_0[30:0] < s_axis_tdata_bits159_128[30:0];
+assign swap = s_axis_tdata[30:0] < s_axis_tdata[158:128];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign = swap_d1 ? b_sign_d1 : a_sign_d1;
@@ -3248,151 +2609,147 @@ assign amount = (~(distance[7:5] == 3'h0)) ? 5'h1f : distance[4:0];
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
 assign small_sig_cat = {small_sig, 2'h0};
 assign amount_cat = {1'h0, amount};
-assign amount_b4 = amount_cat[4];
-assign amount_b5 = amount_cat[5];
 assign small_sig_not = ~(small_sig_cat[15:0] == 16'h0);
 assign small_sig_not_2 = ~(small_sig_cat[25:16] == 10'h0);
-assign small_sig_sel = amount_b5 ? (amount_b4 ? (small_sig_not | small_sig_not_2) : (small_sig_not | small_sig_not_2)) : (amount_b4 & small_sig_not);
-assign small_sig_cat_2 = {({15'h0, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[25]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[24]))};
-assign small_sig_cat_3 = {({small_sig_cat_2, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[23]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[22]))};
-assign small_sig_cat_4 = {({small_sig_cat_3, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[21]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[20]))};
-assign small_sig_cat_5 = {({small_sig_cat_4, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[19]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[18]))};
-assign small_sig_cat_6 = {({small_sig_cat_5, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[17]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[16]))};
-assign small_sig_cat_7 = {({small_sig_cat_6, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[15]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[14]))};
-assign small_sig_cat_8 = {({small_sig_cat_7, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[13]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[12]))};
-assign small_sig_cat_9 = {({small_sig_cat_8, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[11]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[10]))};
-assign small_sig_cat_10 = {({small_sig_cat_9, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[25] : small_sig_cat[9]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[24] : small_sig_cat[8]))};
-assign small_sig_cat_11 = {({small_sig_cat_10, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[23] : small_sig_cat[7]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[22] : small_sig_cat[6]))};
-assign small_sig_cat_12 = {({small_sig_cat_11, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[21] : small_sig_cat[5]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[20] : small_sig_cat[4]))};
-assign small_sig_cat_13 = {({small_sig_cat_12, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[19] : small_sig_cat[3]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[18] : small_sig_cat[2]))};
-assign small_sig_cat_14 = {({small_sig_cat_13, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[17] : small_sig_cat[1]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[16] : small_sig_cat[0]))};
-assign amount_b2 = amount_cat[2];
-assign amount_b3 = amount_cat[3];
-assign small_sig_not_3 = ~(small_sig_cat_14[3:0] == 4'h0);
-assign small_sig_not_4 = ~(small_sig_cat_14[7:4] == 4'h0);
-assign for_align_sticky_sel = amount_b2 ? ((small_sig_not_3 | small_sig_not_4) | (~(small_sig_cat_14[11:8] == 4'h0))) : (small_sig_not_3 | small_sig_not_4);
-assign small_sig_sel_2 = amount_b3 ? (amount_b2 ? small_sig_cat_14[40] : small_sig_cat_14[36]) : (amount_b2 ? small_sig_cat_14[32] : small_sig_cat_14[28]);
-assign small_sig_sel_3 = amount_b3 ? (amount_b2 ? small_sig_cat_14[39] : small_sig_cat_14[35]) : (amount_b2 ? small_sig_cat_14[31] : small_sig_cat_14[27]);
-assign small_sig_sel_4 = amount_b3 ? (amount_b2 ? small_sig_cat_14[38] : small_sig_cat_14[34]) : (amount_b2 ? small_sig_cat_14[30] : small_sig_cat_14[26]);
-assign small_sig_sel_5 = amount_b3 ? (amount_b2 ? small_sig_cat_14[37] : small_sig_cat_14[33]) : (amount_b2 ? small_sig_cat_14[29] : small_sig_cat_14[25]);
-assign small_sig_sel_6 = amount_b3 ? (amount_b2 ? small_sig_cat_14[36] : small_sig_cat_14[32]) : (amount_b2 ? small_sig_cat_14[28] : small_sig_cat_14[24]);
-assign small_sig_sel_7 = amount_b3 ? (amount_b2 ? small_sig_cat_14[35] : small_sig_cat_14[31]) : (amount_b2 ? small_sig_cat_14[27] : small_sig_cat_14[23]);
-assign small_sig_sel_8 = amount_b3 ? (amount_b2 ? small_sig_cat_14[34] : small_sig_cat_14[30]) : (amount_b2 ? small_sig_cat_14[26] : small_sig_cat_14[22]);
-assign small_sig_sel_9 = amount_b3 ? (amount_b2 ? small_sig_cat_14[33] : small_sig_cat_14[29]) : (amount_b2 ? small_sig_cat_14[25] : small_sig_cat_14[21]);
-assign small_sig_sel_10 = amount_b3 ? (amount_b2 ? small_sig_cat_14[32] : small_sig_cat_14[28]) : (amount_b2 ? small_sig_cat_14[24] : small_sig_cat_14[20]);
-assign small_sig_sel_11 = amount_b3 ? (amount_b2 ? small_sig_cat_14[31] : small_sig_cat_14[27]) : (amount_b2 ? small_sig_cat_14[23] : small_sig_cat_14[19]);
-assign small_sig_sel_12 = amount_b3 ? (amount_b2 ? small_sig_cat_14[30] : small_sig_cat_14[26]) : (amount_b2 ? small_sig_cat_14[22] : small_sig_cat_14[18]);
-assign small_sig_sel_13 = amount_b3 ? (amount_b2 ? small_sig_cat_14[29] : small_sig_cat_14[25]) : (amount_b2 ? small_sig_cat_14[21] : small_sig_cat_14[17]);
-assign small_sig_sel_14 = amount_b3 ? (amount_b2 ? small_sig_cat_14[28] : small_sig_cat_14[24]) : (amount_b2 ? small_sig_cat_14[20] : small_sig_cat_14[16]);
-assign small_sig_sel_15 = amount_b3 ? (amount_b2 ? small_sig_cat_14[27] : small_sig_cat_14[23]) : (amount_b2 ? small_sig_cat_14[19] : small_sig_cat_14[15]);
-assign small_sig_sel_16 = amount_b3 ? (amount_b2 ? small_sig_cat_14[26] : small_sig_cat_14[22]) : (amount_b2 ? small_sig_cat_14[18] : small_sig_cat_14[14]);
-assign small_sig_sel_17 = amount_b3 ? (amount_b2 ? small_sig_cat_14[25] : small_sig_cat_14[21]) : (amount_b2 ? small_sig_cat_14[17] : small_sig_cat_14[13]);
-assign small_sig_sel_18 = amount_b3 ? (amount_b2 ? small_sig_cat_14[24] : small_sig_cat_14[20]) : (amount_b2 ? small_sig_cat_14[16] : small_sig_cat_14[12]);
-assign small_sig_sel_19 = amount_b3 ? (amount_b2 ? small_sig_cat_14[23] : small_sig_cat_14[19]) : (amount_b2 ? small_sig_cat_14[15] : small_sig_cat_14[11]);
-assign small_sig_sel_20 = amount_b3 ? (amount_b2 ? small_sig_cat_14[22] : small_sig_cat_14[18]) : (amount_b2 ? small_sig_cat_14[14] : small_sig_cat_14[10]);
-assign small_sig_sel_21 = amount_b3 ? (amount_b2 ? small_sig_cat_14[21] : small_sig_cat_14[17]) : (amount_b2 ? small_sig_cat_14[13] : small_sig_cat_14[9]);
-assign small_sig_sel_22 = amount_b3 ? (amount_b2 ? small_sig_cat_14[20] : small_sig_cat_14[16]) : (amount_b2 ? small_sig_cat_14[12] : small_sig_cat_14[8]);
-assign small_sig_sel_23 = amount_b3 ? (amount_b2 ? small_sig_cat_14[19] : small_sig_cat_14[15]) : (amount_b2 ? small_sig_cat_14[11] : small_sig_cat_14[7]);
-assign small_sig_sel_24 = amount_b3 ? (amount_b2 ? small_sig_cat_14[18] : small_sig_cat_14[14]) : (amount_b2 ? small_sig_cat_14[10] : small_sig_cat_14[6]);
-assign small_sig_sel_25 = amount_b3 ? (amount_b2 ? small_sig_cat_14[17] : small_sig_cat_14[13]) : (amount_b2 ? small_sig_cat_14[9] : small_sig_cat_14[5]);
-assign small_sig_sel_26 = amount_b3 ? (amount_b2 ? small_sig_cat_14[16] : small_sig_cat_14[12]) : (amount_b2 ? small_sig_cat_14[8] : small_sig_cat_14[4]);
-assign small_sig_sel_27 = amount_b3 ? (amount_b2 ? small_sig_cat_14[15] : small_sig_cat_14[11]) : (amount_b2 ? small_sig_cat_14[7] : small_sig_cat_14[3]);
-assign small_sig_sel_28 = amount_b3 ? (amount_b2 ? small_sig_cat_14[14] : small_sig_cat_14[10]) : (amount_b2 ? small_sig_cat_14[6] : small_sig_cat_14[2]);
-assign small_sig_sel_29 = amount_b3 ? (amount_b2 ? small_sig_cat_14[13] : small_sig_cat_14[9]) : (amount_b2 ? small_sig_cat_14[5] : small_sig_cat_14[1]);
-assign small_sig_sel_30 = amount_b3 ? (amount_b2 ? small_sig_cat_14[12] : small_sig_cat_14[8]) : (amount_b2 ? small_sig_cat_14[4] : small_sig_cat_14[0]);
-assign cat = {({({({({small_sig_sel_2, small_sig_sel_3}), small_sig_sel_4}), small_sig_sel_5}), small_sig_sel_6}), small_sig_sel_7};
-assign cat_2 = {({({({({cat, small_sig_sel_8}), small_sig_sel_9}), small_sig_sel_10}), small_sig_sel_11}), small_sig_sel_12};
-assign cat_3 = {({({({({cat_2, small_sig_sel_13}), small_sig_sel_14}), small_sig_sel_15}), small_sig_sel_16}), small_sig_sel_17};
-assign cat_4 = {({({({({cat_3, small_sig_sel_18}), small_sig_sel_19}), small_sig_sel_20}), small_sig_sel_21}), small_sig_sel_22};
-assign for_shifted_cat = {({({({({cat_4, small_sig_sel_23}), small_sig_sel_24}), small_sig_sel_25}), small_sig_sel_26}), small_sig_sel_27};
-assign for_shifted_cat_2 = {({({for_shifted_cat, small_sig_sel_28}), small_sig_sel_29}), small_sig_sel_30};
-assign amount_b0 = amount_cat[0];
-assign amount_b1 = amount_cat[1];
-assign for_align_sticky_not = ~(for_shifted_cat_2[0] == 1'h0);
-assign for_align_sticky_not_2 = ~(for_shifted_cat_2[1] == 1'h0);
-assign for_align_sticky_sel_2 = amount_b0 ? ((for_align_sticky_not | for_align_sticky_not_2) | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
-assign sel = amount_b1 ? (amount_b0 ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_b0 ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
-assign sel_2 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_b0 ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
-assign sel_3 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_b0 ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
-assign sel_4 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_b0 ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
-assign sel_5 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_b0 ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
-assign sel_6 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_b0 ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
-assign sel_7 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_b0 ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
-assign sel_8 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_b0 ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
-assign sel_9 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_b0 ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
-assign sel_10 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_b0 ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
-assign sel_11 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_b0 ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
-assign sel_12 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_b0 ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
-assign sel_13 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_b0 ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
-assign sel_14 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_b0 ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
-assign sel_15 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_b0 ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
-assign sel_16 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_b0 ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
-assign sel_17 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_b0 ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
-assign sel_18 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_b0 ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
-assign for_shifted_sel = amount_b1 ? (amount_b0 ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_b0 ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
-assign for_shifted_sel_2 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_b0 ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
-assign for_shifted_sel_3 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_b0 ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
-assign for_shifted_sel_4 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_b0 ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
-assign for_shifted_sel_5 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_b0 ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
-assign for_shifted_sel_6 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_b0 ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
-assign for_shifted_sel_7 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_b0 ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
-assign for_shifted_sel_8 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_b0 ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
-assign cat_5 = {({({({({sel, sel_2}), sel_3}), sel_4}), sel_5}), sel_6};
-assign cat_6 = {({({({({cat_5, sel_7}), sel_8}), sel_9}), sel_10}), sel_11};
-assign cat_7 = {({({({({cat_6, sel_12}), sel_13}), sel_14}), sel_15}), sel_16};
-assign for_shifted_cat_3 = {({({({({cat_7, sel_17}), sel_18}), for_shifted_sel}), for_shifted_sel_2}), for_shifted_sel_3};
-assign shifted = {({({({({for_shifted_cat_3, for_shifted_sel_4}), for_shifted_sel_5}), for_shifted_sel_6}), for_shifted_sel_7}), for_shifted_sel_8};
-assign amount_cat_2 = {({small_sig_sel, (amount_b3 ? for_align_sticky_sel : (amount_b2 & small_sig_not_3))}), (amount_b1 ? for_align_sticky_sel_2 : (amount_b0 & for_align_sticky_not))};
+assign small_sig_sel = amount_cat[5] ? (amount_cat[4] ? (small_sig_not | small_sig_not_2) : (small_sig_not | small_sig_not_2)) : (amount_cat[4] & small_sig_not);
+assign small_sig_cat_2 = {15'h0, (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[25])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[24])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[23])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[22])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[21])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[20])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[19])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[18])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[17])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[16])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[15])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[14])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[13])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[12])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[11])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[10])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[25] : small_sig_cat[9])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[24] : small_sig_cat[8])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[23] : small_sig_cat[7])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[22] : small_sig_cat[6])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[21] : small_sig_cat[5])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[20] : small_sig_cat[4])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[19] : small_sig_cat[3])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[18] : small_sig_cat[2])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[17] : small_sig_cat[1])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[16] : small_sig_cat[0]))};
+assign small_sig_not_3 = ~(small_sig_cat_2[3:0] == 4'h0);
+assign small_sig_not_4 = ~(small_sig_cat_2[7:4] == 4'h0);
+assign for_align_sticky_sel = amount_cat[2] ? (small_sig_not_3 | small_sig_not_4 | (~(small_sig_cat_2[11:8] == 4'h0))) : (small_sig_not_3 | small_sig_not_4);
+assign small_sig_sel_2 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[40] : small_sig_cat_2[36]) : (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]);
+assign small_sig_sel_3 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[39] : small_sig_cat_2[35]) : (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]);
+assign small_sig_sel_4 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[38] : small_sig_cat_2[34]) : (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]);
+assign small_sig_sel_5 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[37] : small_sig_cat_2[33]) : (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]);
+assign small_sig_sel_6 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[36] : small_sig_cat_2[32]) : (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]);
+assign small_sig_sel_7 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[35] : small_sig_cat_2[31]) : (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]);
+assign small_sig_sel_8 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[34] : small_sig_cat_2[30]) : (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]);
+assign small_sig_sel_9 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[33] : small_sig_cat_2[29]) : (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]);
+assign small_sig_sel_10 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]) : (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]);
+assign small_sig_sel_11 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]) : (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]);
+assign small_sig_sel_12 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]) : (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]);
+assign small_sig_sel_13 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]) : (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]);
+assign small_sig_sel_14 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]) : (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]);
+assign small_sig_sel_15 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]) : (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]);
+assign small_sig_sel_16 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]) : (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]);
+assign small_sig_sel_17 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]) : (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]);
+assign small_sig_sel_18 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]) : (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]);
+assign small_sig_sel_19 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]) : (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]);
+assign small_sig_sel_20 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]) : (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]);
+assign small_sig_sel_21 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]) : (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]);
+assign small_sig_sel_22 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]) : (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]);
+assign small_sig_sel_23 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]) : (amount_cat[2] ? small_sig_cat_2[11] : small_sig_cat_2[7]);
+assign small_sig_sel_24 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]) : (amount_cat[2] ? small_sig_cat_2[10] : small_sig_cat_2[6]);
+assign small_sig_sel_25 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]) : (amount_cat[2] ? small_sig_cat_2[9] : small_sig_cat_2[5]);
+assign small_sig_sel_26 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]) : (amount_cat[2] ? small_sig_cat_2[8] : small_sig_cat_2[4]);
+assign small_sig_sel_27 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]) : (amount_cat[2] ? small_sig_cat_2[7] : small_sig_cat_2[3]);
+assign small_sig_sel_28 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]) : (amount_cat[2] ? small_sig_cat_2[6] : small_sig_cat_2[2]);
+assign small_sig_sel_29 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]) : (amount_cat[2] ? small_sig_cat_2[5] : small_sig_cat_2[1]);
+assign small_sig_sel_30 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]) : (amount_cat[2] ? small_sig_cat_2[4] : small_sig_cat_2[0]);
+assign for_shifted_cat = {small_sig_sel_2, small_sig_sel_3, small_sig_sel_4, small_sig_sel_5, small_sig_sel_6, small_sig_sel_7,
+    small_sig_sel_8, small_sig_sel_9, small_sig_sel_10, small_sig_sel_11, small_sig_sel_12,
+    small_sig_sel_13, small_sig_sel_14, small_sig_sel_15, small_sig_sel_16, small_sig_sel_17,
+    small_sig_sel_18, small_sig_sel_19, small_sig_sel_20, small_sig_sel_21, small_sig_sel_22,
+    small_sig_sel_23, small_sig_sel_24, small_sig_sel_25, small_sig_sel_26, small_sig_sel_27,
+    small_sig_sel_28, small_sig_sel_29, small_sig_sel_30};
+assign for_align_sticky_not = ~(for_shifted_cat[0] == 1'h0);
+assign for_align_sticky_not_2 = ~(for_shifted_cat[1] == 1'h0);
+assign for_align_sticky_sel_2 = amount_cat[0] ? (for_align_sticky_not | for_align_sticky_not_2 | (~(for_shifted_cat[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
+assign sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[28] : for_shifted_cat[27]) : (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]);
+assign sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[27] : for_shifted_cat[26]) : (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]);
+assign sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]) : (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]);
+assign sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]) : (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]);
+assign sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]) : (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]);
+assign sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]) : (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]);
+assign sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]) : (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]);
+assign sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]) : (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]);
+assign sel_9 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]) : (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]);
+assign sel_10 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]) : (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]);
+assign sel_11 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]) : (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]);
+assign sel_12 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]) : (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]);
+assign sel_13 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]) : (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]);
+assign sel_14 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]) : (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]);
+assign sel_15 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]) : (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]);
+assign sel_16 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]) : (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]);
+assign sel_17 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]) : (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]);
+assign sel_18 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]) : (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]);
+assign for_shifted_sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]) : (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]);
+assign for_shifted_sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]) : (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]);
+assign for_shifted_sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]) : (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]);
+assign for_shifted_sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]) : (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]);
+assign for_shifted_sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]) : (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]);
+assign for_shifted_sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
+assign for_shifted_sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
+assign for_shifted_sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
+assign shifted = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+    sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
+    for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
+assign amount_cat_2 = {small_sig_sel, (amount_cat[3] ? for_align_sticky_sel : (amount_cat[2] & small_sig_not_3)),
+    (amount_cat[1] ? for_align_sticky_sel_2 : (amount_cat[0] & for_align_sticky_not))};
 assign align_sticky = ~(amount_cat_2 == 3'h0);
-assign big_padded = {1'h0, ({big_sig, 3'h0})};
-assign aligned = {1'h0, ({shifted, align_sticky})};
+assign big_padded = {1'h0, big_sig, 3'h0};
+assign aligned = {1'h0, shifted, align_sticky};
 assign field_base = ({1'h0, big_exp}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus = ({big_padded_d1, opposite_d2}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2, opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2}), opposite_d2})), opposite_d2});
+assign big_padded_d1_plus = ({big_padded_d1, opposite_d2}) + ({(aligned_d1 ^
+    ({opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2,
+    opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2,
+    opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2,
+    opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2, opposite_d2})),
+    opposite_d2});
 assign sum = big_padded_d1_plus[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
 assign exact_zero = sum_d1 == 28'h0;
 assign sum_d1_cat = {sum_d1, 4'hf};
-assign sum_d1_bits31_30 = sum_d1_cat[31:30];
-assign sum_d1_is0 = sum_d1_bits31_30 == 2'h0;
-assign sum_d1_bits29_28 = sum_d1_cat[29:28];
-assign sum_d1_bits27_26 = sum_d1_cat[27:26];
-assign sum_d1_is0_2 = sum_d1_bits27_26 == 2'h0;
-assign sum_d1_bits25_24 = sum_d1_cat[25:24];
-assign sum_d1_bits23_22 = sum_d1_cat[23:22];
-assign sum_d1_is0_3 = sum_d1_bits23_22 == 2'h0;
-assign sum_d1_bits21_20 = sum_d1_cat[21:20];
-assign sum_d1_bits19_18 = sum_d1_cat[19:18];
-assign sum_d1_is0_4 = sum_d1_bits19_18 == 2'h0;
-assign sum_d1_bits17_16 = sum_d1_cat[17:16];
-assign sum_d1_bits15_14 = sum_d1_cat[15:14];
-assign sum_d1_is0_5 = sum_d1_bits15_14 == 2'h0;
-assign sum_d1_bits13_12 = sum_d1_cat[13:12];
-assign sum_d1_bits11_10 = sum_d1_cat[11:10];
-assign sum_d1_is0_6 = sum_d1_bits11_10 == 2'h0;
-assign sum_d1_bits9_8 = sum_d1_cat[9:8];
-assign sum_d1_bits7_6 = sum_d1_cat[7:6];
-assign sum_d1_is0_7 = sum_d1_bits7_6 == 2'h0;
-assign sum_d1_bits5_4 = sum_d1_cat[5:4];
-assign sum_d1_bits3_2 = sum_d1_cat[3:2];
-assign sum_d1_is0_8 = sum_d1_bits3_2 == 2'h0;
-assign sum_d1_and = sum_d1_is0 & (sum_d1_bits29_28 == 2'h0);
-assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_bits29_28[1])}) : ({sum_d1_is0, (~sum_d1_bits31_30[1])});
-assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_bits25_24[1])}) : ({sum_d1_is0_2, (~sum_d1_bits27_26[1])});
-assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_bits21_20 == 2'h0);
-assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_bits21_20[1])}) : ({sum_d1_is0_3, (~sum_d1_bits23_22[1])});
-assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_bits17_16[1])}) : ({sum_d1_is0_4, (~sum_d1_bits19_18[1])});
-assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_bits13_12 == 2'h0);
-assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_bits13_12[1])}) : ({sum_d1_is0_5, (~sum_d1_bits15_14[1])});
-assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_bits9_8[1])}) : ({sum_d1_is0_6, (~sum_d1_bits11_10[1])});
-assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_bits5_4 == 2'h0);
-assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_bits5_4[1])}) : ({sum_d1_is0_7, (~sum_d1_bits7_6[1])});
-assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_bits3_2[1])});
-assign sum_d1_and_5 = sum_d1_and & (sum_d1_is0_2 & (sum_d1_bits25_24 == 2'h0));
-assign sum_d1_and_6 = sum_d1_and_3 & (sum_d1_is0_6 & (sum_d1_bits9_8 == 2'h0));
-assign sum_d1_and_7 = sum_d1_and_5 & (sum_d1_and_2 & (sum_d1_is0_4 & (sum_d1_bits17_16 == 2'h0)));
+assign sum_d1_is0 = sum_d1_cat[31:30] == 2'h0;
+assign sum_d1_is0_2 = sum_d1_cat[27:26] == 2'h0;
+assign sum_d1_is0_3 = sum_d1_cat[23:22] == 2'h0;
+assign sum_d1_is0_4 = sum_d1_cat[19:18] == 2'h0;
+assign sum_d1_is0_5 = sum_d1_cat[15:14] == 2'h0;
+assign sum_d1_is0_6 = sum_d1_cat[11:10] == 2'h0;
+assign sum_d1_is0_7 = sum_d1_cat[7:6] == 2'h0;
+assign sum_d1_is0_8 = sum_d1_cat[3:2] == 2'h0;
+assign sum_d1_and = sum_d1_is0 & (sum_d1_cat[29:28] == 2'h0);
+assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_cat[29])}) : ({sum_d1_is0, (~sum_d1_cat[31])});
+assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_cat[25])}) : ({sum_d1_is0_2, (~sum_d1_cat[27])});
+assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_cat[21:20] == 2'h0);
+assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_cat[21])}) : ({sum_d1_is0_3, (~sum_d1_cat[23])});
+assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_cat[17])}) : ({sum_d1_is0_4, (~sum_d1_cat[19])});
+assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_cat[13:12] == 2'h0);
+assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_cat[13])}) : ({sum_d1_is0_5, (~sum_d1_cat[15])});
+assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_cat[9])}) : ({sum_d1_is0_6, (~sum_d1_cat[11])});
+assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_cat[5:4] == 2'h0);
+assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_cat[5])}) : ({sum_d1_is0_7, (~sum_d1_cat[7])});
+assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_cat[3])});
+assign sum_d1_and_5 = sum_d1_and & sum_d1_is0_2 & (sum_d1_cat[25:24] == 2'h0);
+assign sum_d1_and_6 = sum_d1_and_3 & sum_d1_is0_6 & (sum_d1_cat[9:8] == 2'h0);
+assign sum_d1_and_7 = sum_d1_and_5 & sum_d1_and_2 & sum_d1_is0_4 & (sum_d1_cat[17:16] == 2'h0);
 assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_4}) : ({sum_d1_and_2, sum_d1_sel_3}))};
 assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
 assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
@@ -3402,86 +2759,96 @@ assign left = (({3'h0, lz}) < big_exp_d2) ? lz : big_exp_d2[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat = {1'h0, left_d1};
-assign left_d1_b4 = left_d1_cat[4];
-assign left_d1_b5 = left_d1_cat[5];
-assign sum_d2_cat = {({(left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[11] : sum_d2[27])), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[10] : sum_d2[26]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[9] : sum_d2[25]))};
-assign sum_d2_cat_2 = {({sum_d2_cat, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[8] : sum_d2[24]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[7] : sum_d2[23]))};
-assign sum_d2_cat_3 = {({sum_d2_cat_2, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[6] : sum_d2[22]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[5] : sum_d2[21]))};
-assign sum_d2_cat_4 = {({sum_d2_cat_3, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[4] : sum_d2[20]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[3] : sum_d2[19]))};
-assign sum_d2_cat_5 = {({sum_d2_cat_4, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[2] : sum_d2[18]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[1] : sum_d2[17]))};
-assign sum_d2_cat_6 = {({sum_d2_cat_5, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[0] : sum_d2[16]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[15]))};
-assign sum_d2_cat_7 = {({sum_d2_cat_6, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[14]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[13]))};
-assign sum_d2_cat_8 = {({sum_d2_cat_7, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[12]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[11]))};
-assign sum_d2_cat_9 = {({sum_d2_cat_8, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[10]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[9]))};
-assign sum_d2_cat_10 = {({sum_d2_cat_9, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[8]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[7]))};
-assign sum_d2_cat_11 = {({sum_d2_cat_10, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[6]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[5]))};
-assign sum_d2_cat_12 = {({sum_d2_cat_11, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[4]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[3]))};
-assign sum_d2_cat_13 = {({sum_d2_cat_12, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[2]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[1]))};
-assign sum_d2_cat_14 = {sum_d2_cat_13, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[0]))};
-assign left_d1_b2 = left_d1_cat[2];
-assign left_d1_b3 = left_d1_cat[3];
-assign sum_d2_sel = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[15] : sum_d2_cat_14[19]) : (left_d1_b2 ? sum_d2_cat_14[23] : sum_d2_cat_14[27]);
-assign sum_d2_sel_2 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[14] : sum_d2_cat_14[18]) : (left_d1_b2 ? sum_d2_cat_14[22] : sum_d2_cat_14[26]);
-assign sum_d2_sel_3 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[13] : sum_d2_cat_14[17]) : (left_d1_b2 ? sum_d2_cat_14[21] : sum_d2_cat_14[25]);
-assign sum_d2_sel_4 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[12] : sum_d2_cat_14[16]) : (left_d1_b2 ? sum_d2_cat_14[20] : sum_d2_cat_14[24]);
-assign sum_d2_sel_5 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[11] : sum_d2_cat_14[15]) : (left_d1_b2 ? sum_d2_cat_14[19] : sum_d2_cat_14[23]);
-assign sum_d2_sel_6 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[10] : sum_d2_cat_14[14]) : (left_d1_b2 ? sum_d2_cat_14[18] : sum_d2_cat_14[22]);
-assign sum_d2_sel_7 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[9] : sum_d2_cat_14[13]) : (left_d1_b2 ? sum_d2_cat_14[17] : sum_d2_cat_14[21]);
-assign sum_d2_sel_8 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[8] : sum_d2_cat_14[12]) : (left_d1_b2 ? sum_d2_cat_14[16] : sum_d2_cat_14[20]);
-assign sum_d2_sel_9 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[7] : sum_d2_cat_14[11]) : (left_d1_b2 ? sum_d2_cat_14[15] : sum_d2_cat_14[19]);
-assign sum_d2_sel_10 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[6] : sum_d2_cat_14[10]) : (left_d1_b2 ? sum_d2_cat_14[14] : sum_d2_cat_14[18]);
-assign sum_d2_sel_11 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[5] : sum_d2_cat_14[9]) : (left_d1_b2 ? sum_d2_cat_14[13] : sum_d2_cat_14[17]);
-assign sum_d2_sel_12 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[4] : sum_d2_cat_14[8]) : (left_d1_b2 ? sum_d2_cat_14[12] : sum_d2_cat_14[16]);
-assign sum_d2_sel_13 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[3] : sum_d2_cat_14[7]) : (left_d1_b2 ? sum_d2_cat_14[11] : sum_d2_cat_14[15]);
-assign sum_d2_sel_14 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[2] : sum_d2_cat_14[6]) : (left_d1_b2 ? sum_d2_cat_14[10] : sum_d2_cat_14[14]);
-assign sum_d2_sel_15 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[1] : sum_d2_cat_14[5]) : (left_d1_b2 ? sum_d2_cat_14[9] : sum_d2_cat_14[13]);
-assign sum_d2_sel_16 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[0] : sum_d2_cat_14[4]) : (left_d1_b2 ? sum_d2_cat_14[8] : sum_d2_cat_14[12]);
-assign sum_d2_sel_17 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[3]) : (left_d1_b2 ? sum_d2_cat_14[7] : sum_d2_cat_14[11]);
-assign sum_d2_sel_18 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[2]) : (left_d1_b2 ? sum_d2_cat_14[6] : sum_d2_cat_14[10]);
-assign sum_d2_sel_19 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[1]) : (left_d1_b2 ? sum_d2_cat_14[5] : sum_d2_cat_14[9]);
-assign sum_d2_sel_20 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[0]) : (left_d1_b2 ? sum_d2_cat_14[4] : sum_d2_cat_14[8]);
-assign sum_d2_cat_15 = {({({({({sum_d2_sel, sum_d2_sel_2}), sum_d2_sel_3}), sum_d2_sel_4}), sum_d2_sel_5}), sum_d2_sel_6};
-assign sum_d2_cat_16 = {({({({({sum_d2_cat_15, sum_d2_sel_7}), sum_d2_sel_8}), sum_d2_sel_9}), sum_d2_sel_10}), sum_d2_sel_11};
-assign sum_d2_cat_17 = {({({({({sum_d2_cat_16, sum_d2_sel_12}), sum_d2_sel_13}), sum_d2_sel_14}), sum_d2_sel_15}), sum_d2_sel_16};
-assign sum_d2_cat_18 = {({({({({sum_d2_cat_17, sum_d2_sel_17}), sum_d2_sel_18}), sum_d2_sel_19}), sum_d2_sel_20}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[3] : sum_d2_cat_14[7]))};
-assign sum_d2_cat_19 = {({sum_d2_cat_18, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[2] : sum_d2_cat_14[6]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[1] : sum_d2_cat_14[5]))};
-assign sum_d2_cat_20 = {({sum_d2_cat_19, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[0] : sum_d2_cat_14[4]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[3]))};
-assign sum_d2_cat_21 = {({sum_d2_cat_20, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[2]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[1]))};
-assign sum_d2_cat_22 = {sum_d2_cat_21, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[0]))};
-assign left_d1_b0 = left_d1_cat[0];
-assign left_d1_b1 = left_d1_cat[1];
-assign sel_19 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[24] : sum_d2_cat_22[25]) : (left_d1_b0 ? sum_d2_cat_22[26] : sum_d2_cat_22[27]);
-assign sel_20 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[23] : sum_d2_cat_22[24]) : (left_d1_b0 ? sum_d2_cat_22[25] : sum_d2_cat_22[26]);
-assign sel_21 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[22] : sum_d2_cat_22[23]) : (left_d1_b0 ? sum_d2_cat_22[24] : sum_d2_cat_22[25]);
-assign sel_22 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[21] : sum_d2_cat_22[22]) : (left_d1_b0 ? sum_d2_cat_22[23] : sum_d2_cat_22[24]);
-assign sel_23 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[20] : sum_d2_cat_22[21]) : (left_d1_b0 ? sum_d2_cat_22[22] : sum_d2_cat_22[23]);
-assign sel_24 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[19] : sum_d2_cat_22[20]) : (left_d1_b0 ? sum_d2_cat_22[21] : sum_d2_cat_22[22]);
-assign sel_25 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[18] : sum_d2_cat_22[19]) : (left_d1_b0 ? sum_d2_cat_22[20] : sum_d2_cat_22[21]);
-assign sel_26 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[17] : sum_d2_cat_22[18]) : (left_d1_b0 ? sum_d2_cat_22[19] : sum_d2_cat_22[20]);
-assign sel_27 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[16] : sum_d2_cat_22[17]) : (left_d1_b0 ? sum_d2_cat_22[18] : sum_d2_cat_22[19]);
-assign sel_28 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[15] : sum_d2_cat_22[16]) : (left_d1_b0 ? sum_d2_cat_22[17] : sum_d2_cat_22[18]);
-assign sel_29 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[14] : sum_d2_cat_22[15]) : (left_d1_b0 ? sum_d2_cat_22[16] : sum_d2_cat_22[17]);
-assign sel_30 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[13] : sum_d2_cat_22[14]) : (left_d1_b0 ? sum_d2_cat_22[15] : sum_d2_cat_22[16]);
-assign sel_31 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[12] : sum_d2_cat_22[13]) : (left_d1_b0 ? sum_d2_cat_22[14] : sum_d2_cat_22[15]);
-assign sel_32 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[11] : sum_d2_cat_22[12]) : (left_d1_b0 ? sum_d2_cat_22[13] : sum_d2_cat_22[14]);
-assign sel_33 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[10] : sum_d2_cat_22[11]) : (left_d1_b0 ? sum_d2_cat_22[12] : sum_d2_cat_22[13]);
-assign sel_34 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[9] : sum_d2_cat_22[10]) : (left_d1_b0 ? sum_d2_cat_22[11] : sum_d2_cat_22[12]);
-assign sel_35 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[8] : sum_d2_cat_22[9]) : (left_d1_b0 ? sum_d2_cat_22[10] : sum_d2_cat_22[11]);
-assign sel_36 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[7] : sum_d2_cat_22[8]) : (left_d1_b0 ? sum_d2_cat_22[9] : sum_d2_cat_22[10]);
-assign sel_37 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[6] : sum_d2_cat_22[7]) : (left_d1_b0 ? sum_d2_cat_22[8] : sum_d2_cat_22[9]);
-assign sel_38 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[5] : sum_d2_cat_22[6]) : (left_d1_b0 ? sum_d2_cat_22[7] : sum_d2_cat_22[8]);
-assign for_normalized_sel = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[4] : sum_d2_cat_22[5]) : (left_d1_b0 ? sum_d2_cat_22[6] : sum_d2_cat_22[7]);
-assign for_normalized_sel_2 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[3] : sum_d2_cat_22[4]) : (left_d1_b0 ? sum_d2_cat_22[5] : sum_d2_cat_22[6]);
-assign for_normalized_sel_3 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[2] : sum_d2_cat_22[3]) : (left_d1_b0 ? sum_d2_cat_22[4] : sum_d2_cat_22[5]);
-assign for_normalized_sel_4 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[1] : sum_d2_cat_22[2]) : (left_d1_b0 ? sum_d2_cat_22[3] : sum_d2_cat_22[4]);
-assign for_normalized_sel_5 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[0] : sum_d2_cat_22[1]) : (left_d1_b0 ? sum_d2_cat_22[2] : sum_d2_cat_22[3]);
-assign for_normalized_sel_6 = left_d1_b1 ? (left_d1_b0 ? 1'h0 : sum_d2_cat_22[0]) : (left_d1_b0 ? sum_d2_cat_22[1] : sum_d2_cat_22[2]);
-assign cat_8 = {({({({({sel_19, sel_20}), sel_21}), sel_22}), sel_23}), sel_24};
-assign cat_9 = {({({({({cat_8, sel_25}), sel_26}), sel_27}), sel_28}), sel_29};
-assign cat_10 = {({({({({cat_9, sel_30}), sel_31}), sel_32}), sel_33}), sel_34};
-assign for_normalized_cat = {({({({({cat_10, sel_35}), sel_36}), sel_37}), sel_38}), for_normalized_sel};
-assign for_normalized_cat_2 = {({({({({for_normalized_cat, for_normalized_sel_2}), for_normalized_sel_3}), for_normalized_sel_4}), for_normalized_sel_5}), for_normalized_sel_6};
-assign normalized = {({for_normalized_cat_2, (left_d1_b1 ? 1'h0 : (left_d1_b0 ? sum_d2_cat_22[0] : sum_d2_cat_22[1]))}), (left_d1_b1 ? 1'h0 : (left_d1_b0 ? 1'h0 : sum_d2_cat_22[0]))};
+assign sum_d2_cat = {(left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[11] : sum_d2[27])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[10] : sum_d2[26])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[9] : sum_d2[25])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[8] : sum_d2[24])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[7] : sum_d2[23])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[6] : sum_d2[22])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[5] : sum_d2[21])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[4] : sum_d2[20])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[3] : sum_d2[19])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[2] : sum_d2[18])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[1] : sum_d2[17])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[0] : sum_d2[16])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[15])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[14])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[13])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[12])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[11])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[10])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[9])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[8])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[7])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[6])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[5])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[4])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[3])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[2])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[1])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[0]))};
+assign sum_d2_sel = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]) : (left_d1_cat[2] ? sum_d2_cat[23] : sum_d2_cat[27]);
+assign sum_d2_sel_2 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]) : (left_d1_cat[2] ? sum_d2_cat[22] : sum_d2_cat[26]);
+assign sum_d2_sel_3 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]) : (left_d1_cat[2] ? sum_d2_cat[21] : sum_d2_cat[25]);
+assign sum_d2_sel_4 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]) : (left_d1_cat[2] ? sum_d2_cat[20] : sum_d2_cat[24]);
+assign sum_d2_sel_5 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]) : (left_d1_cat[2] ? sum_d2_cat[19] : sum_d2_cat[23]);
+assign sum_d2_sel_6 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]) : (left_d1_cat[2] ? sum_d2_cat[18] : sum_d2_cat[22]);
+assign sum_d2_sel_7 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]) : (left_d1_cat[2] ? sum_d2_cat[17] : sum_d2_cat[21]);
+assign sum_d2_sel_8 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]) : (left_d1_cat[2] ? sum_d2_cat[16] : sum_d2_cat[20]);
+assign sum_d2_sel_9 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]) : (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]);
+assign sum_d2_sel_10 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]) : (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]);
+assign sum_d2_sel_11 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]) : (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]);
+assign sum_d2_sel_12 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]) : (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]);
+assign sum_d2_sel_13 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7]) : (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]);
+assign sum_d2_sel_14 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6]) : (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]);
+assign sum_d2_sel_15 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5]) : (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]);
+assign sum_d2_sel_16 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4]) : (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]);
+assign sum_d2_sel_17 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3]) : (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]);
+assign sum_d2_sel_18 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2]) : (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]);
+assign sum_d2_sel_19 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1]) : (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]);
+assign sum_d2_sel_20 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]) : (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]);
+assign sum_d2_cat_2 = {sum_d2_sel, sum_d2_sel_2, sum_d2_sel_3, sum_d2_sel_4, sum_d2_sel_5, sum_d2_sel_6, sum_d2_sel_7,
+    sum_d2_sel_8, sum_d2_sel_9, sum_d2_sel_10, sum_d2_sel_11, sum_d2_sel_12, sum_d2_sel_13,
+    sum_d2_sel_14, sum_d2_sel_15, sum_d2_sel_16, sum_d2_sel_17, sum_d2_sel_18, sum_d2_sel_19,
+    sum_d2_sel_20, (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]))};
+assign sel_19 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]) : (left_d1_cat[0] ? sum_d2_cat_2[26] : sum_d2_cat_2[27]);
+assign sel_20 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]) : (left_d1_cat[0] ? sum_d2_cat_2[25] : sum_d2_cat_2[26]);
+assign sel_21 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]) : (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]);
+assign sel_22 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]) : (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]);
+assign sel_23 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]) : (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]);
+assign sel_24 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]) : (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]);
+assign sel_25 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]) : (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]);
+assign sel_26 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]) : (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]);
+assign sel_27 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]) : (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]);
+assign sel_28 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]) : (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]);
+assign sel_29 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]) : (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]);
+assign sel_30 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]) : (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]);
+assign sel_31 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]) : (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]);
+assign sel_32 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]) : (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]);
+assign sel_33 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]) : (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]);
+assign sel_34 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]) : (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]);
+assign sel_35 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]) : (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]);
+assign sel_36 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]) : (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]);
+assign sel_37 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]) : (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]);
+assign sel_38 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]) : (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]);
+assign for_normalized_sel = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]) : (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]);
+assign for_normalized_sel_2 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]) : (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]);
+assign for_normalized_sel_3 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]) : (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]);
+assign for_normalized_sel_4 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]) : (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]);
+assign for_normalized_sel_5 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1]) : (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]);
+assign for_normalized_sel_6 = left_d1_cat[1] ? (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]) : (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]);
+assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26, sel_27, sel_28, sel_29, sel_30, sel_31,
+    sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38, for_normalized_sel, for_normalized_sel_2,
+    for_normalized_sel_3, for_normalized_sel_4, for_normalized_sel_5, for_normalized_sel_6,
+    (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1])),
+    (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]))};
 assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -3498,28 +2865,24 @@ assign overflow = overflow_before_d1 | (~(rounded[31:23] < 9'hff));
 assign result = nan_d6 ? 32'h7fc00000 : (exact_zero_d3 ? ({zero_sign_d6, 31'h0}) : ({(inf_d6 ? inf_sign_d6 : big_sign_d5), ((overflow | inf_d6) ? 31'h7f800000 : rounded[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_bits30_23 = result[30:23];
-assign result_bits22_0 = result[22:0];
-assign result_is0 = result_bits30_23 == 8'h0;
-assign result_is255 = result_bits30_23 == 8'hff;
-assign result_is0_2 = result_bits22_0 == 23'h0;
+assign result_is0 = result[30:23] == 8'h0;
+assign result_is255 = result[30:23] == 8'hff;
+assign result_is0_2 = result[22:0] == 23'h0;
 assign a_sign_2 = result[31];
 assign a_inf_2 = result_is255 & result_is0_2;
 assign a_nan_2 = result_is255 & (~result_is0_2);
-assign a_sig_2 = {(~result_is0), result_bits22_0};
-assign a_exp_2 = result_is0 ? 8'h1 : result_bits30_23;
-assign s_axis_tdata_bits30_23_3 = s_axis_tdata_q_6[30:23];
-assign s_axis_tdata_bits22_0_3 = s_axis_tdata_q_6[22:0];
-assign for_b_exp_is0 = s_axis_tdata_bits30_23_3 == 8'h0;
-assign for_b_inf_is255 = s_axis_tdata_bits30_23_3 == 8'hff;
-assign for_b_inf_is0 = s_axis_tdata_bits22_0_3 == 23'h0;
+assign a_sig_2 = {(~result_is0), result[22:0]};
+assign a_exp_2 = result_is0 ? 8'h1 : result[30:23];
+assign for_b_exp_is0 = s_axis_tdata_q_6[30:23] == 8'h0;
+assign for_b_inf_is255 = s_axis_tdata_q_6[30:23] == 8'hff;
+assign for_b_inf_is0 = s_axis_tdata_q_6[22:0] == 23'h0;
 assign b_sign_2 = s_axis_tdata_q_6[31];
 assign b_inf_2 = for_b_inf_is255 & for_b_inf_is0;
 assign b_nan_2 = for_b_inf_is255 & (~for_b_inf_is0);
-assign b_sig_2 = {(~for_b_exp_is0), s_axis_tdata_bits22_0_3};
-assign b_exp_2 = for_b_exp_is0 ? 8'h1 : s_axis_tdata_bits30_23_3;
+assign b_sig_2 = {(~for_b_exp_is0), s_axis_tdata_q_6[22:0]};
+assign b_exp_2 = for_b_exp_is0 ? 8'h1 : s_axis_tdata_q_6[30:23];
 assign opposite_2 = a_sign_2 ^ b_sign_2;
-assign nan_2 = (a_nan_2 | b_nan_2) | ((a_inf_2 & b_inf_2) & opposite_2);
+assign nan_2 = a_nan_2 | b_nan_2 | (a_inf_2 & b_inf_2 & opposite_2);
 assign inf_2 = a_inf_2 | b_inf_2;
 assign inf_sign_2 = a_inf_2 ? a_sign_2 : b_sign_2;
 assign zero_sign_2 = a_sign_2 & b_sign_2;
@@ -3535,153 +2898,150 @@ assign small_sig_2 = swap_d1_2 ? a_sig_d1_2 : b_sig_d1_2;
 assign amount_2 = (~(distance_2[7:5] == 3'h0)) ? 5'h1f : distance_2[4:0];
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_15 = {small_sig_2, 2'h0};
+assign small_sig_cat_3 = {small_sig_2, 2'h0};
 assign amount_cat_3 = {1'h0, amount_2};
-assign amount_b4_2 = amount_cat_3[4];
-assign amount_b5_2 = amount_cat_3[5];
-assign small_sig_not_5 = ~(small_sig_cat_15[15:0] == 16'h0);
-assign small_sig_not_6 = ~(small_sig_cat_15[25:16] == 10'h0);
-assign small_sig_sel_31 = amount_b5_2 ? (amount_b4_2 ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_b4_2 & small_sig_not_5);
-assign small_sig_cat_16 = {({15'h0, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[25]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[24]))};
-assign small_sig_cat_17 = {({small_sig_cat_16, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[23]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[22]))};
-assign small_sig_cat_18 = {({small_sig_cat_17, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[21]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[20]))};
-assign small_sig_cat_19 = {({small_sig_cat_18, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[19]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[18]))};
-assign small_sig_cat_20 = {({small_sig_cat_19, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[17]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[16]))};
-assign small_sig_cat_21 = {({small_sig_cat_20, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[15]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[14]))};
-assign small_sig_cat_22 = {({small_sig_cat_21, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[13]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[12]))};
-assign small_sig_cat_23 = {({small_sig_cat_22, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[11]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[10]))};
-assign small_sig_cat_24 = {({small_sig_cat_23, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[25] : small_sig_cat_15[9]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[24] : small_sig_cat_15[8]))};
-assign small_sig_cat_25 = {({small_sig_cat_24, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[23] : small_sig_cat_15[7]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[22] : small_sig_cat_15[6]))};
-assign small_sig_cat_26 = {({small_sig_cat_25, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[21] : small_sig_cat_15[5]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[20] : small_sig_cat_15[4]))};
-assign small_sig_cat_27 = {({small_sig_cat_26, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[19] : small_sig_cat_15[3]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[18] : small_sig_cat_15[2]))};
-assign small_sig_cat_28 = {({small_sig_cat_27, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[17] : small_sig_cat_15[1]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[16] : small_sig_cat_15[0]))};
-assign amount_b2_2 = amount_cat_3[2];
-assign amount_b3_2 = amount_cat_3[3];
-assign small_sig_not_7 = ~(small_sig_cat_28[3:0] == 4'h0);
-assign small_sig_not_8 = ~(small_sig_cat_28[7:4] == 4'h0);
-assign for_align_sticky_sel_3 = amount_b2_2 ? ((small_sig_not_7 | small_sig_not_8) | (~(small_sig_cat_28[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
-assign small_sig_sel_32 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[40] : small_sig_cat_28[36]) : (amount_b2_2 ? small_sig_cat_28[32] : small_sig_cat_28[28]);
-assign small_sig_sel_33 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[39] : small_sig_cat_28[35]) : (amount_b2_2 ? small_sig_cat_28[31] : small_sig_cat_28[27]);
-assign small_sig_sel_34 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[38] : small_sig_cat_28[34]) : (amount_b2_2 ? small_sig_cat_28[30] : small_sig_cat_28[26]);
-assign small_sig_sel_35 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[37] : small_sig_cat_28[33]) : (amount_b2_2 ? small_sig_cat_28[29] : small_sig_cat_28[25]);
-assign small_sig_sel_36 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[36] : small_sig_cat_28[32]) : (amount_b2_2 ? small_sig_cat_28[28] : small_sig_cat_28[24]);
-assign small_sig_sel_37 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[35] : small_sig_cat_28[31]) : (amount_b2_2 ? small_sig_cat_28[27] : small_sig_cat_28[23]);
-assign small_sig_sel_38 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[34] : small_sig_cat_28[30]) : (amount_b2_2 ? small_sig_cat_28[26] : small_sig_cat_28[22]);
-assign small_sig_sel_39 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[33] : small_sig_cat_28[29]) : (amount_b2_2 ? small_sig_cat_28[25] : small_sig_cat_28[21]);
-assign small_sig_sel_40 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[32] : small_sig_cat_28[28]) : (amount_b2_2 ? small_sig_cat_28[24] : small_sig_cat_28[20]);
-assign small_sig_sel_41 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[31] : small_sig_cat_28[27]) : (amount_b2_2 ? small_sig_cat_28[23] : small_sig_cat_28[19]);
-assign small_sig_sel_42 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[30] : small_sig_cat_28[26]) : (amount_b2_2 ? small_sig_cat_28[22] : small_sig_cat_28[18]);
-assign small_sig_sel_43 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[29] : small_sig_cat_28[25]) : (amount_b2_2 ? small_sig_cat_28[21] : small_sig_cat_28[17]);
-assign small_sig_sel_44 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[28] : small_sig_cat_28[24]) : (amount_b2_2 ? small_sig_cat_28[20] : small_sig_cat_28[16]);
-assign small_sig_sel_45 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[27] : small_sig_cat_28[23]) : (amount_b2_2 ? small_sig_cat_28[19] : small_sig_cat_28[15]);
-assign small_sig_sel_46 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[26] : small_sig_cat_28[22]) : (amount_b2_2 ? small_sig_cat_28[18] : small_sig_cat_28[14]);
-assign small_sig_sel_47 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[25] : small_sig_cat_28[21]) : (amount_b2_2 ? small_sig_cat_28[17] : small_sig_cat_28[13]);
-assign small_sig_sel_48 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[24] : small_sig_cat_28[20]) : (amount_b2_2 ? small_sig_cat_28[16] : small_sig_cat_28[12]);
-assign small_sig_sel_49 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[23] : small_sig_cat_28[19]) : (amount_b2_2 ? small_sig_cat_28[15] : small_sig_cat_28[11]);
-assign small_sig_sel_50 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[22] : small_sig_cat_28[18]) : (amount_b2_2 ? small_sig_cat_28[14] : small_sig_cat_28[10]);
-assign small_sig_sel_51 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[21] : small_sig_cat_28[17]) : (amount_b2_2 ? small_sig_cat_28[13] : small_sig_cat_28[9]);
-assign small_sig_sel_52 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[20] : small_sig_cat_28[16]) : (amount_b2_2 ? small_sig_cat_28[12] : small_sig_cat_28[8]);
-assign small_sig_sel_53 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[19] : small_sig_cat_28[15]) : (amount_b2_2 ? small_sig_cat_28[11] : small_sig_cat_28[7]);
-assign small_sig_sel_54 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[18] : small_sig_cat_28[14]) : (amount_b2_2 ? small_sig_cat_28[10] : small_sig_cat_28[6]);
-assign small_sig_sel_55 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[17] : small_sig_cat_28[13]) : (amount_b2_2 ? small_sig_cat_28[9] : small_sig_cat_28[5]);
-assign small_sig_sel_56 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[16] : small_sig_cat_28[12]) : (amount_b2_2 ? small_sig_cat_28[8] : small_sig_cat_28[4]);
-assign small_sig_sel_57 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[15] : small_sig_cat_28[11]) : (amount_b2_2 ? small_sig_cat_28[7] : small_sig_cat_28[3]);
-assign small_sig_sel_58 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[14] : small_sig_cat_28[10]) : (amount_b2_2 ? small_sig_cat_28[6] : small_sig_cat_28[2]);
-assign small_sig_sel_59 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[13] : small_sig_cat_28[9]) : (amount_b2_2 ? small_sig_cat_28[5] : small_sig_cat_28[1]);
-assign small_sig_sel_60 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[12] : small_sig_cat_28[8]) : (amount_b2_2 ? small_sig_cat_28[4] : small_sig_cat_28[0]);
-assign cat_11 = {({({({({small_sig_sel_32, small_sig_sel_33}), small_sig_sel_34}), small_sig_sel_35}), small_sig_sel_36}), small_sig_sel_37};
-assign cat_12 = {({({({({cat_11, small_sig_sel_38}), small_sig_sel_39}), small_sig_sel_40}), small_sig_sel_41}), small_sig_sel_42};
-assign cat_13 = {({({({({cat_12, small_sig_sel_43}), small_sig_sel_44}), small_sig_sel_45}), small_sig_sel_46}), small_sig_sel_47};
-assign cat_14 = {({({({({cat_13, small_sig_sel_48}), small_sig_sel_49}), small_sig_sel_50}), small_sig_sel_51}), small_sig_sel_52};
-assign for_shifted_cat_4 = {({({({({cat_14, small_sig_sel_53}), small_sig_sel_54}), small_sig_sel_55}), small_sig_sel_56}), small_sig_sel_57};
-assign for_shifted_cat_5 = {({({for_shifted_cat_4, small_sig_sel_58}), small_sig_sel_59}), small_sig_sel_60};
-assign amount_b0_2 = amount_cat_3[0];
-assign amount_b1_2 = amount_cat_3[1];
-assign for_align_sticky_not_3 = ~(for_shifted_cat_5[0] == 1'h0);
-assign for_align_sticky_not_4 = ~(for_shifted_cat_5[1] == 1'h0);
-assign for_align_sticky_sel_4 = amount_b0_2 ? ((for_align_sticky_not_3 | for_align_sticky_not_4) | (~(for_shifted_cat_5[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
-assign sel_39 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[28] : for_shifted_cat_5[27]) : (amount_b0_2 ? for_shifted_cat_5[26] : for_shifted_cat_5[25]);
-assign sel_40 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[27] : for_shifted_cat_5[26]) : (amount_b0_2 ? for_shifted_cat_5[25] : for_shifted_cat_5[24]);
-assign sel_41 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[26] : for_shifted_cat_5[25]) : (amount_b0_2 ? for_shifted_cat_5[24] : for_shifted_cat_5[23]);
-assign sel_42 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[25] : for_shifted_cat_5[24]) : (amount_b0_2 ? for_shifted_cat_5[23] : for_shifted_cat_5[22]);
-assign sel_43 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[24] : for_shifted_cat_5[23]) : (amount_b0_2 ? for_shifted_cat_5[22] : for_shifted_cat_5[21]);
-assign sel_44 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[23] : for_shifted_cat_5[22]) : (amount_b0_2 ? for_shifted_cat_5[21] : for_shifted_cat_5[20]);
-assign sel_45 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[22] : for_shifted_cat_5[21]) : (amount_b0_2 ? for_shifted_cat_5[20] : for_shifted_cat_5[19]);
-assign sel_46 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[21] : for_shifted_cat_5[20]) : (amount_b0_2 ? for_shifted_cat_5[19] : for_shifted_cat_5[18]);
-assign sel_47 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[20] : for_shifted_cat_5[19]) : (amount_b0_2 ? for_shifted_cat_5[18] : for_shifted_cat_5[17]);
-assign sel_48 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[19] : for_shifted_cat_5[18]) : (amount_b0_2 ? for_shifted_cat_5[17] : for_shifted_cat_5[16]);
-assign sel_49 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[18] : for_shifted_cat_5[17]) : (amount_b0_2 ? for_shifted_cat_5[16] : for_shifted_cat_5[15]);
-assign sel_50 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[17] : for_shifted_cat_5[16]) : (amount_b0_2 ? for_shifted_cat_5[15] : for_shifted_cat_5[14]);
-assign sel_51 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[16] : for_shifted_cat_5[15]) : (amount_b0_2 ? for_shifted_cat_5[14] : for_shifted_cat_5[13]);
-assign sel_52 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[15] : for_shifted_cat_5[14]) : (amount_b0_2 ? for_shifted_cat_5[13] : for_shifted_cat_5[12]);
-assign sel_53 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[14] : for_shifted_cat_5[13]) : (amount_b0_2 ? for_shifted_cat_5[12] : for_shifted_cat_5[11]);
-assign sel_54 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[13] : for_shifted_cat_5[12]) : (amount_b0_2 ? for_shifted_cat_5[11] : for_shifted_cat_5[10]);
-assign sel_55 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[12] : for_shifted_cat_5[11]) : (amount_b0_2 ? for_shifted_cat_5[10] : for_shifted_cat_5[9]);
-assign sel_56 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[11] : for_shifted_cat_5[10]) : (amount_b0_2 ? for_shifted_cat_5[9] : for_shifted_cat_5[8]);
-assign for_shifted_sel_9 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[10] : for_shifted_cat_5[9]) : (amount_b0_2 ? for_shifted_cat_5[8] : for_shifted_cat_5[7]);
-assign for_shifted_sel_10 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[9] : for_shifted_cat_5[8]) : (amount_b0_2 ? for_shifted_cat_5[7] : for_shifted_cat_5[6]);
-assign for_shifted_sel_11 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[8] : for_shifted_cat_5[7]) : (amount_b0_2 ? for_shifted_cat_5[6] : for_shifted_cat_5[5]);
-assign for_shifted_sel_12 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[7] : for_shifted_cat_5[6]) : (amount_b0_2 ? for_shifted_cat_5[5] : for_shifted_cat_5[4]);
-assign for_shifted_sel_13 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[6] : for_shifted_cat_5[5]) : (amount_b0_2 ? for_shifted_cat_5[4] : for_shifted_cat_5[3]);
-assign for_shifted_sel_14 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[5] : for_shifted_cat_5[4]) : (amount_b0_2 ? for_shifted_cat_5[3] : for_shifted_cat_5[2]);
-assign for_shifted_sel_15 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[4] : for_shifted_cat_5[3]) : (amount_b0_2 ? for_shifted_cat_5[2] : for_shifted_cat_5[1]);
-assign for_shifted_sel_16 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[3] : for_shifted_cat_5[2]) : (amount_b0_2 ? for_shifted_cat_5[1] : for_shifted_cat_5[0]);
-assign cat_15 = {({({({({sel_39, sel_40}), sel_41}), sel_42}), sel_43}), sel_44};
-assign cat_16 = {({({({({cat_15, sel_45}), sel_46}), sel_47}), sel_48}), sel_49};
-assign cat_17 = {({({({({cat_16, sel_50}), sel_51}), sel_52}), sel_53}), sel_54};
-assign for_shifted_cat_6 = {({({({({cat_17, sel_55}), sel_56}), for_shifted_sel_9}), for_shifted_sel_10}), for_shifted_sel_11};
-assign shifted_2 = {({({({({for_shifted_cat_6, for_shifted_sel_12}), for_shifted_sel_13}), for_shifted_sel_14}), for_shifted_sel_15}), for_shifted_sel_16};
-assign amount_cat_4 = {({small_sig_sel_31, (amount_b3_2 ? for_align_sticky_sel_3 : (amount_b2_2 & small_sig_not_7))}), (amount_b1_2 ? for_align_sticky_sel_4 : (amount_b0_2 & for_align_sticky_not_3))};
+assign small_sig_not_5 = ~(small_sig_cat_3[15:0] == 16'h0);
+assign small_sig_not_6 = ~(small_sig_cat_3[25:16] == 10'h0);
+assign small_sig_sel_31 = amount_cat_3[5] ? (amount_cat_3[4] ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_cat_3[4] & small_sig_not_5);
+assign small_sig_cat_4 = {15'h0, (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[25])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[24])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[23])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[22])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[21])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[20])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[19])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[18])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[17])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[16])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[15])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[14])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[13])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[12])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[11])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[10])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[25] : small_sig_cat_3[9])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[24] : small_sig_cat_3[8])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[23] : small_sig_cat_3[7])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[22] : small_sig_cat_3[6])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[21] : small_sig_cat_3[5])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[20] : small_sig_cat_3[4])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[19] : small_sig_cat_3[3])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[18] : small_sig_cat_3[2])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[17] : small_sig_cat_3[1])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[16] : small_sig_cat_3[0]))};
+assign small_sig_not_7 = ~(small_sig_cat_4[3:0] == 4'h0);
+assign small_sig_not_8 = ~(small_sig_cat_4[7:4] == 4'h0);
+assign for_align_sticky_sel_3 = amount_cat_3[2] ? (small_sig_not_7 | small_sig_not_8 | (~(small_sig_cat_4[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
+assign small_sig_sel_32 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[40] : small_sig_cat_4[36]) : (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]);
+assign small_sig_sel_33 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[39] : small_sig_cat_4[35]) : (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]);
+assign small_sig_sel_34 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[38] : small_sig_cat_4[34]) : (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]);
+assign small_sig_sel_35 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[37] : small_sig_cat_4[33]) : (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]);
+assign small_sig_sel_36 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[36] : small_sig_cat_4[32]) : (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]);
+assign small_sig_sel_37 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[35] : small_sig_cat_4[31]) : (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]);
+assign small_sig_sel_38 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[34] : small_sig_cat_4[30]) : (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]);
+assign small_sig_sel_39 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[33] : small_sig_cat_4[29]) : (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]);
+assign small_sig_sel_40 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]) : (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]);
+assign small_sig_sel_41 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]) : (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]);
+assign small_sig_sel_42 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]) : (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]);
+assign small_sig_sel_43 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]) : (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]);
+assign small_sig_sel_44 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]) : (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]);
+assign small_sig_sel_45 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]) : (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]);
+assign small_sig_sel_46 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]) : (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]);
+assign small_sig_sel_47 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]) : (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]);
+assign small_sig_sel_48 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]) : (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]);
+assign small_sig_sel_49 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]) : (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]);
+assign small_sig_sel_50 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]) : (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]);
+assign small_sig_sel_51 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]) : (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]);
+assign small_sig_sel_52 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]) : (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]);
+assign small_sig_sel_53 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]) : (amount_cat_3[2] ? small_sig_cat_4[11] : small_sig_cat_4[7]);
+assign small_sig_sel_54 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]) : (amount_cat_3[2] ? small_sig_cat_4[10] : small_sig_cat_4[6]);
+assign small_sig_sel_55 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]) : (amount_cat_3[2] ? small_sig_cat_4[9] : small_sig_cat_4[5]);
+assign small_sig_sel_56 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]) : (amount_cat_3[2] ? small_sig_cat_4[8] : small_sig_cat_4[4]);
+assign small_sig_sel_57 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]) : (amount_cat_3[2] ? small_sig_cat_4[7] : small_sig_cat_4[3]);
+assign small_sig_sel_58 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]) : (amount_cat_3[2] ? small_sig_cat_4[6] : small_sig_cat_4[2]);
+assign small_sig_sel_59 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]) : (amount_cat_3[2] ? small_sig_cat_4[5] : small_sig_cat_4[1]);
+assign small_sig_sel_60 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]) : (amount_cat_3[2] ? small_sig_cat_4[4] : small_sig_cat_4[0]);
+assign for_shifted_cat_2 = {small_sig_sel_32, small_sig_sel_33, small_sig_sel_34, small_sig_sel_35, small_sig_sel_36,
+    small_sig_sel_37, small_sig_sel_38, small_sig_sel_39, small_sig_sel_40, small_sig_sel_41,
+    small_sig_sel_42, small_sig_sel_43, small_sig_sel_44, small_sig_sel_45, small_sig_sel_46,
+    small_sig_sel_47, small_sig_sel_48, small_sig_sel_49, small_sig_sel_50, small_sig_sel_51,
+    small_sig_sel_52, small_sig_sel_53, small_sig_sel_54, small_sig_sel_55, small_sig_sel_56,
+    small_sig_sel_57, small_sig_sel_58, small_sig_sel_59, small_sig_sel_60};
+assign for_align_sticky_not_3 = ~(for_shifted_cat_2[0] == 1'h0);
+assign for_align_sticky_not_4 = ~(for_shifted_cat_2[1] == 1'h0);
+assign for_align_sticky_sel_4 = amount_cat_3[0] ? (for_align_sticky_not_3 | for_align_sticky_not_4 | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
+assign sel_39 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
+assign sel_40 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
+assign sel_41 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
+assign sel_42 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
+assign sel_43 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
+assign sel_44 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
+assign sel_45 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
+assign sel_46 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
+assign sel_47 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
+assign sel_48 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
+assign sel_49 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
+assign sel_50 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
+assign sel_51 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
+assign sel_52 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
+assign sel_53 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
+assign sel_54 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
+assign sel_55 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
+assign sel_56 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
+assign for_shifted_sel_9 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
+assign for_shifted_sel_10 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
+assign for_shifted_sel_11 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
+assign for_shifted_sel_12 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
+assign for_shifted_sel_13 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
+assign for_shifted_sel_14 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
+assign for_shifted_sel_15 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_cat_3[0] ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
+assign for_shifted_sel_16 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_cat_3[0] ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
+assign shifted_2 = {sel_39, sel_40, sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50, sel_51,
+    sel_52, sel_53, sel_54, sel_55, sel_56, for_shifted_sel_9, for_shifted_sel_10, for_shifted_sel_11,
+    for_shifted_sel_12, for_shifted_sel_13, for_shifted_sel_14, for_shifted_sel_15, for_shifted_sel_16};
+assign amount_cat_4 = {small_sig_sel_31, (amount_cat_3[3] ? for_align_sticky_sel_3 : (amount_cat_3[2] & small_sig_not_7)),
+    (amount_cat_3[1] ? for_align_sticky_sel_4 : (amount_cat_3[0] & for_align_sticky_not_3))};
 assign align_sticky_2 = ~(amount_cat_4 == 3'h0);
-assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
-assign aligned_2 = {1'h0, ({shifted_2, align_sticky_2})};
+assign big_padded_2 = {1'h0, big_sig_2, 3'h0};
+assign aligned_2 = {1'h0, shifted_2, align_sticky_2};
 assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d2_2}) + ({(aligned_d1_2 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_2, opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2}), opposite_d2_2})), opposite_d2_2});
+assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d2_2}) + ({(aligned_d1_2 ^
+    ({opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
+    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
+    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
+    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2,
+    opposite_d2_2, opposite_d2_2, opposite_d2_2, opposite_d2_2})),
+    opposite_d2_2});
 assign sum_2 = big_padded_d1_plus_2[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
 assign exact_zero_2 = sum_d1_2 == 28'h0;
 assign sum_d1_cat_6 = {sum_d1_2, 4'hf};
-assign sum_d1_bits31_30_2 = sum_d1_cat_6[31:30];
-assign sum_d1_is0_9 = sum_d1_bits31_30_2 == 2'h0;
-assign sum_d1_bits29_28_2 = sum_d1_cat_6[29:28];
-assign sum_d1_bits27_26_2 = sum_d1_cat_6[27:26];
-assign sum_d1_is0_10 = sum_d1_bits27_26_2 == 2'h0;
-assign sum_d1_bits25_24_2 = sum_d1_cat_6[25:24];
-assign sum_d1_bits23_22_2 = sum_d1_cat_6[23:22];
-assign sum_d1_is0_11 = sum_d1_bits23_22_2 == 2'h0;
-assign sum_d1_bits21_20_2 = sum_d1_cat_6[21:20];
-assign sum_d1_bits19_18_2 = sum_d1_cat_6[19:18];
-assign sum_d1_is0_12 = sum_d1_bits19_18_2 == 2'h0;
-assign sum_d1_bits17_16_2 = sum_d1_cat_6[17:16];
-assign sum_d1_bits15_14_2 = sum_d1_cat_6[15:14];
-assign sum_d1_is0_13 = sum_d1_bits15_14_2 == 2'h0;
-assign sum_d1_bits13_12_2 = sum_d1_cat_6[13:12];
-assign sum_d1_bits11_10_2 = sum_d1_cat_6[11:10];
-assign sum_d1_is0_14 = sum_d1_bits11_10_2 == 2'h0;
-assign sum_d1_bits9_8_2 = sum_d1_cat_6[9:8];
-assign sum_d1_bits7_6_2 = sum_d1_cat_6[7:6];
-assign sum_d1_is0_15 = sum_d1_bits7_6_2 == 2'h0;
-assign sum_d1_bits5_4_2 = sum_d1_cat_6[5:4];
-assign sum_d1_bits3_2_2 = sum_d1_cat_6[3:2];
-assign sum_d1_is0_16 = sum_d1_bits3_2_2 == 2'h0;
-assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_bits29_28_2 == 2'h0);
-assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_bits29_28_2[1])}) : ({sum_d1_is0_9, (~sum_d1_bits31_30_2[1])});
-assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_bits25_24_2[1])}) : ({sum_d1_is0_10, (~sum_d1_bits27_26_2[1])});
-assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_bits21_20_2 == 2'h0);
-assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_bits21_20_2[1])}) : ({sum_d1_is0_11, (~sum_d1_bits23_22_2[1])});
-assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_bits17_16_2[1])}) : ({sum_d1_is0_12, (~sum_d1_bits19_18_2[1])});
-assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_bits13_12_2 == 2'h0);
-assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_bits13_12_2[1])}) : ({sum_d1_is0_13, (~sum_d1_bits15_14_2[1])});
-assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_bits9_8_2[1])}) : ({sum_d1_is0_14, (~sum_d1_bits11_10_2[1])});
-assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_bits5_4_2 == 2'h0);
-assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_bits5_4_2[1])}) : ({sum_d1_is0_15, (~sum_d1_bits7_6_2[1])});
-assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_bits3_2_2[1])});
-assign sum_d1_and_12 = sum_d1_and_8 & (sum_d1_is0_10 & (sum_d1_bits25_24_2 == 2'h0));
-assign sum_d1_and_13 = sum_d1_and_10 & (sum_d1_is0_14 & (sum_d1_bits9_8_2 == 2'h0));
-assign sum_d1_and_14 = sum_d1_and_12 & (sum_d1_and_9 & (sum_d1_is0_12 & (sum_d1_bits17_16_2 == 2'h0)));
+assign sum_d1_is0_9 = sum_d1_cat_6[31:30] == 2'h0;
+assign sum_d1_is0_10 = sum_d1_cat_6[27:26] == 2'h0;
+assign sum_d1_is0_11 = sum_d1_cat_6[23:22] == 2'h0;
+assign sum_d1_is0_12 = sum_d1_cat_6[19:18] == 2'h0;
+assign sum_d1_is0_13 = sum_d1_cat_6[15:14] == 2'h0;
+assign sum_d1_is0_14 = sum_d1_cat_6[11:10] == 2'h0;
+assign sum_d1_is0_15 = sum_d1_cat_6[7:6] == 2'h0;
+assign sum_d1_is0_16 = sum_d1_cat_6[3:2] == 2'h0;
+assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_cat_6[29:28] == 2'h0);
+assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_cat_6[29])}) : ({sum_d1_is0_9, (~sum_d1_cat_6[31])});
+assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_cat_6[25])}) : ({sum_d1_is0_10, (~sum_d1_cat_6[27])});
+assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_cat_6[21:20] == 2'h0);
+assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_cat_6[21])}) : ({sum_d1_is0_11, (~sum_d1_cat_6[23])});
+assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_cat_6[17])}) : ({sum_d1_is0_12, (~sum_d1_cat_6[19])});
+assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_cat_6[13:12] == 2'h0);
+assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_cat_6[13])}) : ({sum_d1_is0_13, (~sum_d1_cat_6[15])});
+assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_cat_6[9])}) : ({sum_d1_is0_14, (~sum_d1_cat_6[11])});
+assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_cat_6[5:4] == 2'h0);
+assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_cat_6[5])}) : ({sum_d1_is0_15, (~sum_d1_cat_6[7])});
+assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_cat_6[3])});
+assign sum_d1_and_12 = sum_d1_and_8 & sum_d1_is0_10 & (sum_d1_cat_6[25:24] == 2'h0);
+assign sum_d1_and_13 = sum_d1_and_10 & sum_d1_is0_14 & (sum_d1_cat_6[9:8] == 2'h0);
+assign sum_d1_and_14 = sum_d1_and_12 & sum_d1_and_9 & sum_d1_is0_12 & (sum_d1_cat_6[17:16] == 2'h0);
 assign sum_d1_cat_7 = {sum_d1_and_12, (sum_d1_and_9 ? ({sum_d1_and_9, sum_d1_sel_12}) : ({sum_d1_and_9, sum_d1_sel_11}))};
 assign sum_d1_cat_8 = {sum_d1_and_12, (sum_d1_and_8 ? ({sum_d1_and_8, sum_d1_sel_10}) : ({sum_d1_and_8, sum_d1_sel_9}))};
 assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
@@ -3691,86 +3051,97 @@ assign left_2 = (({3'h0, lz_2}) < big_exp_d2_2) ? lz_2 : big_exp_d2_2[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat_2 = {1'h0, left_d1_2};
-assign left_d1_b4_2 = left_d1_cat_2[4];
-assign left_d1_b5_2 = left_d1_cat_2[5];
-assign sum_d2_cat_23 = {({(left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[11] : sum_d2_2[27])), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[10] : sum_d2_2[26]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[9] : sum_d2_2[25]))};
-assign sum_d2_cat_24 = {({sum_d2_cat_23, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[8] : sum_d2_2[24]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[7] : sum_d2_2[23]))};
-assign sum_d2_cat_25 = {({sum_d2_cat_24, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[6] : sum_d2_2[22]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[5] : sum_d2_2[21]))};
-assign sum_d2_cat_26 = {({sum_d2_cat_25, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[4] : sum_d2_2[20]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[3] : sum_d2_2[19]))};
-assign sum_d2_cat_27 = {({sum_d2_cat_26, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[2] : sum_d2_2[18]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[1] : sum_d2_2[17]))};
-assign sum_d2_cat_28 = {({sum_d2_cat_27, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[0] : sum_d2_2[16]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[15]))};
-assign sum_d2_cat_29 = {({sum_d2_cat_28, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[14]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[13]))};
-assign sum_d2_cat_30 = {({sum_d2_cat_29, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[12]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[11]))};
-assign sum_d2_cat_31 = {({sum_d2_cat_30, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[10]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[9]))};
-assign sum_d2_cat_32 = {({sum_d2_cat_31, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[8]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[7]))};
-assign sum_d2_cat_33 = {({sum_d2_cat_32, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[6]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[5]))};
-assign sum_d2_cat_34 = {({sum_d2_cat_33, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[4]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[3]))};
-assign sum_d2_cat_35 = {({sum_d2_cat_34, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[2]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[1]))};
-assign sum_d2_cat_36 = {sum_d2_cat_35, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[0]))};
-assign left_d1_b2_2 = left_d1_cat_2[2];
-assign left_d1_b3_2 = left_d1_cat_2[3];
-assign sum_d2_sel_21 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[15] : sum_d2_cat_36[19]) : (left_d1_b2_2 ? sum_d2_cat_36[23] : sum_d2_cat_36[27]);
-assign sum_d2_sel_22 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[14] : sum_d2_cat_36[18]) : (left_d1_b2_2 ? sum_d2_cat_36[22] : sum_d2_cat_36[26]);
-assign sum_d2_sel_23 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[13] : sum_d2_cat_36[17]) : (left_d1_b2_2 ? sum_d2_cat_36[21] : sum_d2_cat_36[25]);
-assign sum_d2_sel_24 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[12] : sum_d2_cat_36[16]) : (left_d1_b2_2 ? sum_d2_cat_36[20] : sum_d2_cat_36[24]);
-assign sum_d2_sel_25 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[11] : sum_d2_cat_36[15]) : (left_d1_b2_2 ? sum_d2_cat_36[19] : sum_d2_cat_36[23]);
-assign sum_d2_sel_26 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[10] : sum_d2_cat_36[14]) : (left_d1_b2_2 ? sum_d2_cat_36[18] : sum_d2_cat_36[22]);
-assign sum_d2_sel_27 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[9] : sum_d2_cat_36[13]) : (left_d1_b2_2 ? sum_d2_cat_36[17] : sum_d2_cat_36[21]);
-assign sum_d2_sel_28 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[8] : sum_d2_cat_36[12]) : (left_d1_b2_2 ? sum_d2_cat_36[16] : sum_d2_cat_36[20]);
-assign sum_d2_sel_29 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[7] : sum_d2_cat_36[11]) : (left_d1_b2_2 ? sum_d2_cat_36[15] : sum_d2_cat_36[19]);
-assign sum_d2_sel_30 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[6] : sum_d2_cat_36[10]) : (left_d1_b2_2 ? sum_d2_cat_36[14] : sum_d2_cat_36[18]);
-assign sum_d2_sel_31 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[5] : sum_d2_cat_36[9]) : (left_d1_b2_2 ? sum_d2_cat_36[13] : sum_d2_cat_36[17]);
-assign sum_d2_sel_32 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[4] : sum_d2_cat_36[8]) : (left_d1_b2_2 ? sum_d2_cat_36[12] : sum_d2_cat_36[16]);
-assign sum_d2_sel_33 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[3] : sum_d2_cat_36[7]) : (left_d1_b2_2 ? sum_d2_cat_36[11] : sum_d2_cat_36[15]);
-assign sum_d2_sel_34 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[2] : sum_d2_cat_36[6]) : (left_d1_b2_2 ? sum_d2_cat_36[10] : sum_d2_cat_36[14]);
-assign sum_d2_sel_35 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[1] : sum_d2_cat_36[5]) : (left_d1_b2_2 ? sum_d2_cat_36[9] : sum_d2_cat_36[13]);
-assign sum_d2_sel_36 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[0] : sum_d2_cat_36[4]) : (left_d1_b2_2 ? sum_d2_cat_36[8] : sum_d2_cat_36[12]);
-assign sum_d2_sel_37 = left_d1_b3_2 ? (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[3]) : (left_d1_b2_2 ? sum_d2_cat_36[7] : sum_d2_cat_36[11]);
-assign sum_d2_sel_38 = left_d1_b3_2 ? (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[2]) : (left_d1_b2_2 ? sum_d2_cat_36[6] : sum_d2_cat_36[10]);
-assign sum_d2_sel_39 = left_d1_b3_2 ? (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[1]) : (left_d1_b2_2 ? sum_d2_cat_36[5] : sum_d2_cat_36[9]);
-assign sum_d2_sel_40 = left_d1_b3_2 ? (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[0]) : (left_d1_b2_2 ? sum_d2_cat_36[4] : sum_d2_cat_36[8]);
-assign sum_d2_cat_37 = {({({({({sum_d2_sel_21, sum_d2_sel_22}), sum_d2_sel_23}), sum_d2_sel_24}), sum_d2_sel_25}), sum_d2_sel_26};
-assign sum_d2_cat_38 = {({({({({sum_d2_cat_37, sum_d2_sel_27}), sum_d2_sel_28}), sum_d2_sel_29}), sum_d2_sel_30}), sum_d2_sel_31};
-assign sum_d2_cat_39 = {({({({({sum_d2_cat_38, sum_d2_sel_32}), sum_d2_sel_33}), sum_d2_sel_34}), sum_d2_sel_35}), sum_d2_sel_36};
-assign sum_d2_cat_40 = {({({({({sum_d2_cat_39, sum_d2_sel_37}), sum_d2_sel_38}), sum_d2_sel_39}), sum_d2_sel_40}), (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? sum_d2_cat_36[3] : sum_d2_cat_36[7]))};
-assign sum_d2_cat_41 = {({sum_d2_cat_40, (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? sum_d2_cat_36[2] : sum_d2_cat_36[6]))}), (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? sum_d2_cat_36[1] : sum_d2_cat_36[5]))};
-assign sum_d2_cat_42 = {({sum_d2_cat_41, (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? sum_d2_cat_36[0] : sum_d2_cat_36[4]))}), (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[3]))};
-assign sum_d2_cat_43 = {({sum_d2_cat_42, (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[2]))}), (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[1]))};
-assign sum_d2_cat_44 = {sum_d2_cat_43, (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[0]))};
-assign left_d1_b0_2 = left_d1_cat_2[0];
-assign left_d1_b1_2 = left_d1_cat_2[1];
-assign sel_57 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[24] : sum_d2_cat_44[25]) : (left_d1_b0_2 ? sum_d2_cat_44[26] : sum_d2_cat_44[27]);
-assign sel_58 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[23] : sum_d2_cat_44[24]) : (left_d1_b0_2 ? sum_d2_cat_44[25] : sum_d2_cat_44[26]);
-assign sel_59 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[22] : sum_d2_cat_44[23]) : (left_d1_b0_2 ? sum_d2_cat_44[24] : sum_d2_cat_44[25]);
-assign sel_60 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[21] : sum_d2_cat_44[22]) : (left_d1_b0_2 ? sum_d2_cat_44[23] : sum_d2_cat_44[24]);
-assign sel_61 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[20] : sum_d2_cat_44[21]) : (left_d1_b0_2 ? sum_d2_cat_44[22] : sum_d2_cat_44[23]);
-assign sel_62 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[19] : sum_d2_cat_44[20]) : (left_d1_b0_2 ? sum_d2_cat_44[21] : sum_d2_cat_44[22]);
-assign sel_63 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[18] : sum_d2_cat_44[19]) : (left_d1_b0_2 ? sum_d2_cat_44[20] : sum_d2_cat_44[21]);
-assign sel_64 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[17] : sum_d2_cat_44[18]) : (left_d1_b0_2 ? sum_d2_cat_44[19] : sum_d2_cat_44[20]);
-assign sel_65 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[16] : sum_d2_cat_44[17]) : (left_d1_b0_2 ? sum_d2_cat_44[18] : sum_d2_cat_44[19]);
-assign sel_66 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[15] : sum_d2_cat_44[16]) : (left_d1_b0_2 ? sum_d2_cat_44[17] : sum_d2_cat_44[18]);
-assign sel_67 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[14] : sum_d2_cat_44[15]) : (left_d1_b0_2 ? sum_d2_cat_44[16] : sum_d2_cat_44[17]);
-assign sel_68 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[13] : sum_d2_cat_44[14]) : (left_d1_b0_2 ? sum_d2_cat_44[15] : sum_d2_cat_44[16]);
-assign sel_69 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[12] : sum_d2_cat_44[13]) : (left_d1_b0_2 ? sum_d2_cat_44[14] : sum_d2_cat_44[15]);
-assign sel_70 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[11] : sum_d2_cat_44[12]) : (left_d1_b0_2 ? sum_d2_cat_44[13] : sum_d2_cat_44[14]);
-assign sel_71 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[10] : sum_d2_cat_44[11]) : (left_d1_b0_2 ? sum_d2_cat_44[12] : sum_d2_cat_44[13]);
-assign sel_72 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[9] : sum_d2_cat_44[10]) : (left_d1_b0_2 ? sum_d2_cat_44[11] : sum_d2_cat_44[12]);
-assign sel_73 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[8] : sum_d2_cat_44[9]) : (left_d1_b0_2 ? sum_d2_cat_44[10] : sum_d2_cat_44[11]);
-assign sel_74 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[7] : sum_d2_cat_44[8]) : (left_d1_b0_2 ? sum_d2_cat_44[9] : sum_d2_cat_44[10]);
-assign sel_75 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[6] : sum_d2_cat_44[7]) : (left_d1_b0_2 ? sum_d2_cat_44[8] : sum_d2_cat_44[9]);
-assign sel_76 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[5] : sum_d2_cat_44[6]) : (left_d1_b0_2 ? sum_d2_cat_44[7] : sum_d2_cat_44[8]);
-assign for_normalized_sel_7 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[4] : sum_d2_cat_44[5]) : (left_d1_b0_2 ? sum_d2_cat_44[6] : sum_d2_cat_44[7]);
-assign for_normalized_sel_8 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[3] : sum_d2_cat_44[4]) : (left_d1_b0_2 ? sum_d2_cat_44[5] : sum_d2_cat_44[6]);
-assign for_normalized_sel_9 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[2] : sum_d2_cat_44[3]) : (left_d1_b0_2 ? sum_d2_cat_44[4] : sum_d2_cat_44[5]);
-assign for_normalized_sel_10 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[1] : sum_d2_cat_44[2]) : (left_d1_b0_2 ? sum_d2_cat_44[3] : sum_d2_cat_44[4]);
-assign for_normalized_sel_11 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[0] : sum_d2_cat_44[1]) : (left_d1_b0_2 ? sum_d2_cat_44[2] : sum_d2_cat_44[3]);
-assign for_normalized_sel_12 = left_d1_b1_2 ? (left_d1_b0_2 ? 1'h0 : sum_d2_cat_44[0]) : (left_d1_b0_2 ? sum_d2_cat_44[1] : sum_d2_cat_44[2]);
-assign cat_18 = {({({({({sel_57, sel_58}), sel_59}), sel_60}), sel_61}), sel_62};
-assign cat_19 = {({({({({cat_18, sel_63}), sel_64}), sel_65}), sel_66}), sel_67};
-assign cat_20 = {({({({({cat_19, sel_68}), sel_69}), sel_70}), sel_71}), sel_72};
-assign for_normalized_cat_3 = {({({({({cat_20, sel_73}), sel_74}), sel_75}), sel_76}), for_normalized_sel_7};
-assign for_normalized_cat_4 = {({({({({for_normalized_cat_3, for_normalized_sel_8}), for_normalized_sel_9}), for_normalized_sel_10}), for_normalized_sel_11}), for_normalized_sel_12};
-assign normalized_2 = {({for_normalized_cat_4, (left_d1_b1_2 ? 1'h0 : (left_d1_b0_2 ? sum_d2_cat_44[0] : sum_d2_cat_44[1]))}), (left_d1_b1_2 ? 1'h0 : (left_d1_b0_2 ? 1'h0 : sum_d2_cat_44[0]))};
+assign sum_d2_cat_3 = {(left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[11] : sum_d2_2[27])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[10] : sum_d2_2[26])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[9] : sum_d2_2[25])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[8] : sum_d2_2[24])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[7] : sum_d2_2[23])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[6] : sum_d2_2[22])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[5] : sum_d2_2[21])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[4] : sum_d2_2[20])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[3] : sum_d2_2[19])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[2] : sum_d2_2[18])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[1] : sum_d2_2[17])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[0] : sum_d2_2[16])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[15])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[14])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[13])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[12])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[11])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[10])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[9])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[8])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[7])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[6])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[5])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[4])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[3])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[2])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[1])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[0]))};
+assign sum_d2_sel_21 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]) : (left_d1_cat_2[2] ? sum_d2_cat_3[23] : sum_d2_cat_3[27]);
+assign sum_d2_sel_22 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]) : (left_d1_cat_2[2] ? sum_d2_cat_3[22] : sum_d2_cat_3[26]);
+assign sum_d2_sel_23 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]) : (left_d1_cat_2[2] ? sum_d2_cat_3[21] : sum_d2_cat_3[25]);
+assign sum_d2_sel_24 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]) : (left_d1_cat_2[2] ? sum_d2_cat_3[20] : sum_d2_cat_3[24]);
+assign sum_d2_sel_25 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]) : (left_d1_cat_2[2] ? sum_d2_cat_3[19] : sum_d2_cat_3[23]);
+assign sum_d2_sel_26 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]) : (left_d1_cat_2[2] ? sum_d2_cat_3[18] : sum_d2_cat_3[22]);
+assign sum_d2_sel_27 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]) : (left_d1_cat_2[2] ? sum_d2_cat_3[17] : sum_d2_cat_3[21]);
+assign sum_d2_sel_28 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]) : (left_d1_cat_2[2] ? sum_d2_cat_3[16] : sum_d2_cat_3[20]);
+assign sum_d2_sel_29 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]) : (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]);
+assign sum_d2_sel_30 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]) : (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]);
+assign sum_d2_sel_31 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]) : (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]);
+assign sum_d2_sel_32 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]) : (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]);
+assign sum_d2_sel_33 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7]) : (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]);
+assign sum_d2_sel_34 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6]) : (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]);
+assign sum_d2_sel_35 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5]) : (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]);
+assign sum_d2_sel_36 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4]) : (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]);
+assign sum_d2_sel_37 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3]) : (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]);
+assign sum_d2_sel_38 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2]) : (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]);
+assign sum_d2_sel_39 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1]) : (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]);
+assign sum_d2_sel_40 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]) : (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]);
+assign sum_d2_cat_4 = {sum_d2_sel_21, sum_d2_sel_22, sum_d2_sel_23, sum_d2_sel_24, sum_d2_sel_25, sum_d2_sel_26,
+    sum_d2_sel_27, sum_d2_sel_28, sum_d2_sel_29, sum_d2_sel_30, sum_d2_sel_31, sum_d2_sel_32,
+    sum_d2_sel_33, sum_d2_sel_34, sum_d2_sel_35, sum_d2_sel_36, sum_d2_sel_37, sum_d2_sel_38,
+    sum_d2_sel_39, sum_d2_sel_40,
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]))};
+assign sel_57 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]) : (left_d1_cat_2[0] ? sum_d2_cat_4[26] : sum_d2_cat_4[27]);
+assign sel_58 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]) : (left_d1_cat_2[0] ? sum_d2_cat_4[25] : sum_d2_cat_4[26]);
+assign sel_59 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]) : (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]);
+assign sel_60 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]) : (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]);
+assign sel_61 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]) : (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]);
+assign sel_62 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]) : (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]);
+assign sel_63 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]) : (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]);
+assign sel_64 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]) : (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]);
+assign sel_65 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]) : (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]);
+assign sel_66 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]) : (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]);
+assign sel_67 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]) : (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]);
+assign sel_68 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]) : (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]);
+assign sel_69 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]) : (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]);
+assign sel_70 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]) : (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]);
+assign sel_71 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]) : (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]);
+assign sel_72 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]) : (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]);
+assign sel_73 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]) : (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]);
+assign sel_74 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]) : (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]);
+assign sel_75 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]) : (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]);
+assign sel_76 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]) : (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]);
+assign for_normalized_sel_7 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]) : (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]);
+assign for_normalized_sel_8 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]) : (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]);
+assign for_normalized_sel_9 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]) : (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]);
+assign for_normalized_sel_10 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]) : (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]);
+assign for_normalized_sel_11 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1]) : (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]);
+assign for_normalized_sel_12 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]) : (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]);
+assign normalized_2 = {sel_57, sel_58, sel_59, sel_60, sel_61, sel_62, sel_63, sel_64, sel_65, sel_66, sel_67, sel_68, sel_69,
+    sel_70, sel_71, sel_72, sel_73, sel_74, sel_75, sel_76, for_normalized_sel_7, for_normalized_sel_8,
+    for_normalized_sel_9, for_normalized_sel_10, for_normalized_sel_11, for_normalized_sel_12,
+    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1])),
+    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]))};
 assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -3787,32 +3158,28 @@ assign overflow_2 = overflow_before_d1_2 | (~(rounded_2[31:23] < 9'hff));
 assign s0 = nan_d6_2 ? 32'h7fc00000 : (exact_zero_d3_2 ? ({zero_sign_d6_2, 31'h0}) : ({(inf_d6_2 ? inf_sign_d6_2 : big_sign_d5_2), ((overflow_2 | inf_d6_2) ? 31'h7f800000 : rounded_2[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_bits30_23_4 = s_axis_tdata_bits63_32[30:23];
-assign s_axis_tdata_bits22_0_4 = s_axis_tdata_bits63_32[22:0];
-assign s_axis_tdata_is0_5 = s_axis_tdata_bits30_23_4 == 8'h0;
-assign s_axis_tdata_is255_3 = s_axis_tdata_bits30_23_4 == 8'hff;
-assign s_axis_tdata_is0_6 = s_axis_tdata_bits22_0_4 == 23'h0;
-assign a_sign_3 = s_axis_tdata_bits63_32[31];
+assign s_axis_tdata_is0_5 = s_axis_tdata[62:55] == 8'h0;
+assign s_axis_tdata_is255_3 = s_axis_tdata[62:55] == 8'hff;
+assign s_axis_tdata_is0_6 = s_axis_tdata[54:32] == 23'h0;
+assign a_sign_3 = s_axis_tdata[63];
 assign a_inf_3 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
 assign a_nan_3 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
-assign a_sig_3 = {(~s_axis_tdata_is0_5), s_axis_tdata_bits22_0_4};
-assign a_exp_3 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata_bits30_23_4;
-assign s_axis_tdata_bits30_23_5 = s_axis_tdata_bits191_160[30:23];
-assign s_axis_tdata_bits22_0_5 = s_axis_tdata_bits191_160[22:0];
-assign s_axis_tdata_is0_7 = s_axis_tdata_bits30_23_5 == 8'h0;
-assign s_axis_tdata_is255_4 = s_axis_tdata_bits30_23_5 == 8'hff;
-assign s_axis_tdata_is0_8 = s_axis_tdata_bits22_0_5 == 23'h0;
-assign b_sign_3 = s_axis_tdata_bits191_160[31];
+assign a_sig_3 = {(~s_axis_tdata_is0_5), s_axis_tdata[54:32]};
+assign a_exp_3 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata[62:55];
+assign s_axis_tdata_is0_7 = s_axis_tdata[190:183] == 8'h0;
+assign s_axis_tdata_is255_4 = s_axis_tdata[190:183] == 8'hff;
+assign s_axis_tdata_is0_8 = s_axis_tdata[182:160] == 23'h0;
+assign b_sign_3 = s_axis_tdata[191];
 assign b_inf_3 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
 assign b_nan_3 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
-assign b_sig_3 = {(~s_axis_tdata_is0_7), s_axis_tdata_bits22_0_5};
-assign b_exp_3 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata_bits30_23_5;
+assign b_sig_3 = {(~s_axis_tdata_is0_7), s_axis_tdata[182:160]};
+assign b_exp_3 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata[190:183];
 assign opposite_3 = a_sign_3 ^ b_sign_3;
-assign nan_3 = (a_nan_3 | b_nan_3) | ((a_inf_3 & b_inf_3) & opposite_3);
+assign nan_3 = a_nan_3 | b_nan_3 | (a_inf_3 & b_inf_3 & opposite_3);
 assign inf_3 = a_inf_3 | b_inf_3;
 assign inf_sign_3 = a_inf_3 ? a_sign_3 : b_sign_3;
 assign zero_sign_3 = a_sign_3 & b_sign_3;
-assign swap_3 = s_axis_tdata_bits63_32[30:0] < s_axis_tdata_bits191_160[30:0];
+assign swap_3 = s_axis_tdata[62:32] < s_axis_tdata[190:160];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign_3 = swap_d1_3 ? b_sign_d1_3 : a_sign_d1_3;
@@ -3824,153 +3191,150 @@ assign small_sig_3 = swap_d1_3 ? a_sig_d1_3 : b_sig_d1_3;
 assign amount_3 = (~(distance_3[7:5] == 3'h0)) ? 5'h1f : distance_3[4:0];
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_29 = {small_sig_3, 2'h0};
+assign small_sig_cat_5 = {small_sig_3, 2'h0};
 assign amount_cat_5 = {1'h0, amount_3};
-assign amount_b4_3 = amount_cat_5[4];
-assign amount_b5_3 = amount_cat_5[5];
-assign small_sig_not_9 = ~(small_sig_cat_29[15:0] == 16'h0);
-assign small_sig_not_10 = ~(small_sig_cat_29[25:16] == 10'h0);
-assign small_sig_sel_61 = amount_b5_3 ? (amount_b4_3 ? (small_sig_not_9 | small_sig_not_10) : (small_sig_not_9 | small_sig_not_10)) : (amount_b4_3 & small_sig_not_9);
-assign small_sig_cat_30 = {({15'h0, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[25]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[24]))};
-assign small_sig_cat_31 = {({small_sig_cat_30, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[23]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[22]))};
-assign small_sig_cat_32 = {({small_sig_cat_31, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[21]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[20]))};
-assign small_sig_cat_33 = {({small_sig_cat_32, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[19]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[18]))};
-assign small_sig_cat_34 = {({small_sig_cat_33, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[17]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[16]))};
-assign small_sig_cat_35 = {({small_sig_cat_34, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[15]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[14]))};
-assign small_sig_cat_36 = {({small_sig_cat_35, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[13]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[12]))};
-assign small_sig_cat_37 = {({small_sig_cat_36, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[11]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? 1'h0 : small_sig_cat_29[10]))};
-assign small_sig_cat_38 = {({small_sig_cat_37, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[25] : small_sig_cat_29[9]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[24] : small_sig_cat_29[8]))};
-assign small_sig_cat_39 = {({small_sig_cat_38, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[23] : small_sig_cat_29[7]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[22] : small_sig_cat_29[6]))};
-assign small_sig_cat_40 = {({small_sig_cat_39, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[21] : small_sig_cat_29[5]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[20] : small_sig_cat_29[4]))};
-assign small_sig_cat_41 = {({small_sig_cat_40, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[19] : small_sig_cat_29[3]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[18] : small_sig_cat_29[2]))};
-assign small_sig_cat_42 = {({small_sig_cat_41, (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[17] : small_sig_cat_29[1]))}), (amount_b5_3 ? 1'h0 : (amount_b4_3 ? small_sig_cat_29[16] : small_sig_cat_29[0]))};
-assign amount_b2_3 = amount_cat_5[2];
-assign amount_b3_3 = amount_cat_5[3];
-assign small_sig_not_11 = ~(small_sig_cat_42[3:0] == 4'h0);
-assign small_sig_not_12 = ~(small_sig_cat_42[7:4] == 4'h0);
-assign for_align_sticky_sel_5 = amount_b2_3 ? ((small_sig_not_11 | small_sig_not_12) | (~(small_sig_cat_42[11:8] == 4'h0))) : (small_sig_not_11 | small_sig_not_12);
-assign small_sig_sel_62 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[40] : small_sig_cat_42[36]) : (amount_b2_3 ? small_sig_cat_42[32] : small_sig_cat_42[28]);
-assign small_sig_sel_63 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[39] : small_sig_cat_42[35]) : (amount_b2_3 ? small_sig_cat_42[31] : small_sig_cat_42[27]);
-assign small_sig_sel_64 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[38] : small_sig_cat_42[34]) : (amount_b2_3 ? small_sig_cat_42[30] : small_sig_cat_42[26]);
-assign small_sig_sel_65 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[37] : small_sig_cat_42[33]) : (amount_b2_3 ? small_sig_cat_42[29] : small_sig_cat_42[25]);
-assign small_sig_sel_66 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[36] : small_sig_cat_42[32]) : (amount_b2_3 ? small_sig_cat_42[28] : small_sig_cat_42[24]);
-assign small_sig_sel_67 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[35] : small_sig_cat_42[31]) : (amount_b2_3 ? small_sig_cat_42[27] : small_sig_cat_42[23]);
-assign small_sig_sel_68 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[34] : small_sig_cat_42[30]) : (amount_b2_3 ? small_sig_cat_42[26] : small_sig_cat_42[22]);
-assign small_sig_sel_69 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[33] : small_sig_cat_42[29]) : (amount_b2_3 ? small_sig_cat_42[25] : small_sig_cat_42[21]);
-assign small_sig_sel_70 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[32] : small_sig_cat_42[28]) : (amount_b2_3 ? small_sig_cat_42[24] : small_sig_cat_42[20]);
-assign small_sig_sel_71 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[31] : small_sig_cat_42[27]) : (amount_b2_3 ? small_sig_cat_42[23] : small_sig_cat_42[19]);
-assign small_sig_sel_72 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[30] : small_sig_cat_42[26]) : (amount_b2_3 ? small_sig_cat_42[22] : small_sig_cat_42[18]);
-assign small_sig_sel_73 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[29] : small_sig_cat_42[25]) : (amount_b2_3 ? small_sig_cat_42[21] : small_sig_cat_42[17]);
-assign small_sig_sel_74 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[28] : small_sig_cat_42[24]) : (amount_b2_3 ? small_sig_cat_42[20] : small_sig_cat_42[16]);
-assign small_sig_sel_75 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[27] : small_sig_cat_42[23]) : (amount_b2_3 ? small_sig_cat_42[19] : small_sig_cat_42[15]);
-assign small_sig_sel_76 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[26] : small_sig_cat_42[22]) : (amount_b2_3 ? small_sig_cat_42[18] : small_sig_cat_42[14]);
-assign small_sig_sel_77 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[25] : small_sig_cat_42[21]) : (amount_b2_3 ? small_sig_cat_42[17] : small_sig_cat_42[13]);
-assign small_sig_sel_78 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[24] : small_sig_cat_42[20]) : (amount_b2_3 ? small_sig_cat_42[16] : small_sig_cat_42[12]);
-assign small_sig_sel_79 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[23] : small_sig_cat_42[19]) : (amount_b2_3 ? small_sig_cat_42[15] : small_sig_cat_42[11]);
-assign small_sig_sel_80 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[22] : small_sig_cat_42[18]) : (amount_b2_3 ? small_sig_cat_42[14] : small_sig_cat_42[10]);
-assign small_sig_sel_81 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[21] : small_sig_cat_42[17]) : (amount_b2_3 ? small_sig_cat_42[13] : small_sig_cat_42[9]);
-assign small_sig_sel_82 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[20] : small_sig_cat_42[16]) : (amount_b2_3 ? small_sig_cat_42[12] : small_sig_cat_42[8]);
-assign small_sig_sel_83 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[19] : small_sig_cat_42[15]) : (amount_b2_3 ? small_sig_cat_42[11] : small_sig_cat_42[7]);
-assign small_sig_sel_84 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[18] : small_sig_cat_42[14]) : (amount_b2_3 ? small_sig_cat_42[10] : small_sig_cat_42[6]);
-assign small_sig_sel_85 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[17] : small_sig_cat_42[13]) : (amount_b2_3 ? small_sig_cat_42[9] : small_sig_cat_42[5]);
-assign small_sig_sel_86 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[16] : small_sig_cat_42[12]) : (amount_b2_3 ? small_sig_cat_42[8] : small_sig_cat_42[4]);
-assign small_sig_sel_87 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[15] : small_sig_cat_42[11]) : (amount_b2_3 ? small_sig_cat_42[7] : small_sig_cat_42[3]);
-assign small_sig_sel_88 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[14] : small_sig_cat_42[10]) : (amount_b2_3 ? small_sig_cat_42[6] : small_sig_cat_42[2]);
-assign small_sig_sel_89 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[13] : small_sig_cat_42[9]) : (amount_b2_3 ? small_sig_cat_42[5] : small_sig_cat_42[1]);
-assign small_sig_sel_90 = amount_b3_3 ? (amount_b2_3 ? small_sig_cat_42[12] : small_sig_cat_42[8]) : (amount_b2_3 ? small_sig_cat_42[4] : small_sig_cat_42[0]);
-assign cat_21 = {({({({({small_sig_sel_62, small_sig_sel_63}), small_sig_sel_64}), small_sig_sel_65}), small_sig_sel_66}), small_sig_sel_67};
-assign cat_22 = {({({({({cat_21, small_sig_sel_68}), small_sig_sel_69}), small_sig_sel_70}), small_sig_sel_71}), small_sig_sel_72};
-assign cat_23 = {({({({({cat_22, small_sig_sel_73}), small_sig_sel_74}), small_sig_sel_75}), small_sig_sel_76}), small_sig_sel_77};
-assign cat_24 = {({({({({cat_23, small_sig_sel_78}), small_sig_sel_79}), small_sig_sel_80}), small_sig_sel_81}), small_sig_sel_82};
-assign for_shifted_cat_7 = {({({({({cat_24, small_sig_sel_83}), small_sig_sel_84}), small_sig_sel_85}), small_sig_sel_86}), small_sig_sel_87};
-assign for_shifted_cat_8 = {({({for_shifted_cat_7, small_sig_sel_88}), small_sig_sel_89}), small_sig_sel_90};
-assign amount_b0_3 = amount_cat_5[0];
-assign amount_b1_3 = amount_cat_5[1];
-assign for_align_sticky_not_5 = ~(for_shifted_cat_8[0] == 1'h0);
-assign for_align_sticky_not_6 = ~(for_shifted_cat_8[1] == 1'h0);
-assign for_align_sticky_sel_6 = amount_b0_3 ? ((for_align_sticky_not_5 | for_align_sticky_not_6) | (~(for_shifted_cat_8[2] == 1'h0))) : (for_align_sticky_not_5 | for_align_sticky_not_6);
-assign sel_77 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[28] : for_shifted_cat_8[27]) : (amount_b0_3 ? for_shifted_cat_8[26] : for_shifted_cat_8[25]);
-assign sel_78 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[27] : for_shifted_cat_8[26]) : (amount_b0_3 ? for_shifted_cat_8[25] : for_shifted_cat_8[24]);
-assign sel_79 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[26] : for_shifted_cat_8[25]) : (amount_b0_3 ? for_shifted_cat_8[24] : for_shifted_cat_8[23]);
-assign sel_80 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[25] : for_shifted_cat_8[24]) : (amount_b0_3 ? for_shifted_cat_8[23] : for_shifted_cat_8[22]);
-assign sel_81 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[24] : for_shifted_cat_8[23]) : (amount_b0_3 ? for_shifted_cat_8[22] : for_shifted_cat_8[21]);
-assign sel_82 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[23] : for_shifted_cat_8[22]) : (amount_b0_3 ? for_shifted_cat_8[21] : for_shifted_cat_8[20]);
-assign sel_83 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[22] : for_shifted_cat_8[21]) : (amount_b0_3 ? for_shifted_cat_8[20] : for_shifted_cat_8[19]);
-assign sel_84 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[21] : for_shifted_cat_8[20]) : (amount_b0_3 ? for_shifted_cat_8[19] : for_shifted_cat_8[18]);
-assign sel_85 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[20] : for_shifted_cat_8[19]) : (amount_b0_3 ? for_shifted_cat_8[18] : for_shifted_cat_8[17]);
-assign sel_86 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[19] : for_shifted_cat_8[18]) : (amount_b0_3 ? for_shifted_cat_8[17] : for_shifted_cat_8[16]);
-assign sel_87 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[18] : for_shifted_cat_8[17]) : (amount_b0_3 ? for_shifted_cat_8[16] : for_shifted_cat_8[15]);
-assign sel_88 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[17] : for_shifted_cat_8[16]) : (amount_b0_3 ? for_shifted_cat_8[15] : for_shifted_cat_8[14]);
-assign sel_89 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[16] : for_shifted_cat_8[15]) : (amount_b0_3 ? for_shifted_cat_8[14] : for_shifted_cat_8[13]);
-assign sel_90 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[15] : for_shifted_cat_8[14]) : (amount_b0_3 ? for_shifted_cat_8[13] : for_shifted_cat_8[12]);
-assign sel_91 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[14] : for_shifted_cat_8[13]) : (amount_b0_3 ? for_shifted_cat_8[12] : for_shifted_cat_8[11]);
-assign sel_92 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[13] : for_shifted_cat_8[12]) : (amount_b0_3 ? for_shifted_cat_8[11] : for_shifted_cat_8[10]);
-assign sel_93 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[12] : for_shifted_cat_8[11]) : (amount_b0_3 ? for_shifted_cat_8[10] : for_shifted_cat_8[9]);
-assign sel_94 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[11] : for_shifted_cat_8[10]) : (amount_b0_3 ? for_shifted_cat_8[9] : for_shifted_cat_8[8]);
-assign for_shifted_sel_17 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[10] : for_shifted_cat_8[9]) : (amount_b0_3 ? for_shifted_cat_8[8] : for_shifted_cat_8[7]);
-assign for_shifted_sel_18 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[9] : for_shifted_cat_8[8]) : (amount_b0_3 ? for_shifted_cat_8[7] : for_shifted_cat_8[6]);
-assign for_shifted_sel_19 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[8] : for_shifted_cat_8[7]) : (amount_b0_3 ? for_shifted_cat_8[6] : for_shifted_cat_8[5]);
-assign for_shifted_sel_20 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[7] : for_shifted_cat_8[6]) : (amount_b0_3 ? for_shifted_cat_8[5] : for_shifted_cat_8[4]);
-assign for_shifted_sel_21 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[6] : for_shifted_cat_8[5]) : (amount_b0_3 ? for_shifted_cat_8[4] : for_shifted_cat_8[3]);
-assign for_shifted_sel_22 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[5] : for_shifted_cat_8[4]) : (amount_b0_3 ? for_shifted_cat_8[3] : for_shifted_cat_8[2]);
-assign for_shifted_sel_23 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[4] : for_shifted_cat_8[3]) : (amount_b0_3 ? for_shifted_cat_8[2] : for_shifted_cat_8[1]);
-assign for_shifted_sel_24 = amount_b1_3 ? (amount_b0_3 ? for_shifted_cat_8[3] : for_shifted_cat_8[2]) : (amount_b0_3 ? for_shifted_cat_8[1] : for_shifted_cat_8[0]);
-assign cat_25 = {({({({({sel_77, sel_78}), sel_79}), sel_80}), sel_81}), sel_82};
-assign cat_26 = {({({({({cat_25, sel_83}), sel_84}), sel_85}), sel_86}), sel_87};
-assign cat_27 = {({({({({cat_26, sel_88}), sel_89}), sel_90}), sel_91}), sel_92};
-assign for_shifted_cat_9 = {({({({({cat_27, sel_93}), sel_94}), for_shifted_sel_17}), for_shifted_sel_18}), for_shifted_sel_19};
-assign shifted_3 = {({({({({for_shifted_cat_9, for_shifted_sel_20}), for_shifted_sel_21}), for_shifted_sel_22}), for_shifted_sel_23}), for_shifted_sel_24};
-assign amount_cat_6 = {({small_sig_sel_61, (amount_b3_3 ? for_align_sticky_sel_5 : (amount_b2_3 & small_sig_not_11))}), (amount_b1_3 ? for_align_sticky_sel_6 : (amount_b0_3 & for_align_sticky_not_5))};
+assign small_sig_not_9 = ~(small_sig_cat_5[15:0] == 16'h0);
+assign small_sig_not_10 = ~(small_sig_cat_5[25:16] == 10'h0);
+assign small_sig_sel_61 = amount_cat_5[5] ? (amount_cat_5[4] ? (small_sig_not_9 | small_sig_not_10) : (small_sig_not_9 | small_sig_not_10)) : (amount_cat_5[4] & small_sig_not_9);
+assign small_sig_cat_6 = {15'h0, (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[25])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[24])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[23])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[22])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[21])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[20])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[19])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[18])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[17])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[16])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[15])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[14])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[13])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[12])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[11])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[10])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[25] : small_sig_cat_5[9])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[24] : small_sig_cat_5[8])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[23] : small_sig_cat_5[7])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[22] : small_sig_cat_5[6])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[21] : small_sig_cat_5[5])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[20] : small_sig_cat_5[4])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[19] : small_sig_cat_5[3])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[18] : small_sig_cat_5[2])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[17] : small_sig_cat_5[1])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[16] : small_sig_cat_5[0]))};
+assign small_sig_not_11 = ~(small_sig_cat_6[3:0] == 4'h0);
+assign small_sig_not_12 = ~(small_sig_cat_6[7:4] == 4'h0);
+assign for_align_sticky_sel_5 = amount_cat_5[2] ? (small_sig_not_11 | small_sig_not_12 | (~(small_sig_cat_6[11:8] == 4'h0))) : (small_sig_not_11 | small_sig_not_12);
+assign small_sig_sel_62 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[40] : small_sig_cat_6[36]) : (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]);
+assign small_sig_sel_63 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[39] : small_sig_cat_6[35]) : (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]);
+assign small_sig_sel_64 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[38] : small_sig_cat_6[34]) : (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]);
+assign small_sig_sel_65 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[37] : small_sig_cat_6[33]) : (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]);
+assign small_sig_sel_66 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[36] : small_sig_cat_6[32]) : (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]);
+assign small_sig_sel_67 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[35] : small_sig_cat_6[31]) : (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]);
+assign small_sig_sel_68 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[34] : small_sig_cat_6[30]) : (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]);
+assign small_sig_sel_69 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[33] : small_sig_cat_6[29]) : (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]);
+assign small_sig_sel_70 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]) : (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]);
+assign small_sig_sel_71 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]) : (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]);
+assign small_sig_sel_72 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]) : (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]);
+assign small_sig_sel_73 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]) : (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]);
+assign small_sig_sel_74 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]) : (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]);
+assign small_sig_sel_75 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]) : (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]);
+assign small_sig_sel_76 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]) : (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]);
+assign small_sig_sel_77 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]) : (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]);
+assign small_sig_sel_78 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]) : (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]);
+assign small_sig_sel_79 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]) : (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]);
+assign small_sig_sel_80 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]) : (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]);
+assign small_sig_sel_81 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]) : (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]);
+assign small_sig_sel_82 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]) : (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]);
+assign small_sig_sel_83 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]) : (amount_cat_5[2] ? small_sig_cat_6[11] : small_sig_cat_6[7]);
+assign small_sig_sel_84 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]) : (amount_cat_5[2] ? small_sig_cat_6[10] : small_sig_cat_6[6]);
+assign small_sig_sel_85 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]) : (amount_cat_5[2] ? small_sig_cat_6[9] : small_sig_cat_6[5]);
+assign small_sig_sel_86 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]) : (amount_cat_5[2] ? small_sig_cat_6[8] : small_sig_cat_6[4]);
+assign small_sig_sel_87 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]) : (amount_cat_5[2] ? small_sig_cat_6[7] : small_sig_cat_6[3]);
+assign small_sig_sel_88 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]) : (amount_cat_5[2] ? small_sig_cat_6[6] : small_sig_cat_6[2]);
+assign small_sig_sel_89 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]) : (amount_cat_5[2] ? small_sig_cat_6[5] : small_sig_cat_6[1]);
+assign small_sig_sel_90 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]) : (amount_cat_5[2] ? small_sig_cat_6[4] : small_sig_cat_6[0]);
+assign for_shifted_cat_3 = {small_sig_sel_62, small_sig_sel_63, small_sig_sel_64, small_sig_sel_65, small_sig_sel_66,
+    small_sig_sel_67, small_sig_sel_68, small_sig_sel_69, small_sig_sel_70, small_sig_sel_71,
+    small_sig_sel_72, small_sig_sel_73, small_sig_sel_74, small_sig_sel_75, small_sig_sel_76,
+    small_sig_sel_77, small_sig_sel_78, small_sig_sel_79, small_sig_sel_80, small_sig_sel_81,
+    small_sig_sel_82, small_sig_sel_83, small_sig_sel_84, small_sig_sel_85, small_sig_sel_86,
+    small_sig_sel_87, small_sig_sel_88, small_sig_sel_89, small_sig_sel_90};
+assign for_align_sticky_not_5 = ~(for_shifted_cat_3[0] == 1'h0);
+assign for_align_sticky_not_6 = ~(for_shifted_cat_3[1] == 1'h0);
+assign for_align_sticky_sel_6 = amount_cat_5[0] ? (for_align_sticky_not_5 | for_align_sticky_not_6 | (~(for_shifted_cat_3[2] == 1'h0))) : (for_align_sticky_not_5 | for_align_sticky_not_6);
+assign sel_77 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[28] : for_shifted_cat_3[27]) : (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]);
+assign sel_78 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[27] : for_shifted_cat_3[26]) : (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]);
+assign sel_79 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]) : (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]);
+assign sel_80 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]) : (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]);
+assign sel_81 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]) : (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]);
+assign sel_82 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]) : (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]);
+assign sel_83 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]) : (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]);
+assign sel_84 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]) : (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]);
+assign sel_85 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]) : (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]);
+assign sel_86 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]) : (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]);
+assign sel_87 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]) : (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]);
+assign sel_88 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]) : (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]);
+assign sel_89 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]) : (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]);
+assign sel_90 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]) : (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]);
+assign sel_91 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]) : (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]);
+assign sel_92 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]) : (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]);
+assign sel_93 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]) : (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]);
+assign sel_94 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]) : (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]);
+assign for_shifted_sel_17 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]) : (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]);
+assign for_shifted_sel_18 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]) : (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]);
+assign for_shifted_sel_19 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]) : (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]);
+assign for_shifted_sel_20 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]) : (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]);
+assign for_shifted_sel_21 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]) : (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]);
+assign for_shifted_sel_22 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]) : (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]);
+assign for_shifted_sel_23 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]) : (amount_cat_5[0] ? for_shifted_cat_3[2] : for_shifted_cat_3[1]);
+assign for_shifted_sel_24 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]) : (amount_cat_5[0] ? for_shifted_cat_3[1] : for_shifted_cat_3[0]);
+assign shifted_3 = {sel_77, sel_78, sel_79, sel_80, sel_81, sel_82, sel_83, sel_84, sel_85, sel_86, sel_87, sel_88, sel_89,
+    sel_90, sel_91, sel_92, sel_93, sel_94, for_shifted_sel_17, for_shifted_sel_18, for_shifted_sel_19,
+    for_shifted_sel_20, for_shifted_sel_21, for_shifted_sel_22, for_shifted_sel_23, for_shifted_sel_24};
+assign amount_cat_6 = {small_sig_sel_61, (amount_cat_5[3] ? for_align_sticky_sel_5 : (amount_cat_5[2] & small_sig_not_11)),
+    (amount_cat_5[1] ? for_align_sticky_sel_6 : (amount_cat_5[0] & for_align_sticky_not_5))};
 assign align_sticky_3 = ~(amount_cat_6 == 3'h0);
-assign big_padded_3 = {1'h0, ({big_sig_3, 3'h0})};
-assign aligned_3 = {1'h0, ({shifted_3, align_sticky_3})};
+assign big_padded_3 = {1'h0, big_sig_3, 3'h0};
+assign aligned_3 = {1'h0, shifted_3, align_sticky_3};
 assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d2_3}) + ({(aligned_d1_3 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_3, opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3}), opposite_d2_3})), opposite_d2_3});
+assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d2_3}) + ({(aligned_d1_3 ^
+    ({opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
+    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
+    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
+    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3,
+    opposite_d2_3, opposite_d2_3, opposite_d2_3, opposite_d2_3})),
+    opposite_d2_3});
 assign sum_3 = big_padded_d1_plus_3[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
 assign exact_zero_3 = sum_d1_3 == 28'h0;
 assign sum_d1_cat_11 = {sum_d1_3, 4'hf};
-assign sum_d1_bits31_30_3 = sum_d1_cat_11[31:30];
-assign sum_d1_is0_17 = sum_d1_bits31_30_3 == 2'h0;
-assign sum_d1_bits29_28_3 = sum_d1_cat_11[29:28];
-assign sum_d1_bits27_26_3 = sum_d1_cat_11[27:26];
-assign sum_d1_is0_18 = sum_d1_bits27_26_3 == 2'h0;
-assign sum_d1_bits25_24_3 = sum_d1_cat_11[25:24];
-assign sum_d1_bits23_22_3 = sum_d1_cat_11[23:22];
-assign sum_d1_is0_19 = sum_d1_bits23_22_3 == 2'h0;
-assign sum_d1_bits21_20_3 = sum_d1_cat_11[21:20];
-assign sum_d1_bits19_18_3 = sum_d1_cat_11[19:18];
-assign sum_d1_is0_20 = sum_d1_bits19_18_3 == 2'h0;
-assign sum_d1_bits17_16_3 = sum_d1_cat_11[17:16];
-assign sum_d1_bits15_14_3 = sum_d1_cat_11[15:14];
-assign sum_d1_is0_21 = sum_d1_bits15_14_3 == 2'h0;
-assign sum_d1_bits13_12_3 = sum_d1_cat_11[13:12];
-assign sum_d1_bits11_10_3 = sum_d1_cat_11[11:10];
-assign sum_d1_is0_22 = sum_d1_bits11_10_3 == 2'h0;
-assign sum_d1_bits9_8_3 = sum_d1_cat_11[9:8];
-assign sum_d1_bits7_6_3 = sum_d1_cat_11[7:6];
-assign sum_d1_is0_23 = sum_d1_bits7_6_3 == 2'h0;
-assign sum_d1_bits5_4_3 = sum_d1_cat_11[5:4];
-assign sum_d1_bits3_2_3 = sum_d1_cat_11[3:2];
-assign sum_d1_is0_24 = sum_d1_bits3_2_3 == 2'h0;
-assign sum_d1_and_15 = sum_d1_is0_17 & (sum_d1_bits29_28_3 == 2'h0);
-assign sum_d1_sel_17 = sum_d1_is0_17 ? ({sum_d1_is0_17, (~sum_d1_bits29_28_3[1])}) : ({sum_d1_is0_17, (~sum_d1_bits31_30_3[1])});
-assign sum_d1_sel_18 = sum_d1_is0_18 ? ({sum_d1_is0_18, (~sum_d1_bits25_24_3[1])}) : ({sum_d1_is0_18, (~sum_d1_bits27_26_3[1])});
-assign sum_d1_and_16 = sum_d1_is0_19 & (sum_d1_bits21_20_3 == 2'h0);
-assign sum_d1_sel_19 = sum_d1_is0_19 ? ({sum_d1_is0_19, (~sum_d1_bits21_20_3[1])}) : ({sum_d1_is0_19, (~sum_d1_bits23_22_3[1])});
-assign sum_d1_sel_20 = sum_d1_is0_20 ? ({sum_d1_is0_20, (~sum_d1_bits17_16_3[1])}) : ({sum_d1_is0_20, (~sum_d1_bits19_18_3[1])});
-assign sum_d1_and_17 = sum_d1_is0_21 & (sum_d1_bits13_12_3 == 2'h0);
-assign sum_d1_sel_21 = sum_d1_is0_21 ? ({sum_d1_is0_21, (~sum_d1_bits13_12_3[1])}) : ({sum_d1_is0_21, (~sum_d1_bits15_14_3[1])});
-assign sum_d1_sel_22 = sum_d1_is0_22 ? ({sum_d1_is0_22, (~sum_d1_bits9_8_3[1])}) : ({sum_d1_is0_22, (~sum_d1_bits11_10_3[1])});
-assign sum_d1_and_18 = sum_d1_is0_23 & (sum_d1_bits5_4_3 == 2'h0);
-assign sum_d1_sel_23 = sum_d1_is0_23 ? ({sum_d1_is0_23, (~sum_d1_bits5_4_3[1])}) : ({sum_d1_is0_23, (~sum_d1_bits7_6_3[1])});
-assign sum_d1_sel_24 = sum_d1_is0_24 ? ({sum_d1_is0_24, (~sum_d1_cat_11[1])}) : ({sum_d1_is0_24, (~sum_d1_bits3_2_3[1])});
-assign sum_d1_and_19 = sum_d1_and_15 & (sum_d1_is0_18 & (sum_d1_bits25_24_3 == 2'h0));
-assign sum_d1_and_20 = sum_d1_and_17 & (sum_d1_is0_22 & (sum_d1_bits9_8_3 == 2'h0));
-assign sum_d1_and_21 = sum_d1_and_19 & (sum_d1_and_16 & (sum_d1_is0_20 & (sum_d1_bits17_16_3 == 2'h0)));
+assign sum_d1_is0_17 = sum_d1_cat_11[31:30] == 2'h0;
+assign sum_d1_is0_18 = sum_d1_cat_11[27:26] == 2'h0;
+assign sum_d1_is0_19 = sum_d1_cat_11[23:22] == 2'h0;
+assign sum_d1_is0_20 = sum_d1_cat_11[19:18] == 2'h0;
+assign sum_d1_is0_21 = sum_d1_cat_11[15:14] == 2'h0;
+assign sum_d1_is0_22 = sum_d1_cat_11[11:10] == 2'h0;
+assign sum_d1_is0_23 = sum_d1_cat_11[7:6] == 2'h0;
+assign sum_d1_is0_24 = sum_d1_cat_11[3:2] == 2'h0;
+assign sum_d1_and_15 = sum_d1_is0_17 & (sum_d1_cat_11[29:28] == 2'h0);
+assign sum_d1_sel_17 = sum_d1_is0_17 ? ({sum_d1_is0_17, (~sum_d1_cat_11[29])}) : ({sum_d1_is0_17, (~sum_d1_cat_11[31])});
+assign sum_d1_sel_18 = sum_d1_is0_18 ? ({sum_d1_is0_18, (~sum_d1_cat_11[25])}) : ({sum_d1_is0_18, (~sum_d1_cat_11[27])});
+assign sum_d1_and_16 = sum_d1_is0_19 & (sum_d1_cat_11[21:20] == 2'h0);
+assign sum_d1_sel_19 = sum_d1_is0_19 ? ({sum_d1_is0_19, (~sum_d1_cat_11[21])}) : ({sum_d1_is0_19, (~sum_d1_cat_11[23])});
+assign sum_d1_sel_20 = sum_d1_is0_20 ? ({sum_d1_is0_20, (~sum_d1_cat_11[17])}) : ({sum_d1_is0_20, (~sum_d1_cat_11[19])});
+assign sum_d1_and_17 = sum_d1_is0_21 & (sum_d1_cat_11[13:12] == 2'h0);
+assign sum_d1_sel_21 = sum_d1_is0_21 ? ({sum_d1_is0_21, (~sum_d1_cat_11[13])}) : ({sum_d1_is0_21, (~sum_d1_cat_11[15])});
+assign sum_d1_sel_22 = sum_d1_is0_22 ? ({sum_d1_is0_22, (~sum_d1_cat_11[9])}) : ({sum_d1_is0_22, (~sum_d1_cat_11[11])});
+assign sum_d1_and_18 = sum_d1_is0_23 & (sum_d1_cat_11[5:4] == 2'h0);
+assign sum_d1_sel_23 = sum_d1_is0_23 ? ({sum_d1_is0_23, (~sum_d1_cat_11[5])}) : ({sum_d1_is0_23, (~sum_d1_cat_11[7])});
+assign sum_d1_sel_24 = sum_d1_is0_24 ? ({sum_d1_is0_24, (~sum_d1_cat_11[1])}) : ({sum_d1_is0_24, (~sum_d1_cat_11[3])});
+assign sum_d1_and_19 = sum_d1_and_15 & sum_d1_is0_18 & (sum_d1_cat_11[25:24] == 2'h0);
+assign sum_d1_and_20 = sum_d1_and_17 & sum_d1_is0_22 & (sum_d1_cat_11[9:8] == 2'h0);
+assign sum_d1_and_21 = sum_d1_and_19 & sum_d1_and_16 & sum_d1_is0_20 & (sum_d1_cat_11[17:16] == 2'h0);
 assign sum_d1_cat_12 = {sum_d1_and_19, (sum_d1_and_16 ? ({sum_d1_and_16, sum_d1_sel_20}) : ({sum_d1_and_16, sum_d1_sel_19}))};
 assign sum_d1_cat_13 = {sum_d1_and_19, (sum_d1_and_15 ? ({sum_d1_and_15, sum_d1_sel_18}) : ({sum_d1_and_15, sum_d1_sel_17}))};
 assign sum_d1_cat_14 = {sum_d1_and_20, (sum_d1_and_18 ? ({sum_d1_and_18, sum_d1_sel_24}) : ({sum_d1_and_18, sum_d1_sel_23}))};
@@ -3980,86 +3344,98 @@ assign left_3 = (({3'h0, lz_3}) < big_exp_d2_3) ? lz_3 : big_exp_d2_3[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat_3 = {1'h0, left_d1_3};
-assign left_d1_b4_3 = left_d1_cat_3[4];
-assign left_d1_b5_3 = left_d1_cat_3[5];
-assign sum_d2_cat_45 = {({(left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[11] : sum_d2_3[27])), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[10] : sum_d2_3[26]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[9] : sum_d2_3[25]))};
-assign sum_d2_cat_46 = {({sum_d2_cat_45, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[8] : sum_d2_3[24]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[7] : sum_d2_3[23]))};
-assign sum_d2_cat_47 = {({sum_d2_cat_46, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[6] : sum_d2_3[22]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[5] : sum_d2_3[21]))};
-assign sum_d2_cat_48 = {({sum_d2_cat_47, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[4] : sum_d2_3[20]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[3] : sum_d2_3[19]))};
-assign sum_d2_cat_49 = {({sum_d2_cat_48, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[2] : sum_d2_3[18]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[1] : sum_d2_3[17]))};
-assign sum_d2_cat_50 = {({sum_d2_cat_49, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? sum_d2_3[0] : sum_d2_3[16]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[15]))};
-assign sum_d2_cat_51 = {({sum_d2_cat_50, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[14]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[13]))};
-assign sum_d2_cat_52 = {({sum_d2_cat_51, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[12]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[11]))};
-assign sum_d2_cat_53 = {({sum_d2_cat_52, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[10]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[9]))};
-assign sum_d2_cat_54 = {({sum_d2_cat_53, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[8]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[7]))};
-assign sum_d2_cat_55 = {({sum_d2_cat_54, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[6]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[5]))};
-assign sum_d2_cat_56 = {({sum_d2_cat_55, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[4]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[3]))};
-assign sum_d2_cat_57 = {({sum_d2_cat_56, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[2]))}), (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[1]))};
-assign sum_d2_cat_58 = {sum_d2_cat_57, (left_d1_b5_3 ? 1'h0 : (left_d1_b4_3 ? 1'h0 : sum_d2_3[0]))};
-assign left_d1_b2_3 = left_d1_cat_3[2];
-assign left_d1_b3_3 = left_d1_cat_3[3];
-assign sum_d2_sel_41 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[15] : sum_d2_cat_58[19]) : (left_d1_b2_3 ? sum_d2_cat_58[23] : sum_d2_cat_58[27]);
-assign sum_d2_sel_42 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[14] : sum_d2_cat_58[18]) : (left_d1_b2_3 ? sum_d2_cat_58[22] : sum_d2_cat_58[26]);
-assign sum_d2_sel_43 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[13] : sum_d2_cat_58[17]) : (left_d1_b2_3 ? sum_d2_cat_58[21] : sum_d2_cat_58[25]);
-assign sum_d2_sel_44 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[12] : sum_d2_cat_58[16]) : (left_d1_b2_3 ? sum_d2_cat_58[20] : sum_d2_cat_58[24]);
-assign sum_d2_sel_45 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[11] : sum_d2_cat_58[15]) : (left_d1_b2_3 ? sum_d2_cat_58[19] : sum_d2_cat_58[23]);
-assign sum_d2_sel_46 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[10] : sum_d2_cat_58[14]) : (left_d1_b2_3 ? sum_d2_cat_58[18] : sum_d2_cat_58[22]);
-assign sum_d2_sel_47 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[9] : sum_d2_cat_58[13]) : (left_d1_b2_3 ? sum_d2_cat_58[17] : sum_d2_cat_58[21]);
-assign sum_d2_sel_48 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[8] : sum_d2_cat_58[12]) : (left_d1_b2_3 ? sum_d2_cat_58[16] : sum_d2_cat_58[20]);
-assign sum_d2_sel_49 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[7] : sum_d2_cat_58[11]) : (left_d1_b2_3 ? sum_d2_cat_58[15] : sum_d2_cat_58[19]);
-assign sum_d2_sel_50 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[6] : sum_d2_cat_58[10]) : (left_d1_b2_3 ? sum_d2_cat_58[14] : sum_d2_cat_58[18]);
-assign sum_d2_sel_51 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[5] : sum_d2_cat_58[9]) : (left_d1_b2_3 ? sum_d2_cat_58[13] : sum_d2_cat_58[17]);
-assign sum_d2_sel_52 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[4] : sum_d2_cat_58[8]) : (left_d1_b2_3 ? sum_d2_cat_58[12] : sum_d2_cat_58[16]);
-assign sum_d2_sel_53 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[3] : sum_d2_cat_58[7]) : (left_d1_b2_3 ? sum_d2_cat_58[11] : sum_d2_cat_58[15]);
-assign sum_d2_sel_54 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[2] : sum_d2_cat_58[6]) : (left_d1_b2_3 ? sum_d2_cat_58[10] : sum_d2_cat_58[14]);
-assign sum_d2_sel_55 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[1] : sum_d2_cat_58[5]) : (left_d1_b2_3 ? sum_d2_cat_58[9] : sum_d2_cat_58[13]);
-assign sum_d2_sel_56 = left_d1_b3_3 ? (left_d1_b2_3 ? sum_d2_cat_58[0] : sum_d2_cat_58[4]) : (left_d1_b2_3 ? sum_d2_cat_58[8] : sum_d2_cat_58[12]);
-assign sum_d2_sel_57 = left_d1_b3_3 ? (left_d1_b2_3 ? 1'h0 : sum_d2_cat_58[3]) : (left_d1_b2_3 ? sum_d2_cat_58[7] : sum_d2_cat_58[11]);
-assign sum_d2_sel_58 = left_d1_b3_3 ? (left_d1_b2_3 ? 1'h0 : sum_d2_cat_58[2]) : (left_d1_b2_3 ? sum_d2_cat_58[6] : sum_d2_cat_58[10]);
-assign sum_d2_sel_59 = left_d1_b3_3 ? (left_d1_b2_3 ? 1'h0 : sum_d2_cat_58[1]) : (left_d1_b2_3 ? sum_d2_cat_58[5] : sum_d2_cat_58[9]);
-assign sum_d2_sel_60 = left_d1_b3_3 ? (left_d1_b2_3 ? 1'h0 : sum_d2_cat_58[0]) : (left_d1_b2_3 ? sum_d2_cat_58[4] : sum_d2_cat_58[8]);
-assign sum_d2_cat_59 = {({({({({sum_d2_sel_41, sum_d2_sel_42}), sum_d2_sel_43}), sum_d2_sel_44}), sum_d2_sel_45}), sum_d2_sel_46};
-assign sum_d2_cat_60 = {({({({({sum_d2_cat_59, sum_d2_sel_47}), sum_d2_sel_48}), sum_d2_sel_49}), sum_d2_sel_50}), sum_d2_sel_51};
-assign sum_d2_cat_61 = {({({({({sum_d2_cat_60, sum_d2_sel_52}), sum_d2_sel_53}), sum_d2_sel_54}), sum_d2_sel_55}), sum_d2_sel_56};
-assign sum_d2_cat_62 = {({({({({sum_d2_cat_61, sum_d2_sel_57}), sum_d2_sel_58}), sum_d2_sel_59}), sum_d2_sel_60}), (left_d1_b3_3 ? 1'h0 : (left_d1_b2_3 ? sum_d2_cat_58[3] : sum_d2_cat_58[7]))};
-assign sum_d2_cat_63 = {({sum_d2_cat_62, (left_d1_b3_3 ? 1'h0 : (left_d1_b2_3 ? sum_d2_cat_58[2] : sum_d2_cat_58[6]))}), (left_d1_b3_3 ? 1'h0 : (left_d1_b2_3 ? sum_d2_cat_58[1] : sum_d2_cat_58[5]))};
-assign sum_d2_cat_64 = {({sum_d2_cat_63, (left_d1_b3_3 ? 1'h0 : (left_d1_b2_3 ? sum_d2_cat_58[0] : sum_d2_cat_58[4]))}), (left_d1_b3_3 ? 1'h0 : (left_d1_b2_3 ? 1'h0 : sum_d2_cat_58[3]))};
-assign sum_d2_cat_65 = {({sum_d2_cat_64, (left_d1_b3_3 ? 1'h0 : (left_d1_b2_3 ? 1'h0 : sum_d2_cat_58[2]))}), (left_d1_b3_3 ? 1'h0 : (left_d1_b2_3 ? 1'h0 : sum_d2_cat_58[1]))};
-assign sum_d2_cat_66 = {sum_d2_cat_65, (left_d1_b3_3 ? 1'h0 : (left_d1_b2_3 ? 1'h0 : sum_d2_cat_58[0]))};
-assign left_d1_b0_3 = left_d1_cat_3[0];
-assign left_d1_b1_3 = left_d1_cat_3[1];
-assign sel_95 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[24] : sum_d2_cat_66[25]) : (left_d1_b0_3 ? sum_d2_cat_66[26] : sum_d2_cat_66[27]);
-assign sel_96 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[23] : sum_d2_cat_66[24]) : (left_d1_b0_3 ? sum_d2_cat_66[25] : sum_d2_cat_66[26]);
-assign sel_97 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[22] : sum_d2_cat_66[23]) : (left_d1_b0_3 ? sum_d2_cat_66[24] : sum_d2_cat_66[25]);
-assign sel_98 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[21] : sum_d2_cat_66[22]) : (left_d1_b0_3 ? sum_d2_cat_66[23] : sum_d2_cat_66[24]);
-assign sel_99 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[20] : sum_d2_cat_66[21]) : (left_d1_b0_3 ? sum_d2_cat_66[22] : sum_d2_cat_66[23]);
-assign sel_100 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[19] : sum_d2_cat_66[20]) : (left_d1_b0_3 ? sum_d2_cat_66[21] : sum_d2_cat_66[22]);
-assign sel_101 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[18] : sum_d2_cat_66[19]) : (left_d1_b0_3 ? sum_d2_cat_66[20] : sum_d2_cat_66[21]);
-assign sel_102 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[17] : sum_d2_cat_66[18]) : (left_d1_b0_3 ? sum_d2_cat_66[19] : sum_d2_cat_66[20]);
-assign sel_103 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[16] : sum_d2_cat_66[17]) : (left_d1_b0_3 ? sum_d2_cat_66[18] : sum_d2_cat_66[19]);
-assign sel_104 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[15] : sum_d2_cat_66[16]) : (left_d1_b0_3 ? sum_d2_cat_66[17] : sum_d2_cat_66[18]);
-assign sel_105 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[14] : sum_d2_cat_66[15]) : (left_d1_b0_3 ? sum_d2_cat_66[16] : sum_d2_cat_66[17]);
-assign sel_106 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[13] : sum_d2_cat_66[14]) : (left_d1_b0_3 ? sum_d2_cat_66[15] : sum_d2_cat_66[16]);
-assign sel_107 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[12] : sum_d2_cat_66[13]) : (left_d1_b0_3 ? sum_d2_cat_66[14] : sum_d2_cat_66[15]);
-assign sel_108 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[11] : sum_d2_cat_66[12]) : (left_d1_b0_3 ? sum_d2_cat_66[13] : sum_d2_cat_66[14]);
-assign sel_109 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[10] : sum_d2_cat_66[11]) : (left_d1_b0_3 ? sum_d2_cat_66[12] : sum_d2_cat_66[13]);
-assign sel_110 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[9] : sum_d2_cat_66[10]) : (left_d1_b0_3 ? sum_d2_cat_66[11] : sum_d2_cat_66[12]);
-assign sel_111 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[8] : sum_d2_cat_66[9]) : (left_d1_b0_3 ? sum_d2_cat_66[10] : sum_d2_cat_66[11]);
-assign sel_112 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[7] : sum_d2_cat_66[8]) : (left_d1_b0_3 ? sum_d2_cat_66[9] : sum_d2_cat_66[10]);
-assign sel_113 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[6] : sum_d2_cat_66[7]) : (left_d1_b0_3 ? sum_d2_cat_66[8] : sum_d2_cat_66[9]);
-assign sel_114 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[5] : sum_d2_cat_66[6]) : (left_d1_b0_3 ? sum_d2_cat_66[7] : sum_d2_cat_66[8]);
-assign for_normalized_sel_13 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[4] : sum_d2_cat_66[5]) : (left_d1_b0_3 ? sum_d2_cat_66[6] : sum_d2_cat_66[7]);
-assign for_normalized_sel_14 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[3] : sum_d2_cat_66[4]) : (left_d1_b0_3 ? sum_d2_cat_66[5] : sum_d2_cat_66[6]);
-assign for_normalized_sel_15 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[2] : sum_d2_cat_66[3]) : (left_d1_b0_3 ? sum_d2_cat_66[4] : sum_d2_cat_66[5]);
-assign for_normalized_sel_16 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[1] : sum_d2_cat_66[2]) : (left_d1_b0_3 ? sum_d2_cat_66[3] : sum_d2_cat_66[4]);
-assign for_normalized_sel_17 = left_d1_b1_3 ? (left_d1_b0_3 ? sum_d2_cat_66[0] : sum_d2_cat_66[1]) : (left_d1_b0_3 ? sum_d2_cat_66[2] : sum_d2_cat_66[3]);
-assign for_normalized_sel_18 = left_d1_b1_3 ? (left_d1_b0_3 ? 1'h0 : sum_d2_cat_66[0]) : (left_d1_b0_3 ? sum_d2_cat_66[1] : sum_d2_cat_66[2]);
-assign cat_28 = {({({({({sel_95, sel_96}), sel_97}), sel_98}), sel_99}), sel_100};
-assign cat_29 = {({({({({cat_28, sel_101}), sel_102}), sel_103}), sel_104}), sel_105};
-assign cat_30 = {({({({({cat_29, sel_106}), sel_107}), sel_108}), sel_109}), sel_110};
-assign for_normalized_cat_5 = {({({({({cat_30, sel_111}), sel_112}), sel_113}), sel_114}), for_normalized_sel_13};
-assign for_normalized_cat_6 = {({({({({for_normalized_cat_5, for_normalized_sel_14}), for_normalized_sel_15}), for_normalized_sel_16}), for_normalized_sel_17}), for_normalized_sel_18};
-assign normalized_3 = {({for_normalized_cat_6, (left_d1_b1_3 ? 1'h0 : (left_d1_b0_3 ? sum_d2_cat_66[0] : sum_d2_cat_66[1]))}), (left_d1_b1_3 ? 1'h0 : (left_d1_b0_3 ? 1'h0 : sum_d2_cat_66[0]))};
+assign sum_d2_cat_5 = {(left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[11] : sum_d2_3[27])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[10] : sum_d2_3[26])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[9] : sum_d2_3[25])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[8] : sum_d2_3[24])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[7] : sum_d2_3[23])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[6] : sum_d2_3[22])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[5] : sum_d2_3[21])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[4] : sum_d2_3[20])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[3] : sum_d2_3[19])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[2] : sum_d2_3[18])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[1] : sum_d2_3[17])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[0] : sum_d2_3[16])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[15])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[14])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[13])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[12])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[11])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[10])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[9])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[8])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[7])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[6])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[5])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[4])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[3])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[2])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[1])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[0]))};
+assign sum_d2_sel_41 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]) : (left_d1_cat_3[2] ? sum_d2_cat_5[23] : sum_d2_cat_5[27]);
+assign sum_d2_sel_42 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]) : (left_d1_cat_3[2] ? sum_d2_cat_5[22] : sum_d2_cat_5[26]);
+assign sum_d2_sel_43 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]) : (left_d1_cat_3[2] ? sum_d2_cat_5[21] : sum_d2_cat_5[25]);
+assign sum_d2_sel_44 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]) : (left_d1_cat_3[2] ? sum_d2_cat_5[20] : sum_d2_cat_5[24]);
+assign sum_d2_sel_45 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]) : (left_d1_cat_3[2] ? sum_d2_cat_5[19] : sum_d2_cat_5[23]);
+assign sum_d2_sel_46 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]) : (left_d1_cat_3[2] ? sum_d2_cat_5[18] : sum_d2_cat_5[22]);
+assign sum_d2_sel_47 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]) : (left_d1_cat_3[2] ? sum_d2_cat_5[17] : sum_d2_cat_5[21]);
+assign sum_d2_sel_48 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]) : (left_d1_cat_3[2] ? sum_d2_cat_5[16] : sum_d2_cat_5[20]);
+assign sum_d2_sel_49 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]) : (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]);
+assign sum_d2_sel_50 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]) : (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]);
+assign sum_d2_sel_51 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]) : (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]);
+assign sum_d2_sel_52 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]) : (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]);
+assign sum_d2_sel_53 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7]) : (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]);
+assign sum_d2_sel_54 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6]) : (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]);
+assign sum_d2_sel_55 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5]) : (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]);
+assign sum_d2_sel_56 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4]) : (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]);
+assign sum_d2_sel_57 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3]) : (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]);
+assign sum_d2_sel_58 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2]) : (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]);
+assign sum_d2_sel_59 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1]) : (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]);
+assign sum_d2_sel_60 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]) : (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]);
+assign sum_d2_cat_6 = {sum_d2_sel_41, sum_d2_sel_42, sum_d2_sel_43, sum_d2_sel_44, sum_d2_sel_45, sum_d2_sel_46,
+    sum_d2_sel_47, sum_d2_sel_48, sum_d2_sel_49, sum_d2_sel_50, sum_d2_sel_51, sum_d2_sel_52,
+    sum_d2_sel_53, sum_d2_sel_54, sum_d2_sel_55, sum_d2_sel_56, sum_d2_sel_57, sum_d2_sel_58,
+    sum_d2_sel_59, sum_d2_sel_60,
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]))};
+assign sel_95 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]) : (left_d1_cat_3[0] ? sum_d2_cat_6[26] : sum_d2_cat_6[27]);
+assign sel_96 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]) : (left_d1_cat_3[0] ? sum_d2_cat_6[25] : sum_d2_cat_6[26]);
+assign sel_97 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]) : (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]);
+assign sel_98 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]) : (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]);
+assign sel_99 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]) : (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]);
+assign sel_100 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]) : (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]);
+assign sel_101 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]) : (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]);
+assign sel_102 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]) : (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]);
+assign sel_103 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]) : (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]);
+assign sel_104 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]) : (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]);
+assign sel_105 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]) : (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]);
+assign sel_106 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]) : (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]);
+assign sel_107 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]) : (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]);
+assign sel_108 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]) : (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]);
+assign sel_109 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]) : (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]);
+assign sel_110 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]) : (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]);
+assign sel_111 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]) : (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]);
+assign sel_112 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]) : (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]);
+assign sel_113 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]) : (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]);
+assign sel_114 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]) : (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]);
+assign for_normalized_sel_13 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]) : (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]);
+assign for_normalized_sel_14 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]) : (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]);
+assign for_normalized_sel_15 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]) : (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]);
+assign for_normalized_sel_16 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]) : (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]);
+assign for_normalized_sel_17 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1]) : (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]);
+assign for_normalized_sel_18 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]) : (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]);
+assign normalized_3 = {sel_95, sel_96, sel_97, sel_98, sel_99, sel_100, sel_101, sel_102, sel_103, sel_104, sel_105, sel_106,
+    sel_107, sel_108, sel_109, sel_110, sel_111, sel_112, sel_113, sel_114, for_normalized_sel_13,
+    for_normalized_sel_14, for_normalized_sel_15, for_normalized_sel_16, for_normalized_sel_17,
+    for_normalized_sel_18,
+    (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1])),
+    (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]))};
 assign field_3 = normalized_3[27] ? (field_base_d3_3 - ({4'h0, left_d1_3})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -4076,28 +3452,24 @@ assign overflow_3 = overflow_before_d1_3 | (~(rounded_3[31:23] < 9'hff));
 assign result_2 = nan_d6_3 ? 32'h7fc00000 : (exact_zero_d3_3 ? ({zero_sign_d6_3, 31'h0}) : ({(inf_d6_3 ? inf_sign_d6_3 : big_sign_d5_3), ((overflow_3 | inf_d6_3) ? 31'h7f800000 : rounded_3[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_bits30_23_2 = result_2[30:23];
-assign result_bits22_0_2 = result_2[22:0];
-assign result_is0_3 = result_bits30_23_2 == 8'h0;
-assign result_is255_2 = result_bits30_23_2 == 8'hff;
-assign result_is0_4 = result_bits22_0_2 == 23'h0;
+assign result_is0_3 = result_2[30:23] == 8'h0;
+assign result_is255_2 = result_2[30:23] == 8'hff;
+assign result_is0_4 = result_2[22:0] == 23'h0;
 assign a_sign_4 = result_2[31];
 assign a_inf_4 = result_is255_2 & result_is0_4;
 assign a_nan_4 = result_is255_2 & (~result_is0_4);
-assign a_sig_4 = {(~result_is0_3), result_bits22_0_2};
-assign a_exp_4 = result_is0_3 ? 8'h1 : result_bits30_23_2;
-assign s_axis_tdata_bits30_23_6 = s_axis_tdata_q_12[30:23];
-assign s_axis_tdata_bits22_0_6 = s_axis_tdata_q_12[22:0];
-assign for_b_exp_is0_2 = s_axis_tdata_bits30_23_6 == 8'h0;
-assign for_b_inf_is255_2 = s_axis_tdata_bits30_23_6 == 8'hff;
-assign for_b_inf_is0_2 = s_axis_tdata_bits22_0_6 == 23'h0;
+assign a_sig_4 = {(~result_is0_3), result_2[22:0]};
+assign a_exp_4 = result_is0_3 ? 8'h1 : result_2[30:23];
+assign for_b_exp_is0_2 = s_axis_tdata_q_12[30:23] == 8'h0;
+assign for_b_inf_is255_2 = s_axis_tdata_q_12[30:23] == 8'hff;
+assign for_b_inf_is0_2 = s_axis_tdata_q_12[22:0] == 23'h0;
 assign b_sign_4 = s_axis_tdata_q_12[31];
 assign b_inf_4 = for_b_inf_is255_2 & for_b_inf_is0_2;
 assign b_nan_4 = for_b_inf_is255_2 & (~for_b_inf_is0_2);
-assign b_sig_4 = {(~for_b_exp_is0_2), s_axis_tdata_bits22_0_6};
-assign b_exp_4 = for_b_exp_is0_2 ? 8'h1 : s_axis_tdata_bits30_23_6;
+assign b_sig_4 = {(~for_b_exp_is0_2), s_axis_tdata_q_12[22:0]};
+assign b_exp_4 = for_b_exp_is0_2 ? 8'h1 : s_axis_tdata_q_12[30:23];
 assign opposite_4 = a_sign_4 ^ b_sign_4;
-assign nan_4 = (a_nan_4 | b_nan_4) | ((a_inf_4 & b_inf_4) & opposite_4);
+assign nan_4 = a_nan_4 | b_nan_4 | (a_inf_4 & b_inf_4 & opposite_4);
 assign inf_4 = a_inf_4 | b_inf_4;
 assign inf_sign_4 = a_inf_4 ? a_sign_4 : b_sign_4;
 assign zero_sign_4 = a_sign_4 & b_sign_4;
@@ -4113,153 +3485,151 @@ assign small_sig_4 = swap_d1_4 ? a_sig_d1_4 : b_sig_d1_4;
 assign amount_4 = (~(distance_4[7:5] == 3'h0)) ? 5'h1f : distance_4[4:0];
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_43 = {small_sig_4, 2'h0};
+assign small_sig_cat_7 = {small_sig_4, 2'h0};
 assign amount_cat_7 = {1'h0, amount_4};
-assign amount_b4_4 = amount_cat_7[4];
-assign amount_b5_4 = amount_cat_7[5];
-assign small_sig_not_13 = ~(small_sig_cat_43[15:0] == 16'h0);
-assign small_sig_not_14 = ~(small_sig_cat_43[25:16] == 10'h0);
-assign small_sig_sel_91 = amount_b5_4 ? (amount_b4_4 ? (small_sig_not_13 | small_sig_not_14) : (small_sig_not_13 | small_sig_not_14)) : (amount_b4_4 & small_sig_not_13);
-assign small_sig_cat_44 = {({15'h0, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[25]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[24]))};
-assign small_sig_cat_45 = {({small_sig_cat_44, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[23]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[22]))};
-assign small_sig_cat_46 = {({small_sig_cat_45, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[21]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[20]))};
-assign small_sig_cat_47 = {({small_sig_cat_46, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[19]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[18]))};
-assign small_sig_cat_48 = {({small_sig_cat_47, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[17]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[16]))};
-assign small_sig_cat_49 = {({small_sig_cat_48, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[15]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[14]))};
-assign small_sig_cat_50 = {({small_sig_cat_49, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[13]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[12]))};
-assign small_sig_cat_51 = {({small_sig_cat_50, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[11]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? 1'h0 : small_sig_cat_43[10]))};
-assign small_sig_cat_52 = {({small_sig_cat_51, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[25] : small_sig_cat_43[9]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[24] : small_sig_cat_43[8]))};
-assign small_sig_cat_53 = {({small_sig_cat_52, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[23] : small_sig_cat_43[7]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[22] : small_sig_cat_43[6]))};
-assign small_sig_cat_54 = {({small_sig_cat_53, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[21] : small_sig_cat_43[5]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[20] : small_sig_cat_43[4]))};
-assign small_sig_cat_55 = {({small_sig_cat_54, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[19] : small_sig_cat_43[3]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[18] : small_sig_cat_43[2]))};
-assign small_sig_cat_56 = {({small_sig_cat_55, (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[17] : small_sig_cat_43[1]))}), (amount_b5_4 ? 1'h0 : (amount_b4_4 ? small_sig_cat_43[16] : small_sig_cat_43[0]))};
-assign amount_b2_4 = amount_cat_7[2];
-assign amount_b3_4 = amount_cat_7[3];
-assign small_sig_not_15 = ~(small_sig_cat_56[3:0] == 4'h0);
-assign small_sig_not_16 = ~(small_sig_cat_56[7:4] == 4'h0);
-assign for_align_sticky_sel_7 = amount_b2_4 ? ((small_sig_not_15 | small_sig_not_16) | (~(small_sig_cat_56[11:8] == 4'h0))) : (small_sig_not_15 | small_sig_not_16);
-assign small_sig_sel_92 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[40] : small_sig_cat_56[36]) : (amount_b2_4 ? small_sig_cat_56[32] : small_sig_cat_56[28]);
-assign small_sig_sel_93 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[39] : small_sig_cat_56[35]) : (amount_b2_4 ? small_sig_cat_56[31] : small_sig_cat_56[27]);
-assign small_sig_sel_94 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[38] : small_sig_cat_56[34]) : (amount_b2_4 ? small_sig_cat_56[30] : small_sig_cat_56[26]);
-assign small_sig_sel_95 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[37] : small_sig_cat_56[33]) : (amount_b2_4 ? small_sig_cat_56[29] : small_sig_cat_56[25]);
-assign small_sig_sel_96 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[36] : small_sig_cat_56[32]) : (amount_b2_4 ? small_sig_cat_56[28] : small_sig_cat_56[24]);
-assign small_sig_sel_97 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[35] : small_sig_cat_56[31]) : (amount_b2_4 ? small_sig_cat_56[27] : small_sig_cat_56[23]);
-assign small_sig_sel_98 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[34] : small_sig_cat_56[30]) : (amount_b2_4 ? small_sig_cat_56[26] : small_sig_cat_56[22]);
-assign small_sig_sel_99 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[33] : small_sig_cat_56[29]) : (amount_b2_4 ? small_sig_cat_56[25] : small_sig_cat_56[21]);
-assign small_sig_sel_100 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[32] : small_sig_cat_56[28]) : (amount_b2_4 ? small_sig_cat_56[24] : small_sig_cat_56[20]);
-assign small_sig_sel_101 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[31] : small_sig_cat_56[27]) : (amount_b2_4 ? small_sig_cat_56[23] : small_sig_cat_56[19]);
-assign small_sig_sel_102 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[30] : small_sig_cat_56[26]) : (amount_b2_4 ? small_sig_cat_56[22] : small_sig_cat_56[18]);
-assign small_sig_sel_103 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[29] : small_sig_cat_56[25]) : (amount_b2_4 ? small_sig_cat_56[21] : small_sig_cat_56[17]);
-assign small_sig_sel_104 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[28] : small_sig_cat_56[24]) : (amount_b2_4 ? small_sig_cat_56[20] : small_sig_cat_56[16]);
-assign small_sig_sel_105 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[27] : small_sig_cat_56[23]) : (amount_b2_4 ? small_sig_cat_56[19] : small_sig_cat_56[15]);
-assign small_sig_sel_106 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[26] : small_sig_cat_56[22]) : (amount_b2_4 ? small_sig_cat_56[18] : small_sig_cat_56[14]);
-assign small_sig_sel_107 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[25] : small_sig_cat_56[21]) : (amount_b2_4 ? small_sig_cat_56[17] : small_sig_cat_56[13]);
-assign small_sig_sel_108 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[24] : small_sig_cat_56[20]) : (amount_b2_4 ? small_sig_cat_56[16] : small_sig_cat_56[12]);
-assign small_sig_sel_109 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[23] : small_sig_cat_56[19]) : (amount_b2_4 ? small_sig_cat_56[15] : small_sig_cat_56[11]);
-assign small_sig_sel_110 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[22] : small_sig_cat_56[18]) : (amount_b2_4 ? small_sig_cat_56[14] : small_sig_cat_56[10]);
-assign small_sig_sel_111 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[21] : small_sig_cat_56[17]) : (amount_b2_4 ? small_sig_cat_56[13] : small_sig_cat_56[9]);
-assign small_sig_sel_112 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[20] : small_sig_cat_56[16]) : (amount_b2_4 ? small_sig_cat_56[12] : small_sig_cat_56[8]);
-assign small_sig_sel_113 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[19] : small_sig_cat_56[15]) : (amount_b2_4 ? small_sig_cat_56[11] : small_sig_cat_56[7]);
-assign small_sig_sel_114 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[18] : small_sig_cat_56[14]) : (amount_b2_4 ? small_sig_cat_56[10] : small_sig_cat_56[6]);
-assign small_sig_sel_115 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[17] : small_sig_cat_56[13]) : (amount_b2_4 ? small_sig_cat_56[9] : small_sig_cat_56[5]);
-assign small_sig_sel_116 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[16] : small_sig_cat_56[12]) : (amount_b2_4 ? small_sig_cat_56[8] : small_sig_cat_56[4]);
-assign small_sig_sel_117 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[15] : small_sig_cat_56[11]) : (amount_b2_4 ? small_sig_cat_56[7] : small_sig_cat_56[3]);
-assign small_sig_sel_118 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[14] : small_sig_cat_56[10]) : (amount_b2_4 ? small_sig_cat_56[6] : small_sig_cat_56[2]);
-assign small_sig_sel_119 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[13] : small_sig_cat_56[9]) : (amount_b2_4 ? small_sig_cat_56[5] : small_sig_cat_56[1]);
-assign small_sig_sel_120 = amount_b3_4 ? (amount_b2_4 ? small_sig_cat_56[12] : small_sig_cat_56[8]) : (amount_b2_4 ? small_sig_cat_56[4] : small_sig_cat_56[0]);
-assign cat_31 = {({({({({small_sig_sel_92, small_sig_sel_93}), small_sig_sel_94}), small_sig_sel_95}), small_sig_sel_96}), small_sig_sel_97};
-assign cat_32 = {({({({({cat_31, small_sig_sel_98}), small_sig_sel_99}), small_sig_sel_100}), small_sig_sel_101}), small_sig_sel_102};
-assign cat_33 = {({({({({cat_32, small_sig_sel_103}), small_sig_sel_104}), small_sig_sel_105}), small_sig_sel_106}), small_sig_sel_107};
-assign cat_34 = {({({({({cat_33, small_sig_sel_108}), small_sig_sel_109}), small_sig_sel_110}), small_sig_sel_111}), small_sig_sel_112};
-assign for_shifted_cat_10 = {({({({({cat_34, small_sig_sel_113}), small_sig_sel_114}), small_sig_sel_115}), small_sig_sel_116}), small_sig_sel_117};
-assign for_shifted_cat_11 = {({({for_shifted_cat_10, small_sig_sel_118}), small_sig_sel_119}), small_sig_sel_120};
-assign amount_b0_4 = amount_cat_7[0];
-assign amount_b1_4 = amount_cat_7[1];
-assign for_align_sticky_not_7 = ~(for_shifted_cat_11[0] == 1'h0);
-assign for_align_sticky_not_8 = ~(for_shifted_cat_11[1] == 1'h0);
-assign for_align_sticky_sel_8 = amount_b0_4 ? ((for_align_sticky_not_7 | for_align_sticky_not_8) | (~(for_shifted_cat_11[2] == 1'h0))) : (for_align_sticky_not_7 | for_align_sticky_not_8);
-assign sel_115 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[28] : for_shifted_cat_11[27]) : (amount_b0_4 ? for_shifted_cat_11[26] : for_shifted_cat_11[25]);
-assign sel_116 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[27] : for_shifted_cat_11[26]) : (amount_b0_4 ? for_shifted_cat_11[25] : for_shifted_cat_11[24]);
-assign sel_117 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[26] : for_shifted_cat_11[25]) : (amount_b0_4 ? for_shifted_cat_11[24] : for_shifted_cat_11[23]);
-assign sel_118 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[25] : for_shifted_cat_11[24]) : (amount_b0_4 ? for_shifted_cat_11[23] : for_shifted_cat_11[22]);
-assign sel_119 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[24] : for_shifted_cat_11[23]) : (amount_b0_4 ? for_shifted_cat_11[22] : for_shifted_cat_11[21]);
-assign sel_120 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[23] : for_shifted_cat_11[22]) : (amount_b0_4 ? for_shifted_cat_11[21] : for_shifted_cat_11[20]);
-assign sel_121 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[22] : for_shifted_cat_11[21]) : (amount_b0_4 ? for_shifted_cat_11[20] : for_shifted_cat_11[19]);
-assign sel_122 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[21] : for_shifted_cat_11[20]) : (amount_b0_4 ? for_shifted_cat_11[19] : for_shifted_cat_11[18]);
-assign sel_123 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[20] : for_shifted_cat_11[19]) : (amount_b0_4 ? for_shifted_cat_11[18] : for_shifted_cat_11[17]);
-assign sel_124 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[19] : for_shifted_cat_11[18]) : (amount_b0_4 ? for_shifted_cat_11[17] : for_shifted_cat_11[16]);
-assign sel_125 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[18] : for_shifted_cat_11[17]) : (amount_b0_4 ? for_shifted_cat_11[16] : for_shifted_cat_11[15]);
-assign sel_126 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[17] : for_shifted_cat_11[16]) : (amount_b0_4 ? for_shifted_cat_11[15] : for_shifted_cat_11[14]);
-assign sel_127 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[16] : for_shifted_cat_11[15]) : (amount_b0_4 ? for_shifted_cat_11[14] : for_shifted_cat_11[13]);
-assign sel_128 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[15] : for_shifted_cat_11[14]) : (amount_b0_4 ? for_shifted_cat_11[13] : for_shifted_cat_11[12]);
-assign sel_129 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[14] : for_shifted_cat_11[13]) : (amount_b0_4 ? for_shifted_cat_11[12] : for_shifted_cat_11[11]);
-assign sel_130 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[13] : for_shifted_cat_11[12]) : (amount_b0_4 ? for_shifted_cat_11[11] : for_shifted_cat_11[10]);
-assign sel_131 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[12] : for_shifted_cat_11[11]) : (amount_b0_4 ? for_shifted_cat_11[10] : for_shifted_cat_11[9]);
-assign sel_132 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[11] : for_shifted_cat_11[10]) : (amount_b0_4 ? for_shifted_cat_11[9] : for_shifted_cat_11[8]);
-assign for_shifted_sel_25 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[10] : for_shifted_cat_11[9]) : (amount_b0_4 ? for_shifted_cat_11[8] : for_shifted_cat_11[7]);
-assign for_shifted_sel_26 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[9] : for_shifted_cat_11[8]) : (amount_b0_4 ? for_shifted_cat_11[7] : for_shifted_cat_11[6]);
-assign for_shifted_sel_27 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[8] : for_shifted_cat_11[7]) : (amount_b0_4 ? for_shifted_cat_11[6] : for_shifted_cat_11[5]);
-assign for_shifted_sel_28 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[7] : for_shifted_cat_11[6]) : (amount_b0_4 ? for_shifted_cat_11[5] : for_shifted_cat_11[4]);
-assign for_shifted_sel_29 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[6] : for_shifted_cat_11[5]) : (amount_b0_4 ? for_shifted_cat_11[4] : for_shifted_cat_11[3]);
-assign for_shifted_sel_30 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[5] : for_shifted_cat_11[4]) : (amount_b0_4 ? for_shifted_cat_11[3] : for_shifted_cat_11[2]);
-assign for_shifted_sel_31 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[4] : for_shifted_cat_11[3]) : (amount_b0_4 ? for_shifted_cat_11[2] : for_shifted_cat_11[1]);
-assign for_shifted_sel_32 = amount_b1_4 ? (amount_b0_4 ? for_shifted_cat_11[3] : for_shifted_cat_11[2]) : (amount_b0_4 ? for_shifted_cat_11[1] : for_shifted_cat_11[0]);
-assign cat_35 = {({({({({sel_115, sel_116}), sel_117}), sel_118}), sel_119}), sel_120};
-assign cat_36 = {({({({({cat_35, sel_121}), sel_122}), sel_123}), sel_124}), sel_125};
-assign cat_37 = {({({({({cat_36, sel_126}), sel_127}), sel_128}), sel_129}), sel_130};
-assign for_shifted_cat_12 = {({({({({cat_37, sel_131}), sel_132}), for_shifted_sel_25}), for_shifted_sel_26}), for_shifted_sel_27};
-assign shifted_4 = {({({({({for_shifted_cat_12, for_shifted_sel_28}), for_shifted_sel_29}), for_shifted_sel_30}), for_shifted_sel_31}), for_shifted_sel_32};
-assign amount_cat_8 = {({small_sig_sel_91, (amount_b3_4 ? for_align_sticky_sel_7 : (amount_b2_4 & small_sig_not_15))}), (amount_b1_4 ? for_align_sticky_sel_8 : (amount_b0_4 & for_align_sticky_not_7))};
+assign small_sig_not_13 = ~(small_sig_cat_7[15:0] == 16'h0);
+assign small_sig_not_14 = ~(small_sig_cat_7[25:16] == 10'h0);
+assign small_sig_sel_91 = amount_cat_7[5] ? (amount_cat_7[4] ? (small_sig_not_13 | small_sig_not_14) : (small_sig_not_13 | small_sig_not_14)) : (amount_cat_7[4] & small_sig_not_13);
+assign small_sig_cat_8 = {15'h0, (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[25])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[24])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[23])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[22])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[21])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[20])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[19])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[18])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[17])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[16])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[15])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[14])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[13])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[12])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[11])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[10])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[25] : small_sig_cat_7[9])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[24] : small_sig_cat_7[8])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[23] : small_sig_cat_7[7])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[22] : small_sig_cat_7[6])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[21] : small_sig_cat_7[5])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[20] : small_sig_cat_7[4])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[19] : small_sig_cat_7[3])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[18] : small_sig_cat_7[2])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[17] : small_sig_cat_7[1])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[16] : small_sig_cat_7[0]))};
+assign small_sig_not_15 = ~(small_sig_cat_8[3:0] == 4'h0);
+assign small_sig_not_16 = ~(small_sig_cat_8[7:4] == 4'h0);
+assign for_align_sticky_sel_7 = amount_cat_7[2] ? (small_sig_not_15 | small_sig_not_16 | (~(small_sig_cat_8[11:8] == 4'h0))) : (small_sig_not_15 | small_sig_not_16);
+assign small_sig_sel_92 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[40] : small_sig_cat_8[36]) : (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]);
+assign small_sig_sel_93 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[39] : small_sig_cat_8[35]) : (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]);
+assign small_sig_sel_94 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[38] : small_sig_cat_8[34]) : (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]);
+assign small_sig_sel_95 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[37] : small_sig_cat_8[33]) : (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]);
+assign small_sig_sel_96 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[36] : small_sig_cat_8[32]) : (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]);
+assign small_sig_sel_97 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[35] : small_sig_cat_8[31]) : (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]);
+assign small_sig_sel_98 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[34] : small_sig_cat_8[30]) : (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]);
+assign small_sig_sel_99 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[33] : small_sig_cat_8[29]) : (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]);
+assign small_sig_sel_100 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]) : (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]);
+assign small_sig_sel_101 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]) : (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]);
+assign small_sig_sel_102 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]) : (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]);
+assign small_sig_sel_103 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]) : (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]);
+assign small_sig_sel_104 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]) : (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]);
+assign small_sig_sel_105 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]) : (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]);
+assign small_sig_sel_106 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]) : (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]);
+assign small_sig_sel_107 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]) : (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]);
+assign small_sig_sel_108 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]) : (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]);
+assign small_sig_sel_109 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]) : (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]);
+assign small_sig_sel_110 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]) : (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]);
+assign small_sig_sel_111 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]) : (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]);
+assign small_sig_sel_112 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]) : (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]);
+assign small_sig_sel_113 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]) : (amount_cat_7[2] ? small_sig_cat_8[11] : small_sig_cat_8[7]);
+assign small_sig_sel_114 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]) : (amount_cat_7[2] ? small_sig_cat_8[10] : small_sig_cat_8[6]);
+assign small_sig_sel_115 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]) : (amount_cat_7[2] ? small_sig_cat_8[9] : small_sig_cat_8[5]);
+assign small_sig_sel_116 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]) : (amount_cat_7[2] ? small_sig_cat_8[8] : small_sig_cat_8[4]);
+assign small_sig_sel_117 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]) : (amount_cat_7[2] ? small_sig_cat_8[7] : small_sig_cat_8[3]);
+assign small_sig_sel_118 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]) : (amount_cat_7[2] ? small_sig_cat_8[6] : small_sig_cat_8[2]);
+assign small_sig_sel_119 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]) : (amount_cat_7[2] ? small_sig_cat_8[5] : small_sig_cat_8[1]);
+assign small_sig_sel_120 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]) : (amount_cat_7[2] ? small_sig_cat_8[4] : small_sig_cat_8[0]);
+assign for_shifted_cat_4 = {small_sig_sel_92, small_sig_sel_93, small_sig_sel_94, small_sig_sel_95, small_sig_sel_96,
+    small_sig_sel_97, small_sig_sel_98, small_sig_sel_99, small_sig_sel_100, small_sig_sel_101,
+    small_sig_sel_102, small_sig_sel_103, small_sig_sel_104, small_sig_sel_105, small_sig_sel_106,
+    small_sig_sel_107, small_sig_sel_108, small_sig_sel_109, small_sig_sel_110, small_sig_sel_111,
+    small_sig_sel_112, small_sig_sel_113, small_sig_sel_114, small_sig_sel_115, small_sig_sel_116,
+    small_sig_sel_117, small_sig_sel_118, small_sig_sel_119, small_sig_sel_120};
+assign for_align_sticky_not_7 = ~(for_shifted_cat_4[0] == 1'h0);
+assign for_align_sticky_not_8 = ~(for_shifted_cat_4[1] == 1'h0);
+assign for_align_sticky_sel_8 = amount_cat_7[0] ? (for_align_sticky_not_7 | for_align_sticky_not_8 | (~(for_shifted_cat_4[2] == 1'h0))) : (for_align_sticky_not_7 | for_align_sticky_not_8);
+assign sel_115 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[28] : for_shifted_cat_4[27]) : (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]);
+assign sel_116 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[27] : for_shifted_cat_4[26]) : (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]);
+assign sel_117 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]) : (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]);
+assign sel_118 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]) : (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]);
+assign sel_119 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]) : (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]);
+assign sel_120 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]) : (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]);
+assign sel_121 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]) : (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]);
+assign sel_122 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]) : (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]);
+assign sel_123 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]) : (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]);
+assign sel_124 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]) : (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]);
+assign sel_125 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]) : (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]);
+assign sel_126 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]) : (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]);
+assign sel_127 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]) : (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]);
+assign sel_128 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]) : (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]);
+assign sel_129 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]) : (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]);
+assign sel_130 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]) : (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]);
+assign sel_131 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]) : (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]);
+assign sel_132 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]) : (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]);
+assign for_shifted_sel_25 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]) : (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]);
+assign for_shifted_sel_26 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]) : (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]);
+assign for_shifted_sel_27 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]) : (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]);
+assign for_shifted_sel_28 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]) : (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]);
+assign for_shifted_sel_29 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]) : (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]);
+assign for_shifted_sel_30 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]) : (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]);
+assign for_shifted_sel_31 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]) : (amount_cat_7[0] ? for_shifted_cat_4[2] : for_shifted_cat_4[1]);
+assign for_shifted_sel_32 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]) : (amount_cat_7[0] ? for_shifted_cat_4[1] : for_shifted_cat_4[0]);
+assign shifted_4 = {sel_115, sel_116, sel_117, sel_118, sel_119, sel_120, sel_121, sel_122, sel_123, sel_124, sel_125,
+    sel_126, sel_127, sel_128, sel_129, sel_130, sel_131, sel_132, for_shifted_sel_25,
+    for_shifted_sel_26, for_shifted_sel_27, for_shifted_sel_28, for_shifted_sel_29, for_shifted_sel_30,
+    for_shifted_sel_31, for_shifted_sel_32};
+assign amount_cat_8 = {small_sig_sel_91, (amount_cat_7[3] ? for_align_sticky_sel_7 : (amount_cat_7[2] & small_sig_not_15)),
+    (amount_cat_7[1] ? for_align_sticky_sel_8 : (amount_cat_7[0] & for_align_sticky_not_7))};
 assign align_sticky_4 = ~(amount_cat_8 == 3'h0);
-assign big_padded_4 = {1'h0, ({big_sig_4, 3'h0})};
-assign aligned_4 = {1'h0, ({shifted_4, align_sticky_4})};
+assign big_padded_4 = {1'h0, big_sig_4, 3'h0};
+assign aligned_4 = {1'h0, shifted_4, align_sticky_4};
 assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d2_4}) + ({(aligned_d1_4 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_4, opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4}), opposite_d2_4})), opposite_d2_4});
+assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d2_4}) + ({(aligned_d1_4 ^
+    ({opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
+    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
+    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
+    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4,
+    opposite_d2_4, opposite_d2_4, opposite_d2_4, opposite_d2_4})),
+    opposite_d2_4});
 assign sum_4 = big_padded_d1_plus_4[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
 assign exact_zero_4 = sum_d1_4 == 28'h0;
 assign sum_d1_cat_16 = {sum_d1_4, 4'hf};
-assign sum_d1_bits31_30_4 = sum_d1_cat_16[31:30];
-assign sum_d1_is0_25 = sum_d1_bits31_30_4 == 2'h0;
-assign sum_d1_bits29_28_4 = sum_d1_cat_16[29:28];
-assign sum_d1_bits27_26_4 = sum_d1_cat_16[27:26];
-assign sum_d1_is0_26 = sum_d1_bits27_26_4 == 2'h0;
-assign sum_d1_bits25_24_4 = sum_d1_cat_16[25:24];
-assign sum_d1_bits23_22_4 = sum_d1_cat_16[23:22];
-assign sum_d1_is0_27 = sum_d1_bits23_22_4 == 2'h0;
-assign sum_d1_bits21_20_4 = sum_d1_cat_16[21:20];
-assign sum_d1_bits19_18_4 = sum_d1_cat_16[19:18];
-assign sum_d1_is0_28 = sum_d1_bits19_18_4 == 2'h0;
-assign sum_d1_bits17_16_4 = sum_d1_cat_16[17:16];
-assign sum_d1_bits15_14_4 = sum_d1_cat_16[15:14];
-assign sum_d1_is0_29 = sum_d1_bits15_14_4 == 2'h0;
-assign sum_d1_bits13_12_4 = sum_d1_cat_16[13:12];
-assign sum_d1_bits11_10_4 = sum_d1_cat_16[11:10];
-assign sum_d1_is0_30 = sum_d1_bits11_10_4 == 2'h0;
-assign sum_d1_bits9_8_4 = sum_d1_cat_16[9:8];
-assign sum_d1_bits7_6_4 = sum_d1_cat_16[7:6];
-assign sum_d1_is0_31 = sum_d1_bits7_6_4 == 2'h0;
-assign sum_d1_bits5_4_4 = sum_d1_cat_16[5:4];
-assign sum_d1_bits3_2_4 = sum_d1_cat_16[3:2];
-assign sum_d1_is0_32 = sum_d1_bits3_2_4 == 2'h0;
-assign sum_d1_and_22 = sum_d1_is0_25 & (sum_d1_bits29_28_4 == 2'h0);
-assign sum_d1_sel_25 = sum_d1_is0_25 ? ({sum_d1_is0_25, (~sum_d1_bits29_28_4[1])}) : ({sum_d1_is0_25, (~sum_d1_bits31_30_4[1])});
-assign sum_d1_sel_26 = sum_d1_is0_26 ? ({sum_d1_is0_26, (~sum_d1_bits25_24_4[1])}) : ({sum_d1_is0_26, (~sum_d1_bits27_26_4[1])});
-assign sum_d1_and_23 = sum_d1_is0_27 & (sum_d1_bits21_20_4 == 2'h0);
-assign sum_d1_sel_27 = sum_d1_is0_27 ? ({sum_d1_is0_27, (~sum_d1_bits21_20_4[1])}) : ({sum_d1_is0_27, (~sum_d1_bits23_22_4[1])});
-assign sum_d1_sel_28 = sum_d1_is0_28 ? ({sum_d1_is0_28, (~sum_d1_bits17_16_4[1])}) : ({sum_d1_is0_28, (~sum_d1_bits19_18_4[1])});
-assign sum_d1_and_24 = sum_d1_is0_29 & (sum_d1_bits13_12_4 == 2'h0);
-assign sum_d1_sel_29 = sum_d1_is0_29 ? ({sum_d1_is0_29, (~sum_d1_bits13_12_4[1])}) : ({sum_d1_is0_29, (~sum_d1_bits15_14_4[1])});
-assign sum_d1_sel_30 = sum_d1_is0_30 ? ({sum_d1_is0_30, (~sum_d1_bits9_8_4[1])}) : ({sum_d1_is0_30, (~sum_d1_bits11_10_4[1])});
-assign sum_d1_and_25 = sum_d1_is0_31 & (sum_d1_bits5_4_4 == 2'h0);
-assign sum_d1_sel_31 = sum_d1_is0_31 ? ({sum_d1_is0_31, (~sum_d1_bits5_4_4[1])}) : ({sum_d1_is0_31, (~sum_d1_bits7_6_4[1])});
-assign sum_d1_sel_32 = sum_d1_is0_32 ? ({sum_d1_is0_32, (~sum_d1_cat_16[1])}) : ({sum_d1_is0_32, (~sum_d1_bits3_2_4[1])});
-assign sum_d1_and_26 = sum_d1_and_22 & (sum_d1_is0_26 & (sum_d1_bits25_24_4 == 2'h0));
-assign sum_d1_and_27 = sum_d1_and_24 & (sum_d1_is0_30 & (sum_d1_bits9_8_4 == 2'h0));
-assign sum_d1_and_28 = sum_d1_and_26 & (sum_d1_and_23 & (sum_d1_is0_28 & (sum_d1_bits17_16_4 == 2'h0)));
+assign sum_d1_is0_25 = sum_d1_cat_16[31:30] == 2'h0;
+assign sum_d1_is0_26 = sum_d1_cat_16[27:26] == 2'h0;
+assign sum_d1_is0_27 = sum_d1_cat_16[23:22] == 2'h0;
+assign sum_d1_is0_28 = sum_d1_cat_16[19:18] == 2'h0;
+assign sum_d1_is0_29 = sum_d1_cat_16[15:14] == 2'h0;
+assign sum_d1_is0_30 = sum_d1_cat_16[11:10] == 2'h0;
+assign sum_d1_is0_31 = sum_d1_cat_16[7:6] == 2'h0;
+assign sum_d1_is0_32 = sum_d1_cat_16[3:2] == 2'h0;
+assign sum_d1_and_22 = sum_d1_is0_25 & (sum_d1_cat_16[29:28] == 2'h0);
+assign sum_d1_sel_25 = sum_d1_is0_25 ? ({sum_d1_is0_25, (~sum_d1_cat_16[29])}) : ({sum_d1_is0_25, (~sum_d1_cat_16[31])});
+assign sum_d1_sel_26 = sum_d1_is0_26 ? ({sum_d1_is0_26, (~sum_d1_cat_16[25])}) : ({sum_d1_is0_26, (~sum_d1_cat_16[27])});
+assign sum_d1_and_23 = sum_d1_is0_27 & (sum_d1_cat_16[21:20] == 2'h0);
+assign sum_d1_sel_27 = sum_d1_is0_27 ? ({sum_d1_is0_27, (~sum_d1_cat_16[21])}) : ({sum_d1_is0_27, (~sum_d1_cat_16[23])});
+assign sum_d1_sel_28 = sum_d1_is0_28 ? ({sum_d1_is0_28, (~sum_d1_cat_16[17])}) : ({sum_d1_is0_28, (~sum_d1_cat_16[19])});
+assign sum_d1_and_24 = sum_d1_is0_29 & (sum_d1_cat_16[13:12] == 2'h0);
+assign sum_d1_sel_29 = sum_d1_is0_29 ? ({sum_d1_is0_29, (~sum_d1_cat_16[13])}) : ({sum_d1_is0_29, (~sum_d1_cat_16[15])});
+assign sum_d1_sel_30 = sum_d1_is0_30 ? ({sum_d1_is0_30, (~sum_d1_cat_16[9])}) : ({sum_d1_is0_30, (~sum_d1_cat_16[11])});
+assign sum_d1_and_25 = sum_d1_is0_31 & (sum_d1_cat_16[5:4] == 2'h0);
+assign sum_d1_sel_31 = sum_d1_is0_31 ? ({sum_d1_is0_31, (~sum_d1_cat_16[5])}) : ({sum_d1_is0_31, (~sum_d1_cat_16[7])});
+assign sum_d1_sel_32 = sum_d1_is0_32 ? ({sum_d1_is0_32, (~sum_d1_cat_16[1])}) : ({sum_d1_is0_32, (~sum_d1_cat_16[3])});
+assign sum_d1_and_26 = sum_d1_and_22 & sum_d1_is0_26 & (sum_d1_cat_16[25:24] == 2'h0);
+assign sum_d1_and_27 = sum_d1_and_24 & sum_d1_is0_30 & (sum_d1_cat_16[9:8] == 2'h0);
+assign sum_d1_and_28 = sum_d1_and_26 & sum_d1_and_23 & sum_d1_is0_28 & (sum_d1_cat_16[17:16] == 2'h0);
 assign sum_d1_cat_17 = {sum_d1_and_26, (sum_d1_and_23 ? ({sum_d1_and_23, sum_d1_sel_28}) : ({sum_d1_and_23, sum_d1_sel_27}))};
 assign sum_d1_cat_18 = {sum_d1_and_26, (sum_d1_and_22 ? ({sum_d1_and_22, sum_d1_sel_26}) : ({sum_d1_and_22, sum_d1_sel_25}))};
 assign sum_d1_cat_19 = {sum_d1_and_27, (sum_d1_and_25 ? ({sum_d1_and_25, sum_d1_sel_32}) : ({sum_d1_and_25, sum_d1_sel_31}))};
@@ -4269,86 +3639,98 @@ assign left_4 = (({3'h0, lz_4}) < big_exp_d2_4) ? lz_4 : big_exp_d2_4[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat_4 = {1'h0, left_d1_4};
-assign left_d1_b4_4 = left_d1_cat_4[4];
-assign left_d1_b5_4 = left_d1_cat_4[5];
-assign sum_d2_cat_67 = {({(left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[11] : sum_d2_4[27])), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[10] : sum_d2_4[26]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[9] : sum_d2_4[25]))};
-assign sum_d2_cat_68 = {({sum_d2_cat_67, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[8] : sum_d2_4[24]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[7] : sum_d2_4[23]))};
-assign sum_d2_cat_69 = {({sum_d2_cat_68, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[6] : sum_d2_4[22]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[5] : sum_d2_4[21]))};
-assign sum_d2_cat_70 = {({sum_d2_cat_69, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[4] : sum_d2_4[20]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[3] : sum_d2_4[19]))};
-assign sum_d2_cat_71 = {({sum_d2_cat_70, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[2] : sum_d2_4[18]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[1] : sum_d2_4[17]))};
-assign sum_d2_cat_72 = {({sum_d2_cat_71, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? sum_d2_4[0] : sum_d2_4[16]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[15]))};
-assign sum_d2_cat_73 = {({sum_d2_cat_72, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[14]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[13]))};
-assign sum_d2_cat_74 = {({sum_d2_cat_73, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[12]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[11]))};
-assign sum_d2_cat_75 = {({sum_d2_cat_74, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[10]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[9]))};
-assign sum_d2_cat_76 = {({sum_d2_cat_75, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[8]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[7]))};
-assign sum_d2_cat_77 = {({sum_d2_cat_76, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[6]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[5]))};
-assign sum_d2_cat_78 = {({sum_d2_cat_77, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[4]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[3]))};
-assign sum_d2_cat_79 = {({sum_d2_cat_78, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[2]))}), (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[1]))};
-assign sum_d2_cat_80 = {sum_d2_cat_79, (left_d1_b5_4 ? 1'h0 : (left_d1_b4_4 ? 1'h0 : sum_d2_4[0]))};
-assign left_d1_b2_4 = left_d1_cat_4[2];
-assign left_d1_b3_4 = left_d1_cat_4[3];
-assign sum_d2_sel_61 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[15] : sum_d2_cat_80[19]) : (left_d1_b2_4 ? sum_d2_cat_80[23] : sum_d2_cat_80[27]);
-assign sum_d2_sel_62 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[14] : sum_d2_cat_80[18]) : (left_d1_b2_4 ? sum_d2_cat_80[22] : sum_d2_cat_80[26]);
-assign sum_d2_sel_63 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[13] : sum_d2_cat_80[17]) : (left_d1_b2_4 ? sum_d2_cat_80[21] : sum_d2_cat_80[25]);
-assign sum_d2_sel_64 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[12] : sum_d2_cat_80[16]) : (left_d1_b2_4 ? sum_d2_cat_80[20] : sum_d2_cat_80[24]);
-assign sum_d2_sel_65 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[11] : sum_d2_cat_80[15]) : (left_d1_b2_4 ? sum_d2_cat_80[19] : sum_d2_cat_80[23]);
-assign sum_d2_sel_66 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[10] : sum_d2_cat_80[14]) : (left_d1_b2_4 ? sum_d2_cat_80[18] : sum_d2_cat_80[22]);
-assign sum_d2_sel_67 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[9] : sum_d2_cat_80[13]) : (left_d1_b2_4 ? sum_d2_cat_80[17] : sum_d2_cat_80[21]);
-assign sum_d2_sel_68 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[8] : sum_d2_cat_80[12]) : (left_d1_b2_4 ? sum_d2_cat_80[16] : sum_d2_cat_80[20]);
-assign sum_d2_sel_69 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[7] : sum_d2_cat_80[11]) : (left_d1_b2_4 ? sum_d2_cat_80[15] : sum_d2_cat_80[19]);
-assign sum_d2_sel_70 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[6] : sum_d2_cat_80[10]) : (left_d1_b2_4 ? sum_d2_cat_80[14] : sum_d2_cat_80[18]);
-assign sum_d2_sel_71 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[5] : sum_d2_cat_80[9]) : (left_d1_b2_4 ? sum_d2_cat_80[13] : sum_d2_cat_80[17]);
-assign sum_d2_sel_72 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[4] : sum_d2_cat_80[8]) : (left_d1_b2_4 ? sum_d2_cat_80[12] : sum_d2_cat_80[16]);
-assign sum_d2_sel_73 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[3] : sum_d2_cat_80[7]) : (left_d1_b2_4 ? sum_d2_cat_80[11] : sum_d2_cat_80[15]);
-assign sum_d2_sel_74 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[2] : sum_d2_cat_80[6]) : (left_d1_b2_4 ? sum_d2_cat_80[10] : sum_d2_cat_80[14]);
-assign sum_d2_sel_75 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[1] : sum_d2_cat_80[5]) : (left_d1_b2_4 ? sum_d2_cat_80[9] : sum_d2_cat_80[13]);
-assign sum_d2_sel_76 = left_d1_b3_4 ? (left_d1_b2_4 ? sum_d2_cat_80[0] : sum_d2_cat_80[4]) : (left_d1_b2_4 ? sum_d2_cat_80[8] : sum_d2_cat_80[12]);
-assign sum_d2_sel_77 = left_d1_b3_4 ? (left_d1_b2_4 ? 1'h0 : sum_d2_cat_80[3]) : (left_d1_b2_4 ? sum_d2_cat_80[7] : sum_d2_cat_80[11]);
-assign sum_d2_sel_78 = left_d1_b3_4 ? (left_d1_b2_4 ? 1'h0 : sum_d2_cat_80[2]) : (left_d1_b2_4 ? sum_d2_cat_80[6] : sum_d2_cat_80[10]);
-assign sum_d2_sel_79 = left_d1_b3_4 ? (left_d1_b2_4 ? 1'h0 : sum_d2_cat_80[1]) : (left_d1_b2_4 ? sum_d2_cat_80[5] : sum_d2_cat_80[9]);
-assign sum_d2_sel_80 = left_d1_b3_4 ? (left_d1_b2_4 ? 1'h0 : sum_d2_cat_80[0]) : (left_d1_b2_4 ? sum_d2_cat_80[4] : sum_d2_cat_80[8]);
-assign sum_d2_cat_81 = {({({({({sum_d2_sel_61, sum_d2_sel_62}), sum_d2_sel_63}), sum_d2_sel_64}), sum_d2_sel_65}), sum_d2_sel_66};
-assign sum_d2_cat_82 = {({({({({sum_d2_cat_81, sum_d2_sel_67}), sum_d2_sel_68}), sum_d2_sel_69}), sum_d2_sel_70}), sum_d2_sel_71};
-assign sum_d2_cat_83 = {({({({({sum_d2_cat_82, sum_d2_sel_72}), sum_d2_sel_73}), sum_d2_sel_74}), sum_d2_sel_75}), sum_d2_sel_76};
-assign sum_d2_cat_84 = {({({({({sum_d2_cat_83, sum_d2_sel_77}), sum_d2_sel_78}), sum_d2_sel_79}), sum_d2_sel_80}), (left_d1_b3_4 ? 1'h0 : (left_d1_b2_4 ? sum_d2_cat_80[3] : sum_d2_cat_80[7]))};
-assign sum_d2_cat_85 = {({sum_d2_cat_84, (left_d1_b3_4 ? 1'h0 : (left_d1_b2_4 ? sum_d2_cat_80[2] : sum_d2_cat_80[6]))}), (left_d1_b3_4 ? 1'h0 : (left_d1_b2_4 ? sum_d2_cat_80[1] : sum_d2_cat_80[5]))};
-assign sum_d2_cat_86 = {({sum_d2_cat_85, (left_d1_b3_4 ? 1'h0 : (left_d1_b2_4 ? sum_d2_cat_80[0] : sum_d2_cat_80[4]))}), (left_d1_b3_4 ? 1'h0 : (left_d1_b2_4 ? 1'h0 : sum_d2_cat_80[3]))};
-assign sum_d2_cat_87 = {({sum_d2_cat_86, (left_d1_b3_4 ? 1'h0 : (left_d1_b2_4 ? 1'h0 : sum_d2_cat_80[2]))}), (left_d1_b3_4 ? 1'h0 : (left_d1_b2_4 ? 1'h0 : sum_d2_cat_80[1]))};
-assign sum_d2_cat_88 = {sum_d2_cat_87, (left_d1_b3_4 ? 1'h0 : (left_d1_b2_4 ? 1'h0 : sum_d2_cat_80[0]))};
-assign left_d1_b0_4 = left_d1_cat_4[0];
-assign left_d1_b1_4 = left_d1_cat_4[1];
-assign sel_133 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[24] : sum_d2_cat_88[25]) : (left_d1_b0_4 ? sum_d2_cat_88[26] : sum_d2_cat_88[27]);
-assign sel_134 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[23] : sum_d2_cat_88[24]) : (left_d1_b0_4 ? sum_d2_cat_88[25] : sum_d2_cat_88[26]);
-assign sel_135 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[22] : sum_d2_cat_88[23]) : (left_d1_b0_4 ? sum_d2_cat_88[24] : sum_d2_cat_88[25]);
-assign sel_136 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[21] : sum_d2_cat_88[22]) : (left_d1_b0_4 ? sum_d2_cat_88[23] : sum_d2_cat_88[24]);
-assign sel_137 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[20] : sum_d2_cat_88[21]) : (left_d1_b0_4 ? sum_d2_cat_88[22] : sum_d2_cat_88[23]);
-assign sel_138 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[19] : sum_d2_cat_88[20]) : (left_d1_b0_4 ? sum_d2_cat_88[21] : sum_d2_cat_88[22]);
-assign sel_139 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[18] : sum_d2_cat_88[19]) : (left_d1_b0_4 ? sum_d2_cat_88[20] : sum_d2_cat_88[21]);
-assign sel_140 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[17] : sum_d2_cat_88[18]) : (left_d1_b0_4 ? sum_d2_cat_88[19] : sum_d2_cat_88[20]);
-assign sel_141 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[16] : sum_d2_cat_88[17]) : (left_d1_b0_4 ? sum_d2_cat_88[18] : sum_d2_cat_88[19]);
-assign sel_142 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[15] : sum_d2_cat_88[16]) : (left_d1_b0_4 ? sum_d2_cat_88[17] : sum_d2_cat_88[18]);
-assign sel_143 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[14] : sum_d2_cat_88[15]) : (left_d1_b0_4 ? sum_d2_cat_88[16] : sum_d2_cat_88[17]);
-assign sel_144 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[13] : sum_d2_cat_88[14]) : (left_d1_b0_4 ? sum_d2_cat_88[15] : sum_d2_cat_88[16]);
-assign sel_145 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[12] : sum_d2_cat_88[13]) : (left_d1_b0_4 ? sum_d2_cat_88[14] : sum_d2_cat_88[15]);
-assign sel_146 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[11] : sum_d2_cat_88[12]) : (left_d1_b0_4 ? sum_d2_cat_88[13] : sum_d2_cat_88[14]);
-assign sel_147 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[10] : sum_d2_cat_88[11]) : (left_d1_b0_4 ? sum_d2_cat_88[12] : sum_d2_cat_88[13]);
-assign sel_148 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[9] : sum_d2_cat_88[10]) : (left_d1_b0_4 ? sum_d2_cat_88[11] : sum_d2_cat_88[12]);
-assign sel_149 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[8] : sum_d2_cat_88[9]) : (left_d1_b0_4 ? sum_d2_cat_88[10] : sum_d2_cat_88[11]);
-assign sel_150 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[7] : sum_d2_cat_88[8]) : (left_d1_b0_4 ? sum_d2_cat_88[9] : sum_d2_cat_88[10]);
-assign sel_151 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[6] : sum_d2_cat_88[7]) : (left_d1_b0_4 ? sum_d2_cat_88[8] : sum_d2_cat_88[9]);
-assign sel_152 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[5] : sum_d2_cat_88[6]) : (left_d1_b0_4 ? sum_d2_cat_88[7] : sum_d2_cat_88[8]);
-assign for_normalized_sel_19 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[4] : sum_d2_cat_88[5]) : (left_d1_b0_4 ? sum_d2_cat_88[6] : sum_d2_cat_88[7]);
-assign for_normalized_sel_20 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[3] : sum_d2_cat_88[4]) : (left_d1_b0_4 ? sum_d2_cat_88[5] : sum_d2_cat_88[6]);
-assign for_normalized_sel_21 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[2] : sum_d2_cat_88[3]) : (left_d1_b0_4 ? sum_d2_cat_88[4] : sum_d2_cat_88[5]);
-assign for_normalized_sel_22 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[1] : sum_d2_cat_88[2]) : (left_d1_b0_4 ? sum_d2_cat_88[3] : sum_d2_cat_88[4]);
-assign for_normalized_sel_23 = left_d1_b1_4 ? (left_d1_b0_4 ? sum_d2_cat_88[0] : sum_d2_cat_88[1]) : (left_d1_b0_4 ? sum_d2_cat_88[2] : sum_d2_cat_88[3]);
-assign for_normalized_sel_24 = left_d1_b1_4 ? (left_d1_b0_4 ? 1'h0 : sum_d2_cat_88[0]) : (left_d1_b0_4 ? sum_d2_cat_88[1] : sum_d2_cat_88[2]);
-assign cat_38 = {({({({({sel_133, sel_134}), sel_135}), sel_136}), sel_137}), sel_138};
-assign cat_39 = {({({({({cat_38, sel_139}), sel_140}), sel_141}), sel_142}), sel_143};
-assign cat_40 = {({({({({cat_39, sel_144}), sel_145}), sel_146}), sel_147}), sel_148};
-assign for_normalized_cat_7 = {({({({({cat_40, sel_149}), sel_150}), sel_151}), sel_152}), for_normalized_sel_19};
-assign for_normalized_cat_8 = {({({({({for_normalized_cat_7, for_normalized_sel_20}), for_normalized_sel_21}), for_normalized_sel_22}), for_normalized_sel_23}), for_normalized_sel_24};
-assign normalized_4 = {({for_normalized_cat_8, (left_d1_b1_4 ? 1'h0 : (left_d1_b0_4 ? sum_d2_cat_88[0] : sum_d2_cat_88[1]))}), (left_d1_b1_4 ? 1'h0 : (left_d1_b0_4 ? 1'h0 : sum_d2_cat_88[0]))};
+assign sum_d2_cat_7 = {(left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[11] : sum_d2_4[27])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[10] : sum_d2_4[26])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[9] : sum_d2_4[25])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[8] : sum_d2_4[24])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[7] : sum_d2_4[23])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[6] : sum_d2_4[22])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[5] : sum_d2_4[21])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[4] : sum_d2_4[20])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[3] : sum_d2_4[19])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[2] : sum_d2_4[18])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[1] : sum_d2_4[17])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[0] : sum_d2_4[16])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[15])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[14])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[13])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[12])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[11])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[10])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[9])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[8])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[7])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[6])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[5])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[4])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[3])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[2])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[1])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[0]))};
+assign sum_d2_sel_61 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]) : (left_d1_cat_4[2] ? sum_d2_cat_7[23] : sum_d2_cat_7[27]);
+assign sum_d2_sel_62 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]) : (left_d1_cat_4[2] ? sum_d2_cat_7[22] : sum_d2_cat_7[26]);
+assign sum_d2_sel_63 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]) : (left_d1_cat_4[2] ? sum_d2_cat_7[21] : sum_d2_cat_7[25]);
+assign sum_d2_sel_64 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]) : (left_d1_cat_4[2] ? sum_d2_cat_7[20] : sum_d2_cat_7[24]);
+assign sum_d2_sel_65 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]) : (left_d1_cat_4[2] ? sum_d2_cat_7[19] : sum_d2_cat_7[23]);
+assign sum_d2_sel_66 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]) : (left_d1_cat_4[2] ? sum_d2_cat_7[18] : sum_d2_cat_7[22]);
+assign sum_d2_sel_67 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]) : (left_d1_cat_4[2] ? sum_d2_cat_7[17] : sum_d2_cat_7[21]);
+assign sum_d2_sel_68 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]) : (left_d1_cat_4[2] ? sum_d2_cat_7[16] : sum_d2_cat_7[20]);
+assign sum_d2_sel_69 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]) : (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]);
+assign sum_d2_sel_70 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]) : (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]);
+assign sum_d2_sel_71 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]) : (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]);
+assign sum_d2_sel_72 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]) : (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]);
+assign sum_d2_sel_73 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7]) : (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]);
+assign sum_d2_sel_74 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6]) : (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]);
+assign sum_d2_sel_75 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5]) : (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]);
+assign sum_d2_sel_76 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4]) : (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]);
+assign sum_d2_sel_77 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3]) : (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]);
+assign sum_d2_sel_78 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2]) : (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]);
+assign sum_d2_sel_79 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1]) : (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]);
+assign sum_d2_sel_80 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]) : (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]);
+assign sum_d2_cat_8 = {sum_d2_sel_61, sum_d2_sel_62, sum_d2_sel_63, sum_d2_sel_64, sum_d2_sel_65, sum_d2_sel_66,
+    sum_d2_sel_67, sum_d2_sel_68, sum_d2_sel_69, sum_d2_sel_70, sum_d2_sel_71, sum_d2_sel_72,
+    sum_d2_sel_73, sum_d2_sel_74, sum_d2_sel_75, sum_d2_sel_76, sum_d2_sel_77, sum_d2_sel_78,
+    sum_d2_sel_79, sum_d2_sel_80,
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]))};
+assign sel_133 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]) : (left_d1_cat_4[0] ? sum_d2_cat_8[26] : sum_d2_cat_8[27]);
+assign sel_134 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]) : (left_d1_cat_4[0] ? sum_d2_cat_8[25] : sum_d2_cat_8[26]);
+assign sel_135 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]) : (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]);
+assign sel_136 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]) : (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]);
+assign sel_137 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]) : (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]);
+assign sel_138 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]) : (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]);
+assign sel_139 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]) : (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]);
+assign sel_140 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]) : (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]);
+assign sel_141 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]) : (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]);
+assign sel_142 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]) : (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]);
+assign sel_143 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]) : (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]);
+assign sel_144 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]) : (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]);
+assign sel_145 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]) : (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]);
+assign sel_146 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]) : (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]);
+assign sel_147 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]) : (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]);
+assign sel_148 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]) : (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]);
+assign sel_149 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]) : (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]);
+assign sel_150 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]) : (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]);
+assign sel_151 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]) : (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]);
+assign sel_152 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]) : (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]);
+assign for_normalized_sel_19 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]) : (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]);
+assign for_normalized_sel_20 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]) : (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]);
+assign for_normalized_sel_21 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]) : (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]);
+assign for_normalized_sel_22 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]) : (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]);
+assign for_normalized_sel_23 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1]) : (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]);
+assign for_normalized_sel_24 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]) : (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]);
+assign normalized_4 = {sel_133, sel_134, sel_135, sel_136, sel_137, sel_138, sel_139, sel_140, sel_141, sel_142, sel_143,
+    sel_144, sel_145, sel_146, sel_147, sel_148, sel_149, sel_150, sel_151, sel_152,
+    for_normalized_sel_19, for_normalized_sel_20, for_normalized_sel_21, for_normalized_sel_22,
+    for_normalized_sel_23, for_normalized_sel_24,
+    (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1])),
+    (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]))};
 assign field_4 = normalized_4[27] ? (field_base_d3_4 - ({4'h0, left_d1_4})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -4365,32 +3747,28 @@ assign overflow_4 = overflow_before_d1_4 | (~(rounded_4[31:23] < 9'hff));
 assign s1 = nan_d6_4 ? 32'h7fc00000 : (exact_zero_d3_4 ? ({zero_sign_d6_4, 31'h0}) : ({(inf_d6_4 ? inf_sign_d6_4 : big_sign_d5_4), ((overflow_4 | inf_d6_4) ? 31'h7f800000 : rounded_4[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_bits30_23_7 = s_axis_tdata_bits95_64[30:23];
-assign s_axis_tdata_bits22_0_7 = s_axis_tdata_bits95_64[22:0];
-assign s_axis_tdata_is0_9 = s_axis_tdata_bits30_23_7 == 8'h0;
-assign s_axis_tdata_is255_5 = s_axis_tdata_bits30_23_7 == 8'hff;
-assign s_axis_tdata_is0_10 = s_axis_tdata_bits22_0_7 == 23'h0;
-assign a_sign_5 = s_axis_tdata_bits95_64[31];
+assign s_axis_tdata_is0_9 = s_axis_tdata[94:87] == 8'h0;
+assign s_axis_tdata_is255_5 = s_axis_tdata[94:87] == 8'hff;
+assign s_axis_tdata_is0_10 = s_axis_tdata[86:64] == 23'h0;
+assign a_sign_5 = s_axis_tdata[95];
 assign a_inf_5 = s_axis_tdata_is255_5 & s_axis_tdata_is0_10;
 assign a_nan_5 = s_axis_tdata_is255_5 & (~s_axis_tdata_is0_10);
-assign a_sig_5 = {(~s_axis_tdata_is0_9), s_axis_tdata_bits22_0_7};
-assign a_exp_5 = s_axis_tdata_is0_9 ? 8'h1 : s_axis_tdata_bits30_23_7;
-assign s_axis_tdata_bits30_23_8 = s_axis_tdata_bits223_192[30:23];
-assign s_axis_tdata_bits22_0_8 = s_axis_tdata_bits223_192[22:0];
-assign s_axis_tdata_is0_11 = s_axis_tdata_bits30_23_8 == 8'h0;
-assign s_axis_tdata_is255_6 = s_axis_tdata_bits30_23_8 == 8'hff;
-assign s_axis_tdata_is0_12 = s_axis_tdata_bits22_0_8 == 23'h0;
-assign b_sign_5 = s_axis_tdata_bits223_192[31];
+assign a_sig_5 = {(~s_axis_tdata_is0_9), s_axis_tdata[86:64]};
+assign a_exp_5 = s_axis_tdata_is0_9 ? 8'h1 : s_axis_tdata[94:87];
+assign s_axis_tdata_is0_11 = s_axis_tdata[222:215] == 8'h0;
+assign s_axis_tdata_is255_6 = s_axis_tdata[222:215] == 8'hff;
+assign s_axis_tdata_is0_12 = s_axis_tdata[214:192] == 23'h0;
+assign b_sign_5 = s_axis_tdata[223];
 assign b_inf_5 = s_axis_tdata_is255_6 & s_axis_tdata_is0_12;
 assign b_nan_5 = s_axis_tdata_is255_6 & (~s_axis_tdata_is0_12);
-assign b_sig_5 = {(~s_axis_tdata_is0_11), s_axis_tdata_bits22_0_8};
-assign b_exp_5 = s_axis_tdata_is0_11 ? 8'h1 : s_axis_tdata_bits30_23_8;
+assign b_sig_5 = {(~s_axis_tdata_is0_11), s_axis_tdata[214:192]};
+assign b_exp_5 = s_axis_tdata_is0_11 ? 8'h1 : s_axis_tdata[222:215];
 assign opposite_5 = a_sign_5 ^ b_sign_5;
-assign nan_5 = (a_nan_5 | b_nan_5) | ((a_inf_5 & b_inf_5) & opposite_5);
+assign nan_5 = a_nan_5 | b_nan_5 | (a_inf_5 & b_inf_5 & opposite_5);
 assign inf_5 = a_inf_5 | b_inf_5;
 assign inf_sign_5 = a_inf_5 ? a_sign_5 : b_sign_5;
 assign zero_sign_5 = a_sign_5 & b_sign_5;
-assign swap_5 = s_axis_tdata_bits95_64[30:0] < s_axis_tdata_bits223_192[30:0];
+assign swap_5 = s_axis_tdata[94:64] < s_axis_tdata[222:192];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign_5 = swap_d1_5 ? b_sign_d1_5 : a_sign_d1_5;
@@ -4402,153 +3780,151 @@ assign small_sig_5 = swap_d1_5 ? a_sig_d1_5 : b_sig_d1_5;
 assign amount_5 = (~(distance_5[7:5] == 3'h0)) ? 5'h1f : distance_5[4:0];
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_57 = {small_sig_5, 2'h0};
+assign small_sig_cat_9 = {small_sig_5, 2'h0};
 assign amount_cat_9 = {1'h0, amount_5};
-assign amount_b4_5 = amount_cat_9[4];
-assign amount_b5_5 = amount_cat_9[5];
-assign small_sig_not_17 = ~(small_sig_cat_57[15:0] == 16'h0);
-assign small_sig_not_18 = ~(small_sig_cat_57[25:16] == 10'h0);
-assign small_sig_sel_121 = amount_b5_5 ? (amount_b4_5 ? (small_sig_not_17 | small_sig_not_18) : (small_sig_not_17 | small_sig_not_18)) : (amount_b4_5 & small_sig_not_17);
-assign small_sig_cat_58 = {({15'h0, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[25]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[24]))};
-assign small_sig_cat_59 = {({small_sig_cat_58, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[23]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[22]))};
-assign small_sig_cat_60 = {({small_sig_cat_59, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[21]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[20]))};
-assign small_sig_cat_61 = {({small_sig_cat_60, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[19]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[18]))};
-assign small_sig_cat_62 = {({small_sig_cat_61, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[17]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[16]))};
-assign small_sig_cat_63 = {({small_sig_cat_62, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[15]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[14]))};
-assign small_sig_cat_64 = {({small_sig_cat_63, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[13]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[12]))};
-assign small_sig_cat_65 = {({small_sig_cat_64, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[11]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? 1'h0 : small_sig_cat_57[10]))};
-assign small_sig_cat_66 = {({small_sig_cat_65, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[25] : small_sig_cat_57[9]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[24] : small_sig_cat_57[8]))};
-assign small_sig_cat_67 = {({small_sig_cat_66, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[23] : small_sig_cat_57[7]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[22] : small_sig_cat_57[6]))};
-assign small_sig_cat_68 = {({small_sig_cat_67, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[21] : small_sig_cat_57[5]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[20] : small_sig_cat_57[4]))};
-assign small_sig_cat_69 = {({small_sig_cat_68, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[19] : small_sig_cat_57[3]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[18] : small_sig_cat_57[2]))};
-assign small_sig_cat_70 = {({small_sig_cat_69, (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[17] : small_sig_cat_57[1]))}), (amount_b5_5 ? 1'h0 : (amount_b4_5 ? small_sig_cat_57[16] : small_sig_cat_57[0]))};
-assign amount_b2_5 = amount_cat_9[2];
-assign amount_b3_5 = amount_cat_9[3];
-assign small_sig_not_19 = ~(small_sig_cat_70[3:0] == 4'h0);
-assign small_sig_not_20 = ~(small_sig_cat_70[7:4] == 4'h0);
-assign for_align_sticky_sel_9 = amount_b2_5 ? ((small_sig_not_19 | small_sig_not_20) | (~(small_sig_cat_70[11:8] == 4'h0))) : (small_sig_not_19 | small_sig_not_20);
-assign small_sig_sel_122 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[40] : small_sig_cat_70[36]) : (amount_b2_5 ? small_sig_cat_70[32] : small_sig_cat_70[28]);
-assign small_sig_sel_123 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[39] : small_sig_cat_70[35]) : (amount_b2_5 ? small_sig_cat_70[31] : small_sig_cat_70[27]);
-assign small_sig_sel_124 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[38] : small_sig_cat_70[34]) : (amount_b2_5 ? small_sig_cat_70[30] : small_sig_cat_70[26]);
-assign small_sig_sel_125 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[37] : small_sig_cat_70[33]) : (amount_b2_5 ? small_sig_cat_70[29] : small_sig_cat_70[25]);
-assign small_sig_sel_126 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[36] : small_sig_cat_70[32]) : (amount_b2_5 ? small_sig_cat_70[28] : small_sig_cat_70[24]);
-assign small_sig_sel_127 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[35] : small_sig_cat_70[31]) : (amount_b2_5 ? small_sig_cat_70[27] : small_sig_cat_70[23]);
-assign small_sig_sel_128 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[34] : small_sig_cat_70[30]) : (amount_b2_5 ? small_sig_cat_70[26] : small_sig_cat_70[22]);
-assign small_sig_sel_129 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[33] : small_sig_cat_70[29]) : (amount_b2_5 ? small_sig_cat_70[25] : small_sig_cat_70[21]);
-assign small_sig_sel_130 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[32] : small_sig_cat_70[28]) : (amount_b2_5 ? small_sig_cat_70[24] : small_sig_cat_70[20]);
-assign small_sig_sel_131 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[31] : small_sig_cat_70[27]) : (amount_b2_5 ? small_sig_cat_70[23] : small_sig_cat_70[19]);
-assign small_sig_sel_132 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[30] : small_sig_cat_70[26]) : (amount_b2_5 ? small_sig_cat_70[22] : small_sig_cat_70[18]);
-assign small_sig_sel_133 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[29] : small_sig_cat_70[25]) : (amount_b2_5 ? small_sig_cat_70[21] : small_sig_cat_70[17]);
-assign small_sig_sel_134 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[28] : small_sig_cat_70[24]) : (amount_b2_5 ? small_sig_cat_70[20] : small_sig_cat_70[16]);
-assign small_sig_sel_135 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[27] : small_sig_cat_70[23]) : (amount_b2_5 ? small_sig_cat_70[19] : small_sig_cat_70[15]);
-assign small_sig_sel_136 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[26] : small_sig_cat_70[22]) : (amount_b2_5 ? small_sig_cat_70[18] : small_sig_cat_70[14]);
-assign small_sig_sel_137 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[25] : small_sig_cat_70[21]) : (amount_b2_5 ? small_sig_cat_70[17] : small_sig_cat_70[13]);
-assign small_sig_sel_138 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[24] : small_sig_cat_70[20]) : (amount_b2_5 ? small_sig_cat_70[16] : small_sig_cat_70[12]);
-assign small_sig_sel_139 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[23] : small_sig_cat_70[19]) : (amount_b2_5 ? small_sig_cat_70[15] : small_sig_cat_70[11]);
-assign small_sig_sel_140 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[22] : small_sig_cat_70[18]) : (amount_b2_5 ? small_sig_cat_70[14] : small_sig_cat_70[10]);
-assign small_sig_sel_141 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[21] : small_sig_cat_70[17]) : (amount_b2_5 ? small_sig_cat_70[13] : small_sig_cat_70[9]);
-assign small_sig_sel_142 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[20] : small_sig_cat_70[16]) : (amount_b2_5 ? small_sig_cat_70[12] : small_sig_cat_70[8]);
-assign small_sig_sel_143 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[19] : small_sig_cat_70[15]) : (amount_b2_5 ? small_sig_cat_70[11] : small_sig_cat_70[7]);
-assign small_sig_sel_144 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[18] : small_sig_cat_70[14]) : (amount_b2_5 ? small_sig_cat_70[10] : small_sig_cat_70[6]);
-assign small_sig_sel_145 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[17] : small_sig_cat_70[13]) : (amount_b2_5 ? small_sig_cat_70[9] : small_sig_cat_70[5]);
-assign small_sig_sel_146 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[16] : small_sig_cat_70[12]) : (amount_b2_5 ? small_sig_cat_70[8] : small_sig_cat_70[4]);
-assign small_sig_sel_147 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[15] : small_sig_cat_70[11]) : (amount_b2_5 ? small_sig_cat_70[7] : small_sig_cat_70[3]);
-assign small_sig_sel_148 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[14] : small_sig_cat_70[10]) : (amount_b2_5 ? small_sig_cat_70[6] : small_sig_cat_70[2]);
-assign small_sig_sel_149 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[13] : small_sig_cat_70[9]) : (amount_b2_5 ? small_sig_cat_70[5] : small_sig_cat_70[1]);
-assign small_sig_sel_150 = amount_b3_5 ? (amount_b2_5 ? small_sig_cat_70[12] : small_sig_cat_70[8]) : (amount_b2_5 ? small_sig_cat_70[4] : small_sig_cat_70[0]);
-assign cat_41 = {({({({({small_sig_sel_122, small_sig_sel_123}), small_sig_sel_124}), small_sig_sel_125}), small_sig_sel_126}), small_sig_sel_127};
-assign cat_42 = {({({({({cat_41, small_sig_sel_128}), small_sig_sel_129}), small_sig_sel_130}), small_sig_sel_131}), small_sig_sel_132};
-assign cat_43 = {({({({({cat_42, small_sig_sel_133}), small_sig_sel_134}), small_sig_sel_135}), small_sig_sel_136}), small_sig_sel_137};
-assign cat_44 = {({({({({cat_43, small_sig_sel_138}), small_sig_sel_139}), small_sig_sel_140}), small_sig_sel_141}), small_sig_sel_142};
-assign for_shifted_cat_13 = {({({({({cat_44, small_sig_sel_143}), small_sig_sel_144}), small_sig_sel_145}), small_sig_sel_146}), small_sig_sel_147};
-assign for_shifted_cat_14 = {({({for_shifted_cat_13, small_sig_sel_148}), small_sig_sel_149}), small_sig_sel_150};
-assign amount_b0_5 = amount_cat_9[0];
-assign amount_b1_5 = amount_cat_9[1];
-assign for_align_sticky_not_9 = ~(for_shifted_cat_14[0] == 1'h0);
-assign for_align_sticky_not_10 = ~(for_shifted_cat_14[1] == 1'h0);
-assign for_align_sticky_sel_10 = amount_b0_5 ? ((for_align_sticky_not_9 | for_align_sticky_not_10) | (~(for_shifted_cat_14[2] == 1'h0))) : (for_align_sticky_not_9 | for_align_sticky_not_10);
-assign sel_153 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[28] : for_shifted_cat_14[27]) : (amount_b0_5 ? for_shifted_cat_14[26] : for_shifted_cat_14[25]);
-assign sel_154 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[27] : for_shifted_cat_14[26]) : (amount_b0_5 ? for_shifted_cat_14[25] : for_shifted_cat_14[24]);
-assign sel_155 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[26] : for_shifted_cat_14[25]) : (amount_b0_5 ? for_shifted_cat_14[24] : for_shifted_cat_14[23]);
-assign sel_156 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[25] : for_shifted_cat_14[24]) : (amount_b0_5 ? for_shifted_cat_14[23] : for_shifted_cat_14[22]);
-assign sel_157 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[24] : for_shifted_cat_14[23]) : (amount_b0_5 ? for_shifted_cat_14[22] : for_shifted_cat_14[21]);
-assign sel_158 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[23] : for_shifted_cat_14[22]) : (amount_b0_5 ? for_shifted_cat_14[21] : for_shifted_cat_14[20]);
-assign sel_159 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[22] : for_shifted_cat_14[21]) : (amount_b0_5 ? for_shifted_cat_14[20] : for_shifted_cat_14[19]);
-assign sel_160 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[21] : for_shifted_cat_14[20]) : (amount_b0_5 ? for_shifted_cat_14[19] : for_shifted_cat_14[18]);
-assign sel_161 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[20] : for_shifted_cat_14[19]) : (amount_b0_5 ? for_shifted_cat_14[18] : for_shifted_cat_14[17]);
-assign sel_162 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[19] : for_shifted_cat_14[18]) : (amount_b0_5 ? for_shifted_cat_14[17] : for_shifted_cat_14[16]);
-assign sel_163 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[18] : for_shifted_cat_14[17]) : (amount_b0_5 ? for_shifted_cat_14[16] : for_shifted_cat_14[15]);
-assign sel_164 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[17] : for_shifted_cat_14[16]) : (amount_b0_5 ? for_shifted_cat_14[15] : for_shifted_cat_14[14]);
-assign sel_165 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[16] : for_shifted_cat_14[15]) : (amount_b0_5 ? for_shifted_cat_14[14] : for_shifted_cat_14[13]);
-assign sel_166 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[15] : for_shifted_cat_14[14]) : (amount_b0_5 ? for_shifted_cat_14[13] : for_shifted_cat_14[12]);
-assign sel_167 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[14] : for_shifted_cat_14[13]) : (amount_b0_5 ? for_shifted_cat_14[12] : for_shifted_cat_14[11]);
-assign sel_168 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[13] : for_shifted_cat_14[12]) : (amount_b0_5 ? for_shifted_cat_14[11] : for_shifted_cat_14[10]);
-assign sel_169 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[12] : for_shifted_cat_14[11]) : (amount_b0_5 ? for_shifted_cat_14[10] : for_shifted_cat_14[9]);
-assign sel_170 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[11] : for_shifted_cat_14[10]) : (amount_b0_5 ? for_shifted_cat_14[9] : for_shifted_cat_14[8]);
-assign for_shifted_sel_33 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[10] : for_shifted_cat_14[9]) : (amount_b0_5 ? for_shifted_cat_14[8] : for_shifted_cat_14[7]);
-assign for_shifted_sel_34 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[9] : for_shifted_cat_14[8]) : (amount_b0_5 ? for_shifted_cat_14[7] : for_shifted_cat_14[6]);
-assign for_shifted_sel_35 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[8] : for_shifted_cat_14[7]) : (amount_b0_5 ? for_shifted_cat_14[6] : for_shifted_cat_14[5]);
-assign for_shifted_sel_36 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[7] : for_shifted_cat_14[6]) : (amount_b0_5 ? for_shifted_cat_14[5] : for_shifted_cat_14[4]);
-assign for_shifted_sel_37 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[6] : for_shifted_cat_14[5]) : (amount_b0_5 ? for_shifted_cat_14[4] : for_shifted_cat_14[3]);
-assign for_shifted_sel_38 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[5] : for_shifted_cat_14[4]) : (amount_b0_5 ? for_shifted_cat_14[3] : for_shifted_cat_14[2]);
-assign for_shifted_sel_39 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[4] : for_shifted_cat_14[3]) : (amount_b0_5 ? for_shifted_cat_14[2] : for_shifted_cat_14[1]);
-assign for_shifted_sel_40 = amount_b1_5 ? (amount_b0_5 ? for_shifted_cat_14[3] : for_shifted_cat_14[2]) : (amount_b0_5 ? for_shifted_cat_14[1] : for_shifted_cat_14[0]);
-assign cat_45 = {({({({({sel_153, sel_154}), sel_155}), sel_156}), sel_157}), sel_158};
-assign cat_46 = {({({({({cat_45, sel_159}), sel_160}), sel_161}), sel_162}), sel_163};
-assign cat_47 = {({({({({cat_46, sel_164}), sel_165}), sel_166}), sel_167}), sel_168};
-assign for_shifted_cat_15 = {({({({({cat_47, sel_169}), sel_170}), for_shifted_sel_33}), for_shifted_sel_34}), for_shifted_sel_35};
-assign shifted_5 = {({({({({for_shifted_cat_15, for_shifted_sel_36}), for_shifted_sel_37}), for_shifted_sel_38}), for_shifted_sel_39}), for_shifted_sel_40};
-assign amount_cat_10 = {({small_sig_sel_121, (amount_b3_5 ? for_align_sticky_sel_9 : (amount_b2_5 & small_sig_not_19))}), (amount_b1_5 ? for_align_sticky_sel_10 : (amount_b0_5 & for_align_sticky_not_9))};
+assign small_sig_not_17 = ~(small_sig_cat_9[15:0] == 16'h0);
+assign small_sig_not_18 = ~(small_sig_cat_9[25:16] == 10'h0);
+assign small_sig_sel_121 = amount_cat_9[5] ? (amount_cat_9[4] ? (small_sig_not_17 | small_sig_not_18) : (small_sig_not_17 | small_sig_not_18)) : (amount_cat_9[4] & small_sig_not_17);
+assign small_sig_cat_10 = {15'h0, (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[25])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[24])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[23])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[22])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[21])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[20])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[19])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[18])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[17])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[16])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[15])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[14])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[13])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[12])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[11])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[10])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[25] : small_sig_cat_9[9])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[24] : small_sig_cat_9[8])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[23] : small_sig_cat_9[7])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[22] : small_sig_cat_9[6])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[21] : small_sig_cat_9[5])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[20] : small_sig_cat_9[4])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[19] : small_sig_cat_9[3])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[18] : small_sig_cat_9[2])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[17] : small_sig_cat_9[1])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[16] : small_sig_cat_9[0]))};
+assign small_sig_not_19 = ~(small_sig_cat_10[3:0] == 4'h0);
+assign small_sig_not_20 = ~(small_sig_cat_10[7:4] == 4'h0);
+assign for_align_sticky_sel_9 = amount_cat_9[2] ? (small_sig_not_19 | small_sig_not_20 | (~(small_sig_cat_10[11:8] == 4'h0))) : (small_sig_not_19 | small_sig_not_20);
+assign small_sig_sel_122 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[40] : small_sig_cat_10[36]) : (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]);
+assign small_sig_sel_123 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[39] : small_sig_cat_10[35]) : (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]);
+assign small_sig_sel_124 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[38] : small_sig_cat_10[34]) : (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]);
+assign small_sig_sel_125 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[37] : small_sig_cat_10[33]) : (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]);
+assign small_sig_sel_126 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[36] : small_sig_cat_10[32]) : (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]);
+assign small_sig_sel_127 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[35] : small_sig_cat_10[31]) : (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]);
+assign small_sig_sel_128 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[34] : small_sig_cat_10[30]) : (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]);
+assign small_sig_sel_129 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[33] : small_sig_cat_10[29]) : (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]);
+assign small_sig_sel_130 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]) : (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]);
+assign small_sig_sel_131 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]) : (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]);
+assign small_sig_sel_132 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]) : (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]);
+assign small_sig_sel_133 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]) : (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]);
+assign small_sig_sel_134 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]) : (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]);
+assign small_sig_sel_135 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]) : (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]);
+assign small_sig_sel_136 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]) : (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]);
+assign small_sig_sel_137 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]) : (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]);
+assign small_sig_sel_138 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]) : (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]);
+assign small_sig_sel_139 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]) : (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]);
+assign small_sig_sel_140 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]) : (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]);
+assign small_sig_sel_141 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]) : (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]);
+assign small_sig_sel_142 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]) : (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]);
+assign small_sig_sel_143 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]) : (amount_cat_9[2] ? small_sig_cat_10[11] : small_sig_cat_10[7]);
+assign small_sig_sel_144 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]) : (amount_cat_9[2] ? small_sig_cat_10[10] : small_sig_cat_10[6]);
+assign small_sig_sel_145 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]) : (amount_cat_9[2] ? small_sig_cat_10[9] : small_sig_cat_10[5]);
+assign small_sig_sel_146 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]) : (amount_cat_9[2] ? small_sig_cat_10[8] : small_sig_cat_10[4]);
+assign small_sig_sel_147 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]) : (amount_cat_9[2] ? small_sig_cat_10[7] : small_sig_cat_10[3]);
+assign small_sig_sel_148 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]) : (amount_cat_9[2] ? small_sig_cat_10[6] : small_sig_cat_10[2]);
+assign small_sig_sel_149 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]) : (amount_cat_9[2] ? small_sig_cat_10[5] : small_sig_cat_10[1]);
+assign small_sig_sel_150 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]) : (amount_cat_9[2] ? small_sig_cat_10[4] : small_sig_cat_10[0]);
+assign for_shifted_cat_5 = {small_sig_sel_122, small_sig_sel_123, small_sig_sel_124, small_sig_sel_125, small_sig_sel_126,
+    small_sig_sel_127, small_sig_sel_128, small_sig_sel_129, small_sig_sel_130, small_sig_sel_131,
+    small_sig_sel_132, small_sig_sel_133, small_sig_sel_134, small_sig_sel_135, small_sig_sel_136,
+    small_sig_sel_137, small_sig_sel_138, small_sig_sel_139, small_sig_sel_140, small_sig_sel_141,
+    small_sig_sel_142, small_sig_sel_143, small_sig_sel_144, small_sig_sel_145, small_sig_sel_146,
+    small_sig_sel_147, small_sig_sel_148, small_sig_sel_149, small_sig_sel_150};
+assign for_align_sticky_not_9 = ~(for_shifted_cat_5[0] == 1'h0);
+assign for_align_sticky_not_10 = ~(for_shifted_cat_5[1] == 1'h0);
+assign for_align_sticky_sel_10 = amount_cat_9[0] ? (for_align_sticky_not_9 | for_align_sticky_not_10 | (~(for_shifted_cat_5[2] == 1'h0))) : (for_align_sticky_not_9 | for_align_sticky_not_10);
+assign sel_153 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[28] : for_shifted_cat_5[27]) : (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]);
+assign sel_154 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[27] : for_shifted_cat_5[26]) : (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]);
+assign sel_155 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]) : (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]);
+assign sel_156 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]) : (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]);
+assign sel_157 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]) : (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]);
+assign sel_158 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]) : (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]);
+assign sel_159 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]) : (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]);
+assign sel_160 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]) : (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]);
+assign sel_161 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]) : (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]);
+assign sel_162 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]) : (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]);
+assign sel_163 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]) : (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]);
+assign sel_164 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]) : (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]);
+assign sel_165 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]) : (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]);
+assign sel_166 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]) : (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]);
+assign sel_167 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]) : (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]);
+assign sel_168 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]) : (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]);
+assign sel_169 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]) : (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]);
+assign sel_170 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]) : (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]);
+assign for_shifted_sel_33 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]) : (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]);
+assign for_shifted_sel_34 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]) : (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]);
+assign for_shifted_sel_35 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]) : (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]);
+assign for_shifted_sel_36 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]) : (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]);
+assign for_shifted_sel_37 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]) : (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]);
+assign for_shifted_sel_38 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]) : (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]);
+assign for_shifted_sel_39 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]) : (amount_cat_9[0] ? for_shifted_cat_5[2] : for_shifted_cat_5[1]);
+assign for_shifted_sel_40 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]) : (amount_cat_9[0] ? for_shifted_cat_5[1] : for_shifted_cat_5[0]);
+assign shifted_5 = {sel_153, sel_154, sel_155, sel_156, sel_157, sel_158, sel_159, sel_160, sel_161, sel_162, sel_163,
+    sel_164, sel_165, sel_166, sel_167, sel_168, sel_169, sel_170, for_shifted_sel_33,
+    for_shifted_sel_34, for_shifted_sel_35, for_shifted_sel_36, for_shifted_sel_37, for_shifted_sel_38,
+    for_shifted_sel_39, for_shifted_sel_40};
+assign amount_cat_10 = {small_sig_sel_121, (amount_cat_9[3] ? for_align_sticky_sel_9 : (amount_cat_9[2] & small_sig_not_19)),
+    (amount_cat_9[1] ? for_align_sticky_sel_10 : (amount_cat_9[0] & for_align_sticky_not_9))};
 assign align_sticky_5 = ~(amount_cat_10 == 3'h0);
-assign big_padded_5 = {1'h0, ({big_sig_5, 3'h0})};
-assign aligned_5 = {1'h0, ({shifted_5, align_sticky_5})};
+assign big_padded_5 = {1'h0, big_sig_5, 3'h0};
+assign aligned_5 = {1'h0, shifted_5, align_sticky_5};
 assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d2_5}) + ({(aligned_d1_5 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_5, opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5}), opposite_d2_5})), opposite_d2_5});
+assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d2_5}) + ({(aligned_d1_5 ^
+    ({opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5,
+    opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5,
+    opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5,
+    opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5,
+    opposite_d2_5, opposite_d2_5, opposite_d2_5, opposite_d2_5})),
+    opposite_d2_5});
 assign sum_5 = big_padded_d1_plus_5[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
 assign exact_zero_5 = sum_d1_5 == 28'h0;
 assign sum_d1_cat_21 = {sum_d1_5, 4'hf};
-assign sum_d1_bits31_30_5 = sum_d1_cat_21[31:30];
-assign sum_d1_is0_33 = sum_d1_bits31_30_5 == 2'h0;
-assign sum_d1_bits29_28_5 = sum_d1_cat_21[29:28];
-assign sum_d1_bits27_26_5 = sum_d1_cat_21[27:26];
-assign sum_d1_is0_34 = sum_d1_bits27_26_5 == 2'h0;
-assign sum_d1_bits25_24_5 = sum_d1_cat_21[25:24];
-assign sum_d1_bits23_22_5 = sum_d1_cat_21[23:22];
-assign sum_d1_is0_35 = sum_d1_bits23_22_5 == 2'h0;
-assign sum_d1_bits21_20_5 = sum_d1_cat_21[21:20];
-assign sum_d1_bits19_18_5 = sum_d1_cat_21[19:18];
-assign sum_d1_is0_36 = sum_d1_bits19_18_5 == 2'h0;
-assign sum_d1_bits17_16_5 = sum_d1_cat_21[17:16];
-assign sum_d1_bits15_14_5 = sum_d1_cat_21[15:14];
-assign sum_d1_is0_37 = sum_d1_bits15_14_5 == 2'h0;
-assign sum_d1_bits13_12_5 = sum_d1_cat_21[13:12];
-assign sum_d1_bits11_10_5 = sum_d1_cat_21[11:10];
-assign sum_d1_is0_38 = sum_d1_bits11_10_5 == 2'h0;
-assign sum_d1_bits9_8_5 = sum_d1_cat_21[9:8];
-assign sum_d1_bits7_6_5 = sum_d1_cat_21[7:6];
-assign sum_d1_is0_39 = sum_d1_bits7_6_5 == 2'h0;
-assign sum_d1_bits5_4_5 = sum_d1_cat_21[5:4];
-assign sum_d1_bits3_2_5 = sum_d1_cat_21[3:2];
-assign sum_d1_is0_40 = sum_d1_bits3_2_5 == 2'h0;
-assign sum_d1_and_29 = sum_d1_is0_33 & (sum_d1_bits29_28_5 == 2'h0);
-assign sum_d1_sel_33 = sum_d1_is0_33 ? ({sum_d1_is0_33, (~sum_d1_bits29_28_5[1])}) : ({sum_d1_is0_33, (~sum_d1_bits31_30_5[1])});
-assign sum_d1_sel_34 = sum_d1_is0_34 ? ({sum_d1_is0_34, (~sum_d1_bits25_24_5[1])}) : ({sum_d1_is0_34, (~sum_d1_bits27_26_5[1])});
-assign sum_d1_and_30 = sum_d1_is0_35 & (sum_d1_bits21_20_5 == 2'h0);
-assign sum_d1_sel_35 = sum_d1_is0_35 ? ({sum_d1_is0_35, (~sum_d1_bits21_20_5[1])}) : ({sum_d1_is0_35, (~sum_d1_bits23_22_5[1])});
-assign sum_d1_sel_36 = sum_d1_is0_36 ? ({sum_d1_is0_36, (~sum_d1_bits17_16_5[1])}) : ({sum_d1_is0_36, (~sum_d1_bits19_18_5[1])});
-assign sum_d1_and_31 = sum_d1_is0_37 & (sum_d1_bits13_12_5 == 2'h0);
-assign sum_d1_sel_37 = sum_d1_is0_37 ? ({sum_d1_is0_37, (~sum_d1_bits13_12_5[1])}) : ({sum_d1_is0_37, (~sum_d1_bits15_14_5[1])});
-assign sum_d1_sel_38 = sum_d1_is0_38 ? ({sum_d1_is0_38, (~sum_d1_bits9_8_5[1])}) : ({sum_d1_is0_38, (~sum_d1_bits11_10_5[1])});
-assign sum_d1_and_32 = sum_d1_is0_39 & (sum_d1_bits5_4_5 == 2'h0);
-assign sum_d1_sel_39 = sum_d1_is0_39 ? ({sum_d1_is0_39, (~sum_d1_bits5_4_5[1])}) : ({sum_d1_is0_39, (~sum_d1_bits7_6_5[1])});
-assign sum_d1_sel_40 = sum_d1_is0_40 ? ({sum_d1_is0_40, (~sum_d1_cat_21[1])}) : ({sum_d1_is0_40, (~sum_d1_bits3_2_5[1])});
-assign sum_d1_and_33 = sum_d1_and_29 & (sum_d1_is0_34 & (sum_d1_bits25_24_5 == 2'h0));
-assign sum_d1_and_34 = sum_d1_and_31 & (sum_d1_is0_38 & (sum_d1_bits9_8_5 == 2'h0));
-assign sum_d1_and_35 = sum_d1_and_33 & (sum_d1_and_30 & (sum_d1_is0_36 & (sum_d1_bits17_16_5 == 2'h0)));
+assign sum_d1_is0_33 = sum_d1_cat_21[31:30] == 2'h0;
+assign sum_d1_is0_34 = sum_d1_cat_21[27:26] == 2'h0;
+assign sum_d1_is0_35 = sum_d1_cat_21[23:22] == 2'h0;
+assign sum_d1_is0_36 = sum_d1_cat_21[19:18] == 2'h0;
+assign sum_d1_is0_37 = sum_d1_cat_21[15:14] == 2'h0;
+assign sum_d1_is0_38 = sum_d1_cat_21[11:10] == 2'h0;
+assign sum_d1_is0_39 = sum_d1_cat_21[7:6] == 2'h0;
+assign sum_d1_is0_40 = sum_d1_cat_21[3:2] == 2'h0;
+assign sum_d1_and_29 = sum_d1_is0_33 & (sum_d1_cat_21[29:28] == 2'h0);
+assign sum_d1_sel_33 = sum_d1_is0_33 ? ({sum_d1_is0_33, (~sum_d1_cat_21[29])}) : ({sum_d1_is0_33, (~sum_d1_cat_21[31])});
+assign sum_d1_sel_34 = sum_d1_is0_34 ? ({sum_d1_is0_34, (~sum_d1_cat_21[25])}) : ({sum_d1_is0_34, (~sum_d1_cat_21[27])});
+assign sum_d1_and_30 = sum_d1_is0_35 & (sum_d1_cat_21[21:20] == 2'h0);
+assign sum_d1_sel_35 = sum_d1_is0_35 ? ({sum_d1_is0_35, (~sum_d1_cat_21[21])}) : ({sum_d1_is0_35, (~sum_d1_cat_21[23])});
+assign sum_d1_sel_36 = sum_d1_is0_36 ? ({sum_d1_is0_36, (~sum_d1_cat_21[17])}) : ({sum_d1_is0_36, (~sum_d1_cat_21[19])});
+assign sum_d1_and_31 = sum_d1_is0_37 & (sum_d1_cat_21[13:12] == 2'h0);
+assign sum_d1_sel_37 = sum_d1_is0_37 ? ({sum_d1_is0_37, (~sum_d1_cat_21[13])}) : ({sum_d1_is0_37, (~sum_d1_cat_21[15])});
+assign sum_d1_sel_38 = sum_d1_is0_38 ? ({sum_d1_is0_38, (~sum_d1_cat_21[9])}) : ({sum_d1_is0_38, (~sum_d1_cat_21[11])});
+assign sum_d1_and_32 = sum_d1_is0_39 & (sum_d1_cat_21[5:4] == 2'h0);
+assign sum_d1_sel_39 = sum_d1_is0_39 ? ({sum_d1_is0_39, (~sum_d1_cat_21[5])}) : ({sum_d1_is0_39, (~sum_d1_cat_21[7])});
+assign sum_d1_sel_40 = sum_d1_is0_40 ? ({sum_d1_is0_40, (~sum_d1_cat_21[1])}) : ({sum_d1_is0_40, (~sum_d1_cat_21[3])});
+assign sum_d1_and_33 = sum_d1_and_29 & sum_d1_is0_34 & (sum_d1_cat_21[25:24] == 2'h0);
+assign sum_d1_and_34 = sum_d1_and_31 & sum_d1_is0_38 & (sum_d1_cat_21[9:8] == 2'h0);
+assign sum_d1_and_35 = sum_d1_and_33 & sum_d1_and_30 & sum_d1_is0_36 & (sum_d1_cat_21[17:16] == 2'h0);
 assign sum_d1_cat_22 = {sum_d1_and_33, (sum_d1_and_30 ? ({sum_d1_and_30, sum_d1_sel_36}) : ({sum_d1_and_30, sum_d1_sel_35}))};
 assign sum_d1_cat_23 = {sum_d1_and_33, (sum_d1_and_29 ? ({sum_d1_and_29, sum_d1_sel_34}) : ({sum_d1_and_29, sum_d1_sel_33}))};
 assign sum_d1_cat_24 = {sum_d1_and_34, (sum_d1_and_32 ? ({sum_d1_and_32, sum_d1_sel_40}) : ({sum_d1_and_32, sum_d1_sel_39}))};
@@ -4558,86 +3934,98 @@ assign left_5 = (({3'h0, lz_5}) < big_exp_d2_5) ? lz_5 : big_exp_d2_5[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat_5 = {1'h0, left_d1_5};
-assign left_d1_b4_5 = left_d1_cat_5[4];
-assign left_d1_b5_5 = left_d1_cat_5[5];
-assign sum_d2_cat_89 = {({(left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[11] : sum_d2_5[27])), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[10] : sum_d2_5[26]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[9] : sum_d2_5[25]))};
-assign sum_d2_cat_90 = {({sum_d2_cat_89, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[8] : sum_d2_5[24]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[7] : sum_d2_5[23]))};
-assign sum_d2_cat_91 = {({sum_d2_cat_90, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[6] : sum_d2_5[22]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[5] : sum_d2_5[21]))};
-assign sum_d2_cat_92 = {({sum_d2_cat_91, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[4] : sum_d2_5[20]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[3] : sum_d2_5[19]))};
-assign sum_d2_cat_93 = {({sum_d2_cat_92, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[2] : sum_d2_5[18]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[1] : sum_d2_5[17]))};
-assign sum_d2_cat_94 = {({sum_d2_cat_93, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? sum_d2_5[0] : sum_d2_5[16]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[15]))};
-assign sum_d2_cat_95 = {({sum_d2_cat_94, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[14]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[13]))};
-assign sum_d2_cat_96 = {({sum_d2_cat_95, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[12]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[11]))};
-assign sum_d2_cat_97 = {({sum_d2_cat_96, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[10]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[9]))};
-assign sum_d2_cat_98 = {({sum_d2_cat_97, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[8]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[7]))};
-assign sum_d2_cat_99 = {({sum_d2_cat_98, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[6]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[5]))};
-assign sum_d2_cat_100 = {({sum_d2_cat_99, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[4]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[3]))};
-assign sum_d2_cat_101 = {({sum_d2_cat_100, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[2]))}), (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[1]))};
-assign sum_d2_cat_102 = {sum_d2_cat_101, (left_d1_b5_5 ? 1'h0 : (left_d1_b4_5 ? 1'h0 : sum_d2_5[0]))};
-assign left_d1_b2_5 = left_d1_cat_5[2];
-assign left_d1_b3_5 = left_d1_cat_5[3];
-assign sum_d2_sel_81 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[15] : sum_d2_cat_102[19]) : (left_d1_b2_5 ? sum_d2_cat_102[23] : sum_d2_cat_102[27]);
-assign sum_d2_sel_82 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[14] : sum_d2_cat_102[18]) : (left_d1_b2_5 ? sum_d2_cat_102[22] : sum_d2_cat_102[26]);
-assign sum_d2_sel_83 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[13] : sum_d2_cat_102[17]) : (left_d1_b2_5 ? sum_d2_cat_102[21] : sum_d2_cat_102[25]);
-assign sum_d2_sel_84 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[12] : sum_d2_cat_102[16]) : (left_d1_b2_5 ? sum_d2_cat_102[20] : sum_d2_cat_102[24]);
-assign sum_d2_sel_85 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[11] : sum_d2_cat_102[15]) : (left_d1_b2_5 ? sum_d2_cat_102[19] : sum_d2_cat_102[23]);
-assign sum_d2_sel_86 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[10] : sum_d2_cat_102[14]) : (left_d1_b2_5 ? sum_d2_cat_102[18] : sum_d2_cat_102[22]);
-assign sum_d2_sel_87 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[9] : sum_d2_cat_102[13]) : (left_d1_b2_5 ? sum_d2_cat_102[17] : sum_d2_cat_102[21]);
-assign sum_d2_sel_88 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[8] : sum_d2_cat_102[12]) : (left_d1_b2_5 ? sum_d2_cat_102[16] : sum_d2_cat_102[20]);
-assign sum_d2_sel_89 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[7] : sum_d2_cat_102[11]) : (left_d1_b2_5 ? sum_d2_cat_102[15] : sum_d2_cat_102[19]);
-assign sum_d2_sel_90 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[6] : sum_d2_cat_102[10]) : (left_d1_b2_5 ? sum_d2_cat_102[14] : sum_d2_cat_102[18]);
-assign sum_d2_sel_91 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[5] : sum_d2_cat_102[9]) : (left_d1_b2_5 ? sum_d2_cat_102[13] : sum_d2_cat_102[17]);
-assign sum_d2_sel_92 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[4] : sum_d2_cat_102[8]) : (left_d1_b2_5 ? sum_d2_cat_102[12] : sum_d2_cat_102[16]);
-assign sum_d2_sel_93 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[3] : sum_d2_cat_102[7]) : (left_d1_b2_5 ? sum_d2_cat_102[11] : sum_d2_cat_102[15]);
-assign sum_d2_sel_94 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[2] : sum_d2_cat_102[6]) : (left_d1_b2_5 ? sum_d2_cat_102[10] : sum_d2_cat_102[14]);
-assign sum_d2_sel_95 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[1] : sum_d2_cat_102[5]) : (left_d1_b2_5 ? sum_d2_cat_102[9] : sum_d2_cat_102[13]);
-assign sum_d2_sel_96 = left_d1_b3_5 ? (left_d1_b2_5 ? sum_d2_cat_102[0] : sum_d2_cat_102[4]) : (left_d1_b2_5 ? sum_d2_cat_102[8] : sum_d2_cat_102[12]);
-assign sum_d2_sel_97 = left_d1_b3_5 ? (left_d1_b2_5 ? 1'h0 : sum_d2_cat_102[3]) : (left_d1_b2_5 ? sum_d2_cat_102[7] : sum_d2_cat_102[11]);
-assign sum_d2_sel_98 = left_d1_b3_5 ? (left_d1_b2_5 ? 1'h0 : sum_d2_cat_102[2]) : (left_d1_b2_5 ? sum_d2_cat_102[6] : sum_d2_cat_102[10]);
-assign sum_d2_sel_99 = left_d1_b3_5 ? (left_d1_b2_5 ? 1'h0 : sum_d2_cat_102[1]) : (left_d1_b2_5 ? sum_d2_cat_102[5] : sum_d2_cat_102[9]);
-assign sum_d2_sel_100 = left_d1_b3_5 ? (left_d1_b2_5 ? 1'h0 : sum_d2_cat_102[0]) : (left_d1_b2_5 ? sum_d2_cat_102[4] : sum_d2_cat_102[8]);
-assign sum_d2_cat_103 = {({({({({sum_d2_sel_81, sum_d2_sel_82}), sum_d2_sel_83}), sum_d2_sel_84}), sum_d2_sel_85}), sum_d2_sel_86};
-assign sum_d2_cat_104 = {({({({({sum_d2_cat_103, sum_d2_sel_87}), sum_d2_sel_88}), sum_d2_sel_89}), sum_d2_sel_90}), sum_d2_sel_91};
-assign sum_d2_cat_105 = {({({({({sum_d2_cat_104, sum_d2_sel_92}), sum_d2_sel_93}), sum_d2_sel_94}), sum_d2_sel_95}), sum_d2_sel_96};
-assign sum_d2_cat_106 = {({({({({sum_d2_cat_105, sum_d2_sel_97}), sum_d2_sel_98}), sum_d2_sel_99}), sum_d2_sel_100}), (left_d1_b3_5 ? 1'h0 : (left_d1_b2_5 ? sum_d2_cat_102[3] : sum_d2_cat_102[7]))};
-assign sum_d2_cat_107 = {({sum_d2_cat_106, (left_d1_b3_5 ? 1'h0 : (left_d1_b2_5 ? sum_d2_cat_102[2] : sum_d2_cat_102[6]))}), (left_d1_b3_5 ? 1'h0 : (left_d1_b2_5 ? sum_d2_cat_102[1] : sum_d2_cat_102[5]))};
-assign sum_d2_cat_108 = {({sum_d2_cat_107, (left_d1_b3_5 ? 1'h0 : (left_d1_b2_5 ? sum_d2_cat_102[0] : sum_d2_cat_102[4]))}), (left_d1_b3_5 ? 1'h0 : (left_d1_b2_5 ? 1'h0 : sum_d2_cat_102[3]))};
-assign sum_d2_cat_109 = {({sum_d2_cat_108, (left_d1_b3_5 ? 1'h0 : (left_d1_b2_5 ? 1'h0 : sum_d2_cat_102[2]))}), (left_d1_b3_5 ? 1'h0 : (left_d1_b2_5 ? 1'h0 : sum_d2_cat_102[1]))};
-assign sum_d2_cat_110 = {sum_d2_cat_109, (left_d1_b3_5 ? 1'h0 : (left_d1_b2_5 ? 1'h0 : sum_d2_cat_102[0]))};
-assign left_d1_b0_5 = left_d1_cat_5[0];
-assign left_d1_b1_5 = left_d1_cat_5[1];
-assign sel_171 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[24] : sum_d2_cat_110[25]) : (left_d1_b0_5 ? sum_d2_cat_110[26] : sum_d2_cat_110[27]);
-assign sel_172 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[23] : sum_d2_cat_110[24]) : (left_d1_b0_5 ? sum_d2_cat_110[25] : sum_d2_cat_110[26]);
-assign sel_173 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[22] : sum_d2_cat_110[23]) : (left_d1_b0_5 ? sum_d2_cat_110[24] : sum_d2_cat_110[25]);
-assign sel_174 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[21] : sum_d2_cat_110[22]) : (left_d1_b0_5 ? sum_d2_cat_110[23] : sum_d2_cat_110[24]);
-assign sel_175 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[20] : sum_d2_cat_110[21]) : (left_d1_b0_5 ? sum_d2_cat_110[22] : sum_d2_cat_110[23]);
-assign sel_176 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[19] : sum_d2_cat_110[20]) : (left_d1_b0_5 ? sum_d2_cat_110[21] : sum_d2_cat_110[22]);
-assign sel_177 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[18] : sum_d2_cat_110[19]) : (left_d1_b0_5 ? sum_d2_cat_110[20] : sum_d2_cat_110[21]);
-assign sel_178 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[17] : sum_d2_cat_110[18]) : (left_d1_b0_5 ? sum_d2_cat_110[19] : sum_d2_cat_110[20]);
-assign sel_179 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[16] : sum_d2_cat_110[17]) : (left_d1_b0_5 ? sum_d2_cat_110[18] : sum_d2_cat_110[19]);
-assign sel_180 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[15] : sum_d2_cat_110[16]) : (left_d1_b0_5 ? sum_d2_cat_110[17] : sum_d2_cat_110[18]);
-assign sel_181 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[14] : sum_d2_cat_110[15]) : (left_d1_b0_5 ? sum_d2_cat_110[16] : sum_d2_cat_110[17]);
-assign sel_182 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[13] : sum_d2_cat_110[14]) : (left_d1_b0_5 ? sum_d2_cat_110[15] : sum_d2_cat_110[16]);
-assign sel_183 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[12] : sum_d2_cat_110[13]) : (left_d1_b0_5 ? sum_d2_cat_110[14] : sum_d2_cat_110[15]);
-assign sel_184 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[11] : sum_d2_cat_110[12]) : (left_d1_b0_5 ? sum_d2_cat_110[13] : sum_d2_cat_110[14]);
-assign sel_185 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[10] : sum_d2_cat_110[11]) : (left_d1_b0_5 ? sum_d2_cat_110[12] : sum_d2_cat_110[13]);
-assign sel_186 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[9] : sum_d2_cat_110[10]) : (left_d1_b0_5 ? sum_d2_cat_110[11] : sum_d2_cat_110[12]);
-assign sel_187 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[8] : sum_d2_cat_110[9]) : (left_d1_b0_5 ? sum_d2_cat_110[10] : sum_d2_cat_110[11]);
-assign sel_188 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[7] : sum_d2_cat_110[8]) : (left_d1_b0_5 ? sum_d2_cat_110[9] : sum_d2_cat_110[10]);
-assign sel_189 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[6] : sum_d2_cat_110[7]) : (left_d1_b0_5 ? sum_d2_cat_110[8] : sum_d2_cat_110[9]);
-assign sel_190 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[5] : sum_d2_cat_110[6]) : (left_d1_b0_5 ? sum_d2_cat_110[7] : sum_d2_cat_110[8]);
-assign for_normalized_sel_25 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[4] : sum_d2_cat_110[5]) : (left_d1_b0_5 ? sum_d2_cat_110[6] : sum_d2_cat_110[7]);
-assign for_normalized_sel_26 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[3] : sum_d2_cat_110[4]) : (left_d1_b0_5 ? sum_d2_cat_110[5] : sum_d2_cat_110[6]);
-assign for_normalized_sel_27 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[2] : sum_d2_cat_110[3]) : (left_d1_b0_5 ? sum_d2_cat_110[4] : sum_d2_cat_110[5]);
-assign for_normalized_sel_28 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[1] : sum_d2_cat_110[2]) : (left_d1_b0_5 ? sum_d2_cat_110[3] : sum_d2_cat_110[4]);
-assign for_normalized_sel_29 = left_d1_b1_5 ? (left_d1_b0_5 ? sum_d2_cat_110[0] : sum_d2_cat_110[1]) : (left_d1_b0_5 ? sum_d2_cat_110[2] : sum_d2_cat_110[3]);
-assign for_normalized_sel_30 = left_d1_b1_5 ? (left_d1_b0_5 ? 1'h0 : sum_d2_cat_110[0]) : (left_d1_b0_5 ? sum_d2_cat_110[1] : sum_d2_cat_110[2]);
-assign cat_48 = {({({({({sel_171, sel_172}), sel_173}), sel_174}), sel_175}), sel_176};
-assign cat_49 = {({({({({cat_48, sel_177}), sel_178}), sel_179}), sel_180}), sel_181};
-assign cat_50 = {({({({({cat_49, sel_182}), sel_183}), sel_184}), sel_185}), sel_186};
-assign for_normalized_cat_9 = {({({({({cat_50, sel_187}), sel_188}), sel_189}), sel_190}), for_normalized_sel_25};
-assign for_normalized_cat_10 = {({({({({for_normalized_cat_9, for_normalized_sel_26}), for_normalized_sel_27}), for_normalized_sel_28}), for_normalized_sel_29}), for_normalized_sel_30};
-assign normalized_5 = {({for_normalized_cat_10, (left_d1_b1_5 ? 1'h0 : (left_d1_b0_5 ? sum_d2_cat_110[0] : sum_d2_cat_110[1]))}), (left_d1_b1_5 ? 1'h0 : (left_d1_b0_5 ? 1'h0 : sum_d2_cat_110[0]))};
+assign sum_d2_cat_9 = {(left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[11] : sum_d2_5[27])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[10] : sum_d2_5[26])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[9] : sum_d2_5[25])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[8] : sum_d2_5[24])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[7] : sum_d2_5[23])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[6] : sum_d2_5[22])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[5] : sum_d2_5[21])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[4] : sum_d2_5[20])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[3] : sum_d2_5[19])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[2] : sum_d2_5[18])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[1] : sum_d2_5[17])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[0] : sum_d2_5[16])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[15])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[14])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[13])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[12])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[11])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[10])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[9])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[8])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[7])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[6])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[5])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[4])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[3])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[2])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[1])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[0]))};
+assign sum_d2_sel_81 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]) : (left_d1_cat_5[2] ? sum_d2_cat_9[23] : sum_d2_cat_9[27]);
+assign sum_d2_sel_82 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]) : (left_d1_cat_5[2] ? sum_d2_cat_9[22] : sum_d2_cat_9[26]);
+assign sum_d2_sel_83 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]) : (left_d1_cat_5[2] ? sum_d2_cat_9[21] : sum_d2_cat_9[25]);
+assign sum_d2_sel_84 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]) : (left_d1_cat_5[2] ? sum_d2_cat_9[20] : sum_d2_cat_9[24]);
+assign sum_d2_sel_85 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]) : (left_d1_cat_5[2] ? sum_d2_cat_9[19] : sum_d2_cat_9[23]);
+assign sum_d2_sel_86 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]) : (left_d1_cat_5[2] ? sum_d2_cat_9[18] : sum_d2_cat_9[22]);
+assign sum_d2_sel_87 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]) : (left_d1_cat_5[2] ? sum_d2_cat_9[17] : sum_d2_cat_9[21]);
+assign sum_d2_sel_88 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]) : (left_d1_cat_5[2] ? sum_d2_cat_9[16] : sum_d2_cat_9[20]);
+assign sum_d2_sel_89 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]) : (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]);
+assign sum_d2_sel_90 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]) : (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]);
+assign sum_d2_sel_91 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]) : (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]);
+assign sum_d2_sel_92 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]) : (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]);
+assign sum_d2_sel_93 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7]) : (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]);
+assign sum_d2_sel_94 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6]) : (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]);
+assign sum_d2_sel_95 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5]) : (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]);
+assign sum_d2_sel_96 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4]) : (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]);
+assign sum_d2_sel_97 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3]) : (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]);
+assign sum_d2_sel_98 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2]) : (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]);
+assign sum_d2_sel_99 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1]) : (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]);
+assign sum_d2_sel_100 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]) : (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]);
+assign sum_d2_cat_10 = {sum_d2_sel_81, sum_d2_sel_82, sum_d2_sel_83, sum_d2_sel_84, sum_d2_sel_85, sum_d2_sel_86,
+    sum_d2_sel_87, sum_d2_sel_88, sum_d2_sel_89, sum_d2_sel_90, sum_d2_sel_91, sum_d2_sel_92,
+    sum_d2_sel_93, sum_d2_sel_94, sum_d2_sel_95, sum_d2_sel_96, sum_d2_sel_97, sum_d2_sel_98,
+    sum_d2_sel_99, sum_d2_sel_100,
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]))};
+assign sel_171 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]) : (left_d1_cat_5[0] ? sum_d2_cat_10[26] : sum_d2_cat_10[27]);
+assign sel_172 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]) : (left_d1_cat_5[0] ? sum_d2_cat_10[25] : sum_d2_cat_10[26]);
+assign sel_173 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]) : (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]);
+assign sel_174 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]) : (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]);
+assign sel_175 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]) : (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]);
+assign sel_176 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]) : (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]);
+assign sel_177 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]) : (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]);
+assign sel_178 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]) : (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]);
+assign sel_179 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]) : (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]);
+assign sel_180 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]) : (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]);
+assign sel_181 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]) : (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]);
+assign sel_182 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]) : (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]);
+assign sel_183 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]) : (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]);
+assign sel_184 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]) : (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]);
+assign sel_185 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]) : (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]);
+assign sel_186 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]) : (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]);
+assign sel_187 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]) : (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]);
+assign sel_188 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]) : (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]);
+assign sel_189 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]) : (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]);
+assign sel_190 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]) : (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]);
+assign for_normalized_sel_25 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]) : (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]);
+assign for_normalized_sel_26 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]) : (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]);
+assign for_normalized_sel_27 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]) : (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]);
+assign for_normalized_sel_28 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]) : (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]);
+assign for_normalized_sel_29 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1]) : (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]);
+assign for_normalized_sel_30 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]) : (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]);
+assign normalized_5 = {sel_171, sel_172, sel_173, sel_174, sel_175, sel_176, sel_177, sel_178, sel_179, sel_180, sel_181,
+    sel_182, sel_183, sel_184, sel_185, sel_186, sel_187, sel_188, sel_189, sel_190,
+    for_normalized_sel_25, for_normalized_sel_26, for_normalized_sel_27, for_normalized_sel_28,
+    for_normalized_sel_29, for_normalized_sel_30,
+    (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1])),
+    (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]))};
 assign field_5 = normalized_5[27] ? (field_base_d3_5 - ({4'h0, left_d1_5})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -4654,28 +4042,24 @@ assign overflow_5 = overflow_before_d1_5 | (~(rounded_5[31:23] < 9'hff));
 assign result_3 = nan_d6_5 ? 32'h7fc00000 : (exact_zero_d3_5 ? ({zero_sign_d6_5, 31'h0}) : ({(inf_d6_5 ? inf_sign_d6_5 : big_sign_d5_5), ((overflow_5 | inf_d6_5) ? 31'h7f800000 : rounded_5[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_bits30_23_3 = result_3[30:23];
-assign result_bits22_0_3 = result_3[22:0];
-assign result_is0_5 = result_bits30_23_3 == 8'h0;
-assign result_is255_3 = result_bits30_23_3 == 8'hff;
-assign result_is0_6 = result_bits22_0_3 == 23'h0;
+assign result_is0_5 = result_3[30:23] == 8'h0;
+assign result_is255_3 = result_3[30:23] == 8'hff;
+assign result_is0_6 = result_3[22:0] == 23'h0;
 assign a_sign_6 = result_3[31];
 assign a_inf_6 = result_is255_3 & result_is0_6;
 assign a_nan_6 = result_is255_3 & (~result_is0_6);
-assign a_sig_6 = {(~result_is0_5), result_bits22_0_3};
-assign a_exp_6 = result_is0_5 ? 8'h1 : result_bits30_23_3;
-assign s_axis_tdata_bits30_23_9 = s_axis_tdata_q_18[30:23];
-assign s_axis_tdata_bits22_0_9 = s_axis_tdata_q_18[22:0];
-assign for_b_exp_is0_3 = s_axis_tdata_bits30_23_9 == 8'h0;
-assign for_b_inf_is255_3 = s_axis_tdata_bits30_23_9 == 8'hff;
-assign for_b_inf_is0_3 = s_axis_tdata_bits22_0_9 == 23'h0;
+assign a_sig_6 = {(~result_is0_5), result_3[22:0]};
+assign a_exp_6 = result_is0_5 ? 8'h1 : result_3[30:23];
+assign for_b_exp_is0_3 = s_axis_tdata_q_18[30:23] == 8'h0;
+assign for_b_inf_is255_3 = s_axis_tdata_q_18[30:23] == 8'hff;
+assign for_b_inf_is0_3 = s_axis_tdata_q_18[22:0] == 23'h0;
 assign b_sign_6 = s_axis_tdata_q_18[31];
 assign b_inf_6 = for_b_inf_is255_3 & for_b_inf_is0_3;
 assign b_nan_6 = for_b_inf_is255_3 & (~for_b_inf_is0_3);
-assign b_sig_6 = {(~for_b_exp_is0_3), s_axis_tdata_bits22_0_9};
-assign b_exp_6 = for_b_exp_is0_3 ? 8'h1 : s_axis_tdata_bits30_23_9;
+assign b_sig_6 = {(~for_b_exp_is0_3), s_axis_tdata_q_18[22:0]};
+assign b_exp_6 = for_b_exp_is0_3 ? 8'h1 : s_axis_tdata_q_18[30:23];
 assign opposite_6 = a_sign_6 ^ b_sign_6;
-assign nan_6 = (a_nan_6 | b_nan_6) | ((a_inf_6 & b_inf_6) & opposite_6);
+assign nan_6 = a_nan_6 | b_nan_6 | (a_inf_6 & b_inf_6 & opposite_6);
 assign inf_6 = a_inf_6 | b_inf_6;
 assign inf_sign_6 = a_inf_6 ? a_sign_6 : b_sign_6;
 assign zero_sign_6 = a_sign_6 & b_sign_6;
@@ -4691,153 +4075,152 @@ assign small_sig_6 = swap_d1_6 ? a_sig_d1_6 : b_sig_d1_6;
 assign amount_6 = (~(distance_6[7:5] == 3'h0)) ? 5'h1f : distance_6[4:0];
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_71 = {small_sig_6, 2'h0};
+assign small_sig_cat_11 = {small_sig_6, 2'h0};
 assign amount_cat_11 = {1'h0, amount_6};
-assign amount_b4_6 = amount_cat_11[4];
-assign amount_b5_6 = amount_cat_11[5];
-assign small_sig_not_21 = ~(small_sig_cat_71[15:0] == 16'h0);
-assign small_sig_not_22 = ~(small_sig_cat_71[25:16] == 10'h0);
-assign small_sig_sel_151 = amount_b5_6 ? (amount_b4_6 ? (small_sig_not_21 | small_sig_not_22) : (small_sig_not_21 | small_sig_not_22)) : (amount_b4_6 & small_sig_not_21);
-assign small_sig_cat_72 = {({15'h0, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[25]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[24]))};
-assign small_sig_cat_73 = {({small_sig_cat_72, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[23]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[22]))};
-assign small_sig_cat_74 = {({small_sig_cat_73, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[21]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[20]))};
-assign small_sig_cat_75 = {({small_sig_cat_74, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[19]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[18]))};
-assign small_sig_cat_76 = {({small_sig_cat_75, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[17]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[16]))};
-assign small_sig_cat_77 = {({small_sig_cat_76, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[15]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[14]))};
-assign small_sig_cat_78 = {({small_sig_cat_77, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[13]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[12]))};
-assign small_sig_cat_79 = {({small_sig_cat_78, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[11]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? 1'h0 : small_sig_cat_71[10]))};
-assign small_sig_cat_80 = {({small_sig_cat_79, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[25] : small_sig_cat_71[9]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[24] : small_sig_cat_71[8]))};
-assign small_sig_cat_81 = {({small_sig_cat_80, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[23] : small_sig_cat_71[7]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[22] : small_sig_cat_71[6]))};
-assign small_sig_cat_82 = {({small_sig_cat_81, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[21] : small_sig_cat_71[5]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[20] : small_sig_cat_71[4]))};
-assign small_sig_cat_83 = {({small_sig_cat_82, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[19] : small_sig_cat_71[3]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[18] : small_sig_cat_71[2]))};
-assign small_sig_cat_84 = {({small_sig_cat_83, (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[17] : small_sig_cat_71[1]))}), (amount_b5_6 ? 1'h0 : (amount_b4_6 ? small_sig_cat_71[16] : small_sig_cat_71[0]))};
-assign amount_b2_6 = amount_cat_11[2];
-assign amount_b3_6 = amount_cat_11[3];
-assign small_sig_not_23 = ~(small_sig_cat_84[3:0] == 4'h0);
-assign small_sig_not_24 = ~(small_sig_cat_84[7:4] == 4'h0);
-assign for_align_sticky_sel_11 = amount_b2_6 ? ((small_sig_not_23 | small_sig_not_24) | (~(small_sig_cat_84[11:8] == 4'h0))) : (small_sig_not_23 | small_sig_not_24);
-assign small_sig_sel_152 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[40] : small_sig_cat_84[36]) : (amount_b2_6 ? small_sig_cat_84[32] : small_sig_cat_84[28]);
-assign small_sig_sel_153 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[39] : small_sig_cat_84[35]) : (amount_b2_6 ? small_sig_cat_84[31] : small_sig_cat_84[27]);
-assign small_sig_sel_154 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[38] : small_sig_cat_84[34]) : (amount_b2_6 ? small_sig_cat_84[30] : small_sig_cat_84[26]);
-assign small_sig_sel_155 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[37] : small_sig_cat_84[33]) : (amount_b2_6 ? small_sig_cat_84[29] : small_sig_cat_84[25]);
-assign small_sig_sel_156 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[36] : small_sig_cat_84[32]) : (amount_b2_6 ? small_sig_cat_84[28] : small_sig_cat_84[24]);
-assign small_sig_sel_157 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[35] : small_sig_cat_84[31]) : (amount_b2_6 ? small_sig_cat_84[27] : small_sig_cat_84[23]);
-assign small_sig_sel_158 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[34] : small_sig_cat_84[30]) : (amount_b2_6 ? small_sig_cat_84[26] : small_sig_cat_84[22]);
-assign small_sig_sel_159 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[33] : small_sig_cat_84[29]) : (amount_b2_6 ? small_sig_cat_84[25] : small_sig_cat_84[21]);
-assign small_sig_sel_160 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[32] : small_sig_cat_84[28]) : (amount_b2_6 ? small_sig_cat_84[24] : small_sig_cat_84[20]);
-assign small_sig_sel_161 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[31] : small_sig_cat_84[27]) : (amount_b2_6 ? small_sig_cat_84[23] : small_sig_cat_84[19]);
-assign small_sig_sel_162 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[30] : small_sig_cat_84[26]) : (amount_b2_6 ? small_sig_cat_84[22] : small_sig_cat_84[18]);
-assign small_sig_sel_163 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[29] : small_sig_cat_84[25]) : (amount_b2_6 ? small_sig_cat_84[21] : small_sig_cat_84[17]);
-assign small_sig_sel_164 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[28] : small_sig_cat_84[24]) : (amount_b2_6 ? small_sig_cat_84[20] : small_sig_cat_84[16]);
-assign small_sig_sel_165 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[27] : small_sig_cat_84[23]) : (amount_b2_6 ? small_sig_cat_84[19] : small_sig_cat_84[15]);
-assign small_sig_sel_166 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[26] : small_sig_cat_84[22]) : (amount_b2_6 ? small_sig_cat_84[18] : small_sig_cat_84[14]);
-assign small_sig_sel_167 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[25] : small_sig_cat_84[21]) : (amount_b2_6 ? small_sig_cat_84[17] : small_sig_cat_84[13]);
-assign small_sig_sel_168 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[24] : small_sig_cat_84[20]) : (amount_b2_6 ? small_sig_cat_84[16] : small_sig_cat_84[12]);
-assign small_sig_sel_169 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[23] : small_sig_cat_84[19]) : (amount_b2_6 ? small_sig_cat_84[15] : small_sig_cat_84[11]);
-assign small_sig_sel_170 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[22] : small_sig_cat_84[18]) : (amount_b2_6 ? small_sig_cat_84[14] : small_sig_cat_84[10]);
-assign small_sig_sel_171 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[21] : small_sig_cat_84[17]) : (amount_b2_6 ? small_sig_cat_84[13] : small_sig_cat_84[9]);
-assign small_sig_sel_172 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[20] : small_sig_cat_84[16]) : (amount_b2_6 ? small_sig_cat_84[12] : small_sig_cat_84[8]);
-assign small_sig_sel_173 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[19] : small_sig_cat_84[15]) : (amount_b2_6 ? small_sig_cat_84[11] : small_sig_cat_84[7]);
-assign small_sig_sel_174 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[18] : small_sig_cat_84[14]) : (amount_b2_6 ? small_sig_cat_84[10] : small_sig_cat_84[6]);
-assign small_sig_sel_175 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[17] : small_sig_cat_84[13]) : (amount_b2_6 ? small_sig_cat_84[9] : small_sig_cat_84[5]);
-assign small_sig_sel_176 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[16] : small_sig_cat_84[12]) : (amount_b2_6 ? small_sig_cat_84[8] : small_sig_cat_84[4]);
-assign small_sig_sel_177 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[15] : small_sig_cat_84[11]) : (amount_b2_6 ? small_sig_cat_84[7] : small_sig_cat_84[3]);
-assign small_sig_sel_178 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[14] : small_sig_cat_84[10]) : (amount_b2_6 ? small_sig_cat_84[6] : small_sig_cat_84[2]);
-assign small_sig_sel_179 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[13] : small_sig_cat_84[9]) : (amount_b2_6 ? small_sig_cat_84[5] : small_sig_cat_84[1]);
-assign small_sig_sel_180 = amount_b3_6 ? (amount_b2_6 ? small_sig_cat_84[12] : small_sig_cat_84[8]) : (amount_b2_6 ? small_sig_cat_84[4] : small_sig_cat_84[0]);
-assign cat_51 = {({({({({small_sig_sel_152, small_sig_sel_153}), small_sig_sel_154}), small_sig_sel_155}), small_sig_sel_156}), small_sig_sel_157};
-assign cat_52 = {({({({({cat_51, small_sig_sel_158}), small_sig_sel_159}), small_sig_sel_160}), small_sig_sel_161}), small_sig_sel_162};
-assign cat_53 = {({({({({cat_52, small_sig_sel_163}), small_sig_sel_164}), small_sig_sel_165}), small_sig_sel_166}), small_sig_sel_167};
-assign cat_54 = {({({({({cat_53, small_sig_sel_168}), small_sig_sel_169}), small_sig_sel_170}), small_sig_sel_171}), small_sig_sel_172};
-assign for_shifted_cat_16 = {({({({({cat_54, small_sig_sel_173}), small_sig_sel_174}), small_sig_sel_175}), small_sig_sel_176}), small_sig_sel_177};
-assign for_shifted_cat_17 = {({({for_shifted_cat_16, small_sig_sel_178}), small_sig_sel_179}), small_sig_sel_180};
-assign amount_b0_6 = amount_cat_11[0];
-assign amount_b1_6 = amount_cat_11[1];
-assign for_align_sticky_not_11 = ~(for_shifted_cat_17[0] == 1'h0);
-assign for_align_sticky_not_12 = ~(for_shifted_cat_17[1] == 1'h0);
-assign for_align_sticky_sel_12 = amount_b0_6 ? ((for_align_sticky_not_11 | for_align_sticky_not_12) | (~(for_shifted_cat_17[2] == 1'h0))) : (for_align_sticky_not_11 | for_align_sticky_not_12);
-assign sel_191 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[28] : for_shifted_cat_17[27]) : (amount_b0_6 ? for_shifted_cat_17[26] : for_shifted_cat_17[25]);
-assign sel_192 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[27] : for_shifted_cat_17[26]) : (amount_b0_6 ? for_shifted_cat_17[25] : for_shifted_cat_17[24]);
-assign sel_193 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[26] : for_shifted_cat_17[25]) : (amount_b0_6 ? for_shifted_cat_17[24] : for_shifted_cat_17[23]);
-assign sel_194 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[25] : for_shifted_cat_17[24]) : (amount_b0_6 ? for_shifted_cat_17[23] : for_shifted_cat_17[22]);
-assign sel_195 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[24] : for_shifted_cat_17[23]) : (amount_b0_6 ? for_shifted_cat_17[22] : for_shifted_cat_17[21]);
-assign sel_196 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[23] : for_shifted_cat_17[22]) : (amount_b0_6 ? for_shifted_cat_17[21] : for_shifted_cat_17[20]);
-assign sel_197 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[22] : for_shifted_cat_17[21]) : (amount_b0_6 ? for_shifted_cat_17[20] : for_shifted_cat_17[19]);
-assign sel_198 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[21] : for_shifted_cat_17[20]) : (amount_b0_6 ? for_shifted_cat_17[19] : for_shifted_cat_17[18]);
-assign sel_199 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[20] : for_shifted_cat_17[19]) : (amount_b0_6 ? for_shifted_cat_17[18] : for_shifted_cat_17[17]);
-assign sel_200 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[19] : for_shifted_cat_17[18]) : (amount_b0_6 ? for_shifted_cat_17[17] : for_shifted_cat_17[16]);
-assign sel_201 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[18] : for_shifted_cat_17[17]) : (amount_b0_6 ? for_shifted_cat_17[16] : for_shifted_cat_17[15]);
-assign sel_202 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[17] : for_shifted_cat_17[16]) : (amount_b0_6 ? for_shifted_cat_17[15] : for_shifted_cat_17[14]);
-assign sel_203 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[16] : for_shifted_cat_17[15]) : (amount_b0_6 ? for_shifted_cat_17[14] : for_shifted_cat_17[13]);
-assign sel_204 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[15] : for_shifted_cat_17[14]) : (amount_b0_6 ? for_shifted_cat_17[13] : for_shifted_cat_17[12]);
-assign sel_205 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[14] : for_shifted_cat_17[13]) : (amount_b0_6 ? for_shifted_cat_17[12] : for_shifted_cat_17[11]);
-assign sel_206 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[13] : for_shifted_cat_17[12]) : (amount_b0_6 ? for_shifted_cat_17[11] : for_shifted_cat_17[10]);
-assign sel_207 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[12] : for_shifted_cat_17[11]) : (amount_b0_6 ? for_shifted_cat_17[10] : for_shifted_cat_17[9]);
-assign sel_208 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[11] : for_shifted_cat_17[10]) : (amount_b0_6 ? for_shifted_cat_17[9] : for_shifted_cat_17[8]);
-assign for_shifted_sel_41 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[10] : for_shifted_cat_17[9]) : (amount_b0_6 ? for_shifted_cat_17[8] : for_shifted_cat_17[7]);
-assign for_shifted_sel_42 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[9] : for_shifted_cat_17[8]) : (amount_b0_6 ? for_shifted_cat_17[7] : for_shifted_cat_17[6]);
-assign for_shifted_sel_43 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[8] : for_shifted_cat_17[7]) : (amount_b0_6 ? for_shifted_cat_17[6] : for_shifted_cat_17[5]);
-assign for_shifted_sel_44 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[7] : for_shifted_cat_17[6]) : (amount_b0_6 ? for_shifted_cat_17[5] : for_shifted_cat_17[4]);
-assign for_shifted_sel_45 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[6] : for_shifted_cat_17[5]) : (amount_b0_6 ? for_shifted_cat_17[4] : for_shifted_cat_17[3]);
-assign for_shifted_sel_46 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[5] : for_shifted_cat_17[4]) : (amount_b0_6 ? for_shifted_cat_17[3] : for_shifted_cat_17[2]);
-assign for_shifted_sel_47 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[4] : for_shifted_cat_17[3]) : (amount_b0_6 ? for_shifted_cat_17[2] : for_shifted_cat_17[1]);
-assign for_shifted_sel_48 = amount_b1_6 ? (amount_b0_6 ? for_shifted_cat_17[3] : for_shifted_cat_17[2]) : (amount_b0_6 ? for_shifted_cat_17[1] : for_shifted_cat_17[0]);
-assign cat_55 = {({({({({sel_191, sel_192}), sel_193}), sel_194}), sel_195}), sel_196};
-assign cat_56 = {({({({({cat_55, sel_197}), sel_198}), sel_199}), sel_200}), sel_201};
-assign cat_57 = {({({({({cat_56, sel_202}), sel_203}), sel_204}), sel_205}), sel_206};
-assign for_shifted_cat_18 = {({({({({cat_57, sel_207}), sel_208}), for_shifted_sel_41}), for_shifted_sel_42}), for_shifted_sel_43};
-assign shifted_6 = {({({({({for_shifted_cat_18, for_shifted_sel_44}), for_shifted_sel_45}), for_shifted_sel_46}), for_shifted_sel_47}), for_shifted_sel_48};
-assign amount_cat_12 = {({small_sig_sel_151, (amount_b3_6 ? for_align_sticky_sel_11 : (amount_b2_6 & small_sig_not_23))}), (amount_b1_6 ? for_align_sticky_sel_12 : (amount_b0_6 & for_align_sticky_not_11))};
+assign small_sig_not_21 = ~(small_sig_cat_11[15:0] == 16'h0);
+assign small_sig_not_22 = ~(small_sig_cat_11[25:16] == 10'h0);
+assign small_sig_sel_151 = amount_cat_11[5] ? (amount_cat_11[4] ? (small_sig_not_21 | small_sig_not_22) : (small_sig_not_21 | small_sig_not_22)) : (amount_cat_11[4] & small_sig_not_21);
+assign small_sig_cat_12 = {15'h0, (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[25])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[24])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[23])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[22])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[21])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[20])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[19])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[18])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[17])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[16])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[15])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[14])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[13])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[12])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[11])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[10])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[25] : small_sig_cat_11[9])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[24] : small_sig_cat_11[8])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[23] : small_sig_cat_11[7])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[22] : small_sig_cat_11[6])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[21] : small_sig_cat_11[5])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[20] : small_sig_cat_11[4])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[19] : small_sig_cat_11[3])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[18] : small_sig_cat_11[2])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[17] : small_sig_cat_11[1])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[16] : small_sig_cat_11[0]))};
+assign small_sig_not_23 = ~(small_sig_cat_12[3:0] == 4'h0);
+assign small_sig_not_24 = ~(small_sig_cat_12[7:4] == 4'h0);
+assign for_align_sticky_sel_11 = amount_cat_11[2] ? (small_sig_not_23 | small_sig_not_24 | (~(small_sig_cat_12[11:8] == 4'h0))) : (small_sig_not_23 | small_sig_not_24);
+assign small_sig_sel_152 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[40] : small_sig_cat_12[36]) : (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]);
+assign small_sig_sel_153 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[39] : small_sig_cat_12[35]) : (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]);
+assign small_sig_sel_154 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[38] : small_sig_cat_12[34]) : (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]);
+assign small_sig_sel_155 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[37] : small_sig_cat_12[33]) : (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]);
+assign small_sig_sel_156 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[36] : small_sig_cat_12[32]) : (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]);
+assign small_sig_sel_157 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[35] : small_sig_cat_12[31]) : (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]);
+assign small_sig_sel_158 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[34] : small_sig_cat_12[30]) : (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]);
+assign small_sig_sel_159 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[33] : small_sig_cat_12[29]) : (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]);
+assign small_sig_sel_160 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]) : (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]);
+assign small_sig_sel_161 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]) : (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]);
+assign small_sig_sel_162 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]) : (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]);
+assign small_sig_sel_163 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]) : (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]);
+assign small_sig_sel_164 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]) : (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]);
+assign small_sig_sel_165 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]) : (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]);
+assign small_sig_sel_166 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]) : (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]);
+assign small_sig_sel_167 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]) : (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]);
+assign small_sig_sel_168 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]) : (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]);
+assign small_sig_sel_169 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]) : (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]);
+assign small_sig_sel_170 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]) : (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]);
+assign small_sig_sel_171 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]) : (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]);
+assign small_sig_sel_172 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]) : (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]);
+assign small_sig_sel_173 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]) : (amount_cat_11[2] ? small_sig_cat_12[11] : small_sig_cat_12[7]);
+assign small_sig_sel_174 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]) : (amount_cat_11[2] ? small_sig_cat_12[10] : small_sig_cat_12[6]);
+assign small_sig_sel_175 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]) : (amount_cat_11[2] ? small_sig_cat_12[9] : small_sig_cat_12[5]);
+assign small_sig_sel_176 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]) : (amount_cat_11[2] ? small_sig_cat_12[8] : small_sig_cat_12[4]);
+assign small_sig_sel_177 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]) : (amount_cat_11[2] ? small_sig_cat_12[7] : small_sig_cat_12[3]);
+assign small_sig_sel_178 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]) : (amount_cat_11[2] ? small_sig_cat_12[6] : small_sig_cat_12[2]);
+assign small_sig_sel_179 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]) : (amount_cat_11[2] ? small_sig_cat_12[5] : small_sig_cat_12[1]);
+assign small_sig_sel_180 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]) : (amount_cat_11[2] ? small_sig_cat_12[4] : small_sig_cat_12[0]);
+assign for_shifted_cat_6 = {small_sig_sel_152, small_sig_sel_153, small_sig_sel_154, small_sig_sel_155, small_sig_sel_156,
+    small_sig_sel_157, small_sig_sel_158, small_sig_sel_159, small_sig_sel_160, small_sig_sel_161,
+    small_sig_sel_162, small_sig_sel_163, small_sig_sel_164, small_sig_sel_165, small_sig_sel_166,
+    small_sig_sel_167, small_sig_sel_168, small_sig_sel_169, small_sig_sel_170, small_sig_sel_171,
+    small_sig_sel_172, small_sig_sel_173, small_sig_sel_174, small_sig_sel_175, small_sig_sel_176,
+    small_sig_sel_177, small_sig_sel_178, small_sig_sel_179, small_sig_sel_180};
+assign for_align_sticky_not_11 = ~(for_shifted_cat_6[0] == 1'h0);
+assign for_align_sticky_not_12 = ~(for_shifted_cat_6[1] == 1'h0);
+assign for_align_sticky_sel_12 = amount_cat_11[0] ? (for_align_sticky_not_11 | for_align_sticky_not_12 | (~(for_shifted_cat_6[2] == 1'h0))) : (for_align_sticky_not_11 | for_align_sticky_not_12);
+assign sel_191 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[28] : for_shifted_cat_6[27]) : (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]);
+assign sel_192 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[27] : for_shifted_cat_6[26]) : (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]);
+assign sel_193 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]) : (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]);
+assign sel_194 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]) : (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]);
+assign sel_195 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]) : (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]);
+assign sel_196 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]) : (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]);
+assign sel_197 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]) : (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]);
+assign sel_198 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]) : (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]);
+assign sel_199 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]) : (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]);
+assign sel_200 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]) : (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]);
+assign sel_201 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]) : (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]);
+assign sel_202 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]) : (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]);
+assign sel_203 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]) : (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]);
+assign sel_204 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]) : (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]);
+assign sel_205 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]) : (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]);
+assign sel_206 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]) : (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]);
+assign sel_207 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]) : (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]);
+assign sel_208 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]) : (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]);
+assign for_shifted_sel_41 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]) : (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]);
+assign for_shifted_sel_42 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]) : (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]);
+assign for_shifted_sel_43 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]) : (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]);
+assign for_shifted_sel_44 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]) : (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]);
+assign for_shifted_sel_45 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]) : (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]);
+assign for_shifted_sel_46 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]) : (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]);
+assign for_shifted_sel_47 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]) : (amount_cat_11[0] ? for_shifted_cat_6[2] : for_shifted_cat_6[1]);
+assign for_shifted_sel_48 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]) : (amount_cat_11[0] ? for_shifted_cat_6[1] : for_shifted_cat_6[0]);
+assign shifted_6 = {sel_191, sel_192, sel_193, sel_194, sel_195, sel_196, sel_197, sel_198, sel_199, sel_200, sel_201,
+    sel_202, sel_203, sel_204, sel_205, sel_206, sel_207, sel_208, for_shifted_sel_41,
+    for_shifted_sel_42, for_shifted_sel_43, for_shifted_sel_44, for_shifted_sel_45, for_shifted_sel_46,
+    for_shifted_sel_47, for_shifted_sel_48};
+assign amount_cat_12 = {small_sig_sel_151,
+    (amount_cat_11[3] ? for_align_sticky_sel_11 : (amount_cat_11[2] & small_sig_not_23)),
+    (amount_cat_11[1] ? for_align_sticky_sel_12 : (amount_cat_11[0] & for_align_sticky_not_11))};
 assign align_sticky_6 = ~(amount_cat_12 == 3'h0);
-assign big_padded_6 = {1'h0, ({big_sig_6, 3'h0})};
-assign aligned_6 = {1'h0, ({shifted_6, align_sticky_6})};
+assign big_padded_6 = {1'h0, big_sig_6, 3'h0};
+assign aligned_6 = {1'h0, shifted_6, align_sticky_6};
 assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d2_6}) + ({(aligned_d1_6 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_6, opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6}), opposite_d2_6})), opposite_d2_6});
+assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d2_6}) + ({(aligned_d1_6 ^
+    ({opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6,
+    opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6,
+    opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6,
+    opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6,
+    opposite_d2_6, opposite_d2_6, opposite_d2_6, opposite_d2_6})),
+    opposite_d2_6});
 assign sum_6 = big_padded_d1_plus_6[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
 assign exact_zero_6 = sum_d1_6 == 28'h0;
 assign sum_d1_cat_26 = {sum_d1_6, 4'hf};
-assign sum_d1_bits31_30_6 = sum_d1_cat_26[31:30];
-assign sum_d1_is0_41 = sum_d1_bits31_30_6 == 2'h0;
-assign sum_d1_bits29_28_6 = sum_d1_cat_26[29:28];
-assign sum_d1_bits27_26_6 = sum_d1_cat_26[27:26];
-assign sum_d1_is0_42 = sum_d1_bits27_26_6 == 2'h0;
-assign sum_d1_bits25_24_6 = sum_d1_cat_26[25:24];
-assign sum_d1_bits23_22_6 = sum_d1_cat_26[23:22];
-assign sum_d1_is0_43 = sum_d1_bits23_22_6 == 2'h0;
-assign sum_d1_bits21_20_6 = sum_d1_cat_26[21:20];
-assign sum_d1_bits19_18_6 = sum_d1_cat_26[19:18];
-assign sum_d1_is0_44 = sum_d1_bits19_18_6 == 2'h0;
-assign sum_d1_bits17_16_6 = sum_d1_cat_26[17:16];
-assign sum_d1_bits15_14_6 = sum_d1_cat_26[15:14];
-assign sum_d1_is0_45 = sum_d1_bits15_14_6 == 2'h0;
-assign sum_d1_bits13_12_6 = sum_d1_cat_26[13:12];
-assign sum_d1_bits11_10_6 = sum_d1_cat_26[11:10];
-assign sum_d1_is0_46 = sum_d1_bits11_10_6 == 2'h0;
-assign sum_d1_bits9_8_6 = sum_d1_cat_26[9:8];
-assign sum_d1_bits7_6_6 = sum_d1_cat_26[7:6];
-assign sum_d1_is0_47 = sum_d1_bits7_6_6 == 2'h0;
-assign sum_d1_bits5_4_6 = sum_d1_cat_26[5:4];
-assign sum_d1_bits3_2_6 = sum_d1_cat_26[3:2];
-assign sum_d1_is0_48 = sum_d1_bits3_2_6 == 2'h0;
-assign sum_d1_and_36 = sum_d1_is0_41 & (sum_d1_bits29_28_6 == 2'h0);
-assign sum_d1_sel_41 = sum_d1_is0_41 ? ({sum_d1_is0_41, (~sum_d1_bits29_28_6[1])}) : ({sum_d1_is0_41, (~sum_d1_bits31_30_6[1])});
-assign sum_d1_sel_42 = sum_d1_is0_42 ? ({sum_d1_is0_42, (~sum_d1_bits25_24_6[1])}) : ({sum_d1_is0_42, (~sum_d1_bits27_26_6[1])});
-assign sum_d1_and_37 = sum_d1_is0_43 & (sum_d1_bits21_20_6 == 2'h0);
-assign sum_d1_sel_43 = sum_d1_is0_43 ? ({sum_d1_is0_43, (~sum_d1_bits21_20_6[1])}) : ({sum_d1_is0_43, (~sum_d1_bits23_22_6[1])});
-assign sum_d1_sel_44 = sum_d1_is0_44 ? ({sum_d1_is0_44, (~sum_d1_bits17_16_6[1])}) : ({sum_d1_is0_44, (~sum_d1_bits19_18_6[1])});
-assign sum_d1_and_38 = sum_d1_is0_45 & (sum_d1_bits13_12_6 == 2'h0);
-assign sum_d1_sel_45 = sum_d1_is0_45 ? ({sum_d1_is0_45, (~sum_d1_bits13_12_6[1])}) : ({sum_d1_is0_45, (~sum_d1_bits15_14_6[1])});
-assign sum_d1_sel_46 = sum_d1_is0_46 ? ({sum_d1_is0_46, (~sum_d1_bits9_8_6[1])}) : ({sum_d1_is0_46, (~sum_d1_bits11_10_6[1])});
-assign sum_d1_and_39 = sum_d1_is0_47 & (sum_d1_bits5_4_6 == 2'h0);
-assign sum_d1_sel_47 = sum_d1_is0_47 ? ({sum_d1_is0_47, (~sum_d1_bits5_4_6[1])}) : ({sum_d1_is0_47, (~sum_d1_bits7_6_6[1])});
-assign sum_d1_sel_48 = sum_d1_is0_48 ? ({sum_d1_is0_48, (~sum_d1_cat_26[1])}) : ({sum_d1_is0_48, (~sum_d1_bits3_2_6[1])});
-assign sum_d1_and_40 = sum_d1_and_36 & (sum_d1_is0_42 & (sum_d1_bits25_24_6 == 2'h0));
-assign sum_d1_and_41 = sum_d1_and_38 & (sum_d1_is0_46 & (sum_d1_bits9_8_6 == 2'h0));
-assign sum_d1_and_42 = sum_d1_and_40 & (sum_d1_and_37 & (sum_d1_is0_44 & (sum_d1_bits17_16_6 == 2'h0)));
+assign sum_d1_is0_41 = sum_d1_cat_26[31:30] == 2'h0;
+assign sum_d1_is0_42 = sum_d1_cat_26[27:26] == 2'h0;
+assign sum_d1_is0_43 = sum_d1_cat_26[23:22] == 2'h0;
+assign sum_d1_is0_44 = sum_d1_cat_26[19:18] == 2'h0;
+assign sum_d1_is0_45 = sum_d1_cat_26[15:14] == 2'h0;
+assign sum_d1_is0_46 = sum_d1_cat_26[11:10] == 2'h0;
+assign sum_d1_is0_47 = sum_d1_cat_26[7:6] == 2'h0;
+assign sum_d1_is0_48 = sum_d1_cat_26[3:2] == 2'h0;
+assign sum_d1_and_36 = sum_d1_is0_41 & (sum_d1_cat_26[29:28] == 2'h0);
+assign sum_d1_sel_41 = sum_d1_is0_41 ? ({sum_d1_is0_41, (~sum_d1_cat_26[29])}) : ({sum_d1_is0_41, (~sum_d1_cat_26[31])});
+assign sum_d1_sel_42 = sum_d1_is0_42 ? ({sum_d1_is0_42, (~sum_d1_cat_26[25])}) : ({sum_d1_is0_42, (~sum_d1_cat_26[27])});
+assign sum_d1_and_37 = sum_d1_is0_43 & (sum_d1_cat_26[21:20] == 2'h0);
+assign sum_d1_sel_43 = sum_d1_is0_43 ? ({sum_d1_is0_43, (~sum_d1_cat_26[21])}) : ({sum_d1_is0_43, (~sum_d1_cat_26[23])});
+assign sum_d1_sel_44 = sum_d1_is0_44 ? ({sum_d1_is0_44, (~sum_d1_cat_26[17])}) : ({sum_d1_is0_44, (~sum_d1_cat_26[19])});
+assign sum_d1_and_38 = sum_d1_is0_45 & (sum_d1_cat_26[13:12] == 2'h0);
+assign sum_d1_sel_45 = sum_d1_is0_45 ? ({sum_d1_is0_45, (~sum_d1_cat_26[13])}) : ({sum_d1_is0_45, (~sum_d1_cat_26[15])});
+assign sum_d1_sel_46 = sum_d1_is0_46 ? ({sum_d1_is0_46, (~sum_d1_cat_26[9])}) : ({sum_d1_is0_46, (~sum_d1_cat_26[11])});
+assign sum_d1_and_39 = sum_d1_is0_47 & (sum_d1_cat_26[5:4] == 2'h0);
+assign sum_d1_sel_47 = sum_d1_is0_47 ? ({sum_d1_is0_47, (~sum_d1_cat_26[5])}) : ({sum_d1_is0_47, (~sum_d1_cat_26[7])});
+assign sum_d1_sel_48 = sum_d1_is0_48 ? ({sum_d1_is0_48, (~sum_d1_cat_26[1])}) : ({sum_d1_is0_48, (~sum_d1_cat_26[3])});
+assign sum_d1_and_40 = sum_d1_and_36 & sum_d1_is0_42 & (sum_d1_cat_26[25:24] == 2'h0);
+assign sum_d1_and_41 = sum_d1_and_38 & sum_d1_is0_46 & (sum_d1_cat_26[9:8] == 2'h0);
+assign sum_d1_and_42 = sum_d1_and_40 & sum_d1_and_37 & sum_d1_is0_44 & (sum_d1_cat_26[17:16] == 2'h0);
 assign sum_d1_cat_27 = {sum_d1_and_40, (sum_d1_and_37 ? ({sum_d1_and_37, sum_d1_sel_44}) : ({sum_d1_and_37, sum_d1_sel_43}))};
 assign sum_d1_cat_28 = {sum_d1_and_40, (sum_d1_and_36 ? ({sum_d1_and_36, sum_d1_sel_42}) : ({sum_d1_and_36, sum_d1_sel_41}))};
 assign sum_d1_cat_29 = {sum_d1_and_41, (sum_d1_and_39 ? ({sum_d1_and_39, sum_d1_sel_48}) : ({sum_d1_and_39, sum_d1_sel_47}))};
@@ -4847,86 +4230,98 @@ assign left_6 = (({3'h0, lz_6}) < big_exp_d2_6) ? lz_6 : big_exp_d2_6[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat_6 = {1'h0, left_d1_6};
-assign left_d1_b4_6 = left_d1_cat_6[4];
-assign left_d1_b5_6 = left_d1_cat_6[5];
-assign sum_d2_cat_111 = {({(left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[11] : sum_d2_6[27])), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[10] : sum_d2_6[26]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[9] : sum_d2_6[25]))};
-assign sum_d2_cat_112 = {({sum_d2_cat_111, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[8] : sum_d2_6[24]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[7] : sum_d2_6[23]))};
-assign sum_d2_cat_113 = {({sum_d2_cat_112, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[6] : sum_d2_6[22]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[5] : sum_d2_6[21]))};
-assign sum_d2_cat_114 = {({sum_d2_cat_113, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[4] : sum_d2_6[20]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[3] : sum_d2_6[19]))};
-assign sum_d2_cat_115 = {({sum_d2_cat_114, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[2] : sum_d2_6[18]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[1] : sum_d2_6[17]))};
-assign sum_d2_cat_116 = {({sum_d2_cat_115, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? sum_d2_6[0] : sum_d2_6[16]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[15]))};
-assign sum_d2_cat_117 = {({sum_d2_cat_116, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[14]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[13]))};
-assign sum_d2_cat_118 = {({sum_d2_cat_117, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[12]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[11]))};
-assign sum_d2_cat_119 = {({sum_d2_cat_118, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[10]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[9]))};
-assign sum_d2_cat_120 = {({sum_d2_cat_119, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[8]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[7]))};
-assign sum_d2_cat_121 = {({sum_d2_cat_120, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[6]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[5]))};
-assign sum_d2_cat_122 = {({sum_d2_cat_121, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[4]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[3]))};
-assign sum_d2_cat_123 = {({sum_d2_cat_122, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[2]))}), (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[1]))};
-assign sum_d2_cat_124 = {sum_d2_cat_123, (left_d1_b5_6 ? 1'h0 : (left_d1_b4_6 ? 1'h0 : sum_d2_6[0]))};
-assign left_d1_b2_6 = left_d1_cat_6[2];
-assign left_d1_b3_6 = left_d1_cat_6[3];
-assign sum_d2_sel_101 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[15] : sum_d2_cat_124[19]) : (left_d1_b2_6 ? sum_d2_cat_124[23] : sum_d2_cat_124[27]);
-assign sum_d2_sel_102 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[14] : sum_d2_cat_124[18]) : (left_d1_b2_6 ? sum_d2_cat_124[22] : sum_d2_cat_124[26]);
-assign sum_d2_sel_103 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[13] : sum_d2_cat_124[17]) : (left_d1_b2_6 ? sum_d2_cat_124[21] : sum_d2_cat_124[25]);
-assign sum_d2_sel_104 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[12] : sum_d2_cat_124[16]) : (left_d1_b2_6 ? sum_d2_cat_124[20] : sum_d2_cat_124[24]);
-assign sum_d2_sel_105 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[11] : sum_d2_cat_124[15]) : (left_d1_b2_6 ? sum_d2_cat_124[19] : sum_d2_cat_124[23]);
-assign sum_d2_sel_106 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[10] : sum_d2_cat_124[14]) : (left_d1_b2_6 ? sum_d2_cat_124[18] : sum_d2_cat_124[22]);
-assign sum_d2_sel_107 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[9] : sum_d2_cat_124[13]) : (left_d1_b2_6 ? sum_d2_cat_124[17] : sum_d2_cat_124[21]);
-assign sum_d2_sel_108 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[8] : sum_d2_cat_124[12]) : (left_d1_b2_6 ? sum_d2_cat_124[16] : sum_d2_cat_124[20]);
-assign sum_d2_sel_109 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[7] : sum_d2_cat_124[11]) : (left_d1_b2_6 ? sum_d2_cat_124[15] : sum_d2_cat_124[19]);
-assign sum_d2_sel_110 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[6] : sum_d2_cat_124[10]) : (left_d1_b2_6 ? sum_d2_cat_124[14] : sum_d2_cat_124[18]);
-assign sum_d2_sel_111 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[5] : sum_d2_cat_124[9]) : (left_d1_b2_6 ? sum_d2_cat_124[13] : sum_d2_cat_124[17]);
-assign sum_d2_sel_112 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[4] : sum_d2_cat_124[8]) : (left_d1_b2_6 ? sum_d2_cat_124[12] : sum_d2_cat_124[16]);
-assign sum_d2_sel_113 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[3] : sum_d2_cat_124[7]) : (left_d1_b2_6 ? sum_d2_cat_124[11] : sum_d2_cat_124[15]);
-assign sum_d2_sel_114 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[2] : sum_d2_cat_124[6]) : (left_d1_b2_6 ? sum_d2_cat_124[10] : sum_d2_cat_124[14]);
-assign sum_d2_sel_115 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[1] : sum_d2_cat_124[5]) : (left_d1_b2_6 ? sum_d2_cat_124[9] : sum_d2_cat_124[13]);
-assign sum_d2_sel_116 = left_d1_b3_6 ? (left_d1_b2_6 ? sum_d2_cat_124[0] : sum_d2_cat_124[4]) : (left_d1_b2_6 ? sum_d2_cat_124[8] : sum_d2_cat_124[12]);
-assign sum_d2_sel_117 = left_d1_b3_6 ? (left_d1_b2_6 ? 1'h0 : sum_d2_cat_124[3]) : (left_d1_b2_6 ? sum_d2_cat_124[7] : sum_d2_cat_124[11]);
-assign sum_d2_sel_118 = left_d1_b3_6 ? (left_d1_b2_6 ? 1'h0 : sum_d2_cat_124[2]) : (left_d1_b2_6 ? sum_d2_cat_124[6] : sum_d2_cat_124[10]);
-assign sum_d2_sel_119 = left_d1_b3_6 ? (left_d1_b2_6 ? 1'h0 : sum_d2_cat_124[1]) : (left_d1_b2_6 ? sum_d2_cat_124[5] : sum_d2_cat_124[9]);
-assign sum_d2_sel_120 = left_d1_b3_6 ? (left_d1_b2_6 ? 1'h0 : sum_d2_cat_124[0]) : (left_d1_b2_6 ? sum_d2_cat_124[4] : sum_d2_cat_124[8]);
-assign sum_d2_cat_125 = {({({({({sum_d2_sel_101, sum_d2_sel_102}), sum_d2_sel_103}), sum_d2_sel_104}), sum_d2_sel_105}), sum_d2_sel_106};
-assign sum_d2_cat_126 = {({({({({sum_d2_cat_125, sum_d2_sel_107}), sum_d2_sel_108}), sum_d2_sel_109}), sum_d2_sel_110}), sum_d2_sel_111};
-assign sum_d2_cat_127 = {({({({({sum_d2_cat_126, sum_d2_sel_112}), sum_d2_sel_113}), sum_d2_sel_114}), sum_d2_sel_115}), sum_d2_sel_116};
-assign sum_d2_cat_128 = {({({({({sum_d2_cat_127, sum_d2_sel_117}), sum_d2_sel_118}), sum_d2_sel_119}), sum_d2_sel_120}), (left_d1_b3_6 ? 1'h0 : (left_d1_b2_6 ? sum_d2_cat_124[3] : sum_d2_cat_124[7]))};
-assign sum_d2_cat_129 = {({sum_d2_cat_128, (left_d1_b3_6 ? 1'h0 : (left_d1_b2_6 ? sum_d2_cat_124[2] : sum_d2_cat_124[6]))}), (left_d1_b3_6 ? 1'h0 : (left_d1_b2_6 ? sum_d2_cat_124[1] : sum_d2_cat_124[5]))};
-assign sum_d2_cat_130 = {({sum_d2_cat_129, (left_d1_b3_6 ? 1'h0 : (left_d1_b2_6 ? sum_d2_cat_124[0] : sum_d2_cat_124[4]))}), (left_d1_b3_6 ? 1'h0 : (left_d1_b2_6 ? 1'h0 : sum_d2_cat_124[3]))};
-assign sum_d2_cat_131 = {({sum_d2_cat_130, (left_d1_b3_6 ? 1'h0 : (left_d1_b2_6 ? 1'h0 : sum_d2_cat_124[2]))}), (left_d1_b3_6 ? 1'h0 : (left_d1_b2_6 ? 1'h0 : sum_d2_cat_124[1]))};
-assign sum_d2_cat_132 = {sum_d2_cat_131, (left_d1_b3_6 ? 1'h0 : (left_d1_b2_6 ? 1'h0 : sum_d2_cat_124[0]))};
-assign left_d1_b0_6 = left_d1_cat_6[0];
-assign left_d1_b1_6 = left_d1_cat_6[1];
-assign sel_209 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[24] : sum_d2_cat_132[25]) : (left_d1_b0_6 ? sum_d2_cat_132[26] : sum_d2_cat_132[27]);
-assign sel_210 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[23] : sum_d2_cat_132[24]) : (left_d1_b0_6 ? sum_d2_cat_132[25] : sum_d2_cat_132[26]);
-assign sel_211 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[22] : sum_d2_cat_132[23]) : (left_d1_b0_6 ? sum_d2_cat_132[24] : sum_d2_cat_132[25]);
-assign sel_212 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[21] : sum_d2_cat_132[22]) : (left_d1_b0_6 ? sum_d2_cat_132[23] : sum_d2_cat_132[24]);
-assign sel_213 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[20] : sum_d2_cat_132[21]) : (left_d1_b0_6 ? sum_d2_cat_132[22] : sum_d2_cat_132[23]);
-assign sel_214 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[19] : sum_d2_cat_132[20]) : (left_d1_b0_6 ? sum_d2_cat_132[21] : sum_d2_cat_132[22]);
-assign sel_215 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[18] : sum_d2_cat_132[19]) : (left_d1_b0_6 ? sum_d2_cat_132[20] : sum_d2_cat_132[21]);
-assign sel_216 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[17] : sum_d2_cat_132[18]) : (left_d1_b0_6 ? sum_d2_cat_132[19] : sum_d2_cat_132[20]);
-assign sel_217 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[16] : sum_d2_cat_132[17]) : (left_d1_b0_6 ? sum_d2_cat_132[18] : sum_d2_cat_132[19]);
-assign sel_218 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[15] : sum_d2_cat_132[16]) : (left_d1_b0_6 ? sum_d2_cat_132[17] : sum_d2_cat_132[18]);
-assign sel_219 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[14] : sum_d2_cat_132[15]) : (left_d1_b0_6 ? sum_d2_cat_132[16] : sum_d2_cat_132[17]);
-assign sel_220 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[13] : sum_d2_cat_132[14]) : (left_d1_b0_6 ? sum_d2_cat_132[15] : sum_d2_cat_132[16]);
-assign sel_221 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[12] : sum_d2_cat_132[13]) : (left_d1_b0_6 ? sum_d2_cat_132[14] : sum_d2_cat_132[15]);
-assign sel_222 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[11] : sum_d2_cat_132[12]) : (left_d1_b0_6 ? sum_d2_cat_132[13] : sum_d2_cat_132[14]);
-assign sel_223 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[10] : sum_d2_cat_132[11]) : (left_d1_b0_6 ? sum_d2_cat_132[12] : sum_d2_cat_132[13]);
-assign sel_224 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[9] : sum_d2_cat_132[10]) : (left_d1_b0_6 ? sum_d2_cat_132[11] : sum_d2_cat_132[12]);
-assign sel_225 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[8] : sum_d2_cat_132[9]) : (left_d1_b0_6 ? sum_d2_cat_132[10] : sum_d2_cat_132[11]);
-assign sel_226 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[7] : sum_d2_cat_132[8]) : (left_d1_b0_6 ? sum_d2_cat_132[9] : sum_d2_cat_132[10]);
-assign sel_227 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[6] : sum_d2_cat_132[7]) : (left_d1_b0_6 ? sum_d2_cat_132[8] : sum_d2_cat_132[9]);
-assign sel_228 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[5] : sum_d2_cat_132[6]) : (left_d1_b0_6 ? sum_d2_cat_132[7] : sum_d2_cat_132[8]);
-assign for_normalized_sel_31 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[4] : sum_d2_cat_132[5]) : (left_d1_b0_6 ? sum_d2_cat_132[6] : sum_d2_cat_132[7]);
-assign for_normalized_sel_32 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[3] : sum_d2_cat_132[4]) : (left_d1_b0_6 ? sum_d2_cat_132[5] : sum_d2_cat_132[6]);
-assign for_normalized_sel_33 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[2] : sum_d2_cat_132[3]) : (left_d1_b0_6 ? sum_d2_cat_132[4] : sum_d2_cat_132[5]);
-assign for_normalized_sel_34 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[1] : sum_d2_cat_132[2]) : (left_d1_b0_6 ? sum_d2_cat_132[3] : sum_d2_cat_132[4]);
-assign for_normalized_sel_35 = left_d1_b1_6 ? (left_d1_b0_6 ? sum_d2_cat_132[0] : sum_d2_cat_132[1]) : (left_d1_b0_6 ? sum_d2_cat_132[2] : sum_d2_cat_132[3]);
-assign for_normalized_sel_36 = left_d1_b1_6 ? (left_d1_b0_6 ? 1'h0 : sum_d2_cat_132[0]) : (left_d1_b0_6 ? sum_d2_cat_132[1] : sum_d2_cat_132[2]);
-assign cat_58 = {({({({({sel_209, sel_210}), sel_211}), sel_212}), sel_213}), sel_214};
-assign cat_59 = {({({({({cat_58, sel_215}), sel_216}), sel_217}), sel_218}), sel_219};
-assign cat_60 = {({({({({cat_59, sel_220}), sel_221}), sel_222}), sel_223}), sel_224};
-assign for_normalized_cat_11 = {({({({({cat_60, sel_225}), sel_226}), sel_227}), sel_228}), for_normalized_sel_31};
-assign for_normalized_cat_12 = {({({({({for_normalized_cat_11, for_normalized_sel_32}), for_normalized_sel_33}), for_normalized_sel_34}), for_normalized_sel_35}), for_normalized_sel_36};
-assign normalized_6 = {({for_normalized_cat_12, (left_d1_b1_6 ? 1'h0 : (left_d1_b0_6 ? sum_d2_cat_132[0] : sum_d2_cat_132[1]))}), (left_d1_b1_6 ? 1'h0 : (left_d1_b0_6 ? 1'h0 : sum_d2_cat_132[0]))};
+assign sum_d2_cat_11 = {(left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[11] : sum_d2_6[27])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[10] : sum_d2_6[26])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[9] : sum_d2_6[25])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[8] : sum_d2_6[24])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[7] : sum_d2_6[23])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[6] : sum_d2_6[22])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[5] : sum_d2_6[21])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[4] : sum_d2_6[20])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[3] : sum_d2_6[19])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[2] : sum_d2_6[18])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[1] : sum_d2_6[17])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[0] : sum_d2_6[16])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[15])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[14])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[13])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[12])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[11])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[10])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[9])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[8])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[7])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[6])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[5])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[4])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[3])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[2])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[1])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[0]))};
+assign sum_d2_sel_101 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]) : (left_d1_cat_6[2] ? sum_d2_cat_11[23] : sum_d2_cat_11[27]);
+assign sum_d2_sel_102 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]) : (left_d1_cat_6[2] ? sum_d2_cat_11[22] : sum_d2_cat_11[26]);
+assign sum_d2_sel_103 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]) : (left_d1_cat_6[2] ? sum_d2_cat_11[21] : sum_d2_cat_11[25]);
+assign sum_d2_sel_104 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]) : (left_d1_cat_6[2] ? sum_d2_cat_11[20] : sum_d2_cat_11[24]);
+assign sum_d2_sel_105 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]) : (left_d1_cat_6[2] ? sum_d2_cat_11[19] : sum_d2_cat_11[23]);
+assign sum_d2_sel_106 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]) : (left_d1_cat_6[2] ? sum_d2_cat_11[18] : sum_d2_cat_11[22]);
+assign sum_d2_sel_107 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]) : (left_d1_cat_6[2] ? sum_d2_cat_11[17] : sum_d2_cat_11[21]);
+assign sum_d2_sel_108 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]) : (left_d1_cat_6[2] ? sum_d2_cat_11[16] : sum_d2_cat_11[20]);
+assign sum_d2_sel_109 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]) : (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]);
+assign sum_d2_sel_110 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]) : (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]);
+assign sum_d2_sel_111 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]) : (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]);
+assign sum_d2_sel_112 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]) : (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]);
+assign sum_d2_sel_113 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7]) : (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]);
+assign sum_d2_sel_114 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6]) : (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]);
+assign sum_d2_sel_115 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5]) : (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]);
+assign sum_d2_sel_116 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4]) : (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]);
+assign sum_d2_sel_117 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3]) : (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]);
+assign sum_d2_sel_118 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2]) : (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]);
+assign sum_d2_sel_119 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1]) : (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]);
+assign sum_d2_sel_120 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]) : (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]);
+assign sum_d2_cat_12 = {sum_d2_sel_101, sum_d2_sel_102, sum_d2_sel_103, sum_d2_sel_104, sum_d2_sel_105, sum_d2_sel_106,
+    sum_d2_sel_107, sum_d2_sel_108, sum_d2_sel_109, sum_d2_sel_110, sum_d2_sel_111, sum_d2_sel_112,
+    sum_d2_sel_113, sum_d2_sel_114, sum_d2_sel_115, sum_d2_sel_116, sum_d2_sel_117, sum_d2_sel_118,
+    sum_d2_sel_119, sum_d2_sel_120,
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]))};
+assign sel_209 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]) : (left_d1_cat_6[0] ? sum_d2_cat_12[26] : sum_d2_cat_12[27]);
+assign sel_210 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]) : (left_d1_cat_6[0] ? sum_d2_cat_12[25] : sum_d2_cat_12[26]);
+assign sel_211 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]) : (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]);
+assign sel_212 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]) : (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]);
+assign sel_213 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]) : (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]);
+assign sel_214 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]) : (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]);
+assign sel_215 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]) : (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]);
+assign sel_216 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]) : (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]);
+assign sel_217 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]) : (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]);
+assign sel_218 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]) : (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]);
+assign sel_219 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]) : (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]);
+assign sel_220 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]) : (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]);
+assign sel_221 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]) : (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]);
+assign sel_222 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]) : (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]);
+assign sel_223 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]) : (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]);
+assign sel_224 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]) : (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]);
+assign sel_225 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]) : (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]);
+assign sel_226 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]) : (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]);
+assign sel_227 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]) : (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]);
+assign sel_228 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]) : (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]);
+assign for_normalized_sel_31 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]) : (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]);
+assign for_normalized_sel_32 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]) : (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]);
+assign for_normalized_sel_33 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]) : (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]);
+assign for_normalized_sel_34 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]) : (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]);
+assign for_normalized_sel_35 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1]) : (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]);
+assign for_normalized_sel_36 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]) : (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]);
+assign normalized_6 = {sel_209, sel_210, sel_211, sel_212, sel_213, sel_214, sel_215, sel_216, sel_217, sel_218, sel_219,
+    sel_220, sel_221, sel_222, sel_223, sel_224, sel_225, sel_226, sel_227, sel_228,
+    for_normalized_sel_31, for_normalized_sel_32, for_normalized_sel_33, for_normalized_sel_34,
+    for_normalized_sel_35, for_normalized_sel_36,
+    (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1])),
+    (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]))};
 assign field_6 = normalized_6[27] ? (field_base_d3_6 - ({4'h0, left_d1_6})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -4943,32 +4338,28 @@ assign overflow_6 = overflow_before_d1_6 | (~(rounded_6[31:23] < 9'hff));
 assign s2 = nan_d6_6 ? 32'h7fc00000 : (exact_zero_d3_6 ? ({zero_sign_d6_6, 31'h0}) : ({(inf_d6_6 ? inf_sign_d6_6 : big_sign_d5_6), ((overflow_6 | inf_d6_6) ? 31'h7f800000 : rounded_6[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign s_axis_tdata_bits30_23_10 = s_axis_tdata_bits127_96[30:23];
-assign s_axis_tdata_bits22_0_10 = s_axis_tdata_bits127_96[22:0];
-assign s_axis_tdata_is0_13 = s_axis_tdata_bits30_23_10 == 8'h0;
-assign s_axis_tdata_is255_7 = s_axis_tdata_bits30_23_10 == 8'hff;
-assign s_axis_tdata_is0_14 = s_axis_tdata_bits22_0_10 == 23'h0;
-assign a_sign_7 = s_axis_tdata_bits127_96[31];
+assign s_axis_tdata_is0_13 = s_axis_tdata[126:119] == 8'h0;
+assign s_axis_tdata_is255_7 = s_axis_tdata[126:119] == 8'hff;
+assign s_axis_tdata_is0_14 = s_axis_tdata[118:96] == 23'h0;
+assign a_sign_7 = s_axis_tdata[127];
 assign a_inf_7 = s_axis_tdata_is255_7 & s_axis_tdata_is0_14;
 assign a_nan_7 = s_axis_tdata_is255_7 & (~s_axis_tdata_is0_14);
-assign a_sig_7 = {(~s_axis_tdata_is0_13), s_axis_tdata_bits22_0_10};
-assign a_exp_7 = s_axis_tdata_is0_13 ? 8'h1 : s_axis_tdata_bits30_23_10;
-assign s_axis_tdata_bits30_23_11 = s_axis_tdata_bits255_224[30:23];
-assign s_axis_tdata_bits22_0_11 = s_axis_tdata_bits255_224[22:0];
-assign s_axis_tdata_is0_15 = s_axis_tdata_bits30_23_11 == 8'h0;
-assign s_axis_tdata_is255_8 = s_axis_tdata_bits30_23_11 == 8'hff;
-assign s_axis_tdata_is0_16 = s_axis_tdata_bits22_0_11 == 23'h0;
-assign b_sign_7 = s_axis_tdata_bits255_224[31];
+assign a_sig_7 = {(~s_axis_tdata_is0_13), s_axis_tdata[118:96]};
+assign a_exp_7 = s_axis_tdata_is0_13 ? 8'h1 : s_axis_tdata[126:119];
+assign s_axis_tdata_is0_15 = s_axis_tdata[254:247] == 8'h0;
+assign s_axis_tdata_is255_8 = s_axis_tdata[254:247] == 8'hff;
+assign s_axis_tdata_is0_16 = s_axis_tdata[246:224] == 23'h0;
+assign b_sign_7 = s_axis_tdata[255];
 assign b_inf_7 = s_axis_tdata_is255_8 & s_axis_tdata_is0_16;
 assign b_nan_7 = s_axis_tdata_is255_8 & (~s_axis_tdata_is0_16);
-assign b_sig_7 = {(~s_axis_tdata_is0_15), s_axis_tdata_bits22_0_11};
-assign b_exp_7 = s_axis_tdata_is0_15 ? 8'h1 : s_axis_tdata_bits30_23_11;
+assign b_sig_7 = {(~s_axis_tdata_is0_15), s_axis_tdata[246:224]};
+assign b_exp_7 = s_axis_tdata_is0_15 ? 8'h1 : s_axis_tdata[254:247];
 assign opposite_7 = a_sign_7 ^ b_sign_7;
-assign nan_7 = (a_nan_7 | b_nan_7) | ((a_inf_7 & b_inf_7) & opposite_7);
+assign nan_7 = a_nan_7 | b_nan_7 | (a_inf_7 & b_inf_7 & opposite_7);
 assign inf_7 = a_inf_7 | b_inf_7;
 assign inf_sign_7 = a_inf_7 ? a_sign_7 : b_sign_7;
 assign zero_sign_7 = a_sign_7 & b_sign_7;
-assign swap_7 = s_axis_tdata_bits127_96[30:0] < s_axis_tdata_bits255_224[30:0];
+assign swap_7 = s_axis_tdata[126:96] < s_axis_tdata[254:224];
 
 // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
 assign big_sign_7 = swap_d1_7 ? b_sign_d1_7 : a_sign_d1_7;
@@ -4980,153 +4371,152 @@ assign small_sig_7 = swap_d1_7 ? a_sig_d1_7 : b_sig_d1_7;
 assign amount_7 = (~(distance_7[7:5] == 3'h0)) ? 5'h1f : distance_7[4:0];
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_85 = {small_sig_7, 2'h0};
+assign small_sig_cat_13 = {small_sig_7, 2'h0};
 assign amount_cat_13 = {1'h0, amount_7};
-assign amount_b4_7 = amount_cat_13[4];
-assign amount_b5_7 = amount_cat_13[5];
-assign small_sig_not_25 = ~(small_sig_cat_85[15:0] == 16'h0);
-assign small_sig_not_26 = ~(small_sig_cat_85[25:16] == 10'h0);
-assign small_sig_sel_181 = amount_b5_7 ? (amount_b4_7 ? (small_sig_not_25 | small_sig_not_26) : (small_sig_not_25 | small_sig_not_26)) : (amount_b4_7 & small_sig_not_25);
-assign small_sig_cat_86 = {({15'h0, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[25]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[24]))};
-assign small_sig_cat_87 = {({small_sig_cat_86, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[23]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[22]))};
-assign small_sig_cat_88 = {({small_sig_cat_87, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[21]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[20]))};
-assign small_sig_cat_89 = {({small_sig_cat_88, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[19]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[18]))};
-assign small_sig_cat_90 = {({small_sig_cat_89, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[17]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[16]))};
-assign small_sig_cat_91 = {({small_sig_cat_90, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[15]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[14]))};
-assign small_sig_cat_92 = {({small_sig_cat_91, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[13]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[12]))};
-assign small_sig_cat_93 = {({small_sig_cat_92, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[11]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? 1'h0 : small_sig_cat_85[10]))};
-assign small_sig_cat_94 = {({small_sig_cat_93, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[25] : small_sig_cat_85[9]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[24] : small_sig_cat_85[8]))};
-assign small_sig_cat_95 = {({small_sig_cat_94, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[23] : small_sig_cat_85[7]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[22] : small_sig_cat_85[6]))};
-assign small_sig_cat_96 = {({small_sig_cat_95, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[21] : small_sig_cat_85[5]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[20] : small_sig_cat_85[4]))};
-assign small_sig_cat_97 = {({small_sig_cat_96, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[19] : small_sig_cat_85[3]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[18] : small_sig_cat_85[2]))};
-assign small_sig_cat_98 = {({small_sig_cat_97, (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[17] : small_sig_cat_85[1]))}), (amount_b5_7 ? 1'h0 : (amount_b4_7 ? small_sig_cat_85[16] : small_sig_cat_85[0]))};
-assign amount_b2_7 = amount_cat_13[2];
-assign amount_b3_7 = amount_cat_13[3];
-assign small_sig_not_27 = ~(small_sig_cat_98[3:0] == 4'h0);
-assign small_sig_not_28 = ~(small_sig_cat_98[7:4] == 4'h0);
-assign for_align_sticky_sel_13 = amount_b2_7 ? ((small_sig_not_27 | small_sig_not_28) | (~(small_sig_cat_98[11:8] == 4'h0))) : (small_sig_not_27 | small_sig_not_28);
-assign small_sig_sel_182 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[40] : small_sig_cat_98[36]) : (amount_b2_7 ? small_sig_cat_98[32] : small_sig_cat_98[28]);
-assign small_sig_sel_183 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[39] : small_sig_cat_98[35]) : (amount_b2_7 ? small_sig_cat_98[31] : small_sig_cat_98[27]);
-assign small_sig_sel_184 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[38] : small_sig_cat_98[34]) : (amount_b2_7 ? small_sig_cat_98[30] : small_sig_cat_98[26]);
-assign small_sig_sel_185 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[37] : small_sig_cat_98[33]) : (amount_b2_7 ? small_sig_cat_98[29] : small_sig_cat_98[25]);
-assign small_sig_sel_186 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[36] : small_sig_cat_98[32]) : (amount_b2_7 ? small_sig_cat_98[28] : small_sig_cat_98[24]);
-assign small_sig_sel_187 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[35] : small_sig_cat_98[31]) : (amount_b2_7 ? small_sig_cat_98[27] : small_sig_cat_98[23]);
-assign small_sig_sel_188 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[34] : small_sig_cat_98[30]) : (amount_b2_7 ? small_sig_cat_98[26] : small_sig_cat_98[22]);
-assign small_sig_sel_189 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[33] : small_sig_cat_98[29]) : (amount_b2_7 ? small_sig_cat_98[25] : small_sig_cat_98[21]);
-assign small_sig_sel_190 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[32] : small_sig_cat_98[28]) : (amount_b2_7 ? small_sig_cat_98[24] : small_sig_cat_98[20]);
-assign small_sig_sel_191 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[31] : small_sig_cat_98[27]) : (amount_b2_7 ? small_sig_cat_98[23] : small_sig_cat_98[19]);
-assign small_sig_sel_192 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[30] : small_sig_cat_98[26]) : (amount_b2_7 ? small_sig_cat_98[22] : small_sig_cat_98[18]);
-assign small_sig_sel_193 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[29] : small_sig_cat_98[25]) : (amount_b2_7 ? small_sig_cat_98[21] : small_sig_cat_98[17]);
-assign small_sig_sel_194 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[28] : small_sig_cat_98[24]) : (amount_b2_7 ? small_sig_cat_98[20] : small_sig_cat_98[16]);
-assign small_sig_sel_195 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[27] : small_sig_cat_98[23]) : (amount_b2_7 ? small_sig_cat_98[19] : small_sig_cat_98[15]);
-assign small_sig_sel_196 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[26] : small_sig_cat_98[22]) : (amount_b2_7 ? small_sig_cat_98[18] : small_sig_cat_98[14]);
-assign small_sig_sel_197 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[25] : small_sig_cat_98[21]) : (amount_b2_7 ? small_sig_cat_98[17] : small_sig_cat_98[13]);
-assign small_sig_sel_198 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[24] : small_sig_cat_98[20]) : (amount_b2_7 ? small_sig_cat_98[16] : small_sig_cat_98[12]);
-assign small_sig_sel_199 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[23] : small_sig_cat_98[19]) : (amount_b2_7 ? small_sig_cat_98[15] : small_sig_cat_98[11]);
-assign small_sig_sel_200 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[22] : small_sig_cat_98[18]) : (amount_b2_7 ? small_sig_cat_98[14] : small_sig_cat_98[10]);
-assign small_sig_sel_201 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[21] : small_sig_cat_98[17]) : (amount_b2_7 ? small_sig_cat_98[13] : small_sig_cat_98[9]);
-assign small_sig_sel_202 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[20] : small_sig_cat_98[16]) : (amount_b2_7 ? small_sig_cat_98[12] : small_sig_cat_98[8]);
-assign small_sig_sel_203 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[19] : small_sig_cat_98[15]) : (amount_b2_7 ? small_sig_cat_98[11] : small_sig_cat_98[7]);
-assign small_sig_sel_204 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[18] : small_sig_cat_98[14]) : (amount_b2_7 ? small_sig_cat_98[10] : small_sig_cat_98[6]);
-assign small_sig_sel_205 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[17] : small_sig_cat_98[13]) : (amount_b2_7 ? small_sig_cat_98[9] : small_sig_cat_98[5]);
-assign small_sig_sel_206 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[16] : small_sig_cat_98[12]) : (amount_b2_7 ? small_sig_cat_98[8] : small_sig_cat_98[4]);
-assign small_sig_sel_207 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[15] : small_sig_cat_98[11]) : (amount_b2_7 ? small_sig_cat_98[7] : small_sig_cat_98[3]);
-assign small_sig_sel_208 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[14] : small_sig_cat_98[10]) : (amount_b2_7 ? small_sig_cat_98[6] : small_sig_cat_98[2]);
-assign small_sig_sel_209 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[13] : small_sig_cat_98[9]) : (amount_b2_7 ? small_sig_cat_98[5] : small_sig_cat_98[1]);
-assign small_sig_sel_210 = amount_b3_7 ? (amount_b2_7 ? small_sig_cat_98[12] : small_sig_cat_98[8]) : (amount_b2_7 ? small_sig_cat_98[4] : small_sig_cat_98[0]);
-assign cat_61 = {({({({({small_sig_sel_182, small_sig_sel_183}), small_sig_sel_184}), small_sig_sel_185}), small_sig_sel_186}), small_sig_sel_187};
-assign cat_62 = {({({({({cat_61, small_sig_sel_188}), small_sig_sel_189}), small_sig_sel_190}), small_sig_sel_191}), small_sig_sel_192};
-assign cat_63 = {({({({({cat_62, small_sig_sel_193}), small_sig_sel_194}), small_sig_sel_195}), small_sig_sel_196}), small_sig_sel_197};
-assign cat_64 = {({({({({cat_63, small_sig_sel_198}), small_sig_sel_199}), small_sig_sel_200}), small_sig_sel_201}), small_sig_sel_202};
-assign for_shifted_cat_19 = {({({({({cat_64, small_sig_sel_203}), small_sig_sel_204}), small_sig_sel_205}), small_sig_sel_206}), small_sig_sel_207};
-assign for_shifted_cat_20 = {({({for_shifted_cat_19, small_sig_sel_208}), small_sig_sel_209}), small_sig_sel_210};
-assign amount_b0_7 = amount_cat_13[0];
-assign amount_b1_7 = amount_cat_13[1];
-assign for_align_sticky_not_13 = ~(for_shifted_cat_20[0] == 1'h0);
-assign for_align_sticky_not_14 = ~(for_shifted_cat_20[1] == 1'h0);
-assign for_align_sticky_sel_14 = amount_b0_7 ? ((for_align_sticky_not_13 | for_align_sticky_not_14) | (~(for_shifted_cat_20[2] == 1'h0))) : (for_align_sticky_not_13 | for_align_sticky_not_14);
-assign sel_229 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[28] : for_shifted_cat_20[27]) : (amount_b0_7 ? for_shifted_cat_20[26] : for_shifted_cat_20[25]);
-assign sel_230 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[27] : for_shifted_cat_20[26]) : (amount_b0_7 ? for_shifted_cat_20[25] : for_shifted_cat_20[24]);
-assign sel_231 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[26] : for_shifted_cat_20[25]) : (amount_b0_7 ? for_shifted_cat_20[24] : for_shifted_cat_20[23]);
-assign sel_232 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[25] : for_shifted_cat_20[24]) : (amount_b0_7 ? for_shifted_cat_20[23] : for_shifted_cat_20[22]);
-assign sel_233 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[24] : for_shifted_cat_20[23]) : (amount_b0_7 ? for_shifted_cat_20[22] : for_shifted_cat_20[21]);
-assign sel_234 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[23] : for_shifted_cat_20[22]) : (amount_b0_7 ? for_shifted_cat_20[21] : for_shifted_cat_20[20]);
-assign sel_235 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[22] : for_shifted_cat_20[21]) : (amount_b0_7 ? for_shifted_cat_20[20] : for_shifted_cat_20[19]);
-assign sel_236 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[21] : for_shifted_cat_20[20]) : (amount_b0_7 ? for_shifted_cat_20[19] : for_shifted_cat_20[18]);
-assign sel_237 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[20] : for_shifted_cat_20[19]) : (amount_b0_7 ? for_shifted_cat_20[18] : for_shifted_cat_20[17]);
-assign sel_238 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[19] : for_shifted_cat_20[18]) : (amount_b0_7 ? for_shifted_cat_20[17] : for_shifted_cat_20[16]);
-assign sel_239 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[18] : for_shifted_cat_20[17]) : (amount_b0_7 ? for_shifted_cat_20[16] : for_shifted_cat_20[15]);
-assign sel_240 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[17] : for_shifted_cat_20[16]) : (amount_b0_7 ? for_shifted_cat_20[15] : for_shifted_cat_20[14]);
-assign sel_241 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[16] : for_shifted_cat_20[15]) : (amount_b0_7 ? for_shifted_cat_20[14] : for_shifted_cat_20[13]);
-assign sel_242 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[15] : for_shifted_cat_20[14]) : (amount_b0_7 ? for_shifted_cat_20[13] : for_shifted_cat_20[12]);
-assign sel_243 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[14] : for_shifted_cat_20[13]) : (amount_b0_7 ? for_shifted_cat_20[12] : for_shifted_cat_20[11]);
-assign sel_244 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[13] : for_shifted_cat_20[12]) : (amount_b0_7 ? for_shifted_cat_20[11] : for_shifted_cat_20[10]);
-assign sel_245 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[12] : for_shifted_cat_20[11]) : (amount_b0_7 ? for_shifted_cat_20[10] : for_shifted_cat_20[9]);
-assign sel_246 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[11] : for_shifted_cat_20[10]) : (amount_b0_7 ? for_shifted_cat_20[9] : for_shifted_cat_20[8]);
-assign for_shifted_sel_49 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[10] : for_shifted_cat_20[9]) : (amount_b0_7 ? for_shifted_cat_20[8] : for_shifted_cat_20[7]);
-assign for_shifted_sel_50 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[9] : for_shifted_cat_20[8]) : (amount_b0_7 ? for_shifted_cat_20[7] : for_shifted_cat_20[6]);
-assign for_shifted_sel_51 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[8] : for_shifted_cat_20[7]) : (amount_b0_7 ? for_shifted_cat_20[6] : for_shifted_cat_20[5]);
-assign for_shifted_sel_52 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[7] : for_shifted_cat_20[6]) : (amount_b0_7 ? for_shifted_cat_20[5] : for_shifted_cat_20[4]);
-assign for_shifted_sel_53 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[6] : for_shifted_cat_20[5]) : (amount_b0_7 ? for_shifted_cat_20[4] : for_shifted_cat_20[3]);
-assign for_shifted_sel_54 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[5] : for_shifted_cat_20[4]) : (amount_b0_7 ? for_shifted_cat_20[3] : for_shifted_cat_20[2]);
-assign for_shifted_sel_55 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[4] : for_shifted_cat_20[3]) : (amount_b0_7 ? for_shifted_cat_20[2] : for_shifted_cat_20[1]);
-assign for_shifted_sel_56 = amount_b1_7 ? (amount_b0_7 ? for_shifted_cat_20[3] : for_shifted_cat_20[2]) : (amount_b0_7 ? for_shifted_cat_20[1] : for_shifted_cat_20[0]);
-assign cat_65 = {({({({({sel_229, sel_230}), sel_231}), sel_232}), sel_233}), sel_234};
-assign cat_66 = {({({({({cat_65, sel_235}), sel_236}), sel_237}), sel_238}), sel_239};
-assign cat_67 = {({({({({cat_66, sel_240}), sel_241}), sel_242}), sel_243}), sel_244};
-assign for_shifted_cat_21 = {({({({({cat_67, sel_245}), sel_246}), for_shifted_sel_49}), for_shifted_sel_50}), for_shifted_sel_51};
-assign shifted_7 = {({({({({for_shifted_cat_21, for_shifted_sel_52}), for_shifted_sel_53}), for_shifted_sel_54}), for_shifted_sel_55}), for_shifted_sel_56};
-assign amount_cat_14 = {({small_sig_sel_181, (amount_b3_7 ? for_align_sticky_sel_13 : (amount_b2_7 & small_sig_not_27))}), (amount_b1_7 ? for_align_sticky_sel_14 : (amount_b0_7 & for_align_sticky_not_13))};
+assign small_sig_not_25 = ~(small_sig_cat_13[15:0] == 16'h0);
+assign small_sig_not_26 = ~(small_sig_cat_13[25:16] == 10'h0);
+assign small_sig_sel_181 = amount_cat_13[5] ? (amount_cat_13[4] ? (small_sig_not_25 | small_sig_not_26) : (small_sig_not_25 | small_sig_not_26)) : (amount_cat_13[4] & small_sig_not_25);
+assign small_sig_cat_14 = {15'h0, (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[25])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[24])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[23])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[22])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[21])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[20])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[19])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[18])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[17])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[16])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[15])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[14])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[13])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[12])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[11])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[10])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[25] : small_sig_cat_13[9])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[24] : small_sig_cat_13[8])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[23] : small_sig_cat_13[7])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[22] : small_sig_cat_13[6])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[21] : small_sig_cat_13[5])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[20] : small_sig_cat_13[4])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[19] : small_sig_cat_13[3])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[18] : small_sig_cat_13[2])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[17] : small_sig_cat_13[1])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[16] : small_sig_cat_13[0]))};
+assign small_sig_not_27 = ~(small_sig_cat_14[3:0] == 4'h0);
+assign small_sig_not_28 = ~(small_sig_cat_14[7:4] == 4'h0);
+assign for_align_sticky_sel_13 = amount_cat_13[2] ? (small_sig_not_27 | small_sig_not_28 | (~(small_sig_cat_14[11:8] == 4'h0))) : (small_sig_not_27 | small_sig_not_28);
+assign small_sig_sel_182 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[40] : small_sig_cat_14[36]) : (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]);
+assign small_sig_sel_183 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[39] : small_sig_cat_14[35]) : (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]);
+assign small_sig_sel_184 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[38] : small_sig_cat_14[34]) : (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]);
+assign small_sig_sel_185 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[37] : small_sig_cat_14[33]) : (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]);
+assign small_sig_sel_186 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[36] : small_sig_cat_14[32]) : (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]);
+assign small_sig_sel_187 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[35] : small_sig_cat_14[31]) : (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]);
+assign small_sig_sel_188 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[34] : small_sig_cat_14[30]) : (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]);
+assign small_sig_sel_189 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[33] : small_sig_cat_14[29]) : (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]);
+assign small_sig_sel_190 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]) : (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]);
+assign small_sig_sel_191 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]) : (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]);
+assign small_sig_sel_192 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]) : (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]);
+assign small_sig_sel_193 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]) : (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]);
+assign small_sig_sel_194 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]) : (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]);
+assign small_sig_sel_195 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]) : (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]);
+assign small_sig_sel_196 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]) : (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]);
+assign small_sig_sel_197 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]) : (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]);
+assign small_sig_sel_198 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]) : (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]);
+assign small_sig_sel_199 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]) : (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]);
+assign small_sig_sel_200 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]) : (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]);
+assign small_sig_sel_201 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]) : (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]);
+assign small_sig_sel_202 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]) : (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]);
+assign small_sig_sel_203 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]) : (amount_cat_13[2] ? small_sig_cat_14[11] : small_sig_cat_14[7]);
+assign small_sig_sel_204 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]) : (amount_cat_13[2] ? small_sig_cat_14[10] : small_sig_cat_14[6]);
+assign small_sig_sel_205 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]) : (amount_cat_13[2] ? small_sig_cat_14[9] : small_sig_cat_14[5]);
+assign small_sig_sel_206 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]) : (amount_cat_13[2] ? small_sig_cat_14[8] : small_sig_cat_14[4]);
+assign small_sig_sel_207 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]) : (amount_cat_13[2] ? small_sig_cat_14[7] : small_sig_cat_14[3]);
+assign small_sig_sel_208 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]) : (amount_cat_13[2] ? small_sig_cat_14[6] : small_sig_cat_14[2]);
+assign small_sig_sel_209 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]) : (amount_cat_13[2] ? small_sig_cat_14[5] : small_sig_cat_14[1]);
+assign small_sig_sel_210 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]) : (amount_cat_13[2] ? small_sig_cat_14[4] : small_sig_cat_14[0]);
+assign for_shifted_cat_7 = {small_sig_sel_182, small_sig_sel_183, small_sig_sel_184, small_sig_sel_185, small_sig_sel_186,
+    small_sig_sel_187, small_sig_sel_188, small_sig_sel_189, small_sig_sel_190, small_sig_sel_191,
+    small_sig_sel_192, small_sig_sel_193, small_sig_sel_194, small_sig_sel_195, small_sig_sel_196,
+    small_sig_sel_197, small_sig_sel_198, small_sig_sel_199, small_sig_sel_200, small_sig_sel_201,
+    small_sig_sel_202, small_sig_sel_203, small_sig_sel_204, small_sig_sel_205, small_sig_sel_206,
+    small_sig_sel_207, small_sig_sel_208, small_sig_sel_209, small_sig_sel_210};
+assign for_align_sticky_not_13 = ~(for_shifted_cat_7[0] == 1'h0);
+assign for_align_sticky_not_14 = ~(for_shifted_cat_7[1] == 1'h0);
+assign for_align_sticky_sel_14 = amount_cat_13[0] ? (for_align_sticky_not_13 | for_align_sticky_not_14 | (~(for_shifted_cat_7[2] == 1'h0))) : (for_align_sticky_not_13 | for_align_sticky_not_14);
+assign sel_229 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[28] : for_shifted_cat_7[27]) : (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]);
+assign sel_230 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[27] : for_shifted_cat_7[26]) : (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]);
+assign sel_231 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]) : (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]);
+assign sel_232 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]) : (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]);
+assign sel_233 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]) : (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]);
+assign sel_234 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]) : (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]);
+assign sel_235 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]) : (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]);
+assign sel_236 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]) : (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]);
+assign sel_237 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]) : (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]);
+assign sel_238 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]) : (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]);
+assign sel_239 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]) : (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]);
+assign sel_240 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]) : (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]);
+assign sel_241 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]) : (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]);
+assign sel_242 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]) : (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]);
+assign sel_243 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]) : (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]);
+assign sel_244 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]) : (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]);
+assign sel_245 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]) : (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]);
+assign sel_246 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]) : (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]);
+assign for_shifted_sel_49 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]) : (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]);
+assign for_shifted_sel_50 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]) : (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]);
+assign for_shifted_sel_51 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]) : (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]);
+assign for_shifted_sel_52 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]) : (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]);
+assign for_shifted_sel_53 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]) : (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]);
+assign for_shifted_sel_54 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]) : (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]);
+assign for_shifted_sel_55 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]) : (amount_cat_13[0] ? for_shifted_cat_7[2] : for_shifted_cat_7[1]);
+assign for_shifted_sel_56 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]) : (amount_cat_13[0] ? for_shifted_cat_7[1] : for_shifted_cat_7[0]);
+assign shifted_7 = {sel_229, sel_230, sel_231, sel_232, sel_233, sel_234, sel_235, sel_236, sel_237, sel_238, sel_239,
+    sel_240, sel_241, sel_242, sel_243, sel_244, sel_245, sel_246, for_shifted_sel_49,
+    for_shifted_sel_50, for_shifted_sel_51, for_shifted_sel_52, for_shifted_sel_53, for_shifted_sel_54,
+    for_shifted_sel_55, for_shifted_sel_56};
+assign amount_cat_14 = {small_sig_sel_181,
+    (amount_cat_13[3] ? for_align_sticky_sel_13 : (amount_cat_13[2] & small_sig_not_27)),
+    (amount_cat_13[1] ? for_align_sticky_sel_14 : (amount_cat_13[0] & for_align_sticky_not_13))};
 assign align_sticky_7 = ~(amount_cat_14 == 3'h0);
-assign big_padded_7 = {1'h0, ({big_sig_7, 3'h0})};
-assign aligned_7 = {1'h0, ({shifted_7, align_sticky_7})};
+assign big_padded_7 = {1'h0, big_sig_7, 3'h0};
+assign aligned_7 = {1'h0, shifted_7, align_sticky_7};
 assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d2_7}) + ({(aligned_d1_7 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_7, opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7}), opposite_d2_7})), opposite_d2_7});
+assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d2_7}) + ({(aligned_d1_7 ^
+    ({opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7,
+    opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7,
+    opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7,
+    opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7,
+    opposite_d2_7, opposite_d2_7, opposite_d2_7, opposite_d2_7})),
+    opposite_d2_7});
 assign sum_7 = big_padded_d1_plus_7[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
 assign exact_zero_7 = sum_d1_7 == 28'h0;
 assign sum_d1_cat_31 = {sum_d1_7, 4'hf};
-assign sum_d1_bits31_30_7 = sum_d1_cat_31[31:30];
-assign sum_d1_is0_49 = sum_d1_bits31_30_7 == 2'h0;
-assign sum_d1_bits29_28_7 = sum_d1_cat_31[29:28];
-assign sum_d1_bits27_26_7 = sum_d1_cat_31[27:26];
-assign sum_d1_is0_50 = sum_d1_bits27_26_7 == 2'h0;
-assign sum_d1_bits25_24_7 = sum_d1_cat_31[25:24];
-assign sum_d1_bits23_22_7 = sum_d1_cat_31[23:22];
-assign sum_d1_is0_51 = sum_d1_bits23_22_7 == 2'h0;
-assign sum_d1_bits21_20_7 = sum_d1_cat_31[21:20];
-assign sum_d1_bits19_18_7 = sum_d1_cat_31[19:18];
-assign sum_d1_is0_52 = sum_d1_bits19_18_7 == 2'h0;
-assign sum_d1_bits17_16_7 = sum_d1_cat_31[17:16];
-assign sum_d1_bits15_14_7 = sum_d1_cat_31[15:14];
-assign sum_d1_is0_53 = sum_d1_bits15_14_7 == 2'h0;
-assign sum_d1_bits13_12_7 = sum_d1_cat_31[13:12];
-assign sum_d1_bits11_10_7 = sum_d1_cat_31[11:10];
-assign sum_d1_is0_54 = sum_d1_bits11_10_7 == 2'h0;
-assign sum_d1_bits9_8_7 = sum_d1_cat_31[9:8];
-assign sum_d1_bits7_6_7 = sum_d1_cat_31[7:6];
-assign sum_d1_is0_55 = sum_d1_bits7_6_7 == 2'h0;
-assign sum_d1_bits5_4_7 = sum_d1_cat_31[5:4];
-assign sum_d1_bits3_2_7 = sum_d1_cat_31[3:2];
-assign sum_d1_is0_56 = sum_d1_bits3_2_7 == 2'h0;
-assign sum_d1_and_43 = sum_d1_is0_49 & (sum_d1_bits29_28_7 == 2'h0);
-assign sum_d1_sel_49 = sum_d1_is0_49 ? ({sum_d1_is0_49, (~sum_d1_bits29_28_7[1])}) : ({sum_d1_is0_49, (~sum_d1_bits31_30_7[1])});
-assign sum_d1_sel_50 = sum_d1_is0_50 ? ({sum_d1_is0_50, (~sum_d1_bits25_24_7[1])}) : ({sum_d1_is0_50, (~sum_d1_bits27_26_7[1])});
-assign sum_d1_and_44 = sum_d1_is0_51 & (sum_d1_bits21_20_7 == 2'h0);
-assign sum_d1_sel_51 = sum_d1_is0_51 ? ({sum_d1_is0_51, (~sum_d1_bits21_20_7[1])}) : ({sum_d1_is0_51, (~sum_d1_bits23_22_7[1])});
-assign sum_d1_sel_52 = sum_d1_is0_52 ? ({sum_d1_is0_52, (~sum_d1_bits17_16_7[1])}) : ({sum_d1_is0_52, (~sum_d1_bits19_18_7[1])});
-assign sum_d1_and_45 = sum_d1_is0_53 & (sum_d1_bits13_12_7 == 2'h0);
-assign sum_d1_sel_53 = sum_d1_is0_53 ? ({sum_d1_is0_53, (~sum_d1_bits13_12_7[1])}) : ({sum_d1_is0_53, (~sum_d1_bits15_14_7[1])});
-assign sum_d1_sel_54 = sum_d1_is0_54 ? ({sum_d1_is0_54, (~sum_d1_bits9_8_7[1])}) : ({sum_d1_is0_54, (~sum_d1_bits11_10_7[1])});
-assign sum_d1_and_46 = sum_d1_is0_55 & (sum_d1_bits5_4_7 == 2'h0);
-assign sum_d1_sel_55 = sum_d1_is0_55 ? ({sum_d1_is0_55, (~sum_d1_bits5_4_7[1])}) : ({sum_d1_is0_55, (~sum_d1_bits7_6_7[1])});
-assign sum_d1_sel_56 = sum_d1_is0_56 ? ({sum_d1_is0_56, (~sum_d1_cat_31[1])}) : ({sum_d1_is0_56, (~sum_d1_bits3_2_7[1])});
-assign sum_d1_and_47 = sum_d1_and_43 & (sum_d1_is0_50 & (sum_d1_bits25_24_7 == 2'h0));
-assign sum_d1_and_48 = sum_d1_and_45 & (sum_d1_is0_54 & (sum_d1_bits9_8_7 == 2'h0));
-assign sum_d1_and_49 = sum_d1_and_47 & (sum_d1_and_44 & (sum_d1_is0_52 & (sum_d1_bits17_16_7 == 2'h0)));
+assign sum_d1_is0_49 = sum_d1_cat_31[31:30] == 2'h0;
+assign sum_d1_is0_50 = sum_d1_cat_31[27:26] == 2'h0;
+assign sum_d1_is0_51 = sum_d1_cat_31[23:22] == 2'h0;
+assign sum_d1_is0_52 = sum_d1_cat_31[19:18] == 2'h0;
+assign sum_d1_is0_53 = sum_d1_cat_31[15:14] == 2'h0;
+assign sum_d1_is0_54 = sum_d1_cat_31[11:10] == 2'h0;
+assign sum_d1_is0_55 = sum_d1_cat_31[7:6] == 2'h0;
+assign sum_d1_is0_56 = sum_d1_cat_31[3:2] == 2'h0;
+assign sum_d1_and_43 = sum_d1_is0_49 & (sum_d1_cat_31[29:28] == 2'h0);
+assign sum_d1_sel_49 = sum_d1_is0_49 ? ({sum_d1_is0_49, (~sum_d1_cat_31[29])}) : ({sum_d1_is0_49, (~sum_d1_cat_31[31])});
+assign sum_d1_sel_50 = sum_d1_is0_50 ? ({sum_d1_is0_50, (~sum_d1_cat_31[25])}) : ({sum_d1_is0_50, (~sum_d1_cat_31[27])});
+assign sum_d1_and_44 = sum_d1_is0_51 & (sum_d1_cat_31[21:20] == 2'h0);
+assign sum_d1_sel_51 = sum_d1_is0_51 ? ({sum_d1_is0_51, (~sum_d1_cat_31[21])}) : ({sum_d1_is0_51, (~sum_d1_cat_31[23])});
+assign sum_d1_sel_52 = sum_d1_is0_52 ? ({sum_d1_is0_52, (~sum_d1_cat_31[17])}) : ({sum_d1_is0_52, (~sum_d1_cat_31[19])});
+assign sum_d1_and_45 = sum_d1_is0_53 & (sum_d1_cat_31[13:12] == 2'h0);
+assign sum_d1_sel_53 = sum_d1_is0_53 ? ({sum_d1_is0_53, (~sum_d1_cat_31[13])}) : ({sum_d1_is0_53, (~sum_d1_cat_31[15])});
+assign sum_d1_sel_54 = sum_d1_is0_54 ? ({sum_d1_is0_54, (~sum_d1_cat_31[9])}) : ({sum_d1_is0_54, (~sum_d1_cat_31[11])});
+assign sum_d1_and_46 = sum_d1_is0_55 & (sum_d1_cat_31[5:4] == 2'h0);
+assign sum_d1_sel_55 = sum_d1_is0_55 ? ({sum_d1_is0_55, (~sum_d1_cat_31[5])}) : ({sum_d1_is0_55, (~sum_d1_cat_31[7])});
+assign sum_d1_sel_56 = sum_d1_is0_56 ? ({sum_d1_is0_56, (~sum_d1_cat_31[1])}) : ({sum_d1_is0_56, (~sum_d1_cat_31[3])});
+assign sum_d1_and_47 = sum_d1_and_43 & sum_d1_is0_50 & (sum_d1_cat_31[25:24] == 2'h0);
+assign sum_d1_and_48 = sum_d1_and_45 & sum_d1_is0_54 & (sum_d1_cat_31[9:8] == 2'h0);
+assign sum_d1_and_49 = sum_d1_and_47 & sum_d1_and_44 & sum_d1_is0_52 & (sum_d1_cat_31[17:16] == 2'h0);
 assign sum_d1_cat_32 = {sum_d1_and_47, (sum_d1_and_44 ? ({sum_d1_and_44, sum_d1_sel_52}) : ({sum_d1_and_44, sum_d1_sel_51}))};
 assign sum_d1_cat_33 = {sum_d1_and_47, (sum_d1_and_43 ? ({sum_d1_and_43, sum_d1_sel_50}) : ({sum_d1_and_43, sum_d1_sel_49}))};
 assign sum_d1_cat_34 = {sum_d1_and_48, (sum_d1_and_46 ? ({sum_d1_and_46, sum_d1_sel_56}) : ({sum_d1_and_46, sum_d1_sel_55}))};
@@ -5136,86 +4526,98 @@ assign left_7 = (({3'h0, lz_7}) < big_exp_d2_7) ? lz_7 : big_exp_d2_7[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat_7 = {1'h0, left_d1_7};
-assign left_d1_b4_7 = left_d1_cat_7[4];
-assign left_d1_b5_7 = left_d1_cat_7[5];
-assign sum_d2_cat_133 = {({(left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[11] : sum_d2_7[27])), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[10] : sum_d2_7[26]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[9] : sum_d2_7[25]))};
-assign sum_d2_cat_134 = {({sum_d2_cat_133, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[8] : sum_d2_7[24]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[7] : sum_d2_7[23]))};
-assign sum_d2_cat_135 = {({sum_d2_cat_134, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[6] : sum_d2_7[22]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[5] : sum_d2_7[21]))};
-assign sum_d2_cat_136 = {({sum_d2_cat_135, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[4] : sum_d2_7[20]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[3] : sum_d2_7[19]))};
-assign sum_d2_cat_137 = {({sum_d2_cat_136, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[2] : sum_d2_7[18]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[1] : sum_d2_7[17]))};
-assign sum_d2_cat_138 = {({sum_d2_cat_137, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? sum_d2_7[0] : sum_d2_7[16]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[15]))};
-assign sum_d2_cat_139 = {({sum_d2_cat_138, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[14]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[13]))};
-assign sum_d2_cat_140 = {({sum_d2_cat_139, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[12]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[11]))};
-assign sum_d2_cat_141 = {({sum_d2_cat_140, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[10]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[9]))};
-assign sum_d2_cat_142 = {({sum_d2_cat_141, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[8]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[7]))};
-assign sum_d2_cat_143 = {({sum_d2_cat_142, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[6]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[5]))};
-assign sum_d2_cat_144 = {({sum_d2_cat_143, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[4]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[3]))};
-assign sum_d2_cat_145 = {({sum_d2_cat_144, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[2]))}), (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[1]))};
-assign sum_d2_cat_146 = {sum_d2_cat_145, (left_d1_b5_7 ? 1'h0 : (left_d1_b4_7 ? 1'h0 : sum_d2_7[0]))};
-assign left_d1_b2_7 = left_d1_cat_7[2];
-assign left_d1_b3_7 = left_d1_cat_7[3];
-assign sum_d2_sel_121 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[15] : sum_d2_cat_146[19]) : (left_d1_b2_7 ? sum_d2_cat_146[23] : sum_d2_cat_146[27]);
-assign sum_d2_sel_122 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[14] : sum_d2_cat_146[18]) : (left_d1_b2_7 ? sum_d2_cat_146[22] : sum_d2_cat_146[26]);
-assign sum_d2_sel_123 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[13] : sum_d2_cat_146[17]) : (left_d1_b2_7 ? sum_d2_cat_146[21] : sum_d2_cat_146[25]);
-assign sum_d2_sel_124 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[12] : sum_d2_cat_146[16]) : (left_d1_b2_7 ? sum_d2_cat_146[20] : sum_d2_cat_146[24]);
-assign sum_d2_sel_125 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[11] : sum_d2_cat_146[15]) : (left_d1_b2_7 ? sum_d2_cat_146[19] : sum_d2_cat_146[23]);
-assign sum_d2_sel_126 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[10] : sum_d2_cat_146[14]) : (left_d1_b2_7 ? sum_d2_cat_146[18] : sum_d2_cat_146[22]);
-assign sum_d2_sel_127 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[9] : sum_d2_cat_146[13]) : (left_d1_b2_7 ? sum_d2_cat_146[17] : sum_d2_cat_146[21]);
-assign sum_d2_sel_128 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[8] : sum_d2_cat_146[12]) : (left_d1_b2_7 ? sum_d2_cat_146[16] : sum_d2_cat_146[20]);
-assign sum_d2_sel_129 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[7] : sum_d2_cat_146[11]) : (left_d1_b2_7 ? sum_d2_cat_146[15] : sum_d2_cat_146[19]);
-assign sum_d2_sel_130 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[6] : sum_d2_cat_146[10]) : (left_d1_b2_7 ? sum_d2_cat_146[14] : sum_d2_cat_146[18]);
-assign sum_d2_sel_131 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[5] : sum_d2_cat_146[9]) : (left_d1_b2_7 ? sum_d2_cat_146[13] : sum_d2_cat_146[17]);
-assign sum_d2_sel_132 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[4] : sum_d2_cat_146[8]) : (left_d1_b2_7 ? sum_d2_cat_146[12] : sum_d2_cat_146[16]);
-assign sum_d2_sel_133 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[3] : sum_d2_cat_146[7]) : (left_d1_b2_7 ? sum_d2_cat_146[11] : sum_d2_cat_146[15]);
-assign sum_d2_sel_134 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[2] : sum_d2_cat_146[6]) : (left_d1_b2_7 ? sum_d2_cat_146[10] : sum_d2_cat_146[14]);
-assign sum_d2_sel_135 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[1] : sum_d2_cat_146[5]) : (left_d1_b2_7 ? sum_d2_cat_146[9] : sum_d2_cat_146[13]);
-assign sum_d2_sel_136 = left_d1_b3_7 ? (left_d1_b2_7 ? sum_d2_cat_146[0] : sum_d2_cat_146[4]) : (left_d1_b2_7 ? sum_d2_cat_146[8] : sum_d2_cat_146[12]);
-assign sum_d2_sel_137 = left_d1_b3_7 ? (left_d1_b2_7 ? 1'h0 : sum_d2_cat_146[3]) : (left_d1_b2_7 ? sum_d2_cat_146[7] : sum_d2_cat_146[11]);
-assign sum_d2_sel_138 = left_d1_b3_7 ? (left_d1_b2_7 ? 1'h0 : sum_d2_cat_146[2]) : (left_d1_b2_7 ? sum_d2_cat_146[6] : sum_d2_cat_146[10]);
-assign sum_d2_sel_139 = left_d1_b3_7 ? (left_d1_b2_7 ? 1'h0 : sum_d2_cat_146[1]) : (left_d1_b2_7 ? sum_d2_cat_146[5] : sum_d2_cat_146[9]);
-assign sum_d2_sel_140 = left_d1_b3_7 ? (left_d1_b2_7 ? 1'h0 : sum_d2_cat_146[0]) : (left_d1_b2_7 ? sum_d2_cat_146[4] : sum_d2_cat_146[8]);
-assign sum_d2_cat_147 = {({({({({sum_d2_sel_121, sum_d2_sel_122}), sum_d2_sel_123}), sum_d2_sel_124}), sum_d2_sel_125}), sum_d2_sel_126};
-assign sum_d2_cat_148 = {({({({({sum_d2_cat_147, sum_d2_sel_127}), sum_d2_sel_128}), sum_d2_sel_129}), sum_d2_sel_130}), sum_d2_sel_131};
-assign sum_d2_cat_149 = {({({({({sum_d2_cat_148, sum_d2_sel_132}), sum_d2_sel_133}), sum_d2_sel_134}), sum_d2_sel_135}), sum_d2_sel_136};
-assign sum_d2_cat_150 = {({({({({sum_d2_cat_149, sum_d2_sel_137}), sum_d2_sel_138}), sum_d2_sel_139}), sum_d2_sel_140}), (left_d1_b3_7 ? 1'h0 : (left_d1_b2_7 ? sum_d2_cat_146[3] : sum_d2_cat_146[7]))};
-assign sum_d2_cat_151 = {({sum_d2_cat_150, (left_d1_b3_7 ? 1'h0 : (left_d1_b2_7 ? sum_d2_cat_146[2] : sum_d2_cat_146[6]))}), (left_d1_b3_7 ? 1'h0 : (left_d1_b2_7 ? sum_d2_cat_146[1] : sum_d2_cat_146[5]))};
-assign sum_d2_cat_152 = {({sum_d2_cat_151, (left_d1_b3_7 ? 1'h0 : (left_d1_b2_7 ? sum_d2_cat_146[0] : sum_d2_cat_146[4]))}), (left_d1_b3_7 ? 1'h0 : (left_d1_b2_7 ? 1'h0 : sum_d2_cat_146[3]))};
-assign sum_d2_cat_153 = {({sum_d2_cat_152, (left_d1_b3_7 ? 1'h0 : (left_d1_b2_7 ? 1'h0 : sum_d2_cat_146[2]))}), (left_d1_b3_7 ? 1'h0 : (left_d1_b2_7 ? 1'h0 : sum_d2_cat_146[1]))};
-assign sum_d2_cat_154 = {sum_d2_cat_153, (left_d1_b3_7 ? 1'h0 : (left_d1_b2_7 ? 1'h0 : sum_d2_cat_146[0]))};
-assign left_d1_b0_7 = left_d1_cat_7[0];
-assign left_d1_b1_7 = left_d1_cat_7[1];
-assign sel_247 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[24] : sum_d2_cat_154[25]) : (left_d1_b0_7 ? sum_d2_cat_154[26] : sum_d2_cat_154[27]);
-assign sel_248 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[23] : sum_d2_cat_154[24]) : (left_d1_b0_7 ? sum_d2_cat_154[25] : sum_d2_cat_154[26]);
-assign sel_249 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[22] : sum_d2_cat_154[23]) : (left_d1_b0_7 ? sum_d2_cat_154[24] : sum_d2_cat_154[25]);
-assign sel_250 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[21] : sum_d2_cat_154[22]) : (left_d1_b0_7 ? sum_d2_cat_154[23] : sum_d2_cat_154[24]);
-assign sel_251 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[20] : sum_d2_cat_154[21]) : (left_d1_b0_7 ? sum_d2_cat_154[22] : sum_d2_cat_154[23]);
-assign sel_252 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[19] : sum_d2_cat_154[20]) : (left_d1_b0_7 ? sum_d2_cat_154[21] : sum_d2_cat_154[22]);
-assign sel_253 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[18] : sum_d2_cat_154[19]) : (left_d1_b0_7 ? sum_d2_cat_154[20] : sum_d2_cat_154[21]);
-assign sel_254 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[17] : sum_d2_cat_154[18]) : (left_d1_b0_7 ? sum_d2_cat_154[19] : sum_d2_cat_154[20]);
-assign sel_255 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[16] : sum_d2_cat_154[17]) : (left_d1_b0_7 ? sum_d2_cat_154[18] : sum_d2_cat_154[19]);
-assign sel_256 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[15] : sum_d2_cat_154[16]) : (left_d1_b0_7 ? sum_d2_cat_154[17] : sum_d2_cat_154[18]);
-assign sel_257 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[14] : sum_d2_cat_154[15]) : (left_d1_b0_7 ? sum_d2_cat_154[16] : sum_d2_cat_154[17]);
-assign sel_258 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[13] : sum_d2_cat_154[14]) : (left_d1_b0_7 ? sum_d2_cat_154[15] : sum_d2_cat_154[16]);
-assign sel_259 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[12] : sum_d2_cat_154[13]) : (left_d1_b0_7 ? sum_d2_cat_154[14] : sum_d2_cat_154[15]);
-assign sel_260 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[11] : sum_d2_cat_154[12]) : (left_d1_b0_7 ? sum_d2_cat_154[13] : sum_d2_cat_154[14]);
-assign sel_261 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[10] : sum_d2_cat_154[11]) : (left_d1_b0_7 ? sum_d2_cat_154[12] : sum_d2_cat_154[13]);
-assign sel_262 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[9] : sum_d2_cat_154[10]) : (left_d1_b0_7 ? sum_d2_cat_154[11] : sum_d2_cat_154[12]);
-assign sel_263 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[8] : sum_d2_cat_154[9]) : (left_d1_b0_7 ? sum_d2_cat_154[10] : sum_d2_cat_154[11]);
-assign sel_264 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[7] : sum_d2_cat_154[8]) : (left_d1_b0_7 ? sum_d2_cat_154[9] : sum_d2_cat_154[10]);
-assign sel_265 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[6] : sum_d2_cat_154[7]) : (left_d1_b0_7 ? sum_d2_cat_154[8] : sum_d2_cat_154[9]);
-assign sel_266 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[5] : sum_d2_cat_154[6]) : (left_d1_b0_7 ? sum_d2_cat_154[7] : sum_d2_cat_154[8]);
-assign for_normalized_sel_37 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[4] : sum_d2_cat_154[5]) : (left_d1_b0_7 ? sum_d2_cat_154[6] : sum_d2_cat_154[7]);
-assign for_normalized_sel_38 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[3] : sum_d2_cat_154[4]) : (left_d1_b0_7 ? sum_d2_cat_154[5] : sum_d2_cat_154[6]);
-assign for_normalized_sel_39 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[2] : sum_d2_cat_154[3]) : (left_d1_b0_7 ? sum_d2_cat_154[4] : sum_d2_cat_154[5]);
-assign for_normalized_sel_40 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[1] : sum_d2_cat_154[2]) : (left_d1_b0_7 ? sum_d2_cat_154[3] : sum_d2_cat_154[4]);
-assign for_normalized_sel_41 = left_d1_b1_7 ? (left_d1_b0_7 ? sum_d2_cat_154[0] : sum_d2_cat_154[1]) : (left_d1_b0_7 ? sum_d2_cat_154[2] : sum_d2_cat_154[3]);
-assign for_normalized_sel_42 = left_d1_b1_7 ? (left_d1_b0_7 ? 1'h0 : sum_d2_cat_154[0]) : (left_d1_b0_7 ? sum_d2_cat_154[1] : sum_d2_cat_154[2]);
-assign cat_68 = {({({({({sel_247, sel_248}), sel_249}), sel_250}), sel_251}), sel_252};
-assign cat_69 = {({({({({cat_68, sel_253}), sel_254}), sel_255}), sel_256}), sel_257};
-assign cat_70 = {({({({({cat_69, sel_258}), sel_259}), sel_260}), sel_261}), sel_262};
-assign for_normalized_cat_13 = {({({({({cat_70, sel_263}), sel_264}), sel_265}), sel_266}), for_normalized_sel_37};
-assign for_normalized_cat_14 = {({({({({for_normalized_cat_13, for_normalized_sel_38}), for_normalized_sel_39}), for_normalized_sel_40}), for_normalized_sel_41}), for_normalized_sel_42};
-assign normalized_7 = {({for_normalized_cat_14, (left_d1_b1_7 ? 1'h0 : (left_d1_b0_7 ? sum_d2_cat_154[0] : sum_d2_cat_154[1]))}), (left_d1_b1_7 ? 1'h0 : (left_d1_b0_7 ? 1'h0 : sum_d2_cat_154[0]))};
+assign sum_d2_cat_13 = {(left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[11] : sum_d2_7[27])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[10] : sum_d2_7[26])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[9] : sum_d2_7[25])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[8] : sum_d2_7[24])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[7] : sum_d2_7[23])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[6] : sum_d2_7[22])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[5] : sum_d2_7[21])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[4] : sum_d2_7[20])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[3] : sum_d2_7[19])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[2] : sum_d2_7[18])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[1] : sum_d2_7[17])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[0] : sum_d2_7[16])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[15])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[14])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[13])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[12])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[11])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[10])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[9])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[8])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[7])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[6])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[5])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[4])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[3])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[2])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[1])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[0]))};
+assign sum_d2_sel_121 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]) : (left_d1_cat_7[2] ? sum_d2_cat_13[23] : sum_d2_cat_13[27]);
+assign sum_d2_sel_122 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]) : (left_d1_cat_7[2] ? sum_d2_cat_13[22] : sum_d2_cat_13[26]);
+assign sum_d2_sel_123 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]) : (left_d1_cat_7[2] ? sum_d2_cat_13[21] : sum_d2_cat_13[25]);
+assign sum_d2_sel_124 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]) : (left_d1_cat_7[2] ? sum_d2_cat_13[20] : sum_d2_cat_13[24]);
+assign sum_d2_sel_125 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]) : (left_d1_cat_7[2] ? sum_d2_cat_13[19] : sum_d2_cat_13[23]);
+assign sum_d2_sel_126 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]) : (left_d1_cat_7[2] ? sum_d2_cat_13[18] : sum_d2_cat_13[22]);
+assign sum_d2_sel_127 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]) : (left_d1_cat_7[2] ? sum_d2_cat_13[17] : sum_d2_cat_13[21]);
+assign sum_d2_sel_128 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]) : (left_d1_cat_7[2] ? sum_d2_cat_13[16] : sum_d2_cat_13[20]);
+assign sum_d2_sel_129 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]) : (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]);
+assign sum_d2_sel_130 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]) : (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]);
+assign sum_d2_sel_131 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]) : (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]);
+assign sum_d2_sel_132 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]) : (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]);
+assign sum_d2_sel_133 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7]) : (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]);
+assign sum_d2_sel_134 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6]) : (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]);
+assign sum_d2_sel_135 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5]) : (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]);
+assign sum_d2_sel_136 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4]) : (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]);
+assign sum_d2_sel_137 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3]) : (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]);
+assign sum_d2_sel_138 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2]) : (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]);
+assign sum_d2_sel_139 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1]) : (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]);
+assign sum_d2_sel_140 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]) : (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]);
+assign sum_d2_cat_14 = {sum_d2_sel_121, sum_d2_sel_122, sum_d2_sel_123, sum_d2_sel_124, sum_d2_sel_125, sum_d2_sel_126,
+    sum_d2_sel_127, sum_d2_sel_128, sum_d2_sel_129, sum_d2_sel_130, sum_d2_sel_131, sum_d2_sel_132,
+    sum_d2_sel_133, sum_d2_sel_134, sum_d2_sel_135, sum_d2_sel_136, sum_d2_sel_137, sum_d2_sel_138,
+    sum_d2_sel_139, sum_d2_sel_140,
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]))};
+assign sel_247 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]) : (left_d1_cat_7[0] ? sum_d2_cat_14[26] : sum_d2_cat_14[27]);
+assign sel_248 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]) : (left_d1_cat_7[0] ? sum_d2_cat_14[25] : sum_d2_cat_14[26]);
+assign sel_249 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]) : (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]);
+assign sel_250 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]) : (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]);
+assign sel_251 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]) : (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]);
+assign sel_252 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]) : (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]);
+assign sel_253 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]) : (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]);
+assign sel_254 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]) : (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]);
+assign sel_255 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]) : (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]);
+assign sel_256 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]) : (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]);
+assign sel_257 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]) : (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]);
+assign sel_258 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]) : (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]);
+assign sel_259 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]) : (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]);
+assign sel_260 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]) : (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]);
+assign sel_261 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]) : (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]);
+assign sel_262 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]) : (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]);
+assign sel_263 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]) : (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]);
+assign sel_264 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]) : (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]);
+assign sel_265 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]) : (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]);
+assign sel_266 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]) : (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]);
+assign for_normalized_sel_37 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]) : (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]);
+assign for_normalized_sel_38 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]) : (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]);
+assign for_normalized_sel_39 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]) : (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]);
+assign for_normalized_sel_40 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]) : (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]);
+assign for_normalized_sel_41 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1]) : (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]);
+assign for_normalized_sel_42 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]) : (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]);
+assign normalized_7 = {sel_247, sel_248, sel_249, sel_250, sel_251, sel_252, sel_253, sel_254, sel_255, sel_256, sel_257,
+    sel_258, sel_259, sel_260, sel_261, sel_262, sel_263, sel_264, sel_265, sel_266,
+    for_normalized_sel_37, for_normalized_sel_38, for_normalized_sel_39, for_normalized_sel_40,
+    for_normalized_sel_41, for_normalized_sel_42,
+    (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1])),
+    (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]))};
 assign field_7 = normalized_7[27] ? (field_base_d3_7 - ({4'h0, left_d1_7})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -5232,28 +4634,24 @@ assign overflow_7 = overflow_before_d1_7 | (~(rounded_7[31:23] < 9'hff));
 assign result_4 = nan_d6_7 ? 32'h7fc00000 : (exact_zero_d3_7 ? ({zero_sign_d6_7, 31'h0}) : ({(inf_d6_7 ? inf_sign_d6_7 : big_sign_d5_7), ((overflow_7 | inf_d6_7) ? 31'h7f800000 : rounded_7[30:0])}));
 
 // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-assign result_bits30_23_4 = result_4[30:23];
-assign result_bits22_0_4 = result_4[22:0];
-assign result_is0_7 = result_bits30_23_4 == 8'h0;
-assign result_is255_4 = result_bits30_23_4 == 8'hff;
-assign result_is0_8 = result_bits22_0_4 == 23'h0;
+assign result_is0_7 = result_4[30:23] == 8'h0;
+assign result_is255_4 = result_4[30:23] == 8'hff;
+assign result_is0_8 = result_4[22:0] == 23'h0;
 assign a_sign_8 = result_4[31];
 assign a_inf_8 = result_is255_4 & result_is0_8;
 assign a_nan_8 = result_is255_4 & (~result_is0_8);
-assign a_sig_8 = {(~result_is0_7), result_bits22_0_4};
-assign a_exp_8 = result_is0_7 ? 8'h1 : result_bits30_23_4;
-assign s_axis_tdata_bits30_23_12 = s_axis_tdata_q_24[30:23];
-assign s_axis_tdata_bits22_0_12 = s_axis_tdata_q_24[22:0];
-assign for_b_exp_is0_4 = s_axis_tdata_bits30_23_12 == 8'h0;
-assign for_b_inf_is255_4 = s_axis_tdata_bits30_23_12 == 8'hff;
-assign for_b_inf_is0_4 = s_axis_tdata_bits22_0_12 == 23'h0;
+assign a_sig_8 = {(~result_is0_7), result_4[22:0]};
+assign a_exp_8 = result_is0_7 ? 8'h1 : result_4[30:23];
+assign for_b_exp_is0_4 = s_axis_tdata_q_24[30:23] == 8'h0;
+assign for_b_inf_is255_4 = s_axis_tdata_q_24[30:23] == 8'hff;
+assign for_b_inf_is0_4 = s_axis_tdata_q_24[22:0] == 23'h0;
 assign b_sign_8 = s_axis_tdata_q_24[31];
 assign b_inf_8 = for_b_inf_is255_4 & for_b_inf_is0_4;
 assign b_nan_8 = for_b_inf_is255_4 & (~for_b_inf_is0_4);
-assign b_sig_8 = {(~for_b_exp_is0_4), s_axis_tdata_bits22_0_12};
-assign b_exp_8 = for_b_exp_is0_4 ? 8'h1 : s_axis_tdata_bits30_23_12;
+assign b_sig_8 = {(~for_b_exp_is0_4), s_axis_tdata_q_24[22:0]};
+assign b_exp_8 = for_b_exp_is0_4 ? 8'h1 : s_axis_tdata_q_24[30:23];
 assign opposite_8 = a_sign_8 ^ b_sign_8;
-assign nan_8 = (a_nan_8 | b_nan_8) | ((a_inf_8 & b_inf_8) & opposite_8);
+assign nan_8 = a_nan_8 | b_nan_8 | (a_inf_8 & b_inf_8 & opposite_8);
 assign inf_8 = a_inf_8 | b_inf_8;
 assign inf_sign_8 = a_inf_8 ? a_sign_8 : b_sign_8;
 assign zero_sign_8 = a_sign_8 & b_sign_8;
@@ -5269,153 +4667,152 @@ assign small_sig_8 = swap_d1_8 ? a_sig_d1_8 : b_sig_d1_8;
 assign amount_8 = (~(distance_8[7:5] == 3'h0)) ? 5'h1f : distance_8[4:0];
 
 // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-assign small_sig_cat_99 = {small_sig_8, 2'h0};
+assign small_sig_cat_15 = {small_sig_8, 2'h0};
 assign amount_cat_15 = {1'h0, amount_8};
-assign amount_b4_8 = amount_cat_15[4];
-assign amount_b5_8 = amount_cat_15[5];
-assign small_sig_not_29 = ~(small_sig_cat_99[15:0] == 16'h0);
-assign small_sig_not_30 = ~(small_sig_cat_99[25:16] == 10'h0);
-assign small_sig_sel_211 = amount_b5_8 ? (amount_b4_8 ? (small_sig_not_29 | small_sig_not_30) : (small_sig_not_29 | small_sig_not_30)) : (amount_b4_8 & small_sig_not_29);
-assign small_sig_cat_100 = {({15'h0, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[25]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[24]))};
-assign small_sig_cat_101 = {({small_sig_cat_100, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[23]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[22]))};
-assign small_sig_cat_102 = {({small_sig_cat_101, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[21]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[20]))};
-assign small_sig_cat_103 = {({small_sig_cat_102, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[19]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[18]))};
-assign small_sig_cat_104 = {({small_sig_cat_103, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[17]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[16]))};
-assign small_sig_cat_105 = {({small_sig_cat_104, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[15]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[14]))};
-assign small_sig_cat_106 = {({small_sig_cat_105, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[13]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[12]))};
-assign small_sig_cat_107 = {({small_sig_cat_106, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[11]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? 1'h0 : small_sig_cat_99[10]))};
-assign small_sig_cat_108 = {({small_sig_cat_107, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[25] : small_sig_cat_99[9]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[24] : small_sig_cat_99[8]))};
-assign small_sig_cat_109 = {({small_sig_cat_108, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[23] : small_sig_cat_99[7]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[22] : small_sig_cat_99[6]))};
-assign small_sig_cat_110 = {({small_sig_cat_109, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[21] : small_sig_cat_99[5]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[20] : small_sig_cat_99[4]))};
-assign small_sig_cat_111 = {({small_sig_cat_110, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[19] : small_sig_cat_99[3]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[18] : small_sig_cat_99[2]))};
-assign small_sig_cat_112 = {({small_sig_cat_111, (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[17] : small_sig_cat_99[1]))}), (amount_b5_8 ? 1'h0 : (amount_b4_8 ? small_sig_cat_99[16] : small_sig_cat_99[0]))};
-assign amount_b2_8 = amount_cat_15[2];
-assign amount_b3_8 = amount_cat_15[3];
-assign small_sig_not_31 = ~(small_sig_cat_112[3:0] == 4'h0);
-assign small_sig_not_32 = ~(small_sig_cat_112[7:4] == 4'h0);
-assign for_align_sticky_sel_15 = amount_b2_8 ? ((small_sig_not_31 | small_sig_not_32) | (~(small_sig_cat_112[11:8] == 4'h0))) : (small_sig_not_31 | small_sig_not_32);
-assign small_sig_sel_212 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[40] : small_sig_cat_112[36]) : (amount_b2_8 ? small_sig_cat_112[32] : small_sig_cat_112[28]);
-assign small_sig_sel_213 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[39] : small_sig_cat_112[35]) : (amount_b2_8 ? small_sig_cat_112[31] : small_sig_cat_112[27]);
-assign small_sig_sel_214 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[38] : small_sig_cat_112[34]) : (amount_b2_8 ? small_sig_cat_112[30] : small_sig_cat_112[26]);
-assign small_sig_sel_215 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[37] : small_sig_cat_112[33]) : (amount_b2_8 ? small_sig_cat_112[29] : small_sig_cat_112[25]);
-assign small_sig_sel_216 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[36] : small_sig_cat_112[32]) : (amount_b2_8 ? small_sig_cat_112[28] : small_sig_cat_112[24]);
-assign small_sig_sel_217 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[35] : small_sig_cat_112[31]) : (amount_b2_8 ? small_sig_cat_112[27] : small_sig_cat_112[23]);
-assign small_sig_sel_218 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[34] : small_sig_cat_112[30]) : (amount_b2_8 ? small_sig_cat_112[26] : small_sig_cat_112[22]);
-assign small_sig_sel_219 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[33] : small_sig_cat_112[29]) : (amount_b2_8 ? small_sig_cat_112[25] : small_sig_cat_112[21]);
-assign small_sig_sel_220 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[32] : small_sig_cat_112[28]) : (amount_b2_8 ? small_sig_cat_112[24] : small_sig_cat_112[20]);
-assign small_sig_sel_221 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[31] : small_sig_cat_112[27]) : (amount_b2_8 ? small_sig_cat_112[23] : small_sig_cat_112[19]);
-assign small_sig_sel_222 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[30] : small_sig_cat_112[26]) : (amount_b2_8 ? small_sig_cat_112[22] : small_sig_cat_112[18]);
-assign small_sig_sel_223 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[29] : small_sig_cat_112[25]) : (amount_b2_8 ? small_sig_cat_112[21] : small_sig_cat_112[17]);
-assign small_sig_sel_224 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[28] : small_sig_cat_112[24]) : (amount_b2_8 ? small_sig_cat_112[20] : small_sig_cat_112[16]);
-assign small_sig_sel_225 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[27] : small_sig_cat_112[23]) : (amount_b2_8 ? small_sig_cat_112[19] : small_sig_cat_112[15]);
-assign small_sig_sel_226 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[26] : small_sig_cat_112[22]) : (amount_b2_8 ? small_sig_cat_112[18] : small_sig_cat_112[14]);
-assign small_sig_sel_227 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[25] : small_sig_cat_112[21]) : (amount_b2_8 ? small_sig_cat_112[17] : small_sig_cat_112[13]);
-assign small_sig_sel_228 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[24] : small_sig_cat_112[20]) : (amount_b2_8 ? small_sig_cat_112[16] : small_sig_cat_112[12]);
-assign small_sig_sel_229 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[23] : small_sig_cat_112[19]) : (amount_b2_8 ? small_sig_cat_112[15] : small_sig_cat_112[11]);
-assign small_sig_sel_230 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[22] : small_sig_cat_112[18]) : (amount_b2_8 ? small_sig_cat_112[14] : small_sig_cat_112[10]);
-assign small_sig_sel_231 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[21] : small_sig_cat_112[17]) : (amount_b2_8 ? small_sig_cat_112[13] : small_sig_cat_112[9]);
-assign small_sig_sel_232 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[20] : small_sig_cat_112[16]) : (amount_b2_8 ? small_sig_cat_112[12] : small_sig_cat_112[8]);
-assign small_sig_sel_233 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[19] : small_sig_cat_112[15]) : (amount_b2_8 ? small_sig_cat_112[11] : small_sig_cat_112[7]);
-assign small_sig_sel_234 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[18] : small_sig_cat_112[14]) : (amount_b2_8 ? small_sig_cat_112[10] : small_sig_cat_112[6]);
-assign small_sig_sel_235 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[17] : small_sig_cat_112[13]) : (amount_b2_8 ? small_sig_cat_112[9] : small_sig_cat_112[5]);
-assign small_sig_sel_236 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[16] : small_sig_cat_112[12]) : (amount_b2_8 ? small_sig_cat_112[8] : small_sig_cat_112[4]);
-assign small_sig_sel_237 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[15] : small_sig_cat_112[11]) : (amount_b2_8 ? small_sig_cat_112[7] : small_sig_cat_112[3]);
-assign small_sig_sel_238 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[14] : small_sig_cat_112[10]) : (amount_b2_8 ? small_sig_cat_112[6] : small_sig_cat_112[2]);
-assign small_sig_sel_239 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[13] : small_sig_cat_112[9]) : (amount_b2_8 ? small_sig_cat_112[5] : small_sig_cat_112[1]);
-assign small_sig_sel_240 = amount_b3_8 ? (amount_b2_8 ? small_sig_cat_112[12] : small_sig_cat_112[8]) : (amount_b2_8 ? small_sig_cat_112[4] : small_sig_cat_112[0]);
-assign cat_71 = {({({({({small_sig_sel_212, small_sig_sel_213}), small_sig_sel_214}), small_sig_sel_215}), small_sig_sel_216}), small_sig_sel_217};
-assign cat_72 = {({({({({cat_71, small_sig_sel_218}), small_sig_sel_219}), small_sig_sel_220}), small_sig_sel_221}), small_sig_sel_222};
-assign cat_73 = {({({({({cat_72, small_sig_sel_223}), small_sig_sel_224}), small_sig_sel_225}), small_sig_sel_226}), small_sig_sel_227};
-assign cat_74 = {({({({({cat_73, small_sig_sel_228}), small_sig_sel_229}), small_sig_sel_230}), small_sig_sel_231}), small_sig_sel_232};
-assign for_shifted_cat_22 = {({({({({cat_74, small_sig_sel_233}), small_sig_sel_234}), small_sig_sel_235}), small_sig_sel_236}), small_sig_sel_237};
-assign for_shifted_cat_23 = {({({for_shifted_cat_22, small_sig_sel_238}), small_sig_sel_239}), small_sig_sel_240};
-assign amount_b0_8 = amount_cat_15[0];
-assign amount_b1_8 = amount_cat_15[1];
-assign for_align_sticky_not_15 = ~(for_shifted_cat_23[0] == 1'h0);
-assign for_align_sticky_not_16 = ~(for_shifted_cat_23[1] == 1'h0);
-assign for_align_sticky_sel_16 = amount_b0_8 ? ((for_align_sticky_not_15 | for_align_sticky_not_16) | (~(for_shifted_cat_23[2] == 1'h0))) : (for_align_sticky_not_15 | for_align_sticky_not_16);
-assign sel_267 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[28] : for_shifted_cat_23[27]) : (amount_b0_8 ? for_shifted_cat_23[26] : for_shifted_cat_23[25]);
-assign sel_268 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[27] : for_shifted_cat_23[26]) : (amount_b0_8 ? for_shifted_cat_23[25] : for_shifted_cat_23[24]);
-assign sel_269 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[26] : for_shifted_cat_23[25]) : (amount_b0_8 ? for_shifted_cat_23[24] : for_shifted_cat_23[23]);
-assign sel_270 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[25] : for_shifted_cat_23[24]) : (amount_b0_8 ? for_shifted_cat_23[23] : for_shifted_cat_23[22]);
-assign sel_271 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[24] : for_shifted_cat_23[23]) : (amount_b0_8 ? for_shifted_cat_23[22] : for_shifted_cat_23[21]);
-assign sel_272 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[23] : for_shifted_cat_23[22]) : (amount_b0_8 ? for_shifted_cat_23[21] : for_shifted_cat_23[20]);
-assign sel_273 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[22] : for_shifted_cat_23[21]) : (amount_b0_8 ? for_shifted_cat_23[20] : for_shifted_cat_23[19]);
-assign sel_274 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[21] : for_shifted_cat_23[20]) : (amount_b0_8 ? for_shifted_cat_23[19] : for_shifted_cat_23[18]);
-assign sel_275 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[20] : for_shifted_cat_23[19]) : (amount_b0_8 ? for_shifted_cat_23[18] : for_shifted_cat_23[17]);
-assign sel_276 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[19] : for_shifted_cat_23[18]) : (amount_b0_8 ? for_shifted_cat_23[17] : for_shifted_cat_23[16]);
-assign sel_277 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[18] : for_shifted_cat_23[17]) : (amount_b0_8 ? for_shifted_cat_23[16] : for_shifted_cat_23[15]);
-assign sel_278 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[17] : for_shifted_cat_23[16]) : (amount_b0_8 ? for_shifted_cat_23[15] : for_shifted_cat_23[14]);
-assign sel_279 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[16] : for_shifted_cat_23[15]) : (amount_b0_8 ? for_shifted_cat_23[14] : for_shifted_cat_23[13]);
-assign sel_280 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[15] : for_shifted_cat_23[14]) : (amount_b0_8 ? for_shifted_cat_23[13] : for_shifted_cat_23[12]);
-assign sel_281 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[14] : for_shifted_cat_23[13]) : (amount_b0_8 ? for_shifted_cat_23[12] : for_shifted_cat_23[11]);
-assign sel_282 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[13] : for_shifted_cat_23[12]) : (amount_b0_8 ? for_shifted_cat_23[11] : for_shifted_cat_23[10]);
-assign sel_283 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[12] : for_shifted_cat_23[11]) : (amount_b0_8 ? for_shifted_cat_23[10] : for_shifted_cat_23[9]);
-assign sel_284 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[11] : for_shifted_cat_23[10]) : (amount_b0_8 ? for_shifted_cat_23[9] : for_shifted_cat_23[8]);
-assign for_shifted_sel_57 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[10] : for_shifted_cat_23[9]) : (amount_b0_8 ? for_shifted_cat_23[8] : for_shifted_cat_23[7]);
-assign for_shifted_sel_58 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[9] : for_shifted_cat_23[8]) : (amount_b0_8 ? for_shifted_cat_23[7] : for_shifted_cat_23[6]);
-assign for_shifted_sel_59 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[8] : for_shifted_cat_23[7]) : (amount_b0_8 ? for_shifted_cat_23[6] : for_shifted_cat_23[5]);
-assign for_shifted_sel_60 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[7] : for_shifted_cat_23[6]) : (amount_b0_8 ? for_shifted_cat_23[5] : for_shifted_cat_23[4]);
-assign for_shifted_sel_61 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[6] : for_shifted_cat_23[5]) : (amount_b0_8 ? for_shifted_cat_23[4] : for_shifted_cat_23[3]);
-assign for_shifted_sel_62 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[5] : for_shifted_cat_23[4]) : (amount_b0_8 ? for_shifted_cat_23[3] : for_shifted_cat_23[2]);
-assign for_shifted_sel_63 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[4] : for_shifted_cat_23[3]) : (amount_b0_8 ? for_shifted_cat_23[2] : for_shifted_cat_23[1]);
-assign for_shifted_sel_64 = amount_b1_8 ? (amount_b0_8 ? for_shifted_cat_23[3] : for_shifted_cat_23[2]) : (amount_b0_8 ? for_shifted_cat_23[1] : for_shifted_cat_23[0]);
-assign cat_75 = {({({({({sel_267, sel_268}), sel_269}), sel_270}), sel_271}), sel_272};
-assign cat_76 = {({({({({cat_75, sel_273}), sel_274}), sel_275}), sel_276}), sel_277};
-assign cat_77 = {({({({({cat_76, sel_278}), sel_279}), sel_280}), sel_281}), sel_282};
-assign for_shifted_cat_24 = {({({({({cat_77, sel_283}), sel_284}), for_shifted_sel_57}), for_shifted_sel_58}), for_shifted_sel_59};
-assign shifted_8 = {({({({({for_shifted_cat_24, for_shifted_sel_60}), for_shifted_sel_61}), for_shifted_sel_62}), for_shifted_sel_63}), for_shifted_sel_64};
-assign amount_cat_16 = {({small_sig_sel_211, (amount_b3_8 ? for_align_sticky_sel_15 : (amount_b2_8 & small_sig_not_31))}), (amount_b1_8 ? for_align_sticky_sel_16 : (amount_b0_8 & for_align_sticky_not_15))};
+assign small_sig_not_29 = ~(small_sig_cat_15[15:0] == 16'h0);
+assign small_sig_not_30 = ~(small_sig_cat_15[25:16] == 10'h0);
+assign small_sig_sel_211 = amount_cat_15[5] ? (amount_cat_15[4] ? (small_sig_not_29 | small_sig_not_30) : (small_sig_not_29 | small_sig_not_30)) : (amount_cat_15[4] & small_sig_not_29);
+assign small_sig_cat_16 = {15'h0, (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[25])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[24])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[23])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[22])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[21])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[20])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[19])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[18])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[17])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[16])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[15])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[14])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[13])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[12])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[11])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? 1'h0 : small_sig_cat_15[10])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[25] : small_sig_cat_15[9])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[24] : small_sig_cat_15[8])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[23] : small_sig_cat_15[7])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[22] : small_sig_cat_15[6])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[21] : small_sig_cat_15[5])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[20] : small_sig_cat_15[4])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[19] : small_sig_cat_15[3])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[18] : small_sig_cat_15[2])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[17] : small_sig_cat_15[1])),
+    (amount_cat_15[5] ? 1'h0 : (amount_cat_15[4] ? small_sig_cat_15[16] : small_sig_cat_15[0]))};
+assign small_sig_not_31 = ~(small_sig_cat_16[3:0] == 4'h0);
+assign small_sig_not_32 = ~(small_sig_cat_16[7:4] == 4'h0);
+assign for_align_sticky_sel_15 = amount_cat_15[2] ? (small_sig_not_31 | small_sig_not_32 | (~(small_sig_cat_16[11:8] == 4'h0))) : (small_sig_not_31 | small_sig_not_32);
+assign small_sig_sel_212 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[40] : small_sig_cat_16[36]) : (amount_cat_15[2] ? small_sig_cat_16[32] : small_sig_cat_16[28]);
+assign small_sig_sel_213 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[39] : small_sig_cat_16[35]) : (amount_cat_15[2] ? small_sig_cat_16[31] : small_sig_cat_16[27]);
+assign small_sig_sel_214 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[38] : small_sig_cat_16[34]) : (amount_cat_15[2] ? small_sig_cat_16[30] : small_sig_cat_16[26]);
+assign small_sig_sel_215 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[37] : small_sig_cat_16[33]) : (amount_cat_15[2] ? small_sig_cat_16[29] : small_sig_cat_16[25]);
+assign small_sig_sel_216 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[36] : small_sig_cat_16[32]) : (amount_cat_15[2] ? small_sig_cat_16[28] : small_sig_cat_16[24]);
+assign small_sig_sel_217 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[35] : small_sig_cat_16[31]) : (amount_cat_15[2] ? small_sig_cat_16[27] : small_sig_cat_16[23]);
+assign small_sig_sel_218 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[34] : small_sig_cat_16[30]) : (amount_cat_15[2] ? small_sig_cat_16[26] : small_sig_cat_16[22]);
+assign small_sig_sel_219 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[33] : small_sig_cat_16[29]) : (amount_cat_15[2] ? small_sig_cat_16[25] : small_sig_cat_16[21]);
+assign small_sig_sel_220 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[32] : small_sig_cat_16[28]) : (amount_cat_15[2] ? small_sig_cat_16[24] : small_sig_cat_16[20]);
+assign small_sig_sel_221 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[31] : small_sig_cat_16[27]) : (amount_cat_15[2] ? small_sig_cat_16[23] : small_sig_cat_16[19]);
+assign small_sig_sel_222 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[30] : small_sig_cat_16[26]) : (amount_cat_15[2] ? small_sig_cat_16[22] : small_sig_cat_16[18]);
+assign small_sig_sel_223 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[29] : small_sig_cat_16[25]) : (amount_cat_15[2] ? small_sig_cat_16[21] : small_sig_cat_16[17]);
+assign small_sig_sel_224 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[28] : small_sig_cat_16[24]) : (amount_cat_15[2] ? small_sig_cat_16[20] : small_sig_cat_16[16]);
+assign small_sig_sel_225 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[27] : small_sig_cat_16[23]) : (amount_cat_15[2] ? small_sig_cat_16[19] : small_sig_cat_16[15]);
+assign small_sig_sel_226 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[26] : small_sig_cat_16[22]) : (amount_cat_15[2] ? small_sig_cat_16[18] : small_sig_cat_16[14]);
+assign small_sig_sel_227 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[25] : small_sig_cat_16[21]) : (amount_cat_15[2] ? small_sig_cat_16[17] : small_sig_cat_16[13]);
+assign small_sig_sel_228 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[24] : small_sig_cat_16[20]) : (amount_cat_15[2] ? small_sig_cat_16[16] : small_sig_cat_16[12]);
+assign small_sig_sel_229 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[23] : small_sig_cat_16[19]) : (amount_cat_15[2] ? small_sig_cat_16[15] : small_sig_cat_16[11]);
+assign small_sig_sel_230 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[22] : small_sig_cat_16[18]) : (amount_cat_15[2] ? small_sig_cat_16[14] : small_sig_cat_16[10]);
+assign small_sig_sel_231 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[21] : small_sig_cat_16[17]) : (amount_cat_15[2] ? small_sig_cat_16[13] : small_sig_cat_16[9]);
+assign small_sig_sel_232 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[20] : small_sig_cat_16[16]) : (amount_cat_15[2] ? small_sig_cat_16[12] : small_sig_cat_16[8]);
+assign small_sig_sel_233 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[19] : small_sig_cat_16[15]) : (amount_cat_15[2] ? small_sig_cat_16[11] : small_sig_cat_16[7]);
+assign small_sig_sel_234 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[18] : small_sig_cat_16[14]) : (amount_cat_15[2] ? small_sig_cat_16[10] : small_sig_cat_16[6]);
+assign small_sig_sel_235 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[17] : small_sig_cat_16[13]) : (amount_cat_15[2] ? small_sig_cat_16[9] : small_sig_cat_16[5]);
+assign small_sig_sel_236 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[16] : small_sig_cat_16[12]) : (amount_cat_15[2] ? small_sig_cat_16[8] : small_sig_cat_16[4]);
+assign small_sig_sel_237 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[15] : small_sig_cat_16[11]) : (amount_cat_15[2] ? small_sig_cat_16[7] : small_sig_cat_16[3]);
+assign small_sig_sel_238 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[14] : small_sig_cat_16[10]) : (amount_cat_15[2] ? small_sig_cat_16[6] : small_sig_cat_16[2]);
+assign small_sig_sel_239 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[13] : small_sig_cat_16[9]) : (amount_cat_15[2] ? small_sig_cat_16[5] : small_sig_cat_16[1]);
+assign small_sig_sel_240 = amount_cat_15[3] ? (amount_cat_15[2] ? small_sig_cat_16[12] : small_sig_cat_16[8]) : (amount_cat_15[2] ? small_sig_cat_16[4] : small_sig_cat_16[0]);
+assign for_shifted_cat_8 = {small_sig_sel_212, small_sig_sel_213, small_sig_sel_214, small_sig_sel_215, small_sig_sel_216,
+    small_sig_sel_217, small_sig_sel_218, small_sig_sel_219, small_sig_sel_220, small_sig_sel_221,
+    small_sig_sel_222, small_sig_sel_223, small_sig_sel_224, small_sig_sel_225, small_sig_sel_226,
+    small_sig_sel_227, small_sig_sel_228, small_sig_sel_229, small_sig_sel_230, small_sig_sel_231,
+    small_sig_sel_232, small_sig_sel_233, small_sig_sel_234, small_sig_sel_235, small_sig_sel_236,
+    small_sig_sel_237, small_sig_sel_238, small_sig_sel_239, small_sig_sel_240};
+assign for_align_sticky_not_15 = ~(for_shifted_cat_8[0] == 1'h0);
+assign for_align_sticky_not_16 = ~(for_shifted_cat_8[1] == 1'h0);
+assign for_align_sticky_sel_16 = amount_cat_15[0] ? (for_align_sticky_not_15 | for_align_sticky_not_16 | (~(for_shifted_cat_8[2] == 1'h0))) : (for_align_sticky_not_15 | for_align_sticky_not_16);
+assign sel_267 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[28] : for_shifted_cat_8[27]) : (amount_cat_15[0] ? for_shifted_cat_8[26] : for_shifted_cat_8[25]);
+assign sel_268 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[27] : for_shifted_cat_8[26]) : (amount_cat_15[0] ? for_shifted_cat_8[25] : for_shifted_cat_8[24]);
+assign sel_269 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[26] : for_shifted_cat_8[25]) : (amount_cat_15[0] ? for_shifted_cat_8[24] : for_shifted_cat_8[23]);
+assign sel_270 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[25] : for_shifted_cat_8[24]) : (amount_cat_15[0] ? for_shifted_cat_8[23] : for_shifted_cat_8[22]);
+assign sel_271 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[24] : for_shifted_cat_8[23]) : (amount_cat_15[0] ? for_shifted_cat_8[22] : for_shifted_cat_8[21]);
+assign sel_272 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[23] : for_shifted_cat_8[22]) : (amount_cat_15[0] ? for_shifted_cat_8[21] : for_shifted_cat_8[20]);
+assign sel_273 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[22] : for_shifted_cat_8[21]) : (amount_cat_15[0] ? for_shifted_cat_8[20] : for_shifted_cat_8[19]);
+assign sel_274 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[21] : for_shifted_cat_8[20]) : (amount_cat_15[0] ? for_shifted_cat_8[19] : for_shifted_cat_8[18]);
+assign sel_275 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[20] : for_shifted_cat_8[19]) : (amount_cat_15[0] ? for_shifted_cat_8[18] : for_shifted_cat_8[17]);
+assign sel_276 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[19] : for_shifted_cat_8[18]) : (amount_cat_15[0] ? for_shifted_cat_8[17] : for_shifted_cat_8[16]);
+assign sel_277 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[18] : for_shifted_cat_8[17]) : (amount_cat_15[0] ? for_shifted_cat_8[16] : for_shifted_cat_8[15]);
+assign sel_278 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[17] : for_shifted_cat_8[16]) : (amount_cat_15[0] ? for_shifted_cat_8[15] : for_shifted_cat_8[14]);
+assign sel_279 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[16] : for_shifted_cat_8[15]) : (amount_cat_15[0] ? for_shifted_cat_8[14] : for_shifted_cat_8[13]);
+assign sel_280 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[15] : for_shifted_cat_8[14]) : (amount_cat_15[0] ? for_shifted_cat_8[13] : for_shifted_cat_8[12]);
+assign sel_281 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[14] : for_shifted_cat_8[13]) : (amount_cat_15[0] ? for_shifted_cat_8[12] : for_shifted_cat_8[11]);
+assign sel_282 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[13] : for_shifted_cat_8[12]) : (amount_cat_15[0] ? for_shifted_cat_8[11] : for_shifted_cat_8[10]);
+assign sel_283 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[12] : for_shifted_cat_8[11]) : (amount_cat_15[0] ? for_shifted_cat_8[10] : for_shifted_cat_8[9]);
+assign sel_284 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[11] : for_shifted_cat_8[10]) : (amount_cat_15[0] ? for_shifted_cat_8[9] : for_shifted_cat_8[8]);
+assign for_shifted_sel_57 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[10] : for_shifted_cat_8[9]) : (amount_cat_15[0] ? for_shifted_cat_8[8] : for_shifted_cat_8[7]);
+assign for_shifted_sel_58 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[9] : for_shifted_cat_8[8]) : (amount_cat_15[0] ? for_shifted_cat_8[7] : for_shifted_cat_8[6]);
+assign for_shifted_sel_59 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[8] : for_shifted_cat_8[7]) : (amount_cat_15[0] ? for_shifted_cat_8[6] : for_shifted_cat_8[5]);
+assign for_shifted_sel_60 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[7] : for_shifted_cat_8[6]) : (amount_cat_15[0] ? for_shifted_cat_8[5] : for_shifted_cat_8[4]);
+assign for_shifted_sel_61 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[6] : for_shifted_cat_8[5]) : (amount_cat_15[0] ? for_shifted_cat_8[4] : for_shifted_cat_8[3]);
+assign for_shifted_sel_62 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[5] : for_shifted_cat_8[4]) : (amount_cat_15[0] ? for_shifted_cat_8[3] : for_shifted_cat_8[2]);
+assign for_shifted_sel_63 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[4] : for_shifted_cat_8[3]) : (amount_cat_15[0] ? for_shifted_cat_8[2] : for_shifted_cat_8[1]);
+assign for_shifted_sel_64 = amount_cat_15[1] ? (amount_cat_15[0] ? for_shifted_cat_8[3] : for_shifted_cat_8[2]) : (amount_cat_15[0] ? for_shifted_cat_8[1] : for_shifted_cat_8[0]);
+assign shifted_8 = {sel_267, sel_268, sel_269, sel_270, sel_271, sel_272, sel_273, sel_274, sel_275, sel_276, sel_277,
+    sel_278, sel_279, sel_280, sel_281, sel_282, sel_283, sel_284, for_shifted_sel_57,
+    for_shifted_sel_58, for_shifted_sel_59, for_shifted_sel_60, for_shifted_sel_61, for_shifted_sel_62,
+    for_shifted_sel_63, for_shifted_sel_64};
+assign amount_cat_16 = {small_sig_sel_211,
+    (amount_cat_15[3] ? for_align_sticky_sel_15 : (amount_cat_15[2] & small_sig_not_31)),
+    (amount_cat_15[1] ? for_align_sticky_sel_16 : (amount_cat_15[0] & for_align_sticky_not_15))};
 assign align_sticky_8 = ~(amount_cat_16 == 3'h0);
-assign big_padded_8 = {1'h0, ({big_sig_8, 3'h0})};
-assign aligned_8 = {1'h0, ({shifted_8, align_sticky_8})};
+assign big_padded_8 = {1'h0, big_sig_8, 3'h0};
+assign aligned_8 = {1'h0, shifted_8, align_sticky_8};
 assign field_base_8 = ({1'h0, big_exp_8}) + 9'h1;
 
 // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-assign big_padded_d1_plus_8 = ({big_padded_d1_8, opposite_d2_8}) + ({(aligned_d1_8 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d2_8, opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8}), opposite_d2_8})), opposite_d2_8});
+assign big_padded_d1_plus_8 = ({big_padded_d1_8, opposite_d2_8}) + ({(aligned_d1_8 ^
+    ({opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8,
+    opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8,
+    opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8,
+    opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8,
+    opposite_d2_8, opposite_d2_8, opposite_d2_8, opposite_d2_8})),
+    opposite_d2_8});
 assign sum_8 = big_padded_d1_plus_8[28:1];
 
 // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
 assign exact_zero_8 = sum_d1_8 == 28'h0;
 assign sum_d1_cat_36 = {sum_d1_8, 4'hf};
-assign sum_d1_bits31_30_8 = sum_d1_cat_36[31:30];
-assign sum_d1_is0_57 = sum_d1_bits31_30_8 == 2'h0;
-assign sum_d1_bits29_28_8 = sum_d1_cat_36[29:28];
-assign sum_d1_bits27_26_8 = sum_d1_cat_36[27:26];
-assign sum_d1_is0_58 = sum_d1_bits27_26_8 == 2'h0;
-assign sum_d1_bits25_24_8 = sum_d1_cat_36[25:24];
-assign sum_d1_bits23_22_8 = sum_d1_cat_36[23:22];
-assign sum_d1_is0_59 = sum_d1_bits23_22_8 == 2'h0;
-assign sum_d1_bits21_20_8 = sum_d1_cat_36[21:20];
-assign sum_d1_bits19_18_8 = sum_d1_cat_36[19:18];
-assign sum_d1_is0_60 = sum_d1_bits19_18_8 == 2'h0;
-assign sum_d1_bits17_16_8 = sum_d1_cat_36[17:16];
-assign sum_d1_bits15_14_8 = sum_d1_cat_36[15:14];
-assign sum_d1_is0_61 = sum_d1_bits15_14_8 == 2'h0;
-assign sum_d1_bits13_12_8 = sum_d1_cat_36[13:12];
-assign sum_d1_bits11_10_8 = sum_d1_cat_36[11:10];
-assign sum_d1_is0_62 = sum_d1_bits11_10_8 == 2'h0;
-assign sum_d1_bits9_8_8 = sum_d1_cat_36[9:8];
-assign sum_d1_bits7_6_8 = sum_d1_cat_36[7:6];
-assign sum_d1_is0_63 = sum_d1_bits7_6_8 == 2'h0;
-assign sum_d1_bits5_4_8 = sum_d1_cat_36[5:4];
-assign sum_d1_bits3_2_8 = sum_d1_cat_36[3:2];
-assign sum_d1_is0_64 = sum_d1_bits3_2_8 == 2'h0;
-assign sum_d1_and_50 = sum_d1_is0_57 & (sum_d1_bits29_28_8 == 2'h0);
-assign sum_d1_sel_57 = sum_d1_is0_57 ? ({sum_d1_is0_57, (~sum_d1_bits29_28_8[1])}) : ({sum_d1_is0_57, (~sum_d1_bits31_30_8[1])});
-assign sum_d1_sel_58 = sum_d1_is0_58 ? ({sum_d1_is0_58, (~sum_d1_bits25_24_8[1])}) : ({sum_d1_is0_58, (~sum_d1_bits27_26_8[1])});
-assign sum_d1_and_51 = sum_d1_is0_59 & (sum_d1_bits21_20_8 == 2'h0);
-assign sum_d1_sel_59 = sum_d1_is0_59 ? ({sum_d1_is0_59, (~sum_d1_bits21_20_8[1])}) : ({sum_d1_is0_59, (~sum_d1_bits23_22_8[1])});
-assign sum_d1_sel_60 = sum_d1_is0_60 ? ({sum_d1_is0_60, (~sum_d1_bits17_16_8[1])}) : ({sum_d1_is0_60, (~sum_d1_bits19_18_8[1])});
-assign sum_d1_and_52 = sum_d1_is0_61 & (sum_d1_bits13_12_8 == 2'h0);
-assign sum_d1_sel_61 = sum_d1_is0_61 ? ({sum_d1_is0_61, (~sum_d1_bits13_12_8[1])}) : ({sum_d1_is0_61, (~sum_d1_bits15_14_8[1])});
-assign sum_d1_sel_62 = sum_d1_is0_62 ? ({sum_d1_is0_62, (~sum_d1_bits9_8_8[1])}) : ({sum_d1_is0_62, (~sum_d1_bits11_10_8[1])});
-assign sum_d1_and_53 = sum_d1_is0_63 & (sum_d1_bits5_4_8 == 2'h0);
-assign sum_d1_sel_63 = sum_d1_is0_63 ? ({sum_d1_is0_63, (~sum_d1_bits5_4_8[1])}) : ({sum_d1_is0_63, (~sum_d1_bits7_6_8[1])});
-assign sum_d1_sel_64 = sum_d1_is0_64 ? ({sum_d1_is0_64, (~sum_d1_cat_36[1])}) : ({sum_d1_is0_64, (~sum_d1_bits3_2_8[1])});
-assign sum_d1_and_54 = sum_d1_and_50 & (sum_d1_is0_58 & (sum_d1_bits25_24_8 == 2'h0));
-assign sum_d1_and_55 = sum_d1_and_52 & (sum_d1_is0_62 & (sum_d1_bits9_8_8 == 2'h0));
-assign sum_d1_and_56 = sum_d1_and_54 & (sum_d1_and_51 & (sum_d1_is0_60 & (sum_d1_bits17_16_8 == 2'h0)));
+assign sum_d1_is0_57 = sum_d1_cat_36[31:30] == 2'h0;
+assign sum_d1_is0_58 = sum_d1_cat_36[27:26] == 2'h0;
+assign sum_d1_is0_59 = sum_d1_cat_36[23:22] == 2'h0;
+assign sum_d1_is0_60 = sum_d1_cat_36[19:18] == 2'h0;
+assign sum_d1_is0_61 = sum_d1_cat_36[15:14] == 2'h0;
+assign sum_d1_is0_62 = sum_d1_cat_36[11:10] == 2'h0;
+assign sum_d1_is0_63 = sum_d1_cat_36[7:6] == 2'h0;
+assign sum_d1_is0_64 = sum_d1_cat_36[3:2] == 2'h0;
+assign sum_d1_and_50 = sum_d1_is0_57 & (sum_d1_cat_36[29:28] == 2'h0);
+assign sum_d1_sel_57 = sum_d1_is0_57 ? ({sum_d1_is0_57, (~sum_d1_cat_36[29])}) : ({sum_d1_is0_57, (~sum_d1_cat_36[31])});
+assign sum_d1_sel_58 = sum_d1_is0_58 ? ({sum_d1_is0_58, (~sum_d1_cat_36[25])}) : ({sum_d1_is0_58, (~sum_d1_cat_36[27])});
+assign sum_d1_and_51 = sum_d1_is0_59 & (sum_d1_cat_36[21:20] == 2'h0);
+assign sum_d1_sel_59 = sum_d1_is0_59 ? ({sum_d1_is0_59, (~sum_d1_cat_36[21])}) : ({sum_d1_is0_59, (~sum_d1_cat_36[23])});
+assign sum_d1_sel_60 = sum_d1_is0_60 ? ({sum_d1_is0_60, (~sum_d1_cat_36[17])}) : ({sum_d1_is0_60, (~sum_d1_cat_36[19])});
+assign sum_d1_and_52 = sum_d1_is0_61 & (sum_d1_cat_36[13:12] == 2'h0);
+assign sum_d1_sel_61 = sum_d1_is0_61 ? ({sum_d1_is0_61, (~sum_d1_cat_36[13])}) : ({sum_d1_is0_61, (~sum_d1_cat_36[15])});
+assign sum_d1_sel_62 = sum_d1_is0_62 ? ({sum_d1_is0_62, (~sum_d1_cat_36[9])}) : ({sum_d1_is0_62, (~sum_d1_cat_36[11])});
+assign sum_d1_and_53 = sum_d1_is0_63 & (sum_d1_cat_36[5:4] == 2'h0);
+assign sum_d1_sel_63 = sum_d1_is0_63 ? ({sum_d1_is0_63, (~sum_d1_cat_36[5])}) : ({sum_d1_is0_63, (~sum_d1_cat_36[7])});
+assign sum_d1_sel_64 = sum_d1_is0_64 ? ({sum_d1_is0_64, (~sum_d1_cat_36[1])}) : ({sum_d1_is0_64, (~sum_d1_cat_36[3])});
+assign sum_d1_and_54 = sum_d1_and_50 & sum_d1_is0_58 & (sum_d1_cat_36[25:24] == 2'h0);
+assign sum_d1_and_55 = sum_d1_and_52 & sum_d1_is0_62 & (sum_d1_cat_36[9:8] == 2'h0);
+assign sum_d1_and_56 = sum_d1_and_54 & sum_d1_and_51 & sum_d1_is0_60 & (sum_d1_cat_36[17:16] == 2'h0);
 assign sum_d1_cat_37 = {sum_d1_and_54, (sum_d1_and_51 ? ({sum_d1_and_51, sum_d1_sel_60}) : ({sum_d1_and_51, sum_d1_sel_59}))};
 assign sum_d1_cat_38 = {sum_d1_and_54, (sum_d1_and_50 ? ({sum_d1_and_50, sum_d1_sel_58}) : ({sum_d1_and_50, sum_d1_sel_57}))};
 assign sum_d1_cat_39 = {sum_d1_and_55, (sum_d1_and_53 ? ({sum_d1_and_53, sum_d1_sel_64}) : ({sum_d1_and_53, sum_d1_sel_63}))};
@@ -5425,86 +4822,98 @@ assign left_8 = (({3'h0, lz_8}) < big_exp_d2_8) ? lz_8 : big_exp_d2_8[4:0];
 
 // ---- add: normalisation shift; exponent field ----
 assign left_d1_cat_8 = {1'h0, left_d1_8};
-assign left_d1_b4_8 = left_d1_cat_8[4];
-assign left_d1_b5_8 = left_d1_cat_8[5];
-assign sum_d2_cat_155 = {({(left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[11] : sum_d2_8[27])), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[10] : sum_d2_8[26]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[9] : sum_d2_8[25]))};
-assign sum_d2_cat_156 = {({sum_d2_cat_155, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[8] : sum_d2_8[24]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[7] : sum_d2_8[23]))};
-assign sum_d2_cat_157 = {({sum_d2_cat_156, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[6] : sum_d2_8[22]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[5] : sum_d2_8[21]))};
-assign sum_d2_cat_158 = {({sum_d2_cat_157, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[4] : sum_d2_8[20]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[3] : sum_d2_8[19]))};
-assign sum_d2_cat_159 = {({sum_d2_cat_158, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[2] : sum_d2_8[18]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[1] : sum_d2_8[17]))};
-assign sum_d2_cat_160 = {({sum_d2_cat_159, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? sum_d2_8[0] : sum_d2_8[16]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[15]))};
-assign sum_d2_cat_161 = {({sum_d2_cat_160, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[14]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[13]))};
-assign sum_d2_cat_162 = {({sum_d2_cat_161, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[12]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[11]))};
-assign sum_d2_cat_163 = {({sum_d2_cat_162, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[10]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[9]))};
-assign sum_d2_cat_164 = {({sum_d2_cat_163, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[8]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[7]))};
-assign sum_d2_cat_165 = {({sum_d2_cat_164, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[6]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[5]))};
-assign sum_d2_cat_166 = {({sum_d2_cat_165, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[4]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[3]))};
-assign sum_d2_cat_167 = {({sum_d2_cat_166, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[2]))}), (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[1]))};
-assign sum_d2_cat_168 = {sum_d2_cat_167, (left_d1_b5_8 ? 1'h0 : (left_d1_b4_8 ? 1'h0 : sum_d2_8[0]))};
-assign left_d1_b2_8 = left_d1_cat_8[2];
-assign left_d1_b3_8 = left_d1_cat_8[3];
-assign sum_d2_sel_141 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[15] : sum_d2_cat_168[19]) : (left_d1_b2_8 ? sum_d2_cat_168[23] : sum_d2_cat_168[27]);
-assign sum_d2_sel_142 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[14] : sum_d2_cat_168[18]) : (left_d1_b2_8 ? sum_d2_cat_168[22] : sum_d2_cat_168[26]);
-assign sum_d2_sel_143 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[13] : sum_d2_cat_168[17]) : (left_d1_b2_8 ? sum_d2_cat_168[21] : sum_d2_cat_168[25]);
-assign sum_d2_sel_144 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[12] : sum_d2_cat_168[16]) : (left_d1_b2_8 ? sum_d2_cat_168[20] : sum_d2_cat_168[24]);
-assign sum_d2_sel_145 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[11] : sum_d2_cat_168[15]) : (left_d1_b2_8 ? sum_d2_cat_168[19] : sum_d2_cat_168[23]);
-assign sum_d2_sel_146 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[10] : sum_d2_cat_168[14]) : (left_d1_b2_8 ? sum_d2_cat_168[18] : sum_d2_cat_168[22]);
-assign sum_d2_sel_147 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[9] : sum_d2_cat_168[13]) : (left_d1_b2_8 ? sum_d2_cat_168[17] : sum_d2_cat_168[21]);
-assign sum_d2_sel_148 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[8] : sum_d2_cat_168[12]) : (left_d1_b2_8 ? sum_d2_cat_168[16] : sum_d2_cat_168[20]);
-assign sum_d2_sel_149 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[7] : sum_d2_cat_168[11]) : (left_d1_b2_8 ? sum_d2_cat_168[15] : sum_d2_cat_168[19]);
-assign sum_d2_sel_150 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[6] : sum_d2_cat_168[10]) : (left_d1_b2_8 ? sum_d2_cat_168[14] : sum_d2_cat_168[18]);
-assign sum_d2_sel_151 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[5] : sum_d2_cat_168[9]) : (left_d1_b2_8 ? sum_d2_cat_168[13] : sum_d2_cat_168[17]);
-assign sum_d2_sel_152 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[4] : sum_d2_cat_168[8]) : (left_d1_b2_8 ? sum_d2_cat_168[12] : sum_d2_cat_168[16]);
-assign sum_d2_sel_153 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[3] : sum_d2_cat_168[7]) : (left_d1_b2_8 ? sum_d2_cat_168[11] : sum_d2_cat_168[15]);
-assign sum_d2_sel_154 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[2] : sum_d2_cat_168[6]) : (left_d1_b2_8 ? sum_d2_cat_168[10] : sum_d2_cat_168[14]);
-assign sum_d2_sel_155 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[1] : sum_d2_cat_168[5]) : (left_d1_b2_8 ? sum_d2_cat_168[9] : sum_d2_cat_168[13]);
-assign sum_d2_sel_156 = left_d1_b3_8 ? (left_d1_b2_8 ? sum_d2_cat_168[0] : sum_d2_cat_168[4]) : (left_d1_b2_8 ? sum_d2_cat_168[8] : sum_d2_cat_168[12]);
-assign sum_d2_sel_157 = left_d1_b3_8 ? (left_d1_b2_8 ? 1'h0 : sum_d2_cat_168[3]) : (left_d1_b2_8 ? sum_d2_cat_168[7] : sum_d2_cat_168[11]);
-assign sum_d2_sel_158 = left_d1_b3_8 ? (left_d1_b2_8 ? 1'h0 : sum_d2_cat_168[2]) : (left_d1_b2_8 ? sum_d2_cat_168[6] : sum_d2_cat_168[10]);
-assign sum_d2_sel_159 = left_d1_b3_8 ? (left_d1_b2_8 ? 1'h0 : sum_d2_cat_168[1]) : (left_d1_b2_8 ? sum_d2_cat_168[5] : sum_d2_cat_168[9]);
-assign sum_d2_sel_160 = left_d1_b3_8 ? (left_d1_b2_8 ? 1'h0 : sum_d2_cat_168[0]) : (left_d1_b2_8 ? sum_d2_cat_168[4] : sum_d2_cat_168[8]);
-assign sum_d2_cat_169 = {({({({({sum_d2_sel_141, sum_d2_sel_142}), sum_d2_sel_143}), sum_d2_sel_144}), sum_d2_sel_145}), sum_d2_sel_146};
-assign sum_d2_cat_170 = {({({({({sum_d2_cat_169, sum_d2_sel_147}), sum_d2_sel_148}), sum_d2_sel_149}), sum_d2_sel_150}), sum_d2_sel_151};
-assign sum_d2_cat_171 = {({({({({sum_d2_cat_170, sum_d2_sel_152}), sum_d2_sel_153}), sum_d2_sel_154}), sum_d2_sel_155}), sum_d2_sel_156};
-assign sum_d2_cat_172 = {({({({({sum_d2_cat_171, sum_d2_sel_157}), sum_d2_sel_158}), sum_d2_sel_159}), sum_d2_sel_160}), (left_d1_b3_8 ? 1'h0 : (left_d1_b2_8 ? sum_d2_cat_168[3] : sum_d2_cat_168[7]))};
-assign sum_d2_cat_173 = {({sum_d2_cat_172, (left_d1_b3_8 ? 1'h0 : (left_d1_b2_8 ? sum_d2_cat_168[2] : sum_d2_cat_168[6]))}), (left_d1_b3_8 ? 1'h0 : (left_d1_b2_8 ? sum_d2_cat_168[1] : sum_d2_cat_168[5]))};
-assign sum_d2_cat_174 = {({sum_d2_cat_173, (left_d1_b3_8 ? 1'h0 : (left_d1_b2_8 ? sum_d2_cat_168[0] : sum_d2_cat_168[4]))}), (left_d1_b3_8 ? 1'h0 : (left_d1_b2_8 ? 1'h0 : sum_d2_cat_168[3]))};
-assign sum_d2_cat_175 = {({sum_d2_cat_174, (left_d1_b3_8 ? 1'h0 : (left_d1_b2_8 ? 1'h0 : sum_d2_cat_168[2]))}), (left_d1_b3_8 ? 1'h0 : (left_d1_b2_8 ? 1'h0 : sum_d2_cat_168[1]))};
-assign sum_d2_cat_176 = {sum_d2_cat_175, (left_d1_b3_8 ? 1'h0 : (left_d1_b2_8 ? 1'h0 : sum_d2_cat_168[0]))};
-assign left_d1_b0_8 = left_d1_cat_8[0];
-assign left_d1_b1_8 = left_d1_cat_8[1];
-assign sel_285 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[24] : sum_d2_cat_176[25]) : (left_d1_b0_8 ? sum_d2_cat_176[26] : sum_d2_cat_176[27]);
-assign sel_286 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[23] : sum_d2_cat_176[24]) : (left_d1_b0_8 ? sum_d2_cat_176[25] : sum_d2_cat_176[26]);
-assign sel_287 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[22] : sum_d2_cat_176[23]) : (left_d1_b0_8 ? sum_d2_cat_176[24] : sum_d2_cat_176[25]);
-assign sel_288 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[21] : sum_d2_cat_176[22]) : (left_d1_b0_8 ? sum_d2_cat_176[23] : sum_d2_cat_176[24]);
-assign sel_289 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[20] : sum_d2_cat_176[21]) : (left_d1_b0_8 ? sum_d2_cat_176[22] : sum_d2_cat_176[23]);
-assign sel_290 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[19] : sum_d2_cat_176[20]) : (left_d1_b0_8 ? sum_d2_cat_176[21] : sum_d2_cat_176[22]);
-assign sel_291 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[18] : sum_d2_cat_176[19]) : (left_d1_b0_8 ? sum_d2_cat_176[20] : sum_d2_cat_176[21]);
-assign sel_292 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[17] : sum_d2_cat_176[18]) : (left_d1_b0_8 ? sum_d2_cat_176[19] : sum_d2_cat_176[20]);
-assign sel_293 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[16] : sum_d2_cat_176[17]) : (left_d1_b0_8 ? sum_d2_cat_176[18] : sum_d2_cat_176[19]);
-assign sel_294 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[15] : sum_d2_cat_176[16]) : (left_d1_b0_8 ? sum_d2_cat_176[17] : sum_d2_cat_176[18]);
-assign sel_295 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[14] : sum_d2_cat_176[15]) : (left_d1_b0_8 ? sum_d2_cat_176[16] : sum_d2_cat_176[17]);
-assign sel_296 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[13] : sum_d2_cat_176[14]) : (left_d1_b0_8 ? sum_d2_cat_176[15] : sum_d2_cat_176[16]);
-assign sel_297 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[12] : sum_d2_cat_176[13]) : (left_d1_b0_8 ? sum_d2_cat_176[14] : sum_d2_cat_176[15]);
-assign sel_298 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[11] : sum_d2_cat_176[12]) : (left_d1_b0_8 ? sum_d2_cat_176[13] : sum_d2_cat_176[14]);
-assign sel_299 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[10] : sum_d2_cat_176[11]) : (left_d1_b0_8 ? sum_d2_cat_176[12] : sum_d2_cat_176[13]);
-assign sel_300 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[9] : sum_d2_cat_176[10]) : (left_d1_b0_8 ? sum_d2_cat_176[11] : sum_d2_cat_176[12]);
-assign sel_301 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[8] : sum_d2_cat_176[9]) : (left_d1_b0_8 ? sum_d2_cat_176[10] : sum_d2_cat_176[11]);
-assign sel_302 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[7] : sum_d2_cat_176[8]) : (left_d1_b0_8 ? sum_d2_cat_176[9] : sum_d2_cat_176[10]);
-assign sel_303 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[6] : sum_d2_cat_176[7]) : (left_d1_b0_8 ? sum_d2_cat_176[8] : sum_d2_cat_176[9]);
-assign sel_304 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[5] : sum_d2_cat_176[6]) : (left_d1_b0_8 ? sum_d2_cat_176[7] : sum_d2_cat_176[8]);
-assign for_normalized_sel_43 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[4] : sum_d2_cat_176[5]) : (left_d1_b0_8 ? sum_d2_cat_176[6] : sum_d2_cat_176[7]);
-assign for_normalized_sel_44 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[3] : sum_d2_cat_176[4]) : (left_d1_b0_8 ? sum_d2_cat_176[5] : sum_d2_cat_176[6]);
-assign for_normalized_sel_45 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[2] : sum_d2_cat_176[3]) : (left_d1_b0_8 ? sum_d2_cat_176[4] : sum_d2_cat_176[5]);
-assign for_normalized_sel_46 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[1] : sum_d2_cat_176[2]) : (left_d1_b0_8 ? sum_d2_cat_176[3] : sum_d2_cat_176[4]);
-assign for_normalized_sel_47 = left_d1_b1_8 ? (left_d1_b0_8 ? sum_d2_cat_176[0] : sum_d2_cat_176[1]) : (left_d1_b0_8 ? sum_d2_cat_176[2] : sum_d2_cat_176[3]);
-assign for_normalized_sel_48 = left_d1_b1_8 ? (left_d1_b0_8 ? 1'h0 : sum_d2_cat_176[0]) : (left_d1_b0_8 ? sum_d2_cat_176[1] : sum_d2_cat_176[2]);
-assign cat_78 = {({({({({sel_285, sel_286}), sel_287}), sel_288}), sel_289}), sel_290};
-assign cat_79 = {({({({({cat_78, sel_291}), sel_292}), sel_293}), sel_294}), sel_295};
-assign cat_80 = {({({({({cat_79, sel_296}), sel_297}), sel_298}), sel_299}), sel_300};
-assign for_normalized_cat_15 = {({({({({cat_80, sel_301}), sel_302}), sel_303}), sel_304}), for_normalized_sel_43};
-assign for_normalized_cat_16 = {({({({({for_normalized_cat_15, for_normalized_sel_44}), for_normalized_sel_45}), for_normalized_sel_46}), for_normalized_sel_47}), for_normalized_sel_48};
-assign normalized_8 = {({for_normalized_cat_16, (left_d1_b1_8 ? 1'h0 : (left_d1_b0_8 ? sum_d2_cat_176[0] : sum_d2_cat_176[1]))}), (left_d1_b1_8 ? 1'h0 : (left_d1_b0_8 ? 1'h0 : sum_d2_cat_176[0]))};
+assign sum_d2_cat_15 = {(left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[11] : sum_d2_8[27])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[10] : sum_d2_8[26])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[9] : sum_d2_8[25])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[8] : sum_d2_8[24])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[7] : sum_d2_8[23])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[6] : sum_d2_8[22])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[5] : sum_d2_8[21])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[4] : sum_d2_8[20])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[3] : sum_d2_8[19])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[2] : sum_d2_8[18])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[1] : sum_d2_8[17])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? sum_d2_8[0] : sum_d2_8[16])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[15])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[14])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[13])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[12])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[11])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[10])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[9])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[8])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[7])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[6])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[5])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[4])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[3])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[2])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[1])),
+    (left_d1_cat_8[5] ? 1'h0 : (left_d1_cat_8[4] ? 1'h0 : sum_d2_8[0]))};
+assign sum_d2_sel_141 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[15] : sum_d2_cat_15[19]) : (left_d1_cat_8[2] ? sum_d2_cat_15[23] : sum_d2_cat_15[27]);
+assign sum_d2_sel_142 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[14] : sum_d2_cat_15[18]) : (left_d1_cat_8[2] ? sum_d2_cat_15[22] : sum_d2_cat_15[26]);
+assign sum_d2_sel_143 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[13] : sum_d2_cat_15[17]) : (left_d1_cat_8[2] ? sum_d2_cat_15[21] : sum_d2_cat_15[25]);
+assign sum_d2_sel_144 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[12] : sum_d2_cat_15[16]) : (left_d1_cat_8[2] ? sum_d2_cat_15[20] : sum_d2_cat_15[24]);
+assign sum_d2_sel_145 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[11] : sum_d2_cat_15[15]) : (left_d1_cat_8[2] ? sum_d2_cat_15[19] : sum_d2_cat_15[23]);
+assign sum_d2_sel_146 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[10] : sum_d2_cat_15[14]) : (left_d1_cat_8[2] ? sum_d2_cat_15[18] : sum_d2_cat_15[22]);
+assign sum_d2_sel_147 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[9] : sum_d2_cat_15[13]) : (left_d1_cat_8[2] ? sum_d2_cat_15[17] : sum_d2_cat_15[21]);
+assign sum_d2_sel_148 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[8] : sum_d2_cat_15[12]) : (left_d1_cat_8[2] ? sum_d2_cat_15[16] : sum_d2_cat_15[20]);
+assign sum_d2_sel_149 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[7] : sum_d2_cat_15[11]) : (left_d1_cat_8[2] ? sum_d2_cat_15[15] : sum_d2_cat_15[19]);
+assign sum_d2_sel_150 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[6] : sum_d2_cat_15[10]) : (left_d1_cat_8[2] ? sum_d2_cat_15[14] : sum_d2_cat_15[18]);
+assign sum_d2_sel_151 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[5] : sum_d2_cat_15[9]) : (left_d1_cat_8[2] ? sum_d2_cat_15[13] : sum_d2_cat_15[17]);
+assign sum_d2_sel_152 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[4] : sum_d2_cat_15[8]) : (left_d1_cat_8[2] ? sum_d2_cat_15[12] : sum_d2_cat_15[16]);
+assign sum_d2_sel_153 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[3] : sum_d2_cat_15[7]) : (left_d1_cat_8[2] ? sum_d2_cat_15[11] : sum_d2_cat_15[15]);
+assign sum_d2_sel_154 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[2] : sum_d2_cat_15[6]) : (left_d1_cat_8[2] ? sum_d2_cat_15[10] : sum_d2_cat_15[14]);
+assign sum_d2_sel_155 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[1] : sum_d2_cat_15[5]) : (left_d1_cat_8[2] ? sum_d2_cat_15[9] : sum_d2_cat_15[13]);
+assign sum_d2_sel_156 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? sum_d2_cat_15[0] : sum_d2_cat_15[4]) : (left_d1_cat_8[2] ? sum_d2_cat_15[8] : sum_d2_cat_15[12]);
+assign sum_d2_sel_157 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[3]) : (left_d1_cat_8[2] ? sum_d2_cat_15[7] : sum_d2_cat_15[11]);
+assign sum_d2_sel_158 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[2]) : (left_d1_cat_8[2] ? sum_d2_cat_15[6] : sum_d2_cat_15[10]);
+assign sum_d2_sel_159 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[1]) : (left_d1_cat_8[2] ? sum_d2_cat_15[5] : sum_d2_cat_15[9]);
+assign sum_d2_sel_160 = left_d1_cat_8[3] ? (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[0]) : (left_d1_cat_8[2] ? sum_d2_cat_15[4] : sum_d2_cat_15[8]);
+assign sum_d2_cat_16 = {sum_d2_sel_141, sum_d2_sel_142, sum_d2_sel_143, sum_d2_sel_144, sum_d2_sel_145, sum_d2_sel_146,
+    sum_d2_sel_147, sum_d2_sel_148, sum_d2_sel_149, sum_d2_sel_150, sum_d2_sel_151, sum_d2_sel_152,
+    sum_d2_sel_153, sum_d2_sel_154, sum_d2_sel_155, sum_d2_sel_156, sum_d2_sel_157, sum_d2_sel_158,
+    sum_d2_sel_159, sum_d2_sel_160,
+    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? sum_d2_cat_15[3] : sum_d2_cat_15[7])),
+    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? sum_d2_cat_15[2] : sum_d2_cat_15[6])),
+    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? sum_d2_cat_15[1] : sum_d2_cat_15[5])),
+    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? sum_d2_cat_15[0] : sum_d2_cat_15[4])),
+    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[3])),
+    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[2])),
+    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[1])),
+    (left_d1_cat_8[3] ? 1'h0 : (left_d1_cat_8[2] ? 1'h0 : sum_d2_cat_15[0]))};
+assign sel_285 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[24] : sum_d2_cat_16[25]) : (left_d1_cat_8[0] ? sum_d2_cat_16[26] : sum_d2_cat_16[27]);
+assign sel_286 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[23] : sum_d2_cat_16[24]) : (left_d1_cat_8[0] ? sum_d2_cat_16[25] : sum_d2_cat_16[26]);
+assign sel_287 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[22] : sum_d2_cat_16[23]) : (left_d1_cat_8[0] ? sum_d2_cat_16[24] : sum_d2_cat_16[25]);
+assign sel_288 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[21] : sum_d2_cat_16[22]) : (left_d1_cat_8[0] ? sum_d2_cat_16[23] : sum_d2_cat_16[24]);
+assign sel_289 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[20] : sum_d2_cat_16[21]) : (left_d1_cat_8[0] ? sum_d2_cat_16[22] : sum_d2_cat_16[23]);
+assign sel_290 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[19] : sum_d2_cat_16[20]) : (left_d1_cat_8[0] ? sum_d2_cat_16[21] : sum_d2_cat_16[22]);
+assign sel_291 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[18] : sum_d2_cat_16[19]) : (left_d1_cat_8[0] ? sum_d2_cat_16[20] : sum_d2_cat_16[21]);
+assign sel_292 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[17] : sum_d2_cat_16[18]) : (left_d1_cat_8[0] ? sum_d2_cat_16[19] : sum_d2_cat_16[20]);
+assign sel_293 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[16] : sum_d2_cat_16[17]) : (left_d1_cat_8[0] ? sum_d2_cat_16[18] : sum_d2_cat_16[19]);
+assign sel_294 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[15] : sum_d2_cat_16[16]) : (left_d1_cat_8[0] ? sum_d2_cat_16[17] : sum_d2_cat_16[18]);
+assign sel_295 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[14] : sum_d2_cat_16[15]) : (left_d1_cat_8[0] ? sum_d2_cat_16[16] : sum_d2_cat_16[17]);
+assign sel_296 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[13] : sum_d2_cat_16[14]) : (left_d1_cat_8[0] ? sum_d2_cat_16[15] : sum_d2_cat_16[16]);
+assign sel_297 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[12] : sum_d2_cat_16[13]) : (left_d1_cat_8[0] ? sum_d2_cat_16[14] : sum_d2_cat_16[15]);
+assign sel_298 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[11] : sum_d2_cat_16[12]) : (left_d1_cat_8[0] ? sum_d2_cat_16[13] : sum_d2_cat_16[14]);
+assign sel_299 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[10] : sum_d2_cat_16[11]) : (left_d1_cat_8[0] ? sum_d2_cat_16[12] : sum_d2_cat_16[13]);
+assign sel_300 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[9] : sum_d2_cat_16[10]) : (left_d1_cat_8[0] ? sum_d2_cat_16[11] : sum_d2_cat_16[12]);
+assign sel_301 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[8] : sum_d2_cat_16[9]) : (left_d1_cat_8[0] ? sum_d2_cat_16[10] : sum_d2_cat_16[11]);
+assign sel_302 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[7] : sum_d2_cat_16[8]) : (left_d1_cat_8[0] ? sum_d2_cat_16[9] : sum_d2_cat_16[10]);
+assign sel_303 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[6] : sum_d2_cat_16[7]) : (left_d1_cat_8[0] ? sum_d2_cat_16[8] : sum_d2_cat_16[9]);
+assign sel_304 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[5] : sum_d2_cat_16[6]) : (left_d1_cat_8[0] ? sum_d2_cat_16[7] : sum_d2_cat_16[8]);
+assign for_normalized_sel_43 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[4] : sum_d2_cat_16[5]) : (left_d1_cat_8[0] ? sum_d2_cat_16[6] : sum_d2_cat_16[7]);
+assign for_normalized_sel_44 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[3] : sum_d2_cat_16[4]) : (left_d1_cat_8[0] ? sum_d2_cat_16[5] : sum_d2_cat_16[6]);
+assign for_normalized_sel_45 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[2] : sum_d2_cat_16[3]) : (left_d1_cat_8[0] ? sum_d2_cat_16[4] : sum_d2_cat_16[5]);
+assign for_normalized_sel_46 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[1] : sum_d2_cat_16[2]) : (left_d1_cat_8[0] ? sum_d2_cat_16[3] : sum_d2_cat_16[4]);
+assign for_normalized_sel_47 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? sum_d2_cat_16[0] : sum_d2_cat_16[1]) : (left_d1_cat_8[0] ? sum_d2_cat_16[2] : sum_d2_cat_16[3]);
+assign for_normalized_sel_48 = left_d1_cat_8[1] ? (left_d1_cat_8[0] ? 1'h0 : sum_d2_cat_16[0]) : (left_d1_cat_8[0] ? sum_d2_cat_16[1] : sum_d2_cat_16[2]);
+assign normalized_8 = {sel_285, sel_286, sel_287, sel_288, sel_289, sel_290, sel_291, sel_292, sel_293, sel_294, sel_295,
+    sel_296, sel_297, sel_298, sel_299, sel_300, sel_301, sel_302, sel_303, sel_304,
+    for_normalized_sel_43, for_normalized_sel_44, for_normalized_sel_45, for_normalized_sel_46,
+    for_normalized_sel_47, for_normalized_sel_48,
+    (left_d1_cat_8[1] ? 1'h0 : (left_d1_cat_8[0] ? sum_d2_cat_16[0] : sum_d2_cat_16[1])),
+    (left_d1_cat_8[1] ? 1'h0 : (left_d1_cat_8[0] ? 1'h0 : sum_d2_cat_16[0]))};
 assign field_8 = normalized_8[27] ? (field_base_d3_8 - ({4'h0, left_d1_8})) : 9'h0;
 
 // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -6020,7 +5429,7 @@ always @(posedge clk) begin
     if (out_valid_or) q_4 <= q_3;
 end
 
-assign m_axis_tdata = {s3, ({s2, ({s1, s0})})};
+assign m_axis_tdata = {s3, s2, s1, s0};
 assign m_axis_tvalid = out_valid;
 assign m_axis_tlast = q_4;
 assign s_axis_tready = out_valid_or;

@@ -107,14 +107,12 @@ wire read_word_is3;
 wire read_word_is4;
 wire [31:0] axil_reg_010_sel;
 wire read_word_is6;
-wire read_word_or;
 wire read_word_is64;
 wire read_word_is65;
 wire read_word_is66;
 wire [31:0] counters_sel;
 wire read_word_is67;
 wire read_word_is68;
-wire read_word_or_2;
 wire read_word_is69;
 wire read_word_is70;
 wire [31:0] counters_sel_2;
@@ -128,8 +126,9 @@ assign awready = ~axil_aw_held;
 assign wready = ~axil_w_held;
 assign aw_take = s_axil_awvalid & awready;
 assign w_take = s_axil_wvalid & wready;
-assign do_write = (axil_aw_held & axil_w_held) & (~axil_bvalid);
-assign write_mask = {({({(axil_w_strb[3] ? 8'hff : 8'h0), (axil_w_strb[2] ? 8'hff : 8'h0)}), (axil_w_strb[1] ? 8'hff : 8'h0)}), (axil_w_strb[0] ? 8'hff : 8'h0)};
+assign do_write = axil_aw_held & axil_w_held & (~axil_bvalid);
+assign write_mask = {(axil_w_strb[3] ? 8'hff : 8'h0), (axil_w_strb[2] ? 8'hff : 8'h0), (axil_w_strb[1] ? 8'hff : 8'h0),
+    (axil_w_strb[0] ? 8'hff : 8'h0)};
 assign write_mask_not = ~write_mask;
 
 // ---- registers: read-write entries take the strobed bytes of a write to their address ----
@@ -152,20 +151,20 @@ assign read_word_is3 = read_word == 10'h3;
 assign read_word_is4 = read_word == 10'h4;
 assign axil_reg_010_sel = read_word_is4 ? axil_reg_010 : (read_word_is3 ? 32'h10204 : (read_word_is2 ? axil_reg_008_cat : (read_word_is1 ? 32'h10000 : (read_word_is0 ? 32'h57454654 : 32'h0))));
 assign read_word_is6 = read_word == 10'h6;
-assign read_word_or = ((((read_word_is0 | read_word_is1) | read_word_is2) | read_word_is3) | read_word_is4) | read_word_is6;
 assign read_word_is64 = read_word == 10'h40;
 assign read_word_is65 = read_word == 10'h41;
 assign read_word_is66 = read_word == 10'h42;
 assign counters_sel = read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : (read_word_is64 ? counters[31:0] : (read_word_is6 ? link_status : axil_reg_010_sel)));
 assign read_word_is67 = read_word == 10'h43;
 assign read_word_is68 = read_word == 10'h44;
-assign read_word_or_2 = ((((read_word_or | read_word_is64) | read_word_is65) | read_word_is66) | read_word_is67) | read_word_is68;
 assign read_word_is69 = read_word == 10'h45;
 assign read_word_is70 = read_word == 10'h46;
 assign counters_sel_2 = read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : (read_word_is68 ? counters[159:128] : (read_word_is67 ? counters[127:96] : counters_sel)));
 assign read_word_is71 = read_word == 10'h47;
 assign read_data = read_word_is71 ? counters[255:224] : counters_sel_2;
-assign read_ok = ((read_word_or_2 | read_word_is69) | read_word_is70) | read_word_is71;
+assign read_ok = read_word_is0 | read_word_is1 | read_word_is2 | read_word_is3 | read_word_is4 | read_word_is6 |
+    read_word_is64 | read_word_is65 | read_word_is66 | read_word_is67 | read_word_is68 | read_word_is69 |
+    read_word_is70 | read_word_is71;
 
 always @(posedge clk) begin
     if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= do_write ? 1'h0 : (aw_take ? 1'h1 : axil_aw_held);

@@ -72,7 +72,7 @@ assign write1 = take_in & (segment == 1'h1);
 // ---- out: the output register loads a pending group first, else a group closing now ----
 assign out_free = (~out_valid) | m_axis_tready;
 assign from_pending = pending & out_free;
-assign load_out = from_pending | ((closes & out_free) & (~pending));
+assign load_out = from_pending | (closes & out_free & (~pending));
 assign park = closes & (~out_free);
 
 always @(posedge clk) begin

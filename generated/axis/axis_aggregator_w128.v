@@ -50,7 +50,6 @@ wire [127:0] s_axis_tuser_cat;
 wire [127:0] s_axis_tuser_cat_2;
 wire [127:0] s_axis_tuser_cat_3;
 wire [127:0] s_axis_tuser_cat_4;
-wire [127:0] s_axis_tuser_or;
 wire [127:0] s_axis_tuser_cat_5;
 wire [127:0] header;
 // the header goes out in the cycle a frame's first beat is offered; that beat waits
@@ -66,9 +65,10 @@ assign s_axis_tuser_cat = {122'h0, s_axis_tuser[11:6]};
 assign s_axis_tuser_cat_2 = {122'h0, s_axis_tuser[17:12]};
 assign s_axis_tuser_cat_3 = {124'h0, s_axis_tuser[21:18]};
 assign s_axis_tuser_cat_4 = {112'h0, s_axis_tuser[37:22]};
-assign s_axis_tuser_or = (((({122'h0, s_axis_tuser[5:0]}) | ({s_axis_tuser_cat[121:0], 6'h0})) | ({s_axis_tuser_cat_2[115:0], 12'h0})) | ({s_axis_tuser_cat_3[109:0], 18'h0})) | ({s_axis_tuser_cat_4[69:0], 58'h0});
 assign s_axis_tuser_cat_5 = {114'h0, s_axis_tuser[51:38]};
-assign header = s_axis_tuser_or | ({s_axis_tuser_cat_5[83:0], 44'h0});
+assign header = ({122'h0, s_axis_tuser[5:0]}) | ({s_axis_tuser_cat[121:0], 6'h0}) |
+    ({s_axis_tuser_cat_2[115:0], 12'h0}) | ({s_axis_tuser_cat_3[109:0], 18'h0}) |
+    ({s_axis_tuser_cat_4[69:0], 58'h0}) | ({s_axis_tuser_cat_5[83:0], 44'h0});
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
 assign free = (~out_valid) | m_axis_tready;

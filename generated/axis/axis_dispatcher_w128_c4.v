@@ -68,7 +68,7 @@ module axis_dispatcher_w128_c4(
     output wire m_axis_ch3_tlast;
     output wire m_axis_ch3_tvalid;
     // outputs: status and counters
-    output wire [31:0] dropped;
+    output reg [31:0] dropped;
 
 // verilator lint_off UNUSEDSIGNAL
 reg in_packet;
@@ -83,7 +83,6 @@ wire ready_sel;
 wire passes;
 wire s_ready;
 wire took;
-reg [31:0] dropped_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- header: the channel a packet's tag names, or dropping for a tag no channel takes ----
@@ -91,34 +90,34 @@ assign tag = s_axis_tdata[73:58];
 assign known = tag < 16'h4;
 assign index = tag[4:0];
 assign head = (~in_packet) & s_axis_tvalid;
-assign ready_sel = ((((channel == 5'h0) & m_axis_ch0_tready) | ((channel == 5'h1) & m_axis_ch1_tready)) | ((channel == 5'h2) & m_axis_ch2_tready)) | ((channel == 5'h3) & m_axis_ch3_tready);
+assign ready_sel = ((channel == 5'h0) & m_axis_ch0_tready) | ((channel == 5'h1) & m_axis_ch1_tready) |
+    ((channel == 5'h2) & m_axis_ch2_tready) | ((channel == 5'h3) & m_axis_ch3_tready);
 assign passes = in_packet & (~dropping);
-assign s_ready = (((passes & ready_sel) | (in_packet & dropping)) | head) | (~in_packet);
+assign s_ready = (passes & ready_sel) | (in_packet & dropping) | head | (~in_packet);
 assign took = s_axis_tvalid & s_ready;
 
 always @(posedge clk) begin
-    if (rst) in_packet <= 1'h0; else in_packet <= ((took & s_axis_tlast) & in_packet) ? 1'h0 : ((head & (~s_axis_tlast)) ? 1'h1 : in_packet);
+    if (rst) in_packet <= 1'h0; else in_packet <= (took & s_axis_tlast & in_packet) ? 1'h0 : ((head & (~s_axis_tlast)) ? 1'h1 : in_packet);
     if (rst) channel <= 5'h0; else channel <= head ? index : channel;
     if (rst) dropping <= 1'h0; else dropping <= head ? (~known) : dropping;
-    if (rst) dropped_2 <= 32'h0; else dropped_2 <= (head & (~known)) ? (dropped_2 + 32'h1) : dropped_2;
+    if (rst) dropped <= 32'h0; else dropped <= (head & (~known)) ? (dropped + 32'h1) : dropped;
 end
 
 assign s_axis_tready = s_ready;
-assign dropped = dropped_2;
 assign m_axis_ch0_tdata = s_axis_tdata;
 assign m_axis_ch0_tkeep = s_axis_tkeep;
 assign m_axis_ch0_tlast = s_axis_tlast;
-assign m_axis_ch0_tvalid = (passes & s_axis_tvalid) & (channel == 5'h0);
+assign m_axis_ch0_tvalid = passes & s_axis_tvalid & (channel == 5'h0);
 assign m_axis_ch1_tdata = s_axis_tdata;
 assign m_axis_ch1_tkeep = s_axis_tkeep;
 assign m_axis_ch1_tlast = s_axis_tlast;
-assign m_axis_ch1_tvalid = (passes & s_axis_tvalid) & (channel == 5'h1);
+assign m_axis_ch1_tvalid = passes & s_axis_tvalid & (channel == 5'h1);
 assign m_axis_ch2_tdata = s_axis_tdata;
 assign m_axis_ch2_tkeep = s_axis_tkeep;
 assign m_axis_ch2_tlast = s_axis_tlast;
-assign m_axis_ch2_tvalid = (passes & s_axis_tvalid) & (channel == 5'h2);
+assign m_axis_ch2_tvalid = passes & s_axis_tvalid & (channel == 5'h2);
 assign m_axis_ch3_tdata = s_axis_tdata;
 assign m_axis_ch3_tkeep = s_axis_tkeep;
 assign m_axis_ch3_tlast = s_axis_tlast;
-assign m_axis_ch3_tvalid = (passes & s_axis_tvalid) & (channel == 5'h3);
+assign m_axis_ch3_tvalid = passes & s_axis_tvalid & (channel == 5'h3);
 endmodule

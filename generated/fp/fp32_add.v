@@ -38,11 +38,7 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
-    wire [31:0] s_axis_tdata_bits31_0;
-    wire [31:0] s_axis_tdata_bits63_32;
     // add: operands, special cases, order by magnitude, trailing zeros
-    wire [7:0] s_axis_tdata_bits30_23;
-    wire [22:0] s_axis_tdata_bits22_0;
     wire s_axis_tdata_is0;
     wire s_axis_tdata_is255;
     wire s_axis_tdata_is0_2;
@@ -51,8 +47,6 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire a_nan;
     wire [23:0] a_sig;
     wire [7:0] a_exp;
-    wire [7:0] s_axis_tdata_bits30_23_2;
-    wire [22:0] s_axis_tdata_bits22_0_2;
     wire s_axis_tdata_is0_3;
     wire s_axis_tdata_is255_2;
     wire s_axis_tdata_is0_4;
@@ -87,26 +81,10 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire [25:0] small_sig_d1_cat;
     reg [4:0] amount_d1;
     wire [5:0] amount_d1_cat;
-    wire amount_d1_b4;
-    wire amount_d1_b5;
     wire small_sig_d1_not;
     wire small_sig_d1_not_2;
     wire small_sig_d1_sel;
-    wire [16:0] small_sig_d1_cat_2;
-    wire [18:0] small_sig_d1_cat_3;
-    wire [20:0] small_sig_d1_cat_4;
-    wire [22:0] small_sig_d1_cat_5;
-    wire [24:0] small_sig_d1_cat_6;
-    wire [26:0] small_sig_d1_cat_7;
-    wire [28:0] small_sig_d1_cat_8;
-    wire [30:0] small_sig_d1_cat_9;
-    wire [32:0] small_sig_d1_cat_10;
-    wire [34:0] small_sig_d1_cat_11;
-    wire [36:0] small_sig_d1_cat_12;
-    wire [38:0] small_sig_d1_cat_13;
-    wire [40:0] small_sig_d1_cat_14;
-    wire amount_d1_b2;
-    wire amount_d1_b3;
+    wire [40:0] small_sig_d1_cat_2;
     wire small_sig_d1_not_3;
     wire small_sig_d1_not_4;
     wire for_align_sticky_sel;
@@ -139,14 +117,7 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire small_sig_d1_sel_28;
     wire small_sig_d1_sel_29;
     wire small_sig_d1_sel_30;
-    wire [5:0] cat;
-    wire [10:0] cat_2;
-    wire [15:0] cat_3;
-    wire [20:0] cat_4;
-    wire [25:0] for_shifted_cat;
-    wire [28:0] for_shifted_cat_2;
-    wire amount_d1_b0;
-    wire amount_d1_b1;
+    wire [28:0] for_shifted_cat;
     wire for_align_sticky_not;
     wire for_align_sticky_not_2;
     wire for_align_sticky_sel_2;
@@ -176,10 +147,6 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire for_shifted_sel_6;
     wire for_shifted_sel_7;
     wire for_shifted_sel_8;
-    wire [5:0] cat_5;
-    wire [10:0] cat_6;
-    wire [15:0] cat_7;
-    wire [20:0] for_shifted_cat_3;
     wire [25:0] shifted;
     wire [2:0] amount_d1_cat_2;
     wire align_sticky;
@@ -200,28 +167,13 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     reg [27:0] sum_d1;
     wire exact_zero;
     wire [31:0] sum_d1_cat;
-    wire [1:0] sum_d1_bits31_30;
     wire sum_d1_is0;
-    wire [1:0] sum_d1_bits29_28;
-    wire [1:0] sum_d1_bits27_26;
     wire sum_d1_is0_2;
-    wire [1:0] sum_d1_bits25_24;
-    wire [1:0] sum_d1_bits23_22;
     wire sum_d1_is0_3;
-    wire [1:0] sum_d1_bits21_20;
-    wire [1:0] sum_d1_bits19_18;
     wire sum_d1_is0_4;
-    wire [1:0] sum_d1_bits17_16;
-    wire [1:0] sum_d1_bits15_14;
     wire sum_d1_is0_5;
-    wire [1:0] sum_d1_bits13_12;
-    wire [1:0] sum_d1_bits11_10;
     wire sum_d1_is0_6;
-    wire [1:0] sum_d1_bits9_8;
-    wire [1:0] sum_d1_bits7_6;
     wire sum_d1_is0_7;
-    wire [1:0] sum_d1_bits5_4;
-    wire [1:0] sum_d1_bits3_2;
     wire sum_d1_is0_8;
     wire sum_d1_and;
     wire [1:0] sum_d1_sel;
@@ -249,25 +201,8 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     // add: normalisation shift; exponent field
     reg [4:0] left_d1;
     wire [5:0] left_d1_cat;
-    wire left_d1_b4;
-    wire left_d1_b5;
     reg [27:0] sum_d2;
-    wire [2:0] sum_d2_cat;
-    wire [4:0] sum_d2_cat_2;
-    wire [6:0] sum_d2_cat_3;
-    wire [8:0] sum_d2_cat_4;
-    wire [10:0] sum_d2_cat_5;
-    wire [12:0] sum_d2_cat_6;
-    wire [14:0] sum_d2_cat_7;
-    wire [16:0] sum_d2_cat_8;
-    wire [18:0] sum_d2_cat_9;
-    wire [20:0] sum_d2_cat_10;
-    wire [22:0] sum_d2_cat_11;
-    wire [24:0] sum_d2_cat_12;
-    wire [26:0] sum_d2_cat_13;
-    wire [27:0] sum_d2_cat_14;
-    wire left_d1_b2;
-    wire left_d1_b3;
+    wire [27:0] sum_d2_cat;
     wire sum_d2_sel;
     wire sum_d2_sel_2;
     wire sum_d2_sel_3;
@@ -288,16 +223,7 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire sum_d2_sel_18;
     wire sum_d2_sel_19;
     wire sum_d2_sel_20;
-    wire [5:0] sum_d2_cat_15;
-    wire [10:0] sum_d2_cat_16;
-    wire [15:0] sum_d2_cat_17;
-    wire [20:0] sum_d2_cat_18;
-    wire [22:0] sum_d2_cat_19;
-    wire [24:0] sum_d2_cat_20;
-    wire [26:0] sum_d2_cat_21;
-    wire [27:0] sum_d2_cat_22;
-    wire left_d1_b0;
-    wire left_d1_b1;
+    wire [27:0] sum_d2_cat_2;
     wire sel_19;
     wire sel_20;
     wire sel_21;
@@ -324,11 +250,6 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire for_normalized_sel_4;
     wire for_normalized_sel_5;
     wire for_normalized_sel_6;
-    wire [5:0] cat_8;
-    wire [10:0] cat_9;
-    wire [15:0] cat_10;
-    wire [20:0] for_normalized_cat;
-    wire [25:0] for_normalized_cat_2;
     wire [27:0] normalized;
     reg [8:0] field_base_d1;
     reg [8:0] field_base_d2;
@@ -404,36 +325,30 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
-    assign s_axis_tdata_bits31_0 = s_axis_tdata[31:0];
-    assign s_axis_tdata_bits63_32 = s_axis_tdata[63:32];
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_bits30_23 = s_axis_tdata_bits31_0[30:23];
-    assign s_axis_tdata_bits22_0 = s_axis_tdata_bits31_0[22:0];
-    assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
-    assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
-    assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
-    assign a_sign = s_axis_tdata_bits31_0[31];
+    assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
+    assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
+    assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
+    assign a_sign = s_axis_tdata[31];
     assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
     assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
-    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
-    assign s_axis_tdata_bits30_23_2 = s_axis_tdata_bits63_32[30:23];
-    assign s_axis_tdata_bits22_0_2 = s_axis_tdata_bits63_32[22:0];
-    assign s_axis_tdata_is0_3 = s_axis_tdata_bits30_23_2 == 8'h0;
-    assign s_axis_tdata_is255_2 = s_axis_tdata_bits30_23_2 == 8'hff;
-    assign s_axis_tdata_is0_4 = s_axis_tdata_bits22_0_2 == 23'h0;
-    assign b_sign = s_axis_tdata_bits63_32[31];
+    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
+    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
+    assign s_axis_tdata_is0_3 = s_axis_tdata[62:55] == 8'h0;
+    assign s_axis_tdata_is255_2 = s_axis_tdata[62:55] == 8'hff;
+    assign s_axis_tdata_is0_4 = s_axis_tdata[54:32] == 23'h0;
+    assign b_sign = s_axis_tdata[63];
     assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
     assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata_bits22_0_2};
-    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata_bits30_23_2;
+    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[54:32]};
+    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[62:55];
     assign opposite = a_sign ^ b_sign;
-    assign nan = (a_nan | b_nan) | ((a_inf & b_inf) & opposite);
+    assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
     assign inf = a_inf | b_inf;
     assign inf_sign = a_inf ? a_sign : b_sign;
     assign zero_sign = a_sign & b_sign;
-    assign swap = s_axis_tdata_bits31_0[30:0] < s_axis_tdata_bits63_32[30:0];
+    assign swap = s_axis_tdata[30:0] < s_axis_tdata[62:32];
 
     // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
     assign big_sign = swap_d1 ? b_sign_d1 : a_sign_d1;
@@ -447,151 +362,148 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign small_sig_d1_cat = {small_sig_d1, 2'h0};
     assign amount_d1_cat = {1'h0, amount_d1};
-    assign amount_d1_b4 = amount_d1_cat[4];
-    assign amount_d1_b5 = amount_d1_cat[5];
     assign small_sig_d1_not = ~(small_sig_d1_cat[15:0] == 16'h0);
     assign small_sig_d1_not_2 = ~(small_sig_d1_cat[25:16] == 10'h0);
-    assign small_sig_d1_sel = amount_d1_b5 ? (amount_d1_b4 ? (small_sig_d1_not | small_sig_d1_not_2) : (small_sig_d1_not | small_sig_d1_not_2)) : (amount_d1_b4 & small_sig_d1_not);
-    assign small_sig_d1_cat_2 = {({15'h0, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[25]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[24]))};
-    assign small_sig_d1_cat_3 = {({small_sig_d1_cat_2, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[23]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[22]))};
-    assign small_sig_d1_cat_4 = {({small_sig_d1_cat_3, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[21]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[20]))};
-    assign small_sig_d1_cat_5 = {({small_sig_d1_cat_4, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[19]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[18]))};
-    assign small_sig_d1_cat_6 = {({small_sig_d1_cat_5, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[17]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[16]))};
-    assign small_sig_d1_cat_7 = {({small_sig_d1_cat_6, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[15]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[14]))};
-    assign small_sig_d1_cat_8 = {({small_sig_d1_cat_7, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[13]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[12]))};
-    assign small_sig_d1_cat_9 = {({small_sig_d1_cat_8, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[11]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? 1'h0 : small_sig_d1_cat[10]))};
-    assign small_sig_d1_cat_10 = {({small_sig_d1_cat_9, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[25] : small_sig_d1_cat[9]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[24] : small_sig_d1_cat[8]))};
-    assign small_sig_d1_cat_11 = {({small_sig_d1_cat_10, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[23] : small_sig_d1_cat[7]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[22] : small_sig_d1_cat[6]))};
-    assign small_sig_d1_cat_12 = {({small_sig_d1_cat_11, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[21] : small_sig_d1_cat[5]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[20] : small_sig_d1_cat[4]))};
-    assign small_sig_d1_cat_13 = {({small_sig_d1_cat_12, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[19] : small_sig_d1_cat[3]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[18] : small_sig_d1_cat[2]))};
-    assign small_sig_d1_cat_14 = {({small_sig_d1_cat_13, (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[17] : small_sig_d1_cat[1]))}), (amount_d1_b5 ? 1'h0 : (amount_d1_b4 ? small_sig_d1_cat[16] : small_sig_d1_cat[0]))};
-    assign amount_d1_b2 = amount_d1_cat[2];
-    assign amount_d1_b3 = amount_d1_cat[3];
-    assign small_sig_d1_not_3 = ~(small_sig_d1_cat_14[3:0] == 4'h0);
-    assign small_sig_d1_not_4 = ~(small_sig_d1_cat_14[7:4] == 4'h0);
-    assign for_align_sticky_sel = amount_d1_b2 ? ((small_sig_d1_not_3 | small_sig_d1_not_4) | (~(small_sig_d1_cat_14[11:8] == 4'h0))) : (small_sig_d1_not_3 | small_sig_d1_not_4);
-    assign small_sig_d1_sel_2 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[40] : small_sig_d1_cat_14[36]) : (amount_d1_b2 ? small_sig_d1_cat_14[32] : small_sig_d1_cat_14[28]);
-    assign small_sig_d1_sel_3 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[39] : small_sig_d1_cat_14[35]) : (amount_d1_b2 ? small_sig_d1_cat_14[31] : small_sig_d1_cat_14[27]);
-    assign small_sig_d1_sel_4 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[38] : small_sig_d1_cat_14[34]) : (amount_d1_b2 ? small_sig_d1_cat_14[30] : small_sig_d1_cat_14[26]);
-    assign small_sig_d1_sel_5 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[37] : small_sig_d1_cat_14[33]) : (amount_d1_b2 ? small_sig_d1_cat_14[29] : small_sig_d1_cat_14[25]);
-    assign small_sig_d1_sel_6 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[36] : small_sig_d1_cat_14[32]) : (amount_d1_b2 ? small_sig_d1_cat_14[28] : small_sig_d1_cat_14[24]);
-    assign small_sig_d1_sel_7 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[35] : small_sig_d1_cat_14[31]) : (amount_d1_b2 ? small_sig_d1_cat_14[27] : small_sig_d1_cat_14[23]);
-    assign small_sig_d1_sel_8 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[34] : small_sig_d1_cat_14[30]) : (amount_d1_b2 ? small_sig_d1_cat_14[26] : small_sig_d1_cat_14[22]);
-    assign small_sig_d1_sel_9 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[33] : small_sig_d1_cat_14[29]) : (amount_d1_b2 ? small_sig_d1_cat_14[25] : small_sig_d1_cat_14[21]);
-    assign small_sig_d1_sel_10 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[32] : small_sig_d1_cat_14[28]) : (amount_d1_b2 ? small_sig_d1_cat_14[24] : small_sig_d1_cat_14[20]);
-    assign small_sig_d1_sel_11 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[31] : small_sig_d1_cat_14[27]) : (amount_d1_b2 ? small_sig_d1_cat_14[23] : small_sig_d1_cat_14[19]);
-    assign small_sig_d1_sel_12 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[30] : small_sig_d1_cat_14[26]) : (amount_d1_b2 ? small_sig_d1_cat_14[22] : small_sig_d1_cat_14[18]);
-    assign small_sig_d1_sel_13 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[29] : small_sig_d1_cat_14[25]) : (amount_d1_b2 ? small_sig_d1_cat_14[21] : small_sig_d1_cat_14[17]);
-    assign small_sig_d1_sel_14 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[28] : small_sig_d1_cat_14[24]) : (amount_d1_b2 ? small_sig_d1_cat_14[20] : small_sig_d1_cat_14[16]);
-    assign small_sig_d1_sel_15 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[27] : small_sig_d1_cat_14[23]) : (amount_d1_b2 ? small_sig_d1_cat_14[19] : small_sig_d1_cat_14[15]);
-    assign small_sig_d1_sel_16 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[26] : small_sig_d1_cat_14[22]) : (amount_d1_b2 ? small_sig_d1_cat_14[18] : small_sig_d1_cat_14[14]);
-    assign small_sig_d1_sel_17 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[25] : small_sig_d1_cat_14[21]) : (amount_d1_b2 ? small_sig_d1_cat_14[17] : small_sig_d1_cat_14[13]);
-    assign small_sig_d1_sel_18 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[24] : small_sig_d1_cat_14[20]) : (amount_d1_b2 ? small_sig_d1_cat_14[16] : small_sig_d1_cat_14[12]);
-    assign small_sig_d1_sel_19 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[23] : small_sig_d1_cat_14[19]) : (amount_d1_b2 ? small_sig_d1_cat_14[15] : small_sig_d1_cat_14[11]);
-    assign small_sig_d1_sel_20 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[22] : small_sig_d1_cat_14[18]) : (amount_d1_b2 ? small_sig_d1_cat_14[14] : small_sig_d1_cat_14[10]);
-    assign small_sig_d1_sel_21 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[21] : small_sig_d1_cat_14[17]) : (amount_d1_b2 ? small_sig_d1_cat_14[13] : small_sig_d1_cat_14[9]);
-    assign small_sig_d1_sel_22 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[20] : small_sig_d1_cat_14[16]) : (amount_d1_b2 ? small_sig_d1_cat_14[12] : small_sig_d1_cat_14[8]);
-    assign small_sig_d1_sel_23 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[19] : small_sig_d1_cat_14[15]) : (amount_d1_b2 ? small_sig_d1_cat_14[11] : small_sig_d1_cat_14[7]);
-    assign small_sig_d1_sel_24 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[18] : small_sig_d1_cat_14[14]) : (amount_d1_b2 ? small_sig_d1_cat_14[10] : small_sig_d1_cat_14[6]);
-    assign small_sig_d1_sel_25 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[17] : small_sig_d1_cat_14[13]) : (amount_d1_b2 ? small_sig_d1_cat_14[9] : small_sig_d1_cat_14[5]);
-    assign small_sig_d1_sel_26 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[16] : small_sig_d1_cat_14[12]) : (amount_d1_b2 ? small_sig_d1_cat_14[8] : small_sig_d1_cat_14[4]);
-    assign small_sig_d1_sel_27 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[15] : small_sig_d1_cat_14[11]) : (amount_d1_b2 ? small_sig_d1_cat_14[7] : small_sig_d1_cat_14[3]);
-    assign small_sig_d1_sel_28 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[14] : small_sig_d1_cat_14[10]) : (amount_d1_b2 ? small_sig_d1_cat_14[6] : small_sig_d1_cat_14[2]);
-    assign small_sig_d1_sel_29 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[13] : small_sig_d1_cat_14[9]) : (amount_d1_b2 ? small_sig_d1_cat_14[5] : small_sig_d1_cat_14[1]);
-    assign small_sig_d1_sel_30 = amount_d1_b3 ? (amount_d1_b2 ? small_sig_d1_cat_14[12] : small_sig_d1_cat_14[8]) : (amount_d1_b2 ? small_sig_d1_cat_14[4] : small_sig_d1_cat_14[0]);
-    assign cat = {({({({({small_sig_d1_sel_2, small_sig_d1_sel_3}), small_sig_d1_sel_4}), small_sig_d1_sel_5}), small_sig_d1_sel_6}), small_sig_d1_sel_7};
-    assign cat_2 = {({({({({cat, small_sig_d1_sel_8}), small_sig_d1_sel_9}), small_sig_d1_sel_10}), small_sig_d1_sel_11}), small_sig_d1_sel_12};
-    assign cat_3 = {({({({({cat_2, small_sig_d1_sel_13}), small_sig_d1_sel_14}), small_sig_d1_sel_15}), small_sig_d1_sel_16}), small_sig_d1_sel_17};
-    assign cat_4 = {({({({({cat_3, small_sig_d1_sel_18}), small_sig_d1_sel_19}), small_sig_d1_sel_20}), small_sig_d1_sel_21}), small_sig_d1_sel_22};
-    assign for_shifted_cat = {({({({({cat_4, small_sig_d1_sel_23}), small_sig_d1_sel_24}), small_sig_d1_sel_25}), small_sig_d1_sel_26}), small_sig_d1_sel_27};
-    assign for_shifted_cat_2 = {({({for_shifted_cat, small_sig_d1_sel_28}), small_sig_d1_sel_29}), small_sig_d1_sel_30};
-    assign amount_d1_b0 = amount_d1_cat[0];
-    assign amount_d1_b1 = amount_d1_cat[1];
-    assign for_align_sticky_not = ~(for_shifted_cat_2[0] == 1'h0);
-    assign for_align_sticky_not_2 = ~(for_shifted_cat_2[1] == 1'h0);
-    assign for_align_sticky_sel_2 = amount_d1_b0 ? ((for_align_sticky_not | for_align_sticky_not_2) | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
-    assign sel = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_d1_b0 ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
-    assign sel_2 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_d1_b0 ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
-    assign sel_3 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_d1_b0 ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
-    assign sel_4 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_d1_b0 ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
-    assign sel_5 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_d1_b0 ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
-    assign sel_6 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_d1_b0 ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
-    assign sel_7 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_d1_b0 ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
-    assign sel_8 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_d1_b0 ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
-    assign sel_9 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_d1_b0 ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
-    assign sel_10 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_d1_b0 ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
-    assign sel_11 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_d1_b0 ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
-    assign sel_12 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_d1_b0 ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
-    assign sel_13 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_d1_b0 ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
-    assign sel_14 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_d1_b0 ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
-    assign sel_15 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_d1_b0 ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
-    assign sel_16 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_d1_b0 ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
-    assign sel_17 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_d1_b0 ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
-    assign sel_18 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_d1_b0 ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
-    assign for_shifted_sel = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_d1_b0 ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
-    assign for_shifted_sel_2 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_d1_b0 ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
-    assign for_shifted_sel_3 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_d1_b0 ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
-    assign for_shifted_sel_4 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_d1_b0 ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
-    assign for_shifted_sel_5 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_d1_b0 ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
-    assign for_shifted_sel_6 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_d1_b0 ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
-    assign for_shifted_sel_7 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_d1_b0 ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
-    assign for_shifted_sel_8 = amount_d1_b1 ? (amount_d1_b0 ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_d1_b0 ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
-    assign cat_5 = {({({({({sel, sel_2}), sel_3}), sel_4}), sel_5}), sel_6};
-    assign cat_6 = {({({({({cat_5, sel_7}), sel_8}), sel_9}), sel_10}), sel_11};
-    assign cat_7 = {({({({({cat_6, sel_12}), sel_13}), sel_14}), sel_15}), sel_16};
-    assign for_shifted_cat_3 = {({({({({cat_7, sel_17}), sel_18}), for_shifted_sel}), for_shifted_sel_2}), for_shifted_sel_3};
-    assign shifted = {({({({({for_shifted_cat_3, for_shifted_sel_4}), for_shifted_sel_5}), for_shifted_sel_6}), for_shifted_sel_7}), for_shifted_sel_8};
-    assign amount_d1_cat_2 = {({small_sig_d1_sel, (amount_d1_b3 ? for_align_sticky_sel : (amount_d1_b2 & small_sig_d1_not_3))}), (amount_d1_b1 ? for_align_sticky_sel_2 : (amount_d1_b0 & for_align_sticky_not))};
+    assign small_sig_d1_sel = amount_d1_cat[5] ? (amount_d1_cat[4] ? (small_sig_d1_not | small_sig_d1_not_2) : (small_sig_d1_not | small_sig_d1_not_2)) : (amount_d1_cat[4] & small_sig_d1_not);
+    assign small_sig_d1_cat_2 = {15'h0, (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[25])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[24])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[23])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[22])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[21])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[20])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[19])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[18])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[17])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[16])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[15])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[14])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[13])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[12])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[11])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[10])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[25] : small_sig_d1_cat[9])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[24] : small_sig_d1_cat[8])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[23] : small_sig_d1_cat[7])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[22] : small_sig_d1_cat[6])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[21] : small_sig_d1_cat[5])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[20] : small_sig_d1_cat[4])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[19] : small_sig_d1_cat[3])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[18] : small_sig_d1_cat[2])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[17] : small_sig_d1_cat[1])),
+        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[16] : small_sig_d1_cat[0]))};
+    assign small_sig_d1_not_3 = ~(small_sig_d1_cat_2[3:0] == 4'h0);
+    assign small_sig_d1_not_4 = ~(small_sig_d1_cat_2[7:4] == 4'h0);
+    assign for_align_sticky_sel = amount_d1_cat[2] ? (small_sig_d1_not_3 | small_sig_d1_not_4 | (~(small_sig_d1_cat_2[11:8] == 4'h0))) : (small_sig_d1_not_3 | small_sig_d1_not_4);
+    assign small_sig_d1_sel_2 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[40] : small_sig_d1_cat_2[36]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[32] : small_sig_d1_cat_2[28]);
+    assign small_sig_d1_sel_3 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[39] : small_sig_d1_cat_2[35]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[31] : small_sig_d1_cat_2[27]);
+    assign small_sig_d1_sel_4 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[38] : small_sig_d1_cat_2[34]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[30] : small_sig_d1_cat_2[26]);
+    assign small_sig_d1_sel_5 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[37] : small_sig_d1_cat_2[33]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[29] : small_sig_d1_cat_2[25]);
+    assign small_sig_d1_sel_6 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[36] : small_sig_d1_cat_2[32]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[28] : small_sig_d1_cat_2[24]);
+    assign small_sig_d1_sel_7 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[35] : small_sig_d1_cat_2[31]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[27] : small_sig_d1_cat_2[23]);
+    assign small_sig_d1_sel_8 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[34] : small_sig_d1_cat_2[30]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[26] : small_sig_d1_cat_2[22]);
+    assign small_sig_d1_sel_9 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[33] : small_sig_d1_cat_2[29]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[25] : small_sig_d1_cat_2[21]);
+    assign small_sig_d1_sel_10 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[32] : small_sig_d1_cat_2[28]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[24] : small_sig_d1_cat_2[20]);
+    assign small_sig_d1_sel_11 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[31] : small_sig_d1_cat_2[27]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[23] : small_sig_d1_cat_2[19]);
+    assign small_sig_d1_sel_12 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[30] : small_sig_d1_cat_2[26]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[22] : small_sig_d1_cat_2[18]);
+    assign small_sig_d1_sel_13 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[29] : small_sig_d1_cat_2[25]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[21] : small_sig_d1_cat_2[17]);
+    assign small_sig_d1_sel_14 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[28] : small_sig_d1_cat_2[24]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[20] : small_sig_d1_cat_2[16]);
+    assign small_sig_d1_sel_15 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[27] : small_sig_d1_cat_2[23]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[19] : small_sig_d1_cat_2[15]);
+    assign small_sig_d1_sel_16 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[26] : small_sig_d1_cat_2[22]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[18] : small_sig_d1_cat_2[14]);
+    assign small_sig_d1_sel_17 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[25] : small_sig_d1_cat_2[21]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[17] : small_sig_d1_cat_2[13]);
+    assign small_sig_d1_sel_18 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[24] : small_sig_d1_cat_2[20]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[16] : small_sig_d1_cat_2[12]);
+    assign small_sig_d1_sel_19 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[23] : small_sig_d1_cat_2[19]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[15] : small_sig_d1_cat_2[11]);
+    assign small_sig_d1_sel_20 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[22] : small_sig_d1_cat_2[18]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[14] : small_sig_d1_cat_2[10]);
+    assign small_sig_d1_sel_21 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[21] : small_sig_d1_cat_2[17]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[13] : small_sig_d1_cat_2[9]);
+    assign small_sig_d1_sel_22 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[20] : small_sig_d1_cat_2[16]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[12] : small_sig_d1_cat_2[8]);
+    assign small_sig_d1_sel_23 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[19] : small_sig_d1_cat_2[15]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[11] : small_sig_d1_cat_2[7]);
+    assign small_sig_d1_sel_24 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[18] : small_sig_d1_cat_2[14]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[10] : small_sig_d1_cat_2[6]);
+    assign small_sig_d1_sel_25 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[17] : small_sig_d1_cat_2[13]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[9] : small_sig_d1_cat_2[5]);
+    assign small_sig_d1_sel_26 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[16] : small_sig_d1_cat_2[12]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[8] : small_sig_d1_cat_2[4]);
+    assign small_sig_d1_sel_27 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[15] : small_sig_d1_cat_2[11]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[7] : small_sig_d1_cat_2[3]);
+    assign small_sig_d1_sel_28 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[14] : small_sig_d1_cat_2[10]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[6] : small_sig_d1_cat_2[2]);
+    assign small_sig_d1_sel_29 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[13] : small_sig_d1_cat_2[9]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[5] : small_sig_d1_cat_2[1]);
+    assign small_sig_d1_sel_30 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[12] : small_sig_d1_cat_2[8]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[4] : small_sig_d1_cat_2[0]);
+    assign for_shifted_cat = {small_sig_d1_sel_2, small_sig_d1_sel_3, small_sig_d1_sel_4, small_sig_d1_sel_5, small_sig_d1_sel_6,
+        small_sig_d1_sel_7, small_sig_d1_sel_8, small_sig_d1_sel_9, small_sig_d1_sel_10,
+        small_sig_d1_sel_11, small_sig_d1_sel_12, small_sig_d1_sel_13, small_sig_d1_sel_14,
+        small_sig_d1_sel_15, small_sig_d1_sel_16, small_sig_d1_sel_17, small_sig_d1_sel_18,
+        small_sig_d1_sel_19, small_sig_d1_sel_20, small_sig_d1_sel_21, small_sig_d1_sel_22,
+        small_sig_d1_sel_23, small_sig_d1_sel_24, small_sig_d1_sel_25, small_sig_d1_sel_26,
+        small_sig_d1_sel_27, small_sig_d1_sel_28, small_sig_d1_sel_29, small_sig_d1_sel_30};
+    assign for_align_sticky_not = ~(for_shifted_cat[0] == 1'h0);
+    assign for_align_sticky_not_2 = ~(for_shifted_cat[1] == 1'h0);
+    assign for_align_sticky_sel_2 = amount_d1_cat[0] ? (for_align_sticky_not | for_align_sticky_not_2 | (~(for_shifted_cat[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
+    assign sel = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[28] : for_shifted_cat[27]) : (amount_d1_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]);
+    assign sel_2 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[27] : for_shifted_cat[26]) : (amount_d1_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]);
+    assign sel_3 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]) : (amount_d1_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]);
+    assign sel_4 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]) : (amount_d1_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]);
+    assign sel_5 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]) : (amount_d1_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]);
+    assign sel_6 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]) : (amount_d1_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]);
+    assign sel_7 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]) : (amount_d1_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]);
+    assign sel_8 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]) : (amount_d1_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]);
+    assign sel_9 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]) : (amount_d1_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]);
+    assign sel_10 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]) : (amount_d1_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]);
+    assign sel_11 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]) : (amount_d1_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]);
+    assign sel_12 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]) : (amount_d1_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]);
+    assign sel_13 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]) : (amount_d1_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]);
+    assign sel_14 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]) : (amount_d1_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]);
+    assign sel_15 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]) : (amount_d1_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]);
+    assign sel_16 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]) : (amount_d1_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]);
+    assign sel_17 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]) : (amount_d1_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]);
+    assign sel_18 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]) : (amount_d1_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]);
+    assign for_shifted_sel = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]) : (amount_d1_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]);
+    assign for_shifted_sel_2 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]) : (amount_d1_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]);
+    assign for_shifted_sel_3 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]) : (amount_d1_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]);
+    assign for_shifted_sel_4 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]) : (amount_d1_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]);
+    assign for_shifted_sel_5 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]) : (amount_d1_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]);
+    assign for_shifted_sel_6 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_d1_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
+    assign for_shifted_sel_7 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_d1_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
+    assign for_shifted_sel_8 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_d1_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
+    assign shifted = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+        sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
+        for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
+    assign amount_d1_cat_2 = {small_sig_d1_sel, (amount_d1_cat[3] ? for_align_sticky_sel : (amount_d1_cat[2] & small_sig_d1_not_3)),
+        (amount_d1_cat[1] ? for_align_sticky_sel_2 : (amount_d1_cat[0] & for_align_sticky_not))};
     assign align_sticky = ~(amount_d1_cat_2 == 3'h0);
-    assign big_padded = {1'h0, ({big_sig_d1, 3'h0})};
-    assign aligned = {1'h0, ({shifted, align_sticky})};
+    assign big_padded = {1'h0, big_sig_d1, 3'h0};
+    assign aligned = {1'h0, shifted, align_sticky};
     assign field_base = ({1'h0, big_exp_d1}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus = ({big_padded_d1, opposite_d3}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d3, opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3}), opposite_d3})), opposite_d3});
+    assign big_padded_d1_plus = ({big_padded_d1, opposite_d3}) + ({(aligned_d1 ^
+        ({opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
+        opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
+        opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
+        opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3})),
+        opposite_d3});
     assign sum = big_padded_d1_plus[28:1];
 
     // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
     assign exact_zero = sum_d1 == 28'h0;
     assign sum_d1_cat = {sum_d1, 4'hf};
-    assign sum_d1_bits31_30 = sum_d1_cat[31:30];
-    assign sum_d1_is0 = sum_d1_bits31_30 == 2'h0;
-    assign sum_d1_bits29_28 = sum_d1_cat[29:28];
-    assign sum_d1_bits27_26 = sum_d1_cat[27:26];
-    assign sum_d1_is0_2 = sum_d1_bits27_26 == 2'h0;
-    assign sum_d1_bits25_24 = sum_d1_cat[25:24];
-    assign sum_d1_bits23_22 = sum_d1_cat[23:22];
-    assign sum_d1_is0_3 = sum_d1_bits23_22 == 2'h0;
-    assign sum_d1_bits21_20 = sum_d1_cat[21:20];
-    assign sum_d1_bits19_18 = sum_d1_cat[19:18];
-    assign sum_d1_is0_4 = sum_d1_bits19_18 == 2'h0;
-    assign sum_d1_bits17_16 = sum_d1_cat[17:16];
-    assign sum_d1_bits15_14 = sum_d1_cat[15:14];
-    assign sum_d1_is0_5 = sum_d1_bits15_14 == 2'h0;
-    assign sum_d1_bits13_12 = sum_d1_cat[13:12];
-    assign sum_d1_bits11_10 = sum_d1_cat[11:10];
-    assign sum_d1_is0_6 = sum_d1_bits11_10 == 2'h0;
-    assign sum_d1_bits9_8 = sum_d1_cat[9:8];
-    assign sum_d1_bits7_6 = sum_d1_cat[7:6];
-    assign sum_d1_is0_7 = sum_d1_bits7_6 == 2'h0;
-    assign sum_d1_bits5_4 = sum_d1_cat[5:4];
-    assign sum_d1_bits3_2 = sum_d1_cat[3:2];
-    assign sum_d1_is0_8 = sum_d1_bits3_2 == 2'h0;
-    assign sum_d1_and = sum_d1_is0 & (sum_d1_bits29_28 == 2'h0);
-    assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_bits29_28[1])}) : ({sum_d1_is0, (~sum_d1_bits31_30[1])});
-    assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_bits25_24[1])}) : ({sum_d1_is0_2, (~sum_d1_bits27_26[1])});
-    assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_bits21_20 == 2'h0);
-    assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_bits21_20[1])}) : ({sum_d1_is0_3, (~sum_d1_bits23_22[1])});
-    assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_bits17_16[1])}) : ({sum_d1_is0_4, (~sum_d1_bits19_18[1])});
-    assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_bits13_12 == 2'h0);
-    assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_bits13_12[1])}) : ({sum_d1_is0_5, (~sum_d1_bits15_14[1])});
-    assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_bits9_8[1])}) : ({sum_d1_is0_6, (~sum_d1_bits11_10[1])});
-    assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_bits5_4 == 2'h0);
-    assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_bits5_4[1])}) : ({sum_d1_is0_7, (~sum_d1_bits7_6[1])});
-    assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_bits3_2[1])});
-    assign sum_d1_and_5 = sum_d1_and & (sum_d1_is0_2 & (sum_d1_bits25_24 == 2'h0));
-    assign sum_d1_and_6 = sum_d1_and_3 & (sum_d1_is0_6 & (sum_d1_bits9_8 == 2'h0));
-    assign sum_d1_and_7 = sum_d1_and_5 & (sum_d1_and_2 & (sum_d1_is0_4 & (sum_d1_bits17_16 == 2'h0)));
+    assign sum_d1_is0 = sum_d1_cat[31:30] == 2'h0;
+    assign sum_d1_is0_2 = sum_d1_cat[27:26] == 2'h0;
+    assign sum_d1_is0_3 = sum_d1_cat[23:22] == 2'h0;
+    assign sum_d1_is0_4 = sum_d1_cat[19:18] == 2'h0;
+    assign sum_d1_is0_5 = sum_d1_cat[15:14] == 2'h0;
+    assign sum_d1_is0_6 = sum_d1_cat[11:10] == 2'h0;
+    assign sum_d1_is0_7 = sum_d1_cat[7:6] == 2'h0;
+    assign sum_d1_is0_8 = sum_d1_cat[3:2] == 2'h0;
+    assign sum_d1_and = sum_d1_is0 & (sum_d1_cat[29:28] == 2'h0);
+    assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_cat[29])}) : ({sum_d1_is0, (~sum_d1_cat[31])});
+    assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_cat[25])}) : ({sum_d1_is0_2, (~sum_d1_cat[27])});
+    assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_cat[21:20] == 2'h0);
+    assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_cat[21])}) : ({sum_d1_is0_3, (~sum_d1_cat[23])});
+    assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_cat[17])}) : ({sum_d1_is0_4, (~sum_d1_cat[19])});
+    assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_cat[13:12] == 2'h0);
+    assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_cat[13])}) : ({sum_d1_is0_5, (~sum_d1_cat[15])});
+    assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_cat[9])}) : ({sum_d1_is0_6, (~sum_d1_cat[11])});
+    assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_cat[5:4] == 2'h0);
+    assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_cat[5])}) : ({sum_d1_is0_7, (~sum_d1_cat[7])});
+    assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_cat[3])});
+    assign sum_d1_and_5 = sum_d1_and & sum_d1_is0_2 & (sum_d1_cat[25:24] == 2'h0);
+    assign sum_d1_and_6 = sum_d1_and_3 & sum_d1_is0_6 & (sum_d1_cat[9:8] == 2'h0);
+    assign sum_d1_and_7 = sum_d1_and_5 & sum_d1_and_2 & sum_d1_is0_4 & (sum_d1_cat[17:16] == 2'h0);
     assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_4}) : ({sum_d1_and_2, sum_d1_sel_3}))};
     assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
     assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
@@ -601,86 +513,96 @@ module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
 
     // ---- add: normalisation shift; exponent field ----
     assign left_d1_cat = {1'h0, left_d1};
-    assign left_d1_b4 = left_d1_cat[4];
-    assign left_d1_b5 = left_d1_cat[5];
-    assign sum_d2_cat = {({(left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[11] : sum_d2[27])), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[10] : sum_d2[26]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[9] : sum_d2[25]))};
-    assign sum_d2_cat_2 = {({sum_d2_cat, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[8] : sum_d2[24]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[7] : sum_d2[23]))};
-    assign sum_d2_cat_3 = {({sum_d2_cat_2, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[6] : sum_d2[22]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[5] : sum_d2[21]))};
-    assign sum_d2_cat_4 = {({sum_d2_cat_3, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[4] : sum_d2[20]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[3] : sum_d2[19]))};
-    assign sum_d2_cat_5 = {({sum_d2_cat_4, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[2] : sum_d2[18]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[1] : sum_d2[17]))};
-    assign sum_d2_cat_6 = {({sum_d2_cat_5, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[0] : sum_d2[16]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[15]))};
-    assign sum_d2_cat_7 = {({sum_d2_cat_6, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[14]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[13]))};
-    assign sum_d2_cat_8 = {({sum_d2_cat_7, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[12]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[11]))};
-    assign sum_d2_cat_9 = {({sum_d2_cat_8, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[10]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[9]))};
-    assign sum_d2_cat_10 = {({sum_d2_cat_9, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[8]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[7]))};
-    assign sum_d2_cat_11 = {({sum_d2_cat_10, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[6]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[5]))};
-    assign sum_d2_cat_12 = {({sum_d2_cat_11, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[4]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[3]))};
-    assign sum_d2_cat_13 = {({sum_d2_cat_12, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[2]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[1]))};
-    assign sum_d2_cat_14 = {sum_d2_cat_13, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[0]))};
-    assign left_d1_b2 = left_d1_cat[2];
-    assign left_d1_b3 = left_d1_cat[3];
-    assign sum_d2_sel = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[15] : sum_d2_cat_14[19]) : (left_d1_b2 ? sum_d2_cat_14[23] : sum_d2_cat_14[27]);
-    assign sum_d2_sel_2 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[14] : sum_d2_cat_14[18]) : (left_d1_b2 ? sum_d2_cat_14[22] : sum_d2_cat_14[26]);
-    assign sum_d2_sel_3 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[13] : sum_d2_cat_14[17]) : (left_d1_b2 ? sum_d2_cat_14[21] : sum_d2_cat_14[25]);
-    assign sum_d2_sel_4 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[12] : sum_d2_cat_14[16]) : (left_d1_b2 ? sum_d2_cat_14[20] : sum_d2_cat_14[24]);
-    assign sum_d2_sel_5 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[11] : sum_d2_cat_14[15]) : (left_d1_b2 ? sum_d2_cat_14[19] : sum_d2_cat_14[23]);
-    assign sum_d2_sel_6 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[10] : sum_d2_cat_14[14]) : (left_d1_b2 ? sum_d2_cat_14[18] : sum_d2_cat_14[22]);
-    assign sum_d2_sel_7 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[9] : sum_d2_cat_14[13]) : (left_d1_b2 ? sum_d2_cat_14[17] : sum_d2_cat_14[21]);
-    assign sum_d2_sel_8 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[8] : sum_d2_cat_14[12]) : (left_d1_b2 ? sum_d2_cat_14[16] : sum_d2_cat_14[20]);
-    assign sum_d2_sel_9 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[7] : sum_d2_cat_14[11]) : (left_d1_b2 ? sum_d2_cat_14[15] : sum_d2_cat_14[19]);
-    assign sum_d2_sel_10 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[6] : sum_d2_cat_14[10]) : (left_d1_b2 ? sum_d2_cat_14[14] : sum_d2_cat_14[18]);
-    assign sum_d2_sel_11 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[5] : sum_d2_cat_14[9]) : (left_d1_b2 ? sum_d2_cat_14[13] : sum_d2_cat_14[17]);
-    assign sum_d2_sel_12 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[4] : sum_d2_cat_14[8]) : (left_d1_b2 ? sum_d2_cat_14[12] : sum_d2_cat_14[16]);
-    assign sum_d2_sel_13 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[3] : sum_d2_cat_14[7]) : (left_d1_b2 ? sum_d2_cat_14[11] : sum_d2_cat_14[15]);
-    assign sum_d2_sel_14 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[2] : sum_d2_cat_14[6]) : (left_d1_b2 ? sum_d2_cat_14[10] : sum_d2_cat_14[14]);
-    assign sum_d2_sel_15 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[1] : sum_d2_cat_14[5]) : (left_d1_b2 ? sum_d2_cat_14[9] : sum_d2_cat_14[13]);
-    assign sum_d2_sel_16 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[0] : sum_d2_cat_14[4]) : (left_d1_b2 ? sum_d2_cat_14[8] : sum_d2_cat_14[12]);
-    assign sum_d2_sel_17 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[3]) : (left_d1_b2 ? sum_d2_cat_14[7] : sum_d2_cat_14[11]);
-    assign sum_d2_sel_18 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[2]) : (left_d1_b2 ? sum_d2_cat_14[6] : sum_d2_cat_14[10]);
-    assign sum_d2_sel_19 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[1]) : (left_d1_b2 ? sum_d2_cat_14[5] : sum_d2_cat_14[9]);
-    assign sum_d2_sel_20 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[0]) : (left_d1_b2 ? sum_d2_cat_14[4] : sum_d2_cat_14[8]);
-    assign sum_d2_cat_15 = {({({({({sum_d2_sel, sum_d2_sel_2}), sum_d2_sel_3}), sum_d2_sel_4}), sum_d2_sel_5}), sum_d2_sel_6};
-    assign sum_d2_cat_16 = {({({({({sum_d2_cat_15, sum_d2_sel_7}), sum_d2_sel_8}), sum_d2_sel_9}), sum_d2_sel_10}), sum_d2_sel_11};
-    assign sum_d2_cat_17 = {({({({({sum_d2_cat_16, sum_d2_sel_12}), sum_d2_sel_13}), sum_d2_sel_14}), sum_d2_sel_15}), sum_d2_sel_16};
-    assign sum_d2_cat_18 = {({({({({sum_d2_cat_17, sum_d2_sel_17}), sum_d2_sel_18}), sum_d2_sel_19}), sum_d2_sel_20}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[3] : sum_d2_cat_14[7]))};
-    assign sum_d2_cat_19 = {({sum_d2_cat_18, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[2] : sum_d2_cat_14[6]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[1] : sum_d2_cat_14[5]))};
-    assign sum_d2_cat_20 = {({sum_d2_cat_19, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[0] : sum_d2_cat_14[4]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[3]))};
-    assign sum_d2_cat_21 = {({sum_d2_cat_20, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[2]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[1]))};
-    assign sum_d2_cat_22 = {sum_d2_cat_21, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[0]))};
-    assign left_d1_b0 = left_d1_cat[0];
-    assign left_d1_b1 = left_d1_cat[1];
-    assign sel_19 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[24] : sum_d2_cat_22[25]) : (left_d1_b0 ? sum_d2_cat_22[26] : sum_d2_cat_22[27]);
-    assign sel_20 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[23] : sum_d2_cat_22[24]) : (left_d1_b0 ? sum_d2_cat_22[25] : sum_d2_cat_22[26]);
-    assign sel_21 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[22] : sum_d2_cat_22[23]) : (left_d1_b0 ? sum_d2_cat_22[24] : sum_d2_cat_22[25]);
-    assign sel_22 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[21] : sum_d2_cat_22[22]) : (left_d1_b0 ? sum_d2_cat_22[23] : sum_d2_cat_22[24]);
-    assign sel_23 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[20] : sum_d2_cat_22[21]) : (left_d1_b0 ? sum_d2_cat_22[22] : sum_d2_cat_22[23]);
-    assign sel_24 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[19] : sum_d2_cat_22[20]) : (left_d1_b0 ? sum_d2_cat_22[21] : sum_d2_cat_22[22]);
-    assign sel_25 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[18] : sum_d2_cat_22[19]) : (left_d1_b0 ? sum_d2_cat_22[20] : sum_d2_cat_22[21]);
-    assign sel_26 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[17] : sum_d2_cat_22[18]) : (left_d1_b0 ? sum_d2_cat_22[19] : sum_d2_cat_22[20]);
-    assign sel_27 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[16] : sum_d2_cat_22[17]) : (left_d1_b0 ? sum_d2_cat_22[18] : sum_d2_cat_22[19]);
-    assign sel_28 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[15] : sum_d2_cat_22[16]) : (left_d1_b0 ? sum_d2_cat_22[17] : sum_d2_cat_22[18]);
-    assign sel_29 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[14] : sum_d2_cat_22[15]) : (left_d1_b0 ? sum_d2_cat_22[16] : sum_d2_cat_22[17]);
-    assign sel_30 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[13] : sum_d2_cat_22[14]) : (left_d1_b0 ? sum_d2_cat_22[15] : sum_d2_cat_22[16]);
-    assign sel_31 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[12] : sum_d2_cat_22[13]) : (left_d1_b0 ? sum_d2_cat_22[14] : sum_d2_cat_22[15]);
-    assign sel_32 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[11] : sum_d2_cat_22[12]) : (left_d1_b0 ? sum_d2_cat_22[13] : sum_d2_cat_22[14]);
-    assign sel_33 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[10] : sum_d2_cat_22[11]) : (left_d1_b0 ? sum_d2_cat_22[12] : sum_d2_cat_22[13]);
-    assign sel_34 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[9] : sum_d2_cat_22[10]) : (left_d1_b0 ? sum_d2_cat_22[11] : sum_d2_cat_22[12]);
-    assign sel_35 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[8] : sum_d2_cat_22[9]) : (left_d1_b0 ? sum_d2_cat_22[10] : sum_d2_cat_22[11]);
-    assign sel_36 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[7] : sum_d2_cat_22[8]) : (left_d1_b0 ? sum_d2_cat_22[9] : sum_d2_cat_22[10]);
-    assign sel_37 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[6] : sum_d2_cat_22[7]) : (left_d1_b0 ? sum_d2_cat_22[8] : sum_d2_cat_22[9]);
-    assign sel_38 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[5] : sum_d2_cat_22[6]) : (left_d1_b0 ? sum_d2_cat_22[7] : sum_d2_cat_22[8]);
-    assign for_normalized_sel = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[4] : sum_d2_cat_22[5]) : (left_d1_b0 ? sum_d2_cat_22[6] : sum_d2_cat_22[7]);
-    assign for_normalized_sel_2 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[3] : sum_d2_cat_22[4]) : (left_d1_b0 ? sum_d2_cat_22[5] : sum_d2_cat_22[6]);
-    assign for_normalized_sel_3 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[2] : sum_d2_cat_22[3]) : (left_d1_b0 ? sum_d2_cat_22[4] : sum_d2_cat_22[5]);
-    assign for_normalized_sel_4 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[1] : sum_d2_cat_22[2]) : (left_d1_b0 ? sum_d2_cat_22[3] : sum_d2_cat_22[4]);
-    assign for_normalized_sel_5 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[0] : sum_d2_cat_22[1]) : (left_d1_b0 ? sum_d2_cat_22[2] : sum_d2_cat_22[3]);
-    assign for_normalized_sel_6 = left_d1_b1 ? (left_d1_b0 ? 1'h0 : sum_d2_cat_22[0]) : (left_d1_b0 ? sum_d2_cat_22[1] : sum_d2_cat_22[2]);
-    assign cat_8 = {({({({({sel_19, sel_20}), sel_21}), sel_22}), sel_23}), sel_24};
-    assign cat_9 = {({({({({cat_8, sel_25}), sel_26}), sel_27}), sel_28}), sel_29};
-    assign cat_10 = {({({({({cat_9, sel_30}), sel_31}), sel_32}), sel_33}), sel_34};
-    assign for_normalized_cat = {({({({({cat_10, sel_35}), sel_36}), sel_37}), sel_38}), for_normalized_sel};
-    assign for_normalized_cat_2 = {({({({({for_normalized_cat, for_normalized_sel_2}), for_normalized_sel_3}), for_normalized_sel_4}), for_normalized_sel_5}), for_normalized_sel_6};
-    assign normalized = {({for_normalized_cat_2, (left_d1_b1 ? 1'h0 : (left_d1_b0 ? sum_d2_cat_22[0] : sum_d2_cat_22[1]))}), (left_d1_b1 ? 1'h0 : (left_d1_b0 ? 1'h0 : sum_d2_cat_22[0]))};
+    assign sum_d2_cat = {(left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[11] : sum_d2[27])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[10] : sum_d2[26])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[9] : sum_d2[25])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[8] : sum_d2[24])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[7] : sum_d2[23])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[6] : sum_d2[22])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[5] : sum_d2[21])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[4] : sum_d2[20])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[3] : sum_d2[19])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[2] : sum_d2[18])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[1] : sum_d2[17])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[0] : sum_d2[16])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[15])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[14])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[13])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[12])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[11])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[10])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[9])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[8])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[7])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[6])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[5])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[4])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[3])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[2])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[1])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[0]))};
+    assign sum_d2_sel = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]) : (left_d1_cat[2] ? sum_d2_cat[23] : sum_d2_cat[27]);
+    assign sum_d2_sel_2 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]) : (left_d1_cat[2] ? sum_d2_cat[22] : sum_d2_cat[26]);
+    assign sum_d2_sel_3 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]) : (left_d1_cat[2] ? sum_d2_cat[21] : sum_d2_cat[25]);
+    assign sum_d2_sel_4 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]) : (left_d1_cat[2] ? sum_d2_cat[20] : sum_d2_cat[24]);
+    assign sum_d2_sel_5 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]) : (left_d1_cat[2] ? sum_d2_cat[19] : sum_d2_cat[23]);
+    assign sum_d2_sel_6 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]) : (left_d1_cat[2] ? sum_d2_cat[18] : sum_d2_cat[22]);
+    assign sum_d2_sel_7 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]) : (left_d1_cat[2] ? sum_d2_cat[17] : sum_d2_cat[21]);
+    assign sum_d2_sel_8 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]) : (left_d1_cat[2] ? sum_d2_cat[16] : sum_d2_cat[20]);
+    assign sum_d2_sel_9 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]) : (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]);
+    assign sum_d2_sel_10 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]) : (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]);
+    assign sum_d2_sel_11 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]) : (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]);
+    assign sum_d2_sel_12 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]) : (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]);
+    assign sum_d2_sel_13 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7]) : (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]);
+    assign sum_d2_sel_14 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6]) : (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]);
+    assign sum_d2_sel_15 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5]) : (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]);
+    assign sum_d2_sel_16 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4]) : (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]);
+    assign sum_d2_sel_17 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3]) : (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]);
+    assign sum_d2_sel_18 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2]) : (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]);
+    assign sum_d2_sel_19 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1]) : (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]);
+    assign sum_d2_sel_20 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]) : (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]);
+    assign sum_d2_cat_2 = {sum_d2_sel, sum_d2_sel_2, sum_d2_sel_3, sum_d2_sel_4, sum_d2_sel_5, sum_d2_sel_6, sum_d2_sel_7,
+        sum_d2_sel_8, sum_d2_sel_9, sum_d2_sel_10, sum_d2_sel_11, sum_d2_sel_12, sum_d2_sel_13,
+        sum_d2_sel_14, sum_d2_sel_15, sum_d2_sel_16, sum_d2_sel_17, sum_d2_sel_18, sum_d2_sel_19,
+        sum_d2_sel_20, (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]))};
+    assign sel_19 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]) : (left_d1_cat[0] ? sum_d2_cat_2[26] : sum_d2_cat_2[27]);
+    assign sel_20 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]) : (left_d1_cat[0] ? sum_d2_cat_2[25] : sum_d2_cat_2[26]);
+    assign sel_21 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]) : (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]);
+    assign sel_22 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]) : (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]);
+    assign sel_23 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]) : (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]);
+    assign sel_24 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]) : (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]);
+    assign sel_25 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]) : (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]);
+    assign sel_26 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]) : (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]);
+    assign sel_27 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]) : (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]);
+    assign sel_28 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]) : (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]);
+    assign sel_29 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]) : (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]);
+    assign sel_30 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]) : (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]);
+    assign sel_31 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]) : (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]);
+    assign sel_32 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]) : (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]);
+    assign sel_33 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]) : (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]);
+    assign sel_34 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]) : (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]);
+    assign sel_35 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]) : (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]);
+    assign sel_36 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]) : (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]);
+    assign sel_37 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]) : (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]);
+    assign sel_38 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]) : (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]);
+    assign for_normalized_sel = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]) : (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]);
+    assign for_normalized_sel_2 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]) : (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]);
+    assign for_normalized_sel_3 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]) : (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]);
+    assign for_normalized_sel_4 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]) : (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]);
+    assign for_normalized_sel_5 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1]) : (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]);
+    assign for_normalized_sel_6 = left_d1_cat[1] ? (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]) : (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]);
+    assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26, sel_27, sel_28, sel_29, sel_30, sel_31,
+        sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38, for_normalized_sel, for_normalized_sel_2,
+        for_normalized_sel_3, for_normalized_sel_4, for_normalized_sel_5, for_normalized_sel_6,
+        (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1])),
+        (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]))};
     assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----

@@ -36,23 +36,17 @@ module fp32_cmp(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
-    wire [31:0] s_axis_tdata_bits31_0;
-    wire [31:0] s_axis_tdata_bits63_32;
     // compare: classes and magnitudes
-    wire [7:0] s_axis_tdata_bits30_23;
     wire s_axis_tdata_is0;
     wire a_sign;
     wire a_zero;
     wire a_nan;
-    wire [7:0] s_axis_tdata_bits30_23_2;
     wire s_axis_tdata_is0_2;
     wire b_sign;
     wire b_zero;
     wire b_nan;
     wire unordered;
     wire equal;
-    wire [30:0] s_axis_tdata_bits30_0;
-    wire [30:0] s_axis_tdata_bits30_0_2;
     wire magnitude_less;
     wire magnitude_greater;
     // compare: one-hot result {unordered, greater, equal, less}
@@ -71,32 +65,26 @@ module fp32_cmp(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
-    assign s_axis_tdata_bits31_0 = s_axis_tdata[31:0];
-    assign s_axis_tdata_bits63_32 = s_axis_tdata[63:32];
 
     // ---- compare: classes and magnitudes ----
-    assign s_axis_tdata_bits30_23 = s_axis_tdata_bits31_0[30:23];
-    assign s_axis_tdata_is0 = s_axis_tdata_bits31_0[22:0] == 23'h0;
-    assign a_sign = s_axis_tdata_bits31_0[31];
-    assign a_zero = (s_axis_tdata_bits30_23 == 8'h0) & s_axis_tdata_is0;
-    assign a_nan = (s_axis_tdata_bits30_23 == 8'hff) & (~s_axis_tdata_is0);
-    assign s_axis_tdata_bits30_23_2 = s_axis_tdata_bits63_32[30:23];
-    assign s_axis_tdata_is0_2 = s_axis_tdata_bits63_32[22:0] == 23'h0;
-    assign b_sign = s_axis_tdata_bits63_32[31];
-    assign b_zero = (s_axis_tdata_bits30_23_2 == 8'h0) & s_axis_tdata_is0_2;
-    assign b_nan = (s_axis_tdata_bits30_23_2 == 8'hff) & (~s_axis_tdata_is0_2);
+    assign s_axis_tdata_is0 = s_axis_tdata[22:0] == 23'h0;
+    assign a_sign = s_axis_tdata[31];
+    assign a_zero = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0;
+    assign a_nan = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0);
+    assign s_axis_tdata_is0_2 = s_axis_tdata[54:32] == 23'h0;
+    assign b_sign = s_axis_tdata[63];
+    assign b_zero = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_2;
+    assign b_nan = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_2);
     assign unordered = a_nan | b_nan;
-    assign equal = (a_zero & b_zero) | (s_axis_tdata_bits31_0 == s_axis_tdata_bits63_32);
-    assign s_axis_tdata_bits30_0 = s_axis_tdata_bits31_0[30:0];
-    assign s_axis_tdata_bits30_0_2 = s_axis_tdata_bits63_32[30:0];
-    assign magnitude_less = s_axis_tdata_bits30_0 < s_axis_tdata_bits30_0_2;
-    assign magnitude_greater = s_axis_tdata_bits30_0_2 < s_axis_tdata_bits30_0;
+    assign equal = (a_zero & b_zero) | (s_axis_tdata[31:0] == s_axis_tdata[63:32]);
+    assign magnitude_less = s_axis_tdata[30:0] < s_axis_tdata[62:32];
+    assign magnitude_greater = s_axis_tdata[62:32] < s_axis_tdata[30:0];
 
     // ---- compare: one-hot result {unordered, greater, equal, less} ----
     assign less = (a_sign_d1 ^ b_sign_d1) ? a_sign_d1 : (a_sign_d1 ? magnitude_greater_d1 : magnitude_less_d1);
     assign unordered_d1_not = ~unordered_d1;
     assign decided = unordered_d1_not & (~equal_d1);
-    assign unordered_d1_cat = {({({unordered_d1, (decided & (~less))}), (unordered_d1_not & equal_d1)}), (decided & less)};
+    assign unordered_d1_cat = {unordered_d1, (decided & (~less)), (unordered_d1_not & equal_d1), (decided & less)};
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin

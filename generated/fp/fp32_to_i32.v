@@ -37,8 +37,6 @@ module fp32_to_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
     // float to fixed: alignment shift
-    wire [7:0] s_axis_tdata_bits30_23;
-    wire [22:0] s_axis_tdata_bits22_0;
     wire s_axis_tdata_is0;
     wire s_axis_tdata_is255;
     wire s_axis_tdata_is0_2;
@@ -57,7 +55,6 @@ module fp32_to_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata
     // float to fixed: saturation, sign, NaN
     reg [56:0] magnitude_d1;
     reg [56:0] magnitude_d2;
-    wire [31:0] magnitude_d2_bits31_0;
     reg too_big_d1;
     reg too_big_d2;
     wire pos_over;
@@ -76,16 +73,14 @@ module fp32_to_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata
 
 
     // ---- float to fixed: alignment shift ----
-    assign s_axis_tdata_bits30_23 = s_axis_tdata[30:23];
-    assign s_axis_tdata_bits22_0 = s_axis_tdata[22:0];
-    assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
-    assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
-    assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
+    assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
+    assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
+    assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
     assign x_sign = s_axis_tdata[31];
     assign x_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
     assign x_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-    assign x_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
-    assign x_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
+    assign x_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
+    assign x_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
     assign e = ({17'h0, x_exp}) - 25'h96;
     assign right = (e ^ 25'h1000000) < (25'h0 ^ 25'h1000000);
     assign too_big = ((25'h20 ^ 25'h1000000) < (e ^ 25'h1000000)) | x_inf;
@@ -95,10 +90,9 @@ module fp32_to_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata
     assign magnitude = right ? (far ? 57'h0 : ({33'h0, shifted[48:25]})) : (({33'h0, x_sig}) << e);
 
     // ---- float to fixed: saturation, sign, NaN ----
-    assign magnitude_d2_bits31_0 = magnitude_d2[31:0];
     assign pos_over = (57'h7fffffff < magnitude_d2) | too_big_d2;
     assign neg_over = (57'h80000000 < magnitude_d2) | too_big_d2;
-    assign magnitude_d2_sel = x_nan_d2 ? 32'h0 : (x_sign_d2 ? (neg_over ? 32'h80000000 : (32'h0 - magnitude_d2_bits31_0)) : (pos_over ? 32'h7fffffff : magnitude_d2_bits31_0));
+    assign magnitude_d2_sel = x_nan_d2 ? 32'h0 : (x_sign_d2 ? (neg_over ? 32'h80000000 : (32'h0 - magnitude_d2[31:0])) : (pos_over ? 32'h7fffffff : magnitude_d2[31:0]));
     assign out_valid_or = (~out_valid) | m_axis_tready;
 
     always @(posedge clk) begin

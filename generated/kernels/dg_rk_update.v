@@ -40,13 +40,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
 
     // Update code (custom)
     // verilator lint_off UNUSEDSIGNAL
-    wire [31:0] s_axis_tdata_bits63_32;
-    wire [31:0] s_axis_tdata_bits95_64;
-    wire [31:0] s_axis_tdata_bits127_96;
-    wire [31:0] s_axis_tdata_bits191_160;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] s_axis_tdata_bits30_23;
-    wire [22:0] s_axis_tdata_bits22_0;
     wire s_axis_tdata_is0;
     wire s_axis_tdata_is255;
     wire s_axis_tdata_is0_2;
@@ -56,8 +50,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire a_nan;
     wire [23:0] a_sig;
     wire [7:0] a_exp;
-    wire [7:0] s_axis_tdata_bits30_23_2;
-    wire [22:0] s_axis_tdata_bits22_0_2;
     wire s_axis_tdata_is0_3;
     wire s_axis_tdata_is255_2;
     wire s_axis_tdata_is0_4;
@@ -72,28 +64,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire inf;
     wire zero;
     wire [31:0] a_sig_cat;
-    wire [1:0] a_sig_bits31_30;
     wire a_sig_is0;
-    wire [1:0] a_sig_bits29_28;
-    wire [1:0] a_sig_bits27_26;
     wire a_sig_is0_2;
-    wire [1:0] a_sig_bits25_24;
-    wire [1:0] a_sig_bits23_22;
     wire a_sig_is0_3;
-    wire [1:0] a_sig_bits21_20;
-    wire [1:0] a_sig_bits19_18;
     wire a_sig_is0_4;
-    wire [1:0] a_sig_bits17_16;
-    wire [1:0] a_sig_bits15_14;
     wire a_sig_is0_5;
-    wire [1:0] a_sig_bits13_12;
-    wire [1:0] a_sig_bits11_10;
     wire a_sig_is0_6;
-    wire [1:0] a_sig_bits9_8;
-    wire [1:0] a_sig_bits7_6;
     wire a_sig_is0_7;
-    wire [1:0] a_sig_bits5_4;
-    wire [1:0] a_sig_bits3_2;
     wire a_sig_is0_8;
     wire a_sig_and;
     wire [1:0] a_sig_sel;
@@ -116,28 +93,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [3:0] a_sig_cat_5;
     wire [4:0] for_lz_sel;
     wire [31:0] b_sig_cat;
-    wire [1:0] b_sig_bits31_30;
     wire b_sig_is0;
-    wire [1:0] b_sig_bits29_28;
-    wire [1:0] b_sig_bits27_26;
     wire b_sig_is0_2;
-    wire [1:0] b_sig_bits25_24;
-    wire [1:0] b_sig_bits23_22;
     wire b_sig_is0_3;
-    wire [1:0] b_sig_bits21_20;
-    wire [1:0] b_sig_bits19_18;
     wire b_sig_is0_4;
-    wire [1:0] b_sig_bits17_16;
-    wire [1:0] b_sig_bits15_14;
     wire b_sig_is0_5;
-    wire [1:0] b_sig_bits13_12;
-    wire [1:0] b_sig_bits11_10;
     wire b_sig_is0_6;
-    wire [1:0] b_sig_bits9_8;
-    wire [1:0] b_sig_bits7_6;
     wire b_sig_is0_7;
-    wire [1:0] b_sig_bits5_4;
-    wire [1:0] b_sig_bits3_2;
     wire b_sig_is0_8;
     wire b_sig_and;
     wire [1:0] b_sig_sel;
@@ -180,7 +142,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg inf_d1;
     reg zero_d1;
     wire forced_early;
-    wire [15:0] t_cat;
+    wire [23:0] t_cat;
     wire [3:0] t_cat_2;
     wire [27:0] t_prod;
     wire [23:0] scale;
@@ -192,7 +154,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [72:0] product_d1_cat;
     wire [71:0] shifted;
     // mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases
-    wire shifted_b47;
     reg normal_d1;
     reg coarse_d1;
     wire far_window;
@@ -230,8 +191,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg result_sign_d1;
     wire [31:0] result;
     // mul: operands, special cases, leading zeros of a subnormal significand
-    wire [7:0] s_axis_tdata_bits30_23_3;
-    wire [22:0] s_axis_tdata_bits22_0_3;
     wire s_axis_tdata_is0_5;
     wire s_axis_tdata_is255_3;
     wire s_axis_tdata_is0_6;
@@ -241,8 +200,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire a_nan_2;
     wire [23:0] a_sig_2;
     wire [7:0] a_exp_2;
-    wire [7:0] s_axis_tdata_bits30_23_4;
-    wire [22:0] s_axis_tdata_bits22_0_4;
     wire s_axis_tdata_is0_7;
     wire s_axis_tdata_is255_4;
     wire s_axis_tdata_is0_8;
@@ -257,28 +214,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire inf_2;
     wire zero_2;
     wire [31:0] a_sig_cat_6;
-    wire [1:0] a_sig_bits31_30_2;
     wire a_sig_is0_9;
-    wire [1:0] a_sig_bits29_28_2;
-    wire [1:0] a_sig_bits27_26_2;
     wire a_sig_is0_10;
-    wire [1:0] a_sig_bits25_24_2;
-    wire [1:0] a_sig_bits23_22_2;
     wire a_sig_is0_11;
-    wire [1:0] a_sig_bits21_20_2;
-    wire [1:0] a_sig_bits19_18_2;
     wire a_sig_is0_12;
-    wire [1:0] a_sig_bits17_16_2;
-    wire [1:0] a_sig_bits15_14_2;
     wire a_sig_is0_13;
-    wire [1:0] a_sig_bits13_12_2;
-    wire [1:0] a_sig_bits11_10_2;
     wire a_sig_is0_14;
-    wire [1:0] a_sig_bits9_8_2;
-    wire [1:0] a_sig_bits7_6_2;
     wire a_sig_is0_15;
-    wire [1:0] a_sig_bits5_4_2;
-    wire [1:0] a_sig_bits3_2_2;
     wire a_sig_is0_16;
     wire a_sig_and_8;
     wire [1:0] a_sig_sel_9;
@@ -301,28 +243,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [3:0] a_sig_cat_10;
     wire [4:0] for_lz_sel_3;
     wire [31:0] b_sig_cat_6;
-    wire [1:0] b_sig_bits31_30_2;
     wire b_sig_is0_9;
-    wire [1:0] b_sig_bits29_28_2;
-    wire [1:0] b_sig_bits27_26_2;
     wire b_sig_is0_10;
-    wire [1:0] b_sig_bits25_24_2;
-    wire [1:0] b_sig_bits23_22_2;
     wire b_sig_is0_11;
-    wire [1:0] b_sig_bits21_20_2;
-    wire [1:0] b_sig_bits19_18_2;
     wire b_sig_is0_12;
-    wire [1:0] b_sig_bits17_16_2;
-    wire [1:0] b_sig_bits15_14_2;
     wire b_sig_is0_13;
-    wire [1:0] b_sig_bits13_12_2;
-    wire [1:0] b_sig_bits11_10_2;
     wire b_sig_is0_14;
-    wire [1:0] b_sig_bits9_8_2;
-    wire [1:0] b_sig_bits7_6_2;
     wire b_sig_is0_15;
-    wire [1:0] b_sig_bits5_4_2;
-    wire [1:0] b_sig_bits3_2_2;
     wire b_sig_is0_16;
     wire b_sig_and_8;
     wire [1:0] b_sig_sel_9;
@@ -365,7 +292,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg inf_d1_2;
     reg zero_d1_2;
     wire forced_early_2;
-    wire [15:0] t_cat_3;
+    wire [23:0] t_cat_3;
     wire [3:0] t_cat_4;
     wire [27:0] t_prod_2;
     wire [23:0] scale_2;
@@ -377,7 +304,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [72:0] product_d1_cat_2;
     wire [71:0] shifted_2;
     // mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases
-    wire shifted_b47_2;
     reg normal_d1_2;
     reg coarse_d1_2;
     wire far_window_2;
@@ -415,8 +341,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg result_sign_d1_2;
     wire [31:0] result_2;
     // add: operands, special cases, order by magnitude, trailing zeros
-    wire [7:0] result_bits30_23;
-    wire [22:0] result_bits22_0;
     wire result_is0;
     wire result_is255;
     wire result_is0_2;
@@ -425,8 +349,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire a_nan_3;
     wire [23:0] a_sig_3;
     wire [7:0] a_exp_3;
-    wire [7:0] result_bits30_23_2;
-    wire [22:0] result_bits22_0_2;
     wire result_is0_3;
     wire result_is255_2;
     wire result_is0_4;
@@ -452,26 +374,10 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     // add: align the smaller operand; sticky = a set bit among those shifted out
     wire [25:0] small_sig_cat;
     wire [5:0] amount_cat;
-    wire amount_b4;
-    wire amount_b5;
     wire small_sig_not;
     wire small_sig_not_2;
     wire small_sig_sel;
-    wire [16:0] small_sig_cat_2;
-    wire [18:0] small_sig_cat_3;
-    wire [20:0] small_sig_cat_4;
-    wire [22:0] small_sig_cat_5;
-    wire [24:0] small_sig_cat_6;
-    wire [26:0] small_sig_cat_7;
-    wire [28:0] small_sig_cat_8;
-    wire [30:0] small_sig_cat_9;
-    wire [32:0] small_sig_cat_10;
-    wire [34:0] small_sig_cat_11;
-    wire [36:0] small_sig_cat_12;
-    wire [38:0] small_sig_cat_13;
-    wire [40:0] small_sig_cat_14;
-    wire amount_b2;
-    wire amount_b3;
+    wire [40:0] small_sig_cat_2;
     wire small_sig_not_3;
     wire small_sig_not_4;
     wire for_align_sticky_sel;
@@ -504,14 +410,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire small_sig_sel_28;
     wire small_sig_sel_29;
     wire small_sig_sel_30;
-    wire [5:0] cat;
-    wire [10:0] cat_2;
-    wire [15:0] cat_3;
-    wire [20:0] cat_4;
-    wire [25:0] for_shifted_cat;
-    wire [28:0] for_shifted_cat_2;
-    wire amount_b0;
-    wire amount_b1;
+    wire [28:0] for_shifted_cat;
     wire for_align_sticky_not;
     wire for_align_sticky_not_2;
     wire for_align_sticky_sel_2;
@@ -541,10 +440,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire for_shifted_sel_6;
     wire for_shifted_sel_7;
     wire for_shifted_sel_8;
-    wire [5:0] cat_5;
-    wire [10:0] cat_6;
-    wire [15:0] cat_7;
-    wire [20:0] for_shifted_cat_3;
     wire [25:0] shifted_3;
     wire [2:0] amount_cat_2;
     wire align_sticky;
@@ -561,28 +456,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [27:0] sum_d1;
     wire exact_zero;
     wire [31:0] sum_d1_cat;
-    wire [1:0] sum_d1_bits31_30;
     wire sum_d1_is0;
-    wire [1:0] sum_d1_bits29_28;
-    wire [1:0] sum_d1_bits27_26;
     wire sum_d1_is0_2;
-    wire [1:0] sum_d1_bits25_24;
-    wire [1:0] sum_d1_bits23_22;
     wire sum_d1_is0_3;
-    wire [1:0] sum_d1_bits21_20;
-    wire [1:0] sum_d1_bits19_18;
     wire sum_d1_is0_4;
-    wire [1:0] sum_d1_bits17_16;
-    wire [1:0] sum_d1_bits15_14;
     wire sum_d1_is0_5;
-    wire [1:0] sum_d1_bits13_12;
-    wire [1:0] sum_d1_bits11_10;
     wire sum_d1_is0_6;
-    wire [1:0] sum_d1_bits9_8;
-    wire [1:0] sum_d1_bits7_6;
     wire sum_d1_is0_7;
-    wire [1:0] sum_d1_bits5_4;
-    wire [1:0] sum_d1_bits3_2;
     wire sum_d1_is0_8;
     wire sum_d1_and;
     wire [1:0] sum_d1_sel;
@@ -610,25 +490,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     // add: normalisation shift; exponent field
     reg [4:0] left_d1;
     wire [5:0] left_d1_cat;
-    wire left_d1_b4;
-    wire left_d1_b5;
     reg [27:0] sum_d2;
-    wire [2:0] sum_d2_cat;
-    wire [4:0] sum_d2_cat_2;
-    wire [6:0] sum_d2_cat_3;
-    wire [8:0] sum_d2_cat_4;
-    wire [10:0] sum_d2_cat_5;
-    wire [12:0] sum_d2_cat_6;
-    wire [14:0] sum_d2_cat_7;
-    wire [16:0] sum_d2_cat_8;
-    wire [18:0] sum_d2_cat_9;
-    wire [20:0] sum_d2_cat_10;
-    wire [22:0] sum_d2_cat_11;
-    wire [24:0] sum_d2_cat_12;
-    wire [26:0] sum_d2_cat_13;
-    wire [27:0] sum_d2_cat_14;
-    wire left_d1_b2;
-    wire left_d1_b3;
+    wire [27:0] sum_d2_cat;
     wire sum_d2_sel;
     wire sum_d2_sel_2;
     wire sum_d2_sel_3;
@@ -649,16 +512,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire sum_d2_sel_18;
     wire sum_d2_sel_19;
     wire sum_d2_sel_20;
-    wire [5:0] sum_d2_cat_15;
-    wire [10:0] sum_d2_cat_16;
-    wire [15:0] sum_d2_cat_17;
-    wire [20:0] sum_d2_cat_18;
-    wire [22:0] sum_d2_cat_19;
-    wire [24:0] sum_d2_cat_20;
-    wire [26:0] sum_d2_cat_21;
-    wire [27:0] sum_d2_cat_22;
-    wire left_d1_b0;
-    wire left_d1_b1;
+    wire [27:0] sum_d2_cat_2;
     wire sel_19;
     wire sel_20;
     wire sel_21;
@@ -685,11 +539,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire for_normalized_sel_4;
     wire for_normalized_sel_5;
     wire for_normalized_sel_6;
-    wire [5:0] cat_8;
-    wire [10:0] cat_9;
-    wire [15:0] cat_10;
-    wire [20:0] for_normalized_cat;
-    wire [25:0] for_normalized_cat_2;
     wire [27:0] normalized;
     reg [8:0] field_base_d1;
     reg [8:0] field_base_d2;
@@ -738,8 +587,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] s_axis_tdata_q_5;
     reg [31:0] s_axis_tdata_q_6;
     reg [31:0] s_axis_tdata_q_7;
-    wire [7:0] for_a_exp_bits30_23;
-    wire [22:0] for_a_sig_bits22_0;
     wire for_a_zero_is0;
     wire for_a_inf_is255;
     wire for_a_zero_is0_2;
@@ -749,8 +596,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire a_nan_4;
     wire [23:0] a_sig_4;
     wire [7:0] a_exp_4;
-    wire [7:0] res_new_bits30_23;
-    wire [22:0] res_new_bits22_0;
     wire res_new_is0;
     wire res_new_is255;
     wire res_new_is0_2;
@@ -765,28 +610,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire inf_4;
     wire zero_3;
     wire [31:0] a_sig_cat_11;
-    wire [1:0] a_sig_bits31_30_3;
     wire a_sig_is0_17;
-    wire [1:0] a_sig_bits29_28_3;
-    wire [1:0] a_sig_bits27_26_3;
     wire a_sig_is0_18;
-    wire [1:0] a_sig_bits25_24_3;
-    wire [1:0] a_sig_bits23_22_3;
     wire a_sig_is0_19;
-    wire [1:0] a_sig_bits21_20_3;
-    wire [1:0] a_sig_bits19_18_3;
     wire a_sig_is0_20;
-    wire [1:0] a_sig_bits17_16_3;
-    wire [1:0] a_sig_bits15_14_3;
     wire a_sig_is0_21;
-    wire [1:0] a_sig_bits13_12_3;
-    wire [1:0] a_sig_bits11_10_3;
     wire a_sig_is0_22;
-    wire [1:0] a_sig_bits9_8_3;
-    wire [1:0] a_sig_bits7_6_3;
     wire a_sig_is0_23;
-    wire [1:0] a_sig_bits5_4_3;
-    wire [1:0] a_sig_bits3_2_3;
     wire a_sig_is0_24;
     wire a_sig_and_15;
     wire [1:0] a_sig_sel_17;
@@ -809,28 +639,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [3:0] a_sig_cat_15;
     wire [4:0] for_lz_sel_5;
     wire [31:0] b_sig_cat_11;
-    wire [1:0] b_sig_bits31_30_3;
     wire b_sig_is0_17;
-    wire [1:0] b_sig_bits29_28_3;
-    wire [1:0] b_sig_bits27_26_3;
     wire b_sig_is0_18;
-    wire [1:0] b_sig_bits25_24_3;
-    wire [1:0] b_sig_bits23_22_3;
     wire b_sig_is0_19;
-    wire [1:0] b_sig_bits21_20_3;
-    wire [1:0] b_sig_bits19_18_3;
     wire b_sig_is0_20;
-    wire [1:0] b_sig_bits17_16_3;
-    wire [1:0] b_sig_bits15_14_3;
     wire b_sig_is0_21;
-    wire [1:0] b_sig_bits13_12_3;
-    wire [1:0] b_sig_bits11_10_3;
     wire b_sig_is0_22;
-    wire [1:0] b_sig_bits9_8_3;
-    wire [1:0] b_sig_bits7_6_3;
     wire b_sig_is0_23;
-    wire [1:0] b_sig_bits5_4_3;
-    wire [1:0] b_sig_bits3_2_3;
     wire b_sig_is0_24;
     wire b_sig_and_15;
     wire [1:0] b_sig_sel_17;
@@ -873,7 +688,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg inf_d1_4;
     reg zero_d1_3;
     wire forced_early_3;
-    wire [15:0] t_cat_5;
+    wire [23:0] t_cat_5;
     wire [3:0] t_cat_6;
     wire [27:0] t_prod_3;
     wire [23:0] scale_3;
@@ -885,7 +700,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [72:0] product_d1_cat_3;
     wire [71:0] shifted_4;
     // mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases
-    wire shifted_b47_3;
     reg normal_d1_3;
     reg coarse_d1_3;
     wire far_window_3;
@@ -933,8 +747,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [31:0] for_a_sign_q;
     reg [31:0] for_a_sign_q_2;
     reg [31:0] for_a_sign_q_3;
-    wire [7:0] for_a_exp_bits30_23_2;
-    wire [22:0] for_a_sig_bits22_0_2;
     wire for_a_exp_is0;
     wire for_a_inf_is255_2;
     wire for_a_inf_is0;
@@ -943,8 +755,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire a_nan_5;
     wire [23:0] a_sig_5;
     wire [7:0] a_exp_5;
-    wire [7:0] result_bits30_23_3;
-    wire [22:0] result_bits22_0_3;
     wire result_is0_5;
     wire result_is255_3;
     wire result_is0_6;
@@ -968,28 +778,12 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire [23:0] small_sig_2;
     wire [4:0] amount_2;
     // add: align the smaller operand; sticky = a set bit among those shifted out
-    wire [25:0] small_sig_cat_15;
+    wire [25:0] small_sig_cat_3;
     wire [5:0] amount_cat_3;
-    wire amount_b4_2;
-    wire amount_b5_2;
     wire small_sig_not_5;
     wire small_sig_not_6;
     wire small_sig_sel_31;
-    wire [16:0] small_sig_cat_16;
-    wire [18:0] small_sig_cat_17;
-    wire [20:0] small_sig_cat_18;
-    wire [22:0] small_sig_cat_19;
-    wire [24:0] small_sig_cat_20;
-    wire [26:0] small_sig_cat_21;
-    wire [28:0] small_sig_cat_22;
-    wire [30:0] small_sig_cat_23;
-    wire [32:0] small_sig_cat_24;
-    wire [34:0] small_sig_cat_25;
-    wire [36:0] small_sig_cat_26;
-    wire [38:0] small_sig_cat_27;
-    wire [40:0] small_sig_cat_28;
-    wire amount_b2_2;
-    wire amount_b3_2;
+    wire [40:0] small_sig_cat_4;
     wire small_sig_not_7;
     wire small_sig_not_8;
     wire for_align_sticky_sel_3;
@@ -1022,14 +816,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire small_sig_sel_58;
     wire small_sig_sel_59;
     wire small_sig_sel_60;
-    wire [5:0] cat_11;
-    wire [10:0] cat_12;
-    wire [15:0] cat_13;
-    wire [20:0] cat_14;
-    wire [25:0] for_shifted_cat_4;
-    wire [28:0] for_shifted_cat_5;
-    wire amount_b0_2;
-    wire amount_b1_2;
+    wire [28:0] for_shifted_cat_2;
     wire for_align_sticky_not_3;
     wire for_align_sticky_not_4;
     wire for_align_sticky_sel_4;
@@ -1059,10 +846,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire for_shifted_sel_14;
     wire for_shifted_sel_15;
     wire for_shifted_sel_16;
-    wire [5:0] cat_15;
-    wire [10:0] cat_16;
-    wire [15:0] cat_17;
-    wire [20:0] for_shifted_cat_6;
     wire [25:0] shifted_5;
     wire [2:0] amount_cat_4;
     wire align_sticky_2;
@@ -1079,28 +862,13 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     reg [27:0] sum_d1_2;
     wire exact_zero_2;
     wire [31:0] sum_d1_cat_6;
-    wire [1:0] sum_d1_bits31_30_2;
     wire sum_d1_is0_9;
-    wire [1:0] sum_d1_bits29_28_2;
-    wire [1:0] sum_d1_bits27_26_2;
     wire sum_d1_is0_10;
-    wire [1:0] sum_d1_bits25_24_2;
-    wire [1:0] sum_d1_bits23_22_2;
     wire sum_d1_is0_11;
-    wire [1:0] sum_d1_bits21_20_2;
-    wire [1:0] sum_d1_bits19_18_2;
     wire sum_d1_is0_12;
-    wire [1:0] sum_d1_bits17_16_2;
-    wire [1:0] sum_d1_bits15_14_2;
     wire sum_d1_is0_13;
-    wire [1:0] sum_d1_bits13_12_2;
-    wire [1:0] sum_d1_bits11_10_2;
     wire sum_d1_is0_14;
-    wire [1:0] sum_d1_bits9_8_2;
-    wire [1:0] sum_d1_bits7_6_2;
     wire sum_d1_is0_15;
-    wire [1:0] sum_d1_bits5_4_2;
-    wire [1:0] sum_d1_bits3_2_2;
     wire sum_d1_is0_16;
     wire sum_d1_and_8;
     wire [1:0] sum_d1_sel_9;
@@ -1128,25 +896,8 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     // add: normalisation shift; exponent field
     reg [4:0] left_d1_2;
     wire [5:0] left_d1_cat_2;
-    wire left_d1_b4_2;
-    wire left_d1_b5_2;
     reg [27:0] sum_d2_2;
-    wire [2:0] sum_d2_cat_23;
-    wire [4:0] sum_d2_cat_24;
-    wire [6:0] sum_d2_cat_25;
-    wire [8:0] sum_d2_cat_26;
-    wire [10:0] sum_d2_cat_27;
-    wire [12:0] sum_d2_cat_28;
-    wire [14:0] sum_d2_cat_29;
-    wire [16:0] sum_d2_cat_30;
-    wire [18:0] sum_d2_cat_31;
-    wire [20:0] sum_d2_cat_32;
-    wire [22:0] sum_d2_cat_33;
-    wire [24:0] sum_d2_cat_34;
-    wire [26:0] sum_d2_cat_35;
-    wire [27:0] sum_d2_cat_36;
-    wire left_d1_b2_2;
-    wire left_d1_b3_2;
+    wire [27:0] sum_d2_cat_3;
     wire sum_d2_sel_21;
     wire sum_d2_sel_22;
     wire sum_d2_sel_23;
@@ -1167,16 +918,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire sum_d2_sel_38;
     wire sum_d2_sel_39;
     wire sum_d2_sel_40;
-    wire [5:0] sum_d2_cat_37;
-    wire [10:0] sum_d2_cat_38;
-    wire [15:0] sum_d2_cat_39;
-    wire [20:0] sum_d2_cat_40;
-    wire [22:0] sum_d2_cat_41;
-    wire [24:0] sum_d2_cat_42;
-    wire [26:0] sum_d2_cat_43;
-    wire [27:0] sum_d2_cat_44;
-    wire left_d1_b0_2;
-    wire left_d1_b1_2;
+    wire [27:0] sum_d2_cat_4;
     wire sel_57;
     wire sel_58;
     wire sel_59;
@@ -1203,11 +945,6 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire for_normalized_sel_10;
     wire for_normalized_sel_11;
     wire for_normalized_sel_12;
-    wire [5:0] cat_18;
-    wire [10:0] cat_19;
-    wire [15:0] cat_20;
-    wire [20:0] for_normalized_cat_3;
-    wire [25:0] for_normalized_cat_4;
     wire [27:0] normalized_2;
     reg [8:0] field_base_d1_2;
     reg [8:0] field_base_d2_2;
@@ -1287,121 +1024,83 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     wire out_valid_or;
     // verilator lint_on UNUSEDSIGNAL
 
-    assign s_axis_tdata_bits63_32 = s_axis_tdata[63:32];
-    assign s_axis_tdata_bits95_64 = s_axis_tdata[95:64];
-    assign s_axis_tdata_bits127_96 = s_axis_tdata[127:96];
-    assign s_axis_tdata_bits191_160 = s_axis_tdata[191:160];
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign s_axis_tdata_bits30_23 = s_axis_tdata_bits127_96[30:23];
-    assign s_axis_tdata_bits22_0 = s_axis_tdata_bits127_96[22:0];
-    assign s_axis_tdata_is0 = s_axis_tdata_bits30_23 == 8'h0;
-    assign s_axis_tdata_is255 = s_axis_tdata_bits30_23 == 8'hff;
-    assign s_axis_tdata_is0_2 = s_axis_tdata_bits22_0 == 23'h0;
-    assign a_sign = s_axis_tdata_bits127_96[31];
+    assign s_axis_tdata_is0 = s_axis_tdata[126:119] == 8'h0;
+    assign s_axis_tdata_is255 = s_axis_tdata[126:119] == 8'hff;
+    assign s_axis_tdata_is0_2 = s_axis_tdata[118:96] == 23'h0;
+    assign a_sign = s_axis_tdata[127];
     assign a_zero = s_axis_tdata_is0 & s_axis_tdata_is0_2;
     assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
     assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata_bits22_0};
-    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata_bits30_23;
-    assign s_axis_tdata_bits30_23_2 = s_axis_tdata_bits63_32[30:23];
-    assign s_axis_tdata_bits22_0_2 = s_axis_tdata_bits63_32[22:0];
-    assign s_axis_tdata_is0_3 = s_axis_tdata_bits30_23_2 == 8'h0;
-    assign s_axis_tdata_is255_2 = s_axis_tdata_bits30_23_2 == 8'hff;
-    assign s_axis_tdata_is0_4 = s_axis_tdata_bits22_0_2 == 23'h0;
-    assign b_sign = s_axis_tdata_bits63_32[31];
+    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[118:96]};
+    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[126:119];
+    assign s_axis_tdata_is0_3 = s_axis_tdata[62:55] == 8'h0;
+    assign s_axis_tdata_is255_2 = s_axis_tdata[62:55] == 8'hff;
+    assign s_axis_tdata_is0_4 = s_axis_tdata[54:32] == 23'h0;
+    assign b_sign = s_axis_tdata[63];
     assign b_zero = s_axis_tdata_is0_3 & s_axis_tdata_is0_4;
     assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
     assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata_bits22_0_2};
-    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata_bits30_23_2;
+    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[54:32]};
+    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[62:55];
     assign sign = a_sign ^ b_sign;
-    assign nan = ((a_nan | b_nan) | (a_zero & b_inf)) | (a_inf & b_zero);
+    assign nan = a_nan | b_nan | (a_zero & b_inf) | (a_inf & b_zero);
     assign inf = a_inf | b_inf;
-    assign zero = (a_zero | b_zero) | ((~a_sig[23]) & (~b_sig[23]));
-    assign a_sig_cat = {({1'h0, a_sig[22:0]}), 8'hff};
-    assign a_sig_bits31_30 = a_sig_cat[31:30];
-    assign a_sig_is0 = a_sig_bits31_30 == 2'h0;
-    assign a_sig_bits29_28 = a_sig_cat[29:28];
-    assign a_sig_bits27_26 = a_sig_cat[27:26];
-    assign a_sig_is0_2 = a_sig_bits27_26 == 2'h0;
-    assign a_sig_bits25_24 = a_sig_cat[25:24];
-    assign a_sig_bits23_22 = a_sig_cat[23:22];
-    assign a_sig_is0_3 = a_sig_bits23_22 == 2'h0;
-    assign a_sig_bits21_20 = a_sig_cat[21:20];
-    assign a_sig_bits19_18 = a_sig_cat[19:18];
-    assign a_sig_is0_4 = a_sig_bits19_18 == 2'h0;
-    assign a_sig_bits17_16 = a_sig_cat[17:16];
-    assign a_sig_bits15_14 = a_sig_cat[15:14];
-    assign a_sig_is0_5 = a_sig_bits15_14 == 2'h0;
-    assign a_sig_bits13_12 = a_sig_cat[13:12];
-    assign a_sig_bits11_10 = a_sig_cat[11:10];
-    assign a_sig_is0_6 = a_sig_bits11_10 == 2'h0;
-    assign a_sig_bits9_8 = a_sig_cat[9:8];
-    assign a_sig_bits7_6 = a_sig_cat[7:6];
-    assign a_sig_is0_7 = a_sig_bits7_6 == 2'h0;
-    assign a_sig_bits5_4 = a_sig_cat[5:4];
-    assign a_sig_bits3_2 = a_sig_cat[3:2];
-    assign a_sig_is0_8 = a_sig_bits3_2 == 2'h0;
-    assign a_sig_and = a_sig_is0 & (a_sig_bits29_28 == 2'h0);
-    assign a_sig_sel = a_sig_is0 ? ({a_sig_is0, (~a_sig_bits29_28[1])}) : ({a_sig_is0, (~a_sig_bits31_30[1])});
-    assign a_sig_sel_2 = a_sig_is0_2 ? ({a_sig_is0_2, (~a_sig_bits25_24[1])}) : ({a_sig_is0_2, (~a_sig_bits27_26[1])});
-    assign a_sig_and_2 = a_sig_is0_3 & (a_sig_bits21_20 == 2'h0);
-    assign a_sig_sel_3 = a_sig_is0_3 ? ({a_sig_is0_3, (~a_sig_bits21_20[1])}) : ({a_sig_is0_3, (~a_sig_bits23_22[1])});
-    assign a_sig_sel_4 = a_sig_is0_4 ? ({a_sig_is0_4, (~a_sig_bits17_16[1])}) : ({a_sig_is0_4, (~a_sig_bits19_18[1])});
-    assign a_sig_and_3 = a_sig_is0_5 & (a_sig_bits13_12 == 2'h0);
-    assign a_sig_sel_5 = a_sig_is0_5 ? ({a_sig_is0_5, (~a_sig_bits13_12[1])}) : ({a_sig_is0_5, (~a_sig_bits15_14[1])});
-    assign a_sig_sel_6 = a_sig_is0_6 ? ({a_sig_is0_6, (~a_sig_bits9_8[1])}) : ({a_sig_is0_6, (~a_sig_bits11_10[1])});
-    assign a_sig_and_4 = a_sig_is0_7 & (a_sig_bits5_4 == 2'h0);
-    assign a_sig_sel_7 = a_sig_is0_7 ? ({a_sig_is0_7, (~a_sig_bits5_4[1])}) : ({a_sig_is0_7, (~a_sig_bits7_6[1])});
-    assign a_sig_sel_8 = a_sig_is0_8 ? ({a_sig_is0_8, (~a_sig_cat[1])}) : ({a_sig_is0_8, (~a_sig_bits3_2[1])});
-    assign a_sig_and_5 = a_sig_and & (a_sig_is0_2 & (a_sig_bits25_24 == 2'h0));
-    assign a_sig_and_6 = a_sig_and_3 & (a_sig_is0_6 & (a_sig_bits9_8 == 2'h0));
-    assign a_sig_and_7 = a_sig_and_5 & (a_sig_and_2 & (a_sig_is0_4 & (a_sig_bits17_16 == 2'h0)));
+    assign zero = a_zero | b_zero | ((~a_sig[23]) & (~b_sig[23]));
+    assign a_sig_cat = {1'h0, a_sig[22:0], 8'hff};
+    assign a_sig_is0 = a_sig_cat[31:30] == 2'h0;
+    assign a_sig_is0_2 = a_sig_cat[27:26] == 2'h0;
+    assign a_sig_is0_3 = a_sig_cat[23:22] == 2'h0;
+    assign a_sig_is0_4 = a_sig_cat[19:18] == 2'h0;
+    assign a_sig_is0_5 = a_sig_cat[15:14] == 2'h0;
+    assign a_sig_is0_6 = a_sig_cat[11:10] == 2'h0;
+    assign a_sig_is0_7 = a_sig_cat[7:6] == 2'h0;
+    assign a_sig_is0_8 = a_sig_cat[3:2] == 2'h0;
+    assign a_sig_and = a_sig_is0 & (a_sig_cat[29:28] == 2'h0);
+    assign a_sig_sel = a_sig_is0 ? ({a_sig_is0, (~a_sig_cat[29])}) : ({a_sig_is0, (~a_sig_cat[31])});
+    assign a_sig_sel_2 = a_sig_is0_2 ? ({a_sig_is0_2, (~a_sig_cat[25])}) : ({a_sig_is0_2, (~a_sig_cat[27])});
+    assign a_sig_and_2 = a_sig_is0_3 & (a_sig_cat[21:20] == 2'h0);
+    assign a_sig_sel_3 = a_sig_is0_3 ? ({a_sig_is0_3, (~a_sig_cat[21])}) : ({a_sig_is0_3, (~a_sig_cat[23])});
+    assign a_sig_sel_4 = a_sig_is0_4 ? ({a_sig_is0_4, (~a_sig_cat[17])}) : ({a_sig_is0_4, (~a_sig_cat[19])});
+    assign a_sig_and_3 = a_sig_is0_5 & (a_sig_cat[13:12] == 2'h0);
+    assign a_sig_sel_5 = a_sig_is0_5 ? ({a_sig_is0_5, (~a_sig_cat[13])}) : ({a_sig_is0_5, (~a_sig_cat[15])});
+    assign a_sig_sel_6 = a_sig_is0_6 ? ({a_sig_is0_6, (~a_sig_cat[9])}) : ({a_sig_is0_6, (~a_sig_cat[11])});
+    assign a_sig_and_4 = a_sig_is0_7 & (a_sig_cat[5:4] == 2'h0);
+    assign a_sig_sel_7 = a_sig_is0_7 ? ({a_sig_is0_7, (~a_sig_cat[5])}) : ({a_sig_is0_7, (~a_sig_cat[7])});
+    assign a_sig_sel_8 = a_sig_is0_8 ? ({a_sig_is0_8, (~a_sig_cat[1])}) : ({a_sig_is0_8, (~a_sig_cat[3])});
+    assign a_sig_and_5 = a_sig_and & a_sig_is0_2 & (a_sig_cat[25:24] == 2'h0);
+    assign a_sig_and_6 = a_sig_and_3 & a_sig_is0_6 & (a_sig_cat[9:8] == 2'h0);
+    assign a_sig_and_7 = a_sig_and_5 & a_sig_and_2 & a_sig_is0_4 & (a_sig_cat[17:16] == 2'h0);
     assign a_sig_cat_2 = {a_sig_and_5, (a_sig_and_2 ? ({a_sig_and_2, a_sig_sel_4}) : ({a_sig_and_2, a_sig_sel_3}))};
     assign a_sig_cat_3 = {a_sig_and_5, (a_sig_and ? ({a_sig_and, a_sig_sel_2}) : ({a_sig_and, a_sig_sel}))};
     assign a_sig_cat_4 = {a_sig_and_6, (a_sig_and_4 ? ({a_sig_and_4, a_sig_sel_8}) : ({a_sig_and_4, a_sig_sel_7}))};
     assign a_sig_cat_5 = {a_sig_and_6, (a_sig_and_3 ? ({a_sig_and_3, a_sig_sel_6}) : ({a_sig_and_3, a_sig_sel_5}))};
     assign for_lz_sel = a_sig_and_7 ? ({a_sig_and_7, (a_sig_and_6 ? a_sig_cat_4 : a_sig_cat_5)}) : ({a_sig_and_7, (a_sig_and_5 ? a_sig_cat_2 : a_sig_cat_3)});
-    assign b_sig_cat = {({1'h0, b_sig[22:0]}), 8'hff};
-    assign b_sig_bits31_30 = b_sig_cat[31:30];
-    assign b_sig_is0 = b_sig_bits31_30 == 2'h0;
-    assign b_sig_bits29_28 = b_sig_cat[29:28];
-    assign b_sig_bits27_26 = b_sig_cat[27:26];
-    assign b_sig_is0_2 = b_sig_bits27_26 == 2'h0;
-    assign b_sig_bits25_24 = b_sig_cat[25:24];
-    assign b_sig_bits23_22 = b_sig_cat[23:22];
-    assign b_sig_is0_3 = b_sig_bits23_22 == 2'h0;
-    assign b_sig_bits21_20 = b_sig_cat[21:20];
-    assign b_sig_bits19_18 = b_sig_cat[19:18];
-    assign b_sig_is0_4 = b_sig_bits19_18 == 2'h0;
-    assign b_sig_bits17_16 = b_sig_cat[17:16];
-    assign b_sig_bits15_14 = b_sig_cat[15:14];
-    assign b_sig_is0_5 = b_sig_bits15_14 == 2'h0;
-    assign b_sig_bits13_12 = b_sig_cat[13:12];
-    assign b_sig_bits11_10 = b_sig_cat[11:10];
-    assign b_sig_is0_6 = b_sig_bits11_10 == 2'h0;
-    assign b_sig_bits9_8 = b_sig_cat[9:8];
-    assign b_sig_bits7_6 = b_sig_cat[7:6];
-    assign b_sig_is0_7 = b_sig_bits7_6 == 2'h0;
-    assign b_sig_bits5_4 = b_sig_cat[5:4];
-    assign b_sig_bits3_2 = b_sig_cat[3:2];
-    assign b_sig_is0_8 = b_sig_bits3_2 == 2'h0;
-    assign b_sig_and = b_sig_is0 & (b_sig_bits29_28 == 2'h0);
-    assign b_sig_sel = b_sig_is0 ? ({b_sig_is0, (~b_sig_bits29_28[1])}) : ({b_sig_is0, (~b_sig_bits31_30[1])});
-    assign b_sig_sel_2 = b_sig_is0_2 ? ({b_sig_is0_2, (~b_sig_bits25_24[1])}) : ({b_sig_is0_2, (~b_sig_bits27_26[1])});
-    assign b_sig_and_2 = b_sig_is0_3 & (b_sig_bits21_20 == 2'h0);
-    assign b_sig_sel_3 = b_sig_is0_3 ? ({b_sig_is0_3, (~b_sig_bits21_20[1])}) : ({b_sig_is0_3, (~b_sig_bits23_22[1])});
-    assign b_sig_sel_4 = b_sig_is0_4 ? ({b_sig_is0_4, (~b_sig_bits17_16[1])}) : ({b_sig_is0_4, (~b_sig_bits19_18[1])});
-    assign b_sig_and_3 = b_sig_is0_5 & (b_sig_bits13_12 == 2'h0);
-    assign b_sig_sel_5 = b_sig_is0_5 ? ({b_sig_is0_5, (~b_sig_bits13_12[1])}) : ({b_sig_is0_5, (~b_sig_bits15_14[1])});
-    assign b_sig_sel_6 = b_sig_is0_6 ? ({b_sig_is0_6, (~b_sig_bits9_8[1])}) : ({b_sig_is0_6, (~b_sig_bits11_10[1])});
-    assign b_sig_and_4 = b_sig_is0_7 & (b_sig_bits5_4 == 2'h0);
-    assign b_sig_sel_7 = b_sig_is0_7 ? ({b_sig_is0_7, (~b_sig_bits5_4[1])}) : ({b_sig_is0_7, (~b_sig_bits7_6[1])});
-    assign b_sig_sel_8 = b_sig_is0_8 ? ({b_sig_is0_8, (~b_sig_cat[1])}) : ({b_sig_is0_8, (~b_sig_bits3_2[1])});
-    assign b_sig_and_5 = b_sig_and & (b_sig_is0_2 & (b_sig_bits25_24 == 2'h0));
-    assign b_sig_and_6 = b_sig_and_3 & (b_sig_is0_6 & (b_sig_bits9_8 == 2'h0));
-    assign b_sig_and_7 = b_sig_and_5 & (b_sig_and_2 & (b_sig_is0_4 & (b_sig_bits17_16 == 2'h0)));
+    assign b_sig_cat = {1'h0, b_sig[22:0], 8'hff};
+    assign b_sig_is0 = b_sig_cat[31:30] == 2'h0;
+    assign b_sig_is0_2 = b_sig_cat[27:26] == 2'h0;
+    assign b_sig_is0_3 = b_sig_cat[23:22] == 2'h0;
+    assign b_sig_is0_4 = b_sig_cat[19:18] == 2'h0;
+    assign b_sig_is0_5 = b_sig_cat[15:14] == 2'h0;
+    assign b_sig_is0_6 = b_sig_cat[11:10] == 2'h0;
+    assign b_sig_is0_7 = b_sig_cat[7:6] == 2'h0;
+    assign b_sig_is0_8 = b_sig_cat[3:2] == 2'h0;
+    assign b_sig_and = b_sig_is0 & (b_sig_cat[29:28] == 2'h0);
+    assign b_sig_sel = b_sig_is0 ? ({b_sig_is0, (~b_sig_cat[29])}) : ({b_sig_is0, (~b_sig_cat[31])});
+    assign b_sig_sel_2 = b_sig_is0_2 ? ({b_sig_is0_2, (~b_sig_cat[25])}) : ({b_sig_is0_2, (~b_sig_cat[27])});
+    assign b_sig_and_2 = b_sig_is0_3 & (b_sig_cat[21:20] == 2'h0);
+    assign b_sig_sel_3 = b_sig_is0_3 ? ({b_sig_is0_3, (~b_sig_cat[21])}) : ({b_sig_is0_3, (~b_sig_cat[23])});
+    assign b_sig_sel_4 = b_sig_is0_4 ? ({b_sig_is0_4, (~b_sig_cat[17])}) : ({b_sig_is0_4, (~b_sig_cat[19])});
+    assign b_sig_and_3 = b_sig_is0_5 & (b_sig_cat[13:12] == 2'h0);
+    assign b_sig_sel_5 = b_sig_is0_5 ? ({b_sig_is0_5, (~b_sig_cat[13])}) : ({b_sig_is0_5, (~b_sig_cat[15])});
+    assign b_sig_sel_6 = b_sig_is0_6 ? ({b_sig_is0_6, (~b_sig_cat[9])}) : ({b_sig_is0_6, (~b_sig_cat[11])});
+    assign b_sig_and_4 = b_sig_is0_7 & (b_sig_cat[5:4] == 2'h0);
+    assign b_sig_sel_7 = b_sig_is0_7 ? ({b_sig_is0_7, (~b_sig_cat[5])}) : ({b_sig_is0_7, (~b_sig_cat[7])});
+    assign b_sig_sel_8 = b_sig_is0_8 ? ({b_sig_is0_8, (~b_sig_cat[1])}) : ({b_sig_is0_8, (~b_sig_cat[3])});
+    assign b_sig_and_5 = b_sig_and & b_sig_is0_2 & (b_sig_cat[25:24] == 2'h0);
+    assign b_sig_and_6 = b_sig_and_3 & b_sig_is0_6 & (b_sig_cat[9:8] == 2'h0);
+    assign b_sig_and_7 = b_sig_and_5 & b_sig_and_2 & b_sig_is0_4 & (b_sig_cat[17:16] == 2'h0);
     assign b_sig_cat_2 = {b_sig_and_5, (b_sig_and_2 ? ({b_sig_and_2, b_sig_sel_4}) : ({b_sig_and_2, b_sig_sel_3}))};
     assign b_sig_cat_3 = {b_sig_and_5, (b_sig_and ? ({b_sig_and, b_sig_sel_2}) : ({b_sig_and, b_sig_sel}))};
     assign b_sig_cat_4 = {b_sig_and_6, (b_sig_and_4 ? ({b_sig_and_4, b_sig_sel_8}) : ({b_sig_and_4, b_sig_sel_7}))};
@@ -1421,152 +1120,121 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign t = normal ? lz_d1 : fine_d1_sel[4:0];
     assign over_low = ~((e0_minus_1 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high = ~((e0_minus_1 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early = ((nan_d1 | inf_d1) | zero_d1) | (normal ? 1'h0 : far);
-    assign t_cat = {({({({3'h0, (t[4:2] == 3'h5)}), ({3'h0, (t[4:2] == 3'h4)})}), ({3'h0, (t[4:2] == 3'h3)})}), ({3'h0, (t[4:2] == 3'h2)})};
-    assign t_cat_2 = {({({(t[1:0] == 2'h3), (t[1:0] == 2'h2)}), (t[1:0] == 2'h1)}), (t[1:0] == 2'h0)};
-    assign t_prod = {{4{1'b0}}, ({({t_cat, ({3'h0, (t[4:2] == 3'h1)})}), ({3'h0, (t[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_2};
+    assign forced_early = nan_d1 | inf_d1 | zero_d1 | (normal ? 1'h0 : far);
+    assign t_cat = {3'h0, (t[4:2] == 3'h5), 3'h0, (t[4:2] == 3'h4), 3'h0, (t[4:2] == 3'h3), 3'h0, (t[4:2] == 3'h2), 3'h0,
+        (t[4:2] == 3'h1), 3'h0, (t[4:2] == 3'h0)};
+    assign t_cat_2 = {(t[1:0] == 2'h3), (t[1:0] == 2'h2), (t[1:0] == 2'h1), (t[1:0] == 2'h0)};
+    assign t_prod = {{4{1'b0}}, t_cat} * {{24{1'b0}}, t_cat_2};
     assign scale = t_prod[23:0];
 
     // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
     assign product_d1_prod = {{24{1'b0}}, product_d1[16:0]} * {{17{1'b0}}, scale_d1};
     assign product_d1_plus = ({1'h0, ({{24{1'b0}}, product_d1[33:17]} * {{17{1'b0}}, scale_d1})}) + ({18'h0, product_d1_prod[40:17]});
-    assign product_d1_cat = {({(({1'h0, ({{24{1'b0}}, product_d1[47:34]} * {{14{1'b0}}, scale_d1})}) + ({14'h0, product_d1_plus[41:17]})), product_d1_plus[16:0]}), product_d1_prod[16:0]};
+    assign product_d1_cat = {(({1'h0, ({{24{1'b0}}, product_d1[47:34]} * {{14{1'b0}}, scale_d1})}) + ({14'h0, product_d1_plus[41:17]})),
+        product_d1_plus[16:0], product_d1_prod[16:0]};
     assign shifted = product_d1_cat[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
-    assign shifted_b47 = shifted[47];
     assign far_window = (~normal_d1) & coarse_d1;
-    assign mid_window = normal_d1 ? shifted_b47 : (~coarse_d1);
+    assign mid_window = normal_d1 ? shifted[47] : (~coarse_d1);
     assign window = far_window ? shifted[71:47] : (mid_window ? shifted[47:23] : shifted[46:22]);
-    assign sticky = ((~(shifted[21:0] == 22'h0)) | ((far_window | mid_window) & shifted[22])) | (far_window & (~(shifted[46:23] == 24'h0)));
-    assign overflow = normal_d1 & (shifted_b47 ? over_high_d1 : over_low_d1);
+    assign sticky = (~(shifted[21:0] == 22'h0)) | ((far_window | mid_window) & shifted[22]) |
+        (far_window & (~(shifted[46:23] == 24'h0)));
+    assign overflow = normal_d1 & (shifted[47] ? over_high_d1 : over_low_d1);
     assign forced = forced_early_d1 | overflow;
     assign saturate = (~nan_d2) & (inf_d2 | ((~zero_d2) & overflow));
     assign normal_field = (~forced) & normal_d1;
     assign kept = window[24:1];
     assign guard = window[0];
-    assign increment = ((~forced) & guard) & (sticky | kept[0]);
+    assign increment = (~forced) & guard & (sticky | kept[0]);
     assign e0_minus_1_d1_sel = normal_d1 ? e0_minus_1_d1 : ({9'h0, kept[23]});
     assign nan_d2_or = nan_d2 | saturate;
     assign nan_d2_cat = {22'h0, nan_d2};
     assign forced_not = ~forced;
-    assign packed_2 = (({e0_minus_1_d1_sel[7:0], kept[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) | ({({(nan_d2_or ? 7'h7f : 7'h0), nan_d2_or}), ({nan_d2_cat[0], 22'h0})});
+    assign packed_2 = (({e0_minus_1_d1_sel[7:0], kept[22:0]}) & ({(forced_not ? 30'h3fffffff : 30'h0), forced_not})) |
+        ({(nan_d2_or ? 7'h7f : 7'h0), nan_d2_or, nan_d2_cat[0], 22'h0});
     assign result_sign = (~nan_d2) & sign_d2;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
-    assign normal_field_d1_cat = {29'h0, ({(normal_field_d1 & shifted_q), (normal_field_d1 & (~shifted_q))})};
+    assign normal_field_d1_cat = {29'h0, (normal_field_d1 & shifted_q), (normal_field_d1 & (~shifted_q))};
     assign result = {result_sign_d1, (packed_d1 + (({normal_field_d1_cat[7:0], 23'h0}) | ({30'h0, increment_d1})))};
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign s_axis_tdata_bits30_23_3 = s_axis_tdata_bits191_160[30:23];
-    assign s_axis_tdata_bits22_0_3 = s_axis_tdata_bits191_160[22:0];
-    assign s_axis_tdata_is0_5 = s_axis_tdata_bits30_23_3 == 8'h0;
-    assign s_axis_tdata_is255_3 = s_axis_tdata_bits30_23_3 == 8'hff;
-    assign s_axis_tdata_is0_6 = s_axis_tdata_bits22_0_3 == 23'h0;
-    assign a_sign_2 = s_axis_tdata_bits191_160[31];
+    assign s_axis_tdata_is0_5 = s_axis_tdata[190:183] == 8'h0;
+    assign s_axis_tdata_is255_3 = s_axis_tdata[190:183] == 8'hff;
+    assign s_axis_tdata_is0_6 = s_axis_tdata[182:160] == 23'h0;
+    assign a_sign_2 = s_axis_tdata[191];
     assign a_zero_2 = s_axis_tdata_is0_5 & s_axis_tdata_is0_6;
     assign a_inf_2 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
     assign a_nan_2 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
-    assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata_bits22_0_3};
-    assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata_bits30_23_3;
-    assign s_axis_tdata_bits30_23_4 = s_axis_tdata_bits95_64[30:23];
-    assign s_axis_tdata_bits22_0_4 = s_axis_tdata_bits95_64[22:0];
-    assign s_axis_tdata_is0_7 = s_axis_tdata_bits30_23_4 == 8'h0;
-    assign s_axis_tdata_is255_4 = s_axis_tdata_bits30_23_4 == 8'hff;
-    assign s_axis_tdata_is0_8 = s_axis_tdata_bits22_0_4 == 23'h0;
-    assign b_sign_2 = s_axis_tdata_bits95_64[31];
+    assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata[182:160]};
+    assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata[190:183];
+    assign s_axis_tdata_is0_7 = s_axis_tdata[94:87] == 8'h0;
+    assign s_axis_tdata_is255_4 = s_axis_tdata[94:87] == 8'hff;
+    assign s_axis_tdata_is0_8 = s_axis_tdata[86:64] == 23'h0;
+    assign b_sign_2 = s_axis_tdata[95];
     assign b_zero_2 = s_axis_tdata_is0_7 & s_axis_tdata_is0_8;
     assign b_inf_2 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
     assign b_nan_2 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
-    assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata_bits22_0_4};
-    assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata_bits30_23_4;
+    assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata[86:64]};
+    assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata[94:87];
     assign sign_2 = a_sign_2 ^ b_sign_2;
-    assign nan_2 = ((a_nan_2 | b_nan_2) | (a_zero_2 & b_inf_2)) | (a_inf_2 & b_zero_2);
+    assign nan_2 = a_nan_2 | b_nan_2 | (a_zero_2 & b_inf_2) | (a_inf_2 & b_zero_2);
     assign inf_2 = a_inf_2 | b_inf_2;
-    assign zero_2 = (a_zero_2 | b_zero_2) | ((~a_sig_2[23]) & (~b_sig_2[23]));
-    assign a_sig_cat_6 = {({1'h0, a_sig_2[22:0]}), 8'hff};
-    assign a_sig_bits31_30_2 = a_sig_cat_6[31:30];
-    assign a_sig_is0_9 = a_sig_bits31_30_2 == 2'h0;
-    assign a_sig_bits29_28_2 = a_sig_cat_6[29:28];
-    assign a_sig_bits27_26_2 = a_sig_cat_6[27:26];
-    assign a_sig_is0_10 = a_sig_bits27_26_2 == 2'h0;
-    assign a_sig_bits25_24_2 = a_sig_cat_6[25:24];
-    assign a_sig_bits23_22_2 = a_sig_cat_6[23:22];
-    assign a_sig_is0_11 = a_sig_bits23_22_2 == 2'h0;
-    assign a_sig_bits21_20_2 = a_sig_cat_6[21:20];
-    assign a_sig_bits19_18_2 = a_sig_cat_6[19:18];
-    assign a_sig_is0_12 = a_sig_bits19_18_2 == 2'h0;
-    assign a_sig_bits17_16_2 = a_sig_cat_6[17:16];
-    assign a_sig_bits15_14_2 = a_sig_cat_6[15:14];
-    assign a_sig_is0_13 = a_sig_bits15_14_2 == 2'h0;
-    assign a_sig_bits13_12_2 = a_sig_cat_6[13:12];
-    assign a_sig_bits11_10_2 = a_sig_cat_6[11:10];
-    assign a_sig_is0_14 = a_sig_bits11_10_2 == 2'h0;
-    assign a_sig_bits9_8_2 = a_sig_cat_6[9:8];
-    assign a_sig_bits7_6_2 = a_sig_cat_6[7:6];
-    assign a_sig_is0_15 = a_sig_bits7_6_2 == 2'h0;
-    assign a_sig_bits5_4_2 = a_sig_cat_6[5:4];
-    assign a_sig_bits3_2_2 = a_sig_cat_6[3:2];
-    assign a_sig_is0_16 = a_sig_bits3_2_2 == 2'h0;
-    assign a_sig_and_8 = a_sig_is0_9 & (a_sig_bits29_28_2 == 2'h0);
-    assign a_sig_sel_9 = a_sig_is0_9 ? ({a_sig_is0_9, (~a_sig_bits29_28_2[1])}) : ({a_sig_is0_9, (~a_sig_bits31_30_2[1])});
-    assign a_sig_sel_10 = a_sig_is0_10 ? ({a_sig_is0_10, (~a_sig_bits25_24_2[1])}) : ({a_sig_is0_10, (~a_sig_bits27_26_2[1])});
-    assign a_sig_and_9 = a_sig_is0_11 & (a_sig_bits21_20_2 == 2'h0);
-    assign a_sig_sel_11 = a_sig_is0_11 ? ({a_sig_is0_11, (~a_sig_bits21_20_2[1])}) : ({a_sig_is0_11, (~a_sig_bits23_22_2[1])});
-    assign a_sig_sel_12 = a_sig_is0_12 ? ({a_sig_is0_12, (~a_sig_bits17_16_2[1])}) : ({a_sig_is0_12, (~a_sig_bits19_18_2[1])});
-    assign a_sig_and_10 = a_sig_is0_13 & (a_sig_bits13_12_2 == 2'h0);
-    assign a_sig_sel_13 = a_sig_is0_13 ? ({a_sig_is0_13, (~a_sig_bits13_12_2[1])}) : ({a_sig_is0_13, (~a_sig_bits15_14_2[1])});
-    assign a_sig_sel_14 = a_sig_is0_14 ? ({a_sig_is0_14, (~a_sig_bits9_8_2[1])}) : ({a_sig_is0_14, (~a_sig_bits11_10_2[1])});
-    assign a_sig_and_11 = a_sig_is0_15 & (a_sig_bits5_4_2 == 2'h0);
-    assign a_sig_sel_15 = a_sig_is0_15 ? ({a_sig_is0_15, (~a_sig_bits5_4_2[1])}) : ({a_sig_is0_15, (~a_sig_bits7_6_2[1])});
-    assign a_sig_sel_16 = a_sig_is0_16 ? ({a_sig_is0_16, (~a_sig_cat_6[1])}) : ({a_sig_is0_16, (~a_sig_bits3_2_2[1])});
-    assign a_sig_and_12 = a_sig_and_8 & (a_sig_is0_10 & (a_sig_bits25_24_2 == 2'h0));
-    assign a_sig_and_13 = a_sig_and_10 & (a_sig_is0_14 & (a_sig_bits9_8_2 == 2'h0));
-    assign a_sig_and_14 = a_sig_and_12 & (a_sig_and_9 & (a_sig_is0_12 & (a_sig_bits17_16_2 == 2'h0)));
+    assign zero_2 = a_zero_2 | b_zero_2 | ((~a_sig_2[23]) & (~b_sig_2[23]));
+    assign a_sig_cat_6 = {1'h0, a_sig_2[22:0], 8'hff};
+    assign a_sig_is0_9 = a_sig_cat_6[31:30] == 2'h0;
+    assign a_sig_is0_10 = a_sig_cat_6[27:26] == 2'h0;
+    assign a_sig_is0_11 = a_sig_cat_6[23:22] == 2'h0;
+    assign a_sig_is0_12 = a_sig_cat_6[19:18] == 2'h0;
+    assign a_sig_is0_13 = a_sig_cat_6[15:14] == 2'h0;
+    assign a_sig_is0_14 = a_sig_cat_6[11:10] == 2'h0;
+    assign a_sig_is0_15 = a_sig_cat_6[7:6] == 2'h0;
+    assign a_sig_is0_16 = a_sig_cat_6[3:2] == 2'h0;
+    assign a_sig_and_8 = a_sig_is0_9 & (a_sig_cat_6[29:28] == 2'h0);
+    assign a_sig_sel_9 = a_sig_is0_9 ? ({a_sig_is0_9, (~a_sig_cat_6[29])}) : ({a_sig_is0_9, (~a_sig_cat_6[31])});
+    assign a_sig_sel_10 = a_sig_is0_10 ? ({a_sig_is0_10, (~a_sig_cat_6[25])}) : ({a_sig_is0_10, (~a_sig_cat_6[27])});
+    assign a_sig_and_9 = a_sig_is0_11 & (a_sig_cat_6[21:20] == 2'h0);
+    assign a_sig_sel_11 = a_sig_is0_11 ? ({a_sig_is0_11, (~a_sig_cat_6[21])}) : ({a_sig_is0_11, (~a_sig_cat_6[23])});
+    assign a_sig_sel_12 = a_sig_is0_12 ? ({a_sig_is0_12, (~a_sig_cat_6[17])}) : ({a_sig_is0_12, (~a_sig_cat_6[19])});
+    assign a_sig_and_10 = a_sig_is0_13 & (a_sig_cat_6[13:12] == 2'h0);
+    assign a_sig_sel_13 = a_sig_is0_13 ? ({a_sig_is0_13, (~a_sig_cat_6[13])}) : ({a_sig_is0_13, (~a_sig_cat_6[15])});
+    assign a_sig_sel_14 = a_sig_is0_14 ? ({a_sig_is0_14, (~a_sig_cat_6[9])}) : ({a_sig_is0_14, (~a_sig_cat_6[11])});
+    assign a_sig_and_11 = a_sig_is0_15 & (a_sig_cat_6[5:4] == 2'h0);
+    assign a_sig_sel_15 = a_sig_is0_15 ? ({a_sig_is0_15, (~a_sig_cat_6[5])}) : ({a_sig_is0_15, (~a_sig_cat_6[7])});
+    assign a_sig_sel_16 = a_sig_is0_16 ? ({a_sig_is0_16, (~a_sig_cat_6[1])}) : ({a_sig_is0_16, (~a_sig_cat_6[3])});
+    assign a_sig_and_12 = a_sig_and_8 & a_sig_is0_10 & (a_sig_cat_6[25:24] == 2'h0);
+    assign a_sig_and_13 = a_sig_and_10 & a_sig_is0_14 & (a_sig_cat_6[9:8] == 2'h0);
+    assign a_sig_and_14 = a_sig_and_12 & a_sig_and_9 & a_sig_is0_12 & (a_sig_cat_6[17:16] == 2'h0);
     assign a_sig_cat_7 = {a_sig_and_12, (a_sig_and_9 ? ({a_sig_and_9, a_sig_sel_12}) : ({a_sig_and_9, a_sig_sel_11}))};
     assign a_sig_cat_8 = {a_sig_and_12, (a_sig_and_8 ? ({a_sig_and_8, a_sig_sel_10}) : ({a_sig_and_8, a_sig_sel_9}))};
     assign a_sig_cat_9 = {a_sig_and_13, (a_sig_and_11 ? ({a_sig_and_11, a_sig_sel_16}) : ({a_sig_and_11, a_sig_sel_15}))};
     assign a_sig_cat_10 = {a_sig_and_13, (a_sig_and_10 ? ({a_sig_and_10, a_sig_sel_14}) : ({a_sig_and_10, a_sig_sel_13}))};
     assign for_lz_sel_3 = a_sig_and_14 ? ({a_sig_and_14, (a_sig_and_13 ? a_sig_cat_9 : a_sig_cat_10)}) : ({a_sig_and_14, (a_sig_and_12 ? a_sig_cat_7 : a_sig_cat_8)});
-    assign b_sig_cat_6 = {({1'h0, b_sig_2[22:0]}), 8'hff};
-    assign b_sig_bits31_30_2 = b_sig_cat_6[31:30];
-    assign b_sig_is0_9 = b_sig_bits31_30_2 == 2'h0;
-    assign b_sig_bits29_28_2 = b_sig_cat_6[29:28];
-    assign b_sig_bits27_26_2 = b_sig_cat_6[27:26];
-    assign b_sig_is0_10 = b_sig_bits27_26_2 == 2'h0;
-    assign b_sig_bits25_24_2 = b_sig_cat_6[25:24];
-    assign b_sig_bits23_22_2 = b_sig_cat_6[23:22];
-    assign b_sig_is0_11 = b_sig_bits23_22_2 == 2'h0;
-    assign b_sig_bits21_20_2 = b_sig_cat_6[21:20];
-    assign b_sig_bits19_18_2 = b_sig_cat_6[19:18];
-    assign b_sig_is0_12 = b_sig_bits19_18_2 == 2'h0;
-    assign b_sig_bits17_16_2 = b_sig_cat_6[17:16];
-    assign b_sig_bits15_14_2 = b_sig_cat_6[15:14];
-    assign b_sig_is0_13 = b_sig_bits15_14_2 == 2'h0;
-    assign b_sig_bits13_12_2 = b_sig_cat_6[13:12];
-    assign b_sig_bits11_10_2 = b_sig_cat_6[11:10];
-    assign b_sig_is0_14 = b_sig_bits11_10_2 == 2'h0;
-    assign b_sig_bits9_8_2 = b_sig_cat_6[9:8];
-    assign b_sig_bits7_6_2 = b_sig_cat_6[7:6];
-    assign b_sig_is0_15 = b_sig_bits7_6_2 == 2'h0;
-    assign b_sig_bits5_4_2 = b_sig_cat_6[5:4];
-    assign b_sig_bits3_2_2 = b_sig_cat_6[3:2];
-    assign b_sig_is0_16 = b_sig_bits3_2_2 == 2'h0;
-    assign b_sig_and_8 = b_sig_is0_9 & (b_sig_bits29_28_2 == 2'h0);
-    assign b_sig_sel_9 = b_sig_is0_9 ? ({b_sig_is0_9, (~b_sig_bits29_28_2[1])}) : ({b_sig_is0_9, (~b_sig_bits31_30_2[1])});
-    assign b_sig_sel_10 = b_sig_is0_10 ? ({b_sig_is0_10, (~b_sig_bits25_24_2[1])}) : ({b_sig_is0_10, (~b_sig_bits27_26_2[1])});
-    assign b_sig_and_9 = b_sig_is0_11 & (b_sig_bits21_20_2 == 2'h0);
-    assign b_sig_sel_11 = b_sig_is0_11 ? ({b_sig_is0_11, (~b_sig_bits21_20_2[1])}) : ({b_sig_is0_11, (~b_sig_bits23_22_2[1])});
-    assign b_sig_sel_12 = b_sig_is0_12 ? ({b_sig_is0_12, (~b_sig_bits17_16_2[1])}) : ({b_sig_is0_12, (~b_sig_bits19_18_2[1])});
-    assign b_sig_and_10 = b_sig_is0_13 & (b_sig_bits13_12_2 == 2'h0);
-    assign b_sig_sel_13 = b_sig_is0_13 ? ({b_sig_is0_13, (~b_sig_bits13_12_2[1])}) : ({b_sig_is0_13, (~b_sig_bits15_14_2[1])});
-    assign b_sig_sel_14 = b_sig_is0_14 ? ({b_sig_is0_14, (~b_sig_bits9_8_2[1])}) : ({b_sig_is0_14, (~b_sig_bits11_10_2[1])});
-    assign b_sig_and_11 = b_sig_is0_15 & (b_sig_bits5_4_2 == 2'h0);
-    assign b_sig_sel_15 = b_sig_is0_15 ? ({b_sig_is0_15, (~b_sig_bits5_4_2[1])}) : ({b_sig_is0_15, (~b_sig_bits7_6_2[1])});
-    assign b_sig_sel_16 = b_sig_is0_16 ? ({b_sig_is0_16, (~b_sig_cat_6[1])}) : ({b_sig_is0_16, (~b_sig_bits3_2_2[1])});
-    assign b_sig_and_12 = b_sig_and_8 & (b_sig_is0_10 & (b_sig_bits25_24_2 == 2'h0));
-    assign b_sig_and_13 = b_sig_and_10 & (b_sig_is0_14 & (b_sig_bits9_8_2 == 2'h0));
-    assign b_sig_and_14 = b_sig_and_12 & (b_sig_and_9 & (b_sig_is0_12 & (b_sig_bits17_16_2 == 2'h0)));
+    assign b_sig_cat_6 = {1'h0, b_sig_2[22:0], 8'hff};
+    assign b_sig_is0_9 = b_sig_cat_6[31:30] == 2'h0;
+    assign b_sig_is0_10 = b_sig_cat_6[27:26] == 2'h0;
+    assign b_sig_is0_11 = b_sig_cat_6[23:22] == 2'h0;
+    assign b_sig_is0_12 = b_sig_cat_6[19:18] == 2'h0;
+    assign b_sig_is0_13 = b_sig_cat_6[15:14] == 2'h0;
+    assign b_sig_is0_14 = b_sig_cat_6[11:10] == 2'h0;
+    assign b_sig_is0_15 = b_sig_cat_6[7:6] == 2'h0;
+    assign b_sig_is0_16 = b_sig_cat_6[3:2] == 2'h0;
+    assign b_sig_and_8 = b_sig_is0_9 & (b_sig_cat_6[29:28] == 2'h0);
+    assign b_sig_sel_9 = b_sig_is0_9 ? ({b_sig_is0_9, (~b_sig_cat_6[29])}) : ({b_sig_is0_9, (~b_sig_cat_6[31])});
+    assign b_sig_sel_10 = b_sig_is0_10 ? ({b_sig_is0_10, (~b_sig_cat_6[25])}) : ({b_sig_is0_10, (~b_sig_cat_6[27])});
+    assign b_sig_and_9 = b_sig_is0_11 & (b_sig_cat_6[21:20] == 2'h0);
+    assign b_sig_sel_11 = b_sig_is0_11 ? ({b_sig_is0_11, (~b_sig_cat_6[21])}) : ({b_sig_is0_11, (~b_sig_cat_6[23])});
+    assign b_sig_sel_12 = b_sig_is0_12 ? ({b_sig_is0_12, (~b_sig_cat_6[17])}) : ({b_sig_is0_12, (~b_sig_cat_6[19])});
+    assign b_sig_and_10 = b_sig_is0_13 & (b_sig_cat_6[13:12] == 2'h0);
+    assign b_sig_sel_13 = b_sig_is0_13 ? ({b_sig_is0_13, (~b_sig_cat_6[13])}) : ({b_sig_is0_13, (~b_sig_cat_6[15])});
+    assign b_sig_sel_14 = b_sig_is0_14 ? ({b_sig_is0_14, (~b_sig_cat_6[9])}) : ({b_sig_is0_14, (~b_sig_cat_6[11])});
+    assign b_sig_and_11 = b_sig_is0_15 & (b_sig_cat_6[5:4] == 2'h0);
+    assign b_sig_sel_15 = b_sig_is0_15 ? ({b_sig_is0_15, (~b_sig_cat_6[5])}) : ({b_sig_is0_15, (~b_sig_cat_6[7])});
+    assign b_sig_sel_16 = b_sig_is0_16 ? ({b_sig_is0_16, (~b_sig_cat_6[1])}) : ({b_sig_is0_16, (~b_sig_cat_6[3])});
+    assign b_sig_and_12 = b_sig_and_8 & b_sig_is0_10 & (b_sig_cat_6[25:24] == 2'h0);
+    assign b_sig_and_13 = b_sig_and_10 & b_sig_is0_14 & (b_sig_cat_6[9:8] == 2'h0);
+    assign b_sig_and_14 = b_sig_and_12 & b_sig_and_9 & b_sig_is0_12 & (b_sig_cat_6[17:16] == 2'h0);
     assign b_sig_cat_7 = {b_sig_and_12, (b_sig_and_9 ? ({b_sig_and_9, b_sig_sel_12}) : ({b_sig_and_9, b_sig_sel_11}))};
     assign b_sig_cat_8 = {b_sig_and_12, (b_sig_and_8 ? ({b_sig_and_8, b_sig_sel_10}) : ({b_sig_and_8, b_sig_sel_9}))};
     assign b_sig_cat_9 = {b_sig_and_13, (b_sig_and_11 ? ({b_sig_and_11, b_sig_sel_16}) : ({b_sig_and_11, b_sig_sel_15}))};
@@ -1586,65 +1254,64 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign t_2 = normal_2 ? lz_d1_2 : fine_d1_sel_2[4:0];
     assign over_low_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_2 = ~((e0_minus_1_2 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_2 = ((nan_d1_2 | inf_d1_2) | zero_d1_2) | (normal_2 ? 1'h0 : far_2);
-    assign t_cat_3 = {({({({3'h0, (t_2[4:2] == 3'h5)}), ({3'h0, (t_2[4:2] == 3'h4)})}), ({3'h0, (t_2[4:2] == 3'h3)})}), ({3'h0, (t_2[4:2] == 3'h2)})};
-    assign t_cat_4 = {({({(t_2[1:0] == 2'h3), (t_2[1:0] == 2'h2)}), (t_2[1:0] == 2'h1)}), (t_2[1:0] == 2'h0)};
-    assign t_prod_2 = {{4{1'b0}}, ({({t_cat_3, ({3'h0, (t_2[4:2] == 3'h1)})}), ({3'h0, (t_2[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_4};
+    assign forced_early_2 = nan_d1_2 | inf_d1_2 | zero_d1_2 | (normal_2 ? 1'h0 : far_2);
+    assign t_cat_3 = {3'h0, (t_2[4:2] == 3'h5), 3'h0, (t_2[4:2] == 3'h4), 3'h0, (t_2[4:2] == 3'h3), 3'h0, (t_2[4:2] == 3'h2),
+        3'h0, (t_2[4:2] == 3'h1), 3'h0, (t_2[4:2] == 3'h0)};
+    assign t_cat_4 = {(t_2[1:0] == 2'h3), (t_2[1:0] == 2'h2), (t_2[1:0] == 2'h1), (t_2[1:0] == 2'h0)};
+    assign t_prod_2 = {{4{1'b0}}, t_cat_3} * {{24{1'b0}}, t_cat_4};
     assign scale_2 = t_prod_2[23:0];
 
     // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
     assign product_d1_prod_2 = {{24{1'b0}}, product_d1_2[16:0]} * {{17{1'b0}}, scale_d1_2};
     assign product_d1_plus_2 = ({1'h0, ({{24{1'b0}}, product_d1_2[33:17]} * {{17{1'b0}}, scale_d1_2})}) + ({18'h0, product_d1_prod_2[40:17]});
-    assign product_d1_cat_2 = {({(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_d1_2})}) + ({14'h0, product_d1_plus_2[41:17]})), product_d1_plus_2[16:0]}), product_d1_prod_2[16:0]};
+    assign product_d1_cat_2 = {(({1'h0, ({{24{1'b0}}, product_d1_2[47:34]} * {{14{1'b0}}, scale_d1_2})}) + ({14'h0, product_d1_plus_2[41:17]})),
+        product_d1_plus_2[16:0], product_d1_prod_2[16:0]};
     assign shifted_2 = product_d1_cat_2[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
-    assign shifted_b47_2 = shifted_2[47];
     assign far_window_2 = (~normal_d1_2) & coarse_d1_2;
-    assign mid_window_2 = normal_d1_2 ? shifted_b47_2 : (~coarse_d1_2);
+    assign mid_window_2 = normal_d1_2 ? shifted_2[47] : (~coarse_d1_2);
     assign window_2 = far_window_2 ? shifted_2[71:47] : (mid_window_2 ? shifted_2[47:23] : shifted_2[46:22]);
-    assign sticky_2 = ((~(shifted_2[21:0] == 22'h0)) | ((far_window_2 | mid_window_2) & shifted_2[22])) | (far_window_2 & (~(shifted_2[46:23] == 24'h0)));
-    assign overflow_2 = normal_d1_2 & (shifted_b47_2 ? over_high_d1_2 : over_low_d1_2);
+    assign sticky_2 = (~(shifted_2[21:0] == 22'h0)) | ((far_window_2 | mid_window_2) & shifted_2[22]) |
+        (far_window_2 & (~(shifted_2[46:23] == 24'h0)));
+    assign overflow_2 = normal_d1_2 & (shifted_2[47] ? over_high_d1_2 : over_low_d1_2);
     assign forced_2 = forced_early_d1_2 | overflow_2;
     assign saturate_2 = (~nan_d2_2) & (inf_d2_2 | ((~zero_d2_2) & overflow_2));
     assign normal_field_2 = (~forced_2) & normal_d1_2;
     assign kept_2 = window_2[24:1];
     assign guard_2 = window_2[0];
-    assign increment_2 = ((~forced_2) & guard_2) & (sticky_2 | kept_2[0]);
+    assign increment_2 = (~forced_2) & guard_2 & (sticky_2 | kept_2[0]);
     assign e0_minus_1_d1_sel_2 = normal_d1_2 ? e0_minus_1_d1_2 : ({9'h0, kept_2[23]});
     assign nan_d2_or_2 = nan_d2_2 | saturate_2;
     assign nan_d2_cat_2 = {22'h0, nan_d2_2};
     assign forced_not_2 = ~forced_2;
-    assign packed_3 = (({e0_minus_1_d1_sel_2[7:0], kept_2[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) | ({({(nan_d2_or_2 ? 7'h7f : 7'h0), nan_d2_or_2}), ({nan_d2_cat_2[0], 22'h0})});
+    assign packed_3 = (({e0_minus_1_d1_sel_2[7:0], kept_2[22:0]}) & ({(forced_not_2 ? 30'h3fffffff : 30'h0), forced_not_2})) |
+        ({(nan_d2_or_2 ? 7'h7f : 7'h0), nan_d2_or_2, nan_d2_cat_2[0], 22'h0});
     assign result_sign_2 = (~nan_d2_2) & sign_d2_2;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
-    assign normal_field_d1_cat_2 = {29'h0, ({(normal_field_d1_2 & shifted_q_2), (normal_field_d1_2 & (~shifted_q_2))})};
+    assign normal_field_d1_cat_2 = {29'h0, (normal_field_d1_2 & shifted_q_2), (normal_field_d1_2 & (~shifted_q_2))};
     assign result_2 = {result_sign_d1_2, (packed_d1_2 + (({normal_field_d1_cat_2[7:0], 23'h0}) | ({30'h0, increment_d1_2})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_bits30_23 = result[30:23];
-    assign result_bits22_0 = result[22:0];
-    assign result_is0 = result_bits30_23 == 8'h0;
-    assign result_is255 = result_bits30_23 == 8'hff;
-    assign result_is0_2 = result_bits22_0 == 23'h0;
+    assign result_is0 = result[30:23] == 8'h0;
+    assign result_is255 = result[30:23] == 8'hff;
+    assign result_is0_2 = result[22:0] == 23'h0;
     assign a_sign_3 = result[31];
     assign a_inf_3 = result_is255 & result_is0_2;
     assign a_nan_3 = result_is255 & (~result_is0_2);
-    assign a_sig_3 = {(~result_is0), result_bits22_0};
-    assign a_exp_3 = result_is0 ? 8'h1 : result_bits30_23;
-    assign result_bits30_23_2 = result_2[30:23];
-    assign result_bits22_0_2 = result_2[22:0];
-    assign result_is0_3 = result_bits30_23_2 == 8'h0;
-    assign result_is255_2 = result_bits30_23_2 == 8'hff;
-    assign result_is0_4 = result_bits22_0_2 == 23'h0;
+    assign a_sig_3 = {(~result_is0), result[22:0]};
+    assign a_exp_3 = result_is0 ? 8'h1 : result[30:23];
+    assign result_is0_3 = result_2[30:23] == 8'h0;
+    assign result_is255_2 = result_2[30:23] == 8'hff;
+    assign result_is0_4 = result_2[22:0] == 23'h0;
     assign b_sign_3 = result_2[31];
     assign b_inf_3 = result_is255_2 & result_is0_4;
     assign b_nan_3 = result_is255_2 & (~result_is0_4);
-    assign b_sig_3 = {(~result_is0_3), result_bits22_0_2};
-    assign b_exp_3 = result_is0_3 ? 8'h1 : result_bits30_23_2;
+    assign b_sig_3 = {(~result_is0_3), result_2[22:0]};
+    assign b_exp_3 = result_is0_3 ? 8'h1 : result_2[30:23];
     assign opposite = a_sign_3 ^ b_sign_3;
-    assign nan_3 = (a_nan_3 | b_nan_3) | ((a_inf_3 & b_inf_3) & opposite);
+    assign nan_3 = a_nan_3 | b_nan_3 | (a_inf_3 & b_inf_3 & opposite);
     assign inf_3 = a_inf_3 | b_inf_3;
     assign inf_sign = a_inf_3 ? a_sign_3 : b_sign_3;
     assign zero_sign = a_sign_3 & b_sign_3;
@@ -1662,151 +1329,147 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
     assign small_sig_cat = {small_sig, 2'h0};
     assign amount_cat = {1'h0, amount};
-    assign amount_b4 = amount_cat[4];
-    assign amount_b5 = amount_cat[5];
     assign small_sig_not = ~(small_sig_cat[15:0] == 16'h0);
     assign small_sig_not_2 = ~(small_sig_cat[25:16] == 10'h0);
-    assign small_sig_sel = amount_b5 ? (amount_b4 ? (small_sig_not | small_sig_not_2) : (small_sig_not | small_sig_not_2)) : (amount_b4 & small_sig_not);
-    assign small_sig_cat_2 = {({15'h0, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[25]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[24]))};
-    assign small_sig_cat_3 = {({small_sig_cat_2, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[23]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[22]))};
-    assign small_sig_cat_4 = {({small_sig_cat_3, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[21]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[20]))};
-    assign small_sig_cat_5 = {({small_sig_cat_4, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[19]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[18]))};
-    assign small_sig_cat_6 = {({small_sig_cat_5, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[17]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[16]))};
-    assign small_sig_cat_7 = {({small_sig_cat_6, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[15]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[14]))};
-    assign small_sig_cat_8 = {({small_sig_cat_7, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[13]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[12]))};
-    assign small_sig_cat_9 = {({small_sig_cat_8, (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[11]))}), (amount_b5 ? 1'h0 : (amount_b4 ? 1'h0 : small_sig_cat[10]))};
-    assign small_sig_cat_10 = {({small_sig_cat_9, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[25] : small_sig_cat[9]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[24] : small_sig_cat[8]))};
-    assign small_sig_cat_11 = {({small_sig_cat_10, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[23] : small_sig_cat[7]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[22] : small_sig_cat[6]))};
-    assign small_sig_cat_12 = {({small_sig_cat_11, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[21] : small_sig_cat[5]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[20] : small_sig_cat[4]))};
-    assign small_sig_cat_13 = {({small_sig_cat_12, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[19] : small_sig_cat[3]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[18] : small_sig_cat[2]))};
-    assign small_sig_cat_14 = {({small_sig_cat_13, (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[17] : small_sig_cat[1]))}), (amount_b5 ? 1'h0 : (amount_b4 ? small_sig_cat[16] : small_sig_cat[0]))};
-    assign amount_b2 = amount_cat[2];
-    assign amount_b3 = amount_cat[3];
-    assign small_sig_not_3 = ~(small_sig_cat_14[3:0] == 4'h0);
-    assign small_sig_not_4 = ~(small_sig_cat_14[7:4] == 4'h0);
-    assign for_align_sticky_sel = amount_b2 ? ((small_sig_not_3 | small_sig_not_4) | (~(small_sig_cat_14[11:8] == 4'h0))) : (small_sig_not_3 | small_sig_not_4);
-    assign small_sig_sel_2 = amount_b3 ? (amount_b2 ? small_sig_cat_14[40] : small_sig_cat_14[36]) : (amount_b2 ? small_sig_cat_14[32] : small_sig_cat_14[28]);
-    assign small_sig_sel_3 = amount_b3 ? (amount_b2 ? small_sig_cat_14[39] : small_sig_cat_14[35]) : (amount_b2 ? small_sig_cat_14[31] : small_sig_cat_14[27]);
-    assign small_sig_sel_4 = amount_b3 ? (amount_b2 ? small_sig_cat_14[38] : small_sig_cat_14[34]) : (amount_b2 ? small_sig_cat_14[30] : small_sig_cat_14[26]);
-    assign small_sig_sel_5 = amount_b3 ? (amount_b2 ? small_sig_cat_14[37] : small_sig_cat_14[33]) : (amount_b2 ? small_sig_cat_14[29] : small_sig_cat_14[25]);
-    assign small_sig_sel_6 = amount_b3 ? (amount_b2 ? small_sig_cat_14[36] : small_sig_cat_14[32]) : (amount_b2 ? small_sig_cat_14[28] : small_sig_cat_14[24]);
-    assign small_sig_sel_7 = amount_b3 ? (amount_b2 ? small_sig_cat_14[35] : small_sig_cat_14[31]) : (amount_b2 ? small_sig_cat_14[27] : small_sig_cat_14[23]);
-    assign small_sig_sel_8 = amount_b3 ? (amount_b2 ? small_sig_cat_14[34] : small_sig_cat_14[30]) : (amount_b2 ? small_sig_cat_14[26] : small_sig_cat_14[22]);
-    assign small_sig_sel_9 = amount_b3 ? (amount_b2 ? small_sig_cat_14[33] : small_sig_cat_14[29]) : (amount_b2 ? small_sig_cat_14[25] : small_sig_cat_14[21]);
-    assign small_sig_sel_10 = amount_b3 ? (amount_b2 ? small_sig_cat_14[32] : small_sig_cat_14[28]) : (amount_b2 ? small_sig_cat_14[24] : small_sig_cat_14[20]);
-    assign small_sig_sel_11 = amount_b3 ? (amount_b2 ? small_sig_cat_14[31] : small_sig_cat_14[27]) : (amount_b2 ? small_sig_cat_14[23] : small_sig_cat_14[19]);
-    assign small_sig_sel_12 = amount_b3 ? (amount_b2 ? small_sig_cat_14[30] : small_sig_cat_14[26]) : (amount_b2 ? small_sig_cat_14[22] : small_sig_cat_14[18]);
-    assign small_sig_sel_13 = amount_b3 ? (amount_b2 ? small_sig_cat_14[29] : small_sig_cat_14[25]) : (amount_b2 ? small_sig_cat_14[21] : small_sig_cat_14[17]);
-    assign small_sig_sel_14 = amount_b3 ? (amount_b2 ? small_sig_cat_14[28] : small_sig_cat_14[24]) : (amount_b2 ? small_sig_cat_14[20] : small_sig_cat_14[16]);
-    assign small_sig_sel_15 = amount_b3 ? (amount_b2 ? small_sig_cat_14[27] : small_sig_cat_14[23]) : (amount_b2 ? small_sig_cat_14[19] : small_sig_cat_14[15]);
-    assign small_sig_sel_16 = amount_b3 ? (amount_b2 ? small_sig_cat_14[26] : small_sig_cat_14[22]) : (amount_b2 ? small_sig_cat_14[18] : small_sig_cat_14[14]);
-    assign small_sig_sel_17 = amount_b3 ? (amount_b2 ? small_sig_cat_14[25] : small_sig_cat_14[21]) : (amount_b2 ? small_sig_cat_14[17] : small_sig_cat_14[13]);
-    assign small_sig_sel_18 = amount_b3 ? (amount_b2 ? small_sig_cat_14[24] : small_sig_cat_14[20]) : (amount_b2 ? small_sig_cat_14[16] : small_sig_cat_14[12]);
-    assign small_sig_sel_19 = amount_b3 ? (amount_b2 ? small_sig_cat_14[23] : small_sig_cat_14[19]) : (amount_b2 ? small_sig_cat_14[15] : small_sig_cat_14[11]);
-    assign small_sig_sel_20 = amount_b3 ? (amount_b2 ? small_sig_cat_14[22] : small_sig_cat_14[18]) : (amount_b2 ? small_sig_cat_14[14] : small_sig_cat_14[10]);
-    assign small_sig_sel_21 = amount_b3 ? (amount_b2 ? small_sig_cat_14[21] : small_sig_cat_14[17]) : (amount_b2 ? small_sig_cat_14[13] : small_sig_cat_14[9]);
-    assign small_sig_sel_22 = amount_b3 ? (amount_b2 ? small_sig_cat_14[20] : small_sig_cat_14[16]) : (amount_b2 ? small_sig_cat_14[12] : small_sig_cat_14[8]);
-    assign small_sig_sel_23 = amount_b3 ? (amount_b2 ? small_sig_cat_14[19] : small_sig_cat_14[15]) : (amount_b2 ? small_sig_cat_14[11] : small_sig_cat_14[7]);
-    assign small_sig_sel_24 = amount_b3 ? (amount_b2 ? small_sig_cat_14[18] : small_sig_cat_14[14]) : (amount_b2 ? small_sig_cat_14[10] : small_sig_cat_14[6]);
-    assign small_sig_sel_25 = amount_b3 ? (amount_b2 ? small_sig_cat_14[17] : small_sig_cat_14[13]) : (amount_b2 ? small_sig_cat_14[9] : small_sig_cat_14[5]);
-    assign small_sig_sel_26 = amount_b3 ? (amount_b2 ? small_sig_cat_14[16] : small_sig_cat_14[12]) : (amount_b2 ? small_sig_cat_14[8] : small_sig_cat_14[4]);
-    assign small_sig_sel_27 = amount_b3 ? (amount_b2 ? small_sig_cat_14[15] : small_sig_cat_14[11]) : (amount_b2 ? small_sig_cat_14[7] : small_sig_cat_14[3]);
-    assign small_sig_sel_28 = amount_b3 ? (amount_b2 ? small_sig_cat_14[14] : small_sig_cat_14[10]) : (amount_b2 ? small_sig_cat_14[6] : small_sig_cat_14[2]);
-    assign small_sig_sel_29 = amount_b3 ? (amount_b2 ? small_sig_cat_14[13] : small_sig_cat_14[9]) : (amount_b2 ? small_sig_cat_14[5] : small_sig_cat_14[1]);
-    assign small_sig_sel_30 = amount_b3 ? (amount_b2 ? small_sig_cat_14[12] : small_sig_cat_14[8]) : (amount_b2 ? small_sig_cat_14[4] : small_sig_cat_14[0]);
-    assign cat = {({({({({small_sig_sel_2, small_sig_sel_3}), small_sig_sel_4}), small_sig_sel_5}), small_sig_sel_6}), small_sig_sel_7};
-    assign cat_2 = {({({({({cat, small_sig_sel_8}), small_sig_sel_9}), small_sig_sel_10}), small_sig_sel_11}), small_sig_sel_12};
-    assign cat_3 = {({({({({cat_2, small_sig_sel_13}), small_sig_sel_14}), small_sig_sel_15}), small_sig_sel_16}), small_sig_sel_17};
-    assign cat_4 = {({({({({cat_3, small_sig_sel_18}), small_sig_sel_19}), small_sig_sel_20}), small_sig_sel_21}), small_sig_sel_22};
-    assign for_shifted_cat = {({({({({cat_4, small_sig_sel_23}), small_sig_sel_24}), small_sig_sel_25}), small_sig_sel_26}), small_sig_sel_27};
-    assign for_shifted_cat_2 = {({({for_shifted_cat, small_sig_sel_28}), small_sig_sel_29}), small_sig_sel_30};
-    assign amount_b0 = amount_cat[0];
-    assign amount_b1 = amount_cat[1];
-    assign for_align_sticky_not = ~(for_shifted_cat_2[0] == 1'h0);
-    assign for_align_sticky_not_2 = ~(for_shifted_cat_2[1] == 1'h0);
-    assign for_align_sticky_sel_2 = amount_b0 ? ((for_align_sticky_not | for_align_sticky_not_2) | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
-    assign sel = amount_b1 ? (amount_b0 ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_b0 ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
-    assign sel_2 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_b0 ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
-    assign sel_3 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_b0 ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
-    assign sel_4 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_b0 ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
-    assign sel_5 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_b0 ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
-    assign sel_6 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_b0 ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
-    assign sel_7 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_b0 ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
-    assign sel_8 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_b0 ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
-    assign sel_9 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_b0 ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
-    assign sel_10 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_b0 ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
-    assign sel_11 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_b0 ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
-    assign sel_12 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_b0 ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
-    assign sel_13 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_b0 ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
-    assign sel_14 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_b0 ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
-    assign sel_15 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_b0 ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
-    assign sel_16 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_b0 ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
-    assign sel_17 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_b0 ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
-    assign sel_18 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_b0 ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
-    assign for_shifted_sel = amount_b1 ? (amount_b0 ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_b0 ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
-    assign for_shifted_sel_2 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_b0 ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
-    assign for_shifted_sel_3 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_b0 ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
-    assign for_shifted_sel_4 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_b0 ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
-    assign for_shifted_sel_5 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_b0 ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
-    assign for_shifted_sel_6 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_b0 ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
-    assign for_shifted_sel_7 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_b0 ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
-    assign for_shifted_sel_8 = amount_b1 ? (amount_b0 ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_b0 ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
-    assign cat_5 = {({({({({sel, sel_2}), sel_3}), sel_4}), sel_5}), sel_6};
-    assign cat_6 = {({({({({cat_5, sel_7}), sel_8}), sel_9}), sel_10}), sel_11};
-    assign cat_7 = {({({({({cat_6, sel_12}), sel_13}), sel_14}), sel_15}), sel_16};
-    assign for_shifted_cat_3 = {({({({({cat_7, sel_17}), sel_18}), for_shifted_sel}), for_shifted_sel_2}), for_shifted_sel_3};
-    assign shifted_3 = {({({({({for_shifted_cat_3, for_shifted_sel_4}), for_shifted_sel_5}), for_shifted_sel_6}), for_shifted_sel_7}), for_shifted_sel_8};
-    assign amount_cat_2 = {({small_sig_sel, (amount_b3 ? for_align_sticky_sel : (amount_b2 & small_sig_not_3))}), (amount_b1 ? for_align_sticky_sel_2 : (amount_b0 & for_align_sticky_not))};
+    assign small_sig_sel = amount_cat[5] ? (amount_cat[4] ? (small_sig_not | small_sig_not_2) : (small_sig_not | small_sig_not_2)) : (amount_cat[4] & small_sig_not);
+    assign small_sig_cat_2 = {15'h0, (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[25])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[24])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[23])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[22])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[21])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[20])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[19])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[18])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[17])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[16])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[15])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[14])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[13])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[12])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[11])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[10])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[25] : small_sig_cat[9])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[24] : small_sig_cat[8])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[23] : small_sig_cat[7])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[22] : small_sig_cat[6])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[21] : small_sig_cat[5])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[20] : small_sig_cat[4])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[19] : small_sig_cat[3])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[18] : small_sig_cat[2])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[17] : small_sig_cat[1])),
+        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[16] : small_sig_cat[0]))};
+    assign small_sig_not_3 = ~(small_sig_cat_2[3:0] == 4'h0);
+    assign small_sig_not_4 = ~(small_sig_cat_2[7:4] == 4'h0);
+    assign for_align_sticky_sel = amount_cat[2] ? (small_sig_not_3 | small_sig_not_4 | (~(small_sig_cat_2[11:8] == 4'h0))) : (small_sig_not_3 | small_sig_not_4);
+    assign small_sig_sel_2 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[40] : small_sig_cat_2[36]) : (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]);
+    assign small_sig_sel_3 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[39] : small_sig_cat_2[35]) : (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]);
+    assign small_sig_sel_4 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[38] : small_sig_cat_2[34]) : (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]);
+    assign small_sig_sel_5 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[37] : small_sig_cat_2[33]) : (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]);
+    assign small_sig_sel_6 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[36] : small_sig_cat_2[32]) : (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]);
+    assign small_sig_sel_7 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[35] : small_sig_cat_2[31]) : (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]);
+    assign small_sig_sel_8 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[34] : small_sig_cat_2[30]) : (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]);
+    assign small_sig_sel_9 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[33] : small_sig_cat_2[29]) : (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]);
+    assign small_sig_sel_10 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]) : (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]);
+    assign small_sig_sel_11 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]) : (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]);
+    assign small_sig_sel_12 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]) : (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]);
+    assign small_sig_sel_13 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]) : (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]);
+    assign small_sig_sel_14 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]) : (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]);
+    assign small_sig_sel_15 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]) : (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]);
+    assign small_sig_sel_16 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]) : (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]);
+    assign small_sig_sel_17 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]) : (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]);
+    assign small_sig_sel_18 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]) : (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]);
+    assign small_sig_sel_19 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]) : (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]);
+    assign small_sig_sel_20 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]) : (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]);
+    assign small_sig_sel_21 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]) : (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]);
+    assign small_sig_sel_22 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]) : (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]);
+    assign small_sig_sel_23 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]) : (amount_cat[2] ? small_sig_cat_2[11] : small_sig_cat_2[7]);
+    assign small_sig_sel_24 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]) : (amount_cat[2] ? small_sig_cat_2[10] : small_sig_cat_2[6]);
+    assign small_sig_sel_25 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]) : (amount_cat[2] ? small_sig_cat_2[9] : small_sig_cat_2[5]);
+    assign small_sig_sel_26 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]) : (amount_cat[2] ? small_sig_cat_2[8] : small_sig_cat_2[4]);
+    assign small_sig_sel_27 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]) : (amount_cat[2] ? small_sig_cat_2[7] : small_sig_cat_2[3]);
+    assign small_sig_sel_28 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]) : (amount_cat[2] ? small_sig_cat_2[6] : small_sig_cat_2[2]);
+    assign small_sig_sel_29 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]) : (amount_cat[2] ? small_sig_cat_2[5] : small_sig_cat_2[1]);
+    assign small_sig_sel_30 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]) : (amount_cat[2] ? small_sig_cat_2[4] : small_sig_cat_2[0]);
+    assign for_shifted_cat = {small_sig_sel_2, small_sig_sel_3, small_sig_sel_4, small_sig_sel_5, small_sig_sel_6, small_sig_sel_7,
+        small_sig_sel_8, small_sig_sel_9, small_sig_sel_10, small_sig_sel_11, small_sig_sel_12,
+        small_sig_sel_13, small_sig_sel_14, small_sig_sel_15, small_sig_sel_16, small_sig_sel_17,
+        small_sig_sel_18, small_sig_sel_19, small_sig_sel_20, small_sig_sel_21, small_sig_sel_22,
+        small_sig_sel_23, small_sig_sel_24, small_sig_sel_25, small_sig_sel_26, small_sig_sel_27,
+        small_sig_sel_28, small_sig_sel_29, small_sig_sel_30};
+    assign for_align_sticky_not = ~(for_shifted_cat[0] == 1'h0);
+    assign for_align_sticky_not_2 = ~(for_shifted_cat[1] == 1'h0);
+    assign for_align_sticky_sel_2 = amount_cat[0] ? (for_align_sticky_not | for_align_sticky_not_2 | (~(for_shifted_cat[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
+    assign sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[28] : for_shifted_cat[27]) : (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]);
+    assign sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[27] : for_shifted_cat[26]) : (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]);
+    assign sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]) : (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]);
+    assign sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]) : (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]);
+    assign sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]) : (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]);
+    assign sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]) : (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]);
+    assign sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]) : (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]);
+    assign sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]) : (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]);
+    assign sel_9 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]) : (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]);
+    assign sel_10 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]) : (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]);
+    assign sel_11 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]) : (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]);
+    assign sel_12 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]) : (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]);
+    assign sel_13 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]) : (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]);
+    assign sel_14 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]) : (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]);
+    assign sel_15 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]) : (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]);
+    assign sel_16 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]) : (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]);
+    assign sel_17 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]) : (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]);
+    assign sel_18 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]) : (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]);
+    assign for_shifted_sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]) : (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]);
+    assign for_shifted_sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]) : (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]);
+    assign for_shifted_sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]) : (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]);
+    assign for_shifted_sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]) : (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]);
+    assign for_shifted_sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]) : (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]);
+    assign for_shifted_sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
+    assign for_shifted_sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
+    assign for_shifted_sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
+    assign shifted_3 = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+        sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
+        for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
+    assign amount_cat_2 = {small_sig_sel, (amount_cat[3] ? for_align_sticky_sel : (amount_cat[2] & small_sig_not_3)),
+        (amount_cat[1] ? for_align_sticky_sel_2 : (amount_cat[0] & for_align_sticky_not))};
     assign align_sticky = ~(amount_cat_2 == 3'h0);
-    assign big_padded = {1'h0, ({big_sig, 3'h0})};
-    assign aligned = {1'h0, ({shifted_3, align_sticky})};
+    assign big_padded = {1'h0, big_sig, 3'h0};
+    assign aligned = {1'h0, shifted_3, align_sticky};
     assign field_base = ({1'h0, big_exp}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1, opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1}), opposite_d1})), opposite_d1});
+    assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1 ^
+        ({opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+        opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+        opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+        opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1})),
+        opposite_d1});
     assign sum = big_padded_d1_plus[28:1];
 
     // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
     assign exact_zero = sum_d1 == 28'h0;
     assign sum_d1_cat = {sum_d1, 4'hf};
-    assign sum_d1_bits31_30 = sum_d1_cat[31:30];
-    assign sum_d1_is0 = sum_d1_bits31_30 == 2'h0;
-    assign sum_d1_bits29_28 = sum_d1_cat[29:28];
-    assign sum_d1_bits27_26 = sum_d1_cat[27:26];
-    assign sum_d1_is0_2 = sum_d1_bits27_26 == 2'h0;
-    assign sum_d1_bits25_24 = sum_d1_cat[25:24];
-    assign sum_d1_bits23_22 = sum_d1_cat[23:22];
-    assign sum_d1_is0_3 = sum_d1_bits23_22 == 2'h0;
-    assign sum_d1_bits21_20 = sum_d1_cat[21:20];
-    assign sum_d1_bits19_18 = sum_d1_cat[19:18];
-    assign sum_d1_is0_4 = sum_d1_bits19_18 == 2'h0;
-    assign sum_d1_bits17_16 = sum_d1_cat[17:16];
-    assign sum_d1_bits15_14 = sum_d1_cat[15:14];
-    assign sum_d1_is0_5 = sum_d1_bits15_14 == 2'h0;
-    assign sum_d1_bits13_12 = sum_d1_cat[13:12];
-    assign sum_d1_bits11_10 = sum_d1_cat[11:10];
-    assign sum_d1_is0_6 = sum_d1_bits11_10 == 2'h0;
-    assign sum_d1_bits9_8 = sum_d1_cat[9:8];
-    assign sum_d1_bits7_6 = sum_d1_cat[7:6];
-    assign sum_d1_is0_7 = sum_d1_bits7_6 == 2'h0;
-    assign sum_d1_bits5_4 = sum_d1_cat[5:4];
-    assign sum_d1_bits3_2 = sum_d1_cat[3:2];
-    assign sum_d1_is0_8 = sum_d1_bits3_2 == 2'h0;
-    assign sum_d1_and = sum_d1_is0 & (sum_d1_bits29_28 == 2'h0);
-    assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_bits29_28[1])}) : ({sum_d1_is0, (~sum_d1_bits31_30[1])});
-    assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_bits25_24[1])}) : ({sum_d1_is0_2, (~sum_d1_bits27_26[1])});
-    assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_bits21_20 == 2'h0);
-    assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_bits21_20[1])}) : ({sum_d1_is0_3, (~sum_d1_bits23_22[1])});
-    assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_bits17_16[1])}) : ({sum_d1_is0_4, (~sum_d1_bits19_18[1])});
-    assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_bits13_12 == 2'h0);
-    assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_bits13_12[1])}) : ({sum_d1_is0_5, (~sum_d1_bits15_14[1])});
-    assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_bits9_8[1])}) : ({sum_d1_is0_6, (~sum_d1_bits11_10[1])});
-    assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_bits5_4 == 2'h0);
-    assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_bits5_4[1])}) : ({sum_d1_is0_7, (~sum_d1_bits7_6[1])});
-    assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_bits3_2[1])});
-    assign sum_d1_and_5 = sum_d1_and & (sum_d1_is0_2 & (sum_d1_bits25_24 == 2'h0));
-    assign sum_d1_and_6 = sum_d1_and_3 & (sum_d1_is0_6 & (sum_d1_bits9_8 == 2'h0));
-    assign sum_d1_and_7 = sum_d1_and_5 & (sum_d1_and_2 & (sum_d1_is0_4 & (sum_d1_bits17_16 == 2'h0)));
+    assign sum_d1_is0 = sum_d1_cat[31:30] == 2'h0;
+    assign sum_d1_is0_2 = sum_d1_cat[27:26] == 2'h0;
+    assign sum_d1_is0_3 = sum_d1_cat[23:22] == 2'h0;
+    assign sum_d1_is0_4 = sum_d1_cat[19:18] == 2'h0;
+    assign sum_d1_is0_5 = sum_d1_cat[15:14] == 2'h0;
+    assign sum_d1_is0_6 = sum_d1_cat[11:10] == 2'h0;
+    assign sum_d1_is0_7 = sum_d1_cat[7:6] == 2'h0;
+    assign sum_d1_is0_8 = sum_d1_cat[3:2] == 2'h0;
+    assign sum_d1_and = sum_d1_is0 & (sum_d1_cat[29:28] == 2'h0);
+    assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_cat[29])}) : ({sum_d1_is0, (~sum_d1_cat[31])});
+    assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_cat[25])}) : ({sum_d1_is0_2, (~sum_d1_cat[27])});
+    assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_cat[21:20] == 2'h0);
+    assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_cat[21])}) : ({sum_d1_is0_3, (~sum_d1_cat[23])});
+    assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_cat[17])}) : ({sum_d1_is0_4, (~sum_d1_cat[19])});
+    assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_cat[13:12] == 2'h0);
+    assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_cat[13])}) : ({sum_d1_is0_5, (~sum_d1_cat[15])});
+    assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_cat[9])}) : ({sum_d1_is0_6, (~sum_d1_cat[11])});
+    assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_cat[5:4] == 2'h0);
+    assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_cat[5])}) : ({sum_d1_is0_7, (~sum_d1_cat[7])});
+    assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_cat[3])});
+    assign sum_d1_and_5 = sum_d1_and & sum_d1_is0_2 & (sum_d1_cat[25:24] == 2'h0);
+    assign sum_d1_and_6 = sum_d1_and_3 & sum_d1_is0_6 & (sum_d1_cat[9:8] == 2'h0);
+    assign sum_d1_and_7 = sum_d1_and_5 & sum_d1_and_2 & sum_d1_is0_4 & (sum_d1_cat[17:16] == 2'h0);
     assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_4}) : ({sum_d1_and_2, sum_d1_sel_3}))};
     assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
     assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
@@ -1816,86 +1479,96 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
 
     // ---- add: normalisation shift; exponent field ----
     assign left_d1_cat = {1'h0, left_d1};
-    assign left_d1_b4 = left_d1_cat[4];
-    assign left_d1_b5 = left_d1_cat[5];
-    assign sum_d2_cat = {({(left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[11] : sum_d2[27])), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[10] : sum_d2[26]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[9] : sum_d2[25]))};
-    assign sum_d2_cat_2 = {({sum_d2_cat, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[8] : sum_d2[24]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[7] : sum_d2[23]))};
-    assign sum_d2_cat_3 = {({sum_d2_cat_2, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[6] : sum_d2[22]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[5] : sum_d2[21]))};
-    assign sum_d2_cat_4 = {({sum_d2_cat_3, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[4] : sum_d2[20]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[3] : sum_d2[19]))};
-    assign sum_d2_cat_5 = {({sum_d2_cat_4, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[2] : sum_d2[18]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[1] : sum_d2[17]))};
-    assign sum_d2_cat_6 = {({sum_d2_cat_5, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? sum_d2[0] : sum_d2[16]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[15]))};
-    assign sum_d2_cat_7 = {({sum_d2_cat_6, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[14]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[13]))};
-    assign sum_d2_cat_8 = {({sum_d2_cat_7, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[12]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[11]))};
-    assign sum_d2_cat_9 = {({sum_d2_cat_8, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[10]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[9]))};
-    assign sum_d2_cat_10 = {({sum_d2_cat_9, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[8]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[7]))};
-    assign sum_d2_cat_11 = {({sum_d2_cat_10, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[6]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[5]))};
-    assign sum_d2_cat_12 = {({sum_d2_cat_11, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[4]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[3]))};
-    assign sum_d2_cat_13 = {({sum_d2_cat_12, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[2]))}), (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[1]))};
-    assign sum_d2_cat_14 = {sum_d2_cat_13, (left_d1_b5 ? 1'h0 : (left_d1_b4 ? 1'h0 : sum_d2[0]))};
-    assign left_d1_b2 = left_d1_cat[2];
-    assign left_d1_b3 = left_d1_cat[3];
-    assign sum_d2_sel = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[15] : sum_d2_cat_14[19]) : (left_d1_b2 ? sum_d2_cat_14[23] : sum_d2_cat_14[27]);
-    assign sum_d2_sel_2 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[14] : sum_d2_cat_14[18]) : (left_d1_b2 ? sum_d2_cat_14[22] : sum_d2_cat_14[26]);
-    assign sum_d2_sel_3 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[13] : sum_d2_cat_14[17]) : (left_d1_b2 ? sum_d2_cat_14[21] : sum_d2_cat_14[25]);
-    assign sum_d2_sel_4 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[12] : sum_d2_cat_14[16]) : (left_d1_b2 ? sum_d2_cat_14[20] : sum_d2_cat_14[24]);
-    assign sum_d2_sel_5 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[11] : sum_d2_cat_14[15]) : (left_d1_b2 ? sum_d2_cat_14[19] : sum_d2_cat_14[23]);
-    assign sum_d2_sel_6 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[10] : sum_d2_cat_14[14]) : (left_d1_b2 ? sum_d2_cat_14[18] : sum_d2_cat_14[22]);
-    assign sum_d2_sel_7 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[9] : sum_d2_cat_14[13]) : (left_d1_b2 ? sum_d2_cat_14[17] : sum_d2_cat_14[21]);
-    assign sum_d2_sel_8 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[8] : sum_d2_cat_14[12]) : (left_d1_b2 ? sum_d2_cat_14[16] : sum_d2_cat_14[20]);
-    assign sum_d2_sel_9 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[7] : sum_d2_cat_14[11]) : (left_d1_b2 ? sum_d2_cat_14[15] : sum_d2_cat_14[19]);
-    assign sum_d2_sel_10 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[6] : sum_d2_cat_14[10]) : (left_d1_b2 ? sum_d2_cat_14[14] : sum_d2_cat_14[18]);
-    assign sum_d2_sel_11 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[5] : sum_d2_cat_14[9]) : (left_d1_b2 ? sum_d2_cat_14[13] : sum_d2_cat_14[17]);
-    assign sum_d2_sel_12 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[4] : sum_d2_cat_14[8]) : (left_d1_b2 ? sum_d2_cat_14[12] : sum_d2_cat_14[16]);
-    assign sum_d2_sel_13 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[3] : sum_d2_cat_14[7]) : (left_d1_b2 ? sum_d2_cat_14[11] : sum_d2_cat_14[15]);
-    assign sum_d2_sel_14 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[2] : sum_d2_cat_14[6]) : (left_d1_b2 ? sum_d2_cat_14[10] : sum_d2_cat_14[14]);
-    assign sum_d2_sel_15 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[1] : sum_d2_cat_14[5]) : (left_d1_b2 ? sum_d2_cat_14[9] : sum_d2_cat_14[13]);
-    assign sum_d2_sel_16 = left_d1_b3 ? (left_d1_b2 ? sum_d2_cat_14[0] : sum_d2_cat_14[4]) : (left_d1_b2 ? sum_d2_cat_14[8] : sum_d2_cat_14[12]);
-    assign sum_d2_sel_17 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[3]) : (left_d1_b2 ? sum_d2_cat_14[7] : sum_d2_cat_14[11]);
-    assign sum_d2_sel_18 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[2]) : (left_d1_b2 ? sum_d2_cat_14[6] : sum_d2_cat_14[10]);
-    assign sum_d2_sel_19 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[1]) : (left_d1_b2 ? sum_d2_cat_14[5] : sum_d2_cat_14[9]);
-    assign sum_d2_sel_20 = left_d1_b3 ? (left_d1_b2 ? 1'h0 : sum_d2_cat_14[0]) : (left_d1_b2 ? sum_d2_cat_14[4] : sum_d2_cat_14[8]);
-    assign sum_d2_cat_15 = {({({({({sum_d2_sel, sum_d2_sel_2}), sum_d2_sel_3}), sum_d2_sel_4}), sum_d2_sel_5}), sum_d2_sel_6};
-    assign sum_d2_cat_16 = {({({({({sum_d2_cat_15, sum_d2_sel_7}), sum_d2_sel_8}), sum_d2_sel_9}), sum_d2_sel_10}), sum_d2_sel_11};
-    assign sum_d2_cat_17 = {({({({({sum_d2_cat_16, sum_d2_sel_12}), sum_d2_sel_13}), sum_d2_sel_14}), sum_d2_sel_15}), sum_d2_sel_16};
-    assign sum_d2_cat_18 = {({({({({sum_d2_cat_17, sum_d2_sel_17}), sum_d2_sel_18}), sum_d2_sel_19}), sum_d2_sel_20}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[3] : sum_d2_cat_14[7]))};
-    assign sum_d2_cat_19 = {({sum_d2_cat_18, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[2] : sum_d2_cat_14[6]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[1] : sum_d2_cat_14[5]))};
-    assign sum_d2_cat_20 = {({sum_d2_cat_19, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? sum_d2_cat_14[0] : sum_d2_cat_14[4]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[3]))};
-    assign sum_d2_cat_21 = {({sum_d2_cat_20, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[2]))}), (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[1]))};
-    assign sum_d2_cat_22 = {sum_d2_cat_21, (left_d1_b3 ? 1'h0 : (left_d1_b2 ? 1'h0 : sum_d2_cat_14[0]))};
-    assign left_d1_b0 = left_d1_cat[0];
-    assign left_d1_b1 = left_d1_cat[1];
-    assign sel_19 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[24] : sum_d2_cat_22[25]) : (left_d1_b0 ? sum_d2_cat_22[26] : sum_d2_cat_22[27]);
-    assign sel_20 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[23] : sum_d2_cat_22[24]) : (left_d1_b0 ? sum_d2_cat_22[25] : sum_d2_cat_22[26]);
-    assign sel_21 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[22] : sum_d2_cat_22[23]) : (left_d1_b0 ? sum_d2_cat_22[24] : sum_d2_cat_22[25]);
-    assign sel_22 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[21] : sum_d2_cat_22[22]) : (left_d1_b0 ? sum_d2_cat_22[23] : sum_d2_cat_22[24]);
-    assign sel_23 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[20] : sum_d2_cat_22[21]) : (left_d1_b0 ? sum_d2_cat_22[22] : sum_d2_cat_22[23]);
-    assign sel_24 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[19] : sum_d2_cat_22[20]) : (left_d1_b0 ? sum_d2_cat_22[21] : sum_d2_cat_22[22]);
-    assign sel_25 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[18] : sum_d2_cat_22[19]) : (left_d1_b0 ? sum_d2_cat_22[20] : sum_d2_cat_22[21]);
-    assign sel_26 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[17] : sum_d2_cat_22[18]) : (left_d1_b0 ? sum_d2_cat_22[19] : sum_d2_cat_22[20]);
-    assign sel_27 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[16] : sum_d2_cat_22[17]) : (left_d1_b0 ? sum_d2_cat_22[18] : sum_d2_cat_22[19]);
-    assign sel_28 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[15] : sum_d2_cat_22[16]) : (left_d1_b0 ? sum_d2_cat_22[17] : sum_d2_cat_22[18]);
-    assign sel_29 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[14] : sum_d2_cat_22[15]) : (left_d1_b0 ? sum_d2_cat_22[16] : sum_d2_cat_22[17]);
-    assign sel_30 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[13] : sum_d2_cat_22[14]) : (left_d1_b0 ? sum_d2_cat_22[15] : sum_d2_cat_22[16]);
-    assign sel_31 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[12] : sum_d2_cat_22[13]) : (left_d1_b0 ? sum_d2_cat_22[14] : sum_d2_cat_22[15]);
-    assign sel_32 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[11] : sum_d2_cat_22[12]) : (left_d1_b0 ? sum_d2_cat_22[13] : sum_d2_cat_22[14]);
-    assign sel_33 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[10] : sum_d2_cat_22[11]) : (left_d1_b0 ? sum_d2_cat_22[12] : sum_d2_cat_22[13]);
-    assign sel_34 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[9] : sum_d2_cat_22[10]) : (left_d1_b0 ? sum_d2_cat_22[11] : sum_d2_cat_22[12]);
-    assign sel_35 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[8] : sum_d2_cat_22[9]) : (left_d1_b0 ? sum_d2_cat_22[10] : sum_d2_cat_22[11]);
-    assign sel_36 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[7] : sum_d2_cat_22[8]) : (left_d1_b0 ? sum_d2_cat_22[9] : sum_d2_cat_22[10]);
-    assign sel_37 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[6] : sum_d2_cat_22[7]) : (left_d1_b0 ? sum_d2_cat_22[8] : sum_d2_cat_22[9]);
-    assign sel_38 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[5] : sum_d2_cat_22[6]) : (left_d1_b0 ? sum_d2_cat_22[7] : sum_d2_cat_22[8]);
-    assign for_normalized_sel = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[4] : sum_d2_cat_22[5]) : (left_d1_b0 ? sum_d2_cat_22[6] : sum_d2_cat_22[7]);
-    assign for_normalized_sel_2 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[3] : sum_d2_cat_22[4]) : (left_d1_b0 ? sum_d2_cat_22[5] : sum_d2_cat_22[6]);
-    assign for_normalized_sel_3 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[2] : sum_d2_cat_22[3]) : (left_d1_b0 ? sum_d2_cat_22[4] : sum_d2_cat_22[5]);
-    assign for_normalized_sel_4 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[1] : sum_d2_cat_22[2]) : (left_d1_b0 ? sum_d2_cat_22[3] : sum_d2_cat_22[4]);
-    assign for_normalized_sel_5 = left_d1_b1 ? (left_d1_b0 ? sum_d2_cat_22[0] : sum_d2_cat_22[1]) : (left_d1_b0 ? sum_d2_cat_22[2] : sum_d2_cat_22[3]);
-    assign for_normalized_sel_6 = left_d1_b1 ? (left_d1_b0 ? 1'h0 : sum_d2_cat_22[0]) : (left_d1_b0 ? sum_d2_cat_22[1] : sum_d2_cat_22[2]);
-    assign cat_8 = {({({({({sel_19, sel_20}), sel_21}), sel_22}), sel_23}), sel_24};
-    assign cat_9 = {({({({({cat_8, sel_25}), sel_26}), sel_27}), sel_28}), sel_29};
-    assign cat_10 = {({({({({cat_9, sel_30}), sel_31}), sel_32}), sel_33}), sel_34};
-    assign for_normalized_cat = {({({({({cat_10, sel_35}), sel_36}), sel_37}), sel_38}), for_normalized_sel};
-    assign for_normalized_cat_2 = {({({({({for_normalized_cat, for_normalized_sel_2}), for_normalized_sel_3}), for_normalized_sel_4}), for_normalized_sel_5}), for_normalized_sel_6};
-    assign normalized = {({for_normalized_cat_2, (left_d1_b1 ? 1'h0 : (left_d1_b0 ? sum_d2_cat_22[0] : sum_d2_cat_22[1]))}), (left_d1_b1 ? 1'h0 : (left_d1_b0 ? 1'h0 : sum_d2_cat_22[0]))};
+    assign sum_d2_cat = {(left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[11] : sum_d2[27])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[10] : sum_d2[26])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[9] : sum_d2[25])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[8] : sum_d2[24])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[7] : sum_d2[23])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[6] : sum_d2[22])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[5] : sum_d2[21])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[4] : sum_d2[20])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[3] : sum_d2[19])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[2] : sum_d2[18])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[1] : sum_d2[17])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[0] : sum_d2[16])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[15])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[14])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[13])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[12])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[11])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[10])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[9])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[8])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[7])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[6])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[5])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[4])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[3])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[2])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[1])),
+        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[0]))};
+    assign sum_d2_sel = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]) : (left_d1_cat[2] ? sum_d2_cat[23] : sum_d2_cat[27]);
+    assign sum_d2_sel_2 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]) : (left_d1_cat[2] ? sum_d2_cat[22] : sum_d2_cat[26]);
+    assign sum_d2_sel_3 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]) : (left_d1_cat[2] ? sum_d2_cat[21] : sum_d2_cat[25]);
+    assign sum_d2_sel_4 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]) : (left_d1_cat[2] ? sum_d2_cat[20] : sum_d2_cat[24]);
+    assign sum_d2_sel_5 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]) : (left_d1_cat[2] ? sum_d2_cat[19] : sum_d2_cat[23]);
+    assign sum_d2_sel_6 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]) : (left_d1_cat[2] ? sum_d2_cat[18] : sum_d2_cat[22]);
+    assign sum_d2_sel_7 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]) : (left_d1_cat[2] ? sum_d2_cat[17] : sum_d2_cat[21]);
+    assign sum_d2_sel_8 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]) : (left_d1_cat[2] ? sum_d2_cat[16] : sum_d2_cat[20]);
+    assign sum_d2_sel_9 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]) : (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]);
+    assign sum_d2_sel_10 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]) : (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]);
+    assign sum_d2_sel_11 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]) : (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]);
+    assign sum_d2_sel_12 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]) : (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]);
+    assign sum_d2_sel_13 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7]) : (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]);
+    assign sum_d2_sel_14 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6]) : (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]);
+    assign sum_d2_sel_15 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5]) : (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]);
+    assign sum_d2_sel_16 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4]) : (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]);
+    assign sum_d2_sel_17 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3]) : (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]);
+    assign sum_d2_sel_18 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2]) : (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]);
+    assign sum_d2_sel_19 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1]) : (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]);
+    assign sum_d2_sel_20 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]) : (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]);
+    assign sum_d2_cat_2 = {sum_d2_sel, sum_d2_sel_2, sum_d2_sel_3, sum_d2_sel_4, sum_d2_sel_5, sum_d2_sel_6, sum_d2_sel_7,
+        sum_d2_sel_8, sum_d2_sel_9, sum_d2_sel_10, sum_d2_sel_11, sum_d2_sel_12, sum_d2_sel_13,
+        sum_d2_sel_14, sum_d2_sel_15, sum_d2_sel_16, sum_d2_sel_17, sum_d2_sel_18, sum_d2_sel_19,
+        sum_d2_sel_20, (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1])),
+        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]))};
+    assign sel_19 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]) : (left_d1_cat[0] ? sum_d2_cat_2[26] : sum_d2_cat_2[27]);
+    assign sel_20 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]) : (left_d1_cat[0] ? sum_d2_cat_2[25] : sum_d2_cat_2[26]);
+    assign sel_21 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]) : (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]);
+    assign sel_22 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]) : (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]);
+    assign sel_23 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]) : (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]);
+    assign sel_24 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]) : (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]);
+    assign sel_25 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]) : (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]);
+    assign sel_26 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]) : (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]);
+    assign sel_27 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]) : (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]);
+    assign sel_28 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]) : (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]);
+    assign sel_29 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]) : (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]);
+    assign sel_30 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]) : (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]);
+    assign sel_31 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]) : (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]);
+    assign sel_32 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]) : (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]);
+    assign sel_33 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]) : (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]);
+    assign sel_34 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]) : (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]);
+    assign sel_35 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]) : (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]);
+    assign sel_36 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]) : (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]);
+    assign sel_37 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]) : (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]);
+    assign sel_38 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]) : (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]);
+    assign for_normalized_sel = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]) : (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]);
+    assign for_normalized_sel_2 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]) : (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]);
+    assign for_normalized_sel_3 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]) : (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]);
+    assign for_normalized_sel_4 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]) : (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]);
+    assign for_normalized_sel_5 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1]) : (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]);
+    assign for_normalized_sel_6 = left_d1_cat[1] ? (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]) : (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]);
+    assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26, sel_27, sel_28, sel_29, sel_30, sel_31,
+        sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38, for_normalized_sel, for_normalized_sel_2,
+        for_normalized_sel_3, for_normalized_sel_4, for_normalized_sel_5, for_normalized_sel_6,
+        (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1])),
+        (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]))};
     assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -1912,115 +1585,81 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign res_new = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow_3 | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
 
     // ---- mul: operands, special cases, leading zeros of a subnormal significand ----
-    assign for_a_exp_bits30_23 = s_axis_tdata_q_7[30:23];
-    assign for_a_sig_bits22_0 = s_axis_tdata_q_7[22:0];
-    assign for_a_zero_is0 = for_a_exp_bits30_23 == 8'h0;
-    assign for_a_inf_is255 = for_a_exp_bits30_23 == 8'hff;
-    assign for_a_zero_is0_2 = for_a_sig_bits22_0 == 23'h0;
+    assign for_a_zero_is0 = s_axis_tdata_q_7[30:23] == 8'h0;
+    assign for_a_inf_is255 = s_axis_tdata_q_7[30:23] == 8'hff;
+    assign for_a_zero_is0_2 = s_axis_tdata_q_7[22:0] == 23'h0;
     assign a_sign_4 = s_axis_tdata_q_7[31];
     assign a_zero_3 = for_a_zero_is0 & for_a_zero_is0_2;
     assign a_inf_4 = for_a_inf_is255 & for_a_zero_is0_2;
     assign a_nan_4 = for_a_inf_is255 & (~for_a_zero_is0_2);
-    assign a_sig_4 = {(~for_a_zero_is0), for_a_sig_bits22_0};
-    assign a_exp_4 = for_a_zero_is0 ? 8'h1 : for_a_exp_bits30_23;
-    assign res_new_bits30_23 = res_new[30:23];
-    assign res_new_bits22_0 = res_new[22:0];
-    assign res_new_is0 = res_new_bits30_23 == 8'h0;
-    assign res_new_is255 = res_new_bits30_23 == 8'hff;
-    assign res_new_is0_2 = res_new_bits22_0 == 23'h0;
+    assign a_sig_4 = {(~for_a_zero_is0), s_axis_tdata_q_7[22:0]};
+    assign a_exp_4 = for_a_zero_is0 ? 8'h1 : s_axis_tdata_q_7[30:23];
+    assign res_new_is0 = res_new[30:23] == 8'h0;
+    assign res_new_is255 = res_new[30:23] == 8'hff;
+    assign res_new_is0_2 = res_new[22:0] == 23'h0;
     assign b_sign_4 = res_new[31];
     assign b_zero_3 = res_new_is0 & res_new_is0_2;
     assign b_inf_4 = res_new_is255 & res_new_is0_2;
     assign b_nan_4 = res_new_is255 & (~res_new_is0_2);
-    assign b_sig_4 = {(~res_new_is0), res_new_bits22_0};
-    assign b_exp_4 = res_new_is0 ? 8'h1 : res_new_bits30_23;
+    assign b_sig_4 = {(~res_new_is0), res_new[22:0]};
+    assign b_exp_4 = res_new_is0 ? 8'h1 : res_new[30:23];
     assign sign_3 = a_sign_4 ^ b_sign_4;
-    assign nan_4 = ((a_nan_4 | b_nan_4) | (a_zero_3 & b_inf_4)) | (a_inf_4 & b_zero_3);
+    assign nan_4 = a_nan_4 | b_nan_4 | (a_zero_3 & b_inf_4) | (a_inf_4 & b_zero_3);
     assign inf_4 = a_inf_4 | b_inf_4;
-    assign zero_3 = (a_zero_3 | b_zero_3) | ((~a_sig_4[23]) & (~b_sig_4[23]));
-    assign a_sig_cat_11 = {({1'h0, a_sig_4[22:0]}), 8'hff};
-    assign a_sig_bits31_30_3 = a_sig_cat_11[31:30];
-    assign a_sig_is0_17 = a_sig_bits31_30_3 == 2'h0;
-    assign a_sig_bits29_28_3 = a_sig_cat_11[29:28];
-    assign a_sig_bits27_26_3 = a_sig_cat_11[27:26];
-    assign a_sig_is0_18 = a_sig_bits27_26_3 == 2'h0;
-    assign a_sig_bits25_24_3 = a_sig_cat_11[25:24];
-    assign a_sig_bits23_22_3 = a_sig_cat_11[23:22];
-    assign a_sig_is0_19 = a_sig_bits23_22_3 == 2'h0;
-    assign a_sig_bits21_20_3 = a_sig_cat_11[21:20];
-    assign a_sig_bits19_18_3 = a_sig_cat_11[19:18];
-    assign a_sig_is0_20 = a_sig_bits19_18_3 == 2'h0;
-    assign a_sig_bits17_16_3 = a_sig_cat_11[17:16];
-    assign a_sig_bits15_14_3 = a_sig_cat_11[15:14];
-    assign a_sig_is0_21 = a_sig_bits15_14_3 == 2'h0;
-    assign a_sig_bits13_12_3 = a_sig_cat_11[13:12];
-    assign a_sig_bits11_10_3 = a_sig_cat_11[11:10];
-    assign a_sig_is0_22 = a_sig_bits11_10_3 == 2'h0;
-    assign a_sig_bits9_8_3 = a_sig_cat_11[9:8];
-    assign a_sig_bits7_6_3 = a_sig_cat_11[7:6];
-    assign a_sig_is0_23 = a_sig_bits7_6_3 == 2'h0;
-    assign a_sig_bits5_4_3 = a_sig_cat_11[5:4];
-    assign a_sig_bits3_2_3 = a_sig_cat_11[3:2];
-    assign a_sig_is0_24 = a_sig_bits3_2_3 == 2'h0;
-    assign a_sig_and_15 = a_sig_is0_17 & (a_sig_bits29_28_3 == 2'h0);
-    assign a_sig_sel_17 = a_sig_is0_17 ? ({a_sig_is0_17, (~a_sig_bits29_28_3[1])}) : ({a_sig_is0_17, (~a_sig_bits31_30_3[1])});
-    assign a_sig_sel_18 = a_sig_is0_18 ? ({a_sig_is0_18, (~a_sig_bits25_24_3[1])}) : ({a_sig_is0_18, (~a_sig_bits27_26_3[1])});
-    assign a_sig_and_16 = a_sig_is0_19 & (a_sig_bits21_20_3 == 2'h0);
-    assign a_sig_sel_19 = a_sig_is0_19 ? ({a_sig_is0_19, (~a_sig_bits21_20_3[1])}) : ({a_sig_is0_19, (~a_sig_bits23_22_3[1])});
-    assign a_sig_sel_20 = a_sig_is0_20 ? ({a_sig_is0_20, (~a_sig_bits17_16_3[1])}) : ({a_sig_is0_20, (~a_sig_bits19_18_3[1])});
-    assign a_sig_and_17 = a_sig_is0_21 & (a_sig_bits13_12_3 == 2'h0);
-    assign a_sig_sel_21 = a_sig_is0_21 ? ({a_sig_is0_21, (~a_sig_bits13_12_3[1])}) : ({a_sig_is0_21, (~a_sig_bits15_14_3[1])});
-    assign a_sig_sel_22 = a_sig_is0_22 ? ({a_sig_is0_22, (~a_sig_bits9_8_3[1])}) : ({a_sig_is0_22, (~a_sig_bits11_10_3[1])});
-    assign a_sig_and_18 = a_sig_is0_23 & (a_sig_bits5_4_3 == 2'h0);
-    assign a_sig_sel_23 = a_sig_is0_23 ? ({a_sig_is0_23, (~a_sig_bits5_4_3[1])}) : ({a_sig_is0_23, (~a_sig_bits7_6_3[1])});
-    assign a_sig_sel_24 = a_sig_is0_24 ? ({a_sig_is0_24, (~a_sig_cat_11[1])}) : ({a_sig_is0_24, (~a_sig_bits3_2_3[1])});
-    assign a_sig_and_19 = a_sig_and_15 & (a_sig_is0_18 & (a_sig_bits25_24_3 == 2'h0));
-    assign a_sig_and_20 = a_sig_and_17 & (a_sig_is0_22 & (a_sig_bits9_8_3 == 2'h0));
-    assign a_sig_and_21 = a_sig_and_19 & (a_sig_and_16 & (a_sig_is0_20 & (a_sig_bits17_16_3 == 2'h0)));
+    assign zero_3 = a_zero_3 | b_zero_3 | ((~a_sig_4[23]) & (~b_sig_4[23]));
+    assign a_sig_cat_11 = {1'h0, a_sig_4[22:0], 8'hff};
+    assign a_sig_is0_17 = a_sig_cat_11[31:30] == 2'h0;
+    assign a_sig_is0_18 = a_sig_cat_11[27:26] == 2'h0;
+    assign a_sig_is0_19 = a_sig_cat_11[23:22] == 2'h0;
+    assign a_sig_is0_20 = a_sig_cat_11[19:18] == 2'h0;
+    assign a_sig_is0_21 = a_sig_cat_11[15:14] == 2'h0;
+    assign a_sig_is0_22 = a_sig_cat_11[11:10] == 2'h0;
+    assign a_sig_is0_23 = a_sig_cat_11[7:6] == 2'h0;
+    assign a_sig_is0_24 = a_sig_cat_11[3:2] == 2'h0;
+    assign a_sig_and_15 = a_sig_is0_17 & (a_sig_cat_11[29:28] == 2'h0);
+    assign a_sig_sel_17 = a_sig_is0_17 ? ({a_sig_is0_17, (~a_sig_cat_11[29])}) : ({a_sig_is0_17, (~a_sig_cat_11[31])});
+    assign a_sig_sel_18 = a_sig_is0_18 ? ({a_sig_is0_18, (~a_sig_cat_11[25])}) : ({a_sig_is0_18, (~a_sig_cat_11[27])});
+    assign a_sig_and_16 = a_sig_is0_19 & (a_sig_cat_11[21:20] == 2'h0);
+    assign a_sig_sel_19 = a_sig_is0_19 ? ({a_sig_is0_19, (~a_sig_cat_11[21])}) : ({a_sig_is0_19, (~a_sig_cat_11[23])});
+    assign a_sig_sel_20 = a_sig_is0_20 ? ({a_sig_is0_20, (~a_sig_cat_11[17])}) : ({a_sig_is0_20, (~a_sig_cat_11[19])});
+    assign a_sig_and_17 = a_sig_is0_21 & (a_sig_cat_11[13:12] == 2'h0);
+    assign a_sig_sel_21 = a_sig_is0_21 ? ({a_sig_is0_21, (~a_sig_cat_11[13])}) : ({a_sig_is0_21, (~a_sig_cat_11[15])});
+    assign a_sig_sel_22 = a_sig_is0_22 ? ({a_sig_is0_22, (~a_sig_cat_11[9])}) : ({a_sig_is0_22, (~a_sig_cat_11[11])});
+    assign a_sig_and_18 = a_sig_is0_23 & (a_sig_cat_11[5:4] == 2'h0);
+    assign a_sig_sel_23 = a_sig_is0_23 ? ({a_sig_is0_23, (~a_sig_cat_11[5])}) : ({a_sig_is0_23, (~a_sig_cat_11[7])});
+    assign a_sig_sel_24 = a_sig_is0_24 ? ({a_sig_is0_24, (~a_sig_cat_11[1])}) : ({a_sig_is0_24, (~a_sig_cat_11[3])});
+    assign a_sig_and_19 = a_sig_and_15 & a_sig_is0_18 & (a_sig_cat_11[25:24] == 2'h0);
+    assign a_sig_and_20 = a_sig_and_17 & a_sig_is0_22 & (a_sig_cat_11[9:8] == 2'h0);
+    assign a_sig_and_21 = a_sig_and_19 & a_sig_and_16 & a_sig_is0_20 & (a_sig_cat_11[17:16] == 2'h0);
     assign a_sig_cat_12 = {a_sig_and_19, (a_sig_and_16 ? ({a_sig_and_16, a_sig_sel_20}) : ({a_sig_and_16, a_sig_sel_19}))};
     assign a_sig_cat_13 = {a_sig_and_19, (a_sig_and_15 ? ({a_sig_and_15, a_sig_sel_18}) : ({a_sig_and_15, a_sig_sel_17}))};
     assign a_sig_cat_14 = {a_sig_and_20, (a_sig_and_18 ? ({a_sig_and_18, a_sig_sel_24}) : ({a_sig_and_18, a_sig_sel_23}))};
     assign a_sig_cat_15 = {a_sig_and_20, (a_sig_and_17 ? ({a_sig_and_17, a_sig_sel_22}) : ({a_sig_and_17, a_sig_sel_21}))};
     assign for_lz_sel_5 = a_sig_and_21 ? ({a_sig_and_21, (a_sig_and_20 ? a_sig_cat_14 : a_sig_cat_15)}) : ({a_sig_and_21, (a_sig_and_19 ? a_sig_cat_12 : a_sig_cat_13)});
-    assign b_sig_cat_11 = {({1'h0, b_sig_4[22:0]}), 8'hff};
-    assign b_sig_bits31_30_3 = b_sig_cat_11[31:30];
-    assign b_sig_is0_17 = b_sig_bits31_30_3 == 2'h0;
-    assign b_sig_bits29_28_3 = b_sig_cat_11[29:28];
-    assign b_sig_bits27_26_3 = b_sig_cat_11[27:26];
-    assign b_sig_is0_18 = b_sig_bits27_26_3 == 2'h0;
-    assign b_sig_bits25_24_3 = b_sig_cat_11[25:24];
-    assign b_sig_bits23_22_3 = b_sig_cat_11[23:22];
-    assign b_sig_is0_19 = b_sig_bits23_22_3 == 2'h0;
-    assign b_sig_bits21_20_3 = b_sig_cat_11[21:20];
-    assign b_sig_bits19_18_3 = b_sig_cat_11[19:18];
-    assign b_sig_is0_20 = b_sig_bits19_18_3 == 2'h0;
-    assign b_sig_bits17_16_3 = b_sig_cat_11[17:16];
-    assign b_sig_bits15_14_3 = b_sig_cat_11[15:14];
-    assign b_sig_is0_21 = b_sig_bits15_14_3 == 2'h0;
-    assign b_sig_bits13_12_3 = b_sig_cat_11[13:12];
-    assign b_sig_bits11_10_3 = b_sig_cat_11[11:10];
-    assign b_sig_is0_22 = b_sig_bits11_10_3 == 2'h0;
-    assign b_sig_bits9_8_3 = b_sig_cat_11[9:8];
-    assign b_sig_bits7_6_3 = b_sig_cat_11[7:6];
-    assign b_sig_is0_23 = b_sig_bits7_6_3 == 2'h0;
-    assign b_sig_bits5_4_3 = b_sig_cat_11[5:4];
-    assign b_sig_bits3_2_3 = b_sig_cat_11[3:2];
-    assign b_sig_is0_24 = b_sig_bits3_2_3 == 2'h0;
-    assign b_sig_and_15 = b_sig_is0_17 & (b_sig_bits29_28_3 == 2'h0);
-    assign b_sig_sel_17 = b_sig_is0_17 ? ({b_sig_is0_17, (~b_sig_bits29_28_3[1])}) : ({b_sig_is0_17, (~b_sig_bits31_30_3[1])});
-    assign b_sig_sel_18 = b_sig_is0_18 ? ({b_sig_is0_18, (~b_sig_bits25_24_3[1])}) : ({b_sig_is0_18, (~b_sig_bits27_26_3[1])});
-    assign b_sig_and_16 = b_sig_is0_19 & (b_sig_bits21_20_3 == 2'h0);
-    assign b_sig_sel_19 = b_sig_is0_19 ? ({b_sig_is0_19, (~b_sig_bits21_20_3[1])}) : ({b_sig_is0_19, (~b_sig_bits23_22_3[1])});
-    assign b_sig_sel_20 = b_sig_is0_20 ? ({b_sig_is0_20, (~b_sig_bits17_16_3[1])}) : ({b_sig_is0_20, (~b_sig_bits19_18_3[1])});
-    assign b_sig_and_17 = b_sig_is0_21 & (b_sig_bits13_12_3 == 2'h0);
-    assign b_sig_sel_21 = b_sig_is0_21 ? ({b_sig_is0_21, (~b_sig_bits13_12_3[1])}) : ({b_sig_is0_21, (~b_sig_bits15_14_3[1])});
-    assign b_sig_sel_22 = b_sig_is0_22 ? ({b_sig_is0_22, (~b_sig_bits9_8_3[1])}) : ({b_sig_is0_22, (~b_sig_bits11_10_3[1])});
-    assign b_sig_and_18 = b_sig_is0_23 & (b_sig_bits5_4_3 == 2'h0);
-    assign b_sig_sel_23 = b_sig_is0_23 ? ({b_sig_is0_23, (~b_sig_bits5_4_3[1])}) : ({b_sig_is0_23, (~b_sig_bits7_6_3[1])});
-    assign b_sig_sel_24 = b_sig_is0_24 ? ({b_sig_is0_24, (~b_sig_cat_11[1])}) : ({b_sig_is0_24, (~b_sig_bits3_2_3[1])});
-    assign b_sig_and_19 = b_sig_and_15 & (b_sig_is0_18 & (b_sig_bits25_24_3 == 2'h0));
-    assign b_sig_and_20 = b_sig_and_17 & (b_sig_is0_22 & (b_sig_bits9_8_3 == 2'h0));
-    assign b_sig_and_21 = b_sig_and_19 & (b_sig_and_16 & (b_sig_is0_20 & (b_sig_bits17_16_3 == 2'h0)));
+    assign b_sig_cat_11 = {1'h0, b_sig_4[22:0], 8'hff};
+    assign b_sig_is0_17 = b_sig_cat_11[31:30] == 2'h0;
+    assign b_sig_is0_18 = b_sig_cat_11[27:26] == 2'h0;
+    assign b_sig_is0_19 = b_sig_cat_11[23:22] == 2'h0;
+    assign b_sig_is0_20 = b_sig_cat_11[19:18] == 2'h0;
+    assign b_sig_is0_21 = b_sig_cat_11[15:14] == 2'h0;
+    assign b_sig_is0_22 = b_sig_cat_11[11:10] == 2'h0;
+    assign b_sig_is0_23 = b_sig_cat_11[7:6] == 2'h0;
+    assign b_sig_is0_24 = b_sig_cat_11[3:2] == 2'h0;
+    assign b_sig_and_15 = b_sig_is0_17 & (b_sig_cat_11[29:28] == 2'h0);
+    assign b_sig_sel_17 = b_sig_is0_17 ? ({b_sig_is0_17, (~b_sig_cat_11[29])}) : ({b_sig_is0_17, (~b_sig_cat_11[31])});
+    assign b_sig_sel_18 = b_sig_is0_18 ? ({b_sig_is0_18, (~b_sig_cat_11[25])}) : ({b_sig_is0_18, (~b_sig_cat_11[27])});
+    assign b_sig_and_16 = b_sig_is0_19 & (b_sig_cat_11[21:20] == 2'h0);
+    assign b_sig_sel_19 = b_sig_is0_19 ? ({b_sig_is0_19, (~b_sig_cat_11[21])}) : ({b_sig_is0_19, (~b_sig_cat_11[23])});
+    assign b_sig_sel_20 = b_sig_is0_20 ? ({b_sig_is0_20, (~b_sig_cat_11[17])}) : ({b_sig_is0_20, (~b_sig_cat_11[19])});
+    assign b_sig_and_17 = b_sig_is0_21 & (b_sig_cat_11[13:12] == 2'h0);
+    assign b_sig_sel_21 = b_sig_is0_21 ? ({b_sig_is0_21, (~b_sig_cat_11[13])}) : ({b_sig_is0_21, (~b_sig_cat_11[15])});
+    assign b_sig_sel_22 = b_sig_is0_22 ? ({b_sig_is0_22, (~b_sig_cat_11[9])}) : ({b_sig_is0_22, (~b_sig_cat_11[11])});
+    assign b_sig_and_18 = b_sig_is0_23 & (b_sig_cat_11[5:4] == 2'h0);
+    assign b_sig_sel_23 = b_sig_is0_23 ? ({b_sig_is0_23, (~b_sig_cat_11[5])}) : ({b_sig_is0_23, (~b_sig_cat_11[7])});
+    assign b_sig_sel_24 = b_sig_is0_24 ? ({b_sig_is0_24, (~b_sig_cat_11[1])}) : ({b_sig_is0_24, (~b_sig_cat_11[3])});
+    assign b_sig_and_19 = b_sig_and_15 & b_sig_is0_18 & (b_sig_cat_11[25:24] == 2'h0);
+    assign b_sig_and_20 = b_sig_and_17 & b_sig_is0_22 & (b_sig_cat_11[9:8] == 2'h0);
+    assign b_sig_and_21 = b_sig_and_19 & b_sig_and_16 & b_sig_is0_20 & (b_sig_cat_11[17:16] == 2'h0);
     assign b_sig_cat_12 = {b_sig_and_19, (b_sig_and_16 ? ({b_sig_and_16, b_sig_sel_20}) : ({b_sig_and_16, b_sig_sel_19}))};
     assign b_sig_cat_13 = {b_sig_and_19, (b_sig_and_15 ? ({b_sig_and_15, b_sig_sel_18}) : ({b_sig_and_15, b_sig_sel_17}))};
     assign b_sig_cat_14 = {b_sig_and_20, (b_sig_and_18 ? ({b_sig_and_18, b_sig_sel_24}) : ({b_sig_and_18, b_sig_sel_23}))};
@@ -2040,65 +1679,64 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign t_3 = normal_3 ? lz_d1_3 : fine_d1_sel_3[4:0];
     assign over_low_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfe ^ 10'h200));
     assign over_high_3 = ~((e0_minus_1_3 ^ 10'h200) < (10'hfd ^ 10'h200));
-    assign forced_early_3 = ((nan_d1_4 | inf_d1_4) | zero_d1_3) | (normal_3 ? 1'h0 : far_3);
-    assign t_cat_5 = {({({({3'h0, (t_3[4:2] == 3'h5)}), ({3'h0, (t_3[4:2] == 3'h4)})}), ({3'h0, (t_3[4:2] == 3'h3)})}), ({3'h0, (t_3[4:2] == 3'h2)})};
-    assign t_cat_6 = {({({(t_3[1:0] == 2'h3), (t_3[1:0] == 2'h2)}), (t_3[1:0] == 2'h1)}), (t_3[1:0] == 2'h0)};
-    assign t_prod_3 = {{4{1'b0}}, ({({t_cat_5, ({3'h0, (t_3[4:2] == 3'h1)})}), ({3'h0, (t_3[4:2] == 3'h0)})})} * {{24{1'b0}}, t_cat_6};
+    assign forced_early_3 = nan_d1_4 | inf_d1_4 | zero_d1_3 | (normal_3 ? 1'h0 : far_3);
+    assign t_cat_5 = {3'h0, (t_3[4:2] == 3'h5), 3'h0, (t_3[4:2] == 3'h4), 3'h0, (t_3[4:2] == 3'h3), 3'h0, (t_3[4:2] == 3'h2),
+        3'h0, (t_3[4:2] == 3'h1), 3'h0, (t_3[4:2] == 3'h0)};
+    assign t_cat_6 = {(t_3[1:0] == 2'h3), (t_3[1:0] == 2'h2), (t_3[1:0] == 2'h1), (t_3[1:0] == 2'h0)};
+    assign t_prod_3 = {{4{1'b0}}, t_cat_5} * {{24{1'b0}}, t_cat_6};
     assign scale_3 = t_prod_3[23:0];
 
     // ---- mul: Q = P · 2^t, the product's 17-bit pieces times the factor, summed along the DSP cascade ----
     assign product_d1_prod_3 = {{24{1'b0}}, product_d1_3[16:0]} * {{17{1'b0}}, scale_d1_3};
     assign product_d1_plus_3 = ({1'h0, ({{24{1'b0}}, product_d1_3[33:17]} * {{17{1'b0}}, scale_d1_3})}) + ({18'h0, product_d1_prod_3[40:17]});
-    assign product_d1_cat_3 = {({(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_d1_3})}) + ({14'h0, product_d1_plus_3[41:17]})), product_d1_plus_3[16:0]}), product_d1_prod_3[16:0]};
+    assign product_d1_cat_3 = {(({1'h0, ({{24{1'b0}}, product_d1_3[47:34]} * {{14{1'b0}}, scale_d1_3})}) + ({14'h0, product_d1_plus_3[41:17]})),
+        product_d1_plus_3[16:0], product_d1_prod_3[16:0]};
     assign shifted_4 = product_d1_cat_3[71:0];
 
     // ---- mul: the window (guard, then the kept bits), sticky = the bits below it, round to nearest even, special cases ----
-    assign shifted_b47_3 = shifted_4[47];
     assign far_window_3 = (~normal_d1_3) & coarse_d1_3;
-    assign mid_window_3 = normal_d1_3 ? shifted_b47_3 : (~coarse_d1_3);
+    assign mid_window_3 = normal_d1_3 ? shifted_4[47] : (~coarse_d1_3);
     assign window_3 = far_window_3 ? shifted_4[71:47] : (mid_window_3 ? shifted_4[47:23] : shifted_4[46:22]);
-    assign sticky_4 = ((~(shifted_4[21:0] == 22'h0)) | ((far_window_3 | mid_window_3) & shifted_4[22])) | (far_window_3 & (~(shifted_4[46:23] == 24'h0)));
-    assign overflow_4 = normal_d1_3 & (shifted_b47_3 ? over_high_d1_3 : over_low_d1_3);
+    assign sticky_4 = (~(shifted_4[21:0] == 22'h0)) | ((far_window_3 | mid_window_3) & shifted_4[22]) |
+        (far_window_3 & (~(shifted_4[46:23] == 24'h0)));
+    assign overflow_4 = normal_d1_3 & (shifted_4[47] ? over_high_d1_3 : over_low_d1_3);
     assign forced_3 = forced_early_d1_3 | overflow_4;
     assign saturate_3 = (~nan_d2_4) & (inf_d2_4 | ((~zero_d2_3) & overflow_4));
     assign normal_field_3 = (~forced_3) & normal_d1_3;
     assign kept_4 = window_3[24:1];
     assign guard_4 = window_3[0];
-    assign increment_4 = ((~forced_3) & guard_4) & (sticky_4 | kept_4[0]);
+    assign increment_4 = (~forced_3) & guard_4 & (sticky_4 | kept_4[0]);
     assign e0_minus_1_d1_sel_3 = normal_d1_3 ? e0_minus_1_d1_3 : ({9'h0, kept_4[23]});
     assign nan_d2_or_3 = nan_d2_4 | saturate_3;
     assign nan_d2_cat_3 = {22'h0, nan_d2_4};
     assign forced_not_3 = ~forced_3;
-    assign packed_5 = (({e0_minus_1_d1_sel_3[7:0], kept_4[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) | ({({(nan_d2_or_3 ? 7'h7f : 7'h0), nan_d2_or_3}), ({nan_d2_cat_3[0], 22'h0})});
+    assign packed_5 = (({e0_minus_1_d1_sel_3[7:0], kept_4[22:0]}) & ({(forced_not_3 ? 30'h3fffffff : 30'h0), forced_not_3})) |
+        ({(nan_d2_or_3 ? 7'h7f : 7'h0), nan_d2_or_3, nan_d2_cat_3[0], 22'h0});
     assign result_sign_3 = (~nan_d2_4) & sign_d2_3;
 
     // ---- mul: rounding increment and the normal field's 1 or 2, one adder (its carry reaches infinity's encoding on overflow) ----
-    assign normal_field_d1_cat_3 = {29'h0, ({(normal_field_d1_3 & shifted_q_3), (normal_field_d1_3 & (~shifted_q_3))})};
+    assign normal_field_d1_cat_3 = {29'h0, (normal_field_d1_3 & shifted_q_3), (normal_field_d1_3 & (~shifted_q_3))};
     assign result_3 = {result_sign_d1_3, (packed_d1_3 + (({normal_field_d1_cat_3[7:0], 23'h0}) | ({30'h0, increment_d1_3})))};
 
     // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign for_a_exp_bits30_23_2 = for_a_sign_q_3[30:23];
-    assign for_a_sig_bits22_0_2 = for_a_sign_q_3[22:0];
-    assign for_a_exp_is0 = for_a_exp_bits30_23_2 == 8'h0;
-    assign for_a_inf_is255_2 = for_a_exp_bits30_23_2 == 8'hff;
-    assign for_a_inf_is0 = for_a_sig_bits22_0_2 == 23'h0;
+    assign for_a_exp_is0 = for_a_sign_q_3[30:23] == 8'h0;
+    assign for_a_inf_is255_2 = for_a_sign_q_3[30:23] == 8'hff;
+    assign for_a_inf_is0 = for_a_sign_q_3[22:0] == 23'h0;
     assign a_sign_5 = for_a_sign_q_3[31];
     assign a_inf_5 = for_a_inf_is255_2 & for_a_inf_is0;
     assign a_nan_5 = for_a_inf_is255_2 & (~for_a_inf_is0);
-    assign a_sig_5 = {(~for_a_exp_is0), for_a_sig_bits22_0_2};
-    assign a_exp_5 = for_a_exp_is0 ? 8'h1 : for_a_exp_bits30_23_2;
-    assign result_bits30_23_3 = result_3[30:23];
-    assign result_bits22_0_3 = result_3[22:0];
-    assign result_is0_5 = result_bits30_23_3 == 8'h0;
-    assign result_is255_3 = result_bits30_23_3 == 8'hff;
-    assign result_is0_6 = result_bits22_0_3 == 23'h0;
+    assign a_sig_5 = {(~for_a_exp_is0), for_a_sign_q_3[22:0]};
+    assign a_exp_5 = for_a_exp_is0 ? 8'h1 : for_a_sign_q_3[30:23];
+    assign result_is0_5 = result_3[30:23] == 8'h0;
+    assign result_is255_3 = result_3[30:23] == 8'hff;
+    assign result_is0_6 = result_3[22:0] == 23'h0;
     assign b_sign_5 = result_3[31];
     assign b_inf_5 = result_is255_3 & result_is0_6;
     assign b_nan_5 = result_is255_3 & (~result_is0_6);
-    assign b_sig_5 = {(~result_is0_5), result_bits22_0_3};
-    assign b_exp_5 = result_is0_5 ? 8'h1 : result_bits30_23_3;
+    assign b_sig_5 = {(~result_is0_5), result_3[22:0]};
+    assign b_exp_5 = result_is0_5 ? 8'h1 : result_3[30:23];
     assign opposite_2 = a_sign_5 ^ b_sign_5;
-    assign nan_5 = (a_nan_5 | b_nan_5) | ((a_inf_5 & b_inf_5) & opposite_2);
+    assign nan_5 = a_nan_5 | b_nan_5 | (a_inf_5 & b_inf_5 & opposite_2);
     assign inf_5 = a_inf_5 | b_inf_5;
     assign inf_sign_2 = a_inf_5 ? a_sign_5 : b_sign_5;
     assign zero_sign_2 = a_sign_5 & b_sign_5;
@@ -2114,153 +1752,150 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
     assign amount_2 = (~(distance_2[7:5] == 3'h0)) ? 5'h1f : distance_2[4:0];
 
     // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_cat_15 = {small_sig_2, 2'h0};
+    assign small_sig_cat_3 = {small_sig_2, 2'h0};
     assign amount_cat_3 = {1'h0, amount_2};
-    assign amount_b4_2 = amount_cat_3[4];
-    assign amount_b5_2 = amount_cat_3[5];
-    assign small_sig_not_5 = ~(small_sig_cat_15[15:0] == 16'h0);
-    assign small_sig_not_6 = ~(small_sig_cat_15[25:16] == 10'h0);
-    assign small_sig_sel_31 = amount_b5_2 ? (amount_b4_2 ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_b4_2 & small_sig_not_5);
-    assign small_sig_cat_16 = {({15'h0, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[25]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[24]))};
-    assign small_sig_cat_17 = {({small_sig_cat_16, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[23]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[22]))};
-    assign small_sig_cat_18 = {({small_sig_cat_17, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[21]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[20]))};
-    assign small_sig_cat_19 = {({small_sig_cat_18, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[19]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[18]))};
-    assign small_sig_cat_20 = {({small_sig_cat_19, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[17]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[16]))};
-    assign small_sig_cat_21 = {({small_sig_cat_20, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[15]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[14]))};
-    assign small_sig_cat_22 = {({small_sig_cat_21, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[13]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[12]))};
-    assign small_sig_cat_23 = {({small_sig_cat_22, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[11]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? 1'h0 : small_sig_cat_15[10]))};
-    assign small_sig_cat_24 = {({small_sig_cat_23, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[25] : small_sig_cat_15[9]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[24] : small_sig_cat_15[8]))};
-    assign small_sig_cat_25 = {({small_sig_cat_24, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[23] : small_sig_cat_15[7]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[22] : small_sig_cat_15[6]))};
-    assign small_sig_cat_26 = {({small_sig_cat_25, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[21] : small_sig_cat_15[5]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[20] : small_sig_cat_15[4]))};
-    assign small_sig_cat_27 = {({small_sig_cat_26, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[19] : small_sig_cat_15[3]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[18] : small_sig_cat_15[2]))};
-    assign small_sig_cat_28 = {({small_sig_cat_27, (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[17] : small_sig_cat_15[1]))}), (amount_b5_2 ? 1'h0 : (amount_b4_2 ? small_sig_cat_15[16] : small_sig_cat_15[0]))};
-    assign amount_b2_2 = amount_cat_3[2];
-    assign amount_b3_2 = amount_cat_3[3];
-    assign small_sig_not_7 = ~(small_sig_cat_28[3:0] == 4'h0);
-    assign small_sig_not_8 = ~(small_sig_cat_28[7:4] == 4'h0);
-    assign for_align_sticky_sel_3 = amount_b2_2 ? ((small_sig_not_7 | small_sig_not_8) | (~(small_sig_cat_28[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
-    assign small_sig_sel_32 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[40] : small_sig_cat_28[36]) : (amount_b2_2 ? small_sig_cat_28[32] : small_sig_cat_28[28]);
-    assign small_sig_sel_33 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[39] : small_sig_cat_28[35]) : (amount_b2_2 ? small_sig_cat_28[31] : small_sig_cat_28[27]);
-    assign small_sig_sel_34 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[38] : small_sig_cat_28[34]) : (amount_b2_2 ? small_sig_cat_28[30] : small_sig_cat_28[26]);
-    assign small_sig_sel_35 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[37] : small_sig_cat_28[33]) : (amount_b2_2 ? small_sig_cat_28[29] : small_sig_cat_28[25]);
-    assign small_sig_sel_36 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[36] : small_sig_cat_28[32]) : (amount_b2_2 ? small_sig_cat_28[28] : small_sig_cat_28[24]);
-    assign small_sig_sel_37 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[35] : small_sig_cat_28[31]) : (amount_b2_2 ? small_sig_cat_28[27] : small_sig_cat_28[23]);
-    assign small_sig_sel_38 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[34] : small_sig_cat_28[30]) : (amount_b2_2 ? small_sig_cat_28[26] : small_sig_cat_28[22]);
-    assign small_sig_sel_39 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[33] : small_sig_cat_28[29]) : (amount_b2_2 ? small_sig_cat_28[25] : small_sig_cat_28[21]);
-    assign small_sig_sel_40 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[32] : small_sig_cat_28[28]) : (amount_b2_2 ? small_sig_cat_28[24] : small_sig_cat_28[20]);
-    assign small_sig_sel_41 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[31] : small_sig_cat_28[27]) : (amount_b2_2 ? small_sig_cat_28[23] : small_sig_cat_28[19]);
-    assign small_sig_sel_42 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[30] : small_sig_cat_28[26]) : (amount_b2_2 ? small_sig_cat_28[22] : small_sig_cat_28[18]);
-    assign small_sig_sel_43 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[29] : small_sig_cat_28[25]) : (amount_b2_2 ? small_sig_cat_28[21] : small_sig_cat_28[17]);
-    assign small_sig_sel_44 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[28] : small_sig_cat_28[24]) : (amount_b2_2 ? small_sig_cat_28[20] : small_sig_cat_28[16]);
-    assign small_sig_sel_45 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[27] : small_sig_cat_28[23]) : (amount_b2_2 ? small_sig_cat_28[19] : small_sig_cat_28[15]);
-    assign small_sig_sel_46 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[26] : small_sig_cat_28[22]) : (amount_b2_2 ? small_sig_cat_28[18] : small_sig_cat_28[14]);
-    assign small_sig_sel_47 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[25] : small_sig_cat_28[21]) : (amount_b2_2 ? small_sig_cat_28[17] : small_sig_cat_28[13]);
-    assign small_sig_sel_48 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[24] : small_sig_cat_28[20]) : (amount_b2_2 ? small_sig_cat_28[16] : small_sig_cat_28[12]);
-    assign small_sig_sel_49 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[23] : small_sig_cat_28[19]) : (amount_b2_2 ? small_sig_cat_28[15] : small_sig_cat_28[11]);
-    assign small_sig_sel_50 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[22] : small_sig_cat_28[18]) : (amount_b2_2 ? small_sig_cat_28[14] : small_sig_cat_28[10]);
-    assign small_sig_sel_51 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[21] : small_sig_cat_28[17]) : (amount_b2_2 ? small_sig_cat_28[13] : small_sig_cat_28[9]);
-    assign small_sig_sel_52 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[20] : small_sig_cat_28[16]) : (amount_b2_2 ? small_sig_cat_28[12] : small_sig_cat_28[8]);
-    assign small_sig_sel_53 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[19] : small_sig_cat_28[15]) : (amount_b2_2 ? small_sig_cat_28[11] : small_sig_cat_28[7]);
-    assign small_sig_sel_54 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[18] : small_sig_cat_28[14]) : (amount_b2_2 ? small_sig_cat_28[10] : small_sig_cat_28[6]);
-    assign small_sig_sel_55 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[17] : small_sig_cat_28[13]) : (amount_b2_2 ? small_sig_cat_28[9] : small_sig_cat_28[5]);
-    assign small_sig_sel_56 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[16] : small_sig_cat_28[12]) : (amount_b2_2 ? small_sig_cat_28[8] : small_sig_cat_28[4]);
-    assign small_sig_sel_57 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[15] : small_sig_cat_28[11]) : (amount_b2_2 ? small_sig_cat_28[7] : small_sig_cat_28[3]);
-    assign small_sig_sel_58 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[14] : small_sig_cat_28[10]) : (amount_b2_2 ? small_sig_cat_28[6] : small_sig_cat_28[2]);
-    assign small_sig_sel_59 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[13] : small_sig_cat_28[9]) : (amount_b2_2 ? small_sig_cat_28[5] : small_sig_cat_28[1]);
-    assign small_sig_sel_60 = amount_b3_2 ? (amount_b2_2 ? small_sig_cat_28[12] : small_sig_cat_28[8]) : (amount_b2_2 ? small_sig_cat_28[4] : small_sig_cat_28[0]);
-    assign cat_11 = {({({({({small_sig_sel_32, small_sig_sel_33}), small_sig_sel_34}), small_sig_sel_35}), small_sig_sel_36}), small_sig_sel_37};
-    assign cat_12 = {({({({({cat_11, small_sig_sel_38}), small_sig_sel_39}), small_sig_sel_40}), small_sig_sel_41}), small_sig_sel_42};
-    assign cat_13 = {({({({({cat_12, small_sig_sel_43}), small_sig_sel_44}), small_sig_sel_45}), small_sig_sel_46}), small_sig_sel_47};
-    assign cat_14 = {({({({({cat_13, small_sig_sel_48}), small_sig_sel_49}), small_sig_sel_50}), small_sig_sel_51}), small_sig_sel_52};
-    assign for_shifted_cat_4 = {({({({({cat_14, small_sig_sel_53}), small_sig_sel_54}), small_sig_sel_55}), small_sig_sel_56}), small_sig_sel_57};
-    assign for_shifted_cat_5 = {({({for_shifted_cat_4, small_sig_sel_58}), small_sig_sel_59}), small_sig_sel_60};
-    assign amount_b0_2 = amount_cat_3[0];
-    assign amount_b1_2 = amount_cat_3[1];
-    assign for_align_sticky_not_3 = ~(for_shifted_cat_5[0] == 1'h0);
-    assign for_align_sticky_not_4 = ~(for_shifted_cat_5[1] == 1'h0);
-    assign for_align_sticky_sel_4 = amount_b0_2 ? ((for_align_sticky_not_3 | for_align_sticky_not_4) | (~(for_shifted_cat_5[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
-    assign sel_39 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[28] : for_shifted_cat_5[27]) : (amount_b0_2 ? for_shifted_cat_5[26] : for_shifted_cat_5[25]);
-    assign sel_40 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[27] : for_shifted_cat_5[26]) : (amount_b0_2 ? for_shifted_cat_5[25] : for_shifted_cat_5[24]);
-    assign sel_41 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[26] : for_shifted_cat_5[25]) : (amount_b0_2 ? for_shifted_cat_5[24] : for_shifted_cat_5[23]);
-    assign sel_42 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[25] : for_shifted_cat_5[24]) : (amount_b0_2 ? for_shifted_cat_5[23] : for_shifted_cat_5[22]);
-    assign sel_43 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[24] : for_shifted_cat_5[23]) : (amount_b0_2 ? for_shifted_cat_5[22] : for_shifted_cat_5[21]);
-    assign sel_44 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[23] : for_shifted_cat_5[22]) : (amount_b0_2 ? for_shifted_cat_5[21] : for_shifted_cat_5[20]);
-    assign sel_45 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[22] : for_shifted_cat_5[21]) : (amount_b0_2 ? for_shifted_cat_5[20] : for_shifted_cat_5[19]);
-    assign sel_46 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[21] : for_shifted_cat_5[20]) : (amount_b0_2 ? for_shifted_cat_5[19] : for_shifted_cat_5[18]);
-    assign sel_47 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[20] : for_shifted_cat_5[19]) : (amount_b0_2 ? for_shifted_cat_5[18] : for_shifted_cat_5[17]);
-    assign sel_48 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[19] : for_shifted_cat_5[18]) : (amount_b0_2 ? for_shifted_cat_5[17] : for_shifted_cat_5[16]);
-    assign sel_49 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[18] : for_shifted_cat_5[17]) : (amount_b0_2 ? for_shifted_cat_5[16] : for_shifted_cat_5[15]);
-    assign sel_50 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[17] : for_shifted_cat_5[16]) : (amount_b0_2 ? for_shifted_cat_5[15] : for_shifted_cat_5[14]);
-    assign sel_51 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[16] : for_shifted_cat_5[15]) : (amount_b0_2 ? for_shifted_cat_5[14] : for_shifted_cat_5[13]);
-    assign sel_52 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[15] : for_shifted_cat_5[14]) : (amount_b0_2 ? for_shifted_cat_5[13] : for_shifted_cat_5[12]);
-    assign sel_53 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[14] : for_shifted_cat_5[13]) : (amount_b0_2 ? for_shifted_cat_5[12] : for_shifted_cat_5[11]);
-    assign sel_54 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[13] : for_shifted_cat_5[12]) : (amount_b0_2 ? for_shifted_cat_5[11] : for_shifted_cat_5[10]);
-    assign sel_55 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[12] : for_shifted_cat_5[11]) : (amount_b0_2 ? for_shifted_cat_5[10] : for_shifted_cat_5[9]);
-    assign sel_56 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[11] : for_shifted_cat_5[10]) : (amount_b0_2 ? for_shifted_cat_5[9] : for_shifted_cat_5[8]);
-    assign for_shifted_sel_9 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[10] : for_shifted_cat_5[9]) : (amount_b0_2 ? for_shifted_cat_5[8] : for_shifted_cat_5[7]);
-    assign for_shifted_sel_10 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[9] : for_shifted_cat_5[8]) : (amount_b0_2 ? for_shifted_cat_5[7] : for_shifted_cat_5[6]);
-    assign for_shifted_sel_11 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[8] : for_shifted_cat_5[7]) : (amount_b0_2 ? for_shifted_cat_5[6] : for_shifted_cat_5[5]);
-    assign for_shifted_sel_12 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[7] : for_shifted_cat_5[6]) : (amount_b0_2 ? for_shifted_cat_5[5] : for_shifted_cat_5[4]);
-    assign for_shifted_sel_13 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[6] : for_shifted_cat_5[5]) : (amount_b0_2 ? for_shifted_cat_5[4] : for_shifted_cat_5[3]);
-    assign for_shifted_sel_14 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[5] : for_shifted_cat_5[4]) : (amount_b0_2 ? for_shifted_cat_5[3] : for_shifted_cat_5[2]);
-    assign for_shifted_sel_15 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[4] : for_shifted_cat_5[3]) : (amount_b0_2 ? for_shifted_cat_5[2] : for_shifted_cat_5[1]);
-    assign for_shifted_sel_16 = amount_b1_2 ? (amount_b0_2 ? for_shifted_cat_5[3] : for_shifted_cat_5[2]) : (amount_b0_2 ? for_shifted_cat_5[1] : for_shifted_cat_5[0]);
-    assign cat_15 = {({({({({sel_39, sel_40}), sel_41}), sel_42}), sel_43}), sel_44};
-    assign cat_16 = {({({({({cat_15, sel_45}), sel_46}), sel_47}), sel_48}), sel_49};
-    assign cat_17 = {({({({({cat_16, sel_50}), sel_51}), sel_52}), sel_53}), sel_54};
-    assign for_shifted_cat_6 = {({({({({cat_17, sel_55}), sel_56}), for_shifted_sel_9}), for_shifted_sel_10}), for_shifted_sel_11};
-    assign shifted_5 = {({({({({for_shifted_cat_6, for_shifted_sel_12}), for_shifted_sel_13}), for_shifted_sel_14}), for_shifted_sel_15}), for_shifted_sel_16};
-    assign amount_cat_4 = {({small_sig_sel_31, (amount_b3_2 ? for_align_sticky_sel_3 : (amount_b2_2 & small_sig_not_7))}), (amount_b1_2 ? for_align_sticky_sel_4 : (amount_b0_2 & for_align_sticky_not_3))};
+    assign small_sig_not_5 = ~(small_sig_cat_3[15:0] == 16'h0);
+    assign small_sig_not_6 = ~(small_sig_cat_3[25:16] == 10'h0);
+    assign small_sig_sel_31 = amount_cat_3[5] ? (amount_cat_3[4] ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_cat_3[4] & small_sig_not_5);
+    assign small_sig_cat_4 = {15'h0, (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[25])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[24])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[23])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[22])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[21])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[20])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[19])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[18])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[17])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[16])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[15])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[14])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[13])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[12])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[11])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[10])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[25] : small_sig_cat_3[9])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[24] : small_sig_cat_3[8])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[23] : small_sig_cat_3[7])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[22] : small_sig_cat_3[6])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[21] : small_sig_cat_3[5])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[20] : small_sig_cat_3[4])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[19] : small_sig_cat_3[3])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[18] : small_sig_cat_3[2])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[17] : small_sig_cat_3[1])),
+        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[16] : small_sig_cat_3[0]))};
+    assign small_sig_not_7 = ~(small_sig_cat_4[3:0] == 4'h0);
+    assign small_sig_not_8 = ~(small_sig_cat_4[7:4] == 4'h0);
+    assign for_align_sticky_sel_3 = amount_cat_3[2] ? (small_sig_not_7 | small_sig_not_8 | (~(small_sig_cat_4[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
+    assign small_sig_sel_32 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[40] : small_sig_cat_4[36]) : (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]);
+    assign small_sig_sel_33 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[39] : small_sig_cat_4[35]) : (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]);
+    assign small_sig_sel_34 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[38] : small_sig_cat_4[34]) : (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]);
+    assign small_sig_sel_35 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[37] : small_sig_cat_4[33]) : (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]);
+    assign small_sig_sel_36 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[36] : small_sig_cat_4[32]) : (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]);
+    assign small_sig_sel_37 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[35] : small_sig_cat_4[31]) : (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]);
+    assign small_sig_sel_38 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[34] : small_sig_cat_4[30]) : (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]);
+    assign small_sig_sel_39 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[33] : small_sig_cat_4[29]) : (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]);
+    assign small_sig_sel_40 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]) : (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]);
+    assign small_sig_sel_41 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]) : (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]);
+    assign small_sig_sel_42 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]) : (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]);
+    assign small_sig_sel_43 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]) : (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]);
+    assign small_sig_sel_44 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]) : (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]);
+    assign small_sig_sel_45 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]) : (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]);
+    assign small_sig_sel_46 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]) : (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]);
+    assign small_sig_sel_47 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]) : (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]);
+    assign small_sig_sel_48 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]) : (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]);
+    assign small_sig_sel_49 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]) : (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]);
+    assign small_sig_sel_50 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]) : (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]);
+    assign small_sig_sel_51 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]) : (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]);
+    assign small_sig_sel_52 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]) : (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]);
+    assign small_sig_sel_53 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]) : (amount_cat_3[2] ? small_sig_cat_4[11] : small_sig_cat_4[7]);
+    assign small_sig_sel_54 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]) : (amount_cat_3[2] ? small_sig_cat_4[10] : small_sig_cat_4[6]);
+    assign small_sig_sel_55 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]) : (amount_cat_3[2] ? small_sig_cat_4[9] : small_sig_cat_4[5]);
+    assign small_sig_sel_56 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]) : (amount_cat_3[2] ? small_sig_cat_4[8] : small_sig_cat_4[4]);
+    assign small_sig_sel_57 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]) : (amount_cat_3[2] ? small_sig_cat_4[7] : small_sig_cat_4[3]);
+    assign small_sig_sel_58 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]) : (amount_cat_3[2] ? small_sig_cat_4[6] : small_sig_cat_4[2]);
+    assign small_sig_sel_59 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]) : (amount_cat_3[2] ? small_sig_cat_4[5] : small_sig_cat_4[1]);
+    assign small_sig_sel_60 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]) : (amount_cat_3[2] ? small_sig_cat_4[4] : small_sig_cat_4[0]);
+    assign for_shifted_cat_2 = {small_sig_sel_32, small_sig_sel_33, small_sig_sel_34, small_sig_sel_35, small_sig_sel_36,
+        small_sig_sel_37, small_sig_sel_38, small_sig_sel_39, small_sig_sel_40, small_sig_sel_41,
+        small_sig_sel_42, small_sig_sel_43, small_sig_sel_44, small_sig_sel_45, small_sig_sel_46,
+        small_sig_sel_47, small_sig_sel_48, small_sig_sel_49, small_sig_sel_50, small_sig_sel_51,
+        small_sig_sel_52, small_sig_sel_53, small_sig_sel_54, small_sig_sel_55, small_sig_sel_56,
+        small_sig_sel_57, small_sig_sel_58, small_sig_sel_59, small_sig_sel_60};
+    assign for_align_sticky_not_3 = ~(for_shifted_cat_2[0] == 1'h0);
+    assign for_align_sticky_not_4 = ~(for_shifted_cat_2[1] == 1'h0);
+    assign for_align_sticky_sel_4 = amount_cat_3[0] ? (for_align_sticky_not_3 | for_align_sticky_not_4 | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
+    assign sel_39 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
+    assign sel_40 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
+    assign sel_41 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
+    assign sel_42 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
+    assign sel_43 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
+    assign sel_44 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
+    assign sel_45 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
+    assign sel_46 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
+    assign sel_47 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
+    assign sel_48 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
+    assign sel_49 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
+    assign sel_50 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
+    assign sel_51 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
+    assign sel_52 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
+    assign sel_53 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
+    assign sel_54 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
+    assign sel_55 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
+    assign sel_56 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
+    assign for_shifted_sel_9 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
+    assign for_shifted_sel_10 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
+    assign for_shifted_sel_11 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
+    assign for_shifted_sel_12 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
+    assign for_shifted_sel_13 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
+    assign for_shifted_sel_14 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
+    assign for_shifted_sel_15 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_cat_3[0] ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
+    assign for_shifted_sel_16 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_cat_3[0] ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
+    assign shifted_5 = {sel_39, sel_40, sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50, sel_51,
+        sel_52, sel_53, sel_54, sel_55, sel_56, for_shifted_sel_9, for_shifted_sel_10, for_shifted_sel_11,
+        for_shifted_sel_12, for_shifted_sel_13, for_shifted_sel_14, for_shifted_sel_15, for_shifted_sel_16};
+    assign amount_cat_4 = {small_sig_sel_31, (amount_cat_3[3] ? for_align_sticky_sel_3 : (amount_cat_3[2] & small_sig_not_7)),
+        (amount_cat_3[1] ? for_align_sticky_sel_4 : (amount_cat_3[0] & for_align_sticky_not_3))};
     assign align_sticky_2 = ~(amount_cat_4 == 3'h0);
-    assign big_padded_2 = {1'h0, ({big_sig_2, 3'h0})};
-    assign aligned_2 = {1'h0, ({shifted_5, align_sticky_2})};
+    assign big_padded_2 = {1'h0, big_sig_2, 3'h0};
+    assign aligned_2 = {1'h0, shifted_5, align_sticky_2};
     assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
 
     // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_2 ^ ({({({({({({({({({({({({({({({({({({({({({({({({({({({opposite_d1_2, opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2}), opposite_d1_2})), opposite_d1_2});
+    assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_2 ^
+        ({opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
+        opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
+        opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
+        opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
+        opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2})),
+        opposite_d1_2});
     assign sum_2 = big_padded_d1_plus_2[28:1];
 
     // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
     assign exact_zero_2 = sum_d1_2 == 28'h0;
     assign sum_d1_cat_6 = {sum_d1_2, 4'hf};
-    assign sum_d1_bits31_30_2 = sum_d1_cat_6[31:30];
-    assign sum_d1_is0_9 = sum_d1_bits31_30_2 == 2'h0;
-    assign sum_d1_bits29_28_2 = sum_d1_cat_6[29:28];
-    assign sum_d1_bits27_26_2 = sum_d1_cat_6[27:26];
-    assign sum_d1_is0_10 = sum_d1_bits27_26_2 == 2'h0;
-    assign sum_d1_bits25_24_2 = sum_d1_cat_6[25:24];
-    assign sum_d1_bits23_22_2 = sum_d1_cat_6[23:22];
-    assign sum_d1_is0_11 = sum_d1_bits23_22_2 == 2'h0;
-    assign sum_d1_bits21_20_2 = sum_d1_cat_6[21:20];
-    assign sum_d1_bits19_18_2 = sum_d1_cat_6[19:18];
-    assign sum_d1_is0_12 = sum_d1_bits19_18_2 == 2'h0;
-    assign sum_d1_bits17_16_2 = sum_d1_cat_6[17:16];
-    assign sum_d1_bits15_14_2 = sum_d1_cat_6[15:14];
-    assign sum_d1_is0_13 = sum_d1_bits15_14_2 == 2'h0;
-    assign sum_d1_bits13_12_2 = sum_d1_cat_6[13:12];
-    assign sum_d1_bits11_10_2 = sum_d1_cat_6[11:10];
-    assign sum_d1_is0_14 = sum_d1_bits11_10_2 == 2'h0;
-    assign sum_d1_bits9_8_2 = sum_d1_cat_6[9:8];
-    assign sum_d1_bits7_6_2 = sum_d1_cat_6[7:6];
-    assign sum_d1_is0_15 = sum_d1_bits7_6_2 == 2'h0;
-    assign sum_d1_bits5_4_2 = sum_d1_cat_6[5:4];
-    assign sum_d1_bits3_2_2 = sum_d1_cat_6[3:2];
-    assign sum_d1_is0_16 = sum_d1_bits3_2_2 == 2'h0;
-    assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_bits29_28_2 == 2'h0);
-    assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_bits29_28_2[1])}) : ({sum_d1_is0_9, (~sum_d1_bits31_30_2[1])});
-    assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_bits25_24_2[1])}) : ({sum_d1_is0_10, (~sum_d1_bits27_26_2[1])});
-    assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_bits21_20_2 == 2'h0);
-    assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_bits21_20_2[1])}) : ({sum_d1_is0_11, (~sum_d1_bits23_22_2[1])});
-    assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_bits17_16_2[1])}) : ({sum_d1_is0_12, (~sum_d1_bits19_18_2[1])});
-    assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_bits13_12_2 == 2'h0);
-    assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_bits13_12_2[1])}) : ({sum_d1_is0_13, (~sum_d1_bits15_14_2[1])});
-    assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_bits9_8_2[1])}) : ({sum_d1_is0_14, (~sum_d1_bits11_10_2[1])});
-    assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_bits5_4_2 == 2'h0);
-    assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_bits5_4_2[1])}) : ({sum_d1_is0_15, (~sum_d1_bits7_6_2[1])});
-    assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_bits3_2_2[1])});
-    assign sum_d1_and_12 = sum_d1_and_8 & (sum_d1_is0_10 & (sum_d1_bits25_24_2 == 2'h0));
-    assign sum_d1_and_13 = sum_d1_and_10 & (sum_d1_is0_14 & (sum_d1_bits9_8_2 == 2'h0));
-    assign sum_d1_and_14 = sum_d1_and_12 & (sum_d1_and_9 & (sum_d1_is0_12 & (sum_d1_bits17_16_2 == 2'h0)));
+    assign sum_d1_is0_9 = sum_d1_cat_6[31:30] == 2'h0;
+    assign sum_d1_is0_10 = sum_d1_cat_6[27:26] == 2'h0;
+    assign sum_d1_is0_11 = sum_d1_cat_6[23:22] == 2'h0;
+    assign sum_d1_is0_12 = sum_d1_cat_6[19:18] == 2'h0;
+    assign sum_d1_is0_13 = sum_d1_cat_6[15:14] == 2'h0;
+    assign sum_d1_is0_14 = sum_d1_cat_6[11:10] == 2'h0;
+    assign sum_d1_is0_15 = sum_d1_cat_6[7:6] == 2'h0;
+    assign sum_d1_is0_16 = sum_d1_cat_6[3:2] == 2'h0;
+    assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_cat_6[29:28] == 2'h0);
+    assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_cat_6[29])}) : ({sum_d1_is0_9, (~sum_d1_cat_6[31])});
+    assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_cat_6[25])}) : ({sum_d1_is0_10, (~sum_d1_cat_6[27])});
+    assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_cat_6[21:20] == 2'h0);
+    assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_cat_6[21])}) : ({sum_d1_is0_11, (~sum_d1_cat_6[23])});
+    assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_cat_6[17])}) : ({sum_d1_is0_12, (~sum_d1_cat_6[19])});
+    assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_cat_6[13:12] == 2'h0);
+    assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_cat_6[13])}) : ({sum_d1_is0_13, (~sum_d1_cat_6[15])});
+    assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_cat_6[9])}) : ({sum_d1_is0_14, (~sum_d1_cat_6[11])});
+    assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_cat_6[5:4] == 2'h0);
+    assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_cat_6[5])}) : ({sum_d1_is0_15, (~sum_d1_cat_6[7])});
+    assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_cat_6[3])});
+    assign sum_d1_and_12 = sum_d1_and_8 & sum_d1_is0_10 & (sum_d1_cat_6[25:24] == 2'h0);
+    assign sum_d1_and_13 = sum_d1_and_10 & sum_d1_is0_14 & (sum_d1_cat_6[9:8] == 2'h0);
+    assign sum_d1_and_14 = sum_d1_and_12 & sum_d1_and_9 & sum_d1_is0_12 & (sum_d1_cat_6[17:16] == 2'h0);
     assign sum_d1_cat_7 = {sum_d1_and_12, (sum_d1_and_9 ? ({sum_d1_and_9, sum_d1_sel_12}) : ({sum_d1_and_9, sum_d1_sel_11}))};
     assign sum_d1_cat_8 = {sum_d1_and_12, (sum_d1_and_8 ? ({sum_d1_and_8, sum_d1_sel_10}) : ({sum_d1_and_8, sum_d1_sel_9}))};
     assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
@@ -2270,86 +1905,97 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
 
     // ---- add: normalisation shift; exponent field ----
     assign left_d1_cat_2 = {1'h0, left_d1_2};
-    assign left_d1_b4_2 = left_d1_cat_2[4];
-    assign left_d1_b5_2 = left_d1_cat_2[5];
-    assign sum_d2_cat_23 = {({(left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[11] : sum_d2_2[27])), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[10] : sum_d2_2[26]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[9] : sum_d2_2[25]))};
-    assign sum_d2_cat_24 = {({sum_d2_cat_23, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[8] : sum_d2_2[24]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[7] : sum_d2_2[23]))};
-    assign sum_d2_cat_25 = {({sum_d2_cat_24, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[6] : sum_d2_2[22]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[5] : sum_d2_2[21]))};
-    assign sum_d2_cat_26 = {({sum_d2_cat_25, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[4] : sum_d2_2[20]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[3] : sum_d2_2[19]))};
-    assign sum_d2_cat_27 = {({sum_d2_cat_26, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[2] : sum_d2_2[18]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[1] : sum_d2_2[17]))};
-    assign sum_d2_cat_28 = {({sum_d2_cat_27, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? sum_d2_2[0] : sum_d2_2[16]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[15]))};
-    assign sum_d2_cat_29 = {({sum_d2_cat_28, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[14]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[13]))};
-    assign sum_d2_cat_30 = {({sum_d2_cat_29, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[12]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[11]))};
-    assign sum_d2_cat_31 = {({sum_d2_cat_30, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[10]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[9]))};
-    assign sum_d2_cat_32 = {({sum_d2_cat_31, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[8]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[7]))};
-    assign sum_d2_cat_33 = {({sum_d2_cat_32, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[6]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[5]))};
-    assign sum_d2_cat_34 = {({sum_d2_cat_33, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[4]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[3]))};
-    assign sum_d2_cat_35 = {({sum_d2_cat_34, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[2]))}), (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[1]))};
-    assign sum_d2_cat_36 = {sum_d2_cat_35, (left_d1_b5_2 ? 1'h0 : (left_d1_b4_2 ? 1'h0 : sum_d2_2[0]))};
-    assign left_d1_b2_2 = left_d1_cat_2[2];
-    assign left_d1_b3_2 = left_d1_cat_2[3];
-    assign sum_d2_sel_21 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[15] : sum_d2_cat_36[19]) : (left_d1_b2_2 ? sum_d2_cat_36[23] : sum_d2_cat_36[27]);
-    assign sum_d2_sel_22 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[14] : sum_d2_cat_36[18]) : (left_d1_b2_2 ? sum_d2_cat_36[22] : sum_d2_cat_36[26]);
-    assign sum_d2_sel_23 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[13] : sum_d2_cat_36[17]) : (left_d1_b2_2 ? sum_d2_cat_36[21] : sum_d2_cat_36[25]);
-    assign sum_d2_sel_24 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[12] : sum_d2_cat_36[16]) : (left_d1_b2_2 ? sum_d2_cat_36[20] : sum_d2_cat_36[24]);
-    assign sum_d2_sel_25 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[11] : sum_d2_cat_36[15]) : (left_d1_b2_2 ? sum_d2_cat_36[19] : sum_d2_cat_36[23]);
-    assign sum_d2_sel_26 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[10] : sum_d2_cat_36[14]) : (left_d1_b2_2 ? sum_d2_cat_36[18] : sum_d2_cat_36[22]);
-    assign sum_d2_sel_27 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[9] : sum_d2_cat_36[13]) : (left_d1_b2_2 ? sum_d2_cat_36[17] : sum_d2_cat_36[21]);
-    assign sum_d2_sel_28 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[8] : sum_d2_cat_36[12]) : (left_d1_b2_2 ? sum_d2_cat_36[16] : sum_d2_cat_36[20]);
-    assign sum_d2_sel_29 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[7] : sum_d2_cat_36[11]) : (left_d1_b2_2 ? sum_d2_cat_36[15] : sum_d2_cat_36[19]);
-    assign sum_d2_sel_30 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[6] : sum_d2_cat_36[10]) : (left_d1_b2_2 ? sum_d2_cat_36[14] : sum_d2_cat_36[18]);
-    assign sum_d2_sel_31 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[5] : sum_d2_cat_36[9]) : (left_d1_b2_2 ? sum_d2_cat_36[13] : sum_d2_cat_36[17]);
-    assign sum_d2_sel_32 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[4] : sum_d2_cat_36[8]) : (left_d1_b2_2 ? sum_d2_cat_36[12] : sum_d2_cat_36[16]);
-    assign sum_d2_sel_33 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[3] : sum_d2_cat_36[7]) : (left_d1_b2_2 ? sum_d2_cat_36[11] : sum_d2_cat_36[15]);
-    assign sum_d2_sel_34 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[2] : sum_d2_cat_36[6]) : (left_d1_b2_2 ? sum_d2_cat_36[10] : sum_d2_cat_36[14]);
-    assign sum_d2_sel_35 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[1] : sum_d2_cat_36[5]) : (left_d1_b2_2 ? sum_d2_cat_36[9] : sum_d2_cat_36[13]);
-    assign sum_d2_sel_36 = left_d1_b3_2 ? (left_d1_b2_2 ? sum_d2_cat_36[0] : sum_d2_cat_36[4]) : (left_d1_b2_2 ? sum_d2_cat_36[8] : sum_d2_cat_36[12]);
-    assign sum_d2_sel_37 = left_d1_b3_2 ? (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[3]) : (left_d1_b2_2 ? sum_d2_cat_36[7] : sum_d2_cat_36[11]);
-    assign sum_d2_sel_38 = left_d1_b3_2 ? (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[2]) : (left_d1_b2_2 ? sum_d2_cat_36[6] : sum_d2_cat_36[10]);
-    assign sum_d2_sel_39 = left_d1_b3_2 ? (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[1]) : (left_d1_b2_2 ? sum_d2_cat_36[5] : sum_d2_cat_36[9]);
-    assign sum_d2_sel_40 = left_d1_b3_2 ? (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[0]) : (left_d1_b2_2 ? sum_d2_cat_36[4] : sum_d2_cat_36[8]);
-    assign sum_d2_cat_37 = {({({({({sum_d2_sel_21, sum_d2_sel_22}), sum_d2_sel_23}), sum_d2_sel_24}), sum_d2_sel_25}), sum_d2_sel_26};
-    assign sum_d2_cat_38 = {({({({({sum_d2_cat_37, sum_d2_sel_27}), sum_d2_sel_28}), sum_d2_sel_29}), sum_d2_sel_30}), sum_d2_sel_31};
-    assign sum_d2_cat_39 = {({({({({sum_d2_cat_38, sum_d2_sel_32}), sum_d2_sel_33}), sum_d2_sel_34}), sum_d2_sel_35}), sum_d2_sel_36};
-    assign sum_d2_cat_40 = {({({({({sum_d2_cat_39, sum_d2_sel_37}), sum_d2_sel_38}), sum_d2_sel_39}), sum_d2_sel_40}), (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? sum_d2_cat_36[3] : sum_d2_cat_36[7]))};
-    assign sum_d2_cat_41 = {({sum_d2_cat_40, (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? sum_d2_cat_36[2] : sum_d2_cat_36[6]))}), (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? sum_d2_cat_36[1] : sum_d2_cat_36[5]))};
-    assign sum_d2_cat_42 = {({sum_d2_cat_41, (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? sum_d2_cat_36[0] : sum_d2_cat_36[4]))}), (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[3]))};
-    assign sum_d2_cat_43 = {({sum_d2_cat_42, (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[2]))}), (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[1]))};
-    assign sum_d2_cat_44 = {sum_d2_cat_43, (left_d1_b3_2 ? 1'h0 : (left_d1_b2_2 ? 1'h0 : sum_d2_cat_36[0]))};
-    assign left_d1_b0_2 = left_d1_cat_2[0];
-    assign left_d1_b1_2 = left_d1_cat_2[1];
-    assign sel_57 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[24] : sum_d2_cat_44[25]) : (left_d1_b0_2 ? sum_d2_cat_44[26] : sum_d2_cat_44[27]);
-    assign sel_58 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[23] : sum_d2_cat_44[24]) : (left_d1_b0_2 ? sum_d2_cat_44[25] : sum_d2_cat_44[26]);
-    assign sel_59 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[22] : sum_d2_cat_44[23]) : (left_d1_b0_2 ? sum_d2_cat_44[24] : sum_d2_cat_44[25]);
-    assign sel_60 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[21] : sum_d2_cat_44[22]) : (left_d1_b0_2 ? sum_d2_cat_44[23] : sum_d2_cat_44[24]);
-    assign sel_61 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[20] : sum_d2_cat_44[21]) : (left_d1_b0_2 ? sum_d2_cat_44[22] : sum_d2_cat_44[23]);
-    assign sel_62 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[19] : sum_d2_cat_44[20]) : (left_d1_b0_2 ? sum_d2_cat_44[21] : sum_d2_cat_44[22]);
-    assign sel_63 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[18] : sum_d2_cat_44[19]) : (left_d1_b0_2 ? sum_d2_cat_44[20] : sum_d2_cat_44[21]);
-    assign sel_64 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[17] : sum_d2_cat_44[18]) : (left_d1_b0_2 ? sum_d2_cat_44[19] : sum_d2_cat_44[20]);
-    assign sel_65 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[16] : sum_d2_cat_44[17]) : (left_d1_b0_2 ? sum_d2_cat_44[18] : sum_d2_cat_44[19]);
-    assign sel_66 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[15] : sum_d2_cat_44[16]) : (left_d1_b0_2 ? sum_d2_cat_44[17] : sum_d2_cat_44[18]);
-    assign sel_67 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[14] : sum_d2_cat_44[15]) : (left_d1_b0_2 ? sum_d2_cat_44[16] : sum_d2_cat_44[17]);
-    assign sel_68 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[13] : sum_d2_cat_44[14]) : (left_d1_b0_2 ? sum_d2_cat_44[15] : sum_d2_cat_44[16]);
-    assign sel_69 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[12] : sum_d2_cat_44[13]) : (left_d1_b0_2 ? sum_d2_cat_44[14] : sum_d2_cat_44[15]);
-    assign sel_70 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[11] : sum_d2_cat_44[12]) : (left_d1_b0_2 ? sum_d2_cat_44[13] : sum_d2_cat_44[14]);
-    assign sel_71 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[10] : sum_d2_cat_44[11]) : (left_d1_b0_2 ? sum_d2_cat_44[12] : sum_d2_cat_44[13]);
-    assign sel_72 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[9] : sum_d2_cat_44[10]) : (left_d1_b0_2 ? sum_d2_cat_44[11] : sum_d2_cat_44[12]);
-    assign sel_73 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[8] : sum_d2_cat_44[9]) : (left_d1_b0_2 ? sum_d2_cat_44[10] : sum_d2_cat_44[11]);
-    assign sel_74 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[7] : sum_d2_cat_44[8]) : (left_d1_b0_2 ? sum_d2_cat_44[9] : sum_d2_cat_44[10]);
-    assign sel_75 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[6] : sum_d2_cat_44[7]) : (left_d1_b0_2 ? sum_d2_cat_44[8] : sum_d2_cat_44[9]);
-    assign sel_76 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[5] : sum_d2_cat_44[6]) : (left_d1_b0_2 ? sum_d2_cat_44[7] : sum_d2_cat_44[8]);
-    assign for_normalized_sel_7 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[4] : sum_d2_cat_44[5]) : (left_d1_b0_2 ? sum_d2_cat_44[6] : sum_d2_cat_44[7]);
-    assign for_normalized_sel_8 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[3] : sum_d2_cat_44[4]) : (left_d1_b0_2 ? sum_d2_cat_44[5] : sum_d2_cat_44[6]);
-    assign for_normalized_sel_9 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[2] : sum_d2_cat_44[3]) : (left_d1_b0_2 ? sum_d2_cat_44[4] : sum_d2_cat_44[5]);
-    assign for_normalized_sel_10 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[1] : sum_d2_cat_44[2]) : (left_d1_b0_2 ? sum_d2_cat_44[3] : sum_d2_cat_44[4]);
-    assign for_normalized_sel_11 = left_d1_b1_2 ? (left_d1_b0_2 ? sum_d2_cat_44[0] : sum_d2_cat_44[1]) : (left_d1_b0_2 ? sum_d2_cat_44[2] : sum_d2_cat_44[3]);
-    assign for_normalized_sel_12 = left_d1_b1_2 ? (left_d1_b0_2 ? 1'h0 : sum_d2_cat_44[0]) : (left_d1_b0_2 ? sum_d2_cat_44[1] : sum_d2_cat_44[2]);
-    assign cat_18 = {({({({({sel_57, sel_58}), sel_59}), sel_60}), sel_61}), sel_62};
-    assign cat_19 = {({({({({cat_18, sel_63}), sel_64}), sel_65}), sel_66}), sel_67};
-    assign cat_20 = {({({({({cat_19, sel_68}), sel_69}), sel_70}), sel_71}), sel_72};
-    assign for_normalized_cat_3 = {({({({({cat_20, sel_73}), sel_74}), sel_75}), sel_76}), for_normalized_sel_7};
-    assign for_normalized_cat_4 = {({({({({for_normalized_cat_3, for_normalized_sel_8}), for_normalized_sel_9}), for_normalized_sel_10}), for_normalized_sel_11}), for_normalized_sel_12};
-    assign normalized_2 = {({for_normalized_cat_4, (left_d1_b1_2 ? 1'h0 : (left_d1_b0_2 ? sum_d2_cat_44[0] : sum_d2_cat_44[1]))}), (left_d1_b1_2 ? 1'h0 : (left_d1_b0_2 ? 1'h0 : sum_d2_cat_44[0]))};
+    assign sum_d2_cat_3 = {(left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[11] : sum_d2_2[27])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[10] : sum_d2_2[26])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[9] : sum_d2_2[25])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[8] : sum_d2_2[24])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[7] : sum_d2_2[23])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[6] : sum_d2_2[22])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[5] : sum_d2_2[21])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[4] : sum_d2_2[20])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[3] : sum_d2_2[19])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[2] : sum_d2_2[18])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[1] : sum_d2_2[17])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[0] : sum_d2_2[16])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[15])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[14])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[13])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[12])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[11])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[10])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[9])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[8])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[7])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[6])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[5])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[4])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[3])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[2])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[1])),
+        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[0]))};
+    assign sum_d2_sel_21 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]) : (left_d1_cat_2[2] ? sum_d2_cat_3[23] : sum_d2_cat_3[27]);
+    assign sum_d2_sel_22 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]) : (left_d1_cat_2[2] ? sum_d2_cat_3[22] : sum_d2_cat_3[26]);
+    assign sum_d2_sel_23 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]) : (left_d1_cat_2[2] ? sum_d2_cat_3[21] : sum_d2_cat_3[25]);
+    assign sum_d2_sel_24 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]) : (left_d1_cat_2[2] ? sum_d2_cat_3[20] : sum_d2_cat_3[24]);
+    assign sum_d2_sel_25 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]) : (left_d1_cat_2[2] ? sum_d2_cat_3[19] : sum_d2_cat_3[23]);
+    assign sum_d2_sel_26 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]) : (left_d1_cat_2[2] ? sum_d2_cat_3[18] : sum_d2_cat_3[22]);
+    assign sum_d2_sel_27 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]) : (left_d1_cat_2[2] ? sum_d2_cat_3[17] : sum_d2_cat_3[21]);
+    assign sum_d2_sel_28 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]) : (left_d1_cat_2[2] ? sum_d2_cat_3[16] : sum_d2_cat_3[20]);
+    assign sum_d2_sel_29 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]) : (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]);
+    assign sum_d2_sel_30 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]) : (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]);
+    assign sum_d2_sel_31 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]) : (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]);
+    assign sum_d2_sel_32 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]) : (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]);
+    assign sum_d2_sel_33 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7]) : (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]);
+    assign sum_d2_sel_34 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6]) : (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]);
+    assign sum_d2_sel_35 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5]) : (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]);
+    assign sum_d2_sel_36 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4]) : (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]);
+    assign sum_d2_sel_37 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3]) : (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]);
+    assign sum_d2_sel_38 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2]) : (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]);
+    assign sum_d2_sel_39 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1]) : (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]);
+    assign sum_d2_sel_40 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]) : (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]);
+    assign sum_d2_cat_4 = {sum_d2_sel_21, sum_d2_sel_22, sum_d2_sel_23, sum_d2_sel_24, sum_d2_sel_25, sum_d2_sel_26,
+        sum_d2_sel_27, sum_d2_sel_28, sum_d2_sel_29, sum_d2_sel_30, sum_d2_sel_31, sum_d2_sel_32,
+        sum_d2_sel_33, sum_d2_sel_34, sum_d2_sel_35, sum_d2_sel_36, sum_d2_sel_37, sum_d2_sel_38,
+        sum_d2_sel_39, sum_d2_sel_40,
+        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7])),
+        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6])),
+        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5])),
+        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4])),
+        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3])),
+        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2])),
+        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1])),
+        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]))};
+    assign sel_57 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]) : (left_d1_cat_2[0] ? sum_d2_cat_4[26] : sum_d2_cat_4[27]);
+    assign sel_58 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]) : (left_d1_cat_2[0] ? sum_d2_cat_4[25] : sum_d2_cat_4[26]);
+    assign sel_59 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]) : (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]);
+    assign sel_60 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]) : (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]);
+    assign sel_61 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]) : (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]);
+    assign sel_62 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]) : (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]);
+    assign sel_63 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]) : (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]);
+    assign sel_64 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]) : (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]);
+    assign sel_65 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]) : (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]);
+    assign sel_66 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]) : (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]);
+    assign sel_67 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]) : (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]);
+    assign sel_68 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]) : (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]);
+    assign sel_69 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]) : (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]);
+    assign sel_70 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]) : (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]);
+    assign sel_71 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]) : (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]);
+    assign sel_72 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]) : (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]);
+    assign sel_73 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]) : (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]);
+    assign sel_74 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]) : (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]);
+    assign sel_75 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]) : (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]);
+    assign sel_76 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]) : (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]);
+    assign for_normalized_sel_7 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]) : (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]);
+    assign for_normalized_sel_8 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]) : (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]);
+    assign for_normalized_sel_9 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]) : (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]);
+    assign for_normalized_sel_10 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]) : (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]);
+    assign for_normalized_sel_11 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1]) : (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]);
+    assign for_normalized_sel_12 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]) : (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]);
+    assign normalized_2 = {sel_57, sel_58, sel_59, sel_60, sel_61, sel_62, sel_63, sel_64, sel_65, sel_66, sel_67, sel_68, sel_69,
+        sel_70, sel_71, sel_72, sel_73, sel_74, sel_75, sel_76, for_normalized_sel_7, for_normalized_sel_8,
+        for_normalized_sel_9, for_normalized_sel_10, for_normalized_sel_11, for_normalized_sel_12,
+        (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1])),
+        (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]))};
     assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
 
     // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
@@ -2389,7 +2035,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) sign_d1 <= sign;
         if (out_valid_or) sign_d2 <= sign_d1;
         if (out_valid_or) normal_field_d1 <= normal_field;
-        if (out_valid_or) shifted_q <= shifted_b47;
+        if (out_valid_or) shifted_q <= shifted[47];
         if (out_valid_or) increment_d1 <= increment;
         if (out_valid_or) packed_d1 <= packed_2;
         if (out_valid_or) result_sign_d1 <= result_sign;
@@ -2414,7 +2060,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) sign_d1_2 <= sign_2;
         if (out_valid_or) sign_d2_2 <= sign_d1_2;
         if (out_valid_or) normal_field_d1_2 <= normal_field_2;
-        if (out_valid_or) shifted_q_2 <= shifted_b47_2;
+        if (out_valid_or) shifted_q_2 <= shifted_2[47];
         if (out_valid_or) increment_d1_2 <= increment_2;
         if (out_valid_or) packed_d1_2 <= packed_3;
         if (out_valid_or) result_sign_d1_2 <= result_sign_2;
@@ -2481,7 +2127,7 @@ module dg_rk_update(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdat
         if (out_valid_or) sign_d1_3 <= sign_3;
         if (out_valid_or) sign_d2_3 <= sign_d1_3;
         if (out_valid_or) normal_field_d1_3 <= normal_field_3;
-        if (out_valid_or) shifted_q_3 <= shifted_b47_3;
+        if (out_valid_or) shifted_q_3 <= shifted_4[47];
         if (out_valid_or) increment_d1_3 <= increment_4;
         if (out_valid_or) packed_d1_3 <= packed_5;
         if (out_valid_or) result_sign_d1_3 <= result_sign_3;

@@ -91,16 +91,16 @@ module reliable_link_x1(
     output wire channel_up;
     output wire [1:0] tx_credit;
     output wire [65:0] tx_serial;
-    output wire [31:0] frames_sent;
-    output wire [31:0] frames_retransmitted;
-    output wire [31:0] frames_received;
-    output wire [31:0] crc_errors;
-    output wire [31:0] lock_losses;
-    output wire [31:0] slips;
-    output wire [31:0] partner_restarts;
-    output wire [31:0] frames_dropped;
-    output wire [31:0] retrains;
-    output wire [31:0] up_cycles;
+    output reg [31:0] frames_sent;
+    output reg [31:0] frames_retransmitted;
+    output reg [31:0] frames_received;
+    output reg [31:0] crc_errors;
+    output reg [31:0] lock_losses;
+    output reg [31:0] slips;
+    output reg [31:0] partner_restarts;
+    output reg [31:0] frames_dropped;
+    output reg [31:0] retrains;
+    output reg [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
 // state shared by the two directions
@@ -110,18 +110,8 @@ reg [15:0] credit_limit0;
 reg [15:0] credit_limit1;
 reg go_back;
 // counters
-reg [31:0] frames_sent_2;
-reg [31:0] frames_retransmitted_2;
-reg [31:0] frames_received_2;
-reg [31:0] crc_errors_2;
-reg [31:0] lock_losses_2;
-reg [31:0] slips_2;
-reg [31:0] partner_restarts_2;
-reg [31:0] frames_dropped_2;
 reg channel_was_up;
 reg channel_ever_up;
-reg [31:0] retrains_2;
-reg [31:0] up_cycles_2;
 wire [10:0] ingress_replay_wr;
 wire ingress_in_frame;
 wire [5:0] ingress_in_seq;
@@ -403,18 +393,18 @@ always @(posedge clk) begin
     if (rst) credit_limit0 <= 16'h200; else credit_limit0 <= bonding_hold ? 16'h0 : (control_info_in ? control_limit_in0 : credit_limit0);
     if (rst) credit_limit1 <= 16'h200; else credit_limit1 <= bonding_hold ? 16'h0 : (control_info_in ? control_limit_in1 : credit_limit1);
     if (rst) go_back <= 1'h0; else go_back <= bonding_hold ? 1'h0 : (transmit_ack_taken_and ? 1'h1 : (transmit_idle_and ? 1'h0 : (transmit_ack_taken_or ? 1'h1 : go_back)));
-    if (rst) frames_sent_2 <= 32'h0; else frames_sent_2 <= transmit_fresh ? (frames_sent_2 + 32'h1) : frames_sent_2;
-    if (rst) frames_retransmitted_2 <= 32'h0; else frames_retransmitted_2 <= transmit_retransmitted ? (frames_retransmitted_2 + 32'h1) : frames_retransmitted_2;
-    if (rst) frames_received_2 <= 32'h0; else frames_received_2 <= receive_rx_good ? (frames_received_2 + 32'h1) : frames_received_2;
-    if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= receive_crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
-    if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + ({31'h0, bonding_lock_lost_toggle0_sync1_xor});
-    if (rst) slips_2 <= 32'h0; else slips_2 <= elastic_eb_slip ? (slips_2 + 32'h1) : slips_2;
-    if (rst) partner_restarts_2 <= 32'h0; else partner_restarts_2 <= bonding_partner_restart ? (partner_restarts_2 + 32'h1) : partner_restarts_2;
-    if (rst) frames_dropped_2 <= 32'h0; else frames_dropped_2 <= bonding_partner_restart ? (frames_dropped_2 + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped_2;
+    if (rst) frames_sent <= 32'h0; else frames_sent <= transmit_fresh ? (frames_sent + 32'h1) : frames_sent;
+    if (rst) frames_retransmitted <= 32'h0; else frames_retransmitted <= transmit_retransmitted ? (frames_retransmitted + 32'h1) : frames_retransmitted;
+    if (rst) frames_received <= 32'h0; else frames_received <= receive_rx_good ? (frames_received + 32'h1) : frames_received;
+    if (rst) crc_errors <= 32'h0; else crc_errors <= receive_crc_error ? (crc_errors + 32'h1) : crc_errors;
+    if (rst) lock_losses <= 32'h0; else lock_losses <= lock_losses + ({31'h0, bonding_lock_lost_toggle0_sync1_xor});
+    if (rst) slips <= 32'h0; else slips <= elastic_eb_slip ? (slips + 32'h1) : slips;
+    if (rst) partner_restarts <= 32'h0; else partner_restarts <= bonding_partner_restart ? (partner_restarts + 32'h1) : partner_restarts;
+    if (rst) frames_dropped <= 32'h0; else frames_dropped <= bonding_partner_restart ? (frames_dropped + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped;
     if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up;
     if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up ? 1'h1 : channel_ever_up;
-    if (rst) retrains_2 <= 32'h0; else retrains_2 <= ((bonding_channel_up & (~channel_was_up)) & channel_ever_up) ? (retrains_2 + 32'h1) : retrains_2;
-    if (rst) up_cycles_2 <= 32'h0; else up_cycles_2 <= bonding_channel_up ? (up_cycles_2 + 32'h1) : 32'h0;
+    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
+    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up ? (up_cycles + 32'h1) : 32'h0;
 end
 
 assign s_axis_tready = ingress_ready;
@@ -433,16 +423,6 @@ assign m_axis_vc1_tvalid = receive_rx_rd1_and;
 assign tx_credit = control_credit_pulses;
 assign s_axis_nfc_tready = transmit_send_nfc;
 assign tx_serial = transmit_tx_block0;
-assign frames_sent = frames_sent_2;
-assign frames_retransmitted = frames_retransmitted_2;
-assign frames_received = frames_received_2;
-assign crc_errors = crc_errors_2;
-assign lock_losses = lock_losses_2;
-assign slips = slips_2;
-assign partner_restarts = partner_restarts_2;
-assign frames_dropped = frames_dropped_2;
-assign retrains = retrains_2;
-assign up_cycles = up_cycles_2;
 endmodule
 
 // Submodules of reliable_link_x1, prefixed with its name so any set of weft files can be read together.
@@ -500,11 +480,11 @@ module reliable_link_x1_ingress(
     input wire [5:0] tx_seq;
     input wire [9:0] rd_next_bits9_0;
     // outputs: status and counters
-    output wire [10:0] replay_wr;
-    output wire in_frame;
-    output wire [5:0] in_seq;
+    output reg [10:0] replay_wr;
+    output reg in_frame;
+    output reg [5:0] in_seq;
     output wire [5:0] in_flight;
-    output wire ingress_ended;
+    output reg ingress_ended;
     output wire ready;
     output wire take_and;
     output wire take_and_2;
@@ -517,32 +497,25 @@ module reliable_link_x1_ingress(
 
 // verilator lint_off UNUSEDSIGNAL
 // ingress: user beats into the replay buffer
-reg [10:0] replay_wr_2;
-reg in_frame_2;
 reg [7:0] in_words;
 reg in_vc;
-reg [5:0] in_seq_2;
 reg [15:0] credit_used0;
 reg [15:0] credit_used1;
 reg ingress_space;
 reg ingress_credit_ok0;
 reg ingress_credit_ok1;
-wire [5:0] in_flight_2;
 reg ingress_below_max;
 reg ingress_below_max1;
-reg ingress_ended_2;
 wire first;
 wire vc_now;
 wire start_ok;
 reg ingress_discard;
-wire ready_2;
 wire take;
 wire push;
 wire s_axis_tuser_not;
 wire [7:0] words1;
 wire end_frame;
 wire start_frame;
-wire [9:0] replay_wr_bits9_0;
 // frame table
 wire [5:0] s_axis_tkeep_plus;
 // link credits: a frame's worth reserved at its start, the rest given back at its end
@@ -563,18 +536,19 @@ reg [16:0] frame_end [0:63];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- ingress: user beats into the replay buffer ----
-assign in_flight_2 = in_seq_2 - acked_seq;
-assign first = ~in_frame_2;
+assign in_flight = in_seq - acked_seq;
+assign first = ~in_frame;
 assign vc_now = first ? s_axis_tuser : in_vc;
-assign start_ok = in_frame_2 | ((vc_now ? ingress_credit_ok1 : ingress_credit_ok0) & (ingress_ended_2 ? ingress_below_max1 : ingress_below_max));
-assign ready_2 = ingress_discard | ((ingress_space & start_ok) & (~session_fresh_or));
-assign take = s_axis_tvalid & ready_2;
+assign start_ok = in_frame |
+    ((vc_now ? ingress_credit_ok1 : ingress_credit_ok0) &
+    (ingress_ended ? ingress_below_max1 : ingress_below_max));
+assign ready = ingress_discard | (ingress_space & start_ok & (~session_fresh_or));
+assign take = s_axis_tvalid & ready;
 assign push = take & (~ingress_discard);
 assign s_axis_tuser_not = ~s_axis_tuser;
 assign words1 = in_words + 8'h1;
 assign end_frame = push & (s_axis_tlast | (in_words == 8'h7f));
 assign start_frame = push & first;
-assign replay_wr_bits9_0 = replay_wr_2[9:0];
 
 // ---- frame table ----
 assign s_axis_tkeep_plus = ((((((({5'h0, s_axis_tkeep[0]}) + ({5'h0, s_axis_tkeep[1]})) + ({5'h0, s_axis_tkeep[2]})) + ({5'h0, s_axis_tkeep[3]})) + ({5'h0, s_axis_tkeep[4]})) + ({5'h0, s_axis_tkeep[5]})) + ({5'h0, s_axis_tkeep[6]})) + ({5'h0, s_axis_tkeep[7]});
@@ -591,35 +565,29 @@ assign credit_used0_sel = (start_frame_and & end_frame_and) ? (credit_used0 + ({
 assign credit_used1_sel = (start_frame_and_2 & end_frame_and_2) ? (credit_used1 + ({8'h0, words1})) : (end_frame_and_2 ? ((credit_used1 + ({8'h0, words1})) - 16'h80) : (start_frame_and_2 ? (credit_used1 + 16'h80) : credit_used1));
 
 always @(posedge clk) begin
-    if (rst) replay_wr_2 <= 11'h0; else replay_wr_2 <= push ? (replay_wr_2 + 11'h1) : replay_wr_2;
-    if (rst) in_frame_2 <= 1'h0; else in_frame_2 <= session_fresh_or ? 1'h0 : (push ? (~end_frame) : in_frame_2);
+    if (rst) replay_wr <= 11'h0; else replay_wr <= push ? (replay_wr + 11'h1) : replay_wr;
+    if (rst) in_frame <= 1'h0; else in_frame <= session_fresh_or ? 1'h0 : (push ? (~end_frame) : in_frame);
     if (rst) in_words <= 8'h0; else in_words <= session_fresh_or ? 8'h0 : (push ? (end_frame ? 8'h0 : words1) : in_words);
     if (rst) in_vc <= 1'h0; else in_vc <= start_frame ? s_axis_tuser : in_vc;
-    if (rst) in_seq_2 <= 6'h0; else in_seq_2 <= session_fresh_or ? 6'h0 : (end_frame ? (in_seq_2 + 6'h1) : in_seq_2);
+    if (rst) in_seq <= 6'h0; else in_seq <= session_fresh_or ? 6'h0 : (end_frame ? (in_seq + 6'h1) : in_seq);
     if (rst) credit_used0 <= 16'h0; else credit_used0 <= session_fresh_or ? 16'h0 : credit_used0_sel;
     if (rst) credit_used1 <= 16'h0; else credit_used1 <= session_fresh_or ? 16'h0 : credit_used1_sel;
-    if (rst) ingress_space <= 1'h0; else ingress_space <= (replay_wr_2 - acked_addr) < 11'h3ff;
+    if (rst) ingress_space <= 1'h0; else ingress_space <= (replay_wr - acked_addr) < 11'h3ff;
     if (rst) ingress_credit_ok0 <= 1'h0; else ingress_credit_ok0 <= ~((credit_limit0 - credit_used0) < 16'h81);
     if (rst) ingress_credit_ok1 <= 1'h0; else ingress_credit_ok1 <= ~((credit_limit1 - credit_used1) < 16'h81);
-    if (rst) ingress_below_max <= 1'h0; else ingress_below_max <= in_flight_2 < 6'h1f;
-    if (rst) ingress_below_max1 <= 1'h0; else ingress_below_max1 <= in_flight_2 < 6'h1e;
-    if (rst) ingress_ended_2 <= 1'h0; else ingress_ended_2 <= session_fresh_or ? 1'h0 : end_frame;
-    if (rst) ingress_discard <= 1'h0; else ingress_discard <= (session_fresh_or & in_frame_2) ? 1'h1 : ((take & s_axis_tlast) ? 1'h0 : ingress_discard);
-    if (push) replay0[replay_wr_bits9_0] <= s_axis_tdata;
-    if (start_frame) frame_start[in_seq_2] <= {s_axis_tuser, replay_wr_2};
-    if (end_frame) frame_end[in_seq_2] <= {({s_axis_tlast, (s_axis_tlast ? s_axis_tkeep_plus : 6'h8)}), replay_wr_bits9_0};
+    if (rst) ingress_below_max <= 1'h0; else ingress_below_max <= in_flight < 6'h1f;
+    if (rst) ingress_below_max1 <= 1'h0; else ingress_below_max1 <= in_flight < 6'h1e;
+    if (rst) ingress_ended <= 1'h0; else ingress_ended <= session_fresh_or ? 1'h0 : end_frame;
+    if (rst) ingress_discard <= 1'h0; else ingress_discard <= (session_fresh_or & in_frame) ? 1'h1 : ((take & s_axis_tlast) ? 1'h0 : ingress_discard);
+    if (push) replay0[replay_wr[9:0]] <= s_axis_tdata;
+    if (start_frame) frame_start[in_seq] <= {s_axis_tuser, replay_wr};
+    if (end_frame) frame_end[in_seq] <= {s_axis_tlast, (s_axis_tlast ? s_axis_tkeep_plus : 6'h8), replay_wr[9:0]};
 end
 
-assign replay_wr = replay_wr_2;
-assign in_frame = in_frame_2;
-assign in_seq = in_seq_2;
-assign in_flight = in_flight_2;
-assign ingress_ended = ingress_ended_2;
-assign ready = ready_2;
 assign take_and = take & s_axis_tuser_not;
 assign take_and_2 = take & s_axis_tuser;
-assign take_and_3 = (take & ingress_discard) & s_axis_tuser_not;
-assign take_and_4 = (take & ingress_discard) & s_axis_tuser;
+assign take_and_3 = take & ingress_discard & s_axis_tuser_not;
+assign take_and_4 = take & ingress_discard & s_axis_tuser;
 assign frame_start_rd = frame_start[ack_in];
 assign frame_start_rd_2 = frame_start[tx_seq];
 assign frame_end_rd = frame_end[tx_seq];
@@ -672,9 +640,9 @@ module reliable_link_x1_bonding(
     output wire eb_out0_b64;
     output wire eb_out0_b65;
     output wire [63:0] bonded_word0_bits63_0;
-    output wire rx_words_up;
-    output wire session_fresh;
-    output wire partner_marking;
+    output reg rx_words_up;
+    output reg session_fresh;
+    output reg partner_marking;
     output wire channel_up;
     output wire control0;
     output wire hold;
@@ -685,26 +653,17 @@ module reliable_link_x1_bonding(
 reg [65:0] rx_prev0;
 reg [6:0] rx_slip0;
 wire [127:0] rx_serial_cat;
-wire rx_slip0_b0;
 wire [127:0] rx_serial_sel;
-wire rx_slip0_b2;
 wire [127:0] rx_serial_sel_2;
-wire rx_slip0_b4;
 wire [126:0] rx_prev0_sel;
 wire [68:0] rx_serial_cat_2;
-wire rx_slip0_b0_2;
 wire [68:0] rx_serial_sel_3;
-wire rx_slip0_b2_2;
 wire [68:0] rx_serial_sel_4;
-wire rx_slip0_b4_2;
 wire [67:0] rx_serial_sel_5;
 reg [66:0] rx_window0;
 reg rx_slipped0;
 wire [65:0] rx_window0_sel;
-wire [1:0] rx_window0_bits1_0;
-wire rx_window0_b0;
 wire rx_window0_xor;
-wire [63:0] rx_window0_bits65_2;
 reg all_locked;
 reg [6:0] rx_sh_count0;
 reg [4:0] rx_sh_invalid0;
@@ -740,7 +699,6 @@ reg bond_cb_all;
 wire bond_error;
 wire unbond;
 wire bonded_and;
-wire rx_up_2;
 reg lock_lost_toggle0;
 (* ASYNC_REG = "TRUE" *) reg rx_up_sync0;
 (* ASYNC_REG = "TRUE" *) reg rx_up_sync1_2;
@@ -750,13 +708,8 @@ reg lock_lost_toggle0;
 (* ASYNC_REG = "TRUE" *) reg lock_lost_toggle0_sync1;
 reg lock_lost_seen0;
 // elastic buffer, read side (clk): read, insert or delete clock compensation
-wire [63:0] eb_out0_bits63_0_2;
-wire eb_out0_b64_2;
-wire eb_out0_b65_2;
 reg [65:0] bonded_word0;
-reg rx_words_up_2;
 // remote readiness and restarts (from the deskewed block, as it leaves the deskew)
-wire [15:0] eb_out0_bits15_0;
 wire eb_out0_and;
 wire eb_out0_and_2;
 wire eb_out0_and_3;
@@ -764,17 +717,11 @@ wire is_train;
 wire mark_in;
 wire echo_in;
 wire unmarked;
-reg session_fresh_2;
-reg partner_marking_2;
-wire eb_out0_and_4;
 reg remote_ready;
-wire channel_up_2;
-wire control0_2;
-wire hold_2;
 reg partner_marking_before;
 reg session_up_since_restart;
-wire partner_restart_2;
 // counters
+wire mark_in_sel;
 wire remote_ready_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] deskew0 [0:15];
@@ -782,72 +729,61 @@ reg [65:0] deskew0 [0:15];
 
 // ---- receive lanes ----
 assign rx_serial_cat = {rx_serial[61:0], rx_prev0};
-assign rx_slip0_b0 = rx_slip0[0];
-assign rx_serial_sel = rx_slip0[1] ? (rx_slip0_b0 ? ({3'h0, rx_serial_cat[127:3]}) : ({2'h0, rx_serial_cat[127:2]})) : (rx_slip0_b0 ? ({1'h0, rx_serial_cat[127:1]}) : rx_serial_cat);
-assign rx_slip0_b2 = rx_slip0[2];
-assign rx_serial_sel_2 = rx_slip0[3] ? (rx_slip0_b2 ? ({12'h0, rx_serial_sel[127:12]}) : ({8'h0, rx_serial_sel[127:8]})) : (rx_slip0_b2 ? ({4'h0, rx_serial_sel[127:4]}) : rx_serial_sel);
-assign rx_slip0_b4 = rx_slip0[4];
-assign rx_prev0_sel = rx_slip0[5] ? (rx_slip0_b4 ? ({47'h0, rx_serial_sel_2[127:48]}) : ({31'h0, rx_serial_sel_2[127:32]})) : (rx_slip0_b4 ? ({15'h0, rx_serial_sel_2[127:16]}) : rx_serial_sel_2[126:0]);
+assign rx_serial_sel = rx_slip0[1] ? (rx_slip0[0] ? ({3'h0, rx_serial_cat[127:3]}) : ({2'h0, rx_serial_cat[127:2]})) : (rx_slip0[0] ? ({1'h0, rx_serial_cat[127:1]}) : rx_serial_cat);
+assign rx_serial_sel_2 = rx_slip0[3] ? (rx_slip0[2] ? ({12'h0, rx_serial_sel[127:12]}) : ({8'h0, rx_serial_sel[127:8]})) : (rx_slip0[2] ? ({4'h0, rx_serial_sel[127:4]}) : rx_serial_sel);
+assign rx_prev0_sel = rx_slip0[5] ? (rx_slip0[4] ? ({47'h0, rx_serial_sel_2[127:48]}) : ({31'h0, rx_serial_sel_2[127:32]})) : (rx_slip0[4] ? ({15'h0, rx_serial_sel_2[127:16]}) : rx_serial_sel_2[126:0]);
 assign rx_serial_cat_2 = {rx_serial, rx_prev0[65:63]};
-assign rx_slip0_b0_2 = rx_slip0[0];
-assign rx_serial_sel_3 = rx_slip0[1] ? (rx_slip0_b0_2 ? ({3'h0, rx_serial_cat_2[68:3]}) : ({2'h0, rx_serial_cat_2[68:2]})) : (rx_slip0_b0_2 ? ({1'h0, rx_serial_cat_2[68:1]}) : rx_serial_cat_2);
-assign rx_slip0_b2_2 = rx_slip0[2];
-assign rx_serial_sel_4 = rx_slip0[3] ? (rx_slip0_b2_2 ? ({12'h0, rx_serial_sel_3[68:12]}) : ({8'h0, rx_serial_sel_3[68:8]})) : (rx_slip0_b2_2 ? ({4'h0, rx_serial_sel_3[68:4]}) : rx_serial_sel_3);
-assign rx_slip0_b4_2 = rx_slip0[4];
-assign rx_serial_sel_5 = rx_slip0[5] ? (rx_slip0_b4_2 ? ({47'h0, rx_serial_sel_4[68:48]}) : ({31'h0, rx_serial_sel_4[68:32]})) : (rx_slip0_b4_2 ? ({15'h0, rx_serial_sel_4[68:16]}) : rx_serial_sel_4[67:0]);
+assign rx_serial_sel_3 = rx_slip0[1] ? (rx_slip0[0] ? ({3'h0, rx_serial_cat_2[68:3]}) : ({2'h0, rx_serial_cat_2[68:2]})) : (rx_slip0[0] ? ({1'h0, rx_serial_cat_2[68:1]}) : rx_serial_cat_2);
+assign rx_serial_sel_4 = rx_slip0[3] ? (rx_slip0[2] ? ({12'h0, rx_serial_sel_3[68:12]}) : ({8'h0, rx_serial_sel_3[68:8]})) : (rx_slip0[2] ? ({4'h0, rx_serial_sel_3[68:4]}) : rx_serial_sel_3);
+assign rx_serial_sel_5 = rx_slip0[5] ? (rx_slip0[4] ? ({47'h0, rx_serial_sel_4[68:48]}) : ({31'h0, rx_serial_sel_4[68:32]})) : (rx_slip0[4] ? ({15'h0, rx_serial_sel_4[68:16]}) : rx_serial_sel_4[67:0]);
 assign rx_window0_sel = rx_slipped0 ? rx_window0[66:1] : rx_window0[65:0];
-assign rx_window0_bits1_0 = rx_window0_sel[1:0];
-assign rx_window0_b0 = rx_window0_bits1_0[0];
-assign rx_window0_xor = rx_window0_b0 ^ rx_window0_bits1_0[1];
-assign rx_window0_bits65_2 = rx_window0_sel[65:2];
+assign rx_window0_xor = rx_window0_sel[0] ^ rx_window0_sel[1];
 assign rx_sh_count0_is63 = rx_sh_count0 == 7'h3f;
 assign rx_window0_not = ~rx_window0_xor;
 assign all_locked_not = ~all_locked;
-assign all_locked_and = (all_locked_not & rx_window0_xor) & rx_sh_count0_is63;
-assign all_locked_and_2 = (all_locked & rx_window0_not) & (rx_sh_invalid0 == 5'hf);
+assign all_locked_and = all_locked_not & rx_window0_xor & rx_sh_count0_is63;
+assign all_locked_and_2 = all_locked & rx_window0_not & (rx_sh_invalid0 == 5'hf);
 assign all_locked_or = (all_locked_not & rx_window0_not) | all_locked_and_2;
-assign all_locked_or_2 = (all_locked_or | rx_sh_count0_is63) | all_locked_and;
+assign all_locked_or_2 = all_locked_or | rx_sh_count0_is63 | all_locked_and;
 assign rx_descrambler0_cat = {6'h0, rx_descrambler0};
-assign rx_window0_xor_2 = (((rx_window0_bits65_2 ^ ({rx_window0_bits65_2[24:0], 39'h0})) ^ ({rx_window0_bits65_2[5:0], 58'h0})) ^ rx_descrambler0_cat) ^ (rx_descrambler0_cat >> 7'h13);
+assign rx_window0_xor_2 = rx_window0_sel[65:2] ^ ({rx_window0_sel[26:2], 39'h0}) ^ ({rx_window0_sel[7:2], 58'h0}) ^
+    rx_descrambler0_cat ^ (rx_descrambler0_cat >> 7'h13);
 
 // ---- channel bonding: each lane's bonding block, relative to lane 0 ----
 assign bond_cb_phase0_minus = bond_cb_phase0 - bond_cb_phase0;
-assign bond_now = ((~bonded) & bond_have0) & all_locked;
+assign bond_now = (~bonded) & bond_have0 & all_locked;
 
 // ---- deskew: lane k's blocks are read `delay` cycles after they were written, then registered ----
-assign rx_valid0_cat = {({rx_valid0, rx_control0}), rx_payload0};
+assign rx_valid0_cat = {rx_valid0, rx_control0, rx_payload0};
 assign rx_valid0_sel_2 = (deskew0_2 == 4'h0) ? rx_valid0_cat : (deskew0[(deskew_ptr - deskew0_2)]);
-assign rx_valid0_and = ((rx_valid0_sel_2[15:0] == 16'h4078) & rx_valid0_sel_2[64]) & rx_valid0_sel_2[65];
-assign bond_error = (bond_cb_any & (~bond_cb_all)) & bonded;
+assign rx_valid0_and = (rx_valid0_sel_2[15:0] == 16'h4078) & rx_valid0_sel_2[64] & rx_valid0_sel_2[65];
+assign bond_error = bond_cb_any & (~bond_cb_all) & bonded;
 assign unbond = (~all_locked) | bond_error;
-assign bonded_and = (((~bonded) & all_locked) & (~bond_have0)) & (((rx_payload0[15:0] == 16'h4078) & rx_control0) & rx_valid0);
-assign rx_up_2 = bonded & all_locked;
+assign bonded_and = (~bonded) & all_locked & (~bond_have0) & (rx_payload0[15:0] == 16'h4078) & rx_control0 & rx_valid0;
+assign rx_up = bonded & all_locked;
 
 // ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
-assign eb_out0_bits63_0_2 = eb_out0[63:0];
-assign eb_out0_b64_2 = eb_out0[64];
-assign eb_out0_b65_2 = eb_out0[65];
 
 // ---- remote readiness and restarts (from the deskewed block, as it leaves the deskew) ----
-assign eb_out0_bits15_0 = eb_out0_bits63_0_2[15:0];
-assign eb_out0_and = eb_out0_b65_2 & eb_out0_b64_2;
-assign eb_out0_and_2 = (eb_out0_bits15_0 == 16'h3078) & eb_out0_and;
-assign eb_out0_and_3 = (eb_out0_bits15_0 == 16'h1078) & eb_out0_and;
+assign eb_out0_and = eb_out0[65] & eb_out0[64];
+assign eb_out0_and_2 = (eb_out0[15:0] == 16'h3078) & eb_out0_and;
+assign eb_out0_and_3 = (eb_out0[15:0] == 16'h1078) & eb_out0_and;
 assign is_train = eb_out0_and_2 | eb_out0_and_3;
-assign mark_in = is_train & (eb_out0_bits63_0_2[31:16] == 16'h5ac3);
-assign echo_in = is_train & (eb_out0_bits63_0_2[47:32] == 16'h5ac3);
-assign unmarked = eb_out0_bits63_0_2[31:16] == 16'h0;
-assign eb_out0_and_4 = (eb_out0_b65_2 & (~((eb_out0_bits15_0 == 16'h8078) & eb_out0_and))) & (~(((eb_out0_bits63_0_2[15:0] == 16'h4078) & eb_out0_b64_2) & eb_out0_b65_2));
-assign channel_up_2 = (rx_up_sync1_2 & remote_ready) & (~session_fresh_2);
-assign control0_2 = bonded_word0[65] & bonded_word0[64];
-assign hold_2 = session_fresh_2 | partner_marking_2;
-assign partner_restart_2 = (partner_marking_2 & (~partner_marking_before)) & session_up_since_restart;
+assign mark_in = is_train & (eb_out0[31:16] == 16'h5ac3);
+assign echo_in = is_train & (eb_out0[47:32] == 16'h5ac3);
+assign unmarked = eb_out0[31:16] == 16'h0;
+assign channel_up = rx_up_sync1_2 & remote_ready & (~session_fresh);
+assign control0 = bonded_word0[65] & bonded_word0[64];
+assign hold = session_fresh | partner_marking;
+assign partner_restart = partner_marking & (~partner_marking_before) & session_up_since_restart;
 
 // ---- counters ----
-assign remote_ready_sel = (eb_out0_and_2 | mark_in) ? 1'h0 : (((eb_out0_and_3 & unmarked) | (eb_out0_b65_2 & (~eb_out0_b64_2))) ? 1'h1 : remote_ready);
+assign mark_in_sel = (eb_out0[65] & (~((eb_out0[15:0] == 16'h8078) & eb_out0_and)) &
+    (~((eb_out0[15:0] == 16'h4078) & eb_out0[64] & eb_out0[65]))) ? mark_in : partner_marking;
+assign remote_ready_sel = (eb_out0_and_2 | mark_in) ? 1'h0 : (((eb_out0_and_3 & unmarked) | (eb_out0[65] & (~eb_out0[64]))) ? 1'h1 : remote_ready);
 
 always @(posedge clk) begin
-    if (rst) rx_up_sync0 <= 1'h0; else rx_up_sync0 <= rx_up_2;
+    if (rst) rx_up_sync0 <= 1'h0; else rx_up_sync0 <= rx_up;
     if (rst) rx_up_sync1_2 <= 1'h0; else rx_up_sync1_2 <= rx_up_sync0;
     if (rst) lane_up_sync0 <= 1'h0; else lane_up_sync0 <= all_locked;
     if (rst) lane_up_sync1_2 <= 1'h0; else lane_up_sync1_2 <= lane_up_sync0;
@@ -855,25 +791,26 @@ always @(posedge clk) begin
     if (rst) lock_lost_toggle0_sync1 <= 1'h0; else lock_lost_toggle0_sync1 <= lock_lost_toggle0_sync0;
     if (rst) lock_lost_seen0 <= 1'h0; else lock_lost_seen0 <= lock_lost_toggle0_sync1;
     if (rst) bonded_word0 <= 66'h0; else bonded_word0 <= eb_out0;
-    if (rst) rx_words_up_2 <= 1'h0; else rx_words_up_2 <= rx_up_sync1_2;
-    if (rst) session_fresh_2 <= 1'h1; else session_fresh_2 <= echo_in ? 1'h0 : session_fresh_2;
-    if (rst) partner_marking_2 <= 1'h0; else partner_marking_2 <= (~rx_up_sync1_2) ? 1'h0 : (eb_out0_and_4 ? mark_in : partner_marking_2);
+    if (rst) rx_words_up <= 1'h0; else rx_words_up <= rx_up_sync1_2;
+    if (rst) session_fresh <= 1'h1; else session_fresh <= echo_in ? 1'h0 : session_fresh;
+    if (rst) partner_marking <= 1'h0; else partner_marking <= (~rx_up_sync1_2) ? 1'h0 : mark_in_sel;
     if (rst) remote_ready <= 1'h0; else remote_ready <= (~rx_up_sync1_2) ? 1'h0 : remote_ready_sel;
-    if (rst) partner_marking_before <= 1'h0; else partner_marking_before <= partner_marking_2;
-    if (rst) session_up_since_restart <= 1'h0; else session_up_since_restart <= partner_restart_2 ? 1'h0 : (channel_up_2 ? 1'h1 : session_up_since_restart);
+    if (rst) partner_marking_before <= 1'h0; else partner_marking_before <= partner_marking;
+    if (rst) session_up_since_restart <= 1'h0; else session_up_since_restart <= partner_restart ? 1'h0 : (channel_up ? 1'h1 : session_up_since_restart);
 end
 
 always @(posedge rx_clk) begin
     if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial;
     if (rx_rst) rx_slip0 <= 7'h0; else rx_slip0 <= all_locked_or ? ((rx_slip0 == 7'h41) ? 7'h0 : (rx_slip0 + 7'h1)) : rx_slip0;
-    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_sel_5[67:64] : rx_serial_sel_5[3:0]), (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
+    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_sel_5[67:64] : rx_serial_sel_5[3:0]),
+    (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
     if (rx_rst) rx_slipped0 <= 1'h0; else rx_slipped0 <= all_locked_or;
     if (rx_rst) all_locked <= 1'h0; else all_locked <= all_locked_and_2 ? 1'h0 : (all_locked_and ? 1'h1 : all_locked);
     if (rx_rst) rx_sh_count0 <= 7'h0; else rx_sh_count0 <= all_locked_or_2 ? 7'h0 : (rx_sh_count0 + 7'h1);
     if (rx_rst) rx_sh_invalid0 <= 5'h0; else rx_sh_invalid0 <= all_locked_not ? 5'h0 : (all_locked_or_2 ? 5'h0 : ((all_locked & rx_window0_not) ? (rx_sh_invalid0 + 5'h1) : rx_sh_invalid0));
-    if (rx_rst) rx_descrambler0 <= 58'h0; else rx_descrambler0 <= rx_window0_bits65_2[63:6];
+    if (rx_rst) rx_descrambler0 <= 58'h0; else rx_descrambler0 <= rx_window0_sel[65:8];
     if (rx_rst) rx_valid0 <= 1'h0; else rx_valid0 <= all_locked & rx_window0_xor;
-    if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_b0;
+    if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_sel[0];
     if (rx_rst) rx_payload0 <= 64'h0; else rx_payload0 <= rx_window0_xor_2;
     if (rx_rst) rx_lock_lost0 <= 1'h0; else rx_lock_lost0 <= all_locked_and_2;
     if (rx_rst) bonded <= 1'h0; else bonded <= unbond ? 1'h0 : (bond_now ? 1'h1 : bonded);
@@ -889,21 +826,13 @@ always @(posedge rx_clk) begin
 end
 
 assign rx_valid0_sel = rx_valid0_sel_2;
-assign rx_up = rx_up_2;
 assign rx_up_sync1 = rx_up_sync1_2;
 assign lane_up_sync1 = lane_up_sync1_2;
 assign lock_lost_toggle0_sync1_xor = lock_lost_toggle0_sync1 ^ lock_lost_seen0;
-assign eb_out0_bits63_0 = eb_out0_bits63_0_2;
-assign eb_out0_b64 = eb_out0_b64_2;
-assign eb_out0_b65 = eb_out0_b65_2;
+assign eb_out0_bits63_0 = eb_out0[63:0];
+assign eb_out0_b64 = eb_out0[64];
+assign eb_out0_b65 = eb_out0[65];
 assign bonded_word0_bits63_0 = bonded_word0[63:0];
-assign rx_words_up = rx_words_up_2;
-assign session_fresh = session_fresh_2;
-assign partner_marking = partner_marking_2;
-assign channel_up = channel_up_2;
-assign control0 = control0_2;
-assign hold = hold_2;
-assign partner_restart = partner_restart_2;
 endmodule
 
 module reliable_link_x1_elastic(
@@ -927,8 +856,8 @@ module reliable_link_x1_elastic(
     input wire [65:0] rx_valid0_sel;
     input wire rx_up_sync1;
     // outputs: status and counters
-    output wire [65:0] eb_out0;
-    output wire eb_slip;
+    output reg [65:0] eb_out0;
+    output reg eb_slip;
 
 // verilator lint_off UNUSEDSIGNAL
 // elastic buffer, write side (rx_clk)
@@ -938,7 +867,6 @@ reg [4:0] eb_wr_gray;
 // elastic buffer, read side (clk): read, insert or delete clock compensation
 (* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync0;
 (* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync1;
-wire eb_wr_gray_sync1_b4;
 wire eb_wr_gray_sync1_xor;
 wire eb_wr_gray_sync1_xor_2;
 wire eb_wr_gray_sync1_xor_3;
@@ -948,8 +876,6 @@ wire [4:0] level;
 wire [4:0] eb_rd_plus;
 wire empty;
 wire delete;
-reg [65:0] eb_out0_2;
-reg eb_slip_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] eb_lane0 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -960,11 +886,11 @@ reg [0:0] eb_is_cc [0:15];
 assign eb_wr_sel = rx_up ? (eb_wr + 5'h1) : eb_wr;
 
 // ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
-assign eb_wr_gray_sync1_b4 = eb_wr_gray_sync1[4];
-assign eb_wr_gray_sync1_xor = eb_wr_gray_sync1_b4 ^ eb_wr_gray_sync1[3];
+assign eb_wr_gray_sync1_xor = eb_wr_gray_sync1[4] ^ eb_wr_gray_sync1[3];
 assign eb_wr_gray_sync1_xor_2 = eb_wr_gray_sync1_xor ^ eb_wr_gray_sync1[2];
 assign eb_wr_gray_sync1_xor_3 = eb_wr_gray_sync1_xor_2 ^ eb_wr_gray_sync1[1];
-assign eb_wr_gray_sync1_cat = {({({({eb_wr_gray_sync1_b4, eb_wr_gray_sync1_xor}), eb_wr_gray_sync1_xor_2}), eb_wr_gray_sync1_xor_3}), (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
+assign eb_wr_gray_sync1_cat = {eb_wr_gray_sync1[4], eb_wr_gray_sync1_xor, eb_wr_gray_sync1_xor_2, eb_wr_gray_sync1_xor_3,
+    (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
 assign level = eb_wr_gray_sync1_cat - eb_rd;
 assign eb_rd_plus = eb_rd + 5'h1;
 assign empty = level == 5'h0;
@@ -974,8 +900,8 @@ always @(posedge clk) begin
     if (rst) eb_wr_gray_sync0 <= 5'h0; else eb_wr_gray_sync0 <= eb_wr_gray;
     if (rst) eb_wr_gray_sync1 <= 5'h0; else eb_wr_gray_sync1 <= eb_wr_gray_sync0;
     if (rst) eb_rd <= 5'h0; else eb_rd <= (~rx_up_sync1) ? eb_wr_gray_sync1_cat : (delete ? (eb_rd + 5'h2) : (empty ? eb_rd : (eb_rd + 5'h1)));
-    if (rst) eb_out0_2 <= 66'h0; else eb_out0_2 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : (eb_lane0[eb_rd[3:0]]));
-    if (rst) eb_slip_2 <= 1'h0; else eb_slip_2 <= rx_up_sync1 & (empty | delete);
+    if (rst) eb_out0 <= 66'h0; else eb_out0 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : (eb_lane0[eb_rd[3:0]]));
+    if (rst) eb_slip <= 1'h0; else eb_slip <= rx_up_sync1 & (empty | delete);
 end
 
 always @(posedge rx_clk) begin
@@ -985,8 +911,6 @@ always @(posedge rx_clk) begin
     if (rx_up) eb_is_cc[eb_wr[3:0]] <= rx_valid0_sel == 66'h30000000000008078;
 end
 
-assign eb_out0 = eb_out0_2;
-assign eb_slip = eb_slip_2;
 endmodule
 
 module reliable_link_x1_receive(
@@ -1053,97 +977,70 @@ module reliable_link_x1_receive(
     // outputs: status and counters
     output wire is_k0;
     output wire is_k1;
-    output wire nfc_hold;
-    output wire rx_nfc_valid;
-    output wire [15:0] rx_nfc_data;
-    output wire [63:0] rx_header;
-    output wire [5:0] rx_expected;
-    output wire rx_nak_sent;
-    output wire rx_good;
-    output wire rx_duplicate;
+    output reg nfc_hold;
+    output reg rx_nfc_valid;
+    output reg [15:0] rx_nfc_data;
+    output reg [63:0] rx_header;
+    output reg [5:0] rx_expected;
+    output reg rx_nak_sent;
+    output reg rx_good;
+    output reg rx_duplicate;
     output wire crc_error;
     output wire nak_now;
     output wire rx_rd0_and;
     output wire rx_rd0_and_2;
     output wire rx_credit_return_and;
-    output wire [63:0] vc0_read0;
+    output reg [63:0] vc0_read0;
     output wire [7:0] vc0_side_read_not;
     output wire vc0_side_read_b6;
-    output wire [15:0] rx_credit_limit0;
+    output reg [15:0] rx_credit_limit0;
     output wire rx_rd1_and;
     output wire rx_rd1_and_2;
     output wire rx_credit_return_and_2;
-    output wire [63:0] vc1_read0;
+    output reg [63:0] vc1_read0;
     output wire [7:0] vc1_side_read_not;
     output wire vc1_side_read_b6;
-    output wire [15:0] rx_credit_limit1;
+    output reg [15:0] rx_credit_limit1;
 
 // verilator lint_off UNUSEDSIGNAL
 // receive: the aligned block classified, registered beside the bonded word
-wire [7:0] eb_out0_bits63_0_bits7_0;
 reg rx_is_sep6;
 reg rx_is_btf_k0;
 reg rx_is_btf_k1;
 reg rx_is_btf_nfc;
-wire eb_out0_bits63_0_or;
 reg rx_is_known;
 wire eb_out0_b65_and;
 reg rx_all_data;
 reg rx_any_data;
 reg rx_all_valid;
-wire [7:0] eb_out0_bits63_0_bits55_48;
-wire [5:0] eb_out0_bits63_0_bits5_0;
 reg rx_nbytes_ok;
 wire [6:0] eb_out0_bits63_0_sel;
 wire [63:0] eb_out0_bits63_0_cat;
-wire [3:0] eb_out0_bits63_0_cat_2;
-wire [7:0] eb_out0_bits63_0_cat_3;
-wire [11:0] eb_out0_bits63_0_cat_4;
-wire [15:0] eb_out0_bits63_0_cat_5;
-wire [19:0] eb_out0_bits63_0_cat_6;
-wire [23:0] eb_out0_bits63_0_cat_7;
-wire [27:0] eb_out0_bits63_0_cat_8;
-wire [31:0] eb_out0_bits63_0_cat_9;
+wire [31:0] eb_out0_bits63_0_cat_2;
 reg [31:0] rx_crc_target;
-wire [7:0] eb_out0_bits63_0_cat_10;
-wire [14:0] eb_out0_bits63_0_cat_11;
-wire [21:0] eb_out0_bits63_0_cat_12;
-wire [28:0] eb_out0_bits63_0_cat_13;
+wire [31:0] eb_out0_bits63_0_cat_3;
 reg [31:0] rx_crc_data;
 // receive: block classification
 wire live;
 wire all_data;
 wire control0_and;
 wire is_sep;
-wire is_k0_2;
 wire is_nfc;
-wire is_k1_2;
 // native flow control from the partner: data stops for pause + 1 cycles, or until XON
-wire [7:0] bonded_word0_bits63_0_bits15_8;
-wire bonded_word0_bits63_0_b16;
 reg nfc_xoff;
 reg [8:0] nfc_timer;
 wire xon;
 wire timer_idle;
-reg nfc_hold_2;
-reg rx_nfc_valid_2;
-reg [15:0] rx_nfc_data_2;
 wire bad_block;
 // receive: frames
 reg rx_in_frame;
 reg rx_bad;
 reg [8:0] rx_words;
 reg [31:0] rx_crc;
-reg [63:0] rx_header_2;
-reg [5:0] rx_expected_2;
-reg rx_nak_sent_2;
-wire rx_header_b6;
 wire header_now;
 wire payload_now;
 wire trailer_now;
-wire [10:0] rx_crc_cat;
-wire [19:0] rx_crc_cat_2;
-wire [28:0] rx_crc_cat_3;
+wire [31:0] rx_crc_cat;
 reg [9:0] rx_spec_wr0;
 reg [9:0] rx_spec_wr1;
 reg [9:0] rx_commit0;
@@ -1156,10 +1053,6 @@ wire overflow;
 reg rx_wrote;
 // trailer checks
 wire crc_ok;
-wire [7:0] bonded_word0_bits63_0_bits55_48;
-wire [5:0] bonded_word0_bits63_0_bits5_0;
-wire bonded_word0_bits63_0_b7;
-wire [5:0] rx_header_bits5_0;
 reg rx_seq_ok;
 reg rx_seq_behind;
 reg rx_has_words;
@@ -1167,17 +1060,12 @@ wire clean;
 wire good_now;
 wire duplicate_now;
 // trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements
-reg rx_good_2;
-reg rx_duplicate_2;
 reg rx_was_trailer;
 reg rx_was_crc_ok;
 wire failed;
-wire crc_error_2;
-wire nak_now_2;
 // virtual channel 0: words written speculatively, released at a good trailer
 wire rx_header_not;
 wire write_and;
-wire [8:0] rx_spec_wr0_bits8_0;
 wire good_now_and;
 wire good_now_and_2;
 reg rx_commit_late0;
@@ -1189,17 +1077,12 @@ wire absorbing;
 wire rx_rd0_and_3;
 wire rx_rd0_and_4;
 wire [9:0] rx_rd0_sel;
-wire [8:0] rx_rd0_bits8_0;
-wire rx_credit_return_b0;
 reg [15:0] flits_popped0;
 reg [15:0] credits_returned0;
 wire [9:0] rx_commit0_minus;
-reg [63:0] vc0_read0_2;
 reg [6:0] vc0_side_read;
-reg [15:0] rx_credit_limit0_2;
 // virtual channel 1: words written speculatively, released at a good trailer
 wire write_and_2;
-wire [8:0] rx_spec_wr1_bits8_0;
 wire good_now_and_3;
 wire good_now_and_4;
 reg rx_commit_late1;
@@ -1211,16 +1094,11 @@ wire absorbing_2;
 wire rx_rd1_and_3;
 wire rx_rd1_and_4;
 wire [9:0] rx_rd1_sel;
-wire [8:0] rx_rd1_bits8_0;
-wire rx_credit_return_b1;
 reg [15:0] flits_popped1;
 reg [15:0] credits_returned1;
 wire [9:0] rx_commit1_minus;
-reg [63:0] vc1_read0_2;
 reg [6:0] vc1_side_read;
-reg [15:0] rx_credit_limit1_2;
 // counters
-wire [8:0] bonded_word0_bits63_0_sel;
 wire [31:0] rx_crc_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc0_lane0 [0:511];
@@ -1233,73 +1111,90 @@ reg [6:0] vc1_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- receive: the aligned block classified, registered beside the bonded word ----
-assign eb_out0_bits63_0_bits7_0 = eb_out0_bits63_0[7:0];
-assign eb_out0_bits63_0_or = ((((eb_out0_bits63_0_bits7_0 == 8'h78) | (eb_out0_bits63_0_bits7_0 == 8'hd2)) | (eb_out0_bits63_0_bits7_0 == 8'h99)) | (eb_out0_bits63_0_bits7_0 == 8'haa)) | (eb_out0_bits63_0[15:0] == 16'h61e);
 assign eb_out0_b65_and = eb_out0_b65 & (~eb_out0_b64);
-assign eb_out0_bits63_0_bits55_48 = eb_out0_bits63_0[55:48];
-assign eb_out0_bits63_0_bits5_0 = eb_out0_bits63_0_bits55_48[5:0];
-assign eb_out0_bits63_0_sel = (((eb_out0_bits63_0[15:0] == 16'h61e) & eb_out0_b65) & eb_out0_b64) ? ({eb_out0_bits63_0_bits55_48[7], eb_out0_bits63_0_bits5_0}) : 7'h8;
-assign eb_out0_bits63_0_cat = {56'h0, eb_out0_bits63_0_bits55_48};
-assign eb_out0_bits63_0_cat_2 = {({({(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09))}), (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584))}), (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2))};
-assign eb_out0_bits63_0_cat_3 = {({({({eb_out0_bits63_0_cat_2, (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0))}), (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a))}), (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425))};
-assign eb_out0_bits63_0_cat_4 = {({({({eb_out0_bits63_0_cat_3, (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400))}), (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412))}), (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b))}), (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f))};
-assign eb_out0_bits63_0_cat_5 = {({({({eb_out0_bits63_0_cat_4, (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f))}), (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15))}), (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318))}), (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c))};
-assign eb_out0_bits63_0_cat_6 = {({({({eb_out0_bits63_0_cat_5, (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6))}), (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63))}), (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83))};
-assign eb_out0_bits63_0_cat_7 = {({({({eb_out0_bits63_0_cat_6, (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53))}), (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9))}), (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6))}), (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71))};
-assign eb_out0_bits63_0_cat_8 = {({({({eb_out0_bits63_0_cat_7, (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738))}), (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e))}), (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5))}), (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78))};
-assign eb_out0_bits63_0_cat_9 = {({({({eb_out0_bits63_0_cat_8, (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e))}), (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097))}), (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b))}), (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25))};
-assign eb_out0_bits63_0_cat_10 = {({({({({({({(^(eb_out0_bits63_0 & 64'hef13a98c0caa668f)), (^(eb_out0_bits63_0 & 64'h7789d4c606553347))}), (^(eb_out0_bits63_0 & 64'hbbc4ea63032a99a3))}), (^(eb_out0_bits63_0 & 64'h5de2753181954cd1))}), (^(eb_out0_bits63_0 & 64'h2ef13a98c0caa668))}), (^(eb_out0_bits63_0 & 64'h97789d4c60655334))}), (^(eb_out0_bits63_0 & 64'ha4afe72a3c98cf15))}), (^(eb_out0_bits63_0 & 64'h5257f3951e4c678a))};
-assign eb_out0_bits63_0_cat_11 = {({({({({({({eb_out0_bits63_0_cat_10, (^(eb_out0_bits63_0 & 64'h46385046838c554a))}), (^(eb_out0_bits63_0 & 64'hcc0f81af4d6c4c2a))}), (^(eb_out0_bits63_0 & 64'h8914695baa1c409a))}), (^(eb_out0_bits63_0 & 64'h2b999d21d9a446c2))}), (^(eb_out0_bits63_0 & 64'h95ccce90ecd22361))}), (^(eb_out0_bits63_0 & 64'h25f5cec47ac3773f))}), (^(eb_out0_bits63_0 & 64'h7de94eee31cbdd10))};
-assign eb_out0_bits63_0_cat_12 = {({({({({({({eb_out0_bits63_0_cat_11, (^(eb_out0_bits63_0 & 64'h3ef4a77718e5ee88))}), (^(eb_out0_bits63_0 & 64'h1f7a53bb8c72f744))}), (^(eb_out0_bits63_0 & 64'hfbd29ddc6397ba2))}), (^(eb_out0_bits63_0 & 64'h68cd3d62efb6db5e))}), (^(eb_out0_bits63_0 & 64'h5b75373d7b710b20))}), (^(eb_out0_bits63_0 & 64'h42a93212b112e31f))}), (^(eb_out0_bits63_0 & 64'ha15499095889718f))};
-assign eb_out0_bits63_0_cat_13 = {({({({({({({eb_out0_bits63_0_cat_12, (^(eb_out0_bits63_0 & 64'h3fb9e508a0eede48))}), (^(eb_out0_bits63_0 & 64'hf0cf5b085cdd09ab))}), (^(eb_out0_bits63_0 & 64'hf867ad842e6e84d5))}), (^(eb_out0_bits63_0 & 64'h93207f4e1b9d24e5))}), (^(eb_out0_bits63_0 & 64'ha683962b0164f4fd))}), (^(eb_out0_bits63_0 & 64'h3c5262998c181cf1))}), (^(eb_out0_bits63_0 & 64'hf13a98c0caa668f7))};
+assign eb_out0_bits63_0_sel = ((eb_out0_bits63_0[15:0] == 16'h61e) & eb_out0_b65 & eb_out0_b64) ? ({eb_out0_bits63_0[55], eb_out0_bits63_0[53:48]}) : 7'h8;
+assign eb_out0_bits63_0_cat = {56'h0, eb_out0_bits63_0[55:48]};
+assign eb_out0_bits63_0_cat_2 = {(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09)),
+    (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584)), (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2)),
+    (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0)),
+    (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a)), (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425)),
+    (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400)), (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412)),
+    (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b)), (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f)),
+    (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f)), (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15)),
+    (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318)), (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c)),
+    (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6)), (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63)),
+    (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923)), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83)),
+    (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53)), (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9)),
+    (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6)), (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71)),
+    (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738)), (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e)),
+    (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5)), (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78)),
+    (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e)), (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097)),
+    (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b)), (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25))};
+assign eb_out0_bits63_0_cat_3 = {(^(eb_out0_bits63_0 & 64'hef13a98c0caa668f)), (^(eb_out0_bits63_0 & 64'h7789d4c606553347)),
+    (^(eb_out0_bits63_0 & 64'hbbc4ea63032a99a3)), (^(eb_out0_bits63_0 & 64'h5de2753181954cd1)),
+    (^(eb_out0_bits63_0 & 64'h2ef13a98c0caa668)), (^(eb_out0_bits63_0 & 64'h97789d4c60655334)),
+    (^(eb_out0_bits63_0 & 64'ha4afe72a3c98cf15)), (^(eb_out0_bits63_0 & 64'h5257f3951e4c678a)),
+    (^(eb_out0_bits63_0 & 64'h46385046838c554a)), (^(eb_out0_bits63_0 & 64'hcc0f81af4d6c4c2a)),
+    (^(eb_out0_bits63_0 & 64'h8914695baa1c409a)), (^(eb_out0_bits63_0 & 64'h2b999d21d9a446c2)),
+    (^(eb_out0_bits63_0 & 64'h95ccce90ecd22361)), (^(eb_out0_bits63_0 & 64'h25f5cec47ac3773f)),
+    (^(eb_out0_bits63_0 & 64'h7de94eee31cbdd10)), (^(eb_out0_bits63_0 & 64'h3ef4a77718e5ee88)),
+    (^(eb_out0_bits63_0 & 64'h1f7a53bb8c72f744)), (^(eb_out0_bits63_0 & 64'hfbd29ddc6397ba2)),
+    (^(eb_out0_bits63_0 & 64'h68cd3d62efb6db5e)), (^(eb_out0_bits63_0 & 64'h5b75373d7b710b20)),
+    (^(eb_out0_bits63_0 & 64'h42a93212b112e31f)), (^(eb_out0_bits63_0 & 64'ha15499095889718f)),
+    (^(eb_out0_bits63_0 & 64'h3fb9e508a0eede48)), (^(eb_out0_bits63_0 & 64'hf0cf5b085cdd09ab)),
+    (^(eb_out0_bits63_0 & 64'hf867ad842e6e84d5)), (^(eb_out0_bits63_0 & 64'h93207f4e1b9d24e5)),
+    (^(eb_out0_bits63_0 & 64'ha683962b0164f4fd)), (^(eb_out0_bits63_0 & 64'h3c5262998c181cf1)),
+    (^(eb_out0_bits63_0 & 64'hf13a98c0caa668f7)), (^(eb_out0_bits63_0 & 64'h789d4c606553347b)),
+    (^(eb_out0_bits63_0 & 64'hbc4ea63032a99a3d)), (^(eb_out0_bits63_0 & 64'hde2753181954cd1e))};
 
 // ---- receive: block classification ----
 assign live = rx_words_up & (~hold);
 assign all_data = rx_all_data & live;
 assign control0_and = control0 & live;
 assign is_sep = rx_is_sep6 & control0_and;
-assign is_k0_2 = rx_is_btf_k0 & control0_and;
+assign is_k0 = rx_is_btf_k0 & control0_and;
 assign is_nfc = rx_is_btf_nfc & control0_and;
-assign is_k1_2 = rx_is_btf_k1 & control0_and;
+assign is_k1 = rx_is_btf_k1 & control0_and;
 
 // ---- native flow control from the partner: data stops for pause + 1 cycles, or until XON ----
-assign bonded_word0_bits63_0_bits15_8 = bonded_word0_bits63_0[15:8];
-assign bonded_word0_bits63_0_b16 = bonded_word0_bits63_0[16];
-assign xon = (bonded_word0_bits63_0_bits15_8 == 8'h0) & (~bonded_word0_bits63_0_b16);
+assign xon = (bonded_word0_bits63_0[15:8] == 8'h0) & (~bonded_word0_bits63_0[16]);
 assign timer_idle = nfc_timer == 9'h0;
-assign bad_block = ((~rx_all_valid) | ((~rx_is_known) & control0)) | ((~rx_all_data) & rx_any_data);
+assign bad_block = (~rx_all_valid) | ((~rx_is_known) & control0) | ((~rx_all_data) & rx_any_data);
 
 // ---- receive: frames ----
-assign rx_header_b6 = rx_header_2[6];
 assign header_now = (~rx_in_frame) & all_data;
 assign payload_now = rx_in_frame & all_data;
 assign trailer_now = rx_in_frame & is_sep;
-assign rx_crc_cat = {({({({({({({({({({(^(rx_crc & 32'h1c379612)), (^(rx_crc & 32'h8e1bcb09))}), (^(rx_crc & 32'hc70de584))}), (^(rx_crc & 32'h6386f2c2))}), (^(rx_crc & 32'hb1c37961))}), (^(rx_crc & 32'hd8e1bcb0))}), (^(rx_crc & 32'hf047484a))}), (^(rx_crc & 32'h7823a425))}), (^(rx_crc & 32'ha0264400))}), (^(rx_crc & 32'h4c24b412))}), (^(rx_crc & 32'hba25cc1b))};
-assign rx_crc_cat_2 = {({({({({({({({({rx_crc_cat, (^(rx_crc & 32'h4125701f))}), (^(rx_crc & 32'h2092b80f))}), (^(rx_crc & 32'hc7eca15))}), (^(rx_crc & 32'h9a08f318))}), (^(rx_crc & 32'h4d04798c))}), (^(rx_crc & 32'ha6823cc6))}), (^(rx_crc & 32'hd3411e63))}), (^(rx_crc & 32'h75971923))}), (^(rx_crc & 32'ha6fc1a83))};
-assign rx_crc_cat_3 = {({({({({({({({({rx_crc_cat_2, (^(rx_crc & 32'h4f499b53))}), (^(rx_crc & 32'ha7a4cda9))}), (^(rx_crc & 32'h4fe5f0c6))}), (^(rx_crc & 32'hbbc56e71))}), (^(rx_crc & 32'h5de2b738))}), (^(rx_crc & 32'hb2c6cd8e))}), (^(rx_crc & 32'h4554f0d5))}), (^(rx_crc & 32'hbe9dee78))}), (^(rx_crc & 32'hc379612e))};
-assign can_write = (rx_header_b6 ? ((rx_spec_wr1 - rx_rd1) < 10'h200) : ((rx_spec_wr0 - rx_rd0) < 10'h200)) & (rx_words < 9'h80);
-assign write = (payload_now & can_write) & (~rx_bad);
+assign rx_crc_cat = {(^(rx_crc & 32'h1c379612)), (^(rx_crc & 32'h8e1bcb09)), (^(rx_crc & 32'hc70de584)),
+    (^(rx_crc & 32'h6386f2c2)), (^(rx_crc & 32'hb1c37961)), (^(rx_crc & 32'hd8e1bcb0)),
+    (^(rx_crc & 32'hf047484a)), (^(rx_crc & 32'h7823a425)), (^(rx_crc & 32'ha0264400)),
+    (^(rx_crc & 32'h4c24b412)), (^(rx_crc & 32'hba25cc1b)), (^(rx_crc & 32'h4125701f)),
+    (^(rx_crc & 32'h2092b80f)), (^(rx_crc & 32'hc7eca15)), (^(rx_crc & 32'h9a08f318)),
+    (^(rx_crc & 32'h4d04798c)), (^(rx_crc & 32'ha6823cc6)), (^(rx_crc & 32'hd3411e63)),
+    (^(rx_crc & 32'h75971923)), (^(rx_crc & 32'ha6fc1a83)), (^(rx_crc & 32'h4f499b53)),
+    (^(rx_crc & 32'ha7a4cda9)), (^(rx_crc & 32'h4fe5f0c6)), (^(rx_crc & 32'hbbc56e71)),
+    (^(rx_crc & 32'h5de2b738)), (^(rx_crc & 32'hb2c6cd8e)), (^(rx_crc & 32'h4554f0d5)),
+    (^(rx_crc & 32'hbe9dee78)), (^(rx_crc & 32'hc379612e)), (^(rx_crc & 32'he1bcb097)),
+    (^(rx_crc & 32'h70de584b)), (^(rx_crc & 32'h386f2c25))};
+assign can_write = (rx_header[6] ? ((rx_spec_wr1 - rx_rd1) < 10'h200) : ((rx_spec_wr0 - rx_rd0) < 10'h200)) &
+    (rx_words < 9'h80);
+assign write = payload_now & can_write & (~rx_bad);
 assign overflow = payload_now & (~can_write);
 
 // ---- trailer checks ----
 assign crc_ok = rx_crc == rx_crc_target;
-assign bonded_word0_bits63_0_bits55_48 = bonded_word0_bits63_0[55:48];
-assign bonded_word0_bits63_0_bits5_0 = bonded_word0_bits63_0_bits55_48[5:0];
-assign bonded_word0_bits63_0_b7 = bonded_word0_bits63_0_bits55_48[7];
-assign rx_header_bits5_0 = rx_header_2[5:0];
-assign clean = (((trailer_now & (~rx_bad)) & crc_ok) & rx_has_words) & rx_nbytes_ok;
+assign clean = trailer_now & (~rx_bad) & crc_ok & rx_has_words & rx_nbytes_ok;
 assign good_now = clean & rx_seq_ok;
-assign duplicate_now = (clean & (~rx_seq_ok)) & rx_seq_behind;
+assign duplicate_now = clean & (~rx_seq_ok) & rx_seq_behind;
 
 // ---- trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements ----
-assign failed = (rx_was_trailer & (~rx_good_2)) & (~rx_duplicate_2);
-assign crc_error_2 = rx_was_trailer & (~rx_was_crc_ok);
-assign nak_now_2 = (~rx_nak_sent_2) & failed;
+assign failed = rx_was_trailer & (~rx_good) & (~rx_duplicate);
+assign crc_error = rx_was_trailer & (~rx_was_crc_ok);
+assign nak_now = (~rx_nak_sent) & failed;
 
 // ---- virtual channel 0: words written speculatively, released at a good trailer ----
-assign rx_header_not = ~rx_header_b6;
+assign rx_header_not = ~rx_header[6];
 assign write_and = write & rx_header_not;
-assign rx_spec_wr0_bits8_0 = rx_spec_wr0[8:0];
 assign good_now_and = good_now & rx_header_not;
 assign good_now_and_2 = good_now_and & (~rx_wrote);
 assign rx_spec_wr0_minus = rx_spec_wr0 - 10'h1;
@@ -1308,14 +1203,11 @@ assign absorbing = ~credit_absorb0_is0;
 assign rx_rd0_and_3 = (~(rx_rd0 == rx_commit0)) & ((~(rx_old_words0 == 10'h0)) | credit_absorb0_is0);
 assign rx_rd0_and_4 = rx_rd0_and_3 & m_axis_vc0_tready;
 assign rx_rd0_sel = rx_rd0_and_4 ? (rx_rd0 + 10'h1) : rx_rd0;
-assign rx_rd0_bits8_0 = rx_rd0_sel[8:0];
-assign rx_credit_return_b0 = rx_credit_return[0];
 assign rx_commit0_minus = rx_commit0 - rx_rd0_sel;
 
 // ---- virtual channel 1: words written speculatively, released at a good trailer ----
-assign write_and_2 = write & rx_header_b6;
-assign rx_spec_wr1_bits8_0 = rx_spec_wr1[8:0];
-assign good_now_and_3 = good_now & rx_header_b6;
+assign write_and_2 = write & rx_header[6];
+assign good_now_and_3 = good_now & rx_header[6];
 assign good_now_and_4 = good_now_and_3 & (~rx_wrote);
 assign rx_spec_wr1_minus = rx_spec_wr1 - 10'h1;
 assign credit_absorb1_is0 = credit_absorb1 == 16'h0;
@@ -1323,100 +1215,82 @@ assign absorbing_2 = ~credit_absorb1_is0;
 assign rx_rd1_and_3 = (~(rx_rd1 == rx_commit1)) & ((~(rx_old_words1 == 10'h0)) | credit_absorb1_is0);
 assign rx_rd1_and_4 = rx_rd1_and_3 & m_axis_vc1_tready;
 assign rx_rd1_sel = rx_rd1_and_4 ? (rx_rd1 + 10'h1) : rx_rd1;
-assign rx_rd1_bits8_0 = rx_rd1_sel[8:0];
-assign rx_credit_return_b1 = rx_credit_return[1];
 assign rx_commit1_minus = rx_commit1 - rx_rd1_sel;
 
 // ---- counters ----
-assign bonded_word0_bits63_0_sel = (~live) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits63_0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
-assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~live)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'he1bcb097))}), (^(rx_crc & 32'h70de584b))}), (^(rx_crc & 32'h386f2c25))}) ^ rx_crc_data) : rx_crc);
+assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~live)) ? 32'h73d74d75 : (all_data ? (rx_crc_cat ^ rx_crc_data) : rx_crc);
 
 always @(posedge clk) begin
     if (rst) rx_is_sep6 <= 1'h0; else rx_is_sep6 <= eb_out0_bits63_0[15:0] == 16'h61e;
-    if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= eb_out0_bits63_0_bits7_0 == 8'hd2;
-    if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= eb_out0_bits63_0_bits7_0 == 8'h99;
-    if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= eb_out0_bits63_0_bits7_0 == 8'haa;
-    if (rst) rx_is_known <= 1'h0; else rx_is_known <= eb_out0_bits63_0_or;
+    if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= eb_out0_bits63_0[7:0] == 8'hd2;
+    if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= eb_out0_bits63_0[7:0] == 8'h99;
+    if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= eb_out0_bits63_0[7:0] == 8'haa;
+    if (rst) rx_is_known <= 1'h0; else rx_is_known <= (eb_out0_bits63_0[7:0] == 8'h78) | (eb_out0_bits63_0[7:0] == 8'hd2) | (eb_out0_bits63_0[7:0] == 8'h99) |
+    (eb_out0_bits63_0[7:0] == 8'haa) | (eb_out0_bits63_0[15:0] == 16'h61e);
     if (rst) rx_all_data <= 1'h0; else rx_all_data <= eb_out0_b65_and;
     if (rst) rx_any_data <= 1'h0; else rx_any_data <= eb_out0_b65_and;
     if (rst) rx_all_valid <= 1'h0; else rx_all_valid <= eb_out0_b65;
-    if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((eb_out0_bits63_0_bits5_0 == 6'h0) | (6'h8 < eb_out0_bits63_0_bits5_0));
-    if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= (eb_out0_bits63_0[47:16] ^ eb_out0_bits63_0_cat_9) ^ 32'hffffffff;
-    if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= {({({eb_out0_bits63_0_cat_13, (^(eb_out0_bits63_0 & 64'h789d4c606553347b))}), (^(eb_out0_bits63_0 & 64'hbc4ea63032a99a3d))}), (^(eb_out0_bits63_0 & 64'hde2753181954cd1e))};
-    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~live) ? 1'h0 : (is_nfc ? bonded_word0_bits63_0_b16 : nfc_xoff);
-    if (rst) nfc_timer <= 9'h0; else nfc_timer <= bonded_word0_bits63_0_sel;
-    if (rst) nfc_hold_2 <= 1'h0; else nfc_hold_2 <= live & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
-    if (rst) rx_nfc_valid_2 <= 1'h0; else rx_nfc_valid_2 <= is_nfc;
-    if (rst) rx_nfc_data_2 <= 16'h0; else rx_nfc_data_2 <= is_nfc ? ({7'h0, ({bonded_word0_bits63_0_b16, bonded_word0_bits63_0_bits15_8})}) : rx_nfc_data_2;
+    if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((eb_out0_bits63_0[53:48] == 6'h0) | (6'h8 < eb_out0_bits63_0[53:48]));
+    if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= eb_out0_bits63_0[47:16] ^ eb_out0_bits63_0_cat_2 ^ 32'hffffffff;
+    if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= eb_out0_bits63_0_cat_3;
+    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~live) ? 1'h0 : (is_nfc ? bonded_word0_bits63_0[16] : nfc_xoff);
+    if (rst) nfc_timer <= 9'h0; else nfc_timer <= (~live) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits63_0[15:8]}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
+    if (rst) nfc_hold <= 1'h0; else nfc_hold <= live & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
+    if (rst) rx_nfc_valid <= 1'h0; else rx_nfc_valid <= is_nfc;
+    if (rst) rx_nfc_data <= 16'h0; else rx_nfc_data <= is_nfc ? ({7'h0, bonded_word0_bits63_0[16], bonded_word0_bits63_0[15:8]}) : rx_nfc_data;
     if (rst) rx_in_frame <= 1'h0; else rx_in_frame <= (~live) ? 1'h0 : (trailer_now ? 1'h0 : (header_now ? 1'h1 : rx_in_frame));
     if (rst) rx_bad <= 1'h0; else rx_bad <= header_now ? 1'h0 : (((bad_block | overflow) & rx_in_frame) ? 1'h1 : rx_bad);
     if (rst) rx_words <= 9'h0; else rx_words <= header_now ? 9'h0 : (write ? (rx_words + 9'h1) : rx_words);
     if (rst) rx_crc <= 32'h73d74d75; else rx_crc <= rx_crc_sel;
-    if (rst) rx_header_2 <= 64'h0; else rx_header_2 <= header_now ? bonded_word0_bits63_0 : rx_header_2;
-    if (rst) rx_expected_2 <= 6'h0; else rx_expected_2 <= hold ? 6'h0 : (good_now ? (rx_expected_2 + 6'h1) : rx_expected_2);
-    if (rst) rx_nak_sent_2 <= 1'h0; else rx_nak_sent_2 <= hold ? 1'h0 : (rx_good_2 ? 1'h0 : (nak_now_2 ? 1'h1 : rx_nak_sent_2));
-    if (rst) rx_spec_wr0 <= 10'h0; else rx_spec_wr0 <= hold ? rx_commit0 : (((header_now & (~rx_commit_late0)) & (~bonded_word0_bits63_0[6])) ? rx_commit0 : (write_and ? (rx_spec_wr0 + 10'h1) : rx_spec_wr0));
-    if (rst) rx_spec_wr1 <= 10'h0; else rx_spec_wr1 <= hold ? rx_commit1 : (((header_now & (~rx_commit_late1)) & bonded_word0_bits63_0[6]) ? rx_commit1 : (write_and_2 ? (rx_spec_wr1 + 10'h1) : rx_spec_wr1));
+    if (rst) rx_header <= 64'h0; else rx_header <= header_now ? bonded_word0_bits63_0 : rx_header;
+    if (rst) rx_expected <= 6'h0; else rx_expected <= hold ? 6'h0 : (good_now ? (rx_expected + 6'h1) : rx_expected);
+    if (rst) rx_nak_sent <= 1'h0; else rx_nak_sent <= hold ? 1'h0 : (rx_good ? 1'h0 : (nak_now ? 1'h1 : rx_nak_sent));
+    if (rst) rx_spec_wr0 <= 10'h0; else rx_spec_wr0 <= hold ? rx_commit0 : ((header_now & (~rx_commit_late0) & (~bonded_word0_bits63_0[6])) ? rx_commit0 : (write_and ? (rx_spec_wr0 + 10'h1) : rx_spec_wr0));
+    if (rst) rx_spec_wr1 <= 10'h0; else rx_spec_wr1 <= hold ? rx_commit1 : ((header_now & (~rx_commit_late1) & bonded_word0_bits63_0[6]) ? rx_commit1 : (write_and_2 ? (rx_spec_wr1 + 10'h1) : rx_spec_wr1));
     if (rst) rx_commit0 <= 10'h0; else rx_commit0 <= ((good_now_and & rx_wrote) | rx_commit_late0) ? rx_spec_wr0 : rx_commit0;
     if (rst) rx_commit1 <= 10'h0; else rx_commit1 <= ((good_now_and_3 & rx_wrote) | rx_commit_late1) ? rx_spec_wr1 : rx_commit1;
     if (rst) rx_rd0 <= 10'h0; else rx_rd0 <= rx_rd0_and_4 ? (rx_rd0 + 10'h1) : rx_rd0;
     if (rst) rx_rd1 <= 10'h0; else rx_rd1 <= rx_rd1_and_4 ? (rx_rd1 + 10'h1) : rx_rd1;
     if (rst) rx_wrote <= 1'h0; else rx_wrote <= write;
-    if (rst) rx_seq_ok <= 1'h0; else rx_seq_ok <= rx_header_bits5_0 == rx_expected_2;
-    if (rst) rx_seq_behind <= 1'h0; else rx_seq_behind <= (rx_expected_2 - rx_header_bits5_0) < 6'h20;
+    if (rst) rx_seq_ok <= 1'h0; else rx_seq_ok <= rx_header[5:0] == rx_expected;
+    if (rst) rx_seq_behind <= 1'h0; else rx_seq_behind <= (rx_expected - rx_header[5:0]) < 6'h20;
     if (rst) rx_has_words <= 1'h0; else rx_has_words <= header_now ? 1'h0 : (write ? 1'h1 : rx_has_words);
-    if (rst) rx_good_2 <= 1'h0; else rx_good_2 <= good_now;
-    if (rst) rx_duplicate_2 <= 1'h0; else rx_duplicate_2 <= duplicate_now;
+    if (rst) rx_good <= 1'h0; else rx_good <= good_now;
+    if (rst) rx_duplicate <= 1'h0; else rx_duplicate <= duplicate_now;
     if (rst) rx_was_trailer <= 1'h0; else rx_was_trailer <= trailer_now;
     if (rst) rx_was_crc_ok <= 1'h0; else rx_was_crc_ok <= crc_ok;
     if (rst) rx_commit_late0 <= 1'h0; else rx_commit_late0 <= good_now_and_2;
     if (rst) rx_old_words0 <= 10'h0; else rx_old_words0 <= hold ? rx_commit0_minus : ((rx_rd0_and_4 & (~(rx_old_words0 == 10'h0))) ? (rx_old_words0 - 10'h1) : rx_old_words0);
-    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= hold ? (((flits_popped0 + ({6'h0, (rx_commit0 - rx_rd0)})) - credits_returned0) - ({15'h0, rx_credit_return_b0})) : ((rx_credit_return_b0 & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
+    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= hold ? (((flits_popped0 + ({6'h0, (rx_commit0 - rx_rd0)})) - credits_returned0) - ({15'h0, rx_credit_return[0]})) : ((rx_credit_return[0] & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
     if (rst) flits_popped0 <= 16'h0; else flits_popped0 <= rx_rd0_and_4 ? (flits_popped0 + 16'h1) : flits_popped0;
-    if (rst) credits_returned0 <= 16'h0; else credits_returned0 <= rx_credit_return_b0 ? (credits_returned0 + 16'h1) : credits_returned0;
-    vc0_read0_2 <= vc0_lane0[rx_rd0_bits8_0];
-    vc0_side_read <= vc0_side[rx_rd0_bits8_0];
-    if (rst) rx_credit_limit0_2 <= 16'h200; else rx_credit_limit0_2 <= hold ? (16'h200 - ({6'h0, rx_commit0_minus})) : (rx_rd0_and_4 ? (rx_credit_limit0_2 + 16'h1) : rx_credit_limit0_2);
+    if (rst) credits_returned0 <= 16'h0; else credits_returned0 <= rx_credit_return[0] ? (credits_returned0 + 16'h1) : credits_returned0;
+    vc0_read0 <= vc0_lane0[rx_rd0_sel[8:0]];
+    vc0_side_read <= vc0_side[rx_rd0_sel[8:0]];
+    if (rst) rx_credit_limit0 <= 16'h200; else rx_credit_limit0 <= hold ? (16'h200 - ({6'h0, rx_commit0_minus})) : (rx_rd0_and_4 ? (rx_credit_limit0 + 16'h1) : rx_credit_limit0);
     if (rst) rx_commit_late1 <= 1'h0; else rx_commit_late1 <= good_now_and_4;
     if (rst) rx_old_words1 <= 10'h0; else rx_old_words1 <= hold ? rx_commit1_minus : ((rx_rd1_and_4 & (~(rx_old_words1 == 10'h0))) ? (rx_old_words1 - 10'h1) : rx_old_words1);
-    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= hold ? (((flits_popped1 + ({6'h0, (rx_commit1 - rx_rd1)})) - credits_returned1) - ({15'h0, rx_credit_return_b1})) : ((rx_credit_return_b1 & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
+    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= hold ? (((flits_popped1 + ({6'h0, (rx_commit1 - rx_rd1)})) - credits_returned1) - ({15'h0, rx_credit_return[1]})) : ((rx_credit_return[1] & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
     if (rst) flits_popped1 <= 16'h0; else flits_popped1 <= rx_rd1_and_4 ? (flits_popped1 + 16'h1) : flits_popped1;
-    if (rst) credits_returned1 <= 16'h0; else credits_returned1 <= rx_credit_return_b1 ? (credits_returned1 + 16'h1) : credits_returned1;
-    vc1_read0_2 <= vc1_lane0[rx_rd1_bits8_0];
-    vc1_side_read <= vc1_side[rx_rd1_bits8_0];
-    if (rst) rx_credit_limit1_2 <= 16'h200; else rx_credit_limit1_2 <= hold ? (16'h200 - ({6'h0, rx_commit1_minus})) : (rx_rd1_and_4 ? (rx_credit_limit1_2 + 16'h1) : rx_credit_limit1_2);
-    if (write_and) vc0_lane0[rx_spec_wr0_bits8_0] <= bonded_word0_bits63_0;
-    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0_bits8_0] <= good_now_and_2 ? ({bonded_word0_bits63_0_b7, bonded_word0_bits63_0_bits5_0}) : eb_out0_bits63_0_sel;
-    if (write_and_2) vc1_lane0[rx_spec_wr1_bits8_0] <= bonded_word0_bits63_0;
-    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1_bits8_0] <= good_now_and_4 ? ({bonded_word0_bits63_0_b7, bonded_word0_bits63_0_bits5_0}) : eb_out0_bits63_0_sel;
+    if (rst) credits_returned1 <= 16'h0; else credits_returned1 <= rx_credit_return[1] ? (credits_returned1 + 16'h1) : credits_returned1;
+    vc1_read0 <= vc1_lane0[rx_rd1_sel[8:0]];
+    vc1_side_read <= vc1_side[rx_rd1_sel[8:0]];
+    if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= hold ? (16'h200 - ({6'h0, rx_commit1_minus})) : (rx_rd1_and_4 ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1);
+    if (write_and) vc0_lane0[rx_spec_wr0[8:0]] <= bonded_word0_bits63_0;
+    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0[8:0]] <= good_now_and_2 ? ({bonded_word0_bits63_0[55], bonded_word0_bits63_0[53:48]}) : eb_out0_bits63_0_sel;
+    if (write_and_2) vc1_lane0[rx_spec_wr1[8:0]] <= bonded_word0_bits63_0;
+    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1[8:0]] <= good_now_and_4 ? ({bonded_word0_bits63_0[55], bonded_word0_bits63_0[53:48]}) : eb_out0_bits63_0_sel;
 end
 
-assign is_k0 = is_k0_2;
-assign is_k1 = is_k1_2;
-assign nfc_hold = nfc_hold_2;
-assign rx_nfc_valid = rx_nfc_valid_2;
-assign rx_nfc_data = rx_nfc_data_2;
-assign rx_header = rx_header_2;
-assign rx_expected = rx_expected_2;
-assign rx_nak_sent = rx_nak_sent_2;
-assign rx_good = rx_good_2;
-assign rx_duplicate = rx_duplicate_2;
-assign crc_error = crc_error_2;
-assign nak_now = nak_now_2;
 assign rx_rd0_and = rx_rd0_and_3;
 assign rx_rd0_and_2 = rx_rd0_and_4;
-assign rx_credit_return_and = rx_credit_return_b0 & credit_absorb0_is0;
-assign vc0_read0 = vc0_read0_2;
+assign rx_credit_return_and = rx_credit_return[0] & credit_absorb0_is0;
 assign vc0_side_read_not = ~(8'hff << vc0_side_read[5:0]);
 assign vc0_side_read_b6 = vc0_side_read[6];
-assign rx_credit_limit0 = rx_credit_limit0_2;
 assign rx_rd1_and = rx_rd1_and_3;
 assign rx_rd1_and_2 = rx_rd1_and_4;
-assign rx_credit_return_and_2 = rx_credit_return_b1 & credit_absorb1_is0;
-assign vc1_read0 = vc1_read0_2;
+assign rx_credit_return_and_2 = rx_credit_return[1] & credit_absorb1_is0;
 assign vc1_side_read_not = ~(8'hff << vc1_side_read[5:0]);
 assign vc1_side_read_b6 = vc1_side_read[6];
-assign rx_credit_limit1 = rx_credit_limit1_2;
 endmodule
 
 module reliable_link_x1_control(
@@ -1481,46 +1355,29 @@ module reliable_link_x1_control(
     input wire [10:0] replay_wr;
     input wire session_fresh_or;
     // outputs: status and counters
-    output wire [1:0] credit_pulses;
-    output wire info_in;
-    output wire [5:0] ack_in;
-    output wire [15:0] limit_in0;
-    output wire [15:0] limit_in1;
+    output reg [1:0] credit_pulses;
+    output reg info_in;
+    output reg [5:0] ack_in;
+    output reg [15:0] limit_in0;
+    output reg [15:0] limit_in1;
     output wire ack_ok;
     output wire [10:0] replay_wr_sel;
-    output wire ack_taken;
-    output wire nak_taken;
+    output reg ack_taken;
+    output reg nak_taken;
 
 // verilator lint_off UNUSEDSIGNAL
 // user-K checks: the CRC syndromes of the deskewed block, registered
 wire [63:0] eb_out0_bits63_0_cat;
-wire [3:0] eb_out0_bits63_0_cat_2;
-wire [7:0] eb_out0_bits63_0_cat_3;
-wire [10:0] eb_out0_bits63_0_cat_4;
-wire [13:0] eb_out0_bits63_0_cat_5;
-wire [16:0] eb_out0_bits63_0_cat_6;
-wire [20:0] eb_out0_bits63_0_cat_7;
-wire [23:0] eb_out0_bits63_0_cat_8;
-wire [26:0] eb_out0_bits63_0_cat_9;
-wire [29:0] eb_out0_bits63_0_cat_10;
+wire [31:0] eb_out0_bits63_0_cat_2;
 wire [31:0] eb_out0_bits63_0_xor;
 reg [15:0] rx_k0_syndrome;
-wire [63:0] eb_out0_bits63_0_cat_11;
-wire [3:0] eb_out0_bits63_0_cat_12;
-wire [7:0] eb_out0_bits63_0_cat_13;
-wire [10:0] eb_out0_bits63_0_cat_14;
-wire [13:0] eb_out0_bits63_0_cat_15;
-wire [16:0] eb_out0_bits63_0_cat_16;
-wire [20:0] eb_out0_bits63_0_cat_17;
-wire [23:0] eb_out0_bits63_0_cat_18;
-wire [26:0] eb_out0_bits63_0_cat_19;
-wire [29:0] eb_out0_bits63_0_cat_20;
+wire [63:0] eb_out0_bits63_0_cat_3;
+wire [31:0] eb_out0_bits63_0_cat_4;
 wire [31:0] eb_out0_bits63_0_xor_2;
 reg [23:0] rx_k1_syndrome;
 // acknowledgements received
 wire k_ok;
 // consumer credits received (user-K block 1): one tx_credit pulse per step of a total
-wire [31:0] bonded_word0_bits63_0_bits39_8;
 wire c_ok;
 reg [15:0] remote_freed0;
 reg [15:0] credits_delivered0;
@@ -1544,49 +1401,84 @@ wire refund_now_2;
 wire remote_freed1_or;
 reg credit_took1;
 reg credit_dropped1;
-reg [1:0] credit_pulses_2;
 // acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied
 reg k0_was_ok;
 reg [39:0] k0_info;
-reg info_in_2;
-reg [5:0] ack_in_2;
 reg nak_in;
-reg [15:0] limit_in0_2;
-reg [15:0] limit_in1_2;
-wire ack_ok_2;
-reg ack_taken_2;
-reg nak_taken_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- user-K checks: the CRC syndromes of the deskewed block, registered ----
 assign eb_out0_bits63_0_cat = {24'h0, eb_out0_bits63_0[47:8]};
-assign eb_out0_bits63_0_cat_2 = {({({(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2)))};
-assign eb_out0_bits63_0_cat_3 = {({({({eb_out0_bits63_0_cat_2, (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425)))};
-assign eb_out0_bits63_0_cat_4 = {({({eb_out0_bits63_0_cat_3, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412)))}), (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b))};
-assign eb_out0_bits63_0_cat_5 = {({({eb_out0_bits63_0_cat_4, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f)))}), (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15)))};
-assign eb_out0_bits63_0_cat_6 = {({({eb_out0_bits63_0_cat_5, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c)))}), (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6))};
-assign eb_out0_bits63_0_cat_7 = {({({({eb_out0_bits63_0_cat_6, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63)))}), (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53)))};
-assign eb_out0_bits63_0_cat_8 = {({({eb_out0_bits63_0_cat_7, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9)))}), (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71)))};
-assign eb_out0_bits63_0_cat_9 = {({({eb_out0_bits63_0_cat_8, (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5)))};
-assign eb_out0_bits63_0_cat_10 = {({({eb_out0_bits63_0_cat_9, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78)))}), (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097)))};
-assign eb_out0_bits63_0_xor = ({({eb_out0_bits63_0_cat_10, (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
-assign eb_out0_bits63_0_cat_11 = {32'h0, eb_out0_bits63_0[39:8]};
-assign eb_out0_bits63_0_cat_12 = {({({(^(eb_out0_bits63_0_cat_11 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h11f91caf6386f2c2)))};
-assign eb_out0_bits63_0_cat_13 = {({({({eb_out0_bits63_0_cat_12, (^(eb_out0_bits63_0_cat_11 & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat_11 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h46fbe3777823a425)))};
-assign eb_out0_bits63_0_cat_14 = {({({eb_out0_bits63_0_cat_13, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd9926f1b4c24b412)))}), (^(eb_out0_bits63_0_cat_11 & 64'he301d2f6ba25cc1b))};
-assign eb_out0_bits63_0_cat_15 = {({({eb_out0_bits63_0_cat_14, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hfe480c004125701f)))}), (^(eb_out0_bits63_0_cat_11 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hb05ae67b0c7eca15)))};
-assign eb_out0_bits63_0_cat_16 = {({({eb_out0_bits63_0_cat_15, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h6bf2cb234d04798c)))}), (^(eb_out0_bits63_0_cat_11 & 64'h35f96591a6823cc6))};
-assign eb_out0_bits63_0_cat_17 = {({({({eb_out0_bits63_0_cat_16, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h1afcb2c8d3411e63)))}), (^(eb_out0_bits63_0_cat_11 & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat_11 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'he88138c14f499b53)))};
-assign eb_out0_bits63_0_cat_18 = {({({eb_out0_bits63_0_cat_17, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h74409c60a7a4cda9)))}), (^(eb_out0_bits63_0_cat_11 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd53cb0debbc56e71)))};
-assign eb_out0_bits63_0_cat_19 = {({({eb_out0_bits63_0_cat_18, (^(eb_out0_bits63_0_cat_11 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd28b01dd4554f0d5)))};
-assign eb_out0_bits63_0_cat_20 = {({({eb_out0_bits63_0_cat_19, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'he68d6595be9dee78)))}), (^(eb_out0_bits63_0_cat_11 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h7e472bd8e1bcb097)))};
-assign eb_out0_bits63_0_xor_2 = ({({eb_out0_bits63_0_cat_20, (^(eb_out0_bits63_0_cat_11 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign eb_out0_bits63_0_cat_2 = {(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2))),
+    (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412))),
+    (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f))),
+    (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c))),
+    (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63))),
+    (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923)), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9))),
+    (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71))),
+    (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78))),
+    (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097))),
+    (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25)))};
+assign eb_out0_bits63_0_xor = eb_out0_bits63_0_cat_2 ^ 32'hffffffff;
+assign eb_out0_bits63_0_cat_3 = {32'h0, eb_out0_bits63_0[39:8]};
+assign eb_out0_bits63_0_cat_4 = {(^(eb_out0_bits63_0_cat_3 & 64'h8fc8e57b1c379612)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h47e472bd8e1bcb09))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h23f2395ec70de584))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h11f91caf6386f2c2))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h8fc8e57b1c37961)),
+    (^(eb_out0_bits63_0_cat_3 & 64'h47e472bd8e1bcb0)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h8df7c6eef047484a))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h46fbe3777823a425))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hacb514c0a0264400))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hd9926f1b4c24b412))),
+    (^(eb_out0_bits63_0_cat_3 & 64'he301d2f6ba25cc1b)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hfe480c004125701f))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h7f2406002092b80f)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hb05ae67b0c7eca15))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hd7e596469a08f318))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h6bf2cb234d04798c))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h35f96591a6823cc6)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h1afcb2c8d3411e63))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h82b6bc1f75971923)),
+    (^(eb_out0_bits63_0_cat_3 & 64'hce93bb74a6fc1a83)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'he88138c14f499b53))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h74409c60a7a4cda9))),
+    (^(eb_out0_bits63_0_cat_3 & 64'hb5e8ab4b4fe5f0c6)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hd53cb0debbc56e71))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h6a9e586f5de2b738)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hba87c94cb2c6cd8e))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hd28b01dd4554f0d5))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'he68d6595be9dee78))),
+    (^(eb_out0_bits63_0_cat_3 & 64'hfc8e57b1c379612e)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h7e472bd8e1bcb097))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h3f2395ec70de584b)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h1f91caf6386f2c25)))};
+assign eb_out0_bits63_0_xor_2 = eb_out0_bits63_0_cat_4 ^ 32'hffffffff;
 
 // ---- acknowledgements received ----
 assign k_ok = (rx_k0_syndrome == 16'h0) & is_k0;
 
 // ---- consumer credits received (user-K block 1): one tx_credit pulse per step of a total ----
-assign bonded_word0_bits63_0_bits39_8 = bonded_word0_bits63_0[39:8];
 assign c_ok = (rx_k1_syndrome == 24'h0) & is_k1;
 assign remote_freed0_eq = remote_freed0 == credits_delivered0;
 assign remote_freed0_not = ~remote_freed0_eq;
@@ -1598,46 +1490,38 @@ assign refund_now_2 = remote_freed1_eq & (~(credit_refund1 == 16'h0));
 assign remote_freed1_or = remote_freed1_not | refund_now_2;
 
 // ---- acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied ----
-assign ack_ok_2 = (~(in_flight < (ack_in_2 - acked_seq))) & info_in_2;
+assign ack_ok = (~(in_flight < (ack_in - acked_seq))) & info_in;
 
 always @(posedge clk) begin
     if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= eb_out0_bits63_0_xor[15:0] ^ eb_out0_bits63_0[63:48];
     if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= eb_out0_bits63_0_xor_2[23:0] ^ eb_out0_bits63_0[63:40];
-    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0_bits39_8[15:0] : remote_freed0);
+    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0[23:8] : remote_freed0);
     if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= session_fresh_or ? 16'h0 : (remote_freed0_not ? (credits_delivered0 + 16'h1) : credits_delivered0);
     if (rst) flits_taken0 <= 16'h0; else flits_taken0 <= credit_took0 ? (flits_taken0 + 16'h1) : flits_taken0;
     if (rst) credits_given0 <= 16'h0; else credits_given0 <= remote_freed0_or ? (credits_given0 + 16'h1) : credits_given0;
     if (rst) credit_refund0 <= 16'h0; else credit_refund0 <= session_fresh_or ? (((flits_taken0 + ({15'h0, credit_took0})) - credits_given0) - ({15'h0, remote_freed0_or})) : ((credit_refund0 - ({15'h0, refund_now})) + ({15'h0, credit_dropped0}));
     if (rst) credit_took0 <= 1'h0; else credit_took0 <= take_and;
     if (rst) credit_dropped0 <= 1'h0; else credit_dropped0 <= take_and_2;
-    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0_bits39_8[31:16] : remote_freed1);
+    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0[39:24] : remote_freed1);
     if (rst) credits_delivered1 <= 16'h0; else credits_delivered1 <= session_fresh_or ? 16'h0 : (remote_freed1_not ? (credits_delivered1 + 16'h1) : credits_delivered1);
     if (rst) flits_taken1 <= 16'h0; else flits_taken1 <= credit_took1 ? (flits_taken1 + 16'h1) : flits_taken1;
     if (rst) credits_given1 <= 16'h0; else credits_given1 <= remote_freed1_or ? (credits_given1 + 16'h1) : credits_given1;
     if (rst) credit_refund1 <= 16'h0; else credit_refund1 <= session_fresh_or ? (((flits_taken1 + ({15'h0, credit_took1})) - credits_given1) - ({15'h0, remote_freed1_or})) : ((credit_refund1 - ({15'h0, refund_now_2})) + ({15'h0, credit_dropped1}));
     if (rst) credit_took1 <= 1'h0; else credit_took1 <= take_and_3;
     if (rst) credit_dropped1 <= 1'h0; else credit_dropped1 <= take_and_4;
-    if (rst) credit_pulses_2 <= 2'h0; else credit_pulses_2 <= {remote_freed1_or, remote_freed0_or};
+    if (rst) credit_pulses <= 2'h0; else credit_pulses <= {remote_freed1_or, remote_freed0_or};
     if (rst) k0_was_ok <= 1'h0; else k0_was_ok <= k_ok;
     if (rst) k0_info <= 40'h0; else k0_info <= bonded_word0_bits63_0[47:8];
-    if (rst) info_in_2 <= 1'h0; else info_in_2 <= (rx_good | rx_duplicate) | k0_was_ok;
-    if (rst) ack_in_2 <= 6'h0; else ack_in_2 <= k0_was_ok ? k0_info[5:0] : rx_header[13:8];
+    if (rst) info_in <= 1'h0; else info_in <= rx_good | rx_duplicate | k0_was_ok;
+    if (rst) ack_in <= 6'h0; else ack_in <= k0_was_ok ? k0_info[5:0] : rx_header[13:8];
     if (rst) nak_in <= 1'h0; else nak_in <= k0_was_ok ? k0_info[7] : rx_header[7];
-    if (rst) limit_in0_2 <= 16'h0; else limit_in0_2 <= k0_was_ok ? k0_info[23:8] : rx_header[31:16];
-    if (rst) limit_in1_2 <= 16'h0; else limit_in1_2 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
-    if (rst) ack_taken_2 <= 1'h0; else ack_taken_2 <= ack_ok_2;
-    if (rst) nak_taken_2 <= 1'h0; else nak_taken_2 <= nak_in;
+    if (rst) limit_in0 <= 16'h0; else limit_in0 <= k0_was_ok ? k0_info[23:8] : rx_header[31:16];
+    if (rst) limit_in1 <= 16'h0; else limit_in1 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
+    if (rst) ack_taken <= 1'h0; else ack_taken <= ack_ok;
+    if (rst) nak_taken <= 1'h0; else nak_taken <= nak_in;
 end
 
-assign credit_pulses = credit_pulses_2;
-assign info_in = info_in_2;
-assign ack_in = ack_in_2;
-assign limit_in0 = limit_in0_2;
-assign limit_in1 = limit_in1_2;
-assign ack_ok = ack_ok_2;
-assign replay_wr_sel = ((ack_in_2 == in_seq) & (~in_frame)) ? replay_wr : frame_start_rd[10:0];
-assign ack_taken = ack_taken_2;
-assign nak_taken = nak_taken_2;
+assign replay_wr_sel = ((ack_in == in_seq) & (~in_frame)) ? replay_wr : frame_start_rd[10:0];
 endmodule
 
 module reliable_link_x1_transmit(
@@ -1727,7 +1611,7 @@ module reliable_link_x1_transmit(
     input wire rx_rd1_and;
     input wire session_fresh_or;
     // outputs: status and counters
-    output wire [5:0] tx_seq;
+    output reg [5:0] tx_seq;
     output wire [9:0] rd_next_bits9_0;
     output wire send_nfc;
     output wire [65:0] tx_block0;
@@ -1746,7 +1630,6 @@ localparam [1:0] TX_STATE_TRAILER = 2'h2;
 /* verilator lint_on UNUSEDPARAM */
 // transmit scheduler
 reg [1:0] tx_state;
-reg [5:0] tx_seq_2;
 reg [5:0] tx_sent_high;
 reg [10:0] tx_rd;
 reg [31:0] tx_crc;
@@ -1787,15 +1670,7 @@ wire send_credit;
 reg [6:0] since_credit;
 wire [31:0] freed_total1_cat;
 wire [63:0] freed_total1_cat_2;
-wire [3:0] freed_total1_cat_3;
-wire [7:0] freed_total1_cat_4;
-wire [10:0] freed_total1_cat_5;
-wire [13:0] freed_total1_cat_6;
-wire [16:0] freed_total1_cat_7;
-wire [20:0] freed_total1_cat_8;
-wire [23:0] freed_total1_cat_9;
-wire [26:0] freed_total1_cat_10;
-wire [29:0] freed_total1_cat_11;
+wire [31:0] freed_total1_cat_3;
 wire [31:0] freed_total1_xor;
 wire go;
 wire go_data;
@@ -1807,37 +1682,19 @@ wire [31:0] rx_credit_limit1_cat;
 wire [39:0] info40;
 wire [63:0] header_word;
 wire [63:0] info40_cat;
-wire [3:0] info40_cat_2;
-wire [7:0] info40_cat_3;
-wire [10:0] info40_cat_4;
-wire [13:0] info40_cat_5;
-wire [16:0] info40_cat_6;
-wire [20:0] info40_cat_7;
-wire [23:0] info40_cat_8;
-wire [26:0] info40_cat_9;
-wire [29:0] info40_cat_10;
+wire [31:0] info40_cat_2;
 wire [31:0] info40_xor;
 wire data_out;
-wire [10:0] frame_start_rd_bits10_0;
 wire [10:0] tx_rd_plus;
 wire [10:0] rd_next;
 wire [63:0] freed_total1_sel;
 reg [63:0] tx_word0;
 reg [63:0] tx_replay_read0;
 reg [63:0] tx_replay0;
-wire [3:0] header_word_cat;
-wire [7:0] header_word_cat_2;
-wire [11:0] header_word_cat_3;
-wire [15:0] header_word_cat_4;
-wire [19:0] header_word_cat_5;
-wire [23:0] header_word_cat_6;
-wire [27:0] header_word_cat_7;
-wire [31:0] header_word_cat_8;
+wire [31:0] header_word_cat;
 reg [31:0] tx_crc_header;
 reg tx_is_header;
-wire [10:0] tx_replay0_cat;
-wire [19:0] tx_replay0_cat_2;
-wire [28:0] tx_replay0_cat_3;
+wire [31:0] tx_replay0_cat;
 wire [31:0] tx_crc_data;
 reg tx_is_payload;
 reg tx_is_trailer;
@@ -1846,33 +1703,20 @@ reg tx_is_control;
 wire running_and;
 reg [7:0] tx_trailer_info;
 // the word sent: CRC over header and payload, trailer
-wire [10:0] tx_crc_cat;
-wire [19:0] tx_crc_cat_2;
-wire [28:0] tx_crc_cat_3;
+wire [31:0] tx_crc_cat;
 wire [63:0] tx_trailer_info_cat;
-wire [3:0] tx_trailer_info_cat_2;
-wire [7:0] tx_trailer_info_cat_3;
-wire [11:0] tx_trailer_info_cat_4;
-wire [15:0] tx_trailer_info_cat_5;
-wire [19:0] tx_trailer_info_cat_6;
-wire [23:0] tx_trailer_info_cat_7;
-wire [27:0] tx_trailer_info_cat_8;
-wire [31:0] tx_trailer_info_cat_9;
+wire [31:0] tx_trailer_info_cat_2;
 wire [63:0] trailer_word;
 // lane blocks: training blocks of this cycle, native flow control at once
-wire send_nfc_2;
 wire [63:0] s_axis_nfc_tdata_sel;
 reg [57:0] tx_scrambler0;
 wire [63:0] tx_scrambler0_cat;
 wire [63:0] s_axis_nfc_tdata_xor;
 wire [63:0] s_axis_nfc_tdata_xor_2;
-wire [65:0] tx_block0_2;
 // scheduler state and retransmission
 wire [5:0] tx_seq_plus;
 wire [5:0] tx_sent_high_minus;
 wire resend;
-wire retransmitted_2;
-wire fresh_2;
 wire outstanding;
 wire [15:0] retransmit_timer_plus;
 wire expire;
@@ -1881,8 +1725,6 @@ wire idle_and_2;
 // acknowledgement bookkeeping
 wire send_header_or;
 reg [6:0] since_ack;
-// counters
-wire frame_start_rd_sel;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- transmit scheduler ----
@@ -1896,7 +1738,7 @@ assign in_payload = tx_state == TX_STATE_PAYLOAD;
 assign in_trailer = tx_state == TX_STATE_TRAILER;
 assign rewind = (go_back | tx_stale) & idle;
 assign complete = tx_complete | ingress_ended;
-assign want_header = ((idle & (complete | in_frame)) & (~go_back)) & (~tx_stale);
+assign want_header = idle & (complete | in_frame) & (~go_back) & (~tx_stale);
 assign want_payload = in_payload & tx_avail;
 assign last_word = (tx_rd[9:0] == frame_end_rd[9:0]) & complete;
 assign want_data = want_payload | in_trailer;
@@ -1904,90 +1746,156 @@ assign want_data = want_payload | in_trailer;
 // ---- control blocks: native flow control, acknowledgements, consumer credits ----
 assign since_ack_lt = 7'h3f < since_ack;
 assign slot = running & (~(s_axis_nfc_tvalid & (~tx_nfc_slot)));
-assign nfc_hold_or = (nfc_hold | ack_urgent) | since_ack_lt;
-assign send_ack = ((slot & ack_dirty) & (~want_header)) & ((~want_data) | nfc_hold_or);
-assign send_credit = (((slot & credit_dirty) & (~want_header)) & (~(ack_dirty & ((~want_data) | nfc_hold_or)))) & ((~want_data) | (nfc_hold | (7'h3f < since_credit)));
+assign nfc_hold_or = nfc_hold | ack_urgent | since_ack_lt;
+assign send_ack = slot & ack_dirty & (~want_header) & ((~want_data) | nfc_hold_or);
+assign send_credit = slot & credit_dirty & (~want_header) & (~(ack_dirty & ((~want_data) | nfc_hold_or))) &
+    ((~want_data) | nfc_hold | (7'h3f < since_credit));
 assign freed_total1_cat = {freed_total1, freed_total0};
 assign freed_total1_cat_2 = {32'h0, freed_total1_cat};
-assign freed_total1_cat_3 = {({({(^(freed_total1_cat_2 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h11f91caf6386f2c2)))};
-assign freed_total1_cat_4 = {({({({freed_total1_cat_3, (^(freed_total1_cat_2 & 64'h8fc8e57b1c37961))}), (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h46fbe3777823a425)))};
-assign freed_total1_cat_5 = {({({freed_total1_cat_4, (1'h1 ^ (^(freed_total1_cat_2 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd9926f1b4c24b412)))}), (^(freed_total1_cat_2 & 64'he301d2f6ba25cc1b))};
-assign freed_total1_cat_6 = {({({freed_total1_cat_5, (1'h1 ^ (^(freed_total1_cat_2 & 64'hfe480c004125701f)))}), (^(freed_total1_cat_2 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hb05ae67b0c7eca15)))};
-assign freed_total1_cat_7 = {({({freed_total1_cat_6, (1'h1 ^ (^(freed_total1_cat_2 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h6bf2cb234d04798c)))}), (^(freed_total1_cat_2 & 64'h35f96591a6823cc6))};
-assign freed_total1_cat_8 = {({({({freed_total1_cat_7, (1'h1 ^ (^(freed_total1_cat_2 & 64'h1afcb2c8d3411e63)))}), (^(freed_total1_cat_2 & 64'h82b6bc1f75971923))}), (^(freed_total1_cat_2 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'he88138c14f499b53)))};
-assign freed_total1_cat_9 = {({({freed_total1_cat_8, (1'h1 ^ (^(freed_total1_cat_2 & 64'h74409c60a7a4cda9)))}), (^(freed_total1_cat_2 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd53cb0debbc56e71)))};
-assign freed_total1_cat_10 = {({({freed_total1_cat_9, (^(freed_total1_cat_2 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd28b01dd4554f0d5)))};
-assign freed_total1_cat_11 = {({({freed_total1_cat_10, (1'h1 ^ (^(freed_total1_cat_2 & 64'he68d6595be9dee78)))}), (^(freed_total1_cat_2 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h7e472bd8e1bcb097)))};
-assign freed_total1_xor = ({({freed_total1_cat_11, (^(freed_total1_cat_2 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign freed_total1_cat_3 = {(^(freed_total1_cat_2 & 64'h8fc8e57b1c379612)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb09))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h23f2395ec70de584))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h11f91caf6386f2c2))),
+    (^(freed_total1_cat_2 & 64'h8fc8e57b1c37961)), (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb0)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h8df7c6eef047484a))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h46fbe3777823a425))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hacb514c0a0264400))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hd9926f1b4c24b412))),
+    (^(freed_total1_cat_2 & 64'he301d2f6ba25cc1b)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hfe480c004125701f))),
+    (^(freed_total1_cat_2 & 64'h7f2406002092b80f)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hb05ae67b0c7eca15))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hd7e596469a08f318))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h6bf2cb234d04798c))),
+    (^(freed_total1_cat_2 & 64'h35f96591a6823cc6)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h1afcb2c8d3411e63))),
+    (^(freed_total1_cat_2 & 64'h82b6bc1f75971923)), (^(freed_total1_cat_2 & 64'hce93bb74a6fc1a83)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'he88138c14f499b53))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h74409c60a7a4cda9))),
+    (^(freed_total1_cat_2 & 64'hb5e8ab4b4fe5f0c6)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hd53cb0debbc56e71))),
+    (^(freed_total1_cat_2 & 64'h6a9e586f5de2b738)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hba87c94cb2c6cd8e))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hd28b01dd4554f0d5))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'he68d6595be9dee78))),
+    (^(freed_total1_cat_2 & 64'hfc8e57b1c379612e)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h7e472bd8e1bcb097))),
+    (^(freed_total1_cat_2 & 64'h3f2395ec70de584b)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h1f91caf6386f2c25)))};
+assign freed_total1_xor = freed_total1_cat_3 ^ 32'hffffffff;
 assign go = slot & (~nfc_hold);
-assign go_data = (go & (~(ack_dirty & (ack_urgent | since_ack_lt)))) & (~(credit_dirty & (7'h3f < since_credit)));
+assign go_data = go & (~(ack_dirty & (ack_urgent | since_ack_lt))) & (~(credit_dirty & (7'h3f < since_credit)));
 assign send_header = go & want_header;
 assign send_payload = go_data & want_payload;
 assign send_trailer = go_data & in_trailer;
 
 // ---- frame words: chosen here, registered, and sent in the next cycle ----
 assign rx_credit_limit1_cat = {rx_credit_limit1, rx_credit_limit0};
-assign info40 = {rx_credit_limit1_cat, ({({rx_nak_sent, 1'h0}), rx_expected})};
-assign header_word = {16'h0, ({({({({({rx_credit_limit1_cat, 2'h0}), rx_expected}), rx_nak_sent}), frame_start_rd[11]}), tx_seq_2})};
+assign info40 = {rx_credit_limit1_cat, rx_nak_sent, 1'h0, rx_expected};
+assign header_word = {16'h0, rx_credit_limit1_cat, 2'h0, rx_expected, rx_nak_sent, frame_start_rd[11], tx_seq};
 assign info40_cat = {24'h0, info40};
-assign info40_cat_2 = {({({(^(info40_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(info40_cat & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(info40_cat & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(info40_cat & 64'h11f91caf6386f2c2)))};
-assign info40_cat_3 = {({({({info40_cat_2, (^(info40_cat & 64'h8fc8e57b1c37961))}), (^(info40_cat & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(info40_cat & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(info40_cat & 64'h46fbe3777823a425)))};
-assign info40_cat_4 = {({({info40_cat_3, (1'h1 ^ (^(info40_cat & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(info40_cat & 64'hd9926f1b4c24b412)))}), (^(info40_cat & 64'he301d2f6ba25cc1b))};
-assign info40_cat_5 = {({({info40_cat_4, (1'h1 ^ (^(info40_cat & 64'hfe480c004125701f)))}), (^(info40_cat & 64'h7f2406002092b80f))}), (1'h1 ^ (^(info40_cat & 64'hb05ae67b0c7eca15)))};
-assign info40_cat_6 = {({({info40_cat_5, (1'h1 ^ (^(info40_cat & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(info40_cat & 64'h6bf2cb234d04798c)))}), (^(info40_cat & 64'h35f96591a6823cc6))};
-assign info40_cat_7 = {({({({info40_cat_6, (1'h1 ^ (^(info40_cat & 64'h1afcb2c8d3411e63)))}), (^(info40_cat & 64'h82b6bc1f75971923))}), (^(info40_cat & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(info40_cat & 64'he88138c14f499b53)))};
-assign info40_cat_8 = {({({info40_cat_7, (1'h1 ^ (^(info40_cat & 64'h74409c60a7a4cda9)))}), (^(info40_cat & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(info40_cat & 64'hd53cb0debbc56e71)))};
-assign info40_cat_9 = {({({info40_cat_8, (^(info40_cat & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(info40_cat & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(info40_cat & 64'hd28b01dd4554f0d5)))};
-assign info40_cat_10 = {({({info40_cat_9, (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78)))}), (^(info40_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097)))};
-assign info40_xor = ({({info40_cat_10, (^(info40_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign info40_cat_2 = {(^(info40_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(info40_cat & 64'h47e472bd8e1bcb09))),
+    (1'h1 ^ (^(info40_cat & 64'h23f2395ec70de584))), (1'h1 ^ (^(info40_cat & 64'h11f91caf6386f2c2))),
+    (^(info40_cat & 64'h8fc8e57b1c37961)), (^(info40_cat & 64'h47e472bd8e1bcb0)),
+    (1'h1 ^ (^(info40_cat & 64'h8df7c6eef047484a))), (1'h1 ^ (^(info40_cat & 64'h46fbe3777823a425))),
+    (1'h1 ^ (^(info40_cat & 64'hacb514c0a0264400))), (1'h1 ^ (^(info40_cat & 64'hd9926f1b4c24b412))),
+    (^(info40_cat & 64'he301d2f6ba25cc1b)), (1'h1 ^ (^(info40_cat & 64'hfe480c004125701f))),
+    (^(info40_cat & 64'h7f2406002092b80f)), (1'h1 ^ (^(info40_cat & 64'hb05ae67b0c7eca15))),
+    (1'h1 ^ (^(info40_cat & 64'hd7e596469a08f318))), (1'h1 ^ (^(info40_cat & 64'h6bf2cb234d04798c))),
+    (^(info40_cat & 64'h35f96591a6823cc6)), (1'h1 ^ (^(info40_cat & 64'h1afcb2c8d3411e63))),
+    (^(info40_cat & 64'h82b6bc1f75971923)), (^(info40_cat & 64'hce93bb74a6fc1a83)),
+    (1'h1 ^ (^(info40_cat & 64'he88138c14f499b53))), (1'h1 ^ (^(info40_cat & 64'h74409c60a7a4cda9))),
+    (^(info40_cat & 64'hb5e8ab4b4fe5f0c6)), (1'h1 ^ (^(info40_cat & 64'hd53cb0debbc56e71))),
+    (^(info40_cat & 64'h6a9e586f5de2b738)), (1'h1 ^ (^(info40_cat & 64'hba87c94cb2c6cd8e))),
+    (1'h1 ^ (^(info40_cat & 64'hd28b01dd4554f0d5))), (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78))),
+    (^(info40_cat & 64'hfc8e57b1c379612e)), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097))),
+    (^(info40_cat & 64'h3f2395ec70de584b)), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))};
+assign info40_xor = info40_cat_2 ^ 32'hffffffff;
 assign data_out = send_header | send_payload;
-assign frame_start_rd_bits10_0 = frame_start_rd[10:0];
 assign tx_rd_plus = tx_rd + 11'h1;
-assign rd_next = send_header ? frame_start_rd_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
-assign freed_total1_sel = send_credit ? ({({freed_total1_xor[23:0], freed_total1_cat}), 8'h99}) : (send_ack ? ({({info40_xor[15:0], info40}), 8'hd2}) : 64'h1078);
-assign header_word_cat = {({({(^(header_word & 64'hef13a98c0caa668f)), (^(header_word & 64'h7789d4c606553347))}), (^(header_word & 64'hbbc4ea63032a99a3))}), (^(header_word & 64'h5de2753181954cd1))};
-assign header_word_cat_2 = {({({({header_word_cat, (^(header_word & 64'h2ef13a98c0caa668))}), (^(header_word & 64'h97789d4c60655334))}), (^(header_word & 64'ha4afe72a3c98cf15))}), (^(header_word & 64'h5257f3951e4c678a))};
-assign header_word_cat_3 = {({({({header_word_cat_2, (^(header_word & 64'h46385046838c554a))}), (^(header_word & 64'hcc0f81af4d6c4c2a))}), (^(header_word & 64'h8914695baa1c409a))}), (^(header_word & 64'h2b999d21d9a446c2))};
-assign header_word_cat_4 = {({({({header_word_cat_3, (^(header_word & 64'h95ccce90ecd22361))}), (^(header_word & 64'h25f5cec47ac3773f))}), (^(header_word & 64'h7de94eee31cbdd10))}), (^(header_word & 64'h3ef4a77718e5ee88))};
-assign header_word_cat_5 = {({({({header_word_cat_4, (^(header_word & 64'h1f7a53bb8c72f744))}), (^(header_word & 64'hfbd29ddc6397ba2))}), (^(header_word & 64'h68cd3d62efb6db5e))}), (^(header_word & 64'h5b75373d7b710b20))};
-assign header_word_cat_6 = {({({({header_word_cat_5, (^(header_word & 64'h42a93212b112e31f))}), (^(header_word & 64'ha15499095889718f))}), (^(header_word & 64'h3fb9e508a0eede48))}), (^(header_word & 64'hf0cf5b085cdd09ab))};
-assign header_word_cat_7 = {({({({header_word_cat_6, (^(header_word & 64'hf867ad842e6e84d5))}), (^(header_word & 64'h93207f4e1b9d24e5))}), (^(header_word & 64'ha683962b0164f4fd))}), (^(header_word & 64'h3c5262998c181cf1))};
-assign header_word_cat_8 = {({({({header_word_cat_7, (^(header_word & 64'hf13a98c0caa668f7))}), (^(header_word & 64'h789d4c606553347b))}), (^(header_word & 64'hbc4ea63032a99a3d))}), (^(header_word & 64'hde2753181954cd1e))};
-assign tx_replay0_cat = {({({({({({({({({({(^(tx_replay0 & 64'hef13a98c0caa668f)), (^(tx_replay0 & 64'h7789d4c606553347))}), (^(tx_replay0 & 64'hbbc4ea63032a99a3))}), (^(tx_replay0 & 64'h5de2753181954cd1))}), (^(tx_replay0 & 64'h2ef13a98c0caa668))}), (^(tx_replay0 & 64'h97789d4c60655334))}), (^(tx_replay0 & 64'ha4afe72a3c98cf15))}), (^(tx_replay0 & 64'h5257f3951e4c678a))}), (^(tx_replay0 & 64'h46385046838c554a))}), (^(tx_replay0 & 64'hcc0f81af4d6c4c2a))}), (^(tx_replay0 & 64'h8914695baa1c409a))};
-assign tx_replay0_cat_2 = {({({({({({({({({tx_replay0_cat, (^(tx_replay0 & 64'h2b999d21d9a446c2))}), (^(tx_replay0 & 64'h95ccce90ecd22361))}), (^(tx_replay0 & 64'h25f5cec47ac3773f))}), (^(tx_replay0 & 64'h7de94eee31cbdd10))}), (^(tx_replay0 & 64'h3ef4a77718e5ee88))}), (^(tx_replay0 & 64'h1f7a53bb8c72f744))}), (^(tx_replay0 & 64'hfbd29ddc6397ba2))}), (^(tx_replay0 & 64'h68cd3d62efb6db5e))}), (^(tx_replay0 & 64'h5b75373d7b710b20))};
-assign tx_replay0_cat_3 = {({({({({({({({({tx_replay0_cat_2, (^(tx_replay0 & 64'h42a93212b112e31f))}), (^(tx_replay0 & 64'ha15499095889718f))}), (^(tx_replay0 & 64'h3fb9e508a0eede48))}), (^(tx_replay0 & 64'hf0cf5b085cdd09ab))}), (^(tx_replay0 & 64'hf867ad842e6e84d5))}), (^(tx_replay0 & 64'h93207f4e1b9d24e5))}), (^(tx_replay0 & 64'ha683962b0164f4fd))}), (^(tx_replay0 & 64'h3c5262998c181cf1))}), (^(tx_replay0 & 64'hf13a98c0caa668f7))};
-assign tx_crc_data = tx_is_header ? tx_crc_header : ({({({tx_replay0_cat_3, (^(tx_replay0 & 64'h789d4c606553347b))}), (^(tx_replay0 & 64'hbc4ea63032a99a3d))}), (^(tx_replay0 & 64'hde2753181954cd1e))});
-assign running_and = (((running & (~data_out)) & (~send_trailer)) & (~send_ack)) & (~send_credit);
+assign rd_next = send_header ? frame_start_rd[10:0] : (send_payload ? tx_rd_plus : tx_rd);
+assign freed_total1_sel = send_credit ? ({freed_total1_xor[23:0], freed_total1_cat, 8'h99}) : (send_ack ? ({info40_xor[15:0], info40, 8'hd2}) : 64'h1078);
+assign header_word_cat = {(^(header_word & 64'hef13a98c0caa668f)), (^(header_word & 64'h7789d4c606553347)),
+    (^(header_word & 64'hbbc4ea63032a99a3)), (^(header_word & 64'h5de2753181954cd1)),
+    (^(header_word & 64'h2ef13a98c0caa668)), (^(header_word & 64'h97789d4c60655334)),
+    (^(header_word & 64'ha4afe72a3c98cf15)), (^(header_word & 64'h5257f3951e4c678a)),
+    (^(header_word & 64'h46385046838c554a)), (^(header_word & 64'hcc0f81af4d6c4c2a)),
+    (^(header_word & 64'h8914695baa1c409a)), (^(header_word & 64'h2b999d21d9a446c2)),
+    (^(header_word & 64'h95ccce90ecd22361)), (^(header_word & 64'h25f5cec47ac3773f)),
+    (^(header_word & 64'h7de94eee31cbdd10)), (^(header_word & 64'h3ef4a77718e5ee88)),
+    (^(header_word & 64'h1f7a53bb8c72f744)), (^(header_word & 64'hfbd29ddc6397ba2)),
+    (^(header_word & 64'h68cd3d62efb6db5e)), (^(header_word & 64'h5b75373d7b710b20)),
+    (^(header_word & 64'h42a93212b112e31f)), (^(header_word & 64'ha15499095889718f)),
+    (^(header_word & 64'h3fb9e508a0eede48)), (^(header_word & 64'hf0cf5b085cdd09ab)),
+    (^(header_word & 64'hf867ad842e6e84d5)), (^(header_word & 64'h93207f4e1b9d24e5)),
+    (^(header_word & 64'ha683962b0164f4fd)), (^(header_word & 64'h3c5262998c181cf1)),
+    (^(header_word & 64'hf13a98c0caa668f7)), (^(header_word & 64'h789d4c606553347b)),
+    (^(header_word & 64'hbc4ea63032a99a3d)), (^(header_word & 64'hde2753181954cd1e))};
+assign tx_replay0_cat = {(^(tx_replay0 & 64'hef13a98c0caa668f)), (^(tx_replay0 & 64'h7789d4c606553347)),
+    (^(tx_replay0 & 64'hbbc4ea63032a99a3)), (^(tx_replay0 & 64'h5de2753181954cd1)),
+    (^(tx_replay0 & 64'h2ef13a98c0caa668)), (^(tx_replay0 & 64'h97789d4c60655334)),
+    (^(tx_replay0 & 64'ha4afe72a3c98cf15)), (^(tx_replay0 & 64'h5257f3951e4c678a)),
+    (^(tx_replay0 & 64'h46385046838c554a)), (^(tx_replay0 & 64'hcc0f81af4d6c4c2a)),
+    (^(tx_replay0 & 64'h8914695baa1c409a)), (^(tx_replay0 & 64'h2b999d21d9a446c2)),
+    (^(tx_replay0 & 64'h95ccce90ecd22361)), (^(tx_replay0 & 64'h25f5cec47ac3773f)),
+    (^(tx_replay0 & 64'h7de94eee31cbdd10)), (^(tx_replay0 & 64'h3ef4a77718e5ee88)),
+    (^(tx_replay0 & 64'h1f7a53bb8c72f744)), (^(tx_replay0 & 64'hfbd29ddc6397ba2)),
+    (^(tx_replay0 & 64'h68cd3d62efb6db5e)), (^(tx_replay0 & 64'h5b75373d7b710b20)),
+    (^(tx_replay0 & 64'h42a93212b112e31f)), (^(tx_replay0 & 64'ha15499095889718f)),
+    (^(tx_replay0 & 64'h3fb9e508a0eede48)), (^(tx_replay0 & 64'hf0cf5b085cdd09ab)),
+    (^(tx_replay0 & 64'hf867ad842e6e84d5)), (^(tx_replay0 & 64'h93207f4e1b9d24e5)),
+    (^(tx_replay0 & 64'ha683962b0164f4fd)), (^(tx_replay0 & 64'h3c5262998c181cf1)),
+    (^(tx_replay0 & 64'hf13a98c0caa668f7)), (^(tx_replay0 & 64'h789d4c606553347b)),
+    (^(tx_replay0 & 64'hbc4ea63032a99a3d)), (^(tx_replay0 & 64'hde2753181954cd1e))};
+assign tx_crc_data = tx_is_header ? tx_crc_header : tx_replay0_cat;
+assign running_and = running & (~data_out) & (~send_trailer) & (~send_ack) & (~send_credit);
 
 // ---- the word sent: CRC over header and payload, trailer ----
-assign tx_crc_cat = {({({({({({({({({({(^(tx_crc & 32'h1c379612)), (^(tx_crc & 32'h8e1bcb09))}), (^(tx_crc & 32'hc70de584))}), (^(tx_crc & 32'h6386f2c2))}), (^(tx_crc & 32'hb1c37961))}), (^(tx_crc & 32'hd8e1bcb0))}), (^(tx_crc & 32'hf047484a))}), (^(tx_crc & 32'h7823a425))}), (^(tx_crc & 32'ha0264400))}), (^(tx_crc & 32'h4c24b412))}), (^(tx_crc & 32'hba25cc1b))};
-assign tx_crc_cat_2 = {({({({({({({({({tx_crc_cat, (^(tx_crc & 32'h4125701f))}), (^(tx_crc & 32'h2092b80f))}), (^(tx_crc & 32'hc7eca15))}), (^(tx_crc & 32'h9a08f318))}), (^(tx_crc & 32'h4d04798c))}), (^(tx_crc & 32'ha6823cc6))}), (^(tx_crc & 32'hd3411e63))}), (^(tx_crc & 32'h75971923))}), (^(tx_crc & 32'ha6fc1a83))};
-assign tx_crc_cat_3 = {({({({({({({({({tx_crc_cat_2, (^(tx_crc & 32'h4f499b53))}), (^(tx_crc & 32'ha7a4cda9))}), (^(tx_crc & 32'h4fe5f0c6))}), (^(tx_crc & 32'hbbc56e71))}), (^(tx_crc & 32'h5de2b738))}), (^(tx_crc & 32'hb2c6cd8e))}), (^(tx_crc & 32'h4554f0d5))}), (^(tx_crc & 32'hbe9dee78))}), (^(tx_crc & 32'hc379612e))};
+assign tx_crc_cat = {(^(tx_crc & 32'h1c379612)), (^(tx_crc & 32'h8e1bcb09)), (^(tx_crc & 32'hc70de584)),
+    (^(tx_crc & 32'h6386f2c2)), (^(tx_crc & 32'hb1c37961)), (^(tx_crc & 32'hd8e1bcb0)),
+    (^(tx_crc & 32'hf047484a)), (^(tx_crc & 32'h7823a425)), (^(tx_crc & 32'ha0264400)),
+    (^(tx_crc & 32'h4c24b412)), (^(tx_crc & 32'hba25cc1b)), (^(tx_crc & 32'h4125701f)),
+    (^(tx_crc & 32'h2092b80f)), (^(tx_crc & 32'hc7eca15)), (^(tx_crc & 32'h9a08f318)),
+    (^(tx_crc & 32'h4d04798c)), (^(tx_crc & 32'ha6823cc6)), (^(tx_crc & 32'hd3411e63)),
+    (^(tx_crc & 32'h75971923)), (^(tx_crc & 32'ha6fc1a83)), (^(tx_crc & 32'h4f499b53)),
+    (^(tx_crc & 32'ha7a4cda9)), (^(tx_crc & 32'h4fe5f0c6)), (^(tx_crc & 32'hbbc56e71)),
+    (^(tx_crc & 32'h5de2b738)), (^(tx_crc & 32'hb2c6cd8e)), (^(tx_crc & 32'h4554f0d5)),
+    (^(tx_crc & 32'hbe9dee78)), (^(tx_crc & 32'hc379612e)), (^(tx_crc & 32'he1bcb097)),
+    (^(tx_crc & 32'h70de584b)), (^(tx_crc & 32'h386f2c25))};
 assign tx_trailer_info_cat = {56'h0, tx_trailer_info};
-assign tx_trailer_info_cat_2 = {({({(^(tx_trailer_info_cat & 64'h8fc8e57b1c379612)), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb09))}), (^(tx_trailer_info_cat & 64'h23f2395ec70de584))}), (^(tx_trailer_info_cat & 64'h11f91caf6386f2c2))};
-assign tx_trailer_info_cat_3 = {({({({tx_trailer_info_cat_2, (^(tx_trailer_info_cat & 64'h8fc8e57b1c37961))}), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb0))}), (^(tx_trailer_info_cat & 64'h8df7c6eef047484a))}), (^(tx_trailer_info_cat & 64'h46fbe3777823a425))};
-assign tx_trailer_info_cat_4 = {({({({tx_trailer_info_cat_3, (^(tx_trailer_info_cat & 64'hacb514c0a0264400))}), (^(tx_trailer_info_cat & 64'hd9926f1b4c24b412))}), (^(tx_trailer_info_cat & 64'he301d2f6ba25cc1b))}), (^(tx_trailer_info_cat & 64'hfe480c004125701f))};
-assign tx_trailer_info_cat_5 = {({({({tx_trailer_info_cat_4, (^(tx_trailer_info_cat & 64'h7f2406002092b80f))}), (^(tx_trailer_info_cat & 64'hb05ae67b0c7eca15))}), (^(tx_trailer_info_cat & 64'hd7e596469a08f318))}), (^(tx_trailer_info_cat & 64'h6bf2cb234d04798c))};
-assign tx_trailer_info_cat_6 = {({({({tx_trailer_info_cat_5, (^(tx_trailer_info_cat & 64'h35f96591a6823cc6))}), (^(tx_trailer_info_cat & 64'h1afcb2c8d3411e63))}), (^(tx_trailer_info_cat & 64'h82b6bc1f75971923))}), (^(tx_trailer_info_cat & 64'hce93bb74a6fc1a83))};
-assign tx_trailer_info_cat_7 = {({({({tx_trailer_info_cat_6, (^(tx_trailer_info_cat & 64'he88138c14f499b53))}), (^(tx_trailer_info_cat & 64'h74409c60a7a4cda9))}), (^(tx_trailer_info_cat & 64'hb5e8ab4b4fe5f0c6))}), (^(tx_trailer_info_cat & 64'hd53cb0debbc56e71))};
-assign tx_trailer_info_cat_8 = {({({({tx_trailer_info_cat_7, (^(tx_trailer_info_cat & 64'h6a9e586f5de2b738))}), (^(tx_trailer_info_cat & 64'hba87c94cb2c6cd8e))}), (^(tx_trailer_info_cat & 64'hd28b01dd4554f0d5))}), (^(tx_trailer_info_cat & 64'he68d6595be9dee78))};
-assign tx_trailer_info_cat_9 = {({({({tx_trailer_info_cat_8, (^(tx_trailer_info_cat & 64'hfc8e57b1c379612e))}), (^(tx_trailer_info_cat & 64'h7e472bd8e1bcb097))}), (^(tx_trailer_info_cat & 64'h3f2395ec70de584b))}), (^(tx_trailer_info_cat & 64'h1f91caf6386f2c25))};
-assign trailer_word = {8'h0, ({({tx_trailer_info, ((tx_crc ^ tx_trailer_info_cat_9) ^ 32'hffffffff)}), 16'h61e})};
+assign tx_trailer_info_cat_2 = {(^(tx_trailer_info_cat & 64'h8fc8e57b1c379612)), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb09)),
+    (^(tx_trailer_info_cat & 64'h23f2395ec70de584)), (^(tx_trailer_info_cat & 64'h11f91caf6386f2c2)),
+    (^(tx_trailer_info_cat & 64'h8fc8e57b1c37961)), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb0)),
+    (^(tx_trailer_info_cat & 64'h8df7c6eef047484a)), (^(tx_trailer_info_cat & 64'h46fbe3777823a425)),
+    (^(tx_trailer_info_cat & 64'hacb514c0a0264400)), (^(tx_trailer_info_cat & 64'hd9926f1b4c24b412)),
+    (^(tx_trailer_info_cat & 64'he301d2f6ba25cc1b)), (^(tx_trailer_info_cat & 64'hfe480c004125701f)),
+    (^(tx_trailer_info_cat & 64'h7f2406002092b80f)), (^(tx_trailer_info_cat & 64'hb05ae67b0c7eca15)),
+    (^(tx_trailer_info_cat & 64'hd7e596469a08f318)), (^(tx_trailer_info_cat & 64'h6bf2cb234d04798c)),
+    (^(tx_trailer_info_cat & 64'h35f96591a6823cc6)), (^(tx_trailer_info_cat & 64'h1afcb2c8d3411e63)),
+    (^(tx_trailer_info_cat & 64'h82b6bc1f75971923)), (^(tx_trailer_info_cat & 64'hce93bb74a6fc1a83)),
+    (^(tx_trailer_info_cat & 64'he88138c14f499b53)), (^(tx_trailer_info_cat & 64'h74409c60a7a4cda9)),
+    (^(tx_trailer_info_cat & 64'hb5e8ab4b4fe5f0c6)), (^(tx_trailer_info_cat & 64'hd53cb0debbc56e71)),
+    (^(tx_trailer_info_cat & 64'h6a9e586f5de2b738)), (^(tx_trailer_info_cat & 64'hba87c94cb2c6cd8e)),
+    (^(tx_trailer_info_cat & 64'hd28b01dd4554f0d5)), (^(tx_trailer_info_cat & 64'he68d6595be9dee78)),
+    (^(tx_trailer_info_cat & 64'hfc8e57b1c379612e)), (^(tx_trailer_info_cat & 64'h7e472bd8e1bcb097)),
+    (^(tx_trailer_info_cat & 64'h3f2395ec70de584b)), (^(tx_trailer_info_cat & 64'h1f91caf6386f2c25))};
+assign trailer_word = {8'h0, tx_trailer_info, (tx_crc ^ tx_trailer_info_cat_2 ^ 32'hffffffff), 16'h61e};
 
 // ---- lane blocks: training blocks of this cycle, native flow control at once ----
-assign send_nfc_2 = s_axis_nfc_tvalid & tx_nfc_slot;
-assign s_axis_nfc_tdata_sel = send_nfc_2 ? ({47'h0, ({s_axis_nfc_tdata[8:0], 8'haa})}) : (tx_is_trailer ? trailer_word : (tx_is_training ? (bond_slot ? 64'h4078 : ((rx_up_sync1 ? 64'h1078 : 64'h3078) | ({16'h0, ({({(partner_marking ? 16'h5ac3 : 16'h0), (session_fresh ? 16'h5ac3 : 16'h0)}), 16'h0})}))) : (tx_is_payload ? tx_replay0 : tx_word0)));
+assign send_nfc = s_axis_nfc_tvalid & tx_nfc_slot;
+assign s_axis_nfc_tdata_sel = send_nfc ? ({47'h0, s_axis_nfc_tdata[8:0], 8'haa}) : (tx_is_trailer ? trailer_word : (tx_is_training ? (bond_slot ? 64'h4078 : ((rx_up_sync1 ? 64'h1078 : 64'h3078) |
+    ({16'h0, (partner_marking ? 16'h5ac3 : 16'h0), (session_fresh ? 16'h5ac3 : 16'h0), 16'h0}))) : (tx_is_payload ? tx_replay0 : tx_word0)));
 assign tx_scrambler0_cat = {6'h0, tx_scrambler0};
-assign s_axis_nfc_tdata_xor = (s_axis_nfc_tdata_sel ^ tx_scrambler0_cat) ^ (tx_scrambler0_cat >> 7'h13);
-assign s_axis_nfc_tdata_xor_2 = (s_axis_nfc_tdata_xor ^ ({s_axis_nfc_tdata_xor[24:0], 39'h0})) ^ ({s_axis_nfc_tdata_xor[5:0], 58'h0});
-assign tx_block0_2 = {s_axis_nfc_tdata_xor_2, ((tx_is_control | send_nfc_2) ? 2'h1 : 2'h2)};
+assign s_axis_nfc_tdata_xor = s_axis_nfc_tdata_sel ^ tx_scrambler0_cat ^ (tx_scrambler0_cat >> 7'h13);
+assign s_axis_nfc_tdata_xor_2 = s_axis_nfc_tdata_xor ^ ({s_axis_nfc_tdata_xor[24:0], 39'h0}) ^ ({s_axis_nfc_tdata_xor[5:0], 58'h0});
+assign tx_block0 = {s_axis_nfc_tdata_xor_2, ((tx_is_control | send_nfc) ? 2'h1 : 2'h2)};
 
 // ---- scheduler state and retransmission ----
-assign tx_seq_plus = tx_seq_2 + 6'h1;
-assign tx_sent_high_minus = tx_sent_high - tx_seq_2;
+assign tx_seq_plus = tx_seq + 6'h1;
+assign tx_sent_high_minus = tx_sent_high - tx_seq;
 assign resend = (6'h0 < tx_sent_high_minus) & (tx_sent_high_minus < 6'h20);
-assign retransmitted_2 = send_trailer & resend;
-assign fresh_2 = send_trailer & (~resend);
+assign retransmitted = send_trailer & resend;
+assign fresh = send_trailer & (~resend);
 assign outstanding = ~(acked_seq == tx_sent_high);
 assign retransmit_timer_plus = retransmit_timer + 16'h1;
 assign expire = retransmit_timer_plus == 16'h400;
@@ -1997,25 +1905,22 @@ assign idle_and_2 = idle & go_back;
 // ---- acknowledgement bookkeeping ----
 assign send_header_or = send_header | send_ack;
 
-// ---- counters ----
-assign frame_start_rd_sel = send_header ? (~(frame_start_rd_bits10_0 == replay_wr)) : (send_payload ? (~(tx_rd_plus == replay_wr)) : (~(tx_rd == replay_wr)));
-
 always @(posedge clk) begin
     if (rst) tx_state <= TX_STATE_IDLE; else tx_state <= session_fresh_or ? TX_STATE_IDLE : (send_trailer ? TX_STATE_IDLE : ((send_payload & last_word) ? TX_STATE_TRAILER : (send_header ? TX_STATE_PAYLOAD : tx_state)));
-    if (rst) tx_seq_2 <= 6'h0; else tx_seq_2 <= session_fresh_or ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq_2));
-    if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= session_fresh_or ? 6'h0 : (fresh_2 ? tx_seq_plus : tx_sent_high);
+    if (rst) tx_seq <= 6'h0; else tx_seq <= session_fresh_or ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq));
+    if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= session_fresh_or ? 6'h0 : (fresh ? tx_seq_plus : tx_sent_high);
     if (rst) tx_rd <= 11'h0; else tx_rd <= session_fresh_or ? replay_wr : rd_next;
-    if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= session_fresh_or ? 32'h73d74d75 : ((tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'hbd8f6515 : ({({({tx_crc_cat_3, (^(tx_crc & 32'he1bcb097))}), (^(tx_crc & 32'h70de584b))}), (^(tx_crc & 32'h386f2c25))})) ^ tx_crc_data) : tx_crc);
+    if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= session_fresh_or ? 32'h73d74d75 : ((tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'hbd8f6515 : tx_crc_cat) ^ tx_crc_data) : tx_crc);
     if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= session_fresh_or ? 16'h0 : ((nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0))));
     if (rst) cc_timer <= 16'h1; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
     if (rst) bond_timer <= 4'h0; else bond_timer <= bond_timer + 4'h1;
-    if (rst) ack_dirty <= 1'h1; else ack_dirty <= (((((rx_good | rx_duplicate) | nak_now) | rx_rd0_and) | rx_rd1_and) | session_fresh_or) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
+    if (rst) ack_dirty <= 1'h1; else ack_dirty <= (rx_good | rx_duplicate | nak_now | rx_rd0_and | rx_rd1_and | session_fresh_or) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
     if (rst) ack_urgent <= 1'h0; else ack_urgent <= nak_now ? 1'h1 : (send_header_or ? 1'h0 : (session_fresh_or ? 1'h0 : ack_urgent));
     if (rst) send_cc <= 1'h1; else send_cc <= cc_timer_is4992 | (cc_timer_plus < 16'h8);
     if (rst) tx_acked <= 6'h0; else tx_acked <= acked_seq;
-    if (rst) tx_stale <= 1'h0; else tx_stale <= rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq_2 - acked_seq)));
-    if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq_2 == in_seq)));
-    if (rst) tx_avail <= 1'h0; else tx_avail <= frame_start_rd_sel;
+    if (rst) tx_stale <= 1'h0; else tx_stale <= rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq - acked_seq)));
+    if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq == in_seq)));
+    if (rst) tx_avail <= 1'h0; else tx_avail <= send_header ? (~(frame_start_rd[10:0] == replay_wr)) : (send_payload ? (~(tx_rd_plus == replay_wr)) : (~(tx_rd == replay_wr)));
     if (rst) tx_nfc_slot <= 1'h0; else tx_nfc_slot <= running_and;
     if (rst) freed_total0 <= 16'h0; else freed_total0 <= session_fresh_or ? 16'h0 : (rx_credit_return_and ? (freed_total0 + 16'h1) : freed_total0);
     if (rst) freed_total1 <= 16'h0; else freed_total1 <= session_fresh_or ? 16'h0 : (rx_credit_return_and_2 ? (freed_total1 + 16'h1) : freed_total1);
@@ -2024,25 +1929,20 @@ always @(posedge clk) begin
     if (rst) tx_word0 <= 64'h8078; else tx_word0 <= send_cc ? 64'h8078 : (send_header ? header_word : freed_total1_sel);
     tx_replay_read0 <= replay0_rd;
     tx_replay0 <= tx_replay_read0;
-    if (rst) tx_crc_header <= 32'h0; else tx_crc_header <= header_word_cat_8;
+    if (rst) tx_crc_header <= 32'h0; else tx_crc_header <= header_word_cat;
     if (rst) tx_is_header <= 1'h0; else tx_is_header <= send_header;
     if (rst) tx_is_payload <= 1'h0; else tx_is_payload <= send_payload;
     if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;
     if (rst) tx_is_training <= 1'h0; else tx_is_training <= training;
-    if (rst) tx_is_control <= 1'h1; else tx_is_control <= ((~data_out) | send_cc) | training;
-    if (rst) tx_trailer_info <= 8'h0; else tx_trailer_info <= {({frame_end_rd[16], 1'h0}), frame_end_rd[15:10]};
+    if (rst) tx_is_control <= 1'h1; else tx_is_control <= (~data_out) | send_cc | training;
+    if (rst) tx_trailer_info <= 8'h0; else tx_trailer_info <= {frame_end_rd[16], 1'h0, frame_end_rd[15:10]};
     if (rst) tx_scrambler0 <= 58'h3ffffffffffffff; else tx_scrambler0 <= s_axis_nfc_tdata_xor_2[63:6];
     if (rst) since_ack <= 7'h0; else since_ack <= send_header_or ? 7'h0 : ((since_ack == 7'h7f) ? since_ack : (since_ack + 7'h1));
 end
 
-assign tx_seq = tx_seq_2;
 assign rd_next_bits9_0 = rd_next[9:0];
-assign send_nfc = send_nfc_2;
-assign tx_block0 = tx_block0_2;
-assign retransmitted = retransmitted_2;
-assign fresh = fresh_2;
 assign idle_and = idle_and_2;
-assign ack_taken_or = ack_taken_and_2 | ((expire & outstanding) & (~nfc_hold));
+assign ack_taken_or = ack_taken_and_2 | (expire & outstanding & (~nfc_hold));
 assign ack_taken_and = ack_taken_and_2 & idle_and_2;
 endmodule
 // verilator lint_on DECLFILENAME

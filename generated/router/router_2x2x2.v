@@ -491,31 +491,31 @@ wire [4:0] allocator_zp_busy_cat;
 wire allocator_p0_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or;
 wire [6:0] allocator_p0_vc0_head0_flits_or;
-wire allocator_p1_vc0_head0_drop_not;
+wire allocator_zp_vc0_asks_p0_not;
 wire allocator_p0_owned_or;
 wire [4:0] allocator_zp_busy_cat_2;
 wire allocator_p1_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_2;
 wire [6:0] allocator_p0_vc0_head0_flits_or_2;
-wire allocator_p1_vc0_head0_drop_not_2;
+wire allocator_zp_vc0_asks_p1_not;
 wire allocator_p1_owned_or;
 wire [4:0] allocator_zp_busy_cat_3;
 wire allocator_xp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_3;
 wire [6:0] allocator_p0_vc0_head0_flits_or_3;
-wire allocator_p1_vc0_head0_drop_not_3;
+wire allocator_zp_vc0_asks_xp_not;
 wire allocator_xp_owned_or;
 wire [4:0] allocator_zp_busy_cat_4;
 wire allocator_yp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_4;
 wire [6:0] allocator_p0_vc0_head0_flits_or_4;
-wire allocator_p1_vc0_head0_drop_not_4;
+wire allocator_zp_vc0_asks_yp_not;
 wire allocator_yp_owned_or;
 wire [4:0] allocator_zp_busy_cat_5;
 wire allocator_zp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_5;
 wire [6:0] allocator_p0_vc0_head0_flits_or_5;
-wire allocator_p1_vc0_head0_drop_not_5;
+wire allocator_zp_vc0_asks_zp_not;
 wire allocator_zp_owned_or;
 wire [127:0] switch_p0_vc0_send_header_sel;
 wire [127:0] switch_p1_vc0_send_header_sel;
@@ -849,7 +849,7 @@ router_2x2x2_output_p0 output_p0 (
     .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not),
+    .zp_vc0_asks_p0_not(allocator_zp_vc0_asks_p0_not),
     .m_axis_p0_tready(m_axis_p0_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -886,7 +886,7 @@ router_2x2x2_output_p1 output_p1 (
     .p1_arbiter_grant_not(allocator_p1_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_2),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_2),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_2),
+    .zp_vc0_asks_p1_not(allocator_zp_vc0_asks_p1_not),
     .m_axis_p1_tready(m_axis_p1_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -923,7 +923,7 @@ router_2x2x2_output_xp output_xp (
     .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_3),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_3),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_3),
+    .zp_vc0_asks_xp_not(allocator_zp_vc0_asks_xp_not),
     .m_axis_xp_tready(m_axis_xp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -973,7 +973,7 @@ router_2x2x2_output_yp output_yp (
     .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_4),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_4),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_4),
+    .zp_vc0_asks_yp_not(allocator_zp_vc0_asks_yp_not),
     .m_axis_yp_tready(m_axis_yp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -1023,7 +1023,7 @@ router_2x2x2_output_zp output_zp (
     .zp_arbiter_grant_not(allocator_zp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_5),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_5),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_5),
+    .zp_vc0_asks_zp_not(allocator_zp_vc0_asks_zp_not),
     .m_axis_zp_tready(m_axis_zp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -1270,31 +1270,31 @@ router_2x2x2_allocator allocator (
     .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not),
+    .zp_vc0_asks_p0_not(allocator_zp_vc0_asks_p0_not),
     .p0_owned_or(allocator_p0_owned_or),
     .zp_busy_cat_2(allocator_zp_busy_cat_2),
     .p1_arbiter_grant_not(allocator_p1_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_2(allocator_p0_vc0_head0_ovc_or_2),
     .p0_vc0_head0_flits_or_2(allocator_p0_vc0_head0_flits_or_2),
-    .p1_vc0_head0_drop_not_2(allocator_p1_vc0_head0_drop_not_2),
+    .zp_vc0_asks_p1_not(allocator_zp_vc0_asks_p1_not),
     .p1_owned_or(allocator_p1_owned_or),
     .zp_busy_cat_3(allocator_zp_busy_cat_3),
     .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_3(allocator_p0_vc0_head0_ovc_or_3),
     .p0_vc0_head0_flits_or_3(allocator_p0_vc0_head0_flits_or_3),
-    .p1_vc0_head0_drop_not_3(allocator_p1_vc0_head0_drop_not_3),
+    .zp_vc0_asks_xp_not(allocator_zp_vc0_asks_xp_not),
     .xp_owned_or(allocator_xp_owned_or),
     .zp_busy_cat_4(allocator_zp_busy_cat_4),
     .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_4(allocator_p0_vc0_head0_ovc_or_4),
     .p0_vc0_head0_flits_or_4(allocator_p0_vc0_head0_flits_or_4),
-    .p1_vc0_head0_drop_not_4(allocator_p1_vc0_head0_drop_not_4),
+    .zp_vc0_asks_yp_not(allocator_zp_vc0_asks_yp_not),
     .yp_owned_or(allocator_yp_owned_or),
     .zp_busy_cat_5(allocator_zp_busy_cat_5),
     .zp_arbiter_grant_not(allocator_zp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_5(allocator_p0_vc0_head0_ovc_or_5),
     .p0_vc0_head0_flits_or_5(allocator_p0_vc0_head0_flits_or_5),
-    .p1_vc0_head0_drop_not_5(allocator_p1_vc0_head0_drop_not_5),
+    .zp_vc0_asks_zp_not(allocator_zp_vc0_asks_zp_not),
     .zp_owned_or(allocator_zp_owned_or)
 );
 
@@ -1514,12 +1514,12 @@ module router_2x2x2_input_p0(
     input wire here_x_bottom;
     // outputs: status and counters
     output wire p0_mode_or;
-    output wire [31:0] stat_p0_length_errors;
-    output wire [31:0] stat_p0_dropped;
-    output wire p0_vc0_valid;
-    output wire p0_vc0_second_valid;
-    output wire [127:0] p0_vc0_head1;
-    output wire [127:0] p0_vc0_second1;
+    output reg [31:0] stat_p0_length_errors;
+    output reg [31:0] stat_p0_dropped;
+    output reg p0_vc0_valid;
+    output reg p0_vc0_second_valid;
+    output reg [127:0] p0_vc0_head1;
+    output reg [127:0] p0_vc0_second1;
     output wire p0_vc0_head0_last;
     output wire [15:0] p0_vc0_head0_keep;
     output wire [2:0] p0_vc0_head0_out;
@@ -1544,24 +1544,11 @@ localparam [1:0] P0_MODE_PAD = 2'h2;
 localparam [1:0] P0_MODE_DISCARD = 2'h3;
 /* verilator lint_on UNUSEDPARAM */
 // input p0: arrival into the VC buffers
-wire [119:0] s_axis_p0_tdata_bits119_0;
 wire [119:0] s_axis_p0_tdata_cat;
 wire [119:0] s_axis_p0_tdata_cat_2;
 wire [119:0] here_x_cat;
 wire [119:0] here_y_cat;
-wire [119:0] s_axis_p0_tdata_bits119_0_2;
-wire [5:0] s_axis_p0_tdata_bits5_0;
-wire [5:0] s_axis_p0_tdata_bits11_6;
-wire [5:0] s_axis_p0_tdata_bits17_12;
-wire [3:0] s_axis_p0_tdata_bits21_18;
-wire [13:0] s_axis_p0_tdata_bits57_44;
 wire s_axis_p0_tdata_and;
-wire s_axis_p0_tdata_and_2;
-wire s_axis_p0_tdata_and_3;
-wire s_axis_p0_tdata_or;
-wire s_axis_p0_tdata_and_4;
-wire s_axis_p0_tdata_and_5;
-wire s_axis_p0_tdata_and_6;
 wire s_axis_p0_tdata_not;
 wire drop;
 wire here_z_lt;
@@ -1578,8 +1565,6 @@ wire s_axis_p0_tdata_not_4;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_p0_tdata_plus;
-wire [6:0] s_axis_p0_tdata_bits6_0;
-wire [3:0] s_axis_p0_tdata_bits3_0;
 // input p0: length policing
 reg [1:0] p0_mode;
 reg [6:0] p0_remaining;
@@ -1597,18 +1582,13 @@ wire s_axis_p0_tlast_and;
 wire ends_and;
 reg p0_in_dropped;
 reg stat_p0_length_errors_event;
-reg [31:0] stat_p0_length_errors_2;
 reg stat_p0_dropped_event;
-reg [31:0] stat_p0_dropped_2;
 wire [127:0] here_z_sel;
-wire [28:0] drop_cat;
-wire [29:0] drop_cat_2;
+wire [29:0] drop_cat;
 reg [8:0] p0_vc0_wr;
 reg [8:0] p0_vc0_rd;
 reg p0_vc0_stored;
 reg p0_vc0_landed;
-reg p0_vc0_valid_2;
-reg p0_vc0_second_valid_2;
 reg p0_vc0_third_valid;
 wire p0_vc0_second_valid_sel;
 wire p0_vc0_third_valid_sel;
@@ -1625,26 +1605,10 @@ reg [29:0] p0_vc0_second0;
 reg [29:0] p0_vc0_third0;
 reg [127:0] p0_vc0_read1;
 wire [127:0] p0_vc0_read1_sel;
-reg [127:0] p0_vc0_head1_2;
-reg [127:0] p0_vc0_second1_2;
 reg [127:0] p0_vc0_third1;
 wire accept_and_3;
 wire [8:0] p0_vc0_wr_minus;
 reg p0_space;
-wire p0_vc0_head0_last_2;
-wire [15:0] p0_vc0_head0_keep_2;
-wire [2:0] p0_vc0_head0_out_2;
-wire p0_vc0_head0_ovc_2;
-wire p0_vc0_head0_drop_2;
-wire [6:0] p0_vc0_head0_flits_2;
-wire p0_vc0_head0_fix_2;
-wire p0_vc0_second0_last_2;
-wire [15:0] p0_vc0_second0_keep_2;
-wire [2:0] p0_vc0_second0_out_2;
-wire p0_vc0_second0_ovc_2;
-wire p0_vc0_second0_drop_2;
-wire [6:0] p0_vc0_second0_flits_2;
-wire p0_vc0_second0_fix_2;
 // output zp
 wire [1:0] p0_mode_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -1654,42 +1618,36 @@ reg [127:0] p0_vc0_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input p0: arrival into the VC buffers ----
-assign s_axis_p0_tdata_bits119_0 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_cat = {({s_axis_p0_tdata_bits119_0[119:28], here_x}), s_axis_p0_tdata_bits119_0[21:0]};
-assign s_axis_p0_tdata_cat_2 = {({s_axis_p0_tdata_cat[119:34], here_y}), s_axis_p0_tdata_cat[27:0]};
-assign here_x_cat = {({s_axis_p0_tdata_cat_2[119:40], here_z}), s_axis_p0_tdata_cat_2[33:0]};
-assign here_y_cat = {({here_x_cat[119:44], 4'h0}), here_x_cat[39:0]};
-assign s_axis_p0_tdata_bits119_0_2 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_bits5_0 = s_axis_p0_tdata_bits119_0_2[5:0];
-assign s_axis_p0_tdata_bits11_6 = s_axis_p0_tdata_bits119_0_2[11:6];
-assign s_axis_p0_tdata_bits17_12 = s_axis_p0_tdata_bits119_0_2[17:12];
-assign s_axis_p0_tdata_bits21_18 = s_axis_p0_tdata_bits119_0_2[21:18];
-assign s_axis_p0_tdata_bits57_44 = s_axis_p0_tdata_bits119_0_2[57:44];
-assign s_axis_p0_tdata_and = (~s_axis_p0_tdata_bits5_0[4]) & ((~s_axis_p0_tdata_bits5_0[3]) & ((~s_axis_p0_tdata_bits5_0[2]) & (~s_axis_p0_tdata_bits5_0[1])));
-assign s_axis_p0_tdata_and_2 = (~s_axis_p0_tdata_bits11_6[4]) & ((~s_axis_p0_tdata_bits11_6[3]) & ((~s_axis_p0_tdata_bits11_6[2]) & (~s_axis_p0_tdata_bits11_6[1])));
-assign s_axis_p0_tdata_and_3 = (~s_axis_p0_tdata_bits17_12[4]) & ((~s_axis_p0_tdata_bits17_12[3]) & ((~s_axis_p0_tdata_bits17_12[2]) & (~s_axis_p0_tdata_bits17_12[1])));
-assign s_axis_p0_tdata_or = ((~((~s_axis_p0_tdata_bits5_0[5]) & s_axis_p0_tdata_and)) | (~((~s_axis_p0_tdata_bits11_6[5]) & s_axis_p0_tdata_and_2))) | (~((~s_axis_p0_tdata_bits17_12[5]) & s_axis_p0_tdata_and_3));
-assign s_axis_p0_tdata_and_4 = (~s_axis_p0_tdata_bits57_44[3]) & ((~s_axis_p0_tdata_bits57_44[2]) & ((~s_axis_p0_tdata_bits57_44[1]) & (~s_axis_p0_tdata_bits57_44[0])));
-assign s_axis_p0_tdata_and_5 = (~s_axis_p0_tdata_bits57_44[7]) & ((~s_axis_p0_tdata_bits57_44[6]) & ((~s_axis_p0_tdata_bits57_44[5]) & ((~s_axis_p0_tdata_bits57_44[4]) & s_axis_p0_tdata_and_4)));
-assign s_axis_p0_tdata_and_6 = (~s_axis_p0_tdata_bits57_44[11]) & ((~s_axis_p0_tdata_bits57_44[10]) | ((~s_axis_p0_tdata_bits57_44[9]) & ((~s_axis_p0_tdata_bits57_44[8]) & s_axis_p0_tdata_and_5)));
-assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata_bits57_44[13]) & ((~s_axis_p0_tdata_bits57_44[12]) & s_axis_p0_tdata_and_6));
-assign drop = (s_axis_p0_tdata_or | (~((~s_axis_p0_tdata_bits21_18[3]) & ((~s_axis_p0_tdata_bits21_18[2]) & (~s_axis_p0_tdata_bits21_18[1]))))) | s_axis_p0_tdata_not;
-assign here_z_lt = here_z < s_axis_p0_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_p0_tdata_bits17_12);
-assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata_bits17_12 == here_z);
+assign s_axis_p0_tdata_cat = {s_axis_p0_tdata[119:28], here_x, s_axis_p0_tdata[21:0]};
+assign s_axis_p0_tdata_cat_2 = {s_axis_p0_tdata_cat[119:34], here_y, s_axis_p0_tdata_cat[27:0]};
+assign here_x_cat = {s_axis_p0_tdata_cat_2[119:40], here_z, s_axis_p0_tdata_cat_2[33:0]};
+assign here_y_cat = {here_x_cat[119:44], 4'h0, here_x_cat[39:0]};
+assign s_axis_p0_tdata_and = (~s_axis_p0_tdata[53]) & (~s_axis_p0_tdata[52]) & (~s_axis_p0_tdata[51]) & (~s_axis_p0_tdata[50]) &
+    (~s_axis_p0_tdata[49]) & (~s_axis_p0_tdata[48]) & (~s_axis_p0_tdata[47]) & (~s_axis_p0_tdata[46]) &
+    (~s_axis_p0_tdata[45]) & (~s_axis_p0_tdata[44]);
+assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata[57]) & (~s_axis_p0_tdata[56]) & (~s_axis_p0_tdata[55]) &
+    ((~s_axis_p0_tdata[54]) | s_axis_p0_tdata_and));
+assign drop = (~((~s_axis_p0_tdata[5]) & (~s_axis_p0_tdata[4]) & (~s_axis_p0_tdata[3]) & (~s_axis_p0_tdata[2]) &
+    (~s_axis_p0_tdata[1]))) |
+    (~((~s_axis_p0_tdata[11]) & (~s_axis_p0_tdata[10]) & (~s_axis_p0_tdata[9]) & (~s_axis_p0_tdata[8]) &
+    (~s_axis_p0_tdata[7]))) |
+    (~((~s_axis_p0_tdata[17]) & (~s_axis_p0_tdata[16]) & (~s_axis_p0_tdata[15]) & (~s_axis_p0_tdata[14]) &
+    (~s_axis_p0_tdata[13]))) |
+    (~((~s_axis_p0_tdata[21]) & (~s_axis_p0_tdata[20]) & (~s_axis_p0_tdata[19]))) | s_axis_p0_tdata_not;
+assign here_z_lt = here_z < s_axis_p0_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_p0_tdata[17:12]);
+assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata[17:12] == here_z);
 assign here_z_top_sel = s_axis_p0_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_p0_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata_bits11_6);
-assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata_bits11_6 == here_y);
+assign here_y_lt = here_y < s_axis_p0_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata[11:6]);
+assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata[11:6] == here_y);
 assign here_y_top_sel = s_axis_p0_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_p0_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata_bits5_0);
-assign s_axis_p0_tdata_not_4 = ~(s_axis_p0_tdata_bits5_0 == here_x);
-assign route_out = s_axis_p0_tdata_not_4 ? 3'h2 : (s_axis_p0_tdata_not_3 ? 3'h3 : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata_bits21_18[2:0]));
+assign here_x_lt = here_x < s_axis_p0_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata[5:0]);
+assign s_axis_p0_tdata_not_4 = ~(s_axis_p0_tdata[5:0] == here_x);
+assign route_out = s_axis_p0_tdata_not_4 ? 3'h2 : (s_axis_p0_tdata_not_3 ? 3'h3 : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata[20:18]));
 assign route_vc = s_axis_p0_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
-assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
+assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 
 // ---- input p0: length policing ----
 assign p0_mode_is0 = p0_mode == P0_MODE_HEAD;
@@ -1699,93 +1657,74 @@ assign p0_mode_and = (p0_mode_is0 | (p0_mode == P0_MODE_BODY)) & p0_space;
 assign accept = p0_mode_and & s_axis_p0_tvalid;
 assign accept_or = accept | (p0_mode_is2 & p0_space);
 assign accept_and = accept & p0_mode_is0;
-assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata_bits57_44 == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
+assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata[57:44] == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
 assign ends = accept_or & s_axis_p0_tdata_sel;
-assign s_axis_p0_tlast_and = ((~s_axis_p0_tlast) & accept) & ends;
-assign ends_and = ((~ends) & accept) & s_axis_p0_tlast;
-assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
-assign drop_cat = {({({({({1'h0, s_axis_p0_tdata_bits6_0}), drop}), route_vc}), route_out}), (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff))};
-assign drop_cat_2 = {drop_cat, s_axis_p0_tdata_sel};
-assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid_2 : p0_vc0_valid_2;
-assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid_2;
+assign s_axis_p0_tlast_and = (~s_axis_p0_tlast) & accept & ends;
+assign ends_and = (~ends) & accept & s_axis_p0_tlast;
+assign here_z_sel = accept_and ? ({8'h0, here_y_cat[119:84], 10'h0, here_y_cat[73:0]}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
+assign drop_cat = {1'h0, s_axis_p0_tdata_plus[6:0], drop, route_vc, route_out,
+    (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff)), s_axis_p0_tdata_sel};
+assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid : p0_vc0_valid;
+assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid;
 assign p0_vc0_pop_and = (~p0_vc0_pop) & p0_vc0_third_valid;
 assign p0_vc0_pop_or = p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed);
-assign accept_and_2 = (accept_or & (~p0_vc0_stored)) & (~p0_vc0_pop_or);
+assign accept_and_2 = accept_or & (~p0_vc0_stored) & (~p0_vc0_pop_or);
 assign p0_vc0_stored_and = p0_vc0_stored & (~p0_vc0_pop_or);
 assign p0_vc0_landed_or = p0_vc0_landed | accept_and_2;
 assign p0_vc0_landed_and = p0_vc0_landed & accept_and_2;
-assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat_2;
+assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat;
 assign p0_vc0_read1_sel = p0_vc0_landed ? p0_vc0_read1 : here_z_sel;
 assign accept_and_3 = accept_or & (~accept_and_2);
 assign p0_vc0_wr_minus = p0_vc0_wr - p0_vc0_rd;
-assign p0_vc0_head0_last_2 = p0_vc0_head0[0];
-assign p0_vc0_head0_keep_2 = p0_vc0_head0[16:1];
-assign p0_vc0_head0_out_2 = p0_vc0_head0[19:17];
-assign p0_vc0_head0_ovc_2 = p0_vc0_head0[20];
-assign p0_vc0_head0_drop_2 = p0_vc0_head0[21];
-assign p0_vc0_head0_flits_2 = p0_vc0_head0[28:22];
-assign p0_vc0_head0_fix_2 = p0_vc0_head0[29];
-assign p0_vc0_second0_last_2 = p0_vc0_second0[0];
-assign p0_vc0_second0_keep_2 = p0_vc0_second0[16:1];
-assign p0_vc0_second0_out_2 = p0_vc0_second0[19:17];
-assign p0_vc0_second0_ovc_2 = p0_vc0_second0[20];
-assign p0_vc0_second0_drop_2 = p0_vc0_second0[21];
-assign p0_vc0_second0_flits_2 = p0_vc0_second0[28:22];
-assign p0_vc0_second0_fix_2 = p0_vc0_second0[29];
+assign p0_vc0_head0_last = p0_vc0_head0[0];
+assign p0_vc0_head0_keep = p0_vc0_head0[16:1];
+assign p0_vc0_head0_out = p0_vc0_head0[19:17];
+assign p0_vc0_head0_ovc = p0_vc0_head0[20];
+assign p0_vc0_head0_drop = p0_vc0_head0[21];
+assign p0_vc0_head0_flits = p0_vc0_head0[28:22];
+assign p0_vc0_head0_fix = p0_vc0_head0[29];
+assign p0_vc0_second0_last = p0_vc0_second0[0];
+assign p0_vc0_second0_keep = p0_vc0_second0[16:1];
+assign p0_vc0_second0_out = p0_vc0_second0[19:17];
+assign p0_vc0_second0_ovc = p0_vc0_second0[20];
+assign p0_vc0_second0_drop = p0_vc0_second0[21];
+assign p0_vc0_second0_flits = p0_vc0_second0[28:22];
+assign p0_vc0_second0_fix = p0_vc0_second0[29];
 
 // ---- output zp ----
-assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
+assign p0_mode_sel = (p0_mode_is3 & s_axis_p0_tvalid & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
 
 always @(posedge clk) begin
     if (rst) p0_mode <= P0_MODE_HEAD; else p0_mode <= p0_mode_sel;
-    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
-    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
+    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_plus[6:0] - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
+    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata[57:44] == 14'h0) ? 16'hffff : ((s_axis_p0_tdata[47:44] == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata[47:44])))) : p0_last_keep;
     if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
     if (rst) stat_p0_length_errors_event <= 1'h0; else stat_p0_length_errors_event <= (s_axis_p0_tlast_and | ends_and) & (~(p0_mode_is0 ? drop : p0_in_dropped));
-    if (rst) stat_p0_length_errors_2 <= 32'h0; else stat_p0_length_errors_2 <= stat_p0_length_errors_event ? (stat_p0_length_errors_2 + 32'h1) : stat_p0_length_errors_2;
+    if (rst) stat_p0_length_errors <= 32'h0; else stat_p0_length_errors <= stat_p0_length_errors_event ? (stat_p0_length_errors + 32'h1) : stat_p0_length_errors;
     if (rst) stat_p0_dropped_event <= 1'h0; else stat_p0_dropped_event <= accept_and & drop;
-    if (rst) stat_p0_dropped_2 <= 32'h0; else stat_p0_dropped_2 <= stat_p0_dropped_event ? (stat_p0_dropped_2 + 32'h1) : stat_p0_dropped_2;
+    if (rst) stat_p0_dropped <= 32'h0; else stat_p0_dropped <= stat_p0_dropped_event ? (stat_p0_dropped + 32'h1) : stat_p0_dropped;
     if (rst) p0_vc0_wr <= 9'h0; else p0_vc0_wr <= p0_vc0_wr + ({8'h0, accept_and_3});
     if (rst) p0_vc0_rd <= 9'h0; else p0_vc0_rd <= p0_vc0_rd + ({8'h0, p0_vc0_stored_and});
     if (rst) p0_vc0_stored <= 1'h0; else p0_vc0_stored <= accept_and_3 | (p0_vc0_stored & (~(p0_vc0_stored_and & ((p0_vc0_wr - p0_vc0_rd) == 9'h1))));
     if (rst) p0_vc0_landed <= 1'h0; else p0_vc0_landed <= p0_vc0_stored_and;
-    if (rst) p0_vc0_valid_2 <= 1'h0; else p0_vc0_valid_2 <= p0_vc0_second_valid_sel | p0_vc0_landed_or;
-    if (rst) p0_vc0_second_valid_2 <= 1'h0; else p0_vc0_second_valid_2 <= (p0_vc0_third_valid_sel | (p0_vc0_second_valid_sel & p0_vc0_landed_or)) | p0_vc0_landed_and;
-    if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= (p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or)) | (p0_vc0_second_valid_sel & p0_vc0_landed_and);
+    if (rst) p0_vc0_valid <= 1'h0; else p0_vc0_valid <= p0_vc0_second_valid_sel | p0_vc0_landed_or;
+    if (rst) p0_vc0_second_valid <= 1'h0; else p0_vc0_second_valid <= p0_vc0_third_valid_sel | (p0_vc0_second_valid_sel & p0_vc0_landed_or) | p0_vc0_landed_and;
+    if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or) |
+    (p0_vc0_second_valid_sel & p0_vc0_landed_and);
     if (p0_vc0_stored_and) p0_vc0_read0 <= p0_vc0_mem0[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid_2)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid_2) ? p0_vc0_second0 : p0_vc0_read0_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat_2 : p0_vc0_read0_sel);
-    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat_2;
+    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second0 : p0_vc0_read0_sel;
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat : p0_vc0_read0_sel);
+    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat;
     if (p0_vc0_stored_and) p0_vc0_read1 <= p0_vc0_mem1[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid_2)) p0_vc0_head1_2 <= (p0_vc0_pop & p0_vc0_second_valid_2) ? p0_vc0_second1_2 : p0_vc0_read1_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1_2 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
+    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head1 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second1 : p0_vc0_read1_sel;
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
     if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
     if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
-    if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat_2;
+    if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat;
     if (accept_or & (~accept_and_2)) p0_vc0_mem1[p0_vc0_wr[7:0]] <= here_z_sel;
 end
 
 assign p0_mode_or = p0_mode_and | p0_mode_is3;
-assign stat_p0_length_errors = stat_p0_length_errors_2;
-assign stat_p0_dropped = stat_p0_dropped_2;
-assign p0_vc0_valid = p0_vc0_valid_2;
-assign p0_vc0_second_valid = p0_vc0_second_valid_2;
-assign p0_vc0_head1 = p0_vc0_head1_2;
-assign p0_vc0_second1 = p0_vc0_second1_2;
-assign p0_vc0_head0_last = p0_vc0_head0_last_2;
-assign p0_vc0_head0_keep = p0_vc0_head0_keep_2;
-assign p0_vc0_head0_out = p0_vc0_head0_out_2;
-assign p0_vc0_head0_ovc = p0_vc0_head0_ovc_2;
-assign p0_vc0_head0_drop = p0_vc0_head0_drop_2;
-assign p0_vc0_head0_flits = p0_vc0_head0_flits_2;
-assign p0_vc0_head0_fix = p0_vc0_head0_fix_2;
-assign p0_vc0_second0_last = p0_vc0_second0_last_2;
-assign p0_vc0_second0_keep = p0_vc0_second0_keep_2;
-assign p0_vc0_second0_out = p0_vc0_second0_out_2;
-assign p0_vc0_second0_ovc = p0_vc0_second0_ovc_2;
-assign p0_vc0_second0_drop = p0_vc0_second0_drop_2;
-assign p0_vc0_second0_flits = p0_vc0_second0_flits_2;
-assign p0_vc0_second0_fix = p0_vc0_second0_fix_2;
 endmodule
 
 module router_2x2x2_input_p1(
@@ -1860,12 +1799,12 @@ module router_2x2x2_input_p1(
     input wire here_x_bottom;
     // outputs: status and counters
     output wire p1_mode_or;
-    output wire [31:0] stat_p1_length_errors;
-    output wire [31:0] stat_p1_dropped;
-    output wire p1_vc0_valid;
-    output wire p1_vc0_second_valid;
-    output wire [127:0] p1_vc0_head1;
-    output wire [127:0] p1_vc0_second1;
+    output reg [31:0] stat_p1_length_errors;
+    output reg [31:0] stat_p1_dropped;
+    output reg p1_vc0_valid;
+    output reg p1_vc0_second_valid;
+    output reg [127:0] p1_vc0_head1;
+    output reg [127:0] p1_vc0_second1;
     output wire p1_vc0_head0_last;
     output wire [15:0] p1_vc0_head0_keep;
     output wire [2:0] p1_vc0_head0_out;
@@ -1890,24 +1829,11 @@ localparam [1:0] P1_MODE_PAD = 2'h2;
 localparam [1:0] P1_MODE_DISCARD = 2'h3;
 /* verilator lint_on UNUSEDPARAM */
 // input p1: arrival into the VC buffers
-wire [119:0] s_axis_p1_tdata_bits119_0;
 wire [119:0] s_axis_p1_tdata_cat;
 wire [119:0] s_axis_p1_tdata_cat_2;
 wire [119:0] here_x_cat;
 wire [119:0] here_y_cat;
-wire [119:0] s_axis_p1_tdata_bits119_0_2;
-wire [5:0] s_axis_p1_tdata_bits5_0;
-wire [5:0] s_axis_p1_tdata_bits11_6;
-wire [5:0] s_axis_p1_tdata_bits17_12;
-wire [3:0] s_axis_p1_tdata_bits21_18;
-wire [13:0] s_axis_p1_tdata_bits57_44;
 wire s_axis_p1_tdata_and;
-wire s_axis_p1_tdata_and_2;
-wire s_axis_p1_tdata_and_3;
-wire s_axis_p1_tdata_or;
-wire s_axis_p1_tdata_and_4;
-wire s_axis_p1_tdata_and_5;
-wire s_axis_p1_tdata_and_6;
 wire s_axis_p1_tdata_not;
 wire drop;
 wire here_z_lt;
@@ -1924,8 +1850,6 @@ wire s_axis_p1_tdata_not_4;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_p1_tdata_plus;
-wire [6:0] s_axis_p1_tdata_bits6_0;
-wire [3:0] s_axis_p1_tdata_bits3_0;
 // input p1: length policing
 reg [1:0] p1_mode;
 reg [6:0] p1_remaining;
@@ -1943,18 +1867,13 @@ wire s_axis_p1_tlast_and;
 wire ends_and;
 reg p1_in_dropped;
 reg stat_p1_length_errors_event;
-reg [31:0] stat_p1_length_errors_2;
 reg stat_p1_dropped_event;
-reg [31:0] stat_p1_dropped_2;
 wire [127:0] here_z_sel;
-wire [28:0] drop_cat;
-wire [29:0] drop_cat_2;
+wire [29:0] drop_cat;
 reg [8:0] p1_vc0_wr;
 reg [8:0] p1_vc0_rd;
 reg p1_vc0_stored;
 reg p1_vc0_landed;
-reg p1_vc0_valid_2;
-reg p1_vc0_second_valid_2;
 reg p1_vc0_third_valid;
 wire p1_vc0_second_valid_sel;
 wire p1_vc0_third_valid_sel;
@@ -1971,26 +1890,10 @@ reg [29:0] p1_vc0_second0;
 reg [29:0] p1_vc0_third0;
 reg [127:0] p1_vc0_read1;
 wire [127:0] p1_vc0_read1_sel;
-reg [127:0] p1_vc0_head1_2;
-reg [127:0] p1_vc0_second1_2;
 reg [127:0] p1_vc0_third1;
 wire accept_and_3;
 wire [8:0] p1_vc0_wr_minus;
 reg p1_space;
-wire p1_vc0_head0_last_2;
-wire [15:0] p1_vc0_head0_keep_2;
-wire [2:0] p1_vc0_head0_out_2;
-wire p1_vc0_head0_ovc_2;
-wire p1_vc0_head0_drop_2;
-wire [6:0] p1_vc0_head0_flits_2;
-wire p1_vc0_head0_fix_2;
-wire p1_vc0_second0_last_2;
-wire [15:0] p1_vc0_second0_keep_2;
-wire [2:0] p1_vc0_second0_out_2;
-wire p1_vc0_second0_ovc_2;
-wire p1_vc0_second0_drop_2;
-wire [6:0] p1_vc0_second0_flits_2;
-wire p1_vc0_second0_fix_2;
 // output zp
 wire [1:0] p1_mode_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -2000,42 +1903,36 @@ reg [127:0] p1_vc0_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input p1: arrival into the VC buffers ----
-assign s_axis_p1_tdata_bits119_0 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_cat = {({s_axis_p1_tdata_bits119_0[119:28], here_x}), s_axis_p1_tdata_bits119_0[21:0]};
-assign s_axis_p1_tdata_cat_2 = {({s_axis_p1_tdata_cat[119:34], here_y}), s_axis_p1_tdata_cat[27:0]};
-assign here_x_cat = {({s_axis_p1_tdata_cat_2[119:40], here_z}), s_axis_p1_tdata_cat_2[33:0]};
-assign here_y_cat = {({here_x_cat[119:44], 4'h1}), here_x_cat[39:0]};
-assign s_axis_p1_tdata_bits119_0_2 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_bits5_0 = s_axis_p1_tdata_bits119_0_2[5:0];
-assign s_axis_p1_tdata_bits11_6 = s_axis_p1_tdata_bits119_0_2[11:6];
-assign s_axis_p1_tdata_bits17_12 = s_axis_p1_tdata_bits119_0_2[17:12];
-assign s_axis_p1_tdata_bits21_18 = s_axis_p1_tdata_bits119_0_2[21:18];
-assign s_axis_p1_tdata_bits57_44 = s_axis_p1_tdata_bits119_0_2[57:44];
-assign s_axis_p1_tdata_and = (~s_axis_p1_tdata_bits5_0[4]) & ((~s_axis_p1_tdata_bits5_0[3]) & ((~s_axis_p1_tdata_bits5_0[2]) & (~s_axis_p1_tdata_bits5_0[1])));
-assign s_axis_p1_tdata_and_2 = (~s_axis_p1_tdata_bits11_6[4]) & ((~s_axis_p1_tdata_bits11_6[3]) & ((~s_axis_p1_tdata_bits11_6[2]) & (~s_axis_p1_tdata_bits11_6[1])));
-assign s_axis_p1_tdata_and_3 = (~s_axis_p1_tdata_bits17_12[4]) & ((~s_axis_p1_tdata_bits17_12[3]) & ((~s_axis_p1_tdata_bits17_12[2]) & (~s_axis_p1_tdata_bits17_12[1])));
-assign s_axis_p1_tdata_or = ((~((~s_axis_p1_tdata_bits5_0[5]) & s_axis_p1_tdata_and)) | (~((~s_axis_p1_tdata_bits11_6[5]) & s_axis_p1_tdata_and_2))) | (~((~s_axis_p1_tdata_bits17_12[5]) & s_axis_p1_tdata_and_3));
-assign s_axis_p1_tdata_and_4 = (~s_axis_p1_tdata_bits57_44[3]) & ((~s_axis_p1_tdata_bits57_44[2]) & ((~s_axis_p1_tdata_bits57_44[1]) & (~s_axis_p1_tdata_bits57_44[0])));
-assign s_axis_p1_tdata_and_5 = (~s_axis_p1_tdata_bits57_44[7]) & ((~s_axis_p1_tdata_bits57_44[6]) & ((~s_axis_p1_tdata_bits57_44[5]) & ((~s_axis_p1_tdata_bits57_44[4]) & s_axis_p1_tdata_and_4)));
-assign s_axis_p1_tdata_and_6 = (~s_axis_p1_tdata_bits57_44[11]) & ((~s_axis_p1_tdata_bits57_44[10]) | ((~s_axis_p1_tdata_bits57_44[9]) & ((~s_axis_p1_tdata_bits57_44[8]) & s_axis_p1_tdata_and_5)));
-assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata_bits57_44[13]) & ((~s_axis_p1_tdata_bits57_44[12]) & s_axis_p1_tdata_and_6));
-assign drop = (s_axis_p1_tdata_or | (~((~s_axis_p1_tdata_bits21_18[3]) & ((~s_axis_p1_tdata_bits21_18[2]) & (~s_axis_p1_tdata_bits21_18[1]))))) | s_axis_p1_tdata_not;
-assign here_z_lt = here_z < s_axis_p1_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_p1_tdata_bits17_12);
-assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata_bits17_12 == here_z);
+assign s_axis_p1_tdata_cat = {s_axis_p1_tdata[119:28], here_x, s_axis_p1_tdata[21:0]};
+assign s_axis_p1_tdata_cat_2 = {s_axis_p1_tdata_cat[119:34], here_y, s_axis_p1_tdata_cat[27:0]};
+assign here_x_cat = {s_axis_p1_tdata_cat_2[119:40], here_z, s_axis_p1_tdata_cat_2[33:0]};
+assign here_y_cat = {here_x_cat[119:44], 4'h1, here_x_cat[39:0]};
+assign s_axis_p1_tdata_and = (~s_axis_p1_tdata[53]) & (~s_axis_p1_tdata[52]) & (~s_axis_p1_tdata[51]) & (~s_axis_p1_tdata[50]) &
+    (~s_axis_p1_tdata[49]) & (~s_axis_p1_tdata[48]) & (~s_axis_p1_tdata[47]) & (~s_axis_p1_tdata[46]) &
+    (~s_axis_p1_tdata[45]) & (~s_axis_p1_tdata[44]);
+assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata[57]) & (~s_axis_p1_tdata[56]) & (~s_axis_p1_tdata[55]) &
+    ((~s_axis_p1_tdata[54]) | s_axis_p1_tdata_and));
+assign drop = (~((~s_axis_p1_tdata[5]) & (~s_axis_p1_tdata[4]) & (~s_axis_p1_tdata[3]) & (~s_axis_p1_tdata[2]) &
+    (~s_axis_p1_tdata[1]))) |
+    (~((~s_axis_p1_tdata[11]) & (~s_axis_p1_tdata[10]) & (~s_axis_p1_tdata[9]) & (~s_axis_p1_tdata[8]) &
+    (~s_axis_p1_tdata[7]))) |
+    (~((~s_axis_p1_tdata[17]) & (~s_axis_p1_tdata[16]) & (~s_axis_p1_tdata[15]) & (~s_axis_p1_tdata[14]) &
+    (~s_axis_p1_tdata[13]))) |
+    (~((~s_axis_p1_tdata[21]) & (~s_axis_p1_tdata[20]) & (~s_axis_p1_tdata[19]))) | s_axis_p1_tdata_not;
+assign here_z_lt = here_z < s_axis_p1_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_p1_tdata[17:12]);
+assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata[17:12] == here_z);
 assign here_z_top_sel = s_axis_p1_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_p1_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata_bits11_6);
-assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata_bits11_6 == here_y);
+assign here_y_lt = here_y < s_axis_p1_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata[11:6]);
+assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata[11:6] == here_y);
 assign here_y_top_sel = s_axis_p1_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_p1_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata_bits5_0);
-assign s_axis_p1_tdata_not_4 = ~(s_axis_p1_tdata_bits5_0 == here_x);
-assign route_out = s_axis_p1_tdata_not_4 ? 3'h2 : (s_axis_p1_tdata_not_3 ? 3'h3 : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata_bits21_18[2:0]));
+assign here_x_lt = here_x < s_axis_p1_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata[5:0]);
+assign s_axis_p1_tdata_not_4 = ~(s_axis_p1_tdata[5:0] == here_x);
+assign route_out = s_axis_p1_tdata_not_4 ? 3'h2 : (s_axis_p1_tdata_not_3 ? 3'h3 : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata[20:18]));
 assign route_vc = s_axis_p1_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
-assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
+assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 
 // ---- input p1: length policing ----
 assign p1_mode_is0 = p1_mode == P1_MODE_HEAD;
@@ -2045,93 +1942,74 @@ assign p1_mode_and = (p1_mode_is0 | (p1_mode == P1_MODE_BODY)) & p1_space;
 assign accept = p1_mode_and & s_axis_p1_tvalid;
 assign accept_or = accept | (p1_mode_is2 & p1_space);
 assign accept_and = accept & p1_mode_is0;
-assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
+assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata[57:44] == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
 assign ends = accept_or & s_axis_p1_tdata_sel;
-assign s_axis_p1_tlast_and = ((~s_axis_p1_tlast) & accept) & ends;
-assign ends_and = ((~ends) & accept) & s_axis_p1_tlast;
-assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
-assign drop_cat = {({({({({1'h0, s_axis_p1_tdata_bits6_0}), drop}), route_vc}), route_out}), (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff))};
-assign drop_cat_2 = {drop_cat, s_axis_p1_tdata_sel};
-assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid_2 : p1_vc0_valid_2;
-assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid_2;
+assign s_axis_p1_tlast_and = (~s_axis_p1_tlast) & accept & ends;
+assign ends_and = (~ends) & accept & s_axis_p1_tlast;
+assign here_z_sel = accept_and ? ({8'h0, here_y_cat[119:84], 10'h0, here_y_cat[73:0]}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
+assign drop_cat = {1'h0, s_axis_p1_tdata_plus[6:0], drop, route_vc, route_out,
+    (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff)), s_axis_p1_tdata_sel};
+assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid : p1_vc0_valid;
+assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid;
 assign p1_vc0_pop_and = (~p1_vc0_pop) & p1_vc0_third_valid;
 assign p1_vc0_pop_or = p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed);
-assign accept_and_2 = (accept_or & (~p1_vc0_stored)) & (~p1_vc0_pop_or);
+assign accept_and_2 = accept_or & (~p1_vc0_stored) & (~p1_vc0_pop_or);
 assign p1_vc0_stored_and = p1_vc0_stored & (~p1_vc0_pop_or);
 assign p1_vc0_landed_or = p1_vc0_landed | accept_and_2;
 assign p1_vc0_landed_and = p1_vc0_landed & accept_and_2;
-assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat_2;
+assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat;
 assign p1_vc0_read1_sel = p1_vc0_landed ? p1_vc0_read1 : here_z_sel;
 assign accept_and_3 = accept_or & (~accept_and_2);
 assign p1_vc0_wr_minus = p1_vc0_wr - p1_vc0_rd;
-assign p1_vc0_head0_last_2 = p1_vc0_head0[0];
-assign p1_vc0_head0_keep_2 = p1_vc0_head0[16:1];
-assign p1_vc0_head0_out_2 = p1_vc0_head0[19:17];
-assign p1_vc0_head0_ovc_2 = p1_vc0_head0[20];
-assign p1_vc0_head0_drop_2 = p1_vc0_head0[21];
-assign p1_vc0_head0_flits_2 = p1_vc0_head0[28:22];
-assign p1_vc0_head0_fix_2 = p1_vc0_head0[29];
-assign p1_vc0_second0_last_2 = p1_vc0_second0[0];
-assign p1_vc0_second0_keep_2 = p1_vc0_second0[16:1];
-assign p1_vc0_second0_out_2 = p1_vc0_second0[19:17];
-assign p1_vc0_second0_ovc_2 = p1_vc0_second0[20];
-assign p1_vc0_second0_drop_2 = p1_vc0_second0[21];
-assign p1_vc0_second0_flits_2 = p1_vc0_second0[28:22];
-assign p1_vc0_second0_fix_2 = p1_vc0_second0[29];
+assign p1_vc0_head0_last = p1_vc0_head0[0];
+assign p1_vc0_head0_keep = p1_vc0_head0[16:1];
+assign p1_vc0_head0_out = p1_vc0_head0[19:17];
+assign p1_vc0_head0_ovc = p1_vc0_head0[20];
+assign p1_vc0_head0_drop = p1_vc0_head0[21];
+assign p1_vc0_head0_flits = p1_vc0_head0[28:22];
+assign p1_vc0_head0_fix = p1_vc0_head0[29];
+assign p1_vc0_second0_last = p1_vc0_second0[0];
+assign p1_vc0_second0_keep = p1_vc0_second0[16:1];
+assign p1_vc0_second0_out = p1_vc0_second0[19:17];
+assign p1_vc0_second0_ovc = p1_vc0_second0[20];
+assign p1_vc0_second0_drop = p1_vc0_second0[21];
+assign p1_vc0_second0_flits = p1_vc0_second0[28:22];
+assign p1_vc0_second0_fix = p1_vc0_second0[29];
 
 // ---- output zp ----
-assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and ? P1_MODE_PAD : (ends ? P1_MODE_HEAD : (accept_and ? P1_MODE_BODY : p1_mode))));
+assign p1_mode_sel = (p1_mode_is3 & s_axis_p1_tvalid & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and ? P1_MODE_PAD : (ends ? P1_MODE_HEAD : (accept_and ? P1_MODE_BODY : p1_mode))));
 
 always @(posedge clk) begin
     if (rst) p1_mode <= P1_MODE_HEAD; else p1_mode <= p1_mode_sel;
-    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
-    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
+    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or ? (p1_mode_is0 ? (s_axis_p1_tdata_plus[6:0] - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
+    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and ? ((s_axis_p1_tdata[57:44] == 14'h0) ? 16'hffff : ((s_axis_p1_tdata[47:44] == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata[47:44])))) : p1_last_keep;
     if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and ? drop : p1_in_dropped;
     if (rst) stat_p1_length_errors_event <= 1'h0; else stat_p1_length_errors_event <= (s_axis_p1_tlast_and | ends_and) & (~(p1_mode_is0 ? drop : p1_in_dropped));
-    if (rst) stat_p1_length_errors_2 <= 32'h0; else stat_p1_length_errors_2 <= stat_p1_length_errors_event ? (stat_p1_length_errors_2 + 32'h1) : stat_p1_length_errors_2;
+    if (rst) stat_p1_length_errors <= 32'h0; else stat_p1_length_errors <= stat_p1_length_errors_event ? (stat_p1_length_errors + 32'h1) : stat_p1_length_errors;
     if (rst) stat_p1_dropped_event <= 1'h0; else stat_p1_dropped_event <= accept_and & drop;
-    if (rst) stat_p1_dropped_2 <= 32'h0; else stat_p1_dropped_2 <= stat_p1_dropped_event ? (stat_p1_dropped_2 + 32'h1) : stat_p1_dropped_2;
+    if (rst) stat_p1_dropped <= 32'h0; else stat_p1_dropped <= stat_p1_dropped_event ? (stat_p1_dropped + 32'h1) : stat_p1_dropped;
     if (rst) p1_vc0_wr <= 9'h0; else p1_vc0_wr <= p1_vc0_wr + ({8'h0, accept_and_3});
     if (rst) p1_vc0_rd <= 9'h0; else p1_vc0_rd <= p1_vc0_rd + ({8'h0, p1_vc0_stored_and});
     if (rst) p1_vc0_stored <= 1'h0; else p1_vc0_stored <= accept_and_3 | (p1_vc0_stored & (~(p1_vc0_stored_and & ((p1_vc0_wr - p1_vc0_rd) == 9'h1))));
     if (rst) p1_vc0_landed <= 1'h0; else p1_vc0_landed <= p1_vc0_stored_and;
-    if (rst) p1_vc0_valid_2 <= 1'h0; else p1_vc0_valid_2 <= p1_vc0_second_valid_sel | p1_vc0_landed_or;
-    if (rst) p1_vc0_second_valid_2 <= 1'h0; else p1_vc0_second_valid_2 <= (p1_vc0_third_valid_sel | (p1_vc0_second_valid_sel & p1_vc0_landed_or)) | p1_vc0_landed_and;
-    if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= (p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or)) | (p1_vc0_second_valid_sel & p1_vc0_landed_and);
+    if (rst) p1_vc0_valid <= 1'h0; else p1_vc0_valid <= p1_vc0_second_valid_sel | p1_vc0_landed_or;
+    if (rst) p1_vc0_second_valid <= 1'h0; else p1_vc0_second_valid <= p1_vc0_third_valid_sel | (p1_vc0_second_valid_sel & p1_vc0_landed_or) | p1_vc0_landed_and;
+    if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or) |
+    (p1_vc0_second_valid_sel & p1_vc0_landed_and);
     if (p1_vc0_stored_and) p1_vc0_read0 <= p1_vc0_mem0[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid_2)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid_2) ? p1_vc0_second0 : p1_vc0_read0_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat_2 : p1_vc0_read0_sel);
-    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat_2;
+    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second0 : p1_vc0_read0_sel;
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat : p1_vc0_read0_sel);
+    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat;
     if (p1_vc0_stored_and) p1_vc0_read1 <= p1_vc0_mem1[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid_2)) p1_vc0_head1_2 <= (p1_vc0_pop & p1_vc0_second_valid_2) ? p1_vc0_second1_2 : p1_vc0_read1_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1_2 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel : p1_vc0_read1_sel);
+    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head1 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second1 : p1_vc0_read1_sel;
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel : p1_vc0_read1_sel);
     if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_third_valid_sel ? p1_vc0_read1_sel : here_z_sel;
     if (rst) p1_space <= 1'h1; else p1_space <= accept_or ? (p1_vc0_wr_minus < 9'hff) : (p1_vc0_wr_minus < 9'h100);
-    if (accept_or & (~accept_and_2)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat_2;
+    if (accept_or & (~accept_and_2)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat;
     if (accept_or & (~accept_and_2)) p1_vc0_mem1[p1_vc0_wr[7:0]] <= here_z_sel;
 end
 
 assign p1_mode_or = p1_mode_and | p1_mode_is3;
-assign stat_p1_length_errors = stat_p1_length_errors_2;
-assign stat_p1_dropped = stat_p1_dropped_2;
-assign p1_vc0_valid = p1_vc0_valid_2;
-assign p1_vc0_second_valid = p1_vc0_second_valid_2;
-assign p1_vc0_head1 = p1_vc0_head1_2;
-assign p1_vc0_second1 = p1_vc0_second1_2;
-assign p1_vc0_head0_last = p1_vc0_head0_last_2;
-assign p1_vc0_head0_keep = p1_vc0_head0_keep_2;
-assign p1_vc0_head0_out = p1_vc0_head0_out_2;
-assign p1_vc0_head0_ovc = p1_vc0_head0_ovc_2;
-assign p1_vc0_head0_drop = p1_vc0_head0_drop_2;
-assign p1_vc0_head0_flits = p1_vc0_head0_flits_2;
-assign p1_vc0_head0_fix = p1_vc0_head0_fix_2;
-assign p1_vc0_second0_last = p1_vc0_second0_last_2;
-assign p1_vc0_second0_keep = p1_vc0_second0_keep_2;
-assign p1_vc0_second0_out = p1_vc0_second0_out_2;
-assign p1_vc0_second0_ovc = p1_vc0_second0_ovc_2;
-assign p1_vc0_second0_drop = p1_vc0_second0_drop_2;
-assign p1_vc0_second0_flits = p1_vc0_second0_flits_2;
-assign p1_vc0_second0_fix = p1_vc0_second0_fix_2;
 endmodule
 
 module router_2x2x2_input_xp(
@@ -2229,13 +2107,13 @@ module router_2x2x2_input_xp(
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
-    output wire [31:0] stat_xp_ecc_corrected;
-    output wire [31:0] stat_xp_ecc_uncorrectable;
-    output wire [31:0] stat_xp_dropped;
-    output wire xp_vc0_valid;
-    output wire xp_vc0_second_valid;
-    output wire [127:0] xp_vc0_head1;
-    output wire [127:0] xp_vc0_second1;
+    output reg [31:0] stat_xp_ecc_corrected;
+    output reg [31:0] stat_xp_ecc_uncorrectable;
+    output reg [31:0] stat_xp_dropped;
+    output reg xp_vc0_valid;
+    output reg xp_vc0_second_valid;
+    output reg [127:0] xp_vc0_head1;
+    output reg [127:0] xp_vc0_second1;
     output wire xp_vc0_head0_last;
     output wire [15:0] xp_vc0_head0_keep;
     output wire [2:0] xp_vc0_head0_out;
@@ -2250,10 +2128,10 @@ module router_2x2x2_input_xp(
     output wire xp_vc0_second0_drop;
     output wire [6:0] xp_vc0_second0_flits;
     output wire xp_vc0_second0_fix;
-    output wire xp_vc1_valid;
-    output wire xp_vc1_second_valid;
-    output wire [127:0] xp_vc1_head1;
-    output wire [127:0] xp_vc1_second1;
+    output reg xp_vc1_valid;
+    output reg xp_vc1_second_valid;
+    output reg [127:0] xp_vc1_head1;
+    output reg [127:0] xp_vc1_second1;
     output wire xp_vc1_head0_last;
     output wire [15:0] xp_vc1_head0_keep;
     output wire [2:0] xp_vc1_head0_out;
@@ -2271,58 +2149,13 @@ module router_2x2x2_input_xp(
 
 // verilator lint_off UNUSEDSIGNAL
 // input xp: arrival into the VC buffers
-wire [119:0] s_axis_xp_tdata_bits119_0;
-wire [3:0] s_axis_xp_tdata_cat;
-wire [6:0] s_axis_xp_tdata_cat_2;
+wire [6:0] s_axis_xp_tdata_cat;
 wire [7:0] s_axis_xp_tdata_xor;
-wire [6:0] s_axis_xp_tdata_bits6_0;
 wire s_axis_xp_tdata_parity;
 wire s_axis_xp_tdata_and;
 wire [127:0] s_axis_xp_tdata_shl;
-wire [4:0] s_axis_xp_tdata_cat_3;
-wire [8:0] s_axis_xp_tdata_cat_4;
-wire [12:0] s_axis_xp_tdata_cat_5;
-wire [16:0] s_axis_xp_tdata_cat_6;
-wire [20:0] s_axis_xp_tdata_cat_7;
-wire [24:0] s_axis_xp_tdata_cat_8;
-wire [28:0] s_axis_xp_tdata_cat_9;
-wire [32:0] s_axis_xp_tdata_cat_10;
-wire [36:0] s_axis_xp_tdata_cat_11;
-wire [40:0] s_axis_xp_tdata_cat_12;
-wire [44:0] s_axis_xp_tdata_cat_13;
-wire [48:0] s_axis_xp_tdata_cat_14;
-wire [52:0] s_axis_xp_tdata_cat_15;
-wire [56:0] s_axis_xp_tdata_cat_16;
-wire [60:0] s_axis_xp_tdata_cat_17;
-wire [64:0] s_axis_xp_tdata_cat_18;
-wire [68:0] s_axis_xp_tdata_cat_19;
-wire [72:0] s_axis_xp_tdata_cat_20;
-wire [76:0] s_axis_xp_tdata_cat_21;
-wire [80:0] s_axis_xp_tdata_cat_22;
-wire [84:0] s_axis_xp_tdata_cat_23;
-wire [88:0] s_axis_xp_tdata_cat_24;
-wire [92:0] s_axis_xp_tdata_cat_25;
-wire [96:0] s_axis_xp_tdata_cat_26;
-wire [100:0] s_axis_xp_tdata_cat_27;
-wire [104:0] s_axis_xp_tdata_cat_28;
-wire [108:0] s_axis_xp_tdata_cat_29;
-wire [112:0] s_axis_xp_tdata_cat_30;
-wire [116:0] s_axis_xp_tdata_cat_31;
-wire [119:0] s_axis_xp_tdata_sel;
-wire [119:0] s_axis_xp_tdata_bits119_0_2;
-wire [5:0] s_axis_xp_tdata_bits5_0;
-wire [5:0] s_axis_xp_tdata_bits11_6;
-wire [5:0] s_axis_xp_tdata_bits17_12;
-wire [3:0] s_axis_xp_tdata_bits21_18;
-wire [13:0] s_axis_xp_tdata_bits57_44;
+wire [119:0] s_axis_xp_tdata_cat_2;
 wire s_axis_xp_tdata_and_2;
-wire s_axis_xp_tdata_and_3;
-wire s_axis_xp_tdata_and_4;
-wire s_axis_xp_tdata_or;
-wire s_axis_xp_tdata_and_5;
-wire s_axis_xp_tdata_and_6;
-wire s_axis_xp_tdata_and_7;
-wire s_axis_xp_tdata_or_2;
 wire here_z_lt;
 wire here_z_half_not;
 wire s_axis_xp_tdata_not;
@@ -2341,23 +2174,17 @@ wire drop;
 reg xp_expect_head;
 wire s_axis_xp_tvalid_and;
 reg stat_xp_ecc_corrected_event;
-reg [31:0] stat_xp_ecc_corrected_2;
 reg stat_xp_ecc_uncorrectable_event;
-reg [31:0] stat_xp_ecc_uncorrectable_2;
-reg [31:0] stat_xp_dropped_2;
 reg stat_xp_dropped_arrival_event;
 reg stat_xp_dropped_vc0_event;
 reg stat_xp_dropped_vc1_event;
-wire [127:0] s_axis_xp_tdata_sel_2;
-wire [12:0] xp_expect_head_cat;
-wire [29:0] xp_expect_head_cat_2;
+wire [127:0] s_axis_xp_tdata_sel;
+wire [29:0] xp_expect_head_cat;
 wire s_axis_xp_tvalid_and_2;
 reg [8:0] xp_vc0_wr;
 reg [8:0] xp_vc0_rd;
 reg xp_vc0_stored;
 reg xp_vc0_landed;
-reg xp_vc0_valid_2;
-reg xp_vc0_second_valid_2;
 reg xp_vc0_third_valid;
 wire xp_vc0_second_valid_sel;
 wire xp_vc0_third_valid_sel;
@@ -2374,32 +2201,11 @@ reg [29:0] xp_vc0_second0;
 reg [29:0] xp_vc0_third0;
 reg [127:0] xp_vc0_read1;
 wire [127:0] xp_vc0_read1_sel;
-reg [127:0] xp_vc0_head1_2;
-reg [127:0] xp_vc0_second1_2;
 reg [127:0] xp_vc0_third1;
 wire s_axis_xp_tvalid_and_4;
-wire xp_vc0_head0_last_2;
-wire [15:0] xp_vc0_head0_keep_2;
-wire [2:0] xp_vc0_head0_out_2;
-wire xp_vc0_head0_ovc_2;
-wire xp_vc0_head0_drop_2;
-wire [6:0] xp_vc0_head0_flits_2;
-wire xp_vc0_head0_fix_2;
 // input xp vc 0: a corrected header routed again
-wire [119:0] xp_vc0_head1_bits119_0;
-wire [5:0] xp_vc0_head1_bits5_0;
-wire [5:0] xp_vc0_head1_bits11_6;
-wire [5:0] xp_vc0_head1_bits17_12;
-wire [3:0] xp_vc0_head1_bits21_18;
-wire [13:0] xp_vc0_head1_bits57_44;
 wire xp_vc0_head1_and;
-wire xp_vc0_head1_and_2;
-wire xp_vc0_head1_and_3;
 wire xp_vc0_head1_or;
-wire xp_vc0_head1_and_4;
-wire xp_vc0_head1_and_5;
-wire xp_vc0_head1_and_6;
-wire xp_vc0_head1_or_2;
 wire here_z_lt_2;
 wire here_z_half_not_2;
 wire xp_vc0_head1_not;
@@ -2415,21 +2221,12 @@ wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] xp_vc0_head1_plus;
 wire xp_vc0_reroute;
-wire [28:0] route_vc_cat;
-wire xp_vc0_second0_last_2;
-wire [15:0] xp_vc0_second0_keep_2;
-wire [2:0] xp_vc0_second0_out_2;
-wire xp_vc0_second0_ovc_2;
-wire xp_vc0_second0_drop_2;
-wire [6:0] xp_vc0_second0_flits_2;
-wire xp_vc0_second0_fix_2;
+wire [29:0] route_vc_cat;
 wire s_axis_xp_tvalid_and_5;
 reg [8:0] xp_vc1_wr;
 reg [8:0] xp_vc1_rd;
 reg xp_vc1_stored;
 reg xp_vc1_landed;
-reg xp_vc1_valid_2;
-reg xp_vc1_second_valid_2;
 reg xp_vc1_third_valid;
 wire xp_vc1_second_valid_sel;
 wire xp_vc1_third_valid_sel;
@@ -2446,32 +2243,11 @@ reg [29:0] xp_vc1_second0;
 reg [29:0] xp_vc1_third0;
 reg [127:0] xp_vc1_read1;
 wire [127:0] xp_vc1_read1_sel;
-reg [127:0] xp_vc1_head1_2;
-reg [127:0] xp_vc1_second1_2;
 reg [127:0] xp_vc1_third1;
 wire s_axis_xp_tvalid_and_7;
-wire xp_vc1_head0_last_2;
-wire [15:0] xp_vc1_head0_keep_2;
-wire [2:0] xp_vc1_head0_out_2;
-wire xp_vc1_head0_ovc_2;
-wire xp_vc1_head0_drop_2;
-wire [6:0] xp_vc1_head0_flits_2;
-wire xp_vc1_head0_fix_2;
 // input xp vc 1: a corrected header routed again
-wire [119:0] xp_vc1_head1_bits119_0;
-wire [5:0] xp_vc1_head1_bits5_0;
-wire [5:0] xp_vc1_head1_bits11_6;
-wire [5:0] xp_vc1_head1_bits17_12;
-wire [3:0] xp_vc1_head1_bits21_18;
-wire [13:0] xp_vc1_head1_bits57_44;
 wire xp_vc1_head1_and;
-wire xp_vc1_head1_and_2;
-wire xp_vc1_head1_and_3;
 wire xp_vc1_head1_or;
-wire xp_vc1_head1_and_4;
-wire xp_vc1_head1_and_5;
-wire xp_vc1_head1_and_6;
-wire xp_vc1_head1_or_2;
 wire here_z_lt_3;
 wire here_z_half_not_3;
 wire xp_vc1_head1_not;
@@ -2485,14 +2261,7 @@ wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] xp_vc1_head1_plus;
 wire xp_vc1_reroute;
-wire [28:0] route_vc_cat_2;
-wire xp_vc1_second0_last_2;
-wire [15:0] xp_vc1_second0_keep_2;
-wire [2:0] xp_vc1_second0_out_2;
-wire xp_vc1_second0_ovc_2;
-wire xp_vc1_second0_drop_2;
-wire [6:0] xp_vc1_second0_flits_2;
-wire xp_vc1_second0_fix_2;
+wire [29:0] route_vc_cat_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [29:0] xp_vc0_mem0 [0:255];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -2504,277 +2273,240 @@ reg [127:0] xp_vc1_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input xp: arrival into the VC buffers ----
-assign s_axis_xp_tdata_bits119_0 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_cat = {({({(^(s_axis_xp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_xp_tdata_cat_2 = {({({s_axis_xp_tdata_cat, (^(s_axis_xp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat_2, s_axis_xp_tdata_bits119_0})), s_axis_xp_tdata_cat_2});
-assign s_axis_xp_tdata_bits6_0 = s_axis_xp_tdata_xor[6:0];
+assign s_axis_xp_tdata_cat = {(^(s_axis_xp_tdata[119:0] & 120'hfffffffffffffffe00000000000000)),
+    (^(s_axis_xp_tdata[119:0] & 120'hffffffff00000001fffffffc000000)),
+    (^(s_axis_xp_tdata[119:0] & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(s_axis_xp_tdata[119:0] & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(s_axis_xp_tdata[119:0] & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(s_axis_xp_tdata[119:0] & 120'hcccccccccccccccd9999999b33366d)),
+    (^(s_axis_xp_tdata[119:0] & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat, s_axis_xp_tdata[119:0]})), s_axis_xp_tdata_cat});
 assign s_axis_xp_tdata_parity = ^s_axis_xp_tdata;
-assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_bits6_0 == 7'h0)) & (~s_axis_xp_tdata_parity);
-assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_bits6_0;
-assign s_axis_xp_tdata_cat_3 = {({({({s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126]}), s_axis_xp_tdata_shl[125]}), s_axis_xp_tdata_shl[124]}), s_axis_xp_tdata_shl[123]};
-assign s_axis_xp_tdata_cat_4 = {({({({s_axis_xp_tdata_cat_3, s_axis_xp_tdata_shl[122]}), s_axis_xp_tdata_shl[121]}), s_axis_xp_tdata_shl[120]}), s_axis_xp_tdata_shl[119]};
-assign s_axis_xp_tdata_cat_5 = {({({({s_axis_xp_tdata_cat_4, s_axis_xp_tdata_shl[118]}), s_axis_xp_tdata_shl[117]}), s_axis_xp_tdata_shl[116]}), s_axis_xp_tdata_shl[115]};
-assign s_axis_xp_tdata_cat_6 = {({({({s_axis_xp_tdata_cat_5, s_axis_xp_tdata_shl[114]}), s_axis_xp_tdata_shl[113]}), s_axis_xp_tdata_shl[112]}), s_axis_xp_tdata_shl[111]};
-assign s_axis_xp_tdata_cat_7 = {({({({s_axis_xp_tdata_cat_6, s_axis_xp_tdata_shl[110]}), s_axis_xp_tdata_shl[109]}), s_axis_xp_tdata_shl[108]}), s_axis_xp_tdata_shl[107]};
-assign s_axis_xp_tdata_cat_8 = {({({({s_axis_xp_tdata_cat_7, s_axis_xp_tdata_shl[106]}), s_axis_xp_tdata_shl[105]}), s_axis_xp_tdata_shl[104]}), s_axis_xp_tdata_shl[103]};
-assign s_axis_xp_tdata_cat_9 = {({({({s_axis_xp_tdata_cat_8, s_axis_xp_tdata_shl[102]}), s_axis_xp_tdata_shl[101]}), s_axis_xp_tdata_shl[100]}), s_axis_xp_tdata_shl[99]};
-assign s_axis_xp_tdata_cat_10 = {({({({s_axis_xp_tdata_cat_9, s_axis_xp_tdata_shl[98]}), s_axis_xp_tdata_shl[97]}), s_axis_xp_tdata_shl[96]}), s_axis_xp_tdata_shl[95]};
-assign s_axis_xp_tdata_cat_11 = {({({({s_axis_xp_tdata_cat_10, s_axis_xp_tdata_shl[94]}), s_axis_xp_tdata_shl[93]}), s_axis_xp_tdata_shl[92]}), s_axis_xp_tdata_shl[91]};
-assign s_axis_xp_tdata_cat_12 = {({({({s_axis_xp_tdata_cat_11, s_axis_xp_tdata_shl[90]}), s_axis_xp_tdata_shl[89]}), s_axis_xp_tdata_shl[88]}), s_axis_xp_tdata_shl[87]};
-assign s_axis_xp_tdata_cat_13 = {({({({s_axis_xp_tdata_cat_12, s_axis_xp_tdata_shl[86]}), s_axis_xp_tdata_shl[85]}), s_axis_xp_tdata_shl[84]}), s_axis_xp_tdata_shl[83]};
-assign s_axis_xp_tdata_cat_14 = {({({({s_axis_xp_tdata_cat_13, s_axis_xp_tdata_shl[82]}), s_axis_xp_tdata_shl[81]}), s_axis_xp_tdata_shl[80]}), s_axis_xp_tdata_shl[79]};
-assign s_axis_xp_tdata_cat_15 = {({({({s_axis_xp_tdata_cat_14, s_axis_xp_tdata_shl[78]}), s_axis_xp_tdata_shl[77]}), s_axis_xp_tdata_shl[76]}), s_axis_xp_tdata_shl[75]};
-assign s_axis_xp_tdata_cat_16 = {({({({s_axis_xp_tdata_cat_15, s_axis_xp_tdata_shl[74]}), s_axis_xp_tdata_shl[73]}), s_axis_xp_tdata_shl[72]}), s_axis_xp_tdata_shl[71]};
-assign s_axis_xp_tdata_cat_17 = {({({({s_axis_xp_tdata_cat_16, s_axis_xp_tdata_shl[70]}), s_axis_xp_tdata_shl[69]}), s_axis_xp_tdata_shl[68]}), s_axis_xp_tdata_shl[67]};
-assign s_axis_xp_tdata_cat_18 = {({({({s_axis_xp_tdata_cat_17, s_axis_xp_tdata_shl[66]}), s_axis_xp_tdata_shl[65]}), s_axis_xp_tdata_shl[63]}), s_axis_xp_tdata_shl[62]};
-assign s_axis_xp_tdata_cat_19 = {({({({s_axis_xp_tdata_cat_18, s_axis_xp_tdata_shl[61]}), s_axis_xp_tdata_shl[60]}), s_axis_xp_tdata_shl[59]}), s_axis_xp_tdata_shl[58]};
-assign s_axis_xp_tdata_cat_20 = {({({({s_axis_xp_tdata_cat_19, s_axis_xp_tdata_shl[57]}), s_axis_xp_tdata_shl[56]}), s_axis_xp_tdata_shl[55]}), s_axis_xp_tdata_shl[54]};
-assign s_axis_xp_tdata_cat_21 = {({({({s_axis_xp_tdata_cat_20, s_axis_xp_tdata_shl[53]}), s_axis_xp_tdata_shl[52]}), s_axis_xp_tdata_shl[51]}), s_axis_xp_tdata_shl[50]};
-assign s_axis_xp_tdata_cat_22 = {({({({s_axis_xp_tdata_cat_21, s_axis_xp_tdata_shl[49]}), s_axis_xp_tdata_shl[48]}), s_axis_xp_tdata_shl[47]}), s_axis_xp_tdata_shl[46]};
-assign s_axis_xp_tdata_cat_23 = {({({({s_axis_xp_tdata_cat_22, s_axis_xp_tdata_shl[45]}), s_axis_xp_tdata_shl[44]}), s_axis_xp_tdata_shl[43]}), s_axis_xp_tdata_shl[42]};
-assign s_axis_xp_tdata_cat_24 = {({({({s_axis_xp_tdata_cat_23, s_axis_xp_tdata_shl[41]}), s_axis_xp_tdata_shl[40]}), s_axis_xp_tdata_shl[39]}), s_axis_xp_tdata_shl[38]};
-assign s_axis_xp_tdata_cat_25 = {({({({s_axis_xp_tdata_cat_24, s_axis_xp_tdata_shl[37]}), s_axis_xp_tdata_shl[36]}), s_axis_xp_tdata_shl[35]}), s_axis_xp_tdata_shl[34]};
-assign s_axis_xp_tdata_cat_26 = {({({({s_axis_xp_tdata_cat_25, s_axis_xp_tdata_shl[33]}), s_axis_xp_tdata_shl[31]}), s_axis_xp_tdata_shl[30]}), s_axis_xp_tdata_shl[29]};
-assign s_axis_xp_tdata_cat_27 = {({({({s_axis_xp_tdata_cat_26, s_axis_xp_tdata_shl[28]}), s_axis_xp_tdata_shl[27]}), s_axis_xp_tdata_shl[26]}), s_axis_xp_tdata_shl[25]};
-assign s_axis_xp_tdata_cat_28 = {({({({s_axis_xp_tdata_cat_27, s_axis_xp_tdata_shl[24]}), s_axis_xp_tdata_shl[23]}), s_axis_xp_tdata_shl[22]}), s_axis_xp_tdata_shl[21]};
-assign s_axis_xp_tdata_cat_29 = {({({({s_axis_xp_tdata_cat_28, s_axis_xp_tdata_shl[20]}), s_axis_xp_tdata_shl[19]}), s_axis_xp_tdata_shl[18]}), s_axis_xp_tdata_shl[17]};
-assign s_axis_xp_tdata_cat_30 = {({({({s_axis_xp_tdata_cat_29, s_axis_xp_tdata_shl[15]}), s_axis_xp_tdata_shl[14]}), s_axis_xp_tdata_shl[13]}), s_axis_xp_tdata_shl[12]};
-assign s_axis_xp_tdata_cat_31 = {({({({s_axis_xp_tdata_cat_30, s_axis_xp_tdata_shl[11]}), s_axis_xp_tdata_shl[10]}), s_axis_xp_tdata_shl[9]}), s_axis_xp_tdata_shl[7]};
-assign s_axis_xp_tdata_sel = s_axis_xp_tdata_parity ? ({({({s_axis_xp_tdata_cat_31, s_axis_xp_tdata_shl[6]}), s_axis_xp_tdata_shl[5]}), s_axis_xp_tdata_shl[3]}) : 120'h0;
-assign s_axis_xp_tdata_bits119_0_2 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_bits5_0 = s_axis_xp_tdata_bits119_0_2[5:0];
-assign s_axis_xp_tdata_bits11_6 = s_axis_xp_tdata_bits119_0_2[11:6];
-assign s_axis_xp_tdata_bits17_12 = s_axis_xp_tdata_bits119_0_2[17:12];
-assign s_axis_xp_tdata_bits21_18 = s_axis_xp_tdata_bits119_0_2[21:18];
-assign s_axis_xp_tdata_bits57_44 = s_axis_xp_tdata_bits119_0_2[57:44];
-assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata_bits5_0[4]) & ((~s_axis_xp_tdata_bits5_0[3]) & ((~s_axis_xp_tdata_bits5_0[2]) & (~s_axis_xp_tdata_bits5_0[1])));
-assign s_axis_xp_tdata_and_3 = (~s_axis_xp_tdata_bits11_6[4]) & ((~s_axis_xp_tdata_bits11_6[3]) & ((~s_axis_xp_tdata_bits11_6[2]) & (~s_axis_xp_tdata_bits11_6[1])));
-assign s_axis_xp_tdata_and_4 = (~s_axis_xp_tdata_bits17_12[4]) & ((~s_axis_xp_tdata_bits17_12[3]) & ((~s_axis_xp_tdata_bits17_12[2]) & (~s_axis_xp_tdata_bits17_12[1])));
-assign s_axis_xp_tdata_or = ((~((~s_axis_xp_tdata_bits5_0[5]) & s_axis_xp_tdata_and_2)) | (~((~s_axis_xp_tdata_bits11_6[5]) & s_axis_xp_tdata_and_3))) | (~((~s_axis_xp_tdata_bits17_12[5]) & s_axis_xp_tdata_and_4));
-assign s_axis_xp_tdata_and_5 = (~s_axis_xp_tdata_bits57_44[3]) & ((~s_axis_xp_tdata_bits57_44[2]) & ((~s_axis_xp_tdata_bits57_44[1]) & (~s_axis_xp_tdata_bits57_44[0])));
-assign s_axis_xp_tdata_and_6 = (~s_axis_xp_tdata_bits57_44[7]) & ((~s_axis_xp_tdata_bits57_44[6]) & ((~s_axis_xp_tdata_bits57_44[5]) & ((~s_axis_xp_tdata_bits57_44[4]) & s_axis_xp_tdata_and_5)));
-assign s_axis_xp_tdata_and_7 = (~s_axis_xp_tdata_bits57_44[11]) & ((~s_axis_xp_tdata_bits57_44[10]) | ((~s_axis_xp_tdata_bits57_44[9]) & ((~s_axis_xp_tdata_bits57_44[8]) & s_axis_xp_tdata_and_6)));
-assign s_axis_xp_tdata_or_2 = (s_axis_xp_tdata_or | (~((~s_axis_xp_tdata_bits21_18[3]) & ((~s_axis_xp_tdata_bits21_18[2]) & (~s_axis_xp_tdata_bits21_18[1]))))) | (~((~s_axis_xp_tdata_bits57_44[13]) & ((~s_axis_xp_tdata_bits57_44[12]) & s_axis_xp_tdata_and_7)));
-assign here_z_lt = here_z < s_axis_xp_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_xp_tdata_bits17_12);
-assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata_bits17_12 == here_z);
+assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_xor[6:0] == 7'h0)) & (~s_axis_xp_tdata_parity);
+assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_xor[6:0];
+assign s_axis_xp_tdata_cat_2 = {s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126], s_axis_xp_tdata_shl[125], s_axis_xp_tdata_shl[124],
+    s_axis_xp_tdata_shl[123], s_axis_xp_tdata_shl[122], s_axis_xp_tdata_shl[121],
+    s_axis_xp_tdata_shl[120], s_axis_xp_tdata_shl[119], s_axis_xp_tdata_shl[118],
+    s_axis_xp_tdata_shl[117], s_axis_xp_tdata_shl[116], s_axis_xp_tdata_shl[115],
+    s_axis_xp_tdata_shl[114], s_axis_xp_tdata_shl[113], s_axis_xp_tdata_shl[112],
+    s_axis_xp_tdata_shl[111], s_axis_xp_tdata_shl[110], s_axis_xp_tdata_shl[109],
+    s_axis_xp_tdata_shl[108], s_axis_xp_tdata_shl[107], s_axis_xp_tdata_shl[106],
+    s_axis_xp_tdata_shl[105], s_axis_xp_tdata_shl[104], s_axis_xp_tdata_shl[103],
+    s_axis_xp_tdata_shl[102], s_axis_xp_tdata_shl[101], s_axis_xp_tdata_shl[100],
+    s_axis_xp_tdata_shl[99], s_axis_xp_tdata_shl[98], s_axis_xp_tdata_shl[97], s_axis_xp_tdata_shl[96],
+    s_axis_xp_tdata_shl[95], s_axis_xp_tdata_shl[94], s_axis_xp_tdata_shl[93], s_axis_xp_tdata_shl[92],
+    s_axis_xp_tdata_shl[91], s_axis_xp_tdata_shl[90], s_axis_xp_tdata_shl[89], s_axis_xp_tdata_shl[88],
+    s_axis_xp_tdata_shl[87], s_axis_xp_tdata_shl[86], s_axis_xp_tdata_shl[85], s_axis_xp_tdata_shl[84],
+    s_axis_xp_tdata_shl[83], s_axis_xp_tdata_shl[82], s_axis_xp_tdata_shl[81], s_axis_xp_tdata_shl[80],
+    s_axis_xp_tdata_shl[79], s_axis_xp_tdata_shl[78], s_axis_xp_tdata_shl[77], s_axis_xp_tdata_shl[76],
+    s_axis_xp_tdata_shl[75], s_axis_xp_tdata_shl[74], s_axis_xp_tdata_shl[73], s_axis_xp_tdata_shl[72],
+    s_axis_xp_tdata_shl[71], s_axis_xp_tdata_shl[70], s_axis_xp_tdata_shl[69], s_axis_xp_tdata_shl[68],
+    s_axis_xp_tdata_shl[67], s_axis_xp_tdata_shl[66], s_axis_xp_tdata_shl[65], s_axis_xp_tdata_shl[63],
+    s_axis_xp_tdata_shl[62], s_axis_xp_tdata_shl[61], s_axis_xp_tdata_shl[60], s_axis_xp_tdata_shl[59],
+    s_axis_xp_tdata_shl[58], s_axis_xp_tdata_shl[57], s_axis_xp_tdata_shl[56], s_axis_xp_tdata_shl[55],
+    s_axis_xp_tdata_shl[54], s_axis_xp_tdata_shl[53], s_axis_xp_tdata_shl[52], s_axis_xp_tdata_shl[51],
+    s_axis_xp_tdata_shl[50], s_axis_xp_tdata_shl[49], s_axis_xp_tdata_shl[48], s_axis_xp_tdata_shl[47],
+    s_axis_xp_tdata_shl[46], s_axis_xp_tdata_shl[45], s_axis_xp_tdata_shl[44], s_axis_xp_tdata_shl[43],
+    s_axis_xp_tdata_shl[42], s_axis_xp_tdata_shl[41], s_axis_xp_tdata_shl[40], s_axis_xp_tdata_shl[39],
+    s_axis_xp_tdata_shl[38], s_axis_xp_tdata_shl[37], s_axis_xp_tdata_shl[36], s_axis_xp_tdata_shl[35],
+    s_axis_xp_tdata_shl[34], s_axis_xp_tdata_shl[33], s_axis_xp_tdata_shl[31], s_axis_xp_tdata_shl[30],
+    s_axis_xp_tdata_shl[29], s_axis_xp_tdata_shl[28], s_axis_xp_tdata_shl[27], s_axis_xp_tdata_shl[26],
+    s_axis_xp_tdata_shl[25], s_axis_xp_tdata_shl[24], s_axis_xp_tdata_shl[23], s_axis_xp_tdata_shl[22],
+    s_axis_xp_tdata_shl[21], s_axis_xp_tdata_shl[20], s_axis_xp_tdata_shl[19], s_axis_xp_tdata_shl[18],
+    s_axis_xp_tdata_shl[17], s_axis_xp_tdata_shl[15], s_axis_xp_tdata_shl[14], s_axis_xp_tdata_shl[13],
+    s_axis_xp_tdata_shl[12], s_axis_xp_tdata_shl[11], s_axis_xp_tdata_shl[10], s_axis_xp_tdata_shl[9],
+    s_axis_xp_tdata_shl[7], s_axis_xp_tdata_shl[6], s_axis_xp_tdata_shl[5], s_axis_xp_tdata_shl[3]};
+assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata[53]) & (~s_axis_xp_tdata[52]) & (~s_axis_xp_tdata[51]) & (~s_axis_xp_tdata[50]) &
+    (~s_axis_xp_tdata[49]) & (~s_axis_xp_tdata[48]) & (~s_axis_xp_tdata[47]) & (~s_axis_xp_tdata[46]) &
+    (~s_axis_xp_tdata[45]) & (~s_axis_xp_tdata[44]);
+assign here_z_lt = here_z < s_axis_xp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_xp_tdata[17:12]);
+assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata[17:12] == here_z);
 assign here_z_top_sel = s_axis_xp_tdata_not ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_xp_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata_bits11_6);
-assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata_bits11_6 == here_y);
+assign here_y_lt = here_y < s_axis_xp_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata[11:6]);
+assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata[11:6] == here_y);
 assign here_y_top_sel = s_axis_xp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_xp_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata_bits5_0);
-assign s_axis_xp_tdata_not_3 = ~(s_axis_xp_tdata_bits5_0 == here_x);
-assign route_out = s_axis_xp_tdata_not_3 ? 3'h2 : (s_axis_xp_tdata_not_2 ? 3'h3 : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata_bits21_18[2:0]));
-assign route_vc = s_axis_xp_tdata_not_3 ? (((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : here_y_top_sel;
-assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop = s_axis_xp_tdata_or_2 | s_axis_xp_tdata_and;
+assign here_x_lt = here_x < s_axis_xp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata[5:0]);
+assign s_axis_xp_tdata_not_3 = ~(s_axis_xp_tdata[5:0] == here_x);
+assign route_out = s_axis_xp_tdata_not_3 ? 3'h2 : (s_axis_xp_tdata_not_2 ? 3'h3 : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata[20:18]));
+assign route_vc = s_axis_xp_tdata_not_3 ? (((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) |
+    s_axis_xp_tuser) : here_y_top_sel;
+assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = (~((~s_axis_xp_tdata[5]) & (~s_axis_xp_tdata[4]) & (~s_axis_xp_tdata[3]) & (~s_axis_xp_tdata[2]) &
+    (~s_axis_xp_tdata[1]))) |
+    (~((~s_axis_xp_tdata[11]) & (~s_axis_xp_tdata[10]) & (~s_axis_xp_tdata[9]) & (~s_axis_xp_tdata[8]) &
+    (~s_axis_xp_tdata[7]))) |
+    (~((~s_axis_xp_tdata[17]) & (~s_axis_xp_tdata[16]) & (~s_axis_xp_tdata[15]) & (~s_axis_xp_tdata[14]) &
+    (~s_axis_xp_tdata[13]))) |
+    (~((~s_axis_xp_tdata[21]) & (~s_axis_xp_tdata[20]) & (~s_axis_xp_tdata[19]))) |
+    (~((~s_axis_xp_tdata[57]) & (~s_axis_xp_tdata[56]) & (~s_axis_xp_tdata[55]) &
+    ((~s_axis_xp_tdata[54]) | s_axis_xp_tdata_and_2))) |
+    s_axis_xp_tdata_and;
 assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
-assign s_axis_xp_tdata_sel_2 = xp_expect_head ? ({8'h0, (s_axis_xp_tdata_bits119_0 ^ s_axis_xp_tdata_sel)}) : s_axis_xp_tdata;
-assign xp_expect_head_cat = {({({({(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
-assign xp_expect_head_cat_2 = {({xp_expect_head_cat, s_axis_xp_tkeep}), s_axis_xp_tlast};
+assign s_axis_xp_tdata_sel = xp_expect_head ? ({8'h0, (s_axis_xp_tdata[119:0] ^ (s_axis_xp_tdata_parity ? s_axis_xp_tdata_cat_2 : 120'h0))}) : s_axis_xp_tdata;
+assign xp_expect_head_cat = {(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0], drop, route_vc, route_out,
+    s_axis_xp_tkeep, s_axis_xp_tlast};
 assign s_axis_xp_tvalid_and_2 = s_axis_xp_tvalid & (~s_axis_xp_tuser);
-assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid_2 : xp_vc0_valid_2;
-assign xp_vc0_third_valid_sel = xp_vc0_pop ? xp_vc0_third_valid : xp_vc0_second_valid_2;
+assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid : xp_vc0_valid;
+assign xp_vc0_third_valid_sel = xp_vc0_pop ? xp_vc0_third_valid : xp_vc0_second_valid;
 assign xp_vc0_pop_and = (~xp_vc0_pop) & xp_vc0_third_valid;
 assign xp_vc0_pop_or = xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed);
-assign s_axis_xp_tvalid_and_3 = (s_axis_xp_tvalid_and_2 & (~xp_vc0_stored)) & (~xp_vc0_pop_or);
+assign s_axis_xp_tvalid_and_3 = s_axis_xp_tvalid_and_2 & (~xp_vc0_stored) & (~xp_vc0_pop_or);
 assign xp_vc0_stored_and = xp_vc0_stored & (~xp_vc0_pop_or);
 assign xp_vc0_landed_or = xp_vc0_landed | s_axis_xp_tvalid_and_3;
 assign xp_vc0_landed_and = xp_vc0_landed & s_axis_xp_tvalid_and_3;
-assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat_2;
-assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel_2;
+assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat;
+assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel;
 assign s_axis_xp_tvalid_and_4 = s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3);
-assign xp_vc0_head0_last_2 = xp_vc0_head0[0];
-assign xp_vc0_head0_keep_2 = xp_vc0_head0[16:1];
-assign xp_vc0_head0_out_2 = xp_vc0_head0[19:17];
-assign xp_vc0_head0_ovc_2 = xp_vc0_head0[20];
-assign xp_vc0_head0_drop_2 = xp_vc0_head0[21];
-assign xp_vc0_head0_flits_2 = xp_vc0_head0[28:22];
-assign xp_vc0_head0_fix_2 = xp_vc0_head0[29];
+assign xp_vc0_head0_last = xp_vc0_head0[0];
+assign xp_vc0_head0_keep = xp_vc0_head0[16:1];
+assign xp_vc0_head0_out = xp_vc0_head0[19:17];
+assign xp_vc0_head0_ovc = xp_vc0_head0[20];
+assign xp_vc0_head0_drop = xp_vc0_head0[21];
+assign xp_vc0_head0_flits = xp_vc0_head0[28:22];
+assign xp_vc0_head0_fix = xp_vc0_head0[29];
 
 // ---- input xp vc 0: a corrected header routed again ----
-assign xp_vc0_head1_bits119_0 = xp_vc0_head1_2[119:0];
-assign xp_vc0_head1_bits5_0 = xp_vc0_head1_bits119_0[5:0];
-assign xp_vc0_head1_bits11_6 = xp_vc0_head1_bits119_0[11:6];
-assign xp_vc0_head1_bits17_12 = xp_vc0_head1_bits119_0[17:12];
-assign xp_vc0_head1_bits21_18 = xp_vc0_head1_bits119_0[21:18];
-assign xp_vc0_head1_bits57_44 = xp_vc0_head1_bits119_0[57:44];
-assign xp_vc0_head1_and = (~xp_vc0_head1_bits5_0[4]) & ((~xp_vc0_head1_bits5_0[3]) & ((~xp_vc0_head1_bits5_0[2]) & (~xp_vc0_head1_bits5_0[1])));
-assign xp_vc0_head1_and_2 = (~xp_vc0_head1_bits11_6[4]) & ((~xp_vc0_head1_bits11_6[3]) & ((~xp_vc0_head1_bits11_6[2]) & (~xp_vc0_head1_bits11_6[1])));
-assign xp_vc0_head1_and_3 = (~xp_vc0_head1_bits17_12[4]) & ((~xp_vc0_head1_bits17_12[3]) & ((~xp_vc0_head1_bits17_12[2]) & (~xp_vc0_head1_bits17_12[1])));
-assign xp_vc0_head1_or = ((~((~xp_vc0_head1_bits5_0[5]) & xp_vc0_head1_and)) | (~((~xp_vc0_head1_bits11_6[5]) & xp_vc0_head1_and_2))) | (~((~xp_vc0_head1_bits17_12[5]) & xp_vc0_head1_and_3));
-assign xp_vc0_head1_and_4 = (~xp_vc0_head1_bits57_44[3]) & ((~xp_vc0_head1_bits57_44[2]) & ((~xp_vc0_head1_bits57_44[1]) & (~xp_vc0_head1_bits57_44[0])));
-assign xp_vc0_head1_and_5 = (~xp_vc0_head1_bits57_44[7]) & ((~xp_vc0_head1_bits57_44[6]) & ((~xp_vc0_head1_bits57_44[5]) & ((~xp_vc0_head1_bits57_44[4]) & xp_vc0_head1_and_4)));
-assign xp_vc0_head1_and_6 = (~xp_vc0_head1_bits57_44[11]) & ((~xp_vc0_head1_bits57_44[10]) | ((~xp_vc0_head1_bits57_44[9]) & ((~xp_vc0_head1_bits57_44[8]) & xp_vc0_head1_and_5)));
-assign xp_vc0_head1_or_2 = (xp_vc0_head1_or | (~((~xp_vc0_head1_bits21_18[3]) & ((~xp_vc0_head1_bits21_18[2]) & (~xp_vc0_head1_bits21_18[1]))))) | (~((~xp_vc0_head1_bits57_44[13]) & ((~xp_vc0_head1_bits57_44[12]) & xp_vc0_head1_and_6)));
-assign here_z_lt_2 = here_z < xp_vc0_head1_bits17_12;
-assign here_z_half_not_2 = ~(here_z_half < xp_vc0_head1_bits17_12);
-assign xp_vc0_head1_not = ~(xp_vc0_head1_bits17_12 == here_z);
+assign xp_vc0_head1_and = (~xp_vc0_head1[53]) & (~xp_vc0_head1[52]) & (~xp_vc0_head1[51]) & (~xp_vc0_head1[50]) &
+    (~xp_vc0_head1[49]) & (~xp_vc0_head1[48]) & (~xp_vc0_head1[47]) & (~xp_vc0_head1[46]) &
+    (~xp_vc0_head1[45]) & (~xp_vc0_head1[44]);
+assign xp_vc0_head1_or = (~((~xp_vc0_head1[5]) & (~xp_vc0_head1[4]) & (~xp_vc0_head1[3]) & (~xp_vc0_head1[2]) & (~xp_vc0_head1[1]))) |
+    (~((~xp_vc0_head1[11]) & (~xp_vc0_head1[10]) & (~xp_vc0_head1[9]) & (~xp_vc0_head1[8]) &
+    (~xp_vc0_head1[7]))) |
+    (~((~xp_vc0_head1[17]) & (~xp_vc0_head1[16]) & (~xp_vc0_head1[15]) & (~xp_vc0_head1[14]) &
+    (~xp_vc0_head1[13]))) |
+    (~((~xp_vc0_head1[21]) & (~xp_vc0_head1[20]) & (~xp_vc0_head1[19]))) |
+    (~((~xp_vc0_head1[57]) & (~xp_vc0_head1[56]) & (~xp_vc0_head1[55]) &
+    ((~xp_vc0_head1[54]) | xp_vc0_head1_and)));
+assign here_z_lt_2 = here_z < xp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < xp_vc0_head1[17:12]);
+assign xp_vc0_head1_not = ~(xp_vc0_head1[17:12] == here_z);
 assign here_z_top_sel_2 = xp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < xp_vc0_head1_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1_bits11_6);
-assign xp_vc0_head1_not_2 = ~(xp_vc0_head1_bits11_6 == here_y);
+assign here_y_lt_2 = here_y < xp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1[11:6]);
+assign xp_vc0_head1_not_2 = ~(xp_vc0_head1[11:6] == here_y);
 assign here_y_top_sel_2 = xp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < xp_vc0_head1_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1_bits5_0);
-assign xp_vc0_head1_not_3 = ~(xp_vc0_head1_bits5_0 == here_x);
-assign route_out_2 = xp_vc0_head1_not_3 ? 3'h2 : (xp_vc0_head1_not_2 ? 3'h3 : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1_bits21_18[2:0]));
+assign here_x_lt_2 = here_x < xp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1[5:0]);
+assign xp_vc0_head1_not_3 = ~(xp_vc0_head1[5:0] == here_x);
+assign route_out_2 = xp_vc0_head1_not_3 ? 3'h2 : (xp_vc0_head1_not_2 ? 3'h3 : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1[20:18]));
 assign route_vc_2 = xp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
-assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xp_vc0_reroute = (xp_vc0_valid_2 & xp_vc0_head0_fix_2) & (~xp_vc0_pop);
-assign route_vc_cat = {({({({({1'h0, xp_vc0_head1_plus[6:0]}), xp_vc0_head1_or_2}), route_vc_2}), route_out_2}), xp_vc0_head0_keep_2};
-assign xp_vc0_second0_last_2 = xp_vc0_second0[0];
-assign xp_vc0_second0_keep_2 = xp_vc0_second0[16:1];
-assign xp_vc0_second0_out_2 = xp_vc0_second0[19:17];
-assign xp_vc0_second0_ovc_2 = xp_vc0_second0[20];
-assign xp_vc0_second0_drop_2 = xp_vc0_second0[21];
-assign xp_vc0_second0_flits_2 = xp_vc0_second0[28:22];
-assign xp_vc0_second0_fix_2 = xp_vc0_second0[29];
+assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign xp_vc0_reroute = xp_vc0_valid & xp_vc0_head0_fix & (~xp_vc0_pop);
+assign route_vc_cat = {1'h0, xp_vc0_head1_plus[6:0], xp_vc0_head1_or, route_vc_2, route_out_2, xp_vc0_head0_keep,
+    xp_vc0_head0_last};
+assign xp_vc0_second0_last = xp_vc0_second0[0];
+assign xp_vc0_second0_keep = xp_vc0_second0[16:1];
+assign xp_vc0_second0_out = xp_vc0_second0[19:17];
+assign xp_vc0_second0_ovc = xp_vc0_second0[20];
+assign xp_vc0_second0_drop = xp_vc0_second0[21];
+assign xp_vc0_second0_flits = xp_vc0_second0[28:22];
+assign xp_vc0_second0_fix = xp_vc0_second0[29];
 assign s_axis_xp_tvalid_and_5 = s_axis_xp_tvalid & s_axis_xp_tuser;
-assign xp_vc1_second_valid_sel = xp_vc1_pop ? xp_vc1_second_valid_2 : xp_vc1_valid_2;
-assign xp_vc1_third_valid_sel = xp_vc1_pop ? xp_vc1_third_valid : xp_vc1_second_valid_2;
+assign xp_vc1_second_valid_sel = xp_vc1_pop ? xp_vc1_second_valid : xp_vc1_valid;
+assign xp_vc1_third_valid_sel = xp_vc1_pop ? xp_vc1_third_valid : xp_vc1_second_valid;
 assign xp_vc1_pop_and = (~xp_vc1_pop) & xp_vc1_third_valid;
 assign xp_vc1_pop_or = xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed);
-assign s_axis_xp_tvalid_and_6 = (s_axis_xp_tvalid_and_5 & (~xp_vc1_stored)) & (~xp_vc1_pop_or);
+assign s_axis_xp_tvalid_and_6 = s_axis_xp_tvalid_and_5 & (~xp_vc1_stored) & (~xp_vc1_pop_or);
 assign xp_vc1_stored_and = xp_vc1_stored & (~xp_vc1_pop_or);
 assign xp_vc1_landed_or = xp_vc1_landed | s_axis_xp_tvalid_and_6;
 assign xp_vc1_landed_and = xp_vc1_landed & s_axis_xp_tvalid_and_6;
-assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat_2;
-assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel_2;
+assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat;
+assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel;
 assign s_axis_xp_tvalid_and_7 = s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6);
-assign xp_vc1_head0_last_2 = xp_vc1_head0[0];
-assign xp_vc1_head0_keep_2 = xp_vc1_head0[16:1];
-assign xp_vc1_head0_out_2 = xp_vc1_head0[19:17];
-assign xp_vc1_head0_ovc_2 = xp_vc1_head0[20];
-assign xp_vc1_head0_drop_2 = xp_vc1_head0[21];
-assign xp_vc1_head0_flits_2 = xp_vc1_head0[28:22];
-assign xp_vc1_head0_fix_2 = xp_vc1_head0[29];
+assign xp_vc1_head0_last = xp_vc1_head0[0];
+assign xp_vc1_head0_keep = xp_vc1_head0[16:1];
+assign xp_vc1_head0_out = xp_vc1_head0[19:17];
+assign xp_vc1_head0_ovc = xp_vc1_head0[20];
+assign xp_vc1_head0_drop = xp_vc1_head0[21];
+assign xp_vc1_head0_flits = xp_vc1_head0[28:22];
+assign xp_vc1_head0_fix = xp_vc1_head0[29];
 
 // ---- input xp vc 1: a corrected header routed again ----
-assign xp_vc1_head1_bits119_0 = xp_vc1_head1_2[119:0];
-assign xp_vc1_head1_bits5_0 = xp_vc1_head1_bits119_0[5:0];
-assign xp_vc1_head1_bits11_6 = xp_vc1_head1_bits119_0[11:6];
-assign xp_vc1_head1_bits17_12 = xp_vc1_head1_bits119_0[17:12];
-assign xp_vc1_head1_bits21_18 = xp_vc1_head1_bits119_0[21:18];
-assign xp_vc1_head1_bits57_44 = xp_vc1_head1_bits119_0[57:44];
-assign xp_vc1_head1_and = (~xp_vc1_head1_bits5_0[4]) & ((~xp_vc1_head1_bits5_0[3]) & ((~xp_vc1_head1_bits5_0[2]) & (~xp_vc1_head1_bits5_0[1])));
-assign xp_vc1_head1_and_2 = (~xp_vc1_head1_bits11_6[4]) & ((~xp_vc1_head1_bits11_6[3]) & ((~xp_vc1_head1_bits11_6[2]) & (~xp_vc1_head1_bits11_6[1])));
-assign xp_vc1_head1_and_3 = (~xp_vc1_head1_bits17_12[4]) & ((~xp_vc1_head1_bits17_12[3]) & ((~xp_vc1_head1_bits17_12[2]) & (~xp_vc1_head1_bits17_12[1])));
-assign xp_vc1_head1_or = ((~((~xp_vc1_head1_bits5_0[5]) & xp_vc1_head1_and)) | (~((~xp_vc1_head1_bits11_6[5]) & xp_vc1_head1_and_2))) | (~((~xp_vc1_head1_bits17_12[5]) & xp_vc1_head1_and_3));
-assign xp_vc1_head1_and_4 = (~xp_vc1_head1_bits57_44[3]) & ((~xp_vc1_head1_bits57_44[2]) & ((~xp_vc1_head1_bits57_44[1]) & (~xp_vc1_head1_bits57_44[0])));
-assign xp_vc1_head1_and_5 = (~xp_vc1_head1_bits57_44[7]) & ((~xp_vc1_head1_bits57_44[6]) & ((~xp_vc1_head1_bits57_44[5]) & ((~xp_vc1_head1_bits57_44[4]) & xp_vc1_head1_and_4)));
-assign xp_vc1_head1_and_6 = (~xp_vc1_head1_bits57_44[11]) & ((~xp_vc1_head1_bits57_44[10]) | ((~xp_vc1_head1_bits57_44[9]) & ((~xp_vc1_head1_bits57_44[8]) & xp_vc1_head1_and_5)));
-assign xp_vc1_head1_or_2 = (xp_vc1_head1_or | (~((~xp_vc1_head1_bits21_18[3]) & ((~xp_vc1_head1_bits21_18[2]) & (~xp_vc1_head1_bits21_18[1]))))) | (~((~xp_vc1_head1_bits57_44[13]) & ((~xp_vc1_head1_bits57_44[12]) & xp_vc1_head1_and_6)));
-assign here_z_lt_3 = here_z < xp_vc1_head1_bits17_12;
-assign here_z_half_not_3 = ~(here_z_half < xp_vc1_head1_bits17_12);
-assign xp_vc1_head1_not = ~(xp_vc1_head1_bits17_12 == here_z);
+assign xp_vc1_head1_and = (~xp_vc1_head1[53]) & (~xp_vc1_head1[52]) & (~xp_vc1_head1[51]) & (~xp_vc1_head1[50]) &
+    (~xp_vc1_head1[49]) & (~xp_vc1_head1[48]) & (~xp_vc1_head1[47]) & (~xp_vc1_head1[46]) &
+    (~xp_vc1_head1[45]) & (~xp_vc1_head1[44]);
+assign xp_vc1_head1_or = (~((~xp_vc1_head1[5]) & (~xp_vc1_head1[4]) & (~xp_vc1_head1[3]) & (~xp_vc1_head1[2]) & (~xp_vc1_head1[1]))) |
+    (~((~xp_vc1_head1[11]) & (~xp_vc1_head1[10]) & (~xp_vc1_head1[9]) & (~xp_vc1_head1[8]) &
+    (~xp_vc1_head1[7]))) |
+    (~((~xp_vc1_head1[17]) & (~xp_vc1_head1[16]) & (~xp_vc1_head1[15]) & (~xp_vc1_head1[14]) &
+    (~xp_vc1_head1[13]))) |
+    (~((~xp_vc1_head1[21]) & (~xp_vc1_head1[20]) & (~xp_vc1_head1[19]))) |
+    (~((~xp_vc1_head1[57]) & (~xp_vc1_head1[56]) & (~xp_vc1_head1[55]) &
+    ((~xp_vc1_head1[54]) | xp_vc1_head1_and)));
+assign here_z_lt_3 = here_z < xp_vc1_head1[17:12];
+assign here_z_half_not_3 = ~(here_z_half < xp_vc1_head1[17:12]);
+assign xp_vc1_head1_not = ~(xp_vc1_head1[17:12] == here_z);
 assign here_z_top_sel_3 = xp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_3 = here_y < xp_vc1_head1_bits11_6;
-assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1_bits11_6);
-assign xp_vc1_head1_not_2 = ~(xp_vc1_head1_bits11_6 == here_y);
+assign here_y_lt_3 = here_y < xp_vc1_head1[11:6];
+assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1[11:6]);
+assign xp_vc1_head1_not_2 = ~(xp_vc1_head1[11:6] == here_y);
 assign here_y_top_sel_3 = xp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : here_z_top_sel_3;
-assign xp_vc1_head1_not_3 = ~(xp_vc1_head1_bits5_0 == here_x);
-assign route_out_3 = xp_vc1_head1_not_3 ? 3'h2 : (xp_vc1_head1_not_2 ? 3'h3 : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1_bits21_18[2:0]));
+assign xp_vc1_head1_not_3 = ~(xp_vc1_head1[5:0] == here_x);
+assign route_out_3 = xp_vc1_head1_not_3 ? 3'h2 : (xp_vc1_head1_not_2 ? 3'h3 : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1[20:18]));
 assign route_vc_3 = xp_vc1_head1_not_3 ? 1'h1 : here_y_top_sel_3;
-assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xp_vc1_reroute = (xp_vc1_valid_2 & xp_vc1_head0_fix_2) & (~xp_vc1_pop);
-assign route_vc_cat_2 = {({({({({1'h0, xp_vc1_head1_plus[6:0]}), xp_vc1_head1_or_2}), route_vc_3}), route_out_3}), xp_vc1_head0_keep_2};
-assign xp_vc1_second0_last_2 = xp_vc1_second0[0];
-assign xp_vc1_second0_keep_2 = xp_vc1_second0[16:1];
-assign xp_vc1_second0_out_2 = xp_vc1_second0[19:17];
-assign xp_vc1_second0_ovc_2 = xp_vc1_second0[20];
-assign xp_vc1_second0_drop_2 = xp_vc1_second0[21];
-assign xp_vc1_second0_flits_2 = xp_vc1_second0[28:22];
-assign xp_vc1_second0_fix_2 = xp_vc1_second0[29];
+assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign xp_vc1_reroute = xp_vc1_valid & xp_vc1_head0_fix & (~xp_vc1_pop);
+assign route_vc_cat_2 = {1'h0, xp_vc1_head1_plus[6:0], xp_vc1_head1_or, route_vc_3, route_out_3, xp_vc1_head0_keep,
+    xp_vc1_head0_last};
+assign xp_vc1_second0_last = xp_vc1_second0[0];
+assign xp_vc1_second0_keep = xp_vc1_second0[16:1];
+assign xp_vc1_second0_out = xp_vc1_second0[19:17];
+assign xp_vc1_second0_ovc = xp_vc1_second0[20];
+assign xp_vc1_second0_drop = xp_vc1_second0[21];
+assign xp_vc1_second0_flits = xp_vc1_second0[28:22];
+assign xp_vc1_second0_fix = xp_vc1_second0[29];
 
 always @(posedge clk) begin
     if (rst) xp_expect_head <= 1'h1; else xp_expect_head <= s_axis_xp_tvalid ? s_axis_xp_tlast : xp_expect_head;
     if (rst) stat_xp_ecc_corrected_event <= 1'h0; else stat_xp_ecc_corrected_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_parity;
-    if (rst) stat_xp_ecc_corrected_2 <= 32'h0; else stat_xp_ecc_corrected_2 <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected_2 + 32'h1) : stat_xp_ecc_corrected_2;
+    if (rst) stat_xp_ecc_corrected <= 32'h0; else stat_xp_ecc_corrected <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected + 32'h1) : stat_xp_ecc_corrected;
     if (rst) stat_xp_ecc_uncorrectable_event <= 1'h0; else stat_xp_ecc_uncorrectable_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_and;
-    if (rst) stat_xp_ecc_uncorrectable_2 <= 32'h0; else stat_xp_ecc_uncorrectable_2 <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable_2 + 32'h1) : stat_xp_ecc_uncorrectable_2;
-    if (rst) stat_xp_dropped_2 <= 32'h0; else stat_xp_dropped_2 <= ((stat_xp_dropped_2 + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
-    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= (s_axis_xp_tvalid_and & drop) & (~s_axis_xp_tdata_parity);
-    if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or_2;
-    if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or_2;
+    if (rst) stat_xp_ecc_uncorrectable <= 32'h0; else stat_xp_ecc_uncorrectable <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable + 32'h1) : stat_xp_ecc_uncorrectable;
+    if (rst) stat_xp_dropped <= 32'h0; else stat_xp_dropped <= ((stat_xp_dropped + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
+    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= s_axis_xp_tvalid_and & drop & (~s_axis_xp_tdata_parity);
+    if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or;
+    if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or;
     if (rst) xp_vc0_wr <= 9'h0; else xp_vc0_wr <= xp_vc0_wr + ({8'h0, s_axis_xp_tvalid_and_4});
     if (rst) xp_vc0_rd <= 9'h0; else xp_vc0_rd <= xp_vc0_rd + ({8'h0, xp_vc0_stored_and});
     if (rst) xp_vc0_stored <= 1'h0; else xp_vc0_stored <= s_axis_xp_tvalid_and_4 | (xp_vc0_stored & (~(xp_vc0_stored_and & ((xp_vc0_wr - xp_vc0_rd) == 9'h1))));
     if (rst) xp_vc0_landed <= 1'h0; else xp_vc0_landed <= xp_vc0_stored_and;
-    if (rst) xp_vc0_valid_2 <= 1'h0; else xp_vc0_valid_2 <= xp_vc0_second_valid_sel | xp_vc0_landed_or;
-    if (rst) xp_vc0_second_valid_2 <= 1'h0; else xp_vc0_second_valid_2 <= (xp_vc0_third_valid_sel | (xp_vc0_second_valid_sel & xp_vc0_landed_or)) | xp_vc0_landed_and;
-    if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= (xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or)) | (xp_vc0_second_valid_sel & xp_vc0_landed_and);
+    if (rst) xp_vc0_valid <= 1'h0; else xp_vc0_valid <= xp_vc0_second_valid_sel | xp_vc0_landed_or;
+    if (rst) xp_vc0_second_valid <= 1'h0; else xp_vc0_second_valid <= xp_vc0_third_valid_sel | (xp_vc0_second_valid_sel & xp_vc0_landed_or) | xp_vc0_landed_and;
+    if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or) |
+    (xp_vc0_second_valid_sel & xp_vc0_landed_and);
     if (xp_vc0_stored_and) xp_vc0_read0 <= xp_vc0_mem0[xp_vc0_rd[7:0]];
-    if ((xp_vc0_pop | (~xp_vc0_valid_2)) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? ({route_vc_cat, xp_vc0_head0_last_2}) : ((xp_vc0_pop & xp_vc0_second_valid_2) ? xp_vc0_second0 : xp_vc0_read0_sel);
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat_2 : xp_vc0_read0_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat_2;
+    if (xp_vc0_pop | (~xp_vc0_valid) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? route_vc_cat : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second0 : xp_vc0_read0_sel);
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat : xp_vc0_read0_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat;
     if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
-    if (xp_vc0_pop | (~xp_vc0_valid_2)) xp_vc0_head1_2 <= (xp_vc0_pop & xp_vc0_second_valid_2) ? xp_vc0_second1_2 : xp_vc0_read1_sel;
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1_2 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc0_read1_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel_2;
+    if (xp_vc0_pop | (~xp_vc0_valid)) xp_vc0_head1 <= (xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second1 : xp_vc0_read1_sel;
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel : xp_vc0_read1_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel;
     if (rst) xp_vc1_wr <= 9'h0; else xp_vc1_wr <= xp_vc1_wr + ({8'h0, s_axis_xp_tvalid_and_7});
     if (rst) xp_vc1_rd <= 9'h0; else xp_vc1_rd <= xp_vc1_rd + ({8'h0, xp_vc1_stored_and});
     if (rst) xp_vc1_stored <= 1'h0; else xp_vc1_stored <= s_axis_xp_tvalid_and_7 | (xp_vc1_stored & (~(xp_vc1_stored_and & ((xp_vc1_wr - xp_vc1_rd) == 9'h1))));
     if (rst) xp_vc1_landed <= 1'h0; else xp_vc1_landed <= xp_vc1_stored_and;
-    if (rst) xp_vc1_valid_2 <= 1'h0; else xp_vc1_valid_2 <= xp_vc1_second_valid_sel | xp_vc1_landed_or;
-    if (rst) xp_vc1_second_valid_2 <= 1'h0; else xp_vc1_second_valid_2 <= (xp_vc1_third_valid_sel | (xp_vc1_second_valid_sel & xp_vc1_landed_or)) | xp_vc1_landed_and;
-    if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= (xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or)) | (xp_vc1_second_valid_sel & xp_vc1_landed_and);
+    if (rst) xp_vc1_valid <= 1'h0; else xp_vc1_valid <= xp_vc1_second_valid_sel | xp_vc1_landed_or;
+    if (rst) xp_vc1_second_valid <= 1'h0; else xp_vc1_second_valid <= xp_vc1_third_valid_sel | (xp_vc1_second_valid_sel & xp_vc1_landed_or) | xp_vc1_landed_and;
+    if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or) |
+    (xp_vc1_second_valid_sel & xp_vc1_landed_and);
     if (xp_vc1_stored_and) xp_vc1_read0 <= xp_vc1_mem0[xp_vc1_rd[7:0]];
-    if ((xp_vc1_pop | (~xp_vc1_valid_2)) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? ({route_vc_cat_2, xp_vc1_head0_last_2}) : ((xp_vc1_pop & xp_vc1_second_valid_2) ? xp_vc1_second0 : xp_vc1_read0_sel);
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat_2 : xp_vc1_read0_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat_2;
+    if (xp_vc1_pop | (~xp_vc1_valid) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? route_vc_cat_2 : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second0 : xp_vc1_read0_sel);
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat : xp_vc1_read0_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat;
     if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
-    if (xp_vc1_pop | (~xp_vc1_valid_2)) xp_vc1_head1_2 <= (xp_vc1_pop & xp_vc1_second_valid_2) ? xp_vc1_second1_2 : xp_vc1_read1_sel;
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1_2 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc1_read1_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel_2;
+    if (xp_vc1_pop | (~xp_vc1_valid)) xp_vc1_head1 <= (xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second1 : xp_vc1_read1_sel;
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel : xp_vc1_read1_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel;
 end
 
-assign stat_xp_ecc_corrected = stat_xp_ecc_corrected_2;
-assign stat_xp_ecc_uncorrectable = stat_xp_ecc_uncorrectable_2;
-assign stat_xp_dropped = stat_xp_dropped_2;
-assign xp_vc0_valid = xp_vc0_valid_2;
-assign xp_vc0_second_valid = xp_vc0_second_valid_2;
-assign xp_vc0_head1 = xp_vc0_head1_2;
-assign xp_vc0_second1 = xp_vc0_second1_2;
-assign xp_vc0_head0_last = xp_vc0_head0_last_2;
-assign xp_vc0_head0_keep = xp_vc0_head0_keep_2;
-assign xp_vc0_head0_out = xp_vc0_head0_out_2;
-assign xp_vc0_head0_ovc = xp_vc0_head0_ovc_2;
-assign xp_vc0_head0_drop = xp_vc0_head0_drop_2;
-assign xp_vc0_head0_flits = xp_vc0_head0_flits_2;
-assign xp_vc0_head0_fix = xp_vc0_head0_fix_2;
-assign xp_vc0_second0_last = xp_vc0_second0_last_2;
-assign xp_vc0_second0_keep = xp_vc0_second0_keep_2;
-assign xp_vc0_second0_out = xp_vc0_second0_out_2;
-assign xp_vc0_second0_ovc = xp_vc0_second0_ovc_2;
-assign xp_vc0_second0_drop = xp_vc0_second0_drop_2;
-assign xp_vc0_second0_flits = xp_vc0_second0_flits_2;
-assign xp_vc0_second0_fix = xp_vc0_second0_fix_2;
-assign xp_vc1_valid = xp_vc1_valid_2;
-assign xp_vc1_second_valid = xp_vc1_second_valid_2;
-assign xp_vc1_head1 = xp_vc1_head1_2;
-assign xp_vc1_second1 = xp_vc1_second1_2;
-assign xp_vc1_head0_last = xp_vc1_head0_last_2;
-assign xp_vc1_head0_keep = xp_vc1_head0_keep_2;
-assign xp_vc1_head0_out = xp_vc1_head0_out_2;
-assign xp_vc1_head0_ovc = xp_vc1_head0_ovc_2;
-assign xp_vc1_head0_drop = xp_vc1_head0_drop_2;
-assign xp_vc1_head0_flits = xp_vc1_head0_flits_2;
-assign xp_vc1_head0_fix = xp_vc1_head0_fix_2;
-assign xp_vc1_second0_last = xp_vc1_second0_last_2;
-assign xp_vc1_second0_keep = xp_vc1_second0_keep_2;
-assign xp_vc1_second0_out = xp_vc1_second0_out_2;
-assign xp_vc1_second0_ovc = xp_vc1_second0_ovc_2;
-assign xp_vc1_second0_drop = xp_vc1_second0_drop_2;
-assign xp_vc1_second0_flits = xp_vc1_second0_flits_2;
-assign xp_vc1_second0_fix = xp_vc1_second0_fix_2;
 endmodule
 
 module router_2x2x2_input_yp(
@@ -2872,13 +2604,13 @@ module router_2x2x2_input_yp(
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
-    output wire [31:0] stat_yp_ecc_corrected;
-    output wire [31:0] stat_yp_ecc_uncorrectable;
-    output wire [31:0] stat_yp_dropped;
-    output wire yp_vc0_valid;
-    output wire yp_vc0_second_valid;
-    output wire [127:0] yp_vc0_head1;
-    output wire [127:0] yp_vc0_second1;
+    output reg [31:0] stat_yp_ecc_corrected;
+    output reg [31:0] stat_yp_ecc_uncorrectable;
+    output reg [31:0] stat_yp_dropped;
+    output reg yp_vc0_valid;
+    output reg yp_vc0_second_valid;
+    output reg [127:0] yp_vc0_head1;
+    output reg [127:0] yp_vc0_second1;
     output wire yp_vc0_head0_last;
     output wire [15:0] yp_vc0_head0_keep;
     output wire [2:0] yp_vc0_head0_out;
@@ -2893,10 +2625,10 @@ module router_2x2x2_input_yp(
     output wire yp_vc0_second0_drop;
     output wire [6:0] yp_vc0_second0_flits;
     output wire yp_vc0_second0_fix;
-    output wire yp_vc1_valid;
-    output wire yp_vc1_second_valid;
-    output wire [127:0] yp_vc1_head1;
-    output wire [127:0] yp_vc1_second1;
+    output reg yp_vc1_valid;
+    output reg yp_vc1_second_valid;
+    output reg [127:0] yp_vc1_head1;
+    output reg [127:0] yp_vc1_second1;
     output wire yp_vc1_head0_last;
     output wire [15:0] yp_vc1_head0_keep;
     output wire [2:0] yp_vc1_head0_out;
@@ -2914,58 +2646,13 @@ module router_2x2x2_input_yp(
 
 // verilator lint_off UNUSEDSIGNAL
 // input yp: arrival into the VC buffers
-wire [119:0] s_axis_yp_tdata_bits119_0;
-wire [3:0] s_axis_yp_tdata_cat;
-wire [6:0] s_axis_yp_tdata_cat_2;
+wire [6:0] s_axis_yp_tdata_cat;
 wire [7:0] s_axis_yp_tdata_xor;
-wire [6:0] s_axis_yp_tdata_bits6_0;
 wire s_axis_yp_tdata_parity;
 wire s_axis_yp_tdata_and;
 wire [127:0] s_axis_yp_tdata_shl;
-wire [4:0] s_axis_yp_tdata_cat_3;
-wire [8:0] s_axis_yp_tdata_cat_4;
-wire [12:0] s_axis_yp_tdata_cat_5;
-wire [16:0] s_axis_yp_tdata_cat_6;
-wire [20:0] s_axis_yp_tdata_cat_7;
-wire [24:0] s_axis_yp_tdata_cat_8;
-wire [28:0] s_axis_yp_tdata_cat_9;
-wire [32:0] s_axis_yp_tdata_cat_10;
-wire [36:0] s_axis_yp_tdata_cat_11;
-wire [40:0] s_axis_yp_tdata_cat_12;
-wire [44:0] s_axis_yp_tdata_cat_13;
-wire [48:0] s_axis_yp_tdata_cat_14;
-wire [52:0] s_axis_yp_tdata_cat_15;
-wire [56:0] s_axis_yp_tdata_cat_16;
-wire [60:0] s_axis_yp_tdata_cat_17;
-wire [64:0] s_axis_yp_tdata_cat_18;
-wire [68:0] s_axis_yp_tdata_cat_19;
-wire [72:0] s_axis_yp_tdata_cat_20;
-wire [76:0] s_axis_yp_tdata_cat_21;
-wire [80:0] s_axis_yp_tdata_cat_22;
-wire [84:0] s_axis_yp_tdata_cat_23;
-wire [88:0] s_axis_yp_tdata_cat_24;
-wire [92:0] s_axis_yp_tdata_cat_25;
-wire [96:0] s_axis_yp_tdata_cat_26;
-wire [100:0] s_axis_yp_tdata_cat_27;
-wire [104:0] s_axis_yp_tdata_cat_28;
-wire [108:0] s_axis_yp_tdata_cat_29;
-wire [112:0] s_axis_yp_tdata_cat_30;
-wire [116:0] s_axis_yp_tdata_cat_31;
-wire [119:0] s_axis_yp_tdata_sel;
-wire [119:0] s_axis_yp_tdata_bits119_0_2;
-wire [5:0] s_axis_yp_tdata_bits5_0;
-wire [5:0] s_axis_yp_tdata_bits11_6;
-wire [5:0] s_axis_yp_tdata_bits17_12;
-wire [3:0] s_axis_yp_tdata_bits21_18;
-wire [13:0] s_axis_yp_tdata_bits57_44;
+wire [119:0] s_axis_yp_tdata_cat_2;
 wire s_axis_yp_tdata_and_2;
-wire s_axis_yp_tdata_and_3;
-wire s_axis_yp_tdata_and_4;
-wire s_axis_yp_tdata_or;
-wire s_axis_yp_tdata_and_5;
-wire s_axis_yp_tdata_and_6;
-wire s_axis_yp_tdata_and_7;
-wire s_axis_yp_tdata_or_2;
 wire here_z_lt;
 wire here_z_half_not;
 wire s_axis_yp_tdata_not;
@@ -2984,23 +2671,17 @@ wire drop;
 reg yp_expect_head;
 wire s_axis_yp_tvalid_and;
 reg stat_yp_ecc_corrected_event;
-reg [31:0] stat_yp_ecc_corrected_2;
 reg stat_yp_ecc_uncorrectable_event;
-reg [31:0] stat_yp_ecc_uncorrectable_2;
-reg [31:0] stat_yp_dropped_2;
 reg stat_yp_dropped_arrival_event;
 reg stat_yp_dropped_vc0_event;
 reg stat_yp_dropped_vc1_event;
-wire [127:0] s_axis_yp_tdata_sel_2;
-wire [12:0] yp_expect_head_cat;
-wire [29:0] yp_expect_head_cat_2;
+wire [127:0] s_axis_yp_tdata_sel;
+wire [29:0] yp_expect_head_cat;
 wire s_axis_yp_tvalid_and_2;
 reg [8:0] yp_vc0_wr;
 reg [8:0] yp_vc0_rd;
 reg yp_vc0_stored;
 reg yp_vc0_landed;
-reg yp_vc0_valid_2;
-reg yp_vc0_second_valid_2;
 reg yp_vc0_third_valid;
 wire yp_vc0_second_valid_sel;
 wire yp_vc0_third_valid_sel;
@@ -3017,32 +2698,11 @@ reg [29:0] yp_vc0_second0;
 reg [29:0] yp_vc0_third0;
 reg [127:0] yp_vc0_read1;
 wire [127:0] yp_vc0_read1_sel;
-reg [127:0] yp_vc0_head1_2;
-reg [127:0] yp_vc0_second1_2;
 reg [127:0] yp_vc0_third1;
 wire s_axis_yp_tvalid_and_4;
-wire yp_vc0_head0_last_2;
-wire [15:0] yp_vc0_head0_keep_2;
-wire [2:0] yp_vc0_head0_out_2;
-wire yp_vc0_head0_ovc_2;
-wire yp_vc0_head0_drop_2;
-wire [6:0] yp_vc0_head0_flits_2;
-wire yp_vc0_head0_fix_2;
 // input yp vc 0: a corrected header routed again
-wire [119:0] yp_vc0_head1_bits119_0;
-wire [5:0] yp_vc0_head1_bits5_0;
-wire [5:0] yp_vc0_head1_bits11_6;
-wire [5:0] yp_vc0_head1_bits17_12;
-wire [3:0] yp_vc0_head1_bits21_18;
-wire [13:0] yp_vc0_head1_bits57_44;
 wire yp_vc0_head1_and;
-wire yp_vc0_head1_and_2;
-wire yp_vc0_head1_and_3;
 wire yp_vc0_head1_or;
-wire yp_vc0_head1_and_4;
-wire yp_vc0_head1_and_5;
-wire yp_vc0_head1_and_6;
-wire yp_vc0_head1_or_2;
 wire here_z_lt_2;
 wire here_z_half_not_2;
 wire yp_vc0_head1_not;
@@ -3058,21 +2718,12 @@ wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] yp_vc0_head1_plus;
 wire yp_vc0_reroute;
-wire [28:0] route_vc_cat;
-wire yp_vc0_second0_last_2;
-wire [15:0] yp_vc0_second0_keep_2;
-wire [2:0] yp_vc0_second0_out_2;
-wire yp_vc0_second0_ovc_2;
-wire yp_vc0_second0_drop_2;
-wire [6:0] yp_vc0_second0_flits_2;
-wire yp_vc0_second0_fix_2;
+wire [29:0] route_vc_cat;
 wire s_axis_yp_tvalid_and_5;
 reg [8:0] yp_vc1_wr;
 reg [8:0] yp_vc1_rd;
 reg yp_vc1_stored;
 reg yp_vc1_landed;
-reg yp_vc1_valid_2;
-reg yp_vc1_second_valid_2;
 reg yp_vc1_third_valid;
 wire yp_vc1_second_valid_sel;
 wire yp_vc1_third_valid_sel;
@@ -3089,32 +2740,11 @@ reg [29:0] yp_vc1_second0;
 reg [29:0] yp_vc1_third0;
 reg [127:0] yp_vc1_read1;
 wire [127:0] yp_vc1_read1_sel;
-reg [127:0] yp_vc1_head1_2;
-reg [127:0] yp_vc1_second1_2;
 reg [127:0] yp_vc1_third1;
 wire s_axis_yp_tvalid_and_7;
-wire yp_vc1_head0_last_2;
-wire [15:0] yp_vc1_head0_keep_2;
-wire [2:0] yp_vc1_head0_out_2;
-wire yp_vc1_head0_ovc_2;
-wire yp_vc1_head0_drop_2;
-wire [6:0] yp_vc1_head0_flits_2;
-wire yp_vc1_head0_fix_2;
 // input yp vc 1: a corrected header routed again
-wire [119:0] yp_vc1_head1_bits119_0;
-wire [5:0] yp_vc1_head1_bits5_0;
-wire [5:0] yp_vc1_head1_bits11_6;
-wire [5:0] yp_vc1_head1_bits17_12;
-wire [3:0] yp_vc1_head1_bits21_18;
-wire [13:0] yp_vc1_head1_bits57_44;
 wire yp_vc1_head1_and;
-wire yp_vc1_head1_and_2;
-wire yp_vc1_head1_and_3;
 wire yp_vc1_head1_or;
-wire yp_vc1_head1_and_4;
-wire yp_vc1_head1_and_5;
-wire yp_vc1_head1_and_6;
-wire yp_vc1_head1_or_2;
 wire here_z_lt_3;
 wire here_z_half_not_3;
 wire yp_vc1_head1_not;
@@ -3127,14 +2757,7 @@ wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] yp_vc1_head1_plus;
 wire yp_vc1_reroute;
-wire [28:0] route_vc_cat_2;
-wire yp_vc1_second0_last_2;
-wire [15:0] yp_vc1_second0_keep_2;
-wire [2:0] yp_vc1_second0_out_2;
-wire yp_vc1_second0_ovc_2;
-wire yp_vc1_second0_drop_2;
-wire [6:0] yp_vc1_second0_flits_2;
-wire yp_vc1_second0_fix_2;
+wire [29:0] route_vc_cat_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [29:0] yp_vc0_mem0 [0:255];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -3146,276 +2769,239 @@ reg [127:0] yp_vc1_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input yp: arrival into the VC buffers ----
-assign s_axis_yp_tdata_bits119_0 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_cat = {({({(^(s_axis_yp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_yp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_yp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_yp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_yp_tdata_cat_2 = {({({s_axis_yp_tdata_cat, (^(s_axis_yp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_yp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_yp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat_2, s_axis_yp_tdata_bits119_0})), s_axis_yp_tdata_cat_2});
-assign s_axis_yp_tdata_bits6_0 = s_axis_yp_tdata_xor[6:0];
+assign s_axis_yp_tdata_cat = {(^(s_axis_yp_tdata[119:0] & 120'hfffffffffffffffe00000000000000)),
+    (^(s_axis_yp_tdata[119:0] & 120'hffffffff00000001fffffffc000000)),
+    (^(s_axis_yp_tdata[119:0] & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(s_axis_yp_tdata[119:0] & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(s_axis_yp_tdata[119:0] & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(s_axis_yp_tdata[119:0] & 120'hcccccccccccccccd9999999b33366d)),
+    (^(s_axis_yp_tdata[119:0] & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat, s_axis_yp_tdata[119:0]})), s_axis_yp_tdata_cat});
 assign s_axis_yp_tdata_parity = ^s_axis_yp_tdata;
-assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_bits6_0 == 7'h0)) & (~s_axis_yp_tdata_parity);
-assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_bits6_0;
-assign s_axis_yp_tdata_cat_3 = {({({({s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126]}), s_axis_yp_tdata_shl[125]}), s_axis_yp_tdata_shl[124]}), s_axis_yp_tdata_shl[123]};
-assign s_axis_yp_tdata_cat_4 = {({({({s_axis_yp_tdata_cat_3, s_axis_yp_tdata_shl[122]}), s_axis_yp_tdata_shl[121]}), s_axis_yp_tdata_shl[120]}), s_axis_yp_tdata_shl[119]};
-assign s_axis_yp_tdata_cat_5 = {({({({s_axis_yp_tdata_cat_4, s_axis_yp_tdata_shl[118]}), s_axis_yp_tdata_shl[117]}), s_axis_yp_tdata_shl[116]}), s_axis_yp_tdata_shl[115]};
-assign s_axis_yp_tdata_cat_6 = {({({({s_axis_yp_tdata_cat_5, s_axis_yp_tdata_shl[114]}), s_axis_yp_tdata_shl[113]}), s_axis_yp_tdata_shl[112]}), s_axis_yp_tdata_shl[111]};
-assign s_axis_yp_tdata_cat_7 = {({({({s_axis_yp_tdata_cat_6, s_axis_yp_tdata_shl[110]}), s_axis_yp_tdata_shl[109]}), s_axis_yp_tdata_shl[108]}), s_axis_yp_tdata_shl[107]};
-assign s_axis_yp_tdata_cat_8 = {({({({s_axis_yp_tdata_cat_7, s_axis_yp_tdata_shl[106]}), s_axis_yp_tdata_shl[105]}), s_axis_yp_tdata_shl[104]}), s_axis_yp_tdata_shl[103]};
-assign s_axis_yp_tdata_cat_9 = {({({({s_axis_yp_tdata_cat_8, s_axis_yp_tdata_shl[102]}), s_axis_yp_tdata_shl[101]}), s_axis_yp_tdata_shl[100]}), s_axis_yp_tdata_shl[99]};
-assign s_axis_yp_tdata_cat_10 = {({({({s_axis_yp_tdata_cat_9, s_axis_yp_tdata_shl[98]}), s_axis_yp_tdata_shl[97]}), s_axis_yp_tdata_shl[96]}), s_axis_yp_tdata_shl[95]};
-assign s_axis_yp_tdata_cat_11 = {({({({s_axis_yp_tdata_cat_10, s_axis_yp_tdata_shl[94]}), s_axis_yp_tdata_shl[93]}), s_axis_yp_tdata_shl[92]}), s_axis_yp_tdata_shl[91]};
-assign s_axis_yp_tdata_cat_12 = {({({({s_axis_yp_tdata_cat_11, s_axis_yp_tdata_shl[90]}), s_axis_yp_tdata_shl[89]}), s_axis_yp_tdata_shl[88]}), s_axis_yp_tdata_shl[87]};
-assign s_axis_yp_tdata_cat_13 = {({({({s_axis_yp_tdata_cat_12, s_axis_yp_tdata_shl[86]}), s_axis_yp_tdata_shl[85]}), s_axis_yp_tdata_shl[84]}), s_axis_yp_tdata_shl[83]};
-assign s_axis_yp_tdata_cat_14 = {({({({s_axis_yp_tdata_cat_13, s_axis_yp_tdata_shl[82]}), s_axis_yp_tdata_shl[81]}), s_axis_yp_tdata_shl[80]}), s_axis_yp_tdata_shl[79]};
-assign s_axis_yp_tdata_cat_15 = {({({({s_axis_yp_tdata_cat_14, s_axis_yp_tdata_shl[78]}), s_axis_yp_tdata_shl[77]}), s_axis_yp_tdata_shl[76]}), s_axis_yp_tdata_shl[75]};
-assign s_axis_yp_tdata_cat_16 = {({({({s_axis_yp_tdata_cat_15, s_axis_yp_tdata_shl[74]}), s_axis_yp_tdata_shl[73]}), s_axis_yp_tdata_shl[72]}), s_axis_yp_tdata_shl[71]};
-assign s_axis_yp_tdata_cat_17 = {({({({s_axis_yp_tdata_cat_16, s_axis_yp_tdata_shl[70]}), s_axis_yp_tdata_shl[69]}), s_axis_yp_tdata_shl[68]}), s_axis_yp_tdata_shl[67]};
-assign s_axis_yp_tdata_cat_18 = {({({({s_axis_yp_tdata_cat_17, s_axis_yp_tdata_shl[66]}), s_axis_yp_tdata_shl[65]}), s_axis_yp_tdata_shl[63]}), s_axis_yp_tdata_shl[62]};
-assign s_axis_yp_tdata_cat_19 = {({({({s_axis_yp_tdata_cat_18, s_axis_yp_tdata_shl[61]}), s_axis_yp_tdata_shl[60]}), s_axis_yp_tdata_shl[59]}), s_axis_yp_tdata_shl[58]};
-assign s_axis_yp_tdata_cat_20 = {({({({s_axis_yp_tdata_cat_19, s_axis_yp_tdata_shl[57]}), s_axis_yp_tdata_shl[56]}), s_axis_yp_tdata_shl[55]}), s_axis_yp_tdata_shl[54]};
-assign s_axis_yp_tdata_cat_21 = {({({({s_axis_yp_tdata_cat_20, s_axis_yp_tdata_shl[53]}), s_axis_yp_tdata_shl[52]}), s_axis_yp_tdata_shl[51]}), s_axis_yp_tdata_shl[50]};
-assign s_axis_yp_tdata_cat_22 = {({({({s_axis_yp_tdata_cat_21, s_axis_yp_tdata_shl[49]}), s_axis_yp_tdata_shl[48]}), s_axis_yp_tdata_shl[47]}), s_axis_yp_tdata_shl[46]};
-assign s_axis_yp_tdata_cat_23 = {({({({s_axis_yp_tdata_cat_22, s_axis_yp_tdata_shl[45]}), s_axis_yp_tdata_shl[44]}), s_axis_yp_tdata_shl[43]}), s_axis_yp_tdata_shl[42]};
-assign s_axis_yp_tdata_cat_24 = {({({({s_axis_yp_tdata_cat_23, s_axis_yp_tdata_shl[41]}), s_axis_yp_tdata_shl[40]}), s_axis_yp_tdata_shl[39]}), s_axis_yp_tdata_shl[38]};
-assign s_axis_yp_tdata_cat_25 = {({({({s_axis_yp_tdata_cat_24, s_axis_yp_tdata_shl[37]}), s_axis_yp_tdata_shl[36]}), s_axis_yp_tdata_shl[35]}), s_axis_yp_tdata_shl[34]};
-assign s_axis_yp_tdata_cat_26 = {({({({s_axis_yp_tdata_cat_25, s_axis_yp_tdata_shl[33]}), s_axis_yp_tdata_shl[31]}), s_axis_yp_tdata_shl[30]}), s_axis_yp_tdata_shl[29]};
-assign s_axis_yp_tdata_cat_27 = {({({({s_axis_yp_tdata_cat_26, s_axis_yp_tdata_shl[28]}), s_axis_yp_tdata_shl[27]}), s_axis_yp_tdata_shl[26]}), s_axis_yp_tdata_shl[25]};
-assign s_axis_yp_tdata_cat_28 = {({({({s_axis_yp_tdata_cat_27, s_axis_yp_tdata_shl[24]}), s_axis_yp_tdata_shl[23]}), s_axis_yp_tdata_shl[22]}), s_axis_yp_tdata_shl[21]};
-assign s_axis_yp_tdata_cat_29 = {({({({s_axis_yp_tdata_cat_28, s_axis_yp_tdata_shl[20]}), s_axis_yp_tdata_shl[19]}), s_axis_yp_tdata_shl[18]}), s_axis_yp_tdata_shl[17]};
-assign s_axis_yp_tdata_cat_30 = {({({({s_axis_yp_tdata_cat_29, s_axis_yp_tdata_shl[15]}), s_axis_yp_tdata_shl[14]}), s_axis_yp_tdata_shl[13]}), s_axis_yp_tdata_shl[12]};
-assign s_axis_yp_tdata_cat_31 = {({({({s_axis_yp_tdata_cat_30, s_axis_yp_tdata_shl[11]}), s_axis_yp_tdata_shl[10]}), s_axis_yp_tdata_shl[9]}), s_axis_yp_tdata_shl[7]};
-assign s_axis_yp_tdata_sel = s_axis_yp_tdata_parity ? ({({({s_axis_yp_tdata_cat_31, s_axis_yp_tdata_shl[6]}), s_axis_yp_tdata_shl[5]}), s_axis_yp_tdata_shl[3]}) : 120'h0;
-assign s_axis_yp_tdata_bits119_0_2 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_bits5_0 = s_axis_yp_tdata_bits119_0_2[5:0];
-assign s_axis_yp_tdata_bits11_6 = s_axis_yp_tdata_bits119_0_2[11:6];
-assign s_axis_yp_tdata_bits17_12 = s_axis_yp_tdata_bits119_0_2[17:12];
-assign s_axis_yp_tdata_bits21_18 = s_axis_yp_tdata_bits119_0_2[21:18];
-assign s_axis_yp_tdata_bits57_44 = s_axis_yp_tdata_bits119_0_2[57:44];
-assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata_bits5_0[4]) & ((~s_axis_yp_tdata_bits5_0[3]) & ((~s_axis_yp_tdata_bits5_0[2]) & (~s_axis_yp_tdata_bits5_0[1])));
-assign s_axis_yp_tdata_and_3 = (~s_axis_yp_tdata_bits11_6[4]) & ((~s_axis_yp_tdata_bits11_6[3]) & ((~s_axis_yp_tdata_bits11_6[2]) & (~s_axis_yp_tdata_bits11_6[1])));
-assign s_axis_yp_tdata_and_4 = (~s_axis_yp_tdata_bits17_12[4]) & ((~s_axis_yp_tdata_bits17_12[3]) & ((~s_axis_yp_tdata_bits17_12[2]) & (~s_axis_yp_tdata_bits17_12[1])));
-assign s_axis_yp_tdata_or = ((~((~s_axis_yp_tdata_bits5_0[5]) & s_axis_yp_tdata_and_2)) | (~((~s_axis_yp_tdata_bits11_6[5]) & s_axis_yp_tdata_and_3))) | (~((~s_axis_yp_tdata_bits17_12[5]) & s_axis_yp_tdata_and_4));
-assign s_axis_yp_tdata_and_5 = (~s_axis_yp_tdata_bits57_44[3]) & ((~s_axis_yp_tdata_bits57_44[2]) & ((~s_axis_yp_tdata_bits57_44[1]) & (~s_axis_yp_tdata_bits57_44[0])));
-assign s_axis_yp_tdata_and_6 = (~s_axis_yp_tdata_bits57_44[7]) & ((~s_axis_yp_tdata_bits57_44[6]) & ((~s_axis_yp_tdata_bits57_44[5]) & ((~s_axis_yp_tdata_bits57_44[4]) & s_axis_yp_tdata_and_5)));
-assign s_axis_yp_tdata_and_7 = (~s_axis_yp_tdata_bits57_44[11]) & ((~s_axis_yp_tdata_bits57_44[10]) | ((~s_axis_yp_tdata_bits57_44[9]) & ((~s_axis_yp_tdata_bits57_44[8]) & s_axis_yp_tdata_and_6)));
-assign s_axis_yp_tdata_or_2 = (s_axis_yp_tdata_or | (~((~s_axis_yp_tdata_bits21_18[3]) & ((~s_axis_yp_tdata_bits21_18[2]) & (~s_axis_yp_tdata_bits21_18[1]))))) | (~((~s_axis_yp_tdata_bits57_44[13]) & ((~s_axis_yp_tdata_bits57_44[12]) & s_axis_yp_tdata_and_7)));
-assign here_z_lt = here_z < s_axis_yp_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_yp_tdata_bits17_12);
-assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata_bits17_12 == here_z);
+assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_xor[6:0] == 7'h0)) & (~s_axis_yp_tdata_parity);
+assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_xor[6:0];
+assign s_axis_yp_tdata_cat_2 = {s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126], s_axis_yp_tdata_shl[125], s_axis_yp_tdata_shl[124],
+    s_axis_yp_tdata_shl[123], s_axis_yp_tdata_shl[122], s_axis_yp_tdata_shl[121],
+    s_axis_yp_tdata_shl[120], s_axis_yp_tdata_shl[119], s_axis_yp_tdata_shl[118],
+    s_axis_yp_tdata_shl[117], s_axis_yp_tdata_shl[116], s_axis_yp_tdata_shl[115],
+    s_axis_yp_tdata_shl[114], s_axis_yp_tdata_shl[113], s_axis_yp_tdata_shl[112],
+    s_axis_yp_tdata_shl[111], s_axis_yp_tdata_shl[110], s_axis_yp_tdata_shl[109],
+    s_axis_yp_tdata_shl[108], s_axis_yp_tdata_shl[107], s_axis_yp_tdata_shl[106],
+    s_axis_yp_tdata_shl[105], s_axis_yp_tdata_shl[104], s_axis_yp_tdata_shl[103],
+    s_axis_yp_tdata_shl[102], s_axis_yp_tdata_shl[101], s_axis_yp_tdata_shl[100],
+    s_axis_yp_tdata_shl[99], s_axis_yp_tdata_shl[98], s_axis_yp_tdata_shl[97], s_axis_yp_tdata_shl[96],
+    s_axis_yp_tdata_shl[95], s_axis_yp_tdata_shl[94], s_axis_yp_tdata_shl[93], s_axis_yp_tdata_shl[92],
+    s_axis_yp_tdata_shl[91], s_axis_yp_tdata_shl[90], s_axis_yp_tdata_shl[89], s_axis_yp_tdata_shl[88],
+    s_axis_yp_tdata_shl[87], s_axis_yp_tdata_shl[86], s_axis_yp_tdata_shl[85], s_axis_yp_tdata_shl[84],
+    s_axis_yp_tdata_shl[83], s_axis_yp_tdata_shl[82], s_axis_yp_tdata_shl[81], s_axis_yp_tdata_shl[80],
+    s_axis_yp_tdata_shl[79], s_axis_yp_tdata_shl[78], s_axis_yp_tdata_shl[77], s_axis_yp_tdata_shl[76],
+    s_axis_yp_tdata_shl[75], s_axis_yp_tdata_shl[74], s_axis_yp_tdata_shl[73], s_axis_yp_tdata_shl[72],
+    s_axis_yp_tdata_shl[71], s_axis_yp_tdata_shl[70], s_axis_yp_tdata_shl[69], s_axis_yp_tdata_shl[68],
+    s_axis_yp_tdata_shl[67], s_axis_yp_tdata_shl[66], s_axis_yp_tdata_shl[65], s_axis_yp_tdata_shl[63],
+    s_axis_yp_tdata_shl[62], s_axis_yp_tdata_shl[61], s_axis_yp_tdata_shl[60], s_axis_yp_tdata_shl[59],
+    s_axis_yp_tdata_shl[58], s_axis_yp_tdata_shl[57], s_axis_yp_tdata_shl[56], s_axis_yp_tdata_shl[55],
+    s_axis_yp_tdata_shl[54], s_axis_yp_tdata_shl[53], s_axis_yp_tdata_shl[52], s_axis_yp_tdata_shl[51],
+    s_axis_yp_tdata_shl[50], s_axis_yp_tdata_shl[49], s_axis_yp_tdata_shl[48], s_axis_yp_tdata_shl[47],
+    s_axis_yp_tdata_shl[46], s_axis_yp_tdata_shl[45], s_axis_yp_tdata_shl[44], s_axis_yp_tdata_shl[43],
+    s_axis_yp_tdata_shl[42], s_axis_yp_tdata_shl[41], s_axis_yp_tdata_shl[40], s_axis_yp_tdata_shl[39],
+    s_axis_yp_tdata_shl[38], s_axis_yp_tdata_shl[37], s_axis_yp_tdata_shl[36], s_axis_yp_tdata_shl[35],
+    s_axis_yp_tdata_shl[34], s_axis_yp_tdata_shl[33], s_axis_yp_tdata_shl[31], s_axis_yp_tdata_shl[30],
+    s_axis_yp_tdata_shl[29], s_axis_yp_tdata_shl[28], s_axis_yp_tdata_shl[27], s_axis_yp_tdata_shl[26],
+    s_axis_yp_tdata_shl[25], s_axis_yp_tdata_shl[24], s_axis_yp_tdata_shl[23], s_axis_yp_tdata_shl[22],
+    s_axis_yp_tdata_shl[21], s_axis_yp_tdata_shl[20], s_axis_yp_tdata_shl[19], s_axis_yp_tdata_shl[18],
+    s_axis_yp_tdata_shl[17], s_axis_yp_tdata_shl[15], s_axis_yp_tdata_shl[14], s_axis_yp_tdata_shl[13],
+    s_axis_yp_tdata_shl[12], s_axis_yp_tdata_shl[11], s_axis_yp_tdata_shl[10], s_axis_yp_tdata_shl[9],
+    s_axis_yp_tdata_shl[7], s_axis_yp_tdata_shl[6], s_axis_yp_tdata_shl[5], s_axis_yp_tdata_shl[3]};
+assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata[53]) & (~s_axis_yp_tdata[52]) & (~s_axis_yp_tdata[51]) & (~s_axis_yp_tdata[50]) &
+    (~s_axis_yp_tdata[49]) & (~s_axis_yp_tdata[48]) & (~s_axis_yp_tdata[47]) & (~s_axis_yp_tdata[46]) &
+    (~s_axis_yp_tdata[45]) & (~s_axis_yp_tdata[44]);
+assign here_z_lt = here_z < s_axis_yp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_yp_tdata[17:12]);
+assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata[17:12] == here_z);
 assign here_z_top_sel = s_axis_yp_tdata_not ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_yp_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata_bits11_6);
-assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata_bits11_6 == here_y);
-assign here_y_top_sel = s_axis_yp_tdata_not_2 ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) | s_axis_yp_tuser) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_yp_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata_bits5_0);
-assign s_axis_yp_tdata_not_3 = ~(s_axis_yp_tdata_bits5_0 == here_x);
-assign route_out = s_axis_yp_tdata_not_3 ? 3'h2 : (s_axis_yp_tdata_not_2 ? 3'h3 : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata_bits21_18[2:0]));
+assign here_y_lt = here_y < s_axis_yp_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata[11:6]);
+assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata[11:6] == here_y);
+assign here_y_top_sel = s_axis_yp_tdata_not_2 ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) |
+    s_axis_yp_tuser) : here_z_top_sel;
+assign here_x_lt = here_x < s_axis_yp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata[5:0]);
+assign s_axis_yp_tdata_not_3 = ~(s_axis_yp_tdata[5:0] == here_x);
+assign route_out = s_axis_yp_tdata_not_3 ? 3'h2 : (s_axis_yp_tdata_not_2 ? 3'h3 : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata[20:18]));
 assign route_vc = s_axis_yp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop = s_axis_yp_tdata_or_2 | s_axis_yp_tdata_and;
+assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = (~((~s_axis_yp_tdata[5]) & (~s_axis_yp_tdata[4]) & (~s_axis_yp_tdata[3]) & (~s_axis_yp_tdata[2]) &
+    (~s_axis_yp_tdata[1]))) |
+    (~((~s_axis_yp_tdata[11]) & (~s_axis_yp_tdata[10]) & (~s_axis_yp_tdata[9]) & (~s_axis_yp_tdata[8]) &
+    (~s_axis_yp_tdata[7]))) |
+    (~((~s_axis_yp_tdata[17]) & (~s_axis_yp_tdata[16]) & (~s_axis_yp_tdata[15]) & (~s_axis_yp_tdata[14]) &
+    (~s_axis_yp_tdata[13]))) |
+    (~((~s_axis_yp_tdata[21]) & (~s_axis_yp_tdata[20]) & (~s_axis_yp_tdata[19]))) |
+    (~((~s_axis_yp_tdata[57]) & (~s_axis_yp_tdata[56]) & (~s_axis_yp_tdata[55]) &
+    ((~s_axis_yp_tdata[54]) | s_axis_yp_tdata_and_2))) |
+    s_axis_yp_tdata_and;
 assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
-assign s_axis_yp_tdata_sel_2 = yp_expect_head ? ({8'h0, (s_axis_yp_tdata_bits119_0 ^ s_axis_yp_tdata_sel)}) : s_axis_yp_tdata;
-assign yp_expect_head_cat = {({({({(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
-assign yp_expect_head_cat_2 = {({yp_expect_head_cat, s_axis_yp_tkeep}), s_axis_yp_tlast};
+assign s_axis_yp_tdata_sel = yp_expect_head ? ({8'h0, (s_axis_yp_tdata[119:0] ^ (s_axis_yp_tdata_parity ? s_axis_yp_tdata_cat_2 : 120'h0))}) : s_axis_yp_tdata;
+assign yp_expect_head_cat = {(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0], drop, route_vc, route_out,
+    s_axis_yp_tkeep, s_axis_yp_tlast};
 assign s_axis_yp_tvalid_and_2 = s_axis_yp_tvalid & (~s_axis_yp_tuser);
-assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid_2 : yp_vc0_valid_2;
-assign yp_vc0_third_valid_sel = yp_vc0_pop ? yp_vc0_third_valid : yp_vc0_second_valid_2;
+assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid : yp_vc0_valid;
+assign yp_vc0_third_valid_sel = yp_vc0_pop ? yp_vc0_third_valid : yp_vc0_second_valid;
 assign yp_vc0_pop_and = (~yp_vc0_pop) & yp_vc0_third_valid;
 assign yp_vc0_pop_or = yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed);
-assign s_axis_yp_tvalid_and_3 = (s_axis_yp_tvalid_and_2 & (~yp_vc0_stored)) & (~yp_vc0_pop_or);
+assign s_axis_yp_tvalid_and_3 = s_axis_yp_tvalid_and_2 & (~yp_vc0_stored) & (~yp_vc0_pop_or);
 assign yp_vc0_stored_and = yp_vc0_stored & (~yp_vc0_pop_or);
 assign yp_vc0_landed_or = yp_vc0_landed | s_axis_yp_tvalid_and_3;
 assign yp_vc0_landed_and = yp_vc0_landed & s_axis_yp_tvalid_and_3;
-assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat_2;
-assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel_2;
+assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat;
+assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel;
 assign s_axis_yp_tvalid_and_4 = s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3);
-assign yp_vc0_head0_last_2 = yp_vc0_head0[0];
-assign yp_vc0_head0_keep_2 = yp_vc0_head0[16:1];
-assign yp_vc0_head0_out_2 = yp_vc0_head0[19:17];
-assign yp_vc0_head0_ovc_2 = yp_vc0_head0[20];
-assign yp_vc0_head0_drop_2 = yp_vc0_head0[21];
-assign yp_vc0_head0_flits_2 = yp_vc0_head0[28:22];
-assign yp_vc0_head0_fix_2 = yp_vc0_head0[29];
+assign yp_vc0_head0_last = yp_vc0_head0[0];
+assign yp_vc0_head0_keep = yp_vc0_head0[16:1];
+assign yp_vc0_head0_out = yp_vc0_head0[19:17];
+assign yp_vc0_head0_ovc = yp_vc0_head0[20];
+assign yp_vc0_head0_drop = yp_vc0_head0[21];
+assign yp_vc0_head0_flits = yp_vc0_head0[28:22];
+assign yp_vc0_head0_fix = yp_vc0_head0[29];
 
 // ---- input yp vc 0: a corrected header routed again ----
-assign yp_vc0_head1_bits119_0 = yp_vc0_head1_2[119:0];
-assign yp_vc0_head1_bits5_0 = yp_vc0_head1_bits119_0[5:0];
-assign yp_vc0_head1_bits11_6 = yp_vc0_head1_bits119_0[11:6];
-assign yp_vc0_head1_bits17_12 = yp_vc0_head1_bits119_0[17:12];
-assign yp_vc0_head1_bits21_18 = yp_vc0_head1_bits119_0[21:18];
-assign yp_vc0_head1_bits57_44 = yp_vc0_head1_bits119_0[57:44];
-assign yp_vc0_head1_and = (~yp_vc0_head1_bits5_0[4]) & ((~yp_vc0_head1_bits5_0[3]) & ((~yp_vc0_head1_bits5_0[2]) & (~yp_vc0_head1_bits5_0[1])));
-assign yp_vc0_head1_and_2 = (~yp_vc0_head1_bits11_6[4]) & ((~yp_vc0_head1_bits11_6[3]) & ((~yp_vc0_head1_bits11_6[2]) & (~yp_vc0_head1_bits11_6[1])));
-assign yp_vc0_head1_and_3 = (~yp_vc0_head1_bits17_12[4]) & ((~yp_vc0_head1_bits17_12[3]) & ((~yp_vc0_head1_bits17_12[2]) & (~yp_vc0_head1_bits17_12[1])));
-assign yp_vc0_head1_or = ((~((~yp_vc0_head1_bits5_0[5]) & yp_vc0_head1_and)) | (~((~yp_vc0_head1_bits11_6[5]) & yp_vc0_head1_and_2))) | (~((~yp_vc0_head1_bits17_12[5]) & yp_vc0_head1_and_3));
-assign yp_vc0_head1_and_4 = (~yp_vc0_head1_bits57_44[3]) & ((~yp_vc0_head1_bits57_44[2]) & ((~yp_vc0_head1_bits57_44[1]) & (~yp_vc0_head1_bits57_44[0])));
-assign yp_vc0_head1_and_5 = (~yp_vc0_head1_bits57_44[7]) & ((~yp_vc0_head1_bits57_44[6]) & ((~yp_vc0_head1_bits57_44[5]) & ((~yp_vc0_head1_bits57_44[4]) & yp_vc0_head1_and_4)));
-assign yp_vc0_head1_and_6 = (~yp_vc0_head1_bits57_44[11]) & ((~yp_vc0_head1_bits57_44[10]) | ((~yp_vc0_head1_bits57_44[9]) & ((~yp_vc0_head1_bits57_44[8]) & yp_vc0_head1_and_5)));
-assign yp_vc0_head1_or_2 = (yp_vc0_head1_or | (~((~yp_vc0_head1_bits21_18[3]) & ((~yp_vc0_head1_bits21_18[2]) & (~yp_vc0_head1_bits21_18[1]))))) | (~((~yp_vc0_head1_bits57_44[13]) & ((~yp_vc0_head1_bits57_44[12]) & yp_vc0_head1_and_6)));
-assign here_z_lt_2 = here_z < yp_vc0_head1_bits17_12;
-assign here_z_half_not_2 = ~(here_z_half < yp_vc0_head1_bits17_12);
-assign yp_vc0_head1_not = ~(yp_vc0_head1_bits17_12 == here_z);
+assign yp_vc0_head1_and = (~yp_vc0_head1[53]) & (~yp_vc0_head1[52]) & (~yp_vc0_head1[51]) & (~yp_vc0_head1[50]) &
+    (~yp_vc0_head1[49]) & (~yp_vc0_head1[48]) & (~yp_vc0_head1[47]) & (~yp_vc0_head1[46]) &
+    (~yp_vc0_head1[45]) & (~yp_vc0_head1[44]);
+assign yp_vc0_head1_or = (~((~yp_vc0_head1[5]) & (~yp_vc0_head1[4]) & (~yp_vc0_head1[3]) & (~yp_vc0_head1[2]) & (~yp_vc0_head1[1]))) |
+    (~((~yp_vc0_head1[11]) & (~yp_vc0_head1[10]) & (~yp_vc0_head1[9]) & (~yp_vc0_head1[8]) &
+    (~yp_vc0_head1[7]))) |
+    (~((~yp_vc0_head1[17]) & (~yp_vc0_head1[16]) & (~yp_vc0_head1[15]) & (~yp_vc0_head1[14]) &
+    (~yp_vc0_head1[13]))) |
+    (~((~yp_vc0_head1[21]) & (~yp_vc0_head1[20]) & (~yp_vc0_head1[19]))) |
+    (~((~yp_vc0_head1[57]) & (~yp_vc0_head1[56]) & (~yp_vc0_head1[55]) &
+    ((~yp_vc0_head1[54]) | yp_vc0_head1_and)));
+assign here_z_lt_2 = here_z < yp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < yp_vc0_head1[17:12]);
+assign yp_vc0_head1_not = ~(yp_vc0_head1[17:12] == here_z);
 assign here_z_top_sel_2 = yp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < yp_vc0_head1_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1_bits11_6);
-assign yp_vc0_head1_not_2 = ~(yp_vc0_head1_bits11_6 == here_y);
+assign here_y_lt_2 = here_y < yp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1[11:6]);
+assign yp_vc0_head1_not_2 = ~(yp_vc0_head1[11:6] == here_y);
 assign here_y_top_sel_2 = yp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < yp_vc0_head1_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1_bits5_0);
-assign yp_vc0_head1_not_3 = ~(yp_vc0_head1_bits5_0 == here_x);
-assign route_out_2 = yp_vc0_head1_not_3 ? 3'h2 : (yp_vc0_head1_not_2 ? 3'h3 : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1_bits21_18[2:0]));
+assign here_x_lt_2 = here_x < yp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1[5:0]);
+assign yp_vc0_head1_not_3 = ~(yp_vc0_head1[5:0] == here_x);
+assign route_out_2 = yp_vc0_head1_not_3 ? 3'h2 : (yp_vc0_head1_not_2 ? 3'h3 : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1[20:18]));
 assign route_vc_2 = yp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
-assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign yp_vc0_reroute = (yp_vc0_valid_2 & yp_vc0_head0_fix_2) & (~yp_vc0_pop);
-assign route_vc_cat = {({({({({1'h0, yp_vc0_head1_plus[6:0]}), yp_vc0_head1_or_2}), route_vc_2}), route_out_2}), yp_vc0_head0_keep_2};
-assign yp_vc0_second0_last_2 = yp_vc0_second0[0];
-assign yp_vc0_second0_keep_2 = yp_vc0_second0[16:1];
-assign yp_vc0_second0_out_2 = yp_vc0_second0[19:17];
-assign yp_vc0_second0_ovc_2 = yp_vc0_second0[20];
-assign yp_vc0_second0_drop_2 = yp_vc0_second0[21];
-assign yp_vc0_second0_flits_2 = yp_vc0_second0[28:22];
-assign yp_vc0_second0_fix_2 = yp_vc0_second0[29];
+assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign yp_vc0_reroute = yp_vc0_valid & yp_vc0_head0_fix & (~yp_vc0_pop);
+assign route_vc_cat = {1'h0, yp_vc0_head1_plus[6:0], yp_vc0_head1_or, route_vc_2, route_out_2, yp_vc0_head0_keep,
+    yp_vc0_head0_last};
+assign yp_vc0_second0_last = yp_vc0_second0[0];
+assign yp_vc0_second0_keep = yp_vc0_second0[16:1];
+assign yp_vc0_second0_out = yp_vc0_second0[19:17];
+assign yp_vc0_second0_ovc = yp_vc0_second0[20];
+assign yp_vc0_second0_drop = yp_vc0_second0[21];
+assign yp_vc0_second0_flits = yp_vc0_second0[28:22];
+assign yp_vc0_second0_fix = yp_vc0_second0[29];
 assign s_axis_yp_tvalid_and_5 = s_axis_yp_tvalid & s_axis_yp_tuser;
-assign yp_vc1_second_valid_sel = yp_vc1_pop ? yp_vc1_second_valid_2 : yp_vc1_valid_2;
-assign yp_vc1_third_valid_sel = yp_vc1_pop ? yp_vc1_third_valid : yp_vc1_second_valid_2;
+assign yp_vc1_second_valid_sel = yp_vc1_pop ? yp_vc1_second_valid : yp_vc1_valid;
+assign yp_vc1_third_valid_sel = yp_vc1_pop ? yp_vc1_third_valid : yp_vc1_second_valid;
 assign yp_vc1_pop_and = (~yp_vc1_pop) & yp_vc1_third_valid;
 assign yp_vc1_pop_or = yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed);
-assign s_axis_yp_tvalid_and_6 = (s_axis_yp_tvalid_and_5 & (~yp_vc1_stored)) & (~yp_vc1_pop_or);
+assign s_axis_yp_tvalid_and_6 = s_axis_yp_tvalid_and_5 & (~yp_vc1_stored) & (~yp_vc1_pop_or);
 assign yp_vc1_stored_and = yp_vc1_stored & (~yp_vc1_pop_or);
 assign yp_vc1_landed_or = yp_vc1_landed | s_axis_yp_tvalid_and_6;
 assign yp_vc1_landed_and = yp_vc1_landed & s_axis_yp_tvalid_and_6;
-assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat_2;
-assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel_2;
+assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat;
+assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel;
 assign s_axis_yp_tvalid_and_7 = s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6);
-assign yp_vc1_head0_last_2 = yp_vc1_head0[0];
-assign yp_vc1_head0_keep_2 = yp_vc1_head0[16:1];
-assign yp_vc1_head0_out_2 = yp_vc1_head0[19:17];
-assign yp_vc1_head0_ovc_2 = yp_vc1_head0[20];
-assign yp_vc1_head0_drop_2 = yp_vc1_head0[21];
-assign yp_vc1_head0_flits_2 = yp_vc1_head0[28:22];
-assign yp_vc1_head0_fix_2 = yp_vc1_head0[29];
+assign yp_vc1_head0_last = yp_vc1_head0[0];
+assign yp_vc1_head0_keep = yp_vc1_head0[16:1];
+assign yp_vc1_head0_out = yp_vc1_head0[19:17];
+assign yp_vc1_head0_ovc = yp_vc1_head0[20];
+assign yp_vc1_head0_drop = yp_vc1_head0[21];
+assign yp_vc1_head0_flits = yp_vc1_head0[28:22];
+assign yp_vc1_head0_fix = yp_vc1_head0[29];
 
 // ---- input yp vc 1: a corrected header routed again ----
-assign yp_vc1_head1_bits119_0 = yp_vc1_head1_2[119:0];
-assign yp_vc1_head1_bits5_0 = yp_vc1_head1_bits119_0[5:0];
-assign yp_vc1_head1_bits11_6 = yp_vc1_head1_bits119_0[11:6];
-assign yp_vc1_head1_bits17_12 = yp_vc1_head1_bits119_0[17:12];
-assign yp_vc1_head1_bits21_18 = yp_vc1_head1_bits119_0[21:18];
-assign yp_vc1_head1_bits57_44 = yp_vc1_head1_bits119_0[57:44];
-assign yp_vc1_head1_and = (~yp_vc1_head1_bits5_0[4]) & ((~yp_vc1_head1_bits5_0[3]) & ((~yp_vc1_head1_bits5_0[2]) & (~yp_vc1_head1_bits5_0[1])));
-assign yp_vc1_head1_and_2 = (~yp_vc1_head1_bits11_6[4]) & ((~yp_vc1_head1_bits11_6[3]) & ((~yp_vc1_head1_bits11_6[2]) & (~yp_vc1_head1_bits11_6[1])));
-assign yp_vc1_head1_and_3 = (~yp_vc1_head1_bits17_12[4]) & ((~yp_vc1_head1_bits17_12[3]) & ((~yp_vc1_head1_bits17_12[2]) & (~yp_vc1_head1_bits17_12[1])));
-assign yp_vc1_head1_or = ((~((~yp_vc1_head1_bits5_0[5]) & yp_vc1_head1_and)) | (~((~yp_vc1_head1_bits11_6[5]) & yp_vc1_head1_and_2))) | (~((~yp_vc1_head1_bits17_12[5]) & yp_vc1_head1_and_3));
-assign yp_vc1_head1_and_4 = (~yp_vc1_head1_bits57_44[3]) & ((~yp_vc1_head1_bits57_44[2]) & ((~yp_vc1_head1_bits57_44[1]) & (~yp_vc1_head1_bits57_44[0])));
-assign yp_vc1_head1_and_5 = (~yp_vc1_head1_bits57_44[7]) & ((~yp_vc1_head1_bits57_44[6]) & ((~yp_vc1_head1_bits57_44[5]) & ((~yp_vc1_head1_bits57_44[4]) & yp_vc1_head1_and_4)));
-assign yp_vc1_head1_and_6 = (~yp_vc1_head1_bits57_44[11]) & ((~yp_vc1_head1_bits57_44[10]) | ((~yp_vc1_head1_bits57_44[9]) & ((~yp_vc1_head1_bits57_44[8]) & yp_vc1_head1_and_5)));
-assign yp_vc1_head1_or_2 = (yp_vc1_head1_or | (~((~yp_vc1_head1_bits21_18[3]) & ((~yp_vc1_head1_bits21_18[2]) & (~yp_vc1_head1_bits21_18[1]))))) | (~((~yp_vc1_head1_bits57_44[13]) & ((~yp_vc1_head1_bits57_44[12]) & yp_vc1_head1_and_6)));
-assign here_z_lt_3 = here_z < yp_vc1_head1_bits17_12;
-assign here_z_half_not_3 = ~(here_z_half < yp_vc1_head1_bits17_12);
-assign yp_vc1_head1_not = ~(yp_vc1_head1_bits17_12 == here_z);
+assign yp_vc1_head1_and = (~yp_vc1_head1[53]) & (~yp_vc1_head1[52]) & (~yp_vc1_head1[51]) & (~yp_vc1_head1[50]) &
+    (~yp_vc1_head1[49]) & (~yp_vc1_head1[48]) & (~yp_vc1_head1[47]) & (~yp_vc1_head1[46]) &
+    (~yp_vc1_head1[45]) & (~yp_vc1_head1[44]);
+assign yp_vc1_head1_or = (~((~yp_vc1_head1[5]) & (~yp_vc1_head1[4]) & (~yp_vc1_head1[3]) & (~yp_vc1_head1[2]) & (~yp_vc1_head1[1]))) |
+    (~((~yp_vc1_head1[11]) & (~yp_vc1_head1[10]) & (~yp_vc1_head1[9]) & (~yp_vc1_head1[8]) &
+    (~yp_vc1_head1[7]))) |
+    (~((~yp_vc1_head1[17]) & (~yp_vc1_head1[16]) & (~yp_vc1_head1[15]) & (~yp_vc1_head1[14]) &
+    (~yp_vc1_head1[13]))) |
+    (~((~yp_vc1_head1[21]) & (~yp_vc1_head1[20]) & (~yp_vc1_head1[19]))) |
+    (~((~yp_vc1_head1[57]) & (~yp_vc1_head1[56]) & (~yp_vc1_head1[55]) &
+    ((~yp_vc1_head1[54]) | yp_vc1_head1_and)));
+assign here_z_lt_3 = here_z < yp_vc1_head1[17:12];
+assign here_z_half_not_3 = ~(here_z_half < yp_vc1_head1[17:12]);
+assign yp_vc1_head1_not = ~(yp_vc1_head1[17:12] == here_z);
 assign here_z_top_sel_3 = yp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
-assign yp_vc1_head1_not_2 = ~(yp_vc1_head1_bits11_6 == here_y);
-assign here_x_lt_3 = here_x < yp_vc1_head1_bits5_0;
-assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1_bits5_0);
-assign yp_vc1_head1_not_3 = ~(yp_vc1_head1_bits5_0 == here_x);
-assign route_out_3 = yp_vc1_head1_not_3 ? 3'h2 : (yp_vc1_head1_not_2 ? 3'h3 : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1_bits21_18[2:0]));
+assign yp_vc1_head1_not_2 = ~(yp_vc1_head1[11:6] == here_y);
+assign here_x_lt_3 = here_x < yp_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1[5:0]);
+assign yp_vc1_head1_not_3 = ~(yp_vc1_head1[5:0] == here_x);
+assign route_out_3 = yp_vc1_head1_not_3 ? 3'h2 : (yp_vc1_head1_not_2 ? 3'h3 : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1[20:18]));
 assign route_vc_3 = yp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : (yp_vc1_head1_not_2 ? 1'h1 : here_z_top_sel_3);
-assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign yp_vc1_reroute = (yp_vc1_valid_2 & yp_vc1_head0_fix_2) & (~yp_vc1_pop);
-assign route_vc_cat_2 = {({({({({1'h0, yp_vc1_head1_plus[6:0]}), yp_vc1_head1_or_2}), route_vc_3}), route_out_3}), yp_vc1_head0_keep_2};
-assign yp_vc1_second0_last_2 = yp_vc1_second0[0];
-assign yp_vc1_second0_keep_2 = yp_vc1_second0[16:1];
-assign yp_vc1_second0_out_2 = yp_vc1_second0[19:17];
-assign yp_vc1_second0_ovc_2 = yp_vc1_second0[20];
-assign yp_vc1_second0_drop_2 = yp_vc1_second0[21];
-assign yp_vc1_second0_flits_2 = yp_vc1_second0[28:22];
-assign yp_vc1_second0_fix_2 = yp_vc1_second0[29];
+assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign yp_vc1_reroute = yp_vc1_valid & yp_vc1_head0_fix & (~yp_vc1_pop);
+assign route_vc_cat_2 = {1'h0, yp_vc1_head1_plus[6:0], yp_vc1_head1_or, route_vc_3, route_out_3, yp_vc1_head0_keep,
+    yp_vc1_head0_last};
+assign yp_vc1_second0_last = yp_vc1_second0[0];
+assign yp_vc1_second0_keep = yp_vc1_second0[16:1];
+assign yp_vc1_second0_out = yp_vc1_second0[19:17];
+assign yp_vc1_second0_ovc = yp_vc1_second0[20];
+assign yp_vc1_second0_drop = yp_vc1_second0[21];
+assign yp_vc1_second0_flits = yp_vc1_second0[28:22];
+assign yp_vc1_second0_fix = yp_vc1_second0[29];
 
 always @(posedge clk) begin
     if (rst) yp_expect_head <= 1'h1; else yp_expect_head <= s_axis_yp_tvalid ? s_axis_yp_tlast : yp_expect_head;
     if (rst) stat_yp_ecc_corrected_event <= 1'h0; else stat_yp_ecc_corrected_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_parity;
-    if (rst) stat_yp_ecc_corrected_2 <= 32'h0; else stat_yp_ecc_corrected_2 <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected_2 + 32'h1) : stat_yp_ecc_corrected_2;
+    if (rst) stat_yp_ecc_corrected <= 32'h0; else stat_yp_ecc_corrected <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected + 32'h1) : stat_yp_ecc_corrected;
     if (rst) stat_yp_ecc_uncorrectable_event <= 1'h0; else stat_yp_ecc_uncorrectable_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_and;
-    if (rst) stat_yp_ecc_uncorrectable_2 <= 32'h0; else stat_yp_ecc_uncorrectable_2 <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable_2 + 32'h1) : stat_yp_ecc_uncorrectable_2;
-    if (rst) stat_yp_dropped_2 <= 32'h0; else stat_yp_dropped_2 <= ((stat_yp_dropped_2 + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
-    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= (s_axis_yp_tvalid_and & drop) & (~s_axis_yp_tdata_parity);
-    if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or_2;
-    if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or_2;
+    if (rst) stat_yp_ecc_uncorrectable <= 32'h0; else stat_yp_ecc_uncorrectable <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable + 32'h1) : stat_yp_ecc_uncorrectable;
+    if (rst) stat_yp_dropped <= 32'h0; else stat_yp_dropped <= ((stat_yp_dropped + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
+    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= s_axis_yp_tvalid_and & drop & (~s_axis_yp_tdata_parity);
+    if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or;
+    if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or;
     if (rst) yp_vc0_wr <= 9'h0; else yp_vc0_wr <= yp_vc0_wr + ({8'h0, s_axis_yp_tvalid_and_4});
     if (rst) yp_vc0_rd <= 9'h0; else yp_vc0_rd <= yp_vc0_rd + ({8'h0, yp_vc0_stored_and});
     if (rst) yp_vc0_stored <= 1'h0; else yp_vc0_stored <= s_axis_yp_tvalid_and_4 | (yp_vc0_stored & (~(yp_vc0_stored_and & ((yp_vc0_wr - yp_vc0_rd) == 9'h1))));
     if (rst) yp_vc0_landed <= 1'h0; else yp_vc0_landed <= yp_vc0_stored_and;
-    if (rst) yp_vc0_valid_2 <= 1'h0; else yp_vc0_valid_2 <= yp_vc0_second_valid_sel | yp_vc0_landed_or;
-    if (rst) yp_vc0_second_valid_2 <= 1'h0; else yp_vc0_second_valid_2 <= (yp_vc0_third_valid_sel | (yp_vc0_second_valid_sel & yp_vc0_landed_or)) | yp_vc0_landed_and;
-    if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= (yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or)) | (yp_vc0_second_valid_sel & yp_vc0_landed_and);
+    if (rst) yp_vc0_valid <= 1'h0; else yp_vc0_valid <= yp_vc0_second_valid_sel | yp_vc0_landed_or;
+    if (rst) yp_vc0_second_valid <= 1'h0; else yp_vc0_second_valid <= yp_vc0_third_valid_sel | (yp_vc0_second_valid_sel & yp_vc0_landed_or) | yp_vc0_landed_and;
+    if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or) |
+    (yp_vc0_second_valid_sel & yp_vc0_landed_and);
     if (yp_vc0_stored_and) yp_vc0_read0 <= yp_vc0_mem0[yp_vc0_rd[7:0]];
-    if ((yp_vc0_pop | (~yp_vc0_valid_2)) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? ({route_vc_cat, yp_vc0_head0_last_2}) : ((yp_vc0_pop & yp_vc0_second_valid_2) ? yp_vc0_second0 : yp_vc0_read0_sel);
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat_2 : yp_vc0_read0_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat_2;
+    if (yp_vc0_pop | (~yp_vc0_valid) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? route_vc_cat : ((yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second0 : yp_vc0_read0_sel);
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat : yp_vc0_read0_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat;
     if (yp_vc0_stored_and) yp_vc0_read1 <= yp_vc0_mem1[yp_vc0_rd[7:0]];
-    if (yp_vc0_pop | (~yp_vc0_valid_2)) yp_vc0_head1_2 <= (yp_vc0_pop & yp_vc0_second_valid_2) ? yp_vc0_second1_2 : yp_vc0_read1_sel;
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1_2 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc0_read1_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel_2;
+    if (yp_vc0_pop | (~yp_vc0_valid)) yp_vc0_head1 <= (yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second1 : yp_vc0_read1_sel;
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel : yp_vc0_read1_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel;
     if (rst) yp_vc1_wr <= 9'h0; else yp_vc1_wr <= yp_vc1_wr + ({8'h0, s_axis_yp_tvalid_and_7});
     if (rst) yp_vc1_rd <= 9'h0; else yp_vc1_rd <= yp_vc1_rd + ({8'h0, yp_vc1_stored_and});
     if (rst) yp_vc1_stored <= 1'h0; else yp_vc1_stored <= s_axis_yp_tvalid_and_7 | (yp_vc1_stored & (~(yp_vc1_stored_and & ((yp_vc1_wr - yp_vc1_rd) == 9'h1))));
     if (rst) yp_vc1_landed <= 1'h0; else yp_vc1_landed <= yp_vc1_stored_and;
-    if (rst) yp_vc1_valid_2 <= 1'h0; else yp_vc1_valid_2 <= yp_vc1_second_valid_sel | yp_vc1_landed_or;
-    if (rst) yp_vc1_second_valid_2 <= 1'h0; else yp_vc1_second_valid_2 <= (yp_vc1_third_valid_sel | (yp_vc1_second_valid_sel & yp_vc1_landed_or)) | yp_vc1_landed_and;
-    if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= (yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or)) | (yp_vc1_second_valid_sel & yp_vc1_landed_and);
+    if (rst) yp_vc1_valid <= 1'h0; else yp_vc1_valid <= yp_vc1_second_valid_sel | yp_vc1_landed_or;
+    if (rst) yp_vc1_second_valid <= 1'h0; else yp_vc1_second_valid <= yp_vc1_third_valid_sel | (yp_vc1_second_valid_sel & yp_vc1_landed_or) | yp_vc1_landed_and;
+    if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or) |
+    (yp_vc1_second_valid_sel & yp_vc1_landed_and);
     if (yp_vc1_stored_and) yp_vc1_read0 <= yp_vc1_mem0[yp_vc1_rd[7:0]];
-    if ((yp_vc1_pop | (~yp_vc1_valid_2)) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? ({route_vc_cat_2, yp_vc1_head0_last_2}) : ((yp_vc1_pop & yp_vc1_second_valid_2) ? yp_vc1_second0 : yp_vc1_read0_sel);
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat_2 : yp_vc1_read0_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat_2;
+    if (yp_vc1_pop | (~yp_vc1_valid) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? route_vc_cat_2 : ((yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second0 : yp_vc1_read0_sel);
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat : yp_vc1_read0_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat;
     if (yp_vc1_stored_and) yp_vc1_read1 <= yp_vc1_mem1[yp_vc1_rd[7:0]];
-    if (yp_vc1_pop | (~yp_vc1_valid_2)) yp_vc1_head1_2 <= (yp_vc1_pop & yp_vc1_second_valid_2) ? yp_vc1_second1_2 : yp_vc1_read1_sel;
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1_2 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc1_read1_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel_2;
+    if (yp_vc1_pop | (~yp_vc1_valid)) yp_vc1_head1 <= (yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second1 : yp_vc1_read1_sel;
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel : yp_vc1_read1_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel;
 end
 
-assign stat_yp_ecc_corrected = stat_yp_ecc_corrected_2;
-assign stat_yp_ecc_uncorrectable = stat_yp_ecc_uncorrectable_2;
-assign stat_yp_dropped = stat_yp_dropped_2;
-assign yp_vc0_valid = yp_vc0_valid_2;
-assign yp_vc0_second_valid = yp_vc0_second_valid_2;
-assign yp_vc0_head1 = yp_vc0_head1_2;
-assign yp_vc0_second1 = yp_vc0_second1_2;
-assign yp_vc0_head0_last = yp_vc0_head0_last_2;
-assign yp_vc0_head0_keep = yp_vc0_head0_keep_2;
-assign yp_vc0_head0_out = yp_vc0_head0_out_2;
-assign yp_vc0_head0_ovc = yp_vc0_head0_ovc_2;
-assign yp_vc0_head0_drop = yp_vc0_head0_drop_2;
-assign yp_vc0_head0_flits = yp_vc0_head0_flits_2;
-assign yp_vc0_head0_fix = yp_vc0_head0_fix_2;
-assign yp_vc0_second0_last = yp_vc0_second0_last_2;
-assign yp_vc0_second0_keep = yp_vc0_second0_keep_2;
-assign yp_vc0_second0_out = yp_vc0_second0_out_2;
-assign yp_vc0_second0_ovc = yp_vc0_second0_ovc_2;
-assign yp_vc0_second0_drop = yp_vc0_second0_drop_2;
-assign yp_vc0_second0_flits = yp_vc0_second0_flits_2;
-assign yp_vc0_second0_fix = yp_vc0_second0_fix_2;
-assign yp_vc1_valid = yp_vc1_valid_2;
-assign yp_vc1_second_valid = yp_vc1_second_valid_2;
-assign yp_vc1_head1 = yp_vc1_head1_2;
-assign yp_vc1_second1 = yp_vc1_second1_2;
-assign yp_vc1_head0_last = yp_vc1_head0_last_2;
-assign yp_vc1_head0_keep = yp_vc1_head0_keep_2;
-assign yp_vc1_head0_out = yp_vc1_head0_out_2;
-assign yp_vc1_head0_ovc = yp_vc1_head0_ovc_2;
-assign yp_vc1_head0_drop = yp_vc1_head0_drop_2;
-assign yp_vc1_head0_flits = yp_vc1_head0_flits_2;
-assign yp_vc1_head0_fix = yp_vc1_head0_fix_2;
-assign yp_vc1_second0_last = yp_vc1_second0_last_2;
-assign yp_vc1_second0_keep = yp_vc1_second0_keep_2;
-assign yp_vc1_second0_out = yp_vc1_second0_out_2;
-assign yp_vc1_second0_ovc = yp_vc1_second0_ovc_2;
-assign yp_vc1_second0_drop = yp_vc1_second0_drop_2;
-assign yp_vc1_second0_flits = yp_vc1_second0_flits_2;
-assign yp_vc1_second0_fix = yp_vc1_second0_fix_2;
 endmodule
 
 module router_2x2x2_input_zp(
@@ -3513,13 +3099,13 @@ module router_2x2x2_input_zp(
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
-    output wire [31:0] stat_zp_ecc_corrected;
-    output wire [31:0] stat_zp_ecc_uncorrectable;
-    output wire [31:0] stat_zp_dropped;
-    output wire zp_vc0_valid;
-    output wire zp_vc0_second_valid;
-    output wire [127:0] zp_vc0_head1;
-    output wire [127:0] zp_vc0_second1;
+    output reg [31:0] stat_zp_ecc_corrected;
+    output reg [31:0] stat_zp_ecc_uncorrectable;
+    output reg [31:0] stat_zp_dropped;
+    output reg zp_vc0_valid;
+    output reg zp_vc0_second_valid;
+    output reg [127:0] zp_vc0_head1;
+    output reg [127:0] zp_vc0_second1;
     output wire zp_vc0_head0_last;
     output wire [15:0] zp_vc0_head0_keep;
     output wire [2:0] zp_vc0_head0_out;
@@ -3534,10 +3120,10 @@ module router_2x2x2_input_zp(
     output wire zp_vc0_second0_drop;
     output wire [6:0] zp_vc0_second0_flits;
     output wire zp_vc0_second0_fix;
-    output wire zp_vc1_valid;
-    output wire zp_vc1_second_valid;
-    output wire [127:0] zp_vc1_head1;
-    output wire [127:0] zp_vc1_second1;
+    output reg zp_vc1_valid;
+    output reg zp_vc1_second_valid;
+    output reg [127:0] zp_vc1_head1;
+    output reg [127:0] zp_vc1_second1;
     output wire zp_vc1_head0_last;
     output wire [15:0] zp_vc1_head0_keep;
     output wire [2:0] zp_vc1_head0_out;
@@ -3555,58 +3141,13 @@ module router_2x2x2_input_zp(
 
 // verilator lint_off UNUSEDSIGNAL
 // input zp: arrival into the VC buffers
-wire [119:0] s_axis_zp_tdata_bits119_0;
-wire [3:0] s_axis_zp_tdata_cat;
-wire [6:0] s_axis_zp_tdata_cat_2;
+wire [6:0] s_axis_zp_tdata_cat;
 wire [7:0] s_axis_zp_tdata_xor;
-wire [6:0] s_axis_zp_tdata_bits6_0;
 wire s_axis_zp_tdata_parity;
 wire s_axis_zp_tdata_and;
 wire [127:0] s_axis_zp_tdata_shl;
-wire [4:0] s_axis_zp_tdata_cat_3;
-wire [8:0] s_axis_zp_tdata_cat_4;
-wire [12:0] s_axis_zp_tdata_cat_5;
-wire [16:0] s_axis_zp_tdata_cat_6;
-wire [20:0] s_axis_zp_tdata_cat_7;
-wire [24:0] s_axis_zp_tdata_cat_8;
-wire [28:0] s_axis_zp_tdata_cat_9;
-wire [32:0] s_axis_zp_tdata_cat_10;
-wire [36:0] s_axis_zp_tdata_cat_11;
-wire [40:0] s_axis_zp_tdata_cat_12;
-wire [44:0] s_axis_zp_tdata_cat_13;
-wire [48:0] s_axis_zp_tdata_cat_14;
-wire [52:0] s_axis_zp_tdata_cat_15;
-wire [56:0] s_axis_zp_tdata_cat_16;
-wire [60:0] s_axis_zp_tdata_cat_17;
-wire [64:0] s_axis_zp_tdata_cat_18;
-wire [68:0] s_axis_zp_tdata_cat_19;
-wire [72:0] s_axis_zp_tdata_cat_20;
-wire [76:0] s_axis_zp_tdata_cat_21;
-wire [80:0] s_axis_zp_tdata_cat_22;
-wire [84:0] s_axis_zp_tdata_cat_23;
-wire [88:0] s_axis_zp_tdata_cat_24;
-wire [92:0] s_axis_zp_tdata_cat_25;
-wire [96:0] s_axis_zp_tdata_cat_26;
-wire [100:0] s_axis_zp_tdata_cat_27;
-wire [104:0] s_axis_zp_tdata_cat_28;
-wire [108:0] s_axis_zp_tdata_cat_29;
-wire [112:0] s_axis_zp_tdata_cat_30;
-wire [116:0] s_axis_zp_tdata_cat_31;
-wire [119:0] s_axis_zp_tdata_sel;
-wire [119:0] s_axis_zp_tdata_bits119_0_2;
-wire [5:0] s_axis_zp_tdata_bits5_0;
-wire [5:0] s_axis_zp_tdata_bits11_6;
-wire [5:0] s_axis_zp_tdata_bits17_12;
-wire [3:0] s_axis_zp_tdata_bits21_18;
-wire [13:0] s_axis_zp_tdata_bits57_44;
+wire [119:0] s_axis_zp_tdata_cat_2;
 wire s_axis_zp_tdata_and_2;
-wire s_axis_zp_tdata_and_3;
-wire s_axis_zp_tdata_and_4;
-wire s_axis_zp_tdata_or;
-wire s_axis_zp_tdata_and_5;
-wire s_axis_zp_tdata_and_6;
-wire s_axis_zp_tdata_and_7;
-wire s_axis_zp_tdata_or_2;
 wire here_z_lt;
 wire here_z_half_not;
 wire s_axis_zp_tdata_not;
@@ -3625,23 +3166,17 @@ wire drop;
 reg zp_expect_head;
 wire s_axis_zp_tvalid_and;
 reg stat_zp_ecc_corrected_event;
-reg [31:0] stat_zp_ecc_corrected_2;
 reg stat_zp_ecc_uncorrectable_event;
-reg [31:0] stat_zp_ecc_uncorrectable_2;
-reg [31:0] stat_zp_dropped_2;
 reg stat_zp_dropped_arrival_event;
 reg stat_zp_dropped_vc0_event;
 reg stat_zp_dropped_vc1_event;
-wire [127:0] s_axis_zp_tdata_sel_2;
-wire [12:0] zp_expect_head_cat;
-wire [29:0] zp_expect_head_cat_2;
+wire [127:0] s_axis_zp_tdata_sel;
+wire [29:0] zp_expect_head_cat;
 wire s_axis_zp_tvalid_and_2;
 reg [8:0] zp_vc0_wr;
 reg [8:0] zp_vc0_rd;
 reg zp_vc0_stored;
 reg zp_vc0_landed;
-reg zp_vc0_valid_2;
-reg zp_vc0_second_valid_2;
 reg zp_vc0_third_valid;
 wire zp_vc0_second_valid_sel;
 wire zp_vc0_third_valid_sel;
@@ -3658,32 +3193,11 @@ reg [29:0] zp_vc0_second0;
 reg [29:0] zp_vc0_third0;
 reg [127:0] zp_vc0_read1;
 wire [127:0] zp_vc0_read1_sel;
-reg [127:0] zp_vc0_head1_2;
-reg [127:0] zp_vc0_second1_2;
 reg [127:0] zp_vc0_third1;
 wire s_axis_zp_tvalid_and_4;
-wire zp_vc0_head0_last_2;
-wire [15:0] zp_vc0_head0_keep_2;
-wire [2:0] zp_vc0_head0_out_2;
-wire zp_vc0_head0_ovc_2;
-wire zp_vc0_head0_drop_2;
-wire [6:0] zp_vc0_head0_flits_2;
-wire zp_vc0_head0_fix_2;
 // input zp vc 0: a corrected header routed again
-wire [119:0] zp_vc0_head1_bits119_0;
-wire [5:0] zp_vc0_head1_bits5_0;
-wire [5:0] zp_vc0_head1_bits11_6;
-wire [5:0] zp_vc0_head1_bits17_12;
-wire [3:0] zp_vc0_head1_bits21_18;
-wire [13:0] zp_vc0_head1_bits57_44;
 wire zp_vc0_head1_and;
-wire zp_vc0_head1_and_2;
-wire zp_vc0_head1_and_3;
 wire zp_vc0_head1_or;
-wire zp_vc0_head1_and_4;
-wire zp_vc0_head1_and_5;
-wire zp_vc0_head1_and_6;
-wire zp_vc0_head1_or_2;
 wire here_z_lt_2;
 wire here_z_half_not_2;
 wire zp_vc0_head1_not;
@@ -3699,21 +3213,12 @@ wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] zp_vc0_head1_plus;
 wire zp_vc0_reroute;
-wire [28:0] route_vc_cat;
-wire zp_vc0_second0_last_2;
-wire [15:0] zp_vc0_second0_keep_2;
-wire [2:0] zp_vc0_second0_out_2;
-wire zp_vc0_second0_ovc_2;
-wire zp_vc0_second0_drop_2;
-wire [6:0] zp_vc0_second0_flits_2;
-wire zp_vc0_second0_fix_2;
+wire [29:0] route_vc_cat;
 wire s_axis_zp_tvalid_and_5;
 reg [8:0] zp_vc1_wr;
 reg [8:0] zp_vc1_rd;
 reg zp_vc1_stored;
 reg zp_vc1_landed;
-reg zp_vc1_valid_2;
-reg zp_vc1_second_valid_2;
 reg zp_vc1_third_valid;
 wire zp_vc1_second_valid_sel;
 wire zp_vc1_third_valid_sel;
@@ -3730,32 +3235,11 @@ reg [29:0] zp_vc1_second0;
 reg [29:0] zp_vc1_third0;
 reg [127:0] zp_vc1_read1;
 wire [127:0] zp_vc1_read1_sel;
-reg [127:0] zp_vc1_head1_2;
-reg [127:0] zp_vc1_second1_2;
 reg [127:0] zp_vc1_third1;
 wire s_axis_zp_tvalid_and_7;
-wire zp_vc1_head0_last_2;
-wire [15:0] zp_vc1_head0_keep_2;
-wire [2:0] zp_vc1_head0_out_2;
-wire zp_vc1_head0_ovc_2;
-wire zp_vc1_head0_drop_2;
-wire [6:0] zp_vc1_head0_flits_2;
-wire zp_vc1_head0_fix_2;
 // input zp vc 1: a corrected header routed again
-wire [119:0] zp_vc1_head1_bits119_0;
-wire [5:0] zp_vc1_head1_bits5_0;
-wire [5:0] zp_vc1_head1_bits11_6;
-wire [5:0] zp_vc1_head1_bits17_12;
-wire [3:0] zp_vc1_head1_bits21_18;
-wire [13:0] zp_vc1_head1_bits57_44;
 wire zp_vc1_head1_and;
-wire zp_vc1_head1_and_2;
-wire zp_vc1_head1_and_3;
 wire zp_vc1_head1_or;
-wire zp_vc1_head1_and_4;
-wire zp_vc1_head1_and_5;
-wire zp_vc1_head1_and_6;
-wire zp_vc1_head1_or_2;
 wire zp_vc1_head1_not;
 wire here_y_lt_3;
 wire here_y_half_not_3;
@@ -3768,14 +3252,7 @@ wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] zp_vc1_head1_plus;
 wire zp_vc1_reroute;
-wire [28:0] route_vc_cat_2;
-wire zp_vc1_second0_last_2;
-wire [15:0] zp_vc1_second0_keep_2;
-wire [2:0] zp_vc1_second0_out_2;
-wire zp_vc1_second0_ovc_2;
-wire zp_vc1_second0_drop_2;
-wire [6:0] zp_vc1_second0_flits_2;
-wire zp_vc1_second0_fix_2;
+wire [29:0] route_vc_cat_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [29:0] zp_vc0_mem0 [0:255];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -3787,276 +3264,239 @@ reg [127:0] zp_vc1_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input zp: arrival into the VC buffers ----
-assign s_axis_zp_tdata_bits119_0 = s_axis_zp_tdata[119:0];
-assign s_axis_zp_tdata_cat = {({({(^(s_axis_zp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_zp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_zp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_zp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_zp_tdata_cat_2 = {({({s_axis_zp_tdata_cat, (^(s_axis_zp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_zp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_zp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_zp_tdata_xor = s_axis_zp_tdata[127:120] ^ ({(^({s_axis_zp_tdata_cat_2, s_axis_zp_tdata_bits119_0})), s_axis_zp_tdata_cat_2});
-assign s_axis_zp_tdata_bits6_0 = s_axis_zp_tdata_xor[6:0];
+assign s_axis_zp_tdata_cat = {(^(s_axis_zp_tdata[119:0] & 120'hfffffffffffffffe00000000000000)),
+    (^(s_axis_zp_tdata[119:0] & 120'hffffffff00000001fffffffc000000)),
+    (^(s_axis_zp_tdata[119:0] & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(s_axis_zp_tdata[119:0] & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(s_axis_zp_tdata[119:0] & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(s_axis_zp_tdata[119:0] & 120'hcccccccccccccccd9999999b33366d)),
+    (^(s_axis_zp_tdata[119:0] & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_zp_tdata_xor = s_axis_zp_tdata[127:120] ^ ({(^({s_axis_zp_tdata_cat, s_axis_zp_tdata[119:0]})), s_axis_zp_tdata_cat});
 assign s_axis_zp_tdata_parity = ^s_axis_zp_tdata;
-assign s_axis_zp_tdata_and = (~(s_axis_zp_tdata_bits6_0 == 7'h0)) & (~s_axis_zp_tdata_parity);
-assign s_axis_zp_tdata_shl = 128'h1 << s_axis_zp_tdata_bits6_0;
-assign s_axis_zp_tdata_cat_3 = {({({({s_axis_zp_tdata_shl[127], s_axis_zp_tdata_shl[126]}), s_axis_zp_tdata_shl[125]}), s_axis_zp_tdata_shl[124]}), s_axis_zp_tdata_shl[123]};
-assign s_axis_zp_tdata_cat_4 = {({({({s_axis_zp_tdata_cat_3, s_axis_zp_tdata_shl[122]}), s_axis_zp_tdata_shl[121]}), s_axis_zp_tdata_shl[120]}), s_axis_zp_tdata_shl[119]};
-assign s_axis_zp_tdata_cat_5 = {({({({s_axis_zp_tdata_cat_4, s_axis_zp_tdata_shl[118]}), s_axis_zp_tdata_shl[117]}), s_axis_zp_tdata_shl[116]}), s_axis_zp_tdata_shl[115]};
-assign s_axis_zp_tdata_cat_6 = {({({({s_axis_zp_tdata_cat_5, s_axis_zp_tdata_shl[114]}), s_axis_zp_tdata_shl[113]}), s_axis_zp_tdata_shl[112]}), s_axis_zp_tdata_shl[111]};
-assign s_axis_zp_tdata_cat_7 = {({({({s_axis_zp_tdata_cat_6, s_axis_zp_tdata_shl[110]}), s_axis_zp_tdata_shl[109]}), s_axis_zp_tdata_shl[108]}), s_axis_zp_tdata_shl[107]};
-assign s_axis_zp_tdata_cat_8 = {({({({s_axis_zp_tdata_cat_7, s_axis_zp_tdata_shl[106]}), s_axis_zp_tdata_shl[105]}), s_axis_zp_tdata_shl[104]}), s_axis_zp_tdata_shl[103]};
-assign s_axis_zp_tdata_cat_9 = {({({({s_axis_zp_tdata_cat_8, s_axis_zp_tdata_shl[102]}), s_axis_zp_tdata_shl[101]}), s_axis_zp_tdata_shl[100]}), s_axis_zp_tdata_shl[99]};
-assign s_axis_zp_tdata_cat_10 = {({({({s_axis_zp_tdata_cat_9, s_axis_zp_tdata_shl[98]}), s_axis_zp_tdata_shl[97]}), s_axis_zp_tdata_shl[96]}), s_axis_zp_tdata_shl[95]};
-assign s_axis_zp_tdata_cat_11 = {({({({s_axis_zp_tdata_cat_10, s_axis_zp_tdata_shl[94]}), s_axis_zp_tdata_shl[93]}), s_axis_zp_tdata_shl[92]}), s_axis_zp_tdata_shl[91]};
-assign s_axis_zp_tdata_cat_12 = {({({({s_axis_zp_tdata_cat_11, s_axis_zp_tdata_shl[90]}), s_axis_zp_tdata_shl[89]}), s_axis_zp_tdata_shl[88]}), s_axis_zp_tdata_shl[87]};
-assign s_axis_zp_tdata_cat_13 = {({({({s_axis_zp_tdata_cat_12, s_axis_zp_tdata_shl[86]}), s_axis_zp_tdata_shl[85]}), s_axis_zp_tdata_shl[84]}), s_axis_zp_tdata_shl[83]};
-assign s_axis_zp_tdata_cat_14 = {({({({s_axis_zp_tdata_cat_13, s_axis_zp_tdata_shl[82]}), s_axis_zp_tdata_shl[81]}), s_axis_zp_tdata_shl[80]}), s_axis_zp_tdata_shl[79]};
-assign s_axis_zp_tdata_cat_15 = {({({({s_axis_zp_tdata_cat_14, s_axis_zp_tdata_shl[78]}), s_axis_zp_tdata_shl[77]}), s_axis_zp_tdata_shl[76]}), s_axis_zp_tdata_shl[75]};
-assign s_axis_zp_tdata_cat_16 = {({({({s_axis_zp_tdata_cat_15, s_axis_zp_tdata_shl[74]}), s_axis_zp_tdata_shl[73]}), s_axis_zp_tdata_shl[72]}), s_axis_zp_tdata_shl[71]};
-assign s_axis_zp_tdata_cat_17 = {({({({s_axis_zp_tdata_cat_16, s_axis_zp_tdata_shl[70]}), s_axis_zp_tdata_shl[69]}), s_axis_zp_tdata_shl[68]}), s_axis_zp_tdata_shl[67]};
-assign s_axis_zp_tdata_cat_18 = {({({({s_axis_zp_tdata_cat_17, s_axis_zp_tdata_shl[66]}), s_axis_zp_tdata_shl[65]}), s_axis_zp_tdata_shl[63]}), s_axis_zp_tdata_shl[62]};
-assign s_axis_zp_tdata_cat_19 = {({({({s_axis_zp_tdata_cat_18, s_axis_zp_tdata_shl[61]}), s_axis_zp_tdata_shl[60]}), s_axis_zp_tdata_shl[59]}), s_axis_zp_tdata_shl[58]};
-assign s_axis_zp_tdata_cat_20 = {({({({s_axis_zp_tdata_cat_19, s_axis_zp_tdata_shl[57]}), s_axis_zp_tdata_shl[56]}), s_axis_zp_tdata_shl[55]}), s_axis_zp_tdata_shl[54]};
-assign s_axis_zp_tdata_cat_21 = {({({({s_axis_zp_tdata_cat_20, s_axis_zp_tdata_shl[53]}), s_axis_zp_tdata_shl[52]}), s_axis_zp_tdata_shl[51]}), s_axis_zp_tdata_shl[50]};
-assign s_axis_zp_tdata_cat_22 = {({({({s_axis_zp_tdata_cat_21, s_axis_zp_tdata_shl[49]}), s_axis_zp_tdata_shl[48]}), s_axis_zp_tdata_shl[47]}), s_axis_zp_tdata_shl[46]};
-assign s_axis_zp_tdata_cat_23 = {({({({s_axis_zp_tdata_cat_22, s_axis_zp_tdata_shl[45]}), s_axis_zp_tdata_shl[44]}), s_axis_zp_tdata_shl[43]}), s_axis_zp_tdata_shl[42]};
-assign s_axis_zp_tdata_cat_24 = {({({({s_axis_zp_tdata_cat_23, s_axis_zp_tdata_shl[41]}), s_axis_zp_tdata_shl[40]}), s_axis_zp_tdata_shl[39]}), s_axis_zp_tdata_shl[38]};
-assign s_axis_zp_tdata_cat_25 = {({({({s_axis_zp_tdata_cat_24, s_axis_zp_tdata_shl[37]}), s_axis_zp_tdata_shl[36]}), s_axis_zp_tdata_shl[35]}), s_axis_zp_tdata_shl[34]};
-assign s_axis_zp_tdata_cat_26 = {({({({s_axis_zp_tdata_cat_25, s_axis_zp_tdata_shl[33]}), s_axis_zp_tdata_shl[31]}), s_axis_zp_tdata_shl[30]}), s_axis_zp_tdata_shl[29]};
-assign s_axis_zp_tdata_cat_27 = {({({({s_axis_zp_tdata_cat_26, s_axis_zp_tdata_shl[28]}), s_axis_zp_tdata_shl[27]}), s_axis_zp_tdata_shl[26]}), s_axis_zp_tdata_shl[25]};
-assign s_axis_zp_tdata_cat_28 = {({({({s_axis_zp_tdata_cat_27, s_axis_zp_tdata_shl[24]}), s_axis_zp_tdata_shl[23]}), s_axis_zp_tdata_shl[22]}), s_axis_zp_tdata_shl[21]};
-assign s_axis_zp_tdata_cat_29 = {({({({s_axis_zp_tdata_cat_28, s_axis_zp_tdata_shl[20]}), s_axis_zp_tdata_shl[19]}), s_axis_zp_tdata_shl[18]}), s_axis_zp_tdata_shl[17]};
-assign s_axis_zp_tdata_cat_30 = {({({({s_axis_zp_tdata_cat_29, s_axis_zp_tdata_shl[15]}), s_axis_zp_tdata_shl[14]}), s_axis_zp_tdata_shl[13]}), s_axis_zp_tdata_shl[12]};
-assign s_axis_zp_tdata_cat_31 = {({({({s_axis_zp_tdata_cat_30, s_axis_zp_tdata_shl[11]}), s_axis_zp_tdata_shl[10]}), s_axis_zp_tdata_shl[9]}), s_axis_zp_tdata_shl[7]};
-assign s_axis_zp_tdata_sel = s_axis_zp_tdata_parity ? ({({({s_axis_zp_tdata_cat_31, s_axis_zp_tdata_shl[6]}), s_axis_zp_tdata_shl[5]}), s_axis_zp_tdata_shl[3]}) : 120'h0;
-assign s_axis_zp_tdata_bits119_0_2 = s_axis_zp_tdata[119:0];
-assign s_axis_zp_tdata_bits5_0 = s_axis_zp_tdata_bits119_0_2[5:0];
-assign s_axis_zp_tdata_bits11_6 = s_axis_zp_tdata_bits119_0_2[11:6];
-assign s_axis_zp_tdata_bits17_12 = s_axis_zp_tdata_bits119_0_2[17:12];
-assign s_axis_zp_tdata_bits21_18 = s_axis_zp_tdata_bits119_0_2[21:18];
-assign s_axis_zp_tdata_bits57_44 = s_axis_zp_tdata_bits119_0_2[57:44];
-assign s_axis_zp_tdata_and_2 = (~s_axis_zp_tdata_bits5_0[4]) & ((~s_axis_zp_tdata_bits5_0[3]) & ((~s_axis_zp_tdata_bits5_0[2]) & (~s_axis_zp_tdata_bits5_0[1])));
-assign s_axis_zp_tdata_and_3 = (~s_axis_zp_tdata_bits11_6[4]) & ((~s_axis_zp_tdata_bits11_6[3]) & ((~s_axis_zp_tdata_bits11_6[2]) & (~s_axis_zp_tdata_bits11_6[1])));
-assign s_axis_zp_tdata_and_4 = (~s_axis_zp_tdata_bits17_12[4]) & ((~s_axis_zp_tdata_bits17_12[3]) & ((~s_axis_zp_tdata_bits17_12[2]) & (~s_axis_zp_tdata_bits17_12[1])));
-assign s_axis_zp_tdata_or = ((~((~s_axis_zp_tdata_bits5_0[5]) & s_axis_zp_tdata_and_2)) | (~((~s_axis_zp_tdata_bits11_6[5]) & s_axis_zp_tdata_and_3))) | (~((~s_axis_zp_tdata_bits17_12[5]) & s_axis_zp_tdata_and_4));
-assign s_axis_zp_tdata_and_5 = (~s_axis_zp_tdata_bits57_44[3]) & ((~s_axis_zp_tdata_bits57_44[2]) & ((~s_axis_zp_tdata_bits57_44[1]) & (~s_axis_zp_tdata_bits57_44[0])));
-assign s_axis_zp_tdata_and_6 = (~s_axis_zp_tdata_bits57_44[7]) & ((~s_axis_zp_tdata_bits57_44[6]) & ((~s_axis_zp_tdata_bits57_44[5]) & ((~s_axis_zp_tdata_bits57_44[4]) & s_axis_zp_tdata_and_5)));
-assign s_axis_zp_tdata_and_7 = (~s_axis_zp_tdata_bits57_44[11]) & ((~s_axis_zp_tdata_bits57_44[10]) | ((~s_axis_zp_tdata_bits57_44[9]) & ((~s_axis_zp_tdata_bits57_44[8]) & s_axis_zp_tdata_and_6)));
-assign s_axis_zp_tdata_or_2 = (s_axis_zp_tdata_or | (~((~s_axis_zp_tdata_bits21_18[3]) & ((~s_axis_zp_tdata_bits21_18[2]) & (~s_axis_zp_tdata_bits21_18[1]))))) | (~((~s_axis_zp_tdata_bits57_44[13]) & ((~s_axis_zp_tdata_bits57_44[12]) & s_axis_zp_tdata_and_7)));
-assign here_z_lt = here_z < s_axis_zp_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_zp_tdata_bits17_12);
-assign s_axis_zp_tdata_not = ~(s_axis_zp_tdata_bits17_12 == here_z);
-assign here_z_top_sel = s_axis_zp_tdata_not ? (((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) | s_axis_zp_tuser) : 1'h0;
-assign here_y_lt = here_y < s_axis_zp_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_zp_tdata_bits11_6);
-assign s_axis_zp_tdata_not_2 = ~(s_axis_zp_tdata_bits11_6 == here_y);
+assign s_axis_zp_tdata_and = (~(s_axis_zp_tdata_xor[6:0] == 7'h0)) & (~s_axis_zp_tdata_parity);
+assign s_axis_zp_tdata_shl = 128'h1 << s_axis_zp_tdata_xor[6:0];
+assign s_axis_zp_tdata_cat_2 = {s_axis_zp_tdata_shl[127], s_axis_zp_tdata_shl[126], s_axis_zp_tdata_shl[125], s_axis_zp_tdata_shl[124],
+    s_axis_zp_tdata_shl[123], s_axis_zp_tdata_shl[122], s_axis_zp_tdata_shl[121],
+    s_axis_zp_tdata_shl[120], s_axis_zp_tdata_shl[119], s_axis_zp_tdata_shl[118],
+    s_axis_zp_tdata_shl[117], s_axis_zp_tdata_shl[116], s_axis_zp_tdata_shl[115],
+    s_axis_zp_tdata_shl[114], s_axis_zp_tdata_shl[113], s_axis_zp_tdata_shl[112],
+    s_axis_zp_tdata_shl[111], s_axis_zp_tdata_shl[110], s_axis_zp_tdata_shl[109],
+    s_axis_zp_tdata_shl[108], s_axis_zp_tdata_shl[107], s_axis_zp_tdata_shl[106],
+    s_axis_zp_tdata_shl[105], s_axis_zp_tdata_shl[104], s_axis_zp_tdata_shl[103],
+    s_axis_zp_tdata_shl[102], s_axis_zp_tdata_shl[101], s_axis_zp_tdata_shl[100],
+    s_axis_zp_tdata_shl[99], s_axis_zp_tdata_shl[98], s_axis_zp_tdata_shl[97], s_axis_zp_tdata_shl[96],
+    s_axis_zp_tdata_shl[95], s_axis_zp_tdata_shl[94], s_axis_zp_tdata_shl[93], s_axis_zp_tdata_shl[92],
+    s_axis_zp_tdata_shl[91], s_axis_zp_tdata_shl[90], s_axis_zp_tdata_shl[89], s_axis_zp_tdata_shl[88],
+    s_axis_zp_tdata_shl[87], s_axis_zp_tdata_shl[86], s_axis_zp_tdata_shl[85], s_axis_zp_tdata_shl[84],
+    s_axis_zp_tdata_shl[83], s_axis_zp_tdata_shl[82], s_axis_zp_tdata_shl[81], s_axis_zp_tdata_shl[80],
+    s_axis_zp_tdata_shl[79], s_axis_zp_tdata_shl[78], s_axis_zp_tdata_shl[77], s_axis_zp_tdata_shl[76],
+    s_axis_zp_tdata_shl[75], s_axis_zp_tdata_shl[74], s_axis_zp_tdata_shl[73], s_axis_zp_tdata_shl[72],
+    s_axis_zp_tdata_shl[71], s_axis_zp_tdata_shl[70], s_axis_zp_tdata_shl[69], s_axis_zp_tdata_shl[68],
+    s_axis_zp_tdata_shl[67], s_axis_zp_tdata_shl[66], s_axis_zp_tdata_shl[65], s_axis_zp_tdata_shl[63],
+    s_axis_zp_tdata_shl[62], s_axis_zp_tdata_shl[61], s_axis_zp_tdata_shl[60], s_axis_zp_tdata_shl[59],
+    s_axis_zp_tdata_shl[58], s_axis_zp_tdata_shl[57], s_axis_zp_tdata_shl[56], s_axis_zp_tdata_shl[55],
+    s_axis_zp_tdata_shl[54], s_axis_zp_tdata_shl[53], s_axis_zp_tdata_shl[52], s_axis_zp_tdata_shl[51],
+    s_axis_zp_tdata_shl[50], s_axis_zp_tdata_shl[49], s_axis_zp_tdata_shl[48], s_axis_zp_tdata_shl[47],
+    s_axis_zp_tdata_shl[46], s_axis_zp_tdata_shl[45], s_axis_zp_tdata_shl[44], s_axis_zp_tdata_shl[43],
+    s_axis_zp_tdata_shl[42], s_axis_zp_tdata_shl[41], s_axis_zp_tdata_shl[40], s_axis_zp_tdata_shl[39],
+    s_axis_zp_tdata_shl[38], s_axis_zp_tdata_shl[37], s_axis_zp_tdata_shl[36], s_axis_zp_tdata_shl[35],
+    s_axis_zp_tdata_shl[34], s_axis_zp_tdata_shl[33], s_axis_zp_tdata_shl[31], s_axis_zp_tdata_shl[30],
+    s_axis_zp_tdata_shl[29], s_axis_zp_tdata_shl[28], s_axis_zp_tdata_shl[27], s_axis_zp_tdata_shl[26],
+    s_axis_zp_tdata_shl[25], s_axis_zp_tdata_shl[24], s_axis_zp_tdata_shl[23], s_axis_zp_tdata_shl[22],
+    s_axis_zp_tdata_shl[21], s_axis_zp_tdata_shl[20], s_axis_zp_tdata_shl[19], s_axis_zp_tdata_shl[18],
+    s_axis_zp_tdata_shl[17], s_axis_zp_tdata_shl[15], s_axis_zp_tdata_shl[14], s_axis_zp_tdata_shl[13],
+    s_axis_zp_tdata_shl[12], s_axis_zp_tdata_shl[11], s_axis_zp_tdata_shl[10], s_axis_zp_tdata_shl[9],
+    s_axis_zp_tdata_shl[7], s_axis_zp_tdata_shl[6], s_axis_zp_tdata_shl[5], s_axis_zp_tdata_shl[3]};
+assign s_axis_zp_tdata_and_2 = (~s_axis_zp_tdata[53]) & (~s_axis_zp_tdata[52]) & (~s_axis_zp_tdata[51]) & (~s_axis_zp_tdata[50]) &
+    (~s_axis_zp_tdata[49]) & (~s_axis_zp_tdata[48]) & (~s_axis_zp_tdata[47]) & (~s_axis_zp_tdata[46]) &
+    (~s_axis_zp_tdata[45]) & (~s_axis_zp_tdata[44]);
+assign here_z_lt = here_z < s_axis_zp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_zp_tdata[17:12]);
+assign s_axis_zp_tdata_not = ~(s_axis_zp_tdata[17:12] == here_z);
+assign here_z_top_sel = s_axis_zp_tdata_not ? (((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) |
+    s_axis_zp_tuser) : 1'h0;
+assign here_y_lt = here_y < s_axis_zp_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_zp_tdata[11:6]);
+assign s_axis_zp_tdata_not_2 = ~(s_axis_zp_tdata[11:6] == here_y);
 assign here_y_top_sel = s_axis_zp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_zp_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_zp_tdata_bits5_0);
-assign s_axis_zp_tdata_not_3 = ~(s_axis_zp_tdata_bits5_0 == here_x);
-assign route_out = s_axis_zp_tdata_not_3 ? 3'h2 : (s_axis_zp_tdata_not_2 ? 3'h3 : (s_axis_zp_tdata_not ? 3'h4 : s_axis_zp_tdata_bits21_18[2:0]));
+assign here_x_lt = here_x < s_axis_zp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_zp_tdata[5:0]);
+assign s_axis_zp_tdata_not_3 = ~(s_axis_zp_tdata[5:0] == here_x);
+assign route_out = s_axis_zp_tdata_not_3 ? 3'h2 : (s_axis_zp_tdata_not_2 ? 3'h3 : (s_axis_zp_tdata_not ? 3'h4 : s_axis_zp_tdata[20:18]));
 assign route_vc = s_axis_zp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_zp_tdata_plus = ((({1'h0, s_axis_zp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop = s_axis_zp_tdata_or_2 | s_axis_zp_tdata_and;
+assign s_axis_zp_tdata_plus = ((({1'h0, s_axis_zp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = (~((~s_axis_zp_tdata[5]) & (~s_axis_zp_tdata[4]) & (~s_axis_zp_tdata[3]) & (~s_axis_zp_tdata[2]) &
+    (~s_axis_zp_tdata[1]))) |
+    (~((~s_axis_zp_tdata[11]) & (~s_axis_zp_tdata[10]) & (~s_axis_zp_tdata[9]) & (~s_axis_zp_tdata[8]) &
+    (~s_axis_zp_tdata[7]))) |
+    (~((~s_axis_zp_tdata[17]) & (~s_axis_zp_tdata[16]) & (~s_axis_zp_tdata[15]) & (~s_axis_zp_tdata[14]) &
+    (~s_axis_zp_tdata[13]))) |
+    (~((~s_axis_zp_tdata[21]) & (~s_axis_zp_tdata[20]) & (~s_axis_zp_tdata[19]))) |
+    (~((~s_axis_zp_tdata[57]) & (~s_axis_zp_tdata[56]) & (~s_axis_zp_tdata[55]) &
+    ((~s_axis_zp_tdata[54]) | s_axis_zp_tdata_and_2))) |
+    s_axis_zp_tdata_and;
 assign s_axis_zp_tvalid_and = s_axis_zp_tvalid & zp_expect_head;
-assign s_axis_zp_tdata_sel_2 = zp_expect_head ? ({8'h0, (s_axis_zp_tdata_bits119_0 ^ s_axis_zp_tdata_sel)}) : s_axis_zp_tdata;
-assign zp_expect_head_cat = {({({({(zp_expect_head & s_axis_zp_tdata_parity), s_axis_zp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
-assign zp_expect_head_cat_2 = {({zp_expect_head_cat, s_axis_zp_tkeep}), s_axis_zp_tlast};
+assign s_axis_zp_tdata_sel = zp_expect_head ? ({8'h0, (s_axis_zp_tdata[119:0] ^ (s_axis_zp_tdata_parity ? s_axis_zp_tdata_cat_2 : 120'h0))}) : s_axis_zp_tdata;
+assign zp_expect_head_cat = {(zp_expect_head & s_axis_zp_tdata_parity), s_axis_zp_tdata_plus[6:0], drop, route_vc, route_out,
+    s_axis_zp_tkeep, s_axis_zp_tlast};
 assign s_axis_zp_tvalid_and_2 = s_axis_zp_tvalid & (~s_axis_zp_tuser);
-assign zp_vc0_second_valid_sel = zp_vc0_pop ? zp_vc0_second_valid_2 : zp_vc0_valid_2;
-assign zp_vc0_third_valid_sel = zp_vc0_pop ? zp_vc0_third_valid : zp_vc0_second_valid_2;
+assign zp_vc0_second_valid_sel = zp_vc0_pop ? zp_vc0_second_valid : zp_vc0_valid;
+assign zp_vc0_third_valid_sel = zp_vc0_pop ? zp_vc0_third_valid : zp_vc0_second_valid;
 assign zp_vc0_pop_and = (~zp_vc0_pop) & zp_vc0_third_valid;
 assign zp_vc0_pop_or = zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed);
-assign s_axis_zp_tvalid_and_3 = (s_axis_zp_tvalid_and_2 & (~zp_vc0_stored)) & (~zp_vc0_pop_or);
+assign s_axis_zp_tvalid_and_3 = s_axis_zp_tvalid_and_2 & (~zp_vc0_stored) & (~zp_vc0_pop_or);
 assign zp_vc0_stored_and = zp_vc0_stored & (~zp_vc0_pop_or);
 assign zp_vc0_landed_or = zp_vc0_landed | s_axis_zp_tvalid_and_3;
 assign zp_vc0_landed_and = zp_vc0_landed & s_axis_zp_tvalid_and_3;
-assign zp_vc0_read0_sel = zp_vc0_landed ? zp_vc0_read0 : zp_expect_head_cat_2;
-assign zp_vc0_read1_sel = zp_vc0_landed ? zp_vc0_read1 : s_axis_zp_tdata_sel_2;
+assign zp_vc0_read0_sel = zp_vc0_landed ? zp_vc0_read0 : zp_expect_head_cat;
+assign zp_vc0_read1_sel = zp_vc0_landed ? zp_vc0_read1 : s_axis_zp_tdata_sel;
 assign s_axis_zp_tvalid_and_4 = s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3);
-assign zp_vc0_head0_last_2 = zp_vc0_head0[0];
-assign zp_vc0_head0_keep_2 = zp_vc0_head0[16:1];
-assign zp_vc0_head0_out_2 = zp_vc0_head0[19:17];
-assign zp_vc0_head0_ovc_2 = zp_vc0_head0[20];
-assign zp_vc0_head0_drop_2 = zp_vc0_head0[21];
-assign zp_vc0_head0_flits_2 = zp_vc0_head0[28:22];
-assign zp_vc0_head0_fix_2 = zp_vc0_head0[29];
+assign zp_vc0_head0_last = zp_vc0_head0[0];
+assign zp_vc0_head0_keep = zp_vc0_head0[16:1];
+assign zp_vc0_head0_out = zp_vc0_head0[19:17];
+assign zp_vc0_head0_ovc = zp_vc0_head0[20];
+assign zp_vc0_head0_drop = zp_vc0_head0[21];
+assign zp_vc0_head0_flits = zp_vc0_head0[28:22];
+assign zp_vc0_head0_fix = zp_vc0_head0[29];
 
 // ---- input zp vc 0: a corrected header routed again ----
-assign zp_vc0_head1_bits119_0 = zp_vc0_head1_2[119:0];
-assign zp_vc0_head1_bits5_0 = zp_vc0_head1_bits119_0[5:0];
-assign zp_vc0_head1_bits11_6 = zp_vc0_head1_bits119_0[11:6];
-assign zp_vc0_head1_bits17_12 = zp_vc0_head1_bits119_0[17:12];
-assign zp_vc0_head1_bits21_18 = zp_vc0_head1_bits119_0[21:18];
-assign zp_vc0_head1_bits57_44 = zp_vc0_head1_bits119_0[57:44];
-assign zp_vc0_head1_and = (~zp_vc0_head1_bits5_0[4]) & ((~zp_vc0_head1_bits5_0[3]) & ((~zp_vc0_head1_bits5_0[2]) & (~zp_vc0_head1_bits5_0[1])));
-assign zp_vc0_head1_and_2 = (~zp_vc0_head1_bits11_6[4]) & ((~zp_vc0_head1_bits11_6[3]) & ((~zp_vc0_head1_bits11_6[2]) & (~zp_vc0_head1_bits11_6[1])));
-assign zp_vc0_head1_and_3 = (~zp_vc0_head1_bits17_12[4]) & ((~zp_vc0_head1_bits17_12[3]) & ((~zp_vc0_head1_bits17_12[2]) & (~zp_vc0_head1_bits17_12[1])));
-assign zp_vc0_head1_or = ((~((~zp_vc0_head1_bits5_0[5]) & zp_vc0_head1_and)) | (~((~zp_vc0_head1_bits11_6[5]) & zp_vc0_head1_and_2))) | (~((~zp_vc0_head1_bits17_12[5]) & zp_vc0_head1_and_3));
-assign zp_vc0_head1_and_4 = (~zp_vc0_head1_bits57_44[3]) & ((~zp_vc0_head1_bits57_44[2]) & ((~zp_vc0_head1_bits57_44[1]) & (~zp_vc0_head1_bits57_44[0])));
-assign zp_vc0_head1_and_5 = (~zp_vc0_head1_bits57_44[7]) & ((~zp_vc0_head1_bits57_44[6]) & ((~zp_vc0_head1_bits57_44[5]) & ((~zp_vc0_head1_bits57_44[4]) & zp_vc0_head1_and_4)));
-assign zp_vc0_head1_and_6 = (~zp_vc0_head1_bits57_44[11]) & ((~zp_vc0_head1_bits57_44[10]) | ((~zp_vc0_head1_bits57_44[9]) & ((~zp_vc0_head1_bits57_44[8]) & zp_vc0_head1_and_5)));
-assign zp_vc0_head1_or_2 = (zp_vc0_head1_or | (~((~zp_vc0_head1_bits21_18[3]) & ((~zp_vc0_head1_bits21_18[2]) & (~zp_vc0_head1_bits21_18[1]))))) | (~((~zp_vc0_head1_bits57_44[13]) & ((~zp_vc0_head1_bits57_44[12]) & zp_vc0_head1_and_6)));
-assign here_z_lt_2 = here_z < zp_vc0_head1_bits17_12;
-assign here_z_half_not_2 = ~(here_z_half < zp_vc0_head1_bits17_12);
-assign zp_vc0_head1_not = ~(zp_vc0_head1_bits17_12 == here_z);
+assign zp_vc0_head1_and = (~zp_vc0_head1[53]) & (~zp_vc0_head1[52]) & (~zp_vc0_head1[51]) & (~zp_vc0_head1[50]) &
+    (~zp_vc0_head1[49]) & (~zp_vc0_head1[48]) & (~zp_vc0_head1[47]) & (~zp_vc0_head1[46]) &
+    (~zp_vc0_head1[45]) & (~zp_vc0_head1[44]);
+assign zp_vc0_head1_or = (~((~zp_vc0_head1[5]) & (~zp_vc0_head1[4]) & (~zp_vc0_head1[3]) & (~zp_vc0_head1[2]) & (~zp_vc0_head1[1]))) |
+    (~((~zp_vc0_head1[11]) & (~zp_vc0_head1[10]) & (~zp_vc0_head1[9]) & (~zp_vc0_head1[8]) &
+    (~zp_vc0_head1[7]))) |
+    (~((~zp_vc0_head1[17]) & (~zp_vc0_head1[16]) & (~zp_vc0_head1[15]) & (~zp_vc0_head1[14]) &
+    (~zp_vc0_head1[13]))) |
+    (~((~zp_vc0_head1[21]) & (~zp_vc0_head1[20]) & (~zp_vc0_head1[19]))) |
+    (~((~zp_vc0_head1[57]) & (~zp_vc0_head1[56]) & (~zp_vc0_head1[55]) &
+    ((~zp_vc0_head1[54]) | zp_vc0_head1_and)));
+assign here_z_lt_2 = here_z < zp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < zp_vc0_head1[17:12]);
+assign zp_vc0_head1_not = ~(zp_vc0_head1[17:12] == here_z);
 assign here_z_top_sel_2 = zp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < zp_vc0_head1_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < zp_vc0_head1_bits11_6);
-assign zp_vc0_head1_not_2 = ~(zp_vc0_head1_bits11_6 == here_y);
+assign here_y_lt_2 = here_y < zp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < zp_vc0_head1[11:6]);
+assign zp_vc0_head1_not_2 = ~(zp_vc0_head1[11:6] == here_y);
 assign here_y_top_sel_2 = zp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < zp_vc0_head1_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < zp_vc0_head1_bits5_0);
-assign zp_vc0_head1_not_3 = ~(zp_vc0_head1_bits5_0 == here_x);
-assign route_out_2 = zp_vc0_head1_not_3 ? 3'h2 : (zp_vc0_head1_not_2 ? 3'h3 : (zp_vc0_head1_not ? 3'h4 : zp_vc0_head1_bits21_18[2:0]));
+assign here_x_lt_2 = here_x < zp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < zp_vc0_head1[5:0]);
+assign zp_vc0_head1_not_3 = ~(zp_vc0_head1[5:0] == here_x);
+assign route_out_2 = zp_vc0_head1_not_3 ? 3'h2 : (zp_vc0_head1_not_2 ? 3'h3 : (zp_vc0_head1_not ? 3'h4 : zp_vc0_head1[20:18]));
 assign route_vc_2 = zp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
-assign zp_vc0_head1_plus = ((({1'h0, zp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign zp_vc0_reroute = (zp_vc0_valid_2 & zp_vc0_head0_fix_2) & (~zp_vc0_pop);
-assign route_vc_cat = {({({({({1'h0, zp_vc0_head1_plus[6:0]}), zp_vc0_head1_or_2}), route_vc_2}), route_out_2}), zp_vc0_head0_keep_2};
-assign zp_vc0_second0_last_2 = zp_vc0_second0[0];
-assign zp_vc0_second0_keep_2 = zp_vc0_second0[16:1];
-assign zp_vc0_second0_out_2 = zp_vc0_second0[19:17];
-assign zp_vc0_second0_ovc_2 = zp_vc0_second0[20];
-assign zp_vc0_second0_drop_2 = zp_vc0_second0[21];
-assign zp_vc0_second0_flits_2 = zp_vc0_second0[28:22];
-assign zp_vc0_second0_fix_2 = zp_vc0_second0[29];
+assign zp_vc0_head1_plus = ((({1'h0, zp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign zp_vc0_reroute = zp_vc0_valid & zp_vc0_head0_fix & (~zp_vc0_pop);
+assign route_vc_cat = {1'h0, zp_vc0_head1_plus[6:0], zp_vc0_head1_or, route_vc_2, route_out_2, zp_vc0_head0_keep,
+    zp_vc0_head0_last};
+assign zp_vc0_second0_last = zp_vc0_second0[0];
+assign zp_vc0_second0_keep = zp_vc0_second0[16:1];
+assign zp_vc0_second0_out = zp_vc0_second0[19:17];
+assign zp_vc0_second0_ovc = zp_vc0_second0[20];
+assign zp_vc0_second0_drop = zp_vc0_second0[21];
+assign zp_vc0_second0_flits = zp_vc0_second0[28:22];
+assign zp_vc0_second0_fix = zp_vc0_second0[29];
 assign s_axis_zp_tvalid_and_5 = s_axis_zp_tvalid & s_axis_zp_tuser;
-assign zp_vc1_second_valid_sel = zp_vc1_pop ? zp_vc1_second_valid_2 : zp_vc1_valid_2;
-assign zp_vc1_third_valid_sel = zp_vc1_pop ? zp_vc1_third_valid : zp_vc1_second_valid_2;
+assign zp_vc1_second_valid_sel = zp_vc1_pop ? zp_vc1_second_valid : zp_vc1_valid;
+assign zp_vc1_third_valid_sel = zp_vc1_pop ? zp_vc1_third_valid : zp_vc1_second_valid;
 assign zp_vc1_pop_and = (~zp_vc1_pop) & zp_vc1_third_valid;
 assign zp_vc1_pop_or = zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed);
-assign s_axis_zp_tvalid_and_6 = (s_axis_zp_tvalid_and_5 & (~zp_vc1_stored)) & (~zp_vc1_pop_or);
+assign s_axis_zp_tvalid_and_6 = s_axis_zp_tvalid_and_5 & (~zp_vc1_stored) & (~zp_vc1_pop_or);
 assign zp_vc1_stored_and = zp_vc1_stored & (~zp_vc1_pop_or);
 assign zp_vc1_landed_or = zp_vc1_landed | s_axis_zp_tvalid_and_6;
 assign zp_vc1_landed_and = zp_vc1_landed & s_axis_zp_tvalid_and_6;
-assign zp_vc1_read0_sel = zp_vc1_landed ? zp_vc1_read0 : zp_expect_head_cat_2;
-assign zp_vc1_read1_sel = zp_vc1_landed ? zp_vc1_read1 : s_axis_zp_tdata_sel_2;
+assign zp_vc1_read0_sel = zp_vc1_landed ? zp_vc1_read0 : zp_expect_head_cat;
+assign zp_vc1_read1_sel = zp_vc1_landed ? zp_vc1_read1 : s_axis_zp_tdata_sel;
 assign s_axis_zp_tvalid_and_7 = s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6);
-assign zp_vc1_head0_last_2 = zp_vc1_head0[0];
-assign zp_vc1_head0_keep_2 = zp_vc1_head0[16:1];
-assign zp_vc1_head0_out_2 = zp_vc1_head0[19:17];
-assign zp_vc1_head0_ovc_2 = zp_vc1_head0[20];
-assign zp_vc1_head0_drop_2 = zp_vc1_head0[21];
-assign zp_vc1_head0_flits_2 = zp_vc1_head0[28:22];
-assign zp_vc1_head0_fix_2 = zp_vc1_head0[29];
+assign zp_vc1_head0_last = zp_vc1_head0[0];
+assign zp_vc1_head0_keep = zp_vc1_head0[16:1];
+assign zp_vc1_head0_out = zp_vc1_head0[19:17];
+assign zp_vc1_head0_ovc = zp_vc1_head0[20];
+assign zp_vc1_head0_drop = zp_vc1_head0[21];
+assign zp_vc1_head0_flits = zp_vc1_head0[28:22];
+assign zp_vc1_head0_fix = zp_vc1_head0[29];
 
 // ---- input zp vc 1: a corrected header routed again ----
-assign zp_vc1_head1_bits119_0 = zp_vc1_head1_2[119:0];
-assign zp_vc1_head1_bits5_0 = zp_vc1_head1_bits119_0[5:0];
-assign zp_vc1_head1_bits11_6 = zp_vc1_head1_bits119_0[11:6];
-assign zp_vc1_head1_bits17_12 = zp_vc1_head1_bits119_0[17:12];
-assign zp_vc1_head1_bits21_18 = zp_vc1_head1_bits119_0[21:18];
-assign zp_vc1_head1_bits57_44 = zp_vc1_head1_bits119_0[57:44];
-assign zp_vc1_head1_and = (~zp_vc1_head1_bits5_0[4]) & ((~zp_vc1_head1_bits5_0[3]) & ((~zp_vc1_head1_bits5_0[2]) & (~zp_vc1_head1_bits5_0[1])));
-assign zp_vc1_head1_and_2 = (~zp_vc1_head1_bits11_6[4]) & ((~zp_vc1_head1_bits11_6[3]) & ((~zp_vc1_head1_bits11_6[2]) & (~zp_vc1_head1_bits11_6[1])));
-assign zp_vc1_head1_and_3 = (~zp_vc1_head1_bits17_12[4]) & ((~zp_vc1_head1_bits17_12[3]) & ((~zp_vc1_head1_bits17_12[2]) & (~zp_vc1_head1_bits17_12[1])));
-assign zp_vc1_head1_or = ((~((~zp_vc1_head1_bits5_0[5]) & zp_vc1_head1_and)) | (~((~zp_vc1_head1_bits11_6[5]) & zp_vc1_head1_and_2))) | (~((~zp_vc1_head1_bits17_12[5]) & zp_vc1_head1_and_3));
-assign zp_vc1_head1_and_4 = (~zp_vc1_head1_bits57_44[3]) & ((~zp_vc1_head1_bits57_44[2]) & ((~zp_vc1_head1_bits57_44[1]) & (~zp_vc1_head1_bits57_44[0])));
-assign zp_vc1_head1_and_5 = (~zp_vc1_head1_bits57_44[7]) & ((~zp_vc1_head1_bits57_44[6]) & ((~zp_vc1_head1_bits57_44[5]) & ((~zp_vc1_head1_bits57_44[4]) & zp_vc1_head1_and_4)));
-assign zp_vc1_head1_and_6 = (~zp_vc1_head1_bits57_44[11]) & ((~zp_vc1_head1_bits57_44[10]) | ((~zp_vc1_head1_bits57_44[9]) & ((~zp_vc1_head1_bits57_44[8]) & zp_vc1_head1_and_5)));
-assign zp_vc1_head1_or_2 = (zp_vc1_head1_or | (~((~zp_vc1_head1_bits21_18[3]) & ((~zp_vc1_head1_bits21_18[2]) & (~zp_vc1_head1_bits21_18[1]))))) | (~((~zp_vc1_head1_bits57_44[13]) & ((~zp_vc1_head1_bits57_44[12]) & zp_vc1_head1_and_6)));
-assign zp_vc1_head1_not = ~(zp_vc1_head1_bits17_12 == here_z);
-assign here_y_lt_3 = here_y < zp_vc1_head1_bits11_6;
-assign here_y_half_not_3 = ~(here_y_half < zp_vc1_head1_bits11_6);
-assign zp_vc1_head1_not_2 = ~(zp_vc1_head1_bits11_6 == here_y);
+assign zp_vc1_head1_and = (~zp_vc1_head1[53]) & (~zp_vc1_head1[52]) & (~zp_vc1_head1[51]) & (~zp_vc1_head1[50]) &
+    (~zp_vc1_head1[49]) & (~zp_vc1_head1[48]) & (~zp_vc1_head1[47]) & (~zp_vc1_head1[46]) &
+    (~zp_vc1_head1[45]) & (~zp_vc1_head1[44]);
+assign zp_vc1_head1_or = (~((~zp_vc1_head1[5]) & (~zp_vc1_head1[4]) & (~zp_vc1_head1[3]) & (~zp_vc1_head1[2]) & (~zp_vc1_head1[1]))) |
+    (~((~zp_vc1_head1[11]) & (~zp_vc1_head1[10]) & (~zp_vc1_head1[9]) & (~zp_vc1_head1[8]) &
+    (~zp_vc1_head1[7]))) |
+    (~((~zp_vc1_head1[17]) & (~zp_vc1_head1[16]) & (~zp_vc1_head1[15]) & (~zp_vc1_head1[14]) &
+    (~zp_vc1_head1[13]))) |
+    (~((~zp_vc1_head1[21]) & (~zp_vc1_head1[20]) & (~zp_vc1_head1[19]))) |
+    (~((~zp_vc1_head1[57]) & (~zp_vc1_head1[56]) & (~zp_vc1_head1[55]) &
+    ((~zp_vc1_head1[54]) | zp_vc1_head1_and)));
+assign zp_vc1_head1_not = ~(zp_vc1_head1[17:12] == here_z);
+assign here_y_lt_3 = here_y < zp_vc1_head1[11:6];
+assign here_y_half_not_3 = ~(here_y_half < zp_vc1_head1[11:6]);
+assign zp_vc1_head1_not_2 = ~(zp_vc1_head1[11:6] == here_y);
 assign here_y_top_sel_3 = zp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : (zp_vc1_head1_not ? 1'h1 : 1'h0);
-assign here_x_lt_3 = here_x < zp_vc1_head1_bits5_0;
-assign here_x_half_not_3 = ~(here_x_half < zp_vc1_head1_bits5_0);
-assign zp_vc1_head1_not_3 = ~(zp_vc1_head1_bits5_0 == here_x);
-assign route_out_3 = zp_vc1_head1_not_3 ? 3'h2 : (zp_vc1_head1_not_2 ? 3'h3 : (zp_vc1_head1_not ? 3'h4 : zp_vc1_head1_bits21_18[2:0]));
+assign here_x_lt_3 = here_x < zp_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < zp_vc1_head1[5:0]);
+assign zp_vc1_head1_not_3 = ~(zp_vc1_head1[5:0] == here_x);
+assign route_out_3 = zp_vc1_head1_not_3 ? 3'h2 : (zp_vc1_head1_not_2 ? 3'h3 : (zp_vc1_head1_not ? 3'h4 : zp_vc1_head1[20:18]));
 assign route_vc_3 = zp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : here_y_top_sel_3;
-assign zp_vc1_head1_plus = ((({1'h0, zp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign zp_vc1_reroute = (zp_vc1_valid_2 & zp_vc1_head0_fix_2) & (~zp_vc1_pop);
-assign route_vc_cat_2 = {({({({({1'h0, zp_vc1_head1_plus[6:0]}), zp_vc1_head1_or_2}), route_vc_3}), route_out_3}), zp_vc1_head0_keep_2};
-assign zp_vc1_second0_last_2 = zp_vc1_second0[0];
-assign zp_vc1_second0_keep_2 = zp_vc1_second0[16:1];
-assign zp_vc1_second0_out_2 = zp_vc1_second0[19:17];
-assign zp_vc1_second0_ovc_2 = zp_vc1_second0[20];
-assign zp_vc1_second0_drop_2 = zp_vc1_second0[21];
-assign zp_vc1_second0_flits_2 = zp_vc1_second0[28:22];
-assign zp_vc1_second0_fix_2 = zp_vc1_second0[29];
+assign zp_vc1_head1_plus = ((({1'h0, zp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign zp_vc1_reroute = zp_vc1_valid & zp_vc1_head0_fix & (~zp_vc1_pop);
+assign route_vc_cat_2 = {1'h0, zp_vc1_head1_plus[6:0], zp_vc1_head1_or, route_vc_3, route_out_3, zp_vc1_head0_keep,
+    zp_vc1_head0_last};
+assign zp_vc1_second0_last = zp_vc1_second0[0];
+assign zp_vc1_second0_keep = zp_vc1_second0[16:1];
+assign zp_vc1_second0_out = zp_vc1_second0[19:17];
+assign zp_vc1_second0_ovc = zp_vc1_second0[20];
+assign zp_vc1_second0_drop = zp_vc1_second0[21];
+assign zp_vc1_second0_flits = zp_vc1_second0[28:22];
+assign zp_vc1_second0_fix = zp_vc1_second0[29];
 
 always @(posedge clk) begin
     if (rst) zp_expect_head <= 1'h1; else zp_expect_head <= s_axis_zp_tvalid ? s_axis_zp_tlast : zp_expect_head;
     if (rst) stat_zp_ecc_corrected_event <= 1'h0; else stat_zp_ecc_corrected_event <= s_axis_zp_tvalid_and & s_axis_zp_tdata_parity;
-    if (rst) stat_zp_ecc_corrected_2 <= 32'h0; else stat_zp_ecc_corrected_2 <= stat_zp_ecc_corrected_event ? (stat_zp_ecc_corrected_2 + 32'h1) : stat_zp_ecc_corrected_2;
+    if (rst) stat_zp_ecc_corrected <= 32'h0; else stat_zp_ecc_corrected <= stat_zp_ecc_corrected_event ? (stat_zp_ecc_corrected + 32'h1) : stat_zp_ecc_corrected;
     if (rst) stat_zp_ecc_uncorrectable_event <= 1'h0; else stat_zp_ecc_uncorrectable_event <= s_axis_zp_tvalid_and & s_axis_zp_tdata_and;
-    if (rst) stat_zp_ecc_uncorrectable_2 <= 32'h0; else stat_zp_ecc_uncorrectable_2 <= stat_zp_ecc_uncorrectable_event ? (stat_zp_ecc_uncorrectable_2 + 32'h1) : stat_zp_ecc_uncorrectable_2;
-    if (rst) stat_zp_dropped_2 <= 32'h0; else stat_zp_dropped_2 <= ((stat_zp_dropped_2 + ({31'h0, stat_zp_dropped_arrival_event})) + ({31'h0, stat_zp_dropped_vc0_event})) + ({31'h0, stat_zp_dropped_vc1_event});
-    if (rst) stat_zp_dropped_arrival_event <= 1'h0; else stat_zp_dropped_arrival_event <= (s_axis_zp_tvalid_and & drop) & (~s_axis_zp_tdata_parity);
-    if (rst) stat_zp_dropped_vc0_event <= 1'h0; else stat_zp_dropped_vc0_event <= zp_vc0_reroute & zp_vc0_head1_or_2;
-    if (rst) stat_zp_dropped_vc1_event <= 1'h0; else stat_zp_dropped_vc1_event <= zp_vc1_reroute & zp_vc1_head1_or_2;
+    if (rst) stat_zp_ecc_uncorrectable <= 32'h0; else stat_zp_ecc_uncorrectable <= stat_zp_ecc_uncorrectable_event ? (stat_zp_ecc_uncorrectable + 32'h1) : stat_zp_ecc_uncorrectable;
+    if (rst) stat_zp_dropped <= 32'h0; else stat_zp_dropped <= ((stat_zp_dropped + ({31'h0, stat_zp_dropped_arrival_event})) + ({31'h0, stat_zp_dropped_vc0_event})) + ({31'h0, stat_zp_dropped_vc1_event});
+    if (rst) stat_zp_dropped_arrival_event <= 1'h0; else stat_zp_dropped_arrival_event <= s_axis_zp_tvalid_and & drop & (~s_axis_zp_tdata_parity);
+    if (rst) stat_zp_dropped_vc0_event <= 1'h0; else stat_zp_dropped_vc0_event <= zp_vc0_reroute & zp_vc0_head1_or;
+    if (rst) stat_zp_dropped_vc1_event <= 1'h0; else stat_zp_dropped_vc1_event <= zp_vc1_reroute & zp_vc1_head1_or;
     if (rst) zp_vc0_wr <= 9'h0; else zp_vc0_wr <= zp_vc0_wr + ({8'h0, s_axis_zp_tvalid_and_4});
     if (rst) zp_vc0_rd <= 9'h0; else zp_vc0_rd <= zp_vc0_rd + ({8'h0, zp_vc0_stored_and});
     if (rst) zp_vc0_stored <= 1'h0; else zp_vc0_stored <= s_axis_zp_tvalid_and_4 | (zp_vc0_stored & (~(zp_vc0_stored_and & ((zp_vc0_wr - zp_vc0_rd) == 9'h1))));
     if (rst) zp_vc0_landed <= 1'h0; else zp_vc0_landed <= zp_vc0_stored_and;
-    if (rst) zp_vc0_valid_2 <= 1'h0; else zp_vc0_valid_2 <= zp_vc0_second_valid_sel | zp_vc0_landed_or;
-    if (rst) zp_vc0_second_valid_2 <= 1'h0; else zp_vc0_second_valid_2 <= (zp_vc0_third_valid_sel | (zp_vc0_second_valid_sel & zp_vc0_landed_or)) | zp_vc0_landed_and;
-    if (rst) zp_vc0_third_valid <= 1'h0; else zp_vc0_third_valid <= (zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed_or)) | (zp_vc0_second_valid_sel & zp_vc0_landed_and);
+    if (rst) zp_vc0_valid <= 1'h0; else zp_vc0_valid <= zp_vc0_second_valid_sel | zp_vc0_landed_or;
+    if (rst) zp_vc0_second_valid <= 1'h0; else zp_vc0_second_valid <= zp_vc0_third_valid_sel | (zp_vc0_second_valid_sel & zp_vc0_landed_or) | zp_vc0_landed_and;
+    if (rst) zp_vc0_third_valid <= 1'h0; else zp_vc0_third_valid <= zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed_or) |
+    (zp_vc0_second_valid_sel & zp_vc0_landed_and);
     if (zp_vc0_stored_and) zp_vc0_read0 <= zp_vc0_mem0[zp_vc0_rd[7:0]];
-    if ((zp_vc0_pop | (~zp_vc0_valid_2)) | zp_vc0_reroute) zp_vc0_head0 <= zp_vc0_reroute ? ({route_vc_cat, zp_vc0_head0_last_2}) : ((zp_vc0_pop & zp_vc0_second_valid_2) ? zp_vc0_second0 : zp_vc0_read0_sel);
-    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second0 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third0 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? zp_expect_head_cat_2 : zp_vc0_read0_sel);
-    if (~zp_vc0_pop_and) zp_vc0_third0 <= zp_vc0_third_valid_sel ? zp_vc0_read0_sel : zp_expect_head_cat_2;
+    if (zp_vc0_pop | (~zp_vc0_valid) | zp_vc0_reroute) zp_vc0_head0 <= zp_vc0_reroute ? route_vc_cat : ((zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second0 : zp_vc0_read0_sel);
+    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second0 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third0 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? zp_expect_head_cat : zp_vc0_read0_sel);
+    if (~zp_vc0_pop_and) zp_vc0_third0 <= zp_vc0_third_valid_sel ? zp_vc0_read0_sel : zp_expect_head_cat;
     if (zp_vc0_stored_and) zp_vc0_read1 <= zp_vc0_mem1[zp_vc0_rd[7:0]];
-    if (zp_vc0_pop | (~zp_vc0_valid_2)) zp_vc0_head1_2 <= (zp_vc0_pop & zp_vc0_second_valid_2) ? zp_vc0_second1_2 : zp_vc0_read1_sel;
-    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second1_2 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third1 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? s_axis_zp_tdata_sel_2 : zp_vc0_read1_sel);
-    if (~zp_vc0_pop_and) zp_vc0_third1 <= zp_vc0_third_valid_sel ? zp_vc0_read1_sel : s_axis_zp_tdata_sel_2;
+    if (zp_vc0_pop | (~zp_vc0_valid)) zp_vc0_head1 <= (zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second1 : zp_vc0_read1_sel;
+    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second1 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third1 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? s_axis_zp_tdata_sel : zp_vc0_read1_sel);
+    if (~zp_vc0_pop_and) zp_vc0_third1 <= zp_vc0_third_valid_sel ? zp_vc0_read1_sel : s_axis_zp_tdata_sel;
     if (rst) zp_vc1_wr <= 9'h0; else zp_vc1_wr <= zp_vc1_wr + ({8'h0, s_axis_zp_tvalid_and_7});
     if (rst) zp_vc1_rd <= 9'h0; else zp_vc1_rd <= zp_vc1_rd + ({8'h0, zp_vc1_stored_and});
     if (rst) zp_vc1_stored <= 1'h0; else zp_vc1_stored <= s_axis_zp_tvalid_and_7 | (zp_vc1_stored & (~(zp_vc1_stored_and & ((zp_vc1_wr - zp_vc1_rd) == 9'h1))));
     if (rst) zp_vc1_landed <= 1'h0; else zp_vc1_landed <= zp_vc1_stored_and;
-    if (rst) zp_vc1_valid_2 <= 1'h0; else zp_vc1_valid_2 <= zp_vc1_second_valid_sel | zp_vc1_landed_or;
-    if (rst) zp_vc1_second_valid_2 <= 1'h0; else zp_vc1_second_valid_2 <= (zp_vc1_third_valid_sel | (zp_vc1_second_valid_sel & zp_vc1_landed_or)) | zp_vc1_landed_and;
-    if (rst) zp_vc1_third_valid <= 1'h0; else zp_vc1_third_valid <= (zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed_or)) | (zp_vc1_second_valid_sel & zp_vc1_landed_and);
+    if (rst) zp_vc1_valid <= 1'h0; else zp_vc1_valid <= zp_vc1_second_valid_sel | zp_vc1_landed_or;
+    if (rst) zp_vc1_second_valid <= 1'h0; else zp_vc1_second_valid <= zp_vc1_third_valid_sel | (zp_vc1_second_valid_sel & zp_vc1_landed_or) | zp_vc1_landed_and;
+    if (rst) zp_vc1_third_valid <= 1'h0; else zp_vc1_third_valid <= zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed_or) |
+    (zp_vc1_second_valid_sel & zp_vc1_landed_and);
     if (zp_vc1_stored_and) zp_vc1_read0 <= zp_vc1_mem0[zp_vc1_rd[7:0]];
-    if ((zp_vc1_pop | (~zp_vc1_valid_2)) | zp_vc1_reroute) zp_vc1_head0 <= zp_vc1_reroute ? ({route_vc_cat_2, zp_vc1_head0_last_2}) : ((zp_vc1_pop & zp_vc1_second_valid_2) ? zp_vc1_second0 : zp_vc1_read0_sel);
-    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second0 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third0 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? zp_expect_head_cat_2 : zp_vc1_read0_sel);
-    if (~zp_vc1_pop_and) zp_vc1_third0 <= zp_vc1_third_valid_sel ? zp_vc1_read0_sel : zp_expect_head_cat_2;
+    if (zp_vc1_pop | (~zp_vc1_valid) | zp_vc1_reroute) zp_vc1_head0 <= zp_vc1_reroute ? route_vc_cat_2 : ((zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second0 : zp_vc1_read0_sel);
+    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second0 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third0 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? zp_expect_head_cat : zp_vc1_read0_sel);
+    if (~zp_vc1_pop_and) zp_vc1_third0 <= zp_vc1_third_valid_sel ? zp_vc1_read0_sel : zp_expect_head_cat;
     if (zp_vc1_stored_and) zp_vc1_read1 <= zp_vc1_mem1[zp_vc1_rd[7:0]];
-    if (zp_vc1_pop | (~zp_vc1_valid_2)) zp_vc1_head1_2 <= (zp_vc1_pop & zp_vc1_second_valid_2) ? zp_vc1_second1_2 : zp_vc1_read1_sel;
-    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second1_2 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third1 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? s_axis_zp_tdata_sel_2 : zp_vc1_read1_sel);
-    if (~zp_vc1_pop_and) zp_vc1_third1 <= zp_vc1_third_valid_sel ? zp_vc1_read1_sel : s_axis_zp_tdata_sel_2;
-    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem0[zp_vc0_wr[7:0]] <= zp_expect_head_cat_2;
-    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem1[zp_vc0_wr[7:0]] <= s_axis_zp_tdata_sel_2;
-    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem0[zp_vc1_wr[7:0]] <= zp_expect_head_cat_2;
-    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem1[zp_vc1_wr[7:0]] <= s_axis_zp_tdata_sel_2;
+    if (zp_vc1_pop | (~zp_vc1_valid)) zp_vc1_head1 <= (zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second1 : zp_vc1_read1_sel;
+    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second1 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third1 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? s_axis_zp_tdata_sel : zp_vc1_read1_sel);
+    if (~zp_vc1_pop_and) zp_vc1_third1 <= zp_vc1_third_valid_sel ? zp_vc1_read1_sel : s_axis_zp_tdata_sel;
+    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem0[zp_vc0_wr[7:0]] <= zp_expect_head_cat;
+    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem1[zp_vc0_wr[7:0]] <= s_axis_zp_tdata_sel;
+    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem0[zp_vc1_wr[7:0]] <= zp_expect_head_cat;
+    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem1[zp_vc1_wr[7:0]] <= s_axis_zp_tdata_sel;
 end
 
-assign stat_zp_ecc_corrected = stat_zp_ecc_corrected_2;
-assign stat_zp_ecc_uncorrectable = stat_zp_ecc_uncorrectable_2;
-assign stat_zp_dropped = stat_zp_dropped_2;
-assign zp_vc0_valid = zp_vc0_valid_2;
-assign zp_vc0_second_valid = zp_vc0_second_valid_2;
-assign zp_vc0_head1 = zp_vc0_head1_2;
-assign zp_vc0_second1 = zp_vc0_second1_2;
-assign zp_vc0_head0_last = zp_vc0_head0_last_2;
-assign zp_vc0_head0_keep = zp_vc0_head0_keep_2;
-assign zp_vc0_head0_out = zp_vc0_head0_out_2;
-assign zp_vc0_head0_ovc = zp_vc0_head0_ovc_2;
-assign zp_vc0_head0_drop = zp_vc0_head0_drop_2;
-assign zp_vc0_head0_flits = zp_vc0_head0_flits_2;
-assign zp_vc0_head0_fix = zp_vc0_head0_fix_2;
-assign zp_vc0_second0_last = zp_vc0_second0_last_2;
-assign zp_vc0_second0_keep = zp_vc0_second0_keep_2;
-assign zp_vc0_second0_out = zp_vc0_second0_out_2;
-assign zp_vc0_second0_ovc = zp_vc0_second0_ovc_2;
-assign zp_vc0_second0_drop = zp_vc0_second0_drop_2;
-assign zp_vc0_second0_flits = zp_vc0_second0_flits_2;
-assign zp_vc0_second0_fix = zp_vc0_second0_fix_2;
-assign zp_vc1_valid = zp_vc1_valid_2;
-assign zp_vc1_second_valid = zp_vc1_second_valid_2;
-assign zp_vc1_head1 = zp_vc1_head1_2;
-assign zp_vc1_second1 = zp_vc1_second1_2;
-assign zp_vc1_head0_last = zp_vc1_head0_last_2;
-assign zp_vc1_head0_keep = zp_vc1_head0_keep_2;
-assign zp_vc1_head0_out = zp_vc1_head0_out_2;
-assign zp_vc1_head0_ovc = zp_vc1_head0_ovc_2;
-assign zp_vc1_head0_drop = zp_vc1_head0_drop_2;
-assign zp_vc1_head0_flits = zp_vc1_head0_flits_2;
-assign zp_vc1_head0_fix = zp_vc1_head0_fix_2;
-assign zp_vc1_second0_last = zp_vc1_second0_last_2;
-assign zp_vc1_second0_keep = zp_vc1_second0_keep_2;
-assign zp_vc1_second0_out = zp_vc1_second0_out_2;
-assign zp_vc1_second0_ovc = zp_vc1_second0_ovc_2;
-assign zp_vc1_second0_drop = zp_vc1_second0_drop_2;
-assign zp_vc1_second0_flits = zp_vc1_second0_flits_2;
-assign zp_vc1_second0_fix = zp_vc1_second0_fix_2;
 endmodule
 
 module router_2x2x2_output_p0(
@@ -4068,7 +3508,7 @@ module router_2x2x2_output_p0(
     p0_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_p0_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4111,7 +3551,7 @@ module router_2x2x2_output_p0(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [6:0] p0_vc0_head0_flits_or;
     /* verilator lint_on UNUSEDSIGNAL */
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_p0_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4128,31 +3568,23 @@ module router_2x2x2_output_p0(
     input wire yp_vc1_head0_last_sel;
     input wire zp_vc1_head0_last_sel;
     // outputs: status and counters
-    output wire p0_out_valid;
-    output wire p0_slot;
-    output wire p0_owned;
-    output wire [127:0] p0_out_data0;
-    output wire [15:0] p0_out_keep;
-    output wire p0_out_last;
-    output wire [31:0] stat_p0_packets;
-    output wire [31:0] stat_p0_flits;
-    output wire [31:0] stat_p0_stalls;
+    output reg p0_out_valid;
+    output reg p0_slot;
+    output reg p0_owned;
+    output reg [127:0] p0_out_data0;
+    output reg [15:0] p0_out_keep;
+    output reg p0_out_last;
+    output reg [31:0] stat_p0_packets;
+    output reg [31:0] stat_p0_flits;
+    output reg [31:0] stat_p0_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg p0_out_valid_2;
 reg p0_skid_valid;
 reg p0_skid2_valid;
 reg [4:0] p0_sel;
-reg p0_slot_2;
-reg p0_owned_2;
 reg p0_asked;
 // output p0
-wire p0_sel_b0;
-wire p0_sel_b1;
-wire p0_sel_b2;
-wire p0_sel_b3;
-wire p0_sel_b4;
 wire p0_sel_is0;
 wire p0_push;
 wire p0_out_valid_or;
@@ -4161,78 +3593,58 @@ wire p0_skid_valid_sel;
 wire p0_skid2_valid_sel;
 wire p0_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] p0_skid2_data0;
 reg [127:0] p0_skid_data0;
-reg [127:0] p0_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] p0_skid2_keep;
 reg [15:0] p0_skid_keep;
-reg [15:0] p0_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg p0_skid2_last;
 reg p0_skid_last;
-reg p0_out_last_2;
-reg [31:0] stat_p0_packets_2;
-reg [31:0] stat_p0_flits_2;
-reg [31:0] stat_p0_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output p0 ----
-assign p0_sel_b0 = p0_sel[0];
-assign p0_sel_b1 = p0_sel[1];
-assign p0_sel_b2 = p0_sel[2];
-assign p0_sel_b3 = p0_sel[3];
-assign p0_sel_b4 = p0_sel[4];
 assign p0_sel_is0 = p0_sel == 5'h0;
 assign p0_push = ~p0_sel_is0;
-assign p0_out_valid_or = (~p0_out_valid_2) | m_axis_p0_tready;
-assign p0_out_valid_and = p0_out_valid_2 & m_axis_p0_tready;
-assign p0_skid_valid_sel = p0_out_valid_and ? p0_skid_valid : p0_out_valid_2;
+assign p0_out_valid_or = (~p0_out_valid) | m_axis_p0_tready;
+assign p0_out_valid_and = p0_out_valid & m_axis_p0_tready;
+assign p0_skid_valid_sel = p0_out_valid_and ? p0_skid_valid : p0_out_valid;
 assign p0_skid2_valid_sel = p0_out_valid_and ? p0_skid2_valid : p0_skid_valid;
 assign p0_skid2_valid_or = p0_skid2_valid_sel | (p0_skid_valid_sel & p0_push);
-assign p0_vc0_send_header_sel_or = (((p0_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p0_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p0_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (p0_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (p0_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((p0_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (p0_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (p0_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (p0_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (p0_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((p0_sel_b0 ? p0_vc0_head0_last : 1'h0) | (p0_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (p0_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (p0_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (p0_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_send_header_sel_or = (p0_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (p0_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (p0_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (p0_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (p0_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (p0_sel[0] ? p0_vc0_head0_keep : 16'h0) | (p0_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (p0_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (p0_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (p0_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (p0_sel[0] ? p0_vc0_head0_last : 1'h0) | (p0_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (p0_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (p0_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (p0_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
 
 always @(posedge clk) begin
-    if (rst) p0_out_valid_2 <= 1'h0; else p0_out_valid_2 <= p0_skid_valid_sel | p0_push;
+    if (rst) p0_out_valid <= 1'h0; else p0_out_valid <= p0_skid_valid_sel | p0_push;
     if (rst) p0_skid_valid <= 1'h0; else p0_skid_valid <= p0_skid2_valid_or;
     if (rst) p0_skid2_valid <= 1'h0; else p0_skid2_valid <= ((~p0_out_valid_and) & p0_skid2_valid) | (p0_skid2_valid_sel & p0_push);
     if (rst) p0_sel <= 5'h0; else p0_sel <= zp_busy_cat;
-    if (rst) p0_slot_2 <= 1'h1; else p0_slot_2 <= ~p0_skid2_valid_or;
-    if (rst) p0_owned_2 <= 1'h0; else p0_owned_2 <= p0_owned_or;
-    if (rst) p0_asked <= 1'h0; else p0_asked <= p1_vc0_head0_drop_not;
-    if (rst) p0_skid2_data0 <= 128'h0; else p0_skid2_data0 <= p0_push ? p0_vc0_send_header_sel_or_2 : p0_skid2_data0;
-    if (rst) p0_skid_data0 <= 128'h0; else p0_skid_data0 <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_data0 : p0_vc0_send_header_sel_or_2) : p0_skid_data0;
-    if (rst) p0_out_data0_2 <= 128'h0; else p0_out_data0_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_data0 : p0_vc0_send_header_sel_or_2) : p0_out_data0_2;
-    if (rst) p0_skid2_keep <= 16'h0; else p0_skid2_keep <= p0_push ? p0_vc0_head0_keep_or_2 : p0_skid2_keep;
-    if (rst) p0_skid_keep <= 16'h0; else p0_skid_keep <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_keep : p0_vc0_head0_keep_or_2) : p0_skid_keep;
-    if (rst) p0_out_keep_2 <= 16'h0; else p0_out_keep_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_keep : p0_vc0_head0_keep_or_2) : p0_out_keep_2;
-    if (rst) p0_skid2_last <= 1'h0; else p0_skid2_last <= p0_push ? p0_vc0_head0_last_or_2 : p0_skid2_last;
-    if (rst) p0_skid_last <= 1'h0; else p0_skid_last <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_last : p0_vc0_head0_last_or_2) : p0_skid_last;
-    if (rst) p0_out_last_2 <= 1'h0; else p0_out_last_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_last : p0_vc0_head0_last_or_2) : p0_out_last_2;
-    if (rst) stat_p0_packets_2 <= 32'h0; else stat_p0_packets_2 <= (p0_push & p0_vc0_head0_last_or_2) ? (stat_p0_packets_2 + 32'h1) : stat_p0_packets_2;
-    if (rst) stat_p0_flits_2 <= 32'h0; else stat_p0_flits_2 <= p0_push ? (stat_p0_flits_2 + 32'h1) : stat_p0_flits_2;
-    if (rst) stat_p0_stalls_2 <= 32'h0; else stat_p0_stalls_2 <= ((p0_owned_2 | p0_asked) & p0_sel_is0) ? (stat_p0_stalls_2 + 32'h1) : stat_p0_stalls_2;
+    if (rst) p0_slot <= 1'h1; else p0_slot <= ~p0_skid2_valid_or;
+    if (rst) p0_owned <= 1'h0; else p0_owned <= p0_owned_or;
+    if (rst) p0_asked <= 1'h0; else p0_asked <= zp_vc0_asks_p0_not;
+    if (rst) p0_skid2_data0 <= 128'h0; else p0_skid2_data0 <= p0_push ? p0_vc0_send_header_sel_or : p0_skid2_data0;
+    if (rst) p0_skid_data0 <= 128'h0; else p0_skid_data0 <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_data0 : p0_vc0_send_header_sel_or) : p0_skid_data0;
+    if (rst) p0_out_data0 <= 128'h0; else p0_out_data0 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_data0 : p0_vc0_send_header_sel_or) : p0_out_data0;
+    if (rst) p0_skid2_keep <= 16'h0; else p0_skid2_keep <= p0_push ? p0_vc0_head0_keep_or : p0_skid2_keep;
+    if (rst) p0_skid_keep <= 16'h0; else p0_skid_keep <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_keep : p0_vc0_head0_keep_or) : p0_skid_keep;
+    if (rst) p0_out_keep <= 16'h0; else p0_out_keep <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_keep : p0_vc0_head0_keep_or) : p0_out_keep;
+    if (rst) p0_skid2_last <= 1'h0; else p0_skid2_last <= p0_push ? p0_vc0_head0_last_or : p0_skid2_last;
+    if (rst) p0_skid_last <= 1'h0; else p0_skid_last <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_last : p0_vc0_head0_last_or) : p0_skid_last;
+    if (rst) p0_out_last <= 1'h0; else p0_out_last <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_last : p0_vc0_head0_last_or) : p0_out_last;
+    if (rst) stat_p0_packets <= 32'h0; else stat_p0_packets <= (p0_push & p0_vc0_head0_last_or) ? (stat_p0_packets + 32'h1) : stat_p0_packets;
+    if (rst) stat_p0_flits <= 32'h0; else stat_p0_flits <= p0_push ? (stat_p0_flits + 32'h1) : stat_p0_flits;
+    if (rst) stat_p0_stalls <= 32'h0; else stat_p0_stalls <= ((p0_owned | p0_asked) & p0_sel_is0) ? (stat_p0_stalls + 32'h1) : stat_p0_stalls;
 end
 
-assign p0_out_valid = p0_out_valid_2;
-assign p0_slot = p0_slot_2;
-assign p0_owned = p0_owned_2;
-assign p0_out_data0 = p0_out_data0_2;
-assign p0_out_keep = p0_out_keep_2;
-assign p0_out_last = p0_out_last_2;
-assign stat_p0_packets = stat_p0_packets_2;
-assign stat_p0_flits = stat_p0_flits_2;
-assign stat_p0_stalls = stat_p0_stalls_2;
 endmodule
 
 module router_2x2x2_output_p1(
@@ -4244,7 +3656,7 @@ module router_2x2x2_output_p1(
     p1_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_p1_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4287,7 +3699,7 @@ module router_2x2x2_output_p1(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [6:0] p0_vc0_head0_flits_or;
     /* verilator lint_on UNUSEDSIGNAL */
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_p1_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4304,31 +3716,23 @@ module router_2x2x2_output_p1(
     input wire yp_vc1_head0_last_sel;
     input wire zp_vc1_head0_last_sel;
     // outputs: status and counters
-    output wire p1_out_valid;
-    output wire p1_slot;
-    output wire p1_owned;
-    output wire [127:0] p1_out_data0;
-    output wire [15:0] p1_out_keep;
-    output wire p1_out_last;
-    output wire [31:0] stat_p1_packets;
-    output wire [31:0] stat_p1_flits;
-    output wire [31:0] stat_p1_stalls;
+    output reg p1_out_valid;
+    output reg p1_slot;
+    output reg p1_owned;
+    output reg [127:0] p1_out_data0;
+    output reg [15:0] p1_out_keep;
+    output reg p1_out_last;
+    output reg [31:0] stat_p1_packets;
+    output reg [31:0] stat_p1_flits;
+    output reg [31:0] stat_p1_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg p1_out_valid_2;
 reg p1_skid_valid;
 reg p1_skid2_valid;
 reg [4:0] p1_sel;
-reg p1_slot_2;
-reg p1_owned_2;
 reg p1_asked;
 // output p1
-wire p1_sel_b0;
-wire p1_sel_b1;
-wire p1_sel_b2;
-wire p1_sel_b3;
-wire p1_sel_b4;
 wire p1_sel_is0;
 wire p1_push;
 wire p1_out_valid_or;
@@ -4337,78 +3741,58 @@ wire p1_skid_valid_sel;
 wire p1_skid2_valid_sel;
 wire p1_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] p1_skid2_data0;
 reg [127:0] p1_skid_data0;
-reg [127:0] p1_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] p1_skid2_keep;
 reg [15:0] p1_skid_keep;
-reg [15:0] p1_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg p1_skid2_last;
 reg p1_skid_last;
-reg p1_out_last_2;
-reg [31:0] stat_p1_packets_2;
-reg [31:0] stat_p1_flits_2;
-reg [31:0] stat_p1_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output p1 ----
-assign p1_sel_b0 = p1_sel[0];
-assign p1_sel_b1 = p1_sel[1];
-assign p1_sel_b2 = p1_sel[2];
-assign p1_sel_b3 = p1_sel[3];
-assign p1_sel_b4 = p1_sel[4];
 assign p1_sel_is0 = p1_sel == 5'h0;
 assign p1_push = ~p1_sel_is0;
-assign p1_out_valid_or = (~p1_out_valid_2) | m_axis_p1_tready;
-assign p1_out_valid_and = p1_out_valid_2 & m_axis_p1_tready;
-assign p1_skid_valid_sel = p1_out_valid_and ? p1_skid_valid : p1_out_valid_2;
+assign p1_out_valid_or = (~p1_out_valid) | m_axis_p1_tready;
+assign p1_out_valid_and = p1_out_valid & m_axis_p1_tready;
+assign p1_skid_valid_sel = p1_out_valid_and ? p1_skid_valid : p1_out_valid;
 assign p1_skid2_valid_sel = p1_out_valid_and ? p1_skid2_valid : p1_skid_valid;
 assign p1_skid2_valid_or = p1_skid2_valid_sel | (p1_skid_valid_sel & p1_push);
-assign p0_vc0_send_header_sel_or = (((p1_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p1_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p1_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (p1_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (p1_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((p1_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (p1_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (p1_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (p1_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (p1_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((p1_sel_b0 ? p0_vc0_head0_last : 1'h0) | (p1_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (p1_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (p1_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (p1_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_send_header_sel_or = (p1_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (p1_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (p1_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (p1_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (p1_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (p1_sel[0] ? p0_vc0_head0_keep : 16'h0) | (p1_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (p1_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (p1_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (p1_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (p1_sel[0] ? p0_vc0_head0_last : 1'h0) | (p1_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (p1_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (p1_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (p1_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
 
 always @(posedge clk) begin
-    if (rst) p1_out_valid_2 <= 1'h0; else p1_out_valid_2 <= p1_skid_valid_sel | p1_push;
+    if (rst) p1_out_valid <= 1'h0; else p1_out_valid <= p1_skid_valid_sel | p1_push;
     if (rst) p1_skid_valid <= 1'h0; else p1_skid_valid <= p1_skid2_valid_or;
     if (rst) p1_skid2_valid <= 1'h0; else p1_skid2_valid <= ((~p1_out_valid_and) & p1_skid2_valid) | (p1_skid2_valid_sel & p1_push);
     if (rst) p1_sel <= 5'h0; else p1_sel <= zp_busy_cat;
-    if (rst) p1_slot_2 <= 1'h1; else p1_slot_2 <= ~p1_skid2_valid_or;
-    if (rst) p1_owned_2 <= 1'h0; else p1_owned_2 <= p1_owned_or;
-    if (rst) p1_asked <= 1'h0; else p1_asked <= p1_vc0_head0_drop_not;
-    if (rst) p1_skid2_data0 <= 128'h0; else p1_skid2_data0 <= p1_push ? p0_vc0_send_header_sel_or_2 : p1_skid2_data0;
-    if (rst) p1_skid_data0 <= 128'h0; else p1_skid_data0 <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_data0 : p0_vc0_send_header_sel_or_2) : p1_skid_data0;
-    if (rst) p1_out_data0_2 <= 128'h0; else p1_out_data0_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_data0 : p0_vc0_send_header_sel_or_2) : p1_out_data0_2;
-    if (rst) p1_skid2_keep <= 16'h0; else p1_skid2_keep <= p1_push ? p0_vc0_head0_keep_or_2 : p1_skid2_keep;
-    if (rst) p1_skid_keep <= 16'h0; else p1_skid_keep <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_keep : p0_vc0_head0_keep_or_2) : p1_skid_keep;
-    if (rst) p1_out_keep_2 <= 16'h0; else p1_out_keep_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_keep : p0_vc0_head0_keep_or_2) : p1_out_keep_2;
-    if (rst) p1_skid2_last <= 1'h0; else p1_skid2_last <= p1_push ? p0_vc0_head0_last_or_2 : p1_skid2_last;
-    if (rst) p1_skid_last <= 1'h0; else p1_skid_last <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_last : p0_vc0_head0_last_or_2) : p1_skid_last;
-    if (rst) p1_out_last_2 <= 1'h0; else p1_out_last_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_last : p0_vc0_head0_last_or_2) : p1_out_last_2;
-    if (rst) stat_p1_packets_2 <= 32'h0; else stat_p1_packets_2 <= (p1_push & p0_vc0_head0_last_or_2) ? (stat_p1_packets_2 + 32'h1) : stat_p1_packets_2;
-    if (rst) stat_p1_flits_2 <= 32'h0; else stat_p1_flits_2 <= p1_push ? (stat_p1_flits_2 + 32'h1) : stat_p1_flits_2;
-    if (rst) stat_p1_stalls_2 <= 32'h0; else stat_p1_stalls_2 <= ((p1_owned_2 | p1_asked) & p1_sel_is0) ? (stat_p1_stalls_2 + 32'h1) : stat_p1_stalls_2;
+    if (rst) p1_slot <= 1'h1; else p1_slot <= ~p1_skid2_valid_or;
+    if (rst) p1_owned <= 1'h0; else p1_owned <= p1_owned_or;
+    if (rst) p1_asked <= 1'h0; else p1_asked <= zp_vc0_asks_p1_not;
+    if (rst) p1_skid2_data0 <= 128'h0; else p1_skid2_data0 <= p1_push ? p0_vc0_send_header_sel_or : p1_skid2_data0;
+    if (rst) p1_skid_data0 <= 128'h0; else p1_skid_data0 <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_data0 : p0_vc0_send_header_sel_or) : p1_skid_data0;
+    if (rst) p1_out_data0 <= 128'h0; else p1_out_data0 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_data0 : p0_vc0_send_header_sel_or) : p1_out_data0;
+    if (rst) p1_skid2_keep <= 16'h0; else p1_skid2_keep <= p1_push ? p0_vc0_head0_keep_or : p1_skid2_keep;
+    if (rst) p1_skid_keep <= 16'h0; else p1_skid_keep <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_keep : p0_vc0_head0_keep_or) : p1_skid_keep;
+    if (rst) p1_out_keep <= 16'h0; else p1_out_keep <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_keep : p0_vc0_head0_keep_or) : p1_out_keep;
+    if (rst) p1_skid2_last <= 1'h0; else p1_skid2_last <= p1_push ? p0_vc0_head0_last_or : p1_skid2_last;
+    if (rst) p1_skid_last <= 1'h0; else p1_skid_last <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_last : p0_vc0_head0_last_or) : p1_skid_last;
+    if (rst) p1_out_last <= 1'h0; else p1_out_last <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_last : p0_vc0_head0_last_or) : p1_out_last;
+    if (rst) stat_p1_packets <= 32'h0; else stat_p1_packets <= (p1_push & p0_vc0_head0_last_or) ? (stat_p1_packets + 32'h1) : stat_p1_packets;
+    if (rst) stat_p1_flits <= 32'h0; else stat_p1_flits <= p1_push ? (stat_p1_flits + 32'h1) : stat_p1_flits;
+    if (rst) stat_p1_stalls <= 32'h0; else stat_p1_stalls <= ((p1_owned | p1_asked) & p1_sel_is0) ? (stat_p1_stalls + 32'h1) : stat_p1_stalls;
 end
 
-assign p1_out_valid = p1_out_valid_2;
-assign p1_slot = p1_slot_2;
-assign p1_owned = p1_owned_2;
-assign p1_out_data0 = p1_out_data0_2;
-assign p1_out_keep = p1_out_keep_2;
-assign p1_out_last = p1_out_last_2;
-assign stat_p1_packets = stat_p1_packets_2;
-assign stat_p1_flits = stat_p1_flits_2;
-assign stat_p1_stalls = stat_p1_stalls_2;
 endmodule
 
 module router_2x2x2_output_xp(
@@ -4421,7 +3805,7 @@ module router_2x2x2_output_xp(
     xp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_xp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4473,7 +3857,7 @@ module router_2x2x2_output_xp(
     input wire xp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_xp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4495,47 +3879,34 @@ module router_2x2x2_output_xp(
     input wire yp_send_ovc;
     input wire zp_send_ovc;
     // outputs: status and counters
-    output wire xp_out_valid;
-    output wire xp_slot;
-    output wire xp_room0;
-    output wire xp_room1;
-    output wire xp_room2_0;
-    output wire xp_room2_1;
-    output wire xp_owned;
-    output wire xp_head_in;
-    output wire [127:0] xp_out_data0;
-    output wire [15:0] xp_out_keep;
-    output wire xp_out_last;
-    output wire xp_out_vc;
-    output wire [31:0] stat_xp_vc1_packets;
-    output wire [31:0] stat_xp_packets;
-    output wire [31:0] stat_xp_flits;
-    output wire [31:0] stat_xp_stalls;
+    output reg xp_out_valid;
+    output reg xp_slot;
+    output reg xp_room0;
+    output reg xp_room1;
+    output reg xp_room2_0;
+    output reg xp_room2_1;
+    output reg xp_owned;
+    output reg xp_head_in;
+    output reg [127:0] xp_out_data0;
+    output reg [15:0] xp_out_keep;
+    output reg xp_out_last;
+    output reg xp_out_vc;
+    output reg [31:0] stat_xp_vc1_packets;
+    output reg [31:0] stat_xp_packets;
+    output reg [31:0] stat_xp_flits;
+    output reg [31:0] stat_xp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg xp_out_valid_2;
 reg xp_skid_valid;
 reg xp_skid2_valid;
 reg [4:0] xp_sel;
-reg xp_slot_2;
 reg [8:0] xp_credit0;
 reg [8:0] xp_credit1;
-reg xp_room0_2;
-reg xp_room1_2;
-reg xp_room2_0_2;
-reg xp_room2_1_2;
-reg xp_owned_2;
-reg xp_head_in_2;
 reg xp_head_vc;
 reg [6:0] xp_head_flits;
 reg xp_asked;
 // output xp
-wire xp_sel_b0;
-wire xp_sel_b1;
-wire xp_sel_b2;
-wire xp_sel_b3;
-wire xp_sel_b4;
 wire xp_sel_is0;
 wire xp_push;
 wire xp_out_valid_or;
@@ -4544,120 +3915,90 @@ wire xp_skid_valid_sel;
 wire xp_skid2_valid_sel;
 wire xp_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] xp_skid2_data0;
 reg [127:0] xp_skid_data0;
-reg [127:0] xp_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] xp_skid2_keep;
 reg [15:0] xp_skid_keep;
-reg [15:0] xp_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg xp_skid2_last;
 reg xp_skid_last;
-reg xp_out_last_2;
 wire xp_push_and;
 wire p0_send_ovc_or;
-wire p0_send_ovc_or_2;
 reg xp_skid2_vc;
 reg xp_skid_vc;
-reg xp_out_vc_2;
-reg [31:0] stat_xp_vc1_packets_2;
 wire [9:0] xp_credit0_plus;
 wire [9:0] xp_head_flits_sel;
 wire [9:0] xp_credit0_minus;
 wire [9:0] xp_credit1_plus;
 wire [9:0] xp_head_flits_sel_2;
 wire [9:0] xp_credit1_minus;
-reg [31:0] stat_xp_packets_2;
-reg [31:0] stat_xp_flits_2;
-reg [31:0] stat_xp_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output xp ----
-assign xp_sel_b0 = xp_sel[0];
-assign xp_sel_b1 = xp_sel[1];
-assign xp_sel_b2 = xp_sel[2];
-assign xp_sel_b3 = xp_sel[3];
-assign xp_sel_b4 = xp_sel[4];
 assign xp_sel_is0 = xp_sel == 5'h0;
 assign xp_push = ~xp_sel_is0;
-assign xp_out_valid_or = (~xp_out_valid_2) | m_axis_xp_tready;
-assign xp_out_valid_and = xp_out_valid_2 & m_axis_xp_tready;
-assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid_2;
+assign xp_out_valid_or = (~xp_out_valid) | m_axis_xp_tready;
+assign xp_out_valid_and = xp_out_valid & m_axis_xp_tready;
+assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid;
 assign xp_skid2_valid_sel = xp_out_valid_and ? xp_skid2_valid : xp_skid_valid;
 assign xp_skid2_valid_or = xp_skid2_valid_sel | (xp_skid_valid_sel & xp_push);
-assign p0_vc0_send_header_sel_or = (((xp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (xp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (xp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (xp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (xp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((xp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (xp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (xp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (xp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (xp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((xp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (xp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (xp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (xp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (xp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
-assign xp_push_and = xp_push & p0_vc0_head0_last_or_2;
-assign p0_send_ovc_or = (((xp_sel_b0 ? p0_send_ovc : 1'h0) | (xp_sel_b1 ? p1_send_ovc : 1'h0)) | (xp_sel_b2 ? xp_send_ovc : 1'h0)) | (xp_sel_b3 ? yp_send_ovc : 1'h0);
-assign p0_send_ovc_or_2 = p0_send_ovc_or | (xp_sel_b4 ? zp_send_ovc : 1'h0);
+assign p0_vc0_send_header_sel_or = (xp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (xp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (xp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (xp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (xp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (xp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (xp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (xp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (xp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (xp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (xp_sel[0] ? p0_vc0_head0_last : 1'h0) | (xp_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (xp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (xp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (xp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+assign xp_push_and = xp_push & p0_vc0_head0_last_or;
+assign p0_send_ovc_or = (xp_sel[0] ? p0_send_ovc : 1'h0) | (xp_sel[1] ? p1_send_ovc : 1'h0) | (xp_sel[2] ? xp_send_ovc : 1'h0) |
+    (xp_sel[3] ? yp_send_ovc : 1'h0) | (xp_sel[4] ? zp_send_ovc : 1'h0);
 assign xp_credit0_plus = ({1'h0, xp_credit0}) + ({9'h0, m_axis_xp_credit[0]});
-assign xp_head_flits_sel = (xp_head_in_2 & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
+assign xp_head_flits_sel = (xp_head_in & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
 assign xp_credit0_minus = xp_credit0_plus - xp_head_flits_sel;
 assign xp_credit1_plus = ({1'h0, xp_credit1}) + ({9'h0, m_axis_xp_credit[1]});
-assign xp_head_flits_sel_2 = (xp_head_in_2 & xp_head_vc) ? ({3'h0, xp_head_flits}) : 10'h0;
+assign xp_head_flits_sel_2 = (xp_head_in & xp_head_vc) ? ({3'h0, xp_head_flits}) : 10'h0;
 assign xp_credit1_minus = xp_credit1_plus - xp_head_flits_sel_2;
 
 always @(posedge clk) begin
-    if (rst) xp_out_valid_2 <= 1'h0; else xp_out_valid_2 <= xp_skid_valid_sel | xp_push;
+    if (rst) xp_out_valid <= 1'h0; else xp_out_valid <= xp_skid_valid_sel | xp_push;
     if (rst) xp_skid_valid <= 1'h0; else xp_skid_valid <= xp_skid2_valid_or;
     if (rst) xp_skid2_valid <= 1'h0; else xp_skid2_valid <= ((~xp_out_valid_and) & xp_skid2_valid) | (xp_skid2_valid_sel & xp_push);
     if (rst) xp_sel <= 5'h0; else xp_sel <= zp_busy_cat;
-    if (rst) xp_slot_2 <= 1'h1; else xp_slot_2 <= ~xp_skid2_valid_or;
+    if (rst) xp_slot <= 1'h1; else xp_slot <= ~xp_skid2_valid_or;
     if (rst) xp_credit0 <= 9'h100; else xp_credit0 <= xp_credit0_minus[8:0];
     if (rst) xp_credit1 <= 9'h100; else xp_credit1 <= xp_credit1_minus[8:0];
-    if (rst) xp_room0_2 <= 1'h1; else xp_room0_2 <= ~(((({1'h0, xp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
-    if (rst) xp_room1_2 <= 1'h1; else xp_room1_2 <= ~(((({1'h0, xp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xp_room2_0_2 <= 1'h1; else xp_room2_0_2 <= ~(((({1'h0, xp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
-    if (rst) xp_room2_1_2 <= 1'h1; else xp_room2_1_2 <= ~(((({1'h0, xp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xp_owned_2 <= 1'h0; else xp_owned_2 <= xp_owned_or;
-    if (rst) xp_head_in_2 <= 1'h0; else xp_head_in_2 <= xp_arbiter_grant_not;
+    if (rst) xp_room0 <= 1'h1; else xp_room0 <= ~(((({1'h0, xp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
+    if (rst) xp_room1 <= 1'h1; else xp_room1 <= ~(((({1'h0, xp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xp_room2_0 <= 1'h1; else xp_room2_0 <= ~(((({1'h0, xp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
+    if (rst) xp_room2_1 <= 1'h1; else xp_room2_1 <= ~(((({1'h0, xp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xp_owned <= 1'h0; else xp_owned <= xp_owned_or;
+    if (rst) xp_head_in <= 1'h0; else xp_head_in <= xp_arbiter_grant_not;
     if (rst) xp_head_vc <= 1'h0; else xp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) xp_head_flits <= 7'h0; else xp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) xp_asked <= 1'h0; else xp_asked <= p1_vc0_head0_drop_not;
-    if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_sel_or_2 : xp_skid2_data0;
-    if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_sel_or_2) : xp_skid_data0;
-    if (rst) xp_out_data0_2 <= 128'h0; else xp_out_data0_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_sel_or_2) : xp_out_data0_2;
-    if (rst) xp_skid2_keep <= 16'h0; else xp_skid2_keep <= xp_push ? p0_vc0_head0_keep_or_2 : xp_skid2_keep;
-    if (rst) xp_skid_keep <= 16'h0; else xp_skid_keep <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_keep : p0_vc0_head0_keep_or_2) : xp_skid_keep;
-    if (rst) xp_out_keep_2 <= 16'h0; else xp_out_keep_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_keep : p0_vc0_head0_keep_or_2) : xp_out_keep_2;
-    if (rst) xp_skid2_last <= 1'h0; else xp_skid2_last <= xp_push ? p0_vc0_head0_last_or_2 : xp_skid2_last;
-    if (rst) xp_skid_last <= 1'h0; else xp_skid_last <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_last : p0_vc0_head0_last_or_2) : xp_skid_last;
-    if (rst) xp_out_last_2 <= 1'h0; else xp_out_last_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_last : p0_vc0_head0_last_or_2) : xp_out_last_2;
-    if (rst) xp_skid2_vc <= 1'h0; else xp_skid2_vc <= xp_push ? p0_send_ovc_or_2 : xp_skid2_vc;
-    if (rst) xp_skid_vc <= 1'h0; else xp_skid_vc <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_vc : p0_send_ovc_or_2) : xp_skid_vc;
-    if (rst) xp_out_vc_2 <= 1'h0; else xp_out_vc_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_vc : p0_send_ovc_or_2) : xp_out_vc_2;
-    if (rst) stat_xp_vc1_packets_2 <= 32'h0; else stat_xp_vc1_packets_2 <= (xp_push_and & p0_send_ovc_or_2) ? (stat_xp_vc1_packets_2 + 32'h1) : stat_xp_vc1_packets_2;
-    if (rst) stat_xp_packets_2 <= 32'h0; else stat_xp_packets_2 <= xp_push_and ? (stat_xp_packets_2 + 32'h1) : stat_xp_packets_2;
-    if (rst) stat_xp_flits_2 <= 32'h0; else stat_xp_flits_2 <= xp_push ? (stat_xp_flits_2 + 32'h1) : stat_xp_flits_2;
-    if (rst) stat_xp_stalls_2 <= 32'h0; else stat_xp_stalls_2 <= ((xp_owned_2 | xp_asked) & xp_sel_is0) ? (stat_xp_stalls_2 + 32'h1) : stat_xp_stalls_2;
+    if (rst) xp_asked <= 1'h0; else xp_asked <= zp_vc0_asks_xp_not;
+    if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_sel_or : xp_skid2_data0;
+    if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_sel_or) : xp_skid_data0;
+    if (rst) xp_out_data0 <= 128'h0; else xp_out_data0 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_sel_or) : xp_out_data0;
+    if (rst) xp_skid2_keep <= 16'h0; else xp_skid2_keep <= xp_push ? p0_vc0_head0_keep_or : xp_skid2_keep;
+    if (rst) xp_skid_keep <= 16'h0; else xp_skid_keep <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_keep : p0_vc0_head0_keep_or) : xp_skid_keep;
+    if (rst) xp_out_keep <= 16'h0; else xp_out_keep <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_keep : p0_vc0_head0_keep_or) : xp_out_keep;
+    if (rst) xp_skid2_last <= 1'h0; else xp_skid2_last <= xp_push ? p0_vc0_head0_last_or : xp_skid2_last;
+    if (rst) xp_skid_last <= 1'h0; else xp_skid_last <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_last : p0_vc0_head0_last_or) : xp_skid_last;
+    if (rst) xp_out_last <= 1'h0; else xp_out_last <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_last : p0_vc0_head0_last_or) : xp_out_last;
+    if (rst) xp_skid2_vc <= 1'h0; else xp_skid2_vc <= xp_push ? p0_send_ovc_or : xp_skid2_vc;
+    if (rst) xp_skid_vc <= 1'h0; else xp_skid_vc <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_vc : p0_send_ovc_or) : xp_skid_vc;
+    if (rst) xp_out_vc <= 1'h0; else xp_out_vc <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_vc : p0_send_ovc_or) : xp_out_vc;
+    if (rst) stat_xp_vc1_packets <= 32'h0; else stat_xp_vc1_packets <= (xp_push_and & p0_send_ovc_or) ? (stat_xp_vc1_packets + 32'h1) : stat_xp_vc1_packets;
+    if (rst) stat_xp_packets <= 32'h0; else stat_xp_packets <= xp_push_and ? (stat_xp_packets + 32'h1) : stat_xp_packets;
+    if (rst) stat_xp_flits <= 32'h0; else stat_xp_flits <= xp_push ? (stat_xp_flits + 32'h1) : stat_xp_flits;
+    if (rst) stat_xp_stalls <= 32'h0; else stat_xp_stalls <= ((xp_owned | xp_asked) & xp_sel_is0) ? (stat_xp_stalls + 32'h1) : stat_xp_stalls;
 end
 
-assign xp_out_valid = xp_out_valid_2;
-assign xp_slot = xp_slot_2;
-assign xp_room0 = xp_room0_2;
-assign xp_room1 = xp_room1_2;
-assign xp_room2_0 = xp_room2_0_2;
-assign xp_room2_1 = xp_room2_1_2;
-assign xp_owned = xp_owned_2;
-assign xp_head_in = xp_head_in_2;
-assign xp_out_data0 = xp_out_data0_2;
-assign xp_out_keep = xp_out_keep_2;
-assign xp_out_last = xp_out_last_2;
-assign xp_out_vc = xp_out_vc_2;
-assign stat_xp_vc1_packets = stat_xp_vc1_packets_2;
-assign stat_xp_packets = stat_xp_packets_2;
-assign stat_xp_flits = stat_xp_flits_2;
-assign stat_xp_stalls = stat_xp_stalls_2;
 endmodule
 
 module router_2x2x2_output_yp(
@@ -4670,7 +4011,7 @@ module router_2x2x2_output_yp(
     yp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_yp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4722,7 +4063,7 @@ module router_2x2x2_output_yp(
     input wire yp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_yp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4744,47 +4085,34 @@ module router_2x2x2_output_yp(
     input wire yp_send_ovc;
     input wire zp_send_ovc;
     // outputs: status and counters
-    output wire yp_out_valid;
-    output wire yp_slot;
-    output wire yp_room0;
-    output wire yp_room1;
-    output wire yp_room2_0;
-    output wire yp_room2_1;
-    output wire yp_owned;
-    output wire yp_head_in;
-    output wire [127:0] yp_out_data0;
-    output wire [15:0] yp_out_keep;
-    output wire yp_out_last;
-    output wire yp_out_vc;
-    output wire [31:0] stat_yp_vc1_packets;
-    output wire [31:0] stat_yp_packets;
-    output wire [31:0] stat_yp_flits;
-    output wire [31:0] stat_yp_stalls;
+    output reg yp_out_valid;
+    output reg yp_slot;
+    output reg yp_room0;
+    output reg yp_room1;
+    output reg yp_room2_0;
+    output reg yp_room2_1;
+    output reg yp_owned;
+    output reg yp_head_in;
+    output reg [127:0] yp_out_data0;
+    output reg [15:0] yp_out_keep;
+    output reg yp_out_last;
+    output reg yp_out_vc;
+    output reg [31:0] stat_yp_vc1_packets;
+    output reg [31:0] stat_yp_packets;
+    output reg [31:0] stat_yp_flits;
+    output reg [31:0] stat_yp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg yp_out_valid_2;
 reg yp_skid_valid;
 reg yp_skid2_valid;
 reg [4:0] yp_sel;
-reg yp_slot_2;
 reg [8:0] yp_credit0;
 reg [8:0] yp_credit1;
-reg yp_room0_2;
-reg yp_room1_2;
-reg yp_room2_0_2;
-reg yp_room2_1_2;
-reg yp_owned_2;
-reg yp_head_in_2;
 reg yp_head_vc;
 reg [6:0] yp_head_flits;
 reg yp_asked;
 // output yp
-wire yp_sel_b0;
-wire yp_sel_b1;
-wire yp_sel_b2;
-wire yp_sel_b3;
-wire yp_sel_b4;
 wire yp_sel_is0;
 wire yp_push;
 wire yp_out_valid_or;
@@ -4793,120 +4121,90 @@ wire yp_skid_valid_sel;
 wire yp_skid2_valid_sel;
 wire yp_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] yp_skid2_data0;
 reg [127:0] yp_skid_data0;
-reg [127:0] yp_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] yp_skid2_keep;
 reg [15:0] yp_skid_keep;
-reg [15:0] yp_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg yp_skid2_last;
 reg yp_skid_last;
-reg yp_out_last_2;
 wire yp_push_and;
 wire p0_send_ovc_or;
-wire p0_send_ovc_or_2;
 reg yp_skid2_vc;
 reg yp_skid_vc;
-reg yp_out_vc_2;
-reg [31:0] stat_yp_vc1_packets_2;
 wire [9:0] yp_credit0_plus;
 wire [9:0] yp_head_flits_sel;
 wire [9:0] yp_credit0_minus;
 wire [9:0] yp_credit1_plus;
 wire [9:0] yp_head_flits_sel_2;
 wire [9:0] yp_credit1_minus;
-reg [31:0] stat_yp_packets_2;
-reg [31:0] stat_yp_flits_2;
-reg [31:0] stat_yp_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output yp ----
-assign yp_sel_b0 = yp_sel[0];
-assign yp_sel_b1 = yp_sel[1];
-assign yp_sel_b2 = yp_sel[2];
-assign yp_sel_b3 = yp_sel[3];
-assign yp_sel_b4 = yp_sel[4];
 assign yp_sel_is0 = yp_sel == 5'h0;
 assign yp_push = ~yp_sel_is0;
-assign yp_out_valid_or = (~yp_out_valid_2) | m_axis_yp_tready;
-assign yp_out_valid_and = yp_out_valid_2 & m_axis_yp_tready;
-assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid_2;
+assign yp_out_valid_or = (~yp_out_valid) | m_axis_yp_tready;
+assign yp_out_valid_and = yp_out_valid & m_axis_yp_tready;
+assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid;
 assign yp_skid2_valid_sel = yp_out_valid_and ? yp_skid2_valid : yp_skid_valid;
 assign yp_skid2_valid_or = yp_skid2_valid_sel | (yp_skid_valid_sel & yp_push);
-assign p0_vc0_send_header_sel_or = (((yp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (yp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (yp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (yp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (yp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((yp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (yp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (yp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (yp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (yp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((yp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (yp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (yp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (yp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (yp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
-assign yp_push_and = yp_push & p0_vc0_head0_last_or_2;
-assign p0_send_ovc_or = (((yp_sel_b0 ? p0_send_ovc : 1'h0) | (yp_sel_b1 ? p1_send_ovc : 1'h0)) | (yp_sel_b2 ? xp_send_ovc : 1'h0)) | (yp_sel_b3 ? yp_send_ovc : 1'h0);
-assign p0_send_ovc_or_2 = p0_send_ovc_or | (yp_sel_b4 ? zp_send_ovc : 1'h0);
+assign p0_vc0_send_header_sel_or = (yp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (yp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (yp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (yp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (yp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (yp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (yp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (yp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (yp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (yp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (yp_sel[0] ? p0_vc0_head0_last : 1'h0) | (yp_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (yp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (yp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (yp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+assign yp_push_and = yp_push & p0_vc0_head0_last_or;
+assign p0_send_ovc_or = (yp_sel[0] ? p0_send_ovc : 1'h0) | (yp_sel[1] ? p1_send_ovc : 1'h0) | (yp_sel[2] ? xp_send_ovc : 1'h0) |
+    (yp_sel[3] ? yp_send_ovc : 1'h0) | (yp_sel[4] ? zp_send_ovc : 1'h0);
 assign yp_credit0_plus = ({1'h0, yp_credit0}) + ({9'h0, m_axis_yp_credit[0]});
-assign yp_head_flits_sel = (yp_head_in_2 & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
+assign yp_head_flits_sel = (yp_head_in & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
 assign yp_credit0_minus = yp_credit0_plus - yp_head_flits_sel;
 assign yp_credit1_plus = ({1'h0, yp_credit1}) + ({9'h0, m_axis_yp_credit[1]});
-assign yp_head_flits_sel_2 = (yp_head_in_2 & yp_head_vc) ? ({3'h0, yp_head_flits}) : 10'h0;
+assign yp_head_flits_sel_2 = (yp_head_in & yp_head_vc) ? ({3'h0, yp_head_flits}) : 10'h0;
 assign yp_credit1_minus = yp_credit1_plus - yp_head_flits_sel_2;
 
 always @(posedge clk) begin
-    if (rst) yp_out_valid_2 <= 1'h0; else yp_out_valid_2 <= yp_skid_valid_sel | yp_push;
+    if (rst) yp_out_valid <= 1'h0; else yp_out_valid <= yp_skid_valid_sel | yp_push;
     if (rst) yp_skid_valid <= 1'h0; else yp_skid_valid <= yp_skid2_valid_or;
     if (rst) yp_skid2_valid <= 1'h0; else yp_skid2_valid <= ((~yp_out_valid_and) & yp_skid2_valid) | (yp_skid2_valid_sel & yp_push);
     if (rst) yp_sel <= 5'h0; else yp_sel <= zp_busy_cat;
-    if (rst) yp_slot_2 <= 1'h1; else yp_slot_2 <= ~yp_skid2_valid_or;
+    if (rst) yp_slot <= 1'h1; else yp_slot <= ~yp_skid2_valid_or;
     if (rst) yp_credit0 <= 9'h100; else yp_credit0 <= yp_credit0_minus[8:0];
     if (rst) yp_credit1 <= 9'h100; else yp_credit1 <= yp_credit1_minus[8:0];
-    if (rst) yp_room0_2 <= 1'h1; else yp_room0_2 <= ~(((({1'h0, yp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
-    if (rst) yp_room1_2 <= 1'h1; else yp_room1_2 <= ~(((({1'h0, yp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) yp_room2_0_2 <= 1'h1; else yp_room2_0_2 <= ~(((({1'h0, yp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
-    if (rst) yp_room2_1_2 <= 1'h1; else yp_room2_1_2 <= ~(((({1'h0, yp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) yp_owned_2 <= 1'h0; else yp_owned_2 <= yp_owned_or;
-    if (rst) yp_head_in_2 <= 1'h0; else yp_head_in_2 <= yp_arbiter_grant_not;
+    if (rst) yp_room0 <= 1'h1; else yp_room0 <= ~(((({1'h0, yp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
+    if (rst) yp_room1 <= 1'h1; else yp_room1 <= ~(((({1'h0, yp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) yp_room2_0 <= 1'h1; else yp_room2_0 <= ~(((({1'h0, yp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
+    if (rst) yp_room2_1 <= 1'h1; else yp_room2_1 <= ~(((({1'h0, yp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) yp_owned <= 1'h0; else yp_owned <= yp_owned_or;
+    if (rst) yp_head_in <= 1'h0; else yp_head_in <= yp_arbiter_grant_not;
     if (rst) yp_head_vc <= 1'h0; else yp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) yp_head_flits <= 7'h0; else yp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) yp_asked <= 1'h0; else yp_asked <= p1_vc0_head0_drop_not;
-    if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_sel_or_2 : yp_skid2_data0;
-    if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_sel_or_2) : yp_skid_data0;
-    if (rst) yp_out_data0_2 <= 128'h0; else yp_out_data0_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_sel_or_2) : yp_out_data0_2;
-    if (rst) yp_skid2_keep <= 16'h0; else yp_skid2_keep <= yp_push ? p0_vc0_head0_keep_or_2 : yp_skid2_keep;
-    if (rst) yp_skid_keep <= 16'h0; else yp_skid_keep <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_keep : p0_vc0_head0_keep_or_2) : yp_skid_keep;
-    if (rst) yp_out_keep_2 <= 16'h0; else yp_out_keep_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_keep : p0_vc0_head0_keep_or_2) : yp_out_keep_2;
-    if (rst) yp_skid2_last <= 1'h0; else yp_skid2_last <= yp_push ? p0_vc0_head0_last_or_2 : yp_skid2_last;
-    if (rst) yp_skid_last <= 1'h0; else yp_skid_last <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_last : p0_vc0_head0_last_or_2) : yp_skid_last;
-    if (rst) yp_out_last_2 <= 1'h0; else yp_out_last_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_last : p0_vc0_head0_last_or_2) : yp_out_last_2;
-    if (rst) yp_skid2_vc <= 1'h0; else yp_skid2_vc <= yp_push ? p0_send_ovc_or_2 : yp_skid2_vc;
-    if (rst) yp_skid_vc <= 1'h0; else yp_skid_vc <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_vc : p0_send_ovc_or_2) : yp_skid_vc;
-    if (rst) yp_out_vc_2 <= 1'h0; else yp_out_vc_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_vc : p0_send_ovc_or_2) : yp_out_vc_2;
-    if (rst) stat_yp_vc1_packets_2 <= 32'h0; else stat_yp_vc1_packets_2 <= (yp_push_and & p0_send_ovc_or_2) ? (stat_yp_vc1_packets_2 + 32'h1) : stat_yp_vc1_packets_2;
-    if (rst) stat_yp_packets_2 <= 32'h0; else stat_yp_packets_2 <= yp_push_and ? (stat_yp_packets_2 + 32'h1) : stat_yp_packets_2;
-    if (rst) stat_yp_flits_2 <= 32'h0; else stat_yp_flits_2 <= yp_push ? (stat_yp_flits_2 + 32'h1) : stat_yp_flits_2;
-    if (rst) stat_yp_stalls_2 <= 32'h0; else stat_yp_stalls_2 <= ((yp_owned_2 | yp_asked) & yp_sel_is0) ? (stat_yp_stalls_2 + 32'h1) : stat_yp_stalls_2;
+    if (rst) yp_asked <= 1'h0; else yp_asked <= zp_vc0_asks_yp_not;
+    if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_sel_or : yp_skid2_data0;
+    if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_sel_or) : yp_skid_data0;
+    if (rst) yp_out_data0 <= 128'h0; else yp_out_data0 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_sel_or) : yp_out_data0;
+    if (rst) yp_skid2_keep <= 16'h0; else yp_skid2_keep <= yp_push ? p0_vc0_head0_keep_or : yp_skid2_keep;
+    if (rst) yp_skid_keep <= 16'h0; else yp_skid_keep <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_keep : p0_vc0_head0_keep_or) : yp_skid_keep;
+    if (rst) yp_out_keep <= 16'h0; else yp_out_keep <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_keep : p0_vc0_head0_keep_or) : yp_out_keep;
+    if (rst) yp_skid2_last <= 1'h0; else yp_skid2_last <= yp_push ? p0_vc0_head0_last_or : yp_skid2_last;
+    if (rst) yp_skid_last <= 1'h0; else yp_skid_last <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_last : p0_vc0_head0_last_or) : yp_skid_last;
+    if (rst) yp_out_last <= 1'h0; else yp_out_last <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_last : p0_vc0_head0_last_or) : yp_out_last;
+    if (rst) yp_skid2_vc <= 1'h0; else yp_skid2_vc <= yp_push ? p0_send_ovc_or : yp_skid2_vc;
+    if (rst) yp_skid_vc <= 1'h0; else yp_skid_vc <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_vc : p0_send_ovc_or) : yp_skid_vc;
+    if (rst) yp_out_vc <= 1'h0; else yp_out_vc <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_vc : p0_send_ovc_or) : yp_out_vc;
+    if (rst) stat_yp_vc1_packets <= 32'h0; else stat_yp_vc1_packets <= (yp_push_and & p0_send_ovc_or) ? (stat_yp_vc1_packets + 32'h1) : stat_yp_vc1_packets;
+    if (rst) stat_yp_packets <= 32'h0; else stat_yp_packets <= yp_push_and ? (stat_yp_packets + 32'h1) : stat_yp_packets;
+    if (rst) stat_yp_flits <= 32'h0; else stat_yp_flits <= yp_push ? (stat_yp_flits + 32'h1) : stat_yp_flits;
+    if (rst) stat_yp_stalls <= 32'h0; else stat_yp_stalls <= ((yp_owned | yp_asked) & yp_sel_is0) ? (stat_yp_stalls + 32'h1) : stat_yp_stalls;
 end
 
-assign yp_out_valid = yp_out_valid_2;
-assign yp_slot = yp_slot_2;
-assign yp_room0 = yp_room0_2;
-assign yp_room1 = yp_room1_2;
-assign yp_room2_0 = yp_room2_0_2;
-assign yp_room2_1 = yp_room2_1_2;
-assign yp_owned = yp_owned_2;
-assign yp_head_in = yp_head_in_2;
-assign yp_out_data0 = yp_out_data0_2;
-assign yp_out_keep = yp_out_keep_2;
-assign yp_out_last = yp_out_last_2;
-assign yp_out_vc = yp_out_vc_2;
-assign stat_yp_vc1_packets = stat_yp_vc1_packets_2;
-assign stat_yp_packets = stat_yp_packets_2;
-assign stat_yp_flits = stat_yp_flits_2;
-assign stat_yp_stalls = stat_yp_stalls_2;
 endmodule
 
 module router_2x2x2_output_zp(
@@ -4919,7 +4217,7 @@ module router_2x2x2_output_zp(
     zp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_zp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4971,7 +4269,7 @@ module router_2x2x2_output_zp(
     input wire zp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_zp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4993,47 +4291,34 @@ module router_2x2x2_output_zp(
     input wire yp_send_ovc;
     input wire zp_send_ovc;
     // outputs: status and counters
-    output wire zp_out_valid;
-    output wire zp_slot;
-    output wire zp_room0;
-    output wire zp_room1;
-    output wire zp_room2_0;
-    output wire zp_room2_1;
-    output wire zp_owned;
-    output wire zp_head_in;
-    output wire [127:0] zp_out_data0;
-    output wire [15:0] zp_out_keep;
-    output wire zp_out_last;
-    output wire zp_out_vc;
-    output wire [31:0] stat_zp_vc1_packets;
-    output wire [31:0] stat_zp_packets;
-    output wire [31:0] stat_zp_flits;
-    output wire [31:0] stat_zp_stalls;
+    output reg zp_out_valid;
+    output reg zp_slot;
+    output reg zp_room0;
+    output reg zp_room1;
+    output reg zp_room2_0;
+    output reg zp_room2_1;
+    output reg zp_owned;
+    output reg zp_head_in;
+    output reg [127:0] zp_out_data0;
+    output reg [15:0] zp_out_keep;
+    output reg zp_out_last;
+    output reg zp_out_vc;
+    output reg [31:0] stat_zp_vc1_packets;
+    output reg [31:0] stat_zp_packets;
+    output reg [31:0] stat_zp_flits;
+    output reg [31:0] stat_zp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg zp_out_valid_2;
 reg zp_skid_valid;
 reg zp_skid2_valid;
 reg [4:0] zp_sel;
-reg zp_slot_2;
 reg [8:0] zp_credit0;
 reg [8:0] zp_credit1;
-reg zp_room0_2;
-reg zp_room1_2;
-reg zp_room2_0_2;
-reg zp_room2_1_2;
-reg zp_owned_2;
-reg zp_head_in_2;
 reg zp_head_vc;
 reg [6:0] zp_head_flits;
 reg zp_asked;
 // output zp
-wire zp_sel_b0;
-wire zp_sel_b1;
-wire zp_sel_b2;
-wire zp_sel_b3;
-wire zp_sel_b4;
 wire zp_sel_is0;
 wire zp_push;
 wire zp_out_valid_or;
@@ -5042,120 +4327,90 @@ wire zp_skid_valid_sel;
 wire zp_skid2_valid_sel;
 wire zp_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] zp_skid2_data0;
 reg [127:0] zp_skid_data0;
-reg [127:0] zp_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] zp_skid2_keep;
 reg [15:0] zp_skid_keep;
-reg [15:0] zp_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg zp_skid2_last;
 reg zp_skid_last;
-reg zp_out_last_2;
 wire zp_push_and;
 wire p0_send_ovc_or;
-wire p0_send_ovc_or_2;
 reg zp_skid2_vc;
 reg zp_skid_vc;
-reg zp_out_vc_2;
-reg [31:0] stat_zp_vc1_packets_2;
 wire [9:0] zp_credit0_plus;
 wire [9:0] zp_head_flits_sel;
 wire [9:0] zp_credit0_minus;
 wire [9:0] zp_credit1_plus;
 wire [9:0] zp_head_flits_sel_2;
 wire [9:0] zp_credit1_minus;
-reg [31:0] stat_zp_packets_2;
-reg [31:0] stat_zp_flits_2;
-reg [31:0] stat_zp_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output zp ----
-assign zp_sel_b0 = zp_sel[0];
-assign zp_sel_b1 = zp_sel[1];
-assign zp_sel_b2 = zp_sel[2];
-assign zp_sel_b3 = zp_sel[3];
-assign zp_sel_b4 = zp_sel[4];
 assign zp_sel_is0 = zp_sel == 5'h0;
 assign zp_push = ~zp_sel_is0;
-assign zp_out_valid_or = (~zp_out_valid_2) | m_axis_zp_tready;
-assign zp_out_valid_and = zp_out_valid_2 & m_axis_zp_tready;
-assign zp_skid_valid_sel = zp_out_valid_and ? zp_skid_valid : zp_out_valid_2;
+assign zp_out_valid_or = (~zp_out_valid) | m_axis_zp_tready;
+assign zp_out_valid_and = zp_out_valid & m_axis_zp_tready;
+assign zp_skid_valid_sel = zp_out_valid_and ? zp_skid_valid : zp_out_valid;
 assign zp_skid2_valid_sel = zp_out_valid_and ? zp_skid2_valid : zp_skid_valid;
 assign zp_skid2_valid_or = zp_skid2_valid_sel | (zp_skid_valid_sel & zp_push);
-assign p0_vc0_send_header_sel_or = (((zp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (zp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (zp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (zp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (zp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((zp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (zp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (zp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (zp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (zp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((zp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (zp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (zp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (zp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (zp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
-assign zp_push_and = zp_push & p0_vc0_head0_last_or_2;
-assign p0_send_ovc_or = (((zp_sel_b0 ? p0_send_ovc : 1'h0) | (zp_sel_b1 ? p1_send_ovc : 1'h0)) | (zp_sel_b2 ? xp_send_ovc : 1'h0)) | (zp_sel_b3 ? yp_send_ovc : 1'h0);
-assign p0_send_ovc_or_2 = p0_send_ovc_or | (zp_sel_b4 ? zp_send_ovc : 1'h0);
+assign p0_vc0_send_header_sel_or = (zp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (zp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (zp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (zp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (zp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (zp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (zp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (zp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (zp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (zp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (zp_sel[0] ? p0_vc0_head0_last : 1'h0) | (zp_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (zp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (zp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (zp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+assign zp_push_and = zp_push & p0_vc0_head0_last_or;
+assign p0_send_ovc_or = (zp_sel[0] ? p0_send_ovc : 1'h0) | (zp_sel[1] ? p1_send_ovc : 1'h0) | (zp_sel[2] ? xp_send_ovc : 1'h0) |
+    (zp_sel[3] ? yp_send_ovc : 1'h0) | (zp_sel[4] ? zp_send_ovc : 1'h0);
 assign zp_credit0_plus = ({1'h0, zp_credit0}) + ({9'h0, m_axis_zp_credit[0]});
-assign zp_head_flits_sel = (zp_head_in_2 & (~zp_head_vc)) ? ({3'h0, zp_head_flits}) : 10'h0;
+assign zp_head_flits_sel = (zp_head_in & (~zp_head_vc)) ? ({3'h0, zp_head_flits}) : 10'h0;
 assign zp_credit0_minus = zp_credit0_plus - zp_head_flits_sel;
 assign zp_credit1_plus = ({1'h0, zp_credit1}) + ({9'h0, m_axis_zp_credit[1]});
-assign zp_head_flits_sel_2 = (zp_head_in_2 & zp_head_vc) ? ({3'h0, zp_head_flits}) : 10'h0;
+assign zp_head_flits_sel_2 = (zp_head_in & zp_head_vc) ? ({3'h0, zp_head_flits}) : 10'h0;
 assign zp_credit1_minus = zp_credit1_plus - zp_head_flits_sel_2;
 
 always @(posedge clk) begin
-    if (rst) zp_out_valid_2 <= 1'h0; else zp_out_valid_2 <= zp_skid_valid_sel | zp_push;
+    if (rst) zp_out_valid <= 1'h0; else zp_out_valid <= zp_skid_valid_sel | zp_push;
     if (rst) zp_skid_valid <= 1'h0; else zp_skid_valid <= zp_skid2_valid_or;
     if (rst) zp_skid2_valid <= 1'h0; else zp_skid2_valid <= ((~zp_out_valid_and) & zp_skid2_valid) | (zp_skid2_valid_sel & zp_push);
     if (rst) zp_sel <= 5'h0; else zp_sel <= zp_busy_cat;
-    if (rst) zp_slot_2 <= 1'h1; else zp_slot_2 <= ~zp_skid2_valid_or;
+    if (rst) zp_slot <= 1'h1; else zp_slot <= ~zp_skid2_valid_or;
     if (rst) zp_credit0 <= 9'h100; else zp_credit0 <= zp_credit0_minus[8:0];
     if (rst) zp_credit1 <= 9'h100; else zp_credit1 <= zp_credit1_minus[8:0];
-    if (rst) zp_room0_2 <= 1'h1; else zp_room0_2 <= ~(((({1'h0, zp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
-    if (rst) zp_room1_2 <= 1'h1; else zp_room1_2 <= ~(((({1'h0, zp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) zp_room2_0_2 <= 1'h1; else zp_room2_0_2 <= ~(((({1'h0, zp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
-    if (rst) zp_room2_1_2 <= 1'h1; else zp_room2_1_2 <= ~(((({1'h0, zp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) zp_owned_2 <= 1'h0; else zp_owned_2 <= zp_owned_or;
-    if (rst) zp_head_in_2 <= 1'h0; else zp_head_in_2 <= zp_arbiter_grant_not;
+    if (rst) zp_room0 <= 1'h1; else zp_room0 <= ~(((({1'h0, zp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
+    if (rst) zp_room1 <= 1'h1; else zp_room1 <= ~(((({1'h0, zp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) zp_room2_0 <= 1'h1; else zp_room2_0 <= ~(((({1'h0, zp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
+    if (rst) zp_room2_1 <= 1'h1; else zp_room2_1 <= ~(((({1'h0, zp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) zp_owned <= 1'h0; else zp_owned <= zp_owned_or;
+    if (rst) zp_head_in <= 1'h0; else zp_head_in <= zp_arbiter_grant_not;
     if (rst) zp_head_vc <= 1'h0; else zp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) zp_head_flits <= 7'h0; else zp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) zp_asked <= 1'h0; else zp_asked <= p1_vc0_head0_drop_not;
-    if (rst) zp_skid2_data0 <= 128'h0; else zp_skid2_data0 <= zp_push ? p0_vc0_send_header_sel_or_2 : zp_skid2_data0;
-    if (rst) zp_skid_data0 <= 128'h0; else zp_skid_data0 <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_data0 : p0_vc0_send_header_sel_or_2) : zp_skid_data0;
-    if (rst) zp_out_data0_2 <= 128'h0; else zp_out_data0_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_data0 : p0_vc0_send_header_sel_or_2) : zp_out_data0_2;
-    if (rst) zp_skid2_keep <= 16'h0; else zp_skid2_keep <= zp_push ? p0_vc0_head0_keep_or_2 : zp_skid2_keep;
-    if (rst) zp_skid_keep <= 16'h0; else zp_skid_keep <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_keep : p0_vc0_head0_keep_or_2) : zp_skid_keep;
-    if (rst) zp_out_keep_2 <= 16'h0; else zp_out_keep_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_keep : p0_vc0_head0_keep_or_2) : zp_out_keep_2;
-    if (rst) zp_skid2_last <= 1'h0; else zp_skid2_last <= zp_push ? p0_vc0_head0_last_or_2 : zp_skid2_last;
-    if (rst) zp_skid_last <= 1'h0; else zp_skid_last <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_last : p0_vc0_head0_last_or_2) : zp_skid_last;
-    if (rst) zp_out_last_2 <= 1'h0; else zp_out_last_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_last : p0_vc0_head0_last_or_2) : zp_out_last_2;
-    if (rst) zp_skid2_vc <= 1'h0; else zp_skid2_vc <= zp_push ? p0_send_ovc_or_2 : zp_skid2_vc;
-    if (rst) zp_skid_vc <= 1'h0; else zp_skid_vc <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_vc : p0_send_ovc_or_2) : zp_skid_vc;
-    if (rst) zp_out_vc_2 <= 1'h0; else zp_out_vc_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_vc : p0_send_ovc_or_2) : zp_out_vc_2;
-    if (rst) stat_zp_vc1_packets_2 <= 32'h0; else stat_zp_vc1_packets_2 <= (zp_push_and & p0_send_ovc_or_2) ? (stat_zp_vc1_packets_2 + 32'h1) : stat_zp_vc1_packets_2;
-    if (rst) stat_zp_packets_2 <= 32'h0; else stat_zp_packets_2 <= zp_push_and ? (stat_zp_packets_2 + 32'h1) : stat_zp_packets_2;
-    if (rst) stat_zp_flits_2 <= 32'h0; else stat_zp_flits_2 <= zp_push ? (stat_zp_flits_2 + 32'h1) : stat_zp_flits_2;
-    if (rst) stat_zp_stalls_2 <= 32'h0; else stat_zp_stalls_2 <= ((zp_owned_2 | zp_asked) & zp_sel_is0) ? (stat_zp_stalls_2 + 32'h1) : stat_zp_stalls_2;
+    if (rst) zp_asked <= 1'h0; else zp_asked <= zp_vc0_asks_zp_not;
+    if (rst) zp_skid2_data0 <= 128'h0; else zp_skid2_data0 <= zp_push ? p0_vc0_send_header_sel_or : zp_skid2_data0;
+    if (rst) zp_skid_data0 <= 128'h0; else zp_skid_data0 <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_data0 : p0_vc0_send_header_sel_or) : zp_skid_data0;
+    if (rst) zp_out_data0 <= 128'h0; else zp_out_data0 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_data0 : p0_vc0_send_header_sel_or) : zp_out_data0;
+    if (rst) zp_skid2_keep <= 16'h0; else zp_skid2_keep <= zp_push ? p0_vc0_head0_keep_or : zp_skid2_keep;
+    if (rst) zp_skid_keep <= 16'h0; else zp_skid_keep <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_keep : p0_vc0_head0_keep_or) : zp_skid_keep;
+    if (rst) zp_out_keep <= 16'h0; else zp_out_keep <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_keep : p0_vc0_head0_keep_or) : zp_out_keep;
+    if (rst) zp_skid2_last <= 1'h0; else zp_skid2_last <= zp_push ? p0_vc0_head0_last_or : zp_skid2_last;
+    if (rst) zp_skid_last <= 1'h0; else zp_skid_last <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_last : p0_vc0_head0_last_or) : zp_skid_last;
+    if (rst) zp_out_last <= 1'h0; else zp_out_last <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_last : p0_vc0_head0_last_or) : zp_out_last;
+    if (rst) zp_skid2_vc <= 1'h0; else zp_skid2_vc <= zp_push ? p0_send_ovc_or : zp_skid2_vc;
+    if (rst) zp_skid_vc <= 1'h0; else zp_skid_vc <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_vc : p0_send_ovc_or) : zp_skid_vc;
+    if (rst) zp_out_vc <= 1'h0; else zp_out_vc <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_vc : p0_send_ovc_or) : zp_out_vc;
+    if (rst) stat_zp_vc1_packets <= 32'h0; else stat_zp_vc1_packets <= (zp_push_and & p0_send_ovc_or) ? (stat_zp_vc1_packets + 32'h1) : stat_zp_vc1_packets;
+    if (rst) stat_zp_packets <= 32'h0; else stat_zp_packets <= zp_push_and ? (stat_zp_packets + 32'h1) : stat_zp_packets;
+    if (rst) stat_zp_flits <= 32'h0; else stat_zp_flits <= zp_push ? (stat_zp_flits + 32'h1) : stat_zp_flits;
+    if (rst) stat_zp_stalls <= 32'h0; else stat_zp_stalls <= ((zp_owned | zp_asked) & zp_sel_is0) ? (stat_zp_stalls + 32'h1) : stat_zp_stalls;
 end
 
-assign zp_out_valid = zp_out_valid_2;
-assign zp_slot = zp_slot_2;
-assign zp_room0 = zp_room0_2;
-assign zp_room1 = zp_room1_2;
-assign zp_room2_0 = zp_room2_0_2;
-assign zp_room2_1 = zp_room2_1_2;
-assign zp_owned = zp_owned_2;
-assign zp_head_in = zp_head_in_2;
-assign zp_out_data0 = zp_out_data0_2;
-assign zp_out_keep = zp_out_keep_2;
-assign zp_out_last = zp_out_last_2;
-assign zp_out_vc = zp_out_vc_2;
-assign stat_zp_vc1_packets = stat_zp_vc1_packets_2;
-assign stat_zp_packets = stat_zp_packets_2;
-assign stat_zp_flits = stat_zp_flits_2;
-assign stat_zp_stalls = stat_zp_stalls_2;
 endmodule
 
 module router_2x2x2_allocator(
@@ -5363,31 +4618,31 @@ module router_2x2x2_allocator(
     p0_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_p0_not,
     p0_owned_or,
     zp_busy_cat_2,
     p1_arbiter_grant_not,
     p0_vc0_head0_ovc_or_2,
     p0_vc0_head0_flits_or_2,
-    p1_vc0_head0_drop_not_2,
+    zp_vc0_asks_p1_not,
     p1_owned_or,
     zp_busy_cat_3,
     xp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_3,
     p0_vc0_head0_flits_or_3,
-    p1_vc0_head0_drop_not_3,
+    zp_vc0_asks_xp_not,
     xp_owned_or,
     zp_busy_cat_4,
     yp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_4,
     p0_vc0_head0_flits_or_4,
-    p1_vc0_head0_drop_not_4,
+    zp_vc0_asks_yp_not,
     yp_owned_or,
     zp_busy_cat_5,
     zp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_5,
     p0_vc0_head0_flits_or_5,
-    p1_vc0_head0_drop_not_5,
+    zp_vc0_asks_zp_not,
     zp_owned_or
 );
     // clocks and resets
@@ -5628,101 +4883,70 @@ module router_2x2x2_allocator(
     input wire [127:0] zp_vc1_head1;
     /* verilator lint_on UNUSEDSIGNAL */
     // outputs: status and counters
-    output wire p0_vc0_pop;
-    output wire p0_send_head;
-    output wire [127:0] p0_vc0_send_header;
-    output wire p0_send_ovc;
-    output wire p1_vc0_pop;
-    output wire p1_send_head;
-    output wire [127:0] p1_vc0_send_header;
-    output wire p1_send_ovc;
-    output wire xp_vc0_pop;
-    output wire xp_vc1_pop;
-    output wire xp_send_vc;
-    output wire xp_send_head;
-    output wire [127:0] xp_vc0_send_header;
-    output wire [127:0] xp_vc1_send_header;
-    output wire xp_send_ovc;
-    output wire yp_vc0_pop;
-    output wire yp_vc1_pop;
-    output wire yp_send_vc;
-    output wire yp_send_head;
-    output wire [127:0] yp_vc0_send_header;
-    output wire [127:0] yp_vc1_send_header;
-    output wire yp_send_ovc;
-    output wire zp_vc0_pop;
-    output wire zp_vc1_pop;
-    output wire zp_send_vc;
-    output wire zp_send_head;
-    output wire [127:0] zp_vc0_send_header;
-    output wire [127:0] zp_vc1_send_header;
-    output wire zp_send_ovc;
+    output reg p0_vc0_pop;
+    output reg p0_send_head;
+    output reg [127:0] p0_vc0_send_header;
+    output reg p0_send_ovc;
+    output reg p1_vc0_pop;
+    output reg p1_send_head;
+    output reg [127:0] p1_vc0_send_header;
+    output reg p1_send_ovc;
+    output reg xp_vc0_pop;
+    output reg xp_vc1_pop;
+    output reg xp_send_vc;
+    output reg xp_send_head;
+    output reg [127:0] xp_vc0_send_header;
+    output reg [127:0] xp_vc1_send_header;
+    output reg xp_send_ovc;
+    output reg yp_vc0_pop;
+    output reg yp_vc1_pop;
+    output reg yp_send_vc;
+    output reg yp_send_head;
+    output reg [127:0] yp_vc0_send_header;
+    output reg [127:0] yp_vc1_send_header;
+    output reg yp_send_ovc;
+    output reg zp_vc0_pop;
+    output reg zp_vc1_pop;
+    output reg zp_send_vc;
+    output reg zp_send_head;
+    output reg [127:0] zp_vc0_send_header;
+    output reg [127:0] zp_vc1_send_header;
+    output reg zp_send_ovc;
     output wire [4:0] zp_busy_cat;
     output wire p0_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or;
     output wire [6:0] p0_vc0_head0_flits_or;
-    output wire p1_vc0_head0_drop_not;
+    output wire zp_vc0_asks_p0_not;
     output wire p0_owned_or;
     output wire [4:0] zp_busy_cat_2;
     output wire p1_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_2;
     output wire [6:0] p0_vc0_head0_flits_or_2;
-    output wire p1_vc0_head0_drop_not_2;
+    output wire zp_vc0_asks_p1_not;
     output wire p1_owned_or;
     output wire [4:0] zp_busy_cat_3;
     output wire xp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_3;
     output wire [6:0] p0_vc0_head0_flits_or_3;
-    output wire p1_vc0_head0_drop_not_3;
+    output wire zp_vc0_asks_xp_not;
     output wire xp_owned_or;
     output wire [4:0] zp_busy_cat_4;
     output wire yp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_4;
     output wire [6:0] p0_vc0_head0_flits_or_4;
-    output wire p1_vc0_head0_drop_not_4;
+    output wire zp_vc0_asks_yp_not;
     output wire yp_owned_or;
     output wire [4:0] zp_busy_cat_5;
     output wire zp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_5;
     output wire [6:0] p0_vc0_head0_flits_or_5;
-    output wire p1_vc0_head0_drop_not_5;
+    output wire zp_vc0_asks_zp_not;
     output wire zp_owned_or;
 
 // verilator lint_off UNUSEDSIGNAL
 // allocation: each input's next flit and VC choice
 wire [4:0] zp_slot_cat;
-wire [6:0] zp_slot_cat_2;
-wire [12:0] p1_slot_cat;
-wire [15:0] zp_slot_cat_3;
-reg p0_vc0_pop_2;
-reg p0_send_head_2;
-reg [127:0] p0_vc0_send_header_2;
-reg p0_send_ovc_2;
-reg p1_vc0_pop_2;
-reg p1_send_head_2;
-reg [127:0] p1_vc0_send_header_2;
-reg p1_send_ovc_2;
-reg xp_vc0_pop_2;
-reg xp_vc1_pop_2;
-reg xp_send_vc_2;
-reg xp_send_head_2;
-reg [127:0] xp_vc0_send_header_2;
-reg [127:0] xp_vc1_send_header_2;
-reg xp_send_ovc_2;
-reg yp_vc0_pop_2;
-reg yp_vc1_pop_2;
-reg yp_send_vc_2;
-reg yp_send_head_2;
-reg [127:0] yp_vc0_send_header_2;
-reg [127:0] yp_vc1_send_header_2;
-reg yp_send_ovc_2;
-reg zp_vc0_pop_2;
-reg zp_vc1_pop_2;
-reg zp_send_vc_2;
-reg zp_send_head_2;
-reg [127:0] zp_vc0_send_header_2;
-reg [127:0] zp_vc1_send_header_2;
-reg zp_send_ovc_2;
+wire [15:0] zp_slot_cat_2;
 reg p0_busy;
 reg p0_vc0_stay;
 wire p0_vc0_valid_sel;
@@ -5731,16 +4955,10 @@ wire [2:0] p0_vc0_head0_out_sel;
 wire p0_vc0_head0_ovc_sel;
 wire p0_vc0_head0_drop_sel;
 wire [6:0] p0_vc0_head0_flits_sel;
-wire [9:0] p0_vc0_second1_bits83_74;
-wire [119:0] p0_vc0_second1_bits119_0;
 wire [119:0] p0_vc0_second1_cat;
-wire [3:0] p0_vc0_second1_cat_2;
-wire [6:0] p0_vc0_second1_cat_3;
-wire [9:0] p0_vc0_head1_bits83_74;
-wire [119:0] p0_vc0_head1_bits119_0;
+wire [6:0] p0_vc0_second1_cat_2;
 wire [119:0] p0_vc0_head1_cat;
-wire [3:0] p0_vc0_head1_cat_2;
-wire [6:0] p0_vc0_head1_cat_3;
+wire [6:0] p0_vc0_head1_cat_2;
 wire [127:0] p0_vc0_second1_sel;
 reg p0_vc0_start;
 wire p0_vc0_valid_and;
@@ -5749,11 +4967,11 @@ reg p0_cur_ovc;
 reg p0_cur_drop;
 wire [4:0] zp_slot_shr;
 wire p0_busy_and;
-wire p0_cur_out_and;
-wire p0_cur_out_and_2;
-wire p0_cur_out_and_3;
-wire p0_cur_out_and_4;
-wire p0_cur_out_and_5;
+wire p0_holds_p0;
+wire p0_holds_p1;
+wire p0_holds_xp;
+wire p0_holds_yp;
+wire p0_holds_zp;
 wire p0_busy_and_2;
 reg p1_busy;
 reg p1_vc0_stay;
@@ -5763,16 +4981,10 @@ wire [2:0] p1_vc0_head0_out_sel;
 wire p1_vc0_head0_ovc_sel;
 wire p1_vc0_head0_drop_sel;
 wire [6:0] p1_vc0_head0_flits_sel;
-wire [9:0] p1_vc0_second1_bits83_74;
-wire [119:0] p1_vc0_second1_bits119_0;
 wire [119:0] p1_vc0_second1_cat;
-wire [3:0] p1_vc0_second1_cat_2;
-wire [6:0] p1_vc0_second1_cat_3;
-wire [9:0] p1_vc0_head1_bits83_74;
-wire [119:0] p1_vc0_head1_bits119_0;
+wire [6:0] p1_vc0_second1_cat_2;
 wire [119:0] p1_vc0_head1_cat;
-wire [3:0] p1_vc0_head1_cat_2;
-wire [6:0] p1_vc0_head1_cat_3;
+wire [6:0] p1_vc0_head1_cat_2;
 wire [127:0] p1_vc0_second1_sel;
 reg p1_vc0_start;
 wire p1_vc0_valid_and;
@@ -5781,11 +4993,11 @@ reg p1_cur_ovc;
 reg p1_cur_drop;
 wire [4:0] zp_slot_shr_2;
 wire p1_busy_and;
-wire p1_cur_out_and;
-wire p1_cur_out_and_2;
-wire p1_cur_out_and_3;
-wire p1_cur_out_and_4;
-wire p1_cur_out_and_5;
+wire p1_holds_p0;
+wire p1_holds_p1;
+wire p1_holds_xp;
+wire p1_holds_yp;
+wire p1_holds_zp;
 wire p1_busy_and_2;
 reg xp_busy;
 reg xp_vc0_stay;
@@ -5795,32 +5007,20 @@ wire xp_vc0_head0_last_sel;
 wire [2:0] xp_vc0_head0_out_sel;
 wire xp_vc0_head0_ovc_sel;
 wire xp_vc0_head0_drop_sel;
-wire [9:0] xp_vc0_second1_bits83_74;
-wire [119:0] xp_vc0_second1_bits119_0;
 wire [119:0] xp_vc0_second1_cat;
-wire [3:0] xp_vc0_second1_cat_2;
-wire [6:0] xp_vc0_second1_cat_3;
-wire [9:0] xp_vc0_head1_bits83_74;
-wire [119:0] xp_vc0_head1_bits119_0;
+wire [6:0] xp_vc0_second1_cat_2;
 wire [119:0] xp_vc0_head1_cat;
-wire [3:0] xp_vc0_head1_cat_2;
-wire [6:0] xp_vc0_head1_cat_3;
+wire [6:0] xp_vc0_head1_cat_2;
 wire [127:0] xp_vc0_second1_sel;
 wire xp_vc1_valid_sel;
 wire xp_vc1_head0_last_sel;
 wire [2:0] xp_vc1_head0_out_sel;
 wire xp_vc1_head0_ovc_sel;
 wire xp_vc1_head0_drop_sel;
-wire [9:0] xp_vc1_second1_bits83_74;
-wire [119:0] xp_vc1_second1_bits119_0;
 wire [119:0] xp_vc1_second1_cat;
-wire [3:0] xp_vc1_second1_cat_2;
-wire [6:0] xp_vc1_second1_cat_3;
-wire [9:0] xp_vc1_head1_bits83_74;
-wire [119:0] xp_vc1_head1_bits119_0;
+wire [6:0] xp_vc1_second1_cat_2;
 wire [119:0] xp_vc1_head1_cat;
-wire [3:0] xp_vc1_head1_cat_2;
-wire [6:0] xp_vc1_head1_cat_3;
+wire [6:0] xp_vc1_head1_cat_2;
 wire [127:0] xp_vc1_second1_sel;
 reg xp_vc0_start;
 reg xp_vc1_start;
@@ -5828,25 +5028,24 @@ wire xp_vc0_valid_and;
 wire xp_vc1_valid_and;
 wire [1:0] xp_vc1_valid_cat;
 reg xp_vc_arbiter;
+wire xp_vc_arbiter_turn_vc0;
+wire xp_vc_arbiter_turn_vc1;
 wire [1:0] xp_vc_arbiter_grant;
-wire xp_vc_arbiter_grant_b1;
 wire xp_vc1_head0_last_sel_2;
 wire xp_vc1_head0_ovc_sel_2;
 wire xp_vc1_head0_drop_sel_2;
 wire [6:0] xp_vc1_head0_flits_sel;
-wire xp_vc_arbiter_grant_b0;
-wire xp_vc_arbiter_grant_b1_2;
 reg xp_cur_vc;
 reg [2:0] xp_cur_out;
 reg xp_cur_ovc;
 reg xp_cur_drop;
 wire [4:0] zp_slot_shr_3;
 wire xp_busy_and;
-wire xp_cur_out_and;
-wire xp_cur_out_and_2;
-wire xp_cur_out_and_3;
-wire xp_cur_out_and_4;
-wire xp_cur_out_and_5;
+wire xp_holds_p0;
+wire xp_holds_p1;
+wire xp_holds_xp;
+wire xp_holds_yp;
+wire xp_holds_zp;
 wire xp_busy_and_2;
 reg yp_busy;
 reg yp_vc0_stay;
@@ -5856,32 +5055,20 @@ wire yp_vc0_head0_last_sel;
 wire [2:0] yp_vc0_head0_out_sel;
 wire yp_vc0_head0_ovc_sel;
 wire yp_vc0_head0_drop_sel;
-wire [9:0] yp_vc0_second1_bits83_74;
-wire [119:0] yp_vc0_second1_bits119_0;
 wire [119:0] yp_vc0_second1_cat;
-wire [3:0] yp_vc0_second1_cat_2;
-wire [6:0] yp_vc0_second1_cat_3;
-wire [9:0] yp_vc0_head1_bits83_74;
-wire [119:0] yp_vc0_head1_bits119_0;
+wire [6:0] yp_vc0_second1_cat_2;
 wire [119:0] yp_vc0_head1_cat;
-wire [3:0] yp_vc0_head1_cat_2;
-wire [6:0] yp_vc0_head1_cat_3;
+wire [6:0] yp_vc0_head1_cat_2;
 wire [127:0] yp_vc0_second1_sel;
 wire yp_vc1_valid_sel;
 wire yp_vc1_head0_last_sel;
 wire [2:0] yp_vc1_head0_out_sel;
 wire yp_vc1_head0_ovc_sel;
 wire yp_vc1_head0_drop_sel;
-wire [9:0] yp_vc1_second1_bits83_74;
-wire [119:0] yp_vc1_second1_bits119_0;
 wire [119:0] yp_vc1_second1_cat;
-wire [3:0] yp_vc1_second1_cat_2;
-wire [6:0] yp_vc1_second1_cat_3;
-wire [9:0] yp_vc1_head1_bits83_74;
-wire [119:0] yp_vc1_head1_bits119_0;
+wire [6:0] yp_vc1_second1_cat_2;
 wire [119:0] yp_vc1_head1_cat;
-wire [3:0] yp_vc1_head1_cat_2;
-wire [6:0] yp_vc1_head1_cat_3;
+wire [6:0] yp_vc1_head1_cat_2;
 wire [127:0] yp_vc1_second1_sel;
 reg yp_vc0_start;
 reg yp_vc1_start;
@@ -5889,25 +5076,24 @@ wire yp_vc0_valid_and;
 wire yp_vc1_valid_and;
 wire [1:0] yp_vc1_valid_cat;
 reg yp_vc_arbiter;
+wire yp_vc_arbiter_turn_vc0;
+wire yp_vc_arbiter_turn_vc1;
 wire [1:0] yp_vc_arbiter_grant;
-wire yp_vc_arbiter_grant_b1;
 wire yp_vc1_head0_last_sel_2;
 wire yp_vc1_head0_ovc_sel_2;
 wire yp_vc1_head0_drop_sel_2;
 wire [6:0] yp_vc1_head0_flits_sel;
-wire yp_vc_arbiter_grant_b0;
-wire yp_vc_arbiter_grant_b1_2;
 reg yp_cur_vc;
 reg [2:0] yp_cur_out;
 reg yp_cur_ovc;
 reg yp_cur_drop;
 wire [4:0] zp_slot_shr_4;
 wire yp_busy_and;
-wire yp_cur_out_and;
-wire yp_cur_out_and_2;
-wire yp_cur_out_and_3;
-wire yp_cur_out_and_4;
-wire yp_cur_out_and_5;
+wire yp_holds_p0;
+wire yp_holds_p1;
+wire yp_holds_xp;
+wire yp_holds_yp;
+wire yp_holds_zp;
 wire yp_busy_and_2;
 reg zp_busy;
 reg zp_vc0_stay;
@@ -5917,32 +5103,20 @@ wire zp_vc0_head0_last_sel;
 wire [2:0] zp_vc0_head0_out_sel;
 wire zp_vc0_head0_ovc_sel;
 wire zp_vc0_head0_drop_sel;
-wire [9:0] zp_vc0_second1_bits83_74;
-wire [119:0] zp_vc0_second1_bits119_0;
 wire [119:0] zp_vc0_second1_cat;
-wire [3:0] zp_vc0_second1_cat_2;
-wire [6:0] zp_vc0_second1_cat_3;
-wire [9:0] zp_vc0_head1_bits83_74;
-wire [119:0] zp_vc0_head1_bits119_0;
+wire [6:0] zp_vc0_second1_cat_2;
 wire [119:0] zp_vc0_head1_cat;
-wire [3:0] zp_vc0_head1_cat_2;
-wire [6:0] zp_vc0_head1_cat_3;
+wire [6:0] zp_vc0_head1_cat_2;
 wire [127:0] zp_vc0_second1_sel;
 wire zp_vc1_valid_sel;
 wire zp_vc1_head0_last_sel;
 wire [2:0] zp_vc1_head0_out_sel;
 wire zp_vc1_head0_ovc_sel;
 wire zp_vc1_head0_drop_sel;
-wire [9:0] zp_vc1_second1_bits83_74;
-wire [119:0] zp_vc1_second1_bits119_0;
 wire [119:0] zp_vc1_second1_cat;
-wire [3:0] zp_vc1_second1_cat_2;
-wire [6:0] zp_vc1_second1_cat_3;
-wire [9:0] zp_vc1_head1_bits83_74;
-wire [119:0] zp_vc1_head1_bits119_0;
+wire [6:0] zp_vc1_second1_cat_2;
 wire [119:0] zp_vc1_head1_cat;
-wire [3:0] zp_vc1_head1_cat_2;
-wire [6:0] zp_vc1_head1_cat_3;
+wire [6:0] zp_vc1_head1_cat_2;
 wire [127:0] zp_vc1_second1_sel;
 reg zp_vc0_start;
 reg zp_vc1_start;
@@ -5950,216 +5124,160 @@ wire zp_vc0_valid_and;
 wire zp_vc1_valid_and;
 wire [1:0] zp_vc1_valid_cat;
 reg zp_vc_arbiter;
+wire zp_vc_arbiter_turn_vc0;
+wire zp_vc_arbiter_turn_vc1;
 wire [1:0] zp_vc_arbiter_grant;
-wire zp_vc_arbiter_grant_b1;
 wire zp_vc1_head0_last_sel_2;
 wire zp_vc1_head0_ovc_sel_2;
 wire zp_vc1_head0_drop_sel_2;
 wire [6:0] zp_vc1_head0_flits_sel;
-wire zp_vc_arbiter_grant_b0;
-wire zp_vc_arbiter_grant_b1_2;
 reg zp_cur_vc;
 reg [2:0] zp_cur_out;
 reg zp_cur_ovc;
 reg zp_cur_drop;
 wire [4:0] zp_slot_shr_5;
 wire zp_busy_and;
-wire zp_cur_out_and;
-wire zp_cur_out_and_2;
-wire zp_cur_out_and_3;
-wire zp_cur_out_and_4;
-wire zp_cur_out_and_5;
+wire zp_holds_p0;
+wire zp_holds_p1;
+wire zp_holds_xp;
+wire zp_holds_yp;
+wire zp_holds_zp;
 wire zp_busy_and_2;
 // allocation: outputs grant an input (each output's arbiter, and whether each input won)
-wire p0_vc0_valid_and_2;
-wire p1_vc0_valid_and_2;
-wire xp_vc_arbiter_grant_and;
-wire xp_vc_arbiter_grant_and_2;
-wire yp_vc_arbiter_grant_and;
-wire yp_vc_arbiter_grant_and_2;
-wire zp_vc_arbiter_grant_and;
-wire zp_vc_arbiter_grant_and_2;
-wire [2:0] zp_vc_arbiter_grant_cat;
-wire [4:0] xp_vc_arbiter_grant_cat;
-wire p0_vc0_valid_and_3;
-wire p1_vc0_valid_and_3;
-wire xp_vc_arbiter_grant_and_3;
-wire xp_vc_arbiter_grant_and_4;
-wire yp_vc_arbiter_grant_and_3;
-wire yp_vc_arbiter_grant_and_4;
-wire zp_vc_arbiter_grant_and_3;
-wire zp_vc_arbiter_grant_and_4;
-wire [2:0] zp_vc_arbiter_grant_cat_2;
-wire [4:0] xp_vc_arbiter_grant_cat_2;
-wire p0_vc0_valid_and_4;
-wire p1_vc0_valid_and_4;
-wire xp_vc_arbiter_grant_and_5;
-wire xp_vc_arbiter_grant_and_6;
-wire yp_vc_arbiter_grant_and_5;
-wire yp_vc_arbiter_grant_and_6;
-wire zp_vc_arbiter_grant_and_5;
-wire zp_vc_arbiter_grant_and_6;
-wire [2:0] zp_vc_arbiter_grant_cat_3;
-wire [4:0] xp_vc_arbiter_grant_cat_3;
-wire p0_vc0_valid_and_5;
-wire p1_vc0_valid_and_5;
-wire xp_vc_arbiter_grant_and_7;
-wire xp_vc_arbiter_grant_and_8;
-wire yp_vc_arbiter_grant_and_7;
-wire yp_vc_arbiter_grant_and_8;
-wire zp_vc_arbiter_grant_and_7;
-wire zp_vc_arbiter_grant_and_8;
-wire [2:0] zp_vc_arbiter_grant_cat_4;
-wire [4:0] xp_vc_arbiter_grant_cat_4;
-wire p0_vc0_valid_and_6;
-wire p1_vc0_valid_and_6;
-wire xp_vc_arbiter_grant_and_9;
-wire xp_vc_arbiter_grant_and_10;
-wire yp_vc_arbiter_grant_and_9;
-wire yp_vc_arbiter_grant_and_10;
-wire zp_vc_arbiter_grant_and_9;
-wire zp_vc_arbiter_grant_and_10;
-wire [2:0] zp_vc_arbiter_grant_cat_5;
-wire [4:0] xp_vc_arbiter_grant_cat_5;
+wire p0_vc0_asks_p0;
+wire p1_vc0_asks_p0;
+wire xp_vc0_asks_p0;
+wire xp_vc1_asks_p0;
+wire yp_vc0_asks_p0;
+wire yp_vc1_asks_p0;
+wire zp_vc0_asks_p0;
+wire zp_vc1_asks_p0;
+wire [4:0] zp_vc0_asks_p0_cat;
+wire p0_vc0_asks_p1;
+wire p1_vc0_asks_p1;
+wire xp_vc0_asks_p1;
+wire xp_vc1_asks_p1;
+wire yp_vc0_asks_p1;
+wire yp_vc1_asks_p1;
+wire zp_vc0_asks_p1;
+wire zp_vc1_asks_p1;
+wire [4:0] zp_vc0_asks_p1_cat;
+wire p0_vc0_asks_xp;
+wire p1_vc0_asks_xp;
+wire xp_vc0_asks_xp;
+wire xp_vc1_asks_xp;
+wire yp_vc0_asks_xp;
+wire yp_vc1_asks_xp;
+wire zp_vc0_asks_xp;
+wire zp_vc1_asks_xp;
+wire [4:0] zp_vc0_asks_xp_cat;
+wire p0_vc0_asks_yp;
+wire p1_vc0_asks_yp;
+wire xp_vc0_asks_yp;
+wire xp_vc1_asks_yp;
+wire yp_vc0_asks_yp;
+wire yp_vc1_asks_yp;
+wire zp_vc0_asks_yp;
+wire zp_vc1_asks_yp;
+wire [4:0] zp_vc0_asks_yp_cat;
+wire p0_vc0_asks_zp;
+wire p1_vc0_asks_zp;
+wire xp_vc0_asks_zp;
+wire xp_vc1_asks_zp;
+wire yp_vc0_asks_zp;
+wire yp_vc1_asks_zp;
+wire zp_vc0_asks_zp;
+wire zp_vc1_asks_zp;
+wire [4:0] zp_vc0_asks_zp_cat;
 reg [2:0] p0_arbiter;
-wire p0_arbiter_or;
-wire p0_arbiter_or_2;
-wire p0_arbiter_or_3;
-wire p0_arbiter_or_4;
-wire p0_arbiter_or_5;
-wire p0_arbiter_and;
-wire p0_arbiter_or_6;
-wire p0_arbiter_or_7;
-wire p0_arbiter_or_8;
-wire p0_arbiter_or_9;
-wire [2:0] p0_arbiter_cat;
+wire p0_arbiter_turn_p0;
+wire p0_arbiter_turn_p1;
+wire p0_arbiter_turn_xp;
+wire p0_arbiter_turn_yp;
+wire p0_arbiter_turn_zp;
 wire [4:0] p0_arbiter_grant;
 wire [2:0] for_p0_arbiter_or;
 reg [2:0] p1_arbiter;
-wire p1_arbiter_or;
-wire p1_arbiter_or_2;
-wire p1_arbiter_or_3;
-wire p1_arbiter_or_4;
-wire p1_arbiter_or_5;
-wire p1_arbiter_and;
-wire p1_arbiter_or_6;
-wire p1_arbiter_or_7;
-wire p1_arbiter_or_8;
-wire p1_arbiter_or_9;
-wire [2:0] p1_arbiter_cat;
+wire p1_arbiter_turn_p0;
+wire p1_arbiter_turn_p1;
+wire p1_arbiter_turn_xp;
+wire p1_arbiter_turn_yp;
+wire p1_arbiter_turn_zp;
 wire [4:0] p1_arbiter_grant;
 wire [2:0] for_p1_arbiter_or;
 reg [2:0] xp_arbiter;
-wire xp_arbiter_or;
-wire xp_arbiter_or_2;
-wire xp_arbiter_or_3;
-wire xp_arbiter_or_4;
-wire xp_arbiter_or_5;
-wire xp_arbiter_and;
-wire xp_arbiter_or_6;
-wire xp_arbiter_or_7;
-wire xp_arbiter_or_8;
-wire xp_arbiter_or_9;
-wire [2:0] xp_arbiter_cat;
+wire xp_arbiter_turn_p0;
+wire xp_arbiter_turn_p1;
+wire xp_arbiter_turn_xp;
+wire xp_arbiter_turn_yp;
+wire xp_arbiter_turn_zp;
 wire [4:0] xp_arbiter_grant;
 wire [2:0] for_xp_arbiter_or;
 reg [2:0] yp_arbiter;
-wire yp_arbiter_or;
-wire yp_arbiter_or_2;
-wire yp_arbiter_or_3;
-wire yp_arbiter_or_4;
-wire yp_arbiter_or_5;
-wire yp_arbiter_and;
-wire yp_arbiter_or_6;
-wire yp_arbiter_or_7;
-wire yp_arbiter_or_8;
-wire yp_arbiter_or_9;
-wire [2:0] yp_arbiter_cat;
+wire yp_arbiter_turn_p0;
+wire yp_arbiter_turn_p1;
+wire yp_arbiter_turn_xp;
+wire yp_arbiter_turn_yp;
+wire yp_arbiter_turn_zp;
 wire [4:0] yp_arbiter_grant;
 wire [2:0] for_yp_arbiter_or;
 reg [2:0] zp_arbiter;
-wire zp_arbiter_or;
-wire zp_arbiter_or_2;
-wire zp_arbiter_or_3;
-wire zp_arbiter_or_4;
-wire zp_arbiter_or_5;
-wire zp_arbiter_and;
-wire zp_arbiter_or_6;
-wire zp_arbiter_or_7;
-wire zp_arbiter_or_8;
-wire zp_arbiter_or_9;
-wire [2:0] zp_arbiter_cat;
+wire zp_arbiter_turn_p0;
+wire zp_arbiter_turn_p1;
+wire zp_arbiter_turn_xp;
+wire zp_arbiter_turn_yp;
+wire zp_arbiter_turn_zp;
 wire [4:0] zp_arbiter_grant;
 wire [2:0] for_zp_arbiter_or;
-wire p0_arbiter_or_10;
-wire p0_arbiter_or_11;
+wire p0_turn_at_p0;
 wire p0_won_at_p0;
-wire p1_arbiter_or_10;
-wire p1_arbiter_or_11;
+wire p0_turn_at_p1;
 wire p1_won_at_p0;
-wire xp_arbiter_or_10;
-wire xp_arbiter_or_11;
+wire p0_turn_at_xp;
 wire xp_won_at_p0;
-wire yp_arbiter_or_10;
-wire yp_arbiter_or_11;
+wire p0_turn_at_yp;
 wire yp_won_at_p0;
-wire zp_arbiter_or_10;
-wire zp_arbiter_or_11;
+wire p0_turn_at_zp;
 wire zp_won_at_p0;
-wire p0_arbiter_or_12;
-wire p0_arbiter_or_13;
+wire p1_turn_at_p0;
 wire p0_won_at_p1;
-wire p1_arbiter_or_12;
-wire p1_arbiter_or_13;
+wire p1_turn_at_p1;
 wire p1_won_at_p1;
-wire xp_arbiter_or_12;
-wire xp_arbiter_or_13;
+wire p1_turn_at_xp;
 wire xp_won_at_p1;
-wire yp_arbiter_or_12;
-wire yp_arbiter_or_13;
+wire p1_turn_at_yp;
 wire yp_won_at_p1;
-wire zp_arbiter_or_12;
-wire zp_arbiter_or_13;
+wire p1_turn_at_zp;
 wire zp_won_at_p1;
-wire p0_arbiter_or_14;
+wire xp_turn_at_p0;
 wire p0_won_at_xp;
-wire p1_arbiter_or_14;
+wire xp_turn_at_p1;
 wire p1_won_at_xp;
-wire xp_arbiter_or_14;
+wire xp_turn_at_xp;
 wire xp_won_at_xp;
-wire yp_arbiter_or_14;
+wire xp_turn_at_yp;
 wire yp_won_at_xp;
-wire zp_arbiter_or_14;
+wire xp_turn_at_zp;
 wire zp_won_at_xp;
-wire p0_arbiter_or_15;
-wire p0_arbiter_or_16;
+wire yp_turn_at_p0;
 wire p0_won_at_yp;
-wire p1_arbiter_or_15;
-wire p1_arbiter_or_16;
+wire yp_turn_at_p1;
 wire p1_won_at_yp;
-wire xp_arbiter_or_15;
-wire xp_arbiter_or_16;
+wire yp_turn_at_xp;
 wire xp_won_at_yp;
-wire yp_arbiter_or_15;
-wire yp_arbiter_or_16;
+wire yp_turn_at_yp;
 wire yp_won_at_yp;
-wire zp_arbiter_or_15;
-wire zp_arbiter_or_16;
+wire yp_turn_at_zp;
 wire zp_won_at_yp;
-wire p0_arbiter_or_17;
-wire p0_arbiter_or_18;
+wire zp_turn_at_p0;
 wire p0_won_at_zp;
-wire p1_arbiter_or_17;
-wire p1_arbiter_or_18;
+wire zp_turn_at_p1;
 wire p1_won_at_zp;
-wire xp_arbiter_or_17;
-wire xp_arbiter_or_18;
+wire zp_turn_at_xp;
 wire xp_won_at_zp;
-wire yp_arbiter_or_17;
-wire yp_arbiter_or_18;
+wire zp_turn_at_yp;
 wire yp_won_at_zp;
-wire zp_arbiter_or_17;
-wire zp_arbiter_or_18;
+wire zp_turn_at_zp;
 wire zp_won_at_zp;
 wire p0_busy_or;
 wire p0_busy_or_2;
@@ -6183,83 +5301,73 @@ wire p0_won_at_zp_or;
 wire zp_busy_or;
 wire zp_cur_vc_sel;
 wire zp_vc1_head0_last_sel_3;
-wire [1:0] zp_busy_cat_6;
-wire [3:0] zp_busy_cat_7;
+wire [4:0] zp_busy_cat_6;
 wire p0_vc0_head0_ovc_or_6;
-wire p0_vc0_head0_ovc_or_7;
 wire [6:0] p0_vc0_head0_flits_or_6;
+wire p0_owned_or_2;
+wire [4:0] zp_busy_cat_7;
+wire p0_vc0_head0_ovc_or_7;
 wire [6:0] p0_vc0_head0_flits_or_7;
-wire p0_owned_and;
-wire p0_arbiter_grant_or;
-wire p0_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_8;
-wire [3:0] zp_busy_cat_9;
+wire p1_owned_or_2;
+wire [4:0] zp_busy_cat_8;
 wire p0_vc0_head0_ovc_or_8;
-wire p0_vc0_head0_ovc_or_9;
 wire [6:0] p0_vc0_head0_flits_or_8;
+wire xp_owned_or_2;
+wire [4:0] zp_busy_cat_9;
+wire p0_vc0_head0_ovc_or_9;
 wire [6:0] p0_vc0_head0_flits_or_9;
-wire p1_owned_and;
-wire p1_arbiter_grant_or;
-wire p1_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_10;
-wire [3:0] zp_busy_cat_11;
+wire yp_owned_or_2;
+wire [4:0] zp_busy_cat_10;
 wire p0_vc0_head0_ovc_or_10;
-wire p0_vc0_head0_ovc_or_11;
 wire [6:0] p0_vc0_head0_flits_or_10;
-wire [6:0] p0_vc0_head0_flits_or_11;
-wire xp_owned_and;
-wire xp_arbiter_grant_or;
-wire xp_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_12;
-wire [3:0] zp_busy_cat_13;
-wire p0_vc0_head0_ovc_or_12;
-wire p0_vc0_head0_ovc_or_13;
-wire [6:0] p0_vc0_head0_flits_or_12;
-wire [6:0] p0_vc0_head0_flits_or_13;
-wire yp_owned_and;
-wire yp_arbiter_grant_or;
-wire yp_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_14;
-wire [3:0] zp_busy_cat_15;
-wire p0_vc0_head0_ovc_or_14;
-wire p0_vc0_head0_ovc_or_15;
-wire [6:0] p0_vc0_head0_flits_or_14;
-wire [6:0] p0_vc0_head0_flits_or_15;
-wire zp_owned_and;
-wire zp_arbiter_grant_or;
-wire zp_arbiter_grant_or_2;
+wire zp_owned_or_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- allocation: each input's next flit and VC choice ----
-assign zp_slot_cat = {({({({zp_slot, yp_slot}), xp_slot}), p1_slot}), p0_slot};
-assign zp_slot_cat_2 = {({({({3'h0, ((zp_slot & (~zp_owned)) & (zp_head_in ? zp_room2_1 : zp_room1))}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_1 : yp_room1))}), ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_1 : xp_room1))}), (p1_slot & (~p1_owned))};
-assign p1_slot_cat = {({({({({({zp_slot_cat_2, (p0_slot & (~p0_owned))}), 1'h0}), 1'h0}), 1'h0}), ((zp_slot & (~zp_owned)) & (zp_head_in ? zp_room2_0 : zp_room0))}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_0 : yp_room0))};
-assign zp_slot_cat_3 = {({({p1_slot_cat, ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_0 : xp_room0))}), (p1_slot & (~p1_owned))}), (p0_slot & (~p0_owned))};
+assign zp_slot_cat = {zp_slot, yp_slot, xp_slot, p1_slot, p0_slot};
+assign zp_slot_cat_2 = {3'h0, (zp_slot & (~zp_owned) & (zp_head_in ? zp_room2_1 : zp_room1)),
+    (yp_slot & (~yp_owned) & (yp_head_in ? yp_room2_1 : yp_room1)),
+    (xp_slot & (~xp_owned) & (xp_head_in ? xp_room2_1 : xp_room1)), (p1_slot & (~p1_owned)),
+    (p0_slot & (~p0_owned)), 1'h0, 1'h0, 1'h0,
+    (zp_slot & (~zp_owned) & (zp_head_in ? zp_room2_0 : zp_room0)),
+    (yp_slot & (~yp_owned) & (yp_head_in ? yp_room2_0 : yp_room0)),
+    (xp_slot & (~xp_owned) & (xp_head_in ? xp_room2_0 : xp_room0)), (p1_slot & (~p1_owned)),
+    (p0_slot & (~p0_owned))};
 assign p0_vc0_valid_sel = p0_vc0_stay ? p0_vc0_valid : p0_vc0_second_valid;
 assign p0_vc0_head0_last_sel = p0_vc0_stay ? p0_vc0_head0_last : p0_vc0_second0_last;
 assign p0_vc0_head0_out_sel = p0_vc0_stay ? p0_vc0_head0_out : p0_vc0_second0_out;
 assign p0_vc0_head0_ovc_sel = p0_vc0_stay ? p0_vc0_head0_ovc : p0_vc0_second0_ovc;
 assign p0_vc0_head0_drop_sel = p0_vc0_stay ? p0_vc0_head0_drop : p0_vc0_second0_drop;
 assign p0_vc0_head0_flits_sel = p0_vc0_stay ? p0_vc0_head0_flits : p0_vc0_second0_flits;
-assign p0_vc0_second1_bits83_74 = p0_vc0_second1[83:74];
-assign p0_vc0_second1_bits119_0 = p0_vc0_second1[119:0];
-assign p0_vc0_second1_cat = {({p0_vc0_second1_bits119_0[119:84], ((~(p0_vc0_second0_out < 3'h2)) ? (p0_vc0_second1_bits83_74 + 10'h1) : p0_vc0_second1_bits83_74)}), p0_vc0_second1_bits119_0[73:0]};
-assign p0_vc0_second1_cat_2 = {({({(^(p0_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(p0_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p0_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p0_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign p0_vc0_second1_cat_3 = {({({p0_vc0_second1_cat_2, (^(p0_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p0_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p0_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p0_vc0_head1_bits83_74 = p0_vc0_head1[83:74];
-assign p0_vc0_head1_bits119_0 = p0_vc0_head1[119:0];
-assign p0_vc0_head1_cat = {({p0_vc0_head1_bits119_0[119:84], ((~(p0_vc0_head0_out < 3'h2)) ? (p0_vc0_head1_bits83_74 + 10'h1) : p0_vc0_head1_bits83_74)}), p0_vc0_head1_bits119_0[73:0]};
-assign p0_vc0_head1_cat_2 = {({({(^(p0_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(p0_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p0_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p0_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign p0_vc0_head1_cat_3 = {({({p0_vc0_head1_cat_2, (^(p0_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p0_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p0_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p0_vc0_second1_sel = p0_vc0_pop_2 ? ({({(^({p0_vc0_second1_cat_3, p0_vc0_second1_cat})), p0_vc0_second1_cat_3}), p0_vc0_second1_cat}) : ({({(^({p0_vc0_head1_cat_3, p0_vc0_head1_cat})), p0_vc0_head1_cat_3}), p0_vc0_head1_cat});
-assign p0_vc0_valid_and = ((p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0_fix : p0_vc0_second0_fix))) & p0_vc0_start) & (~p0_busy);
+assign p0_vc0_second1_cat = {p0_vc0_second1[119:84],
+    ((~(p0_vc0_second0_out < 3'h2)) ? (p0_vc0_second1[83:74] + 10'h1) : p0_vc0_second1[83:74]),
+    p0_vc0_second1[73:0]};
+assign p0_vc0_second1_cat_2 = {(^(p0_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(p0_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(p0_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p0_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p0_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p0_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p0_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p0_vc0_head1_cat = {p0_vc0_head1[119:84],
+    ((~(p0_vc0_head0_out < 3'h2)) ? (p0_vc0_head1[83:74] + 10'h1) : p0_vc0_head1[83:74]),
+    p0_vc0_head1[73:0]};
+assign p0_vc0_head1_cat_2 = {(^(p0_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(p0_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(p0_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p0_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p0_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p0_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p0_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p0_vc0_second1_sel = p0_vc0_pop ? ({(^({p0_vc0_second1_cat_2, p0_vc0_second1_cat})), p0_vc0_second1_cat_2, p0_vc0_second1_cat}) : ({(^({p0_vc0_head1_cat_2, p0_vc0_head1_cat})), p0_vc0_head1_cat_2, p0_vc0_head1_cat});
+assign p0_vc0_valid_and = p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0_fix : p0_vc0_second0_fix)) & p0_vc0_start & (~p0_busy);
 assign zp_slot_shr = zp_slot_cat >> p0_cur_out;
-assign p0_busy_and = (p0_busy & p0_vc0_valid_sel) & (zp_slot_shr[0] | p0_cur_drop);
-assign p0_cur_out_and = (p0_cur_out == 3'h0) & (~p0_cur_drop);
-assign p0_cur_out_and_2 = (p0_cur_out == 3'h1) & (~p0_cur_drop);
-assign p0_cur_out_and_3 = (p0_cur_out == 3'h2) & (~p0_cur_drop);
-assign p0_cur_out_and_4 = (p0_cur_out == 3'h3) & (~p0_cur_drop);
-assign p0_cur_out_and_5 = (p0_cur_out == 3'h4) & (~p0_cur_drop);
+assign p0_busy_and = p0_busy & p0_vc0_valid_sel & (zp_slot_shr[0] | p0_cur_drop);
+assign p0_holds_p0 = (p0_cur_out == 3'h0) & (~p0_cur_drop);
+assign p0_holds_p1 = (p0_cur_out == 3'h1) & (~p0_cur_drop);
+assign p0_holds_xp = (p0_cur_out == 3'h2) & (~p0_cur_drop);
+assign p0_holds_yp = (p0_cur_out == 3'h3) & (~p0_cur_drop);
+assign p0_holds_zp = (p0_cur_out == 3'h4) & (~p0_cur_drop);
 assign p0_busy_and_2 = p0_busy_and & p0_vc0_head0_last_sel;
 assign p1_vc0_valid_sel = p1_vc0_stay ? p1_vc0_valid : p1_vc0_second_valid;
 assign p1_vc0_head0_last_sel = p1_vc0_stay ? p1_vc0_head0_last : p1_vc0_second0_last;
@@ -6267,465 +5375,812 @@ assign p1_vc0_head0_out_sel = p1_vc0_stay ? p1_vc0_head0_out : p1_vc0_second0_ou
 assign p1_vc0_head0_ovc_sel = p1_vc0_stay ? p1_vc0_head0_ovc : p1_vc0_second0_ovc;
 assign p1_vc0_head0_drop_sel = p1_vc0_stay ? p1_vc0_head0_drop : p1_vc0_second0_drop;
 assign p1_vc0_head0_flits_sel = p1_vc0_stay ? p1_vc0_head0_flits : p1_vc0_second0_flits;
-assign p1_vc0_second1_bits83_74 = p1_vc0_second1[83:74];
-assign p1_vc0_second1_bits119_0 = p1_vc0_second1[119:0];
-assign p1_vc0_second1_cat = {({p1_vc0_second1_bits119_0[119:84], ((~(p1_vc0_second0_out < 3'h2)) ? (p1_vc0_second1_bits83_74 + 10'h1) : p1_vc0_second1_bits83_74)}), p1_vc0_second1_bits119_0[73:0]};
-assign p1_vc0_second1_cat_2 = {({({(^(p1_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(p1_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p1_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p1_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign p1_vc0_second1_cat_3 = {({({p1_vc0_second1_cat_2, (^(p1_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p1_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p1_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p1_vc0_head1_bits83_74 = p1_vc0_head1[83:74];
-assign p1_vc0_head1_bits119_0 = p1_vc0_head1[119:0];
-assign p1_vc0_head1_cat = {({p1_vc0_head1_bits119_0[119:84], ((~(p1_vc0_head0_out < 3'h2)) ? (p1_vc0_head1_bits83_74 + 10'h1) : p1_vc0_head1_bits83_74)}), p1_vc0_head1_bits119_0[73:0]};
-assign p1_vc0_head1_cat_2 = {({({(^(p1_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(p1_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p1_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p1_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign p1_vc0_head1_cat_3 = {({({p1_vc0_head1_cat_2, (^(p1_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p1_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p1_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p1_vc0_second1_sel = p1_vc0_pop_2 ? ({({(^({p1_vc0_second1_cat_3, p1_vc0_second1_cat})), p1_vc0_second1_cat_3}), p1_vc0_second1_cat}) : ({({(^({p1_vc0_head1_cat_3, p1_vc0_head1_cat})), p1_vc0_head1_cat_3}), p1_vc0_head1_cat});
-assign p1_vc0_valid_and = ((p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0_fix : p1_vc0_second0_fix))) & p1_vc0_start) & (~p1_busy);
+assign p1_vc0_second1_cat = {p1_vc0_second1[119:84],
+    ((~(p1_vc0_second0_out < 3'h2)) ? (p1_vc0_second1[83:74] + 10'h1) : p1_vc0_second1[83:74]),
+    p1_vc0_second1[73:0]};
+assign p1_vc0_second1_cat_2 = {(^(p1_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(p1_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(p1_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p1_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p1_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p1_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p1_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p1_vc0_head1_cat = {p1_vc0_head1[119:84],
+    ((~(p1_vc0_head0_out < 3'h2)) ? (p1_vc0_head1[83:74] + 10'h1) : p1_vc0_head1[83:74]),
+    p1_vc0_head1[73:0]};
+assign p1_vc0_head1_cat_2 = {(^(p1_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(p1_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(p1_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p1_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p1_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p1_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p1_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p1_vc0_second1_sel = p1_vc0_pop ? ({(^({p1_vc0_second1_cat_2, p1_vc0_second1_cat})), p1_vc0_second1_cat_2, p1_vc0_second1_cat}) : ({(^({p1_vc0_head1_cat_2, p1_vc0_head1_cat})), p1_vc0_head1_cat_2, p1_vc0_head1_cat});
+assign p1_vc0_valid_and = p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0_fix : p1_vc0_second0_fix)) & p1_vc0_start & (~p1_busy);
 assign zp_slot_shr_2 = zp_slot_cat >> p1_cur_out;
-assign p1_busy_and = (p1_busy & p1_vc0_valid_sel) & (zp_slot_shr_2[0] | p1_cur_drop);
-assign p1_cur_out_and = (p1_cur_out == 3'h0) & (~p1_cur_drop);
-assign p1_cur_out_and_2 = (p1_cur_out == 3'h1) & (~p1_cur_drop);
-assign p1_cur_out_and_3 = (p1_cur_out == 3'h2) & (~p1_cur_drop);
-assign p1_cur_out_and_4 = (p1_cur_out == 3'h3) & (~p1_cur_drop);
-assign p1_cur_out_and_5 = (p1_cur_out == 3'h4) & (~p1_cur_drop);
+assign p1_busy_and = p1_busy & p1_vc0_valid_sel & (zp_slot_shr_2[0] | p1_cur_drop);
+assign p1_holds_p0 = (p1_cur_out == 3'h0) & (~p1_cur_drop);
+assign p1_holds_p1 = (p1_cur_out == 3'h1) & (~p1_cur_drop);
+assign p1_holds_xp = (p1_cur_out == 3'h2) & (~p1_cur_drop);
+assign p1_holds_yp = (p1_cur_out == 3'h3) & (~p1_cur_drop);
+assign p1_holds_zp = (p1_cur_out == 3'h4) & (~p1_cur_drop);
 assign p1_busy_and_2 = p1_busy_and & p1_vc0_head0_last_sel;
 assign xp_vc0_valid_sel = xp_vc0_stay ? xp_vc0_valid : xp_vc0_second_valid;
 assign xp_vc0_head0_last_sel = xp_vc0_stay ? xp_vc0_head0_last : xp_vc0_second0_last;
 assign xp_vc0_head0_out_sel = xp_vc0_stay ? xp_vc0_head0_out : xp_vc0_second0_out;
 assign xp_vc0_head0_ovc_sel = xp_vc0_stay ? xp_vc0_head0_ovc : xp_vc0_second0_ovc;
 assign xp_vc0_head0_drop_sel = xp_vc0_stay ? xp_vc0_head0_drop : xp_vc0_second0_drop;
-assign xp_vc0_second1_bits83_74 = xp_vc0_second1[83:74];
-assign xp_vc0_second1_bits119_0 = xp_vc0_second1[119:0];
-assign xp_vc0_second1_cat = {({xp_vc0_second1_bits119_0[119:84], ((~(xp_vc0_second0_out < 3'h2)) ? (xp_vc0_second1_bits83_74 + 10'h1) : xp_vc0_second1_bits83_74)}), xp_vc0_second1_bits119_0[73:0]};
-assign xp_vc0_second1_cat_2 = {({({(^(xp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign xp_vc0_second1_cat_3 = {({({xp_vc0_second1_cat_2, (^(xp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc0_head1_bits83_74 = xp_vc0_head1[83:74];
-assign xp_vc0_head1_bits119_0 = xp_vc0_head1[119:0];
-assign xp_vc0_head1_cat = {({xp_vc0_head1_bits119_0[119:84], ((~(xp_vc0_head0_out < 3'h2)) ? (xp_vc0_head1_bits83_74 + 10'h1) : xp_vc0_head1_bits83_74)}), xp_vc0_head1_bits119_0[73:0]};
-assign xp_vc0_head1_cat_2 = {({({(^(xp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign xp_vc0_head1_cat_3 = {({({xp_vc0_head1_cat_2, (^(xp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc0_second1_sel = xp_vc0_pop_2 ? ({({(^({xp_vc0_second1_cat_3, xp_vc0_second1_cat})), xp_vc0_second1_cat_3}), xp_vc0_second1_cat}) : ({({(^({xp_vc0_head1_cat_3, xp_vc0_head1_cat})), xp_vc0_head1_cat_3}), xp_vc0_head1_cat});
+assign xp_vc0_second1_cat = {xp_vc0_second1[119:84],
+    ((~(xp_vc0_second0_out < 3'h2)) ? (xp_vc0_second1[83:74] + 10'h1) : xp_vc0_second1[83:74]),
+    xp_vc0_second1[73:0]};
+assign xp_vc0_second1_cat_2 = {(^(xp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc0_head1_cat = {xp_vc0_head1[119:84],
+    ((~(xp_vc0_head0_out < 3'h2)) ? (xp_vc0_head1[83:74] + 10'h1) : xp_vc0_head1[83:74]),
+    xp_vc0_head1[73:0]};
+assign xp_vc0_head1_cat_2 = {(^(xp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc0_second1_sel = xp_vc0_pop ? ({(^({xp_vc0_second1_cat_2, xp_vc0_second1_cat})), xp_vc0_second1_cat_2, xp_vc0_second1_cat}) : ({(^({xp_vc0_head1_cat_2, xp_vc0_head1_cat})), xp_vc0_head1_cat_2, xp_vc0_head1_cat});
 assign xp_vc1_valid_sel = xp_vc1_stay ? xp_vc1_valid : xp_vc1_second_valid;
 assign xp_vc1_head0_last_sel = xp_vc1_stay ? xp_vc1_head0_last : xp_vc1_second0_last;
 assign xp_vc1_head0_out_sel = xp_vc1_stay ? xp_vc1_head0_out : xp_vc1_second0_out;
 assign xp_vc1_head0_ovc_sel = xp_vc1_stay ? xp_vc1_head0_ovc : xp_vc1_second0_ovc;
 assign xp_vc1_head0_drop_sel = xp_vc1_stay ? xp_vc1_head0_drop : xp_vc1_second0_drop;
-assign xp_vc1_second1_bits83_74 = xp_vc1_second1[83:74];
-assign xp_vc1_second1_bits119_0 = xp_vc1_second1[119:0];
-assign xp_vc1_second1_cat = {({xp_vc1_second1_bits119_0[119:84], ((~(xp_vc1_second0_out < 3'h2)) ? (xp_vc1_second1_bits83_74 + 10'h1) : xp_vc1_second1_bits83_74)}), xp_vc1_second1_bits119_0[73:0]};
-assign xp_vc1_second1_cat_2 = {({({(^(xp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign xp_vc1_second1_cat_3 = {({({xp_vc1_second1_cat_2, (^(xp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc1_head1_bits83_74 = xp_vc1_head1[83:74];
-assign xp_vc1_head1_bits119_0 = xp_vc1_head1[119:0];
-assign xp_vc1_head1_cat = {({xp_vc1_head1_bits119_0[119:84], ((~(xp_vc1_head0_out < 3'h2)) ? (xp_vc1_head1_bits83_74 + 10'h1) : xp_vc1_head1_bits83_74)}), xp_vc1_head1_bits119_0[73:0]};
-assign xp_vc1_head1_cat_2 = {({({(^(xp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign xp_vc1_head1_cat_3 = {({({xp_vc1_head1_cat_2, (^(xp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc1_second1_sel = xp_vc1_pop_2 ? ({({(^({xp_vc1_second1_cat_3, xp_vc1_second1_cat})), xp_vc1_second1_cat_3}), xp_vc1_second1_cat}) : ({({(^({xp_vc1_head1_cat_3, xp_vc1_head1_cat})), xp_vc1_head1_cat_3}), xp_vc1_head1_cat});
-assign xp_vc0_valid_and = ((xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_fix : xp_vc0_second0_fix))) & xp_vc0_start) & (~xp_busy);
-assign xp_vc1_valid_and = ((xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_fix : xp_vc1_second0_fix))) & xp_vc1_start) & (~xp_busy);
+assign xp_vc1_second1_cat = {xp_vc1_second1[119:84],
+    ((~(xp_vc1_second0_out < 3'h2)) ? (xp_vc1_second1[83:74] + 10'h1) : xp_vc1_second1[83:74]),
+    xp_vc1_second1[73:0]};
+assign xp_vc1_second1_cat_2 = {(^(xp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc1_head1_cat = {xp_vc1_head1[119:84],
+    ((~(xp_vc1_head0_out < 3'h2)) ? (xp_vc1_head1[83:74] + 10'h1) : xp_vc1_head1[83:74]),
+    xp_vc1_head1[73:0]};
+assign xp_vc1_head1_cat_2 = {(^(xp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc1_second1_sel = xp_vc1_pop ? ({(^({xp_vc1_second1_cat_2, xp_vc1_second1_cat})), xp_vc1_second1_cat_2, xp_vc1_second1_cat}) : ({(^({xp_vc1_head1_cat_2, xp_vc1_head1_cat})), xp_vc1_head1_cat_2, xp_vc1_head1_cat});
+assign xp_vc0_valid_and = xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_fix : xp_vc0_second0_fix)) & xp_vc0_start & (~xp_busy);
+assign xp_vc1_valid_and = xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_fix : xp_vc1_second0_fix)) & xp_vc1_start & (~xp_busy);
 assign xp_vc1_valid_cat = {xp_vc1_valid_and, xp_vc0_valid_and};
-assign xp_vc_arbiter_grant = {((((xp_vc_arbiter == 1'h0) & (~xp_vc1_valid_cat[0])) | (xp_vc_arbiter == 1'h1)) & xp_vc1_valid_cat[1]), (((xp_vc_arbiter == 1'h0) | ((xp_vc_arbiter == 1'h1) & (~xp_vc1_valid_cat[1]))) & xp_vc1_valid_cat[0])};
-assign xp_vc_arbiter_grant_b1 = xp_vc_arbiter_grant[1];
-assign xp_vc1_head0_last_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
-assign xp_vc1_head0_ovc_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_ovc_sel : xp_vc0_head0_ovc_sel;
-assign xp_vc1_head0_drop_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_drop_sel : xp_vc0_head0_drop_sel;
-assign xp_vc1_head0_flits_sel = xp_vc_arbiter_grant_b1 ? (xp_vc1_stay ? xp_vc1_head0_flits : xp_vc1_second0_flits) : (xp_vc0_stay ? xp_vc0_head0_flits : xp_vc0_second0_flits);
-assign xp_vc_arbiter_grant_b0 = xp_vc_arbiter_grant[0];
-assign xp_vc_arbiter_grant_b1_2 = xp_vc_arbiter_grant[1];
+assign xp_vc_arbiter_turn_vc0 = (xp_vc_arbiter == 1'h0) | ((xp_vc_arbiter == 1'h1) & (~xp_vc1_valid_cat[1]));
+assign xp_vc_arbiter_turn_vc1 = ((xp_vc_arbiter == 1'h0) & (~xp_vc1_valid_cat[0])) | (xp_vc_arbiter == 1'h1);
+assign xp_vc_arbiter_grant = {(xp_vc_arbiter_turn_vc1 & xp_vc1_valid_cat[1]), (xp_vc_arbiter_turn_vc0 & xp_vc1_valid_cat[0])};
+assign xp_vc1_head0_last_sel_2 = xp_vc_arbiter_grant[1] ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
+assign xp_vc1_head0_ovc_sel_2 = xp_vc_arbiter_grant[1] ? xp_vc1_head0_ovc_sel : xp_vc0_head0_ovc_sel;
+assign xp_vc1_head0_drop_sel_2 = xp_vc_arbiter_grant[1] ? xp_vc1_head0_drop_sel : xp_vc0_head0_drop_sel;
+assign xp_vc1_head0_flits_sel = xp_vc_arbiter_grant[1] ? (xp_vc1_stay ? xp_vc1_head0_flits : xp_vc1_second0_flits) : (xp_vc0_stay ? xp_vc0_head0_flits : xp_vc0_second0_flits);
 assign zp_slot_shr_3 = zp_slot_cat >> xp_cur_out;
-assign xp_busy_and = (xp_busy & (xp_cur_vc ? xp_vc1_valid_sel : xp_vc0_valid_sel)) & (zp_slot_shr_3[0] | xp_cur_drop);
-assign xp_cur_out_and = (xp_cur_out == 3'h0) & (~xp_cur_drop);
-assign xp_cur_out_and_2 = (xp_cur_out == 3'h1) & (~xp_cur_drop);
-assign xp_cur_out_and_3 = (xp_cur_out == 3'h2) & (~xp_cur_drop);
-assign xp_cur_out_and_4 = (xp_cur_out == 3'h3) & (~xp_cur_drop);
-assign xp_cur_out_and_5 = (xp_cur_out == 3'h4) & (~xp_cur_drop);
+assign xp_busy_and = xp_busy & (xp_cur_vc ? xp_vc1_valid_sel : xp_vc0_valid_sel) & (zp_slot_shr_3[0] | xp_cur_drop);
+assign xp_holds_p0 = (xp_cur_out == 3'h0) & (~xp_cur_drop);
+assign xp_holds_p1 = (xp_cur_out == 3'h1) & (~xp_cur_drop);
+assign xp_holds_xp = (xp_cur_out == 3'h2) & (~xp_cur_drop);
+assign xp_holds_yp = (xp_cur_out == 3'h3) & (~xp_cur_drop);
+assign xp_holds_zp = (xp_cur_out == 3'h4) & (~xp_cur_drop);
 assign xp_busy_and_2 = xp_busy_and & (xp_cur_vc ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel);
 assign yp_vc0_valid_sel = yp_vc0_stay ? yp_vc0_valid : yp_vc0_second_valid;
 assign yp_vc0_head0_last_sel = yp_vc0_stay ? yp_vc0_head0_last : yp_vc0_second0_last;
 assign yp_vc0_head0_out_sel = yp_vc0_stay ? yp_vc0_head0_out : yp_vc0_second0_out;
 assign yp_vc0_head0_ovc_sel = yp_vc0_stay ? yp_vc0_head0_ovc : yp_vc0_second0_ovc;
 assign yp_vc0_head0_drop_sel = yp_vc0_stay ? yp_vc0_head0_drop : yp_vc0_second0_drop;
-assign yp_vc0_second1_bits83_74 = yp_vc0_second1[83:74];
-assign yp_vc0_second1_bits119_0 = yp_vc0_second1[119:0];
-assign yp_vc0_second1_cat = {({yp_vc0_second1_bits119_0[119:84], ((~(yp_vc0_second0_out < 3'h2)) ? (yp_vc0_second1_bits83_74 + 10'h1) : yp_vc0_second1_bits83_74)}), yp_vc0_second1_bits119_0[73:0]};
-assign yp_vc0_second1_cat_2 = {({({(^(yp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign yp_vc0_second1_cat_3 = {({({yp_vc0_second1_cat_2, (^(yp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc0_head1_bits83_74 = yp_vc0_head1[83:74];
-assign yp_vc0_head1_bits119_0 = yp_vc0_head1[119:0];
-assign yp_vc0_head1_cat = {({yp_vc0_head1_bits119_0[119:84], ((~(yp_vc0_head0_out < 3'h2)) ? (yp_vc0_head1_bits83_74 + 10'h1) : yp_vc0_head1_bits83_74)}), yp_vc0_head1_bits119_0[73:0]};
-assign yp_vc0_head1_cat_2 = {({({(^(yp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign yp_vc0_head1_cat_3 = {({({yp_vc0_head1_cat_2, (^(yp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc0_second1_sel = yp_vc0_pop_2 ? ({({(^({yp_vc0_second1_cat_3, yp_vc0_second1_cat})), yp_vc0_second1_cat_3}), yp_vc0_second1_cat}) : ({({(^({yp_vc0_head1_cat_3, yp_vc0_head1_cat})), yp_vc0_head1_cat_3}), yp_vc0_head1_cat});
+assign yp_vc0_second1_cat = {yp_vc0_second1[119:84],
+    ((~(yp_vc0_second0_out < 3'h2)) ? (yp_vc0_second1[83:74] + 10'h1) : yp_vc0_second1[83:74]),
+    yp_vc0_second1[73:0]};
+assign yp_vc0_second1_cat_2 = {(^(yp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc0_head1_cat = {yp_vc0_head1[119:84],
+    ((~(yp_vc0_head0_out < 3'h2)) ? (yp_vc0_head1[83:74] + 10'h1) : yp_vc0_head1[83:74]),
+    yp_vc0_head1[73:0]};
+assign yp_vc0_head1_cat_2 = {(^(yp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc0_second1_sel = yp_vc0_pop ? ({(^({yp_vc0_second1_cat_2, yp_vc0_second1_cat})), yp_vc0_second1_cat_2, yp_vc0_second1_cat}) : ({(^({yp_vc0_head1_cat_2, yp_vc0_head1_cat})), yp_vc0_head1_cat_2, yp_vc0_head1_cat});
 assign yp_vc1_valid_sel = yp_vc1_stay ? yp_vc1_valid : yp_vc1_second_valid;
 assign yp_vc1_head0_last_sel = yp_vc1_stay ? yp_vc1_head0_last : yp_vc1_second0_last;
 assign yp_vc1_head0_out_sel = yp_vc1_stay ? yp_vc1_head0_out : yp_vc1_second0_out;
 assign yp_vc1_head0_ovc_sel = yp_vc1_stay ? yp_vc1_head0_ovc : yp_vc1_second0_ovc;
 assign yp_vc1_head0_drop_sel = yp_vc1_stay ? yp_vc1_head0_drop : yp_vc1_second0_drop;
-assign yp_vc1_second1_bits83_74 = yp_vc1_second1[83:74];
-assign yp_vc1_second1_bits119_0 = yp_vc1_second1[119:0];
-assign yp_vc1_second1_cat = {({yp_vc1_second1_bits119_0[119:84], ((~(yp_vc1_second0_out < 3'h2)) ? (yp_vc1_second1_bits83_74 + 10'h1) : yp_vc1_second1_bits83_74)}), yp_vc1_second1_bits119_0[73:0]};
-assign yp_vc1_second1_cat_2 = {({({(^(yp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign yp_vc1_second1_cat_3 = {({({yp_vc1_second1_cat_2, (^(yp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc1_head1_bits83_74 = yp_vc1_head1[83:74];
-assign yp_vc1_head1_bits119_0 = yp_vc1_head1[119:0];
-assign yp_vc1_head1_cat = {({yp_vc1_head1_bits119_0[119:84], ((~(yp_vc1_head0_out < 3'h2)) ? (yp_vc1_head1_bits83_74 + 10'h1) : yp_vc1_head1_bits83_74)}), yp_vc1_head1_bits119_0[73:0]};
-assign yp_vc1_head1_cat_2 = {({({(^(yp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign yp_vc1_head1_cat_3 = {({({yp_vc1_head1_cat_2, (^(yp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc1_second1_sel = yp_vc1_pop_2 ? ({({(^({yp_vc1_second1_cat_3, yp_vc1_second1_cat})), yp_vc1_second1_cat_3}), yp_vc1_second1_cat}) : ({({(^({yp_vc1_head1_cat_3, yp_vc1_head1_cat})), yp_vc1_head1_cat_3}), yp_vc1_head1_cat});
-assign yp_vc0_valid_and = ((yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_fix : yp_vc0_second0_fix))) & yp_vc0_start) & (~yp_busy);
-assign yp_vc1_valid_and = ((yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_fix : yp_vc1_second0_fix))) & yp_vc1_start) & (~yp_busy);
+assign yp_vc1_second1_cat = {yp_vc1_second1[119:84],
+    ((~(yp_vc1_second0_out < 3'h2)) ? (yp_vc1_second1[83:74] + 10'h1) : yp_vc1_second1[83:74]),
+    yp_vc1_second1[73:0]};
+assign yp_vc1_second1_cat_2 = {(^(yp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc1_head1_cat = {yp_vc1_head1[119:84],
+    ((~(yp_vc1_head0_out < 3'h2)) ? (yp_vc1_head1[83:74] + 10'h1) : yp_vc1_head1[83:74]),
+    yp_vc1_head1[73:0]};
+assign yp_vc1_head1_cat_2 = {(^(yp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc1_second1_sel = yp_vc1_pop ? ({(^({yp_vc1_second1_cat_2, yp_vc1_second1_cat})), yp_vc1_second1_cat_2, yp_vc1_second1_cat}) : ({(^({yp_vc1_head1_cat_2, yp_vc1_head1_cat})), yp_vc1_head1_cat_2, yp_vc1_head1_cat});
+assign yp_vc0_valid_and = yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_fix : yp_vc0_second0_fix)) & yp_vc0_start & (~yp_busy);
+assign yp_vc1_valid_and = yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_fix : yp_vc1_second0_fix)) & yp_vc1_start & (~yp_busy);
 assign yp_vc1_valid_cat = {yp_vc1_valid_and, yp_vc0_valid_and};
-assign yp_vc_arbiter_grant = {((((yp_vc_arbiter == 1'h0) & (~yp_vc1_valid_cat[0])) | (yp_vc_arbiter == 1'h1)) & yp_vc1_valid_cat[1]), (((yp_vc_arbiter == 1'h0) | ((yp_vc_arbiter == 1'h1) & (~yp_vc1_valid_cat[1]))) & yp_vc1_valid_cat[0])};
-assign yp_vc_arbiter_grant_b1 = yp_vc_arbiter_grant[1];
-assign yp_vc1_head0_last_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
-assign yp_vc1_head0_ovc_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_ovc_sel : yp_vc0_head0_ovc_sel;
-assign yp_vc1_head0_drop_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_drop_sel : yp_vc0_head0_drop_sel;
-assign yp_vc1_head0_flits_sel = yp_vc_arbiter_grant_b1 ? (yp_vc1_stay ? yp_vc1_head0_flits : yp_vc1_second0_flits) : (yp_vc0_stay ? yp_vc0_head0_flits : yp_vc0_second0_flits);
-assign yp_vc_arbiter_grant_b0 = yp_vc_arbiter_grant[0];
-assign yp_vc_arbiter_grant_b1_2 = yp_vc_arbiter_grant[1];
+assign yp_vc_arbiter_turn_vc0 = (yp_vc_arbiter == 1'h0) | ((yp_vc_arbiter == 1'h1) & (~yp_vc1_valid_cat[1]));
+assign yp_vc_arbiter_turn_vc1 = ((yp_vc_arbiter == 1'h0) & (~yp_vc1_valid_cat[0])) | (yp_vc_arbiter == 1'h1);
+assign yp_vc_arbiter_grant = {(yp_vc_arbiter_turn_vc1 & yp_vc1_valid_cat[1]), (yp_vc_arbiter_turn_vc0 & yp_vc1_valid_cat[0])};
+assign yp_vc1_head0_last_sel_2 = yp_vc_arbiter_grant[1] ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
+assign yp_vc1_head0_ovc_sel_2 = yp_vc_arbiter_grant[1] ? yp_vc1_head0_ovc_sel : yp_vc0_head0_ovc_sel;
+assign yp_vc1_head0_drop_sel_2 = yp_vc_arbiter_grant[1] ? yp_vc1_head0_drop_sel : yp_vc0_head0_drop_sel;
+assign yp_vc1_head0_flits_sel = yp_vc_arbiter_grant[1] ? (yp_vc1_stay ? yp_vc1_head0_flits : yp_vc1_second0_flits) : (yp_vc0_stay ? yp_vc0_head0_flits : yp_vc0_second0_flits);
 assign zp_slot_shr_4 = zp_slot_cat >> yp_cur_out;
-assign yp_busy_and = (yp_busy & (yp_cur_vc ? yp_vc1_valid_sel : yp_vc0_valid_sel)) & (zp_slot_shr_4[0] | yp_cur_drop);
-assign yp_cur_out_and = (yp_cur_out == 3'h0) & (~yp_cur_drop);
-assign yp_cur_out_and_2 = (yp_cur_out == 3'h1) & (~yp_cur_drop);
-assign yp_cur_out_and_3 = (yp_cur_out == 3'h2) & (~yp_cur_drop);
-assign yp_cur_out_and_4 = (yp_cur_out == 3'h3) & (~yp_cur_drop);
-assign yp_cur_out_and_5 = (yp_cur_out == 3'h4) & (~yp_cur_drop);
+assign yp_busy_and = yp_busy & (yp_cur_vc ? yp_vc1_valid_sel : yp_vc0_valid_sel) & (zp_slot_shr_4[0] | yp_cur_drop);
+assign yp_holds_p0 = (yp_cur_out == 3'h0) & (~yp_cur_drop);
+assign yp_holds_p1 = (yp_cur_out == 3'h1) & (~yp_cur_drop);
+assign yp_holds_xp = (yp_cur_out == 3'h2) & (~yp_cur_drop);
+assign yp_holds_yp = (yp_cur_out == 3'h3) & (~yp_cur_drop);
+assign yp_holds_zp = (yp_cur_out == 3'h4) & (~yp_cur_drop);
 assign yp_busy_and_2 = yp_busy_and & (yp_cur_vc ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel);
 assign zp_vc0_valid_sel = zp_vc0_stay ? zp_vc0_valid : zp_vc0_second_valid;
 assign zp_vc0_head0_last_sel = zp_vc0_stay ? zp_vc0_head0_last : zp_vc0_second0_last;
 assign zp_vc0_head0_out_sel = zp_vc0_stay ? zp_vc0_head0_out : zp_vc0_second0_out;
 assign zp_vc0_head0_ovc_sel = zp_vc0_stay ? zp_vc0_head0_ovc : zp_vc0_second0_ovc;
 assign zp_vc0_head0_drop_sel = zp_vc0_stay ? zp_vc0_head0_drop : zp_vc0_second0_drop;
-assign zp_vc0_second1_bits83_74 = zp_vc0_second1[83:74];
-assign zp_vc0_second1_bits119_0 = zp_vc0_second1[119:0];
-assign zp_vc0_second1_cat = {({zp_vc0_second1_bits119_0[119:84], ((~(zp_vc0_second0_out < 3'h2)) ? (zp_vc0_second1_bits83_74 + 10'h1) : zp_vc0_second1_bits83_74)}), zp_vc0_second1_bits119_0[73:0]};
-assign zp_vc0_second1_cat_2 = {({({(^(zp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign zp_vc0_second1_cat_3 = {({({zp_vc0_second1_cat_2, (^(zp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc0_head1_bits83_74 = zp_vc0_head1[83:74];
-assign zp_vc0_head1_bits119_0 = zp_vc0_head1[119:0];
-assign zp_vc0_head1_cat = {({zp_vc0_head1_bits119_0[119:84], ((~(zp_vc0_head0_out < 3'h2)) ? (zp_vc0_head1_bits83_74 + 10'h1) : zp_vc0_head1_bits83_74)}), zp_vc0_head1_bits119_0[73:0]};
-assign zp_vc0_head1_cat_2 = {({({(^(zp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign zp_vc0_head1_cat_3 = {({({zp_vc0_head1_cat_2, (^(zp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc0_second1_sel = zp_vc0_pop_2 ? ({({(^({zp_vc0_second1_cat_3, zp_vc0_second1_cat})), zp_vc0_second1_cat_3}), zp_vc0_second1_cat}) : ({({(^({zp_vc0_head1_cat_3, zp_vc0_head1_cat})), zp_vc0_head1_cat_3}), zp_vc0_head1_cat});
+assign zp_vc0_second1_cat = {zp_vc0_second1[119:84],
+    ((~(zp_vc0_second0_out < 3'h2)) ? (zp_vc0_second1[83:74] + 10'h1) : zp_vc0_second1[83:74]),
+    zp_vc0_second1[73:0]};
+assign zp_vc0_second1_cat_2 = {(^(zp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc0_head1_cat = {zp_vc0_head1[119:84],
+    ((~(zp_vc0_head0_out < 3'h2)) ? (zp_vc0_head1[83:74] + 10'h1) : zp_vc0_head1[83:74]),
+    zp_vc0_head1[73:0]};
+assign zp_vc0_head1_cat_2 = {(^(zp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc0_second1_sel = zp_vc0_pop ? ({(^({zp_vc0_second1_cat_2, zp_vc0_second1_cat})), zp_vc0_second1_cat_2, zp_vc0_second1_cat}) : ({(^({zp_vc0_head1_cat_2, zp_vc0_head1_cat})), zp_vc0_head1_cat_2, zp_vc0_head1_cat});
 assign zp_vc1_valid_sel = zp_vc1_stay ? zp_vc1_valid : zp_vc1_second_valid;
 assign zp_vc1_head0_last_sel = zp_vc1_stay ? zp_vc1_head0_last : zp_vc1_second0_last;
 assign zp_vc1_head0_out_sel = zp_vc1_stay ? zp_vc1_head0_out : zp_vc1_second0_out;
 assign zp_vc1_head0_ovc_sel = zp_vc1_stay ? zp_vc1_head0_ovc : zp_vc1_second0_ovc;
 assign zp_vc1_head0_drop_sel = zp_vc1_stay ? zp_vc1_head0_drop : zp_vc1_second0_drop;
-assign zp_vc1_second1_bits83_74 = zp_vc1_second1[83:74];
-assign zp_vc1_second1_bits119_0 = zp_vc1_second1[119:0];
-assign zp_vc1_second1_cat = {({zp_vc1_second1_bits119_0[119:84], ((~(zp_vc1_second0_out < 3'h2)) ? (zp_vc1_second1_bits83_74 + 10'h1) : zp_vc1_second1_bits83_74)}), zp_vc1_second1_bits119_0[73:0]};
-assign zp_vc1_second1_cat_2 = {({({(^(zp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign zp_vc1_second1_cat_3 = {({({zp_vc1_second1_cat_2, (^(zp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc1_head1_bits83_74 = zp_vc1_head1[83:74];
-assign zp_vc1_head1_bits119_0 = zp_vc1_head1[119:0];
-assign zp_vc1_head1_cat = {({zp_vc1_head1_bits119_0[119:84], ((~(zp_vc1_head0_out < 3'h2)) ? (zp_vc1_head1_bits83_74 + 10'h1) : zp_vc1_head1_bits83_74)}), zp_vc1_head1_bits119_0[73:0]};
-assign zp_vc1_head1_cat_2 = {({({(^(zp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign zp_vc1_head1_cat_3 = {({({zp_vc1_head1_cat_2, (^(zp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc1_second1_sel = zp_vc1_pop_2 ? ({({(^({zp_vc1_second1_cat_3, zp_vc1_second1_cat})), zp_vc1_second1_cat_3}), zp_vc1_second1_cat}) : ({({(^({zp_vc1_head1_cat_3, zp_vc1_head1_cat})), zp_vc1_head1_cat_3}), zp_vc1_head1_cat});
-assign zp_vc0_valid_and = ((zp_vc0_valid_sel & (~(zp_vc0_stay ? zp_vc0_head0_fix : zp_vc0_second0_fix))) & zp_vc0_start) & (~zp_busy);
-assign zp_vc1_valid_and = ((zp_vc1_valid_sel & (~(zp_vc1_stay ? zp_vc1_head0_fix : zp_vc1_second0_fix))) & zp_vc1_start) & (~zp_busy);
+assign zp_vc1_second1_cat = {zp_vc1_second1[119:84],
+    ((~(zp_vc1_second0_out < 3'h2)) ? (zp_vc1_second1[83:74] + 10'h1) : zp_vc1_second1[83:74]),
+    zp_vc1_second1[73:0]};
+assign zp_vc1_second1_cat_2 = {(^(zp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc1_head1_cat = {zp_vc1_head1[119:84],
+    ((~(zp_vc1_head0_out < 3'h2)) ? (zp_vc1_head1[83:74] + 10'h1) : zp_vc1_head1[83:74]),
+    zp_vc1_head1[73:0]};
+assign zp_vc1_head1_cat_2 = {(^(zp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc1_second1_sel = zp_vc1_pop ? ({(^({zp_vc1_second1_cat_2, zp_vc1_second1_cat})), zp_vc1_second1_cat_2, zp_vc1_second1_cat}) : ({(^({zp_vc1_head1_cat_2, zp_vc1_head1_cat})), zp_vc1_head1_cat_2, zp_vc1_head1_cat});
+assign zp_vc0_valid_and = zp_vc0_valid_sel & (~(zp_vc0_stay ? zp_vc0_head0_fix : zp_vc0_second0_fix)) & zp_vc0_start & (~zp_busy);
+assign zp_vc1_valid_and = zp_vc1_valid_sel & (~(zp_vc1_stay ? zp_vc1_head0_fix : zp_vc1_second0_fix)) & zp_vc1_start & (~zp_busy);
 assign zp_vc1_valid_cat = {zp_vc1_valid_and, zp_vc0_valid_and};
-assign zp_vc_arbiter_grant = {((((zp_vc_arbiter == 1'h0) & (~zp_vc1_valid_cat[0])) | (zp_vc_arbiter == 1'h1)) & zp_vc1_valid_cat[1]), (((zp_vc_arbiter == 1'h0) | ((zp_vc_arbiter == 1'h1) & (~zp_vc1_valid_cat[1]))) & zp_vc1_valid_cat[0])};
-assign zp_vc_arbiter_grant_b1 = zp_vc_arbiter_grant[1];
-assign zp_vc1_head0_last_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
-assign zp_vc1_head0_ovc_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_ovc_sel : zp_vc0_head0_ovc_sel;
-assign zp_vc1_head0_drop_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_drop_sel : zp_vc0_head0_drop_sel;
-assign zp_vc1_head0_flits_sel = zp_vc_arbiter_grant_b1 ? (zp_vc1_stay ? zp_vc1_head0_flits : zp_vc1_second0_flits) : (zp_vc0_stay ? zp_vc0_head0_flits : zp_vc0_second0_flits);
-assign zp_vc_arbiter_grant_b0 = zp_vc_arbiter_grant[0];
-assign zp_vc_arbiter_grant_b1_2 = zp_vc_arbiter_grant[1];
+assign zp_vc_arbiter_turn_vc0 = (zp_vc_arbiter == 1'h0) | ((zp_vc_arbiter == 1'h1) & (~zp_vc1_valid_cat[1]));
+assign zp_vc_arbiter_turn_vc1 = ((zp_vc_arbiter == 1'h0) & (~zp_vc1_valid_cat[0])) | (zp_vc_arbiter == 1'h1);
+assign zp_vc_arbiter_grant = {(zp_vc_arbiter_turn_vc1 & zp_vc1_valid_cat[1]), (zp_vc_arbiter_turn_vc0 & zp_vc1_valid_cat[0])};
+assign zp_vc1_head0_last_sel_2 = zp_vc_arbiter_grant[1] ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
+assign zp_vc1_head0_ovc_sel_2 = zp_vc_arbiter_grant[1] ? zp_vc1_head0_ovc_sel : zp_vc0_head0_ovc_sel;
+assign zp_vc1_head0_drop_sel_2 = zp_vc_arbiter_grant[1] ? zp_vc1_head0_drop_sel : zp_vc0_head0_drop_sel;
+assign zp_vc1_head0_flits_sel = zp_vc_arbiter_grant[1] ? (zp_vc1_stay ? zp_vc1_head0_flits : zp_vc1_second0_flits) : (zp_vc0_stay ? zp_vc0_head0_flits : zp_vc0_second0_flits);
 assign zp_slot_shr_5 = zp_slot_cat >> zp_cur_out;
-assign zp_busy_and = (zp_busy & (zp_cur_vc ? zp_vc1_valid_sel : zp_vc0_valid_sel)) & (zp_slot_shr_5[0] | zp_cur_drop);
-assign zp_cur_out_and = (zp_cur_out == 3'h0) & (~zp_cur_drop);
-assign zp_cur_out_and_2 = (zp_cur_out == 3'h1) & (~zp_cur_drop);
-assign zp_cur_out_and_3 = (zp_cur_out == 3'h2) & (~zp_cur_drop);
-assign zp_cur_out_and_4 = (zp_cur_out == 3'h3) & (~zp_cur_drop);
-assign zp_cur_out_and_5 = (zp_cur_out == 3'h4) & (~zp_cur_drop);
+assign zp_busy_and = zp_busy & (zp_cur_vc ? zp_vc1_valid_sel : zp_vc0_valid_sel) & (zp_slot_shr_5[0] | zp_cur_drop);
+assign zp_holds_p0 = (zp_cur_out == 3'h0) & (~zp_cur_drop);
+assign zp_holds_p1 = (zp_cur_out == 3'h1) & (~zp_cur_drop);
+assign zp_holds_xp = (zp_cur_out == 3'h2) & (~zp_cur_drop);
+assign zp_holds_yp = (zp_cur_out == 3'h3) & (~zp_cur_drop);
+assign zp_holds_zp = (zp_cur_out == 3'h4) & (~zp_cur_drop);
 assign zp_busy_and_2 = zp_busy_and & (zp_cur_vc ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel);
 
 // ---- allocation: outputs grant an input (each output's arbiter, and whether each input won) ----
-assign p0_vc0_valid_and_2 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h0)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign p1_vc0_valid_and_2 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h0)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign xp_vc_arbiter_grant_and = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h0)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign xp_vc_arbiter_grant_and_2 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h0)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign yp_vc_arbiter_grant_and = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h0)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign yp_vc_arbiter_grant_and_2 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h0)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign zp_vc_arbiter_grant_and = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h0)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign zp_vc_arbiter_grant_and_2 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h0)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign zp_vc_arbiter_grant_cat = {({(zp_vc_arbiter_grant_and | zp_vc_arbiter_grant_and_2), (yp_vc_arbiter_grant_and | yp_vc_arbiter_grant_and_2)}), (xp_vc_arbiter_grant_and | xp_vc_arbiter_grant_and_2)};
-assign xp_vc_arbiter_grant_cat = {({zp_vc_arbiter_grant_cat, p1_vc0_valid_and_2}), p0_vc0_valid_and_2};
-assign p0_vc0_valid_and_3 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h1)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign p1_vc0_valid_and_3 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h1)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign xp_vc_arbiter_grant_and_3 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h1)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign xp_vc_arbiter_grant_and_4 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h1)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign yp_vc_arbiter_grant_and_3 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h1)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign yp_vc_arbiter_grant_and_4 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h1)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign zp_vc_arbiter_grant_and_3 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h1)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign zp_vc_arbiter_grant_and_4 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h1)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign zp_vc_arbiter_grant_cat_2 = {({(zp_vc_arbiter_grant_and_3 | zp_vc_arbiter_grant_and_4), (yp_vc_arbiter_grant_and_3 | yp_vc_arbiter_grant_and_4)}), (xp_vc_arbiter_grant_and_3 | xp_vc_arbiter_grant_and_4)};
-assign xp_vc_arbiter_grant_cat_2 = {({zp_vc_arbiter_grant_cat_2, p1_vc0_valid_and_3}), p0_vc0_valid_and_3};
-assign p0_vc0_valid_and_4 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h2)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign p1_vc0_valid_and_4 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h2)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign xp_vc_arbiter_grant_and_5 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h2)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign xp_vc_arbiter_grant_and_6 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h2)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign yp_vc_arbiter_grant_and_5 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h2)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign yp_vc_arbiter_grant_and_6 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h2)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign zp_vc_arbiter_grant_and_5 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h2)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign zp_vc_arbiter_grant_and_6 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h2)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign zp_vc_arbiter_grant_cat_3 = {({(zp_vc_arbiter_grant_and_5 | zp_vc_arbiter_grant_and_6), (yp_vc_arbiter_grant_and_5 | yp_vc_arbiter_grant_and_6)}), (xp_vc_arbiter_grant_and_5 | xp_vc_arbiter_grant_and_6)};
-assign xp_vc_arbiter_grant_cat_3 = {({zp_vc_arbiter_grant_cat_3, p1_vc0_valid_and_4}), p0_vc0_valid_and_4};
-assign p0_vc0_valid_and_5 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h3)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign p1_vc0_valid_and_5 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h3)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign xp_vc_arbiter_grant_and_7 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h3)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign xp_vc_arbiter_grant_and_8 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h3)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign yp_vc_arbiter_grant_and_7 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h3)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign yp_vc_arbiter_grant_and_8 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h3)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign zp_vc_arbiter_grant_and_7 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h3)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign zp_vc_arbiter_grant_and_8 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h3)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign zp_vc_arbiter_grant_cat_4 = {({(zp_vc_arbiter_grant_and_7 | zp_vc_arbiter_grant_and_8), (yp_vc_arbiter_grant_and_7 | yp_vc_arbiter_grant_and_8)}), (xp_vc_arbiter_grant_and_7 | xp_vc_arbiter_grant_and_8)};
-assign xp_vc_arbiter_grant_cat_4 = {({zp_vc_arbiter_grant_cat_4, p1_vc0_valid_and_5}), p0_vc0_valid_and_5};
-assign p0_vc0_valid_and_6 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h4)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign p1_vc0_valid_and_6 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h4)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign xp_vc_arbiter_grant_and_9 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h4)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign xp_vc_arbiter_grant_and_10 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h4)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign yp_vc_arbiter_grant_and_9 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h4)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign yp_vc_arbiter_grant_and_10 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h4)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign zp_vc_arbiter_grant_and_9 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h4)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign zp_vc_arbiter_grant_and_10 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h4)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign zp_vc_arbiter_grant_cat_5 = {({(zp_vc_arbiter_grant_and_9 | zp_vc_arbiter_grant_and_10), (yp_vc_arbiter_grant_and_9 | yp_vc_arbiter_grant_and_10)}), (xp_vc_arbiter_grant_and_9 | xp_vc_arbiter_grant_and_10)};
-assign xp_vc_arbiter_grant_cat_5 = {({zp_vc_arbiter_grant_cat_5, p1_vc0_valid_and_6}), p0_vc0_valid_and_6};
-assign p0_arbiter_or = (p0_arbiter == 3'h0) | ((p0_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])));
-assign p0_arbiter_or_2 = (p0_arbiter_or | ((p0_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])))) | ((p0_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4])));
-assign p0_arbiter_or_3 = (((p0_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat[0])) | (p0_arbiter == 3'h1)) | ((p0_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0])));
-assign p0_arbiter_or_4 = (p0_arbiter_or_3 | ((p0_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0])))) | ((p0_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0])));
-assign p0_arbiter_or_5 = ((((p0_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]))) | ((p0_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat[1]))) | (p0_arbiter == 3'h2)) | ((p0_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1])));
-assign p0_arbiter_and = (p0_arbiter_or_5 | ((p0_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1])))) & xp_vc_arbiter_grant_cat[2];
-assign p0_arbiter_or_6 = ((p0_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2]))) | ((p0_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2])));
-assign p0_arbiter_or_7 = ((p0_arbiter_or_6 | ((p0_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat[2]))) | (p0_arbiter == 3'h3)) | ((p0_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2])));
-assign p0_arbiter_or_8 = ((p0_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]))) | ((p0_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3])));
-assign p0_arbiter_or_9 = (p0_arbiter_or_8 | ((p0_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3])))) | ((p0_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat[3]));
-assign p0_arbiter_cat = {({((p0_arbiter_or_9 | (p0_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat[4]), (p0_arbiter_or_7 & xp_vc_arbiter_grant_cat[3])}), p0_arbiter_and};
-assign p0_arbiter_grant = {({p0_arbiter_cat, (p0_arbiter_or_4 & xp_vc_arbiter_grant_cat[1])}), ((p0_arbiter_or_2 | ((p0_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat[4]))) & xp_vc_arbiter_grant_cat[0])};
-assign for_p0_arbiter_or = (((p0_arbiter_grant[0] ? 3'h1 : 3'h0) | (p0_arbiter_grant[1] ? 3'h2 : 3'h0)) | (p0_arbiter_grant[2] ? 3'h3 : 3'h0)) | (p0_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign p1_arbiter_or = (p1_arbiter == 3'h0) | ((p1_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4])));
-assign p1_arbiter_or_2 = (p1_arbiter_or | ((p1_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4])))) | ((p1_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4])));
-assign p1_arbiter_or_3 = (((p1_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_2[0])) | (p1_arbiter == 3'h1)) | ((p1_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0])));
-assign p1_arbiter_or_4 = (p1_arbiter_or_3 | ((p1_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0])))) | ((p1_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0])));
-assign p1_arbiter_or_5 = ((((p1_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]))) | ((p1_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_2[1]))) | (p1_arbiter == 3'h2)) | ((p1_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1])));
-assign p1_arbiter_and = (p1_arbiter_or_5 | ((p1_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1])))) & xp_vc_arbiter_grant_cat_2[2];
-assign p1_arbiter_or_6 = ((p1_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2]))) | ((p1_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2])));
-assign p1_arbiter_or_7 = ((p1_arbiter_or_6 | ((p1_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_2[2]))) | (p1_arbiter == 3'h3)) | ((p1_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2])));
-assign p1_arbiter_or_8 = ((p1_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3]))) | ((p1_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3])));
-assign p1_arbiter_or_9 = (p1_arbiter_or_8 | ((p1_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3])))) | ((p1_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_2[3]));
-assign p1_arbiter_cat = {({((p1_arbiter_or_9 | (p1_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_2[4]), (p1_arbiter_or_7 & xp_vc_arbiter_grant_cat_2[3])}), p1_arbiter_and};
-assign p1_arbiter_grant = {({p1_arbiter_cat, (p1_arbiter_or_4 & xp_vc_arbiter_grant_cat_2[1])}), ((p1_arbiter_or_2 | ((p1_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_2[4]))) & xp_vc_arbiter_grant_cat_2[0])};
-assign for_p1_arbiter_or = (((p1_arbiter_grant[0] ? 3'h1 : 3'h0) | (p1_arbiter_grant[1] ? 3'h2 : 3'h0)) | (p1_arbiter_grant[2] ? 3'h3 : 3'h0)) | (p1_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign xp_arbiter_or = (xp_arbiter == 3'h0) | ((xp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4])));
-assign xp_arbiter_or_2 = (xp_arbiter_or | ((xp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4])))) | ((xp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4])));
-assign xp_arbiter_or_3 = (((xp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_3[0])) | (xp_arbiter == 3'h1)) | ((xp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0])));
-assign xp_arbiter_or_4 = (xp_arbiter_or_3 | ((xp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0])))) | ((xp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0])));
-assign xp_arbiter_or_5 = ((((xp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]))) | ((xp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_3[1]))) | (xp_arbiter == 3'h2)) | ((xp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1])));
-assign xp_arbiter_and = (xp_arbiter_or_5 | ((xp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1])))) & xp_vc_arbiter_grant_cat_3[2];
-assign xp_arbiter_or_6 = ((xp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2]))) | ((xp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2])));
-assign xp_arbiter_or_7 = ((xp_arbiter_or_6 | ((xp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_3[2]))) | (xp_arbiter == 3'h3)) | ((xp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2])));
-assign xp_arbiter_or_8 = ((xp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3]))) | ((xp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3])));
-assign xp_arbiter_or_9 = (xp_arbiter_or_8 | ((xp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3])))) | ((xp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_3[3]));
-assign xp_arbiter_cat = {({((xp_arbiter_or_9 | (xp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_3[4]), (xp_arbiter_or_7 & xp_vc_arbiter_grant_cat_3[3])}), xp_arbiter_and};
-assign xp_arbiter_grant = {({xp_arbiter_cat, (xp_arbiter_or_4 & xp_vc_arbiter_grant_cat_3[1])}), ((xp_arbiter_or_2 | ((xp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_3[4]))) & xp_vc_arbiter_grant_cat_3[0])};
-assign for_xp_arbiter_or = (((xp_arbiter_grant[0] ? 3'h1 : 3'h0) | (xp_arbiter_grant[1] ? 3'h2 : 3'h0)) | (xp_arbiter_grant[2] ? 3'h3 : 3'h0)) | (xp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign yp_arbiter_or = (yp_arbiter == 3'h0) | ((yp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4])));
-assign yp_arbiter_or_2 = (yp_arbiter_or | ((yp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4])))) | ((yp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4])));
-assign yp_arbiter_or_3 = (((yp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_4[0])) | (yp_arbiter == 3'h1)) | ((yp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0])));
-assign yp_arbiter_or_4 = (yp_arbiter_or_3 | ((yp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0])))) | ((yp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0])));
-assign yp_arbiter_or_5 = ((((yp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]))) | ((yp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_4[1]))) | (yp_arbiter == 3'h2)) | ((yp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1])));
-assign yp_arbiter_and = (yp_arbiter_or_5 | ((yp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1])))) & xp_vc_arbiter_grant_cat_4[2];
-assign yp_arbiter_or_6 = ((yp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2]))) | ((yp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2])));
-assign yp_arbiter_or_7 = ((yp_arbiter_or_6 | ((yp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_4[2]))) | (yp_arbiter == 3'h3)) | ((yp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2])));
-assign yp_arbiter_or_8 = ((yp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3]))) | ((yp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3])));
-assign yp_arbiter_or_9 = (yp_arbiter_or_8 | ((yp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3])))) | ((yp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_4[3]));
-assign yp_arbiter_cat = {({((yp_arbiter_or_9 | (yp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_4[4]), (yp_arbiter_or_7 & xp_vc_arbiter_grant_cat_4[3])}), yp_arbiter_and};
-assign yp_arbiter_grant = {({yp_arbiter_cat, (yp_arbiter_or_4 & xp_vc_arbiter_grant_cat_4[1])}), ((yp_arbiter_or_2 | ((yp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_4[4]))) & xp_vc_arbiter_grant_cat_4[0])};
-assign for_yp_arbiter_or = (((yp_arbiter_grant[0] ? 3'h1 : 3'h0) | (yp_arbiter_grant[1] ? 3'h2 : 3'h0)) | (yp_arbiter_grant[2] ? 3'h3 : 3'h0)) | (yp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign zp_arbiter_or = (zp_arbiter == 3'h0) | ((zp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4])));
-assign zp_arbiter_or_2 = (zp_arbiter_or | ((zp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4])))) | ((zp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4])));
-assign zp_arbiter_or_3 = (((zp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_5[0])) | (zp_arbiter == 3'h1)) | ((zp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0])));
-assign zp_arbiter_or_4 = (zp_arbiter_or_3 | ((zp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0])))) | ((zp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0])));
-assign zp_arbiter_or_5 = ((((zp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]))) | ((zp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_5[1]))) | (zp_arbiter == 3'h2)) | ((zp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1])));
-assign zp_arbiter_and = (zp_arbiter_or_5 | ((zp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1])))) & xp_vc_arbiter_grant_cat_5[2];
-assign zp_arbiter_or_6 = ((zp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2]))) | ((zp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2])));
-assign zp_arbiter_or_7 = ((zp_arbiter_or_6 | ((zp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_5[2]))) | (zp_arbiter == 3'h3)) | ((zp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2])));
-assign zp_arbiter_or_8 = ((zp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3]))) | ((zp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3])));
-assign zp_arbiter_or_9 = (zp_arbiter_or_8 | ((zp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3])))) | ((zp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_5[3]));
-assign zp_arbiter_cat = {({((zp_arbiter_or_9 | (zp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_5[4]), (zp_arbiter_or_7 & xp_vc_arbiter_grant_cat_5[3])}), zp_arbiter_and};
-assign zp_arbiter_grant = {({zp_arbiter_cat, (zp_arbiter_or_4 & xp_vc_arbiter_grant_cat_5[1])}), ((zp_arbiter_or_2 | ((zp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_5[4]))) & xp_vc_arbiter_grant_cat_5[0])};
-assign for_zp_arbiter_or = (((zp_arbiter_grant[0] ? 3'h1 : 3'h0) | (zp_arbiter_grant[1] ? 3'h2 : 3'h0)) | (zp_arbiter_grant[2] ? 3'h3 : 3'h0)) | (zp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign p0_arbiter_or_10 = (p0_arbiter == 3'h0) | ((p0_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])));
-assign p0_arbiter_or_11 = (p0_arbiter_or_10 | ((p0_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])))) | ((p0_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4])));
-assign p0_won_at_p0 = (p0_arbiter_or_11 | ((p0_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat[4]))) & xp_vc_arbiter_grant_cat[0];
-assign p1_arbiter_or_10 = (p1_arbiter == 3'h0) | ((p1_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4])));
-assign p1_arbiter_or_11 = (p1_arbiter_or_10 | ((p1_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4])))) | ((p1_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4])));
-assign p1_won_at_p0 = (p1_arbiter_or_11 | ((p1_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_2[4]))) & xp_vc_arbiter_grant_cat_2[0];
-assign xp_arbiter_or_10 = (xp_arbiter == 3'h0) | ((xp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4])));
-assign xp_arbiter_or_11 = (xp_arbiter_or_10 | ((xp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4])))) | ((xp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4])));
-assign xp_won_at_p0 = (xp_arbiter_or_11 | ((xp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_3[4]))) & xp_vc_arbiter_grant_cat_3[0];
-assign yp_arbiter_or_10 = (yp_arbiter == 3'h0) | ((yp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4])));
-assign yp_arbiter_or_11 = (yp_arbiter_or_10 | ((yp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4])))) | ((yp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4])));
-assign yp_won_at_p0 = (yp_arbiter_or_11 | ((yp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_4[4]))) & xp_vc_arbiter_grant_cat_4[0];
-assign zp_arbiter_or_10 = (zp_arbiter == 3'h0) | ((zp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4])));
-assign zp_arbiter_or_11 = (zp_arbiter_or_10 | ((zp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4])))) | ((zp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4])));
-assign zp_won_at_p0 = (zp_arbiter_or_11 | ((zp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_5[4]))) & xp_vc_arbiter_grant_cat_5[0];
-assign p0_arbiter_or_12 = (((p0_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat[0])) | (p0_arbiter == 3'h1)) | ((p0_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0])));
-assign p0_arbiter_or_13 = (p0_arbiter_or_12 | ((p0_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0])))) | ((p0_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0])));
-assign p0_won_at_p1 = p0_arbiter_or_13 & xp_vc_arbiter_grant_cat[1];
-assign p1_arbiter_or_12 = (((p1_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_2[0])) | (p1_arbiter == 3'h1)) | ((p1_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0])));
-assign p1_arbiter_or_13 = (p1_arbiter_or_12 | ((p1_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0])))) | ((p1_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0])));
-assign p1_won_at_p1 = p1_arbiter_or_13 & xp_vc_arbiter_grant_cat_2[1];
-assign xp_arbiter_or_12 = (((xp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_3[0])) | (xp_arbiter == 3'h1)) | ((xp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0])));
-assign xp_arbiter_or_13 = (xp_arbiter_or_12 | ((xp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0])))) | ((xp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0])));
-assign xp_won_at_p1 = xp_arbiter_or_13 & xp_vc_arbiter_grant_cat_3[1];
-assign yp_arbiter_or_12 = (((yp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_4[0])) | (yp_arbiter == 3'h1)) | ((yp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0])));
-assign yp_arbiter_or_13 = (yp_arbiter_or_12 | ((yp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0])))) | ((yp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0])));
-assign yp_won_at_p1 = yp_arbiter_or_13 & xp_vc_arbiter_grant_cat_4[1];
-assign zp_arbiter_or_12 = (((zp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_5[0])) | (zp_arbiter == 3'h1)) | ((zp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0])));
-assign zp_arbiter_or_13 = (zp_arbiter_or_12 | ((zp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0])))) | ((zp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0])));
-assign zp_won_at_p1 = zp_arbiter_or_13 & xp_vc_arbiter_grant_cat_5[1];
-assign p0_arbiter_or_14 = ((((p0_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]))) | ((p0_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat[1]))) | (p0_arbiter == 3'h2)) | ((p0_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1])));
-assign p0_won_at_xp = (p0_arbiter_or_14 | ((p0_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1])))) & xp_vc_arbiter_grant_cat[2];
-assign p1_arbiter_or_14 = ((((p1_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]))) | ((p1_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_2[1]))) | (p1_arbiter == 3'h2)) | ((p1_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1])));
-assign p1_won_at_xp = (p1_arbiter_or_14 | ((p1_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1])))) & xp_vc_arbiter_grant_cat_2[2];
-assign xp_arbiter_or_14 = ((((xp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]))) | ((xp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_3[1]))) | (xp_arbiter == 3'h2)) | ((xp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1])));
-assign xp_won_at_xp = (xp_arbiter_or_14 | ((xp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1])))) & xp_vc_arbiter_grant_cat_3[2];
-assign yp_arbiter_or_14 = ((((yp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]))) | ((yp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_4[1]))) | (yp_arbiter == 3'h2)) | ((yp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1])));
-assign yp_won_at_xp = (yp_arbiter_or_14 | ((yp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1])))) & xp_vc_arbiter_grant_cat_4[2];
-assign zp_arbiter_or_14 = ((((zp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]))) | ((zp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_5[1]))) | (zp_arbiter == 3'h2)) | ((zp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1])));
-assign zp_won_at_xp = (zp_arbiter_or_14 | ((zp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1])))) & xp_vc_arbiter_grant_cat_5[2];
-assign p0_arbiter_or_15 = ((p0_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2]))) | ((p0_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2])));
-assign p0_arbiter_or_16 = ((p0_arbiter_or_15 | ((p0_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat[2]))) | (p0_arbiter == 3'h3)) | ((p0_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2])));
-assign p0_won_at_yp = p0_arbiter_or_16 & xp_vc_arbiter_grant_cat[3];
-assign p1_arbiter_or_15 = ((p1_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2]))) | ((p1_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2])));
-assign p1_arbiter_or_16 = ((p1_arbiter_or_15 | ((p1_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_2[2]))) | (p1_arbiter == 3'h3)) | ((p1_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2])));
-assign p1_won_at_yp = p1_arbiter_or_16 & xp_vc_arbiter_grant_cat_2[3];
-assign xp_arbiter_or_15 = ((xp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2]))) | ((xp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2])));
-assign xp_arbiter_or_16 = ((xp_arbiter_or_15 | ((xp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_3[2]))) | (xp_arbiter == 3'h3)) | ((xp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2])));
-assign xp_won_at_yp = xp_arbiter_or_16 & xp_vc_arbiter_grant_cat_3[3];
-assign yp_arbiter_or_15 = ((yp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2]))) | ((yp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2])));
-assign yp_arbiter_or_16 = ((yp_arbiter_or_15 | ((yp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_4[2]))) | (yp_arbiter == 3'h3)) | ((yp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2])));
-assign yp_won_at_yp = yp_arbiter_or_16 & xp_vc_arbiter_grant_cat_4[3];
-assign zp_arbiter_or_15 = ((zp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2]))) | ((zp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2])));
-assign zp_arbiter_or_16 = ((zp_arbiter_or_15 | ((zp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_5[2]))) | (zp_arbiter == 3'h3)) | ((zp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2])));
-assign zp_won_at_yp = zp_arbiter_or_16 & xp_vc_arbiter_grant_cat_5[3];
-assign p0_arbiter_or_17 = ((p0_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]))) | ((p0_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3])));
-assign p0_arbiter_or_18 = (p0_arbiter_or_17 | ((p0_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3])))) | ((p0_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat[3]));
-assign p0_won_at_zp = (p0_arbiter_or_18 | (p0_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat[4];
-assign p1_arbiter_or_17 = ((p1_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3]))) | ((p1_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3])));
-assign p1_arbiter_or_18 = (p1_arbiter_or_17 | ((p1_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3])))) | ((p1_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_2[3]));
-assign p1_won_at_zp = (p1_arbiter_or_18 | (p1_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_2[4];
-assign xp_arbiter_or_17 = ((xp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3]))) | ((xp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3])));
-assign xp_arbiter_or_18 = (xp_arbiter_or_17 | ((xp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3])))) | ((xp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_3[3]));
-assign xp_won_at_zp = (xp_arbiter_or_18 | (xp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_3[4];
-assign yp_arbiter_or_17 = ((yp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3]))) | ((yp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3])));
-assign yp_arbiter_or_18 = (yp_arbiter_or_17 | ((yp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3])))) | ((yp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_4[3]));
-assign yp_won_at_zp = (yp_arbiter_or_18 | (yp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_4[4];
-assign zp_arbiter_or_17 = ((zp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3]))) | ((zp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3])));
-assign zp_arbiter_or_18 = (zp_arbiter_or_17 | ((zp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3])))) | ((zp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_5[3]));
-assign zp_won_at_zp = (zp_arbiter_or_18 | (zp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_5[4];
-assign p0_busy_or = ((p0_busy_and_2 & p0_cur_out_and) | (p1_busy_and_2 & p1_cur_out_and)) | (xp_busy_and_2 & xp_cur_out_and);
-assign p0_busy_or_2 = ((p0_busy_and_2 & p0_cur_out_and_2) | (p1_busy_and_2 & p1_cur_out_and_2)) | (xp_busy_and_2 & xp_cur_out_and_2);
-assign p0_busy_or_3 = ((p0_busy_and_2 & p0_cur_out_and_3) | (p1_busy_and_2 & p1_cur_out_and_3)) | (xp_busy_and_2 & xp_cur_out_and_3);
-assign p0_busy_or_4 = ((p0_busy_and_2 & p0_cur_out_and_4) | (p1_busy_and_2 & p1_cur_out_and_4)) | (xp_busy_and_2 & xp_cur_out_and_4);
-assign p0_busy_or_5 = ((p0_busy_and_2 & p0_cur_out_and_5) | (p1_busy_and_2 & p1_cur_out_and_5)) | (xp_busy_and_2 & xp_cur_out_and_5);
+assign p0_vc0_asks_p0 = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h0) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign p1_vc0_asks_p0 = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h0) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign xp_vc0_asks_p0 = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h0) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign xp_vc1_asks_p0 = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h0) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign yp_vc0_asks_p0 = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h0) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign yp_vc1_asks_p0 = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h0) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign zp_vc0_asks_p0 = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h0) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign zp_vc1_asks_p0 = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h0) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign zp_vc0_asks_p0_cat = {(zp_vc0_asks_p0 | zp_vc1_asks_p0), (yp_vc0_asks_p0 | yp_vc1_asks_p0),
+    (xp_vc0_asks_p0 | xp_vc1_asks_p0), p1_vc0_asks_p0, p0_vc0_asks_p0};
+assign p0_vc0_asks_p1 = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h1) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign p1_vc0_asks_p1 = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h1) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign xp_vc0_asks_p1 = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h1) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign xp_vc1_asks_p1 = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h1) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign yp_vc0_asks_p1 = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h1) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign yp_vc1_asks_p1 = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h1) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign zp_vc0_asks_p1 = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h1) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign zp_vc1_asks_p1 = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h1) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign zp_vc0_asks_p1_cat = {(zp_vc0_asks_p1 | zp_vc1_asks_p1), (yp_vc0_asks_p1 | yp_vc1_asks_p1),
+    (xp_vc0_asks_p1 | xp_vc1_asks_p1), p1_vc0_asks_p1, p0_vc0_asks_p1};
+assign p0_vc0_asks_xp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h2) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign p1_vc0_asks_xp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h2) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign xp_vc0_asks_xp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h2) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign xp_vc1_asks_xp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h2) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign yp_vc0_asks_xp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h2) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign yp_vc1_asks_xp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h2) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign zp_vc0_asks_xp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h2) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign zp_vc1_asks_xp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h2) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign zp_vc0_asks_xp_cat = {(zp_vc0_asks_xp | zp_vc1_asks_xp), (yp_vc0_asks_xp | yp_vc1_asks_xp),
+    (xp_vc0_asks_xp | xp_vc1_asks_xp), p1_vc0_asks_xp, p0_vc0_asks_xp};
+assign p0_vc0_asks_yp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h3) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign p1_vc0_asks_yp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h3) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign xp_vc0_asks_yp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h3) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign xp_vc1_asks_yp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h3) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign yp_vc0_asks_yp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h3) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign yp_vc1_asks_yp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h3) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign zp_vc0_asks_yp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h3) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign zp_vc1_asks_yp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h3) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign zp_vc0_asks_yp_cat = {(zp_vc0_asks_yp | zp_vc1_asks_yp), (yp_vc0_asks_yp | yp_vc1_asks_yp),
+    (xp_vc0_asks_yp | xp_vc1_asks_yp), p1_vc0_asks_yp, p0_vc0_asks_yp};
+assign p0_vc0_asks_zp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h4) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign p1_vc0_asks_zp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h4) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign xp_vc0_asks_zp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h4) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign xp_vc1_asks_zp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h4) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign yp_vc0_asks_zp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h4) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign yp_vc1_asks_zp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h4) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign zp_vc0_asks_zp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h4) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign zp_vc1_asks_zp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h4) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign zp_vc0_asks_zp_cat = {(zp_vc0_asks_zp | zp_vc1_asks_zp), (yp_vc0_asks_zp | yp_vc1_asks_zp),
+    (xp_vc0_asks_zp | xp_vc1_asks_zp), p1_vc0_asks_zp, p0_vc0_asks_zp};
+assign p0_arbiter_turn_p0 = (p0_arbiter == 3'h0) |
+    ((p0_arbiter == 3'h1) &
+    (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h2) & (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h3) & (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h4) & (~zp_vc0_asks_p0_cat[4]));
+assign p0_arbiter_turn_p1 = ((p0_arbiter == 3'h0) & (~zp_vc0_asks_p0_cat[0])) | (p0_arbiter == 3'h1) |
+    ((p0_arbiter == 3'h2) &
+    (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
+    ((p0_arbiter == 3'h3) & (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
+    ((p0_arbiter == 3'h4) & (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0])));
+assign p0_arbiter_turn_xp = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
+    ((p0_arbiter == 3'h1) & (~zp_vc0_asks_p0_cat[1])) | (p0_arbiter == 3'h2) |
+    ((p0_arbiter == 3'h3) &
+    (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
+    ((p0_arbiter == 3'h4) & (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1])));
+assign p0_arbiter_turn_yp = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
+    ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
+    ((p0_arbiter == 3'h2) & (~zp_vc0_asks_p0_cat[2])) | (p0_arbiter == 3'h3) |
+    ((p0_arbiter == 3'h4) &
+    (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2])));
+assign p0_arbiter_turn_zp = ((p0_arbiter == 3'h0) &
+    (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h2) & (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h3) & (~zp_vc0_asks_p0_cat[3])) | (p0_arbiter == 3'h4);
+assign p0_arbiter_grant = {(p0_arbiter_turn_zp & zp_vc0_asks_p0_cat[4]), (p0_arbiter_turn_yp & zp_vc0_asks_p0_cat[3]),
+    (p0_arbiter_turn_xp & zp_vc0_asks_p0_cat[2]), (p0_arbiter_turn_p1 & zp_vc0_asks_p0_cat[1]),
+    (p0_arbiter_turn_p0 & zp_vc0_asks_p0_cat[0])};
+assign for_p0_arbiter_or = (p0_arbiter_grant[0] ? 3'h1 : 3'h0) | (p0_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (p0_arbiter_grant[2] ? 3'h3 : 3'h0) | (p0_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign p1_arbiter_turn_p0 = (p1_arbiter == 3'h0) |
+    ((p1_arbiter == 3'h1) &
+    (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h4) & (~zp_vc0_asks_p1_cat[4]));
+assign p1_arbiter_turn_p1 = ((p1_arbiter == 3'h0) & (~zp_vc0_asks_p1_cat[0])) | (p1_arbiter == 3'h1) |
+    ((p1_arbiter == 3'h2) &
+    (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
+    ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
+    ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0])));
+assign p1_arbiter_turn_xp = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
+    ((p1_arbiter == 3'h1) & (~zp_vc0_asks_p1_cat[1])) | (p1_arbiter == 3'h2) |
+    ((p1_arbiter == 3'h3) &
+    (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
+    ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1])));
+assign p1_arbiter_turn_yp = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2]))) |
+    ((p1_arbiter == 3'h1) & (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2]))) |
+    ((p1_arbiter == 3'h2) & (~zp_vc0_asks_p1_cat[2])) | (p1_arbiter == 3'h3) |
+    ((p1_arbiter == 3'h4) &
+    (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2])));
+assign p1_arbiter_turn_zp = ((p1_arbiter == 3'h0) &
+    (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h1) & (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h3) & (~zp_vc0_asks_p1_cat[3])) | (p1_arbiter == 3'h4);
+assign p1_arbiter_grant = {(p1_arbiter_turn_zp & zp_vc0_asks_p1_cat[4]), (p1_arbiter_turn_yp & zp_vc0_asks_p1_cat[3]),
+    (p1_arbiter_turn_xp & zp_vc0_asks_p1_cat[2]), (p1_arbiter_turn_p1 & zp_vc0_asks_p1_cat[1]),
+    (p1_arbiter_turn_p0 & zp_vc0_asks_p1_cat[0])};
+assign for_p1_arbiter_or = (p1_arbiter_grant[0] ? 3'h1 : 3'h0) | (p1_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (p1_arbiter_grant[2] ? 3'h3 : 3'h0) | (p1_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign xp_arbiter_turn_p0 = (xp_arbiter == 3'h0) |
+    ((xp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h4) & (~zp_vc0_asks_xp_cat[4]));
+assign xp_arbiter_turn_p1 = ((xp_arbiter == 3'h0) & (~zp_vc0_asks_xp_cat[0])) | (xp_arbiter == 3'h1) |
+    ((xp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
+    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
+    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0])));
+assign xp_arbiter_turn_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 3'h1) & (~zp_vc0_asks_xp_cat[1])) | (xp_arbiter == 3'h2) |
+    ((xp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1])));
+assign xp_arbiter_turn_yp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 3'h2) & (~zp_vc0_asks_xp_cat[2])) | (xp_arbiter == 3'h3) |
+    ((xp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2])));
+assign xp_arbiter_turn_zp = ((xp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h3) & (~zp_vc0_asks_xp_cat[3])) | (xp_arbiter == 3'h4);
+assign xp_arbiter_grant = {(xp_arbiter_turn_zp & zp_vc0_asks_xp_cat[4]), (xp_arbiter_turn_yp & zp_vc0_asks_xp_cat[3]),
+    (xp_arbiter_turn_xp & zp_vc0_asks_xp_cat[2]), (xp_arbiter_turn_p1 & zp_vc0_asks_xp_cat[1]),
+    (xp_arbiter_turn_p0 & zp_vc0_asks_xp_cat[0])};
+assign for_xp_arbiter_or = (xp_arbiter_grant[0] ? 3'h1 : 3'h0) | (xp_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (xp_arbiter_grant[2] ? 3'h3 : 3'h0) | (xp_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign yp_arbiter_turn_p0 = (yp_arbiter == 3'h0) |
+    ((yp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h4) & (~zp_vc0_asks_yp_cat[4]));
+assign yp_arbiter_turn_p1 = ((yp_arbiter == 3'h0) & (~zp_vc0_asks_yp_cat[0])) | (yp_arbiter == 3'h1) |
+    ((yp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0])));
+assign yp_arbiter_turn_xp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 3'h1) & (~zp_vc0_asks_yp_cat[1])) | (yp_arbiter == 3'h2) |
+    ((yp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1])));
+assign yp_arbiter_turn_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 3'h2) & (~zp_vc0_asks_yp_cat[2])) | (yp_arbiter == 3'h3) |
+    ((yp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2])));
+assign yp_arbiter_turn_zp = ((yp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h3) & (~zp_vc0_asks_yp_cat[3])) | (yp_arbiter == 3'h4);
+assign yp_arbiter_grant = {(yp_arbiter_turn_zp & zp_vc0_asks_yp_cat[4]), (yp_arbiter_turn_yp & zp_vc0_asks_yp_cat[3]),
+    (yp_arbiter_turn_xp & zp_vc0_asks_yp_cat[2]), (yp_arbiter_turn_p1 & zp_vc0_asks_yp_cat[1]),
+    (yp_arbiter_turn_p0 & zp_vc0_asks_yp_cat[0])};
+assign for_yp_arbiter_or = (yp_arbiter_grant[0] ? 3'h1 : 3'h0) | (yp_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (yp_arbiter_grant[2] ? 3'h3 : 3'h0) | (yp_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign zp_arbiter_turn_p0 = (zp_arbiter == 3'h0) |
+    ((zp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h4) & (~zp_vc0_asks_zp_cat[4]));
+assign zp_arbiter_turn_p1 = ((zp_arbiter == 3'h0) & (~zp_vc0_asks_zp_cat[0])) | (zp_arbiter == 3'h1) |
+    ((zp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0])));
+assign zp_arbiter_turn_xp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 3'h1) & (~zp_vc0_asks_zp_cat[1])) | (zp_arbiter == 3'h2) |
+    ((zp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1])));
+assign zp_arbiter_turn_yp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 3'h2) & (~zp_vc0_asks_zp_cat[2])) | (zp_arbiter == 3'h3) |
+    ((zp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2])));
+assign zp_arbiter_turn_zp = ((zp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h3) & (~zp_vc0_asks_zp_cat[3])) | (zp_arbiter == 3'h4);
+assign zp_arbiter_grant = {(zp_arbiter_turn_zp & zp_vc0_asks_zp_cat[4]), (zp_arbiter_turn_yp & zp_vc0_asks_zp_cat[3]),
+    (zp_arbiter_turn_xp & zp_vc0_asks_zp_cat[2]), (zp_arbiter_turn_p1 & zp_vc0_asks_zp_cat[1]),
+    (zp_arbiter_turn_p0 & zp_vc0_asks_zp_cat[0])};
+assign for_zp_arbiter_or = (zp_arbiter_grant[0] ? 3'h1 : 3'h0) | (zp_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (zp_arbiter_grant[2] ? 3'h3 : 3'h0) | (zp_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign p0_turn_at_p0 = (p0_arbiter == 3'h0) |
+    ((p0_arbiter == 3'h1) &
+    (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h2) & (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h3) & (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h4) & (~zp_vc0_asks_p0_cat[4]));
+assign p0_won_at_p0 = p0_turn_at_p0 & zp_vc0_asks_p0_cat[0];
+assign p0_turn_at_p1 = (p1_arbiter == 3'h0) |
+    ((p1_arbiter == 3'h1) &
+    (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h4) & (~zp_vc0_asks_p1_cat[4]));
+assign p1_won_at_p0 = p0_turn_at_p1 & zp_vc0_asks_p1_cat[0];
+assign p0_turn_at_xp = (xp_arbiter == 3'h0) |
+    ((xp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h4) & (~zp_vc0_asks_xp_cat[4]));
+assign xp_won_at_p0 = p0_turn_at_xp & zp_vc0_asks_xp_cat[0];
+assign p0_turn_at_yp = (yp_arbiter == 3'h0) |
+    ((yp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h4) & (~zp_vc0_asks_yp_cat[4]));
+assign yp_won_at_p0 = p0_turn_at_yp & zp_vc0_asks_yp_cat[0];
+assign p0_turn_at_zp = (zp_arbiter == 3'h0) |
+    ((zp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h4) & (~zp_vc0_asks_zp_cat[4]));
+assign zp_won_at_p0 = p0_turn_at_zp & zp_vc0_asks_zp_cat[0];
+assign p1_turn_at_p0 = ((p0_arbiter == 3'h0) & (~zp_vc0_asks_p0_cat[0])) | (p0_arbiter == 3'h1) |
+    ((p0_arbiter == 3'h2) &
+    (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
+    ((p0_arbiter == 3'h3) & (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
+    ((p0_arbiter == 3'h4) & (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0])));
+assign p0_won_at_p1 = p1_turn_at_p0 & zp_vc0_asks_p0_cat[1];
+assign p1_turn_at_p1 = ((p1_arbiter == 3'h0) & (~zp_vc0_asks_p1_cat[0])) | (p1_arbiter == 3'h1) |
+    ((p1_arbiter == 3'h2) &
+    (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
+    ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
+    ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0])));
+assign p1_won_at_p1 = p1_turn_at_p1 & zp_vc0_asks_p1_cat[1];
+assign p1_turn_at_xp = ((xp_arbiter == 3'h0) & (~zp_vc0_asks_xp_cat[0])) | (xp_arbiter == 3'h1) |
+    ((xp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
+    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
+    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0])));
+assign xp_won_at_p1 = p1_turn_at_xp & zp_vc0_asks_xp_cat[1];
+assign p1_turn_at_yp = ((yp_arbiter == 3'h0) & (~zp_vc0_asks_yp_cat[0])) | (yp_arbiter == 3'h1) |
+    ((yp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0])));
+assign yp_won_at_p1 = p1_turn_at_yp & zp_vc0_asks_yp_cat[1];
+assign p1_turn_at_zp = ((zp_arbiter == 3'h0) & (~zp_vc0_asks_zp_cat[0])) | (zp_arbiter == 3'h1) |
+    ((zp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0])));
+assign zp_won_at_p1 = p1_turn_at_zp & zp_vc0_asks_zp_cat[1];
+assign xp_turn_at_p0 = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
+    ((p0_arbiter == 3'h1) & (~zp_vc0_asks_p0_cat[1])) | (p0_arbiter == 3'h2) |
+    ((p0_arbiter == 3'h3) &
+    (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
+    ((p0_arbiter == 3'h4) & (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1])));
+assign p0_won_at_xp = xp_turn_at_p0 & zp_vc0_asks_p0_cat[2];
+assign xp_turn_at_p1 = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
+    ((p1_arbiter == 3'h1) & (~zp_vc0_asks_p1_cat[1])) | (p1_arbiter == 3'h2) |
+    ((p1_arbiter == 3'h3) &
+    (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
+    ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1])));
+assign p1_won_at_xp = xp_turn_at_p1 & zp_vc0_asks_p1_cat[2];
+assign xp_turn_at_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 3'h1) & (~zp_vc0_asks_xp_cat[1])) | (xp_arbiter == 3'h2) |
+    ((xp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1])));
+assign xp_won_at_xp = xp_turn_at_xp & zp_vc0_asks_xp_cat[2];
+assign xp_turn_at_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 3'h1) & (~zp_vc0_asks_yp_cat[1])) | (yp_arbiter == 3'h2) |
+    ((yp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1])));
+assign yp_won_at_xp = xp_turn_at_yp & zp_vc0_asks_yp_cat[2];
+assign xp_turn_at_zp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 3'h1) & (~zp_vc0_asks_zp_cat[1])) | (zp_arbiter == 3'h2) |
+    ((zp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1])));
+assign zp_won_at_xp = xp_turn_at_zp & zp_vc0_asks_zp_cat[2];
+assign yp_turn_at_p0 = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
+    ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
+    ((p0_arbiter == 3'h2) & (~zp_vc0_asks_p0_cat[2])) | (p0_arbiter == 3'h3) |
+    ((p0_arbiter == 3'h4) &
+    (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2])));
+assign p0_won_at_yp = yp_turn_at_p0 & zp_vc0_asks_p0_cat[3];
+assign yp_turn_at_p1 = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2]))) |
+    ((p1_arbiter == 3'h1) & (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2]))) |
+    ((p1_arbiter == 3'h2) & (~zp_vc0_asks_p1_cat[2])) | (p1_arbiter == 3'h3) |
+    ((p1_arbiter == 3'h4) &
+    (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2])));
+assign p1_won_at_yp = yp_turn_at_p1 & zp_vc0_asks_p1_cat[3];
+assign yp_turn_at_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 3'h2) & (~zp_vc0_asks_xp_cat[2])) | (xp_arbiter == 3'h3) |
+    ((xp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2])));
+assign xp_won_at_yp = yp_turn_at_xp & zp_vc0_asks_xp_cat[3];
+assign yp_turn_at_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 3'h2) & (~zp_vc0_asks_yp_cat[2])) | (yp_arbiter == 3'h3) |
+    ((yp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2])));
+assign yp_won_at_yp = yp_turn_at_yp & zp_vc0_asks_yp_cat[3];
+assign yp_turn_at_zp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 3'h2) & (~zp_vc0_asks_zp_cat[2])) | (zp_arbiter == 3'h3) |
+    ((zp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2])));
+assign zp_won_at_yp = yp_turn_at_zp & zp_vc0_asks_zp_cat[3];
+assign zp_turn_at_p0 = ((p0_arbiter == 3'h0) &
+    (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h2) & (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h3) & (~zp_vc0_asks_p0_cat[3])) | (p0_arbiter == 3'h4);
+assign p0_won_at_zp = zp_turn_at_p0 & zp_vc0_asks_p0_cat[4];
+assign zp_turn_at_p1 = ((p1_arbiter == 3'h0) &
+    (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h1) & (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h3) & (~zp_vc0_asks_p1_cat[3])) | (p1_arbiter == 3'h4);
+assign p1_won_at_zp = zp_turn_at_p1 & zp_vc0_asks_p1_cat[4];
+assign zp_turn_at_xp = ((xp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h3) & (~zp_vc0_asks_xp_cat[3])) | (xp_arbiter == 3'h4);
+assign xp_won_at_zp = zp_turn_at_xp & zp_vc0_asks_xp_cat[4];
+assign zp_turn_at_yp = ((yp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h3) & (~zp_vc0_asks_yp_cat[3])) | (yp_arbiter == 3'h4);
+assign yp_won_at_zp = zp_turn_at_yp & zp_vc0_asks_yp_cat[4];
+assign zp_turn_at_zp = ((zp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h3) & (~zp_vc0_asks_zp_cat[3])) | (zp_arbiter == 3'h4);
+assign zp_won_at_zp = zp_turn_at_zp & zp_vc0_asks_zp_cat[4];
+assign p0_busy_or = (p0_busy_and_2 & p0_holds_p0) | (p1_busy_and_2 & p1_holds_p0) | (xp_busy_and_2 & xp_holds_p0) |
+    (yp_busy_and_2 & yp_holds_p0) | (zp_busy_and_2 & zp_holds_p0);
+assign p0_busy_or_2 = (p0_busy_and_2 & p0_holds_p1) | (p1_busy_and_2 & p1_holds_p1) | (xp_busy_and_2 & xp_holds_p1) |
+    (yp_busy_and_2 & yp_holds_p1) | (zp_busy_and_2 & zp_holds_p1);
+assign p0_busy_or_3 = (p0_busy_and_2 & p0_holds_xp) | (p1_busy_and_2 & p1_holds_xp) | (xp_busy_and_2 & xp_holds_xp) |
+    (yp_busy_and_2 & yp_holds_xp) | (zp_busy_and_2 & zp_holds_xp);
+assign p0_busy_or_4 = (p0_busy_and_2 & p0_holds_yp) | (p1_busy_and_2 & p1_holds_yp) | (xp_busy_and_2 & xp_holds_yp) |
+    (yp_busy_and_2 & yp_holds_yp) | (zp_busy_and_2 & zp_holds_yp);
+assign p0_busy_or_5 = (p0_busy_and_2 & p0_holds_zp) | (p1_busy_and_2 & p1_holds_zp) | (xp_busy_and_2 & xp_holds_zp) |
+    (yp_busy_and_2 & yp_holds_zp) | (zp_busy_and_2 & zp_holds_zp);
 
 // ---- allocation: the schedule for the next cycle ----
-assign p0_won_at_p0_or = ((((p0_won_at_p0 | p1_won_at_p0) | xp_won_at_p0) | yp_won_at_p0) | zp_won_at_p0) | (p0_vc0_valid_and & p0_vc0_head0_drop_sel);
+assign p0_won_at_p0_or = p0_won_at_p0 | p1_won_at_p0 | xp_won_at_p0 | yp_won_at_p0 | zp_won_at_p0 |
+    (p0_vc0_valid_and & p0_vc0_head0_drop_sel);
 assign p0_busy_or_6 = p0_busy_and | p0_won_at_p0_or;
-assign p0_won_at_p1_or = ((((p0_won_at_p1 | p1_won_at_p1) | xp_won_at_p1) | yp_won_at_p1) | zp_won_at_p1) | (p1_vc0_valid_and & p1_vc0_head0_drop_sel);
+assign p0_won_at_p1_or = p0_won_at_p1 | p1_won_at_p1 | xp_won_at_p1 | yp_won_at_p1 | zp_won_at_p1 |
+    (p1_vc0_valid_and & p1_vc0_head0_drop_sel);
 assign p1_busy_or = p1_busy_and | p0_won_at_p1_or;
-assign p0_won_at_xp_or = ((((p0_won_at_xp | p1_won_at_xp) | xp_won_at_xp) | yp_won_at_xp) | zp_won_at_xp) | ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_drop_sel_2);
+assign p0_won_at_xp_or = p0_won_at_xp | p1_won_at_xp | xp_won_at_xp | yp_won_at_xp | zp_won_at_xp |
+    ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_drop_sel_2);
 assign xp_busy_or = xp_busy_and | p0_won_at_xp_or;
-assign xp_cur_vc_sel = xp_busy ? xp_cur_vc : xp_vc_arbiter_grant_b1;
+assign xp_cur_vc_sel = xp_busy ? xp_cur_vc : xp_vc_arbiter_grant[1];
 assign xp_vc1_head0_last_sel_3 = xp_cur_vc_sel ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
-assign p0_won_at_yp_or = ((((p0_won_at_yp | p1_won_at_yp) | xp_won_at_yp) | yp_won_at_yp) | zp_won_at_yp) | ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
+assign p0_won_at_yp_or = p0_won_at_yp | p1_won_at_yp | xp_won_at_yp | yp_won_at_yp | zp_won_at_yp |
+    ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
 assign yp_busy_or = yp_busy_and | p0_won_at_yp_or;
-assign yp_cur_vc_sel = yp_busy ? yp_cur_vc : yp_vc_arbiter_grant_b1;
+assign yp_cur_vc_sel = yp_busy ? yp_cur_vc : yp_vc_arbiter_grant[1];
 assign yp_vc1_head0_last_sel_3 = yp_cur_vc_sel ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
-assign p0_won_at_zp_or = ((((p0_won_at_zp | p1_won_at_zp) | xp_won_at_zp) | yp_won_at_zp) | zp_won_at_zp) | ((zp_vc0_valid_and | zp_vc1_valid_and) & zp_vc1_head0_drop_sel_2);
+assign p0_won_at_zp_or = p0_won_at_zp | p1_won_at_zp | xp_won_at_zp | yp_won_at_zp | zp_won_at_zp |
+    ((zp_vc0_valid_and | zp_vc1_valid_and) & zp_vc1_head0_drop_sel_2);
 assign zp_busy_or = zp_busy_and | p0_won_at_zp_or;
-assign zp_cur_vc_sel = zp_busy ? zp_cur_vc : zp_vc_arbiter_grant_b1;
+assign zp_cur_vc_sel = zp_busy ? zp_cur_vc : zp_vc_arbiter_grant[1];
 assign zp_vc1_head0_last_sel_3 = zp_cur_vc_sel ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
-assign zp_busy_cat_6 = {((zp_busy_and & zp_cur_out_and) | p0_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and) | p0_arbiter_grant[3])};
-assign zp_busy_cat_7 = {({zp_busy_cat_6, ((xp_busy_and & xp_cur_out_and) | p0_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and) | p0_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_6 = ((p0_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (p0_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (p0_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_7 = (p0_vc0_head0_ovc_or_6 | (p0_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (p0_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_6 = ((p0_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (p0_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (p0_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_7 = (p0_vc0_head0_flits_or_6 | (p0_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (p0_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign p0_owned_and = p0_owned & (~((p0_busy_or | (yp_busy_and_2 & yp_cur_out_and)) | (zp_busy_and_2 & zp_cur_out_and)));
-assign p0_arbiter_grant_or = ((p0_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (p0_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (p0_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign p0_arbiter_grant_or_2 = (p0_arbiter_grant_or | (p0_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (p0_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_8 = {((zp_busy_and & zp_cur_out_and_2) | p1_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_2) | p1_arbiter_grant[3])};
-assign zp_busy_cat_9 = {({zp_busy_cat_8, ((xp_busy_and & xp_cur_out_and_2) | p1_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_2) | p1_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_8 = ((p1_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (p1_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (p1_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_9 = (p0_vc0_head0_ovc_or_8 | (p1_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (p1_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_8 = ((p1_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (p1_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (p1_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_9 = (p0_vc0_head0_flits_or_8 | (p1_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (p1_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign p1_owned_and = p1_owned & (~((p0_busy_or_2 | (yp_busy_and_2 & yp_cur_out_and_2)) | (zp_busy_and_2 & zp_cur_out_and_2)));
-assign p1_arbiter_grant_or = ((p1_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (p1_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (p1_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign p1_arbiter_grant_or_2 = (p1_arbiter_grant_or | (p1_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (p1_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_10 = {((zp_busy_and & zp_cur_out_and_3) | xp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_3) | xp_arbiter_grant[3])};
-assign zp_busy_cat_11 = {({zp_busy_cat_10, ((xp_busy_and & xp_cur_out_and_3) | xp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_3) | xp_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_10 = ((xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_11 = (p0_vc0_head0_ovc_or_10 | (xp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (xp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_10 = ((xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_11 = (p0_vc0_head0_flits_or_10 | (xp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (xp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign xp_owned_and = xp_owned & (~((p0_busy_or_3 | (yp_busy_and_2 & yp_cur_out_and_3)) | (zp_busy_and_2 & zp_cur_out_and_3)));
-assign xp_arbiter_grant_or = ((xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign xp_arbiter_grant_or_2 = (xp_arbiter_grant_or | (xp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (xp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_12 = {((zp_busy_and & zp_cur_out_and_4) | yp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_4) | yp_arbiter_grant[3])};
-assign zp_busy_cat_13 = {({zp_busy_cat_12, ((xp_busy_and & xp_cur_out_and_4) | yp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_4) | yp_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_12 = ((yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_13 = (p0_vc0_head0_ovc_or_12 | (yp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (yp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_12 = ((yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_13 = (p0_vc0_head0_flits_or_12 | (yp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (yp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign yp_owned_and = yp_owned & (~((p0_busy_or_4 | (yp_busy_and_2 & yp_cur_out_and_4)) | (zp_busy_and_2 & zp_cur_out_and_4)));
-assign yp_arbiter_grant_or = ((yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (yp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign yp_arbiter_grant_or_2 = (yp_arbiter_grant_or | (yp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (yp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_14 = {((zp_busy_and & zp_cur_out_and_5) | zp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_5) | zp_arbiter_grant[3])};
-assign zp_busy_cat_15 = {({zp_busy_cat_14, ((xp_busy_and & xp_cur_out_and_5) | zp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_5) | zp_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_14 = ((zp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (zp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (zp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_15 = (p0_vc0_head0_ovc_or_14 | (zp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (zp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_14 = ((zp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (zp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (zp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_15 = (p0_vc0_head0_flits_or_14 | (zp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (zp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign zp_owned_and = zp_owned & (~((p0_busy_or_5 | (yp_busy_and_2 & yp_cur_out_and_5)) | (zp_busy_and_2 & zp_cur_out_and_5)));
-assign zp_arbiter_grant_or = ((zp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (zp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (zp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign zp_arbiter_grant_or_2 = (zp_arbiter_grant_or | (zp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (zp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_6 = {((zp_busy_and & zp_holds_p0) | p0_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_p0) | p0_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_p0) | p0_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_p0) | p0_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_p0) | p0_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_6 = (p0_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (p0_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (p0_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (p0_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (p0_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_6 = (p0_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (p0_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (p0_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (p0_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (p0_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign p0_owned_or_2 = (p0_owned & (~p0_busy_or)) | (p0_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (p0_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (p0_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (p0_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (p0_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_7 = {((zp_busy_and & zp_holds_p1) | p1_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_p1) | p1_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_p1) | p1_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_p1) | p1_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_p1) | p1_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_7 = (p1_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (p1_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (p1_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (p1_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (p1_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_7 = (p1_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (p1_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (p1_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (p1_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (p1_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign p1_owned_or_2 = (p1_owned & (~p0_busy_or_2)) | (p1_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (p1_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (p1_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (p1_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (p1_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_8 = {((zp_busy_and & zp_holds_xp) | xp_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_xp) | xp_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_xp) | xp_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_xp) | xp_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_xp) | xp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_8 = (xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (xp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (xp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_8 = (xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign xp_owned_or_2 = (xp_owned & (~p0_busy_or_3)) | (xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (xp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (xp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_9 = {((zp_busy_and & zp_holds_yp) | yp_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_yp) | yp_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_yp) | yp_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_yp) | yp_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_yp) | yp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_9 = (yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (yp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (yp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (yp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_9 = (yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign yp_owned_or_2 = (yp_owned & (~p0_busy_or_4)) | (yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (yp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (yp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (yp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_10 = {((zp_busy_and & zp_holds_zp) | zp_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_zp) | zp_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_zp) | zp_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_zp) | zp_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_zp) | zp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_10 = (zp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (zp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (zp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (zp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (zp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_10 = (zp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign zp_owned_or_2 = (zp_owned & (~p0_busy_or_5)) | (zp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (zp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (zp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (zp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (zp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
 
 always @(posedge clk) begin
-    if (rst) p0_vc0_pop_2 <= 1'h0; else p0_vc0_pop_2 <= p0_busy_or_6;
-    if (rst) p0_send_head_2 <= 1'h0; else p0_send_head_2 <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
-    if (rst) p0_vc0_send_header_2 <= 128'h0; else p0_vc0_send_header_2 <= p0_vc0_second1_sel;
-    if (rst) p0_send_ovc_2 <= 1'h0; else p0_send_ovc_2 <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
-    if (rst) p1_vc0_pop_2 <= 1'h0; else p1_vc0_pop_2 <= p1_busy_or;
-    if (rst) p1_send_head_2 <= 1'h0; else p1_send_head_2 <= p0_won_at_p1_or & (~p1_vc0_head0_drop_sel);
-    if (rst) p1_vc0_send_header_2 <= 128'h0; else p1_vc0_send_header_2 <= p1_vc0_second1_sel;
-    if (rst) p1_send_ovc_2 <= 1'h0; else p1_send_ovc_2 <= p1_busy ? p1_cur_ovc : p1_vc0_head0_ovc_sel;
-    if (rst) xp_vc0_pop_2 <= 1'h0; else xp_vc0_pop_2 <= xp_busy_or & (~xp_cur_vc_sel);
-    if (rst) xp_vc1_pop_2 <= 1'h0; else xp_vc1_pop_2 <= xp_busy_or & xp_cur_vc_sel;
-    if (rst) xp_send_vc_2 <= 1'h0; else xp_send_vc_2 <= xp_cur_vc_sel;
-    if (rst) xp_send_head_2 <= 1'h0; else xp_send_head_2 <= p0_won_at_xp_or & (~xp_vc1_head0_drop_sel_2);
-    if (rst) xp_vc0_send_header_2 <= 128'h0; else xp_vc0_send_header_2 <= xp_vc0_second1_sel;
-    if (rst) xp_vc1_send_header_2 <= 128'h0; else xp_vc1_send_header_2 <= xp_vc1_second1_sel;
-    if (rst) xp_send_ovc_2 <= 1'h0; else xp_send_ovc_2 <= xp_busy ? xp_cur_ovc : xp_vc1_head0_ovc_sel_2;
-    if (rst) yp_vc0_pop_2 <= 1'h0; else yp_vc0_pop_2 <= yp_busy_or & (~yp_cur_vc_sel);
-    if (rst) yp_vc1_pop_2 <= 1'h0; else yp_vc1_pop_2 <= yp_busy_or & yp_cur_vc_sel;
-    if (rst) yp_send_vc_2 <= 1'h0; else yp_send_vc_2 <= yp_cur_vc_sel;
-    if (rst) yp_send_head_2 <= 1'h0; else yp_send_head_2 <= p0_won_at_yp_or & (~yp_vc1_head0_drop_sel_2);
-    if (rst) yp_vc0_send_header_2 <= 128'h0; else yp_vc0_send_header_2 <= yp_vc0_second1_sel;
-    if (rst) yp_vc1_send_header_2 <= 128'h0; else yp_vc1_send_header_2 <= yp_vc1_second1_sel;
-    if (rst) yp_send_ovc_2 <= 1'h0; else yp_send_ovc_2 <= yp_busy ? yp_cur_ovc : yp_vc1_head0_ovc_sel_2;
-    if (rst) zp_vc0_pop_2 <= 1'h0; else zp_vc0_pop_2 <= zp_busy_or & (~zp_cur_vc_sel);
-    if (rst) zp_vc1_pop_2 <= 1'h0; else zp_vc1_pop_2 <= zp_busy_or & zp_cur_vc_sel;
-    if (rst) zp_send_vc_2 <= 1'h0; else zp_send_vc_2 <= zp_cur_vc_sel;
-    if (rst) zp_send_head_2 <= 1'h0; else zp_send_head_2 <= p0_won_at_zp_or & (~zp_vc1_head0_drop_sel_2);
-    if (rst) zp_vc0_send_header_2 <= 128'h0; else zp_vc0_send_header_2 <= zp_vc0_second1_sel;
-    if (rst) zp_vc1_send_header_2 <= 128'h0; else zp_vc1_send_header_2 <= zp_vc1_second1_sel;
-    if (rst) zp_send_ovc_2 <= 1'h0; else zp_send_ovc_2 <= zp_busy ? zp_cur_ovc : zp_vc1_head0_ovc_sel_2;
+    if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_6;
+    if (rst) p0_send_head <= 1'h0; else p0_send_head <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
+    if (rst) p0_vc0_send_header <= 128'h0; else p0_vc0_send_header <= p0_vc0_second1_sel;
+    if (rst) p0_send_ovc <= 1'h0; else p0_send_ovc <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
+    if (rst) p1_vc0_pop <= 1'h0; else p1_vc0_pop <= p1_busy_or;
+    if (rst) p1_send_head <= 1'h0; else p1_send_head <= p0_won_at_p1_or & (~p1_vc0_head0_drop_sel);
+    if (rst) p1_vc0_send_header <= 128'h0; else p1_vc0_send_header <= p1_vc0_second1_sel;
+    if (rst) p1_send_ovc <= 1'h0; else p1_send_ovc <= p1_busy ? p1_cur_ovc : p1_vc0_head0_ovc_sel;
+    if (rst) xp_vc0_pop <= 1'h0; else xp_vc0_pop <= xp_busy_or & (~xp_cur_vc_sel);
+    if (rst) xp_vc1_pop <= 1'h0; else xp_vc1_pop <= xp_busy_or & xp_cur_vc_sel;
+    if (rst) xp_send_vc <= 1'h0; else xp_send_vc <= xp_cur_vc_sel;
+    if (rst) xp_send_head <= 1'h0; else xp_send_head <= p0_won_at_xp_or & (~xp_vc1_head0_drop_sel_2);
+    if (rst) xp_vc0_send_header <= 128'h0; else xp_vc0_send_header <= xp_vc0_second1_sel;
+    if (rst) xp_vc1_send_header <= 128'h0; else xp_vc1_send_header <= xp_vc1_second1_sel;
+    if (rst) xp_send_ovc <= 1'h0; else xp_send_ovc <= xp_busy ? xp_cur_ovc : xp_vc1_head0_ovc_sel_2;
+    if (rst) yp_vc0_pop <= 1'h0; else yp_vc0_pop <= yp_busy_or & (~yp_cur_vc_sel);
+    if (rst) yp_vc1_pop <= 1'h0; else yp_vc1_pop <= yp_busy_or & yp_cur_vc_sel;
+    if (rst) yp_send_vc <= 1'h0; else yp_send_vc <= yp_cur_vc_sel;
+    if (rst) yp_send_head <= 1'h0; else yp_send_head <= p0_won_at_yp_or & (~yp_vc1_head0_drop_sel_2);
+    if (rst) yp_vc0_send_header <= 128'h0; else yp_vc0_send_header <= yp_vc0_second1_sel;
+    if (rst) yp_vc1_send_header <= 128'h0; else yp_vc1_send_header <= yp_vc1_second1_sel;
+    if (rst) yp_send_ovc <= 1'h0; else yp_send_ovc <= yp_busy ? yp_cur_ovc : yp_vc1_head0_ovc_sel_2;
+    if (rst) zp_vc0_pop <= 1'h0; else zp_vc0_pop <= zp_busy_or & (~zp_cur_vc_sel);
+    if (rst) zp_vc1_pop <= 1'h0; else zp_vc1_pop <= zp_busy_or & zp_cur_vc_sel;
+    if (rst) zp_send_vc <= 1'h0; else zp_send_vc <= zp_cur_vc_sel;
+    if (rst) zp_send_head <= 1'h0; else zp_send_head <= p0_won_at_zp_or & (~zp_vc1_head0_drop_sel_2);
+    if (rst) zp_vc0_send_header <= 128'h0; else zp_vc0_send_header <= zp_vc0_second1_sel;
+    if (rst) zp_vc1_send_header <= 128'h0; else zp_vc1_send_header <= zp_vc1_second1_sel;
+    if (rst) zp_send_ovc <= 1'h0; else zp_send_ovc <= zp_busy ? zp_cur_ovc : zp_vc1_head0_ovc_sel_2;
     if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_last_sel) : p0_busy;
     if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_6;
     if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_6 ? p0_vc0_head0_last_sel : p0_vc0_start;
@@ -6744,8 +6199,8 @@ always @(posedge clk) begin
     if (rst) xp_vc0_start <= 1'h1; else xp_vc0_start <= (xp_busy_or & (~xp_cur_vc_sel)) ? xp_vc1_head0_last_sel_3 : xp_vc0_start;
     if (rst) xp_vc1_start <= 1'h1; else xp_vc1_start <= (xp_busy_or & xp_cur_vc_sel) ? xp_vc1_head0_last_sel_3 : xp_vc1_start;
     if (rst) xp_vc_arbiter <= 1'h0; else xp_vc_arbiter <= ((xp_vc0_valid_and | xp_vc1_valid_and) & (~(xp_vc_arbiter_grant == 2'h0))) ? (xp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : xp_vc_arbiter;
-    if (rst) xp_cur_vc <= 1'h0; else xp_cur_vc <= (~xp_busy) ? xp_vc_arbiter_grant_b1 : xp_cur_vc;
-    if (rst) xp_cur_out <= 3'h0; else xp_cur_out <= (~xp_busy) ? (xp_vc_arbiter_grant_b1 ? xp_vc1_head0_out_sel : xp_vc0_head0_out_sel) : xp_cur_out;
+    if (rst) xp_cur_vc <= 1'h0; else xp_cur_vc <= (~xp_busy) ? xp_vc_arbiter_grant[1] : xp_cur_vc;
+    if (rst) xp_cur_out <= 3'h0; else xp_cur_out <= (~xp_busy) ? (xp_vc_arbiter_grant[1] ? xp_vc1_head0_out_sel : xp_vc0_head0_out_sel) : xp_cur_out;
     if (rst) xp_cur_ovc <= 1'h0; else xp_cur_ovc <= (~xp_busy) ? xp_vc1_head0_ovc_sel_2 : xp_cur_ovc;
     if (rst) xp_cur_drop <= 1'h0; else xp_cur_drop <= (~xp_busy) ? xp_vc1_head0_drop_sel_2 : xp_cur_drop;
     if (rst) yp_busy <= 1'h0; else yp_busy <= yp_busy_or ? (~yp_vc1_head0_last_sel_3) : yp_busy;
@@ -6754,8 +6209,8 @@ always @(posedge clk) begin
     if (rst) yp_vc0_start <= 1'h1; else yp_vc0_start <= (yp_busy_or & (~yp_cur_vc_sel)) ? yp_vc1_head0_last_sel_3 : yp_vc0_start;
     if (rst) yp_vc1_start <= 1'h1; else yp_vc1_start <= (yp_busy_or & yp_cur_vc_sel) ? yp_vc1_head0_last_sel_3 : yp_vc1_start;
     if (rst) yp_vc_arbiter <= 1'h0; else yp_vc_arbiter <= ((yp_vc0_valid_and | yp_vc1_valid_and) & (~(yp_vc_arbiter_grant == 2'h0))) ? (yp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : yp_vc_arbiter;
-    if (rst) yp_cur_vc <= 1'h0; else yp_cur_vc <= (~yp_busy) ? yp_vc_arbiter_grant_b1 : yp_cur_vc;
-    if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant_b1 ? yp_vc1_head0_out_sel : yp_vc0_head0_out_sel) : yp_cur_out;
+    if (rst) yp_cur_vc <= 1'h0; else yp_cur_vc <= (~yp_busy) ? yp_vc_arbiter_grant[1] : yp_cur_vc;
+    if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant[1] ? yp_vc1_head0_out_sel : yp_vc0_head0_out_sel) : yp_cur_out;
     if (rst) yp_cur_ovc <= 1'h0; else yp_cur_ovc <= (~yp_busy) ? yp_vc1_head0_ovc_sel_2 : yp_cur_ovc;
     if (rst) yp_cur_drop <= 1'h0; else yp_cur_drop <= (~yp_busy) ? yp_vc1_head0_drop_sel_2 : yp_cur_drop;
     if (rst) zp_busy <= 1'h0; else zp_busy <= zp_busy_or ? (~zp_vc1_head0_last_sel_3) : zp_busy;
@@ -6764,8 +6219,8 @@ always @(posedge clk) begin
     if (rst) zp_vc0_start <= 1'h1; else zp_vc0_start <= (zp_busy_or & (~zp_cur_vc_sel)) ? zp_vc1_head0_last_sel_3 : zp_vc0_start;
     if (rst) zp_vc1_start <= 1'h1; else zp_vc1_start <= (zp_busy_or & zp_cur_vc_sel) ? zp_vc1_head0_last_sel_3 : zp_vc1_start;
     if (rst) zp_vc_arbiter <= 1'h0; else zp_vc_arbiter <= ((zp_vc0_valid_and | zp_vc1_valid_and) & (~(zp_vc_arbiter_grant == 2'h0))) ? (zp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : zp_vc_arbiter;
-    if (rst) zp_cur_vc <= 1'h0; else zp_cur_vc <= (~zp_busy) ? zp_vc_arbiter_grant_b1 : zp_cur_vc;
-    if (rst) zp_cur_out <= 3'h0; else zp_cur_out <= (~zp_busy) ? (zp_vc_arbiter_grant_b1 ? zp_vc1_head0_out_sel : zp_vc0_head0_out_sel) : zp_cur_out;
+    if (rst) zp_cur_vc <= 1'h0; else zp_cur_vc <= (~zp_busy) ? zp_vc_arbiter_grant[1] : zp_cur_vc;
+    if (rst) zp_cur_out <= 3'h0; else zp_cur_out <= (~zp_busy) ? (zp_vc_arbiter_grant[1] ? zp_vc1_head0_out_sel : zp_vc0_head0_out_sel) : zp_cur_out;
     if (rst) zp_cur_ovc <= 1'h0; else zp_cur_ovc <= (~zp_busy) ? zp_vc1_head0_ovc_sel_2 : zp_cur_ovc;
     if (rst) zp_cur_drop <= 1'h0; else zp_cur_drop <= (~zp_busy) ? zp_vc1_head0_drop_sel_2 : zp_cur_drop;
     if (rst) p0_arbiter <= 3'h0; else p0_arbiter <= (~(p0_arbiter_grant == 5'h0)) ? for_p0_arbiter_or : p0_arbiter;
@@ -6775,65 +6230,36 @@ always @(posedge clk) begin
     if (rst) zp_arbiter <= 3'h0; else zp_arbiter <= (~(zp_arbiter_grant == 5'h0)) ? for_zp_arbiter_or : zp_arbiter;
 end
 
-assign p0_vc0_pop = p0_vc0_pop_2;
-assign p0_send_head = p0_send_head_2;
-assign p0_vc0_send_header = p0_vc0_send_header_2;
-assign p0_send_ovc = p0_send_ovc_2;
-assign p1_vc0_pop = p1_vc0_pop_2;
-assign p1_send_head = p1_send_head_2;
-assign p1_vc0_send_header = p1_vc0_send_header_2;
-assign p1_send_ovc = p1_send_ovc_2;
-assign xp_vc0_pop = xp_vc0_pop_2;
-assign xp_vc1_pop = xp_vc1_pop_2;
-assign xp_send_vc = xp_send_vc_2;
-assign xp_send_head = xp_send_head_2;
-assign xp_vc0_send_header = xp_vc0_send_header_2;
-assign xp_vc1_send_header = xp_vc1_send_header_2;
-assign xp_send_ovc = xp_send_ovc_2;
-assign yp_vc0_pop = yp_vc0_pop_2;
-assign yp_vc1_pop = yp_vc1_pop_2;
-assign yp_send_vc = yp_send_vc_2;
-assign yp_send_head = yp_send_head_2;
-assign yp_vc0_send_header = yp_vc0_send_header_2;
-assign yp_vc1_send_header = yp_vc1_send_header_2;
-assign yp_send_ovc = yp_send_ovc_2;
-assign zp_vc0_pop = zp_vc0_pop_2;
-assign zp_vc1_pop = zp_vc1_pop_2;
-assign zp_send_vc = zp_send_vc_2;
-assign zp_send_head = zp_send_head_2;
-assign zp_vc0_send_header = zp_vc0_send_header_2;
-assign zp_vc1_send_header = zp_vc1_send_header_2;
-assign zp_send_ovc = zp_send_ovc_2;
-assign zp_busy_cat = {zp_busy_cat_7, ((p0_busy_and & p0_cur_out_and) | p0_arbiter_grant[0])};
+assign zp_busy_cat = zp_busy_cat_6;
 assign p0_arbiter_grant_not = ~(p0_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or = p0_vc0_head0_ovc_or_7;
-assign p0_vc0_head0_flits_or = p0_vc0_head0_flits_or_7;
-assign p1_vc0_head0_drop_not = ~(xp_vc_arbiter_grant_cat == 5'h0);
-assign p0_owned_or = p0_owned_and | p0_arbiter_grant_or_2;
-assign zp_busy_cat_2 = {zp_busy_cat_9, ((p0_busy_and & p0_cur_out_and_2) | p1_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or = p0_vc0_head0_ovc_or_6;
+assign p0_vc0_head0_flits_or = p0_vc0_head0_flits_or_6;
+assign zp_vc0_asks_p0_not = ~(zp_vc0_asks_p0_cat == 5'h0);
+assign p0_owned_or = p0_owned_or_2;
+assign zp_busy_cat_2 = zp_busy_cat_7;
 assign p1_arbiter_grant_not = ~(p1_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_2 = p0_vc0_head0_ovc_or_9;
-assign p0_vc0_head0_flits_or_2 = p0_vc0_head0_flits_or_9;
-assign p1_vc0_head0_drop_not_2 = ~(xp_vc_arbiter_grant_cat_2 == 5'h0);
-assign p1_owned_or = p1_owned_and | p1_arbiter_grant_or_2;
-assign zp_busy_cat_3 = {zp_busy_cat_11, ((p0_busy_and & p0_cur_out_and_3) | xp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_2 = p0_vc0_head0_ovc_or_7;
+assign p0_vc0_head0_flits_or_2 = p0_vc0_head0_flits_or_7;
+assign zp_vc0_asks_p1_not = ~(zp_vc0_asks_p1_cat == 5'h0);
+assign p1_owned_or = p1_owned_or_2;
+assign zp_busy_cat_3 = zp_busy_cat_8;
 assign xp_arbiter_grant_not = ~(xp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_3 = p0_vc0_head0_ovc_or_11;
-assign p0_vc0_head0_flits_or_3 = p0_vc0_head0_flits_or_11;
-assign p1_vc0_head0_drop_not_3 = ~(xp_vc_arbiter_grant_cat_3 == 5'h0);
-assign xp_owned_or = xp_owned_and | xp_arbiter_grant_or_2;
-assign zp_busy_cat_4 = {zp_busy_cat_13, ((p0_busy_and & p0_cur_out_and_4) | yp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_3 = p0_vc0_head0_ovc_or_8;
+assign p0_vc0_head0_flits_or_3 = p0_vc0_head0_flits_or_8;
+assign zp_vc0_asks_xp_not = ~(zp_vc0_asks_xp_cat == 5'h0);
+assign xp_owned_or = xp_owned_or_2;
+assign zp_busy_cat_4 = zp_busy_cat_9;
 assign yp_arbiter_grant_not = ~(yp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_13;
-assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_13;
-assign p1_vc0_head0_drop_not_4 = ~(xp_vc_arbiter_grant_cat_4 == 5'h0);
-assign yp_owned_or = yp_owned_and | yp_arbiter_grant_or_2;
-assign zp_busy_cat_5 = {zp_busy_cat_15, ((p0_busy_and & p0_cur_out_and_5) | zp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_9;
+assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_9;
+assign zp_vc0_asks_yp_not = ~(zp_vc0_asks_yp_cat == 5'h0);
+assign yp_owned_or = yp_owned_or_2;
+assign zp_busy_cat_5 = zp_busy_cat_10;
 assign zp_arbiter_grant_not = ~(zp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_15;
-assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_15;
-assign p1_vc0_head0_drop_not_5 = ~(xp_vc_arbiter_grant_cat_5 == 5'h0);
-assign zp_owned_or = zp_owned_and | zp_arbiter_grant_or_2;
+assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_10;
+assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_10;
+assign zp_vc0_asks_zp_not = ~(zp_vc0_asks_zp_cat == 5'h0);
+assign zp_owned_or = zp_owned_or_2;
 endmodule
 
 module router_2x2x2_switch(
@@ -6945,26 +6371,23 @@ module router_2x2x2_switch(
     // outputs: status and counters
     output wire [127:0] p0_vc0_send_header_sel;
     output wire [127:0] p1_vc0_send_header_sel;
-    output wire [1:0] xp_credit_out;
+    output reg [1:0] xp_credit_out;
     output wire [127:0] xp_vc1_send_header_sel;
     output wire xp_vc1_head0_last_sel;
     output wire [15:0] xp_vc1_head0_keep_sel;
-    output wire [1:0] yp_credit_out;
+    output reg [1:0] yp_credit_out;
     output wire [127:0] yp_vc1_send_header_sel;
     output wire yp_vc1_head0_last_sel;
     output wire [15:0] yp_vc1_head0_keep_sel;
-    output wire [1:0] zp_credit_out;
+    output reg [1:0] zp_credit_out;
     output wire [127:0] zp_vc1_send_header_sel;
     output wire zp_vc1_head0_last_sel;
     output wire [15:0] zp_vc1_head0_keep_sel;
 
 // verilator lint_off UNUSEDSIGNAL
 // switch: input xp
-reg [1:0] xp_credit_out_2;
 // switch: input yp
-reg [1:0] yp_credit_out_2;
 // switch: input zp
-reg [1:0] zp_credit_out_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- switch: input xp ----
@@ -6974,22 +6397,19 @@ reg [1:0] zp_credit_out_2;
 // ---- switch: input zp ----
 
 always @(posedge clk) begin
-    if (rst) xp_credit_out_2 <= 2'h0; else xp_credit_out_2 <= {xp_vc1_pop, xp_vc0_pop};
-    if (rst) yp_credit_out_2 <= 2'h0; else yp_credit_out_2 <= {yp_vc1_pop, yp_vc0_pop};
-    if (rst) zp_credit_out_2 <= 2'h0; else zp_credit_out_2 <= {zp_vc1_pop, zp_vc0_pop};
+    if (rst) xp_credit_out <= 2'h0; else xp_credit_out <= {xp_vc1_pop, xp_vc0_pop};
+    if (rst) yp_credit_out <= 2'h0; else yp_credit_out <= {yp_vc1_pop, yp_vc0_pop};
+    if (rst) zp_credit_out <= 2'h0; else zp_credit_out <= {zp_vc1_pop, zp_vc0_pop};
 end
 
 assign p0_vc0_send_header_sel = p0_send_head ? p0_vc0_send_header : p0_vc0_head1;
 assign p1_vc0_send_header_sel = p1_send_head ? p1_vc0_send_header : p1_vc0_head1;
-assign xp_credit_out = xp_credit_out_2;
 assign xp_vc1_send_header_sel = xp_send_head ? (xp_send_vc ? xp_vc1_send_header : xp_vc0_send_header) : (xp_send_vc ? xp_vc1_head1 : xp_vc0_head1);
 assign xp_vc1_head0_last_sel = xp_send_vc ? xp_vc1_head0_last : xp_vc0_head0_last;
 assign xp_vc1_head0_keep_sel = xp_send_vc ? xp_vc1_head0_keep : xp_vc0_head0_keep;
-assign yp_credit_out = yp_credit_out_2;
 assign yp_vc1_send_header_sel = yp_send_head ? (yp_send_vc ? yp_vc1_send_header : yp_vc0_send_header) : (yp_send_vc ? yp_vc1_head1 : yp_vc0_head1);
 assign yp_vc1_head0_last_sel = yp_send_vc ? yp_vc1_head0_last : yp_vc0_head0_last;
 assign yp_vc1_head0_keep_sel = yp_send_vc ? yp_vc1_head0_keep : yp_vc0_head0_keep;
-assign zp_credit_out = zp_credit_out_2;
 assign zp_vc1_send_header_sel = zp_send_head ? (zp_send_vc ? zp_vc1_send_header : zp_vc0_send_header) : (zp_send_vc ? zp_vc1_head1 : zp_vc0_head1);
 assign zp_vc1_head0_last_sel = zp_send_vc ? zp_vc1_head0_last : zp_vc0_head0_last;
 assign zp_vc1_head0_keep_sel = zp_send_vc ? zp_vc1_head0_keep : zp_vc0_head0_keep;

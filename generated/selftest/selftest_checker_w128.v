@@ -39,9 +39,9 @@ module selftest_checker_w128(
     input wire [31:0] expected;
     input wire clear;
     // outputs: status and counters
-    output wire [31:0] packets;
-    output wire [31:0] errors;
-    output wire [31:0] bytes;
+    output reg [31:0] packets;
+    output reg [31:0] errors;
+    output reg [31:0] bytes;
     output wire complete;
 
 // verilator lint_off UNUSEDSIGNAL
@@ -49,9 +49,6 @@ reg in_packet;
 reg [31:0] packet_index;
 reg [9:0] word;
 reg [9:0] words_expected;
-reg [31:0] packets_2;
-reg [31:0] errors_2;
-reg [31:0] bytes_2;
 // packet framing: a header beat, then payload beats
 wire head;
 wire body;
@@ -69,10 +66,7 @@ wire [63:0] word_prod;
 wire [63:0] word_prod_2;
 wire [63:0] word_prod_3;
 wire [63:0] word_prod_4;
-wire [95:0] seed_cat;
 wire [127:0] want;
-wire [63:0] for_keep_mask_cat;
-wire [119:0] for_keep_mask_cat_2;
 wire [127:0] keep_mask;
 wire word_error;
 wire head_len_bad;
@@ -100,11 +94,16 @@ assign word_prod = {{32{1'b0}}, word_cat_2} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_2 = {{32{1'b0}}, (word_cat_2 + 32'h1)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_3 = {{32{1'b0}}, (word_cat_2 + 32'h2)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_4 = {{32{1'b0}}, (word_cat_2 + 32'h3)} * {{32{1'b0}}, 32'h85ebca6b};
-assign seed_cat = {({(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0])}), (seed_xor ^ word_prod_2[31:0])};
-assign want = {seed_cat, (seed_xor ^ word_prod[31:0])};
-assign for_keep_mask_cat = {({({({({({({(s_axis_tkeep[15] ? 8'hff : 8'h0), (s_axis_tkeep[14] ? 8'hff : 8'h0)}), (s_axis_tkeep[13] ? 8'hff : 8'h0)}), (s_axis_tkeep[12] ? 8'hff : 8'h0)}), (s_axis_tkeep[11] ? 8'hff : 8'h0)}), (s_axis_tkeep[10] ? 8'hff : 8'h0)}), (s_axis_tkeep[9] ? 8'hff : 8'h0)}), (s_axis_tkeep[8] ? 8'hff : 8'h0)};
-assign for_keep_mask_cat_2 = {({({({({({({for_keep_mask_cat, (s_axis_tkeep[7] ? 8'hff : 8'h0)}), (s_axis_tkeep[6] ? 8'hff : 8'h0)}), (s_axis_tkeep[5] ? 8'hff : 8'h0)}), (s_axis_tkeep[4] ? 8'hff : 8'h0)}), (s_axis_tkeep[3] ? 8'hff : 8'h0)}), (s_axis_tkeep[2] ? 8'hff : 8'h0)}), (s_axis_tkeep[1] ? 8'hff : 8'h0)};
-assign keep_mask = {for_keep_mask_cat_2, (s_axis_tkeep[0] ? 8'hff : 8'h0)};
+assign want = {(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0]), (seed_xor ^ word_prod_2[31:0]),
+    (seed_xor ^ word_prod[31:0])};
+assign keep_mask = {(s_axis_tkeep[15] ? 8'hff : 8'h0), (s_axis_tkeep[14] ? 8'hff : 8'h0),
+    (s_axis_tkeep[13] ? 8'hff : 8'h0), (s_axis_tkeep[12] ? 8'hff : 8'h0),
+    (s_axis_tkeep[11] ? 8'hff : 8'h0), (s_axis_tkeep[10] ? 8'hff : 8'h0),
+    (s_axis_tkeep[9] ? 8'hff : 8'h0), (s_axis_tkeep[8] ? 8'hff : 8'h0),
+    (s_axis_tkeep[7] ? 8'hff : 8'h0), (s_axis_tkeep[6] ? 8'hff : 8'h0),
+    (s_axis_tkeep[5] ? 8'hff : 8'h0), (s_axis_tkeep[4] ? 8'hff : 8'h0),
+    (s_axis_tkeep[3] ? 8'hff : 8'h0), (s_axis_tkeep[2] ? 8'hff : 8'h0),
+    (s_axis_tkeep[1] ? 8'hff : 8'h0), (s_axis_tkeep[0] ? 8'hff : 8'h0)};
 assign word_error = body & (~(((s_axis_tdata ^ want) & keep_mask) == 128'h0));
 assign head_len_bad = head & (s_axis_tlast ^ (h_words == 10'h0));
 assign body_len_bad = body & (s_axis_tlast ^ (next_word == words_expected));
@@ -118,14 +117,11 @@ always @(posedge clk) begin
     if (rst) packet_index <= 32'h0; else packet_index <= head ? s_axis_tdata[119:88] : packet_index;
     if (rst) word <= 10'h0; else word <= head ? 10'h0 : (body ? next_word : word);
     if (rst) words_expected <= 10'h0; else words_expected <= head ? h_words : words_expected;
-    if (rst) packets_2 <= 32'h0; else packets_2 <= clear ? 32'h0 : (((head & s_axis_tlast) | closes) ? (packets_2 + 32'h1) : packets_2);
-    if (rst) errors_2 <= 32'h0; else errors_2 <= clear ? 32'h0 : (((word_error | head_len_bad) | body_len_bad) ? (errors_2 + 32'h1) : errors_2);
-    if (rst) bytes_2 <= 32'h0; else bytes_2 <= clear ? 32'h0 : (body ? (bytes_2 + (s_axis_tkeep_plus_2 + ({31'h0, s_axis_tkeep[15]}))) : bytes_2);
+    if (rst) packets <= 32'h0; else packets <= clear ? 32'h0 : (((head & s_axis_tlast) | closes) ? (packets + 32'h1) : packets);
+    if (rst) errors <= 32'h0; else errors <= clear ? 32'h0 : ((word_error | head_len_bad | body_len_bad) ? (errors + 32'h1) : errors);
+    if (rst) bytes <= 32'h0; else bytes <= clear ? 32'h0 : (body ? (bytes + (s_axis_tkeep_plus_2 + ({31'h0, s_axis_tkeep[15]}))) : bytes);
 end
 
 assign s_axis_tready = 1'h1;
-assign packets = packets_2;
-assign errors = errors_2;
-assign bytes = bytes_2;
-assign complete = packets_2 == expected;
+assign complete = packets == expected;
 endmodule

@@ -48,16 +48,13 @@ module selftest_generator_w128(
     input wire [31:0] window;
     input wire [31:0] received;
     // outputs: status and counters
-    output wire busy;
-    output wire [31:0] sent;
-    output wire [31:0] cycles;
+    output reg busy;
+    output reg [31:0] sent;
+    output reg [31:0] cycles;
 
 // verilator lint_off UNUSEDSIGNAL
-reg busy_2;
-reg [31:0] sent_2;
 reg [9:0] word;
 reg timing;
-reg [31:0] cycles_2;
 // packets: a start pulse sends `count` of them, one beat per accepted cycle
 wire [14:0] length_plus;
 wire [9:0] words;
@@ -82,7 +79,6 @@ wire [63:0] word_prod;
 wire [63:0] word_prod_2;
 wire [63:0] word_prod_3;
 wire [63:0] word_prod_4;
-wire [95:0] seed_cat;
 wire [127:0] payload;
 wire [3:0] tail_bytes;
 // performance counter: from the first header accepted until done_in
@@ -94,46 +90,43 @@ assign length_plus = ({1'h0, length}) + 15'hf;
 assign words = length_plus[13:4];
 assign at_header = word == 10'h0;
 assign last_word = word == words;
-assign go = (start & (~busy_2)) & (~(count == 32'h0));
-assign may_start = (window == 32'h0) | (sent_2 < (received + window));
-assign valid = busy_2 & ((~at_header) | may_start);
+assign go = start & (~busy) & (~(count == 32'h0));
+assign may_start = (window == 32'h0) | (sent < (received + window));
+assign valid = busy & ((~at_header) | may_start);
 assign take = valid & m_axis_tready;
 assign packet_ends = take & last_word;
-assign finishing = packet_ends & ((sent_2 + 32'h1) == count);
+assign finishing = packet_ends & ((sent + 32'h1) == count);
 
 // ---- beats: the header, then the pattern ----
 assign tag_cat = {112'h0, tag};
 assign length_cat = {114'h0, length};
-assign sent_cat = {96'h0, sent_2};
-assign header = ((({106'h0, dst}) | ({tag_cat[69:0], 58'h0})) | ({length_cat[83:0], 44'h0})) | ({sent_cat[39:0], 88'h0});
+assign sent_cat = {96'h0, sent};
+assign header = ({106'h0, dst}) | ({tag_cat[69:0], 58'h0}) | ({length_cat[83:0], 44'h0}) | ({sent_cat[39:0], 88'h0});
 assign word_cat = {22'h0, (word - 10'h1)};
-assign sent_prod = {{32{1'b0}}, sent_2} * {{32{1'b0}}, 32'h9e3779b9};
+assign sent_prod = {{32{1'b0}}, sent} * {{32{1'b0}}, 32'h9e3779b9};
 assign seed_xor = seed ^ sent_prod[31:0];
 assign word_cat_2 = {word_cat[29:0], 2'h0};
 assign word_prod = {{32{1'b0}}, word_cat_2} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_2 = {{32{1'b0}}, (word_cat_2 + 32'h1)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_3 = {{32{1'b0}}, (word_cat_2 + 32'h2)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_4 = {{32{1'b0}}, (word_cat_2 + 32'h3)} * {{32{1'b0}}, 32'h85ebca6b};
-assign seed_cat = {({(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0])}), (seed_xor ^ word_prod_2[31:0])};
-assign payload = {seed_cat, (seed_xor ^ word_prod[31:0])};
+assign payload = {(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0]), (seed_xor ^ word_prod_2[31:0]),
+    (seed_xor ^ word_prod[31:0])};
 assign tail_bytes = length[3:0];
 
 // ---- performance counter: from the first header accepted until done_in ----
-assign first = (take & at_header) & (sent_2 == 32'h0);
+assign first = take & at_header & (sent == 32'h0);
 
 always @(posedge clk) begin
-    if (rst) busy_2 <= 1'h0; else busy_2 <= finishing ? 1'h0 : (go ? 1'h1 : busy_2);
-    if (rst) sent_2 <= 32'h0; else sent_2 <= go ? 32'h0 : (packet_ends ? (sent_2 + 32'h1) : sent_2);
+    if (rst) busy <= 1'h0; else busy <= finishing ? 1'h0 : (go ? 1'h1 : busy);
+    if (rst) sent <= 32'h0; else sent <= go ? 32'h0 : (packet_ends ? (sent + 32'h1) : sent);
     if (rst) word <= 10'h0; else word <= go ? 10'h0 : (packet_ends ? 10'h0 : (take ? (word + 10'h1) : word));
     if (rst) timing <= 1'h0; else timing <= go ? 1'h0 : (done_in ? 1'h0 : (first ? 1'h1 : timing));
-    if (rst) cycles_2 <= 32'h0; else cycles_2 <= go ? 32'h0 : (((timing | first) & (~done_in)) ? (cycles_2 + 32'h1) : cycles_2);
+    if (rst) cycles <= 32'h0; else cycles <= go ? 32'h0 : (((timing | first) & (~done_in)) ? (cycles + 32'h1) : cycles);
 end
 
 assign m_axis_tdata = at_header ? header : payload;
 assign m_axis_tkeep = ((~at_header) & last_word) ? ((tail_bytes == 4'h0) ? 16'hffff : (~(16'hffff << tail_bytes))) : 16'hffff;
 assign m_axis_tlast = last_word;
 assign m_axis_tvalid = valid;
-assign busy = busy_2;
-assign sent = sent_2;
-assign cycles = cycles_2;
 endmodule

@@ -160,13 +160,9 @@ module torus_2x2x2_node(
 
 // verilator lint_off UNUSEDSIGNAL
 // register window
-wire [511:0] link_zn_frames_sent_cat;
-wire [927:0] link_yn_up_cycles_cat;
-wire [1343:0] link_yp_frames_retransmitted_cat;
-wire [1759:0] link_xp_partner_restarts_cat;
+wire [2047:0] router_stat_xp_ecc_corrected_cat;
 // self-test on IntraNode port 0
 wire selftest_enable;
-wire regs_st_control_b1;
 reg st_start_seen;
 wire [31:0] selftest_checker_complete_cat;
 // link endpoints, each with the merge of its two virtual channels
@@ -209,9 +205,9 @@ wire [31:0] link_xp_channel_up_cat;
 wire [31:0] link_xn_channel_up_cat;
 wire [31:0] link_yp_channel_up_cat;
 wire [31:0] link_yn_channel_up_cat;
-wire [31:0] link_zn_channel_up_or;
 wire [31:0] link_zp_channel_up_cat;
 wire [31:0] link_zn_channel_up_cat;
+wire [31:0] link_xp_channel_up_or;
 wire regs_s_axil_awready;
 wire regs_s_axil_wready;
 wire regs_s_axil_bvalid;
@@ -461,14 +457,26 @@ wire [31:0] link_zn_up_cycles;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- register window ----
-assign link_zn_frames_sent_cat = {({({({({({({({({({({({({({({link_zn_slips, link_zn_frames_dropped}), link_zn_partner_restarts}), link_zn_up_cycles}), link_zn_retrains}), link_zn_lock_losses}), link_zn_crc_errors}), link_zn_frames_retransmitted}), link_zn_frames_sent}), link_zp_slips}), link_zp_frames_dropped}), link_zp_partner_restarts}), link_zp_up_cycles}), link_zp_retrains}), link_zp_lock_losses}), link_zp_crc_errors};
-assign link_yn_up_cycles_cat = {({({({({({({({({({({({({link_zn_frames_sent_cat, link_zp_frames_retransmitted}), link_zp_frames_sent}), link_yn_slips}), link_yn_frames_dropped}), link_yn_partner_restarts}), link_yn_up_cycles}), link_yn_retrains}), link_yn_lock_losses}), link_yn_crc_errors}), link_yn_frames_retransmitted}), link_yn_frames_sent}), link_yp_slips}), link_yp_frames_dropped};
-assign link_yp_frames_retransmitted_cat = {({({({({({({({({({({({({link_yn_up_cycles_cat, link_yp_partner_restarts}), link_yp_up_cycles}), link_yp_retrains}), link_yp_lock_losses}), link_yp_crc_errors}), link_yp_frames_retransmitted}), link_yp_frames_sent}), link_xn_slips}), link_xn_frames_dropped}), link_xn_partner_restarts}), link_xn_up_cycles}), link_xn_retrains}), link_xn_lock_losses};
-assign link_xp_partner_restarts_cat = {({({({({({({({({({({({({link_yp_frames_retransmitted_cat, link_xn_crc_errors}), link_xn_frames_retransmitted}), link_xn_frames_sent}), link_xp_slips}), link_xp_frames_dropped}), link_xp_partner_restarts}), link_xp_up_cycles}), link_xp_retrains}), link_xp_lock_losses}), link_xp_crc_errors}), link_xp_frames_retransmitted}), link_xp_frames_sent}), router_stat_zp_ecc_corrected};
+assign router_stat_xp_ecc_corrected_cat = {link_zn_slips, link_zn_frames_dropped, link_zn_partner_restarts, link_zn_up_cycles, link_zn_retrains,
+    link_zn_lock_losses, link_zn_crc_errors, link_zn_frames_retransmitted, link_zn_frames_sent,
+    link_zp_slips, link_zp_frames_dropped, link_zp_partner_restarts, link_zp_up_cycles,
+    link_zp_retrains, link_zp_lock_losses, link_zp_crc_errors, link_zp_frames_retransmitted,
+    link_zp_frames_sent, link_yn_slips, link_yn_frames_dropped, link_yn_partner_restarts,
+    link_yn_up_cycles, link_yn_retrains, link_yn_lock_losses, link_yn_crc_errors,
+    link_yn_frames_retransmitted, link_yn_frames_sent, link_yp_slips, link_yp_frames_dropped,
+    link_yp_partner_restarts, link_yp_up_cycles, link_yp_retrains, link_yp_lock_losses,
+    link_yp_crc_errors, link_yp_frames_retransmitted, link_yp_frames_sent, link_xn_slips,
+    link_xn_frames_dropped, link_xn_partner_restarts, link_xn_up_cycles, link_xn_retrains,
+    link_xn_lock_losses, link_xn_crc_errors, link_xn_frames_retransmitted, link_xn_frames_sent,
+    link_xp_slips, link_xp_frames_dropped, link_xp_partner_restarts, link_xp_up_cycles,
+    link_xp_retrains, link_xp_lock_losses, link_xp_crc_errors, link_xp_frames_retransmitted,
+    link_xp_frames_sent, router_stat_zp_ecc_corrected, router_stat_yp_ecc_corrected,
+    router_stat_xp_ecc_corrected, router_stat_p1_dropped, router_stat_p0_dropped,
+    router_stat_zp_packets, router_stat_yp_packets, router_stat_xp_packets, router_stat_p1_packets,
+    router_stat_p0_packets};
 
 // ---- self-test on IntraNode port 0 ----
 assign selftest_enable = regs_st_control[0];
-assign regs_st_control_b1 = regs_st_control[1];
 assign selftest_checker_complete_cat = {31'h0, selftest_checker_complete};
 
 // ---- link endpoints, each with the merge of its two virtual channels ----
@@ -487,24 +495,30 @@ assign link_zp_m_axis_vc1_tvalid_sel = merge_zp_sel ? link_zp_m_axis_vc1_tvalid 
 assign merge_zn_sel = merge_zn_busy ? merge_zn_vc : merge_zn_pick;
 assign link_zn_m_axis_vc1_tvalid_sel = merge_zn_sel ? link_zn_m_axis_vc1_tvalid : link_zn_m_axis_vc0_tvalid;
 assign link_zn_m_axis_vc1_tlast_sel = merge_zn_sel ? link_zn_m_axis_vc1_tlast : link_zn_m_axis_vc0_tlast;
-assign link_xp_channel_up_and = ((((link_xp_channel_up & link_xn_channel_up) & link_yp_channel_up) & link_yn_channel_up) & link_zp_channel_up) & link_zn_channel_up;
+assign link_xp_channel_up_and = link_xp_channel_up & link_xn_channel_up & link_yp_channel_up & link_yn_channel_up & link_zp_channel_up &
+    link_zn_channel_up;
 
 // ---- link status (bit per endpoint, bit 31 all up) and router counters ----
 assign link_xp_channel_up_cat = {31'h0, link_xp_channel_up_and};
 assign link_xn_channel_up_cat = {31'h0, link_xn_channel_up};
 assign link_yp_channel_up_cat = {31'h0, link_yp_channel_up};
 assign link_yn_channel_up_cat = {31'h0, link_yn_channel_up};
-assign link_zn_channel_up_or = (((({link_xp_channel_up_cat[0], 31'h0}) | ({31'h0, link_xp_channel_up})) | ({link_xn_channel_up_cat[30:0], 1'h0})) | ({link_yp_channel_up_cat[29:0], 2'h0})) | ({link_yn_channel_up_cat[28:0], 3'h0});
 assign link_zp_channel_up_cat = {31'h0, link_zp_channel_up};
 assign link_zn_channel_up_cat = {31'h0, link_zn_channel_up};
+assign link_xp_channel_up_or = ({link_xp_channel_up_cat[0], 31'h0}) | ({31'h0, link_xp_channel_up}) |
+    ({link_xn_channel_up_cat[30:0], 1'h0}) | ({link_yp_channel_up_cat[29:0], 2'h0}) |
+    ({link_yn_channel_up_cat[28:0], 3'h0}) | ({link_zp_channel_up_cat[27:0], 4'h0}) |
+    ({link_zn_channel_up_cat[26:0], 5'h0});
 
 // ---- regs (regs) ----
 torus_2x2x2_node_regs regs (
     .clk(clk),
     .rst(rst),
-    .link_status((link_zn_channel_up_or | ({link_zp_channel_up_cat[27:0], 4'h0})) | ({link_zn_channel_up_cat[26:0], 5'h0})),
-    .selftest({({({({({selftest_checker_errors, selftest_checker_bytes}), selftest_checker_packets}), (({31'h0, selftest_generator_busy}) | ({selftest_checker_complete_cat[30:0], 1'h0}))}), selftest_generator_cycles}), selftest_generator_sent}),
-    .counters({({({({({({({({({link_xp_partner_restarts_cat, router_stat_yp_ecc_corrected}), router_stat_xp_ecc_corrected}), router_stat_p1_dropped}), router_stat_p0_dropped}), router_stat_zp_packets}), router_stat_yp_packets}), router_stat_xp_packets}), router_stat_p1_packets}), router_stat_p0_packets}),
+    .link_status(link_xp_channel_up_or),
+    .selftest({selftest_checker_errors, selftest_checker_bytes, selftest_checker_packets,
+    (({31'h0, selftest_generator_busy}) | ({selftest_checker_complete_cat[30:0], 1'h0})),
+    selftest_generator_cycles, selftest_generator_sent}),
+    .counters(router_stat_xp_ecc_corrected_cat),
     .s_axil_awaddr(s_axil_awaddr),
     .s_axil_awvalid(s_axil_awvalid),
     .s_axil_wdata(s_axil_wdata),
@@ -654,7 +668,7 @@ torus_2x2x2_node_selftest_checker selftest_checker (
 torus_2x2x2_node_selftest_generator selftest_generator (
     .clk(clk),
     .rst(rst),
-    .start(regs_st_control_b1 & (~st_start_seen)),
+    .start(regs_st_control[1] & (~st_start_seen)),
     .count(regs_st_count),
     .length(regs_st_length),
     .dst(regs_st_dst),
@@ -944,7 +958,7 @@ torus_2x2x2_node_link link_zn (
 );
 
 always @(posedge clk) begin
-    if (rst) st_start_seen <= 1'h0; else st_start_seen <= regs_st_control_b1;
+    if (rst) st_start_seen <= 1'h0; else st_start_seen <= regs_st_control[1];
     if (rst) merge_xp_busy <= 1'h0; else merge_xp_busy <= link_xp_m_axis_vc1_tvalid_sel ? (~(merge_xp_sel ? link_xp_m_axis_vc1_tlast : link_xp_m_axis_vc0_tlast)) : merge_xp_busy;
     if (rst) merge_xp_vc <= 1'h0; else merge_xp_vc <= merge_xp_sel;
     if (rst) merge_xp_pick <= 1'h0; else merge_xp_pick <= (merge_xp_sel ? link_xp_m_axis_vc0_tvalid : link_xp_m_axis_vc1_tvalid) ? (~merge_xp_sel) : (link_xp_m_axis_vc1_tvalid_sel ? merge_xp_sel : merge_xp_pick);
@@ -1130,7 +1144,6 @@ wire axil_aw_addr_is14;
 reg [31:0] axil_reg_03c;
 wire axil_aw_addr_is15;
 // write response: OKAY to a read-write address, else SLVERR
-wire axil_aw_addr_or;
 wire write_ok;
 // AXI4-Lite reads: one outstanding; the data register holds until rready
 reg axil_rvalid;
@@ -1146,14 +1159,12 @@ wire read_word_is3;
 wire read_word_is4;
 wire [31:0] axil_reg_010_sel;
 wire read_word_is6;
-wire read_word_or;
 wire read_word_is8;
 wire read_word_is9;
 wire read_word_is10;
 wire [31:0] axil_reg_028_sel;
 wire read_word_is11;
 wire read_word_is12;
-wire read_word_or_2;
 wire read_word_is13;
 wire [31:0] axil_reg_034_sel;
 wire read_word_is14;
@@ -1161,28 +1172,24 @@ wire read_word_is15;
 wire read_word_is16;
 wire read_word_is17;
 wire [31:0] selftest_sel;
-wire read_word_or_3;
 wire read_word_is18;
 wire read_word_is19;
 wire read_word_is20;
 wire read_word_is21;
 wire [31:0] selftest_sel_2;
 wire read_word_is64;
-wire read_word_or_4;
 wire read_word_is65;
 wire read_word_is66;
 wire read_word_is67;
 wire [31:0] counters_sel;
 wire read_word_is68;
 wire read_word_is69;
-wire read_word_or_5;
 wire read_word_is70;
 wire read_word_is71;
 wire [31:0] counters_sel_2;
 wire read_word_is72;
 wire read_word_is73;
 wire read_word_is74;
-wire read_word_or_6;
 wire read_word_is75;
 wire [31:0] counters_sel_3;
 wire read_word_is76;
@@ -1190,28 +1197,24 @@ wire read_word_is77;
 wire read_word_is78;
 wire read_word_is79;
 wire [31:0] counters_sel_4;
-wire read_word_or_7;
 wire read_word_is80;
 wire read_word_is81;
 wire read_word_is82;
 wire read_word_is83;
 wire [31:0] counters_sel_5;
 wire read_word_is84;
-wire read_word_or_8;
 wire read_word_is85;
 wire read_word_is86;
 wire read_word_is87;
 wire [31:0] counters_sel_6;
 wire read_word_is88;
 wire read_word_is89;
-wire read_word_or_9;
 wire read_word_is90;
 wire read_word_is91;
 wire [31:0] counters_sel_7;
 wire read_word_is92;
 wire read_word_is93;
 wire read_word_is94;
-wire read_word_or_10;
 wire read_word_is95;
 wire [31:0] counters_sel_8;
 wire read_word_is96;
@@ -1219,28 +1222,24 @@ wire read_word_is97;
 wire read_word_is98;
 wire read_word_is99;
 wire [31:0] counters_sel_9;
-wire read_word_or_11;
 wire read_word_is100;
 wire read_word_is101;
 wire read_word_is102;
 wire read_word_is103;
 wire [31:0] counters_sel_10;
 wire read_word_is104;
-wire read_word_or_12;
 wire read_word_is105;
 wire read_word_is106;
 wire read_word_is107;
 wire [31:0] counters_sel_11;
 wire read_word_is108;
 wire read_word_is109;
-wire read_word_or_13;
 wire read_word_is110;
 wire read_word_is111;
 wire [31:0] counters_sel_12;
 wire read_word_is112;
 wire read_word_is113;
 wire read_word_is114;
-wire read_word_or_14;
 wire read_word_is115;
 wire [31:0] counters_sel_13;
 wire read_word_is116;
@@ -1248,14 +1247,12 @@ wire read_word_is117;
 wire read_word_is118;
 wire read_word_is119;
 wire [31:0] counters_sel_14;
-wire read_word_or_15;
 wire read_word_is120;
 wire read_word_is121;
 wire read_word_is122;
 wire read_word_is123;
 wire [31:0] counters_sel_15;
 wire read_word_is124;
-wire read_word_or_16;
 wire read_word_is125;
 wire read_word_is126;
 wire read_word_is127;
@@ -1268,8 +1265,9 @@ assign awready = ~axil_aw_held;
 assign wready = ~axil_w_held;
 assign aw_take = s_axil_awvalid & awready;
 assign w_take = s_axil_wvalid & wready;
-assign do_write = (axil_aw_held & axil_w_held) & (~axil_bvalid);
-assign write_mask = {({({(axil_w_strb[3] ? 8'hff : 8'h0), (axil_w_strb[2] ? 8'hff : 8'h0)}), (axil_w_strb[1] ? 8'hff : 8'h0)}), (axil_w_strb[0] ? 8'hff : 8'h0)};
+assign do_write = axil_aw_held & axil_w_held & (~axil_bvalid);
+assign write_mask = {(axil_w_strb[3] ? 8'hff : 8'h0), (axil_w_strb[2] ? 8'hff : 8'h0), (axil_w_strb[1] ? 8'hff : 8'h0),
+    (axil_w_strb[0] ? 8'hff : 8'h0)};
 assign write_mask_not = ~write_mask;
 
 // ---- registers: read-write entries take the strobed bytes of a write to their address ----
@@ -1295,8 +1293,8 @@ assign axil_aw_addr_is14 = axil_aw_addr == 10'he;
 assign axil_aw_addr_is15 = axil_aw_addr == 10'hf;
 
 // ---- write response: OKAY to a read-write address, else SLVERR ----
-assign axil_aw_addr_or = ((((axil_aw_addr_is2 | axil_aw_addr_is4) | axil_aw_addr_is8) | axil_aw_addr_is9) | axil_aw_addr_is10) | axil_aw_addr_is11;
-assign write_ok = (((axil_aw_addr_or | axil_aw_addr_is12) | axil_aw_addr_is13) | axil_aw_addr_is14) | axil_aw_addr_is15;
+assign write_ok = axil_aw_addr_is2 | axil_aw_addr_is4 | axil_aw_addr_is8 | axil_aw_addr_is9 | axil_aw_addr_is10 |
+    axil_aw_addr_is11 | axil_aw_addr_is12 | axil_aw_addr_is13 | axil_aw_addr_is14 | axil_aw_addr_is15;
 
 // ---- AXI4-Lite reads: one outstanding; the data register holds until rready ----
 assign arready = ~axil_rvalid;
@@ -1309,14 +1307,12 @@ assign read_word_is3 = read_word == 10'h3;
 assign read_word_is4 = read_word == 10'h4;
 assign axil_reg_010_sel = read_word_is4 ? axil_reg_010 : (read_word_is3 ? 32'h20202 : (read_word_is2 ? axil_reg_008_cat : (read_word_is1 ? 32'h10000 : (read_word_is0 ? 32'h57454654 : 32'h0))));
 assign read_word_is6 = read_word == 10'h6;
-assign read_word_or = ((((read_word_is0 | read_word_is1) | read_word_is2) | read_word_is3) | read_word_is4) | read_word_is6;
 assign read_word_is8 = read_word == 10'h8;
 assign read_word_is9 = read_word == 10'h9;
 assign read_word_is10 = read_word == 10'ha;
 assign axil_reg_028_sel = read_word_is10 ? axil_reg_028_cat : (read_word_is9 ? axil_reg_024 : (read_word_is8 ? axil_reg_020_cat : (read_word_is6 ? link_status : axil_reg_010_sel)));
 assign read_word_is11 = read_word == 10'hb;
 assign read_word_is12 = read_word == 10'hc;
-assign read_word_or_2 = ((((read_word_or | read_word_is8) | read_word_is9) | read_word_is10) | read_word_is11) | read_word_is12;
 assign read_word_is13 = read_word == 10'hd;
 assign axil_reg_034_sel = read_word_is13 ? axil_reg_034 : (read_word_is12 ? axil_reg_030_cat : (read_word_is11 ? axil_reg_02c_cat : axil_reg_028_sel));
 assign read_word_is14 = read_word == 10'he;
@@ -1324,28 +1320,24 @@ assign read_word_is15 = read_word == 10'hf;
 assign read_word_is16 = read_word == 10'h10;
 assign read_word_is17 = read_word == 10'h11;
 assign selftest_sel = read_word_is17 ? selftest[63:32] : (read_word_is16 ? selftest[31:0] : (read_word_is15 ? axil_reg_03c : (read_word_is14 ? axil_reg_038 : axil_reg_034_sel)));
-assign read_word_or_3 = ((((read_word_or_2 | read_word_is13) | read_word_is14) | read_word_is15) | read_word_is16) | read_word_is17;
 assign read_word_is18 = read_word == 10'h12;
 assign read_word_is19 = read_word == 10'h13;
 assign read_word_is20 = read_word == 10'h14;
 assign read_word_is21 = read_word == 10'h15;
 assign selftest_sel_2 = read_word_is21 ? selftest[191:160] : (read_word_is20 ? selftest[159:128] : (read_word_is19 ? selftest[127:96] : (read_word_is18 ? selftest[95:64] : selftest_sel)));
 assign read_word_is64 = read_word == 10'h40;
-assign read_word_or_4 = ((((read_word_or_3 | read_word_is18) | read_word_is19) | read_word_is20) | read_word_is21) | read_word_is64;
 assign read_word_is65 = read_word == 10'h41;
 assign read_word_is66 = read_word == 10'h42;
 assign read_word_is67 = read_word == 10'h43;
 assign counters_sel = read_word_is67 ? counters[127:96] : (read_word_is66 ? counters[95:64] : (read_word_is65 ? counters[63:32] : (read_word_is64 ? counters[31:0] : selftest_sel_2)));
 assign read_word_is68 = read_word == 10'h44;
 assign read_word_is69 = read_word == 10'h45;
-assign read_word_or_5 = ((((read_word_or_4 | read_word_is65) | read_word_is66) | read_word_is67) | read_word_is68) | read_word_is69;
 assign read_word_is70 = read_word == 10'h46;
 assign read_word_is71 = read_word == 10'h47;
 assign counters_sel_2 = read_word_is71 ? counters[255:224] : (read_word_is70 ? counters[223:192] : (read_word_is69 ? counters[191:160] : (read_word_is68 ? counters[159:128] : counters_sel)));
 assign read_word_is72 = read_word == 10'h48;
 assign read_word_is73 = read_word == 10'h49;
 assign read_word_is74 = read_word == 10'h4a;
-assign read_word_or_6 = ((((read_word_or_5 | read_word_is70) | read_word_is71) | read_word_is72) | read_word_is73) | read_word_is74;
 assign read_word_is75 = read_word == 10'h4b;
 assign counters_sel_3 = read_word_is75 ? counters[383:352] : (read_word_is74 ? counters[351:320] : (read_word_is73 ? counters[319:288] : (read_word_is72 ? counters[287:256] : counters_sel_2)));
 assign read_word_is76 = read_word == 10'h4c;
@@ -1353,28 +1345,24 @@ assign read_word_is77 = read_word == 10'h4d;
 assign read_word_is78 = read_word == 10'h4e;
 assign read_word_is79 = read_word == 10'h4f;
 assign counters_sel_4 = read_word_is79 ? counters[511:480] : (read_word_is78 ? counters[479:448] : (read_word_is77 ? counters[447:416] : (read_word_is76 ? counters[415:384] : counters_sel_3)));
-assign read_word_or_7 = ((((read_word_or_6 | read_word_is75) | read_word_is76) | read_word_is77) | read_word_is78) | read_word_is79;
 assign read_word_is80 = read_word == 10'h50;
 assign read_word_is81 = read_word == 10'h51;
 assign read_word_is82 = read_word == 10'h52;
 assign read_word_is83 = read_word == 10'h53;
 assign counters_sel_5 = read_word_is83 ? counters[639:608] : (read_word_is82 ? counters[607:576] : (read_word_is81 ? counters[575:544] : (read_word_is80 ? counters[543:512] : counters_sel_4)));
 assign read_word_is84 = read_word == 10'h54;
-assign read_word_or_8 = ((((read_word_or_7 | read_word_is80) | read_word_is81) | read_word_is82) | read_word_is83) | read_word_is84;
 assign read_word_is85 = read_word == 10'h55;
 assign read_word_is86 = read_word == 10'h56;
 assign read_word_is87 = read_word == 10'h57;
 assign counters_sel_6 = read_word_is87 ? counters[767:736] : (read_word_is86 ? counters[735:704] : (read_word_is85 ? counters[703:672] : (read_word_is84 ? counters[671:640] : counters_sel_5)));
 assign read_word_is88 = read_word == 10'h58;
 assign read_word_is89 = read_word == 10'h59;
-assign read_word_or_9 = ((((read_word_or_8 | read_word_is85) | read_word_is86) | read_word_is87) | read_word_is88) | read_word_is89;
 assign read_word_is90 = read_word == 10'h5a;
 assign read_word_is91 = read_word == 10'h5b;
 assign counters_sel_7 = read_word_is91 ? counters[895:864] : (read_word_is90 ? counters[863:832] : (read_word_is89 ? counters[831:800] : (read_word_is88 ? counters[799:768] : counters_sel_6)));
 assign read_word_is92 = read_word == 10'h5c;
 assign read_word_is93 = read_word == 10'h5d;
 assign read_word_is94 = read_word == 10'h5e;
-assign read_word_or_10 = ((((read_word_or_9 | read_word_is90) | read_word_is91) | read_word_is92) | read_word_is93) | read_word_is94;
 assign read_word_is95 = read_word == 10'h5f;
 assign counters_sel_8 = read_word_is95 ? counters[1023:992] : (read_word_is94 ? counters[991:960] : (read_word_is93 ? counters[959:928] : (read_word_is92 ? counters[927:896] : counters_sel_7)));
 assign read_word_is96 = read_word == 10'h60;
@@ -1382,28 +1370,24 @@ assign read_word_is97 = read_word == 10'h61;
 assign read_word_is98 = read_word == 10'h62;
 assign read_word_is99 = read_word == 10'h63;
 assign counters_sel_9 = read_word_is99 ? counters[1151:1120] : (read_word_is98 ? counters[1119:1088] : (read_word_is97 ? counters[1087:1056] : (read_word_is96 ? counters[1055:1024] : counters_sel_8)));
-assign read_word_or_11 = ((((read_word_or_10 | read_word_is95) | read_word_is96) | read_word_is97) | read_word_is98) | read_word_is99;
 assign read_word_is100 = read_word == 10'h64;
 assign read_word_is101 = read_word == 10'h65;
 assign read_word_is102 = read_word == 10'h66;
 assign read_word_is103 = read_word == 10'h67;
 assign counters_sel_10 = read_word_is103 ? counters[1279:1248] : (read_word_is102 ? counters[1247:1216] : (read_word_is101 ? counters[1215:1184] : (read_word_is100 ? counters[1183:1152] : counters_sel_9)));
 assign read_word_is104 = read_word == 10'h68;
-assign read_word_or_12 = ((((read_word_or_11 | read_word_is100) | read_word_is101) | read_word_is102) | read_word_is103) | read_word_is104;
 assign read_word_is105 = read_word == 10'h69;
 assign read_word_is106 = read_word == 10'h6a;
 assign read_word_is107 = read_word == 10'h6b;
 assign counters_sel_11 = read_word_is107 ? counters[1407:1376] : (read_word_is106 ? counters[1375:1344] : (read_word_is105 ? counters[1343:1312] : (read_word_is104 ? counters[1311:1280] : counters_sel_10)));
 assign read_word_is108 = read_word == 10'h6c;
 assign read_word_is109 = read_word == 10'h6d;
-assign read_word_or_13 = ((((read_word_or_12 | read_word_is105) | read_word_is106) | read_word_is107) | read_word_is108) | read_word_is109;
 assign read_word_is110 = read_word == 10'h6e;
 assign read_word_is111 = read_word == 10'h6f;
 assign counters_sel_12 = read_word_is111 ? counters[1535:1504] : (read_word_is110 ? counters[1503:1472] : (read_word_is109 ? counters[1471:1440] : (read_word_is108 ? counters[1439:1408] : counters_sel_11)));
 assign read_word_is112 = read_word == 10'h70;
 assign read_word_is113 = read_word == 10'h71;
 assign read_word_is114 = read_word == 10'h72;
-assign read_word_or_14 = ((((read_word_or_13 | read_word_is110) | read_word_is111) | read_word_is112) | read_word_is113) | read_word_is114;
 assign read_word_is115 = read_word == 10'h73;
 assign counters_sel_13 = read_word_is115 ? counters[1663:1632] : (read_word_is114 ? counters[1631:1600] : (read_word_is113 ? counters[1599:1568] : (read_word_is112 ? counters[1567:1536] : counters_sel_12)));
 assign read_word_is116 = read_word == 10'h74;
@@ -1411,19 +1395,31 @@ assign read_word_is117 = read_word == 10'h75;
 assign read_word_is118 = read_word == 10'h76;
 assign read_word_is119 = read_word == 10'h77;
 assign counters_sel_14 = read_word_is119 ? counters[1791:1760] : (read_word_is118 ? counters[1759:1728] : (read_word_is117 ? counters[1727:1696] : (read_word_is116 ? counters[1695:1664] : counters_sel_13)));
-assign read_word_or_15 = ((((read_word_or_14 | read_word_is115) | read_word_is116) | read_word_is117) | read_word_is118) | read_word_is119;
 assign read_word_is120 = read_word == 10'h78;
 assign read_word_is121 = read_word == 10'h79;
 assign read_word_is122 = read_word == 10'h7a;
 assign read_word_is123 = read_word == 10'h7b;
 assign counters_sel_15 = read_word_is123 ? counters[1919:1888] : (read_word_is122 ? counters[1887:1856] : (read_word_is121 ? counters[1855:1824] : (read_word_is120 ? counters[1823:1792] : counters_sel_14)));
 assign read_word_is124 = read_word == 10'h7c;
-assign read_word_or_16 = ((((read_word_or_15 | read_word_is120) | read_word_is121) | read_word_is122) | read_word_is123) | read_word_is124;
 assign read_word_is125 = read_word == 10'h7d;
 assign read_word_is126 = read_word == 10'h7e;
 assign read_word_is127 = read_word == 10'h7f;
 assign read_data = read_word_is127 ? counters[2047:2016] : (read_word_is126 ? counters[2015:1984] : (read_word_is125 ? counters[1983:1952] : (read_word_is124 ? counters[1951:1920] : counters_sel_15)));
-assign read_ok = ((read_word_or_16 | read_word_is125) | read_word_is126) | read_word_is127;
+assign read_ok = read_word_is0 | read_word_is1 | read_word_is2 | read_word_is3 | read_word_is4 | read_word_is6 |
+    read_word_is8 | read_word_is9 | read_word_is10 | read_word_is11 | read_word_is12 | read_word_is13 |
+    read_word_is14 | read_word_is15 | read_word_is16 | read_word_is17 | read_word_is18 | read_word_is19 |
+    read_word_is20 | read_word_is21 | read_word_is64 | read_word_is65 | read_word_is66 | read_word_is67 |
+    read_word_is68 | read_word_is69 | read_word_is70 | read_word_is71 | read_word_is72 | read_word_is73 |
+    read_word_is74 | read_word_is75 | read_word_is76 | read_word_is77 | read_word_is78 | read_word_is79 |
+    read_word_is80 | read_word_is81 | read_word_is82 | read_word_is83 | read_word_is84 | read_word_is85 |
+    read_word_is86 | read_word_is87 | read_word_is88 | read_word_is89 | read_word_is90 | read_word_is91 |
+    read_word_is92 | read_word_is93 | read_word_is94 | read_word_is95 | read_word_is96 | read_word_is97 |
+    read_word_is98 | read_word_is99 | read_word_is100 | read_word_is101 | read_word_is102 |
+    read_word_is103 | read_word_is104 | read_word_is105 | read_word_is106 | read_word_is107 |
+    read_word_is108 | read_word_is109 | read_word_is110 | read_word_is111 | read_word_is112 |
+    read_word_is113 | read_word_is114 | read_word_is115 | read_word_is116 | read_word_is117 |
+    read_word_is118 | read_word_is119 | read_word_is120 | read_word_is121 | read_word_is122 |
+    read_word_is123 | read_word_is124 | read_word_is125 | read_word_is126 | read_word_is127;
 
 always @(posedge clk) begin
     if (rst) axil_aw_held <= 1'h0; else axil_aw_held <= do_write ? 1'h0 : (aw_take ? 1'h1 : axil_aw_held);
@@ -1541,12 +1537,12 @@ module torus_2x2x2_node_input_p0(
     input wire here_x_bottom;
     // outputs: status and counters
     output wire p0_mode_or;
-    output wire [31:0] stat_p0_length_errors;
-    output wire [31:0] stat_p0_dropped;
-    output wire p0_vc0_valid;
-    output wire p0_vc0_second_valid;
-    output wire [127:0] p0_vc0_head1;
-    output wire [127:0] p0_vc0_second1;
+    output reg [31:0] stat_p0_length_errors;
+    output reg [31:0] stat_p0_dropped;
+    output reg p0_vc0_valid;
+    output reg p0_vc0_second_valid;
+    output reg [127:0] p0_vc0_head1;
+    output reg [127:0] p0_vc0_second1;
     output wire p0_vc0_head0_last;
     output wire [15:0] p0_vc0_head0_keep;
     output wire [2:0] p0_vc0_head0_out;
@@ -1571,24 +1567,11 @@ localparam [1:0] P0_MODE_PAD = 2'h2;
 localparam [1:0] P0_MODE_DISCARD = 2'h3;
 /* verilator lint_on UNUSEDPARAM */
 // input p0: arrival into the VC buffers
-wire [119:0] s_axis_p0_tdata_bits119_0;
 wire [119:0] s_axis_p0_tdata_cat;
 wire [119:0] s_axis_p0_tdata_cat_2;
 wire [119:0] here_x_cat;
 wire [119:0] here_y_cat;
-wire [119:0] s_axis_p0_tdata_bits119_0_2;
-wire [5:0] s_axis_p0_tdata_bits5_0;
-wire [5:0] s_axis_p0_tdata_bits11_6;
-wire [5:0] s_axis_p0_tdata_bits17_12;
-wire [3:0] s_axis_p0_tdata_bits21_18;
-wire [13:0] s_axis_p0_tdata_bits57_44;
 wire s_axis_p0_tdata_and;
-wire s_axis_p0_tdata_and_2;
-wire s_axis_p0_tdata_and_3;
-wire s_axis_p0_tdata_or;
-wire s_axis_p0_tdata_and_4;
-wire s_axis_p0_tdata_and_5;
-wire s_axis_p0_tdata_and_6;
 wire s_axis_p0_tdata_not;
 wire drop;
 wire here_z_lt;
@@ -1605,8 +1588,6 @@ wire s_axis_p0_tdata_not_4;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_p0_tdata_plus;
-wire [6:0] s_axis_p0_tdata_bits6_0;
-wire [3:0] s_axis_p0_tdata_bits3_0;
 // input p0: length policing
 reg [1:0] p0_mode;
 reg [6:0] p0_remaining;
@@ -1624,18 +1605,13 @@ wire s_axis_p0_tlast_and;
 wire ends_and;
 reg p0_in_dropped;
 reg stat_p0_length_errors_event;
-reg [31:0] stat_p0_length_errors_2;
 reg stat_p0_dropped_event;
-reg [31:0] stat_p0_dropped_2;
 wire [127:0] here_z_sel;
-wire [28:0] drop_cat;
-wire [29:0] drop_cat_2;
+wire [29:0] drop_cat;
 reg [8:0] p0_vc0_wr;
 reg [8:0] p0_vc0_rd;
 reg p0_vc0_stored;
 reg p0_vc0_landed;
-reg p0_vc0_valid_2;
-reg p0_vc0_second_valid_2;
 reg p0_vc0_third_valid;
 wire p0_vc0_second_valid_sel;
 wire p0_vc0_third_valid_sel;
@@ -1652,26 +1628,10 @@ reg [29:0] p0_vc0_second0;
 reg [29:0] p0_vc0_third0;
 reg [127:0] p0_vc0_read1;
 wire [127:0] p0_vc0_read1_sel;
-reg [127:0] p0_vc0_head1_2;
-reg [127:0] p0_vc0_second1_2;
 reg [127:0] p0_vc0_third1;
 wire accept_and_3;
 wire [8:0] p0_vc0_wr_minus;
 reg p0_space;
-wire p0_vc0_head0_last_2;
-wire [15:0] p0_vc0_head0_keep_2;
-wire [2:0] p0_vc0_head0_out_2;
-wire p0_vc0_head0_ovc_2;
-wire p0_vc0_head0_drop_2;
-wire [6:0] p0_vc0_head0_flits_2;
-wire p0_vc0_head0_fix_2;
-wire p0_vc0_second0_last_2;
-wire [15:0] p0_vc0_second0_keep_2;
-wire [2:0] p0_vc0_second0_out_2;
-wire p0_vc0_second0_ovc_2;
-wire p0_vc0_second0_drop_2;
-wire [6:0] p0_vc0_second0_flits_2;
-wire p0_vc0_second0_fix_2;
 // output zp
 wire [1:0] p0_mode_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -1681,42 +1641,36 @@ reg [127:0] p0_vc0_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input p0: arrival into the VC buffers ----
-assign s_axis_p0_tdata_bits119_0 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_cat = {({s_axis_p0_tdata_bits119_0[119:28], here_x}), s_axis_p0_tdata_bits119_0[21:0]};
-assign s_axis_p0_tdata_cat_2 = {({s_axis_p0_tdata_cat[119:34], here_y}), s_axis_p0_tdata_cat[27:0]};
-assign here_x_cat = {({s_axis_p0_tdata_cat_2[119:40], here_z}), s_axis_p0_tdata_cat_2[33:0]};
-assign here_y_cat = {({here_x_cat[119:44], 4'h0}), here_x_cat[39:0]};
-assign s_axis_p0_tdata_bits119_0_2 = s_axis_p0_tdata[119:0];
-assign s_axis_p0_tdata_bits5_0 = s_axis_p0_tdata_bits119_0_2[5:0];
-assign s_axis_p0_tdata_bits11_6 = s_axis_p0_tdata_bits119_0_2[11:6];
-assign s_axis_p0_tdata_bits17_12 = s_axis_p0_tdata_bits119_0_2[17:12];
-assign s_axis_p0_tdata_bits21_18 = s_axis_p0_tdata_bits119_0_2[21:18];
-assign s_axis_p0_tdata_bits57_44 = s_axis_p0_tdata_bits119_0_2[57:44];
-assign s_axis_p0_tdata_and = (~s_axis_p0_tdata_bits5_0[4]) & ((~s_axis_p0_tdata_bits5_0[3]) & ((~s_axis_p0_tdata_bits5_0[2]) & (~s_axis_p0_tdata_bits5_0[1])));
-assign s_axis_p0_tdata_and_2 = (~s_axis_p0_tdata_bits11_6[4]) & ((~s_axis_p0_tdata_bits11_6[3]) & ((~s_axis_p0_tdata_bits11_6[2]) & (~s_axis_p0_tdata_bits11_6[1])));
-assign s_axis_p0_tdata_and_3 = (~s_axis_p0_tdata_bits17_12[4]) & ((~s_axis_p0_tdata_bits17_12[3]) & ((~s_axis_p0_tdata_bits17_12[2]) & (~s_axis_p0_tdata_bits17_12[1])));
-assign s_axis_p0_tdata_or = ((~((~s_axis_p0_tdata_bits5_0[5]) & s_axis_p0_tdata_and)) | (~((~s_axis_p0_tdata_bits11_6[5]) & s_axis_p0_tdata_and_2))) | (~((~s_axis_p0_tdata_bits17_12[5]) & s_axis_p0_tdata_and_3));
-assign s_axis_p0_tdata_and_4 = (~s_axis_p0_tdata_bits57_44[3]) & ((~s_axis_p0_tdata_bits57_44[2]) & ((~s_axis_p0_tdata_bits57_44[1]) & (~s_axis_p0_tdata_bits57_44[0])));
-assign s_axis_p0_tdata_and_5 = (~s_axis_p0_tdata_bits57_44[7]) & ((~s_axis_p0_tdata_bits57_44[6]) & ((~s_axis_p0_tdata_bits57_44[5]) & ((~s_axis_p0_tdata_bits57_44[4]) & s_axis_p0_tdata_and_4)));
-assign s_axis_p0_tdata_and_6 = (~s_axis_p0_tdata_bits57_44[11]) & ((~s_axis_p0_tdata_bits57_44[10]) | ((~s_axis_p0_tdata_bits57_44[9]) & ((~s_axis_p0_tdata_bits57_44[8]) & s_axis_p0_tdata_and_5)));
-assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata_bits57_44[13]) & ((~s_axis_p0_tdata_bits57_44[12]) & s_axis_p0_tdata_and_6));
-assign drop = (s_axis_p0_tdata_or | (~((~s_axis_p0_tdata_bits21_18[3]) & ((~s_axis_p0_tdata_bits21_18[2]) & (~s_axis_p0_tdata_bits21_18[1]))))) | s_axis_p0_tdata_not;
-assign here_z_lt = here_z < s_axis_p0_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_p0_tdata_bits17_12);
-assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata_bits17_12 == here_z);
+assign s_axis_p0_tdata_cat = {s_axis_p0_tdata[119:28], here_x, s_axis_p0_tdata[21:0]};
+assign s_axis_p0_tdata_cat_2 = {s_axis_p0_tdata_cat[119:34], here_y, s_axis_p0_tdata_cat[27:0]};
+assign here_x_cat = {s_axis_p0_tdata_cat_2[119:40], here_z, s_axis_p0_tdata_cat_2[33:0]};
+assign here_y_cat = {here_x_cat[119:44], 4'h0, here_x_cat[39:0]};
+assign s_axis_p0_tdata_and = (~s_axis_p0_tdata[53]) & (~s_axis_p0_tdata[52]) & (~s_axis_p0_tdata[51]) & (~s_axis_p0_tdata[50]) &
+    (~s_axis_p0_tdata[49]) & (~s_axis_p0_tdata[48]) & (~s_axis_p0_tdata[47]) & (~s_axis_p0_tdata[46]) &
+    (~s_axis_p0_tdata[45]) & (~s_axis_p0_tdata[44]);
+assign s_axis_p0_tdata_not = ~((~s_axis_p0_tdata[57]) & (~s_axis_p0_tdata[56]) & (~s_axis_p0_tdata[55]) &
+    ((~s_axis_p0_tdata[54]) | s_axis_p0_tdata_and));
+assign drop = (~((~s_axis_p0_tdata[5]) & (~s_axis_p0_tdata[4]) & (~s_axis_p0_tdata[3]) & (~s_axis_p0_tdata[2]) &
+    (~s_axis_p0_tdata[1]))) |
+    (~((~s_axis_p0_tdata[11]) & (~s_axis_p0_tdata[10]) & (~s_axis_p0_tdata[9]) & (~s_axis_p0_tdata[8]) &
+    (~s_axis_p0_tdata[7]))) |
+    (~((~s_axis_p0_tdata[17]) & (~s_axis_p0_tdata[16]) & (~s_axis_p0_tdata[15]) & (~s_axis_p0_tdata[14]) &
+    (~s_axis_p0_tdata[13]))) |
+    (~((~s_axis_p0_tdata[21]) & (~s_axis_p0_tdata[20]) & (~s_axis_p0_tdata[19]))) | s_axis_p0_tdata_not;
+assign here_z_lt = here_z < s_axis_p0_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_p0_tdata[17:12]);
+assign s_axis_p0_tdata_not_2 = ~(s_axis_p0_tdata[17:12] == here_z);
 assign here_z_top_sel = s_axis_p0_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_p0_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata_bits11_6);
-assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata_bits11_6 == here_y);
+assign here_y_lt = here_y < s_axis_p0_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_p0_tdata[11:6]);
+assign s_axis_p0_tdata_not_3 = ~(s_axis_p0_tdata[11:6] == here_y);
 assign here_y_top_sel = s_axis_p0_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_p0_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata_bits5_0);
-assign s_axis_p0_tdata_not_4 = ~(s_axis_p0_tdata_bits5_0 == here_x);
-assign route_out = s_axis_p0_tdata_not_4 ? 3'h2 : (s_axis_p0_tdata_not_3 ? 3'h3 : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata_bits21_18[2:0]));
+assign here_x_lt = here_x < s_axis_p0_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_p0_tdata[5:0]);
+assign s_axis_p0_tdata_not_4 = ~(s_axis_p0_tdata[5:0] == here_x);
+assign route_out = s_axis_p0_tdata_not_4 ? 3'h2 : (s_axis_p0_tdata_not_3 ? 3'h3 : (s_axis_p0_tdata_not_2 ? 3'h4 : s_axis_p0_tdata[20:18]));
 assign route_vc = s_axis_p0_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p0_tdata_bits6_0 = s_axis_p0_tdata_plus[6:0];
-assign s_axis_p0_tdata_bits3_0 = s_axis_p0_tdata_bits57_44[3:0];
+assign s_axis_p0_tdata_plus = ((({1'h0, s_axis_p0_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 
 // ---- input p0: length policing ----
 assign p0_mode_is0 = p0_mode == P0_MODE_HEAD;
@@ -1726,93 +1680,74 @@ assign p0_mode_and = (p0_mode_is0 | (p0_mode == P0_MODE_BODY)) & p0_space;
 assign accept = p0_mode_and & s_axis_p0_tvalid;
 assign accept_or = accept | (p0_mode_is2 & p0_space);
 assign accept_and = accept & p0_mode_is0;
-assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata_bits57_44 == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
+assign s_axis_p0_tdata_sel = p0_mode_is0 ? ((s_axis_p0_tdata[57:44] == 14'h0) | s_axis_p0_tdata_not) : (p0_remaining == 7'h1);
 assign ends = accept_or & s_axis_p0_tdata_sel;
-assign s_axis_p0_tlast_and = ((~s_axis_p0_tlast) & accept) & ends;
-assign ends_and = ((~ends) & accept) & s_axis_p0_tlast;
-assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
-assign drop_cat = {({({({({1'h0, s_axis_p0_tdata_bits6_0}), drop}), route_vc}), route_out}), (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff))};
-assign drop_cat_2 = {drop_cat, s_axis_p0_tdata_sel};
-assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid_2 : p0_vc0_valid_2;
-assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid_2;
+assign s_axis_p0_tlast_and = (~s_axis_p0_tlast) & accept & ends;
+assign ends_and = (~ends) & accept & s_axis_p0_tlast;
+assign here_z_sel = accept_and ? ({8'h0, here_y_cat[119:84], 10'h0, here_y_cat[73:0]}) : (p0_mode_is2 ? 128'h0 : s_axis_p0_tdata);
+assign drop_cat = {1'h0, s_axis_p0_tdata_plus[6:0], drop, route_vc, route_out,
+    (p0_mode_is0 ? 16'hffff : (s_axis_p0_tdata_sel ? p0_last_keep : 16'hffff)), s_axis_p0_tdata_sel};
+assign p0_vc0_second_valid_sel = p0_vc0_pop ? p0_vc0_second_valid : p0_vc0_valid;
+assign p0_vc0_third_valid_sel = p0_vc0_pop ? p0_vc0_third_valid : p0_vc0_second_valid;
 assign p0_vc0_pop_and = (~p0_vc0_pop) & p0_vc0_third_valid;
 assign p0_vc0_pop_or = p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed);
-assign accept_and_2 = (accept_or & (~p0_vc0_stored)) & (~p0_vc0_pop_or);
+assign accept_and_2 = accept_or & (~p0_vc0_stored) & (~p0_vc0_pop_or);
 assign p0_vc0_stored_and = p0_vc0_stored & (~p0_vc0_pop_or);
 assign p0_vc0_landed_or = p0_vc0_landed | accept_and_2;
 assign p0_vc0_landed_and = p0_vc0_landed & accept_and_2;
-assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat_2;
+assign p0_vc0_read0_sel = p0_vc0_landed ? p0_vc0_read0 : drop_cat;
 assign p0_vc0_read1_sel = p0_vc0_landed ? p0_vc0_read1 : here_z_sel;
 assign accept_and_3 = accept_or & (~accept_and_2);
 assign p0_vc0_wr_minus = p0_vc0_wr - p0_vc0_rd;
-assign p0_vc0_head0_last_2 = p0_vc0_head0[0];
-assign p0_vc0_head0_keep_2 = p0_vc0_head0[16:1];
-assign p0_vc0_head0_out_2 = p0_vc0_head0[19:17];
-assign p0_vc0_head0_ovc_2 = p0_vc0_head0[20];
-assign p0_vc0_head0_drop_2 = p0_vc0_head0[21];
-assign p0_vc0_head0_flits_2 = p0_vc0_head0[28:22];
-assign p0_vc0_head0_fix_2 = p0_vc0_head0[29];
-assign p0_vc0_second0_last_2 = p0_vc0_second0[0];
-assign p0_vc0_second0_keep_2 = p0_vc0_second0[16:1];
-assign p0_vc0_second0_out_2 = p0_vc0_second0[19:17];
-assign p0_vc0_second0_ovc_2 = p0_vc0_second0[20];
-assign p0_vc0_second0_drop_2 = p0_vc0_second0[21];
-assign p0_vc0_second0_flits_2 = p0_vc0_second0[28:22];
-assign p0_vc0_second0_fix_2 = p0_vc0_second0[29];
+assign p0_vc0_head0_last = p0_vc0_head0[0];
+assign p0_vc0_head0_keep = p0_vc0_head0[16:1];
+assign p0_vc0_head0_out = p0_vc0_head0[19:17];
+assign p0_vc0_head0_ovc = p0_vc0_head0[20];
+assign p0_vc0_head0_drop = p0_vc0_head0[21];
+assign p0_vc0_head0_flits = p0_vc0_head0[28:22];
+assign p0_vc0_head0_fix = p0_vc0_head0[29];
+assign p0_vc0_second0_last = p0_vc0_second0[0];
+assign p0_vc0_second0_keep = p0_vc0_second0[16:1];
+assign p0_vc0_second0_out = p0_vc0_second0[19:17];
+assign p0_vc0_second0_ovc = p0_vc0_second0[20];
+assign p0_vc0_second0_drop = p0_vc0_second0[21];
+assign p0_vc0_second0_flits = p0_vc0_second0[28:22];
+assign p0_vc0_second0_fix = p0_vc0_second0[29];
 
 // ---- output zp ----
-assign p0_mode_sel = ((p0_mode_is3 & s_axis_p0_tvalid) & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
+assign p0_mode_sel = (p0_mode_is3 & s_axis_p0_tvalid & s_axis_p0_tlast) ? P0_MODE_HEAD : (s_axis_p0_tlast_and ? P0_MODE_DISCARD : (ends_and ? P0_MODE_PAD : (ends ? P0_MODE_HEAD : (accept_and ? P0_MODE_BODY : p0_mode))));
 
 always @(posedge clk) begin
     if (rst) p0_mode <= P0_MODE_HEAD; else p0_mode <= p0_mode_sel;
-    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_bits6_0 - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
-    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p0_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata_bits3_0)))) : p0_last_keep;
+    if (rst) p0_remaining <= 7'h0; else p0_remaining <= accept_or ? (p0_mode_is0 ? (s_axis_p0_tdata_plus[6:0] - 7'h1) : (p0_remaining - 7'h1)) : p0_remaining;
+    if (rst) p0_last_keep <= 16'h0; else p0_last_keep <= accept_and ? ((s_axis_p0_tdata[57:44] == 14'h0) ? 16'hffff : ((s_axis_p0_tdata[47:44] == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p0_tdata[47:44])))) : p0_last_keep;
     if (rst) p0_in_dropped <= 1'h0; else p0_in_dropped <= accept_and ? drop : p0_in_dropped;
     if (rst) stat_p0_length_errors_event <= 1'h0; else stat_p0_length_errors_event <= (s_axis_p0_tlast_and | ends_and) & (~(p0_mode_is0 ? drop : p0_in_dropped));
-    if (rst) stat_p0_length_errors_2 <= 32'h0; else stat_p0_length_errors_2 <= stat_p0_length_errors_event ? (stat_p0_length_errors_2 + 32'h1) : stat_p0_length_errors_2;
+    if (rst) stat_p0_length_errors <= 32'h0; else stat_p0_length_errors <= stat_p0_length_errors_event ? (stat_p0_length_errors + 32'h1) : stat_p0_length_errors;
     if (rst) stat_p0_dropped_event <= 1'h0; else stat_p0_dropped_event <= accept_and & drop;
-    if (rst) stat_p0_dropped_2 <= 32'h0; else stat_p0_dropped_2 <= stat_p0_dropped_event ? (stat_p0_dropped_2 + 32'h1) : stat_p0_dropped_2;
+    if (rst) stat_p0_dropped <= 32'h0; else stat_p0_dropped <= stat_p0_dropped_event ? (stat_p0_dropped + 32'h1) : stat_p0_dropped;
     if (rst) p0_vc0_wr <= 9'h0; else p0_vc0_wr <= p0_vc0_wr + ({8'h0, accept_and_3});
     if (rst) p0_vc0_rd <= 9'h0; else p0_vc0_rd <= p0_vc0_rd + ({8'h0, p0_vc0_stored_and});
     if (rst) p0_vc0_stored <= 1'h0; else p0_vc0_stored <= accept_and_3 | (p0_vc0_stored & (~(p0_vc0_stored_and & ((p0_vc0_wr - p0_vc0_rd) == 9'h1))));
     if (rst) p0_vc0_landed <= 1'h0; else p0_vc0_landed <= p0_vc0_stored_and;
-    if (rst) p0_vc0_valid_2 <= 1'h0; else p0_vc0_valid_2 <= p0_vc0_second_valid_sel | p0_vc0_landed_or;
-    if (rst) p0_vc0_second_valid_2 <= 1'h0; else p0_vc0_second_valid_2 <= (p0_vc0_third_valid_sel | (p0_vc0_second_valid_sel & p0_vc0_landed_or)) | p0_vc0_landed_and;
-    if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= (p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or)) | (p0_vc0_second_valid_sel & p0_vc0_landed_and);
+    if (rst) p0_vc0_valid <= 1'h0; else p0_vc0_valid <= p0_vc0_second_valid_sel | p0_vc0_landed_or;
+    if (rst) p0_vc0_second_valid <= 1'h0; else p0_vc0_second_valid <= p0_vc0_third_valid_sel | (p0_vc0_second_valid_sel & p0_vc0_landed_or) | p0_vc0_landed_and;
+    if (rst) p0_vc0_third_valid <= 1'h0; else p0_vc0_third_valid <= p0_vc0_pop_and | (p0_vc0_third_valid_sel & p0_vc0_landed_or) |
+    (p0_vc0_second_valid_sel & p0_vc0_landed_and);
     if (p0_vc0_stored_and) p0_vc0_read0 <= p0_vc0_mem0[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid_2)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid_2) ? p0_vc0_second0 : p0_vc0_read0_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat_2 : p0_vc0_read0_sel);
-    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat_2;
+    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head0 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second0 : p0_vc0_read0_sel;
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second0 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third0 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? drop_cat : p0_vc0_read0_sel);
+    if (~p0_vc0_pop_and) p0_vc0_third0 <= p0_vc0_third_valid_sel ? p0_vc0_read0_sel : drop_cat;
     if (p0_vc0_stored_and) p0_vc0_read1 <= p0_vc0_mem1[p0_vc0_rd[7:0]];
-    if (p0_vc0_pop | (~p0_vc0_valid_2)) p0_vc0_head1_2 <= (p0_vc0_pop & p0_vc0_second_valid_2) ? p0_vc0_second1_2 : p0_vc0_read1_sel;
-    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1_2 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
+    if (p0_vc0_pop | (~p0_vc0_valid)) p0_vc0_head1 <= (p0_vc0_pop & p0_vc0_second_valid) ? p0_vc0_second1 : p0_vc0_read1_sel;
+    if ((p0_vc0_pop & p0_vc0_third_valid) | (~p0_vc0_third_valid_sel)) p0_vc0_second1 <= (p0_vc0_pop & p0_vc0_third_valid) ? p0_vc0_third1 : (((~p0_vc0_second_valid_sel) & p0_vc0_landed_and) ? here_z_sel : p0_vc0_read1_sel);
     if (~p0_vc0_pop_and) p0_vc0_third1 <= p0_vc0_third_valid_sel ? p0_vc0_read1_sel : here_z_sel;
     if (rst) p0_space <= 1'h1; else p0_space <= accept_or ? (p0_vc0_wr_minus < 9'hff) : (p0_vc0_wr_minus < 9'h100);
-    if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat_2;
+    if (accept_or & (~accept_and_2)) p0_vc0_mem0[p0_vc0_wr[7:0]] <= drop_cat;
     if (accept_or & (~accept_and_2)) p0_vc0_mem1[p0_vc0_wr[7:0]] <= here_z_sel;
 end
 
 assign p0_mode_or = p0_mode_and | p0_mode_is3;
-assign stat_p0_length_errors = stat_p0_length_errors_2;
-assign stat_p0_dropped = stat_p0_dropped_2;
-assign p0_vc0_valid = p0_vc0_valid_2;
-assign p0_vc0_second_valid = p0_vc0_second_valid_2;
-assign p0_vc0_head1 = p0_vc0_head1_2;
-assign p0_vc0_second1 = p0_vc0_second1_2;
-assign p0_vc0_head0_last = p0_vc0_head0_last_2;
-assign p0_vc0_head0_keep = p0_vc0_head0_keep_2;
-assign p0_vc0_head0_out = p0_vc0_head0_out_2;
-assign p0_vc0_head0_ovc = p0_vc0_head0_ovc_2;
-assign p0_vc0_head0_drop = p0_vc0_head0_drop_2;
-assign p0_vc0_head0_flits = p0_vc0_head0_flits_2;
-assign p0_vc0_head0_fix = p0_vc0_head0_fix_2;
-assign p0_vc0_second0_last = p0_vc0_second0_last_2;
-assign p0_vc0_second0_keep = p0_vc0_second0_keep_2;
-assign p0_vc0_second0_out = p0_vc0_second0_out_2;
-assign p0_vc0_second0_ovc = p0_vc0_second0_ovc_2;
-assign p0_vc0_second0_drop = p0_vc0_second0_drop_2;
-assign p0_vc0_second0_flits = p0_vc0_second0_flits_2;
-assign p0_vc0_second0_fix = p0_vc0_second0_fix_2;
 endmodule
 
 module torus_2x2x2_node_input_p1(
@@ -1887,12 +1822,12 @@ module torus_2x2x2_node_input_p1(
     input wire here_x_bottom;
     // outputs: status and counters
     output wire p1_mode_or;
-    output wire [31:0] stat_p1_length_errors;
-    output wire [31:0] stat_p1_dropped;
-    output wire p1_vc0_valid;
-    output wire p1_vc0_second_valid;
-    output wire [127:0] p1_vc0_head1;
-    output wire [127:0] p1_vc0_second1;
+    output reg [31:0] stat_p1_length_errors;
+    output reg [31:0] stat_p1_dropped;
+    output reg p1_vc0_valid;
+    output reg p1_vc0_second_valid;
+    output reg [127:0] p1_vc0_head1;
+    output reg [127:0] p1_vc0_second1;
     output wire p1_vc0_head0_last;
     output wire [15:0] p1_vc0_head0_keep;
     output wire [2:0] p1_vc0_head0_out;
@@ -1917,24 +1852,11 @@ localparam [1:0] P1_MODE_PAD = 2'h2;
 localparam [1:0] P1_MODE_DISCARD = 2'h3;
 /* verilator lint_on UNUSEDPARAM */
 // input p1: arrival into the VC buffers
-wire [119:0] s_axis_p1_tdata_bits119_0;
 wire [119:0] s_axis_p1_tdata_cat;
 wire [119:0] s_axis_p1_tdata_cat_2;
 wire [119:0] here_x_cat;
 wire [119:0] here_y_cat;
-wire [119:0] s_axis_p1_tdata_bits119_0_2;
-wire [5:0] s_axis_p1_tdata_bits5_0;
-wire [5:0] s_axis_p1_tdata_bits11_6;
-wire [5:0] s_axis_p1_tdata_bits17_12;
-wire [3:0] s_axis_p1_tdata_bits21_18;
-wire [13:0] s_axis_p1_tdata_bits57_44;
 wire s_axis_p1_tdata_and;
-wire s_axis_p1_tdata_and_2;
-wire s_axis_p1_tdata_and_3;
-wire s_axis_p1_tdata_or;
-wire s_axis_p1_tdata_and_4;
-wire s_axis_p1_tdata_and_5;
-wire s_axis_p1_tdata_and_6;
 wire s_axis_p1_tdata_not;
 wire drop;
 wire here_z_lt;
@@ -1951,8 +1873,6 @@ wire s_axis_p1_tdata_not_4;
 wire [2:0] route_out;
 wire route_vc;
 wire [14:0] s_axis_p1_tdata_plus;
-wire [6:0] s_axis_p1_tdata_bits6_0;
-wire [3:0] s_axis_p1_tdata_bits3_0;
 // input p1: length policing
 reg [1:0] p1_mode;
 reg [6:0] p1_remaining;
@@ -1970,18 +1890,13 @@ wire s_axis_p1_tlast_and;
 wire ends_and;
 reg p1_in_dropped;
 reg stat_p1_length_errors_event;
-reg [31:0] stat_p1_length_errors_2;
 reg stat_p1_dropped_event;
-reg [31:0] stat_p1_dropped_2;
 wire [127:0] here_z_sel;
-wire [28:0] drop_cat;
-wire [29:0] drop_cat_2;
+wire [29:0] drop_cat;
 reg [8:0] p1_vc0_wr;
 reg [8:0] p1_vc0_rd;
 reg p1_vc0_stored;
 reg p1_vc0_landed;
-reg p1_vc0_valid_2;
-reg p1_vc0_second_valid_2;
 reg p1_vc0_third_valid;
 wire p1_vc0_second_valid_sel;
 wire p1_vc0_third_valid_sel;
@@ -1998,26 +1913,10 @@ reg [29:0] p1_vc0_second0;
 reg [29:0] p1_vc0_third0;
 reg [127:0] p1_vc0_read1;
 wire [127:0] p1_vc0_read1_sel;
-reg [127:0] p1_vc0_head1_2;
-reg [127:0] p1_vc0_second1_2;
 reg [127:0] p1_vc0_third1;
 wire accept_and_3;
 wire [8:0] p1_vc0_wr_minus;
 reg p1_space;
-wire p1_vc0_head0_last_2;
-wire [15:0] p1_vc0_head0_keep_2;
-wire [2:0] p1_vc0_head0_out_2;
-wire p1_vc0_head0_ovc_2;
-wire p1_vc0_head0_drop_2;
-wire [6:0] p1_vc0_head0_flits_2;
-wire p1_vc0_head0_fix_2;
-wire p1_vc0_second0_last_2;
-wire [15:0] p1_vc0_second0_keep_2;
-wire [2:0] p1_vc0_second0_out_2;
-wire p1_vc0_second0_ovc_2;
-wire p1_vc0_second0_drop_2;
-wire [6:0] p1_vc0_second0_flits_2;
-wire p1_vc0_second0_fix_2;
 // output zp
 wire [1:0] p1_mode_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -2027,42 +1926,36 @@ reg [127:0] p1_vc0_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input p1: arrival into the VC buffers ----
-assign s_axis_p1_tdata_bits119_0 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_cat = {({s_axis_p1_tdata_bits119_0[119:28], here_x}), s_axis_p1_tdata_bits119_0[21:0]};
-assign s_axis_p1_tdata_cat_2 = {({s_axis_p1_tdata_cat[119:34], here_y}), s_axis_p1_tdata_cat[27:0]};
-assign here_x_cat = {({s_axis_p1_tdata_cat_2[119:40], here_z}), s_axis_p1_tdata_cat_2[33:0]};
-assign here_y_cat = {({here_x_cat[119:44], 4'h1}), here_x_cat[39:0]};
-assign s_axis_p1_tdata_bits119_0_2 = s_axis_p1_tdata[119:0];
-assign s_axis_p1_tdata_bits5_0 = s_axis_p1_tdata_bits119_0_2[5:0];
-assign s_axis_p1_tdata_bits11_6 = s_axis_p1_tdata_bits119_0_2[11:6];
-assign s_axis_p1_tdata_bits17_12 = s_axis_p1_tdata_bits119_0_2[17:12];
-assign s_axis_p1_tdata_bits21_18 = s_axis_p1_tdata_bits119_0_2[21:18];
-assign s_axis_p1_tdata_bits57_44 = s_axis_p1_tdata_bits119_0_2[57:44];
-assign s_axis_p1_tdata_and = (~s_axis_p1_tdata_bits5_0[4]) & ((~s_axis_p1_tdata_bits5_0[3]) & ((~s_axis_p1_tdata_bits5_0[2]) & (~s_axis_p1_tdata_bits5_0[1])));
-assign s_axis_p1_tdata_and_2 = (~s_axis_p1_tdata_bits11_6[4]) & ((~s_axis_p1_tdata_bits11_6[3]) & ((~s_axis_p1_tdata_bits11_6[2]) & (~s_axis_p1_tdata_bits11_6[1])));
-assign s_axis_p1_tdata_and_3 = (~s_axis_p1_tdata_bits17_12[4]) & ((~s_axis_p1_tdata_bits17_12[3]) & ((~s_axis_p1_tdata_bits17_12[2]) & (~s_axis_p1_tdata_bits17_12[1])));
-assign s_axis_p1_tdata_or = ((~((~s_axis_p1_tdata_bits5_0[5]) & s_axis_p1_tdata_and)) | (~((~s_axis_p1_tdata_bits11_6[5]) & s_axis_p1_tdata_and_2))) | (~((~s_axis_p1_tdata_bits17_12[5]) & s_axis_p1_tdata_and_3));
-assign s_axis_p1_tdata_and_4 = (~s_axis_p1_tdata_bits57_44[3]) & ((~s_axis_p1_tdata_bits57_44[2]) & ((~s_axis_p1_tdata_bits57_44[1]) & (~s_axis_p1_tdata_bits57_44[0])));
-assign s_axis_p1_tdata_and_5 = (~s_axis_p1_tdata_bits57_44[7]) & ((~s_axis_p1_tdata_bits57_44[6]) & ((~s_axis_p1_tdata_bits57_44[5]) & ((~s_axis_p1_tdata_bits57_44[4]) & s_axis_p1_tdata_and_4)));
-assign s_axis_p1_tdata_and_6 = (~s_axis_p1_tdata_bits57_44[11]) & ((~s_axis_p1_tdata_bits57_44[10]) | ((~s_axis_p1_tdata_bits57_44[9]) & ((~s_axis_p1_tdata_bits57_44[8]) & s_axis_p1_tdata_and_5)));
-assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata_bits57_44[13]) & ((~s_axis_p1_tdata_bits57_44[12]) & s_axis_p1_tdata_and_6));
-assign drop = (s_axis_p1_tdata_or | (~((~s_axis_p1_tdata_bits21_18[3]) & ((~s_axis_p1_tdata_bits21_18[2]) & (~s_axis_p1_tdata_bits21_18[1]))))) | s_axis_p1_tdata_not;
-assign here_z_lt = here_z < s_axis_p1_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_p1_tdata_bits17_12);
-assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata_bits17_12 == here_z);
+assign s_axis_p1_tdata_cat = {s_axis_p1_tdata[119:28], here_x, s_axis_p1_tdata[21:0]};
+assign s_axis_p1_tdata_cat_2 = {s_axis_p1_tdata_cat[119:34], here_y, s_axis_p1_tdata_cat[27:0]};
+assign here_x_cat = {s_axis_p1_tdata_cat_2[119:40], here_z, s_axis_p1_tdata_cat_2[33:0]};
+assign here_y_cat = {here_x_cat[119:44], 4'h1, here_x_cat[39:0]};
+assign s_axis_p1_tdata_and = (~s_axis_p1_tdata[53]) & (~s_axis_p1_tdata[52]) & (~s_axis_p1_tdata[51]) & (~s_axis_p1_tdata[50]) &
+    (~s_axis_p1_tdata[49]) & (~s_axis_p1_tdata[48]) & (~s_axis_p1_tdata[47]) & (~s_axis_p1_tdata[46]) &
+    (~s_axis_p1_tdata[45]) & (~s_axis_p1_tdata[44]);
+assign s_axis_p1_tdata_not = ~((~s_axis_p1_tdata[57]) & (~s_axis_p1_tdata[56]) & (~s_axis_p1_tdata[55]) &
+    ((~s_axis_p1_tdata[54]) | s_axis_p1_tdata_and));
+assign drop = (~((~s_axis_p1_tdata[5]) & (~s_axis_p1_tdata[4]) & (~s_axis_p1_tdata[3]) & (~s_axis_p1_tdata[2]) &
+    (~s_axis_p1_tdata[1]))) |
+    (~((~s_axis_p1_tdata[11]) & (~s_axis_p1_tdata[10]) & (~s_axis_p1_tdata[9]) & (~s_axis_p1_tdata[8]) &
+    (~s_axis_p1_tdata[7]))) |
+    (~((~s_axis_p1_tdata[17]) & (~s_axis_p1_tdata[16]) & (~s_axis_p1_tdata[15]) & (~s_axis_p1_tdata[14]) &
+    (~s_axis_p1_tdata[13]))) |
+    (~((~s_axis_p1_tdata[21]) & (~s_axis_p1_tdata[20]) & (~s_axis_p1_tdata[19]))) | s_axis_p1_tdata_not;
+assign here_z_lt = here_z < s_axis_p1_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_p1_tdata[17:12]);
+assign s_axis_p1_tdata_not_2 = ~(s_axis_p1_tdata[17:12] == here_z);
 assign here_z_top_sel = s_axis_p1_tdata_not_2 ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_p1_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata_bits11_6);
-assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata_bits11_6 == here_y);
+assign here_y_lt = here_y < s_axis_p1_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_p1_tdata[11:6]);
+assign s_axis_p1_tdata_not_3 = ~(s_axis_p1_tdata[11:6] == here_y);
 assign here_y_top_sel = s_axis_p1_tdata_not_3 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_p1_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata_bits5_0);
-assign s_axis_p1_tdata_not_4 = ~(s_axis_p1_tdata_bits5_0 == here_x);
-assign route_out = s_axis_p1_tdata_not_4 ? 3'h2 : (s_axis_p1_tdata_not_3 ? 3'h3 : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata_bits21_18[2:0]));
+assign here_x_lt = here_x < s_axis_p1_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_p1_tdata[5:0]);
+assign s_axis_p1_tdata_not_4 = ~(s_axis_p1_tdata[5:0] == here_x);
+assign route_out = s_axis_p1_tdata_not_4 ? 3'h2 : (s_axis_p1_tdata_not_3 ? 3'h3 : (s_axis_p1_tdata_not_2 ? 3'h4 : s_axis_p1_tdata[20:18]));
 assign route_vc = s_axis_p1_tdata_not_4 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign s_axis_p1_tdata_bits6_0 = s_axis_p1_tdata_plus[6:0];
-assign s_axis_p1_tdata_bits3_0 = s_axis_p1_tdata_bits57_44[3:0];
+assign s_axis_p1_tdata_plus = ((({1'h0, s_axis_p1_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
 
 // ---- input p1: length policing ----
 assign p1_mode_is0 = p1_mode == P1_MODE_HEAD;
@@ -2072,93 +1965,74 @@ assign p1_mode_and = (p1_mode_is0 | (p1_mode == P1_MODE_BODY)) & p1_space;
 assign accept = p1_mode_and & s_axis_p1_tvalid;
 assign accept_or = accept | (p1_mode_is2 & p1_space);
 assign accept_and = accept & p1_mode_is0;
-assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata_bits57_44 == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
+assign s_axis_p1_tdata_sel = p1_mode_is0 ? ((s_axis_p1_tdata[57:44] == 14'h0) | s_axis_p1_tdata_not) : (p1_remaining == 7'h1);
 assign ends = accept_or & s_axis_p1_tdata_sel;
-assign s_axis_p1_tlast_and = ((~s_axis_p1_tlast) & accept) & ends;
-assign ends_and = ((~ends) & accept) & s_axis_p1_tlast;
-assign here_z_sel = accept_and ? ({8'h0, ({({here_y_cat[119:84], 10'h0}), here_y_cat[73:0]})}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
-assign drop_cat = {({({({({1'h0, s_axis_p1_tdata_bits6_0}), drop}), route_vc}), route_out}), (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff))};
-assign drop_cat_2 = {drop_cat, s_axis_p1_tdata_sel};
-assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid_2 : p1_vc0_valid_2;
-assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid_2;
+assign s_axis_p1_tlast_and = (~s_axis_p1_tlast) & accept & ends;
+assign ends_and = (~ends) & accept & s_axis_p1_tlast;
+assign here_z_sel = accept_and ? ({8'h0, here_y_cat[119:84], 10'h0, here_y_cat[73:0]}) : (p1_mode_is2 ? 128'h0 : s_axis_p1_tdata);
+assign drop_cat = {1'h0, s_axis_p1_tdata_plus[6:0], drop, route_vc, route_out,
+    (p1_mode_is0 ? 16'hffff : (s_axis_p1_tdata_sel ? p1_last_keep : 16'hffff)), s_axis_p1_tdata_sel};
+assign p1_vc0_second_valid_sel = p1_vc0_pop ? p1_vc0_second_valid : p1_vc0_valid;
+assign p1_vc0_third_valid_sel = p1_vc0_pop ? p1_vc0_third_valid : p1_vc0_second_valid;
 assign p1_vc0_pop_and = (~p1_vc0_pop) & p1_vc0_third_valid;
 assign p1_vc0_pop_or = p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed);
-assign accept_and_2 = (accept_or & (~p1_vc0_stored)) & (~p1_vc0_pop_or);
+assign accept_and_2 = accept_or & (~p1_vc0_stored) & (~p1_vc0_pop_or);
 assign p1_vc0_stored_and = p1_vc0_stored & (~p1_vc0_pop_or);
 assign p1_vc0_landed_or = p1_vc0_landed | accept_and_2;
 assign p1_vc0_landed_and = p1_vc0_landed & accept_and_2;
-assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat_2;
+assign p1_vc0_read0_sel = p1_vc0_landed ? p1_vc0_read0 : drop_cat;
 assign p1_vc0_read1_sel = p1_vc0_landed ? p1_vc0_read1 : here_z_sel;
 assign accept_and_3 = accept_or & (~accept_and_2);
 assign p1_vc0_wr_minus = p1_vc0_wr - p1_vc0_rd;
-assign p1_vc0_head0_last_2 = p1_vc0_head0[0];
-assign p1_vc0_head0_keep_2 = p1_vc0_head0[16:1];
-assign p1_vc0_head0_out_2 = p1_vc0_head0[19:17];
-assign p1_vc0_head0_ovc_2 = p1_vc0_head0[20];
-assign p1_vc0_head0_drop_2 = p1_vc0_head0[21];
-assign p1_vc0_head0_flits_2 = p1_vc0_head0[28:22];
-assign p1_vc0_head0_fix_2 = p1_vc0_head0[29];
-assign p1_vc0_second0_last_2 = p1_vc0_second0[0];
-assign p1_vc0_second0_keep_2 = p1_vc0_second0[16:1];
-assign p1_vc0_second0_out_2 = p1_vc0_second0[19:17];
-assign p1_vc0_second0_ovc_2 = p1_vc0_second0[20];
-assign p1_vc0_second0_drop_2 = p1_vc0_second0[21];
-assign p1_vc0_second0_flits_2 = p1_vc0_second0[28:22];
-assign p1_vc0_second0_fix_2 = p1_vc0_second0[29];
+assign p1_vc0_head0_last = p1_vc0_head0[0];
+assign p1_vc0_head0_keep = p1_vc0_head0[16:1];
+assign p1_vc0_head0_out = p1_vc0_head0[19:17];
+assign p1_vc0_head0_ovc = p1_vc0_head0[20];
+assign p1_vc0_head0_drop = p1_vc0_head0[21];
+assign p1_vc0_head0_flits = p1_vc0_head0[28:22];
+assign p1_vc0_head0_fix = p1_vc0_head0[29];
+assign p1_vc0_second0_last = p1_vc0_second0[0];
+assign p1_vc0_second0_keep = p1_vc0_second0[16:1];
+assign p1_vc0_second0_out = p1_vc0_second0[19:17];
+assign p1_vc0_second0_ovc = p1_vc0_second0[20];
+assign p1_vc0_second0_drop = p1_vc0_second0[21];
+assign p1_vc0_second0_flits = p1_vc0_second0[28:22];
+assign p1_vc0_second0_fix = p1_vc0_second0[29];
 
 // ---- output zp ----
-assign p1_mode_sel = ((p1_mode_is3 & s_axis_p1_tvalid) & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and ? P1_MODE_PAD : (ends ? P1_MODE_HEAD : (accept_and ? P1_MODE_BODY : p1_mode))));
+assign p1_mode_sel = (p1_mode_is3 & s_axis_p1_tvalid & s_axis_p1_tlast) ? P1_MODE_HEAD : (s_axis_p1_tlast_and ? P1_MODE_DISCARD : (ends_and ? P1_MODE_PAD : (ends ? P1_MODE_HEAD : (accept_and ? P1_MODE_BODY : p1_mode))));
 
 always @(posedge clk) begin
     if (rst) p1_mode <= P1_MODE_HEAD; else p1_mode <= p1_mode_sel;
-    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or ? (p1_mode_is0 ? (s_axis_p1_tdata_bits6_0 - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
-    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and ? ((s_axis_p1_tdata_bits57_44 == 14'h0) ? 16'hffff : ((s_axis_p1_tdata_bits3_0 == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata_bits3_0)))) : p1_last_keep;
+    if (rst) p1_remaining <= 7'h0; else p1_remaining <= accept_or ? (p1_mode_is0 ? (s_axis_p1_tdata_plus[6:0] - 7'h1) : (p1_remaining - 7'h1)) : p1_remaining;
+    if (rst) p1_last_keep <= 16'h0; else p1_last_keep <= accept_and ? ((s_axis_p1_tdata[57:44] == 14'h0) ? 16'hffff : ((s_axis_p1_tdata[47:44] == 4'h0) ? 16'hffff : (~(16'hffff << s_axis_p1_tdata[47:44])))) : p1_last_keep;
     if (rst) p1_in_dropped <= 1'h0; else p1_in_dropped <= accept_and ? drop : p1_in_dropped;
     if (rst) stat_p1_length_errors_event <= 1'h0; else stat_p1_length_errors_event <= (s_axis_p1_tlast_and | ends_and) & (~(p1_mode_is0 ? drop : p1_in_dropped));
-    if (rst) stat_p1_length_errors_2 <= 32'h0; else stat_p1_length_errors_2 <= stat_p1_length_errors_event ? (stat_p1_length_errors_2 + 32'h1) : stat_p1_length_errors_2;
+    if (rst) stat_p1_length_errors <= 32'h0; else stat_p1_length_errors <= stat_p1_length_errors_event ? (stat_p1_length_errors + 32'h1) : stat_p1_length_errors;
     if (rst) stat_p1_dropped_event <= 1'h0; else stat_p1_dropped_event <= accept_and & drop;
-    if (rst) stat_p1_dropped_2 <= 32'h0; else stat_p1_dropped_2 <= stat_p1_dropped_event ? (stat_p1_dropped_2 + 32'h1) : stat_p1_dropped_2;
+    if (rst) stat_p1_dropped <= 32'h0; else stat_p1_dropped <= stat_p1_dropped_event ? (stat_p1_dropped + 32'h1) : stat_p1_dropped;
     if (rst) p1_vc0_wr <= 9'h0; else p1_vc0_wr <= p1_vc0_wr + ({8'h0, accept_and_3});
     if (rst) p1_vc0_rd <= 9'h0; else p1_vc0_rd <= p1_vc0_rd + ({8'h0, p1_vc0_stored_and});
     if (rst) p1_vc0_stored <= 1'h0; else p1_vc0_stored <= accept_and_3 | (p1_vc0_stored & (~(p1_vc0_stored_and & ((p1_vc0_wr - p1_vc0_rd) == 9'h1))));
     if (rst) p1_vc0_landed <= 1'h0; else p1_vc0_landed <= p1_vc0_stored_and;
-    if (rst) p1_vc0_valid_2 <= 1'h0; else p1_vc0_valid_2 <= p1_vc0_second_valid_sel | p1_vc0_landed_or;
-    if (rst) p1_vc0_second_valid_2 <= 1'h0; else p1_vc0_second_valid_2 <= (p1_vc0_third_valid_sel | (p1_vc0_second_valid_sel & p1_vc0_landed_or)) | p1_vc0_landed_and;
-    if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= (p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or)) | (p1_vc0_second_valid_sel & p1_vc0_landed_and);
+    if (rst) p1_vc0_valid <= 1'h0; else p1_vc0_valid <= p1_vc0_second_valid_sel | p1_vc0_landed_or;
+    if (rst) p1_vc0_second_valid <= 1'h0; else p1_vc0_second_valid <= p1_vc0_third_valid_sel | (p1_vc0_second_valid_sel & p1_vc0_landed_or) | p1_vc0_landed_and;
+    if (rst) p1_vc0_third_valid <= 1'h0; else p1_vc0_third_valid <= p1_vc0_pop_and | (p1_vc0_third_valid_sel & p1_vc0_landed_or) |
+    (p1_vc0_second_valid_sel & p1_vc0_landed_and);
     if (p1_vc0_stored_and) p1_vc0_read0 <= p1_vc0_mem0[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid_2)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid_2) ? p1_vc0_second0 : p1_vc0_read0_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat_2 : p1_vc0_read0_sel);
-    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat_2;
+    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head0 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second0 : p1_vc0_read0_sel;
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second0 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third0 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? drop_cat : p1_vc0_read0_sel);
+    if (~p1_vc0_pop_and) p1_vc0_third0 <= p1_vc0_third_valid_sel ? p1_vc0_read0_sel : drop_cat;
     if (p1_vc0_stored_and) p1_vc0_read1 <= p1_vc0_mem1[p1_vc0_rd[7:0]];
-    if (p1_vc0_pop | (~p1_vc0_valid_2)) p1_vc0_head1_2 <= (p1_vc0_pop & p1_vc0_second_valid_2) ? p1_vc0_second1_2 : p1_vc0_read1_sel;
-    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1_2 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel : p1_vc0_read1_sel);
+    if (p1_vc0_pop | (~p1_vc0_valid)) p1_vc0_head1 <= (p1_vc0_pop & p1_vc0_second_valid) ? p1_vc0_second1 : p1_vc0_read1_sel;
+    if ((p1_vc0_pop & p1_vc0_third_valid) | (~p1_vc0_third_valid_sel)) p1_vc0_second1 <= (p1_vc0_pop & p1_vc0_third_valid) ? p1_vc0_third1 : (((~p1_vc0_second_valid_sel) & p1_vc0_landed_and) ? here_z_sel : p1_vc0_read1_sel);
     if (~p1_vc0_pop_and) p1_vc0_third1 <= p1_vc0_third_valid_sel ? p1_vc0_read1_sel : here_z_sel;
     if (rst) p1_space <= 1'h1; else p1_space <= accept_or ? (p1_vc0_wr_minus < 9'hff) : (p1_vc0_wr_minus < 9'h100);
-    if (accept_or & (~accept_and_2)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat_2;
+    if (accept_or & (~accept_and_2)) p1_vc0_mem0[p1_vc0_wr[7:0]] <= drop_cat;
     if (accept_or & (~accept_and_2)) p1_vc0_mem1[p1_vc0_wr[7:0]] <= here_z_sel;
 end
 
 assign p1_mode_or = p1_mode_and | p1_mode_is3;
-assign stat_p1_length_errors = stat_p1_length_errors_2;
-assign stat_p1_dropped = stat_p1_dropped_2;
-assign p1_vc0_valid = p1_vc0_valid_2;
-assign p1_vc0_second_valid = p1_vc0_second_valid_2;
-assign p1_vc0_head1 = p1_vc0_head1_2;
-assign p1_vc0_second1 = p1_vc0_second1_2;
-assign p1_vc0_head0_last = p1_vc0_head0_last_2;
-assign p1_vc0_head0_keep = p1_vc0_head0_keep_2;
-assign p1_vc0_head0_out = p1_vc0_head0_out_2;
-assign p1_vc0_head0_ovc = p1_vc0_head0_ovc_2;
-assign p1_vc0_head0_drop = p1_vc0_head0_drop_2;
-assign p1_vc0_head0_flits = p1_vc0_head0_flits_2;
-assign p1_vc0_head0_fix = p1_vc0_head0_fix_2;
-assign p1_vc0_second0_last = p1_vc0_second0_last_2;
-assign p1_vc0_second0_keep = p1_vc0_second0_keep_2;
-assign p1_vc0_second0_out = p1_vc0_second0_out_2;
-assign p1_vc0_second0_ovc = p1_vc0_second0_ovc_2;
-assign p1_vc0_second0_drop = p1_vc0_second0_drop_2;
-assign p1_vc0_second0_flits = p1_vc0_second0_flits_2;
-assign p1_vc0_second0_fix = p1_vc0_second0_fix_2;
 endmodule
 
 module torus_2x2x2_node_input_xp(
@@ -2256,13 +2130,13 @@ module torus_2x2x2_node_input_xp(
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
-    output wire [31:0] stat_xp_ecc_corrected;
-    output wire [31:0] stat_xp_ecc_uncorrectable;
-    output wire [31:0] stat_xp_dropped;
-    output wire xp_vc0_valid;
-    output wire xp_vc0_second_valid;
-    output wire [127:0] xp_vc0_head1;
-    output wire [127:0] xp_vc0_second1;
+    output reg [31:0] stat_xp_ecc_corrected;
+    output reg [31:0] stat_xp_ecc_uncorrectable;
+    output reg [31:0] stat_xp_dropped;
+    output reg xp_vc0_valid;
+    output reg xp_vc0_second_valid;
+    output reg [127:0] xp_vc0_head1;
+    output reg [127:0] xp_vc0_second1;
     output wire xp_vc0_head0_last;
     output wire [15:0] xp_vc0_head0_keep;
     output wire [2:0] xp_vc0_head0_out;
@@ -2277,10 +2151,10 @@ module torus_2x2x2_node_input_xp(
     output wire xp_vc0_second0_drop;
     output wire [6:0] xp_vc0_second0_flits;
     output wire xp_vc0_second0_fix;
-    output wire xp_vc1_valid;
-    output wire xp_vc1_second_valid;
-    output wire [127:0] xp_vc1_head1;
-    output wire [127:0] xp_vc1_second1;
+    output reg xp_vc1_valid;
+    output reg xp_vc1_second_valid;
+    output reg [127:0] xp_vc1_head1;
+    output reg [127:0] xp_vc1_second1;
     output wire xp_vc1_head0_last;
     output wire [15:0] xp_vc1_head0_keep;
     output wire [2:0] xp_vc1_head0_out;
@@ -2298,58 +2172,13 @@ module torus_2x2x2_node_input_xp(
 
 // verilator lint_off UNUSEDSIGNAL
 // input xp: arrival into the VC buffers
-wire [119:0] s_axis_xp_tdata_bits119_0;
-wire [3:0] s_axis_xp_tdata_cat;
-wire [6:0] s_axis_xp_tdata_cat_2;
+wire [6:0] s_axis_xp_tdata_cat;
 wire [7:0] s_axis_xp_tdata_xor;
-wire [6:0] s_axis_xp_tdata_bits6_0;
 wire s_axis_xp_tdata_parity;
 wire s_axis_xp_tdata_and;
 wire [127:0] s_axis_xp_tdata_shl;
-wire [4:0] s_axis_xp_tdata_cat_3;
-wire [8:0] s_axis_xp_tdata_cat_4;
-wire [12:0] s_axis_xp_tdata_cat_5;
-wire [16:0] s_axis_xp_tdata_cat_6;
-wire [20:0] s_axis_xp_tdata_cat_7;
-wire [24:0] s_axis_xp_tdata_cat_8;
-wire [28:0] s_axis_xp_tdata_cat_9;
-wire [32:0] s_axis_xp_tdata_cat_10;
-wire [36:0] s_axis_xp_tdata_cat_11;
-wire [40:0] s_axis_xp_tdata_cat_12;
-wire [44:0] s_axis_xp_tdata_cat_13;
-wire [48:0] s_axis_xp_tdata_cat_14;
-wire [52:0] s_axis_xp_tdata_cat_15;
-wire [56:0] s_axis_xp_tdata_cat_16;
-wire [60:0] s_axis_xp_tdata_cat_17;
-wire [64:0] s_axis_xp_tdata_cat_18;
-wire [68:0] s_axis_xp_tdata_cat_19;
-wire [72:0] s_axis_xp_tdata_cat_20;
-wire [76:0] s_axis_xp_tdata_cat_21;
-wire [80:0] s_axis_xp_tdata_cat_22;
-wire [84:0] s_axis_xp_tdata_cat_23;
-wire [88:0] s_axis_xp_tdata_cat_24;
-wire [92:0] s_axis_xp_tdata_cat_25;
-wire [96:0] s_axis_xp_tdata_cat_26;
-wire [100:0] s_axis_xp_tdata_cat_27;
-wire [104:0] s_axis_xp_tdata_cat_28;
-wire [108:0] s_axis_xp_tdata_cat_29;
-wire [112:0] s_axis_xp_tdata_cat_30;
-wire [116:0] s_axis_xp_tdata_cat_31;
-wire [119:0] s_axis_xp_tdata_sel;
-wire [119:0] s_axis_xp_tdata_bits119_0_2;
-wire [5:0] s_axis_xp_tdata_bits5_0;
-wire [5:0] s_axis_xp_tdata_bits11_6;
-wire [5:0] s_axis_xp_tdata_bits17_12;
-wire [3:0] s_axis_xp_tdata_bits21_18;
-wire [13:0] s_axis_xp_tdata_bits57_44;
+wire [119:0] s_axis_xp_tdata_cat_2;
 wire s_axis_xp_tdata_and_2;
-wire s_axis_xp_tdata_and_3;
-wire s_axis_xp_tdata_and_4;
-wire s_axis_xp_tdata_or;
-wire s_axis_xp_tdata_and_5;
-wire s_axis_xp_tdata_and_6;
-wire s_axis_xp_tdata_and_7;
-wire s_axis_xp_tdata_or_2;
 wire here_z_lt;
 wire here_z_half_not;
 wire s_axis_xp_tdata_not;
@@ -2368,23 +2197,17 @@ wire drop;
 reg xp_expect_head;
 wire s_axis_xp_tvalid_and;
 reg stat_xp_ecc_corrected_event;
-reg [31:0] stat_xp_ecc_corrected_2;
 reg stat_xp_ecc_uncorrectable_event;
-reg [31:0] stat_xp_ecc_uncorrectable_2;
-reg [31:0] stat_xp_dropped_2;
 reg stat_xp_dropped_arrival_event;
 reg stat_xp_dropped_vc0_event;
 reg stat_xp_dropped_vc1_event;
-wire [127:0] s_axis_xp_tdata_sel_2;
-wire [12:0] xp_expect_head_cat;
-wire [29:0] xp_expect_head_cat_2;
+wire [127:0] s_axis_xp_tdata_sel;
+wire [29:0] xp_expect_head_cat;
 wire s_axis_xp_tvalid_and_2;
 reg [8:0] xp_vc0_wr;
 reg [8:0] xp_vc0_rd;
 reg xp_vc0_stored;
 reg xp_vc0_landed;
-reg xp_vc0_valid_2;
-reg xp_vc0_second_valid_2;
 reg xp_vc0_third_valid;
 wire xp_vc0_second_valid_sel;
 wire xp_vc0_third_valid_sel;
@@ -2401,32 +2224,11 @@ reg [29:0] xp_vc0_second0;
 reg [29:0] xp_vc0_third0;
 reg [127:0] xp_vc0_read1;
 wire [127:0] xp_vc0_read1_sel;
-reg [127:0] xp_vc0_head1_2;
-reg [127:0] xp_vc0_second1_2;
 reg [127:0] xp_vc0_third1;
 wire s_axis_xp_tvalid_and_4;
-wire xp_vc0_head0_last_2;
-wire [15:0] xp_vc0_head0_keep_2;
-wire [2:0] xp_vc0_head0_out_2;
-wire xp_vc0_head0_ovc_2;
-wire xp_vc0_head0_drop_2;
-wire [6:0] xp_vc0_head0_flits_2;
-wire xp_vc0_head0_fix_2;
 // input xp vc 0: a corrected header routed again
-wire [119:0] xp_vc0_head1_bits119_0;
-wire [5:0] xp_vc0_head1_bits5_0;
-wire [5:0] xp_vc0_head1_bits11_6;
-wire [5:0] xp_vc0_head1_bits17_12;
-wire [3:0] xp_vc0_head1_bits21_18;
-wire [13:0] xp_vc0_head1_bits57_44;
 wire xp_vc0_head1_and;
-wire xp_vc0_head1_and_2;
-wire xp_vc0_head1_and_3;
 wire xp_vc0_head1_or;
-wire xp_vc0_head1_and_4;
-wire xp_vc0_head1_and_5;
-wire xp_vc0_head1_and_6;
-wire xp_vc0_head1_or_2;
 wire here_z_lt_2;
 wire here_z_half_not_2;
 wire xp_vc0_head1_not;
@@ -2442,21 +2244,12 @@ wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] xp_vc0_head1_plus;
 wire xp_vc0_reroute;
-wire [28:0] route_vc_cat;
-wire xp_vc0_second0_last_2;
-wire [15:0] xp_vc0_second0_keep_2;
-wire [2:0] xp_vc0_second0_out_2;
-wire xp_vc0_second0_ovc_2;
-wire xp_vc0_second0_drop_2;
-wire [6:0] xp_vc0_second0_flits_2;
-wire xp_vc0_second0_fix_2;
+wire [29:0] route_vc_cat;
 wire s_axis_xp_tvalid_and_5;
 reg [8:0] xp_vc1_wr;
 reg [8:0] xp_vc1_rd;
 reg xp_vc1_stored;
 reg xp_vc1_landed;
-reg xp_vc1_valid_2;
-reg xp_vc1_second_valid_2;
 reg xp_vc1_third_valid;
 wire xp_vc1_second_valid_sel;
 wire xp_vc1_third_valid_sel;
@@ -2473,32 +2266,11 @@ reg [29:0] xp_vc1_second0;
 reg [29:0] xp_vc1_third0;
 reg [127:0] xp_vc1_read1;
 wire [127:0] xp_vc1_read1_sel;
-reg [127:0] xp_vc1_head1_2;
-reg [127:0] xp_vc1_second1_2;
 reg [127:0] xp_vc1_third1;
 wire s_axis_xp_tvalid_and_7;
-wire xp_vc1_head0_last_2;
-wire [15:0] xp_vc1_head0_keep_2;
-wire [2:0] xp_vc1_head0_out_2;
-wire xp_vc1_head0_ovc_2;
-wire xp_vc1_head0_drop_2;
-wire [6:0] xp_vc1_head0_flits_2;
-wire xp_vc1_head0_fix_2;
 // input xp vc 1: a corrected header routed again
-wire [119:0] xp_vc1_head1_bits119_0;
-wire [5:0] xp_vc1_head1_bits5_0;
-wire [5:0] xp_vc1_head1_bits11_6;
-wire [5:0] xp_vc1_head1_bits17_12;
-wire [3:0] xp_vc1_head1_bits21_18;
-wire [13:0] xp_vc1_head1_bits57_44;
 wire xp_vc1_head1_and;
-wire xp_vc1_head1_and_2;
-wire xp_vc1_head1_and_3;
 wire xp_vc1_head1_or;
-wire xp_vc1_head1_and_4;
-wire xp_vc1_head1_and_5;
-wire xp_vc1_head1_and_6;
-wire xp_vc1_head1_or_2;
 wire here_z_lt_3;
 wire here_z_half_not_3;
 wire xp_vc1_head1_not;
@@ -2512,14 +2284,7 @@ wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] xp_vc1_head1_plus;
 wire xp_vc1_reroute;
-wire [28:0] route_vc_cat_2;
-wire xp_vc1_second0_last_2;
-wire [15:0] xp_vc1_second0_keep_2;
-wire [2:0] xp_vc1_second0_out_2;
-wire xp_vc1_second0_ovc_2;
-wire xp_vc1_second0_drop_2;
-wire [6:0] xp_vc1_second0_flits_2;
-wire xp_vc1_second0_fix_2;
+wire [29:0] route_vc_cat_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [29:0] xp_vc0_mem0 [0:255];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -2531,277 +2296,240 @@ reg [127:0] xp_vc1_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input xp: arrival into the VC buffers ----
-assign s_axis_xp_tdata_bits119_0 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_cat = {({({(^(s_axis_xp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_xp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_xp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_xp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_xp_tdata_cat_2 = {({({s_axis_xp_tdata_cat, (^(s_axis_xp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_xp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_xp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat_2, s_axis_xp_tdata_bits119_0})), s_axis_xp_tdata_cat_2});
-assign s_axis_xp_tdata_bits6_0 = s_axis_xp_tdata_xor[6:0];
+assign s_axis_xp_tdata_cat = {(^(s_axis_xp_tdata[119:0] & 120'hfffffffffffffffe00000000000000)),
+    (^(s_axis_xp_tdata[119:0] & 120'hffffffff00000001fffffffc000000)),
+    (^(s_axis_xp_tdata[119:0] & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(s_axis_xp_tdata[119:0] & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(s_axis_xp_tdata[119:0] & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(s_axis_xp_tdata[119:0] & 120'hcccccccccccccccd9999999b33366d)),
+    (^(s_axis_xp_tdata[119:0] & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_xp_tdata_xor = s_axis_xp_tdata[127:120] ^ ({(^({s_axis_xp_tdata_cat, s_axis_xp_tdata[119:0]})), s_axis_xp_tdata_cat});
 assign s_axis_xp_tdata_parity = ^s_axis_xp_tdata;
-assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_bits6_0 == 7'h0)) & (~s_axis_xp_tdata_parity);
-assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_bits6_0;
-assign s_axis_xp_tdata_cat_3 = {({({({s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126]}), s_axis_xp_tdata_shl[125]}), s_axis_xp_tdata_shl[124]}), s_axis_xp_tdata_shl[123]};
-assign s_axis_xp_tdata_cat_4 = {({({({s_axis_xp_tdata_cat_3, s_axis_xp_tdata_shl[122]}), s_axis_xp_tdata_shl[121]}), s_axis_xp_tdata_shl[120]}), s_axis_xp_tdata_shl[119]};
-assign s_axis_xp_tdata_cat_5 = {({({({s_axis_xp_tdata_cat_4, s_axis_xp_tdata_shl[118]}), s_axis_xp_tdata_shl[117]}), s_axis_xp_tdata_shl[116]}), s_axis_xp_tdata_shl[115]};
-assign s_axis_xp_tdata_cat_6 = {({({({s_axis_xp_tdata_cat_5, s_axis_xp_tdata_shl[114]}), s_axis_xp_tdata_shl[113]}), s_axis_xp_tdata_shl[112]}), s_axis_xp_tdata_shl[111]};
-assign s_axis_xp_tdata_cat_7 = {({({({s_axis_xp_tdata_cat_6, s_axis_xp_tdata_shl[110]}), s_axis_xp_tdata_shl[109]}), s_axis_xp_tdata_shl[108]}), s_axis_xp_tdata_shl[107]};
-assign s_axis_xp_tdata_cat_8 = {({({({s_axis_xp_tdata_cat_7, s_axis_xp_tdata_shl[106]}), s_axis_xp_tdata_shl[105]}), s_axis_xp_tdata_shl[104]}), s_axis_xp_tdata_shl[103]};
-assign s_axis_xp_tdata_cat_9 = {({({({s_axis_xp_tdata_cat_8, s_axis_xp_tdata_shl[102]}), s_axis_xp_tdata_shl[101]}), s_axis_xp_tdata_shl[100]}), s_axis_xp_tdata_shl[99]};
-assign s_axis_xp_tdata_cat_10 = {({({({s_axis_xp_tdata_cat_9, s_axis_xp_tdata_shl[98]}), s_axis_xp_tdata_shl[97]}), s_axis_xp_tdata_shl[96]}), s_axis_xp_tdata_shl[95]};
-assign s_axis_xp_tdata_cat_11 = {({({({s_axis_xp_tdata_cat_10, s_axis_xp_tdata_shl[94]}), s_axis_xp_tdata_shl[93]}), s_axis_xp_tdata_shl[92]}), s_axis_xp_tdata_shl[91]};
-assign s_axis_xp_tdata_cat_12 = {({({({s_axis_xp_tdata_cat_11, s_axis_xp_tdata_shl[90]}), s_axis_xp_tdata_shl[89]}), s_axis_xp_tdata_shl[88]}), s_axis_xp_tdata_shl[87]};
-assign s_axis_xp_tdata_cat_13 = {({({({s_axis_xp_tdata_cat_12, s_axis_xp_tdata_shl[86]}), s_axis_xp_tdata_shl[85]}), s_axis_xp_tdata_shl[84]}), s_axis_xp_tdata_shl[83]};
-assign s_axis_xp_tdata_cat_14 = {({({({s_axis_xp_tdata_cat_13, s_axis_xp_tdata_shl[82]}), s_axis_xp_tdata_shl[81]}), s_axis_xp_tdata_shl[80]}), s_axis_xp_tdata_shl[79]};
-assign s_axis_xp_tdata_cat_15 = {({({({s_axis_xp_tdata_cat_14, s_axis_xp_tdata_shl[78]}), s_axis_xp_tdata_shl[77]}), s_axis_xp_tdata_shl[76]}), s_axis_xp_tdata_shl[75]};
-assign s_axis_xp_tdata_cat_16 = {({({({s_axis_xp_tdata_cat_15, s_axis_xp_tdata_shl[74]}), s_axis_xp_tdata_shl[73]}), s_axis_xp_tdata_shl[72]}), s_axis_xp_tdata_shl[71]};
-assign s_axis_xp_tdata_cat_17 = {({({({s_axis_xp_tdata_cat_16, s_axis_xp_tdata_shl[70]}), s_axis_xp_tdata_shl[69]}), s_axis_xp_tdata_shl[68]}), s_axis_xp_tdata_shl[67]};
-assign s_axis_xp_tdata_cat_18 = {({({({s_axis_xp_tdata_cat_17, s_axis_xp_tdata_shl[66]}), s_axis_xp_tdata_shl[65]}), s_axis_xp_tdata_shl[63]}), s_axis_xp_tdata_shl[62]};
-assign s_axis_xp_tdata_cat_19 = {({({({s_axis_xp_tdata_cat_18, s_axis_xp_tdata_shl[61]}), s_axis_xp_tdata_shl[60]}), s_axis_xp_tdata_shl[59]}), s_axis_xp_tdata_shl[58]};
-assign s_axis_xp_tdata_cat_20 = {({({({s_axis_xp_tdata_cat_19, s_axis_xp_tdata_shl[57]}), s_axis_xp_tdata_shl[56]}), s_axis_xp_tdata_shl[55]}), s_axis_xp_tdata_shl[54]};
-assign s_axis_xp_tdata_cat_21 = {({({({s_axis_xp_tdata_cat_20, s_axis_xp_tdata_shl[53]}), s_axis_xp_tdata_shl[52]}), s_axis_xp_tdata_shl[51]}), s_axis_xp_tdata_shl[50]};
-assign s_axis_xp_tdata_cat_22 = {({({({s_axis_xp_tdata_cat_21, s_axis_xp_tdata_shl[49]}), s_axis_xp_tdata_shl[48]}), s_axis_xp_tdata_shl[47]}), s_axis_xp_tdata_shl[46]};
-assign s_axis_xp_tdata_cat_23 = {({({({s_axis_xp_tdata_cat_22, s_axis_xp_tdata_shl[45]}), s_axis_xp_tdata_shl[44]}), s_axis_xp_tdata_shl[43]}), s_axis_xp_tdata_shl[42]};
-assign s_axis_xp_tdata_cat_24 = {({({({s_axis_xp_tdata_cat_23, s_axis_xp_tdata_shl[41]}), s_axis_xp_tdata_shl[40]}), s_axis_xp_tdata_shl[39]}), s_axis_xp_tdata_shl[38]};
-assign s_axis_xp_tdata_cat_25 = {({({({s_axis_xp_tdata_cat_24, s_axis_xp_tdata_shl[37]}), s_axis_xp_tdata_shl[36]}), s_axis_xp_tdata_shl[35]}), s_axis_xp_tdata_shl[34]};
-assign s_axis_xp_tdata_cat_26 = {({({({s_axis_xp_tdata_cat_25, s_axis_xp_tdata_shl[33]}), s_axis_xp_tdata_shl[31]}), s_axis_xp_tdata_shl[30]}), s_axis_xp_tdata_shl[29]};
-assign s_axis_xp_tdata_cat_27 = {({({({s_axis_xp_tdata_cat_26, s_axis_xp_tdata_shl[28]}), s_axis_xp_tdata_shl[27]}), s_axis_xp_tdata_shl[26]}), s_axis_xp_tdata_shl[25]};
-assign s_axis_xp_tdata_cat_28 = {({({({s_axis_xp_tdata_cat_27, s_axis_xp_tdata_shl[24]}), s_axis_xp_tdata_shl[23]}), s_axis_xp_tdata_shl[22]}), s_axis_xp_tdata_shl[21]};
-assign s_axis_xp_tdata_cat_29 = {({({({s_axis_xp_tdata_cat_28, s_axis_xp_tdata_shl[20]}), s_axis_xp_tdata_shl[19]}), s_axis_xp_tdata_shl[18]}), s_axis_xp_tdata_shl[17]};
-assign s_axis_xp_tdata_cat_30 = {({({({s_axis_xp_tdata_cat_29, s_axis_xp_tdata_shl[15]}), s_axis_xp_tdata_shl[14]}), s_axis_xp_tdata_shl[13]}), s_axis_xp_tdata_shl[12]};
-assign s_axis_xp_tdata_cat_31 = {({({({s_axis_xp_tdata_cat_30, s_axis_xp_tdata_shl[11]}), s_axis_xp_tdata_shl[10]}), s_axis_xp_tdata_shl[9]}), s_axis_xp_tdata_shl[7]};
-assign s_axis_xp_tdata_sel = s_axis_xp_tdata_parity ? ({({({s_axis_xp_tdata_cat_31, s_axis_xp_tdata_shl[6]}), s_axis_xp_tdata_shl[5]}), s_axis_xp_tdata_shl[3]}) : 120'h0;
-assign s_axis_xp_tdata_bits119_0_2 = s_axis_xp_tdata[119:0];
-assign s_axis_xp_tdata_bits5_0 = s_axis_xp_tdata_bits119_0_2[5:0];
-assign s_axis_xp_tdata_bits11_6 = s_axis_xp_tdata_bits119_0_2[11:6];
-assign s_axis_xp_tdata_bits17_12 = s_axis_xp_tdata_bits119_0_2[17:12];
-assign s_axis_xp_tdata_bits21_18 = s_axis_xp_tdata_bits119_0_2[21:18];
-assign s_axis_xp_tdata_bits57_44 = s_axis_xp_tdata_bits119_0_2[57:44];
-assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata_bits5_0[4]) & ((~s_axis_xp_tdata_bits5_0[3]) & ((~s_axis_xp_tdata_bits5_0[2]) & (~s_axis_xp_tdata_bits5_0[1])));
-assign s_axis_xp_tdata_and_3 = (~s_axis_xp_tdata_bits11_6[4]) & ((~s_axis_xp_tdata_bits11_6[3]) & ((~s_axis_xp_tdata_bits11_6[2]) & (~s_axis_xp_tdata_bits11_6[1])));
-assign s_axis_xp_tdata_and_4 = (~s_axis_xp_tdata_bits17_12[4]) & ((~s_axis_xp_tdata_bits17_12[3]) & ((~s_axis_xp_tdata_bits17_12[2]) & (~s_axis_xp_tdata_bits17_12[1])));
-assign s_axis_xp_tdata_or = ((~((~s_axis_xp_tdata_bits5_0[5]) & s_axis_xp_tdata_and_2)) | (~((~s_axis_xp_tdata_bits11_6[5]) & s_axis_xp_tdata_and_3))) | (~((~s_axis_xp_tdata_bits17_12[5]) & s_axis_xp_tdata_and_4));
-assign s_axis_xp_tdata_and_5 = (~s_axis_xp_tdata_bits57_44[3]) & ((~s_axis_xp_tdata_bits57_44[2]) & ((~s_axis_xp_tdata_bits57_44[1]) & (~s_axis_xp_tdata_bits57_44[0])));
-assign s_axis_xp_tdata_and_6 = (~s_axis_xp_tdata_bits57_44[7]) & ((~s_axis_xp_tdata_bits57_44[6]) & ((~s_axis_xp_tdata_bits57_44[5]) & ((~s_axis_xp_tdata_bits57_44[4]) & s_axis_xp_tdata_and_5)));
-assign s_axis_xp_tdata_and_7 = (~s_axis_xp_tdata_bits57_44[11]) & ((~s_axis_xp_tdata_bits57_44[10]) | ((~s_axis_xp_tdata_bits57_44[9]) & ((~s_axis_xp_tdata_bits57_44[8]) & s_axis_xp_tdata_and_6)));
-assign s_axis_xp_tdata_or_2 = (s_axis_xp_tdata_or | (~((~s_axis_xp_tdata_bits21_18[3]) & ((~s_axis_xp_tdata_bits21_18[2]) & (~s_axis_xp_tdata_bits21_18[1]))))) | (~((~s_axis_xp_tdata_bits57_44[13]) & ((~s_axis_xp_tdata_bits57_44[12]) & s_axis_xp_tdata_and_7)));
-assign here_z_lt = here_z < s_axis_xp_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_xp_tdata_bits17_12);
-assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata_bits17_12 == here_z);
+assign s_axis_xp_tdata_and = (~(s_axis_xp_tdata_xor[6:0] == 7'h0)) & (~s_axis_xp_tdata_parity);
+assign s_axis_xp_tdata_shl = 128'h1 << s_axis_xp_tdata_xor[6:0];
+assign s_axis_xp_tdata_cat_2 = {s_axis_xp_tdata_shl[127], s_axis_xp_tdata_shl[126], s_axis_xp_tdata_shl[125], s_axis_xp_tdata_shl[124],
+    s_axis_xp_tdata_shl[123], s_axis_xp_tdata_shl[122], s_axis_xp_tdata_shl[121],
+    s_axis_xp_tdata_shl[120], s_axis_xp_tdata_shl[119], s_axis_xp_tdata_shl[118],
+    s_axis_xp_tdata_shl[117], s_axis_xp_tdata_shl[116], s_axis_xp_tdata_shl[115],
+    s_axis_xp_tdata_shl[114], s_axis_xp_tdata_shl[113], s_axis_xp_tdata_shl[112],
+    s_axis_xp_tdata_shl[111], s_axis_xp_tdata_shl[110], s_axis_xp_tdata_shl[109],
+    s_axis_xp_tdata_shl[108], s_axis_xp_tdata_shl[107], s_axis_xp_tdata_shl[106],
+    s_axis_xp_tdata_shl[105], s_axis_xp_tdata_shl[104], s_axis_xp_tdata_shl[103],
+    s_axis_xp_tdata_shl[102], s_axis_xp_tdata_shl[101], s_axis_xp_tdata_shl[100],
+    s_axis_xp_tdata_shl[99], s_axis_xp_tdata_shl[98], s_axis_xp_tdata_shl[97], s_axis_xp_tdata_shl[96],
+    s_axis_xp_tdata_shl[95], s_axis_xp_tdata_shl[94], s_axis_xp_tdata_shl[93], s_axis_xp_tdata_shl[92],
+    s_axis_xp_tdata_shl[91], s_axis_xp_tdata_shl[90], s_axis_xp_tdata_shl[89], s_axis_xp_tdata_shl[88],
+    s_axis_xp_tdata_shl[87], s_axis_xp_tdata_shl[86], s_axis_xp_tdata_shl[85], s_axis_xp_tdata_shl[84],
+    s_axis_xp_tdata_shl[83], s_axis_xp_tdata_shl[82], s_axis_xp_tdata_shl[81], s_axis_xp_tdata_shl[80],
+    s_axis_xp_tdata_shl[79], s_axis_xp_tdata_shl[78], s_axis_xp_tdata_shl[77], s_axis_xp_tdata_shl[76],
+    s_axis_xp_tdata_shl[75], s_axis_xp_tdata_shl[74], s_axis_xp_tdata_shl[73], s_axis_xp_tdata_shl[72],
+    s_axis_xp_tdata_shl[71], s_axis_xp_tdata_shl[70], s_axis_xp_tdata_shl[69], s_axis_xp_tdata_shl[68],
+    s_axis_xp_tdata_shl[67], s_axis_xp_tdata_shl[66], s_axis_xp_tdata_shl[65], s_axis_xp_tdata_shl[63],
+    s_axis_xp_tdata_shl[62], s_axis_xp_tdata_shl[61], s_axis_xp_tdata_shl[60], s_axis_xp_tdata_shl[59],
+    s_axis_xp_tdata_shl[58], s_axis_xp_tdata_shl[57], s_axis_xp_tdata_shl[56], s_axis_xp_tdata_shl[55],
+    s_axis_xp_tdata_shl[54], s_axis_xp_tdata_shl[53], s_axis_xp_tdata_shl[52], s_axis_xp_tdata_shl[51],
+    s_axis_xp_tdata_shl[50], s_axis_xp_tdata_shl[49], s_axis_xp_tdata_shl[48], s_axis_xp_tdata_shl[47],
+    s_axis_xp_tdata_shl[46], s_axis_xp_tdata_shl[45], s_axis_xp_tdata_shl[44], s_axis_xp_tdata_shl[43],
+    s_axis_xp_tdata_shl[42], s_axis_xp_tdata_shl[41], s_axis_xp_tdata_shl[40], s_axis_xp_tdata_shl[39],
+    s_axis_xp_tdata_shl[38], s_axis_xp_tdata_shl[37], s_axis_xp_tdata_shl[36], s_axis_xp_tdata_shl[35],
+    s_axis_xp_tdata_shl[34], s_axis_xp_tdata_shl[33], s_axis_xp_tdata_shl[31], s_axis_xp_tdata_shl[30],
+    s_axis_xp_tdata_shl[29], s_axis_xp_tdata_shl[28], s_axis_xp_tdata_shl[27], s_axis_xp_tdata_shl[26],
+    s_axis_xp_tdata_shl[25], s_axis_xp_tdata_shl[24], s_axis_xp_tdata_shl[23], s_axis_xp_tdata_shl[22],
+    s_axis_xp_tdata_shl[21], s_axis_xp_tdata_shl[20], s_axis_xp_tdata_shl[19], s_axis_xp_tdata_shl[18],
+    s_axis_xp_tdata_shl[17], s_axis_xp_tdata_shl[15], s_axis_xp_tdata_shl[14], s_axis_xp_tdata_shl[13],
+    s_axis_xp_tdata_shl[12], s_axis_xp_tdata_shl[11], s_axis_xp_tdata_shl[10], s_axis_xp_tdata_shl[9],
+    s_axis_xp_tdata_shl[7], s_axis_xp_tdata_shl[6], s_axis_xp_tdata_shl[5], s_axis_xp_tdata_shl[3]};
+assign s_axis_xp_tdata_and_2 = (~s_axis_xp_tdata[53]) & (~s_axis_xp_tdata[52]) & (~s_axis_xp_tdata[51]) & (~s_axis_xp_tdata[50]) &
+    (~s_axis_xp_tdata[49]) & (~s_axis_xp_tdata[48]) & (~s_axis_xp_tdata[47]) & (~s_axis_xp_tdata[46]) &
+    (~s_axis_xp_tdata[45]) & (~s_axis_xp_tdata[44]);
+assign here_z_lt = here_z < s_axis_xp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_xp_tdata[17:12]);
+assign s_axis_xp_tdata_not = ~(s_axis_xp_tdata[17:12] == here_z);
 assign here_z_top_sel = s_axis_xp_tdata_not ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_xp_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata_bits11_6);
-assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata_bits11_6 == here_y);
+assign here_y_lt = here_y < s_axis_xp_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_xp_tdata[11:6]);
+assign s_axis_xp_tdata_not_2 = ~(s_axis_xp_tdata[11:6] == here_y);
 assign here_y_top_sel = s_axis_xp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_xp_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata_bits5_0);
-assign s_axis_xp_tdata_not_3 = ~(s_axis_xp_tdata_bits5_0 == here_x);
-assign route_out = s_axis_xp_tdata_not_3 ? 3'h2 : (s_axis_xp_tdata_not_2 ? 3'h3 : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata_bits21_18[2:0]));
-assign route_vc = s_axis_xp_tdata_not_3 ? (((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) | s_axis_xp_tuser) : here_y_top_sel;
-assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop = s_axis_xp_tdata_or_2 | s_axis_xp_tdata_and;
+assign here_x_lt = here_x < s_axis_xp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_xp_tdata[5:0]);
+assign s_axis_xp_tdata_not_3 = ~(s_axis_xp_tdata[5:0] == here_x);
+assign route_out = s_axis_xp_tdata_not_3 ? 3'h2 : (s_axis_xp_tdata_not_2 ? 3'h3 : (s_axis_xp_tdata_not ? 3'h4 : s_axis_xp_tdata[20:18]));
+assign route_vc = s_axis_xp_tdata_not_3 ? (((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) |
+    s_axis_xp_tuser) : here_y_top_sel;
+assign s_axis_xp_tdata_plus = ((({1'h0, s_axis_xp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = (~((~s_axis_xp_tdata[5]) & (~s_axis_xp_tdata[4]) & (~s_axis_xp_tdata[3]) & (~s_axis_xp_tdata[2]) &
+    (~s_axis_xp_tdata[1]))) |
+    (~((~s_axis_xp_tdata[11]) & (~s_axis_xp_tdata[10]) & (~s_axis_xp_tdata[9]) & (~s_axis_xp_tdata[8]) &
+    (~s_axis_xp_tdata[7]))) |
+    (~((~s_axis_xp_tdata[17]) & (~s_axis_xp_tdata[16]) & (~s_axis_xp_tdata[15]) & (~s_axis_xp_tdata[14]) &
+    (~s_axis_xp_tdata[13]))) |
+    (~((~s_axis_xp_tdata[21]) & (~s_axis_xp_tdata[20]) & (~s_axis_xp_tdata[19]))) |
+    (~((~s_axis_xp_tdata[57]) & (~s_axis_xp_tdata[56]) & (~s_axis_xp_tdata[55]) &
+    ((~s_axis_xp_tdata[54]) | s_axis_xp_tdata_and_2))) |
+    s_axis_xp_tdata_and;
 assign s_axis_xp_tvalid_and = s_axis_xp_tvalid & xp_expect_head;
-assign s_axis_xp_tdata_sel_2 = xp_expect_head ? ({8'h0, (s_axis_xp_tdata_bits119_0 ^ s_axis_xp_tdata_sel)}) : s_axis_xp_tdata;
-assign xp_expect_head_cat = {({({({(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
-assign xp_expect_head_cat_2 = {({xp_expect_head_cat, s_axis_xp_tkeep}), s_axis_xp_tlast};
+assign s_axis_xp_tdata_sel = xp_expect_head ? ({8'h0, (s_axis_xp_tdata[119:0] ^ (s_axis_xp_tdata_parity ? s_axis_xp_tdata_cat_2 : 120'h0))}) : s_axis_xp_tdata;
+assign xp_expect_head_cat = {(xp_expect_head & s_axis_xp_tdata_parity), s_axis_xp_tdata_plus[6:0], drop, route_vc, route_out,
+    s_axis_xp_tkeep, s_axis_xp_tlast};
 assign s_axis_xp_tvalid_and_2 = s_axis_xp_tvalid & (~s_axis_xp_tuser);
-assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid_2 : xp_vc0_valid_2;
-assign xp_vc0_third_valid_sel = xp_vc0_pop ? xp_vc0_third_valid : xp_vc0_second_valid_2;
+assign xp_vc0_second_valid_sel = xp_vc0_pop ? xp_vc0_second_valid : xp_vc0_valid;
+assign xp_vc0_third_valid_sel = xp_vc0_pop ? xp_vc0_third_valid : xp_vc0_second_valid;
 assign xp_vc0_pop_and = (~xp_vc0_pop) & xp_vc0_third_valid;
 assign xp_vc0_pop_or = xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed);
-assign s_axis_xp_tvalid_and_3 = (s_axis_xp_tvalid_and_2 & (~xp_vc0_stored)) & (~xp_vc0_pop_or);
+assign s_axis_xp_tvalid_and_3 = s_axis_xp_tvalid_and_2 & (~xp_vc0_stored) & (~xp_vc0_pop_or);
 assign xp_vc0_stored_and = xp_vc0_stored & (~xp_vc0_pop_or);
 assign xp_vc0_landed_or = xp_vc0_landed | s_axis_xp_tvalid_and_3;
 assign xp_vc0_landed_and = xp_vc0_landed & s_axis_xp_tvalid_and_3;
-assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat_2;
-assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel_2;
+assign xp_vc0_read0_sel = xp_vc0_landed ? xp_vc0_read0 : xp_expect_head_cat;
+assign xp_vc0_read1_sel = xp_vc0_landed ? xp_vc0_read1 : s_axis_xp_tdata_sel;
 assign s_axis_xp_tvalid_and_4 = s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3);
-assign xp_vc0_head0_last_2 = xp_vc0_head0[0];
-assign xp_vc0_head0_keep_2 = xp_vc0_head0[16:1];
-assign xp_vc0_head0_out_2 = xp_vc0_head0[19:17];
-assign xp_vc0_head0_ovc_2 = xp_vc0_head0[20];
-assign xp_vc0_head0_drop_2 = xp_vc0_head0[21];
-assign xp_vc0_head0_flits_2 = xp_vc0_head0[28:22];
-assign xp_vc0_head0_fix_2 = xp_vc0_head0[29];
+assign xp_vc0_head0_last = xp_vc0_head0[0];
+assign xp_vc0_head0_keep = xp_vc0_head0[16:1];
+assign xp_vc0_head0_out = xp_vc0_head0[19:17];
+assign xp_vc0_head0_ovc = xp_vc0_head0[20];
+assign xp_vc0_head0_drop = xp_vc0_head0[21];
+assign xp_vc0_head0_flits = xp_vc0_head0[28:22];
+assign xp_vc0_head0_fix = xp_vc0_head0[29];
 
 // ---- input xp vc 0: a corrected header routed again ----
-assign xp_vc0_head1_bits119_0 = xp_vc0_head1_2[119:0];
-assign xp_vc0_head1_bits5_0 = xp_vc0_head1_bits119_0[5:0];
-assign xp_vc0_head1_bits11_6 = xp_vc0_head1_bits119_0[11:6];
-assign xp_vc0_head1_bits17_12 = xp_vc0_head1_bits119_0[17:12];
-assign xp_vc0_head1_bits21_18 = xp_vc0_head1_bits119_0[21:18];
-assign xp_vc0_head1_bits57_44 = xp_vc0_head1_bits119_0[57:44];
-assign xp_vc0_head1_and = (~xp_vc0_head1_bits5_0[4]) & ((~xp_vc0_head1_bits5_0[3]) & ((~xp_vc0_head1_bits5_0[2]) & (~xp_vc0_head1_bits5_0[1])));
-assign xp_vc0_head1_and_2 = (~xp_vc0_head1_bits11_6[4]) & ((~xp_vc0_head1_bits11_6[3]) & ((~xp_vc0_head1_bits11_6[2]) & (~xp_vc0_head1_bits11_6[1])));
-assign xp_vc0_head1_and_3 = (~xp_vc0_head1_bits17_12[4]) & ((~xp_vc0_head1_bits17_12[3]) & ((~xp_vc0_head1_bits17_12[2]) & (~xp_vc0_head1_bits17_12[1])));
-assign xp_vc0_head1_or = ((~((~xp_vc0_head1_bits5_0[5]) & xp_vc0_head1_and)) | (~((~xp_vc0_head1_bits11_6[5]) & xp_vc0_head1_and_2))) | (~((~xp_vc0_head1_bits17_12[5]) & xp_vc0_head1_and_3));
-assign xp_vc0_head1_and_4 = (~xp_vc0_head1_bits57_44[3]) & ((~xp_vc0_head1_bits57_44[2]) & ((~xp_vc0_head1_bits57_44[1]) & (~xp_vc0_head1_bits57_44[0])));
-assign xp_vc0_head1_and_5 = (~xp_vc0_head1_bits57_44[7]) & ((~xp_vc0_head1_bits57_44[6]) & ((~xp_vc0_head1_bits57_44[5]) & ((~xp_vc0_head1_bits57_44[4]) & xp_vc0_head1_and_4)));
-assign xp_vc0_head1_and_6 = (~xp_vc0_head1_bits57_44[11]) & ((~xp_vc0_head1_bits57_44[10]) | ((~xp_vc0_head1_bits57_44[9]) & ((~xp_vc0_head1_bits57_44[8]) & xp_vc0_head1_and_5)));
-assign xp_vc0_head1_or_2 = (xp_vc0_head1_or | (~((~xp_vc0_head1_bits21_18[3]) & ((~xp_vc0_head1_bits21_18[2]) & (~xp_vc0_head1_bits21_18[1]))))) | (~((~xp_vc0_head1_bits57_44[13]) & ((~xp_vc0_head1_bits57_44[12]) & xp_vc0_head1_and_6)));
-assign here_z_lt_2 = here_z < xp_vc0_head1_bits17_12;
-assign here_z_half_not_2 = ~(here_z_half < xp_vc0_head1_bits17_12);
-assign xp_vc0_head1_not = ~(xp_vc0_head1_bits17_12 == here_z);
+assign xp_vc0_head1_and = (~xp_vc0_head1[53]) & (~xp_vc0_head1[52]) & (~xp_vc0_head1[51]) & (~xp_vc0_head1[50]) &
+    (~xp_vc0_head1[49]) & (~xp_vc0_head1[48]) & (~xp_vc0_head1[47]) & (~xp_vc0_head1[46]) &
+    (~xp_vc0_head1[45]) & (~xp_vc0_head1[44]);
+assign xp_vc0_head1_or = (~((~xp_vc0_head1[5]) & (~xp_vc0_head1[4]) & (~xp_vc0_head1[3]) & (~xp_vc0_head1[2]) & (~xp_vc0_head1[1]))) |
+    (~((~xp_vc0_head1[11]) & (~xp_vc0_head1[10]) & (~xp_vc0_head1[9]) & (~xp_vc0_head1[8]) &
+    (~xp_vc0_head1[7]))) |
+    (~((~xp_vc0_head1[17]) & (~xp_vc0_head1[16]) & (~xp_vc0_head1[15]) & (~xp_vc0_head1[14]) &
+    (~xp_vc0_head1[13]))) |
+    (~((~xp_vc0_head1[21]) & (~xp_vc0_head1[20]) & (~xp_vc0_head1[19]))) |
+    (~((~xp_vc0_head1[57]) & (~xp_vc0_head1[56]) & (~xp_vc0_head1[55]) &
+    ((~xp_vc0_head1[54]) | xp_vc0_head1_and)));
+assign here_z_lt_2 = here_z < xp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < xp_vc0_head1[17:12]);
+assign xp_vc0_head1_not = ~(xp_vc0_head1[17:12] == here_z);
 assign here_z_top_sel_2 = xp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < xp_vc0_head1_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1_bits11_6);
-assign xp_vc0_head1_not_2 = ~(xp_vc0_head1_bits11_6 == here_y);
+assign here_y_lt_2 = here_y < xp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < xp_vc0_head1[11:6]);
+assign xp_vc0_head1_not_2 = ~(xp_vc0_head1[11:6] == here_y);
 assign here_y_top_sel_2 = xp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < xp_vc0_head1_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1_bits5_0);
-assign xp_vc0_head1_not_3 = ~(xp_vc0_head1_bits5_0 == here_x);
-assign route_out_2 = xp_vc0_head1_not_3 ? 3'h2 : (xp_vc0_head1_not_2 ? 3'h3 : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1_bits21_18[2:0]));
+assign here_x_lt_2 = here_x < xp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < xp_vc0_head1[5:0]);
+assign xp_vc0_head1_not_3 = ~(xp_vc0_head1[5:0] == here_x);
+assign route_out_2 = xp_vc0_head1_not_3 ? 3'h2 : (xp_vc0_head1_not_2 ? 3'h3 : (xp_vc0_head1_not ? 3'h4 : xp_vc0_head1[20:18]));
 assign route_vc_2 = xp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
-assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xp_vc0_reroute = (xp_vc0_valid_2 & xp_vc0_head0_fix_2) & (~xp_vc0_pop);
-assign route_vc_cat = {({({({({1'h0, xp_vc0_head1_plus[6:0]}), xp_vc0_head1_or_2}), route_vc_2}), route_out_2}), xp_vc0_head0_keep_2};
-assign xp_vc0_second0_last_2 = xp_vc0_second0[0];
-assign xp_vc0_second0_keep_2 = xp_vc0_second0[16:1];
-assign xp_vc0_second0_out_2 = xp_vc0_second0[19:17];
-assign xp_vc0_second0_ovc_2 = xp_vc0_second0[20];
-assign xp_vc0_second0_drop_2 = xp_vc0_second0[21];
-assign xp_vc0_second0_flits_2 = xp_vc0_second0[28:22];
-assign xp_vc0_second0_fix_2 = xp_vc0_second0[29];
+assign xp_vc0_head1_plus = ((({1'h0, xp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign xp_vc0_reroute = xp_vc0_valid & xp_vc0_head0_fix & (~xp_vc0_pop);
+assign route_vc_cat = {1'h0, xp_vc0_head1_plus[6:0], xp_vc0_head1_or, route_vc_2, route_out_2, xp_vc0_head0_keep,
+    xp_vc0_head0_last};
+assign xp_vc0_second0_last = xp_vc0_second0[0];
+assign xp_vc0_second0_keep = xp_vc0_second0[16:1];
+assign xp_vc0_second0_out = xp_vc0_second0[19:17];
+assign xp_vc0_second0_ovc = xp_vc0_second0[20];
+assign xp_vc0_second0_drop = xp_vc0_second0[21];
+assign xp_vc0_second0_flits = xp_vc0_second0[28:22];
+assign xp_vc0_second0_fix = xp_vc0_second0[29];
 assign s_axis_xp_tvalid_and_5 = s_axis_xp_tvalid & s_axis_xp_tuser;
-assign xp_vc1_second_valid_sel = xp_vc1_pop ? xp_vc1_second_valid_2 : xp_vc1_valid_2;
-assign xp_vc1_third_valid_sel = xp_vc1_pop ? xp_vc1_third_valid : xp_vc1_second_valid_2;
+assign xp_vc1_second_valid_sel = xp_vc1_pop ? xp_vc1_second_valid : xp_vc1_valid;
+assign xp_vc1_third_valid_sel = xp_vc1_pop ? xp_vc1_third_valid : xp_vc1_second_valid;
 assign xp_vc1_pop_and = (~xp_vc1_pop) & xp_vc1_third_valid;
 assign xp_vc1_pop_or = xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed);
-assign s_axis_xp_tvalid_and_6 = (s_axis_xp_tvalid_and_5 & (~xp_vc1_stored)) & (~xp_vc1_pop_or);
+assign s_axis_xp_tvalid_and_6 = s_axis_xp_tvalid_and_5 & (~xp_vc1_stored) & (~xp_vc1_pop_or);
 assign xp_vc1_stored_and = xp_vc1_stored & (~xp_vc1_pop_or);
 assign xp_vc1_landed_or = xp_vc1_landed | s_axis_xp_tvalid_and_6;
 assign xp_vc1_landed_and = xp_vc1_landed & s_axis_xp_tvalid_and_6;
-assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat_2;
-assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel_2;
+assign xp_vc1_read0_sel = xp_vc1_landed ? xp_vc1_read0 : xp_expect_head_cat;
+assign xp_vc1_read1_sel = xp_vc1_landed ? xp_vc1_read1 : s_axis_xp_tdata_sel;
 assign s_axis_xp_tvalid_and_7 = s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6);
-assign xp_vc1_head0_last_2 = xp_vc1_head0[0];
-assign xp_vc1_head0_keep_2 = xp_vc1_head0[16:1];
-assign xp_vc1_head0_out_2 = xp_vc1_head0[19:17];
-assign xp_vc1_head0_ovc_2 = xp_vc1_head0[20];
-assign xp_vc1_head0_drop_2 = xp_vc1_head0[21];
-assign xp_vc1_head0_flits_2 = xp_vc1_head0[28:22];
-assign xp_vc1_head0_fix_2 = xp_vc1_head0[29];
+assign xp_vc1_head0_last = xp_vc1_head0[0];
+assign xp_vc1_head0_keep = xp_vc1_head0[16:1];
+assign xp_vc1_head0_out = xp_vc1_head0[19:17];
+assign xp_vc1_head0_ovc = xp_vc1_head0[20];
+assign xp_vc1_head0_drop = xp_vc1_head0[21];
+assign xp_vc1_head0_flits = xp_vc1_head0[28:22];
+assign xp_vc1_head0_fix = xp_vc1_head0[29];
 
 // ---- input xp vc 1: a corrected header routed again ----
-assign xp_vc1_head1_bits119_0 = xp_vc1_head1_2[119:0];
-assign xp_vc1_head1_bits5_0 = xp_vc1_head1_bits119_0[5:0];
-assign xp_vc1_head1_bits11_6 = xp_vc1_head1_bits119_0[11:6];
-assign xp_vc1_head1_bits17_12 = xp_vc1_head1_bits119_0[17:12];
-assign xp_vc1_head1_bits21_18 = xp_vc1_head1_bits119_0[21:18];
-assign xp_vc1_head1_bits57_44 = xp_vc1_head1_bits119_0[57:44];
-assign xp_vc1_head1_and = (~xp_vc1_head1_bits5_0[4]) & ((~xp_vc1_head1_bits5_0[3]) & ((~xp_vc1_head1_bits5_0[2]) & (~xp_vc1_head1_bits5_0[1])));
-assign xp_vc1_head1_and_2 = (~xp_vc1_head1_bits11_6[4]) & ((~xp_vc1_head1_bits11_6[3]) & ((~xp_vc1_head1_bits11_6[2]) & (~xp_vc1_head1_bits11_6[1])));
-assign xp_vc1_head1_and_3 = (~xp_vc1_head1_bits17_12[4]) & ((~xp_vc1_head1_bits17_12[3]) & ((~xp_vc1_head1_bits17_12[2]) & (~xp_vc1_head1_bits17_12[1])));
-assign xp_vc1_head1_or = ((~((~xp_vc1_head1_bits5_0[5]) & xp_vc1_head1_and)) | (~((~xp_vc1_head1_bits11_6[5]) & xp_vc1_head1_and_2))) | (~((~xp_vc1_head1_bits17_12[5]) & xp_vc1_head1_and_3));
-assign xp_vc1_head1_and_4 = (~xp_vc1_head1_bits57_44[3]) & ((~xp_vc1_head1_bits57_44[2]) & ((~xp_vc1_head1_bits57_44[1]) & (~xp_vc1_head1_bits57_44[0])));
-assign xp_vc1_head1_and_5 = (~xp_vc1_head1_bits57_44[7]) & ((~xp_vc1_head1_bits57_44[6]) & ((~xp_vc1_head1_bits57_44[5]) & ((~xp_vc1_head1_bits57_44[4]) & xp_vc1_head1_and_4)));
-assign xp_vc1_head1_and_6 = (~xp_vc1_head1_bits57_44[11]) & ((~xp_vc1_head1_bits57_44[10]) | ((~xp_vc1_head1_bits57_44[9]) & ((~xp_vc1_head1_bits57_44[8]) & xp_vc1_head1_and_5)));
-assign xp_vc1_head1_or_2 = (xp_vc1_head1_or | (~((~xp_vc1_head1_bits21_18[3]) & ((~xp_vc1_head1_bits21_18[2]) & (~xp_vc1_head1_bits21_18[1]))))) | (~((~xp_vc1_head1_bits57_44[13]) & ((~xp_vc1_head1_bits57_44[12]) & xp_vc1_head1_and_6)));
-assign here_z_lt_3 = here_z < xp_vc1_head1_bits17_12;
-assign here_z_half_not_3 = ~(here_z_half < xp_vc1_head1_bits17_12);
-assign xp_vc1_head1_not = ~(xp_vc1_head1_bits17_12 == here_z);
+assign xp_vc1_head1_and = (~xp_vc1_head1[53]) & (~xp_vc1_head1[52]) & (~xp_vc1_head1[51]) & (~xp_vc1_head1[50]) &
+    (~xp_vc1_head1[49]) & (~xp_vc1_head1[48]) & (~xp_vc1_head1[47]) & (~xp_vc1_head1[46]) &
+    (~xp_vc1_head1[45]) & (~xp_vc1_head1[44]);
+assign xp_vc1_head1_or = (~((~xp_vc1_head1[5]) & (~xp_vc1_head1[4]) & (~xp_vc1_head1[3]) & (~xp_vc1_head1[2]) & (~xp_vc1_head1[1]))) |
+    (~((~xp_vc1_head1[11]) & (~xp_vc1_head1[10]) & (~xp_vc1_head1[9]) & (~xp_vc1_head1[8]) &
+    (~xp_vc1_head1[7]))) |
+    (~((~xp_vc1_head1[17]) & (~xp_vc1_head1[16]) & (~xp_vc1_head1[15]) & (~xp_vc1_head1[14]) &
+    (~xp_vc1_head1[13]))) |
+    (~((~xp_vc1_head1[21]) & (~xp_vc1_head1[20]) & (~xp_vc1_head1[19]))) |
+    (~((~xp_vc1_head1[57]) & (~xp_vc1_head1[56]) & (~xp_vc1_head1[55]) &
+    ((~xp_vc1_head1[54]) | xp_vc1_head1_and)));
+assign here_z_lt_3 = here_z < xp_vc1_head1[17:12];
+assign here_z_half_not_3 = ~(here_z_half < xp_vc1_head1[17:12]);
+assign xp_vc1_head1_not = ~(xp_vc1_head1[17:12] == here_z);
 assign here_z_top_sel_3 = xp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_3 = here_y < xp_vc1_head1_bits11_6;
-assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1_bits11_6);
-assign xp_vc1_head1_not_2 = ~(xp_vc1_head1_bits11_6 == here_y);
+assign here_y_lt_3 = here_y < xp_vc1_head1[11:6];
+assign here_y_half_not_3 = ~(here_y_half < xp_vc1_head1[11:6]);
+assign xp_vc1_head1_not_2 = ~(xp_vc1_head1[11:6] == here_y);
 assign here_y_top_sel_3 = xp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : here_z_top_sel_3;
-assign xp_vc1_head1_not_3 = ~(xp_vc1_head1_bits5_0 == here_x);
-assign route_out_3 = xp_vc1_head1_not_3 ? 3'h2 : (xp_vc1_head1_not_2 ? 3'h3 : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1_bits21_18[2:0]));
+assign xp_vc1_head1_not_3 = ~(xp_vc1_head1[5:0] == here_x);
+assign route_out_3 = xp_vc1_head1_not_3 ? 3'h2 : (xp_vc1_head1_not_2 ? 3'h3 : (xp_vc1_head1_not ? 3'h4 : xp_vc1_head1[20:18]));
 assign route_vc_3 = xp_vc1_head1_not_3 ? 1'h1 : here_y_top_sel_3;
-assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign xp_vc1_reroute = (xp_vc1_valid_2 & xp_vc1_head0_fix_2) & (~xp_vc1_pop);
-assign route_vc_cat_2 = {({({({({1'h0, xp_vc1_head1_plus[6:0]}), xp_vc1_head1_or_2}), route_vc_3}), route_out_3}), xp_vc1_head0_keep_2};
-assign xp_vc1_second0_last_2 = xp_vc1_second0[0];
-assign xp_vc1_second0_keep_2 = xp_vc1_second0[16:1];
-assign xp_vc1_second0_out_2 = xp_vc1_second0[19:17];
-assign xp_vc1_second0_ovc_2 = xp_vc1_second0[20];
-assign xp_vc1_second0_drop_2 = xp_vc1_second0[21];
-assign xp_vc1_second0_flits_2 = xp_vc1_second0[28:22];
-assign xp_vc1_second0_fix_2 = xp_vc1_second0[29];
+assign xp_vc1_head1_plus = ((({1'h0, xp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign xp_vc1_reroute = xp_vc1_valid & xp_vc1_head0_fix & (~xp_vc1_pop);
+assign route_vc_cat_2 = {1'h0, xp_vc1_head1_plus[6:0], xp_vc1_head1_or, route_vc_3, route_out_3, xp_vc1_head0_keep,
+    xp_vc1_head0_last};
+assign xp_vc1_second0_last = xp_vc1_second0[0];
+assign xp_vc1_second0_keep = xp_vc1_second0[16:1];
+assign xp_vc1_second0_out = xp_vc1_second0[19:17];
+assign xp_vc1_second0_ovc = xp_vc1_second0[20];
+assign xp_vc1_second0_drop = xp_vc1_second0[21];
+assign xp_vc1_second0_flits = xp_vc1_second0[28:22];
+assign xp_vc1_second0_fix = xp_vc1_second0[29];
 
 always @(posedge clk) begin
     if (rst) xp_expect_head <= 1'h1; else xp_expect_head <= s_axis_xp_tvalid ? s_axis_xp_tlast : xp_expect_head;
     if (rst) stat_xp_ecc_corrected_event <= 1'h0; else stat_xp_ecc_corrected_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_parity;
-    if (rst) stat_xp_ecc_corrected_2 <= 32'h0; else stat_xp_ecc_corrected_2 <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected_2 + 32'h1) : stat_xp_ecc_corrected_2;
+    if (rst) stat_xp_ecc_corrected <= 32'h0; else stat_xp_ecc_corrected <= stat_xp_ecc_corrected_event ? (stat_xp_ecc_corrected + 32'h1) : stat_xp_ecc_corrected;
     if (rst) stat_xp_ecc_uncorrectable_event <= 1'h0; else stat_xp_ecc_uncorrectable_event <= s_axis_xp_tvalid_and & s_axis_xp_tdata_and;
-    if (rst) stat_xp_ecc_uncorrectable_2 <= 32'h0; else stat_xp_ecc_uncorrectable_2 <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable_2 + 32'h1) : stat_xp_ecc_uncorrectable_2;
-    if (rst) stat_xp_dropped_2 <= 32'h0; else stat_xp_dropped_2 <= ((stat_xp_dropped_2 + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
-    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= (s_axis_xp_tvalid_and & drop) & (~s_axis_xp_tdata_parity);
-    if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or_2;
-    if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or_2;
+    if (rst) stat_xp_ecc_uncorrectable <= 32'h0; else stat_xp_ecc_uncorrectable <= stat_xp_ecc_uncorrectable_event ? (stat_xp_ecc_uncorrectable + 32'h1) : stat_xp_ecc_uncorrectable;
+    if (rst) stat_xp_dropped <= 32'h0; else stat_xp_dropped <= ((stat_xp_dropped + ({31'h0, stat_xp_dropped_arrival_event})) + ({31'h0, stat_xp_dropped_vc0_event})) + ({31'h0, stat_xp_dropped_vc1_event});
+    if (rst) stat_xp_dropped_arrival_event <= 1'h0; else stat_xp_dropped_arrival_event <= s_axis_xp_tvalid_and & drop & (~s_axis_xp_tdata_parity);
+    if (rst) stat_xp_dropped_vc0_event <= 1'h0; else stat_xp_dropped_vc0_event <= xp_vc0_reroute & xp_vc0_head1_or;
+    if (rst) stat_xp_dropped_vc1_event <= 1'h0; else stat_xp_dropped_vc1_event <= xp_vc1_reroute & xp_vc1_head1_or;
     if (rst) xp_vc0_wr <= 9'h0; else xp_vc0_wr <= xp_vc0_wr + ({8'h0, s_axis_xp_tvalid_and_4});
     if (rst) xp_vc0_rd <= 9'h0; else xp_vc0_rd <= xp_vc0_rd + ({8'h0, xp_vc0_stored_and});
     if (rst) xp_vc0_stored <= 1'h0; else xp_vc0_stored <= s_axis_xp_tvalid_and_4 | (xp_vc0_stored & (~(xp_vc0_stored_and & ((xp_vc0_wr - xp_vc0_rd) == 9'h1))));
     if (rst) xp_vc0_landed <= 1'h0; else xp_vc0_landed <= xp_vc0_stored_and;
-    if (rst) xp_vc0_valid_2 <= 1'h0; else xp_vc0_valid_2 <= xp_vc0_second_valid_sel | xp_vc0_landed_or;
-    if (rst) xp_vc0_second_valid_2 <= 1'h0; else xp_vc0_second_valid_2 <= (xp_vc0_third_valid_sel | (xp_vc0_second_valid_sel & xp_vc0_landed_or)) | xp_vc0_landed_and;
-    if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= (xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or)) | (xp_vc0_second_valid_sel & xp_vc0_landed_and);
+    if (rst) xp_vc0_valid <= 1'h0; else xp_vc0_valid <= xp_vc0_second_valid_sel | xp_vc0_landed_or;
+    if (rst) xp_vc0_second_valid <= 1'h0; else xp_vc0_second_valid <= xp_vc0_third_valid_sel | (xp_vc0_second_valid_sel & xp_vc0_landed_or) | xp_vc0_landed_and;
+    if (rst) xp_vc0_third_valid <= 1'h0; else xp_vc0_third_valid <= xp_vc0_pop_and | (xp_vc0_third_valid_sel & xp_vc0_landed_or) |
+    (xp_vc0_second_valid_sel & xp_vc0_landed_and);
     if (xp_vc0_stored_and) xp_vc0_read0 <= xp_vc0_mem0[xp_vc0_rd[7:0]];
-    if ((xp_vc0_pop | (~xp_vc0_valid_2)) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? ({route_vc_cat, xp_vc0_head0_last_2}) : ((xp_vc0_pop & xp_vc0_second_valid_2) ? xp_vc0_second0 : xp_vc0_read0_sel);
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat_2 : xp_vc0_read0_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat_2;
+    if (xp_vc0_pop | (~xp_vc0_valid) | xp_vc0_reroute) xp_vc0_head0 <= xp_vc0_reroute ? route_vc_cat : ((xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second0 : xp_vc0_read0_sel);
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second0 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third0 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? xp_expect_head_cat : xp_vc0_read0_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third0 <= xp_vc0_third_valid_sel ? xp_vc0_read0_sel : xp_expect_head_cat;
     if (xp_vc0_stored_and) xp_vc0_read1 <= xp_vc0_mem1[xp_vc0_rd[7:0]];
-    if (xp_vc0_pop | (~xp_vc0_valid_2)) xp_vc0_head1_2 <= (xp_vc0_pop & xp_vc0_second_valid_2) ? xp_vc0_second1_2 : xp_vc0_read1_sel;
-    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1_2 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc0_read1_sel);
-    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel_2;
+    if (xp_vc0_pop | (~xp_vc0_valid)) xp_vc0_head1 <= (xp_vc0_pop & xp_vc0_second_valid) ? xp_vc0_second1 : xp_vc0_read1_sel;
+    if ((xp_vc0_pop & xp_vc0_third_valid) | (~xp_vc0_third_valid_sel)) xp_vc0_second1 <= (xp_vc0_pop & xp_vc0_third_valid) ? xp_vc0_third1 : (((~xp_vc0_second_valid_sel) & xp_vc0_landed_and) ? s_axis_xp_tdata_sel : xp_vc0_read1_sel);
+    if (~xp_vc0_pop_and) xp_vc0_third1 <= xp_vc0_third_valid_sel ? xp_vc0_read1_sel : s_axis_xp_tdata_sel;
     if (rst) xp_vc1_wr <= 9'h0; else xp_vc1_wr <= xp_vc1_wr + ({8'h0, s_axis_xp_tvalid_and_7});
     if (rst) xp_vc1_rd <= 9'h0; else xp_vc1_rd <= xp_vc1_rd + ({8'h0, xp_vc1_stored_and});
     if (rst) xp_vc1_stored <= 1'h0; else xp_vc1_stored <= s_axis_xp_tvalid_and_7 | (xp_vc1_stored & (~(xp_vc1_stored_and & ((xp_vc1_wr - xp_vc1_rd) == 9'h1))));
     if (rst) xp_vc1_landed <= 1'h0; else xp_vc1_landed <= xp_vc1_stored_and;
-    if (rst) xp_vc1_valid_2 <= 1'h0; else xp_vc1_valid_2 <= xp_vc1_second_valid_sel | xp_vc1_landed_or;
-    if (rst) xp_vc1_second_valid_2 <= 1'h0; else xp_vc1_second_valid_2 <= (xp_vc1_third_valid_sel | (xp_vc1_second_valid_sel & xp_vc1_landed_or)) | xp_vc1_landed_and;
-    if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= (xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or)) | (xp_vc1_second_valid_sel & xp_vc1_landed_and);
+    if (rst) xp_vc1_valid <= 1'h0; else xp_vc1_valid <= xp_vc1_second_valid_sel | xp_vc1_landed_or;
+    if (rst) xp_vc1_second_valid <= 1'h0; else xp_vc1_second_valid <= xp_vc1_third_valid_sel | (xp_vc1_second_valid_sel & xp_vc1_landed_or) | xp_vc1_landed_and;
+    if (rst) xp_vc1_third_valid <= 1'h0; else xp_vc1_third_valid <= xp_vc1_pop_and | (xp_vc1_third_valid_sel & xp_vc1_landed_or) |
+    (xp_vc1_second_valid_sel & xp_vc1_landed_and);
     if (xp_vc1_stored_and) xp_vc1_read0 <= xp_vc1_mem0[xp_vc1_rd[7:0]];
-    if ((xp_vc1_pop | (~xp_vc1_valid_2)) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? ({route_vc_cat_2, xp_vc1_head0_last_2}) : ((xp_vc1_pop & xp_vc1_second_valid_2) ? xp_vc1_second0 : xp_vc1_read0_sel);
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat_2 : xp_vc1_read0_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat_2;
+    if (xp_vc1_pop | (~xp_vc1_valid) | xp_vc1_reroute) xp_vc1_head0 <= xp_vc1_reroute ? route_vc_cat_2 : ((xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second0 : xp_vc1_read0_sel);
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second0 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third0 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? xp_expect_head_cat : xp_vc1_read0_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third0 <= xp_vc1_third_valid_sel ? xp_vc1_read0_sel : xp_expect_head_cat;
     if (xp_vc1_stored_and) xp_vc1_read1 <= xp_vc1_mem1[xp_vc1_rd[7:0]];
-    if (xp_vc1_pop | (~xp_vc1_valid_2)) xp_vc1_head1_2 <= (xp_vc1_pop & xp_vc1_second_valid_2) ? xp_vc1_second1_2 : xp_vc1_read1_sel;
-    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1_2 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel_2 : xp_vc1_read1_sel);
-    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat_2;
-    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel_2;
+    if (xp_vc1_pop | (~xp_vc1_valid)) xp_vc1_head1 <= (xp_vc1_pop & xp_vc1_second_valid) ? xp_vc1_second1 : xp_vc1_read1_sel;
+    if ((xp_vc1_pop & xp_vc1_third_valid) | (~xp_vc1_third_valid_sel)) xp_vc1_second1 <= (xp_vc1_pop & xp_vc1_third_valid) ? xp_vc1_third1 : (((~xp_vc1_second_valid_sel) & xp_vc1_landed_and) ? s_axis_xp_tdata_sel : xp_vc1_read1_sel);
+    if (~xp_vc1_pop_and) xp_vc1_third1 <= xp_vc1_third_valid_sel ? xp_vc1_read1_sel : s_axis_xp_tdata_sel;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem0[xp_vc0_wr[7:0]] <= xp_expect_head_cat;
+    if (s_axis_xp_tvalid_and_2 & (~s_axis_xp_tvalid_and_3)) xp_vc0_mem1[xp_vc0_wr[7:0]] <= s_axis_xp_tdata_sel;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem0[xp_vc1_wr[7:0]] <= xp_expect_head_cat;
+    if (s_axis_xp_tvalid_and_5 & (~s_axis_xp_tvalid_and_6)) xp_vc1_mem1[xp_vc1_wr[7:0]] <= s_axis_xp_tdata_sel;
 end
 
-assign stat_xp_ecc_corrected = stat_xp_ecc_corrected_2;
-assign stat_xp_ecc_uncorrectable = stat_xp_ecc_uncorrectable_2;
-assign stat_xp_dropped = stat_xp_dropped_2;
-assign xp_vc0_valid = xp_vc0_valid_2;
-assign xp_vc0_second_valid = xp_vc0_second_valid_2;
-assign xp_vc0_head1 = xp_vc0_head1_2;
-assign xp_vc0_second1 = xp_vc0_second1_2;
-assign xp_vc0_head0_last = xp_vc0_head0_last_2;
-assign xp_vc0_head0_keep = xp_vc0_head0_keep_2;
-assign xp_vc0_head0_out = xp_vc0_head0_out_2;
-assign xp_vc0_head0_ovc = xp_vc0_head0_ovc_2;
-assign xp_vc0_head0_drop = xp_vc0_head0_drop_2;
-assign xp_vc0_head0_flits = xp_vc0_head0_flits_2;
-assign xp_vc0_head0_fix = xp_vc0_head0_fix_2;
-assign xp_vc0_second0_last = xp_vc0_second0_last_2;
-assign xp_vc0_second0_keep = xp_vc0_second0_keep_2;
-assign xp_vc0_second0_out = xp_vc0_second0_out_2;
-assign xp_vc0_second0_ovc = xp_vc0_second0_ovc_2;
-assign xp_vc0_second0_drop = xp_vc0_second0_drop_2;
-assign xp_vc0_second0_flits = xp_vc0_second0_flits_2;
-assign xp_vc0_second0_fix = xp_vc0_second0_fix_2;
-assign xp_vc1_valid = xp_vc1_valid_2;
-assign xp_vc1_second_valid = xp_vc1_second_valid_2;
-assign xp_vc1_head1 = xp_vc1_head1_2;
-assign xp_vc1_second1 = xp_vc1_second1_2;
-assign xp_vc1_head0_last = xp_vc1_head0_last_2;
-assign xp_vc1_head0_keep = xp_vc1_head0_keep_2;
-assign xp_vc1_head0_out = xp_vc1_head0_out_2;
-assign xp_vc1_head0_ovc = xp_vc1_head0_ovc_2;
-assign xp_vc1_head0_drop = xp_vc1_head0_drop_2;
-assign xp_vc1_head0_flits = xp_vc1_head0_flits_2;
-assign xp_vc1_head0_fix = xp_vc1_head0_fix_2;
-assign xp_vc1_second0_last = xp_vc1_second0_last_2;
-assign xp_vc1_second0_keep = xp_vc1_second0_keep_2;
-assign xp_vc1_second0_out = xp_vc1_second0_out_2;
-assign xp_vc1_second0_ovc = xp_vc1_second0_ovc_2;
-assign xp_vc1_second0_drop = xp_vc1_second0_drop_2;
-assign xp_vc1_second0_flits = xp_vc1_second0_flits_2;
-assign xp_vc1_second0_fix = xp_vc1_second0_fix_2;
 endmodule
 
 module torus_2x2x2_node_input_yp(
@@ -2899,13 +2627,13 @@ module torus_2x2x2_node_input_yp(
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
-    output wire [31:0] stat_yp_ecc_corrected;
-    output wire [31:0] stat_yp_ecc_uncorrectable;
-    output wire [31:0] stat_yp_dropped;
-    output wire yp_vc0_valid;
-    output wire yp_vc0_second_valid;
-    output wire [127:0] yp_vc0_head1;
-    output wire [127:0] yp_vc0_second1;
+    output reg [31:0] stat_yp_ecc_corrected;
+    output reg [31:0] stat_yp_ecc_uncorrectable;
+    output reg [31:0] stat_yp_dropped;
+    output reg yp_vc0_valid;
+    output reg yp_vc0_second_valid;
+    output reg [127:0] yp_vc0_head1;
+    output reg [127:0] yp_vc0_second1;
     output wire yp_vc0_head0_last;
     output wire [15:0] yp_vc0_head0_keep;
     output wire [2:0] yp_vc0_head0_out;
@@ -2920,10 +2648,10 @@ module torus_2x2x2_node_input_yp(
     output wire yp_vc0_second0_drop;
     output wire [6:0] yp_vc0_second0_flits;
     output wire yp_vc0_second0_fix;
-    output wire yp_vc1_valid;
-    output wire yp_vc1_second_valid;
-    output wire [127:0] yp_vc1_head1;
-    output wire [127:0] yp_vc1_second1;
+    output reg yp_vc1_valid;
+    output reg yp_vc1_second_valid;
+    output reg [127:0] yp_vc1_head1;
+    output reg [127:0] yp_vc1_second1;
     output wire yp_vc1_head0_last;
     output wire [15:0] yp_vc1_head0_keep;
     output wire [2:0] yp_vc1_head0_out;
@@ -2941,58 +2669,13 @@ module torus_2x2x2_node_input_yp(
 
 // verilator lint_off UNUSEDSIGNAL
 // input yp: arrival into the VC buffers
-wire [119:0] s_axis_yp_tdata_bits119_0;
-wire [3:0] s_axis_yp_tdata_cat;
-wire [6:0] s_axis_yp_tdata_cat_2;
+wire [6:0] s_axis_yp_tdata_cat;
 wire [7:0] s_axis_yp_tdata_xor;
-wire [6:0] s_axis_yp_tdata_bits6_0;
 wire s_axis_yp_tdata_parity;
 wire s_axis_yp_tdata_and;
 wire [127:0] s_axis_yp_tdata_shl;
-wire [4:0] s_axis_yp_tdata_cat_3;
-wire [8:0] s_axis_yp_tdata_cat_4;
-wire [12:0] s_axis_yp_tdata_cat_5;
-wire [16:0] s_axis_yp_tdata_cat_6;
-wire [20:0] s_axis_yp_tdata_cat_7;
-wire [24:0] s_axis_yp_tdata_cat_8;
-wire [28:0] s_axis_yp_tdata_cat_9;
-wire [32:0] s_axis_yp_tdata_cat_10;
-wire [36:0] s_axis_yp_tdata_cat_11;
-wire [40:0] s_axis_yp_tdata_cat_12;
-wire [44:0] s_axis_yp_tdata_cat_13;
-wire [48:0] s_axis_yp_tdata_cat_14;
-wire [52:0] s_axis_yp_tdata_cat_15;
-wire [56:0] s_axis_yp_tdata_cat_16;
-wire [60:0] s_axis_yp_tdata_cat_17;
-wire [64:0] s_axis_yp_tdata_cat_18;
-wire [68:0] s_axis_yp_tdata_cat_19;
-wire [72:0] s_axis_yp_tdata_cat_20;
-wire [76:0] s_axis_yp_tdata_cat_21;
-wire [80:0] s_axis_yp_tdata_cat_22;
-wire [84:0] s_axis_yp_tdata_cat_23;
-wire [88:0] s_axis_yp_tdata_cat_24;
-wire [92:0] s_axis_yp_tdata_cat_25;
-wire [96:0] s_axis_yp_tdata_cat_26;
-wire [100:0] s_axis_yp_tdata_cat_27;
-wire [104:0] s_axis_yp_tdata_cat_28;
-wire [108:0] s_axis_yp_tdata_cat_29;
-wire [112:0] s_axis_yp_tdata_cat_30;
-wire [116:0] s_axis_yp_tdata_cat_31;
-wire [119:0] s_axis_yp_tdata_sel;
-wire [119:0] s_axis_yp_tdata_bits119_0_2;
-wire [5:0] s_axis_yp_tdata_bits5_0;
-wire [5:0] s_axis_yp_tdata_bits11_6;
-wire [5:0] s_axis_yp_tdata_bits17_12;
-wire [3:0] s_axis_yp_tdata_bits21_18;
-wire [13:0] s_axis_yp_tdata_bits57_44;
+wire [119:0] s_axis_yp_tdata_cat_2;
 wire s_axis_yp_tdata_and_2;
-wire s_axis_yp_tdata_and_3;
-wire s_axis_yp_tdata_and_4;
-wire s_axis_yp_tdata_or;
-wire s_axis_yp_tdata_and_5;
-wire s_axis_yp_tdata_and_6;
-wire s_axis_yp_tdata_and_7;
-wire s_axis_yp_tdata_or_2;
 wire here_z_lt;
 wire here_z_half_not;
 wire s_axis_yp_tdata_not;
@@ -3011,23 +2694,17 @@ wire drop;
 reg yp_expect_head;
 wire s_axis_yp_tvalid_and;
 reg stat_yp_ecc_corrected_event;
-reg [31:0] stat_yp_ecc_corrected_2;
 reg stat_yp_ecc_uncorrectable_event;
-reg [31:0] stat_yp_ecc_uncorrectable_2;
-reg [31:0] stat_yp_dropped_2;
 reg stat_yp_dropped_arrival_event;
 reg stat_yp_dropped_vc0_event;
 reg stat_yp_dropped_vc1_event;
-wire [127:0] s_axis_yp_tdata_sel_2;
-wire [12:0] yp_expect_head_cat;
-wire [29:0] yp_expect_head_cat_2;
+wire [127:0] s_axis_yp_tdata_sel;
+wire [29:0] yp_expect_head_cat;
 wire s_axis_yp_tvalid_and_2;
 reg [8:0] yp_vc0_wr;
 reg [8:0] yp_vc0_rd;
 reg yp_vc0_stored;
 reg yp_vc0_landed;
-reg yp_vc0_valid_2;
-reg yp_vc0_second_valid_2;
 reg yp_vc0_third_valid;
 wire yp_vc0_second_valid_sel;
 wire yp_vc0_third_valid_sel;
@@ -3044,32 +2721,11 @@ reg [29:0] yp_vc0_second0;
 reg [29:0] yp_vc0_third0;
 reg [127:0] yp_vc0_read1;
 wire [127:0] yp_vc0_read1_sel;
-reg [127:0] yp_vc0_head1_2;
-reg [127:0] yp_vc0_second1_2;
 reg [127:0] yp_vc0_third1;
 wire s_axis_yp_tvalid_and_4;
-wire yp_vc0_head0_last_2;
-wire [15:0] yp_vc0_head0_keep_2;
-wire [2:0] yp_vc0_head0_out_2;
-wire yp_vc0_head0_ovc_2;
-wire yp_vc0_head0_drop_2;
-wire [6:0] yp_vc0_head0_flits_2;
-wire yp_vc0_head0_fix_2;
 // input yp vc 0: a corrected header routed again
-wire [119:0] yp_vc0_head1_bits119_0;
-wire [5:0] yp_vc0_head1_bits5_0;
-wire [5:0] yp_vc0_head1_bits11_6;
-wire [5:0] yp_vc0_head1_bits17_12;
-wire [3:0] yp_vc0_head1_bits21_18;
-wire [13:0] yp_vc0_head1_bits57_44;
 wire yp_vc0_head1_and;
-wire yp_vc0_head1_and_2;
-wire yp_vc0_head1_and_3;
 wire yp_vc0_head1_or;
-wire yp_vc0_head1_and_4;
-wire yp_vc0_head1_and_5;
-wire yp_vc0_head1_and_6;
-wire yp_vc0_head1_or_2;
 wire here_z_lt_2;
 wire here_z_half_not_2;
 wire yp_vc0_head1_not;
@@ -3085,21 +2741,12 @@ wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] yp_vc0_head1_plus;
 wire yp_vc0_reroute;
-wire [28:0] route_vc_cat;
-wire yp_vc0_second0_last_2;
-wire [15:0] yp_vc0_second0_keep_2;
-wire [2:0] yp_vc0_second0_out_2;
-wire yp_vc0_second0_ovc_2;
-wire yp_vc0_second0_drop_2;
-wire [6:0] yp_vc0_second0_flits_2;
-wire yp_vc0_second0_fix_2;
+wire [29:0] route_vc_cat;
 wire s_axis_yp_tvalid_and_5;
 reg [8:0] yp_vc1_wr;
 reg [8:0] yp_vc1_rd;
 reg yp_vc1_stored;
 reg yp_vc1_landed;
-reg yp_vc1_valid_2;
-reg yp_vc1_second_valid_2;
 reg yp_vc1_third_valid;
 wire yp_vc1_second_valid_sel;
 wire yp_vc1_third_valid_sel;
@@ -3116,32 +2763,11 @@ reg [29:0] yp_vc1_second0;
 reg [29:0] yp_vc1_third0;
 reg [127:0] yp_vc1_read1;
 wire [127:0] yp_vc1_read1_sel;
-reg [127:0] yp_vc1_head1_2;
-reg [127:0] yp_vc1_second1_2;
 reg [127:0] yp_vc1_third1;
 wire s_axis_yp_tvalid_and_7;
-wire yp_vc1_head0_last_2;
-wire [15:0] yp_vc1_head0_keep_2;
-wire [2:0] yp_vc1_head0_out_2;
-wire yp_vc1_head0_ovc_2;
-wire yp_vc1_head0_drop_2;
-wire [6:0] yp_vc1_head0_flits_2;
-wire yp_vc1_head0_fix_2;
 // input yp vc 1: a corrected header routed again
-wire [119:0] yp_vc1_head1_bits119_0;
-wire [5:0] yp_vc1_head1_bits5_0;
-wire [5:0] yp_vc1_head1_bits11_6;
-wire [5:0] yp_vc1_head1_bits17_12;
-wire [3:0] yp_vc1_head1_bits21_18;
-wire [13:0] yp_vc1_head1_bits57_44;
 wire yp_vc1_head1_and;
-wire yp_vc1_head1_and_2;
-wire yp_vc1_head1_and_3;
 wire yp_vc1_head1_or;
-wire yp_vc1_head1_and_4;
-wire yp_vc1_head1_and_5;
-wire yp_vc1_head1_and_6;
-wire yp_vc1_head1_or_2;
 wire here_z_lt_3;
 wire here_z_half_not_3;
 wire yp_vc1_head1_not;
@@ -3154,14 +2780,7 @@ wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] yp_vc1_head1_plus;
 wire yp_vc1_reroute;
-wire [28:0] route_vc_cat_2;
-wire yp_vc1_second0_last_2;
-wire [15:0] yp_vc1_second0_keep_2;
-wire [2:0] yp_vc1_second0_out_2;
-wire yp_vc1_second0_ovc_2;
-wire yp_vc1_second0_drop_2;
-wire [6:0] yp_vc1_second0_flits_2;
-wire yp_vc1_second0_fix_2;
+wire [29:0] route_vc_cat_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [29:0] yp_vc0_mem0 [0:255];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -3173,276 +2792,239 @@ reg [127:0] yp_vc1_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input yp: arrival into the VC buffers ----
-assign s_axis_yp_tdata_bits119_0 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_cat = {({({(^(s_axis_yp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_yp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_yp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_yp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_yp_tdata_cat_2 = {({({s_axis_yp_tdata_cat, (^(s_axis_yp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_yp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_yp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat_2, s_axis_yp_tdata_bits119_0})), s_axis_yp_tdata_cat_2});
-assign s_axis_yp_tdata_bits6_0 = s_axis_yp_tdata_xor[6:0];
+assign s_axis_yp_tdata_cat = {(^(s_axis_yp_tdata[119:0] & 120'hfffffffffffffffe00000000000000)),
+    (^(s_axis_yp_tdata[119:0] & 120'hffffffff00000001fffffffc000000)),
+    (^(s_axis_yp_tdata[119:0] & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(s_axis_yp_tdata[119:0] & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(s_axis_yp_tdata[119:0] & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(s_axis_yp_tdata[119:0] & 120'hcccccccccccccccd9999999b33366d)),
+    (^(s_axis_yp_tdata[119:0] & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_yp_tdata_xor = s_axis_yp_tdata[127:120] ^ ({(^({s_axis_yp_tdata_cat, s_axis_yp_tdata[119:0]})), s_axis_yp_tdata_cat});
 assign s_axis_yp_tdata_parity = ^s_axis_yp_tdata;
-assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_bits6_0 == 7'h0)) & (~s_axis_yp_tdata_parity);
-assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_bits6_0;
-assign s_axis_yp_tdata_cat_3 = {({({({s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126]}), s_axis_yp_tdata_shl[125]}), s_axis_yp_tdata_shl[124]}), s_axis_yp_tdata_shl[123]};
-assign s_axis_yp_tdata_cat_4 = {({({({s_axis_yp_tdata_cat_3, s_axis_yp_tdata_shl[122]}), s_axis_yp_tdata_shl[121]}), s_axis_yp_tdata_shl[120]}), s_axis_yp_tdata_shl[119]};
-assign s_axis_yp_tdata_cat_5 = {({({({s_axis_yp_tdata_cat_4, s_axis_yp_tdata_shl[118]}), s_axis_yp_tdata_shl[117]}), s_axis_yp_tdata_shl[116]}), s_axis_yp_tdata_shl[115]};
-assign s_axis_yp_tdata_cat_6 = {({({({s_axis_yp_tdata_cat_5, s_axis_yp_tdata_shl[114]}), s_axis_yp_tdata_shl[113]}), s_axis_yp_tdata_shl[112]}), s_axis_yp_tdata_shl[111]};
-assign s_axis_yp_tdata_cat_7 = {({({({s_axis_yp_tdata_cat_6, s_axis_yp_tdata_shl[110]}), s_axis_yp_tdata_shl[109]}), s_axis_yp_tdata_shl[108]}), s_axis_yp_tdata_shl[107]};
-assign s_axis_yp_tdata_cat_8 = {({({({s_axis_yp_tdata_cat_7, s_axis_yp_tdata_shl[106]}), s_axis_yp_tdata_shl[105]}), s_axis_yp_tdata_shl[104]}), s_axis_yp_tdata_shl[103]};
-assign s_axis_yp_tdata_cat_9 = {({({({s_axis_yp_tdata_cat_8, s_axis_yp_tdata_shl[102]}), s_axis_yp_tdata_shl[101]}), s_axis_yp_tdata_shl[100]}), s_axis_yp_tdata_shl[99]};
-assign s_axis_yp_tdata_cat_10 = {({({({s_axis_yp_tdata_cat_9, s_axis_yp_tdata_shl[98]}), s_axis_yp_tdata_shl[97]}), s_axis_yp_tdata_shl[96]}), s_axis_yp_tdata_shl[95]};
-assign s_axis_yp_tdata_cat_11 = {({({({s_axis_yp_tdata_cat_10, s_axis_yp_tdata_shl[94]}), s_axis_yp_tdata_shl[93]}), s_axis_yp_tdata_shl[92]}), s_axis_yp_tdata_shl[91]};
-assign s_axis_yp_tdata_cat_12 = {({({({s_axis_yp_tdata_cat_11, s_axis_yp_tdata_shl[90]}), s_axis_yp_tdata_shl[89]}), s_axis_yp_tdata_shl[88]}), s_axis_yp_tdata_shl[87]};
-assign s_axis_yp_tdata_cat_13 = {({({({s_axis_yp_tdata_cat_12, s_axis_yp_tdata_shl[86]}), s_axis_yp_tdata_shl[85]}), s_axis_yp_tdata_shl[84]}), s_axis_yp_tdata_shl[83]};
-assign s_axis_yp_tdata_cat_14 = {({({({s_axis_yp_tdata_cat_13, s_axis_yp_tdata_shl[82]}), s_axis_yp_tdata_shl[81]}), s_axis_yp_tdata_shl[80]}), s_axis_yp_tdata_shl[79]};
-assign s_axis_yp_tdata_cat_15 = {({({({s_axis_yp_tdata_cat_14, s_axis_yp_tdata_shl[78]}), s_axis_yp_tdata_shl[77]}), s_axis_yp_tdata_shl[76]}), s_axis_yp_tdata_shl[75]};
-assign s_axis_yp_tdata_cat_16 = {({({({s_axis_yp_tdata_cat_15, s_axis_yp_tdata_shl[74]}), s_axis_yp_tdata_shl[73]}), s_axis_yp_tdata_shl[72]}), s_axis_yp_tdata_shl[71]};
-assign s_axis_yp_tdata_cat_17 = {({({({s_axis_yp_tdata_cat_16, s_axis_yp_tdata_shl[70]}), s_axis_yp_tdata_shl[69]}), s_axis_yp_tdata_shl[68]}), s_axis_yp_tdata_shl[67]};
-assign s_axis_yp_tdata_cat_18 = {({({({s_axis_yp_tdata_cat_17, s_axis_yp_tdata_shl[66]}), s_axis_yp_tdata_shl[65]}), s_axis_yp_tdata_shl[63]}), s_axis_yp_tdata_shl[62]};
-assign s_axis_yp_tdata_cat_19 = {({({({s_axis_yp_tdata_cat_18, s_axis_yp_tdata_shl[61]}), s_axis_yp_tdata_shl[60]}), s_axis_yp_tdata_shl[59]}), s_axis_yp_tdata_shl[58]};
-assign s_axis_yp_tdata_cat_20 = {({({({s_axis_yp_tdata_cat_19, s_axis_yp_tdata_shl[57]}), s_axis_yp_tdata_shl[56]}), s_axis_yp_tdata_shl[55]}), s_axis_yp_tdata_shl[54]};
-assign s_axis_yp_tdata_cat_21 = {({({({s_axis_yp_tdata_cat_20, s_axis_yp_tdata_shl[53]}), s_axis_yp_tdata_shl[52]}), s_axis_yp_tdata_shl[51]}), s_axis_yp_tdata_shl[50]};
-assign s_axis_yp_tdata_cat_22 = {({({({s_axis_yp_tdata_cat_21, s_axis_yp_tdata_shl[49]}), s_axis_yp_tdata_shl[48]}), s_axis_yp_tdata_shl[47]}), s_axis_yp_tdata_shl[46]};
-assign s_axis_yp_tdata_cat_23 = {({({({s_axis_yp_tdata_cat_22, s_axis_yp_tdata_shl[45]}), s_axis_yp_tdata_shl[44]}), s_axis_yp_tdata_shl[43]}), s_axis_yp_tdata_shl[42]};
-assign s_axis_yp_tdata_cat_24 = {({({({s_axis_yp_tdata_cat_23, s_axis_yp_tdata_shl[41]}), s_axis_yp_tdata_shl[40]}), s_axis_yp_tdata_shl[39]}), s_axis_yp_tdata_shl[38]};
-assign s_axis_yp_tdata_cat_25 = {({({({s_axis_yp_tdata_cat_24, s_axis_yp_tdata_shl[37]}), s_axis_yp_tdata_shl[36]}), s_axis_yp_tdata_shl[35]}), s_axis_yp_tdata_shl[34]};
-assign s_axis_yp_tdata_cat_26 = {({({({s_axis_yp_tdata_cat_25, s_axis_yp_tdata_shl[33]}), s_axis_yp_tdata_shl[31]}), s_axis_yp_tdata_shl[30]}), s_axis_yp_tdata_shl[29]};
-assign s_axis_yp_tdata_cat_27 = {({({({s_axis_yp_tdata_cat_26, s_axis_yp_tdata_shl[28]}), s_axis_yp_tdata_shl[27]}), s_axis_yp_tdata_shl[26]}), s_axis_yp_tdata_shl[25]};
-assign s_axis_yp_tdata_cat_28 = {({({({s_axis_yp_tdata_cat_27, s_axis_yp_tdata_shl[24]}), s_axis_yp_tdata_shl[23]}), s_axis_yp_tdata_shl[22]}), s_axis_yp_tdata_shl[21]};
-assign s_axis_yp_tdata_cat_29 = {({({({s_axis_yp_tdata_cat_28, s_axis_yp_tdata_shl[20]}), s_axis_yp_tdata_shl[19]}), s_axis_yp_tdata_shl[18]}), s_axis_yp_tdata_shl[17]};
-assign s_axis_yp_tdata_cat_30 = {({({({s_axis_yp_tdata_cat_29, s_axis_yp_tdata_shl[15]}), s_axis_yp_tdata_shl[14]}), s_axis_yp_tdata_shl[13]}), s_axis_yp_tdata_shl[12]};
-assign s_axis_yp_tdata_cat_31 = {({({({s_axis_yp_tdata_cat_30, s_axis_yp_tdata_shl[11]}), s_axis_yp_tdata_shl[10]}), s_axis_yp_tdata_shl[9]}), s_axis_yp_tdata_shl[7]};
-assign s_axis_yp_tdata_sel = s_axis_yp_tdata_parity ? ({({({s_axis_yp_tdata_cat_31, s_axis_yp_tdata_shl[6]}), s_axis_yp_tdata_shl[5]}), s_axis_yp_tdata_shl[3]}) : 120'h0;
-assign s_axis_yp_tdata_bits119_0_2 = s_axis_yp_tdata[119:0];
-assign s_axis_yp_tdata_bits5_0 = s_axis_yp_tdata_bits119_0_2[5:0];
-assign s_axis_yp_tdata_bits11_6 = s_axis_yp_tdata_bits119_0_2[11:6];
-assign s_axis_yp_tdata_bits17_12 = s_axis_yp_tdata_bits119_0_2[17:12];
-assign s_axis_yp_tdata_bits21_18 = s_axis_yp_tdata_bits119_0_2[21:18];
-assign s_axis_yp_tdata_bits57_44 = s_axis_yp_tdata_bits119_0_2[57:44];
-assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata_bits5_0[4]) & ((~s_axis_yp_tdata_bits5_0[3]) & ((~s_axis_yp_tdata_bits5_0[2]) & (~s_axis_yp_tdata_bits5_0[1])));
-assign s_axis_yp_tdata_and_3 = (~s_axis_yp_tdata_bits11_6[4]) & ((~s_axis_yp_tdata_bits11_6[3]) & ((~s_axis_yp_tdata_bits11_6[2]) & (~s_axis_yp_tdata_bits11_6[1])));
-assign s_axis_yp_tdata_and_4 = (~s_axis_yp_tdata_bits17_12[4]) & ((~s_axis_yp_tdata_bits17_12[3]) & ((~s_axis_yp_tdata_bits17_12[2]) & (~s_axis_yp_tdata_bits17_12[1])));
-assign s_axis_yp_tdata_or = ((~((~s_axis_yp_tdata_bits5_0[5]) & s_axis_yp_tdata_and_2)) | (~((~s_axis_yp_tdata_bits11_6[5]) & s_axis_yp_tdata_and_3))) | (~((~s_axis_yp_tdata_bits17_12[5]) & s_axis_yp_tdata_and_4));
-assign s_axis_yp_tdata_and_5 = (~s_axis_yp_tdata_bits57_44[3]) & ((~s_axis_yp_tdata_bits57_44[2]) & ((~s_axis_yp_tdata_bits57_44[1]) & (~s_axis_yp_tdata_bits57_44[0])));
-assign s_axis_yp_tdata_and_6 = (~s_axis_yp_tdata_bits57_44[7]) & ((~s_axis_yp_tdata_bits57_44[6]) & ((~s_axis_yp_tdata_bits57_44[5]) & ((~s_axis_yp_tdata_bits57_44[4]) & s_axis_yp_tdata_and_5)));
-assign s_axis_yp_tdata_and_7 = (~s_axis_yp_tdata_bits57_44[11]) & ((~s_axis_yp_tdata_bits57_44[10]) | ((~s_axis_yp_tdata_bits57_44[9]) & ((~s_axis_yp_tdata_bits57_44[8]) & s_axis_yp_tdata_and_6)));
-assign s_axis_yp_tdata_or_2 = (s_axis_yp_tdata_or | (~((~s_axis_yp_tdata_bits21_18[3]) & ((~s_axis_yp_tdata_bits21_18[2]) & (~s_axis_yp_tdata_bits21_18[1]))))) | (~((~s_axis_yp_tdata_bits57_44[13]) & ((~s_axis_yp_tdata_bits57_44[12]) & s_axis_yp_tdata_and_7)));
-assign here_z_lt = here_z < s_axis_yp_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_yp_tdata_bits17_12);
-assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata_bits17_12 == here_z);
+assign s_axis_yp_tdata_and = (~(s_axis_yp_tdata_xor[6:0] == 7'h0)) & (~s_axis_yp_tdata_parity);
+assign s_axis_yp_tdata_shl = 128'h1 << s_axis_yp_tdata_xor[6:0];
+assign s_axis_yp_tdata_cat_2 = {s_axis_yp_tdata_shl[127], s_axis_yp_tdata_shl[126], s_axis_yp_tdata_shl[125], s_axis_yp_tdata_shl[124],
+    s_axis_yp_tdata_shl[123], s_axis_yp_tdata_shl[122], s_axis_yp_tdata_shl[121],
+    s_axis_yp_tdata_shl[120], s_axis_yp_tdata_shl[119], s_axis_yp_tdata_shl[118],
+    s_axis_yp_tdata_shl[117], s_axis_yp_tdata_shl[116], s_axis_yp_tdata_shl[115],
+    s_axis_yp_tdata_shl[114], s_axis_yp_tdata_shl[113], s_axis_yp_tdata_shl[112],
+    s_axis_yp_tdata_shl[111], s_axis_yp_tdata_shl[110], s_axis_yp_tdata_shl[109],
+    s_axis_yp_tdata_shl[108], s_axis_yp_tdata_shl[107], s_axis_yp_tdata_shl[106],
+    s_axis_yp_tdata_shl[105], s_axis_yp_tdata_shl[104], s_axis_yp_tdata_shl[103],
+    s_axis_yp_tdata_shl[102], s_axis_yp_tdata_shl[101], s_axis_yp_tdata_shl[100],
+    s_axis_yp_tdata_shl[99], s_axis_yp_tdata_shl[98], s_axis_yp_tdata_shl[97], s_axis_yp_tdata_shl[96],
+    s_axis_yp_tdata_shl[95], s_axis_yp_tdata_shl[94], s_axis_yp_tdata_shl[93], s_axis_yp_tdata_shl[92],
+    s_axis_yp_tdata_shl[91], s_axis_yp_tdata_shl[90], s_axis_yp_tdata_shl[89], s_axis_yp_tdata_shl[88],
+    s_axis_yp_tdata_shl[87], s_axis_yp_tdata_shl[86], s_axis_yp_tdata_shl[85], s_axis_yp_tdata_shl[84],
+    s_axis_yp_tdata_shl[83], s_axis_yp_tdata_shl[82], s_axis_yp_tdata_shl[81], s_axis_yp_tdata_shl[80],
+    s_axis_yp_tdata_shl[79], s_axis_yp_tdata_shl[78], s_axis_yp_tdata_shl[77], s_axis_yp_tdata_shl[76],
+    s_axis_yp_tdata_shl[75], s_axis_yp_tdata_shl[74], s_axis_yp_tdata_shl[73], s_axis_yp_tdata_shl[72],
+    s_axis_yp_tdata_shl[71], s_axis_yp_tdata_shl[70], s_axis_yp_tdata_shl[69], s_axis_yp_tdata_shl[68],
+    s_axis_yp_tdata_shl[67], s_axis_yp_tdata_shl[66], s_axis_yp_tdata_shl[65], s_axis_yp_tdata_shl[63],
+    s_axis_yp_tdata_shl[62], s_axis_yp_tdata_shl[61], s_axis_yp_tdata_shl[60], s_axis_yp_tdata_shl[59],
+    s_axis_yp_tdata_shl[58], s_axis_yp_tdata_shl[57], s_axis_yp_tdata_shl[56], s_axis_yp_tdata_shl[55],
+    s_axis_yp_tdata_shl[54], s_axis_yp_tdata_shl[53], s_axis_yp_tdata_shl[52], s_axis_yp_tdata_shl[51],
+    s_axis_yp_tdata_shl[50], s_axis_yp_tdata_shl[49], s_axis_yp_tdata_shl[48], s_axis_yp_tdata_shl[47],
+    s_axis_yp_tdata_shl[46], s_axis_yp_tdata_shl[45], s_axis_yp_tdata_shl[44], s_axis_yp_tdata_shl[43],
+    s_axis_yp_tdata_shl[42], s_axis_yp_tdata_shl[41], s_axis_yp_tdata_shl[40], s_axis_yp_tdata_shl[39],
+    s_axis_yp_tdata_shl[38], s_axis_yp_tdata_shl[37], s_axis_yp_tdata_shl[36], s_axis_yp_tdata_shl[35],
+    s_axis_yp_tdata_shl[34], s_axis_yp_tdata_shl[33], s_axis_yp_tdata_shl[31], s_axis_yp_tdata_shl[30],
+    s_axis_yp_tdata_shl[29], s_axis_yp_tdata_shl[28], s_axis_yp_tdata_shl[27], s_axis_yp_tdata_shl[26],
+    s_axis_yp_tdata_shl[25], s_axis_yp_tdata_shl[24], s_axis_yp_tdata_shl[23], s_axis_yp_tdata_shl[22],
+    s_axis_yp_tdata_shl[21], s_axis_yp_tdata_shl[20], s_axis_yp_tdata_shl[19], s_axis_yp_tdata_shl[18],
+    s_axis_yp_tdata_shl[17], s_axis_yp_tdata_shl[15], s_axis_yp_tdata_shl[14], s_axis_yp_tdata_shl[13],
+    s_axis_yp_tdata_shl[12], s_axis_yp_tdata_shl[11], s_axis_yp_tdata_shl[10], s_axis_yp_tdata_shl[9],
+    s_axis_yp_tdata_shl[7], s_axis_yp_tdata_shl[6], s_axis_yp_tdata_shl[5], s_axis_yp_tdata_shl[3]};
+assign s_axis_yp_tdata_and_2 = (~s_axis_yp_tdata[53]) & (~s_axis_yp_tdata[52]) & (~s_axis_yp_tdata[51]) & (~s_axis_yp_tdata[50]) &
+    (~s_axis_yp_tdata[49]) & (~s_axis_yp_tdata[48]) & (~s_axis_yp_tdata[47]) & (~s_axis_yp_tdata[46]) &
+    (~s_axis_yp_tdata[45]) & (~s_axis_yp_tdata[44]);
+assign here_z_lt = here_z < s_axis_yp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_yp_tdata[17:12]);
+assign s_axis_yp_tdata_not = ~(s_axis_yp_tdata[17:12] == here_z);
 assign here_z_top_sel = s_axis_yp_tdata_not ? ((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt = here_y < s_axis_yp_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata_bits11_6);
-assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata_bits11_6 == here_y);
-assign here_y_top_sel = s_axis_yp_tdata_not_2 ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) | s_axis_yp_tuser) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_yp_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata_bits5_0);
-assign s_axis_yp_tdata_not_3 = ~(s_axis_yp_tdata_bits5_0 == here_x);
-assign route_out = s_axis_yp_tdata_not_3 ? 3'h2 : (s_axis_yp_tdata_not_2 ? 3'h3 : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata_bits21_18[2:0]));
+assign here_y_lt = here_y < s_axis_yp_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_yp_tdata[11:6]);
+assign s_axis_yp_tdata_not_2 = ~(s_axis_yp_tdata[11:6] == here_y);
+assign here_y_top_sel = s_axis_yp_tdata_not_2 ? (((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) |
+    s_axis_yp_tuser) : here_z_top_sel;
+assign here_x_lt = here_x < s_axis_yp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_yp_tdata[5:0]);
+assign s_axis_yp_tdata_not_3 = ~(s_axis_yp_tdata[5:0] == here_x);
+assign route_out = s_axis_yp_tdata_not_3 ? 3'h2 : (s_axis_yp_tdata_not_2 ? 3'h3 : (s_axis_yp_tdata_not ? 3'h4 : s_axis_yp_tdata[20:18]));
 assign route_vc = s_axis_yp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop = s_axis_yp_tdata_or_2 | s_axis_yp_tdata_and;
+assign s_axis_yp_tdata_plus = ((({1'h0, s_axis_yp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = (~((~s_axis_yp_tdata[5]) & (~s_axis_yp_tdata[4]) & (~s_axis_yp_tdata[3]) & (~s_axis_yp_tdata[2]) &
+    (~s_axis_yp_tdata[1]))) |
+    (~((~s_axis_yp_tdata[11]) & (~s_axis_yp_tdata[10]) & (~s_axis_yp_tdata[9]) & (~s_axis_yp_tdata[8]) &
+    (~s_axis_yp_tdata[7]))) |
+    (~((~s_axis_yp_tdata[17]) & (~s_axis_yp_tdata[16]) & (~s_axis_yp_tdata[15]) & (~s_axis_yp_tdata[14]) &
+    (~s_axis_yp_tdata[13]))) |
+    (~((~s_axis_yp_tdata[21]) & (~s_axis_yp_tdata[20]) & (~s_axis_yp_tdata[19]))) |
+    (~((~s_axis_yp_tdata[57]) & (~s_axis_yp_tdata[56]) & (~s_axis_yp_tdata[55]) &
+    ((~s_axis_yp_tdata[54]) | s_axis_yp_tdata_and_2))) |
+    s_axis_yp_tdata_and;
 assign s_axis_yp_tvalid_and = s_axis_yp_tvalid & yp_expect_head;
-assign s_axis_yp_tdata_sel_2 = yp_expect_head ? ({8'h0, (s_axis_yp_tdata_bits119_0 ^ s_axis_yp_tdata_sel)}) : s_axis_yp_tdata;
-assign yp_expect_head_cat = {({({({(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
-assign yp_expect_head_cat_2 = {({yp_expect_head_cat, s_axis_yp_tkeep}), s_axis_yp_tlast};
+assign s_axis_yp_tdata_sel = yp_expect_head ? ({8'h0, (s_axis_yp_tdata[119:0] ^ (s_axis_yp_tdata_parity ? s_axis_yp_tdata_cat_2 : 120'h0))}) : s_axis_yp_tdata;
+assign yp_expect_head_cat = {(yp_expect_head & s_axis_yp_tdata_parity), s_axis_yp_tdata_plus[6:0], drop, route_vc, route_out,
+    s_axis_yp_tkeep, s_axis_yp_tlast};
 assign s_axis_yp_tvalid_and_2 = s_axis_yp_tvalid & (~s_axis_yp_tuser);
-assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid_2 : yp_vc0_valid_2;
-assign yp_vc0_third_valid_sel = yp_vc0_pop ? yp_vc0_third_valid : yp_vc0_second_valid_2;
+assign yp_vc0_second_valid_sel = yp_vc0_pop ? yp_vc0_second_valid : yp_vc0_valid;
+assign yp_vc0_third_valid_sel = yp_vc0_pop ? yp_vc0_third_valid : yp_vc0_second_valid;
 assign yp_vc0_pop_and = (~yp_vc0_pop) & yp_vc0_third_valid;
 assign yp_vc0_pop_or = yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed);
-assign s_axis_yp_tvalid_and_3 = (s_axis_yp_tvalid_and_2 & (~yp_vc0_stored)) & (~yp_vc0_pop_or);
+assign s_axis_yp_tvalid_and_3 = s_axis_yp_tvalid_and_2 & (~yp_vc0_stored) & (~yp_vc0_pop_or);
 assign yp_vc0_stored_and = yp_vc0_stored & (~yp_vc0_pop_or);
 assign yp_vc0_landed_or = yp_vc0_landed | s_axis_yp_tvalid_and_3;
 assign yp_vc0_landed_and = yp_vc0_landed & s_axis_yp_tvalid_and_3;
-assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat_2;
-assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel_2;
+assign yp_vc0_read0_sel = yp_vc0_landed ? yp_vc0_read0 : yp_expect_head_cat;
+assign yp_vc0_read1_sel = yp_vc0_landed ? yp_vc0_read1 : s_axis_yp_tdata_sel;
 assign s_axis_yp_tvalid_and_4 = s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3);
-assign yp_vc0_head0_last_2 = yp_vc0_head0[0];
-assign yp_vc0_head0_keep_2 = yp_vc0_head0[16:1];
-assign yp_vc0_head0_out_2 = yp_vc0_head0[19:17];
-assign yp_vc0_head0_ovc_2 = yp_vc0_head0[20];
-assign yp_vc0_head0_drop_2 = yp_vc0_head0[21];
-assign yp_vc0_head0_flits_2 = yp_vc0_head0[28:22];
-assign yp_vc0_head0_fix_2 = yp_vc0_head0[29];
+assign yp_vc0_head0_last = yp_vc0_head0[0];
+assign yp_vc0_head0_keep = yp_vc0_head0[16:1];
+assign yp_vc0_head0_out = yp_vc0_head0[19:17];
+assign yp_vc0_head0_ovc = yp_vc0_head0[20];
+assign yp_vc0_head0_drop = yp_vc0_head0[21];
+assign yp_vc0_head0_flits = yp_vc0_head0[28:22];
+assign yp_vc0_head0_fix = yp_vc0_head0[29];
 
 // ---- input yp vc 0: a corrected header routed again ----
-assign yp_vc0_head1_bits119_0 = yp_vc0_head1_2[119:0];
-assign yp_vc0_head1_bits5_0 = yp_vc0_head1_bits119_0[5:0];
-assign yp_vc0_head1_bits11_6 = yp_vc0_head1_bits119_0[11:6];
-assign yp_vc0_head1_bits17_12 = yp_vc0_head1_bits119_0[17:12];
-assign yp_vc0_head1_bits21_18 = yp_vc0_head1_bits119_0[21:18];
-assign yp_vc0_head1_bits57_44 = yp_vc0_head1_bits119_0[57:44];
-assign yp_vc0_head1_and = (~yp_vc0_head1_bits5_0[4]) & ((~yp_vc0_head1_bits5_0[3]) & ((~yp_vc0_head1_bits5_0[2]) & (~yp_vc0_head1_bits5_0[1])));
-assign yp_vc0_head1_and_2 = (~yp_vc0_head1_bits11_6[4]) & ((~yp_vc0_head1_bits11_6[3]) & ((~yp_vc0_head1_bits11_6[2]) & (~yp_vc0_head1_bits11_6[1])));
-assign yp_vc0_head1_and_3 = (~yp_vc0_head1_bits17_12[4]) & ((~yp_vc0_head1_bits17_12[3]) & ((~yp_vc0_head1_bits17_12[2]) & (~yp_vc0_head1_bits17_12[1])));
-assign yp_vc0_head1_or = ((~((~yp_vc0_head1_bits5_0[5]) & yp_vc0_head1_and)) | (~((~yp_vc0_head1_bits11_6[5]) & yp_vc0_head1_and_2))) | (~((~yp_vc0_head1_bits17_12[5]) & yp_vc0_head1_and_3));
-assign yp_vc0_head1_and_4 = (~yp_vc0_head1_bits57_44[3]) & ((~yp_vc0_head1_bits57_44[2]) & ((~yp_vc0_head1_bits57_44[1]) & (~yp_vc0_head1_bits57_44[0])));
-assign yp_vc0_head1_and_5 = (~yp_vc0_head1_bits57_44[7]) & ((~yp_vc0_head1_bits57_44[6]) & ((~yp_vc0_head1_bits57_44[5]) & ((~yp_vc0_head1_bits57_44[4]) & yp_vc0_head1_and_4)));
-assign yp_vc0_head1_and_6 = (~yp_vc0_head1_bits57_44[11]) & ((~yp_vc0_head1_bits57_44[10]) | ((~yp_vc0_head1_bits57_44[9]) & ((~yp_vc0_head1_bits57_44[8]) & yp_vc0_head1_and_5)));
-assign yp_vc0_head1_or_2 = (yp_vc0_head1_or | (~((~yp_vc0_head1_bits21_18[3]) & ((~yp_vc0_head1_bits21_18[2]) & (~yp_vc0_head1_bits21_18[1]))))) | (~((~yp_vc0_head1_bits57_44[13]) & ((~yp_vc0_head1_bits57_44[12]) & yp_vc0_head1_and_6)));
-assign here_z_lt_2 = here_z < yp_vc0_head1_bits17_12;
-assign here_z_half_not_2 = ~(here_z_half < yp_vc0_head1_bits17_12);
-assign yp_vc0_head1_not = ~(yp_vc0_head1_bits17_12 == here_z);
+assign yp_vc0_head1_and = (~yp_vc0_head1[53]) & (~yp_vc0_head1[52]) & (~yp_vc0_head1[51]) & (~yp_vc0_head1[50]) &
+    (~yp_vc0_head1[49]) & (~yp_vc0_head1[48]) & (~yp_vc0_head1[47]) & (~yp_vc0_head1[46]) &
+    (~yp_vc0_head1[45]) & (~yp_vc0_head1[44]);
+assign yp_vc0_head1_or = (~((~yp_vc0_head1[5]) & (~yp_vc0_head1[4]) & (~yp_vc0_head1[3]) & (~yp_vc0_head1[2]) & (~yp_vc0_head1[1]))) |
+    (~((~yp_vc0_head1[11]) & (~yp_vc0_head1[10]) & (~yp_vc0_head1[9]) & (~yp_vc0_head1[8]) &
+    (~yp_vc0_head1[7]))) |
+    (~((~yp_vc0_head1[17]) & (~yp_vc0_head1[16]) & (~yp_vc0_head1[15]) & (~yp_vc0_head1[14]) &
+    (~yp_vc0_head1[13]))) |
+    (~((~yp_vc0_head1[21]) & (~yp_vc0_head1[20]) & (~yp_vc0_head1[19]))) |
+    (~((~yp_vc0_head1[57]) & (~yp_vc0_head1[56]) & (~yp_vc0_head1[55]) &
+    ((~yp_vc0_head1[54]) | yp_vc0_head1_and)));
+assign here_z_lt_2 = here_z < yp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < yp_vc0_head1[17:12]);
+assign yp_vc0_head1_not = ~(yp_vc0_head1[17:12] == here_z);
 assign here_z_top_sel_2 = yp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < yp_vc0_head1_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1_bits11_6);
-assign yp_vc0_head1_not_2 = ~(yp_vc0_head1_bits11_6 == here_y);
+assign here_y_lt_2 = here_y < yp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < yp_vc0_head1[11:6]);
+assign yp_vc0_head1_not_2 = ~(yp_vc0_head1[11:6] == here_y);
 assign here_y_top_sel_2 = yp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < yp_vc0_head1_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1_bits5_0);
-assign yp_vc0_head1_not_3 = ~(yp_vc0_head1_bits5_0 == here_x);
-assign route_out_2 = yp_vc0_head1_not_3 ? 3'h2 : (yp_vc0_head1_not_2 ? 3'h3 : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1_bits21_18[2:0]));
+assign here_x_lt_2 = here_x < yp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < yp_vc0_head1[5:0]);
+assign yp_vc0_head1_not_3 = ~(yp_vc0_head1[5:0] == here_x);
+assign route_out_2 = yp_vc0_head1_not_3 ? 3'h2 : (yp_vc0_head1_not_2 ? 3'h3 : (yp_vc0_head1_not ? 3'h4 : yp_vc0_head1[20:18]));
 assign route_vc_2 = yp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
-assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign yp_vc0_reroute = (yp_vc0_valid_2 & yp_vc0_head0_fix_2) & (~yp_vc0_pop);
-assign route_vc_cat = {({({({({1'h0, yp_vc0_head1_plus[6:0]}), yp_vc0_head1_or_2}), route_vc_2}), route_out_2}), yp_vc0_head0_keep_2};
-assign yp_vc0_second0_last_2 = yp_vc0_second0[0];
-assign yp_vc0_second0_keep_2 = yp_vc0_second0[16:1];
-assign yp_vc0_second0_out_2 = yp_vc0_second0[19:17];
-assign yp_vc0_second0_ovc_2 = yp_vc0_second0[20];
-assign yp_vc0_second0_drop_2 = yp_vc0_second0[21];
-assign yp_vc0_second0_flits_2 = yp_vc0_second0[28:22];
-assign yp_vc0_second0_fix_2 = yp_vc0_second0[29];
+assign yp_vc0_head1_plus = ((({1'h0, yp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign yp_vc0_reroute = yp_vc0_valid & yp_vc0_head0_fix & (~yp_vc0_pop);
+assign route_vc_cat = {1'h0, yp_vc0_head1_plus[6:0], yp_vc0_head1_or, route_vc_2, route_out_2, yp_vc0_head0_keep,
+    yp_vc0_head0_last};
+assign yp_vc0_second0_last = yp_vc0_second0[0];
+assign yp_vc0_second0_keep = yp_vc0_second0[16:1];
+assign yp_vc0_second0_out = yp_vc0_second0[19:17];
+assign yp_vc0_second0_ovc = yp_vc0_second0[20];
+assign yp_vc0_second0_drop = yp_vc0_second0[21];
+assign yp_vc0_second0_flits = yp_vc0_second0[28:22];
+assign yp_vc0_second0_fix = yp_vc0_second0[29];
 assign s_axis_yp_tvalid_and_5 = s_axis_yp_tvalid & s_axis_yp_tuser;
-assign yp_vc1_second_valid_sel = yp_vc1_pop ? yp_vc1_second_valid_2 : yp_vc1_valid_2;
-assign yp_vc1_third_valid_sel = yp_vc1_pop ? yp_vc1_third_valid : yp_vc1_second_valid_2;
+assign yp_vc1_second_valid_sel = yp_vc1_pop ? yp_vc1_second_valid : yp_vc1_valid;
+assign yp_vc1_third_valid_sel = yp_vc1_pop ? yp_vc1_third_valid : yp_vc1_second_valid;
 assign yp_vc1_pop_and = (~yp_vc1_pop) & yp_vc1_third_valid;
 assign yp_vc1_pop_or = yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed);
-assign s_axis_yp_tvalid_and_6 = (s_axis_yp_tvalid_and_5 & (~yp_vc1_stored)) & (~yp_vc1_pop_or);
+assign s_axis_yp_tvalid_and_6 = s_axis_yp_tvalid_and_5 & (~yp_vc1_stored) & (~yp_vc1_pop_or);
 assign yp_vc1_stored_and = yp_vc1_stored & (~yp_vc1_pop_or);
 assign yp_vc1_landed_or = yp_vc1_landed | s_axis_yp_tvalid_and_6;
 assign yp_vc1_landed_and = yp_vc1_landed & s_axis_yp_tvalid_and_6;
-assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat_2;
-assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel_2;
+assign yp_vc1_read0_sel = yp_vc1_landed ? yp_vc1_read0 : yp_expect_head_cat;
+assign yp_vc1_read1_sel = yp_vc1_landed ? yp_vc1_read1 : s_axis_yp_tdata_sel;
 assign s_axis_yp_tvalid_and_7 = s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6);
-assign yp_vc1_head0_last_2 = yp_vc1_head0[0];
-assign yp_vc1_head0_keep_2 = yp_vc1_head0[16:1];
-assign yp_vc1_head0_out_2 = yp_vc1_head0[19:17];
-assign yp_vc1_head0_ovc_2 = yp_vc1_head0[20];
-assign yp_vc1_head0_drop_2 = yp_vc1_head0[21];
-assign yp_vc1_head0_flits_2 = yp_vc1_head0[28:22];
-assign yp_vc1_head0_fix_2 = yp_vc1_head0[29];
+assign yp_vc1_head0_last = yp_vc1_head0[0];
+assign yp_vc1_head0_keep = yp_vc1_head0[16:1];
+assign yp_vc1_head0_out = yp_vc1_head0[19:17];
+assign yp_vc1_head0_ovc = yp_vc1_head0[20];
+assign yp_vc1_head0_drop = yp_vc1_head0[21];
+assign yp_vc1_head0_flits = yp_vc1_head0[28:22];
+assign yp_vc1_head0_fix = yp_vc1_head0[29];
 
 // ---- input yp vc 1: a corrected header routed again ----
-assign yp_vc1_head1_bits119_0 = yp_vc1_head1_2[119:0];
-assign yp_vc1_head1_bits5_0 = yp_vc1_head1_bits119_0[5:0];
-assign yp_vc1_head1_bits11_6 = yp_vc1_head1_bits119_0[11:6];
-assign yp_vc1_head1_bits17_12 = yp_vc1_head1_bits119_0[17:12];
-assign yp_vc1_head1_bits21_18 = yp_vc1_head1_bits119_0[21:18];
-assign yp_vc1_head1_bits57_44 = yp_vc1_head1_bits119_0[57:44];
-assign yp_vc1_head1_and = (~yp_vc1_head1_bits5_0[4]) & ((~yp_vc1_head1_bits5_0[3]) & ((~yp_vc1_head1_bits5_0[2]) & (~yp_vc1_head1_bits5_0[1])));
-assign yp_vc1_head1_and_2 = (~yp_vc1_head1_bits11_6[4]) & ((~yp_vc1_head1_bits11_6[3]) & ((~yp_vc1_head1_bits11_6[2]) & (~yp_vc1_head1_bits11_6[1])));
-assign yp_vc1_head1_and_3 = (~yp_vc1_head1_bits17_12[4]) & ((~yp_vc1_head1_bits17_12[3]) & ((~yp_vc1_head1_bits17_12[2]) & (~yp_vc1_head1_bits17_12[1])));
-assign yp_vc1_head1_or = ((~((~yp_vc1_head1_bits5_0[5]) & yp_vc1_head1_and)) | (~((~yp_vc1_head1_bits11_6[5]) & yp_vc1_head1_and_2))) | (~((~yp_vc1_head1_bits17_12[5]) & yp_vc1_head1_and_3));
-assign yp_vc1_head1_and_4 = (~yp_vc1_head1_bits57_44[3]) & ((~yp_vc1_head1_bits57_44[2]) & ((~yp_vc1_head1_bits57_44[1]) & (~yp_vc1_head1_bits57_44[0])));
-assign yp_vc1_head1_and_5 = (~yp_vc1_head1_bits57_44[7]) & ((~yp_vc1_head1_bits57_44[6]) & ((~yp_vc1_head1_bits57_44[5]) & ((~yp_vc1_head1_bits57_44[4]) & yp_vc1_head1_and_4)));
-assign yp_vc1_head1_and_6 = (~yp_vc1_head1_bits57_44[11]) & ((~yp_vc1_head1_bits57_44[10]) | ((~yp_vc1_head1_bits57_44[9]) & ((~yp_vc1_head1_bits57_44[8]) & yp_vc1_head1_and_5)));
-assign yp_vc1_head1_or_2 = (yp_vc1_head1_or | (~((~yp_vc1_head1_bits21_18[3]) & ((~yp_vc1_head1_bits21_18[2]) & (~yp_vc1_head1_bits21_18[1]))))) | (~((~yp_vc1_head1_bits57_44[13]) & ((~yp_vc1_head1_bits57_44[12]) & yp_vc1_head1_and_6)));
-assign here_z_lt_3 = here_z < yp_vc1_head1_bits17_12;
-assign here_z_half_not_3 = ~(here_z_half < yp_vc1_head1_bits17_12);
-assign yp_vc1_head1_not = ~(yp_vc1_head1_bits17_12 == here_z);
+assign yp_vc1_head1_and = (~yp_vc1_head1[53]) & (~yp_vc1_head1[52]) & (~yp_vc1_head1[51]) & (~yp_vc1_head1[50]) &
+    (~yp_vc1_head1[49]) & (~yp_vc1_head1[48]) & (~yp_vc1_head1[47]) & (~yp_vc1_head1[46]) &
+    (~yp_vc1_head1[45]) & (~yp_vc1_head1[44]);
+assign yp_vc1_head1_or = (~((~yp_vc1_head1[5]) & (~yp_vc1_head1[4]) & (~yp_vc1_head1[3]) & (~yp_vc1_head1[2]) & (~yp_vc1_head1[1]))) |
+    (~((~yp_vc1_head1[11]) & (~yp_vc1_head1[10]) & (~yp_vc1_head1[9]) & (~yp_vc1_head1[8]) &
+    (~yp_vc1_head1[7]))) |
+    (~((~yp_vc1_head1[17]) & (~yp_vc1_head1[16]) & (~yp_vc1_head1[15]) & (~yp_vc1_head1[14]) &
+    (~yp_vc1_head1[13]))) |
+    (~((~yp_vc1_head1[21]) & (~yp_vc1_head1[20]) & (~yp_vc1_head1[19]))) |
+    (~((~yp_vc1_head1[57]) & (~yp_vc1_head1[56]) & (~yp_vc1_head1[55]) &
+    ((~yp_vc1_head1[54]) | yp_vc1_head1_and)));
+assign here_z_lt_3 = here_z < yp_vc1_head1[17:12];
+assign here_z_half_not_3 = ~(here_z_half < yp_vc1_head1[17:12]);
+assign yp_vc1_head1_not = ~(yp_vc1_head1[17:12] == here_z);
 assign here_z_top_sel_3 = yp_vc1_head1_not ? ((here_z_wraps ? (here_z_lt_3 | here_z_half_not_3) : (here_z_lt_3 & here_z_half_not_3)) ? here_z_top : here_z_bottom) : 1'h0;
-assign yp_vc1_head1_not_2 = ~(yp_vc1_head1_bits11_6 == here_y);
-assign here_x_lt_3 = here_x < yp_vc1_head1_bits5_0;
-assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1_bits5_0);
-assign yp_vc1_head1_not_3 = ~(yp_vc1_head1_bits5_0 == here_x);
-assign route_out_3 = yp_vc1_head1_not_3 ? 3'h2 : (yp_vc1_head1_not_2 ? 3'h3 : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1_bits21_18[2:0]));
+assign yp_vc1_head1_not_2 = ~(yp_vc1_head1[11:6] == here_y);
+assign here_x_lt_3 = here_x < yp_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < yp_vc1_head1[5:0]);
+assign yp_vc1_head1_not_3 = ~(yp_vc1_head1[5:0] == here_x);
+assign route_out_3 = yp_vc1_head1_not_3 ? 3'h2 : (yp_vc1_head1_not_2 ? 3'h3 : (yp_vc1_head1_not ? 3'h4 : yp_vc1_head1[20:18]));
 assign route_vc_3 = yp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : (yp_vc1_head1_not_2 ? 1'h1 : here_z_top_sel_3);
-assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign yp_vc1_reroute = (yp_vc1_valid_2 & yp_vc1_head0_fix_2) & (~yp_vc1_pop);
-assign route_vc_cat_2 = {({({({({1'h0, yp_vc1_head1_plus[6:0]}), yp_vc1_head1_or_2}), route_vc_3}), route_out_3}), yp_vc1_head0_keep_2};
-assign yp_vc1_second0_last_2 = yp_vc1_second0[0];
-assign yp_vc1_second0_keep_2 = yp_vc1_second0[16:1];
-assign yp_vc1_second0_out_2 = yp_vc1_second0[19:17];
-assign yp_vc1_second0_ovc_2 = yp_vc1_second0[20];
-assign yp_vc1_second0_drop_2 = yp_vc1_second0[21];
-assign yp_vc1_second0_flits_2 = yp_vc1_second0[28:22];
-assign yp_vc1_second0_fix_2 = yp_vc1_second0[29];
+assign yp_vc1_head1_plus = ((({1'h0, yp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign yp_vc1_reroute = yp_vc1_valid & yp_vc1_head0_fix & (~yp_vc1_pop);
+assign route_vc_cat_2 = {1'h0, yp_vc1_head1_plus[6:0], yp_vc1_head1_or, route_vc_3, route_out_3, yp_vc1_head0_keep,
+    yp_vc1_head0_last};
+assign yp_vc1_second0_last = yp_vc1_second0[0];
+assign yp_vc1_second0_keep = yp_vc1_second0[16:1];
+assign yp_vc1_second0_out = yp_vc1_second0[19:17];
+assign yp_vc1_second0_ovc = yp_vc1_second0[20];
+assign yp_vc1_second0_drop = yp_vc1_second0[21];
+assign yp_vc1_second0_flits = yp_vc1_second0[28:22];
+assign yp_vc1_second0_fix = yp_vc1_second0[29];
 
 always @(posedge clk) begin
     if (rst) yp_expect_head <= 1'h1; else yp_expect_head <= s_axis_yp_tvalid ? s_axis_yp_tlast : yp_expect_head;
     if (rst) stat_yp_ecc_corrected_event <= 1'h0; else stat_yp_ecc_corrected_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_parity;
-    if (rst) stat_yp_ecc_corrected_2 <= 32'h0; else stat_yp_ecc_corrected_2 <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected_2 + 32'h1) : stat_yp_ecc_corrected_2;
+    if (rst) stat_yp_ecc_corrected <= 32'h0; else stat_yp_ecc_corrected <= stat_yp_ecc_corrected_event ? (stat_yp_ecc_corrected + 32'h1) : stat_yp_ecc_corrected;
     if (rst) stat_yp_ecc_uncorrectable_event <= 1'h0; else stat_yp_ecc_uncorrectable_event <= s_axis_yp_tvalid_and & s_axis_yp_tdata_and;
-    if (rst) stat_yp_ecc_uncorrectable_2 <= 32'h0; else stat_yp_ecc_uncorrectable_2 <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable_2 + 32'h1) : stat_yp_ecc_uncorrectable_2;
-    if (rst) stat_yp_dropped_2 <= 32'h0; else stat_yp_dropped_2 <= ((stat_yp_dropped_2 + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
-    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= (s_axis_yp_tvalid_and & drop) & (~s_axis_yp_tdata_parity);
-    if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or_2;
-    if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or_2;
+    if (rst) stat_yp_ecc_uncorrectable <= 32'h0; else stat_yp_ecc_uncorrectable <= stat_yp_ecc_uncorrectable_event ? (stat_yp_ecc_uncorrectable + 32'h1) : stat_yp_ecc_uncorrectable;
+    if (rst) stat_yp_dropped <= 32'h0; else stat_yp_dropped <= ((stat_yp_dropped + ({31'h0, stat_yp_dropped_arrival_event})) + ({31'h0, stat_yp_dropped_vc0_event})) + ({31'h0, stat_yp_dropped_vc1_event});
+    if (rst) stat_yp_dropped_arrival_event <= 1'h0; else stat_yp_dropped_arrival_event <= s_axis_yp_tvalid_and & drop & (~s_axis_yp_tdata_parity);
+    if (rst) stat_yp_dropped_vc0_event <= 1'h0; else stat_yp_dropped_vc0_event <= yp_vc0_reroute & yp_vc0_head1_or;
+    if (rst) stat_yp_dropped_vc1_event <= 1'h0; else stat_yp_dropped_vc1_event <= yp_vc1_reroute & yp_vc1_head1_or;
     if (rst) yp_vc0_wr <= 9'h0; else yp_vc0_wr <= yp_vc0_wr + ({8'h0, s_axis_yp_tvalid_and_4});
     if (rst) yp_vc0_rd <= 9'h0; else yp_vc0_rd <= yp_vc0_rd + ({8'h0, yp_vc0_stored_and});
     if (rst) yp_vc0_stored <= 1'h0; else yp_vc0_stored <= s_axis_yp_tvalid_and_4 | (yp_vc0_stored & (~(yp_vc0_stored_and & ((yp_vc0_wr - yp_vc0_rd) == 9'h1))));
     if (rst) yp_vc0_landed <= 1'h0; else yp_vc0_landed <= yp_vc0_stored_and;
-    if (rst) yp_vc0_valid_2 <= 1'h0; else yp_vc0_valid_2 <= yp_vc0_second_valid_sel | yp_vc0_landed_or;
-    if (rst) yp_vc0_second_valid_2 <= 1'h0; else yp_vc0_second_valid_2 <= (yp_vc0_third_valid_sel | (yp_vc0_second_valid_sel & yp_vc0_landed_or)) | yp_vc0_landed_and;
-    if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= (yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or)) | (yp_vc0_second_valid_sel & yp_vc0_landed_and);
+    if (rst) yp_vc0_valid <= 1'h0; else yp_vc0_valid <= yp_vc0_second_valid_sel | yp_vc0_landed_or;
+    if (rst) yp_vc0_second_valid <= 1'h0; else yp_vc0_second_valid <= yp_vc0_third_valid_sel | (yp_vc0_second_valid_sel & yp_vc0_landed_or) | yp_vc0_landed_and;
+    if (rst) yp_vc0_third_valid <= 1'h0; else yp_vc0_third_valid <= yp_vc0_pop_and | (yp_vc0_third_valid_sel & yp_vc0_landed_or) |
+    (yp_vc0_second_valid_sel & yp_vc0_landed_and);
     if (yp_vc0_stored_and) yp_vc0_read0 <= yp_vc0_mem0[yp_vc0_rd[7:0]];
-    if ((yp_vc0_pop | (~yp_vc0_valid_2)) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? ({route_vc_cat, yp_vc0_head0_last_2}) : ((yp_vc0_pop & yp_vc0_second_valid_2) ? yp_vc0_second0 : yp_vc0_read0_sel);
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat_2 : yp_vc0_read0_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat_2;
+    if (yp_vc0_pop | (~yp_vc0_valid) | yp_vc0_reroute) yp_vc0_head0 <= yp_vc0_reroute ? route_vc_cat : ((yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second0 : yp_vc0_read0_sel);
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second0 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third0 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? yp_expect_head_cat : yp_vc0_read0_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third0 <= yp_vc0_third_valid_sel ? yp_vc0_read0_sel : yp_expect_head_cat;
     if (yp_vc0_stored_and) yp_vc0_read1 <= yp_vc0_mem1[yp_vc0_rd[7:0]];
-    if (yp_vc0_pop | (~yp_vc0_valid_2)) yp_vc0_head1_2 <= (yp_vc0_pop & yp_vc0_second_valid_2) ? yp_vc0_second1_2 : yp_vc0_read1_sel;
-    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1_2 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc0_read1_sel);
-    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel_2;
+    if (yp_vc0_pop | (~yp_vc0_valid)) yp_vc0_head1 <= (yp_vc0_pop & yp_vc0_second_valid) ? yp_vc0_second1 : yp_vc0_read1_sel;
+    if ((yp_vc0_pop & yp_vc0_third_valid) | (~yp_vc0_third_valid_sel)) yp_vc0_second1 <= (yp_vc0_pop & yp_vc0_third_valid) ? yp_vc0_third1 : (((~yp_vc0_second_valid_sel) & yp_vc0_landed_and) ? s_axis_yp_tdata_sel : yp_vc0_read1_sel);
+    if (~yp_vc0_pop_and) yp_vc0_third1 <= yp_vc0_third_valid_sel ? yp_vc0_read1_sel : s_axis_yp_tdata_sel;
     if (rst) yp_vc1_wr <= 9'h0; else yp_vc1_wr <= yp_vc1_wr + ({8'h0, s_axis_yp_tvalid_and_7});
     if (rst) yp_vc1_rd <= 9'h0; else yp_vc1_rd <= yp_vc1_rd + ({8'h0, yp_vc1_stored_and});
     if (rst) yp_vc1_stored <= 1'h0; else yp_vc1_stored <= s_axis_yp_tvalid_and_7 | (yp_vc1_stored & (~(yp_vc1_stored_and & ((yp_vc1_wr - yp_vc1_rd) == 9'h1))));
     if (rst) yp_vc1_landed <= 1'h0; else yp_vc1_landed <= yp_vc1_stored_and;
-    if (rst) yp_vc1_valid_2 <= 1'h0; else yp_vc1_valid_2 <= yp_vc1_second_valid_sel | yp_vc1_landed_or;
-    if (rst) yp_vc1_second_valid_2 <= 1'h0; else yp_vc1_second_valid_2 <= (yp_vc1_third_valid_sel | (yp_vc1_second_valid_sel & yp_vc1_landed_or)) | yp_vc1_landed_and;
-    if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= (yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or)) | (yp_vc1_second_valid_sel & yp_vc1_landed_and);
+    if (rst) yp_vc1_valid <= 1'h0; else yp_vc1_valid <= yp_vc1_second_valid_sel | yp_vc1_landed_or;
+    if (rst) yp_vc1_second_valid <= 1'h0; else yp_vc1_second_valid <= yp_vc1_third_valid_sel | (yp_vc1_second_valid_sel & yp_vc1_landed_or) | yp_vc1_landed_and;
+    if (rst) yp_vc1_third_valid <= 1'h0; else yp_vc1_third_valid <= yp_vc1_pop_and | (yp_vc1_third_valid_sel & yp_vc1_landed_or) |
+    (yp_vc1_second_valid_sel & yp_vc1_landed_and);
     if (yp_vc1_stored_and) yp_vc1_read0 <= yp_vc1_mem0[yp_vc1_rd[7:0]];
-    if ((yp_vc1_pop | (~yp_vc1_valid_2)) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? ({route_vc_cat_2, yp_vc1_head0_last_2}) : ((yp_vc1_pop & yp_vc1_second_valid_2) ? yp_vc1_second0 : yp_vc1_read0_sel);
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat_2 : yp_vc1_read0_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat_2;
+    if (yp_vc1_pop | (~yp_vc1_valid) | yp_vc1_reroute) yp_vc1_head0 <= yp_vc1_reroute ? route_vc_cat_2 : ((yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second0 : yp_vc1_read0_sel);
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second0 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third0 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? yp_expect_head_cat : yp_vc1_read0_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third0 <= yp_vc1_third_valid_sel ? yp_vc1_read0_sel : yp_expect_head_cat;
     if (yp_vc1_stored_and) yp_vc1_read1 <= yp_vc1_mem1[yp_vc1_rd[7:0]];
-    if (yp_vc1_pop | (~yp_vc1_valid_2)) yp_vc1_head1_2 <= (yp_vc1_pop & yp_vc1_second_valid_2) ? yp_vc1_second1_2 : yp_vc1_read1_sel;
-    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1_2 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel_2 : yp_vc1_read1_sel);
-    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat_2;
-    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel_2;
+    if (yp_vc1_pop | (~yp_vc1_valid)) yp_vc1_head1 <= (yp_vc1_pop & yp_vc1_second_valid) ? yp_vc1_second1 : yp_vc1_read1_sel;
+    if ((yp_vc1_pop & yp_vc1_third_valid) | (~yp_vc1_third_valid_sel)) yp_vc1_second1 <= (yp_vc1_pop & yp_vc1_third_valid) ? yp_vc1_third1 : (((~yp_vc1_second_valid_sel) & yp_vc1_landed_and) ? s_axis_yp_tdata_sel : yp_vc1_read1_sel);
+    if (~yp_vc1_pop_and) yp_vc1_third1 <= yp_vc1_third_valid_sel ? yp_vc1_read1_sel : s_axis_yp_tdata_sel;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem0[yp_vc0_wr[7:0]] <= yp_expect_head_cat;
+    if (s_axis_yp_tvalid_and_2 & (~s_axis_yp_tvalid_and_3)) yp_vc0_mem1[yp_vc0_wr[7:0]] <= s_axis_yp_tdata_sel;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem0[yp_vc1_wr[7:0]] <= yp_expect_head_cat;
+    if (s_axis_yp_tvalid_and_5 & (~s_axis_yp_tvalid_and_6)) yp_vc1_mem1[yp_vc1_wr[7:0]] <= s_axis_yp_tdata_sel;
 end
 
-assign stat_yp_ecc_corrected = stat_yp_ecc_corrected_2;
-assign stat_yp_ecc_uncorrectable = stat_yp_ecc_uncorrectable_2;
-assign stat_yp_dropped = stat_yp_dropped_2;
-assign yp_vc0_valid = yp_vc0_valid_2;
-assign yp_vc0_second_valid = yp_vc0_second_valid_2;
-assign yp_vc0_head1 = yp_vc0_head1_2;
-assign yp_vc0_second1 = yp_vc0_second1_2;
-assign yp_vc0_head0_last = yp_vc0_head0_last_2;
-assign yp_vc0_head0_keep = yp_vc0_head0_keep_2;
-assign yp_vc0_head0_out = yp_vc0_head0_out_2;
-assign yp_vc0_head0_ovc = yp_vc0_head0_ovc_2;
-assign yp_vc0_head0_drop = yp_vc0_head0_drop_2;
-assign yp_vc0_head0_flits = yp_vc0_head0_flits_2;
-assign yp_vc0_head0_fix = yp_vc0_head0_fix_2;
-assign yp_vc0_second0_last = yp_vc0_second0_last_2;
-assign yp_vc0_second0_keep = yp_vc0_second0_keep_2;
-assign yp_vc0_second0_out = yp_vc0_second0_out_2;
-assign yp_vc0_second0_ovc = yp_vc0_second0_ovc_2;
-assign yp_vc0_second0_drop = yp_vc0_second0_drop_2;
-assign yp_vc0_second0_flits = yp_vc0_second0_flits_2;
-assign yp_vc0_second0_fix = yp_vc0_second0_fix_2;
-assign yp_vc1_valid = yp_vc1_valid_2;
-assign yp_vc1_second_valid = yp_vc1_second_valid_2;
-assign yp_vc1_head1 = yp_vc1_head1_2;
-assign yp_vc1_second1 = yp_vc1_second1_2;
-assign yp_vc1_head0_last = yp_vc1_head0_last_2;
-assign yp_vc1_head0_keep = yp_vc1_head0_keep_2;
-assign yp_vc1_head0_out = yp_vc1_head0_out_2;
-assign yp_vc1_head0_ovc = yp_vc1_head0_ovc_2;
-assign yp_vc1_head0_drop = yp_vc1_head0_drop_2;
-assign yp_vc1_head0_flits = yp_vc1_head0_flits_2;
-assign yp_vc1_head0_fix = yp_vc1_head0_fix_2;
-assign yp_vc1_second0_last = yp_vc1_second0_last_2;
-assign yp_vc1_second0_keep = yp_vc1_second0_keep_2;
-assign yp_vc1_second0_out = yp_vc1_second0_out_2;
-assign yp_vc1_second0_ovc = yp_vc1_second0_ovc_2;
-assign yp_vc1_second0_drop = yp_vc1_second0_drop_2;
-assign yp_vc1_second0_flits = yp_vc1_second0_flits_2;
-assign yp_vc1_second0_fix = yp_vc1_second0_fix_2;
 endmodule
 
 module torus_2x2x2_node_input_zp(
@@ -3540,13 +3122,13 @@ module torus_2x2x2_node_input_zp(
     input wire here_x_top;
     input wire here_x_bottom;
     // outputs: status and counters
-    output wire [31:0] stat_zp_ecc_corrected;
-    output wire [31:0] stat_zp_ecc_uncorrectable;
-    output wire [31:0] stat_zp_dropped;
-    output wire zp_vc0_valid;
-    output wire zp_vc0_second_valid;
-    output wire [127:0] zp_vc0_head1;
-    output wire [127:0] zp_vc0_second1;
+    output reg [31:0] stat_zp_ecc_corrected;
+    output reg [31:0] stat_zp_ecc_uncorrectable;
+    output reg [31:0] stat_zp_dropped;
+    output reg zp_vc0_valid;
+    output reg zp_vc0_second_valid;
+    output reg [127:0] zp_vc0_head1;
+    output reg [127:0] zp_vc0_second1;
     output wire zp_vc0_head0_last;
     output wire [15:0] zp_vc0_head0_keep;
     output wire [2:0] zp_vc0_head0_out;
@@ -3561,10 +3143,10 @@ module torus_2x2x2_node_input_zp(
     output wire zp_vc0_second0_drop;
     output wire [6:0] zp_vc0_second0_flits;
     output wire zp_vc0_second0_fix;
-    output wire zp_vc1_valid;
-    output wire zp_vc1_second_valid;
-    output wire [127:0] zp_vc1_head1;
-    output wire [127:0] zp_vc1_second1;
+    output reg zp_vc1_valid;
+    output reg zp_vc1_second_valid;
+    output reg [127:0] zp_vc1_head1;
+    output reg [127:0] zp_vc1_second1;
     output wire zp_vc1_head0_last;
     output wire [15:0] zp_vc1_head0_keep;
     output wire [2:0] zp_vc1_head0_out;
@@ -3582,58 +3164,13 @@ module torus_2x2x2_node_input_zp(
 
 // verilator lint_off UNUSEDSIGNAL
 // input zp: arrival into the VC buffers
-wire [119:0] s_axis_zp_tdata_bits119_0;
-wire [3:0] s_axis_zp_tdata_cat;
-wire [6:0] s_axis_zp_tdata_cat_2;
+wire [6:0] s_axis_zp_tdata_cat;
 wire [7:0] s_axis_zp_tdata_xor;
-wire [6:0] s_axis_zp_tdata_bits6_0;
 wire s_axis_zp_tdata_parity;
 wire s_axis_zp_tdata_and;
 wire [127:0] s_axis_zp_tdata_shl;
-wire [4:0] s_axis_zp_tdata_cat_3;
-wire [8:0] s_axis_zp_tdata_cat_4;
-wire [12:0] s_axis_zp_tdata_cat_5;
-wire [16:0] s_axis_zp_tdata_cat_6;
-wire [20:0] s_axis_zp_tdata_cat_7;
-wire [24:0] s_axis_zp_tdata_cat_8;
-wire [28:0] s_axis_zp_tdata_cat_9;
-wire [32:0] s_axis_zp_tdata_cat_10;
-wire [36:0] s_axis_zp_tdata_cat_11;
-wire [40:0] s_axis_zp_tdata_cat_12;
-wire [44:0] s_axis_zp_tdata_cat_13;
-wire [48:0] s_axis_zp_tdata_cat_14;
-wire [52:0] s_axis_zp_tdata_cat_15;
-wire [56:0] s_axis_zp_tdata_cat_16;
-wire [60:0] s_axis_zp_tdata_cat_17;
-wire [64:0] s_axis_zp_tdata_cat_18;
-wire [68:0] s_axis_zp_tdata_cat_19;
-wire [72:0] s_axis_zp_tdata_cat_20;
-wire [76:0] s_axis_zp_tdata_cat_21;
-wire [80:0] s_axis_zp_tdata_cat_22;
-wire [84:0] s_axis_zp_tdata_cat_23;
-wire [88:0] s_axis_zp_tdata_cat_24;
-wire [92:0] s_axis_zp_tdata_cat_25;
-wire [96:0] s_axis_zp_tdata_cat_26;
-wire [100:0] s_axis_zp_tdata_cat_27;
-wire [104:0] s_axis_zp_tdata_cat_28;
-wire [108:0] s_axis_zp_tdata_cat_29;
-wire [112:0] s_axis_zp_tdata_cat_30;
-wire [116:0] s_axis_zp_tdata_cat_31;
-wire [119:0] s_axis_zp_tdata_sel;
-wire [119:0] s_axis_zp_tdata_bits119_0_2;
-wire [5:0] s_axis_zp_tdata_bits5_0;
-wire [5:0] s_axis_zp_tdata_bits11_6;
-wire [5:0] s_axis_zp_tdata_bits17_12;
-wire [3:0] s_axis_zp_tdata_bits21_18;
-wire [13:0] s_axis_zp_tdata_bits57_44;
+wire [119:0] s_axis_zp_tdata_cat_2;
 wire s_axis_zp_tdata_and_2;
-wire s_axis_zp_tdata_and_3;
-wire s_axis_zp_tdata_and_4;
-wire s_axis_zp_tdata_or;
-wire s_axis_zp_tdata_and_5;
-wire s_axis_zp_tdata_and_6;
-wire s_axis_zp_tdata_and_7;
-wire s_axis_zp_tdata_or_2;
 wire here_z_lt;
 wire here_z_half_not;
 wire s_axis_zp_tdata_not;
@@ -3652,23 +3189,17 @@ wire drop;
 reg zp_expect_head;
 wire s_axis_zp_tvalid_and;
 reg stat_zp_ecc_corrected_event;
-reg [31:0] stat_zp_ecc_corrected_2;
 reg stat_zp_ecc_uncorrectable_event;
-reg [31:0] stat_zp_ecc_uncorrectable_2;
-reg [31:0] stat_zp_dropped_2;
 reg stat_zp_dropped_arrival_event;
 reg stat_zp_dropped_vc0_event;
 reg stat_zp_dropped_vc1_event;
-wire [127:0] s_axis_zp_tdata_sel_2;
-wire [12:0] zp_expect_head_cat;
-wire [29:0] zp_expect_head_cat_2;
+wire [127:0] s_axis_zp_tdata_sel;
+wire [29:0] zp_expect_head_cat;
 wire s_axis_zp_tvalid_and_2;
 reg [8:0] zp_vc0_wr;
 reg [8:0] zp_vc0_rd;
 reg zp_vc0_stored;
 reg zp_vc0_landed;
-reg zp_vc0_valid_2;
-reg zp_vc0_second_valid_2;
 reg zp_vc0_third_valid;
 wire zp_vc0_second_valid_sel;
 wire zp_vc0_third_valid_sel;
@@ -3685,32 +3216,11 @@ reg [29:0] zp_vc0_second0;
 reg [29:0] zp_vc0_third0;
 reg [127:0] zp_vc0_read1;
 wire [127:0] zp_vc0_read1_sel;
-reg [127:0] zp_vc0_head1_2;
-reg [127:0] zp_vc0_second1_2;
 reg [127:0] zp_vc0_third1;
 wire s_axis_zp_tvalid_and_4;
-wire zp_vc0_head0_last_2;
-wire [15:0] zp_vc0_head0_keep_2;
-wire [2:0] zp_vc0_head0_out_2;
-wire zp_vc0_head0_ovc_2;
-wire zp_vc0_head0_drop_2;
-wire [6:0] zp_vc0_head0_flits_2;
-wire zp_vc0_head0_fix_2;
 // input zp vc 0: a corrected header routed again
-wire [119:0] zp_vc0_head1_bits119_0;
-wire [5:0] zp_vc0_head1_bits5_0;
-wire [5:0] zp_vc0_head1_bits11_6;
-wire [5:0] zp_vc0_head1_bits17_12;
-wire [3:0] zp_vc0_head1_bits21_18;
-wire [13:0] zp_vc0_head1_bits57_44;
 wire zp_vc0_head1_and;
-wire zp_vc0_head1_and_2;
-wire zp_vc0_head1_and_3;
 wire zp_vc0_head1_or;
-wire zp_vc0_head1_and_4;
-wire zp_vc0_head1_and_5;
-wire zp_vc0_head1_and_6;
-wire zp_vc0_head1_or_2;
 wire here_z_lt_2;
 wire here_z_half_not_2;
 wire zp_vc0_head1_not;
@@ -3726,21 +3236,12 @@ wire [2:0] route_out_2;
 wire route_vc_2;
 wire [14:0] zp_vc0_head1_plus;
 wire zp_vc0_reroute;
-wire [28:0] route_vc_cat;
-wire zp_vc0_second0_last_2;
-wire [15:0] zp_vc0_second0_keep_2;
-wire [2:0] zp_vc0_second0_out_2;
-wire zp_vc0_second0_ovc_2;
-wire zp_vc0_second0_drop_2;
-wire [6:0] zp_vc0_second0_flits_2;
-wire zp_vc0_second0_fix_2;
+wire [29:0] route_vc_cat;
 wire s_axis_zp_tvalid_and_5;
 reg [8:0] zp_vc1_wr;
 reg [8:0] zp_vc1_rd;
 reg zp_vc1_stored;
 reg zp_vc1_landed;
-reg zp_vc1_valid_2;
-reg zp_vc1_second_valid_2;
 reg zp_vc1_third_valid;
 wire zp_vc1_second_valid_sel;
 wire zp_vc1_third_valid_sel;
@@ -3757,32 +3258,11 @@ reg [29:0] zp_vc1_second0;
 reg [29:0] zp_vc1_third0;
 reg [127:0] zp_vc1_read1;
 wire [127:0] zp_vc1_read1_sel;
-reg [127:0] zp_vc1_head1_2;
-reg [127:0] zp_vc1_second1_2;
 reg [127:0] zp_vc1_third1;
 wire s_axis_zp_tvalid_and_7;
-wire zp_vc1_head0_last_2;
-wire [15:0] zp_vc1_head0_keep_2;
-wire [2:0] zp_vc1_head0_out_2;
-wire zp_vc1_head0_ovc_2;
-wire zp_vc1_head0_drop_2;
-wire [6:0] zp_vc1_head0_flits_2;
-wire zp_vc1_head0_fix_2;
 // input zp vc 1: a corrected header routed again
-wire [119:0] zp_vc1_head1_bits119_0;
-wire [5:0] zp_vc1_head1_bits5_0;
-wire [5:0] zp_vc1_head1_bits11_6;
-wire [5:0] zp_vc1_head1_bits17_12;
-wire [3:0] zp_vc1_head1_bits21_18;
-wire [13:0] zp_vc1_head1_bits57_44;
 wire zp_vc1_head1_and;
-wire zp_vc1_head1_and_2;
-wire zp_vc1_head1_and_3;
 wire zp_vc1_head1_or;
-wire zp_vc1_head1_and_4;
-wire zp_vc1_head1_and_5;
-wire zp_vc1_head1_and_6;
-wire zp_vc1_head1_or_2;
 wire zp_vc1_head1_not;
 wire here_y_lt_3;
 wire here_y_half_not_3;
@@ -3795,14 +3275,7 @@ wire [2:0] route_out_3;
 wire route_vc_3;
 wire [14:0] zp_vc1_head1_plus;
 wire zp_vc1_reroute;
-wire [28:0] route_vc_cat_2;
-wire zp_vc1_second0_last_2;
-wire [15:0] zp_vc1_second0_keep_2;
-wire [2:0] zp_vc1_second0_out_2;
-wire zp_vc1_second0_ovc_2;
-wire zp_vc1_second0_drop_2;
-wire [6:0] zp_vc1_second0_flits_2;
-wire zp_vc1_second0_fix_2;
+wire [29:0] route_vc_cat_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [29:0] zp_vc0_mem0 [0:255];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -3814,276 +3287,239 @@ reg [127:0] zp_vc1_mem1 [0:255];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- input zp: arrival into the VC buffers ----
-assign s_axis_zp_tdata_bits119_0 = s_axis_zp_tdata[119:0];
-assign s_axis_zp_tdata_cat = {({({(^(s_axis_zp_tdata_bits119_0 & 120'hfffffffffffffffe00000000000000)), (^(s_axis_zp_tdata_bits119_0 & 120'hffffffff00000001fffffffc000000))}), (^(s_axis_zp_tdata_bits119_0 & 120'hffff0000ffff0001fffe0003fff800))}), (^(s_axis_zp_tdata_bits119_0 & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign s_axis_zp_tdata_cat_2 = {({({s_axis_zp_tdata_cat, (^(s_axis_zp_tdata_bits119_0 & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(s_axis_zp_tdata_bits119_0 & 120'hcccccccccccccccd9999999b33366d))}), (^(s_axis_zp_tdata_bits119_0 & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign s_axis_zp_tdata_xor = s_axis_zp_tdata[127:120] ^ ({(^({s_axis_zp_tdata_cat_2, s_axis_zp_tdata_bits119_0})), s_axis_zp_tdata_cat_2});
-assign s_axis_zp_tdata_bits6_0 = s_axis_zp_tdata_xor[6:0];
+assign s_axis_zp_tdata_cat = {(^(s_axis_zp_tdata[119:0] & 120'hfffffffffffffffe00000000000000)),
+    (^(s_axis_zp_tdata[119:0] & 120'hffffffff00000001fffffffc000000)),
+    (^(s_axis_zp_tdata[119:0] & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(s_axis_zp_tdata[119:0] & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(s_axis_zp_tdata[119:0] & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(s_axis_zp_tdata[119:0] & 120'hcccccccccccccccd9999999b33366d)),
+    (^(s_axis_zp_tdata[119:0] & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign s_axis_zp_tdata_xor = s_axis_zp_tdata[127:120] ^ ({(^({s_axis_zp_tdata_cat, s_axis_zp_tdata[119:0]})), s_axis_zp_tdata_cat});
 assign s_axis_zp_tdata_parity = ^s_axis_zp_tdata;
-assign s_axis_zp_tdata_and = (~(s_axis_zp_tdata_bits6_0 == 7'h0)) & (~s_axis_zp_tdata_parity);
-assign s_axis_zp_tdata_shl = 128'h1 << s_axis_zp_tdata_bits6_0;
-assign s_axis_zp_tdata_cat_3 = {({({({s_axis_zp_tdata_shl[127], s_axis_zp_tdata_shl[126]}), s_axis_zp_tdata_shl[125]}), s_axis_zp_tdata_shl[124]}), s_axis_zp_tdata_shl[123]};
-assign s_axis_zp_tdata_cat_4 = {({({({s_axis_zp_tdata_cat_3, s_axis_zp_tdata_shl[122]}), s_axis_zp_tdata_shl[121]}), s_axis_zp_tdata_shl[120]}), s_axis_zp_tdata_shl[119]};
-assign s_axis_zp_tdata_cat_5 = {({({({s_axis_zp_tdata_cat_4, s_axis_zp_tdata_shl[118]}), s_axis_zp_tdata_shl[117]}), s_axis_zp_tdata_shl[116]}), s_axis_zp_tdata_shl[115]};
-assign s_axis_zp_tdata_cat_6 = {({({({s_axis_zp_tdata_cat_5, s_axis_zp_tdata_shl[114]}), s_axis_zp_tdata_shl[113]}), s_axis_zp_tdata_shl[112]}), s_axis_zp_tdata_shl[111]};
-assign s_axis_zp_tdata_cat_7 = {({({({s_axis_zp_tdata_cat_6, s_axis_zp_tdata_shl[110]}), s_axis_zp_tdata_shl[109]}), s_axis_zp_tdata_shl[108]}), s_axis_zp_tdata_shl[107]};
-assign s_axis_zp_tdata_cat_8 = {({({({s_axis_zp_tdata_cat_7, s_axis_zp_tdata_shl[106]}), s_axis_zp_tdata_shl[105]}), s_axis_zp_tdata_shl[104]}), s_axis_zp_tdata_shl[103]};
-assign s_axis_zp_tdata_cat_9 = {({({({s_axis_zp_tdata_cat_8, s_axis_zp_tdata_shl[102]}), s_axis_zp_tdata_shl[101]}), s_axis_zp_tdata_shl[100]}), s_axis_zp_tdata_shl[99]};
-assign s_axis_zp_tdata_cat_10 = {({({({s_axis_zp_tdata_cat_9, s_axis_zp_tdata_shl[98]}), s_axis_zp_tdata_shl[97]}), s_axis_zp_tdata_shl[96]}), s_axis_zp_tdata_shl[95]};
-assign s_axis_zp_tdata_cat_11 = {({({({s_axis_zp_tdata_cat_10, s_axis_zp_tdata_shl[94]}), s_axis_zp_tdata_shl[93]}), s_axis_zp_tdata_shl[92]}), s_axis_zp_tdata_shl[91]};
-assign s_axis_zp_tdata_cat_12 = {({({({s_axis_zp_tdata_cat_11, s_axis_zp_tdata_shl[90]}), s_axis_zp_tdata_shl[89]}), s_axis_zp_tdata_shl[88]}), s_axis_zp_tdata_shl[87]};
-assign s_axis_zp_tdata_cat_13 = {({({({s_axis_zp_tdata_cat_12, s_axis_zp_tdata_shl[86]}), s_axis_zp_tdata_shl[85]}), s_axis_zp_tdata_shl[84]}), s_axis_zp_tdata_shl[83]};
-assign s_axis_zp_tdata_cat_14 = {({({({s_axis_zp_tdata_cat_13, s_axis_zp_tdata_shl[82]}), s_axis_zp_tdata_shl[81]}), s_axis_zp_tdata_shl[80]}), s_axis_zp_tdata_shl[79]};
-assign s_axis_zp_tdata_cat_15 = {({({({s_axis_zp_tdata_cat_14, s_axis_zp_tdata_shl[78]}), s_axis_zp_tdata_shl[77]}), s_axis_zp_tdata_shl[76]}), s_axis_zp_tdata_shl[75]};
-assign s_axis_zp_tdata_cat_16 = {({({({s_axis_zp_tdata_cat_15, s_axis_zp_tdata_shl[74]}), s_axis_zp_tdata_shl[73]}), s_axis_zp_tdata_shl[72]}), s_axis_zp_tdata_shl[71]};
-assign s_axis_zp_tdata_cat_17 = {({({({s_axis_zp_tdata_cat_16, s_axis_zp_tdata_shl[70]}), s_axis_zp_tdata_shl[69]}), s_axis_zp_tdata_shl[68]}), s_axis_zp_tdata_shl[67]};
-assign s_axis_zp_tdata_cat_18 = {({({({s_axis_zp_tdata_cat_17, s_axis_zp_tdata_shl[66]}), s_axis_zp_tdata_shl[65]}), s_axis_zp_tdata_shl[63]}), s_axis_zp_tdata_shl[62]};
-assign s_axis_zp_tdata_cat_19 = {({({({s_axis_zp_tdata_cat_18, s_axis_zp_tdata_shl[61]}), s_axis_zp_tdata_shl[60]}), s_axis_zp_tdata_shl[59]}), s_axis_zp_tdata_shl[58]};
-assign s_axis_zp_tdata_cat_20 = {({({({s_axis_zp_tdata_cat_19, s_axis_zp_tdata_shl[57]}), s_axis_zp_tdata_shl[56]}), s_axis_zp_tdata_shl[55]}), s_axis_zp_tdata_shl[54]};
-assign s_axis_zp_tdata_cat_21 = {({({({s_axis_zp_tdata_cat_20, s_axis_zp_tdata_shl[53]}), s_axis_zp_tdata_shl[52]}), s_axis_zp_tdata_shl[51]}), s_axis_zp_tdata_shl[50]};
-assign s_axis_zp_tdata_cat_22 = {({({({s_axis_zp_tdata_cat_21, s_axis_zp_tdata_shl[49]}), s_axis_zp_tdata_shl[48]}), s_axis_zp_tdata_shl[47]}), s_axis_zp_tdata_shl[46]};
-assign s_axis_zp_tdata_cat_23 = {({({({s_axis_zp_tdata_cat_22, s_axis_zp_tdata_shl[45]}), s_axis_zp_tdata_shl[44]}), s_axis_zp_tdata_shl[43]}), s_axis_zp_tdata_shl[42]};
-assign s_axis_zp_tdata_cat_24 = {({({({s_axis_zp_tdata_cat_23, s_axis_zp_tdata_shl[41]}), s_axis_zp_tdata_shl[40]}), s_axis_zp_tdata_shl[39]}), s_axis_zp_tdata_shl[38]};
-assign s_axis_zp_tdata_cat_25 = {({({({s_axis_zp_tdata_cat_24, s_axis_zp_tdata_shl[37]}), s_axis_zp_tdata_shl[36]}), s_axis_zp_tdata_shl[35]}), s_axis_zp_tdata_shl[34]};
-assign s_axis_zp_tdata_cat_26 = {({({({s_axis_zp_tdata_cat_25, s_axis_zp_tdata_shl[33]}), s_axis_zp_tdata_shl[31]}), s_axis_zp_tdata_shl[30]}), s_axis_zp_tdata_shl[29]};
-assign s_axis_zp_tdata_cat_27 = {({({({s_axis_zp_tdata_cat_26, s_axis_zp_tdata_shl[28]}), s_axis_zp_tdata_shl[27]}), s_axis_zp_tdata_shl[26]}), s_axis_zp_tdata_shl[25]};
-assign s_axis_zp_tdata_cat_28 = {({({({s_axis_zp_tdata_cat_27, s_axis_zp_tdata_shl[24]}), s_axis_zp_tdata_shl[23]}), s_axis_zp_tdata_shl[22]}), s_axis_zp_tdata_shl[21]};
-assign s_axis_zp_tdata_cat_29 = {({({({s_axis_zp_tdata_cat_28, s_axis_zp_tdata_shl[20]}), s_axis_zp_tdata_shl[19]}), s_axis_zp_tdata_shl[18]}), s_axis_zp_tdata_shl[17]};
-assign s_axis_zp_tdata_cat_30 = {({({({s_axis_zp_tdata_cat_29, s_axis_zp_tdata_shl[15]}), s_axis_zp_tdata_shl[14]}), s_axis_zp_tdata_shl[13]}), s_axis_zp_tdata_shl[12]};
-assign s_axis_zp_tdata_cat_31 = {({({({s_axis_zp_tdata_cat_30, s_axis_zp_tdata_shl[11]}), s_axis_zp_tdata_shl[10]}), s_axis_zp_tdata_shl[9]}), s_axis_zp_tdata_shl[7]};
-assign s_axis_zp_tdata_sel = s_axis_zp_tdata_parity ? ({({({s_axis_zp_tdata_cat_31, s_axis_zp_tdata_shl[6]}), s_axis_zp_tdata_shl[5]}), s_axis_zp_tdata_shl[3]}) : 120'h0;
-assign s_axis_zp_tdata_bits119_0_2 = s_axis_zp_tdata[119:0];
-assign s_axis_zp_tdata_bits5_0 = s_axis_zp_tdata_bits119_0_2[5:0];
-assign s_axis_zp_tdata_bits11_6 = s_axis_zp_tdata_bits119_0_2[11:6];
-assign s_axis_zp_tdata_bits17_12 = s_axis_zp_tdata_bits119_0_2[17:12];
-assign s_axis_zp_tdata_bits21_18 = s_axis_zp_tdata_bits119_0_2[21:18];
-assign s_axis_zp_tdata_bits57_44 = s_axis_zp_tdata_bits119_0_2[57:44];
-assign s_axis_zp_tdata_and_2 = (~s_axis_zp_tdata_bits5_0[4]) & ((~s_axis_zp_tdata_bits5_0[3]) & ((~s_axis_zp_tdata_bits5_0[2]) & (~s_axis_zp_tdata_bits5_0[1])));
-assign s_axis_zp_tdata_and_3 = (~s_axis_zp_tdata_bits11_6[4]) & ((~s_axis_zp_tdata_bits11_6[3]) & ((~s_axis_zp_tdata_bits11_6[2]) & (~s_axis_zp_tdata_bits11_6[1])));
-assign s_axis_zp_tdata_and_4 = (~s_axis_zp_tdata_bits17_12[4]) & ((~s_axis_zp_tdata_bits17_12[3]) & ((~s_axis_zp_tdata_bits17_12[2]) & (~s_axis_zp_tdata_bits17_12[1])));
-assign s_axis_zp_tdata_or = ((~((~s_axis_zp_tdata_bits5_0[5]) & s_axis_zp_tdata_and_2)) | (~((~s_axis_zp_tdata_bits11_6[5]) & s_axis_zp_tdata_and_3))) | (~((~s_axis_zp_tdata_bits17_12[5]) & s_axis_zp_tdata_and_4));
-assign s_axis_zp_tdata_and_5 = (~s_axis_zp_tdata_bits57_44[3]) & ((~s_axis_zp_tdata_bits57_44[2]) & ((~s_axis_zp_tdata_bits57_44[1]) & (~s_axis_zp_tdata_bits57_44[0])));
-assign s_axis_zp_tdata_and_6 = (~s_axis_zp_tdata_bits57_44[7]) & ((~s_axis_zp_tdata_bits57_44[6]) & ((~s_axis_zp_tdata_bits57_44[5]) & ((~s_axis_zp_tdata_bits57_44[4]) & s_axis_zp_tdata_and_5)));
-assign s_axis_zp_tdata_and_7 = (~s_axis_zp_tdata_bits57_44[11]) & ((~s_axis_zp_tdata_bits57_44[10]) | ((~s_axis_zp_tdata_bits57_44[9]) & ((~s_axis_zp_tdata_bits57_44[8]) & s_axis_zp_tdata_and_6)));
-assign s_axis_zp_tdata_or_2 = (s_axis_zp_tdata_or | (~((~s_axis_zp_tdata_bits21_18[3]) & ((~s_axis_zp_tdata_bits21_18[2]) & (~s_axis_zp_tdata_bits21_18[1]))))) | (~((~s_axis_zp_tdata_bits57_44[13]) & ((~s_axis_zp_tdata_bits57_44[12]) & s_axis_zp_tdata_and_7)));
-assign here_z_lt = here_z < s_axis_zp_tdata_bits17_12;
-assign here_z_half_not = ~(here_z_half < s_axis_zp_tdata_bits17_12);
-assign s_axis_zp_tdata_not = ~(s_axis_zp_tdata_bits17_12 == here_z);
-assign here_z_top_sel = s_axis_zp_tdata_not ? (((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) | s_axis_zp_tuser) : 1'h0;
-assign here_y_lt = here_y < s_axis_zp_tdata_bits11_6;
-assign here_y_half_not = ~(here_y_half < s_axis_zp_tdata_bits11_6);
-assign s_axis_zp_tdata_not_2 = ~(s_axis_zp_tdata_bits11_6 == here_y);
+assign s_axis_zp_tdata_and = (~(s_axis_zp_tdata_xor[6:0] == 7'h0)) & (~s_axis_zp_tdata_parity);
+assign s_axis_zp_tdata_shl = 128'h1 << s_axis_zp_tdata_xor[6:0];
+assign s_axis_zp_tdata_cat_2 = {s_axis_zp_tdata_shl[127], s_axis_zp_tdata_shl[126], s_axis_zp_tdata_shl[125], s_axis_zp_tdata_shl[124],
+    s_axis_zp_tdata_shl[123], s_axis_zp_tdata_shl[122], s_axis_zp_tdata_shl[121],
+    s_axis_zp_tdata_shl[120], s_axis_zp_tdata_shl[119], s_axis_zp_tdata_shl[118],
+    s_axis_zp_tdata_shl[117], s_axis_zp_tdata_shl[116], s_axis_zp_tdata_shl[115],
+    s_axis_zp_tdata_shl[114], s_axis_zp_tdata_shl[113], s_axis_zp_tdata_shl[112],
+    s_axis_zp_tdata_shl[111], s_axis_zp_tdata_shl[110], s_axis_zp_tdata_shl[109],
+    s_axis_zp_tdata_shl[108], s_axis_zp_tdata_shl[107], s_axis_zp_tdata_shl[106],
+    s_axis_zp_tdata_shl[105], s_axis_zp_tdata_shl[104], s_axis_zp_tdata_shl[103],
+    s_axis_zp_tdata_shl[102], s_axis_zp_tdata_shl[101], s_axis_zp_tdata_shl[100],
+    s_axis_zp_tdata_shl[99], s_axis_zp_tdata_shl[98], s_axis_zp_tdata_shl[97], s_axis_zp_tdata_shl[96],
+    s_axis_zp_tdata_shl[95], s_axis_zp_tdata_shl[94], s_axis_zp_tdata_shl[93], s_axis_zp_tdata_shl[92],
+    s_axis_zp_tdata_shl[91], s_axis_zp_tdata_shl[90], s_axis_zp_tdata_shl[89], s_axis_zp_tdata_shl[88],
+    s_axis_zp_tdata_shl[87], s_axis_zp_tdata_shl[86], s_axis_zp_tdata_shl[85], s_axis_zp_tdata_shl[84],
+    s_axis_zp_tdata_shl[83], s_axis_zp_tdata_shl[82], s_axis_zp_tdata_shl[81], s_axis_zp_tdata_shl[80],
+    s_axis_zp_tdata_shl[79], s_axis_zp_tdata_shl[78], s_axis_zp_tdata_shl[77], s_axis_zp_tdata_shl[76],
+    s_axis_zp_tdata_shl[75], s_axis_zp_tdata_shl[74], s_axis_zp_tdata_shl[73], s_axis_zp_tdata_shl[72],
+    s_axis_zp_tdata_shl[71], s_axis_zp_tdata_shl[70], s_axis_zp_tdata_shl[69], s_axis_zp_tdata_shl[68],
+    s_axis_zp_tdata_shl[67], s_axis_zp_tdata_shl[66], s_axis_zp_tdata_shl[65], s_axis_zp_tdata_shl[63],
+    s_axis_zp_tdata_shl[62], s_axis_zp_tdata_shl[61], s_axis_zp_tdata_shl[60], s_axis_zp_tdata_shl[59],
+    s_axis_zp_tdata_shl[58], s_axis_zp_tdata_shl[57], s_axis_zp_tdata_shl[56], s_axis_zp_tdata_shl[55],
+    s_axis_zp_tdata_shl[54], s_axis_zp_tdata_shl[53], s_axis_zp_tdata_shl[52], s_axis_zp_tdata_shl[51],
+    s_axis_zp_tdata_shl[50], s_axis_zp_tdata_shl[49], s_axis_zp_tdata_shl[48], s_axis_zp_tdata_shl[47],
+    s_axis_zp_tdata_shl[46], s_axis_zp_tdata_shl[45], s_axis_zp_tdata_shl[44], s_axis_zp_tdata_shl[43],
+    s_axis_zp_tdata_shl[42], s_axis_zp_tdata_shl[41], s_axis_zp_tdata_shl[40], s_axis_zp_tdata_shl[39],
+    s_axis_zp_tdata_shl[38], s_axis_zp_tdata_shl[37], s_axis_zp_tdata_shl[36], s_axis_zp_tdata_shl[35],
+    s_axis_zp_tdata_shl[34], s_axis_zp_tdata_shl[33], s_axis_zp_tdata_shl[31], s_axis_zp_tdata_shl[30],
+    s_axis_zp_tdata_shl[29], s_axis_zp_tdata_shl[28], s_axis_zp_tdata_shl[27], s_axis_zp_tdata_shl[26],
+    s_axis_zp_tdata_shl[25], s_axis_zp_tdata_shl[24], s_axis_zp_tdata_shl[23], s_axis_zp_tdata_shl[22],
+    s_axis_zp_tdata_shl[21], s_axis_zp_tdata_shl[20], s_axis_zp_tdata_shl[19], s_axis_zp_tdata_shl[18],
+    s_axis_zp_tdata_shl[17], s_axis_zp_tdata_shl[15], s_axis_zp_tdata_shl[14], s_axis_zp_tdata_shl[13],
+    s_axis_zp_tdata_shl[12], s_axis_zp_tdata_shl[11], s_axis_zp_tdata_shl[10], s_axis_zp_tdata_shl[9],
+    s_axis_zp_tdata_shl[7], s_axis_zp_tdata_shl[6], s_axis_zp_tdata_shl[5], s_axis_zp_tdata_shl[3]};
+assign s_axis_zp_tdata_and_2 = (~s_axis_zp_tdata[53]) & (~s_axis_zp_tdata[52]) & (~s_axis_zp_tdata[51]) & (~s_axis_zp_tdata[50]) &
+    (~s_axis_zp_tdata[49]) & (~s_axis_zp_tdata[48]) & (~s_axis_zp_tdata[47]) & (~s_axis_zp_tdata[46]) &
+    (~s_axis_zp_tdata[45]) & (~s_axis_zp_tdata[44]);
+assign here_z_lt = here_z < s_axis_zp_tdata[17:12];
+assign here_z_half_not = ~(here_z_half < s_axis_zp_tdata[17:12]);
+assign s_axis_zp_tdata_not = ~(s_axis_zp_tdata[17:12] == here_z);
+assign here_z_top_sel = s_axis_zp_tdata_not ? (((here_z_wraps ? (here_z_lt | here_z_half_not) : (here_z_lt & here_z_half_not)) ? here_z_top : here_z_bottom) |
+    s_axis_zp_tuser) : 1'h0;
+assign here_y_lt = here_y < s_axis_zp_tdata[11:6];
+assign here_y_half_not = ~(here_y_half < s_axis_zp_tdata[11:6]);
+assign s_axis_zp_tdata_not_2 = ~(s_axis_zp_tdata[11:6] == here_y);
 assign here_y_top_sel = s_axis_zp_tdata_not_2 ? ((here_y_wraps ? (here_y_lt | here_y_half_not) : (here_y_lt & here_y_half_not)) ? here_y_top : here_y_bottom) : here_z_top_sel;
-assign here_x_lt = here_x < s_axis_zp_tdata_bits5_0;
-assign here_x_half_not = ~(here_x_half < s_axis_zp_tdata_bits5_0);
-assign s_axis_zp_tdata_not_3 = ~(s_axis_zp_tdata_bits5_0 == here_x);
-assign route_out = s_axis_zp_tdata_not_3 ? 3'h2 : (s_axis_zp_tdata_not_2 ? 3'h3 : (s_axis_zp_tdata_not ? 3'h4 : s_axis_zp_tdata_bits21_18[2:0]));
+assign here_x_lt = here_x < s_axis_zp_tdata[5:0];
+assign here_x_half_not = ~(here_x_half < s_axis_zp_tdata[5:0]);
+assign s_axis_zp_tdata_not_3 = ~(s_axis_zp_tdata[5:0] == here_x);
+assign route_out = s_axis_zp_tdata_not_3 ? 3'h2 : (s_axis_zp_tdata_not_2 ? 3'h3 : (s_axis_zp_tdata_not ? 3'h4 : s_axis_zp_tdata[20:18]));
 assign route_vc = s_axis_zp_tdata_not_3 ? ((here_x_wraps ? (here_x_lt | here_x_half_not) : (here_x_lt & here_x_half_not)) ? here_x_top : here_x_bottom) : here_y_top_sel;
-assign s_axis_zp_tdata_plus = ((({1'h0, s_axis_zp_tdata_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign drop = s_axis_zp_tdata_or_2 | s_axis_zp_tdata_and;
+assign s_axis_zp_tdata_plus = ((({1'h0, s_axis_zp_tdata[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign drop = (~((~s_axis_zp_tdata[5]) & (~s_axis_zp_tdata[4]) & (~s_axis_zp_tdata[3]) & (~s_axis_zp_tdata[2]) &
+    (~s_axis_zp_tdata[1]))) |
+    (~((~s_axis_zp_tdata[11]) & (~s_axis_zp_tdata[10]) & (~s_axis_zp_tdata[9]) & (~s_axis_zp_tdata[8]) &
+    (~s_axis_zp_tdata[7]))) |
+    (~((~s_axis_zp_tdata[17]) & (~s_axis_zp_tdata[16]) & (~s_axis_zp_tdata[15]) & (~s_axis_zp_tdata[14]) &
+    (~s_axis_zp_tdata[13]))) |
+    (~((~s_axis_zp_tdata[21]) & (~s_axis_zp_tdata[20]) & (~s_axis_zp_tdata[19]))) |
+    (~((~s_axis_zp_tdata[57]) & (~s_axis_zp_tdata[56]) & (~s_axis_zp_tdata[55]) &
+    ((~s_axis_zp_tdata[54]) | s_axis_zp_tdata_and_2))) |
+    s_axis_zp_tdata_and;
 assign s_axis_zp_tvalid_and = s_axis_zp_tvalid & zp_expect_head;
-assign s_axis_zp_tdata_sel_2 = zp_expect_head ? ({8'h0, (s_axis_zp_tdata_bits119_0 ^ s_axis_zp_tdata_sel)}) : s_axis_zp_tdata;
-assign zp_expect_head_cat = {({({({(zp_expect_head & s_axis_zp_tdata_parity), s_axis_zp_tdata_plus[6:0]}), drop}), route_vc}), route_out};
-assign zp_expect_head_cat_2 = {({zp_expect_head_cat, s_axis_zp_tkeep}), s_axis_zp_tlast};
+assign s_axis_zp_tdata_sel = zp_expect_head ? ({8'h0, (s_axis_zp_tdata[119:0] ^ (s_axis_zp_tdata_parity ? s_axis_zp_tdata_cat_2 : 120'h0))}) : s_axis_zp_tdata;
+assign zp_expect_head_cat = {(zp_expect_head & s_axis_zp_tdata_parity), s_axis_zp_tdata_plus[6:0], drop, route_vc, route_out,
+    s_axis_zp_tkeep, s_axis_zp_tlast};
 assign s_axis_zp_tvalid_and_2 = s_axis_zp_tvalid & (~s_axis_zp_tuser);
-assign zp_vc0_second_valid_sel = zp_vc0_pop ? zp_vc0_second_valid_2 : zp_vc0_valid_2;
-assign zp_vc0_third_valid_sel = zp_vc0_pop ? zp_vc0_third_valid : zp_vc0_second_valid_2;
+assign zp_vc0_second_valid_sel = zp_vc0_pop ? zp_vc0_second_valid : zp_vc0_valid;
+assign zp_vc0_third_valid_sel = zp_vc0_pop ? zp_vc0_third_valid : zp_vc0_second_valid;
 assign zp_vc0_pop_and = (~zp_vc0_pop) & zp_vc0_third_valid;
 assign zp_vc0_pop_or = zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed);
-assign s_axis_zp_tvalid_and_3 = (s_axis_zp_tvalid_and_2 & (~zp_vc0_stored)) & (~zp_vc0_pop_or);
+assign s_axis_zp_tvalid_and_3 = s_axis_zp_tvalid_and_2 & (~zp_vc0_stored) & (~zp_vc0_pop_or);
 assign zp_vc0_stored_and = zp_vc0_stored & (~zp_vc0_pop_or);
 assign zp_vc0_landed_or = zp_vc0_landed | s_axis_zp_tvalid_and_3;
 assign zp_vc0_landed_and = zp_vc0_landed & s_axis_zp_tvalid_and_3;
-assign zp_vc0_read0_sel = zp_vc0_landed ? zp_vc0_read0 : zp_expect_head_cat_2;
-assign zp_vc0_read1_sel = zp_vc0_landed ? zp_vc0_read1 : s_axis_zp_tdata_sel_2;
+assign zp_vc0_read0_sel = zp_vc0_landed ? zp_vc0_read0 : zp_expect_head_cat;
+assign zp_vc0_read1_sel = zp_vc0_landed ? zp_vc0_read1 : s_axis_zp_tdata_sel;
 assign s_axis_zp_tvalid_and_4 = s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3);
-assign zp_vc0_head0_last_2 = zp_vc0_head0[0];
-assign zp_vc0_head0_keep_2 = zp_vc0_head0[16:1];
-assign zp_vc0_head0_out_2 = zp_vc0_head0[19:17];
-assign zp_vc0_head0_ovc_2 = zp_vc0_head0[20];
-assign zp_vc0_head0_drop_2 = zp_vc0_head0[21];
-assign zp_vc0_head0_flits_2 = zp_vc0_head0[28:22];
-assign zp_vc0_head0_fix_2 = zp_vc0_head0[29];
+assign zp_vc0_head0_last = zp_vc0_head0[0];
+assign zp_vc0_head0_keep = zp_vc0_head0[16:1];
+assign zp_vc0_head0_out = zp_vc0_head0[19:17];
+assign zp_vc0_head0_ovc = zp_vc0_head0[20];
+assign zp_vc0_head0_drop = zp_vc0_head0[21];
+assign zp_vc0_head0_flits = zp_vc0_head0[28:22];
+assign zp_vc0_head0_fix = zp_vc0_head0[29];
 
 // ---- input zp vc 0: a corrected header routed again ----
-assign zp_vc0_head1_bits119_0 = zp_vc0_head1_2[119:0];
-assign zp_vc0_head1_bits5_0 = zp_vc0_head1_bits119_0[5:0];
-assign zp_vc0_head1_bits11_6 = zp_vc0_head1_bits119_0[11:6];
-assign zp_vc0_head1_bits17_12 = zp_vc0_head1_bits119_0[17:12];
-assign zp_vc0_head1_bits21_18 = zp_vc0_head1_bits119_0[21:18];
-assign zp_vc0_head1_bits57_44 = zp_vc0_head1_bits119_0[57:44];
-assign zp_vc0_head1_and = (~zp_vc0_head1_bits5_0[4]) & ((~zp_vc0_head1_bits5_0[3]) & ((~zp_vc0_head1_bits5_0[2]) & (~zp_vc0_head1_bits5_0[1])));
-assign zp_vc0_head1_and_2 = (~zp_vc0_head1_bits11_6[4]) & ((~zp_vc0_head1_bits11_6[3]) & ((~zp_vc0_head1_bits11_6[2]) & (~zp_vc0_head1_bits11_6[1])));
-assign zp_vc0_head1_and_3 = (~zp_vc0_head1_bits17_12[4]) & ((~zp_vc0_head1_bits17_12[3]) & ((~zp_vc0_head1_bits17_12[2]) & (~zp_vc0_head1_bits17_12[1])));
-assign zp_vc0_head1_or = ((~((~zp_vc0_head1_bits5_0[5]) & zp_vc0_head1_and)) | (~((~zp_vc0_head1_bits11_6[5]) & zp_vc0_head1_and_2))) | (~((~zp_vc0_head1_bits17_12[5]) & zp_vc0_head1_and_3));
-assign zp_vc0_head1_and_4 = (~zp_vc0_head1_bits57_44[3]) & ((~zp_vc0_head1_bits57_44[2]) & ((~zp_vc0_head1_bits57_44[1]) & (~zp_vc0_head1_bits57_44[0])));
-assign zp_vc0_head1_and_5 = (~zp_vc0_head1_bits57_44[7]) & ((~zp_vc0_head1_bits57_44[6]) & ((~zp_vc0_head1_bits57_44[5]) & ((~zp_vc0_head1_bits57_44[4]) & zp_vc0_head1_and_4)));
-assign zp_vc0_head1_and_6 = (~zp_vc0_head1_bits57_44[11]) & ((~zp_vc0_head1_bits57_44[10]) | ((~zp_vc0_head1_bits57_44[9]) & ((~zp_vc0_head1_bits57_44[8]) & zp_vc0_head1_and_5)));
-assign zp_vc0_head1_or_2 = (zp_vc0_head1_or | (~((~zp_vc0_head1_bits21_18[3]) & ((~zp_vc0_head1_bits21_18[2]) & (~zp_vc0_head1_bits21_18[1]))))) | (~((~zp_vc0_head1_bits57_44[13]) & ((~zp_vc0_head1_bits57_44[12]) & zp_vc0_head1_and_6)));
-assign here_z_lt_2 = here_z < zp_vc0_head1_bits17_12;
-assign here_z_half_not_2 = ~(here_z_half < zp_vc0_head1_bits17_12);
-assign zp_vc0_head1_not = ~(zp_vc0_head1_bits17_12 == here_z);
+assign zp_vc0_head1_and = (~zp_vc0_head1[53]) & (~zp_vc0_head1[52]) & (~zp_vc0_head1[51]) & (~zp_vc0_head1[50]) &
+    (~zp_vc0_head1[49]) & (~zp_vc0_head1[48]) & (~zp_vc0_head1[47]) & (~zp_vc0_head1[46]) &
+    (~zp_vc0_head1[45]) & (~zp_vc0_head1[44]);
+assign zp_vc0_head1_or = (~((~zp_vc0_head1[5]) & (~zp_vc0_head1[4]) & (~zp_vc0_head1[3]) & (~zp_vc0_head1[2]) & (~zp_vc0_head1[1]))) |
+    (~((~zp_vc0_head1[11]) & (~zp_vc0_head1[10]) & (~zp_vc0_head1[9]) & (~zp_vc0_head1[8]) &
+    (~zp_vc0_head1[7]))) |
+    (~((~zp_vc0_head1[17]) & (~zp_vc0_head1[16]) & (~zp_vc0_head1[15]) & (~zp_vc0_head1[14]) &
+    (~zp_vc0_head1[13]))) |
+    (~((~zp_vc0_head1[21]) & (~zp_vc0_head1[20]) & (~zp_vc0_head1[19]))) |
+    (~((~zp_vc0_head1[57]) & (~zp_vc0_head1[56]) & (~zp_vc0_head1[55]) &
+    ((~zp_vc0_head1[54]) | zp_vc0_head1_and)));
+assign here_z_lt_2 = here_z < zp_vc0_head1[17:12];
+assign here_z_half_not_2 = ~(here_z_half < zp_vc0_head1[17:12]);
+assign zp_vc0_head1_not = ~(zp_vc0_head1[17:12] == here_z);
 assign here_z_top_sel_2 = zp_vc0_head1_not ? ((here_z_wraps ? (here_z_lt_2 | here_z_half_not_2) : (here_z_lt_2 & here_z_half_not_2)) ? here_z_top : here_z_bottom) : 1'h0;
-assign here_y_lt_2 = here_y < zp_vc0_head1_bits11_6;
-assign here_y_half_not_2 = ~(here_y_half < zp_vc0_head1_bits11_6);
-assign zp_vc0_head1_not_2 = ~(zp_vc0_head1_bits11_6 == here_y);
+assign here_y_lt_2 = here_y < zp_vc0_head1[11:6];
+assign here_y_half_not_2 = ~(here_y_half < zp_vc0_head1[11:6]);
+assign zp_vc0_head1_not_2 = ~(zp_vc0_head1[11:6] == here_y);
 assign here_y_top_sel_2 = zp_vc0_head1_not_2 ? ((here_y_wraps ? (here_y_lt_2 | here_y_half_not_2) : (here_y_lt_2 & here_y_half_not_2)) ? here_y_top : here_y_bottom) : here_z_top_sel_2;
-assign here_x_lt_2 = here_x < zp_vc0_head1_bits5_0;
-assign here_x_half_not_2 = ~(here_x_half < zp_vc0_head1_bits5_0);
-assign zp_vc0_head1_not_3 = ~(zp_vc0_head1_bits5_0 == here_x);
-assign route_out_2 = zp_vc0_head1_not_3 ? 3'h2 : (zp_vc0_head1_not_2 ? 3'h3 : (zp_vc0_head1_not ? 3'h4 : zp_vc0_head1_bits21_18[2:0]));
+assign here_x_lt_2 = here_x < zp_vc0_head1[5:0];
+assign here_x_half_not_2 = ~(here_x_half < zp_vc0_head1[5:0]);
+assign zp_vc0_head1_not_3 = ~(zp_vc0_head1[5:0] == here_x);
+assign route_out_2 = zp_vc0_head1_not_3 ? 3'h2 : (zp_vc0_head1_not_2 ? 3'h3 : (zp_vc0_head1_not ? 3'h4 : zp_vc0_head1[20:18]));
 assign route_vc_2 = zp_vc0_head1_not_3 ? ((here_x_wraps ? (here_x_lt_2 | here_x_half_not_2) : (here_x_lt_2 & here_x_half_not_2)) ? here_x_top : here_x_bottom) : here_y_top_sel_2;
-assign zp_vc0_head1_plus = ((({1'h0, zp_vc0_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign zp_vc0_reroute = (zp_vc0_valid_2 & zp_vc0_head0_fix_2) & (~zp_vc0_pop);
-assign route_vc_cat = {({({({({1'h0, zp_vc0_head1_plus[6:0]}), zp_vc0_head1_or_2}), route_vc_2}), route_out_2}), zp_vc0_head0_keep_2};
-assign zp_vc0_second0_last_2 = zp_vc0_second0[0];
-assign zp_vc0_second0_keep_2 = zp_vc0_second0[16:1];
-assign zp_vc0_second0_out_2 = zp_vc0_second0[19:17];
-assign zp_vc0_second0_ovc_2 = zp_vc0_second0[20];
-assign zp_vc0_second0_drop_2 = zp_vc0_second0[21];
-assign zp_vc0_second0_flits_2 = zp_vc0_second0[28:22];
-assign zp_vc0_second0_fix_2 = zp_vc0_second0[29];
+assign zp_vc0_head1_plus = ((({1'h0, zp_vc0_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign zp_vc0_reroute = zp_vc0_valid & zp_vc0_head0_fix & (~zp_vc0_pop);
+assign route_vc_cat = {1'h0, zp_vc0_head1_plus[6:0], zp_vc0_head1_or, route_vc_2, route_out_2, zp_vc0_head0_keep,
+    zp_vc0_head0_last};
+assign zp_vc0_second0_last = zp_vc0_second0[0];
+assign zp_vc0_second0_keep = zp_vc0_second0[16:1];
+assign zp_vc0_second0_out = zp_vc0_second0[19:17];
+assign zp_vc0_second0_ovc = zp_vc0_second0[20];
+assign zp_vc0_second0_drop = zp_vc0_second0[21];
+assign zp_vc0_second0_flits = zp_vc0_second0[28:22];
+assign zp_vc0_second0_fix = zp_vc0_second0[29];
 assign s_axis_zp_tvalid_and_5 = s_axis_zp_tvalid & s_axis_zp_tuser;
-assign zp_vc1_second_valid_sel = zp_vc1_pop ? zp_vc1_second_valid_2 : zp_vc1_valid_2;
-assign zp_vc1_third_valid_sel = zp_vc1_pop ? zp_vc1_third_valid : zp_vc1_second_valid_2;
+assign zp_vc1_second_valid_sel = zp_vc1_pop ? zp_vc1_second_valid : zp_vc1_valid;
+assign zp_vc1_third_valid_sel = zp_vc1_pop ? zp_vc1_third_valid : zp_vc1_second_valid;
 assign zp_vc1_pop_and = (~zp_vc1_pop) & zp_vc1_third_valid;
 assign zp_vc1_pop_or = zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed);
-assign s_axis_zp_tvalid_and_6 = (s_axis_zp_tvalid_and_5 & (~zp_vc1_stored)) & (~zp_vc1_pop_or);
+assign s_axis_zp_tvalid_and_6 = s_axis_zp_tvalid_and_5 & (~zp_vc1_stored) & (~zp_vc1_pop_or);
 assign zp_vc1_stored_and = zp_vc1_stored & (~zp_vc1_pop_or);
 assign zp_vc1_landed_or = zp_vc1_landed | s_axis_zp_tvalid_and_6;
 assign zp_vc1_landed_and = zp_vc1_landed & s_axis_zp_tvalid_and_6;
-assign zp_vc1_read0_sel = zp_vc1_landed ? zp_vc1_read0 : zp_expect_head_cat_2;
-assign zp_vc1_read1_sel = zp_vc1_landed ? zp_vc1_read1 : s_axis_zp_tdata_sel_2;
+assign zp_vc1_read0_sel = zp_vc1_landed ? zp_vc1_read0 : zp_expect_head_cat;
+assign zp_vc1_read1_sel = zp_vc1_landed ? zp_vc1_read1 : s_axis_zp_tdata_sel;
 assign s_axis_zp_tvalid_and_7 = s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6);
-assign zp_vc1_head0_last_2 = zp_vc1_head0[0];
-assign zp_vc1_head0_keep_2 = zp_vc1_head0[16:1];
-assign zp_vc1_head0_out_2 = zp_vc1_head0[19:17];
-assign zp_vc1_head0_ovc_2 = zp_vc1_head0[20];
-assign zp_vc1_head0_drop_2 = zp_vc1_head0[21];
-assign zp_vc1_head0_flits_2 = zp_vc1_head0[28:22];
-assign zp_vc1_head0_fix_2 = zp_vc1_head0[29];
+assign zp_vc1_head0_last = zp_vc1_head0[0];
+assign zp_vc1_head0_keep = zp_vc1_head0[16:1];
+assign zp_vc1_head0_out = zp_vc1_head0[19:17];
+assign zp_vc1_head0_ovc = zp_vc1_head0[20];
+assign zp_vc1_head0_drop = zp_vc1_head0[21];
+assign zp_vc1_head0_flits = zp_vc1_head0[28:22];
+assign zp_vc1_head0_fix = zp_vc1_head0[29];
 
 // ---- input zp vc 1: a corrected header routed again ----
-assign zp_vc1_head1_bits119_0 = zp_vc1_head1_2[119:0];
-assign zp_vc1_head1_bits5_0 = zp_vc1_head1_bits119_0[5:0];
-assign zp_vc1_head1_bits11_6 = zp_vc1_head1_bits119_0[11:6];
-assign zp_vc1_head1_bits17_12 = zp_vc1_head1_bits119_0[17:12];
-assign zp_vc1_head1_bits21_18 = zp_vc1_head1_bits119_0[21:18];
-assign zp_vc1_head1_bits57_44 = zp_vc1_head1_bits119_0[57:44];
-assign zp_vc1_head1_and = (~zp_vc1_head1_bits5_0[4]) & ((~zp_vc1_head1_bits5_0[3]) & ((~zp_vc1_head1_bits5_0[2]) & (~zp_vc1_head1_bits5_0[1])));
-assign zp_vc1_head1_and_2 = (~zp_vc1_head1_bits11_6[4]) & ((~zp_vc1_head1_bits11_6[3]) & ((~zp_vc1_head1_bits11_6[2]) & (~zp_vc1_head1_bits11_6[1])));
-assign zp_vc1_head1_and_3 = (~zp_vc1_head1_bits17_12[4]) & ((~zp_vc1_head1_bits17_12[3]) & ((~zp_vc1_head1_bits17_12[2]) & (~zp_vc1_head1_bits17_12[1])));
-assign zp_vc1_head1_or = ((~((~zp_vc1_head1_bits5_0[5]) & zp_vc1_head1_and)) | (~((~zp_vc1_head1_bits11_6[5]) & zp_vc1_head1_and_2))) | (~((~zp_vc1_head1_bits17_12[5]) & zp_vc1_head1_and_3));
-assign zp_vc1_head1_and_4 = (~zp_vc1_head1_bits57_44[3]) & ((~zp_vc1_head1_bits57_44[2]) & ((~zp_vc1_head1_bits57_44[1]) & (~zp_vc1_head1_bits57_44[0])));
-assign zp_vc1_head1_and_5 = (~zp_vc1_head1_bits57_44[7]) & ((~zp_vc1_head1_bits57_44[6]) & ((~zp_vc1_head1_bits57_44[5]) & ((~zp_vc1_head1_bits57_44[4]) & zp_vc1_head1_and_4)));
-assign zp_vc1_head1_and_6 = (~zp_vc1_head1_bits57_44[11]) & ((~zp_vc1_head1_bits57_44[10]) | ((~zp_vc1_head1_bits57_44[9]) & ((~zp_vc1_head1_bits57_44[8]) & zp_vc1_head1_and_5)));
-assign zp_vc1_head1_or_2 = (zp_vc1_head1_or | (~((~zp_vc1_head1_bits21_18[3]) & ((~zp_vc1_head1_bits21_18[2]) & (~zp_vc1_head1_bits21_18[1]))))) | (~((~zp_vc1_head1_bits57_44[13]) & ((~zp_vc1_head1_bits57_44[12]) & zp_vc1_head1_and_6)));
-assign zp_vc1_head1_not = ~(zp_vc1_head1_bits17_12 == here_z);
-assign here_y_lt_3 = here_y < zp_vc1_head1_bits11_6;
-assign here_y_half_not_3 = ~(here_y_half < zp_vc1_head1_bits11_6);
-assign zp_vc1_head1_not_2 = ~(zp_vc1_head1_bits11_6 == here_y);
+assign zp_vc1_head1_and = (~zp_vc1_head1[53]) & (~zp_vc1_head1[52]) & (~zp_vc1_head1[51]) & (~zp_vc1_head1[50]) &
+    (~zp_vc1_head1[49]) & (~zp_vc1_head1[48]) & (~zp_vc1_head1[47]) & (~zp_vc1_head1[46]) &
+    (~zp_vc1_head1[45]) & (~zp_vc1_head1[44]);
+assign zp_vc1_head1_or = (~((~zp_vc1_head1[5]) & (~zp_vc1_head1[4]) & (~zp_vc1_head1[3]) & (~zp_vc1_head1[2]) & (~zp_vc1_head1[1]))) |
+    (~((~zp_vc1_head1[11]) & (~zp_vc1_head1[10]) & (~zp_vc1_head1[9]) & (~zp_vc1_head1[8]) &
+    (~zp_vc1_head1[7]))) |
+    (~((~zp_vc1_head1[17]) & (~zp_vc1_head1[16]) & (~zp_vc1_head1[15]) & (~zp_vc1_head1[14]) &
+    (~zp_vc1_head1[13]))) |
+    (~((~zp_vc1_head1[21]) & (~zp_vc1_head1[20]) & (~zp_vc1_head1[19]))) |
+    (~((~zp_vc1_head1[57]) & (~zp_vc1_head1[56]) & (~zp_vc1_head1[55]) &
+    ((~zp_vc1_head1[54]) | zp_vc1_head1_and)));
+assign zp_vc1_head1_not = ~(zp_vc1_head1[17:12] == here_z);
+assign here_y_lt_3 = here_y < zp_vc1_head1[11:6];
+assign here_y_half_not_3 = ~(here_y_half < zp_vc1_head1[11:6]);
+assign zp_vc1_head1_not_2 = ~(zp_vc1_head1[11:6] == here_y);
 assign here_y_top_sel_3 = zp_vc1_head1_not_2 ? ((here_y_wraps ? (here_y_lt_3 | here_y_half_not_3) : (here_y_lt_3 & here_y_half_not_3)) ? here_y_top : here_y_bottom) : (zp_vc1_head1_not ? 1'h1 : 1'h0);
-assign here_x_lt_3 = here_x < zp_vc1_head1_bits5_0;
-assign here_x_half_not_3 = ~(here_x_half < zp_vc1_head1_bits5_0);
-assign zp_vc1_head1_not_3 = ~(zp_vc1_head1_bits5_0 == here_x);
-assign route_out_3 = zp_vc1_head1_not_3 ? 3'h2 : (zp_vc1_head1_not_2 ? 3'h3 : (zp_vc1_head1_not ? 3'h4 : zp_vc1_head1_bits21_18[2:0]));
+assign here_x_lt_3 = here_x < zp_vc1_head1[5:0];
+assign here_x_half_not_3 = ~(here_x_half < zp_vc1_head1[5:0]);
+assign zp_vc1_head1_not_3 = ~(zp_vc1_head1[5:0] == here_x);
+assign route_out_3 = zp_vc1_head1_not_3 ? 3'h2 : (zp_vc1_head1_not_2 ? 3'h3 : (zp_vc1_head1_not ? 3'h4 : zp_vc1_head1[20:18]));
 assign route_vc_3 = zp_vc1_head1_not_3 ? ((here_x_wraps ? (here_x_lt_3 | here_x_half_not_3) : (here_x_lt_3 & here_x_half_not_3)) ? here_x_top : here_x_bottom) : here_y_top_sel_3;
-assign zp_vc1_head1_plus = ((({1'h0, zp_vc1_head1_bits57_44}) + 15'hf) >> 4'h4) + 15'h1;
-assign zp_vc1_reroute = (zp_vc1_valid_2 & zp_vc1_head0_fix_2) & (~zp_vc1_pop);
-assign route_vc_cat_2 = {({({({({1'h0, zp_vc1_head1_plus[6:0]}), zp_vc1_head1_or_2}), route_vc_3}), route_out_3}), zp_vc1_head0_keep_2};
-assign zp_vc1_second0_last_2 = zp_vc1_second0[0];
-assign zp_vc1_second0_keep_2 = zp_vc1_second0[16:1];
-assign zp_vc1_second0_out_2 = zp_vc1_second0[19:17];
-assign zp_vc1_second0_ovc_2 = zp_vc1_second0[20];
-assign zp_vc1_second0_drop_2 = zp_vc1_second0[21];
-assign zp_vc1_second0_flits_2 = zp_vc1_second0[28:22];
-assign zp_vc1_second0_fix_2 = zp_vc1_second0[29];
+assign zp_vc1_head1_plus = ((({1'h0, zp_vc1_head1[57:44]}) + 15'hf) >> 4'h4) + 15'h1;
+assign zp_vc1_reroute = zp_vc1_valid & zp_vc1_head0_fix & (~zp_vc1_pop);
+assign route_vc_cat_2 = {1'h0, zp_vc1_head1_plus[6:0], zp_vc1_head1_or, route_vc_3, route_out_3, zp_vc1_head0_keep,
+    zp_vc1_head0_last};
+assign zp_vc1_second0_last = zp_vc1_second0[0];
+assign zp_vc1_second0_keep = zp_vc1_second0[16:1];
+assign zp_vc1_second0_out = zp_vc1_second0[19:17];
+assign zp_vc1_second0_ovc = zp_vc1_second0[20];
+assign zp_vc1_second0_drop = zp_vc1_second0[21];
+assign zp_vc1_second0_flits = zp_vc1_second0[28:22];
+assign zp_vc1_second0_fix = zp_vc1_second0[29];
 
 always @(posedge clk) begin
     if (rst) zp_expect_head <= 1'h1; else zp_expect_head <= s_axis_zp_tvalid ? s_axis_zp_tlast : zp_expect_head;
     if (rst) stat_zp_ecc_corrected_event <= 1'h0; else stat_zp_ecc_corrected_event <= s_axis_zp_tvalid_and & s_axis_zp_tdata_parity;
-    if (rst) stat_zp_ecc_corrected_2 <= 32'h0; else stat_zp_ecc_corrected_2 <= stat_zp_ecc_corrected_event ? (stat_zp_ecc_corrected_2 + 32'h1) : stat_zp_ecc_corrected_2;
+    if (rst) stat_zp_ecc_corrected <= 32'h0; else stat_zp_ecc_corrected <= stat_zp_ecc_corrected_event ? (stat_zp_ecc_corrected + 32'h1) : stat_zp_ecc_corrected;
     if (rst) stat_zp_ecc_uncorrectable_event <= 1'h0; else stat_zp_ecc_uncorrectable_event <= s_axis_zp_tvalid_and & s_axis_zp_tdata_and;
-    if (rst) stat_zp_ecc_uncorrectable_2 <= 32'h0; else stat_zp_ecc_uncorrectable_2 <= stat_zp_ecc_uncorrectable_event ? (stat_zp_ecc_uncorrectable_2 + 32'h1) : stat_zp_ecc_uncorrectable_2;
-    if (rst) stat_zp_dropped_2 <= 32'h0; else stat_zp_dropped_2 <= ((stat_zp_dropped_2 + ({31'h0, stat_zp_dropped_arrival_event})) + ({31'h0, stat_zp_dropped_vc0_event})) + ({31'h0, stat_zp_dropped_vc1_event});
-    if (rst) stat_zp_dropped_arrival_event <= 1'h0; else stat_zp_dropped_arrival_event <= (s_axis_zp_tvalid_and & drop) & (~s_axis_zp_tdata_parity);
-    if (rst) stat_zp_dropped_vc0_event <= 1'h0; else stat_zp_dropped_vc0_event <= zp_vc0_reroute & zp_vc0_head1_or_2;
-    if (rst) stat_zp_dropped_vc1_event <= 1'h0; else stat_zp_dropped_vc1_event <= zp_vc1_reroute & zp_vc1_head1_or_2;
+    if (rst) stat_zp_ecc_uncorrectable <= 32'h0; else stat_zp_ecc_uncorrectable <= stat_zp_ecc_uncorrectable_event ? (stat_zp_ecc_uncorrectable + 32'h1) : stat_zp_ecc_uncorrectable;
+    if (rst) stat_zp_dropped <= 32'h0; else stat_zp_dropped <= ((stat_zp_dropped + ({31'h0, stat_zp_dropped_arrival_event})) + ({31'h0, stat_zp_dropped_vc0_event})) + ({31'h0, stat_zp_dropped_vc1_event});
+    if (rst) stat_zp_dropped_arrival_event <= 1'h0; else stat_zp_dropped_arrival_event <= s_axis_zp_tvalid_and & drop & (~s_axis_zp_tdata_parity);
+    if (rst) stat_zp_dropped_vc0_event <= 1'h0; else stat_zp_dropped_vc0_event <= zp_vc0_reroute & zp_vc0_head1_or;
+    if (rst) stat_zp_dropped_vc1_event <= 1'h0; else stat_zp_dropped_vc1_event <= zp_vc1_reroute & zp_vc1_head1_or;
     if (rst) zp_vc0_wr <= 9'h0; else zp_vc0_wr <= zp_vc0_wr + ({8'h0, s_axis_zp_tvalid_and_4});
     if (rst) zp_vc0_rd <= 9'h0; else zp_vc0_rd <= zp_vc0_rd + ({8'h0, zp_vc0_stored_and});
     if (rst) zp_vc0_stored <= 1'h0; else zp_vc0_stored <= s_axis_zp_tvalid_and_4 | (zp_vc0_stored & (~(zp_vc0_stored_and & ((zp_vc0_wr - zp_vc0_rd) == 9'h1))));
     if (rst) zp_vc0_landed <= 1'h0; else zp_vc0_landed <= zp_vc0_stored_and;
-    if (rst) zp_vc0_valid_2 <= 1'h0; else zp_vc0_valid_2 <= zp_vc0_second_valid_sel | zp_vc0_landed_or;
-    if (rst) zp_vc0_second_valid_2 <= 1'h0; else zp_vc0_second_valid_2 <= (zp_vc0_third_valid_sel | (zp_vc0_second_valid_sel & zp_vc0_landed_or)) | zp_vc0_landed_and;
-    if (rst) zp_vc0_third_valid <= 1'h0; else zp_vc0_third_valid <= (zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed_or)) | (zp_vc0_second_valid_sel & zp_vc0_landed_and);
+    if (rst) zp_vc0_valid <= 1'h0; else zp_vc0_valid <= zp_vc0_second_valid_sel | zp_vc0_landed_or;
+    if (rst) zp_vc0_second_valid <= 1'h0; else zp_vc0_second_valid <= zp_vc0_third_valid_sel | (zp_vc0_second_valid_sel & zp_vc0_landed_or) | zp_vc0_landed_and;
+    if (rst) zp_vc0_third_valid <= 1'h0; else zp_vc0_third_valid <= zp_vc0_pop_and | (zp_vc0_third_valid_sel & zp_vc0_landed_or) |
+    (zp_vc0_second_valid_sel & zp_vc0_landed_and);
     if (zp_vc0_stored_and) zp_vc0_read0 <= zp_vc0_mem0[zp_vc0_rd[7:0]];
-    if ((zp_vc0_pop | (~zp_vc0_valid_2)) | zp_vc0_reroute) zp_vc0_head0 <= zp_vc0_reroute ? ({route_vc_cat, zp_vc0_head0_last_2}) : ((zp_vc0_pop & zp_vc0_second_valid_2) ? zp_vc0_second0 : zp_vc0_read0_sel);
-    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second0 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third0 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? zp_expect_head_cat_2 : zp_vc0_read0_sel);
-    if (~zp_vc0_pop_and) zp_vc0_third0 <= zp_vc0_third_valid_sel ? zp_vc0_read0_sel : zp_expect_head_cat_2;
+    if (zp_vc0_pop | (~zp_vc0_valid) | zp_vc0_reroute) zp_vc0_head0 <= zp_vc0_reroute ? route_vc_cat : ((zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second0 : zp_vc0_read0_sel);
+    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second0 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third0 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? zp_expect_head_cat : zp_vc0_read0_sel);
+    if (~zp_vc0_pop_and) zp_vc0_third0 <= zp_vc0_third_valid_sel ? zp_vc0_read0_sel : zp_expect_head_cat;
     if (zp_vc0_stored_and) zp_vc0_read1 <= zp_vc0_mem1[zp_vc0_rd[7:0]];
-    if (zp_vc0_pop | (~zp_vc0_valid_2)) zp_vc0_head1_2 <= (zp_vc0_pop & zp_vc0_second_valid_2) ? zp_vc0_second1_2 : zp_vc0_read1_sel;
-    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second1_2 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third1 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? s_axis_zp_tdata_sel_2 : zp_vc0_read1_sel);
-    if (~zp_vc0_pop_and) zp_vc0_third1 <= zp_vc0_third_valid_sel ? zp_vc0_read1_sel : s_axis_zp_tdata_sel_2;
+    if (zp_vc0_pop | (~zp_vc0_valid)) zp_vc0_head1 <= (zp_vc0_pop & zp_vc0_second_valid) ? zp_vc0_second1 : zp_vc0_read1_sel;
+    if ((zp_vc0_pop & zp_vc0_third_valid) | (~zp_vc0_third_valid_sel)) zp_vc0_second1 <= (zp_vc0_pop & zp_vc0_third_valid) ? zp_vc0_third1 : (((~zp_vc0_second_valid_sel) & zp_vc0_landed_and) ? s_axis_zp_tdata_sel : zp_vc0_read1_sel);
+    if (~zp_vc0_pop_and) zp_vc0_third1 <= zp_vc0_third_valid_sel ? zp_vc0_read1_sel : s_axis_zp_tdata_sel;
     if (rst) zp_vc1_wr <= 9'h0; else zp_vc1_wr <= zp_vc1_wr + ({8'h0, s_axis_zp_tvalid_and_7});
     if (rst) zp_vc1_rd <= 9'h0; else zp_vc1_rd <= zp_vc1_rd + ({8'h0, zp_vc1_stored_and});
     if (rst) zp_vc1_stored <= 1'h0; else zp_vc1_stored <= s_axis_zp_tvalid_and_7 | (zp_vc1_stored & (~(zp_vc1_stored_and & ((zp_vc1_wr - zp_vc1_rd) == 9'h1))));
     if (rst) zp_vc1_landed <= 1'h0; else zp_vc1_landed <= zp_vc1_stored_and;
-    if (rst) zp_vc1_valid_2 <= 1'h0; else zp_vc1_valid_2 <= zp_vc1_second_valid_sel | zp_vc1_landed_or;
-    if (rst) zp_vc1_second_valid_2 <= 1'h0; else zp_vc1_second_valid_2 <= (zp_vc1_third_valid_sel | (zp_vc1_second_valid_sel & zp_vc1_landed_or)) | zp_vc1_landed_and;
-    if (rst) zp_vc1_third_valid <= 1'h0; else zp_vc1_third_valid <= (zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed_or)) | (zp_vc1_second_valid_sel & zp_vc1_landed_and);
+    if (rst) zp_vc1_valid <= 1'h0; else zp_vc1_valid <= zp_vc1_second_valid_sel | zp_vc1_landed_or;
+    if (rst) zp_vc1_second_valid <= 1'h0; else zp_vc1_second_valid <= zp_vc1_third_valid_sel | (zp_vc1_second_valid_sel & zp_vc1_landed_or) | zp_vc1_landed_and;
+    if (rst) zp_vc1_third_valid <= 1'h0; else zp_vc1_third_valid <= zp_vc1_pop_and | (zp_vc1_third_valid_sel & zp_vc1_landed_or) |
+    (zp_vc1_second_valid_sel & zp_vc1_landed_and);
     if (zp_vc1_stored_and) zp_vc1_read0 <= zp_vc1_mem0[zp_vc1_rd[7:0]];
-    if ((zp_vc1_pop | (~zp_vc1_valid_2)) | zp_vc1_reroute) zp_vc1_head0 <= zp_vc1_reroute ? ({route_vc_cat_2, zp_vc1_head0_last_2}) : ((zp_vc1_pop & zp_vc1_second_valid_2) ? zp_vc1_second0 : zp_vc1_read0_sel);
-    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second0 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third0 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? zp_expect_head_cat_2 : zp_vc1_read0_sel);
-    if (~zp_vc1_pop_and) zp_vc1_third0 <= zp_vc1_third_valid_sel ? zp_vc1_read0_sel : zp_expect_head_cat_2;
+    if (zp_vc1_pop | (~zp_vc1_valid) | zp_vc1_reroute) zp_vc1_head0 <= zp_vc1_reroute ? route_vc_cat_2 : ((zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second0 : zp_vc1_read0_sel);
+    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second0 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third0 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? zp_expect_head_cat : zp_vc1_read0_sel);
+    if (~zp_vc1_pop_and) zp_vc1_third0 <= zp_vc1_third_valid_sel ? zp_vc1_read0_sel : zp_expect_head_cat;
     if (zp_vc1_stored_and) zp_vc1_read1 <= zp_vc1_mem1[zp_vc1_rd[7:0]];
-    if (zp_vc1_pop | (~zp_vc1_valid_2)) zp_vc1_head1_2 <= (zp_vc1_pop & zp_vc1_second_valid_2) ? zp_vc1_second1_2 : zp_vc1_read1_sel;
-    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second1_2 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third1 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? s_axis_zp_tdata_sel_2 : zp_vc1_read1_sel);
-    if (~zp_vc1_pop_and) zp_vc1_third1 <= zp_vc1_third_valid_sel ? zp_vc1_read1_sel : s_axis_zp_tdata_sel_2;
-    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem0[zp_vc0_wr[7:0]] <= zp_expect_head_cat_2;
-    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem1[zp_vc0_wr[7:0]] <= s_axis_zp_tdata_sel_2;
-    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem0[zp_vc1_wr[7:0]] <= zp_expect_head_cat_2;
-    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem1[zp_vc1_wr[7:0]] <= s_axis_zp_tdata_sel_2;
+    if (zp_vc1_pop | (~zp_vc1_valid)) zp_vc1_head1 <= (zp_vc1_pop & zp_vc1_second_valid) ? zp_vc1_second1 : zp_vc1_read1_sel;
+    if ((zp_vc1_pop & zp_vc1_third_valid) | (~zp_vc1_third_valid_sel)) zp_vc1_second1 <= (zp_vc1_pop & zp_vc1_third_valid) ? zp_vc1_third1 : (((~zp_vc1_second_valid_sel) & zp_vc1_landed_and) ? s_axis_zp_tdata_sel : zp_vc1_read1_sel);
+    if (~zp_vc1_pop_and) zp_vc1_third1 <= zp_vc1_third_valid_sel ? zp_vc1_read1_sel : s_axis_zp_tdata_sel;
+    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem0[zp_vc0_wr[7:0]] <= zp_expect_head_cat;
+    if (s_axis_zp_tvalid_and_2 & (~s_axis_zp_tvalid_and_3)) zp_vc0_mem1[zp_vc0_wr[7:0]] <= s_axis_zp_tdata_sel;
+    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem0[zp_vc1_wr[7:0]] <= zp_expect_head_cat;
+    if (s_axis_zp_tvalid_and_5 & (~s_axis_zp_tvalid_and_6)) zp_vc1_mem1[zp_vc1_wr[7:0]] <= s_axis_zp_tdata_sel;
 end
 
-assign stat_zp_ecc_corrected = stat_zp_ecc_corrected_2;
-assign stat_zp_ecc_uncorrectable = stat_zp_ecc_uncorrectable_2;
-assign stat_zp_dropped = stat_zp_dropped_2;
-assign zp_vc0_valid = zp_vc0_valid_2;
-assign zp_vc0_second_valid = zp_vc0_second_valid_2;
-assign zp_vc0_head1 = zp_vc0_head1_2;
-assign zp_vc0_second1 = zp_vc0_second1_2;
-assign zp_vc0_head0_last = zp_vc0_head0_last_2;
-assign zp_vc0_head0_keep = zp_vc0_head0_keep_2;
-assign zp_vc0_head0_out = zp_vc0_head0_out_2;
-assign zp_vc0_head0_ovc = zp_vc0_head0_ovc_2;
-assign zp_vc0_head0_drop = zp_vc0_head0_drop_2;
-assign zp_vc0_head0_flits = zp_vc0_head0_flits_2;
-assign zp_vc0_head0_fix = zp_vc0_head0_fix_2;
-assign zp_vc0_second0_last = zp_vc0_second0_last_2;
-assign zp_vc0_second0_keep = zp_vc0_second0_keep_2;
-assign zp_vc0_second0_out = zp_vc0_second0_out_2;
-assign zp_vc0_second0_ovc = zp_vc0_second0_ovc_2;
-assign zp_vc0_second0_drop = zp_vc0_second0_drop_2;
-assign zp_vc0_second0_flits = zp_vc0_second0_flits_2;
-assign zp_vc0_second0_fix = zp_vc0_second0_fix_2;
-assign zp_vc1_valid = zp_vc1_valid_2;
-assign zp_vc1_second_valid = zp_vc1_second_valid_2;
-assign zp_vc1_head1 = zp_vc1_head1_2;
-assign zp_vc1_second1 = zp_vc1_second1_2;
-assign zp_vc1_head0_last = zp_vc1_head0_last_2;
-assign zp_vc1_head0_keep = zp_vc1_head0_keep_2;
-assign zp_vc1_head0_out = zp_vc1_head0_out_2;
-assign zp_vc1_head0_ovc = zp_vc1_head0_ovc_2;
-assign zp_vc1_head0_drop = zp_vc1_head0_drop_2;
-assign zp_vc1_head0_flits = zp_vc1_head0_flits_2;
-assign zp_vc1_head0_fix = zp_vc1_head0_fix_2;
-assign zp_vc1_second0_last = zp_vc1_second0_last_2;
-assign zp_vc1_second0_keep = zp_vc1_second0_keep_2;
-assign zp_vc1_second0_out = zp_vc1_second0_out_2;
-assign zp_vc1_second0_ovc = zp_vc1_second0_ovc_2;
-assign zp_vc1_second0_drop = zp_vc1_second0_drop_2;
-assign zp_vc1_second0_flits = zp_vc1_second0_flits_2;
-assign zp_vc1_second0_fix = zp_vc1_second0_fix_2;
 endmodule
 
 module torus_2x2x2_node_output_p0(
@@ -4095,7 +3531,7 @@ module torus_2x2x2_node_output_p0(
     p0_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_p0_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4138,7 +3574,7 @@ module torus_2x2x2_node_output_p0(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [6:0] p0_vc0_head0_flits_or;
     /* verilator lint_on UNUSEDSIGNAL */
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_p0_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4155,31 +3591,23 @@ module torus_2x2x2_node_output_p0(
     input wire yp_vc1_head0_last_sel;
     input wire zp_vc1_head0_last_sel;
     // outputs: status and counters
-    output wire p0_out_valid;
-    output wire p0_slot;
-    output wire p0_owned;
-    output wire [127:0] p0_out_data0;
-    output wire [15:0] p0_out_keep;
-    output wire p0_out_last;
-    output wire [31:0] stat_p0_packets;
-    output wire [31:0] stat_p0_flits;
-    output wire [31:0] stat_p0_stalls;
+    output reg p0_out_valid;
+    output reg p0_slot;
+    output reg p0_owned;
+    output reg [127:0] p0_out_data0;
+    output reg [15:0] p0_out_keep;
+    output reg p0_out_last;
+    output reg [31:0] stat_p0_packets;
+    output reg [31:0] stat_p0_flits;
+    output reg [31:0] stat_p0_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg p0_out_valid_2;
 reg p0_skid_valid;
 reg p0_skid2_valid;
 reg [4:0] p0_sel;
-reg p0_slot_2;
-reg p0_owned_2;
 reg p0_asked;
 // output p0
-wire p0_sel_b0;
-wire p0_sel_b1;
-wire p0_sel_b2;
-wire p0_sel_b3;
-wire p0_sel_b4;
 wire p0_sel_is0;
 wire p0_push;
 wire p0_out_valid_or;
@@ -4188,78 +3616,58 @@ wire p0_skid_valid_sel;
 wire p0_skid2_valid_sel;
 wire p0_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] p0_skid2_data0;
 reg [127:0] p0_skid_data0;
-reg [127:0] p0_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] p0_skid2_keep;
 reg [15:0] p0_skid_keep;
-reg [15:0] p0_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg p0_skid2_last;
 reg p0_skid_last;
-reg p0_out_last_2;
-reg [31:0] stat_p0_packets_2;
-reg [31:0] stat_p0_flits_2;
-reg [31:0] stat_p0_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output p0 ----
-assign p0_sel_b0 = p0_sel[0];
-assign p0_sel_b1 = p0_sel[1];
-assign p0_sel_b2 = p0_sel[2];
-assign p0_sel_b3 = p0_sel[3];
-assign p0_sel_b4 = p0_sel[4];
 assign p0_sel_is0 = p0_sel == 5'h0;
 assign p0_push = ~p0_sel_is0;
-assign p0_out_valid_or = (~p0_out_valid_2) | m_axis_p0_tready;
-assign p0_out_valid_and = p0_out_valid_2 & m_axis_p0_tready;
-assign p0_skid_valid_sel = p0_out_valid_and ? p0_skid_valid : p0_out_valid_2;
+assign p0_out_valid_or = (~p0_out_valid) | m_axis_p0_tready;
+assign p0_out_valid_and = p0_out_valid & m_axis_p0_tready;
+assign p0_skid_valid_sel = p0_out_valid_and ? p0_skid_valid : p0_out_valid;
 assign p0_skid2_valid_sel = p0_out_valid_and ? p0_skid2_valid : p0_skid_valid;
 assign p0_skid2_valid_or = p0_skid2_valid_sel | (p0_skid_valid_sel & p0_push);
-assign p0_vc0_send_header_sel_or = (((p0_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p0_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p0_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (p0_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (p0_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((p0_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (p0_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (p0_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (p0_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (p0_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((p0_sel_b0 ? p0_vc0_head0_last : 1'h0) | (p0_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (p0_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (p0_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (p0_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_send_header_sel_or = (p0_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (p0_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (p0_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (p0_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (p0_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (p0_sel[0] ? p0_vc0_head0_keep : 16'h0) | (p0_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (p0_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (p0_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (p0_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (p0_sel[0] ? p0_vc0_head0_last : 1'h0) | (p0_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (p0_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (p0_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (p0_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
 
 always @(posedge clk) begin
-    if (rst) p0_out_valid_2 <= 1'h0; else p0_out_valid_2 <= p0_skid_valid_sel | p0_push;
+    if (rst) p0_out_valid <= 1'h0; else p0_out_valid <= p0_skid_valid_sel | p0_push;
     if (rst) p0_skid_valid <= 1'h0; else p0_skid_valid <= p0_skid2_valid_or;
     if (rst) p0_skid2_valid <= 1'h0; else p0_skid2_valid <= ((~p0_out_valid_and) & p0_skid2_valid) | (p0_skid2_valid_sel & p0_push);
     if (rst) p0_sel <= 5'h0; else p0_sel <= zp_busy_cat;
-    if (rst) p0_slot_2 <= 1'h1; else p0_slot_2 <= ~p0_skid2_valid_or;
-    if (rst) p0_owned_2 <= 1'h0; else p0_owned_2 <= p0_owned_or;
-    if (rst) p0_asked <= 1'h0; else p0_asked <= p1_vc0_head0_drop_not;
-    if (rst) p0_skid2_data0 <= 128'h0; else p0_skid2_data0 <= p0_push ? p0_vc0_send_header_sel_or_2 : p0_skid2_data0;
-    if (rst) p0_skid_data0 <= 128'h0; else p0_skid_data0 <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_data0 : p0_vc0_send_header_sel_or_2) : p0_skid_data0;
-    if (rst) p0_out_data0_2 <= 128'h0; else p0_out_data0_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_data0 : p0_vc0_send_header_sel_or_2) : p0_out_data0_2;
-    if (rst) p0_skid2_keep <= 16'h0; else p0_skid2_keep <= p0_push ? p0_vc0_head0_keep_or_2 : p0_skid2_keep;
-    if (rst) p0_skid_keep <= 16'h0; else p0_skid_keep <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_keep : p0_vc0_head0_keep_or_2) : p0_skid_keep;
-    if (rst) p0_out_keep_2 <= 16'h0; else p0_out_keep_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_keep : p0_vc0_head0_keep_or_2) : p0_out_keep_2;
-    if (rst) p0_skid2_last <= 1'h0; else p0_skid2_last <= p0_push ? p0_vc0_head0_last_or_2 : p0_skid2_last;
-    if (rst) p0_skid_last <= 1'h0; else p0_skid_last <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_last : p0_vc0_head0_last_or_2) : p0_skid_last;
-    if (rst) p0_out_last_2 <= 1'h0; else p0_out_last_2 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_last : p0_vc0_head0_last_or_2) : p0_out_last_2;
-    if (rst) stat_p0_packets_2 <= 32'h0; else stat_p0_packets_2 <= (p0_push & p0_vc0_head0_last_or_2) ? (stat_p0_packets_2 + 32'h1) : stat_p0_packets_2;
-    if (rst) stat_p0_flits_2 <= 32'h0; else stat_p0_flits_2 <= p0_push ? (stat_p0_flits_2 + 32'h1) : stat_p0_flits_2;
-    if (rst) stat_p0_stalls_2 <= 32'h0; else stat_p0_stalls_2 <= ((p0_owned_2 | p0_asked) & p0_sel_is0) ? (stat_p0_stalls_2 + 32'h1) : stat_p0_stalls_2;
+    if (rst) p0_slot <= 1'h1; else p0_slot <= ~p0_skid2_valid_or;
+    if (rst) p0_owned <= 1'h0; else p0_owned <= p0_owned_or;
+    if (rst) p0_asked <= 1'h0; else p0_asked <= zp_vc0_asks_p0_not;
+    if (rst) p0_skid2_data0 <= 128'h0; else p0_skid2_data0 <= p0_push ? p0_vc0_send_header_sel_or : p0_skid2_data0;
+    if (rst) p0_skid_data0 <= 128'h0; else p0_skid_data0 <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_data0 : p0_vc0_send_header_sel_or) : p0_skid_data0;
+    if (rst) p0_out_data0 <= 128'h0; else p0_out_data0 <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_data0 : p0_vc0_send_header_sel_or) : p0_out_data0;
+    if (rst) p0_skid2_keep <= 16'h0; else p0_skid2_keep <= p0_push ? p0_vc0_head0_keep_or : p0_skid2_keep;
+    if (rst) p0_skid_keep <= 16'h0; else p0_skid_keep <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_keep : p0_vc0_head0_keep_or) : p0_skid_keep;
+    if (rst) p0_out_keep <= 16'h0; else p0_out_keep <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_keep : p0_vc0_head0_keep_or) : p0_out_keep;
+    if (rst) p0_skid2_last <= 1'h0; else p0_skid2_last <= p0_push ? p0_vc0_head0_last_or : p0_skid2_last;
+    if (rst) p0_skid_last <= 1'h0; else p0_skid_last <= (p0_out_valid_or | (~p0_skid_valid)) ? ((p0_out_valid_or & p0_skid2_valid) ? p0_skid2_last : p0_vc0_head0_last_or) : p0_skid_last;
+    if (rst) p0_out_last <= 1'h0; else p0_out_last <= p0_out_valid_or ? (p0_skid_valid ? p0_skid_last : p0_vc0_head0_last_or) : p0_out_last;
+    if (rst) stat_p0_packets <= 32'h0; else stat_p0_packets <= (p0_push & p0_vc0_head0_last_or) ? (stat_p0_packets + 32'h1) : stat_p0_packets;
+    if (rst) stat_p0_flits <= 32'h0; else stat_p0_flits <= p0_push ? (stat_p0_flits + 32'h1) : stat_p0_flits;
+    if (rst) stat_p0_stalls <= 32'h0; else stat_p0_stalls <= ((p0_owned | p0_asked) & p0_sel_is0) ? (stat_p0_stalls + 32'h1) : stat_p0_stalls;
 end
 
-assign p0_out_valid = p0_out_valid_2;
-assign p0_slot = p0_slot_2;
-assign p0_owned = p0_owned_2;
-assign p0_out_data0 = p0_out_data0_2;
-assign p0_out_keep = p0_out_keep_2;
-assign p0_out_last = p0_out_last_2;
-assign stat_p0_packets = stat_p0_packets_2;
-assign stat_p0_flits = stat_p0_flits_2;
-assign stat_p0_stalls = stat_p0_stalls_2;
 endmodule
 
 module torus_2x2x2_node_output_p1(
@@ -4271,7 +3679,7 @@ module torus_2x2x2_node_output_p1(
     p1_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_p1_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4314,7 +3722,7 @@ module torus_2x2x2_node_output_p1(
     /* verilator lint_off UNUSEDSIGNAL */
     input wire [6:0] p0_vc0_head0_flits_or;
     /* verilator lint_on UNUSEDSIGNAL */
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_p1_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4331,31 +3739,23 @@ module torus_2x2x2_node_output_p1(
     input wire yp_vc1_head0_last_sel;
     input wire zp_vc1_head0_last_sel;
     // outputs: status and counters
-    output wire p1_out_valid;
-    output wire p1_slot;
-    output wire p1_owned;
-    output wire [127:0] p1_out_data0;
-    output wire [15:0] p1_out_keep;
-    output wire p1_out_last;
-    output wire [31:0] stat_p1_packets;
-    output wire [31:0] stat_p1_flits;
-    output wire [31:0] stat_p1_stalls;
+    output reg p1_out_valid;
+    output reg p1_slot;
+    output reg p1_owned;
+    output reg [127:0] p1_out_data0;
+    output reg [15:0] p1_out_keep;
+    output reg p1_out_last;
+    output reg [31:0] stat_p1_packets;
+    output reg [31:0] stat_p1_flits;
+    output reg [31:0] stat_p1_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg p1_out_valid_2;
 reg p1_skid_valid;
 reg p1_skid2_valid;
 reg [4:0] p1_sel;
-reg p1_slot_2;
-reg p1_owned_2;
 reg p1_asked;
 // output p1
-wire p1_sel_b0;
-wire p1_sel_b1;
-wire p1_sel_b2;
-wire p1_sel_b3;
-wire p1_sel_b4;
 wire p1_sel_is0;
 wire p1_push;
 wire p1_out_valid_or;
@@ -4364,78 +3764,58 @@ wire p1_skid_valid_sel;
 wire p1_skid2_valid_sel;
 wire p1_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] p1_skid2_data0;
 reg [127:0] p1_skid_data0;
-reg [127:0] p1_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] p1_skid2_keep;
 reg [15:0] p1_skid_keep;
-reg [15:0] p1_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg p1_skid2_last;
 reg p1_skid_last;
-reg p1_out_last_2;
-reg [31:0] stat_p1_packets_2;
-reg [31:0] stat_p1_flits_2;
-reg [31:0] stat_p1_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output p1 ----
-assign p1_sel_b0 = p1_sel[0];
-assign p1_sel_b1 = p1_sel[1];
-assign p1_sel_b2 = p1_sel[2];
-assign p1_sel_b3 = p1_sel[3];
-assign p1_sel_b4 = p1_sel[4];
 assign p1_sel_is0 = p1_sel == 5'h0;
 assign p1_push = ~p1_sel_is0;
-assign p1_out_valid_or = (~p1_out_valid_2) | m_axis_p1_tready;
-assign p1_out_valid_and = p1_out_valid_2 & m_axis_p1_tready;
-assign p1_skid_valid_sel = p1_out_valid_and ? p1_skid_valid : p1_out_valid_2;
+assign p1_out_valid_or = (~p1_out_valid) | m_axis_p1_tready;
+assign p1_out_valid_and = p1_out_valid & m_axis_p1_tready;
+assign p1_skid_valid_sel = p1_out_valid_and ? p1_skid_valid : p1_out_valid;
 assign p1_skid2_valid_sel = p1_out_valid_and ? p1_skid2_valid : p1_skid_valid;
 assign p1_skid2_valid_or = p1_skid2_valid_sel | (p1_skid_valid_sel & p1_push);
-assign p0_vc0_send_header_sel_or = (((p1_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (p1_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (p1_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (p1_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (p1_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((p1_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (p1_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (p1_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (p1_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (p1_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((p1_sel_b0 ? p0_vc0_head0_last : 1'h0) | (p1_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (p1_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (p1_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (p1_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
+assign p0_vc0_send_header_sel_or = (p1_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (p1_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (p1_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (p1_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (p1_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (p1_sel[0] ? p0_vc0_head0_keep : 16'h0) | (p1_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (p1_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (p1_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (p1_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (p1_sel[0] ? p0_vc0_head0_last : 1'h0) | (p1_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (p1_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (p1_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (p1_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
 
 always @(posedge clk) begin
-    if (rst) p1_out_valid_2 <= 1'h0; else p1_out_valid_2 <= p1_skid_valid_sel | p1_push;
+    if (rst) p1_out_valid <= 1'h0; else p1_out_valid <= p1_skid_valid_sel | p1_push;
     if (rst) p1_skid_valid <= 1'h0; else p1_skid_valid <= p1_skid2_valid_or;
     if (rst) p1_skid2_valid <= 1'h0; else p1_skid2_valid <= ((~p1_out_valid_and) & p1_skid2_valid) | (p1_skid2_valid_sel & p1_push);
     if (rst) p1_sel <= 5'h0; else p1_sel <= zp_busy_cat;
-    if (rst) p1_slot_2 <= 1'h1; else p1_slot_2 <= ~p1_skid2_valid_or;
-    if (rst) p1_owned_2 <= 1'h0; else p1_owned_2 <= p1_owned_or;
-    if (rst) p1_asked <= 1'h0; else p1_asked <= p1_vc0_head0_drop_not;
-    if (rst) p1_skid2_data0 <= 128'h0; else p1_skid2_data0 <= p1_push ? p0_vc0_send_header_sel_or_2 : p1_skid2_data0;
-    if (rst) p1_skid_data0 <= 128'h0; else p1_skid_data0 <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_data0 : p0_vc0_send_header_sel_or_2) : p1_skid_data0;
-    if (rst) p1_out_data0_2 <= 128'h0; else p1_out_data0_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_data0 : p0_vc0_send_header_sel_or_2) : p1_out_data0_2;
-    if (rst) p1_skid2_keep <= 16'h0; else p1_skid2_keep <= p1_push ? p0_vc0_head0_keep_or_2 : p1_skid2_keep;
-    if (rst) p1_skid_keep <= 16'h0; else p1_skid_keep <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_keep : p0_vc0_head0_keep_or_2) : p1_skid_keep;
-    if (rst) p1_out_keep_2 <= 16'h0; else p1_out_keep_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_keep : p0_vc0_head0_keep_or_2) : p1_out_keep_2;
-    if (rst) p1_skid2_last <= 1'h0; else p1_skid2_last <= p1_push ? p0_vc0_head0_last_or_2 : p1_skid2_last;
-    if (rst) p1_skid_last <= 1'h0; else p1_skid_last <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_last : p0_vc0_head0_last_or_2) : p1_skid_last;
-    if (rst) p1_out_last_2 <= 1'h0; else p1_out_last_2 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_last : p0_vc0_head0_last_or_2) : p1_out_last_2;
-    if (rst) stat_p1_packets_2 <= 32'h0; else stat_p1_packets_2 <= (p1_push & p0_vc0_head0_last_or_2) ? (stat_p1_packets_2 + 32'h1) : stat_p1_packets_2;
-    if (rst) stat_p1_flits_2 <= 32'h0; else stat_p1_flits_2 <= p1_push ? (stat_p1_flits_2 + 32'h1) : stat_p1_flits_2;
-    if (rst) stat_p1_stalls_2 <= 32'h0; else stat_p1_stalls_2 <= ((p1_owned_2 | p1_asked) & p1_sel_is0) ? (stat_p1_stalls_2 + 32'h1) : stat_p1_stalls_2;
+    if (rst) p1_slot <= 1'h1; else p1_slot <= ~p1_skid2_valid_or;
+    if (rst) p1_owned <= 1'h0; else p1_owned <= p1_owned_or;
+    if (rst) p1_asked <= 1'h0; else p1_asked <= zp_vc0_asks_p1_not;
+    if (rst) p1_skid2_data0 <= 128'h0; else p1_skid2_data0 <= p1_push ? p0_vc0_send_header_sel_or : p1_skid2_data0;
+    if (rst) p1_skid_data0 <= 128'h0; else p1_skid_data0 <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_data0 : p0_vc0_send_header_sel_or) : p1_skid_data0;
+    if (rst) p1_out_data0 <= 128'h0; else p1_out_data0 <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_data0 : p0_vc0_send_header_sel_or) : p1_out_data0;
+    if (rst) p1_skid2_keep <= 16'h0; else p1_skid2_keep <= p1_push ? p0_vc0_head0_keep_or : p1_skid2_keep;
+    if (rst) p1_skid_keep <= 16'h0; else p1_skid_keep <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_keep : p0_vc0_head0_keep_or) : p1_skid_keep;
+    if (rst) p1_out_keep <= 16'h0; else p1_out_keep <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_keep : p0_vc0_head0_keep_or) : p1_out_keep;
+    if (rst) p1_skid2_last <= 1'h0; else p1_skid2_last <= p1_push ? p0_vc0_head0_last_or : p1_skid2_last;
+    if (rst) p1_skid_last <= 1'h0; else p1_skid_last <= (p1_out_valid_or | (~p1_skid_valid)) ? ((p1_out_valid_or & p1_skid2_valid) ? p1_skid2_last : p0_vc0_head0_last_or) : p1_skid_last;
+    if (rst) p1_out_last <= 1'h0; else p1_out_last <= p1_out_valid_or ? (p1_skid_valid ? p1_skid_last : p0_vc0_head0_last_or) : p1_out_last;
+    if (rst) stat_p1_packets <= 32'h0; else stat_p1_packets <= (p1_push & p0_vc0_head0_last_or) ? (stat_p1_packets + 32'h1) : stat_p1_packets;
+    if (rst) stat_p1_flits <= 32'h0; else stat_p1_flits <= p1_push ? (stat_p1_flits + 32'h1) : stat_p1_flits;
+    if (rst) stat_p1_stalls <= 32'h0; else stat_p1_stalls <= ((p1_owned | p1_asked) & p1_sel_is0) ? (stat_p1_stalls + 32'h1) : stat_p1_stalls;
 end
 
-assign p1_out_valid = p1_out_valid_2;
-assign p1_slot = p1_slot_2;
-assign p1_owned = p1_owned_2;
-assign p1_out_data0 = p1_out_data0_2;
-assign p1_out_keep = p1_out_keep_2;
-assign p1_out_last = p1_out_last_2;
-assign stat_p1_packets = stat_p1_packets_2;
-assign stat_p1_flits = stat_p1_flits_2;
-assign stat_p1_stalls = stat_p1_stalls_2;
 endmodule
 
 module torus_2x2x2_node_output_xp(
@@ -4448,7 +3828,7 @@ module torus_2x2x2_node_output_xp(
     xp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_xp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4500,7 +3880,7 @@ module torus_2x2x2_node_output_xp(
     input wire xp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_xp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4522,47 +3902,34 @@ module torus_2x2x2_node_output_xp(
     input wire yp_send_ovc;
     input wire zp_send_ovc;
     // outputs: status and counters
-    output wire xp_out_valid;
-    output wire xp_slot;
-    output wire xp_room0;
-    output wire xp_room1;
-    output wire xp_room2_0;
-    output wire xp_room2_1;
-    output wire xp_owned;
-    output wire xp_head_in;
-    output wire [127:0] xp_out_data0;
-    output wire [15:0] xp_out_keep;
-    output wire xp_out_last;
-    output wire xp_out_vc;
-    output wire [31:0] stat_xp_vc1_packets;
-    output wire [31:0] stat_xp_packets;
-    output wire [31:0] stat_xp_flits;
-    output wire [31:0] stat_xp_stalls;
+    output reg xp_out_valid;
+    output reg xp_slot;
+    output reg xp_room0;
+    output reg xp_room1;
+    output reg xp_room2_0;
+    output reg xp_room2_1;
+    output reg xp_owned;
+    output reg xp_head_in;
+    output reg [127:0] xp_out_data0;
+    output reg [15:0] xp_out_keep;
+    output reg xp_out_last;
+    output reg xp_out_vc;
+    output reg [31:0] stat_xp_vc1_packets;
+    output reg [31:0] stat_xp_packets;
+    output reg [31:0] stat_xp_flits;
+    output reg [31:0] stat_xp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg xp_out_valid_2;
 reg xp_skid_valid;
 reg xp_skid2_valid;
 reg [4:0] xp_sel;
-reg xp_slot_2;
 reg [8:0] xp_credit0;
 reg [8:0] xp_credit1;
-reg xp_room0_2;
-reg xp_room1_2;
-reg xp_room2_0_2;
-reg xp_room2_1_2;
-reg xp_owned_2;
-reg xp_head_in_2;
 reg xp_head_vc;
 reg [6:0] xp_head_flits;
 reg xp_asked;
 // output xp
-wire xp_sel_b0;
-wire xp_sel_b1;
-wire xp_sel_b2;
-wire xp_sel_b3;
-wire xp_sel_b4;
 wire xp_sel_is0;
 wire xp_push;
 wire xp_out_valid_or;
@@ -4571,120 +3938,90 @@ wire xp_skid_valid_sel;
 wire xp_skid2_valid_sel;
 wire xp_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] xp_skid2_data0;
 reg [127:0] xp_skid_data0;
-reg [127:0] xp_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] xp_skid2_keep;
 reg [15:0] xp_skid_keep;
-reg [15:0] xp_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg xp_skid2_last;
 reg xp_skid_last;
-reg xp_out_last_2;
 wire xp_push_and;
 wire p0_send_ovc_or;
-wire p0_send_ovc_or_2;
 reg xp_skid2_vc;
 reg xp_skid_vc;
-reg xp_out_vc_2;
-reg [31:0] stat_xp_vc1_packets_2;
 wire [9:0] xp_credit0_plus;
 wire [9:0] xp_head_flits_sel;
 wire [9:0] xp_credit0_minus;
 wire [9:0] xp_credit1_plus;
 wire [9:0] xp_head_flits_sel_2;
 wire [9:0] xp_credit1_minus;
-reg [31:0] stat_xp_packets_2;
-reg [31:0] stat_xp_flits_2;
-reg [31:0] stat_xp_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output xp ----
-assign xp_sel_b0 = xp_sel[0];
-assign xp_sel_b1 = xp_sel[1];
-assign xp_sel_b2 = xp_sel[2];
-assign xp_sel_b3 = xp_sel[3];
-assign xp_sel_b4 = xp_sel[4];
 assign xp_sel_is0 = xp_sel == 5'h0;
 assign xp_push = ~xp_sel_is0;
-assign xp_out_valid_or = (~xp_out_valid_2) | m_axis_xp_tready;
-assign xp_out_valid_and = xp_out_valid_2 & m_axis_xp_tready;
-assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid_2;
+assign xp_out_valid_or = (~xp_out_valid) | m_axis_xp_tready;
+assign xp_out_valid_and = xp_out_valid & m_axis_xp_tready;
+assign xp_skid_valid_sel = xp_out_valid_and ? xp_skid_valid : xp_out_valid;
 assign xp_skid2_valid_sel = xp_out_valid_and ? xp_skid2_valid : xp_skid_valid;
 assign xp_skid2_valid_or = xp_skid2_valid_sel | (xp_skid_valid_sel & xp_push);
-assign p0_vc0_send_header_sel_or = (((xp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (xp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (xp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (xp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (xp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((xp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (xp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (xp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (xp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (xp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((xp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (xp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (xp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (xp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (xp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
-assign xp_push_and = xp_push & p0_vc0_head0_last_or_2;
-assign p0_send_ovc_or = (((xp_sel_b0 ? p0_send_ovc : 1'h0) | (xp_sel_b1 ? p1_send_ovc : 1'h0)) | (xp_sel_b2 ? xp_send_ovc : 1'h0)) | (xp_sel_b3 ? yp_send_ovc : 1'h0);
-assign p0_send_ovc_or_2 = p0_send_ovc_or | (xp_sel_b4 ? zp_send_ovc : 1'h0);
+assign p0_vc0_send_header_sel_or = (xp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (xp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (xp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (xp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (xp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (xp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (xp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (xp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (xp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (xp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (xp_sel[0] ? p0_vc0_head0_last : 1'h0) | (xp_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (xp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (xp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (xp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+assign xp_push_and = xp_push & p0_vc0_head0_last_or;
+assign p0_send_ovc_or = (xp_sel[0] ? p0_send_ovc : 1'h0) | (xp_sel[1] ? p1_send_ovc : 1'h0) | (xp_sel[2] ? xp_send_ovc : 1'h0) |
+    (xp_sel[3] ? yp_send_ovc : 1'h0) | (xp_sel[4] ? zp_send_ovc : 1'h0);
 assign xp_credit0_plus = ({1'h0, xp_credit0}) + ({9'h0, m_axis_xp_credit[0]});
-assign xp_head_flits_sel = (xp_head_in_2 & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
+assign xp_head_flits_sel = (xp_head_in & (~xp_head_vc)) ? ({3'h0, xp_head_flits}) : 10'h0;
 assign xp_credit0_minus = xp_credit0_plus - xp_head_flits_sel;
 assign xp_credit1_plus = ({1'h0, xp_credit1}) + ({9'h0, m_axis_xp_credit[1]});
-assign xp_head_flits_sel_2 = (xp_head_in_2 & xp_head_vc) ? ({3'h0, xp_head_flits}) : 10'h0;
+assign xp_head_flits_sel_2 = (xp_head_in & xp_head_vc) ? ({3'h0, xp_head_flits}) : 10'h0;
 assign xp_credit1_minus = xp_credit1_plus - xp_head_flits_sel_2;
 
 always @(posedge clk) begin
-    if (rst) xp_out_valid_2 <= 1'h0; else xp_out_valid_2 <= xp_skid_valid_sel | xp_push;
+    if (rst) xp_out_valid <= 1'h0; else xp_out_valid <= xp_skid_valid_sel | xp_push;
     if (rst) xp_skid_valid <= 1'h0; else xp_skid_valid <= xp_skid2_valid_or;
     if (rst) xp_skid2_valid <= 1'h0; else xp_skid2_valid <= ((~xp_out_valid_and) & xp_skid2_valid) | (xp_skid2_valid_sel & xp_push);
     if (rst) xp_sel <= 5'h0; else xp_sel <= zp_busy_cat;
-    if (rst) xp_slot_2 <= 1'h1; else xp_slot_2 <= ~xp_skid2_valid_or;
+    if (rst) xp_slot <= 1'h1; else xp_slot <= ~xp_skid2_valid_or;
     if (rst) xp_credit0 <= 9'h100; else xp_credit0 <= xp_credit0_minus[8:0];
     if (rst) xp_credit1 <= 9'h100; else xp_credit1 <= xp_credit1_minus[8:0];
-    if (rst) xp_room0_2 <= 1'h1; else xp_room0_2 <= ~(((({1'h0, xp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
-    if (rst) xp_room1_2 <= 1'h1; else xp_room1_2 <= ~(((({1'h0, xp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xp_room2_0_2 <= 1'h1; else xp_room2_0_2 <= ~(((({1'h0, xp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
-    if (rst) xp_room2_1_2 <= 1'h1; else xp_room2_1_2 <= ~(((({1'h0, xp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) xp_owned_2 <= 1'h0; else xp_owned_2 <= xp_owned_or;
-    if (rst) xp_head_in_2 <= 1'h0; else xp_head_in_2 <= xp_arbiter_grant_not;
+    if (rst) xp_room0 <= 1'h1; else xp_room0 <= ~(((({1'h0, xp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
+    if (rst) xp_room1 <= 1'h1; else xp_room1 <= ~(((({1'h0, xp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xp_room2_0 <= 1'h1; else xp_room2_0 <= ~(((({1'h0, xp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel}) ^ 11'h400));
+    if (rst) xp_room2_1 <= 1'h1; else xp_room2_1 <= ~(((({1'h0, xp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, xp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) xp_owned <= 1'h0; else xp_owned <= xp_owned_or;
+    if (rst) xp_head_in <= 1'h0; else xp_head_in <= xp_arbiter_grant_not;
     if (rst) xp_head_vc <= 1'h0; else xp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) xp_head_flits <= 7'h0; else xp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) xp_asked <= 1'h0; else xp_asked <= p1_vc0_head0_drop_not;
-    if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_sel_or_2 : xp_skid2_data0;
-    if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_sel_or_2) : xp_skid_data0;
-    if (rst) xp_out_data0_2 <= 128'h0; else xp_out_data0_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_sel_or_2) : xp_out_data0_2;
-    if (rst) xp_skid2_keep <= 16'h0; else xp_skid2_keep <= xp_push ? p0_vc0_head0_keep_or_2 : xp_skid2_keep;
-    if (rst) xp_skid_keep <= 16'h0; else xp_skid_keep <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_keep : p0_vc0_head0_keep_or_2) : xp_skid_keep;
-    if (rst) xp_out_keep_2 <= 16'h0; else xp_out_keep_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_keep : p0_vc0_head0_keep_or_2) : xp_out_keep_2;
-    if (rst) xp_skid2_last <= 1'h0; else xp_skid2_last <= xp_push ? p0_vc0_head0_last_or_2 : xp_skid2_last;
-    if (rst) xp_skid_last <= 1'h0; else xp_skid_last <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_last : p0_vc0_head0_last_or_2) : xp_skid_last;
-    if (rst) xp_out_last_2 <= 1'h0; else xp_out_last_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_last : p0_vc0_head0_last_or_2) : xp_out_last_2;
-    if (rst) xp_skid2_vc <= 1'h0; else xp_skid2_vc <= xp_push ? p0_send_ovc_or_2 : xp_skid2_vc;
-    if (rst) xp_skid_vc <= 1'h0; else xp_skid_vc <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_vc : p0_send_ovc_or_2) : xp_skid_vc;
-    if (rst) xp_out_vc_2 <= 1'h0; else xp_out_vc_2 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_vc : p0_send_ovc_or_2) : xp_out_vc_2;
-    if (rst) stat_xp_vc1_packets_2 <= 32'h0; else stat_xp_vc1_packets_2 <= (xp_push_and & p0_send_ovc_or_2) ? (stat_xp_vc1_packets_2 + 32'h1) : stat_xp_vc1_packets_2;
-    if (rst) stat_xp_packets_2 <= 32'h0; else stat_xp_packets_2 <= xp_push_and ? (stat_xp_packets_2 + 32'h1) : stat_xp_packets_2;
-    if (rst) stat_xp_flits_2 <= 32'h0; else stat_xp_flits_2 <= xp_push ? (stat_xp_flits_2 + 32'h1) : stat_xp_flits_2;
-    if (rst) stat_xp_stalls_2 <= 32'h0; else stat_xp_stalls_2 <= ((xp_owned_2 | xp_asked) & xp_sel_is0) ? (stat_xp_stalls_2 + 32'h1) : stat_xp_stalls_2;
+    if (rst) xp_asked <= 1'h0; else xp_asked <= zp_vc0_asks_xp_not;
+    if (rst) xp_skid2_data0 <= 128'h0; else xp_skid2_data0 <= xp_push ? p0_vc0_send_header_sel_or : xp_skid2_data0;
+    if (rst) xp_skid_data0 <= 128'h0; else xp_skid_data0 <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_data0 : p0_vc0_send_header_sel_or) : xp_skid_data0;
+    if (rst) xp_out_data0 <= 128'h0; else xp_out_data0 <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_data0 : p0_vc0_send_header_sel_or) : xp_out_data0;
+    if (rst) xp_skid2_keep <= 16'h0; else xp_skid2_keep <= xp_push ? p0_vc0_head0_keep_or : xp_skid2_keep;
+    if (rst) xp_skid_keep <= 16'h0; else xp_skid_keep <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_keep : p0_vc0_head0_keep_or) : xp_skid_keep;
+    if (rst) xp_out_keep <= 16'h0; else xp_out_keep <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_keep : p0_vc0_head0_keep_or) : xp_out_keep;
+    if (rst) xp_skid2_last <= 1'h0; else xp_skid2_last <= xp_push ? p0_vc0_head0_last_or : xp_skid2_last;
+    if (rst) xp_skid_last <= 1'h0; else xp_skid_last <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_last : p0_vc0_head0_last_or) : xp_skid_last;
+    if (rst) xp_out_last <= 1'h0; else xp_out_last <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_last : p0_vc0_head0_last_or) : xp_out_last;
+    if (rst) xp_skid2_vc <= 1'h0; else xp_skid2_vc <= xp_push ? p0_send_ovc_or : xp_skid2_vc;
+    if (rst) xp_skid_vc <= 1'h0; else xp_skid_vc <= (xp_out_valid_or | (~xp_skid_valid)) ? ((xp_out_valid_or & xp_skid2_valid) ? xp_skid2_vc : p0_send_ovc_or) : xp_skid_vc;
+    if (rst) xp_out_vc <= 1'h0; else xp_out_vc <= xp_out_valid_or ? (xp_skid_valid ? xp_skid_vc : p0_send_ovc_or) : xp_out_vc;
+    if (rst) stat_xp_vc1_packets <= 32'h0; else stat_xp_vc1_packets <= (xp_push_and & p0_send_ovc_or) ? (stat_xp_vc1_packets + 32'h1) : stat_xp_vc1_packets;
+    if (rst) stat_xp_packets <= 32'h0; else stat_xp_packets <= xp_push_and ? (stat_xp_packets + 32'h1) : stat_xp_packets;
+    if (rst) stat_xp_flits <= 32'h0; else stat_xp_flits <= xp_push ? (stat_xp_flits + 32'h1) : stat_xp_flits;
+    if (rst) stat_xp_stalls <= 32'h0; else stat_xp_stalls <= ((xp_owned | xp_asked) & xp_sel_is0) ? (stat_xp_stalls + 32'h1) : stat_xp_stalls;
 end
 
-assign xp_out_valid = xp_out_valid_2;
-assign xp_slot = xp_slot_2;
-assign xp_room0 = xp_room0_2;
-assign xp_room1 = xp_room1_2;
-assign xp_room2_0 = xp_room2_0_2;
-assign xp_room2_1 = xp_room2_1_2;
-assign xp_owned = xp_owned_2;
-assign xp_head_in = xp_head_in_2;
-assign xp_out_data0 = xp_out_data0_2;
-assign xp_out_keep = xp_out_keep_2;
-assign xp_out_last = xp_out_last_2;
-assign xp_out_vc = xp_out_vc_2;
-assign stat_xp_vc1_packets = stat_xp_vc1_packets_2;
-assign stat_xp_packets = stat_xp_packets_2;
-assign stat_xp_flits = stat_xp_flits_2;
-assign stat_xp_stalls = stat_xp_stalls_2;
 endmodule
 
 module torus_2x2x2_node_output_yp(
@@ -4697,7 +4034,7 @@ module torus_2x2x2_node_output_yp(
     yp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_yp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4749,7 +4086,7 @@ module torus_2x2x2_node_output_yp(
     input wire yp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_yp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -4771,47 +4108,34 @@ module torus_2x2x2_node_output_yp(
     input wire yp_send_ovc;
     input wire zp_send_ovc;
     // outputs: status and counters
-    output wire yp_out_valid;
-    output wire yp_slot;
-    output wire yp_room0;
-    output wire yp_room1;
-    output wire yp_room2_0;
-    output wire yp_room2_1;
-    output wire yp_owned;
-    output wire yp_head_in;
-    output wire [127:0] yp_out_data0;
-    output wire [15:0] yp_out_keep;
-    output wire yp_out_last;
-    output wire yp_out_vc;
-    output wire [31:0] stat_yp_vc1_packets;
-    output wire [31:0] stat_yp_packets;
-    output wire [31:0] stat_yp_flits;
-    output wire [31:0] stat_yp_stalls;
+    output reg yp_out_valid;
+    output reg yp_slot;
+    output reg yp_room0;
+    output reg yp_room1;
+    output reg yp_room2_0;
+    output reg yp_room2_1;
+    output reg yp_owned;
+    output reg yp_head_in;
+    output reg [127:0] yp_out_data0;
+    output reg [15:0] yp_out_keep;
+    output reg yp_out_last;
+    output reg yp_out_vc;
+    output reg [31:0] stat_yp_vc1_packets;
+    output reg [31:0] stat_yp_packets;
+    output reg [31:0] stat_yp_flits;
+    output reg [31:0] stat_yp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg yp_out_valid_2;
 reg yp_skid_valid;
 reg yp_skid2_valid;
 reg [4:0] yp_sel;
-reg yp_slot_2;
 reg [8:0] yp_credit0;
 reg [8:0] yp_credit1;
-reg yp_room0_2;
-reg yp_room1_2;
-reg yp_room2_0_2;
-reg yp_room2_1_2;
-reg yp_owned_2;
-reg yp_head_in_2;
 reg yp_head_vc;
 reg [6:0] yp_head_flits;
 reg yp_asked;
 // output yp
-wire yp_sel_b0;
-wire yp_sel_b1;
-wire yp_sel_b2;
-wire yp_sel_b3;
-wire yp_sel_b4;
 wire yp_sel_is0;
 wire yp_push;
 wire yp_out_valid_or;
@@ -4820,120 +4144,90 @@ wire yp_skid_valid_sel;
 wire yp_skid2_valid_sel;
 wire yp_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] yp_skid2_data0;
 reg [127:0] yp_skid_data0;
-reg [127:0] yp_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] yp_skid2_keep;
 reg [15:0] yp_skid_keep;
-reg [15:0] yp_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg yp_skid2_last;
 reg yp_skid_last;
-reg yp_out_last_2;
 wire yp_push_and;
 wire p0_send_ovc_or;
-wire p0_send_ovc_or_2;
 reg yp_skid2_vc;
 reg yp_skid_vc;
-reg yp_out_vc_2;
-reg [31:0] stat_yp_vc1_packets_2;
 wire [9:0] yp_credit0_plus;
 wire [9:0] yp_head_flits_sel;
 wire [9:0] yp_credit0_minus;
 wire [9:0] yp_credit1_plus;
 wire [9:0] yp_head_flits_sel_2;
 wire [9:0] yp_credit1_minus;
-reg [31:0] stat_yp_packets_2;
-reg [31:0] stat_yp_flits_2;
-reg [31:0] stat_yp_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output yp ----
-assign yp_sel_b0 = yp_sel[0];
-assign yp_sel_b1 = yp_sel[1];
-assign yp_sel_b2 = yp_sel[2];
-assign yp_sel_b3 = yp_sel[3];
-assign yp_sel_b4 = yp_sel[4];
 assign yp_sel_is0 = yp_sel == 5'h0;
 assign yp_push = ~yp_sel_is0;
-assign yp_out_valid_or = (~yp_out_valid_2) | m_axis_yp_tready;
-assign yp_out_valid_and = yp_out_valid_2 & m_axis_yp_tready;
-assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid_2;
+assign yp_out_valid_or = (~yp_out_valid) | m_axis_yp_tready;
+assign yp_out_valid_and = yp_out_valid & m_axis_yp_tready;
+assign yp_skid_valid_sel = yp_out_valid_and ? yp_skid_valid : yp_out_valid;
 assign yp_skid2_valid_sel = yp_out_valid_and ? yp_skid2_valid : yp_skid_valid;
 assign yp_skid2_valid_or = yp_skid2_valid_sel | (yp_skid_valid_sel & yp_push);
-assign p0_vc0_send_header_sel_or = (((yp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (yp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (yp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (yp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (yp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((yp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (yp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (yp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (yp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (yp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((yp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (yp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (yp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (yp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (yp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
-assign yp_push_and = yp_push & p0_vc0_head0_last_or_2;
-assign p0_send_ovc_or = (((yp_sel_b0 ? p0_send_ovc : 1'h0) | (yp_sel_b1 ? p1_send_ovc : 1'h0)) | (yp_sel_b2 ? xp_send_ovc : 1'h0)) | (yp_sel_b3 ? yp_send_ovc : 1'h0);
-assign p0_send_ovc_or_2 = p0_send_ovc_or | (yp_sel_b4 ? zp_send_ovc : 1'h0);
+assign p0_vc0_send_header_sel_or = (yp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (yp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (yp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (yp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (yp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (yp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (yp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (yp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (yp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (yp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (yp_sel[0] ? p0_vc0_head0_last : 1'h0) | (yp_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (yp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (yp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (yp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+assign yp_push_and = yp_push & p0_vc0_head0_last_or;
+assign p0_send_ovc_or = (yp_sel[0] ? p0_send_ovc : 1'h0) | (yp_sel[1] ? p1_send_ovc : 1'h0) | (yp_sel[2] ? xp_send_ovc : 1'h0) |
+    (yp_sel[3] ? yp_send_ovc : 1'h0) | (yp_sel[4] ? zp_send_ovc : 1'h0);
 assign yp_credit0_plus = ({1'h0, yp_credit0}) + ({9'h0, m_axis_yp_credit[0]});
-assign yp_head_flits_sel = (yp_head_in_2 & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
+assign yp_head_flits_sel = (yp_head_in & (~yp_head_vc)) ? ({3'h0, yp_head_flits}) : 10'h0;
 assign yp_credit0_minus = yp_credit0_plus - yp_head_flits_sel;
 assign yp_credit1_plus = ({1'h0, yp_credit1}) + ({9'h0, m_axis_yp_credit[1]});
-assign yp_head_flits_sel_2 = (yp_head_in_2 & yp_head_vc) ? ({3'h0, yp_head_flits}) : 10'h0;
+assign yp_head_flits_sel_2 = (yp_head_in & yp_head_vc) ? ({3'h0, yp_head_flits}) : 10'h0;
 assign yp_credit1_minus = yp_credit1_plus - yp_head_flits_sel_2;
 
 always @(posedge clk) begin
-    if (rst) yp_out_valid_2 <= 1'h0; else yp_out_valid_2 <= yp_skid_valid_sel | yp_push;
+    if (rst) yp_out_valid <= 1'h0; else yp_out_valid <= yp_skid_valid_sel | yp_push;
     if (rst) yp_skid_valid <= 1'h0; else yp_skid_valid <= yp_skid2_valid_or;
     if (rst) yp_skid2_valid <= 1'h0; else yp_skid2_valid <= ((~yp_out_valid_and) & yp_skid2_valid) | (yp_skid2_valid_sel & yp_push);
     if (rst) yp_sel <= 5'h0; else yp_sel <= zp_busy_cat;
-    if (rst) yp_slot_2 <= 1'h1; else yp_slot_2 <= ~yp_skid2_valid_or;
+    if (rst) yp_slot <= 1'h1; else yp_slot <= ~yp_skid2_valid_or;
     if (rst) yp_credit0 <= 9'h100; else yp_credit0 <= yp_credit0_minus[8:0];
     if (rst) yp_credit1 <= 9'h100; else yp_credit1 <= yp_credit1_minus[8:0];
-    if (rst) yp_room0_2 <= 1'h1; else yp_room0_2 <= ~(((({1'h0, yp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
-    if (rst) yp_room1_2 <= 1'h1; else yp_room1_2 <= ~(((({1'h0, yp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) yp_room2_0_2 <= 1'h1; else yp_room2_0_2 <= ~(((({1'h0, yp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
-    if (rst) yp_room2_1_2 <= 1'h1; else yp_room2_1_2 <= ~(((({1'h0, yp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) yp_owned_2 <= 1'h0; else yp_owned_2 <= yp_owned_or;
-    if (rst) yp_head_in_2 <= 1'h0; else yp_head_in_2 <= yp_arbiter_grant_not;
+    if (rst) yp_room0 <= 1'h1; else yp_room0 <= ~(((({1'h0, yp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
+    if (rst) yp_room1 <= 1'h1; else yp_room1 <= ~(((({1'h0, yp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) yp_room2_0 <= 1'h1; else yp_room2_0 <= ~(((({1'h0, yp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel}) ^ 11'h400));
+    if (rst) yp_room2_1 <= 1'h1; else yp_room2_1 <= ~(((({1'h0, yp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, yp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) yp_owned <= 1'h0; else yp_owned <= yp_owned_or;
+    if (rst) yp_head_in <= 1'h0; else yp_head_in <= yp_arbiter_grant_not;
     if (rst) yp_head_vc <= 1'h0; else yp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) yp_head_flits <= 7'h0; else yp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) yp_asked <= 1'h0; else yp_asked <= p1_vc0_head0_drop_not;
-    if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_sel_or_2 : yp_skid2_data0;
-    if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_sel_or_2) : yp_skid_data0;
-    if (rst) yp_out_data0_2 <= 128'h0; else yp_out_data0_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_sel_or_2) : yp_out_data0_2;
-    if (rst) yp_skid2_keep <= 16'h0; else yp_skid2_keep <= yp_push ? p0_vc0_head0_keep_or_2 : yp_skid2_keep;
-    if (rst) yp_skid_keep <= 16'h0; else yp_skid_keep <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_keep : p0_vc0_head0_keep_or_2) : yp_skid_keep;
-    if (rst) yp_out_keep_2 <= 16'h0; else yp_out_keep_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_keep : p0_vc0_head0_keep_or_2) : yp_out_keep_2;
-    if (rst) yp_skid2_last <= 1'h0; else yp_skid2_last <= yp_push ? p0_vc0_head0_last_or_2 : yp_skid2_last;
-    if (rst) yp_skid_last <= 1'h0; else yp_skid_last <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_last : p0_vc0_head0_last_or_2) : yp_skid_last;
-    if (rst) yp_out_last_2 <= 1'h0; else yp_out_last_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_last : p0_vc0_head0_last_or_2) : yp_out_last_2;
-    if (rst) yp_skid2_vc <= 1'h0; else yp_skid2_vc <= yp_push ? p0_send_ovc_or_2 : yp_skid2_vc;
-    if (rst) yp_skid_vc <= 1'h0; else yp_skid_vc <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_vc : p0_send_ovc_or_2) : yp_skid_vc;
-    if (rst) yp_out_vc_2 <= 1'h0; else yp_out_vc_2 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_vc : p0_send_ovc_or_2) : yp_out_vc_2;
-    if (rst) stat_yp_vc1_packets_2 <= 32'h0; else stat_yp_vc1_packets_2 <= (yp_push_and & p0_send_ovc_or_2) ? (stat_yp_vc1_packets_2 + 32'h1) : stat_yp_vc1_packets_2;
-    if (rst) stat_yp_packets_2 <= 32'h0; else stat_yp_packets_2 <= yp_push_and ? (stat_yp_packets_2 + 32'h1) : stat_yp_packets_2;
-    if (rst) stat_yp_flits_2 <= 32'h0; else stat_yp_flits_2 <= yp_push ? (stat_yp_flits_2 + 32'h1) : stat_yp_flits_2;
-    if (rst) stat_yp_stalls_2 <= 32'h0; else stat_yp_stalls_2 <= ((yp_owned_2 | yp_asked) & yp_sel_is0) ? (stat_yp_stalls_2 + 32'h1) : stat_yp_stalls_2;
+    if (rst) yp_asked <= 1'h0; else yp_asked <= zp_vc0_asks_yp_not;
+    if (rst) yp_skid2_data0 <= 128'h0; else yp_skid2_data0 <= yp_push ? p0_vc0_send_header_sel_or : yp_skid2_data0;
+    if (rst) yp_skid_data0 <= 128'h0; else yp_skid_data0 <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_data0 : p0_vc0_send_header_sel_or) : yp_skid_data0;
+    if (rst) yp_out_data0 <= 128'h0; else yp_out_data0 <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_data0 : p0_vc0_send_header_sel_or) : yp_out_data0;
+    if (rst) yp_skid2_keep <= 16'h0; else yp_skid2_keep <= yp_push ? p0_vc0_head0_keep_or : yp_skid2_keep;
+    if (rst) yp_skid_keep <= 16'h0; else yp_skid_keep <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_keep : p0_vc0_head0_keep_or) : yp_skid_keep;
+    if (rst) yp_out_keep <= 16'h0; else yp_out_keep <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_keep : p0_vc0_head0_keep_or) : yp_out_keep;
+    if (rst) yp_skid2_last <= 1'h0; else yp_skid2_last <= yp_push ? p0_vc0_head0_last_or : yp_skid2_last;
+    if (rst) yp_skid_last <= 1'h0; else yp_skid_last <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_last : p0_vc0_head0_last_or) : yp_skid_last;
+    if (rst) yp_out_last <= 1'h0; else yp_out_last <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_last : p0_vc0_head0_last_or) : yp_out_last;
+    if (rst) yp_skid2_vc <= 1'h0; else yp_skid2_vc <= yp_push ? p0_send_ovc_or : yp_skid2_vc;
+    if (rst) yp_skid_vc <= 1'h0; else yp_skid_vc <= (yp_out_valid_or | (~yp_skid_valid)) ? ((yp_out_valid_or & yp_skid2_valid) ? yp_skid2_vc : p0_send_ovc_or) : yp_skid_vc;
+    if (rst) yp_out_vc <= 1'h0; else yp_out_vc <= yp_out_valid_or ? (yp_skid_valid ? yp_skid_vc : p0_send_ovc_or) : yp_out_vc;
+    if (rst) stat_yp_vc1_packets <= 32'h0; else stat_yp_vc1_packets <= (yp_push_and & p0_send_ovc_or) ? (stat_yp_vc1_packets + 32'h1) : stat_yp_vc1_packets;
+    if (rst) stat_yp_packets <= 32'h0; else stat_yp_packets <= yp_push_and ? (stat_yp_packets + 32'h1) : stat_yp_packets;
+    if (rst) stat_yp_flits <= 32'h0; else stat_yp_flits <= yp_push ? (stat_yp_flits + 32'h1) : stat_yp_flits;
+    if (rst) stat_yp_stalls <= 32'h0; else stat_yp_stalls <= ((yp_owned | yp_asked) & yp_sel_is0) ? (stat_yp_stalls + 32'h1) : stat_yp_stalls;
 end
 
-assign yp_out_valid = yp_out_valid_2;
-assign yp_slot = yp_slot_2;
-assign yp_room0 = yp_room0_2;
-assign yp_room1 = yp_room1_2;
-assign yp_room2_0 = yp_room2_0_2;
-assign yp_room2_1 = yp_room2_1_2;
-assign yp_owned = yp_owned_2;
-assign yp_head_in = yp_head_in_2;
-assign yp_out_data0 = yp_out_data0_2;
-assign yp_out_keep = yp_out_keep_2;
-assign yp_out_last = yp_out_last_2;
-assign yp_out_vc = yp_out_vc_2;
-assign stat_yp_vc1_packets = stat_yp_vc1_packets_2;
-assign stat_yp_packets = stat_yp_packets_2;
-assign stat_yp_flits = stat_yp_flits_2;
-assign stat_yp_stalls = stat_yp_stalls_2;
 endmodule
 
 module torus_2x2x2_node_output_zp(
@@ -4946,7 +4240,7 @@ module torus_2x2x2_node_output_zp(
     zp_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_zp_not,
     p0_vc0_send_header_sel,
     p1_vc0_send_header_sel,
     xp_vc1_send_header_sel,
@@ -4998,7 +4292,7 @@ module torus_2x2x2_node_output_zp(
     input wire zp_arbiter_grant_not;
     input wire p0_vc0_head0_ovc_or;
     input wire [6:0] p0_vc0_head0_flits_or;
-    input wire p1_vc0_head0_drop_not;
+    input wire zp_vc0_asks_zp_not;
     input wire [127:0] p0_vc0_send_header_sel;
     input wire [127:0] p1_vc0_send_header_sel;
     input wire [127:0] xp_vc1_send_header_sel;
@@ -5020,47 +4314,34 @@ module torus_2x2x2_node_output_zp(
     input wire yp_send_ovc;
     input wire zp_send_ovc;
     // outputs: status and counters
-    output wire zp_out_valid;
-    output wire zp_slot;
-    output wire zp_room0;
-    output wire zp_room1;
-    output wire zp_room2_0;
-    output wire zp_room2_1;
-    output wire zp_owned;
-    output wire zp_head_in;
-    output wire [127:0] zp_out_data0;
-    output wire [15:0] zp_out_keep;
-    output wire zp_out_last;
-    output wire zp_out_vc;
-    output wire [31:0] stat_zp_vc1_packets;
-    output wire [31:0] stat_zp_packets;
-    output wire [31:0] stat_zp_flits;
-    output wire [31:0] stat_zp_stalls;
+    output reg zp_out_valid;
+    output reg zp_slot;
+    output reg zp_room0;
+    output reg zp_room1;
+    output reg zp_room2_0;
+    output reg zp_room2_1;
+    output reg zp_owned;
+    output reg zp_head_in;
+    output reg [127:0] zp_out_data0;
+    output reg [15:0] zp_out_keep;
+    output reg zp_out_last;
+    output reg zp_out_vc;
+    output reg [31:0] stat_zp_vc1_packets;
+    output reg [31:0] stat_zp_packets;
+    output reg [31:0] stat_zp_flits;
+    output reg [31:0] stat_zp_stalls;
 
 // verilator lint_off UNUSEDSIGNAL
 // outputs: state the allocator reads
-reg zp_out_valid_2;
 reg zp_skid_valid;
 reg zp_skid2_valid;
 reg [4:0] zp_sel;
-reg zp_slot_2;
 reg [8:0] zp_credit0;
 reg [8:0] zp_credit1;
-reg zp_room0_2;
-reg zp_room1_2;
-reg zp_room2_0_2;
-reg zp_room2_1_2;
-reg zp_owned_2;
-reg zp_head_in_2;
 reg zp_head_vc;
 reg [6:0] zp_head_flits;
 reg zp_asked;
 // output zp
-wire zp_sel_b0;
-wire zp_sel_b1;
-wire zp_sel_b2;
-wire zp_sel_b3;
-wire zp_sel_b4;
 wire zp_sel_is0;
 wire zp_push;
 wire zp_out_valid_or;
@@ -5069,120 +4350,90 @@ wire zp_skid_valid_sel;
 wire zp_skid2_valid_sel;
 wire zp_skid2_valid_or;
 wire [127:0] p0_vc0_send_header_sel_or;
-wire [127:0] p0_vc0_send_header_sel_or_2;
 reg [127:0] zp_skid2_data0;
 reg [127:0] zp_skid_data0;
-reg [127:0] zp_out_data0_2;
 wire [15:0] p0_vc0_head0_keep_or;
-wire [15:0] p0_vc0_head0_keep_or_2;
 reg [15:0] zp_skid2_keep;
 reg [15:0] zp_skid_keep;
-reg [15:0] zp_out_keep_2;
 wire p0_vc0_head0_last_or;
-wire p0_vc0_head0_last_or_2;
 reg zp_skid2_last;
 reg zp_skid_last;
-reg zp_out_last_2;
 wire zp_push_and;
 wire p0_send_ovc_or;
-wire p0_send_ovc_or_2;
 reg zp_skid2_vc;
 reg zp_skid_vc;
-reg zp_out_vc_2;
-reg [31:0] stat_zp_vc1_packets_2;
 wire [9:0] zp_credit0_plus;
 wire [9:0] zp_head_flits_sel;
 wire [9:0] zp_credit0_minus;
 wire [9:0] zp_credit1_plus;
 wire [9:0] zp_head_flits_sel_2;
 wire [9:0] zp_credit1_minus;
-reg [31:0] stat_zp_packets_2;
-reg [31:0] stat_zp_flits_2;
-reg [31:0] stat_zp_stalls_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- outputs: state the allocator reads ----
 
 // ---- output zp ----
-assign zp_sel_b0 = zp_sel[0];
-assign zp_sel_b1 = zp_sel[1];
-assign zp_sel_b2 = zp_sel[2];
-assign zp_sel_b3 = zp_sel[3];
-assign zp_sel_b4 = zp_sel[4];
 assign zp_sel_is0 = zp_sel == 5'h0;
 assign zp_push = ~zp_sel_is0;
-assign zp_out_valid_or = (~zp_out_valid_2) | m_axis_zp_tready;
-assign zp_out_valid_and = zp_out_valid_2 & m_axis_zp_tready;
-assign zp_skid_valid_sel = zp_out_valid_and ? zp_skid_valid : zp_out_valid_2;
+assign zp_out_valid_or = (~zp_out_valid) | m_axis_zp_tready;
+assign zp_out_valid_and = zp_out_valid & m_axis_zp_tready;
+assign zp_skid_valid_sel = zp_out_valid_and ? zp_skid_valid : zp_out_valid;
 assign zp_skid2_valid_sel = zp_out_valid_and ? zp_skid2_valid : zp_skid_valid;
 assign zp_skid2_valid_or = zp_skid2_valid_sel | (zp_skid_valid_sel & zp_push);
-assign p0_vc0_send_header_sel_or = (((zp_sel_b0 ? p0_vc0_send_header_sel : 128'h0) | (zp_sel_b1 ? p1_vc0_send_header_sel : 128'h0)) | (zp_sel_b2 ? xp_vc1_send_header_sel : 128'h0)) | (zp_sel_b3 ? yp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_send_header_sel_or_2 = p0_vc0_send_header_sel_or | (zp_sel_b4 ? zp_vc1_send_header_sel : 128'h0);
-assign p0_vc0_head0_keep_or = (((zp_sel_b0 ? p0_vc0_head0_keep : 16'h0) | (zp_sel_b1 ? p1_vc0_head0_keep : 16'h0)) | (zp_sel_b2 ? xp_vc1_head0_keep_sel : 16'h0)) | (zp_sel_b3 ? yp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_keep_or_2 = p0_vc0_head0_keep_or | (zp_sel_b4 ? zp_vc1_head0_keep_sel : 16'h0);
-assign p0_vc0_head0_last_or = (((zp_sel_b0 ? p0_vc0_head0_last : 1'h0) | (zp_sel_b1 ? p1_vc0_head0_last : 1'h0)) | (zp_sel_b2 ? xp_vc1_head0_last_sel : 1'h0)) | (zp_sel_b3 ? yp_vc1_head0_last_sel : 1'h0);
-assign p0_vc0_head0_last_or_2 = p0_vc0_head0_last_or | (zp_sel_b4 ? zp_vc1_head0_last_sel : 1'h0);
-assign zp_push_and = zp_push & p0_vc0_head0_last_or_2;
-assign p0_send_ovc_or = (((zp_sel_b0 ? p0_send_ovc : 1'h0) | (zp_sel_b1 ? p1_send_ovc : 1'h0)) | (zp_sel_b2 ? xp_send_ovc : 1'h0)) | (zp_sel_b3 ? yp_send_ovc : 1'h0);
-assign p0_send_ovc_or_2 = p0_send_ovc_or | (zp_sel_b4 ? zp_send_ovc : 1'h0);
+assign p0_vc0_send_header_sel_or = (zp_sel[0] ? p0_vc0_send_header_sel : 128'h0) | (zp_sel[1] ? p1_vc0_send_header_sel : 128'h0) |
+    (zp_sel[2] ? xp_vc1_send_header_sel : 128'h0) | (zp_sel[3] ? yp_vc1_send_header_sel : 128'h0) |
+    (zp_sel[4] ? zp_vc1_send_header_sel : 128'h0);
+assign p0_vc0_head0_keep_or = (zp_sel[0] ? p0_vc0_head0_keep : 16'h0) | (zp_sel[1] ? p1_vc0_head0_keep : 16'h0) |
+    (zp_sel[2] ? xp_vc1_head0_keep_sel : 16'h0) | (zp_sel[3] ? yp_vc1_head0_keep_sel : 16'h0) |
+    (zp_sel[4] ? zp_vc1_head0_keep_sel : 16'h0);
+assign p0_vc0_head0_last_or = (zp_sel[0] ? p0_vc0_head0_last : 1'h0) | (zp_sel[1] ? p1_vc0_head0_last : 1'h0) |
+    (zp_sel[2] ? xp_vc1_head0_last_sel : 1'h0) | (zp_sel[3] ? yp_vc1_head0_last_sel : 1'h0) |
+    (zp_sel[4] ? zp_vc1_head0_last_sel : 1'h0);
+assign zp_push_and = zp_push & p0_vc0_head0_last_or;
+assign p0_send_ovc_or = (zp_sel[0] ? p0_send_ovc : 1'h0) | (zp_sel[1] ? p1_send_ovc : 1'h0) | (zp_sel[2] ? xp_send_ovc : 1'h0) |
+    (zp_sel[3] ? yp_send_ovc : 1'h0) | (zp_sel[4] ? zp_send_ovc : 1'h0);
 assign zp_credit0_plus = ({1'h0, zp_credit0}) + ({9'h0, m_axis_zp_credit[0]});
-assign zp_head_flits_sel = (zp_head_in_2 & (~zp_head_vc)) ? ({3'h0, zp_head_flits}) : 10'h0;
+assign zp_head_flits_sel = (zp_head_in & (~zp_head_vc)) ? ({3'h0, zp_head_flits}) : 10'h0;
 assign zp_credit0_minus = zp_credit0_plus - zp_head_flits_sel;
 assign zp_credit1_plus = ({1'h0, zp_credit1}) + ({9'h0, m_axis_zp_credit[1]});
-assign zp_head_flits_sel_2 = (zp_head_in_2 & zp_head_vc) ? ({3'h0, zp_head_flits}) : 10'h0;
+assign zp_head_flits_sel_2 = (zp_head_in & zp_head_vc) ? ({3'h0, zp_head_flits}) : 10'h0;
 assign zp_credit1_minus = zp_credit1_plus - zp_head_flits_sel_2;
 
 always @(posedge clk) begin
-    if (rst) zp_out_valid_2 <= 1'h0; else zp_out_valid_2 <= zp_skid_valid_sel | zp_push;
+    if (rst) zp_out_valid <= 1'h0; else zp_out_valid <= zp_skid_valid_sel | zp_push;
     if (rst) zp_skid_valid <= 1'h0; else zp_skid_valid <= zp_skid2_valid_or;
     if (rst) zp_skid2_valid <= 1'h0; else zp_skid2_valid <= ((~zp_out_valid_and) & zp_skid2_valid) | (zp_skid2_valid_sel & zp_push);
     if (rst) zp_sel <= 5'h0; else zp_sel <= zp_busy_cat;
-    if (rst) zp_slot_2 <= 1'h1; else zp_slot_2 <= ~zp_skid2_valid_or;
+    if (rst) zp_slot <= 1'h1; else zp_slot <= ~zp_skid2_valid_or;
     if (rst) zp_credit0 <= 9'h100; else zp_credit0 <= zp_credit0_minus[8:0];
     if (rst) zp_credit1 <= 9'h100; else zp_credit1 <= zp_credit1_minus[8:0];
-    if (rst) zp_room0_2 <= 1'h1; else zp_room0_2 <= ~(((({1'h0, zp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
-    if (rst) zp_room1_2 <= 1'h1; else zp_room1_2 <= ~(((({1'h0, zp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) zp_room2_0_2 <= 1'h1; else zp_room2_0_2 <= ~(((({1'h0, zp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
-    if (rst) zp_room2_1_2 <= 1'h1; else zp_room2_1_2 <= ~(((({1'h0, zp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
-    if (rst) zp_owned_2 <= 1'h0; else zp_owned_2 <= zp_owned_or;
-    if (rst) zp_head_in_2 <= 1'h0; else zp_head_in_2 <= zp_arbiter_grant_not;
+    if (rst) zp_room0 <= 1'h1; else zp_room0 <= ~(((({1'h0, zp_credit0_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
+    if (rst) zp_room1 <= 1'h1; else zp_room1 <= ~(((({1'h0, zp_credit1_plus}) - 11'h41) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) zp_room2_0 <= 1'h1; else zp_room2_0 <= ~(((({1'h0, zp_credit0_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel}) ^ 11'h400));
+    if (rst) zp_room2_1 <= 1'h1; else zp_room2_1 <= ~(((({1'h0, zp_credit1_plus}) - 11'h82) ^ 11'h400) < (({1'h0, zp_head_flits_sel_2}) ^ 11'h400));
+    if (rst) zp_owned <= 1'h0; else zp_owned <= zp_owned_or;
+    if (rst) zp_head_in <= 1'h0; else zp_head_in <= zp_arbiter_grant_not;
     if (rst) zp_head_vc <= 1'h0; else zp_head_vc <= p0_vc0_head0_ovc_or;
     if (rst) zp_head_flits <= 7'h0; else zp_head_flits <= p0_vc0_head0_flits_or;
-    if (rst) zp_asked <= 1'h0; else zp_asked <= p1_vc0_head0_drop_not;
-    if (rst) zp_skid2_data0 <= 128'h0; else zp_skid2_data0 <= zp_push ? p0_vc0_send_header_sel_or_2 : zp_skid2_data0;
-    if (rst) zp_skid_data0 <= 128'h0; else zp_skid_data0 <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_data0 : p0_vc0_send_header_sel_or_2) : zp_skid_data0;
-    if (rst) zp_out_data0_2 <= 128'h0; else zp_out_data0_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_data0 : p0_vc0_send_header_sel_or_2) : zp_out_data0_2;
-    if (rst) zp_skid2_keep <= 16'h0; else zp_skid2_keep <= zp_push ? p0_vc0_head0_keep_or_2 : zp_skid2_keep;
-    if (rst) zp_skid_keep <= 16'h0; else zp_skid_keep <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_keep : p0_vc0_head0_keep_or_2) : zp_skid_keep;
-    if (rst) zp_out_keep_2 <= 16'h0; else zp_out_keep_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_keep : p0_vc0_head0_keep_or_2) : zp_out_keep_2;
-    if (rst) zp_skid2_last <= 1'h0; else zp_skid2_last <= zp_push ? p0_vc0_head0_last_or_2 : zp_skid2_last;
-    if (rst) zp_skid_last <= 1'h0; else zp_skid_last <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_last : p0_vc0_head0_last_or_2) : zp_skid_last;
-    if (rst) zp_out_last_2 <= 1'h0; else zp_out_last_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_last : p0_vc0_head0_last_or_2) : zp_out_last_2;
-    if (rst) zp_skid2_vc <= 1'h0; else zp_skid2_vc <= zp_push ? p0_send_ovc_or_2 : zp_skid2_vc;
-    if (rst) zp_skid_vc <= 1'h0; else zp_skid_vc <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_vc : p0_send_ovc_or_2) : zp_skid_vc;
-    if (rst) zp_out_vc_2 <= 1'h0; else zp_out_vc_2 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_vc : p0_send_ovc_or_2) : zp_out_vc_2;
-    if (rst) stat_zp_vc1_packets_2 <= 32'h0; else stat_zp_vc1_packets_2 <= (zp_push_and & p0_send_ovc_or_2) ? (stat_zp_vc1_packets_2 + 32'h1) : stat_zp_vc1_packets_2;
-    if (rst) stat_zp_packets_2 <= 32'h0; else stat_zp_packets_2 <= zp_push_and ? (stat_zp_packets_2 + 32'h1) : stat_zp_packets_2;
-    if (rst) stat_zp_flits_2 <= 32'h0; else stat_zp_flits_2 <= zp_push ? (stat_zp_flits_2 + 32'h1) : stat_zp_flits_2;
-    if (rst) stat_zp_stalls_2 <= 32'h0; else stat_zp_stalls_2 <= ((zp_owned_2 | zp_asked) & zp_sel_is0) ? (stat_zp_stalls_2 + 32'h1) : stat_zp_stalls_2;
+    if (rst) zp_asked <= 1'h0; else zp_asked <= zp_vc0_asks_zp_not;
+    if (rst) zp_skid2_data0 <= 128'h0; else zp_skid2_data0 <= zp_push ? p0_vc0_send_header_sel_or : zp_skid2_data0;
+    if (rst) zp_skid_data0 <= 128'h0; else zp_skid_data0 <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_data0 : p0_vc0_send_header_sel_or) : zp_skid_data0;
+    if (rst) zp_out_data0 <= 128'h0; else zp_out_data0 <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_data0 : p0_vc0_send_header_sel_or) : zp_out_data0;
+    if (rst) zp_skid2_keep <= 16'h0; else zp_skid2_keep <= zp_push ? p0_vc0_head0_keep_or : zp_skid2_keep;
+    if (rst) zp_skid_keep <= 16'h0; else zp_skid_keep <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_keep : p0_vc0_head0_keep_or) : zp_skid_keep;
+    if (rst) zp_out_keep <= 16'h0; else zp_out_keep <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_keep : p0_vc0_head0_keep_or) : zp_out_keep;
+    if (rst) zp_skid2_last <= 1'h0; else zp_skid2_last <= zp_push ? p0_vc0_head0_last_or : zp_skid2_last;
+    if (rst) zp_skid_last <= 1'h0; else zp_skid_last <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_last : p0_vc0_head0_last_or) : zp_skid_last;
+    if (rst) zp_out_last <= 1'h0; else zp_out_last <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_last : p0_vc0_head0_last_or) : zp_out_last;
+    if (rst) zp_skid2_vc <= 1'h0; else zp_skid2_vc <= zp_push ? p0_send_ovc_or : zp_skid2_vc;
+    if (rst) zp_skid_vc <= 1'h0; else zp_skid_vc <= (zp_out_valid_or | (~zp_skid_valid)) ? ((zp_out_valid_or & zp_skid2_valid) ? zp_skid2_vc : p0_send_ovc_or) : zp_skid_vc;
+    if (rst) zp_out_vc <= 1'h0; else zp_out_vc <= zp_out_valid_or ? (zp_skid_valid ? zp_skid_vc : p0_send_ovc_or) : zp_out_vc;
+    if (rst) stat_zp_vc1_packets <= 32'h0; else stat_zp_vc1_packets <= (zp_push_and & p0_send_ovc_or) ? (stat_zp_vc1_packets + 32'h1) : stat_zp_vc1_packets;
+    if (rst) stat_zp_packets <= 32'h0; else stat_zp_packets <= zp_push_and ? (stat_zp_packets + 32'h1) : stat_zp_packets;
+    if (rst) stat_zp_flits <= 32'h0; else stat_zp_flits <= zp_push ? (stat_zp_flits + 32'h1) : stat_zp_flits;
+    if (rst) stat_zp_stalls <= 32'h0; else stat_zp_stalls <= ((zp_owned | zp_asked) & zp_sel_is0) ? (stat_zp_stalls + 32'h1) : stat_zp_stalls;
 end
 
-assign zp_out_valid = zp_out_valid_2;
-assign zp_slot = zp_slot_2;
-assign zp_room0 = zp_room0_2;
-assign zp_room1 = zp_room1_2;
-assign zp_room2_0 = zp_room2_0_2;
-assign zp_room2_1 = zp_room2_1_2;
-assign zp_owned = zp_owned_2;
-assign zp_head_in = zp_head_in_2;
-assign zp_out_data0 = zp_out_data0_2;
-assign zp_out_keep = zp_out_keep_2;
-assign zp_out_last = zp_out_last_2;
-assign zp_out_vc = zp_out_vc_2;
-assign stat_zp_vc1_packets = stat_zp_vc1_packets_2;
-assign stat_zp_packets = stat_zp_packets_2;
-assign stat_zp_flits = stat_zp_flits_2;
-assign stat_zp_stalls = stat_zp_stalls_2;
 endmodule
 
 module torus_2x2x2_node_allocator(
@@ -5390,31 +4641,31 @@ module torus_2x2x2_node_allocator(
     p0_arbiter_grant_not,
     p0_vc0_head0_ovc_or,
     p0_vc0_head0_flits_or,
-    p1_vc0_head0_drop_not,
+    zp_vc0_asks_p0_not,
     p0_owned_or,
     zp_busy_cat_2,
     p1_arbiter_grant_not,
     p0_vc0_head0_ovc_or_2,
     p0_vc0_head0_flits_or_2,
-    p1_vc0_head0_drop_not_2,
+    zp_vc0_asks_p1_not,
     p1_owned_or,
     zp_busy_cat_3,
     xp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_3,
     p0_vc0_head0_flits_or_3,
-    p1_vc0_head0_drop_not_3,
+    zp_vc0_asks_xp_not,
     xp_owned_or,
     zp_busy_cat_4,
     yp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_4,
     p0_vc0_head0_flits_or_4,
-    p1_vc0_head0_drop_not_4,
+    zp_vc0_asks_yp_not,
     yp_owned_or,
     zp_busy_cat_5,
     zp_arbiter_grant_not,
     p0_vc0_head0_ovc_or_5,
     p0_vc0_head0_flits_or_5,
-    p1_vc0_head0_drop_not_5,
+    zp_vc0_asks_zp_not,
     zp_owned_or
 );
     // clocks and resets
@@ -5655,101 +4906,70 @@ module torus_2x2x2_node_allocator(
     input wire [127:0] zp_vc1_head1;
     /* verilator lint_on UNUSEDSIGNAL */
     // outputs: status and counters
-    output wire p0_vc0_pop;
-    output wire p0_send_head;
-    output wire [127:0] p0_vc0_send_header;
-    output wire p0_send_ovc;
-    output wire p1_vc0_pop;
-    output wire p1_send_head;
-    output wire [127:0] p1_vc0_send_header;
-    output wire p1_send_ovc;
-    output wire xp_vc0_pop;
-    output wire xp_vc1_pop;
-    output wire xp_send_vc;
-    output wire xp_send_head;
-    output wire [127:0] xp_vc0_send_header;
-    output wire [127:0] xp_vc1_send_header;
-    output wire xp_send_ovc;
-    output wire yp_vc0_pop;
-    output wire yp_vc1_pop;
-    output wire yp_send_vc;
-    output wire yp_send_head;
-    output wire [127:0] yp_vc0_send_header;
-    output wire [127:0] yp_vc1_send_header;
-    output wire yp_send_ovc;
-    output wire zp_vc0_pop;
-    output wire zp_vc1_pop;
-    output wire zp_send_vc;
-    output wire zp_send_head;
-    output wire [127:0] zp_vc0_send_header;
-    output wire [127:0] zp_vc1_send_header;
-    output wire zp_send_ovc;
+    output reg p0_vc0_pop;
+    output reg p0_send_head;
+    output reg [127:0] p0_vc0_send_header;
+    output reg p0_send_ovc;
+    output reg p1_vc0_pop;
+    output reg p1_send_head;
+    output reg [127:0] p1_vc0_send_header;
+    output reg p1_send_ovc;
+    output reg xp_vc0_pop;
+    output reg xp_vc1_pop;
+    output reg xp_send_vc;
+    output reg xp_send_head;
+    output reg [127:0] xp_vc0_send_header;
+    output reg [127:0] xp_vc1_send_header;
+    output reg xp_send_ovc;
+    output reg yp_vc0_pop;
+    output reg yp_vc1_pop;
+    output reg yp_send_vc;
+    output reg yp_send_head;
+    output reg [127:0] yp_vc0_send_header;
+    output reg [127:0] yp_vc1_send_header;
+    output reg yp_send_ovc;
+    output reg zp_vc0_pop;
+    output reg zp_vc1_pop;
+    output reg zp_send_vc;
+    output reg zp_send_head;
+    output reg [127:0] zp_vc0_send_header;
+    output reg [127:0] zp_vc1_send_header;
+    output reg zp_send_ovc;
     output wire [4:0] zp_busy_cat;
     output wire p0_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or;
     output wire [6:0] p0_vc0_head0_flits_or;
-    output wire p1_vc0_head0_drop_not;
+    output wire zp_vc0_asks_p0_not;
     output wire p0_owned_or;
     output wire [4:0] zp_busy_cat_2;
     output wire p1_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_2;
     output wire [6:0] p0_vc0_head0_flits_or_2;
-    output wire p1_vc0_head0_drop_not_2;
+    output wire zp_vc0_asks_p1_not;
     output wire p1_owned_or;
     output wire [4:0] zp_busy_cat_3;
     output wire xp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_3;
     output wire [6:0] p0_vc0_head0_flits_or_3;
-    output wire p1_vc0_head0_drop_not_3;
+    output wire zp_vc0_asks_xp_not;
     output wire xp_owned_or;
     output wire [4:0] zp_busy_cat_4;
     output wire yp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_4;
     output wire [6:0] p0_vc0_head0_flits_or_4;
-    output wire p1_vc0_head0_drop_not_4;
+    output wire zp_vc0_asks_yp_not;
     output wire yp_owned_or;
     output wire [4:0] zp_busy_cat_5;
     output wire zp_arbiter_grant_not;
     output wire p0_vc0_head0_ovc_or_5;
     output wire [6:0] p0_vc0_head0_flits_or_5;
-    output wire p1_vc0_head0_drop_not_5;
+    output wire zp_vc0_asks_zp_not;
     output wire zp_owned_or;
 
 // verilator lint_off UNUSEDSIGNAL
 // allocation: each input's next flit and VC choice
 wire [4:0] zp_slot_cat;
-wire [6:0] zp_slot_cat_2;
-wire [12:0] p1_slot_cat;
-wire [15:0] zp_slot_cat_3;
-reg p0_vc0_pop_2;
-reg p0_send_head_2;
-reg [127:0] p0_vc0_send_header_2;
-reg p0_send_ovc_2;
-reg p1_vc0_pop_2;
-reg p1_send_head_2;
-reg [127:0] p1_vc0_send_header_2;
-reg p1_send_ovc_2;
-reg xp_vc0_pop_2;
-reg xp_vc1_pop_2;
-reg xp_send_vc_2;
-reg xp_send_head_2;
-reg [127:0] xp_vc0_send_header_2;
-reg [127:0] xp_vc1_send_header_2;
-reg xp_send_ovc_2;
-reg yp_vc0_pop_2;
-reg yp_vc1_pop_2;
-reg yp_send_vc_2;
-reg yp_send_head_2;
-reg [127:0] yp_vc0_send_header_2;
-reg [127:0] yp_vc1_send_header_2;
-reg yp_send_ovc_2;
-reg zp_vc0_pop_2;
-reg zp_vc1_pop_2;
-reg zp_send_vc_2;
-reg zp_send_head_2;
-reg [127:0] zp_vc0_send_header_2;
-reg [127:0] zp_vc1_send_header_2;
-reg zp_send_ovc_2;
+wire [15:0] zp_slot_cat_2;
 reg p0_busy;
 reg p0_vc0_stay;
 wire p0_vc0_valid_sel;
@@ -5758,16 +4978,10 @@ wire [2:0] p0_vc0_head0_out_sel;
 wire p0_vc0_head0_ovc_sel;
 wire p0_vc0_head0_drop_sel;
 wire [6:0] p0_vc0_head0_flits_sel;
-wire [9:0] p0_vc0_second1_bits83_74;
-wire [119:0] p0_vc0_second1_bits119_0;
 wire [119:0] p0_vc0_second1_cat;
-wire [3:0] p0_vc0_second1_cat_2;
-wire [6:0] p0_vc0_second1_cat_3;
-wire [9:0] p0_vc0_head1_bits83_74;
-wire [119:0] p0_vc0_head1_bits119_0;
+wire [6:0] p0_vc0_second1_cat_2;
 wire [119:0] p0_vc0_head1_cat;
-wire [3:0] p0_vc0_head1_cat_2;
-wire [6:0] p0_vc0_head1_cat_3;
+wire [6:0] p0_vc0_head1_cat_2;
 wire [127:0] p0_vc0_second1_sel;
 reg p0_vc0_start;
 wire p0_vc0_valid_and;
@@ -5776,11 +4990,11 @@ reg p0_cur_ovc;
 reg p0_cur_drop;
 wire [4:0] zp_slot_shr;
 wire p0_busy_and;
-wire p0_cur_out_and;
-wire p0_cur_out_and_2;
-wire p0_cur_out_and_3;
-wire p0_cur_out_and_4;
-wire p0_cur_out_and_5;
+wire p0_holds_p0;
+wire p0_holds_p1;
+wire p0_holds_xp;
+wire p0_holds_yp;
+wire p0_holds_zp;
 wire p0_busy_and_2;
 reg p1_busy;
 reg p1_vc0_stay;
@@ -5790,16 +5004,10 @@ wire [2:0] p1_vc0_head0_out_sel;
 wire p1_vc0_head0_ovc_sel;
 wire p1_vc0_head0_drop_sel;
 wire [6:0] p1_vc0_head0_flits_sel;
-wire [9:0] p1_vc0_second1_bits83_74;
-wire [119:0] p1_vc0_second1_bits119_0;
 wire [119:0] p1_vc0_second1_cat;
-wire [3:0] p1_vc0_second1_cat_2;
-wire [6:0] p1_vc0_second1_cat_3;
-wire [9:0] p1_vc0_head1_bits83_74;
-wire [119:0] p1_vc0_head1_bits119_0;
+wire [6:0] p1_vc0_second1_cat_2;
 wire [119:0] p1_vc0_head1_cat;
-wire [3:0] p1_vc0_head1_cat_2;
-wire [6:0] p1_vc0_head1_cat_3;
+wire [6:0] p1_vc0_head1_cat_2;
 wire [127:0] p1_vc0_second1_sel;
 reg p1_vc0_start;
 wire p1_vc0_valid_and;
@@ -5808,11 +5016,11 @@ reg p1_cur_ovc;
 reg p1_cur_drop;
 wire [4:0] zp_slot_shr_2;
 wire p1_busy_and;
-wire p1_cur_out_and;
-wire p1_cur_out_and_2;
-wire p1_cur_out_and_3;
-wire p1_cur_out_and_4;
-wire p1_cur_out_and_5;
+wire p1_holds_p0;
+wire p1_holds_p1;
+wire p1_holds_xp;
+wire p1_holds_yp;
+wire p1_holds_zp;
 wire p1_busy_and_2;
 reg xp_busy;
 reg xp_vc0_stay;
@@ -5822,32 +5030,20 @@ wire xp_vc0_head0_last_sel;
 wire [2:0] xp_vc0_head0_out_sel;
 wire xp_vc0_head0_ovc_sel;
 wire xp_vc0_head0_drop_sel;
-wire [9:0] xp_vc0_second1_bits83_74;
-wire [119:0] xp_vc0_second1_bits119_0;
 wire [119:0] xp_vc0_second1_cat;
-wire [3:0] xp_vc0_second1_cat_2;
-wire [6:0] xp_vc0_second1_cat_3;
-wire [9:0] xp_vc0_head1_bits83_74;
-wire [119:0] xp_vc0_head1_bits119_0;
+wire [6:0] xp_vc0_second1_cat_2;
 wire [119:0] xp_vc0_head1_cat;
-wire [3:0] xp_vc0_head1_cat_2;
-wire [6:0] xp_vc0_head1_cat_3;
+wire [6:0] xp_vc0_head1_cat_2;
 wire [127:0] xp_vc0_second1_sel;
 wire xp_vc1_valid_sel;
 wire xp_vc1_head0_last_sel;
 wire [2:0] xp_vc1_head0_out_sel;
 wire xp_vc1_head0_ovc_sel;
 wire xp_vc1_head0_drop_sel;
-wire [9:0] xp_vc1_second1_bits83_74;
-wire [119:0] xp_vc1_second1_bits119_0;
 wire [119:0] xp_vc1_second1_cat;
-wire [3:0] xp_vc1_second1_cat_2;
-wire [6:0] xp_vc1_second1_cat_3;
-wire [9:0] xp_vc1_head1_bits83_74;
-wire [119:0] xp_vc1_head1_bits119_0;
+wire [6:0] xp_vc1_second1_cat_2;
 wire [119:0] xp_vc1_head1_cat;
-wire [3:0] xp_vc1_head1_cat_2;
-wire [6:0] xp_vc1_head1_cat_3;
+wire [6:0] xp_vc1_head1_cat_2;
 wire [127:0] xp_vc1_second1_sel;
 reg xp_vc0_start;
 reg xp_vc1_start;
@@ -5855,25 +5051,24 @@ wire xp_vc0_valid_and;
 wire xp_vc1_valid_and;
 wire [1:0] xp_vc1_valid_cat;
 reg xp_vc_arbiter;
+wire xp_vc_arbiter_turn_vc0;
+wire xp_vc_arbiter_turn_vc1;
 wire [1:0] xp_vc_arbiter_grant;
-wire xp_vc_arbiter_grant_b1;
 wire xp_vc1_head0_last_sel_2;
 wire xp_vc1_head0_ovc_sel_2;
 wire xp_vc1_head0_drop_sel_2;
 wire [6:0] xp_vc1_head0_flits_sel;
-wire xp_vc_arbiter_grant_b0;
-wire xp_vc_arbiter_grant_b1_2;
 reg xp_cur_vc;
 reg [2:0] xp_cur_out;
 reg xp_cur_ovc;
 reg xp_cur_drop;
 wire [4:0] zp_slot_shr_3;
 wire xp_busy_and;
-wire xp_cur_out_and;
-wire xp_cur_out_and_2;
-wire xp_cur_out_and_3;
-wire xp_cur_out_and_4;
-wire xp_cur_out_and_5;
+wire xp_holds_p0;
+wire xp_holds_p1;
+wire xp_holds_xp;
+wire xp_holds_yp;
+wire xp_holds_zp;
 wire xp_busy_and_2;
 reg yp_busy;
 reg yp_vc0_stay;
@@ -5883,32 +5078,20 @@ wire yp_vc0_head0_last_sel;
 wire [2:0] yp_vc0_head0_out_sel;
 wire yp_vc0_head0_ovc_sel;
 wire yp_vc0_head0_drop_sel;
-wire [9:0] yp_vc0_second1_bits83_74;
-wire [119:0] yp_vc0_second1_bits119_0;
 wire [119:0] yp_vc0_second1_cat;
-wire [3:0] yp_vc0_second1_cat_2;
-wire [6:0] yp_vc0_second1_cat_3;
-wire [9:0] yp_vc0_head1_bits83_74;
-wire [119:0] yp_vc0_head1_bits119_0;
+wire [6:0] yp_vc0_second1_cat_2;
 wire [119:0] yp_vc0_head1_cat;
-wire [3:0] yp_vc0_head1_cat_2;
-wire [6:0] yp_vc0_head1_cat_3;
+wire [6:0] yp_vc0_head1_cat_2;
 wire [127:0] yp_vc0_second1_sel;
 wire yp_vc1_valid_sel;
 wire yp_vc1_head0_last_sel;
 wire [2:0] yp_vc1_head0_out_sel;
 wire yp_vc1_head0_ovc_sel;
 wire yp_vc1_head0_drop_sel;
-wire [9:0] yp_vc1_second1_bits83_74;
-wire [119:0] yp_vc1_second1_bits119_0;
 wire [119:0] yp_vc1_second1_cat;
-wire [3:0] yp_vc1_second1_cat_2;
-wire [6:0] yp_vc1_second1_cat_3;
-wire [9:0] yp_vc1_head1_bits83_74;
-wire [119:0] yp_vc1_head1_bits119_0;
+wire [6:0] yp_vc1_second1_cat_2;
 wire [119:0] yp_vc1_head1_cat;
-wire [3:0] yp_vc1_head1_cat_2;
-wire [6:0] yp_vc1_head1_cat_3;
+wire [6:0] yp_vc1_head1_cat_2;
 wire [127:0] yp_vc1_second1_sel;
 reg yp_vc0_start;
 reg yp_vc1_start;
@@ -5916,25 +5099,24 @@ wire yp_vc0_valid_and;
 wire yp_vc1_valid_and;
 wire [1:0] yp_vc1_valid_cat;
 reg yp_vc_arbiter;
+wire yp_vc_arbiter_turn_vc0;
+wire yp_vc_arbiter_turn_vc1;
 wire [1:0] yp_vc_arbiter_grant;
-wire yp_vc_arbiter_grant_b1;
 wire yp_vc1_head0_last_sel_2;
 wire yp_vc1_head0_ovc_sel_2;
 wire yp_vc1_head0_drop_sel_2;
 wire [6:0] yp_vc1_head0_flits_sel;
-wire yp_vc_arbiter_grant_b0;
-wire yp_vc_arbiter_grant_b1_2;
 reg yp_cur_vc;
 reg [2:0] yp_cur_out;
 reg yp_cur_ovc;
 reg yp_cur_drop;
 wire [4:0] zp_slot_shr_4;
 wire yp_busy_and;
-wire yp_cur_out_and;
-wire yp_cur_out_and_2;
-wire yp_cur_out_and_3;
-wire yp_cur_out_and_4;
-wire yp_cur_out_and_5;
+wire yp_holds_p0;
+wire yp_holds_p1;
+wire yp_holds_xp;
+wire yp_holds_yp;
+wire yp_holds_zp;
 wire yp_busy_and_2;
 reg zp_busy;
 reg zp_vc0_stay;
@@ -5944,32 +5126,20 @@ wire zp_vc0_head0_last_sel;
 wire [2:0] zp_vc0_head0_out_sel;
 wire zp_vc0_head0_ovc_sel;
 wire zp_vc0_head0_drop_sel;
-wire [9:0] zp_vc0_second1_bits83_74;
-wire [119:0] zp_vc0_second1_bits119_0;
 wire [119:0] zp_vc0_second1_cat;
-wire [3:0] zp_vc0_second1_cat_2;
-wire [6:0] zp_vc0_second1_cat_3;
-wire [9:0] zp_vc0_head1_bits83_74;
-wire [119:0] zp_vc0_head1_bits119_0;
+wire [6:0] zp_vc0_second1_cat_2;
 wire [119:0] zp_vc0_head1_cat;
-wire [3:0] zp_vc0_head1_cat_2;
-wire [6:0] zp_vc0_head1_cat_3;
+wire [6:0] zp_vc0_head1_cat_2;
 wire [127:0] zp_vc0_second1_sel;
 wire zp_vc1_valid_sel;
 wire zp_vc1_head0_last_sel;
 wire [2:0] zp_vc1_head0_out_sel;
 wire zp_vc1_head0_ovc_sel;
 wire zp_vc1_head0_drop_sel;
-wire [9:0] zp_vc1_second1_bits83_74;
-wire [119:0] zp_vc1_second1_bits119_0;
 wire [119:0] zp_vc1_second1_cat;
-wire [3:0] zp_vc1_second1_cat_2;
-wire [6:0] zp_vc1_second1_cat_3;
-wire [9:0] zp_vc1_head1_bits83_74;
-wire [119:0] zp_vc1_head1_bits119_0;
+wire [6:0] zp_vc1_second1_cat_2;
 wire [119:0] zp_vc1_head1_cat;
-wire [3:0] zp_vc1_head1_cat_2;
-wire [6:0] zp_vc1_head1_cat_3;
+wire [6:0] zp_vc1_head1_cat_2;
 wire [127:0] zp_vc1_second1_sel;
 reg zp_vc0_start;
 reg zp_vc1_start;
@@ -5977,216 +5147,160 @@ wire zp_vc0_valid_and;
 wire zp_vc1_valid_and;
 wire [1:0] zp_vc1_valid_cat;
 reg zp_vc_arbiter;
+wire zp_vc_arbiter_turn_vc0;
+wire zp_vc_arbiter_turn_vc1;
 wire [1:0] zp_vc_arbiter_grant;
-wire zp_vc_arbiter_grant_b1;
 wire zp_vc1_head0_last_sel_2;
 wire zp_vc1_head0_ovc_sel_2;
 wire zp_vc1_head0_drop_sel_2;
 wire [6:0] zp_vc1_head0_flits_sel;
-wire zp_vc_arbiter_grant_b0;
-wire zp_vc_arbiter_grant_b1_2;
 reg zp_cur_vc;
 reg [2:0] zp_cur_out;
 reg zp_cur_ovc;
 reg zp_cur_drop;
 wire [4:0] zp_slot_shr_5;
 wire zp_busy_and;
-wire zp_cur_out_and;
-wire zp_cur_out_and_2;
-wire zp_cur_out_and_3;
-wire zp_cur_out_and_4;
-wire zp_cur_out_and_5;
+wire zp_holds_p0;
+wire zp_holds_p1;
+wire zp_holds_xp;
+wire zp_holds_yp;
+wire zp_holds_zp;
 wire zp_busy_and_2;
 // allocation: outputs grant an input (each output's arbiter, and whether each input won)
-wire p0_vc0_valid_and_2;
-wire p1_vc0_valid_and_2;
-wire xp_vc_arbiter_grant_and;
-wire xp_vc_arbiter_grant_and_2;
-wire yp_vc_arbiter_grant_and;
-wire yp_vc_arbiter_grant_and_2;
-wire zp_vc_arbiter_grant_and;
-wire zp_vc_arbiter_grant_and_2;
-wire [2:0] zp_vc_arbiter_grant_cat;
-wire [4:0] xp_vc_arbiter_grant_cat;
-wire p0_vc0_valid_and_3;
-wire p1_vc0_valid_and_3;
-wire xp_vc_arbiter_grant_and_3;
-wire xp_vc_arbiter_grant_and_4;
-wire yp_vc_arbiter_grant_and_3;
-wire yp_vc_arbiter_grant_and_4;
-wire zp_vc_arbiter_grant_and_3;
-wire zp_vc_arbiter_grant_and_4;
-wire [2:0] zp_vc_arbiter_grant_cat_2;
-wire [4:0] xp_vc_arbiter_grant_cat_2;
-wire p0_vc0_valid_and_4;
-wire p1_vc0_valid_and_4;
-wire xp_vc_arbiter_grant_and_5;
-wire xp_vc_arbiter_grant_and_6;
-wire yp_vc_arbiter_grant_and_5;
-wire yp_vc_arbiter_grant_and_6;
-wire zp_vc_arbiter_grant_and_5;
-wire zp_vc_arbiter_grant_and_6;
-wire [2:0] zp_vc_arbiter_grant_cat_3;
-wire [4:0] xp_vc_arbiter_grant_cat_3;
-wire p0_vc0_valid_and_5;
-wire p1_vc0_valid_and_5;
-wire xp_vc_arbiter_grant_and_7;
-wire xp_vc_arbiter_grant_and_8;
-wire yp_vc_arbiter_grant_and_7;
-wire yp_vc_arbiter_grant_and_8;
-wire zp_vc_arbiter_grant_and_7;
-wire zp_vc_arbiter_grant_and_8;
-wire [2:0] zp_vc_arbiter_grant_cat_4;
-wire [4:0] xp_vc_arbiter_grant_cat_4;
-wire p0_vc0_valid_and_6;
-wire p1_vc0_valid_and_6;
-wire xp_vc_arbiter_grant_and_9;
-wire xp_vc_arbiter_grant_and_10;
-wire yp_vc_arbiter_grant_and_9;
-wire yp_vc_arbiter_grant_and_10;
-wire zp_vc_arbiter_grant_and_9;
-wire zp_vc_arbiter_grant_and_10;
-wire [2:0] zp_vc_arbiter_grant_cat_5;
-wire [4:0] xp_vc_arbiter_grant_cat_5;
+wire p0_vc0_asks_p0;
+wire p1_vc0_asks_p0;
+wire xp_vc0_asks_p0;
+wire xp_vc1_asks_p0;
+wire yp_vc0_asks_p0;
+wire yp_vc1_asks_p0;
+wire zp_vc0_asks_p0;
+wire zp_vc1_asks_p0;
+wire [4:0] zp_vc0_asks_p0_cat;
+wire p0_vc0_asks_p1;
+wire p1_vc0_asks_p1;
+wire xp_vc0_asks_p1;
+wire xp_vc1_asks_p1;
+wire yp_vc0_asks_p1;
+wire yp_vc1_asks_p1;
+wire zp_vc0_asks_p1;
+wire zp_vc1_asks_p1;
+wire [4:0] zp_vc0_asks_p1_cat;
+wire p0_vc0_asks_xp;
+wire p1_vc0_asks_xp;
+wire xp_vc0_asks_xp;
+wire xp_vc1_asks_xp;
+wire yp_vc0_asks_xp;
+wire yp_vc1_asks_xp;
+wire zp_vc0_asks_xp;
+wire zp_vc1_asks_xp;
+wire [4:0] zp_vc0_asks_xp_cat;
+wire p0_vc0_asks_yp;
+wire p1_vc0_asks_yp;
+wire xp_vc0_asks_yp;
+wire xp_vc1_asks_yp;
+wire yp_vc0_asks_yp;
+wire yp_vc1_asks_yp;
+wire zp_vc0_asks_yp;
+wire zp_vc1_asks_yp;
+wire [4:0] zp_vc0_asks_yp_cat;
+wire p0_vc0_asks_zp;
+wire p1_vc0_asks_zp;
+wire xp_vc0_asks_zp;
+wire xp_vc1_asks_zp;
+wire yp_vc0_asks_zp;
+wire yp_vc1_asks_zp;
+wire zp_vc0_asks_zp;
+wire zp_vc1_asks_zp;
+wire [4:0] zp_vc0_asks_zp_cat;
 reg [2:0] p0_arbiter;
-wire p0_arbiter_or;
-wire p0_arbiter_or_2;
-wire p0_arbiter_or_3;
-wire p0_arbiter_or_4;
-wire p0_arbiter_or_5;
-wire p0_arbiter_and;
-wire p0_arbiter_or_6;
-wire p0_arbiter_or_7;
-wire p0_arbiter_or_8;
-wire p0_arbiter_or_9;
-wire [2:0] p0_arbiter_cat;
+wire p0_arbiter_turn_p0;
+wire p0_arbiter_turn_p1;
+wire p0_arbiter_turn_xp;
+wire p0_arbiter_turn_yp;
+wire p0_arbiter_turn_zp;
 wire [4:0] p0_arbiter_grant;
 wire [2:0] for_p0_arbiter_or;
 reg [2:0] p1_arbiter;
-wire p1_arbiter_or;
-wire p1_arbiter_or_2;
-wire p1_arbiter_or_3;
-wire p1_arbiter_or_4;
-wire p1_arbiter_or_5;
-wire p1_arbiter_and;
-wire p1_arbiter_or_6;
-wire p1_arbiter_or_7;
-wire p1_arbiter_or_8;
-wire p1_arbiter_or_9;
-wire [2:0] p1_arbiter_cat;
+wire p1_arbiter_turn_p0;
+wire p1_arbiter_turn_p1;
+wire p1_arbiter_turn_xp;
+wire p1_arbiter_turn_yp;
+wire p1_arbiter_turn_zp;
 wire [4:0] p1_arbiter_grant;
 wire [2:0] for_p1_arbiter_or;
 reg [2:0] xp_arbiter;
-wire xp_arbiter_or;
-wire xp_arbiter_or_2;
-wire xp_arbiter_or_3;
-wire xp_arbiter_or_4;
-wire xp_arbiter_or_5;
-wire xp_arbiter_and;
-wire xp_arbiter_or_6;
-wire xp_arbiter_or_7;
-wire xp_arbiter_or_8;
-wire xp_arbiter_or_9;
-wire [2:0] xp_arbiter_cat;
+wire xp_arbiter_turn_p0;
+wire xp_arbiter_turn_p1;
+wire xp_arbiter_turn_xp;
+wire xp_arbiter_turn_yp;
+wire xp_arbiter_turn_zp;
 wire [4:0] xp_arbiter_grant;
 wire [2:0] for_xp_arbiter_or;
 reg [2:0] yp_arbiter;
-wire yp_arbiter_or;
-wire yp_arbiter_or_2;
-wire yp_arbiter_or_3;
-wire yp_arbiter_or_4;
-wire yp_arbiter_or_5;
-wire yp_arbiter_and;
-wire yp_arbiter_or_6;
-wire yp_arbiter_or_7;
-wire yp_arbiter_or_8;
-wire yp_arbiter_or_9;
-wire [2:0] yp_arbiter_cat;
+wire yp_arbiter_turn_p0;
+wire yp_arbiter_turn_p1;
+wire yp_arbiter_turn_xp;
+wire yp_arbiter_turn_yp;
+wire yp_arbiter_turn_zp;
 wire [4:0] yp_arbiter_grant;
 wire [2:0] for_yp_arbiter_or;
 reg [2:0] zp_arbiter;
-wire zp_arbiter_or;
-wire zp_arbiter_or_2;
-wire zp_arbiter_or_3;
-wire zp_arbiter_or_4;
-wire zp_arbiter_or_5;
-wire zp_arbiter_and;
-wire zp_arbiter_or_6;
-wire zp_arbiter_or_7;
-wire zp_arbiter_or_8;
-wire zp_arbiter_or_9;
-wire [2:0] zp_arbiter_cat;
+wire zp_arbiter_turn_p0;
+wire zp_arbiter_turn_p1;
+wire zp_arbiter_turn_xp;
+wire zp_arbiter_turn_yp;
+wire zp_arbiter_turn_zp;
 wire [4:0] zp_arbiter_grant;
 wire [2:0] for_zp_arbiter_or;
-wire p0_arbiter_or_10;
-wire p0_arbiter_or_11;
+wire p0_turn_at_p0;
 wire p0_won_at_p0;
-wire p1_arbiter_or_10;
-wire p1_arbiter_or_11;
+wire p0_turn_at_p1;
 wire p1_won_at_p0;
-wire xp_arbiter_or_10;
-wire xp_arbiter_or_11;
+wire p0_turn_at_xp;
 wire xp_won_at_p0;
-wire yp_arbiter_or_10;
-wire yp_arbiter_or_11;
+wire p0_turn_at_yp;
 wire yp_won_at_p0;
-wire zp_arbiter_or_10;
-wire zp_arbiter_or_11;
+wire p0_turn_at_zp;
 wire zp_won_at_p0;
-wire p0_arbiter_or_12;
-wire p0_arbiter_or_13;
+wire p1_turn_at_p0;
 wire p0_won_at_p1;
-wire p1_arbiter_or_12;
-wire p1_arbiter_or_13;
+wire p1_turn_at_p1;
 wire p1_won_at_p1;
-wire xp_arbiter_or_12;
-wire xp_arbiter_or_13;
+wire p1_turn_at_xp;
 wire xp_won_at_p1;
-wire yp_arbiter_or_12;
-wire yp_arbiter_or_13;
+wire p1_turn_at_yp;
 wire yp_won_at_p1;
-wire zp_arbiter_or_12;
-wire zp_arbiter_or_13;
+wire p1_turn_at_zp;
 wire zp_won_at_p1;
-wire p0_arbiter_or_14;
+wire xp_turn_at_p0;
 wire p0_won_at_xp;
-wire p1_arbiter_or_14;
+wire xp_turn_at_p1;
 wire p1_won_at_xp;
-wire xp_arbiter_or_14;
+wire xp_turn_at_xp;
 wire xp_won_at_xp;
-wire yp_arbiter_or_14;
+wire xp_turn_at_yp;
 wire yp_won_at_xp;
-wire zp_arbiter_or_14;
+wire xp_turn_at_zp;
 wire zp_won_at_xp;
-wire p0_arbiter_or_15;
-wire p0_arbiter_or_16;
+wire yp_turn_at_p0;
 wire p0_won_at_yp;
-wire p1_arbiter_or_15;
-wire p1_arbiter_or_16;
+wire yp_turn_at_p1;
 wire p1_won_at_yp;
-wire xp_arbiter_or_15;
-wire xp_arbiter_or_16;
+wire yp_turn_at_xp;
 wire xp_won_at_yp;
-wire yp_arbiter_or_15;
-wire yp_arbiter_or_16;
+wire yp_turn_at_yp;
 wire yp_won_at_yp;
-wire zp_arbiter_or_15;
-wire zp_arbiter_or_16;
+wire yp_turn_at_zp;
 wire zp_won_at_yp;
-wire p0_arbiter_or_17;
-wire p0_arbiter_or_18;
+wire zp_turn_at_p0;
 wire p0_won_at_zp;
-wire p1_arbiter_or_17;
-wire p1_arbiter_or_18;
+wire zp_turn_at_p1;
 wire p1_won_at_zp;
-wire xp_arbiter_or_17;
-wire xp_arbiter_or_18;
+wire zp_turn_at_xp;
 wire xp_won_at_zp;
-wire yp_arbiter_or_17;
-wire yp_arbiter_or_18;
+wire zp_turn_at_yp;
 wire yp_won_at_zp;
-wire zp_arbiter_or_17;
-wire zp_arbiter_or_18;
+wire zp_turn_at_zp;
 wire zp_won_at_zp;
 wire p0_busy_or;
 wire p0_busy_or_2;
@@ -6210,83 +5324,73 @@ wire p0_won_at_zp_or;
 wire zp_busy_or;
 wire zp_cur_vc_sel;
 wire zp_vc1_head0_last_sel_3;
-wire [1:0] zp_busy_cat_6;
-wire [3:0] zp_busy_cat_7;
+wire [4:0] zp_busy_cat_6;
 wire p0_vc0_head0_ovc_or_6;
-wire p0_vc0_head0_ovc_or_7;
 wire [6:0] p0_vc0_head0_flits_or_6;
+wire p0_owned_or_2;
+wire [4:0] zp_busy_cat_7;
+wire p0_vc0_head0_ovc_or_7;
 wire [6:0] p0_vc0_head0_flits_or_7;
-wire p0_owned_and;
-wire p0_arbiter_grant_or;
-wire p0_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_8;
-wire [3:0] zp_busy_cat_9;
+wire p1_owned_or_2;
+wire [4:0] zp_busy_cat_8;
 wire p0_vc0_head0_ovc_or_8;
-wire p0_vc0_head0_ovc_or_9;
 wire [6:0] p0_vc0_head0_flits_or_8;
+wire xp_owned_or_2;
+wire [4:0] zp_busy_cat_9;
+wire p0_vc0_head0_ovc_or_9;
 wire [6:0] p0_vc0_head0_flits_or_9;
-wire p1_owned_and;
-wire p1_arbiter_grant_or;
-wire p1_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_10;
-wire [3:0] zp_busy_cat_11;
+wire yp_owned_or_2;
+wire [4:0] zp_busy_cat_10;
 wire p0_vc0_head0_ovc_or_10;
-wire p0_vc0_head0_ovc_or_11;
 wire [6:0] p0_vc0_head0_flits_or_10;
-wire [6:0] p0_vc0_head0_flits_or_11;
-wire xp_owned_and;
-wire xp_arbiter_grant_or;
-wire xp_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_12;
-wire [3:0] zp_busy_cat_13;
-wire p0_vc0_head0_ovc_or_12;
-wire p0_vc0_head0_ovc_or_13;
-wire [6:0] p0_vc0_head0_flits_or_12;
-wire [6:0] p0_vc0_head0_flits_or_13;
-wire yp_owned_and;
-wire yp_arbiter_grant_or;
-wire yp_arbiter_grant_or_2;
-wire [1:0] zp_busy_cat_14;
-wire [3:0] zp_busy_cat_15;
-wire p0_vc0_head0_ovc_or_14;
-wire p0_vc0_head0_ovc_or_15;
-wire [6:0] p0_vc0_head0_flits_or_14;
-wire [6:0] p0_vc0_head0_flits_or_15;
-wire zp_owned_and;
-wire zp_arbiter_grant_or;
-wire zp_arbiter_grant_or_2;
+wire zp_owned_or_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- allocation: each input's next flit and VC choice ----
-assign zp_slot_cat = {({({({zp_slot, yp_slot}), xp_slot}), p1_slot}), p0_slot};
-assign zp_slot_cat_2 = {({({({3'h0, ((zp_slot & (~zp_owned)) & (zp_head_in ? zp_room2_1 : zp_room1))}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_1 : yp_room1))}), ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_1 : xp_room1))}), (p1_slot & (~p1_owned))};
-assign p1_slot_cat = {({({({({({zp_slot_cat_2, (p0_slot & (~p0_owned))}), 1'h0}), 1'h0}), 1'h0}), ((zp_slot & (~zp_owned)) & (zp_head_in ? zp_room2_0 : zp_room0))}), ((yp_slot & (~yp_owned)) & (yp_head_in ? yp_room2_0 : yp_room0))};
-assign zp_slot_cat_3 = {({({p1_slot_cat, ((xp_slot & (~xp_owned)) & (xp_head_in ? xp_room2_0 : xp_room0))}), (p1_slot & (~p1_owned))}), (p0_slot & (~p0_owned))};
+assign zp_slot_cat = {zp_slot, yp_slot, xp_slot, p1_slot, p0_slot};
+assign zp_slot_cat_2 = {3'h0, (zp_slot & (~zp_owned) & (zp_head_in ? zp_room2_1 : zp_room1)),
+    (yp_slot & (~yp_owned) & (yp_head_in ? yp_room2_1 : yp_room1)),
+    (xp_slot & (~xp_owned) & (xp_head_in ? xp_room2_1 : xp_room1)), (p1_slot & (~p1_owned)),
+    (p0_slot & (~p0_owned)), 1'h0, 1'h0, 1'h0,
+    (zp_slot & (~zp_owned) & (zp_head_in ? zp_room2_0 : zp_room0)),
+    (yp_slot & (~yp_owned) & (yp_head_in ? yp_room2_0 : yp_room0)),
+    (xp_slot & (~xp_owned) & (xp_head_in ? xp_room2_0 : xp_room0)), (p1_slot & (~p1_owned)),
+    (p0_slot & (~p0_owned))};
 assign p0_vc0_valid_sel = p0_vc0_stay ? p0_vc0_valid : p0_vc0_second_valid;
 assign p0_vc0_head0_last_sel = p0_vc0_stay ? p0_vc0_head0_last : p0_vc0_second0_last;
 assign p0_vc0_head0_out_sel = p0_vc0_stay ? p0_vc0_head0_out : p0_vc0_second0_out;
 assign p0_vc0_head0_ovc_sel = p0_vc0_stay ? p0_vc0_head0_ovc : p0_vc0_second0_ovc;
 assign p0_vc0_head0_drop_sel = p0_vc0_stay ? p0_vc0_head0_drop : p0_vc0_second0_drop;
 assign p0_vc0_head0_flits_sel = p0_vc0_stay ? p0_vc0_head0_flits : p0_vc0_second0_flits;
-assign p0_vc0_second1_bits83_74 = p0_vc0_second1[83:74];
-assign p0_vc0_second1_bits119_0 = p0_vc0_second1[119:0];
-assign p0_vc0_second1_cat = {({p0_vc0_second1_bits119_0[119:84], ((~(p0_vc0_second0_out < 3'h2)) ? (p0_vc0_second1_bits83_74 + 10'h1) : p0_vc0_second1_bits83_74)}), p0_vc0_second1_bits119_0[73:0]};
-assign p0_vc0_second1_cat_2 = {({({(^(p0_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(p0_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p0_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p0_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign p0_vc0_second1_cat_3 = {({({p0_vc0_second1_cat_2, (^(p0_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p0_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p0_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p0_vc0_head1_bits83_74 = p0_vc0_head1[83:74];
-assign p0_vc0_head1_bits119_0 = p0_vc0_head1[119:0];
-assign p0_vc0_head1_cat = {({p0_vc0_head1_bits119_0[119:84], ((~(p0_vc0_head0_out < 3'h2)) ? (p0_vc0_head1_bits83_74 + 10'h1) : p0_vc0_head1_bits83_74)}), p0_vc0_head1_bits119_0[73:0]};
-assign p0_vc0_head1_cat_2 = {({({(^(p0_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(p0_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p0_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p0_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign p0_vc0_head1_cat_3 = {({({p0_vc0_head1_cat_2, (^(p0_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p0_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p0_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p0_vc0_second1_sel = p0_vc0_pop_2 ? ({({(^({p0_vc0_second1_cat_3, p0_vc0_second1_cat})), p0_vc0_second1_cat_3}), p0_vc0_second1_cat}) : ({({(^({p0_vc0_head1_cat_3, p0_vc0_head1_cat})), p0_vc0_head1_cat_3}), p0_vc0_head1_cat});
-assign p0_vc0_valid_and = ((p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0_fix : p0_vc0_second0_fix))) & p0_vc0_start) & (~p0_busy);
+assign p0_vc0_second1_cat = {p0_vc0_second1[119:84],
+    ((~(p0_vc0_second0_out < 3'h2)) ? (p0_vc0_second1[83:74] + 10'h1) : p0_vc0_second1[83:74]),
+    p0_vc0_second1[73:0]};
+assign p0_vc0_second1_cat_2 = {(^(p0_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(p0_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(p0_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p0_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p0_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p0_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p0_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p0_vc0_head1_cat = {p0_vc0_head1[119:84],
+    ((~(p0_vc0_head0_out < 3'h2)) ? (p0_vc0_head1[83:74] + 10'h1) : p0_vc0_head1[83:74]),
+    p0_vc0_head1[73:0]};
+assign p0_vc0_head1_cat_2 = {(^(p0_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(p0_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(p0_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p0_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p0_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p0_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p0_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p0_vc0_second1_sel = p0_vc0_pop ? ({(^({p0_vc0_second1_cat_2, p0_vc0_second1_cat})), p0_vc0_second1_cat_2, p0_vc0_second1_cat}) : ({(^({p0_vc0_head1_cat_2, p0_vc0_head1_cat})), p0_vc0_head1_cat_2, p0_vc0_head1_cat});
+assign p0_vc0_valid_and = p0_vc0_valid_sel & (~(p0_vc0_stay ? p0_vc0_head0_fix : p0_vc0_second0_fix)) & p0_vc0_start & (~p0_busy);
 assign zp_slot_shr = zp_slot_cat >> p0_cur_out;
-assign p0_busy_and = (p0_busy & p0_vc0_valid_sel) & (zp_slot_shr[0] | p0_cur_drop);
-assign p0_cur_out_and = (p0_cur_out == 3'h0) & (~p0_cur_drop);
-assign p0_cur_out_and_2 = (p0_cur_out == 3'h1) & (~p0_cur_drop);
-assign p0_cur_out_and_3 = (p0_cur_out == 3'h2) & (~p0_cur_drop);
-assign p0_cur_out_and_4 = (p0_cur_out == 3'h3) & (~p0_cur_drop);
-assign p0_cur_out_and_5 = (p0_cur_out == 3'h4) & (~p0_cur_drop);
+assign p0_busy_and = p0_busy & p0_vc0_valid_sel & (zp_slot_shr[0] | p0_cur_drop);
+assign p0_holds_p0 = (p0_cur_out == 3'h0) & (~p0_cur_drop);
+assign p0_holds_p1 = (p0_cur_out == 3'h1) & (~p0_cur_drop);
+assign p0_holds_xp = (p0_cur_out == 3'h2) & (~p0_cur_drop);
+assign p0_holds_yp = (p0_cur_out == 3'h3) & (~p0_cur_drop);
+assign p0_holds_zp = (p0_cur_out == 3'h4) & (~p0_cur_drop);
 assign p0_busy_and_2 = p0_busy_and & p0_vc0_head0_last_sel;
 assign p1_vc0_valid_sel = p1_vc0_stay ? p1_vc0_valid : p1_vc0_second_valid;
 assign p1_vc0_head0_last_sel = p1_vc0_stay ? p1_vc0_head0_last : p1_vc0_second0_last;
@@ -6294,465 +5398,812 @@ assign p1_vc0_head0_out_sel = p1_vc0_stay ? p1_vc0_head0_out : p1_vc0_second0_ou
 assign p1_vc0_head0_ovc_sel = p1_vc0_stay ? p1_vc0_head0_ovc : p1_vc0_second0_ovc;
 assign p1_vc0_head0_drop_sel = p1_vc0_stay ? p1_vc0_head0_drop : p1_vc0_second0_drop;
 assign p1_vc0_head0_flits_sel = p1_vc0_stay ? p1_vc0_head0_flits : p1_vc0_second0_flits;
-assign p1_vc0_second1_bits83_74 = p1_vc0_second1[83:74];
-assign p1_vc0_second1_bits119_0 = p1_vc0_second1[119:0];
-assign p1_vc0_second1_cat = {({p1_vc0_second1_bits119_0[119:84], ((~(p1_vc0_second0_out < 3'h2)) ? (p1_vc0_second1_bits83_74 + 10'h1) : p1_vc0_second1_bits83_74)}), p1_vc0_second1_bits119_0[73:0]};
-assign p1_vc0_second1_cat_2 = {({({(^(p1_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(p1_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p1_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p1_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign p1_vc0_second1_cat_3 = {({({p1_vc0_second1_cat_2, (^(p1_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p1_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p1_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p1_vc0_head1_bits83_74 = p1_vc0_head1[83:74];
-assign p1_vc0_head1_bits119_0 = p1_vc0_head1[119:0];
-assign p1_vc0_head1_cat = {({p1_vc0_head1_bits119_0[119:84], ((~(p1_vc0_head0_out < 3'h2)) ? (p1_vc0_head1_bits83_74 + 10'h1) : p1_vc0_head1_bits83_74)}), p1_vc0_head1_bits119_0[73:0]};
-assign p1_vc0_head1_cat_2 = {({({(^(p1_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(p1_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(p1_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(p1_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign p1_vc0_head1_cat_3 = {({({p1_vc0_head1_cat_2, (^(p1_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(p1_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(p1_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign p1_vc0_second1_sel = p1_vc0_pop_2 ? ({({(^({p1_vc0_second1_cat_3, p1_vc0_second1_cat})), p1_vc0_second1_cat_3}), p1_vc0_second1_cat}) : ({({(^({p1_vc0_head1_cat_3, p1_vc0_head1_cat})), p1_vc0_head1_cat_3}), p1_vc0_head1_cat});
-assign p1_vc0_valid_and = ((p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0_fix : p1_vc0_second0_fix))) & p1_vc0_start) & (~p1_busy);
+assign p1_vc0_second1_cat = {p1_vc0_second1[119:84],
+    ((~(p1_vc0_second0_out < 3'h2)) ? (p1_vc0_second1[83:74] + 10'h1) : p1_vc0_second1[83:74]),
+    p1_vc0_second1[73:0]};
+assign p1_vc0_second1_cat_2 = {(^(p1_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(p1_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(p1_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p1_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p1_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p1_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p1_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p1_vc0_head1_cat = {p1_vc0_head1[119:84],
+    ((~(p1_vc0_head0_out < 3'h2)) ? (p1_vc0_head1[83:74] + 10'h1) : p1_vc0_head1[83:74]),
+    p1_vc0_head1[73:0]};
+assign p1_vc0_head1_cat_2 = {(^(p1_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(p1_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(p1_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(p1_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(p1_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(p1_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(p1_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign p1_vc0_second1_sel = p1_vc0_pop ? ({(^({p1_vc0_second1_cat_2, p1_vc0_second1_cat})), p1_vc0_second1_cat_2, p1_vc0_second1_cat}) : ({(^({p1_vc0_head1_cat_2, p1_vc0_head1_cat})), p1_vc0_head1_cat_2, p1_vc0_head1_cat});
+assign p1_vc0_valid_and = p1_vc0_valid_sel & (~(p1_vc0_stay ? p1_vc0_head0_fix : p1_vc0_second0_fix)) & p1_vc0_start & (~p1_busy);
 assign zp_slot_shr_2 = zp_slot_cat >> p1_cur_out;
-assign p1_busy_and = (p1_busy & p1_vc0_valid_sel) & (zp_slot_shr_2[0] | p1_cur_drop);
-assign p1_cur_out_and = (p1_cur_out == 3'h0) & (~p1_cur_drop);
-assign p1_cur_out_and_2 = (p1_cur_out == 3'h1) & (~p1_cur_drop);
-assign p1_cur_out_and_3 = (p1_cur_out == 3'h2) & (~p1_cur_drop);
-assign p1_cur_out_and_4 = (p1_cur_out == 3'h3) & (~p1_cur_drop);
-assign p1_cur_out_and_5 = (p1_cur_out == 3'h4) & (~p1_cur_drop);
+assign p1_busy_and = p1_busy & p1_vc0_valid_sel & (zp_slot_shr_2[0] | p1_cur_drop);
+assign p1_holds_p0 = (p1_cur_out == 3'h0) & (~p1_cur_drop);
+assign p1_holds_p1 = (p1_cur_out == 3'h1) & (~p1_cur_drop);
+assign p1_holds_xp = (p1_cur_out == 3'h2) & (~p1_cur_drop);
+assign p1_holds_yp = (p1_cur_out == 3'h3) & (~p1_cur_drop);
+assign p1_holds_zp = (p1_cur_out == 3'h4) & (~p1_cur_drop);
 assign p1_busy_and_2 = p1_busy_and & p1_vc0_head0_last_sel;
 assign xp_vc0_valid_sel = xp_vc0_stay ? xp_vc0_valid : xp_vc0_second_valid;
 assign xp_vc0_head0_last_sel = xp_vc0_stay ? xp_vc0_head0_last : xp_vc0_second0_last;
 assign xp_vc0_head0_out_sel = xp_vc0_stay ? xp_vc0_head0_out : xp_vc0_second0_out;
 assign xp_vc0_head0_ovc_sel = xp_vc0_stay ? xp_vc0_head0_ovc : xp_vc0_second0_ovc;
 assign xp_vc0_head0_drop_sel = xp_vc0_stay ? xp_vc0_head0_drop : xp_vc0_second0_drop;
-assign xp_vc0_second1_bits83_74 = xp_vc0_second1[83:74];
-assign xp_vc0_second1_bits119_0 = xp_vc0_second1[119:0];
-assign xp_vc0_second1_cat = {({xp_vc0_second1_bits119_0[119:84], ((~(xp_vc0_second0_out < 3'h2)) ? (xp_vc0_second1_bits83_74 + 10'h1) : xp_vc0_second1_bits83_74)}), xp_vc0_second1_bits119_0[73:0]};
-assign xp_vc0_second1_cat_2 = {({({(^(xp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign xp_vc0_second1_cat_3 = {({({xp_vc0_second1_cat_2, (^(xp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc0_head1_bits83_74 = xp_vc0_head1[83:74];
-assign xp_vc0_head1_bits119_0 = xp_vc0_head1[119:0];
-assign xp_vc0_head1_cat = {({xp_vc0_head1_bits119_0[119:84], ((~(xp_vc0_head0_out < 3'h2)) ? (xp_vc0_head1_bits83_74 + 10'h1) : xp_vc0_head1_bits83_74)}), xp_vc0_head1_bits119_0[73:0]};
-assign xp_vc0_head1_cat_2 = {({({(^(xp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign xp_vc0_head1_cat_3 = {({({xp_vc0_head1_cat_2, (^(xp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc0_second1_sel = xp_vc0_pop_2 ? ({({(^({xp_vc0_second1_cat_3, xp_vc0_second1_cat})), xp_vc0_second1_cat_3}), xp_vc0_second1_cat}) : ({({(^({xp_vc0_head1_cat_3, xp_vc0_head1_cat})), xp_vc0_head1_cat_3}), xp_vc0_head1_cat});
+assign xp_vc0_second1_cat = {xp_vc0_second1[119:84],
+    ((~(xp_vc0_second0_out < 3'h2)) ? (xp_vc0_second1[83:74] + 10'h1) : xp_vc0_second1[83:74]),
+    xp_vc0_second1[73:0]};
+assign xp_vc0_second1_cat_2 = {(^(xp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc0_head1_cat = {xp_vc0_head1[119:84],
+    ((~(xp_vc0_head0_out < 3'h2)) ? (xp_vc0_head1[83:74] + 10'h1) : xp_vc0_head1[83:74]),
+    xp_vc0_head1[73:0]};
+assign xp_vc0_head1_cat_2 = {(^(xp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc0_second1_sel = xp_vc0_pop ? ({(^({xp_vc0_second1_cat_2, xp_vc0_second1_cat})), xp_vc0_second1_cat_2, xp_vc0_second1_cat}) : ({(^({xp_vc0_head1_cat_2, xp_vc0_head1_cat})), xp_vc0_head1_cat_2, xp_vc0_head1_cat});
 assign xp_vc1_valid_sel = xp_vc1_stay ? xp_vc1_valid : xp_vc1_second_valid;
 assign xp_vc1_head0_last_sel = xp_vc1_stay ? xp_vc1_head0_last : xp_vc1_second0_last;
 assign xp_vc1_head0_out_sel = xp_vc1_stay ? xp_vc1_head0_out : xp_vc1_second0_out;
 assign xp_vc1_head0_ovc_sel = xp_vc1_stay ? xp_vc1_head0_ovc : xp_vc1_second0_ovc;
 assign xp_vc1_head0_drop_sel = xp_vc1_stay ? xp_vc1_head0_drop : xp_vc1_second0_drop;
-assign xp_vc1_second1_bits83_74 = xp_vc1_second1[83:74];
-assign xp_vc1_second1_bits119_0 = xp_vc1_second1[119:0];
-assign xp_vc1_second1_cat = {({xp_vc1_second1_bits119_0[119:84], ((~(xp_vc1_second0_out < 3'h2)) ? (xp_vc1_second1_bits83_74 + 10'h1) : xp_vc1_second1_bits83_74)}), xp_vc1_second1_bits119_0[73:0]};
-assign xp_vc1_second1_cat_2 = {({({(^(xp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign xp_vc1_second1_cat_3 = {({({xp_vc1_second1_cat_2, (^(xp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc1_head1_bits83_74 = xp_vc1_head1[83:74];
-assign xp_vc1_head1_bits119_0 = xp_vc1_head1[119:0];
-assign xp_vc1_head1_cat = {({xp_vc1_head1_bits119_0[119:84], ((~(xp_vc1_head0_out < 3'h2)) ? (xp_vc1_head1_bits83_74 + 10'h1) : xp_vc1_head1_bits83_74)}), xp_vc1_head1_bits119_0[73:0]};
-assign xp_vc1_head1_cat_2 = {({({(^(xp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(xp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(xp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(xp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign xp_vc1_head1_cat_3 = {({({xp_vc1_head1_cat_2, (^(xp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(xp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(xp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign xp_vc1_second1_sel = xp_vc1_pop_2 ? ({({(^({xp_vc1_second1_cat_3, xp_vc1_second1_cat})), xp_vc1_second1_cat_3}), xp_vc1_second1_cat}) : ({({(^({xp_vc1_head1_cat_3, xp_vc1_head1_cat})), xp_vc1_head1_cat_3}), xp_vc1_head1_cat});
-assign xp_vc0_valid_and = ((xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_fix : xp_vc0_second0_fix))) & xp_vc0_start) & (~xp_busy);
-assign xp_vc1_valid_and = ((xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_fix : xp_vc1_second0_fix))) & xp_vc1_start) & (~xp_busy);
+assign xp_vc1_second1_cat = {xp_vc1_second1[119:84],
+    ((~(xp_vc1_second0_out < 3'h2)) ? (xp_vc1_second1[83:74] + 10'h1) : xp_vc1_second1[83:74]),
+    xp_vc1_second1[73:0]};
+assign xp_vc1_second1_cat_2 = {(^(xp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc1_head1_cat = {xp_vc1_head1[119:84],
+    ((~(xp_vc1_head0_out < 3'h2)) ? (xp_vc1_head1[83:74] + 10'h1) : xp_vc1_head1[83:74]),
+    xp_vc1_head1[73:0]};
+assign xp_vc1_head1_cat_2 = {(^(xp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(xp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(xp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(xp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(xp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(xp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(xp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign xp_vc1_second1_sel = xp_vc1_pop ? ({(^({xp_vc1_second1_cat_2, xp_vc1_second1_cat})), xp_vc1_second1_cat_2, xp_vc1_second1_cat}) : ({(^({xp_vc1_head1_cat_2, xp_vc1_head1_cat})), xp_vc1_head1_cat_2, xp_vc1_head1_cat});
+assign xp_vc0_valid_and = xp_vc0_valid_sel & (~(xp_vc0_stay ? xp_vc0_head0_fix : xp_vc0_second0_fix)) & xp_vc0_start & (~xp_busy);
+assign xp_vc1_valid_and = xp_vc1_valid_sel & (~(xp_vc1_stay ? xp_vc1_head0_fix : xp_vc1_second0_fix)) & xp_vc1_start & (~xp_busy);
 assign xp_vc1_valid_cat = {xp_vc1_valid_and, xp_vc0_valid_and};
-assign xp_vc_arbiter_grant = {((((xp_vc_arbiter == 1'h0) & (~xp_vc1_valid_cat[0])) | (xp_vc_arbiter == 1'h1)) & xp_vc1_valid_cat[1]), (((xp_vc_arbiter == 1'h0) | ((xp_vc_arbiter == 1'h1) & (~xp_vc1_valid_cat[1]))) & xp_vc1_valid_cat[0])};
-assign xp_vc_arbiter_grant_b1 = xp_vc_arbiter_grant[1];
-assign xp_vc1_head0_last_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
-assign xp_vc1_head0_ovc_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_ovc_sel : xp_vc0_head0_ovc_sel;
-assign xp_vc1_head0_drop_sel_2 = xp_vc_arbiter_grant_b1 ? xp_vc1_head0_drop_sel : xp_vc0_head0_drop_sel;
-assign xp_vc1_head0_flits_sel = xp_vc_arbiter_grant_b1 ? (xp_vc1_stay ? xp_vc1_head0_flits : xp_vc1_second0_flits) : (xp_vc0_stay ? xp_vc0_head0_flits : xp_vc0_second0_flits);
-assign xp_vc_arbiter_grant_b0 = xp_vc_arbiter_grant[0];
-assign xp_vc_arbiter_grant_b1_2 = xp_vc_arbiter_grant[1];
+assign xp_vc_arbiter_turn_vc0 = (xp_vc_arbiter == 1'h0) | ((xp_vc_arbiter == 1'h1) & (~xp_vc1_valid_cat[1]));
+assign xp_vc_arbiter_turn_vc1 = ((xp_vc_arbiter == 1'h0) & (~xp_vc1_valid_cat[0])) | (xp_vc_arbiter == 1'h1);
+assign xp_vc_arbiter_grant = {(xp_vc_arbiter_turn_vc1 & xp_vc1_valid_cat[1]), (xp_vc_arbiter_turn_vc0 & xp_vc1_valid_cat[0])};
+assign xp_vc1_head0_last_sel_2 = xp_vc_arbiter_grant[1] ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
+assign xp_vc1_head0_ovc_sel_2 = xp_vc_arbiter_grant[1] ? xp_vc1_head0_ovc_sel : xp_vc0_head0_ovc_sel;
+assign xp_vc1_head0_drop_sel_2 = xp_vc_arbiter_grant[1] ? xp_vc1_head0_drop_sel : xp_vc0_head0_drop_sel;
+assign xp_vc1_head0_flits_sel = xp_vc_arbiter_grant[1] ? (xp_vc1_stay ? xp_vc1_head0_flits : xp_vc1_second0_flits) : (xp_vc0_stay ? xp_vc0_head0_flits : xp_vc0_second0_flits);
 assign zp_slot_shr_3 = zp_slot_cat >> xp_cur_out;
-assign xp_busy_and = (xp_busy & (xp_cur_vc ? xp_vc1_valid_sel : xp_vc0_valid_sel)) & (zp_slot_shr_3[0] | xp_cur_drop);
-assign xp_cur_out_and = (xp_cur_out == 3'h0) & (~xp_cur_drop);
-assign xp_cur_out_and_2 = (xp_cur_out == 3'h1) & (~xp_cur_drop);
-assign xp_cur_out_and_3 = (xp_cur_out == 3'h2) & (~xp_cur_drop);
-assign xp_cur_out_and_4 = (xp_cur_out == 3'h3) & (~xp_cur_drop);
-assign xp_cur_out_and_5 = (xp_cur_out == 3'h4) & (~xp_cur_drop);
+assign xp_busy_and = xp_busy & (xp_cur_vc ? xp_vc1_valid_sel : xp_vc0_valid_sel) & (zp_slot_shr_3[0] | xp_cur_drop);
+assign xp_holds_p0 = (xp_cur_out == 3'h0) & (~xp_cur_drop);
+assign xp_holds_p1 = (xp_cur_out == 3'h1) & (~xp_cur_drop);
+assign xp_holds_xp = (xp_cur_out == 3'h2) & (~xp_cur_drop);
+assign xp_holds_yp = (xp_cur_out == 3'h3) & (~xp_cur_drop);
+assign xp_holds_zp = (xp_cur_out == 3'h4) & (~xp_cur_drop);
 assign xp_busy_and_2 = xp_busy_and & (xp_cur_vc ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel);
 assign yp_vc0_valid_sel = yp_vc0_stay ? yp_vc0_valid : yp_vc0_second_valid;
 assign yp_vc0_head0_last_sel = yp_vc0_stay ? yp_vc0_head0_last : yp_vc0_second0_last;
 assign yp_vc0_head0_out_sel = yp_vc0_stay ? yp_vc0_head0_out : yp_vc0_second0_out;
 assign yp_vc0_head0_ovc_sel = yp_vc0_stay ? yp_vc0_head0_ovc : yp_vc0_second0_ovc;
 assign yp_vc0_head0_drop_sel = yp_vc0_stay ? yp_vc0_head0_drop : yp_vc0_second0_drop;
-assign yp_vc0_second1_bits83_74 = yp_vc0_second1[83:74];
-assign yp_vc0_second1_bits119_0 = yp_vc0_second1[119:0];
-assign yp_vc0_second1_cat = {({yp_vc0_second1_bits119_0[119:84], ((~(yp_vc0_second0_out < 3'h2)) ? (yp_vc0_second1_bits83_74 + 10'h1) : yp_vc0_second1_bits83_74)}), yp_vc0_second1_bits119_0[73:0]};
-assign yp_vc0_second1_cat_2 = {({({(^(yp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign yp_vc0_second1_cat_3 = {({({yp_vc0_second1_cat_2, (^(yp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc0_head1_bits83_74 = yp_vc0_head1[83:74];
-assign yp_vc0_head1_bits119_0 = yp_vc0_head1[119:0];
-assign yp_vc0_head1_cat = {({yp_vc0_head1_bits119_0[119:84], ((~(yp_vc0_head0_out < 3'h2)) ? (yp_vc0_head1_bits83_74 + 10'h1) : yp_vc0_head1_bits83_74)}), yp_vc0_head1_bits119_0[73:0]};
-assign yp_vc0_head1_cat_2 = {({({(^(yp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign yp_vc0_head1_cat_3 = {({({yp_vc0_head1_cat_2, (^(yp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc0_second1_sel = yp_vc0_pop_2 ? ({({(^({yp_vc0_second1_cat_3, yp_vc0_second1_cat})), yp_vc0_second1_cat_3}), yp_vc0_second1_cat}) : ({({(^({yp_vc0_head1_cat_3, yp_vc0_head1_cat})), yp_vc0_head1_cat_3}), yp_vc0_head1_cat});
+assign yp_vc0_second1_cat = {yp_vc0_second1[119:84],
+    ((~(yp_vc0_second0_out < 3'h2)) ? (yp_vc0_second1[83:74] + 10'h1) : yp_vc0_second1[83:74]),
+    yp_vc0_second1[73:0]};
+assign yp_vc0_second1_cat_2 = {(^(yp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc0_head1_cat = {yp_vc0_head1[119:84],
+    ((~(yp_vc0_head0_out < 3'h2)) ? (yp_vc0_head1[83:74] + 10'h1) : yp_vc0_head1[83:74]),
+    yp_vc0_head1[73:0]};
+assign yp_vc0_head1_cat_2 = {(^(yp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc0_second1_sel = yp_vc0_pop ? ({(^({yp_vc0_second1_cat_2, yp_vc0_second1_cat})), yp_vc0_second1_cat_2, yp_vc0_second1_cat}) : ({(^({yp_vc0_head1_cat_2, yp_vc0_head1_cat})), yp_vc0_head1_cat_2, yp_vc0_head1_cat});
 assign yp_vc1_valid_sel = yp_vc1_stay ? yp_vc1_valid : yp_vc1_second_valid;
 assign yp_vc1_head0_last_sel = yp_vc1_stay ? yp_vc1_head0_last : yp_vc1_second0_last;
 assign yp_vc1_head0_out_sel = yp_vc1_stay ? yp_vc1_head0_out : yp_vc1_second0_out;
 assign yp_vc1_head0_ovc_sel = yp_vc1_stay ? yp_vc1_head0_ovc : yp_vc1_second0_ovc;
 assign yp_vc1_head0_drop_sel = yp_vc1_stay ? yp_vc1_head0_drop : yp_vc1_second0_drop;
-assign yp_vc1_second1_bits83_74 = yp_vc1_second1[83:74];
-assign yp_vc1_second1_bits119_0 = yp_vc1_second1[119:0];
-assign yp_vc1_second1_cat = {({yp_vc1_second1_bits119_0[119:84], ((~(yp_vc1_second0_out < 3'h2)) ? (yp_vc1_second1_bits83_74 + 10'h1) : yp_vc1_second1_bits83_74)}), yp_vc1_second1_bits119_0[73:0]};
-assign yp_vc1_second1_cat_2 = {({({(^(yp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign yp_vc1_second1_cat_3 = {({({yp_vc1_second1_cat_2, (^(yp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc1_head1_bits83_74 = yp_vc1_head1[83:74];
-assign yp_vc1_head1_bits119_0 = yp_vc1_head1[119:0];
-assign yp_vc1_head1_cat = {({yp_vc1_head1_bits119_0[119:84], ((~(yp_vc1_head0_out < 3'h2)) ? (yp_vc1_head1_bits83_74 + 10'h1) : yp_vc1_head1_bits83_74)}), yp_vc1_head1_bits119_0[73:0]};
-assign yp_vc1_head1_cat_2 = {({({(^(yp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(yp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(yp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(yp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign yp_vc1_head1_cat_3 = {({({yp_vc1_head1_cat_2, (^(yp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(yp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(yp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign yp_vc1_second1_sel = yp_vc1_pop_2 ? ({({(^({yp_vc1_second1_cat_3, yp_vc1_second1_cat})), yp_vc1_second1_cat_3}), yp_vc1_second1_cat}) : ({({(^({yp_vc1_head1_cat_3, yp_vc1_head1_cat})), yp_vc1_head1_cat_3}), yp_vc1_head1_cat});
-assign yp_vc0_valid_and = ((yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_fix : yp_vc0_second0_fix))) & yp_vc0_start) & (~yp_busy);
-assign yp_vc1_valid_and = ((yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_fix : yp_vc1_second0_fix))) & yp_vc1_start) & (~yp_busy);
+assign yp_vc1_second1_cat = {yp_vc1_second1[119:84],
+    ((~(yp_vc1_second0_out < 3'h2)) ? (yp_vc1_second1[83:74] + 10'h1) : yp_vc1_second1[83:74]),
+    yp_vc1_second1[73:0]};
+assign yp_vc1_second1_cat_2 = {(^(yp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc1_head1_cat = {yp_vc1_head1[119:84],
+    ((~(yp_vc1_head0_out < 3'h2)) ? (yp_vc1_head1[83:74] + 10'h1) : yp_vc1_head1[83:74]),
+    yp_vc1_head1[73:0]};
+assign yp_vc1_head1_cat_2 = {(^(yp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(yp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(yp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(yp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(yp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(yp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(yp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign yp_vc1_second1_sel = yp_vc1_pop ? ({(^({yp_vc1_second1_cat_2, yp_vc1_second1_cat})), yp_vc1_second1_cat_2, yp_vc1_second1_cat}) : ({(^({yp_vc1_head1_cat_2, yp_vc1_head1_cat})), yp_vc1_head1_cat_2, yp_vc1_head1_cat});
+assign yp_vc0_valid_and = yp_vc0_valid_sel & (~(yp_vc0_stay ? yp_vc0_head0_fix : yp_vc0_second0_fix)) & yp_vc0_start & (~yp_busy);
+assign yp_vc1_valid_and = yp_vc1_valid_sel & (~(yp_vc1_stay ? yp_vc1_head0_fix : yp_vc1_second0_fix)) & yp_vc1_start & (~yp_busy);
 assign yp_vc1_valid_cat = {yp_vc1_valid_and, yp_vc0_valid_and};
-assign yp_vc_arbiter_grant = {((((yp_vc_arbiter == 1'h0) & (~yp_vc1_valid_cat[0])) | (yp_vc_arbiter == 1'h1)) & yp_vc1_valid_cat[1]), (((yp_vc_arbiter == 1'h0) | ((yp_vc_arbiter == 1'h1) & (~yp_vc1_valid_cat[1]))) & yp_vc1_valid_cat[0])};
-assign yp_vc_arbiter_grant_b1 = yp_vc_arbiter_grant[1];
-assign yp_vc1_head0_last_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
-assign yp_vc1_head0_ovc_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_ovc_sel : yp_vc0_head0_ovc_sel;
-assign yp_vc1_head0_drop_sel_2 = yp_vc_arbiter_grant_b1 ? yp_vc1_head0_drop_sel : yp_vc0_head0_drop_sel;
-assign yp_vc1_head0_flits_sel = yp_vc_arbiter_grant_b1 ? (yp_vc1_stay ? yp_vc1_head0_flits : yp_vc1_second0_flits) : (yp_vc0_stay ? yp_vc0_head0_flits : yp_vc0_second0_flits);
-assign yp_vc_arbiter_grant_b0 = yp_vc_arbiter_grant[0];
-assign yp_vc_arbiter_grant_b1_2 = yp_vc_arbiter_grant[1];
+assign yp_vc_arbiter_turn_vc0 = (yp_vc_arbiter == 1'h0) | ((yp_vc_arbiter == 1'h1) & (~yp_vc1_valid_cat[1]));
+assign yp_vc_arbiter_turn_vc1 = ((yp_vc_arbiter == 1'h0) & (~yp_vc1_valid_cat[0])) | (yp_vc_arbiter == 1'h1);
+assign yp_vc_arbiter_grant = {(yp_vc_arbiter_turn_vc1 & yp_vc1_valid_cat[1]), (yp_vc_arbiter_turn_vc0 & yp_vc1_valid_cat[0])};
+assign yp_vc1_head0_last_sel_2 = yp_vc_arbiter_grant[1] ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
+assign yp_vc1_head0_ovc_sel_2 = yp_vc_arbiter_grant[1] ? yp_vc1_head0_ovc_sel : yp_vc0_head0_ovc_sel;
+assign yp_vc1_head0_drop_sel_2 = yp_vc_arbiter_grant[1] ? yp_vc1_head0_drop_sel : yp_vc0_head0_drop_sel;
+assign yp_vc1_head0_flits_sel = yp_vc_arbiter_grant[1] ? (yp_vc1_stay ? yp_vc1_head0_flits : yp_vc1_second0_flits) : (yp_vc0_stay ? yp_vc0_head0_flits : yp_vc0_second0_flits);
 assign zp_slot_shr_4 = zp_slot_cat >> yp_cur_out;
-assign yp_busy_and = (yp_busy & (yp_cur_vc ? yp_vc1_valid_sel : yp_vc0_valid_sel)) & (zp_slot_shr_4[0] | yp_cur_drop);
-assign yp_cur_out_and = (yp_cur_out == 3'h0) & (~yp_cur_drop);
-assign yp_cur_out_and_2 = (yp_cur_out == 3'h1) & (~yp_cur_drop);
-assign yp_cur_out_and_3 = (yp_cur_out == 3'h2) & (~yp_cur_drop);
-assign yp_cur_out_and_4 = (yp_cur_out == 3'h3) & (~yp_cur_drop);
-assign yp_cur_out_and_5 = (yp_cur_out == 3'h4) & (~yp_cur_drop);
+assign yp_busy_and = yp_busy & (yp_cur_vc ? yp_vc1_valid_sel : yp_vc0_valid_sel) & (zp_slot_shr_4[0] | yp_cur_drop);
+assign yp_holds_p0 = (yp_cur_out == 3'h0) & (~yp_cur_drop);
+assign yp_holds_p1 = (yp_cur_out == 3'h1) & (~yp_cur_drop);
+assign yp_holds_xp = (yp_cur_out == 3'h2) & (~yp_cur_drop);
+assign yp_holds_yp = (yp_cur_out == 3'h3) & (~yp_cur_drop);
+assign yp_holds_zp = (yp_cur_out == 3'h4) & (~yp_cur_drop);
 assign yp_busy_and_2 = yp_busy_and & (yp_cur_vc ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel);
 assign zp_vc0_valid_sel = zp_vc0_stay ? zp_vc0_valid : zp_vc0_second_valid;
 assign zp_vc0_head0_last_sel = zp_vc0_stay ? zp_vc0_head0_last : zp_vc0_second0_last;
 assign zp_vc0_head0_out_sel = zp_vc0_stay ? zp_vc0_head0_out : zp_vc0_second0_out;
 assign zp_vc0_head0_ovc_sel = zp_vc0_stay ? zp_vc0_head0_ovc : zp_vc0_second0_ovc;
 assign zp_vc0_head0_drop_sel = zp_vc0_stay ? zp_vc0_head0_drop : zp_vc0_second0_drop;
-assign zp_vc0_second1_bits83_74 = zp_vc0_second1[83:74];
-assign zp_vc0_second1_bits119_0 = zp_vc0_second1[119:0];
-assign zp_vc0_second1_cat = {({zp_vc0_second1_bits119_0[119:84], ((~(zp_vc0_second0_out < 3'h2)) ? (zp_vc0_second1_bits83_74 + 10'h1) : zp_vc0_second1_bits83_74)}), zp_vc0_second1_bits119_0[73:0]};
-assign zp_vc0_second1_cat_2 = {({({(^(zp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign zp_vc0_second1_cat_3 = {({({zp_vc0_second1_cat_2, (^(zp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc0_head1_bits83_74 = zp_vc0_head1[83:74];
-assign zp_vc0_head1_bits119_0 = zp_vc0_head1[119:0];
-assign zp_vc0_head1_cat = {({zp_vc0_head1_bits119_0[119:84], ((~(zp_vc0_head0_out < 3'h2)) ? (zp_vc0_head1_bits83_74 + 10'h1) : zp_vc0_head1_bits83_74)}), zp_vc0_head1_bits119_0[73:0]};
-assign zp_vc0_head1_cat_2 = {({({(^(zp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign zp_vc0_head1_cat_3 = {({({zp_vc0_head1_cat_2, (^(zp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc0_second1_sel = zp_vc0_pop_2 ? ({({(^({zp_vc0_second1_cat_3, zp_vc0_second1_cat})), zp_vc0_second1_cat_3}), zp_vc0_second1_cat}) : ({({(^({zp_vc0_head1_cat_3, zp_vc0_head1_cat})), zp_vc0_head1_cat_3}), zp_vc0_head1_cat});
+assign zp_vc0_second1_cat = {zp_vc0_second1[119:84],
+    ((~(zp_vc0_second0_out < 3'h2)) ? (zp_vc0_second1[83:74] + 10'h1) : zp_vc0_second1[83:74]),
+    zp_vc0_second1[73:0]};
+assign zp_vc0_second1_cat_2 = {(^(zp_vc0_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc0_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc0_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc0_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc0_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc0_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc0_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc0_head1_cat = {zp_vc0_head1[119:84],
+    ((~(zp_vc0_head0_out < 3'h2)) ? (zp_vc0_head1[83:74] + 10'h1) : zp_vc0_head1[83:74]),
+    zp_vc0_head1[73:0]};
+assign zp_vc0_head1_cat_2 = {(^(zp_vc0_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc0_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc0_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc0_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc0_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc0_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc0_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc0_second1_sel = zp_vc0_pop ? ({(^({zp_vc0_second1_cat_2, zp_vc0_second1_cat})), zp_vc0_second1_cat_2, zp_vc0_second1_cat}) : ({(^({zp_vc0_head1_cat_2, zp_vc0_head1_cat})), zp_vc0_head1_cat_2, zp_vc0_head1_cat});
 assign zp_vc1_valid_sel = zp_vc1_stay ? zp_vc1_valid : zp_vc1_second_valid;
 assign zp_vc1_head0_last_sel = zp_vc1_stay ? zp_vc1_head0_last : zp_vc1_second0_last;
 assign zp_vc1_head0_out_sel = zp_vc1_stay ? zp_vc1_head0_out : zp_vc1_second0_out;
 assign zp_vc1_head0_ovc_sel = zp_vc1_stay ? zp_vc1_head0_ovc : zp_vc1_second0_ovc;
 assign zp_vc1_head0_drop_sel = zp_vc1_stay ? zp_vc1_head0_drop : zp_vc1_second0_drop;
-assign zp_vc1_second1_bits83_74 = zp_vc1_second1[83:74];
-assign zp_vc1_second1_bits119_0 = zp_vc1_second1[119:0];
-assign zp_vc1_second1_cat = {({zp_vc1_second1_bits119_0[119:84], ((~(zp_vc1_second0_out < 3'h2)) ? (zp_vc1_second1_bits83_74 + 10'h1) : zp_vc1_second1_bits83_74)}), zp_vc1_second1_bits119_0[73:0]};
-assign zp_vc1_second1_cat_2 = {({({(^(zp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign zp_vc1_second1_cat_3 = {({({zp_vc1_second1_cat_2, (^(zp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc1_head1_bits83_74 = zp_vc1_head1[83:74];
-assign zp_vc1_head1_bits119_0 = zp_vc1_head1[119:0];
-assign zp_vc1_head1_cat = {({zp_vc1_head1_bits119_0[119:84], ((~(zp_vc1_head0_out < 3'h2)) ? (zp_vc1_head1_bits83_74 + 10'h1) : zp_vc1_head1_bits83_74)}), zp_vc1_head1_bits119_0[73:0]};
-assign zp_vc1_head1_cat_2 = {({({(^(zp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)), (^(zp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000))}), (^(zp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800))}), (^(zp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0))};
-assign zp_vc1_head1_cat_3 = {({({zp_vc1_head1_cat_2, (^(zp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e))}), (^(zp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d))}), (^(zp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
-assign zp_vc1_second1_sel = zp_vc1_pop_2 ? ({({(^({zp_vc1_second1_cat_3, zp_vc1_second1_cat})), zp_vc1_second1_cat_3}), zp_vc1_second1_cat}) : ({({(^({zp_vc1_head1_cat_3, zp_vc1_head1_cat})), zp_vc1_head1_cat_3}), zp_vc1_head1_cat});
-assign zp_vc0_valid_and = ((zp_vc0_valid_sel & (~(zp_vc0_stay ? zp_vc0_head0_fix : zp_vc0_second0_fix))) & zp_vc0_start) & (~zp_busy);
-assign zp_vc1_valid_and = ((zp_vc1_valid_sel & (~(zp_vc1_stay ? zp_vc1_head0_fix : zp_vc1_second0_fix))) & zp_vc1_start) & (~zp_busy);
+assign zp_vc1_second1_cat = {zp_vc1_second1[119:84],
+    ((~(zp_vc1_second0_out < 3'h2)) ? (zp_vc1_second1[83:74] + 10'h1) : zp_vc1_second1[83:74]),
+    zp_vc1_second1[73:0]};
+assign zp_vc1_second1_cat_2 = {(^(zp_vc1_second1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc1_second1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc1_second1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc1_second1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc1_second1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc1_second1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc1_second1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc1_head1_cat = {zp_vc1_head1[119:84],
+    ((~(zp_vc1_head0_out < 3'h2)) ? (zp_vc1_head1[83:74] + 10'h1) : zp_vc1_head1[83:74]),
+    zp_vc1_head1[73:0]};
+assign zp_vc1_head1_cat_2 = {(^(zp_vc1_head1_cat & 120'hfffffffffffffffe00000000000000)),
+    (^(zp_vc1_head1_cat & 120'hffffffff00000001fffffffc000000)),
+    (^(zp_vc1_head1_cat & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(zp_vc1_head1_cat & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(zp_vc1_head1_cat & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(zp_vc1_head1_cat & 120'hcccccccccccccccd9999999b33366d)),
+    (^(zp_vc1_head1_cat & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign zp_vc1_second1_sel = zp_vc1_pop ? ({(^({zp_vc1_second1_cat_2, zp_vc1_second1_cat})), zp_vc1_second1_cat_2, zp_vc1_second1_cat}) : ({(^({zp_vc1_head1_cat_2, zp_vc1_head1_cat})), zp_vc1_head1_cat_2, zp_vc1_head1_cat});
+assign zp_vc0_valid_and = zp_vc0_valid_sel & (~(zp_vc0_stay ? zp_vc0_head0_fix : zp_vc0_second0_fix)) & zp_vc0_start & (~zp_busy);
+assign zp_vc1_valid_and = zp_vc1_valid_sel & (~(zp_vc1_stay ? zp_vc1_head0_fix : zp_vc1_second0_fix)) & zp_vc1_start & (~zp_busy);
 assign zp_vc1_valid_cat = {zp_vc1_valid_and, zp_vc0_valid_and};
-assign zp_vc_arbiter_grant = {((((zp_vc_arbiter == 1'h0) & (~zp_vc1_valid_cat[0])) | (zp_vc_arbiter == 1'h1)) & zp_vc1_valid_cat[1]), (((zp_vc_arbiter == 1'h0) | ((zp_vc_arbiter == 1'h1) & (~zp_vc1_valid_cat[1]))) & zp_vc1_valid_cat[0])};
-assign zp_vc_arbiter_grant_b1 = zp_vc_arbiter_grant[1];
-assign zp_vc1_head0_last_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
-assign zp_vc1_head0_ovc_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_ovc_sel : zp_vc0_head0_ovc_sel;
-assign zp_vc1_head0_drop_sel_2 = zp_vc_arbiter_grant_b1 ? zp_vc1_head0_drop_sel : zp_vc0_head0_drop_sel;
-assign zp_vc1_head0_flits_sel = zp_vc_arbiter_grant_b1 ? (zp_vc1_stay ? zp_vc1_head0_flits : zp_vc1_second0_flits) : (zp_vc0_stay ? zp_vc0_head0_flits : zp_vc0_second0_flits);
-assign zp_vc_arbiter_grant_b0 = zp_vc_arbiter_grant[0];
-assign zp_vc_arbiter_grant_b1_2 = zp_vc_arbiter_grant[1];
+assign zp_vc_arbiter_turn_vc0 = (zp_vc_arbiter == 1'h0) | ((zp_vc_arbiter == 1'h1) & (~zp_vc1_valid_cat[1]));
+assign zp_vc_arbiter_turn_vc1 = ((zp_vc_arbiter == 1'h0) & (~zp_vc1_valid_cat[0])) | (zp_vc_arbiter == 1'h1);
+assign zp_vc_arbiter_grant = {(zp_vc_arbiter_turn_vc1 & zp_vc1_valid_cat[1]), (zp_vc_arbiter_turn_vc0 & zp_vc1_valid_cat[0])};
+assign zp_vc1_head0_last_sel_2 = zp_vc_arbiter_grant[1] ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
+assign zp_vc1_head0_ovc_sel_2 = zp_vc_arbiter_grant[1] ? zp_vc1_head0_ovc_sel : zp_vc0_head0_ovc_sel;
+assign zp_vc1_head0_drop_sel_2 = zp_vc_arbiter_grant[1] ? zp_vc1_head0_drop_sel : zp_vc0_head0_drop_sel;
+assign zp_vc1_head0_flits_sel = zp_vc_arbiter_grant[1] ? (zp_vc1_stay ? zp_vc1_head0_flits : zp_vc1_second0_flits) : (zp_vc0_stay ? zp_vc0_head0_flits : zp_vc0_second0_flits);
 assign zp_slot_shr_5 = zp_slot_cat >> zp_cur_out;
-assign zp_busy_and = (zp_busy & (zp_cur_vc ? zp_vc1_valid_sel : zp_vc0_valid_sel)) & (zp_slot_shr_5[0] | zp_cur_drop);
-assign zp_cur_out_and = (zp_cur_out == 3'h0) & (~zp_cur_drop);
-assign zp_cur_out_and_2 = (zp_cur_out == 3'h1) & (~zp_cur_drop);
-assign zp_cur_out_and_3 = (zp_cur_out == 3'h2) & (~zp_cur_drop);
-assign zp_cur_out_and_4 = (zp_cur_out == 3'h3) & (~zp_cur_drop);
-assign zp_cur_out_and_5 = (zp_cur_out == 3'h4) & (~zp_cur_drop);
+assign zp_busy_and = zp_busy & (zp_cur_vc ? zp_vc1_valid_sel : zp_vc0_valid_sel) & (zp_slot_shr_5[0] | zp_cur_drop);
+assign zp_holds_p0 = (zp_cur_out == 3'h0) & (~zp_cur_drop);
+assign zp_holds_p1 = (zp_cur_out == 3'h1) & (~zp_cur_drop);
+assign zp_holds_xp = (zp_cur_out == 3'h2) & (~zp_cur_drop);
+assign zp_holds_yp = (zp_cur_out == 3'h3) & (~zp_cur_drop);
+assign zp_holds_zp = (zp_cur_out == 3'h4) & (~zp_cur_drop);
 assign zp_busy_and_2 = zp_busy_and & (zp_cur_vc ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel);
 
 // ---- allocation: outputs grant an input (each output's arbiter, and whether each input won) ----
-assign p0_vc0_valid_and_2 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h0)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign p1_vc0_valid_and_2 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h0)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign xp_vc_arbiter_grant_and = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h0)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign xp_vc_arbiter_grant_and_2 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h0)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign yp_vc_arbiter_grant_and = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h0)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign yp_vc_arbiter_grant_and_2 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h0)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign zp_vc_arbiter_grant_and = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h0)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign zp_vc_arbiter_grant_and_2 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h0)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[8] : zp_slot_cat_3[0]);
-assign zp_vc_arbiter_grant_cat = {({(zp_vc_arbiter_grant_and | zp_vc_arbiter_grant_and_2), (yp_vc_arbiter_grant_and | yp_vc_arbiter_grant_and_2)}), (xp_vc_arbiter_grant_and | xp_vc_arbiter_grant_and_2)};
-assign xp_vc_arbiter_grant_cat = {({zp_vc_arbiter_grant_cat, p1_vc0_valid_and_2}), p0_vc0_valid_and_2};
-assign p0_vc0_valid_and_3 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h1)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign p1_vc0_valid_and_3 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h1)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign xp_vc_arbiter_grant_and_3 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h1)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign xp_vc_arbiter_grant_and_4 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h1)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign yp_vc_arbiter_grant_and_3 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h1)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign yp_vc_arbiter_grant_and_4 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h1)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign zp_vc_arbiter_grant_and_3 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h1)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign zp_vc_arbiter_grant_and_4 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h1)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[9] : zp_slot_cat_3[1]);
-assign zp_vc_arbiter_grant_cat_2 = {({(zp_vc_arbiter_grant_and_3 | zp_vc_arbiter_grant_and_4), (yp_vc_arbiter_grant_and_3 | yp_vc_arbiter_grant_and_4)}), (xp_vc_arbiter_grant_and_3 | xp_vc_arbiter_grant_and_4)};
-assign xp_vc_arbiter_grant_cat_2 = {({zp_vc_arbiter_grant_cat_2, p1_vc0_valid_and_3}), p0_vc0_valid_and_3};
-assign p0_vc0_valid_and_4 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h2)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign p1_vc0_valid_and_4 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h2)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign xp_vc_arbiter_grant_and_5 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h2)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign xp_vc_arbiter_grant_and_6 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h2)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign yp_vc_arbiter_grant_and_5 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h2)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign yp_vc_arbiter_grant_and_6 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h2)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign zp_vc_arbiter_grant_and_5 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h2)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign zp_vc_arbiter_grant_and_6 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h2)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[10] : zp_slot_cat_3[2]);
-assign zp_vc_arbiter_grant_cat_3 = {({(zp_vc_arbiter_grant_and_5 | zp_vc_arbiter_grant_and_6), (yp_vc_arbiter_grant_and_5 | yp_vc_arbiter_grant_and_6)}), (xp_vc_arbiter_grant_and_5 | xp_vc_arbiter_grant_and_6)};
-assign xp_vc_arbiter_grant_cat_3 = {({zp_vc_arbiter_grant_cat_3, p1_vc0_valid_and_4}), p0_vc0_valid_and_4};
-assign p0_vc0_valid_and_5 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h3)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign p1_vc0_valid_and_5 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h3)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign xp_vc_arbiter_grant_and_7 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h3)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign xp_vc_arbiter_grant_and_8 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h3)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign yp_vc_arbiter_grant_and_7 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h3)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign yp_vc_arbiter_grant_and_8 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h3)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign zp_vc_arbiter_grant_and_7 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h3)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign zp_vc_arbiter_grant_and_8 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h3)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[11] : zp_slot_cat_3[3]);
-assign zp_vc_arbiter_grant_cat_4 = {({(zp_vc_arbiter_grant_and_7 | zp_vc_arbiter_grant_and_8), (yp_vc_arbiter_grant_and_7 | yp_vc_arbiter_grant_and_8)}), (xp_vc_arbiter_grant_and_7 | xp_vc_arbiter_grant_and_8)};
-assign xp_vc_arbiter_grant_cat_4 = {({zp_vc_arbiter_grant_cat_4, p1_vc0_valid_and_5}), p0_vc0_valid_and_5};
-assign p0_vc0_valid_and_6 = ((p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h4)) & (~p0_vc0_head0_drop_sel)) & (p0_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign p1_vc0_valid_and_6 = ((p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h4)) & (~p1_vc0_head0_drop_sel)) & (p1_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign xp_vc_arbiter_grant_and_9 = ((xp_vc_arbiter_grant_b0 & (xp_vc0_head0_out_sel == 3'h4)) & (~xp_vc0_head0_drop_sel)) & (xp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign xp_vc_arbiter_grant_and_10 = ((xp_vc_arbiter_grant_b1_2 & (xp_vc1_head0_out_sel == 3'h4)) & (~xp_vc1_head0_drop_sel)) & (xp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign yp_vc_arbiter_grant_and_9 = ((yp_vc_arbiter_grant_b0 & (yp_vc0_head0_out_sel == 3'h4)) & (~yp_vc0_head0_drop_sel)) & (yp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign yp_vc_arbiter_grant_and_10 = ((yp_vc_arbiter_grant_b1_2 & (yp_vc1_head0_out_sel == 3'h4)) & (~yp_vc1_head0_drop_sel)) & (yp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign zp_vc_arbiter_grant_and_9 = ((zp_vc_arbiter_grant_b0 & (zp_vc0_head0_out_sel == 3'h4)) & (~zp_vc0_head0_drop_sel)) & (zp_vc0_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign zp_vc_arbiter_grant_and_10 = ((zp_vc_arbiter_grant_b1_2 & (zp_vc1_head0_out_sel == 3'h4)) & (~zp_vc1_head0_drop_sel)) & (zp_vc1_head0_ovc_sel ? zp_slot_cat_3[12] : zp_slot_cat_3[4]);
-assign zp_vc_arbiter_grant_cat_5 = {({(zp_vc_arbiter_grant_and_9 | zp_vc_arbiter_grant_and_10), (yp_vc_arbiter_grant_and_9 | yp_vc_arbiter_grant_and_10)}), (xp_vc_arbiter_grant_and_9 | xp_vc_arbiter_grant_and_10)};
-assign xp_vc_arbiter_grant_cat_5 = {({zp_vc_arbiter_grant_cat_5, p1_vc0_valid_and_6}), p0_vc0_valid_and_6};
-assign p0_arbiter_or = (p0_arbiter == 3'h0) | ((p0_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])));
-assign p0_arbiter_or_2 = (p0_arbiter_or | ((p0_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])))) | ((p0_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4])));
-assign p0_arbiter_or_3 = (((p0_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat[0])) | (p0_arbiter == 3'h1)) | ((p0_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0])));
-assign p0_arbiter_or_4 = (p0_arbiter_or_3 | ((p0_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0])))) | ((p0_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0])));
-assign p0_arbiter_or_5 = ((((p0_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]))) | ((p0_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat[1]))) | (p0_arbiter == 3'h2)) | ((p0_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1])));
-assign p0_arbiter_and = (p0_arbiter_or_5 | ((p0_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1])))) & xp_vc_arbiter_grant_cat[2];
-assign p0_arbiter_or_6 = ((p0_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2]))) | ((p0_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2])));
-assign p0_arbiter_or_7 = ((p0_arbiter_or_6 | ((p0_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat[2]))) | (p0_arbiter == 3'h3)) | ((p0_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2])));
-assign p0_arbiter_or_8 = ((p0_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]))) | ((p0_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3])));
-assign p0_arbiter_or_9 = (p0_arbiter_or_8 | ((p0_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3])))) | ((p0_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat[3]));
-assign p0_arbiter_cat = {({((p0_arbiter_or_9 | (p0_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat[4]), (p0_arbiter_or_7 & xp_vc_arbiter_grant_cat[3])}), p0_arbiter_and};
-assign p0_arbiter_grant = {({p0_arbiter_cat, (p0_arbiter_or_4 & xp_vc_arbiter_grant_cat[1])}), ((p0_arbiter_or_2 | ((p0_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat[4]))) & xp_vc_arbiter_grant_cat[0])};
-assign for_p0_arbiter_or = (((p0_arbiter_grant[0] ? 3'h1 : 3'h0) | (p0_arbiter_grant[1] ? 3'h2 : 3'h0)) | (p0_arbiter_grant[2] ? 3'h3 : 3'h0)) | (p0_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign p1_arbiter_or = (p1_arbiter == 3'h0) | ((p1_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4])));
-assign p1_arbiter_or_2 = (p1_arbiter_or | ((p1_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4])))) | ((p1_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4])));
-assign p1_arbiter_or_3 = (((p1_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_2[0])) | (p1_arbiter == 3'h1)) | ((p1_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0])));
-assign p1_arbiter_or_4 = (p1_arbiter_or_3 | ((p1_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0])))) | ((p1_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0])));
-assign p1_arbiter_or_5 = ((((p1_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]))) | ((p1_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_2[1]))) | (p1_arbiter == 3'h2)) | ((p1_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1])));
-assign p1_arbiter_and = (p1_arbiter_or_5 | ((p1_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1])))) & xp_vc_arbiter_grant_cat_2[2];
-assign p1_arbiter_or_6 = ((p1_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2]))) | ((p1_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2])));
-assign p1_arbiter_or_7 = ((p1_arbiter_or_6 | ((p1_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_2[2]))) | (p1_arbiter == 3'h3)) | ((p1_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2])));
-assign p1_arbiter_or_8 = ((p1_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3]))) | ((p1_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3])));
-assign p1_arbiter_or_9 = (p1_arbiter_or_8 | ((p1_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3])))) | ((p1_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_2[3]));
-assign p1_arbiter_cat = {({((p1_arbiter_or_9 | (p1_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_2[4]), (p1_arbiter_or_7 & xp_vc_arbiter_grant_cat_2[3])}), p1_arbiter_and};
-assign p1_arbiter_grant = {({p1_arbiter_cat, (p1_arbiter_or_4 & xp_vc_arbiter_grant_cat_2[1])}), ((p1_arbiter_or_2 | ((p1_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_2[4]))) & xp_vc_arbiter_grant_cat_2[0])};
-assign for_p1_arbiter_or = (((p1_arbiter_grant[0] ? 3'h1 : 3'h0) | (p1_arbiter_grant[1] ? 3'h2 : 3'h0)) | (p1_arbiter_grant[2] ? 3'h3 : 3'h0)) | (p1_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign xp_arbiter_or = (xp_arbiter == 3'h0) | ((xp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4])));
-assign xp_arbiter_or_2 = (xp_arbiter_or | ((xp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4])))) | ((xp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4])));
-assign xp_arbiter_or_3 = (((xp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_3[0])) | (xp_arbiter == 3'h1)) | ((xp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0])));
-assign xp_arbiter_or_4 = (xp_arbiter_or_3 | ((xp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0])))) | ((xp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0])));
-assign xp_arbiter_or_5 = ((((xp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]))) | ((xp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_3[1]))) | (xp_arbiter == 3'h2)) | ((xp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1])));
-assign xp_arbiter_and = (xp_arbiter_or_5 | ((xp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1])))) & xp_vc_arbiter_grant_cat_3[2];
-assign xp_arbiter_or_6 = ((xp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2]))) | ((xp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2])));
-assign xp_arbiter_or_7 = ((xp_arbiter_or_6 | ((xp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_3[2]))) | (xp_arbiter == 3'h3)) | ((xp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2])));
-assign xp_arbiter_or_8 = ((xp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3]))) | ((xp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3])));
-assign xp_arbiter_or_9 = (xp_arbiter_or_8 | ((xp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3])))) | ((xp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_3[3]));
-assign xp_arbiter_cat = {({((xp_arbiter_or_9 | (xp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_3[4]), (xp_arbiter_or_7 & xp_vc_arbiter_grant_cat_3[3])}), xp_arbiter_and};
-assign xp_arbiter_grant = {({xp_arbiter_cat, (xp_arbiter_or_4 & xp_vc_arbiter_grant_cat_3[1])}), ((xp_arbiter_or_2 | ((xp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_3[4]))) & xp_vc_arbiter_grant_cat_3[0])};
-assign for_xp_arbiter_or = (((xp_arbiter_grant[0] ? 3'h1 : 3'h0) | (xp_arbiter_grant[1] ? 3'h2 : 3'h0)) | (xp_arbiter_grant[2] ? 3'h3 : 3'h0)) | (xp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign yp_arbiter_or = (yp_arbiter == 3'h0) | ((yp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4])));
-assign yp_arbiter_or_2 = (yp_arbiter_or | ((yp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4])))) | ((yp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4])));
-assign yp_arbiter_or_3 = (((yp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_4[0])) | (yp_arbiter == 3'h1)) | ((yp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0])));
-assign yp_arbiter_or_4 = (yp_arbiter_or_3 | ((yp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0])))) | ((yp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0])));
-assign yp_arbiter_or_5 = ((((yp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]))) | ((yp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_4[1]))) | (yp_arbiter == 3'h2)) | ((yp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1])));
-assign yp_arbiter_and = (yp_arbiter_or_5 | ((yp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1])))) & xp_vc_arbiter_grant_cat_4[2];
-assign yp_arbiter_or_6 = ((yp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2]))) | ((yp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2])));
-assign yp_arbiter_or_7 = ((yp_arbiter_or_6 | ((yp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_4[2]))) | (yp_arbiter == 3'h3)) | ((yp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2])));
-assign yp_arbiter_or_8 = ((yp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3]))) | ((yp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3])));
-assign yp_arbiter_or_9 = (yp_arbiter_or_8 | ((yp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3])))) | ((yp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_4[3]));
-assign yp_arbiter_cat = {({((yp_arbiter_or_9 | (yp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_4[4]), (yp_arbiter_or_7 & xp_vc_arbiter_grant_cat_4[3])}), yp_arbiter_and};
-assign yp_arbiter_grant = {({yp_arbiter_cat, (yp_arbiter_or_4 & xp_vc_arbiter_grant_cat_4[1])}), ((yp_arbiter_or_2 | ((yp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_4[4]))) & xp_vc_arbiter_grant_cat_4[0])};
-assign for_yp_arbiter_or = (((yp_arbiter_grant[0] ? 3'h1 : 3'h0) | (yp_arbiter_grant[1] ? 3'h2 : 3'h0)) | (yp_arbiter_grant[2] ? 3'h3 : 3'h0)) | (yp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign zp_arbiter_or = (zp_arbiter == 3'h0) | ((zp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4])));
-assign zp_arbiter_or_2 = (zp_arbiter_or | ((zp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4])))) | ((zp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4])));
-assign zp_arbiter_or_3 = (((zp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_5[0])) | (zp_arbiter == 3'h1)) | ((zp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0])));
-assign zp_arbiter_or_4 = (zp_arbiter_or_3 | ((zp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0])))) | ((zp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0])));
-assign zp_arbiter_or_5 = ((((zp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]))) | ((zp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_5[1]))) | (zp_arbiter == 3'h2)) | ((zp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1])));
-assign zp_arbiter_and = (zp_arbiter_or_5 | ((zp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1])))) & xp_vc_arbiter_grant_cat_5[2];
-assign zp_arbiter_or_6 = ((zp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2]))) | ((zp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2])));
-assign zp_arbiter_or_7 = ((zp_arbiter_or_6 | ((zp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_5[2]))) | (zp_arbiter == 3'h3)) | ((zp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2])));
-assign zp_arbiter_or_8 = ((zp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3]))) | ((zp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3])));
-assign zp_arbiter_or_9 = (zp_arbiter_or_8 | ((zp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3])))) | ((zp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_5[3]));
-assign zp_arbiter_cat = {({((zp_arbiter_or_9 | (zp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_5[4]), (zp_arbiter_or_7 & xp_vc_arbiter_grant_cat_5[3])}), zp_arbiter_and};
-assign zp_arbiter_grant = {({zp_arbiter_cat, (zp_arbiter_or_4 & xp_vc_arbiter_grant_cat_5[1])}), ((zp_arbiter_or_2 | ((zp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_5[4]))) & xp_vc_arbiter_grant_cat_5[0])};
-assign for_zp_arbiter_or = (((zp_arbiter_grant[0] ? 3'h1 : 3'h0) | (zp_arbiter_grant[1] ? 3'h2 : 3'h0)) | (zp_arbiter_grant[2] ? 3'h3 : 3'h0)) | (zp_arbiter_grant[3] ? 3'h4 : 3'h0);
-assign p0_arbiter_or_10 = (p0_arbiter == 3'h0) | ((p0_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])));
-assign p0_arbiter_or_11 = (p0_arbiter_or_10 | ((p0_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4])))) | ((p0_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4])));
-assign p0_won_at_p0 = (p0_arbiter_or_11 | ((p0_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat[4]))) & xp_vc_arbiter_grant_cat[0];
-assign p1_arbiter_or_10 = (p1_arbiter == 3'h0) | ((p1_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4])));
-assign p1_arbiter_or_11 = (p1_arbiter_or_10 | ((p1_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4])))) | ((p1_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4])));
-assign p1_won_at_p0 = (p1_arbiter_or_11 | ((p1_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_2[4]))) & xp_vc_arbiter_grant_cat_2[0];
-assign xp_arbiter_or_10 = (xp_arbiter == 3'h0) | ((xp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4])));
-assign xp_arbiter_or_11 = (xp_arbiter_or_10 | ((xp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4])))) | ((xp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4])));
-assign xp_won_at_p0 = (xp_arbiter_or_11 | ((xp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_3[4]))) & xp_vc_arbiter_grant_cat_3[0];
-assign yp_arbiter_or_10 = (yp_arbiter == 3'h0) | ((yp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4])));
-assign yp_arbiter_or_11 = (yp_arbiter_or_10 | ((yp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4])))) | ((yp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4])));
-assign yp_won_at_p0 = (yp_arbiter_or_11 | ((yp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_4[4]))) & xp_vc_arbiter_grant_cat_4[0];
-assign zp_arbiter_or_10 = (zp_arbiter == 3'h0) | ((zp_arbiter == 3'h1) & (~(((xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4])));
-assign zp_arbiter_or_11 = (zp_arbiter_or_10 | ((zp_arbiter == 3'h2) & (~((xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4])))) | ((zp_arbiter == 3'h3) & (~(xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4])));
-assign zp_won_at_p0 = (zp_arbiter_or_11 | ((zp_arbiter == 3'h4) & (~xp_vc_arbiter_grant_cat_5[4]))) & xp_vc_arbiter_grant_cat_5[0];
-assign p0_arbiter_or_12 = (((p0_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat[0])) | (p0_arbiter == 3'h1)) | ((p0_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3]) | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0])));
-assign p0_arbiter_or_13 = (p0_arbiter_or_12 | ((p0_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0])))) | ((p0_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0])));
-assign p0_won_at_p1 = p0_arbiter_or_13 & xp_vc_arbiter_grant_cat[1];
-assign p1_arbiter_or_12 = (((p1_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_2[0])) | (p1_arbiter == 3'h1)) | ((p1_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3]) | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0])));
-assign p1_arbiter_or_13 = (p1_arbiter_or_12 | ((p1_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0])))) | ((p1_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0])));
-assign p1_won_at_p1 = p1_arbiter_or_13 & xp_vc_arbiter_grant_cat_2[1];
-assign xp_arbiter_or_12 = (((xp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_3[0])) | (xp_arbiter == 3'h1)) | ((xp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3]) | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0])));
-assign xp_arbiter_or_13 = (xp_arbiter_or_12 | ((xp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0])))) | ((xp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0])));
-assign xp_won_at_p1 = xp_arbiter_or_13 & xp_vc_arbiter_grant_cat_3[1];
-assign yp_arbiter_or_12 = (((yp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_4[0])) | (yp_arbiter == 3'h1)) | ((yp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3]) | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0])));
-assign yp_arbiter_or_13 = (yp_arbiter_or_12 | ((yp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0])))) | ((yp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0])));
-assign yp_won_at_p1 = yp_arbiter_or_13 & xp_vc_arbiter_grant_cat_4[1];
-assign zp_arbiter_or_12 = (((zp_arbiter == 3'h0) & (~xp_vc_arbiter_grant_cat_5[0])) | (zp_arbiter == 3'h1)) | ((zp_arbiter == 3'h2) & (~(((xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3]) | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0])));
-assign zp_arbiter_or_13 = (zp_arbiter_or_12 | ((zp_arbiter == 3'h3) & (~((xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0])))) | ((zp_arbiter == 3'h4) & (~(xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0])));
-assign zp_won_at_p1 = zp_arbiter_or_13 & xp_vc_arbiter_grant_cat_5[1];
-assign p0_arbiter_or_14 = ((((p0_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]))) | ((p0_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat[1]))) | (p0_arbiter == 3'h2)) | ((p0_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat[3] | xp_vc_arbiter_grant_cat[4]) | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1])));
-assign p0_won_at_xp = (p0_arbiter_or_14 | ((p0_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1])))) & xp_vc_arbiter_grant_cat[2];
-assign p1_arbiter_or_14 = ((((p1_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]))) | ((p1_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_2[1]))) | (p1_arbiter == 3'h2)) | ((p1_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_2[3] | xp_vc_arbiter_grant_cat_2[4]) | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1])));
-assign p1_won_at_xp = (p1_arbiter_or_14 | ((p1_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1])))) & xp_vc_arbiter_grant_cat_2[2];
-assign xp_arbiter_or_14 = ((((xp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]))) | ((xp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_3[1]))) | (xp_arbiter == 3'h2)) | ((xp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_3[3] | xp_vc_arbiter_grant_cat_3[4]) | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1])));
-assign xp_won_at_xp = (xp_arbiter_or_14 | ((xp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1])))) & xp_vc_arbiter_grant_cat_3[2];
-assign yp_arbiter_or_14 = ((((yp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]))) | ((yp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_4[1]))) | (yp_arbiter == 3'h2)) | ((yp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_4[3] | xp_vc_arbiter_grant_cat_4[4]) | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1])));
-assign yp_won_at_xp = (yp_arbiter_or_14 | ((yp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1])))) & xp_vc_arbiter_grant_cat_4[2];
-assign zp_arbiter_or_14 = ((((zp_arbiter == 3'h0) & (~(xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]))) | ((zp_arbiter == 3'h1) & (~xp_vc_arbiter_grant_cat_5[1]))) | (zp_arbiter == 3'h2)) | ((zp_arbiter == 3'h3) & (~(((xp_vc_arbiter_grant_cat_5[3] | xp_vc_arbiter_grant_cat_5[4]) | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1])));
-assign zp_won_at_xp = (zp_arbiter_or_14 | ((zp_arbiter == 3'h4) & (~((xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1])))) & xp_vc_arbiter_grant_cat_5[2];
-assign p0_arbiter_or_15 = ((p0_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2]))) | ((p0_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2])));
-assign p0_arbiter_or_16 = ((p0_arbiter_or_15 | ((p0_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat[2]))) | (p0_arbiter == 3'h3)) | ((p0_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat[4] | xp_vc_arbiter_grant_cat[0]) | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2])));
-assign p0_won_at_yp = p0_arbiter_or_16 & xp_vc_arbiter_grant_cat[3];
-assign p1_arbiter_or_15 = ((p1_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2]))) | ((p1_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2])));
-assign p1_arbiter_or_16 = ((p1_arbiter_or_15 | ((p1_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_2[2]))) | (p1_arbiter == 3'h3)) | ((p1_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_2[4] | xp_vc_arbiter_grant_cat_2[0]) | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2])));
-assign p1_won_at_yp = p1_arbiter_or_16 & xp_vc_arbiter_grant_cat_2[3];
-assign xp_arbiter_or_15 = ((xp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2]))) | ((xp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2])));
-assign xp_arbiter_or_16 = ((xp_arbiter_or_15 | ((xp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_3[2]))) | (xp_arbiter == 3'h3)) | ((xp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_3[4] | xp_vc_arbiter_grant_cat_3[0]) | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2])));
-assign xp_won_at_yp = xp_arbiter_or_16 & xp_vc_arbiter_grant_cat_3[3];
-assign yp_arbiter_or_15 = ((yp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2]))) | ((yp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2])));
-assign yp_arbiter_or_16 = ((yp_arbiter_or_15 | ((yp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_4[2]))) | (yp_arbiter == 3'h3)) | ((yp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_4[4] | xp_vc_arbiter_grant_cat_4[0]) | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2])));
-assign yp_won_at_yp = yp_arbiter_or_16 & xp_vc_arbiter_grant_cat_4[3];
-assign zp_arbiter_or_15 = ((zp_arbiter == 3'h0) & (~((xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2]))) | ((zp_arbiter == 3'h1) & (~(xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2])));
-assign zp_arbiter_or_16 = ((zp_arbiter_or_15 | ((zp_arbiter == 3'h2) & (~xp_vc_arbiter_grant_cat_5[2]))) | (zp_arbiter == 3'h3)) | ((zp_arbiter == 3'h4) & (~(((xp_vc_arbiter_grant_cat_5[4] | xp_vc_arbiter_grant_cat_5[0]) | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2])));
-assign zp_won_at_yp = zp_arbiter_or_16 & xp_vc_arbiter_grant_cat_5[3];
-assign p0_arbiter_or_17 = ((p0_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat[0] | xp_vc_arbiter_grant_cat[1]) | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3]))) | ((p0_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat[1] | xp_vc_arbiter_grant_cat[2]) | xp_vc_arbiter_grant_cat[3])));
-assign p0_arbiter_or_18 = (p0_arbiter_or_17 | ((p0_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat[2] | xp_vc_arbiter_grant_cat[3])))) | ((p0_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat[3]));
-assign p0_won_at_zp = (p0_arbiter_or_18 | (p0_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat[4];
-assign p1_arbiter_or_17 = ((p1_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_2[0] | xp_vc_arbiter_grant_cat_2[1]) | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3]))) | ((p1_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_2[1] | xp_vc_arbiter_grant_cat_2[2]) | xp_vc_arbiter_grant_cat_2[3])));
-assign p1_arbiter_or_18 = (p1_arbiter_or_17 | ((p1_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_2[2] | xp_vc_arbiter_grant_cat_2[3])))) | ((p1_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_2[3]));
-assign p1_won_at_zp = (p1_arbiter_or_18 | (p1_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_2[4];
-assign xp_arbiter_or_17 = ((xp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_3[0] | xp_vc_arbiter_grant_cat_3[1]) | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3]))) | ((xp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_3[1] | xp_vc_arbiter_grant_cat_3[2]) | xp_vc_arbiter_grant_cat_3[3])));
-assign xp_arbiter_or_18 = (xp_arbiter_or_17 | ((xp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_3[2] | xp_vc_arbiter_grant_cat_3[3])))) | ((xp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_3[3]));
-assign xp_won_at_zp = (xp_arbiter_or_18 | (xp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_3[4];
-assign yp_arbiter_or_17 = ((yp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_4[0] | xp_vc_arbiter_grant_cat_4[1]) | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3]))) | ((yp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_4[1] | xp_vc_arbiter_grant_cat_4[2]) | xp_vc_arbiter_grant_cat_4[3])));
-assign yp_arbiter_or_18 = (yp_arbiter_or_17 | ((yp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_4[2] | xp_vc_arbiter_grant_cat_4[3])))) | ((yp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_4[3]));
-assign yp_won_at_zp = (yp_arbiter_or_18 | (yp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_4[4];
-assign zp_arbiter_or_17 = ((zp_arbiter == 3'h0) & (~(((xp_vc_arbiter_grant_cat_5[0] | xp_vc_arbiter_grant_cat_5[1]) | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3]))) | ((zp_arbiter == 3'h1) & (~((xp_vc_arbiter_grant_cat_5[1] | xp_vc_arbiter_grant_cat_5[2]) | xp_vc_arbiter_grant_cat_5[3])));
-assign zp_arbiter_or_18 = (zp_arbiter_or_17 | ((zp_arbiter == 3'h2) & (~(xp_vc_arbiter_grant_cat_5[2] | xp_vc_arbiter_grant_cat_5[3])))) | ((zp_arbiter == 3'h3) & (~xp_vc_arbiter_grant_cat_5[3]));
-assign zp_won_at_zp = (zp_arbiter_or_18 | (zp_arbiter == 3'h4)) & xp_vc_arbiter_grant_cat_5[4];
-assign p0_busy_or = ((p0_busy_and_2 & p0_cur_out_and) | (p1_busy_and_2 & p1_cur_out_and)) | (xp_busy_and_2 & xp_cur_out_and);
-assign p0_busy_or_2 = ((p0_busy_and_2 & p0_cur_out_and_2) | (p1_busy_and_2 & p1_cur_out_and_2)) | (xp_busy_and_2 & xp_cur_out_and_2);
-assign p0_busy_or_3 = ((p0_busy_and_2 & p0_cur_out_and_3) | (p1_busy_and_2 & p1_cur_out_and_3)) | (xp_busy_and_2 & xp_cur_out_and_3);
-assign p0_busy_or_4 = ((p0_busy_and_2 & p0_cur_out_and_4) | (p1_busy_and_2 & p1_cur_out_and_4)) | (xp_busy_and_2 & xp_cur_out_and_4);
-assign p0_busy_or_5 = ((p0_busy_and_2 & p0_cur_out_and_5) | (p1_busy_and_2 & p1_cur_out_and_5)) | (xp_busy_and_2 & xp_cur_out_and_5);
+assign p0_vc0_asks_p0 = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h0) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign p1_vc0_asks_p0 = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h0) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign xp_vc0_asks_p0 = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h0) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign xp_vc1_asks_p0 = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h0) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign yp_vc0_asks_p0 = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h0) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign yp_vc1_asks_p0 = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h0) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign zp_vc0_asks_p0 = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h0) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign zp_vc1_asks_p0 = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h0) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[8] : zp_slot_cat_2[0]);
+assign zp_vc0_asks_p0_cat = {(zp_vc0_asks_p0 | zp_vc1_asks_p0), (yp_vc0_asks_p0 | yp_vc1_asks_p0),
+    (xp_vc0_asks_p0 | xp_vc1_asks_p0), p1_vc0_asks_p0, p0_vc0_asks_p0};
+assign p0_vc0_asks_p1 = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h1) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign p1_vc0_asks_p1 = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h1) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign xp_vc0_asks_p1 = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h1) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign xp_vc1_asks_p1 = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h1) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign yp_vc0_asks_p1 = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h1) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign yp_vc1_asks_p1 = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h1) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign zp_vc0_asks_p1 = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h1) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign zp_vc1_asks_p1 = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h1) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[9] : zp_slot_cat_2[1]);
+assign zp_vc0_asks_p1_cat = {(zp_vc0_asks_p1 | zp_vc1_asks_p1), (yp_vc0_asks_p1 | yp_vc1_asks_p1),
+    (xp_vc0_asks_p1 | xp_vc1_asks_p1), p1_vc0_asks_p1, p0_vc0_asks_p1};
+assign p0_vc0_asks_xp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h2) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign p1_vc0_asks_xp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h2) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign xp_vc0_asks_xp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h2) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign xp_vc1_asks_xp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h2) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign yp_vc0_asks_xp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h2) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign yp_vc1_asks_xp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h2) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign zp_vc0_asks_xp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h2) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign zp_vc1_asks_xp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h2) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[10] : zp_slot_cat_2[2]);
+assign zp_vc0_asks_xp_cat = {(zp_vc0_asks_xp | zp_vc1_asks_xp), (yp_vc0_asks_xp | yp_vc1_asks_xp),
+    (xp_vc0_asks_xp | xp_vc1_asks_xp), p1_vc0_asks_xp, p0_vc0_asks_xp};
+assign p0_vc0_asks_yp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h3) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign p1_vc0_asks_yp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h3) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign xp_vc0_asks_yp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h3) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign xp_vc1_asks_yp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h3) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign yp_vc0_asks_yp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h3) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign yp_vc1_asks_yp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h3) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign zp_vc0_asks_yp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h3) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign zp_vc1_asks_yp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h3) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[11] : zp_slot_cat_2[3]);
+assign zp_vc0_asks_yp_cat = {(zp_vc0_asks_yp | zp_vc1_asks_yp), (yp_vc0_asks_yp | yp_vc1_asks_yp),
+    (xp_vc0_asks_yp | xp_vc1_asks_yp), p1_vc0_asks_yp, p0_vc0_asks_yp};
+assign p0_vc0_asks_zp = p0_vc0_valid_and & (p0_vc0_head0_out_sel == 3'h4) & (~p0_vc0_head0_drop_sel) &
+    (p0_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign p1_vc0_asks_zp = p1_vc0_valid_and & (p1_vc0_head0_out_sel == 3'h4) & (~p1_vc0_head0_drop_sel) &
+    (p1_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign xp_vc0_asks_zp = xp_vc_arbiter_grant[0] & (xp_vc0_head0_out_sel == 3'h4) & (~xp_vc0_head0_drop_sel) &
+    (xp_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign xp_vc1_asks_zp = xp_vc_arbiter_grant[1] & (xp_vc1_head0_out_sel == 3'h4) & (~xp_vc1_head0_drop_sel) &
+    (xp_vc1_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign yp_vc0_asks_zp = yp_vc_arbiter_grant[0] & (yp_vc0_head0_out_sel == 3'h4) & (~yp_vc0_head0_drop_sel) &
+    (yp_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign yp_vc1_asks_zp = yp_vc_arbiter_grant[1] & (yp_vc1_head0_out_sel == 3'h4) & (~yp_vc1_head0_drop_sel) &
+    (yp_vc1_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign zp_vc0_asks_zp = zp_vc_arbiter_grant[0] & (zp_vc0_head0_out_sel == 3'h4) & (~zp_vc0_head0_drop_sel) &
+    (zp_vc0_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign zp_vc1_asks_zp = zp_vc_arbiter_grant[1] & (zp_vc1_head0_out_sel == 3'h4) & (~zp_vc1_head0_drop_sel) &
+    (zp_vc1_head0_ovc_sel ? zp_slot_cat_2[12] : zp_slot_cat_2[4]);
+assign zp_vc0_asks_zp_cat = {(zp_vc0_asks_zp | zp_vc1_asks_zp), (yp_vc0_asks_zp | yp_vc1_asks_zp),
+    (xp_vc0_asks_zp | xp_vc1_asks_zp), p1_vc0_asks_zp, p0_vc0_asks_zp};
+assign p0_arbiter_turn_p0 = (p0_arbiter == 3'h0) |
+    ((p0_arbiter == 3'h1) &
+    (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h2) & (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h3) & (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h4) & (~zp_vc0_asks_p0_cat[4]));
+assign p0_arbiter_turn_p1 = ((p0_arbiter == 3'h0) & (~zp_vc0_asks_p0_cat[0])) | (p0_arbiter == 3'h1) |
+    ((p0_arbiter == 3'h2) &
+    (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
+    ((p0_arbiter == 3'h3) & (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
+    ((p0_arbiter == 3'h4) & (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0])));
+assign p0_arbiter_turn_xp = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
+    ((p0_arbiter == 3'h1) & (~zp_vc0_asks_p0_cat[1])) | (p0_arbiter == 3'h2) |
+    ((p0_arbiter == 3'h3) &
+    (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
+    ((p0_arbiter == 3'h4) & (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1])));
+assign p0_arbiter_turn_yp = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
+    ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
+    ((p0_arbiter == 3'h2) & (~zp_vc0_asks_p0_cat[2])) | (p0_arbiter == 3'h3) |
+    ((p0_arbiter == 3'h4) &
+    (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2])));
+assign p0_arbiter_turn_zp = ((p0_arbiter == 3'h0) &
+    (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h2) & (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h3) & (~zp_vc0_asks_p0_cat[3])) | (p0_arbiter == 3'h4);
+assign p0_arbiter_grant = {(p0_arbiter_turn_zp & zp_vc0_asks_p0_cat[4]), (p0_arbiter_turn_yp & zp_vc0_asks_p0_cat[3]),
+    (p0_arbiter_turn_xp & zp_vc0_asks_p0_cat[2]), (p0_arbiter_turn_p1 & zp_vc0_asks_p0_cat[1]),
+    (p0_arbiter_turn_p0 & zp_vc0_asks_p0_cat[0])};
+assign for_p0_arbiter_or = (p0_arbiter_grant[0] ? 3'h1 : 3'h0) | (p0_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (p0_arbiter_grant[2] ? 3'h3 : 3'h0) | (p0_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign p1_arbiter_turn_p0 = (p1_arbiter == 3'h0) |
+    ((p1_arbiter == 3'h1) &
+    (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h4) & (~zp_vc0_asks_p1_cat[4]));
+assign p1_arbiter_turn_p1 = ((p1_arbiter == 3'h0) & (~zp_vc0_asks_p1_cat[0])) | (p1_arbiter == 3'h1) |
+    ((p1_arbiter == 3'h2) &
+    (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
+    ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
+    ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0])));
+assign p1_arbiter_turn_xp = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
+    ((p1_arbiter == 3'h1) & (~zp_vc0_asks_p1_cat[1])) | (p1_arbiter == 3'h2) |
+    ((p1_arbiter == 3'h3) &
+    (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
+    ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1])));
+assign p1_arbiter_turn_yp = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2]))) |
+    ((p1_arbiter == 3'h1) & (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2]))) |
+    ((p1_arbiter == 3'h2) & (~zp_vc0_asks_p1_cat[2])) | (p1_arbiter == 3'h3) |
+    ((p1_arbiter == 3'h4) &
+    (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2])));
+assign p1_arbiter_turn_zp = ((p1_arbiter == 3'h0) &
+    (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h1) & (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h3) & (~zp_vc0_asks_p1_cat[3])) | (p1_arbiter == 3'h4);
+assign p1_arbiter_grant = {(p1_arbiter_turn_zp & zp_vc0_asks_p1_cat[4]), (p1_arbiter_turn_yp & zp_vc0_asks_p1_cat[3]),
+    (p1_arbiter_turn_xp & zp_vc0_asks_p1_cat[2]), (p1_arbiter_turn_p1 & zp_vc0_asks_p1_cat[1]),
+    (p1_arbiter_turn_p0 & zp_vc0_asks_p1_cat[0])};
+assign for_p1_arbiter_or = (p1_arbiter_grant[0] ? 3'h1 : 3'h0) | (p1_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (p1_arbiter_grant[2] ? 3'h3 : 3'h0) | (p1_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign xp_arbiter_turn_p0 = (xp_arbiter == 3'h0) |
+    ((xp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h4) & (~zp_vc0_asks_xp_cat[4]));
+assign xp_arbiter_turn_p1 = ((xp_arbiter == 3'h0) & (~zp_vc0_asks_xp_cat[0])) | (xp_arbiter == 3'h1) |
+    ((xp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
+    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
+    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0])));
+assign xp_arbiter_turn_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 3'h1) & (~zp_vc0_asks_xp_cat[1])) | (xp_arbiter == 3'h2) |
+    ((xp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1])));
+assign xp_arbiter_turn_yp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 3'h2) & (~zp_vc0_asks_xp_cat[2])) | (xp_arbiter == 3'h3) |
+    ((xp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2])));
+assign xp_arbiter_turn_zp = ((xp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h3) & (~zp_vc0_asks_xp_cat[3])) | (xp_arbiter == 3'h4);
+assign xp_arbiter_grant = {(xp_arbiter_turn_zp & zp_vc0_asks_xp_cat[4]), (xp_arbiter_turn_yp & zp_vc0_asks_xp_cat[3]),
+    (xp_arbiter_turn_xp & zp_vc0_asks_xp_cat[2]), (xp_arbiter_turn_p1 & zp_vc0_asks_xp_cat[1]),
+    (xp_arbiter_turn_p0 & zp_vc0_asks_xp_cat[0])};
+assign for_xp_arbiter_or = (xp_arbiter_grant[0] ? 3'h1 : 3'h0) | (xp_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (xp_arbiter_grant[2] ? 3'h3 : 3'h0) | (xp_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign yp_arbiter_turn_p0 = (yp_arbiter == 3'h0) |
+    ((yp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h4) & (~zp_vc0_asks_yp_cat[4]));
+assign yp_arbiter_turn_p1 = ((yp_arbiter == 3'h0) & (~zp_vc0_asks_yp_cat[0])) | (yp_arbiter == 3'h1) |
+    ((yp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0])));
+assign yp_arbiter_turn_xp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 3'h1) & (~zp_vc0_asks_yp_cat[1])) | (yp_arbiter == 3'h2) |
+    ((yp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1])));
+assign yp_arbiter_turn_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 3'h2) & (~zp_vc0_asks_yp_cat[2])) | (yp_arbiter == 3'h3) |
+    ((yp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2])));
+assign yp_arbiter_turn_zp = ((yp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h3) & (~zp_vc0_asks_yp_cat[3])) | (yp_arbiter == 3'h4);
+assign yp_arbiter_grant = {(yp_arbiter_turn_zp & zp_vc0_asks_yp_cat[4]), (yp_arbiter_turn_yp & zp_vc0_asks_yp_cat[3]),
+    (yp_arbiter_turn_xp & zp_vc0_asks_yp_cat[2]), (yp_arbiter_turn_p1 & zp_vc0_asks_yp_cat[1]),
+    (yp_arbiter_turn_p0 & zp_vc0_asks_yp_cat[0])};
+assign for_yp_arbiter_or = (yp_arbiter_grant[0] ? 3'h1 : 3'h0) | (yp_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (yp_arbiter_grant[2] ? 3'h3 : 3'h0) | (yp_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign zp_arbiter_turn_p0 = (zp_arbiter == 3'h0) |
+    ((zp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h4) & (~zp_vc0_asks_zp_cat[4]));
+assign zp_arbiter_turn_p1 = ((zp_arbiter == 3'h0) & (~zp_vc0_asks_zp_cat[0])) | (zp_arbiter == 3'h1) |
+    ((zp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0])));
+assign zp_arbiter_turn_xp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 3'h1) & (~zp_vc0_asks_zp_cat[1])) | (zp_arbiter == 3'h2) |
+    ((zp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1])));
+assign zp_arbiter_turn_yp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 3'h2) & (~zp_vc0_asks_zp_cat[2])) | (zp_arbiter == 3'h3) |
+    ((zp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2])));
+assign zp_arbiter_turn_zp = ((zp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h3) & (~zp_vc0_asks_zp_cat[3])) | (zp_arbiter == 3'h4);
+assign zp_arbiter_grant = {(zp_arbiter_turn_zp & zp_vc0_asks_zp_cat[4]), (zp_arbiter_turn_yp & zp_vc0_asks_zp_cat[3]),
+    (zp_arbiter_turn_xp & zp_vc0_asks_zp_cat[2]), (zp_arbiter_turn_p1 & zp_vc0_asks_zp_cat[1]),
+    (zp_arbiter_turn_p0 & zp_vc0_asks_zp_cat[0])};
+assign for_zp_arbiter_or = (zp_arbiter_grant[0] ? 3'h1 : 3'h0) | (zp_arbiter_grant[1] ? 3'h2 : 3'h0) |
+    (zp_arbiter_grant[2] ? 3'h3 : 3'h0) | (zp_arbiter_grant[3] ? 3'h4 : 3'h0);
+assign p0_turn_at_p0 = (p0_arbiter == 3'h0) |
+    ((p0_arbiter == 3'h1) &
+    (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h2) & (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h3) & (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4]))) |
+    ((p0_arbiter == 3'h4) & (~zp_vc0_asks_p0_cat[4]));
+assign p0_won_at_p0 = p0_turn_at_p0 & zp_vc0_asks_p0_cat[0];
+assign p0_turn_at_p1 = (p1_arbiter == 3'h0) |
+    ((p1_arbiter == 3'h1) &
+    (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4]))) |
+    ((p1_arbiter == 3'h4) & (~zp_vc0_asks_p1_cat[4]));
+assign p1_won_at_p0 = p0_turn_at_p1 & zp_vc0_asks_p1_cat[0];
+assign p0_turn_at_xp = (xp_arbiter == 3'h0) |
+    ((xp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4]))) |
+    ((xp_arbiter == 3'h4) & (~zp_vc0_asks_xp_cat[4]));
+assign xp_won_at_p0 = p0_turn_at_xp & zp_vc0_asks_xp_cat[0];
+assign p0_turn_at_yp = (yp_arbiter == 3'h0) |
+    ((yp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4]))) |
+    ((yp_arbiter == 3'h4) & (~zp_vc0_asks_yp_cat[4]));
+assign yp_won_at_p0 = p0_turn_at_yp & zp_vc0_asks_yp_cat[0];
+assign p0_turn_at_zp = (zp_arbiter == 3'h0) |
+    ((zp_arbiter == 3'h1) &
+    (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4]))) |
+    ((zp_arbiter == 3'h4) & (~zp_vc0_asks_zp_cat[4]));
+assign zp_won_at_p0 = p0_turn_at_zp & zp_vc0_asks_zp_cat[0];
+assign p1_turn_at_p0 = ((p0_arbiter == 3'h0) & (~zp_vc0_asks_p0_cat[0])) | (p0_arbiter == 3'h1) |
+    ((p0_arbiter == 3'h2) &
+    (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
+    ((p0_arbiter == 3'h3) & (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0]))) |
+    ((p0_arbiter == 3'h4) & (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0])));
+assign p0_won_at_p1 = p1_turn_at_p0 & zp_vc0_asks_p0_cat[1];
+assign p1_turn_at_p1 = ((p1_arbiter == 3'h0) & (~zp_vc0_asks_p1_cat[0])) | (p1_arbiter == 3'h1) |
+    ((p1_arbiter == 3'h2) &
+    (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
+    ((p1_arbiter == 3'h3) & (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0]))) |
+    ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0])));
+assign p1_won_at_p1 = p1_turn_at_p1 & zp_vc0_asks_p1_cat[1];
+assign p1_turn_at_xp = ((xp_arbiter == 3'h0) & (~zp_vc0_asks_xp_cat[0])) | (xp_arbiter == 3'h1) |
+    ((xp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
+    ((xp_arbiter == 3'h3) & (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0]))) |
+    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0])));
+assign xp_won_at_p1 = p1_turn_at_xp & zp_vc0_asks_xp_cat[1];
+assign p1_turn_at_yp = ((yp_arbiter == 3'h0) & (~zp_vc0_asks_yp_cat[0])) | (yp_arbiter == 3'h1) |
+    ((yp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 3'h3) & (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0]))) |
+    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0])));
+assign yp_won_at_p1 = p1_turn_at_yp & zp_vc0_asks_yp_cat[1];
+assign p1_turn_at_zp = ((zp_arbiter == 3'h0) & (~zp_vc0_asks_zp_cat[0])) | (zp_arbiter == 3'h1) |
+    ((zp_arbiter == 3'h2) &
+    (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 3'h3) & (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0]))) |
+    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0])));
+assign zp_won_at_p1 = p1_turn_at_zp & zp_vc0_asks_zp_cat[1];
+assign xp_turn_at_p0 = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
+    ((p0_arbiter == 3'h1) & (~zp_vc0_asks_p0_cat[1])) | (p0_arbiter == 3'h2) |
+    ((p0_arbiter == 3'h3) &
+    (~(zp_vc0_asks_p0_cat[3] | zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1]))) |
+    ((p0_arbiter == 3'h4) & (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1])));
+assign p0_won_at_xp = xp_turn_at_p0 & zp_vc0_asks_p0_cat[2];
+assign xp_turn_at_p1 = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
+    ((p1_arbiter == 3'h1) & (~zp_vc0_asks_p1_cat[1])) | (p1_arbiter == 3'h2) |
+    ((p1_arbiter == 3'h3) &
+    (~(zp_vc0_asks_p1_cat[3] | zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1]))) |
+    ((p1_arbiter == 3'h4) & (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1])));
+assign p1_won_at_xp = xp_turn_at_p1 & zp_vc0_asks_p1_cat[2];
+assign xp_turn_at_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 3'h1) & (~zp_vc0_asks_xp_cat[1])) | (xp_arbiter == 3'h2) |
+    ((xp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_xp_cat[3] | zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1]))) |
+    ((xp_arbiter == 3'h4) & (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1])));
+assign xp_won_at_xp = xp_turn_at_xp & zp_vc0_asks_xp_cat[2];
+assign xp_turn_at_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 3'h1) & (~zp_vc0_asks_yp_cat[1])) | (yp_arbiter == 3'h2) |
+    ((yp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_yp_cat[3] | zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1]))) |
+    ((yp_arbiter == 3'h4) & (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1])));
+assign yp_won_at_xp = xp_turn_at_yp & zp_vc0_asks_yp_cat[2];
+assign xp_turn_at_zp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 3'h1) & (~zp_vc0_asks_zp_cat[1])) | (zp_arbiter == 3'h2) |
+    ((zp_arbiter == 3'h3) &
+    (~(zp_vc0_asks_zp_cat[3] | zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1]))) |
+    ((zp_arbiter == 3'h4) & (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1])));
+assign zp_won_at_xp = xp_turn_at_zp & zp_vc0_asks_zp_cat[2];
+assign yp_turn_at_p0 = ((p0_arbiter == 3'h0) & (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
+    ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2]))) |
+    ((p0_arbiter == 3'h2) & (~zp_vc0_asks_p0_cat[2])) | (p0_arbiter == 3'h3) |
+    ((p0_arbiter == 3'h4) &
+    (~(zp_vc0_asks_p0_cat[4] | zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2])));
+assign p0_won_at_yp = yp_turn_at_p0 & zp_vc0_asks_p0_cat[3];
+assign yp_turn_at_p1 = ((p1_arbiter == 3'h0) & (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2]))) |
+    ((p1_arbiter == 3'h1) & (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2]))) |
+    ((p1_arbiter == 3'h2) & (~zp_vc0_asks_p1_cat[2])) | (p1_arbiter == 3'h3) |
+    ((p1_arbiter == 3'h4) &
+    (~(zp_vc0_asks_p1_cat[4] | zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2])));
+assign p1_won_at_yp = yp_turn_at_p1 & zp_vc0_asks_p1_cat[3];
+assign yp_turn_at_xp = ((xp_arbiter == 3'h0) & (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2]))) |
+    ((xp_arbiter == 3'h2) & (~zp_vc0_asks_xp_cat[2])) | (xp_arbiter == 3'h3) |
+    ((xp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_xp_cat[4] | zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2])));
+assign xp_won_at_yp = yp_turn_at_xp & zp_vc0_asks_xp_cat[3];
+assign yp_turn_at_yp = ((yp_arbiter == 3'h0) & (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2]))) |
+    ((yp_arbiter == 3'h2) & (~zp_vc0_asks_yp_cat[2])) | (yp_arbiter == 3'h3) |
+    ((yp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_yp_cat[4] | zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2])));
+assign yp_won_at_yp = yp_turn_at_yp & zp_vc0_asks_yp_cat[3];
+assign yp_turn_at_zp = ((zp_arbiter == 3'h0) & (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2]))) |
+    ((zp_arbiter == 3'h2) & (~zp_vc0_asks_zp_cat[2])) | (zp_arbiter == 3'h3) |
+    ((zp_arbiter == 3'h4) &
+    (~(zp_vc0_asks_zp_cat[4] | zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2])));
+assign zp_won_at_yp = yp_turn_at_zp & zp_vc0_asks_zp_cat[3];
+assign zp_turn_at_p0 = ((p0_arbiter == 3'h0) &
+    (~(zp_vc0_asks_p0_cat[0] | zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h1) & (~(zp_vc0_asks_p0_cat[1] | zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h2) & (~(zp_vc0_asks_p0_cat[2] | zp_vc0_asks_p0_cat[3]))) |
+    ((p0_arbiter == 3'h3) & (~zp_vc0_asks_p0_cat[3])) | (p0_arbiter == 3'h4);
+assign p0_won_at_zp = zp_turn_at_p0 & zp_vc0_asks_p0_cat[4];
+assign zp_turn_at_p1 = ((p1_arbiter == 3'h0) &
+    (~(zp_vc0_asks_p1_cat[0] | zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h1) & (~(zp_vc0_asks_p1_cat[1] | zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h2) & (~(zp_vc0_asks_p1_cat[2] | zp_vc0_asks_p1_cat[3]))) |
+    ((p1_arbiter == 3'h3) & (~zp_vc0_asks_p1_cat[3])) | (p1_arbiter == 3'h4);
+assign p1_won_at_zp = zp_turn_at_p1 & zp_vc0_asks_p1_cat[4];
+assign zp_turn_at_xp = ((xp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_xp_cat[0] | zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h1) & (~(zp_vc0_asks_xp_cat[1] | zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h2) & (~(zp_vc0_asks_xp_cat[2] | zp_vc0_asks_xp_cat[3]))) |
+    ((xp_arbiter == 3'h3) & (~zp_vc0_asks_xp_cat[3])) | (xp_arbiter == 3'h4);
+assign xp_won_at_zp = zp_turn_at_xp & zp_vc0_asks_xp_cat[4];
+assign zp_turn_at_yp = ((yp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_yp_cat[0] | zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h1) & (~(zp_vc0_asks_yp_cat[1] | zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h2) & (~(zp_vc0_asks_yp_cat[2] | zp_vc0_asks_yp_cat[3]))) |
+    ((yp_arbiter == 3'h3) & (~zp_vc0_asks_yp_cat[3])) | (yp_arbiter == 3'h4);
+assign yp_won_at_zp = zp_turn_at_yp & zp_vc0_asks_yp_cat[4];
+assign zp_turn_at_zp = ((zp_arbiter == 3'h0) &
+    (~(zp_vc0_asks_zp_cat[0] | zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h1) & (~(zp_vc0_asks_zp_cat[1] | zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h2) & (~(zp_vc0_asks_zp_cat[2] | zp_vc0_asks_zp_cat[3]))) |
+    ((zp_arbiter == 3'h3) & (~zp_vc0_asks_zp_cat[3])) | (zp_arbiter == 3'h4);
+assign zp_won_at_zp = zp_turn_at_zp & zp_vc0_asks_zp_cat[4];
+assign p0_busy_or = (p0_busy_and_2 & p0_holds_p0) | (p1_busy_and_2 & p1_holds_p0) | (xp_busy_and_2 & xp_holds_p0) |
+    (yp_busy_and_2 & yp_holds_p0) | (zp_busy_and_2 & zp_holds_p0);
+assign p0_busy_or_2 = (p0_busy_and_2 & p0_holds_p1) | (p1_busy_and_2 & p1_holds_p1) | (xp_busy_and_2 & xp_holds_p1) |
+    (yp_busy_and_2 & yp_holds_p1) | (zp_busy_and_2 & zp_holds_p1);
+assign p0_busy_or_3 = (p0_busy_and_2 & p0_holds_xp) | (p1_busy_and_2 & p1_holds_xp) | (xp_busy_and_2 & xp_holds_xp) |
+    (yp_busy_and_2 & yp_holds_xp) | (zp_busy_and_2 & zp_holds_xp);
+assign p0_busy_or_4 = (p0_busy_and_2 & p0_holds_yp) | (p1_busy_and_2 & p1_holds_yp) | (xp_busy_and_2 & xp_holds_yp) |
+    (yp_busy_and_2 & yp_holds_yp) | (zp_busy_and_2 & zp_holds_yp);
+assign p0_busy_or_5 = (p0_busy_and_2 & p0_holds_zp) | (p1_busy_and_2 & p1_holds_zp) | (xp_busy_and_2 & xp_holds_zp) |
+    (yp_busy_and_2 & yp_holds_zp) | (zp_busy_and_2 & zp_holds_zp);
 
 // ---- allocation: the schedule for the next cycle ----
-assign p0_won_at_p0_or = ((((p0_won_at_p0 | p1_won_at_p0) | xp_won_at_p0) | yp_won_at_p0) | zp_won_at_p0) | (p0_vc0_valid_and & p0_vc0_head0_drop_sel);
+assign p0_won_at_p0_or = p0_won_at_p0 | p1_won_at_p0 | xp_won_at_p0 | yp_won_at_p0 | zp_won_at_p0 |
+    (p0_vc0_valid_and & p0_vc0_head0_drop_sel);
 assign p0_busy_or_6 = p0_busy_and | p0_won_at_p0_or;
-assign p0_won_at_p1_or = ((((p0_won_at_p1 | p1_won_at_p1) | xp_won_at_p1) | yp_won_at_p1) | zp_won_at_p1) | (p1_vc0_valid_and & p1_vc0_head0_drop_sel);
+assign p0_won_at_p1_or = p0_won_at_p1 | p1_won_at_p1 | xp_won_at_p1 | yp_won_at_p1 | zp_won_at_p1 |
+    (p1_vc0_valid_and & p1_vc0_head0_drop_sel);
 assign p1_busy_or = p1_busy_and | p0_won_at_p1_or;
-assign p0_won_at_xp_or = ((((p0_won_at_xp | p1_won_at_xp) | xp_won_at_xp) | yp_won_at_xp) | zp_won_at_xp) | ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_drop_sel_2);
+assign p0_won_at_xp_or = p0_won_at_xp | p1_won_at_xp | xp_won_at_xp | yp_won_at_xp | zp_won_at_xp |
+    ((xp_vc0_valid_and | xp_vc1_valid_and) & xp_vc1_head0_drop_sel_2);
 assign xp_busy_or = xp_busy_and | p0_won_at_xp_or;
-assign xp_cur_vc_sel = xp_busy ? xp_cur_vc : xp_vc_arbiter_grant_b1;
+assign xp_cur_vc_sel = xp_busy ? xp_cur_vc : xp_vc_arbiter_grant[1];
 assign xp_vc1_head0_last_sel_3 = xp_cur_vc_sel ? xp_vc1_head0_last_sel : xp_vc0_head0_last_sel;
-assign p0_won_at_yp_or = ((((p0_won_at_yp | p1_won_at_yp) | xp_won_at_yp) | yp_won_at_yp) | zp_won_at_yp) | ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
+assign p0_won_at_yp_or = p0_won_at_yp | p1_won_at_yp | xp_won_at_yp | yp_won_at_yp | zp_won_at_yp |
+    ((yp_vc0_valid_and | yp_vc1_valid_and) & yp_vc1_head0_drop_sel_2);
 assign yp_busy_or = yp_busy_and | p0_won_at_yp_or;
-assign yp_cur_vc_sel = yp_busy ? yp_cur_vc : yp_vc_arbiter_grant_b1;
+assign yp_cur_vc_sel = yp_busy ? yp_cur_vc : yp_vc_arbiter_grant[1];
 assign yp_vc1_head0_last_sel_3 = yp_cur_vc_sel ? yp_vc1_head0_last_sel : yp_vc0_head0_last_sel;
-assign p0_won_at_zp_or = ((((p0_won_at_zp | p1_won_at_zp) | xp_won_at_zp) | yp_won_at_zp) | zp_won_at_zp) | ((zp_vc0_valid_and | zp_vc1_valid_and) & zp_vc1_head0_drop_sel_2);
+assign p0_won_at_zp_or = p0_won_at_zp | p1_won_at_zp | xp_won_at_zp | yp_won_at_zp | zp_won_at_zp |
+    ((zp_vc0_valid_and | zp_vc1_valid_and) & zp_vc1_head0_drop_sel_2);
 assign zp_busy_or = zp_busy_and | p0_won_at_zp_or;
-assign zp_cur_vc_sel = zp_busy ? zp_cur_vc : zp_vc_arbiter_grant_b1;
+assign zp_cur_vc_sel = zp_busy ? zp_cur_vc : zp_vc_arbiter_grant[1];
 assign zp_vc1_head0_last_sel_3 = zp_cur_vc_sel ? zp_vc1_head0_last_sel : zp_vc0_head0_last_sel;
-assign zp_busy_cat_6 = {((zp_busy_and & zp_cur_out_and) | p0_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and) | p0_arbiter_grant[3])};
-assign zp_busy_cat_7 = {({zp_busy_cat_6, ((xp_busy_and & xp_cur_out_and) | p0_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and) | p0_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_6 = ((p0_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (p0_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (p0_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_7 = (p0_vc0_head0_ovc_or_6 | (p0_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (p0_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_6 = ((p0_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (p0_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (p0_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_7 = (p0_vc0_head0_flits_or_6 | (p0_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (p0_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign p0_owned_and = p0_owned & (~((p0_busy_or | (yp_busy_and_2 & yp_cur_out_and)) | (zp_busy_and_2 & zp_cur_out_and)));
-assign p0_arbiter_grant_or = ((p0_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (p0_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (p0_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign p0_arbiter_grant_or_2 = (p0_arbiter_grant_or | (p0_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (p0_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_8 = {((zp_busy_and & zp_cur_out_and_2) | p1_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_2) | p1_arbiter_grant[3])};
-assign zp_busy_cat_9 = {({zp_busy_cat_8, ((xp_busy_and & xp_cur_out_and_2) | p1_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_2) | p1_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_8 = ((p1_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (p1_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (p1_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_9 = (p0_vc0_head0_ovc_or_8 | (p1_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (p1_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_8 = ((p1_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (p1_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (p1_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_9 = (p0_vc0_head0_flits_or_8 | (p1_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (p1_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign p1_owned_and = p1_owned & (~((p0_busy_or_2 | (yp_busy_and_2 & yp_cur_out_and_2)) | (zp_busy_and_2 & zp_cur_out_and_2)));
-assign p1_arbiter_grant_or = ((p1_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (p1_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (p1_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign p1_arbiter_grant_or_2 = (p1_arbiter_grant_or | (p1_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (p1_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_10 = {((zp_busy_and & zp_cur_out_and_3) | xp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_3) | xp_arbiter_grant[3])};
-assign zp_busy_cat_11 = {({zp_busy_cat_10, ((xp_busy_and & xp_cur_out_and_3) | xp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_3) | xp_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_10 = ((xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_11 = (p0_vc0_head0_ovc_or_10 | (xp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (xp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_10 = ((xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_11 = (p0_vc0_head0_flits_or_10 | (xp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (xp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign xp_owned_and = xp_owned & (~((p0_busy_or_3 | (yp_busy_and_2 & yp_cur_out_and_3)) | (zp_busy_and_2 & zp_cur_out_and_3)));
-assign xp_arbiter_grant_or = ((xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign xp_arbiter_grant_or_2 = (xp_arbiter_grant_or | (xp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (xp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_12 = {((zp_busy_and & zp_cur_out_and_4) | yp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_4) | yp_arbiter_grant[3])};
-assign zp_busy_cat_13 = {({zp_busy_cat_12, ((xp_busy_and & xp_cur_out_and_4) | yp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_4) | yp_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_12 = ((yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_13 = (p0_vc0_head0_ovc_or_12 | (yp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (yp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_12 = ((yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (yp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_13 = (p0_vc0_head0_flits_or_12 | (yp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (yp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign yp_owned_and = yp_owned & (~((p0_busy_or_4 | (yp_busy_and_2 & yp_cur_out_and_4)) | (zp_busy_and_2 & zp_cur_out_and_4)));
-assign yp_arbiter_grant_or = ((yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (yp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign yp_arbiter_grant_or_2 = (yp_arbiter_grant_or | (yp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (yp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
-assign zp_busy_cat_14 = {((zp_busy_and & zp_cur_out_and_5) | zp_arbiter_grant[4]), ((yp_busy_and & yp_cur_out_and_5) | zp_arbiter_grant[3])};
-assign zp_busy_cat_15 = {({zp_busy_cat_14, ((xp_busy_and & xp_cur_out_and_5) | zp_arbiter_grant[2])}), ((p1_busy_and & p1_cur_out_and_5) | zp_arbiter_grant[1])};
-assign p0_vc0_head0_ovc_or_14 = ((zp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) | (zp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0)) | (zp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_ovc_or_15 = (p0_vc0_head0_ovc_or_14 | (zp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0)) | (zp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
-assign p0_vc0_head0_flits_or_14 = ((zp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) | (zp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0)) | (zp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0);
-assign p0_vc0_head0_flits_or_15 = (p0_vc0_head0_flits_or_14 | (zp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0)) | (zp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
-assign zp_owned_and = zp_owned & (~((p0_busy_or_5 | (yp_busy_and_2 & yp_cur_out_and_5)) | (zp_busy_and_2 & zp_cur_out_and_5)));
-assign zp_arbiter_grant_or = ((zp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) | (zp_arbiter_grant[1] & (~p1_vc0_head0_last_sel))) | (zp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2));
-assign zp_arbiter_grant_or_2 = (zp_arbiter_grant_or | (zp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2))) | (zp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_6 = {((zp_busy_and & zp_holds_p0) | p0_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_p0) | p0_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_p0) | p0_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_p0) | p0_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_p0) | p0_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_6 = (p0_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (p0_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (p0_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (p0_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (p0_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_6 = (p0_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (p0_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (p0_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (p0_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (p0_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign p0_owned_or_2 = (p0_owned & (~p0_busy_or)) | (p0_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (p0_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (p0_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (p0_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (p0_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_7 = {((zp_busy_and & zp_holds_p1) | p1_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_p1) | p1_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_p1) | p1_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_p1) | p1_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_p1) | p1_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_7 = (p1_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (p1_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (p1_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (p1_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (p1_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_7 = (p1_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (p1_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (p1_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (p1_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (p1_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign p1_owned_or_2 = (p1_owned & (~p0_busy_or_2)) | (p1_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (p1_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (p1_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (p1_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (p1_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_8 = {((zp_busy_and & zp_holds_xp) | xp_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_xp) | xp_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_xp) | xp_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_xp) | xp_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_xp) | xp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_8 = (xp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (xp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (xp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (xp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (xp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_8 = (xp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (xp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign xp_owned_or_2 = (xp_owned & (~p0_busy_or_3)) | (xp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (xp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (xp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (xp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (xp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_9 = {((zp_busy_and & zp_holds_yp) | yp_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_yp) | yp_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_yp) | yp_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_yp) | yp_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_yp) | yp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_9 = (yp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (yp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (yp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (yp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (yp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_9 = (yp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (yp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign yp_owned_or_2 = (yp_owned & (~p0_busy_or_4)) | (yp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (yp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (yp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (yp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (yp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
+assign zp_busy_cat_10 = {((zp_busy_and & zp_holds_zp) | zp_arbiter_grant[4]),
+    ((yp_busy_and & yp_holds_zp) | zp_arbiter_grant[3]),
+    ((xp_busy_and & xp_holds_zp) | zp_arbiter_grant[2]),
+    ((p1_busy_and & p1_holds_zp) | zp_arbiter_grant[1]),
+    ((p0_busy_and & p0_holds_zp) | zp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_10 = (zp_arbiter_grant[0] ? p0_vc0_head0_ovc_sel : 1'h0) |
+    (zp_arbiter_grant[1] ? p1_vc0_head0_ovc_sel : 1'h0) |
+    (zp_arbiter_grant[2] ? xp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (zp_arbiter_grant[3] ? yp_vc1_head0_ovc_sel_2 : 1'h0) |
+    (zp_arbiter_grant[4] ? zp_vc1_head0_ovc_sel_2 : 1'h0);
+assign p0_vc0_head0_flits_or_10 = (zp_arbiter_grant[0] ? p0_vc0_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[1] ? p1_vc0_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[2] ? xp_vc1_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[3] ? yp_vc1_head0_flits_sel : 7'h0) |
+    (zp_arbiter_grant[4] ? zp_vc1_head0_flits_sel : 7'h0);
+assign zp_owned_or_2 = (zp_owned & (~p0_busy_or_5)) | (zp_arbiter_grant[0] & (~p0_vc0_head0_last_sel)) |
+    (zp_arbiter_grant[1] & (~p1_vc0_head0_last_sel)) |
+    (zp_arbiter_grant[2] & (~xp_vc1_head0_last_sel_2)) |
+    (zp_arbiter_grant[3] & (~yp_vc1_head0_last_sel_2)) |
+    (zp_arbiter_grant[4] & (~zp_vc1_head0_last_sel_2));
 
 always @(posedge clk) begin
-    if (rst) p0_vc0_pop_2 <= 1'h0; else p0_vc0_pop_2 <= p0_busy_or_6;
-    if (rst) p0_send_head_2 <= 1'h0; else p0_send_head_2 <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
-    if (rst) p0_vc0_send_header_2 <= 128'h0; else p0_vc0_send_header_2 <= p0_vc0_second1_sel;
-    if (rst) p0_send_ovc_2 <= 1'h0; else p0_send_ovc_2 <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
-    if (rst) p1_vc0_pop_2 <= 1'h0; else p1_vc0_pop_2 <= p1_busy_or;
-    if (rst) p1_send_head_2 <= 1'h0; else p1_send_head_2 <= p0_won_at_p1_or & (~p1_vc0_head0_drop_sel);
-    if (rst) p1_vc0_send_header_2 <= 128'h0; else p1_vc0_send_header_2 <= p1_vc0_second1_sel;
-    if (rst) p1_send_ovc_2 <= 1'h0; else p1_send_ovc_2 <= p1_busy ? p1_cur_ovc : p1_vc0_head0_ovc_sel;
-    if (rst) xp_vc0_pop_2 <= 1'h0; else xp_vc0_pop_2 <= xp_busy_or & (~xp_cur_vc_sel);
-    if (rst) xp_vc1_pop_2 <= 1'h0; else xp_vc1_pop_2 <= xp_busy_or & xp_cur_vc_sel;
-    if (rst) xp_send_vc_2 <= 1'h0; else xp_send_vc_2 <= xp_cur_vc_sel;
-    if (rst) xp_send_head_2 <= 1'h0; else xp_send_head_2 <= p0_won_at_xp_or & (~xp_vc1_head0_drop_sel_2);
-    if (rst) xp_vc0_send_header_2 <= 128'h0; else xp_vc0_send_header_2 <= xp_vc0_second1_sel;
-    if (rst) xp_vc1_send_header_2 <= 128'h0; else xp_vc1_send_header_2 <= xp_vc1_second1_sel;
-    if (rst) xp_send_ovc_2 <= 1'h0; else xp_send_ovc_2 <= xp_busy ? xp_cur_ovc : xp_vc1_head0_ovc_sel_2;
-    if (rst) yp_vc0_pop_2 <= 1'h0; else yp_vc0_pop_2 <= yp_busy_or & (~yp_cur_vc_sel);
-    if (rst) yp_vc1_pop_2 <= 1'h0; else yp_vc1_pop_2 <= yp_busy_or & yp_cur_vc_sel;
-    if (rst) yp_send_vc_2 <= 1'h0; else yp_send_vc_2 <= yp_cur_vc_sel;
-    if (rst) yp_send_head_2 <= 1'h0; else yp_send_head_2 <= p0_won_at_yp_or & (~yp_vc1_head0_drop_sel_2);
-    if (rst) yp_vc0_send_header_2 <= 128'h0; else yp_vc0_send_header_2 <= yp_vc0_second1_sel;
-    if (rst) yp_vc1_send_header_2 <= 128'h0; else yp_vc1_send_header_2 <= yp_vc1_second1_sel;
-    if (rst) yp_send_ovc_2 <= 1'h0; else yp_send_ovc_2 <= yp_busy ? yp_cur_ovc : yp_vc1_head0_ovc_sel_2;
-    if (rst) zp_vc0_pop_2 <= 1'h0; else zp_vc0_pop_2 <= zp_busy_or & (~zp_cur_vc_sel);
-    if (rst) zp_vc1_pop_2 <= 1'h0; else zp_vc1_pop_2 <= zp_busy_or & zp_cur_vc_sel;
-    if (rst) zp_send_vc_2 <= 1'h0; else zp_send_vc_2 <= zp_cur_vc_sel;
-    if (rst) zp_send_head_2 <= 1'h0; else zp_send_head_2 <= p0_won_at_zp_or & (~zp_vc1_head0_drop_sel_2);
-    if (rst) zp_vc0_send_header_2 <= 128'h0; else zp_vc0_send_header_2 <= zp_vc0_second1_sel;
-    if (rst) zp_vc1_send_header_2 <= 128'h0; else zp_vc1_send_header_2 <= zp_vc1_second1_sel;
-    if (rst) zp_send_ovc_2 <= 1'h0; else zp_send_ovc_2 <= zp_busy ? zp_cur_ovc : zp_vc1_head0_ovc_sel_2;
+    if (rst) p0_vc0_pop <= 1'h0; else p0_vc0_pop <= p0_busy_or_6;
+    if (rst) p0_send_head <= 1'h0; else p0_send_head <= p0_won_at_p0_or & (~p0_vc0_head0_drop_sel);
+    if (rst) p0_vc0_send_header <= 128'h0; else p0_vc0_send_header <= p0_vc0_second1_sel;
+    if (rst) p0_send_ovc <= 1'h0; else p0_send_ovc <= p0_busy ? p0_cur_ovc : p0_vc0_head0_ovc_sel;
+    if (rst) p1_vc0_pop <= 1'h0; else p1_vc0_pop <= p1_busy_or;
+    if (rst) p1_send_head <= 1'h0; else p1_send_head <= p0_won_at_p1_or & (~p1_vc0_head0_drop_sel);
+    if (rst) p1_vc0_send_header <= 128'h0; else p1_vc0_send_header <= p1_vc0_second1_sel;
+    if (rst) p1_send_ovc <= 1'h0; else p1_send_ovc <= p1_busy ? p1_cur_ovc : p1_vc0_head0_ovc_sel;
+    if (rst) xp_vc0_pop <= 1'h0; else xp_vc0_pop <= xp_busy_or & (~xp_cur_vc_sel);
+    if (rst) xp_vc1_pop <= 1'h0; else xp_vc1_pop <= xp_busy_or & xp_cur_vc_sel;
+    if (rst) xp_send_vc <= 1'h0; else xp_send_vc <= xp_cur_vc_sel;
+    if (rst) xp_send_head <= 1'h0; else xp_send_head <= p0_won_at_xp_or & (~xp_vc1_head0_drop_sel_2);
+    if (rst) xp_vc0_send_header <= 128'h0; else xp_vc0_send_header <= xp_vc0_second1_sel;
+    if (rst) xp_vc1_send_header <= 128'h0; else xp_vc1_send_header <= xp_vc1_second1_sel;
+    if (rst) xp_send_ovc <= 1'h0; else xp_send_ovc <= xp_busy ? xp_cur_ovc : xp_vc1_head0_ovc_sel_2;
+    if (rst) yp_vc0_pop <= 1'h0; else yp_vc0_pop <= yp_busy_or & (~yp_cur_vc_sel);
+    if (rst) yp_vc1_pop <= 1'h0; else yp_vc1_pop <= yp_busy_or & yp_cur_vc_sel;
+    if (rst) yp_send_vc <= 1'h0; else yp_send_vc <= yp_cur_vc_sel;
+    if (rst) yp_send_head <= 1'h0; else yp_send_head <= p0_won_at_yp_or & (~yp_vc1_head0_drop_sel_2);
+    if (rst) yp_vc0_send_header <= 128'h0; else yp_vc0_send_header <= yp_vc0_second1_sel;
+    if (rst) yp_vc1_send_header <= 128'h0; else yp_vc1_send_header <= yp_vc1_second1_sel;
+    if (rst) yp_send_ovc <= 1'h0; else yp_send_ovc <= yp_busy ? yp_cur_ovc : yp_vc1_head0_ovc_sel_2;
+    if (rst) zp_vc0_pop <= 1'h0; else zp_vc0_pop <= zp_busy_or & (~zp_cur_vc_sel);
+    if (rst) zp_vc1_pop <= 1'h0; else zp_vc1_pop <= zp_busy_or & zp_cur_vc_sel;
+    if (rst) zp_send_vc <= 1'h0; else zp_send_vc <= zp_cur_vc_sel;
+    if (rst) zp_send_head <= 1'h0; else zp_send_head <= p0_won_at_zp_or & (~zp_vc1_head0_drop_sel_2);
+    if (rst) zp_vc0_send_header <= 128'h0; else zp_vc0_send_header <= zp_vc0_second1_sel;
+    if (rst) zp_vc1_send_header <= 128'h0; else zp_vc1_send_header <= zp_vc1_second1_sel;
+    if (rst) zp_send_ovc <= 1'h0; else zp_send_ovc <= zp_busy ? zp_cur_ovc : zp_vc1_head0_ovc_sel_2;
     if (rst) p0_busy <= 1'h0; else p0_busy <= p0_busy_or_6 ? (~p0_vc0_head0_last_sel) : p0_busy;
     if (rst) p0_vc0_stay <= 1'h1; else p0_vc0_stay <= ~p0_busy_or_6;
     if (rst) p0_vc0_start <= 1'h1; else p0_vc0_start <= p0_busy_or_6 ? p0_vc0_head0_last_sel : p0_vc0_start;
@@ -6771,8 +6222,8 @@ always @(posedge clk) begin
     if (rst) xp_vc0_start <= 1'h1; else xp_vc0_start <= (xp_busy_or & (~xp_cur_vc_sel)) ? xp_vc1_head0_last_sel_3 : xp_vc0_start;
     if (rst) xp_vc1_start <= 1'h1; else xp_vc1_start <= (xp_busy_or & xp_cur_vc_sel) ? xp_vc1_head0_last_sel_3 : xp_vc1_start;
     if (rst) xp_vc_arbiter <= 1'h0; else xp_vc_arbiter <= ((xp_vc0_valid_and | xp_vc1_valid_and) & (~(xp_vc_arbiter_grant == 2'h0))) ? (xp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : xp_vc_arbiter;
-    if (rst) xp_cur_vc <= 1'h0; else xp_cur_vc <= (~xp_busy) ? xp_vc_arbiter_grant_b1 : xp_cur_vc;
-    if (rst) xp_cur_out <= 3'h0; else xp_cur_out <= (~xp_busy) ? (xp_vc_arbiter_grant_b1 ? xp_vc1_head0_out_sel : xp_vc0_head0_out_sel) : xp_cur_out;
+    if (rst) xp_cur_vc <= 1'h0; else xp_cur_vc <= (~xp_busy) ? xp_vc_arbiter_grant[1] : xp_cur_vc;
+    if (rst) xp_cur_out <= 3'h0; else xp_cur_out <= (~xp_busy) ? (xp_vc_arbiter_grant[1] ? xp_vc1_head0_out_sel : xp_vc0_head0_out_sel) : xp_cur_out;
     if (rst) xp_cur_ovc <= 1'h0; else xp_cur_ovc <= (~xp_busy) ? xp_vc1_head0_ovc_sel_2 : xp_cur_ovc;
     if (rst) xp_cur_drop <= 1'h0; else xp_cur_drop <= (~xp_busy) ? xp_vc1_head0_drop_sel_2 : xp_cur_drop;
     if (rst) yp_busy <= 1'h0; else yp_busy <= yp_busy_or ? (~yp_vc1_head0_last_sel_3) : yp_busy;
@@ -6781,8 +6232,8 @@ always @(posedge clk) begin
     if (rst) yp_vc0_start <= 1'h1; else yp_vc0_start <= (yp_busy_or & (~yp_cur_vc_sel)) ? yp_vc1_head0_last_sel_3 : yp_vc0_start;
     if (rst) yp_vc1_start <= 1'h1; else yp_vc1_start <= (yp_busy_or & yp_cur_vc_sel) ? yp_vc1_head0_last_sel_3 : yp_vc1_start;
     if (rst) yp_vc_arbiter <= 1'h0; else yp_vc_arbiter <= ((yp_vc0_valid_and | yp_vc1_valid_and) & (~(yp_vc_arbiter_grant == 2'h0))) ? (yp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : yp_vc_arbiter;
-    if (rst) yp_cur_vc <= 1'h0; else yp_cur_vc <= (~yp_busy) ? yp_vc_arbiter_grant_b1 : yp_cur_vc;
-    if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant_b1 ? yp_vc1_head0_out_sel : yp_vc0_head0_out_sel) : yp_cur_out;
+    if (rst) yp_cur_vc <= 1'h0; else yp_cur_vc <= (~yp_busy) ? yp_vc_arbiter_grant[1] : yp_cur_vc;
+    if (rst) yp_cur_out <= 3'h0; else yp_cur_out <= (~yp_busy) ? (yp_vc_arbiter_grant[1] ? yp_vc1_head0_out_sel : yp_vc0_head0_out_sel) : yp_cur_out;
     if (rst) yp_cur_ovc <= 1'h0; else yp_cur_ovc <= (~yp_busy) ? yp_vc1_head0_ovc_sel_2 : yp_cur_ovc;
     if (rst) yp_cur_drop <= 1'h0; else yp_cur_drop <= (~yp_busy) ? yp_vc1_head0_drop_sel_2 : yp_cur_drop;
     if (rst) zp_busy <= 1'h0; else zp_busy <= zp_busy_or ? (~zp_vc1_head0_last_sel_3) : zp_busy;
@@ -6791,8 +6242,8 @@ always @(posedge clk) begin
     if (rst) zp_vc0_start <= 1'h1; else zp_vc0_start <= (zp_busy_or & (~zp_cur_vc_sel)) ? zp_vc1_head0_last_sel_3 : zp_vc0_start;
     if (rst) zp_vc1_start <= 1'h1; else zp_vc1_start <= (zp_busy_or & zp_cur_vc_sel) ? zp_vc1_head0_last_sel_3 : zp_vc1_start;
     if (rst) zp_vc_arbiter <= 1'h0; else zp_vc_arbiter <= ((zp_vc0_valid_and | zp_vc1_valid_and) & (~(zp_vc_arbiter_grant == 2'h0))) ? (zp_vc_arbiter_grant[0] ? 1'h1 : 1'h0) : zp_vc_arbiter;
-    if (rst) zp_cur_vc <= 1'h0; else zp_cur_vc <= (~zp_busy) ? zp_vc_arbiter_grant_b1 : zp_cur_vc;
-    if (rst) zp_cur_out <= 3'h0; else zp_cur_out <= (~zp_busy) ? (zp_vc_arbiter_grant_b1 ? zp_vc1_head0_out_sel : zp_vc0_head0_out_sel) : zp_cur_out;
+    if (rst) zp_cur_vc <= 1'h0; else zp_cur_vc <= (~zp_busy) ? zp_vc_arbiter_grant[1] : zp_cur_vc;
+    if (rst) zp_cur_out <= 3'h0; else zp_cur_out <= (~zp_busy) ? (zp_vc_arbiter_grant[1] ? zp_vc1_head0_out_sel : zp_vc0_head0_out_sel) : zp_cur_out;
     if (rst) zp_cur_ovc <= 1'h0; else zp_cur_ovc <= (~zp_busy) ? zp_vc1_head0_ovc_sel_2 : zp_cur_ovc;
     if (rst) zp_cur_drop <= 1'h0; else zp_cur_drop <= (~zp_busy) ? zp_vc1_head0_drop_sel_2 : zp_cur_drop;
     if (rst) p0_arbiter <= 3'h0; else p0_arbiter <= (~(p0_arbiter_grant == 5'h0)) ? for_p0_arbiter_or : p0_arbiter;
@@ -6802,65 +6253,36 @@ always @(posedge clk) begin
     if (rst) zp_arbiter <= 3'h0; else zp_arbiter <= (~(zp_arbiter_grant == 5'h0)) ? for_zp_arbiter_or : zp_arbiter;
 end
 
-assign p0_vc0_pop = p0_vc0_pop_2;
-assign p0_send_head = p0_send_head_2;
-assign p0_vc0_send_header = p0_vc0_send_header_2;
-assign p0_send_ovc = p0_send_ovc_2;
-assign p1_vc0_pop = p1_vc0_pop_2;
-assign p1_send_head = p1_send_head_2;
-assign p1_vc0_send_header = p1_vc0_send_header_2;
-assign p1_send_ovc = p1_send_ovc_2;
-assign xp_vc0_pop = xp_vc0_pop_2;
-assign xp_vc1_pop = xp_vc1_pop_2;
-assign xp_send_vc = xp_send_vc_2;
-assign xp_send_head = xp_send_head_2;
-assign xp_vc0_send_header = xp_vc0_send_header_2;
-assign xp_vc1_send_header = xp_vc1_send_header_2;
-assign xp_send_ovc = xp_send_ovc_2;
-assign yp_vc0_pop = yp_vc0_pop_2;
-assign yp_vc1_pop = yp_vc1_pop_2;
-assign yp_send_vc = yp_send_vc_2;
-assign yp_send_head = yp_send_head_2;
-assign yp_vc0_send_header = yp_vc0_send_header_2;
-assign yp_vc1_send_header = yp_vc1_send_header_2;
-assign yp_send_ovc = yp_send_ovc_2;
-assign zp_vc0_pop = zp_vc0_pop_2;
-assign zp_vc1_pop = zp_vc1_pop_2;
-assign zp_send_vc = zp_send_vc_2;
-assign zp_send_head = zp_send_head_2;
-assign zp_vc0_send_header = zp_vc0_send_header_2;
-assign zp_vc1_send_header = zp_vc1_send_header_2;
-assign zp_send_ovc = zp_send_ovc_2;
-assign zp_busy_cat = {zp_busy_cat_7, ((p0_busy_and & p0_cur_out_and) | p0_arbiter_grant[0])};
+assign zp_busy_cat = zp_busy_cat_6;
 assign p0_arbiter_grant_not = ~(p0_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or = p0_vc0_head0_ovc_or_7;
-assign p0_vc0_head0_flits_or = p0_vc0_head0_flits_or_7;
-assign p1_vc0_head0_drop_not = ~(xp_vc_arbiter_grant_cat == 5'h0);
-assign p0_owned_or = p0_owned_and | p0_arbiter_grant_or_2;
-assign zp_busy_cat_2 = {zp_busy_cat_9, ((p0_busy_and & p0_cur_out_and_2) | p1_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or = p0_vc0_head0_ovc_or_6;
+assign p0_vc0_head0_flits_or = p0_vc0_head0_flits_or_6;
+assign zp_vc0_asks_p0_not = ~(zp_vc0_asks_p0_cat == 5'h0);
+assign p0_owned_or = p0_owned_or_2;
+assign zp_busy_cat_2 = zp_busy_cat_7;
 assign p1_arbiter_grant_not = ~(p1_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_2 = p0_vc0_head0_ovc_or_9;
-assign p0_vc0_head0_flits_or_2 = p0_vc0_head0_flits_or_9;
-assign p1_vc0_head0_drop_not_2 = ~(xp_vc_arbiter_grant_cat_2 == 5'h0);
-assign p1_owned_or = p1_owned_and | p1_arbiter_grant_or_2;
-assign zp_busy_cat_3 = {zp_busy_cat_11, ((p0_busy_and & p0_cur_out_and_3) | xp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_2 = p0_vc0_head0_ovc_or_7;
+assign p0_vc0_head0_flits_or_2 = p0_vc0_head0_flits_or_7;
+assign zp_vc0_asks_p1_not = ~(zp_vc0_asks_p1_cat == 5'h0);
+assign p1_owned_or = p1_owned_or_2;
+assign zp_busy_cat_3 = zp_busy_cat_8;
 assign xp_arbiter_grant_not = ~(xp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_3 = p0_vc0_head0_ovc_or_11;
-assign p0_vc0_head0_flits_or_3 = p0_vc0_head0_flits_or_11;
-assign p1_vc0_head0_drop_not_3 = ~(xp_vc_arbiter_grant_cat_3 == 5'h0);
-assign xp_owned_or = xp_owned_and | xp_arbiter_grant_or_2;
-assign zp_busy_cat_4 = {zp_busy_cat_13, ((p0_busy_and & p0_cur_out_and_4) | yp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_3 = p0_vc0_head0_ovc_or_8;
+assign p0_vc0_head0_flits_or_3 = p0_vc0_head0_flits_or_8;
+assign zp_vc0_asks_xp_not = ~(zp_vc0_asks_xp_cat == 5'h0);
+assign xp_owned_or = xp_owned_or_2;
+assign zp_busy_cat_4 = zp_busy_cat_9;
 assign yp_arbiter_grant_not = ~(yp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_13;
-assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_13;
-assign p1_vc0_head0_drop_not_4 = ~(xp_vc_arbiter_grant_cat_4 == 5'h0);
-assign yp_owned_or = yp_owned_and | yp_arbiter_grant_or_2;
-assign zp_busy_cat_5 = {zp_busy_cat_15, ((p0_busy_and & p0_cur_out_and_5) | zp_arbiter_grant[0])};
+assign p0_vc0_head0_ovc_or_4 = p0_vc0_head0_ovc_or_9;
+assign p0_vc0_head0_flits_or_4 = p0_vc0_head0_flits_or_9;
+assign zp_vc0_asks_yp_not = ~(zp_vc0_asks_yp_cat == 5'h0);
+assign yp_owned_or = yp_owned_or_2;
+assign zp_busy_cat_5 = zp_busy_cat_10;
 assign zp_arbiter_grant_not = ~(zp_arbiter_grant == 5'h0);
-assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_15;
-assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_15;
-assign p1_vc0_head0_drop_not_5 = ~(xp_vc_arbiter_grant_cat_5 == 5'h0);
-assign zp_owned_or = zp_owned_and | zp_arbiter_grant_or_2;
+assign p0_vc0_head0_ovc_or_5 = p0_vc0_head0_ovc_or_10;
+assign p0_vc0_head0_flits_or_5 = p0_vc0_head0_flits_or_10;
+assign zp_vc0_asks_zp_not = ~(zp_vc0_asks_zp_cat == 5'h0);
+assign zp_owned_or = zp_owned_or_2;
 endmodule
 
 module torus_2x2x2_node_switch(
@@ -6972,26 +6394,23 @@ module torus_2x2x2_node_switch(
     // outputs: status and counters
     output wire [127:0] p0_vc0_send_header_sel;
     output wire [127:0] p1_vc0_send_header_sel;
-    output wire [1:0] xp_credit_out;
+    output reg [1:0] xp_credit_out;
     output wire [127:0] xp_vc1_send_header_sel;
     output wire xp_vc1_head0_last_sel;
     output wire [15:0] xp_vc1_head0_keep_sel;
-    output wire [1:0] yp_credit_out;
+    output reg [1:0] yp_credit_out;
     output wire [127:0] yp_vc1_send_header_sel;
     output wire yp_vc1_head0_last_sel;
     output wire [15:0] yp_vc1_head0_keep_sel;
-    output wire [1:0] zp_credit_out;
+    output reg [1:0] zp_credit_out;
     output wire [127:0] zp_vc1_send_header_sel;
     output wire zp_vc1_head0_last_sel;
     output wire [15:0] zp_vc1_head0_keep_sel;
 
 // verilator lint_off UNUSEDSIGNAL
 // switch: input xp
-reg [1:0] xp_credit_out_2;
 // switch: input yp
-reg [1:0] yp_credit_out_2;
 // switch: input zp
-reg [1:0] zp_credit_out_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- switch: input xp ----
@@ -7001,22 +6420,19 @@ reg [1:0] zp_credit_out_2;
 // ---- switch: input zp ----
 
 always @(posedge clk) begin
-    if (rst) xp_credit_out_2 <= 2'h0; else xp_credit_out_2 <= {xp_vc1_pop, xp_vc0_pop};
-    if (rst) yp_credit_out_2 <= 2'h0; else yp_credit_out_2 <= {yp_vc1_pop, yp_vc0_pop};
-    if (rst) zp_credit_out_2 <= 2'h0; else zp_credit_out_2 <= {zp_vc1_pop, zp_vc0_pop};
+    if (rst) xp_credit_out <= 2'h0; else xp_credit_out <= {xp_vc1_pop, xp_vc0_pop};
+    if (rst) yp_credit_out <= 2'h0; else yp_credit_out <= {yp_vc1_pop, yp_vc0_pop};
+    if (rst) zp_credit_out <= 2'h0; else zp_credit_out <= {zp_vc1_pop, zp_vc0_pop};
 end
 
 assign p0_vc0_send_header_sel = p0_send_head ? p0_vc0_send_header : p0_vc0_head1;
 assign p1_vc0_send_header_sel = p1_send_head ? p1_vc0_send_header : p1_vc0_head1;
-assign xp_credit_out = xp_credit_out_2;
 assign xp_vc1_send_header_sel = xp_send_head ? (xp_send_vc ? xp_vc1_send_header : xp_vc0_send_header) : (xp_send_vc ? xp_vc1_head1 : xp_vc0_head1);
 assign xp_vc1_head0_last_sel = xp_send_vc ? xp_vc1_head0_last : xp_vc0_head0_last;
 assign xp_vc1_head0_keep_sel = xp_send_vc ? xp_vc1_head0_keep : xp_vc0_head0_keep;
-assign yp_credit_out = yp_credit_out_2;
 assign yp_vc1_send_header_sel = yp_send_head ? (yp_send_vc ? yp_vc1_send_header : yp_vc0_send_header) : (yp_send_vc ? yp_vc1_head1 : yp_vc0_head1);
 assign yp_vc1_head0_last_sel = yp_send_vc ? yp_vc1_head0_last : yp_vc0_head0_last;
 assign yp_vc1_head0_keep_sel = yp_send_vc ? yp_vc1_head0_keep : yp_vc0_head0_keep;
-assign zp_credit_out = zp_credit_out_2;
 assign zp_vc1_send_header_sel = zp_send_head ? (zp_send_vc ? zp_vc1_send_header : zp_vc0_send_header) : (zp_send_vc ? zp_vc1_head1 : zp_vc0_head1);
 assign zp_vc1_head0_last_sel = zp_send_vc ? zp_vc1_head0_last : zp_vc0_head0_last;
 assign zp_vc1_head0_keep_sel = zp_send_vc ? zp_vc1_head0_keep : zp_vc0_head0_keep;
@@ -7503,31 +6919,31 @@ wire [4:0] allocator_zp_busy_cat;
 wire allocator_p0_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or;
 wire [6:0] allocator_p0_vc0_head0_flits_or;
-wire allocator_p1_vc0_head0_drop_not;
+wire allocator_zp_vc0_asks_p0_not;
 wire allocator_p0_owned_or;
 wire [4:0] allocator_zp_busy_cat_2;
 wire allocator_p1_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_2;
 wire [6:0] allocator_p0_vc0_head0_flits_or_2;
-wire allocator_p1_vc0_head0_drop_not_2;
+wire allocator_zp_vc0_asks_p1_not;
 wire allocator_p1_owned_or;
 wire [4:0] allocator_zp_busy_cat_3;
 wire allocator_xp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_3;
 wire [6:0] allocator_p0_vc0_head0_flits_or_3;
-wire allocator_p1_vc0_head0_drop_not_3;
+wire allocator_zp_vc0_asks_xp_not;
 wire allocator_xp_owned_or;
 wire [4:0] allocator_zp_busy_cat_4;
 wire allocator_yp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_4;
 wire [6:0] allocator_p0_vc0_head0_flits_or_4;
-wire allocator_p1_vc0_head0_drop_not_4;
+wire allocator_zp_vc0_asks_yp_not;
 wire allocator_yp_owned_or;
 wire [4:0] allocator_zp_busy_cat_5;
 wire allocator_zp_arbiter_grant_not;
 wire allocator_p0_vc0_head0_ovc_or_5;
 wire [6:0] allocator_p0_vc0_head0_flits_or_5;
-wire allocator_p1_vc0_head0_drop_not_5;
+wire allocator_zp_vc0_asks_zp_not;
 wire allocator_zp_owned_or;
 wire [127:0] switch_p0_vc0_send_header_sel;
 wire [127:0] switch_p1_vc0_send_header_sel;
@@ -7861,7 +7277,7 @@ torus_2x2x2_node_output_p0 output_p0 (
     .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not),
+    .zp_vc0_asks_p0_not(allocator_zp_vc0_asks_p0_not),
     .m_axis_p0_tready(m_axis_p0_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -7898,7 +7314,7 @@ torus_2x2x2_node_output_p1 output_p1 (
     .p1_arbiter_grant_not(allocator_p1_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_2),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_2),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_2),
+    .zp_vc0_asks_p1_not(allocator_zp_vc0_asks_p1_not),
     .m_axis_p1_tready(m_axis_p1_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -7935,7 +7351,7 @@ torus_2x2x2_node_output_xp output_xp (
     .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_3),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_3),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_3),
+    .zp_vc0_asks_xp_not(allocator_zp_vc0_asks_xp_not),
     .m_axis_xp_tready(m_axis_xp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -7985,7 +7401,7 @@ torus_2x2x2_node_output_yp output_yp (
     .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_4),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_4),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_4),
+    .zp_vc0_asks_yp_not(allocator_zp_vc0_asks_yp_not),
     .m_axis_yp_tready(m_axis_yp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -8035,7 +7451,7 @@ torus_2x2x2_node_output_zp output_zp (
     .zp_arbiter_grant_not(allocator_zp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or_5),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or_5),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not_5),
+    .zp_vc0_asks_zp_not(allocator_zp_vc0_asks_zp_not),
     .m_axis_zp_tready(m_axis_zp_tready),
     .p0_vc0_send_header_sel(switch_p0_vc0_send_header_sel),
     .p1_vc0_send_header_sel(switch_p1_vc0_send_header_sel),
@@ -8282,31 +7698,31 @@ torus_2x2x2_node_allocator allocator (
     .p0_arbiter_grant_not(allocator_p0_arbiter_grant_not),
     .p0_vc0_head0_ovc_or(allocator_p0_vc0_head0_ovc_or),
     .p0_vc0_head0_flits_or(allocator_p0_vc0_head0_flits_or),
-    .p1_vc0_head0_drop_not(allocator_p1_vc0_head0_drop_not),
+    .zp_vc0_asks_p0_not(allocator_zp_vc0_asks_p0_not),
     .p0_owned_or(allocator_p0_owned_or),
     .zp_busy_cat_2(allocator_zp_busy_cat_2),
     .p1_arbiter_grant_not(allocator_p1_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_2(allocator_p0_vc0_head0_ovc_or_2),
     .p0_vc0_head0_flits_or_2(allocator_p0_vc0_head0_flits_or_2),
-    .p1_vc0_head0_drop_not_2(allocator_p1_vc0_head0_drop_not_2),
+    .zp_vc0_asks_p1_not(allocator_zp_vc0_asks_p1_not),
     .p1_owned_or(allocator_p1_owned_or),
     .zp_busy_cat_3(allocator_zp_busy_cat_3),
     .xp_arbiter_grant_not(allocator_xp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_3(allocator_p0_vc0_head0_ovc_or_3),
     .p0_vc0_head0_flits_or_3(allocator_p0_vc0_head0_flits_or_3),
-    .p1_vc0_head0_drop_not_3(allocator_p1_vc0_head0_drop_not_3),
+    .zp_vc0_asks_xp_not(allocator_zp_vc0_asks_xp_not),
     .xp_owned_or(allocator_xp_owned_or),
     .zp_busy_cat_4(allocator_zp_busy_cat_4),
     .yp_arbiter_grant_not(allocator_yp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_4(allocator_p0_vc0_head0_ovc_or_4),
     .p0_vc0_head0_flits_or_4(allocator_p0_vc0_head0_flits_or_4),
-    .p1_vc0_head0_drop_not_4(allocator_p1_vc0_head0_drop_not_4),
+    .zp_vc0_asks_yp_not(allocator_zp_vc0_asks_yp_not),
     .yp_owned_or(allocator_yp_owned_or),
     .zp_busy_cat_5(allocator_zp_busy_cat_5),
     .zp_arbiter_grant_not(allocator_zp_arbiter_grant_not),
     .p0_vc0_head0_ovc_or_5(allocator_p0_vc0_head0_ovc_or_5),
     .p0_vc0_head0_flits_or_5(allocator_p0_vc0_head0_flits_or_5),
-    .p1_vc0_head0_drop_not_5(allocator_p1_vc0_head0_drop_not_5),
+    .zp_vc0_asks_zp_not(allocator_zp_vc0_asks_zp_not),
     .zp_owned_or(allocator_zp_owned_or)
 );
 
@@ -8485,9 +7901,9 @@ module torus_2x2x2_node_selftest_checker(
     input wire [31:0] expected;
     input wire clear;
     // outputs: status and counters
-    output wire [31:0] packets;
-    output wire [31:0] errors;
-    output wire [31:0] bytes;
+    output reg [31:0] packets;
+    output reg [31:0] errors;
+    output reg [31:0] bytes;
     output wire complete;
 
 // verilator lint_off UNUSEDSIGNAL
@@ -8495,9 +7911,6 @@ reg in_packet;
 reg [31:0] packet_index;
 reg [9:0] word;
 reg [9:0] words_expected;
-reg [31:0] packets_2;
-reg [31:0] errors_2;
-reg [31:0] bytes_2;
 // packet framing: a header beat, then payload beats
 wire head;
 wire body;
@@ -8515,10 +7928,7 @@ wire [63:0] word_prod;
 wire [63:0] word_prod_2;
 wire [63:0] word_prod_3;
 wire [63:0] word_prod_4;
-wire [95:0] seed_cat;
 wire [127:0] want;
-wire [63:0] for_keep_mask_cat;
-wire [119:0] for_keep_mask_cat_2;
 wire [127:0] keep_mask;
 wire word_error;
 wire head_len_bad;
@@ -8546,11 +7956,16 @@ assign word_prod = {{32{1'b0}}, word_cat_2} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_2 = {{32{1'b0}}, (word_cat_2 + 32'h1)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_3 = {{32{1'b0}}, (word_cat_2 + 32'h2)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_4 = {{32{1'b0}}, (word_cat_2 + 32'h3)} * {{32{1'b0}}, 32'h85ebca6b};
-assign seed_cat = {({(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0])}), (seed_xor ^ word_prod_2[31:0])};
-assign want = {seed_cat, (seed_xor ^ word_prod[31:0])};
-assign for_keep_mask_cat = {({({({({({({(s_axis_tkeep[15] ? 8'hff : 8'h0), (s_axis_tkeep[14] ? 8'hff : 8'h0)}), (s_axis_tkeep[13] ? 8'hff : 8'h0)}), (s_axis_tkeep[12] ? 8'hff : 8'h0)}), (s_axis_tkeep[11] ? 8'hff : 8'h0)}), (s_axis_tkeep[10] ? 8'hff : 8'h0)}), (s_axis_tkeep[9] ? 8'hff : 8'h0)}), (s_axis_tkeep[8] ? 8'hff : 8'h0)};
-assign for_keep_mask_cat_2 = {({({({({({({for_keep_mask_cat, (s_axis_tkeep[7] ? 8'hff : 8'h0)}), (s_axis_tkeep[6] ? 8'hff : 8'h0)}), (s_axis_tkeep[5] ? 8'hff : 8'h0)}), (s_axis_tkeep[4] ? 8'hff : 8'h0)}), (s_axis_tkeep[3] ? 8'hff : 8'h0)}), (s_axis_tkeep[2] ? 8'hff : 8'h0)}), (s_axis_tkeep[1] ? 8'hff : 8'h0)};
-assign keep_mask = {for_keep_mask_cat_2, (s_axis_tkeep[0] ? 8'hff : 8'h0)};
+assign want = {(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0]), (seed_xor ^ word_prod_2[31:0]),
+    (seed_xor ^ word_prod[31:0])};
+assign keep_mask = {(s_axis_tkeep[15] ? 8'hff : 8'h0), (s_axis_tkeep[14] ? 8'hff : 8'h0),
+    (s_axis_tkeep[13] ? 8'hff : 8'h0), (s_axis_tkeep[12] ? 8'hff : 8'h0),
+    (s_axis_tkeep[11] ? 8'hff : 8'h0), (s_axis_tkeep[10] ? 8'hff : 8'h0),
+    (s_axis_tkeep[9] ? 8'hff : 8'h0), (s_axis_tkeep[8] ? 8'hff : 8'h0),
+    (s_axis_tkeep[7] ? 8'hff : 8'h0), (s_axis_tkeep[6] ? 8'hff : 8'h0),
+    (s_axis_tkeep[5] ? 8'hff : 8'h0), (s_axis_tkeep[4] ? 8'hff : 8'h0),
+    (s_axis_tkeep[3] ? 8'hff : 8'h0), (s_axis_tkeep[2] ? 8'hff : 8'h0),
+    (s_axis_tkeep[1] ? 8'hff : 8'h0), (s_axis_tkeep[0] ? 8'hff : 8'h0)};
 assign word_error = body & (~(((s_axis_tdata ^ want) & keep_mask) == 128'h0));
 assign head_len_bad = head & (s_axis_tlast ^ (h_words == 10'h0));
 assign body_len_bad = body & (s_axis_tlast ^ (next_word == words_expected));
@@ -8564,16 +7979,13 @@ always @(posedge clk) begin
     if (rst) packet_index <= 32'h0; else packet_index <= head ? s_axis_tdata[119:88] : packet_index;
     if (rst) word <= 10'h0; else word <= head ? 10'h0 : (body ? next_word : word);
     if (rst) words_expected <= 10'h0; else words_expected <= head ? h_words : words_expected;
-    if (rst) packets_2 <= 32'h0; else packets_2 <= clear ? 32'h0 : (((head & s_axis_tlast) | closes) ? (packets_2 + 32'h1) : packets_2);
-    if (rst) errors_2 <= 32'h0; else errors_2 <= clear ? 32'h0 : (((word_error | head_len_bad) | body_len_bad) ? (errors_2 + 32'h1) : errors_2);
-    if (rst) bytes_2 <= 32'h0; else bytes_2 <= clear ? 32'h0 : (body ? (bytes_2 + (s_axis_tkeep_plus_2 + ({31'h0, s_axis_tkeep[15]}))) : bytes_2);
+    if (rst) packets <= 32'h0; else packets <= clear ? 32'h0 : (((head & s_axis_tlast) | closes) ? (packets + 32'h1) : packets);
+    if (rst) errors <= 32'h0; else errors <= clear ? 32'h0 : ((word_error | head_len_bad | body_len_bad) ? (errors + 32'h1) : errors);
+    if (rst) bytes <= 32'h0; else bytes <= clear ? 32'h0 : (body ? (bytes + (s_axis_tkeep_plus_2 + ({31'h0, s_axis_tkeep[15]}))) : bytes);
 end
 
 assign s_axis_tready = 1'h1;
-assign packets = packets_2;
-assign errors = errors_2;
-assign bytes = bytes_2;
-assign complete = packets_2 == expected;
+assign complete = packets == expected;
 endmodule
 
 module torus_2x2x2_node_selftest_generator(
@@ -8619,16 +8031,13 @@ module torus_2x2x2_node_selftest_generator(
     input wire [31:0] window;
     input wire [31:0] received;
     // outputs: status and counters
-    output wire busy;
-    output wire [31:0] sent;
-    output wire [31:0] cycles;
+    output reg busy;
+    output reg [31:0] sent;
+    output reg [31:0] cycles;
 
 // verilator lint_off UNUSEDSIGNAL
-reg busy_2;
-reg [31:0] sent_2;
 reg [9:0] word;
 reg timing;
-reg [31:0] cycles_2;
 // packets: a start pulse sends `count` of them, one beat per accepted cycle
 wire [14:0] length_plus;
 wire [9:0] words;
@@ -8653,7 +8062,6 @@ wire [63:0] word_prod;
 wire [63:0] word_prod_2;
 wire [63:0] word_prod_3;
 wire [63:0] word_prod_4;
-wire [95:0] seed_cat;
 wire [127:0] payload;
 wire [3:0] tail_bytes;
 // performance counter: from the first header accepted until done_in
@@ -8665,48 +8073,45 @@ assign length_plus = ({1'h0, length}) + 15'hf;
 assign words = length_plus[13:4];
 assign at_header = word == 10'h0;
 assign last_word = word == words;
-assign go = (start & (~busy_2)) & (~(count == 32'h0));
-assign may_start = (window == 32'h0) | (sent_2 < (received + window));
-assign valid = busy_2 & ((~at_header) | may_start);
+assign go = start & (~busy) & (~(count == 32'h0));
+assign may_start = (window == 32'h0) | (sent < (received + window));
+assign valid = busy & ((~at_header) | may_start);
 assign take = valid & m_axis_tready;
 assign packet_ends = take & last_word;
-assign finishing = packet_ends & ((sent_2 + 32'h1) == count);
+assign finishing = packet_ends & ((sent + 32'h1) == count);
 
 // ---- beats: the header, then the pattern ----
 assign tag_cat = {112'h0, tag};
 assign length_cat = {114'h0, length};
-assign sent_cat = {96'h0, sent_2};
-assign header = ((({106'h0, dst}) | ({tag_cat[69:0], 58'h0})) | ({length_cat[83:0], 44'h0})) | ({sent_cat[39:0], 88'h0});
+assign sent_cat = {96'h0, sent};
+assign header = ({106'h0, dst}) | ({tag_cat[69:0], 58'h0}) | ({length_cat[83:0], 44'h0}) | ({sent_cat[39:0], 88'h0});
 assign word_cat = {22'h0, (word - 10'h1)};
-assign sent_prod = {{32{1'b0}}, sent_2} * {{32{1'b0}}, 32'h9e3779b9};
+assign sent_prod = {{32{1'b0}}, sent} * {{32{1'b0}}, 32'h9e3779b9};
 assign seed_xor = seed ^ sent_prod[31:0];
 assign word_cat_2 = {word_cat[29:0], 2'h0};
 assign word_prod = {{32{1'b0}}, word_cat_2} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_2 = {{32{1'b0}}, (word_cat_2 + 32'h1)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_3 = {{32{1'b0}}, (word_cat_2 + 32'h2)} * {{32{1'b0}}, 32'h85ebca6b};
 assign word_prod_4 = {{32{1'b0}}, (word_cat_2 + 32'h3)} * {{32{1'b0}}, 32'h85ebca6b};
-assign seed_cat = {({(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0])}), (seed_xor ^ word_prod_2[31:0])};
-assign payload = {seed_cat, (seed_xor ^ word_prod[31:0])};
+assign payload = {(seed_xor ^ word_prod_4[31:0]), (seed_xor ^ word_prod_3[31:0]), (seed_xor ^ word_prod_2[31:0]),
+    (seed_xor ^ word_prod[31:0])};
 assign tail_bytes = length[3:0];
 
 // ---- performance counter: from the first header accepted until done_in ----
-assign first = (take & at_header) & (sent_2 == 32'h0);
+assign first = take & at_header & (sent == 32'h0);
 
 always @(posedge clk) begin
-    if (rst) busy_2 <= 1'h0; else busy_2 <= finishing ? 1'h0 : (go ? 1'h1 : busy_2);
-    if (rst) sent_2 <= 32'h0; else sent_2 <= go ? 32'h0 : (packet_ends ? (sent_2 + 32'h1) : sent_2);
+    if (rst) busy <= 1'h0; else busy <= finishing ? 1'h0 : (go ? 1'h1 : busy);
+    if (rst) sent <= 32'h0; else sent <= go ? 32'h0 : (packet_ends ? (sent + 32'h1) : sent);
     if (rst) word <= 10'h0; else word <= go ? 10'h0 : (packet_ends ? 10'h0 : (take ? (word + 10'h1) : word));
     if (rst) timing <= 1'h0; else timing <= go ? 1'h0 : (done_in ? 1'h0 : (first ? 1'h1 : timing));
-    if (rst) cycles_2 <= 32'h0; else cycles_2 <= go ? 32'h0 : (((timing | first) & (~done_in)) ? (cycles_2 + 32'h1) : cycles_2);
+    if (rst) cycles <= 32'h0; else cycles <= go ? 32'h0 : (((timing | first) & (~done_in)) ? (cycles + 32'h1) : cycles);
 end
 
 assign m_axis_tdata = at_header ? header : payload;
 assign m_axis_tkeep = ((~at_header) & last_word) ? ((tail_bytes == 4'h0) ? 16'hffff : (~(16'hffff << tail_bytes))) : 16'hffff;
 assign m_axis_tlast = last_word;
 assign m_axis_tvalid = valid;
-assign busy = busy_2;
-assign sent = sent_2;
-assign cycles = cycles_2;
 endmodule
 
 module torus_2x2x2_node_ingress(
@@ -8766,11 +8171,11 @@ module torus_2x2x2_node_ingress(
     input wire [9:0] rd_next_bits9_0;
     input wire [9:0] rd_next_bits9_0_2;
     // outputs: status and counters
-    output wire [10:0] replay_wr;
-    output wire in_frame;
-    output wire [5:0] in_seq;
+    output reg [10:0] replay_wr;
+    output reg in_frame;
+    output reg [5:0] in_seq;
     output wire [5:0] in_flight;
-    output wire ingress_ended;
+    output reg ingress_ended;
     output wire ready;
     output wire take_and;
     output wire take_and_2;
@@ -8784,32 +8189,25 @@ module torus_2x2x2_node_ingress(
 
 // verilator lint_off UNUSEDSIGNAL
 // ingress: user beats into the replay buffer
-reg [10:0] replay_wr_2;
-reg in_frame_2;
 reg [7:0] in_words;
 reg in_vc;
-reg [5:0] in_seq_2;
 reg [15:0] credit_used0;
 reg [15:0] credit_used1;
 reg ingress_space;
 reg ingress_credit_ok0;
 reg ingress_credit_ok1;
-wire [5:0] in_flight_2;
 reg ingress_below_max;
 reg ingress_below_max1;
-reg ingress_ended_2;
 wire first;
 wire vc_now;
 wire start_ok;
 reg ingress_discard;
-wire ready_2;
 wire take;
 wire push;
 wire s_axis_tuser_not;
 wire [7:0] words1;
 wire end_frame;
 wire start_frame;
-wire [9:0] replay_wr_bits9_0;
 // frame table
 wire [5:0] s_axis_tkeep_plus;
 wire [5:0] s_axis_tkeep_plus_2;
@@ -8833,18 +8231,19 @@ reg [16:0] frame_end [0:63];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- ingress: user beats into the replay buffer ----
-assign in_flight_2 = in_seq_2 - acked_seq;
-assign first = ~in_frame_2;
+assign in_flight = in_seq - acked_seq;
+assign first = ~in_frame;
 assign vc_now = first ? s_axis_tuser : in_vc;
-assign start_ok = in_frame_2 | ((vc_now ? ingress_credit_ok1 : ingress_credit_ok0) & (ingress_ended_2 ? ingress_below_max1 : ingress_below_max));
-assign ready_2 = ingress_discard | ((ingress_space & start_ok) & (~session_fresh_or));
-assign take = s_axis_tvalid & ready_2;
+assign start_ok = in_frame |
+    ((vc_now ? ingress_credit_ok1 : ingress_credit_ok0) &
+    (ingress_ended ? ingress_below_max1 : ingress_below_max));
+assign ready = ingress_discard | (ingress_space & start_ok & (~session_fresh_or));
+assign take = s_axis_tvalid & ready;
 assign push = take & (~ingress_discard);
 assign s_axis_tuser_not = ~s_axis_tuser;
 assign words1 = in_words + 8'h1;
 assign end_frame = push & (s_axis_tlast | (in_words == 8'h7f));
 assign start_frame = push & first;
-assign replay_wr_bits9_0 = replay_wr_2[9:0];
 
 // ---- frame table ----
 assign s_axis_tkeep_plus = ((((((({5'h0, s_axis_tkeep[0]}) + ({5'h0, s_axis_tkeep[1]})) + ({5'h0, s_axis_tkeep[2]})) + ({5'h0, s_axis_tkeep[3]})) + ({5'h0, s_axis_tkeep[4]})) + ({5'h0, s_axis_tkeep[5]})) + ({5'h0, s_axis_tkeep[6]})) + ({5'h0, s_axis_tkeep[7]});
@@ -8862,36 +8261,31 @@ assign credit_used0_sel = (start_frame_and & end_frame_and) ? (credit_used0 + ({
 assign credit_used1_sel = (start_frame_and_2 & end_frame_and_2) ? (credit_used1 + ({8'h0, words1})) : (end_frame_and_2 ? ((credit_used1 + ({8'h0, words1})) - 16'h80) : (start_frame_and_2 ? (credit_used1 + 16'h80) : credit_used1));
 
 always @(posedge clk) begin
-    if (rst) replay_wr_2 <= 11'h0; else replay_wr_2 <= push ? (replay_wr_2 + 11'h1) : replay_wr_2;
-    if (rst) in_frame_2 <= 1'h0; else in_frame_2 <= session_fresh_or ? 1'h0 : (push ? (~end_frame) : in_frame_2);
+    if (rst) replay_wr <= 11'h0; else replay_wr <= push ? (replay_wr + 11'h1) : replay_wr;
+    if (rst) in_frame <= 1'h0; else in_frame <= session_fresh_or ? 1'h0 : (push ? (~end_frame) : in_frame);
     if (rst) in_words <= 8'h0; else in_words <= session_fresh_or ? 8'h0 : (push ? (end_frame ? 8'h0 : words1) : in_words);
     if (rst) in_vc <= 1'h0; else in_vc <= start_frame ? s_axis_tuser : in_vc;
-    if (rst) in_seq_2 <= 6'h0; else in_seq_2 <= session_fresh_or ? 6'h0 : (end_frame ? (in_seq_2 + 6'h1) : in_seq_2);
+    if (rst) in_seq <= 6'h0; else in_seq <= session_fresh_or ? 6'h0 : (end_frame ? (in_seq + 6'h1) : in_seq);
     if (rst) credit_used0 <= 16'h0; else credit_used0 <= session_fresh_or ? 16'h0 : credit_used0_sel;
     if (rst) credit_used1 <= 16'h0; else credit_used1 <= session_fresh_or ? 16'h0 : credit_used1_sel;
-    if (rst) ingress_space <= 1'h0; else ingress_space <= (replay_wr_2 - acked_addr) < 11'h3ff;
+    if (rst) ingress_space <= 1'h0; else ingress_space <= (replay_wr - acked_addr) < 11'h3ff;
     if (rst) ingress_credit_ok0 <= 1'h0; else ingress_credit_ok0 <= ~((credit_limit0 - credit_used0) < 16'h81);
     if (rst) ingress_credit_ok1 <= 1'h0; else ingress_credit_ok1 <= ~((credit_limit1 - credit_used1) < 16'h81);
-    if (rst) ingress_below_max <= 1'h0; else ingress_below_max <= in_flight_2 < 6'h1f;
-    if (rst) ingress_below_max1 <= 1'h0; else ingress_below_max1 <= in_flight_2 < 6'h1e;
-    if (rst) ingress_ended_2 <= 1'h0; else ingress_ended_2 <= session_fresh_or ? 1'h0 : end_frame;
-    if (rst) ingress_discard <= 1'h0; else ingress_discard <= (session_fresh_or & in_frame_2) ? 1'h1 : ((take & s_axis_tlast) ? 1'h0 : ingress_discard);
-    if (push) replay0[replay_wr_bits9_0] <= s_axis_tdata_bits63_0;
-    if (push) replay1[replay_wr_bits9_0] <= s_axis_tdata_bits127_64;
-    if (start_frame) frame_start[in_seq_2] <= {s_axis_tuser, replay_wr_2};
-    if (end_frame) frame_end[in_seq_2] <= {({s_axis_tlast, (s_axis_tlast ? (s_axis_tkeep_plus_2 + ({5'h0, s_axis_tkeep[15]})) : 6'h10)}), replay_wr_bits9_0};
+    if (rst) ingress_below_max <= 1'h0; else ingress_below_max <= in_flight < 6'h1f;
+    if (rst) ingress_below_max1 <= 1'h0; else ingress_below_max1 <= in_flight < 6'h1e;
+    if (rst) ingress_ended <= 1'h0; else ingress_ended <= session_fresh_or ? 1'h0 : end_frame;
+    if (rst) ingress_discard <= 1'h0; else ingress_discard <= (session_fresh_or & in_frame) ? 1'h1 : ((take & s_axis_tlast) ? 1'h0 : ingress_discard);
+    if (push) replay0[replay_wr[9:0]] <= s_axis_tdata_bits63_0;
+    if (push) replay1[replay_wr[9:0]] <= s_axis_tdata_bits127_64;
+    if (start_frame) frame_start[in_seq] <= {s_axis_tuser, replay_wr};
+    if (end_frame) frame_end[in_seq] <= {s_axis_tlast, (s_axis_tlast ? (s_axis_tkeep_plus_2 + ({5'h0, s_axis_tkeep[15]})) : 6'h10),
+    replay_wr[9:0]};
 end
 
-assign replay_wr = replay_wr_2;
-assign in_frame = in_frame_2;
-assign in_seq = in_seq_2;
-assign in_flight = in_flight_2;
-assign ingress_ended = ingress_ended_2;
-assign ready = ready_2;
 assign take_and = take & s_axis_tuser_not;
 assign take_and_2 = take & s_axis_tuser;
-assign take_and_3 = (take & ingress_discard) & s_axis_tuser_not;
-assign take_and_4 = (take & ingress_discard) & s_axis_tuser;
+assign take_and_3 = take & ingress_discard & s_axis_tuser_not;
+assign take_and_4 = take & ingress_discard & s_axis_tuser;
 assign frame_start_rd = frame_start[ack_in];
 assign frame_start_rd_2 = frame_start[tx_seq];
 assign frame_end_rd = frame_end[tx_seq];
@@ -8965,9 +8359,9 @@ module torus_2x2x2_node_bonding(
     output wire eb_out1_b64;
     output wire eb_out1_b65;
     output wire [63:0] bonded_word1_bits63_0;
-    output wire rx_words_up;
-    output wire session_fresh;
-    output wire partner_marking;
+    output reg rx_words_up;
+    output reg session_fresh;
+    output reg partner_marking;
     output wire channel_up;
     output wire control0;
     output wire hold;
@@ -8978,26 +8372,17 @@ module torus_2x2x2_node_bonding(
 reg [65:0] rx_prev0;
 reg [6:0] rx_slip0;
 wire [127:0] rx_serial_bits65_0_cat;
-wire rx_slip0_b0;
 wire [127:0] rx_serial_bits65_0_sel;
-wire rx_slip0_b2;
 wire [127:0] rx_serial_bits65_0_sel_2;
-wire rx_slip0_b4;
 wire [126:0] rx_prev0_sel;
 wire [68:0] rx_serial_bits65_0_cat_2;
-wire rx_slip0_b0_2;
 wire [68:0] rx_serial_bits65_0_sel_3;
-wire rx_slip0_b2_2;
 wire [68:0] rx_serial_bits65_0_sel_4;
-wire rx_slip0_b4_2;
 wire [67:0] rx_serial_bits65_0_sel_5;
 reg [66:0] rx_window0;
 reg rx_slipped0;
 wire [65:0] rx_window0_sel;
-wire [1:0] rx_window0_bits1_0;
-wire rx_window0_b0;
 wire rx_window0_xor;
-wire [63:0] rx_window0_bits65_2;
 reg rx_locked0;
 reg [6:0] rx_sh_count0;
 reg [4:0] rx_sh_invalid0;
@@ -9018,26 +8403,17 @@ reg rx_lock_lost0;
 reg [65:0] rx_prev1;
 reg [6:0] rx_slip1;
 wire [127:0] rx_serial_bits131_66_cat;
-wire rx_slip1_b0;
 wire [127:0] rx_serial_bits131_66_sel;
-wire rx_slip1_b2;
 wire [127:0] rx_serial_bits131_66_sel_2;
-wire rx_slip1_b4;
 wire [126:0] rx_prev1_sel;
 wire [68:0] rx_serial_bits131_66_cat_2;
-wire rx_slip1_b0_2;
 wire [68:0] rx_serial_bits131_66_sel_3;
-wire rx_slip1_b2_2;
 wire [68:0] rx_serial_bits131_66_sel_4;
-wire rx_slip1_b4_2;
 wire [67:0] rx_serial_bits131_66_sel_5;
 reg [66:0] rx_window1;
 reg rx_slipped1;
 wire [65:0] rx_window1_sel;
-wire [1:0] rx_window1_bits1_0;
-wire rx_window1_b0;
 wire rx_window1_xor;
-wire [63:0] rx_window1_bits65_2;
 reg rx_locked1;
 reg [6:0] rx_sh_count1;
 reg [4:0] rx_sh_invalid1;
@@ -9083,7 +8459,6 @@ wire bond_error;
 wire unbond;
 wire bonded_and;
 wire bonded_and_2;
-wire rx_up_2;
 reg lock_lost_toggle0;
 reg lock_lost_toggle1;
 (* ASYNC_REG = "TRUE" *) reg rx_up_sync0;
@@ -9097,14 +8472,9 @@ reg lock_lost_seen0;
 (* ASYNC_REG = "TRUE" *) reg lock_lost_toggle1_sync1;
 reg lock_lost_seen1;
 // elastic buffer, read side (clk): read, insert or delete clock compensation
-wire [63:0] eb_out0_bits63_0_2;
-wire eb_out0_b64_2;
-wire eb_out0_b65_2;
 reg [65:0] bonded_word0;
 reg [65:0] bonded_word1;
-reg rx_words_up_2;
 // remote readiness and restarts (from the deskewed block, as it leaves the deskew)
-wire [15:0] eb_out0_bits15_0;
 wire eb_out0_and;
 wire eb_out0_and_2;
 wire eb_out0_and_3;
@@ -9112,17 +8482,11 @@ wire is_train;
 wire mark_in;
 wire echo_in;
 wire unmarked;
-reg session_fresh_2;
-reg partner_marking_2;
-wire eb_out0_and_4;
 reg remote_ready;
-wire channel_up_2;
-wire control0_2;
-wire hold_2;
 reg partner_marking_before;
 reg session_up_since_restart;
-wire partner_restart_2;
 // counters
+wire mark_in_sel;
 wire remote_ready_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] deskew0 [0:15];
@@ -9132,107 +8496,88 @@ reg [65:0] deskew1 [0:15];
 
 // ---- receive lanes ----
 assign rx_serial_bits65_0_cat = {rx_serial_bits65_0[61:0], rx_prev0};
-assign rx_slip0_b0 = rx_slip0[0];
-assign rx_serial_bits65_0_sel = rx_slip0[1] ? (rx_slip0_b0 ? ({3'h0, rx_serial_bits65_0_cat[127:3]}) : ({2'h0, rx_serial_bits65_0_cat[127:2]})) : (rx_slip0_b0 ? ({1'h0, rx_serial_bits65_0_cat[127:1]}) : rx_serial_bits65_0_cat);
-assign rx_slip0_b2 = rx_slip0[2];
-assign rx_serial_bits65_0_sel_2 = rx_slip0[3] ? (rx_slip0_b2 ? ({12'h0, rx_serial_bits65_0_sel[127:12]}) : ({8'h0, rx_serial_bits65_0_sel[127:8]})) : (rx_slip0_b2 ? ({4'h0, rx_serial_bits65_0_sel[127:4]}) : rx_serial_bits65_0_sel);
-assign rx_slip0_b4 = rx_slip0[4];
-assign rx_prev0_sel = rx_slip0[5] ? (rx_slip0_b4 ? ({47'h0, rx_serial_bits65_0_sel_2[127:48]}) : ({31'h0, rx_serial_bits65_0_sel_2[127:32]})) : (rx_slip0_b4 ? ({15'h0, rx_serial_bits65_0_sel_2[127:16]}) : rx_serial_bits65_0_sel_2[126:0]);
+assign rx_serial_bits65_0_sel = rx_slip0[1] ? (rx_slip0[0] ? ({3'h0, rx_serial_bits65_0_cat[127:3]}) : ({2'h0, rx_serial_bits65_0_cat[127:2]})) : (rx_slip0[0] ? ({1'h0, rx_serial_bits65_0_cat[127:1]}) : rx_serial_bits65_0_cat);
+assign rx_serial_bits65_0_sel_2 = rx_slip0[3] ? (rx_slip0[2] ? ({12'h0, rx_serial_bits65_0_sel[127:12]}) : ({8'h0, rx_serial_bits65_0_sel[127:8]})) : (rx_slip0[2] ? ({4'h0, rx_serial_bits65_0_sel[127:4]}) : rx_serial_bits65_0_sel);
+assign rx_prev0_sel = rx_slip0[5] ? (rx_slip0[4] ? ({47'h0, rx_serial_bits65_0_sel_2[127:48]}) : ({31'h0, rx_serial_bits65_0_sel_2[127:32]})) : (rx_slip0[4] ? ({15'h0, rx_serial_bits65_0_sel_2[127:16]}) : rx_serial_bits65_0_sel_2[126:0]);
 assign rx_serial_bits65_0_cat_2 = {rx_serial_bits65_0, rx_prev0[65:63]};
-assign rx_slip0_b0_2 = rx_slip0[0];
-assign rx_serial_bits65_0_sel_3 = rx_slip0[1] ? (rx_slip0_b0_2 ? ({3'h0, rx_serial_bits65_0_cat_2[68:3]}) : ({2'h0, rx_serial_bits65_0_cat_2[68:2]})) : (rx_slip0_b0_2 ? ({1'h0, rx_serial_bits65_0_cat_2[68:1]}) : rx_serial_bits65_0_cat_2);
-assign rx_slip0_b2_2 = rx_slip0[2];
-assign rx_serial_bits65_0_sel_4 = rx_slip0[3] ? (rx_slip0_b2_2 ? ({12'h0, rx_serial_bits65_0_sel_3[68:12]}) : ({8'h0, rx_serial_bits65_0_sel_3[68:8]})) : (rx_slip0_b2_2 ? ({4'h0, rx_serial_bits65_0_sel_3[68:4]}) : rx_serial_bits65_0_sel_3);
-assign rx_slip0_b4_2 = rx_slip0[4];
-assign rx_serial_bits65_0_sel_5 = rx_slip0[5] ? (rx_slip0_b4_2 ? ({47'h0, rx_serial_bits65_0_sel_4[68:48]}) : ({31'h0, rx_serial_bits65_0_sel_4[68:32]})) : (rx_slip0_b4_2 ? ({15'h0, rx_serial_bits65_0_sel_4[68:16]}) : rx_serial_bits65_0_sel_4[67:0]);
+assign rx_serial_bits65_0_sel_3 = rx_slip0[1] ? (rx_slip0[0] ? ({3'h0, rx_serial_bits65_0_cat_2[68:3]}) : ({2'h0, rx_serial_bits65_0_cat_2[68:2]})) : (rx_slip0[0] ? ({1'h0, rx_serial_bits65_0_cat_2[68:1]}) : rx_serial_bits65_0_cat_2);
+assign rx_serial_bits65_0_sel_4 = rx_slip0[3] ? (rx_slip0[2] ? ({12'h0, rx_serial_bits65_0_sel_3[68:12]}) : ({8'h0, rx_serial_bits65_0_sel_3[68:8]})) : (rx_slip0[2] ? ({4'h0, rx_serial_bits65_0_sel_3[68:4]}) : rx_serial_bits65_0_sel_3);
+assign rx_serial_bits65_0_sel_5 = rx_slip0[5] ? (rx_slip0[4] ? ({47'h0, rx_serial_bits65_0_sel_4[68:48]}) : ({31'h0, rx_serial_bits65_0_sel_4[68:32]})) : (rx_slip0[4] ? ({15'h0, rx_serial_bits65_0_sel_4[68:16]}) : rx_serial_bits65_0_sel_4[67:0]);
 assign rx_window0_sel = rx_slipped0 ? rx_window0[66:1] : rx_window0[65:0];
-assign rx_window0_bits1_0 = rx_window0_sel[1:0];
-assign rx_window0_b0 = rx_window0_bits1_0[0];
-assign rx_window0_xor = rx_window0_b0 ^ rx_window0_bits1_0[1];
-assign rx_window0_bits65_2 = rx_window0_sel[65:2];
+assign rx_window0_xor = rx_window0_sel[0] ^ rx_window0_sel[1];
 assign rx_sh_count0_is63 = rx_sh_count0 == 7'h3f;
 assign rx_window0_not = ~rx_window0_xor;
 assign rx_locked0_not = ~rx_locked0;
-assign rx_locked0_and = (rx_locked0_not & rx_window0_xor) & rx_sh_count0_is63;
-assign rx_locked0_and_2 = (rx_locked0 & rx_window0_not) & (rx_sh_invalid0 == 5'hf);
+assign rx_locked0_and = rx_locked0_not & rx_window0_xor & rx_sh_count0_is63;
+assign rx_locked0_and_2 = rx_locked0 & rx_window0_not & (rx_sh_invalid0 == 5'hf);
 assign rx_locked0_or = (rx_locked0_not & rx_window0_not) | rx_locked0_and_2;
-assign rx_locked0_or_2 = (rx_locked0_or | rx_sh_count0_is63) | rx_locked0_and;
+assign rx_locked0_or_2 = rx_locked0_or | rx_sh_count0_is63 | rx_locked0_and;
 assign rx_descrambler0_cat = {6'h0, rx_descrambler0};
-assign rx_window0_xor_2 = (((rx_window0_bits65_2 ^ ({rx_window0_bits65_2[24:0], 39'h0})) ^ ({rx_window0_bits65_2[5:0], 58'h0})) ^ rx_descrambler0_cat) ^ (rx_descrambler0_cat >> 7'h13);
+assign rx_window0_xor_2 = rx_window0_sel[65:2] ^ ({rx_window0_sel[26:2], 39'h0}) ^ ({rx_window0_sel[7:2], 58'h0}) ^
+    rx_descrambler0_cat ^ (rx_descrambler0_cat >> 7'h13);
 assign rx_serial_bits131_66_cat = {rx_serial_bits131_66[61:0], rx_prev1};
-assign rx_slip1_b0 = rx_slip1[0];
-assign rx_serial_bits131_66_sel = rx_slip1[1] ? (rx_slip1_b0 ? ({3'h0, rx_serial_bits131_66_cat[127:3]}) : ({2'h0, rx_serial_bits131_66_cat[127:2]})) : (rx_slip1_b0 ? ({1'h0, rx_serial_bits131_66_cat[127:1]}) : rx_serial_bits131_66_cat);
-assign rx_slip1_b2 = rx_slip1[2];
-assign rx_serial_bits131_66_sel_2 = rx_slip1[3] ? (rx_slip1_b2 ? ({12'h0, rx_serial_bits131_66_sel[127:12]}) : ({8'h0, rx_serial_bits131_66_sel[127:8]})) : (rx_slip1_b2 ? ({4'h0, rx_serial_bits131_66_sel[127:4]}) : rx_serial_bits131_66_sel);
-assign rx_slip1_b4 = rx_slip1[4];
-assign rx_prev1_sel = rx_slip1[5] ? (rx_slip1_b4 ? ({47'h0, rx_serial_bits131_66_sel_2[127:48]}) : ({31'h0, rx_serial_bits131_66_sel_2[127:32]})) : (rx_slip1_b4 ? ({15'h0, rx_serial_bits131_66_sel_2[127:16]}) : rx_serial_bits131_66_sel_2[126:0]);
+assign rx_serial_bits131_66_sel = rx_slip1[1] ? (rx_slip1[0] ? ({3'h0, rx_serial_bits131_66_cat[127:3]}) : ({2'h0, rx_serial_bits131_66_cat[127:2]})) : (rx_slip1[0] ? ({1'h0, rx_serial_bits131_66_cat[127:1]}) : rx_serial_bits131_66_cat);
+assign rx_serial_bits131_66_sel_2 = rx_slip1[3] ? (rx_slip1[2] ? ({12'h0, rx_serial_bits131_66_sel[127:12]}) : ({8'h0, rx_serial_bits131_66_sel[127:8]})) : (rx_slip1[2] ? ({4'h0, rx_serial_bits131_66_sel[127:4]}) : rx_serial_bits131_66_sel);
+assign rx_prev1_sel = rx_slip1[5] ? (rx_slip1[4] ? ({47'h0, rx_serial_bits131_66_sel_2[127:48]}) : ({31'h0, rx_serial_bits131_66_sel_2[127:32]})) : (rx_slip1[4] ? ({15'h0, rx_serial_bits131_66_sel_2[127:16]}) : rx_serial_bits131_66_sel_2[126:0]);
 assign rx_serial_bits131_66_cat_2 = {rx_serial_bits131_66, rx_prev1[65:63]};
-assign rx_slip1_b0_2 = rx_slip1[0];
-assign rx_serial_bits131_66_sel_3 = rx_slip1[1] ? (rx_slip1_b0_2 ? ({3'h0, rx_serial_bits131_66_cat_2[68:3]}) : ({2'h0, rx_serial_bits131_66_cat_2[68:2]})) : (rx_slip1_b0_2 ? ({1'h0, rx_serial_bits131_66_cat_2[68:1]}) : rx_serial_bits131_66_cat_2);
-assign rx_slip1_b2_2 = rx_slip1[2];
-assign rx_serial_bits131_66_sel_4 = rx_slip1[3] ? (rx_slip1_b2_2 ? ({12'h0, rx_serial_bits131_66_sel_3[68:12]}) : ({8'h0, rx_serial_bits131_66_sel_3[68:8]})) : (rx_slip1_b2_2 ? ({4'h0, rx_serial_bits131_66_sel_3[68:4]}) : rx_serial_bits131_66_sel_3);
-assign rx_slip1_b4_2 = rx_slip1[4];
-assign rx_serial_bits131_66_sel_5 = rx_slip1[5] ? (rx_slip1_b4_2 ? ({47'h0, rx_serial_bits131_66_sel_4[68:48]}) : ({31'h0, rx_serial_bits131_66_sel_4[68:32]})) : (rx_slip1_b4_2 ? ({15'h0, rx_serial_bits131_66_sel_4[68:16]}) : rx_serial_bits131_66_sel_4[67:0]);
+assign rx_serial_bits131_66_sel_3 = rx_slip1[1] ? (rx_slip1[0] ? ({3'h0, rx_serial_bits131_66_cat_2[68:3]}) : ({2'h0, rx_serial_bits131_66_cat_2[68:2]})) : (rx_slip1[0] ? ({1'h0, rx_serial_bits131_66_cat_2[68:1]}) : rx_serial_bits131_66_cat_2);
+assign rx_serial_bits131_66_sel_4 = rx_slip1[3] ? (rx_slip1[2] ? ({12'h0, rx_serial_bits131_66_sel_3[68:12]}) : ({8'h0, rx_serial_bits131_66_sel_3[68:8]})) : (rx_slip1[2] ? ({4'h0, rx_serial_bits131_66_sel_3[68:4]}) : rx_serial_bits131_66_sel_3);
+assign rx_serial_bits131_66_sel_5 = rx_slip1[5] ? (rx_slip1[4] ? ({47'h0, rx_serial_bits131_66_sel_4[68:48]}) : ({31'h0, rx_serial_bits131_66_sel_4[68:32]})) : (rx_slip1[4] ? ({15'h0, rx_serial_bits131_66_sel_4[68:16]}) : rx_serial_bits131_66_sel_4[67:0]);
 assign rx_window1_sel = rx_slipped1 ? rx_window1[66:1] : rx_window1[65:0];
-assign rx_window1_bits1_0 = rx_window1_sel[1:0];
-assign rx_window1_b0 = rx_window1_bits1_0[0];
-assign rx_window1_xor = rx_window1_b0 ^ rx_window1_bits1_0[1];
-assign rx_window1_bits65_2 = rx_window1_sel[65:2];
+assign rx_window1_xor = rx_window1_sel[0] ^ rx_window1_sel[1];
 assign rx_sh_count1_is63 = rx_sh_count1 == 7'h3f;
 assign rx_window1_not = ~rx_window1_xor;
 assign rx_locked1_not = ~rx_locked1;
-assign rx_locked1_and = (rx_locked1_not & rx_window1_xor) & rx_sh_count1_is63;
-assign rx_locked1_and_2 = (rx_locked1 & rx_window1_not) & (rx_sh_invalid1 == 5'hf);
+assign rx_locked1_and = rx_locked1_not & rx_window1_xor & rx_sh_count1_is63;
+assign rx_locked1_and_2 = rx_locked1 & rx_window1_not & (rx_sh_invalid1 == 5'hf);
 assign rx_locked1_or = (rx_locked1_not & rx_window1_not) | rx_locked1_and_2;
-assign rx_locked1_or_2 = (rx_locked1_or | rx_sh_count1_is63) | rx_locked1_and;
+assign rx_locked1_or_2 = rx_locked1_or | rx_sh_count1_is63 | rx_locked1_and;
 assign rx_descrambler1_cat = {6'h0, rx_descrambler1};
-assign rx_window1_xor_2 = (((rx_window1_bits65_2 ^ ({rx_window1_bits65_2[24:0], 39'h0})) ^ ({rx_window1_bits65_2[5:0], 58'h0})) ^ rx_descrambler1_cat) ^ (rx_descrambler1_cat >> 7'h13);
+assign rx_window1_xor_2 = rx_window1_sel[65:2] ^ ({rx_window1_sel[26:2], 39'h0}) ^ ({rx_window1_sel[7:2], 58'h0}) ^
+    rx_descrambler1_cat ^ (rx_descrambler1_cat >> 7'h13);
 assign all_locked = rx_locked0 & rx_locked1;
 
 // ---- channel bonding: each lane's bonding block, relative to lane 0 ----
 assign bond_cb_phase0_minus = bond_cb_phase0 - bond_cb_phase0;
 assign bond_cb_phase1_minus = bond_cb_phase1 - bond_cb_phase0;
 assign bond_cb_phase1_sel = ((bond_cb_phase0_minus ^ 4'h8) < (bond_cb_phase1_minus ^ 4'h8)) ? bond_cb_phase1_minus : bond_cb_phase0_minus;
-assign bond_now = ((~bonded) & (bond_have0 & bond_have1)) & all_locked;
+assign bond_now = (~bonded) & bond_have0 & bond_have1 & all_locked;
 
 // ---- deskew: lane k's blocks are read `delay` cycles after they were written, then registered ----
-assign rx_valid0_cat = {({rx_valid0, rx_control0}), rx_payload0};
+assign rx_valid0_cat = {rx_valid0, rx_control0, rx_payload0};
 assign rx_valid0_sel_2 = (deskew0_2 == 4'h0) ? rx_valid0_cat : (deskew0[(deskew_ptr - deskew0_2)]);
-assign rx_valid1_cat = {({rx_valid1, rx_control1}), rx_payload1};
+assign rx_valid1_cat = {rx_valid1, rx_control1, rx_payload1};
 assign rx_valid1_sel_2 = (deskew1_2 == 4'h0) ? rx_valid1_cat : (deskew1[(deskew_ptr - deskew1_2)]);
-assign rx_valid0_and = ((rx_valid0_sel_2[15:0] == 16'h4078) & rx_valid0_sel_2[64]) & rx_valid0_sel_2[65];
-assign rx_valid1_and = ((rx_valid1_sel_2[15:0] == 16'h4078) & rx_valid1_sel_2[64]) & rx_valid1_sel_2[65];
-assign bond_error = (bond_cb_any & (~bond_cb_all)) & bonded;
+assign rx_valid0_and = (rx_valid0_sel_2[15:0] == 16'h4078) & rx_valid0_sel_2[64] & rx_valid0_sel_2[65];
+assign rx_valid1_and = (rx_valid1_sel_2[15:0] == 16'h4078) & rx_valid1_sel_2[64] & rx_valid1_sel_2[65];
+assign bond_error = bond_cb_any & (~bond_cb_all) & bonded;
 assign unbond = (~all_locked) | bond_error;
-assign bonded_and = (((~bonded) & all_locked) & (~bond_have0)) & (((rx_payload0[15:0] == 16'h4078) & rx_control0) & rx_valid0);
-assign bonded_and_2 = (((~bonded) & all_locked) & (~bond_have1)) & (((rx_payload1[15:0] == 16'h4078) & rx_control1) & rx_valid1);
-assign rx_up_2 = bonded & all_locked;
+assign bonded_and = (~bonded) & all_locked & (~bond_have0) & (rx_payload0[15:0] == 16'h4078) & rx_control0 & rx_valid0;
+assign bonded_and_2 = (~bonded) & all_locked & (~bond_have1) & (rx_payload1[15:0] == 16'h4078) & rx_control1 & rx_valid1;
+assign rx_up = bonded & all_locked;
 
 // ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
-assign eb_out0_bits63_0_2 = eb_out0[63:0];
-assign eb_out0_b64_2 = eb_out0[64];
-assign eb_out0_b65_2 = eb_out0[65];
 
 // ---- remote readiness and restarts (from the deskewed block, as it leaves the deskew) ----
-assign eb_out0_bits15_0 = eb_out0_bits63_0_2[15:0];
-assign eb_out0_and = eb_out0_b65_2 & eb_out0_b64_2;
-assign eb_out0_and_2 = (eb_out0_bits15_0 == 16'h3078) & eb_out0_and;
-assign eb_out0_and_3 = (eb_out0_bits15_0 == 16'h1078) & eb_out0_and;
+assign eb_out0_and = eb_out0[65] & eb_out0[64];
+assign eb_out0_and_2 = (eb_out0[15:0] == 16'h3078) & eb_out0_and;
+assign eb_out0_and_3 = (eb_out0[15:0] == 16'h1078) & eb_out0_and;
 assign is_train = eb_out0_and_2 | eb_out0_and_3;
-assign mark_in = is_train & (eb_out0_bits63_0_2[31:16] == 16'h5ac3);
-assign echo_in = is_train & (eb_out0_bits63_0_2[47:32] == 16'h5ac3);
-assign unmarked = eb_out0_bits63_0_2[31:16] == 16'h0;
-assign eb_out0_and_4 = (eb_out0_b65_2 & (~((eb_out0_bits15_0 == 16'h8078) & eb_out0_and))) & (~(((eb_out0_bits63_0_2[15:0] == 16'h4078) & eb_out0_b64_2) & eb_out0_b65_2));
-assign channel_up_2 = (rx_up_sync1_2 & remote_ready) & (~session_fresh_2);
-assign control0_2 = bonded_word0[65] & bonded_word0[64];
-assign hold_2 = session_fresh_2 | partner_marking_2;
-assign partner_restart_2 = (partner_marking_2 & (~partner_marking_before)) & session_up_since_restart;
+assign mark_in = is_train & (eb_out0[31:16] == 16'h5ac3);
+assign echo_in = is_train & (eb_out0[47:32] == 16'h5ac3);
+assign unmarked = eb_out0[31:16] == 16'h0;
+assign channel_up = rx_up_sync1_2 & remote_ready & (~session_fresh);
+assign control0 = bonded_word0[65] & bonded_word0[64];
+assign hold = session_fresh | partner_marking;
+assign partner_restart = partner_marking & (~partner_marking_before) & session_up_since_restart;
 
 // ---- counters ----
-assign remote_ready_sel = (eb_out0_and_2 | mark_in) ? 1'h0 : (((eb_out0_and_3 & unmarked) | (eb_out0_b65_2 & (~eb_out0_b64_2))) ? 1'h1 : remote_ready);
+assign mark_in_sel = (eb_out0[65] & (~((eb_out0[15:0] == 16'h8078) & eb_out0_and)) &
+    (~((eb_out0[15:0] == 16'h4078) & eb_out0[64] & eb_out0[65]))) ? mark_in : partner_marking;
+assign remote_ready_sel = (eb_out0_and_2 | mark_in) ? 1'h0 : (((eb_out0_and_3 & unmarked) | (eb_out0[65] & (~eb_out0[64]))) ? 1'h1 : remote_ready);
 
 always @(posedge clk) begin
-    if (rst) rx_up_sync0 <= 1'h0; else rx_up_sync0 <= rx_up_2;
+    if (rst) rx_up_sync0 <= 1'h0; else rx_up_sync0 <= rx_up;
     if (rst) rx_up_sync1_2 <= 1'h0; else rx_up_sync1_2 <= rx_up_sync0;
     if (rst) lane_up_sync0 <= 2'h0; else lane_up_sync0 <= {rx_locked1, rx_locked0};
     if (rst) lane_up_sync1_2 <= 2'h0; else lane_up_sync1_2 <= lane_up_sync0;
@@ -9244,37 +8589,39 @@ always @(posedge clk) begin
     if (rst) lock_lost_seen1 <= 1'h0; else lock_lost_seen1 <= lock_lost_toggle1_sync1;
     if (rst) bonded_word0 <= 66'h0; else bonded_word0 <= eb_out0;
     if (rst) bonded_word1 <= 66'h0; else bonded_word1 <= eb_out1;
-    if (rst) rx_words_up_2 <= 1'h0; else rx_words_up_2 <= rx_up_sync1_2;
-    if (rst) session_fresh_2 <= 1'h1; else session_fresh_2 <= echo_in ? 1'h0 : session_fresh_2;
-    if (rst) partner_marking_2 <= 1'h0; else partner_marking_2 <= (~rx_up_sync1_2) ? 1'h0 : (eb_out0_and_4 ? mark_in : partner_marking_2);
+    if (rst) rx_words_up <= 1'h0; else rx_words_up <= rx_up_sync1_2;
+    if (rst) session_fresh <= 1'h1; else session_fresh <= echo_in ? 1'h0 : session_fresh;
+    if (rst) partner_marking <= 1'h0; else partner_marking <= (~rx_up_sync1_2) ? 1'h0 : mark_in_sel;
     if (rst) remote_ready <= 1'h0; else remote_ready <= (~rx_up_sync1_2) ? 1'h0 : remote_ready_sel;
-    if (rst) partner_marking_before <= 1'h0; else partner_marking_before <= partner_marking_2;
-    if (rst) session_up_since_restart <= 1'h0; else session_up_since_restart <= partner_restart_2 ? 1'h0 : (channel_up_2 ? 1'h1 : session_up_since_restart);
+    if (rst) partner_marking_before <= 1'h0; else partner_marking_before <= partner_marking;
+    if (rst) session_up_since_restart <= 1'h0; else session_up_since_restart <= partner_restart ? 1'h0 : (channel_up ? 1'h1 : session_up_since_restart);
 end
 
 always @(posedge rx_clk) begin
     if (rx_rst) rx_prev0 <= 66'h0; else rx_prev0 <= rx_serial_bits65_0;
     if (rx_rst) rx_slip0 <= 7'h0; else rx_slip0 <= rx_locked0_or ? ((rx_slip0 == 7'h41) ? 7'h0 : (rx_slip0 + 7'h1)) : rx_slip0;
-    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_bits65_0_sel_5[67:64] : rx_serial_bits65_0_sel_5[3:0]), (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
+    if (rx_rst) rx_window0 <= 67'h0; else rx_window0 <= {(rx_slip0[6] ? rx_serial_bits65_0_sel_5[67:64] : rx_serial_bits65_0_sel_5[3:0]),
+    (rx_slip0[6] ? rx_prev0_sel[126:64] : rx_prev0_sel[62:0])};
     if (rx_rst) rx_slipped0 <= 1'h0; else rx_slipped0 <= rx_locked0_or;
     if (rx_rst) rx_locked0 <= 1'h0; else rx_locked0 <= rx_locked0_and_2 ? 1'h0 : (rx_locked0_and ? 1'h1 : rx_locked0);
     if (rx_rst) rx_sh_count0 <= 7'h0; else rx_sh_count0 <= rx_locked0_or_2 ? 7'h0 : (rx_sh_count0 + 7'h1);
     if (rx_rst) rx_sh_invalid0 <= 5'h0; else rx_sh_invalid0 <= rx_locked0_not ? 5'h0 : (rx_locked0_or_2 ? 5'h0 : ((rx_locked0 & rx_window0_not) ? (rx_sh_invalid0 + 5'h1) : rx_sh_invalid0));
-    if (rx_rst) rx_descrambler0 <= 58'h0; else rx_descrambler0 <= rx_window0_bits65_2[63:6];
+    if (rx_rst) rx_descrambler0 <= 58'h0; else rx_descrambler0 <= rx_window0_sel[65:8];
     if (rx_rst) rx_valid0 <= 1'h0; else rx_valid0 <= rx_locked0 & rx_window0_xor;
-    if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_b0;
+    if (rx_rst) rx_control0 <= 1'h0; else rx_control0 <= rx_window0_sel[0];
     if (rx_rst) rx_payload0 <= 64'h0; else rx_payload0 <= rx_window0_xor_2;
     if (rx_rst) rx_lock_lost0 <= 1'h0; else rx_lock_lost0 <= rx_locked0_and_2;
     if (rx_rst) rx_prev1 <= 66'h0; else rx_prev1 <= rx_serial_bits131_66;
     if (rx_rst) rx_slip1 <= 7'h0; else rx_slip1 <= rx_locked1_or ? ((rx_slip1 == 7'h41) ? 7'h0 : (rx_slip1 + 7'h1)) : rx_slip1;
-    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? rx_serial_bits131_66_sel_5[67:64] : rx_serial_bits131_66_sel_5[3:0]), (rx_slip1[6] ? rx_prev1_sel[126:64] : rx_prev1_sel[62:0])};
+    if (rx_rst) rx_window1 <= 67'h0; else rx_window1 <= {(rx_slip1[6] ? rx_serial_bits131_66_sel_5[67:64] : rx_serial_bits131_66_sel_5[3:0]),
+    (rx_slip1[6] ? rx_prev1_sel[126:64] : rx_prev1_sel[62:0])};
     if (rx_rst) rx_slipped1 <= 1'h0; else rx_slipped1 <= rx_locked1_or;
     if (rx_rst) rx_locked1 <= 1'h0; else rx_locked1 <= rx_locked1_and_2 ? 1'h0 : (rx_locked1_and ? 1'h1 : rx_locked1);
     if (rx_rst) rx_sh_count1 <= 7'h0; else rx_sh_count1 <= rx_locked1_or_2 ? 7'h0 : (rx_sh_count1 + 7'h1);
     if (rx_rst) rx_sh_invalid1 <= 5'h0; else rx_sh_invalid1 <= rx_locked1_not ? 5'h0 : (rx_locked1_or_2 ? 5'h0 : ((rx_locked1 & rx_window1_not) ? (rx_sh_invalid1 + 5'h1) : rx_sh_invalid1));
-    if (rx_rst) rx_descrambler1 <= 58'h0; else rx_descrambler1 <= rx_window1_bits65_2[63:6];
+    if (rx_rst) rx_descrambler1 <= 58'h0; else rx_descrambler1 <= rx_window1_sel[65:8];
     if (rx_rst) rx_valid1 <= 1'h0; else rx_valid1 <= rx_locked1 & rx_window1_xor;
-    if (rx_rst) rx_control1 <= 1'h0; else rx_control1 <= rx_window1_b0;
+    if (rx_rst) rx_control1 <= 1'h0; else rx_control1 <= rx_window1_sel[0];
     if (rx_rst) rx_payload1 <= 64'h0; else rx_payload1 <= rx_window1_xor_2;
     if (rx_rst) rx_lock_lost1 <= 1'h0; else rx_lock_lost1 <= rx_locked1_and_2;
     if (rx_rst) bonded <= 1'h0; else bonded <= unbond ? 1'h0 : (bond_now ? 1'h1 : bonded);
@@ -9296,26 +8643,18 @@ end
 
 assign rx_valid0_sel = rx_valid0_sel_2;
 assign rx_valid1_sel = rx_valid1_sel_2;
-assign rx_up = rx_up_2;
 assign rx_up_sync1 = rx_up_sync1_2;
 assign lane_up_sync1 = lane_up_sync1_2;
 assign lock_lost_toggle0_sync1_xor = lock_lost_toggle0_sync1 ^ lock_lost_seen0;
 assign lock_lost_toggle1_sync1_xor = lock_lost_toggle1_sync1 ^ lock_lost_seen1;
-assign eb_out0_bits63_0 = eb_out0_bits63_0_2;
-assign eb_out0_b64 = eb_out0_b64_2;
-assign eb_out0_b65 = eb_out0_b65_2;
+assign eb_out0_bits63_0 = eb_out0[63:0];
+assign eb_out0_b64 = eb_out0[64];
+assign eb_out0_b65 = eb_out0[65];
 assign bonded_word0_bits63_0 = bonded_word0[63:0];
 assign eb_out1_bits63_0 = eb_out1[63:0];
 assign eb_out1_b64 = eb_out1[64];
 assign eb_out1_b65 = eb_out1[65];
 assign bonded_word1_bits63_0 = bonded_word1[63:0];
-assign rx_words_up = rx_words_up_2;
-assign session_fresh = session_fresh_2;
-assign partner_marking = partner_marking_2;
-assign channel_up = channel_up_2;
-assign control0 = control0_2;
-assign hold = hold_2;
-assign partner_restart = partner_restart_2;
 endmodule
 
 module torus_2x2x2_node_elastic(
@@ -9342,9 +8681,9 @@ module torus_2x2x2_node_elastic(
     input wire [65:0] rx_valid1_sel;
     input wire rx_up_sync1;
     // outputs: status and counters
-    output wire [65:0] eb_out0;
-    output wire [65:0] eb_out1;
-    output wire eb_slip;
+    output reg [65:0] eb_out0;
+    output reg [65:0] eb_out1;
+    output reg eb_slip;
 
 // verilator lint_off UNUSEDSIGNAL
 // elastic buffer, write side (rx_clk)
@@ -9354,7 +8693,6 @@ reg [4:0] eb_wr_gray;
 // elastic buffer, read side (clk): read, insert or delete clock compensation
 (* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync0;
 (* ASYNC_REG = "TRUE" *) reg [4:0] eb_wr_gray_sync1;
-wire eb_wr_gray_sync1_b4;
 wire eb_wr_gray_sync1_xor;
 wire eb_wr_gray_sync1_xor_2;
 wire eb_wr_gray_sync1_xor_3;
@@ -9365,9 +8703,6 @@ wire [4:0] eb_rd_plus;
 wire [4:0] eb_rd_plus_2;
 wire empty;
 wire delete;
-reg [65:0] eb_out0_2;
-reg [65:0] eb_out1_2;
-reg eb_slip_2;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [65:0] eb_lane0 [0:15];
 (* ram_style = "auto", ramstyle = "auto" *)
@@ -9380,11 +8715,11 @@ reg [0:0] eb_is_cc [0:15];
 assign eb_wr_sel = rx_up ? (eb_wr + 5'h1) : eb_wr;
 
 // ---- elastic buffer, read side (clk): read, insert or delete clock compensation ----
-assign eb_wr_gray_sync1_b4 = eb_wr_gray_sync1[4];
-assign eb_wr_gray_sync1_xor = eb_wr_gray_sync1_b4 ^ eb_wr_gray_sync1[3];
+assign eb_wr_gray_sync1_xor = eb_wr_gray_sync1[4] ^ eb_wr_gray_sync1[3];
 assign eb_wr_gray_sync1_xor_2 = eb_wr_gray_sync1_xor ^ eb_wr_gray_sync1[2];
 assign eb_wr_gray_sync1_xor_3 = eb_wr_gray_sync1_xor_2 ^ eb_wr_gray_sync1[1];
-assign eb_wr_gray_sync1_cat = {({({({eb_wr_gray_sync1_b4, eb_wr_gray_sync1_xor}), eb_wr_gray_sync1_xor_2}), eb_wr_gray_sync1_xor_3}), (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
+assign eb_wr_gray_sync1_cat = {eb_wr_gray_sync1[4], eb_wr_gray_sync1_xor, eb_wr_gray_sync1_xor_2, eb_wr_gray_sync1_xor_3,
+    (eb_wr_gray_sync1_xor_3 ^ eb_wr_gray_sync1[0])};
 assign level = eb_wr_gray_sync1_cat - eb_rd;
 assign eb_rd_plus = eb_rd + 5'h1;
 assign eb_rd_plus_2 = eb_rd + 5'h1;
@@ -9395,9 +8730,9 @@ always @(posedge clk) begin
     if (rst) eb_wr_gray_sync0 <= 5'h0; else eb_wr_gray_sync0 <= eb_wr_gray;
     if (rst) eb_wr_gray_sync1 <= 5'h0; else eb_wr_gray_sync1 <= eb_wr_gray_sync0;
     if (rst) eb_rd <= 5'h0; else eb_rd <= (~rx_up_sync1) ? eb_wr_gray_sync1_cat : (delete ? (eb_rd + 5'h2) : (empty ? eb_rd : (eb_rd + 5'h1)));
-    if (rst) eb_out0_2 <= 66'h0; else eb_out0_2 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : (eb_lane0[eb_rd[3:0]]));
-    if (rst) eb_out1_2 <= 66'h0; else eb_out1_2 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane1[eb_rd_plus_2[3:0]]) : (eb_lane1[eb_rd[3:0]]));
-    if (rst) eb_slip_2 <= 1'h0; else eb_slip_2 <= rx_up_sync1 & (empty | delete);
+    if (rst) eb_out0 <= 66'h0; else eb_out0 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane0[eb_rd_plus[3:0]]) : (eb_lane0[eb_rd[3:0]]));
+    if (rst) eb_out1 <= 66'h0; else eb_out1 <= empty ? 66'h30000000000008078 : (delete ? (eb_lane1[eb_rd_plus_2[3:0]]) : (eb_lane1[eb_rd[3:0]]));
+    if (rst) eb_slip <= 1'h0; else eb_slip <= rx_up_sync1 & (empty | delete);
 end
 
 always @(posedge rx_clk) begin
@@ -9408,9 +8743,6 @@ always @(posedge rx_clk) begin
     if (rx_up) eb_is_cc[eb_wr[3:0]] <= (rx_valid0_sel == 66'h30000000000008078) & (rx_valid1_sel == 66'h30000000000008078);
 end
 
-assign eb_out0 = eb_out0_2;
-assign eb_out1 = eb_out1_2;
-assign eb_slip = eb_slip_2;
 endmodule
 
 module torus_2x2x2_node_receive(
@@ -9485,14 +8817,14 @@ module torus_2x2x2_node_receive(
     // outputs: status and counters
     output wire is_k0;
     output wire is_k1;
-    output wire nfc_hold;
-    output wire rx_nfc_valid;
-    output wire [15:0] rx_nfc_data;
-    output wire [63:0] rx_header;
-    output wire [5:0] rx_expected;
-    output wire rx_nak_sent;
-    output wire rx_good;
-    output wire rx_duplicate;
+    output reg nfc_hold;
+    output reg rx_nfc_valid;
+    output reg [15:0] rx_nfc_data;
+    output reg [63:0] rx_header;
+    output reg [5:0] rx_expected;
+    output reg rx_nak_sent;
+    output reg rx_good;
+    output reg rx_duplicate;
     output wire crc_error;
     output wire nak_now;
     output wire rx_rd0_and;
@@ -9501,86 +8833,55 @@ module torus_2x2x2_node_receive(
     output wire [127:0] vc0_read1_cat;
     output wire [15:0] vc0_side_read_not;
     output wire vc0_side_read_b6;
-    output wire [15:0] rx_credit_limit0;
+    output reg [15:0] rx_credit_limit0;
     output wire rx_rd1_and;
     output wire rx_rd1_and_2;
     output wire rx_credit_return_and_2;
     output wire [127:0] vc1_read1_cat;
     output wire [15:0] vc1_side_read_not;
     output wire vc1_side_read_b6;
-    output wire [15:0] rx_credit_limit1;
+    output reg [15:0] rx_credit_limit1;
 
 // verilator lint_off UNUSEDSIGNAL
 // receive: the aligned block classified, registered beside the bonded word
-wire [7:0] eb_out0_bits63_0_bits7_0;
 reg rx_is_sep6;
 reg rx_is_btf_k0;
 reg rx_is_btf_k1;
 reg rx_is_btf_nfc;
-wire eb_out0_bits63_0_or;
 reg rx_is_known;
 wire eb_out0_b65_and;
 wire eb_out1_b65_and;
 reg rx_all_data;
 reg rx_any_data;
 reg rx_all_valid;
-wire [7:0] eb_out0_bits63_0_bits55_48;
-wire [5:0] eb_out0_bits63_0_bits5_0;
 reg rx_nbytes_ok;
 wire [6:0] eb_out0_bits63_0_sel;
 wire [63:0] eb_out0_bits63_0_cat;
-wire [3:0] eb_out0_bits63_0_cat_2;
-wire [7:0] eb_out0_bits63_0_cat_3;
-wire [11:0] eb_out0_bits63_0_cat_4;
-wire [15:0] eb_out0_bits63_0_cat_5;
-wire [19:0] eb_out0_bits63_0_cat_6;
-wire [23:0] eb_out0_bits63_0_cat_7;
-wire [27:0] eb_out0_bits63_0_cat_8;
-wire [31:0] eb_out0_bits63_0_cat_9;
+wire [31:0] eb_out0_bits63_0_cat_2;
 reg [31:0] rx_crc_target;
-wire [3:0] eb_out0_bits63_0_cat_10;
-wire [7:0] eb_out0_bits63_0_cat_11;
-wire [11:0] eb_out0_bits63_0_cat_12;
-wire [15:0] eb_out0_bits63_0_cat_13;
-wire [19:0] eb_out0_bits63_0_cat_14;
-wire [23:0] eb_out0_bits63_0_cat_15;
-wire [27:0] eb_out0_bits63_0_cat_16;
-wire [31:0] eb_out0_bits63_0_cat_17;
+wire [31:0] eb_out0_bits63_0_cat_3;
 reg [31:0] rx_crc_data;
 // receive: block classification
 wire live;
 wire all_data;
 wire control0_and;
 wire is_sep;
-wire is_k0_2;
 wire is_nfc;
-wire is_k1_2;
 // native flow control from the partner: data stops for pause + 1 cycles, or until XON
-wire [7:0] bonded_word0_bits63_0_bits15_8;
-wire bonded_word0_bits63_0_b16;
 reg nfc_xoff;
 reg [8:0] nfc_timer;
 wire xon;
 wire timer_idle;
-reg nfc_hold_2;
-reg rx_nfc_valid_2;
-reg [15:0] rx_nfc_data_2;
 wire bad_block;
 // receive: frames
 reg rx_in_frame;
 reg rx_bad;
 reg [8:0] rx_words;
 reg [31:0] rx_crc;
-reg [63:0] rx_header_2;
-reg [5:0] rx_expected_2;
-reg rx_nak_sent_2;
-wire rx_header_b6;
 wire header_now;
 wire payload_now;
 wire trailer_now;
-wire [10:0] rx_crc_cat;
-wire [19:0] rx_crc_cat_2;
-wire [28:0] rx_crc_cat_3;
+wire [31:0] rx_crc_cat;
 reg [9:0] rx_spec_wr0;
 reg [9:0] rx_spec_wr1;
 reg [9:0] rx_commit0;
@@ -9593,10 +8894,6 @@ wire overflow;
 reg rx_wrote;
 // trailer checks
 wire crc_ok;
-wire [7:0] bonded_word0_bits63_0_bits55_48;
-wire [5:0] bonded_word0_bits63_0_bits5_0;
-wire bonded_word0_bits63_0_b7;
-wire [5:0] rx_header_bits5_0;
 reg rx_seq_ok;
 reg rx_seq_behind;
 reg rx_has_words;
@@ -9604,17 +8901,12 @@ wire clean;
 wire good_now;
 wire duplicate_now;
 // trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements
-reg rx_good_2;
-reg rx_duplicate_2;
 reg rx_was_trailer;
 reg rx_was_crc_ok;
 wire failed;
-wire crc_error_2;
-wire nak_now_2;
 // virtual channel 0: words written speculatively, released at a good trailer
 wire rx_header_not;
 wire write_and;
-wire [8:0] rx_spec_wr0_bits8_0;
 wire good_now_and;
 wire good_now_and_2;
 reg rx_commit_late0;
@@ -9626,18 +8918,14 @@ wire absorbing;
 wire rx_rd0_and_3;
 wire rx_rd0_and_4;
 wire [9:0] rx_rd0_sel;
-wire [8:0] rx_rd0_bits8_0;
-wire rx_credit_return_b0;
 reg [15:0] flits_popped0;
 reg [15:0] credits_returned0;
 wire [9:0] rx_commit0_minus;
 reg [63:0] vc0_read0;
 reg [63:0] vc0_read1;
 reg [6:0] vc0_side_read;
-reg [15:0] rx_credit_limit0_2;
 // virtual channel 1: words written speculatively, released at a good trailer
 wire write_and_2;
-wire [8:0] rx_spec_wr1_bits8_0;
 wire good_now_and_3;
 wire good_now_and_4;
 reg rx_commit_late1;
@@ -9649,17 +8937,13 @@ wire absorbing_2;
 wire rx_rd1_and_3;
 wire rx_rd1_and_4;
 wire [9:0] rx_rd1_sel;
-wire [8:0] rx_rd1_bits8_0;
-wire rx_credit_return_b1;
 reg [15:0] flits_popped1;
 reg [15:0] credits_returned1;
 wire [9:0] rx_commit1_minus;
 reg [63:0] vc1_read0;
 reg [63:0] vc1_read1;
 reg [6:0] vc1_side_read;
-reg [15:0] rx_credit_limit1_2;
 // counters
-wire [8:0] bonded_word0_bits63_0_sel;
 wire [31:0] rx_crc_sel;
 (* ram_style = "auto", ramstyle = "auto" *)
 reg [63:0] vc0_lane0 [0:511];
@@ -9676,78 +8960,107 @@ reg [6:0] vc1_side [0:511];
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- receive: the aligned block classified, registered beside the bonded word ----
-assign eb_out0_bits63_0_bits7_0 = eb_out0_bits63_0[7:0];
-assign eb_out0_bits63_0_or = ((((eb_out0_bits63_0_bits7_0 == 8'h78) | (eb_out0_bits63_0_bits7_0 == 8'hd2)) | (eb_out0_bits63_0_bits7_0 == 8'h99)) | (eb_out0_bits63_0_bits7_0 == 8'haa)) | (eb_out0_bits63_0[15:0] == 16'h61e);
 assign eb_out0_b65_and = eb_out0_b65 & (~eb_out0_b64);
 assign eb_out1_b65_and = eb_out1_b65 & (~eb_out1_b64);
-assign eb_out0_bits63_0_bits55_48 = eb_out0_bits63_0[55:48];
-assign eb_out0_bits63_0_bits5_0 = eb_out0_bits63_0_bits55_48[5:0];
-assign eb_out0_bits63_0_sel = (((eb_out0_bits63_0[15:0] == 16'h61e) & eb_out0_b65) & eb_out0_b64) ? ({eb_out0_bits63_0_bits55_48[7], eb_out0_bits63_0_bits5_0}) : 7'h10;
-assign eb_out0_bits63_0_cat = {56'h0, eb_out0_bits63_0_bits55_48};
-assign eb_out0_bits63_0_cat_2 = {({({(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09))}), (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584))}), (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2))};
-assign eb_out0_bits63_0_cat_3 = {({({({eb_out0_bits63_0_cat_2, (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0))}), (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a))}), (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425))};
-assign eb_out0_bits63_0_cat_4 = {({({({eb_out0_bits63_0_cat_3, (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400))}), (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412))}), (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b))}), (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f))};
-assign eb_out0_bits63_0_cat_5 = {({({({eb_out0_bits63_0_cat_4, (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f))}), (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15))}), (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318))}), (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c))};
-assign eb_out0_bits63_0_cat_6 = {({({({eb_out0_bits63_0_cat_5, (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6))}), (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63))}), (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83))};
-assign eb_out0_bits63_0_cat_7 = {({({({eb_out0_bits63_0_cat_6, (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53))}), (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9))}), (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6))}), (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71))};
-assign eb_out0_bits63_0_cat_8 = {({({({eb_out0_bits63_0_cat_7, (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738))}), (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e))}), (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5))}), (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78))};
-assign eb_out0_bits63_0_cat_9 = {({({({eb_out0_bits63_0_cat_8, (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e))}), (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097))}), (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b))}), (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25))};
-assign eb_out0_bits63_0_cat_10 = {({({((^(eb_out0_bits63_0 & 64'h7af0ddecb0ba2e1d)) ^ (^(eb_out1_bits63_0 & 64'hef13a98c0caa668f))), ((^(eb_out0_bits63_0 & 64'hbd786ef6585d170e)) ^ (^(eb_out1_bits63_0 & 64'h7789d4c606553347)))}), ((^(eb_out0_bits63_0 & 64'hdebc377b2c2e8b87)) ^ (^(eb_out1_bits63_0 & 64'hbbc4ea63032a99a3)))}), ((^(eb_out0_bits63_0 & 64'hef5e1bbd961745c3)) ^ (^(eb_out1_bits63_0 & 64'h5de2753181954cd1)))};
-assign eb_out0_bits63_0_cat_11 = {({({({eb_out0_bits63_0_cat_10, ((^(eb_out0_bits63_0 & 64'hf7af0ddecb0ba2e1)) ^ (^(eb_out1_bits63_0 & 64'h2ef13a98c0caa668)))}), ((^(eb_out0_bits63_0 & 64'h7bd786ef6585d170)) ^ (^(eb_out1_bits63_0 & 64'h97789d4c60655334)))}), ((^(eb_out0_bits63_0 & 64'h471b1e9b0278c6a5)) ^ (^(eb_out1_bits63_0 & 64'ha4afe72a3c98cf15)))}), ((^(eb_out0_bits63_0 & 64'ha38d8f4d813c6352)) ^ (^(eb_out1_bits63_0 & 64'h5257f3951e4c678a)))};
-assign eb_out0_bits63_0_cat_12 = {({({({eb_out0_bits63_0_cat_11, ((^(eb_out0_bits63_0 & 64'h2b361a4a70241fb4)) ^ (^(eb_out1_bits63_0 & 64'h46385046838c554a)))}), ((^(eb_out0_bits63_0 & 64'h6f6bd0c988a821c7)) ^ (^(eb_out1_bits63_0 & 64'hcc0f81af4d6c4c2a)))}), ((^(eb_out0_bits63_0 & 64'h4d45358874ee3efe)) ^ (^(eb_out1_bits63_0 & 64'h8914695baa1c409a)))}), ((^(eb_out0_bits63_0 & 64'h5c5247288acd3162)) ^ (^(eb_out1_bits63_0 & 64'h2b999d21d9a446c2)))};
-assign eb_out0_bits63_0_cat_13 = {({({({eb_out0_bits63_0_cat_12, ((^(eb_out0_bits63_0 & 64'h2e292394456698b1)) ^ (^(eb_out1_bits63_0 & 64'h95ccce90ecd22361)))}), ((^(eb_out0_bits63_0 & 64'hede44c2692096245)) ^ (^(eb_out1_bits63_0 & 64'h25f5cec47ac3773f)))}), ((^(eb_out0_bits63_0 & 64'h8c02fbfff9be9f3f)) ^ (^(eb_out1_bits63_0 & 64'h7de94eee31cbdd10)))}), ((^(eb_out0_bits63_0 & 64'h46017dfffcdf4f9f)) ^ (^(eb_out1_bits63_0 & 64'h3ef4a77718e5ee88)))};
-assign eb_out0_bits63_0_cat_14 = {({({({eb_out0_bits63_0_cat_13, ((^(eb_out0_bits63_0 & 64'h2300befffe6fa7cf)) ^ (^(eb_out1_bits63_0 & 64'h1f7a53bb8c72f744)))}), ((^(eb_out0_bits63_0 & 64'h11805f7fff37d3e7)) ^ (^(eb_out1_bits63_0 & 64'hfbd29ddc6397ba2)))}), ((^(eb_out0_bits63_0 & 64'h7230f2534f21c7ee)) ^ (^(eb_out1_bits63_0 & 64'h68cd3d62efb6db5e)))}), ((^(eb_out0_bits63_0 & 64'h43e8a4c5172acdea)) ^ (^(eb_out1_bits63_0 & 64'h5b75373d7b710b20)))};
-assign eb_out0_bits63_0_cat_15 = {({({({eb_out0_bits63_0_cat_14, ((^(eb_out0_bits63_0 & 64'h5b048f8e3b2f48e8)) ^ (^(eb_out1_bits63_0 & 64'h42a93212b112e31f)))}), ((^(eb_out0_bits63_0 & 64'had8247c71d97a474)) ^ (^(eb_out1_bits63_0 & 64'ha15499095889718f)))}), ((^(eb_out0_bits63_0 & 64'hac31fe0f3e71fc27)) ^ (^(eb_out1_bits63_0 & 64'h3fb9e508a0eede48)))}), ((^(eb_out0_bits63_0 & 64'h2ce822eb2f82d00e)) ^ (^(eb_out1_bits63_0 & 64'hf0cf5b085cdd09ab)))};
-assign eb_out0_bits63_0_cat_16 = {({({({eb_out0_bits63_0_cat_15, ((^(eb_out0_bits63_0 & 64'h9674117597c16807)) ^ (^(eb_out1_bits63_0 & 64'hf867ad842e6e84d5)))}), ((^(eb_out0_bits63_0 & 64'hb1cad5567b5a9a1e)) ^ (^(eb_out1_bits63_0 & 64'h93207f4e1b9d24e5)))}), ((^(eb_out0_bits63_0 & 64'ha215b7478d176312)) ^ (^(eb_out1_bits63_0 & 64'ha683962b0164f4fd)))}), ((^(eb_out0_bits63_0 & 64'habfa064f76319f94)) ^ (^(eb_out1_bits63_0 & 64'h3c5262998c181cf1)))};
-assign eb_out0_bits63_0_cat_17 = {({({({eb_out0_bits63_0_cat_16, ((^(eb_out0_bits63_0 & 64'haf0ddecb0ba2e1d7)) ^ (^(eb_out1_bits63_0 & 64'hf13a98c0caa668f7)))}), ((^(eb_out0_bits63_0 & 64'hd786ef6585d170eb)) ^ (^(eb_out1_bits63_0 & 64'h789d4c606553347b)))}), ((^(eb_out0_bits63_0 & 64'hebc377b2c2e8b875)) ^ (^(eb_out1_bits63_0 & 64'hbc4ea63032a99a3d)))}), ((^(eb_out0_bits63_0 & 64'hf5e1bbd961745c3a)) ^ (^(eb_out1_bits63_0 & 64'hde2753181954cd1e)))};
+assign eb_out0_bits63_0_sel = ((eb_out0_bits63_0[15:0] == 16'h61e) & eb_out0_b65 & eb_out0_b64) ? ({eb_out0_bits63_0[55], eb_out0_bits63_0[53:48]}) : 7'h10;
+assign eb_out0_bits63_0_cat = {56'h0, eb_out0_bits63_0[55:48]};
+assign eb_out0_bits63_0_cat_2 = {(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09)),
+    (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584)), (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2)),
+    (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0)),
+    (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a)), (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425)),
+    (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400)), (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412)),
+    (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b)), (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f)),
+    (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f)), (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15)),
+    (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318)), (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c)),
+    (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6)), (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63)),
+    (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923)), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83)),
+    (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53)), (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9)),
+    (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6)), (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71)),
+    (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738)), (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e)),
+    (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5)), (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78)),
+    (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e)), (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097)),
+    (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b)), (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25))};
+assign eb_out0_bits63_0_cat_3 = {((^(eb_out0_bits63_0 & 64'h7af0ddecb0ba2e1d)) ^ (^(eb_out1_bits63_0 & 64'hef13a98c0caa668f))),
+    ((^(eb_out0_bits63_0 & 64'hbd786ef6585d170e)) ^ (^(eb_out1_bits63_0 & 64'h7789d4c606553347))),
+    ((^(eb_out0_bits63_0 & 64'hdebc377b2c2e8b87)) ^ (^(eb_out1_bits63_0 & 64'hbbc4ea63032a99a3))),
+    ((^(eb_out0_bits63_0 & 64'hef5e1bbd961745c3)) ^ (^(eb_out1_bits63_0 & 64'h5de2753181954cd1))),
+    ((^(eb_out0_bits63_0 & 64'hf7af0ddecb0ba2e1)) ^ (^(eb_out1_bits63_0 & 64'h2ef13a98c0caa668))),
+    ((^(eb_out0_bits63_0 & 64'h7bd786ef6585d170)) ^ (^(eb_out1_bits63_0 & 64'h97789d4c60655334))),
+    ((^(eb_out0_bits63_0 & 64'h471b1e9b0278c6a5)) ^ (^(eb_out1_bits63_0 & 64'ha4afe72a3c98cf15))),
+    ((^(eb_out0_bits63_0 & 64'ha38d8f4d813c6352)) ^ (^(eb_out1_bits63_0 & 64'h5257f3951e4c678a))),
+    ((^(eb_out0_bits63_0 & 64'h2b361a4a70241fb4)) ^ (^(eb_out1_bits63_0 & 64'h46385046838c554a))),
+    ((^(eb_out0_bits63_0 & 64'h6f6bd0c988a821c7)) ^ (^(eb_out1_bits63_0 & 64'hcc0f81af4d6c4c2a))),
+    ((^(eb_out0_bits63_0 & 64'h4d45358874ee3efe)) ^ (^(eb_out1_bits63_0 & 64'h8914695baa1c409a))),
+    ((^(eb_out0_bits63_0 & 64'h5c5247288acd3162)) ^ (^(eb_out1_bits63_0 & 64'h2b999d21d9a446c2))),
+    ((^(eb_out0_bits63_0 & 64'h2e292394456698b1)) ^ (^(eb_out1_bits63_0 & 64'h95ccce90ecd22361))),
+    ((^(eb_out0_bits63_0 & 64'hede44c2692096245)) ^ (^(eb_out1_bits63_0 & 64'h25f5cec47ac3773f))),
+    ((^(eb_out0_bits63_0 & 64'h8c02fbfff9be9f3f)) ^ (^(eb_out1_bits63_0 & 64'h7de94eee31cbdd10))),
+    ((^(eb_out0_bits63_0 & 64'h46017dfffcdf4f9f)) ^ (^(eb_out1_bits63_0 & 64'h3ef4a77718e5ee88))),
+    ((^(eb_out0_bits63_0 & 64'h2300befffe6fa7cf)) ^ (^(eb_out1_bits63_0 & 64'h1f7a53bb8c72f744))),
+    ((^(eb_out0_bits63_0 & 64'h11805f7fff37d3e7)) ^ (^(eb_out1_bits63_0 & 64'hfbd29ddc6397ba2))),
+    ((^(eb_out0_bits63_0 & 64'h7230f2534f21c7ee)) ^ (^(eb_out1_bits63_0 & 64'h68cd3d62efb6db5e))),
+    ((^(eb_out0_bits63_0 & 64'h43e8a4c5172acdea)) ^ (^(eb_out1_bits63_0 & 64'h5b75373d7b710b20))),
+    ((^(eb_out0_bits63_0 & 64'h5b048f8e3b2f48e8)) ^ (^(eb_out1_bits63_0 & 64'h42a93212b112e31f))),
+    ((^(eb_out0_bits63_0 & 64'had8247c71d97a474)) ^ (^(eb_out1_bits63_0 & 64'ha15499095889718f))),
+    ((^(eb_out0_bits63_0 & 64'hac31fe0f3e71fc27)) ^ (^(eb_out1_bits63_0 & 64'h3fb9e508a0eede48))),
+    ((^(eb_out0_bits63_0 & 64'h2ce822eb2f82d00e)) ^ (^(eb_out1_bits63_0 & 64'hf0cf5b085cdd09ab))),
+    ((^(eb_out0_bits63_0 & 64'h9674117597c16807)) ^ (^(eb_out1_bits63_0 & 64'hf867ad842e6e84d5))),
+    ((^(eb_out0_bits63_0 & 64'hb1cad5567b5a9a1e)) ^ (^(eb_out1_bits63_0 & 64'h93207f4e1b9d24e5))),
+    ((^(eb_out0_bits63_0 & 64'ha215b7478d176312)) ^ (^(eb_out1_bits63_0 & 64'ha683962b0164f4fd))),
+    ((^(eb_out0_bits63_0 & 64'habfa064f76319f94)) ^ (^(eb_out1_bits63_0 & 64'h3c5262998c181cf1))),
+    ((^(eb_out0_bits63_0 & 64'haf0ddecb0ba2e1d7)) ^ (^(eb_out1_bits63_0 & 64'hf13a98c0caa668f7))),
+    ((^(eb_out0_bits63_0 & 64'hd786ef6585d170eb)) ^ (^(eb_out1_bits63_0 & 64'h789d4c606553347b))),
+    ((^(eb_out0_bits63_0 & 64'hebc377b2c2e8b875)) ^ (^(eb_out1_bits63_0 & 64'hbc4ea63032a99a3d))),
+    ((^(eb_out0_bits63_0 & 64'hf5e1bbd961745c3a)) ^ (^(eb_out1_bits63_0 & 64'hde2753181954cd1e)))};
 
 // ---- receive: block classification ----
 assign live = rx_words_up & (~hold);
 assign all_data = rx_all_data & live;
 assign control0_and = control0 & live;
 assign is_sep = rx_is_sep6 & control0_and;
-assign is_k0_2 = rx_is_btf_k0 & control0_and;
+assign is_k0 = rx_is_btf_k0 & control0_and;
 assign is_nfc = rx_is_btf_nfc & control0_and;
-assign is_k1_2 = rx_is_btf_k1 & control0_and;
+assign is_k1 = rx_is_btf_k1 & control0_and;
 
 // ---- native flow control from the partner: data stops for pause + 1 cycles, or until XON ----
-assign bonded_word0_bits63_0_bits15_8 = bonded_word0_bits63_0[15:8];
-assign bonded_word0_bits63_0_b16 = bonded_word0_bits63_0[16];
-assign xon = (bonded_word0_bits63_0_bits15_8 == 8'h0) & (~bonded_word0_bits63_0_b16);
+assign xon = (bonded_word0_bits63_0[15:8] == 8'h0) & (~bonded_word0_bits63_0[16]);
 assign timer_idle = nfc_timer == 9'h0;
-assign bad_block = ((~rx_all_valid) | ((~rx_is_known) & control0)) | ((~rx_all_data) & rx_any_data);
+assign bad_block = (~rx_all_valid) | ((~rx_is_known) & control0) | ((~rx_all_data) & rx_any_data);
 
 // ---- receive: frames ----
-assign rx_header_b6 = rx_header_2[6];
 assign header_now = (~rx_in_frame) & all_data;
 assign payload_now = rx_in_frame & all_data;
 assign trailer_now = rx_in_frame & is_sep;
-assign rx_crc_cat = {({({({({({({({({({(^(rx_crc & 32'hcaa668f)), (^(rx_crc & 32'h6553347))}), (^(rx_crc & 32'h32a99a3))}), (^(rx_crc & 32'h81954cd1))}), (^(rx_crc & 32'hc0caa668))}), (^(rx_crc & 32'h60655334))}), (^(rx_crc & 32'h3c98cf15))}), (^(rx_crc & 32'h1e4c678a))}), (^(rx_crc & 32'h838c554a))}), (^(rx_crc & 32'h4d6c4c2a))}), (^(rx_crc & 32'haa1c409a))};
-assign rx_crc_cat_2 = {({({({({({({({({rx_crc_cat, (^(rx_crc & 32'hd9a446c2))}), (^(rx_crc & 32'hecd22361))}), (^(rx_crc & 32'h7ac3773f))}), (^(rx_crc & 32'h31cbdd10))}), (^(rx_crc & 32'h18e5ee88))}), (^(rx_crc & 32'h8c72f744))}), (^(rx_crc & 32'hc6397ba2))}), (^(rx_crc & 32'hefb6db5e))}), (^(rx_crc & 32'h7b710b20))};
-assign rx_crc_cat_3 = {({({({({({({({({rx_crc_cat_2, (^(rx_crc & 32'hb112e31f))}), (^(rx_crc & 32'h5889718f))}), (^(rx_crc & 32'ha0eede48))}), (^(rx_crc & 32'h5cdd09ab))}), (^(rx_crc & 32'h2e6e84d5))}), (^(rx_crc & 32'h1b9d24e5))}), (^(rx_crc & 32'h164f4fd))}), (^(rx_crc & 32'h8c181cf1))}), (^(rx_crc & 32'hcaa668f7))};
-assign can_write = (rx_header_b6 ? ((rx_spec_wr1 - rx_rd1) < 10'h200) : ((rx_spec_wr0 - rx_rd0) < 10'h200)) & (rx_words < 9'h80);
-assign write = (payload_now & can_write) & (~rx_bad);
+assign rx_crc_cat = {(^(rx_crc & 32'hcaa668f)), (^(rx_crc & 32'h6553347)), (^(rx_crc & 32'h32a99a3)),
+    (^(rx_crc & 32'h81954cd1)), (^(rx_crc & 32'hc0caa668)), (^(rx_crc & 32'h60655334)),
+    (^(rx_crc & 32'h3c98cf15)), (^(rx_crc & 32'h1e4c678a)), (^(rx_crc & 32'h838c554a)),
+    (^(rx_crc & 32'h4d6c4c2a)), (^(rx_crc & 32'haa1c409a)), (^(rx_crc & 32'hd9a446c2)),
+    (^(rx_crc & 32'hecd22361)), (^(rx_crc & 32'h7ac3773f)), (^(rx_crc & 32'h31cbdd10)),
+    (^(rx_crc & 32'h18e5ee88)), (^(rx_crc & 32'h8c72f744)), (^(rx_crc & 32'hc6397ba2)),
+    (^(rx_crc & 32'hefb6db5e)), (^(rx_crc & 32'h7b710b20)), (^(rx_crc & 32'hb112e31f)),
+    (^(rx_crc & 32'h5889718f)), (^(rx_crc & 32'ha0eede48)), (^(rx_crc & 32'h5cdd09ab)),
+    (^(rx_crc & 32'h2e6e84d5)), (^(rx_crc & 32'h1b9d24e5)), (^(rx_crc & 32'h164f4fd)),
+    (^(rx_crc & 32'h8c181cf1)), (^(rx_crc & 32'hcaa668f7)), (^(rx_crc & 32'h6553347b)),
+    (^(rx_crc & 32'h32a99a3d)), (^(rx_crc & 32'h1954cd1e))};
+assign can_write = (rx_header[6] ? ((rx_spec_wr1 - rx_rd1) < 10'h200) : ((rx_spec_wr0 - rx_rd0) < 10'h200)) &
+    (rx_words < 9'h80);
+assign write = payload_now & can_write & (~rx_bad);
 assign overflow = payload_now & (~can_write);
 
 // ---- trailer checks ----
 assign crc_ok = rx_crc == rx_crc_target;
-assign bonded_word0_bits63_0_bits55_48 = bonded_word0_bits63_0[55:48];
-assign bonded_word0_bits63_0_bits5_0 = bonded_word0_bits63_0_bits55_48[5:0];
-assign bonded_word0_bits63_0_b7 = bonded_word0_bits63_0_bits55_48[7];
-assign rx_header_bits5_0 = rx_header_2[5:0];
-assign clean = (((trailer_now & (~rx_bad)) & crc_ok) & rx_has_words) & rx_nbytes_ok;
+assign clean = trailer_now & (~rx_bad) & crc_ok & rx_has_words & rx_nbytes_ok;
 assign good_now = clean & rx_seq_ok;
-assign duplicate_now = (clean & (~rx_seq_ok)) & rx_seq_behind;
+assign duplicate_now = clean & (~rx_seq_ok) & rx_seq_behind;
 
 // ---- trailer verdicts, a cycle later: negative acknowledgement, counters, acknowledgements ----
-assign failed = (rx_was_trailer & (~rx_good_2)) & (~rx_duplicate_2);
-assign crc_error_2 = rx_was_trailer & (~rx_was_crc_ok);
-assign nak_now_2 = (~rx_nak_sent_2) & failed;
+assign failed = rx_was_trailer & (~rx_good) & (~rx_duplicate);
+assign crc_error = rx_was_trailer & (~rx_was_crc_ok);
+assign nak_now = (~rx_nak_sent) & failed;
 
 // ---- virtual channel 0: words written speculatively, released at a good trailer ----
-assign rx_header_not = ~rx_header_b6;
+assign rx_header_not = ~rx_header[6];
 assign write_and = write & rx_header_not;
-assign rx_spec_wr0_bits8_0 = rx_spec_wr0[8:0];
 assign good_now_and = good_now & rx_header_not;
 assign good_now_and_2 = good_now_and & (~rx_wrote);
 assign rx_spec_wr0_minus = rx_spec_wr0 - 10'h1;
@@ -9756,14 +9069,11 @@ assign absorbing = ~credit_absorb0_is0;
 assign rx_rd0_and_3 = (~(rx_rd0 == rx_commit0)) & ((~(rx_old_words0 == 10'h0)) | credit_absorb0_is0);
 assign rx_rd0_and_4 = rx_rd0_and_3 & m_axis_vc0_tready;
 assign rx_rd0_sel = rx_rd0_and_4 ? (rx_rd0 + 10'h1) : rx_rd0;
-assign rx_rd0_bits8_0 = rx_rd0_sel[8:0];
-assign rx_credit_return_b0 = rx_credit_return[0];
 assign rx_commit0_minus = rx_commit0 - rx_rd0_sel;
 
 // ---- virtual channel 1: words written speculatively, released at a good trailer ----
-assign write_and_2 = write & rx_header_b6;
-assign rx_spec_wr1_bits8_0 = rx_spec_wr1[8:0];
-assign good_now_and_3 = good_now & rx_header_b6;
+assign write_and_2 = write & rx_header[6];
+assign good_now_and_3 = good_now & rx_header[6];
 assign good_now_and_4 = good_now_and_3 & (~rx_wrote);
 assign rx_spec_wr1_minus = rx_spec_wr1 - 10'h1;
 assign credit_absorb1_is0 = credit_absorb1 == 16'h0;
@@ -9771,104 +9081,88 @@ assign absorbing_2 = ~credit_absorb1_is0;
 assign rx_rd1_and_3 = (~(rx_rd1 == rx_commit1)) & ((~(rx_old_words1 == 10'h0)) | credit_absorb1_is0);
 assign rx_rd1_and_4 = rx_rd1_and_3 & m_axis_vc1_tready;
 assign rx_rd1_sel = rx_rd1_and_4 ? (rx_rd1 + 10'h1) : rx_rd1;
-assign rx_rd1_bits8_0 = rx_rd1_sel[8:0];
-assign rx_credit_return_b1 = rx_credit_return[1];
 assign rx_commit1_minus = rx_commit1 - rx_rd1_sel;
 
 // ---- counters ----
-assign bonded_word0_bits63_0_sel = (~live) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits63_0_bits15_8}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
-assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~live)) ? 32'h73d74d75 : (all_data ? (({({({rx_crc_cat_3, (^(rx_crc & 32'h6553347b))}), (^(rx_crc & 32'h32a99a3d))}), (^(rx_crc & 32'h1954cd1e))}) ^ rx_crc_data) : rx_crc);
+assign rx_crc_sel = (((~all_data) & (trailer_now | (~rx_in_frame))) | (~live)) ? 32'h73d74d75 : (all_data ? (rx_crc_cat ^ rx_crc_data) : rx_crc);
 
 always @(posedge clk) begin
     if (rst) rx_is_sep6 <= 1'h0; else rx_is_sep6 <= eb_out0_bits63_0[15:0] == 16'h61e;
-    if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= eb_out0_bits63_0_bits7_0 == 8'hd2;
-    if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= eb_out0_bits63_0_bits7_0 == 8'h99;
-    if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= eb_out0_bits63_0_bits7_0 == 8'haa;
-    if (rst) rx_is_known <= 1'h0; else rx_is_known <= eb_out0_bits63_0_or;
+    if (rst) rx_is_btf_k0 <= 1'h0; else rx_is_btf_k0 <= eb_out0_bits63_0[7:0] == 8'hd2;
+    if (rst) rx_is_btf_k1 <= 1'h0; else rx_is_btf_k1 <= eb_out0_bits63_0[7:0] == 8'h99;
+    if (rst) rx_is_btf_nfc <= 1'h0; else rx_is_btf_nfc <= eb_out0_bits63_0[7:0] == 8'haa;
+    if (rst) rx_is_known <= 1'h0; else rx_is_known <= (eb_out0_bits63_0[7:0] == 8'h78) | (eb_out0_bits63_0[7:0] == 8'hd2) | (eb_out0_bits63_0[7:0] == 8'h99) |
+    (eb_out0_bits63_0[7:0] == 8'haa) | (eb_out0_bits63_0[15:0] == 16'h61e);
     if (rst) rx_all_data <= 1'h0; else rx_all_data <= eb_out0_b65_and & eb_out1_b65_and;
     if (rst) rx_any_data <= 1'h0; else rx_any_data <= eb_out0_b65_and | eb_out1_b65_and;
     if (rst) rx_all_valid <= 1'h0; else rx_all_valid <= eb_out0_b65 & eb_out1_b65;
-    if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((eb_out0_bits63_0_bits5_0 == 6'h0) | (6'h10 < eb_out0_bits63_0_bits5_0));
-    if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= (eb_out0_bits63_0[47:16] ^ eb_out0_bits63_0_cat_9) ^ 32'hffffffff;
-    if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= eb_out0_bits63_0_cat_17;
-    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~live) ? 1'h0 : (is_nfc ? bonded_word0_bits63_0_b16 : nfc_xoff);
-    if (rst) nfc_timer <= 9'h0; else nfc_timer <= bonded_word0_bits63_0_sel;
-    if (rst) nfc_hold_2 <= 1'h0; else nfc_hold_2 <= live & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
-    if (rst) rx_nfc_valid_2 <= 1'h0; else rx_nfc_valid_2 <= is_nfc;
-    if (rst) rx_nfc_data_2 <= 16'h0; else rx_nfc_data_2 <= is_nfc ? ({7'h0, ({bonded_word0_bits63_0_b16, bonded_word0_bits63_0_bits15_8})}) : rx_nfc_data_2;
+    if (rst) rx_nbytes_ok <= 1'h0; else rx_nbytes_ok <= ~((eb_out0_bits63_0[53:48] == 6'h0) | (6'h10 < eb_out0_bits63_0[53:48]));
+    if (rst) rx_crc_target <= 32'h0; else rx_crc_target <= eb_out0_bits63_0[47:16] ^ eb_out0_bits63_0_cat_2 ^ 32'hffffffff;
+    if (rst) rx_crc_data <= 32'h0; else rx_crc_data <= eb_out0_bits63_0_cat_3;
+    if (rst) nfc_xoff <= 1'h0; else nfc_xoff <= (~live) ? 1'h0 : (is_nfc ? bonded_word0_bits63_0[16] : nfc_xoff);
+    if (rst) nfc_timer <= 9'h0; else nfc_timer <= (~live) ? 9'h0 : (is_nfc ? (xon ? 9'h0 : (({1'h0, bonded_word0_bits63_0[15:8]}) + 9'h1)) : (timer_idle ? 9'h0 : (nfc_timer - 9'h1)));
+    if (rst) nfc_hold <= 1'h0; else nfc_hold <= live & (is_nfc ? (~xon) : (nfc_xoff | (9'h1 < nfc_timer)));
+    if (rst) rx_nfc_valid <= 1'h0; else rx_nfc_valid <= is_nfc;
+    if (rst) rx_nfc_data <= 16'h0; else rx_nfc_data <= is_nfc ? ({7'h0, bonded_word0_bits63_0[16], bonded_word0_bits63_0[15:8]}) : rx_nfc_data;
     if (rst) rx_in_frame <= 1'h0; else rx_in_frame <= (~live) ? 1'h0 : (trailer_now ? 1'h0 : (header_now ? 1'h1 : rx_in_frame));
     if (rst) rx_bad <= 1'h0; else rx_bad <= header_now ? 1'h0 : (((bad_block | overflow) & rx_in_frame) ? 1'h1 : rx_bad);
     if (rst) rx_words <= 9'h0; else rx_words <= header_now ? 9'h0 : (write ? (rx_words + 9'h1) : rx_words);
     if (rst) rx_crc <= 32'h73d74d75; else rx_crc <= rx_crc_sel;
-    if (rst) rx_header_2 <= 64'h0; else rx_header_2 <= header_now ? bonded_word0_bits63_0 : rx_header_2;
-    if (rst) rx_expected_2 <= 6'h0; else rx_expected_2 <= hold ? 6'h0 : (good_now ? (rx_expected_2 + 6'h1) : rx_expected_2);
-    if (rst) rx_nak_sent_2 <= 1'h0; else rx_nak_sent_2 <= hold ? 1'h0 : (rx_good_2 ? 1'h0 : (nak_now_2 ? 1'h1 : rx_nak_sent_2));
-    if (rst) rx_spec_wr0 <= 10'h0; else rx_spec_wr0 <= hold ? rx_commit0 : (((header_now & (~rx_commit_late0)) & (~bonded_word0_bits63_0[6])) ? rx_commit0 : (write_and ? (rx_spec_wr0 + 10'h1) : rx_spec_wr0));
-    if (rst) rx_spec_wr1 <= 10'h0; else rx_spec_wr1 <= hold ? rx_commit1 : (((header_now & (~rx_commit_late1)) & bonded_word0_bits63_0[6]) ? rx_commit1 : (write_and_2 ? (rx_spec_wr1 + 10'h1) : rx_spec_wr1));
+    if (rst) rx_header <= 64'h0; else rx_header <= header_now ? bonded_word0_bits63_0 : rx_header;
+    if (rst) rx_expected <= 6'h0; else rx_expected <= hold ? 6'h0 : (good_now ? (rx_expected + 6'h1) : rx_expected);
+    if (rst) rx_nak_sent <= 1'h0; else rx_nak_sent <= hold ? 1'h0 : (rx_good ? 1'h0 : (nak_now ? 1'h1 : rx_nak_sent));
+    if (rst) rx_spec_wr0 <= 10'h0; else rx_spec_wr0 <= hold ? rx_commit0 : ((header_now & (~rx_commit_late0) & (~bonded_word0_bits63_0[6])) ? rx_commit0 : (write_and ? (rx_spec_wr0 + 10'h1) : rx_spec_wr0));
+    if (rst) rx_spec_wr1 <= 10'h0; else rx_spec_wr1 <= hold ? rx_commit1 : ((header_now & (~rx_commit_late1) & bonded_word0_bits63_0[6]) ? rx_commit1 : (write_and_2 ? (rx_spec_wr1 + 10'h1) : rx_spec_wr1));
     if (rst) rx_commit0 <= 10'h0; else rx_commit0 <= ((good_now_and & rx_wrote) | rx_commit_late0) ? rx_spec_wr0 : rx_commit0;
     if (rst) rx_commit1 <= 10'h0; else rx_commit1 <= ((good_now_and_3 & rx_wrote) | rx_commit_late1) ? rx_spec_wr1 : rx_commit1;
     if (rst) rx_rd0 <= 10'h0; else rx_rd0 <= rx_rd0_and_4 ? (rx_rd0 + 10'h1) : rx_rd0;
     if (rst) rx_rd1 <= 10'h0; else rx_rd1 <= rx_rd1_and_4 ? (rx_rd1 + 10'h1) : rx_rd1;
     if (rst) rx_wrote <= 1'h0; else rx_wrote <= write;
-    if (rst) rx_seq_ok <= 1'h0; else rx_seq_ok <= rx_header_bits5_0 == rx_expected_2;
-    if (rst) rx_seq_behind <= 1'h0; else rx_seq_behind <= (rx_expected_2 - rx_header_bits5_0) < 6'h20;
+    if (rst) rx_seq_ok <= 1'h0; else rx_seq_ok <= rx_header[5:0] == rx_expected;
+    if (rst) rx_seq_behind <= 1'h0; else rx_seq_behind <= (rx_expected - rx_header[5:0]) < 6'h20;
     if (rst) rx_has_words <= 1'h0; else rx_has_words <= header_now ? 1'h0 : (write ? 1'h1 : rx_has_words);
-    if (rst) rx_good_2 <= 1'h0; else rx_good_2 <= good_now;
-    if (rst) rx_duplicate_2 <= 1'h0; else rx_duplicate_2 <= duplicate_now;
+    if (rst) rx_good <= 1'h0; else rx_good <= good_now;
+    if (rst) rx_duplicate <= 1'h0; else rx_duplicate <= duplicate_now;
     if (rst) rx_was_trailer <= 1'h0; else rx_was_trailer <= trailer_now;
     if (rst) rx_was_crc_ok <= 1'h0; else rx_was_crc_ok <= crc_ok;
     if (rst) rx_commit_late0 <= 1'h0; else rx_commit_late0 <= good_now_and_2;
     if (rst) rx_old_words0 <= 10'h0; else rx_old_words0 <= hold ? rx_commit0_minus : ((rx_rd0_and_4 & (~(rx_old_words0 == 10'h0))) ? (rx_old_words0 - 10'h1) : rx_old_words0);
-    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= hold ? (((flits_popped0 + ({6'h0, (rx_commit0 - rx_rd0)})) - credits_returned0) - ({15'h0, rx_credit_return_b0})) : ((rx_credit_return_b0 & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
+    if (rst) credit_absorb0 <= 16'h0; else credit_absorb0 <= hold ? (((flits_popped0 + ({6'h0, (rx_commit0 - rx_rd0)})) - credits_returned0) - ({15'h0, rx_credit_return[0]})) : ((rx_credit_return[0] & absorbing) ? (credit_absorb0 - 16'h1) : credit_absorb0);
     if (rst) flits_popped0 <= 16'h0; else flits_popped0 <= rx_rd0_and_4 ? (flits_popped0 + 16'h1) : flits_popped0;
-    if (rst) credits_returned0 <= 16'h0; else credits_returned0 <= rx_credit_return_b0 ? (credits_returned0 + 16'h1) : credits_returned0;
-    vc0_read0 <= vc0_lane0[rx_rd0_bits8_0];
-    vc0_read1 <= vc0_lane1[rx_rd0_bits8_0];
-    vc0_side_read <= vc0_side[rx_rd0_bits8_0];
-    if (rst) rx_credit_limit0_2 <= 16'h200; else rx_credit_limit0_2 <= hold ? (16'h200 - ({6'h0, rx_commit0_minus})) : (rx_rd0_and_4 ? (rx_credit_limit0_2 + 16'h1) : rx_credit_limit0_2);
+    if (rst) credits_returned0 <= 16'h0; else credits_returned0 <= rx_credit_return[0] ? (credits_returned0 + 16'h1) : credits_returned0;
+    vc0_read0 <= vc0_lane0[rx_rd0_sel[8:0]];
+    vc0_read1 <= vc0_lane1[rx_rd0_sel[8:0]];
+    vc0_side_read <= vc0_side[rx_rd0_sel[8:0]];
+    if (rst) rx_credit_limit0 <= 16'h200; else rx_credit_limit0 <= hold ? (16'h200 - ({6'h0, rx_commit0_minus})) : (rx_rd0_and_4 ? (rx_credit_limit0 + 16'h1) : rx_credit_limit0);
     if (rst) rx_commit_late1 <= 1'h0; else rx_commit_late1 <= good_now_and_4;
     if (rst) rx_old_words1 <= 10'h0; else rx_old_words1 <= hold ? rx_commit1_minus : ((rx_rd1_and_4 & (~(rx_old_words1 == 10'h0))) ? (rx_old_words1 - 10'h1) : rx_old_words1);
-    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= hold ? (((flits_popped1 + ({6'h0, (rx_commit1 - rx_rd1)})) - credits_returned1) - ({15'h0, rx_credit_return_b1})) : ((rx_credit_return_b1 & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
+    if (rst) credit_absorb1 <= 16'h0; else credit_absorb1 <= hold ? (((flits_popped1 + ({6'h0, (rx_commit1 - rx_rd1)})) - credits_returned1) - ({15'h0, rx_credit_return[1]})) : ((rx_credit_return[1] & absorbing_2) ? (credit_absorb1 - 16'h1) : credit_absorb1);
     if (rst) flits_popped1 <= 16'h0; else flits_popped1 <= rx_rd1_and_4 ? (flits_popped1 + 16'h1) : flits_popped1;
-    if (rst) credits_returned1 <= 16'h0; else credits_returned1 <= rx_credit_return_b1 ? (credits_returned1 + 16'h1) : credits_returned1;
-    vc1_read0 <= vc1_lane0[rx_rd1_bits8_0];
-    vc1_read1 <= vc1_lane1[rx_rd1_bits8_0];
-    vc1_side_read <= vc1_side[rx_rd1_bits8_0];
-    if (rst) rx_credit_limit1_2 <= 16'h200; else rx_credit_limit1_2 <= hold ? (16'h200 - ({6'h0, rx_commit1_minus})) : (rx_rd1_and_4 ? (rx_credit_limit1_2 + 16'h1) : rx_credit_limit1_2);
-    if (write_and) vc0_lane0[rx_spec_wr0_bits8_0] <= bonded_word0_bits63_0;
-    if (write_and) vc0_lane1[rx_spec_wr0_bits8_0] <= bonded_word1_bits63_0;
-    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0_bits8_0] <= good_now_and_2 ? ({bonded_word0_bits63_0_b7, bonded_word0_bits63_0_bits5_0}) : eb_out0_bits63_0_sel;
-    if (write_and_2) vc1_lane0[rx_spec_wr1_bits8_0] <= bonded_word0_bits63_0;
-    if (write_and_2) vc1_lane1[rx_spec_wr1_bits8_0] <= bonded_word1_bits63_0;
-    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1_bits8_0] <= good_now_and_4 ? ({bonded_word0_bits63_0_b7, bonded_word0_bits63_0_bits5_0}) : eb_out0_bits63_0_sel;
+    if (rst) credits_returned1 <= 16'h0; else credits_returned1 <= rx_credit_return[1] ? (credits_returned1 + 16'h1) : credits_returned1;
+    vc1_read0 <= vc1_lane0[rx_rd1_sel[8:0]];
+    vc1_read1 <= vc1_lane1[rx_rd1_sel[8:0]];
+    vc1_side_read <= vc1_side[rx_rd1_sel[8:0]];
+    if (rst) rx_credit_limit1 <= 16'h200; else rx_credit_limit1 <= hold ? (16'h200 - ({6'h0, rx_commit1_minus})) : (rx_rd1_and_4 ? (rx_credit_limit1 + 16'h1) : rx_credit_limit1);
+    if (write_and) vc0_lane0[rx_spec_wr0[8:0]] <= bonded_word0_bits63_0;
+    if (write_and) vc0_lane1[rx_spec_wr0[8:0]] <= bonded_word1_bits63_0;
+    if (write_and | good_now_and_2) vc0_side[good_now_and_2 ? rx_spec_wr0_minus[8:0] : rx_spec_wr0[8:0]] <= good_now_and_2 ? ({bonded_word0_bits63_0[55], bonded_word0_bits63_0[53:48]}) : eb_out0_bits63_0_sel;
+    if (write_and_2) vc1_lane0[rx_spec_wr1[8:0]] <= bonded_word0_bits63_0;
+    if (write_and_2) vc1_lane1[rx_spec_wr1[8:0]] <= bonded_word1_bits63_0;
+    if (write_and_2 | good_now_and_4) vc1_side[good_now_and_4 ? rx_spec_wr1_minus[8:0] : rx_spec_wr1[8:0]] <= good_now_and_4 ? ({bonded_word0_bits63_0[55], bonded_word0_bits63_0[53:48]}) : eb_out0_bits63_0_sel;
 end
 
-assign is_k0 = is_k0_2;
-assign is_k1 = is_k1_2;
-assign nfc_hold = nfc_hold_2;
-assign rx_nfc_valid = rx_nfc_valid_2;
-assign rx_nfc_data = rx_nfc_data_2;
-assign rx_header = rx_header_2;
-assign rx_expected = rx_expected_2;
-assign rx_nak_sent = rx_nak_sent_2;
-assign rx_good = rx_good_2;
-assign rx_duplicate = rx_duplicate_2;
-assign crc_error = crc_error_2;
-assign nak_now = nak_now_2;
 assign rx_rd0_and = rx_rd0_and_3;
 assign rx_rd0_and_2 = rx_rd0_and_4;
-assign rx_credit_return_and = rx_credit_return_b0 & credit_absorb0_is0;
+assign rx_credit_return_and = rx_credit_return[0] & credit_absorb0_is0;
 assign vc0_read1_cat = {vc0_read1, vc0_read0};
 assign vc0_side_read_not = ~(16'hffff << vc0_side_read[5:0]);
 assign vc0_side_read_b6 = vc0_side_read[6];
-assign rx_credit_limit0 = rx_credit_limit0_2;
 assign rx_rd1_and = rx_rd1_and_3;
 assign rx_rd1_and_2 = rx_rd1_and_4;
-assign rx_credit_return_and_2 = rx_credit_return_b1 & credit_absorb1_is0;
+assign rx_credit_return_and_2 = rx_credit_return[1] & credit_absorb1_is0;
 assign vc1_read1_cat = {vc1_read1, vc1_read0};
 assign vc1_side_read_not = ~(16'hffff << vc1_side_read[5:0]);
 assign vc1_side_read_b6 = vc1_side_read[6];
-assign rx_credit_limit1 = rx_credit_limit1_2;
 endmodule
 
 module torus_2x2x2_node_control(
@@ -9933,46 +9227,29 @@ module torus_2x2x2_node_control(
     input wire [10:0] replay_wr;
     input wire session_fresh_or;
     // outputs: status and counters
-    output wire [1:0] credit_pulses;
-    output wire info_in;
-    output wire [5:0] ack_in;
-    output wire [15:0] limit_in0;
-    output wire [15:0] limit_in1;
+    output reg [1:0] credit_pulses;
+    output reg info_in;
+    output reg [5:0] ack_in;
+    output reg [15:0] limit_in0;
+    output reg [15:0] limit_in1;
     output wire ack_ok;
     output wire [10:0] replay_wr_sel;
-    output wire ack_taken;
-    output wire nak_taken;
+    output reg ack_taken;
+    output reg nak_taken;
 
 // verilator lint_off UNUSEDSIGNAL
 // user-K checks: the CRC syndromes of the deskewed block, registered
 wire [63:0] eb_out0_bits63_0_cat;
-wire [3:0] eb_out0_bits63_0_cat_2;
-wire [7:0] eb_out0_bits63_0_cat_3;
-wire [10:0] eb_out0_bits63_0_cat_4;
-wire [13:0] eb_out0_bits63_0_cat_5;
-wire [16:0] eb_out0_bits63_0_cat_6;
-wire [20:0] eb_out0_bits63_0_cat_7;
-wire [23:0] eb_out0_bits63_0_cat_8;
-wire [26:0] eb_out0_bits63_0_cat_9;
-wire [29:0] eb_out0_bits63_0_cat_10;
+wire [31:0] eb_out0_bits63_0_cat_2;
 wire [31:0] eb_out0_bits63_0_xor;
 reg [15:0] rx_k0_syndrome;
-wire [63:0] eb_out0_bits63_0_cat_11;
-wire [3:0] eb_out0_bits63_0_cat_12;
-wire [7:0] eb_out0_bits63_0_cat_13;
-wire [10:0] eb_out0_bits63_0_cat_14;
-wire [13:0] eb_out0_bits63_0_cat_15;
-wire [16:0] eb_out0_bits63_0_cat_16;
-wire [20:0] eb_out0_bits63_0_cat_17;
-wire [23:0] eb_out0_bits63_0_cat_18;
-wire [26:0] eb_out0_bits63_0_cat_19;
-wire [29:0] eb_out0_bits63_0_cat_20;
+wire [63:0] eb_out0_bits63_0_cat_3;
+wire [31:0] eb_out0_bits63_0_cat_4;
 wire [31:0] eb_out0_bits63_0_xor_2;
 reg [23:0] rx_k1_syndrome;
 // acknowledgements received
 wire k_ok;
 // consumer credits received (user-K block 1): one tx_credit pulse per step of a total
-wire [31:0] bonded_word0_bits63_0_bits39_8;
 wire c_ok;
 reg [15:0] remote_freed0;
 reg [15:0] credits_delivered0;
@@ -9996,49 +9273,84 @@ wire refund_now_2;
 wire remote_freed1_or;
 reg credit_took1;
 reg credit_dropped1;
-reg [1:0] credit_pulses_2;
 // acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied
 reg k0_was_ok;
 reg [39:0] k0_info;
-reg info_in_2;
-reg [5:0] ack_in_2;
 reg nak_in;
-reg [15:0] limit_in0_2;
-reg [15:0] limit_in1_2;
-wire ack_ok_2;
-reg ack_taken_2;
-reg nak_taken_2;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- user-K checks: the CRC syndromes of the deskewed block, registered ----
 assign eb_out0_bits63_0_cat = {24'h0, eb_out0_bits63_0[47:8]};
-assign eb_out0_bits63_0_cat_2 = {({({(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2)))};
-assign eb_out0_bits63_0_cat_3 = {({({({eb_out0_bits63_0_cat_2, (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425)))};
-assign eb_out0_bits63_0_cat_4 = {({({eb_out0_bits63_0_cat_3, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412)))}), (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b))};
-assign eb_out0_bits63_0_cat_5 = {({({eb_out0_bits63_0_cat_4, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f)))}), (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15)))};
-assign eb_out0_bits63_0_cat_6 = {({({eb_out0_bits63_0_cat_5, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c)))}), (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6))};
-assign eb_out0_bits63_0_cat_7 = {({({({eb_out0_bits63_0_cat_6, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63)))}), (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53)))};
-assign eb_out0_bits63_0_cat_8 = {({({eb_out0_bits63_0_cat_7, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9)))}), (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71)))};
-assign eb_out0_bits63_0_cat_9 = {({({eb_out0_bits63_0_cat_8, (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5)))};
-assign eb_out0_bits63_0_cat_10 = {({({eb_out0_bits63_0_cat_9, (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78)))}), (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097)))};
-assign eb_out0_bits63_0_xor = ({({eb_out0_bits63_0_cat_10, (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
-assign eb_out0_bits63_0_cat_11 = {32'h0, eb_out0_bits63_0[39:8]};
-assign eb_out0_bits63_0_cat_12 = {({({(^(eb_out0_bits63_0_cat_11 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h11f91caf6386f2c2)))};
-assign eb_out0_bits63_0_cat_13 = {({({({eb_out0_bits63_0_cat_12, (^(eb_out0_bits63_0_cat_11 & 64'h8fc8e57b1c37961))}), (^(eb_out0_bits63_0_cat_11 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h46fbe3777823a425)))};
-assign eb_out0_bits63_0_cat_14 = {({({eb_out0_bits63_0_cat_13, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd9926f1b4c24b412)))}), (^(eb_out0_bits63_0_cat_11 & 64'he301d2f6ba25cc1b))};
-assign eb_out0_bits63_0_cat_15 = {({({eb_out0_bits63_0_cat_14, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hfe480c004125701f)))}), (^(eb_out0_bits63_0_cat_11 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hb05ae67b0c7eca15)))};
-assign eb_out0_bits63_0_cat_16 = {({({eb_out0_bits63_0_cat_15, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h6bf2cb234d04798c)))}), (^(eb_out0_bits63_0_cat_11 & 64'h35f96591a6823cc6))};
-assign eb_out0_bits63_0_cat_17 = {({({({eb_out0_bits63_0_cat_16, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h1afcb2c8d3411e63)))}), (^(eb_out0_bits63_0_cat_11 & 64'h82b6bc1f75971923))}), (^(eb_out0_bits63_0_cat_11 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'he88138c14f499b53)))};
-assign eb_out0_bits63_0_cat_18 = {({({eb_out0_bits63_0_cat_17, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h74409c60a7a4cda9)))}), (^(eb_out0_bits63_0_cat_11 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd53cb0debbc56e71)))};
-assign eb_out0_bits63_0_cat_19 = {({({eb_out0_bits63_0_cat_18, (^(eb_out0_bits63_0_cat_11 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'hd28b01dd4554f0d5)))};
-assign eb_out0_bits63_0_cat_20 = {({({eb_out0_bits63_0_cat_19, (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'he68d6595be9dee78)))}), (^(eb_out0_bits63_0_cat_11 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h7e472bd8e1bcb097)))};
-assign eb_out0_bits63_0_xor_2 = ({({eb_out0_bits63_0_cat_20, (^(eb_out0_bits63_0_cat_11 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(eb_out0_bits63_0_cat_11 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign eb_out0_bits63_0_cat_2 = {(^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c379612)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb09))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h23f2395ec70de584))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h11f91caf6386f2c2))),
+    (^(eb_out0_bits63_0_cat & 64'h8fc8e57b1c37961)), (^(eb_out0_bits63_0_cat & 64'h47e472bd8e1bcb0)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h8df7c6eef047484a))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h46fbe3777823a425))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hacb514c0a0264400))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd9926f1b4c24b412))),
+    (^(eb_out0_bits63_0_cat & 64'he301d2f6ba25cc1b)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hfe480c004125701f))),
+    (^(eb_out0_bits63_0_cat & 64'h7f2406002092b80f)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hb05ae67b0c7eca15))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd7e596469a08f318))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h6bf2cb234d04798c))),
+    (^(eb_out0_bits63_0_cat & 64'h35f96591a6823cc6)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1afcb2c8d3411e63))),
+    (^(eb_out0_bits63_0_cat & 64'h82b6bc1f75971923)), (^(eb_out0_bits63_0_cat & 64'hce93bb74a6fc1a83)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he88138c14f499b53))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h74409c60a7a4cda9))),
+    (^(eb_out0_bits63_0_cat & 64'hb5e8ab4b4fe5f0c6)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd53cb0debbc56e71))),
+    (^(eb_out0_bits63_0_cat & 64'h6a9e586f5de2b738)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hba87c94cb2c6cd8e))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'hd28b01dd4554f0d5))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'he68d6595be9dee78))),
+    (^(eb_out0_bits63_0_cat & 64'hfc8e57b1c379612e)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h7e472bd8e1bcb097))),
+    (^(eb_out0_bits63_0_cat & 64'h3f2395ec70de584b)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat & 64'h1f91caf6386f2c25)))};
+assign eb_out0_bits63_0_xor = eb_out0_bits63_0_cat_2 ^ 32'hffffffff;
+assign eb_out0_bits63_0_cat_3 = {32'h0, eb_out0_bits63_0[39:8]};
+assign eb_out0_bits63_0_cat_4 = {(^(eb_out0_bits63_0_cat_3 & 64'h8fc8e57b1c379612)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h47e472bd8e1bcb09))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h23f2395ec70de584))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h11f91caf6386f2c2))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h8fc8e57b1c37961)),
+    (^(eb_out0_bits63_0_cat_3 & 64'h47e472bd8e1bcb0)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h8df7c6eef047484a))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h46fbe3777823a425))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hacb514c0a0264400))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hd9926f1b4c24b412))),
+    (^(eb_out0_bits63_0_cat_3 & 64'he301d2f6ba25cc1b)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hfe480c004125701f))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h7f2406002092b80f)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hb05ae67b0c7eca15))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hd7e596469a08f318))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h6bf2cb234d04798c))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h35f96591a6823cc6)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h1afcb2c8d3411e63))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h82b6bc1f75971923)),
+    (^(eb_out0_bits63_0_cat_3 & 64'hce93bb74a6fc1a83)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'he88138c14f499b53))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h74409c60a7a4cda9))),
+    (^(eb_out0_bits63_0_cat_3 & 64'hb5e8ab4b4fe5f0c6)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hd53cb0debbc56e71))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h6a9e586f5de2b738)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hba87c94cb2c6cd8e))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'hd28b01dd4554f0d5))),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'he68d6595be9dee78))),
+    (^(eb_out0_bits63_0_cat_3 & 64'hfc8e57b1c379612e)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h7e472bd8e1bcb097))),
+    (^(eb_out0_bits63_0_cat_3 & 64'h3f2395ec70de584b)),
+    (1'h1 ^ (^(eb_out0_bits63_0_cat_3 & 64'h1f91caf6386f2c25)))};
+assign eb_out0_bits63_0_xor_2 = eb_out0_bits63_0_cat_4 ^ 32'hffffffff;
 
 // ---- acknowledgements received ----
 assign k_ok = (rx_k0_syndrome == 16'h0) & is_k0;
 
 // ---- consumer credits received (user-K block 1): one tx_credit pulse per step of a total ----
-assign bonded_word0_bits63_0_bits39_8 = bonded_word0_bits63_0[39:8];
 assign c_ok = (rx_k1_syndrome == 24'h0) & is_k1;
 assign remote_freed0_eq = remote_freed0 == credits_delivered0;
 assign remote_freed0_not = ~remote_freed0_eq;
@@ -10050,46 +9362,38 @@ assign refund_now_2 = remote_freed1_eq & (~(credit_refund1 == 16'h0));
 assign remote_freed1_or = remote_freed1_not | refund_now_2;
 
 // ---- acknowledgement and credit limits taken (beside the trailer verdicts, then registered), checked and applied ----
-assign ack_ok_2 = (~(in_flight < (ack_in_2 - acked_seq))) & info_in_2;
+assign ack_ok = (~(in_flight < (ack_in - acked_seq))) & info_in;
 
 always @(posedge clk) begin
     if (rst) rx_k0_syndrome <= 16'h0; else rx_k0_syndrome <= eb_out0_bits63_0_xor[15:0] ^ eb_out0_bits63_0[63:48];
     if (rst) rx_k1_syndrome <= 24'h0; else rx_k1_syndrome <= eb_out0_bits63_0_xor_2[23:0] ^ eb_out0_bits63_0[63:40];
-    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0_bits39_8[15:0] : remote_freed0);
+    if (rst) remote_freed0 <= 16'h0; else remote_freed0 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0[23:8] : remote_freed0);
     if (rst) credits_delivered0 <= 16'h0; else credits_delivered0 <= session_fresh_or ? 16'h0 : (remote_freed0_not ? (credits_delivered0 + 16'h1) : credits_delivered0);
     if (rst) flits_taken0 <= 16'h0; else flits_taken0 <= credit_took0 ? (flits_taken0 + 16'h1) : flits_taken0;
     if (rst) credits_given0 <= 16'h0; else credits_given0 <= remote_freed0_or ? (credits_given0 + 16'h1) : credits_given0;
     if (rst) credit_refund0 <= 16'h0; else credit_refund0 <= session_fresh_or ? (((flits_taken0 + ({15'h0, credit_took0})) - credits_given0) - ({15'h0, remote_freed0_or})) : ((credit_refund0 - ({15'h0, refund_now})) + ({15'h0, credit_dropped0}));
     if (rst) credit_took0 <= 1'h0; else credit_took0 <= take_and;
     if (rst) credit_dropped0 <= 1'h0; else credit_dropped0 <= take_and_2;
-    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0_bits39_8[31:16] : remote_freed1);
+    if (rst) remote_freed1 <= 16'h0; else remote_freed1 <= session_fresh_or ? 16'h0 : (c_ok ? bonded_word0_bits63_0[39:24] : remote_freed1);
     if (rst) credits_delivered1 <= 16'h0; else credits_delivered1 <= session_fresh_or ? 16'h0 : (remote_freed1_not ? (credits_delivered1 + 16'h1) : credits_delivered1);
     if (rst) flits_taken1 <= 16'h0; else flits_taken1 <= credit_took1 ? (flits_taken1 + 16'h1) : flits_taken1;
     if (rst) credits_given1 <= 16'h0; else credits_given1 <= remote_freed1_or ? (credits_given1 + 16'h1) : credits_given1;
     if (rst) credit_refund1 <= 16'h0; else credit_refund1 <= session_fresh_or ? (((flits_taken1 + ({15'h0, credit_took1})) - credits_given1) - ({15'h0, remote_freed1_or})) : ((credit_refund1 - ({15'h0, refund_now_2})) + ({15'h0, credit_dropped1}));
     if (rst) credit_took1 <= 1'h0; else credit_took1 <= take_and_3;
     if (rst) credit_dropped1 <= 1'h0; else credit_dropped1 <= take_and_4;
-    if (rst) credit_pulses_2 <= 2'h0; else credit_pulses_2 <= {remote_freed1_or, remote_freed0_or};
+    if (rst) credit_pulses <= 2'h0; else credit_pulses <= {remote_freed1_or, remote_freed0_or};
     if (rst) k0_was_ok <= 1'h0; else k0_was_ok <= k_ok;
     if (rst) k0_info <= 40'h0; else k0_info <= bonded_word0_bits63_0[47:8];
-    if (rst) info_in_2 <= 1'h0; else info_in_2 <= (rx_good | rx_duplicate) | k0_was_ok;
-    if (rst) ack_in_2 <= 6'h0; else ack_in_2 <= k0_was_ok ? k0_info[5:0] : rx_header[13:8];
+    if (rst) info_in <= 1'h0; else info_in <= rx_good | rx_duplicate | k0_was_ok;
+    if (rst) ack_in <= 6'h0; else ack_in <= k0_was_ok ? k0_info[5:0] : rx_header[13:8];
     if (rst) nak_in <= 1'h0; else nak_in <= k0_was_ok ? k0_info[7] : rx_header[7];
-    if (rst) limit_in0_2 <= 16'h0; else limit_in0_2 <= k0_was_ok ? k0_info[23:8] : rx_header[31:16];
-    if (rst) limit_in1_2 <= 16'h0; else limit_in1_2 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
-    if (rst) ack_taken_2 <= 1'h0; else ack_taken_2 <= ack_ok_2;
-    if (rst) nak_taken_2 <= 1'h0; else nak_taken_2 <= nak_in;
+    if (rst) limit_in0 <= 16'h0; else limit_in0 <= k0_was_ok ? k0_info[23:8] : rx_header[31:16];
+    if (rst) limit_in1 <= 16'h0; else limit_in1 <= k0_was_ok ? k0_info[39:24] : rx_header[47:32];
+    if (rst) ack_taken <= 1'h0; else ack_taken <= ack_ok;
+    if (rst) nak_taken <= 1'h0; else nak_taken <= nak_in;
 end
 
-assign credit_pulses = credit_pulses_2;
-assign info_in = info_in_2;
-assign ack_in = ack_in_2;
-assign limit_in0 = limit_in0_2;
-assign limit_in1 = limit_in1_2;
-assign ack_ok = ack_ok_2;
-assign replay_wr_sel = ((ack_in_2 == in_seq) & (~in_frame)) ? replay_wr : frame_start_rd[10:0];
-assign ack_taken = ack_taken_2;
-assign nak_taken = nak_taken_2;
+assign replay_wr_sel = ((ack_in == in_seq) & (~in_frame)) ? replay_wr : frame_start_rd[10:0];
 endmodule
 
 module torus_2x2x2_node_transmit(
@@ -10182,7 +9486,7 @@ module torus_2x2x2_node_transmit(
     input wire rx_rd1_and;
     input wire session_fresh_or;
     // outputs: status and counters
-    output wire [5:0] tx_seq;
+    output reg [5:0] tx_seq;
     output wire [9:0] rd_next_bits9_0;
     output wire [9:0] rd_next_bits9_0_2;
     output wire send_nfc;
@@ -10202,7 +9506,6 @@ localparam [1:0] TX_STATE_TRAILER = 2'h2;
 /* verilator lint_on UNUSEDPARAM */
 // transmit scheduler
 reg [1:0] tx_state;
-reg [5:0] tx_seq_2;
 reg [5:0] tx_sent_high;
 reg [10:0] tx_rd;
 reg [31:0] tx_crc;
@@ -10243,15 +9546,7 @@ wire send_credit;
 reg [6:0] since_credit;
 wire [31:0] freed_total1_cat;
 wire [63:0] freed_total1_cat_2;
-wire [3:0] freed_total1_cat_3;
-wire [7:0] freed_total1_cat_4;
-wire [10:0] freed_total1_cat_5;
-wire [13:0] freed_total1_cat_6;
-wire [16:0] freed_total1_cat_7;
-wire [20:0] freed_total1_cat_8;
-wire [23:0] freed_total1_cat_9;
-wire [26:0] freed_total1_cat_10;
-wire [29:0] freed_total1_cat_11;
+wire [31:0] freed_total1_cat_3;
 wire [31:0] freed_total1_xor;
 wire go;
 wire go_data;
@@ -10263,18 +9558,9 @@ wire [31:0] rx_credit_limit1_cat;
 wire [39:0] info40;
 wire [63:0] header_word;
 wire [63:0] info40_cat;
-wire [3:0] info40_cat_2;
-wire [7:0] info40_cat_3;
-wire [10:0] info40_cat_4;
-wire [13:0] info40_cat_5;
-wire [16:0] info40_cat_6;
-wire [20:0] info40_cat_7;
-wire [23:0] info40_cat_8;
-wire [26:0] info40_cat_9;
-wire [29:0] info40_cat_10;
+wire [31:0] info40_cat_2;
 wire [31:0] info40_xor;
 wire data_out;
-wire [10:0] frame_start_rd_bits10_0;
 wire [10:0] tx_rd_plus;
 wire [10:0] rd_next;
 wire [63:0] freed_total1_sel;
@@ -10284,22 +9570,10 @@ reg [63:0] tx_replay0;
 reg [63:0] tx_word1;
 reg [63:0] tx_replay_read1;
 reg [63:0] tx_replay1;
-wire [3:0] header_word_cat;
-wire [7:0] header_word_cat_2;
-wire [11:0] header_word_cat_3;
-wire [15:0] header_word_cat_4;
-wire [19:0] header_word_cat_5;
-wire [23:0] header_word_cat_6;
-wire [27:0] header_word_cat_7;
-wire [31:0] header_word_cat_8;
+wire [31:0] header_word_cat;
 reg [31:0] tx_crc_header;
 reg tx_is_header;
-wire [5:0] tx_replay0_cat;
-wire [10:0] tx_replay0_cat_2;
-wire [15:0] tx_replay0_cat_3;
-wire [20:0] tx_replay0_cat_4;
-wire [25:0] tx_replay0_cat_5;
-wire [30:0] tx_replay0_cat_6;
+wire [31:0] tx_replay0_cat;
 wire [31:0] tx_crc_data;
 reg tx_is_payload;
 reg tx_is_trailer;
@@ -10308,22 +9582,12 @@ reg tx_is_control;
 wire running_and;
 reg [7:0] tx_trailer_info;
 // the word sent: CRC over header and payload, trailer
-wire [10:0] tx_crc_cat;
-wire [19:0] tx_crc_cat_2;
-wire [28:0] tx_crc_cat_3;
+wire [31:0] tx_crc_cat;
 wire [63:0] tx_trailer_info_cat;
-wire [3:0] tx_trailer_info_cat_2;
-wire [7:0] tx_trailer_info_cat_3;
-wire [11:0] tx_trailer_info_cat_4;
-wire [15:0] tx_trailer_info_cat_5;
-wire [19:0] tx_trailer_info_cat_6;
-wire [23:0] tx_trailer_info_cat_7;
-wire [27:0] tx_trailer_info_cat_8;
-wire [31:0] tx_trailer_info_cat_9;
+wire [31:0] tx_trailer_info_cat_2;
 wire [63:0] trailer_word;
 // lane blocks: training blocks of this cycle, native flow control at once
 wire [63:0] for_tx_block1_sel;
-wire send_nfc_2;
 wire tx_is_control_or;
 reg [57:0] tx_scrambler0;
 wire [63:0] tx_scrambler0_cat;
@@ -10339,8 +9603,6 @@ wire [65:0] tx_block1;
 wire [5:0] tx_seq_plus;
 wire [5:0] tx_sent_high_minus;
 wire resend;
-wire retransmitted_2;
-wire fresh_2;
 wire outstanding;
 wire [15:0] retransmit_timer_plus;
 wire expire;
@@ -10349,8 +9611,6 @@ wire idle_and_2;
 // acknowledgement bookkeeping
 wire send_header_or;
 reg [6:0] since_ack;
-// counters
-wire frame_start_rd_sel;
 // verilator lint_on UNUSEDSIGNAL
 
 // ---- transmit scheduler ----
@@ -10364,7 +9624,7 @@ assign in_payload = tx_state == TX_STATE_PAYLOAD;
 assign in_trailer = tx_state == TX_STATE_TRAILER;
 assign rewind = (go_back | tx_stale) & idle;
 assign complete = tx_complete | ingress_ended;
-assign want_header = ((idle & (complete | in_frame)) & (~go_back)) & (~tx_stale);
+assign want_header = idle & (complete | in_frame) & (~go_back) & (~tx_stale);
 assign want_payload = in_payload & tx_avail;
 assign last_word = (tx_rd[9:0] == frame_end_rd[9:0]) & complete;
 assign want_data = want_payload | in_trailer;
@@ -10372,98 +9632,179 @@ assign want_data = want_payload | in_trailer;
 // ---- control blocks: native flow control, acknowledgements, consumer credits ----
 assign since_ack_lt = 7'h3f < since_ack;
 assign slot = running & (~(s_axis_nfc_tvalid & (~tx_nfc_slot)));
-assign nfc_hold_or = (nfc_hold | ack_urgent) | since_ack_lt;
-assign send_ack = ((slot & ack_dirty) & (~want_header)) & ((~want_data) | nfc_hold_or);
-assign send_credit = (((slot & credit_dirty) & (~want_header)) & (~(ack_dirty & ((~want_data) | nfc_hold_or)))) & ((~want_data) | (nfc_hold | (7'h3f < since_credit)));
+assign nfc_hold_or = nfc_hold | ack_urgent | since_ack_lt;
+assign send_ack = slot & ack_dirty & (~want_header) & ((~want_data) | nfc_hold_or);
+assign send_credit = slot & credit_dirty & (~want_header) & (~(ack_dirty & ((~want_data) | nfc_hold_or))) &
+    ((~want_data) | nfc_hold | (7'h3f < since_credit));
 assign freed_total1_cat = {freed_total1, freed_total0};
 assign freed_total1_cat_2 = {32'h0, freed_total1_cat};
-assign freed_total1_cat_3 = {({({(^(freed_total1_cat_2 & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h11f91caf6386f2c2)))};
-assign freed_total1_cat_4 = {({({({freed_total1_cat_3, (^(freed_total1_cat_2 & 64'h8fc8e57b1c37961))}), (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h46fbe3777823a425)))};
-assign freed_total1_cat_5 = {({({freed_total1_cat_4, (1'h1 ^ (^(freed_total1_cat_2 & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd9926f1b4c24b412)))}), (^(freed_total1_cat_2 & 64'he301d2f6ba25cc1b))};
-assign freed_total1_cat_6 = {({({freed_total1_cat_5, (1'h1 ^ (^(freed_total1_cat_2 & 64'hfe480c004125701f)))}), (^(freed_total1_cat_2 & 64'h7f2406002092b80f))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hb05ae67b0c7eca15)))};
-assign freed_total1_cat_7 = {({({freed_total1_cat_6, (1'h1 ^ (^(freed_total1_cat_2 & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h6bf2cb234d04798c)))}), (^(freed_total1_cat_2 & 64'h35f96591a6823cc6))};
-assign freed_total1_cat_8 = {({({({freed_total1_cat_7, (1'h1 ^ (^(freed_total1_cat_2 & 64'h1afcb2c8d3411e63)))}), (^(freed_total1_cat_2 & 64'h82b6bc1f75971923))}), (^(freed_total1_cat_2 & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'he88138c14f499b53)))};
-assign freed_total1_cat_9 = {({({freed_total1_cat_8, (1'h1 ^ (^(freed_total1_cat_2 & 64'h74409c60a7a4cda9)))}), (^(freed_total1_cat_2 & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd53cb0debbc56e71)))};
-assign freed_total1_cat_10 = {({({freed_total1_cat_9, (^(freed_total1_cat_2 & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'hd28b01dd4554f0d5)))};
-assign freed_total1_cat_11 = {({({freed_total1_cat_10, (1'h1 ^ (^(freed_total1_cat_2 & 64'he68d6595be9dee78)))}), (^(freed_total1_cat_2 & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h7e472bd8e1bcb097)))};
-assign freed_total1_xor = ({({freed_total1_cat_11, (^(freed_total1_cat_2 & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(freed_total1_cat_2 & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign freed_total1_cat_3 = {(^(freed_total1_cat_2 & 64'h8fc8e57b1c379612)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb09))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h23f2395ec70de584))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h11f91caf6386f2c2))),
+    (^(freed_total1_cat_2 & 64'h8fc8e57b1c37961)), (^(freed_total1_cat_2 & 64'h47e472bd8e1bcb0)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h8df7c6eef047484a))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h46fbe3777823a425))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hacb514c0a0264400))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hd9926f1b4c24b412))),
+    (^(freed_total1_cat_2 & 64'he301d2f6ba25cc1b)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hfe480c004125701f))),
+    (^(freed_total1_cat_2 & 64'h7f2406002092b80f)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hb05ae67b0c7eca15))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hd7e596469a08f318))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h6bf2cb234d04798c))),
+    (^(freed_total1_cat_2 & 64'h35f96591a6823cc6)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h1afcb2c8d3411e63))),
+    (^(freed_total1_cat_2 & 64'h82b6bc1f75971923)), (^(freed_total1_cat_2 & 64'hce93bb74a6fc1a83)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'he88138c14f499b53))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h74409c60a7a4cda9))),
+    (^(freed_total1_cat_2 & 64'hb5e8ab4b4fe5f0c6)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hd53cb0debbc56e71))),
+    (^(freed_total1_cat_2 & 64'h6a9e586f5de2b738)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hba87c94cb2c6cd8e))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'hd28b01dd4554f0d5))),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'he68d6595be9dee78))),
+    (^(freed_total1_cat_2 & 64'hfc8e57b1c379612e)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h7e472bd8e1bcb097))),
+    (^(freed_total1_cat_2 & 64'h3f2395ec70de584b)),
+    (1'h1 ^ (^(freed_total1_cat_2 & 64'h1f91caf6386f2c25)))};
+assign freed_total1_xor = freed_total1_cat_3 ^ 32'hffffffff;
 assign go = slot & (~nfc_hold);
-assign go_data = (go & (~(ack_dirty & (ack_urgent | since_ack_lt)))) & (~(credit_dirty & (7'h3f < since_credit)));
+assign go_data = go & (~(ack_dirty & (ack_urgent | since_ack_lt))) & (~(credit_dirty & (7'h3f < since_credit)));
 assign send_header = go & want_header;
 assign send_payload = go_data & want_payload;
 assign send_trailer = go_data & in_trailer;
 
 // ---- frame words: chosen here, registered, and sent in the next cycle ----
 assign rx_credit_limit1_cat = {rx_credit_limit1, rx_credit_limit0};
-assign info40 = {rx_credit_limit1_cat, ({({rx_nak_sent, 1'h0}), rx_expected})};
-assign header_word = {16'h0, ({({({({({rx_credit_limit1_cat, 2'h0}), rx_expected}), rx_nak_sent}), frame_start_rd[11]}), tx_seq_2})};
+assign info40 = {rx_credit_limit1_cat, rx_nak_sent, 1'h0, rx_expected};
+assign header_word = {16'h0, rx_credit_limit1_cat, 2'h0, rx_expected, rx_nak_sent, frame_start_rd[11], tx_seq};
 assign info40_cat = {24'h0, info40};
-assign info40_cat_2 = {({({(^(info40_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(info40_cat & 64'h47e472bd8e1bcb09)))}), (1'h1 ^ (^(info40_cat & 64'h23f2395ec70de584)))}), (1'h1 ^ (^(info40_cat & 64'h11f91caf6386f2c2)))};
-assign info40_cat_3 = {({({({info40_cat_2, (^(info40_cat & 64'h8fc8e57b1c37961))}), (^(info40_cat & 64'h47e472bd8e1bcb0))}), (1'h1 ^ (^(info40_cat & 64'h8df7c6eef047484a)))}), (1'h1 ^ (^(info40_cat & 64'h46fbe3777823a425)))};
-assign info40_cat_4 = {({({info40_cat_3, (1'h1 ^ (^(info40_cat & 64'hacb514c0a0264400)))}), (1'h1 ^ (^(info40_cat & 64'hd9926f1b4c24b412)))}), (^(info40_cat & 64'he301d2f6ba25cc1b))};
-assign info40_cat_5 = {({({info40_cat_4, (1'h1 ^ (^(info40_cat & 64'hfe480c004125701f)))}), (^(info40_cat & 64'h7f2406002092b80f))}), (1'h1 ^ (^(info40_cat & 64'hb05ae67b0c7eca15)))};
-assign info40_cat_6 = {({({info40_cat_5, (1'h1 ^ (^(info40_cat & 64'hd7e596469a08f318)))}), (1'h1 ^ (^(info40_cat & 64'h6bf2cb234d04798c)))}), (^(info40_cat & 64'h35f96591a6823cc6))};
-assign info40_cat_7 = {({({({info40_cat_6, (1'h1 ^ (^(info40_cat & 64'h1afcb2c8d3411e63)))}), (^(info40_cat & 64'h82b6bc1f75971923))}), (^(info40_cat & 64'hce93bb74a6fc1a83))}), (1'h1 ^ (^(info40_cat & 64'he88138c14f499b53)))};
-assign info40_cat_8 = {({({info40_cat_7, (1'h1 ^ (^(info40_cat & 64'h74409c60a7a4cda9)))}), (^(info40_cat & 64'hb5e8ab4b4fe5f0c6))}), (1'h1 ^ (^(info40_cat & 64'hd53cb0debbc56e71)))};
-assign info40_cat_9 = {({({info40_cat_8, (^(info40_cat & 64'h6a9e586f5de2b738))}), (1'h1 ^ (^(info40_cat & 64'hba87c94cb2c6cd8e)))}), (1'h1 ^ (^(info40_cat & 64'hd28b01dd4554f0d5)))};
-assign info40_cat_10 = {({({info40_cat_9, (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78)))}), (^(info40_cat & 64'hfc8e57b1c379612e))}), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097)))};
-assign info40_xor = ({({info40_cat_10, (^(info40_cat & 64'h3f2395ec70de584b))}), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))}) ^ 32'hffffffff;
+assign info40_cat_2 = {(^(info40_cat & 64'h8fc8e57b1c379612)), (1'h1 ^ (^(info40_cat & 64'h47e472bd8e1bcb09))),
+    (1'h1 ^ (^(info40_cat & 64'h23f2395ec70de584))), (1'h1 ^ (^(info40_cat & 64'h11f91caf6386f2c2))),
+    (^(info40_cat & 64'h8fc8e57b1c37961)), (^(info40_cat & 64'h47e472bd8e1bcb0)),
+    (1'h1 ^ (^(info40_cat & 64'h8df7c6eef047484a))), (1'h1 ^ (^(info40_cat & 64'h46fbe3777823a425))),
+    (1'h1 ^ (^(info40_cat & 64'hacb514c0a0264400))), (1'h1 ^ (^(info40_cat & 64'hd9926f1b4c24b412))),
+    (^(info40_cat & 64'he301d2f6ba25cc1b)), (1'h1 ^ (^(info40_cat & 64'hfe480c004125701f))),
+    (^(info40_cat & 64'h7f2406002092b80f)), (1'h1 ^ (^(info40_cat & 64'hb05ae67b0c7eca15))),
+    (1'h1 ^ (^(info40_cat & 64'hd7e596469a08f318))), (1'h1 ^ (^(info40_cat & 64'h6bf2cb234d04798c))),
+    (^(info40_cat & 64'h35f96591a6823cc6)), (1'h1 ^ (^(info40_cat & 64'h1afcb2c8d3411e63))),
+    (^(info40_cat & 64'h82b6bc1f75971923)), (^(info40_cat & 64'hce93bb74a6fc1a83)),
+    (1'h1 ^ (^(info40_cat & 64'he88138c14f499b53))), (1'h1 ^ (^(info40_cat & 64'h74409c60a7a4cda9))),
+    (^(info40_cat & 64'hb5e8ab4b4fe5f0c6)), (1'h1 ^ (^(info40_cat & 64'hd53cb0debbc56e71))),
+    (^(info40_cat & 64'h6a9e586f5de2b738)), (1'h1 ^ (^(info40_cat & 64'hba87c94cb2c6cd8e))),
+    (1'h1 ^ (^(info40_cat & 64'hd28b01dd4554f0d5))), (1'h1 ^ (^(info40_cat & 64'he68d6595be9dee78))),
+    (^(info40_cat & 64'hfc8e57b1c379612e)), (1'h1 ^ (^(info40_cat & 64'h7e472bd8e1bcb097))),
+    (^(info40_cat & 64'h3f2395ec70de584b)), (1'h1 ^ (^(info40_cat & 64'h1f91caf6386f2c25)))};
+assign info40_xor = info40_cat_2 ^ 32'hffffffff;
 assign data_out = send_header | send_payload;
-assign frame_start_rd_bits10_0 = frame_start_rd[10:0];
 assign tx_rd_plus = tx_rd + 11'h1;
-assign rd_next = send_header ? frame_start_rd_bits10_0 : (send_payload ? tx_rd_plus : tx_rd);
-assign freed_total1_sel = send_credit ? ({({freed_total1_xor[23:0], freed_total1_cat}), 8'h99}) : (send_ack ? ({({info40_xor[15:0], info40}), 8'hd2}) : 64'h1078);
-assign header_word_cat = {({({(^(header_word & 64'h7af0ddecb0ba2e1d)), (^(header_word & 64'hbd786ef6585d170e))}), (^(header_word & 64'hdebc377b2c2e8b87))}), (^(header_word & 64'hef5e1bbd961745c3))};
-assign header_word_cat_2 = {({({({header_word_cat, (^(header_word & 64'hf7af0ddecb0ba2e1))}), (^(header_word & 64'h7bd786ef6585d170))}), (^(header_word & 64'h471b1e9b0278c6a5))}), (^(header_word & 64'ha38d8f4d813c6352))};
-assign header_word_cat_3 = {({({({header_word_cat_2, (^(header_word & 64'h2b361a4a70241fb4))}), (^(header_word & 64'h6f6bd0c988a821c7))}), (^(header_word & 64'h4d45358874ee3efe))}), (^(header_word & 64'h5c5247288acd3162))};
-assign header_word_cat_4 = {({({({header_word_cat_3, (^(header_word & 64'h2e292394456698b1))}), (^(header_word & 64'hede44c2692096245))}), (^(header_word & 64'h8c02fbfff9be9f3f))}), (^(header_word & 64'h46017dfffcdf4f9f))};
-assign header_word_cat_5 = {({({({header_word_cat_4, (^(header_word & 64'h2300befffe6fa7cf))}), (^(header_word & 64'h11805f7fff37d3e7))}), (^(header_word & 64'h7230f2534f21c7ee))}), (^(header_word & 64'h43e8a4c5172acdea))};
-assign header_word_cat_6 = {({({({header_word_cat_5, (^(header_word & 64'h5b048f8e3b2f48e8))}), (^(header_word & 64'had8247c71d97a474))}), (^(header_word & 64'hac31fe0f3e71fc27))}), (^(header_word & 64'h2ce822eb2f82d00e))};
-assign header_word_cat_7 = {({({({header_word_cat_6, (^(header_word & 64'h9674117597c16807))}), (^(header_word & 64'hb1cad5567b5a9a1e))}), (^(header_word & 64'ha215b7478d176312))}), (^(header_word & 64'habfa064f76319f94))};
-assign header_word_cat_8 = {({({({header_word_cat_7, (^(header_word & 64'haf0ddecb0ba2e1d7))}), (^(header_word & 64'hd786ef6585d170eb))}), (^(header_word & 64'hebc377b2c2e8b875))}), (^(header_word & 64'hf5e1bbd961745c3a))};
-assign tx_replay0_cat = {({({({({((^(tx_replay0 & 64'h7af0ddecb0ba2e1d)) ^ (^(tx_replay1 & 64'hef13a98c0caa668f))), ((^(tx_replay0 & 64'hbd786ef6585d170e)) ^ (^(tx_replay1 & 64'h7789d4c606553347)))}), ((^(tx_replay0 & 64'hdebc377b2c2e8b87)) ^ (^(tx_replay1 & 64'hbbc4ea63032a99a3)))}), ((^(tx_replay0 & 64'hef5e1bbd961745c3)) ^ (^(tx_replay1 & 64'h5de2753181954cd1)))}), ((^(tx_replay0 & 64'hf7af0ddecb0ba2e1)) ^ (^(tx_replay1 & 64'h2ef13a98c0caa668)))}), ((^(tx_replay0 & 64'h7bd786ef6585d170)) ^ (^(tx_replay1 & 64'h97789d4c60655334)))};
-assign tx_replay0_cat_2 = {({({({({tx_replay0_cat, ((^(tx_replay0 & 64'h471b1e9b0278c6a5)) ^ (^(tx_replay1 & 64'ha4afe72a3c98cf15)))}), ((^(tx_replay0 & 64'ha38d8f4d813c6352)) ^ (^(tx_replay1 & 64'h5257f3951e4c678a)))}), ((^(tx_replay0 & 64'h2b361a4a70241fb4)) ^ (^(tx_replay1 & 64'h46385046838c554a)))}), ((^(tx_replay0 & 64'h6f6bd0c988a821c7)) ^ (^(tx_replay1 & 64'hcc0f81af4d6c4c2a)))}), ((^(tx_replay0 & 64'h4d45358874ee3efe)) ^ (^(tx_replay1 & 64'h8914695baa1c409a)))};
-assign tx_replay0_cat_3 = {({({({({tx_replay0_cat_2, ((^(tx_replay0 & 64'h5c5247288acd3162)) ^ (^(tx_replay1 & 64'h2b999d21d9a446c2)))}), ((^(tx_replay0 & 64'h2e292394456698b1)) ^ (^(tx_replay1 & 64'h95ccce90ecd22361)))}), ((^(tx_replay0 & 64'hede44c2692096245)) ^ (^(tx_replay1 & 64'h25f5cec47ac3773f)))}), ((^(tx_replay0 & 64'h8c02fbfff9be9f3f)) ^ (^(tx_replay1 & 64'h7de94eee31cbdd10)))}), ((^(tx_replay0 & 64'h46017dfffcdf4f9f)) ^ (^(tx_replay1 & 64'h3ef4a77718e5ee88)))};
-assign tx_replay0_cat_4 = {({({({({tx_replay0_cat_3, ((^(tx_replay0 & 64'h2300befffe6fa7cf)) ^ (^(tx_replay1 & 64'h1f7a53bb8c72f744)))}), ((^(tx_replay0 & 64'h11805f7fff37d3e7)) ^ (^(tx_replay1 & 64'hfbd29ddc6397ba2)))}), ((^(tx_replay0 & 64'h7230f2534f21c7ee)) ^ (^(tx_replay1 & 64'h68cd3d62efb6db5e)))}), ((^(tx_replay0 & 64'h43e8a4c5172acdea)) ^ (^(tx_replay1 & 64'h5b75373d7b710b20)))}), ((^(tx_replay0 & 64'h5b048f8e3b2f48e8)) ^ (^(tx_replay1 & 64'h42a93212b112e31f)))};
-assign tx_replay0_cat_5 = {({({({({tx_replay0_cat_4, ((^(tx_replay0 & 64'had8247c71d97a474)) ^ (^(tx_replay1 & 64'ha15499095889718f)))}), ((^(tx_replay0 & 64'hac31fe0f3e71fc27)) ^ (^(tx_replay1 & 64'h3fb9e508a0eede48)))}), ((^(tx_replay0 & 64'h2ce822eb2f82d00e)) ^ (^(tx_replay1 & 64'hf0cf5b085cdd09ab)))}), ((^(tx_replay0 & 64'h9674117597c16807)) ^ (^(tx_replay1 & 64'hf867ad842e6e84d5)))}), ((^(tx_replay0 & 64'hb1cad5567b5a9a1e)) ^ (^(tx_replay1 & 64'h93207f4e1b9d24e5)))};
-assign tx_replay0_cat_6 = {({({({({tx_replay0_cat_5, ((^(tx_replay0 & 64'ha215b7478d176312)) ^ (^(tx_replay1 & 64'ha683962b0164f4fd)))}), ((^(tx_replay0 & 64'habfa064f76319f94)) ^ (^(tx_replay1 & 64'h3c5262998c181cf1)))}), ((^(tx_replay0 & 64'haf0ddecb0ba2e1d7)) ^ (^(tx_replay1 & 64'hf13a98c0caa668f7)))}), ((^(tx_replay0 & 64'hd786ef6585d170eb)) ^ (^(tx_replay1 & 64'h789d4c606553347b)))}), ((^(tx_replay0 & 64'hebc377b2c2e8b875)) ^ (^(tx_replay1 & 64'hbc4ea63032a99a3d)))};
-assign tx_crc_data = tx_is_header ? tx_crc_header : ({tx_replay0_cat_6, ((^(tx_replay0 & 64'hf5e1bbd961745c3a)) ^ (^(tx_replay1 & 64'hde2753181954cd1e)))});
-assign running_and = (((running & (~data_out)) & (~send_trailer)) & (~send_ack)) & (~send_credit);
+assign rd_next = send_header ? frame_start_rd[10:0] : (send_payload ? tx_rd_plus : tx_rd);
+assign freed_total1_sel = send_credit ? ({freed_total1_xor[23:0], freed_total1_cat, 8'h99}) : (send_ack ? ({info40_xor[15:0], info40, 8'hd2}) : 64'h1078);
+assign header_word_cat = {(^(header_word & 64'h7af0ddecb0ba2e1d)), (^(header_word & 64'hbd786ef6585d170e)),
+    (^(header_word & 64'hdebc377b2c2e8b87)), (^(header_word & 64'hef5e1bbd961745c3)),
+    (^(header_word & 64'hf7af0ddecb0ba2e1)), (^(header_word & 64'h7bd786ef6585d170)),
+    (^(header_word & 64'h471b1e9b0278c6a5)), (^(header_word & 64'ha38d8f4d813c6352)),
+    (^(header_word & 64'h2b361a4a70241fb4)), (^(header_word & 64'h6f6bd0c988a821c7)),
+    (^(header_word & 64'h4d45358874ee3efe)), (^(header_word & 64'h5c5247288acd3162)),
+    (^(header_word & 64'h2e292394456698b1)), (^(header_word & 64'hede44c2692096245)),
+    (^(header_word & 64'h8c02fbfff9be9f3f)), (^(header_word & 64'h46017dfffcdf4f9f)),
+    (^(header_word & 64'h2300befffe6fa7cf)), (^(header_word & 64'h11805f7fff37d3e7)),
+    (^(header_word & 64'h7230f2534f21c7ee)), (^(header_word & 64'h43e8a4c5172acdea)),
+    (^(header_word & 64'h5b048f8e3b2f48e8)), (^(header_word & 64'had8247c71d97a474)),
+    (^(header_word & 64'hac31fe0f3e71fc27)), (^(header_word & 64'h2ce822eb2f82d00e)),
+    (^(header_word & 64'h9674117597c16807)), (^(header_word & 64'hb1cad5567b5a9a1e)),
+    (^(header_word & 64'ha215b7478d176312)), (^(header_word & 64'habfa064f76319f94)),
+    (^(header_word & 64'haf0ddecb0ba2e1d7)), (^(header_word & 64'hd786ef6585d170eb)),
+    (^(header_word & 64'hebc377b2c2e8b875)), (^(header_word & 64'hf5e1bbd961745c3a))};
+assign tx_replay0_cat = {((^(tx_replay0 & 64'h7af0ddecb0ba2e1d)) ^ (^(tx_replay1 & 64'hef13a98c0caa668f))),
+    ((^(tx_replay0 & 64'hbd786ef6585d170e)) ^ (^(tx_replay1 & 64'h7789d4c606553347))),
+    ((^(tx_replay0 & 64'hdebc377b2c2e8b87)) ^ (^(tx_replay1 & 64'hbbc4ea63032a99a3))),
+    ((^(tx_replay0 & 64'hef5e1bbd961745c3)) ^ (^(tx_replay1 & 64'h5de2753181954cd1))),
+    ((^(tx_replay0 & 64'hf7af0ddecb0ba2e1)) ^ (^(tx_replay1 & 64'h2ef13a98c0caa668))),
+    ((^(tx_replay0 & 64'h7bd786ef6585d170)) ^ (^(tx_replay1 & 64'h97789d4c60655334))),
+    ((^(tx_replay0 & 64'h471b1e9b0278c6a5)) ^ (^(tx_replay1 & 64'ha4afe72a3c98cf15))),
+    ((^(tx_replay0 & 64'ha38d8f4d813c6352)) ^ (^(tx_replay1 & 64'h5257f3951e4c678a))),
+    ((^(tx_replay0 & 64'h2b361a4a70241fb4)) ^ (^(tx_replay1 & 64'h46385046838c554a))),
+    ((^(tx_replay0 & 64'h6f6bd0c988a821c7)) ^ (^(tx_replay1 & 64'hcc0f81af4d6c4c2a))),
+    ((^(tx_replay0 & 64'h4d45358874ee3efe)) ^ (^(tx_replay1 & 64'h8914695baa1c409a))),
+    ((^(tx_replay0 & 64'h5c5247288acd3162)) ^ (^(tx_replay1 & 64'h2b999d21d9a446c2))),
+    ((^(tx_replay0 & 64'h2e292394456698b1)) ^ (^(tx_replay1 & 64'h95ccce90ecd22361))),
+    ((^(tx_replay0 & 64'hede44c2692096245)) ^ (^(tx_replay1 & 64'h25f5cec47ac3773f))),
+    ((^(tx_replay0 & 64'h8c02fbfff9be9f3f)) ^ (^(tx_replay1 & 64'h7de94eee31cbdd10))),
+    ((^(tx_replay0 & 64'h46017dfffcdf4f9f)) ^ (^(tx_replay1 & 64'h3ef4a77718e5ee88))),
+    ((^(tx_replay0 & 64'h2300befffe6fa7cf)) ^ (^(tx_replay1 & 64'h1f7a53bb8c72f744))),
+    ((^(tx_replay0 & 64'h11805f7fff37d3e7)) ^ (^(tx_replay1 & 64'hfbd29ddc6397ba2))),
+    ((^(tx_replay0 & 64'h7230f2534f21c7ee)) ^ (^(tx_replay1 & 64'h68cd3d62efb6db5e))),
+    ((^(tx_replay0 & 64'h43e8a4c5172acdea)) ^ (^(tx_replay1 & 64'h5b75373d7b710b20))),
+    ((^(tx_replay0 & 64'h5b048f8e3b2f48e8)) ^ (^(tx_replay1 & 64'h42a93212b112e31f))),
+    ((^(tx_replay0 & 64'had8247c71d97a474)) ^ (^(tx_replay1 & 64'ha15499095889718f))),
+    ((^(tx_replay0 & 64'hac31fe0f3e71fc27)) ^ (^(tx_replay1 & 64'h3fb9e508a0eede48))),
+    ((^(tx_replay0 & 64'h2ce822eb2f82d00e)) ^ (^(tx_replay1 & 64'hf0cf5b085cdd09ab))),
+    ((^(tx_replay0 & 64'h9674117597c16807)) ^ (^(tx_replay1 & 64'hf867ad842e6e84d5))),
+    ((^(tx_replay0 & 64'hb1cad5567b5a9a1e)) ^ (^(tx_replay1 & 64'h93207f4e1b9d24e5))),
+    ((^(tx_replay0 & 64'ha215b7478d176312)) ^ (^(tx_replay1 & 64'ha683962b0164f4fd))),
+    ((^(tx_replay0 & 64'habfa064f76319f94)) ^ (^(tx_replay1 & 64'h3c5262998c181cf1))),
+    ((^(tx_replay0 & 64'haf0ddecb0ba2e1d7)) ^ (^(tx_replay1 & 64'hf13a98c0caa668f7))),
+    ((^(tx_replay0 & 64'hd786ef6585d170eb)) ^ (^(tx_replay1 & 64'h789d4c606553347b))),
+    ((^(tx_replay0 & 64'hebc377b2c2e8b875)) ^ (^(tx_replay1 & 64'hbc4ea63032a99a3d))),
+    ((^(tx_replay0 & 64'hf5e1bbd961745c3a)) ^ (^(tx_replay1 & 64'hde2753181954cd1e)))};
+assign tx_crc_data = tx_is_header ? tx_crc_header : tx_replay0_cat;
+assign running_and = running & (~data_out) & (~send_trailer) & (~send_ack) & (~send_credit);
 
 // ---- the word sent: CRC over header and payload, trailer ----
-assign tx_crc_cat = {({({({({({({({({({(^(tx_crc & 32'hcaa668f)), (^(tx_crc & 32'h6553347))}), (^(tx_crc & 32'h32a99a3))}), (^(tx_crc & 32'h81954cd1))}), (^(tx_crc & 32'hc0caa668))}), (^(tx_crc & 32'h60655334))}), (^(tx_crc & 32'h3c98cf15))}), (^(tx_crc & 32'h1e4c678a))}), (^(tx_crc & 32'h838c554a))}), (^(tx_crc & 32'h4d6c4c2a))}), (^(tx_crc & 32'haa1c409a))};
-assign tx_crc_cat_2 = {({({({({({({({({tx_crc_cat, (^(tx_crc & 32'hd9a446c2))}), (^(tx_crc & 32'hecd22361))}), (^(tx_crc & 32'h7ac3773f))}), (^(tx_crc & 32'h31cbdd10))}), (^(tx_crc & 32'h18e5ee88))}), (^(tx_crc & 32'h8c72f744))}), (^(tx_crc & 32'hc6397ba2))}), (^(tx_crc & 32'hefb6db5e))}), (^(tx_crc & 32'h7b710b20))};
-assign tx_crc_cat_3 = {({({({({({({({({tx_crc_cat_2, (^(tx_crc & 32'hb112e31f))}), (^(tx_crc & 32'h5889718f))}), (^(tx_crc & 32'ha0eede48))}), (^(tx_crc & 32'h5cdd09ab))}), (^(tx_crc & 32'h2e6e84d5))}), (^(tx_crc & 32'h1b9d24e5))}), (^(tx_crc & 32'h164f4fd))}), (^(tx_crc & 32'h8c181cf1))}), (^(tx_crc & 32'hcaa668f7))};
+assign tx_crc_cat = {(^(tx_crc & 32'hcaa668f)), (^(tx_crc & 32'h6553347)), (^(tx_crc & 32'h32a99a3)),
+    (^(tx_crc & 32'h81954cd1)), (^(tx_crc & 32'hc0caa668)), (^(tx_crc & 32'h60655334)),
+    (^(tx_crc & 32'h3c98cf15)), (^(tx_crc & 32'h1e4c678a)), (^(tx_crc & 32'h838c554a)),
+    (^(tx_crc & 32'h4d6c4c2a)), (^(tx_crc & 32'haa1c409a)), (^(tx_crc & 32'hd9a446c2)),
+    (^(tx_crc & 32'hecd22361)), (^(tx_crc & 32'h7ac3773f)), (^(tx_crc & 32'h31cbdd10)),
+    (^(tx_crc & 32'h18e5ee88)), (^(tx_crc & 32'h8c72f744)), (^(tx_crc & 32'hc6397ba2)),
+    (^(tx_crc & 32'hefb6db5e)), (^(tx_crc & 32'h7b710b20)), (^(tx_crc & 32'hb112e31f)),
+    (^(tx_crc & 32'h5889718f)), (^(tx_crc & 32'ha0eede48)), (^(tx_crc & 32'h5cdd09ab)),
+    (^(tx_crc & 32'h2e6e84d5)), (^(tx_crc & 32'h1b9d24e5)), (^(tx_crc & 32'h164f4fd)),
+    (^(tx_crc & 32'h8c181cf1)), (^(tx_crc & 32'hcaa668f7)), (^(tx_crc & 32'h6553347b)),
+    (^(tx_crc & 32'h32a99a3d)), (^(tx_crc & 32'h1954cd1e))};
 assign tx_trailer_info_cat = {56'h0, tx_trailer_info};
-assign tx_trailer_info_cat_2 = {({({(^(tx_trailer_info_cat & 64'h8fc8e57b1c379612)), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb09))}), (^(tx_trailer_info_cat & 64'h23f2395ec70de584))}), (^(tx_trailer_info_cat & 64'h11f91caf6386f2c2))};
-assign tx_trailer_info_cat_3 = {({({({tx_trailer_info_cat_2, (^(tx_trailer_info_cat & 64'h8fc8e57b1c37961))}), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb0))}), (^(tx_trailer_info_cat & 64'h8df7c6eef047484a))}), (^(tx_trailer_info_cat & 64'h46fbe3777823a425))};
-assign tx_trailer_info_cat_4 = {({({({tx_trailer_info_cat_3, (^(tx_trailer_info_cat & 64'hacb514c0a0264400))}), (^(tx_trailer_info_cat & 64'hd9926f1b4c24b412))}), (^(tx_trailer_info_cat & 64'he301d2f6ba25cc1b))}), (^(tx_trailer_info_cat & 64'hfe480c004125701f))};
-assign tx_trailer_info_cat_5 = {({({({tx_trailer_info_cat_4, (^(tx_trailer_info_cat & 64'h7f2406002092b80f))}), (^(tx_trailer_info_cat & 64'hb05ae67b0c7eca15))}), (^(tx_trailer_info_cat & 64'hd7e596469a08f318))}), (^(tx_trailer_info_cat & 64'h6bf2cb234d04798c))};
-assign tx_trailer_info_cat_6 = {({({({tx_trailer_info_cat_5, (^(tx_trailer_info_cat & 64'h35f96591a6823cc6))}), (^(tx_trailer_info_cat & 64'h1afcb2c8d3411e63))}), (^(tx_trailer_info_cat & 64'h82b6bc1f75971923))}), (^(tx_trailer_info_cat & 64'hce93bb74a6fc1a83))};
-assign tx_trailer_info_cat_7 = {({({({tx_trailer_info_cat_6, (^(tx_trailer_info_cat & 64'he88138c14f499b53))}), (^(tx_trailer_info_cat & 64'h74409c60a7a4cda9))}), (^(tx_trailer_info_cat & 64'hb5e8ab4b4fe5f0c6))}), (^(tx_trailer_info_cat & 64'hd53cb0debbc56e71))};
-assign tx_trailer_info_cat_8 = {({({({tx_trailer_info_cat_7, (^(tx_trailer_info_cat & 64'h6a9e586f5de2b738))}), (^(tx_trailer_info_cat & 64'hba87c94cb2c6cd8e))}), (^(tx_trailer_info_cat & 64'hd28b01dd4554f0d5))}), (^(tx_trailer_info_cat & 64'he68d6595be9dee78))};
-assign tx_trailer_info_cat_9 = {({({({tx_trailer_info_cat_8, (^(tx_trailer_info_cat & 64'hfc8e57b1c379612e))}), (^(tx_trailer_info_cat & 64'h7e472bd8e1bcb097))}), (^(tx_trailer_info_cat & 64'h3f2395ec70de584b))}), (^(tx_trailer_info_cat & 64'h1f91caf6386f2c25))};
-assign trailer_word = {8'h0, ({({tx_trailer_info, ((tx_crc ^ tx_trailer_info_cat_9) ^ 32'hffffffff)}), 16'h61e})};
+assign tx_trailer_info_cat_2 = {(^(tx_trailer_info_cat & 64'h8fc8e57b1c379612)), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb09)),
+    (^(tx_trailer_info_cat & 64'h23f2395ec70de584)), (^(tx_trailer_info_cat & 64'h11f91caf6386f2c2)),
+    (^(tx_trailer_info_cat & 64'h8fc8e57b1c37961)), (^(tx_trailer_info_cat & 64'h47e472bd8e1bcb0)),
+    (^(tx_trailer_info_cat & 64'h8df7c6eef047484a)), (^(tx_trailer_info_cat & 64'h46fbe3777823a425)),
+    (^(tx_trailer_info_cat & 64'hacb514c0a0264400)), (^(tx_trailer_info_cat & 64'hd9926f1b4c24b412)),
+    (^(tx_trailer_info_cat & 64'he301d2f6ba25cc1b)), (^(tx_trailer_info_cat & 64'hfe480c004125701f)),
+    (^(tx_trailer_info_cat & 64'h7f2406002092b80f)), (^(tx_trailer_info_cat & 64'hb05ae67b0c7eca15)),
+    (^(tx_trailer_info_cat & 64'hd7e596469a08f318)), (^(tx_trailer_info_cat & 64'h6bf2cb234d04798c)),
+    (^(tx_trailer_info_cat & 64'h35f96591a6823cc6)), (^(tx_trailer_info_cat & 64'h1afcb2c8d3411e63)),
+    (^(tx_trailer_info_cat & 64'h82b6bc1f75971923)), (^(tx_trailer_info_cat & 64'hce93bb74a6fc1a83)),
+    (^(tx_trailer_info_cat & 64'he88138c14f499b53)), (^(tx_trailer_info_cat & 64'h74409c60a7a4cda9)),
+    (^(tx_trailer_info_cat & 64'hb5e8ab4b4fe5f0c6)), (^(tx_trailer_info_cat & 64'hd53cb0debbc56e71)),
+    (^(tx_trailer_info_cat & 64'h6a9e586f5de2b738)), (^(tx_trailer_info_cat & 64'hba87c94cb2c6cd8e)),
+    (^(tx_trailer_info_cat & 64'hd28b01dd4554f0d5)), (^(tx_trailer_info_cat & 64'he68d6595be9dee78)),
+    (^(tx_trailer_info_cat & 64'hfc8e57b1c379612e)), (^(tx_trailer_info_cat & 64'h7e472bd8e1bcb097)),
+    (^(tx_trailer_info_cat & 64'h3f2395ec70de584b)), (^(tx_trailer_info_cat & 64'h1f91caf6386f2c25))};
+assign trailer_word = {8'h0, tx_trailer_info, (tx_crc ^ tx_trailer_info_cat_2 ^ 32'hffffffff), 16'h61e};
 
 // ---- lane blocks: training blocks of this cycle, native flow control at once ----
-assign for_tx_block1_sel = bond_slot ? 64'h4078 : ((rx_up_sync1 ? 64'h1078 : 64'h3078) | ({16'h0, ({({(partner_marking ? 16'h5ac3 : 16'h0), (session_fresh ? 16'h5ac3 : 16'h0)}), 16'h0})}));
-assign send_nfc_2 = s_axis_nfc_tvalid & tx_nfc_slot;
-assign tx_is_control_or = tx_is_control | send_nfc_2;
+assign for_tx_block1_sel = bond_slot ? 64'h4078 : ((rx_up_sync1 ? 64'h1078 : 64'h3078) |
+    ({16'h0, (partner_marking ? 16'h5ac3 : 16'h0), (session_fresh ? 16'h5ac3 : 16'h0), 16'h0}));
+assign send_nfc = s_axis_nfc_tvalid & tx_nfc_slot;
+assign tx_is_control_or = tx_is_control | send_nfc;
 assign tx_scrambler0_cat = {6'h0, tx_scrambler0};
-assign s_axis_nfc_tdata_xor = ((send_nfc_2 ? ({47'h0, ({s_axis_nfc_tdata[8:0], 8'haa})}) : (tx_is_trailer ? trailer_word : (tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay0 : tx_word0)))) ^ tx_scrambler0_cat) ^ (tx_scrambler0_cat >> 7'h13);
-assign s_axis_nfc_tdata_xor_2 = (s_axis_nfc_tdata_xor ^ ({s_axis_nfc_tdata_xor[24:0], 39'h0})) ^ ({s_axis_nfc_tdata_xor[5:0], 58'h0});
+assign s_axis_nfc_tdata_xor = (send_nfc ? ({47'h0, s_axis_nfc_tdata[8:0], 8'haa}) : (tx_is_trailer ? trailer_word : (tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay0 : tx_word0)))) ^
+    tx_scrambler0_cat ^ (tx_scrambler0_cat >> 7'h13);
+assign s_axis_nfc_tdata_xor_2 = s_axis_nfc_tdata_xor ^ ({s_axis_nfc_tdata_xor[24:0], 39'h0}) ^ ({s_axis_nfc_tdata_xor[5:0], 58'h0});
 assign tx_block0 = {s_axis_nfc_tdata_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
 assign tx_scrambler1_cat = {6'h0, tx_scrambler1};
-assign tx_replay1_xor = ((tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay1 : tx_word1)) ^ tx_scrambler1_cat) ^ (tx_scrambler1_cat >> 7'h13);
-assign tx_replay1_xor_2 = (tx_replay1_xor ^ ({tx_replay1_xor[24:0], 39'h0})) ^ ({tx_replay1_xor[5:0], 58'h0});
+assign tx_replay1_xor = (tx_is_training ? for_tx_block1_sel : (tx_is_payload ? tx_replay1 : tx_word1)) ^ tx_scrambler1_cat ^
+    (tx_scrambler1_cat >> 7'h13);
+assign tx_replay1_xor_2 = tx_replay1_xor ^ ({tx_replay1_xor[24:0], 39'h0}) ^ ({tx_replay1_xor[5:0], 58'h0});
 assign tx_block1 = {tx_replay1_xor_2, (tx_is_control_or ? 2'h1 : 2'h2)};
 
 // ---- scheduler state and retransmission ----
-assign tx_seq_plus = tx_seq_2 + 6'h1;
-assign tx_sent_high_minus = tx_sent_high - tx_seq_2;
+assign tx_seq_plus = tx_seq + 6'h1;
+assign tx_sent_high_minus = tx_sent_high - tx_seq;
 assign resend = (6'h0 < tx_sent_high_minus) & (tx_sent_high_minus < 6'h20);
-assign retransmitted_2 = send_trailer & resend;
-assign fresh_2 = send_trailer & (~resend);
+assign retransmitted = send_trailer & resend;
+assign fresh = send_trailer & (~resend);
 assign outstanding = ~(acked_seq == tx_sent_high);
 assign retransmit_timer_plus = retransmit_timer + 16'h1;
 assign expire = retransmit_timer_plus == 16'h400;
@@ -10473,25 +9814,22 @@ assign idle_and_2 = idle & go_back;
 // ---- acknowledgement bookkeeping ----
 assign send_header_or = send_header | send_ack;
 
-// ---- counters ----
-assign frame_start_rd_sel = send_header ? (~(frame_start_rd_bits10_0 == replay_wr)) : (send_payload ? (~(tx_rd_plus == replay_wr)) : (~(tx_rd == replay_wr)));
-
 always @(posedge clk) begin
     if (rst) tx_state <= TX_STATE_IDLE; else tx_state <= session_fresh_or ? TX_STATE_IDLE : (send_trailer ? TX_STATE_IDLE : ((send_payload & last_word) ? TX_STATE_TRAILER : (send_header ? TX_STATE_PAYLOAD : tx_state)));
-    if (rst) tx_seq_2 <= 6'h0; else tx_seq_2 <= session_fresh_or ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq_2));
-    if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= session_fresh_or ? 6'h0 : (fresh_2 ? tx_seq_plus : tx_sent_high);
+    if (rst) tx_seq <= 6'h0; else tx_seq <= session_fresh_or ? 6'h0 : (rewind ? tx_acked : (send_trailer ? tx_seq_plus : tx_seq));
+    if (rst) tx_sent_high <= 6'h0; else tx_sent_high <= session_fresh_or ? 6'h0 : (fresh ? tx_seq_plus : tx_sent_high);
     if (rst) tx_rd <= 11'h0; else tx_rd <= session_fresh_or ? replay_wr : rd_next;
-    if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= session_fresh_or ? 32'h73d74d75 : ((tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'h7b041311 : ({({({tx_crc_cat_3, (^(tx_crc & 32'h6553347b))}), (^(tx_crc & 32'h32a99a3d))}), (^(tx_crc & 32'h1954cd1e))})) ^ tx_crc_data) : tx_crc);
+    if (rst) tx_crc <= 32'h73d74d75; else tx_crc <= session_fresh_or ? 32'h73d74d75 : ((tx_is_header | tx_is_payload) ? ((tx_is_header ? 32'h7b041311 : tx_crc_cat) ^ tx_crc_data) : tx_crc);
     if (rst) retransmit_timer <= 16'h0; else retransmit_timer <= session_fresh_or ? 16'h0 : ((nfc_hold & (~ack_taken)) ? retransmit_timer : (expire ? 16'h0 : (ack_taken ? 16'h0 : (outstanding ? retransmit_timer_plus : 16'h0))));
     if (rst) cc_timer <= 16'h1; else cc_timer <= cc_timer_is4992 ? 16'h0 : cc_timer_plus;
     if (rst) bond_timer <= 4'h0; else bond_timer <= bond_timer + 4'h1;
-    if (rst) ack_dirty <= 1'h1; else ack_dirty <= (((((rx_good | rx_duplicate) | nak_now) | rx_rd0_and) | rx_rd1_and) | session_fresh_or) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
+    if (rst) ack_dirty <= 1'h1; else ack_dirty <= (rx_good | rx_duplicate | nak_now | rx_rd0_and | rx_rd1_and | session_fresh_or) ? 1'h1 : (send_header_or ? 1'h0 : ack_dirty);
     if (rst) ack_urgent <= 1'h0; else ack_urgent <= nak_now ? 1'h1 : (send_header_or ? 1'h0 : (session_fresh_or ? 1'h0 : ack_urgent));
     if (rst) send_cc <= 1'h1; else send_cc <= cc_timer_is4992 | (cc_timer_plus < 16'h8);
     if (rst) tx_acked <= 6'h0; else tx_acked <= acked_seq;
-    if (rst) tx_stale <= 1'h0; else tx_stale <= rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq_2 - acked_seq)));
-    if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq_2 == in_seq)));
-    if (rst) tx_avail <= 1'h0; else tx_avail <= frame_start_rd_sel;
+    if (rst) tx_stale <= 1'h0; else tx_stale <= rewind ? (in_flight < (tx_acked - acked_seq)) : (send_trailer ? (in_flight < (tx_seq_plus - acked_seq)) : (in_flight < (tx_seq - acked_seq)));
+    if (rst) tx_complete <= 1'h0; else tx_complete <= rewind ? (~(tx_acked == in_seq)) : (send_trailer ? (~(tx_seq_plus == in_seq)) : (~(tx_seq == in_seq)));
+    if (rst) tx_avail <= 1'h0; else tx_avail <= send_header ? (~(frame_start_rd[10:0] == replay_wr)) : (send_payload ? (~(tx_rd_plus == replay_wr)) : (~(tx_rd == replay_wr)));
     if (rst) tx_nfc_slot <= 1'h0; else tx_nfc_slot <= running_and;
     if (rst) freed_total0 <= 16'h0; else freed_total0 <= session_fresh_or ? 16'h0 : (rx_credit_return_and ? (freed_total0 + 16'h1) : freed_total0);
     if (rst) freed_total1 <= 16'h0; else freed_total1 <= session_fresh_or ? 16'h0 : (rx_credit_return_and_2 ? (freed_total1 + 16'h1) : freed_total1);
@@ -10503,27 +9841,23 @@ always @(posedge clk) begin
     if (rst) tx_word1 <= 64'h8078; else tx_word1 <= send_cc ? 64'h8078 : (send_header ? 64'h0 : 64'h1078);
     tx_replay_read1 <= replay1_rd;
     tx_replay1 <= tx_replay_read1;
-    if (rst) tx_crc_header <= 32'h0; else tx_crc_header <= header_word_cat_8;
+    if (rst) tx_crc_header <= 32'h0; else tx_crc_header <= header_word_cat;
     if (rst) tx_is_header <= 1'h0; else tx_is_header <= send_header;
     if (rst) tx_is_payload <= 1'h0; else tx_is_payload <= send_payload;
     if (rst) tx_is_trailer <= 1'h0; else tx_is_trailer <= send_trailer;
     if (rst) tx_is_training <= 1'h0; else tx_is_training <= training;
-    if (rst) tx_is_control <= 1'h1; else tx_is_control <= ((~data_out) | send_cc) | training;
-    if (rst) tx_trailer_info <= 8'h0; else tx_trailer_info <= {({frame_end_rd[16], 1'h0}), frame_end_rd[15:10]};
+    if (rst) tx_is_control <= 1'h1; else tx_is_control <= (~data_out) | send_cc | training;
+    if (rst) tx_trailer_info <= 8'h0; else tx_trailer_info <= {frame_end_rd[16], 1'h0, frame_end_rd[15:10]};
     if (rst) tx_scrambler0 <= 58'h3ffffffffffffff; else tx_scrambler0 <= s_axis_nfc_tdata_xor_2[63:6];
     if (rst) tx_scrambler1 <= 58'h3ffffffffffffff; else tx_scrambler1 <= tx_replay1_xor_2[63:6];
     if (rst) since_ack <= 7'h0; else since_ack <= send_header_or ? 7'h0 : ((since_ack == 7'h7f) ? since_ack : (since_ack + 7'h1));
 end
 
-assign tx_seq = tx_seq_2;
 assign rd_next_bits9_0 = rd_next[9:0];
 assign rd_next_bits9_0_2 = rd_next[9:0];
-assign send_nfc = send_nfc_2;
 assign tx_block1_cat = {tx_block1, tx_block0};
-assign retransmitted = retransmitted_2;
-assign fresh = fresh_2;
 assign idle_and = idle_and_2;
-assign ack_taken_or = ack_taken_and_2 | ((expire & outstanding) & (~nfc_hold));
+assign ack_taken_or = ack_taken_and_2 | (expire & outstanding & (~nfc_hold));
 assign ack_taken_and = ack_taken_and_2 & idle_and_2;
 endmodule
 
@@ -10610,16 +9944,16 @@ module torus_2x2x2_node_link(
     output wire channel_up;
     output wire [1:0] tx_credit;
     output wire [131:0] tx_serial;
-    output wire [31:0] frames_sent;
-    output wire [31:0] frames_retransmitted;
-    output wire [31:0] frames_received;
-    output wire [31:0] crc_errors;
-    output wire [31:0] lock_losses;
-    output wire [31:0] slips;
-    output wire [31:0] partner_restarts;
-    output wire [31:0] frames_dropped;
-    output wire [31:0] retrains;
-    output wire [31:0] up_cycles;
+    output reg [31:0] frames_sent;
+    output reg [31:0] frames_retransmitted;
+    output reg [31:0] frames_received;
+    output reg [31:0] crc_errors;
+    output reg [31:0] lock_losses;
+    output reg [31:0] slips;
+    output reg [31:0] partner_restarts;
+    output reg [31:0] frames_dropped;
+    output reg [31:0] retrains;
+    output reg [31:0] up_cycles;
 
 // verilator lint_off UNUSEDSIGNAL
 // state shared by the two directions
@@ -10629,18 +9963,8 @@ reg [15:0] credit_limit0;
 reg [15:0] credit_limit1;
 reg go_back;
 // counters
-reg [31:0] frames_sent_2;
-reg [31:0] frames_retransmitted_2;
-reg [31:0] frames_received_2;
-reg [31:0] crc_errors_2;
-reg [31:0] lock_losses_2;
-reg [31:0] slips_2;
-reg [31:0] partner_restarts_2;
-reg [31:0] frames_dropped_2;
 reg channel_was_up;
 reg channel_ever_up;
-reg [31:0] retrains_2;
-reg [31:0] up_cycles_2;
 wire [10:0] ingress_replay_wr;
 wire ingress_in_frame;
 wire [5:0] ingress_in_seq;
@@ -10950,18 +10274,18 @@ always @(posedge clk) begin
     if (rst) credit_limit0 <= 16'h200; else credit_limit0 <= bonding_hold ? 16'h0 : (control_info_in ? control_limit_in0 : credit_limit0);
     if (rst) credit_limit1 <= 16'h200; else credit_limit1 <= bonding_hold ? 16'h0 : (control_info_in ? control_limit_in1 : credit_limit1);
     if (rst) go_back <= 1'h0; else go_back <= bonding_hold ? 1'h0 : (transmit_ack_taken_and ? 1'h1 : (transmit_idle_and ? 1'h0 : (transmit_ack_taken_or ? 1'h1 : go_back)));
-    if (rst) frames_sent_2 <= 32'h0; else frames_sent_2 <= transmit_fresh ? (frames_sent_2 + 32'h1) : frames_sent_2;
-    if (rst) frames_retransmitted_2 <= 32'h0; else frames_retransmitted_2 <= transmit_retransmitted ? (frames_retransmitted_2 + 32'h1) : frames_retransmitted_2;
-    if (rst) frames_received_2 <= 32'h0; else frames_received_2 <= receive_rx_good ? (frames_received_2 + 32'h1) : frames_received_2;
-    if (rst) crc_errors_2 <= 32'h0; else crc_errors_2 <= receive_crc_error ? (crc_errors_2 + 32'h1) : crc_errors_2;
-    if (rst) lock_losses_2 <= 32'h0; else lock_losses_2 <= lock_losses_2 + (({31'h0, bonding_lock_lost_toggle0_sync1_xor}) + ({31'h0, bonding_lock_lost_toggle1_sync1_xor}));
-    if (rst) slips_2 <= 32'h0; else slips_2 <= elastic_eb_slip ? (slips_2 + 32'h1) : slips_2;
-    if (rst) partner_restarts_2 <= 32'h0; else partner_restarts_2 <= bonding_partner_restart ? (partner_restarts_2 + 32'h1) : partner_restarts_2;
-    if (rst) frames_dropped_2 <= 32'h0; else frames_dropped_2 <= bonding_partner_restart ? (frames_dropped_2 + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped_2;
+    if (rst) frames_sent <= 32'h0; else frames_sent <= transmit_fresh ? (frames_sent + 32'h1) : frames_sent;
+    if (rst) frames_retransmitted <= 32'h0; else frames_retransmitted <= transmit_retransmitted ? (frames_retransmitted + 32'h1) : frames_retransmitted;
+    if (rst) frames_received <= 32'h0; else frames_received <= receive_rx_good ? (frames_received + 32'h1) : frames_received;
+    if (rst) crc_errors <= 32'h0; else crc_errors <= receive_crc_error ? (crc_errors + 32'h1) : crc_errors;
+    if (rst) lock_losses <= 32'h0; else lock_losses <= lock_losses + (({31'h0, bonding_lock_lost_toggle0_sync1_xor}) + ({31'h0, bonding_lock_lost_toggle1_sync1_xor}));
+    if (rst) slips <= 32'h0; else slips <= elastic_eb_slip ? (slips + 32'h1) : slips;
+    if (rst) partner_restarts <= 32'h0; else partner_restarts <= bonding_partner_restart ? (partner_restarts + 32'h1) : partner_restarts;
+    if (rst) frames_dropped <= 32'h0; else frames_dropped <= bonding_partner_restart ? (frames_dropped + (({26'h0, (ingress_in_seq - acked_seq)}) + ({31'h0, ingress_in_frame}))) : frames_dropped;
     if (rst) channel_was_up <= 1'h0; else channel_was_up <= bonding_channel_up;
     if (rst) channel_ever_up <= 1'h0; else channel_ever_up <= bonding_channel_up ? 1'h1 : channel_ever_up;
-    if (rst) retrains_2 <= 32'h0; else retrains_2 <= ((bonding_channel_up & (~channel_was_up)) & channel_ever_up) ? (retrains_2 + 32'h1) : retrains_2;
-    if (rst) up_cycles_2 <= 32'h0; else up_cycles_2 <= bonding_channel_up ? (up_cycles_2 + 32'h1) : 32'h0;
+    if (rst) retrains <= 32'h0; else retrains <= (bonding_channel_up & (~channel_was_up) & channel_ever_up) ? (retrains + 32'h1) : retrains;
+    if (rst) up_cycles <= 32'h0; else up_cycles <= bonding_channel_up ? (up_cycles + 32'h1) : 32'h0;
 end
 
 assign s_axis_tready = ingress_ready;
@@ -10980,15 +10304,5 @@ assign m_axis_vc1_tvalid = receive_rx_rd1_and;
 assign tx_credit = control_credit_pulses;
 assign s_axis_nfc_tready = transmit_send_nfc;
 assign tx_serial = transmit_tx_block1_cat;
-assign frames_sent = frames_sent_2;
-assign frames_retransmitted = frames_retransmitted_2;
-assign frames_received = frames_received_2;
-assign crc_errors = crc_errors_2;
-assign lock_losses = lock_losses_2;
-assign slips = slips_2;
-assign partner_restarts = partner_restarts_2;
-assign frames_dropped = frames_dropped_2;
-assign retrains = retrains_2;
-assign up_cycles = up_cycles_2;
 endmodule
 // verilator lint_on DECLFILENAME

@@ -79,6 +79,7 @@ pub fn instance_paths(texts: &[&str], top: &str) -> Vec<String> {
         let Some(body) = all.get(&module) else { continue };
         for line in body {
             let decl = line.strip_prefix("(* ASYNC_REG = \"TRUE\" *) ").unwrap_or(line);
+            let decl = decl.strip_prefix("output ").unwrap_or(decl);
             if let Some(rest) = decl.strip_prefix("reg ") {
                 let name = rest.trim_end_matches(';').split_whitespace().last().unwrap_or_default();
                 let reg = if path.is_empty() { name.to_string() } else { format!("{path}/{name}") };

@@ -177,7 +177,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
             let (has, take1, side, vcg) = if inp.vcs == 2 {
                 // The VC choice moves on whenever the input has a packet to start (not only when
                 // it is granted): a VC whose output is busy so takes turns with the other.
-                let (grant, _) = round_robin(d, &format!("{}_vc_arbiter", inp.name), cands[1].cat(cands[0]), cands[0] | cands[1]);
+                let (grant, _) = round_robin(d, &format!("{}_vc_arbiter", inp.name), &["vc0", "vc1"], cands[1].cat(cands[0]), cands[0] | cands[1]);
                 let take1 = grant.bit(1);
                 (cands[0] | cands[1], take1, Side::select(take1, next[1].side, next[0].side), vec![grant.bit(0), grant.bit(1)])
             } else {
@@ -192,7 +192,7 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
             let cur_drop = d.reg(&format!("{}_cur_drop", inp.name), 1, 0);
             let by_cur = |f: &dyn Fn(usize) -> Sig<'d>| if inp.vcs == 2 { cur_vc.q.mux(f(1), f(0)) } else { f(0) };
             let cont = busy.q & by_cur(&|v| next[v].valid) & (pick(slot, cur_out.q) | cur_drop.q);
-            let here = (0..n_out).map(|o| cur_out.q.eq(lit_out(o)) & !cur_drop.q).collect();
+            let here = (0..n_out).map(|o| (cur_out.q.eq(lit_out(o)) & !cur_drop.q).named(&format!("{}_holds_{}", inp.name, inputs[o].name))).collect();
             let cont_last = cont & by_cur(&|v| next[v].side.last);
             Ask { has, take1, side, next, stay, busy, starts, vcg, cur_vc, cur_out, cur_ovc, cur_drop, cont, here, cont_last }
         })
@@ -204,16 +204,20 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
     let requests: Vec<Sig> = (0..n_out)
         .map(|o| {
             let free_o = |ovc: Sig<'d>| ovc.mux(free.bit((1 << out_bits) + o), free.bit(o));
-            let asks_o = |a: &Ask<'d>| a.vcg.iter().zip(&a.next).map(|(g, n)| *g & n.side.out.eq(lit_out(o)) & !n.side.drop & free_o(n.side.ovc)).reduce(|x, y| x | y).unwrap();
-            vector(d, &asks.iter().map(asks_o).collect::<Vec<_>>())
+            let asks_o = |(a, inp): (&Ask<'d>, &Input)| {
+                let by_vc = a.vcg.iter().zip(&a.next).enumerate().map(|(v, (g, n))| (*g & n.side.out.eq(lit_out(o)) & !n.side.drop & free_o(n.side.ovc)).named(&format!("{}_vc{v}_asks_{}", inp.name, inputs[o].name)));
+                by_vc.reduce(|x, y| x | y).unwrap()
+            };
+            vector(d, &asks.iter().zip(inputs).map(asks_o).collect::<Vec<_>>())
         })
         .collect();
     let out_names = names_of(inputs);
-    let (grants, pointers): (Vec<Sig>, Vec<Sig>) = (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter", out_names[o]), requests[o], d.lit(1, 1))).unzip();
+    let in_names: Vec<&str> = out_names.iter().map(|n| n.as_str()).collect();
+    let (grants, pointers): (Vec<Sig>, Vec<Sig>) = (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter", out_names[o]), &in_names, requests[o], d.lit(1, 1))).unzip();
     // Per input, per output: the input wins there (the grant's bit computed beside the input,
     // from the arbiter's pointer register and the requests).
     let wins_at: Vec<Vec<Sig>> =
-        inputs.iter().enumerate().map(|(i, inp)| (0..n_out).map(|o| wins(d, requests[o], pointers[o], i).named(&format!("{}_won_at_{}", out_names[o], inp.name))).collect()).collect();
+        inputs.iter().enumerate().map(|(i, inp)| (0..n_out).map(|o| wins(d, &format!("{}_turn_at_{}", inp.name, out_names[o]), requests[o], pointers[o], i).named(&format!("{}_won_at_{}", out_names[o], inp.name))).collect()).collect();
     // Per output: a connection's tail is scheduled now (the output is released).
     let released: Vec<Sig> = (0..n_out).map(|o| asks.iter().map(|a| a.cont_last & a.here[o]).reduce(|x, y| x | y).unwrap()).collect();
     // A grant to a packet of several flits holds the output.
@@ -269,20 +273,21 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
 /// at or after the pointer, wrapping, and when `advance` is high moves the pointer just past the
 /// grant (after reset: requester 0 first). The same order as [`Design::round_robin`], from a
 /// binary pointer: each grant bit is one function of the requests and the pointer ([`wins`]).
-/// Returns the grant and the pointer.
-fn round_robin<'d>(d: &'d Design, name: &str, requests: Sig<'d>, advance: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
+/// `who` names the requesters. Returns the grant and the pointer.
+fn round_robin<'d>(d: &'d Design, name: &str, who: &[&str], requests: Sig<'d>, advance: Sig<'d>) -> (Sig<'d>, Sig<'d>) {
     let n = requests.width;
     let pb = (usize::BITS - (n - 1).leading_zeros()).max(1) as usize;
     let pointer = d.reg(name, pb, 0);
-    let bits: Vec<Sig> = (0..n).map(|i| wins(d, requests, pointer.q, i)).collect();
+    let bits: Vec<Sig> = (0..n).map(|i| wins(d, &format!("{name}_turn_{}", who[i]), requests, pointer.q, i)).collect();
     let grant = vector(d, &bits).named(&format!("{name}_grant"));
     let next: Sig = (0..n).map(|i| grant.bit(i).mux(d.lit(((i + 1) % n) as u128, pb), d.lit(0, pb))).fold(d.lit(0, pb), |acc, x| acc | x);
     pointer.next_when(advance & grant.any(), next);
     (grant, pointer.q)
 }
 
-/// Bit `i` of a round-robin arbiter's grant ([`round_robin`]) with `pointer`.
-fn wins<'d>(d: &'d Design, requests: Sig<'d>, pointer: Sig<'d>, i: usize) -> Sig<'d> {
+/// Bit `i` of a round-robin arbiter's grant ([`round_robin`]) with `pointer`; `turn` names
+/// whether it is requester `i`'s turn (no requester ahead of it asks).
+fn wins<'d>(d: &'d Design, turn: &str, requests: Sig<'d>, pointer: Sig<'d>, i: usize) -> Sig<'d> {
     let n = requests.width;
     let r = |j: usize| requests.bit(j % n);
     // Requester i wins from pointer k when none of k, k+1, …, i−1 (mod n) asks.
@@ -292,6 +297,7 @@ fn wins<'d>(d: &'d Design, requests: Sig<'d>, pointer: Sig<'d>, i: usize) -> Sig
             pointer.eq(d.lit(k as u128, pointer.width)) & !before
         })
         .fold(d.lit(0, 1), |acc, x| acc | x)
+        .named(turn)
         & r(i)
 }
 

@@ -5,7 +5,11 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::super::{Netlist, Op, Wire};
-use super::names::Plan;
+use super::super::eval::comb_operands;
+use super::names::{same_chain, Plan};
+
+/// Longest line of a chain's expression before it is broken.
+const WRAP: usize = 100;
 
 pub(super) fn literal(value: u128, width: usize) -> String {
     format!("{width}'h{value:x}")
@@ -39,6 +43,8 @@ pub(super) struct Body<'a> {
     /// the state they belong to (an index into the netlist's `states`): their constants are
     /// written as the state's `localparam` names.
     pub states: HashMap<usize, usize>,
+    /// Nodes written as output ports of their own name (declared in the module header).
+    pub ports: HashMap<usize, String>,
 }
 
 /// The nodes whose constant operands are values of a state register: comparisons with it and
@@ -179,9 +185,9 @@ impl Body<'_> {
                 let (wa, wb) = (net.width(*a), net.width(*b));
                 format!("{{{{{wb}{{1'b0}}}}, {}}} * {{{{{wa}{{1'b0}}}}, {}}}", e(a), e(b))
             }
-            Op::And(a, b) => format!("{} & {}", e(a), e(b)),
-            Op::Or(a, b) => format!("{} | {}", e(a), e(b)),
-            Op::Xor(a, b) => format!("{} ^ {}", e(a), e(b)),
+            Op::And(..) => self.chain(w, " & "),
+            Op::Or(..) => self.chain(w, " | "),
+            Op::Xor(..) => self.chain(w, " ^ "),
             Op::Not(a) => format!("~{}", e(a)),
             Op::Shl(a, s) => format!("{} << {}", e(a), e(s)),
             Op::Shr(a, s) => format!("{} >> {}", e(a), e(s)),
@@ -194,7 +200,7 @@ impl Body<'_> {
                 format!("({} ^ {flip}) < ({} ^ {flip})", e(a), e(b))
             }
             Op::Mux(s, a, b) => format!("{} ? {} : {}", e(s), self.state_operand(w, *a), self.state_operand(w, *b)),
-            Op::Concat(h, l) => format!("{{{}, {}}}", e(h), e(l)),
+            Op::Concat(..) => format!("{{{}}}", self.chain(w, ", ")),
             Op::Slice(a, lo) => self.bits(*a, *lo, node.width),
             Op::Lzc(a) => {
                 // A priority chain: the highest set bit decides.
@@ -209,6 +215,42 @@ impl Body<'_> {
             Op::MemRead { mem, addr } => format!("{}[{}]", self.memories[*mem], e(addr)),
             Op::Forward(Some(a)) => e(a),
             Op::Reg { .. } | Op::Forward(None) => unreachable!("no expression for node {}", w.0),
+        }
+    }
+
+    /// The operands of the chain of one associative operation ending at `w`, most significant
+    /// first, joined by `sep`; a long chain is broken into lines.
+    fn chain(&self, w: Wire, sep: &str) -> String {
+        let mut parts = vec![];
+        self.links(w, &mut parts);
+        let mut text = String::new();
+        let mut line = 0;
+        for (k, part) in parts.iter().enumerate() {
+            if k > 0 {
+                if line + part.len() > WRAP {
+                    text.push_str(sep.trim_end());
+                    text.push_str("\n    ");
+                    line = 4;
+                } else {
+                    text.push_str(sep);
+                    line += sep.len();
+                }
+            }
+            text.push_str(part);
+            line += part.len();
+        }
+        text
+    }
+
+    fn links(&self, w: Wire, parts: &mut Vec<String>) {
+        let op = &self.net.nodes[w.0].op;
+        for x in comb_operands(op) {
+            let t = self.t(x);
+            if self.plan.ids[t.0].is_none() && self.net.const_value(t).is_none() && same_chain(&self.net.nodes[t.0].op, op) {
+                self.links(t, parts);
+            } else {
+                parts.push(self.expr(x));
+            }
         }
     }
 
@@ -249,7 +291,9 @@ impl Body<'_> {
             let w = Wire(i);
             if let Op::Reg { d, enable, reset } = &node.op {
                 let attr = if node.crossing { "(* ASYNC_REG = \"TRUE\" *) " } else { "" };
-                writeln!(decls, "{attr}reg {}{id};", range(node.width)).unwrap();
+                if !self.ports.contains_key(&i) {
+                    writeln!(decls, "{attr}reg {}{id};", range(node.width)).unwrap();
+                }
                 let take = match enable {
                     Some(en) => format!("if ({}) {id} <= {};", self.value(*en), self.value(*d)),
                     None => format!("{id} <= {};", self.value(*d)),
@@ -263,7 +307,9 @@ impl Body<'_> {
                 clocked[node.domain].push_str(&line);
                 continue;
             }
-            writeln!(decls, "wire {}{id};", range(node.width)).unwrap();
+            if !self.ports.contains_key(&i) {
+                writeln!(decls, "wire {}{id};", range(node.width)).unwrap();
+            }
             writeln!(assigns, "assign {id} = {};", self.rhs(w)).unwrap();
         }
         for (m, mem) in net.memories.iter().enumerate() {

@@ -122,7 +122,9 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
         inst_wires.push(wires);
     }
     let input = |input: &str| InputRef { base: input.to_string(), lo: 0, whole: true };
-    let plan = names::plan(net, &mut taken);
+    let port_nodes = names::port_nodes(net);
+    let plan = names::plan(net, &mut taken, &port_nodes);
+    let is_reg = |port: &str| port_nodes.iter().any(|(i, p)| p == port && matches!(net.nodes[*i].op, Op::Reg { .. }));
     let partly_read = |port: &str| net.nodes.iter().enumerate().any(|(i, n)| matches!(&n.op, Op::Input(x) if x == port) && plan.partly_read[i]);
     let mut last_group = None;
     for p in &order {
@@ -131,7 +133,12 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
             last_group = Some(group(p));
         }
         let range = if p.width == 1 { String::new() } else { format!("[{}:0] ", p.width - 1) };
-        let decl = format!("{} wire {range}{};", if p.output { "output" } else { "input" }, p.name);
+        let kind = match (p.output, is_reg(&p.name)) {
+            (false, _) => "input wire",
+            (true, false) => "output wire",
+            (true, true) => "output reg",
+        };
+        let decl = format!("{kind} {range}{};", p.name);
         if !p.output && partly_read(&p.name) {
             // Fields of a bus the block does not need (address bits below the word, spare bits).
             writeln!(text, "    /* verilator lint_off UNUSEDSIGNAL */\n    {decl}\n    /* verilator lint_on UNUSEDSIGNAL */").unwrap();
@@ -139,7 +146,7 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
             writeln!(text, "    {decl}").unwrap();
         }
     }
-    let body = Body { net, plan: &plan, input: &input, inst_wires, memories, states: body::state_users(net) };
+    let body = Body { net, plan: &plan, input: &input, inst_wires, memories, states: body::state_users(net), ports: port_nodes.clone() };
     let mut decls = String::new();
     let mut assigns = String::new();
     let mut clocked = vec![String::new(); net.domains.len()];
@@ -180,6 +187,9 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     }
     text.push('\n');
     for o in &net.outputs {
+        if port_nodes.values().any(|p| *p == o.name) {
+            continue;
+        }
         writeln!(text, "assign {} = {};", o.name, body.value(o.wire)).unwrap();
     }
     text.push_str("endmodule\n");
@@ -223,8 +233,8 @@ pub fn stream_body(net: &Netlist, input: &dyn Fn(&str) -> InputRef, outputs: &[W
     for (k, w) in outputs.iter().enumerate() {
         probe.output(&format!("__out{k}"), *w);
     }
-    let plan = names::plan(&probe, &mut taken);
-    let body = Body { net: &probe, plan: &plan, input, inst_wires: vec![], memories, states: body::state_users(&probe) };
+    let plan = names::plan(&probe, &mut taken, &HashMap::new());
+    let body = Body { net: &probe, plan: &plan, input, inst_wires: vec![], memories, states: body::state_users(&probe), ports: HashMap::new() };
     let (mut decls, mut assigns, mut clocked) = (String::new(), String::new(), vec![String::new()]);
     body.write(&mut decls, &mut assigns, &mut clocked);
     let mut text = format!("// verilator lint_off UNUSEDSIGNAL\n{decls}// verilator lint_on UNUSEDSIGNAL\n\n{assigns}");

@@ -8,7 +8,7 @@
 //! (`not_in_frame`, `state_is_2`, `used_lt_replay_words`). A name is suffixed (`_2`, `_3`) only
 //! when it collides with another.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::super::eval::comb_operands;
 use super::super::{Netlist, Op, Wire};
@@ -275,8 +275,26 @@ fn forward_targets(net: &Netlist) -> Vec<usize> {
         .collect()
 }
 
-/// `taken`: names already used in the module (ports, memories, instances).
-pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>) -> Plan {
+/// The outputs that are a named node of their own name (a register or a value the design named
+/// as it named the port): node → port. The module writes such a node as the port itself
+/// (`output reg`, or the port's own `assign`), so it needs no second name.
+pub(super) fn port_nodes(net: &Netlist) -> HashMap<usize, String> {
+    let target = forward_targets(net);
+    let mut out = HashMap::new();
+    for o in &net.outputs {
+        let t = target[o.wire.0];
+        let node = &net.nodes[t];
+        let own = node.name.as_deref().is_some_and(|n| sanitize(n) == o.name);
+        if own && !node.crossing && !matches!(node.op, Op::Input(_) | Op::InstanceOutput { .. } | Op::Const(_)) {
+            out.entry(t).or_insert_with(|| o.name.clone());
+        }
+    }
+    out
+}
+
+/// `taken`: names already used in the module (ports, memories, instances); `ports`: the nodes
+/// written as output ports ([`port_nodes`]).
+pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>, ports: &HashMap<usize, String>) -> Plan {
     let n = net.nodes.len();
     let target = forward_targets(net);
     let live = live_nodes(net);
@@ -309,6 +327,18 @@ pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>) -> Plan {
     for w in net.outputs.iter().map(|o| o.wire).chain(net.instances.iter().flat_map(|i| i.inputs.iter().map(|(_, w)| *w))) {
         bump(w, &mut uses);
     }
+    let mut users: Vec<Vec<usize>> = vec![vec![]; n];
+    for (i, node) in net.nodes.iter().enumerate() {
+        if live[i] {
+            let operands = match &node.op {
+                Op::Reg { d, enable, .. } => std::iter::once(*d).chain(*enable).collect(),
+                op => comb_operands(op),
+            };
+            for x in operands {
+                users[target[x.0]].push(i);
+            }
+        }
+    }
     // Declaration decisions, in dependency order so an operand's decision comes first.
     let mut declared = vec![false; n];
     let mut length = vec![0usize; n];
@@ -323,26 +353,24 @@ pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>) -> Plan {
             Op::Const(_) => false,
             // Ports and instance outputs are signals of their own, indexed where they are used.
             Op::Input(_) | Op::InstanceOutput { .. } => false,
-            Op::Slice(..) => uses[i] > 1 || node.name.is_some(),
+            // A slice is written as an index of its base signal wherever it is used.
+            Op::Slice(..) => node.name.is_some(),
             Op::Reg { .. } => true,
-            _ => node.name.is_some() || uses[i] > 1 || indexed[i] || length[i] > INLINE_LIMIT,
+            _ if ports.contains_key(&i) => true,
+            _ if node.name.is_some() || uses[i] > 1 || indexed[i] => true,
+            // A link inside a chain of one operation is written flat in the chain's expression,
+            // however long the chain.
+            op if users[i].len() == 1 && same_chain(op, &net.nodes[users[i][0]].op) => false,
+            _ => length[i] > INLINE_LIMIT,
         };
-    }
-    let mut users: Vec<Vec<usize>> = vec![vec![]; n];
-    for (i, node) in net.nodes.iter().enumerate() {
-        if live[i] {
-            let operands = match &node.op {
-                Op::Reg { d, enable, .. } => std::iter::once(*d).chain(*enable).collect(),
-                op => comb_operands(op),
-            };
-            for x in operands {
-                users[target[x.0]].push(i);
-            }
-        }
     }
     let mut ids: Vec<Option<String>> = vec![None; n];
     for i in 0..n {
         if !declared[i] {
+            continue;
+        }
+        if let Some(port) = ports.get(&i) {
+            ids[i] = Some(port.clone());
             continue;
         }
         let base = match &net.nodes[i].name {
@@ -353,6 +381,12 @@ pub(super) fn plan(net: &Netlist, taken: &mut HashSet<String>) -> Plan {
     }
     let partly_read = (0..n).map(|i| indexed[i] || !live[i]).collect();
     Plan { live, declared, ids, target, partly_read }
+}
+
+/// Whether `a` and `b` are the same associative operation, written as one flat expression
+/// (`{a, b, c}`, `a | b | c`).
+pub(super) fn same_chain(a: &Op, b: &Op) -> bool {
+    matches!((a, b), (Op::Concat(..), Op::Concat(..)) | (Op::And(..), Op::And(..)) | (Op::Or(..), Op::Or(..)) | (Op::Xor(..), Op::Xor(..)))
 }
 
 /// `base` itself when free, else `base_2`, `base_3`, …; records the choice.
