@@ -1,5 +1,6 @@
 //! The two jobs of the tool: write every shipped module's Verilog, and check it.
 
+use crate::Error;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -56,24 +57,24 @@ pub fn write_modules(out: &Path, modules: &[Shipped]) -> Result<Vec<PathBuf>, Fl
 /// A user's kernel (a DSL file) as a module of the flow, read when the command runs (no
 /// rebuild): `generate` writes `kernels/<name>.v` from its netlist, `check` runs
 /// [`crate::run::testbench`] (random operands against the software model) and the tool stages.
-pub fn user_kernel(path: &Path) -> Result<Shipped, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let k = dsl::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn user_kernel(path: &Path) -> Result<Shipped, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::from(e).context(path.display()))?;
+    let k = dsl::parse(&text).map_err(|e| Error::from(e).context(path.display()))?;
     if shipped().iter().any(|m| m.spec.name == k.name) {
-        return Err(format!("{}: kernel `{}` has the name of a shipped module; give it another name (the `kernel` line)", path.display(), k.name));
+        return Err(Error::Input(format!("{}: kernel `{}` has the name of a shipped module; give it another name (the `kernel` line)", path.display(), k.name)));
     }
-    let (_, schedule) = k.netlist(&PipelineStages::balanced(k.format)).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (_, schedule) = k.netlist(&PipelineStages::balanced(k.format)).map_err(|e| Error::from(e).context(path.display()))?;
     let spec = weft_ip::kernels::kernel_spec(&k, &schedule, &path.display().to_string());
     let for_verilog = k.clone();
     let verilog = move |spec: &ModuleSpec| {
         let (net, _) = for_verilog.netlist(&PipelineStages::balanced(for_verilog.format))?;
         export_netlist(spec, &net)
     };
-    Ok(Shipped::new(spec, verilog, move || crate::run::testbench(&k)))
+    Ok(Shipped::new(spec, verilog, move || crate::run::testbench(&k).map_err(|e| crate::ip::Error::Mismatch(e.to_string()))))
 }
 
 /// The modules a `check` selection names: `all`, or one module name.
-pub fn select(selection: &str) -> Result<Vec<Shipped>, String> {
+pub fn select(selection: &str) -> Result<Vec<Shipped>, Error> {
     let all = shipped();
     if selection == "all" {
         return Ok(all);
@@ -81,7 +82,7 @@ pub fn select(selection: &str) -> Result<Vec<Shipped>, String> {
     let names: Vec<String> = all.iter().map(|m| m.spec.name.clone()).collect();
     let chosen: Vec<Shipped> = all.into_iter().filter(|m| m.spec.name == selection).collect();
     if chosen.is_empty() {
-        Err(format!("unknown module `{selection}`; expected `all` or one of: {}", names.join(", ")))
+        Err(Error::Input(format!("unknown module `{selection}`; expected `all` or one of: {}", names.join(", "))))
     } else {
         Ok(chosen)
     }
@@ -270,14 +271,14 @@ fn read_report(dir: &Path, name: &str) -> serde_json::Map<String, serde_json::Va
 
 /// Post-route timing of `file`: the recorded report when it timed the same Verilog (unless
 /// `force`), else a new place and route (minutes per module); says whether it was reused.
-fn timed(file: &Path, name: &str, reports: Option<&Path>, force: bool) -> Result<(TimingReport, bool), String> {
-    let text = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+fn timed(file: &Path, name: &str, reports: Option<&Path>, force: bool) -> Result<(TimingReport, bool), Error> {
+    let text = std::fs::read(file).map_err(|e| Error::from(e).context(file.display()))?;
     let hash = verilog_hash(&text);
     let recorded = reports.filter(|_| !force).and_then(|dir| serde_json::from_value::<TimingReport>(read_report(dir, name).get("timing")?.clone()).ok()).filter(|t| t.verilog_hash == hash);
     if let Some(t) = recorded {
         return Ok((t, true));
     }
-    let mut t = place_and_route(file, name).map_err(|e| e.to_string())?;
+    let mut t = place_and_route(file, name)?;
     t.verilog_hash = hash;
     Ok((t, false))
 }

@@ -10,6 +10,10 @@ pub use weft_ip as ip;
 pub use weft_sim as sim;
 pub use weft_tools as tools;
 
+mod error;
+
+pub use error::Error;
+
 pub mod bench;
 pub mod cache;
 pub mod flow;

@@ -281,22 +281,24 @@ fn main() -> ExitCode {
         Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
             run_sim(weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed })
         }
-        Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles).and_then(|text| {
-            print!("{text}");
-            let torus = weft::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;
-            print!("\n{torus}");
-            Ok(())
-        }),
-        Command::Bench { what: Bench::Numeric { compare: true, json, .. } } => weft::bench::commands::numeric_compare(&json),
-        Command::Bench { what: Bench::Numeric { only, json, jobs, .. } } => weft::bench::commands::numeric(&only, &json, jobs as usize),
-        Command::Bench { what: Bench::Link { out } } => weft::bench::commands::link(&out),
-        Command::Bench { what: Bench::Timing { reference, only, generated, json } } => weft::bench::commands::timing(reference.as_deref(), &only, &generated, &json),
-        Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out),
-        Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated),
-        Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out),
-        Command::Bench { what: Bench::Airfoil { dram_gbs, pcie_gbs, generated, out } } => weft::bench::commands::airfoil(dram_gbs, pcie_gbs, &generated, &out),
-        Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(&cells, steps, ber, &out),
-        Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out),
+        Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles)
+            .and_then(|text| {
+                print!("{text}");
+                let torus = weft::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;
+                print!("\n{torus}");
+                Ok(())
+            })
+            .map_err(String::from),
+        Command::Bench { what: Bench::Numeric { compare: true, json, .. } } => weft::bench::commands::numeric_compare(&json).map_err(String::from),
+        Command::Bench { what: Bench::Numeric { only, json, jobs, .. } } => weft::bench::commands::numeric(&only, &json, jobs as usize).map_err(String::from),
+        Command::Bench { what: Bench::Link { out } } => weft::bench::commands::link(&out).map_err(String::from),
+        Command::Bench { what: Bench::Timing { reference, only, generated, json } } => weft::bench::commands::timing(reference.as_deref(), &only, &generated, &json).map_err(String::from),
+        Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out).map_err(String::from),
+        Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated).map_err(String::from),
+        Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out).map_err(String::from),
+        Command::Bench { what: Bench::Airfoil { dram_gbs, pcie_gbs, generated, out } } => weft::bench::commands::airfoil(dram_gbs, pcie_gbs, &generated, &out).map_err(String::from),
+        Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(&cells, steps, ber, &out).map_err(String::from),
+        Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out).map_err(String::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -370,7 +372,7 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], kernels: &[
     } else if selection != "all" && !systems.is_empty() {
         vec![]
     } else {
-        select(selection).map_err(|e| with_system_hint(selection, e))?
+        select(selection).map_err(|e| with_system_hint(selection, e.to_string()))?
     };
     let reports = generated.join("reports");
     // One pool for everything: systems first (their whole-torus lint is the longest job).
@@ -400,7 +402,7 @@ fn run_check(selection: &str, generated: &Path, configs: &[PathBuf], kernels: &[
         &job_list,
         jobs,
         |job| match job {
-            Job::System(s) => Done::System(weft::system::check_cached(s, generated, constraints, Some(&reports), force)),
+            Job::System(s) => Done::System(weft::system::check_cached(s, generated, constraints, Some(&reports), force).map_err(String::from)),
             Job::Module(m) => Done::Module(check_with(m, generated, Some(&reports), Stages { timing, ..Stages::ALL }, force).map(Box::new)),
         },
         |i, done| {

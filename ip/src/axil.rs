@@ -8,6 +8,7 @@
 //! or unmapped addresses change nothing and answer `SLVERR`. `wstrb` selects the bytes written.
 //! Addresses are byte addresses of 32-bit registers; the two low bits are ignored.
 
+use crate::Error;
 use weft_hdl::netlist::{Design, Netlist, Sig, Wire};
 use weft_hdl::sig;
 
@@ -29,7 +30,7 @@ pub enum Entry {
 
 /// Builds the window into `net` with `s_axil_*` ports; returns the current value of every
 /// read-write entry, in the order given.
-pub fn register_window(net: &mut Netlist, entries: &[(u32, Entry)]) -> Result<Vec<Wire>, String> {
+pub fn register_window(net: &mut Netlist, entries: &[(u32, Entry)]) -> Result<Vec<Wire>, Error> {
     // The netlist moves into a design for the window and back, its wires unchanged.
     let d = Design::new();
     *d.net() = std::mem::replace(net, Netlist::new());
@@ -45,17 +46,17 @@ pub(crate) fn byte_mask<'d>(d: &'d Design, strobe: Sig<'d>) -> Sig<'d> {
 }
 
 /// Refuses a map with a misplaced, doubly mapped or too wide entry.
-fn check_map(d: &Design, entries: &[(u32, Entry)]) -> Result<(), String> {
+fn check_map(d: &Design, entries: &[(u32, Entry)]) -> Result<(), Error> {
     for (i, (a, e)) in entries.iter().enumerate() {
         if a % 4 != 0 || *a >= 1 << ADDR_BITS {
-            return Err(format!("register address {a:#x}: must be a multiple of 4 below {:#x}", 1 << ADDR_BITS));
+            return Err(Error::Config(format!("register address {a:#x}: must be a multiple of 4 below {:#x}", 1 << ADDR_BITS)));
         }
         if entries[..i].iter().any(|(b, _)| b == a) {
-            return Err(format!("register address {a:#x} is mapped twice"));
+            return Err(Error::Config(format!("register address {a:#x} is mapped twice")));
         }
         match e {
-            Entry::ReadOnly(w) if d.sig(*w).width > 32 => return Err(format!("register {a:#x}: {} bits, at most 32", d.sig(*w).width)),
-            Entry::ReadWrite { width, .. } if !(1..=32).contains(width) => return Err(format!("register {a:#x}: width {width}, allowed 1 ..= 32")),
+            Entry::ReadOnly(w) if d.sig(*w).width > 32 => return Err(Error::Config(format!("register {a:#x}: {} bits, at most 32", d.sig(*w).width))),
+            Entry::ReadWrite { width, .. } if !(1..=32).contains(width) => return Err(Error::Config(format!("register {a:#x}: width {width}, allowed 1 ..= 32"))),
             _ => {}
         }
     }
@@ -64,7 +65,7 @@ fn check_map(d: &Design, entries: &[(u32, Entry)]) -> Result<(), String> {
 
 /// [`register_window`] in a [`Design`]: the window with `s_axil_*` ports; returns the current
 /// value of every read-write entry, in the order given.
-pub fn window<'d>(d: &'d Design, entries: &[(u32, Entry)]) -> Result<Vec<Sig<'d>>, String> {
+pub fn window<'d>(d: &'d Design, entries: &[(u32, Entry)]) -> Result<Vec<Sig<'d>>, Error> {
     check_map(d, entries)?;
     let awaddr = d.input("s_axil_awaddr", ADDR_BITS);
     let awvalid = d.input("s_axil_awvalid", 1);
@@ -157,7 +158,7 @@ pub fn window<'d>(d: &'d Design, entries: &[(u32, Entry)]) -> Result<Vec<Sig<'d>
 /// read-only inputs (`link_status`; `selftest` and `counters`, one register every 32 bits) and read-write
 /// storage, at the map's addresses. Outputs `local_x`, `local_y`, `local_z` (the coordinate
 /// register's fields) and `st_<name>` for each `selftest_<name>` read-write register.
-pub fn node_window(map: &[Register]) -> Result<Netlist, String> {
+pub fn node_window(map: &[Register]) -> Result<Netlist, Error> {
     let d = Design::new();
     // Each input port as wide as its registers reach, declared in map order.
     let mut inputs: Vec<(&str, usize)> = vec![];
@@ -308,13 +309,13 @@ impl Master {
 /// Built-in-simulator check of the node window against its map (DESIGN.md): identification,
 /// read-write registers with byte strobes in any channel order, counters, SLVERR on read-only
 /// and unmapped addresses, responses held under back-pressure.
-pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed: u64) -> Result<String, String> {
+pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed: u64) -> Result<String, Error> {
     let mut m = Master::new(node_window(&numbered_map(dims, counters, selftest))?, seed);
     let counter_values: Vec<u32> = (0..counters as u32).map(|i| 0x1000_0001u32.wrapping_mul(i + 3)).collect();
     for (i, v) in counter_values.iter().enumerate() {
         m.eval.set_input_bits("counters", 32 * i, 32, *v as u128);
     }
-    let expect = |what: &str, got: (u128, u128), want: (u128, u128)| if got == want { Ok(()) } else { Err(format!("{what}: got {got:x?}, want {want:x?}")) };
+    let expect = |what: &str, got: (u128, u128), want: (u128, u128)| if got == want { Ok(()) } else { Err(Error::Mismatch(format!("{what}: got {got:x?}, want {want:x?}"))) };
     expect("ID", m.read(0x000), (ID as u128, OKAY))?;
     expect("version", m.read(0x004), (VERSION as u128, OKAY))?;
     let packed = (dims[0] | dims[1] << 8 | dims[2] << 16) as u128;
@@ -327,7 +328,7 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
         let strb = rng.below(16) as u8;
         let delay = rng.below(7) as i32 - 3;
         if m.write(0x010, v, strb, delay) != OKAY {
-            return Err("write to scratch answered SLVERR".into());
+            return Err(Error::Mismatch("write to scratch answered SLVERR".to_string()));
         }
         for b in 0..4 {
             if strb >> b & 1 == 1 {
@@ -338,12 +339,12 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
     }
     let coords = 0x0001_0203u32;
     if m.write(0x008, coords, 0xF, 0) != OKAY {
-        return Err("write to coordinates answered SLVERR".into());
+        return Err(Error::Mismatch("write to coordinates answered SLVERR".to_string()));
     }
     expect("coordinates", m.read(0x008), (coords as u128, OKAY))?;
     m.eval.settle();
     if (m.get("local_x"), m.get("local_y"), m.get("local_z")) != (3, 2, 1) {
-        return Err("coordinate outputs do not follow the register".into());
+        return Err(Error::Mismatch("coordinate outputs do not follow the register".to_string()));
     }
     for (i, v) in counter_values.iter().enumerate() {
         expect("counter", m.read(0x100 + 4 * i as u32), (*v as u128, OKAY))?;
@@ -358,12 +359,12 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
             let mask = if width == 32 { u32::MAX } else { (1u32 << width) - 1 };
             let v = rng.next_u64() as u32;
             if m.write(addr, v, 0xF, 0) != OKAY {
-                return Err(format!("write to self-test {name} answered SLVERR"));
+                return Err(Error::Mismatch(format!("write to self-test {name} answered SLVERR")));
             }
             expect(name, m.read(addr), ((v & mask) as u128, OKAY))?;
             m.eval.settle();
             if m.get(&format!("st_{name}")) != (v & mask) as u128 {
-                return Err(format!("output st_{name} does not follow its register"));
+                return Err(Error::Mismatch(format!("output st_{name} does not follow its register")));
             }
         }
         for i in 0..SELFTEST_STATUS_NAMES.len() {
@@ -372,14 +373,14 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
             let addr = SELFTEST_STATUS + 4 * i as u32;
             expect(SELFTEST_STATUS_NAMES[i], m.read(addr), (v as u128, OKAY))?;
             if m.write(addr, 0, 0xF, 0) != SLVERR {
-                return Err(format!("write to self-test status {addr:#x} did not answer SLVERR"));
+                return Err(Error::Mismatch(format!("write to self-test status {addr:#x} did not answer SLVERR")));
             }
         }
     }
     // Read-only and unmapped: SLVERR, nothing changes.
     for addr in [0x000, 0x00C, 0x100, 0x014, 0x0FC, 0xFFC] {
         if m.write(addr, 0xDEAD_BEEF, 0xF, 1) != SLVERR {
-            return Err(format!("write to {addr:#x} did not answer SLVERR"));
+            return Err(Error::Mismatch(format!("write to {addr:#x} did not answer SLVERR")));
         }
     }
     expect("ID after a write", m.read(0x000), (ID as u128, OKAY))?;
@@ -392,7 +393,7 @@ pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed
 /// The shipped stand-alone window: the node map of a 4x2x1 torus with 8 counters (the node
 /// tops embed the same logic).
 pub fn shipped() -> Vec<crate::shipped::Shipped> {
-    use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
+    use weft_hdl::export::{export_netlist, ModuleSpec};
     vec![crate::shipped::Shipped::new(
         ModuleSpec {
             family: "axil",
@@ -401,7 +402,7 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
             parameters: vec![("torus".into(), "4x2x1".into()), ("counters".into(), "8 at 0x100..0x11C".into()), ("data_width".into(), "32".into()), ("address_width".into(), "12".into())],
             hidden_ports: vec![],
         },
-        |spec| export_netlist(spec, &node_window(&numbered_map([4, 2, 1], 8, false)).map_err(ExportError)?),
+        |spec| export_netlist(spec, &node_window(&numbered_map([4, 2, 1], 8, false))?),
         || check_node_window([4, 2, 1], 8, false, 7),
     )]
 }
@@ -420,9 +421,9 @@ mod tests {
     fn bad_maps_are_rejected() {
         let mut net = Netlist::new();
         let w = net.constant(0, 40);
-        assert!(register_window(&mut net, &[(0x3, Entry::ReadWrite { width: 8, reset: 0 })]).unwrap_err().contains("multiple of 4"));
-        assert!(register_window(&mut net, &[(0x4, Entry::ReadOnly(w))]).unwrap_err().contains("at most 32"));
+        assert!(register_window(&mut net, &[(0x3, Entry::ReadWrite { width: 8, reset: 0 })]).unwrap_err().to_string().contains("multiple of 4"));
+        assert!(register_window(&mut net, &[(0x4, Entry::ReadOnly(w))]).unwrap_err().to_string().contains("at most 32"));
         let twice = [(0x4, Entry::ReadWrite { width: 8, reset: 0 }), (0x4, Entry::ReadWrite { width: 8, reset: 0 })];
-        assert!(register_window(&mut net, &twice).unwrap_err().contains("twice"));
+        assert!(register_window(&mut net, &twice).unwrap_err().to_string().contains("twice"));
     }
 }

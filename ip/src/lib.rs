@@ -2,6 +2,10 @@
 
 pub use weft_hdl;
 
+mod error;
+
+pub use error::Error;
+
 pub mod airfoil;
 pub mod axil;
 pub mod axis;

@@ -15,6 +15,7 @@
 //! (each payload word that differs, and each packet whose beats disagree with its `length`);
 //! `complete` is high once `packets` reaches `expected`.
 
+use crate::Error;
 use weft_hdl::netlist::{Design, Netlist, Sig};
 use weft_hdl::sig;
 
@@ -40,14 +41,15 @@ fn pattern_word<'d>(d: &'d Design, seed: Sig<'d>, packet: Sig<'d>, word: Sig<'d>
 /// Payload words of `width` bits in a packet of `length` bytes: ceil(length · 8 / width), in 10 bits.
 fn payload_words(length: Sig, width: usize) -> Sig {
     let bytes = width / 8;
-    (length.zext(15) + (bytes as u32 - 1)).bits(bytes.trailing_zeros() as usize, 10)
+    let shift = bytes.trailing_zeros() as usize;
+    (length.zext((shift + 10).max(15)) + (bytes as u32 - 1)).bits(shift, 10)
 }
 
 fn check_width(width: usize) {
-    assert!(width == 128 || width == 256, "self-test width {width}: 128 or 256");
+    assert!([128, 256, 512].contains(&width), "self-test width {width}: 128, 256 or 512");
 }
 
-/// Builds the generator for a `width`-bit port (128 or 256).
+/// Builds the generator for a `width`-bit port (128, 256 or 512).
 pub fn generator(width: usize) -> Netlist {
     check_width(width);
     let (lanes, bytes) = (width / 32, width / 8);
@@ -106,7 +108,7 @@ pub fn generator(width: usize) -> Netlist {
     d.finish()
 }
 
-/// Builds the checker for a `width`-bit port (128 or 256).
+/// Builds the checker for a `width`-bit port (128, 256 or 512).
 pub fn checker(width: usize) -> Netlist {
     check_width(width);
     let (lanes, bytes) = (width / 32, width / 8);
@@ -163,7 +165,7 @@ pub fn checker(width: usize) -> Netlist {
 /// The generator against the software [`pattern`], then the checker fed by it with random
 /// back-pressure: `count` packets of `length` bytes; `flip` flips one payload bit in flight.
 /// Returns (packets sent, packets checked, errors, bytes, cycles counted).
-pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>, ready_percent: u64) -> Result<(u128, u128, u128, u128, u128), String> {
+pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option<(u32, usize)>, ready_percent: u64) -> Result<(u128, u128, u128, u128, u128), Error> {
     use weft_hdl::netlist::eval::Evaluator;
     use weft_hdl::testbench::Rng;
     let mut g = Evaluator::new(generator(width));
@@ -198,7 +200,7 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
             if word == 0 {
                 let h = crate::router::header::Header::unpack(data);
                 if (h.length, h.tag, h.user, data & dst) != (length, 0xBEEF, packet, dst) {
-                    return Err(format!("packet {packet}: header {h:?}"));
+                    return Err(Error::Mismatch(format!("packet {packet}: header {h:?}")));
                 }
             } else {
                 for i in 0..lanes {
@@ -208,16 +210,16 @@ pub fn loopback(width: usize, count: u32, length: usize, seed: u32, flip: Option
                     let lane_bytes = valid_bytes.saturating_sub(4 * i).min(4);
                     let m = if lane_bytes == 4 { u32::MAX } else { (1u32 << (8 * lane_bytes)) - 1 };
                     if lane & m != want & m {
-                        return Err(format!("packet {packet} word {word} lane {i}: {lane:#x}, pattern says {want:#x}"));
+                        return Err(Error::Mismatch(format!("packet {packet} word {word} lane {i}: {lane:#x}, pattern says {want:#x}")));
                     }
                 }
                 let valid_bytes = if word == words && !length.is_multiple_of(bytes) { length % bytes } else { bytes };
                 if keep != (1u128 << valid_bytes) - 1 {
-                    return Err(format!("packet {packet} word {word}: tkeep {keep:#x}"));
+                    return Err(Error::Mismatch(format!("packet {packet} word {word}: tkeep {keep:#x}")));
                 }
             }
             if (last == 1) != (word == words) {
-                return Err(format!("packet {packet}: tlast at word {word} of {words}"));
+                return Err(Error::Mismatch(format!("packet {packet}: tlast at word {word} of {words}")));
             }
             if flip == Some((packet, word)) {
                 beat ^= num_bigint::BigUint::from(1u8) << (width - 128 + 77);
@@ -262,7 +264,7 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
             || {
                 let clean = loopback(128, 50, 200, 0xC0FFEE, None, 70)?;
                 if clean.2 != 0 || clean.1 != 50 {
-                    return Err(format!("loopback: {clean:?}"));
+                    return Err(Error::Mismatch(format!("loopback: {clean:?}")));
                 }
                 Ok(format!("50 packets of 200 B against the software pattern: {}", summary(clean)))
             },
@@ -273,7 +275,7 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
             || {
                 let flipped = loopback(128, 30, 100, 99, Some((7, 3)), 60)?;
                 if (flipped.1, flipped.2) != (30, 1) {
-                    return Err(format!("one flipped payload bit: {flipped:?}"));
+                    return Err(Error::Mismatch(format!("one flipped payload bit: {flipped:?}")));
                 }
                 Ok(format!("one flipped payload bit in 30 packets: {}", summary(flipped)))
             },
@@ -287,7 +289,7 @@ mod tests {
 
     #[test]
     fn generator_follows_the_pattern_and_checker_counts_clean_packets() {
-        for width in [128, 256] {
+        for width in [128, 256, 512] {
             for (count, length, ready) in [(40, 100, 60), (30, 16, 100), (20, 0, 50), (10, 1024, 80), (12, 33, 70)] {
                 let (sent, checked, errors, bytes, cycles) = loopback(width, count, length, 0x1234_5678, None, ready).unwrap();
                 assert_eq!((sent, checked, errors, bytes), (count as u128, count as u128, 0, (count as usize * length) as u128), "{width} bits: {count} x {length} B");
@@ -324,8 +326,8 @@ mod tests {
 
     #[test]
     fn checker_counts_a_flipped_payload_bit() {
-        for width in [128, 256] {
-            let (_, checked, errors, _, _) = loopback(width, 20, 96, 7, Some((5, 2)), 70).unwrap();
+        for width in [128, 256, 512] {
+            let (_, checked, errors, _, _) = loopback(width, 20, 96, 7, Some((5, 1)), 70).unwrap();
             assert_eq!((checked, errors), (20, 1), "{width} bits");
         }
     }

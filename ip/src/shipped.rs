@@ -5,8 +5,10 @@
 
 use weft_hdl::export::{ExportError, ModuleSpec};
 
+use crate::Error;
+
 type VerilogFn = dyn Fn(&ModuleSpec) -> Result<String, ExportError> + Send + Sync;
-type TestbenchFn = dyn Fn() -> Result<String, String> + Send + Sync;
+type TestbenchFn = dyn Fn() -> Result<String, Error> + Send + Sync;
 
 pub struct Shipped {
     pub spec: ModuleSpec,
@@ -16,8 +18,13 @@ pub struct Shipped {
 }
 
 impl Shipped {
-    pub fn new(spec: ModuleSpec, verilog: impl Fn(&ModuleSpec) -> Result<String, ExportError> + Send + Sync + 'static, testbench: impl Fn() -> Result<String, String> + Send + Sync + 'static) -> Self {
-        Shipped { spec, verilog: Box::new(verilog), testbench: Box::new(testbench) }
+    /// `testbench` reports an [`Error`], or one of the language layer's.
+    pub fn new<E: Into<Error>>(
+        spec: ModuleSpec,
+        verilog: impl Fn(&ModuleSpec) -> Result<String, ExportError> + Send + Sync + 'static,
+        testbench: impl Fn() -> Result<String, E> + Send + Sync + 'static,
+    ) -> Self {
+        Shipped { spec, verilog: Box::new(verilog), testbench: Box::new(move || testbench().map_err(Into::into)) }
     }
 
     /// `family/name.v`, relative to the generated folder.

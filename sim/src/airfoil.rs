@@ -2,12 +2,13 @@
 //! (the built-in simulator or Verilator): load a mesh's data sets through `s_axis_cmd`, stream a
 //! schedule's edge rows, wait for the accumulators to drain, read the residuals back.
 
+use crate::Error;
 use weft_ip::airfoil::layout::Layout;
 use weft_ip::airfoil::reference::Fields;
 use weft_ip::airfoil::schedule::Slot;
 use weft_ip::airfoil::{Mesh, Op, Params, Timing};
 
-use crate::link::{Device, Value};
+use crate::link::{Device, Value, VALUE_WORDS};
 
 /// What one pass took and gave.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,14 +30,14 @@ pub struct AirfoilRun {
 pub const COUNTERS: [&str; 4] = ["edges", "hazards", "bank_conflicts", "bad_indices"];
 
 fn value(v: u128) -> Value {
-    let mut out = [0u64; 5];
+    let mut out = Value::default();
     out[0] = v as u64;
     out[1] = (v >> 64) as u64;
     out
 }
 
 fn wide(words: &[u64]) -> Value {
-    let mut out = [0u64; 5];
+    let mut out = Value::default();
     out[..words.len()].copy_from_slice(words);
     out
 }
@@ -51,7 +52,7 @@ fn pack(values: &[f32]) -> u128 {
 
 /// One stream into the device: beats of (tdata words, tuser, tlast) accepted one a cycle when
 /// ready. Returns the cycles it took.
-fn stream<D: Device>(dev: &mut D, prefix: &str, beats: &[(Value, u128, bool)], limit: u64) -> Result<u64, String> {
+fn stream<D: Device>(dev: &mut D, prefix: &str, beats: &[(Value, u128, bool)], limit: u64) -> Result<u64, Error> {
     let [data, user, valid, ready] = ["tdata", "tuser", "tvalid", "tready"].map(|s| dev.port(&format!("{prefix}_{s}")));
     let last = dev.has_port(&format!("{prefix}_tlast")).then(|| dev.port(&format!("{prefix}_tlast")));
     let mut cycles = 0;
@@ -71,7 +72,7 @@ fn stream<D: Device>(dev: &mut D, prefix: &str, beats: &[(Value, u128, bool)], l
         dev.clock(false);
         cycles += 1;
         if cycles > limit {
-            return Err(format!("{prefix}: {next} of {} beats taken after {limit} cycles", beats.len()));
+            return Err(Error::Stuck(format!("{prefix}: {next} of {} beats taken after {limit} cycles", beats.len())));
         }
     }
     dev.set(valid, &value(0));
@@ -108,12 +109,12 @@ pub fn edge_rows(mesh: &Mesh, layout: &Layout, schedule: &[Slot], pipelines: usi
 
 /// Loads `fields`, streams `schedule` (rows of `params.pipelines`), drains and reads every
 /// cell's residual back. The device must be out of reset.
-pub fn run<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh, fields: &Fields, layout: &Layout, schedule: &[Slot]) -> Result<AirfoilRun, String> {
-    if params.pipelines * 64 > 64 * 5 {
-        return Err(format!("airfoil driver: pipelines = {} is out of range: allowed 1..=5 (320-bit device ports)", params.pipelines));
+pub fn run<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh, fields: &Fields, layout: &Layout, schedule: &[Slot]) -> Result<AirfoilRun, Error> {
+    if params.pipelines > VALUE_WORDS {
+        return Err(Error::Config(format!("airfoil driver: pipelines = {} is out of range: allowed 1..={VALUE_WORDS} (one 64-bit word of a device port each)", params.pipelines)));
     }
     if mesh.x.len() > 1 << params.node_bits {
-        return Err(format!("airfoil: {} nodes do not fit {} node addresses", mesh.x.len(), 1 << params.node_bits));
+        return Err(Error::Config(format!("airfoil: {} nodes do not fit {} node addresses", mesh.x.len(), 1 << params.node_bits)));
     }
     let before = counters(dev);
     let cmd = |op: Op, addr: u32, data: u128, last: bool| (value(data), (op as u128) << 16 | addr as u128, last);
@@ -139,7 +140,7 @@ pub fn run<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh
         dev.clock(false);
         edge_cycles += 1;
         if edge_cycles > 4 * rows.len() as u64 + 10 * timing.edge_to_res as u64 {
-            return Err(format!("airfoil: still busy {edge_cycles} cycles after the first of {} rows", rows.len()));
+            return Err(Error::Stuck(format!("airfoil: still busy {edge_cycles} cycles after the first of {} rows", rows.len())));
         }
     }
 
@@ -166,7 +167,7 @@ pub fn run<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh
         if dev.get(o_valid)[0] & 1 == 1 {
             let (w, addr) = (dev.get(o_data), dev.get(o_user)[0] as u32);
             if addr != layout.address[got] {
-                return Err(format!("airfoil: read {got} returned address {addr:#x}, want {:#x}", layout.address[got]));
+                return Err(Error::Mismatch(format!("airfoil: read {got} returned address {addr:#x}, want {:#x}", layout.address[got])));
             }
             let word = w[0] as u128 | (w[1] as u128) << 64;
             let lanes = f32s(word, 4);
@@ -176,7 +177,7 @@ pub fn run<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh
         dev.clock(false);
         unload_cycles += 1;
         if unload_cycles > 4 * reads.len() as u64 + 100 {
-            return Err(format!("airfoil: {got} of {} residuals read after {unload_cycles} cycles", reads.len()));
+            return Err(Error::Stuck(format!("airfoil: {got} of {} residuals read after {unload_cycles} cycles", reads.len())));
         }
     }
     dev.set(valid, &value(0));
@@ -193,7 +194,7 @@ pub const LIST_WINDOW: usize = 1024;
 
 /// The two schedules of the interior edges for this accelerator: seed 002's colouring and
 /// weft's list schedule, each with its name. The list schedule looks [`LIST_WINDOW`] edges ahead.
-pub fn schedules(mesh: &Mesh, layout: &Layout, params: &Params, timing: &Timing) -> Result<Vec<(&'static str, Vec<Slot>)>, String> {
+pub fn schedules(mesh: &Mesh, layout: &Layout, params: &Params, timing: &Timing) -> Result<Vec<(&'static str, Vec<Slot>)>, Error> {
     use weft_ip::airfoil::schedule::{colouring_rows, list_rows, Rows};
     let cells = mesh.interior_cells();
     let rows = Rows { pipelines: params.pipelines, banks: Some(&layout.bank) };
@@ -202,18 +203,18 @@ pub fn schedules(mesh: &Mesh, layout: &Layout, params: &Params, timing: &Timing)
 
 /// A pass checked against the C-semantics reference bit for bit, and its counters against the
 /// schedule (every edge processed, no hazard, no bank conflict, no bad index).
-pub fn verify(run: &AirfoilRun, mesh: &Mesh, fields: &Fields, schedule: &[Slot]) -> Result<(), String> {
+pub fn verify(run: &AirfoilRun, mesh: &Mesh, fields: &Fields, schedule: &[Slot]) -> Result<(), Error> {
     let want = weft_ip::airfoil::reference::run(mesh, fields, schedule);
     for (c, (got, want)) in run.res.iter().zip(&want).enumerate() {
         for k in 0..4 {
             if got[k].to_bits() != want[k].to_bits() {
-                return Err(format!("cell {c} res[{k}] = {:#010x} ({}), the reference {:#010x} ({})", got[k].to_bits(), got[k], want[k].to_bits(), want[k]));
+                return Err(Error::Mismatch(format!("cell {c} res[{k}] = {:#010x} ({}), the reference {:#010x} ({})", got[k].to_bits(), got[k], want[k].to_bits(), want[k])));
             }
         }
     }
     let edges = schedule.iter().flatten().count() as u64;
     if run.counters != [edges, 0, 0, 0] {
-        return Err(format!("counters {:?} = {:?}, want [{edges}, 0, 0, 0]", COUNTERS, run.counters));
+        return Err(Error::Mismatch(format!("counters {:?} = {:?}, want [{edges}, 0, 0, 0]", COUNTERS, run.counters)));
     }
     Ok(())
 }
@@ -230,12 +231,12 @@ pub struct Pass {
 
 /// Both schedules of `mesh` (fields seeded with `fields_seed`) through `dev`, each pass checked
 /// by [`verify`]; an error names the schedule and the mesh's size.
-pub fn check_mesh<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh, fields_seed: u64) -> Result<Vec<Pass>, String> {
+pub fn check_mesh<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh, fields_seed: u64) -> Result<Vec<Pass>, Error> {
     let fields = Fields::seeded(mesh, fields_seed);
     let layout = weft_ip::airfoil::layout::layout(mesh.cells.len(), &mesh.interior_cells(), params.banks, 1 << params.cell_bits)?;
     let mut passes = vec![];
     for (name, schedule) in schedules(mesh, &layout, params, timing)? {
-        let context = |e: String| format!("{}, {} cells, {name} schedule: {e}", params.name(), mesh.cells.len());
+        let context = |e: Error| e.context(format!("{}, {} cells, {name} schedule", params.name(), mesh.cells.len()));
         let r = run(dev, params, timing, mesh, &fields, &layout, &schedule).map_err(context)?;
         verify(&r, mesh, &fields, &schedule).map_err(context)?;
         passes.push(Pass { schedule: name, slots: schedule.len(), noop_slots: weft_ip::airfoil::schedule::noops(&schedule), run: r });
@@ -244,7 +245,7 @@ pub fn check_mesh<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh
 }
 
 /// The accelerator in the built-in simulator, out of reset.
-pub fn netlist_device(params: &Params) -> Result<(crate::link::NetlistDevice, Timing), String> {
+pub fn netlist_device(params: &Params) -> Result<(crate::link::NetlistDevice, Timing), Error> {
     let (net, timing) = weft_ip::airfoil::accelerator(params)?;
     let mut dev = crate::link::NetlistDevice::new(weft_ip::weft_hdl::netlist::eval::Evaluator::new(net));
     dev.clock(true);
@@ -254,7 +255,7 @@ pub fn netlist_device(params: &Params) -> Result<(crate::link::NetlistDevice, Ti
 
 /// The built-in-simulator testbench of `params`: an O-grid of `around × out` cells, both
 /// schedules, each pass bit-exact to the reference.
-pub fn testbench(params: &Params, around: usize, out: usize) -> Result<String, String> {
+pub fn testbench(params: &Params, around: usize, out: usize) -> Result<String, Error> {
     let (mut dev, timing) = netlist_device(params)?;
     let mesh = weft_ip::airfoil::generate(around, out, 7)?;
     let said: Vec<String> = check_mesh(&mut dev, params, &timing, &mesh, 9)?.iter().map(|p| format!("{} {} rows in {} cycles", p.schedule, p.run.rows, p.run.edge_cycles)).collect();

@@ -1,6 +1,7 @@
 //! Every module weft ships: the IP catalogue plus the modules whose built-in testbench needs the
 //! models of this crate (the reliable link, checked between two endpoints over channel models).
 
+use crate::Error;
 use weft_ip::airfoil::Params;
 use weft_ip::catalog::Shipped;
 use weft_ip::link::spec::{link_spec, link_verilog};
@@ -18,7 +19,7 @@ pub use weft_ip::router::spec::{router_config, router_verilog_for, torus_name, T
 pub use weft_ip::system::spec::{node_config, node_spec_for};
 
 /// Two endpoints over skewed, misaligned channels with bit errors both ways.
-pub fn link_testbench(lanes: usize) -> Result<String, String> {
+pub fn link_testbench(lanes: usize) -> Result<String, Error> {
     let config = link_config(lanes);
     let mut ch = ChannelConfig::clean(lanes, 12);
     ch.bit_offset = (0..lanes).map(|k| 5 + 17 * k).collect();
@@ -27,7 +28,7 @@ pub fn link_testbench(lanes: usize) -> Result<String, String> {
     let back = ChannelConfig { seed: 77, ..ch.clone() };
     let mut pair = LinkPair::new(config.clone(), [netlist_device(&config)?, netlist_device(&config)?], [ch, back]);
     pair.reset();
-    let up = pair.train(50_000).ok_or("channel did not come up")?;
+    let up = pair.train(50_000).ok_or_else(|| Error::Stuck("channel did not come up".into()))?;
     let traffic = Traffic { packets: 400, min_bytes: 1, max_bytes: 2048, valid_percent: 80, ready_percent: 60, both_ways: true, seed: 21 };
     let run = pair.run(&traffic, 50_000)?;
     let retx: u64 = run.counters.iter().find(|c| c.0 == "frames_retransmitted").map_or(0, |c| c.1[0] + c.1[1]);
@@ -36,7 +37,7 @@ pub fn link_testbench(lanes: usize) -> Result<String, String> {
 
 /// Every node of the torus in the built-in simulator, serial lanes through channel models with
 /// bit errors: coordinates written over AXI4-Lite, links trained, random packets delivered.
-pub fn node_testbench(dims: [usize; 3]) -> Result<String, String> {
+pub fn node_testbench(dims: [usize; 3]) -> Result<String, Error> {
     let config = node_config(dims);
     let mut torus = Torus::netlist_nodes(&config, 16)?;
     torus.reset();
@@ -51,7 +52,7 @@ pub fn node_testbench(dims: [usize; 3]) -> Result<String, String> {
         ready_percent: 70,
         seed: 8,
     };
-    let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("no packet delivered for 20000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent))?;
+    let run = torus.run(&traffic, 20_000)?.map_err(|s| Error::Stuck(format!("no packet delivered for 20000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent)))?;
     Ok(format!(
         "links up after {up} cycles; 150 packets (0..{} B) exactly once, in order, minimal hops, in {} cycles with {} bits flipped on the links",
         config.router.max_packet_bytes,
@@ -62,13 +63,13 @@ pub fn node_testbench(dims: [usize; 3]) -> Result<String, String> {
 
 /// All routers of the torus in the built-in simulator, random packets of every size from every
 /// port to every port.
-pub fn router_testbench(dims: [usize; 3]) -> Result<String, String> {
+pub fn router_testbench(dims: [usize; 3]) -> Result<String, Error> {
     let config = router_config(dims);
     let mut torus = Torus::netlist(&config)?;
     torus.reset();
     let traffic =
         crate::network::Traffic { pattern: Pattern::UniformRandom, injection: Injection::Queued(300), min_bytes: 0, max_bytes: config.max_packet_bytes, valid_percent: 80, ready_percent: 70, seed: 5 };
-    let run = torus.run(&traffic, 5000)?.map_err(|s| format!("no packet delivered for 5000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent))?;
+    let run = torus.run(&traffic, 5000)?.map_err(|s| Error::Stuck(format!("no packet delivered for 5000 cycles at cycle {} ({} of {})", s.cycle, s.delivered, s.sent)))?;
     Ok(format!("300 packets (0..{} B, random sources and sinks, random back-pressure) delivered exactly once, in order, minimal hops, in {} cycles", config.max_packet_bytes, run.cycles))
 }
 
@@ -110,7 +111,7 @@ fn airfoil_spec(p: &Params) -> ModuleSpec {
 /// Verilator (`no_inline_module`): four inlined `res_calc` copies took Verilator 10 minutes to
 /// build, one shared model 4 (a comment to every other tool).
 fn airfoil_verilog(spec: &ModuleSpec, p: &Params) -> Result<String, ExportError> {
-    let text = export_netlist(spec, &weft_ip::airfoil::accelerator(p).map_err(ExportError)?.0)?;
+    let text = export_netlist(spec, &weft_ip::airfoil::accelerator(p)?.0)?;
     let child = format!("module {}_", spec.name);
     let mut out = String::with_capacity(text.len() + 256);
     let mut in_header = false;

@@ -3,6 +3,10 @@
 
 pub use weft_ip;
 
+mod error;
+
+pub use error::Error;
+
 pub mod airfoil;
 pub mod catalog;
 pub mod channel;

@@ -3,6 +3,7 @@
 //! each raised in 70 % of cycles from the same seeds. Both runs must move the same beats, which
 //! also cross-checks the Rust description against its exported Verilog.
 
+use crate::Error;
 use num_bigint::BigUint;
 use std::time::Instant;
 use weft_ip::axis::FifoW128D32;
@@ -75,18 +76,18 @@ pub fn builtin(cycles: u64) -> Speed {
 }
 
 /// Runs the same stimulus on the verilated FIFO.
-pub fn verilator(cycles: u64) -> Result<Speed, String> {
+pub fn verilator(cycles: u64) -> Result<Speed, Error> {
     let module = shipped().into_iter().find(|m| m.spec.name == "axis_fifo_w128_d32").expect("FIFO is shipped");
     let dir = std::env::temp_dir().join(format!("weft-speed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)?;
     let file = dir.join("axis_fifo_w128_d32.v");
-    std::fs::write(&file, (module.verilog)(&module.spec).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-    let mut model = Model::build(&file, "axis_fifo_w128_d32").map_err(|e| e.to_string())?;
+    std::fs::write(&file, (module.verilog)(&module.spec)?)?;
+    let mut model = Model::build(&file, "axis_fifo_w128_d32")?;
     let _ = std::fs::remove_dir_all(&dir);
-    let mut source = AxisSource::new(AxisPorts::find(&model, "s_axis").map_err(|e| e.to_string())?, PERCENT, 2);
-    let mut sink = AxisSink::new(AxisPorts::find(&model, "m_axis").map_err(|e| e.to_string())?, PERCENT, 3);
+    let mut source = AxisSource::new(AxisPorts::find(&model, "s_axis")?, PERCENT, 2);
+    let mut sink = AxisSink::new(AxisPorts::find(&model, "m_axis")?, PERCENT, 3);
     source.queue.extend(beats(cycles as usize, 1));
-    let rst = model.port("rst").map_err(|e| e.to_string())?;
+    let rst = model.port("rst")?;
     let start = Instant::now();
     model.set(rst, 1);
     model.tick();
@@ -107,11 +108,11 @@ pub fn verilator(cycles: u64) -> Result<Speed, String> {
 }
 
 /// The side-by-side table `weft bench sim-speed` prints.
-pub fn report(cycles: u64) -> Result<String, String> {
+pub fn report(cycles: u64) -> Result<String, Error> {
     let fast = verilator(cycles)?;
     let slow = builtin(cycles);
     if (fast.beats, fast.digest) != (slow.beats, slow.digest) {
-        return Err(format!("the simulators disagree: built-in moved {} beats (digest {:x}), Verilator {} (digest {:x})", slow.beats, slow.digest, fast.beats, fast.digest));
+        return Err(Error::Mismatch(format!("the simulators disagree: built-in moved {} beats (digest {:x}), Verilator {} (digest {:x})", slow.beats, slow.digest, fast.beats, fast.digest)));
     }
     let mut out = format!("axis_fifo_w128_d32, tvalid/tready {PERCENT}% random, {cycles} cycles, {} beats out in both\n", fast.beats);
     out.push_str(&format!("{:<22} {:>14} {:>10}\n", "simulator", "cycles/s", "seconds"));
@@ -126,7 +127,7 @@ pub fn report(cycles: u64) -> Result<String, String> {
 /// window) with its serial lanes through channel models, every source saturated with uniformly
 /// random packets, in the built-in simulator and in Verilator (one model per node). Both must
 /// deliver the same packets at the same cycles.
-pub fn torus_report(cycles: u64, verilog_dir: &std::path::Path) -> Result<String, String> {
+pub fn torus_report(cycles: u64, verilog_dir: &std::path::Path) -> Result<String, Error> {
     use crate::catalog::{node_config, torus_name};
     use crate::network::{Injection, Pattern, Torus, Traffic};
     let dims = [4, 2, 1];
@@ -142,37 +143,37 @@ pub fn torus_report(cycles: u64, verilog_dir: &std::path::Path) -> Result<String
             torus.reset();
             torus.bring_up(20_000)?;
             let start = Instant::now();
-            let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("stuck at {}", s.cycle))?;
+            let run = torus.run(&traffic, 20_000)?.map_err(|s| Error::Stuck(format!("stuck at {}", s.cycle)))?;
             (start.elapsed().as_secs_f64(), run.cycles, run.deliveries.iter().map(|d| (d.id, d.tail_out)).collect::<Vec<_>>())
         } else {
             let mut torus = Torus::verilated_nodes(&config, &file, &name, 16)?;
             torus.reset();
             torus.bring_up(20_000)?;
             let start = Instant::now();
-            let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("stuck at {}", s.cycle))?;
+            let run = torus.run(&traffic, 20_000)?.map_err(|s| Error::Stuck(format!("stuck at {}", s.cycle)))?;
             (start.elapsed().as_secs_f64(), run.cycles, run.deliveries.iter().map(|d| (d.id, d.tail_out)).collect::<Vec<_>>())
         };
         rows.push((simulator, total, seconds, delivered.len()));
         arrivals.push(delivered);
     }
     if arrivals[0] != arrivals[1] {
-        return Err("the simulators disagree on the torus: different packets or arrival cycles".into());
+        return Err(Error::Mismatch("the simulators disagree on the torus: different packets or arrival cycles".to_string()));
     }
     // The generated whole-torus top: one Verilator model holding every node and channel model.
     let top = format!("torus_{}_sim", torus_name(dims));
-    let node_text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let node_text = std::fs::read_to_string(&file).map_err(|e| Error::from(e).context(file.display()))?;
     let sim_file = verilog_dir.join("system").join(format!("{top}.v"));
-    let sim_text = std::fs::read_to_string(&sim_file).map_err(|e| format!("{}: {e}", sim_file.display()))?;
+    let sim_text = std::fs::read_to_string(&sim_file).map_err(|e| Error::from(e).context(sim_file.display()))?;
     let dir = std::env::temp_dir().join(format!("weft-speed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)?;
     let joined = dir.join(format!("{top}.v"));
-    std::fs::write(&joined, node_text + &sim_text).map_err(|e| e.to_string())?;
+    std::fs::write(&joined, node_text + &sim_text)?;
     let mut torus = Torus::verilated_sim(&config.router, &joined, &top)?;
     let _ = std::fs::remove_dir_all(&dir);
     torus.reset();
     torus.bring_up(20_000)?;
     let start = Instant::now();
-    let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("{top}: stuck at {}", s.cycle))?;
+    let run = torus.run(&traffic, 20_000)?.map_err(|s| Error::Stuck(format!("{top}: stuck at {}", s.cycle)))?;
     let seconds = start.elapsed().as_secs_f64();
     let simulator = "Verilator, one model (_sim top)";
     rows.push((simulator, run.cycles, seconds, run.deliveries.len()));

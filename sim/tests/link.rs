@@ -126,7 +126,7 @@ fn consumer_credits_cross_the_link_exactly() {
     pair.credit_percent = 0;
     for e in pair.ends.iter_mut() {
         let port = e.port("rx_credit_return");
-        e.set(port, &[0; 5]);
+        e.set(port, &Default::default());
     }
     let before = pair.credits_seen;
     // Count the pulses that still arrive while idle.

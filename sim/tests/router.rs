@@ -94,7 +94,10 @@ struct One {
 }
 
 fn v(x: u128) -> Value {
-    [x as u64, (x >> 64) as u64, 0, 0, 0]
+    let mut v = Value::default();
+    v[0] = x as u64;
+    v[1] = (x >> 64) as u64;
+    v
 }
 
 impl One {

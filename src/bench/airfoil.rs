@@ -9,6 +9,7 @@
 //! - **Design space**: the model's time for one `res_calc` pass over a 10⁵-cell mesh, pipelines
 //!   1–8 × clock × partition size, with the DRAM and PCIe bandwidths given.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
@@ -60,7 +61,7 @@ pub struct Report {
     pub space: Vec<SpacePoint>,
 }
 
-pub fn run_all(generated: &Path, dram_gbs: f64, pcie_gbs: f64, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run_all(generated: &Path, dram_gbs: f64, pcie_gbs: f64, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut simulated = vec![];
     let (mut lambda, mut fill) = (0, 0);
     for params in &AIRFOIL {
@@ -68,7 +69,7 @@ pub fn run_all(generated: &Path, dram_gbs: f64, pcie_gbs: f64, progress: &mut dy
         let timing = accelerator(params)?.1;
         (lambda, fill) = (timing.lambda, timing.edge_to_res);
         progress(&format!("building {name} in Verilator"));
-        let mut dev = VerilatorDevice::new(&generated.join(format!("airfoil/{name}.v")), &name).map_err(|e| e.to_string())?;
+        let mut dev = VerilatorDevice::new(&generated.join(format!("airfoil/{name}.v")), &name)?;
         dev.clock(true);
         dev.clock(true);
         for (around, out) in MESHES {

@@ -18,6 +18,7 @@
 //!   here, first header beat in to first out, the fastest of three). The same with the link's raw
 //!   bandwidth (`lanes · 8` bytes a cycle, no framing) is reported beside it.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
@@ -82,7 +83,7 @@ pub struct Options {
     pub packet_bytes: usize,
 }
 
-fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, String> {
+fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
     let generated = work.join("generated");
     crate::system::generate(system, &generated, &work.join("constraints"))?;
     let name = format!("{}_node", system.name);
@@ -99,7 +100,7 @@ fn traffic(injection: Injection) -> Traffic {
 }
 
 /// Runs the allreduce of every length on `system` (its node given the engine on [`PORTS`]).
-pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let rc = system.node.router.clone();
     let nodes = rc.nodes();
     let packet_bytes = options.packet_bytes.min(rc.max_packet_bytes / 4 * 4);
@@ -122,7 +123,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         let r = torus.allreduce(PORTS[0], &vectors, &packet_sizes(4 * elements, packet_bytes), options.pressure.map(|s| s ^ elements as u64), limit)?;
         for (n, got) in r.results.iter().enumerate() {
             if let Some(k) = (0..elements).find(|&k| got[k] != want[k]) {
-                return Err(format!("{}: {elements} elements: node {n} element {k} is {:#010x}, the reference {:#010x}", system.name, got[k], want[k]));
+                return Err(Error::Check(format!("{}: {elements} elements: node {n} element {k} is {:#010x}, the reference {:#010x}", system.name, got[k], want[k])));
             }
         }
         progress(&format!("{elements} elements: {} cycles, every node bit-exact", r.cycles));
@@ -152,13 +153,13 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     // link's payload bandwidth: packets of `max_packet_bytes` streamed to the neighbour.
     let mut hop_cycles = u64::MAX;
     for _ in 0..3 {
-        let one = plain.run(&traffic(Injection::One { src: (0, 0), dst: (next, 0), bytes: 16 }), 10_000)?.map_err(|s| format!("one hop: stuck at {s:?}"))?;
+        let one = plain.run(&traffic(Injection::One { src: (0, 0), dst: (next, 0), bytes: 16 }), 10_000)?.map_err(|s| Error::Check(format!("one hop: stuck at {s:?}")))?;
         let d = one.deliveries[0];
         hop_cycles = hop_cycles.min(d.head_out - d.head_in);
         plain.idle(200);
     }
     let (count, bytes) = (64, rc.max_packet_bytes);
-    let stream = plain.run(&traffic(Injection::Stream { src: (0, 0), dst: (next, 0), bytes, count, both_ways: false }), 10_000)?.map_err(|s| format!("stream: stuck at {s:?}"))?;
+    let stream = plain.run(&traffic(Injection::Stream { src: (0, 0), dst: (next, 0), bytes, count, both_ways: false }), 10_000)?.map_err(|s| Error::Check(format!("stream: stuck at {s:?}")))?;
     let first = stream.deliveries.iter().map(|d| d.head_in).min().unwrap();
     let end = stream.deliveries.iter().map(|d| d.tail_out).max().unwrap();
     let link_bytes_per_cycle = (count * bytes) as f64 / (end - first) as f64;
@@ -173,7 +174,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             // The baseline's packets are as long as the fabric allows (its best; see the README).
             let packet = rc.max_packet_bytes;
             for injection in [Injection::Gather { root: 0, bytes, packet }, Injection::Broadcast { root: 0, bytes, packet }] {
-                let r = plain.run(&traffic(injection), 100_000)?.map_err(|s| format!("baseline: stuck at {s:?}"))?;
+                let r = plain.run(&traffic(injection), 100_000)?.map_err(|s| Error::Check(format!("baseline: stuck at {s:?}")))?;
                 cycles += r.cycles;
             }
             progress(&format!("{} elements: baseline {cycles} cycles", p.elements));

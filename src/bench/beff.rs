@@ -18,6 +18,7 @@
 //! messages beat the model. `lockstep` sets the self-test window to one message, so each message
 //! waits for the neighbour's previous one, as seed 001's kernel.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
@@ -106,7 +107,7 @@ fn reg(name: &str) -> u32 {
 
 /// One loop of `count` packets of `length` bytes from every node to its X+ neighbour; returns
 /// each node's cycles.
-fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window: u32) -> Result<Vec<u64>, String> {
+fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window: u32) -> Result<Vec<u64>, Error> {
     let config = torus.config.clone();
     let nodes = config.nodes();
     for n in 0..nodes {
@@ -142,14 +143,14 @@ fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window:
         // A lockstep message also waits a cable round.
         let rounds = count.checked_div(window).map_or(0, |r| r as u64 * 1000);
         if waited > 20 * expected + rounds + 100_000 {
-            return Err(format!("{count} packets of {length} B: not complete after {waited} cycles"));
+            return Err(Error::Check(format!("{count} packets of {length} B: not complete after {waited} cycles")));
         }
     }
     let mut cycles = vec![];
     for n in 0..nodes {
         let [sent, t, _, packets, bytes, errors] = [0, 1, 2, 3, 4, 5].map(|i| status(torus, n, i).unwrap_or(u64::MAX));
         if (sent, packets, bytes, errors) != (count as u64, count as u64, count as u64 * length as u64, 0) {
-            return Err(format!("node {n}: sent {sent}, received {packets} packets, {bytes} bytes, {errors} errors; want {count} packets of {length} B, no error"));
+            return Err(Error::Check(format!("node {n}: sent {sent}, received {packets} packets, {bytes} bytes, {errors} errors; want {count} packets of {length} B, no error")));
         }
         cycles.push(t);
     }
@@ -159,10 +160,10 @@ fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window:
 /// Runs the benchmark on `system` with its X dimension set to `nodes` (a ring), in `work`.
 /// With `lockstep`, a node sends message i + 1 only once its neighbour's message i has arrived
 /// (the self-test window is one message), as seed 001's kernel sends, then receives.
-pub fn run(system: &SystemConfig, nodes: usize, lockstep: bool, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(system: &SystemConfig, nodes: usize, lockstep: bool, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut system = system.clone();
     system.node.router.dims = [nodes, 1, 1];
-    system.node.validate().map_err(|e| format!("a ring of {nodes}: {e}"))?;
+    system.node.validate().map_err(|e| Error::from(e).context(format!("a ring of {nodes}")))?;
     let generated = work.join("generated");
     crate::system::generate(&system, &generated, &work.join("constraints"))?;
     let name = format!("{}_node", system.name);

@@ -1,9 +1,10 @@
 //! The `weft bench` commands: each runs its benchmark, prints its table and writes its JSON
 //! (and plots) where the command line says.
 
+use crate::Error;
 use std::path::{Path, PathBuf};
 
-pub fn numeric(only: &[String], json: &Path, jobs: usize) -> Result<(), String> {
+pub fn numeric(only: &[String], json: &Path, jobs: usize) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-numeric-{}", std::process::id()));
     let rows = crate::bench::numeric::run(only, &work, jobs)?;
     let _ = std::fs::remove_dir_all(&work);
@@ -13,11 +14,11 @@ pub fn numeric(only: &[String], json: &Path, jobs: usize) -> Result<(), String> 
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(format!("synthesis failed for {} (their rows say why)", failed.join(", ")))
+        Err(Error::Check(format!("synthesis failed for {} (their rows say why)", failed.join(", "))))
     }
 }
 
-pub fn numeric_compare(json: &Path) -> Result<(), String> {
+pub fn numeric_compare(json: &Path) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-compare-{}", std::process::id()));
     let rows = crate::bench::numeric_compare::run(&work, &|m| eprintln!("  {m}"))?;
     let _ = std::fs::remove_dir_all(&work);
@@ -26,9 +27,9 @@ pub fn numeric_compare(json: &Path) -> Result<(), String> {
     write_json(json, &rows)
 }
 
-pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, json: &Path) -> Result<(), String> {
+pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, json: &Path) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-timing-{}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    std::fs::create_dir_all(&work).map_err(|e| Error::from(e).context(work.display()))?;
     let modules: Vec<String> = if only.is_empty() { crate::bench::timing::MODULES.map(String::from).to_vec() } else { only.to_vec() };
     let rows = crate::bench::timing::run(&modules, generated, reference, &work, &mut |line| eprintln!("{line}"))?;
     let _ = std::fs::remove_dir_all(&work);
@@ -36,11 +37,11 @@ pub fn timing(reference: Option<&Path>, only: &[String], generated: &Path, json:
     write_json(json, &rows)
 }
 
-pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> Result<(), String> {
+pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> Result<(), Error> {
     let system = crate::system::load(config)?;
     let nodes = nodes.unwrap_or(system.node.router.dims[0]);
     if !(2..=64).contains(&nodes) {
-        return Err(format!("`--nodes` = {nodes} is out of range: allowed 2..=64 (a ring)"));
+        return Err(Error::Check(format!("`--nodes` = {nodes} is out of range: allowed 2..=64 (a ring)")));
     }
     let work = std::env::temp_dir().join(format!("weft-bench-beff-{}", std::process::id()));
     let report = crate::bench::beff::run(&system, nodes, lockstep, &work, &mut |line| eprintln!("{line}"));
@@ -51,7 +52,7 @@ pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> 
     write_report(&out.to_path_buf(), &stem, &report, &stem, &crate::bench::beff::plot(&report))
 }
 
-pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -> Result<(), String> {
+pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -> Result<(), Error> {
     let systems = if configs.is_empty() {
         let mut s = crate::system::shipped();
         s.push(crate::system::load(Path::new("examples/ring_520n.toml"))?);
@@ -60,10 +61,10 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
         configs.iter().map(|c| crate::system::load(c)).collect::<Result<_, _>>()?
     };
     if let Some(l) = lengths.iter().find(|l| !(1..=1 << 16).contains(*l)) {
-        return Err(format!("`--lengths` has {l}: allowed 1..=65536 elements"));
+        return Err(Error::Check(format!("`--lengths` has {l}: allowed 1..=65536 elements")));
     }
     if !(0.0..=1e-3).contains(&ber) {
-        return Err(format!("`--ber` = {ber} is out of range: allowed 0 ..= 1e-3"));
+        return Err(Error::Check(format!("`--ber` = {ber} is out of range: allowed 0 ..= 1e-3")));
     }
     let options = crate::bench::allreduce::Options {
         lengths: if lengths.is_empty() { crate::bench::allreduce::LENGTHS.to_vec() } else { lengths.to_vec() },
@@ -84,10 +85,10 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
     Ok(())
 }
 
-pub fn airfoil(dram_gbs: f64, pcie_gbs: f64, generated: &Path, out: &Path) -> Result<(), String> {
+pub fn airfoil(dram_gbs: f64, pcie_gbs: f64, generated: &Path, out: &Path) -> Result<(), Error> {
     for (name, v) in [("--dram-gbs", dram_gbs), ("--pcie-gbs", pcie_gbs)] {
         if !(0.01..=10_000.0).contains(&v) {
-            return Err(format!("`{name}` = {v} is out of range: allowed 0.01 ..= 10000 GB/s"));
+            return Err(Error::Check(format!("`{name}` = {v} is out of range: allowed 0.01 ..= 10000 GB/s")));
         }
     }
     let report = crate::bench::airfoil::run_all(generated, dram_gbs, pcie_gbs, &mut |line| eprintln!("{line}"))?;
@@ -95,8 +96,8 @@ pub fn airfoil(dram_gbs: f64, pcie_gbs: f64, generated: &Path, out: &Path) -> Re
     write_report(&out.to_path_buf(), "airfoil", &report, "airfoil_design_space", &crate::bench::airfoil::plot(&report))
 }
 
-pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), String> {
-    let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or("no shipped torus_2x2x2")?;
+pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Error> {
+    let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or_else(|| Error::Input("no shipped torus_2x2x2".into()))?;
     let mut reports = vec![];
     for &c in if cells.is_empty() { &crate::bench::dg::CELLS[..] } else { cells } {
         let options = crate::bench::dg::Options { cells: c, steps, bit_error_rate: ber, perturb: None };
@@ -109,21 +110,21 @@ pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Str
     write_json(&out.join("dg.json"), &reports)
 }
 
-pub fn link(out: &PathBuf) -> Result<(), String> {
+pub fn link(out: &PathBuf) -> Result<(), Error> {
     let report = crate::bench::link::run(&mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::link::table(&report));
     write_report(out, "link", &report, "link_goodput", &crate::bench::link::plot(&report))
 }
 
-pub fn router(out: &PathBuf) -> Result<(), String> {
+pub fn router(out: &PathBuf) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-router-{}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    std::fs::create_dir_all(&work).map_err(|e| Error::from(e).context(work.display()))?;
     let report = crate::bench::router::run(&work, &mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::router::table(&report));
     write_report(out, "router", &report, "router_latency", &crate::bench::router::plot(&report))
 }
 
-pub fn net(out: &PathBuf, generated: &Path) -> Result<(), String> {
+pub fn net(out: &PathBuf, generated: &Path) -> Result<(), Error> {
     let systems = crate::system::shipped();
     let report = crate::bench::net::run(&systems[0], &systems[1], generated, &mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::net::table(&report));
@@ -131,31 +132,31 @@ pub fn net(out: &PathBuf, generated: &Path) -> Result<(), String> {
     write_report(out, "net", &report, &beff.0, &beff.1)?;
     for (name, svg) in [bandwidth, latency] {
         let path = out.join(format!("{name}.svg"));
-        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, svg).map_err(|e| Error::from(e).context(path.display()))?;
         println!("wrote {}", path.display());
     }
     Ok(())
 }
 
 /// Writes a benchmark's rows as pretty JSON to `path`, creating its folder.
-pub fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), String> {
+pub fn write_json(path: &Path, rows: &impl serde::Serialize) -> Result<(), Error> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::from(e).context(dir.display()))?;
     }
-    let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = serde_json::to_string_pretty(rows)?;
+    std::fs::write(path, text + "\n").map_err(|e| Error::from(e).context(path.display()))?;
     println!("wrote {}", path.display());
     Ok(())
 }
 
 /// Writes a benchmark's `<json>.json` and `<svg>.svg` into `out`.
-pub fn write_report(out: &PathBuf, json: &str, report: &impl serde::Serialize, svg: &str, plot: &str) -> Result<(), String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+pub fn write_report(out: &PathBuf, json: &str, report: &impl serde::Serialize, svg: &str, plot: &str) -> Result<(), Error> {
+    std::fs::create_dir_all(out).map_err(|e| Error::from(e).context(out.display()))?;
     let json = out.join(format!("{json}.json"));
-    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
-    std::fs::write(&json, text + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
+    let text = serde_json::to_string_pretty(report)?;
+    std::fs::write(&json, text + "\n").map_err(|e| Error::from(e).context(json.display()))?;
     let svg = out.join(format!("{svg}.svg"));
-    std::fs::write(&svg, plot).map_err(|e| format!("{}: {e}", svg.display()))?;
+    std::fs::write(&svg, plot).map_err(|e| Error::from(e).context(svg.display()))?;
     println!("wrote {} and {}", json.display(), svg.display());
     Ok(())
 }

@@ -15,6 +15,7 @@
 //! - **Thesis figures** (seed 000, MIDG2 on Stratix 10): Table 6.1's peak bandwidths and
 //!   Table 6.2's measured peaks, for megabyte transfers; the halo here is kilobytes.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
@@ -109,7 +110,7 @@ pub struct Options {
     pub perturb: Option<usize>,
 }
 
-fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<(Torus<VerilatorDevice>, DgKernels), String> {
+fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<(Torus<VerilatorDevice>, DgKernels), Error> {
     let generated = work.join("generated");
     crate::system::generate(system, &generated, &work.join("constraints"))?;
     let name = format!("{}_node", system.name);
@@ -129,19 +130,19 @@ fn mismatches(got: &(Vec<Nodes>, Vec<Nodes>), model: &GlobalModel) -> usize {
 }
 
 /// Runs the distributed step `options.steps` times on `system` (a 2×2×2 torus).
-pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mesh = Mesh::new(options.cells)?;
     if !(1..=100).contains(&options.steps) {
-        return Err(format!("`steps` = {} is out of range: allowed 1..=100", options.steps));
+        return Err(Error::Check(format!("`steps` = {} is out of range: allowed 1..=100", options.steps)));
     }
     if !(0.0..=1e-3).contains(&options.bit_error_rate) {
-        return Err(format!("`ber` = {} is out of range: allowed 0 ..= 1e-3", options.bit_error_rate));
+        return Err(Error::Check(format!("`ber` = {} is out of range: allowed 0 ..= 1e-3", options.bit_error_rate)));
     }
     if let Some(p) = options.perturb.filter(|&p| p >= options.steps) {
-        return Err(format!("`perturb` = {p} is out of range: allowed a step in 0..{}", options.steps));
+        return Err(Error::Check(format!("`perturb` = {p} is out of range: allowed a step in 0..{}", options.steps)));
     }
     if system.node.router.dims != [2, 2, 2] {
-        return Err(format!("{}: the DG partition is for the 2×2×2 torus, this system is {:?}", system.name, system.node.router.dims));
+        return Err(Error::Check(format!("{}: the DG partition is for the 2×2×2 torus, this system is {:?}", system.name, system.node.router.dims)));
     }
     let kernel_mhz = system.kernel_mhz.unwrap_or(system.fabric_mhz);
     let (mut torus, mut kernels) = verilate(system, work, progress)?;
@@ -175,7 +176,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             break;
         }
         if wrong > 0 {
-            return Err(format!("step {step}: {wrong} node values differ from the software model"));
+            return Err(Error::Check(format!("step {step}: {wrong} node values differ from the software model")));
         }
     }
     let lanes = system.node.link.lanes;

@@ -2,6 +2,7 @@
 //! goodput as a fraction of the raw datapath (64 bits per lane per cycle) for packets of
 //! 16 B … 4 KB on 1, 2 and 4 lanes, zero-load latency, and goodput under bit errors.
 
+use crate::Error;
 use serde::Serialize;
 use weft_ip::link::LinkConfig;
 use weft_sim::channel::ChannelConfig;
@@ -48,13 +49,13 @@ fn channel(lanes: usize, ber: f64, seed: u64) -> ChannelConfig {
     ChannelConfig { bit_error_rate: ber, seed, ..ChannelConfig::clean(lanes, CHANNEL_LATENCY - 1) }
 }
 
-fn one_way(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<(LinkRun, u64), String> {
+fn one_way(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<(LinkRun, u64), Error> {
     // The shipped links: receive clock and elastic buffer (both ends on one clock here).
     let config = weft_sim::catalog::link_config(lanes);
     let ends = [netlist_device(&config)?, netlist_device(&config)?];
     let mut pair = LinkPair::new(config, ends, [channel(lanes, 0.0, 1), channel(lanes, 0.0, 2)]);
     pair.reset();
-    pair.train(50_000).ok_or("channel did not come up")?;
+    pair.train(50_000).ok_or_else(|| Error::Input("channel did not come up".into()))?;
     for (i, c) in pair.channels.iter_mut().enumerate() {
         *c.config_mut() = channel(lanes, ber, 10 + i as u64);
     }
@@ -64,7 +65,7 @@ fn one_way(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<(Link
     Ok((run, flipped))
 }
 
-fn goodput(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<Goodput, String> {
+fn goodput(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<Goodput, Error> {
     let (run, flipped_bits) = one_way(lanes, bytes, packets, ber)?;
     // Steady state: bytes after the first packet, over the cycles after its first beat left.
     let cycles = (run.last_out.unwrap() - run.first_out.unwrap()) as f64;
@@ -73,7 +74,7 @@ fn goodput(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<Goodp
     Ok(Goodput { lanes, packet_bytes: bytes, packets, bit_error_rate: ber, goodput: bytes_after_first / (cycles * 8.0 * lanes as f64), flipped_bits, retransmitted_frames })
 }
 
-pub fn run(progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut report = Report { config: format!("{:?}", LinkConfig::default()), goodput: vec![], latency: vec![], bit_errors: vec![] };
     for lanes in LANES {
         for bytes in SIZES {

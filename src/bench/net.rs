@@ -18,6 +18,7 @@
 //! link cycles of one message; `b_model(L) = k·L / (α + k·S(L))`. Sends and receives overlap
 //! (both directions stream at once), unlike the Stratix 10 implementation the issue cites.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
@@ -125,11 +126,11 @@ pub fn model(system: &SystemConfig, alpha: f64, bytes: usize, k: usize) -> f64 {
     (k * bytes) as f64 / (alpha + k as f64 * per_message)
 }
 
-fn node_torus(system: &SystemConfig, generated: &Path) -> Result<Torus<weft_sim::link::VerilatorDevice>, String> {
+fn node_torus(system: &SystemConfig, generated: &Path) -> Result<Torus<weft_sim::link::VerilatorDevice>, Error> {
     let name = format!("{}_node", system.name);
     let file = generated.join("system").join(format!("{name}.v"));
     if !file.exists() {
-        return Err(format!("{} does not exist; run `weft generate` first", file.display()));
+        return Err(Error::Check(format!("{} does not exist; run `weft generate` first", file.display())));
     }
     let mut torus = Torus::verilated_nodes(&system.node, &file, &name, system.channel_latency)?;
     torus.reset();
@@ -137,7 +138,7 @@ fn node_torus(system: &SystemConfig, generated: &Path) -> Result<Torus<weft_sim:
     Ok(torus)
 }
 
-fn stream(torus: &mut Torus<weft_sim::link::VerilatorDevice>, src: (usize, usize), dst: (usize, usize), bytes: usize, count: usize, both_ways: bool) -> Result<u64, String> {
+fn stream(torus: &mut Torus<weft_sim::link::VerilatorDevice>, src: (usize, usize), dst: (usize, usize), bytes: usize, count: usize, both_ways: bool) -> Result<u64, Error> {
     let traffic = Traffic {
         pattern: Pattern::UniformRandom,
         injection: Injection::Stream { src, dst, bytes, count, both_ways },
@@ -147,23 +148,23 @@ fn stream(torus: &mut Torus<weft_sim::link::VerilatorDevice>, src: (usize, usize
         ready_percent: 100,
         seed: 1,
     };
-    let run = torus.run(&traffic, 20_000)?.map_err(|s| format!("stream of {bytes} B stuck at cycle {}", s.cycle))?;
+    let run = torus.run(&traffic, 20_000)?.map_err(|s| Error::Check(format!("stream of {bytes} B stuck at cycle {}", s.cycle)))?;
     Ok(run.cycles)
 }
 
 /// One 16-byte message each way between `a` and `b`, the network idle: one-way latencies.
-fn ping(torus: &mut Torus<weft_sim::link::VerilatorDevice>, a: (usize, usize), b: (usize, usize)) -> Result<[u64; 2], String> {
+fn ping(torus: &mut Torus<weft_sim::link::VerilatorDevice>, a: (usize, usize), b: (usize, usize)) -> Result<[u64; 2], Error> {
     let mut out = [0; 2];
     for (i, (src, dst)) in [(a, b), (b, a)].into_iter().enumerate() {
         let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::One { src, dst, bytes: 16 }, min_bytes: 16, max_bytes: 16, valid_percent: 100, ready_percent: 100, seed: 1 };
-        let run = torus.run(&traffic, 5_000)?.map_err(|_| "ping lost".to_string())?;
+        let run = torus.run(&traffic, 5_000)?.map_err(|_| Error::Check("ping lost".into()))?;
         let d = &run.deliveries[0];
         out[i] = d.tail_out - d.created + 1;
     }
     Ok(out)
 }
 
-pub fn run(system: &SystemConfig, other: &SystemConfig, generated: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(system: &SystemConfig, other: &SystemConfig, generated: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut torus = node_torus(system, generated)?;
     let mhz = system.fabric_mhz;
     let neighbour = system.node.router.neighbour(0, weft_ip::router::Direction { dim: 0, plus: true });
@@ -224,7 +225,7 @@ pub fn run(system: &SystemConfig, other: &SystemConfig, generated: &Path, progre
             let run = torus.run(&traffic, drain)?;
             let (run, complete) = match run {
                 Ok(r) => (r, true),
-                Err(_) => return Err(format!("{}: load {offered} stuck", s.name)),
+                Err(_) => return Err(Error::Check(format!("{}: load {offered} stuck", s.name))),
             };
             let window: Vec<_> = run.deliveries.iter().filter(|d| d.created - start < cycles).collect();
             let complete = complete && run.deliveries.len() == run.sent;

@@ -3,6 +3,7 @@
 //! Yosys `synth_xilinx` LUT/FF/DSP and logic depth. Synthesis runs on two threads (one per
 //! core of the reference machine).
 
+use crate::Error;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -34,10 +35,10 @@ struct Job {
     max_stages: usize,
     latency: usize,
     shipped: bool,
-    verilog: Box<dyn FnOnce() -> Result<String, String> + Send>,
+    verilog: Box<dyn FnOnce() -> Result<String, Error> + Send>,
 }
 
-fn jobs(only: &[String]) -> Result<Vec<Job>, String> {
+fn jobs(only: &[String]) -> Result<Vec<Job>, Error> {
     let mut jobs = vec![];
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
     for op in [FloatOperator::Add, FloatOperator::Mul, FloatOperator::Div, FloatOperator::Sqrt] {
@@ -54,7 +55,7 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, String> {
                 max_stages: max,
                 latency: stages,
                 shipped: shipped == Some(stages),
-                verilog: Box::new(move || fp::operator_verilog(op, stages).map_err(|e| e.to_string())),
+                verilog: Box::new(move || fp::operator_verilog(op, stages).map_err(Error::from)),
             });
         }
     }
@@ -69,7 +70,7 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, String> {
                 max_stages: c.max_stages,
                 latency: stages,
                 shipped: stages == c.stages,
-                verilog: Box::new(move || fp::convert::verilog(&CONVERSIONS[index], stages).map_err(|e| e.to_string())),
+                verilog: Box::new(move || fp::convert::verilog(&CONVERSIONS[index], stages).map_err(Error::from)),
             });
         }
     }
@@ -85,20 +86,20 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, String> {
             latency: schedule.latency,
             shipped: true,
             verilog: Box::new(move || {
-                let module = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == name).ok_or("kernel not shipped")?;
-                (module.verilog)(&module.spec).map_err(|e| e.to_string())
+                let module = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == name).ok_or_else(|| Error::Input("kernel not shipped".into()))?;
+                (module.verilog)(&module.spec).map_err(Error::from)
             }),
         });
     }
     if jobs.is_empty() {
-        return Err(format!("no operator or kernel named {}", only.join(", ")));
+        return Err(Error::Check(format!("no operator or kernel named {}", only.join(", "))));
     }
     Ok(jobs)
 }
 
 /// Synthesizes every configuration (those named in `only`, or all) in `work`; returns the rows
 /// in a stable order.
-pub fn run(only: &[String], work: &Path, threads: usize) -> Result<Vec<Row>, String> {
+pub fn run(only: &[String], work: &Path, threads: usize) -> Result<Vec<Row>, Error> {
     let queue = Mutex::new(jobs(only)?.into_iter().enumerate().collect::<Vec<_>>());
     let rows = Mutex::new(vec![]);
     std::thread::scope(|scope| {
@@ -106,12 +107,12 @@ pub fn run(only: &[String], work: &Path, threads: usize) -> Result<Vec<Row>, Str
             scope.spawn(|| loop {
                 let Some((index, job)) = queue.lock().unwrap().pop() else { break };
                 let dir: PathBuf = work.join(format!("{}_s{}", job.module, job.stages));
-                let result = (|| {
+                let result = (|| -> Result<_, Error> {
                     let text = (job.verilog)()?;
-                    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+                    std::fs::create_dir_all(&dir)?;
                     let file = dir.join(format!("{}.v", job.module));
-                    std::fs::write(&file, text).map_err(|e| e.to_string())?;
-                    yosys_synth(&file, &job.module).map_err(|e| e.to_string())
+                    std::fs::write(&file, text)?;
+                    Ok(yosys_synth(&file, &job.module)?)
                 })();
                 let figures = result.as_ref().ok();
                 if let Err(e) = &result {
@@ -129,7 +130,7 @@ pub fn run(only: &[String], work: &Path, threads: usize) -> Result<Vec<Row>, Str
                     dsps: figures.map_or(0, |s| s.dsps),
                     logic_depth: figures.map_or(0, |s| s.logic_depth),
                     shipped: job.shipped,
-                    failure: result.err().map(|e| e.lines().next().unwrap_or_default().to_string()),
+                    failure: result.err().map(|e| e.to_string().lines().next().unwrap_or_default().to_string()),
                 };
                 rows.lock().unwrap().push((index, row));
             });

@@ -9,6 +9,7 @@
 //! no subnormals) and Berkeley HardFloat release 1 Verilog (addRecFN / mulRecFN, combinational,
 //! with the IEEE-to-recoded conversions). They carry no Fmax: those designs are not run here.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
@@ -51,19 +52,19 @@ const OPS: [(FloatOperator, &str); 4] = [(FloatOperator::Add, "add"), (FloatOper
 
 /// Synthesizes and places and routes weft's operators at their shipped depths in `work`, and
 /// returns them with the anchor rows, op by op. `progress` hears each step.
-pub fn run(work: &Path, progress: &dyn Fn(&str)) -> Result<Vec<CompareRow>, String> {
+pub fn run(work: &Path, progress: &dyn Fn(&str)) -> Result<Vec<CompareRow>, Error> {
     let mut rows = vec![];
     for (op, short) in OPS {
-        let stages = fp::SHIPPED.iter().find(|(o, _)| *o == op).map(|(_, s)| *s).ok_or("operator not shipped")?;
+        let stages = fp::SHIPPED.iter().find(|(o, _)| *o == op).map(|(_, s)| *s).ok_or_else(|| Error::Input("operator not shipped".into()))?;
         let name = fp::module_name(op);
         let dir = work.join(&name);
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&dir)?;
         let file = dir.join(format!("{name}.v"));
-        std::fs::write(&file, fp::operator_verilog(op, stages).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        std::fs::write(&file, fp::operator_verilog(op, stages)?)?;
         progress(&format!("{name} ({stages} stages): synthesis"));
-        let s = yosys_synth(&file, &name).map_err(|e| e.to_string())?;
+        let s = yosys_synth(&file, &name)?;
         progress(&format!("{name}: {} LUT, {} levels; place and route", s.luts, s.lut_levels));
-        let timing = place_and_route(&file, &name).map_err(|e| e.to_string())?;
+        let timing = place_and_route(&file, &name)?;
         progress(&format!("{name}: {:.1} MHz", timing.fmax_mhz));
         rows.push(CompareRow {
             op: short.into(),

@@ -4,6 +4,7 @@
 //! nearest-neighbour traffic on a 4×4×4 and a 4×2×2 torus, and Yosys figures of the shipped
 //! router.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
@@ -77,16 +78,16 @@ pub struct Report {
     pub area: Vec<Area>,
 }
 
-fn one_packet(config: &RouterConfig, work: &Path, src: (usize, usize), dst: (usize, usize)) -> Result<u64, String> {
+fn one_packet(config: &RouterConfig, work: &Path, src: (usize, usize), dst: (usize, usize)) -> Result<u64, Error> {
     let mut torus = Torus::verilated(config, work)?;
     torus.reset();
     let t = Traffic { pattern: Pattern::UniformRandom, injection: Injection::One { src, dst, bytes: 64 }, min_bytes: 0, max_bytes: 0, valid_percent: 100, ready_percent: 100, seed: 1 };
-    let run = torus.run(&t, 1000)?.map_err(|_| "a single packet did not arrive".to_string())?;
+    let run = torus.run(&t, 1000)?.map_err(|_| Error::Check("a single packet did not arrive".into()))?;
     let d = run.deliveries[0];
     Ok(d.head_out - d.head_in)
 }
 
-fn zero_load(work: &Path) -> Result<ZeroLoad, String> {
+fn zero_load(work: &Path) -> Result<ZeroLoad, Error> {
     let config = RouterConfig { dims: [4, 4, 4], ..Default::default() };
     let local_cycles = one_packet(&config, work, (0, 0), (0, 1))?;
     // Node (2, 2, 2): six hops.
@@ -95,12 +96,12 @@ fn zero_load(work: &Path) -> Result<ZeroLoad, String> {
     Ok(ZeroLoad { config: "4x4x4, 2 IntraNode ports, 64-byte packet".into(), local_cycles, hops: 6, far_cycles, per_hop_cycles: (far_cycles - local_cycles) as f64 / 6.0 })
 }
 
-fn load_point(torus: &mut Torus<weft_sim::link::VerilatorDevice>, pattern: Pattern, load: f64) -> Result<LoadPoint, String> {
+fn load_point(torus: &mut Torus<weft_sim::link::VerilatorDevice>, pattern: Pattern, load: f64) -> Result<LoadPoint, Error> {
     let config = torus.config.clone();
     torus.reset();
     let start = torus.cycle;
     let t = Traffic { pattern, injection: Injection::Bernoulli { rate: load, cycles: WARMUP + WINDOW, drain: DRAIN }, min_bytes: 0, max_bytes: 0, valid_percent: 100, ready_percent: 100, seed: 11 };
-    let run = torus.run(&t, DRAIN)?.map_err(|s| format!("stuck at cycle {}", s.cycle))?;
+    let run = torus.run(&t, DRAIN)?.map_err(|s| Error::Check(format!("stuck at cycle {}", s.cycle)))?;
     let nodes = config.nodes() as f64;
     let window = |c: u64| (start + WARMUP..start + WARMUP + WINDOW).contains(&c);
     let ejected: u64 = run.ejected_flits[WARMUP as usize..(WARMUP + WINDOW) as usize].iter().map(|f| *f as u64).sum();
@@ -117,7 +118,7 @@ fn load_point(torus: &mut Torus<weft_sim::link::VerilatorDevice>, pattern: Patte
     })
 }
 
-pub fn run(work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String> {
+pub fn run(work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut report = Report { zero_load: vec![zero_load(work)?], load: vec![], saturation: vec![], area: vec![] };
     let z = &report.zero_load[0];
     progress(&format!("zero load: local {} cycles, {} hops {} cycles ({:.2} per hop)", z.local_cycles, z.hops, z.far_cycles, z.per_hop_cycles));
@@ -148,10 +149,10 @@ pub fn run(work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, String
         }
     }
     for dims in TORI {
-        let (name, text) = weft_sim::catalog::router_verilog_for(&weft_sim::catalog::router_config(dims)).map_err(|e| e.to_string())?;
+        let (name, text) = weft_sim::catalog::router_verilog_for(&weft_sim::catalog::router_config(dims))?;
         let file = work.join(format!("{name}.v"));
-        std::fs::write(&file, text).map_err(|e| e.to_string())?;
-        let s = yosys_synth(&file, &name).map_err(|e| e.to_string())?;
+        std::fs::write(&file, text)?;
+        let s = yosys_synth(&file, &name)?;
         progress(&format!("{name}: {} LUT, {} FF, {} LUTRAM, {} BRAM, depth {}", s.luts, s.flip_flops, s.lut_rams, s.brams, s.logic_depth));
         report.area.push(Area { module: name, luts: s.luts, flip_flops: s.flip_flops, lut_rams: s.lut_rams, brams: s.brams, logic_depth: s.logic_depth });
     }

@@ -8,6 +8,7 @@
 //! harness in the same run. The reference is read from the user's checkout and never copied into
 //! weft.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Serialize;
@@ -65,11 +66,11 @@ fn reference_wrapper() -> String {
 }
 
 /// One file holding the reference switch and its wrapper, in `work`.
-fn reference_file(checkout: &Path, work: &Path) -> Result<std::path::PathBuf, String> {
+fn reference_file(checkout: &Path, work: &Path) -> Result<std::path::PathBuf, Error> {
     let mut text = String::new();
     for part in ["axis_switch.v", "axis_register.v", "arbiter.v", "priority_encoder.v"] {
         let path = checkout.join("rtl").join(part);
-        let source = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e} (give --reference the root of a verilog-axis checkout)", path.display()))?;
+        let source = std::fs::read_to_string(&path).map_err(|e| Error::Io(format!("{}: {e} (give --reference the root of a verilog-axis checkout)", path.display())))?;
         // Yosys 0.23 rejects the `%m`, `%08x` and `%b` of the messages the parameter checks in
         // `initial` blocks print; nothing else is touched.
         text.push_str(&source.replace(" %m", "").replace("%08x", "%x").replace("%b", "%x"));
@@ -77,14 +78,14 @@ fn reference_file(checkout: &Path, work: &Path) -> Result<std::path::PathBuf, St
     }
     text.push_str(&reference_wrapper());
     let file = work.join(format!("{REFERENCE}.v"));
-    std::fs::write(&file, text).map_err(|e| e.to_string())?;
+    std::fs::write(&file, text)?;
     Ok(file)
 }
 
-fn measure(file: &Path, top: &str, progress: &mut dyn FnMut(&str)) -> Result<Row, String> {
+fn measure(file: &Path, top: &str, progress: &mut dyn FnMut(&str)) -> Result<Row, Error> {
     let mut families = vec![];
     for family in Family::ALL {
-        let s = yosys_synth_for(file, top, family).map_err(|e| e.to_string())?;
+        let s = yosys_synth_for(file, top, family)?;
         progress(&format!("{top} {}: {} LUT, {} FF, {} levels", family.name(), s.luts, s.flip_flops, s.lut_levels));
         families.push(Family1 { family: family.name().into(), luts: s.luts, flip_flops: s.flip_flops, lut_rams: s.lut_rams, brams: s.brams, lut_levels: s.lut_levels, lut_path: s.lut_path });
     }
@@ -103,7 +104,7 @@ fn measure(file: &Path, top: &str, progress: &mut dyn FnMut(&str)) -> Result<Row
 
 /// Measures `modules` (shipped module names whose Verilog is under `generated`) and, when given,
 /// the reference switch from a verilog-axis checkout.
-pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, String> {
+pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, Error> {
     let shipped: Vec<Shipped> = weft_sim::catalog::shipped();
     let mut rows = vec![];
     if let Some(checkout) = reference {
@@ -111,10 +112,10 @@ pub fn run(modules: &[String], generated: &Path, reference: Option<&Path>, work:
         rows.push(measure(&file, REFERENCE, progress)?);
     }
     for name in modules {
-        let module = shipped.iter().find(|m| &m.spec.name == name).ok_or_else(|| format!("unknown module `{name}`"))?;
+        let module = shipped.iter().find(|m| &m.spec.name == name).ok_or_else(|| Error::Input(format!("unknown module `{name}`")))?;
         let file = generated.join(module.relative_path());
         if !file.exists() {
-            return Err(format!("{} does not exist; run `weft generate` first", file.display()));
+            return Err(Error::Check(format!("{} does not exist; run `weft generate` first", file.display())));
         }
         rows.push(measure(&file, name, progress)?);
     }

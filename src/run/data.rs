@@ -3,6 +3,7 @@
 //! beat, lanes separated by commas; a value is a `0x` hex bit pattern or a decimal number taken
 //! as binary32). Errors name the file and the line and column, or the shape.
 
+use crate::Error;
 use std::path::Path;
 
 /// Rows of 32-bit lanes (bit patterns).
@@ -15,36 +16,36 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn of(path: &Path) -> Result<Kind, String> {
+    pub fn of(path: &Path) -> Result<Kind, Error> {
         match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
             Some("npy") => Ok(Kind::Npy),
             Some("csv") => Ok(Kind::Csv),
-            _ => Err(format!("{}: unknown file type: use .npy or .csv", path.display())),
+            _ => Err(Error::Input(format!("{}: unknown file type: use .npy or .csv", path.display()))),
         }
     }
 }
 
 /// Reads a beat table from `path` (its kind from the extension).
-pub fn read(path: &Path) -> Result<Table, String> {
+pub fn read(path: &Path) -> Result<Table, Error> {
     let kind = Kind::of(path)?;
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::from(e).context(path.display()))?;
     match kind {
-        Kind::Npy => read_npy(&bytes).map_err(|e| format!("{}: {e}", path.display())),
-        Kind::Csv => read_csv(&String::from_utf8_lossy(&bytes)).map_err(|e| format!("{}:{e}", path.display())),
+        Kind::Npy => read_npy(&bytes).map_err(|e| Error::from(e).context(path.display())),
+        Kind::Csv => read_csv(&String::from_utf8_lossy(&bytes)).map_err(|e| Error::Input(format!("{}:{e}", path.display()))),
     }
 }
 
 /// Writes `table` (every row `columns` wide) to `path`: `.npy` as `float` (`<f4`) or `uint32`
 /// (`<u4`), CSV as `0x` bit patterns when `hex`, else as shortest round-trip decimals.
-pub fn write(path: &Path, table: &Table, columns: usize, float: bool) -> Result<(), String> {
+pub fn write(path: &Path, table: &Table, columns: usize, float: bool) -> Result<(), Error> {
     let bytes = match Kind::of(path)? {
         Kind::Npy => write_npy(table, columns, float),
         Kind::Csv => write_csv(table, float).into_bytes(),
     };
-    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(path, bytes).map_err(|e| Error::from(e).context(path.display()))
 }
 
-fn read_csv(text: &str) -> Result<Table, String> {
+fn read_csv(text: &str) -> Result<Table, Error> {
     let mut rows = vec![];
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -59,7 +60,7 @@ fn read_csv(text: &str) -> Result<Table, String> {
                 Some(hex) => u32::from_str_radix(hex, 16).ok(),
                 None => value.parse::<f32>().ok().map(f32::to_bits),
             };
-            row.push(parsed.ok_or_else(|| format!("{}:{col}: `{value}` is not a number (a decimal, or a 0x bit pattern of at most 32 bits)", n + 1))?);
+            row.push(parsed.ok_or_else(|| Error::Input(format!("{}:{col}: `{value}` is not a number (a decimal, or a 0x bit pattern of at most 32 bits)", n + 1)))?);
             col += cell.len() + 1;
         }
         rows.push(row);
@@ -80,18 +81,18 @@ fn write_csv(table: &Table, float: bool) -> String {
 }
 
 /// NumPy format 1.0/2.0: magic, version, header length, a Python dict literal, then the data.
-fn read_npy(bytes: &[u8]) -> Result<Table, String> {
+fn read_npy(bytes: &[u8]) -> Result<Table, Error> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-        return Err("not a NumPy .npy file (no \\x93NUMPY magic)".into());
+        return Err(Error::Input("not a NumPy .npy file (no \\x93NUMPY magic)".to_string()));
     }
     let (header_len, start) = match bytes[6] {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
         2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
-        v => return Err(format!("unsupported .npy version {v}")),
+        v => return Err(Error::Input(format!("unsupported .npy version {v}"))),
     };
-    let header = std::str::from_utf8(bytes.get(start..start + header_len).ok_or("truncated header")?).map_err(|_| "header is not text")?;
-    let field = |key: &str| -> Result<&str, String> {
-        let at = header.find(&format!("'{key}'")).ok_or(format!("header has no '{key}'"))?;
+    let header = std::str::from_utf8(bytes.get(start..start + header_len).ok_or_else(|| Error::Input("truncated header".into()))?).map_err(|_| Error::Input("header is not text".into()))?;
+    let field = |key: &str| -> Result<&str, Error> {
+        let at = header.find(&format!("'{key}'")).ok_or_else(|| Error::Input(format!("header has no '{key}'")))?;
         Ok(header[at + key.len() + 2..].trim_start().trim_start_matches(':').trim_start())
     };
     let descr = field("descr")?;
@@ -100,23 +101,23 @@ fn read_npy(bytes: &[u8]) -> Result<Table, String> {
     } else if descr.starts_with("'<u4'") || descr.starts_with("'<i4'") {
         false
     } else {
-        return Err(format!("dtype {} is not supported: use float32 ('<f4') or uint32 ('<u4')", descr.split(',').next().unwrap_or(descr)));
+        return Err(Error::Input(format!("dtype {} is not supported: use float32 ('<f4') or uint32 ('<u4')", descr.split(',').next().unwrap_or(descr))));
     };
     let _ = float; // both are read as bit patterns
     if !field("fortran_order")?.starts_with("False") {
-        return Err("fortran_order arrays are not supported: save with np.ascontiguousarray".into());
+        return Err(Error::Input("fortran_order arrays are not supported: save with np.ascontiguousarray".to_string()));
     }
     let shape_text = field("shape")?;
     let inside = shape_text.trim_start_matches('(').split(')').next().unwrap_or("");
-    let dims: Vec<usize> = inside.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().map_err(|_| format!("bad shape ({inside})"))).collect::<Result<_, _>>()?;
+    let dims: Vec<usize> = inside.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.parse().map_err(|_| Error::Input(format!("bad shape ({inside})")))).collect::<Result<_, _>>()?;
     let (rows, cols) = match dims.as_slice() {
         [r, c] => (*r, *c),
         [r] => (*r, 1),
-        _ => return Err(format!("shape ({inside}) is not 2-D: one row per beat, one column per lane")),
+        _ => return Err(Error::Input(format!("shape ({inside}) is not 2-D: one row per beat, one column per lane"))),
     };
     let data = &bytes[start + header_len..];
     if data.len() < rows * cols * 4 {
-        return Err(format!("shape ({rows}, {cols}) needs {} data bytes, the file has {}", rows * cols * 4, data.len()));
+        return Err(Error::Input(format!("shape ({rows}, {cols}) needs {} data bytes, the file has {}", rows * cols * 4, data.len())));
     }
     Ok((0..rows).map(|r| (0..cols).map(|c| u32::from_le_bytes(data[4 * (r * cols + c)..][..4].try_into().unwrap())).collect()).collect())
 }
@@ -148,7 +149,7 @@ mod tests {
     fn csv_reads_decimals_and_bit_patterns_and_names_bad_cells() {
         let t = read_csv("1.5, 0x3f800000\n# comment\n-2,nan\n").unwrap();
         assert_eq!(t, vec![vec![1.5f32.to_bits(), 0x3F80_0000], vec![(-2f32).to_bits(), f32::NAN.to_bits()]]);
-        assert_eq!(read_csv("1,2\n3,x7\n").unwrap_err(), "2:3: `x7` is not a number (a decimal, or a 0x bit pattern of at most 32 bits)");
+        assert_eq!(read_csv("1,2\n3,x7\n").unwrap_err().to_string(), "2:3: `x7` is not a number (a decimal, or a 0x bit pattern of at most 32 bits)");
     }
 
     #[test]
@@ -159,6 +160,6 @@ mod tests {
         let text = String::from_utf8_lossy(&bad[10..]).replace("(2, 3)", "(2,3,1)");
         bad.truncate(10);
         bad.extend(text.as_bytes());
-        assert!(read_npy(&bad).unwrap_err().contains("not 2-D"));
+        assert!(read_npy(&bad).unwrap_err().to_string().contains("not 2-D"));
     }
 }

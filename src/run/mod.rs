@@ -12,6 +12,7 @@
 
 pub mod data;
 
+use crate::Error;
 use std::path::{Path, PathBuf};
 
 use num_bigint::BigUint;
@@ -54,30 +55,30 @@ pub struct Outcome {
 }
 
 /// A shipped kernel by name, or a DSL file by path (`.wk`).
-pub fn load_kernel(spec: &str) -> Result<Kernel, String> {
+pub fn load_kernel(spec: &str) -> Result<Kernel, Error> {
     if spec.ends_with(".wk") || Path::new(spec).is_file() {
-        let text = std::fs::read_to_string(spec).map_err(|e| format!("{spec}: {e}"))?;
-        return dsl::parse(&text).map_err(|e| format!("{spec}: {e}"));
+        let text = std::fs::read_to_string(spec).map_err(|e| Error::from(e).context(spec))?;
+        return dsl::parse(&text).map_err(|e| Error::from(e).context(spec));
     }
     weft_ip::kernels::kernel(spec).map_err(|_| {
         let names: Vec<&str> = weft_ip::kernels::SOURCES.iter().map(|(n, _)| *n).collect();
-        format!("`{spec}` is neither a shipped kernel ({}) nor a .wk file", names.join(", "))
+        Error::Input(format!("`{spec}` is neither a shipped kernel ({}) nor a .wk file", names.join(", ")))
     })
 }
 
 /// The input beats: lanes and `tlast` per row.
-fn beats(k: &Kernel, table: &Table, file: &Path, vector_length: Option<usize>) -> Result<Vec<(Vec<u32>, bool)>, String> {
+fn beats(k: &Kernel, table: &Table, file: &Path, vector_length: Option<usize>) -> Result<Vec<(Vec<u32>, bool)>, Error> {
     let lanes = k.inputs.len();
     let with_last = k.per_vector && vector_length.is_none();
     let want = lanes + with_last as usize;
     for (r, row) in table.iter().enumerate() {
         if row.len() != want {
             let what = if with_last { format!("{lanes} lanes ({}) and a tlast column", k.inputs.join(", ")) } else { format!("{lanes} lanes ({})", k.inputs.join(", ")) };
-            return Err(format!("{}: row {} has {} columns; kernel `{}` takes {what}", file.display(), r + 1, row.len(), k.name));
+            return Err(Error::Check(format!("{}: row {} has {} columns; kernel `{}` takes {what}", file.display(), r + 1, row.len(), k.name)));
         }
     }
     if table.is_empty() {
-        return Err(format!("{}: no beats", file.display()));
+        return Err(Error::Check(format!("{}: no beats", file.display())));
     }
     let n = table.len();
     Ok(table
@@ -121,9 +122,9 @@ trait Dut {
     fn drive(&mut self, beat: Option<&(Vec<u32>, bool)>, valid: bool, ready: bool);
     /// After the inputs settle: (input taken, output beat if one transfers).
     fn observe(&mut self, ready: bool) -> (bool, Option<Vec<u32>>);
-    fn tick(&mut self) -> Result<(), String>;
+    fn tick(&mut self) -> Result<(), Error>;
     /// Closes what the run wrote (the waveform).
-    fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> Result<(), Error> {
         Ok(())
     }
 }
@@ -156,17 +157,17 @@ impl Dut for BuiltIn {
         (taken, out)
     }
 
-    fn tick(&mut self) -> Result<(), String> {
+    fn tick(&mut self) -> Result<(), Error> {
         if let Some(vcd) = &mut self.vcd {
-            self.eval.sample(vcd).map_err(|e| format!("waveform: {e}"))?;
+            self.eval.sample(vcd).map_err(|e| Error::from(e).context("waveform"))?;
         }
         self.eval.clock(false);
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> Result<(), Error> {
         match self.vcd.take() {
-            Some(vcd) => vcd.finish().map(|_| ()).map_err(|e| format!("waveform: {e}")),
+            Some(vcd) => vcd.finish().map(|_| ()).map_err(|e| Error::from(e).context("waveform")),
             None => Ok(()),
         }
     }
@@ -209,23 +210,23 @@ impl Dut for Verilated {
         (taken, out)
     }
 
-    fn tick(&mut self) -> Result<(), String> {
+    fn tick(&mut self) -> Result<(), Error> {
         self.model.tick();
         Ok(())
     }
 }
 
-fn verilated(k: &Kernel, net: &Netlist) -> Result<Verilated, String> {
+fn verilated(k: &Kernel, net: &Netlist) -> Result<Verilated, Error> {
     let spec = ModuleSpec { family: "kernels", name: k.name.clone(), summary: format!("kernel `{}` for weft sim", k.name), parameters: vec![], hidden_ports: vec![] };
-    let text = export_netlist(&spec, net).map_err(|e| e.0)?;
+    let text = export_netlist(&spec, net)?;
     let dir = std::env::temp_dir().join(format!("weft-sim-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Error::from(e).context(dir.display()))?;
     let file = dir.join(format!("{}.v", k.name));
-    std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut model = Model::build(&file, &k.name).map_err(|e| e.to_string())?;
-    let source = AxisSource::new(AxisPorts::find(&model, "s_axis").map_err(|e| e.to_string())?, 100, 1);
-    let sink = AxisSink::new(AxisPorts::find(&model, "m_axis").map_err(|e| e.to_string())?, 100, 2);
-    let rst = model.port("rst").map_err(|e| e.to_string())?;
+    std::fs::write(&file, text).map_err(|e| Error::from(e).context(file.display()))?;
+    let mut model = Model::build(&file, &k.name)?;
+    let source = AxisSource::new(AxisPorts::find(&model, "s_axis")?, 100, 1);
+    let sink = AxisSink::new(AxisPorts::find(&model, "m_axis")?, 100, 2);
+    let rst = model.port("rst")?;
     model.set(rst, 1);
     model.tick();
     model.tick();
@@ -241,18 +242,18 @@ fn beside(path: &Path, tag: &str) -> PathBuf {
 }
 
 /// Runs `o`; `progress` is called now and then with (beats out, beats expected).
-pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcome, String> {
+pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcome, Error> {
     let k = load_kernel(&o.kernel)?;
     if k.format != FloatFormat::BINARY32 {
-        return Err(format!("kernel `{}`: weft sim runs binary32 kernels", k.name));
+        return Err(Error::Check(format!("kernel `{}`: weft sim runs binary32 kernels", k.name)));
     }
     for (what, p) in [("--ready-percent", o.ready_percent), ("--valid-percent", o.valid_percent)] {
         if !(1..=100).contains(&p) {
-            return Err(format!("{what} = {p} is out of range: allowed 1..=100"));
+            return Err(Error::Check(format!("{what} = {p} is out of range: allowed 1..=100")));
         }
     }
     if o.vector_length == Some(0) {
-        return Err("--vector-length = 0 is out of range: allowed 1 or more".into());
+        return Err(Error::Check("--vector-length = 0 is out of range: allowed 1 or more".to_string()));
     }
     let table = data::read(&o.input)?;
     let input = beats(&k, &table, &o.input, o.vector_length)?;
@@ -260,14 +261,16 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcom
     let (net, _) = k.netlist(&Stages::balanced(FloatFormat::BINARY32))?;
     let mut dut: Box<dyn Dut> = if o.verilator {
         if o.vcd.is_some() {
-            return Err("--vcd is written by the built-in simulator; drop --verilator for a waveform".into());
+            return Err(Error::Check("--vcd is written by the built-in simulator; drop --verilator for a waveform".to_string()));
         }
         Box::new(verilated(&k, &net)?)
     } else {
         let mut eval = Evaluator::new(net);
         eval.reset(2);
         let vcd = match &o.vcd {
-            Some(p) => Some(eval.vcd(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?), &k.name, 10).map_err(|e| format!("{}: {e}", p.display()))?),
+            Some(p) => {
+                Some(eval.vcd(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| Error::from(e).context(p.display()))?), &k.name, 10).map_err(|e| Error::from(e).context(p.display()))?)
+            }
             None => None,
         };
         Box::new(BuiltIn { lanes_out: k.outputs.len(), eval, vcd, valid: false })
@@ -281,7 +284,7 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcom
     data::write(&model_path, &want.iter().map(|(v, _)| v.clone()).collect(), lanes, true)?;
     let diff_path = beside(&o.output, "diff").with_extension("txt");
     let report = if mismatches.is_empty() { "0 mismatches\n".to_string() } else { format!("{} mismatches\n{}\n", mismatches.len(), mismatches.join("\n")) };
-    std::fs::write(&diff_path, report).map_err(|e| format!("{}: {e}", diff_path.display()))?;
+    std::fs::write(&diff_path, report).map_err(|e| Error::from(e).context(diff_path.display()))?;
     let mut files = vec![o.output.clone(), model_path, diff_path];
     files.extend(o.vcd.clone());
     Ok(Outcome { beats_in: input.len(), beats_out: got.len(), cycles, mismatches, files })
@@ -289,14 +292,14 @@ pub fn run(o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<Outcom
 
 /// Streams `input` through `dut` with random valid/ready (AXI4-Stream's rule: an offered beat
 /// stays until taken) until `expected` output beats are out; returns them and the cycle count.
-fn simulate(k: &Kernel, dut: &mut dyn Dut, input: &[(Vec<u32>, bool)], expected: usize, o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<(Vec<Vec<u32>>, u64), String> {
+fn simulate(k: &Kernel, dut: &mut dyn Dut, input: &[(Vec<u32>, bool)], expected: usize, o: &Options, progress: &mut dyn FnMut(usize, usize)) -> Result<(Vec<Vec<u32>>, u64), Error> {
     let mut rng = Rng::new(o.seed);
     let (mut next, mut offering, mut cycles) = (0usize, false, 0u64);
     let mut got: Vec<Vec<u32>> = vec![];
     let limit = 1000 + 100 * input.len() as u64 * 100 / o.ready_percent.min(o.valid_percent);
     while got.len() < expected {
         if cycles > limit {
-            return Err(format!("kernel `{}` stopped: {} of {expected} output beats after {cycles} cycles", k.name, got.len()));
+            return Err(Error::Check(format!("kernel `{}` stopped: {} of {expected} output beats after {cycles} cycles", k.name, got.len())));
         }
         if !offering && next < input.len() && rng.chance(o.valid_percent) {
             offering = true;
@@ -325,9 +328,9 @@ fn simulate(k: &Kernel, dut: &mut dyn Dut, input: &[(Vec<u32>, bool)], expected:
 /// (1000 beats, or 600 vectors of 1 to 12 beats for per-vector kernels and kernels with stream
 /// offsets) through the kernel's netlist in the built-in simulator at valid 80 % / ready 60 %,
 /// against the software model: bit for bit per beat, per vector within the summation bound.
-pub fn testbench(k: &Kernel) -> Result<String, String> {
+pub fn testbench(k: &Kernel) -> Result<String, Error> {
     if k.format != FloatFormat::BINARY32 {
-        return Err(format!("kernel `{}`: the built-in testbench runs binary32 kernels (this one is {})", k.name, k.format));
+        return Err(Error::Check(format!("kernel `{}`: the built-in testbench runs binary32 kernels (this one is {})", k.name, k.format)));
     }
     let mut rng = Rng::new(0xC0DE);
     // Kernels with stream offsets get vectors too, each ending with tlast (a flush).
@@ -351,7 +354,7 @@ pub fn testbench(k: &Kernel) -> Result<String, String> {
     let (got, cycles) = simulate(k, &mut dut, &input, want.len(), &o, &mut |_, _| {})?;
     let mismatches = compare(k, &got, &want);
     if let Some(first) = mismatches.first() {
-        return Err(format!("{} of {} output beats differ from the software model; first: {first}", mismatches.len(), want.len()));
+        return Err(Error::Check(format!("{} of {} output beats differ from the software model; first: {first}", mismatches.len(), want.len())));
     }
     let what = if k.per_vector { format!("{} vectors ({} beats) within the summation bound of", want.len(), input.len()) } else { format!("{} beats match", input.len()) };
     Ok(format!("{what} the software model in {cycles} cycles at valid 80%/ready 60% (latency {})", schedule.latency))

@@ -2,6 +2,7 @@
 //! the IntraNode ports. Parsing rejects unknown keys and missing fields; [`SystemConfig::parse`]
 //! then checks every value and names the key and the allowed range of any it refuses.
 
+use crate::Error;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -152,9 +153,9 @@ pub struct SystemConfig {
 }
 
 /// `key` must be an integer in `lo..=hi`.
-fn ranged(key: &str, value: i64, lo: i64, hi: i64) -> Result<usize, String> {
+fn ranged(key: &str, value: i64, lo: i64, hi: i64) -> Result<usize, Error> {
     if value < lo || value > hi {
-        Err(format!("`{key}` = {value} is out of range: allowed {lo}..={hi}"))
+        Err(Error::Input(format!("`{key}` = {value} is out of range: allowed {lo}..={hi}")))
     } else {
         Ok(value as usize)
     }
@@ -163,7 +164,7 @@ fn ranged(key: &str, value: i64, lo: i64, hi: i64) -> Result<usize, String> {
 /// Virtual cut-through: a VC buffer holds a whole packet of `max_packet_bytes` (plus its header
 /// flit), and is a power of two of at most 4096 flits. The refusal names both keys, says which
 /// one the user left at its default, and what would fix it either way.
-fn packet_fits(router: &RouterConfig, buffer_set: bool, bytes_set: bool) -> Result<(), String> {
+fn packet_fits(router: &RouterConfig, buffer_set: bool, bytes_set: bool) -> Result<(), Error> {
     let (flits, bytes, flit_bytes) = (router.vc_buffer_flits, router.max_packet_bytes, router.flit_bytes());
     let need = router.max_packet_flits().max(2);
     if flits.is_power_of_two() && (need..=4096).contains(&flits) {
@@ -177,20 +178,24 @@ fn packet_fits(router: &RouterConfig, buffer_set: bool, bytes_set: bool) -> Resu
     // `max_packet_bytes` <= 16383 keeps `need` <= 1025 flits: a power of two always fits.
     let lower = if flits.is_power_of_two() && (2..=4096).contains(&flits) { format!(" or lower `node.max_packet_bytes` to at most {}", (flits - 1) * flit_bytes) } else { String::new() };
     let fix = format!("; set `node.vc_buffer_flits` = {}{lower}", need.next_power_of_two());
-    Err(format!("`node.max_packet_bytes` = {bytes}{} needs {need} flits of buffer, `node.vc_buffer_flits` = {flits}{} does not fit it: {rule}{fix}", default(bytes_set), default(buffer_set)))
+    Err(Error::Input(format!(
+        "`node.max_packet_bytes` = {bytes}{} needs {need} flits of buffer, `node.vc_buffer_flits` = {flits}{} does not fit it: {rule}{fix}",
+        default(bytes_set),
+        default(buffer_set)
+    )))
 }
 
 /// A `[[kernel]]` entry checked against the router: the kernel's DSL source (shipped or read
 /// from its file), its port, tags and destination.
-fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, kernel_mhz: Option<f64>, base: &Path) -> Result<KernelPort, String> {
+fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, kernel_mhz: Option<f64>, base: &Path) -> Result<KernelPort, Error> {
     let key = |name: &str| format!("kernel[{i}].{name}");
     let (source, origin) = if k.kernel.ends_with(".wk") {
         let path = base.join(&k.kernel);
-        (std::fs::read_to_string(&path).map_err(|e| format!("`{}` = {:?}: {}: {e}", key("kernel"), k.kernel, path.display()))?, path.display().to_string())
+        (std::fs::read_to_string(&path).map_err(|e| Error::Input(format!("`{}` = {:?}: {}: {e}", key("kernel"), k.kernel, path.display())))?, path.display().to_string())
     } else {
         let (_, text) = weft_ip::kernels::SOURCES.iter().find(|(n, _)| *n == k.kernel).ok_or_else(|| {
             let names: Vec<&str> = weft_ip::kernels::SOURCES.iter().map(|(n, _)| *n).collect();
-            format!("`{}` = {:?} is neither a shipped kernel ({}) nor a DSL file ending in .wk", key("kernel"), k.kernel, names.join(", "))
+            Error::Input(format!("`{}` = {:?} is neither a shipped kernel ({}) nor a DSL file ending in .wk", key("kernel"), k.kernel, names.join(", ")))
         })?;
         (text.to_string(), format!("examples/kernels/{}.wk", k.kernel))
     };
@@ -200,11 +205,11 @@ fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, kernel_mhz: 
     let kernel_clock = match k.clock.as_deref() {
         None | Some("fabric") => false,
         Some("kernel") if kernel_mhz.is_some() => true,
-        Some("kernel") => return Err(format!("`{}` = \"kernel\" needs `clocks.kernel_mhz`", key("clock"))),
-        Some(other) => return Err(format!("`{}` = {other:?} is not allowed: \"fabric\" or \"kernel\"", key("clock"))),
+        Some("kernel") => return Err(Error::Input(format!("`{}` = \"kernel\" needs `clocks.kernel_mhz`", key("clock")))),
+        Some(other) => return Err(Error::Input(format!("`{}` = {other:?} is not allowed: \"fabric\" or \"kernel\"", key("clock")))),
     };
     if k.dst.len() != 4 {
-        return Err(format!("`{}` has {} entries: give four, [x, y, z, port]", key("dst"), k.dst.len()));
+        return Err(Error::Input(format!("`{}` has {} entries: give four, [x, y, z, port]", key("dst"), k.dst.len())));
     }
     let mut dst = [0; 4];
     for (j, axis) in ["x", "y", "z"].iter().enumerate() {
@@ -212,15 +217,15 @@ fn wired_kernel(i: usize, k: &KernelSection, router: &RouterConfig, kernel_mhz: 
     }
     dst[3] = ranged(&format!("{}[3] (port)", key("dst")), k.dst[3], 0, router.local_ports as i64 - 1)?;
     let kp = KernelPort { port, source, origin, input_tag, output_tag, dst: pack_dst(dst[0], dst[1], dst[2], dst[3]), kernel_clock };
-    kp.kernel().map_err(|e| format!("`{}`: {e}", key("kernel")))?;
+    kp.kernel().map_err(|e| Error::from(e).context(format!("`{}`", key("kernel"))))?;
     Ok(kp)
 }
 
-fn clock(key: &str, mhz: f64) -> Result<f64, String> {
+fn clock(key: &str, mhz: f64) -> Result<f64, Error> {
     if mhz.is_finite() && (1.0..=1000.0).contains(&mhz) {
         Ok(mhz)
     } else {
-        Err(format!("`{key}` = {mhz} is out of range: allowed 1.0..=1000.0 (MHz)"))
+        Err(Error::Input(format!("`{key}` = {mhz} is out of range: allowed 1.0..=1000.0 (MHz)")))
     }
 }
 
@@ -236,23 +241,24 @@ impl SystemConfig {
 
     /// Parses and checks a TOML system description; `kernels` are the kernel names a port may
     /// name. Every refusal names the key.
-    pub fn parse(text: &str, kernels: &[String]) -> Result<SystemConfig, String> {
+    pub fn parse(text: &str, kernels: &[String]) -> Result<SystemConfig, Error> {
         Self::parse_in(text, kernels, Path::new("."))
     }
 
     /// [`SystemConfig::parse`] of a file in folder `base` (a `[[kernel]]` file is relative to it).
-    pub fn parse_in(text: &str, kernels: &[String], base: &Path) -> Result<SystemConfig, String> {
-        let file: File = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+    pub fn parse_in(text: &str, kernels: &[String], base: &Path) -> Result<SystemConfig, Error> {
+        let file: File = toml::from_str(text).map_err(|e| Error::Input(e.to_string().trim_end().to_string()))?;
         let name_ok = !file.name.is_empty()
             && file.name.len() <= 64
             && file.name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
             && file.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         if !name_ok {
-            return Err(format!("`name` = {:?} must be 1..=64 characters of a-z, 0-9 and _, starting with a letter (it names Verilog modules and files)", file.name));
+            return Err(Error::Input(format!("`name` = {:?} must be 1..=64 characters of a-z, 0-9 and _, starting with a letter (it names Verilog modules and files)", file.name)));
         }
-        let board = *BOARDS.iter().find(|b| b.name == file.board).ok_or_else(|| format!("`board` = {:?} is not a known board: allowed {}", file.board, BOARDS.map(|b| b.name).join(", ")))?;
+        let board =
+            *BOARDS.iter().find(|b| b.name == file.board).ok_or_else(|| Error::Input(format!("`board` = {:?} is not a known board: allowed {}", file.board, BOARDS.map(|b| b.name).join(", "))))?;
         if file.torus.dims.len() != 3 {
-            return Err(format!("`torus.dims` has {} entries: give three, [X, Y, Z]", file.torus.dims.len()));
+            return Err(Error::Input(format!("`torus.dims` has {} entries: give three, [X, Y, Z]", file.torus.dims.len())));
         }
         let mut dims = [0; 3];
         for (i, axis) in ["X", "Y", "Z"].iter().enumerate() {
@@ -262,7 +268,7 @@ impl SystemConfig {
         let shipped_router = RouterConfig::default();
         let width = match n.width.unwrap_or(shipped_router.width as i64) {
             w @ (128 | 256) => w as usize,
-            w => return Err(format!("`node.width` = {w} is not allowed: allowed 128 or 256 (bits; the links bond width / 64 lanes)")),
+            w => return Err(Error::Input(format!("`node.width` = {w} is not allowed: allowed 128 or 256 (bits; the links bond width / 64 lanes)"))),
         };
         let shipped_link = weft_ip::link::spec::link_config(width / 64);
         let router = RouterConfig {
@@ -277,12 +283,12 @@ impl SystemConfig {
         // A packet travels in one link frame (a link restart never leaves half a packet).
         let flits = router.max_packet_flits();
         if flits > 256 {
-            return Err(format!(
+            return Err(Error::Input(format!(
                 "`node.max_packet_bytes` = {} is {flits} flits with its header; a packet travels in one link frame of at most 256 flits: allowed at most {} bytes at {} bits a flit",
                 router.max_packet_bytes,
                 255 * router.flit_bytes(),
                 width
-            ));
+            )));
         }
         let link = LinkConfig {
             lanes: width / 64,
@@ -296,12 +302,12 @@ impl SystemConfig {
         let wired = file.kernel.iter().enumerate().map(|(i, k)| wired_kernel(i, k, &router, kernel_mhz_given, base)).collect::<Result<Vec<_>, _>>()?;
         for (i, p) in file.port.iter().enumerate() {
             if let Some(k) = wired.iter().position(|k| k.port as i64 == p.index) {
-                return Err(format!("`port[{i}]` describes IntraNode port {}, which `kernel[{k}]` is wired to: a wired kernel's port is inside the node", p.index));
+                return Err(Error::Input(format!("`port[{i}]` describes IntraNode port {}, which `kernel[{k}]` is wired to: a wired kernel's port is inside the node", p.index)));
             }
         }
         let allreduce = match &file.allreduce {
             None => None,
-            Some(a) if a.ports.len() != 2 => return Err(format!("`allreduce.ports` has {} entries: give two, [a, b]", a.ports.len())),
+            Some(a) if a.ports.len() != 2 => return Err(Error::Input(format!("`allreduce.ports` has {} entries: give two, [a, b]", a.ports.len()))),
             Some(a) => {
                 let last = router.local_ports as i64 - 1;
                 let port = |i: usize| ranged(&format!("allreduce.ports[{i}]"), a.ports[i], 0, last);
@@ -310,11 +316,11 @@ impl SystemConfig {
         };
         if let Some([_, b]) = allreduce {
             if let Some(i) = file.port.iter().position(|p| p.index == b as i64) {
-                return Err(format!("`port[{i}]` describes IntraNode port {b}, which is the allreduce engine's port b (`allreduce.ports[1]`): that port is inside the node"));
+                return Err(Error::Input(format!("`port[{i}]` describes IntraNode port {b}, which is the allreduce engine's port b (`allreduce.ports[1]`): that port is inside the node")));
             }
         }
         let node = NodeConfig { router, link, kernels: wired, allreduce };
-        node.validate().map_err(|e| format!("[node]: {e}"))?;
+        node.validate().map_err(|e| Error::from(e).context("[node]"))?;
         let fabric_mhz = clock("clocks.fabric_mhz", file.clocks.fabric_mhz)?;
         let kernel_mhz = file.clocks.kernel_mhz.map(|f| clock("clocks.kernel_mhz", f)).transpose()?;
         let channel_latency = ranged("sim.channel_latency", file.sim.channel_latency.unwrap_or(16), 1, 1024)?;
@@ -325,17 +331,17 @@ impl SystemConfig {
         for (i, p) in file.port.iter().enumerate() {
             let index = ranged(&format!("port[{i}].index"), p.index, 0, local_ports as i64 - 1)?;
             if std::mem::replace(&mut seen[index], true) {
-                return Err(format!("`port[{i}].index` = {index} is described twice"));
+                return Err(Error::Input(format!("`port[{i}].index` = {index} is described twice")));
             }
             let clock = match p.clock.as_deref() {
                 None | Some("fabric") => PortClock::Fabric,
                 Some("kernel") if kernel_mhz.is_some() => PortClock::Kernel,
-                Some("kernel") => return Err(format!("`port[{i}].clock` = \"kernel\" needs `clocks.kernel_mhz`")),
-                Some(other) => return Err(format!("`port[{i}].clock` = {other:?} is not allowed: \"fabric\" or \"kernel\"")),
+                Some("kernel") => return Err(Error::Input(format!("`port[{i}].clock` = \"kernel\" needs `clocks.kernel_mhz`"))),
+                Some(other) => return Err(Error::Input(format!("`port[{i}].clock` = {other:?} is not allowed: \"fabric\" or \"kernel\""))),
             };
             if let Some(k) = &p.kernel {
                 if !kernels.contains(k) {
-                    return Err(format!("`port[{i}].kernel` = {k:?} is not a shipped kernel: allowed {}", kernels.join(", ")));
+                    return Err(Error::Input(format!("`port[{i}].kernel` = {k:?} is not a shipped kernel: allowed {}", kernels.join(", "))));
                 }
             }
             ports[index] = Port { index, clock, kernel: p.kernel.clone() };

@@ -3,6 +3,7 @@
 //! instance paths, so a constraint naming a port or cell the design lacks fails here, not in a
 //! vendor tool hours later.
 
+use crate::Error;
 use std::path::Path;
 
 use super::config::{PortClock, SystemConfig, Vendor};
@@ -164,19 +165,19 @@ foreach c {set_clock_groups set_property set_bus_skew set_max_delay set_max_skew
 
 /// Runs the constraint file in `tclsh` against `ports` and instance `paths` of the design;
 /// returns the commands that matched nothing.
-pub fn check_constraints(file: &Path, ports: &[String], paths: &[String]) -> Result<(), String> {
+pub fn check_constraints(file: &Path, ports: &[String], paths: &[String]) -> Result<(), Error> {
     let list = |v: &[String]| v.iter().map(|s| format!("{{{s}}}")).collect::<Vec<_>>().join(" ");
     let script = format!(
         "set ports [list {}]\nset paths [list {}]\n{STUBS}\nsource {{{}}}\nforeach p $problems {{ puts $p }}\nexit [expr {{[llength $problems] > 0}}]\n",
         list(ports),
         list(paths),
-        std::fs::canonicalize(file).map_err(|e| format!("{}: {e}", file.display()))?.display()
+        std::fs::canonicalize(file).map_err(|e| Error::from(e).context(file.display()))?.display()
     );
     let dir = std::env::temp_dir().join(format!("weft-tcl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)?;
     let tcl = dir.join(format!("{}.tcl", file.file_name().unwrap_or_default().to_string_lossy()));
-    std::fs::write(&tcl, script).map_err(|e| e.to_string())?;
+    std::fs::write(&tcl, script)?;
     let out = weft_tools::run("tclsh", "apt-get install tcl", "tclsh", &[&tcl.to_string_lossy()], &dir);
     let _ = std::fs::remove_file(&tcl);
-    out.map(|_| ()).map_err(|e| format!("{}: {e}", file.display()))
+    out.map(|_| ()).map_err(|e| Error::from(e).context(file.display()))
 }

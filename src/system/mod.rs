@@ -12,6 +12,7 @@ pub use weft_tools::ports;
 pub mod verilog;
 pub mod vitis;
 
+use crate::Error;
 use std::path::{Path, PathBuf};
 
 use weft_hdl::export::{export, export_netlist};
@@ -35,16 +36,16 @@ fn kernel_names() -> Vec<String> {
 }
 
 /// Parses a system description (TOML text); errors name the key.
-pub fn parse(text: &str) -> Result<SystemConfig, String> {
+pub fn parse(text: &str) -> Result<SystemConfig, Error> {
     SystemConfig::parse(text, &kernel_names())
 }
 
 /// Reads and parses a system description file; settings that have no effect are reported on
 /// standard error as warnings.
-pub fn load(path: &Path) -> Result<SystemConfig, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<SystemConfig, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::from(e).context(path.display()))?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let config = SystemConfig::parse_in(&text, &kernel_names(), base).map_err(|e| format!("{}: {e}", path.display()))?;
+    let config = SystemConfig::parse_in(&text, &kernel_names(), base).map_err(|e| Error::from(e).context(path.display()))?;
     for warning in config.warnings() {
         eprintln!("warning: {}: {warning}", path.display());
     }
@@ -135,26 +136,35 @@ fn relative(from: &Path, to: &Path) -> String {
     out.to_string_lossy().replace('\\', "/")
 }
 
-fn write(path: &Path, text: &str) -> Result<(), String> {
+fn write(path: &Path, text: &str) -> Result<(), Error> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::from(e).context(dir.display()))?;
     }
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(path, text).map_err(|e| Error::from(e).context(path.display()))
+}
+
+/// A node's ports as its design declares them, in the order of its Verilog header: the wrappers,
+/// the simulation tops and the vendor descriptions are generated from these, not from the
+/// node's Verilog text.
+pub fn node_ports(net: &weft_hdl::netlist::Netlist) -> Vec<weft_tools::ports::PortDecl> {
+    weft_hdl::netlist::verilog::header_ports(net).into_iter().map(|p| weft_tools::ports::PortDecl { input: !p.output, name: p.name, width: p.width }).collect()
 }
 
 /// Writes every output of `config`; returns the files written.
-pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let files = Files::of(config, generated, constraints_dir);
     let name = &config.name;
     let spec = weft_ip::system::spec::node_spec_for(&format!("{name}_node"), &config.node);
-    let node_text = export_netlist(&spec, &node(&config.node)?).map_err(|e| e.to_string())?;
+    let node_net = node(&config.node)?;
+    let node_text = export_netlist(&spec, &node_net)?;
     write(&files.node, &node_text)?;
+    let node_ports = node_ports(&node_net);
 
     let channel_name = format!("{name}_channel");
     // Both simulation tops in one file, beside the channel model they share.
-    let mut sim_text = verilog::sim_top(config, &node_text, &channel_name, false)?;
+    let mut sim_text = verilog::sim_top(config, &node_ports, &channel_name, false)?;
     sim_text.push_str("\n/* verilator lint_off DECLFILENAME */\n");
-    sim_text.push_str(&verilog::sim_top(config, &node_text, &channel_name, true)?);
+    sim_text.push_str(&verilog::sim_top(config, &node_ports, &channel_name, true)?);
     sim_text.push_str(&format!(
         "\n// The serial link between two nodes: {} lanes of 66-bit blocks, {} cycles, a payload bit flipped on inject_err, random bits while cut.\n// It lives in the simulation tops' file.\n",
         config.node.link.lanes, config.channel_latency
@@ -164,7 +174,7 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
 
     if let Some(shell_path) = &files.shell {
         let fifo_name = format!("{name}_cdc_fifo");
-        let fifo = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == "axis_async_fifo_w128_d64").ok_or("the catalog lost axis_async_fifo_w128_d64")?;
+        let fifo = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == "axis_async_fifo_w128_d64").ok_or_else(|| Error::Input("the catalog lost axis_async_fifo_w128_d64".into()))?;
         let mut fifo_spec = fifo.spec.clone();
         fifo_spec.name = fifo_name.clone();
         let width = config.node.router.width;
@@ -178,17 +188,16 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
         let fifo_text = match width {
             128 => export(&fifo_spec, &mut weft_ip::axis::AsyncFifoW128D64::default()),
             _ => export(&fifo_spec, &mut weft_ip::axis::AsyncFifoW256D64::default()),
-        }
-        .map_err(|e| e.to_string())?;
-        let mut text = verilog::shell(config, &node_text, &fifo_name)?;
+        }?;
+        let mut text = verilog::shell(config, &node_ports, &fifo_name)?;
         text.push_str("\n// The clock-crossing FIFO lives in the shell's file.\n/* verilator lint_off DECLFILENAME */\n");
         text.push_str(&fifo_text);
         write(shell_path, &text)?;
     }
     for path in &files.kernels {
         let stem = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
-        let kernel = kernels().into_iter().find(|k| k.spec.name == stem).ok_or_else(|| format!("no shipped kernel {stem}"))?;
-        write(path, &(kernel.verilog)(&kernel.spec).map_err(|e| e.to_string())?)?;
+        let kernel = kernels().into_iter().find(|k| k.spec.name == stem).ok_or_else(|| Error::Input(format!("no shipped kernel {stem}")))?;
+        write(path, &(kernel.verilog)(&kernel.spec)?)?;
     }
     let (_, constraint_text) = constraints::constraints(config);
     write(&files.constraint, &constraint_text)?;
@@ -203,7 +212,6 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     let summary = format!("Register window of a {} node", config.node.router.dims.map(|d| d.to_string()).join("x"));
     write(&files.rdl, &regmap::systemrdl(name, &summary, &map))?;
     write(&files.header, &regmap::c_header(name, &map))?;
-    let node_ports = weft_tools::ports::ports(&node_text, &format!("{name}_node"))?;
     let xml = ipxact::component(&format!("{name}_node"), &format!("../{name}_node.v"), &format!("weft node of the {} system: router, link endpoints, register window", name), &node_ports, &map);
     write(&files.component, &xml)?;
     if let Some(v) = &files.vitis {
@@ -234,7 +242,7 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
 /// executable (the constraint check's stubs are weft's own code). Recorded in
 /// `<reports>/.cache/system_<name>.json` (not committed); `force` checks again. Says whether the
 /// summary was reused.
-pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &Path, reports: Option<&Path>, force: bool) -> Result<(String, bool), String> {
+pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &Path, reports: Option<&Path>, force: bool) -> Result<(String, bool), Error> {
     let files = Files::of(config, generated, constraints_dir);
     let mut parts: Vec<String> = vec!["system".into(), config.name.clone()];
     let tools = crate::cache::fingerprints();
@@ -259,9 +267,9 @@ pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &P
     }
     let summary = check(config, generated, constraints_dir)?;
     if let Some(reports) = reports {
-        let dir = crate::cache::cache_dir(reports).map_err(|e| format!("{}: {e}", reports.display()))?;
+        let dir = crate::cache::cache_dir(reports).map_err(|e| Error::from(e).context(reports.display()))?;
         let path = dir.join(format!("system_{}.json", config.name));
-        std::fs::write(&path, serde_json::json!({ "key": key, "summary": summary }).to_string() + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, serde_json::json!({ "key": key, "summary": summary }).to_string() + "\n").map_err(|e| Error::from(e).context(path.display()))?;
     }
     Ok((summary, false))
 }
@@ -269,28 +277,28 @@ pub fn check_cached(config: &SystemConfig, generated: &Path, constraints_dir: &P
 /// Checks a generated system: the simulation top and the board top (shell or node) pass
 /// Verilator lint (-Wall) and compile in Icarus, and every port and cell the constraint file
 /// names exists in the board top. Returns a one-line summary.
-pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) -> Result<String, String> {
+pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) -> Result<String, Error> {
     let files = Files::of(config, generated, constraints_dir);
     for f in [&files.node, &files.sim, &files.constraint, &files.core].into_iter().chain(files.shell.iter()) {
         if !f.exists() {
-            return Err(format!("{} does not exist; run `weft generate` (or `weft generate --config`) first", f.display()));
+            return Err(Error::Check(format!("{} does not exist; run `weft generate` (or `weft generate --config`) first", f.display())));
         }
     }
     let sim_top = format!("{}_sim", config.name);
     let sim_files = [files.node.as_path(), files.sim.as_path()];
     for sim in [sim_top.clone(), format!("{sim_top}_async")] {
-        verilator_lint_files(&sim_files, &sim).map_err(|e| format!("{sim}: verilator lint failed: {e}"))?;
-        icarus_compile_files(&sim_files, &sim).map_err(|e| format!("{sim}: icarus compile failed: {e}"))?;
+        verilator_lint_files(&sim_files, &sim).map_err(|e| Error::from(e).context(format!("{sim}: verilator lint failed")))?;
+        icarus_compile_files(&sim_files, &sim).map_err(|e| Error::from(e).context(format!("{sim}: icarus compile failed")))?;
     }
     let top = config.top();
     let mut texts = vec![];
     if let Some(shell) = &files.shell {
         let rtl = [files.node.as_path(), shell.as_path()];
-        verilator_lint_files(&rtl, &top).map_err(|e| format!("{top}: verilator lint failed: {e}"))?;
-        icarus_compile_files(&rtl, &top).map_err(|e| format!("{top}: icarus compile failed: {e}"))?;
-        texts.push(std::fs::read_to_string(shell).map_err(|e| e.to_string())?);
+        verilator_lint_files(&rtl, &top).map_err(|e| Error::from(e).context(format!("{top}: verilator lint failed")))?;
+        icarus_compile_files(&rtl, &top).map_err(|e| Error::from(e).context(format!("{top}: icarus compile failed")))?;
+        texts.push(std::fs::read_to_string(shell)?);
     }
-    texts.push(std::fs::read_to_string(&files.node).map_err(|e| e.to_string())?);
+    texts.push(std::fs::read_to_string(&files.node)?);
     let top_file = &texts[0];
     let port_names: Vec<String> = ports::ports(top_file, &top)?.into_iter().map(|p| p.name).collect();
     let text_refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -300,14 +308,14 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
     let mut vitis_note = String::new();
     if let Some(v) = &files.vitis {
         let krnl = format!("{}_krnl", config.name);
-        verilator_lint_files(&[files.node.as_path(), v.top.as_path()], &krnl).map_err(|e| format!("{krnl}: verilator lint failed: {e}"))?;
-        let text = std::fs::read_to_string(&v.top).map_err(|e| format!("{}: {e}", v.top.display()))?;
+        verilator_lint_files(&[files.node.as_path(), v.top.as_path()], &krnl).map_err(|e| Error::from(e).context(format!("{krnl}: verilator lint failed")))?;
+        let text = std::fs::read_to_string(&v.top).map_err(|e| Error::from(e).context(v.top.display()))?;
         let buses: Vec<String> = ports::ports(&text, &krnl)?.into_iter().filter_map(|p| p.name.strip_suffix("_tdata").map(String::from)).chain(["s_axi_control".to_string()]).collect();
         vitis::check_package(&v.package, &krnl, &buses)?;
         vitis_note = format!("; {krnl}: verilator lint, {} runs against stub Vivado commands", v.package.display());
     }
     if let Some(hw) = &files.platform_designer {
-        let text = std::fs::read_to_string(&files.node).map_err(|e| format!("{}: {e}", files.node.display()))?;
+        let text = std::fs::read_to_string(&files.node).map_err(|e| Error::from(e).context(files.node.display()))?;
         let node_ports = ports::ports(&text, &format!("{}_node", config.name))?;
         platform_designer::check_component(hw, &files.node, &node_ports)?;
         vitis_note = format!("; {}: runs against stub Platform Designer commands", hw.display());
@@ -321,13 +329,13 @@ pub fn check(config: &SystemConfig, generated: &Path, constraints_dir: &Path) ->
 
 /// Runs the core file's `lint` target through FuseSoC (which checks the file and its file sets,
 /// then runs Verilator through edalize).
-fn fusesoc_lint(config: &SystemConfig, files: &Files) -> Result<(), String> {
-    let cores = std::fs::canonicalize(files.core.parent().unwrap_or(Path::new("."))).map_err(|e| e.to_string())?;
+fn fusesoc_lint(config: &SystemConfig, files: &Files) -> Result<(), Error> {
+    let cores = std::fs::canonicalize(files.core.parent().unwrap_or(Path::new(".")))?;
     let work = std::env::temp_dir().join(format!("weft-fusesoc-{}-{}", std::process::id(), config.name));
-    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&work)?;
     let name = format!("weft:system:{}", config.name);
     let cores = cores.to_string_lossy();
     let out = weft_tools::run("fusesoc", "python3 -m pip install fusesoc (scripts/setup.sh does)", "fusesoc", &["--cores-root", &cores, "run", "--target", "lint", &name], &work);
     let _ = std::fs::remove_dir_all(&work);
-    out.map(|_| ()).map_err(|e| format!("{}: FuseSoC lint target failed: {e}", files.core.display()))
+    out.map(|_| ()).map_err(|e| Error::from(e).context(format!("{}: FuseSoC lint target failed", files.core.display())))
 }

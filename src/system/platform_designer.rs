@@ -5,6 +5,7 @@
 //! transceiver PHY; the lanes a link receives are on its own clock and reset (`<e>_rx_clk`,
 //! `<e>_rx_rst`, from the PHY's recovered clock).
 
+use crate::Error;
 use std::path::Path;
 
 use weft_tools::ports::PortDecl;
@@ -87,20 +88,20 @@ pub fn component(config: &SystemConfig, node: &[PortDecl]) -> String {
 /// Runs the component file in `tclsh` against stub Platform Designer commands that check it:
 /// every port it adds exists on the Verilog top with that direction and width, every interface
 /// is declared before use, every node port is added once, the file set names a file that exists.
-pub fn check_component(file: &Path, verilog: &Path, node: &[PortDecl]) -> Result<(), String> {
+pub fn check_component(file: &Path, verilog: &Path, node: &[PortDecl]) -> Result<(), Error> {
     let ports: String = node.iter().map(|p| format!("{{{} {} {}}} ", p.name, if p.input { "Input" } else { "Output" }, p.width)).collect();
     let script = format!(
         "set verilog {{{}}}\nset expected [list {ports}]\n{STUBS}\nsource {{{}}}\ncheck_all_added\nforeach p $problems {{ puts $p }}\nexit [expr {{[llength $problems] > 0}}]\n",
-        std::fs::canonicalize(verilog).map_err(|e| format!("{}: {e}", verilog.display()))?.display(),
-        std::fs::canonicalize(file).map_err(|e| format!("{}: {e}", file.display()))?.display()
+        std::fs::canonicalize(verilog).map_err(|e| Error::from(e).context(verilog.display()))?.display(),
+        std::fs::canonicalize(file).map_err(|e| Error::from(e).context(file.display()))?.display()
     );
     let dir = std::env::temp_dir().join(format!("weft-hw-tcl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)?;
     let runner = dir.join("check_hw.tcl");
-    std::fs::write(&runner, script).map_err(|e| e.to_string())?;
+    std::fs::write(&runner, script)?;
     let out = weft_tools::run("tclsh", "apt-get install tcl", "tclsh", &[&runner.to_string_lossy()], &dir);
     let _ = std::fs::remove_file(&runner);
-    out.map(|_| ()).map_err(|e| format!("{}: {e}", file.display()))
+    out.map(|_| ()).map_err(|e| Error::from(e).context(file.display()))
 }
 
 const STUBS: &str = r#"

@@ -3,10 +3,11 @@
 //! kernel-clock ports behind asynchronous FIFOs, for a board). Both instantiate the node module
 //! by name, so the node's Verilog exists once; they are wired from the node's declared ports.
 
+use crate::Error;
 use weft_ip::router::Direction;
 
 use super::config::{PortClock, SystemConfig};
-use super::ports::{ports, PortDecl};
+use super::ports::PortDecl;
 
 fn range(width: usize) -> String {
     if width == 1 {
@@ -34,16 +35,15 @@ fn local_port(name: &str) -> Option<usize> {
 /// `<cfg>_sim`: all nodes, a channel model of fixed latency on every serial link, a boot
 /// sequencer per node that writes its coordinates through AXI4-Lite after reset, `inject_err`
 /// and `link_up` as DESIGN.md specifies, and `cut` (bit `6·n + d`: the channel leaving node n in
-/// direction d delivers random bits). `node_text` is the node's Verilog; `channel` the channel
+/// direction d delivers random bits). `decls` are the node's ports; `channel` the channel
 /// model module (named `<cfg>_channel`).
 ///
 /// With `independent_clocks`, `<cfg>_sim_async`: no `clk`/`rst`, but `clk_n<n>`/`rst_n<n>` per
 /// node (node n's stream ports are synchronous to `clk_n<n>`); each channel runs on its sender's
 /// clock and the receiving endpoint's `<e>_rx_clk` is that clock, as a transceiver's recovered
-/// clock is.
-pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independent_clocks: bool) -> Result<String, String> {
+/// clock is. `decls`: the node's ports ([`super::node_ports`]).
+pub fn sim_top(config: &SystemConfig, decls: &[PortDecl], channel: &str, independent_clocks: bool) -> Result<String, Error> {
     let node_module = format!("{}_node", config.name);
-    let decls = ports(node_text, &node_module)?;
     let rc = &config.node.router;
     let nodes = rc.nodes();
     let lanes = config.node.link.lanes;
@@ -91,7 +91,7 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independen
         let coords = c[0] | c[1] << 8 | c[2] << 16;
         body.push(format!("// ---- node {n} at ({}, {}, {}) ----", c[0], c[1], c[2]));
         let mut connections = vec![];
-        for d in &decls {
+        for d in decls {
             let wire = format!("node{n}_{}", d.name);
             // The node that sends to endpoint `e` of this node: its neighbour in that direction.
             let sender = |e: &str| endpoints.iter().find(|x| x.name() == e).map(|x| clock(rc.neighbour(n, *x)));
@@ -100,8 +100,8 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independen
                 "clk" | "kernel_clk" => clock(n).0,
                 "rst" | "kernel_rst" => clock(n).1,
                 // A link receives on its sender's clock.
-                other if other.ends_with("_rx_clk") => sender(other.trim_end_matches("_rx_clk")).ok_or_else(|| format!("{node_module}: no endpoint for `{other}`"))?.0,
-                other if other.ends_with("_rx_rst") => sender(other.trim_end_matches("_rx_rst")).ok_or_else(|| format!("{node_module}: no endpoint for `{other}`"))?.1,
+                other if other.ends_with("_rx_clk") => sender(other.trim_end_matches("_rx_clk")).ok_or_else(|| Error::Input(format!("{node_module}: no endpoint for `{other}`")))?.0,
+                other if other.ends_with("_rx_rst") => sender(other.trim_end_matches("_rx_rst")).ok_or_else(|| Error::Input(format!("{node_module}: no endpoint for `{other}`")))?.1,
                 "s_axil_awaddr" => "12'h008".into(),
                 "s_axil_wdata" => format!("32'h{coords:08x}"),
                 "s_axil_wstrb" => "4'hf".into(),
@@ -124,7 +124,7 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independen
                     unread.push(format!("wire {}{wire};", range(d.width)));
                     wire.clone()
                 }
-                other => return Err(format!("{node_module}: the simulation top does not know how to drive input `{other}`")),
+                other => return Err(Error::Input(format!("{node_module}: the simulation top does not know how to drive input `{other}`"))),
             };
             connections.push(format!("    .{}({value})", d.name));
         }
@@ -178,9 +178,8 @@ pub fn sim_top(config: &SystemConfig, node_text: &str, channel: &str, independen
 /// (`cdc_p<p>_in` into the node, `cdc_p<p>_out` out of it). Ports as the node's plus
 /// `kernel_clk` and `kernel_rst` (synchronous to `kernel_clk`); kernel-clock ports keep their
 /// names. `fifo` is the FIFO module (ports as `axis_async_fifo_w128_d64`).
-pub fn shell(config: &SystemConfig, node_text: &str, fifo: &str) -> Result<String, String> {
+pub fn shell(config: &SystemConfig, decls: &[PortDecl], fifo: &str) -> Result<String, Error> {
     let node_module = format!("{}_node", config.name);
-    let decls = ports(node_text, &node_module)?;
     let kernel_port = |d: &PortDecl| local_port(&d.name).is_some_and(|p| config.ports[p].clock == PortClock::Kernel);
     let name = format!("{}_shell", config.name);
     let mut names = vec!["kernel_clk".to_string(), "kernel_rst".into()];
@@ -198,7 +197,7 @@ pub fn shell(config: &SystemConfig, node_text: &str, fifo: &str) -> Result<Strin
     }
     let mut body = vec![];
     for p in config.ports.iter().filter(|p| p.clock == PortClock::Kernel).map(|p| p.index) {
-        let w = decls.iter().find(|d| d.name == format!("s_axis_p{p}_tdata")).map(|d| d.width).ok_or_else(|| format!("{node_module} has no s_axis_p{p}_tdata"))?;
+        let w = decls.iter().find(|d| d.name == format!("s_axis_p{p}_tdata")).map(|d| d.width).ok_or_else(|| Error::Input(format!("{node_module} has no s_axis_p{p}_tdata")))?;
         body.push(format!(
             "// IntraNode port {p} runs on kernel_clk: a clock-crossing FIFO each way.\n\
              wire [{hi}:0] node_s_axis_p{p}_tdata;\n\

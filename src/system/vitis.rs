@@ -12,6 +12,7 @@
 //! recovered clocks), so each endpoint receives on `ap_clk` here; its elastic buffer then only
 //! absorbs the stream's gaps.
 
+use crate::Error;
 use std::path::Path;
 
 use weft_ip::regmap::Register;
@@ -212,20 +213,20 @@ pub fn connectivity(config: &SystemConfig, node: &[PortDecl]) -> String {
 
 /// Runs the packaging script in `tclsh` against stub Vivado commands that check what it names:
 /// files that exist, the kernel's top, bus interfaces the kernel has, the kernel XML.
-pub fn check_package(tcl: &Path, top: &str, buses: &[String]) -> Result<(), String> {
+pub fn check_package(tcl: &Path, top: &str, buses: &[String]) -> Result<(), Error> {
     let list = |v: &[String]| v.iter().map(|s| format!("{{{s}}}")).collect::<Vec<_>>().join(" ");
     let script = format!(
         "set top {{{top}}}\nset buses [list {}]\n{STUBS}\nsource {{{}}}\nforeach p $problems {{ puts $p }}\nif {{!$packaged}} {{ puts \"package_xo never ran\" }}\nexit [expr {{[llength $problems] > 0 || !$packaged}}]\n",
         list(buses),
-        std::fs::canonicalize(tcl).map_err(|e| format!("{}: {e}", tcl.display()))?.display()
+        std::fs::canonicalize(tcl).map_err(|e| Error::from(e).context(tcl.display()))?.display()
     );
     let dir = std::env::temp_dir().join(format!("weft-xo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)?;
     let runner = dir.join("check_package.tcl");
-    std::fs::write(&runner, script).map_err(|e| e.to_string())?;
+    std::fs::write(&runner, script)?;
     let out = weft_tools::run("tclsh", "apt-get install tcl", "tclsh", &[&runner.to_string_lossy()], &dir);
     let _ = std::fs::remove_file(&runner);
-    out.map(|_| ()).map_err(|e| format!("{}: {e}", tcl.display()))
+    out.map(|_| ()).map_err(|e| Error::from(e).context(tcl.display()))
 }
 
 /// Stub Vivado commands: they record what a real run would refuse.

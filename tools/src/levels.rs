@@ -31,7 +31,11 @@ fn levels_of(json: &str, top: &str) -> Result<u64, String> {
 /// The LUT levels of module `top` and the nets along its deepest path, first to last: the
 /// output of each LUT (and carry or wide mux) on it, by the design's own names where the net
 /// kept one (Yosys's `$`-names otherwise). This is what to read to decide where a register goes.
-pub fn deepest_path(json: &str, top: &str) -> Result<(u64, Vec<String>), String> {
+pub fn deepest_path(json: &str, top: &str) -> Result<(u64, Vec<String>), ToolError> {
+    deepest(json, top).map_err(crate::unreadable("the Yosys JSON netlist"))
+}
+
+fn deepest(json: &str, top: &str) -> Result<(u64, Vec<String>), String> {
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("yosys JSON: {e}"))?;
     let module = &v["modules"][top];
     let cells = module["cells"].as_object().ok_or_else(|| format!("no module {top} in the Yosys JSON"))?;

@@ -101,7 +101,7 @@ pub fn yosys_synth_for(file: &Path, top: &str, family: Family) -> Result<SynthRe
     report.family = family.name().into();
     let json = std::fs::read_to_string(&json_name).map_err(|e| ToolError::Failed { tool: "yosys", message: e.to_string() })?;
     std::fs::remove_file(&json_name).ok();
-    (report.lut_levels, report.lut_path) = super::levels::deepest_path(&json, top).map_err(|message| ToolError::Failed { tool: "yosys", message })?;
+    (report.lut_levels, report.lut_path) = super::levels::deepest_path(&json, top)?;
     Ok(report)
 }
 

@@ -4,6 +4,8 @@
 //! parent instead (for small helpers whose logic should merge with the parent's).
 
 use std::collections::HashMap;
+
+use crate::Error;
 use std::rc::Rc;
 
 use super::units::remap;
@@ -28,7 +30,7 @@ impl Netlist {
     /// be given by `connect` (by input name), with its width; returns the child's outputs by name
     /// as parent wires. The child's clock domains are wired by name to the parent's (a child
     /// domain the parent lacks is added to it).
-    pub fn instance(&mut self, child: &Rc<Netlist>, module_name: &str, name: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, String> {
+    pub fn instance(&mut self, child: &Rc<Netlist>, module_name: &str, name: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, Error> {
         self.instance_clocked(child, module_name, name, connect, &|clock| clock.to_string())
     }
 
@@ -42,13 +44,13 @@ impl Netlist {
         name: &str,
         connect: &dyn Fn(&str) -> Option<Wire>,
         clock: &dyn Fn(&str) -> String,
-    ) -> Result<HashMap<String, Wire>, String> {
+    ) -> Result<HashMap<String, Wire>, Error> {
         let mut inputs = vec![];
         for node in &child.nodes {
             if let Op::Input(port) = &node.op {
-                let w = connect(port).ok_or_else(|| format!("{name} ({module_name}): input `{port}` is not connected"))?;
+                let w = connect(port).ok_or_else(|| Error::Design(format!("{name} ({module_name}): input `{port}` is not connected")))?;
                 if self.width(w) != node.width {
-                    return Err(format!("{name} ({module_name}): input `{port}` is {} bits, connected to {} bits", node.width, self.width(w)));
+                    return Err(Error::Design(format!("{name} ({module_name}): input `{port}` is {} bits, connected to {} bits", node.width, self.width(w))));
                 }
                 inputs.push((port.clone(), w));
             }
@@ -97,13 +99,13 @@ impl Netlist {
     /// given, widths equal); returns the child's outputs by name. Stages are not balanced
     /// across the boundary: the child is state-machine logic, not a pipeline stage. The child
     /// must have no instances of its own (flatten it first).
-    pub fn instantiate(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, String> {
+    pub fn instantiate(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>) -> Result<HashMap<String, Wire>, Error> {
         let clocks: Vec<String> = child.domains.iter().map(|d| d.name.clone()).collect();
         self.instantiate_in(child, prefix, connect, &clocks)
     }
 
     /// [`Netlist::instantiate`] with child domain `k` in the parent's domain `clocks[k]`.
-    fn instantiate_in(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>, clocks: &[String]) -> Result<HashMap<String, Wire>, String> {
+    fn instantiate_in(&mut self, child: &Netlist, prefix: &str, connect: &dyn Fn(&str) -> Option<Wire>, clocks: &[String]) -> Result<HashMap<String, Wire>, Error> {
         assert!(child.instances.is_empty(), "instantiate copies a flat child: flatten it first");
         let domains: Vec<usize> = clocks.iter().map(|c| self.domain_named(c)).collect();
         let mut map: Vec<Wire> = Vec::with_capacity(child.nodes.len());
@@ -118,9 +120,9 @@ impl Netlist {
             let name = node.name.as_ref().map(|n| format!("{prefix}{n}"));
             let op = match &node.op {
                 Op::Input(port) => {
-                    let w = connect(port).ok_or_else(|| format!("{prefix}: input `{port}` is not connected"))?;
+                    let w = connect(port).ok_or_else(|| Error::Design(format!("{prefix}: input `{port}` is not connected")))?;
                     if self.width(w) != node.width {
-                        return Err(format!("{prefix}: input `{port}` is {} bits, connected to {} bits", node.width, self.width(w)));
+                        return Err(Error::Design(format!("{prefix}: input `{port}` is {} bits, connected to {} bits", node.width, self.width(w))));
                     }
                     map.push(w);
                     continue;

@@ -24,6 +24,7 @@
 //! Ports: `clk`, `rst`, `s_axis_cmd_*`, `s_axis_edges_*`, `m_axis_res_*`, `busy`; counters `edges`
 //! (edges processed), `bad_indices`, `hazards`, `bank_conflicts`.
 
+use crate::Error;
 use std::rc::Rc;
 
 use weft_hdl::float::FloatFormat;
@@ -75,20 +76,20 @@ impl Params {
     }
 
     /// Every field in range, or an error naming it.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Error> {
         if !(1..=8).contains(&self.pipelines) {
-            return Err(format!("airfoil: pipelines = {} is out of range: allowed 1..=8", self.pipelines));
+            return Err(Error::Config(format!("airfoil: pipelines = {} is out of range: allowed 1..=8", self.pipelines)));
         }
         let least = (2 * self.pipelines).next_power_of_two();
         if !self.banks.is_power_of_two() || self.banks < least || self.banks > 16 {
-            return Err(format!("airfoil: banks = {} is out of range: allowed a power of two in {least}..=16 (two updates per pipeline a row)", self.banks));
+            return Err(Error::Config(format!("airfoil: banks = {} is out of range: allowed a power of two in {least}..=16 (two updates per pipeline a row)", self.banks)));
         }
         let lb = self.banks.trailing_zeros() as usize;
         if !(lb + 1..=16).contains(&self.cell_bits) {
-            return Err(format!("airfoil: cell_bits = {} is out of range: allowed {}..=16", self.cell_bits, lb + 1));
+            return Err(Error::Config(format!("airfoil: cell_bits = {} is out of range: allowed {}..=16", self.cell_bits, lb + 1)));
         }
         if !(1..=16).contains(&self.node_bits) {
-            return Err(format!("airfoil: node_bits = {} is out of range: allowed 1..=16", self.node_bits));
+            return Err(Error::Config(format!("airfoil: node_bits = {} is out of range: allowed 1..=16", self.node_bits)));
         }
         Ok(())
     }
@@ -124,10 +125,10 @@ fn feed<'d>(d: &'d Design, child: &weft_hdl::netlist::Inst<'d>, net: &Netlist, v
 }
 
 /// Builds the accelerator and its timing.
-pub fn accelerator(p: &Params) -> Result<(Netlist, Timing), String> {
+pub fn accelerator(p: &Params) -> Result<(Netlist, Timing), Error> {
     p.check()?;
     let (_, flux_net, flux) = crate::kernels::build("airfoil_res_calc")?;
-    let accumulate = dsl::parse(ACCUMULATE).map_err(|e| format!("airfoil accumulator: {e}"))?;
+    let accumulate = dsl::parse(ACCUMULATE).map_err(Error::kernel("airfoil accumulator"))?;
     let (acc_net, acc) = accumulate.netlist(&Stages::balanced(FloatFormat::BINARY32))?;
     let (flux_net, acc_net) = (Rc::new(flux_net), Rc::new(acc_net));
     let timing = Timing { lambda: acc.latency + 2, kernel_latency: flux.latency, edge_to_res: 1 + flux.latency + 1 + 1 + acc.latency };

@@ -4,6 +4,7 @@
 //! bank `b` holding the cells of addresses ≡ b (mod B) at `offset`.
 
 use super::schedule::Cells;
+use crate::Error;
 
 /// The on-chip addresses of a mesh's cells.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,9 +21,9 @@ pub struct Layout {
 /// neighbours with different banks), each cell taking the least-filled bank its neighbours leave
 /// free, so banks fill evenly; then numbers each bank's cells in cell order. `cells_of_edges` are the interior edges'
 /// cell pairs; `capacity` is the number of cell addresses (a multiple of `banks`).
-pub fn layout(n_cells: usize, cells_of_edges: &Cells, banks: usize, capacity: usize) -> Result<Layout, String> {
+pub fn layout(n_cells: usize, cells_of_edges: &Cells, banks: usize, capacity: usize) -> Result<Layout, Error> {
     if !banks.is_power_of_two() || banks < 2 {
-        return Err(format!("layout: banks = {banks} is out of range: allowed a power of two, 2 or more"));
+        return Err(Error::Config(format!("layout: banks = {banks} is out of range: allowed a power of two, 2 or more")));
     }
     let mut neighbours = vec![vec![]; n_cells];
     for cs in cells_of_edges {
@@ -55,13 +56,13 @@ pub fn layout(n_cells: usize, cells_of_edges: &Cells, banks: usize, capacity: us
         let b = (0..banks as u32)
             .filter(|b| !taken.contains(b))
             .min_by_key(|b| fill[*b as usize])
-            .ok_or_else(|| format!("layout: cell {c} has neighbours in all {banks} banks; use more banks (at least {})", neighbours[c].len() + 1))?;
+            .ok_or_else(|| Error::Config(format!("layout: cell {c} has neighbours in all {banks} banks; use more banks (at least {})", neighbours[c].len() + 1)))?;
         bank[c] = b;
         fill[b as usize] += 1;
     }
     let per_bank = capacity / banks;
     if let Some(b) = fill.iter().position(|f| *f > per_bank) {
-        return Err(format!("layout: bank {b} needs {} cells, each bank holds {per_bank} ({capacity} cell addresses over {banks} banks)", fill[b]));
+        return Err(Error::Config(format!("layout: bank {b} needs {} cells, each bank holds {per_bank} ({capacity} cell addresses over {banks} banks)", fill[b])));
     }
     let mut next = vec![0u32; banks];
     let address = bank

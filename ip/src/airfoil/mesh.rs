@@ -5,6 +5,7 @@
 //! has the irregular memory access of a real unstructured mesh; [`read_op2`] reads OP2's
 //! `new_grid.dat` when a user has it.
 
+use crate::Error;
 use weft_hdl::testbench::Rng;
 
 /// An interior edge: its two nodes and the cells on either side.
@@ -43,12 +44,12 @@ fn permutation(rng: &mut Rng, n: usize) -> Vec<u32> {
 /// outwards): the body is a symmetric airfoil-like ellipse of chord 1, the far field a circle of
 /// radius 10; interior nodes are moved by up to 20 % of the local spacing; node, cell and edge
 /// numbers are shuffled (seeded).
-pub fn generate(around: usize, out: usize, seed: u64) -> Result<Mesh, String> {
+pub fn generate(around: usize, out: usize, seed: u64) -> Result<Mesh, Error> {
     if around < 4 {
-        return Err(format!("mesh: around = {around} is out of range: allowed 4 or more cells round the body"));
+        return Err(Error::Config(format!("mesh: around = {around} is out of range: allowed 4 or more cells round the body")));
     }
     if out < 1 {
-        return Err("mesh: out = 0 is out of range: allowed 1 or more layers".into());
+        return Err(Error::Config("mesh: out = 0 is out of range: allowed 1 or more layers".to_string()));
     }
     let mut rng = Rng::new(seed);
     let rings = out + 1;
@@ -121,21 +122,22 @@ pub fn generate(around: usize, out: usize, seed: u64) -> Result<Mesh, String> {
 
 /// Reads OP2's `new_grid.dat`: a line `nnode ncell nedge nbedge`, then `x y` per node, four node
 /// numbers per cell, `n1 n2 c1 c2` per edge, `n1 n2 c1 bound` per boundary edge.
-pub fn read_op2(text: &str) -> Result<Mesh, String> {
+pub fn read_op2(text: &str) -> Result<Mesh, Error> {
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    let mut next = |what: &str, count: usize| -> Result<(usize, Vec<f64>), String> {
-        let (n, line) = lines.next().ok_or(format!("new_grid.dat: ends before {what}"))?;
-        let v: Vec<f64> = line.split_whitespace().map(|t| t.parse::<f64>().map_err(|_| format!("new_grid.dat:{}: `{t}` in {what} is not a number", n + 1))).collect::<Result<_, _>>()?;
+    let bad = |line: Option<usize>, message: String| Error::Input { what: "new_grid.dat", line, message };
+    let mut next = |what: &str, count: usize| -> Result<(usize, Vec<f64>), Error> {
+        let (n, line) = lines.next().ok_or_else(|| bad(None, format!("ends before {what}")))?;
+        let v: Vec<f64> = line.split_whitespace().map(|t| t.parse::<f64>().map_err(|_| bad(Some(n + 1), format!("`{t}` in {what} is not a number")))).collect::<Result<_, _>>()?;
         if v.len() < count {
-            return Err(format!("new_grid.dat:{}: {what} needs {count} numbers, has {}", n + 1, v.len()));
+            return Err(bad(Some(n + 1), format!("{what} needs {count} numbers, has {}", v.len())));
         }
         Ok((n + 1, v))
     };
     let (_, head) = next("the header", 4)?;
     let [nnode, ncell, nedge, nbedge] = [0, 1, 2, 3].map(|k| head[k] as usize);
-    let index = |line: usize, v: f64, limit: usize, what: &str| -> Result<u32, String> {
+    let index = |line: usize, v: f64, limit: usize, what: &str| -> Result<u32, Error> {
         if v < 0.0 || v as usize >= limit || v.fract() != 0.0 {
-            return Err(format!("new_grid.dat:{line}: {what} {v} is out of range: allowed 0..{limit}"));
+            return Err(bad(Some(line), format!("{what} {v} is out of range: allowed 0..{limit}")));
         }
         Ok(v as u32)
     };

@@ -11,6 +11,7 @@
 //! that take one update each per row: [`Rows`] says how many pipelines and which bank each cell is
 //! in, and the `*_rows` functions keep every row to distinct cells and distinct banks.
 
+use crate::Error;
 use std::collections::VecDeque;
 
 /// One slot: an edge index, or a no-op.
@@ -103,7 +104,7 @@ pub fn colouring(cells: &Cells, lambda: usize) -> (Vec<Slot>, usize) {
 /// [`colouring`] over rows: each colour group's edges fill rows in order, an edge joining the
 /// first row whose banks it does not collide with, then λ rows of no-ops. Fails when an edge's two
 /// cells are in one bank.
-pub fn colouring_rows(cells: &Cells, lambda: usize, rows: Rows) -> Result<(Vec<Slot>, usize), String> {
+pub fn colouring_rows(cells: &Cells, lambda: usize, rows: Rows) -> Result<(Vec<Slot>, usize), Error> {
     let of = by_cell(cells);
     let mut colour = vec![usize::MAX; cells.len()];
     for e in 0..cells.len() {
@@ -120,7 +121,7 @@ pub fn colouring_rows(cells: &Cells, lambda: usize, rows: Rows) -> Result<(Vec<S
         for e in (0..cells.len()).filter(|e| colour[*e] == k) {
             let banks = bank_of(e);
             if banks.len() == 2 && banks[0] == banks[1] && rows.banks.is_some() {
-                return Err(format!("edge {e}: both its cells are in bank {}", banks[0]));
+                return Err(Error::Config(format!("edge {e}: both its cells are in bank {}", banks[0])));
             }
             match open.iter_mut().find(|(es, used)| es.len() < p && !banks.iter().any(|b| used.contains(b))) {
                 Some((es, used)) => {
@@ -149,12 +150,12 @@ pub fn list(cells: &Cells, lambda: usize, window: usize) -> Vec<Slot> {
 /// [`list`] over rows: each row takes, oldest first among the next `window` pending edges, up
 /// to P edges whose cells were not updated in the last λ−1 rows and whose banks are free in the
 /// row. Fails when an edge's two cells are in one bank.
-pub fn list_rows(cells: &Cells, lambda: usize, window: usize, rows: Rows) -> Result<Vec<Slot>, String> {
+pub fn list_rows(cells: &Cells, lambda: usize, window: usize, rows: Rows) -> Result<Vec<Slot>, Error> {
     let p = rows.pipelines;
     let n_cells = cells.iter().flatten().map(|c| *c as usize + 1).max().unwrap_or(0);
     let bank = |c: u32| rows.banks.map_or(c, |k| k[c as usize]);
     if let Some(e) = cells.iter().position(|cs| rows.banks.is_some() && cs.len() == 2 && bank(cs[0]) == bank(cs[1])) {
-        return Err(format!("edge {e}: both its cells are in bank {}", bank(cells[e][0])));
+        return Err(Error::Config(format!("edge {e}: both its cells are in bank {}", bank(cells[e][0]))));
     }
     // Row at which each cell was last updated.
     let mut last = vec![i64::MIN / 2; n_cells];

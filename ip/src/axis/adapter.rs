@@ -7,14 +7,15 @@
 //! `tlast` (the missing segments then have `tkeep` = 0). Both sustain the narrow side's full
 //! rate; `s_axis_tready` of the up converter comes from registers only.
 
+use crate::Error;
 use weft_hdl::netlist::{Design, Netlist, Reg, Sig, Wire};
 use weft_hdl::sig;
 
-fn check(w_in: usize, w_out: usize) -> Result<usize, String> {
+fn check(w_in: usize, w_out: usize) -> Result<usize, Error> {
     let (wide, narrow) = (w_in.max(w_out), w_in.min(w_out));
     let ok_width = |w: usize| w.is_multiple_of(8) && (8..=128).contains(&w);
     if !ok_width(narrow) || wide % narrow != 0 || wide / narrow < 2 || wide / narrow > 16 {
-        return Err(format!("axis adapter {w_in} -> {w_out} bits: the narrow side must be 8..=128 bits in whole bytes and the wide side 2..=16 times it"));
+        return Err(Error::Config(format!("axis adapter {w_in} -> {w_out} bits: the narrow side must be 8..=128 bits in whole bytes and the wide side 2..=16 times it")));
     }
     Ok(wide / narrow)
 }
@@ -36,10 +37,10 @@ fn regs<'d>(d: &'d Design, name: &str, n: usize, width: usize) -> Vec<Reg<'d>> {
 }
 
 /// Splits `w_in`-bit beats into `w_out`-bit beats.
-pub fn downsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
+pub fn downsize(w_in: usize, w_out: usize) -> Result<Netlist, Error> {
     let n = check(w_in, w_out)?;
     if w_in < w_out {
-        return Err(format!("axis downsize {w_in} -> {w_out}: output wider than input"));
+        return Err(Error::Config(format!("axis downsize {w_in} -> {w_out}: output wider than input")));
     }
     let (w, k) = (w_out, w_out / 8);
     let d = Design::new();
@@ -83,10 +84,10 @@ pub fn downsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
 }
 
 /// Gathers `w_in`-bit beats into `w_out`-bit beats.
-pub fn upsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
+pub fn upsize(w_in: usize, w_out: usize) -> Result<Netlist, Error> {
     let n = check(w_in, w_out)?;
     if w_out < w_in {
-        return Err(format!("axis upsize {w_in} -> {w_out}: output narrower than input"));
+        return Err(Error::Config(format!("axis upsize {w_in} -> {w_out}: output narrower than input")));
     }
     let (w, k) = (w_in, w_in / 8);
     let d = Design::new();
@@ -150,7 +151,7 @@ pub fn upsize(w_in: usize, w_out: usize) -> Result<Netlist, String> {
 /// Built-in-simulator check of a converter netlist: random packets (1 ..= `max_bytes` bytes,
 /// `tkeep` packed from byte 0) with random `tvalid`/`tready`; every packet must leave with the
 /// same bytes and boundaries, every beat but a packet's last full, stalled beats unchanged.
-pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, max_bytes: usize, valid_percent: u64, ready_percent: u64, seed: u64) -> Result<u64, String> {
+pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, max_bytes: usize, valid_percent: u64, ready_percent: u64, seed: u64) -> Result<u64, Error> {
     use num_bigint::BigUint;
     use weft_hdl::netlist::eval::Evaluator;
     use weft_hdl::testbench::Rng;
@@ -184,7 +185,7 @@ pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, ma
     while got.len() <= packets {
         cycle += 1;
         if cycle > 100 + 200 * packets as u64 * (max_bytes as u64 / bo as u64 + 2) {
-            return Err(format!("seed {seed}: timed out with {} of {packets} packets out", got.len() - 1));
+            return Err(Error::Mismatch(format!("seed {seed}: timed out with {} of {packets} packets out", got.len() - 1)));
         }
         offered = offered || (pkt < packets && rng.chance(valid_percent));
         let ready = rng.chance(ready_percent);
@@ -218,14 +219,14 @@ pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, ma
         let beat = (get(&e, ports[5]), get(&e, ports[6]), get(&e, ports[7])[0] & 1);
         if let Some(previous) = stalled.take() {
             if !valid || previous != beat {
-                return Err(format!("seed {seed}, cycle {cycle}: output beat changed or vanished while stalled"));
+                return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: output beat changed or vanished while stalled")));
             }
         }
         if valid && ready {
             let (d, k, l) = beat;
             let ones = (0..bo).filter(|b| bit(&k, *b) == 1).count();
             if (0..ones).any(|b| bit(&k, b) == 0) || (l == 0 && ones != bo) {
-                return Err(format!("seed {seed}, cycle {cycle}: tkeep not packed or a beat before the last is not full"));
+                return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: tkeep not packed or a beat before the last is not full")));
             }
             let current = got.last_mut().unwrap();
             for b in 0..ones {
@@ -234,7 +235,7 @@ pub fn check_packets(net: Netlist, w_in: usize, w_out: usize, packets: usize, ma
             if l == 1 {
                 let i = got.len() - 1;
                 if got[i] != sent[i] {
-                    return Err(format!("seed {seed}, cycle {cycle}: packet {i} of {} bytes arrives as {} bytes (or differs)", sent[i].len(), got[i].len()));
+                    return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: packet {i} of {} bytes arrives as {} bytes (or differs)", sent[i].len(), got[i].len())));
                 }
                 got.push(vec![]);
             }
@@ -272,7 +273,7 @@ mod tests {
 
     #[test]
     fn impossible_widths_are_rejected() {
-        assert!(downsize(128, 48).unwrap_err().contains("128 -> 48"));
+        assert!(downsize(128, 48).unwrap_err().to_string().contains("128 -> 48"));
         assert!(upsize(64, 64).is_err());
         assert!(downsize(64, 128).is_err());
     }

@@ -5,6 +5,7 @@ pub mod adapter;
 pub mod gearbox;
 pub mod packetize;
 
+use crate::Error;
 use weft_hdl::export::ModuleSpec;
 use weft_hdl::stream::{AxisRegisterSlice, Sideband};
 use weft_hdl::testbench::{check_stream_block, StreamPorts, StreamStimulus};
@@ -18,7 +19,7 @@ pub type AsyncFifoW128D64 = weft_hdl::axis_async_fifo!(128, 64);
 pub type AsyncFifoW256D64 = weft_hdl::axis_async_fifo!(256, 64);
 
 /// Write clock slower, equal, faster, at awkward ratios, with random handshakes.
-fn async_fifo_testbench() -> Result<String, String> {
+fn async_fifo_testbench() -> Result<String, Error> {
     let mut summary = vec![];
     for (s, m) in [(10, 10), (10, 7), (7, 10), (10, 31), (31, 10), (13, 17)] {
         let run = weft_hdl::stream::async_fifo::check_clock_crossing::<128, 16, 6, 7>(s, m, 1000, 70, 70, s * 100 + m)?;
@@ -51,7 +52,7 @@ macro_rules! stream_testbench {
             let run = check_stream_block(<$ty>::default(), &ports, stimulus, true)?;
             summary.push(format!("{} beats in {} cycles (valid {}%, ready {}%)", run.beats, run.cycles, stimulus.valid_percent, stimulus.ready_percent));
         }
-        Ok(summary.join("; "))
+        Ok::<_, Error>(summary.join("; "))
     }};
 }
 
@@ -65,7 +66,7 @@ fn adapter_spec(w_in: usize, w_out: usize) -> ModuleSpec {
     }
 }
 
-fn adapter_netlist(w_in: usize, w_out: usize) -> Result<weft_hdl::netlist::Netlist, String> {
+fn adapter_netlist(w_in: usize, w_out: usize) -> Result<weft_hdl::netlist::Netlist, crate::Error> {
     if w_in > w_out {
         adapter::downsize(w_in, w_out)
     } else {
@@ -73,7 +74,7 @@ fn adapter_netlist(w_in: usize, w_out: usize) -> Result<weft_hdl::netlist::Netli
     }
 }
 
-fn adapter_testbench(w_in: usize, w_out: usize) -> Result<String, String> {
+fn adapter_testbench(w_in: usize, w_out: usize) -> Result<String, Error> {
     let mut summary = vec![];
     for (valid, ready) in [(50, 50), (100, 25), (25, 100), (100, 100)] {
         let cycles = adapter::check_packets(adapter_netlist(w_in, w_out)?, w_in, w_out, 500, 300, valid, ready, 17 + valid)?;
@@ -103,7 +104,7 @@ pub fn shipped() -> Vec<Shipped> {
                 parameters: vec![("data_width".into(), "128".into()), ("channels".into(), "4".into())],
                 hidden_ports: vec![],
             },
-            |spec| weft_hdl::export::export_netlist(spec, &packetize::dispatcher(4).map_err(weft_hdl::export::ExportError)?),
+            |spec| weft_hdl::export::export_netlist(spec, &packetize::dispatcher(4)?),
             || packetize::check_dispatcher(4, 1000, 22),
         ),
         Shipped::new(
@@ -117,8 +118,8 @@ pub fn shipped() -> Vec<Shipped> {
             |spec| weft_hdl::export::export(spec, &mut AsyncFifoW128D64::default()),
             async_fifo_testbench,
         ),
-        Shipped::new(adapter_spec(128, 64), |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64).map_err(weft_hdl::export::ExportError)?), || adapter_testbench(128, 64)),
-        Shipped::new(adapter_spec(64, 128), |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(64, 128).map_err(weft_hdl::export::ExportError)?), || adapter_testbench(64, 128)),
+        Shipped::new(adapter_spec(128, 64), |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64)?), || adapter_testbench(128, 64)),
+        Shipped::new(adapter_spec(64, 128), |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(64, 128)?), || adapter_testbench(64, 128)),
         Shipped::new(
             ModuleSpec {
                 family: "axis",

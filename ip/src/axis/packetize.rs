@@ -12,6 +12,7 @@
 //! for `k = tag` (`tag < N`), with `tlast` and `tkeep` as they came. A packet with a tag of N or
 //! more is dropped whole and counted in `dropped`; a header-only packet delivers nothing.
 
+use crate::Error;
 use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::sig;
 
@@ -84,9 +85,9 @@ pub fn aggregate<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, sideband:
 }
 
 /// Builds the dispatcher for `channels` kernel streams (1..=16).
-pub fn dispatcher(channels: usize) -> Result<Netlist, String> {
+pub fn dispatcher(channels: usize) -> Result<Netlist, Error> {
     if !(1..=16).contains(&channels) {
-        return Err(format!("dispatcher `channels` = {channels}: allowed range is 1 ..= 16"));
+        return Err(Error::Config(format!("dispatcher `channels` = {channels}: allowed range is 1 ..= 16")));
     }
     let d = Design::new();
     let packets = d.axis_in("s_axis", AxisShape::data(128).with_keep());
@@ -177,7 +178,7 @@ type Beats = Vec<(u128, u128, bool)>;
 /// Built-in-simulator check of the aggregator: `frames` random frames with random side-band
 /// under random back-pressure; each must leave as the header the side-band describes, then its
 /// beats unchanged.
-pub fn check_aggregator(frames: usize, seed: u64) -> Result<String, String> {
+pub fn check_aggregator(frames: usize, seed: u64) -> Result<String, Error> {
     use crate::router::header::Header;
     use weft_hdl::testbench::Rng;
     let mut e = weft_hdl::netlist::eval::Evaluator::new(aggregator());
@@ -207,7 +208,7 @@ pub fn check_aggregator(frames: usize, seed: u64) -> Result<String, String> {
     while got < expected.len() {
         cycle += 1;
         if cycle > 100 * expected.len() as u64 + 100 {
-            return Err(format!("seed {seed}: timed out after {got} of {} beats", expected.len()));
+            return Err(Error::Mismatch(format!("seed {seed}: timed out after {got} of {} beats", expected.len())));
         }
         let offering = frame < frames.len() && rng.chance(70);
         let ready = rng.chance(60);
@@ -231,7 +232,7 @@ pub fn check_aggregator(frames: usize, seed: u64) -> Result<String, String> {
         if ready && e.get_output("m_axis_tvalid") == 1 {
             let out = (e.get_output("m_axis_tdata"), e.get_output("m_axis_tkeep"), e.get_output("m_axis_tlast") == 1);
             if out != expected[got] {
-                return Err(format!("seed {seed}, cycle {cycle}: beat {got} is {out:x?}, want {:x?}", expected[got]));
+                return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: beat {got} is {out:x?}, want {:x?}", expected[got])));
             }
             got += 1;
         }
@@ -243,7 +244,7 @@ pub fn check_aggregator(frames: usize, seed: u64) -> Result<String, String> {
 /// Built-in-simulator check of the dispatcher: random packets with tags inside and outside the
 /// channel range, random readiness per channel; every channel must get exactly the payloads
 /// tagged for it, in order, and the others must be dropped whole and counted.
-pub fn check_dispatcher(channels: usize, packets: usize, seed: u64) -> Result<String, String> {
+pub fn check_dispatcher(channels: usize, packets: usize, seed: u64) -> Result<String, Error> {
     use crate::router::header::Header;
     use weft_hdl::testbench::Rng;
     let mut e = weft_hdl::netlist::eval::Evaluator::new(dispatcher(channels)?);
@@ -273,7 +274,7 @@ pub fn check_dispatcher(channels: usize, packets: usize, seed: u64) -> Result<St
     while sent < stream.len() || got.iter().map(|g| g.len()).sum::<usize>() < want.iter().map(|w| w.len()).sum::<usize>() {
         cycle += 1;
         if cycle > 100 * stream.len() as u64 + 100 {
-            return Err(format!("seed {seed}: timed out with {sent} of {} beats in", stream.len()));
+            return Err(Error::Mismatch(format!("seed {seed}: timed out with {sent} of {} beats in", stream.len())));
         }
         let offering = sent < stream.len() && rng.chance(70);
         if offering {
@@ -299,12 +300,12 @@ pub fn check_dispatcher(channels: usize, packets: usize, seed: u64) -> Result<St
         e.clock(false);
     }
     if got != want {
-        return Err(format!("seed {seed}: a channel got other beats than the packets tagged for it"));
+        return Err(Error::Mismatch(format!("seed {seed}: a channel got other beats than the packets tagged for it")));
     }
     let dropped = packets.iter().filter(|p| p.0 >= channels).count() as u128;
     e.settle();
     if e.get_output("dropped") != dropped {
-        return Err(format!("seed {seed}: dropped counter {} for {dropped} packets with unknown tags", e.get_output("dropped")));
+        return Err(Error::Mismatch(format!("seed {seed}: dropped counter {} for {dropped} packets with unknown tags", e.get_output("dropped"))));
     }
     Ok(format!("{} packets to {channels} channels ({dropped} with unknown tags dropped) in {cycle} cycles", packets.len()))
 }
@@ -322,6 +323,6 @@ mod tests {
     fn dispatcher_delivers_by_tag_and_drops_unknown_tags() {
         check_dispatcher(3, 400, 8).unwrap();
         check_dispatcher(1, 100, 9).unwrap();
-        assert!(dispatcher(17).unwrap_err().contains("1 ..= 16"));
+        assert!(dispatcher(17).unwrap_err().to_string().contains("1 ..= 16"));
     }
 }

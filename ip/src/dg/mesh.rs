@@ -9,6 +9,8 @@
 //! face across is traversed the other way, so face node `k` meets the neighbour's face node
 //! `1 − k`.
 
+use crate::Error;
+
 /// Fields per node: `Hx, Hy, Hz, Ex, Ey, Ez` (the 3-D kernel's, with `nz = 0` on this mesh).
 pub const FIELDS: usize = 6;
 /// Nodes (vertices) per element.
@@ -26,9 +28,9 @@ pub struct Mesh {
 
 impl Mesh {
     /// `cells` must be a multiple of 4 in 4 ..= 64 (the partition cuts it into 2 × 4 blocks).
-    pub fn new(cells: usize) -> Result<Mesh, String> {
+    pub fn new(cells: usize) -> Result<Mesh, Error> {
         if !(4..=64).contains(&cells) || !cells.is_multiple_of(4) {
-            return Err(format!("`cells` = {cells} is out of range: allowed a multiple of 4 in 4..=64"));
+            return Err(Error::Config(format!("`cells` = {cells} is out of range: allowed a multiple of 4 in 4..=64")));
         }
         Ok(Mesh { cells })
     }
@@ -131,7 +133,7 @@ mod tests {
     #[test]
     fn bad_sizes_are_refused_by_name() {
         for cells in [0, 2, 6, 68] {
-            assert!(Mesh::new(cells).unwrap_err().contains("`cells`"));
+            assert!(Mesh::new(cells).unwrap_err().to_string().contains("`cells`"));
         }
     }
 }

@@ -5,6 +5,7 @@
 //! - `fp32_to_i32`: binary32 → int32 toward zero, saturating, NaN → 0 (C's cast where C defines
 //!   it; Rust's `as` everywhere).
 
+use crate::Error;
 use num_bigint::BigUint;
 use weft_hdl::export::{export, ExportError, ModuleSpec};
 use weft_hdl::fixed::{FixedFormat, Rounding};
@@ -28,7 +29,7 @@ pub struct Conversion {
     /// Shipped stage count, and the deepest split.
     pub stages: usize,
     pub max_stages: usize,
-    pub build: fn(&mut Netlist, &[Wire], usize) -> Result<Wire, String>,
+    pub build: fn(&mut Netlist, &[Wire], usize) -> Result<Wire, weft_hdl::Error>,
     pub model: fn(u32, u32) -> u32,
 }
 
@@ -42,7 +43,7 @@ pub const CONVERSIONS: [Conversion; 3] = [
         operands: 2,
         stages: COMPARE_MAX_STAGES,
         max_stages: COMPARE_MAX_STAGES,
-        build: |net, x, stages| Ok(convert::compare(net, F32, stages, x[0], x[1])?),
+        build: |net, x, stages| convert::compare(net, F32, stages, x[0], x[1]),
         model: |a, b| {
             let flag = match f32::from_bits(a).partial_cmp(&f32::from_bits(b)) {
                 None => convert::UNORDERED,
@@ -59,7 +60,7 @@ pub const CONVERSIONS: [Conversion; 3] = [
         operands: 1,
         stages: FROM_FIXED_MAX_STAGES,
         max_stages: FROM_FIXED_MAX_STAGES,
-        build: |net, x, stages| Ok(convert::from_fixed(net, F32, I32, stages, x[0])?),
+        build: |net, x, stages| convert::from_fixed(net, F32, I32, stages, x[0]),
         model: |a, _| (a as i32 as f32).to_bits(),
     },
     Conversion {
@@ -68,12 +69,12 @@ pub const CONVERSIONS: [Conversion; 3] = [
         operands: 1,
         stages: TO_FIXED_MAX_STAGES,
         max_stages: TO_FIXED_MAX_STAGES,
-        build: |net, x, stages| Ok(convert::to_fixed(net, F32, I32, Rounding::Truncate, stages, x[0])?),
+        build: |net, x, stages| convert::to_fixed(net, F32, I32, Rounding::Truncate, stages, x[0]),
         model: |a, _| f32::from_bits(a) as i32 as u32,
     },
 ];
 
-pub fn netlist(c: &Conversion, stages: usize) -> Result<Netlist, String> {
+pub fn netlist(c: &Conversion, stages: usize) -> Result<Netlist, Error> {
     let lanes: Vec<(usize, usize)> = (0..c.operands).map(|i| (32 * i, 32)).collect();
     let mut error = None;
     let net = feed_forward(&lanes, |net, inputs| match (c.build)(net, inputs, stages) {
@@ -83,7 +84,7 @@ pub fn netlist(c: &Conversion, stages: usize) -> Result<Netlist, String> {
             vec![]
         }
     });
-    error.map_or(Ok(net), Err)
+    error.map_or(Ok(net), |e| Err(e.into()))
 }
 
 fn spec(c: &Conversion, stages: usize) -> ModuleSpec {
@@ -95,7 +96,7 @@ fn spec(c: &Conversion, stages: usize) -> ModuleSpec {
 /// Verilog at any stage count (what `weft bench numeric` sweeps).
 pub fn verilog(c: &Conversion, stages: usize) -> Result<String, ExportError> {
     let spec = spec(c, stages);
-    let net = netlist(c, stages).map_err(ExportError)?;
+    let net = netlist(c, stages)?;
     if c.operands == 2 {
         export(&spec, &mut Fp32Compare::new(net))
     } else {
@@ -124,7 +125,7 @@ pub fn operands(rng: &mut Rng) -> (u32, u32) {
     }
 }
 
-fn testbench(c: &Conversion) -> Result<String, String> {
+fn testbench(c: &Conversion) -> Result<String, Error> {
     let mut rng = Rng::new(0xC0);
     let pairs: Vec<(u32, u32)> = (0..4000).map(|_| operands(&mut rng)).collect();
     let net = netlist(c, c.stages)?;

@@ -2,6 +2,7 @@
 //! `s_axis_tdata[63:0] = {b, a}`, `fp32_sqrt` takes `s_axis_tdata[31:0] = a`; all return
 //! `m_axis_tdata[31:0]`, one result per beat, in order, with back-pressure.
 
+use crate::Error;
 use num_bigint::BigUint;
 use weft_hdl::export::{export, ExportError, ModuleSpec};
 use weft_hdl::float::reference::native_f32;
@@ -55,7 +56,7 @@ fn verilog(op: FloatOperator, stages: usize, spec: &ModuleSpec) -> Result<String
 
 /// Hand-picked hard cases plus random operands, through the rust-hdl block with random
 /// back-pressure, against native `f32`.
-fn testbench(op: FloatOperator, stages: usize) -> Result<String, String> {
+fn testbench(op: FloatOperator, stages: usize) -> Result<String, Error> {
     let mut rng = Rng::new(0xF32 + stages as u64);
     let mut pairs: Vec<(u32, u32)> = vectors::binary32_hard_cases();
     pairs.extend((0..3000).map(|_| {

@@ -1,8 +1,9 @@
 //! Shipped application kernels (`generated/kernels/`), each built from its DSL file in
 //! `examples/kernels/` by the pipeline builder, with every operator at its balanced depth.
 
+use crate::Error;
 use num_bigint::BigUint;
-use weft_hdl::export::{export, ExportError, ModuleSpec};
+use weft_hdl::export::{export, ModuleSpec};
 use weft_hdl::float::FloatFormat;
 use weft_hdl::netlist::block::NetlistStream;
 use weft_hdl::netlist::Netlist;
@@ -21,12 +22,12 @@ pub const SOURCES: [(&str, &str); 4] = [
     ("reduce_f32x4", include_str!("../../../examples/kernels/reduce_f32x4.wk")),
 ];
 
-pub fn kernel(name: &str) -> Result<Kernel, String> {
-    let (_, source) = SOURCES.iter().find(|(n, _)| *n == name).ok_or(format!("no shipped kernel `{name}`"))?;
-    dsl::parse(source).map_err(|e| format!("examples/kernels/{name}.wk: {e}"))
+pub fn kernel(name: &str) -> Result<Kernel, Error> {
+    let (_, source) = SOURCES.iter().find(|(n, _)| *n == name).ok_or_else(|| Error::Config(format!("no shipped kernel `{name}`")))?;
+    dsl::parse(source).map_err(Error::kernel(format!("examples/kernels/{name}.wk")))
 }
 
-pub fn build(name: &str) -> Result<(Kernel, Netlist, Schedule), String> {
+pub fn build(name: &str) -> Result<(Kernel, Netlist, Schedule), Error> {
     let k = kernel(name)?;
     let (net, schedule) = k.netlist(&Stages::balanced(FloatFormat::BINARY32))?;
     Ok((k, net, schedule))
@@ -88,7 +89,7 @@ macro_rules! kernel_entry {
         Shipped::new(
             spec($name),
             |spec| {
-                let (_, net, _) = build($name).map_err(ExportError)?;
+                let (_, net, _) = build($name)?;
                 export(spec, &mut <$ty>::new(net))
             },
             || testbench($name, <$ty>::new),
@@ -113,7 +114,7 @@ pub fn random_vectors(rng: &mut Rng, count: usize, lanes: usize) -> Vec<Vec<Vec<
 
 /// The built-in simulator run of a shipped kernel against the software DAG, with random
 /// `tvalid`/`tready`: bit for bit per beat; per vector within the summation bound.
-fn testbench<const WI: usize, const KI: usize, const WO: usize, const KO: usize>(name: &str, block: fn(Netlist) -> NetlistStream<WI, KI, WO, KO>) -> Result<String, String> {
+fn testbench<const WI: usize, const KI: usize, const WO: usize, const KO: usize>(name: &str, block: fn(Netlist) -> NetlistStream<WI, KI, WO, KO>) -> Result<String, Error> {
     let (k, net, schedule) = build(name)?;
     let mut rng = Rng::new(0xC0DE);
     let ports = TransformPorts { clk: |b: &mut NetlistStream<WI, KI, WO, KO>| &mut b.clk, rst: |b| &mut b.rst, input: |b| &mut b.s_axis, output: |b| &mut b.m_axis };

@@ -1,5 +1,7 @@
 //! Parameters of a link endpoint, checked before any hardware is built.
 
+use crate::Error;
+
 /// Frames in flight are numbered modulo 2^SEQ_BITS; at most half the space minus one may be
 /// unacknowledged, so a receiver can tell a retransmitted duplicate from a frame after a gap.
 pub const SEQ_BITS: usize = 6;
@@ -13,7 +15,7 @@ pub const ACK_INTERVAL: u128 = 64;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkConfig {
-    /// Bonded lanes, 1..=4; the channel word is 64 bits per lane.
+    /// Bonded lanes, 1..=8; the channel word is 64 bits per lane.
     pub lanes: usize,
     /// Longest frame the link forms, in channel words (longer user packets span several frames).
     pub max_frame_words: usize,
@@ -47,25 +49,25 @@ impl Default for LinkConfig {
     }
 }
 
-fn range(field: &str, value: usize, lo: usize, hi: usize) -> Result<(), String> {
+fn range(field: &str, value: usize, lo: usize, hi: usize) -> Result<(), Error> {
     if (lo..=hi).contains(&value) {
         Ok(())
     } else {
-        Err(format!("link `{field}` = {value}: allowed range is {lo} ..= {hi}"))
+        Err(Error::Config(format!("link `{field}` = {value}: allowed range is {lo} ..= {hi}")))
     }
 }
 
-fn power_of_two(field: &str, value: usize) -> Result<(), String> {
+fn power_of_two(field: &str, value: usize) -> Result<(), Error> {
     if value.is_power_of_two() {
         Ok(())
     } else {
-        Err(format!("link `{field}` = {value}: must be a power of two"))
+        Err(Error::Config(format!("link `{field}` = {value}: must be a power of two")))
     }
 }
 
 impl LinkConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        range("lanes", self.lanes, 1, 4)?;
+    pub fn validate(&self) -> Result<(), Error> {
+        range("lanes", self.lanes, 1, 8)?;
         range("max_frame_words", self.max_frame_words, 1, 256)?;
         range("replay_words", self.replay_words, 2 * self.max_frame_words, 4096)?;
         power_of_two("replay_words", self.replay_words)?;
@@ -99,11 +101,11 @@ mod tests {
     #[test]
     fn impossible_configurations_name_the_field() {
         let bad = LinkConfig { lanes: 0, ..Default::default() };
-        assert_eq!(bad.validate().unwrap_err(), "link `lanes` = 0: allowed range is 1 ..= 4");
+        assert_eq!(bad.validate().unwrap_err(), crate::Error::Config("link `lanes` = 0: allowed range is 1 ..= 8".into()));
         let bad = LinkConfig { vc_buffer_words: 64, ..Default::default() };
-        assert!(bad.validate().unwrap_err().contains("vc_buffer_words"));
+        assert!(bad.validate().unwrap_err().to_string().contains("vc_buffer_words"));
         let bad = LinkConfig { replay_words: 1000, ..Default::default() };
-        assert!(bad.validate().unwrap_err().contains("power of two"));
+        assert!(bad.validate().unwrap_err().to_string().contains("power of two"));
         assert!(LinkConfig::default().validate().is_ok());
     }
 }

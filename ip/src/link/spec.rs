@@ -34,6 +34,6 @@ pub fn link_spec(lanes: usize, name: &str) -> ModuleSpec {
 }
 
 pub fn link_verilog(spec: &ModuleSpec, lanes: usize) -> Result<String, ExportError> {
-    let net = endpoint(&link_config(lanes)).map_err(ExportError)?;
+    let net = endpoint(&link_config(lanes))?;
     export_netlist(spec, &net)
 }

@@ -205,7 +205,12 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
         .map(|o| {
             let free_o = |ovc: Sig<'d>| ovc.mux(free.bit((1 << out_bits) + o), free.bit(o));
             let asks_o = |(a, inp): (&Ask<'d>, &Input)| {
-                let by_vc = a.vcg.iter().zip(&a.next).enumerate().map(|(v, (g, n))| (*g & n.side.out.eq(lit_out(o)) & !n.side.drop & free_o(n.side.ovc)).named(&format!("{}_vc{v}_asks_{}", inp.name, inputs[o].name)));
+                let by_vc = a
+                    .vcg
+                    .iter()
+                    .zip(&a.next)
+                    .enumerate()
+                    .map(|(v, (g, n))| (*g & n.side.out.eq(lit_out(o)) & !n.side.drop & free_o(n.side.ovc)).named(&format!("{}_vc{v}_asks_{}", inp.name, inputs[o].name)));
                 by_vc.reduce(|x, y| x | y).unwrap()
             };
             vector(d, &asks.iter().zip(inputs).map(asks_o).collect::<Vec<_>>())
@@ -216,8 +221,11 @@ pub(super) fn allocate<'d>(d: &'d Design, c: &RouterConfig, inputs: &[Input<'d>]
     let (grants, pointers): (Vec<Sig>, Vec<Sig>) = (0..n_out).map(|o| round_robin(d, &format!("{}_arbiter", out_names[o]), &in_names, requests[o], d.lit(1, 1))).unzip();
     // Per input, per output: the input wins there (the grant's bit computed beside the input,
     // from the arbiter's pointer register and the requests).
-    let wins_at: Vec<Vec<Sig>> =
-        inputs.iter().enumerate().map(|(i, inp)| (0..n_out).map(|o| wins(d, &format!("{}_turn_at_{}", inp.name, out_names[o]), requests[o], pointers[o], i).named(&format!("{}_won_at_{}", out_names[o], inp.name))).collect()).collect();
+    let wins_at: Vec<Vec<Sig>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, inp)| (0..n_out).map(|o| wins(d, &format!("{}_turn_at_{}", inp.name, out_names[o]), requests[o], pointers[o], i).named(&format!("{}_won_at_{}", out_names[o], inp.name))).collect())
+        .collect();
     // Per output: a connection's tail is scheduled now (the output is released).
     let released: Vec<Sig> = (0..n_out).map(|o| asks.iter().map(|a| a.cont_last & a.here[o]).reduce(|x, y| x | y).unwrap()).collect();
     // A grant to a packet of several flits holds the output.

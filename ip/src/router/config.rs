@@ -1,6 +1,7 @@
 //! Parameters of a router, checked before any hardware is built.
 
 use super::header;
+use crate::Error;
 
 /// Largest torus dimension: a coordinate field of the header is 6 bits.
 pub const MAX_DIM: usize = 64;
@@ -14,7 +15,7 @@ pub struct RouterConfig {
     /// Torus size in X, Y, Z, each 1..=64. A dimension of size 1 has no ports; a dimension of
     /// size 2 has only the + link (minimal routing never uses the − one there).
     pub dims: [usize; 3],
-    /// Datapath width in bits: 128 or 256.
+    /// Datapath width in bits: 128, 256 or 512.
     pub width: usize,
     /// Buffer of each virtual channel of each input port, in flits (a power of two, at least
     /// one maximum-size packet: virtual cut-through).
@@ -32,11 +33,11 @@ impl Default for RouterConfig {
     }
 }
 
-fn range(field: &str, value: usize, lo: usize, hi: usize) -> Result<(), String> {
+fn range(field: &str, value: usize, lo: usize, hi: usize) -> Result<(), Error> {
     if (lo..=hi).contains(&value) {
         Ok(())
     } else {
-        Err(format!("router `{field}` = {value}: allowed range is {lo} ..= {hi}"))
+        Err(Error::Config(format!("router `{field}` = {value}: allowed range is {lo} ..= {hi}")))
     }
 }
 
@@ -76,23 +77,23 @@ impl Direction {
 }
 
 impl RouterConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Error> {
         range("local_ports", self.local_ports, 1, MAX_LOCAL_PORTS)?;
         for (d, name) in ["dims.x", "dims.y", "dims.z"].iter().enumerate() {
             range(name, self.dims[d], 1, MAX_DIM)?;
         }
-        if self.width != 128 && self.width != 256 {
-            return Err(format!("router `width` = {}: allowed values are 128 and 256", self.width));
+        if ![128, 256, 512].contains(&self.width) {
+            return Err(Error::Config(format!("router `width` = {}: allowed values are 128, 256 and 512", self.width)));
         }
         range("max_packet_bytes", self.max_packet_bytes, 0, header::MAX_LENGTH)?;
         let need = self.max_packet_flits();
         if !self.vc_buffer_flits.is_power_of_two() || self.vc_buffer_flits < need.max(2) || self.vc_buffer_flits > 4096 {
-            return Err(format!(
+            return Err(Error::Config(format!(
                 "router `vc_buffer_flits` = {}: must be a power of two in {} ..= 4096 (virtual cut-through needs room for a whole packet of `max_packet_bytes` = {}: {need} flits)",
                 self.vc_buffer_flits,
                 need.max(2).next_power_of_two(),
                 self.max_packet_bytes
-            ));
+            )));
         }
         Ok(())
     }
@@ -148,17 +149,17 @@ mod tests {
         let ok = RouterConfig::default();
         assert!(ok.validate().is_ok());
         let e = RouterConfig { local_ports: 0, ..ok.clone() }.validate().unwrap_err();
-        assert_eq!(e, "router `local_ports` = 0: allowed range is 1 ..= 16");
+        assert_eq!(e, crate::Error::Config("router `local_ports` = 0: allowed range is 1 ..= 16".into()));
         let e = RouterConfig { dims: [4, 0, 1], ..ok.clone() }.validate().unwrap_err();
-        assert_eq!(e, "router `dims.y` = 0: allowed range is 1 ..= 64");
-        let e = RouterConfig { dims: [65, 1, 1], ..ok.clone() }.validate().unwrap_err();
+        assert_eq!(e, crate::Error::Config("router `dims.y` = 0: allowed range is 1 ..= 64".into()));
+        let e = RouterConfig { dims: [65, 1, 1], ..ok.clone() }.validate().unwrap_err().to_string();
         assert!(e.contains("dims.x") && e.contains("1 ..= 64"), "{e}");
-        let e = RouterConfig { width: 64, ..ok.clone() }.validate().unwrap_err();
+        let e = RouterConfig { width: 64, ..ok.clone() }.validate().unwrap_err().to_string();
         assert!(e.contains("`width` = 64"), "{e}");
         // 1024 B at 16 B per flit is 65 flits: a 64-flit buffer cannot hold a whole packet.
-        let e = RouterConfig { vc_buffer_flits: 64, ..ok.clone() }.validate().unwrap_err();
+        let e = RouterConfig { vc_buffer_flits: 64, ..ok.clone() }.validate().unwrap_err().to_string();
         assert!(e.contains("vc_buffer_flits") && e.contains("65 flits") && e.contains("128 ..= 4096"), "{e}");
-        let e = RouterConfig { max_packet_bytes: 20000, ..ok.clone() }.validate().unwrap_err();
+        let e = RouterConfig { max_packet_bytes: 20000, ..ok.clone() }.validate().unwrap_err().to_string();
         assert!(e.contains("max_packet_bytes") && e.contains("16383"), "{e}");
     }
 

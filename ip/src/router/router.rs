@@ -44,6 +44,7 @@
 //! in [`super::arrival`] and [`super::fix`]), the allocator ([`super::allocator`]) and the
 //! switch and output units ([`super::output`]), composed here.
 
+use crate::Error;
 use weft_hdl::netlist::{Design, Netlist};
 
 use super::allocator::allocate;
@@ -59,7 +60,7 @@ fn bits_for(value: usize) -> usize {
 }
 
 /// Builds the router netlist for `config`.
-pub fn router(config: &RouterConfig) -> Result<Netlist, String> {
+pub fn router(config: &RouterConfig) -> Result<Netlist, Error> {
     config.validate()?;
     let d = Design::new();
     let c = config;

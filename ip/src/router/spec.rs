@@ -48,7 +48,7 @@ pub fn router_parameters(c: &RouterConfig) -> Vec<(String, String)> {
 /// Verilator tests and benchmarks.
 pub fn router_verilog_for(config: &RouterConfig) -> Result<(String, String), ExportError> {
     let spec = router_spec_for(config);
-    let net = router(config).map_err(ExportError)?;
+    let net = router(config)?;
     Ok((spec.name.clone(), export_netlist(&spec, &net)?))
 }
 

@@ -20,6 +20,7 @@
 //! `tlast`; the router reads the length from the header), `dst` (22 bits: `x | y << 6 | z << 12
 //! | port << 18`), counters `packets_in`, `packets_out`, `dropped`.
 
+use crate::Error;
 use std::rc::Rc;
 
 use weft_hdl::netlist::verilog::ports;
@@ -55,14 +56,14 @@ pub fn pack_dst(x: usize, y: usize, z: usize, port: usize) -> u32 {
 }
 
 impl KernelPort {
-    pub fn kernel(&self) -> Result<Kernel, String> {
-        dsl::parse(&self.source).map_err(|e| format!("{}: {e}", self.origin))
+    pub fn kernel(&self) -> Result<Kernel, Error> {
+        dsl::parse(&self.source).map_err(Error::kernel(&self.origin))
     }
 
     /// The kernel's netlist at balanced operator depths and its latency in cycles.
-    fn netlist(&self) -> Result<(Kernel, Netlist, usize), String> {
+    fn netlist(&self) -> Result<(Kernel, Netlist, usize), Error> {
         let k = self.kernel()?;
-        let (net, schedule) = k.netlist(&Stages::balanced(k.format)).map_err(|e| format!("{}: {e}", self.origin))?;
+        let (net, schedule) = k.netlist(&Stages::balanced(k.format)).map_err(|e| e.context(&self.origin))?;
         Ok((k, net, schedule.latency))
     }
 }
@@ -74,21 +75,21 @@ pub(crate) fn port_width(net: &Netlist, name: &str) -> usize {
 
 /// Builds the wrapper of `kp` for a port of `width` bits that carries packets of at most
 /// `max_packet_bytes` payload bytes.
-pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Result<Netlist, String> {
+pub fn kernel_port(width: usize, max_packet_bytes: usize, kp: &KernelPort) -> Result<Netlist, Error> {
     let (k, net, latency) = kp.netlist()?;
     let what = format!("the kernel `{}` on port {} ({})", k.name, kp.port, kp.origin);
     let (kin, kout) = (port_width(&net, "s_axis_tdata"), port_width(&net, "m_axis_tdata"));
     if kin % 32 != 0 || kout % 32 != 0 {
-        return Err(format!("{what}: beats of {kin} bits in and {kout} out; a wired kernel needs whole 32-bit words each way"));
+        return Err(Error::Config(format!("{what}: beats of {kin} bits in and {kout} out; a wired kernel needs whole 32-bit words each way")));
     }
     let (in_bytes, out_bytes) = (kin / 8, kout / 8);
     // The longest answer: one output beat per input beat of the longest packet.
     let answer = if k.per_vector { out_bytes } else { max_packet_bytes.div_ceil(in_bytes) * out_bytes };
     if answer > max_packet_bytes {
-        return Err(format!(
+        return Err(Error::Config(format!(
             "{what}: a packet of `max_packet_bytes` = {max_packet_bytes} is up to {} beats of {in_bytes} bytes, answered by {answer} bytes, more than a packet holds: raise `node.max_packet_bytes` to at least {answer}",
             max_packet_bytes.div_ceil(in_bytes)
-        ));
+        )));
     }
     let net = Rc::new(net);
     let d = Design::new();

@@ -19,6 +19,7 @@
 //! on in the shipped nodes), `<e>_rx_serial` is synchronous to `<e>_rx_clk` (reset
 //! `<e>_rx_rst`), the clock recovered from the neighbour's transmitter; every other port to `clk`.
 
+use crate::Error;
 use std::rc::Rc;
 
 use weft_hdl::netlist::{Axis, AxisShape, Design, Inst, Netlist, Sig, Sink, Source};
@@ -44,40 +45,45 @@ pub struct NodeConfig {
 }
 
 impl NodeConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Error> {
         self.router.validate()?;
         self.link.validate()?;
         if 64 * self.link.lanes != self.router.width {
-            return Err(format!("node: link `lanes` = {} carries {} bits per word, the router `width` is {}: lanes must be width / 64", self.link.lanes, 64 * self.link.lanes, self.router.width));
+            return Err(Error::Config(format!(
+                "node: link `lanes` = {} carries {} bits per word, the router `width` is {}: lanes must be width / 64",
+                self.link.lanes,
+                64 * self.link.lanes,
+                self.router.width
+            )));
         }
         if let Some(ports) = self.allreduce {
             for (p, name) in ports.iter().zip(["a", "b"]) {
                 if *p >= self.router.local_ports {
-                    return Err(format!("node: allreduce port {name} = {p}: allowed ports 0..={}", self.router.local_ports - 1));
+                    return Err(Error::Config(format!("node: allreduce port {name} = {p}: allowed ports 0..={}", self.router.local_ports - 1)));
                 }
                 if self.kernels.iter().any(|k| k.port == *p) {
-                    return Err(format!("node: allreduce port {name} = {p} also has a kernel: one user a port"));
+                    return Err(Error::Config(format!("node: allreduce port {name} = {p} also has a kernel: one user a port")));
                 }
             }
             if ports[0] == ports[1] {
-                return Err(format!("node: allreduce ports a and b are both {}: they must differ", ports[0]));
+                return Err(Error::Config(format!("node: allreduce ports a and b are both {}: they must differ", ports[0])));
             }
         }
         for kp in &self.kernels {
             if kp.port >= self.router.local_ports {
-                return Err(format!("node: a kernel on IntraNode port {}: allowed ports 0..={}", kp.port, self.router.local_ports - 1));
+                return Err(Error::Config(format!("node: a kernel on IntraNode port {}: allowed ports 0..={}", kp.port, self.router.local_ports - 1)));
             }
             if self.kernels.iter().filter(|k| k.port == kp.port).count() > 1 {
-                return Err(format!("node: IntraNode port {} has more than one kernel: one kernel a port", kp.port));
+                return Err(Error::Config(format!("node: IntraNode port {} has more than one kernel: one kernel a port", kp.port)));
             }
         }
         // A packet must travel in one frame: a link restart then never leaves half a packet.
         let flits = self.router.max_packet_flits();
         if flits > self.link.max_frame_words {
-            return Err(format!(
+            return Err(Error::Config(format!(
                 "node: a packet of `max_packet_bytes` = {} is {flits} flits, more than the link's `max_frame_words` = {}: packets must fit one frame",
                 self.router.max_packet_bytes, self.link.max_frame_words
-            ));
+            )));
         }
         Ok(())
     }
@@ -143,7 +149,7 @@ pub fn register_map(config: &NodeConfig) -> Vec<Register> {
 }
 
 /// Builds the node netlist.
-pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
+pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
     config.validate()?;
     let rc = &config.router;
     let width = rc.width;
@@ -174,7 +180,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, String> {
     let local_out = AxisShape::data(width).with_keep();
     let link_out = AxisShape::data(width).with_keep().with_user(1);
     let link_in = link_out.always_ready();
-    let engine = config.allreduce.map(|_| -> Result<_, String> {
+    let engine = config.allreduce.map(|_| -> Result<_, Error> {
         d.section("allreduce engine");
         let e = d.instance(&Rc::new(allreduce::engine(width)?), &format!("allreduce_w{width}"), "allreduce");
         for (input, reg) in [("flags", "allreduce_flags"), ("dst_a", "allreduce_dst_a"), ("dst_b", "allreduce_dst_b")] {

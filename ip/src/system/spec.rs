@@ -34,5 +34,5 @@ pub fn node_spec_for(name: &str, c: &NodeConfig) -> ModuleSpec {
 
 pub fn node_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
     let dims = dims_of(spec);
-    export_netlist(spec, &node(&node_config(dims)).map_err(ExportError)?)
+    export_netlist(spec, &node(&node_config(dims))?)
 }

@@ -2,6 +2,7 @@
 //! implementations, the built-in netlist evaluator ([`NetlistDevice`]) and a Verilated model
 //! ([`VerilatorDevice`]).
 
+use crate::Error;
 use std::path::Path;
 
 use weft_ip::link::{endpoint, LinkConfig};
@@ -10,8 +11,19 @@ use weft_ip::weft_hdl::netlist::Wire;
 
 use crate::cosim::{CosimError, Model, PortId};
 
-/// Port values, little-endian 64-bit words (ports are at most 320 bits wide).
-pub type Value = [u64; 5];
+/// 64-bit words in a [`Value`].
+pub const VALUE_WORDS: usize = 9;
+
+/// Port values, little-endian 64-bit words (ports are at most 576 bits wide: the serial lanes of
+/// an eight-lane link, 8 × 66 bits, and 512-bit streams).
+pub type Value = [u64; VALUE_WORDS];
+
+/// A port value of at most 64 bits.
+pub fn scalar(x: u64) -> Value {
+    let mut v = Value::default();
+    v[0] = x;
+    v
+}
 
 /// An endpoint being simulated: whole ports by name.
 pub trait Device {
@@ -105,7 +117,7 @@ impl Device for NetlistDevice {
     }
     fn get(&mut self, port: usize) -> Value {
         let w = self.ports[port].1;
-        let mut v = [0; 5];
+        let mut v = [0; VALUE_WORDS];
         for (k, digit) in self.eval.get_big(w).iter_u64_digits().enumerate() {
             v[k] = digit;
         }
@@ -177,7 +189,7 @@ impl Device for VerilatorDevice {
     }
     fn get(&mut self, port: usize) -> Value {
         let words = self.model.get_words(self.ports[port].1).to_vec();
-        let mut v = [0; 5];
+        let mut v = [0; VALUE_WORDS];
         for (i, w) in words.iter().enumerate() {
             v[i / 2] |= (*w as u64) << (32 * (i % 2));
         }
@@ -213,6 +225,6 @@ impl Device for VerilatorDevice {
 }
 
 /// A built-in-simulator endpoint for `config`.
-pub fn netlist_device(config: &LinkConfig) -> Result<NetlistDevice, String> {
+pub fn netlist_device(config: &LinkConfig) -> Result<NetlistDevice, Error> {
     Ok(NetlistDevice::new(Evaluator::new(endpoint(config)?)))
 }

@@ -10,5 +10,5 @@ mod clocks;
 mod device;
 mod pair;
 
-pub use device::{netlist_device, Device, NetlistDevice, Value, VerilatorDevice};
+pub use device::{netlist_device, scalar, Device, NetlistDevice, Value, VerilatorDevice, VALUE_WORDS};
 pub use pair::{LinkPair, LinkRun, Packet, Traffic};

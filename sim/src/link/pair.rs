@@ -1,6 +1,8 @@
 //! Two reliable-link endpoints joined by two channel models ([`LinkPair`]): the packets and
 //! traffic of a run, the cycle loop, and the per-virtual-channel scoreboard.
 
+use crate::link::{scalar, Value};
+use crate::Error;
 use std::collections::VecDeque;
 
 use weft_ip::link::LinkConfig;
@@ -211,8 +213,8 @@ impl<D: Device> LinkPair<D> {
                     beat = Some((p.bytes[src.offset..end].to_vec(), end == p.bytes.len(), p.vc));
                 }
             }
-            let mut data = [0u64; 5];
-            let mut keep = [0u64; 5];
+            let mut data = Value::default();
+            let mut keep = Value::default();
             let (last, vc, valid) = match &beat {
                 Some((bytes, last, vc)) => {
                     for (b, byte) in bytes.iter().enumerate() {
@@ -225,20 +227,20 @@ impl<D: Device> LinkPair<D> {
             };
             e.set(h[0], &data);
             e.set(h[1], &keep);
-            e.set(h[2], &[last, 0, 0, 0, 0]);
-            e.set(h[3], &[vc, 0, 0, 0, 0]);
-            e.set(h[4], &[valid, 0, 0, 0, 0]);
+            e.set(h[2], &scalar(last));
+            e.set(h[3], &scalar(vc));
+            e.set(h[4], &scalar(valid));
             let readies = [rng.chance(ready_percent), rng.chance(ready_percent)];
-            e.set(h[10], &[readies[0] as u64, 0, 0, 0, 0]);
-            e.set(self.vc1_ports[i][4], &[readies[1] as u64, 0, 0, 0, 0]);
+            e.set(h[10], &scalar(readies[0] as u64));
+            e.set(self.vc1_ports[i][4], &scalar(readies[1] as u64));
             // Native flow control requests due now.
             let due = self.nfc_requests.iter().position(|r| r.1 == i && r.0 <= self.cycles[i]);
             let mut nfc_offered = None;
             if !self.nfc_requests.is_empty() || due.is_some() {
                 let (pv, pd) = (e.port("s_axis_nfc_tvalid"), e.port("s_axis_nfc_tdata"));
                 let data = due.map_or(0, |d| self.nfc_requests[d].2);
-                e.set(pv, &[due.is_some() as u64, 0, 0, 0, 0]);
-                e.set(pd, &[data as u64, 0, 0, 0, 0]);
+                e.set(pv, &scalar(due.is_some() as u64));
+                e.set(pd, &scalar(data as u64));
                 nfc_offered = due;
             }
             let mut credit_rng = Rng::new(self.cycles[i] * 2 + i as u64 + 1);
@@ -248,7 +250,7 @@ impl<D: Device> LinkPair<D> {
                     self.credits_returned[i][v] += *b as u64;
                 }
                 let p = e.port("rx_credit_return");
-                e.set(p, &[bits[0] as u64 | (bits[1] as u64) << 1, 0, 0, 0, 0]);
+                e.set(p, &scalar(bits[0] as u64 | (bits[1] as u64) << 1));
             }
             // Receive side: the channel from the other end.
             e.settle();
@@ -264,7 +266,7 @@ impl<D: Device> LinkPair<D> {
                 if e.get(pr)[0] & 1 == 1 {
                     self.nfc_requests.remove(d);
                     let pv = e.port("s_axis_nfc_tvalid");
-                    e.set(pv, &[0; 5]);
+                    e.set(pv, &Value::default());
                 }
             }
             self.up[i] = e.get(h[13])[0] != 0;
@@ -336,7 +338,7 @@ impl<D: Device> LinkPair<D> {
         // edges: a receiver's `rx_clk` rises with its sender's `clk`.
         for i in (0..2).filter(|i| edges.clk(*i)) {
             let rx = self.channels[i].step(&tx[i]);
-            let mut v = [0u64; 5];
+            let mut v = Value::default();
             for (k, block) in rx.iter().enumerate() {
                 put_bits(&mut v, 66 * k, 66, *block);
             }
@@ -354,7 +356,7 @@ impl<D: Device> LinkPair<D> {
 
     /// Sends `traffic` and checks every packet; fails (with the cycle) on any loss,
     /// duplication, corruption or reordering, or when delivery stalls for `stall_limit` cycles.
-    pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<LinkRun, String> {
+    pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<LinkRun, Error> {
         let mut rng = Rng::new(traffic.seed);
         let make = |rng: &mut Rng| {
             let len = traffic.min_bytes + rng.below((traffic.max_bytes - traffic.min_bytes + 1) as u64) as usize;
@@ -387,7 +389,7 @@ impl<D: Device> LinkPair<D> {
                 last_progress = self.cycle;
             }
             if self.cycle - last_progress > stall_limit {
-                return Err(format!("no packet delivered for {stall_limit} cycles at cycle {} ({delivered} of {total} delivered)", self.cycle));
+                return Err(Error::Stuck(format!("no packet delivered for {stall_limit} cycles at cycle {} ({delivered} of {total} delivered)", self.cycle)));
             }
             for src in sources.iter_mut() {
                 if !src.offered && !src.queue.is_empty() && valid_rng.chance(traffic.valid_percent) {
@@ -427,7 +429,7 @@ mod tests {
         fn port(&mut self, name: &str) -> usize {
             self.names.iter().position(|n| n == name).unwrap_or_else(|| {
                 self.names.push(name.to_string());
-                self.values.push([0; 5]);
+                self.values.push(Value::default());
                 self.names.len() - 1
             })
         }

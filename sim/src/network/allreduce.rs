@@ -3,6 +3,8 @@
 //! its vector into port `a` as packets (a header whose `length` counts, then the payload) and
 //! takes the result packets, with random gaps and back-pressure on the host streams if asked.
 
+use crate::link::Value;
+use crate::Error;
 use weft_ip::regmap::ALLREDUCE;
 use weft_ip::router::header::Header;
 use weft_ip::system::allreduce::{plan, RESULT_TAG};
@@ -32,7 +34,7 @@ struct Host {
 
 impl<D: Device> Torus<D> {
     /// Writes every node's allreduce program ([`plan`]) for the engine on ports `[a, b]`.
-    pub fn program_allreduce(&mut self, ports: [usize; 2]) -> Result<(), String> {
+    pub fn program_allreduce(&mut self, ports: [usize; 2]) -> Result<(), Error> {
         for (n, p) in plan(&self.config, ports).iter().enumerate() {
             for (k, v) in [p.flags, p.dst_a, p.dst_b].into_iter().enumerate() {
                 self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
@@ -44,13 +46,13 @@ impl<D: Device> Torus<D> {
     /// Runs one allreduce of `vectors` (one per node, equal lengths) through port `a`, each vector
     /// sent as packets of `packets` bytes (multiples of 4, summing to the vector's); `pressure` (a seed) adds random gaps to the
     /// hosts' streams and random back-pressure on their results. Fails after `limit` cycles.
-    pub fn allreduce(&mut self, a: usize, vectors: &[Vec<f32>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, String> {
+    pub fn allreduce(&mut self, a: usize, vectors: &[Vec<f32>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let len = vectors[0].len();
         let lanes = config.width / 32;
         if packets.iter().any(|p| p % 4 != 0 || *p == 0) || packets.iter().sum::<usize>() != 4 * len {
-            return Err(format!("packets {packets:?}: want non-zero multiples of 4 summing to {} bytes", 4 * len));
+            return Err(Error::Config(format!("packets {packets:?}: want non-zero multiples of 4 summing to {} bytes", 4 * len)));
         }
         let mut hosts: Vec<Host> = (0..nodes)
             .map(|n| {
@@ -74,7 +76,7 @@ impl<D: Device> Torus<D> {
             })
             .collect();
         let handles: Vec<(usize, _)> =
-            (0..nodes).map(|n| self.local[n].iter().find(|l| l.0 == a).map(|l| (l.1, l.2)).ok_or_else(|| format!("node {n} has no stream port {a}"))).collect::<Result<_, String>>()?;
+            (0..nodes).map(|n| self.local[n].iter().find(|l| l.0 == a).map(|l| (l.1, l.2)).ok_or_else(|| Error::Config(format!("node {n} has no stream port {a}")))).collect::<Result<_, Error>>()?;
         let mut rng = Rng::new(pressure.unwrap_or(0));
         let start = self.cycle;
         loop {
@@ -84,7 +86,7 @@ impl<D: Device> Torus<D> {
             if self.cycle - start > limit {
                 let got: Vec<usize> = hosts.iter().map(|h| h.result.len()).collect();
                 let sent: Vec<usize> = hosts.iter().map(|h| h.next).collect();
-                return Err(format!("allreduce of {len} elements not complete after {limit} cycles: beats sent {sent:?} of {}, elements received {got:?}", hosts[0].beats.len()));
+                return Err(Error::Stuck(format!("allreduce of {len} elements not complete after {limit} cycles: beats sent {sent:?} of {}, elements received {got:?}", hosts[0].beats.len())));
             }
             let active = self.next_instant();
             let mut ready = vec![false; nodes];
@@ -93,13 +95,13 @@ impl<D: Device> Torus<D> {
                 if !host.offered && host.next < host.beats.len() && pressure.is_none_or(|_| rng.chance(80)) {
                     host.offered = true;
                 }
-                let (data, last) = if host.offered { (value(&host.beats[host.next].0), host.beats[host.next].1) } else { ([0; 5], false) };
+                let (data, last) = if host.offered { (value(&host.beats[host.next].0), host.beats[host.next].1) } else { (Value::default(), false) };
                 let d = &mut self.devices[dev];
-                d.set(h[0], &data);
-                d.set(h[1], &scalar(last as u64));
-                d.set(h[2], &scalar(host.offered as u64));
+                d.set(h.s_tdata, &data);
+                d.set(h.s_tlast, &scalar(last as u64));
+                d.set(h.s_tvalid, &scalar(host.offered as u64));
                 ready[n] = pressure.is_none_or(|_| rng.chance(70));
-                d.set(h[8], &scalar(ready[n] as u64));
+                d.set(h.m_tready, &scalar(ready[n] as u64));
             }
             for d in self.devices.iter_mut() {
                 d.settle();
@@ -107,20 +109,20 @@ impl<D: Device> Torus<D> {
             for (n, host) in hosts.iter_mut().enumerate() {
                 let (dev, h) = handles[n];
                 let d = &mut self.devices[dev];
-                if host.offered && d.get(h[3])[0] & 1 == 1 {
+                if host.offered && d.get(h.s_tready)[0] & 1 == 1 {
                     host.next += 1;
                     host.offered = false;
                 }
-                if !(ready[n] && d.get(h[7])[0] & 1 == 1) {
+                if !(ready[n] && d.get(h.m_tvalid)[0] & 1 == 1) {
                     continue;
                 }
-                let data = d.get(h[4]);
-                let last = d.get(h[6])[0] & 1 == 1;
+                let data = d.get(h.m_tdata);
+                let last = d.get(h.m_tlast)[0] & 1 == 1;
                 match host.receiving {
                     None => {
                         let header = Header::unpack(bits(&data, 0, 128));
                         if header.tag != RESULT_TAG || !header.length.is_multiple_of(4) || last {
-                            return Err(format!("node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}", self.cycle, header.tag, header.length));
+                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}", self.cycle, header.tag, header.length)));
                         }
                         host.receiving = Some(header.length / 4);
                     }
@@ -128,7 +130,7 @@ impl<D: Device> Torus<D> {
                         let take = left.min(lanes);
                         host.result.extend((0..take).map(|i| bits(&data, 32 * i, 32) as u32));
                         if last != (take == left) {
-                            return Err(format!("node {n} at cycle {}: a result packet's tlast disagrees with its length", self.cycle));
+                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a result packet's tlast disagrees with its length", self.cycle)));
                         }
                         host.receiving = (!last).then_some(left - take);
                     }
@@ -138,7 +140,7 @@ impl<D: Device> Torus<D> {
         }
         for (n, h) in hosts.iter().enumerate() {
             if h.result.len() != len {
-                return Err(format!("node {n}: {} result elements, want {len}", h.result.len()));
+                return Err(Error::Mismatch(format!("node {n}: {} result elements, want {len}", h.result.len())));
             }
         }
         Ok(AllreduceRun { cycles: self.cycle - start, results: hosts.into_iter().map(|h| h.result).collect() })

@@ -3,10 +3,11 @@
 
 use super::{scalar, Torus};
 use crate::link::Device;
+use crate::Error;
 
 impl<D: Device> Torus<D> {
     /// Writes a node's register through its AXI4-Lite port (every other node idles meanwhile).
-    pub fn axil_write(&mut self, node: usize, addr: u32, data: u32) -> Result<(), String> {
+    pub fn axil_write(&mut self, node: usize, addr: u32, data: u32) -> Result<(), Error> {
         let names = ["s_axil_awaddr", "s_axil_awvalid", "s_axil_wdata", "s_axil_wstrb", "s_axil_wvalid", "s_axil_bready", "s_axil_bvalid", "s_axil_bresp", "s_axil_awready", "s_axil_wready"];
         let p: Vec<usize> = names.iter().map(|n| self.devices[node].port(n)).collect();
         let d = &mut self.devices[node];
@@ -27,7 +28,7 @@ impl<D: Device> Torus<D> {
                 self.idle_node_cycle(node);
                 let d = &mut self.devices[node];
                 d.set(p[5], &scalar(0));
-                return if resp == 0 { Ok(()) } else { Err(format!("node {node}: write to {addr:#x} answered {resp}")) };
+                return if resp == 0 { Ok(()) } else { Err(Error::Mismatch(format!("node {node}: write to {addr:#x} answered {resp}"))) };
             }
             self.idle_node_cycle(node);
             let d = &mut self.devices[node];
@@ -38,11 +39,11 @@ impl<D: Device> Torus<D> {
                 d.set(p[4], &scalar(0));
             }
         }
-        Err(format!("node {node}: AXI4-Lite write to {addr:#x} got no response"))
+        Err(Error::Stuck(format!("node {node}: AXI4-Lite write to {addr:#x} got no response")))
     }
 
     /// Reads a node's register through its AXI4-Lite port; returns (data, resp).
-    pub fn axil_read(&mut self, node: usize, addr: u32) -> Result<(u32, u32), String> {
+    pub fn axil_read(&mut self, node: usize, addr: u32) -> Result<(u32, u32), Error> {
         let names = ["s_axil_araddr", "s_axil_arvalid", "s_axil_rready", "s_axil_arready", "s_axil_rvalid", "s_axil_rdata", "s_axil_rresp"];
         let p: Vec<usize> = names.iter().map(|n| self.devices[node].port(n)).collect();
         let d = &mut self.devices[node];
@@ -67,12 +68,12 @@ impl<D: Device> Torus<D> {
                 d.set(p[1], &scalar(0));
             }
         }
-        Err(format!("node {node}: AXI4-Lite read of {addr:#x} got no response"))
+        Err(Error::Stuck(format!("node {node}: AXI4-Lite read of {addr:#x} got no response")))
     }
 
     /// Reads a node's register through the read channel of a `<cfg>_sim_async` top
     /// (`axil_ar*_n<n>` / `axil_r*_n<n>`, read data always accepted); the sources idle meanwhile.
-    pub fn read_sim_register(&mut self, node: usize, addr: u32) -> Result<u32, String> {
+    pub fn read_sim_register(&mut self, node: usize, addr: u32) -> Result<u32, Error> {
         let p: Vec<usize> = ["araddr", "arvalid", "arready", "rdata", "rvalid"].iter().map(|n| self.devices[0].port(&format!("axil_{n}_n{node}"))).collect();
         self.devices[0].set(p[0], &scalar(addr as u64));
         self.devices[0].set(p[1], &scalar(1));
@@ -92,6 +93,6 @@ impl<D: Device> Torus<D> {
                 return Ok(self.devices[0].get(p[3])[0] as u32);
             }
         }
-        Err(format!("node {node}: read of {addr:#x} got no response"))
+        Err(Error::Stuck(format!("node {node}: read of {addr:#x} got no response")))
     }
 }

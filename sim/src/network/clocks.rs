@@ -2,6 +2,7 @@
 //! reaches the devices — the clock ports of a `<cfg>_sim_async` top, or the clock domains of
 //! each node netlist (its `clk`, and each link's receive domain on the sender's clock).
 
+use crate::Error;
 use std::path::Path;
 
 use weft_ip::router::RouterConfig;
@@ -31,13 +32,13 @@ impl Torus<NetlistDevice> {
     /// [`Torus::netlist_nodes`] with node n on its own clock of `periods[n]` (any unit), first
     /// rising at `phases[n]`; each link receives on its sender's clock and its channel model
     /// moves on that clock. The nodes' links need receive clocks (`LinkConfig::rx_clock`).
-    pub fn netlist_nodes_async(config: &NodeConfig, latency: usize, periods: &[u64], phases: &[u64]) -> Result<Torus<NetlistDevice>, String> {
+    pub fn netlist_nodes_async(config: &NodeConfig, latency: usize, periods: &[u64], phases: &[u64]) -> Result<Torus<NetlistDevice>, Error> {
         let nodes = config.router.nodes();
         if !config.link.rx_clock {
-            return Err("nodes on their own clocks need links with receive clocks (LinkConfig::rx_clock)".into());
+            return Err(Error::Config("nodes on their own clocks need links with receive clocks (LinkConfig::rx_clock)".to_string()));
         }
         if periods.len() != nodes || phases.len() != nodes {
-            return Err(format!("{nodes} nodes need {nodes} clock periods and phases"));
+            return Err(Error::Config(format!("{nodes} nodes need {nodes} clock periods and phases")));
         }
         let mut torus = Torus::netlist_nodes(config, latency)?;
         torus.node_clocks = Some(NodeClocks { schedule: Clocks::new(periods, phases), drive: ClockDrive::Domains, edges: vec![0; nodes] });
@@ -48,10 +49,10 @@ impl Torus<NetlistDevice> {
 impl Torus<VerilatorDevice> {
     /// Verilator on a `<cfg>_sim_async` top: node n runs on its own clock of `periods[n]` (any
     /// unit), first rising at `phases[n]`; the links inside receive on their senders' clocks.
-    pub fn verilated_sim_async(config: &RouterConfig, file: &Path, top: &str, periods: &[u64], phases: &[u64]) -> Result<Torus<VerilatorDevice>, String> {
+    pub fn verilated_sim_async(config: &RouterConfig, file: &Path, top: &str, periods: &[u64], phases: &[u64]) -> Result<Torus<VerilatorDevice>, Error> {
         let nodes = config.nodes();
         if periods.len() != nodes || phases.len() != nodes {
-            return Err(format!("{top}: {nodes} nodes need {nodes} clock periods and phases"));
+            return Err(Error::Config(format!("{top}: {nodes} nodes need {nodes} clock periods and phases")));
         }
         let mut torus = Torus::verilated_sim(config, file, top)?;
         let clk = (0..nodes).map(|n| torus.devices[0].port(&format!("clk_n{n}"))).collect();

@@ -2,6 +2,8 @@
 //! into one IntraNode port, all hosts from the same cycle at full rate, and takes the packets that
 //! arrive on that port, as the DG halo exchange does each stage.
 
+use crate::link::Value;
+use crate::Error;
 use weft_ip::router::header::Header;
 
 use super::{bits, scalar, value, Torus};
@@ -36,13 +38,13 @@ impl<D: Device> Torus<D> {
     /// Sends `messages[n]` from node `n`'s port `port` (in order) and takes every packet arriving
     /// on port `port` of any node, until each node has as many as were addressed to it. Fails
     /// after `limit` cycles, or on a packet whose `tlast` disagrees with its header's length.
-    pub fn exchange(&mut self, port: usize, messages: &[Vec<Message>], limit: u64) -> Result<Exchanged, String> {
+    pub fn exchange(&mut self, port: usize, messages: &[Vec<Message>], limit: u64) -> Result<Exchanged, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let lanes = config.width / 32;
         let chunks = config.width / 128;
         if messages.len() != nodes {
-            return Err(format!("messages for {} nodes, the torus has {nodes}", messages.len()));
+            return Err(Error::Config(format!("messages for {} nodes, the torus has {nodes}", messages.len())));
         }
         let mut expected = vec![0usize; nodes];
         let mut beats: Vec<Vec<(Vec<u128>, bool)>> = vec![];
@@ -50,7 +52,12 @@ impl<D: Device> Torus<D> {
             let mut b = vec![];
             for m in list {
                 if m.dst.0 >= nodes || m.dst.1 != port || m.words.is_empty() || 4 * m.words.len() > config.max_packet_bytes {
-                    return Err(format!("node {n}: a message to {:?} of {} words: want a node below {nodes}, port {port}, 1 ..= {} words", m.dst, m.words.len(), config.max_packet_bytes / 4));
+                    return Err(Error::Config(format!(
+                        "node {n}: a message to {:?} of {} words: want a node below {nodes}, port {port}, 1 ..= {} words",
+                        m.dst,
+                        m.words.len(),
+                        config.max_packet_bytes / 4
+                    )));
                 }
                 expected[m.dst.0] += 1;
                 let header = Header { dst: config.coords(m.dst.0), dst_port: port, length: 4 * m.words.len(), tag: m.tag, user: m.user, ..Header::default() };
@@ -65,8 +72,9 @@ impl<D: Device> Torus<D> {
             }
             beats.push(b);
         }
-        let handles: Vec<(usize, _)> =
-            (0..nodes).map(|n| self.local[n].iter().find(|l| l.0 == port).map(|l| (l.1, l.2)).ok_or_else(|| format!("node {n} has no host stream on port {port}"))).collect::<Result<_, String>>()?;
+        let handles: Vec<(usize, _)> = (0..nodes)
+            .map(|n| self.local[n].iter().find(|l| l.0 == port).map(|l| (l.1, l.2)).ok_or_else(|| Error::Config(format!("node {n} has no host stream on port {port}"))))
+            .collect::<Result<_, Error>>()?;
         let mut next = vec![0usize; nodes];
         let mut received: Vec<Vec<Received>> = vec![vec![]; nodes];
         // The packet being taken: its header and the words still to come.
@@ -75,18 +83,18 @@ impl<D: Device> Torus<D> {
         while (0..nodes).any(|n| received[n].len() < expected[n] || next[n] < beats[n].len()) {
             if self.cycle - start > limit {
                 let got: Vec<usize> = received.iter().map(Vec::len).collect();
-                return Err(format!("exchange not complete after {limit} cycles: packets taken {got:?} of {expected:?}, beats sent {next:?}"));
+                return Err(Error::Stuck(format!("exchange not complete after {limit} cycles: packets taken {got:?} of {expected:?}, beats sent {next:?}")));
             }
             let active = self.next_instant();
             for n in 0..nodes {
                 let (dev, h) = handles[n];
                 let offered = next[n] < beats[n].len();
-                let (data, last) = if offered { (value(&beats[n][next[n]].0), beats[n][next[n]].1) } else { ([0; 5], false) };
+                let (data, last) = if offered { (value(&beats[n][next[n]].0), beats[n][next[n]].1) } else { (Value::default(), false) };
                 let d = &mut self.devices[dev];
-                d.set(h[0], &data);
-                d.set(h[1], &scalar(last as u64));
-                d.set(h[2], &scalar(offered as u64));
-                d.set(h[8], &scalar(1));
+                d.set(h.s_tdata, &data);
+                d.set(h.s_tlast, &scalar(last as u64));
+                d.set(h.s_tvalid, &scalar(offered as u64));
+                d.set(h.m_tready, &scalar(1));
             }
             for d in self.devices.iter_mut() {
                 d.settle();
@@ -97,19 +105,19 @@ impl<D: Device> Torus<D> {
                 if !active[n] {
                     continue;
                 }
-                if next[n] < beats[n].len() && d.get(h[3])[0] & 1 == 1 {
+                if next[n] < beats[n].len() && d.get(h.s_tready)[0] & 1 == 1 {
                     next[n] += 1;
                 }
-                if d.get(h[7])[0] & 1 == 0 {
+                if d.get(h.m_tvalid)[0] & 1 == 0 {
                     continue;
                 }
-                let data = d.get(h[4]);
-                let last = d.get(h[6])[0] & 1 == 1;
+                let data = d.get(h.m_tdata);
+                let last = d.get(h.m_tlast)[0] & 1 == 1;
                 match current[n].take() {
                     None => {
                         let header = Header::unpack(bits(&data, 0, 128));
                         if !header.length.is_multiple_of(4) || header.length == 0 || last {
-                            return Err(format!("node {n} at cycle {}: a packet header with length {}, last {last}", self.cycle, header.length));
+                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a packet header with length {}, last {last}", self.cycle, header.length)));
                         }
                         current[n] = Some((header, vec![], header.length / 4));
                     }
@@ -117,7 +125,7 @@ impl<D: Device> Torus<D> {
                         let take = left.min(lanes);
                         words.extend((0..take).map(|i| bits(&data, 32 * i, 32) as u32));
                         if last != (take == left) {
-                            return Err(format!("node {n} at cycle {}: a packet's tlast disagrees with its length {}", self.cycle, header.length));
+                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a packet's tlast disagrees with its length {}", self.cycle, header.length)));
                         }
                         if last {
                             received[n].push(Received { header, words });

@@ -11,6 +11,7 @@
 //! places a packet by its header's source coordinates, stage and chunk: nothing but the bits
 //! that came through the fabric gives the plus side of a boundary face.
 
+use crate::Error;
 use std::path::Path;
 
 use weft_ip::dg::mesh::{Mesh, FACES, FACE_NODES, FIELDS, VERTICES};
@@ -39,9 +40,9 @@ pub struct KernelModel {
 
 impl KernelModel {
     /// Builds `top` from `file` (a generated kernel with `s_axis`/`m_axis`), held in reset 2 cycles.
-    pub fn build(file: &Path, top: &str, lanes_out: usize) -> Result<KernelModel, String> {
-        let mut model = Model::build(file, top).map_err(|e| format!("{}: {e}", file.display()))?;
-        let rst = model.port("rst").map_err(|e| e.to_string())?;
+    pub fn build(file: &Path, top: &str, lanes_out: usize) -> Result<KernelModel, Error> {
+        let mut model = Model::build(file, top).map_err(|e| Error::from(e).context(file.display()))?;
+        let rst = model.port("rst")?;
         model.set(rst, 1);
         model.tick();
         model.tick();
@@ -50,9 +51,9 @@ impl KernelModel {
     }
 
     /// Streams `inputs` (binary32 lanes) through at full rate; returns one output per input.
-    pub fn run(&mut self, inputs: &[Vec<f32>]) -> Result<Vec<Vec<f32>>, String> {
-        let mut source = AxisSource::new(AxisPorts::find(&self.model, "s_axis").map_err(|e| e.to_string())?, 100, 1);
-        let mut sink = AxisSink::new(AxisPorts::find(&self.model, "m_axis").map_err(|e| e.to_string())?, 100, 2);
+    pub fn run(&mut self, inputs: &[Vec<f32>]) -> Result<Vec<Vec<f32>>, Error> {
+        let mut source = AxisSource::new(AxisPorts::find(&self.model, "s_axis")?, 100, 1);
+        let mut sink = AxisSink::new(AxisPorts::find(&self.model, "m_axis")?, 100, 2);
         for v in inputs {
             let lanes: Vec<u32> = v.iter().map(|x| x.to_bits()).collect();
             source.queue.push_back(Beat::new(lanes_to_data(&lanes), 0, false, 0));
@@ -60,7 +61,7 @@ impl KernelModel {
         let start = self.model.cycle;
         while sink.received.len() < inputs.len() {
             if self.model.cycle - start > 1000 + 4 * inputs.len() as u64 {
-                return Err(format!("kernel stuck after {} of {} results", sink.received.len(), inputs.len()));
+                return Err(Error::Stuck(format!("kernel stuck after {} of {} results", sink.received.len(), inputs.len())));
             }
             source.drive(&mut self.model);
             sink.drive(&mut self.model);
@@ -90,7 +91,7 @@ pub struct DgKernels {
 impl DgKernels {
     /// Builds `dg_surface_flux` and `dg_rk_update` from their generated files in `dir` (verilated
     /// once each, instantiated for every node).
-    pub fn build(dir: &Path) -> Result<DgKernels, String> {
+    pub fn build(dir: &Path) -> Result<DgKernels, Error> {
         let flux = (0..PARTS).map(|_| KernelModel::build(&dir.join("dg_surface_flux.v"), "dg_surface_flux", 6)).collect::<Result<_, _>>()?;
         let rk = (0..PARTS).map(|_| KernelModel::build(&dir.join("dg_rk_update.v"), "dg_rk_update", 2)).collect::<Result<_, _>>()?;
         Ok(DgKernels { flux, rk })
@@ -165,9 +166,9 @@ impl<D: Device> Torus<D> {
     /// kernels. `perturb` flips the top mantissa bit (bit 22) of `Ez` of the first halo entry
     /// node 0 takes (after the fabric), to show a wrong halo value is seen. (A flip of the lowest
     /// bit can vanish in the rounding of the flux and the update.)
-    pub fn dg_stage(&mut self, dg: &mut Distributed, kernels: &mut DgKernels, stage: usize, perturb: bool, limit: u64) -> Result<StageRun, String> {
+    pub fn dg_stage(&mut self, dg: &mut Distributed, kernels: &mut DgKernels, stage: usize, perturb: bool, limit: u64) -> Result<StageRun, Error> {
         if self.config.nodes() != PARTS {
-            return Err(format!("the DG partition has {PARTS} parts; the torus {:?} has {} nodes", self.config.dims, self.config.nodes()));
+            return Err(Error::Config(format!("the DG partition has {PARTS} parts; the torus {:?} has {} nodes", self.config.dims, self.config.nodes())));
         }
         let max = self.config.max_packet_bytes;
         let messages: Vec<Vec<Message>> = (0..PARTS).map(|m| dg.messages(m, max)).collect();
@@ -182,16 +183,16 @@ impl<D: Device> Torus<D> {
                 let m = h.src[0] + self.config.dims[0] * (h.src[1] + self.config.dims[1] * h.src[2]);
                 let (at_stage, chunk) = (h.user >> 8, (h.user & 0xFF) as usize);
                 if h.tag != HALO_TAG || at_stage != dg.stages || m >= PARTS || h.dst_port != HALO_PORT {
-                    return Err(format!("node {n} took a packet with tag {:#x}, user {:#x}, from {:?}: not a halo packet of stage {}", h.tag, h.user, h.src, dg.stages));
+                    return Err(Error::Mismatch(format!("node {n} took a packet with tag {:#x}, user {:#x}, from {:?}: not a halo packet of stage {}", h.tag, h.user, h.src, dg.stages)));
                 }
                 let slots = &mut halo[n][m];
                 if chunk * per + p.words.len() / FIELDS > slots.len() || p.words.len() % FIELDS != 0 {
-                    return Err(format!("node {n}: halo chunk {chunk} from node {m} of {} words does not fit its {} entries", p.words.len(), slots.len()));
+                    return Err(Error::Mismatch(format!("node {n}: halo chunk {chunk} from node {m} of {} words does not fit its {} entries", p.words.len(), slots.len())));
                 }
                 for (i, e) in p.words.chunks(FIELDS).enumerate() {
                     let slot = &mut slots[chunk * per + i];
                     if slot.is_some() {
-                        return Err(format!("node {n}: halo entry {} from node {m} arrived twice", chunk * per + i));
+                        return Err(Error::Mismatch(format!("node {n}: halo entry {} from node {m} arrived twice", chunk * per + i)));
                     }
                     *slot = Some(std::array::from_fn(|c| f32::from_bits(e[c])));
                 }
@@ -215,7 +216,7 @@ impl<D: Device> Torus<D> {
                         let minus = dg.q[n][i][Mesh::face_vertex(f, k)];
                         let plus = match dg.partition.plus[n][at] {
                             Plus::Local { element, vertex } => dg.q[n][element][vertex],
-                            Plus::Halo { from, index } => halo[n][from][index].ok_or_else(|| format!("node {n}: halo entry {index} from node {from} never arrived"))?,
+                            Plus::Halo { from, index } => halo[n][from][index].ok_or_else(|| Error::Mismatch(format!("node {n}: halo entry {index} from node {from} never arrived")))?,
                         };
                         inputs.push(flux_inputs(&mesh, e, f, &minus, &plus).to_vec());
                         at += 1;

@@ -14,9 +14,11 @@ mod clocks;
 mod exchange;
 mod faults;
 pub mod halo;
+mod ports;
 mod run;
 mod traffic;
 
+use crate::Error;
 use std::path::Path;
 
 use weft_ip::router::header::Header;
@@ -26,8 +28,9 @@ use weft_ip::weft_hdl::netlist::eval::Evaluator;
 use weft_ip::weft_hdl::testbench::Rng;
 
 use crate::channel::{Channel, ChannelConfig};
-use crate::link::{Device, NetlistDevice, Value, VerilatorDevice};
+use crate::link::{scalar, Device, NetlistDevice, Value, VerilatorDevice};
 use clocks::{ClockDrive, NodeClocks};
+use ports::{LinkPorts, LocalPorts};
 
 pub use allreduce::AllreduceRun;
 pub use exchange::{Exchanged, Message, Received};
@@ -45,7 +48,7 @@ fn bits(v: &Value, lo: usize, width: usize) -> u128 {
 }
 
 fn value(chunks: &[u128]) -> Value {
-    let mut v = [0u64; 5];
+    let mut v = Value::default();
     for (k, c) in chunks.iter().enumerate() {
         v[2 * k] = *c as u64;
         v[2 * k + 1] = (*c >> 64) as u64;
@@ -53,19 +56,14 @@ fn value(chunks: &[u128]) -> Value {
     v
 }
 
-fn scalar(x: u64) -> Value {
-    [x, 0, 0, 0, 0]
-}
-
-/// Local port handles: s tdata, tlast, tvalid, tready; m tdata, tkeep, tlast, tvalid, tready.
-type LocalPorts = [usize; 9];
-/// Link handles at the sending router (m data, keep, last, user, valid, credit in, tready) and
-/// at the receiving one (s data, keep, last, user, valid, credit out).
+/// A link between two routers: the sender's output stream (and its `tready`, held high: the
+/// link is credit-controlled) and the receiver's input stream.
 struct Link {
     from: usize,
     to: usize,
-    out: [usize; 7],
-    inp: [usize; 6],
+    out: LinkPorts,
+    out_ready: usize,
+    inp: LinkPorts,
     /// Next flit on this link is a head flit (for header error injection).
     expect_head: bool,
 }
@@ -138,14 +136,14 @@ pub struct Torus<D: Device> {
 
 impl Torus<NetlistDevice> {
     /// The built-in simulator: one router netlist per node.
-    pub fn netlist(config: &RouterConfig) -> Result<Torus<NetlistDevice>, String> {
+    pub fn netlist(config: &RouterConfig) -> Result<Torus<NetlistDevice>, Error> {
         let net = router(config)?;
         let devices = (0..config.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
         Ok(Torus::new(config.clone(), devices, Kind::Routers))
     }
 
     /// The built-in simulator: one node netlist per node, serial lanes through channel models.
-    pub fn netlist_nodes(config: &NodeConfig, latency: usize) -> Result<Torus<NetlistDevice>, String> {
+    pub fn netlist_nodes(config: &NodeConfig, latency: usize) -> Result<Torus<NetlistDevice>, Error> {
         let net = node(config)?;
         let devices = (0..config.router.nodes()).map(|_| NetlistDevice::new(Evaluator::new(net.clone()))).collect();
         Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
@@ -155,9 +153,9 @@ impl Torus<NetlistDevice> {
 impl Torus<VerilatorDevice> {
     /// Verilator: the router of `config` generated into `dir` and verilated once, one model
     /// instance per node, links wired here as in the built-in simulator.
-    pub fn verilated(config: &RouterConfig, dir: &Path) -> Result<Torus<VerilatorDevice>, String> {
-        let (name, text) = weft_ip::router::spec::router_verilog_for(config).map_err(|e| e.to_string())?;
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    pub fn verilated(config: &RouterConfig, dir: &Path) -> Result<Torus<VerilatorDevice>, Error> {
+        let (name, text) = weft_ip::router::spec::router_verilog_for(config)?;
+        std::fs::create_dir_all(dir)?;
         // Configurations share a module name: the file is named by its content too, and written
         // whole under a temporary name first, so tests running side by side never read a
         // half-written or foreign file.
@@ -166,9 +164,9 @@ impl Torus<VerilatorDevice> {
         static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let partial = dir.join(format!("{name}-{hash:016x}.v.{}-{n}", std::process::id()));
-        std::fs::write(&partial, text).map_err(|e| e.to_string())?;
-        std::fs::rename(&partial, &file).map_err(|e| e.to_string())?;
-        let devices = (0..config.nodes()).map(|_| VerilatorDevice::new(&file, &name).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+        std::fs::write(&partial, text)?;
+        std::fs::rename(&partial, &file)?;
+        let devices = (0..config.nodes()).map(|_| VerilatorDevice::new(&file, &name)).collect::<Result<Vec<_>, _>>()?;
         Ok(Torus::new(config.clone(), devices, Kind::Routers))
     }
 }
@@ -176,8 +174,8 @@ impl Torus<VerilatorDevice> {
 impl Torus<VerilatorDevice> {
     /// Verilator on a generated node file: one model instance per node, serial lanes through
     /// channel models of this latency.
-    pub fn verilated_nodes(config: &NodeConfig, file: &Path, top: &str, latency: usize) -> Result<Torus<VerilatorDevice>, String> {
-        let devices = (0..config.router.nodes()).map(|_| VerilatorDevice::new(file, top).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+    pub fn verilated_nodes(config: &NodeConfig, file: &Path, top: &str, latency: usize) -> Result<Torus<VerilatorDevice>, Error> {
+        let devices = (0..config.router.nodes()).map(|_| VerilatorDevice::new(file, top)).collect::<Result<Vec<_>, _>>()?;
         Ok(Torus::new(config.router.clone(), devices, Kind::Nodes { lanes: config.link.lanes, latency }))
     }
 }
@@ -185,8 +183,8 @@ impl Torus<VerilatorDevice> {
 impl Torus<VerilatorDevice> {
     /// Verilator on a whole-torus simulation top (`<cfg>_sim` and the node module in `file`):
     /// one model, links and channel models inside it.
-    pub fn verilated_sim(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, String> {
-        let device = VerilatorDevice::new(file, top).map_err(|e| e.to_string())?;
+    pub fn verilated_sim(config: &RouterConfig, file: &Path, top: &str) -> Result<Torus<VerilatorDevice>, Error> {
+        let device = VerilatorDevice::new(file, top)?;
         Ok(Torus::new(config.clone(), vec![device], Kind::SimTop))
     }
 
@@ -228,18 +226,7 @@ impl<D: Device> Torus<D> {
                 .into_iter()
                 .map(|p| {
                     let (s, m) = (prefix("s_axis", p), prefix("m_axis", p));
-                    let names = [
-                        format!("{s}_tdata"),
-                        format!("{s}_tlast"),
-                        format!("{s}_tvalid"),
-                        format!("{s}_tready"),
-                        format!("{m}_tdata"),
-                        format!("{m}_tkeep"),
-                        format!("{m}_tlast"),
-                        format!("{m}_tvalid"),
-                        format!("{m}_tready"),
-                    ];
-                    (p, dev, names.map(|x| devices[dev].port(&x)))
+                    (p, dev, LocalPorts::find(&mut devices[dev], &s, &m))
                 })
                 .collect();
             local.push(ports);
@@ -270,9 +257,10 @@ impl<D: Device> Torus<D> {
                     let dn = d.name();
                     let m = format!("m_axis_{dn}");
                     let s = format!("s_axis_{dn}");
-                    let out = ["tdata", "tkeep", "tlast", "tuser", "tvalid", "credit", "tready"].map(|x| devices[n].port(&format!("{m}_{x}")));
-                    let inp = ["tdata", "tkeep", "tlast", "tuser", "tvalid", "credit"].map(|x| devices[to].port(&format!("{s}_{x}")));
-                    links.push(Link { from: n, to, out, inp, expect_head: true });
+                    let out = LinkPorts::find(&mut devices[n], &m);
+                    let out_ready = devices[n].port(&format!("{m}_tready"));
+                    let inp = LinkPorts::find(&mut devices[to], &s);
+                    links.push(Link { from: n, to, out, out_ready, inp, expect_head: true });
                 }
             }
         }
@@ -353,7 +341,7 @@ impl<D: Device> Torus<D> {
     /// channel model (the devices settled first); the receivers see them at that clock edge.
     fn wire_serials(&mut self, active: &[bool]) {
         if let Some(inj) = self.injector.as_mut() {
-            let mut v = [0u64; 5];
+            let mut v = Value::default();
             for &bit in &inj.links {
                 if inj.rng.below(1_000_000) < inj.per_million {
                     v[bit / 64] |= 1 << (bit % 64);
@@ -366,7 +354,7 @@ impl<D: Device> Torus<D> {
             let tx = self.devices[s.from].get(s.tx);
             let blocks: Vec<u128> = (0..s.lanes).map(|k| bits(&tx, 66 * k, 66)).collect();
             let rx = s.channel.step(&blocks);
-            let mut v = [0u64; 5];
+            let mut v = Value::default();
             for (k, b) in rx.iter().enumerate() {
                 for i in 0..66 {
                     let bit = 66 * k + i;
@@ -400,8 +388,8 @@ impl<D: Device> Torus<D> {
         let active = self.next_instant();
         for n in 0..self.local.len() {
             for &(_, dev, h) in &self.local[n] {
-                self.devices[dev].set(h[2], &scalar(0));
-                self.devices[dev].set(h[8], &scalar(1));
+                self.devices[dev].set(h.s_tvalid, &scalar(0));
+                self.devices[dev].set(h.m_tready, &scalar(1));
             }
         }
         if !self.links.is_empty() {
@@ -428,7 +416,7 @@ impl<D: Device> Torus<D> {
 
     /// Nodes: writes each node's coordinates into its register window, then runs until every
     /// link is up; returns the cycles it took.
-    pub fn bring_up(&mut self, limit: u64) -> Result<u64, String> {
+    pub fn bring_up(&mut self, limit: u64) -> Result<u64, Error> {
         let start = self.cycle;
         // A simulation top writes the coordinates itself, after reset.
         let window = self.devices[0].has_port("s_axil_awaddr");
@@ -447,7 +435,7 @@ impl<D: Device> Torus<D> {
             }
             self.idle_cycle();
         }
-        Err(format!("links not up after {limit} cycles"))
+        Err(Error::Stuck(format!("links not up after {limit} cycles")))
     }
 
     /// Moves every link's flits and credits from one router to the next (built-in simulator).
@@ -457,11 +445,10 @@ impl<D: Device> Torus<D> {
             d.settle();
         }
         for l in self.links.iter_mut() {
-            let sent: Vec<Value> = l.out[..5].iter().map(|p| self.devices[l.from].get(*p)).collect();
-            let credit = self.devices[l.to].get(l.inp[5]);
-            let mut data = sent[0];
-            let valid = sent[4][0] & 1 == 1;
-            if valid && l.expect_head {
+            let [mut data, keep, last, user, valid] = l.out.flit.map(|p| self.devices[l.from].get(p));
+            let credit = self.devices[l.to].get(l.inp.credit);
+            let valid_now = valid[0] & 1 == 1;
+            if valid_now && l.expect_head {
                 let roll = self.error_rng.below(1000);
                 let flips = if roll < self.errors.double_permille {
                     2
@@ -484,17 +471,16 @@ impl<D: Device> Torus<D> {
                     self.injected[flips - 1] += 1;
                 }
             }
-            if valid {
-                l.expect_head = sent[2][0] & 1 == 1;
+            if valid_now {
+                l.expect_head = last[0] & 1 == 1;
             }
             let to = &mut self.devices[l.to];
-            to.set(l.inp[0], &data);
-            for k in 1..5 {
-                to.set(l.inp[k], &sent[k]);
+            for (port, value) in l.inp.flit.iter().zip([data, keep, last, user, valid]) {
+                to.set(*port, &value);
             }
             let from = &mut self.devices[l.from];
-            from.set(l.out[5], &credit);
-            from.set(l.out[6], &scalar(1));
+            from.set(l.out.credit, &credit);
+            from.set(l.out_ready, &scalar(1));
         }
     }
 }

@@ -2,6 +2,8 @@
 //! arrival (exactly once, intact, at the right node and port, minimal hops, valid `ecc`, in
 //! order per flow), and its times are recorded.
 
+use crate::link::Value;
+use crate::Error;
 use std::collections::{HashMap, VecDeque};
 
 use weft_ip::router::header::{check, Checked, Header};
@@ -63,13 +65,13 @@ impl<D: Device> Torus<D> {
     /// Runs `traffic` until every packet has arrived; every packet is checked on arrival, and a
     /// wrong one fails the run with `Err`. `Ok(Err(stuck))` when nothing arrived for
     /// `stall_limit` cycles while packets were outstanding (a deadlock, or a lost packet).
-    pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<Result<NetRun, Stuck>, String> {
+    pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<Result<NetRun, Stuck>, Error> {
         self.run_with(traffic, stall_limit, &mut |_| {})
     }
 
     /// [`Torus::run`], calling `at_each` before every instant (to pull a cable, hold a node in
     /// reset, … at a chosen cycle).
-    pub fn run_with(&mut self, traffic: &Traffic, stall_limit: u64, at_each: &mut dyn FnMut(&mut Self)) -> Result<Result<NetRun, Stuck>, String> {
+    pub fn run_with(&mut self, traffic: &Traffic, stall_limit: u64, at_each: &mut dyn FnMut(&mut Self)) -> Result<Result<NetRun, Stuck>, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let ports = config.local_ports;
@@ -228,14 +230,14 @@ impl<D: Device> Torus<D> {
                             };
                             (value(&chunks), src.beat + 1 == beats)
                         }
-                        _ => ([0; 5], false),
+                        _ => (Value::default(), false),
                     };
                     let d = &mut self.devices[dev];
-                    d.set(h[0], &data);
-                    d.set(h[1], &scalar(last as u64));
-                    d.set(h[2], &scalar(src.offered as u64));
+                    d.set(h.s_tdata, &data);
+                    d.set(h.s_tlast, &scalar(last as u64));
+                    d.set(h.s_tvalid, &scalar(src.offered as u64));
                     readies[i] = ready_rng.chance(traffic.ready_percent);
-                    d.set(h[8], &scalar(readies[i] as u64));
+                    d.set(h.m_tready, &scalar(readies[i] as u64));
                 }
             }
             for d in self.devices.iter_mut() {
@@ -247,7 +249,7 @@ impl<D: Device> Torus<D> {
                     let i = n * ports + p;
                     let (_, dev, h) = self.local[n][p];
                     let src = &mut sources[i];
-                    if src.offered && self.devices[dev].get(h[3])[0] & 1 == 1 {
+                    if src.offered && self.devices[dev].get(h.s_tready)[0] & 1 == 1 {
                         let pk = src.queue.front().unwrap();
                         if src.beat == 0 {
                             head_in.insert(pk.id, self.cycle);
@@ -259,21 +261,21 @@ impl<D: Device> Torus<D> {
                             src.beat = 0;
                         }
                     }
-                    if !(readies[i] && self.devices[dev].get(h[7])[0] & 1 == 1) || held.contains(&n) {
+                    if !(readies[i] && self.devices[dev].get(h.m_tvalid)[0] & 1 == 1) || held.contains(&n) {
                         continue;
                     }
                     ejected += 1;
                     let d = &mut self.devices[dev];
-                    let data = d.get(h[4]);
-                    let keep = d.get(h[5]);
-                    let last = d.get(h[6])[0] & 1 == 1;
+                    let data = d.get(h.m_tdata);
+                    let keep = d.get(h.m_tkeep);
+                    let last = d.get(h.m_tlast)[0] & 1 == 1;
                     let sink = &mut sinks[i];
                     let where_ = format!("node {n} port {p} at cycle {}", self.cycle);
                     match sink.current.as_mut() {
                         None => {
                             let header = bits(&data, 0, 128);
                             if bits(&keep, 0, fb) != (1 << fb) - 1 && fb < 128 {
-                                return Err(format!("{where_}: header beat with tkeep {:#x}", bits(&keep, 0, fb)));
+                                return Err(Error::Mismatch(format!("{where_}: header beat with tkeep {:#x}", bits(&keep, 0, fb))));
                             }
                             sink.current = Some((header, vec![], self.cycle));
                         }
@@ -282,7 +284,7 @@ impl<D: Device> Torus<D> {
                                 if bits(&keep, b, 1) == 1 {
                                     payload.push(bits(&data, 8 * b, 8) as u8);
                                 } else if !last {
-                                    return Err(format!("{where_}: tkeep {:#x} on a beat before the last", bits(&keep, 0, fb)));
+                                    return Err(Error::Mismatch(format!("{where_}: tkeep {:#x} on a beat before the last", bits(&keep, 0, fb))));
                                 }
                             }
                         }
@@ -292,7 +294,7 @@ impl<D: Device> Torus<D> {
                     }
                     let (header, payload, head_cycle) = sink.current.take().unwrap();
                     if check(header) != Checked::Clean(header) {
-                        return Err(format!("{where_}: header {header:#034x} arrives with bad check bits"));
+                        return Err(Error::Mismatch(format!("{where_}: header {header:#034x} arrives with bad check bits")));
                     }
                     let h = Header::unpack(header);
                     let src = (config.node(h.src), h.src_port);
@@ -302,9 +304,15 @@ impl<D: Device> Torus<D> {
                             .flatten()
                             .find(|f| f.id as u32 == h.user)
                             .map(|f| format!("sent from {:?} to {:?} at cycle {}, head in at {:?}", f.src, f.dst, f.created, head_in.get(&f.id)));
-                        return Err(format!("{where_}: packet {} from {src:?} for node {:?} port {} delivered here ({})", h.user, h.dst, h.dst_port, sent.unwrap_or("not outstanding".into())));
+                        return Err(Error::Mismatch(format!(
+                            "{where_}: packet {} from {src:?} for node {:?} port {} delivered here ({})",
+                            h.user,
+                            h.dst,
+                            h.dst_port,
+                            sent.unwrap_or("not outstanding".into())
+                        )));
                     }
-                    let flow = flows.get_mut(&(src, (n, p))).ok_or_else(|| format!("{where_}: packet {} from {src:?}: no such flow sent", h.user))?;
+                    let flow = flows.get_mut(&(src, (n, p))).ok_or_else(|| Error::Mismatch(format!("{where_}: packet {} from {src:?}: no such flow sent", h.user)))?;
                     while let Some(f) = flow.front().filter(|f| f.id as u32 != h.user) {
                         let restart = self.may_lose(f.src.0, f.dst.0, head_in.get(&f.id).copied()) && flow.iter().any(|g| g.id as u32 == h.user);
                         if !(self.lost.contains(&f.id) || restart) {
@@ -315,20 +323,20 @@ impl<D: Device> Torus<D> {
                         }
                         flow.pop_front();
                     }
-                    let want = flow.pop_front().ok_or_else(|| format!("{where_}: packet {} from {src:?} arrives twice", h.user))?;
+                    let want = flow.pop_front().ok_or_else(|| Error::Mismatch(format!("{where_}: packet {} from {src:?} arrives twice", h.user)))?;
                     if want.id as u32 != h.user {
                         let later = flow.iter().position(|f| f.id as u32 == h.user);
                         let when = |id: u64| format!("head in at {:?}", head_in.get(&id));
-                        return Err(format!(
+                        return Err(Error::Mismatch(format!(
                             "{where_}: flow {src:?} -> ({n}, {p}): packet {} ({}) arrives where {} ({}) was next ({later:?} places later: out of order)",
                             h.user,
                             when(h.user as u64),
                             want.id,
                             when(want.id)
-                        ));
+                        )));
                     }
                     if h.length != want.payload.len() || payload != want.payload || h.tag != want.tag || h.kind != 0 {
-                        return Err(format!(
+                        return Err(Error::Mismatch(format!(
                             "{where_}: packet {} corrupted: length {} (sent {}), tag {:#x} (sent {:#x}), payload equal: {}",
                             h.user,
                             h.length,
@@ -336,11 +344,11 @@ impl<D: Device> Torus<D> {
                             h.tag,
                             want.tag,
                             payload == want.payload
-                        ));
+                        )));
                     }
                     let hops = distance(&config, config.coords(src.0), config.coords(n));
                     if h.hops != hops {
-                        return Err(format!("{where_}: packet {} took {} hops, the minimal distance is {hops}", h.user, h.hops));
+                        return Err(Error::Mismatch(format!("{where_}: packet {} took {} hops, the minimal distance is {hops}", h.user, h.hops)));
                     }
                     run.deliveries.push(Delivery { id: want.id, created: want.created, head_in: head_in[&want.id], head_out: head_cycle, tail_out: self.cycle, flits: want.flits(&config) });
                     last_progress = self.cycle;

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::super::{Netlist, Op, Wire};
 use super::super::eval::comb_operands;
+use super::super::{Netlist, Op, Wire};
 use super::names::{same_chain, Plan};
 
 /// Longest line of a chain's expression before it is broken.

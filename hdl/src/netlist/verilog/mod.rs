@@ -46,6 +46,19 @@ pub fn ports(net: &Netlist) -> Vec<Port> {
     ports
 }
 
+/// Every port of a netlist module in the order its Verilog header lists them: each clock and its
+/// reset, then the other ports grouped (input streams, output streams, register window, other
+/// inputs, status outputs). A parent or a generator that wraps the module reads its interface
+/// here rather than from the Verilog text.
+pub fn header_ports(net: &Netlist) -> Vec<Port> {
+    let clock = |name: String| Port { name, width: 1, output: false };
+    let mut out: Vec<Port> = net.domains.iter().flat_map(|d| [clock(d.name.clone()), clock(d.reset())]).collect();
+    let mut rest = ports(net);
+    rest.sort_by_key(group);
+    out.extend(rest);
+    out
+}
+
 /// Port groups, in the order the module lists them.
 const GROUPS: [&str; 5] = ["input streams", "output streams", "register window", "inputs", "outputs: status and counters"];
 
@@ -93,12 +106,10 @@ pub fn module(net: &Netlist, name: &str) -> String {
 fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -> String {
     // Children first, so their module names are known.
     let child_names: Vec<String> = net.instances.iter().map(|inst| child_module(&inst.module, &inst.module_name, root, registry)).collect();
-    let ports = ports(net);
-    let mut order: Vec<&Port> = ports.iter().collect();
-    order.sort_by_key(|p| group(p));
-    let clocks: Vec<String> = net.domains.iter().flat_map(|d| [d.name.clone(), d.reset()]).collect();
-    let mut header: Vec<String> = clocks.clone();
-    header.extend(order.iter().map(|p| p.name.clone()));
+    let all = header_ports(net);
+    let (clocks, order) = all.split_at(2 * net.domains.len());
+    let clocks: Vec<String> = clocks.iter().map(|p| p.name.clone()).collect();
+    let header: Vec<String> = all.iter().map(|p| p.name.clone()).collect();
     // One port per line, in the order of the declarations below.
     let mut text = format!("module {name}(\n{}\n);\n", header.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join(",\n"));
     text.push_str("    // clocks and resets\n");
@@ -127,7 +138,7 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     let is_reg = |port: &str| port_nodes.iter().any(|(i, p)| p == port && matches!(net.nodes[*i].op, Op::Reg { .. }));
     let partly_read = |port: &str| net.nodes.iter().enumerate().any(|(i, n)| matches!(&n.op, Op::Input(x) if x == port) && plan.partly_read[i]);
     let mut last_group = None;
-    for p in &order {
+    for p in order {
         if last_group != Some(group(p)) {
             writeln!(text, "    // {}", GROUPS[group(p)]).unwrap();
             last_group = Some(group(p));

@@ -66,6 +66,7 @@ mod receive;
 pub mod session;
 mod transmit;
 
+use crate::Error;
 use weft_hdl::netlist::{Design, Netlist, Reg, Sig};
 
 use super::config::{bits_for, log2, LinkConfig, SEQ_BITS};
@@ -147,11 +148,19 @@ pub(super) fn crc_check<'d>(d: &'d Design, info: Sig<'d>, bits: usize) -> Sig<'d
 /// and `up_cycles` (cycles since the channel last came up, 0 while down). With `config.rx_clock`, `rx_serial` is synchronous to its own
 /// clock `rx_clk` (reset `rx_rst`), every other port to `clk`, and a counter `slips` (clock
 /// compensation inserted or deleted) joins the others.
-pub fn endpoint(config: &LinkConfig) -> Result<Netlist, String> {
+pub fn endpoint(config: &LinkConfig) -> Result<Netlist, Error> {
     config.validate()?;
     let d = Design::new();
     let lanes = config.lanes;
-    let z = Sizes { lanes, frame_max: config.max_frame_words as u128, ra: log2(config.replay_words), ba: log2(config.vc_buffer_words), fw: bits_for(config.max_frame_words), kw: 8 * lanes, nb: 6 };
+    let z = Sizes {
+        lanes,
+        frame_max: config.max_frame_words as u128,
+        ra: log2(config.replay_words),
+        ba: log2(config.vc_buffer_words),
+        fw: bits_for(config.max_frame_words),
+        kw: 8 * lanes,
+        nb: bits_for(8 * lanes).max(6),
+    };
     let tdata = d.input("s_axis_tdata", 64 * lanes);
     let user = ingress::UserIn {
         data: (0..lanes).map(|k| tdata.bits(64 * k, 64)).collect(),

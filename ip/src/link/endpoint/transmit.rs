@@ -183,7 +183,7 @@ pub(super) fn transmit<'d>(d: &'d Design, config: &LinkConfig, z: &Sizes, sh: &S
     // A plain idle while running: a native-flow-control block may take its place.
     nfc_slot.next(running & !data_out & !send_trailer & !send_ack & !send_credit);
     let nfc_slot = nfc_slot.q;
-    let tinfo = registered(d, "tx_trailer_info", d.cat(&[end_last, d.lit(0, 7 - z.nb), end_bytes]));
+    let tinfo = registered(d, "tx_trailer_info", d.cat(&[end_last, end_bytes.zext(7)]));
 
     d.section("the word sent: CRC over header and payload, trailer");
     let data_lanes: Vec<Sig> = (0..z.lanes).map(|k| is_payload.mux(replayed[k], words[k])).collect();

@@ -2,6 +2,7 @@
 //! random gaps and back-pressure everywhere, each output checked beat by beat against software
 //! (binary32 sums of the documented order, headers from the program).
 
+use crate::Error;
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::testbench::Rng;
 
@@ -38,7 +39,7 @@ fn head(dst: u32, tag: u16, words: usize) -> u128 {
 }
 
 /// One engine as the root (`root`) or as a chain node, `words` elements in random packets.
-pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, String> {
+pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error> {
     let mut e = Evaluator::new(engine(128)?);
     e.reset(2);
     let mut rng = Rng::new(seed);
@@ -76,7 +77,7 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Strin
     while got.iter().sum::<usize>() < total {
         cycle += 1;
         if cycle > 50 * total as u64 + 500 {
-            return Err(format!("seed {seed}: timed out with beats out {got:?} of {:?}, in {next:?}", outputs.iter().map(|o| o.1.len()).collect::<Vec<_>>()));
+            return Err(Error::Mismatch(format!("seed {seed}: timed out with beats out {got:?} of {:?}, in {next:?}", outputs.iter().map(|o| o.1.len()).collect::<Vec<_>>())));
         }
         for (i, (name, beats, keep)) in inputs.iter().enumerate() {
             if !offered[i] && next[i] < beats.len() && rng.chance(70) {
@@ -107,12 +108,12 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Strin
             if !(ready[i] && e.get_output(&format!("{name}_tvalid")) == 1) {
                 continue;
             }
-            let (wd, wk, wl) = *want.get(got[i]).ok_or_else(|| format!("seed {seed}: {name} sends a beat more than {}", want.len()))?;
+            let (wd, wk, wl) = *want.get(got[i]).ok_or_else(|| Error::Mismatch(format!("seed {seed}: {name} sends a beat more than {}", want.len())))?;
             let (d, l) = (e.get_output(&format!("{name}_tdata")), e.get_output(&format!("{name}_tlast")) == 1);
             // Only the valid words of a last beat are compared (the others are sums of nothing).
             let mask = (0..4).filter(|j| wk >> (4 * j) & 1 == 1).fold(0u128, |m, j| m | 0xFFFF_FFFFu128 << (32 * j));
             if d & mask != wd & mask || l != wl {
-                return Err(format!("seed {seed}, cycle {cycle}: {name} beat {} is {d:#034x} last {l}, want {wd:#034x} last {wl}", got[i]));
+                return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: {name} beat {} is {d:#034x} last {l}, want {wd:#034x} last {wl}", got[i])));
             }
             got[i] += 1;
         }

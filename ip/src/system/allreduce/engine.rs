@@ -22,6 +22,7 @@
 //! as `kernel_port`'s `dst`); counters `contributions`, `results`, `mismatches`.
 
 use crate::axis::gearbox::from_words;
+use crate::Error;
 use std::rc::Rc;
 
 use weft_hdl::float::FloatOperator;
@@ -61,9 +62,9 @@ pub fn sum_kernel(lanes: usize) -> String {
 }
 
 /// Builds the engine for ports of `width` bits (a multiple of 128).
-pub fn engine(width: usize) -> Result<Netlist, String> {
+pub fn engine(width: usize) -> Result<Netlist, Error> {
     let lanes = width / 32;
-    let kernel = dsl::parse(&sum_kernel(lanes)).map_err(|e| format!("allreduce adder: {e}"))?;
+    let kernel = dsl::parse(&sum_kernel(lanes)).map_err(Error::kernel("allreduce adder"))?;
     // Adders of ADD_STAGES stages: the engine sits in every node, so it keeps to the router's
     // LUT levels rather than the kernels' balanced (shallower, deeper-logic) split.
     let mut stages = Stages::balanced(kernel.format);
@@ -116,7 +117,7 @@ pub fn engine(width: usize) -> Result<Netlist, String> {
         sum.input("s_axis_tuser").define(d.lit(0, user));
     }
     if !last {
-        return Err("allreduce adder: the kernel carries no tlast".into());
+        return Err(Error::Config("allreduce adder: the kernel carries no tlast".to_string()));
     }
     sum.input("s_axis_tlast").define(h.0.last.unwrap());
     let out_ready = d.later(1);

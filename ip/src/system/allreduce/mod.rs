@@ -21,7 +21,7 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
     };
     vec![crate::shipped::Shipped::new(
         spec,
-        |spec| export_netlist(spec, &engine(128).map_err(weft_hdl::export::ExportError)?),
-        || Ok(format!("{}; {}", check::check_engine(true, 300, 5)?, check::check_engine(false, 300, 6)?)),
+        |spec| export_netlist(spec, &engine(128)?),
+        || Ok::<_, crate::Error>(format!("{}; {}", check::check_engine(true, 300, 5)?, check::check_engine(false, 300, 6)?)),
     )]
 }
