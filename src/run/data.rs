@@ -30,7 +30,7 @@ pub fn read(path: &Path) -> Result<Table, Error> {
     let kind = Kind::of(path)?;
     let bytes = std::fs::read(path).map_err(|e| Error::from(e).context(path.display()))?;
     match kind {
-        Kind::Npy => read_npy(&bytes).map_err(|e| Error::from(e).context(path.display())),
+        Kind::Npy => read_npy(&bytes).map_err(|e| e.context(path.display())),
         Kind::Csv => read_csv(&String::from_utf8_lossy(&bytes)).map_err(|e| Error::Input(format!("{}:{e}", path.display()))),
     }
 }

@@ -45,7 +45,7 @@ pub fn parse(text: &str) -> Result<SystemConfig, Error> {
 pub fn load(path: &Path) -> Result<SystemConfig, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::from(e).context(path.display()))?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let config = SystemConfig::parse_in(&text, &kernel_names(), base).map_err(|e| Error::from(e).context(path.display()))?;
+    let config = SystemConfig::parse_in(&text, &kernel_names(), base).map_err(|e| e.context(path.display()))?;
     for warning in config.warnings() {
         eprintln!("warning: {}: {warning}", path.display());
     }
