@@ -255,8 +255,8 @@ fn units_become_modules_and_keep_the_behaviour() {
     };
     let (with, without) = (build(true), build(false));
     let text = weft_hdl::netlist::verilog::module(&with, "top");
-    assert!(text.contains("module top$counter(") && text.contains("module top$accumulator("), "{text}");
-    assert!(text.contains("top$counter counter (") && text.contains("top$accumulator accumulator ("), "{text}");
+    assert!(text.contains("module top_counter(") && text.contains("module top_accumulator("), "{text}");
+    assert!(text.contains("top_counter counter (") && text.contains("top_accumulator accumulator ("), "{text}");
     let (mut a, mut b) = (Evaluator::new(with), Evaluator::new(without));
     a.reset(1);
     b.reset(1);

@@ -107,22 +107,7 @@ fn airfoil_spec(p: &Params) -> ModuleSpec {
     }
 }
 
-/// The accelerator's Verilog. Its pipelines and accumulators are kept as separate models in
-/// Verilator (`no_inline_module`): four inlined `res_calc` copies took Verilator 10 minutes to
-/// build, one shared model 4 (a comment to every other tool).
+/// The accelerator's Verilog.
 fn airfoil_verilog(spec: &ModuleSpec, p: &Params) -> Result<String, ExportError> {
-    let text = export_netlist(spec, &weft_ip::airfoil::accelerator(p)?.0)?;
-    let child = format!("module {}_", spec.name);
-    let mut out = String::with_capacity(text.len() + 256);
-    let mut in_header = false;
-    for line in text.lines() {
-        out.push_str(line);
-        out.push('\n');
-        in_header |= line.starts_with(&child);
-        if in_header && line.ends_with(");") {
-            out.push_str("    /*verilator no_inline_module*/\n");
-            in_header = false;
-        }
-    }
-    Ok(out)
+    export_netlist(spec, &weft_ip::airfoil::accelerator(p)?.0)
 }

@@ -166,6 +166,10 @@ pub struct Netlist {
     pub states: Vec<StateEncoding>,
     /// Parts that become child modules when the design is finished (see [`units`]).
     pub units: Vec<Unit>,
+    /// Kept as a model of its own by Verilator when instantiated (`/*verilator
+    /// no_inline_module*/`): a large child used several times builds once instead of once per
+    /// copy. Other tools read it as a comment.
+    pub no_inline: bool,
     /// The unit nodes built now belong to.
     unit: Option<usize>,
     /// Enable of the registers the stage mechanism inserts (the pipeline's clock enable).
@@ -187,6 +191,7 @@ impl Default for Netlist {
             sections: vec![],
             states: vec![],
             units: vec![],
+            no_inline: false,
             unit: None,
             enable: None,
             stage: 0,

@@ -86,21 +86,20 @@ struct Registry {
 }
 
 /// The Verilog of `net` as module `name` (clocks and resets first, then the ports grouped),
-/// followed by one module per distinct child design, named `<name>$<child module name>` (the
-/// export renames them `<name>_<child>`). Panics on a clock-domain crossing without a
-/// synchroniser.
+/// followed by one module per distinct child design, named `<name>_<child module name>`.
+/// Panics on a clock-domain crossing without a synchroniser.
 pub fn module(net: &Netlist, name: &str) -> String {
+    modules(net, name).join("\n")
+}
+
+/// The module texts of [`module`]: `name` first, then its children's.
+pub fn modules(net: &Netlist, name: &str) -> Vec<String> {
     if let Err(e) = net.check_domains() {
         panic!("{name}: {e}");
     }
     let mut registry = Registry::default();
     let top = module_text(net, name, name, &mut registry);
-    let mut out = top;
-    for text in registry.texts {
-        out.push('\n');
-        out.push_str(&text);
-    }
-    out
+    std::iter::once(top).chain(registry.texts).collect()
 }
 
 fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -> String {
@@ -112,6 +111,9 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     let header: Vec<String> = all.iter().map(|p| p.name.clone()).collect();
     // One port per line, in the order of the declarations below.
     let mut text = format!("module {name}(\n{}\n);\n", header.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join(",\n"));
+    if net.no_inline {
+        text.push_str("    /*verilator no_inline_module*/\n");
+    }
     text.push_str("    // clocks and resets\n");
     for c in &clocks {
         writeln!(text, "    input wire {c};").unwrap();
@@ -216,7 +218,7 @@ fn child_module(child: &Rc<Netlist>, module_name: &str, root: &str, registry: &m
     let name = match registry.by_text.get(&text) {
         Some(name) => name.clone(),
         None => {
-            let base = format!("{root}${}", names::sanitize(module_name));
+            let base = format!("{root}_{}", names::sanitize(module_name));
             let mut name = base.clone();
             let mut k = 2;
             while registry.names.contains(&name) {
