@@ -1,0 +1,72 @@
+//! OP2's Airfoil on OP2's own mesh: the NACA0012 C-grid as OP2-Common's generator builds it, and
+//! the five-loop program in binary64, held to the figures OP2 publishes.
+
+use weft_ip::airfoil::naca0012::naca0012;
+use weft_ip::airfoil::solver::{iteration, Constants, State};
+
+/// The generator's counts (its own formulas), and every cell bounded by exactly four edges:
+/// each side of a cell is one interior edge (between two different cells) or one boundary edge.
+#[test]
+fn the_c_grid_has_the_generators_counts_and_closed_cells() {
+    for (i, j) in [(4, 6), (10, 7)] {
+        let m = naca0012(i, j).unwrap();
+        assert_eq!(m.x.len(), (3 * i + 1) * (j + 1));
+        assert_eq!(m.cells.len(), 3 * i * j);
+        assert_eq!(m.edges.len(), (3 * i - 1) * j + 3 * i * (j - 1) + i);
+        assert_eq!(m.bedges.len(), i + 3 * i + 2 * j);
+        assert_eq!(m.bedges.iter().filter(|b| b.bound == 1).count(), i, "the airfoil has I wall edges");
+        let mut sides = vec![0; m.cells.len()];
+        for e in &m.edges {
+            assert_ne!(e.cells[0], e.cells[1]);
+            sides[e.cells[0] as usize] += 1;
+            sides[e.cells[1] as usize] += 1;
+        }
+        for b in &m.bedges {
+            sides[b.cell as usize] += 1;
+        }
+        assert!(sides.iter().all(|&s| s == 4), "{i}x{j}: a cell without four sides");
+    }
+}
+
+/// The wall nodes lie on the NACA0012 section: the generator's thickness formula at chord
+/// position x + 0.0077 (the mapping moves the nose to −0.0077), up to the spline through 199
+/// surface points and six decimals; the two trailing-edge nodes sit on the axis at x = 1.
+#[test]
+fn the_wall_follows_the_naca0012_section() {
+    let m = naca0012(40, 10).unwrap();
+    let thickness = |x: f64| 0.594689181 * (0.298222773 * x.sqrt() - 0.127125232 * x - 0.357907906 * x * x + 0.291984971 * x.powi(3) - 0.105174696 * x.powi(4));
+    let mut on_section = 0;
+    for b in m.bedges.iter().filter(|b| b.bound == 1) {
+        for [x, y] in b.nodes.map(|n| m.x[n as usize]) {
+            let chord = x + 0.0077;
+            if chord > 1.0 {
+                assert_eq!([x, y], [1.0, 0.0], "a trailing-edge node off the axis");
+                continue;
+            }
+            assert!(chord >= 0.0, "wall node at x = {x}");
+            assert!((y.abs() - thickness(chord)).abs() < 2e-4, "wall node ({x}, {y}): thickness {}", thickness(chord));
+            on_section += 1;
+        }
+    }
+    assert_eq!(on_section, 2 * 40 - 2, "every wall node but the trailing edge's, from both of its edges");
+}
+
+/// OP2's published result: on the 720,000-cell mesh, 1000 iterations in double precision end
+/// with rms = 1.060114637578e-4, and OP2's own check passes when
+/// |100·rms/1.060114637578e-4 − 100| < 1e-5 (about 50 s on one core).
+#[test]
+fn binary64_airfoil_reproduces_op2s_published_rms() {
+    let m = naca0012(400, 600).unwrap();
+    let c = Constants::default();
+    let mut s = State::free_stream(&m, &c);
+    let mut rms = 0.0;
+    for it in 1..=1000 {
+        rms = iteration(&m, &mut s, &c);
+        if it % 100 == 0 {
+            println!(" {it}  {rms:10.5e}");
+        }
+    }
+    let diff = (100.0 * (rms / 1.060114637578e-4) - 100.0).abs();
+    println!("rms {rms:.12e}: {diff:.3e} percent from OP2's 1.060114637578e-4");
+    assert!(diff < 1e-5, "rms {rms:e}: {diff:e} percent from OP2's");
+}
