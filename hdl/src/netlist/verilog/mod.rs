@@ -6,6 +6,7 @@
 //! the text is clean under Verilator's width warnings by construction.
 
 mod body;
+mod keywords;
 mod names;
 
 pub(crate) use names::{derived_names, KEYWORDS};
