@@ -7,6 +7,7 @@ mod error;
 pub use error::Error;
 
 pub mod airfoil;
+pub mod app;
 pub mod axil;
 pub mod axis;
 pub mod catalog;

@@ -8,6 +8,7 @@ pub mod layout;
 pub mod mesh;
 pub mod model;
 pub mod naca0012;
+pub mod program;
 pub mod reference;
 pub mod schedule;
 pub mod solver;

@@ -48,7 +48,7 @@ impl State {
 }
 
 /// `adt_calc`: the cell's time-step factor from its four sides.
-fn adt_calc(x: [[f64; 2]; 4], q: &[f64; 4], c: &Constants) -> f64 {
+pub(crate) fn adt_calc(x: [[f64; 2]; 4], q: &[f64; 4], c: &Constants) -> f64 {
     let ri = 1.0 / q[0];
     let u = ri * q[1];
     let v = ri * q[2];
@@ -65,14 +65,14 @@ fn adt_calc(x: [[f64; 2]; 4], q: &[f64; 4], c: &Constants) -> f64 {
 
 /// The flux terms shared by `res_calc` and `bres_calc`: pressure and volume flux of a state
 /// across the face `(dx, dy)`.
-fn pressure_and_volume(q: &[f64; 4], dx: f64, dy: f64, c: &Constants) -> (f64, f64) {
+pub(crate) fn pressure_and_volume(q: &[f64; 4], dx: f64, dy: f64, c: &Constants) -> (f64, f64) {
     let ri = 1.0 / q[0];
     let p = c.gm1 * (q[3] - 0.5 * ri * (q[1] * q[1] + q[2] * q[2]));
     (p, ri * (q[1] * dy - q[2] * dx))
 }
 
 /// The flux between two states across the face `(dx, dy)` with dissipation `mu`.
-fn flux(q1: &[f64; 4], q2: &[f64; 4], dx: f64, dy: f64, mu: f64, c: &Constants) -> [f64; 4] {
+pub(crate) fn flux(q1: &[f64; 4], q2: &[f64; 4], dx: f64, dy: f64, mu: f64, c: &Constants) -> [f64; 4] {
     let (p1, vol1) = pressure_and_volume(q1, dx, dy, c);
     let (p2, vol2) = pressure_and_volume(q2, dx, dy, c);
     [

@@ -1,0 +1,14 @@
+//! Mesh applications as OP2 writes them: **sets** (nodes, edges, cells, …), **maps** between sets
+//! (edge → 2 nodes), **data** on sets with a dimension, **globals**, and **parallel loops** over a
+//! set whose arguments say how each datum is reached (directly, or through index `i` of a map) and
+//! accessed (`Read`, `Write`, `Rw`, `Inc`; globals `Inc`, `Min`, `Max`, `Read`).
+//!
+//! [`App`] holds the declarations and runs loops in OP2's plain sequential order: elements in
+//! index order; per element every argument is gathered into a buffer (`Inc` buffers and
+//! reduced globals start at zero, `Write` buffers hold the old value), the kernel runs, then
+//! `Write`/`Rw` buffers are written back and `Inc` buffers added, argument by argument. Values
+//! are binary64.
+
+mod program;
+
+pub use program::{Access, App, Arg, DatId, GlobalId, MapId, SetId};

@@ -1,0 +1,205 @@
+//! The declarations of a mesh application and the sequential execution of its loops.
+
+use crate::Error;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetId(usize);
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapId(usize);
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DatId(usize);
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobalId(usize);
+
+/// How a loop uses an argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Rw,
+    /// Adds the kernel's increment (its buffer starts at zero).
+    Inc,
+    /// Globals only: the smallest / largest value any element gives.
+    Min,
+    Max,
+}
+
+/// A loop argument: a datum on the loop's set, a datum reached through index `index` of a map
+/// from the loop's set, or a global.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg {
+    Direct(DatId, Access),
+    Indirect(DatId, MapId, usize, Access),
+    Global(GlobalId, Access),
+}
+
+struct Set {
+    name: String,
+    size: usize,
+}
+
+struct Map {
+    name: String,
+    from: SetId,
+    to: SetId,
+    dim: usize,
+    values: Vec<u32>,
+}
+
+struct Dat {
+    name: String,
+    set: SetId,
+    dim: usize,
+    values: Vec<f64>,
+}
+
+struct Global {
+    name: String,
+    values: Vec<f64>,
+}
+
+/// A mesh application: its sets, maps, data and globals.
+#[derive(Default)]
+pub struct App {
+    sets: Vec<Set>,
+    maps: Vec<Map>,
+    dats: Vec<Dat>,
+    globals: Vec<Global>,
+}
+
+impl App {
+    pub fn new() -> App {
+        App::default()
+    }
+
+    pub fn set(&mut self, name: &str, size: usize) -> SetId {
+        self.sets.push(Set { name: name.into(), size });
+        SetId(self.sets.len() - 1)
+    }
+
+    /// A map of `dim` entries per element of `from`, each an element of `to`.
+    pub fn map(&mut self, name: &str, from: SetId, to: SetId, dim: usize, values: Vec<u32>) -> Result<MapId, Error> {
+        let (f, t) = (&self.sets[from.0], &self.sets[to.0]);
+        if values.len() != f.size * dim {
+            return Err(Error::Config(format!("map `{name}`: {} values for {} elements of `{}` × {dim}", values.len(), f.size, f.name)));
+        }
+        if let Some((k, v)) = values.iter().enumerate().find(|(_, v)| **v as usize >= t.size) {
+            return Err(Error::Config(format!("map `{name}`: entry {k} is {v}, `{}` has {} elements", t.name, t.size)));
+        }
+        self.maps.push(Map { name: name.into(), from, to, dim, values });
+        Ok(MapId(self.maps.len() - 1))
+    }
+
+    /// A datum of `dim` values per element of `set`.
+    pub fn dat(&mut self, name: &str, set: SetId, dim: usize, values: Vec<f64>) -> Result<DatId, Error> {
+        let s = &self.sets[set.0];
+        if values.len() != s.size * dim {
+            return Err(Error::Config(format!("dat `{name}`: {} values for {} elements of `{}` × {dim}", values.len(), s.size, s.name)));
+        }
+        self.dats.push(Dat { name: name.into(), set, dim, values });
+        Ok(DatId(self.dats.len() - 1))
+    }
+
+    pub fn global(&mut self, name: &str, values: Vec<f64>) -> GlobalId {
+        self.globals.push(Global { name: name.into(), values });
+        GlobalId(self.globals.len() - 1)
+    }
+
+    pub fn values(&self, d: DatId) -> &[f64] {
+        &self.dats[d.0].values
+    }
+
+    pub fn global_values(&self, g: GlobalId) -> &[f64] {
+        &self.globals[g.0].values
+    }
+
+    pub fn set_global(&mut self, g: GlobalId, values: &[f64]) {
+        self.globals[g.0].values.copy_from_slice(values);
+    }
+
+    /// Checks that `args` fit a loop over `set`: the error names the loop, the argument and the
+    /// rule.
+    fn check(&self, name: &str, set: SetId, args: &[Arg]) -> Result<(), Error> {
+        let bad = |k: usize, why: String| Err(Error::Config(format!("loop `{name}` over `{}`, argument {k}: {why}", self.sets[set.0].name)));
+        for (k, arg) in args.iter().enumerate() {
+            match *arg {
+                Arg::Direct(d, access) | Arg::Indirect(d, _, _, access) if matches!(access, Access::Min | Access::Max) => {
+                    return bad(k, format!("`{}` is a dat: Min and Max reduce globals only", self.dats[d.0].name));
+                }
+                Arg::Direct(d, _) if self.dats[d.0].set != set => {
+                    return bad(k, format!("`{}` lives on `{}`: reach it through a map", self.dats[d.0].name, self.sets[self.dats[d.0].set.0].name));
+                }
+                Arg::Indirect(d, m, i, _) => {
+                    let map = &self.maps[m.0];
+                    if map.from != set {
+                        return bad(k, format!("map `{}` starts from `{}`", map.name, self.sets[map.from.0].name));
+                    }
+                    if map.to != self.dats[d.0].set {
+                        return bad(k, format!("map `{}` reaches `{}`, `{}` lives on `{}`", map.name, self.sets[map.to.0].name, self.dats[d.0].name, self.sets[self.dats[d.0].set.0].name));
+                    }
+                    if i >= map.dim {
+                        return bad(k, format!("index {i} of map `{}`: allowed 0..{}", map.name, map.dim));
+                    }
+                }
+                Arg::Global(g, Access::Write | Access::Rw) => return bad(k, format!("global `{}`: Write and Rw are not reductions (allowed Read, Inc, Min, Max)", self.globals[g.0].name)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Where argument `arg` of element `e` lives: its datum (or global) and first value.
+    fn place(&self, arg: &Arg, e: usize) -> (usize, usize, bool) {
+        match *arg {
+            Arg::Direct(d, _) => (d.0, e * self.dats[d.0].dim, false),
+            Arg::Indirect(d, m, i, _) => {
+                let map = &self.maps[m.0];
+                (d.0, map.values[e * map.dim + i] as usize * self.dats[d.0].dim, false)
+            }
+            Arg::Global(g, _) => (g.0, 0, true),
+        }
+    }
+
+    /// Runs `kernel` over every element of `set` in order (see the module's description);
+    /// `kernel` gets one buffer per argument, in the order of `args`.
+    pub fn par_loop(&mut self, name: &str, set: SetId, args: &[Arg], kernel: &dyn Fn(&mut [Vec<f64>])) -> Result<(), Error> {
+        self.check(name, set, args)?;
+        let dims: Vec<usize> = args
+            .iter()
+            .map(|a| match *a {
+                Arg::Direct(d, _) | Arg::Indirect(d, _, _, _) => self.dats[d.0].dim,
+                Arg::Global(g, _) => self.globals[g.0].values.len(),
+            })
+            .collect();
+        let mut bufs: Vec<Vec<f64>> = dims.iter().map(|&n| vec![0.0; n]).collect();
+        for e in 0..self.sets[set.0].size {
+            for (k, arg) in args.iter().enumerate() {
+                let (at, lo, global) = self.place(arg, e);
+                let access = match *arg {
+                    Arg::Direct(_, a) | Arg::Indirect(_, _, _, a) | Arg::Global(_, a) => a,
+                };
+                let source = if global { &self.globals[at].values[..] } else { &self.dats[at].values[lo..lo + dims[k]] };
+                match access {
+                    Access::Inc => bufs[k].fill(0.0),
+                    _ => bufs[k].copy_from_slice(source),
+                }
+            }
+            kernel(&mut bufs);
+            for (k, arg) in args.iter().enumerate() {
+                let (at, lo, global) = self.place(arg, e);
+                let access = match *arg {
+                    Arg::Direct(_, a) | Arg::Indirect(_, _, _, a) | Arg::Global(_, a) => a,
+                };
+                let target = if global { &mut self.globals[at].values[..] } else { &mut self.dats[at].values[lo..lo + dims[k]] };
+                match access {
+                    Access::Read => {}
+                    Access::Write | Access::Rw => target.copy_from_slice(&bufs[k]),
+                    Access::Inc => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t += b),
+                    Access::Min => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = t.min(*b)),
+                    Access::Max => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = t.max(*b)),
+                }
+            }
+        }
+        Ok(())
+    }
+}
