@@ -2,7 +2,7 @@
 //! pipeline registers and back-pressure), against independent references: Rust's native `f32`
 //! for binary32, binary64-then-round for binary16 and bfloat16. Every stage count is tested.
 
-use weft_hdl::float::reference::{self, native_f32, FloatOp};
+use weft_hdl::float::reference::{self, native_f32, native_f64, FloatOp};
 use weft_hdl::float::{operator_netlist, vectors, FloatFormat, FloatOperator};
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::netlist::Netlist;
@@ -65,7 +65,11 @@ fn check(op: FloatOperator, f: FloatFormat, stages: usize, pairs: &[(u128, u128)
     let operands: Vec<Vec<u128>> = pairs.iter().map(|(a, b)| if op.operands() == 1 { vec![*a] } else { vec![*a, *b] }).collect();
     let results = stream(net, f.width(), &operands, 70, seed);
     for ((a, b), got) in pairs.iter().zip(results) {
-        let want = if f == FloatFormat::BINARY32 { native_f32(op, *a as u32, *b as u32) as u128 } else { reference_oracle(op, f, *a, *b) };
+        let want = match f {
+            FloatFormat::BINARY32 => native_f32(op, *a as u32, *b as u32) as u128,
+            FloatFormat::BINARY64 => native_f64(op, *a as u64, *b as u64) as u128,
+            _ => reference_oracle(op, f, *a, *b),
+        };
         assert_eq!(got, want, "{f} {} with {stages} stages (seed {seed}): a={a:#x} b={b:#x} got {got:#x} want {want:#x}", op.name());
     }
 }
@@ -106,6 +110,27 @@ fn binary16_and_bfloat16_every_operator_every_depth() {
     }
 }
 
+/// binary64 against native `f64`: random operands of every class (subnormals, infinities, NaNs,
+/// near-overflow), every stage count.
+#[test]
+fn binary64_every_operator_every_depth() {
+    let f = FloatFormat::BINARY64;
+    let pairs = random_pairs(f, 600, 61);
+    for op in FloatOperator::ALL {
+        for stages in 0..=op.max_stages(f) {
+            check(op, f, stages, &pairs, 3000 + stages as u64);
+        }
+    }
+}
+
+#[test]
+fn binary64_many_random_operands_at_shipped_depth() {
+    let f = FloatFormat::BINARY64;
+    for op in FloatOperator::ALL {
+        check(op, f, op.max_stages(f) / 2, &random_pairs(f, 20_000, 71), 9);
+    }
+}
+
 #[test]
 fn binary16_exhaustive_square_root() {
     let f = FloatFormat::BINARY16;
@@ -132,8 +157,8 @@ fn stage_counts_past_the_deepest_split_are_rejected() {
     assert!(matches!(err, weft_hdl::Error::Parameter(_)), "{err:?}");
     let err = err.to_string();
     assert!(err.contains(&format!("0..={max}")), "{err}");
-    assert!(FloatFormat::new(1, 10).unwrap_err().to_string().contains("2..=10"));
-    assert!(FloatFormat::new(8, 0).unwrap_err().to_string().contains("1..=24"));
+    assert!(FloatFormat::new(1, 10).unwrap_err().to_string().contains("2..=11"));
+    assert!(FloatFormat::new(8, 0).unwrap_err().to_string().contains("1..=52"));
 }
 
 /// binary32 operands whose product (or quotient) lands around the subnormal range and the

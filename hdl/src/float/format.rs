@@ -14,16 +14,17 @@ impl FloatFormat {
     pub const BINARY32: FloatFormat = FloatFormat { exp: 8, man: 23 };
     pub const BINARY16: FloatFormat = FloatFormat { exp: 5, man: 10 };
     pub const BFLOAT16: FloatFormat = FloatFormat { exp: 8, man: 7 };
+    pub const BINARY64: FloatFormat = FloatFormat { exp: 11, man: 52 };
 
-    /// Exponent bits weft supports: 2..=10. Fraction bits: 1..=24 — wide enough for binary32,
-    /// and narrow enough that binary64 arithmetic is an exact-then-once-rounded reference for
-    /// every operator (53 ≥ 2·(man+1)+2).
+    /// Exponent bits weft supports: 2..=11. Fraction bits: 1..=52 — up to binary64. (For
+    /// fractions of at most 24 bits, binary64 arithmetic is an exact-then-once-rounded reference
+    /// for every operator, 53 ≥ 2·(man+1)+2; binary64 itself is checked against native `f64`.)
     pub fn new(exp: usize, man: usize) -> Result<FloatFormat, Error> {
-        if !(2..=10).contains(&exp) {
-            return Err(Error::Parameter(format!("float exponent width {exp} outside the supported range 2..=10")));
+        if !(2..=11).contains(&exp) {
+            return Err(Error::Parameter(format!("float exponent width {exp} outside the supported range 2..=11")));
         }
-        if !(1..=24).contains(&man) {
-            return Err(Error::Parameter(format!("float fraction width {man} outside the supported range 1..=24")));
+        if !(1..=52).contains(&man) {
+            return Err(Error::Parameter(format!("float fraction width {man} outside the supported range 1..=52")));
         }
         Ok(FloatFormat { exp, man })
     }
@@ -51,6 +52,7 @@ impl FloatFormat {
             FloatFormat::BINARY32 => "fp32".into(),
             FloatFormat::BINARY16 => "fp16".into(),
             FloatFormat::BFLOAT16 => "bf16".into(),
+            FloatFormat::BINARY64 => "fp64".into(),
             f => format!("fp_e{}m{}", f.exp, f.man),
         }
     }

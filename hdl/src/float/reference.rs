@@ -17,6 +17,17 @@ pub fn native_f32(op: FloatOperator, a: u32, b: u32) -> u32 {
     }
 }
 
+/// The binary64 result the hardware must match bit for bit: Rust's native `f64` arithmetic,
+/// with every NaN made the canonical quiet NaN.
+pub fn native_f64(op: FloatOperator, a: u64, b: u64) -> u64 {
+    let r = op.apply_f64(f64::from_bits(a), f64::from_bits(b));
+    if r.is_nan() {
+        FloatFormat::BINARY64.quiet_nan() as u64
+    } else {
+        r.to_bits()
+    }
+}
+
 /// The exact value of `bits` in `format`.
 pub fn to_f64(format: FloatFormat, bits: u128) -> f64 {
     let man_mask = (1u128 << format.man) - 1;

@@ -59,6 +59,16 @@ impl FloatOperator {
         }
     }
 
+    pub fn apply_f64(self, x: f64, y: f64) -> f64 {
+        match self {
+            FloatOperator::Add => x + y,
+            FloatOperator::Sub => x - y,
+            FloatOperator::Mul => x * y,
+            FloatOperator::Div => x / y,
+            FloatOperator::Sqrt => x.sqrt(),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             FloatOperator::Add => "add",
