@@ -121,7 +121,7 @@ fn impossible_fixed_parameters_are_rejected_naming_the_range() {
     assert!(matches!(e, weft_hdl::Error::Parameter(_)) && e.to_string().contains("stages 3: allowed range 0..=2"), "{e}");
 }
 
-const FORMATS: [FloatFormat; 3] = [FloatFormat::BINARY32, FloatFormat::BINARY16, FloatFormat::BFLOAT16];
+const FORMATS: [FloatFormat; 4] = [FloatFormat::BINARY32, FloatFormat::BINARY64, FloatFormat::BINARY16, FloatFormat::BFLOAT16];
 
 fn conversion_formats() -> Vec<FixedFormat> {
     let mut formats = vec![
@@ -146,6 +146,9 @@ fn fixed_to_float_reference(format: FloatFormat, fixed: FixedFormat, raw: i128) 
         // i128 → f32 is correctly rounded; scaling by a power of two is then exact.
         let scaled = (raw as f32) * 2f32.powi(-(fixed.frac as i32));
         scaled.to_bits() as u128
+    } else if format == FloatFormat::BINARY64 {
+        // The same in binary64.
+        ((raw as f64) * 2f64.powi(-(fixed.frac as i32))).to_bits() as u128
     } else {
         assert!(fixed.width <= 53, "exact in binary64");
         from_f64(format, raw as f64 * 2f64.powi(-(fixed.frac as i32)))
@@ -157,7 +160,7 @@ fn fixed_to_float_matches_native_rounding_at_every_depth() {
     let mut rng = Rng::new(0xF2);
     for format in FORMATS {
         for fixed in conversion_formats() {
-            if format != FloatFormat::BINARY32 && fixed.width > 53 {
+            if ![FloatFormat::BINARY32, FloatFormat::BINARY64].contains(&format) && fixed.width > 53 {
                 continue;
             }
             let raws: Vec<i128> = (0..300).map(|_| raw_value(&mut rng, fixed)).collect();

@@ -30,6 +30,9 @@ pub fn native_f64(op: FloatOperator, a: u64, b: u64) -> u64 {
 
 /// The exact value of `bits` in `format`.
 pub fn to_f64(format: FloatFormat, bits: u128) -> f64 {
+    if format == FloatFormat::BINARY64 {
+        return f64::from_bits(bits as u64);
+    }
     let man_mask = (1u128 << format.man) - 1;
     let frac = (bits & man_mask) as f64;
     let exp = ((bits >> format.man) & format.exp_max()) as i64;
@@ -56,6 +59,9 @@ pub fn to_f64(format: FloatFormat, bits: u128) -> f64 {
 pub fn from_f64(format: FloatFormat, x: f64) -> u128 {
     if x.is_nan() {
         return format.quiet_nan();
+    }
+    if format == FloatFormat::BINARY64 {
+        return x.to_bits() as u128;
     }
     let sign = (x.is_sign_negative() as u128) << (format.exp + format.man);
     if x.is_infinite() {
