@@ -130,3 +130,33 @@ fn binary64_airfoil_reproduces_op2s_published_rms() {
     assert!(diff < 1e-5, "rms {r64:e}: {diff:e} percent from OP2's");
     assert!((r32 / r64 - 1.0).abs() < 1e-3, "binary32 rms {r32:e}, binary64 {r64:e}");
 }
+
+/// The conflict relation of a loop that increments through a map, derived from its access
+/// descriptors alone: for `res_calc` it is the edge → cell map (two cells an edge), for
+/// `bres_calc` one cell a boundary edge, and both list schedules built from it pass
+/// `VALID_SCHEDULE`.
+#[test]
+fn increments_through_maps_give_the_schedules_conflicts() {
+    use weft_ip::airfoil::program::Airfoil;
+    use weft_ip::airfoil::schedule;
+    use weft_ip::app::{Access, Arg};
+    let m = naca0012(12, 8).unwrap();
+    let a = Airfoil::new(&m, Constants::<f64>::default()).unwrap();
+    let res_args =
+        [Arg::Indirect(a.x, a.pedge, 0, Access::Read), Arg::Indirect(a.q, a.pecell, 0, Access::Read), Arg::Indirect(a.res, a.pecell, 0, Access::Inc), Arg::Indirect(a.res, a.pecell, 1, Access::Inc)];
+    let edges = a.app.increments("res_calc", a.edges, &res_args).unwrap();
+    let res_base = edges[0][0] - m.edges[0].cells[0];
+    let cells: Vec<Vec<u32>> = edges.iter().map(|t| t.iter().map(|c| c - res_base).collect()).collect();
+    assert_eq!(cells, m.interior_cells());
+    let bres = a.app.increments("bres_calc", a.bedges, &[Arg::Indirect(a.res, a.pbecell, 0, Access::Inc), Arg::Direct(a.bound, Access::Read)]).unwrap();
+    assert!(bres.iter().zip(&m.bedges).all(|(t, b)| *t == vec![b.cell + res_base]));
+    for (name, conflicts) in [("res_calc", &edges), ("bres_calc", &bres)] {
+        let lambda = 9;
+        let s = schedule::list(conflicts, lambda, 64);
+        assert!(schedule::valid(&s, conflicts, lambda), "{name}: the list schedule breaks the hazard rule");
+        assert_eq!(s.iter().flatten().count(), conflicts.len(), "{name}: every element scheduled once");
+    }
+    // A loop that increments nothing through a map has no conflicts.
+    let update = a.app.increments("update", a.cells, &[Arg::Direct(a.res, Access::Rw)]).unwrap();
+    assert!(update.iter().all(Vec::is_empty));
+}

@@ -160,6 +160,31 @@ impl App {
         }
     }
 
+    /// What each element of a loop over `set` increments through maps: per element, the
+    /// elements of the incremented data it adds into (numbered across data, so two data never
+    /// share a number), once each. Two elements that share one must not be in an accumulating
+    /// pipeline at the same time: this is the conflict relation a hardware schedule respects
+    /// (see [`crate::airfoil::schedule`]).
+    pub fn increments(&self, name: &str, set: SetId, args: &[Arg]) -> Result<Vec<Vec<u32>>, Error> {
+        self.check(name, set, args)?;
+        let base: Vec<usize> = self.dats.iter().scan(0, |acc, d| Some(std::mem::replace(acc, *acc + self.sets[d.set.0].size))).collect();
+        Ok((0..self.sets[set.0].size)
+            .map(|e| {
+                let mut targets: Vec<u32> = vec![];
+                for arg in args {
+                    if let Arg::Indirect(d, m, i, Access::Inc) = *arg {
+                        let map = &self.maps[m.0];
+                        let t = (base[d.0] + map.values[e * map.dim + i] as usize) as u32;
+                        if !targets.contains(&t) {
+                            targets.push(t);
+                        }
+                    }
+                }
+                targets
+            })
+            .collect())
+    }
+
     /// Runs `kernel` over every element of `set` in order (see the module's description);
     /// `kernel` gets one buffer per argument, in the order of `args`.
     pub fn par_loop(&mut self, name: &str, set: SetId, args: &[Arg], kernel: &dyn Fn(&mut [Vec<f64>])) -> Result<(), Error> {
