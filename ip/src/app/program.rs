@@ -33,6 +33,14 @@ pub enum Arg {
     Global(GlobalId, Access),
 }
 
+impl Arg {
+    pub fn access(&self) -> Access {
+        match *self {
+            Arg::Direct(_, a) | Arg::Indirect(_, _, _, a) | Arg::Global(_, a) => a,
+        }
+    }
+}
+
 struct Set {
     name: String,
     size: usize,
@@ -197,26 +205,21 @@ impl App {
             })
             .collect();
         let mut bufs: Vec<Vec<f64>> = dims.iter().map(|&n| vec![0.0; n]).collect();
+        let mut places = Vec::with_capacity(args.len());
         for e in 0..self.sets[set.0].size {
-            for (k, arg) in args.iter().enumerate() {
-                let (at, lo, global) = self.place(arg, e);
-                let access = match *arg {
-                    Arg::Direct(_, a) | Arg::Indirect(_, _, _, a) | Arg::Global(_, a) => a,
-                };
+            places.clear();
+            places.extend(args.iter().map(|arg| self.place(arg, e)));
+            for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {
                 let source = if global { &self.globals[at].values[..] } else { &self.dats[at].values[lo..lo + dims[k]] };
-                match access {
+                match arg.access() {
                     Access::Inc => bufs[k].fill(0.0),
                     _ => bufs[k].copy_from_slice(source),
                 }
             }
             kernel(&mut bufs);
-            for (k, arg) in args.iter().enumerate() {
-                let (at, lo, global) = self.place(arg, e);
-                let access = match *arg {
-                    Arg::Direct(_, a) | Arg::Indirect(_, _, _, a) | Arg::Global(_, a) => a,
-                };
+            for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {
                 let target = if global { &mut self.globals[at].values[..] } else { &mut self.dats[at].values[lo..lo + dims[k]] };
-                match access {
+                match arg.access() {
                     Access::Read => {}
                     Access::Write | Access::Rw => target.copy_from_slice(&bufs[k]),
                     Access::Inc => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t += b),
