@@ -1,10 +1,15 @@
-//! The Verilog channel model (for simulation tops) in Verilator against the Rust channel model:
-//! the same random blocks and the same `inject_err` pulses give the same received blocks, cycle
-//! for cycle.
+//! The simulation tops' channel in Verilator and in the built-in simulator against the software
+//! channel model: the same random blocks and the same `inject_err` pulses give the same received
+//! blocks, cycle for cycle.
 
 use weft::hdl::testbench::Rng;
-use weft::sim::channel::{verilog, Channel, ChannelConfig, INJECT_PAYLOAD_BIT};
+use weft::ip::system::channel::channel;
+use weft::sim::channel::{Channel, ChannelConfig, INJECT_PAYLOAD_BIT};
 use weft::sim::cosim::Model;
+
+fn verilog(name: &str, lanes: usize, latency: usize) -> String {
+    weft::hdl::netlist::verilog::module(&channel(lanes, latency).unwrap(), name)
+}
 
 #[test]
 fn verilog_channel_matches_the_rust_model() {
@@ -112,4 +117,35 @@ fn a_cut_channel_delivers_noise_then_blocks_again() {
     let fraction = invalid as f64 / cut_blocks as f64;
     assert!((0.35..0.65).contains(&fraction), "{invalid} of {cut_blocks} headers invalid during the cut");
     assert!(clean > 900);
+}
+
+/// The same channel in the built-in simulator: blocks and `inject_err` pulses as above, the
+/// received blocks equal the software model's, cycle for cycle.
+#[test]
+fn built_in_channel_matches_the_rust_model() {
+    use weft::hdl::netlist::eval::Evaluator;
+    for (lanes, latency) in [(1, 1), (3, 7)] {
+        let mut sim = Evaluator::new(channel(lanes, latency).unwrap());
+        sim.reset(1);
+        let mut reference = Channel::new(ChannelConfig::clean(lanes, latency));
+        let mut rng = Rng::new(lanes as u64 * 7 + latency as u64);
+        for cycle in 0..1000u64 {
+            let blocks: Vec<u128> = (0..lanes).map(|_| ((rng.next_u64() as u128) << 2 | rng.below(4) as u128) & ((1 << 66) - 1)).collect();
+            let pulses = rng.below(1 << lanes) & if rng.chance(10) { u64::MAX } else { 0 };
+            for k in 0..lanes {
+                if pulses >> k & 1 == 1 {
+                    reference.scheduled.push((cycle, k, 2 + INJECT_PAYLOAD_BIT));
+                }
+                sim.set_input_bits("tx", 66 * k, 66, blocks[k]);
+            }
+            sim.set_input("inject_err", pulses as u128);
+            sim.set_input("cut", 0);
+            sim.settle();
+            let want = reference.step(&blocks);
+            for (k, w) in want.iter().enumerate() {
+                assert_eq!(sim.get_output_bits("rx", 66 * k, 66), *w, "x{lanes} latency {latency}: lane {k} at cycle {cycle}");
+            }
+            sim.clock(false);
+        }
+    }
 }

@@ -43,26 +43,26 @@ set_net_delay -max -from [get_registers {*link_zp|elastic|eb_wr_gray*}] -to [get
 set_max_skew -from [get_registers {*link_zn|elastic|eb_wr_gray*}] -to [get_registers {*link_zn|elastic|eb_wr_gray_sync0*}] 4.000
 set_net_delay -max -from [get_registers {*link_zn|elastic|eb_wr_gray*}] -to [get_registers {*link_zn|elastic|eb_wr_gray_sync0*}] 4.000
 
-# IntraNode port 0 kernel → fabric: cdc_p0_in (write pointer one way, read pointer back).
-set_max_skew -from [get_registers {*cdc_p0_in|write_gray|*}] -to [get_registers {*cdc_p0_in|write_gray_sync1|*}] 4.000
-set_net_delay -max -from [get_registers {*cdc_p0_in|write_gray|*}] -to [get_registers {*cdc_p0_in|write_gray_sync1|*}] 4.000
-set_max_skew -from [get_registers {*cdc_p0_in|read_gray|*}] -to [get_registers {*cdc_p0_in|read_gray_sync1|*}] 4.000
-set_net_delay -max -from [get_registers {*cdc_p0_in|read_gray|*}] -to [get_registers {*cdc_p0_in|read_gray_sync1|*}] 4.000
+# IntraNode port 0 kernel → fabric: the shell's cdc_p0_in (write pointer one way, read pointer back).
+set_max_skew -from [get_registers {*cdc_p0_in_wr_gray*}] -to [get_registers {*cdc_p0_in_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*cdc_p0_in_wr_gray*}] -to [get_registers {*cdc_p0_in_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*cdc_p0_in_rd_gray*}] -to [get_registers {*cdc_p0_in_rd_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*cdc_p0_in_rd_gray*}] -to [get_registers {*cdc_p0_in_rd_gray_sync0*}] 4.000
 
-# IntraNode port 0 fabric → kernel: cdc_p0_out (write pointer one way, read pointer back).
-set_max_skew -from [get_registers {*cdc_p0_out|write_gray|*}] -to [get_registers {*cdc_p0_out|write_gray_sync1|*}] 4.000
-set_net_delay -max -from [get_registers {*cdc_p0_out|write_gray|*}] -to [get_registers {*cdc_p0_out|write_gray_sync1|*}] 4.000
-set_max_skew -from [get_registers {*cdc_p0_out|read_gray|*}] -to [get_registers {*cdc_p0_out|read_gray_sync1|*}] 4.000
-set_net_delay -max -from [get_registers {*cdc_p0_out|read_gray|*}] -to [get_registers {*cdc_p0_out|read_gray_sync1|*}] 4.000
+# IntraNode port 0 fabric → kernel: the shell's cdc_p0_out (write pointer one way, read pointer back).
+set_max_skew -from [get_registers {*cdc_p0_out_wr_gray*}] -to [get_registers {*cdc_p0_out_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*cdc_p0_out_wr_gray*}] -to [get_registers {*cdc_p0_out_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*cdc_p0_out_rd_gray*}] -to [get_registers {*cdc_p0_out_rd_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*cdc_p0_out_rd_gray*}] -to [get_registers {*cdc_p0_out_rd_gray_sync0*}] 4.000
 
-# IntraNode port 1 kernel → fabric: cdc_p1_in (write pointer one way, read pointer back).
-set_max_skew -from [get_registers {*cdc_p1_in|write_gray|*}] -to [get_registers {*cdc_p1_in|write_gray_sync1|*}] 4.000
-set_net_delay -max -from [get_registers {*cdc_p1_in|write_gray|*}] -to [get_registers {*cdc_p1_in|write_gray_sync1|*}] 4.000
-set_max_skew -from [get_registers {*cdc_p1_in|read_gray|*}] -to [get_registers {*cdc_p1_in|read_gray_sync1|*}] 4.000
-set_net_delay -max -from [get_registers {*cdc_p1_in|read_gray|*}] -to [get_registers {*cdc_p1_in|read_gray_sync1|*}] 4.000
+# IntraNode port 1 kernel → fabric: the shell's cdc_p1_in (write pointer one way, read pointer back).
+set_max_skew -from [get_registers {*cdc_p1_in_wr_gray*}] -to [get_registers {*cdc_p1_in_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*cdc_p1_in_wr_gray*}] -to [get_registers {*cdc_p1_in_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*cdc_p1_in_rd_gray*}] -to [get_registers {*cdc_p1_in_rd_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*cdc_p1_in_rd_gray*}] -to [get_registers {*cdc_p1_in_rd_gray_sync0*}] 4.000
 
-# IntraNode port 1 fabric → kernel: cdc_p1_out (write pointer one way, read pointer back).
-set_max_skew -from [get_registers {*cdc_p1_out|write_gray|*}] -to [get_registers {*cdc_p1_out|write_gray_sync1|*}] 4.000
-set_net_delay -max -from [get_registers {*cdc_p1_out|write_gray|*}] -to [get_registers {*cdc_p1_out|write_gray_sync1|*}] 4.000
-set_max_skew -from [get_registers {*cdc_p1_out|read_gray|*}] -to [get_registers {*cdc_p1_out|read_gray_sync1|*}] 4.000
-set_net_delay -max -from [get_registers {*cdc_p1_out|read_gray|*}] -to [get_registers {*cdc_p1_out|read_gray_sync1|*}] 4.000
+# IntraNode port 1 fabric → kernel: the shell's cdc_p1_out (write pointer one way, read pointer back).
+set_max_skew -from [get_registers {*cdc_p1_out_wr_gray*}] -to [get_registers {*cdc_p1_out_wr_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*cdc_p1_out_wr_gray*}] -to [get_registers {*cdc_p1_out_wr_gray_sync0*}] 4.000
+set_max_skew -from [get_registers {*cdc_p1_out_rd_gray*}] -to [get_registers {*cdc_p1_out_rd_gray_sync0*}] 4.000
+set_net_delay -max -from [get_registers {*cdc_p1_out_rd_gray*}] -to [get_registers {*cdc_p1_out_rd_gray_sync0*}] 4.000

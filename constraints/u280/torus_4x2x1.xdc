@@ -28,18 +28,10 @@ set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_yp/elastic/eb
 # Link yn: the elastic buffer's write pointer, yn_rx_clk → fabric_clk.
 set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *link_yn/elastic/eb_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *link_yn/elastic/eb_wr_gray_sync0_reg*}] 3.333
 
-# IntraNode port 0 kernel → fabric: cdc_p0_in (write pointer one way, read pointer back).
-set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/write_gray_sync1/*}]
-set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/write_gray_sync2/*}]
-set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/write_gray/*}] -to [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/write_gray_sync1/*}] 3.333
-set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/read_gray_sync1/*}]
-set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/read_gray_sync2/*}]
-set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/read_gray/*}] -to [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in/read_gray_sync1/*}] 3.333
+# IntraNode port 0 kernel → fabric: the shell's cdc_p0_in (write pointer one way, read pointer back).
+set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in_wr_gray_sync0_reg*}] 3.333
+set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in_rd_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *cdc_p0_in_rd_gray_sync0_reg*}] 3.333
 
-# IntraNode port 0 fabric → kernel: cdc_p0_out (write pointer one way, read pointer back).
-set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out/write_gray_sync1/*}]
-set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out/write_gray_sync2/*}]
-set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out/write_gray/*}] -to [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out/write_gray_sync1/*}] 3.333
-set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out/read_gray_sync1/*}]
-set_property ASYNC_REG TRUE [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out/read_gray_sync2/*}]
-set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out/read_gray/*}] -to [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out/read_gray_sync1/*}] 3.333
+# IntraNode port 0 fabric → kernel: the shell's cdc_p0_out (write pointer one way, read pointer back).
+set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out_wr_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out_wr_gray_sync0_reg*}] 3.333
+set_bus_skew -from [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out_rd_gray_reg*}] -to [get_cells -hierarchical -filter {NAME =~ *cdc_p0_out_rd_gray_sync0_reg*}] 3.333

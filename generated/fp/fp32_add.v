@@ -6,708 +6,681 @@
 //   deepest split = 7 stages
 `timescale 1ns/1ps
 
-module fp32_add(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
-
-    // Module arguments
-    input wire  clk;
-    input wire  rst;
-    input wire  [63:0] s_axis_tdata;
-    // verilator lint_off UNUSEDSIGNAL
-    wire [7:0] s_axis_tkeep = {8{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tlast = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tvalid;
-    output reg  s_axis_tready;
-    output reg  [31:0] m_axis_tdata;
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg [3:0] m_axis_tkeep;
+module fp32_add(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [63:0] s_axis_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tlast;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tuser;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output reg  m_axis_tvalid;
-    input wire  m_axis_tready;
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [31:0] m_axis_tdata;
+    output wire m_axis_tvalid;
 
-    // Update code (custom)
-    // verilator lint_off UNUSEDSIGNAL
-    // add: operands, special cases, order by magnitude, trailing zeros
-    wire s_axis_tdata_is0;
-    wire s_axis_tdata_is255;
-    wire s_axis_tdata_is0_2;
-    wire a_sign;
-    wire a_inf;
-    wire a_nan;
-    wire [23:0] a_sig;
-    wire [7:0] a_exp;
-    wire s_axis_tdata_is0_3;
-    wire s_axis_tdata_is255_2;
-    wire s_axis_tdata_is0_4;
-    wire b_sign;
-    wire b_inf;
-    wire b_nan;
-    wire [23:0] b_sig;
-    wire [7:0] b_exp;
-    wire opposite;
-    wire nan;
-    wire inf;
-    wire inf_sign;
-    wire zero_sign;
-    wire swap;
-    // add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-    reg swap_d1;
-    reg b_sign_d1;
-    reg a_sign_d1;
-    wire big_sign;
-    reg [7:0] b_exp_d1;
-    reg [7:0] a_exp_d1;
-    wire [7:0] big_exp;
-    wire [7:0] small_exp;
-    wire [7:0] distance;
-    reg [23:0] b_sig_d1;
-    reg [23:0] a_sig_d1;
-    wire [23:0] big_sig;
-    wire [23:0] small_sig;
-    wire [4:0] amount;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
-    reg [23:0] small_sig_d1;
-    wire [25:0] small_sig_d1_cat;
-    reg [4:0] amount_d1;
-    wire [5:0] amount_d1_cat;
-    wire small_sig_d1_not;
-    wire small_sig_d1_not_2;
-    wire small_sig_d1_sel;
-    wire [40:0] small_sig_d1_cat_2;
-    wire small_sig_d1_not_3;
-    wire small_sig_d1_not_4;
-    wire for_align_sticky_sel;
-    wire small_sig_d1_sel_2;
-    wire small_sig_d1_sel_3;
-    wire small_sig_d1_sel_4;
-    wire small_sig_d1_sel_5;
-    wire small_sig_d1_sel_6;
-    wire small_sig_d1_sel_7;
-    wire small_sig_d1_sel_8;
-    wire small_sig_d1_sel_9;
-    wire small_sig_d1_sel_10;
-    wire small_sig_d1_sel_11;
-    wire small_sig_d1_sel_12;
-    wire small_sig_d1_sel_13;
-    wire small_sig_d1_sel_14;
-    wire small_sig_d1_sel_15;
-    wire small_sig_d1_sel_16;
-    wire small_sig_d1_sel_17;
-    wire small_sig_d1_sel_18;
-    wire small_sig_d1_sel_19;
-    wire small_sig_d1_sel_20;
-    wire small_sig_d1_sel_21;
-    wire small_sig_d1_sel_22;
-    wire small_sig_d1_sel_23;
-    wire small_sig_d1_sel_24;
-    wire small_sig_d1_sel_25;
-    wire small_sig_d1_sel_26;
-    wire small_sig_d1_sel_27;
-    wire small_sig_d1_sel_28;
-    wire small_sig_d1_sel_29;
-    wire small_sig_d1_sel_30;
-    wire [28:0] for_shifted_cat;
-    wire for_align_sticky_not;
-    wire for_align_sticky_not_2;
-    wire for_align_sticky_sel_2;
-    wire sel;
-    wire sel_2;
-    wire sel_3;
-    wire sel_4;
-    wire sel_5;
-    wire sel_6;
-    wire sel_7;
-    wire sel_8;
-    wire sel_9;
-    wire sel_10;
-    wire sel_11;
-    wire sel_12;
-    wire sel_13;
-    wire sel_14;
-    wire sel_15;
-    wire sel_16;
-    wire sel_17;
-    wire sel_18;
-    wire for_shifted_sel;
-    wire for_shifted_sel_2;
-    wire for_shifted_sel_3;
-    wire for_shifted_sel_4;
-    wire for_shifted_sel_5;
-    wire for_shifted_sel_6;
-    wire for_shifted_sel_7;
-    wire for_shifted_sel_8;
-    wire [25:0] shifted;
-    wire [2:0] amount_d1_cat_2;
-    wire align_sticky;
-    reg [23:0] big_sig_d1;
-    wire [27:0] big_padded;
-    wire [27:0] aligned;
-    reg [7:0] big_exp_d1;
-    wire [8:0] field_base;
-    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-    reg opposite_d1;
-    reg opposite_d2;
-    reg opposite_d3;
-    reg [27:0] big_padded_d1;
-    reg [27:0] aligned_d1;
-    wire [28:0] big_padded_d1_plus;
-    wire [27:0] sum;
-    // add: leading zeros, at most big_exp (no shift below the smallest normal)
-    reg [27:0] sum_d1;
-    wire exact_zero;
-    wire [31:0] sum_d1_cat;
-    wire sum_d1_is0;
-    wire sum_d1_is0_2;
-    wire sum_d1_is0_3;
-    wire sum_d1_is0_4;
-    wire sum_d1_is0_5;
-    wire sum_d1_is0_6;
-    wire sum_d1_is0_7;
-    wire sum_d1_is0_8;
-    wire sum_d1_and;
-    wire [1:0] sum_d1_sel;
-    wire [1:0] sum_d1_sel_2;
-    wire sum_d1_and_2;
-    wire [1:0] sum_d1_sel_3;
-    wire [1:0] sum_d1_sel_4;
-    wire sum_d1_and_3;
-    wire [1:0] sum_d1_sel_5;
-    wire [1:0] sum_d1_sel_6;
-    wire sum_d1_and_4;
-    wire [1:0] sum_d1_sel_7;
-    wire [1:0] sum_d1_sel_8;
-    wire sum_d1_and_5;
-    wire sum_d1_and_6;
-    wire sum_d1_and_7;
-    wire [3:0] sum_d1_cat_2;
-    wire [3:0] sum_d1_cat_3;
-    wire [3:0] sum_d1_cat_4;
-    wire [3:0] sum_d1_cat_5;
-    wire [4:0] lz;
-    reg [7:0] big_exp_d2;
-    reg [7:0] big_exp_d3;
-    wire [4:0] left;
-    // add: normalisation shift; exponent field
-    reg [4:0] left_d1;
-    wire [5:0] left_d1_cat;
-    reg [27:0] sum_d2;
-    wire [27:0] sum_d2_cat;
-    wire sum_d2_sel;
-    wire sum_d2_sel_2;
-    wire sum_d2_sel_3;
-    wire sum_d2_sel_4;
-    wire sum_d2_sel_5;
-    wire sum_d2_sel_6;
-    wire sum_d2_sel_7;
-    wire sum_d2_sel_8;
-    wire sum_d2_sel_9;
-    wire sum_d2_sel_10;
-    wire sum_d2_sel_11;
-    wire sum_d2_sel_12;
-    wire sum_d2_sel_13;
-    wire sum_d2_sel_14;
-    wire sum_d2_sel_15;
-    wire sum_d2_sel_16;
-    wire sum_d2_sel_17;
-    wire sum_d2_sel_18;
-    wire sum_d2_sel_19;
-    wire sum_d2_sel_20;
-    wire [27:0] sum_d2_cat_2;
-    wire sel_19;
-    wire sel_20;
-    wire sel_21;
-    wire sel_22;
-    wire sel_23;
-    wire sel_24;
-    wire sel_25;
-    wire sel_26;
-    wire sel_27;
-    wire sel_28;
-    wire sel_29;
-    wire sel_30;
-    wire sel_31;
-    wire sel_32;
-    wire sel_33;
-    wire sel_34;
-    wire sel_35;
-    wire sel_36;
-    wire sel_37;
-    wire sel_38;
-    wire for_normalized_sel;
-    wire for_normalized_sel_2;
-    wire for_normalized_sel_3;
-    wire for_normalized_sel_4;
-    wire for_normalized_sel_5;
-    wire for_normalized_sel_6;
-    wire [27:0] normalized;
-    reg [8:0] field_base_d1;
-    reg [8:0] field_base_d2;
-    reg [8:0] field_base_d3;
-    wire [8:0] field;
-    // add: keep man + 1 bits, guard, sticky; round to nearest even
-    reg [27:0] normalized_d1;
-    wire [22:0] kept;
-    wire guard;
-    wire sticky;
-    wire increment;
-    reg [8:0] field_d1;
-    wire [31:0] packed_2;
-    wire overflow_before;
-    // add: rounding increment, overflow to infinity, special cases
-    reg increment_d1;
-    reg [31:0] packed_d1;
-    wire [31:0] rounded;
-    reg overflow_before_d1;
-    wire overflow;
-    reg inf_d1;
-    reg inf_d2;
-    reg inf_d3;
-    reg inf_d4;
-    reg inf_d5;
-    reg inf_d6;
-    reg inf_d7;
-    reg inf_sign_d1;
-    reg inf_sign_d2;
-    reg inf_sign_d3;
-    reg inf_sign_d4;
-    reg inf_sign_d5;
-    reg inf_sign_d6;
-    reg inf_sign_d7;
-    reg big_sign_d1;
-    reg big_sign_d2;
-    reg big_sign_d3;
-    reg big_sign_d4;
-    reg big_sign_d5;
-    reg big_sign_d6;
-    reg zero_sign_d1;
-    reg zero_sign_d2;
-    reg zero_sign_d3;
-    reg zero_sign_d4;
-    reg zero_sign_d5;
-    reg zero_sign_d6;
-    reg zero_sign_d7;
-    reg exact_zero_d1;
-    reg exact_zero_d2;
-    reg exact_zero_d3;
-    reg nan_d1;
-    reg nan_d2;
-    reg nan_d3;
-    reg nan_d4;
-    reg nan_d5;
-    reg nan_d6;
-    reg nan_d7;
-    wire [31:0] result;
-    reg s_axis_tvalid_q;
-    reg s_axis_tlast_q;
-    reg s_axis_tvalid_q_2;
-    reg s_axis_tlast_q_2;
-    reg s_axis_tvalid_q_3;
-    reg s_axis_tlast_q_3;
-    reg s_axis_tvalid_q_4;
-    reg s_axis_tlast_q_4;
-    reg s_axis_tvalid_q_5;
-    reg s_axis_tlast_q_5;
-    reg s_axis_tvalid_q_6;
-    reg s_axis_tlast_q_6;
-    reg out_valid;
-    reg s_axis_tlast_q_7;
-    wire out_valid_or;
-    // verilator lint_on UNUSEDSIGNAL
+// verilator lint_off UNUSEDSIGNAL
+// add: operands, special cases, order by magnitude, trailing zeros
+wire s_axis_tdata_is0;
+wire s_axis_tdata_is255;
+wire s_axis_tdata_is0_2;
+wire a_sign;
+wire a_inf;
+wire a_nan;
+wire [23:0] a_sig;
+wire [7:0] a_exp;
+wire s_axis_tdata_is0_3;
+wire s_axis_tdata_is255_2;
+wire s_axis_tdata_is0_4;
+wire b_sign;
+wire b_inf;
+wire b_nan;
+wire [23:0] b_sig;
+wire [7:0] b_exp;
+wire opposite;
+wire nan;
+wire inf;
+wire inf_sign;
+wire zero_sign;
+wire swap;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+reg swap_d1;
+reg b_sign_d1;
+reg a_sign_d1;
+wire big_sign;
+reg [7:0] b_exp_d1;
+reg [7:0] a_exp_d1;
+wire [7:0] big_exp;
+wire [7:0] small_exp;
+wire [7:0] distance;
+reg [23:0] b_sig_d1;
+reg [23:0] a_sig_d1;
+wire [23:0] big_sig;
+wire [23:0] small_sig;
+wire [4:0] amount;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+reg [23:0] small_sig_d1;
+wire [25:0] small_sig_d1_cat;
+reg [4:0] amount_d1;
+wire [5:0] amount_d1_cat;
+wire small_sig_d1_not;
+wire small_sig_d1_not_2;
+wire small_sig_d1_sel;
+wire [40:0] small_sig_d1_cat_2;
+wire small_sig_d1_not_3;
+wire small_sig_d1_not_4;
+wire for_align_sticky_sel;
+wire small_sig_d1_sel_2;
+wire small_sig_d1_sel_3;
+wire small_sig_d1_sel_4;
+wire small_sig_d1_sel_5;
+wire small_sig_d1_sel_6;
+wire small_sig_d1_sel_7;
+wire small_sig_d1_sel_8;
+wire small_sig_d1_sel_9;
+wire small_sig_d1_sel_10;
+wire small_sig_d1_sel_11;
+wire small_sig_d1_sel_12;
+wire small_sig_d1_sel_13;
+wire small_sig_d1_sel_14;
+wire small_sig_d1_sel_15;
+wire small_sig_d1_sel_16;
+wire small_sig_d1_sel_17;
+wire small_sig_d1_sel_18;
+wire small_sig_d1_sel_19;
+wire small_sig_d1_sel_20;
+wire small_sig_d1_sel_21;
+wire small_sig_d1_sel_22;
+wire small_sig_d1_sel_23;
+wire small_sig_d1_sel_24;
+wire small_sig_d1_sel_25;
+wire small_sig_d1_sel_26;
+wire small_sig_d1_sel_27;
+wire small_sig_d1_sel_28;
+wire small_sig_d1_sel_29;
+wire small_sig_d1_sel_30;
+wire [28:0] for_shifted_cat;
+wire for_align_sticky_not;
+wire for_align_sticky_not_2;
+wire for_align_sticky_sel_2;
+wire sel;
+wire sel_2;
+wire sel_3;
+wire sel_4;
+wire sel_5;
+wire sel_6;
+wire sel_7;
+wire sel_8;
+wire sel_9;
+wire sel_10;
+wire sel_11;
+wire sel_12;
+wire sel_13;
+wire sel_14;
+wire sel_15;
+wire sel_16;
+wire sel_17;
+wire sel_18;
+wire for_shifted_sel;
+wire for_shifted_sel_2;
+wire for_shifted_sel_3;
+wire for_shifted_sel_4;
+wire for_shifted_sel_5;
+wire for_shifted_sel_6;
+wire for_shifted_sel_7;
+wire for_shifted_sel_8;
+wire [25:0] shifted;
+wire [2:0] amount_d1_cat_2;
+wire align_sticky;
+reg [23:0] big_sig_d1;
+wire [27:0] big_padded;
+wire [27:0] aligned;
+reg [7:0] big_exp_d1;
+wire [8:0] field_base;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1;
+reg opposite_d2;
+reg opposite_d3;
+reg [27:0] big_padded_d1;
+reg [27:0] aligned_d1;
+wire [28:0] big_padded_d1_plus;
+wire [27:0] sum;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1;
+wire exact_zero;
+wire [31:0] sum_d1_cat;
+wire sum_d1_is0;
+wire sum_d1_is0_2;
+wire sum_d1_is0_3;
+wire sum_d1_is0_4;
+wire sum_d1_is0_5;
+wire sum_d1_is0_6;
+wire sum_d1_is0_7;
+wire sum_d1_is0_8;
+wire sum_d1_and;
+wire [1:0] sum_d1_sel;
+wire [1:0] sum_d1_sel_2;
+wire sum_d1_and_2;
+wire [1:0] sum_d1_sel_3;
+wire [1:0] sum_d1_sel_4;
+wire sum_d1_and_3;
+wire [1:0] sum_d1_sel_5;
+wire [1:0] sum_d1_sel_6;
+wire sum_d1_and_4;
+wire [1:0] sum_d1_sel_7;
+wire [1:0] sum_d1_sel_8;
+wire sum_d1_and_5;
+wire sum_d1_and_6;
+wire sum_d1_and_7;
+wire [3:0] sum_d1_cat_2;
+wire [3:0] sum_d1_cat_3;
+wire [3:0] sum_d1_cat_4;
+wire [3:0] sum_d1_cat_5;
+wire [4:0] lz;
+reg [7:0] big_exp_d2;
+reg [7:0] big_exp_d3;
+wire [4:0] left;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1;
+wire [5:0] left_d1_cat;
+reg [27:0] sum_d2;
+wire [27:0] sum_d2_cat;
+wire sum_d2_sel;
+wire sum_d2_sel_2;
+wire sum_d2_sel_3;
+wire sum_d2_sel_4;
+wire sum_d2_sel_5;
+wire sum_d2_sel_6;
+wire sum_d2_sel_7;
+wire sum_d2_sel_8;
+wire sum_d2_sel_9;
+wire sum_d2_sel_10;
+wire sum_d2_sel_11;
+wire sum_d2_sel_12;
+wire sum_d2_sel_13;
+wire sum_d2_sel_14;
+wire sum_d2_sel_15;
+wire sum_d2_sel_16;
+wire sum_d2_sel_17;
+wire sum_d2_sel_18;
+wire sum_d2_sel_19;
+wire sum_d2_sel_20;
+wire [27:0] sum_d2_cat_2;
+wire sel_19;
+wire sel_20;
+wire sel_21;
+wire sel_22;
+wire sel_23;
+wire sel_24;
+wire sel_25;
+wire sel_26;
+wire sel_27;
+wire sel_28;
+wire sel_29;
+wire sel_30;
+wire sel_31;
+wire sel_32;
+wire sel_33;
+wire sel_34;
+wire sel_35;
+wire sel_36;
+wire sel_37;
+wire sel_38;
+wire for_normalized_sel;
+wire for_normalized_sel_2;
+wire for_normalized_sel_3;
+wire for_normalized_sel_4;
+wire for_normalized_sel_5;
+wire for_normalized_sel_6;
+wire [27:0] normalized;
+reg [8:0] field_base_d1;
+reg [8:0] field_base_d2;
+reg [8:0] field_base_d3;
+wire [8:0] field;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1;
+wire [22:0] kept;
+wire guard;
+wire sticky;
+wire increment;
+reg [8:0] field_d1;
+wire [31:0] packed_2;
+wire overflow_before;
+// add: rounding increment, overflow to infinity, special cases
+reg increment_d1;
+reg [31:0] packed_d1;
+wire [31:0] rounded;
+reg overflow_before_d1;
+wire overflow;
+reg inf_d1;
+reg inf_d2;
+reg inf_d3;
+reg inf_d4;
+reg inf_d5;
+reg inf_d6;
+reg inf_d7;
+reg inf_sign_d1;
+reg inf_sign_d2;
+reg inf_sign_d3;
+reg inf_sign_d4;
+reg inf_sign_d5;
+reg inf_sign_d6;
+reg inf_sign_d7;
+reg big_sign_d1;
+reg big_sign_d2;
+reg big_sign_d3;
+reg big_sign_d4;
+reg big_sign_d5;
+reg big_sign_d6;
+reg zero_sign_d1;
+reg zero_sign_d2;
+reg zero_sign_d3;
+reg zero_sign_d4;
+reg zero_sign_d5;
+reg zero_sign_d6;
+reg zero_sign_d7;
+reg exact_zero_d1;
+reg exact_zero_d2;
+reg exact_zero_d3;
+reg nan_d1;
+reg nan_d2;
+reg nan_d3;
+reg nan_d4;
+reg nan_d5;
+reg nan_d6;
+reg nan_d7;
+wire [31:0] result;
+reg s_axis_tvalid_q;
+reg s_axis_tvalid_q_2;
+reg s_axis_tvalid_q_3;
+reg s_axis_tvalid_q_4;
+reg s_axis_tvalid_q_5;
+reg s_axis_tvalid_q_6;
+reg out_valid;
+wire out_valid_or;
+// verilator lint_on UNUSEDSIGNAL
 
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
+assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
+assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign = s_axis_tdata[31];
+assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
+assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
+assign s_axis_tdata_is0_3 = s_axis_tdata[62:55] == 8'h0;
+assign s_axis_tdata_is255_2 = s_axis_tdata[62:55] == 8'hff;
+assign s_axis_tdata_is0_4 = s_axis_tdata[54:32] == 23'h0;
+assign b_sign = s_axis_tdata[63];
+assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
+assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
+assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[54:32]};
+assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[62:55];
+assign opposite = a_sign ^ b_sign;
+assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
+assign inf = a_inf | b_inf;
+assign inf_sign = a_inf ? a_sign : b_sign;
+assign zero_sign = a_sign & b_sign;
+assign swap = s_axis_tdata[30:0] < s_axis_tdata[62:32];
 
-    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
-    assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
-    assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
-    assign a_sign = s_axis_tdata[31];
-    assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
-    assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
-    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
-    assign s_axis_tdata_is0_3 = s_axis_tdata[62:55] == 8'h0;
-    assign s_axis_tdata_is255_2 = s_axis_tdata[62:55] == 8'hff;
-    assign s_axis_tdata_is0_4 = s_axis_tdata[54:32] == 23'h0;
-    assign b_sign = s_axis_tdata[63];
-    assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
-    assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[54:32]};
-    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[62:55];
-    assign opposite = a_sign ^ b_sign;
-    assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
-    assign inf = a_inf | b_inf;
-    assign inf_sign = a_inf ? a_sign : b_sign;
-    assign zero_sign = a_sign & b_sign;
-    assign swap = s_axis_tdata[30:0] < s_axis_tdata[62:32];
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign = swap_d1 ? b_sign_d1 : a_sign_d1;
+assign big_exp = swap_d1 ? b_exp_d1 : a_exp_d1;
+assign small_exp = swap_d1 ? a_exp_d1 : b_exp_d1;
+assign distance = big_exp - small_exp;
+assign big_sig = swap_d1 ? b_sig_d1 : a_sig_d1;
+assign small_sig = swap_d1 ? a_sig_d1 : b_sig_d1;
+assign amount = (~(distance[7:5] == 3'h0)) ? 5'h1f : distance[4:0];
 
-    // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-    assign big_sign = swap_d1 ? b_sign_d1 : a_sign_d1;
-    assign big_exp = swap_d1 ? b_exp_d1 : a_exp_d1;
-    assign small_exp = swap_d1 ? a_exp_d1 : b_exp_d1;
-    assign distance = big_exp - small_exp;
-    assign big_sig = swap_d1 ? b_sig_d1 : a_sig_d1;
-    assign small_sig = swap_d1 ? a_sig_d1 : b_sig_d1;
-    assign amount = (~(distance[7:5] == 3'h0)) ? 5'h1f : distance[4:0];
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_d1_cat = {small_sig_d1, 2'h0};
+assign amount_d1_cat = {1'h0, amount_d1};
+assign small_sig_d1_not = ~(small_sig_d1_cat[15:0] == 16'h0);
+assign small_sig_d1_not_2 = ~(small_sig_d1_cat[25:16] == 10'h0);
+assign small_sig_d1_sel = amount_d1_cat[5] ? (amount_d1_cat[4] ? (small_sig_d1_not | small_sig_d1_not_2) : (small_sig_d1_not | small_sig_d1_not_2)) : (amount_d1_cat[4] & small_sig_d1_not);
+assign small_sig_d1_cat_2 = {15'h0, (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[25])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[24])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[23])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[22])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[21])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[20])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[19])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[18])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[17])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[16])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[15])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[14])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[13])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[12])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[11])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[10])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[25] : small_sig_d1_cat[9])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[24] : small_sig_d1_cat[8])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[23] : small_sig_d1_cat[7])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[22] : small_sig_d1_cat[6])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[21] : small_sig_d1_cat[5])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[20] : small_sig_d1_cat[4])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[19] : small_sig_d1_cat[3])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[18] : small_sig_d1_cat[2])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[17] : small_sig_d1_cat[1])),
+    (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[16] : small_sig_d1_cat[0]))};
+assign small_sig_d1_not_3 = ~(small_sig_d1_cat_2[3:0] == 4'h0);
+assign small_sig_d1_not_4 = ~(small_sig_d1_cat_2[7:4] == 4'h0);
+assign for_align_sticky_sel = amount_d1_cat[2] ? (small_sig_d1_not_3 | small_sig_d1_not_4 | (~(small_sig_d1_cat_2[11:8] == 4'h0))) : (small_sig_d1_not_3 | small_sig_d1_not_4);
+assign small_sig_d1_sel_2 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[40] : small_sig_d1_cat_2[36]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[32] : small_sig_d1_cat_2[28]);
+assign small_sig_d1_sel_3 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[39] : small_sig_d1_cat_2[35]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[31] : small_sig_d1_cat_2[27]);
+assign small_sig_d1_sel_4 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[38] : small_sig_d1_cat_2[34]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[30] : small_sig_d1_cat_2[26]);
+assign small_sig_d1_sel_5 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[37] : small_sig_d1_cat_2[33]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[29] : small_sig_d1_cat_2[25]);
+assign small_sig_d1_sel_6 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[36] : small_sig_d1_cat_2[32]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[28] : small_sig_d1_cat_2[24]);
+assign small_sig_d1_sel_7 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[35] : small_sig_d1_cat_2[31]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[27] : small_sig_d1_cat_2[23]);
+assign small_sig_d1_sel_8 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[34] : small_sig_d1_cat_2[30]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[26] : small_sig_d1_cat_2[22]);
+assign small_sig_d1_sel_9 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[33] : small_sig_d1_cat_2[29]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[25] : small_sig_d1_cat_2[21]);
+assign small_sig_d1_sel_10 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[32] : small_sig_d1_cat_2[28]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[24] : small_sig_d1_cat_2[20]);
+assign small_sig_d1_sel_11 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[31] : small_sig_d1_cat_2[27]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[23] : small_sig_d1_cat_2[19]);
+assign small_sig_d1_sel_12 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[30] : small_sig_d1_cat_2[26]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[22] : small_sig_d1_cat_2[18]);
+assign small_sig_d1_sel_13 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[29] : small_sig_d1_cat_2[25]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[21] : small_sig_d1_cat_2[17]);
+assign small_sig_d1_sel_14 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[28] : small_sig_d1_cat_2[24]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[20] : small_sig_d1_cat_2[16]);
+assign small_sig_d1_sel_15 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[27] : small_sig_d1_cat_2[23]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[19] : small_sig_d1_cat_2[15]);
+assign small_sig_d1_sel_16 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[26] : small_sig_d1_cat_2[22]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[18] : small_sig_d1_cat_2[14]);
+assign small_sig_d1_sel_17 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[25] : small_sig_d1_cat_2[21]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[17] : small_sig_d1_cat_2[13]);
+assign small_sig_d1_sel_18 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[24] : small_sig_d1_cat_2[20]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[16] : small_sig_d1_cat_2[12]);
+assign small_sig_d1_sel_19 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[23] : small_sig_d1_cat_2[19]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[15] : small_sig_d1_cat_2[11]);
+assign small_sig_d1_sel_20 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[22] : small_sig_d1_cat_2[18]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[14] : small_sig_d1_cat_2[10]);
+assign small_sig_d1_sel_21 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[21] : small_sig_d1_cat_2[17]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[13] : small_sig_d1_cat_2[9]);
+assign small_sig_d1_sel_22 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[20] : small_sig_d1_cat_2[16]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[12] : small_sig_d1_cat_2[8]);
+assign small_sig_d1_sel_23 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[19] : small_sig_d1_cat_2[15]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[11] : small_sig_d1_cat_2[7]);
+assign small_sig_d1_sel_24 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[18] : small_sig_d1_cat_2[14]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[10] : small_sig_d1_cat_2[6]);
+assign small_sig_d1_sel_25 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[17] : small_sig_d1_cat_2[13]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[9] : small_sig_d1_cat_2[5]);
+assign small_sig_d1_sel_26 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[16] : small_sig_d1_cat_2[12]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[8] : small_sig_d1_cat_2[4]);
+assign small_sig_d1_sel_27 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[15] : small_sig_d1_cat_2[11]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[7] : small_sig_d1_cat_2[3]);
+assign small_sig_d1_sel_28 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[14] : small_sig_d1_cat_2[10]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[6] : small_sig_d1_cat_2[2]);
+assign small_sig_d1_sel_29 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[13] : small_sig_d1_cat_2[9]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[5] : small_sig_d1_cat_2[1]);
+assign small_sig_d1_sel_30 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[12] : small_sig_d1_cat_2[8]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[4] : small_sig_d1_cat_2[0]);
+assign for_shifted_cat = {small_sig_d1_sel_2, small_sig_d1_sel_3, small_sig_d1_sel_4, small_sig_d1_sel_5, small_sig_d1_sel_6,
+    small_sig_d1_sel_7, small_sig_d1_sel_8, small_sig_d1_sel_9, small_sig_d1_sel_10,
+    small_sig_d1_sel_11, small_sig_d1_sel_12, small_sig_d1_sel_13, small_sig_d1_sel_14,
+    small_sig_d1_sel_15, small_sig_d1_sel_16, small_sig_d1_sel_17, small_sig_d1_sel_18,
+    small_sig_d1_sel_19, small_sig_d1_sel_20, small_sig_d1_sel_21, small_sig_d1_sel_22,
+    small_sig_d1_sel_23, small_sig_d1_sel_24, small_sig_d1_sel_25, small_sig_d1_sel_26,
+    small_sig_d1_sel_27, small_sig_d1_sel_28, small_sig_d1_sel_29, small_sig_d1_sel_30};
+assign for_align_sticky_not = ~(for_shifted_cat[0] == 1'h0);
+assign for_align_sticky_not_2 = ~(for_shifted_cat[1] == 1'h0);
+assign for_align_sticky_sel_2 = amount_d1_cat[0] ? (for_align_sticky_not | for_align_sticky_not_2 | (~(for_shifted_cat[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
+assign sel = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[28] : for_shifted_cat[27]) : (amount_d1_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]);
+assign sel_2 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[27] : for_shifted_cat[26]) : (amount_d1_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]);
+assign sel_3 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]) : (amount_d1_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]);
+assign sel_4 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]) : (amount_d1_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]);
+assign sel_5 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]) : (amount_d1_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]);
+assign sel_6 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]) : (amount_d1_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]);
+assign sel_7 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]) : (amount_d1_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]);
+assign sel_8 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]) : (amount_d1_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]);
+assign sel_9 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]) : (amount_d1_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]);
+assign sel_10 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]) : (amount_d1_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]);
+assign sel_11 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]) : (amount_d1_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]);
+assign sel_12 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]) : (amount_d1_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]);
+assign sel_13 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]) : (amount_d1_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]);
+assign sel_14 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]) : (amount_d1_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]);
+assign sel_15 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]) : (amount_d1_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]);
+assign sel_16 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]) : (amount_d1_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]);
+assign sel_17 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]) : (amount_d1_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]);
+assign sel_18 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]) : (amount_d1_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]);
+assign for_shifted_sel = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]) : (amount_d1_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]);
+assign for_shifted_sel_2 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]) : (amount_d1_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]);
+assign for_shifted_sel_3 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]) : (amount_d1_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]);
+assign for_shifted_sel_4 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]) : (amount_d1_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]);
+assign for_shifted_sel_5 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]) : (amount_d1_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]);
+assign for_shifted_sel_6 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_d1_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
+assign for_shifted_sel_7 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_d1_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
+assign for_shifted_sel_8 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_d1_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
+assign shifted = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+    sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
+    for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
+assign amount_d1_cat_2 = {small_sig_d1_sel, (amount_d1_cat[3] ? for_align_sticky_sel : (amount_d1_cat[2] & small_sig_d1_not_3)),
+    (amount_d1_cat[1] ? for_align_sticky_sel_2 : (amount_d1_cat[0] & for_align_sticky_not))};
+assign align_sticky = ~(amount_d1_cat_2 == 3'h0);
+assign big_padded = {1'h0, big_sig_d1, 3'h0};
+assign aligned = {1'h0, shifted, align_sticky};
+assign field_base = ({1'h0, big_exp_d1}) + 9'h1;
 
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_d1_cat = {small_sig_d1, 2'h0};
-    assign amount_d1_cat = {1'h0, amount_d1};
-    assign small_sig_d1_not = ~(small_sig_d1_cat[15:0] == 16'h0);
-    assign small_sig_d1_not_2 = ~(small_sig_d1_cat[25:16] == 10'h0);
-    assign small_sig_d1_sel = amount_d1_cat[5] ? (amount_d1_cat[4] ? (small_sig_d1_not | small_sig_d1_not_2) : (small_sig_d1_not | small_sig_d1_not_2)) : (amount_d1_cat[4] & small_sig_d1_not);
-    assign small_sig_d1_cat_2 = {15'h0, (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[25])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[24])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[23])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[22])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[21])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[20])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[19])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[18])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[17])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[16])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[15])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[14])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[13])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[12])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[11])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? 1'h0 : small_sig_d1_cat[10])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[25] : small_sig_d1_cat[9])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[24] : small_sig_d1_cat[8])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[23] : small_sig_d1_cat[7])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[22] : small_sig_d1_cat[6])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[21] : small_sig_d1_cat[5])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[20] : small_sig_d1_cat[4])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[19] : small_sig_d1_cat[3])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[18] : small_sig_d1_cat[2])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[17] : small_sig_d1_cat[1])),
-        (amount_d1_cat[5] ? 1'h0 : (amount_d1_cat[4] ? small_sig_d1_cat[16] : small_sig_d1_cat[0]))};
-    assign small_sig_d1_not_3 = ~(small_sig_d1_cat_2[3:0] == 4'h0);
-    assign small_sig_d1_not_4 = ~(small_sig_d1_cat_2[7:4] == 4'h0);
-    assign for_align_sticky_sel = amount_d1_cat[2] ? (small_sig_d1_not_3 | small_sig_d1_not_4 | (~(small_sig_d1_cat_2[11:8] == 4'h0))) : (small_sig_d1_not_3 | small_sig_d1_not_4);
-    assign small_sig_d1_sel_2 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[40] : small_sig_d1_cat_2[36]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[32] : small_sig_d1_cat_2[28]);
-    assign small_sig_d1_sel_3 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[39] : small_sig_d1_cat_2[35]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[31] : small_sig_d1_cat_2[27]);
-    assign small_sig_d1_sel_4 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[38] : small_sig_d1_cat_2[34]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[30] : small_sig_d1_cat_2[26]);
-    assign small_sig_d1_sel_5 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[37] : small_sig_d1_cat_2[33]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[29] : small_sig_d1_cat_2[25]);
-    assign small_sig_d1_sel_6 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[36] : small_sig_d1_cat_2[32]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[28] : small_sig_d1_cat_2[24]);
-    assign small_sig_d1_sel_7 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[35] : small_sig_d1_cat_2[31]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[27] : small_sig_d1_cat_2[23]);
-    assign small_sig_d1_sel_8 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[34] : small_sig_d1_cat_2[30]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[26] : small_sig_d1_cat_2[22]);
-    assign small_sig_d1_sel_9 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[33] : small_sig_d1_cat_2[29]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[25] : small_sig_d1_cat_2[21]);
-    assign small_sig_d1_sel_10 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[32] : small_sig_d1_cat_2[28]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[24] : small_sig_d1_cat_2[20]);
-    assign small_sig_d1_sel_11 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[31] : small_sig_d1_cat_2[27]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[23] : small_sig_d1_cat_2[19]);
-    assign small_sig_d1_sel_12 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[30] : small_sig_d1_cat_2[26]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[22] : small_sig_d1_cat_2[18]);
-    assign small_sig_d1_sel_13 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[29] : small_sig_d1_cat_2[25]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[21] : small_sig_d1_cat_2[17]);
-    assign small_sig_d1_sel_14 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[28] : small_sig_d1_cat_2[24]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[20] : small_sig_d1_cat_2[16]);
-    assign small_sig_d1_sel_15 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[27] : small_sig_d1_cat_2[23]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[19] : small_sig_d1_cat_2[15]);
-    assign small_sig_d1_sel_16 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[26] : small_sig_d1_cat_2[22]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[18] : small_sig_d1_cat_2[14]);
-    assign small_sig_d1_sel_17 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[25] : small_sig_d1_cat_2[21]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[17] : small_sig_d1_cat_2[13]);
-    assign small_sig_d1_sel_18 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[24] : small_sig_d1_cat_2[20]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[16] : small_sig_d1_cat_2[12]);
-    assign small_sig_d1_sel_19 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[23] : small_sig_d1_cat_2[19]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[15] : small_sig_d1_cat_2[11]);
-    assign small_sig_d1_sel_20 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[22] : small_sig_d1_cat_2[18]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[14] : small_sig_d1_cat_2[10]);
-    assign small_sig_d1_sel_21 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[21] : small_sig_d1_cat_2[17]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[13] : small_sig_d1_cat_2[9]);
-    assign small_sig_d1_sel_22 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[20] : small_sig_d1_cat_2[16]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[12] : small_sig_d1_cat_2[8]);
-    assign small_sig_d1_sel_23 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[19] : small_sig_d1_cat_2[15]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[11] : small_sig_d1_cat_2[7]);
-    assign small_sig_d1_sel_24 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[18] : small_sig_d1_cat_2[14]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[10] : small_sig_d1_cat_2[6]);
-    assign small_sig_d1_sel_25 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[17] : small_sig_d1_cat_2[13]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[9] : small_sig_d1_cat_2[5]);
-    assign small_sig_d1_sel_26 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[16] : small_sig_d1_cat_2[12]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[8] : small_sig_d1_cat_2[4]);
-    assign small_sig_d1_sel_27 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[15] : small_sig_d1_cat_2[11]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[7] : small_sig_d1_cat_2[3]);
-    assign small_sig_d1_sel_28 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[14] : small_sig_d1_cat_2[10]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[6] : small_sig_d1_cat_2[2]);
-    assign small_sig_d1_sel_29 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[13] : small_sig_d1_cat_2[9]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[5] : small_sig_d1_cat_2[1]);
-    assign small_sig_d1_sel_30 = amount_d1_cat[3] ? (amount_d1_cat[2] ? small_sig_d1_cat_2[12] : small_sig_d1_cat_2[8]) : (amount_d1_cat[2] ? small_sig_d1_cat_2[4] : small_sig_d1_cat_2[0]);
-    assign for_shifted_cat = {small_sig_d1_sel_2, small_sig_d1_sel_3, small_sig_d1_sel_4, small_sig_d1_sel_5, small_sig_d1_sel_6,
-        small_sig_d1_sel_7, small_sig_d1_sel_8, small_sig_d1_sel_9, small_sig_d1_sel_10,
-        small_sig_d1_sel_11, small_sig_d1_sel_12, small_sig_d1_sel_13, small_sig_d1_sel_14,
-        small_sig_d1_sel_15, small_sig_d1_sel_16, small_sig_d1_sel_17, small_sig_d1_sel_18,
-        small_sig_d1_sel_19, small_sig_d1_sel_20, small_sig_d1_sel_21, small_sig_d1_sel_22,
-        small_sig_d1_sel_23, small_sig_d1_sel_24, small_sig_d1_sel_25, small_sig_d1_sel_26,
-        small_sig_d1_sel_27, small_sig_d1_sel_28, small_sig_d1_sel_29, small_sig_d1_sel_30};
-    assign for_align_sticky_not = ~(for_shifted_cat[0] == 1'h0);
-    assign for_align_sticky_not_2 = ~(for_shifted_cat[1] == 1'h0);
-    assign for_align_sticky_sel_2 = amount_d1_cat[0] ? (for_align_sticky_not | for_align_sticky_not_2 | (~(for_shifted_cat[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
-    assign sel = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[28] : for_shifted_cat[27]) : (amount_d1_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]);
-    assign sel_2 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[27] : for_shifted_cat[26]) : (amount_d1_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]);
-    assign sel_3 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]) : (amount_d1_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]);
-    assign sel_4 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]) : (amount_d1_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]);
-    assign sel_5 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]) : (amount_d1_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]);
-    assign sel_6 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]) : (amount_d1_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]);
-    assign sel_7 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]) : (amount_d1_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]);
-    assign sel_8 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]) : (amount_d1_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]);
-    assign sel_9 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]) : (amount_d1_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]);
-    assign sel_10 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]) : (amount_d1_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]);
-    assign sel_11 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]) : (amount_d1_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]);
-    assign sel_12 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]) : (amount_d1_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]);
-    assign sel_13 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]) : (amount_d1_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]);
-    assign sel_14 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]) : (amount_d1_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]);
-    assign sel_15 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]) : (amount_d1_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]);
-    assign sel_16 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]) : (amount_d1_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]);
-    assign sel_17 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]) : (amount_d1_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]);
-    assign sel_18 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]) : (amount_d1_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]);
-    assign for_shifted_sel = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]) : (amount_d1_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]);
-    assign for_shifted_sel_2 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]) : (amount_d1_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]);
-    assign for_shifted_sel_3 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]) : (amount_d1_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]);
-    assign for_shifted_sel_4 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]) : (amount_d1_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]);
-    assign for_shifted_sel_5 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]) : (amount_d1_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]);
-    assign for_shifted_sel_6 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_d1_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
-    assign for_shifted_sel_7 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_d1_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
-    assign for_shifted_sel_8 = amount_d1_cat[1] ? (amount_d1_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_d1_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
-    assign shifted = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
-        sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
-        for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
-    assign amount_d1_cat_2 = {small_sig_d1_sel, (amount_d1_cat[3] ? for_align_sticky_sel : (amount_d1_cat[2] & small_sig_d1_not_3)),
-        (amount_d1_cat[1] ? for_align_sticky_sel_2 : (amount_d1_cat[0] & for_align_sticky_not))};
-    assign align_sticky = ~(amount_d1_cat_2 == 3'h0);
-    assign big_padded = {1'h0, big_sig_d1, 3'h0};
-    assign aligned = {1'h0, shifted, align_sticky};
-    assign field_base = ({1'h0, big_exp_d1}) + 9'h1;
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus = ({big_padded_d1, opposite_d3}) + ({(aligned_d1 ^
+    ({opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
+    opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
+    opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
+    opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3})),
+    opposite_d3});
+assign sum = big_padded_d1_plus[28:1];
 
-    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus = ({big_padded_d1, opposite_d3}) + ({(aligned_d1 ^
-        ({opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
-        opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
-        opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3,
-        opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3, opposite_d3})),
-        opposite_d3});
-    assign sum = big_padded_d1_plus[28:1];
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero = sum_d1 == 28'h0;
+assign sum_d1_cat = {sum_d1, 4'hf};
+assign sum_d1_is0 = sum_d1_cat[31:30] == 2'h0;
+assign sum_d1_is0_2 = sum_d1_cat[27:26] == 2'h0;
+assign sum_d1_is0_3 = sum_d1_cat[23:22] == 2'h0;
+assign sum_d1_is0_4 = sum_d1_cat[19:18] == 2'h0;
+assign sum_d1_is0_5 = sum_d1_cat[15:14] == 2'h0;
+assign sum_d1_is0_6 = sum_d1_cat[11:10] == 2'h0;
+assign sum_d1_is0_7 = sum_d1_cat[7:6] == 2'h0;
+assign sum_d1_is0_8 = sum_d1_cat[3:2] == 2'h0;
+assign sum_d1_and = sum_d1_is0 & (sum_d1_cat[29:28] == 2'h0);
+assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_cat[29])}) : ({sum_d1_is0, (~sum_d1_cat[31])});
+assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_cat[25])}) : ({sum_d1_is0_2, (~sum_d1_cat[27])});
+assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_cat[21:20] == 2'h0);
+assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_cat[21])}) : ({sum_d1_is0_3, (~sum_d1_cat[23])});
+assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_cat[17])}) : ({sum_d1_is0_4, (~sum_d1_cat[19])});
+assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_cat[13:12] == 2'h0);
+assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_cat[13])}) : ({sum_d1_is0_5, (~sum_d1_cat[15])});
+assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_cat[9])}) : ({sum_d1_is0_6, (~sum_d1_cat[11])});
+assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_cat[5:4] == 2'h0);
+assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_cat[5])}) : ({sum_d1_is0_7, (~sum_d1_cat[7])});
+assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_cat[3])});
+assign sum_d1_and_5 = sum_d1_and & sum_d1_is0_2 & (sum_d1_cat[25:24] == 2'h0);
+assign sum_d1_and_6 = sum_d1_and_3 & sum_d1_is0_6 & (sum_d1_cat[9:8] == 2'h0);
+assign sum_d1_and_7 = sum_d1_and_5 & sum_d1_and_2 & sum_d1_is0_4 & (sum_d1_cat[17:16] == 2'h0);
+assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_4}) : ({sum_d1_and_2, sum_d1_sel_3}))};
+assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
+assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
+assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
+assign lz = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
+assign left = (({3'h0, lz}) < big_exp_d3) ? lz : big_exp_d3[4:0];
 
-    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-    assign exact_zero = sum_d1 == 28'h0;
-    assign sum_d1_cat = {sum_d1, 4'hf};
-    assign sum_d1_is0 = sum_d1_cat[31:30] == 2'h0;
-    assign sum_d1_is0_2 = sum_d1_cat[27:26] == 2'h0;
-    assign sum_d1_is0_3 = sum_d1_cat[23:22] == 2'h0;
-    assign sum_d1_is0_4 = sum_d1_cat[19:18] == 2'h0;
-    assign sum_d1_is0_5 = sum_d1_cat[15:14] == 2'h0;
-    assign sum_d1_is0_6 = sum_d1_cat[11:10] == 2'h0;
-    assign sum_d1_is0_7 = sum_d1_cat[7:6] == 2'h0;
-    assign sum_d1_is0_8 = sum_d1_cat[3:2] == 2'h0;
-    assign sum_d1_and = sum_d1_is0 & (sum_d1_cat[29:28] == 2'h0);
-    assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_cat[29])}) : ({sum_d1_is0, (~sum_d1_cat[31])});
-    assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_cat[25])}) : ({sum_d1_is0_2, (~sum_d1_cat[27])});
-    assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_cat[21:20] == 2'h0);
-    assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_cat[21])}) : ({sum_d1_is0_3, (~sum_d1_cat[23])});
-    assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_cat[17])}) : ({sum_d1_is0_4, (~sum_d1_cat[19])});
-    assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_cat[13:12] == 2'h0);
-    assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_cat[13])}) : ({sum_d1_is0_5, (~sum_d1_cat[15])});
-    assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_cat[9])}) : ({sum_d1_is0_6, (~sum_d1_cat[11])});
-    assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_cat[5:4] == 2'h0);
-    assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_cat[5])}) : ({sum_d1_is0_7, (~sum_d1_cat[7])});
-    assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_cat[3])});
-    assign sum_d1_and_5 = sum_d1_and & sum_d1_is0_2 & (sum_d1_cat[25:24] == 2'h0);
-    assign sum_d1_and_6 = sum_d1_and_3 & sum_d1_is0_6 & (sum_d1_cat[9:8] == 2'h0);
-    assign sum_d1_and_7 = sum_d1_and_5 & sum_d1_and_2 & sum_d1_is0_4 & (sum_d1_cat[17:16] == 2'h0);
-    assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_4}) : ({sum_d1_and_2, sum_d1_sel_3}))};
-    assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
-    assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
-    assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
-    assign lz = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
-    assign left = (({3'h0, lz}) < big_exp_d3) ? lz : big_exp_d3[4:0];
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat = {1'h0, left_d1};
+assign sum_d2_cat = {(left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[11] : sum_d2[27])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[10] : sum_d2[26])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[9] : sum_d2[25])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[8] : sum_d2[24])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[7] : sum_d2[23])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[6] : sum_d2[22])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[5] : sum_d2[21])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[4] : sum_d2[20])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[3] : sum_d2[19])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[2] : sum_d2[18])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[1] : sum_d2[17])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[0] : sum_d2[16])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[15])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[14])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[13])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[12])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[11])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[10])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[9])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[8])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[7])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[6])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[5])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[4])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[3])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[2])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[1])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[0]))};
+assign sum_d2_sel = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]) : (left_d1_cat[2] ? sum_d2_cat[23] : sum_d2_cat[27]);
+assign sum_d2_sel_2 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]) : (left_d1_cat[2] ? sum_d2_cat[22] : sum_d2_cat[26]);
+assign sum_d2_sel_3 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]) : (left_d1_cat[2] ? sum_d2_cat[21] : sum_d2_cat[25]);
+assign sum_d2_sel_4 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]) : (left_d1_cat[2] ? sum_d2_cat[20] : sum_d2_cat[24]);
+assign sum_d2_sel_5 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]) : (left_d1_cat[2] ? sum_d2_cat[19] : sum_d2_cat[23]);
+assign sum_d2_sel_6 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]) : (left_d1_cat[2] ? sum_d2_cat[18] : sum_d2_cat[22]);
+assign sum_d2_sel_7 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]) : (left_d1_cat[2] ? sum_d2_cat[17] : sum_d2_cat[21]);
+assign sum_d2_sel_8 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]) : (left_d1_cat[2] ? sum_d2_cat[16] : sum_d2_cat[20]);
+assign sum_d2_sel_9 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]) : (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]);
+assign sum_d2_sel_10 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]) : (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]);
+assign sum_d2_sel_11 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]) : (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]);
+assign sum_d2_sel_12 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]) : (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]);
+assign sum_d2_sel_13 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7]) : (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]);
+assign sum_d2_sel_14 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6]) : (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]);
+assign sum_d2_sel_15 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5]) : (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]);
+assign sum_d2_sel_16 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4]) : (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]);
+assign sum_d2_sel_17 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3]) : (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]);
+assign sum_d2_sel_18 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2]) : (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]);
+assign sum_d2_sel_19 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1]) : (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]);
+assign sum_d2_sel_20 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]) : (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]);
+assign sum_d2_cat_2 = {sum_d2_sel, sum_d2_sel_2, sum_d2_sel_3, sum_d2_sel_4, sum_d2_sel_5, sum_d2_sel_6, sum_d2_sel_7,
+    sum_d2_sel_8, sum_d2_sel_9, sum_d2_sel_10, sum_d2_sel_11, sum_d2_sel_12, sum_d2_sel_13,
+    sum_d2_sel_14, sum_d2_sel_15, sum_d2_sel_16, sum_d2_sel_17, sum_d2_sel_18, sum_d2_sel_19,
+    sum_d2_sel_20, (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]))};
+assign sel_19 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]) : (left_d1_cat[0] ? sum_d2_cat_2[26] : sum_d2_cat_2[27]);
+assign sel_20 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]) : (left_d1_cat[0] ? sum_d2_cat_2[25] : sum_d2_cat_2[26]);
+assign sel_21 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]) : (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]);
+assign sel_22 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]) : (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]);
+assign sel_23 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]) : (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]);
+assign sel_24 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]) : (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]);
+assign sel_25 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]) : (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]);
+assign sel_26 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]) : (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]);
+assign sel_27 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]) : (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]);
+assign sel_28 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]) : (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]);
+assign sel_29 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]) : (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]);
+assign sel_30 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]) : (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]);
+assign sel_31 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]) : (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]);
+assign sel_32 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]) : (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]);
+assign sel_33 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]) : (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]);
+assign sel_34 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]) : (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]);
+assign sel_35 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]) : (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]);
+assign sel_36 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]) : (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]);
+assign sel_37 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]) : (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]);
+assign sel_38 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]) : (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]);
+assign for_normalized_sel = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]) : (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]);
+assign for_normalized_sel_2 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]) : (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]);
+assign for_normalized_sel_3 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]) : (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]);
+assign for_normalized_sel_4 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]) : (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]);
+assign for_normalized_sel_5 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1]) : (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]);
+assign for_normalized_sel_6 = left_d1_cat[1] ? (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]) : (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]);
+assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26, sel_27, sel_28, sel_29, sel_30, sel_31,
+    sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38, for_normalized_sel, for_normalized_sel_2,
+    for_normalized_sel_3, for_normalized_sel_4, for_normalized_sel_5, for_normalized_sel_6,
+    (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1])),
+    (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]))};
+assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
 
-    // ---- add: normalisation shift; exponent field ----
-    assign left_d1_cat = {1'h0, left_d1};
-    assign sum_d2_cat = {(left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[11] : sum_d2[27])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[10] : sum_d2[26])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[9] : sum_d2[25])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[8] : sum_d2[24])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[7] : sum_d2[23])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[6] : sum_d2[22])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[5] : sum_d2[21])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[4] : sum_d2[20])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[3] : sum_d2[19])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[2] : sum_d2[18])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[1] : sum_d2[17])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[0] : sum_d2[16])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[15])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[14])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[13])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[12])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[11])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[10])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[9])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[8])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[7])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[6])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[5])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[4])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[3])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[2])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[1])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[0]))};
-    assign sum_d2_sel = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]) : (left_d1_cat[2] ? sum_d2_cat[23] : sum_d2_cat[27]);
-    assign sum_d2_sel_2 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]) : (left_d1_cat[2] ? sum_d2_cat[22] : sum_d2_cat[26]);
-    assign sum_d2_sel_3 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]) : (left_d1_cat[2] ? sum_d2_cat[21] : sum_d2_cat[25]);
-    assign sum_d2_sel_4 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]) : (left_d1_cat[2] ? sum_d2_cat[20] : sum_d2_cat[24]);
-    assign sum_d2_sel_5 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]) : (left_d1_cat[2] ? sum_d2_cat[19] : sum_d2_cat[23]);
-    assign sum_d2_sel_6 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]) : (left_d1_cat[2] ? sum_d2_cat[18] : sum_d2_cat[22]);
-    assign sum_d2_sel_7 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]) : (left_d1_cat[2] ? sum_d2_cat[17] : sum_d2_cat[21]);
-    assign sum_d2_sel_8 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]) : (left_d1_cat[2] ? sum_d2_cat[16] : sum_d2_cat[20]);
-    assign sum_d2_sel_9 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]) : (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]);
-    assign sum_d2_sel_10 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]) : (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]);
-    assign sum_d2_sel_11 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]) : (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]);
-    assign sum_d2_sel_12 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]) : (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]);
-    assign sum_d2_sel_13 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7]) : (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]);
-    assign sum_d2_sel_14 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6]) : (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]);
-    assign sum_d2_sel_15 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5]) : (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]);
-    assign sum_d2_sel_16 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4]) : (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]);
-    assign sum_d2_sel_17 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3]) : (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]);
-    assign sum_d2_sel_18 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2]) : (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]);
-    assign sum_d2_sel_19 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1]) : (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]);
-    assign sum_d2_sel_20 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]) : (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]);
-    assign sum_d2_cat_2 = {sum_d2_sel, sum_d2_sel_2, sum_d2_sel_3, sum_d2_sel_4, sum_d2_sel_5, sum_d2_sel_6, sum_d2_sel_7,
-        sum_d2_sel_8, sum_d2_sel_9, sum_d2_sel_10, sum_d2_sel_11, sum_d2_sel_12, sum_d2_sel_13,
-        sum_d2_sel_14, sum_d2_sel_15, sum_d2_sel_16, sum_d2_sel_17, sum_d2_sel_18, sum_d2_sel_19,
-        sum_d2_sel_20, (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]))};
-    assign sel_19 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]) : (left_d1_cat[0] ? sum_d2_cat_2[26] : sum_d2_cat_2[27]);
-    assign sel_20 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]) : (left_d1_cat[0] ? sum_d2_cat_2[25] : sum_d2_cat_2[26]);
-    assign sel_21 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]) : (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]);
-    assign sel_22 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]) : (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]);
-    assign sel_23 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]) : (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]);
-    assign sel_24 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]) : (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]);
-    assign sel_25 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]) : (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]);
-    assign sel_26 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]) : (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]);
-    assign sel_27 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]) : (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]);
-    assign sel_28 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]) : (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]);
-    assign sel_29 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]) : (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]);
-    assign sel_30 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]) : (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]);
-    assign sel_31 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]) : (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]);
-    assign sel_32 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]) : (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]);
-    assign sel_33 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]) : (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]);
-    assign sel_34 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]) : (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]);
-    assign sel_35 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]) : (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]);
-    assign sel_36 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]) : (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]);
-    assign sel_37 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]) : (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]);
-    assign sel_38 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]) : (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]);
-    assign for_normalized_sel = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]) : (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]);
-    assign for_normalized_sel_2 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]) : (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]);
-    assign for_normalized_sel_3 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]) : (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]);
-    assign for_normalized_sel_4 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]) : (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]);
-    assign for_normalized_sel_5 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1]) : (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]);
-    assign for_normalized_sel_6 = left_d1_cat[1] ? (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]) : (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]);
-    assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26, sel_27, sel_28, sel_29, sel_30, sel_31,
-        sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38, for_normalized_sel, for_normalized_sel_2,
-        for_normalized_sel_3, for_normalized_sel_4, for_normalized_sel_5, for_normalized_sel_6,
-        (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1])),
-        (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]))};
-    assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept = normalized_d1[26:4];
+assign guard = normalized_d1[3];
+assign sticky = ~(normalized_d1[2:0] == 3'h0);
+assign increment = guard & (sticky | normalized_d1[4]);
+assign packed_2 = {field_d1, kept};
+assign overflow_before = ~(field_d1 < 9'hff);
 
-    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-    assign kept = normalized_d1[26:4];
-    assign guard = normalized_d1[3];
-    assign sticky = ~(normalized_d1[2:0] == 3'h0);
-    assign increment = guard & (sticky | normalized_d1[4]);
-    assign packed_2 = {field_d1, kept};
-    assign overflow_before = ~(field_d1 < 9'hff);
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded = packed_d1 + ({31'h0, increment_d1});
+assign overflow = overflow_before_d1 | (~(rounded[31:23] < 9'hff));
+assign result = nan_d7 ? 32'h7fc00000 : (exact_zero_d3 ? ({zero_sign_d7, 31'h0}) : ({(inf_d7 ? inf_sign_d7 : big_sign_d6), ((overflow | inf_d7) ? 31'h7f800000 : rounded[30:0])}));
+assign out_valid_or = (~out_valid) | m_axis_tready;
 
-    // ---- add: rounding increment, overflow to infinity, special cases ----
-    assign rounded = packed_d1 + ({31'h0, increment_d1});
-    assign overflow = overflow_before_d1 | (~(rounded[31:23] < 9'hff));
-    assign result = nan_d7 ? 32'h7fc00000 : (exact_zero_d3 ? ({zero_sign_d7, 31'h0}) : ({(inf_d7 ? inf_sign_d7 : big_sign_d6), ((overflow | inf_d7) ? 31'h7f800000 : rounded[30:0])}));
-    assign out_valid_or = (~out_valid) | m_axis_tready;
+always @(posedge clk) begin
+    if (out_valid_or) swap_d1 <= swap;
+    if (out_valid_or) b_sign_d1 <= b_sign;
+    if (out_valid_or) a_sign_d1 <= a_sign;
+    if (out_valid_or) b_exp_d1 <= b_exp;
+    if (out_valid_or) a_exp_d1 <= a_exp;
+    if (out_valid_or) b_sig_d1 <= b_sig;
+    if (out_valid_or) a_sig_d1 <= a_sig;
+    if (out_valid_or) small_sig_d1 <= small_sig;
+    if (out_valid_or) amount_d1 <= amount;
+    if (out_valid_or) big_sig_d1 <= big_sig;
+    if (out_valid_or) big_exp_d1 <= big_exp;
+    if (out_valid_or) opposite_d1 <= opposite;
+    if (out_valid_or) opposite_d2 <= opposite_d1;
+    if (out_valid_or) opposite_d3 <= opposite_d2;
+    if (out_valid_or) big_padded_d1 <= big_padded;
+    if (out_valid_or) aligned_d1 <= aligned;
+    if (out_valid_or) sum_d1 <= sum;
+    if (out_valid_or) big_exp_d2 <= big_exp_d1;
+    if (out_valid_or) big_exp_d3 <= big_exp_d2;
+    if (out_valid_or) left_d1 <= left;
+    if (out_valid_or) sum_d2 <= sum_d1;
+    if (out_valid_or) field_base_d1 <= field_base;
+    if (out_valid_or) field_base_d2 <= field_base_d1;
+    if (out_valid_or) field_base_d3 <= field_base_d2;
+    if (out_valid_or) normalized_d1 <= normalized;
+    if (out_valid_or) field_d1 <= field;
+    if (out_valid_or) increment_d1 <= increment;
+    if (out_valid_or) packed_d1 <= packed_2;
+    if (out_valid_or) overflow_before_d1 <= overflow_before;
+    if (out_valid_or) inf_d1 <= inf;
+    if (out_valid_or) inf_d2 <= inf_d1;
+    if (out_valid_or) inf_d3 <= inf_d2;
+    if (out_valid_or) inf_d4 <= inf_d3;
+    if (out_valid_or) inf_d5 <= inf_d4;
+    if (out_valid_or) inf_d6 <= inf_d5;
+    if (out_valid_or) inf_d7 <= inf_d6;
+    if (out_valid_or) inf_sign_d1 <= inf_sign;
+    if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
+    if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
+    if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
+    if (out_valid_or) inf_sign_d5 <= inf_sign_d4;
+    if (out_valid_or) inf_sign_d6 <= inf_sign_d5;
+    if (out_valid_or) inf_sign_d7 <= inf_sign_d6;
+    if (out_valid_or) big_sign_d1 <= big_sign;
+    if (out_valid_or) big_sign_d2 <= big_sign_d1;
+    if (out_valid_or) big_sign_d3 <= big_sign_d2;
+    if (out_valid_or) big_sign_d4 <= big_sign_d3;
+    if (out_valid_or) big_sign_d5 <= big_sign_d4;
+    if (out_valid_or) big_sign_d6 <= big_sign_d5;
+    if (out_valid_or) zero_sign_d1 <= zero_sign;
+    if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
+    if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
+    if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
+    if (out_valid_or) zero_sign_d5 <= zero_sign_d4;
+    if (out_valid_or) zero_sign_d6 <= zero_sign_d5;
+    if (out_valid_or) zero_sign_d7 <= zero_sign_d6;
+    if (out_valid_or) exact_zero_d1 <= exact_zero;
+    if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
+    if (out_valid_or) exact_zero_d3 <= exact_zero_d2;
+    if (out_valid_or) nan_d1 <= nan;
+    if (out_valid_or) nan_d2 <= nan_d1;
+    if (out_valid_or) nan_d3 <= nan_d2;
+    if (out_valid_or) nan_d4 <= nan_d3;
+    if (out_valid_or) nan_d5 <= nan_d4;
+    if (out_valid_or) nan_d6 <= nan_d5;
+    if (out_valid_or) nan_d7 <= nan_d6;
+    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
+    if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
+    if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
+    if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
+    if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
+    if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
+    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid_q_6;
+end
 
-    always @(posedge clk) begin
-        if (out_valid_or) swap_d1 <= swap;
-        if (out_valid_or) b_sign_d1 <= b_sign;
-        if (out_valid_or) a_sign_d1 <= a_sign;
-        if (out_valid_or) b_exp_d1 <= b_exp;
-        if (out_valid_or) a_exp_d1 <= a_exp;
-        if (out_valid_or) b_sig_d1 <= b_sig;
-        if (out_valid_or) a_sig_d1 <= a_sig;
-        if (out_valid_or) small_sig_d1 <= small_sig;
-        if (out_valid_or) amount_d1 <= amount;
-        if (out_valid_or) big_sig_d1 <= big_sig;
-        if (out_valid_or) big_exp_d1 <= big_exp;
-        if (out_valid_or) opposite_d1 <= opposite;
-        if (out_valid_or) opposite_d2 <= opposite_d1;
-        if (out_valid_or) opposite_d3 <= opposite_d2;
-        if (out_valid_or) big_padded_d1 <= big_padded;
-        if (out_valid_or) aligned_d1 <= aligned;
-        if (out_valid_or) sum_d1 <= sum;
-        if (out_valid_or) big_exp_d2 <= big_exp_d1;
-        if (out_valid_or) big_exp_d3 <= big_exp_d2;
-        if (out_valid_or) left_d1 <= left;
-        if (out_valid_or) sum_d2 <= sum_d1;
-        if (out_valid_or) field_base_d1 <= field_base;
-        if (out_valid_or) field_base_d2 <= field_base_d1;
-        if (out_valid_or) field_base_d3 <= field_base_d2;
-        if (out_valid_or) normalized_d1 <= normalized;
-        if (out_valid_or) field_d1 <= field;
-        if (out_valid_or) increment_d1 <= increment;
-        if (out_valid_or) packed_d1 <= packed_2;
-        if (out_valid_or) overflow_before_d1 <= overflow_before;
-        if (out_valid_or) inf_d1 <= inf;
-        if (out_valid_or) inf_d2 <= inf_d1;
-        if (out_valid_or) inf_d3 <= inf_d2;
-        if (out_valid_or) inf_d4 <= inf_d3;
-        if (out_valid_or) inf_d5 <= inf_d4;
-        if (out_valid_or) inf_d6 <= inf_d5;
-        if (out_valid_or) inf_d7 <= inf_d6;
-        if (out_valid_or) inf_sign_d1 <= inf_sign;
-        if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
-        if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
-        if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
-        if (out_valid_or) inf_sign_d5 <= inf_sign_d4;
-        if (out_valid_or) inf_sign_d6 <= inf_sign_d5;
-        if (out_valid_or) inf_sign_d7 <= inf_sign_d6;
-        if (out_valid_or) big_sign_d1 <= big_sign;
-        if (out_valid_or) big_sign_d2 <= big_sign_d1;
-        if (out_valid_or) big_sign_d3 <= big_sign_d2;
-        if (out_valid_or) big_sign_d4 <= big_sign_d3;
-        if (out_valid_or) big_sign_d5 <= big_sign_d4;
-        if (out_valid_or) big_sign_d6 <= big_sign_d5;
-        if (out_valid_or) zero_sign_d1 <= zero_sign;
-        if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
-        if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
-        if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
-        if (out_valid_or) zero_sign_d5 <= zero_sign_d4;
-        if (out_valid_or) zero_sign_d6 <= zero_sign_d5;
-        if (out_valid_or) zero_sign_d7 <= zero_sign_d6;
-        if (out_valid_or) exact_zero_d1 <= exact_zero;
-        if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
-        if (out_valid_or) exact_zero_d3 <= exact_zero_d2;
-        if (out_valid_or) nan_d1 <= nan;
-        if (out_valid_or) nan_d2 <= nan_d1;
-        if (out_valid_or) nan_d3 <= nan_d2;
-        if (out_valid_or) nan_d4 <= nan_d3;
-        if (out_valid_or) nan_d5 <= nan_d4;
-        if (out_valid_or) nan_d6 <= nan_d5;
-        if (out_valid_or) nan_d7 <= nan_d6;
-        if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
-        if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
-        if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
-        if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
-        if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
-        if (out_valid_or) s_axis_tlast_q_3 <= s_axis_tlast_q_2;
-        if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
-        if (out_valid_or) s_axis_tlast_q_4 <= s_axis_tlast_q_3;
-        if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
-        if (out_valid_or) s_axis_tlast_q_5 <= s_axis_tlast_q_4;
-        if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
-        if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid_q_6;
-        if (out_valid_or) s_axis_tlast_q_7 <= s_axis_tlast_q_6;
-    end
-
-    always @(*) begin
-        m_axis_tdata = {result};
-        m_axis_tkeep = {4{1'b1}};
-        m_axis_tvalid = out_valid;
-        m_axis_tlast = s_axis_tlast_q_7;
-        m_axis_tuser = 1'b0;
-        s_axis_tready = out_valid_or;
-    end
-endmodule // fp32_add
+assign m_axis_tdata = result;
+assign m_axis_tvalid = out_valid;
+assign s_axis_tready = out_valid_or;
+endmodule

@@ -4,106 +4,91 @@
 //   latency = 1 cycles
 `timescale 1ns/1ps
 
-module fp32_cmp(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
-
-    // Module arguments
-    input wire  clk;
-    input wire  rst;
-    input wire  [63:0] s_axis_tdata;
-    // verilator lint_off UNUSEDSIGNAL
-    wire [7:0] s_axis_tkeep = {8{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tlast = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tvalid;
-    output reg  s_axis_tready;
-    output reg  [7:0] m_axis_tdata;
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tkeep;
+module fp32_cmp(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [63:0] s_axis_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tlast;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tuser;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output reg  m_axis_tvalid;
-    input wire  m_axis_tready;
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [31:0] m_axis_tdata;
+    output wire m_axis_tvalid;
 
-    // Update code (custom)
-    // verilator lint_off UNUSEDSIGNAL
-    // compare: classes and magnitudes
-    wire s_axis_tdata_is0;
-    wire a_sign;
-    wire a_zero;
-    wire a_nan;
-    wire s_axis_tdata_is0_2;
-    wire b_sign;
-    wire b_zero;
-    wire b_nan;
-    wire unordered;
-    wire equal;
-    wire magnitude_less;
-    wire magnitude_greater;
-    // compare: one-hot result {unordered, greater, equal, less}
-    reg a_sign_d1;
-    reg b_sign_d1;
-    reg magnitude_greater_d1;
-    reg magnitude_less_d1;
-    wire less;
-    reg unordered_d1;
-    wire unordered_d1_not;
-    reg equal_d1;
-    wire decided;
-    wire [3:0] unordered_d1_cat;
-    reg out_valid;
-    reg s_axis_tlast_q;
-    wire out_valid_or;
-    // verilator lint_on UNUSEDSIGNAL
+// verilator lint_off UNUSEDSIGNAL
+// compare: classes and magnitudes
+wire s_axis_tdata_is0;
+wire a_sign;
+wire a_zero;
+wire a_nan;
+wire s_axis_tdata_is0_2;
+wire b_sign;
+wire b_zero;
+wire b_nan;
+wire unordered;
+wire equal;
+wire magnitude_less;
+wire magnitude_greater;
+// compare: one-hot result {unordered, greater, equal, less}
+reg a_sign_d1;
+reg b_sign_d1;
+reg magnitude_greater_d1;
+reg magnitude_less_d1;
+wire less;
+reg unordered_d1;
+wire unordered_d1_not;
+reg equal_d1;
+wire decided;
+reg out_valid;
+wire out_valid_or;
+wire [31:0] unordered_d1_cat;
+// verilator lint_on UNUSEDSIGNAL
 
+// ---- compare: classes and magnitudes ----
+assign s_axis_tdata_is0 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign = s_axis_tdata[31];
+assign a_zero = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0;
+assign a_nan = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0);
+assign s_axis_tdata_is0_2 = s_axis_tdata[54:32] == 23'h0;
+assign b_sign = s_axis_tdata[63];
+assign b_zero = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_2;
+assign b_nan = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_2);
+assign unordered = a_nan | b_nan;
+assign equal = (a_zero & b_zero) | (s_axis_tdata[31:0] == s_axis_tdata[63:32]);
+assign magnitude_less = s_axis_tdata[30:0] < s_axis_tdata[62:32];
+assign magnitude_greater = s_axis_tdata[62:32] < s_axis_tdata[30:0];
 
-    // ---- compare: classes and magnitudes ----
-    assign s_axis_tdata_is0 = s_axis_tdata[22:0] == 23'h0;
-    assign a_sign = s_axis_tdata[31];
-    assign a_zero = (s_axis_tdata[30:23] == 8'h0) & s_axis_tdata_is0;
-    assign a_nan = (s_axis_tdata[30:23] == 8'hff) & (~s_axis_tdata_is0);
-    assign s_axis_tdata_is0_2 = s_axis_tdata[54:32] == 23'h0;
-    assign b_sign = s_axis_tdata[63];
-    assign b_zero = (s_axis_tdata[62:55] == 8'h0) & s_axis_tdata_is0_2;
-    assign b_nan = (s_axis_tdata[62:55] == 8'hff) & (~s_axis_tdata_is0_2);
-    assign unordered = a_nan | b_nan;
-    assign equal = (a_zero & b_zero) | (s_axis_tdata[31:0] == s_axis_tdata[63:32]);
-    assign magnitude_less = s_axis_tdata[30:0] < s_axis_tdata[62:32];
-    assign magnitude_greater = s_axis_tdata[62:32] < s_axis_tdata[30:0];
+// ---- compare: one-hot result {unordered, greater, equal, less} ----
+assign less = (a_sign_d1 ^ b_sign_d1) ? a_sign_d1 : (a_sign_d1 ? magnitude_greater_d1 : magnitude_less_d1);
+assign unordered_d1_not = ~unordered_d1;
+assign decided = unordered_d1_not & (~equal_d1);
+assign out_valid_or = (~out_valid) | m_axis_tready;
+assign unordered_d1_cat = {28'h0, unordered_d1, (decided & (~less)), (unordered_d1_not & equal_d1), (decided & less)};
 
-    // ---- compare: one-hot result {unordered, greater, equal, less} ----
-    assign less = (a_sign_d1 ^ b_sign_d1) ? a_sign_d1 : (a_sign_d1 ? magnitude_greater_d1 : magnitude_less_d1);
-    assign unordered_d1_not = ~unordered_d1;
-    assign decided = unordered_d1_not & (~equal_d1);
-    assign unordered_d1_cat = {unordered_d1, (decided & (~less)), (unordered_d1_not & equal_d1), (decided & less)};
-    assign out_valid_or = (~out_valid) | m_axis_tready;
+always @(posedge clk) begin
+    if (out_valid_or) a_sign_d1 <= a_sign;
+    if (out_valid_or) b_sign_d1 <= b_sign;
+    if (out_valid_or) magnitude_greater_d1 <= magnitude_greater;
+    if (out_valid_or) magnitude_less_d1 <= magnitude_less;
+    if (out_valid_or) unordered_d1 <= unordered;
+    if (out_valid_or) equal_d1 <= equal;
+    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid;
+end
 
-    always @(posedge clk) begin
-        if (out_valid_or) a_sign_d1 <= a_sign;
-        if (out_valid_or) b_sign_d1 <= b_sign;
-        if (out_valid_or) magnitude_greater_d1 <= magnitude_greater;
-        if (out_valid_or) magnitude_less_d1 <= magnitude_less;
-        if (out_valid_or) unordered_d1 <= unordered;
-        if (out_valid_or) equal_d1 <= equal;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid;
-        if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
-    end
-
-    always @(*) begin
-        m_axis_tdata = {4'h0, unordered_d1_cat};
-        m_axis_tkeep = {1{1'b1}};
-        m_axis_tvalid = out_valid;
-        m_axis_tlast = s_axis_tlast_q;
-        m_axis_tuser = 1'b0;
-        s_axis_tready = out_valid_or;
-    end
-endmodule // fp32_cmp
+assign m_axis_tdata = unordered_d1_cat;
+assign m_axis_tvalid = out_valid;
+assign s_axis_tready = out_valid_or;
+endmodule

@@ -4,253 +4,232 @@
 //   latency = 3 cycles
 `timescale 1ns/1ps
 
-module fp32_from_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
-
-    // Module arguments
-    input wire  clk;
-    input wire  rst;
-    input wire  [31:0] s_axis_tdata;
-    // verilator lint_off UNUSEDSIGNAL
-    wire [3:0] s_axis_tkeep = {4{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tlast = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tvalid;
-    output reg  s_axis_tready;
-    output reg  [31:0] m_axis_tdata;
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg [3:0] m_axis_tkeep;
+module fp32_from_i32(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] s_axis_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tlast;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tuser;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output reg  m_axis_tvalid;
-    input wire  m_axis_tready;
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [31:0] m_axis_tdata;
+    output wire m_axis_tvalid;
 
-    // Update code (custom)
-    // verilator lint_off UNUSEDSIGNAL
-    // fixed to float: sign and magnitude
-    wire [31:0] s_axis_tdata_sel;
-    wire is_zero;
-    // round: normalization shift (left to a leading one, right into the subnormal range)
-    reg [31:0] s_axis_tdata_q;
-    wire [63:0] s_axis_tdata_cat;
-    wire s_axis_tdata_is0;
-    wire s_axis_tdata_is0_2;
-    wire s_axis_tdata_is0_3;
-    wire s_axis_tdata_is0_4;
-    wire s_axis_tdata_is0_5;
-    wire s_axis_tdata_is0_6;
-    wire s_axis_tdata_is0_7;
-    wire s_axis_tdata_is0_8;
-    wire s_axis_tdata_is0_9;
-    wire s_axis_tdata_is0_10;
-    wire s_axis_tdata_is0_11;
-    wire s_axis_tdata_is0_12;
-    wire s_axis_tdata_is0_13;
-    wire s_axis_tdata_is0_14;
-    wire s_axis_tdata_is0_15;
-    wire s_axis_tdata_is0_16;
-    wire s_axis_tdata_and;
-    wire [1:0] s_axis_tdata_sel_2;
-    wire [1:0] s_axis_tdata_sel_3;
-    wire s_axis_tdata_and_2;
-    wire [1:0] s_axis_tdata_sel_4;
-    wire [1:0] s_axis_tdata_sel_5;
-    wire s_axis_tdata_and_3;
-    wire [1:0] s_axis_tdata_sel_6;
-    wire [1:0] s_axis_tdata_sel_7;
-    wire s_axis_tdata_and_4;
-    wire [1:0] s_axis_tdata_sel_8;
-    wire [1:0] s_axis_tdata_sel_9;
-    wire s_axis_tdata_and_5;
-    wire [1:0] s_axis_tdata_sel_10;
-    wire [1:0] s_axis_tdata_sel_11;
-    wire s_axis_tdata_and_6;
-    wire [1:0] s_axis_tdata_sel_12;
-    wire [1:0] s_axis_tdata_sel_13;
-    wire s_axis_tdata_and_7;
-    wire [1:0] s_axis_tdata_sel_14;
-    wire [1:0] s_axis_tdata_sel_15;
-    wire s_axis_tdata_and_8;
-    wire [1:0] s_axis_tdata_sel_16;
-    wire [1:0] s_axis_tdata_sel_17;
-    wire s_axis_tdata_and_9;
-    wire s_axis_tdata_and_10;
-    wire s_axis_tdata_and_11;
-    wire s_axis_tdata_and_12;
-    wire s_axis_tdata_and_13;
-    wire [3:0] s_axis_tdata_cat_2;
-    wire [3:0] s_axis_tdata_cat_3;
-    wire [3:0] s_axis_tdata_cat_4;
-    wire [3:0] s_axis_tdata_cat_5;
-    wire s_axis_tdata_and_14;
-    wire [3:0] s_axis_tdata_cat_6;
-    wire [3:0] s_axis_tdata_cat_7;
-    wire [3:0] s_axis_tdata_cat_8;
-    wire [3:0] s_axis_tdata_cat_9;
-    wire for_lz_and;
-    wire [4:0] for_lz_sel;
-    wire [4:0] for_lz_sel_2;
-    wire [16:0] lz;
-    wire [16:0] x_minus_lz;
-    wire normal;
-    wire [16:0] left;
-    wire [16:0] exp_field;
-    // round: shift; sticky = the OR of the bits the right shift drops
-    reg [31:0] s_axis_tdata_q_2;
-    reg [16:0] left_d1;
-    wire [31:0] aligned;
-    // round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even
-    reg [31:0] aligned_d1;
-    wire [22:0] kept;
-    wire guard;
-    wire increment;
-    reg [16:0] exp_field_d1;
-    reg [16:0] exp_field_d2;
-    wire [31:0] rounded;
-    wire fits;
-    reg s_axis_tdata_q_3;
-    reg s_axis_tdata_q_4;
-    reg s_axis_tdata_q_5;
-    reg is_zero_d1;
-    reg is_zero_d2;
-    reg is_zero_d3;
-    wire [31:0] s_axis_tdata_sel_18;
-    reg s_axis_tvalid_q;
-    reg s_axis_tlast_q;
-    reg s_axis_tvalid_q_2;
-    reg s_axis_tlast_q_2;
-    reg out_valid;
-    reg s_axis_tlast_q_3;
-    wire out_valid_or;
-    // verilator lint_on UNUSEDSIGNAL
+// verilator lint_off UNUSEDSIGNAL
+// fixed to float: sign and magnitude
+wire [31:0] s_axis_tdata_sel;
+wire is_zero;
+// round: normalization shift (left to a leading one, right into the subnormal range)
+reg [31:0] s_axis_tdata_q;
+wire [63:0] s_axis_tdata_cat;
+wire s_axis_tdata_is0;
+wire s_axis_tdata_is0_2;
+wire s_axis_tdata_is0_3;
+wire s_axis_tdata_is0_4;
+wire s_axis_tdata_is0_5;
+wire s_axis_tdata_is0_6;
+wire s_axis_tdata_is0_7;
+wire s_axis_tdata_is0_8;
+wire s_axis_tdata_is0_9;
+wire s_axis_tdata_is0_10;
+wire s_axis_tdata_is0_11;
+wire s_axis_tdata_is0_12;
+wire s_axis_tdata_is0_13;
+wire s_axis_tdata_is0_14;
+wire s_axis_tdata_is0_15;
+wire s_axis_tdata_is0_16;
+wire s_axis_tdata_and;
+wire [1:0] s_axis_tdata_sel_2;
+wire [1:0] s_axis_tdata_sel_3;
+wire s_axis_tdata_and_2;
+wire [1:0] s_axis_tdata_sel_4;
+wire [1:0] s_axis_tdata_sel_5;
+wire s_axis_tdata_and_3;
+wire [1:0] s_axis_tdata_sel_6;
+wire [1:0] s_axis_tdata_sel_7;
+wire s_axis_tdata_and_4;
+wire [1:0] s_axis_tdata_sel_8;
+wire [1:0] s_axis_tdata_sel_9;
+wire s_axis_tdata_and_5;
+wire [1:0] s_axis_tdata_sel_10;
+wire [1:0] s_axis_tdata_sel_11;
+wire s_axis_tdata_and_6;
+wire [1:0] s_axis_tdata_sel_12;
+wire [1:0] s_axis_tdata_sel_13;
+wire s_axis_tdata_and_7;
+wire [1:0] s_axis_tdata_sel_14;
+wire [1:0] s_axis_tdata_sel_15;
+wire s_axis_tdata_and_8;
+wire [1:0] s_axis_tdata_sel_16;
+wire [1:0] s_axis_tdata_sel_17;
+wire s_axis_tdata_and_9;
+wire s_axis_tdata_and_10;
+wire s_axis_tdata_and_11;
+wire s_axis_tdata_and_12;
+wire s_axis_tdata_and_13;
+wire [3:0] s_axis_tdata_cat_2;
+wire [3:0] s_axis_tdata_cat_3;
+wire [3:0] s_axis_tdata_cat_4;
+wire [3:0] s_axis_tdata_cat_5;
+wire s_axis_tdata_and_14;
+wire [3:0] s_axis_tdata_cat_6;
+wire [3:0] s_axis_tdata_cat_7;
+wire [3:0] s_axis_tdata_cat_8;
+wire [3:0] s_axis_tdata_cat_9;
+wire for_lz_and;
+wire [4:0] for_lz_sel;
+wire [4:0] for_lz_sel_2;
+wire [16:0] lz;
+wire [16:0] x_minus_lz;
+wire normal;
+wire [16:0] left;
+wire [16:0] exp_field;
+// round: shift; sticky = the OR of the bits the right shift drops
+reg [31:0] s_axis_tdata_q_2;
+reg [16:0] left_d1;
+wire [31:0] aligned;
+// round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even
+reg [31:0] aligned_d1;
+wire [22:0] kept;
+wire guard;
+wire increment;
+reg [16:0] exp_field_d1;
+reg [16:0] exp_field_d2;
+wire [31:0] rounded;
+wire fits;
+reg s_axis_tdata_q_3;
+reg s_axis_tdata_q_4;
+reg s_axis_tdata_q_5;
+reg is_zero_d1;
+reg is_zero_d2;
+reg is_zero_d3;
+reg s_axis_tvalid_q;
+reg s_axis_tvalid_q_2;
+reg out_valid;
+wire out_valid_or;
+// verilator lint_on UNUSEDSIGNAL
 
+// ---- fixed to float: sign and magnitude ----
+assign s_axis_tdata_sel = s_axis_tdata[31] ? (32'h0 - s_axis_tdata) : s_axis_tdata;
+assign is_zero = s_axis_tdata_sel == 32'h0;
 
-    // ---- fixed to float: sign and magnitude ----
-    assign s_axis_tdata_sel = s_axis_tdata[31] ? (32'h0 - s_axis_tdata[31:0]) : s_axis_tdata[31:0];
-    assign is_zero = s_axis_tdata_sel == 32'h0;
+// ---- round: normalization shift (left to a leading one, right into the subnormal range) ----
+assign s_axis_tdata_cat = {s_axis_tdata_q, 32'hffffffff};
+assign s_axis_tdata_is0 = s_axis_tdata_cat[63:62] == 2'h0;
+assign s_axis_tdata_is0_2 = s_axis_tdata_cat[59:58] == 2'h0;
+assign s_axis_tdata_is0_3 = s_axis_tdata_cat[55:54] == 2'h0;
+assign s_axis_tdata_is0_4 = s_axis_tdata_cat[51:50] == 2'h0;
+assign s_axis_tdata_is0_5 = s_axis_tdata_cat[47:46] == 2'h0;
+assign s_axis_tdata_is0_6 = s_axis_tdata_cat[43:42] == 2'h0;
+assign s_axis_tdata_is0_7 = s_axis_tdata_cat[39:38] == 2'h0;
+assign s_axis_tdata_is0_8 = s_axis_tdata_cat[35:34] == 2'h0;
+assign s_axis_tdata_is0_9 = s_axis_tdata_cat[31:30] == 2'h0;
+assign s_axis_tdata_is0_10 = s_axis_tdata_cat[27:26] == 2'h0;
+assign s_axis_tdata_is0_11 = s_axis_tdata_cat[23:22] == 2'h0;
+assign s_axis_tdata_is0_12 = s_axis_tdata_cat[19:18] == 2'h0;
+assign s_axis_tdata_is0_13 = s_axis_tdata_cat[15:14] == 2'h0;
+assign s_axis_tdata_is0_14 = s_axis_tdata_cat[11:10] == 2'h0;
+assign s_axis_tdata_is0_15 = s_axis_tdata_cat[7:6] == 2'h0;
+assign s_axis_tdata_is0_16 = s_axis_tdata_cat[3:2] == 2'h0;
+assign s_axis_tdata_and = s_axis_tdata_is0 & (s_axis_tdata_cat[61:60] == 2'h0);
+assign s_axis_tdata_sel_2 = s_axis_tdata_is0 ? ({s_axis_tdata_is0, (~s_axis_tdata_cat[61])}) : ({s_axis_tdata_is0, (~s_axis_tdata_cat[63])});
+assign s_axis_tdata_sel_3 = s_axis_tdata_is0_2 ? ({s_axis_tdata_is0_2, (~s_axis_tdata_cat[57])}) : ({s_axis_tdata_is0_2, (~s_axis_tdata_cat[59])});
+assign s_axis_tdata_and_2 = s_axis_tdata_is0_3 & (s_axis_tdata_cat[53:52] == 2'h0);
+assign s_axis_tdata_sel_4 = s_axis_tdata_is0_3 ? ({s_axis_tdata_is0_3, (~s_axis_tdata_cat[53])}) : ({s_axis_tdata_is0_3, (~s_axis_tdata_cat[55])});
+assign s_axis_tdata_sel_5 = s_axis_tdata_is0_4 ? ({s_axis_tdata_is0_4, (~s_axis_tdata_cat[49])}) : ({s_axis_tdata_is0_4, (~s_axis_tdata_cat[51])});
+assign s_axis_tdata_and_3 = s_axis_tdata_is0_5 & (s_axis_tdata_cat[45:44] == 2'h0);
+assign s_axis_tdata_sel_6 = s_axis_tdata_is0_5 ? ({s_axis_tdata_is0_5, (~s_axis_tdata_cat[45])}) : ({s_axis_tdata_is0_5, (~s_axis_tdata_cat[47])});
+assign s_axis_tdata_sel_7 = s_axis_tdata_is0_6 ? ({s_axis_tdata_is0_6, (~s_axis_tdata_cat[41])}) : ({s_axis_tdata_is0_6, (~s_axis_tdata_cat[43])});
+assign s_axis_tdata_and_4 = s_axis_tdata_is0_7 & (s_axis_tdata_cat[37:36] == 2'h0);
+assign s_axis_tdata_sel_8 = s_axis_tdata_is0_7 ? ({s_axis_tdata_is0_7, (~s_axis_tdata_cat[37])}) : ({s_axis_tdata_is0_7, (~s_axis_tdata_cat[39])});
+assign s_axis_tdata_sel_9 = s_axis_tdata_is0_8 ? ({s_axis_tdata_is0_8, (~s_axis_tdata_cat[33])}) : ({s_axis_tdata_is0_8, (~s_axis_tdata_cat[35])});
+assign s_axis_tdata_and_5 = s_axis_tdata_is0_9 & (s_axis_tdata_cat[29:28] == 2'h0);
+assign s_axis_tdata_sel_10 = s_axis_tdata_is0_9 ? ({s_axis_tdata_is0_9, (~s_axis_tdata_cat[29])}) : ({s_axis_tdata_is0_9, (~s_axis_tdata_cat[31])});
+assign s_axis_tdata_sel_11 = s_axis_tdata_is0_10 ? ({s_axis_tdata_is0_10, (~s_axis_tdata_cat[25])}) : ({s_axis_tdata_is0_10, (~s_axis_tdata_cat[27])});
+assign s_axis_tdata_and_6 = s_axis_tdata_is0_11 & (s_axis_tdata_cat[21:20] == 2'h0);
+assign s_axis_tdata_sel_12 = s_axis_tdata_is0_11 ? ({s_axis_tdata_is0_11, (~s_axis_tdata_cat[21])}) : ({s_axis_tdata_is0_11, (~s_axis_tdata_cat[23])});
+assign s_axis_tdata_sel_13 = s_axis_tdata_is0_12 ? ({s_axis_tdata_is0_12, (~s_axis_tdata_cat[17])}) : ({s_axis_tdata_is0_12, (~s_axis_tdata_cat[19])});
+assign s_axis_tdata_and_7 = s_axis_tdata_is0_13 & (s_axis_tdata_cat[13:12] == 2'h0);
+assign s_axis_tdata_sel_14 = s_axis_tdata_is0_13 ? ({s_axis_tdata_is0_13, (~s_axis_tdata_cat[13])}) : ({s_axis_tdata_is0_13, (~s_axis_tdata_cat[15])});
+assign s_axis_tdata_sel_15 = s_axis_tdata_is0_14 ? ({s_axis_tdata_is0_14, (~s_axis_tdata_cat[9])}) : ({s_axis_tdata_is0_14, (~s_axis_tdata_cat[11])});
+assign s_axis_tdata_and_8 = s_axis_tdata_is0_15 & (s_axis_tdata_cat[5:4] == 2'h0);
+assign s_axis_tdata_sel_16 = s_axis_tdata_is0_15 ? ({s_axis_tdata_is0_15, (~s_axis_tdata_cat[5])}) : ({s_axis_tdata_is0_15, (~s_axis_tdata_cat[7])});
+assign s_axis_tdata_sel_17 = s_axis_tdata_is0_16 ? ({s_axis_tdata_is0_16, (~s_axis_tdata_cat[1])}) : ({s_axis_tdata_is0_16, (~s_axis_tdata_cat[3])});
+assign s_axis_tdata_and_9 = s_axis_tdata_and & s_axis_tdata_is0_2 & (s_axis_tdata_cat[57:56] == 2'h0);
+assign s_axis_tdata_and_10 = s_axis_tdata_and_3 & s_axis_tdata_is0_6 & (s_axis_tdata_cat[41:40] == 2'h0);
+assign s_axis_tdata_and_11 = s_axis_tdata_and_5 & s_axis_tdata_is0_10 & (s_axis_tdata_cat[25:24] == 2'h0);
+assign s_axis_tdata_and_12 = s_axis_tdata_and_7 & s_axis_tdata_is0_14 & (s_axis_tdata_cat[9:8] == 2'h0);
+assign s_axis_tdata_and_13 = s_axis_tdata_and_9 & s_axis_tdata_and_2 & s_axis_tdata_is0_4 & (s_axis_tdata_cat[49:48] == 2'h0);
+assign s_axis_tdata_cat_2 = {s_axis_tdata_and_9,
+    (s_axis_tdata_and_2 ? ({s_axis_tdata_and_2, s_axis_tdata_sel_5}) : ({s_axis_tdata_and_2, s_axis_tdata_sel_4}))};
+assign s_axis_tdata_cat_3 = {s_axis_tdata_and_9,
+    (s_axis_tdata_and ? ({s_axis_tdata_and, s_axis_tdata_sel_3}) : ({s_axis_tdata_and, s_axis_tdata_sel_2}))};
+assign s_axis_tdata_cat_4 = {s_axis_tdata_and_10,
+    (s_axis_tdata_and_4 ? ({s_axis_tdata_and_4, s_axis_tdata_sel_9}) : ({s_axis_tdata_and_4, s_axis_tdata_sel_8}))};
+assign s_axis_tdata_cat_5 = {s_axis_tdata_and_10,
+    (s_axis_tdata_and_3 ? ({s_axis_tdata_and_3, s_axis_tdata_sel_7}) : ({s_axis_tdata_and_3, s_axis_tdata_sel_6}))};
+assign s_axis_tdata_and_14 = s_axis_tdata_and_11 & s_axis_tdata_and_6 & s_axis_tdata_is0_12 & (s_axis_tdata_cat[17:16] == 2'h0);
+assign s_axis_tdata_cat_6 = {s_axis_tdata_and_11,
+    (s_axis_tdata_and_6 ? ({s_axis_tdata_and_6, s_axis_tdata_sel_13}) : ({s_axis_tdata_and_6, s_axis_tdata_sel_12}))};
+assign s_axis_tdata_cat_7 = {s_axis_tdata_and_11,
+    (s_axis_tdata_and_5 ? ({s_axis_tdata_and_5, s_axis_tdata_sel_11}) : ({s_axis_tdata_and_5, s_axis_tdata_sel_10}))};
+assign s_axis_tdata_cat_8 = {s_axis_tdata_and_12,
+    (s_axis_tdata_and_8 ? ({s_axis_tdata_and_8, s_axis_tdata_sel_17}) : ({s_axis_tdata_and_8, s_axis_tdata_sel_16}))};
+assign s_axis_tdata_cat_9 = {s_axis_tdata_and_12,
+    (s_axis_tdata_and_7 ? ({s_axis_tdata_and_7, s_axis_tdata_sel_15}) : ({s_axis_tdata_and_7, s_axis_tdata_sel_14}))};
+assign for_lz_and = s_axis_tdata_and_13 & s_axis_tdata_and_10 & s_axis_tdata_and_4 & s_axis_tdata_is0_8 &
+    (s_axis_tdata_cat[33:32] == 2'h0);
+assign for_lz_sel = s_axis_tdata_and_13 ? ({s_axis_tdata_and_13, (s_axis_tdata_and_10 ? s_axis_tdata_cat_4 : s_axis_tdata_cat_5)}) : ({s_axis_tdata_and_13, (s_axis_tdata_and_9 ? s_axis_tdata_cat_2 : s_axis_tdata_cat_3)});
+assign for_lz_sel_2 = s_axis_tdata_and_14 ? ({s_axis_tdata_and_14, (s_axis_tdata_and_12 ? s_axis_tdata_cat_8 : s_axis_tdata_cat_9)}) : ({s_axis_tdata_and_14, (s_axis_tdata_and_11 ? s_axis_tdata_cat_6 : s_axis_tdata_cat_7)});
+assign lz = {11'h0, (for_lz_and ? ({for_lz_and, for_lz_sel_2}) : ({for_lz_and, for_lz_sel}))};
+assign x_minus_lz = 17'h9e - lz;
+assign normal = (17'h0 ^ 17'h10000) < (x_minus_lz ^ 17'h10000);
+assign left = normal ? lz : 17'h9d;
+assign exp_field = normal ? x_minus_lz : 17'h0;
 
-    // ---- round: normalization shift (left to a leading one, right into the subnormal range) ----
-    assign s_axis_tdata_cat = {s_axis_tdata_q, 32'hffffffff};
-    assign s_axis_tdata_is0 = s_axis_tdata_cat[63:62] == 2'h0;
-    assign s_axis_tdata_is0_2 = s_axis_tdata_cat[59:58] == 2'h0;
-    assign s_axis_tdata_is0_3 = s_axis_tdata_cat[55:54] == 2'h0;
-    assign s_axis_tdata_is0_4 = s_axis_tdata_cat[51:50] == 2'h0;
-    assign s_axis_tdata_is0_5 = s_axis_tdata_cat[47:46] == 2'h0;
-    assign s_axis_tdata_is0_6 = s_axis_tdata_cat[43:42] == 2'h0;
-    assign s_axis_tdata_is0_7 = s_axis_tdata_cat[39:38] == 2'h0;
-    assign s_axis_tdata_is0_8 = s_axis_tdata_cat[35:34] == 2'h0;
-    assign s_axis_tdata_is0_9 = s_axis_tdata_cat[31:30] == 2'h0;
-    assign s_axis_tdata_is0_10 = s_axis_tdata_cat[27:26] == 2'h0;
-    assign s_axis_tdata_is0_11 = s_axis_tdata_cat[23:22] == 2'h0;
-    assign s_axis_tdata_is0_12 = s_axis_tdata_cat[19:18] == 2'h0;
-    assign s_axis_tdata_is0_13 = s_axis_tdata_cat[15:14] == 2'h0;
-    assign s_axis_tdata_is0_14 = s_axis_tdata_cat[11:10] == 2'h0;
-    assign s_axis_tdata_is0_15 = s_axis_tdata_cat[7:6] == 2'h0;
-    assign s_axis_tdata_is0_16 = s_axis_tdata_cat[3:2] == 2'h0;
-    assign s_axis_tdata_and = s_axis_tdata_is0 & (s_axis_tdata_cat[61:60] == 2'h0);
-    assign s_axis_tdata_sel_2 = s_axis_tdata_is0 ? ({s_axis_tdata_is0, (~s_axis_tdata_cat[61])}) : ({s_axis_tdata_is0, (~s_axis_tdata_cat[63])});
-    assign s_axis_tdata_sel_3 = s_axis_tdata_is0_2 ? ({s_axis_tdata_is0_2, (~s_axis_tdata_cat[57])}) : ({s_axis_tdata_is0_2, (~s_axis_tdata_cat[59])});
-    assign s_axis_tdata_and_2 = s_axis_tdata_is0_3 & (s_axis_tdata_cat[53:52] == 2'h0);
-    assign s_axis_tdata_sel_4 = s_axis_tdata_is0_3 ? ({s_axis_tdata_is0_3, (~s_axis_tdata_cat[53])}) : ({s_axis_tdata_is0_3, (~s_axis_tdata_cat[55])});
-    assign s_axis_tdata_sel_5 = s_axis_tdata_is0_4 ? ({s_axis_tdata_is0_4, (~s_axis_tdata_cat[49])}) : ({s_axis_tdata_is0_4, (~s_axis_tdata_cat[51])});
-    assign s_axis_tdata_and_3 = s_axis_tdata_is0_5 & (s_axis_tdata_cat[45:44] == 2'h0);
-    assign s_axis_tdata_sel_6 = s_axis_tdata_is0_5 ? ({s_axis_tdata_is0_5, (~s_axis_tdata_cat[45])}) : ({s_axis_tdata_is0_5, (~s_axis_tdata_cat[47])});
-    assign s_axis_tdata_sel_7 = s_axis_tdata_is0_6 ? ({s_axis_tdata_is0_6, (~s_axis_tdata_cat[41])}) : ({s_axis_tdata_is0_6, (~s_axis_tdata_cat[43])});
-    assign s_axis_tdata_and_4 = s_axis_tdata_is0_7 & (s_axis_tdata_cat[37:36] == 2'h0);
-    assign s_axis_tdata_sel_8 = s_axis_tdata_is0_7 ? ({s_axis_tdata_is0_7, (~s_axis_tdata_cat[37])}) : ({s_axis_tdata_is0_7, (~s_axis_tdata_cat[39])});
-    assign s_axis_tdata_sel_9 = s_axis_tdata_is0_8 ? ({s_axis_tdata_is0_8, (~s_axis_tdata_cat[33])}) : ({s_axis_tdata_is0_8, (~s_axis_tdata_cat[35])});
-    assign s_axis_tdata_and_5 = s_axis_tdata_is0_9 & (s_axis_tdata_cat[29:28] == 2'h0);
-    assign s_axis_tdata_sel_10 = s_axis_tdata_is0_9 ? ({s_axis_tdata_is0_9, (~s_axis_tdata_cat[29])}) : ({s_axis_tdata_is0_9, (~s_axis_tdata_cat[31])});
-    assign s_axis_tdata_sel_11 = s_axis_tdata_is0_10 ? ({s_axis_tdata_is0_10, (~s_axis_tdata_cat[25])}) : ({s_axis_tdata_is0_10, (~s_axis_tdata_cat[27])});
-    assign s_axis_tdata_and_6 = s_axis_tdata_is0_11 & (s_axis_tdata_cat[21:20] == 2'h0);
-    assign s_axis_tdata_sel_12 = s_axis_tdata_is0_11 ? ({s_axis_tdata_is0_11, (~s_axis_tdata_cat[21])}) : ({s_axis_tdata_is0_11, (~s_axis_tdata_cat[23])});
-    assign s_axis_tdata_sel_13 = s_axis_tdata_is0_12 ? ({s_axis_tdata_is0_12, (~s_axis_tdata_cat[17])}) : ({s_axis_tdata_is0_12, (~s_axis_tdata_cat[19])});
-    assign s_axis_tdata_and_7 = s_axis_tdata_is0_13 & (s_axis_tdata_cat[13:12] == 2'h0);
-    assign s_axis_tdata_sel_14 = s_axis_tdata_is0_13 ? ({s_axis_tdata_is0_13, (~s_axis_tdata_cat[13])}) : ({s_axis_tdata_is0_13, (~s_axis_tdata_cat[15])});
-    assign s_axis_tdata_sel_15 = s_axis_tdata_is0_14 ? ({s_axis_tdata_is0_14, (~s_axis_tdata_cat[9])}) : ({s_axis_tdata_is0_14, (~s_axis_tdata_cat[11])});
-    assign s_axis_tdata_and_8 = s_axis_tdata_is0_15 & (s_axis_tdata_cat[5:4] == 2'h0);
-    assign s_axis_tdata_sel_16 = s_axis_tdata_is0_15 ? ({s_axis_tdata_is0_15, (~s_axis_tdata_cat[5])}) : ({s_axis_tdata_is0_15, (~s_axis_tdata_cat[7])});
-    assign s_axis_tdata_sel_17 = s_axis_tdata_is0_16 ? ({s_axis_tdata_is0_16, (~s_axis_tdata_cat[1])}) : ({s_axis_tdata_is0_16, (~s_axis_tdata_cat[3])});
-    assign s_axis_tdata_and_9 = s_axis_tdata_and & s_axis_tdata_is0_2 & (s_axis_tdata_cat[57:56] == 2'h0);
-    assign s_axis_tdata_and_10 = s_axis_tdata_and_3 & s_axis_tdata_is0_6 & (s_axis_tdata_cat[41:40] == 2'h0);
-    assign s_axis_tdata_and_11 = s_axis_tdata_and_5 & s_axis_tdata_is0_10 & (s_axis_tdata_cat[25:24] == 2'h0);
-    assign s_axis_tdata_and_12 = s_axis_tdata_and_7 & s_axis_tdata_is0_14 & (s_axis_tdata_cat[9:8] == 2'h0);
-    assign s_axis_tdata_and_13 = s_axis_tdata_and_9 & s_axis_tdata_and_2 & s_axis_tdata_is0_4 & (s_axis_tdata_cat[49:48] == 2'h0);
-    assign s_axis_tdata_cat_2 = {s_axis_tdata_and_9,
-        (s_axis_tdata_and_2 ? ({s_axis_tdata_and_2, s_axis_tdata_sel_5}) : ({s_axis_tdata_and_2, s_axis_tdata_sel_4}))};
-    assign s_axis_tdata_cat_3 = {s_axis_tdata_and_9,
-        (s_axis_tdata_and ? ({s_axis_tdata_and, s_axis_tdata_sel_3}) : ({s_axis_tdata_and, s_axis_tdata_sel_2}))};
-    assign s_axis_tdata_cat_4 = {s_axis_tdata_and_10,
-        (s_axis_tdata_and_4 ? ({s_axis_tdata_and_4, s_axis_tdata_sel_9}) : ({s_axis_tdata_and_4, s_axis_tdata_sel_8}))};
-    assign s_axis_tdata_cat_5 = {s_axis_tdata_and_10,
-        (s_axis_tdata_and_3 ? ({s_axis_tdata_and_3, s_axis_tdata_sel_7}) : ({s_axis_tdata_and_3, s_axis_tdata_sel_6}))};
-    assign s_axis_tdata_and_14 = s_axis_tdata_and_11 & s_axis_tdata_and_6 & s_axis_tdata_is0_12 & (s_axis_tdata_cat[17:16] == 2'h0);
-    assign s_axis_tdata_cat_6 = {s_axis_tdata_and_11,
-        (s_axis_tdata_and_6 ? ({s_axis_tdata_and_6, s_axis_tdata_sel_13}) : ({s_axis_tdata_and_6, s_axis_tdata_sel_12}))};
-    assign s_axis_tdata_cat_7 = {s_axis_tdata_and_11,
-        (s_axis_tdata_and_5 ? ({s_axis_tdata_and_5, s_axis_tdata_sel_11}) : ({s_axis_tdata_and_5, s_axis_tdata_sel_10}))};
-    assign s_axis_tdata_cat_8 = {s_axis_tdata_and_12,
-        (s_axis_tdata_and_8 ? ({s_axis_tdata_and_8, s_axis_tdata_sel_17}) : ({s_axis_tdata_and_8, s_axis_tdata_sel_16}))};
-    assign s_axis_tdata_cat_9 = {s_axis_tdata_and_12,
-        (s_axis_tdata_and_7 ? ({s_axis_tdata_and_7, s_axis_tdata_sel_15}) : ({s_axis_tdata_and_7, s_axis_tdata_sel_14}))};
-    assign for_lz_and = s_axis_tdata_and_13 & s_axis_tdata_and_10 & s_axis_tdata_and_4 & s_axis_tdata_is0_8 &
-        (s_axis_tdata_cat[33:32] == 2'h0);
-    assign for_lz_sel = s_axis_tdata_and_13 ? ({s_axis_tdata_and_13, (s_axis_tdata_and_10 ? s_axis_tdata_cat_4 : s_axis_tdata_cat_5)}) : ({s_axis_tdata_and_13, (s_axis_tdata_and_9 ? s_axis_tdata_cat_2 : s_axis_tdata_cat_3)});
-    assign for_lz_sel_2 = s_axis_tdata_and_14 ? ({s_axis_tdata_and_14, (s_axis_tdata_and_12 ? s_axis_tdata_cat_8 : s_axis_tdata_cat_9)}) : ({s_axis_tdata_and_14, (s_axis_tdata_and_11 ? s_axis_tdata_cat_6 : s_axis_tdata_cat_7)});
-    assign lz = {11'h0, (for_lz_and ? ({for_lz_and, for_lz_sel_2}) : ({for_lz_and, for_lz_sel}))};
-    assign x_minus_lz = 17'h9e - lz;
-    assign normal = (17'h0 ^ 17'h10000) < (x_minus_lz ^ 17'h10000);
-    assign left = normal ? lz : 17'h9d;
-    assign exp_field = normal ? x_minus_lz : 17'h0;
+// ---- round: shift; sticky = the OR of the bits the right shift drops ----
+assign aligned = s_axis_tdata_q_2 << left_d1;
 
-    // ---- round: shift; sticky = the OR of the bits the right shift drops ----
-    assign aligned = s_axis_tdata_q_2 << left_d1;
+// ---- round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even ----
+assign kept = aligned_d1[30:8];
+assign guard = aligned_d1[7];
+assign increment = guard & ((~(aligned_d1[6:0] == 7'h0)) | kept[0]);
+assign rounded = ({exp_field_d2[8:0], kept}) + ({31'h0, increment});
+assign fits = ((exp_field_d2 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (rounded[31:23] < 9'hff);
+assign out_valid_or = (~out_valid) | m_axis_tready;
 
-    // ---- round: keep man + 1 bits, guard, the rest folded into sticky; round to nearest even ----
-    assign kept = aligned_d1[30:8];
-    assign guard = aligned_d1[7];
-    assign increment = guard & ((~(aligned_d1[6:0] == 7'h0)) | kept[0]);
-    assign rounded = ({exp_field_d2[8:0], kept}) + ({31'h0, increment});
-    assign fits = ((exp_field_d2 ^ 17'h10000) < (17'hff ^ 17'h10000)) & (rounded[31:23] < 9'hff);
-    assign s_axis_tdata_sel_18 = is_zero_d3 ? 32'h0 : ({s_axis_tdata_q_5, (fits ? rounded[30:0] : 31'h7f800000)});
-    assign out_valid_or = (~out_valid) | m_axis_tready;
+always @(posedge clk) begin
+    if (out_valid_or) s_axis_tdata_q <= s_axis_tdata_sel;
+    if (out_valid_or) s_axis_tdata_q_2 <= s_axis_tdata_q;
+    if (out_valid_or) left_d1 <= left;
+    if (out_valid_or) aligned_d1 <= aligned;
+    if (out_valid_or) exp_field_d1 <= exp_field;
+    if (out_valid_or) exp_field_d2 <= exp_field_d1;
+    if (out_valid_or) s_axis_tdata_q_3 <= s_axis_tdata[31];
+    if (out_valid_or) s_axis_tdata_q_4 <= s_axis_tdata_q_3;
+    if (out_valid_or) s_axis_tdata_q_5 <= s_axis_tdata_q_4;
+    if (out_valid_or) is_zero_d1 <= is_zero;
+    if (out_valid_or) is_zero_d2 <= is_zero_d1;
+    if (out_valid_or) is_zero_d3 <= is_zero_d2;
+    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
+    if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
+    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid_q_2;
+end
 
-    always @(posedge clk) begin
-        if (out_valid_or) s_axis_tdata_q <= s_axis_tdata_sel;
-        if (out_valid_or) s_axis_tdata_q_2 <= s_axis_tdata_q;
-        if (out_valid_or) left_d1 <= left;
-        if (out_valid_or) aligned_d1 <= aligned;
-        if (out_valid_or) exp_field_d1 <= exp_field;
-        if (out_valid_or) exp_field_d2 <= exp_field_d1;
-        if (out_valid_or) s_axis_tdata_q_3 <= s_axis_tdata[31];
-        if (out_valid_or) s_axis_tdata_q_4 <= s_axis_tdata_q_3;
-        if (out_valid_or) s_axis_tdata_q_5 <= s_axis_tdata_q_4;
-        if (out_valid_or) is_zero_d1 <= is_zero;
-        if (out_valid_or) is_zero_d2 <= is_zero_d1;
-        if (out_valid_or) is_zero_d3 <= is_zero_d2;
-        if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
-        if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
-        if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
-        if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid_q_2;
-        if (out_valid_or) s_axis_tlast_q_3 <= s_axis_tlast_q_2;
-    end
-
-    always @(*) begin
-        m_axis_tdata = {s_axis_tdata_sel_18};
-        m_axis_tkeep = {4{1'b1}};
-        m_axis_tvalid = out_valid;
-        m_axis_tlast = s_axis_tlast_q_3;
-        m_axis_tuser = 1'b0;
-        s_axis_tready = out_valid_or;
-    end
-endmodule // fp32_from_i32
+assign m_axis_tdata = is_zero_d3 ? 32'h0 : ({s_axis_tdata_q_5, (fits ? rounded[30:0] : 31'h7f800000)});
+assign m_axis_tvalid = out_valid;
+assign s_axis_tready = out_valid_or;
+endmodule

@@ -6,839 +6,790 @@
 //   deepest split = 30 stages
 `timescale 1ns/1ps
 
-module fp32_sqrt(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
-
-    // Module arguments
-    input wire  clk;
-    input wire  rst;
-    input wire  [31:0] s_axis_tdata;
-    // verilator lint_off UNUSEDSIGNAL
-    wire [3:0] s_axis_tkeep = {4{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tlast = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tvalid;
-    output reg  s_axis_tready;
-    output reg  [31:0] m_axis_tdata;
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg [3:0] m_axis_tkeep;
+module fp32_sqrt(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] s_axis_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tlast;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tuser;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output reg  m_axis_tvalid;
-    input wire  m_axis_tready;
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [31:0] m_axis_tdata;
+    output wire m_axis_tvalid;
 
-    // Update code (custom)
-    // verilator lint_off UNUSEDSIGNAL
-    // sqrt: operand, special cases, leading zeros
-    wire s_axis_tdata_is0;
-    wire s_axis_tdata_is255;
-    wire s_axis_tdata_is0_2;
-    wire a_sign;
-    wire a_zero;
-    wire a_inf;
-    wire a_nan;
-    wire [23:0] a_sig;
-    wire [7:0] a_exp;
-    wire nan;
-    wire [31:0] a_sig_cat;
-    wire a_sig_is0;
-    wire a_sig_is0_2;
-    wire a_sig_is0_3;
-    wire a_sig_is0_4;
-    wire a_sig_is0_5;
-    wire a_sig_is0_6;
-    wire a_sig_is0_7;
-    wire a_sig_is0_8;
-    wire a_sig_and;
-    wire [1:0] a_sig_sel;
-    wire [1:0] a_sig_sel_2;
-    wire a_sig_and_2;
-    wire [1:0] a_sig_sel_3;
-    wire [1:0] a_sig_sel_4;
-    wire a_sig_and_3;
-    wire [1:0] a_sig_sel_5;
-    wire [1:0] a_sig_sel_6;
-    wire a_sig_and_4;
-    wire [1:0] a_sig_sel_7;
-    wire [1:0] a_sig_sel_8;
-    wire a_sig_and_5;
-    wire a_sig_and_6;
-    wire a_sig_and_7;
-    wire [3:0] a_sig_cat_2;
-    wire [3:0] a_sig_cat_3;
-    wire [3:0] a_sig_cat_4;
-    wire [3:0] a_sig_cat_5;
-    wire [4:0] lz;
-    // sqrt: normalised significand, halved exponent
-    reg [23:0] a_sig_d1;
-    reg [4:0] lz_d1;
-    wire [23:0] a_sig_d1_shl;
-    reg [7:0] a_exp_d1;
-    wire [16:0] unbiased;
-    wire odd;
-    wire [24:0] radicand_top;
-    wire [16:0] unbiased_minus;
-    wire [16:0] x;
-    // sqrt: non-restoring square root of radicand_top · 2^(man+4), two radicand bits per step
-    reg [24:0] radicand_top_d1;
-    wire [51:0] radicand_top_d1_cat;
-    wire [4:0] remainder;
-    wire [25:0] negroot;
-    reg [4:0] remainder_d1;
-    reg [51:0] radicand_top_d1_q;
-    reg [25:0] negroot_d1;
-    reg remainder_q;
-    wire remainder_not;
-    wire [5:0] remainder_2;
-    wire [25:0] negroot_2;
-    wire remainder_not_2;
-    wire [6:0] remainder_cat;
-    wire [6:0] remainder_3;
-    wire [25:0] negroot_3;
-    reg [6:0] remainder_d1_2;
-    reg [51:0] radicand_top_d1_q_2;
-    reg [25:0] negroot_d1_2;
-    reg remainder_q_2;
-    wire remainder_not_3;
-    wire [7:0] remainder_4;
-    wire [25:0] negroot_4;
-    reg [7:0] remainder_d1_3;
-    reg [51:0] radicand_top_d1_q_3;
-    reg [25:0] negroot_d1_3;
-    reg remainder_q_3;
-    wire remainder_not_4;
-    wire [8:0] remainder_5;
-    wire [25:0] negroot_5;
-    wire remainder_not_5;
-    wire [4:0] remainder_cat_2;
-    wire [9:0] remainder_cat_3;
-    wire [9:0] remainder_6;
-    wire [25:0] negroot_6;
-    reg [9:0] remainder_d1_4;
-    reg [51:0] radicand_top_d1_q_4;
-    reg [25:0] negroot_d1_4;
-    reg remainder_q_4;
-    wire remainder_not_6;
-    wire [10:0] remainder_7;
-    wire [25:0] negroot_7;
-    reg [10:0] remainder_d1_5;
-    reg [51:0] radicand_top_d1_q_5;
-    reg [25:0] negroot_d1_5;
-    reg remainder_q_5;
-    wire remainder_not_7;
-    wire [11:0] remainder_8;
-    wire [25:0] negroot_8;
-    wire remainder_not_8;
-    wire [7:0] remainder_cat_4;
-    wire [12:0] remainder_cat_5;
-    wire [12:0] remainder_9;
-    wire [25:0] negroot_9;
-    reg [12:0] remainder_d1_6;
-    reg [51:0] radicand_top_d1_q_6;
-    reg [25:0] negroot_d1_6;
-    reg remainder_q_6;
-    wire remainder_not_9;
-    wire [13:0] remainder_10;
-    wire [25:0] negroot_10;
-    wire remainder_not_10;
-    wire [9:0] remainder_cat_6;
-    wire [14:0] remainder_cat_7;
-    wire [14:0] remainder_11;
-    wire [25:0] negroot_11;
-    reg [14:0] remainder_d1_7;
-    reg [51:0] radicand_top_d1_q_7;
-    reg [25:0] negroot_d1_7;
-    reg remainder_q_7;
-    wire remainder_not_11;
-    wire [15:0] remainder_cat_8;
-    wire [15:0] remainder_12;
-    wire [25:0] negroot_12;
-    wire remainder_not_12;
-    wire [11:0] remainder_cat_9;
-    wire [16:0] remainder_cat_10;
-    wire [16:0] remainder_13;
-    wire [25:0] negroot_13;
-    reg [16:0] remainder_d1_8;
-    reg [51:0] for_remainder_q;
-    reg [25:0] negroot_d1_8;
-    reg remainder_q_8;
-    wire remainder_not_13;
-    wire [17:0] remainder_cat_11;
-    wire [17:0] remainder_14;
-    wire [25:0] negroot_14;
-    reg [17:0] remainder_d1_9;
-    reg [51:0] for_remainder_q_2;
-    reg [25:0] negroot_d1_9;
-    reg remainder_q_9;
-    wire remainder_not_14;
-    wire [18:0] remainder_cat_12;
-    wire [18:0] remainder_15;
-    wire [25:0] negroot_15;
-    wire remainder_not_15;
-    wire [14:0] remainder_cat_13;
-    wire [19:0] remainder_cat_14;
-    wire [19:0] remainder_16;
-    wire [25:0] negroot_16;
-    reg [19:0] remainder_d1_10;
-    reg [51:0] for_remainder_q_3;
-    reg [25:0] negroot_d1_10;
-    reg remainder_q_10;
-    wire remainder_not_16;
-    wire [20:0] remainder_cat_15;
-    wire [20:0] remainder_17;
-    wire [25:0] negroot_17;
-    wire remainder_not_17;
-    wire [16:0] remainder_cat_16;
-    wire [21:0] remainder_cat_17;
-    wire [21:0] remainder_18;
-    wire [25:0] negroot_18;
-    wire remainder_not_18;
-    wire [17:0] remainder_cat_18;
-    wire [22:0] remainder_cat_19;
-    wire [22:0] remainder_19;
-    wire [25:0] negroot_19;
-    reg [22:0] remainder_d1_11;
-    reg [51:0] for_remainder_q_4;
-    reg [25:0] negroot_d1_11;
-    reg remainder_q_11;
-    wire remainder_not_19;
-    wire [23:0] remainder_cat_20;
-    wire [23:0] remainder_20;
-    wire [25:0] negroot_20;
-    wire remainder_not_20;
-    wire [19:0] remainder_cat_21;
-    wire [24:0] remainder_cat_22;
-    wire [24:0] remainder_21;
-    wire [25:0] negroot_21;
-    wire remainder_not_21;
-    wire [20:0] remainder_cat_23;
-    wire [25:0] remainder_cat_24;
-    wire [25:0] remainder_22;
-    wire [25:0] negroot_22;
-    reg [25:0] remainder_d1_12;
-    reg [51:0] for_remainder_q_5;
-    reg [25:0] negroot_d1_12;
-    reg remainder_q_12;
-    wire remainder_not_22;
-    wire [26:0] remainder_cat_25;
-    wire [26:0] remainder_23;
-    wire [25:0] negroot_23;
-    wire remainder_not_23;
-    wire [22:0] remainder_cat_26;
-    wire [27:0] remainder_cat_27;
-    wire [27:0] remainder_24;
-    wire [25:0] negroot_24;
-    reg [27:0] remainder_d1_13;
-    reg [51:0] for_remainder_q_6;
-    reg [25:0] negroot_d1_13;
-    reg remainder_q_13;
-    wire remainder_not_24;
-    wire [28:0] remainder_cat_28;
-    wire [28:0] remainder_25;
-    wire [25:0] negroot_25;
-    wire remainder_not_25;
-    wire [24:0] remainder_cat_29;
-    wire [29:0] remainder_cat_30;
-    wire [29:0] remainder_26;
-    wire [25:0] negroot_26;
-    reg [25:0] negroot_d1_14;
-    wire [25:0] root;
-    reg remainder_q_14;
-    wire [30:0] negroot_d1_cat;
-    reg [29:0] remainder_d1_14;
-    wire sticky;
-    // sqrt: special cases and the packed value, round to nearest even
-    reg [25:0] root_d1;
-    wire [22:0] kept;
-    wire guard;
-    reg sticky_d1;
-    reg nan_d1;
-    reg nan_d2;
-    reg nan_d3;
-    reg nan_d4;
-    reg nan_d5;
-    reg nan_d6;
-    reg nan_d7;
-    reg nan_d8;
-    reg nan_d9;
-    reg nan_d10;
-    reg nan_d11;
-    reg nan_d12;
-    reg nan_d13;
-    reg nan_d14;
-    reg nan_d15;
-    reg nan_d16;
-    reg nan_d17;
-    reg a_inf_d1;
-    reg a_inf_d2;
-    reg a_inf_d3;
-    reg a_inf_d4;
-    reg a_inf_d5;
-    reg a_inf_d6;
-    reg a_inf_d7;
-    reg a_inf_d8;
-    reg a_inf_d9;
-    reg a_inf_d10;
-    reg a_inf_d11;
-    reg a_inf_d12;
-    reg a_inf_d13;
-    reg a_inf_d14;
-    reg a_inf_d15;
-    reg a_inf_d16;
-    reg a_inf_d17;
-    reg a_zero_d1;
-    reg a_zero_d2;
-    reg a_zero_d3;
-    reg a_zero_d4;
-    reg a_zero_d5;
-    reg a_zero_d6;
-    reg a_zero_d7;
-    reg a_zero_d8;
-    reg a_zero_d9;
-    reg a_zero_d10;
-    reg a_zero_d11;
-    reg a_zero_d12;
-    reg a_zero_d13;
-    reg a_zero_d14;
-    reg a_zero_d15;
-    reg a_zero_d16;
-    reg a_zero_d17;
-    wire forced;
-    wire increment;
-    reg [16:0] x_d1;
-    reg [16:0] x_d2;
-    reg [16:0] x_d3;
-    reg [16:0] x_d4;
-    reg [16:0] x_d5;
-    reg [16:0] x_d6;
-    reg [16:0] x_d7;
-    reg [16:0] x_d8;
-    reg [16:0] x_d9;
-    reg [16:0] x_d10;
-    reg [16:0] x_d11;
-    reg [16:0] x_d12;
-    reg [16:0] x_d13;
-    reg [16:0] x_d14;
-    reg [16:0] x_d15;
-    reg [16:0] x_d16;
-    wire [30:0] packed_2;
-    reg a_sign_d1;
-    reg a_sign_d2;
-    reg a_sign_d3;
-    reg a_sign_d4;
-    reg a_sign_d5;
-    reg a_sign_d6;
-    reg a_sign_d7;
-    reg a_sign_d8;
-    reg a_sign_d9;
-    reg a_sign_d10;
-    reg a_sign_d11;
-    reg a_sign_d12;
-    reg a_sign_d13;
-    reg a_sign_d14;
-    reg a_sign_d15;
-    reg a_sign_d16;
-    reg a_sign_d17;
-    wire result_sign;
-    // sqrt: rounding increment (its carry moves the exponent)
-    reg increment_d1;
-    reg [30:0] packed_d1;
-    reg result_sign_d1;
-    wire [31:0] result;
-    reg s_axis_tvalid_q;
-    reg s_axis_tlast_q;
-    reg s_axis_tvalid_q_2;
-    reg s_axis_tlast_q_2;
-    reg s_axis_tvalid_q_3;
-    reg s_axis_tlast_q_3;
-    reg s_axis_tvalid_q_4;
-    reg s_axis_tlast_q_4;
-    reg s_axis_tvalid_q_5;
-    reg s_axis_tlast_q_5;
-    reg s_axis_tvalid_q_6;
-    reg s_axis_tlast_q_6;
-    reg s_axis_tvalid_q_7;
-    reg s_axis_tlast_q_7;
-    reg s_axis_tvalid_q_8;
-    reg s_axis_tlast_q_8;
-    reg q;
-    reg q_2;
-    reg for_out_valid_q;
-    reg q_3;
-    reg for_out_valid_q_2;
-    reg q_4;
-    reg for_out_valid_q_3;
-    reg q_5;
-    reg for_out_valid_q_4;
-    reg q_6;
-    reg for_out_valid_q_5;
-    reg q_7;
-    reg for_out_valid_q_6;
-    reg q_8;
-    reg for_out_valid_q_7;
-    reg q_9;
-    reg for_out_valid_q_8;
-    reg q_10;
-    reg out_valid;
-    reg q_11;
-    wire out_valid_or;
-    // verilator lint_on UNUSEDSIGNAL
+// verilator lint_off UNUSEDSIGNAL
+// sqrt: operand, special cases, leading zeros
+wire s_axis_tdata_is0;
+wire s_axis_tdata_is255;
+wire s_axis_tdata_is0_2;
+wire a_sign;
+wire a_zero;
+wire a_inf;
+wire a_nan;
+wire [23:0] a_sig;
+wire [7:0] a_exp;
+wire nan;
+wire [31:0] a_sig_cat;
+wire a_sig_is0;
+wire a_sig_is0_2;
+wire a_sig_is0_3;
+wire a_sig_is0_4;
+wire a_sig_is0_5;
+wire a_sig_is0_6;
+wire a_sig_is0_7;
+wire a_sig_is0_8;
+wire a_sig_and;
+wire [1:0] a_sig_sel;
+wire [1:0] a_sig_sel_2;
+wire a_sig_and_2;
+wire [1:0] a_sig_sel_3;
+wire [1:0] a_sig_sel_4;
+wire a_sig_and_3;
+wire [1:0] a_sig_sel_5;
+wire [1:0] a_sig_sel_6;
+wire a_sig_and_4;
+wire [1:0] a_sig_sel_7;
+wire [1:0] a_sig_sel_8;
+wire a_sig_and_5;
+wire a_sig_and_6;
+wire a_sig_and_7;
+wire [3:0] a_sig_cat_2;
+wire [3:0] a_sig_cat_3;
+wire [3:0] a_sig_cat_4;
+wire [3:0] a_sig_cat_5;
+wire [4:0] lz;
+// sqrt: normalised significand, halved exponent
+reg [23:0] a_sig_d1;
+reg [4:0] lz_d1;
+wire [23:0] a_sig_d1_shl;
+reg [7:0] a_exp_d1;
+wire [16:0] unbiased;
+wire odd;
+wire [24:0] radicand_top;
+wire [16:0] unbiased_minus;
+wire [16:0] x;
+// sqrt: non-restoring square root of radicand_top · 2^(man+4), two radicand bits per step
+reg [24:0] radicand_top_d1;
+wire [51:0] radicand_top_d1_cat;
+wire [4:0] remainder;
+wire [25:0] negroot;
+reg [4:0] remainder_d1;
+reg [51:0] radicand_top_d1_q;
+reg [25:0] negroot_d1;
+reg remainder_q;
+wire remainder_not;
+wire [5:0] remainder_2;
+wire [25:0] negroot_2;
+wire remainder_not_2;
+wire [6:0] remainder_cat;
+wire [6:0] remainder_3;
+wire [25:0] negroot_3;
+reg [6:0] remainder_d1_2;
+reg [51:0] radicand_top_d1_q_2;
+reg [25:0] negroot_d1_2;
+reg remainder_q_2;
+wire remainder_not_3;
+wire [7:0] remainder_4;
+wire [25:0] negroot_4;
+reg [7:0] remainder_d1_3;
+reg [51:0] radicand_top_d1_q_3;
+reg [25:0] negroot_d1_3;
+reg remainder_q_3;
+wire remainder_not_4;
+wire [8:0] remainder_5;
+wire [25:0] negroot_5;
+wire remainder_not_5;
+wire [4:0] remainder_cat_2;
+wire [9:0] remainder_cat_3;
+wire [9:0] remainder_6;
+wire [25:0] negroot_6;
+reg [9:0] remainder_d1_4;
+reg [51:0] radicand_top_d1_q_4;
+reg [25:0] negroot_d1_4;
+reg remainder_q_4;
+wire remainder_not_6;
+wire [10:0] remainder_7;
+wire [25:0] negroot_7;
+reg [10:0] remainder_d1_5;
+reg [51:0] radicand_top_d1_q_5;
+reg [25:0] negroot_d1_5;
+reg remainder_q_5;
+wire remainder_not_7;
+wire [11:0] remainder_8;
+wire [25:0] negroot_8;
+wire remainder_not_8;
+wire [7:0] remainder_cat_4;
+wire [12:0] remainder_cat_5;
+wire [12:0] remainder_9;
+wire [25:0] negroot_9;
+reg [12:0] remainder_d1_6;
+reg [51:0] radicand_top_d1_q_6;
+reg [25:0] negroot_d1_6;
+reg remainder_q_6;
+wire remainder_not_9;
+wire [13:0] remainder_10;
+wire [25:0] negroot_10;
+wire remainder_not_10;
+wire [9:0] remainder_cat_6;
+wire [14:0] remainder_cat_7;
+wire [14:0] remainder_11;
+wire [25:0] negroot_11;
+reg [14:0] remainder_d1_7;
+reg [51:0] radicand_top_d1_q_7;
+reg [25:0] negroot_d1_7;
+reg remainder_q_7;
+wire remainder_not_11;
+wire [15:0] remainder_cat_8;
+wire [15:0] remainder_12;
+wire [25:0] negroot_12;
+wire remainder_not_12;
+wire [11:0] remainder_cat_9;
+wire [16:0] remainder_cat_10;
+wire [16:0] remainder_13;
+wire [25:0] negroot_13;
+reg [16:0] remainder_d1_8;
+reg [51:0] for_remainder_q;
+reg [25:0] negroot_d1_8;
+reg remainder_q_8;
+wire remainder_not_13;
+wire [17:0] remainder_cat_11;
+wire [17:0] remainder_14;
+wire [25:0] negroot_14;
+reg [17:0] remainder_d1_9;
+reg [51:0] for_remainder_q_2;
+reg [25:0] negroot_d1_9;
+reg remainder_q_9;
+wire remainder_not_14;
+wire [18:0] remainder_cat_12;
+wire [18:0] remainder_15;
+wire [25:0] negroot_15;
+wire remainder_not_15;
+wire [14:0] remainder_cat_13;
+wire [19:0] remainder_cat_14;
+wire [19:0] remainder_16;
+wire [25:0] negroot_16;
+reg [19:0] remainder_d1_10;
+reg [51:0] for_remainder_q_3;
+reg [25:0] negroot_d1_10;
+reg remainder_q_10;
+wire remainder_not_16;
+wire [20:0] remainder_cat_15;
+wire [20:0] remainder_17;
+wire [25:0] negroot_17;
+wire remainder_not_17;
+wire [16:0] remainder_cat_16;
+wire [21:0] remainder_cat_17;
+wire [21:0] remainder_18;
+wire [25:0] negroot_18;
+wire remainder_not_18;
+wire [17:0] remainder_cat_18;
+wire [22:0] remainder_cat_19;
+wire [22:0] remainder_19;
+wire [25:0] negroot_19;
+reg [22:0] remainder_d1_11;
+reg [51:0] for_remainder_q_4;
+reg [25:0] negroot_d1_11;
+reg remainder_q_11;
+wire remainder_not_19;
+wire [23:0] remainder_cat_20;
+wire [23:0] remainder_20;
+wire [25:0] negroot_20;
+wire remainder_not_20;
+wire [19:0] remainder_cat_21;
+wire [24:0] remainder_cat_22;
+wire [24:0] remainder_21;
+wire [25:0] negroot_21;
+wire remainder_not_21;
+wire [20:0] remainder_cat_23;
+wire [25:0] remainder_cat_24;
+wire [25:0] remainder_22;
+wire [25:0] negroot_22;
+reg [25:0] remainder_d1_12;
+reg [51:0] for_remainder_q_5;
+reg [25:0] negroot_d1_12;
+reg remainder_q_12;
+wire remainder_not_22;
+wire [26:0] remainder_cat_25;
+wire [26:0] remainder_23;
+wire [25:0] negroot_23;
+wire remainder_not_23;
+wire [22:0] remainder_cat_26;
+wire [27:0] remainder_cat_27;
+wire [27:0] remainder_24;
+wire [25:0] negroot_24;
+reg [27:0] remainder_d1_13;
+reg [51:0] for_remainder_q_6;
+reg [25:0] negroot_d1_13;
+reg remainder_q_13;
+wire remainder_not_24;
+wire [28:0] remainder_cat_28;
+wire [28:0] remainder_25;
+wire [25:0] negroot_25;
+wire remainder_not_25;
+wire [24:0] remainder_cat_29;
+wire [29:0] remainder_cat_30;
+wire [29:0] remainder_26;
+wire [25:0] negroot_26;
+reg [25:0] negroot_d1_14;
+wire [25:0] root;
+reg remainder_q_14;
+wire [30:0] negroot_d1_cat;
+reg [29:0] remainder_d1_14;
+wire sticky;
+// sqrt: special cases and the packed value, round to nearest even
+reg [25:0] root_d1;
+wire [22:0] kept;
+wire guard;
+reg sticky_d1;
+reg nan_d1;
+reg nan_d2;
+reg nan_d3;
+reg nan_d4;
+reg nan_d5;
+reg nan_d6;
+reg nan_d7;
+reg nan_d8;
+reg nan_d9;
+reg nan_d10;
+reg nan_d11;
+reg nan_d12;
+reg nan_d13;
+reg nan_d14;
+reg nan_d15;
+reg nan_d16;
+reg nan_d17;
+reg a_inf_d1;
+reg a_inf_d2;
+reg a_inf_d3;
+reg a_inf_d4;
+reg a_inf_d5;
+reg a_inf_d6;
+reg a_inf_d7;
+reg a_inf_d8;
+reg a_inf_d9;
+reg a_inf_d10;
+reg a_inf_d11;
+reg a_inf_d12;
+reg a_inf_d13;
+reg a_inf_d14;
+reg a_inf_d15;
+reg a_inf_d16;
+reg a_inf_d17;
+reg a_zero_d1;
+reg a_zero_d2;
+reg a_zero_d3;
+reg a_zero_d4;
+reg a_zero_d5;
+reg a_zero_d6;
+reg a_zero_d7;
+reg a_zero_d8;
+reg a_zero_d9;
+reg a_zero_d10;
+reg a_zero_d11;
+reg a_zero_d12;
+reg a_zero_d13;
+reg a_zero_d14;
+reg a_zero_d15;
+reg a_zero_d16;
+reg a_zero_d17;
+wire forced;
+wire increment;
+reg [16:0] x_d1;
+reg [16:0] x_d2;
+reg [16:0] x_d3;
+reg [16:0] x_d4;
+reg [16:0] x_d5;
+reg [16:0] x_d6;
+reg [16:0] x_d7;
+reg [16:0] x_d8;
+reg [16:0] x_d9;
+reg [16:0] x_d10;
+reg [16:0] x_d11;
+reg [16:0] x_d12;
+reg [16:0] x_d13;
+reg [16:0] x_d14;
+reg [16:0] x_d15;
+reg [16:0] x_d16;
+wire [30:0] packed_2;
+reg a_sign_d1;
+reg a_sign_d2;
+reg a_sign_d3;
+reg a_sign_d4;
+reg a_sign_d5;
+reg a_sign_d6;
+reg a_sign_d7;
+reg a_sign_d8;
+reg a_sign_d9;
+reg a_sign_d10;
+reg a_sign_d11;
+reg a_sign_d12;
+reg a_sign_d13;
+reg a_sign_d14;
+reg a_sign_d15;
+reg a_sign_d16;
+reg a_sign_d17;
+wire result_sign;
+// sqrt: rounding increment (its carry moves the exponent)
+reg increment_d1;
+reg [30:0] packed_d1;
+reg result_sign_d1;
+wire [31:0] result;
+reg s_axis_tvalid_q;
+reg s_axis_tvalid_q_2;
+reg s_axis_tvalid_q_3;
+reg s_axis_tvalid_q_4;
+reg s_axis_tvalid_q_5;
+reg s_axis_tvalid_q_6;
+reg s_axis_tvalid_q_7;
+reg s_axis_tvalid_q_8;
+reg q;
+reg for_out_valid_q;
+reg for_out_valid_q_2;
+reg for_out_valid_q_3;
+reg for_out_valid_q_4;
+reg for_out_valid_q_5;
+reg for_out_valid_q_6;
+reg for_out_valid_q_7;
+reg for_out_valid_q_8;
+reg out_valid;
+wire out_valid_or;
+// verilator lint_on UNUSEDSIGNAL
 
+// ---- sqrt: operand, special cases, leading zeros ----
+assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
+assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
+assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign = s_axis_tdata[31];
+assign a_zero = s_axis_tdata_is0 & s_axis_tdata_is0_2;
+assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
+assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
+assign nan = a_nan | (a_sign & (~a_zero));
+assign a_sig_cat = {a_sig, 8'hff};
+assign a_sig_is0 = a_sig_cat[31:30] == 2'h0;
+assign a_sig_is0_2 = a_sig_cat[27:26] == 2'h0;
+assign a_sig_is0_3 = a_sig_cat[23:22] == 2'h0;
+assign a_sig_is0_4 = a_sig_cat[19:18] == 2'h0;
+assign a_sig_is0_5 = a_sig_cat[15:14] == 2'h0;
+assign a_sig_is0_6 = a_sig_cat[11:10] == 2'h0;
+assign a_sig_is0_7 = a_sig_cat[7:6] == 2'h0;
+assign a_sig_is0_8 = a_sig_cat[3:2] == 2'h0;
+assign a_sig_and = a_sig_is0 & (a_sig_cat[29:28] == 2'h0);
+assign a_sig_sel = a_sig_is0 ? ({a_sig_is0, (~a_sig_cat[29])}) : ({a_sig_is0, (~a_sig_cat[31])});
+assign a_sig_sel_2 = a_sig_is0_2 ? ({a_sig_is0_2, (~a_sig_cat[25])}) : ({a_sig_is0_2, (~a_sig_cat[27])});
+assign a_sig_and_2 = a_sig_is0_3 & (a_sig_cat[21:20] == 2'h0);
+assign a_sig_sel_3 = a_sig_is0_3 ? ({a_sig_is0_3, (~a_sig_cat[21])}) : ({a_sig_is0_3, (~a_sig_cat[23])});
+assign a_sig_sel_4 = a_sig_is0_4 ? ({a_sig_is0_4, (~a_sig_cat[17])}) : ({a_sig_is0_4, (~a_sig_cat[19])});
+assign a_sig_and_3 = a_sig_is0_5 & (a_sig_cat[13:12] == 2'h0);
+assign a_sig_sel_5 = a_sig_is0_5 ? ({a_sig_is0_5, (~a_sig_cat[13])}) : ({a_sig_is0_5, (~a_sig_cat[15])});
+assign a_sig_sel_6 = a_sig_is0_6 ? ({a_sig_is0_6, (~a_sig_cat[9])}) : ({a_sig_is0_6, (~a_sig_cat[11])});
+assign a_sig_and_4 = a_sig_is0_7 & (a_sig_cat[5:4] == 2'h0);
+assign a_sig_sel_7 = a_sig_is0_7 ? ({a_sig_is0_7, (~a_sig_cat[5])}) : ({a_sig_is0_7, (~a_sig_cat[7])});
+assign a_sig_sel_8 = a_sig_is0_8 ? ({a_sig_is0_8, (~a_sig_cat[1])}) : ({a_sig_is0_8, (~a_sig_cat[3])});
+assign a_sig_and_5 = a_sig_and & a_sig_is0_2 & (a_sig_cat[25:24] == 2'h0);
+assign a_sig_and_6 = a_sig_and_3 & a_sig_is0_6 & (a_sig_cat[9:8] == 2'h0);
+assign a_sig_and_7 = a_sig_and_5 & a_sig_and_2 & a_sig_is0_4 & (a_sig_cat[17:16] == 2'h0);
+assign a_sig_cat_2 = {a_sig_and_5, (a_sig_and_2 ? ({a_sig_and_2, a_sig_sel_4}) : ({a_sig_and_2, a_sig_sel_3}))};
+assign a_sig_cat_3 = {a_sig_and_5, (a_sig_and ? ({a_sig_and, a_sig_sel_2}) : ({a_sig_and, a_sig_sel}))};
+assign a_sig_cat_4 = {a_sig_and_6, (a_sig_and_4 ? ({a_sig_and_4, a_sig_sel_8}) : ({a_sig_and_4, a_sig_sel_7}))};
+assign a_sig_cat_5 = {a_sig_and_6, (a_sig_and_3 ? ({a_sig_and_3, a_sig_sel_6}) : ({a_sig_and_3, a_sig_sel_5}))};
+assign lz = a_sig_and_7 ? ({a_sig_and_7, (a_sig_and_6 ? a_sig_cat_4 : a_sig_cat_5)}) : ({a_sig_and_7, (a_sig_and_5 ? a_sig_cat_2 : a_sig_cat_3)});
 
-    // ---- sqrt: operand, special cases, leading zeros ----
-    assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
-    assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
-    assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
-    assign a_sign = s_axis_tdata[31];
-    assign a_zero = s_axis_tdata_is0 & s_axis_tdata_is0_2;
-    assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
-    assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
-    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
-    assign nan = a_nan | (a_sign & (~a_zero));
-    assign a_sig_cat = {a_sig, 8'hff};
-    assign a_sig_is0 = a_sig_cat[31:30] == 2'h0;
-    assign a_sig_is0_2 = a_sig_cat[27:26] == 2'h0;
-    assign a_sig_is0_3 = a_sig_cat[23:22] == 2'h0;
-    assign a_sig_is0_4 = a_sig_cat[19:18] == 2'h0;
-    assign a_sig_is0_5 = a_sig_cat[15:14] == 2'h0;
-    assign a_sig_is0_6 = a_sig_cat[11:10] == 2'h0;
-    assign a_sig_is0_7 = a_sig_cat[7:6] == 2'h0;
-    assign a_sig_is0_8 = a_sig_cat[3:2] == 2'h0;
-    assign a_sig_and = a_sig_is0 & (a_sig_cat[29:28] == 2'h0);
-    assign a_sig_sel = a_sig_is0 ? ({a_sig_is0, (~a_sig_cat[29])}) : ({a_sig_is0, (~a_sig_cat[31])});
-    assign a_sig_sel_2 = a_sig_is0_2 ? ({a_sig_is0_2, (~a_sig_cat[25])}) : ({a_sig_is0_2, (~a_sig_cat[27])});
-    assign a_sig_and_2 = a_sig_is0_3 & (a_sig_cat[21:20] == 2'h0);
-    assign a_sig_sel_3 = a_sig_is0_3 ? ({a_sig_is0_3, (~a_sig_cat[21])}) : ({a_sig_is0_3, (~a_sig_cat[23])});
-    assign a_sig_sel_4 = a_sig_is0_4 ? ({a_sig_is0_4, (~a_sig_cat[17])}) : ({a_sig_is0_4, (~a_sig_cat[19])});
-    assign a_sig_and_3 = a_sig_is0_5 & (a_sig_cat[13:12] == 2'h0);
-    assign a_sig_sel_5 = a_sig_is0_5 ? ({a_sig_is0_5, (~a_sig_cat[13])}) : ({a_sig_is0_5, (~a_sig_cat[15])});
-    assign a_sig_sel_6 = a_sig_is0_6 ? ({a_sig_is0_6, (~a_sig_cat[9])}) : ({a_sig_is0_6, (~a_sig_cat[11])});
-    assign a_sig_and_4 = a_sig_is0_7 & (a_sig_cat[5:4] == 2'h0);
-    assign a_sig_sel_7 = a_sig_is0_7 ? ({a_sig_is0_7, (~a_sig_cat[5])}) : ({a_sig_is0_7, (~a_sig_cat[7])});
-    assign a_sig_sel_8 = a_sig_is0_8 ? ({a_sig_is0_8, (~a_sig_cat[1])}) : ({a_sig_is0_8, (~a_sig_cat[3])});
-    assign a_sig_and_5 = a_sig_and & a_sig_is0_2 & (a_sig_cat[25:24] == 2'h0);
-    assign a_sig_and_6 = a_sig_and_3 & a_sig_is0_6 & (a_sig_cat[9:8] == 2'h0);
-    assign a_sig_and_7 = a_sig_and_5 & a_sig_and_2 & a_sig_is0_4 & (a_sig_cat[17:16] == 2'h0);
-    assign a_sig_cat_2 = {a_sig_and_5, (a_sig_and_2 ? ({a_sig_and_2, a_sig_sel_4}) : ({a_sig_and_2, a_sig_sel_3}))};
-    assign a_sig_cat_3 = {a_sig_and_5, (a_sig_and ? ({a_sig_and, a_sig_sel_2}) : ({a_sig_and, a_sig_sel}))};
-    assign a_sig_cat_4 = {a_sig_and_6, (a_sig_and_4 ? ({a_sig_and_4, a_sig_sel_8}) : ({a_sig_and_4, a_sig_sel_7}))};
-    assign a_sig_cat_5 = {a_sig_and_6, (a_sig_and_3 ? ({a_sig_and_3, a_sig_sel_6}) : ({a_sig_and_3, a_sig_sel_5}))};
-    assign lz = a_sig_and_7 ? ({a_sig_and_7, (a_sig_and_6 ? a_sig_cat_4 : a_sig_cat_5)}) : ({a_sig_and_7, (a_sig_and_5 ? a_sig_cat_2 : a_sig_cat_3)});
+// ---- sqrt: normalised significand, halved exponent ----
+assign a_sig_d1_shl = a_sig_d1 << lz_d1;
+assign unbiased = (({9'h0, a_exp_d1}) - ({12'h0, lz_d1})) - 17'h7f;
+assign odd = unbiased[0];
+assign radicand_top = odd ? ({a_sig_d1_shl, 1'h0}) : ({1'h0, a_sig_d1_shl});
+assign unbiased_minus = unbiased - ({16'h0, odd});
+assign x = ({unbiased_minus[16], unbiased_minus[16:1]}) + 17'h7f;
 
-    // ---- sqrt: normalised significand, halved exponent ----
-    assign a_sig_d1_shl = a_sig_d1 << lz_d1;
-    assign unbiased = (({9'h0, a_exp_d1}) - ({12'h0, lz_d1})) - 17'h7f;
-    assign odd = unbiased[0];
-    assign radicand_top = odd ? ({a_sig_d1_shl, 1'h0}) : ({1'h0, a_sig_d1_shl});
-    assign unbiased_minus = unbiased - ({16'h0, odd});
-    assign x = ({unbiased_minus[16], unbiased_minus[16:1]}) + 17'h7f;
+// ---- sqrt: non-restoring square root of radicand_top · 2^(man+4), two radicand bits per step ----
+assign radicand_top_d1_cat = {radicand_top_d1, 27'h0};
+assign remainder = ({3'h0, radicand_top_d1_cat[51:50]}) + 5'h1f;
+assign negroot = {25'h1ffffff, remainder[4]};
+assign remainder_not = ~remainder_q;
+assign remainder_2 = ({remainder_d1[3:0], radicand_top_d1_q[49:48]}) + ({remainder_not, remainder_not, remainder_not, (negroot_d1[0] ^ remainder_q), 2'h3});
+assign negroot_2 = {negroot_d1[24:0], remainder_2[5]};
+assign remainder_not_2 = ~remainder_2[5];
+assign remainder_cat = {remainder_not_2, remainder_not_2, remainder_not_2,
+    (negroot_2[1:0] ^ ({remainder_2[5], remainder_2[5]})), 2'h3};
+assign remainder_3 = ({remainder_2[4:0], radicand_top_d1_q[47:46]}) + remainder_cat;
+assign negroot_3 = {negroot_2[24:0], remainder_3[6]};
+assign remainder_not_3 = ~remainder_q_2;
+assign remainder_4 = ({remainder_d1_2[5:0], radicand_top_d1_q_2[45:44]}) + ({remainder_not_3, remainder_not_3, remainder_not_3,
+    (negroot_d1_2[2:0] ^ ({remainder_q_2, remainder_q_2, remainder_q_2})), 2'h3});
+assign negroot_4 = {negroot_d1_2[24:0], remainder_4[7]};
+assign remainder_not_4 = ~remainder_q_3;
+assign remainder_5 = ({remainder_d1_3[6:0], radicand_top_d1_q_3[43:42]}) + ({remainder_not_4, remainder_not_4, remainder_not_4,
+    (negroot_d1_3[3:0] ^ ({remainder_q_3, remainder_q_3, remainder_q_3, remainder_q_3})), 2'h3});
+assign negroot_5 = {negroot_d1_3[24:0], remainder_5[8]};
+assign remainder_not_5 = ~remainder_5[8];
+assign remainder_cat_2 = {remainder_5[8], remainder_5[8], remainder_5[8], remainder_5[8], remainder_5[8]};
+assign remainder_cat_3 = {remainder_not_5, remainder_not_5, remainder_not_5, (negroot_5[4:0] ^ remainder_cat_2), 2'h3};
+assign remainder_6 = ({remainder_5[7:0], radicand_top_d1_q_3[41:40]}) + remainder_cat_3;
+assign negroot_6 = {negroot_5[24:0], remainder_6[9]};
+assign remainder_not_6 = ~remainder_q_4;
+assign remainder_7 = ({remainder_d1_4[8:0], radicand_top_d1_q_4[39:38]}) + ({remainder_not_6, remainder_not_6, remainder_not_6,
+    (negroot_d1_4[5:0] ^
+    ({remainder_q_4, remainder_q_4, remainder_q_4, remainder_q_4, remainder_q_4, remainder_q_4})),
+    2'h3});
+assign negroot_7 = {negroot_d1_4[24:0], remainder_7[10]};
+assign remainder_not_7 = ~remainder_q_5;
+assign remainder_8 = ({remainder_d1_5[9:0], radicand_top_d1_q_5[37:36]}) + ({remainder_not_7, remainder_not_7, remainder_not_7,
+    (negroot_d1_5[6:0] ^
+    ({remainder_q_5, remainder_q_5, remainder_q_5, remainder_q_5, remainder_q_5, remainder_q_5,
+    remainder_q_5})),
+    2'h3});
+assign negroot_8 = {negroot_d1_5[24:0], remainder_8[11]};
+assign remainder_not_8 = ~remainder_8[11];
+assign remainder_cat_4 = {remainder_8[11], remainder_8[11], remainder_8[11], remainder_8[11], remainder_8[11], remainder_8[11],
+    remainder_8[11], remainder_8[11]};
+assign remainder_cat_5 = {remainder_not_8, remainder_not_8, remainder_not_8, (negroot_8[7:0] ^ remainder_cat_4), 2'h3};
+assign remainder_9 = ({remainder_8[10:0], radicand_top_d1_q_5[35:34]}) + remainder_cat_5;
+assign negroot_9 = {negroot_8[24:0], remainder_9[12]};
+assign remainder_not_9 = ~remainder_q_6;
+assign remainder_10 = ({remainder_d1_6[11:0], radicand_top_d1_q_6[33:32]}) + ({remainder_not_9, remainder_not_9, remainder_not_9,
+    (negroot_d1_6[8:0] ^
+    ({remainder_q_6, remainder_q_6, remainder_q_6, remainder_q_6, remainder_q_6, remainder_q_6,
+    remainder_q_6, remainder_q_6, remainder_q_6})),
+    2'h3});
+assign negroot_10 = {negroot_d1_6[24:0], remainder_10[13]};
+assign remainder_not_10 = ~remainder_10[13];
+assign remainder_cat_6 = {remainder_10[13], remainder_10[13], remainder_10[13], remainder_10[13], remainder_10[13],
+    remainder_10[13], remainder_10[13], remainder_10[13], remainder_10[13], remainder_10[13]};
+assign remainder_cat_7 = {remainder_not_10, remainder_not_10, remainder_not_10, (negroot_10[9:0] ^ remainder_cat_6), 2'h3};
+assign remainder_11 = ({remainder_10[12:0], radicand_top_d1_q_6[31:30]}) + remainder_cat_7;
+assign negroot_11 = {negroot_10[24:0], remainder_11[14]};
+assign remainder_not_11 = ~remainder_q_7;
+assign remainder_cat_8 = {remainder_not_11, remainder_not_11, remainder_not_11,
+    (negroot_d1_7[10:0] ^
+    ({remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7,
+    remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7})),
+    2'h3};
+assign remainder_12 = ({remainder_d1_7[13:0], radicand_top_d1_q_7[29:28]}) + remainder_cat_8;
+assign negroot_12 = {negroot_d1_7[24:0], remainder_12[15]};
+assign remainder_not_12 = ~remainder_12[15];
+assign remainder_cat_9 = {remainder_12[15], remainder_12[15], remainder_12[15], remainder_12[15], remainder_12[15],
+    remainder_12[15], remainder_12[15], remainder_12[15], remainder_12[15], remainder_12[15],
+    remainder_12[15], remainder_12[15]};
+assign remainder_cat_10 = {remainder_not_12, remainder_not_12, remainder_not_12, (negroot_12[11:0] ^ remainder_cat_9), 2'h3};
+assign remainder_13 = ({remainder_12[14:0], radicand_top_d1_q_7[27:26]}) + remainder_cat_10;
+assign negroot_13 = {negroot_12[24:0], remainder_13[16]};
+assign remainder_not_13 = ~remainder_q_8;
+assign remainder_cat_11 = {remainder_not_13, remainder_not_13, remainder_not_13,
+    (negroot_d1_8[12:0] ^
+    ({remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8,
+    remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8,
+    remainder_q_8})),
+    2'h3};
+assign remainder_14 = ({remainder_d1_8[15:0], for_remainder_q[25:24]}) + remainder_cat_11;
+assign negroot_14 = {negroot_d1_8[24:0], remainder_14[17]};
+assign remainder_not_14 = ~remainder_q_9;
+assign remainder_cat_12 = {remainder_not_14, remainder_not_14, remainder_not_14,
+    (negroot_d1_9[13:0] ^
+    ({remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9,
+    remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9,
+    remainder_q_9, remainder_q_9})),
+    2'h3};
+assign remainder_15 = ({remainder_d1_9[16:0], for_remainder_q_2[23:22]}) + remainder_cat_12;
+assign negroot_15 = {negroot_d1_9[24:0], remainder_15[18]};
+assign remainder_not_15 = ~remainder_15[18];
+assign remainder_cat_13 = {remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18],
+    remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18],
+    remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18]};
+assign remainder_cat_14 = {remainder_not_15, remainder_not_15, remainder_not_15, (negroot_15[14:0] ^ remainder_cat_13), 2'h3};
+assign remainder_16 = ({remainder_15[17:0], for_remainder_q_2[21:20]}) + remainder_cat_14;
+assign negroot_16 = {negroot_15[24:0], remainder_16[19]};
+assign remainder_not_16 = ~remainder_q_10;
+assign remainder_cat_15 = {remainder_not_16, remainder_not_16, remainder_not_16,
+    (negroot_d1_10[15:0] ^
+    ({remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10,
+    remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10,
+    remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10})),
+    2'h3};
+assign remainder_17 = ({remainder_d1_10[18:0], for_remainder_q_3[19:18]}) + remainder_cat_15;
+assign negroot_17 = {negroot_d1_10[24:0], remainder_17[20]};
+assign remainder_not_17 = ~remainder_17[20];
+assign remainder_cat_16 = {remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20],
+    remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20],
+    remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20],
+    remainder_17[20], remainder_17[20]};
+assign remainder_cat_17 = {remainder_not_17, remainder_not_17, remainder_not_17, (negroot_17[16:0] ^ remainder_cat_16), 2'h3};
+assign remainder_18 = ({remainder_17[19:0], for_remainder_q_3[17:16]}) + remainder_cat_17;
+assign negroot_18 = {negroot_17[24:0], remainder_18[21]};
+assign remainder_not_18 = ~remainder_18[21];
+assign remainder_cat_18 = {remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21],
+    remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21],
+    remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21],
+    remainder_18[21], remainder_18[21], remainder_18[21]};
+assign remainder_cat_19 = {remainder_not_18, remainder_not_18, remainder_not_18, (negroot_18[17:0] ^ remainder_cat_18), 2'h3};
+assign remainder_19 = ({remainder_18[20:0], for_remainder_q_3[15:14]}) + remainder_cat_19;
+assign negroot_19 = {negroot_18[24:0], remainder_19[22]};
+assign remainder_not_19 = ~remainder_q_11;
+assign remainder_cat_20 = {remainder_not_19, remainder_not_19, remainder_not_19,
+    (negroot_d1_11[18:0] ^
+    ({remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11,
+    remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11,
+    remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11,
+    remainder_q_11})),
+    2'h3};
+assign remainder_20 = ({remainder_d1_11[21:0], for_remainder_q_4[13:12]}) + remainder_cat_20;
+assign negroot_20 = {negroot_d1_11[24:0], remainder_20[23]};
+assign remainder_not_20 = ~remainder_20[23];
+assign remainder_cat_21 = {remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23],
+    remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23],
+    remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23],
+    remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23]};
+assign remainder_cat_22 = {remainder_not_20, remainder_not_20, remainder_not_20, (negroot_20[19:0] ^ remainder_cat_21), 2'h3};
+assign remainder_21 = ({remainder_20[22:0], for_remainder_q_4[11:10]}) + remainder_cat_22;
+assign negroot_21 = {negroot_20[24:0], remainder_21[24]};
+assign remainder_not_21 = ~remainder_21[24];
+assign remainder_cat_23 = {remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24],
+    remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24],
+    remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24],
+    remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24],
+    remainder_21[24]};
+assign remainder_cat_24 = {remainder_not_21, remainder_not_21, remainder_not_21, (negroot_21[20:0] ^ remainder_cat_23), 2'h3};
+assign remainder_22 = ({remainder_21[23:0], for_remainder_q_4[9:8]}) + remainder_cat_24;
+assign negroot_22 = {negroot_21[24:0], remainder_22[25]};
+assign remainder_not_22 = ~remainder_q_12;
+assign remainder_cat_25 = {remainder_not_22, remainder_not_22, remainder_not_22,
+    (negroot_d1_12[21:0] ^
+    ({remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12,
+    remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12,
+    remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12,
+    remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12})),
+    2'h3};
+assign remainder_23 = ({remainder_d1_12[24:0], for_remainder_q_5[7:6]}) + remainder_cat_25;
+assign negroot_23 = {negroot_d1_12[24:0], remainder_23[26]};
+assign remainder_not_23 = ~remainder_23[26];
+assign remainder_cat_26 = {remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26],
+    remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26],
+    remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26],
+    remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26],
+    remainder_23[26], remainder_23[26], remainder_23[26]};
+assign remainder_cat_27 = {remainder_not_23, remainder_not_23, remainder_not_23, (negroot_23[22:0] ^ remainder_cat_26), 2'h3};
+assign remainder_24 = ({remainder_23[25:0], for_remainder_q_5[5:4]}) + remainder_cat_27;
+assign negroot_24 = {negroot_23[24:0], remainder_24[27]};
+assign remainder_not_24 = ~remainder_q_13;
+assign remainder_cat_28 = {remainder_not_24, remainder_not_24, remainder_not_24,
+    (negroot_d1_13[23:0] ^
+    ({remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13,
+    remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13,
+    remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13,
+    remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13})),
+    2'h3};
+assign remainder_25 = ({remainder_d1_13[26:0], for_remainder_q_6[3:2]}) + remainder_cat_28;
+assign negroot_25 = {negroot_d1_13[24:0], remainder_25[28]};
+assign remainder_not_25 = ~remainder_25[28];
+assign remainder_cat_29 = {remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28],
+    remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28],
+    remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28],
+    remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28],
+    remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28]};
+assign remainder_cat_30 = {remainder_not_25, remainder_not_25, remainder_not_25, (negroot_25[24:0] ^ remainder_cat_29), 2'h3};
+assign remainder_26 = ({remainder_25[27:0], for_remainder_q_6[1:0]}) + remainder_cat_30;
+assign negroot_26 = {negroot_25[24:0], remainder_26[29]};
+assign root = ~negroot_d1_14;
+assign negroot_d1_cat = {4'hf, negroot_d1_14[25:1], 2'h3};
+assign sticky = (~remainder_q_14) ? (~(remainder_d1_14 == 30'h0)) : (~(remainder_d1_14 == negroot_d1_cat[29:0]));
 
-    // ---- sqrt: non-restoring square root of radicand_top · 2^(man+4), two radicand bits per step ----
-    assign radicand_top_d1_cat = {radicand_top_d1, 27'h0};
-    assign remainder = ({3'h0, radicand_top_d1_cat[51:50]}) + 5'h1f;
-    assign negroot = {25'h1ffffff, remainder[4]};
-    assign remainder_not = ~remainder_q;
-    assign remainder_2 = ({remainder_d1[3:0], radicand_top_d1_q[49:48]}) + ({remainder_not, remainder_not, remainder_not, (negroot_d1[0] ^ remainder_q), 2'h3});
-    assign negroot_2 = {negroot_d1[24:0], remainder_2[5]};
-    assign remainder_not_2 = ~remainder_2[5];
-    assign remainder_cat = {remainder_not_2, remainder_not_2, remainder_not_2,
-        (negroot_2[1:0] ^ ({remainder_2[5], remainder_2[5]})), 2'h3};
-    assign remainder_3 = ({remainder_2[4:0], radicand_top_d1_q[47:46]}) + remainder_cat;
-    assign negroot_3 = {negroot_2[24:0], remainder_3[6]};
-    assign remainder_not_3 = ~remainder_q_2;
-    assign remainder_4 = ({remainder_d1_2[5:0], radicand_top_d1_q_2[45:44]}) + ({remainder_not_3, remainder_not_3, remainder_not_3,
-        (negroot_d1_2[2:0] ^ ({remainder_q_2, remainder_q_2, remainder_q_2})), 2'h3});
-    assign negroot_4 = {negroot_d1_2[24:0], remainder_4[7]};
-    assign remainder_not_4 = ~remainder_q_3;
-    assign remainder_5 = ({remainder_d1_3[6:0], radicand_top_d1_q_3[43:42]}) + ({remainder_not_4, remainder_not_4, remainder_not_4,
-        (negroot_d1_3[3:0] ^ ({remainder_q_3, remainder_q_3, remainder_q_3, remainder_q_3})), 2'h3});
-    assign negroot_5 = {negroot_d1_3[24:0], remainder_5[8]};
-    assign remainder_not_5 = ~remainder_5[8];
-    assign remainder_cat_2 = {remainder_5[8], remainder_5[8], remainder_5[8], remainder_5[8], remainder_5[8]};
-    assign remainder_cat_3 = {remainder_not_5, remainder_not_5, remainder_not_5, (negroot_5[4:0] ^ remainder_cat_2), 2'h3};
-    assign remainder_6 = ({remainder_5[7:0], radicand_top_d1_q_3[41:40]}) + remainder_cat_3;
-    assign negroot_6 = {negroot_5[24:0], remainder_6[9]};
-    assign remainder_not_6 = ~remainder_q_4;
-    assign remainder_7 = ({remainder_d1_4[8:0], radicand_top_d1_q_4[39:38]}) + ({remainder_not_6, remainder_not_6, remainder_not_6,
-        (negroot_d1_4[5:0] ^
-        ({remainder_q_4, remainder_q_4, remainder_q_4, remainder_q_4, remainder_q_4, remainder_q_4})),
-        2'h3});
-    assign negroot_7 = {negroot_d1_4[24:0], remainder_7[10]};
-    assign remainder_not_7 = ~remainder_q_5;
-    assign remainder_8 = ({remainder_d1_5[9:0], radicand_top_d1_q_5[37:36]}) + ({remainder_not_7, remainder_not_7, remainder_not_7,
-        (negroot_d1_5[6:0] ^
-        ({remainder_q_5, remainder_q_5, remainder_q_5, remainder_q_5, remainder_q_5, remainder_q_5,
-        remainder_q_5})),
-        2'h3});
-    assign negroot_8 = {negroot_d1_5[24:0], remainder_8[11]};
-    assign remainder_not_8 = ~remainder_8[11];
-    assign remainder_cat_4 = {remainder_8[11], remainder_8[11], remainder_8[11], remainder_8[11], remainder_8[11], remainder_8[11],
-        remainder_8[11], remainder_8[11]};
-    assign remainder_cat_5 = {remainder_not_8, remainder_not_8, remainder_not_8, (negroot_8[7:0] ^ remainder_cat_4), 2'h3};
-    assign remainder_9 = ({remainder_8[10:0], radicand_top_d1_q_5[35:34]}) + remainder_cat_5;
-    assign negroot_9 = {negroot_8[24:0], remainder_9[12]};
-    assign remainder_not_9 = ~remainder_q_6;
-    assign remainder_10 = ({remainder_d1_6[11:0], radicand_top_d1_q_6[33:32]}) + ({remainder_not_9, remainder_not_9, remainder_not_9,
-        (negroot_d1_6[8:0] ^
-        ({remainder_q_6, remainder_q_6, remainder_q_6, remainder_q_6, remainder_q_6, remainder_q_6,
-        remainder_q_6, remainder_q_6, remainder_q_6})),
-        2'h3});
-    assign negroot_10 = {negroot_d1_6[24:0], remainder_10[13]};
-    assign remainder_not_10 = ~remainder_10[13];
-    assign remainder_cat_6 = {remainder_10[13], remainder_10[13], remainder_10[13], remainder_10[13], remainder_10[13],
-        remainder_10[13], remainder_10[13], remainder_10[13], remainder_10[13], remainder_10[13]};
-    assign remainder_cat_7 = {remainder_not_10, remainder_not_10, remainder_not_10, (negroot_10[9:0] ^ remainder_cat_6), 2'h3};
-    assign remainder_11 = ({remainder_10[12:0], radicand_top_d1_q_6[31:30]}) + remainder_cat_7;
-    assign negroot_11 = {negroot_10[24:0], remainder_11[14]};
-    assign remainder_not_11 = ~remainder_q_7;
-    assign remainder_cat_8 = {remainder_not_11, remainder_not_11, remainder_not_11,
-        (negroot_d1_7[10:0] ^
-        ({remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7,
-        remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7, remainder_q_7})),
-        2'h3};
-    assign remainder_12 = ({remainder_d1_7[13:0], radicand_top_d1_q_7[29:28]}) + remainder_cat_8;
-    assign negroot_12 = {negroot_d1_7[24:0], remainder_12[15]};
-    assign remainder_not_12 = ~remainder_12[15];
-    assign remainder_cat_9 = {remainder_12[15], remainder_12[15], remainder_12[15], remainder_12[15], remainder_12[15],
-        remainder_12[15], remainder_12[15], remainder_12[15], remainder_12[15], remainder_12[15],
-        remainder_12[15], remainder_12[15]};
-    assign remainder_cat_10 = {remainder_not_12, remainder_not_12, remainder_not_12, (negroot_12[11:0] ^ remainder_cat_9), 2'h3};
-    assign remainder_13 = ({remainder_12[14:0], radicand_top_d1_q_7[27:26]}) + remainder_cat_10;
-    assign negroot_13 = {negroot_12[24:0], remainder_13[16]};
-    assign remainder_not_13 = ~remainder_q_8;
-    assign remainder_cat_11 = {remainder_not_13, remainder_not_13, remainder_not_13,
-        (negroot_d1_8[12:0] ^
-        ({remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8,
-        remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8, remainder_q_8,
-        remainder_q_8})),
-        2'h3};
-    assign remainder_14 = ({remainder_d1_8[15:0], for_remainder_q[25:24]}) + remainder_cat_11;
-    assign negroot_14 = {negroot_d1_8[24:0], remainder_14[17]};
-    assign remainder_not_14 = ~remainder_q_9;
-    assign remainder_cat_12 = {remainder_not_14, remainder_not_14, remainder_not_14,
-        (negroot_d1_9[13:0] ^
-        ({remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9,
-        remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9, remainder_q_9,
-        remainder_q_9, remainder_q_9})),
-        2'h3};
-    assign remainder_15 = ({remainder_d1_9[16:0], for_remainder_q_2[23:22]}) + remainder_cat_12;
-    assign negroot_15 = {negroot_d1_9[24:0], remainder_15[18]};
-    assign remainder_not_15 = ~remainder_15[18];
-    assign remainder_cat_13 = {remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18],
-        remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18],
-        remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18], remainder_15[18]};
-    assign remainder_cat_14 = {remainder_not_15, remainder_not_15, remainder_not_15, (negroot_15[14:0] ^ remainder_cat_13), 2'h3};
-    assign remainder_16 = ({remainder_15[17:0], for_remainder_q_2[21:20]}) + remainder_cat_14;
-    assign negroot_16 = {negroot_15[24:0], remainder_16[19]};
-    assign remainder_not_16 = ~remainder_q_10;
-    assign remainder_cat_15 = {remainder_not_16, remainder_not_16, remainder_not_16,
-        (negroot_d1_10[15:0] ^
-        ({remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10,
-        remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10,
-        remainder_q_10, remainder_q_10, remainder_q_10, remainder_q_10})),
-        2'h3};
-    assign remainder_17 = ({remainder_d1_10[18:0], for_remainder_q_3[19:18]}) + remainder_cat_15;
-    assign negroot_17 = {negroot_d1_10[24:0], remainder_17[20]};
-    assign remainder_not_17 = ~remainder_17[20];
-    assign remainder_cat_16 = {remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20],
-        remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20],
-        remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20], remainder_17[20],
-        remainder_17[20], remainder_17[20]};
-    assign remainder_cat_17 = {remainder_not_17, remainder_not_17, remainder_not_17, (negroot_17[16:0] ^ remainder_cat_16), 2'h3};
-    assign remainder_18 = ({remainder_17[19:0], for_remainder_q_3[17:16]}) + remainder_cat_17;
-    assign negroot_18 = {negroot_17[24:0], remainder_18[21]};
-    assign remainder_not_18 = ~remainder_18[21];
-    assign remainder_cat_18 = {remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21],
-        remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21],
-        remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21], remainder_18[21],
-        remainder_18[21], remainder_18[21], remainder_18[21]};
-    assign remainder_cat_19 = {remainder_not_18, remainder_not_18, remainder_not_18, (negroot_18[17:0] ^ remainder_cat_18), 2'h3};
-    assign remainder_19 = ({remainder_18[20:0], for_remainder_q_3[15:14]}) + remainder_cat_19;
-    assign negroot_19 = {negroot_18[24:0], remainder_19[22]};
-    assign remainder_not_19 = ~remainder_q_11;
-    assign remainder_cat_20 = {remainder_not_19, remainder_not_19, remainder_not_19,
-        (negroot_d1_11[18:0] ^
-        ({remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11,
-        remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11,
-        remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11, remainder_q_11,
-        remainder_q_11})),
-        2'h3};
-    assign remainder_20 = ({remainder_d1_11[21:0], for_remainder_q_4[13:12]}) + remainder_cat_20;
-    assign negroot_20 = {negroot_d1_11[24:0], remainder_20[23]};
-    assign remainder_not_20 = ~remainder_20[23];
-    assign remainder_cat_21 = {remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23],
-        remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23],
-        remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23],
-        remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23], remainder_20[23]};
-    assign remainder_cat_22 = {remainder_not_20, remainder_not_20, remainder_not_20, (negroot_20[19:0] ^ remainder_cat_21), 2'h3};
-    assign remainder_21 = ({remainder_20[22:0], for_remainder_q_4[11:10]}) + remainder_cat_22;
-    assign negroot_21 = {negroot_20[24:0], remainder_21[24]};
-    assign remainder_not_21 = ~remainder_21[24];
-    assign remainder_cat_23 = {remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24],
-        remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24],
-        remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24],
-        remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24], remainder_21[24],
-        remainder_21[24]};
-    assign remainder_cat_24 = {remainder_not_21, remainder_not_21, remainder_not_21, (negroot_21[20:0] ^ remainder_cat_23), 2'h3};
-    assign remainder_22 = ({remainder_21[23:0], for_remainder_q_4[9:8]}) + remainder_cat_24;
-    assign negroot_22 = {negroot_21[24:0], remainder_22[25]};
-    assign remainder_not_22 = ~remainder_q_12;
-    assign remainder_cat_25 = {remainder_not_22, remainder_not_22, remainder_not_22,
-        (negroot_d1_12[21:0] ^
-        ({remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12,
-        remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12,
-        remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12,
-        remainder_q_12, remainder_q_12, remainder_q_12, remainder_q_12})),
-        2'h3};
-    assign remainder_23 = ({remainder_d1_12[24:0], for_remainder_q_5[7:6]}) + remainder_cat_25;
-    assign negroot_23 = {negroot_d1_12[24:0], remainder_23[26]};
-    assign remainder_not_23 = ~remainder_23[26];
-    assign remainder_cat_26 = {remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26],
-        remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26],
-        remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26],
-        remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26], remainder_23[26],
-        remainder_23[26], remainder_23[26], remainder_23[26]};
-    assign remainder_cat_27 = {remainder_not_23, remainder_not_23, remainder_not_23, (negroot_23[22:0] ^ remainder_cat_26), 2'h3};
-    assign remainder_24 = ({remainder_23[25:0], for_remainder_q_5[5:4]}) + remainder_cat_27;
-    assign negroot_24 = {negroot_23[24:0], remainder_24[27]};
-    assign remainder_not_24 = ~remainder_q_13;
-    assign remainder_cat_28 = {remainder_not_24, remainder_not_24, remainder_not_24,
-        (negroot_d1_13[23:0] ^
-        ({remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13,
-        remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13,
-        remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13,
-        remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13, remainder_q_13})),
-        2'h3};
-    assign remainder_25 = ({remainder_d1_13[26:0], for_remainder_q_6[3:2]}) + remainder_cat_28;
-    assign negroot_25 = {negroot_d1_13[24:0], remainder_25[28]};
-    assign remainder_not_25 = ~remainder_25[28];
-    assign remainder_cat_29 = {remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28],
-        remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28],
-        remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28],
-        remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28],
-        remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28], remainder_25[28]};
-    assign remainder_cat_30 = {remainder_not_25, remainder_not_25, remainder_not_25, (negroot_25[24:0] ^ remainder_cat_29), 2'h3};
-    assign remainder_26 = ({remainder_25[27:0], for_remainder_q_6[1:0]}) + remainder_cat_30;
-    assign negroot_26 = {negroot_25[24:0], remainder_26[29]};
-    assign root = ~negroot_d1_14;
-    assign negroot_d1_cat = {4'hf, negroot_d1_14[25:1], 2'h3};
-    assign sticky = (~remainder_q_14) ? (~(remainder_d1_14 == 30'h0)) : (~(remainder_d1_14 == negroot_d1_cat[29:0]));
+// ---- sqrt: special cases and the packed value, round to nearest even ----
+assign kept = root_d1[24:2];
+assign guard = root_d1[1];
+assign forced = nan_d17 | a_inf_d17 | a_zero_d17;
+assign increment = (~forced) & guard & ((~(root_d1[0] == 1'h0)) | sticky_d1 | kept[0]);
+assign packed_2 = nan_d17 ? 31'h7fc00000 : (a_inf_d17 ? 31'h7f800000 : (a_zero_d17 ? 31'h0 : ({x_d16[7:0], kept})));
+assign result_sign = (~nan_d17) & a_zero_d17 & a_sign_d17;
 
-    // ---- sqrt: special cases and the packed value, round to nearest even ----
-    assign kept = root_d1[24:2];
-    assign guard = root_d1[1];
-    assign forced = nan_d17 | a_inf_d17 | a_zero_d17;
-    assign increment = (~forced) & guard & ((~(root_d1[0] == 1'h0)) | sticky_d1 | kept[0]);
-    assign packed_2 = nan_d17 ? 31'h7fc00000 : (a_inf_d17 ? 31'h7f800000 : (a_zero_d17 ? 31'h0 : ({x_d16[7:0], kept})));
-    assign result_sign = (~nan_d17) & a_zero_d17 & a_sign_d17;
+// ---- sqrt: rounding increment (its carry moves the exponent) ----
+assign result = {result_sign_d1, (packed_d1 + ({30'h0, increment_d1}))};
+assign out_valid_or = (~out_valid) | m_axis_tready;
 
-    // ---- sqrt: rounding increment (its carry moves the exponent) ----
-    assign result = {result_sign_d1, (packed_d1 + ({30'h0, increment_d1}))};
-    assign out_valid_or = (~out_valid) | m_axis_tready;
+always @(posedge clk) begin
+    if (out_valid_or) a_sig_d1 <= a_sig;
+    if (out_valid_or) lz_d1 <= lz;
+    if (out_valid_or) a_exp_d1 <= a_exp;
+    if (out_valid_or) radicand_top_d1 <= radicand_top;
+    if (out_valid_or) remainder_d1 <= remainder;
+    if (out_valid_or) radicand_top_d1_q <= radicand_top_d1_cat;
+    if (out_valid_or) negroot_d1 <= negroot;
+    if (out_valid_or) remainder_q <= remainder[4];
+    if (out_valid_or) remainder_d1_2 <= remainder_3;
+    if (out_valid_or) radicand_top_d1_q_2 <= radicand_top_d1_q;
+    if (out_valid_or) negroot_d1_2 <= negroot_3;
+    if (out_valid_or) remainder_q_2 <= remainder_3[6];
+    if (out_valid_or) remainder_d1_3 <= remainder_4;
+    if (out_valid_or) radicand_top_d1_q_3 <= radicand_top_d1_q_2;
+    if (out_valid_or) negroot_d1_3 <= negroot_4;
+    if (out_valid_or) remainder_q_3 <= remainder_4[7];
+    if (out_valid_or) remainder_d1_4 <= remainder_6;
+    if (out_valid_or) radicand_top_d1_q_4 <= radicand_top_d1_q_3;
+    if (out_valid_or) negroot_d1_4 <= negroot_6;
+    if (out_valid_or) remainder_q_4 <= remainder_6[9];
+    if (out_valid_or) remainder_d1_5 <= remainder_7;
+    if (out_valid_or) radicand_top_d1_q_5 <= radicand_top_d1_q_4;
+    if (out_valid_or) negroot_d1_5 <= negroot_7;
+    if (out_valid_or) remainder_q_5 <= remainder_7[10];
+    if (out_valid_or) remainder_d1_6 <= remainder_9;
+    if (out_valid_or) radicand_top_d1_q_6 <= radicand_top_d1_q_5;
+    if (out_valid_or) negroot_d1_6 <= negroot_9;
+    if (out_valid_or) remainder_q_6 <= remainder_9[12];
+    if (out_valid_or) remainder_d1_7 <= remainder_11;
+    if (out_valid_or) radicand_top_d1_q_7 <= radicand_top_d1_q_6;
+    if (out_valid_or) negroot_d1_7 <= negroot_11;
+    if (out_valid_or) remainder_q_7 <= remainder_11[14];
+    if (out_valid_or) remainder_d1_8 <= remainder_13;
+    if (out_valid_or) for_remainder_q <= radicand_top_d1_q_7;
+    if (out_valid_or) negroot_d1_8 <= negroot_13;
+    if (out_valid_or) remainder_q_8 <= remainder_13[16];
+    if (out_valid_or) remainder_d1_9 <= remainder_14;
+    if (out_valid_or) for_remainder_q_2 <= for_remainder_q;
+    if (out_valid_or) negroot_d1_9 <= negroot_14;
+    if (out_valid_or) remainder_q_9 <= remainder_14[17];
+    if (out_valid_or) remainder_d1_10 <= remainder_16;
+    if (out_valid_or) for_remainder_q_3 <= for_remainder_q_2;
+    if (out_valid_or) negroot_d1_10 <= negroot_16;
+    if (out_valid_or) remainder_q_10 <= remainder_16[19];
+    if (out_valid_or) remainder_d1_11 <= remainder_19;
+    if (out_valid_or) for_remainder_q_4 <= for_remainder_q_3;
+    if (out_valid_or) negroot_d1_11 <= negroot_19;
+    if (out_valid_or) remainder_q_11 <= remainder_19[22];
+    if (out_valid_or) remainder_d1_12 <= remainder_22;
+    if (out_valid_or) for_remainder_q_5 <= for_remainder_q_4;
+    if (out_valid_or) negroot_d1_12 <= negroot_22;
+    if (out_valid_or) remainder_q_12 <= remainder_22[25];
+    if (out_valid_or) remainder_d1_13 <= remainder_24;
+    if (out_valid_or) for_remainder_q_6 <= for_remainder_q_5;
+    if (out_valid_or) negroot_d1_13 <= negroot_24;
+    if (out_valid_or) remainder_q_13 <= remainder_24[27];
+    if (out_valid_or) negroot_d1_14 <= negroot_26;
+    if (out_valid_or) remainder_q_14 <= remainder_26[29];
+    if (out_valid_or) remainder_d1_14 <= remainder_26;
+    if (out_valid_or) root_d1 <= root;
+    if (out_valid_or) sticky_d1 <= sticky;
+    if (out_valid_or) nan_d1 <= nan;
+    if (out_valid_or) nan_d2 <= nan_d1;
+    if (out_valid_or) nan_d3 <= nan_d2;
+    if (out_valid_or) nan_d4 <= nan_d3;
+    if (out_valid_or) nan_d5 <= nan_d4;
+    if (out_valid_or) nan_d6 <= nan_d5;
+    if (out_valid_or) nan_d7 <= nan_d6;
+    if (out_valid_or) nan_d8 <= nan_d7;
+    if (out_valid_or) nan_d9 <= nan_d8;
+    if (out_valid_or) nan_d10 <= nan_d9;
+    if (out_valid_or) nan_d11 <= nan_d10;
+    if (out_valid_or) nan_d12 <= nan_d11;
+    if (out_valid_or) nan_d13 <= nan_d12;
+    if (out_valid_or) nan_d14 <= nan_d13;
+    if (out_valid_or) nan_d15 <= nan_d14;
+    if (out_valid_or) nan_d16 <= nan_d15;
+    if (out_valid_or) nan_d17 <= nan_d16;
+    if (out_valid_or) a_inf_d1 <= a_inf;
+    if (out_valid_or) a_inf_d2 <= a_inf_d1;
+    if (out_valid_or) a_inf_d3 <= a_inf_d2;
+    if (out_valid_or) a_inf_d4 <= a_inf_d3;
+    if (out_valid_or) a_inf_d5 <= a_inf_d4;
+    if (out_valid_or) a_inf_d6 <= a_inf_d5;
+    if (out_valid_or) a_inf_d7 <= a_inf_d6;
+    if (out_valid_or) a_inf_d8 <= a_inf_d7;
+    if (out_valid_or) a_inf_d9 <= a_inf_d8;
+    if (out_valid_or) a_inf_d10 <= a_inf_d9;
+    if (out_valid_or) a_inf_d11 <= a_inf_d10;
+    if (out_valid_or) a_inf_d12 <= a_inf_d11;
+    if (out_valid_or) a_inf_d13 <= a_inf_d12;
+    if (out_valid_or) a_inf_d14 <= a_inf_d13;
+    if (out_valid_or) a_inf_d15 <= a_inf_d14;
+    if (out_valid_or) a_inf_d16 <= a_inf_d15;
+    if (out_valid_or) a_inf_d17 <= a_inf_d16;
+    if (out_valid_or) a_zero_d1 <= a_zero;
+    if (out_valid_or) a_zero_d2 <= a_zero_d1;
+    if (out_valid_or) a_zero_d3 <= a_zero_d2;
+    if (out_valid_or) a_zero_d4 <= a_zero_d3;
+    if (out_valid_or) a_zero_d5 <= a_zero_d4;
+    if (out_valid_or) a_zero_d6 <= a_zero_d5;
+    if (out_valid_or) a_zero_d7 <= a_zero_d6;
+    if (out_valid_or) a_zero_d8 <= a_zero_d7;
+    if (out_valid_or) a_zero_d9 <= a_zero_d8;
+    if (out_valid_or) a_zero_d10 <= a_zero_d9;
+    if (out_valid_or) a_zero_d11 <= a_zero_d10;
+    if (out_valid_or) a_zero_d12 <= a_zero_d11;
+    if (out_valid_or) a_zero_d13 <= a_zero_d12;
+    if (out_valid_or) a_zero_d14 <= a_zero_d13;
+    if (out_valid_or) a_zero_d15 <= a_zero_d14;
+    if (out_valid_or) a_zero_d16 <= a_zero_d15;
+    if (out_valid_or) a_zero_d17 <= a_zero_d16;
+    if (out_valid_or) x_d1 <= x;
+    if (out_valid_or) x_d2 <= x_d1;
+    if (out_valid_or) x_d3 <= x_d2;
+    if (out_valid_or) x_d4 <= x_d3;
+    if (out_valid_or) x_d5 <= x_d4;
+    if (out_valid_or) x_d6 <= x_d5;
+    if (out_valid_or) x_d7 <= x_d6;
+    if (out_valid_or) x_d8 <= x_d7;
+    if (out_valid_or) x_d9 <= x_d8;
+    if (out_valid_or) x_d10 <= x_d9;
+    if (out_valid_or) x_d11 <= x_d10;
+    if (out_valid_or) x_d12 <= x_d11;
+    if (out_valid_or) x_d13 <= x_d12;
+    if (out_valid_or) x_d14 <= x_d13;
+    if (out_valid_or) x_d15 <= x_d14;
+    if (out_valid_or) x_d16 <= x_d15;
+    if (out_valid_or) a_sign_d1 <= a_sign;
+    if (out_valid_or) a_sign_d2 <= a_sign_d1;
+    if (out_valid_or) a_sign_d3 <= a_sign_d2;
+    if (out_valid_or) a_sign_d4 <= a_sign_d3;
+    if (out_valid_or) a_sign_d5 <= a_sign_d4;
+    if (out_valid_or) a_sign_d6 <= a_sign_d5;
+    if (out_valid_or) a_sign_d7 <= a_sign_d6;
+    if (out_valid_or) a_sign_d8 <= a_sign_d7;
+    if (out_valid_or) a_sign_d9 <= a_sign_d8;
+    if (out_valid_or) a_sign_d10 <= a_sign_d9;
+    if (out_valid_or) a_sign_d11 <= a_sign_d10;
+    if (out_valid_or) a_sign_d12 <= a_sign_d11;
+    if (out_valid_or) a_sign_d13 <= a_sign_d12;
+    if (out_valid_or) a_sign_d14 <= a_sign_d13;
+    if (out_valid_or) a_sign_d15 <= a_sign_d14;
+    if (out_valid_or) a_sign_d16 <= a_sign_d15;
+    if (out_valid_or) a_sign_d17 <= a_sign_d16;
+    if (out_valid_or) increment_d1 <= increment;
+    if (out_valid_or) packed_d1 <= packed_2;
+    if (out_valid_or) result_sign_d1 <= result_sign;
+    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
+    if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
+    if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
+    if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
+    if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
+    if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
+    if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
+    if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
+    if (rst) q <= 1'h0; else if (out_valid_or) q <= s_axis_tvalid_q_8;
+    if (rst) for_out_valid_q <= 1'h0; else if (out_valid_or) for_out_valid_q <= q;
+    if (rst) for_out_valid_q_2 <= 1'h0; else if (out_valid_or) for_out_valid_q_2 <= for_out_valid_q;
+    if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
+    if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
+    if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
+    if (rst) for_out_valid_q_6 <= 1'h0; else if (out_valid_or) for_out_valid_q_6 <= for_out_valid_q_5;
+    if (rst) for_out_valid_q_7 <= 1'h0; else if (out_valid_or) for_out_valid_q_7 <= for_out_valid_q_6;
+    if (rst) for_out_valid_q_8 <= 1'h0; else if (out_valid_or) for_out_valid_q_8 <= for_out_valid_q_7;
+    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_8;
+end
 
-    always @(posedge clk) begin
-        if (out_valid_or) a_sig_d1 <= a_sig;
-        if (out_valid_or) lz_d1 <= lz;
-        if (out_valid_or) a_exp_d1 <= a_exp;
-        if (out_valid_or) radicand_top_d1 <= radicand_top;
-        if (out_valid_or) remainder_d1 <= remainder;
-        if (out_valid_or) radicand_top_d1_q <= radicand_top_d1_cat;
-        if (out_valid_or) negroot_d1 <= negroot;
-        if (out_valid_or) remainder_q <= remainder[4];
-        if (out_valid_or) remainder_d1_2 <= remainder_3;
-        if (out_valid_or) radicand_top_d1_q_2 <= radicand_top_d1_q;
-        if (out_valid_or) negroot_d1_2 <= negroot_3;
-        if (out_valid_or) remainder_q_2 <= remainder_3[6];
-        if (out_valid_or) remainder_d1_3 <= remainder_4;
-        if (out_valid_or) radicand_top_d1_q_3 <= radicand_top_d1_q_2;
-        if (out_valid_or) negroot_d1_3 <= negroot_4;
-        if (out_valid_or) remainder_q_3 <= remainder_4[7];
-        if (out_valid_or) remainder_d1_4 <= remainder_6;
-        if (out_valid_or) radicand_top_d1_q_4 <= radicand_top_d1_q_3;
-        if (out_valid_or) negroot_d1_4 <= negroot_6;
-        if (out_valid_or) remainder_q_4 <= remainder_6[9];
-        if (out_valid_or) remainder_d1_5 <= remainder_7;
-        if (out_valid_or) radicand_top_d1_q_5 <= radicand_top_d1_q_4;
-        if (out_valid_or) negroot_d1_5 <= negroot_7;
-        if (out_valid_or) remainder_q_5 <= remainder_7[10];
-        if (out_valid_or) remainder_d1_6 <= remainder_9;
-        if (out_valid_or) radicand_top_d1_q_6 <= radicand_top_d1_q_5;
-        if (out_valid_or) negroot_d1_6 <= negroot_9;
-        if (out_valid_or) remainder_q_6 <= remainder_9[12];
-        if (out_valid_or) remainder_d1_7 <= remainder_11;
-        if (out_valid_or) radicand_top_d1_q_7 <= radicand_top_d1_q_6;
-        if (out_valid_or) negroot_d1_7 <= negroot_11;
-        if (out_valid_or) remainder_q_7 <= remainder_11[14];
-        if (out_valid_or) remainder_d1_8 <= remainder_13;
-        if (out_valid_or) for_remainder_q <= radicand_top_d1_q_7;
-        if (out_valid_or) negroot_d1_8 <= negroot_13;
-        if (out_valid_or) remainder_q_8 <= remainder_13[16];
-        if (out_valid_or) remainder_d1_9 <= remainder_14;
-        if (out_valid_or) for_remainder_q_2 <= for_remainder_q;
-        if (out_valid_or) negroot_d1_9 <= negroot_14;
-        if (out_valid_or) remainder_q_9 <= remainder_14[17];
-        if (out_valid_or) remainder_d1_10 <= remainder_16;
-        if (out_valid_or) for_remainder_q_3 <= for_remainder_q_2;
-        if (out_valid_or) negroot_d1_10 <= negroot_16;
-        if (out_valid_or) remainder_q_10 <= remainder_16[19];
-        if (out_valid_or) remainder_d1_11 <= remainder_19;
-        if (out_valid_or) for_remainder_q_4 <= for_remainder_q_3;
-        if (out_valid_or) negroot_d1_11 <= negroot_19;
-        if (out_valid_or) remainder_q_11 <= remainder_19[22];
-        if (out_valid_or) remainder_d1_12 <= remainder_22;
-        if (out_valid_or) for_remainder_q_5 <= for_remainder_q_4;
-        if (out_valid_or) negroot_d1_12 <= negroot_22;
-        if (out_valid_or) remainder_q_12 <= remainder_22[25];
-        if (out_valid_or) remainder_d1_13 <= remainder_24;
-        if (out_valid_or) for_remainder_q_6 <= for_remainder_q_5;
-        if (out_valid_or) negroot_d1_13 <= negroot_24;
-        if (out_valid_or) remainder_q_13 <= remainder_24[27];
-        if (out_valid_or) negroot_d1_14 <= negroot_26;
-        if (out_valid_or) remainder_q_14 <= remainder_26[29];
-        if (out_valid_or) remainder_d1_14 <= remainder_26;
-        if (out_valid_or) root_d1 <= root;
-        if (out_valid_or) sticky_d1 <= sticky;
-        if (out_valid_or) nan_d1 <= nan;
-        if (out_valid_or) nan_d2 <= nan_d1;
-        if (out_valid_or) nan_d3 <= nan_d2;
-        if (out_valid_or) nan_d4 <= nan_d3;
-        if (out_valid_or) nan_d5 <= nan_d4;
-        if (out_valid_or) nan_d6 <= nan_d5;
-        if (out_valid_or) nan_d7 <= nan_d6;
-        if (out_valid_or) nan_d8 <= nan_d7;
-        if (out_valid_or) nan_d9 <= nan_d8;
-        if (out_valid_or) nan_d10 <= nan_d9;
-        if (out_valid_or) nan_d11 <= nan_d10;
-        if (out_valid_or) nan_d12 <= nan_d11;
-        if (out_valid_or) nan_d13 <= nan_d12;
-        if (out_valid_or) nan_d14 <= nan_d13;
-        if (out_valid_or) nan_d15 <= nan_d14;
-        if (out_valid_or) nan_d16 <= nan_d15;
-        if (out_valid_or) nan_d17 <= nan_d16;
-        if (out_valid_or) a_inf_d1 <= a_inf;
-        if (out_valid_or) a_inf_d2 <= a_inf_d1;
-        if (out_valid_or) a_inf_d3 <= a_inf_d2;
-        if (out_valid_or) a_inf_d4 <= a_inf_d3;
-        if (out_valid_or) a_inf_d5 <= a_inf_d4;
-        if (out_valid_or) a_inf_d6 <= a_inf_d5;
-        if (out_valid_or) a_inf_d7 <= a_inf_d6;
-        if (out_valid_or) a_inf_d8 <= a_inf_d7;
-        if (out_valid_or) a_inf_d9 <= a_inf_d8;
-        if (out_valid_or) a_inf_d10 <= a_inf_d9;
-        if (out_valid_or) a_inf_d11 <= a_inf_d10;
-        if (out_valid_or) a_inf_d12 <= a_inf_d11;
-        if (out_valid_or) a_inf_d13 <= a_inf_d12;
-        if (out_valid_or) a_inf_d14 <= a_inf_d13;
-        if (out_valid_or) a_inf_d15 <= a_inf_d14;
-        if (out_valid_or) a_inf_d16 <= a_inf_d15;
-        if (out_valid_or) a_inf_d17 <= a_inf_d16;
-        if (out_valid_or) a_zero_d1 <= a_zero;
-        if (out_valid_or) a_zero_d2 <= a_zero_d1;
-        if (out_valid_or) a_zero_d3 <= a_zero_d2;
-        if (out_valid_or) a_zero_d4 <= a_zero_d3;
-        if (out_valid_or) a_zero_d5 <= a_zero_d4;
-        if (out_valid_or) a_zero_d6 <= a_zero_d5;
-        if (out_valid_or) a_zero_d7 <= a_zero_d6;
-        if (out_valid_or) a_zero_d8 <= a_zero_d7;
-        if (out_valid_or) a_zero_d9 <= a_zero_d8;
-        if (out_valid_or) a_zero_d10 <= a_zero_d9;
-        if (out_valid_or) a_zero_d11 <= a_zero_d10;
-        if (out_valid_or) a_zero_d12 <= a_zero_d11;
-        if (out_valid_or) a_zero_d13 <= a_zero_d12;
-        if (out_valid_or) a_zero_d14 <= a_zero_d13;
-        if (out_valid_or) a_zero_d15 <= a_zero_d14;
-        if (out_valid_or) a_zero_d16 <= a_zero_d15;
-        if (out_valid_or) a_zero_d17 <= a_zero_d16;
-        if (out_valid_or) x_d1 <= x;
-        if (out_valid_or) x_d2 <= x_d1;
-        if (out_valid_or) x_d3 <= x_d2;
-        if (out_valid_or) x_d4 <= x_d3;
-        if (out_valid_or) x_d5 <= x_d4;
-        if (out_valid_or) x_d6 <= x_d5;
-        if (out_valid_or) x_d7 <= x_d6;
-        if (out_valid_or) x_d8 <= x_d7;
-        if (out_valid_or) x_d9 <= x_d8;
-        if (out_valid_or) x_d10 <= x_d9;
-        if (out_valid_or) x_d11 <= x_d10;
-        if (out_valid_or) x_d12 <= x_d11;
-        if (out_valid_or) x_d13 <= x_d12;
-        if (out_valid_or) x_d14 <= x_d13;
-        if (out_valid_or) x_d15 <= x_d14;
-        if (out_valid_or) x_d16 <= x_d15;
-        if (out_valid_or) a_sign_d1 <= a_sign;
-        if (out_valid_or) a_sign_d2 <= a_sign_d1;
-        if (out_valid_or) a_sign_d3 <= a_sign_d2;
-        if (out_valid_or) a_sign_d4 <= a_sign_d3;
-        if (out_valid_or) a_sign_d5 <= a_sign_d4;
-        if (out_valid_or) a_sign_d6 <= a_sign_d5;
-        if (out_valid_or) a_sign_d7 <= a_sign_d6;
-        if (out_valid_or) a_sign_d8 <= a_sign_d7;
-        if (out_valid_or) a_sign_d9 <= a_sign_d8;
-        if (out_valid_or) a_sign_d10 <= a_sign_d9;
-        if (out_valid_or) a_sign_d11 <= a_sign_d10;
-        if (out_valid_or) a_sign_d12 <= a_sign_d11;
-        if (out_valid_or) a_sign_d13 <= a_sign_d12;
-        if (out_valid_or) a_sign_d14 <= a_sign_d13;
-        if (out_valid_or) a_sign_d15 <= a_sign_d14;
-        if (out_valid_or) a_sign_d16 <= a_sign_d15;
-        if (out_valid_or) a_sign_d17 <= a_sign_d16;
-        if (out_valid_or) increment_d1 <= increment;
-        if (out_valid_or) packed_d1 <= packed_2;
-        if (out_valid_or) result_sign_d1 <= result_sign;
-        if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
-        if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
-        if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
-        if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
-        if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
-        if (out_valid_or) s_axis_tlast_q_3 <= s_axis_tlast_q_2;
-        if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
-        if (out_valid_or) s_axis_tlast_q_4 <= s_axis_tlast_q_3;
-        if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
-        if (out_valid_or) s_axis_tlast_q_5 <= s_axis_tlast_q_4;
-        if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
-        if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
-        if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
-        if (out_valid_or) s_axis_tlast_q_7 <= s_axis_tlast_q_6;
-        if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
-        if (out_valid_or) s_axis_tlast_q_8 <= s_axis_tlast_q_7;
-        if (rst) q <= 1'h0; else if (out_valid_or) q <= s_axis_tvalid_q_8;
-        if (out_valid_or) q_2 <= s_axis_tlast_q_8;
-        if (rst) for_out_valid_q <= 1'h0; else if (out_valid_or) for_out_valid_q <= q;
-        if (out_valid_or) q_3 <= q_2;
-        if (rst) for_out_valid_q_2 <= 1'h0; else if (out_valid_or) for_out_valid_q_2 <= for_out_valid_q;
-        if (out_valid_or) q_4 <= q_3;
-        if (rst) for_out_valid_q_3 <= 1'h0; else if (out_valid_or) for_out_valid_q_3 <= for_out_valid_q_2;
-        if (out_valid_or) q_5 <= q_4;
-        if (rst) for_out_valid_q_4 <= 1'h0; else if (out_valid_or) for_out_valid_q_4 <= for_out_valid_q_3;
-        if (out_valid_or) q_6 <= q_5;
-        if (rst) for_out_valid_q_5 <= 1'h0; else if (out_valid_or) for_out_valid_q_5 <= for_out_valid_q_4;
-        if (out_valid_or) q_7 <= q_6;
-        if (rst) for_out_valid_q_6 <= 1'h0; else if (out_valid_or) for_out_valid_q_6 <= for_out_valid_q_5;
-        if (out_valid_or) q_8 <= q_7;
-        if (rst) for_out_valid_q_7 <= 1'h0; else if (out_valid_or) for_out_valid_q_7 <= for_out_valid_q_6;
-        if (out_valid_or) q_9 <= q_8;
-        if (rst) for_out_valid_q_8 <= 1'h0; else if (out_valid_or) for_out_valid_q_8 <= for_out_valid_q_7;
-        if (out_valid_or) q_10 <= q_9;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= for_out_valid_q_8;
-        if (out_valid_or) q_11 <= q_10;
-    end
-
-    always @(*) begin
-        m_axis_tdata = {result};
-        m_axis_tkeep = {4{1'b1}};
-        m_axis_tvalid = out_valid;
-        m_axis_tlast = q_11;
-        m_axis_tuser = 1'b0;
-        s_axis_tready = out_valid_or;
-    end
-endmodule // fp32_sqrt
+assign m_axis_tdata = result;
+assign m_axis_tvalid = out_valid;
+assign s_axis_tready = out_valid_or;
+endmodule

@@ -4,118 +4,99 @@
 //   latency = 2 cycles
 `timescale 1ns/1ps
 
-module fp32_to_i32(clk,rst,s_axis_tdata,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
-
-    // Module arguments
-    input wire  clk;
-    input wire  rst;
-    input wire  [31:0] s_axis_tdata;
-    // verilator lint_off UNUSEDSIGNAL
-    wire [3:0] s_axis_tkeep = {4{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tlast = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tvalid;
-    output reg  s_axis_tready;
-    output reg  [31:0] m_axis_tdata;
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg [3:0] m_axis_tkeep;
+module fp32_to_i32(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [31:0] s_axis_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tlast;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tuser;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output reg  m_axis_tvalid;
-    input wire  m_axis_tready;
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [31:0] m_axis_tdata;
+    output wire m_axis_tvalid;
 
-    // Update code (custom)
-    // verilator lint_off UNUSEDSIGNAL
-    // float to fixed: alignment shift
-    wire s_axis_tdata_is0;
-    wire s_axis_tdata_is255;
-    wire s_axis_tdata_is0_2;
-    wire x_sign;
-    wire x_inf;
-    wire x_nan;
-    wire [23:0] x_sig;
-    wire [7:0] x_exp;
-    wire [24:0] e;
-    wire right;
-    wire too_big;
-    wire [24:0] e_minus;
-    wire far;
-    wire [48:0] shifted;
-    wire [56:0] magnitude;
-    // float to fixed: saturation, sign, NaN
-    reg [56:0] magnitude_d1;
-    reg [56:0] magnitude_d2;
-    reg too_big_d1;
-    reg too_big_d2;
-    wire pos_over;
-    wire neg_over;
-    reg x_sign_d1;
-    reg x_sign_d2;
-    reg x_nan_d1;
-    reg x_nan_d2;
-    wire [31:0] magnitude_d2_sel;
-    reg s_axis_tvalid_q;
-    reg s_axis_tlast_q;
-    reg out_valid;
-    reg s_axis_tlast_q_2;
-    wire out_valid_or;
-    // verilator lint_on UNUSEDSIGNAL
+// verilator lint_off UNUSEDSIGNAL
+// float to fixed: alignment shift
+wire s_axis_tdata_is0;
+wire s_axis_tdata_is255;
+wire s_axis_tdata_is0_2;
+wire x_sign;
+wire x_inf;
+wire x_nan;
+wire [23:0] x_sig;
+wire [7:0] x_exp;
+wire [24:0] e;
+wire right;
+wire too_big;
+wire [24:0] e_minus;
+wire far;
+wire [48:0] shifted;
+wire [56:0] magnitude;
+// float to fixed: saturation, sign, NaN
+reg [56:0] magnitude_d1;
+reg [56:0] magnitude_d2;
+reg too_big_d1;
+reg too_big_d2;
+wire pos_over;
+wire neg_over;
+reg x_sign_d1;
+reg x_sign_d2;
+reg x_nan_d1;
+reg x_nan_d2;
+reg s_axis_tvalid_q;
+reg out_valid;
+wire out_valid_or;
+// verilator lint_on UNUSEDSIGNAL
 
+// ---- float to fixed: alignment shift ----
+assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
+assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
+assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
+assign x_sign = s_axis_tdata[31];
+assign x_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+assign x_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+assign x_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
+assign x_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
+assign e = ({17'h0, x_exp}) - 25'h96;
+assign right = (e ^ 25'h1000000) < (25'h0 ^ 25'h1000000);
+assign too_big = ((25'h20 ^ 25'h1000000) < (e ^ 25'h1000000)) | x_inf;
+assign e_minus = 25'h0 - e;
+assign far = (25'h19 ^ 25'h1000000) < (e_minus ^ 25'h1000000);
+assign shifted = ({x_sig, 25'h0}) >> e_minus;
+assign magnitude = right ? (far ? 57'h0 : ({33'h0, shifted[48:25]})) : (({33'h0, x_sig}) << e);
 
-    // ---- float to fixed: alignment shift ----
-    assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
-    assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
-    assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
-    assign x_sign = s_axis_tdata[31];
-    assign x_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
-    assign x_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-    assign x_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
-    assign x_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
-    assign e = ({17'h0, x_exp}) - 25'h96;
-    assign right = (e ^ 25'h1000000) < (25'h0 ^ 25'h1000000);
-    assign too_big = ((25'h20 ^ 25'h1000000) < (e ^ 25'h1000000)) | x_inf;
-    assign e_minus = 25'h0 - e;
-    assign far = (25'h19 ^ 25'h1000000) < (e_minus ^ 25'h1000000);
-    assign shifted = ({x_sig, 25'h0}) >> e_minus;
-    assign magnitude = right ? (far ? 57'h0 : ({33'h0, shifted[48:25]})) : (({33'h0, x_sig}) << e);
+// ---- float to fixed: saturation, sign, NaN ----
+assign pos_over = (57'h7fffffff < magnitude_d2) | too_big_d2;
+assign neg_over = (57'h80000000 < magnitude_d2) | too_big_d2;
+assign out_valid_or = (~out_valid) | m_axis_tready;
 
-    // ---- float to fixed: saturation, sign, NaN ----
-    assign pos_over = (57'h7fffffff < magnitude_d2) | too_big_d2;
-    assign neg_over = (57'h80000000 < magnitude_d2) | too_big_d2;
-    assign magnitude_d2_sel = x_nan_d2 ? 32'h0 : (x_sign_d2 ? (neg_over ? 32'h80000000 : (32'h0 - magnitude_d2[31:0])) : (pos_over ? 32'h7fffffff : magnitude_d2[31:0]));
-    assign out_valid_or = (~out_valid) | m_axis_tready;
+always @(posedge clk) begin
+    if (out_valid_or) magnitude_d1 <= magnitude;
+    if (out_valid_or) magnitude_d2 <= magnitude_d1;
+    if (out_valid_or) too_big_d1 <= too_big;
+    if (out_valid_or) too_big_d2 <= too_big_d1;
+    if (out_valid_or) x_sign_d1 <= x_sign;
+    if (out_valid_or) x_sign_d2 <= x_sign_d1;
+    if (out_valid_or) x_nan_d1 <= x_nan;
+    if (out_valid_or) x_nan_d2 <= x_nan_d1;
+    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
+    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid_q;
+end
 
-    always @(posedge clk) begin
-        if (out_valid_or) magnitude_d1 <= magnitude;
-        if (out_valid_or) magnitude_d2 <= magnitude_d1;
-        if (out_valid_or) too_big_d1 <= too_big;
-        if (out_valid_or) too_big_d2 <= too_big_d1;
-        if (out_valid_or) x_sign_d1 <= x_sign;
-        if (out_valid_or) x_sign_d2 <= x_sign_d1;
-        if (out_valid_or) x_nan_d1 <= x_nan;
-        if (out_valid_or) x_nan_d2 <= x_nan_d1;
-        if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
-        if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= s_axis_tvalid_q;
-        if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
-    end
-
-    always @(*) begin
-        m_axis_tdata = {magnitude_d2_sel};
-        m_axis_tkeep = {4{1'b1}};
-        m_axis_tvalid = out_valid;
-        m_axis_tlast = s_axis_tlast_q_2;
-        m_axis_tuser = 1'b0;
-        s_axis_tready = out_valid_or;
-    end
-endmodule // fp32_to_i32
+assign m_axis_tdata = x_nan_d2 ? 32'h0 : (x_sign_d2 ? (neg_over ? 32'h80000000 : (32'h0 - magnitude_d2[31:0])) : (pos_over ? 32'h7fffffff : magnitude_d2[31:0]));
+assign m_axis_tvalid = out_valid;
+assign s_axis_tready = out_valid_or;
+endmodule

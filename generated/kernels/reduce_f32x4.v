@@ -8,4152 +8,4143 @@
 //   register bits = 1735
 `timescale 1ns/1ps
 
-module reduce_f32x4(clk,rst,s_axis_tdata,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tvalid,m_axis_tready);
-
-    // Module arguments
-    input wire  clk;
-    input wire  rst;
-    input wire  [127:0] s_axis_tdata;
-    // verilator lint_off UNUSEDSIGNAL
-    wire [15:0] s_axis_tkeep = {16{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tlast;
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tvalid;
-    output reg  s_axis_tready;
-    output reg  [31:0] m_axis_tdata;
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg [3:0] m_axis_tkeep;
+module reduce_f32x4(
+    clk,
+    rst,
+    s_axis_tvalid,
+    s_axis_tlast,
+    s_axis_tdata,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tvalid
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire s_axis_tvalid;
+    input wire s_axis_tlast;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [127:0] s_axis_tdata;
     /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tlast;
-    /* verilator lint_on UNUSEDSIGNAL */
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tuser;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output reg  m_axis_tvalid;
-    input wire  m_axis_tready;
-
-    // Update code (custom)
-    // verilator lint_off UNUSEDSIGNAL
-    // add: operands, special cases, order by magnitude, trailing zeros
-    wire s_axis_tdata_is0;
-    wire s_axis_tdata_is255;
-    wire s_axis_tdata_is0_2;
-    wire a_sign;
-    wire a_inf;
-    wire a_nan;
-    wire [23:0] a_sig;
-    wire [7:0] a_exp;
-    wire s_axis_tdata_is0_3;
-    wire s_axis_tdata_is255_2;
-    wire s_axis_tdata_is0_4;
-    wire b_sign;
-    wire b_inf;
-    wire b_nan;
-    wire [23:0] b_sig;
-    wire [7:0] b_exp;
-    wire opposite;
-    wire nan;
-    wire inf;
-    wire inf_sign;
-    wire zero_sign;
-    wire swap;
-    // add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-    wire big_sign;
-    wire [7:0] big_exp;
-    wire [7:0] small_exp;
-    wire [7:0] distance;
-    wire [23:0] big_sig;
-    wire [23:0] small_sig;
-    wire [4:0] amount;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
-    wire [25:0] small_sig_cat;
-    wire [5:0] amount_cat;
-    wire small_sig_not;
-    wire small_sig_not_2;
-    wire small_sig_sel;
-    wire [40:0] small_sig_cat_2;
-    wire small_sig_not_3;
-    wire small_sig_not_4;
-    wire for_align_sticky_sel;
-    wire small_sig_sel_2;
-    wire small_sig_sel_3;
-    wire small_sig_sel_4;
-    wire small_sig_sel_5;
-    wire small_sig_sel_6;
-    wire small_sig_sel_7;
-    wire small_sig_sel_8;
-    wire small_sig_sel_9;
-    wire small_sig_sel_10;
-    wire small_sig_sel_11;
-    wire small_sig_sel_12;
-    wire small_sig_sel_13;
-    wire small_sig_sel_14;
-    wire small_sig_sel_15;
-    wire small_sig_sel_16;
-    wire small_sig_sel_17;
-    wire small_sig_sel_18;
-    wire small_sig_sel_19;
-    wire small_sig_sel_20;
-    wire small_sig_sel_21;
-    wire small_sig_sel_22;
-    wire small_sig_sel_23;
-    wire small_sig_sel_24;
-    wire small_sig_sel_25;
-    wire small_sig_sel_26;
-    wire small_sig_sel_27;
-    wire small_sig_sel_28;
-    wire small_sig_sel_29;
-    wire small_sig_sel_30;
-    wire [28:0] for_shifted_cat;
-    wire for_align_sticky_not;
-    wire for_align_sticky_not_2;
-    wire for_align_sticky_sel_2;
-    wire sel;
-    wire sel_2;
-    wire sel_3;
-    wire sel_4;
-    wire sel_5;
-    wire sel_6;
-    wire sel_7;
-    wire sel_8;
-    wire sel_9;
-    wire sel_10;
-    wire sel_11;
-    wire sel_12;
-    wire sel_13;
-    wire sel_14;
-    wire sel_15;
-    wire sel_16;
-    wire sel_17;
-    wire sel_18;
-    wire for_shifted_sel;
-    wire for_shifted_sel_2;
-    wire for_shifted_sel_3;
-    wire for_shifted_sel_4;
-    wire for_shifted_sel_5;
-    wire for_shifted_sel_6;
-    wire for_shifted_sel_7;
-    wire for_shifted_sel_8;
-    wire [25:0] shifted;
-    wire [2:0] amount_cat_2;
-    wire align_sticky;
-    wire [27:0] big_padded;
-    wire [27:0] aligned;
-    wire [8:0] field_base;
-    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-    reg opposite_d1;
-    reg [27:0] big_padded_d1;
-    reg [27:0] aligned_d1;
-    wire [28:0] big_padded_d1_plus;
-    wire [27:0] sum;
-    // add: leading zeros, at most big_exp (no shift below the smallest normal)
-    reg [27:0] sum_d1;
-    wire exact_zero;
-    wire [31:0] sum_d1_cat;
-    wire sum_d1_is0;
-    wire sum_d1_is0_2;
-    wire sum_d1_is0_3;
-    wire sum_d1_is0_4;
-    wire sum_d1_is0_5;
-    wire sum_d1_is0_6;
-    wire sum_d1_is0_7;
-    wire sum_d1_is0_8;
-    wire sum_d1_and;
-    wire [1:0] sum_d1_sel;
-    wire [1:0] sum_d1_sel_2;
-    wire sum_d1_and_2;
-    wire [1:0] sum_d1_sel_3;
-    wire [1:0] sum_d1_sel_4;
-    wire sum_d1_and_3;
-    wire [1:0] sum_d1_sel_5;
-    wire [1:0] sum_d1_sel_6;
-    wire sum_d1_and_4;
-    wire [1:0] sum_d1_sel_7;
-    wire [1:0] sum_d1_sel_8;
-    wire sum_d1_and_5;
-    wire sum_d1_and_6;
-    wire sum_d1_and_7;
-    wire [3:0] sum_d1_cat_2;
-    wire [3:0] sum_d1_cat_3;
-    wire [3:0] sum_d1_cat_4;
-    wire [3:0] sum_d1_cat_5;
-    wire [4:0] lz;
-    reg [7:0] big_exp_d1;
-    reg [7:0] big_exp_d2;
-    wire [4:0] left;
-    // add: normalisation shift; exponent field
-    reg [4:0] left_d1;
-    wire [5:0] left_d1_cat;
-    reg [27:0] sum_d2;
-    wire [27:0] sum_d2_cat;
-    wire sum_d2_sel;
-    wire sum_d2_sel_2;
-    wire sum_d2_sel_3;
-    wire sum_d2_sel_4;
-    wire sum_d2_sel_5;
-    wire sum_d2_sel_6;
-    wire sum_d2_sel_7;
-    wire sum_d2_sel_8;
-    wire sum_d2_sel_9;
-    wire sum_d2_sel_10;
-    wire sum_d2_sel_11;
-    wire sum_d2_sel_12;
-    wire sum_d2_sel_13;
-    wire sum_d2_sel_14;
-    wire sum_d2_sel_15;
-    wire sum_d2_sel_16;
-    wire sum_d2_sel_17;
-    wire sum_d2_sel_18;
-    wire sum_d2_sel_19;
-    wire sum_d2_sel_20;
-    wire [27:0] sum_d2_cat_2;
-    wire sel_19;
-    wire sel_20;
-    wire sel_21;
-    wire sel_22;
-    wire sel_23;
-    wire sel_24;
-    wire sel_25;
-    wire sel_26;
-    wire sel_27;
-    wire sel_28;
-    wire sel_29;
-    wire sel_30;
-    wire sel_31;
-    wire sel_32;
-    wire sel_33;
-    wire sel_34;
-    wire sel_35;
-    wire sel_36;
-    wire sel_37;
-    wire sel_38;
-    wire for_normalized_sel;
-    wire for_normalized_sel_2;
-    wire for_normalized_sel_3;
-    wire for_normalized_sel_4;
-    wire for_normalized_sel_5;
-    wire for_normalized_sel_6;
-    wire [27:0] normalized;
-    reg [8:0] field_base_d1;
-    reg [8:0] field_base_d2;
-    reg [8:0] field_base_d3;
-    wire [8:0] field;
-    // add: keep man + 1 bits, guard, sticky; round to nearest even
-    reg [27:0] normalized_d1;
-    wire [22:0] kept;
-    wire guard;
-    wire sticky;
-    wire increment;
-    reg [8:0] field_d1;
-    wire [31:0] packed_2;
-    wire overflow_before;
-    // add: rounding increment, overflow to infinity, special cases
-    wire [31:0] rounded;
-    wire overflow;
-    reg inf_d1;
-    reg inf_d2;
-    reg inf_d3;
-    reg inf_d4;
-    reg inf_sign_d1;
-    reg inf_sign_d2;
-    reg inf_sign_d3;
-    reg inf_sign_d4;
-    reg big_sign_d1;
-    reg big_sign_d2;
-    reg big_sign_d3;
-    reg big_sign_d4;
-    reg zero_sign_d1;
-    reg zero_sign_d2;
-    reg zero_sign_d3;
-    reg zero_sign_d4;
-    reg exact_zero_d1;
-    reg exact_zero_d2;
-    reg nan_d1;
-    reg nan_d2;
-    reg nan_d3;
-    reg nan_d4;
-    wire [31:0] result;
-    // add: operands, special cases, order by magnitude, trailing zeros
-    wire s_axis_tdata_is0_5;
-    wire s_axis_tdata_is255_3;
-    wire s_axis_tdata_is0_6;
-    wire a_sign_2;
-    wire a_inf_2;
-    wire a_nan_2;
-    wire [23:0] a_sig_2;
-    wire [7:0] a_exp_2;
-    wire s_axis_tdata_is0_7;
-    wire s_axis_tdata_is255_4;
-    wire s_axis_tdata_is0_8;
-    wire b_sign_2;
-    wire b_inf_2;
-    wire b_nan_2;
-    wire [23:0] b_sig_2;
-    wire [7:0] b_exp_2;
-    wire opposite_2;
-    wire nan_2;
-    wire inf_2;
-    wire inf_sign_2;
-    wire zero_sign_2;
-    wire swap_2;
-    // add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-    wire big_sign_2;
-    wire [7:0] big_exp_2;
-    wire [7:0] small_exp_2;
-    wire [7:0] distance_2;
-    wire [23:0] big_sig_2;
-    wire [23:0] small_sig_2;
-    wire [4:0] amount_2;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
-    wire [25:0] small_sig_cat_3;
-    wire [5:0] amount_cat_3;
-    wire small_sig_not_5;
-    wire small_sig_not_6;
-    wire small_sig_sel_31;
-    wire [40:0] small_sig_cat_4;
-    wire small_sig_not_7;
-    wire small_sig_not_8;
-    wire for_align_sticky_sel_3;
-    wire small_sig_sel_32;
-    wire small_sig_sel_33;
-    wire small_sig_sel_34;
-    wire small_sig_sel_35;
-    wire small_sig_sel_36;
-    wire small_sig_sel_37;
-    wire small_sig_sel_38;
-    wire small_sig_sel_39;
-    wire small_sig_sel_40;
-    wire small_sig_sel_41;
-    wire small_sig_sel_42;
-    wire small_sig_sel_43;
-    wire small_sig_sel_44;
-    wire small_sig_sel_45;
-    wire small_sig_sel_46;
-    wire small_sig_sel_47;
-    wire small_sig_sel_48;
-    wire small_sig_sel_49;
-    wire small_sig_sel_50;
-    wire small_sig_sel_51;
-    wire small_sig_sel_52;
-    wire small_sig_sel_53;
-    wire small_sig_sel_54;
-    wire small_sig_sel_55;
-    wire small_sig_sel_56;
-    wire small_sig_sel_57;
-    wire small_sig_sel_58;
-    wire small_sig_sel_59;
-    wire small_sig_sel_60;
-    wire [28:0] for_shifted_cat_2;
-    wire for_align_sticky_not_3;
-    wire for_align_sticky_not_4;
-    wire for_align_sticky_sel_4;
-    wire sel_39;
-    wire sel_40;
-    wire sel_41;
-    wire sel_42;
-    wire sel_43;
-    wire sel_44;
-    wire sel_45;
-    wire sel_46;
-    wire sel_47;
-    wire sel_48;
-    wire sel_49;
-    wire sel_50;
-    wire sel_51;
-    wire sel_52;
-    wire sel_53;
-    wire sel_54;
-    wire sel_55;
-    wire sel_56;
-    wire for_shifted_sel_9;
-    wire for_shifted_sel_10;
-    wire for_shifted_sel_11;
-    wire for_shifted_sel_12;
-    wire for_shifted_sel_13;
-    wire for_shifted_sel_14;
-    wire for_shifted_sel_15;
-    wire for_shifted_sel_16;
-    wire [25:0] shifted_2;
-    wire [2:0] amount_cat_4;
-    wire align_sticky_2;
-    wire [27:0] big_padded_2;
-    wire [27:0] aligned_2;
-    wire [8:0] field_base_2;
-    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-    reg opposite_d1_2;
-    reg [27:0] big_padded_d1_2;
-    reg [27:0] aligned_d1_2;
-    wire [28:0] big_padded_d1_plus_2;
-    wire [27:0] sum_2;
-    // add: leading zeros, at most big_exp (no shift below the smallest normal)
-    reg [27:0] sum_d1_2;
-    wire exact_zero_2;
-    wire [31:0] sum_d1_cat_6;
-    wire sum_d1_is0_9;
-    wire sum_d1_is0_10;
-    wire sum_d1_is0_11;
-    wire sum_d1_is0_12;
-    wire sum_d1_is0_13;
-    wire sum_d1_is0_14;
-    wire sum_d1_is0_15;
-    wire sum_d1_is0_16;
-    wire sum_d1_and_8;
-    wire [1:0] sum_d1_sel_9;
-    wire [1:0] sum_d1_sel_10;
-    wire sum_d1_and_9;
-    wire [1:0] sum_d1_sel_11;
-    wire [1:0] sum_d1_sel_12;
-    wire sum_d1_and_10;
-    wire [1:0] sum_d1_sel_13;
-    wire [1:0] sum_d1_sel_14;
-    wire sum_d1_and_11;
-    wire [1:0] sum_d1_sel_15;
-    wire [1:0] sum_d1_sel_16;
-    wire sum_d1_and_12;
-    wire sum_d1_and_13;
-    wire sum_d1_and_14;
-    wire [3:0] sum_d1_cat_7;
-    wire [3:0] sum_d1_cat_8;
-    wire [3:0] sum_d1_cat_9;
-    wire [3:0] sum_d1_cat_10;
-    wire [4:0] lz_2;
-    reg [7:0] big_exp_d1_2;
-    reg [7:0] big_exp_d2_2;
-    wire [4:0] left_2;
-    // add: normalisation shift; exponent field
-    reg [4:0] left_d1_2;
-    wire [5:0] left_d1_cat_2;
-    reg [27:0] sum_d2_2;
-    wire [27:0] sum_d2_cat_3;
-    wire sum_d2_sel_21;
-    wire sum_d2_sel_22;
-    wire sum_d2_sel_23;
-    wire sum_d2_sel_24;
-    wire sum_d2_sel_25;
-    wire sum_d2_sel_26;
-    wire sum_d2_sel_27;
-    wire sum_d2_sel_28;
-    wire sum_d2_sel_29;
-    wire sum_d2_sel_30;
-    wire sum_d2_sel_31;
-    wire sum_d2_sel_32;
-    wire sum_d2_sel_33;
-    wire sum_d2_sel_34;
-    wire sum_d2_sel_35;
-    wire sum_d2_sel_36;
-    wire sum_d2_sel_37;
-    wire sum_d2_sel_38;
-    wire sum_d2_sel_39;
-    wire sum_d2_sel_40;
-    wire [27:0] sum_d2_cat_4;
-    wire sel_57;
-    wire sel_58;
-    wire sel_59;
-    wire sel_60;
-    wire sel_61;
-    wire sel_62;
-    wire sel_63;
-    wire sel_64;
-    wire sel_65;
-    wire sel_66;
-    wire sel_67;
-    wire sel_68;
-    wire sel_69;
-    wire sel_70;
-    wire sel_71;
-    wire sel_72;
-    wire sel_73;
-    wire sel_74;
-    wire sel_75;
-    wire sel_76;
-    wire for_normalized_sel_7;
-    wire for_normalized_sel_8;
-    wire for_normalized_sel_9;
-    wire for_normalized_sel_10;
-    wire for_normalized_sel_11;
-    wire for_normalized_sel_12;
-    wire [27:0] normalized_2;
-    reg [8:0] field_base_d1_2;
-    reg [8:0] field_base_d2_2;
-    reg [8:0] field_base_d3_2;
-    wire [8:0] field_2;
-    // add: keep man + 1 bits, guard, sticky; round to nearest even
-    reg [27:0] normalized_d1_2;
-    wire [22:0] kept_2;
-    wire guard_2;
-    wire sticky_2;
-    wire increment_2;
-    reg [8:0] field_d1_2;
-    wire [31:0] packed_3;
-    wire overflow_before_2;
-    // add: rounding increment, overflow to infinity, special cases
-    wire [31:0] rounded_2;
-    wire overflow_2;
-    reg inf_d1_2;
-    reg inf_d2_2;
-    reg inf_d3_2;
-    reg inf_d4_2;
-    reg inf_sign_d1_2;
-    reg inf_sign_d2_2;
-    reg inf_sign_d3_2;
-    reg inf_sign_d4_2;
-    reg big_sign_d1_2;
-    reg big_sign_d2_2;
-    reg big_sign_d3_2;
-    reg big_sign_d4_2;
-    reg zero_sign_d1_2;
-    reg zero_sign_d2_2;
-    reg zero_sign_d3_2;
-    reg zero_sign_d4_2;
-    reg exact_zero_d1_2;
-    reg exact_zero_d2_2;
-    reg nan_d1_2;
-    reg nan_d2_2;
-    reg nan_d3_2;
-    reg nan_d4_2;
-    wire [31:0] result_2;
-    // add: operands, special cases, order by magnitude, trailing zeros
-    wire result_is0;
-    wire result_is255;
-    wire result_is0_2;
-    wire a_sign_3;
-    wire a_inf_3;
-    wire a_nan_3;
-    wire [23:0] a_sig_3;
-    wire [7:0] a_exp_3;
-    wire result_is0_3;
-    wire result_is255_2;
-    wire result_is0_4;
-    wire b_sign_3;
-    wire b_inf_3;
-    wire b_nan_3;
-    wire [23:0] b_sig_3;
-    wire [7:0] b_exp_3;
-    wire opposite_3;
-    wire nan_3;
-    wire inf_3;
-    wire inf_sign_3;
-    wire zero_sign_3;
-    wire swap_3;
-    // add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-    wire big_sign_3;
-    wire [7:0] big_exp_3;
-    wire [7:0] small_exp_3;
-    wire [7:0] distance_3;
-    wire [23:0] big_sig_3;
-    wire [23:0] small_sig_3;
-    wire [4:0] amount_3;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
-    wire [25:0] small_sig_cat_5;
-    wire [5:0] amount_cat_5;
-    wire small_sig_not_9;
-    wire small_sig_not_10;
-    wire small_sig_sel_61;
-    wire [40:0] small_sig_cat_6;
-    wire small_sig_not_11;
-    wire small_sig_not_12;
-    wire for_align_sticky_sel_5;
-    wire small_sig_sel_62;
-    wire small_sig_sel_63;
-    wire small_sig_sel_64;
-    wire small_sig_sel_65;
-    wire small_sig_sel_66;
-    wire small_sig_sel_67;
-    wire small_sig_sel_68;
-    wire small_sig_sel_69;
-    wire small_sig_sel_70;
-    wire small_sig_sel_71;
-    wire small_sig_sel_72;
-    wire small_sig_sel_73;
-    wire small_sig_sel_74;
-    wire small_sig_sel_75;
-    wire small_sig_sel_76;
-    wire small_sig_sel_77;
-    wire small_sig_sel_78;
-    wire small_sig_sel_79;
-    wire small_sig_sel_80;
-    wire small_sig_sel_81;
-    wire small_sig_sel_82;
-    wire small_sig_sel_83;
-    wire small_sig_sel_84;
-    wire small_sig_sel_85;
-    wire small_sig_sel_86;
-    wire small_sig_sel_87;
-    wire small_sig_sel_88;
-    wire small_sig_sel_89;
-    wire small_sig_sel_90;
-    wire [28:0] for_shifted_cat_3;
-    wire for_align_sticky_not_5;
-    wire for_align_sticky_not_6;
-    wire for_align_sticky_sel_6;
-    wire sel_77;
-    wire sel_78;
-    wire sel_79;
-    wire sel_80;
-    wire sel_81;
-    wire sel_82;
-    wire sel_83;
-    wire sel_84;
-    wire sel_85;
-    wire sel_86;
-    wire sel_87;
-    wire sel_88;
-    wire sel_89;
-    wire sel_90;
-    wire sel_91;
-    wire sel_92;
-    wire sel_93;
-    wire sel_94;
-    wire for_shifted_sel_17;
-    wire for_shifted_sel_18;
-    wire for_shifted_sel_19;
-    wire for_shifted_sel_20;
-    wire for_shifted_sel_21;
-    wire for_shifted_sel_22;
-    wire for_shifted_sel_23;
-    wire for_shifted_sel_24;
-    wire [25:0] shifted_3;
-    wire [2:0] amount_cat_6;
-    wire align_sticky_3;
-    wire [27:0] big_padded_3;
-    wire [27:0] aligned_3;
-    wire [8:0] field_base_3;
-    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-    reg opposite_d1_3;
-    reg [27:0] big_padded_d1_3;
-    reg [27:0] aligned_d1_3;
-    wire [28:0] big_padded_d1_plus_3;
-    wire [27:0] sum_3;
-    // add: leading zeros, at most big_exp (no shift below the smallest normal)
-    reg [27:0] sum_d1_3;
-    wire exact_zero_3;
-    wire [31:0] sum_d1_cat_11;
-    wire sum_d1_is0_17;
-    wire sum_d1_is0_18;
-    wire sum_d1_is0_19;
-    wire sum_d1_is0_20;
-    wire sum_d1_is0_21;
-    wire sum_d1_is0_22;
-    wire sum_d1_is0_23;
-    wire sum_d1_is0_24;
-    wire sum_d1_and_15;
-    wire [1:0] sum_d1_sel_17;
-    wire [1:0] sum_d1_sel_18;
-    wire sum_d1_and_16;
-    wire [1:0] sum_d1_sel_19;
-    wire [1:0] sum_d1_sel_20;
-    wire sum_d1_and_17;
-    wire [1:0] sum_d1_sel_21;
-    wire [1:0] sum_d1_sel_22;
-    wire sum_d1_and_18;
-    wire [1:0] sum_d1_sel_23;
-    wire [1:0] sum_d1_sel_24;
-    wire sum_d1_and_19;
-    wire sum_d1_and_20;
-    wire sum_d1_and_21;
-    wire [3:0] sum_d1_cat_12;
-    wire [3:0] sum_d1_cat_13;
-    wire [3:0] sum_d1_cat_14;
-    wire [3:0] sum_d1_cat_15;
-    wire [4:0] lz_3;
-    reg [7:0] big_exp_d1_3;
-    reg [7:0] big_exp_d2_3;
-    wire [4:0] left_3;
-    // add: normalisation shift; exponent field
-    reg [4:0] left_d1_3;
-    wire [5:0] left_d1_cat_3;
-    reg [27:0] sum_d2_3;
-    wire [27:0] sum_d2_cat_5;
-    wire sum_d2_sel_41;
-    wire sum_d2_sel_42;
-    wire sum_d2_sel_43;
-    wire sum_d2_sel_44;
-    wire sum_d2_sel_45;
-    wire sum_d2_sel_46;
-    wire sum_d2_sel_47;
-    wire sum_d2_sel_48;
-    wire sum_d2_sel_49;
-    wire sum_d2_sel_50;
-    wire sum_d2_sel_51;
-    wire sum_d2_sel_52;
-    wire sum_d2_sel_53;
-    wire sum_d2_sel_54;
-    wire sum_d2_sel_55;
-    wire sum_d2_sel_56;
-    wire sum_d2_sel_57;
-    wire sum_d2_sel_58;
-    wire sum_d2_sel_59;
-    wire sum_d2_sel_60;
-    wire [27:0] sum_d2_cat_6;
-    wire sel_95;
-    wire sel_96;
-    wire sel_97;
-    wire sel_98;
-    wire sel_99;
-    wire sel_100;
-    wire sel_101;
-    wire sel_102;
-    wire sel_103;
-    wire sel_104;
-    wire sel_105;
-    wire sel_106;
-    wire sel_107;
-    wire sel_108;
-    wire sel_109;
-    wire sel_110;
-    wire sel_111;
-    wire sel_112;
-    wire sel_113;
-    wire sel_114;
-    wire for_normalized_sel_13;
-    wire for_normalized_sel_14;
-    wire for_normalized_sel_15;
-    wire for_normalized_sel_16;
-    wire for_normalized_sel_17;
-    wire for_normalized_sel_18;
-    wire [27:0] normalized_3;
-    reg [8:0] field_base_d1_3;
-    reg [8:0] field_base_d2_3;
-    reg [8:0] field_base_d3_3;
-    wire [8:0] field_3;
-    // add: keep man + 1 bits, guard, sticky; round to nearest even
-    reg [27:0] normalized_d1_3;
-    wire [22:0] kept_3;
-    wire guard_3;
-    wire sticky_3;
-    wire increment_3;
-    reg [8:0] field_d1_3;
-    wire [31:0] packed_4;
-    wire overflow_before_3;
-    // add: rounding increment, overflow to infinity, special cases
-    wire [31:0] rounded_3;
-    wire overflow_3;
-    reg inf_d1_3;
-    reg inf_d2_3;
-    reg inf_d3_3;
-    reg inf_d4_3;
-    reg inf_sign_d1_3;
-    reg inf_sign_d2_3;
-    reg inf_sign_d3_3;
-    reg inf_sign_d4_3;
-    reg big_sign_d1_3;
-    reg big_sign_d2_3;
-    reg big_sign_d3_3;
-    reg big_sign_d4_3;
-    reg zero_sign_d1_3;
-    reg zero_sign_d2_3;
-    reg zero_sign_d3_3;
-    reg zero_sign_d4_3;
-    reg exact_zero_d1_3;
-    reg exact_zero_d2_3;
-    reg nan_d1_3;
-    reg nan_d2_3;
-    reg nan_d3_3;
-    reg nan_d4_3;
-    wire [31:0] sum_term;
-    // beat control travels to the stage t where all per-beat values are ready
-    reg s_axis_tvalid_q;
-    reg s_axis_tvalid_q_2;
-    reg s_axis_tvalid_q_3;
-    reg s_axis_tvalid_q_4;
-    reg s_axis_tvalid_q_5;
-    reg s_axis_tvalid_q_6;
-    reg s_axis_tvalid_q_7;
-    reg s_axis_tvalid_q_8;
-    reg s_axis_tlast_q;
-    reg s_axis_tlast_q_2;
-    reg s_axis_tlast_q_3;
-    reg s_axis_tlast_q_4;
-    reg s_axis_tlast_q_5;
-    reg s_axis_tlast_q_6;
-    reg s_axis_tlast_q_7;
-    reg s_axis_tlast_q_8;
-    // accumulation at stage t; the partial leaving the adder is fed back from stage t + L
-    wire closes;
-    reg [7:0] open_vector;
-    wire consumed;
-    wire slot_valid;
-    wire [31:0] sum_term_sel;
-    wire [31:0] result_sel;
-    // add: operands, special cases, order by magnitude, trailing zeros
-    wire sum_term_is0;
-    wire sum_term_is255;
-    wire sum_term_is0_2;
-    wire a_sign_4;
-    wire a_inf_4;
-    wire a_nan_4;
-    wire [23:0] a_sig_4;
-    wire [7:0] a_exp_4;
-    wire result_is0_5;
-    wire result_is255_3;
-    wire result_is0_6;
-    wire b_sign_4;
-    wire b_inf_4;
-    wire b_nan_4;
-    wire [23:0] b_sig_4;
-    wire [7:0] b_exp_4;
-    wire opposite_4;
-    wire nan_4;
-    wire inf_4;
-    wire inf_sign_4;
-    wire zero_sign_4;
-    wire swap_4;
-    // add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-    wire big_sign_4;
-    wire [7:0] big_exp_4;
-    wire [7:0] small_exp_4;
-    wire [7:0] distance_4;
-    wire [23:0] big_sig_4;
-    wire [23:0] small_sig_4;
-    wire [4:0] amount_4;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
-    wire [25:0] small_sig_cat_7;
-    wire [5:0] amount_cat_7;
-    wire small_sig_not_13;
-    wire small_sig_not_14;
-    wire small_sig_sel_91;
-    wire [40:0] small_sig_cat_8;
-    wire small_sig_not_15;
-    wire small_sig_not_16;
-    wire for_align_sticky_sel_7;
-    wire small_sig_sel_92;
-    wire small_sig_sel_93;
-    wire small_sig_sel_94;
-    wire small_sig_sel_95;
-    wire small_sig_sel_96;
-    wire small_sig_sel_97;
-    wire small_sig_sel_98;
-    wire small_sig_sel_99;
-    wire small_sig_sel_100;
-    wire small_sig_sel_101;
-    wire small_sig_sel_102;
-    wire small_sig_sel_103;
-    wire small_sig_sel_104;
-    wire small_sig_sel_105;
-    wire small_sig_sel_106;
-    wire small_sig_sel_107;
-    wire small_sig_sel_108;
-    wire small_sig_sel_109;
-    wire small_sig_sel_110;
-    wire small_sig_sel_111;
-    wire small_sig_sel_112;
-    wire small_sig_sel_113;
-    wire small_sig_sel_114;
-    wire small_sig_sel_115;
-    wire small_sig_sel_116;
-    wire small_sig_sel_117;
-    wire small_sig_sel_118;
-    wire small_sig_sel_119;
-    wire small_sig_sel_120;
-    wire [28:0] for_shifted_cat_4;
-    wire for_align_sticky_not_7;
-    wire for_align_sticky_not_8;
-    wire for_align_sticky_sel_8;
-    wire sel_115;
-    wire sel_116;
-    wire sel_117;
-    wire sel_118;
-    wire sel_119;
-    wire sel_120;
-    wire sel_121;
-    wire sel_122;
-    wire sel_123;
-    wire sel_124;
-    wire sel_125;
-    wire sel_126;
-    wire sel_127;
-    wire sel_128;
-    wire sel_129;
-    wire sel_130;
-    wire sel_131;
-    wire sel_132;
-    wire for_shifted_sel_25;
-    wire for_shifted_sel_26;
-    wire for_shifted_sel_27;
-    wire for_shifted_sel_28;
-    wire for_shifted_sel_29;
-    wire for_shifted_sel_30;
-    wire for_shifted_sel_31;
-    wire for_shifted_sel_32;
-    wire [25:0] shifted_4;
-    wire [2:0] amount_cat_8;
-    wire align_sticky_4;
-    wire [27:0] big_padded_4;
-    wire [27:0] aligned_4;
-    wire [8:0] field_base_4;
-    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-    reg opposite_d1_4;
-    reg [27:0] big_padded_d1_4;
-    reg [27:0] aligned_d1_4;
-    wire [28:0] big_padded_d1_plus_4;
-    wire [27:0] sum_4;
-    // add: leading zeros, at most big_exp (no shift below the smallest normal)
-    reg [27:0] sum_d1_4;
-    wire exact_zero_4;
-    wire [31:0] sum_d1_cat_16;
-    wire sum_d1_is0_25;
-    wire sum_d1_is0_26;
-    wire sum_d1_is0_27;
-    wire sum_d1_is0_28;
-    wire sum_d1_is0_29;
-    wire sum_d1_is0_30;
-    wire sum_d1_is0_31;
-    wire sum_d1_is0_32;
-    wire sum_d1_and_22;
-    wire [1:0] sum_d1_sel_25;
-    wire [1:0] sum_d1_sel_26;
-    wire sum_d1_and_23;
-    wire [1:0] sum_d1_sel_27;
-    wire [1:0] sum_d1_sel_28;
-    wire sum_d1_and_24;
-    wire [1:0] sum_d1_sel_29;
-    wire [1:0] sum_d1_sel_30;
-    wire sum_d1_and_25;
-    wire [1:0] sum_d1_sel_31;
-    wire [1:0] sum_d1_sel_32;
-    wire sum_d1_and_26;
-    wire sum_d1_and_27;
-    wire sum_d1_and_28;
-    wire [3:0] sum_d1_cat_17;
-    wire [3:0] sum_d1_cat_18;
-    wire [3:0] sum_d1_cat_19;
-    wire [3:0] sum_d1_cat_20;
-    wire [4:0] lz_4;
-    reg [7:0] big_exp_d1_4;
-    reg [7:0] big_exp_d2_4;
-    wire [4:0] left_4;
-    // add: normalisation shift; exponent field
-    reg [4:0] left_d1_4;
-    wire [5:0] left_d1_cat_4;
-    reg [27:0] sum_d2_4;
-    wire [27:0] sum_d2_cat_7;
-    wire sum_d2_sel_61;
-    wire sum_d2_sel_62;
-    wire sum_d2_sel_63;
-    wire sum_d2_sel_64;
-    wire sum_d2_sel_65;
-    wire sum_d2_sel_66;
-    wire sum_d2_sel_67;
-    wire sum_d2_sel_68;
-    wire sum_d2_sel_69;
-    wire sum_d2_sel_70;
-    wire sum_d2_sel_71;
-    wire sum_d2_sel_72;
-    wire sum_d2_sel_73;
-    wire sum_d2_sel_74;
-    wire sum_d2_sel_75;
-    wire sum_d2_sel_76;
-    wire sum_d2_sel_77;
-    wire sum_d2_sel_78;
-    wire sum_d2_sel_79;
-    wire sum_d2_sel_80;
-    wire [27:0] sum_d2_cat_8;
-    wire sel_133;
-    wire sel_134;
-    wire sel_135;
-    wire sel_136;
-    wire sel_137;
-    wire sel_138;
-    wire sel_139;
-    wire sel_140;
-    wire sel_141;
-    wire sel_142;
-    wire sel_143;
-    wire sel_144;
-    wire sel_145;
-    wire sel_146;
-    wire sel_147;
-    wire sel_148;
-    wire sel_149;
-    wire sel_150;
-    wire sel_151;
-    wire sel_152;
-    wire for_normalized_sel_19;
-    wire for_normalized_sel_20;
-    wire for_normalized_sel_21;
-    wire for_normalized_sel_22;
-    wire for_normalized_sel_23;
-    wire for_normalized_sel_24;
-    wire [27:0] normalized_4;
-    reg [8:0] field_base_d1_4;
-    reg [8:0] field_base_d2_4;
-    reg [8:0] field_base_d3_4;
-    wire [8:0] field_4;
-    // add: keep man + 1 bits, guard, sticky; round to nearest even
-    reg [27:0] normalized_d1_4;
-    wire [22:0] kept_4;
-    wire guard_4;
-    wire sticky_4;
-    wire increment_4;
-    reg [8:0] field_d1_4;
-    wire [31:0] packed_5;
-    wire overflow_before_4;
-    // add: rounding increment, overflow to infinity, special cases
-    wire [31:0] rounded_4;
-    wire overflow_4;
-    reg inf_d1_4;
-    reg inf_d2_4;
-    reg inf_d3_4;
-    reg inf_d4_4;
-    reg inf_sign_d1_4;
-    reg inf_sign_d2_4;
-    reg inf_sign_d3_4;
-    reg inf_sign_d4_4;
-    reg big_sign_d1_4;
-    reg big_sign_d2_4;
-    reg big_sign_d3_4;
-    reg big_sign_d4_4;
-    reg zero_sign_d1_4;
-    reg zero_sign_d2_4;
-    reg zero_sign_d3_4;
-    reg zero_sign_d4_4;
-    reg exact_zero_d1_4;
-    reg exact_zero_d2_4;
-    reg nan_d1_4;
-    reg nan_d2_4;
-    reg nan_d3_4;
-    reg nan_d4_4;
-    wire [31:0] result_3;
-    reg slot_valid_q;
-    reg slot_valid_q_2;
-    reg slot_valid_q_3;
-    reg slot_valid_q_4;
-    reg [7:0] open_vector_q;
-    reg [7:0] open_vector_q_2;
-    reg [7:0] open_vector_q_3;
-    reg [7:0] open_vector_q_4;
-    reg closes_q;
-    reg closes_q_2;
-    reg closes_q_3;
-    reg closes_q_4;
-    // window of the partials that left in the previous L - 1 cycles, at stage t + L
-    wire is_final;
-    reg is_final_q;
-    reg [7:0] open_vector_q_5;
-    reg is_final_q_2;
-    reg [7:0] open_vector_q_6;
-    reg is_final_q_3;
-    reg [7:0] open_vector_q_7;
-    wire done;
-    reg [31:0] result_q;
-    wire [31:0] result_sel_2;
-    reg [31:0] result_q_2;
-    wire [31:0] result_sel_3;
-    reg [31:0] result_q_3;
-    wire [31:0] result_sel_4;
-    // add: operands, special cases, order by magnitude, trailing zeros
-    wire result_is0_7;
-    wire result_is255_4;
-    wire result_is0_8;
-    wire a_sign_5;
-    wire a_inf_5;
-    wire a_nan_5;
-    wire [23:0] a_sig_5;
-    wire [7:0] a_exp_5;
-    wire result_is0_9;
-    wire result_is255_5;
-    wire result_is0_10;
-    wire b_sign_5;
-    wire b_inf_5;
-    wire b_nan_5;
-    wire [23:0] b_sig_5;
-    wire [7:0] b_exp_5;
-    wire opposite_5;
-    wire nan_5;
-    wire inf_5;
-    wire inf_sign_5;
-    wire zero_sign_5;
-    wire swap_5;
-    // add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-    wire big_sign_5;
-    wire [7:0] big_exp_5;
-    wire [7:0] small_exp_5;
-    wire [7:0] distance_5;
-    wire [23:0] big_sig_5;
-    wire [23:0] small_sig_5;
-    wire [4:0] amount_5;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
-    wire [25:0] small_sig_cat_9;
-    wire [5:0] amount_cat_9;
-    wire small_sig_not_17;
-    wire small_sig_not_18;
-    wire small_sig_sel_121;
-    wire [40:0] small_sig_cat_10;
-    wire small_sig_not_19;
-    wire small_sig_not_20;
-    wire for_align_sticky_sel_9;
-    wire small_sig_sel_122;
-    wire small_sig_sel_123;
-    wire small_sig_sel_124;
-    wire small_sig_sel_125;
-    wire small_sig_sel_126;
-    wire small_sig_sel_127;
-    wire small_sig_sel_128;
-    wire small_sig_sel_129;
-    wire small_sig_sel_130;
-    wire small_sig_sel_131;
-    wire small_sig_sel_132;
-    wire small_sig_sel_133;
-    wire small_sig_sel_134;
-    wire small_sig_sel_135;
-    wire small_sig_sel_136;
-    wire small_sig_sel_137;
-    wire small_sig_sel_138;
-    wire small_sig_sel_139;
-    wire small_sig_sel_140;
-    wire small_sig_sel_141;
-    wire small_sig_sel_142;
-    wire small_sig_sel_143;
-    wire small_sig_sel_144;
-    wire small_sig_sel_145;
-    wire small_sig_sel_146;
-    wire small_sig_sel_147;
-    wire small_sig_sel_148;
-    wire small_sig_sel_149;
-    wire small_sig_sel_150;
-    wire [28:0] for_shifted_cat_5;
-    wire for_align_sticky_not_9;
-    wire for_align_sticky_not_10;
-    wire for_align_sticky_sel_10;
-    wire sel_153;
-    wire sel_154;
-    wire sel_155;
-    wire sel_156;
-    wire sel_157;
-    wire sel_158;
-    wire sel_159;
-    wire sel_160;
-    wire sel_161;
-    wire sel_162;
-    wire sel_163;
-    wire sel_164;
-    wire sel_165;
-    wire sel_166;
-    wire sel_167;
-    wire sel_168;
-    wire sel_169;
-    wire sel_170;
-    wire for_shifted_sel_33;
-    wire for_shifted_sel_34;
-    wire for_shifted_sel_35;
-    wire for_shifted_sel_36;
-    wire for_shifted_sel_37;
-    wire for_shifted_sel_38;
-    wire for_shifted_sel_39;
-    wire for_shifted_sel_40;
-    wire [25:0] shifted_5;
-    wire [2:0] amount_cat_10;
-    wire align_sticky_5;
-    wire [27:0] big_padded_5;
-    wire [27:0] aligned_5;
-    wire [8:0] field_base_5;
-    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-    reg opposite_d1_5;
-    reg [27:0] big_padded_d1_5;
-    reg [27:0] aligned_d1_5;
-    wire [28:0] big_padded_d1_plus_5;
-    wire [27:0] sum_5;
-    // add: leading zeros, at most big_exp (no shift below the smallest normal)
-    reg [27:0] sum_d1_5;
-    wire exact_zero_5;
-    wire [31:0] sum_d1_cat_21;
-    wire sum_d1_is0_33;
-    wire sum_d1_is0_34;
-    wire sum_d1_is0_35;
-    wire sum_d1_is0_36;
-    wire sum_d1_is0_37;
-    wire sum_d1_is0_38;
-    wire sum_d1_is0_39;
-    wire sum_d1_is0_40;
-    wire sum_d1_and_29;
-    wire [1:0] sum_d1_sel_33;
-    wire [1:0] sum_d1_sel_34;
-    wire sum_d1_and_30;
-    wire [1:0] sum_d1_sel_35;
-    wire [1:0] sum_d1_sel_36;
-    wire sum_d1_and_31;
-    wire [1:0] sum_d1_sel_37;
-    wire [1:0] sum_d1_sel_38;
-    wire sum_d1_and_32;
-    wire [1:0] sum_d1_sel_39;
-    wire [1:0] sum_d1_sel_40;
-    wire sum_d1_and_33;
-    wire sum_d1_and_34;
-    wire sum_d1_and_35;
-    wire [3:0] sum_d1_cat_22;
-    wire [3:0] sum_d1_cat_23;
-    wire [3:0] sum_d1_cat_24;
-    wire [3:0] sum_d1_cat_25;
-    wire [4:0] lz_5;
-    reg [7:0] big_exp_d1_5;
-    reg [7:0] big_exp_d2_5;
-    wire [4:0] left_5;
-    // add: normalisation shift; exponent field
-    reg [4:0] left_d1_5;
-    wire [5:0] left_d1_cat_5;
-    reg [27:0] sum_d2_5;
-    wire [27:0] sum_d2_cat_9;
-    wire sum_d2_sel_81;
-    wire sum_d2_sel_82;
-    wire sum_d2_sel_83;
-    wire sum_d2_sel_84;
-    wire sum_d2_sel_85;
-    wire sum_d2_sel_86;
-    wire sum_d2_sel_87;
-    wire sum_d2_sel_88;
-    wire sum_d2_sel_89;
-    wire sum_d2_sel_90;
-    wire sum_d2_sel_91;
-    wire sum_d2_sel_92;
-    wire sum_d2_sel_93;
-    wire sum_d2_sel_94;
-    wire sum_d2_sel_95;
-    wire sum_d2_sel_96;
-    wire sum_d2_sel_97;
-    wire sum_d2_sel_98;
-    wire sum_d2_sel_99;
-    wire sum_d2_sel_100;
-    wire [27:0] sum_d2_cat_10;
-    wire sel_171;
-    wire sel_172;
-    wire sel_173;
-    wire sel_174;
-    wire sel_175;
-    wire sel_176;
-    wire sel_177;
-    wire sel_178;
-    wire sel_179;
-    wire sel_180;
-    wire sel_181;
-    wire sel_182;
-    wire sel_183;
-    wire sel_184;
-    wire sel_185;
-    wire sel_186;
-    wire sel_187;
-    wire sel_188;
-    wire sel_189;
-    wire sel_190;
-    wire for_normalized_sel_25;
-    wire for_normalized_sel_26;
-    wire for_normalized_sel_27;
-    wire for_normalized_sel_28;
-    wire for_normalized_sel_29;
-    wire for_normalized_sel_30;
-    wire [27:0] normalized_5;
-    reg [8:0] field_base_d1_5;
-    reg [8:0] field_base_d2_5;
-    reg [8:0] field_base_d3_5;
-    wire [8:0] field_5;
-    // add: keep man + 1 bits, guard, sticky; round to nearest even
-    reg [27:0] normalized_d1_5;
-    wire [22:0] kept_5;
-    wire guard_5;
-    wire sticky_5;
-    wire increment_5;
-    reg [8:0] field_d1_5;
-    wire [31:0] packed_6;
-    wire overflow_before_5;
-    // add: rounding increment, overflow to infinity, special cases
-    wire [31:0] rounded_5;
-    wire overflow_5;
-    reg inf_d1_5;
-    reg inf_d2_5;
-    reg inf_d3_5;
-    reg inf_d4_5;
-    reg inf_sign_d1_5;
-    reg inf_sign_d2_5;
-    reg inf_sign_d3_5;
-    reg inf_sign_d4_5;
-    reg big_sign_d1_5;
-    reg big_sign_d2_5;
-    reg big_sign_d3_5;
-    reg big_sign_d4_5;
-    reg zero_sign_d1_5;
-    reg zero_sign_d2_5;
-    reg zero_sign_d3_5;
-    reg zero_sign_d4_5;
-    reg exact_zero_d1_5;
-    reg exact_zero_d2_5;
-    reg nan_d1_5;
-    reg nan_d2_5;
-    reg nan_d3_5;
-    reg nan_d4_5;
-    wire [31:0] result_4;
-    // add: operands, special cases, order by magnitude, trailing zeros
-    wire result_is0_11;
-    wire result_is255_6;
-    wire result_is0_12;
-    wire a_sign_6;
-    wire a_inf_6;
-    wire a_nan_6;
-    wire [23:0] a_sig_6;
-    wire [7:0] a_exp_6;
-    wire result_is0_13;
-    wire result_is255_7;
-    wire result_is0_14;
-    wire b_sign_6;
-    wire b_inf_6;
-    wire b_nan_6;
-    wire [23:0] b_sig_6;
-    wire [7:0] b_exp_6;
-    wire opposite_6;
-    wire nan_6;
-    wire inf_6;
-    wire inf_sign_6;
-    wire zero_sign_6;
-    wire swap_6;
-    // add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-    wire big_sign_6;
-    wire [7:0] big_exp_6;
-    wire [7:0] small_exp_6;
-    wire [7:0] distance_6;
-    wire [23:0] big_sig_6;
-    wire [23:0] small_sig_6;
-    wire [4:0] amount_6;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
-    wire [25:0] small_sig_cat_11;
-    wire [5:0] amount_cat_11;
-    wire small_sig_not_21;
-    wire small_sig_not_22;
-    wire small_sig_sel_151;
-    wire [40:0] small_sig_cat_12;
-    wire small_sig_not_23;
-    wire small_sig_not_24;
-    wire for_align_sticky_sel_11;
-    wire small_sig_sel_152;
-    wire small_sig_sel_153;
-    wire small_sig_sel_154;
-    wire small_sig_sel_155;
-    wire small_sig_sel_156;
-    wire small_sig_sel_157;
-    wire small_sig_sel_158;
-    wire small_sig_sel_159;
-    wire small_sig_sel_160;
-    wire small_sig_sel_161;
-    wire small_sig_sel_162;
-    wire small_sig_sel_163;
-    wire small_sig_sel_164;
-    wire small_sig_sel_165;
-    wire small_sig_sel_166;
-    wire small_sig_sel_167;
-    wire small_sig_sel_168;
-    wire small_sig_sel_169;
-    wire small_sig_sel_170;
-    wire small_sig_sel_171;
-    wire small_sig_sel_172;
-    wire small_sig_sel_173;
-    wire small_sig_sel_174;
-    wire small_sig_sel_175;
-    wire small_sig_sel_176;
-    wire small_sig_sel_177;
-    wire small_sig_sel_178;
-    wire small_sig_sel_179;
-    wire small_sig_sel_180;
-    wire [28:0] for_shifted_cat_6;
-    wire for_align_sticky_not_11;
-    wire for_align_sticky_not_12;
-    wire for_align_sticky_sel_12;
-    wire sel_191;
-    wire sel_192;
-    wire sel_193;
-    wire sel_194;
-    wire sel_195;
-    wire sel_196;
-    wire sel_197;
-    wire sel_198;
-    wire sel_199;
-    wire sel_200;
-    wire sel_201;
-    wire sel_202;
-    wire sel_203;
-    wire sel_204;
-    wire sel_205;
-    wire sel_206;
-    wire sel_207;
-    wire sel_208;
-    wire for_shifted_sel_41;
-    wire for_shifted_sel_42;
-    wire for_shifted_sel_43;
-    wire for_shifted_sel_44;
-    wire for_shifted_sel_45;
-    wire for_shifted_sel_46;
-    wire for_shifted_sel_47;
-    wire for_shifted_sel_48;
-    wire [25:0] shifted_6;
-    wire [2:0] amount_cat_12;
-    wire align_sticky_6;
-    wire [27:0] big_padded_6;
-    wire [27:0] aligned_6;
-    wire [8:0] field_base_6;
-    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-    reg opposite_d1_6;
-    reg [27:0] big_padded_d1_6;
-    reg [27:0] aligned_d1_6;
-    wire [28:0] big_padded_d1_plus_6;
-    wire [27:0] sum_6;
-    // add: leading zeros, at most big_exp (no shift below the smallest normal)
-    reg [27:0] sum_d1_6;
-    wire exact_zero_6;
-    wire [31:0] sum_d1_cat_26;
-    wire sum_d1_is0_41;
-    wire sum_d1_is0_42;
-    wire sum_d1_is0_43;
-    wire sum_d1_is0_44;
-    wire sum_d1_is0_45;
-    wire sum_d1_is0_46;
-    wire sum_d1_is0_47;
-    wire sum_d1_is0_48;
-    wire sum_d1_and_36;
-    wire [1:0] sum_d1_sel_41;
-    wire [1:0] sum_d1_sel_42;
-    wire sum_d1_and_37;
-    wire [1:0] sum_d1_sel_43;
-    wire [1:0] sum_d1_sel_44;
-    wire sum_d1_and_38;
-    wire [1:0] sum_d1_sel_45;
-    wire [1:0] sum_d1_sel_46;
-    wire sum_d1_and_39;
-    wire [1:0] sum_d1_sel_47;
-    wire [1:0] sum_d1_sel_48;
-    wire sum_d1_and_40;
-    wire sum_d1_and_41;
-    wire sum_d1_and_42;
-    wire [3:0] sum_d1_cat_27;
-    wire [3:0] sum_d1_cat_28;
-    wire [3:0] sum_d1_cat_29;
-    wire [3:0] sum_d1_cat_30;
-    wire [4:0] lz_6;
-    reg [7:0] big_exp_d1_6;
-    reg [7:0] big_exp_d2_6;
-    wire [4:0] left_6;
-    // add: normalisation shift; exponent field
-    reg [4:0] left_d1_6;
-    wire [5:0] left_d1_cat_6;
-    reg [27:0] sum_d2_6;
-    wire [27:0] sum_d2_cat_11;
-    wire sum_d2_sel_101;
-    wire sum_d2_sel_102;
-    wire sum_d2_sel_103;
-    wire sum_d2_sel_104;
-    wire sum_d2_sel_105;
-    wire sum_d2_sel_106;
-    wire sum_d2_sel_107;
-    wire sum_d2_sel_108;
-    wire sum_d2_sel_109;
-    wire sum_d2_sel_110;
-    wire sum_d2_sel_111;
-    wire sum_d2_sel_112;
-    wire sum_d2_sel_113;
-    wire sum_d2_sel_114;
-    wire sum_d2_sel_115;
-    wire sum_d2_sel_116;
-    wire sum_d2_sel_117;
-    wire sum_d2_sel_118;
-    wire sum_d2_sel_119;
-    wire sum_d2_sel_120;
-    wire [27:0] sum_d2_cat_12;
-    wire sel_209;
-    wire sel_210;
-    wire sel_211;
-    wire sel_212;
-    wire sel_213;
-    wire sel_214;
-    wire sel_215;
-    wire sel_216;
-    wire sel_217;
-    wire sel_218;
-    wire sel_219;
-    wire sel_220;
-    wire sel_221;
-    wire sel_222;
-    wire sel_223;
-    wire sel_224;
-    wire sel_225;
-    wire sel_226;
-    wire sel_227;
-    wire sel_228;
-    wire for_normalized_sel_31;
-    wire for_normalized_sel_32;
-    wire for_normalized_sel_33;
-    wire for_normalized_sel_34;
-    wire for_normalized_sel_35;
-    wire for_normalized_sel_36;
-    wire [27:0] normalized_6;
-    reg [8:0] field_base_d1_6;
-    reg [8:0] field_base_d2_6;
-    reg [8:0] field_base_d3_6;
-    wire [8:0] field_6;
-    // add: keep man + 1 bits, guard, sticky; round to nearest even
-    reg [27:0] normalized_d1_6;
-    wire [22:0] kept_6;
-    wire guard_6;
-    wire sticky_6;
-    wire increment_6;
-    reg [8:0] field_d1_6;
-    wire [31:0] packed_7;
-    wire overflow_before_6;
-    // add: rounding increment, overflow to infinity, special cases
-    wire [31:0] rounded_6;
-    wire overflow_6;
-    reg inf_d1_6;
-    reg inf_d2_6;
-    reg inf_d3_6;
-    reg inf_d4_6;
-    reg inf_sign_d1_6;
-    reg inf_sign_d2_6;
-    reg inf_sign_d3_6;
-    reg inf_sign_d4_6;
-    reg big_sign_d1_6;
-    reg big_sign_d2_6;
-    reg big_sign_d3_6;
-    reg big_sign_d4_6;
-    reg zero_sign_d1_6;
-    reg zero_sign_d2_6;
-    reg zero_sign_d3_6;
-    reg zero_sign_d4_6;
-    reg exact_zero_d1_6;
-    reg exact_zero_d2_6;
-    reg nan_d1_6;
-    reg nan_d2_6;
-    reg nan_d3_6;
-    reg nan_d4_6;
-    wire [31:0] result_5;
-    // add: operands, special cases, order by magnitude, trailing zeros
-    wire result_is0_15;
-    wire result_is255_8;
-    wire result_is0_16;
-    wire a_sign_7;
-    wire a_inf_7;
-    wire a_nan_7;
-    wire [23:0] a_sig_7;
-    wire [7:0] a_exp_7;
-    wire result_is0_17;
-    wire result_is255_9;
-    wire result_is0_18;
-    wire b_sign_7;
-    wire b_inf_7;
-    wire b_nan_7;
-    wire [23:0] b_sig_7;
-    wire [7:0] b_exp_7;
-    wire opposite_7;
-    wire nan_7;
-    wire inf_7;
-    wire inf_sign_7;
-    wire zero_sign_7;
-    wire swap_7;
-    // add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
-    wire big_sign_7;
-    wire [7:0] big_exp_7;
-    wire [7:0] small_exp_7;
-    wire [7:0] distance_7;
-    wire [23:0] big_sig_7;
-    wire [23:0] small_sig_7;
-    wire [4:0] amount_7;
-    // add: align the smaller operand; sticky = a set bit among those shifted out
-    wire [25:0] small_sig_cat_13;
-    wire [5:0] amount_cat_13;
-    wire small_sig_not_25;
-    wire small_sig_not_26;
-    wire small_sig_sel_181;
-    wire [40:0] small_sig_cat_14;
-    wire small_sig_not_27;
-    wire small_sig_not_28;
-    wire for_align_sticky_sel_13;
-    wire small_sig_sel_182;
-    wire small_sig_sel_183;
-    wire small_sig_sel_184;
-    wire small_sig_sel_185;
-    wire small_sig_sel_186;
-    wire small_sig_sel_187;
-    wire small_sig_sel_188;
-    wire small_sig_sel_189;
-    wire small_sig_sel_190;
-    wire small_sig_sel_191;
-    wire small_sig_sel_192;
-    wire small_sig_sel_193;
-    wire small_sig_sel_194;
-    wire small_sig_sel_195;
-    wire small_sig_sel_196;
-    wire small_sig_sel_197;
-    wire small_sig_sel_198;
-    wire small_sig_sel_199;
-    wire small_sig_sel_200;
-    wire small_sig_sel_201;
-    wire small_sig_sel_202;
-    wire small_sig_sel_203;
-    wire small_sig_sel_204;
-    wire small_sig_sel_205;
-    wire small_sig_sel_206;
-    wire small_sig_sel_207;
-    wire small_sig_sel_208;
-    wire small_sig_sel_209;
-    wire small_sig_sel_210;
-    wire [28:0] for_shifted_cat_7;
-    wire for_align_sticky_not_13;
-    wire for_align_sticky_not_14;
-    wire for_align_sticky_sel_14;
-    wire sel_229;
-    wire sel_230;
-    wire sel_231;
-    wire sel_232;
-    wire sel_233;
-    wire sel_234;
-    wire sel_235;
-    wire sel_236;
-    wire sel_237;
-    wire sel_238;
-    wire sel_239;
-    wire sel_240;
-    wire sel_241;
-    wire sel_242;
-    wire sel_243;
-    wire sel_244;
-    wire sel_245;
-    wire sel_246;
-    wire for_shifted_sel_49;
-    wire for_shifted_sel_50;
-    wire for_shifted_sel_51;
-    wire for_shifted_sel_52;
-    wire for_shifted_sel_53;
-    wire for_shifted_sel_54;
-    wire for_shifted_sel_55;
-    wire for_shifted_sel_56;
-    wire [25:0] shifted_7;
-    wire [2:0] amount_cat_14;
-    wire align_sticky_7;
-    wire [27:0] big_padded_7;
-    wire [27:0] aligned_7;
-    wire [8:0] field_base_7;
-    // add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
-    reg opposite_d1_7;
-    reg [27:0] big_padded_d1_7;
-    reg [27:0] aligned_d1_7;
-    wire [28:0] big_padded_d1_plus_7;
-    wire [27:0] sum_7;
-    // add: leading zeros, at most big_exp (no shift below the smallest normal)
-    reg [27:0] sum_d1_7;
-    wire exact_zero_7;
-    wire [31:0] sum_d1_cat_31;
-    wire sum_d1_is0_49;
-    wire sum_d1_is0_50;
-    wire sum_d1_is0_51;
-    wire sum_d1_is0_52;
-    wire sum_d1_is0_53;
-    wire sum_d1_is0_54;
-    wire sum_d1_is0_55;
-    wire sum_d1_is0_56;
-    wire sum_d1_and_43;
-    wire [1:0] sum_d1_sel_49;
-    wire [1:0] sum_d1_sel_50;
-    wire sum_d1_and_44;
-    wire [1:0] sum_d1_sel_51;
-    wire [1:0] sum_d1_sel_52;
-    wire sum_d1_and_45;
-    wire [1:0] sum_d1_sel_53;
-    wire [1:0] sum_d1_sel_54;
-    wire sum_d1_and_46;
-    wire [1:0] sum_d1_sel_55;
-    wire [1:0] sum_d1_sel_56;
-    wire sum_d1_and_47;
-    wire sum_d1_and_48;
-    wire sum_d1_and_49;
-    wire [3:0] sum_d1_cat_32;
-    wire [3:0] sum_d1_cat_33;
-    wire [3:0] sum_d1_cat_34;
-    wire [3:0] sum_d1_cat_35;
-    wire [4:0] lz_7;
-    reg [7:0] big_exp_d1_7;
-    reg [7:0] big_exp_d2_7;
-    wire [4:0] left_7;
-    // add: normalisation shift; exponent field
-    reg [4:0] left_d1_7;
-    wire [5:0] left_d1_cat_7;
-    reg [27:0] sum_d2_7;
-    wire [27:0] sum_d2_cat_13;
-    wire sum_d2_sel_121;
-    wire sum_d2_sel_122;
-    wire sum_d2_sel_123;
-    wire sum_d2_sel_124;
-    wire sum_d2_sel_125;
-    wire sum_d2_sel_126;
-    wire sum_d2_sel_127;
-    wire sum_d2_sel_128;
-    wire sum_d2_sel_129;
-    wire sum_d2_sel_130;
-    wire sum_d2_sel_131;
-    wire sum_d2_sel_132;
-    wire sum_d2_sel_133;
-    wire sum_d2_sel_134;
-    wire sum_d2_sel_135;
-    wire sum_d2_sel_136;
-    wire sum_d2_sel_137;
-    wire sum_d2_sel_138;
-    wire sum_d2_sel_139;
-    wire sum_d2_sel_140;
-    wire [27:0] sum_d2_cat_14;
-    wire sel_247;
-    wire sel_248;
-    wire sel_249;
-    wire sel_250;
-    wire sel_251;
-    wire sel_252;
-    wire sel_253;
-    wire sel_254;
-    wire sel_255;
-    wire sel_256;
-    wire sel_257;
-    wire sel_258;
-    wire sel_259;
-    wire sel_260;
-    wire sel_261;
-    wire sel_262;
-    wire sel_263;
-    wire sel_264;
-    wire sel_265;
-    wire sel_266;
-    wire for_normalized_sel_37;
-    wire for_normalized_sel_38;
-    wire for_normalized_sel_39;
-    wire for_normalized_sel_40;
-    wire for_normalized_sel_41;
-    wire for_normalized_sel_42;
-    wire [27:0] normalized_7;
-    reg [8:0] field_base_d1_7;
-    reg [8:0] field_base_d2_7;
-    reg [8:0] field_base_d3_7;
-    wire [8:0] field_7;
-    // add: keep man + 1 bits, guard, sticky; round to nearest even
-    reg [27:0] normalized_d1_7;
-    wire [22:0] kept_7;
-    wire guard_7;
-    wire sticky_7;
-    wire increment_7;
-    reg [8:0] field_d1_7;
-    wire [31:0] packed_8;
-    wire overflow_before_7;
-    // add: rounding increment, overflow to infinity, special cases
-    wire [31:0] rounded_7;
-    wire overflow_7;
-    reg inf_d1_7;
-    reg inf_d2_7;
-    reg inf_d3_7;
-    reg inf_d4_7;
-    reg inf_sign_d1_7;
-    reg inf_sign_d2_7;
-    reg inf_sign_d3_7;
-    reg inf_sign_d4_7;
-    reg big_sign_d1_7;
-    reg big_sign_d2_7;
-    reg big_sign_d3_7;
-    reg big_sign_d4_7;
-    reg zero_sign_d1_7;
-    reg zero_sign_d2_7;
-    reg zero_sign_d3_7;
-    reg zero_sign_d4_7;
-    reg exact_zero_d1_7;
-    reg exact_zero_d2_7;
-    reg nan_d1_7;
-    reg nan_d2_7;
-    reg nan_d3_7;
-    reg nan_d4_7;
-    wire [31:0] result_6;
-    // output stream
-    reg done_q;
-    reg done_q_2;
-    reg done_q_3;
-    reg done_q_4;
-    reg done_q_5;
-    reg done_q_6;
-    reg done_q_7;
-    reg out_valid;
-    wire out_valid_or;
-    // verilator lint_on UNUSEDSIGNAL
-
-
-    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
-    assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
-    assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
-    assign a_sign = s_axis_tdata[31];
-    assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
-    assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
-    assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
-    assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
-    assign s_axis_tdata_is0_3 = s_axis_tdata[62:55] == 8'h0;
-    assign s_axis_tdata_is255_2 = s_axis_tdata[62:55] == 8'hff;
-    assign s_axis_tdata_is0_4 = s_axis_tdata[54:32] == 23'h0;
-    assign b_sign = s_axis_tdata[63];
-    assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
-    assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
-    assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[54:32]};
-    assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[62:55];
-    assign opposite = a_sign ^ b_sign;
-    assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
-    assign inf = a_inf | b_inf;
-    assign inf_sign = a_inf ? a_sign : b_sign;
-    assign zero_sign = a_sign & b_sign;
-    assign swap = s_axis_tdata[30:0] < s_axis_tdata[62:32];
-
-    // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-    assign big_sign = swap ? b_sign : a_sign;
-    assign big_exp = swap ? b_exp : a_exp;
-    assign small_exp = swap ? a_exp : b_exp;
-    assign distance = big_exp - small_exp;
-    assign big_sig = swap ? b_sig : a_sig;
-    assign small_sig = swap ? a_sig : b_sig;
-    assign amount = (~(distance[7:5] == 3'h0)) ? 5'h1f : distance[4:0];
-
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_cat = {small_sig, 2'h0};
-    assign amount_cat = {1'h0, amount};
-    assign small_sig_not = ~(small_sig_cat[15:0] == 16'h0);
-    assign small_sig_not_2 = ~(small_sig_cat[25:16] == 10'h0);
-    assign small_sig_sel = amount_cat[5] ? (amount_cat[4] ? (small_sig_not | small_sig_not_2) : (small_sig_not | small_sig_not_2)) : (amount_cat[4] & small_sig_not);
-    assign small_sig_cat_2 = {15'h0, (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[25])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[24])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[23])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[22])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[21])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[20])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[19])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[18])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[17])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[16])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[15])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[14])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[13])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[12])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[11])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[10])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[25] : small_sig_cat[9])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[24] : small_sig_cat[8])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[23] : small_sig_cat[7])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[22] : small_sig_cat[6])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[21] : small_sig_cat[5])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[20] : small_sig_cat[4])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[19] : small_sig_cat[3])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[18] : small_sig_cat[2])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[17] : small_sig_cat[1])),
-        (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[16] : small_sig_cat[0]))};
-    assign small_sig_not_3 = ~(small_sig_cat_2[3:0] == 4'h0);
-    assign small_sig_not_4 = ~(small_sig_cat_2[7:4] == 4'h0);
-    assign for_align_sticky_sel = amount_cat[2] ? (small_sig_not_3 | small_sig_not_4 | (~(small_sig_cat_2[11:8] == 4'h0))) : (small_sig_not_3 | small_sig_not_4);
-    assign small_sig_sel_2 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[40] : small_sig_cat_2[36]) : (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]);
-    assign small_sig_sel_3 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[39] : small_sig_cat_2[35]) : (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]);
-    assign small_sig_sel_4 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[38] : small_sig_cat_2[34]) : (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]);
-    assign small_sig_sel_5 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[37] : small_sig_cat_2[33]) : (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]);
-    assign small_sig_sel_6 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[36] : small_sig_cat_2[32]) : (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]);
-    assign small_sig_sel_7 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[35] : small_sig_cat_2[31]) : (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]);
-    assign small_sig_sel_8 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[34] : small_sig_cat_2[30]) : (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]);
-    assign small_sig_sel_9 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[33] : small_sig_cat_2[29]) : (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]);
-    assign small_sig_sel_10 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]) : (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]);
-    assign small_sig_sel_11 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]) : (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]);
-    assign small_sig_sel_12 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]) : (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]);
-    assign small_sig_sel_13 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]) : (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]);
-    assign small_sig_sel_14 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]) : (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]);
-    assign small_sig_sel_15 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]) : (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]);
-    assign small_sig_sel_16 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]) : (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]);
-    assign small_sig_sel_17 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]) : (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]);
-    assign small_sig_sel_18 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]) : (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]);
-    assign small_sig_sel_19 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]) : (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]);
-    assign small_sig_sel_20 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]) : (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]);
-    assign small_sig_sel_21 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]) : (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]);
-    assign small_sig_sel_22 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]) : (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]);
-    assign small_sig_sel_23 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]) : (amount_cat[2] ? small_sig_cat_2[11] : small_sig_cat_2[7]);
-    assign small_sig_sel_24 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]) : (amount_cat[2] ? small_sig_cat_2[10] : small_sig_cat_2[6]);
-    assign small_sig_sel_25 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]) : (amount_cat[2] ? small_sig_cat_2[9] : small_sig_cat_2[5]);
-    assign small_sig_sel_26 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]) : (amount_cat[2] ? small_sig_cat_2[8] : small_sig_cat_2[4]);
-    assign small_sig_sel_27 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]) : (amount_cat[2] ? small_sig_cat_2[7] : small_sig_cat_2[3]);
-    assign small_sig_sel_28 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]) : (amount_cat[2] ? small_sig_cat_2[6] : small_sig_cat_2[2]);
-    assign small_sig_sel_29 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]) : (amount_cat[2] ? small_sig_cat_2[5] : small_sig_cat_2[1]);
-    assign small_sig_sel_30 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]) : (amount_cat[2] ? small_sig_cat_2[4] : small_sig_cat_2[0]);
-    assign for_shifted_cat = {small_sig_sel_2, small_sig_sel_3, small_sig_sel_4, small_sig_sel_5, small_sig_sel_6, small_sig_sel_7,
-        small_sig_sel_8, small_sig_sel_9, small_sig_sel_10, small_sig_sel_11, small_sig_sel_12,
-        small_sig_sel_13, small_sig_sel_14, small_sig_sel_15, small_sig_sel_16, small_sig_sel_17,
-        small_sig_sel_18, small_sig_sel_19, small_sig_sel_20, small_sig_sel_21, small_sig_sel_22,
-        small_sig_sel_23, small_sig_sel_24, small_sig_sel_25, small_sig_sel_26, small_sig_sel_27,
-        small_sig_sel_28, small_sig_sel_29, small_sig_sel_30};
-    assign for_align_sticky_not = ~(for_shifted_cat[0] == 1'h0);
-    assign for_align_sticky_not_2 = ~(for_shifted_cat[1] == 1'h0);
-    assign for_align_sticky_sel_2 = amount_cat[0] ? (for_align_sticky_not | for_align_sticky_not_2 | (~(for_shifted_cat[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
-    assign sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[28] : for_shifted_cat[27]) : (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]);
-    assign sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[27] : for_shifted_cat[26]) : (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]);
-    assign sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]) : (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]);
-    assign sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]) : (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]);
-    assign sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]) : (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]);
-    assign sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]) : (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]);
-    assign sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]) : (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]);
-    assign sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]) : (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]);
-    assign sel_9 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]) : (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]);
-    assign sel_10 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]) : (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]);
-    assign sel_11 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]) : (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]);
-    assign sel_12 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]) : (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]);
-    assign sel_13 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]) : (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]);
-    assign sel_14 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]) : (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]);
-    assign sel_15 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]) : (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]);
-    assign sel_16 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]) : (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]);
-    assign sel_17 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]) : (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]);
-    assign sel_18 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]) : (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]);
-    assign for_shifted_sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]) : (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]);
-    assign for_shifted_sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]) : (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]);
-    assign for_shifted_sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]) : (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]);
-    assign for_shifted_sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]) : (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]);
-    assign for_shifted_sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]) : (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]);
-    assign for_shifted_sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
-    assign for_shifted_sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
-    assign for_shifted_sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
-    assign shifted = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
-        sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
-        for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
-    assign amount_cat_2 = {small_sig_sel, (amount_cat[3] ? for_align_sticky_sel : (amount_cat[2] & small_sig_not_3)),
-        (amount_cat[1] ? for_align_sticky_sel_2 : (amount_cat[0] & for_align_sticky_not))};
-    assign align_sticky = ~(amount_cat_2 == 3'h0);
-    assign big_padded = {1'h0, big_sig, 3'h0};
-    assign aligned = {1'h0, shifted, align_sticky};
-    assign field_base = ({1'h0, big_exp}) + 9'h1;
-
-    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1 ^
-        ({opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
-        opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
-        opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
-        opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1})),
-        opposite_d1});
-    assign sum = big_padded_d1_plus[28:1];
-
-    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-    assign exact_zero = sum_d1 == 28'h0;
-    assign sum_d1_cat = {sum_d1, 4'hf};
-    assign sum_d1_is0 = sum_d1_cat[31:30] == 2'h0;
-    assign sum_d1_is0_2 = sum_d1_cat[27:26] == 2'h0;
-    assign sum_d1_is0_3 = sum_d1_cat[23:22] == 2'h0;
-    assign sum_d1_is0_4 = sum_d1_cat[19:18] == 2'h0;
-    assign sum_d1_is0_5 = sum_d1_cat[15:14] == 2'h0;
-    assign sum_d1_is0_6 = sum_d1_cat[11:10] == 2'h0;
-    assign sum_d1_is0_7 = sum_d1_cat[7:6] == 2'h0;
-    assign sum_d1_is0_8 = sum_d1_cat[3:2] == 2'h0;
-    assign sum_d1_and = sum_d1_is0 & (sum_d1_cat[29:28] == 2'h0);
-    assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_cat[29])}) : ({sum_d1_is0, (~sum_d1_cat[31])});
-    assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_cat[25])}) : ({sum_d1_is0_2, (~sum_d1_cat[27])});
-    assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_cat[21:20] == 2'h0);
-    assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_cat[21])}) : ({sum_d1_is0_3, (~sum_d1_cat[23])});
-    assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_cat[17])}) : ({sum_d1_is0_4, (~sum_d1_cat[19])});
-    assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_cat[13:12] == 2'h0);
-    assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_cat[13])}) : ({sum_d1_is0_5, (~sum_d1_cat[15])});
-    assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_cat[9])}) : ({sum_d1_is0_6, (~sum_d1_cat[11])});
-    assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_cat[5:4] == 2'h0);
-    assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_cat[5])}) : ({sum_d1_is0_7, (~sum_d1_cat[7])});
-    assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_cat[3])});
-    assign sum_d1_and_5 = sum_d1_and & sum_d1_is0_2 & (sum_d1_cat[25:24] == 2'h0);
-    assign sum_d1_and_6 = sum_d1_and_3 & sum_d1_is0_6 & (sum_d1_cat[9:8] == 2'h0);
-    assign sum_d1_and_7 = sum_d1_and_5 & sum_d1_and_2 & sum_d1_is0_4 & (sum_d1_cat[17:16] == 2'h0);
-    assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_4}) : ({sum_d1_and_2, sum_d1_sel_3}))};
-    assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
-    assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
-    assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
-    assign lz = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
-    assign left = (({3'h0, lz}) < big_exp_d2) ? lz : big_exp_d2[4:0];
-
-    // ---- add: normalisation shift; exponent field ----
-    assign left_d1_cat = {1'h0, left_d1};
-    assign sum_d2_cat = {(left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[11] : sum_d2[27])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[10] : sum_d2[26])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[9] : sum_d2[25])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[8] : sum_d2[24])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[7] : sum_d2[23])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[6] : sum_d2[22])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[5] : sum_d2[21])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[4] : sum_d2[20])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[3] : sum_d2[19])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[2] : sum_d2[18])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[1] : sum_d2[17])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[0] : sum_d2[16])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[15])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[14])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[13])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[12])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[11])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[10])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[9])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[8])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[7])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[6])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[5])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[4])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[3])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[2])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[1])),
-        (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[0]))};
-    assign sum_d2_sel = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]) : (left_d1_cat[2] ? sum_d2_cat[23] : sum_d2_cat[27]);
-    assign sum_d2_sel_2 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]) : (left_d1_cat[2] ? sum_d2_cat[22] : sum_d2_cat[26]);
-    assign sum_d2_sel_3 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]) : (left_d1_cat[2] ? sum_d2_cat[21] : sum_d2_cat[25]);
-    assign sum_d2_sel_4 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]) : (left_d1_cat[2] ? sum_d2_cat[20] : sum_d2_cat[24]);
-    assign sum_d2_sel_5 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]) : (left_d1_cat[2] ? sum_d2_cat[19] : sum_d2_cat[23]);
-    assign sum_d2_sel_6 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]) : (left_d1_cat[2] ? sum_d2_cat[18] : sum_d2_cat[22]);
-    assign sum_d2_sel_7 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]) : (left_d1_cat[2] ? sum_d2_cat[17] : sum_d2_cat[21]);
-    assign sum_d2_sel_8 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]) : (left_d1_cat[2] ? sum_d2_cat[16] : sum_d2_cat[20]);
-    assign sum_d2_sel_9 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]) : (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]);
-    assign sum_d2_sel_10 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]) : (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]);
-    assign sum_d2_sel_11 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]) : (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]);
-    assign sum_d2_sel_12 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]) : (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]);
-    assign sum_d2_sel_13 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7]) : (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]);
-    assign sum_d2_sel_14 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6]) : (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]);
-    assign sum_d2_sel_15 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5]) : (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]);
-    assign sum_d2_sel_16 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4]) : (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]);
-    assign sum_d2_sel_17 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3]) : (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]);
-    assign sum_d2_sel_18 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2]) : (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]);
-    assign sum_d2_sel_19 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1]) : (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]);
-    assign sum_d2_sel_20 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]) : (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]);
-    assign sum_d2_cat_2 = {sum_d2_sel, sum_d2_sel_2, sum_d2_sel_3, sum_d2_sel_4, sum_d2_sel_5, sum_d2_sel_6, sum_d2_sel_7,
-        sum_d2_sel_8, sum_d2_sel_9, sum_d2_sel_10, sum_d2_sel_11, sum_d2_sel_12, sum_d2_sel_13,
-        sum_d2_sel_14, sum_d2_sel_15, sum_d2_sel_16, sum_d2_sel_17, sum_d2_sel_18, sum_d2_sel_19,
-        sum_d2_sel_20, (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1])),
-        (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]))};
-    assign sel_19 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]) : (left_d1_cat[0] ? sum_d2_cat_2[26] : sum_d2_cat_2[27]);
-    assign sel_20 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]) : (left_d1_cat[0] ? sum_d2_cat_2[25] : sum_d2_cat_2[26]);
-    assign sel_21 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]) : (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]);
-    assign sel_22 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]) : (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]);
-    assign sel_23 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]) : (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]);
-    assign sel_24 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]) : (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]);
-    assign sel_25 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]) : (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]);
-    assign sel_26 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]) : (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]);
-    assign sel_27 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]) : (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]);
-    assign sel_28 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]) : (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]);
-    assign sel_29 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]) : (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]);
-    assign sel_30 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]) : (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]);
-    assign sel_31 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]) : (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]);
-    assign sel_32 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]) : (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]);
-    assign sel_33 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]) : (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]);
-    assign sel_34 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]) : (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]);
-    assign sel_35 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]) : (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]);
-    assign sel_36 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]) : (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]);
-    assign sel_37 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]) : (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]);
-    assign sel_38 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]) : (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]);
-    assign for_normalized_sel = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]) : (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]);
-    assign for_normalized_sel_2 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]) : (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]);
-    assign for_normalized_sel_3 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]) : (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]);
-    assign for_normalized_sel_4 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]) : (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]);
-    assign for_normalized_sel_5 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1]) : (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]);
-    assign for_normalized_sel_6 = left_d1_cat[1] ? (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]) : (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]);
-    assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26, sel_27, sel_28, sel_29, sel_30, sel_31,
-        sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38, for_normalized_sel, for_normalized_sel_2,
-        for_normalized_sel_3, for_normalized_sel_4, for_normalized_sel_5, for_normalized_sel_6,
-        (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1])),
-        (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]))};
-    assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
-
-    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-    assign kept = normalized_d1[26:4];
-    assign guard = normalized_d1[3];
-    assign sticky = ~(normalized_d1[2:0] == 3'h0);
-    assign increment = guard & (sticky | normalized_d1[4]);
-    assign packed_2 = {field_d1, kept};
-    assign overflow_before = ~(field_d1 < 9'hff);
-
-    // ---- add: rounding increment, overflow to infinity, special cases ----
-    assign rounded = packed_2 + ({31'h0, increment});
-    assign overflow = overflow_before | (~(rounded[31:23] < 9'hff));
-    assign result = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
-
-    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign s_axis_tdata_is0_5 = s_axis_tdata[94:87] == 8'h0;
-    assign s_axis_tdata_is255_3 = s_axis_tdata[94:87] == 8'hff;
-    assign s_axis_tdata_is0_6 = s_axis_tdata[86:64] == 23'h0;
-    assign a_sign_2 = s_axis_tdata[95];
-    assign a_inf_2 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
-    assign a_nan_2 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
-    assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata[86:64]};
-    assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata[94:87];
-    assign s_axis_tdata_is0_7 = s_axis_tdata[126:119] == 8'h0;
-    assign s_axis_tdata_is255_4 = s_axis_tdata[126:119] == 8'hff;
-    assign s_axis_tdata_is0_8 = s_axis_tdata[118:96] == 23'h0;
-    assign b_sign_2 = s_axis_tdata[127];
-    assign b_inf_2 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
-    assign b_nan_2 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
-    assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata[118:96]};
-    assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata[126:119];
-    assign opposite_2 = a_sign_2 ^ b_sign_2;
-    assign nan_2 = a_nan_2 | b_nan_2 | (a_inf_2 & b_inf_2 & opposite_2);
-    assign inf_2 = a_inf_2 | b_inf_2;
-    assign inf_sign_2 = a_inf_2 ? a_sign_2 : b_sign_2;
-    assign zero_sign_2 = a_sign_2 & b_sign_2;
-    assign swap_2 = s_axis_tdata[94:64] < s_axis_tdata[126:96];
-
-    // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-    assign big_sign_2 = swap_2 ? b_sign_2 : a_sign_2;
-    assign big_exp_2 = swap_2 ? b_exp_2 : a_exp_2;
-    assign small_exp_2 = swap_2 ? a_exp_2 : b_exp_2;
-    assign distance_2 = big_exp_2 - small_exp_2;
-    assign big_sig_2 = swap_2 ? b_sig_2 : a_sig_2;
-    assign small_sig_2 = swap_2 ? a_sig_2 : b_sig_2;
-    assign amount_2 = (~(distance_2[7:5] == 3'h0)) ? 5'h1f : distance_2[4:0];
-
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_cat_3 = {small_sig_2, 2'h0};
-    assign amount_cat_3 = {1'h0, amount_2};
-    assign small_sig_not_5 = ~(small_sig_cat_3[15:0] == 16'h0);
-    assign small_sig_not_6 = ~(small_sig_cat_3[25:16] == 10'h0);
-    assign small_sig_sel_31 = amount_cat_3[5] ? (amount_cat_3[4] ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_cat_3[4] & small_sig_not_5);
-    assign small_sig_cat_4 = {15'h0, (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[25])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[24])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[23])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[22])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[21])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[20])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[19])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[18])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[17])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[16])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[15])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[14])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[13])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[12])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[11])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[10])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[25] : small_sig_cat_3[9])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[24] : small_sig_cat_3[8])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[23] : small_sig_cat_3[7])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[22] : small_sig_cat_3[6])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[21] : small_sig_cat_3[5])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[20] : small_sig_cat_3[4])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[19] : small_sig_cat_3[3])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[18] : small_sig_cat_3[2])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[17] : small_sig_cat_3[1])),
-        (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[16] : small_sig_cat_3[0]))};
-    assign small_sig_not_7 = ~(small_sig_cat_4[3:0] == 4'h0);
-    assign small_sig_not_8 = ~(small_sig_cat_4[7:4] == 4'h0);
-    assign for_align_sticky_sel_3 = amount_cat_3[2] ? (small_sig_not_7 | small_sig_not_8 | (~(small_sig_cat_4[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
-    assign small_sig_sel_32 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[40] : small_sig_cat_4[36]) : (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]);
-    assign small_sig_sel_33 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[39] : small_sig_cat_4[35]) : (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]);
-    assign small_sig_sel_34 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[38] : small_sig_cat_4[34]) : (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]);
-    assign small_sig_sel_35 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[37] : small_sig_cat_4[33]) : (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]);
-    assign small_sig_sel_36 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[36] : small_sig_cat_4[32]) : (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]);
-    assign small_sig_sel_37 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[35] : small_sig_cat_4[31]) : (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]);
-    assign small_sig_sel_38 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[34] : small_sig_cat_4[30]) : (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]);
-    assign small_sig_sel_39 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[33] : small_sig_cat_4[29]) : (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]);
-    assign small_sig_sel_40 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]) : (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]);
-    assign small_sig_sel_41 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]) : (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]);
-    assign small_sig_sel_42 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]) : (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]);
-    assign small_sig_sel_43 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]) : (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]);
-    assign small_sig_sel_44 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]) : (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]);
-    assign small_sig_sel_45 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]) : (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]);
-    assign small_sig_sel_46 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]) : (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]);
-    assign small_sig_sel_47 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]) : (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]);
-    assign small_sig_sel_48 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]) : (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]);
-    assign small_sig_sel_49 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]) : (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]);
-    assign small_sig_sel_50 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]) : (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]);
-    assign small_sig_sel_51 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]) : (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]);
-    assign small_sig_sel_52 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]) : (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]);
-    assign small_sig_sel_53 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]) : (amount_cat_3[2] ? small_sig_cat_4[11] : small_sig_cat_4[7]);
-    assign small_sig_sel_54 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]) : (amount_cat_3[2] ? small_sig_cat_4[10] : small_sig_cat_4[6]);
-    assign small_sig_sel_55 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]) : (amount_cat_3[2] ? small_sig_cat_4[9] : small_sig_cat_4[5]);
-    assign small_sig_sel_56 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]) : (amount_cat_3[2] ? small_sig_cat_4[8] : small_sig_cat_4[4]);
-    assign small_sig_sel_57 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]) : (amount_cat_3[2] ? small_sig_cat_4[7] : small_sig_cat_4[3]);
-    assign small_sig_sel_58 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]) : (amount_cat_3[2] ? small_sig_cat_4[6] : small_sig_cat_4[2]);
-    assign small_sig_sel_59 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]) : (amount_cat_3[2] ? small_sig_cat_4[5] : small_sig_cat_4[1]);
-    assign small_sig_sel_60 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]) : (amount_cat_3[2] ? small_sig_cat_4[4] : small_sig_cat_4[0]);
-    assign for_shifted_cat_2 = {small_sig_sel_32, small_sig_sel_33, small_sig_sel_34, small_sig_sel_35, small_sig_sel_36,
-        small_sig_sel_37, small_sig_sel_38, small_sig_sel_39, small_sig_sel_40, small_sig_sel_41,
-        small_sig_sel_42, small_sig_sel_43, small_sig_sel_44, small_sig_sel_45, small_sig_sel_46,
-        small_sig_sel_47, small_sig_sel_48, small_sig_sel_49, small_sig_sel_50, small_sig_sel_51,
-        small_sig_sel_52, small_sig_sel_53, small_sig_sel_54, small_sig_sel_55, small_sig_sel_56,
-        small_sig_sel_57, small_sig_sel_58, small_sig_sel_59, small_sig_sel_60};
-    assign for_align_sticky_not_3 = ~(for_shifted_cat_2[0] == 1'h0);
-    assign for_align_sticky_not_4 = ~(for_shifted_cat_2[1] == 1'h0);
-    assign for_align_sticky_sel_4 = amount_cat_3[0] ? (for_align_sticky_not_3 | for_align_sticky_not_4 | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
-    assign sel_39 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
-    assign sel_40 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
-    assign sel_41 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
-    assign sel_42 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
-    assign sel_43 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
-    assign sel_44 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
-    assign sel_45 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
-    assign sel_46 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
-    assign sel_47 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
-    assign sel_48 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
-    assign sel_49 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
-    assign sel_50 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
-    assign sel_51 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
-    assign sel_52 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
-    assign sel_53 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
-    assign sel_54 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
-    assign sel_55 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
-    assign sel_56 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
-    assign for_shifted_sel_9 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
-    assign for_shifted_sel_10 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
-    assign for_shifted_sel_11 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
-    assign for_shifted_sel_12 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
-    assign for_shifted_sel_13 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
-    assign for_shifted_sel_14 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
-    assign for_shifted_sel_15 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_cat_3[0] ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
-    assign for_shifted_sel_16 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_cat_3[0] ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
-    assign shifted_2 = {sel_39, sel_40, sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50, sel_51,
-        sel_52, sel_53, sel_54, sel_55, sel_56, for_shifted_sel_9, for_shifted_sel_10, for_shifted_sel_11,
-        for_shifted_sel_12, for_shifted_sel_13, for_shifted_sel_14, for_shifted_sel_15, for_shifted_sel_16};
-    assign amount_cat_4 = {small_sig_sel_31, (amount_cat_3[3] ? for_align_sticky_sel_3 : (amount_cat_3[2] & small_sig_not_7)),
-        (amount_cat_3[1] ? for_align_sticky_sel_4 : (amount_cat_3[0] & for_align_sticky_not_3))};
-    assign align_sticky_2 = ~(amount_cat_4 == 3'h0);
-    assign big_padded_2 = {1'h0, big_sig_2, 3'h0};
-    assign aligned_2 = {1'h0, shifted_2, align_sticky_2};
-    assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
-
-    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_2 ^
-        ({opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
-        opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
-        opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
-        opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
-        opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2})),
-        opposite_d1_2});
-    assign sum_2 = big_padded_d1_plus_2[28:1];
-
-    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-    assign exact_zero_2 = sum_d1_2 == 28'h0;
-    assign sum_d1_cat_6 = {sum_d1_2, 4'hf};
-    assign sum_d1_is0_9 = sum_d1_cat_6[31:30] == 2'h0;
-    assign sum_d1_is0_10 = sum_d1_cat_6[27:26] == 2'h0;
-    assign sum_d1_is0_11 = sum_d1_cat_6[23:22] == 2'h0;
-    assign sum_d1_is0_12 = sum_d1_cat_6[19:18] == 2'h0;
-    assign sum_d1_is0_13 = sum_d1_cat_6[15:14] == 2'h0;
-    assign sum_d1_is0_14 = sum_d1_cat_6[11:10] == 2'h0;
-    assign sum_d1_is0_15 = sum_d1_cat_6[7:6] == 2'h0;
-    assign sum_d1_is0_16 = sum_d1_cat_6[3:2] == 2'h0;
-    assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_cat_6[29:28] == 2'h0);
-    assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_cat_6[29])}) : ({sum_d1_is0_9, (~sum_d1_cat_6[31])});
-    assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_cat_6[25])}) : ({sum_d1_is0_10, (~sum_d1_cat_6[27])});
-    assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_cat_6[21:20] == 2'h0);
-    assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_cat_6[21])}) : ({sum_d1_is0_11, (~sum_d1_cat_6[23])});
-    assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_cat_6[17])}) : ({sum_d1_is0_12, (~sum_d1_cat_6[19])});
-    assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_cat_6[13:12] == 2'h0);
-    assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_cat_6[13])}) : ({sum_d1_is0_13, (~sum_d1_cat_6[15])});
-    assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_cat_6[9])}) : ({sum_d1_is0_14, (~sum_d1_cat_6[11])});
-    assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_cat_6[5:4] == 2'h0);
-    assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_cat_6[5])}) : ({sum_d1_is0_15, (~sum_d1_cat_6[7])});
-    assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_cat_6[3])});
-    assign sum_d1_and_12 = sum_d1_and_8 & sum_d1_is0_10 & (sum_d1_cat_6[25:24] == 2'h0);
-    assign sum_d1_and_13 = sum_d1_and_10 & sum_d1_is0_14 & (sum_d1_cat_6[9:8] == 2'h0);
-    assign sum_d1_and_14 = sum_d1_and_12 & sum_d1_and_9 & sum_d1_is0_12 & (sum_d1_cat_6[17:16] == 2'h0);
-    assign sum_d1_cat_7 = {sum_d1_and_12, (sum_d1_and_9 ? ({sum_d1_and_9, sum_d1_sel_12}) : ({sum_d1_and_9, sum_d1_sel_11}))};
-    assign sum_d1_cat_8 = {sum_d1_and_12, (sum_d1_and_8 ? ({sum_d1_and_8, sum_d1_sel_10}) : ({sum_d1_and_8, sum_d1_sel_9}))};
-    assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
-    assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
-    assign lz_2 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
-    assign left_2 = (({3'h0, lz_2}) < big_exp_d2_2) ? lz_2 : big_exp_d2_2[4:0];
-
-    // ---- add: normalisation shift; exponent field ----
-    assign left_d1_cat_2 = {1'h0, left_d1_2};
-    assign sum_d2_cat_3 = {(left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[11] : sum_d2_2[27])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[10] : sum_d2_2[26])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[9] : sum_d2_2[25])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[8] : sum_d2_2[24])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[7] : sum_d2_2[23])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[6] : sum_d2_2[22])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[5] : sum_d2_2[21])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[4] : sum_d2_2[20])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[3] : sum_d2_2[19])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[2] : sum_d2_2[18])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[1] : sum_d2_2[17])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[0] : sum_d2_2[16])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[15])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[14])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[13])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[12])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[11])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[10])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[9])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[8])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[7])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[6])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[5])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[4])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[3])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[2])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[1])),
-        (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[0]))};
-    assign sum_d2_sel_21 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]) : (left_d1_cat_2[2] ? sum_d2_cat_3[23] : sum_d2_cat_3[27]);
-    assign sum_d2_sel_22 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]) : (left_d1_cat_2[2] ? sum_d2_cat_3[22] : sum_d2_cat_3[26]);
-    assign sum_d2_sel_23 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]) : (left_d1_cat_2[2] ? sum_d2_cat_3[21] : sum_d2_cat_3[25]);
-    assign sum_d2_sel_24 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]) : (left_d1_cat_2[2] ? sum_d2_cat_3[20] : sum_d2_cat_3[24]);
-    assign sum_d2_sel_25 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]) : (left_d1_cat_2[2] ? sum_d2_cat_3[19] : sum_d2_cat_3[23]);
-    assign sum_d2_sel_26 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]) : (left_d1_cat_2[2] ? sum_d2_cat_3[18] : sum_d2_cat_3[22]);
-    assign sum_d2_sel_27 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]) : (left_d1_cat_2[2] ? sum_d2_cat_3[17] : sum_d2_cat_3[21]);
-    assign sum_d2_sel_28 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]) : (left_d1_cat_2[2] ? sum_d2_cat_3[16] : sum_d2_cat_3[20]);
-    assign sum_d2_sel_29 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]) : (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]);
-    assign sum_d2_sel_30 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]) : (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]);
-    assign sum_d2_sel_31 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]) : (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]);
-    assign sum_d2_sel_32 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]) : (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]);
-    assign sum_d2_sel_33 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7]) : (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]);
-    assign sum_d2_sel_34 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6]) : (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]);
-    assign sum_d2_sel_35 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5]) : (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]);
-    assign sum_d2_sel_36 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4]) : (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]);
-    assign sum_d2_sel_37 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3]) : (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]);
-    assign sum_d2_sel_38 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2]) : (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]);
-    assign sum_d2_sel_39 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1]) : (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]);
-    assign sum_d2_sel_40 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]) : (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]);
-    assign sum_d2_cat_4 = {sum_d2_sel_21, sum_d2_sel_22, sum_d2_sel_23, sum_d2_sel_24, sum_d2_sel_25, sum_d2_sel_26,
-        sum_d2_sel_27, sum_d2_sel_28, sum_d2_sel_29, sum_d2_sel_30, sum_d2_sel_31, sum_d2_sel_32,
-        sum_d2_sel_33, sum_d2_sel_34, sum_d2_sel_35, sum_d2_sel_36, sum_d2_sel_37, sum_d2_sel_38,
-        sum_d2_sel_39, sum_d2_sel_40,
-        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7])),
-        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6])),
-        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5])),
-        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4])),
-        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3])),
-        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2])),
-        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1])),
-        (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]))};
-    assign sel_57 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]) : (left_d1_cat_2[0] ? sum_d2_cat_4[26] : sum_d2_cat_4[27]);
-    assign sel_58 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]) : (left_d1_cat_2[0] ? sum_d2_cat_4[25] : sum_d2_cat_4[26]);
-    assign sel_59 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]) : (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]);
-    assign sel_60 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]) : (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]);
-    assign sel_61 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]) : (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]);
-    assign sel_62 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]) : (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]);
-    assign sel_63 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]) : (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]);
-    assign sel_64 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]) : (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]);
-    assign sel_65 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]) : (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]);
-    assign sel_66 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]) : (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]);
-    assign sel_67 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]) : (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]);
-    assign sel_68 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]) : (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]);
-    assign sel_69 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]) : (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]);
-    assign sel_70 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]) : (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]);
-    assign sel_71 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]) : (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]);
-    assign sel_72 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]) : (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]);
-    assign sel_73 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]) : (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]);
-    assign sel_74 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]) : (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]);
-    assign sel_75 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]) : (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]);
-    assign sel_76 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]) : (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]);
-    assign for_normalized_sel_7 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]) : (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]);
-    assign for_normalized_sel_8 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]) : (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]);
-    assign for_normalized_sel_9 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]) : (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]);
-    assign for_normalized_sel_10 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]) : (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]);
-    assign for_normalized_sel_11 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1]) : (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]);
-    assign for_normalized_sel_12 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]) : (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]);
-    assign normalized_2 = {sel_57, sel_58, sel_59, sel_60, sel_61, sel_62, sel_63, sel_64, sel_65, sel_66, sel_67, sel_68, sel_69,
-        sel_70, sel_71, sel_72, sel_73, sel_74, sel_75, sel_76, for_normalized_sel_7, for_normalized_sel_8,
-        for_normalized_sel_9, for_normalized_sel_10, for_normalized_sel_11, for_normalized_sel_12,
-        (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1])),
-        (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]))};
-    assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
-
-    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-    assign kept_2 = normalized_d1_2[26:4];
-    assign guard_2 = normalized_d1_2[3];
-    assign sticky_2 = ~(normalized_d1_2[2:0] == 3'h0);
-    assign increment_2 = guard_2 & (sticky_2 | normalized_d1_2[4]);
-    assign packed_3 = {field_d1_2, kept_2};
-    assign overflow_before_2 = ~(field_d1_2 < 9'hff);
-
-    // ---- add: rounding increment, overflow to infinity, special cases ----
-    assign rounded_2 = packed_3 + ({31'h0, increment_2});
-    assign overflow_2 = overflow_before_2 | (~(rounded_2[31:23] < 9'hff));
-    assign result_2 = nan_d4_2 ? 32'h7fc00000 : (exact_zero_d2_2 ? ({zero_sign_d4_2, 31'h0}) : ({(inf_d4_2 ? inf_sign_d4_2 : big_sign_d4_2), ((overflow_2 | inf_d4_2) ? 31'h7f800000 : rounded_2[30:0])}));
-
-    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_is0 = result[30:23] == 8'h0;
-    assign result_is255 = result[30:23] == 8'hff;
-    assign result_is0_2 = result[22:0] == 23'h0;
-    assign a_sign_3 = result[31];
-    assign a_inf_3 = result_is255 & result_is0_2;
-    assign a_nan_3 = result_is255 & (~result_is0_2);
-    assign a_sig_3 = {(~result_is0), result[22:0]};
-    assign a_exp_3 = result_is0 ? 8'h1 : result[30:23];
-    assign result_is0_3 = result_2[30:23] == 8'h0;
-    assign result_is255_2 = result_2[30:23] == 8'hff;
-    assign result_is0_4 = result_2[22:0] == 23'h0;
-    assign b_sign_3 = result_2[31];
-    assign b_inf_3 = result_is255_2 & result_is0_4;
-    assign b_nan_3 = result_is255_2 & (~result_is0_4);
-    assign b_sig_3 = {(~result_is0_3), result_2[22:0]};
-    assign b_exp_3 = result_is0_3 ? 8'h1 : result_2[30:23];
-    assign opposite_3 = a_sign_3 ^ b_sign_3;
-    assign nan_3 = a_nan_3 | b_nan_3 | (a_inf_3 & b_inf_3 & opposite_3);
-    assign inf_3 = a_inf_3 | b_inf_3;
-    assign inf_sign_3 = a_inf_3 ? a_sign_3 : b_sign_3;
-    assign zero_sign_3 = a_sign_3 & b_sign_3;
-    assign swap_3 = result[30:0] < result_2[30:0];
-
-    // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-    assign big_sign_3 = swap_3 ? b_sign_3 : a_sign_3;
-    assign big_exp_3 = swap_3 ? b_exp_3 : a_exp_3;
-    assign small_exp_3 = swap_3 ? a_exp_3 : b_exp_3;
-    assign distance_3 = big_exp_3 - small_exp_3;
-    assign big_sig_3 = swap_3 ? b_sig_3 : a_sig_3;
-    assign small_sig_3 = swap_3 ? a_sig_3 : b_sig_3;
-    assign amount_3 = (~(distance_3[7:5] == 3'h0)) ? 5'h1f : distance_3[4:0];
-
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_cat_5 = {small_sig_3, 2'h0};
-    assign amount_cat_5 = {1'h0, amount_3};
-    assign small_sig_not_9 = ~(small_sig_cat_5[15:0] == 16'h0);
-    assign small_sig_not_10 = ~(small_sig_cat_5[25:16] == 10'h0);
-    assign small_sig_sel_61 = amount_cat_5[5] ? (amount_cat_5[4] ? (small_sig_not_9 | small_sig_not_10) : (small_sig_not_9 | small_sig_not_10)) : (amount_cat_5[4] & small_sig_not_9);
-    assign small_sig_cat_6 = {15'h0, (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[25])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[24])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[23])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[22])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[21])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[20])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[19])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[18])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[17])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[16])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[15])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[14])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[13])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[12])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[11])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[10])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[25] : small_sig_cat_5[9])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[24] : small_sig_cat_5[8])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[23] : small_sig_cat_5[7])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[22] : small_sig_cat_5[6])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[21] : small_sig_cat_5[5])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[20] : small_sig_cat_5[4])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[19] : small_sig_cat_5[3])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[18] : small_sig_cat_5[2])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[17] : small_sig_cat_5[1])),
-        (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[16] : small_sig_cat_5[0]))};
-    assign small_sig_not_11 = ~(small_sig_cat_6[3:0] == 4'h0);
-    assign small_sig_not_12 = ~(small_sig_cat_6[7:4] == 4'h0);
-    assign for_align_sticky_sel_5 = amount_cat_5[2] ? (small_sig_not_11 | small_sig_not_12 | (~(small_sig_cat_6[11:8] == 4'h0))) : (small_sig_not_11 | small_sig_not_12);
-    assign small_sig_sel_62 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[40] : small_sig_cat_6[36]) : (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]);
-    assign small_sig_sel_63 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[39] : small_sig_cat_6[35]) : (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]);
-    assign small_sig_sel_64 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[38] : small_sig_cat_6[34]) : (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]);
-    assign small_sig_sel_65 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[37] : small_sig_cat_6[33]) : (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]);
-    assign small_sig_sel_66 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[36] : small_sig_cat_6[32]) : (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]);
-    assign small_sig_sel_67 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[35] : small_sig_cat_6[31]) : (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]);
-    assign small_sig_sel_68 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[34] : small_sig_cat_6[30]) : (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]);
-    assign small_sig_sel_69 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[33] : small_sig_cat_6[29]) : (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]);
-    assign small_sig_sel_70 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]) : (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]);
-    assign small_sig_sel_71 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]) : (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]);
-    assign small_sig_sel_72 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]) : (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]);
-    assign small_sig_sel_73 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]) : (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]);
-    assign small_sig_sel_74 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]) : (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]);
-    assign small_sig_sel_75 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]) : (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]);
-    assign small_sig_sel_76 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]) : (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]);
-    assign small_sig_sel_77 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]) : (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]);
-    assign small_sig_sel_78 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]) : (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]);
-    assign small_sig_sel_79 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]) : (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]);
-    assign small_sig_sel_80 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]) : (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]);
-    assign small_sig_sel_81 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]) : (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]);
-    assign small_sig_sel_82 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]) : (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]);
-    assign small_sig_sel_83 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]) : (amount_cat_5[2] ? small_sig_cat_6[11] : small_sig_cat_6[7]);
-    assign small_sig_sel_84 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]) : (amount_cat_5[2] ? small_sig_cat_6[10] : small_sig_cat_6[6]);
-    assign small_sig_sel_85 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]) : (amount_cat_5[2] ? small_sig_cat_6[9] : small_sig_cat_6[5]);
-    assign small_sig_sel_86 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]) : (amount_cat_5[2] ? small_sig_cat_6[8] : small_sig_cat_6[4]);
-    assign small_sig_sel_87 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]) : (amount_cat_5[2] ? small_sig_cat_6[7] : small_sig_cat_6[3]);
-    assign small_sig_sel_88 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]) : (amount_cat_5[2] ? small_sig_cat_6[6] : small_sig_cat_6[2]);
-    assign small_sig_sel_89 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]) : (amount_cat_5[2] ? small_sig_cat_6[5] : small_sig_cat_6[1]);
-    assign small_sig_sel_90 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]) : (amount_cat_5[2] ? small_sig_cat_6[4] : small_sig_cat_6[0]);
-    assign for_shifted_cat_3 = {small_sig_sel_62, small_sig_sel_63, small_sig_sel_64, small_sig_sel_65, small_sig_sel_66,
-        small_sig_sel_67, small_sig_sel_68, small_sig_sel_69, small_sig_sel_70, small_sig_sel_71,
-        small_sig_sel_72, small_sig_sel_73, small_sig_sel_74, small_sig_sel_75, small_sig_sel_76,
-        small_sig_sel_77, small_sig_sel_78, small_sig_sel_79, small_sig_sel_80, small_sig_sel_81,
-        small_sig_sel_82, small_sig_sel_83, small_sig_sel_84, small_sig_sel_85, small_sig_sel_86,
-        small_sig_sel_87, small_sig_sel_88, small_sig_sel_89, small_sig_sel_90};
-    assign for_align_sticky_not_5 = ~(for_shifted_cat_3[0] == 1'h0);
-    assign for_align_sticky_not_6 = ~(for_shifted_cat_3[1] == 1'h0);
-    assign for_align_sticky_sel_6 = amount_cat_5[0] ? (for_align_sticky_not_5 | for_align_sticky_not_6 | (~(for_shifted_cat_3[2] == 1'h0))) : (for_align_sticky_not_5 | for_align_sticky_not_6);
-    assign sel_77 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[28] : for_shifted_cat_3[27]) : (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]);
-    assign sel_78 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[27] : for_shifted_cat_3[26]) : (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]);
-    assign sel_79 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]) : (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]);
-    assign sel_80 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]) : (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]);
-    assign sel_81 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]) : (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]);
-    assign sel_82 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]) : (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]);
-    assign sel_83 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]) : (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]);
-    assign sel_84 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]) : (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]);
-    assign sel_85 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]) : (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]);
-    assign sel_86 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]) : (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]);
-    assign sel_87 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]) : (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]);
-    assign sel_88 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]) : (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]);
-    assign sel_89 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]) : (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]);
-    assign sel_90 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]) : (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]);
-    assign sel_91 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]) : (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]);
-    assign sel_92 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]) : (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]);
-    assign sel_93 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]) : (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]);
-    assign sel_94 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]) : (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]);
-    assign for_shifted_sel_17 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]) : (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]);
-    assign for_shifted_sel_18 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]) : (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]);
-    assign for_shifted_sel_19 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]) : (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]);
-    assign for_shifted_sel_20 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]) : (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]);
-    assign for_shifted_sel_21 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]) : (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]);
-    assign for_shifted_sel_22 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]) : (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]);
-    assign for_shifted_sel_23 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]) : (amount_cat_5[0] ? for_shifted_cat_3[2] : for_shifted_cat_3[1]);
-    assign for_shifted_sel_24 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]) : (amount_cat_5[0] ? for_shifted_cat_3[1] : for_shifted_cat_3[0]);
-    assign shifted_3 = {sel_77, sel_78, sel_79, sel_80, sel_81, sel_82, sel_83, sel_84, sel_85, sel_86, sel_87, sel_88, sel_89,
-        sel_90, sel_91, sel_92, sel_93, sel_94, for_shifted_sel_17, for_shifted_sel_18, for_shifted_sel_19,
-        for_shifted_sel_20, for_shifted_sel_21, for_shifted_sel_22, for_shifted_sel_23, for_shifted_sel_24};
-    assign amount_cat_6 = {small_sig_sel_61, (amount_cat_5[3] ? for_align_sticky_sel_5 : (amount_cat_5[2] & small_sig_not_11)),
-        (amount_cat_5[1] ? for_align_sticky_sel_6 : (amount_cat_5[0] & for_align_sticky_not_5))};
-    assign align_sticky_3 = ~(amount_cat_6 == 3'h0);
-    assign big_padded_3 = {1'h0, big_sig_3, 3'h0};
-    assign aligned_3 = {1'h0, shifted_3, align_sticky_3};
-    assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
-
-    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d1_3}) + ({(aligned_d1_3 ^
-        ({opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3,
-        opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3,
-        opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3,
-        opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3,
-        opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3})),
-        opposite_d1_3});
-    assign sum_3 = big_padded_d1_plus_3[28:1];
-
-    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-    assign exact_zero_3 = sum_d1_3 == 28'h0;
-    assign sum_d1_cat_11 = {sum_d1_3, 4'hf};
-    assign sum_d1_is0_17 = sum_d1_cat_11[31:30] == 2'h0;
-    assign sum_d1_is0_18 = sum_d1_cat_11[27:26] == 2'h0;
-    assign sum_d1_is0_19 = sum_d1_cat_11[23:22] == 2'h0;
-    assign sum_d1_is0_20 = sum_d1_cat_11[19:18] == 2'h0;
-    assign sum_d1_is0_21 = sum_d1_cat_11[15:14] == 2'h0;
-    assign sum_d1_is0_22 = sum_d1_cat_11[11:10] == 2'h0;
-    assign sum_d1_is0_23 = sum_d1_cat_11[7:6] == 2'h0;
-    assign sum_d1_is0_24 = sum_d1_cat_11[3:2] == 2'h0;
-    assign sum_d1_and_15 = sum_d1_is0_17 & (sum_d1_cat_11[29:28] == 2'h0);
-    assign sum_d1_sel_17 = sum_d1_is0_17 ? ({sum_d1_is0_17, (~sum_d1_cat_11[29])}) : ({sum_d1_is0_17, (~sum_d1_cat_11[31])});
-    assign sum_d1_sel_18 = sum_d1_is0_18 ? ({sum_d1_is0_18, (~sum_d1_cat_11[25])}) : ({sum_d1_is0_18, (~sum_d1_cat_11[27])});
-    assign sum_d1_and_16 = sum_d1_is0_19 & (sum_d1_cat_11[21:20] == 2'h0);
-    assign sum_d1_sel_19 = sum_d1_is0_19 ? ({sum_d1_is0_19, (~sum_d1_cat_11[21])}) : ({sum_d1_is0_19, (~sum_d1_cat_11[23])});
-    assign sum_d1_sel_20 = sum_d1_is0_20 ? ({sum_d1_is0_20, (~sum_d1_cat_11[17])}) : ({sum_d1_is0_20, (~sum_d1_cat_11[19])});
-    assign sum_d1_and_17 = sum_d1_is0_21 & (sum_d1_cat_11[13:12] == 2'h0);
-    assign sum_d1_sel_21 = sum_d1_is0_21 ? ({sum_d1_is0_21, (~sum_d1_cat_11[13])}) : ({sum_d1_is0_21, (~sum_d1_cat_11[15])});
-    assign sum_d1_sel_22 = sum_d1_is0_22 ? ({sum_d1_is0_22, (~sum_d1_cat_11[9])}) : ({sum_d1_is0_22, (~sum_d1_cat_11[11])});
-    assign sum_d1_and_18 = sum_d1_is0_23 & (sum_d1_cat_11[5:4] == 2'h0);
-    assign sum_d1_sel_23 = sum_d1_is0_23 ? ({sum_d1_is0_23, (~sum_d1_cat_11[5])}) : ({sum_d1_is0_23, (~sum_d1_cat_11[7])});
-    assign sum_d1_sel_24 = sum_d1_is0_24 ? ({sum_d1_is0_24, (~sum_d1_cat_11[1])}) : ({sum_d1_is0_24, (~sum_d1_cat_11[3])});
-    assign sum_d1_and_19 = sum_d1_and_15 & sum_d1_is0_18 & (sum_d1_cat_11[25:24] == 2'h0);
-    assign sum_d1_and_20 = sum_d1_and_17 & sum_d1_is0_22 & (sum_d1_cat_11[9:8] == 2'h0);
-    assign sum_d1_and_21 = sum_d1_and_19 & sum_d1_and_16 & sum_d1_is0_20 & (sum_d1_cat_11[17:16] == 2'h0);
-    assign sum_d1_cat_12 = {sum_d1_and_19, (sum_d1_and_16 ? ({sum_d1_and_16, sum_d1_sel_20}) : ({sum_d1_and_16, sum_d1_sel_19}))};
-    assign sum_d1_cat_13 = {sum_d1_and_19, (sum_d1_and_15 ? ({sum_d1_and_15, sum_d1_sel_18}) : ({sum_d1_and_15, sum_d1_sel_17}))};
-    assign sum_d1_cat_14 = {sum_d1_and_20, (sum_d1_and_18 ? ({sum_d1_and_18, sum_d1_sel_24}) : ({sum_d1_and_18, sum_d1_sel_23}))};
-    assign sum_d1_cat_15 = {sum_d1_and_20, (sum_d1_and_17 ? ({sum_d1_and_17, sum_d1_sel_22}) : ({sum_d1_and_17, sum_d1_sel_21}))};
-    assign lz_3 = sum_d1_and_21 ? ({sum_d1_and_21, (sum_d1_and_20 ? sum_d1_cat_14 : sum_d1_cat_15)}) : ({sum_d1_and_21, (sum_d1_and_19 ? sum_d1_cat_12 : sum_d1_cat_13)});
-    assign left_3 = (({3'h0, lz_3}) < big_exp_d2_3) ? lz_3 : big_exp_d2_3[4:0];
-
-    // ---- add: normalisation shift; exponent field ----
-    assign left_d1_cat_3 = {1'h0, left_d1_3};
-    assign sum_d2_cat_5 = {(left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[11] : sum_d2_3[27])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[10] : sum_d2_3[26])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[9] : sum_d2_3[25])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[8] : sum_d2_3[24])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[7] : sum_d2_3[23])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[6] : sum_d2_3[22])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[5] : sum_d2_3[21])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[4] : sum_d2_3[20])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[3] : sum_d2_3[19])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[2] : sum_d2_3[18])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[1] : sum_d2_3[17])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[0] : sum_d2_3[16])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[15])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[14])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[13])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[12])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[11])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[10])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[9])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[8])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[7])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[6])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[5])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[4])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[3])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[2])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[1])),
-        (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[0]))};
-    assign sum_d2_sel_41 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]) : (left_d1_cat_3[2] ? sum_d2_cat_5[23] : sum_d2_cat_5[27]);
-    assign sum_d2_sel_42 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]) : (left_d1_cat_3[2] ? sum_d2_cat_5[22] : sum_d2_cat_5[26]);
-    assign sum_d2_sel_43 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]) : (left_d1_cat_3[2] ? sum_d2_cat_5[21] : sum_d2_cat_5[25]);
-    assign sum_d2_sel_44 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]) : (left_d1_cat_3[2] ? sum_d2_cat_5[20] : sum_d2_cat_5[24]);
-    assign sum_d2_sel_45 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]) : (left_d1_cat_3[2] ? sum_d2_cat_5[19] : sum_d2_cat_5[23]);
-    assign sum_d2_sel_46 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]) : (left_d1_cat_3[2] ? sum_d2_cat_5[18] : sum_d2_cat_5[22]);
-    assign sum_d2_sel_47 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]) : (left_d1_cat_3[2] ? sum_d2_cat_5[17] : sum_d2_cat_5[21]);
-    assign sum_d2_sel_48 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]) : (left_d1_cat_3[2] ? sum_d2_cat_5[16] : sum_d2_cat_5[20]);
-    assign sum_d2_sel_49 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]) : (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]);
-    assign sum_d2_sel_50 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]) : (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]);
-    assign sum_d2_sel_51 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]) : (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]);
-    assign sum_d2_sel_52 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]) : (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]);
-    assign sum_d2_sel_53 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7]) : (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]);
-    assign sum_d2_sel_54 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6]) : (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]);
-    assign sum_d2_sel_55 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5]) : (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]);
-    assign sum_d2_sel_56 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4]) : (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]);
-    assign sum_d2_sel_57 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3]) : (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]);
-    assign sum_d2_sel_58 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2]) : (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]);
-    assign sum_d2_sel_59 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1]) : (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]);
-    assign sum_d2_sel_60 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]) : (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]);
-    assign sum_d2_cat_6 = {sum_d2_sel_41, sum_d2_sel_42, sum_d2_sel_43, sum_d2_sel_44, sum_d2_sel_45, sum_d2_sel_46,
-        sum_d2_sel_47, sum_d2_sel_48, sum_d2_sel_49, sum_d2_sel_50, sum_d2_sel_51, sum_d2_sel_52,
-        sum_d2_sel_53, sum_d2_sel_54, sum_d2_sel_55, sum_d2_sel_56, sum_d2_sel_57, sum_d2_sel_58,
-        sum_d2_sel_59, sum_d2_sel_60,
-        (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7])),
-        (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6])),
-        (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5])),
-        (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4])),
-        (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3])),
-        (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2])),
-        (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1])),
-        (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]))};
-    assign sel_95 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]) : (left_d1_cat_3[0] ? sum_d2_cat_6[26] : sum_d2_cat_6[27]);
-    assign sel_96 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]) : (left_d1_cat_3[0] ? sum_d2_cat_6[25] : sum_d2_cat_6[26]);
-    assign sel_97 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]) : (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]);
-    assign sel_98 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]) : (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]);
-    assign sel_99 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]) : (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]);
-    assign sel_100 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]) : (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]);
-    assign sel_101 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]) : (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]);
-    assign sel_102 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]) : (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]);
-    assign sel_103 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]) : (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]);
-    assign sel_104 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]) : (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]);
-    assign sel_105 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]) : (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]);
-    assign sel_106 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]) : (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]);
-    assign sel_107 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]) : (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]);
-    assign sel_108 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]) : (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]);
-    assign sel_109 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]) : (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]);
-    assign sel_110 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]) : (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]);
-    assign sel_111 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]) : (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]);
-    assign sel_112 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]) : (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]);
-    assign sel_113 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]) : (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]);
-    assign sel_114 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]) : (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]);
-    assign for_normalized_sel_13 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]) : (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]);
-    assign for_normalized_sel_14 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]) : (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]);
-    assign for_normalized_sel_15 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]) : (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]);
-    assign for_normalized_sel_16 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]) : (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]);
-    assign for_normalized_sel_17 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1]) : (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]);
-    assign for_normalized_sel_18 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]) : (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]);
-    assign normalized_3 = {sel_95, sel_96, sel_97, sel_98, sel_99, sel_100, sel_101, sel_102, sel_103, sel_104, sel_105, sel_106,
-        sel_107, sel_108, sel_109, sel_110, sel_111, sel_112, sel_113, sel_114, for_normalized_sel_13,
-        for_normalized_sel_14, for_normalized_sel_15, for_normalized_sel_16, for_normalized_sel_17,
-        for_normalized_sel_18,
-        (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1])),
-        (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]))};
-    assign field_3 = normalized_3[27] ? (field_base_d3_3 - ({4'h0, left_d1_3})) : 9'h0;
-
-    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-    assign kept_3 = normalized_d1_3[26:4];
-    assign guard_3 = normalized_d1_3[3];
-    assign sticky_3 = ~(normalized_d1_3[2:0] == 3'h0);
-    assign increment_3 = guard_3 & (sticky_3 | normalized_d1_3[4]);
-    assign packed_4 = {field_d1_3, kept_3};
-    assign overflow_before_3 = ~(field_d1_3 < 9'hff);
-
-    // ---- add: rounding increment, overflow to infinity, special cases ----
-    assign rounded_3 = packed_4 + ({31'h0, increment_3});
-    assign overflow_3 = overflow_before_3 | (~(rounded_3[31:23] < 9'hff));
-    assign sum_term = nan_d4_3 ? 32'h7fc00000 : (exact_zero_d2_3 ? ({zero_sign_d4_3, 31'h0}) : ({(inf_d4_3 ? inf_sign_d4_3 : big_sign_d4_3), ((overflow_3 | inf_d4_3) ? 31'h7f800000 : rounded_3[30:0])}));
-
-    // ---- beat control travels to the stage t where all per-beat values are ready ----
-
-    // ---- accumulation at stage t; the partial leaving the adder is fed back from stage t + L ----
-    assign closes = s_axis_tvalid_q_8 & s_axis_tlast_q_8;
-    assign consumed = slot_valid_q_4 & (open_vector_q_4 == open_vector);
-    assign slot_valid = s_axis_tvalid_q_8 | consumed;
-    assign sum_term_sel = s_axis_tvalid_q_8 ? sum_term : 32'h0;
-    assign result_sel = consumed ? result_3 : 32'h0;
-
-    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign sum_term_is0 = sum_term_sel[30:23] == 8'h0;
-    assign sum_term_is255 = sum_term_sel[30:23] == 8'hff;
-    assign sum_term_is0_2 = sum_term_sel[22:0] == 23'h0;
-    assign a_sign_4 = sum_term_sel[31];
-    assign a_inf_4 = sum_term_is255 & sum_term_is0_2;
-    assign a_nan_4 = sum_term_is255 & (~sum_term_is0_2);
-    assign a_sig_4 = {(~sum_term_is0), sum_term_sel[22:0]};
-    assign a_exp_4 = sum_term_is0 ? 8'h1 : sum_term_sel[30:23];
-    assign result_is0_5 = result_sel[30:23] == 8'h0;
-    assign result_is255_3 = result_sel[30:23] == 8'hff;
-    assign result_is0_6 = result_sel[22:0] == 23'h0;
-    assign b_sign_4 = result_sel[31];
-    assign b_inf_4 = result_is255_3 & result_is0_6;
-    assign b_nan_4 = result_is255_3 & (~result_is0_6);
-    assign b_sig_4 = {(~result_is0_5), result_sel[22:0]};
-    assign b_exp_4 = result_is0_5 ? 8'h1 : result_sel[30:23];
-    assign opposite_4 = a_sign_4 ^ b_sign_4;
-    assign nan_4 = a_nan_4 | b_nan_4 | (a_inf_4 & b_inf_4 & opposite_4);
-    assign inf_4 = a_inf_4 | b_inf_4;
-    assign inf_sign_4 = a_inf_4 ? a_sign_4 : b_sign_4;
-    assign zero_sign_4 = a_sign_4 & b_sign_4;
-    assign swap_4 = sum_term_sel[30:0] < result_sel[30:0];
-
-    // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-    assign big_sign_4 = swap_4 ? b_sign_4 : a_sign_4;
-    assign big_exp_4 = swap_4 ? b_exp_4 : a_exp_4;
-    assign small_exp_4 = swap_4 ? a_exp_4 : b_exp_4;
-    assign distance_4 = big_exp_4 - small_exp_4;
-    assign big_sig_4 = swap_4 ? b_sig_4 : a_sig_4;
-    assign small_sig_4 = swap_4 ? a_sig_4 : b_sig_4;
-    assign amount_4 = (~(distance_4[7:5] == 3'h0)) ? 5'h1f : distance_4[4:0];
-
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_cat_7 = {small_sig_4, 2'h0};
-    assign amount_cat_7 = {1'h0, amount_4};
-    assign small_sig_not_13 = ~(small_sig_cat_7[15:0] == 16'h0);
-    assign small_sig_not_14 = ~(small_sig_cat_7[25:16] == 10'h0);
-    assign small_sig_sel_91 = amount_cat_7[5] ? (amount_cat_7[4] ? (small_sig_not_13 | small_sig_not_14) : (small_sig_not_13 | small_sig_not_14)) : (amount_cat_7[4] & small_sig_not_13);
-    assign small_sig_cat_8 = {15'h0, (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[25])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[24])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[23])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[22])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[21])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[20])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[19])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[18])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[17])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[16])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[15])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[14])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[13])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[12])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[11])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[10])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[25] : small_sig_cat_7[9])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[24] : small_sig_cat_7[8])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[23] : small_sig_cat_7[7])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[22] : small_sig_cat_7[6])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[21] : small_sig_cat_7[5])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[20] : small_sig_cat_7[4])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[19] : small_sig_cat_7[3])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[18] : small_sig_cat_7[2])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[17] : small_sig_cat_7[1])),
-        (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[16] : small_sig_cat_7[0]))};
-    assign small_sig_not_15 = ~(small_sig_cat_8[3:0] == 4'h0);
-    assign small_sig_not_16 = ~(small_sig_cat_8[7:4] == 4'h0);
-    assign for_align_sticky_sel_7 = amount_cat_7[2] ? (small_sig_not_15 | small_sig_not_16 | (~(small_sig_cat_8[11:8] == 4'h0))) : (small_sig_not_15 | small_sig_not_16);
-    assign small_sig_sel_92 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[40] : small_sig_cat_8[36]) : (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]);
-    assign small_sig_sel_93 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[39] : small_sig_cat_8[35]) : (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]);
-    assign small_sig_sel_94 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[38] : small_sig_cat_8[34]) : (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]);
-    assign small_sig_sel_95 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[37] : small_sig_cat_8[33]) : (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]);
-    assign small_sig_sel_96 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[36] : small_sig_cat_8[32]) : (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]);
-    assign small_sig_sel_97 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[35] : small_sig_cat_8[31]) : (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]);
-    assign small_sig_sel_98 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[34] : small_sig_cat_8[30]) : (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]);
-    assign small_sig_sel_99 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[33] : small_sig_cat_8[29]) : (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]);
-    assign small_sig_sel_100 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]) : (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]);
-    assign small_sig_sel_101 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]) : (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]);
-    assign small_sig_sel_102 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]) : (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]);
-    assign small_sig_sel_103 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]) : (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]);
-    assign small_sig_sel_104 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]) : (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]);
-    assign small_sig_sel_105 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]) : (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]);
-    assign small_sig_sel_106 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]) : (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]);
-    assign small_sig_sel_107 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]) : (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]);
-    assign small_sig_sel_108 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]) : (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]);
-    assign small_sig_sel_109 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]) : (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]);
-    assign small_sig_sel_110 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]) : (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]);
-    assign small_sig_sel_111 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]) : (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]);
-    assign small_sig_sel_112 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]) : (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]);
-    assign small_sig_sel_113 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]) : (amount_cat_7[2] ? small_sig_cat_8[11] : small_sig_cat_8[7]);
-    assign small_sig_sel_114 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]) : (amount_cat_7[2] ? small_sig_cat_8[10] : small_sig_cat_8[6]);
-    assign small_sig_sel_115 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]) : (amount_cat_7[2] ? small_sig_cat_8[9] : small_sig_cat_8[5]);
-    assign small_sig_sel_116 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]) : (amount_cat_7[2] ? small_sig_cat_8[8] : small_sig_cat_8[4]);
-    assign small_sig_sel_117 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]) : (amount_cat_7[2] ? small_sig_cat_8[7] : small_sig_cat_8[3]);
-    assign small_sig_sel_118 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]) : (amount_cat_7[2] ? small_sig_cat_8[6] : small_sig_cat_8[2]);
-    assign small_sig_sel_119 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]) : (amount_cat_7[2] ? small_sig_cat_8[5] : small_sig_cat_8[1]);
-    assign small_sig_sel_120 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]) : (amount_cat_7[2] ? small_sig_cat_8[4] : small_sig_cat_8[0]);
-    assign for_shifted_cat_4 = {small_sig_sel_92, small_sig_sel_93, small_sig_sel_94, small_sig_sel_95, small_sig_sel_96,
-        small_sig_sel_97, small_sig_sel_98, small_sig_sel_99, small_sig_sel_100, small_sig_sel_101,
-        small_sig_sel_102, small_sig_sel_103, small_sig_sel_104, small_sig_sel_105, small_sig_sel_106,
-        small_sig_sel_107, small_sig_sel_108, small_sig_sel_109, small_sig_sel_110, small_sig_sel_111,
-        small_sig_sel_112, small_sig_sel_113, small_sig_sel_114, small_sig_sel_115, small_sig_sel_116,
-        small_sig_sel_117, small_sig_sel_118, small_sig_sel_119, small_sig_sel_120};
-    assign for_align_sticky_not_7 = ~(for_shifted_cat_4[0] == 1'h0);
-    assign for_align_sticky_not_8 = ~(for_shifted_cat_4[1] == 1'h0);
-    assign for_align_sticky_sel_8 = amount_cat_7[0] ? (for_align_sticky_not_7 | for_align_sticky_not_8 | (~(for_shifted_cat_4[2] == 1'h0))) : (for_align_sticky_not_7 | for_align_sticky_not_8);
-    assign sel_115 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[28] : for_shifted_cat_4[27]) : (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]);
-    assign sel_116 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[27] : for_shifted_cat_4[26]) : (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]);
-    assign sel_117 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]) : (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]);
-    assign sel_118 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]) : (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]);
-    assign sel_119 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]) : (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]);
-    assign sel_120 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]) : (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]);
-    assign sel_121 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]) : (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]);
-    assign sel_122 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]) : (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]);
-    assign sel_123 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]) : (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]);
-    assign sel_124 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]) : (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]);
-    assign sel_125 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]) : (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]);
-    assign sel_126 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]) : (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]);
-    assign sel_127 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]) : (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]);
-    assign sel_128 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]) : (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]);
-    assign sel_129 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]) : (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]);
-    assign sel_130 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]) : (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]);
-    assign sel_131 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]) : (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]);
-    assign sel_132 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]) : (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]);
-    assign for_shifted_sel_25 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]) : (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]);
-    assign for_shifted_sel_26 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]) : (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]);
-    assign for_shifted_sel_27 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]) : (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]);
-    assign for_shifted_sel_28 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]) : (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]);
-    assign for_shifted_sel_29 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]) : (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]);
-    assign for_shifted_sel_30 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]) : (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]);
-    assign for_shifted_sel_31 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]) : (amount_cat_7[0] ? for_shifted_cat_4[2] : for_shifted_cat_4[1]);
-    assign for_shifted_sel_32 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]) : (amount_cat_7[0] ? for_shifted_cat_4[1] : for_shifted_cat_4[0]);
-    assign shifted_4 = {sel_115, sel_116, sel_117, sel_118, sel_119, sel_120, sel_121, sel_122, sel_123, sel_124, sel_125,
-        sel_126, sel_127, sel_128, sel_129, sel_130, sel_131, sel_132, for_shifted_sel_25,
-        for_shifted_sel_26, for_shifted_sel_27, for_shifted_sel_28, for_shifted_sel_29, for_shifted_sel_30,
-        for_shifted_sel_31, for_shifted_sel_32};
-    assign amount_cat_8 = {small_sig_sel_91, (amount_cat_7[3] ? for_align_sticky_sel_7 : (amount_cat_7[2] & small_sig_not_15)),
-        (amount_cat_7[1] ? for_align_sticky_sel_8 : (amount_cat_7[0] & for_align_sticky_not_7))};
-    assign align_sticky_4 = ~(amount_cat_8 == 3'h0);
-    assign big_padded_4 = {1'h0, big_sig_4, 3'h0};
-    assign aligned_4 = {1'h0, shifted_4, align_sticky_4};
-    assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
-
-    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d1_4}) + ({(aligned_d1_4 ^
-        ({opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4,
-        opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4,
-        opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4,
-        opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4,
-        opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4})),
-        opposite_d1_4});
-    assign sum_4 = big_padded_d1_plus_4[28:1];
-
-    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-    assign exact_zero_4 = sum_d1_4 == 28'h0;
-    assign sum_d1_cat_16 = {sum_d1_4, 4'hf};
-    assign sum_d1_is0_25 = sum_d1_cat_16[31:30] == 2'h0;
-    assign sum_d1_is0_26 = sum_d1_cat_16[27:26] == 2'h0;
-    assign sum_d1_is0_27 = sum_d1_cat_16[23:22] == 2'h0;
-    assign sum_d1_is0_28 = sum_d1_cat_16[19:18] == 2'h0;
-    assign sum_d1_is0_29 = sum_d1_cat_16[15:14] == 2'h0;
-    assign sum_d1_is0_30 = sum_d1_cat_16[11:10] == 2'h0;
-    assign sum_d1_is0_31 = sum_d1_cat_16[7:6] == 2'h0;
-    assign sum_d1_is0_32 = sum_d1_cat_16[3:2] == 2'h0;
-    assign sum_d1_and_22 = sum_d1_is0_25 & (sum_d1_cat_16[29:28] == 2'h0);
-    assign sum_d1_sel_25 = sum_d1_is0_25 ? ({sum_d1_is0_25, (~sum_d1_cat_16[29])}) : ({sum_d1_is0_25, (~sum_d1_cat_16[31])});
-    assign sum_d1_sel_26 = sum_d1_is0_26 ? ({sum_d1_is0_26, (~sum_d1_cat_16[25])}) : ({sum_d1_is0_26, (~sum_d1_cat_16[27])});
-    assign sum_d1_and_23 = sum_d1_is0_27 & (sum_d1_cat_16[21:20] == 2'h0);
-    assign sum_d1_sel_27 = sum_d1_is0_27 ? ({sum_d1_is0_27, (~sum_d1_cat_16[21])}) : ({sum_d1_is0_27, (~sum_d1_cat_16[23])});
-    assign sum_d1_sel_28 = sum_d1_is0_28 ? ({sum_d1_is0_28, (~sum_d1_cat_16[17])}) : ({sum_d1_is0_28, (~sum_d1_cat_16[19])});
-    assign sum_d1_and_24 = sum_d1_is0_29 & (sum_d1_cat_16[13:12] == 2'h0);
-    assign sum_d1_sel_29 = sum_d1_is0_29 ? ({sum_d1_is0_29, (~sum_d1_cat_16[13])}) : ({sum_d1_is0_29, (~sum_d1_cat_16[15])});
-    assign sum_d1_sel_30 = sum_d1_is0_30 ? ({sum_d1_is0_30, (~sum_d1_cat_16[9])}) : ({sum_d1_is0_30, (~sum_d1_cat_16[11])});
-    assign sum_d1_and_25 = sum_d1_is0_31 & (sum_d1_cat_16[5:4] == 2'h0);
-    assign sum_d1_sel_31 = sum_d1_is0_31 ? ({sum_d1_is0_31, (~sum_d1_cat_16[5])}) : ({sum_d1_is0_31, (~sum_d1_cat_16[7])});
-    assign sum_d1_sel_32 = sum_d1_is0_32 ? ({sum_d1_is0_32, (~sum_d1_cat_16[1])}) : ({sum_d1_is0_32, (~sum_d1_cat_16[3])});
-    assign sum_d1_and_26 = sum_d1_and_22 & sum_d1_is0_26 & (sum_d1_cat_16[25:24] == 2'h0);
-    assign sum_d1_and_27 = sum_d1_and_24 & sum_d1_is0_30 & (sum_d1_cat_16[9:8] == 2'h0);
-    assign sum_d1_and_28 = sum_d1_and_26 & sum_d1_and_23 & sum_d1_is0_28 & (sum_d1_cat_16[17:16] == 2'h0);
-    assign sum_d1_cat_17 = {sum_d1_and_26, (sum_d1_and_23 ? ({sum_d1_and_23, sum_d1_sel_28}) : ({sum_d1_and_23, sum_d1_sel_27}))};
-    assign sum_d1_cat_18 = {sum_d1_and_26, (sum_d1_and_22 ? ({sum_d1_and_22, sum_d1_sel_26}) : ({sum_d1_and_22, sum_d1_sel_25}))};
-    assign sum_d1_cat_19 = {sum_d1_and_27, (sum_d1_and_25 ? ({sum_d1_and_25, sum_d1_sel_32}) : ({sum_d1_and_25, sum_d1_sel_31}))};
-    assign sum_d1_cat_20 = {sum_d1_and_27, (sum_d1_and_24 ? ({sum_d1_and_24, sum_d1_sel_30}) : ({sum_d1_and_24, sum_d1_sel_29}))};
-    assign lz_4 = sum_d1_and_28 ? ({sum_d1_and_28, (sum_d1_and_27 ? sum_d1_cat_19 : sum_d1_cat_20)}) : ({sum_d1_and_28, (sum_d1_and_26 ? sum_d1_cat_17 : sum_d1_cat_18)});
-    assign left_4 = (({3'h0, lz_4}) < big_exp_d2_4) ? lz_4 : big_exp_d2_4[4:0];
-
-    // ---- add: normalisation shift; exponent field ----
-    assign left_d1_cat_4 = {1'h0, left_d1_4};
-    assign sum_d2_cat_7 = {(left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[11] : sum_d2_4[27])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[10] : sum_d2_4[26])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[9] : sum_d2_4[25])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[8] : sum_d2_4[24])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[7] : sum_d2_4[23])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[6] : sum_d2_4[22])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[5] : sum_d2_4[21])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[4] : sum_d2_4[20])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[3] : sum_d2_4[19])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[2] : sum_d2_4[18])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[1] : sum_d2_4[17])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[0] : sum_d2_4[16])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[15])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[14])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[13])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[12])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[11])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[10])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[9])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[8])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[7])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[6])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[5])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[4])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[3])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[2])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[1])),
-        (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[0]))};
-    assign sum_d2_sel_61 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]) : (left_d1_cat_4[2] ? sum_d2_cat_7[23] : sum_d2_cat_7[27]);
-    assign sum_d2_sel_62 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]) : (left_d1_cat_4[2] ? sum_d2_cat_7[22] : sum_d2_cat_7[26]);
-    assign sum_d2_sel_63 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]) : (left_d1_cat_4[2] ? sum_d2_cat_7[21] : sum_d2_cat_7[25]);
-    assign sum_d2_sel_64 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]) : (left_d1_cat_4[2] ? sum_d2_cat_7[20] : sum_d2_cat_7[24]);
-    assign sum_d2_sel_65 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]) : (left_d1_cat_4[2] ? sum_d2_cat_7[19] : sum_d2_cat_7[23]);
-    assign sum_d2_sel_66 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]) : (left_d1_cat_4[2] ? sum_d2_cat_7[18] : sum_d2_cat_7[22]);
-    assign sum_d2_sel_67 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]) : (left_d1_cat_4[2] ? sum_d2_cat_7[17] : sum_d2_cat_7[21]);
-    assign sum_d2_sel_68 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]) : (left_d1_cat_4[2] ? sum_d2_cat_7[16] : sum_d2_cat_7[20]);
-    assign sum_d2_sel_69 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]) : (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]);
-    assign sum_d2_sel_70 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]) : (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]);
-    assign sum_d2_sel_71 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]) : (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]);
-    assign sum_d2_sel_72 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]) : (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]);
-    assign sum_d2_sel_73 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7]) : (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]);
-    assign sum_d2_sel_74 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6]) : (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]);
-    assign sum_d2_sel_75 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5]) : (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]);
-    assign sum_d2_sel_76 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4]) : (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]);
-    assign sum_d2_sel_77 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3]) : (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]);
-    assign sum_d2_sel_78 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2]) : (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]);
-    assign sum_d2_sel_79 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1]) : (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]);
-    assign sum_d2_sel_80 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]) : (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]);
-    assign sum_d2_cat_8 = {sum_d2_sel_61, sum_d2_sel_62, sum_d2_sel_63, sum_d2_sel_64, sum_d2_sel_65, sum_d2_sel_66,
-        sum_d2_sel_67, sum_d2_sel_68, sum_d2_sel_69, sum_d2_sel_70, sum_d2_sel_71, sum_d2_sel_72,
-        sum_d2_sel_73, sum_d2_sel_74, sum_d2_sel_75, sum_d2_sel_76, sum_d2_sel_77, sum_d2_sel_78,
-        sum_d2_sel_79, sum_d2_sel_80,
-        (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7])),
-        (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6])),
-        (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5])),
-        (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4])),
-        (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3])),
-        (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2])),
-        (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1])),
-        (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]))};
-    assign sel_133 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]) : (left_d1_cat_4[0] ? sum_d2_cat_8[26] : sum_d2_cat_8[27]);
-    assign sel_134 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]) : (left_d1_cat_4[0] ? sum_d2_cat_8[25] : sum_d2_cat_8[26]);
-    assign sel_135 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]) : (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]);
-    assign sel_136 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]) : (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]);
-    assign sel_137 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]) : (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]);
-    assign sel_138 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]) : (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]);
-    assign sel_139 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]) : (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]);
-    assign sel_140 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]) : (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]);
-    assign sel_141 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]) : (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]);
-    assign sel_142 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]) : (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]);
-    assign sel_143 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]) : (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]);
-    assign sel_144 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]) : (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]);
-    assign sel_145 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]) : (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]);
-    assign sel_146 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]) : (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]);
-    assign sel_147 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]) : (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]);
-    assign sel_148 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]) : (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]);
-    assign sel_149 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]) : (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]);
-    assign sel_150 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]) : (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]);
-    assign sel_151 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]) : (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]);
-    assign sel_152 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]) : (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]);
-    assign for_normalized_sel_19 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]) : (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]);
-    assign for_normalized_sel_20 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]) : (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]);
-    assign for_normalized_sel_21 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]) : (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]);
-    assign for_normalized_sel_22 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]) : (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]);
-    assign for_normalized_sel_23 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1]) : (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]);
-    assign for_normalized_sel_24 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]) : (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]);
-    assign normalized_4 = {sel_133, sel_134, sel_135, sel_136, sel_137, sel_138, sel_139, sel_140, sel_141, sel_142, sel_143,
-        sel_144, sel_145, sel_146, sel_147, sel_148, sel_149, sel_150, sel_151, sel_152,
-        for_normalized_sel_19, for_normalized_sel_20, for_normalized_sel_21, for_normalized_sel_22,
-        for_normalized_sel_23, for_normalized_sel_24,
-        (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1])),
-        (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]))};
-    assign field_4 = normalized_4[27] ? (field_base_d3_4 - ({4'h0, left_d1_4})) : 9'h0;
-
-    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-    assign kept_4 = normalized_d1_4[26:4];
-    assign guard_4 = normalized_d1_4[3];
-    assign sticky_4 = ~(normalized_d1_4[2:0] == 3'h0);
-    assign increment_4 = guard_4 & (sticky_4 | normalized_d1_4[4]);
-    assign packed_5 = {field_d1_4, kept_4};
-    assign overflow_before_4 = ~(field_d1_4 < 9'hff);
-
-    // ---- add: rounding increment, overflow to infinity, special cases ----
-    assign rounded_4 = packed_5 + ({31'h0, increment_4});
-    assign overflow_4 = overflow_before_4 | (~(rounded_4[31:23] < 9'hff));
-    assign result_3 = nan_d4_4 ? 32'h7fc00000 : (exact_zero_d2_4 ? ({zero_sign_d4_4, 31'h0}) : ({(inf_d4_4 ? inf_sign_d4_4 : big_sign_d4_4), ((overflow_4 | inf_d4_4) ? 31'h7f800000 : rounded_4[30:0])}));
-
-    // ---- window of the partials that left in the previous L - 1 cycles, at stage t + L ----
-    assign is_final = slot_valid_q_4 & (~(open_vector_q_4 == open_vector));
-    assign done = slot_valid_q_4 & closes_q_4;
-    assign result_sel_2 = (is_final_q & (open_vector_q_5 == open_vector_q_4)) ? result_q : 32'h0;
-    assign result_sel_3 = (is_final_q_2 & (open_vector_q_6 == open_vector_q_4)) ? result_q_2 : 32'h0;
-    assign result_sel_4 = (is_final_q_3 & (open_vector_q_7 == open_vector_q_4)) ? result_q_3 : 32'h0;
-
-    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_is0_7 = result_3[30:23] == 8'h0;
-    assign result_is255_4 = result_3[30:23] == 8'hff;
-    assign result_is0_8 = result_3[22:0] == 23'h0;
-    assign a_sign_5 = result_3[31];
-    assign a_inf_5 = result_is255_4 & result_is0_8;
-    assign a_nan_5 = result_is255_4 & (~result_is0_8);
-    assign a_sig_5 = {(~result_is0_7), result_3[22:0]};
-    assign a_exp_5 = result_is0_7 ? 8'h1 : result_3[30:23];
-    assign result_is0_9 = result_sel_2[30:23] == 8'h0;
-    assign result_is255_5 = result_sel_2[30:23] == 8'hff;
-    assign result_is0_10 = result_sel_2[22:0] == 23'h0;
-    assign b_sign_5 = result_sel_2[31];
-    assign b_inf_5 = result_is255_5 & result_is0_10;
-    assign b_nan_5 = result_is255_5 & (~result_is0_10);
-    assign b_sig_5 = {(~result_is0_9), result_sel_2[22:0]};
-    assign b_exp_5 = result_is0_9 ? 8'h1 : result_sel_2[30:23];
-    assign opposite_5 = a_sign_5 ^ b_sign_5;
-    assign nan_5 = a_nan_5 | b_nan_5 | (a_inf_5 & b_inf_5 & opposite_5);
-    assign inf_5 = a_inf_5 | b_inf_5;
-    assign inf_sign_5 = a_inf_5 ? a_sign_5 : b_sign_5;
-    assign zero_sign_5 = a_sign_5 & b_sign_5;
-    assign swap_5 = result_3[30:0] < result_sel_2[30:0];
-
-    // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-    assign big_sign_5 = swap_5 ? b_sign_5 : a_sign_5;
-    assign big_exp_5 = swap_5 ? b_exp_5 : a_exp_5;
-    assign small_exp_5 = swap_5 ? a_exp_5 : b_exp_5;
-    assign distance_5 = big_exp_5 - small_exp_5;
-    assign big_sig_5 = swap_5 ? b_sig_5 : a_sig_5;
-    assign small_sig_5 = swap_5 ? a_sig_5 : b_sig_5;
-    assign amount_5 = (~(distance_5[7:5] == 3'h0)) ? 5'h1f : distance_5[4:0];
-
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_cat_9 = {small_sig_5, 2'h0};
-    assign amount_cat_9 = {1'h0, amount_5};
-    assign small_sig_not_17 = ~(small_sig_cat_9[15:0] == 16'h0);
-    assign small_sig_not_18 = ~(small_sig_cat_9[25:16] == 10'h0);
-    assign small_sig_sel_121 = amount_cat_9[5] ? (amount_cat_9[4] ? (small_sig_not_17 | small_sig_not_18) : (small_sig_not_17 | small_sig_not_18)) : (amount_cat_9[4] & small_sig_not_17);
-    assign small_sig_cat_10 = {15'h0, (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[25])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[24])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[23])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[22])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[21])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[20])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[19])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[18])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[17])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[16])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[15])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[14])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[13])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[12])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[11])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[10])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[25] : small_sig_cat_9[9])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[24] : small_sig_cat_9[8])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[23] : small_sig_cat_9[7])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[22] : small_sig_cat_9[6])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[21] : small_sig_cat_9[5])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[20] : small_sig_cat_9[4])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[19] : small_sig_cat_9[3])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[18] : small_sig_cat_9[2])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[17] : small_sig_cat_9[1])),
-        (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[16] : small_sig_cat_9[0]))};
-    assign small_sig_not_19 = ~(small_sig_cat_10[3:0] == 4'h0);
-    assign small_sig_not_20 = ~(small_sig_cat_10[7:4] == 4'h0);
-    assign for_align_sticky_sel_9 = amount_cat_9[2] ? (small_sig_not_19 | small_sig_not_20 | (~(small_sig_cat_10[11:8] == 4'h0))) : (small_sig_not_19 | small_sig_not_20);
-    assign small_sig_sel_122 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[40] : small_sig_cat_10[36]) : (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]);
-    assign small_sig_sel_123 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[39] : small_sig_cat_10[35]) : (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]);
-    assign small_sig_sel_124 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[38] : small_sig_cat_10[34]) : (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]);
-    assign small_sig_sel_125 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[37] : small_sig_cat_10[33]) : (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]);
-    assign small_sig_sel_126 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[36] : small_sig_cat_10[32]) : (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]);
-    assign small_sig_sel_127 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[35] : small_sig_cat_10[31]) : (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]);
-    assign small_sig_sel_128 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[34] : small_sig_cat_10[30]) : (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]);
-    assign small_sig_sel_129 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[33] : small_sig_cat_10[29]) : (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]);
-    assign small_sig_sel_130 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]) : (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]);
-    assign small_sig_sel_131 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]) : (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]);
-    assign small_sig_sel_132 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]) : (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]);
-    assign small_sig_sel_133 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]) : (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]);
-    assign small_sig_sel_134 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]) : (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]);
-    assign small_sig_sel_135 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]) : (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]);
-    assign small_sig_sel_136 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]) : (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]);
-    assign small_sig_sel_137 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]) : (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]);
-    assign small_sig_sel_138 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]) : (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]);
-    assign small_sig_sel_139 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]) : (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]);
-    assign small_sig_sel_140 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]) : (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]);
-    assign small_sig_sel_141 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]) : (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]);
-    assign small_sig_sel_142 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]) : (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]);
-    assign small_sig_sel_143 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]) : (amount_cat_9[2] ? small_sig_cat_10[11] : small_sig_cat_10[7]);
-    assign small_sig_sel_144 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]) : (amount_cat_9[2] ? small_sig_cat_10[10] : small_sig_cat_10[6]);
-    assign small_sig_sel_145 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]) : (amount_cat_9[2] ? small_sig_cat_10[9] : small_sig_cat_10[5]);
-    assign small_sig_sel_146 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]) : (amount_cat_9[2] ? small_sig_cat_10[8] : small_sig_cat_10[4]);
-    assign small_sig_sel_147 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]) : (amount_cat_9[2] ? small_sig_cat_10[7] : small_sig_cat_10[3]);
-    assign small_sig_sel_148 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]) : (amount_cat_9[2] ? small_sig_cat_10[6] : small_sig_cat_10[2]);
-    assign small_sig_sel_149 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]) : (amount_cat_9[2] ? small_sig_cat_10[5] : small_sig_cat_10[1]);
-    assign small_sig_sel_150 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]) : (amount_cat_9[2] ? small_sig_cat_10[4] : small_sig_cat_10[0]);
-    assign for_shifted_cat_5 = {small_sig_sel_122, small_sig_sel_123, small_sig_sel_124, small_sig_sel_125, small_sig_sel_126,
-        small_sig_sel_127, small_sig_sel_128, small_sig_sel_129, small_sig_sel_130, small_sig_sel_131,
-        small_sig_sel_132, small_sig_sel_133, small_sig_sel_134, small_sig_sel_135, small_sig_sel_136,
-        small_sig_sel_137, small_sig_sel_138, small_sig_sel_139, small_sig_sel_140, small_sig_sel_141,
-        small_sig_sel_142, small_sig_sel_143, small_sig_sel_144, small_sig_sel_145, small_sig_sel_146,
-        small_sig_sel_147, small_sig_sel_148, small_sig_sel_149, small_sig_sel_150};
-    assign for_align_sticky_not_9 = ~(for_shifted_cat_5[0] == 1'h0);
-    assign for_align_sticky_not_10 = ~(for_shifted_cat_5[1] == 1'h0);
-    assign for_align_sticky_sel_10 = amount_cat_9[0] ? (for_align_sticky_not_9 | for_align_sticky_not_10 | (~(for_shifted_cat_5[2] == 1'h0))) : (for_align_sticky_not_9 | for_align_sticky_not_10);
-    assign sel_153 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[28] : for_shifted_cat_5[27]) : (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]);
-    assign sel_154 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[27] : for_shifted_cat_5[26]) : (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]);
-    assign sel_155 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]) : (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]);
-    assign sel_156 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]) : (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]);
-    assign sel_157 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]) : (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]);
-    assign sel_158 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]) : (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]);
-    assign sel_159 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]) : (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]);
-    assign sel_160 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]) : (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]);
-    assign sel_161 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]) : (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]);
-    assign sel_162 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]) : (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]);
-    assign sel_163 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]) : (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]);
-    assign sel_164 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]) : (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]);
-    assign sel_165 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]) : (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]);
-    assign sel_166 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]) : (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]);
-    assign sel_167 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]) : (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]);
-    assign sel_168 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]) : (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]);
-    assign sel_169 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]) : (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]);
-    assign sel_170 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]) : (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]);
-    assign for_shifted_sel_33 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]) : (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]);
-    assign for_shifted_sel_34 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]) : (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]);
-    assign for_shifted_sel_35 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]) : (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]);
-    assign for_shifted_sel_36 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]) : (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]);
-    assign for_shifted_sel_37 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]) : (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]);
-    assign for_shifted_sel_38 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]) : (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]);
-    assign for_shifted_sel_39 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]) : (amount_cat_9[0] ? for_shifted_cat_5[2] : for_shifted_cat_5[1]);
-    assign for_shifted_sel_40 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]) : (amount_cat_9[0] ? for_shifted_cat_5[1] : for_shifted_cat_5[0]);
-    assign shifted_5 = {sel_153, sel_154, sel_155, sel_156, sel_157, sel_158, sel_159, sel_160, sel_161, sel_162, sel_163,
-        sel_164, sel_165, sel_166, sel_167, sel_168, sel_169, sel_170, for_shifted_sel_33,
-        for_shifted_sel_34, for_shifted_sel_35, for_shifted_sel_36, for_shifted_sel_37, for_shifted_sel_38,
-        for_shifted_sel_39, for_shifted_sel_40};
-    assign amount_cat_10 = {small_sig_sel_121, (amount_cat_9[3] ? for_align_sticky_sel_9 : (amount_cat_9[2] & small_sig_not_19)),
-        (amount_cat_9[1] ? for_align_sticky_sel_10 : (amount_cat_9[0] & for_align_sticky_not_9))};
-    assign align_sticky_5 = ~(amount_cat_10 == 3'h0);
-    assign big_padded_5 = {1'h0, big_sig_5, 3'h0};
-    assign aligned_5 = {1'h0, shifted_5, align_sticky_5};
-    assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
-
-    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d1_5}) + ({(aligned_d1_5 ^
-        ({opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
-        opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
-        opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
-        opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
-        opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5})),
-        opposite_d1_5});
-    assign sum_5 = big_padded_d1_plus_5[28:1];
-
-    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-    assign exact_zero_5 = sum_d1_5 == 28'h0;
-    assign sum_d1_cat_21 = {sum_d1_5, 4'hf};
-    assign sum_d1_is0_33 = sum_d1_cat_21[31:30] == 2'h0;
-    assign sum_d1_is0_34 = sum_d1_cat_21[27:26] == 2'h0;
-    assign sum_d1_is0_35 = sum_d1_cat_21[23:22] == 2'h0;
-    assign sum_d1_is0_36 = sum_d1_cat_21[19:18] == 2'h0;
-    assign sum_d1_is0_37 = sum_d1_cat_21[15:14] == 2'h0;
-    assign sum_d1_is0_38 = sum_d1_cat_21[11:10] == 2'h0;
-    assign sum_d1_is0_39 = sum_d1_cat_21[7:6] == 2'h0;
-    assign sum_d1_is0_40 = sum_d1_cat_21[3:2] == 2'h0;
-    assign sum_d1_and_29 = sum_d1_is0_33 & (sum_d1_cat_21[29:28] == 2'h0);
-    assign sum_d1_sel_33 = sum_d1_is0_33 ? ({sum_d1_is0_33, (~sum_d1_cat_21[29])}) : ({sum_d1_is0_33, (~sum_d1_cat_21[31])});
-    assign sum_d1_sel_34 = sum_d1_is0_34 ? ({sum_d1_is0_34, (~sum_d1_cat_21[25])}) : ({sum_d1_is0_34, (~sum_d1_cat_21[27])});
-    assign sum_d1_and_30 = sum_d1_is0_35 & (sum_d1_cat_21[21:20] == 2'h0);
-    assign sum_d1_sel_35 = sum_d1_is0_35 ? ({sum_d1_is0_35, (~sum_d1_cat_21[21])}) : ({sum_d1_is0_35, (~sum_d1_cat_21[23])});
-    assign sum_d1_sel_36 = sum_d1_is0_36 ? ({sum_d1_is0_36, (~sum_d1_cat_21[17])}) : ({sum_d1_is0_36, (~sum_d1_cat_21[19])});
-    assign sum_d1_and_31 = sum_d1_is0_37 & (sum_d1_cat_21[13:12] == 2'h0);
-    assign sum_d1_sel_37 = sum_d1_is0_37 ? ({sum_d1_is0_37, (~sum_d1_cat_21[13])}) : ({sum_d1_is0_37, (~sum_d1_cat_21[15])});
-    assign sum_d1_sel_38 = sum_d1_is0_38 ? ({sum_d1_is0_38, (~sum_d1_cat_21[9])}) : ({sum_d1_is0_38, (~sum_d1_cat_21[11])});
-    assign sum_d1_and_32 = sum_d1_is0_39 & (sum_d1_cat_21[5:4] == 2'h0);
-    assign sum_d1_sel_39 = sum_d1_is0_39 ? ({sum_d1_is0_39, (~sum_d1_cat_21[5])}) : ({sum_d1_is0_39, (~sum_d1_cat_21[7])});
-    assign sum_d1_sel_40 = sum_d1_is0_40 ? ({sum_d1_is0_40, (~sum_d1_cat_21[1])}) : ({sum_d1_is0_40, (~sum_d1_cat_21[3])});
-    assign sum_d1_and_33 = sum_d1_and_29 & sum_d1_is0_34 & (sum_d1_cat_21[25:24] == 2'h0);
-    assign sum_d1_and_34 = sum_d1_and_31 & sum_d1_is0_38 & (sum_d1_cat_21[9:8] == 2'h0);
-    assign sum_d1_and_35 = sum_d1_and_33 & sum_d1_and_30 & sum_d1_is0_36 & (sum_d1_cat_21[17:16] == 2'h0);
-    assign sum_d1_cat_22 = {sum_d1_and_33, (sum_d1_and_30 ? ({sum_d1_and_30, sum_d1_sel_36}) : ({sum_d1_and_30, sum_d1_sel_35}))};
-    assign sum_d1_cat_23 = {sum_d1_and_33, (sum_d1_and_29 ? ({sum_d1_and_29, sum_d1_sel_34}) : ({sum_d1_and_29, sum_d1_sel_33}))};
-    assign sum_d1_cat_24 = {sum_d1_and_34, (sum_d1_and_32 ? ({sum_d1_and_32, sum_d1_sel_40}) : ({sum_d1_and_32, sum_d1_sel_39}))};
-    assign sum_d1_cat_25 = {sum_d1_and_34, (sum_d1_and_31 ? ({sum_d1_and_31, sum_d1_sel_38}) : ({sum_d1_and_31, sum_d1_sel_37}))};
-    assign lz_5 = sum_d1_and_35 ? ({sum_d1_and_35, (sum_d1_and_34 ? sum_d1_cat_24 : sum_d1_cat_25)}) : ({sum_d1_and_35, (sum_d1_and_33 ? sum_d1_cat_22 : sum_d1_cat_23)});
-    assign left_5 = (({3'h0, lz_5}) < big_exp_d2_5) ? lz_5 : big_exp_d2_5[4:0];
-
-    // ---- add: normalisation shift; exponent field ----
-    assign left_d1_cat_5 = {1'h0, left_d1_5};
-    assign sum_d2_cat_9 = {(left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[11] : sum_d2_5[27])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[10] : sum_d2_5[26])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[9] : sum_d2_5[25])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[8] : sum_d2_5[24])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[7] : sum_d2_5[23])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[6] : sum_d2_5[22])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[5] : sum_d2_5[21])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[4] : sum_d2_5[20])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[3] : sum_d2_5[19])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[2] : sum_d2_5[18])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[1] : sum_d2_5[17])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[0] : sum_d2_5[16])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[15])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[14])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[13])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[12])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[11])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[10])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[9])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[8])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[7])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[6])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[5])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[4])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[3])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[2])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[1])),
-        (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[0]))};
-    assign sum_d2_sel_81 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]) : (left_d1_cat_5[2] ? sum_d2_cat_9[23] : sum_d2_cat_9[27]);
-    assign sum_d2_sel_82 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]) : (left_d1_cat_5[2] ? sum_d2_cat_9[22] : sum_d2_cat_9[26]);
-    assign sum_d2_sel_83 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]) : (left_d1_cat_5[2] ? sum_d2_cat_9[21] : sum_d2_cat_9[25]);
-    assign sum_d2_sel_84 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]) : (left_d1_cat_5[2] ? sum_d2_cat_9[20] : sum_d2_cat_9[24]);
-    assign sum_d2_sel_85 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]) : (left_d1_cat_5[2] ? sum_d2_cat_9[19] : sum_d2_cat_9[23]);
-    assign sum_d2_sel_86 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]) : (left_d1_cat_5[2] ? sum_d2_cat_9[18] : sum_d2_cat_9[22]);
-    assign sum_d2_sel_87 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]) : (left_d1_cat_5[2] ? sum_d2_cat_9[17] : sum_d2_cat_9[21]);
-    assign sum_d2_sel_88 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]) : (left_d1_cat_5[2] ? sum_d2_cat_9[16] : sum_d2_cat_9[20]);
-    assign sum_d2_sel_89 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]) : (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]);
-    assign sum_d2_sel_90 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]) : (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]);
-    assign sum_d2_sel_91 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]) : (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]);
-    assign sum_d2_sel_92 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]) : (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]);
-    assign sum_d2_sel_93 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7]) : (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]);
-    assign sum_d2_sel_94 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6]) : (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]);
-    assign sum_d2_sel_95 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5]) : (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]);
-    assign sum_d2_sel_96 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4]) : (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]);
-    assign sum_d2_sel_97 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3]) : (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]);
-    assign sum_d2_sel_98 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2]) : (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]);
-    assign sum_d2_sel_99 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1]) : (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]);
-    assign sum_d2_sel_100 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]) : (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]);
-    assign sum_d2_cat_10 = {sum_d2_sel_81, sum_d2_sel_82, sum_d2_sel_83, sum_d2_sel_84, sum_d2_sel_85, sum_d2_sel_86,
-        sum_d2_sel_87, sum_d2_sel_88, sum_d2_sel_89, sum_d2_sel_90, sum_d2_sel_91, sum_d2_sel_92,
-        sum_d2_sel_93, sum_d2_sel_94, sum_d2_sel_95, sum_d2_sel_96, sum_d2_sel_97, sum_d2_sel_98,
-        sum_d2_sel_99, sum_d2_sel_100,
-        (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7])),
-        (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6])),
-        (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5])),
-        (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4])),
-        (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3])),
-        (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2])),
-        (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1])),
-        (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]))};
-    assign sel_171 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]) : (left_d1_cat_5[0] ? sum_d2_cat_10[26] : sum_d2_cat_10[27]);
-    assign sel_172 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]) : (left_d1_cat_5[0] ? sum_d2_cat_10[25] : sum_d2_cat_10[26]);
-    assign sel_173 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]) : (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]);
-    assign sel_174 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]) : (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]);
-    assign sel_175 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]) : (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]);
-    assign sel_176 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]) : (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]);
-    assign sel_177 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]) : (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]);
-    assign sel_178 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]) : (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]);
-    assign sel_179 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]) : (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]);
-    assign sel_180 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]) : (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]);
-    assign sel_181 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]) : (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]);
-    assign sel_182 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]) : (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]);
-    assign sel_183 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]) : (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]);
-    assign sel_184 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]) : (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]);
-    assign sel_185 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]) : (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]);
-    assign sel_186 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]) : (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]);
-    assign sel_187 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]) : (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]);
-    assign sel_188 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]) : (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]);
-    assign sel_189 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]) : (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]);
-    assign sel_190 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]) : (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]);
-    assign for_normalized_sel_25 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]) : (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]);
-    assign for_normalized_sel_26 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]) : (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]);
-    assign for_normalized_sel_27 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]) : (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]);
-    assign for_normalized_sel_28 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]) : (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]);
-    assign for_normalized_sel_29 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1]) : (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]);
-    assign for_normalized_sel_30 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]) : (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]);
-    assign normalized_5 = {sel_171, sel_172, sel_173, sel_174, sel_175, sel_176, sel_177, sel_178, sel_179, sel_180, sel_181,
-        sel_182, sel_183, sel_184, sel_185, sel_186, sel_187, sel_188, sel_189, sel_190,
-        for_normalized_sel_25, for_normalized_sel_26, for_normalized_sel_27, for_normalized_sel_28,
-        for_normalized_sel_29, for_normalized_sel_30,
-        (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1])),
-        (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]))};
-    assign field_5 = normalized_5[27] ? (field_base_d3_5 - ({4'h0, left_d1_5})) : 9'h0;
-
-    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-    assign kept_5 = normalized_d1_5[26:4];
-    assign guard_5 = normalized_d1_5[3];
-    assign sticky_5 = ~(normalized_d1_5[2:0] == 3'h0);
-    assign increment_5 = guard_5 & (sticky_5 | normalized_d1_5[4]);
-    assign packed_6 = {field_d1_5, kept_5};
-    assign overflow_before_5 = ~(field_d1_5 < 9'hff);
-
-    // ---- add: rounding increment, overflow to infinity, special cases ----
-    assign rounded_5 = packed_6 + ({31'h0, increment_5});
-    assign overflow_5 = overflow_before_5 | (~(rounded_5[31:23] < 9'hff));
-    assign result_4 = nan_d4_5 ? 32'h7fc00000 : (exact_zero_d2_5 ? ({zero_sign_d4_5, 31'h0}) : ({(inf_d4_5 ? inf_sign_d4_5 : big_sign_d4_5), ((overflow_5 | inf_d4_5) ? 31'h7f800000 : rounded_5[30:0])}));
-
-    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_is0_11 = result_sel_3[30:23] == 8'h0;
-    assign result_is255_6 = result_sel_3[30:23] == 8'hff;
-    assign result_is0_12 = result_sel_3[22:0] == 23'h0;
-    assign a_sign_6 = result_sel_3[31];
-    assign a_inf_6 = result_is255_6 & result_is0_12;
-    assign a_nan_6 = result_is255_6 & (~result_is0_12);
-    assign a_sig_6 = {(~result_is0_11), result_sel_3[22:0]};
-    assign a_exp_6 = result_is0_11 ? 8'h1 : result_sel_3[30:23];
-    assign result_is0_13 = result_sel_4[30:23] == 8'h0;
-    assign result_is255_7 = result_sel_4[30:23] == 8'hff;
-    assign result_is0_14 = result_sel_4[22:0] == 23'h0;
-    assign b_sign_6 = result_sel_4[31];
-    assign b_inf_6 = result_is255_7 & result_is0_14;
-    assign b_nan_6 = result_is255_7 & (~result_is0_14);
-    assign b_sig_6 = {(~result_is0_13), result_sel_4[22:0]};
-    assign b_exp_6 = result_is0_13 ? 8'h1 : result_sel_4[30:23];
-    assign opposite_6 = a_sign_6 ^ b_sign_6;
-    assign nan_6 = a_nan_6 | b_nan_6 | (a_inf_6 & b_inf_6 & opposite_6);
-    assign inf_6 = a_inf_6 | b_inf_6;
-    assign inf_sign_6 = a_inf_6 ? a_sign_6 : b_sign_6;
-    assign zero_sign_6 = a_sign_6 & b_sign_6;
-    assign swap_6 = result_sel_3[30:0] < result_sel_4[30:0];
-
-    // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-    assign big_sign_6 = swap_6 ? b_sign_6 : a_sign_6;
-    assign big_exp_6 = swap_6 ? b_exp_6 : a_exp_6;
-    assign small_exp_6 = swap_6 ? a_exp_6 : b_exp_6;
-    assign distance_6 = big_exp_6 - small_exp_6;
-    assign big_sig_6 = swap_6 ? b_sig_6 : a_sig_6;
-    assign small_sig_6 = swap_6 ? a_sig_6 : b_sig_6;
-    assign amount_6 = (~(distance_6[7:5] == 3'h0)) ? 5'h1f : distance_6[4:0];
-
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_cat_11 = {small_sig_6, 2'h0};
-    assign amount_cat_11 = {1'h0, amount_6};
-    assign small_sig_not_21 = ~(small_sig_cat_11[15:0] == 16'h0);
-    assign small_sig_not_22 = ~(small_sig_cat_11[25:16] == 10'h0);
-    assign small_sig_sel_151 = amount_cat_11[5] ? (amount_cat_11[4] ? (small_sig_not_21 | small_sig_not_22) : (small_sig_not_21 | small_sig_not_22)) : (amount_cat_11[4] & small_sig_not_21);
-    assign small_sig_cat_12 = {15'h0, (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[25])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[24])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[23])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[22])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[21])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[20])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[19])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[18])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[17])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[16])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[15])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[14])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[13])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[12])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[11])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[10])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[25] : small_sig_cat_11[9])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[24] : small_sig_cat_11[8])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[23] : small_sig_cat_11[7])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[22] : small_sig_cat_11[6])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[21] : small_sig_cat_11[5])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[20] : small_sig_cat_11[4])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[19] : small_sig_cat_11[3])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[18] : small_sig_cat_11[2])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[17] : small_sig_cat_11[1])),
-        (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[16] : small_sig_cat_11[0]))};
-    assign small_sig_not_23 = ~(small_sig_cat_12[3:0] == 4'h0);
-    assign small_sig_not_24 = ~(small_sig_cat_12[7:4] == 4'h0);
-    assign for_align_sticky_sel_11 = amount_cat_11[2] ? (small_sig_not_23 | small_sig_not_24 | (~(small_sig_cat_12[11:8] == 4'h0))) : (small_sig_not_23 | small_sig_not_24);
-    assign small_sig_sel_152 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[40] : small_sig_cat_12[36]) : (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]);
-    assign small_sig_sel_153 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[39] : small_sig_cat_12[35]) : (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]);
-    assign small_sig_sel_154 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[38] : small_sig_cat_12[34]) : (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]);
-    assign small_sig_sel_155 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[37] : small_sig_cat_12[33]) : (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]);
-    assign small_sig_sel_156 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[36] : small_sig_cat_12[32]) : (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]);
-    assign small_sig_sel_157 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[35] : small_sig_cat_12[31]) : (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]);
-    assign small_sig_sel_158 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[34] : small_sig_cat_12[30]) : (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]);
-    assign small_sig_sel_159 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[33] : small_sig_cat_12[29]) : (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]);
-    assign small_sig_sel_160 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]) : (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]);
-    assign small_sig_sel_161 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]) : (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]);
-    assign small_sig_sel_162 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]) : (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]);
-    assign small_sig_sel_163 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]) : (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]);
-    assign small_sig_sel_164 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]) : (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]);
-    assign small_sig_sel_165 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]) : (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]);
-    assign small_sig_sel_166 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]) : (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]);
-    assign small_sig_sel_167 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]) : (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]);
-    assign small_sig_sel_168 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]) : (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]);
-    assign small_sig_sel_169 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]) : (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]);
-    assign small_sig_sel_170 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]) : (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]);
-    assign small_sig_sel_171 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]) : (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]);
-    assign small_sig_sel_172 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]) : (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]);
-    assign small_sig_sel_173 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]) : (amount_cat_11[2] ? small_sig_cat_12[11] : small_sig_cat_12[7]);
-    assign small_sig_sel_174 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]) : (amount_cat_11[2] ? small_sig_cat_12[10] : small_sig_cat_12[6]);
-    assign small_sig_sel_175 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]) : (amount_cat_11[2] ? small_sig_cat_12[9] : small_sig_cat_12[5]);
-    assign small_sig_sel_176 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]) : (amount_cat_11[2] ? small_sig_cat_12[8] : small_sig_cat_12[4]);
-    assign small_sig_sel_177 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]) : (amount_cat_11[2] ? small_sig_cat_12[7] : small_sig_cat_12[3]);
-    assign small_sig_sel_178 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]) : (amount_cat_11[2] ? small_sig_cat_12[6] : small_sig_cat_12[2]);
-    assign small_sig_sel_179 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]) : (amount_cat_11[2] ? small_sig_cat_12[5] : small_sig_cat_12[1]);
-    assign small_sig_sel_180 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]) : (amount_cat_11[2] ? small_sig_cat_12[4] : small_sig_cat_12[0]);
-    assign for_shifted_cat_6 = {small_sig_sel_152, small_sig_sel_153, small_sig_sel_154, small_sig_sel_155, small_sig_sel_156,
-        small_sig_sel_157, small_sig_sel_158, small_sig_sel_159, small_sig_sel_160, small_sig_sel_161,
-        small_sig_sel_162, small_sig_sel_163, small_sig_sel_164, small_sig_sel_165, small_sig_sel_166,
-        small_sig_sel_167, small_sig_sel_168, small_sig_sel_169, small_sig_sel_170, small_sig_sel_171,
-        small_sig_sel_172, small_sig_sel_173, small_sig_sel_174, small_sig_sel_175, small_sig_sel_176,
-        small_sig_sel_177, small_sig_sel_178, small_sig_sel_179, small_sig_sel_180};
-    assign for_align_sticky_not_11 = ~(for_shifted_cat_6[0] == 1'h0);
-    assign for_align_sticky_not_12 = ~(for_shifted_cat_6[1] == 1'h0);
-    assign for_align_sticky_sel_12 = amount_cat_11[0] ? (for_align_sticky_not_11 | for_align_sticky_not_12 | (~(for_shifted_cat_6[2] == 1'h0))) : (for_align_sticky_not_11 | for_align_sticky_not_12);
-    assign sel_191 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[28] : for_shifted_cat_6[27]) : (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]);
-    assign sel_192 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[27] : for_shifted_cat_6[26]) : (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]);
-    assign sel_193 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]) : (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]);
-    assign sel_194 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]) : (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]);
-    assign sel_195 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]) : (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]);
-    assign sel_196 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]) : (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]);
-    assign sel_197 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]) : (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]);
-    assign sel_198 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]) : (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]);
-    assign sel_199 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]) : (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]);
-    assign sel_200 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]) : (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]);
-    assign sel_201 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]) : (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]);
-    assign sel_202 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]) : (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]);
-    assign sel_203 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]) : (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]);
-    assign sel_204 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]) : (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]);
-    assign sel_205 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]) : (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]);
-    assign sel_206 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]) : (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]);
-    assign sel_207 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]) : (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]);
-    assign sel_208 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]) : (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]);
-    assign for_shifted_sel_41 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]) : (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]);
-    assign for_shifted_sel_42 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]) : (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]);
-    assign for_shifted_sel_43 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]) : (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]);
-    assign for_shifted_sel_44 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]) : (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]);
-    assign for_shifted_sel_45 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]) : (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]);
-    assign for_shifted_sel_46 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]) : (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]);
-    assign for_shifted_sel_47 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]) : (amount_cat_11[0] ? for_shifted_cat_6[2] : for_shifted_cat_6[1]);
-    assign for_shifted_sel_48 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]) : (amount_cat_11[0] ? for_shifted_cat_6[1] : for_shifted_cat_6[0]);
-    assign shifted_6 = {sel_191, sel_192, sel_193, sel_194, sel_195, sel_196, sel_197, sel_198, sel_199, sel_200, sel_201,
-        sel_202, sel_203, sel_204, sel_205, sel_206, sel_207, sel_208, for_shifted_sel_41,
-        for_shifted_sel_42, for_shifted_sel_43, for_shifted_sel_44, for_shifted_sel_45, for_shifted_sel_46,
-        for_shifted_sel_47, for_shifted_sel_48};
-    assign amount_cat_12 = {small_sig_sel_151,
-        (amount_cat_11[3] ? for_align_sticky_sel_11 : (amount_cat_11[2] & small_sig_not_23)),
-        (amount_cat_11[1] ? for_align_sticky_sel_12 : (amount_cat_11[0] & for_align_sticky_not_11))};
-    assign align_sticky_6 = ~(amount_cat_12 == 3'h0);
-    assign big_padded_6 = {1'h0, big_sig_6, 3'h0};
-    assign aligned_6 = {1'h0, shifted_6, align_sticky_6};
-    assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
-
-    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d1_6}) + ({(aligned_d1_6 ^
-        ({opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
-        opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
-        opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
-        opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
-        opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6})),
-        opposite_d1_6});
-    assign sum_6 = big_padded_d1_plus_6[28:1];
-
-    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-    assign exact_zero_6 = sum_d1_6 == 28'h0;
-    assign sum_d1_cat_26 = {sum_d1_6, 4'hf};
-    assign sum_d1_is0_41 = sum_d1_cat_26[31:30] == 2'h0;
-    assign sum_d1_is0_42 = sum_d1_cat_26[27:26] == 2'h0;
-    assign sum_d1_is0_43 = sum_d1_cat_26[23:22] == 2'h0;
-    assign sum_d1_is0_44 = sum_d1_cat_26[19:18] == 2'h0;
-    assign sum_d1_is0_45 = sum_d1_cat_26[15:14] == 2'h0;
-    assign sum_d1_is0_46 = sum_d1_cat_26[11:10] == 2'h0;
-    assign sum_d1_is0_47 = sum_d1_cat_26[7:6] == 2'h0;
-    assign sum_d1_is0_48 = sum_d1_cat_26[3:2] == 2'h0;
-    assign sum_d1_and_36 = sum_d1_is0_41 & (sum_d1_cat_26[29:28] == 2'h0);
-    assign sum_d1_sel_41 = sum_d1_is0_41 ? ({sum_d1_is0_41, (~sum_d1_cat_26[29])}) : ({sum_d1_is0_41, (~sum_d1_cat_26[31])});
-    assign sum_d1_sel_42 = sum_d1_is0_42 ? ({sum_d1_is0_42, (~sum_d1_cat_26[25])}) : ({sum_d1_is0_42, (~sum_d1_cat_26[27])});
-    assign sum_d1_and_37 = sum_d1_is0_43 & (sum_d1_cat_26[21:20] == 2'h0);
-    assign sum_d1_sel_43 = sum_d1_is0_43 ? ({sum_d1_is0_43, (~sum_d1_cat_26[21])}) : ({sum_d1_is0_43, (~sum_d1_cat_26[23])});
-    assign sum_d1_sel_44 = sum_d1_is0_44 ? ({sum_d1_is0_44, (~sum_d1_cat_26[17])}) : ({sum_d1_is0_44, (~sum_d1_cat_26[19])});
-    assign sum_d1_and_38 = sum_d1_is0_45 & (sum_d1_cat_26[13:12] == 2'h0);
-    assign sum_d1_sel_45 = sum_d1_is0_45 ? ({sum_d1_is0_45, (~sum_d1_cat_26[13])}) : ({sum_d1_is0_45, (~sum_d1_cat_26[15])});
-    assign sum_d1_sel_46 = sum_d1_is0_46 ? ({sum_d1_is0_46, (~sum_d1_cat_26[9])}) : ({sum_d1_is0_46, (~sum_d1_cat_26[11])});
-    assign sum_d1_and_39 = sum_d1_is0_47 & (sum_d1_cat_26[5:4] == 2'h0);
-    assign sum_d1_sel_47 = sum_d1_is0_47 ? ({sum_d1_is0_47, (~sum_d1_cat_26[5])}) : ({sum_d1_is0_47, (~sum_d1_cat_26[7])});
-    assign sum_d1_sel_48 = sum_d1_is0_48 ? ({sum_d1_is0_48, (~sum_d1_cat_26[1])}) : ({sum_d1_is0_48, (~sum_d1_cat_26[3])});
-    assign sum_d1_and_40 = sum_d1_and_36 & sum_d1_is0_42 & (sum_d1_cat_26[25:24] == 2'h0);
-    assign sum_d1_and_41 = sum_d1_and_38 & sum_d1_is0_46 & (sum_d1_cat_26[9:8] == 2'h0);
-    assign sum_d1_and_42 = sum_d1_and_40 & sum_d1_and_37 & sum_d1_is0_44 & (sum_d1_cat_26[17:16] == 2'h0);
-    assign sum_d1_cat_27 = {sum_d1_and_40, (sum_d1_and_37 ? ({sum_d1_and_37, sum_d1_sel_44}) : ({sum_d1_and_37, sum_d1_sel_43}))};
-    assign sum_d1_cat_28 = {sum_d1_and_40, (sum_d1_and_36 ? ({sum_d1_and_36, sum_d1_sel_42}) : ({sum_d1_and_36, sum_d1_sel_41}))};
-    assign sum_d1_cat_29 = {sum_d1_and_41, (sum_d1_and_39 ? ({sum_d1_and_39, sum_d1_sel_48}) : ({sum_d1_and_39, sum_d1_sel_47}))};
-    assign sum_d1_cat_30 = {sum_d1_and_41, (sum_d1_and_38 ? ({sum_d1_and_38, sum_d1_sel_46}) : ({sum_d1_and_38, sum_d1_sel_45}))};
-    assign lz_6 = sum_d1_and_42 ? ({sum_d1_and_42, (sum_d1_and_41 ? sum_d1_cat_29 : sum_d1_cat_30)}) : ({sum_d1_and_42, (sum_d1_and_40 ? sum_d1_cat_27 : sum_d1_cat_28)});
-    assign left_6 = (({3'h0, lz_6}) < big_exp_d2_6) ? lz_6 : big_exp_d2_6[4:0];
-
-    // ---- add: normalisation shift; exponent field ----
-    assign left_d1_cat_6 = {1'h0, left_d1_6};
-    assign sum_d2_cat_11 = {(left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[11] : sum_d2_6[27])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[10] : sum_d2_6[26])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[9] : sum_d2_6[25])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[8] : sum_d2_6[24])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[7] : sum_d2_6[23])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[6] : sum_d2_6[22])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[5] : sum_d2_6[21])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[4] : sum_d2_6[20])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[3] : sum_d2_6[19])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[2] : sum_d2_6[18])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[1] : sum_d2_6[17])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[0] : sum_d2_6[16])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[15])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[14])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[13])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[12])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[11])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[10])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[9])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[8])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[7])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[6])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[5])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[4])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[3])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[2])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[1])),
-        (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[0]))};
-    assign sum_d2_sel_101 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]) : (left_d1_cat_6[2] ? sum_d2_cat_11[23] : sum_d2_cat_11[27]);
-    assign sum_d2_sel_102 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]) : (left_d1_cat_6[2] ? sum_d2_cat_11[22] : sum_d2_cat_11[26]);
-    assign sum_d2_sel_103 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]) : (left_d1_cat_6[2] ? sum_d2_cat_11[21] : sum_d2_cat_11[25]);
-    assign sum_d2_sel_104 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]) : (left_d1_cat_6[2] ? sum_d2_cat_11[20] : sum_d2_cat_11[24]);
-    assign sum_d2_sel_105 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]) : (left_d1_cat_6[2] ? sum_d2_cat_11[19] : sum_d2_cat_11[23]);
-    assign sum_d2_sel_106 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]) : (left_d1_cat_6[2] ? sum_d2_cat_11[18] : sum_d2_cat_11[22]);
-    assign sum_d2_sel_107 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]) : (left_d1_cat_6[2] ? sum_d2_cat_11[17] : sum_d2_cat_11[21]);
-    assign sum_d2_sel_108 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]) : (left_d1_cat_6[2] ? sum_d2_cat_11[16] : sum_d2_cat_11[20]);
-    assign sum_d2_sel_109 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]) : (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]);
-    assign sum_d2_sel_110 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]) : (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]);
-    assign sum_d2_sel_111 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]) : (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]);
-    assign sum_d2_sel_112 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]) : (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]);
-    assign sum_d2_sel_113 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7]) : (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]);
-    assign sum_d2_sel_114 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6]) : (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]);
-    assign sum_d2_sel_115 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5]) : (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]);
-    assign sum_d2_sel_116 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4]) : (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]);
-    assign sum_d2_sel_117 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3]) : (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]);
-    assign sum_d2_sel_118 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2]) : (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]);
-    assign sum_d2_sel_119 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1]) : (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]);
-    assign sum_d2_sel_120 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]) : (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]);
-    assign sum_d2_cat_12 = {sum_d2_sel_101, sum_d2_sel_102, sum_d2_sel_103, sum_d2_sel_104, sum_d2_sel_105, sum_d2_sel_106,
-        sum_d2_sel_107, sum_d2_sel_108, sum_d2_sel_109, sum_d2_sel_110, sum_d2_sel_111, sum_d2_sel_112,
-        sum_d2_sel_113, sum_d2_sel_114, sum_d2_sel_115, sum_d2_sel_116, sum_d2_sel_117, sum_d2_sel_118,
-        sum_d2_sel_119, sum_d2_sel_120,
-        (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7])),
-        (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6])),
-        (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5])),
-        (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4])),
-        (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3])),
-        (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2])),
-        (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1])),
-        (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]))};
-    assign sel_209 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]) : (left_d1_cat_6[0] ? sum_d2_cat_12[26] : sum_d2_cat_12[27]);
-    assign sel_210 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]) : (left_d1_cat_6[0] ? sum_d2_cat_12[25] : sum_d2_cat_12[26]);
-    assign sel_211 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]) : (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]);
-    assign sel_212 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]) : (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]);
-    assign sel_213 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]) : (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]);
-    assign sel_214 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]) : (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]);
-    assign sel_215 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]) : (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]);
-    assign sel_216 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]) : (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]);
-    assign sel_217 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]) : (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]);
-    assign sel_218 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]) : (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]);
-    assign sel_219 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]) : (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]);
-    assign sel_220 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]) : (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]);
-    assign sel_221 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]) : (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]);
-    assign sel_222 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]) : (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]);
-    assign sel_223 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]) : (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]);
-    assign sel_224 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]) : (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]);
-    assign sel_225 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]) : (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]);
-    assign sel_226 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]) : (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]);
-    assign sel_227 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]) : (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]);
-    assign sel_228 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]) : (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]);
-    assign for_normalized_sel_31 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]) : (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]);
-    assign for_normalized_sel_32 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]) : (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]);
-    assign for_normalized_sel_33 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]) : (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]);
-    assign for_normalized_sel_34 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]) : (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]);
-    assign for_normalized_sel_35 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1]) : (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]);
-    assign for_normalized_sel_36 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]) : (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]);
-    assign normalized_6 = {sel_209, sel_210, sel_211, sel_212, sel_213, sel_214, sel_215, sel_216, sel_217, sel_218, sel_219,
-        sel_220, sel_221, sel_222, sel_223, sel_224, sel_225, sel_226, sel_227, sel_228,
-        for_normalized_sel_31, for_normalized_sel_32, for_normalized_sel_33, for_normalized_sel_34,
-        for_normalized_sel_35, for_normalized_sel_36,
-        (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1])),
-        (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]))};
-    assign field_6 = normalized_6[27] ? (field_base_d3_6 - ({4'h0, left_d1_6})) : 9'h0;
-
-    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-    assign kept_6 = normalized_d1_6[26:4];
-    assign guard_6 = normalized_d1_6[3];
-    assign sticky_6 = ~(normalized_d1_6[2:0] == 3'h0);
-    assign increment_6 = guard_6 & (sticky_6 | normalized_d1_6[4]);
-    assign packed_7 = {field_d1_6, kept_6};
-    assign overflow_before_6 = ~(field_d1_6 < 9'hff);
-
-    // ---- add: rounding increment, overflow to infinity, special cases ----
-    assign rounded_6 = packed_7 + ({31'h0, increment_6});
-    assign overflow_6 = overflow_before_6 | (~(rounded_6[31:23] < 9'hff));
-    assign result_5 = nan_d4_6 ? 32'h7fc00000 : (exact_zero_d2_6 ? ({zero_sign_d4_6, 31'h0}) : ({(inf_d4_6 ? inf_sign_d4_6 : big_sign_d4_6), ((overflow_6 | inf_d4_6) ? 31'h7f800000 : rounded_6[30:0])}));
-
-    // ---- add: operands, special cases, order by magnitude, trailing zeros ----
-    assign result_is0_15 = result_4[30:23] == 8'h0;
-    assign result_is255_8 = result_4[30:23] == 8'hff;
-    assign result_is0_16 = result_4[22:0] == 23'h0;
-    assign a_sign_7 = result_4[31];
-    assign a_inf_7 = result_is255_8 & result_is0_16;
-    assign a_nan_7 = result_is255_8 & (~result_is0_16);
-    assign a_sig_7 = {(~result_is0_15), result_4[22:0]};
-    assign a_exp_7 = result_is0_15 ? 8'h1 : result_4[30:23];
-    assign result_is0_17 = result_5[30:23] == 8'h0;
-    assign result_is255_9 = result_5[30:23] == 8'hff;
-    assign result_is0_18 = result_5[22:0] == 23'h0;
-    assign b_sign_7 = result_5[31];
-    assign b_inf_7 = result_is255_9 & result_is0_18;
-    assign b_nan_7 = result_is255_9 & (~result_is0_18);
-    assign b_sig_7 = {(~result_is0_17), result_5[22:0]};
-    assign b_exp_7 = result_is0_17 ? 8'h1 : result_5[30:23];
-    assign opposite_7 = a_sign_7 ^ b_sign_7;
-    assign nan_7 = a_nan_7 | b_nan_7 | (a_inf_7 & b_inf_7 & opposite_7);
-    assign inf_7 = a_inf_7 | b_inf_7;
-    assign inf_sign_7 = a_inf_7 ? a_sign_7 : b_sign_7;
-    assign zero_sign_7 = a_sign_7 & b_sign_7;
-    assign swap_7 = result_4[30:0] < result_5[30:0];
-
-    // ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
-    assign big_sign_7 = swap_7 ? b_sign_7 : a_sign_7;
-    assign big_exp_7 = swap_7 ? b_exp_7 : a_exp_7;
-    assign small_exp_7 = swap_7 ? a_exp_7 : b_exp_7;
-    assign distance_7 = big_exp_7 - small_exp_7;
-    assign big_sig_7 = swap_7 ? b_sig_7 : a_sig_7;
-    assign small_sig_7 = swap_7 ? a_sig_7 : b_sig_7;
-    assign amount_7 = (~(distance_7[7:5] == 3'h0)) ? 5'h1f : distance_7[4:0];
-
-    // ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
-    assign small_sig_cat_13 = {small_sig_7, 2'h0};
-    assign amount_cat_13 = {1'h0, amount_7};
-    assign small_sig_not_25 = ~(small_sig_cat_13[15:0] == 16'h0);
-    assign small_sig_not_26 = ~(small_sig_cat_13[25:16] == 10'h0);
-    assign small_sig_sel_181 = amount_cat_13[5] ? (amount_cat_13[4] ? (small_sig_not_25 | small_sig_not_26) : (small_sig_not_25 | small_sig_not_26)) : (amount_cat_13[4] & small_sig_not_25);
-    assign small_sig_cat_14 = {15'h0, (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[25])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[24])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[23])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[22])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[21])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[20])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[19])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[18])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[17])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[16])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[15])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[14])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[13])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[12])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[11])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[10])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[25] : small_sig_cat_13[9])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[24] : small_sig_cat_13[8])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[23] : small_sig_cat_13[7])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[22] : small_sig_cat_13[6])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[21] : small_sig_cat_13[5])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[20] : small_sig_cat_13[4])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[19] : small_sig_cat_13[3])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[18] : small_sig_cat_13[2])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[17] : small_sig_cat_13[1])),
-        (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[16] : small_sig_cat_13[0]))};
-    assign small_sig_not_27 = ~(small_sig_cat_14[3:0] == 4'h0);
-    assign small_sig_not_28 = ~(small_sig_cat_14[7:4] == 4'h0);
-    assign for_align_sticky_sel_13 = amount_cat_13[2] ? (small_sig_not_27 | small_sig_not_28 | (~(small_sig_cat_14[11:8] == 4'h0))) : (small_sig_not_27 | small_sig_not_28);
-    assign small_sig_sel_182 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[40] : small_sig_cat_14[36]) : (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]);
-    assign small_sig_sel_183 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[39] : small_sig_cat_14[35]) : (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]);
-    assign small_sig_sel_184 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[38] : small_sig_cat_14[34]) : (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]);
-    assign small_sig_sel_185 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[37] : small_sig_cat_14[33]) : (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]);
-    assign small_sig_sel_186 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[36] : small_sig_cat_14[32]) : (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]);
-    assign small_sig_sel_187 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[35] : small_sig_cat_14[31]) : (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]);
-    assign small_sig_sel_188 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[34] : small_sig_cat_14[30]) : (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]);
-    assign small_sig_sel_189 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[33] : small_sig_cat_14[29]) : (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]);
-    assign small_sig_sel_190 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]) : (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]);
-    assign small_sig_sel_191 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]) : (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]);
-    assign small_sig_sel_192 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]) : (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]);
-    assign small_sig_sel_193 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]) : (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]);
-    assign small_sig_sel_194 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]) : (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]);
-    assign small_sig_sel_195 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]) : (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]);
-    assign small_sig_sel_196 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]) : (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]);
-    assign small_sig_sel_197 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]) : (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]);
-    assign small_sig_sel_198 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]) : (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]);
-    assign small_sig_sel_199 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]) : (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]);
-    assign small_sig_sel_200 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]) : (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]);
-    assign small_sig_sel_201 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]) : (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]);
-    assign small_sig_sel_202 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]) : (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]);
-    assign small_sig_sel_203 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]) : (amount_cat_13[2] ? small_sig_cat_14[11] : small_sig_cat_14[7]);
-    assign small_sig_sel_204 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]) : (amount_cat_13[2] ? small_sig_cat_14[10] : small_sig_cat_14[6]);
-    assign small_sig_sel_205 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]) : (amount_cat_13[2] ? small_sig_cat_14[9] : small_sig_cat_14[5]);
-    assign small_sig_sel_206 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]) : (amount_cat_13[2] ? small_sig_cat_14[8] : small_sig_cat_14[4]);
-    assign small_sig_sel_207 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]) : (amount_cat_13[2] ? small_sig_cat_14[7] : small_sig_cat_14[3]);
-    assign small_sig_sel_208 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]) : (amount_cat_13[2] ? small_sig_cat_14[6] : small_sig_cat_14[2]);
-    assign small_sig_sel_209 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]) : (amount_cat_13[2] ? small_sig_cat_14[5] : small_sig_cat_14[1]);
-    assign small_sig_sel_210 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]) : (amount_cat_13[2] ? small_sig_cat_14[4] : small_sig_cat_14[0]);
-    assign for_shifted_cat_7 = {small_sig_sel_182, small_sig_sel_183, small_sig_sel_184, small_sig_sel_185, small_sig_sel_186,
-        small_sig_sel_187, small_sig_sel_188, small_sig_sel_189, small_sig_sel_190, small_sig_sel_191,
-        small_sig_sel_192, small_sig_sel_193, small_sig_sel_194, small_sig_sel_195, small_sig_sel_196,
-        small_sig_sel_197, small_sig_sel_198, small_sig_sel_199, small_sig_sel_200, small_sig_sel_201,
-        small_sig_sel_202, small_sig_sel_203, small_sig_sel_204, small_sig_sel_205, small_sig_sel_206,
-        small_sig_sel_207, small_sig_sel_208, small_sig_sel_209, small_sig_sel_210};
-    assign for_align_sticky_not_13 = ~(for_shifted_cat_7[0] == 1'h0);
-    assign for_align_sticky_not_14 = ~(for_shifted_cat_7[1] == 1'h0);
-    assign for_align_sticky_sel_14 = amount_cat_13[0] ? (for_align_sticky_not_13 | for_align_sticky_not_14 | (~(for_shifted_cat_7[2] == 1'h0))) : (for_align_sticky_not_13 | for_align_sticky_not_14);
-    assign sel_229 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[28] : for_shifted_cat_7[27]) : (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]);
-    assign sel_230 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[27] : for_shifted_cat_7[26]) : (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]);
-    assign sel_231 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]) : (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]);
-    assign sel_232 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]) : (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]);
-    assign sel_233 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]) : (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]);
-    assign sel_234 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]) : (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]);
-    assign sel_235 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]) : (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]);
-    assign sel_236 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]) : (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]);
-    assign sel_237 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]) : (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]);
-    assign sel_238 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]) : (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]);
-    assign sel_239 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]) : (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]);
-    assign sel_240 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]) : (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]);
-    assign sel_241 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]) : (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]);
-    assign sel_242 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]) : (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]);
-    assign sel_243 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]) : (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]);
-    assign sel_244 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]) : (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]);
-    assign sel_245 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]) : (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]);
-    assign sel_246 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]) : (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]);
-    assign for_shifted_sel_49 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]) : (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]);
-    assign for_shifted_sel_50 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]) : (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]);
-    assign for_shifted_sel_51 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]) : (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]);
-    assign for_shifted_sel_52 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]) : (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]);
-    assign for_shifted_sel_53 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]) : (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]);
-    assign for_shifted_sel_54 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]) : (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]);
-    assign for_shifted_sel_55 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]) : (amount_cat_13[0] ? for_shifted_cat_7[2] : for_shifted_cat_7[1]);
-    assign for_shifted_sel_56 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]) : (amount_cat_13[0] ? for_shifted_cat_7[1] : for_shifted_cat_7[0]);
-    assign shifted_7 = {sel_229, sel_230, sel_231, sel_232, sel_233, sel_234, sel_235, sel_236, sel_237, sel_238, sel_239,
-        sel_240, sel_241, sel_242, sel_243, sel_244, sel_245, sel_246, for_shifted_sel_49,
-        for_shifted_sel_50, for_shifted_sel_51, for_shifted_sel_52, for_shifted_sel_53, for_shifted_sel_54,
-        for_shifted_sel_55, for_shifted_sel_56};
-    assign amount_cat_14 = {small_sig_sel_181,
-        (amount_cat_13[3] ? for_align_sticky_sel_13 : (amount_cat_13[2] & small_sig_not_27)),
-        (amount_cat_13[1] ? for_align_sticky_sel_14 : (amount_cat_13[0] & for_align_sticky_not_13))};
-    assign align_sticky_7 = ~(amount_cat_14 == 3'h0);
-    assign big_padded_7 = {1'h0, big_sig_7, 3'h0};
-    assign aligned_7 = {1'h0, shifted_7, align_sticky_7};
-    assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
-
-    // ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
-    assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d1_7}) + ({(aligned_d1_7 ^
-        ({opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
-        opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
-        opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
-        opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
-        opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7})),
-        opposite_d1_7});
-    assign sum_7 = big_padded_d1_plus_7[28:1];
-
-    // ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
-    assign exact_zero_7 = sum_d1_7 == 28'h0;
-    assign sum_d1_cat_31 = {sum_d1_7, 4'hf};
-    assign sum_d1_is0_49 = sum_d1_cat_31[31:30] == 2'h0;
-    assign sum_d1_is0_50 = sum_d1_cat_31[27:26] == 2'h0;
-    assign sum_d1_is0_51 = sum_d1_cat_31[23:22] == 2'h0;
-    assign sum_d1_is0_52 = sum_d1_cat_31[19:18] == 2'h0;
-    assign sum_d1_is0_53 = sum_d1_cat_31[15:14] == 2'h0;
-    assign sum_d1_is0_54 = sum_d1_cat_31[11:10] == 2'h0;
-    assign sum_d1_is0_55 = sum_d1_cat_31[7:6] == 2'h0;
-    assign sum_d1_is0_56 = sum_d1_cat_31[3:2] == 2'h0;
-    assign sum_d1_and_43 = sum_d1_is0_49 & (sum_d1_cat_31[29:28] == 2'h0);
-    assign sum_d1_sel_49 = sum_d1_is0_49 ? ({sum_d1_is0_49, (~sum_d1_cat_31[29])}) : ({sum_d1_is0_49, (~sum_d1_cat_31[31])});
-    assign sum_d1_sel_50 = sum_d1_is0_50 ? ({sum_d1_is0_50, (~sum_d1_cat_31[25])}) : ({sum_d1_is0_50, (~sum_d1_cat_31[27])});
-    assign sum_d1_and_44 = sum_d1_is0_51 & (sum_d1_cat_31[21:20] == 2'h0);
-    assign sum_d1_sel_51 = sum_d1_is0_51 ? ({sum_d1_is0_51, (~sum_d1_cat_31[21])}) : ({sum_d1_is0_51, (~sum_d1_cat_31[23])});
-    assign sum_d1_sel_52 = sum_d1_is0_52 ? ({sum_d1_is0_52, (~sum_d1_cat_31[17])}) : ({sum_d1_is0_52, (~sum_d1_cat_31[19])});
-    assign sum_d1_and_45 = sum_d1_is0_53 & (sum_d1_cat_31[13:12] == 2'h0);
-    assign sum_d1_sel_53 = sum_d1_is0_53 ? ({sum_d1_is0_53, (~sum_d1_cat_31[13])}) : ({sum_d1_is0_53, (~sum_d1_cat_31[15])});
-    assign sum_d1_sel_54 = sum_d1_is0_54 ? ({sum_d1_is0_54, (~sum_d1_cat_31[9])}) : ({sum_d1_is0_54, (~sum_d1_cat_31[11])});
-    assign sum_d1_and_46 = sum_d1_is0_55 & (sum_d1_cat_31[5:4] == 2'h0);
-    assign sum_d1_sel_55 = sum_d1_is0_55 ? ({sum_d1_is0_55, (~sum_d1_cat_31[5])}) : ({sum_d1_is0_55, (~sum_d1_cat_31[7])});
-    assign sum_d1_sel_56 = sum_d1_is0_56 ? ({sum_d1_is0_56, (~sum_d1_cat_31[1])}) : ({sum_d1_is0_56, (~sum_d1_cat_31[3])});
-    assign sum_d1_and_47 = sum_d1_and_43 & sum_d1_is0_50 & (sum_d1_cat_31[25:24] == 2'h0);
-    assign sum_d1_and_48 = sum_d1_and_45 & sum_d1_is0_54 & (sum_d1_cat_31[9:8] == 2'h0);
-    assign sum_d1_and_49 = sum_d1_and_47 & sum_d1_and_44 & sum_d1_is0_52 & (sum_d1_cat_31[17:16] == 2'h0);
-    assign sum_d1_cat_32 = {sum_d1_and_47, (sum_d1_and_44 ? ({sum_d1_and_44, sum_d1_sel_52}) : ({sum_d1_and_44, sum_d1_sel_51}))};
-    assign sum_d1_cat_33 = {sum_d1_and_47, (sum_d1_and_43 ? ({sum_d1_and_43, sum_d1_sel_50}) : ({sum_d1_and_43, sum_d1_sel_49}))};
-    assign sum_d1_cat_34 = {sum_d1_and_48, (sum_d1_and_46 ? ({sum_d1_and_46, sum_d1_sel_56}) : ({sum_d1_and_46, sum_d1_sel_55}))};
-    assign sum_d1_cat_35 = {sum_d1_and_48, (sum_d1_and_45 ? ({sum_d1_and_45, sum_d1_sel_54}) : ({sum_d1_and_45, sum_d1_sel_53}))};
-    assign lz_7 = sum_d1_and_49 ? ({sum_d1_and_49, (sum_d1_and_48 ? sum_d1_cat_34 : sum_d1_cat_35)}) : ({sum_d1_and_49, (sum_d1_and_47 ? sum_d1_cat_32 : sum_d1_cat_33)});
-    assign left_7 = (({3'h0, lz_7}) < big_exp_d2_7) ? lz_7 : big_exp_d2_7[4:0];
-
-    // ---- add: normalisation shift; exponent field ----
-    assign left_d1_cat_7 = {1'h0, left_d1_7};
-    assign sum_d2_cat_13 = {(left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[11] : sum_d2_7[27])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[10] : sum_d2_7[26])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[9] : sum_d2_7[25])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[8] : sum_d2_7[24])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[7] : sum_d2_7[23])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[6] : sum_d2_7[22])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[5] : sum_d2_7[21])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[4] : sum_d2_7[20])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[3] : sum_d2_7[19])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[2] : sum_d2_7[18])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[1] : sum_d2_7[17])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[0] : sum_d2_7[16])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[15])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[14])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[13])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[12])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[11])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[10])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[9])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[8])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[7])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[6])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[5])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[4])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[3])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[2])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[1])),
-        (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[0]))};
-    assign sum_d2_sel_121 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]) : (left_d1_cat_7[2] ? sum_d2_cat_13[23] : sum_d2_cat_13[27]);
-    assign sum_d2_sel_122 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]) : (left_d1_cat_7[2] ? sum_d2_cat_13[22] : sum_d2_cat_13[26]);
-    assign sum_d2_sel_123 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]) : (left_d1_cat_7[2] ? sum_d2_cat_13[21] : sum_d2_cat_13[25]);
-    assign sum_d2_sel_124 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]) : (left_d1_cat_7[2] ? sum_d2_cat_13[20] : sum_d2_cat_13[24]);
-    assign sum_d2_sel_125 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]) : (left_d1_cat_7[2] ? sum_d2_cat_13[19] : sum_d2_cat_13[23]);
-    assign sum_d2_sel_126 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]) : (left_d1_cat_7[2] ? sum_d2_cat_13[18] : sum_d2_cat_13[22]);
-    assign sum_d2_sel_127 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]) : (left_d1_cat_7[2] ? sum_d2_cat_13[17] : sum_d2_cat_13[21]);
-    assign sum_d2_sel_128 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]) : (left_d1_cat_7[2] ? sum_d2_cat_13[16] : sum_d2_cat_13[20]);
-    assign sum_d2_sel_129 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]) : (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]);
-    assign sum_d2_sel_130 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]) : (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]);
-    assign sum_d2_sel_131 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]) : (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]);
-    assign sum_d2_sel_132 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]) : (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]);
-    assign sum_d2_sel_133 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7]) : (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]);
-    assign sum_d2_sel_134 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6]) : (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]);
-    assign sum_d2_sel_135 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5]) : (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]);
-    assign sum_d2_sel_136 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4]) : (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]);
-    assign sum_d2_sel_137 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3]) : (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]);
-    assign sum_d2_sel_138 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2]) : (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]);
-    assign sum_d2_sel_139 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1]) : (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]);
-    assign sum_d2_sel_140 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]) : (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]);
-    assign sum_d2_cat_14 = {sum_d2_sel_121, sum_d2_sel_122, sum_d2_sel_123, sum_d2_sel_124, sum_d2_sel_125, sum_d2_sel_126,
-        sum_d2_sel_127, sum_d2_sel_128, sum_d2_sel_129, sum_d2_sel_130, sum_d2_sel_131, sum_d2_sel_132,
-        sum_d2_sel_133, sum_d2_sel_134, sum_d2_sel_135, sum_d2_sel_136, sum_d2_sel_137, sum_d2_sel_138,
-        sum_d2_sel_139, sum_d2_sel_140,
-        (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7])),
-        (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6])),
-        (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5])),
-        (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4])),
-        (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3])),
-        (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2])),
-        (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1])),
-        (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]))};
-    assign sel_247 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]) : (left_d1_cat_7[0] ? sum_d2_cat_14[26] : sum_d2_cat_14[27]);
-    assign sel_248 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]) : (left_d1_cat_7[0] ? sum_d2_cat_14[25] : sum_d2_cat_14[26]);
-    assign sel_249 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]) : (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]);
-    assign sel_250 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]) : (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]);
-    assign sel_251 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]) : (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]);
-    assign sel_252 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]) : (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]);
-    assign sel_253 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]) : (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]);
-    assign sel_254 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]) : (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]);
-    assign sel_255 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]) : (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]);
-    assign sel_256 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]) : (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]);
-    assign sel_257 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]) : (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]);
-    assign sel_258 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]) : (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]);
-    assign sel_259 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]) : (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]);
-    assign sel_260 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]) : (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]);
-    assign sel_261 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]) : (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]);
-    assign sel_262 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]) : (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]);
-    assign sel_263 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]) : (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]);
-    assign sel_264 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]) : (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]);
-    assign sel_265 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]) : (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]);
-    assign sel_266 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]) : (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]);
-    assign for_normalized_sel_37 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]) : (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]);
-    assign for_normalized_sel_38 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]) : (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]);
-    assign for_normalized_sel_39 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]) : (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]);
-    assign for_normalized_sel_40 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]) : (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]);
-    assign for_normalized_sel_41 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1]) : (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]);
-    assign for_normalized_sel_42 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]) : (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]);
-    assign normalized_7 = {sel_247, sel_248, sel_249, sel_250, sel_251, sel_252, sel_253, sel_254, sel_255, sel_256, sel_257,
-        sel_258, sel_259, sel_260, sel_261, sel_262, sel_263, sel_264, sel_265, sel_266,
-        for_normalized_sel_37, for_normalized_sel_38, for_normalized_sel_39, for_normalized_sel_40,
-        for_normalized_sel_41, for_normalized_sel_42,
-        (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1])),
-        (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]))};
-    assign field_7 = normalized_7[27] ? (field_base_d3_7 - ({4'h0, left_d1_7})) : 9'h0;
-
-    // ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
-    assign kept_7 = normalized_d1_7[26:4];
-    assign guard_7 = normalized_d1_7[3];
-    assign sticky_7 = ~(normalized_d1_7[2:0] == 3'h0);
-    assign increment_7 = guard_7 & (sticky_7 | normalized_d1_7[4]);
-    assign packed_8 = {field_d1_7, kept_7};
-    assign overflow_before_7 = ~(field_d1_7 < 9'hff);
-
-    // ---- add: rounding increment, overflow to infinity, special cases ----
-    assign rounded_7 = packed_8 + ({31'h0, increment_7});
-    assign overflow_7 = overflow_before_7 | (~(rounded_7[31:23] < 9'hff));
-    assign result_6 = nan_d4_7 ? 32'h7fc00000 : (exact_zero_d2_7 ? ({zero_sign_d4_7, 31'h0}) : ({(inf_d4_7 ? inf_sign_d4_7 : big_sign_d4_7), ((overflow_7 | inf_d4_7) ? 31'h7f800000 : rounded_7[30:0])}));
-
-    // ---- output stream ----
-    assign out_valid_or = (~out_valid) | m_axis_tready;
-
-    always @(posedge clk) begin
-        if (out_valid_or) opposite_d1 <= opposite;
-        if (out_valid_or) big_padded_d1 <= big_padded;
-        if (out_valid_or) aligned_d1 <= aligned;
-        if (out_valid_or) sum_d1 <= sum;
-        if (out_valid_or) big_exp_d1 <= big_exp;
-        if (out_valid_or) big_exp_d2 <= big_exp_d1;
-        if (out_valid_or) left_d1 <= left;
-        if (out_valid_or) sum_d2 <= sum_d1;
-        if (out_valid_or) field_base_d1 <= field_base;
-        if (out_valid_or) field_base_d2 <= field_base_d1;
-        if (out_valid_or) field_base_d3 <= field_base_d2;
-        if (out_valid_or) normalized_d1 <= normalized;
-        if (out_valid_or) field_d1 <= field;
-        if (out_valid_or) inf_d1 <= inf;
-        if (out_valid_or) inf_d2 <= inf_d1;
-        if (out_valid_or) inf_d3 <= inf_d2;
-        if (out_valid_or) inf_d4 <= inf_d3;
-        if (out_valid_or) inf_sign_d1 <= inf_sign;
-        if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
-        if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
-        if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
-        if (out_valid_or) big_sign_d1 <= big_sign;
-        if (out_valid_or) big_sign_d2 <= big_sign_d1;
-        if (out_valid_or) big_sign_d3 <= big_sign_d2;
-        if (out_valid_or) big_sign_d4 <= big_sign_d3;
-        if (out_valid_or) zero_sign_d1 <= zero_sign;
-        if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
-        if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
-        if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
-        if (out_valid_or) exact_zero_d1 <= exact_zero;
-        if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
-        if (out_valid_or) nan_d1 <= nan;
-        if (out_valid_or) nan_d2 <= nan_d1;
-        if (out_valid_or) nan_d3 <= nan_d2;
-        if (out_valid_or) nan_d4 <= nan_d3;
-        if (out_valid_or) opposite_d1_2 <= opposite_2;
-        if (out_valid_or) big_padded_d1_2 <= big_padded_2;
-        if (out_valid_or) aligned_d1_2 <= aligned_2;
-        if (out_valid_or) sum_d1_2 <= sum_2;
-        if (out_valid_or) big_exp_d1_2 <= big_exp_2;
-        if (out_valid_or) big_exp_d2_2 <= big_exp_d1_2;
-        if (out_valid_or) left_d1_2 <= left_2;
-        if (out_valid_or) sum_d2_2 <= sum_d1_2;
-        if (out_valid_or) field_base_d1_2 <= field_base_2;
-        if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
-        if (out_valid_or) field_base_d3_2 <= field_base_d2_2;
-        if (out_valid_or) normalized_d1_2 <= normalized_2;
-        if (out_valid_or) field_d1_2 <= field_2;
-        if (out_valid_or) inf_d1_2 <= inf_2;
-        if (out_valid_or) inf_d2_2 <= inf_d1_2;
-        if (out_valid_or) inf_d3_2 <= inf_d2_2;
-        if (out_valid_or) inf_d4_2 <= inf_d3_2;
-        if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
-        if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
-        if (out_valid_or) inf_sign_d3_2 <= inf_sign_d2_2;
-        if (out_valid_or) inf_sign_d4_2 <= inf_sign_d3_2;
-        if (out_valid_or) big_sign_d1_2 <= big_sign_2;
-        if (out_valid_or) big_sign_d2_2 <= big_sign_d1_2;
-        if (out_valid_or) big_sign_d3_2 <= big_sign_d2_2;
-        if (out_valid_or) big_sign_d4_2 <= big_sign_d3_2;
-        if (out_valid_or) zero_sign_d1_2 <= zero_sign_2;
-        if (out_valid_or) zero_sign_d2_2 <= zero_sign_d1_2;
-        if (out_valid_or) zero_sign_d3_2 <= zero_sign_d2_2;
-        if (out_valid_or) zero_sign_d4_2 <= zero_sign_d3_2;
-        if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
-        if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
-        if (out_valid_or) nan_d1_2 <= nan_2;
-        if (out_valid_or) nan_d2_2 <= nan_d1_2;
-        if (out_valid_or) nan_d3_2 <= nan_d2_2;
-        if (out_valid_or) nan_d4_2 <= nan_d3_2;
-        if (out_valid_or) opposite_d1_3 <= opposite_3;
-        if (out_valid_or) big_padded_d1_3 <= big_padded_3;
-        if (out_valid_or) aligned_d1_3 <= aligned_3;
-        if (out_valid_or) sum_d1_3 <= sum_3;
-        if (out_valid_or) big_exp_d1_3 <= big_exp_3;
-        if (out_valid_or) big_exp_d2_3 <= big_exp_d1_3;
-        if (out_valid_or) left_d1_3 <= left_3;
-        if (out_valid_or) sum_d2_3 <= sum_d1_3;
-        if (out_valid_or) field_base_d1_3 <= field_base_3;
-        if (out_valid_or) field_base_d2_3 <= field_base_d1_3;
-        if (out_valid_or) field_base_d3_3 <= field_base_d2_3;
-        if (out_valid_or) normalized_d1_3 <= normalized_3;
-        if (out_valid_or) field_d1_3 <= field_3;
-        if (out_valid_or) inf_d1_3 <= inf_3;
-        if (out_valid_or) inf_d2_3 <= inf_d1_3;
-        if (out_valid_or) inf_d3_3 <= inf_d2_3;
-        if (out_valid_or) inf_d4_3 <= inf_d3_3;
-        if (out_valid_or) inf_sign_d1_3 <= inf_sign_3;
-        if (out_valid_or) inf_sign_d2_3 <= inf_sign_d1_3;
-        if (out_valid_or) inf_sign_d3_3 <= inf_sign_d2_3;
-        if (out_valid_or) inf_sign_d4_3 <= inf_sign_d3_3;
-        if (out_valid_or) big_sign_d1_3 <= big_sign_3;
-        if (out_valid_or) big_sign_d2_3 <= big_sign_d1_3;
-        if (out_valid_or) big_sign_d3_3 <= big_sign_d2_3;
-        if (out_valid_or) big_sign_d4_3 <= big_sign_d3_3;
-        if (out_valid_or) zero_sign_d1_3 <= zero_sign_3;
-        if (out_valid_or) zero_sign_d2_3 <= zero_sign_d1_3;
-        if (out_valid_or) zero_sign_d3_3 <= zero_sign_d2_3;
-        if (out_valid_or) zero_sign_d4_3 <= zero_sign_d3_3;
-        if (out_valid_or) exact_zero_d1_3 <= exact_zero_3;
-        if (out_valid_or) exact_zero_d2_3 <= exact_zero_d1_3;
-        if (out_valid_or) nan_d1_3 <= nan_3;
-        if (out_valid_or) nan_d2_3 <= nan_d1_3;
-        if (out_valid_or) nan_d3_3 <= nan_d2_3;
-        if (out_valid_or) nan_d4_3 <= nan_d3_3;
-        if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
-        if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
-        if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
-        if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
-        if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
-        if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
-        if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
-        if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
-        if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
-        if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
-        if (out_valid_or) s_axis_tlast_q_3 <= s_axis_tlast_q_2;
-        if (out_valid_or) s_axis_tlast_q_4 <= s_axis_tlast_q_3;
-        if (out_valid_or) s_axis_tlast_q_5 <= s_axis_tlast_q_4;
-        if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
-        if (out_valid_or) s_axis_tlast_q_7 <= s_axis_tlast_q_6;
-        if (out_valid_or) s_axis_tlast_q_8 <= s_axis_tlast_q_7;
-        if (rst) open_vector <= 8'h0; else open_vector <= (closes & out_valid_or) ? (open_vector + 8'h1) : open_vector;
-        if (out_valid_or) opposite_d1_4 <= opposite_4;
-        if (out_valid_or) big_padded_d1_4 <= big_padded_4;
-        if (out_valid_or) aligned_d1_4 <= aligned_4;
-        if (out_valid_or) sum_d1_4 <= sum_4;
-        if (out_valid_or) big_exp_d1_4 <= big_exp_4;
-        if (out_valid_or) big_exp_d2_4 <= big_exp_d1_4;
-        if (out_valid_or) left_d1_4 <= left_4;
-        if (out_valid_or) sum_d2_4 <= sum_d1_4;
-        if (out_valid_or) field_base_d1_4 <= field_base_4;
-        if (out_valid_or) field_base_d2_4 <= field_base_d1_4;
-        if (out_valid_or) field_base_d3_4 <= field_base_d2_4;
-        if (out_valid_or) normalized_d1_4 <= normalized_4;
-        if (out_valid_or) field_d1_4 <= field_4;
-        if (out_valid_or) inf_d1_4 <= inf_4;
-        if (out_valid_or) inf_d2_4 <= inf_d1_4;
-        if (out_valid_or) inf_d3_4 <= inf_d2_4;
-        if (out_valid_or) inf_d4_4 <= inf_d3_4;
-        if (out_valid_or) inf_sign_d1_4 <= inf_sign_4;
-        if (out_valid_or) inf_sign_d2_4 <= inf_sign_d1_4;
-        if (out_valid_or) inf_sign_d3_4 <= inf_sign_d2_4;
-        if (out_valid_or) inf_sign_d4_4 <= inf_sign_d3_4;
-        if (out_valid_or) big_sign_d1_4 <= big_sign_4;
-        if (out_valid_or) big_sign_d2_4 <= big_sign_d1_4;
-        if (out_valid_or) big_sign_d3_4 <= big_sign_d2_4;
-        if (out_valid_or) big_sign_d4_4 <= big_sign_d3_4;
-        if (out_valid_or) zero_sign_d1_4 <= zero_sign_4;
-        if (out_valid_or) zero_sign_d2_4 <= zero_sign_d1_4;
-        if (out_valid_or) zero_sign_d3_4 <= zero_sign_d2_4;
-        if (out_valid_or) zero_sign_d4_4 <= zero_sign_d3_4;
-        if (out_valid_or) exact_zero_d1_4 <= exact_zero_4;
-        if (out_valid_or) exact_zero_d2_4 <= exact_zero_d1_4;
-        if (out_valid_or) nan_d1_4 <= nan_4;
-        if (out_valid_or) nan_d2_4 <= nan_d1_4;
-        if (out_valid_or) nan_d3_4 <= nan_d2_4;
-        if (out_valid_or) nan_d4_4 <= nan_d3_4;
-        if (rst) slot_valid_q <= 1'h0; else if (out_valid_or) slot_valid_q <= slot_valid;
-        if (rst) slot_valid_q_2 <= 1'h0; else if (out_valid_or) slot_valid_q_2 <= slot_valid_q;
-        if (rst) slot_valid_q_3 <= 1'h0; else if (out_valid_or) slot_valid_q_3 <= slot_valid_q_2;
-        if (rst) slot_valid_q_4 <= 1'h0; else if (out_valid_or) slot_valid_q_4 <= slot_valid_q_3;
-        if (out_valid_or) open_vector_q <= open_vector;
-        if (out_valid_or) open_vector_q_2 <= open_vector_q;
-        if (out_valid_or) open_vector_q_3 <= open_vector_q_2;
-        if (out_valid_or) open_vector_q_4 <= open_vector_q_3;
-        if (out_valid_or) closes_q <= closes;
-        if (out_valid_or) closes_q_2 <= closes_q;
-        if (out_valid_or) closes_q_3 <= closes_q_2;
-        if (out_valid_or) closes_q_4 <= closes_q_3;
-        if (rst) is_final_q <= 1'h0; else if (out_valid_or) is_final_q <= is_final;
-        if (out_valid_or) open_vector_q_5 <= open_vector_q_4;
-        if (rst) is_final_q_2 <= 1'h0; else if (out_valid_or) is_final_q_2 <= is_final_q;
-        if (out_valid_or) open_vector_q_6 <= open_vector_q_5;
-        if (rst) is_final_q_3 <= 1'h0; else if (out_valid_or) is_final_q_3 <= is_final_q_2;
-        if (out_valid_or) open_vector_q_7 <= open_vector_q_6;
-        if (out_valid_or) result_q <= result_3;
-        if (out_valid_or) result_q_2 <= result_q;
-        if (out_valid_or) result_q_3 <= result_q_2;
-        if (out_valid_or) opposite_d1_5 <= opposite_5;
-        if (out_valid_or) big_padded_d1_5 <= big_padded_5;
-        if (out_valid_or) aligned_d1_5 <= aligned_5;
-        if (out_valid_or) sum_d1_5 <= sum_5;
-        if (out_valid_or) big_exp_d1_5 <= big_exp_5;
-        if (out_valid_or) big_exp_d2_5 <= big_exp_d1_5;
-        if (out_valid_or) left_d1_5 <= left_5;
-        if (out_valid_or) sum_d2_5 <= sum_d1_5;
-        if (out_valid_or) field_base_d1_5 <= field_base_5;
-        if (out_valid_or) field_base_d2_5 <= field_base_d1_5;
-        if (out_valid_or) field_base_d3_5 <= field_base_d2_5;
-        if (out_valid_or) normalized_d1_5 <= normalized_5;
-        if (out_valid_or) field_d1_5 <= field_5;
-        if (out_valid_or) inf_d1_5 <= inf_5;
-        if (out_valid_or) inf_d2_5 <= inf_d1_5;
-        if (out_valid_or) inf_d3_5 <= inf_d2_5;
-        if (out_valid_or) inf_d4_5 <= inf_d3_5;
-        if (out_valid_or) inf_sign_d1_5 <= inf_sign_5;
-        if (out_valid_or) inf_sign_d2_5 <= inf_sign_d1_5;
-        if (out_valid_or) inf_sign_d3_5 <= inf_sign_d2_5;
-        if (out_valid_or) inf_sign_d4_5 <= inf_sign_d3_5;
-        if (out_valid_or) big_sign_d1_5 <= big_sign_5;
-        if (out_valid_or) big_sign_d2_5 <= big_sign_d1_5;
-        if (out_valid_or) big_sign_d3_5 <= big_sign_d2_5;
-        if (out_valid_or) big_sign_d4_5 <= big_sign_d3_5;
-        if (out_valid_or) zero_sign_d1_5 <= zero_sign_5;
-        if (out_valid_or) zero_sign_d2_5 <= zero_sign_d1_5;
-        if (out_valid_or) zero_sign_d3_5 <= zero_sign_d2_5;
-        if (out_valid_or) zero_sign_d4_5 <= zero_sign_d3_5;
-        if (out_valid_or) exact_zero_d1_5 <= exact_zero_5;
-        if (out_valid_or) exact_zero_d2_5 <= exact_zero_d1_5;
-        if (out_valid_or) nan_d1_5 <= nan_5;
-        if (out_valid_or) nan_d2_5 <= nan_d1_5;
-        if (out_valid_or) nan_d3_5 <= nan_d2_5;
-        if (out_valid_or) nan_d4_5 <= nan_d3_5;
-        if (out_valid_or) opposite_d1_6 <= opposite_6;
-        if (out_valid_or) big_padded_d1_6 <= big_padded_6;
-        if (out_valid_or) aligned_d1_6 <= aligned_6;
-        if (out_valid_or) sum_d1_6 <= sum_6;
-        if (out_valid_or) big_exp_d1_6 <= big_exp_6;
-        if (out_valid_or) big_exp_d2_6 <= big_exp_d1_6;
-        if (out_valid_or) left_d1_6 <= left_6;
-        if (out_valid_or) sum_d2_6 <= sum_d1_6;
-        if (out_valid_or) field_base_d1_6 <= field_base_6;
-        if (out_valid_or) field_base_d2_6 <= field_base_d1_6;
-        if (out_valid_or) field_base_d3_6 <= field_base_d2_6;
-        if (out_valid_or) normalized_d1_6 <= normalized_6;
-        if (out_valid_or) field_d1_6 <= field_6;
-        if (out_valid_or) inf_d1_6 <= inf_6;
-        if (out_valid_or) inf_d2_6 <= inf_d1_6;
-        if (out_valid_or) inf_d3_6 <= inf_d2_6;
-        if (out_valid_or) inf_d4_6 <= inf_d3_6;
-        if (out_valid_or) inf_sign_d1_6 <= inf_sign_6;
-        if (out_valid_or) inf_sign_d2_6 <= inf_sign_d1_6;
-        if (out_valid_or) inf_sign_d3_6 <= inf_sign_d2_6;
-        if (out_valid_or) inf_sign_d4_6 <= inf_sign_d3_6;
-        if (out_valid_or) big_sign_d1_6 <= big_sign_6;
-        if (out_valid_or) big_sign_d2_6 <= big_sign_d1_6;
-        if (out_valid_or) big_sign_d3_6 <= big_sign_d2_6;
-        if (out_valid_or) big_sign_d4_6 <= big_sign_d3_6;
-        if (out_valid_or) zero_sign_d1_6 <= zero_sign_6;
-        if (out_valid_or) zero_sign_d2_6 <= zero_sign_d1_6;
-        if (out_valid_or) zero_sign_d3_6 <= zero_sign_d2_6;
-        if (out_valid_or) zero_sign_d4_6 <= zero_sign_d3_6;
-        if (out_valid_or) exact_zero_d1_6 <= exact_zero_6;
-        if (out_valid_or) exact_zero_d2_6 <= exact_zero_d1_6;
-        if (out_valid_or) nan_d1_6 <= nan_6;
-        if (out_valid_or) nan_d2_6 <= nan_d1_6;
-        if (out_valid_or) nan_d3_6 <= nan_d2_6;
-        if (out_valid_or) nan_d4_6 <= nan_d3_6;
-        if (out_valid_or) opposite_d1_7 <= opposite_7;
-        if (out_valid_or) big_padded_d1_7 <= big_padded_7;
-        if (out_valid_or) aligned_d1_7 <= aligned_7;
-        if (out_valid_or) sum_d1_7 <= sum_7;
-        if (out_valid_or) big_exp_d1_7 <= big_exp_7;
-        if (out_valid_or) big_exp_d2_7 <= big_exp_d1_7;
-        if (out_valid_or) left_d1_7 <= left_7;
-        if (out_valid_or) sum_d2_7 <= sum_d1_7;
-        if (out_valid_or) field_base_d1_7 <= field_base_7;
-        if (out_valid_or) field_base_d2_7 <= field_base_d1_7;
-        if (out_valid_or) field_base_d3_7 <= field_base_d2_7;
-        if (out_valid_or) normalized_d1_7 <= normalized_7;
-        if (out_valid_or) field_d1_7 <= field_7;
-        if (out_valid_or) inf_d1_7 <= inf_7;
-        if (out_valid_or) inf_d2_7 <= inf_d1_7;
-        if (out_valid_or) inf_d3_7 <= inf_d2_7;
-        if (out_valid_or) inf_d4_7 <= inf_d3_7;
-        if (out_valid_or) inf_sign_d1_7 <= inf_sign_7;
-        if (out_valid_or) inf_sign_d2_7 <= inf_sign_d1_7;
-        if (out_valid_or) inf_sign_d3_7 <= inf_sign_d2_7;
-        if (out_valid_or) inf_sign_d4_7 <= inf_sign_d3_7;
-        if (out_valid_or) big_sign_d1_7 <= big_sign_7;
-        if (out_valid_or) big_sign_d2_7 <= big_sign_d1_7;
-        if (out_valid_or) big_sign_d3_7 <= big_sign_d2_7;
-        if (out_valid_or) big_sign_d4_7 <= big_sign_d3_7;
-        if (out_valid_or) zero_sign_d1_7 <= zero_sign_7;
-        if (out_valid_or) zero_sign_d2_7 <= zero_sign_d1_7;
-        if (out_valid_or) zero_sign_d3_7 <= zero_sign_d2_7;
-        if (out_valid_or) zero_sign_d4_7 <= zero_sign_d3_7;
-        if (out_valid_or) exact_zero_d1_7 <= exact_zero_7;
-        if (out_valid_or) exact_zero_d2_7 <= exact_zero_d1_7;
-        if (out_valid_or) nan_d1_7 <= nan_7;
-        if (out_valid_or) nan_d2_7 <= nan_d1_7;
-        if (out_valid_or) nan_d3_7 <= nan_d2_7;
-        if (out_valid_or) nan_d4_7 <= nan_d3_7;
-        if (rst) done_q <= 1'h0; else if (out_valid_or) done_q <= done;
-        if (rst) done_q_2 <= 1'h0; else if (out_valid_or) done_q_2 <= done_q;
-        if (rst) done_q_3 <= 1'h0; else if (out_valid_or) done_q_3 <= done_q_2;
-        if (rst) done_q_4 <= 1'h0; else if (out_valid_or) done_q_4 <= done_q_3;
-        if (rst) done_q_5 <= 1'h0; else if (out_valid_or) done_q_5 <= done_q_4;
-        if (rst) done_q_6 <= 1'h0; else if (out_valid_or) done_q_6 <= done_q_5;
-        if (rst) done_q_7 <= 1'h0; else if (out_valid_or) done_q_7 <= done_q_6;
-        if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= done_q_7;
-    end
-
-    always @(*) begin
-        m_axis_tdata = {result_6};
-        m_axis_tkeep = {4{1'b1}};
-        m_axis_tvalid = out_valid;
-        m_axis_tlast = 1'h1;
-        m_axis_tuser = 1'b0;
-        s_axis_tready = out_valid_or;
-    end
-endmodule // reduce_f32x4
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [31:0] m_axis_tdata;
+    output wire m_axis_tvalid;
+
+// verilator lint_off UNUSEDSIGNAL
+// add: operands, special cases, order by magnitude, trailing zeros
+wire s_axis_tdata_is0;
+wire s_axis_tdata_is255;
+wire s_axis_tdata_is0_2;
+wire a_sign;
+wire a_inf;
+wire a_nan;
+wire [23:0] a_sig;
+wire [7:0] a_exp;
+wire s_axis_tdata_is0_3;
+wire s_axis_tdata_is255_2;
+wire s_axis_tdata_is0_4;
+wire b_sign;
+wire b_inf;
+wire b_nan;
+wire [23:0] b_sig;
+wire [7:0] b_exp;
+wire opposite;
+wire nan;
+wire inf;
+wire inf_sign;
+wire zero_sign;
+wire swap;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign;
+wire [7:0] big_exp;
+wire [7:0] small_exp;
+wire [7:0] distance;
+wire [23:0] big_sig;
+wire [23:0] small_sig;
+wire [4:0] amount;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat;
+wire [5:0] amount_cat;
+wire small_sig_not;
+wire small_sig_not_2;
+wire small_sig_sel;
+wire [40:0] small_sig_cat_2;
+wire small_sig_not_3;
+wire small_sig_not_4;
+wire for_align_sticky_sel;
+wire small_sig_sel_2;
+wire small_sig_sel_3;
+wire small_sig_sel_4;
+wire small_sig_sel_5;
+wire small_sig_sel_6;
+wire small_sig_sel_7;
+wire small_sig_sel_8;
+wire small_sig_sel_9;
+wire small_sig_sel_10;
+wire small_sig_sel_11;
+wire small_sig_sel_12;
+wire small_sig_sel_13;
+wire small_sig_sel_14;
+wire small_sig_sel_15;
+wire small_sig_sel_16;
+wire small_sig_sel_17;
+wire small_sig_sel_18;
+wire small_sig_sel_19;
+wire small_sig_sel_20;
+wire small_sig_sel_21;
+wire small_sig_sel_22;
+wire small_sig_sel_23;
+wire small_sig_sel_24;
+wire small_sig_sel_25;
+wire small_sig_sel_26;
+wire small_sig_sel_27;
+wire small_sig_sel_28;
+wire small_sig_sel_29;
+wire small_sig_sel_30;
+wire [28:0] for_shifted_cat;
+wire for_align_sticky_not;
+wire for_align_sticky_not_2;
+wire for_align_sticky_sel_2;
+wire sel;
+wire sel_2;
+wire sel_3;
+wire sel_4;
+wire sel_5;
+wire sel_6;
+wire sel_7;
+wire sel_8;
+wire sel_9;
+wire sel_10;
+wire sel_11;
+wire sel_12;
+wire sel_13;
+wire sel_14;
+wire sel_15;
+wire sel_16;
+wire sel_17;
+wire sel_18;
+wire for_shifted_sel;
+wire for_shifted_sel_2;
+wire for_shifted_sel_3;
+wire for_shifted_sel_4;
+wire for_shifted_sel_5;
+wire for_shifted_sel_6;
+wire for_shifted_sel_7;
+wire for_shifted_sel_8;
+wire [25:0] shifted;
+wire [2:0] amount_cat_2;
+wire align_sticky;
+wire [27:0] big_padded;
+wire [27:0] aligned;
+wire [8:0] field_base;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1;
+reg [27:0] big_padded_d1;
+reg [27:0] aligned_d1;
+wire [28:0] big_padded_d1_plus;
+wire [27:0] sum;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1;
+wire exact_zero;
+wire [31:0] sum_d1_cat;
+wire sum_d1_is0;
+wire sum_d1_is0_2;
+wire sum_d1_is0_3;
+wire sum_d1_is0_4;
+wire sum_d1_is0_5;
+wire sum_d1_is0_6;
+wire sum_d1_is0_7;
+wire sum_d1_is0_8;
+wire sum_d1_and;
+wire [1:0] sum_d1_sel;
+wire [1:0] sum_d1_sel_2;
+wire sum_d1_and_2;
+wire [1:0] sum_d1_sel_3;
+wire [1:0] sum_d1_sel_4;
+wire sum_d1_and_3;
+wire [1:0] sum_d1_sel_5;
+wire [1:0] sum_d1_sel_6;
+wire sum_d1_and_4;
+wire [1:0] sum_d1_sel_7;
+wire [1:0] sum_d1_sel_8;
+wire sum_d1_and_5;
+wire sum_d1_and_6;
+wire sum_d1_and_7;
+wire [3:0] sum_d1_cat_2;
+wire [3:0] sum_d1_cat_3;
+wire [3:0] sum_d1_cat_4;
+wire [3:0] sum_d1_cat_5;
+wire [4:0] lz;
+reg [7:0] big_exp_d1;
+reg [7:0] big_exp_d2;
+wire [4:0] left;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1;
+wire [5:0] left_d1_cat;
+reg [27:0] sum_d2;
+wire [27:0] sum_d2_cat;
+wire sum_d2_sel;
+wire sum_d2_sel_2;
+wire sum_d2_sel_3;
+wire sum_d2_sel_4;
+wire sum_d2_sel_5;
+wire sum_d2_sel_6;
+wire sum_d2_sel_7;
+wire sum_d2_sel_8;
+wire sum_d2_sel_9;
+wire sum_d2_sel_10;
+wire sum_d2_sel_11;
+wire sum_d2_sel_12;
+wire sum_d2_sel_13;
+wire sum_d2_sel_14;
+wire sum_d2_sel_15;
+wire sum_d2_sel_16;
+wire sum_d2_sel_17;
+wire sum_d2_sel_18;
+wire sum_d2_sel_19;
+wire sum_d2_sel_20;
+wire [27:0] sum_d2_cat_2;
+wire sel_19;
+wire sel_20;
+wire sel_21;
+wire sel_22;
+wire sel_23;
+wire sel_24;
+wire sel_25;
+wire sel_26;
+wire sel_27;
+wire sel_28;
+wire sel_29;
+wire sel_30;
+wire sel_31;
+wire sel_32;
+wire sel_33;
+wire sel_34;
+wire sel_35;
+wire sel_36;
+wire sel_37;
+wire sel_38;
+wire for_normalized_sel;
+wire for_normalized_sel_2;
+wire for_normalized_sel_3;
+wire for_normalized_sel_4;
+wire for_normalized_sel_5;
+wire for_normalized_sel_6;
+wire [27:0] normalized;
+reg [8:0] field_base_d1;
+reg [8:0] field_base_d2;
+reg [8:0] field_base_d3;
+wire [8:0] field;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1;
+wire [22:0] kept;
+wire guard;
+wire sticky;
+wire increment;
+reg [8:0] field_d1;
+wire [31:0] packed_2;
+wire overflow_before;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded;
+wire overflow;
+reg inf_d1;
+reg inf_d2;
+reg inf_d3;
+reg inf_d4;
+reg inf_sign_d1;
+reg inf_sign_d2;
+reg inf_sign_d3;
+reg inf_sign_d4;
+reg big_sign_d1;
+reg big_sign_d2;
+reg big_sign_d3;
+reg big_sign_d4;
+reg zero_sign_d1;
+reg zero_sign_d2;
+reg zero_sign_d3;
+reg zero_sign_d4;
+reg exact_zero_d1;
+reg exact_zero_d2;
+reg nan_d1;
+reg nan_d2;
+reg nan_d3;
+reg nan_d4;
+wire [31:0] result;
+// add: operands, special cases, order by magnitude, trailing zeros
+wire s_axis_tdata_is0_5;
+wire s_axis_tdata_is255_3;
+wire s_axis_tdata_is0_6;
+wire a_sign_2;
+wire a_inf_2;
+wire a_nan_2;
+wire [23:0] a_sig_2;
+wire [7:0] a_exp_2;
+wire s_axis_tdata_is0_7;
+wire s_axis_tdata_is255_4;
+wire s_axis_tdata_is0_8;
+wire b_sign_2;
+wire b_inf_2;
+wire b_nan_2;
+wire [23:0] b_sig_2;
+wire [7:0] b_exp_2;
+wire opposite_2;
+wire nan_2;
+wire inf_2;
+wire inf_sign_2;
+wire zero_sign_2;
+wire swap_2;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign_2;
+wire [7:0] big_exp_2;
+wire [7:0] small_exp_2;
+wire [7:0] distance_2;
+wire [23:0] big_sig_2;
+wire [23:0] small_sig_2;
+wire [4:0] amount_2;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat_3;
+wire [5:0] amount_cat_3;
+wire small_sig_not_5;
+wire small_sig_not_6;
+wire small_sig_sel_31;
+wire [40:0] small_sig_cat_4;
+wire small_sig_not_7;
+wire small_sig_not_8;
+wire for_align_sticky_sel_3;
+wire small_sig_sel_32;
+wire small_sig_sel_33;
+wire small_sig_sel_34;
+wire small_sig_sel_35;
+wire small_sig_sel_36;
+wire small_sig_sel_37;
+wire small_sig_sel_38;
+wire small_sig_sel_39;
+wire small_sig_sel_40;
+wire small_sig_sel_41;
+wire small_sig_sel_42;
+wire small_sig_sel_43;
+wire small_sig_sel_44;
+wire small_sig_sel_45;
+wire small_sig_sel_46;
+wire small_sig_sel_47;
+wire small_sig_sel_48;
+wire small_sig_sel_49;
+wire small_sig_sel_50;
+wire small_sig_sel_51;
+wire small_sig_sel_52;
+wire small_sig_sel_53;
+wire small_sig_sel_54;
+wire small_sig_sel_55;
+wire small_sig_sel_56;
+wire small_sig_sel_57;
+wire small_sig_sel_58;
+wire small_sig_sel_59;
+wire small_sig_sel_60;
+wire [28:0] for_shifted_cat_2;
+wire for_align_sticky_not_3;
+wire for_align_sticky_not_4;
+wire for_align_sticky_sel_4;
+wire sel_39;
+wire sel_40;
+wire sel_41;
+wire sel_42;
+wire sel_43;
+wire sel_44;
+wire sel_45;
+wire sel_46;
+wire sel_47;
+wire sel_48;
+wire sel_49;
+wire sel_50;
+wire sel_51;
+wire sel_52;
+wire sel_53;
+wire sel_54;
+wire sel_55;
+wire sel_56;
+wire for_shifted_sel_9;
+wire for_shifted_sel_10;
+wire for_shifted_sel_11;
+wire for_shifted_sel_12;
+wire for_shifted_sel_13;
+wire for_shifted_sel_14;
+wire for_shifted_sel_15;
+wire for_shifted_sel_16;
+wire [25:0] shifted_2;
+wire [2:0] amount_cat_4;
+wire align_sticky_2;
+wire [27:0] big_padded_2;
+wire [27:0] aligned_2;
+wire [8:0] field_base_2;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1_2;
+reg [27:0] big_padded_d1_2;
+reg [27:0] aligned_d1_2;
+wire [28:0] big_padded_d1_plus_2;
+wire [27:0] sum_2;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1_2;
+wire exact_zero_2;
+wire [31:0] sum_d1_cat_6;
+wire sum_d1_is0_9;
+wire sum_d1_is0_10;
+wire sum_d1_is0_11;
+wire sum_d1_is0_12;
+wire sum_d1_is0_13;
+wire sum_d1_is0_14;
+wire sum_d1_is0_15;
+wire sum_d1_is0_16;
+wire sum_d1_and_8;
+wire [1:0] sum_d1_sel_9;
+wire [1:0] sum_d1_sel_10;
+wire sum_d1_and_9;
+wire [1:0] sum_d1_sel_11;
+wire [1:0] sum_d1_sel_12;
+wire sum_d1_and_10;
+wire [1:0] sum_d1_sel_13;
+wire [1:0] sum_d1_sel_14;
+wire sum_d1_and_11;
+wire [1:0] sum_d1_sel_15;
+wire [1:0] sum_d1_sel_16;
+wire sum_d1_and_12;
+wire sum_d1_and_13;
+wire sum_d1_and_14;
+wire [3:0] sum_d1_cat_7;
+wire [3:0] sum_d1_cat_8;
+wire [3:0] sum_d1_cat_9;
+wire [3:0] sum_d1_cat_10;
+wire [4:0] lz_2;
+reg [7:0] big_exp_d1_2;
+reg [7:0] big_exp_d2_2;
+wire [4:0] left_2;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1_2;
+wire [5:0] left_d1_cat_2;
+reg [27:0] sum_d2_2;
+wire [27:0] sum_d2_cat_3;
+wire sum_d2_sel_21;
+wire sum_d2_sel_22;
+wire sum_d2_sel_23;
+wire sum_d2_sel_24;
+wire sum_d2_sel_25;
+wire sum_d2_sel_26;
+wire sum_d2_sel_27;
+wire sum_d2_sel_28;
+wire sum_d2_sel_29;
+wire sum_d2_sel_30;
+wire sum_d2_sel_31;
+wire sum_d2_sel_32;
+wire sum_d2_sel_33;
+wire sum_d2_sel_34;
+wire sum_d2_sel_35;
+wire sum_d2_sel_36;
+wire sum_d2_sel_37;
+wire sum_d2_sel_38;
+wire sum_d2_sel_39;
+wire sum_d2_sel_40;
+wire [27:0] sum_d2_cat_4;
+wire sel_57;
+wire sel_58;
+wire sel_59;
+wire sel_60;
+wire sel_61;
+wire sel_62;
+wire sel_63;
+wire sel_64;
+wire sel_65;
+wire sel_66;
+wire sel_67;
+wire sel_68;
+wire sel_69;
+wire sel_70;
+wire sel_71;
+wire sel_72;
+wire sel_73;
+wire sel_74;
+wire sel_75;
+wire sel_76;
+wire for_normalized_sel_7;
+wire for_normalized_sel_8;
+wire for_normalized_sel_9;
+wire for_normalized_sel_10;
+wire for_normalized_sel_11;
+wire for_normalized_sel_12;
+wire [27:0] normalized_2;
+reg [8:0] field_base_d1_2;
+reg [8:0] field_base_d2_2;
+reg [8:0] field_base_d3_2;
+wire [8:0] field_2;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1_2;
+wire [22:0] kept_2;
+wire guard_2;
+wire sticky_2;
+wire increment_2;
+reg [8:0] field_d1_2;
+wire [31:0] packed_3;
+wire overflow_before_2;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded_2;
+wire overflow_2;
+reg inf_d1_2;
+reg inf_d2_2;
+reg inf_d3_2;
+reg inf_d4_2;
+reg inf_sign_d1_2;
+reg inf_sign_d2_2;
+reg inf_sign_d3_2;
+reg inf_sign_d4_2;
+reg big_sign_d1_2;
+reg big_sign_d2_2;
+reg big_sign_d3_2;
+reg big_sign_d4_2;
+reg zero_sign_d1_2;
+reg zero_sign_d2_2;
+reg zero_sign_d3_2;
+reg zero_sign_d4_2;
+reg exact_zero_d1_2;
+reg exact_zero_d2_2;
+reg nan_d1_2;
+reg nan_d2_2;
+reg nan_d3_2;
+reg nan_d4_2;
+wire [31:0] result_2;
+// add: operands, special cases, order by magnitude, trailing zeros
+wire result_is0;
+wire result_is255;
+wire result_is0_2;
+wire a_sign_3;
+wire a_inf_3;
+wire a_nan_3;
+wire [23:0] a_sig_3;
+wire [7:0] a_exp_3;
+wire result_is0_3;
+wire result_is255_2;
+wire result_is0_4;
+wire b_sign_3;
+wire b_inf_3;
+wire b_nan_3;
+wire [23:0] b_sig_3;
+wire [7:0] b_exp_3;
+wire opposite_3;
+wire nan_3;
+wire inf_3;
+wire inf_sign_3;
+wire zero_sign_3;
+wire swap_3;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign_3;
+wire [7:0] big_exp_3;
+wire [7:0] small_exp_3;
+wire [7:0] distance_3;
+wire [23:0] big_sig_3;
+wire [23:0] small_sig_3;
+wire [4:0] amount_3;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat_5;
+wire [5:0] amount_cat_5;
+wire small_sig_not_9;
+wire small_sig_not_10;
+wire small_sig_sel_61;
+wire [40:0] small_sig_cat_6;
+wire small_sig_not_11;
+wire small_sig_not_12;
+wire for_align_sticky_sel_5;
+wire small_sig_sel_62;
+wire small_sig_sel_63;
+wire small_sig_sel_64;
+wire small_sig_sel_65;
+wire small_sig_sel_66;
+wire small_sig_sel_67;
+wire small_sig_sel_68;
+wire small_sig_sel_69;
+wire small_sig_sel_70;
+wire small_sig_sel_71;
+wire small_sig_sel_72;
+wire small_sig_sel_73;
+wire small_sig_sel_74;
+wire small_sig_sel_75;
+wire small_sig_sel_76;
+wire small_sig_sel_77;
+wire small_sig_sel_78;
+wire small_sig_sel_79;
+wire small_sig_sel_80;
+wire small_sig_sel_81;
+wire small_sig_sel_82;
+wire small_sig_sel_83;
+wire small_sig_sel_84;
+wire small_sig_sel_85;
+wire small_sig_sel_86;
+wire small_sig_sel_87;
+wire small_sig_sel_88;
+wire small_sig_sel_89;
+wire small_sig_sel_90;
+wire [28:0] for_shifted_cat_3;
+wire for_align_sticky_not_5;
+wire for_align_sticky_not_6;
+wire for_align_sticky_sel_6;
+wire sel_77;
+wire sel_78;
+wire sel_79;
+wire sel_80;
+wire sel_81;
+wire sel_82;
+wire sel_83;
+wire sel_84;
+wire sel_85;
+wire sel_86;
+wire sel_87;
+wire sel_88;
+wire sel_89;
+wire sel_90;
+wire sel_91;
+wire sel_92;
+wire sel_93;
+wire sel_94;
+wire for_shifted_sel_17;
+wire for_shifted_sel_18;
+wire for_shifted_sel_19;
+wire for_shifted_sel_20;
+wire for_shifted_sel_21;
+wire for_shifted_sel_22;
+wire for_shifted_sel_23;
+wire for_shifted_sel_24;
+wire [25:0] shifted_3;
+wire [2:0] amount_cat_6;
+wire align_sticky_3;
+wire [27:0] big_padded_3;
+wire [27:0] aligned_3;
+wire [8:0] field_base_3;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1_3;
+reg [27:0] big_padded_d1_3;
+reg [27:0] aligned_d1_3;
+wire [28:0] big_padded_d1_plus_3;
+wire [27:0] sum_3;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1_3;
+wire exact_zero_3;
+wire [31:0] sum_d1_cat_11;
+wire sum_d1_is0_17;
+wire sum_d1_is0_18;
+wire sum_d1_is0_19;
+wire sum_d1_is0_20;
+wire sum_d1_is0_21;
+wire sum_d1_is0_22;
+wire sum_d1_is0_23;
+wire sum_d1_is0_24;
+wire sum_d1_and_15;
+wire [1:0] sum_d1_sel_17;
+wire [1:0] sum_d1_sel_18;
+wire sum_d1_and_16;
+wire [1:0] sum_d1_sel_19;
+wire [1:0] sum_d1_sel_20;
+wire sum_d1_and_17;
+wire [1:0] sum_d1_sel_21;
+wire [1:0] sum_d1_sel_22;
+wire sum_d1_and_18;
+wire [1:0] sum_d1_sel_23;
+wire [1:0] sum_d1_sel_24;
+wire sum_d1_and_19;
+wire sum_d1_and_20;
+wire sum_d1_and_21;
+wire [3:0] sum_d1_cat_12;
+wire [3:0] sum_d1_cat_13;
+wire [3:0] sum_d1_cat_14;
+wire [3:0] sum_d1_cat_15;
+wire [4:0] lz_3;
+reg [7:0] big_exp_d1_3;
+reg [7:0] big_exp_d2_3;
+wire [4:0] left_3;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1_3;
+wire [5:0] left_d1_cat_3;
+reg [27:0] sum_d2_3;
+wire [27:0] sum_d2_cat_5;
+wire sum_d2_sel_41;
+wire sum_d2_sel_42;
+wire sum_d2_sel_43;
+wire sum_d2_sel_44;
+wire sum_d2_sel_45;
+wire sum_d2_sel_46;
+wire sum_d2_sel_47;
+wire sum_d2_sel_48;
+wire sum_d2_sel_49;
+wire sum_d2_sel_50;
+wire sum_d2_sel_51;
+wire sum_d2_sel_52;
+wire sum_d2_sel_53;
+wire sum_d2_sel_54;
+wire sum_d2_sel_55;
+wire sum_d2_sel_56;
+wire sum_d2_sel_57;
+wire sum_d2_sel_58;
+wire sum_d2_sel_59;
+wire sum_d2_sel_60;
+wire [27:0] sum_d2_cat_6;
+wire sel_95;
+wire sel_96;
+wire sel_97;
+wire sel_98;
+wire sel_99;
+wire sel_100;
+wire sel_101;
+wire sel_102;
+wire sel_103;
+wire sel_104;
+wire sel_105;
+wire sel_106;
+wire sel_107;
+wire sel_108;
+wire sel_109;
+wire sel_110;
+wire sel_111;
+wire sel_112;
+wire sel_113;
+wire sel_114;
+wire for_normalized_sel_13;
+wire for_normalized_sel_14;
+wire for_normalized_sel_15;
+wire for_normalized_sel_16;
+wire for_normalized_sel_17;
+wire for_normalized_sel_18;
+wire [27:0] normalized_3;
+reg [8:0] field_base_d1_3;
+reg [8:0] field_base_d2_3;
+reg [8:0] field_base_d3_3;
+wire [8:0] field_3;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1_3;
+wire [22:0] kept_3;
+wire guard_3;
+wire sticky_3;
+wire increment_3;
+reg [8:0] field_d1_3;
+wire [31:0] packed_4;
+wire overflow_before_3;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded_3;
+wire overflow_3;
+reg inf_d1_3;
+reg inf_d2_3;
+reg inf_d3_3;
+reg inf_d4_3;
+reg inf_sign_d1_3;
+reg inf_sign_d2_3;
+reg inf_sign_d3_3;
+reg inf_sign_d4_3;
+reg big_sign_d1_3;
+reg big_sign_d2_3;
+reg big_sign_d3_3;
+reg big_sign_d4_3;
+reg zero_sign_d1_3;
+reg zero_sign_d2_3;
+reg zero_sign_d3_3;
+reg zero_sign_d4_3;
+reg exact_zero_d1_3;
+reg exact_zero_d2_3;
+reg nan_d1_3;
+reg nan_d2_3;
+reg nan_d3_3;
+reg nan_d4_3;
+wire [31:0] sum_term;
+// beat control travels to the stage t where all per-beat values are ready
+reg s_axis_tvalid_q;
+reg s_axis_tvalid_q_2;
+reg s_axis_tvalid_q_3;
+reg s_axis_tvalid_q_4;
+reg s_axis_tvalid_q_5;
+reg s_axis_tvalid_q_6;
+reg s_axis_tvalid_q_7;
+reg s_axis_tvalid_q_8;
+reg s_axis_tlast_q;
+reg s_axis_tlast_q_2;
+reg s_axis_tlast_q_3;
+reg s_axis_tlast_q_4;
+reg s_axis_tlast_q_5;
+reg s_axis_tlast_q_6;
+reg s_axis_tlast_q_7;
+reg s_axis_tlast_q_8;
+// accumulation at stage t; the partial leaving the adder is fed back from stage t + L
+wire closes;
+reg [7:0] open_vector;
+wire consumed;
+wire slot_valid;
+wire [31:0] sum_term_sel;
+wire [31:0] result_sel;
+// add: operands, special cases, order by magnitude, trailing zeros
+wire sum_term_is0;
+wire sum_term_is255;
+wire sum_term_is0_2;
+wire a_sign_4;
+wire a_inf_4;
+wire a_nan_4;
+wire [23:0] a_sig_4;
+wire [7:0] a_exp_4;
+wire result_is0_5;
+wire result_is255_3;
+wire result_is0_6;
+wire b_sign_4;
+wire b_inf_4;
+wire b_nan_4;
+wire [23:0] b_sig_4;
+wire [7:0] b_exp_4;
+wire opposite_4;
+wire nan_4;
+wire inf_4;
+wire inf_sign_4;
+wire zero_sign_4;
+wire swap_4;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign_4;
+wire [7:0] big_exp_4;
+wire [7:0] small_exp_4;
+wire [7:0] distance_4;
+wire [23:0] big_sig_4;
+wire [23:0] small_sig_4;
+wire [4:0] amount_4;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat_7;
+wire [5:0] amount_cat_7;
+wire small_sig_not_13;
+wire small_sig_not_14;
+wire small_sig_sel_91;
+wire [40:0] small_sig_cat_8;
+wire small_sig_not_15;
+wire small_sig_not_16;
+wire for_align_sticky_sel_7;
+wire small_sig_sel_92;
+wire small_sig_sel_93;
+wire small_sig_sel_94;
+wire small_sig_sel_95;
+wire small_sig_sel_96;
+wire small_sig_sel_97;
+wire small_sig_sel_98;
+wire small_sig_sel_99;
+wire small_sig_sel_100;
+wire small_sig_sel_101;
+wire small_sig_sel_102;
+wire small_sig_sel_103;
+wire small_sig_sel_104;
+wire small_sig_sel_105;
+wire small_sig_sel_106;
+wire small_sig_sel_107;
+wire small_sig_sel_108;
+wire small_sig_sel_109;
+wire small_sig_sel_110;
+wire small_sig_sel_111;
+wire small_sig_sel_112;
+wire small_sig_sel_113;
+wire small_sig_sel_114;
+wire small_sig_sel_115;
+wire small_sig_sel_116;
+wire small_sig_sel_117;
+wire small_sig_sel_118;
+wire small_sig_sel_119;
+wire small_sig_sel_120;
+wire [28:0] for_shifted_cat_4;
+wire for_align_sticky_not_7;
+wire for_align_sticky_not_8;
+wire for_align_sticky_sel_8;
+wire sel_115;
+wire sel_116;
+wire sel_117;
+wire sel_118;
+wire sel_119;
+wire sel_120;
+wire sel_121;
+wire sel_122;
+wire sel_123;
+wire sel_124;
+wire sel_125;
+wire sel_126;
+wire sel_127;
+wire sel_128;
+wire sel_129;
+wire sel_130;
+wire sel_131;
+wire sel_132;
+wire for_shifted_sel_25;
+wire for_shifted_sel_26;
+wire for_shifted_sel_27;
+wire for_shifted_sel_28;
+wire for_shifted_sel_29;
+wire for_shifted_sel_30;
+wire for_shifted_sel_31;
+wire for_shifted_sel_32;
+wire [25:0] shifted_4;
+wire [2:0] amount_cat_8;
+wire align_sticky_4;
+wire [27:0] big_padded_4;
+wire [27:0] aligned_4;
+wire [8:0] field_base_4;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1_4;
+reg [27:0] big_padded_d1_4;
+reg [27:0] aligned_d1_4;
+wire [28:0] big_padded_d1_plus_4;
+wire [27:0] sum_4;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1_4;
+wire exact_zero_4;
+wire [31:0] sum_d1_cat_16;
+wire sum_d1_is0_25;
+wire sum_d1_is0_26;
+wire sum_d1_is0_27;
+wire sum_d1_is0_28;
+wire sum_d1_is0_29;
+wire sum_d1_is0_30;
+wire sum_d1_is0_31;
+wire sum_d1_is0_32;
+wire sum_d1_and_22;
+wire [1:0] sum_d1_sel_25;
+wire [1:0] sum_d1_sel_26;
+wire sum_d1_and_23;
+wire [1:0] sum_d1_sel_27;
+wire [1:0] sum_d1_sel_28;
+wire sum_d1_and_24;
+wire [1:0] sum_d1_sel_29;
+wire [1:0] sum_d1_sel_30;
+wire sum_d1_and_25;
+wire [1:0] sum_d1_sel_31;
+wire [1:0] sum_d1_sel_32;
+wire sum_d1_and_26;
+wire sum_d1_and_27;
+wire sum_d1_and_28;
+wire [3:0] sum_d1_cat_17;
+wire [3:0] sum_d1_cat_18;
+wire [3:0] sum_d1_cat_19;
+wire [3:0] sum_d1_cat_20;
+wire [4:0] lz_4;
+reg [7:0] big_exp_d1_4;
+reg [7:0] big_exp_d2_4;
+wire [4:0] left_4;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1_4;
+wire [5:0] left_d1_cat_4;
+reg [27:0] sum_d2_4;
+wire [27:0] sum_d2_cat_7;
+wire sum_d2_sel_61;
+wire sum_d2_sel_62;
+wire sum_d2_sel_63;
+wire sum_d2_sel_64;
+wire sum_d2_sel_65;
+wire sum_d2_sel_66;
+wire sum_d2_sel_67;
+wire sum_d2_sel_68;
+wire sum_d2_sel_69;
+wire sum_d2_sel_70;
+wire sum_d2_sel_71;
+wire sum_d2_sel_72;
+wire sum_d2_sel_73;
+wire sum_d2_sel_74;
+wire sum_d2_sel_75;
+wire sum_d2_sel_76;
+wire sum_d2_sel_77;
+wire sum_d2_sel_78;
+wire sum_d2_sel_79;
+wire sum_d2_sel_80;
+wire [27:0] sum_d2_cat_8;
+wire sel_133;
+wire sel_134;
+wire sel_135;
+wire sel_136;
+wire sel_137;
+wire sel_138;
+wire sel_139;
+wire sel_140;
+wire sel_141;
+wire sel_142;
+wire sel_143;
+wire sel_144;
+wire sel_145;
+wire sel_146;
+wire sel_147;
+wire sel_148;
+wire sel_149;
+wire sel_150;
+wire sel_151;
+wire sel_152;
+wire for_normalized_sel_19;
+wire for_normalized_sel_20;
+wire for_normalized_sel_21;
+wire for_normalized_sel_22;
+wire for_normalized_sel_23;
+wire for_normalized_sel_24;
+wire [27:0] normalized_4;
+reg [8:0] field_base_d1_4;
+reg [8:0] field_base_d2_4;
+reg [8:0] field_base_d3_4;
+wire [8:0] field_4;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1_4;
+wire [22:0] kept_4;
+wire guard_4;
+wire sticky_4;
+wire increment_4;
+reg [8:0] field_d1_4;
+wire [31:0] packed_5;
+wire overflow_before_4;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded_4;
+wire overflow_4;
+reg inf_d1_4;
+reg inf_d2_4;
+reg inf_d3_4;
+reg inf_d4_4;
+reg inf_sign_d1_4;
+reg inf_sign_d2_4;
+reg inf_sign_d3_4;
+reg inf_sign_d4_4;
+reg big_sign_d1_4;
+reg big_sign_d2_4;
+reg big_sign_d3_4;
+reg big_sign_d4_4;
+reg zero_sign_d1_4;
+reg zero_sign_d2_4;
+reg zero_sign_d3_4;
+reg zero_sign_d4_4;
+reg exact_zero_d1_4;
+reg exact_zero_d2_4;
+reg nan_d1_4;
+reg nan_d2_4;
+reg nan_d3_4;
+reg nan_d4_4;
+wire [31:0] result_3;
+reg slot_valid_q;
+reg slot_valid_q_2;
+reg slot_valid_q_3;
+reg slot_valid_q_4;
+reg [7:0] open_vector_q;
+reg [7:0] open_vector_q_2;
+reg [7:0] open_vector_q_3;
+reg [7:0] open_vector_q_4;
+reg closes_q;
+reg closes_q_2;
+reg closes_q_3;
+reg closes_q_4;
+// window of the partials that left in the previous L - 1 cycles, at stage t + L
+wire is_final;
+reg is_final_q;
+reg [7:0] open_vector_q_5;
+reg is_final_q_2;
+reg [7:0] open_vector_q_6;
+reg is_final_q_3;
+reg [7:0] open_vector_q_7;
+wire done;
+reg [31:0] result_q;
+wire [31:0] result_sel_2;
+reg [31:0] result_q_2;
+wire [31:0] result_sel_3;
+reg [31:0] result_q_3;
+wire [31:0] result_sel_4;
+// add: operands, special cases, order by magnitude, trailing zeros
+wire result_is0_7;
+wire result_is255_4;
+wire result_is0_8;
+wire a_sign_5;
+wire a_inf_5;
+wire a_nan_5;
+wire [23:0] a_sig_5;
+wire [7:0] a_exp_5;
+wire result_is0_9;
+wire result_is255_5;
+wire result_is0_10;
+wire b_sign_5;
+wire b_inf_5;
+wire b_nan_5;
+wire [23:0] b_sig_5;
+wire [7:0] b_exp_5;
+wire opposite_5;
+wire nan_5;
+wire inf_5;
+wire inf_sign_5;
+wire zero_sign_5;
+wire swap_5;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign_5;
+wire [7:0] big_exp_5;
+wire [7:0] small_exp_5;
+wire [7:0] distance_5;
+wire [23:0] big_sig_5;
+wire [23:0] small_sig_5;
+wire [4:0] amount_5;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat_9;
+wire [5:0] amount_cat_9;
+wire small_sig_not_17;
+wire small_sig_not_18;
+wire small_sig_sel_121;
+wire [40:0] small_sig_cat_10;
+wire small_sig_not_19;
+wire small_sig_not_20;
+wire for_align_sticky_sel_9;
+wire small_sig_sel_122;
+wire small_sig_sel_123;
+wire small_sig_sel_124;
+wire small_sig_sel_125;
+wire small_sig_sel_126;
+wire small_sig_sel_127;
+wire small_sig_sel_128;
+wire small_sig_sel_129;
+wire small_sig_sel_130;
+wire small_sig_sel_131;
+wire small_sig_sel_132;
+wire small_sig_sel_133;
+wire small_sig_sel_134;
+wire small_sig_sel_135;
+wire small_sig_sel_136;
+wire small_sig_sel_137;
+wire small_sig_sel_138;
+wire small_sig_sel_139;
+wire small_sig_sel_140;
+wire small_sig_sel_141;
+wire small_sig_sel_142;
+wire small_sig_sel_143;
+wire small_sig_sel_144;
+wire small_sig_sel_145;
+wire small_sig_sel_146;
+wire small_sig_sel_147;
+wire small_sig_sel_148;
+wire small_sig_sel_149;
+wire small_sig_sel_150;
+wire [28:0] for_shifted_cat_5;
+wire for_align_sticky_not_9;
+wire for_align_sticky_not_10;
+wire for_align_sticky_sel_10;
+wire sel_153;
+wire sel_154;
+wire sel_155;
+wire sel_156;
+wire sel_157;
+wire sel_158;
+wire sel_159;
+wire sel_160;
+wire sel_161;
+wire sel_162;
+wire sel_163;
+wire sel_164;
+wire sel_165;
+wire sel_166;
+wire sel_167;
+wire sel_168;
+wire sel_169;
+wire sel_170;
+wire for_shifted_sel_33;
+wire for_shifted_sel_34;
+wire for_shifted_sel_35;
+wire for_shifted_sel_36;
+wire for_shifted_sel_37;
+wire for_shifted_sel_38;
+wire for_shifted_sel_39;
+wire for_shifted_sel_40;
+wire [25:0] shifted_5;
+wire [2:0] amount_cat_10;
+wire align_sticky_5;
+wire [27:0] big_padded_5;
+wire [27:0] aligned_5;
+wire [8:0] field_base_5;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1_5;
+reg [27:0] big_padded_d1_5;
+reg [27:0] aligned_d1_5;
+wire [28:0] big_padded_d1_plus_5;
+wire [27:0] sum_5;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1_5;
+wire exact_zero_5;
+wire [31:0] sum_d1_cat_21;
+wire sum_d1_is0_33;
+wire sum_d1_is0_34;
+wire sum_d1_is0_35;
+wire sum_d1_is0_36;
+wire sum_d1_is0_37;
+wire sum_d1_is0_38;
+wire sum_d1_is0_39;
+wire sum_d1_is0_40;
+wire sum_d1_and_29;
+wire [1:0] sum_d1_sel_33;
+wire [1:0] sum_d1_sel_34;
+wire sum_d1_and_30;
+wire [1:0] sum_d1_sel_35;
+wire [1:0] sum_d1_sel_36;
+wire sum_d1_and_31;
+wire [1:0] sum_d1_sel_37;
+wire [1:0] sum_d1_sel_38;
+wire sum_d1_and_32;
+wire [1:0] sum_d1_sel_39;
+wire [1:0] sum_d1_sel_40;
+wire sum_d1_and_33;
+wire sum_d1_and_34;
+wire sum_d1_and_35;
+wire [3:0] sum_d1_cat_22;
+wire [3:0] sum_d1_cat_23;
+wire [3:0] sum_d1_cat_24;
+wire [3:0] sum_d1_cat_25;
+wire [4:0] lz_5;
+reg [7:0] big_exp_d1_5;
+reg [7:0] big_exp_d2_5;
+wire [4:0] left_5;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1_5;
+wire [5:0] left_d1_cat_5;
+reg [27:0] sum_d2_5;
+wire [27:0] sum_d2_cat_9;
+wire sum_d2_sel_81;
+wire sum_d2_sel_82;
+wire sum_d2_sel_83;
+wire sum_d2_sel_84;
+wire sum_d2_sel_85;
+wire sum_d2_sel_86;
+wire sum_d2_sel_87;
+wire sum_d2_sel_88;
+wire sum_d2_sel_89;
+wire sum_d2_sel_90;
+wire sum_d2_sel_91;
+wire sum_d2_sel_92;
+wire sum_d2_sel_93;
+wire sum_d2_sel_94;
+wire sum_d2_sel_95;
+wire sum_d2_sel_96;
+wire sum_d2_sel_97;
+wire sum_d2_sel_98;
+wire sum_d2_sel_99;
+wire sum_d2_sel_100;
+wire [27:0] sum_d2_cat_10;
+wire sel_171;
+wire sel_172;
+wire sel_173;
+wire sel_174;
+wire sel_175;
+wire sel_176;
+wire sel_177;
+wire sel_178;
+wire sel_179;
+wire sel_180;
+wire sel_181;
+wire sel_182;
+wire sel_183;
+wire sel_184;
+wire sel_185;
+wire sel_186;
+wire sel_187;
+wire sel_188;
+wire sel_189;
+wire sel_190;
+wire for_normalized_sel_25;
+wire for_normalized_sel_26;
+wire for_normalized_sel_27;
+wire for_normalized_sel_28;
+wire for_normalized_sel_29;
+wire for_normalized_sel_30;
+wire [27:0] normalized_5;
+reg [8:0] field_base_d1_5;
+reg [8:0] field_base_d2_5;
+reg [8:0] field_base_d3_5;
+wire [8:0] field_5;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1_5;
+wire [22:0] kept_5;
+wire guard_5;
+wire sticky_5;
+wire increment_5;
+reg [8:0] field_d1_5;
+wire [31:0] packed_6;
+wire overflow_before_5;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded_5;
+wire overflow_5;
+reg inf_d1_5;
+reg inf_d2_5;
+reg inf_d3_5;
+reg inf_d4_5;
+reg inf_sign_d1_5;
+reg inf_sign_d2_5;
+reg inf_sign_d3_5;
+reg inf_sign_d4_5;
+reg big_sign_d1_5;
+reg big_sign_d2_5;
+reg big_sign_d3_5;
+reg big_sign_d4_5;
+reg zero_sign_d1_5;
+reg zero_sign_d2_5;
+reg zero_sign_d3_5;
+reg zero_sign_d4_5;
+reg exact_zero_d1_5;
+reg exact_zero_d2_5;
+reg nan_d1_5;
+reg nan_d2_5;
+reg nan_d3_5;
+reg nan_d4_5;
+wire [31:0] result_4;
+// add: operands, special cases, order by magnitude, trailing zeros
+wire result_is0_11;
+wire result_is255_6;
+wire result_is0_12;
+wire a_sign_6;
+wire a_inf_6;
+wire a_nan_6;
+wire [23:0] a_sig_6;
+wire [7:0] a_exp_6;
+wire result_is0_13;
+wire result_is255_7;
+wire result_is0_14;
+wire b_sign_6;
+wire b_inf_6;
+wire b_nan_6;
+wire [23:0] b_sig_6;
+wire [7:0] b_exp_6;
+wire opposite_6;
+wire nan_6;
+wire inf_6;
+wire inf_sign_6;
+wire zero_sign_6;
+wire swap_6;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign_6;
+wire [7:0] big_exp_6;
+wire [7:0] small_exp_6;
+wire [7:0] distance_6;
+wire [23:0] big_sig_6;
+wire [23:0] small_sig_6;
+wire [4:0] amount_6;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat_11;
+wire [5:0] amount_cat_11;
+wire small_sig_not_21;
+wire small_sig_not_22;
+wire small_sig_sel_151;
+wire [40:0] small_sig_cat_12;
+wire small_sig_not_23;
+wire small_sig_not_24;
+wire for_align_sticky_sel_11;
+wire small_sig_sel_152;
+wire small_sig_sel_153;
+wire small_sig_sel_154;
+wire small_sig_sel_155;
+wire small_sig_sel_156;
+wire small_sig_sel_157;
+wire small_sig_sel_158;
+wire small_sig_sel_159;
+wire small_sig_sel_160;
+wire small_sig_sel_161;
+wire small_sig_sel_162;
+wire small_sig_sel_163;
+wire small_sig_sel_164;
+wire small_sig_sel_165;
+wire small_sig_sel_166;
+wire small_sig_sel_167;
+wire small_sig_sel_168;
+wire small_sig_sel_169;
+wire small_sig_sel_170;
+wire small_sig_sel_171;
+wire small_sig_sel_172;
+wire small_sig_sel_173;
+wire small_sig_sel_174;
+wire small_sig_sel_175;
+wire small_sig_sel_176;
+wire small_sig_sel_177;
+wire small_sig_sel_178;
+wire small_sig_sel_179;
+wire small_sig_sel_180;
+wire [28:0] for_shifted_cat_6;
+wire for_align_sticky_not_11;
+wire for_align_sticky_not_12;
+wire for_align_sticky_sel_12;
+wire sel_191;
+wire sel_192;
+wire sel_193;
+wire sel_194;
+wire sel_195;
+wire sel_196;
+wire sel_197;
+wire sel_198;
+wire sel_199;
+wire sel_200;
+wire sel_201;
+wire sel_202;
+wire sel_203;
+wire sel_204;
+wire sel_205;
+wire sel_206;
+wire sel_207;
+wire sel_208;
+wire for_shifted_sel_41;
+wire for_shifted_sel_42;
+wire for_shifted_sel_43;
+wire for_shifted_sel_44;
+wire for_shifted_sel_45;
+wire for_shifted_sel_46;
+wire for_shifted_sel_47;
+wire for_shifted_sel_48;
+wire [25:0] shifted_6;
+wire [2:0] amount_cat_12;
+wire align_sticky_6;
+wire [27:0] big_padded_6;
+wire [27:0] aligned_6;
+wire [8:0] field_base_6;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1_6;
+reg [27:0] big_padded_d1_6;
+reg [27:0] aligned_d1_6;
+wire [28:0] big_padded_d1_plus_6;
+wire [27:0] sum_6;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1_6;
+wire exact_zero_6;
+wire [31:0] sum_d1_cat_26;
+wire sum_d1_is0_41;
+wire sum_d1_is0_42;
+wire sum_d1_is0_43;
+wire sum_d1_is0_44;
+wire sum_d1_is0_45;
+wire sum_d1_is0_46;
+wire sum_d1_is0_47;
+wire sum_d1_is0_48;
+wire sum_d1_and_36;
+wire [1:0] sum_d1_sel_41;
+wire [1:0] sum_d1_sel_42;
+wire sum_d1_and_37;
+wire [1:0] sum_d1_sel_43;
+wire [1:0] sum_d1_sel_44;
+wire sum_d1_and_38;
+wire [1:0] sum_d1_sel_45;
+wire [1:0] sum_d1_sel_46;
+wire sum_d1_and_39;
+wire [1:0] sum_d1_sel_47;
+wire [1:0] sum_d1_sel_48;
+wire sum_d1_and_40;
+wire sum_d1_and_41;
+wire sum_d1_and_42;
+wire [3:0] sum_d1_cat_27;
+wire [3:0] sum_d1_cat_28;
+wire [3:0] sum_d1_cat_29;
+wire [3:0] sum_d1_cat_30;
+wire [4:0] lz_6;
+reg [7:0] big_exp_d1_6;
+reg [7:0] big_exp_d2_6;
+wire [4:0] left_6;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1_6;
+wire [5:0] left_d1_cat_6;
+reg [27:0] sum_d2_6;
+wire [27:0] sum_d2_cat_11;
+wire sum_d2_sel_101;
+wire sum_d2_sel_102;
+wire sum_d2_sel_103;
+wire sum_d2_sel_104;
+wire sum_d2_sel_105;
+wire sum_d2_sel_106;
+wire sum_d2_sel_107;
+wire sum_d2_sel_108;
+wire sum_d2_sel_109;
+wire sum_d2_sel_110;
+wire sum_d2_sel_111;
+wire sum_d2_sel_112;
+wire sum_d2_sel_113;
+wire sum_d2_sel_114;
+wire sum_d2_sel_115;
+wire sum_d2_sel_116;
+wire sum_d2_sel_117;
+wire sum_d2_sel_118;
+wire sum_d2_sel_119;
+wire sum_d2_sel_120;
+wire [27:0] sum_d2_cat_12;
+wire sel_209;
+wire sel_210;
+wire sel_211;
+wire sel_212;
+wire sel_213;
+wire sel_214;
+wire sel_215;
+wire sel_216;
+wire sel_217;
+wire sel_218;
+wire sel_219;
+wire sel_220;
+wire sel_221;
+wire sel_222;
+wire sel_223;
+wire sel_224;
+wire sel_225;
+wire sel_226;
+wire sel_227;
+wire sel_228;
+wire for_normalized_sel_31;
+wire for_normalized_sel_32;
+wire for_normalized_sel_33;
+wire for_normalized_sel_34;
+wire for_normalized_sel_35;
+wire for_normalized_sel_36;
+wire [27:0] normalized_6;
+reg [8:0] field_base_d1_6;
+reg [8:0] field_base_d2_6;
+reg [8:0] field_base_d3_6;
+wire [8:0] field_6;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1_6;
+wire [22:0] kept_6;
+wire guard_6;
+wire sticky_6;
+wire increment_6;
+reg [8:0] field_d1_6;
+wire [31:0] packed_7;
+wire overflow_before_6;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded_6;
+wire overflow_6;
+reg inf_d1_6;
+reg inf_d2_6;
+reg inf_d3_6;
+reg inf_d4_6;
+reg inf_sign_d1_6;
+reg inf_sign_d2_6;
+reg inf_sign_d3_6;
+reg inf_sign_d4_6;
+reg big_sign_d1_6;
+reg big_sign_d2_6;
+reg big_sign_d3_6;
+reg big_sign_d4_6;
+reg zero_sign_d1_6;
+reg zero_sign_d2_6;
+reg zero_sign_d3_6;
+reg zero_sign_d4_6;
+reg exact_zero_d1_6;
+reg exact_zero_d2_6;
+reg nan_d1_6;
+reg nan_d2_6;
+reg nan_d3_6;
+reg nan_d4_6;
+wire [31:0] result_5;
+// add: operands, special cases, order by magnitude, trailing zeros
+wire result_is0_15;
+wire result_is255_8;
+wire result_is0_16;
+wire a_sign_7;
+wire a_inf_7;
+wire a_nan_7;
+wire [23:0] a_sig_7;
+wire [7:0] a_exp_7;
+wire result_is0_17;
+wire result_is255_9;
+wire result_is0_18;
+wire b_sign_7;
+wire b_inf_7;
+wire b_nan_7;
+wire [23:0] b_sig_7;
+wire [7:0] b_exp_7;
+wire opposite_7;
+wire nan_7;
+wire inf_7;
+wire inf_sign_7;
+wire zero_sign_7;
+wire swap_7;
+// add: the operands in order, the exponent distance (saturated to the alignment shifter's range)
+wire big_sign_7;
+wire [7:0] big_exp_7;
+wire [7:0] small_exp_7;
+wire [7:0] distance_7;
+wire [23:0] big_sig_7;
+wire [23:0] small_sig_7;
+wire [4:0] amount_7;
+// add: align the smaller operand; sticky = a set bit among those shifted out
+wire [25:0] small_sig_cat_13;
+wire [5:0] amount_cat_13;
+wire small_sig_not_25;
+wire small_sig_not_26;
+wire small_sig_sel_181;
+wire [40:0] small_sig_cat_14;
+wire small_sig_not_27;
+wire small_sig_not_28;
+wire for_align_sticky_sel_13;
+wire small_sig_sel_182;
+wire small_sig_sel_183;
+wire small_sig_sel_184;
+wire small_sig_sel_185;
+wire small_sig_sel_186;
+wire small_sig_sel_187;
+wire small_sig_sel_188;
+wire small_sig_sel_189;
+wire small_sig_sel_190;
+wire small_sig_sel_191;
+wire small_sig_sel_192;
+wire small_sig_sel_193;
+wire small_sig_sel_194;
+wire small_sig_sel_195;
+wire small_sig_sel_196;
+wire small_sig_sel_197;
+wire small_sig_sel_198;
+wire small_sig_sel_199;
+wire small_sig_sel_200;
+wire small_sig_sel_201;
+wire small_sig_sel_202;
+wire small_sig_sel_203;
+wire small_sig_sel_204;
+wire small_sig_sel_205;
+wire small_sig_sel_206;
+wire small_sig_sel_207;
+wire small_sig_sel_208;
+wire small_sig_sel_209;
+wire small_sig_sel_210;
+wire [28:0] for_shifted_cat_7;
+wire for_align_sticky_not_13;
+wire for_align_sticky_not_14;
+wire for_align_sticky_sel_14;
+wire sel_229;
+wire sel_230;
+wire sel_231;
+wire sel_232;
+wire sel_233;
+wire sel_234;
+wire sel_235;
+wire sel_236;
+wire sel_237;
+wire sel_238;
+wire sel_239;
+wire sel_240;
+wire sel_241;
+wire sel_242;
+wire sel_243;
+wire sel_244;
+wire sel_245;
+wire sel_246;
+wire for_shifted_sel_49;
+wire for_shifted_sel_50;
+wire for_shifted_sel_51;
+wire for_shifted_sel_52;
+wire for_shifted_sel_53;
+wire for_shifted_sel_54;
+wire for_shifted_sel_55;
+wire for_shifted_sel_56;
+wire [25:0] shifted_7;
+wire [2:0] amount_cat_14;
+wire align_sticky_7;
+wire [27:0] big_padded_7;
+wire [27:0] aligned_7;
+wire [8:0] field_base_7;
+// add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract)
+reg opposite_d1_7;
+reg [27:0] big_padded_d1_7;
+reg [27:0] aligned_d1_7;
+wire [28:0] big_padded_d1_plus_7;
+wire [27:0] sum_7;
+// add: leading zeros, at most big_exp (no shift below the smallest normal)
+reg [27:0] sum_d1_7;
+wire exact_zero_7;
+wire [31:0] sum_d1_cat_31;
+wire sum_d1_is0_49;
+wire sum_d1_is0_50;
+wire sum_d1_is0_51;
+wire sum_d1_is0_52;
+wire sum_d1_is0_53;
+wire sum_d1_is0_54;
+wire sum_d1_is0_55;
+wire sum_d1_is0_56;
+wire sum_d1_and_43;
+wire [1:0] sum_d1_sel_49;
+wire [1:0] sum_d1_sel_50;
+wire sum_d1_and_44;
+wire [1:0] sum_d1_sel_51;
+wire [1:0] sum_d1_sel_52;
+wire sum_d1_and_45;
+wire [1:0] sum_d1_sel_53;
+wire [1:0] sum_d1_sel_54;
+wire sum_d1_and_46;
+wire [1:0] sum_d1_sel_55;
+wire [1:0] sum_d1_sel_56;
+wire sum_d1_and_47;
+wire sum_d1_and_48;
+wire sum_d1_and_49;
+wire [3:0] sum_d1_cat_32;
+wire [3:0] sum_d1_cat_33;
+wire [3:0] sum_d1_cat_34;
+wire [3:0] sum_d1_cat_35;
+wire [4:0] lz_7;
+reg [7:0] big_exp_d1_7;
+reg [7:0] big_exp_d2_7;
+wire [4:0] left_7;
+// add: normalisation shift; exponent field
+reg [4:0] left_d1_7;
+wire [5:0] left_d1_cat_7;
+reg [27:0] sum_d2_7;
+wire [27:0] sum_d2_cat_13;
+wire sum_d2_sel_121;
+wire sum_d2_sel_122;
+wire sum_d2_sel_123;
+wire sum_d2_sel_124;
+wire sum_d2_sel_125;
+wire sum_d2_sel_126;
+wire sum_d2_sel_127;
+wire sum_d2_sel_128;
+wire sum_d2_sel_129;
+wire sum_d2_sel_130;
+wire sum_d2_sel_131;
+wire sum_d2_sel_132;
+wire sum_d2_sel_133;
+wire sum_d2_sel_134;
+wire sum_d2_sel_135;
+wire sum_d2_sel_136;
+wire sum_d2_sel_137;
+wire sum_d2_sel_138;
+wire sum_d2_sel_139;
+wire sum_d2_sel_140;
+wire [27:0] sum_d2_cat_14;
+wire sel_247;
+wire sel_248;
+wire sel_249;
+wire sel_250;
+wire sel_251;
+wire sel_252;
+wire sel_253;
+wire sel_254;
+wire sel_255;
+wire sel_256;
+wire sel_257;
+wire sel_258;
+wire sel_259;
+wire sel_260;
+wire sel_261;
+wire sel_262;
+wire sel_263;
+wire sel_264;
+wire sel_265;
+wire sel_266;
+wire for_normalized_sel_37;
+wire for_normalized_sel_38;
+wire for_normalized_sel_39;
+wire for_normalized_sel_40;
+wire for_normalized_sel_41;
+wire for_normalized_sel_42;
+wire [27:0] normalized_7;
+reg [8:0] field_base_d1_7;
+reg [8:0] field_base_d2_7;
+reg [8:0] field_base_d3_7;
+wire [8:0] field_7;
+// add: keep man + 1 bits, guard, sticky; round to nearest even
+reg [27:0] normalized_d1_7;
+wire [22:0] kept_7;
+wire guard_7;
+wire sticky_7;
+wire increment_7;
+reg [8:0] field_d1_7;
+wire [31:0] packed_8;
+wire overflow_before_7;
+// add: rounding increment, overflow to infinity, special cases
+wire [31:0] rounded_7;
+wire overflow_7;
+reg inf_d1_7;
+reg inf_d2_7;
+reg inf_d3_7;
+reg inf_d4_7;
+reg inf_sign_d1_7;
+reg inf_sign_d2_7;
+reg inf_sign_d3_7;
+reg inf_sign_d4_7;
+reg big_sign_d1_7;
+reg big_sign_d2_7;
+reg big_sign_d3_7;
+reg big_sign_d4_7;
+reg zero_sign_d1_7;
+reg zero_sign_d2_7;
+reg zero_sign_d3_7;
+reg zero_sign_d4_7;
+reg exact_zero_d1_7;
+reg exact_zero_d2_7;
+reg nan_d1_7;
+reg nan_d2_7;
+reg nan_d3_7;
+reg nan_d4_7;
+wire [31:0] result_6;
+// output stream
+reg done_q;
+reg done_q_2;
+reg done_q_3;
+reg done_q_4;
+reg done_q_5;
+reg done_q_6;
+reg done_q_7;
+reg out_valid;
+wire out_valid_or;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign s_axis_tdata_is0 = s_axis_tdata[30:23] == 8'h0;
+assign s_axis_tdata_is255 = s_axis_tdata[30:23] == 8'hff;
+assign s_axis_tdata_is0_2 = s_axis_tdata[22:0] == 23'h0;
+assign a_sign = s_axis_tdata[31];
+assign a_inf = s_axis_tdata_is255 & s_axis_tdata_is0_2;
+assign a_nan = s_axis_tdata_is255 & (~s_axis_tdata_is0_2);
+assign a_sig = {(~s_axis_tdata_is0), s_axis_tdata[22:0]};
+assign a_exp = s_axis_tdata_is0 ? 8'h1 : s_axis_tdata[30:23];
+assign s_axis_tdata_is0_3 = s_axis_tdata[62:55] == 8'h0;
+assign s_axis_tdata_is255_2 = s_axis_tdata[62:55] == 8'hff;
+assign s_axis_tdata_is0_4 = s_axis_tdata[54:32] == 23'h0;
+assign b_sign = s_axis_tdata[63];
+assign b_inf = s_axis_tdata_is255_2 & s_axis_tdata_is0_4;
+assign b_nan = s_axis_tdata_is255_2 & (~s_axis_tdata_is0_4);
+assign b_sig = {(~s_axis_tdata_is0_3), s_axis_tdata[54:32]};
+assign b_exp = s_axis_tdata_is0_3 ? 8'h1 : s_axis_tdata[62:55];
+assign opposite = a_sign ^ b_sign;
+assign nan = a_nan | b_nan | (a_inf & b_inf & opposite);
+assign inf = a_inf | b_inf;
+assign inf_sign = a_inf ? a_sign : b_sign;
+assign zero_sign = a_sign & b_sign;
+assign swap = s_axis_tdata[30:0] < s_axis_tdata[62:32];
+
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign = swap ? b_sign : a_sign;
+assign big_exp = swap ? b_exp : a_exp;
+assign small_exp = swap ? a_exp : b_exp;
+assign distance = big_exp - small_exp;
+assign big_sig = swap ? b_sig : a_sig;
+assign small_sig = swap ? a_sig : b_sig;
+assign amount = (~(distance[7:5] == 3'h0)) ? 5'h1f : distance[4:0];
+
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_cat = {small_sig, 2'h0};
+assign amount_cat = {1'h0, amount};
+assign small_sig_not = ~(small_sig_cat[15:0] == 16'h0);
+assign small_sig_not_2 = ~(small_sig_cat[25:16] == 10'h0);
+assign small_sig_sel = amount_cat[5] ? (amount_cat[4] ? (small_sig_not | small_sig_not_2) : (small_sig_not | small_sig_not_2)) : (amount_cat[4] & small_sig_not);
+assign small_sig_cat_2 = {15'h0, (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[25])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[24])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[23])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[22])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[21])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[20])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[19])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[18])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[17])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[16])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[15])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[14])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[13])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[12])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[11])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? 1'h0 : small_sig_cat[10])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[25] : small_sig_cat[9])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[24] : small_sig_cat[8])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[23] : small_sig_cat[7])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[22] : small_sig_cat[6])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[21] : small_sig_cat[5])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[20] : small_sig_cat[4])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[19] : small_sig_cat[3])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[18] : small_sig_cat[2])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[17] : small_sig_cat[1])),
+    (amount_cat[5] ? 1'h0 : (amount_cat[4] ? small_sig_cat[16] : small_sig_cat[0]))};
+assign small_sig_not_3 = ~(small_sig_cat_2[3:0] == 4'h0);
+assign small_sig_not_4 = ~(small_sig_cat_2[7:4] == 4'h0);
+assign for_align_sticky_sel = amount_cat[2] ? (small_sig_not_3 | small_sig_not_4 | (~(small_sig_cat_2[11:8] == 4'h0))) : (small_sig_not_3 | small_sig_not_4);
+assign small_sig_sel_2 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[40] : small_sig_cat_2[36]) : (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]);
+assign small_sig_sel_3 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[39] : small_sig_cat_2[35]) : (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]);
+assign small_sig_sel_4 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[38] : small_sig_cat_2[34]) : (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]);
+assign small_sig_sel_5 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[37] : small_sig_cat_2[33]) : (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]);
+assign small_sig_sel_6 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[36] : small_sig_cat_2[32]) : (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]);
+assign small_sig_sel_7 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[35] : small_sig_cat_2[31]) : (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]);
+assign small_sig_sel_8 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[34] : small_sig_cat_2[30]) : (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]);
+assign small_sig_sel_9 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[33] : small_sig_cat_2[29]) : (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]);
+assign small_sig_sel_10 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[32] : small_sig_cat_2[28]) : (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]);
+assign small_sig_sel_11 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[31] : small_sig_cat_2[27]) : (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]);
+assign small_sig_sel_12 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[30] : small_sig_cat_2[26]) : (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]);
+assign small_sig_sel_13 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[29] : small_sig_cat_2[25]) : (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]);
+assign small_sig_sel_14 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[28] : small_sig_cat_2[24]) : (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]);
+assign small_sig_sel_15 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[27] : small_sig_cat_2[23]) : (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]);
+assign small_sig_sel_16 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[26] : small_sig_cat_2[22]) : (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]);
+assign small_sig_sel_17 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[25] : small_sig_cat_2[21]) : (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]);
+assign small_sig_sel_18 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[24] : small_sig_cat_2[20]) : (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]);
+assign small_sig_sel_19 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[23] : small_sig_cat_2[19]) : (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]);
+assign small_sig_sel_20 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[22] : small_sig_cat_2[18]) : (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]);
+assign small_sig_sel_21 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[21] : small_sig_cat_2[17]) : (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]);
+assign small_sig_sel_22 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[20] : small_sig_cat_2[16]) : (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]);
+assign small_sig_sel_23 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[19] : small_sig_cat_2[15]) : (amount_cat[2] ? small_sig_cat_2[11] : small_sig_cat_2[7]);
+assign small_sig_sel_24 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[18] : small_sig_cat_2[14]) : (amount_cat[2] ? small_sig_cat_2[10] : small_sig_cat_2[6]);
+assign small_sig_sel_25 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[17] : small_sig_cat_2[13]) : (amount_cat[2] ? small_sig_cat_2[9] : small_sig_cat_2[5]);
+assign small_sig_sel_26 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[16] : small_sig_cat_2[12]) : (amount_cat[2] ? small_sig_cat_2[8] : small_sig_cat_2[4]);
+assign small_sig_sel_27 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[15] : small_sig_cat_2[11]) : (amount_cat[2] ? small_sig_cat_2[7] : small_sig_cat_2[3]);
+assign small_sig_sel_28 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[14] : small_sig_cat_2[10]) : (amount_cat[2] ? small_sig_cat_2[6] : small_sig_cat_2[2]);
+assign small_sig_sel_29 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[13] : small_sig_cat_2[9]) : (amount_cat[2] ? small_sig_cat_2[5] : small_sig_cat_2[1]);
+assign small_sig_sel_30 = amount_cat[3] ? (amount_cat[2] ? small_sig_cat_2[12] : small_sig_cat_2[8]) : (amount_cat[2] ? small_sig_cat_2[4] : small_sig_cat_2[0]);
+assign for_shifted_cat = {small_sig_sel_2, small_sig_sel_3, small_sig_sel_4, small_sig_sel_5, small_sig_sel_6, small_sig_sel_7,
+    small_sig_sel_8, small_sig_sel_9, small_sig_sel_10, small_sig_sel_11, small_sig_sel_12,
+    small_sig_sel_13, small_sig_sel_14, small_sig_sel_15, small_sig_sel_16, small_sig_sel_17,
+    small_sig_sel_18, small_sig_sel_19, small_sig_sel_20, small_sig_sel_21, small_sig_sel_22,
+    small_sig_sel_23, small_sig_sel_24, small_sig_sel_25, small_sig_sel_26, small_sig_sel_27,
+    small_sig_sel_28, small_sig_sel_29, small_sig_sel_30};
+assign for_align_sticky_not = ~(for_shifted_cat[0] == 1'h0);
+assign for_align_sticky_not_2 = ~(for_shifted_cat[1] == 1'h0);
+assign for_align_sticky_sel_2 = amount_cat[0] ? (for_align_sticky_not | for_align_sticky_not_2 | (~(for_shifted_cat[2] == 1'h0))) : (for_align_sticky_not | for_align_sticky_not_2);
+assign sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[28] : for_shifted_cat[27]) : (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]);
+assign sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[27] : for_shifted_cat[26]) : (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]);
+assign sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[26] : for_shifted_cat[25]) : (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]);
+assign sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[25] : for_shifted_cat[24]) : (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]);
+assign sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[24] : for_shifted_cat[23]) : (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]);
+assign sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[23] : for_shifted_cat[22]) : (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]);
+assign sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[22] : for_shifted_cat[21]) : (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]);
+assign sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[21] : for_shifted_cat[20]) : (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]);
+assign sel_9 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[20] : for_shifted_cat[19]) : (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]);
+assign sel_10 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[19] : for_shifted_cat[18]) : (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]);
+assign sel_11 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[18] : for_shifted_cat[17]) : (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]);
+assign sel_12 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[17] : for_shifted_cat[16]) : (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]);
+assign sel_13 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[16] : for_shifted_cat[15]) : (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]);
+assign sel_14 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[15] : for_shifted_cat[14]) : (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]);
+assign sel_15 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[14] : for_shifted_cat[13]) : (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]);
+assign sel_16 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[13] : for_shifted_cat[12]) : (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]);
+assign sel_17 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[12] : for_shifted_cat[11]) : (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]);
+assign sel_18 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[11] : for_shifted_cat[10]) : (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]);
+assign for_shifted_sel = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[10] : for_shifted_cat[9]) : (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]);
+assign for_shifted_sel_2 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[9] : for_shifted_cat[8]) : (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]);
+assign for_shifted_sel_3 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[8] : for_shifted_cat[7]) : (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]);
+assign for_shifted_sel_4 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[7] : for_shifted_cat[6]) : (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]);
+assign for_shifted_sel_5 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[6] : for_shifted_cat[5]) : (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]);
+assign for_shifted_sel_6 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[5] : for_shifted_cat[4]) : (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]);
+assign for_shifted_sel_7 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[4] : for_shifted_cat[3]) : (amount_cat[0] ? for_shifted_cat[2] : for_shifted_cat[1]);
+assign for_shifted_sel_8 = amount_cat[1] ? (amount_cat[0] ? for_shifted_cat[3] : for_shifted_cat[2]) : (amount_cat[0] ? for_shifted_cat[1] : for_shifted_cat[0]);
+assign shifted = {sel, sel_2, sel_3, sel_4, sel_5, sel_6, sel_7, sel_8, sel_9, sel_10, sel_11, sel_12, sel_13, sel_14,
+    sel_15, sel_16, sel_17, sel_18, for_shifted_sel, for_shifted_sel_2, for_shifted_sel_3,
+    for_shifted_sel_4, for_shifted_sel_5, for_shifted_sel_6, for_shifted_sel_7, for_shifted_sel_8};
+assign amount_cat_2 = {small_sig_sel, (amount_cat[3] ? for_align_sticky_sel : (amount_cat[2] & small_sig_not_3)),
+    (amount_cat[1] ? for_align_sticky_sel_2 : (amount_cat[0] & for_align_sticky_not))};
+assign align_sticky = ~(amount_cat_2 == 3'h0);
+assign big_padded = {1'h0, big_sig, 3'h0};
+assign aligned = {1'h0, shifted, align_sticky};
+assign field_base = ({1'h0, big_exp}) + 9'h1;
+
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus = ({big_padded_d1, opposite_d1}) + ({(aligned_d1 ^
+    ({opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+    opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+    opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1,
+    opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1, opposite_d1})),
+    opposite_d1});
+assign sum = big_padded_d1_plus[28:1];
+
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero = sum_d1 == 28'h0;
+assign sum_d1_cat = {sum_d1, 4'hf};
+assign sum_d1_is0 = sum_d1_cat[31:30] == 2'h0;
+assign sum_d1_is0_2 = sum_d1_cat[27:26] == 2'h0;
+assign sum_d1_is0_3 = sum_d1_cat[23:22] == 2'h0;
+assign sum_d1_is0_4 = sum_d1_cat[19:18] == 2'h0;
+assign sum_d1_is0_5 = sum_d1_cat[15:14] == 2'h0;
+assign sum_d1_is0_6 = sum_d1_cat[11:10] == 2'h0;
+assign sum_d1_is0_7 = sum_d1_cat[7:6] == 2'h0;
+assign sum_d1_is0_8 = sum_d1_cat[3:2] == 2'h0;
+assign sum_d1_and = sum_d1_is0 & (sum_d1_cat[29:28] == 2'h0);
+assign sum_d1_sel = sum_d1_is0 ? ({sum_d1_is0, (~sum_d1_cat[29])}) : ({sum_d1_is0, (~sum_d1_cat[31])});
+assign sum_d1_sel_2 = sum_d1_is0_2 ? ({sum_d1_is0_2, (~sum_d1_cat[25])}) : ({sum_d1_is0_2, (~sum_d1_cat[27])});
+assign sum_d1_and_2 = sum_d1_is0_3 & (sum_d1_cat[21:20] == 2'h0);
+assign sum_d1_sel_3 = sum_d1_is0_3 ? ({sum_d1_is0_3, (~sum_d1_cat[21])}) : ({sum_d1_is0_3, (~sum_d1_cat[23])});
+assign sum_d1_sel_4 = sum_d1_is0_4 ? ({sum_d1_is0_4, (~sum_d1_cat[17])}) : ({sum_d1_is0_4, (~sum_d1_cat[19])});
+assign sum_d1_and_3 = sum_d1_is0_5 & (sum_d1_cat[13:12] == 2'h0);
+assign sum_d1_sel_5 = sum_d1_is0_5 ? ({sum_d1_is0_5, (~sum_d1_cat[13])}) : ({sum_d1_is0_5, (~sum_d1_cat[15])});
+assign sum_d1_sel_6 = sum_d1_is0_6 ? ({sum_d1_is0_6, (~sum_d1_cat[9])}) : ({sum_d1_is0_6, (~sum_d1_cat[11])});
+assign sum_d1_and_4 = sum_d1_is0_7 & (sum_d1_cat[5:4] == 2'h0);
+assign sum_d1_sel_7 = sum_d1_is0_7 ? ({sum_d1_is0_7, (~sum_d1_cat[5])}) : ({sum_d1_is0_7, (~sum_d1_cat[7])});
+assign sum_d1_sel_8 = sum_d1_is0_8 ? ({sum_d1_is0_8, (~sum_d1_cat[1])}) : ({sum_d1_is0_8, (~sum_d1_cat[3])});
+assign sum_d1_and_5 = sum_d1_and & sum_d1_is0_2 & (sum_d1_cat[25:24] == 2'h0);
+assign sum_d1_and_6 = sum_d1_and_3 & sum_d1_is0_6 & (sum_d1_cat[9:8] == 2'h0);
+assign sum_d1_and_7 = sum_d1_and_5 & sum_d1_and_2 & sum_d1_is0_4 & (sum_d1_cat[17:16] == 2'h0);
+assign sum_d1_cat_2 = {sum_d1_and_5, (sum_d1_and_2 ? ({sum_d1_and_2, sum_d1_sel_4}) : ({sum_d1_and_2, sum_d1_sel_3}))};
+assign sum_d1_cat_3 = {sum_d1_and_5, (sum_d1_and ? ({sum_d1_and, sum_d1_sel_2}) : ({sum_d1_and, sum_d1_sel}))};
+assign sum_d1_cat_4 = {sum_d1_and_6, (sum_d1_and_4 ? ({sum_d1_and_4, sum_d1_sel_8}) : ({sum_d1_and_4, sum_d1_sel_7}))};
+assign sum_d1_cat_5 = {sum_d1_and_6, (sum_d1_and_3 ? ({sum_d1_and_3, sum_d1_sel_6}) : ({sum_d1_and_3, sum_d1_sel_5}))};
+assign lz = sum_d1_and_7 ? ({sum_d1_and_7, (sum_d1_and_6 ? sum_d1_cat_4 : sum_d1_cat_5)}) : ({sum_d1_and_7, (sum_d1_and_5 ? sum_d1_cat_2 : sum_d1_cat_3)});
+assign left = (({3'h0, lz}) < big_exp_d2) ? lz : big_exp_d2[4:0];
+
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat = {1'h0, left_d1};
+assign sum_d2_cat = {(left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[11] : sum_d2[27])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[10] : sum_d2[26])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[9] : sum_d2[25])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[8] : sum_d2[24])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[7] : sum_d2[23])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[6] : sum_d2[22])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[5] : sum_d2[21])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[4] : sum_d2[20])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[3] : sum_d2[19])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[2] : sum_d2[18])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[1] : sum_d2[17])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? sum_d2[0] : sum_d2[16])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[15])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[14])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[13])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[12])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[11])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[10])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[9])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[8])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[7])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[6])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[5])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[4])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[3])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[2])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[1])),
+    (left_d1_cat[5] ? 1'h0 : (left_d1_cat[4] ? 1'h0 : sum_d2[0]))};
+assign sum_d2_sel = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]) : (left_d1_cat[2] ? sum_d2_cat[23] : sum_d2_cat[27]);
+assign sum_d2_sel_2 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]) : (left_d1_cat[2] ? sum_d2_cat[22] : sum_d2_cat[26]);
+assign sum_d2_sel_3 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]) : (left_d1_cat[2] ? sum_d2_cat[21] : sum_d2_cat[25]);
+assign sum_d2_sel_4 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]) : (left_d1_cat[2] ? sum_d2_cat[20] : sum_d2_cat[24]);
+assign sum_d2_sel_5 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]) : (left_d1_cat[2] ? sum_d2_cat[19] : sum_d2_cat[23]);
+assign sum_d2_sel_6 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]) : (left_d1_cat[2] ? sum_d2_cat[18] : sum_d2_cat[22]);
+assign sum_d2_sel_7 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]) : (left_d1_cat[2] ? sum_d2_cat[17] : sum_d2_cat[21]);
+assign sum_d2_sel_8 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]) : (left_d1_cat[2] ? sum_d2_cat[16] : sum_d2_cat[20]);
+assign sum_d2_sel_9 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]) : (left_d1_cat[2] ? sum_d2_cat[15] : sum_d2_cat[19]);
+assign sum_d2_sel_10 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]) : (left_d1_cat[2] ? sum_d2_cat[14] : sum_d2_cat[18]);
+assign sum_d2_sel_11 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]) : (left_d1_cat[2] ? sum_d2_cat[13] : sum_d2_cat[17]);
+assign sum_d2_sel_12 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]) : (left_d1_cat[2] ? sum_d2_cat[12] : sum_d2_cat[16]);
+assign sum_d2_sel_13 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7]) : (left_d1_cat[2] ? sum_d2_cat[11] : sum_d2_cat[15]);
+assign sum_d2_sel_14 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6]) : (left_d1_cat[2] ? sum_d2_cat[10] : sum_d2_cat[14]);
+assign sum_d2_sel_15 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5]) : (left_d1_cat[2] ? sum_d2_cat[9] : sum_d2_cat[13]);
+assign sum_d2_sel_16 = left_d1_cat[3] ? (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4]) : (left_d1_cat[2] ? sum_d2_cat[8] : sum_d2_cat[12]);
+assign sum_d2_sel_17 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3]) : (left_d1_cat[2] ? sum_d2_cat[7] : sum_d2_cat[11]);
+assign sum_d2_sel_18 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2]) : (left_d1_cat[2] ? sum_d2_cat[6] : sum_d2_cat[10]);
+assign sum_d2_sel_19 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1]) : (left_d1_cat[2] ? sum_d2_cat[5] : sum_d2_cat[9]);
+assign sum_d2_sel_20 = left_d1_cat[3] ? (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]) : (left_d1_cat[2] ? sum_d2_cat[4] : sum_d2_cat[8]);
+assign sum_d2_cat_2 = {sum_d2_sel, sum_d2_sel_2, sum_d2_sel_3, sum_d2_sel_4, sum_d2_sel_5, sum_d2_sel_6, sum_d2_sel_7,
+    sum_d2_sel_8, sum_d2_sel_9, sum_d2_sel_10, sum_d2_sel_11, sum_d2_sel_12, sum_d2_sel_13,
+    sum_d2_sel_14, sum_d2_sel_15, sum_d2_sel_16, sum_d2_sel_17, sum_d2_sel_18, sum_d2_sel_19,
+    sum_d2_sel_20, (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[3] : sum_d2_cat[7])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[2] : sum_d2_cat[6])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[1] : sum_d2_cat[5])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? sum_d2_cat[0] : sum_d2_cat[4])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[3])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[2])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[1])),
+    (left_d1_cat[3] ? 1'h0 : (left_d1_cat[2] ? 1'h0 : sum_d2_cat[0]))};
+assign sel_19 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]) : (left_d1_cat[0] ? sum_d2_cat_2[26] : sum_d2_cat_2[27]);
+assign sel_20 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]) : (left_d1_cat[0] ? sum_d2_cat_2[25] : sum_d2_cat_2[26]);
+assign sel_21 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]) : (left_d1_cat[0] ? sum_d2_cat_2[24] : sum_d2_cat_2[25]);
+assign sel_22 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]) : (left_d1_cat[0] ? sum_d2_cat_2[23] : sum_d2_cat_2[24]);
+assign sel_23 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]) : (left_d1_cat[0] ? sum_d2_cat_2[22] : sum_d2_cat_2[23]);
+assign sel_24 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]) : (left_d1_cat[0] ? sum_d2_cat_2[21] : sum_d2_cat_2[22]);
+assign sel_25 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]) : (left_d1_cat[0] ? sum_d2_cat_2[20] : sum_d2_cat_2[21]);
+assign sel_26 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]) : (left_d1_cat[0] ? sum_d2_cat_2[19] : sum_d2_cat_2[20]);
+assign sel_27 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]) : (left_d1_cat[0] ? sum_d2_cat_2[18] : sum_d2_cat_2[19]);
+assign sel_28 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]) : (left_d1_cat[0] ? sum_d2_cat_2[17] : sum_d2_cat_2[18]);
+assign sel_29 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]) : (left_d1_cat[0] ? sum_d2_cat_2[16] : sum_d2_cat_2[17]);
+assign sel_30 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]) : (left_d1_cat[0] ? sum_d2_cat_2[15] : sum_d2_cat_2[16]);
+assign sel_31 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]) : (left_d1_cat[0] ? sum_d2_cat_2[14] : sum_d2_cat_2[15]);
+assign sel_32 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]) : (left_d1_cat[0] ? sum_d2_cat_2[13] : sum_d2_cat_2[14]);
+assign sel_33 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]) : (left_d1_cat[0] ? sum_d2_cat_2[12] : sum_d2_cat_2[13]);
+assign sel_34 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]) : (left_d1_cat[0] ? sum_d2_cat_2[11] : sum_d2_cat_2[12]);
+assign sel_35 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]) : (left_d1_cat[0] ? sum_d2_cat_2[10] : sum_d2_cat_2[11]);
+assign sel_36 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]) : (left_d1_cat[0] ? sum_d2_cat_2[9] : sum_d2_cat_2[10]);
+assign sel_37 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]) : (left_d1_cat[0] ? sum_d2_cat_2[8] : sum_d2_cat_2[9]);
+assign sel_38 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]) : (left_d1_cat[0] ? sum_d2_cat_2[7] : sum_d2_cat_2[8]);
+assign for_normalized_sel = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]) : (left_d1_cat[0] ? sum_d2_cat_2[6] : sum_d2_cat_2[7]);
+assign for_normalized_sel_2 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]) : (left_d1_cat[0] ? sum_d2_cat_2[5] : sum_d2_cat_2[6]);
+assign for_normalized_sel_3 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]) : (left_d1_cat[0] ? sum_d2_cat_2[4] : sum_d2_cat_2[5]);
+assign for_normalized_sel_4 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]) : (left_d1_cat[0] ? sum_d2_cat_2[3] : sum_d2_cat_2[4]);
+assign for_normalized_sel_5 = left_d1_cat[1] ? (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1]) : (left_d1_cat[0] ? sum_d2_cat_2[2] : sum_d2_cat_2[3]);
+assign for_normalized_sel_6 = left_d1_cat[1] ? (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]) : (left_d1_cat[0] ? sum_d2_cat_2[1] : sum_d2_cat_2[2]);
+assign normalized = {sel_19, sel_20, sel_21, sel_22, sel_23, sel_24, sel_25, sel_26, sel_27, sel_28, sel_29, sel_30, sel_31,
+    sel_32, sel_33, sel_34, sel_35, sel_36, sel_37, sel_38, for_normalized_sel, for_normalized_sel_2,
+    for_normalized_sel_3, for_normalized_sel_4, for_normalized_sel_5, for_normalized_sel_6,
+    (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? sum_d2_cat_2[0] : sum_d2_cat_2[1])),
+    (left_d1_cat[1] ? 1'h0 : (left_d1_cat[0] ? 1'h0 : sum_d2_cat_2[0]))};
+assign field = normalized[27] ? (field_base_d3 - ({4'h0, left_d1})) : 9'h0;
+
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept = normalized_d1[26:4];
+assign guard = normalized_d1[3];
+assign sticky = ~(normalized_d1[2:0] == 3'h0);
+assign increment = guard & (sticky | normalized_d1[4]);
+assign packed_2 = {field_d1, kept};
+assign overflow_before = ~(field_d1 < 9'hff);
+
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded = packed_2 + ({31'h0, increment});
+assign overflow = overflow_before | (~(rounded[31:23] < 9'hff));
+assign result = nan_d4 ? 32'h7fc00000 : (exact_zero_d2 ? ({zero_sign_d4, 31'h0}) : ({(inf_d4 ? inf_sign_d4 : big_sign_d4), ((overflow | inf_d4) ? 31'h7f800000 : rounded[30:0])}));
+
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign s_axis_tdata_is0_5 = s_axis_tdata[94:87] == 8'h0;
+assign s_axis_tdata_is255_3 = s_axis_tdata[94:87] == 8'hff;
+assign s_axis_tdata_is0_6 = s_axis_tdata[86:64] == 23'h0;
+assign a_sign_2 = s_axis_tdata[95];
+assign a_inf_2 = s_axis_tdata_is255_3 & s_axis_tdata_is0_6;
+assign a_nan_2 = s_axis_tdata_is255_3 & (~s_axis_tdata_is0_6);
+assign a_sig_2 = {(~s_axis_tdata_is0_5), s_axis_tdata[86:64]};
+assign a_exp_2 = s_axis_tdata_is0_5 ? 8'h1 : s_axis_tdata[94:87];
+assign s_axis_tdata_is0_7 = s_axis_tdata[126:119] == 8'h0;
+assign s_axis_tdata_is255_4 = s_axis_tdata[126:119] == 8'hff;
+assign s_axis_tdata_is0_8 = s_axis_tdata[118:96] == 23'h0;
+assign b_sign_2 = s_axis_tdata[127];
+assign b_inf_2 = s_axis_tdata_is255_4 & s_axis_tdata_is0_8;
+assign b_nan_2 = s_axis_tdata_is255_4 & (~s_axis_tdata_is0_8);
+assign b_sig_2 = {(~s_axis_tdata_is0_7), s_axis_tdata[118:96]};
+assign b_exp_2 = s_axis_tdata_is0_7 ? 8'h1 : s_axis_tdata[126:119];
+assign opposite_2 = a_sign_2 ^ b_sign_2;
+assign nan_2 = a_nan_2 | b_nan_2 | (a_inf_2 & b_inf_2 & opposite_2);
+assign inf_2 = a_inf_2 | b_inf_2;
+assign inf_sign_2 = a_inf_2 ? a_sign_2 : b_sign_2;
+assign zero_sign_2 = a_sign_2 & b_sign_2;
+assign swap_2 = s_axis_tdata[94:64] < s_axis_tdata[126:96];
+
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign_2 = swap_2 ? b_sign_2 : a_sign_2;
+assign big_exp_2 = swap_2 ? b_exp_2 : a_exp_2;
+assign small_exp_2 = swap_2 ? a_exp_2 : b_exp_2;
+assign distance_2 = big_exp_2 - small_exp_2;
+assign big_sig_2 = swap_2 ? b_sig_2 : a_sig_2;
+assign small_sig_2 = swap_2 ? a_sig_2 : b_sig_2;
+assign amount_2 = (~(distance_2[7:5] == 3'h0)) ? 5'h1f : distance_2[4:0];
+
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_cat_3 = {small_sig_2, 2'h0};
+assign amount_cat_3 = {1'h0, amount_2};
+assign small_sig_not_5 = ~(small_sig_cat_3[15:0] == 16'h0);
+assign small_sig_not_6 = ~(small_sig_cat_3[25:16] == 10'h0);
+assign small_sig_sel_31 = amount_cat_3[5] ? (amount_cat_3[4] ? (small_sig_not_5 | small_sig_not_6) : (small_sig_not_5 | small_sig_not_6)) : (amount_cat_3[4] & small_sig_not_5);
+assign small_sig_cat_4 = {15'h0, (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[25])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[24])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[23])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[22])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[21])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[20])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[19])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[18])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[17])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[16])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[15])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[14])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[13])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[12])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[11])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? 1'h0 : small_sig_cat_3[10])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[25] : small_sig_cat_3[9])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[24] : small_sig_cat_3[8])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[23] : small_sig_cat_3[7])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[22] : small_sig_cat_3[6])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[21] : small_sig_cat_3[5])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[20] : small_sig_cat_3[4])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[19] : small_sig_cat_3[3])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[18] : small_sig_cat_3[2])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[17] : small_sig_cat_3[1])),
+    (amount_cat_3[5] ? 1'h0 : (amount_cat_3[4] ? small_sig_cat_3[16] : small_sig_cat_3[0]))};
+assign small_sig_not_7 = ~(small_sig_cat_4[3:0] == 4'h0);
+assign small_sig_not_8 = ~(small_sig_cat_4[7:4] == 4'h0);
+assign for_align_sticky_sel_3 = amount_cat_3[2] ? (small_sig_not_7 | small_sig_not_8 | (~(small_sig_cat_4[11:8] == 4'h0))) : (small_sig_not_7 | small_sig_not_8);
+assign small_sig_sel_32 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[40] : small_sig_cat_4[36]) : (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]);
+assign small_sig_sel_33 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[39] : small_sig_cat_4[35]) : (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]);
+assign small_sig_sel_34 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[38] : small_sig_cat_4[34]) : (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]);
+assign small_sig_sel_35 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[37] : small_sig_cat_4[33]) : (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]);
+assign small_sig_sel_36 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[36] : small_sig_cat_4[32]) : (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]);
+assign small_sig_sel_37 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[35] : small_sig_cat_4[31]) : (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]);
+assign small_sig_sel_38 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[34] : small_sig_cat_4[30]) : (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]);
+assign small_sig_sel_39 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[33] : small_sig_cat_4[29]) : (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]);
+assign small_sig_sel_40 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[32] : small_sig_cat_4[28]) : (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]);
+assign small_sig_sel_41 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[31] : small_sig_cat_4[27]) : (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]);
+assign small_sig_sel_42 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[30] : small_sig_cat_4[26]) : (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]);
+assign small_sig_sel_43 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[29] : small_sig_cat_4[25]) : (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]);
+assign small_sig_sel_44 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[28] : small_sig_cat_4[24]) : (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]);
+assign small_sig_sel_45 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[27] : small_sig_cat_4[23]) : (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]);
+assign small_sig_sel_46 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[26] : small_sig_cat_4[22]) : (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]);
+assign small_sig_sel_47 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[25] : small_sig_cat_4[21]) : (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]);
+assign small_sig_sel_48 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[24] : small_sig_cat_4[20]) : (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]);
+assign small_sig_sel_49 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[23] : small_sig_cat_4[19]) : (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]);
+assign small_sig_sel_50 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[22] : small_sig_cat_4[18]) : (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]);
+assign small_sig_sel_51 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[21] : small_sig_cat_4[17]) : (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]);
+assign small_sig_sel_52 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[20] : small_sig_cat_4[16]) : (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]);
+assign small_sig_sel_53 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[19] : small_sig_cat_4[15]) : (amount_cat_3[2] ? small_sig_cat_4[11] : small_sig_cat_4[7]);
+assign small_sig_sel_54 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[18] : small_sig_cat_4[14]) : (amount_cat_3[2] ? small_sig_cat_4[10] : small_sig_cat_4[6]);
+assign small_sig_sel_55 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[17] : small_sig_cat_4[13]) : (amount_cat_3[2] ? small_sig_cat_4[9] : small_sig_cat_4[5]);
+assign small_sig_sel_56 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[16] : small_sig_cat_4[12]) : (amount_cat_3[2] ? small_sig_cat_4[8] : small_sig_cat_4[4]);
+assign small_sig_sel_57 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[15] : small_sig_cat_4[11]) : (amount_cat_3[2] ? small_sig_cat_4[7] : small_sig_cat_4[3]);
+assign small_sig_sel_58 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[14] : small_sig_cat_4[10]) : (amount_cat_3[2] ? small_sig_cat_4[6] : small_sig_cat_4[2]);
+assign small_sig_sel_59 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[13] : small_sig_cat_4[9]) : (amount_cat_3[2] ? small_sig_cat_4[5] : small_sig_cat_4[1]);
+assign small_sig_sel_60 = amount_cat_3[3] ? (amount_cat_3[2] ? small_sig_cat_4[12] : small_sig_cat_4[8]) : (amount_cat_3[2] ? small_sig_cat_4[4] : small_sig_cat_4[0]);
+assign for_shifted_cat_2 = {small_sig_sel_32, small_sig_sel_33, small_sig_sel_34, small_sig_sel_35, small_sig_sel_36,
+    small_sig_sel_37, small_sig_sel_38, small_sig_sel_39, small_sig_sel_40, small_sig_sel_41,
+    small_sig_sel_42, small_sig_sel_43, small_sig_sel_44, small_sig_sel_45, small_sig_sel_46,
+    small_sig_sel_47, small_sig_sel_48, small_sig_sel_49, small_sig_sel_50, small_sig_sel_51,
+    small_sig_sel_52, small_sig_sel_53, small_sig_sel_54, small_sig_sel_55, small_sig_sel_56,
+    small_sig_sel_57, small_sig_sel_58, small_sig_sel_59, small_sig_sel_60};
+assign for_align_sticky_not_3 = ~(for_shifted_cat_2[0] == 1'h0);
+assign for_align_sticky_not_4 = ~(for_shifted_cat_2[1] == 1'h0);
+assign for_align_sticky_sel_4 = amount_cat_3[0] ? (for_align_sticky_not_3 | for_align_sticky_not_4 | (~(for_shifted_cat_2[2] == 1'h0))) : (for_align_sticky_not_3 | for_align_sticky_not_4);
+assign sel_39 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[28] : for_shifted_cat_2[27]) : (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]);
+assign sel_40 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[27] : for_shifted_cat_2[26]) : (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]);
+assign sel_41 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[26] : for_shifted_cat_2[25]) : (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]);
+assign sel_42 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[25] : for_shifted_cat_2[24]) : (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]);
+assign sel_43 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[24] : for_shifted_cat_2[23]) : (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]);
+assign sel_44 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[23] : for_shifted_cat_2[22]) : (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]);
+assign sel_45 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[22] : for_shifted_cat_2[21]) : (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]);
+assign sel_46 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[21] : for_shifted_cat_2[20]) : (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]);
+assign sel_47 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[20] : for_shifted_cat_2[19]) : (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]);
+assign sel_48 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[19] : for_shifted_cat_2[18]) : (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]);
+assign sel_49 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[18] : for_shifted_cat_2[17]) : (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]);
+assign sel_50 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[17] : for_shifted_cat_2[16]) : (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]);
+assign sel_51 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[16] : for_shifted_cat_2[15]) : (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]);
+assign sel_52 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[15] : for_shifted_cat_2[14]) : (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]);
+assign sel_53 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[14] : for_shifted_cat_2[13]) : (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]);
+assign sel_54 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[13] : for_shifted_cat_2[12]) : (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]);
+assign sel_55 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[12] : for_shifted_cat_2[11]) : (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]);
+assign sel_56 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[11] : for_shifted_cat_2[10]) : (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]);
+assign for_shifted_sel_9 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[10] : for_shifted_cat_2[9]) : (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]);
+assign for_shifted_sel_10 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[9] : for_shifted_cat_2[8]) : (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]);
+assign for_shifted_sel_11 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[8] : for_shifted_cat_2[7]) : (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]);
+assign for_shifted_sel_12 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[7] : for_shifted_cat_2[6]) : (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]);
+assign for_shifted_sel_13 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[6] : for_shifted_cat_2[5]) : (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]);
+assign for_shifted_sel_14 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[5] : for_shifted_cat_2[4]) : (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]);
+assign for_shifted_sel_15 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[4] : for_shifted_cat_2[3]) : (amount_cat_3[0] ? for_shifted_cat_2[2] : for_shifted_cat_2[1]);
+assign for_shifted_sel_16 = amount_cat_3[1] ? (amount_cat_3[0] ? for_shifted_cat_2[3] : for_shifted_cat_2[2]) : (amount_cat_3[0] ? for_shifted_cat_2[1] : for_shifted_cat_2[0]);
+assign shifted_2 = {sel_39, sel_40, sel_41, sel_42, sel_43, sel_44, sel_45, sel_46, sel_47, sel_48, sel_49, sel_50, sel_51,
+    sel_52, sel_53, sel_54, sel_55, sel_56, for_shifted_sel_9, for_shifted_sel_10, for_shifted_sel_11,
+    for_shifted_sel_12, for_shifted_sel_13, for_shifted_sel_14, for_shifted_sel_15, for_shifted_sel_16};
+assign amount_cat_4 = {small_sig_sel_31, (amount_cat_3[3] ? for_align_sticky_sel_3 : (amount_cat_3[2] & small_sig_not_7)),
+    (amount_cat_3[1] ? for_align_sticky_sel_4 : (amount_cat_3[0] & for_align_sticky_not_3))};
+assign align_sticky_2 = ~(amount_cat_4 == 3'h0);
+assign big_padded_2 = {1'h0, big_sig_2, 3'h0};
+assign aligned_2 = {1'h0, shifted_2, align_sticky_2};
+assign field_base_2 = ({1'h0, big_exp_2}) + 9'h1;
+
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus_2 = ({big_padded_d1_2, opposite_d1_2}) + ({(aligned_d1_2 ^
+    ({opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
+    opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
+    opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
+    opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2,
+    opposite_d1_2, opposite_d1_2, opposite_d1_2, opposite_d1_2})),
+    opposite_d1_2});
+assign sum_2 = big_padded_d1_plus_2[28:1];
+
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero_2 = sum_d1_2 == 28'h0;
+assign sum_d1_cat_6 = {sum_d1_2, 4'hf};
+assign sum_d1_is0_9 = sum_d1_cat_6[31:30] == 2'h0;
+assign sum_d1_is0_10 = sum_d1_cat_6[27:26] == 2'h0;
+assign sum_d1_is0_11 = sum_d1_cat_6[23:22] == 2'h0;
+assign sum_d1_is0_12 = sum_d1_cat_6[19:18] == 2'h0;
+assign sum_d1_is0_13 = sum_d1_cat_6[15:14] == 2'h0;
+assign sum_d1_is0_14 = sum_d1_cat_6[11:10] == 2'h0;
+assign sum_d1_is0_15 = sum_d1_cat_6[7:6] == 2'h0;
+assign sum_d1_is0_16 = sum_d1_cat_6[3:2] == 2'h0;
+assign sum_d1_and_8 = sum_d1_is0_9 & (sum_d1_cat_6[29:28] == 2'h0);
+assign sum_d1_sel_9 = sum_d1_is0_9 ? ({sum_d1_is0_9, (~sum_d1_cat_6[29])}) : ({sum_d1_is0_9, (~sum_d1_cat_6[31])});
+assign sum_d1_sel_10 = sum_d1_is0_10 ? ({sum_d1_is0_10, (~sum_d1_cat_6[25])}) : ({sum_d1_is0_10, (~sum_d1_cat_6[27])});
+assign sum_d1_and_9 = sum_d1_is0_11 & (sum_d1_cat_6[21:20] == 2'h0);
+assign sum_d1_sel_11 = sum_d1_is0_11 ? ({sum_d1_is0_11, (~sum_d1_cat_6[21])}) : ({sum_d1_is0_11, (~sum_d1_cat_6[23])});
+assign sum_d1_sel_12 = sum_d1_is0_12 ? ({sum_d1_is0_12, (~sum_d1_cat_6[17])}) : ({sum_d1_is0_12, (~sum_d1_cat_6[19])});
+assign sum_d1_and_10 = sum_d1_is0_13 & (sum_d1_cat_6[13:12] == 2'h0);
+assign sum_d1_sel_13 = sum_d1_is0_13 ? ({sum_d1_is0_13, (~sum_d1_cat_6[13])}) : ({sum_d1_is0_13, (~sum_d1_cat_6[15])});
+assign sum_d1_sel_14 = sum_d1_is0_14 ? ({sum_d1_is0_14, (~sum_d1_cat_6[9])}) : ({sum_d1_is0_14, (~sum_d1_cat_6[11])});
+assign sum_d1_and_11 = sum_d1_is0_15 & (sum_d1_cat_6[5:4] == 2'h0);
+assign sum_d1_sel_15 = sum_d1_is0_15 ? ({sum_d1_is0_15, (~sum_d1_cat_6[5])}) : ({sum_d1_is0_15, (~sum_d1_cat_6[7])});
+assign sum_d1_sel_16 = sum_d1_is0_16 ? ({sum_d1_is0_16, (~sum_d1_cat_6[1])}) : ({sum_d1_is0_16, (~sum_d1_cat_6[3])});
+assign sum_d1_and_12 = sum_d1_and_8 & sum_d1_is0_10 & (sum_d1_cat_6[25:24] == 2'h0);
+assign sum_d1_and_13 = sum_d1_and_10 & sum_d1_is0_14 & (sum_d1_cat_6[9:8] == 2'h0);
+assign sum_d1_and_14 = sum_d1_and_12 & sum_d1_and_9 & sum_d1_is0_12 & (sum_d1_cat_6[17:16] == 2'h0);
+assign sum_d1_cat_7 = {sum_d1_and_12, (sum_d1_and_9 ? ({sum_d1_and_9, sum_d1_sel_12}) : ({sum_d1_and_9, sum_d1_sel_11}))};
+assign sum_d1_cat_8 = {sum_d1_and_12, (sum_d1_and_8 ? ({sum_d1_and_8, sum_d1_sel_10}) : ({sum_d1_and_8, sum_d1_sel_9}))};
+assign sum_d1_cat_9 = {sum_d1_and_13, (sum_d1_and_11 ? ({sum_d1_and_11, sum_d1_sel_16}) : ({sum_d1_and_11, sum_d1_sel_15}))};
+assign sum_d1_cat_10 = {sum_d1_and_13, (sum_d1_and_10 ? ({sum_d1_and_10, sum_d1_sel_14}) : ({sum_d1_and_10, sum_d1_sel_13}))};
+assign lz_2 = sum_d1_and_14 ? ({sum_d1_and_14, (sum_d1_and_13 ? sum_d1_cat_9 : sum_d1_cat_10)}) : ({sum_d1_and_14, (sum_d1_and_12 ? sum_d1_cat_7 : sum_d1_cat_8)});
+assign left_2 = (({3'h0, lz_2}) < big_exp_d2_2) ? lz_2 : big_exp_d2_2[4:0];
+
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat_2 = {1'h0, left_d1_2};
+assign sum_d2_cat_3 = {(left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[11] : sum_d2_2[27])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[10] : sum_d2_2[26])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[9] : sum_d2_2[25])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[8] : sum_d2_2[24])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[7] : sum_d2_2[23])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[6] : sum_d2_2[22])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[5] : sum_d2_2[21])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[4] : sum_d2_2[20])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[3] : sum_d2_2[19])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[2] : sum_d2_2[18])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[1] : sum_d2_2[17])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? sum_d2_2[0] : sum_d2_2[16])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[15])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[14])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[13])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[12])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[11])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[10])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[9])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[8])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[7])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[6])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[5])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[4])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[3])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[2])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[1])),
+    (left_d1_cat_2[5] ? 1'h0 : (left_d1_cat_2[4] ? 1'h0 : sum_d2_2[0]))};
+assign sum_d2_sel_21 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]) : (left_d1_cat_2[2] ? sum_d2_cat_3[23] : sum_d2_cat_3[27]);
+assign sum_d2_sel_22 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]) : (left_d1_cat_2[2] ? sum_d2_cat_3[22] : sum_d2_cat_3[26]);
+assign sum_d2_sel_23 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]) : (left_d1_cat_2[2] ? sum_d2_cat_3[21] : sum_d2_cat_3[25]);
+assign sum_d2_sel_24 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]) : (left_d1_cat_2[2] ? sum_d2_cat_3[20] : sum_d2_cat_3[24]);
+assign sum_d2_sel_25 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]) : (left_d1_cat_2[2] ? sum_d2_cat_3[19] : sum_d2_cat_3[23]);
+assign sum_d2_sel_26 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]) : (left_d1_cat_2[2] ? sum_d2_cat_3[18] : sum_d2_cat_3[22]);
+assign sum_d2_sel_27 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]) : (left_d1_cat_2[2] ? sum_d2_cat_3[17] : sum_d2_cat_3[21]);
+assign sum_d2_sel_28 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]) : (left_d1_cat_2[2] ? sum_d2_cat_3[16] : sum_d2_cat_3[20]);
+assign sum_d2_sel_29 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]) : (left_d1_cat_2[2] ? sum_d2_cat_3[15] : sum_d2_cat_3[19]);
+assign sum_d2_sel_30 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]) : (left_d1_cat_2[2] ? sum_d2_cat_3[14] : sum_d2_cat_3[18]);
+assign sum_d2_sel_31 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]) : (left_d1_cat_2[2] ? sum_d2_cat_3[13] : sum_d2_cat_3[17]);
+assign sum_d2_sel_32 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]) : (left_d1_cat_2[2] ? sum_d2_cat_3[12] : sum_d2_cat_3[16]);
+assign sum_d2_sel_33 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7]) : (left_d1_cat_2[2] ? sum_d2_cat_3[11] : sum_d2_cat_3[15]);
+assign sum_d2_sel_34 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6]) : (left_d1_cat_2[2] ? sum_d2_cat_3[10] : sum_d2_cat_3[14]);
+assign sum_d2_sel_35 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5]) : (left_d1_cat_2[2] ? sum_d2_cat_3[9] : sum_d2_cat_3[13]);
+assign sum_d2_sel_36 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4]) : (left_d1_cat_2[2] ? sum_d2_cat_3[8] : sum_d2_cat_3[12]);
+assign sum_d2_sel_37 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3]) : (left_d1_cat_2[2] ? sum_d2_cat_3[7] : sum_d2_cat_3[11]);
+assign sum_d2_sel_38 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2]) : (left_d1_cat_2[2] ? sum_d2_cat_3[6] : sum_d2_cat_3[10]);
+assign sum_d2_sel_39 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1]) : (left_d1_cat_2[2] ? sum_d2_cat_3[5] : sum_d2_cat_3[9]);
+assign sum_d2_sel_40 = left_d1_cat_2[3] ? (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]) : (left_d1_cat_2[2] ? sum_d2_cat_3[4] : sum_d2_cat_3[8]);
+assign sum_d2_cat_4 = {sum_d2_sel_21, sum_d2_sel_22, sum_d2_sel_23, sum_d2_sel_24, sum_d2_sel_25, sum_d2_sel_26,
+    sum_d2_sel_27, sum_d2_sel_28, sum_d2_sel_29, sum_d2_sel_30, sum_d2_sel_31, sum_d2_sel_32,
+    sum_d2_sel_33, sum_d2_sel_34, sum_d2_sel_35, sum_d2_sel_36, sum_d2_sel_37, sum_d2_sel_38,
+    sum_d2_sel_39, sum_d2_sel_40,
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[3] : sum_d2_cat_3[7])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[2] : sum_d2_cat_3[6])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[1] : sum_d2_cat_3[5])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? sum_d2_cat_3[0] : sum_d2_cat_3[4])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[3])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[2])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[1])),
+    (left_d1_cat_2[3] ? 1'h0 : (left_d1_cat_2[2] ? 1'h0 : sum_d2_cat_3[0]))};
+assign sel_57 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]) : (left_d1_cat_2[0] ? sum_d2_cat_4[26] : sum_d2_cat_4[27]);
+assign sel_58 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]) : (left_d1_cat_2[0] ? sum_d2_cat_4[25] : sum_d2_cat_4[26]);
+assign sel_59 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]) : (left_d1_cat_2[0] ? sum_d2_cat_4[24] : sum_d2_cat_4[25]);
+assign sel_60 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]) : (left_d1_cat_2[0] ? sum_d2_cat_4[23] : sum_d2_cat_4[24]);
+assign sel_61 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]) : (left_d1_cat_2[0] ? sum_d2_cat_4[22] : sum_d2_cat_4[23]);
+assign sel_62 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]) : (left_d1_cat_2[0] ? sum_d2_cat_4[21] : sum_d2_cat_4[22]);
+assign sel_63 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]) : (left_d1_cat_2[0] ? sum_d2_cat_4[20] : sum_d2_cat_4[21]);
+assign sel_64 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]) : (left_d1_cat_2[0] ? sum_d2_cat_4[19] : sum_d2_cat_4[20]);
+assign sel_65 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]) : (left_d1_cat_2[0] ? sum_d2_cat_4[18] : sum_d2_cat_4[19]);
+assign sel_66 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]) : (left_d1_cat_2[0] ? sum_d2_cat_4[17] : sum_d2_cat_4[18]);
+assign sel_67 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]) : (left_d1_cat_2[0] ? sum_d2_cat_4[16] : sum_d2_cat_4[17]);
+assign sel_68 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]) : (left_d1_cat_2[0] ? sum_d2_cat_4[15] : sum_d2_cat_4[16]);
+assign sel_69 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]) : (left_d1_cat_2[0] ? sum_d2_cat_4[14] : sum_d2_cat_4[15]);
+assign sel_70 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]) : (left_d1_cat_2[0] ? sum_d2_cat_4[13] : sum_d2_cat_4[14]);
+assign sel_71 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]) : (left_d1_cat_2[0] ? sum_d2_cat_4[12] : sum_d2_cat_4[13]);
+assign sel_72 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]) : (left_d1_cat_2[0] ? sum_d2_cat_4[11] : sum_d2_cat_4[12]);
+assign sel_73 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]) : (left_d1_cat_2[0] ? sum_d2_cat_4[10] : sum_d2_cat_4[11]);
+assign sel_74 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]) : (left_d1_cat_2[0] ? sum_d2_cat_4[9] : sum_d2_cat_4[10]);
+assign sel_75 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]) : (left_d1_cat_2[0] ? sum_d2_cat_4[8] : sum_d2_cat_4[9]);
+assign sel_76 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]) : (left_d1_cat_2[0] ? sum_d2_cat_4[7] : sum_d2_cat_4[8]);
+assign for_normalized_sel_7 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]) : (left_d1_cat_2[0] ? sum_d2_cat_4[6] : sum_d2_cat_4[7]);
+assign for_normalized_sel_8 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]) : (left_d1_cat_2[0] ? sum_d2_cat_4[5] : sum_d2_cat_4[6]);
+assign for_normalized_sel_9 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]) : (left_d1_cat_2[0] ? sum_d2_cat_4[4] : sum_d2_cat_4[5]);
+assign for_normalized_sel_10 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]) : (left_d1_cat_2[0] ? sum_d2_cat_4[3] : sum_d2_cat_4[4]);
+assign for_normalized_sel_11 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1]) : (left_d1_cat_2[0] ? sum_d2_cat_4[2] : sum_d2_cat_4[3]);
+assign for_normalized_sel_12 = left_d1_cat_2[1] ? (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]) : (left_d1_cat_2[0] ? sum_d2_cat_4[1] : sum_d2_cat_4[2]);
+assign normalized_2 = {sel_57, sel_58, sel_59, sel_60, sel_61, sel_62, sel_63, sel_64, sel_65, sel_66, sel_67, sel_68, sel_69,
+    sel_70, sel_71, sel_72, sel_73, sel_74, sel_75, sel_76, for_normalized_sel_7, for_normalized_sel_8,
+    for_normalized_sel_9, for_normalized_sel_10, for_normalized_sel_11, for_normalized_sel_12,
+    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? sum_d2_cat_4[0] : sum_d2_cat_4[1])),
+    (left_d1_cat_2[1] ? 1'h0 : (left_d1_cat_2[0] ? 1'h0 : sum_d2_cat_4[0]))};
+assign field_2 = normalized_2[27] ? (field_base_d3_2 - ({4'h0, left_d1_2})) : 9'h0;
+
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept_2 = normalized_d1_2[26:4];
+assign guard_2 = normalized_d1_2[3];
+assign sticky_2 = ~(normalized_d1_2[2:0] == 3'h0);
+assign increment_2 = guard_2 & (sticky_2 | normalized_d1_2[4]);
+assign packed_3 = {field_d1_2, kept_2};
+assign overflow_before_2 = ~(field_d1_2 < 9'hff);
+
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded_2 = packed_3 + ({31'h0, increment_2});
+assign overflow_2 = overflow_before_2 | (~(rounded_2[31:23] < 9'hff));
+assign result_2 = nan_d4_2 ? 32'h7fc00000 : (exact_zero_d2_2 ? ({zero_sign_d4_2, 31'h0}) : ({(inf_d4_2 ? inf_sign_d4_2 : big_sign_d4_2), ((overflow_2 | inf_d4_2) ? 31'h7f800000 : rounded_2[30:0])}));
+
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign result_is0 = result[30:23] == 8'h0;
+assign result_is255 = result[30:23] == 8'hff;
+assign result_is0_2 = result[22:0] == 23'h0;
+assign a_sign_3 = result[31];
+assign a_inf_3 = result_is255 & result_is0_2;
+assign a_nan_3 = result_is255 & (~result_is0_2);
+assign a_sig_3 = {(~result_is0), result[22:0]};
+assign a_exp_3 = result_is0 ? 8'h1 : result[30:23];
+assign result_is0_3 = result_2[30:23] == 8'h0;
+assign result_is255_2 = result_2[30:23] == 8'hff;
+assign result_is0_4 = result_2[22:0] == 23'h0;
+assign b_sign_3 = result_2[31];
+assign b_inf_3 = result_is255_2 & result_is0_4;
+assign b_nan_3 = result_is255_2 & (~result_is0_4);
+assign b_sig_3 = {(~result_is0_3), result_2[22:0]};
+assign b_exp_3 = result_is0_3 ? 8'h1 : result_2[30:23];
+assign opposite_3 = a_sign_3 ^ b_sign_3;
+assign nan_3 = a_nan_3 | b_nan_3 | (a_inf_3 & b_inf_3 & opposite_3);
+assign inf_3 = a_inf_3 | b_inf_3;
+assign inf_sign_3 = a_inf_3 ? a_sign_3 : b_sign_3;
+assign zero_sign_3 = a_sign_3 & b_sign_3;
+assign swap_3 = result[30:0] < result_2[30:0];
+
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign_3 = swap_3 ? b_sign_3 : a_sign_3;
+assign big_exp_3 = swap_3 ? b_exp_3 : a_exp_3;
+assign small_exp_3 = swap_3 ? a_exp_3 : b_exp_3;
+assign distance_3 = big_exp_3 - small_exp_3;
+assign big_sig_3 = swap_3 ? b_sig_3 : a_sig_3;
+assign small_sig_3 = swap_3 ? a_sig_3 : b_sig_3;
+assign amount_3 = (~(distance_3[7:5] == 3'h0)) ? 5'h1f : distance_3[4:0];
+
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_cat_5 = {small_sig_3, 2'h0};
+assign amount_cat_5 = {1'h0, amount_3};
+assign small_sig_not_9 = ~(small_sig_cat_5[15:0] == 16'h0);
+assign small_sig_not_10 = ~(small_sig_cat_5[25:16] == 10'h0);
+assign small_sig_sel_61 = amount_cat_5[5] ? (amount_cat_5[4] ? (small_sig_not_9 | small_sig_not_10) : (small_sig_not_9 | small_sig_not_10)) : (amount_cat_5[4] & small_sig_not_9);
+assign small_sig_cat_6 = {15'h0, (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[25])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[24])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[23])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[22])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[21])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[20])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[19])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[18])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[17])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[16])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[15])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[14])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[13])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[12])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[11])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? 1'h0 : small_sig_cat_5[10])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[25] : small_sig_cat_5[9])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[24] : small_sig_cat_5[8])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[23] : small_sig_cat_5[7])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[22] : small_sig_cat_5[6])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[21] : small_sig_cat_5[5])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[20] : small_sig_cat_5[4])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[19] : small_sig_cat_5[3])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[18] : small_sig_cat_5[2])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[17] : small_sig_cat_5[1])),
+    (amount_cat_5[5] ? 1'h0 : (amount_cat_5[4] ? small_sig_cat_5[16] : small_sig_cat_5[0]))};
+assign small_sig_not_11 = ~(small_sig_cat_6[3:0] == 4'h0);
+assign small_sig_not_12 = ~(small_sig_cat_6[7:4] == 4'h0);
+assign for_align_sticky_sel_5 = amount_cat_5[2] ? (small_sig_not_11 | small_sig_not_12 | (~(small_sig_cat_6[11:8] == 4'h0))) : (small_sig_not_11 | small_sig_not_12);
+assign small_sig_sel_62 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[40] : small_sig_cat_6[36]) : (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]);
+assign small_sig_sel_63 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[39] : small_sig_cat_6[35]) : (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]);
+assign small_sig_sel_64 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[38] : small_sig_cat_6[34]) : (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]);
+assign small_sig_sel_65 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[37] : small_sig_cat_6[33]) : (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]);
+assign small_sig_sel_66 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[36] : small_sig_cat_6[32]) : (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]);
+assign small_sig_sel_67 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[35] : small_sig_cat_6[31]) : (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]);
+assign small_sig_sel_68 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[34] : small_sig_cat_6[30]) : (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]);
+assign small_sig_sel_69 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[33] : small_sig_cat_6[29]) : (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]);
+assign small_sig_sel_70 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[32] : small_sig_cat_6[28]) : (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]);
+assign small_sig_sel_71 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[31] : small_sig_cat_6[27]) : (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]);
+assign small_sig_sel_72 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[30] : small_sig_cat_6[26]) : (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]);
+assign small_sig_sel_73 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[29] : small_sig_cat_6[25]) : (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]);
+assign small_sig_sel_74 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[28] : small_sig_cat_6[24]) : (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]);
+assign small_sig_sel_75 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[27] : small_sig_cat_6[23]) : (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]);
+assign small_sig_sel_76 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[26] : small_sig_cat_6[22]) : (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]);
+assign small_sig_sel_77 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[25] : small_sig_cat_6[21]) : (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]);
+assign small_sig_sel_78 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[24] : small_sig_cat_6[20]) : (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]);
+assign small_sig_sel_79 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[23] : small_sig_cat_6[19]) : (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]);
+assign small_sig_sel_80 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[22] : small_sig_cat_6[18]) : (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]);
+assign small_sig_sel_81 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[21] : small_sig_cat_6[17]) : (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]);
+assign small_sig_sel_82 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[20] : small_sig_cat_6[16]) : (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]);
+assign small_sig_sel_83 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[19] : small_sig_cat_6[15]) : (amount_cat_5[2] ? small_sig_cat_6[11] : small_sig_cat_6[7]);
+assign small_sig_sel_84 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[18] : small_sig_cat_6[14]) : (amount_cat_5[2] ? small_sig_cat_6[10] : small_sig_cat_6[6]);
+assign small_sig_sel_85 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[17] : small_sig_cat_6[13]) : (amount_cat_5[2] ? small_sig_cat_6[9] : small_sig_cat_6[5]);
+assign small_sig_sel_86 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[16] : small_sig_cat_6[12]) : (amount_cat_5[2] ? small_sig_cat_6[8] : small_sig_cat_6[4]);
+assign small_sig_sel_87 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[15] : small_sig_cat_6[11]) : (amount_cat_5[2] ? small_sig_cat_6[7] : small_sig_cat_6[3]);
+assign small_sig_sel_88 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[14] : small_sig_cat_6[10]) : (amount_cat_5[2] ? small_sig_cat_6[6] : small_sig_cat_6[2]);
+assign small_sig_sel_89 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[13] : small_sig_cat_6[9]) : (amount_cat_5[2] ? small_sig_cat_6[5] : small_sig_cat_6[1]);
+assign small_sig_sel_90 = amount_cat_5[3] ? (amount_cat_5[2] ? small_sig_cat_6[12] : small_sig_cat_6[8]) : (amount_cat_5[2] ? small_sig_cat_6[4] : small_sig_cat_6[0]);
+assign for_shifted_cat_3 = {small_sig_sel_62, small_sig_sel_63, small_sig_sel_64, small_sig_sel_65, small_sig_sel_66,
+    small_sig_sel_67, small_sig_sel_68, small_sig_sel_69, small_sig_sel_70, small_sig_sel_71,
+    small_sig_sel_72, small_sig_sel_73, small_sig_sel_74, small_sig_sel_75, small_sig_sel_76,
+    small_sig_sel_77, small_sig_sel_78, small_sig_sel_79, small_sig_sel_80, small_sig_sel_81,
+    small_sig_sel_82, small_sig_sel_83, small_sig_sel_84, small_sig_sel_85, small_sig_sel_86,
+    small_sig_sel_87, small_sig_sel_88, small_sig_sel_89, small_sig_sel_90};
+assign for_align_sticky_not_5 = ~(for_shifted_cat_3[0] == 1'h0);
+assign for_align_sticky_not_6 = ~(for_shifted_cat_3[1] == 1'h0);
+assign for_align_sticky_sel_6 = amount_cat_5[0] ? (for_align_sticky_not_5 | for_align_sticky_not_6 | (~(for_shifted_cat_3[2] == 1'h0))) : (for_align_sticky_not_5 | for_align_sticky_not_6);
+assign sel_77 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[28] : for_shifted_cat_3[27]) : (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]);
+assign sel_78 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[27] : for_shifted_cat_3[26]) : (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]);
+assign sel_79 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[26] : for_shifted_cat_3[25]) : (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]);
+assign sel_80 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[25] : for_shifted_cat_3[24]) : (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]);
+assign sel_81 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[24] : for_shifted_cat_3[23]) : (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]);
+assign sel_82 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[23] : for_shifted_cat_3[22]) : (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]);
+assign sel_83 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[22] : for_shifted_cat_3[21]) : (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]);
+assign sel_84 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[21] : for_shifted_cat_3[20]) : (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]);
+assign sel_85 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[20] : for_shifted_cat_3[19]) : (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]);
+assign sel_86 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[19] : for_shifted_cat_3[18]) : (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]);
+assign sel_87 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[18] : for_shifted_cat_3[17]) : (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]);
+assign sel_88 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[17] : for_shifted_cat_3[16]) : (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]);
+assign sel_89 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[16] : for_shifted_cat_3[15]) : (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]);
+assign sel_90 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[15] : for_shifted_cat_3[14]) : (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]);
+assign sel_91 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[14] : for_shifted_cat_3[13]) : (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]);
+assign sel_92 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[13] : for_shifted_cat_3[12]) : (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]);
+assign sel_93 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[12] : for_shifted_cat_3[11]) : (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]);
+assign sel_94 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[11] : for_shifted_cat_3[10]) : (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]);
+assign for_shifted_sel_17 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[10] : for_shifted_cat_3[9]) : (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]);
+assign for_shifted_sel_18 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[9] : for_shifted_cat_3[8]) : (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]);
+assign for_shifted_sel_19 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[8] : for_shifted_cat_3[7]) : (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]);
+assign for_shifted_sel_20 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[7] : for_shifted_cat_3[6]) : (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]);
+assign for_shifted_sel_21 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[6] : for_shifted_cat_3[5]) : (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]);
+assign for_shifted_sel_22 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[5] : for_shifted_cat_3[4]) : (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]);
+assign for_shifted_sel_23 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[4] : for_shifted_cat_3[3]) : (amount_cat_5[0] ? for_shifted_cat_3[2] : for_shifted_cat_3[1]);
+assign for_shifted_sel_24 = amount_cat_5[1] ? (amount_cat_5[0] ? for_shifted_cat_3[3] : for_shifted_cat_3[2]) : (amount_cat_5[0] ? for_shifted_cat_3[1] : for_shifted_cat_3[0]);
+assign shifted_3 = {sel_77, sel_78, sel_79, sel_80, sel_81, sel_82, sel_83, sel_84, sel_85, sel_86, sel_87, sel_88, sel_89,
+    sel_90, sel_91, sel_92, sel_93, sel_94, for_shifted_sel_17, for_shifted_sel_18, for_shifted_sel_19,
+    for_shifted_sel_20, for_shifted_sel_21, for_shifted_sel_22, for_shifted_sel_23, for_shifted_sel_24};
+assign amount_cat_6 = {small_sig_sel_61, (amount_cat_5[3] ? for_align_sticky_sel_5 : (amount_cat_5[2] & small_sig_not_11)),
+    (amount_cat_5[1] ? for_align_sticky_sel_6 : (amount_cat_5[0] & for_align_sticky_not_5))};
+assign align_sticky_3 = ~(amount_cat_6 == 3'h0);
+assign big_padded_3 = {1'h0, big_sig_3, 3'h0};
+assign aligned_3 = {1'h0, shifted_3, align_sticky_3};
+assign field_base_3 = ({1'h0, big_exp_3}) + 9'h1;
+
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus_3 = ({big_padded_d1_3, opposite_d1_3}) + ({(aligned_d1_3 ^
+    ({opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3,
+    opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3,
+    opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3,
+    opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3,
+    opposite_d1_3, opposite_d1_3, opposite_d1_3, opposite_d1_3})),
+    opposite_d1_3});
+assign sum_3 = big_padded_d1_plus_3[28:1];
+
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero_3 = sum_d1_3 == 28'h0;
+assign sum_d1_cat_11 = {sum_d1_3, 4'hf};
+assign sum_d1_is0_17 = sum_d1_cat_11[31:30] == 2'h0;
+assign sum_d1_is0_18 = sum_d1_cat_11[27:26] == 2'h0;
+assign sum_d1_is0_19 = sum_d1_cat_11[23:22] == 2'h0;
+assign sum_d1_is0_20 = sum_d1_cat_11[19:18] == 2'h0;
+assign sum_d1_is0_21 = sum_d1_cat_11[15:14] == 2'h0;
+assign sum_d1_is0_22 = sum_d1_cat_11[11:10] == 2'h0;
+assign sum_d1_is0_23 = sum_d1_cat_11[7:6] == 2'h0;
+assign sum_d1_is0_24 = sum_d1_cat_11[3:2] == 2'h0;
+assign sum_d1_and_15 = sum_d1_is0_17 & (sum_d1_cat_11[29:28] == 2'h0);
+assign sum_d1_sel_17 = sum_d1_is0_17 ? ({sum_d1_is0_17, (~sum_d1_cat_11[29])}) : ({sum_d1_is0_17, (~sum_d1_cat_11[31])});
+assign sum_d1_sel_18 = sum_d1_is0_18 ? ({sum_d1_is0_18, (~sum_d1_cat_11[25])}) : ({sum_d1_is0_18, (~sum_d1_cat_11[27])});
+assign sum_d1_and_16 = sum_d1_is0_19 & (sum_d1_cat_11[21:20] == 2'h0);
+assign sum_d1_sel_19 = sum_d1_is0_19 ? ({sum_d1_is0_19, (~sum_d1_cat_11[21])}) : ({sum_d1_is0_19, (~sum_d1_cat_11[23])});
+assign sum_d1_sel_20 = sum_d1_is0_20 ? ({sum_d1_is0_20, (~sum_d1_cat_11[17])}) : ({sum_d1_is0_20, (~sum_d1_cat_11[19])});
+assign sum_d1_and_17 = sum_d1_is0_21 & (sum_d1_cat_11[13:12] == 2'h0);
+assign sum_d1_sel_21 = sum_d1_is0_21 ? ({sum_d1_is0_21, (~sum_d1_cat_11[13])}) : ({sum_d1_is0_21, (~sum_d1_cat_11[15])});
+assign sum_d1_sel_22 = sum_d1_is0_22 ? ({sum_d1_is0_22, (~sum_d1_cat_11[9])}) : ({sum_d1_is0_22, (~sum_d1_cat_11[11])});
+assign sum_d1_and_18 = sum_d1_is0_23 & (sum_d1_cat_11[5:4] == 2'h0);
+assign sum_d1_sel_23 = sum_d1_is0_23 ? ({sum_d1_is0_23, (~sum_d1_cat_11[5])}) : ({sum_d1_is0_23, (~sum_d1_cat_11[7])});
+assign sum_d1_sel_24 = sum_d1_is0_24 ? ({sum_d1_is0_24, (~sum_d1_cat_11[1])}) : ({sum_d1_is0_24, (~sum_d1_cat_11[3])});
+assign sum_d1_and_19 = sum_d1_and_15 & sum_d1_is0_18 & (sum_d1_cat_11[25:24] == 2'h0);
+assign sum_d1_and_20 = sum_d1_and_17 & sum_d1_is0_22 & (sum_d1_cat_11[9:8] == 2'h0);
+assign sum_d1_and_21 = sum_d1_and_19 & sum_d1_and_16 & sum_d1_is0_20 & (sum_d1_cat_11[17:16] == 2'h0);
+assign sum_d1_cat_12 = {sum_d1_and_19, (sum_d1_and_16 ? ({sum_d1_and_16, sum_d1_sel_20}) : ({sum_d1_and_16, sum_d1_sel_19}))};
+assign sum_d1_cat_13 = {sum_d1_and_19, (sum_d1_and_15 ? ({sum_d1_and_15, sum_d1_sel_18}) : ({sum_d1_and_15, sum_d1_sel_17}))};
+assign sum_d1_cat_14 = {sum_d1_and_20, (sum_d1_and_18 ? ({sum_d1_and_18, sum_d1_sel_24}) : ({sum_d1_and_18, sum_d1_sel_23}))};
+assign sum_d1_cat_15 = {sum_d1_and_20, (sum_d1_and_17 ? ({sum_d1_and_17, sum_d1_sel_22}) : ({sum_d1_and_17, sum_d1_sel_21}))};
+assign lz_3 = sum_d1_and_21 ? ({sum_d1_and_21, (sum_d1_and_20 ? sum_d1_cat_14 : sum_d1_cat_15)}) : ({sum_d1_and_21, (sum_d1_and_19 ? sum_d1_cat_12 : sum_d1_cat_13)});
+assign left_3 = (({3'h0, lz_3}) < big_exp_d2_3) ? lz_3 : big_exp_d2_3[4:0];
+
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat_3 = {1'h0, left_d1_3};
+assign sum_d2_cat_5 = {(left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[11] : sum_d2_3[27])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[10] : sum_d2_3[26])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[9] : sum_d2_3[25])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[8] : sum_d2_3[24])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[7] : sum_d2_3[23])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[6] : sum_d2_3[22])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[5] : sum_d2_3[21])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[4] : sum_d2_3[20])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[3] : sum_d2_3[19])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[2] : sum_d2_3[18])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[1] : sum_d2_3[17])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? sum_d2_3[0] : sum_d2_3[16])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[15])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[14])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[13])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[12])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[11])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[10])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[9])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[8])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[7])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[6])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[5])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[4])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[3])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[2])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[1])),
+    (left_d1_cat_3[5] ? 1'h0 : (left_d1_cat_3[4] ? 1'h0 : sum_d2_3[0]))};
+assign sum_d2_sel_41 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]) : (left_d1_cat_3[2] ? sum_d2_cat_5[23] : sum_d2_cat_5[27]);
+assign sum_d2_sel_42 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]) : (left_d1_cat_3[2] ? sum_d2_cat_5[22] : sum_d2_cat_5[26]);
+assign sum_d2_sel_43 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]) : (left_d1_cat_3[2] ? sum_d2_cat_5[21] : sum_d2_cat_5[25]);
+assign sum_d2_sel_44 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]) : (left_d1_cat_3[2] ? sum_d2_cat_5[20] : sum_d2_cat_5[24]);
+assign sum_d2_sel_45 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]) : (left_d1_cat_3[2] ? sum_d2_cat_5[19] : sum_d2_cat_5[23]);
+assign sum_d2_sel_46 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]) : (left_d1_cat_3[2] ? sum_d2_cat_5[18] : sum_d2_cat_5[22]);
+assign sum_d2_sel_47 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]) : (left_d1_cat_3[2] ? sum_d2_cat_5[17] : sum_d2_cat_5[21]);
+assign sum_d2_sel_48 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]) : (left_d1_cat_3[2] ? sum_d2_cat_5[16] : sum_d2_cat_5[20]);
+assign sum_d2_sel_49 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]) : (left_d1_cat_3[2] ? sum_d2_cat_5[15] : sum_d2_cat_5[19]);
+assign sum_d2_sel_50 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]) : (left_d1_cat_3[2] ? sum_d2_cat_5[14] : sum_d2_cat_5[18]);
+assign sum_d2_sel_51 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]) : (left_d1_cat_3[2] ? sum_d2_cat_5[13] : sum_d2_cat_5[17]);
+assign sum_d2_sel_52 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]) : (left_d1_cat_3[2] ? sum_d2_cat_5[12] : sum_d2_cat_5[16]);
+assign sum_d2_sel_53 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7]) : (left_d1_cat_3[2] ? sum_d2_cat_5[11] : sum_d2_cat_5[15]);
+assign sum_d2_sel_54 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6]) : (left_d1_cat_3[2] ? sum_d2_cat_5[10] : sum_d2_cat_5[14]);
+assign sum_d2_sel_55 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5]) : (left_d1_cat_3[2] ? sum_d2_cat_5[9] : sum_d2_cat_5[13]);
+assign sum_d2_sel_56 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4]) : (left_d1_cat_3[2] ? sum_d2_cat_5[8] : sum_d2_cat_5[12]);
+assign sum_d2_sel_57 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3]) : (left_d1_cat_3[2] ? sum_d2_cat_5[7] : sum_d2_cat_5[11]);
+assign sum_d2_sel_58 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2]) : (left_d1_cat_3[2] ? sum_d2_cat_5[6] : sum_d2_cat_5[10]);
+assign sum_d2_sel_59 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1]) : (left_d1_cat_3[2] ? sum_d2_cat_5[5] : sum_d2_cat_5[9]);
+assign sum_d2_sel_60 = left_d1_cat_3[3] ? (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]) : (left_d1_cat_3[2] ? sum_d2_cat_5[4] : sum_d2_cat_5[8]);
+assign sum_d2_cat_6 = {sum_d2_sel_41, sum_d2_sel_42, sum_d2_sel_43, sum_d2_sel_44, sum_d2_sel_45, sum_d2_sel_46,
+    sum_d2_sel_47, sum_d2_sel_48, sum_d2_sel_49, sum_d2_sel_50, sum_d2_sel_51, sum_d2_sel_52,
+    sum_d2_sel_53, sum_d2_sel_54, sum_d2_sel_55, sum_d2_sel_56, sum_d2_sel_57, sum_d2_sel_58,
+    sum_d2_sel_59, sum_d2_sel_60,
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[3] : sum_d2_cat_5[7])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[2] : sum_d2_cat_5[6])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[1] : sum_d2_cat_5[5])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? sum_d2_cat_5[0] : sum_d2_cat_5[4])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[3])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[2])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[1])),
+    (left_d1_cat_3[3] ? 1'h0 : (left_d1_cat_3[2] ? 1'h0 : sum_d2_cat_5[0]))};
+assign sel_95 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]) : (left_d1_cat_3[0] ? sum_d2_cat_6[26] : sum_d2_cat_6[27]);
+assign sel_96 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]) : (left_d1_cat_3[0] ? sum_d2_cat_6[25] : sum_d2_cat_6[26]);
+assign sel_97 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]) : (left_d1_cat_3[0] ? sum_d2_cat_6[24] : sum_d2_cat_6[25]);
+assign sel_98 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]) : (left_d1_cat_3[0] ? sum_d2_cat_6[23] : sum_d2_cat_6[24]);
+assign sel_99 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]) : (left_d1_cat_3[0] ? sum_d2_cat_6[22] : sum_d2_cat_6[23]);
+assign sel_100 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]) : (left_d1_cat_3[0] ? sum_d2_cat_6[21] : sum_d2_cat_6[22]);
+assign sel_101 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]) : (left_d1_cat_3[0] ? sum_d2_cat_6[20] : sum_d2_cat_6[21]);
+assign sel_102 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]) : (left_d1_cat_3[0] ? sum_d2_cat_6[19] : sum_d2_cat_6[20]);
+assign sel_103 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]) : (left_d1_cat_3[0] ? sum_d2_cat_6[18] : sum_d2_cat_6[19]);
+assign sel_104 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]) : (left_d1_cat_3[0] ? sum_d2_cat_6[17] : sum_d2_cat_6[18]);
+assign sel_105 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]) : (left_d1_cat_3[0] ? sum_d2_cat_6[16] : sum_d2_cat_6[17]);
+assign sel_106 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]) : (left_d1_cat_3[0] ? sum_d2_cat_6[15] : sum_d2_cat_6[16]);
+assign sel_107 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]) : (left_d1_cat_3[0] ? sum_d2_cat_6[14] : sum_d2_cat_6[15]);
+assign sel_108 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]) : (left_d1_cat_3[0] ? sum_d2_cat_6[13] : sum_d2_cat_6[14]);
+assign sel_109 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]) : (left_d1_cat_3[0] ? sum_d2_cat_6[12] : sum_d2_cat_6[13]);
+assign sel_110 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]) : (left_d1_cat_3[0] ? sum_d2_cat_6[11] : sum_d2_cat_6[12]);
+assign sel_111 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]) : (left_d1_cat_3[0] ? sum_d2_cat_6[10] : sum_d2_cat_6[11]);
+assign sel_112 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]) : (left_d1_cat_3[0] ? sum_d2_cat_6[9] : sum_d2_cat_6[10]);
+assign sel_113 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]) : (left_d1_cat_3[0] ? sum_d2_cat_6[8] : sum_d2_cat_6[9]);
+assign sel_114 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]) : (left_d1_cat_3[0] ? sum_d2_cat_6[7] : sum_d2_cat_6[8]);
+assign for_normalized_sel_13 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]) : (left_d1_cat_3[0] ? sum_d2_cat_6[6] : sum_d2_cat_6[7]);
+assign for_normalized_sel_14 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]) : (left_d1_cat_3[0] ? sum_d2_cat_6[5] : sum_d2_cat_6[6]);
+assign for_normalized_sel_15 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]) : (left_d1_cat_3[0] ? sum_d2_cat_6[4] : sum_d2_cat_6[5]);
+assign for_normalized_sel_16 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]) : (left_d1_cat_3[0] ? sum_d2_cat_6[3] : sum_d2_cat_6[4]);
+assign for_normalized_sel_17 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1]) : (left_d1_cat_3[0] ? sum_d2_cat_6[2] : sum_d2_cat_6[3]);
+assign for_normalized_sel_18 = left_d1_cat_3[1] ? (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]) : (left_d1_cat_3[0] ? sum_d2_cat_6[1] : sum_d2_cat_6[2]);
+assign normalized_3 = {sel_95, sel_96, sel_97, sel_98, sel_99, sel_100, sel_101, sel_102, sel_103, sel_104, sel_105, sel_106,
+    sel_107, sel_108, sel_109, sel_110, sel_111, sel_112, sel_113, sel_114, for_normalized_sel_13,
+    for_normalized_sel_14, for_normalized_sel_15, for_normalized_sel_16, for_normalized_sel_17,
+    for_normalized_sel_18,
+    (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? sum_d2_cat_6[0] : sum_d2_cat_6[1])),
+    (left_d1_cat_3[1] ? 1'h0 : (left_d1_cat_3[0] ? 1'h0 : sum_d2_cat_6[0]))};
+assign field_3 = normalized_3[27] ? (field_base_d3_3 - ({4'h0, left_d1_3})) : 9'h0;
+
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept_3 = normalized_d1_3[26:4];
+assign guard_3 = normalized_d1_3[3];
+assign sticky_3 = ~(normalized_d1_3[2:0] == 3'h0);
+assign increment_3 = guard_3 & (sticky_3 | normalized_d1_3[4]);
+assign packed_4 = {field_d1_3, kept_3};
+assign overflow_before_3 = ~(field_d1_3 < 9'hff);
+
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded_3 = packed_4 + ({31'h0, increment_3});
+assign overflow_3 = overflow_before_3 | (~(rounded_3[31:23] < 9'hff));
+assign sum_term = nan_d4_3 ? 32'h7fc00000 : (exact_zero_d2_3 ? ({zero_sign_d4_3, 31'h0}) : ({(inf_d4_3 ? inf_sign_d4_3 : big_sign_d4_3), ((overflow_3 | inf_d4_3) ? 31'h7f800000 : rounded_3[30:0])}));
+
+// ---- beat control travels to the stage t where all per-beat values are ready ----
+
+// ---- accumulation at stage t; the partial leaving the adder is fed back from stage t + L ----
+assign closes = s_axis_tvalid_q_8 & s_axis_tlast_q_8;
+assign consumed = slot_valid_q_4 & (open_vector_q_4 == open_vector);
+assign slot_valid = s_axis_tvalid_q_8 | consumed;
+assign sum_term_sel = s_axis_tvalid_q_8 ? sum_term : 32'h0;
+assign result_sel = consumed ? result_3 : 32'h0;
+
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign sum_term_is0 = sum_term_sel[30:23] == 8'h0;
+assign sum_term_is255 = sum_term_sel[30:23] == 8'hff;
+assign sum_term_is0_2 = sum_term_sel[22:0] == 23'h0;
+assign a_sign_4 = sum_term_sel[31];
+assign a_inf_4 = sum_term_is255 & sum_term_is0_2;
+assign a_nan_4 = sum_term_is255 & (~sum_term_is0_2);
+assign a_sig_4 = {(~sum_term_is0), sum_term_sel[22:0]};
+assign a_exp_4 = sum_term_is0 ? 8'h1 : sum_term_sel[30:23];
+assign result_is0_5 = result_sel[30:23] == 8'h0;
+assign result_is255_3 = result_sel[30:23] == 8'hff;
+assign result_is0_6 = result_sel[22:0] == 23'h0;
+assign b_sign_4 = result_sel[31];
+assign b_inf_4 = result_is255_3 & result_is0_6;
+assign b_nan_4 = result_is255_3 & (~result_is0_6);
+assign b_sig_4 = {(~result_is0_5), result_sel[22:0]};
+assign b_exp_4 = result_is0_5 ? 8'h1 : result_sel[30:23];
+assign opposite_4 = a_sign_4 ^ b_sign_4;
+assign nan_4 = a_nan_4 | b_nan_4 | (a_inf_4 & b_inf_4 & opposite_4);
+assign inf_4 = a_inf_4 | b_inf_4;
+assign inf_sign_4 = a_inf_4 ? a_sign_4 : b_sign_4;
+assign zero_sign_4 = a_sign_4 & b_sign_4;
+assign swap_4 = sum_term_sel[30:0] < result_sel[30:0];
+
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign_4 = swap_4 ? b_sign_4 : a_sign_4;
+assign big_exp_4 = swap_4 ? b_exp_4 : a_exp_4;
+assign small_exp_4 = swap_4 ? a_exp_4 : b_exp_4;
+assign distance_4 = big_exp_4 - small_exp_4;
+assign big_sig_4 = swap_4 ? b_sig_4 : a_sig_4;
+assign small_sig_4 = swap_4 ? a_sig_4 : b_sig_4;
+assign amount_4 = (~(distance_4[7:5] == 3'h0)) ? 5'h1f : distance_4[4:0];
+
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_cat_7 = {small_sig_4, 2'h0};
+assign amount_cat_7 = {1'h0, amount_4};
+assign small_sig_not_13 = ~(small_sig_cat_7[15:0] == 16'h0);
+assign small_sig_not_14 = ~(small_sig_cat_7[25:16] == 10'h0);
+assign small_sig_sel_91 = amount_cat_7[5] ? (amount_cat_7[4] ? (small_sig_not_13 | small_sig_not_14) : (small_sig_not_13 | small_sig_not_14)) : (amount_cat_7[4] & small_sig_not_13);
+assign small_sig_cat_8 = {15'h0, (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[25])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[24])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[23])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[22])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[21])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[20])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[19])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[18])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[17])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[16])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[15])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[14])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[13])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[12])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[11])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? 1'h0 : small_sig_cat_7[10])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[25] : small_sig_cat_7[9])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[24] : small_sig_cat_7[8])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[23] : small_sig_cat_7[7])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[22] : small_sig_cat_7[6])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[21] : small_sig_cat_7[5])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[20] : small_sig_cat_7[4])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[19] : small_sig_cat_7[3])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[18] : small_sig_cat_7[2])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[17] : small_sig_cat_7[1])),
+    (amount_cat_7[5] ? 1'h0 : (amount_cat_7[4] ? small_sig_cat_7[16] : small_sig_cat_7[0]))};
+assign small_sig_not_15 = ~(small_sig_cat_8[3:0] == 4'h0);
+assign small_sig_not_16 = ~(small_sig_cat_8[7:4] == 4'h0);
+assign for_align_sticky_sel_7 = amount_cat_7[2] ? (small_sig_not_15 | small_sig_not_16 | (~(small_sig_cat_8[11:8] == 4'h0))) : (small_sig_not_15 | small_sig_not_16);
+assign small_sig_sel_92 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[40] : small_sig_cat_8[36]) : (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]);
+assign small_sig_sel_93 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[39] : small_sig_cat_8[35]) : (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]);
+assign small_sig_sel_94 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[38] : small_sig_cat_8[34]) : (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]);
+assign small_sig_sel_95 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[37] : small_sig_cat_8[33]) : (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]);
+assign small_sig_sel_96 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[36] : small_sig_cat_8[32]) : (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]);
+assign small_sig_sel_97 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[35] : small_sig_cat_8[31]) : (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]);
+assign small_sig_sel_98 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[34] : small_sig_cat_8[30]) : (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]);
+assign small_sig_sel_99 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[33] : small_sig_cat_8[29]) : (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]);
+assign small_sig_sel_100 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[32] : small_sig_cat_8[28]) : (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]);
+assign small_sig_sel_101 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[31] : small_sig_cat_8[27]) : (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]);
+assign small_sig_sel_102 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[30] : small_sig_cat_8[26]) : (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]);
+assign small_sig_sel_103 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[29] : small_sig_cat_8[25]) : (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]);
+assign small_sig_sel_104 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[28] : small_sig_cat_8[24]) : (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]);
+assign small_sig_sel_105 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[27] : small_sig_cat_8[23]) : (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]);
+assign small_sig_sel_106 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[26] : small_sig_cat_8[22]) : (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]);
+assign small_sig_sel_107 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[25] : small_sig_cat_8[21]) : (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]);
+assign small_sig_sel_108 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[24] : small_sig_cat_8[20]) : (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]);
+assign small_sig_sel_109 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[23] : small_sig_cat_8[19]) : (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]);
+assign small_sig_sel_110 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[22] : small_sig_cat_8[18]) : (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]);
+assign small_sig_sel_111 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[21] : small_sig_cat_8[17]) : (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]);
+assign small_sig_sel_112 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[20] : small_sig_cat_8[16]) : (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]);
+assign small_sig_sel_113 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[19] : small_sig_cat_8[15]) : (amount_cat_7[2] ? small_sig_cat_8[11] : small_sig_cat_8[7]);
+assign small_sig_sel_114 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[18] : small_sig_cat_8[14]) : (amount_cat_7[2] ? small_sig_cat_8[10] : small_sig_cat_8[6]);
+assign small_sig_sel_115 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[17] : small_sig_cat_8[13]) : (amount_cat_7[2] ? small_sig_cat_8[9] : small_sig_cat_8[5]);
+assign small_sig_sel_116 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[16] : small_sig_cat_8[12]) : (amount_cat_7[2] ? small_sig_cat_8[8] : small_sig_cat_8[4]);
+assign small_sig_sel_117 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[15] : small_sig_cat_8[11]) : (amount_cat_7[2] ? small_sig_cat_8[7] : small_sig_cat_8[3]);
+assign small_sig_sel_118 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[14] : small_sig_cat_8[10]) : (amount_cat_7[2] ? small_sig_cat_8[6] : small_sig_cat_8[2]);
+assign small_sig_sel_119 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[13] : small_sig_cat_8[9]) : (amount_cat_7[2] ? small_sig_cat_8[5] : small_sig_cat_8[1]);
+assign small_sig_sel_120 = amount_cat_7[3] ? (amount_cat_7[2] ? small_sig_cat_8[12] : small_sig_cat_8[8]) : (amount_cat_7[2] ? small_sig_cat_8[4] : small_sig_cat_8[0]);
+assign for_shifted_cat_4 = {small_sig_sel_92, small_sig_sel_93, small_sig_sel_94, small_sig_sel_95, small_sig_sel_96,
+    small_sig_sel_97, small_sig_sel_98, small_sig_sel_99, small_sig_sel_100, small_sig_sel_101,
+    small_sig_sel_102, small_sig_sel_103, small_sig_sel_104, small_sig_sel_105, small_sig_sel_106,
+    small_sig_sel_107, small_sig_sel_108, small_sig_sel_109, small_sig_sel_110, small_sig_sel_111,
+    small_sig_sel_112, small_sig_sel_113, small_sig_sel_114, small_sig_sel_115, small_sig_sel_116,
+    small_sig_sel_117, small_sig_sel_118, small_sig_sel_119, small_sig_sel_120};
+assign for_align_sticky_not_7 = ~(for_shifted_cat_4[0] == 1'h0);
+assign for_align_sticky_not_8 = ~(for_shifted_cat_4[1] == 1'h0);
+assign for_align_sticky_sel_8 = amount_cat_7[0] ? (for_align_sticky_not_7 | for_align_sticky_not_8 | (~(for_shifted_cat_4[2] == 1'h0))) : (for_align_sticky_not_7 | for_align_sticky_not_8);
+assign sel_115 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[28] : for_shifted_cat_4[27]) : (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]);
+assign sel_116 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[27] : for_shifted_cat_4[26]) : (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]);
+assign sel_117 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[26] : for_shifted_cat_4[25]) : (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]);
+assign sel_118 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[25] : for_shifted_cat_4[24]) : (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]);
+assign sel_119 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[24] : for_shifted_cat_4[23]) : (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]);
+assign sel_120 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[23] : for_shifted_cat_4[22]) : (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]);
+assign sel_121 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[22] : for_shifted_cat_4[21]) : (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]);
+assign sel_122 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[21] : for_shifted_cat_4[20]) : (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]);
+assign sel_123 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[20] : for_shifted_cat_4[19]) : (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]);
+assign sel_124 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[19] : for_shifted_cat_4[18]) : (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]);
+assign sel_125 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[18] : for_shifted_cat_4[17]) : (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]);
+assign sel_126 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[17] : for_shifted_cat_4[16]) : (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]);
+assign sel_127 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[16] : for_shifted_cat_4[15]) : (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]);
+assign sel_128 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[15] : for_shifted_cat_4[14]) : (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]);
+assign sel_129 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[14] : for_shifted_cat_4[13]) : (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]);
+assign sel_130 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[13] : for_shifted_cat_4[12]) : (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]);
+assign sel_131 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[12] : for_shifted_cat_4[11]) : (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]);
+assign sel_132 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[11] : for_shifted_cat_4[10]) : (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]);
+assign for_shifted_sel_25 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[10] : for_shifted_cat_4[9]) : (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]);
+assign for_shifted_sel_26 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[9] : for_shifted_cat_4[8]) : (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]);
+assign for_shifted_sel_27 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[8] : for_shifted_cat_4[7]) : (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]);
+assign for_shifted_sel_28 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[7] : for_shifted_cat_4[6]) : (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]);
+assign for_shifted_sel_29 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[6] : for_shifted_cat_4[5]) : (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]);
+assign for_shifted_sel_30 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[5] : for_shifted_cat_4[4]) : (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]);
+assign for_shifted_sel_31 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[4] : for_shifted_cat_4[3]) : (amount_cat_7[0] ? for_shifted_cat_4[2] : for_shifted_cat_4[1]);
+assign for_shifted_sel_32 = amount_cat_7[1] ? (amount_cat_7[0] ? for_shifted_cat_4[3] : for_shifted_cat_4[2]) : (amount_cat_7[0] ? for_shifted_cat_4[1] : for_shifted_cat_4[0]);
+assign shifted_4 = {sel_115, sel_116, sel_117, sel_118, sel_119, sel_120, sel_121, sel_122, sel_123, sel_124, sel_125,
+    sel_126, sel_127, sel_128, sel_129, sel_130, sel_131, sel_132, for_shifted_sel_25,
+    for_shifted_sel_26, for_shifted_sel_27, for_shifted_sel_28, for_shifted_sel_29, for_shifted_sel_30,
+    for_shifted_sel_31, for_shifted_sel_32};
+assign amount_cat_8 = {small_sig_sel_91, (amount_cat_7[3] ? for_align_sticky_sel_7 : (amount_cat_7[2] & small_sig_not_15)),
+    (amount_cat_7[1] ? for_align_sticky_sel_8 : (amount_cat_7[0] & for_align_sticky_not_7))};
+assign align_sticky_4 = ~(amount_cat_8 == 3'h0);
+assign big_padded_4 = {1'h0, big_sig_4, 3'h0};
+assign aligned_4 = {1'h0, shifted_4, align_sticky_4};
+assign field_base_4 = ({1'h0, big_exp_4}) + 9'h1;
+
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus_4 = ({big_padded_d1_4, opposite_d1_4}) + ({(aligned_d1_4 ^
+    ({opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4,
+    opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4,
+    opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4,
+    opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4,
+    opposite_d1_4, opposite_d1_4, opposite_d1_4, opposite_d1_4})),
+    opposite_d1_4});
+assign sum_4 = big_padded_d1_plus_4[28:1];
+
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero_4 = sum_d1_4 == 28'h0;
+assign sum_d1_cat_16 = {sum_d1_4, 4'hf};
+assign sum_d1_is0_25 = sum_d1_cat_16[31:30] == 2'h0;
+assign sum_d1_is0_26 = sum_d1_cat_16[27:26] == 2'h0;
+assign sum_d1_is0_27 = sum_d1_cat_16[23:22] == 2'h0;
+assign sum_d1_is0_28 = sum_d1_cat_16[19:18] == 2'h0;
+assign sum_d1_is0_29 = sum_d1_cat_16[15:14] == 2'h0;
+assign sum_d1_is0_30 = sum_d1_cat_16[11:10] == 2'h0;
+assign sum_d1_is0_31 = sum_d1_cat_16[7:6] == 2'h0;
+assign sum_d1_is0_32 = sum_d1_cat_16[3:2] == 2'h0;
+assign sum_d1_and_22 = sum_d1_is0_25 & (sum_d1_cat_16[29:28] == 2'h0);
+assign sum_d1_sel_25 = sum_d1_is0_25 ? ({sum_d1_is0_25, (~sum_d1_cat_16[29])}) : ({sum_d1_is0_25, (~sum_d1_cat_16[31])});
+assign sum_d1_sel_26 = sum_d1_is0_26 ? ({sum_d1_is0_26, (~sum_d1_cat_16[25])}) : ({sum_d1_is0_26, (~sum_d1_cat_16[27])});
+assign sum_d1_and_23 = sum_d1_is0_27 & (sum_d1_cat_16[21:20] == 2'h0);
+assign sum_d1_sel_27 = sum_d1_is0_27 ? ({sum_d1_is0_27, (~sum_d1_cat_16[21])}) : ({sum_d1_is0_27, (~sum_d1_cat_16[23])});
+assign sum_d1_sel_28 = sum_d1_is0_28 ? ({sum_d1_is0_28, (~sum_d1_cat_16[17])}) : ({sum_d1_is0_28, (~sum_d1_cat_16[19])});
+assign sum_d1_and_24 = sum_d1_is0_29 & (sum_d1_cat_16[13:12] == 2'h0);
+assign sum_d1_sel_29 = sum_d1_is0_29 ? ({sum_d1_is0_29, (~sum_d1_cat_16[13])}) : ({sum_d1_is0_29, (~sum_d1_cat_16[15])});
+assign sum_d1_sel_30 = sum_d1_is0_30 ? ({sum_d1_is0_30, (~sum_d1_cat_16[9])}) : ({sum_d1_is0_30, (~sum_d1_cat_16[11])});
+assign sum_d1_and_25 = sum_d1_is0_31 & (sum_d1_cat_16[5:4] == 2'h0);
+assign sum_d1_sel_31 = sum_d1_is0_31 ? ({sum_d1_is0_31, (~sum_d1_cat_16[5])}) : ({sum_d1_is0_31, (~sum_d1_cat_16[7])});
+assign sum_d1_sel_32 = sum_d1_is0_32 ? ({sum_d1_is0_32, (~sum_d1_cat_16[1])}) : ({sum_d1_is0_32, (~sum_d1_cat_16[3])});
+assign sum_d1_and_26 = sum_d1_and_22 & sum_d1_is0_26 & (sum_d1_cat_16[25:24] == 2'h0);
+assign sum_d1_and_27 = sum_d1_and_24 & sum_d1_is0_30 & (sum_d1_cat_16[9:8] == 2'h0);
+assign sum_d1_and_28 = sum_d1_and_26 & sum_d1_and_23 & sum_d1_is0_28 & (sum_d1_cat_16[17:16] == 2'h0);
+assign sum_d1_cat_17 = {sum_d1_and_26, (sum_d1_and_23 ? ({sum_d1_and_23, sum_d1_sel_28}) : ({sum_d1_and_23, sum_d1_sel_27}))};
+assign sum_d1_cat_18 = {sum_d1_and_26, (sum_d1_and_22 ? ({sum_d1_and_22, sum_d1_sel_26}) : ({sum_d1_and_22, sum_d1_sel_25}))};
+assign sum_d1_cat_19 = {sum_d1_and_27, (sum_d1_and_25 ? ({sum_d1_and_25, sum_d1_sel_32}) : ({sum_d1_and_25, sum_d1_sel_31}))};
+assign sum_d1_cat_20 = {sum_d1_and_27, (sum_d1_and_24 ? ({sum_d1_and_24, sum_d1_sel_30}) : ({sum_d1_and_24, sum_d1_sel_29}))};
+assign lz_4 = sum_d1_and_28 ? ({sum_d1_and_28, (sum_d1_and_27 ? sum_d1_cat_19 : sum_d1_cat_20)}) : ({sum_d1_and_28, (sum_d1_and_26 ? sum_d1_cat_17 : sum_d1_cat_18)});
+assign left_4 = (({3'h0, lz_4}) < big_exp_d2_4) ? lz_4 : big_exp_d2_4[4:0];
+
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat_4 = {1'h0, left_d1_4};
+assign sum_d2_cat_7 = {(left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[11] : sum_d2_4[27])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[10] : sum_d2_4[26])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[9] : sum_d2_4[25])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[8] : sum_d2_4[24])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[7] : sum_d2_4[23])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[6] : sum_d2_4[22])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[5] : sum_d2_4[21])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[4] : sum_d2_4[20])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[3] : sum_d2_4[19])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[2] : sum_d2_4[18])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[1] : sum_d2_4[17])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? sum_d2_4[0] : sum_d2_4[16])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[15])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[14])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[13])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[12])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[11])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[10])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[9])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[8])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[7])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[6])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[5])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[4])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[3])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[2])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[1])),
+    (left_d1_cat_4[5] ? 1'h0 : (left_d1_cat_4[4] ? 1'h0 : sum_d2_4[0]))};
+assign sum_d2_sel_61 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]) : (left_d1_cat_4[2] ? sum_d2_cat_7[23] : sum_d2_cat_7[27]);
+assign sum_d2_sel_62 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]) : (left_d1_cat_4[2] ? sum_d2_cat_7[22] : sum_d2_cat_7[26]);
+assign sum_d2_sel_63 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]) : (left_d1_cat_4[2] ? sum_d2_cat_7[21] : sum_d2_cat_7[25]);
+assign sum_d2_sel_64 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]) : (left_d1_cat_4[2] ? sum_d2_cat_7[20] : sum_d2_cat_7[24]);
+assign sum_d2_sel_65 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]) : (left_d1_cat_4[2] ? sum_d2_cat_7[19] : sum_d2_cat_7[23]);
+assign sum_d2_sel_66 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]) : (left_d1_cat_4[2] ? sum_d2_cat_7[18] : sum_d2_cat_7[22]);
+assign sum_d2_sel_67 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]) : (left_d1_cat_4[2] ? sum_d2_cat_7[17] : sum_d2_cat_7[21]);
+assign sum_d2_sel_68 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]) : (left_d1_cat_4[2] ? sum_d2_cat_7[16] : sum_d2_cat_7[20]);
+assign sum_d2_sel_69 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]) : (left_d1_cat_4[2] ? sum_d2_cat_7[15] : sum_d2_cat_7[19]);
+assign sum_d2_sel_70 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]) : (left_d1_cat_4[2] ? sum_d2_cat_7[14] : sum_d2_cat_7[18]);
+assign sum_d2_sel_71 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]) : (left_d1_cat_4[2] ? sum_d2_cat_7[13] : sum_d2_cat_7[17]);
+assign sum_d2_sel_72 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]) : (left_d1_cat_4[2] ? sum_d2_cat_7[12] : sum_d2_cat_7[16]);
+assign sum_d2_sel_73 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7]) : (left_d1_cat_4[2] ? sum_d2_cat_7[11] : sum_d2_cat_7[15]);
+assign sum_d2_sel_74 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6]) : (left_d1_cat_4[2] ? sum_d2_cat_7[10] : sum_d2_cat_7[14]);
+assign sum_d2_sel_75 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5]) : (left_d1_cat_4[2] ? sum_d2_cat_7[9] : sum_d2_cat_7[13]);
+assign sum_d2_sel_76 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4]) : (left_d1_cat_4[2] ? sum_d2_cat_7[8] : sum_d2_cat_7[12]);
+assign sum_d2_sel_77 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3]) : (left_d1_cat_4[2] ? sum_d2_cat_7[7] : sum_d2_cat_7[11]);
+assign sum_d2_sel_78 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2]) : (left_d1_cat_4[2] ? sum_d2_cat_7[6] : sum_d2_cat_7[10]);
+assign sum_d2_sel_79 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1]) : (left_d1_cat_4[2] ? sum_d2_cat_7[5] : sum_d2_cat_7[9]);
+assign sum_d2_sel_80 = left_d1_cat_4[3] ? (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]) : (left_d1_cat_4[2] ? sum_d2_cat_7[4] : sum_d2_cat_7[8]);
+assign sum_d2_cat_8 = {sum_d2_sel_61, sum_d2_sel_62, sum_d2_sel_63, sum_d2_sel_64, sum_d2_sel_65, sum_d2_sel_66,
+    sum_d2_sel_67, sum_d2_sel_68, sum_d2_sel_69, sum_d2_sel_70, sum_d2_sel_71, sum_d2_sel_72,
+    sum_d2_sel_73, sum_d2_sel_74, sum_d2_sel_75, sum_d2_sel_76, sum_d2_sel_77, sum_d2_sel_78,
+    sum_d2_sel_79, sum_d2_sel_80,
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[3] : sum_d2_cat_7[7])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[2] : sum_d2_cat_7[6])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[1] : sum_d2_cat_7[5])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? sum_d2_cat_7[0] : sum_d2_cat_7[4])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[3])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[2])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[1])),
+    (left_d1_cat_4[3] ? 1'h0 : (left_d1_cat_4[2] ? 1'h0 : sum_d2_cat_7[0]))};
+assign sel_133 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]) : (left_d1_cat_4[0] ? sum_d2_cat_8[26] : sum_d2_cat_8[27]);
+assign sel_134 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]) : (left_d1_cat_4[0] ? sum_d2_cat_8[25] : sum_d2_cat_8[26]);
+assign sel_135 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]) : (left_d1_cat_4[0] ? sum_d2_cat_8[24] : sum_d2_cat_8[25]);
+assign sel_136 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]) : (left_d1_cat_4[0] ? sum_d2_cat_8[23] : sum_d2_cat_8[24]);
+assign sel_137 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]) : (left_d1_cat_4[0] ? sum_d2_cat_8[22] : sum_d2_cat_8[23]);
+assign sel_138 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]) : (left_d1_cat_4[0] ? sum_d2_cat_8[21] : sum_d2_cat_8[22]);
+assign sel_139 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]) : (left_d1_cat_4[0] ? sum_d2_cat_8[20] : sum_d2_cat_8[21]);
+assign sel_140 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]) : (left_d1_cat_4[0] ? sum_d2_cat_8[19] : sum_d2_cat_8[20]);
+assign sel_141 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]) : (left_d1_cat_4[0] ? sum_d2_cat_8[18] : sum_d2_cat_8[19]);
+assign sel_142 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]) : (left_d1_cat_4[0] ? sum_d2_cat_8[17] : sum_d2_cat_8[18]);
+assign sel_143 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]) : (left_d1_cat_4[0] ? sum_d2_cat_8[16] : sum_d2_cat_8[17]);
+assign sel_144 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]) : (left_d1_cat_4[0] ? sum_d2_cat_8[15] : sum_d2_cat_8[16]);
+assign sel_145 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]) : (left_d1_cat_4[0] ? sum_d2_cat_8[14] : sum_d2_cat_8[15]);
+assign sel_146 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]) : (left_d1_cat_4[0] ? sum_d2_cat_8[13] : sum_d2_cat_8[14]);
+assign sel_147 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]) : (left_d1_cat_4[0] ? sum_d2_cat_8[12] : sum_d2_cat_8[13]);
+assign sel_148 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]) : (left_d1_cat_4[0] ? sum_d2_cat_8[11] : sum_d2_cat_8[12]);
+assign sel_149 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]) : (left_d1_cat_4[0] ? sum_d2_cat_8[10] : sum_d2_cat_8[11]);
+assign sel_150 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]) : (left_d1_cat_4[0] ? sum_d2_cat_8[9] : sum_d2_cat_8[10]);
+assign sel_151 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]) : (left_d1_cat_4[0] ? sum_d2_cat_8[8] : sum_d2_cat_8[9]);
+assign sel_152 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]) : (left_d1_cat_4[0] ? sum_d2_cat_8[7] : sum_d2_cat_8[8]);
+assign for_normalized_sel_19 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]) : (left_d1_cat_4[0] ? sum_d2_cat_8[6] : sum_d2_cat_8[7]);
+assign for_normalized_sel_20 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]) : (left_d1_cat_4[0] ? sum_d2_cat_8[5] : sum_d2_cat_8[6]);
+assign for_normalized_sel_21 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]) : (left_d1_cat_4[0] ? sum_d2_cat_8[4] : sum_d2_cat_8[5]);
+assign for_normalized_sel_22 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]) : (left_d1_cat_4[0] ? sum_d2_cat_8[3] : sum_d2_cat_8[4]);
+assign for_normalized_sel_23 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1]) : (left_d1_cat_4[0] ? sum_d2_cat_8[2] : sum_d2_cat_8[3]);
+assign for_normalized_sel_24 = left_d1_cat_4[1] ? (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]) : (left_d1_cat_4[0] ? sum_d2_cat_8[1] : sum_d2_cat_8[2]);
+assign normalized_4 = {sel_133, sel_134, sel_135, sel_136, sel_137, sel_138, sel_139, sel_140, sel_141, sel_142, sel_143,
+    sel_144, sel_145, sel_146, sel_147, sel_148, sel_149, sel_150, sel_151, sel_152,
+    for_normalized_sel_19, for_normalized_sel_20, for_normalized_sel_21, for_normalized_sel_22,
+    for_normalized_sel_23, for_normalized_sel_24,
+    (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? sum_d2_cat_8[0] : sum_d2_cat_8[1])),
+    (left_d1_cat_4[1] ? 1'h0 : (left_d1_cat_4[0] ? 1'h0 : sum_d2_cat_8[0]))};
+assign field_4 = normalized_4[27] ? (field_base_d3_4 - ({4'h0, left_d1_4})) : 9'h0;
+
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept_4 = normalized_d1_4[26:4];
+assign guard_4 = normalized_d1_4[3];
+assign sticky_4 = ~(normalized_d1_4[2:0] == 3'h0);
+assign increment_4 = guard_4 & (sticky_4 | normalized_d1_4[4]);
+assign packed_5 = {field_d1_4, kept_4};
+assign overflow_before_4 = ~(field_d1_4 < 9'hff);
+
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded_4 = packed_5 + ({31'h0, increment_4});
+assign overflow_4 = overflow_before_4 | (~(rounded_4[31:23] < 9'hff));
+assign result_3 = nan_d4_4 ? 32'h7fc00000 : (exact_zero_d2_4 ? ({zero_sign_d4_4, 31'h0}) : ({(inf_d4_4 ? inf_sign_d4_4 : big_sign_d4_4), ((overflow_4 | inf_d4_4) ? 31'h7f800000 : rounded_4[30:0])}));
+
+// ---- window of the partials that left in the previous L - 1 cycles, at stage t + L ----
+assign is_final = slot_valid_q_4 & (~(open_vector_q_4 == open_vector));
+assign done = slot_valid_q_4 & closes_q_4;
+assign result_sel_2 = (is_final_q & (open_vector_q_5 == open_vector_q_4)) ? result_q : 32'h0;
+assign result_sel_3 = (is_final_q_2 & (open_vector_q_6 == open_vector_q_4)) ? result_q_2 : 32'h0;
+assign result_sel_4 = (is_final_q_3 & (open_vector_q_7 == open_vector_q_4)) ? result_q_3 : 32'h0;
+
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign result_is0_7 = result_3[30:23] == 8'h0;
+assign result_is255_4 = result_3[30:23] == 8'hff;
+assign result_is0_8 = result_3[22:0] == 23'h0;
+assign a_sign_5 = result_3[31];
+assign a_inf_5 = result_is255_4 & result_is0_8;
+assign a_nan_5 = result_is255_4 & (~result_is0_8);
+assign a_sig_5 = {(~result_is0_7), result_3[22:0]};
+assign a_exp_5 = result_is0_7 ? 8'h1 : result_3[30:23];
+assign result_is0_9 = result_sel_2[30:23] == 8'h0;
+assign result_is255_5 = result_sel_2[30:23] == 8'hff;
+assign result_is0_10 = result_sel_2[22:0] == 23'h0;
+assign b_sign_5 = result_sel_2[31];
+assign b_inf_5 = result_is255_5 & result_is0_10;
+assign b_nan_5 = result_is255_5 & (~result_is0_10);
+assign b_sig_5 = {(~result_is0_9), result_sel_2[22:0]};
+assign b_exp_5 = result_is0_9 ? 8'h1 : result_sel_2[30:23];
+assign opposite_5 = a_sign_5 ^ b_sign_5;
+assign nan_5 = a_nan_5 | b_nan_5 | (a_inf_5 & b_inf_5 & opposite_5);
+assign inf_5 = a_inf_5 | b_inf_5;
+assign inf_sign_5 = a_inf_5 ? a_sign_5 : b_sign_5;
+assign zero_sign_5 = a_sign_5 & b_sign_5;
+assign swap_5 = result_3[30:0] < result_sel_2[30:0];
+
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign_5 = swap_5 ? b_sign_5 : a_sign_5;
+assign big_exp_5 = swap_5 ? b_exp_5 : a_exp_5;
+assign small_exp_5 = swap_5 ? a_exp_5 : b_exp_5;
+assign distance_5 = big_exp_5 - small_exp_5;
+assign big_sig_5 = swap_5 ? b_sig_5 : a_sig_5;
+assign small_sig_5 = swap_5 ? a_sig_5 : b_sig_5;
+assign amount_5 = (~(distance_5[7:5] == 3'h0)) ? 5'h1f : distance_5[4:0];
+
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_cat_9 = {small_sig_5, 2'h0};
+assign amount_cat_9 = {1'h0, amount_5};
+assign small_sig_not_17 = ~(small_sig_cat_9[15:0] == 16'h0);
+assign small_sig_not_18 = ~(small_sig_cat_9[25:16] == 10'h0);
+assign small_sig_sel_121 = amount_cat_9[5] ? (amount_cat_9[4] ? (small_sig_not_17 | small_sig_not_18) : (small_sig_not_17 | small_sig_not_18)) : (amount_cat_9[4] & small_sig_not_17);
+assign small_sig_cat_10 = {15'h0, (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[25])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[24])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[23])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[22])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[21])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[20])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[19])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[18])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[17])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[16])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[15])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[14])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[13])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[12])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[11])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? 1'h0 : small_sig_cat_9[10])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[25] : small_sig_cat_9[9])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[24] : small_sig_cat_9[8])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[23] : small_sig_cat_9[7])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[22] : small_sig_cat_9[6])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[21] : small_sig_cat_9[5])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[20] : small_sig_cat_9[4])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[19] : small_sig_cat_9[3])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[18] : small_sig_cat_9[2])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[17] : small_sig_cat_9[1])),
+    (amount_cat_9[5] ? 1'h0 : (amount_cat_9[4] ? small_sig_cat_9[16] : small_sig_cat_9[0]))};
+assign small_sig_not_19 = ~(small_sig_cat_10[3:0] == 4'h0);
+assign small_sig_not_20 = ~(small_sig_cat_10[7:4] == 4'h0);
+assign for_align_sticky_sel_9 = amount_cat_9[2] ? (small_sig_not_19 | small_sig_not_20 | (~(small_sig_cat_10[11:8] == 4'h0))) : (small_sig_not_19 | small_sig_not_20);
+assign small_sig_sel_122 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[40] : small_sig_cat_10[36]) : (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]);
+assign small_sig_sel_123 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[39] : small_sig_cat_10[35]) : (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]);
+assign small_sig_sel_124 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[38] : small_sig_cat_10[34]) : (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]);
+assign small_sig_sel_125 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[37] : small_sig_cat_10[33]) : (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]);
+assign small_sig_sel_126 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[36] : small_sig_cat_10[32]) : (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]);
+assign small_sig_sel_127 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[35] : small_sig_cat_10[31]) : (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]);
+assign small_sig_sel_128 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[34] : small_sig_cat_10[30]) : (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]);
+assign small_sig_sel_129 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[33] : small_sig_cat_10[29]) : (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]);
+assign small_sig_sel_130 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[32] : small_sig_cat_10[28]) : (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]);
+assign small_sig_sel_131 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[31] : small_sig_cat_10[27]) : (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]);
+assign small_sig_sel_132 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[30] : small_sig_cat_10[26]) : (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]);
+assign small_sig_sel_133 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[29] : small_sig_cat_10[25]) : (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]);
+assign small_sig_sel_134 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[28] : small_sig_cat_10[24]) : (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]);
+assign small_sig_sel_135 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[27] : small_sig_cat_10[23]) : (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]);
+assign small_sig_sel_136 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[26] : small_sig_cat_10[22]) : (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]);
+assign small_sig_sel_137 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[25] : small_sig_cat_10[21]) : (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]);
+assign small_sig_sel_138 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[24] : small_sig_cat_10[20]) : (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]);
+assign small_sig_sel_139 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[23] : small_sig_cat_10[19]) : (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]);
+assign small_sig_sel_140 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[22] : small_sig_cat_10[18]) : (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]);
+assign small_sig_sel_141 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[21] : small_sig_cat_10[17]) : (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]);
+assign small_sig_sel_142 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[20] : small_sig_cat_10[16]) : (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]);
+assign small_sig_sel_143 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[19] : small_sig_cat_10[15]) : (amount_cat_9[2] ? small_sig_cat_10[11] : small_sig_cat_10[7]);
+assign small_sig_sel_144 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[18] : small_sig_cat_10[14]) : (amount_cat_9[2] ? small_sig_cat_10[10] : small_sig_cat_10[6]);
+assign small_sig_sel_145 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[17] : small_sig_cat_10[13]) : (amount_cat_9[2] ? small_sig_cat_10[9] : small_sig_cat_10[5]);
+assign small_sig_sel_146 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[16] : small_sig_cat_10[12]) : (amount_cat_9[2] ? small_sig_cat_10[8] : small_sig_cat_10[4]);
+assign small_sig_sel_147 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[15] : small_sig_cat_10[11]) : (amount_cat_9[2] ? small_sig_cat_10[7] : small_sig_cat_10[3]);
+assign small_sig_sel_148 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[14] : small_sig_cat_10[10]) : (amount_cat_9[2] ? small_sig_cat_10[6] : small_sig_cat_10[2]);
+assign small_sig_sel_149 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[13] : small_sig_cat_10[9]) : (amount_cat_9[2] ? small_sig_cat_10[5] : small_sig_cat_10[1]);
+assign small_sig_sel_150 = amount_cat_9[3] ? (amount_cat_9[2] ? small_sig_cat_10[12] : small_sig_cat_10[8]) : (amount_cat_9[2] ? small_sig_cat_10[4] : small_sig_cat_10[0]);
+assign for_shifted_cat_5 = {small_sig_sel_122, small_sig_sel_123, small_sig_sel_124, small_sig_sel_125, small_sig_sel_126,
+    small_sig_sel_127, small_sig_sel_128, small_sig_sel_129, small_sig_sel_130, small_sig_sel_131,
+    small_sig_sel_132, small_sig_sel_133, small_sig_sel_134, small_sig_sel_135, small_sig_sel_136,
+    small_sig_sel_137, small_sig_sel_138, small_sig_sel_139, small_sig_sel_140, small_sig_sel_141,
+    small_sig_sel_142, small_sig_sel_143, small_sig_sel_144, small_sig_sel_145, small_sig_sel_146,
+    small_sig_sel_147, small_sig_sel_148, small_sig_sel_149, small_sig_sel_150};
+assign for_align_sticky_not_9 = ~(for_shifted_cat_5[0] == 1'h0);
+assign for_align_sticky_not_10 = ~(for_shifted_cat_5[1] == 1'h0);
+assign for_align_sticky_sel_10 = amount_cat_9[0] ? (for_align_sticky_not_9 | for_align_sticky_not_10 | (~(for_shifted_cat_5[2] == 1'h0))) : (for_align_sticky_not_9 | for_align_sticky_not_10);
+assign sel_153 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[28] : for_shifted_cat_5[27]) : (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]);
+assign sel_154 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[27] : for_shifted_cat_5[26]) : (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]);
+assign sel_155 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[26] : for_shifted_cat_5[25]) : (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]);
+assign sel_156 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[25] : for_shifted_cat_5[24]) : (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]);
+assign sel_157 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[24] : for_shifted_cat_5[23]) : (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]);
+assign sel_158 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[23] : for_shifted_cat_5[22]) : (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]);
+assign sel_159 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[22] : for_shifted_cat_5[21]) : (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]);
+assign sel_160 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[21] : for_shifted_cat_5[20]) : (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]);
+assign sel_161 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[20] : for_shifted_cat_5[19]) : (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]);
+assign sel_162 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[19] : for_shifted_cat_5[18]) : (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]);
+assign sel_163 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[18] : for_shifted_cat_5[17]) : (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]);
+assign sel_164 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[17] : for_shifted_cat_5[16]) : (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]);
+assign sel_165 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[16] : for_shifted_cat_5[15]) : (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]);
+assign sel_166 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[15] : for_shifted_cat_5[14]) : (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]);
+assign sel_167 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[14] : for_shifted_cat_5[13]) : (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]);
+assign sel_168 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[13] : for_shifted_cat_5[12]) : (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]);
+assign sel_169 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[12] : for_shifted_cat_5[11]) : (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]);
+assign sel_170 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[11] : for_shifted_cat_5[10]) : (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]);
+assign for_shifted_sel_33 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[10] : for_shifted_cat_5[9]) : (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]);
+assign for_shifted_sel_34 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[9] : for_shifted_cat_5[8]) : (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]);
+assign for_shifted_sel_35 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[8] : for_shifted_cat_5[7]) : (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]);
+assign for_shifted_sel_36 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[7] : for_shifted_cat_5[6]) : (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]);
+assign for_shifted_sel_37 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[6] : for_shifted_cat_5[5]) : (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]);
+assign for_shifted_sel_38 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[5] : for_shifted_cat_5[4]) : (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]);
+assign for_shifted_sel_39 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[4] : for_shifted_cat_5[3]) : (amount_cat_9[0] ? for_shifted_cat_5[2] : for_shifted_cat_5[1]);
+assign for_shifted_sel_40 = amount_cat_9[1] ? (amount_cat_9[0] ? for_shifted_cat_5[3] : for_shifted_cat_5[2]) : (amount_cat_9[0] ? for_shifted_cat_5[1] : for_shifted_cat_5[0]);
+assign shifted_5 = {sel_153, sel_154, sel_155, sel_156, sel_157, sel_158, sel_159, sel_160, sel_161, sel_162, sel_163,
+    sel_164, sel_165, sel_166, sel_167, sel_168, sel_169, sel_170, for_shifted_sel_33,
+    for_shifted_sel_34, for_shifted_sel_35, for_shifted_sel_36, for_shifted_sel_37, for_shifted_sel_38,
+    for_shifted_sel_39, for_shifted_sel_40};
+assign amount_cat_10 = {small_sig_sel_121, (amount_cat_9[3] ? for_align_sticky_sel_9 : (amount_cat_9[2] & small_sig_not_19)),
+    (amount_cat_9[1] ? for_align_sticky_sel_10 : (amount_cat_9[0] & for_align_sticky_not_9))};
+assign align_sticky_5 = ~(amount_cat_10 == 3'h0);
+assign big_padded_5 = {1'h0, big_sig_5, 3'h0};
+assign aligned_5 = {1'h0, shifted_5, align_sticky_5};
+assign field_base_5 = ({1'h0, big_exp_5}) + 9'h1;
+
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus_5 = ({big_padded_d1_5, opposite_d1_5}) + ({(aligned_d1_5 ^
+    ({opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
+    opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
+    opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
+    opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5,
+    opposite_d1_5, opposite_d1_5, opposite_d1_5, opposite_d1_5})),
+    opposite_d1_5});
+assign sum_5 = big_padded_d1_plus_5[28:1];
+
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero_5 = sum_d1_5 == 28'h0;
+assign sum_d1_cat_21 = {sum_d1_5, 4'hf};
+assign sum_d1_is0_33 = sum_d1_cat_21[31:30] == 2'h0;
+assign sum_d1_is0_34 = sum_d1_cat_21[27:26] == 2'h0;
+assign sum_d1_is0_35 = sum_d1_cat_21[23:22] == 2'h0;
+assign sum_d1_is0_36 = sum_d1_cat_21[19:18] == 2'h0;
+assign sum_d1_is0_37 = sum_d1_cat_21[15:14] == 2'h0;
+assign sum_d1_is0_38 = sum_d1_cat_21[11:10] == 2'h0;
+assign sum_d1_is0_39 = sum_d1_cat_21[7:6] == 2'h0;
+assign sum_d1_is0_40 = sum_d1_cat_21[3:2] == 2'h0;
+assign sum_d1_and_29 = sum_d1_is0_33 & (sum_d1_cat_21[29:28] == 2'h0);
+assign sum_d1_sel_33 = sum_d1_is0_33 ? ({sum_d1_is0_33, (~sum_d1_cat_21[29])}) : ({sum_d1_is0_33, (~sum_d1_cat_21[31])});
+assign sum_d1_sel_34 = sum_d1_is0_34 ? ({sum_d1_is0_34, (~sum_d1_cat_21[25])}) : ({sum_d1_is0_34, (~sum_d1_cat_21[27])});
+assign sum_d1_and_30 = sum_d1_is0_35 & (sum_d1_cat_21[21:20] == 2'h0);
+assign sum_d1_sel_35 = sum_d1_is0_35 ? ({sum_d1_is0_35, (~sum_d1_cat_21[21])}) : ({sum_d1_is0_35, (~sum_d1_cat_21[23])});
+assign sum_d1_sel_36 = sum_d1_is0_36 ? ({sum_d1_is0_36, (~sum_d1_cat_21[17])}) : ({sum_d1_is0_36, (~sum_d1_cat_21[19])});
+assign sum_d1_and_31 = sum_d1_is0_37 & (sum_d1_cat_21[13:12] == 2'h0);
+assign sum_d1_sel_37 = sum_d1_is0_37 ? ({sum_d1_is0_37, (~sum_d1_cat_21[13])}) : ({sum_d1_is0_37, (~sum_d1_cat_21[15])});
+assign sum_d1_sel_38 = sum_d1_is0_38 ? ({sum_d1_is0_38, (~sum_d1_cat_21[9])}) : ({sum_d1_is0_38, (~sum_d1_cat_21[11])});
+assign sum_d1_and_32 = sum_d1_is0_39 & (sum_d1_cat_21[5:4] == 2'h0);
+assign sum_d1_sel_39 = sum_d1_is0_39 ? ({sum_d1_is0_39, (~sum_d1_cat_21[5])}) : ({sum_d1_is0_39, (~sum_d1_cat_21[7])});
+assign sum_d1_sel_40 = sum_d1_is0_40 ? ({sum_d1_is0_40, (~sum_d1_cat_21[1])}) : ({sum_d1_is0_40, (~sum_d1_cat_21[3])});
+assign sum_d1_and_33 = sum_d1_and_29 & sum_d1_is0_34 & (sum_d1_cat_21[25:24] == 2'h0);
+assign sum_d1_and_34 = sum_d1_and_31 & sum_d1_is0_38 & (sum_d1_cat_21[9:8] == 2'h0);
+assign sum_d1_and_35 = sum_d1_and_33 & sum_d1_and_30 & sum_d1_is0_36 & (sum_d1_cat_21[17:16] == 2'h0);
+assign sum_d1_cat_22 = {sum_d1_and_33, (sum_d1_and_30 ? ({sum_d1_and_30, sum_d1_sel_36}) : ({sum_d1_and_30, sum_d1_sel_35}))};
+assign sum_d1_cat_23 = {sum_d1_and_33, (sum_d1_and_29 ? ({sum_d1_and_29, sum_d1_sel_34}) : ({sum_d1_and_29, sum_d1_sel_33}))};
+assign sum_d1_cat_24 = {sum_d1_and_34, (sum_d1_and_32 ? ({sum_d1_and_32, sum_d1_sel_40}) : ({sum_d1_and_32, sum_d1_sel_39}))};
+assign sum_d1_cat_25 = {sum_d1_and_34, (sum_d1_and_31 ? ({sum_d1_and_31, sum_d1_sel_38}) : ({sum_d1_and_31, sum_d1_sel_37}))};
+assign lz_5 = sum_d1_and_35 ? ({sum_d1_and_35, (sum_d1_and_34 ? sum_d1_cat_24 : sum_d1_cat_25)}) : ({sum_d1_and_35, (sum_d1_and_33 ? sum_d1_cat_22 : sum_d1_cat_23)});
+assign left_5 = (({3'h0, lz_5}) < big_exp_d2_5) ? lz_5 : big_exp_d2_5[4:0];
+
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat_5 = {1'h0, left_d1_5};
+assign sum_d2_cat_9 = {(left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[11] : sum_d2_5[27])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[10] : sum_d2_5[26])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[9] : sum_d2_5[25])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[8] : sum_d2_5[24])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[7] : sum_d2_5[23])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[6] : sum_d2_5[22])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[5] : sum_d2_5[21])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[4] : sum_d2_5[20])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[3] : sum_d2_5[19])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[2] : sum_d2_5[18])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[1] : sum_d2_5[17])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? sum_d2_5[0] : sum_d2_5[16])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[15])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[14])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[13])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[12])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[11])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[10])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[9])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[8])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[7])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[6])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[5])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[4])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[3])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[2])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[1])),
+    (left_d1_cat_5[5] ? 1'h0 : (left_d1_cat_5[4] ? 1'h0 : sum_d2_5[0]))};
+assign sum_d2_sel_81 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]) : (left_d1_cat_5[2] ? sum_d2_cat_9[23] : sum_d2_cat_9[27]);
+assign sum_d2_sel_82 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]) : (left_d1_cat_5[2] ? sum_d2_cat_9[22] : sum_d2_cat_9[26]);
+assign sum_d2_sel_83 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]) : (left_d1_cat_5[2] ? sum_d2_cat_9[21] : sum_d2_cat_9[25]);
+assign sum_d2_sel_84 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]) : (left_d1_cat_5[2] ? sum_d2_cat_9[20] : sum_d2_cat_9[24]);
+assign sum_d2_sel_85 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]) : (left_d1_cat_5[2] ? sum_d2_cat_9[19] : sum_d2_cat_9[23]);
+assign sum_d2_sel_86 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]) : (left_d1_cat_5[2] ? sum_d2_cat_9[18] : sum_d2_cat_9[22]);
+assign sum_d2_sel_87 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]) : (left_d1_cat_5[2] ? sum_d2_cat_9[17] : sum_d2_cat_9[21]);
+assign sum_d2_sel_88 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]) : (left_d1_cat_5[2] ? sum_d2_cat_9[16] : sum_d2_cat_9[20]);
+assign sum_d2_sel_89 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]) : (left_d1_cat_5[2] ? sum_d2_cat_9[15] : sum_d2_cat_9[19]);
+assign sum_d2_sel_90 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]) : (left_d1_cat_5[2] ? sum_d2_cat_9[14] : sum_d2_cat_9[18]);
+assign sum_d2_sel_91 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]) : (left_d1_cat_5[2] ? sum_d2_cat_9[13] : sum_d2_cat_9[17]);
+assign sum_d2_sel_92 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]) : (left_d1_cat_5[2] ? sum_d2_cat_9[12] : sum_d2_cat_9[16]);
+assign sum_d2_sel_93 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7]) : (left_d1_cat_5[2] ? sum_d2_cat_9[11] : sum_d2_cat_9[15]);
+assign sum_d2_sel_94 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6]) : (left_d1_cat_5[2] ? sum_d2_cat_9[10] : sum_d2_cat_9[14]);
+assign sum_d2_sel_95 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5]) : (left_d1_cat_5[2] ? sum_d2_cat_9[9] : sum_d2_cat_9[13]);
+assign sum_d2_sel_96 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4]) : (left_d1_cat_5[2] ? sum_d2_cat_9[8] : sum_d2_cat_9[12]);
+assign sum_d2_sel_97 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3]) : (left_d1_cat_5[2] ? sum_d2_cat_9[7] : sum_d2_cat_9[11]);
+assign sum_d2_sel_98 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2]) : (left_d1_cat_5[2] ? sum_d2_cat_9[6] : sum_d2_cat_9[10]);
+assign sum_d2_sel_99 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1]) : (left_d1_cat_5[2] ? sum_d2_cat_9[5] : sum_d2_cat_9[9]);
+assign sum_d2_sel_100 = left_d1_cat_5[3] ? (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]) : (left_d1_cat_5[2] ? sum_d2_cat_9[4] : sum_d2_cat_9[8]);
+assign sum_d2_cat_10 = {sum_d2_sel_81, sum_d2_sel_82, sum_d2_sel_83, sum_d2_sel_84, sum_d2_sel_85, sum_d2_sel_86,
+    sum_d2_sel_87, sum_d2_sel_88, sum_d2_sel_89, sum_d2_sel_90, sum_d2_sel_91, sum_d2_sel_92,
+    sum_d2_sel_93, sum_d2_sel_94, sum_d2_sel_95, sum_d2_sel_96, sum_d2_sel_97, sum_d2_sel_98,
+    sum_d2_sel_99, sum_d2_sel_100,
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[3] : sum_d2_cat_9[7])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[2] : sum_d2_cat_9[6])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[1] : sum_d2_cat_9[5])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? sum_d2_cat_9[0] : sum_d2_cat_9[4])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[3])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[2])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[1])),
+    (left_d1_cat_5[3] ? 1'h0 : (left_d1_cat_5[2] ? 1'h0 : sum_d2_cat_9[0]))};
+assign sel_171 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]) : (left_d1_cat_5[0] ? sum_d2_cat_10[26] : sum_d2_cat_10[27]);
+assign sel_172 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]) : (left_d1_cat_5[0] ? sum_d2_cat_10[25] : sum_d2_cat_10[26]);
+assign sel_173 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]) : (left_d1_cat_5[0] ? sum_d2_cat_10[24] : sum_d2_cat_10[25]);
+assign sel_174 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]) : (left_d1_cat_5[0] ? sum_d2_cat_10[23] : sum_d2_cat_10[24]);
+assign sel_175 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]) : (left_d1_cat_5[0] ? sum_d2_cat_10[22] : sum_d2_cat_10[23]);
+assign sel_176 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]) : (left_d1_cat_5[0] ? sum_d2_cat_10[21] : sum_d2_cat_10[22]);
+assign sel_177 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]) : (left_d1_cat_5[0] ? sum_d2_cat_10[20] : sum_d2_cat_10[21]);
+assign sel_178 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]) : (left_d1_cat_5[0] ? sum_d2_cat_10[19] : sum_d2_cat_10[20]);
+assign sel_179 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]) : (left_d1_cat_5[0] ? sum_d2_cat_10[18] : sum_d2_cat_10[19]);
+assign sel_180 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]) : (left_d1_cat_5[0] ? sum_d2_cat_10[17] : sum_d2_cat_10[18]);
+assign sel_181 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]) : (left_d1_cat_5[0] ? sum_d2_cat_10[16] : sum_d2_cat_10[17]);
+assign sel_182 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]) : (left_d1_cat_5[0] ? sum_d2_cat_10[15] : sum_d2_cat_10[16]);
+assign sel_183 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]) : (left_d1_cat_5[0] ? sum_d2_cat_10[14] : sum_d2_cat_10[15]);
+assign sel_184 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]) : (left_d1_cat_5[0] ? sum_d2_cat_10[13] : sum_d2_cat_10[14]);
+assign sel_185 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]) : (left_d1_cat_5[0] ? sum_d2_cat_10[12] : sum_d2_cat_10[13]);
+assign sel_186 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]) : (left_d1_cat_5[0] ? sum_d2_cat_10[11] : sum_d2_cat_10[12]);
+assign sel_187 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]) : (left_d1_cat_5[0] ? sum_d2_cat_10[10] : sum_d2_cat_10[11]);
+assign sel_188 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]) : (left_d1_cat_5[0] ? sum_d2_cat_10[9] : sum_d2_cat_10[10]);
+assign sel_189 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]) : (left_d1_cat_5[0] ? sum_d2_cat_10[8] : sum_d2_cat_10[9]);
+assign sel_190 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]) : (left_d1_cat_5[0] ? sum_d2_cat_10[7] : sum_d2_cat_10[8]);
+assign for_normalized_sel_25 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]) : (left_d1_cat_5[0] ? sum_d2_cat_10[6] : sum_d2_cat_10[7]);
+assign for_normalized_sel_26 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]) : (left_d1_cat_5[0] ? sum_d2_cat_10[5] : sum_d2_cat_10[6]);
+assign for_normalized_sel_27 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]) : (left_d1_cat_5[0] ? sum_d2_cat_10[4] : sum_d2_cat_10[5]);
+assign for_normalized_sel_28 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]) : (left_d1_cat_5[0] ? sum_d2_cat_10[3] : sum_d2_cat_10[4]);
+assign for_normalized_sel_29 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1]) : (left_d1_cat_5[0] ? sum_d2_cat_10[2] : sum_d2_cat_10[3]);
+assign for_normalized_sel_30 = left_d1_cat_5[1] ? (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]) : (left_d1_cat_5[0] ? sum_d2_cat_10[1] : sum_d2_cat_10[2]);
+assign normalized_5 = {sel_171, sel_172, sel_173, sel_174, sel_175, sel_176, sel_177, sel_178, sel_179, sel_180, sel_181,
+    sel_182, sel_183, sel_184, sel_185, sel_186, sel_187, sel_188, sel_189, sel_190,
+    for_normalized_sel_25, for_normalized_sel_26, for_normalized_sel_27, for_normalized_sel_28,
+    for_normalized_sel_29, for_normalized_sel_30,
+    (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? sum_d2_cat_10[0] : sum_d2_cat_10[1])),
+    (left_d1_cat_5[1] ? 1'h0 : (left_d1_cat_5[0] ? 1'h0 : sum_d2_cat_10[0]))};
+assign field_5 = normalized_5[27] ? (field_base_d3_5 - ({4'h0, left_d1_5})) : 9'h0;
+
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept_5 = normalized_d1_5[26:4];
+assign guard_5 = normalized_d1_5[3];
+assign sticky_5 = ~(normalized_d1_5[2:0] == 3'h0);
+assign increment_5 = guard_5 & (sticky_5 | normalized_d1_5[4]);
+assign packed_6 = {field_d1_5, kept_5};
+assign overflow_before_5 = ~(field_d1_5 < 9'hff);
+
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded_5 = packed_6 + ({31'h0, increment_5});
+assign overflow_5 = overflow_before_5 | (~(rounded_5[31:23] < 9'hff));
+assign result_4 = nan_d4_5 ? 32'h7fc00000 : (exact_zero_d2_5 ? ({zero_sign_d4_5, 31'h0}) : ({(inf_d4_5 ? inf_sign_d4_5 : big_sign_d4_5), ((overflow_5 | inf_d4_5) ? 31'h7f800000 : rounded_5[30:0])}));
+
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign result_is0_11 = result_sel_3[30:23] == 8'h0;
+assign result_is255_6 = result_sel_3[30:23] == 8'hff;
+assign result_is0_12 = result_sel_3[22:0] == 23'h0;
+assign a_sign_6 = result_sel_3[31];
+assign a_inf_6 = result_is255_6 & result_is0_12;
+assign a_nan_6 = result_is255_6 & (~result_is0_12);
+assign a_sig_6 = {(~result_is0_11), result_sel_3[22:0]};
+assign a_exp_6 = result_is0_11 ? 8'h1 : result_sel_3[30:23];
+assign result_is0_13 = result_sel_4[30:23] == 8'h0;
+assign result_is255_7 = result_sel_4[30:23] == 8'hff;
+assign result_is0_14 = result_sel_4[22:0] == 23'h0;
+assign b_sign_6 = result_sel_4[31];
+assign b_inf_6 = result_is255_7 & result_is0_14;
+assign b_nan_6 = result_is255_7 & (~result_is0_14);
+assign b_sig_6 = {(~result_is0_13), result_sel_4[22:0]};
+assign b_exp_6 = result_is0_13 ? 8'h1 : result_sel_4[30:23];
+assign opposite_6 = a_sign_6 ^ b_sign_6;
+assign nan_6 = a_nan_6 | b_nan_6 | (a_inf_6 & b_inf_6 & opposite_6);
+assign inf_6 = a_inf_6 | b_inf_6;
+assign inf_sign_6 = a_inf_6 ? a_sign_6 : b_sign_6;
+assign zero_sign_6 = a_sign_6 & b_sign_6;
+assign swap_6 = result_sel_3[30:0] < result_sel_4[30:0];
+
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign_6 = swap_6 ? b_sign_6 : a_sign_6;
+assign big_exp_6 = swap_6 ? b_exp_6 : a_exp_6;
+assign small_exp_6 = swap_6 ? a_exp_6 : b_exp_6;
+assign distance_6 = big_exp_6 - small_exp_6;
+assign big_sig_6 = swap_6 ? b_sig_6 : a_sig_6;
+assign small_sig_6 = swap_6 ? a_sig_6 : b_sig_6;
+assign amount_6 = (~(distance_6[7:5] == 3'h0)) ? 5'h1f : distance_6[4:0];
+
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_cat_11 = {small_sig_6, 2'h0};
+assign amount_cat_11 = {1'h0, amount_6};
+assign small_sig_not_21 = ~(small_sig_cat_11[15:0] == 16'h0);
+assign small_sig_not_22 = ~(small_sig_cat_11[25:16] == 10'h0);
+assign small_sig_sel_151 = amount_cat_11[5] ? (amount_cat_11[4] ? (small_sig_not_21 | small_sig_not_22) : (small_sig_not_21 | small_sig_not_22)) : (amount_cat_11[4] & small_sig_not_21);
+assign small_sig_cat_12 = {15'h0, (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[25])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[24])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[23])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[22])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[21])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[20])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[19])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[18])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[17])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[16])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[15])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[14])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[13])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[12])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[11])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? 1'h0 : small_sig_cat_11[10])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[25] : small_sig_cat_11[9])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[24] : small_sig_cat_11[8])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[23] : small_sig_cat_11[7])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[22] : small_sig_cat_11[6])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[21] : small_sig_cat_11[5])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[20] : small_sig_cat_11[4])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[19] : small_sig_cat_11[3])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[18] : small_sig_cat_11[2])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[17] : small_sig_cat_11[1])),
+    (amount_cat_11[5] ? 1'h0 : (amount_cat_11[4] ? small_sig_cat_11[16] : small_sig_cat_11[0]))};
+assign small_sig_not_23 = ~(small_sig_cat_12[3:0] == 4'h0);
+assign small_sig_not_24 = ~(small_sig_cat_12[7:4] == 4'h0);
+assign for_align_sticky_sel_11 = amount_cat_11[2] ? (small_sig_not_23 | small_sig_not_24 | (~(small_sig_cat_12[11:8] == 4'h0))) : (small_sig_not_23 | small_sig_not_24);
+assign small_sig_sel_152 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[40] : small_sig_cat_12[36]) : (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]);
+assign small_sig_sel_153 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[39] : small_sig_cat_12[35]) : (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]);
+assign small_sig_sel_154 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[38] : small_sig_cat_12[34]) : (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]);
+assign small_sig_sel_155 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[37] : small_sig_cat_12[33]) : (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]);
+assign small_sig_sel_156 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[36] : small_sig_cat_12[32]) : (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]);
+assign small_sig_sel_157 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[35] : small_sig_cat_12[31]) : (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]);
+assign small_sig_sel_158 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[34] : small_sig_cat_12[30]) : (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]);
+assign small_sig_sel_159 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[33] : small_sig_cat_12[29]) : (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]);
+assign small_sig_sel_160 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[32] : small_sig_cat_12[28]) : (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]);
+assign small_sig_sel_161 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[31] : small_sig_cat_12[27]) : (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]);
+assign small_sig_sel_162 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[30] : small_sig_cat_12[26]) : (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]);
+assign small_sig_sel_163 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[29] : small_sig_cat_12[25]) : (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]);
+assign small_sig_sel_164 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[28] : small_sig_cat_12[24]) : (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]);
+assign small_sig_sel_165 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[27] : small_sig_cat_12[23]) : (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]);
+assign small_sig_sel_166 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[26] : small_sig_cat_12[22]) : (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]);
+assign small_sig_sel_167 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[25] : small_sig_cat_12[21]) : (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]);
+assign small_sig_sel_168 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[24] : small_sig_cat_12[20]) : (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]);
+assign small_sig_sel_169 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[23] : small_sig_cat_12[19]) : (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]);
+assign small_sig_sel_170 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[22] : small_sig_cat_12[18]) : (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]);
+assign small_sig_sel_171 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[21] : small_sig_cat_12[17]) : (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]);
+assign small_sig_sel_172 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[20] : small_sig_cat_12[16]) : (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]);
+assign small_sig_sel_173 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[19] : small_sig_cat_12[15]) : (amount_cat_11[2] ? small_sig_cat_12[11] : small_sig_cat_12[7]);
+assign small_sig_sel_174 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[18] : small_sig_cat_12[14]) : (amount_cat_11[2] ? small_sig_cat_12[10] : small_sig_cat_12[6]);
+assign small_sig_sel_175 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[17] : small_sig_cat_12[13]) : (amount_cat_11[2] ? small_sig_cat_12[9] : small_sig_cat_12[5]);
+assign small_sig_sel_176 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[16] : small_sig_cat_12[12]) : (amount_cat_11[2] ? small_sig_cat_12[8] : small_sig_cat_12[4]);
+assign small_sig_sel_177 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[15] : small_sig_cat_12[11]) : (amount_cat_11[2] ? small_sig_cat_12[7] : small_sig_cat_12[3]);
+assign small_sig_sel_178 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[14] : small_sig_cat_12[10]) : (amount_cat_11[2] ? small_sig_cat_12[6] : small_sig_cat_12[2]);
+assign small_sig_sel_179 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[13] : small_sig_cat_12[9]) : (amount_cat_11[2] ? small_sig_cat_12[5] : small_sig_cat_12[1]);
+assign small_sig_sel_180 = amount_cat_11[3] ? (amount_cat_11[2] ? small_sig_cat_12[12] : small_sig_cat_12[8]) : (amount_cat_11[2] ? small_sig_cat_12[4] : small_sig_cat_12[0]);
+assign for_shifted_cat_6 = {small_sig_sel_152, small_sig_sel_153, small_sig_sel_154, small_sig_sel_155, small_sig_sel_156,
+    small_sig_sel_157, small_sig_sel_158, small_sig_sel_159, small_sig_sel_160, small_sig_sel_161,
+    small_sig_sel_162, small_sig_sel_163, small_sig_sel_164, small_sig_sel_165, small_sig_sel_166,
+    small_sig_sel_167, small_sig_sel_168, small_sig_sel_169, small_sig_sel_170, small_sig_sel_171,
+    small_sig_sel_172, small_sig_sel_173, small_sig_sel_174, small_sig_sel_175, small_sig_sel_176,
+    small_sig_sel_177, small_sig_sel_178, small_sig_sel_179, small_sig_sel_180};
+assign for_align_sticky_not_11 = ~(for_shifted_cat_6[0] == 1'h0);
+assign for_align_sticky_not_12 = ~(for_shifted_cat_6[1] == 1'h0);
+assign for_align_sticky_sel_12 = amount_cat_11[0] ? (for_align_sticky_not_11 | for_align_sticky_not_12 | (~(for_shifted_cat_6[2] == 1'h0))) : (for_align_sticky_not_11 | for_align_sticky_not_12);
+assign sel_191 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[28] : for_shifted_cat_6[27]) : (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]);
+assign sel_192 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[27] : for_shifted_cat_6[26]) : (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]);
+assign sel_193 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[26] : for_shifted_cat_6[25]) : (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]);
+assign sel_194 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[25] : for_shifted_cat_6[24]) : (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]);
+assign sel_195 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[24] : for_shifted_cat_6[23]) : (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]);
+assign sel_196 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[23] : for_shifted_cat_6[22]) : (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]);
+assign sel_197 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[22] : for_shifted_cat_6[21]) : (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]);
+assign sel_198 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[21] : for_shifted_cat_6[20]) : (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]);
+assign sel_199 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[20] : for_shifted_cat_6[19]) : (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]);
+assign sel_200 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[19] : for_shifted_cat_6[18]) : (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]);
+assign sel_201 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[18] : for_shifted_cat_6[17]) : (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]);
+assign sel_202 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[17] : for_shifted_cat_6[16]) : (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]);
+assign sel_203 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[16] : for_shifted_cat_6[15]) : (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]);
+assign sel_204 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[15] : for_shifted_cat_6[14]) : (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]);
+assign sel_205 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[14] : for_shifted_cat_6[13]) : (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]);
+assign sel_206 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[13] : for_shifted_cat_6[12]) : (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]);
+assign sel_207 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[12] : for_shifted_cat_6[11]) : (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]);
+assign sel_208 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[11] : for_shifted_cat_6[10]) : (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]);
+assign for_shifted_sel_41 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[10] : for_shifted_cat_6[9]) : (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]);
+assign for_shifted_sel_42 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[9] : for_shifted_cat_6[8]) : (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]);
+assign for_shifted_sel_43 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[8] : for_shifted_cat_6[7]) : (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]);
+assign for_shifted_sel_44 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[7] : for_shifted_cat_6[6]) : (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]);
+assign for_shifted_sel_45 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[6] : for_shifted_cat_6[5]) : (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]);
+assign for_shifted_sel_46 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[5] : for_shifted_cat_6[4]) : (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]);
+assign for_shifted_sel_47 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[4] : for_shifted_cat_6[3]) : (amount_cat_11[0] ? for_shifted_cat_6[2] : for_shifted_cat_6[1]);
+assign for_shifted_sel_48 = amount_cat_11[1] ? (amount_cat_11[0] ? for_shifted_cat_6[3] : for_shifted_cat_6[2]) : (amount_cat_11[0] ? for_shifted_cat_6[1] : for_shifted_cat_6[0]);
+assign shifted_6 = {sel_191, sel_192, sel_193, sel_194, sel_195, sel_196, sel_197, sel_198, sel_199, sel_200, sel_201,
+    sel_202, sel_203, sel_204, sel_205, sel_206, sel_207, sel_208, for_shifted_sel_41,
+    for_shifted_sel_42, for_shifted_sel_43, for_shifted_sel_44, for_shifted_sel_45, for_shifted_sel_46,
+    for_shifted_sel_47, for_shifted_sel_48};
+assign amount_cat_12 = {small_sig_sel_151,
+    (amount_cat_11[3] ? for_align_sticky_sel_11 : (amount_cat_11[2] & small_sig_not_23)),
+    (amount_cat_11[1] ? for_align_sticky_sel_12 : (amount_cat_11[0] & for_align_sticky_not_11))};
+assign align_sticky_6 = ~(amount_cat_12 == 3'h0);
+assign big_padded_6 = {1'h0, big_sig_6, 3'h0};
+assign aligned_6 = {1'h0, shifted_6, align_sticky_6};
+assign field_base_6 = ({1'h0, big_exp_6}) + 9'h1;
+
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus_6 = ({big_padded_d1_6, opposite_d1_6}) + ({(aligned_d1_6 ^
+    ({opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
+    opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
+    opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
+    opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6,
+    opposite_d1_6, opposite_d1_6, opposite_d1_6, opposite_d1_6})),
+    opposite_d1_6});
+assign sum_6 = big_padded_d1_plus_6[28:1];
+
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero_6 = sum_d1_6 == 28'h0;
+assign sum_d1_cat_26 = {sum_d1_6, 4'hf};
+assign sum_d1_is0_41 = sum_d1_cat_26[31:30] == 2'h0;
+assign sum_d1_is0_42 = sum_d1_cat_26[27:26] == 2'h0;
+assign sum_d1_is0_43 = sum_d1_cat_26[23:22] == 2'h0;
+assign sum_d1_is0_44 = sum_d1_cat_26[19:18] == 2'h0;
+assign sum_d1_is0_45 = sum_d1_cat_26[15:14] == 2'h0;
+assign sum_d1_is0_46 = sum_d1_cat_26[11:10] == 2'h0;
+assign sum_d1_is0_47 = sum_d1_cat_26[7:6] == 2'h0;
+assign sum_d1_is0_48 = sum_d1_cat_26[3:2] == 2'h0;
+assign sum_d1_and_36 = sum_d1_is0_41 & (sum_d1_cat_26[29:28] == 2'h0);
+assign sum_d1_sel_41 = sum_d1_is0_41 ? ({sum_d1_is0_41, (~sum_d1_cat_26[29])}) : ({sum_d1_is0_41, (~sum_d1_cat_26[31])});
+assign sum_d1_sel_42 = sum_d1_is0_42 ? ({sum_d1_is0_42, (~sum_d1_cat_26[25])}) : ({sum_d1_is0_42, (~sum_d1_cat_26[27])});
+assign sum_d1_and_37 = sum_d1_is0_43 & (sum_d1_cat_26[21:20] == 2'h0);
+assign sum_d1_sel_43 = sum_d1_is0_43 ? ({sum_d1_is0_43, (~sum_d1_cat_26[21])}) : ({sum_d1_is0_43, (~sum_d1_cat_26[23])});
+assign sum_d1_sel_44 = sum_d1_is0_44 ? ({sum_d1_is0_44, (~sum_d1_cat_26[17])}) : ({sum_d1_is0_44, (~sum_d1_cat_26[19])});
+assign sum_d1_and_38 = sum_d1_is0_45 & (sum_d1_cat_26[13:12] == 2'h0);
+assign sum_d1_sel_45 = sum_d1_is0_45 ? ({sum_d1_is0_45, (~sum_d1_cat_26[13])}) : ({sum_d1_is0_45, (~sum_d1_cat_26[15])});
+assign sum_d1_sel_46 = sum_d1_is0_46 ? ({sum_d1_is0_46, (~sum_d1_cat_26[9])}) : ({sum_d1_is0_46, (~sum_d1_cat_26[11])});
+assign sum_d1_and_39 = sum_d1_is0_47 & (sum_d1_cat_26[5:4] == 2'h0);
+assign sum_d1_sel_47 = sum_d1_is0_47 ? ({sum_d1_is0_47, (~sum_d1_cat_26[5])}) : ({sum_d1_is0_47, (~sum_d1_cat_26[7])});
+assign sum_d1_sel_48 = sum_d1_is0_48 ? ({sum_d1_is0_48, (~sum_d1_cat_26[1])}) : ({sum_d1_is0_48, (~sum_d1_cat_26[3])});
+assign sum_d1_and_40 = sum_d1_and_36 & sum_d1_is0_42 & (sum_d1_cat_26[25:24] == 2'h0);
+assign sum_d1_and_41 = sum_d1_and_38 & sum_d1_is0_46 & (sum_d1_cat_26[9:8] == 2'h0);
+assign sum_d1_and_42 = sum_d1_and_40 & sum_d1_and_37 & sum_d1_is0_44 & (sum_d1_cat_26[17:16] == 2'h0);
+assign sum_d1_cat_27 = {sum_d1_and_40, (sum_d1_and_37 ? ({sum_d1_and_37, sum_d1_sel_44}) : ({sum_d1_and_37, sum_d1_sel_43}))};
+assign sum_d1_cat_28 = {sum_d1_and_40, (sum_d1_and_36 ? ({sum_d1_and_36, sum_d1_sel_42}) : ({sum_d1_and_36, sum_d1_sel_41}))};
+assign sum_d1_cat_29 = {sum_d1_and_41, (sum_d1_and_39 ? ({sum_d1_and_39, sum_d1_sel_48}) : ({sum_d1_and_39, sum_d1_sel_47}))};
+assign sum_d1_cat_30 = {sum_d1_and_41, (sum_d1_and_38 ? ({sum_d1_and_38, sum_d1_sel_46}) : ({sum_d1_and_38, sum_d1_sel_45}))};
+assign lz_6 = sum_d1_and_42 ? ({sum_d1_and_42, (sum_d1_and_41 ? sum_d1_cat_29 : sum_d1_cat_30)}) : ({sum_d1_and_42, (sum_d1_and_40 ? sum_d1_cat_27 : sum_d1_cat_28)});
+assign left_6 = (({3'h0, lz_6}) < big_exp_d2_6) ? lz_6 : big_exp_d2_6[4:0];
+
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat_6 = {1'h0, left_d1_6};
+assign sum_d2_cat_11 = {(left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[11] : sum_d2_6[27])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[10] : sum_d2_6[26])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[9] : sum_d2_6[25])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[8] : sum_d2_6[24])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[7] : sum_d2_6[23])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[6] : sum_d2_6[22])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[5] : sum_d2_6[21])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[4] : sum_d2_6[20])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[3] : sum_d2_6[19])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[2] : sum_d2_6[18])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[1] : sum_d2_6[17])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? sum_d2_6[0] : sum_d2_6[16])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[15])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[14])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[13])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[12])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[11])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[10])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[9])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[8])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[7])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[6])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[5])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[4])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[3])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[2])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[1])),
+    (left_d1_cat_6[5] ? 1'h0 : (left_d1_cat_6[4] ? 1'h0 : sum_d2_6[0]))};
+assign sum_d2_sel_101 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]) : (left_d1_cat_6[2] ? sum_d2_cat_11[23] : sum_d2_cat_11[27]);
+assign sum_d2_sel_102 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]) : (left_d1_cat_6[2] ? sum_d2_cat_11[22] : sum_d2_cat_11[26]);
+assign sum_d2_sel_103 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]) : (left_d1_cat_6[2] ? sum_d2_cat_11[21] : sum_d2_cat_11[25]);
+assign sum_d2_sel_104 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]) : (left_d1_cat_6[2] ? sum_d2_cat_11[20] : sum_d2_cat_11[24]);
+assign sum_d2_sel_105 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]) : (left_d1_cat_6[2] ? sum_d2_cat_11[19] : sum_d2_cat_11[23]);
+assign sum_d2_sel_106 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]) : (left_d1_cat_6[2] ? sum_d2_cat_11[18] : sum_d2_cat_11[22]);
+assign sum_d2_sel_107 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]) : (left_d1_cat_6[2] ? sum_d2_cat_11[17] : sum_d2_cat_11[21]);
+assign sum_d2_sel_108 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]) : (left_d1_cat_6[2] ? sum_d2_cat_11[16] : sum_d2_cat_11[20]);
+assign sum_d2_sel_109 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]) : (left_d1_cat_6[2] ? sum_d2_cat_11[15] : sum_d2_cat_11[19]);
+assign sum_d2_sel_110 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]) : (left_d1_cat_6[2] ? sum_d2_cat_11[14] : sum_d2_cat_11[18]);
+assign sum_d2_sel_111 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]) : (left_d1_cat_6[2] ? sum_d2_cat_11[13] : sum_d2_cat_11[17]);
+assign sum_d2_sel_112 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]) : (left_d1_cat_6[2] ? sum_d2_cat_11[12] : sum_d2_cat_11[16]);
+assign sum_d2_sel_113 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7]) : (left_d1_cat_6[2] ? sum_d2_cat_11[11] : sum_d2_cat_11[15]);
+assign sum_d2_sel_114 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6]) : (left_d1_cat_6[2] ? sum_d2_cat_11[10] : sum_d2_cat_11[14]);
+assign sum_d2_sel_115 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5]) : (left_d1_cat_6[2] ? sum_d2_cat_11[9] : sum_d2_cat_11[13]);
+assign sum_d2_sel_116 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4]) : (left_d1_cat_6[2] ? sum_d2_cat_11[8] : sum_d2_cat_11[12]);
+assign sum_d2_sel_117 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3]) : (left_d1_cat_6[2] ? sum_d2_cat_11[7] : sum_d2_cat_11[11]);
+assign sum_d2_sel_118 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2]) : (left_d1_cat_6[2] ? sum_d2_cat_11[6] : sum_d2_cat_11[10]);
+assign sum_d2_sel_119 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1]) : (left_d1_cat_6[2] ? sum_d2_cat_11[5] : sum_d2_cat_11[9]);
+assign sum_d2_sel_120 = left_d1_cat_6[3] ? (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]) : (left_d1_cat_6[2] ? sum_d2_cat_11[4] : sum_d2_cat_11[8]);
+assign sum_d2_cat_12 = {sum_d2_sel_101, sum_d2_sel_102, sum_d2_sel_103, sum_d2_sel_104, sum_d2_sel_105, sum_d2_sel_106,
+    sum_d2_sel_107, sum_d2_sel_108, sum_d2_sel_109, sum_d2_sel_110, sum_d2_sel_111, sum_d2_sel_112,
+    sum_d2_sel_113, sum_d2_sel_114, sum_d2_sel_115, sum_d2_sel_116, sum_d2_sel_117, sum_d2_sel_118,
+    sum_d2_sel_119, sum_d2_sel_120,
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[3] : sum_d2_cat_11[7])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[2] : sum_d2_cat_11[6])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[1] : sum_d2_cat_11[5])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? sum_d2_cat_11[0] : sum_d2_cat_11[4])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[3])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[2])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[1])),
+    (left_d1_cat_6[3] ? 1'h0 : (left_d1_cat_6[2] ? 1'h0 : sum_d2_cat_11[0]))};
+assign sel_209 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]) : (left_d1_cat_6[0] ? sum_d2_cat_12[26] : sum_d2_cat_12[27]);
+assign sel_210 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]) : (left_d1_cat_6[0] ? sum_d2_cat_12[25] : sum_d2_cat_12[26]);
+assign sel_211 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]) : (left_d1_cat_6[0] ? sum_d2_cat_12[24] : sum_d2_cat_12[25]);
+assign sel_212 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]) : (left_d1_cat_6[0] ? sum_d2_cat_12[23] : sum_d2_cat_12[24]);
+assign sel_213 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]) : (left_d1_cat_6[0] ? sum_d2_cat_12[22] : sum_d2_cat_12[23]);
+assign sel_214 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]) : (left_d1_cat_6[0] ? sum_d2_cat_12[21] : sum_d2_cat_12[22]);
+assign sel_215 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]) : (left_d1_cat_6[0] ? sum_d2_cat_12[20] : sum_d2_cat_12[21]);
+assign sel_216 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]) : (left_d1_cat_6[0] ? sum_d2_cat_12[19] : sum_d2_cat_12[20]);
+assign sel_217 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]) : (left_d1_cat_6[0] ? sum_d2_cat_12[18] : sum_d2_cat_12[19]);
+assign sel_218 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]) : (left_d1_cat_6[0] ? sum_d2_cat_12[17] : sum_d2_cat_12[18]);
+assign sel_219 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]) : (left_d1_cat_6[0] ? sum_d2_cat_12[16] : sum_d2_cat_12[17]);
+assign sel_220 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]) : (left_d1_cat_6[0] ? sum_d2_cat_12[15] : sum_d2_cat_12[16]);
+assign sel_221 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]) : (left_d1_cat_6[0] ? sum_d2_cat_12[14] : sum_d2_cat_12[15]);
+assign sel_222 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]) : (left_d1_cat_6[0] ? sum_d2_cat_12[13] : sum_d2_cat_12[14]);
+assign sel_223 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]) : (left_d1_cat_6[0] ? sum_d2_cat_12[12] : sum_d2_cat_12[13]);
+assign sel_224 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]) : (left_d1_cat_6[0] ? sum_d2_cat_12[11] : sum_d2_cat_12[12]);
+assign sel_225 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]) : (left_d1_cat_6[0] ? sum_d2_cat_12[10] : sum_d2_cat_12[11]);
+assign sel_226 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]) : (left_d1_cat_6[0] ? sum_d2_cat_12[9] : sum_d2_cat_12[10]);
+assign sel_227 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]) : (left_d1_cat_6[0] ? sum_d2_cat_12[8] : sum_d2_cat_12[9]);
+assign sel_228 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]) : (left_d1_cat_6[0] ? sum_d2_cat_12[7] : sum_d2_cat_12[8]);
+assign for_normalized_sel_31 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]) : (left_d1_cat_6[0] ? sum_d2_cat_12[6] : sum_d2_cat_12[7]);
+assign for_normalized_sel_32 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]) : (left_d1_cat_6[0] ? sum_d2_cat_12[5] : sum_d2_cat_12[6]);
+assign for_normalized_sel_33 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]) : (left_d1_cat_6[0] ? sum_d2_cat_12[4] : sum_d2_cat_12[5]);
+assign for_normalized_sel_34 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]) : (left_d1_cat_6[0] ? sum_d2_cat_12[3] : sum_d2_cat_12[4]);
+assign for_normalized_sel_35 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1]) : (left_d1_cat_6[0] ? sum_d2_cat_12[2] : sum_d2_cat_12[3]);
+assign for_normalized_sel_36 = left_d1_cat_6[1] ? (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]) : (left_d1_cat_6[0] ? sum_d2_cat_12[1] : sum_d2_cat_12[2]);
+assign normalized_6 = {sel_209, sel_210, sel_211, sel_212, sel_213, sel_214, sel_215, sel_216, sel_217, sel_218, sel_219,
+    sel_220, sel_221, sel_222, sel_223, sel_224, sel_225, sel_226, sel_227, sel_228,
+    for_normalized_sel_31, for_normalized_sel_32, for_normalized_sel_33, for_normalized_sel_34,
+    for_normalized_sel_35, for_normalized_sel_36,
+    (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? sum_d2_cat_12[0] : sum_d2_cat_12[1])),
+    (left_d1_cat_6[1] ? 1'h0 : (left_d1_cat_6[0] ? 1'h0 : sum_d2_cat_12[0]))};
+assign field_6 = normalized_6[27] ? (field_base_d3_6 - ({4'h0, left_d1_6})) : 9'h0;
+
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept_6 = normalized_d1_6[26:4];
+assign guard_6 = normalized_d1_6[3];
+assign sticky_6 = ~(normalized_d1_6[2:0] == 3'h0);
+assign increment_6 = guard_6 & (sticky_6 | normalized_d1_6[4]);
+assign packed_7 = {field_d1_6, kept_6};
+assign overflow_before_6 = ~(field_d1_6 < 9'hff);
+
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded_6 = packed_7 + ({31'h0, increment_6});
+assign overflow_6 = overflow_before_6 | (~(rounded_6[31:23] < 9'hff));
+assign result_5 = nan_d4_6 ? 32'h7fc00000 : (exact_zero_d2_6 ? ({zero_sign_d4_6, 31'h0}) : ({(inf_d4_6 ? inf_sign_d4_6 : big_sign_d4_6), ((overflow_6 | inf_d4_6) ? 31'h7f800000 : rounded_6[30:0])}));
+
+// ---- add: operands, special cases, order by magnitude, trailing zeros ----
+assign result_is0_15 = result_4[30:23] == 8'h0;
+assign result_is255_8 = result_4[30:23] == 8'hff;
+assign result_is0_16 = result_4[22:0] == 23'h0;
+assign a_sign_7 = result_4[31];
+assign a_inf_7 = result_is255_8 & result_is0_16;
+assign a_nan_7 = result_is255_8 & (~result_is0_16);
+assign a_sig_7 = {(~result_is0_15), result_4[22:0]};
+assign a_exp_7 = result_is0_15 ? 8'h1 : result_4[30:23];
+assign result_is0_17 = result_5[30:23] == 8'h0;
+assign result_is255_9 = result_5[30:23] == 8'hff;
+assign result_is0_18 = result_5[22:0] == 23'h0;
+assign b_sign_7 = result_5[31];
+assign b_inf_7 = result_is255_9 & result_is0_18;
+assign b_nan_7 = result_is255_9 & (~result_is0_18);
+assign b_sig_7 = {(~result_is0_17), result_5[22:0]};
+assign b_exp_7 = result_is0_17 ? 8'h1 : result_5[30:23];
+assign opposite_7 = a_sign_7 ^ b_sign_7;
+assign nan_7 = a_nan_7 | b_nan_7 | (a_inf_7 & b_inf_7 & opposite_7);
+assign inf_7 = a_inf_7 | b_inf_7;
+assign inf_sign_7 = a_inf_7 ? a_sign_7 : b_sign_7;
+assign zero_sign_7 = a_sign_7 & b_sign_7;
+assign swap_7 = result_4[30:0] < result_5[30:0];
+
+// ---- add: the operands in order, the exponent distance (saturated to the alignment shifter's range) ----
+assign big_sign_7 = swap_7 ? b_sign_7 : a_sign_7;
+assign big_exp_7 = swap_7 ? b_exp_7 : a_exp_7;
+assign small_exp_7 = swap_7 ? a_exp_7 : b_exp_7;
+assign distance_7 = big_exp_7 - small_exp_7;
+assign big_sig_7 = swap_7 ? b_sig_7 : a_sig_7;
+assign small_sig_7 = swap_7 ? a_sig_7 : b_sig_7;
+assign amount_7 = (~(distance_7[7:5] == 3'h0)) ? 5'h1f : distance_7[4:0];
+
+// ---- add: align the smaller operand; sticky = a set bit among those shifted out ----
+assign small_sig_cat_13 = {small_sig_7, 2'h0};
+assign amount_cat_13 = {1'h0, amount_7};
+assign small_sig_not_25 = ~(small_sig_cat_13[15:0] == 16'h0);
+assign small_sig_not_26 = ~(small_sig_cat_13[25:16] == 10'h0);
+assign small_sig_sel_181 = amount_cat_13[5] ? (amount_cat_13[4] ? (small_sig_not_25 | small_sig_not_26) : (small_sig_not_25 | small_sig_not_26)) : (amount_cat_13[4] & small_sig_not_25);
+assign small_sig_cat_14 = {15'h0, (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[25])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[24])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[23])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[22])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[21])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[20])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[19])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[18])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[17])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[16])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[15])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[14])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[13])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[12])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[11])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? 1'h0 : small_sig_cat_13[10])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[25] : small_sig_cat_13[9])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[24] : small_sig_cat_13[8])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[23] : small_sig_cat_13[7])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[22] : small_sig_cat_13[6])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[21] : small_sig_cat_13[5])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[20] : small_sig_cat_13[4])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[19] : small_sig_cat_13[3])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[18] : small_sig_cat_13[2])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[17] : small_sig_cat_13[1])),
+    (amount_cat_13[5] ? 1'h0 : (amount_cat_13[4] ? small_sig_cat_13[16] : small_sig_cat_13[0]))};
+assign small_sig_not_27 = ~(small_sig_cat_14[3:0] == 4'h0);
+assign small_sig_not_28 = ~(small_sig_cat_14[7:4] == 4'h0);
+assign for_align_sticky_sel_13 = amount_cat_13[2] ? (small_sig_not_27 | small_sig_not_28 | (~(small_sig_cat_14[11:8] == 4'h0))) : (small_sig_not_27 | small_sig_not_28);
+assign small_sig_sel_182 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[40] : small_sig_cat_14[36]) : (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]);
+assign small_sig_sel_183 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[39] : small_sig_cat_14[35]) : (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]);
+assign small_sig_sel_184 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[38] : small_sig_cat_14[34]) : (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]);
+assign small_sig_sel_185 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[37] : small_sig_cat_14[33]) : (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]);
+assign small_sig_sel_186 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[36] : small_sig_cat_14[32]) : (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]);
+assign small_sig_sel_187 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[35] : small_sig_cat_14[31]) : (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]);
+assign small_sig_sel_188 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[34] : small_sig_cat_14[30]) : (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]);
+assign small_sig_sel_189 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[33] : small_sig_cat_14[29]) : (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]);
+assign small_sig_sel_190 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[32] : small_sig_cat_14[28]) : (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]);
+assign small_sig_sel_191 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[31] : small_sig_cat_14[27]) : (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]);
+assign small_sig_sel_192 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[30] : small_sig_cat_14[26]) : (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]);
+assign small_sig_sel_193 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[29] : small_sig_cat_14[25]) : (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]);
+assign small_sig_sel_194 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[28] : small_sig_cat_14[24]) : (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]);
+assign small_sig_sel_195 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[27] : small_sig_cat_14[23]) : (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]);
+assign small_sig_sel_196 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[26] : small_sig_cat_14[22]) : (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]);
+assign small_sig_sel_197 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[25] : small_sig_cat_14[21]) : (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]);
+assign small_sig_sel_198 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[24] : small_sig_cat_14[20]) : (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]);
+assign small_sig_sel_199 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[23] : small_sig_cat_14[19]) : (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]);
+assign small_sig_sel_200 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[22] : small_sig_cat_14[18]) : (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]);
+assign small_sig_sel_201 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[21] : small_sig_cat_14[17]) : (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]);
+assign small_sig_sel_202 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[20] : small_sig_cat_14[16]) : (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]);
+assign small_sig_sel_203 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[19] : small_sig_cat_14[15]) : (amount_cat_13[2] ? small_sig_cat_14[11] : small_sig_cat_14[7]);
+assign small_sig_sel_204 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[18] : small_sig_cat_14[14]) : (amount_cat_13[2] ? small_sig_cat_14[10] : small_sig_cat_14[6]);
+assign small_sig_sel_205 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[17] : small_sig_cat_14[13]) : (amount_cat_13[2] ? small_sig_cat_14[9] : small_sig_cat_14[5]);
+assign small_sig_sel_206 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[16] : small_sig_cat_14[12]) : (amount_cat_13[2] ? small_sig_cat_14[8] : small_sig_cat_14[4]);
+assign small_sig_sel_207 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[15] : small_sig_cat_14[11]) : (amount_cat_13[2] ? small_sig_cat_14[7] : small_sig_cat_14[3]);
+assign small_sig_sel_208 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[14] : small_sig_cat_14[10]) : (amount_cat_13[2] ? small_sig_cat_14[6] : small_sig_cat_14[2]);
+assign small_sig_sel_209 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[13] : small_sig_cat_14[9]) : (amount_cat_13[2] ? small_sig_cat_14[5] : small_sig_cat_14[1]);
+assign small_sig_sel_210 = amount_cat_13[3] ? (amount_cat_13[2] ? small_sig_cat_14[12] : small_sig_cat_14[8]) : (amount_cat_13[2] ? small_sig_cat_14[4] : small_sig_cat_14[0]);
+assign for_shifted_cat_7 = {small_sig_sel_182, small_sig_sel_183, small_sig_sel_184, small_sig_sel_185, small_sig_sel_186,
+    small_sig_sel_187, small_sig_sel_188, small_sig_sel_189, small_sig_sel_190, small_sig_sel_191,
+    small_sig_sel_192, small_sig_sel_193, small_sig_sel_194, small_sig_sel_195, small_sig_sel_196,
+    small_sig_sel_197, small_sig_sel_198, small_sig_sel_199, small_sig_sel_200, small_sig_sel_201,
+    small_sig_sel_202, small_sig_sel_203, small_sig_sel_204, small_sig_sel_205, small_sig_sel_206,
+    small_sig_sel_207, small_sig_sel_208, small_sig_sel_209, small_sig_sel_210};
+assign for_align_sticky_not_13 = ~(for_shifted_cat_7[0] == 1'h0);
+assign for_align_sticky_not_14 = ~(for_shifted_cat_7[1] == 1'h0);
+assign for_align_sticky_sel_14 = amount_cat_13[0] ? (for_align_sticky_not_13 | for_align_sticky_not_14 | (~(for_shifted_cat_7[2] == 1'h0))) : (for_align_sticky_not_13 | for_align_sticky_not_14);
+assign sel_229 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[28] : for_shifted_cat_7[27]) : (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]);
+assign sel_230 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[27] : for_shifted_cat_7[26]) : (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]);
+assign sel_231 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[26] : for_shifted_cat_7[25]) : (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]);
+assign sel_232 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[25] : for_shifted_cat_7[24]) : (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]);
+assign sel_233 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[24] : for_shifted_cat_7[23]) : (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]);
+assign sel_234 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[23] : for_shifted_cat_7[22]) : (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]);
+assign sel_235 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[22] : for_shifted_cat_7[21]) : (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]);
+assign sel_236 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[21] : for_shifted_cat_7[20]) : (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]);
+assign sel_237 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[20] : for_shifted_cat_7[19]) : (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]);
+assign sel_238 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[19] : for_shifted_cat_7[18]) : (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]);
+assign sel_239 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[18] : for_shifted_cat_7[17]) : (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]);
+assign sel_240 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[17] : for_shifted_cat_7[16]) : (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]);
+assign sel_241 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[16] : for_shifted_cat_7[15]) : (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]);
+assign sel_242 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[15] : for_shifted_cat_7[14]) : (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]);
+assign sel_243 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[14] : for_shifted_cat_7[13]) : (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]);
+assign sel_244 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[13] : for_shifted_cat_7[12]) : (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]);
+assign sel_245 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[12] : for_shifted_cat_7[11]) : (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]);
+assign sel_246 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[11] : for_shifted_cat_7[10]) : (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]);
+assign for_shifted_sel_49 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[10] : for_shifted_cat_7[9]) : (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]);
+assign for_shifted_sel_50 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[9] : for_shifted_cat_7[8]) : (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]);
+assign for_shifted_sel_51 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[8] : for_shifted_cat_7[7]) : (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]);
+assign for_shifted_sel_52 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[7] : for_shifted_cat_7[6]) : (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]);
+assign for_shifted_sel_53 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[6] : for_shifted_cat_7[5]) : (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]);
+assign for_shifted_sel_54 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[5] : for_shifted_cat_7[4]) : (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]);
+assign for_shifted_sel_55 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[4] : for_shifted_cat_7[3]) : (amount_cat_13[0] ? for_shifted_cat_7[2] : for_shifted_cat_7[1]);
+assign for_shifted_sel_56 = amount_cat_13[1] ? (amount_cat_13[0] ? for_shifted_cat_7[3] : for_shifted_cat_7[2]) : (amount_cat_13[0] ? for_shifted_cat_7[1] : for_shifted_cat_7[0]);
+assign shifted_7 = {sel_229, sel_230, sel_231, sel_232, sel_233, sel_234, sel_235, sel_236, sel_237, sel_238, sel_239,
+    sel_240, sel_241, sel_242, sel_243, sel_244, sel_245, sel_246, for_shifted_sel_49,
+    for_shifted_sel_50, for_shifted_sel_51, for_shifted_sel_52, for_shifted_sel_53, for_shifted_sel_54,
+    for_shifted_sel_55, for_shifted_sel_56};
+assign amount_cat_14 = {small_sig_sel_181,
+    (amount_cat_13[3] ? for_align_sticky_sel_13 : (amount_cat_13[2] & small_sig_not_27)),
+    (amount_cat_13[1] ? for_align_sticky_sel_14 : (amount_cat_13[0] & for_align_sticky_not_13))};
+assign align_sticky_7 = ~(amount_cat_14 == 3'h0);
+assign big_padded_7 = {1'h0, big_sig_7, 3'h0};
+assign aligned_7 = {1'h0, shifted_7, align_sticky_7};
+assign field_base_7 = ({1'h0, big_exp_7}) + 9'h1;
+
+// ---- add: add or subtract the magnitudes (one adder: big + ~aligned + 1 to subtract) ----
+assign big_padded_d1_plus_7 = ({big_padded_d1_7, opposite_d1_7}) + ({(aligned_d1_7 ^
+    ({opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
+    opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
+    opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
+    opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7,
+    opposite_d1_7, opposite_d1_7, opposite_d1_7, opposite_d1_7})),
+    opposite_d1_7});
+assign sum_7 = big_padded_d1_plus_7[28:1];
+
+// ---- add: leading zeros, at most big_exp (no shift below the smallest normal) ----
+assign exact_zero_7 = sum_d1_7 == 28'h0;
+assign sum_d1_cat_31 = {sum_d1_7, 4'hf};
+assign sum_d1_is0_49 = sum_d1_cat_31[31:30] == 2'h0;
+assign sum_d1_is0_50 = sum_d1_cat_31[27:26] == 2'h0;
+assign sum_d1_is0_51 = sum_d1_cat_31[23:22] == 2'h0;
+assign sum_d1_is0_52 = sum_d1_cat_31[19:18] == 2'h0;
+assign sum_d1_is0_53 = sum_d1_cat_31[15:14] == 2'h0;
+assign sum_d1_is0_54 = sum_d1_cat_31[11:10] == 2'h0;
+assign sum_d1_is0_55 = sum_d1_cat_31[7:6] == 2'h0;
+assign sum_d1_is0_56 = sum_d1_cat_31[3:2] == 2'h0;
+assign sum_d1_and_43 = sum_d1_is0_49 & (sum_d1_cat_31[29:28] == 2'h0);
+assign sum_d1_sel_49 = sum_d1_is0_49 ? ({sum_d1_is0_49, (~sum_d1_cat_31[29])}) : ({sum_d1_is0_49, (~sum_d1_cat_31[31])});
+assign sum_d1_sel_50 = sum_d1_is0_50 ? ({sum_d1_is0_50, (~sum_d1_cat_31[25])}) : ({sum_d1_is0_50, (~sum_d1_cat_31[27])});
+assign sum_d1_and_44 = sum_d1_is0_51 & (sum_d1_cat_31[21:20] == 2'h0);
+assign sum_d1_sel_51 = sum_d1_is0_51 ? ({sum_d1_is0_51, (~sum_d1_cat_31[21])}) : ({sum_d1_is0_51, (~sum_d1_cat_31[23])});
+assign sum_d1_sel_52 = sum_d1_is0_52 ? ({sum_d1_is0_52, (~sum_d1_cat_31[17])}) : ({sum_d1_is0_52, (~sum_d1_cat_31[19])});
+assign sum_d1_and_45 = sum_d1_is0_53 & (sum_d1_cat_31[13:12] == 2'h0);
+assign sum_d1_sel_53 = sum_d1_is0_53 ? ({sum_d1_is0_53, (~sum_d1_cat_31[13])}) : ({sum_d1_is0_53, (~sum_d1_cat_31[15])});
+assign sum_d1_sel_54 = sum_d1_is0_54 ? ({sum_d1_is0_54, (~sum_d1_cat_31[9])}) : ({sum_d1_is0_54, (~sum_d1_cat_31[11])});
+assign sum_d1_and_46 = sum_d1_is0_55 & (sum_d1_cat_31[5:4] == 2'h0);
+assign sum_d1_sel_55 = sum_d1_is0_55 ? ({sum_d1_is0_55, (~sum_d1_cat_31[5])}) : ({sum_d1_is0_55, (~sum_d1_cat_31[7])});
+assign sum_d1_sel_56 = sum_d1_is0_56 ? ({sum_d1_is0_56, (~sum_d1_cat_31[1])}) : ({sum_d1_is0_56, (~sum_d1_cat_31[3])});
+assign sum_d1_and_47 = sum_d1_and_43 & sum_d1_is0_50 & (sum_d1_cat_31[25:24] == 2'h0);
+assign sum_d1_and_48 = sum_d1_and_45 & sum_d1_is0_54 & (sum_d1_cat_31[9:8] == 2'h0);
+assign sum_d1_and_49 = sum_d1_and_47 & sum_d1_and_44 & sum_d1_is0_52 & (sum_d1_cat_31[17:16] == 2'h0);
+assign sum_d1_cat_32 = {sum_d1_and_47, (sum_d1_and_44 ? ({sum_d1_and_44, sum_d1_sel_52}) : ({sum_d1_and_44, sum_d1_sel_51}))};
+assign sum_d1_cat_33 = {sum_d1_and_47, (sum_d1_and_43 ? ({sum_d1_and_43, sum_d1_sel_50}) : ({sum_d1_and_43, sum_d1_sel_49}))};
+assign sum_d1_cat_34 = {sum_d1_and_48, (sum_d1_and_46 ? ({sum_d1_and_46, sum_d1_sel_56}) : ({sum_d1_and_46, sum_d1_sel_55}))};
+assign sum_d1_cat_35 = {sum_d1_and_48, (sum_d1_and_45 ? ({sum_d1_and_45, sum_d1_sel_54}) : ({sum_d1_and_45, sum_d1_sel_53}))};
+assign lz_7 = sum_d1_and_49 ? ({sum_d1_and_49, (sum_d1_and_48 ? sum_d1_cat_34 : sum_d1_cat_35)}) : ({sum_d1_and_49, (sum_d1_and_47 ? sum_d1_cat_32 : sum_d1_cat_33)});
+assign left_7 = (({3'h0, lz_7}) < big_exp_d2_7) ? lz_7 : big_exp_d2_7[4:0];
+
+// ---- add: normalisation shift; exponent field ----
+assign left_d1_cat_7 = {1'h0, left_d1_7};
+assign sum_d2_cat_13 = {(left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[11] : sum_d2_7[27])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[10] : sum_d2_7[26])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[9] : sum_d2_7[25])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[8] : sum_d2_7[24])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[7] : sum_d2_7[23])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[6] : sum_d2_7[22])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[5] : sum_d2_7[21])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[4] : sum_d2_7[20])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[3] : sum_d2_7[19])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[2] : sum_d2_7[18])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[1] : sum_d2_7[17])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? sum_d2_7[0] : sum_d2_7[16])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[15])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[14])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[13])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[12])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[11])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[10])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[9])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[8])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[7])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[6])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[5])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[4])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[3])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[2])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[1])),
+    (left_d1_cat_7[5] ? 1'h0 : (left_d1_cat_7[4] ? 1'h0 : sum_d2_7[0]))};
+assign sum_d2_sel_121 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]) : (left_d1_cat_7[2] ? sum_d2_cat_13[23] : sum_d2_cat_13[27]);
+assign sum_d2_sel_122 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]) : (left_d1_cat_7[2] ? sum_d2_cat_13[22] : sum_d2_cat_13[26]);
+assign sum_d2_sel_123 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]) : (left_d1_cat_7[2] ? sum_d2_cat_13[21] : sum_d2_cat_13[25]);
+assign sum_d2_sel_124 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]) : (left_d1_cat_7[2] ? sum_d2_cat_13[20] : sum_d2_cat_13[24]);
+assign sum_d2_sel_125 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]) : (left_d1_cat_7[2] ? sum_d2_cat_13[19] : sum_d2_cat_13[23]);
+assign sum_d2_sel_126 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]) : (left_d1_cat_7[2] ? sum_d2_cat_13[18] : sum_d2_cat_13[22]);
+assign sum_d2_sel_127 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]) : (left_d1_cat_7[2] ? sum_d2_cat_13[17] : sum_d2_cat_13[21]);
+assign sum_d2_sel_128 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]) : (left_d1_cat_7[2] ? sum_d2_cat_13[16] : sum_d2_cat_13[20]);
+assign sum_d2_sel_129 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]) : (left_d1_cat_7[2] ? sum_d2_cat_13[15] : sum_d2_cat_13[19]);
+assign sum_d2_sel_130 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]) : (left_d1_cat_7[2] ? sum_d2_cat_13[14] : sum_d2_cat_13[18]);
+assign sum_d2_sel_131 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]) : (left_d1_cat_7[2] ? sum_d2_cat_13[13] : sum_d2_cat_13[17]);
+assign sum_d2_sel_132 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]) : (left_d1_cat_7[2] ? sum_d2_cat_13[12] : sum_d2_cat_13[16]);
+assign sum_d2_sel_133 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7]) : (left_d1_cat_7[2] ? sum_d2_cat_13[11] : sum_d2_cat_13[15]);
+assign sum_d2_sel_134 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6]) : (left_d1_cat_7[2] ? sum_d2_cat_13[10] : sum_d2_cat_13[14]);
+assign sum_d2_sel_135 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5]) : (left_d1_cat_7[2] ? sum_d2_cat_13[9] : sum_d2_cat_13[13]);
+assign sum_d2_sel_136 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4]) : (left_d1_cat_7[2] ? sum_d2_cat_13[8] : sum_d2_cat_13[12]);
+assign sum_d2_sel_137 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3]) : (left_d1_cat_7[2] ? sum_d2_cat_13[7] : sum_d2_cat_13[11]);
+assign sum_d2_sel_138 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2]) : (left_d1_cat_7[2] ? sum_d2_cat_13[6] : sum_d2_cat_13[10]);
+assign sum_d2_sel_139 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1]) : (left_d1_cat_7[2] ? sum_d2_cat_13[5] : sum_d2_cat_13[9]);
+assign sum_d2_sel_140 = left_d1_cat_7[3] ? (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]) : (left_d1_cat_7[2] ? sum_d2_cat_13[4] : sum_d2_cat_13[8]);
+assign sum_d2_cat_14 = {sum_d2_sel_121, sum_d2_sel_122, sum_d2_sel_123, sum_d2_sel_124, sum_d2_sel_125, sum_d2_sel_126,
+    sum_d2_sel_127, sum_d2_sel_128, sum_d2_sel_129, sum_d2_sel_130, sum_d2_sel_131, sum_d2_sel_132,
+    sum_d2_sel_133, sum_d2_sel_134, sum_d2_sel_135, sum_d2_sel_136, sum_d2_sel_137, sum_d2_sel_138,
+    sum_d2_sel_139, sum_d2_sel_140,
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[3] : sum_d2_cat_13[7])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[2] : sum_d2_cat_13[6])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[1] : sum_d2_cat_13[5])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? sum_d2_cat_13[0] : sum_d2_cat_13[4])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[3])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[2])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[1])),
+    (left_d1_cat_7[3] ? 1'h0 : (left_d1_cat_7[2] ? 1'h0 : sum_d2_cat_13[0]))};
+assign sel_247 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]) : (left_d1_cat_7[0] ? sum_d2_cat_14[26] : sum_d2_cat_14[27]);
+assign sel_248 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]) : (left_d1_cat_7[0] ? sum_d2_cat_14[25] : sum_d2_cat_14[26]);
+assign sel_249 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]) : (left_d1_cat_7[0] ? sum_d2_cat_14[24] : sum_d2_cat_14[25]);
+assign sel_250 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]) : (left_d1_cat_7[0] ? sum_d2_cat_14[23] : sum_d2_cat_14[24]);
+assign sel_251 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]) : (left_d1_cat_7[0] ? sum_d2_cat_14[22] : sum_d2_cat_14[23]);
+assign sel_252 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]) : (left_d1_cat_7[0] ? sum_d2_cat_14[21] : sum_d2_cat_14[22]);
+assign sel_253 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]) : (left_d1_cat_7[0] ? sum_d2_cat_14[20] : sum_d2_cat_14[21]);
+assign sel_254 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]) : (left_d1_cat_7[0] ? sum_d2_cat_14[19] : sum_d2_cat_14[20]);
+assign sel_255 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]) : (left_d1_cat_7[0] ? sum_d2_cat_14[18] : sum_d2_cat_14[19]);
+assign sel_256 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]) : (left_d1_cat_7[0] ? sum_d2_cat_14[17] : sum_d2_cat_14[18]);
+assign sel_257 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]) : (left_d1_cat_7[0] ? sum_d2_cat_14[16] : sum_d2_cat_14[17]);
+assign sel_258 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]) : (left_d1_cat_7[0] ? sum_d2_cat_14[15] : sum_d2_cat_14[16]);
+assign sel_259 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]) : (left_d1_cat_7[0] ? sum_d2_cat_14[14] : sum_d2_cat_14[15]);
+assign sel_260 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]) : (left_d1_cat_7[0] ? sum_d2_cat_14[13] : sum_d2_cat_14[14]);
+assign sel_261 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]) : (left_d1_cat_7[0] ? sum_d2_cat_14[12] : sum_d2_cat_14[13]);
+assign sel_262 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]) : (left_d1_cat_7[0] ? sum_d2_cat_14[11] : sum_d2_cat_14[12]);
+assign sel_263 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]) : (left_d1_cat_7[0] ? sum_d2_cat_14[10] : sum_d2_cat_14[11]);
+assign sel_264 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]) : (left_d1_cat_7[0] ? sum_d2_cat_14[9] : sum_d2_cat_14[10]);
+assign sel_265 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]) : (left_d1_cat_7[0] ? sum_d2_cat_14[8] : sum_d2_cat_14[9]);
+assign sel_266 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]) : (left_d1_cat_7[0] ? sum_d2_cat_14[7] : sum_d2_cat_14[8]);
+assign for_normalized_sel_37 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]) : (left_d1_cat_7[0] ? sum_d2_cat_14[6] : sum_d2_cat_14[7]);
+assign for_normalized_sel_38 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]) : (left_d1_cat_7[0] ? sum_d2_cat_14[5] : sum_d2_cat_14[6]);
+assign for_normalized_sel_39 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]) : (left_d1_cat_7[0] ? sum_d2_cat_14[4] : sum_d2_cat_14[5]);
+assign for_normalized_sel_40 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]) : (left_d1_cat_7[0] ? sum_d2_cat_14[3] : sum_d2_cat_14[4]);
+assign for_normalized_sel_41 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1]) : (left_d1_cat_7[0] ? sum_d2_cat_14[2] : sum_d2_cat_14[3]);
+assign for_normalized_sel_42 = left_d1_cat_7[1] ? (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]) : (left_d1_cat_7[0] ? sum_d2_cat_14[1] : sum_d2_cat_14[2]);
+assign normalized_7 = {sel_247, sel_248, sel_249, sel_250, sel_251, sel_252, sel_253, sel_254, sel_255, sel_256, sel_257,
+    sel_258, sel_259, sel_260, sel_261, sel_262, sel_263, sel_264, sel_265, sel_266,
+    for_normalized_sel_37, for_normalized_sel_38, for_normalized_sel_39, for_normalized_sel_40,
+    for_normalized_sel_41, for_normalized_sel_42,
+    (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? sum_d2_cat_14[0] : sum_d2_cat_14[1])),
+    (left_d1_cat_7[1] ? 1'h0 : (left_d1_cat_7[0] ? 1'h0 : sum_d2_cat_14[0]))};
+assign field_7 = normalized_7[27] ? (field_base_d3_7 - ({4'h0, left_d1_7})) : 9'h0;
+
+// ---- add: keep man + 1 bits, guard, sticky; round to nearest even ----
+assign kept_7 = normalized_d1_7[26:4];
+assign guard_7 = normalized_d1_7[3];
+assign sticky_7 = ~(normalized_d1_7[2:0] == 3'h0);
+assign increment_7 = guard_7 & (sticky_7 | normalized_d1_7[4]);
+assign packed_8 = {field_d1_7, kept_7};
+assign overflow_before_7 = ~(field_d1_7 < 9'hff);
+
+// ---- add: rounding increment, overflow to infinity, special cases ----
+assign rounded_7 = packed_8 + ({31'h0, increment_7});
+assign overflow_7 = overflow_before_7 | (~(rounded_7[31:23] < 9'hff));
+assign result_6 = nan_d4_7 ? 32'h7fc00000 : (exact_zero_d2_7 ? ({zero_sign_d4_7, 31'h0}) : ({(inf_d4_7 ? inf_sign_d4_7 : big_sign_d4_7), ((overflow_7 | inf_d4_7) ? 31'h7f800000 : rounded_7[30:0])}));
+
+// ---- output stream ----
+assign out_valid_or = (~out_valid) | m_axis_tready;
+
+always @(posedge clk) begin
+    if (out_valid_or) opposite_d1 <= opposite;
+    if (out_valid_or) big_padded_d1 <= big_padded;
+    if (out_valid_or) aligned_d1 <= aligned;
+    if (out_valid_or) sum_d1 <= sum;
+    if (out_valid_or) big_exp_d1 <= big_exp;
+    if (out_valid_or) big_exp_d2 <= big_exp_d1;
+    if (out_valid_or) left_d1 <= left;
+    if (out_valid_or) sum_d2 <= sum_d1;
+    if (out_valid_or) field_base_d1 <= field_base;
+    if (out_valid_or) field_base_d2 <= field_base_d1;
+    if (out_valid_or) field_base_d3 <= field_base_d2;
+    if (out_valid_or) normalized_d1 <= normalized;
+    if (out_valid_or) field_d1 <= field;
+    if (out_valid_or) inf_d1 <= inf;
+    if (out_valid_or) inf_d2 <= inf_d1;
+    if (out_valid_or) inf_d3 <= inf_d2;
+    if (out_valid_or) inf_d4 <= inf_d3;
+    if (out_valid_or) inf_sign_d1 <= inf_sign;
+    if (out_valid_or) inf_sign_d2 <= inf_sign_d1;
+    if (out_valid_or) inf_sign_d3 <= inf_sign_d2;
+    if (out_valid_or) inf_sign_d4 <= inf_sign_d3;
+    if (out_valid_or) big_sign_d1 <= big_sign;
+    if (out_valid_or) big_sign_d2 <= big_sign_d1;
+    if (out_valid_or) big_sign_d3 <= big_sign_d2;
+    if (out_valid_or) big_sign_d4 <= big_sign_d3;
+    if (out_valid_or) zero_sign_d1 <= zero_sign;
+    if (out_valid_or) zero_sign_d2 <= zero_sign_d1;
+    if (out_valid_or) zero_sign_d3 <= zero_sign_d2;
+    if (out_valid_or) zero_sign_d4 <= zero_sign_d3;
+    if (out_valid_or) exact_zero_d1 <= exact_zero;
+    if (out_valid_or) exact_zero_d2 <= exact_zero_d1;
+    if (out_valid_or) nan_d1 <= nan;
+    if (out_valid_or) nan_d2 <= nan_d1;
+    if (out_valid_or) nan_d3 <= nan_d2;
+    if (out_valid_or) nan_d4 <= nan_d3;
+    if (out_valid_or) opposite_d1_2 <= opposite_2;
+    if (out_valid_or) big_padded_d1_2 <= big_padded_2;
+    if (out_valid_or) aligned_d1_2 <= aligned_2;
+    if (out_valid_or) sum_d1_2 <= sum_2;
+    if (out_valid_or) big_exp_d1_2 <= big_exp_2;
+    if (out_valid_or) big_exp_d2_2 <= big_exp_d1_2;
+    if (out_valid_or) left_d1_2 <= left_2;
+    if (out_valid_or) sum_d2_2 <= sum_d1_2;
+    if (out_valid_or) field_base_d1_2 <= field_base_2;
+    if (out_valid_or) field_base_d2_2 <= field_base_d1_2;
+    if (out_valid_or) field_base_d3_2 <= field_base_d2_2;
+    if (out_valid_or) normalized_d1_2 <= normalized_2;
+    if (out_valid_or) field_d1_2 <= field_2;
+    if (out_valid_or) inf_d1_2 <= inf_2;
+    if (out_valid_or) inf_d2_2 <= inf_d1_2;
+    if (out_valid_or) inf_d3_2 <= inf_d2_2;
+    if (out_valid_or) inf_d4_2 <= inf_d3_2;
+    if (out_valid_or) inf_sign_d1_2 <= inf_sign_2;
+    if (out_valid_or) inf_sign_d2_2 <= inf_sign_d1_2;
+    if (out_valid_or) inf_sign_d3_2 <= inf_sign_d2_2;
+    if (out_valid_or) inf_sign_d4_2 <= inf_sign_d3_2;
+    if (out_valid_or) big_sign_d1_2 <= big_sign_2;
+    if (out_valid_or) big_sign_d2_2 <= big_sign_d1_2;
+    if (out_valid_or) big_sign_d3_2 <= big_sign_d2_2;
+    if (out_valid_or) big_sign_d4_2 <= big_sign_d3_2;
+    if (out_valid_or) zero_sign_d1_2 <= zero_sign_2;
+    if (out_valid_or) zero_sign_d2_2 <= zero_sign_d1_2;
+    if (out_valid_or) zero_sign_d3_2 <= zero_sign_d2_2;
+    if (out_valid_or) zero_sign_d4_2 <= zero_sign_d3_2;
+    if (out_valid_or) exact_zero_d1_2 <= exact_zero_2;
+    if (out_valid_or) exact_zero_d2_2 <= exact_zero_d1_2;
+    if (out_valid_or) nan_d1_2 <= nan_2;
+    if (out_valid_or) nan_d2_2 <= nan_d1_2;
+    if (out_valid_or) nan_d3_2 <= nan_d2_2;
+    if (out_valid_or) nan_d4_2 <= nan_d3_2;
+    if (out_valid_or) opposite_d1_3 <= opposite_3;
+    if (out_valid_or) big_padded_d1_3 <= big_padded_3;
+    if (out_valid_or) aligned_d1_3 <= aligned_3;
+    if (out_valid_or) sum_d1_3 <= sum_3;
+    if (out_valid_or) big_exp_d1_3 <= big_exp_3;
+    if (out_valid_or) big_exp_d2_3 <= big_exp_d1_3;
+    if (out_valid_or) left_d1_3 <= left_3;
+    if (out_valid_or) sum_d2_3 <= sum_d1_3;
+    if (out_valid_or) field_base_d1_3 <= field_base_3;
+    if (out_valid_or) field_base_d2_3 <= field_base_d1_3;
+    if (out_valid_or) field_base_d3_3 <= field_base_d2_3;
+    if (out_valid_or) normalized_d1_3 <= normalized_3;
+    if (out_valid_or) field_d1_3 <= field_3;
+    if (out_valid_or) inf_d1_3 <= inf_3;
+    if (out_valid_or) inf_d2_3 <= inf_d1_3;
+    if (out_valid_or) inf_d3_3 <= inf_d2_3;
+    if (out_valid_or) inf_d4_3 <= inf_d3_3;
+    if (out_valid_or) inf_sign_d1_3 <= inf_sign_3;
+    if (out_valid_or) inf_sign_d2_3 <= inf_sign_d1_3;
+    if (out_valid_or) inf_sign_d3_3 <= inf_sign_d2_3;
+    if (out_valid_or) inf_sign_d4_3 <= inf_sign_d3_3;
+    if (out_valid_or) big_sign_d1_3 <= big_sign_3;
+    if (out_valid_or) big_sign_d2_3 <= big_sign_d1_3;
+    if (out_valid_or) big_sign_d3_3 <= big_sign_d2_3;
+    if (out_valid_or) big_sign_d4_3 <= big_sign_d3_3;
+    if (out_valid_or) zero_sign_d1_3 <= zero_sign_3;
+    if (out_valid_or) zero_sign_d2_3 <= zero_sign_d1_3;
+    if (out_valid_or) zero_sign_d3_3 <= zero_sign_d2_3;
+    if (out_valid_or) zero_sign_d4_3 <= zero_sign_d3_3;
+    if (out_valid_or) exact_zero_d1_3 <= exact_zero_3;
+    if (out_valid_or) exact_zero_d2_3 <= exact_zero_d1_3;
+    if (out_valid_or) nan_d1_3 <= nan_3;
+    if (out_valid_or) nan_d2_3 <= nan_d1_3;
+    if (out_valid_or) nan_d3_3 <= nan_d2_3;
+    if (out_valid_or) nan_d4_3 <= nan_d3_3;
+    if (rst) s_axis_tvalid_q <= 1'h0; else if (out_valid_or) s_axis_tvalid_q <= s_axis_tvalid;
+    if (rst) s_axis_tvalid_q_2 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_2 <= s_axis_tvalid_q;
+    if (rst) s_axis_tvalid_q_3 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_3 <= s_axis_tvalid_q_2;
+    if (rst) s_axis_tvalid_q_4 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_4 <= s_axis_tvalid_q_3;
+    if (rst) s_axis_tvalid_q_5 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_5 <= s_axis_tvalid_q_4;
+    if (rst) s_axis_tvalid_q_6 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_6 <= s_axis_tvalid_q_5;
+    if (rst) s_axis_tvalid_q_7 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_7 <= s_axis_tvalid_q_6;
+    if (rst) s_axis_tvalid_q_8 <= 1'h0; else if (out_valid_or) s_axis_tvalid_q_8 <= s_axis_tvalid_q_7;
+    if (out_valid_or) s_axis_tlast_q <= s_axis_tlast;
+    if (out_valid_or) s_axis_tlast_q_2 <= s_axis_tlast_q;
+    if (out_valid_or) s_axis_tlast_q_3 <= s_axis_tlast_q_2;
+    if (out_valid_or) s_axis_tlast_q_4 <= s_axis_tlast_q_3;
+    if (out_valid_or) s_axis_tlast_q_5 <= s_axis_tlast_q_4;
+    if (out_valid_or) s_axis_tlast_q_6 <= s_axis_tlast_q_5;
+    if (out_valid_or) s_axis_tlast_q_7 <= s_axis_tlast_q_6;
+    if (out_valid_or) s_axis_tlast_q_8 <= s_axis_tlast_q_7;
+    if (rst) open_vector <= 8'h0; else open_vector <= (closes & out_valid_or) ? (open_vector + 8'h1) : open_vector;
+    if (out_valid_or) opposite_d1_4 <= opposite_4;
+    if (out_valid_or) big_padded_d1_4 <= big_padded_4;
+    if (out_valid_or) aligned_d1_4 <= aligned_4;
+    if (out_valid_or) sum_d1_4 <= sum_4;
+    if (out_valid_or) big_exp_d1_4 <= big_exp_4;
+    if (out_valid_or) big_exp_d2_4 <= big_exp_d1_4;
+    if (out_valid_or) left_d1_4 <= left_4;
+    if (out_valid_or) sum_d2_4 <= sum_d1_4;
+    if (out_valid_or) field_base_d1_4 <= field_base_4;
+    if (out_valid_or) field_base_d2_4 <= field_base_d1_4;
+    if (out_valid_or) field_base_d3_4 <= field_base_d2_4;
+    if (out_valid_or) normalized_d1_4 <= normalized_4;
+    if (out_valid_or) field_d1_4 <= field_4;
+    if (out_valid_or) inf_d1_4 <= inf_4;
+    if (out_valid_or) inf_d2_4 <= inf_d1_4;
+    if (out_valid_or) inf_d3_4 <= inf_d2_4;
+    if (out_valid_or) inf_d4_4 <= inf_d3_4;
+    if (out_valid_or) inf_sign_d1_4 <= inf_sign_4;
+    if (out_valid_or) inf_sign_d2_4 <= inf_sign_d1_4;
+    if (out_valid_or) inf_sign_d3_4 <= inf_sign_d2_4;
+    if (out_valid_or) inf_sign_d4_4 <= inf_sign_d3_4;
+    if (out_valid_or) big_sign_d1_4 <= big_sign_4;
+    if (out_valid_or) big_sign_d2_4 <= big_sign_d1_4;
+    if (out_valid_or) big_sign_d3_4 <= big_sign_d2_4;
+    if (out_valid_or) big_sign_d4_4 <= big_sign_d3_4;
+    if (out_valid_or) zero_sign_d1_4 <= zero_sign_4;
+    if (out_valid_or) zero_sign_d2_4 <= zero_sign_d1_4;
+    if (out_valid_or) zero_sign_d3_4 <= zero_sign_d2_4;
+    if (out_valid_or) zero_sign_d4_4 <= zero_sign_d3_4;
+    if (out_valid_or) exact_zero_d1_4 <= exact_zero_4;
+    if (out_valid_or) exact_zero_d2_4 <= exact_zero_d1_4;
+    if (out_valid_or) nan_d1_4 <= nan_4;
+    if (out_valid_or) nan_d2_4 <= nan_d1_4;
+    if (out_valid_or) nan_d3_4 <= nan_d2_4;
+    if (out_valid_or) nan_d4_4 <= nan_d3_4;
+    if (rst) slot_valid_q <= 1'h0; else if (out_valid_or) slot_valid_q <= slot_valid;
+    if (rst) slot_valid_q_2 <= 1'h0; else if (out_valid_or) slot_valid_q_2 <= slot_valid_q;
+    if (rst) slot_valid_q_3 <= 1'h0; else if (out_valid_or) slot_valid_q_3 <= slot_valid_q_2;
+    if (rst) slot_valid_q_4 <= 1'h0; else if (out_valid_or) slot_valid_q_4 <= slot_valid_q_3;
+    if (out_valid_or) open_vector_q <= open_vector;
+    if (out_valid_or) open_vector_q_2 <= open_vector_q;
+    if (out_valid_or) open_vector_q_3 <= open_vector_q_2;
+    if (out_valid_or) open_vector_q_4 <= open_vector_q_3;
+    if (out_valid_or) closes_q <= closes;
+    if (out_valid_or) closes_q_2 <= closes_q;
+    if (out_valid_or) closes_q_3 <= closes_q_2;
+    if (out_valid_or) closes_q_4 <= closes_q_3;
+    if (rst) is_final_q <= 1'h0; else if (out_valid_or) is_final_q <= is_final;
+    if (out_valid_or) open_vector_q_5 <= open_vector_q_4;
+    if (rst) is_final_q_2 <= 1'h0; else if (out_valid_or) is_final_q_2 <= is_final_q;
+    if (out_valid_or) open_vector_q_6 <= open_vector_q_5;
+    if (rst) is_final_q_3 <= 1'h0; else if (out_valid_or) is_final_q_3 <= is_final_q_2;
+    if (out_valid_or) open_vector_q_7 <= open_vector_q_6;
+    if (out_valid_or) result_q <= result_3;
+    if (out_valid_or) result_q_2 <= result_q;
+    if (out_valid_or) result_q_3 <= result_q_2;
+    if (out_valid_or) opposite_d1_5 <= opposite_5;
+    if (out_valid_or) big_padded_d1_5 <= big_padded_5;
+    if (out_valid_or) aligned_d1_5 <= aligned_5;
+    if (out_valid_or) sum_d1_5 <= sum_5;
+    if (out_valid_or) big_exp_d1_5 <= big_exp_5;
+    if (out_valid_or) big_exp_d2_5 <= big_exp_d1_5;
+    if (out_valid_or) left_d1_5 <= left_5;
+    if (out_valid_or) sum_d2_5 <= sum_d1_5;
+    if (out_valid_or) field_base_d1_5 <= field_base_5;
+    if (out_valid_or) field_base_d2_5 <= field_base_d1_5;
+    if (out_valid_or) field_base_d3_5 <= field_base_d2_5;
+    if (out_valid_or) normalized_d1_5 <= normalized_5;
+    if (out_valid_or) field_d1_5 <= field_5;
+    if (out_valid_or) inf_d1_5 <= inf_5;
+    if (out_valid_or) inf_d2_5 <= inf_d1_5;
+    if (out_valid_or) inf_d3_5 <= inf_d2_5;
+    if (out_valid_or) inf_d4_5 <= inf_d3_5;
+    if (out_valid_or) inf_sign_d1_5 <= inf_sign_5;
+    if (out_valid_or) inf_sign_d2_5 <= inf_sign_d1_5;
+    if (out_valid_or) inf_sign_d3_5 <= inf_sign_d2_5;
+    if (out_valid_or) inf_sign_d4_5 <= inf_sign_d3_5;
+    if (out_valid_or) big_sign_d1_5 <= big_sign_5;
+    if (out_valid_or) big_sign_d2_5 <= big_sign_d1_5;
+    if (out_valid_or) big_sign_d3_5 <= big_sign_d2_5;
+    if (out_valid_or) big_sign_d4_5 <= big_sign_d3_5;
+    if (out_valid_or) zero_sign_d1_5 <= zero_sign_5;
+    if (out_valid_or) zero_sign_d2_5 <= zero_sign_d1_5;
+    if (out_valid_or) zero_sign_d3_5 <= zero_sign_d2_5;
+    if (out_valid_or) zero_sign_d4_5 <= zero_sign_d3_5;
+    if (out_valid_or) exact_zero_d1_5 <= exact_zero_5;
+    if (out_valid_or) exact_zero_d2_5 <= exact_zero_d1_5;
+    if (out_valid_or) nan_d1_5 <= nan_5;
+    if (out_valid_or) nan_d2_5 <= nan_d1_5;
+    if (out_valid_or) nan_d3_5 <= nan_d2_5;
+    if (out_valid_or) nan_d4_5 <= nan_d3_5;
+    if (out_valid_or) opposite_d1_6 <= opposite_6;
+    if (out_valid_or) big_padded_d1_6 <= big_padded_6;
+    if (out_valid_or) aligned_d1_6 <= aligned_6;
+    if (out_valid_or) sum_d1_6 <= sum_6;
+    if (out_valid_or) big_exp_d1_6 <= big_exp_6;
+    if (out_valid_or) big_exp_d2_6 <= big_exp_d1_6;
+    if (out_valid_or) left_d1_6 <= left_6;
+    if (out_valid_or) sum_d2_6 <= sum_d1_6;
+    if (out_valid_or) field_base_d1_6 <= field_base_6;
+    if (out_valid_or) field_base_d2_6 <= field_base_d1_6;
+    if (out_valid_or) field_base_d3_6 <= field_base_d2_6;
+    if (out_valid_or) normalized_d1_6 <= normalized_6;
+    if (out_valid_or) field_d1_6 <= field_6;
+    if (out_valid_or) inf_d1_6 <= inf_6;
+    if (out_valid_or) inf_d2_6 <= inf_d1_6;
+    if (out_valid_or) inf_d3_6 <= inf_d2_6;
+    if (out_valid_or) inf_d4_6 <= inf_d3_6;
+    if (out_valid_or) inf_sign_d1_6 <= inf_sign_6;
+    if (out_valid_or) inf_sign_d2_6 <= inf_sign_d1_6;
+    if (out_valid_or) inf_sign_d3_6 <= inf_sign_d2_6;
+    if (out_valid_or) inf_sign_d4_6 <= inf_sign_d3_6;
+    if (out_valid_or) big_sign_d1_6 <= big_sign_6;
+    if (out_valid_or) big_sign_d2_6 <= big_sign_d1_6;
+    if (out_valid_or) big_sign_d3_6 <= big_sign_d2_6;
+    if (out_valid_or) big_sign_d4_6 <= big_sign_d3_6;
+    if (out_valid_or) zero_sign_d1_6 <= zero_sign_6;
+    if (out_valid_or) zero_sign_d2_6 <= zero_sign_d1_6;
+    if (out_valid_or) zero_sign_d3_6 <= zero_sign_d2_6;
+    if (out_valid_or) zero_sign_d4_6 <= zero_sign_d3_6;
+    if (out_valid_or) exact_zero_d1_6 <= exact_zero_6;
+    if (out_valid_or) exact_zero_d2_6 <= exact_zero_d1_6;
+    if (out_valid_or) nan_d1_6 <= nan_6;
+    if (out_valid_or) nan_d2_6 <= nan_d1_6;
+    if (out_valid_or) nan_d3_6 <= nan_d2_6;
+    if (out_valid_or) nan_d4_6 <= nan_d3_6;
+    if (out_valid_or) opposite_d1_7 <= opposite_7;
+    if (out_valid_or) big_padded_d1_7 <= big_padded_7;
+    if (out_valid_or) aligned_d1_7 <= aligned_7;
+    if (out_valid_or) sum_d1_7 <= sum_7;
+    if (out_valid_or) big_exp_d1_7 <= big_exp_7;
+    if (out_valid_or) big_exp_d2_7 <= big_exp_d1_7;
+    if (out_valid_or) left_d1_7 <= left_7;
+    if (out_valid_or) sum_d2_7 <= sum_d1_7;
+    if (out_valid_or) field_base_d1_7 <= field_base_7;
+    if (out_valid_or) field_base_d2_7 <= field_base_d1_7;
+    if (out_valid_or) field_base_d3_7 <= field_base_d2_7;
+    if (out_valid_or) normalized_d1_7 <= normalized_7;
+    if (out_valid_or) field_d1_7 <= field_7;
+    if (out_valid_or) inf_d1_7 <= inf_7;
+    if (out_valid_or) inf_d2_7 <= inf_d1_7;
+    if (out_valid_or) inf_d3_7 <= inf_d2_7;
+    if (out_valid_or) inf_d4_7 <= inf_d3_7;
+    if (out_valid_or) inf_sign_d1_7 <= inf_sign_7;
+    if (out_valid_or) inf_sign_d2_7 <= inf_sign_d1_7;
+    if (out_valid_or) inf_sign_d3_7 <= inf_sign_d2_7;
+    if (out_valid_or) inf_sign_d4_7 <= inf_sign_d3_7;
+    if (out_valid_or) big_sign_d1_7 <= big_sign_7;
+    if (out_valid_or) big_sign_d2_7 <= big_sign_d1_7;
+    if (out_valid_or) big_sign_d3_7 <= big_sign_d2_7;
+    if (out_valid_or) big_sign_d4_7 <= big_sign_d3_7;
+    if (out_valid_or) zero_sign_d1_7 <= zero_sign_7;
+    if (out_valid_or) zero_sign_d2_7 <= zero_sign_d1_7;
+    if (out_valid_or) zero_sign_d3_7 <= zero_sign_d2_7;
+    if (out_valid_or) zero_sign_d4_7 <= zero_sign_d3_7;
+    if (out_valid_or) exact_zero_d1_7 <= exact_zero_7;
+    if (out_valid_or) exact_zero_d2_7 <= exact_zero_d1_7;
+    if (out_valid_or) nan_d1_7 <= nan_7;
+    if (out_valid_or) nan_d2_7 <= nan_d1_7;
+    if (out_valid_or) nan_d3_7 <= nan_d2_7;
+    if (out_valid_or) nan_d4_7 <= nan_d3_7;
+    if (rst) done_q <= 1'h0; else if (out_valid_or) done_q <= done;
+    if (rst) done_q_2 <= 1'h0; else if (out_valid_or) done_q_2 <= done_q;
+    if (rst) done_q_3 <= 1'h0; else if (out_valid_or) done_q_3 <= done_q_2;
+    if (rst) done_q_4 <= 1'h0; else if (out_valid_or) done_q_4 <= done_q_3;
+    if (rst) done_q_5 <= 1'h0; else if (out_valid_or) done_q_5 <= done_q_4;
+    if (rst) done_q_6 <= 1'h0; else if (out_valid_or) done_q_6 <= done_q_5;
+    if (rst) done_q_7 <= 1'h0; else if (out_valid_or) done_q_7 <= done_q_6;
+    if (rst) out_valid <= 1'h0; else if (out_valid_or) out_valid <= done_q_7;
+end
+
+assign m_axis_tdata = result_6;
+assign m_axis_tvalid = out_valid;
+assign s_axis_tready = out_valid_or;
+endmodule

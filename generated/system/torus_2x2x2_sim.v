@@ -4,29 +4,247 @@
 
 `ifdef VERILATOR
 `verilator_config
+no_inline -module "torus_2x2x2_channel"
 no_inline -module "torus_2x2x2_node"
 `verilog
 `endif
 
-module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
+module torus_2x2x2_sim(
+    clk,
+    rst,
+    s_axis_n0_p0_tdata,
+    s_axis_n0_p0_tlast,
+    s_axis_n0_p0_tvalid,
+    s_axis_n0_p1_tdata,
+    s_axis_n0_p1_tlast,
+    s_axis_n0_p1_tvalid,
+    s_axis_n1_p0_tdata,
+    s_axis_n1_p0_tlast,
+    s_axis_n1_p0_tvalid,
+    s_axis_n1_p1_tdata,
+    s_axis_n1_p1_tlast,
+    s_axis_n1_p1_tvalid,
+    s_axis_n2_p0_tdata,
+    s_axis_n2_p0_tlast,
+    s_axis_n2_p0_tvalid,
+    s_axis_n2_p1_tdata,
+    s_axis_n2_p1_tlast,
+    s_axis_n2_p1_tvalid,
+    s_axis_n3_p0_tdata,
+    s_axis_n3_p0_tlast,
+    s_axis_n3_p0_tvalid,
+    s_axis_n3_p1_tdata,
+    s_axis_n3_p1_tlast,
+    s_axis_n3_p1_tvalid,
+    s_axis_n4_p0_tdata,
+    s_axis_n4_p0_tlast,
+    s_axis_n4_p0_tvalid,
+    s_axis_n4_p1_tdata,
+    s_axis_n4_p1_tlast,
+    s_axis_n4_p1_tvalid,
+    s_axis_n5_p0_tdata,
+    s_axis_n5_p0_tlast,
+    s_axis_n5_p0_tvalid,
+    s_axis_n5_p1_tdata,
+    s_axis_n5_p1_tlast,
+    s_axis_n5_p1_tvalid,
+    s_axis_n6_p0_tdata,
+    s_axis_n6_p0_tlast,
+    s_axis_n6_p0_tvalid,
+    s_axis_n6_p1_tdata,
+    s_axis_n6_p1_tlast,
+    s_axis_n6_p1_tvalid,
+    s_axis_n7_p0_tdata,
+    s_axis_n7_p0_tlast,
+    s_axis_n7_p0_tvalid,
+    s_axis_n7_p1_tdata,
+    s_axis_n7_p1_tlast,
+    s_axis_n7_p1_tvalid,
+    s_axis_n0_p0_tready,
+    s_axis_n0_p1_tready,
+    s_axis_n1_p0_tready,
+    s_axis_n1_p1_tready,
+    s_axis_n2_p0_tready,
+    s_axis_n2_p1_tready,
+    s_axis_n3_p0_tready,
+    s_axis_n3_p1_tready,
+    s_axis_n4_p0_tready,
+    s_axis_n4_p1_tready,
+    s_axis_n5_p0_tready,
+    s_axis_n5_p1_tready,
+    s_axis_n6_p0_tready,
+    s_axis_n6_p1_tready,
+    s_axis_n7_p0_tready,
+    s_axis_n7_p1_tready,
+    m_axis_n0_p0_tready,
+    m_axis_n0_p1_tready,
+    m_axis_n1_p0_tready,
+    m_axis_n1_p1_tready,
+    m_axis_n2_p0_tready,
+    m_axis_n2_p1_tready,
+    m_axis_n3_p0_tready,
+    m_axis_n3_p1_tready,
+    m_axis_n4_p0_tready,
+    m_axis_n4_p1_tready,
+    m_axis_n5_p0_tready,
+    m_axis_n5_p1_tready,
+    m_axis_n6_p0_tready,
+    m_axis_n6_p1_tready,
+    m_axis_n7_p0_tready,
+    m_axis_n7_p1_tready,
+    m_axis_n0_p0_tdata,
+    m_axis_n0_p0_tkeep,
+    m_axis_n0_p0_tlast,
+    m_axis_n0_p0_tvalid,
+    m_axis_n0_p1_tdata,
+    m_axis_n0_p1_tkeep,
+    m_axis_n0_p1_tlast,
+    m_axis_n0_p1_tvalid,
+    m_axis_n1_p0_tdata,
+    m_axis_n1_p0_tkeep,
+    m_axis_n1_p0_tlast,
+    m_axis_n1_p0_tvalid,
+    m_axis_n1_p1_tdata,
+    m_axis_n1_p1_tkeep,
+    m_axis_n1_p1_tlast,
+    m_axis_n1_p1_tvalid,
+    m_axis_n2_p0_tdata,
+    m_axis_n2_p0_tkeep,
+    m_axis_n2_p0_tlast,
+    m_axis_n2_p0_tvalid,
+    m_axis_n2_p1_tdata,
+    m_axis_n2_p1_tkeep,
+    m_axis_n2_p1_tlast,
+    m_axis_n2_p1_tvalid,
+    m_axis_n3_p0_tdata,
+    m_axis_n3_p0_tkeep,
+    m_axis_n3_p0_tlast,
+    m_axis_n3_p0_tvalid,
+    m_axis_n3_p1_tdata,
+    m_axis_n3_p1_tkeep,
+    m_axis_n3_p1_tlast,
+    m_axis_n3_p1_tvalid,
+    m_axis_n4_p0_tdata,
+    m_axis_n4_p0_tkeep,
+    m_axis_n4_p0_tlast,
+    m_axis_n4_p0_tvalid,
+    m_axis_n4_p1_tdata,
+    m_axis_n4_p1_tkeep,
+    m_axis_n4_p1_tlast,
+    m_axis_n4_p1_tvalid,
+    m_axis_n5_p0_tdata,
+    m_axis_n5_p0_tkeep,
+    m_axis_n5_p0_tlast,
+    m_axis_n5_p0_tvalid,
+    m_axis_n5_p1_tdata,
+    m_axis_n5_p1_tkeep,
+    m_axis_n5_p1_tlast,
+    m_axis_n5_p1_tvalid,
+    m_axis_n6_p0_tdata,
+    m_axis_n6_p0_tkeep,
+    m_axis_n6_p0_tlast,
+    m_axis_n6_p0_tvalid,
+    m_axis_n6_p1_tdata,
+    m_axis_n6_p1_tkeep,
+    m_axis_n6_p1_tlast,
+    m_axis_n6_p1_tvalid,
+    m_axis_n7_p0_tdata,
+    m_axis_n7_p0_tkeep,
+    m_axis_n7_p0_tlast,
+    m_axis_n7_p0_tvalid,
+    m_axis_n7_p1_tdata,
+    m_axis_n7_p1_tkeep,
+    m_axis_n7_p1_tlast,
+    m_axis_n7_p1_tvalid,
+    inject_err,
+    cut,
+    link_up
+);
+    // clocks and resets
     input wire clk;
     input wire rst;
-    // Bits of links that do not exist are not read.
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [47:0] inject_err;
-    input wire [47:0] cut;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output wire link_up;
+    // input streams
     input wire [127:0] s_axis_n0_p0_tdata;
     input wire s_axis_n0_p0_tlast;
     input wire s_axis_n0_p0_tvalid;
     input wire [127:0] s_axis_n0_p1_tdata;
     input wire s_axis_n0_p1_tlast;
     input wire s_axis_n0_p1_tvalid;
+    input wire [127:0] s_axis_n1_p0_tdata;
+    input wire s_axis_n1_p0_tlast;
+    input wire s_axis_n1_p0_tvalid;
+    input wire [127:0] s_axis_n1_p1_tdata;
+    input wire s_axis_n1_p1_tlast;
+    input wire s_axis_n1_p1_tvalid;
+    input wire [127:0] s_axis_n2_p0_tdata;
+    input wire s_axis_n2_p0_tlast;
+    input wire s_axis_n2_p0_tvalid;
+    input wire [127:0] s_axis_n2_p1_tdata;
+    input wire s_axis_n2_p1_tlast;
+    input wire s_axis_n2_p1_tvalid;
+    input wire [127:0] s_axis_n3_p0_tdata;
+    input wire s_axis_n3_p0_tlast;
+    input wire s_axis_n3_p0_tvalid;
+    input wire [127:0] s_axis_n3_p1_tdata;
+    input wire s_axis_n3_p1_tlast;
+    input wire s_axis_n3_p1_tvalid;
+    input wire [127:0] s_axis_n4_p0_tdata;
+    input wire s_axis_n4_p0_tlast;
+    input wire s_axis_n4_p0_tvalid;
+    input wire [127:0] s_axis_n4_p1_tdata;
+    input wire s_axis_n4_p1_tlast;
+    input wire s_axis_n4_p1_tvalid;
+    input wire [127:0] s_axis_n5_p0_tdata;
+    input wire s_axis_n5_p0_tlast;
+    input wire s_axis_n5_p0_tvalid;
+    input wire [127:0] s_axis_n5_p1_tdata;
+    input wire s_axis_n5_p1_tlast;
+    input wire s_axis_n5_p1_tvalid;
+    input wire [127:0] s_axis_n6_p0_tdata;
+    input wire s_axis_n6_p0_tlast;
+    input wire s_axis_n6_p0_tvalid;
+    input wire [127:0] s_axis_n6_p1_tdata;
+    input wire s_axis_n6_p1_tlast;
+    input wire s_axis_n6_p1_tvalid;
+    input wire [127:0] s_axis_n7_p0_tdata;
+    input wire s_axis_n7_p0_tlast;
+    input wire s_axis_n7_p0_tvalid;
+    input wire [127:0] s_axis_n7_p1_tdata;
+    input wire s_axis_n7_p1_tlast;
+    input wire s_axis_n7_p1_tvalid;
     output wire s_axis_n0_p0_tready;
     output wire s_axis_n0_p1_tready;
+    output wire s_axis_n1_p0_tready;
+    output wire s_axis_n1_p1_tready;
+    output wire s_axis_n2_p0_tready;
+    output wire s_axis_n2_p1_tready;
+    output wire s_axis_n3_p0_tready;
+    output wire s_axis_n3_p1_tready;
+    output wire s_axis_n4_p0_tready;
+    output wire s_axis_n4_p1_tready;
+    output wire s_axis_n5_p0_tready;
+    output wire s_axis_n5_p1_tready;
+    output wire s_axis_n6_p0_tready;
+    output wire s_axis_n6_p1_tready;
+    output wire s_axis_n7_p0_tready;
+    output wire s_axis_n7_p1_tready;
+    // output streams
     input wire m_axis_n0_p0_tready;
     input wire m_axis_n0_p1_tready;
+    input wire m_axis_n1_p0_tready;
+    input wire m_axis_n1_p1_tready;
+    input wire m_axis_n2_p0_tready;
+    input wire m_axis_n2_p1_tready;
+    input wire m_axis_n3_p0_tready;
+    input wire m_axis_n3_p1_tready;
+    input wire m_axis_n4_p0_tready;
+    input wire m_axis_n4_p1_tready;
+    input wire m_axis_n5_p0_tready;
+    input wire m_axis_n5_p1_tready;
+    input wire m_axis_n6_p0_tready;
+    input wire m_axis_n6_p1_tready;
+    input wire m_axis_n7_p0_tready;
+    input wire m_axis_n7_p1_tready;
     output wire [127:0] m_axis_n0_p0_tdata;
     output wire [15:0] m_axis_n0_p0_tkeep;
     output wire m_axis_n0_p0_tlast;
@@ -35,16 +253,6 @@ module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_
     output wire [15:0] m_axis_n0_p1_tkeep;
     output wire m_axis_n0_p1_tlast;
     output wire m_axis_n0_p1_tvalid;
-    input wire [127:0] s_axis_n1_p0_tdata;
-    input wire s_axis_n1_p0_tlast;
-    input wire s_axis_n1_p0_tvalid;
-    input wire [127:0] s_axis_n1_p1_tdata;
-    input wire s_axis_n1_p1_tlast;
-    input wire s_axis_n1_p1_tvalid;
-    output wire s_axis_n1_p0_tready;
-    output wire s_axis_n1_p1_tready;
-    input wire m_axis_n1_p0_tready;
-    input wire m_axis_n1_p1_tready;
     output wire [127:0] m_axis_n1_p0_tdata;
     output wire [15:0] m_axis_n1_p0_tkeep;
     output wire m_axis_n1_p0_tlast;
@@ -53,16 +261,6 @@ module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_
     output wire [15:0] m_axis_n1_p1_tkeep;
     output wire m_axis_n1_p1_tlast;
     output wire m_axis_n1_p1_tvalid;
-    input wire [127:0] s_axis_n2_p0_tdata;
-    input wire s_axis_n2_p0_tlast;
-    input wire s_axis_n2_p0_tvalid;
-    input wire [127:0] s_axis_n2_p1_tdata;
-    input wire s_axis_n2_p1_tlast;
-    input wire s_axis_n2_p1_tvalid;
-    output wire s_axis_n2_p0_tready;
-    output wire s_axis_n2_p1_tready;
-    input wire m_axis_n2_p0_tready;
-    input wire m_axis_n2_p1_tready;
     output wire [127:0] m_axis_n2_p0_tdata;
     output wire [15:0] m_axis_n2_p0_tkeep;
     output wire m_axis_n2_p0_tlast;
@@ -71,16 +269,6 @@ module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_
     output wire [15:0] m_axis_n2_p1_tkeep;
     output wire m_axis_n2_p1_tlast;
     output wire m_axis_n2_p1_tvalid;
-    input wire [127:0] s_axis_n3_p0_tdata;
-    input wire s_axis_n3_p0_tlast;
-    input wire s_axis_n3_p0_tvalid;
-    input wire [127:0] s_axis_n3_p1_tdata;
-    input wire s_axis_n3_p1_tlast;
-    input wire s_axis_n3_p1_tvalid;
-    output wire s_axis_n3_p0_tready;
-    output wire s_axis_n3_p1_tready;
-    input wire m_axis_n3_p0_tready;
-    input wire m_axis_n3_p1_tready;
     output wire [127:0] m_axis_n3_p0_tdata;
     output wire [15:0] m_axis_n3_p0_tkeep;
     output wire m_axis_n3_p0_tlast;
@@ -89,16 +277,6 @@ module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_
     output wire [15:0] m_axis_n3_p1_tkeep;
     output wire m_axis_n3_p1_tlast;
     output wire m_axis_n3_p1_tvalid;
-    input wire [127:0] s_axis_n4_p0_tdata;
-    input wire s_axis_n4_p0_tlast;
-    input wire s_axis_n4_p0_tvalid;
-    input wire [127:0] s_axis_n4_p1_tdata;
-    input wire s_axis_n4_p1_tlast;
-    input wire s_axis_n4_p1_tvalid;
-    output wire s_axis_n4_p0_tready;
-    output wire s_axis_n4_p1_tready;
-    input wire m_axis_n4_p0_tready;
-    input wire m_axis_n4_p1_tready;
     output wire [127:0] m_axis_n4_p0_tdata;
     output wire [15:0] m_axis_n4_p0_tkeep;
     output wire m_axis_n4_p0_tlast;
@@ -107,16 +285,6 @@ module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_
     output wire [15:0] m_axis_n4_p1_tkeep;
     output wire m_axis_n4_p1_tlast;
     output wire m_axis_n4_p1_tvalid;
-    input wire [127:0] s_axis_n5_p0_tdata;
-    input wire s_axis_n5_p0_tlast;
-    input wire s_axis_n5_p0_tvalid;
-    input wire [127:0] s_axis_n5_p1_tdata;
-    input wire s_axis_n5_p1_tlast;
-    input wire s_axis_n5_p1_tvalid;
-    output wire s_axis_n5_p0_tready;
-    output wire s_axis_n5_p1_tready;
-    input wire m_axis_n5_p0_tready;
-    input wire m_axis_n5_p1_tready;
     output wire [127:0] m_axis_n5_p0_tdata;
     output wire [15:0] m_axis_n5_p0_tkeep;
     output wire m_axis_n5_p0_tlast;
@@ -125,16 +293,6 @@ module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_
     output wire [15:0] m_axis_n5_p1_tkeep;
     output wire m_axis_n5_p1_tlast;
     output wire m_axis_n5_p1_tvalid;
-    input wire [127:0] s_axis_n6_p0_tdata;
-    input wire s_axis_n6_p0_tlast;
-    input wire s_axis_n6_p0_tvalid;
-    input wire [127:0] s_axis_n6_p1_tdata;
-    input wire s_axis_n6_p1_tlast;
-    input wire s_axis_n6_p1_tvalid;
-    output wire s_axis_n6_p0_tready;
-    output wire s_axis_n6_p1_tready;
-    input wire m_axis_n6_p0_tready;
-    input wire m_axis_n6_p1_tready;
     output wire [127:0] m_axis_n6_p0_tdata;
     output wire [15:0] m_axis_n6_p0_tkeep;
     output wire m_axis_n6_p0_tlast;
@@ -143,16 +301,6 @@ module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_
     output wire [15:0] m_axis_n6_p1_tkeep;
     output wire m_axis_n6_p1_tlast;
     output wire m_axis_n6_p1_tvalid;
-    input wire [127:0] s_axis_n7_p0_tdata;
-    input wire s_axis_n7_p0_tlast;
-    input wire s_axis_n7_p0_tvalid;
-    input wire [127:0] s_axis_n7_p1_tdata;
-    input wire s_axis_n7_p1_tlast;
-    input wire s_axis_n7_p1_tvalid;
-    output wire s_axis_n7_p0_tready;
-    output wire s_axis_n7_p1_tready;
-    input wire m_axis_n7_p0_tready;
-    input wire m_axis_n7_p1_tready;
     output wire [127:0] m_axis_n7_p0_tdata;
     output wire [15:0] m_axis_n7_p0_tkeep;
     output wire m_axis_n7_p0_tlast;
@@ -161,126 +309,408 @@ module torus_2x2x2_sim(clk,rst,inject_err,cut,link_up,s_axis_n0_p0_tdata,s_axis_
     output wire [15:0] m_axis_n7_p1_tkeep;
     output wire m_axis_n7_p1_tlast;
     output wire m_axis_n7_p1_tvalid;
+    // inputs
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [47:0] inject_err;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    `ifdef VERILATOR
+    input wire [47:0] cut;
+    `else
+    input tri0 [47:0] cut;
+    `endif
+    /* verilator lint_on UNUSEDSIGNAL */
+    // outputs: status and counters
+    output wire link_up;
 
-// Node outputs the simulation top does not use (read data, per-link status).
-/* verilator lint_off UNUSEDSIGNAL */
+// verilator lint_off UNUSEDSIGNAL
+// node 0 at (0, 0, 0)
+reg node0_out_of_reset;
+reg node0_aw_done;
+reg node0_w_done;
+reg node0_booted;
+wire node0_out_of_reset_and;
+wire node0_out_of_reset_and_2;
+// node 1 at (1, 0, 0)
+reg node1_out_of_reset;
+reg node1_aw_done;
+reg node1_w_done;
+reg node1_booted;
+wire node1_out_of_reset_and;
+wire node1_out_of_reset_and_2;
+// node 2 at (0, 1, 0)
+reg node2_out_of_reset;
+reg node2_aw_done;
+reg node2_w_done;
+reg node2_booted;
+wire node2_out_of_reset_and;
+wire node2_out_of_reset_and_2;
+// node 3 at (1, 1, 0)
+reg node3_out_of_reset;
+reg node3_aw_done;
+reg node3_w_done;
+reg node3_booted;
+wire node3_out_of_reset_and;
+wire node3_out_of_reset_and_2;
+// node 4 at (0, 0, 1)
+reg node4_out_of_reset;
+reg node4_aw_done;
+reg node4_w_done;
+reg node4_booted;
+wire node4_out_of_reset_and;
+wire node4_out_of_reset_and_2;
+// node 5 at (1, 0, 1)
+reg node5_out_of_reset;
+reg node5_aw_done;
+reg node5_w_done;
+reg node5_booted;
+wire node5_out_of_reset_and;
+wire node5_out_of_reset_and_2;
+// node 6 at (0, 1, 1)
+reg node6_out_of_reset;
+reg node6_aw_done;
+reg node6_w_done;
+reg node6_booted;
+wire node6_out_of_reset_and;
+wire node6_out_of_reset_and_2;
+// node 7 at (1, 1, 1)
+reg node7_out_of_reset;
+reg node7_aw_done;
+reg node7_w_done;
+reg node7_booted;
+wire node7_out_of_reset_and;
+wire node7_out_of_reset_and_2;
+wire node0_s_axil_awready;
+wire node0_s_axil_wready;
+wire node0_s_axil_bvalid;
 wire [1:0] node0_s_axil_bresp;
 wire node0_s_axil_arready;
 wire node0_s_axil_rvalid;
 wire [31:0] node0_s_axil_rdata;
 wire [1:0] node0_s_axil_rresp;
+wire node0_s_axis_p0_tready;
+wire [127:0] node0_m_axis_p0_tdata;
+wire [15:0] node0_m_axis_p0_tkeep;
+wire node0_m_axis_p0_tlast;
+wire node0_m_axis_p0_tvalid;
+wire node0_s_axis_p1_tready;
+wire [127:0] node0_m_axis_p1_tdata;
+wire [15:0] node0_m_axis_p1_tkeep;
+wire node0_m_axis_p1_tlast;
+wire node0_m_axis_p1_tvalid;
+wire [131:0] node0_xp_tx_serial;
 wire node0_xp_channel_up;
+wire [131:0] node0_xn_tx_serial;
 wire node0_xn_channel_up;
+wire [131:0] node0_yp_tx_serial;
 wire node0_yp_channel_up;
+wire [131:0] node0_yn_tx_serial;
 wire node0_yn_channel_up;
+wire [131:0] node0_zp_tx_serial;
 wire node0_zp_channel_up;
+wire [131:0] node0_zn_tx_serial;
 wire node0_zn_channel_up;
+wire node0_link_up;
+wire node1_s_axil_awready;
+wire node1_s_axil_wready;
+wire node1_s_axil_bvalid;
 wire [1:0] node1_s_axil_bresp;
 wire node1_s_axil_arready;
 wire node1_s_axil_rvalid;
 wire [31:0] node1_s_axil_rdata;
 wire [1:0] node1_s_axil_rresp;
+wire node1_s_axis_p0_tready;
+wire [127:0] node1_m_axis_p0_tdata;
+wire [15:0] node1_m_axis_p0_tkeep;
+wire node1_m_axis_p0_tlast;
+wire node1_m_axis_p0_tvalid;
+wire node1_s_axis_p1_tready;
+wire [127:0] node1_m_axis_p1_tdata;
+wire [15:0] node1_m_axis_p1_tkeep;
+wire node1_m_axis_p1_tlast;
+wire node1_m_axis_p1_tvalid;
+wire [131:0] node1_xp_tx_serial;
 wire node1_xp_channel_up;
+wire [131:0] node1_xn_tx_serial;
 wire node1_xn_channel_up;
+wire [131:0] node1_yp_tx_serial;
 wire node1_yp_channel_up;
+wire [131:0] node1_yn_tx_serial;
 wire node1_yn_channel_up;
+wire [131:0] node1_zp_tx_serial;
 wire node1_zp_channel_up;
+wire [131:0] node1_zn_tx_serial;
 wire node1_zn_channel_up;
+wire node1_link_up;
+wire node2_s_axil_awready;
+wire node2_s_axil_wready;
+wire node2_s_axil_bvalid;
 wire [1:0] node2_s_axil_bresp;
 wire node2_s_axil_arready;
 wire node2_s_axil_rvalid;
 wire [31:0] node2_s_axil_rdata;
 wire [1:0] node2_s_axil_rresp;
+wire node2_s_axis_p0_tready;
+wire [127:0] node2_m_axis_p0_tdata;
+wire [15:0] node2_m_axis_p0_tkeep;
+wire node2_m_axis_p0_tlast;
+wire node2_m_axis_p0_tvalid;
+wire node2_s_axis_p1_tready;
+wire [127:0] node2_m_axis_p1_tdata;
+wire [15:0] node2_m_axis_p1_tkeep;
+wire node2_m_axis_p1_tlast;
+wire node2_m_axis_p1_tvalid;
+wire [131:0] node2_xp_tx_serial;
 wire node2_xp_channel_up;
+wire [131:0] node2_xn_tx_serial;
 wire node2_xn_channel_up;
+wire [131:0] node2_yp_tx_serial;
 wire node2_yp_channel_up;
+wire [131:0] node2_yn_tx_serial;
 wire node2_yn_channel_up;
+wire [131:0] node2_zp_tx_serial;
 wire node2_zp_channel_up;
+wire [131:0] node2_zn_tx_serial;
 wire node2_zn_channel_up;
+wire node2_link_up;
+wire node3_s_axil_awready;
+wire node3_s_axil_wready;
+wire node3_s_axil_bvalid;
 wire [1:0] node3_s_axil_bresp;
 wire node3_s_axil_arready;
 wire node3_s_axil_rvalid;
 wire [31:0] node3_s_axil_rdata;
 wire [1:0] node3_s_axil_rresp;
+wire node3_s_axis_p0_tready;
+wire [127:0] node3_m_axis_p0_tdata;
+wire [15:0] node3_m_axis_p0_tkeep;
+wire node3_m_axis_p0_tlast;
+wire node3_m_axis_p0_tvalid;
+wire node3_s_axis_p1_tready;
+wire [127:0] node3_m_axis_p1_tdata;
+wire [15:0] node3_m_axis_p1_tkeep;
+wire node3_m_axis_p1_tlast;
+wire node3_m_axis_p1_tvalid;
+wire [131:0] node3_xp_tx_serial;
 wire node3_xp_channel_up;
+wire [131:0] node3_xn_tx_serial;
 wire node3_xn_channel_up;
+wire [131:0] node3_yp_tx_serial;
 wire node3_yp_channel_up;
+wire [131:0] node3_yn_tx_serial;
 wire node3_yn_channel_up;
+wire [131:0] node3_zp_tx_serial;
 wire node3_zp_channel_up;
+wire [131:0] node3_zn_tx_serial;
 wire node3_zn_channel_up;
+wire node3_link_up;
+wire node4_s_axil_awready;
+wire node4_s_axil_wready;
+wire node4_s_axil_bvalid;
 wire [1:0] node4_s_axil_bresp;
 wire node4_s_axil_arready;
 wire node4_s_axil_rvalid;
 wire [31:0] node4_s_axil_rdata;
 wire [1:0] node4_s_axil_rresp;
+wire node4_s_axis_p0_tready;
+wire [127:0] node4_m_axis_p0_tdata;
+wire [15:0] node4_m_axis_p0_tkeep;
+wire node4_m_axis_p0_tlast;
+wire node4_m_axis_p0_tvalid;
+wire node4_s_axis_p1_tready;
+wire [127:0] node4_m_axis_p1_tdata;
+wire [15:0] node4_m_axis_p1_tkeep;
+wire node4_m_axis_p1_tlast;
+wire node4_m_axis_p1_tvalid;
+wire [131:0] node4_xp_tx_serial;
 wire node4_xp_channel_up;
+wire [131:0] node4_xn_tx_serial;
 wire node4_xn_channel_up;
+wire [131:0] node4_yp_tx_serial;
 wire node4_yp_channel_up;
+wire [131:0] node4_yn_tx_serial;
 wire node4_yn_channel_up;
+wire [131:0] node4_zp_tx_serial;
 wire node4_zp_channel_up;
+wire [131:0] node4_zn_tx_serial;
 wire node4_zn_channel_up;
+wire node4_link_up;
+wire node5_s_axil_awready;
+wire node5_s_axil_wready;
+wire node5_s_axil_bvalid;
 wire [1:0] node5_s_axil_bresp;
 wire node5_s_axil_arready;
 wire node5_s_axil_rvalid;
 wire [31:0] node5_s_axil_rdata;
 wire [1:0] node5_s_axil_rresp;
+wire node5_s_axis_p0_tready;
+wire [127:0] node5_m_axis_p0_tdata;
+wire [15:0] node5_m_axis_p0_tkeep;
+wire node5_m_axis_p0_tlast;
+wire node5_m_axis_p0_tvalid;
+wire node5_s_axis_p1_tready;
+wire [127:0] node5_m_axis_p1_tdata;
+wire [15:0] node5_m_axis_p1_tkeep;
+wire node5_m_axis_p1_tlast;
+wire node5_m_axis_p1_tvalid;
+wire [131:0] node5_xp_tx_serial;
 wire node5_xp_channel_up;
+wire [131:0] node5_xn_tx_serial;
 wire node5_xn_channel_up;
+wire [131:0] node5_yp_tx_serial;
 wire node5_yp_channel_up;
+wire [131:0] node5_yn_tx_serial;
 wire node5_yn_channel_up;
+wire [131:0] node5_zp_tx_serial;
 wire node5_zp_channel_up;
+wire [131:0] node5_zn_tx_serial;
 wire node5_zn_channel_up;
+wire node5_link_up;
+wire node6_s_axil_awready;
+wire node6_s_axil_wready;
+wire node6_s_axil_bvalid;
 wire [1:0] node6_s_axil_bresp;
 wire node6_s_axil_arready;
 wire node6_s_axil_rvalid;
 wire [31:0] node6_s_axil_rdata;
 wire [1:0] node6_s_axil_rresp;
+wire node6_s_axis_p0_tready;
+wire [127:0] node6_m_axis_p0_tdata;
+wire [15:0] node6_m_axis_p0_tkeep;
+wire node6_m_axis_p0_tlast;
+wire node6_m_axis_p0_tvalid;
+wire node6_s_axis_p1_tready;
+wire [127:0] node6_m_axis_p1_tdata;
+wire [15:0] node6_m_axis_p1_tkeep;
+wire node6_m_axis_p1_tlast;
+wire node6_m_axis_p1_tvalid;
+wire [131:0] node6_xp_tx_serial;
 wire node6_xp_channel_up;
+wire [131:0] node6_xn_tx_serial;
 wire node6_xn_channel_up;
+wire [131:0] node6_yp_tx_serial;
 wire node6_yp_channel_up;
+wire [131:0] node6_yn_tx_serial;
 wire node6_yn_channel_up;
+wire [131:0] node6_zp_tx_serial;
 wire node6_zp_channel_up;
+wire [131:0] node6_zn_tx_serial;
 wire node6_zn_channel_up;
+wire node6_link_up;
+wire node7_s_axil_awready;
+wire node7_s_axil_wready;
+wire node7_s_axil_bvalid;
 wire [1:0] node7_s_axil_bresp;
 wire node7_s_axil_arready;
 wire node7_s_axil_rvalid;
 wire [31:0] node7_s_axil_rdata;
 wire [1:0] node7_s_axil_rresp;
+wire node7_s_axis_p0_tready;
+wire [127:0] node7_m_axis_p0_tdata;
+wire [15:0] node7_m_axis_p0_tkeep;
+wire node7_m_axis_p0_tlast;
+wire node7_m_axis_p0_tvalid;
+wire node7_s_axis_p1_tready;
+wire [127:0] node7_m_axis_p1_tdata;
+wire [15:0] node7_m_axis_p1_tkeep;
+wire node7_m_axis_p1_tlast;
+wire node7_m_axis_p1_tvalid;
+wire [131:0] node7_xp_tx_serial;
 wire node7_xp_channel_up;
+wire [131:0] node7_xn_tx_serial;
 wire node7_xn_channel_up;
+wire [131:0] node7_yp_tx_serial;
 wire node7_yp_channel_up;
+wire [131:0] node7_yn_tx_serial;
 wire node7_yn_channel_up;
+wire [131:0] node7_zp_tx_serial;
 wire node7_zp_channel_up;
+wire [131:0] node7_zn_tx_serial;
 wire node7_zn_channel_up;
-/* verilator lint_on UNUSEDSIGNAL */
+wire node7_link_up;
+wire [131:0] ch_node0_xp_rx;
+wire [131:0] ch_node0_xn_rx;
+wire [131:0] ch_node0_yp_rx;
+wire [131:0] ch_node0_yn_rx;
+wire [131:0] ch_node0_zp_rx;
+wire [131:0] ch_node0_zn_rx;
+wire [131:0] ch_node1_xp_rx;
+wire [131:0] ch_node1_xn_rx;
+wire [131:0] ch_node1_yp_rx;
+wire [131:0] ch_node1_yn_rx;
+wire [131:0] ch_node1_zp_rx;
+wire [131:0] ch_node1_zn_rx;
+wire [131:0] ch_node2_xp_rx;
+wire [131:0] ch_node2_xn_rx;
+wire [131:0] ch_node2_yp_rx;
+wire [131:0] ch_node2_yn_rx;
+wire [131:0] ch_node2_zp_rx;
+wire [131:0] ch_node2_zn_rx;
+wire [131:0] ch_node3_xp_rx;
+wire [131:0] ch_node3_xn_rx;
+wire [131:0] ch_node3_yp_rx;
+wire [131:0] ch_node3_yn_rx;
+wire [131:0] ch_node3_zp_rx;
+wire [131:0] ch_node3_zn_rx;
+wire [131:0] ch_node4_xp_rx;
+wire [131:0] ch_node4_xn_rx;
+wire [131:0] ch_node4_yp_rx;
+wire [131:0] ch_node4_yn_rx;
+wire [131:0] ch_node4_zp_rx;
+wire [131:0] ch_node4_zn_rx;
+wire [131:0] ch_node5_xp_rx;
+wire [131:0] ch_node5_xn_rx;
+wire [131:0] ch_node5_yp_rx;
+wire [131:0] ch_node5_yn_rx;
+wire [131:0] ch_node5_zp_rx;
+wire [131:0] ch_node5_zn_rx;
+wire [131:0] ch_node6_xp_rx;
+wire [131:0] ch_node6_xn_rx;
+wire [131:0] ch_node6_yp_rx;
+wire [131:0] ch_node6_yn_rx;
+wire [131:0] ch_node6_zp_rx;
+wire [131:0] ch_node6_zn_rx;
+wire [131:0] ch_node7_xp_rx;
+wire [131:0] ch_node7_xn_rx;
+wire [131:0] ch_node7_yp_rx;
+wire [131:0] ch_node7_yn_rx;
+wire [131:0] ch_node7_zp_rx;
+wire [131:0] ch_node7_zn_rx;
+// verilator lint_on UNUSEDSIGNAL
 
 // ---- node 0 at (0, 0, 0) ----
-wire node0_s_axil_awready;
-wire node0_s_axil_wready;
-wire node0_s_axil_bvalid;
-wire [131:0] node0_xp_rx_serial;
-wire [131:0] node0_xn_rx_serial;
-wire [131:0] node0_yp_rx_serial;
-wire [131:0] node0_yn_rx_serial;
-wire [131:0] node0_zp_rx_serial;
-wire [131:0] node0_zn_rx_serial;
-wire [131:0] node0_xp_tx_serial;
-wire [131:0] node0_xn_tx_serial;
-wire [131:0] node0_yp_tx_serial;
-wire [131:0] node0_yn_tx_serial;
-wire [131:0] node0_zp_tx_serial;
-wire [131:0] node0_zn_tx_serial;
-wire node0_link_up;
-reg node0_aw_done, node0_w_done, node0_booted;
-always @(posedge clk) begin
-    if (rst) begin
-        node0_aw_done <= 1'b0; node0_w_done <= 1'b0; node0_booted <= 1'b0;
-    end else begin
-        if (node0_s_axil_awready) node0_aw_done <= 1'b1;
-        if (node0_s_axil_wready) node0_w_done <= 1'b1;
-        if (node0_s_axil_bvalid) node0_booted <= 1'b1;
-    end
-end
+assign node0_out_of_reset_and = node0_out_of_reset & (~node0_aw_done);
+assign node0_out_of_reset_and_2 = node0_out_of_reset & (~node0_w_done);
+
+// ---- node 1 at (1, 0, 0) ----
+assign node1_out_of_reset_and = node1_out_of_reset & (~node1_aw_done);
+assign node1_out_of_reset_and_2 = node1_out_of_reset & (~node1_w_done);
+
+// ---- node 2 at (0, 1, 0) ----
+assign node2_out_of_reset_and = node2_out_of_reset & (~node2_aw_done);
+assign node2_out_of_reset_and_2 = node2_out_of_reset & (~node2_w_done);
+
+// ---- node 3 at (1, 1, 0) ----
+assign node3_out_of_reset_and = node3_out_of_reset & (~node3_aw_done);
+assign node3_out_of_reset_and_2 = node3_out_of_reset & (~node3_w_done);
+
+// ---- node 4 at (0, 0, 1) ----
+assign node4_out_of_reset_and = node4_out_of_reset & (~node4_aw_done);
+assign node4_out_of_reset_and_2 = node4_out_of_reset & (~node4_w_done);
+
+// ---- node 5 at (1, 0, 1) ----
+assign node5_out_of_reset_and = node5_out_of_reset & (~node5_aw_done);
+assign node5_out_of_reset_and_2 = node5_out_of_reset & (~node5_w_done);
+
+// ---- node 6 at (0, 1, 1) ----
+assign node6_out_of_reset_and = node6_out_of_reset & (~node6_aw_done);
+assign node6_out_of_reset_and_2 = node6_out_of_reset & (~node6_w_done);
+
+// ---- node 7 at (1, 1, 1) ----
+assign node7_out_of_reset_and = node7_out_of_reset & (~node7_aw_done);
+assign node7_out_of_reset_and_2 = node7_out_of_reset & (~node7_w_done);
+
+// ---- node0 (torus_2x2x2_node) ----
 torus_2x2x2_node node0 (
     .clk(clk),
     .rst(rst),
@@ -296,33 +726,29 @@ torus_2x2x2_node node0 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node0_out_of_reset_and),
+    .s_axil_wdata(32'h0),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node0_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(12'h0),
+    .s_axil_arvalid(1'h0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n0_p0_tdata),
     .s_axis_p0_tlast(s_axis_n0_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n0_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n0_p0_tready),
     .s_axis_p1_tdata(s_axis_n0_p1_tdata),
     .s_axis_p1_tlast(s_axis_n0_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n0_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n0_p0_tready),
-    .s_axis_p1_tready(s_axis_n0_p1_tready),
-    .m_axis_p0_tready(m_axis_n0_p0_tready),
     .m_axis_p1_tready(m_axis_n0_p1_tready),
-    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n0_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n0_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n0_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n0_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n0_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n0_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst & ~node0_aw_done),
-    .s_axil_wdata(32'h00000000),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst & ~node0_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node1_xn_rx),
+    .xn_rx_serial(ch_node1_xp_rx),
+    .yp_rx_serial(ch_node2_yn_rx),
+    .yn_rx_serial(ch_node2_yp_rx),
+    .zp_rx_serial(ch_node4_zn_rx),
+    .zn_rx_serial(ch_node4_zp_rx),
     .s_axil_awready(node0_s_axil_awready),
     .s_axil_wready(node0_s_axil_wready),
     .s_axil_bvalid(node0_s_axil_bvalid),
@@ -331,12 +757,16 @@ torus_2x2x2_node node0 (
     .s_axil_rvalid(node0_s_axil_rvalid),
     .s_axil_rdata(node0_s_axil_rdata),
     .s_axil_rresp(node0_s_axil_rresp),
-    .xp_rx_serial(node0_xp_rx_serial),
-    .xn_rx_serial(node0_xn_rx_serial),
-    .yp_rx_serial(node0_yp_rx_serial),
-    .yn_rx_serial(node0_yn_rx_serial),
-    .zp_rx_serial(node0_zp_rx_serial),
-    .zn_rx_serial(node0_zn_rx_serial),
+    .s_axis_p0_tready(node0_s_axis_p0_tready),
+    .m_axis_p0_tdata(node0_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node0_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node0_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node0_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node0_s_axis_p1_tready),
+    .m_axis_p1_tdata(node0_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node0_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node0_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node0_m_axis_p1_tvalid),
     .xp_tx_serial(node0_xp_tx_serial),
     .xp_channel_up(node0_xp_channel_up),
     .xn_tx_serial(node0_xn_tx_serial),
@@ -352,33 +782,7 @@ torus_2x2x2_node node0 (
     .link_up(node0_link_up)
 );
 
-// ---- node 1 at (1, 0, 0) ----
-wire node1_s_axil_awready;
-wire node1_s_axil_wready;
-wire node1_s_axil_bvalid;
-wire [131:0] node1_xp_rx_serial;
-wire [131:0] node1_xn_rx_serial;
-wire [131:0] node1_yp_rx_serial;
-wire [131:0] node1_yn_rx_serial;
-wire [131:0] node1_zp_rx_serial;
-wire [131:0] node1_zn_rx_serial;
-wire [131:0] node1_xp_tx_serial;
-wire [131:0] node1_xn_tx_serial;
-wire [131:0] node1_yp_tx_serial;
-wire [131:0] node1_yn_tx_serial;
-wire [131:0] node1_zp_tx_serial;
-wire [131:0] node1_zn_tx_serial;
-wire node1_link_up;
-reg node1_aw_done, node1_w_done, node1_booted;
-always @(posedge clk) begin
-    if (rst) begin
-        node1_aw_done <= 1'b0; node1_w_done <= 1'b0; node1_booted <= 1'b0;
-    end else begin
-        if (node1_s_axil_awready) node1_aw_done <= 1'b1;
-        if (node1_s_axil_wready) node1_w_done <= 1'b1;
-        if (node1_s_axil_bvalid) node1_booted <= 1'b1;
-    end
-end
+// ---- node1 (torus_2x2x2_node) ----
 torus_2x2x2_node node1 (
     .clk(clk),
     .rst(rst),
@@ -394,33 +798,29 @@ torus_2x2x2_node node1 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node1_out_of_reset_and),
+    .s_axil_wdata(32'h1),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node1_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(12'h0),
+    .s_axil_arvalid(1'h0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n1_p0_tdata),
     .s_axis_p0_tlast(s_axis_n1_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n1_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n1_p0_tready),
     .s_axis_p1_tdata(s_axis_n1_p1_tdata),
     .s_axis_p1_tlast(s_axis_n1_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n1_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n1_p0_tready),
-    .s_axis_p1_tready(s_axis_n1_p1_tready),
-    .m_axis_p0_tready(m_axis_n1_p0_tready),
     .m_axis_p1_tready(m_axis_n1_p1_tready),
-    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n1_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n1_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n1_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n1_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n1_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n1_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst & ~node1_aw_done),
-    .s_axil_wdata(32'h00000001),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst & ~node1_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node0_xn_rx),
+    .xn_rx_serial(ch_node0_xp_rx),
+    .yp_rx_serial(ch_node3_yn_rx),
+    .yn_rx_serial(ch_node3_yp_rx),
+    .zp_rx_serial(ch_node5_zn_rx),
+    .zn_rx_serial(ch_node5_zp_rx),
     .s_axil_awready(node1_s_axil_awready),
     .s_axil_wready(node1_s_axil_wready),
     .s_axil_bvalid(node1_s_axil_bvalid),
@@ -429,12 +829,16 @@ torus_2x2x2_node node1 (
     .s_axil_rvalid(node1_s_axil_rvalid),
     .s_axil_rdata(node1_s_axil_rdata),
     .s_axil_rresp(node1_s_axil_rresp),
-    .xp_rx_serial(node1_xp_rx_serial),
-    .xn_rx_serial(node1_xn_rx_serial),
-    .yp_rx_serial(node1_yp_rx_serial),
-    .yn_rx_serial(node1_yn_rx_serial),
-    .zp_rx_serial(node1_zp_rx_serial),
-    .zn_rx_serial(node1_zn_rx_serial),
+    .s_axis_p0_tready(node1_s_axis_p0_tready),
+    .m_axis_p0_tdata(node1_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node1_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node1_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node1_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node1_s_axis_p1_tready),
+    .m_axis_p1_tdata(node1_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node1_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node1_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node1_m_axis_p1_tvalid),
     .xp_tx_serial(node1_xp_tx_serial),
     .xp_channel_up(node1_xp_channel_up),
     .xn_tx_serial(node1_xn_tx_serial),
@@ -450,33 +854,7 @@ torus_2x2x2_node node1 (
     .link_up(node1_link_up)
 );
 
-// ---- node 2 at (0, 1, 0) ----
-wire node2_s_axil_awready;
-wire node2_s_axil_wready;
-wire node2_s_axil_bvalid;
-wire [131:0] node2_xp_rx_serial;
-wire [131:0] node2_xn_rx_serial;
-wire [131:0] node2_yp_rx_serial;
-wire [131:0] node2_yn_rx_serial;
-wire [131:0] node2_zp_rx_serial;
-wire [131:0] node2_zn_rx_serial;
-wire [131:0] node2_xp_tx_serial;
-wire [131:0] node2_xn_tx_serial;
-wire [131:0] node2_yp_tx_serial;
-wire [131:0] node2_yn_tx_serial;
-wire [131:0] node2_zp_tx_serial;
-wire [131:0] node2_zn_tx_serial;
-wire node2_link_up;
-reg node2_aw_done, node2_w_done, node2_booted;
-always @(posedge clk) begin
-    if (rst) begin
-        node2_aw_done <= 1'b0; node2_w_done <= 1'b0; node2_booted <= 1'b0;
-    end else begin
-        if (node2_s_axil_awready) node2_aw_done <= 1'b1;
-        if (node2_s_axil_wready) node2_w_done <= 1'b1;
-        if (node2_s_axil_bvalid) node2_booted <= 1'b1;
-    end
-end
+// ---- node2 (torus_2x2x2_node) ----
 torus_2x2x2_node node2 (
     .clk(clk),
     .rst(rst),
@@ -492,33 +870,29 @@ torus_2x2x2_node node2 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node2_out_of_reset_and),
+    .s_axil_wdata(32'h100),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node2_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(12'h0),
+    .s_axil_arvalid(1'h0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n2_p0_tdata),
     .s_axis_p0_tlast(s_axis_n2_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n2_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n2_p0_tready),
     .s_axis_p1_tdata(s_axis_n2_p1_tdata),
     .s_axis_p1_tlast(s_axis_n2_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n2_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n2_p0_tready),
-    .s_axis_p1_tready(s_axis_n2_p1_tready),
-    .m_axis_p0_tready(m_axis_n2_p0_tready),
     .m_axis_p1_tready(m_axis_n2_p1_tready),
-    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n2_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n2_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n2_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n2_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n2_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n2_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst & ~node2_aw_done),
-    .s_axil_wdata(32'h00000100),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst & ~node2_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node3_xn_rx),
+    .xn_rx_serial(ch_node3_xp_rx),
+    .yp_rx_serial(ch_node0_yn_rx),
+    .yn_rx_serial(ch_node0_yp_rx),
+    .zp_rx_serial(ch_node6_zn_rx),
+    .zn_rx_serial(ch_node6_zp_rx),
     .s_axil_awready(node2_s_axil_awready),
     .s_axil_wready(node2_s_axil_wready),
     .s_axil_bvalid(node2_s_axil_bvalid),
@@ -527,12 +901,16 @@ torus_2x2x2_node node2 (
     .s_axil_rvalid(node2_s_axil_rvalid),
     .s_axil_rdata(node2_s_axil_rdata),
     .s_axil_rresp(node2_s_axil_rresp),
-    .xp_rx_serial(node2_xp_rx_serial),
-    .xn_rx_serial(node2_xn_rx_serial),
-    .yp_rx_serial(node2_yp_rx_serial),
-    .yn_rx_serial(node2_yn_rx_serial),
-    .zp_rx_serial(node2_zp_rx_serial),
-    .zn_rx_serial(node2_zn_rx_serial),
+    .s_axis_p0_tready(node2_s_axis_p0_tready),
+    .m_axis_p0_tdata(node2_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node2_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node2_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node2_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node2_s_axis_p1_tready),
+    .m_axis_p1_tdata(node2_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node2_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node2_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node2_m_axis_p1_tvalid),
     .xp_tx_serial(node2_xp_tx_serial),
     .xp_channel_up(node2_xp_channel_up),
     .xn_tx_serial(node2_xn_tx_serial),
@@ -548,33 +926,7 @@ torus_2x2x2_node node2 (
     .link_up(node2_link_up)
 );
 
-// ---- node 3 at (1, 1, 0) ----
-wire node3_s_axil_awready;
-wire node3_s_axil_wready;
-wire node3_s_axil_bvalid;
-wire [131:0] node3_xp_rx_serial;
-wire [131:0] node3_xn_rx_serial;
-wire [131:0] node3_yp_rx_serial;
-wire [131:0] node3_yn_rx_serial;
-wire [131:0] node3_zp_rx_serial;
-wire [131:0] node3_zn_rx_serial;
-wire [131:0] node3_xp_tx_serial;
-wire [131:0] node3_xn_tx_serial;
-wire [131:0] node3_yp_tx_serial;
-wire [131:0] node3_yn_tx_serial;
-wire [131:0] node3_zp_tx_serial;
-wire [131:0] node3_zn_tx_serial;
-wire node3_link_up;
-reg node3_aw_done, node3_w_done, node3_booted;
-always @(posedge clk) begin
-    if (rst) begin
-        node3_aw_done <= 1'b0; node3_w_done <= 1'b0; node3_booted <= 1'b0;
-    end else begin
-        if (node3_s_axil_awready) node3_aw_done <= 1'b1;
-        if (node3_s_axil_wready) node3_w_done <= 1'b1;
-        if (node3_s_axil_bvalid) node3_booted <= 1'b1;
-    end
-end
+// ---- node3 (torus_2x2x2_node) ----
 torus_2x2x2_node node3 (
     .clk(clk),
     .rst(rst),
@@ -590,33 +942,29 @@ torus_2x2x2_node node3 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node3_out_of_reset_and),
+    .s_axil_wdata(32'h101),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node3_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(12'h0),
+    .s_axil_arvalid(1'h0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n3_p0_tdata),
     .s_axis_p0_tlast(s_axis_n3_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n3_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n3_p0_tready),
     .s_axis_p1_tdata(s_axis_n3_p1_tdata),
     .s_axis_p1_tlast(s_axis_n3_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n3_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n3_p0_tready),
-    .s_axis_p1_tready(s_axis_n3_p1_tready),
-    .m_axis_p0_tready(m_axis_n3_p0_tready),
     .m_axis_p1_tready(m_axis_n3_p1_tready),
-    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n3_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n3_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n3_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n3_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n3_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n3_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst & ~node3_aw_done),
-    .s_axil_wdata(32'h00000101),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst & ~node3_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node2_xn_rx),
+    .xn_rx_serial(ch_node2_xp_rx),
+    .yp_rx_serial(ch_node1_yn_rx),
+    .yn_rx_serial(ch_node1_yp_rx),
+    .zp_rx_serial(ch_node7_zn_rx),
+    .zn_rx_serial(ch_node7_zp_rx),
     .s_axil_awready(node3_s_axil_awready),
     .s_axil_wready(node3_s_axil_wready),
     .s_axil_bvalid(node3_s_axil_bvalid),
@@ -625,12 +973,16 @@ torus_2x2x2_node node3 (
     .s_axil_rvalid(node3_s_axil_rvalid),
     .s_axil_rdata(node3_s_axil_rdata),
     .s_axil_rresp(node3_s_axil_rresp),
-    .xp_rx_serial(node3_xp_rx_serial),
-    .xn_rx_serial(node3_xn_rx_serial),
-    .yp_rx_serial(node3_yp_rx_serial),
-    .yn_rx_serial(node3_yn_rx_serial),
-    .zp_rx_serial(node3_zp_rx_serial),
-    .zn_rx_serial(node3_zn_rx_serial),
+    .s_axis_p0_tready(node3_s_axis_p0_tready),
+    .m_axis_p0_tdata(node3_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node3_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node3_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node3_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node3_s_axis_p1_tready),
+    .m_axis_p1_tdata(node3_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node3_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node3_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node3_m_axis_p1_tvalid),
     .xp_tx_serial(node3_xp_tx_serial),
     .xp_channel_up(node3_xp_channel_up),
     .xn_tx_serial(node3_xn_tx_serial),
@@ -646,33 +998,7 @@ torus_2x2x2_node node3 (
     .link_up(node3_link_up)
 );
 
-// ---- node 4 at (0, 0, 1) ----
-wire node4_s_axil_awready;
-wire node4_s_axil_wready;
-wire node4_s_axil_bvalid;
-wire [131:0] node4_xp_rx_serial;
-wire [131:0] node4_xn_rx_serial;
-wire [131:0] node4_yp_rx_serial;
-wire [131:0] node4_yn_rx_serial;
-wire [131:0] node4_zp_rx_serial;
-wire [131:0] node4_zn_rx_serial;
-wire [131:0] node4_xp_tx_serial;
-wire [131:0] node4_xn_tx_serial;
-wire [131:0] node4_yp_tx_serial;
-wire [131:0] node4_yn_tx_serial;
-wire [131:0] node4_zp_tx_serial;
-wire [131:0] node4_zn_tx_serial;
-wire node4_link_up;
-reg node4_aw_done, node4_w_done, node4_booted;
-always @(posedge clk) begin
-    if (rst) begin
-        node4_aw_done <= 1'b0; node4_w_done <= 1'b0; node4_booted <= 1'b0;
-    end else begin
-        if (node4_s_axil_awready) node4_aw_done <= 1'b1;
-        if (node4_s_axil_wready) node4_w_done <= 1'b1;
-        if (node4_s_axil_bvalid) node4_booted <= 1'b1;
-    end
-end
+// ---- node4 (torus_2x2x2_node) ----
 torus_2x2x2_node node4 (
     .clk(clk),
     .rst(rst),
@@ -688,33 +1014,29 @@ torus_2x2x2_node node4 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node4_out_of_reset_and),
+    .s_axil_wdata(32'h10000),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node4_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(12'h0),
+    .s_axil_arvalid(1'h0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n4_p0_tdata),
     .s_axis_p0_tlast(s_axis_n4_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n4_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n4_p0_tready),
     .s_axis_p1_tdata(s_axis_n4_p1_tdata),
     .s_axis_p1_tlast(s_axis_n4_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n4_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n4_p0_tready),
-    .s_axis_p1_tready(s_axis_n4_p1_tready),
-    .m_axis_p0_tready(m_axis_n4_p0_tready),
     .m_axis_p1_tready(m_axis_n4_p1_tready),
-    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n4_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n4_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n4_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n4_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n4_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n4_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst & ~node4_aw_done),
-    .s_axil_wdata(32'h00010000),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst & ~node4_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node5_xn_rx),
+    .xn_rx_serial(ch_node5_xp_rx),
+    .yp_rx_serial(ch_node6_yn_rx),
+    .yn_rx_serial(ch_node6_yp_rx),
+    .zp_rx_serial(ch_node0_zn_rx),
+    .zn_rx_serial(ch_node0_zp_rx),
     .s_axil_awready(node4_s_axil_awready),
     .s_axil_wready(node4_s_axil_wready),
     .s_axil_bvalid(node4_s_axil_bvalid),
@@ -723,12 +1045,16 @@ torus_2x2x2_node node4 (
     .s_axil_rvalid(node4_s_axil_rvalid),
     .s_axil_rdata(node4_s_axil_rdata),
     .s_axil_rresp(node4_s_axil_rresp),
-    .xp_rx_serial(node4_xp_rx_serial),
-    .xn_rx_serial(node4_xn_rx_serial),
-    .yp_rx_serial(node4_yp_rx_serial),
-    .yn_rx_serial(node4_yn_rx_serial),
-    .zp_rx_serial(node4_zp_rx_serial),
-    .zn_rx_serial(node4_zn_rx_serial),
+    .s_axis_p0_tready(node4_s_axis_p0_tready),
+    .m_axis_p0_tdata(node4_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node4_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node4_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node4_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node4_s_axis_p1_tready),
+    .m_axis_p1_tdata(node4_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node4_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node4_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node4_m_axis_p1_tvalid),
     .xp_tx_serial(node4_xp_tx_serial),
     .xp_channel_up(node4_xp_channel_up),
     .xn_tx_serial(node4_xn_tx_serial),
@@ -744,33 +1070,7 @@ torus_2x2x2_node node4 (
     .link_up(node4_link_up)
 );
 
-// ---- node 5 at (1, 0, 1) ----
-wire node5_s_axil_awready;
-wire node5_s_axil_wready;
-wire node5_s_axil_bvalid;
-wire [131:0] node5_xp_rx_serial;
-wire [131:0] node5_xn_rx_serial;
-wire [131:0] node5_yp_rx_serial;
-wire [131:0] node5_yn_rx_serial;
-wire [131:0] node5_zp_rx_serial;
-wire [131:0] node5_zn_rx_serial;
-wire [131:0] node5_xp_tx_serial;
-wire [131:0] node5_xn_tx_serial;
-wire [131:0] node5_yp_tx_serial;
-wire [131:0] node5_yn_tx_serial;
-wire [131:0] node5_zp_tx_serial;
-wire [131:0] node5_zn_tx_serial;
-wire node5_link_up;
-reg node5_aw_done, node5_w_done, node5_booted;
-always @(posedge clk) begin
-    if (rst) begin
-        node5_aw_done <= 1'b0; node5_w_done <= 1'b0; node5_booted <= 1'b0;
-    end else begin
-        if (node5_s_axil_awready) node5_aw_done <= 1'b1;
-        if (node5_s_axil_wready) node5_w_done <= 1'b1;
-        if (node5_s_axil_bvalid) node5_booted <= 1'b1;
-    end
-end
+// ---- node5 (torus_2x2x2_node) ----
 torus_2x2x2_node node5 (
     .clk(clk),
     .rst(rst),
@@ -786,33 +1086,29 @@ torus_2x2x2_node node5 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node5_out_of_reset_and),
+    .s_axil_wdata(32'h10001),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node5_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(12'h0),
+    .s_axil_arvalid(1'h0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n5_p0_tdata),
     .s_axis_p0_tlast(s_axis_n5_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n5_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n5_p0_tready),
     .s_axis_p1_tdata(s_axis_n5_p1_tdata),
     .s_axis_p1_tlast(s_axis_n5_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n5_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n5_p0_tready),
-    .s_axis_p1_tready(s_axis_n5_p1_tready),
-    .m_axis_p0_tready(m_axis_n5_p0_tready),
     .m_axis_p1_tready(m_axis_n5_p1_tready),
-    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n5_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n5_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n5_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n5_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n5_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n5_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst & ~node5_aw_done),
-    .s_axil_wdata(32'h00010001),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst & ~node5_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node4_xn_rx),
+    .xn_rx_serial(ch_node4_xp_rx),
+    .yp_rx_serial(ch_node7_yn_rx),
+    .yn_rx_serial(ch_node7_yp_rx),
+    .zp_rx_serial(ch_node1_zn_rx),
+    .zn_rx_serial(ch_node1_zp_rx),
     .s_axil_awready(node5_s_axil_awready),
     .s_axil_wready(node5_s_axil_wready),
     .s_axil_bvalid(node5_s_axil_bvalid),
@@ -821,12 +1117,16 @@ torus_2x2x2_node node5 (
     .s_axil_rvalid(node5_s_axil_rvalid),
     .s_axil_rdata(node5_s_axil_rdata),
     .s_axil_rresp(node5_s_axil_rresp),
-    .xp_rx_serial(node5_xp_rx_serial),
-    .xn_rx_serial(node5_xn_rx_serial),
-    .yp_rx_serial(node5_yp_rx_serial),
-    .yn_rx_serial(node5_yn_rx_serial),
-    .zp_rx_serial(node5_zp_rx_serial),
-    .zn_rx_serial(node5_zn_rx_serial),
+    .s_axis_p0_tready(node5_s_axis_p0_tready),
+    .m_axis_p0_tdata(node5_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node5_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node5_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node5_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node5_s_axis_p1_tready),
+    .m_axis_p1_tdata(node5_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node5_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node5_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node5_m_axis_p1_tvalid),
     .xp_tx_serial(node5_xp_tx_serial),
     .xp_channel_up(node5_xp_channel_up),
     .xn_tx_serial(node5_xn_tx_serial),
@@ -842,33 +1142,7 @@ torus_2x2x2_node node5 (
     .link_up(node5_link_up)
 );
 
-// ---- node 6 at (0, 1, 1) ----
-wire node6_s_axil_awready;
-wire node6_s_axil_wready;
-wire node6_s_axil_bvalid;
-wire [131:0] node6_xp_rx_serial;
-wire [131:0] node6_xn_rx_serial;
-wire [131:0] node6_yp_rx_serial;
-wire [131:0] node6_yn_rx_serial;
-wire [131:0] node6_zp_rx_serial;
-wire [131:0] node6_zn_rx_serial;
-wire [131:0] node6_xp_tx_serial;
-wire [131:0] node6_xn_tx_serial;
-wire [131:0] node6_yp_tx_serial;
-wire [131:0] node6_yn_tx_serial;
-wire [131:0] node6_zp_tx_serial;
-wire [131:0] node6_zn_tx_serial;
-wire node6_link_up;
-reg node6_aw_done, node6_w_done, node6_booted;
-always @(posedge clk) begin
-    if (rst) begin
-        node6_aw_done <= 1'b0; node6_w_done <= 1'b0; node6_booted <= 1'b0;
-    end else begin
-        if (node6_s_axil_awready) node6_aw_done <= 1'b1;
-        if (node6_s_axil_wready) node6_w_done <= 1'b1;
-        if (node6_s_axil_bvalid) node6_booted <= 1'b1;
-    end
-end
+// ---- node6 (torus_2x2x2_node) ----
 torus_2x2x2_node node6 (
     .clk(clk),
     .rst(rst),
@@ -884,33 +1158,29 @@ torus_2x2x2_node node6 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node6_out_of_reset_and),
+    .s_axil_wdata(32'h10100),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node6_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(12'h0),
+    .s_axil_arvalid(1'h0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n6_p0_tdata),
     .s_axis_p0_tlast(s_axis_n6_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n6_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n6_p0_tready),
     .s_axis_p1_tdata(s_axis_n6_p1_tdata),
     .s_axis_p1_tlast(s_axis_n6_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n6_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n6_p0_tready),
-    .s_axis_p1_tready(s_axis_n6_p1_tready),
-    .m_axis_p0_tready(m_axis_n6_p0_tready),
     .m_axis_p1_tready(m_axis_n6_p1_tready),
-    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n6_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n6_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n6_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n6_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n6_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n6_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst & ~node6_aw_done),
-    .s_axil_wdata(32'h00010100),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst & ~node6_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node7_xn_rx),
+    .xn_rx_serial(ch_node7_xp_rx),
+    .yp_rx_serial(ch_node4_yn_rx),
+    .yn_rx_serial(ch_node4_yp_rx),
+    .zp_rx_serial(ch_node2_zn_rx),
+    .zn_rx_serial(ch_node2_zp_rx),
     .s_axil_awready(node6_s_axil_awready),
     .s_axil_wready(node6_s_axil_wready),
     .s_axil_bvalid(node6_s_axil_bvalid),
@@ -919,12 +1189,16 @@ torus_2x2x2_node node6 (
     .s_axil_rvalid(node6_s_axil_rvalid),
     .s_axil_rdata(node6_s_axil_rdata),
     .s_axil_rresp(node6_s_axil_rresp),
-    .xp_rx_serial(node6_xp_rx_serial),
-    .xn_rx_serial(node6_xn_rx_serial),
-    .yp_rx_serial(node6_yp_rx_serial),
-    .yn_rx_serial(node6_yn_rx_serial),
-    .zp_rx_serial(node6_zp_rx_serial),
-    .zn_rx_serial(node6_zn_rx_serial),
+    .s_axis_p0_tready(node6_s_axis_p0_tready),
+    .m_axis_p0_tdata(node6_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node6_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node6_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node6_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node6_s_axis_p1_tready),
+    .m_axis_p1_tdata(node6_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node6_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node6_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node6_m_axis_p1_tvalid),
     .xp_tx_serial(node6_xp_tx_serial),
     .xp_channel_up(node6_xp_channel_up),
     .xn_tx_serial(node6_xn_tx_serial),
@@ -940,33 +1214,7 @@ torus_2x2x2_node node6 (
     .link_up(node6_link_up)
 );
 
-// ---- node 7 at (1, 1, 1) ----
-wire node7_s_axil_awready;
-wire node7_s_axil_wready;
-wire node7_s_axil_bvalid;
-wire [131:0] node7_xp_rx_serial;
-wire [131:0] node7_xn_rx_serial;
-wire [131:0] node7_yp_rx_serial;
-wire [131:0] node7_yn_rx_serial;
-wire [131:0] node7_zp_rx_serial;
-wire [131:0] node7_zn_rx_serial;
-wire [131:0] node7_xp_tx_serial;
-wire [131:0] node7_xn_tx_serial;
-wire [131:0] node7_yp_tx_serial;
-wire [131:0] node7_yn_tx_serial;
-wire [131:0] node7_zp_tx_serial;
-wire [131:0] node7_zn_tx_serial;
-wire node7_link_up;
-reg node7_aw_done, node7_w_done, node7_booted;
-always @(posedge clk) begin
-    if (rst) begin
-        node7_aw_done <= 1'b0; node7_w_done <= 1'b0; node7_booted <= 1'b0;
-    end else begin
-        if (node7_s_axil_awready) node7_aw_done <= 1'b1;
-        if (node7_s_axil_wready) node7_w_done <= 1'b1;
-        if (node7_s_axil_bvalid) node7_booted <= 1'b1;
-    end
-end
+// ---- node7 (torus_2x2x2_node) ----
 torus_2x2x2_node node7 (
     .clk(clk),
     .rst(rst),
@@ -982,33 +1230,29 @@ torus_2x2x2_node node7 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node7_out_of_reset_and),
+    .s_axil_wdata(32'h10101),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node7_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(12'h0),
+    .s_axil_arvalid(1'h0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n7_p0_tdata),
     .s_axis_p0_tlast(s_axis_n7_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n7_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n7_p0_tready),
     .s_axis_p1_tdata(s_axis_n7_p1_tdata),
     .s_axis_p1_tlast(s_axis_n7_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n7_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n7_p0_tready),
-    .s_axis_p1_tready(s_axis_n7_p1_tready),
-    .m_axis_p0_tready(m_axis_n7_p0_tready),
     .m_axis_p1_tready(m_axis_n7_p1_tready),
-    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n7_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n7_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n7_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n7_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n7_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n7_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst & ~node7_aw_done),
-    .s_axil_wdata(32'h00010101),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst & ~node7_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(12'h000),
-    .s_axil_arvalid(1'b0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node6_xn_rx),
+    .xn_rx_serial(ch_node6_xp_rx),
+    .yp_rx_serial(ch_node5_yn_rx),
+    .yn_rx_serial(ch_node5_yp_rx),
+    .zp_rx_serial(ch_node3_zn_rx),
+    .zn_rx_serial(ch_node3_zp_rx),
     .s_axil_awready(node7_s_axil_awready),
     .s_axil_wready(node7_s_axil_wready),
     .s_axil_bvalid(node7_s_axil_bvalid),
@@ -1017,12 +1261,16 @@ torus_2x2x2_node node7 (
     .s_axil_rvalid(node7_s_axil_rvalid),
     .s_axil_rdata(node7_s_axil_rdata),
     .s_axil_rresp(node7_s_axil_rresp),
-    .xp_rx_serial(node7_xp_rx_serial),
-    .xn_rx_serial(node7_xn_rx_serial),
-    .yp_rx_serial(node7_yp_rx_serial),
-    .yn_rx_serial(node7_yn_rx_serial),
-    .zp_rx_serial(node7_zp_rx_serial),
-    .zn_rx_serial(node7_zn_rx_serial),
+    .s_axis_p0_tready(node7_s_axis_p0_tready),
+    .m_axis_p0_tdata(node7_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node7_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node7_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node7_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node7_s_axis_p1_tready),
+    .m_axis_p1_tdata(node7_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node7_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node7_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node7_m_axis_p1_tvalid),
     .xp_tx_serial(node7_xp_tx_serial),
     .xp_channel_up(node7_xp_channel_up),
     .xn_tx_serial(node7_xn_tx_serial),
@@ -1038,71 +1286,821 @@ torus_2x2x2_node node7 (
     .link_up(node7_link_up)
 );
 
-torus_2x2x2_channel ch_node0_xp (.clk(clk), .rst(rst), .tx(node0_xp_tx_serial), .inject_err({1'b0, inject_err[0]}), .cut(cut[0]), .rx(node1_xn_rx_serial));
-torus_2x2x2_channel ch_node0_xn (.clk(clk), .rst(rst), .tx(node0_xn_tx_serial), .inject_err({1'b0, inject_err[1]}), .cut(cut[1]), .rx(node1_xp_rx_serial));
-torus_2x2x2_channel ch_node0_yp (.clk(clk), .rst(rst), .tx(node0_yp_tx_serial), .inject_err({1'b0, inject_err[2]}), .cut(cut[2]), .rx(node2_yn_rx_serial));
-torus_2x2x2_channel ch_node0_yn (.clk(clk), .rst(rst), .tx(node0_yn_tx_serial), .inject_err({1'b0, inject_err[3]}), .cut(cut[3]), .rx(node2_yp_rx_serial));
-torus_2x2x2_channel ch_node0_zp (.clk(clk), .rst(rst), .tx(node0_zp_tx_serial), .inject_err({1'b0, inject_err[4]}), .cut(cut[4]), .rx(node4_zn_rx_serial));
-torus_2x2x2_channel ch_node0_zn (.clk(clk), .rst(rst), .tx(node0_zn_tx_serial), .inject_err({1'b0, inject_err[5]}), .cut(cut[5]), .rx(node4_zp_rx_serial));
-torus_2x2x2_channel ch_node1_xp (.clk(clk), .rst(rst), .tx(node1_xp_tx_serial), .inject_err({1'b0, inject_err[6]}), .cut(cut[6]), .rx(node0_xn_rx_serial));
-torus_2x2x2_channel ch_node1_xn (.clk(clk), .rst(rst), .tx(node1_xn_tx_serial), .inject_err({1'b0, inject_err[7]}), .cut(cut[7]), .rx(node0_xp_rx_serial));
-torus_2x2x2_channel ch_node1_yp (.clk(clk), .rst(rst), .tx(node1_yp_tx_serial), .inject_err({1'b0, inject_err[8]}), .cut(cut[8]), .rx(node3_yn_rx_serial));
-torus_2x2x2_channel ch_node1_yn (.clk(clk), .rst(rst), .tx(node1_yn_tx_serial), .inject_err({1'b0, inject_err[9]}), .cut(cut[9]), .rx(node3_yp_rx_serial));
-torus_2x2x2_channel ch_node1_zp (.clk(clk), .rst(rst), .tx(node1_zp_tx_serial), .inject_err({1'b0, inject_err[10]}), .cut(cut[10]), .rx(node5_zn_rx_serial));
-torus_2x2x2_channel ch_node1_zn (.clk(clk), .rst(rst), .tx(node1_zn_tx_serial), .inject_err({1'b0, inject_err[11]}), .cut(cut[11]), .rx(node5_zp_rx_serial));
-torus_2x2x2_channel ch_node2_xp (.clk(clk), .rst(rst), .tx(node2_xp_tx_serial), .inject_err({1'b0, inject_err[12]}), .cut(cut[12]), .rx(node3_xn_rx_serial));
-torus_2x2x2_channel ch_node2_xn (.clk(clk), .rst(rst), .tx(node2_xn_tx_serial), .inject_err({1'b0, inject_err[13]}), .cut(cut[13]), .rx(node3_xp_rx_serial));
-torus_2x2x2_channel ch_node2_yp (.clk(clk), .rst(rst), .tx(node2_yp_tx_serial), .inject_err({1'b0, inject_err[14]}), .cut(cut[14]), .rx(node0_yn_rx_serial));
-torus_2x2x2_channel ch_node2_yn (.clk(clk), .rst(rst), .tx(node2_yn_tx_serial), .inject_err({1'b0, inject_err[15]}), .cut(cut[15]), .rx(node0_yp_rx_serial));
-torus_2x2x2_channel ch_node2_zp (.clk(clk), .rst(rst), .tx(node2_zp_tx_serial), .inject_err({1'b0, inject_err[16]}), .cut(cut[16]), .rx(node6_zn_rx_serial));
-torus_2x2x2_channel ch_node2_zn (.clk(clk), .rst(rst), .tx(node2_zn_tx_serial), .inject_err({1'b0, inject_err[17]}), .cut(cut[17]), .rx(node6_zp_rx_serial));
-torus_2x2x2_channel ch_node3_xp (.clk(clk), .rst(rst), .tx(node3_xp_tx_serial), .inject_err({1'b0, inject_err[18]}), .cut(cut[18]), .rx(node2_xn_rx_serial));
-torus_2x2x2_channel ch_node3_xn (.clk(clk), .rst(rst), .tx(node3_xn_tx_serial), .inject_err({1'b0, inject_err[19]}), .cut(cut[19]), .rx(node2_xp_rx_serial));
-torus_2x2x2_channel ch_node3_yp (.clk(clk), .rst(rst), .tx(node3_yp_tx_serial), .inject_err({1'b0, inject_err[20]}), .cut(cut[20]), .rx(node1_yn_rx_serial));
-torus_2x2x2_channel ch_node3_yn (.clk(clk), .rst(rst), .tx(node3_yn_tx_serial), .inject_err({1'b0, inject_err[21]}), .cut(cut[21]), .rx(node1_yp_rx_serial));
-torus_2x2x2_channel ch_node3_zp (.clk(clk), .rst(rst), .tx(node3_zp_tx_serial), .inject_err({1'b0, inject_err[22]}), .cut(cut[22]), .rx(node7_zn_rx_serial));
-torus_2x2x2_channel ch_node3_zn (.clk(clk), .rst(rst), .tx(node3_zn_tx_serial), .inject_err({1'b0, inject_err[23]}), .cut(cut[23]), .rx(node7_zp_rx_serial));
-torus_2x2x2_channel ch_node4_xp (.clk(clk), .rst(rst), .tx(node4_xp_tx_serial), .inject_err({1'b0, inject_err[24]}), .cut(cut[24]), .rx(node5_xn_rx_serial));
-torus_2x2x2_channel ch_node4_xn (.clk(clk), .rst(rst), .tx(node4_xn_tx_serial), .inject_err({1'b0, inject_err[25]}), .cut(cut[25]), .rx(node5_xp_rx_serial));
-torus_2x2x2_channel ch_node4_yp (.clk(clk), .rst(rst), .tx(node4_yp_tx_serial), .inject_err({1'b0, inject_err[26]}), .cut(cut[26]), .rx(node6_yn_rx_serial));
-torus_2x2x2_channel ch_node4_yn (.clk(clk), .rst(rst), .tx(node4_yn_tx_serial), .inject_err({1'b0, inject_err[27]}), .cut(cut[27]), .rx(node6_yp_rx_serial));
-torus_2x2x2_channel ch_node4_zp (.clk(clk), .rst(rst), .tx(node4_zp_tx_serial), .inject_err({1'b0, inject_err[28]}), .cut(cut[28]), .rx(node0_zn_rx_serial));
-torus_2x2x2_channel ch_node4_zn (.clk(clk), .rst(rst), .tx(node4_zn_tx_serial), .inject_err({1'b0, inject_err[29]}), .cut(cut[29]), .rx(node0_zp_rx_serial));
-torus_2x2x2_channel ch_node5_xp (.clk(clk), .rst(rst), .tx(node5_xp_tx_serial), .inject_err({1'b0, inject_err[30]}), .cut(cut[30]), .rx(node4_xn_rx_serial));
-torus_2x2x2_channel ch_node5_xn (.clk(clk), .rst(rst), .tx(node5_xn_tx_serial), .inject_err({1'b0, inject_err[31]}), .cut(cut[31]), .rx(node4_xp_rx_serial));
-torus_2x2x2_channel ch_node5_yp (.clk(clk), .rst(rst), .tx(node5_yp_tx_serial), .inject_err({1'b0, inject_err[32]}), .cut(cut[32]), .rx(node7_yn_rx_serial));
-torus_2x2x2_channel ch_node5_yn (.clk(clk), .rst(rst), .tx(node5_yn_tx_serial), .inject_err({1'b0, inject_err[33]}), .cut(cut[33]), .rx(node7_yp_rx_serial));
-torus_2x2x2_channel ch_node5_zp (.clk(clk), .rst(rst), .tx(node5_zp_tx_serial), .inject_err({1'b0, inject_err[34]}), .cut(cut[34]), .rx(node1_zn_rx_serial));
-torus_2x2x2_channel ch_node5_zn (.clk(clk), .rst(rst), .tx(node5_zn_tx_serial), .inject_err({1'b0, inject_err[35]}), .cut(cut[35]), .rx(node1_zp_rx_serial));
-torus_2x2x2_channel ch_node6_xp (.clk(clk), .rst(rst), .tx(node6_xp_tx_serial), .inject_err({1'b0, inject_err[36]}), .cut(cut[36]), .rx(node7_xn_rx_serial));
-torus_2x2x2_channel ch_node6_xn (.clk(clk), .rst(rst), .tx(node6_xn_tx_serial), .inject_err({1'b0, inject_err[37]}), .cut(cut[37]), .rx(node7_xp_rx_serial));
-torus_2x2x2_channel ch_node6_yp (.clk(clk), .rst(rst), .tx(node6_yp_tx_serial), .inject_err({1'b0, inject_err[38]}), .cut(cut[38]), .rx(node4_yn_rx_serial));
-torus_2x2x2_channel ch_node6_yn (.clk(clk), .rst(rst), .tx(node6_yn_tx_serial), .inject_err({1'b0, inject_err[39]}), .cut(cut[39]), .rx(node4_yp_rx_serial));
-torus_2x2x2_channel ch_node6_zp (.clk(clk), .rst(rst), .tx(node6_zp_tx_serial), .inject_err({1'b0, inject_err[40]}), .cut(cut[40]), .rx(node2_zn_rx_serial));
-torus_2x2x2_channel ch_node6_zn (.clk(clk), .rst(rst), .tx(node6_zn_tx_serial), .inject_err({1'b0, inject_err[41]}), .cut(cut[41]), .rx(node2_zp_rx_serial));
-torus_2x2x2_channel ch_node7_xp (.clk(clk), .rst(rst), .tx(node7_xp_tx_serial), .inject_err({1'b0, inject_err[42]}), .cut(cut[42]), .rx(node6_xn_rx_serial));
-torus_2x2x2_channel ch_node7_xn (.clk(clk), .rst(rst), .tx(node7_xn_tx_serial), .inject_err({1'b0, inject_err[43]}), .cut(cut[43]), .rx(node6_xp_rx_serial));
-torus_2x2x2_channel ch_node7_yp (.clk(clk), .rst(rst), .tx(node7_yp_tx_serial), .inject_err({1'b0, inject_err[44]}), .cut(cut[44]), .rx(node5_yn_rx_serial));
-torus_2x2x2_channel ch_node7_yn (.clk(clk), .rst(rst), .tx(node7_yn_tx_serial), .inject_err({1'b0, inject_err[45]}), .cut(cut[45]), .rx(node5_yp_rx_serial));
-torus_2x2x2_channel ch_node7_zp (.clk(clk), .rst(rst), .tx(node7_zp_tx_serial), .inject_err({1'b0, inject_err[46]}), .cut(cut[46]), .rx(node3_zn_rx_serial));
-torus_2x2x2_channel ch_node7_zn (.clk(clk), .rst(rst), .tx(node7_zn_tx_serial), .inject_err({1'b0, inject_err[47]}), .cut(cut[47]), .rx(node3_zp_rx_serial));
+// ---- ch_node0_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_xp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node0_xp_tx_serial),
+    .inject_err({1'h0, inject_err[0]}),
+    .cut(cut[0]),
+    .rx(ch_node0_xp_rx)
+);
 
-assign link_up = node0_link_up & node0_booted & node1_link_up & node1_booted & node2_link_up & node2_booted & node3_link_up & node3_booted & node4_link_up & node4_booted & node5_link_up & node5_booted & node6_link_up & node6_booted & node7_link_up & node7_booted;
+// ---- ch_node0_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_xn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node0_xn_tx_serial),
+    .inject_err({1'h0, inject_err[1]}),
+    .cut(cut[1]),
+    .rx(ch_node0_xn_rx)
+);
 
+// ---- ch_node0_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_yp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node0_yp_tx_serial),
+    .inject_err({1'h0, inject_err[2]}),
+    .cut(cut[2]),
+    .rx(ch_node0_yp_rx)
+);
+
+// ---- ch_node0_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_yn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node0_yn_tx_serial),
+    .inject_err({1'h0, inject_err[3]}),
+    .cut(cut[3]),
+    .rx(ch_node0_yn_rx)
+);
+
+// ---- ch_node0_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_zp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node0_zp_tx_serial),
+    .inject_err({1'h0, inject_err[4]}),
+    .cut(cut[4]),
+    .rx(ch_node0_zp_rx)
+);
+
+// ---- ch_node0_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_zn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node0_zn_tx_serial),
+    .inject_err({1'h0, inject_err[5]}),
+    .cut(cut[5]),
+    .rx(ch_node0_zn_rx)
+);
+
+// ---- ch_node1_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_xp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node1_xp_tx_serial),
+    .inject_err({1'h0, inject_err[6]}),
+    .cut(cut[6]),
+    .rx(ch_node1_xp_rx)
+);
+
+// ---- ch_node1_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_xn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node1_xn_tx_serial),
+    .inject_err({1'h0, inject_err[7]}),
+    .cut(cut[7]),
+    .rx(ch_node1_xn_rx)
+);
+
+// ---- ch_node1_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_yp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node1_yp_tx_serial),
+    .inject_err({1'h0, inject_err[8]}),
+    .cut(cut[8]),
+    .rx(ch_node1_yp_rx)
+);
+
+// ---- ch_node1_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_yn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node1_yn_tx_serial),
+    .inject_err({1'h0, inject_err[9]}),
+    .cut(cut[9]),
+    .rx(ch_node1_yn_rx)
+);
+
+// ---- ch_node1_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_zp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node1_zp_tx_serial),
+    .inject_err({1'h0, inject_err[10]}),
+    .cut(cut[10]),
+    .rx(ch_node1_zp_rx)
+);
+
+// ---- ch_node1_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_zn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node1_zn_tx_serial),
+    .inject_err({1'h0, inject_err[11]}),
+    .cut(cut[11]),
+    .rx(ch_node1_zn_rx)
+);
+
+// ---- ch_node2_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_xp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node2_xp_tx_serial),
+    .inject_err({1'h0, inject_err[12]}),
+    .cut(cut[12]),
+    .rx(ch_node2_xp_rx)
+);
+
+// ---- ch_node2_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_xn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node2_xn_tx_serial),
+    .inject_err({1'h0, inject_err[13]}),
+    .cut(cut[13]),
+    .rx(ch_node2_xn_rx)
+);
+
+// ---- ch_node2_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_yp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node2_yp_tx_serial),
+    .inject_err({1'h0, inject_err[14]}),
+    .cut(cut[14]),
+    .rx(ch_node2_yp_rx)
+);
+
+// ---- ch_node2_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_yn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node2_yn_tx_serial),
+    .inject_err({1'h0, inject_err[15]}),
+    .cut(cut[15]),
+    .rx(ch_node2_yn_rx)
+);
+
+// ---- ch_node2_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_zp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node2_zp_tx_serial),
+    .inject_err({1'h0, inject_err[16]}),
+    .cut(cut[16]),
+    .rx(ch_node2_zp_rx)
+);
+
+// ---- ch_node2_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_zn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node2_zn_tx_serial),
+    .inject_err({1'h0, inject_err[17]}),
+    .cut(cut[17]),
+    .rx(ch_node2_zn_rx)
+);
+
+// ---- ch_node3_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_xp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node3_xp_tx_serial),
+    .inject_err({1'h0, inject_err[18]}),
+    .cut(cut[18]),
+    .rx(ch_node3_xp_rx)
+);
+
+// ---- ch_node3_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_xn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node3_xn_tx_serial),
+    .inject_err({1'h0, inject_err[19]}),
+    .cut(cut[19]),
+    .rx(ch_node3_xn_rx)
+);
+
+// ---- ch_node3_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_yp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node3_yp_tx_serial),
+    .inject_err({1'h0, inject_err[20]}),
+    .cut(cut[20]),
+    .rx(ch_node3_yp_rx)
+);
+
+// ---- ch_node3_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_yn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node3_yn_tx_serial),
+    .inject_err({1'h0, inject_err[21]}),
+    .cut(cut[21]),
+    .rx(ch_node3_yn_rx)
+);
+
+// ---- ch_node3_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_zp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node3_zp_tx_serial),
+    .inject_err({1'h0, inject_err[22]}),
+    .cut(cut[22]),
+    .rx(ch_node3_zp_rx)
+);
+
+// ---- ch_node3_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_zn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node3_zn_tx_serial),
+    .inject_err({1'h0, inject_err[23]}),
+    .cut(cut[23]),
+    .rx(ch_node3_zn_rx)
+);
+
+// ---- ch_node4_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_xp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node4_xp_tx_serial),
+    .inject_err({1'h0, inject_err[24]}),
+    .cut(cut[24]),
+    .rx(ch_node4_xp_rx)
+);
+
+// ---- ch_node4_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_xn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node4_xn_tx_serial),
+    .inject_err({1'h0, inject_err[25]}),
+    .cut(cut[25]),
+    .rx(ch_node4_xn_rx)
+);
+
+// ---- ch_node4_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_yp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node4_yp_tx_serial),
+    .inject_err({1'h0, inject_err[26]}),
+    .cut(cut[26]),
+    .rx(ch_node4_yp_rx)
+);
+
+// ---- ch_node4_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_yn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node4_yn_tx_serial),
+    .inject_err({1'h0, inject_err[27]}),
+    .cut(cut[27]),
+    .rx(ch_node4_yn_rx)
+);
+
+// ---- ch_node4_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_zp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node4_zp_tx_serial),
+    .inject_err({1'h0, inject_err[28]}),
+    .cut(cut[28]),
+    .rx(ch_node4_zp_rx)
+);
+
+// ---- ch_node4_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_zn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node4_zn_tx_serial),
+    .inject_err({1'h0, inject_err[29]}),
+    .cut(cut[29]),
+    .rx(ch_node4_zn_rx)
+);
+
+// ---- ch_node5_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_xp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node5_xp_tx_serial),
+    .inject_err({1'h0, inject_err[30]}),
+    .cut(cut[30]),
+    .rx(ch_node5_xp_rx)
+);
+
+// ---- ch_node5_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_xn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node5_xn_tx_serial),
+    .inject_err({1'h0, inject_err[31]}),
+    .cut(cut[31]),
+    .rx(ch_node5_xn_rx)
+);
+
+// ---- ch_node5_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_yp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node5_yp_tx_serial),
+    .inject_err({1'h0, inject_err[32]}),
+    .cut(cut[32]),
+    .rx(ch_node5_yp_rx)
+);
+
+// ---- ch_node5_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_yn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node5_yn_tx_serial),
+    .inject_err({1'h0, inject_err[33]}),
+    .cut(cut[33]),
+    .rx(ch_node5_yn_rx)
+);
+
+// ---- ch_node5_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_zp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node5_zp_tx_serial),
+    .inject_err({1'h0, inject_err[34]}),
+    .cut(cut[34]),
+    .rx(ch_node5_zp_rx)
+);
+
+// ---- ch_node5_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_zn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node5_zn_tx_serial),
+    .inject_err({1'h0, inject_err[35]}),
+    .cut(cut[35]),
+    .rx(ch_node5_zn_rx)
+);
+
+// ---- ch_node6_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_xp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node6_xp_tx_serial),
+    .inject_err({1'h0, inject_err[36]}),
+    .cut(cut[36]),
+    .rx(ch_node6_xp_rx)
+);
+
+// ---- ch_node6_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_xn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node6_xn_tx_serial),
+    .inject_err({1'h0, inject_err[37]}),
+    .cut(cut[37]),
+    .rx(ch_node6_xn_rx)
+);
+
+// ---- ch_node6_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_yp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node6_yp_tx_serial),
+    .inject_err({1'h0, inject_err[38]}),
+    .cut(cut[38]),
+    .rx(ch_node6_yp_rx)
+);
+
+// ---- ch_node6_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_yn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node6_yn_tx_serial),
+    .inject_err({1'h0, inject_err[39]}),
+    .cut(cut[39]),
+    .rx(ch_node6_yn_rx)
+);
+
+// ---- ch_node6_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_zp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node6_zp_tx_serial),
+    .inject_err({1'h0, inject_err[40]}),
+    .cut(cut[40]),
+    .rx(ch_node6_zp_rx)
+);
+
+// ---- ch_node6_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_zn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node6_zn_tx_serial),
+    .inject_err({1'h0, inject_err[41]}),
+    .cut(cut[41]),
+    .rx(ch_node6_zn_rx)
+);
+
+// ---- ch_node7_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_xp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node7_xp_tx_serial),
+    .inject_err({1'h0, inject_err[42]}),
+    .cut(cut[42]),
+    .rx(ch_node7_xp_rx)
+);
+
+// ---- ch_node7_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_xn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node7_xn_tx_serial),
+    .inject_err({1'h0, inject_err[43]}),
+    .cut(cut[43]),
+    .rx(ch_node7_xn_rx)
+);
+
+// ---- ch_node7_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_yp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node7_yp_tx_serial),
+    .inject_err({1'h0, inject_err[44]}),
+    .cut(cut[44]),
+    .rx(ch_node7_yp_rx)
+);
+
+// ---- ch_node7_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_yn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node7_yn_tx_serial),
+    .inject_err({1'h0, inject_err[45]}),
+    .cut(cut[45]),
+    .rx(ch_node7_yn_rx)
+);
+
+// ---- ch_node7_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_zp (
+    .clk(clk),
+    .rst(rst),
+    .tx(node7_zp_tx_serial),
+    .inject_err({1'h0, inject_err[46]}),
+    .cut(cut[46]),
+    .rx(ch_node7_zp_rx)
+);
+
+// ---- ch_node7_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_zn (
+    .clk(clk),
+    .rst(rst),
+    .tx(node7_zn_tx_serial),
+    .inject_err({1'h0, inject_err[47]}),
+    .cut(cut[47]),
+    .rx(ch_node7_zn_rx)
+);
+
+always @(posedge clk) begin
+    if (rst) node0_out_of_reset <= 1'h0; else node0_out_of_reset <= 1'h1;
+    if (rst) node0_aw_done <= 1'h0; else node0_aw_done <= (node0_out_of_reset_and & node0_s_axil_awready) ? 1'h1 : node0_aw_done;
+    if (rst) node0_w_done <= 1'h0; else node0_w_done <= (node0_out_of_reset_and_2 & node0_s_axil_wready) ? 1'h1 : node0_w_done;
+    if (rst) node0_booted <= 1'h0; else node0_booted <= node0_s_axil_bvalid ? 1'h1 : node0_booted;
+    if (rst) node1_out_of_reset <= 1'h0; else node1_out_of_reset <= 1'h1;
+    if (rst) node1_aw_done <= 1'h0; else node1_aw_done <= (node1_out_of_reset_and & node1_s_axil_awready) ? 1'h1 : node1_aw_done;
+    if (rst) node1_w_done <= 1'h0; else node1_w_done <= (node1_out_of_reset_and_2 & node1_s_axil_wready) ? 1'h1 : node1_w_done;
+    if (rst) node1_booted <= 1'h0; else node1_booted <= node1_s_axil_bvalid ? 1'h1 : node1_booted;
+    if (rst) node2_out_of_reset <= 1'h0; else node2_out_of_reset <= 1'h1;
+    if (rst) node2_aw_done <= 1'h0; else node2_aw_done <= (node2_out_of_reset_and & node2_s_axil_awready) ? 1'h1 : node2_aw_done;
+    if (rst) node2_w_done <= 1'h0; else node2_w_done <= (node2_out_of_reset_and_2 & node2_s_axil_wready) ? 1'h1 : node2_w_done;
+    if (rst) node2_booted <= 1'h0; else node2_booted <= node2_s_axil_bvalid ? 1'h1 : node2_booted;
+    if (rst) node3_out_of_reset <= 1'h0; else node3_out_of_reset <= 1'h1;
+    if (rst) node3_aw_done <= 1'h0; else node3_aw_done <= (node3_out_of_reset_and & node3_s_axil_awready) ? 1'h1 : node3_aw_done;
+    if (rst) node3_w_done <= 1'h0; else node3_w_done <= (node3_out_of_reset_and_2 & node3_s_axil_wready) ? 1'h1 : node3_w_done;
+    if (rst) node3_booted <= 1'h0; else node3_booted <= node3_s_axil_bvalid ? 1'h1 : node3_booted;
+    if (rst) node4_out_of_reset <= 1'h0; else node4_out_of_reset <= 1'h1;
+    if (rst) node4_aw_done <= 1'h0; else node4_aw_done <= (node4_out_of_reset_and & node4_s_axil_awready) ? 1'h1 : node4_aw_done;
+    if (rst) node4_w_done <= 1'h0; else node4_w_done <= (node4_out_of_reset_and_2 & node4_s_axil_wready) ? 1'h1 : node4_w_done;
+    if (rst) node4_booted <= 1'h0; else node4_booted <= node4_s_axil_bvalid ? 1'h1 : node4_booted;
+    if (rst) node5_out_of_reset <= 1'h0; else node5_out_of_reset <= 1'h1;
+    if (rst) node5_aw_done <= 1'h0; else node5_aw_done <= (node5_out_of_reset_and & node5_s_axil_awready) ? 1'h1 : node5_aw_done;
+    if (rst) node5_w_done <= 1'h0; else node5_w_done <= (node5_out_of_reset_and_2 & node5_s_axil_wready) ? 1'h1 : node5_w_done;
+    if (rst) node5_booted <= 1'h0; else node5_booted <= node5_s_axil_bvalid ? 1'h1 : node5_booted;
+    if (rst) node6_out_of_reset <= 1'h0; else node6_out_of_reset <= 1'h1;
+    if (rst) node6_aw_done <= 1'h0; else node6_aw_done <= (node6_out_of_reset_and & node6_s_axil_awready) ? 1'h1 : node6_aw_done;
+    if (rst) node6_w_done <= 1'h0; else node6_w_done <= (node6_out_of_reset_and_2 & node6_s_axil_wready) ? 1'h1 : node6_w_done;
+    if (rst) node6_booted <= 1'h0; else node6_booted <= node6_s_axil_bvalid ? 1'h1 : node6_booted;
+    if (rst) node7_out_of_reset <= 1'h0; else node7_out_of_reset <= 1'h1;
+    if (rst) node7_aw_done <= 1'h0; else node7_aw_done <= (node7_out_of_reset_and & node7_s_axil_awready) ? 1'h1 : node7_aw_done;
+    if (rst) node7_w_done <= 1'h0; else node7_w_done <= (node7_out_of_reset_and_2 & node7_s_axil_wready) ? 1'h1 : node7_w_done;
+    if (rst) node7_booted <= 1'h0; else node7_booted <= node7_s_axil_bvalid ? 1'h1 : node7_booted;
+end
+
+assign s_axis_n0_p0_tready = node0_s_axis_p0_tready;
+assign m_axis_n0_p0_tdata = node0_m_axis_p0_tdata;
+assign m_axis_n0_p0_tkeep = node0_m_axis_p0_tkeep;
+assign m_axis_n0_p0_tlast = node0_m_axis_p0_tlast;
+assign m_axis_n0_p0_tvalid = node0_m_axis_p0_tvalid;
+assign s_axis_n0_p1_tready = node0_s_axis_p1_tready;
+assign m_axis_n0_p1_tdata = node0_m_axis_p1_tdata;
+assign m_axis_n0_p1_tkeep = node0_m_axis_p1_tkeep;
+assign m_axis_n0_p1_tlast = node0_m_axis_p1_tlast;
+assign m_axis_n0_p1_tvalid = node0_m_axis_p1_tvalid;
+assign s_axis_n1_p0_tready = node1_s_axis_p0_tready;
+assign m_axis_n1_p0_tdata = node1_m_axis_p0_tdata;
+assign m_axis_n1_p0_tkeep = node1_m_axis_p0_tkeep;
+assign m_axis_n1_p0_tlast = node1_m_axis_p0_tlast;
+assign m_axis_n1_p0_tvalid = node1_m_axis_p0_tvalid;
+assign s_axis_n1_p1_tready = node1_s_axis_p1_tready;
+assign m_axis_n1_p1_tdata = node1_m_axis_p1_tdata;
+assign m_axis_n1_p1_tkeep = node1_m_axis_p1_tkeep;
+assign m_axis_n1_p1_tlast = node1_m_axis_p1_tlast;
+assign m_axis_n1_p1_tvalid = node1_m_axis_p1_tvalid;
+assign s_axis_n2_p0_tready = node2_s_axis_p0_tready;
+assign m_axis_n2_p0_tdata = node2_m_axis_p0_tdata;
+assign m_axis_n2_p0_tkeep = node2_m_axis_p0_tkeep;
+assign m_axis_n2_p0_tlast = node2_m_axis_p0_tlast;
+assign m_axis_n2_p0_tvalid = node2_m_axis_p0_tvalid;
+assign s_axis_n2_p1_tready = node2_s_axis_p1_tready;
+assign m_axis_n2_p1_tdata = node2_m_axis_p1_tdata;
+assign m_axis_n2_p1_tkeep = node2_m_axis_p1_tkeep;
+assign m_axis_n2_p1_tlast = node2_m_axis_p1_tlast;
+assign m_axis_n2_p1_tvalid = node2_m_axis_p1_tvalid;
+assign s_axis_n3_p0_tready = node3_s_axis_p0_tready;
+assign m_axis_n3_p0_tdata = node3_m_axis_p0_tdata;
+assign m_axis_n3_p0_tkeep = node3_m_axis_p0_tkeep;
+assign m_axis_n3_p0_tlast = node3_m_axis_p0_tlast;
+assign m_axis_n3_p0_tvalid = node3_m_axis_p0_tvalid;
+assign s_axis_n3_p1_tready = node3_s_axis_p1_tready;
+assign m_axis_n3_p1_tdata = node3_m_axis_p1_tdata;
+assign m_axis_n3_p1_tkeep = node3_m_axis_p1_tkeep;
+assign m_axis_n3_p1_tlast = node3_m_axis_p1_tlast;
+assign m_axis_n3_p1_tvalid = node3_m_axis_p1_tvalid;
+assign s_axis_n4_p0_tready = node4_s_axis_p0_tready;
+assign m_axis_n4_p0_tdata = node4_m_axis_p0_tdata;
+assign m_axis_n4_p0_tkeep = node4_m_axis_p0_tkeep;
+assign m_axis_n4_p0_tlast = node4_m_axis_p0_tlast;
+assign m_axis_n4_p0_tvalid = node4_m_axis_p0_tvalid;
+assign s_axis_n4_p1_tready = node4_s_axis_p1_tready;
+assign m_axis_n4_p1_tdata = node4_m_axis_p1_tdata;
+assign m_axis_n4_p1_tkeep = node4_m_axis_p1_tkeep;
+assign m_axis_n4_p1_tlast = node4_m_axis_p1_tlast;
+assign m_axis_n4_p1_tvalid = node4_m_axis_p1_tvalid;
+assign s_axis_n5_p0_tready = node5_s_axis_p0_tready;
+assign m_axis_n5_p0_tdata = node5_m_axis_p0_tdata;
+assign m_axis_n5_p0_tkeep = node5_m_axis_p0_tkeep;
+assign m_axis_n5_p0_tlast = node5_m_axis_p0_tlast;
+assign m_axis_n5_p0_tvalid = node5_m_axis_p0_tvalid;
+assign s_axis_n5_p1_tready = node5_s_axis_p1_tready;
+assign m_axis_n5_p1_tdata = node5_m_axis_p1_tdata;
+assign m_axis_n5_p1_tkeep = node5_m_axis_p1_tkeep;
+assign m_axis_n5_p1_tlast = node5_m_axis_p1_tlast;
+assign m_axis_n5_p1_tvalid = node5_m_axis_p1_tvalid;
+assign s_axis_n6_p0_tready = node6_s_axis_p0_tready;
+assign m_axis_n6_p0_tdata = node6_m_axis_p0_tdata;
+assign m_axis_n6_p0_tkeep = node6_m_axis_p0_tkeep;
+assign m_axis_n6_p0_tlast = node6_m_axis_p0_tlast;
+assign m_axis_n6_p0_tvalid = node6_m_axis_p0_tvalid;
+assign s_axis_n6_p1_tready = node6_s_axis_p1_tready;
+assign m_axis_n6_p1_tdata = node6_m_axis_p1_tdata;
+assign m_axis_n6_p1_tkeep = node6_m_axis_p1_tkeep;
+assign m_axis_n6_p1_tlast = node6_m_axis_p1_tlast;
+assign m_axis_n6_p1_tvalid = node6_m_axis_p1_tvalid;
+assign s_axis_n7_p0_tready = node7_s_axis_p0_tready;
+assign m_axis_n7_p0_tdata = node7_m_axis_p0_tdata;
+assign m_axis_n7_p0_tkeep = node7_m_axis_p0_tkeep;
+assign m_axis_n7_p0_tlast = node7_m_axis_p0_tlast;
+assign m_axis_n7_p0_tvalid = node7_m_axis_p0_tvalid;
+assign s_axis_n7_p1_tready = node7_s_axis_p1_tready;
+assign m_axis_n7_p1_tdata = node7_m_axis_p1_tdata;
+assign m_axis_n7_p1_tkeep = node7_m_axis_p1_tkeep;
+assign m_axis_n7_p1_tlast = node7_m_axis_p1_tlast;
+assign m_axis_n7_p1_tvalid = node7_m_axis_p1_tvalid;
+assign link_up = node0_link_up & node0_booted & node1_link_up & node1_booted & node2_link_up & node2_booted &
+    node3_link_up & node3_booted & node4_link_up & node4_booted & node5_link_up & node5_booted &
+    node6_link_up & node6_booted & node7_link_up & node7_booted;
 endmodule
 
+// torus_2x2x2_sim_async — the same, each node on its own clock.
 /* verilator lint_off DECLFILENAME */
-// torus_2x2x2_sim_async — every node of the 2x2x2 torus joined by channel models of 16 cycles, each node on its own clock
-// Generated by weft 0.1.0; do not edit. Regenerate with `weft generate`.
-`timescale 1ns/1ps
-
 `ifdef VERILATOR
 `verilator_config
+no_inline -module "torus_2x2x2_channel"
 no_inline -module "torus_2x2x2_node"
 `verilog
 `endif
 
-module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rst_n3,clk_n4,rst_n4,clk_n5,rst_n5,clk_n6,rst_n6,clk_n7,rst_n7,inject_err,cut,link_up,axil_araddr_n0,axil_arvalid_n0,axil_arready_n0,axil_rdata_n0,axil_rvalid_n0,axil_araddr_n1,axil_arvalid_n1,axil_arready_n1,axil_rdata_n1,axil_rvalid_n1,axil_araddr_n2,axil_arvalid_n2,axil_arready_n2,axil_rdata_n2,axil_rvalid_n2,axil_araddr_n3,axil_arvalid_n3,axil_arready_n3,axil_rdata_n3,axil_rvalid_n3,axil_araddr_n4,axil_arvalid_n4,axil_arready_n4,axil_rdata_n4,axil_rvalid_n4,axil_araddr_n5,axil_arvalid_n5,axil_arready_n5,axil_rdata_n5,axil_rvalid_n5,axil_araddr_n6,axil_arvalid_n6,axil_arready_n6,axil_rdata_n6,axil_rvalid_n6,axil_araddr_n7,axil_arvalid_n7,axil_arready_n7,axil_rdata_n7,axil_rvalid_n7,s_axis_n0_p0_tdata,s_axis_n0_p0_tlast,s_axis_n0_p0_tvalid,s_axis_n0_p1_tdata,s_axis_n0_p1_tlast,s_axis_n0_p1_tvalid,s_axis_n0_p0_tready,s_axis_n0_p1_tready,m_axis_n0_p0_tready,m_axis_n0_p1_tready,m_axis_n0_p0_tdata,m_axis_n0_p0_tkeep,m_axis_n0_p0_tlast,m_axis_n0_p0_tvalid,m_axis_n0_p1_tdata,m_axis_n0_p1_tkeep,m_axis_n0_p1_tlast,m_axis_n0_p1_tvalid,s_axis_n1_p0_tdata,s_axis_n1_p0_tlast,s_axis_n1_p0_tvalid,s_axis_n1_p1_tdata,s_axis_n1_p1_tlast,s_axis_n1_p1_tvalid,s_axis_n1_p0_tready,s_axis_n1_p1_tready,m_axis_n1_p0_tready,m_axis_n1_p1_tready,m_axis_n1_p0_tdata,m_axis_n1_p0_tkeep,m_axis_n1_p0_tlast,m_axis_n1_p0_tvalid,m_axis_n1_p1_tdata,m_axis_n1_p1_tkeep,m_axis_n1_p1_tlast,m_axis_n1_p1_tvalid,s_axis_n2_p0_tdata,s_axis_n2_p0_tlast,s_axis_n2_p0_tvalid,s_axis_n2_p1_tdata,s_axis_n2_p1_tlast,s_axis_n2_p1_tvalid,s_axis_n2_p0_tready,s_axis_n2_p1_tready,m_axis_n2_p0_tready,m_axis_n2_p1_tready,m_axis_n2_p0_tdata,m_axis_n2_p0_tkeep,m_axis_n2_p0_tlast,m_axis_n2_p0_tvalid,m_axis_n2_p1_tdata,m_axis_n2_p1_tkeep,m_axis_n2_p1_tlast,m_axis_n2_p1_tvalid,s_axis_n3_p0_tdata,s_axis_n3_p0_tlast,s_axis_n3_p0_tvalid,s_axis_n3_p1_tdata,s_axis_n3_p1_tlast,s_axis_n3_p1_tvalid,s_axis_n3_p0_tready,s_axis_n3_p1_tready,m_axis_n3_p0_tready,m_axis_n3_p1_tready,m_axis_n3_p0_tdata,m_axis_n3_p0_tkeep,m_axis_n3_p0_tlast,m_axis_n3_p0_tvalid,m_axis_n3_p1_tdata,m_axis_n3_p1_tkeep,m_axis_n3_p1_tlast,m_axis_n3_p1_tvalid,s_axis_n4_p0_tdata,s_axis_n4_p0_tlast,s_axis_n4_p0_tvalid,s_axis_n4_p1_tdata,s_axis_n4_p1_tlast,s_axis_n4_p1_tvalid,s_axis_n4_p0_tready,s_axis_n4_p1_tready,m_axis_n4_p0_tready,m_axis_n4_p1_tready,m_axis_n4_p0_tdata,m_axis_n4_p0_tkeep,m_axis_n4_p0_tlast,m_axis_n4_p0_tvalid,m_axis_n4_p1_tdata,m_axis_n4_p1_tkeep,m_axis_n4_p1_tlast,m_axis_n4_p1_tvalid,s_axis_n5_p0_tdata,s_axis_n5_p0_tlast,s_axis_n5_p0_tvalid,s_axis_n5_p1_tdata,s_axis_n5_p1_tlast,s_axis_n5_p1_tvalid,s_axis_n5_p0_tready,s_axis_n5_p1_tready,m_axis_n5_p0_tready,m_axis_n5_p1_tready,m_axis_n5_p0_tdata,m_axis_n5_p0_tkeep,m_axis_n5_p0_tlast,m_axis_n5_p0_tvalid,m_axis_n5_p1_tdata,m_axis_n5_p1_tkeep,m_axis_n5_p1_tlast,m_axis_n5_p1_tvalid,s_axis_n6_p0_tdata,s_axis_n6_p0_tlast,s_axis_n6_p0_tvalid,s_axis_n6_p1_tdata,s_axis_n6_p1_tlast,s_axis_n6_p1_tvalid,s_axis_n6_p0_tready,s_axis_n6_p1_tready,m_axis_n6_p0_tready,m_axis_n6_p1_tready,m_axis_n6_p0_tdata,m_axis_n6_p0_tkeep,m_axis_n6_p0_tlast,m_axis_n6_p0_tvalid,m_axis_n6_p1_tdata,m_axis_n6_p1_tkeep,m_axis_n6_p1_tlast,m_axis_n6_p1_tvalid,s_axis_n7_p0_tdata,s_axis_n7_p0_tlast,s_axis_n7_p0_tvalid,s_axis_n7_p1_tdata,s_axis_n7_p1_tlast,s_axis_n7_p1_tvalid,s_axis_n7_p0_tready,s_axis_n7_p1_tready,m_axis_n7_p0_tready,m_axis_n7_p1_tready,m_axis_n7_p0_tdata,m_axis_n7_p0_tkeep,m_axis_n7_p0_tlast,m_axis_n7_p0_tvalid,m_axis_n7_p1_tdata,m_axis_n7_p1_tkeep,m_axis_n7_p1_tlast,m_axis_n7_p1_tvalid);
+module torus_2x2x2_sim_async(
+    clk_n0,
+    rst_n0,
+    clk_n1,
+    rst_n1,
+    clk_n2,
+    rst_n2,
+    clk_n3,
+    rst_n3,
+    clk_n4,
+    rst_n4,
+    clk_n5,
+    rst_n5,
+    clk_n6,
+    rst_n6,
+    clk_n7,
+    rst_n7,
+    s_axis_n0_p0_tdata,
+    s_axis_n0_p0_tlast,
+    s_axis_n0_p0_tvalid,
+    s_axis_n0_p1_tdata,
+    s_axis_n0_p1_tlast,
+    s_axis_n0_p1_tvalid,
+    s_axis_n1_p0_tdata,
+    s_axis_n1_p0_tlast,
+    s_axis_n1_p0_tvalid,
+    s_axis_n1_p1_tdata,
+    s_axis_n1_p1_tlast,
+    s_axis_n1_p1_tvalid,
+    s_axis_n2_p0_tdata,
+    s_axis_n2_p0_tlast,
+    s_axis_n2_p0_tvalid,
+    s_axis_n2_p1_tdata,
+    s_axis_n2_p1_tlast,
+    s_axis_n2_p1_tvalid,
+    s_axis_n3_p0_tdata,
+    s_axis_n3_p0_tlast,
+    s_axis_n3_p0_tvalid,
+    s_axis_n3_p1_tdata,
+    s_axis_n3_p1_tlast,
+    s_axis_n3_p1_tvalid,
+    s_axis_n4_p0_tdata,
+    s_axis_n4_p0_tlast,
+    s_axis_n4_p0_tvalid,
+    s_axis_n4_p1_tdata,
+    s_axis_n4_p1_tlast,
+    s_axis_n4_p1_tvalid,
+    s_axis_n5_p0_tdata,
+    s_axis_n5_p0_tlast,
+    s_axis_n5_p0_tvalid,
+    s_axis_n5_p1_tdata,
+    s_axis_n5_p1_tlast,
+    s_axis_n5_p1_tvalid,
+    s_axis_n6_p0_tdata,
+    s_axis_n6_p0_tlast,
+    s_axis_n6_p0_tvalid,
+    s_axis_n6_p1_tdata,
+    s_axis_n6_p1_tlast,
+    s_axis_n6_p1_tvalid,
+    s_axis_n7_p0_tdata,
+    s_axis_n7_p0_tlast,
+    s_axis_n7_p0_tvalid,
+    s_axis_n7_p1_tdata,
+    s_axis_n7_p1_tlast,
+    s_axis_n7_p1_tvalid,
+    s_axis_n0_p0_tready,
+    s_axis_n0_p1_tready,
+    s_axis_n1_p0_tready,
+    s_axis_n1_p1_tready,
+    s_axis_n2_p0_tready,
+    s_axis_n2_p1_tready,
+    s_axis_n3_p0_tready,
+    s_axis_n3_p1_tready,
+    s_axis_n4_p0_tready,
+    s_axis_n4_p1_tready,
+    s_axis_n5_p0_tready,
+    s_axis_n5_p1_tready,
+    s_axis_n6_p0_tready,
+    s_axis_n6_p1_tready,
+    s_axis_n7_p0_tready,
+    s_axis_n7_p1_tready,
+    m_axis_n0_p0_tready,
+    m_axis_n0_p1_tready,
+    m_axis_n1_p0_tready,
+    m_axis_n1_p1_tready,
+    m_axis_n2_p0_tready,
+    m_axis_n2_p1_tready,
+    m_axis_n3_p0_tready,
+    m_axis_n3_p1_tready,
+    m_axis_n4_p0_tready,
+    m_axis_n4_p1_tready,
+    m_axis_n5_p0_tready,
+    m_axis_n5_p1_tready,
+    m_axis_n6_p0_tready,
+    m_axis_n6_p1_tready,
+    m_axis_n7_p0_tready,
+    m_axis_n7_p1_tready,
+    m_axis_n0_p0_tdata,
+    m_axis_n0_p0_tkeep,
+    m_axis_n0_p0_tlast,
+    m_axis_n0_p0_tvalid,
+    m_axis_n0_p1_tdata,
+    m_axis_n0_p1_tkeep,
+    m_axis_n0_p1_tlast,
+    m_axis_n0_p1_tvalid,
+    m_axis_n1_p0_tdata,
+    m_axis_n1_p0_tkeep,
+    m_axis_n1_p0_tlast,
+    m_axis_n1_p0_tvalid,
+    m_axis_n1_p1_tdata,
+    m_axis_n1_p1_tkeep,
+    m_axis_n1_p1_tlast,
+    m_axis_n1_p1_tvalid,
+    m_axis_n2_p0_tdata,
+    m_axis_n2_p0_tkeep,
+    m_axis_n2_p0_tlast,
+    m_axis_n2_p0_tvalid,
+    m_axis_n2_p1_tdata,
+    m_axis_n2_p1_tkeep,
+    m_axis_n2_p1_tlast,
+    m_axis_n2_p1_tvalid,
+    m_axis_n3_p0_tdata,
+    m_axis_n3_p0_tkeep,
+    m_axis_n3_p0_tlast,
+    m_axis_n3_p0_tvalid,
+    m_axis_n3_p1_tdata,
+    m_axis_n3_p1_tkeep,
+    m_axis_n3_p1_tlast,
+    m_axis_n3_p1_tvalid,
+    m_axis_n4_p0_tdata,
+    m_axis_n4_p0_tkeep,
+    m_axis_n4_p0_tlast,
+    m_axis_n4_p0_tvalid,
+    m_axis_n4_p1_tdata,
+    m_axis_n4_p1_tkeep,
+    m_axis_n4_p1_tlast,
+    m_axis_n4_p1_tvalid,
+    m_axis_n5_p0_tdata,
+    m_axis_n5_p0_tkeep,
+    m_axis_n5_p0_tlast,
+    m_axis_n5_p0_tvalid,
+    m_axis_n5_p1_tdata,
+    m_axis_n5_p1_tkeep,
+    m_axis_n5_p1_tlast,
+    m_axis_n5_p1_tvalid,
+    m_axis_n6_p0_tdata,
+    m_axis_n6_p0_tkeep,
+    m_axis_n6_p0_tlast,
+    m_axis_n6_p0_tvalid,
+    m_axis_n6_p1_tdata,
+    m_axis_n6_p1_tkeep,
+    m_axis_n6_p1_tlast,
+    m_axis_n6_p1_tvalid,
+    m_axis_n7_p0_tdata,
+    m_axis_n7_p0_tkeep,
+    m_axis_n7_p0_tlast,
+    m_axis_n7_p0_tvalid,
+    m_axis_n7_p1_tdata,
+    m_axis_n7_p1_tkeep,
+    m_axis_n7_p1_tlast,
+    m_axis_n7_p1_tvalid,
+    inject_err,
+    cut,
+    axil_araddr_n0,
+    axil_arvalid_n0,
+    axil_araddr_n1,
+    axil_arvalid_n1,
+    axil_araddr_n2,
+    axil_arvalid_n2,
+    axil_araddr_n3,
+    axil_arvalid_n3,
+    axil_araddr_n4,
+    axil_arvalid_n4,
+    axil_araddr_n5,
+    axil_arvalid_n5,
+    axil_araddr_n6,
+    axil_arvalid_n6,
+    axil_araddr_n7,
+    axil_arvalid_n7,
+    axil_arready_n0,
+    axil_rvalid_n0,
+    axil_rdata_n0,
+    axil_arready_n1,
+    axil_rvalid_n1,
+    axil_rdata_n1,
+    axil_arready_n2,
+    axil_rvalid_n2,
+    axil_rdata_n2,
+    axil_arready_n3,
+    axil_rvalid_n3,
+    axil_rdata_n3,
+    axil_arready_n4,
+    axil_rvalid_n4,
+    axil_rdata_n4,
+    axil_arready_n5,
+    axil_rvalid_n5,
+    axil_rdata_n5,
+    axil_arready_n6,
+    axil_rvalid_n6,
+    axil_rdata_n6,
+    axil_arready_n7,
+    axil_rvalid_n7,
+    axil_rdata_n7,
+    link_up
+);
+    // clocks and resets
     input wire clk_n0;
     input wire rst_n0;
     input wire clk_n1;
@@ -1119,62 +2117,88 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     input wire rst_n6;
     input wire clk_n7;
     input wire rst_n7;
-    // Bits of links that do not exist are not read.
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [47:0] inject_err;
-    input wire [47:0] cut;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output wire link_up;
-    input wire [11:0] axil_araddr_n0;
-    input wire axil_arvalid_n0;
-    output wire axil_arready_n0;
-    output wire [31:0] axil_rdata_n0;
-    output wire axil_rvalid_n0;
-    input wire [11:0] axil_araddr_n1;
-    input wire axil_arvalid_n1;
-    output wire axil_arready_n1;
-    output wire [31:0] axil_rdata_n1;
-    output wire axil_rvalid_n1;
-    input wire [11:0] axil_araddr_n2;
-    input wire axil_arvalid_n2;
-    output wire axil_arready_n2;
-    output wire [31:0] axil_rdata_n2;
-    output wire axil_rvalid_n2;
-    input wire [11:0] axil_araddr_n3;
-    input wire axil_arvalid_n3;
-    output wire axil_arready_n3;
-    output wire [31:0] axil_rdata_n3;
-    output wire axil_rvalid_n3;
-    input wire [11:0] axil_araddr_n4;
-    input wire axil_arvalid_n4;
-    output wire axil_arready_n4;
-    output wire [31:0] axil_rdata_n4;
-    output wire axil_rvalid_n4;
-    input wire [11:0] axil_araddr_n5;
-    input wire axil_arvalid_n5;
-    output wire axil_arready_n5;
-    output wire [31:0] axil_rdata_n5;
-    output wire axil_rvalid_n5;
-    input wire [11:0] axil_araddr_n6;
-    input wire axil_arvalid_n6;
-    output wire axil_arready_n6;
-    output wire [31:0] axil_rdata_n6;
-    output wire axil_rvalid_n6;
-    input wire [11:0] axil_araddr_n7;
-    input wire axil_arvalid_n7;
-    output wire axil_arready_n7;
-    output wire [31:0] axil_rdata_n7;
-    output wire axil_rvalid_n7;
+    // input streams
     input wire [127:0] s_axis_n0_p0_tdata;
     input wire s_axis_n0_p0_tlast;
     input wire s_axis_n0_p0_tvalid;
     input wire [127:0] s_axis_n0_p1_tdata;
     input wire s_axis_n0_p1_tlast;
     input wire s_axis_n0_p1_tvalid;
+    input wire [127:0] s_axis_n1_p0_tdata;
+    input wire s_axis_n1_p0_tlast;
+    input wire s_axis_n1_p0_tvalid;
+    input wire [127:0] s_axis_n1_p1_tdata;
+    input wire s_axis_n1_p1_tlast;
+    input wire s_axis_n1_p1_tvalid;
+    input wire [127:0] s_axis_n2_p0_tdata;
+    input wire s_axis_n2_p0_tlast;
+    input wire s_axis_n2_p0_tvalid;
+    input wire [127:0] s_axis_n2_p1_tdata;
+    input wire s_axis_n2_p1_tlast;
+    input wire s_axis_n2_p1_tvalid;
+    input wire [127:0] s_axis_n3_p0_tdata;
+    input wire s_axis_n3_p0_tlast;
+    input wire s_axis_n3_p0_tvalid;
+    input wire [127:0] s_axis_n3_p1_tdata;
+    input wire s_axis_n3_p1_tlast;
+    input wire s_axis_n3_p1_tvalid;
+    input wire [127:0] s_axis_n4_p0_tdata;
+    input wire s_axis_n4_p0_tlast;
+    input wire s_axis_n4_p0_tvalid;
+    input wire [127:0] s_axis_n4_p1_tdata;
+    input wire s_axis_n4_p1_tlast;
+    input wire s_axis_n4_p1_tvalid;
+    input wire [127:0] s_axis_n5_p0_tdata;
+    input wire s_axis_n5_p0_tlast;
+    input wire s_axis_n5_p0_tvalid;
+    input wire [127:0] s_axis_n5_p1_tdata;
+    input wire s_axis_n5_p1_tlast;
+    input wire s_axis_n5_p1_tvalid;
+    input wire [127:0] s_axis_n6_p0_tdata;
+    input wire s_axis_n6_p0_tlast;
+    input wire s_axis_n6_p0_tvalid;
+    input wire [127:0] s_axis_n6_p1_tdata;
+    input wire s_axis_n6_p1_tlast;
+    input wire s_axis_n6_p1_tvalid;
+    input wire [127:0] s_axis_n7_p0_tdata;
+    input wire s_axis_n7_p0_tlast;
+    input wire s_axis_n7_p0_tvalid;
+    input wire [127:0] s_axis_n7_p1_tdata;
+    input wire s_axis_n7_p1_tlast;
+    input wire s_axis_n7_p1_tvalid;
     output wire s_axis_n0_p0_tready;
     output wire s_axis_n0_p1_tready;
+    output wire s_axis_n1_p0_tready;
+    output wire s_axis_n1_p1_tready;
+    output wire s_axis_n2_p0_tready;
+    output wire s_axis_n2_p1_tready;
+    output wire s_axis_n3_p0_tready;
+    output wire s_axis_n3_p1_tready;
+    output wire s_axis_n4_p0_tready;
+    output wire s_axis_n4_p1_tready;
+    output wire s_axis_n5_p0_tready;
+    output wire s_axis_n5_p1_tready;
+    output wire s_axis_n6_p0_tready;
+    output wire s_axis_n6_p1_tready;
+    output wire s_axis_n7_p0_tready;
+    output wire s_axis_n7_p1_tready;
+    // output streams
     input wire m_axis_n0_p0_tready;
     input wire m_axis_n0_p1_tready;
+    input wire m_axis_n1_p0_tready;
+    input wire m_axis_n1_p1_tready;
+    input wire m_axis_n2_p0_tready;
+    input wire m_axis_n2_p1_tready;
+    input wire m_axis_n3_p0_tready;
+    input wire m_axis_n3_p1_tready;
+    input wire m_axis_n4_p0_tready;
+    input wire m_axis_n4_p1_tready;
+    input wire m_axis_n5_p0_tready;
+    input wire m_axis_n5_p1_tready;
+    input wire m_axis_n6_p0_tready;
+    input wire m_axis_n6_p1_tready;
+    input wire m_axis_n7_p0_tready;
+    input wire m_axis_n7_p1_tready;
     output wire [127:0] m_axis_n0_p0_tdata;
     output wire [15:0] m_axis_n0_p0_tkeep;
     output wire m_axis_n0_p0_tlast;
@@ -1183,16 +2207,6 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     output wire [15:0] m_axis_n0_p1_tkeep;
     output wire m_axis_n0_p1_tlast;
     output wire m_axis_n0_p1_tvalid;
-    input wire [127:0] s_axis_n1_p0_tdata;
-    input wire s_axis_n1_p0_tlast;
-    input wire s_axis_n1_p0_tvalid;
-    input wire [127:0] s_axis_n1_p1_tdata;
-    input wire s_axis_n1_p1_tlast;
-    input wire s_axis_n1_p1_tvalid;
-    output wire s_axis_n1_p0_tready;
-    output wire s_axis_n1_p1_tready;
-    input wire m_axis_n1_p0_tready;
-    input wire m_axis_n1_p1_tready;
     output wire [127:0] m_axis_n1_p0_tdata;
     output wire [15:0] m_axis_n1_p0_tkeep;
     output wire m_axis_n1_p0_tlast;
@@ -1201,16 +2215,6 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     output wire [15:0] m_axis_n1_p1_tkeep;
     output wire m_axis_n1_p1_tlast;
     output wire m_axis_n1_p1_tvalid;
-    input wire [127:0] s_axis_n2_p0_tdata;
-    input wire s_axis_n2_p0_tlast;
-    input wire s_axis_n2_p0_tvalid;
-    input wire [127:0] s_axis_n2_p1_tdata;
-    input wire s_axis_n2_p1_tlast;
-    input wire s_axis_n2_p1_tvalid;
-    output wire s_axis_n2_p0_tready;
-    output wire s_axis_n2_p1_tready;
-    input wire m_axis_n2_p0_tready;
-    input wire m_axis_n2_p1_tready;
     output wire [127:0] m_axis_n2_p0_tdata;
     output wire [15:0] m_axis_n2_p0_tkeep;
     output wire m_axis_n2_p0_tlast;
@@ -1219,16 +2223,6 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     output wire [15:0] m_axis_n2_p1_tkeep;
     output wire m_axis_n2_p1_tlast;
     output wire m_axis_n2_p1_tvalid;
-    input wire [127:0] s_axis_n3_p0_tdata;
-    input wire s_axis_n3_p0_tlast;
-    input wire s_axis_n3_p0_tvalid;
-    input wire [127:0] s_axis_n3_p1_tdata;
-    input wire s_axis_n3_p1_tlast;
-    input wire s_axis_n3_p1_tvalid;
-    output wire s_axis_n3_p0_tready;
-    output wire s_axis_n3_p1_tready;
-    input wire m_axis_n3_p0_tready;
-    input wire m_axis_n3_p1_tready;
     output wire [127:0] m_axis_n3_p0_tdata;
     output wire [15:0] m_axis_n3_p0_tkeep;
     output wire m_axis_n3_p0_tlast;
@@ -1237,16 +2231,6 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     output wire [15:0] m_axis_n3_p1_tkeep;
     output wire m_axis_n3_p1_tlast;
     output wire m_axis_n3_p1_tvalid;
-    input wire [127:0] s_axis_n4_p0_tdata;
-    input wire s_axis_n4_p0_tlast;
-    input wire s_axis_n4_p0_tvalid;
-    input wire [127:0] s_axis_n4_p1_tdata;
-    input wire s_axis_n4_p1_tlast;
-    input wire s_axis_n4_p1_tvalid;
-    output wire s_axis_n4_p0_tready;
-    output wire s_axis_n4_p1_tready;
-    input wire m_axis_n4_p0_tready;
-    input wire m_axis_n4_p1_tready;
     output wire [127:0] m_axis_n4_p0_tdata;
     output wire [15:0] m_axis_n4_p0_tkeep;
     output wire m_axis_n4_p0_tlast;
@@ -1255,16 +2239,6 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     output wire [15:0] m_axis_n4_p1_tkeep;
     output wire m_axis_n4_p1_tlast;
     output wire m_axis_n4_p1_tvalid;
-    input wire [127:0] s_axis_n5_p0_tdata;
-    input wire s_axis_n5_p0_tlast;
-    input wire s_axis_n5_p0_tvalid;
-    input wire [127:0] s_axis_n5_p1_tdata;
-    input wire s_axis_n5_p1_tlast;
-    input wire s_axis_n5_p1_tvalid;
-    output wire s_axis_n5_p0_tready;
-    output wire s_axis_n5_p1_tready;
-    input wire m_axis_n5_p0_tready;
-    input wire m_axis_n5_p1_tready;
     output wire [127:0] m_axis_n5_p0_tdata;
     output wire [15:0] m_axis_n5_p0_tkeep;
     output wire m_axis_n5_p0_tlast;
@@ -1273,16 +2247,6 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     output wire [15:0] m_axis_n5_p1_tkeep;
     output wire m_axis_n5_p1_tlast;
     output wire m_axis_n5_p1_tvalid;
-    input wire [127:0] s_axis_n6_p0_tdata;
-    input wire s_axis_n6_p0_tlast;
-    input wire s_axis_n6_p0_tvalid;
-    input wire [127:0] s_axis_n6_p1_tdata;
-    input wire s_axis_n6_p1_tlast;
-    input wire s_axis_n6_p1_tvalid;
-    output wire s_axis_n6_p0_tready;
-    output wire s_axis_n6_p1_tready;
-    input wire m_axis_n6_p0_tready;
-    input wire m_axis_n6_p1_tready;
     output wire [127:0] m_axis_n6_p0_tdata;
     output wire [15:0] m_axis_n6_p0_tkeep;
     output wire m_axis_n6_p0_tlast;
@@ -1291,16 +2255,6 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     output wire [15:0] m_axis_n6_p1_tkeep;
     output wire m_axis_n6_p1_tlast;
     output wire m_axis_n6_p1_tvalid;
-    input wire [127:0] s_axis_n7_p0_tdata;
-    input wire s_axis_n7_p0_tlast;
-    input wire s_axis_n7_p0_tvalid;
-    input wire [127:0] s_axis_n7_p1_tdata;
-    input wire s_axis_n7_p1_tlast;
-    input wire s_axis_n7_p1_tvalid;
-    output wire s_axis_n7_p0_tready;
-    output wire s_axis_n7_p1_tready;
-    input wire m_axis_n7_p0_tready;
-    input wire m_axis_n7_p1_tready;
     output wire [127:0] m_axis_n7_p0_tdata;
     output wire [15:0] m_axis_n7_p0_tkeep;
     output wire m_axis_n7_p0_tlast;
@@ -1309,102 +2263,448 @@ module torus_2x2x2_sim_async(clk_n0,rst_n0,clk_n1,rst_n1,clk_n2,rst_n2,clk_n3,rs
     output wire [15:0] m_axis_n7_p1_tkeep;
     output wire m_axis_n7_p1_tlast;
     output wire m_axis_n7_p1_tvalid;
+    // inputs
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [47:0] inject_err;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off UNUSEDSIGNAL */
+    `ifdef VERILATOR
+    input wire [47:0] cut;
+    `else
+    input tri0 [47:0] cut;
+    `endif
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire [11:0] axil_araddr_n0;
+    input wire axil_arvalid_n0;
+    input wire [11:0] axil_araddr_n1;
+    input wire axil_arvalid_n1;
+    input wire [11:0] axil_araddr_n2;
+    input wire axil_arvalid_n2;
+    input wire [11:0] axil_araddr_n3;
+    input wire axil_arvalid_n3;
+    input wire [11:0] axil_araddr_n4;
+    input wire axil_arvalid_n4;
+    input wire [11:0] axil_araddr_n5;
+    input wire axil_arvalid_n5;
+    input wire [11:0] axil_araddr_n6;
+    input wire axil_arvalid_n6;
+    input wire [11:0] axil_araddr_n7;
+    input wire axil_arvalid_n7;
+    // outputs: status and counters
+    output wire axil_arready_n0;
+    output wire axil_rvalid_n0;
+    output wire [31:0] axil_rdata_n0;
+    output wire axil_arready_n1;
+    output wire axil_rvalid_n1;
+    output wire [31:0] axil_rdata_n1;
+    output wire axil_arready_n2;
+    output wire axil_rvalid_n2;
+    output wire [31:0] axil_rdata_n2;
+    output wire axil_arready_n3;
+    output wire axil_rvalid_n3;
+    output wire [31:0] axil_rdata_n3;
+    output wire axil_arready_n4;
+    output wire axil_rvalid_n4;
+    output wire [31:0] axil_rdata_n4;
+    output wire axil_arready_n5;
+    output wire axil_rvalid_n5;
+    output wire [31:0] axil_rdata_n5;
+    output wire axil_arready_n6;
+    output wire axil_rvalid_n6;
+    output wire [31:0] axil_rdata_n6;
+    output wire axil_arready_n7;
+    output wire axil_rvalid_n7;
+    output wire [31:0] axil_rdata_n7;
+    output wire link_up;
 
-// Node outputs the simulation top does not use (read data, per-link status).
-/* verilator lint_off UNUSEDSIGNAL */
-wire [1:0] node0_s_axil_bresp;
-wire [1:0] node0_s_axil_rresp;
-wire node0_xp_channel_up;
-wire node0_xn_channel_up;
-wire node0_yp_channel_up;
-wire node0_yn_channel_up;
-wire node0_zp_channel_up;
-wire node0_zn_channel_up;
-wire [1:0] node1_s_axil_bresp;
-wire [1:0] node1_s_axil_rresp;
-wire node1_xp_channel_up;
-wire node1_xn_channel_up;
-wire node1_yp_channel_up;
-wire node1_yn_channel_up;
-wire node1_zp_channel_up;
-wire node1_zn_channel_up;
-wire [1:0] node2_s_axil_bresp;
-wire [1:0] node2_s_axil_rresp;
-wire node2_xp_channel_up;
-wire node2_xn_channel_up;
-wire node2_yp_channel_up;
-wire node2_yn_channel_up;
-wire node2_zp_channel_up;
-wire node2_zn_channel_up;
-wire [1:0] node3_s_axil_bresp;
-wire [1:0] node3_s_axil_rresp;
-wire node3_xp_channel_up;
-wire node3_xn_channel_up;
-wire node3_yp_channel_up;
-wire node3_yn_channel_up;
-wire node3_zp_channel_up;
-wire node3_zn_channel_up;
-wire [1:0] node4_s_axil_bresp;
-wire [1:0] node4_s_axil_rresp;
-wire node4_xp_channel_up;
-wire node4_xn_channel_up;
-wire node4_yp_channel_up;
-wire node4_yn_channel_up;
-wire node4_zp_channel_up;
-wire node4_zn_channel_up;
-wire [1:0] node5_s_axil_bresp;
-wire [1:0] node5_s_axil_rresp;
-wire node5_xp_channel_up;
-wire node5_xn_channel_up;
-wire node5_yp_channel_up;
-wire node5_yn_channel_up;
-wire node5_zp_channel_up;
-wire node5_zn_channel_up;
-wire [1:0] node6_s_axil_bresp;
-wire [1:0] node6_s_axil_rresp;
-wire node6_xp_channel_up;
-wire node6_xn_channel_up;
-wire node6_yp_channel_up;
-wire node6_yn_channel_up;
-wire node6_zp_channel_up;
-wire node6_zn_channel_up;
-wire [1:0] node7_s_axil_bresp;
-wire [1:0] node7_s_axil_rresp;
-wire node7_xp_channel_up;
-wire node7_xn_channel_up;
-wire node7_yp_channel_up;
-wire node7_yn_channel_up;
-wire node7_zp_channel_up;
-wire node7_zn_channel_up;
-/* verilator lint_on UNUSEDSIGNAL */
-
-// ---- node 0 at (0, 0, 0) ----
+// verilator lint_off UNUSEDSIGNAL
+// node 0 at (0, 0, 0)
+reg node0_out_of_reset;
+reg node0_aw_done;
+reg node0_w_done;
+reg node0_booted;
+wire node0_out_of_reset_and;
+wire node0_out_of_reset_and_2;
+// node 1 at (1, 0, 0)
+reg node1_out_of_reset;
+reg node1_aw_done;
+reg node1_w_done;
+reg node1_booted;
+wire node1_out_of_reset_and;
+wire node1_out_of_reset_and_2;
+// node 2 at (0, 1, 0)
+reg node2_out_of_reset;
+reg node2_aw_done;
+reg node2_w_done;
+reg node2_booted;
+wire node2_out_of_reset_and;
+wire node2_out_of_reset_and_2;
+// node 3 at (1, 1, 0)
+reg node3_out_of_reset;
+reg node3_aw_done;
+reg node3_w_done;
+reg node3_booted;
+wire node3_out_of_reset_and;
+wire node3_out_of_reset_and_2;
+// node 4 at (0, 0, 1)
+reg node4_out_of_reset;
+reg node4_aw_done;
+reg node4_w_done;
+reg node4_booted;
+wire node4_out_of_reset_and;
+wire node4_out_of_reset_and_2;
+// node 5 at (1, 0, 1)
+reg node5_out_of_reset;
+reg node5_aw_done;
+reg node5_w_done;
+reg node5_booted;
+wire node5_out_of_reset_and;
+wire node5_out_of_reset_and_2;
+// node 6 at (0, 1, 1)
+reg node6_out_of_reset;
+reg node6_aw_done;
+reg node6_w_done;
+reg node6_booted;
+wire node6_out_of_reset_and;
+wire node6_out_of_reset_and_2;
+// node 7 at (1, 1, 1)
+reg node7_out_of_reset;
+reg node7_aw_done;
+reg node7_w_done;
+reg node7_booted;
+wire node7_out_of_reset_and;
+wire node7_out_of_reset_and_2;
 wire node0_s_axil_awready;
 wire node0_s_axil_wready;
 wire node0_s_axil_bvalid;
-wire [131:0] node0_xp_rx_serial;
-wire [131:0] node0_xn_rx_serial;
-wire [131:0] node0_yp_rx_serial;
-wire [131:0] node0_yn_rx_serial;
-wire [131:0] node0_zp_rx_serial;
-wire [131:0] node0_zn_rx_serial;
+wire [1:0] node0_s_axil_bresp;
+wire node0_s_axil_arready;
+wire node0_s_axil_rvalid;
+wire [31:0] node0_s_axil_rdata;
+wire [1:0] node0_s_axil_rresp;
+wire node0_s_axis_p0_tready;
+wire [127:0] node0_m_axis_p0_tdata;
+wire [15:0] node0_m_axis_p0_tkeep;
+wire node0_m_axis_p0_tlast;
+wire node0_m_axis_p0_tvalid;
+wire node0_s_axis_p1_tready;
+wire [127:0] node0_m_axis_p1_tdata;
+wire [15:0] node0_m_axis_p1_tkeep;
+wire node0_m_axis_p1_tlast;
+wire node0_m_axis_p1_tvalid;
 wire [131:0] node0_xp_tx_serial;
+wire node0_xp_channel_up;
 wire [131:0] node0_xn_tx_serial;
+wire node0_xn_channel_up;
 wire [131:0] node0_yp_tx_serial;
+wire node0_yp_channel_up;
 wire [131:0] node0_yn_tx_serial;
+wire node0_yn_channel_up;
 wire [131:0] node0_zp_tx_serial;
+wire node0_zp_channel_up;
 wire [131:0] node0_zn_tx_serial;
+wire node0_zn_channel_up;
 wire node0_link_up;
-reg node0_aw_done, node0_w_done, node0_booted;
-always @(posedge clk_n0) begin
-    if (rst_n0) begin
-        node0_aw_done <= 1'b0; node0_w_done <= 1'b0; node0_booted <= 1'b0;
-    end else begin
-        if (node0_s_axil_awready) node0_aw_done <= 1'b1;
-        if (node0_s_axil_wready) node0_w_done <= 1'b1;
-        if (node0_s_axil_bvalid) node0_booted <= 1'b1;
-    end
-end
+wire node1_s_axil_awready;
+wire node1_s_axil_wready;
+wire node1_s_axil_bvalid;
+wire [1:0] node1_s_axil_bresp;
+wire node1_s_axil_arready;
+wire node1_s_axil_rvalid;
+wire [31:0] node1_s_axil_rdata;
+wire [1:0] node1_s_axil_rresp;
+wire node1_s_axis_p0_tready;
+wire [127:0] node1_m_axis_p0_tdata;
+wire [15:0] node1_m_axis_p0_tkeep;
+wire node1_m_axis_p0_tlast;
+wire node1_m_axis_p0_tvalid;
+wire node1_s_axis_p1_tready;
+wire [127:0] node1_m_axis_p1_tdata;
+wire [15:0] node1_m_axis_p1_tkeep;
+wire node1_m_axis_p1_tlast;
+wire node1_m_axis_p1_tvalid;
+wire [131:0] node1_xp_tx_serial;
+wire node1_xp_channel_up;
+wire [131:0] node1_xn_tx_serial;
+wire node1_xn_channel_up;
+wire [131:0] node1_yp_tx_serial;
+wire node1_yp_channel_up;
+wire [131:0] node1_yn_tx_serial;
+wire node1_yn_channel_up;
+wire [131:0] node1_zp_tx_serial;
+wire node1_zp_channel_up;
+wire [131:0] node1_zn_tx_serial;
+wire node1_zn_channel_up;
+wire node1_link_up;
+wire node2_s_axil_awready;
+wire node2_s_axil_wready;
+wire node2_s_axil_bvalid;
+wire [1:0] node2_s_axil_bresp;
+wire node2_s_axil_arready;
+wire node2_s_axil_rvalid;
+wire [31:0] node2_s_axil_rdata;
+wire [1:0] node2_s_axil_rresp;
+wire node2_s_axis_p0_tready;
+wire [127:0] node2_m_axis_p0_tdata;
+wire [15:0] node2_m_axis_p0_tkeep;
+wire node2_m_axis_p0_tlast;
+wire node2_m_axis_p0_tvalid;
+wire node2_s_axis_p1_tready;
+wire [127:0] node2_m_axis_p1_tdata;
+wire [15:0] node2_m_axis_p1_tkeep;
+wire node2_m_axis_p1_tlast;
+wire node2_m_axis_p1_tvalid;
+wire [131:0] node2_xp_tx_serial;
+wire node2_xp_channel_up;
+wire [131:0] node2_xn_tx_serial;
+wire node2_xn_channel_up;
+wire [131:0] node2_yp_tx_serial;
+wire node2_yp_channel_up;
+wire [131:0] node2_yn_tx_serial;
+wire node2_yn_channel_up;
+wire [131:0] node2_zp_tx_serial;
+wire node2_zp_channel_up;
+wire [131:0] node2_zn_tx_serial;
+wire node2_zn_channel_up;
+wire node2_link_up;
+wire node3_s_axil_awready;
+wire node3_s_axil_wready;
+wire node3_s_axil_bvalid;
+wire [1:0] node3_s_axil_bresp;
+wire node3_s_axil_arready;
+wire node3_s_axil_rvalid;
+wire [31:0] node3_s_axil_rdata;
+wire [1:0] node3_s_axil_rresp;
+wire node3_s_axis_p0_tready;
+wire [127:0] node3_m_axis_p0_tdata;
+wire [15:0] node3_m_axis_p0_tkeep;
+wire node3_m_axis_p0_tlast;
+wire node3_m_axis_p0_tvalid;
+wire node3_s_axis_p1_tready;
+wire [127:0] node3_m_axis_p1_tdata;
+wire [15:0] node3_m_axis_p1_tkeep;
+wire node3_m_axis_p1_tlast;
+wire node3_m_axis_p1_tvalid;
+wire [131:0] node3_xp_tx_serial;
+wire node3_xp_channel_up;
+wire [131:0] node3_xn_tx_serial;
+wire node3_xn_channel_up;
+wire [131:0] node3_yp_tx_serial;
+wire node3_yp_channel_up;
+wire [131:0] node3_yn_tx_serial;
+wire node3_yn_channel_up;
+wire [131:0] node3_zp_tx_serial;
+wire node3_zp_channel_up;
+wire [131:0] node3_zn_tx_serial;
+wire node3_zn_channel_up;
+wire node3_link_up;
+wire node4_s_axil_awready;
+wire node4_s_axil_wready;
+wire node4_s_axil_bvalid;
+wire [1:0] node4_s_axil_bresp;
+wire node4_s_axil_arready;
+wire node4_s_axil_rvalid;
+wire [31:0] node4_s_axil_rdata;
+wire [1:0] node4_s_axil_rresp;
+wire node4_s_axis_p0_tready;
+wire [127:0] node4_m_axis_p0_tdata;
+wire [15:0] node4_m_axis_p0_tkeep;
+wire node4_m_axis_p0_tlast;
+wire node4_m_axis_p0_tvalid;
+wire node4_s_axis_p1_tready;
+wire [127:0] node4_m_axis_p1_tdata;
+wire [15:0] node4_m_axis_p1_tkeep;
+wire node4_m_axis_p1_tlast;
+wire node4_m_axis_p1_tvalid;
+wire [131:0] node4_xp_tx_serial;
+wire node4_xp_channel_up;
+wire [131:0] node4_xn_tx_serial;
+wire node4_xn_channel_up;
+wire [131:0] node4_yp_tx_serial;
+wire node4_yp_channel_up;
+wire [131:0] node4_yn_tx_serial;
+wire node4_yn_channel_up;
+wire [131:0] node4_zp_tx_serial;
+wire node4_zp_channel_up;
+wire [131:0] node4_zn_tx_serial;
+wire node4_zn_channel_up;
+wire node4_link_up;
+wire node5_s_axil_awready;
+wire node5_s_axil_wready;
+wire node5_s_axil_bvalid;
+wire [1:0] node5_s_axil_bresp;
+wire node5_s_axil_arready;
+wire node5_s_axil_rvalid;
+wire [31:0] node5_s_axil_rdata;
+wire [1:0] node5_s_axil_rresp;
+wire node5_s_axis_p0_tready;
+wire [127:0] node5_m_axis_p0_tdata;
+wire [15:0] node5_m_axis_p0_tkeep;
+wire node5_m_axis_p0_tlast;
+wire node5_m_axis_p0_tvalid;
+wire node5_s_axis_p1_tready;
+wire [127:0] node5_m_axis_p1_tdata;
+wire [15:0] node5_m_axis_p1_tkeep;
+wire node5_m_axis_p1_tlast;
+wire node5_m_axis_p1_tvalid;
+wire [131:0] node5_xp_tx_serial;
+wire node5_xp_channel_up;
+wire [131:0] node5_xn_tx_serial;
+wire node5_xn_channel_up;
+wire [131:0] node5_yp_tx_serial;
+wire node5_yp_channel_up;
+wire [131:0] node5_yn_tx_serial;
+wire node5_yn_channel_up;
+wire [131:0] node5_zp_tx_serial;
+wire node5_zp_channel_up;
+wire [131:0] node5_zn_tx_serial;
+wire node5_zn_channel_up;
+wire node5_link_up;
+wire node6_s_axil_awready;
+wire node6_s_axil_wready;
+wire node6_s_axil_bvalid;
+wire [1:0] node6_s_axil_bresp;
+wire node6_s_axil_arready;
+wire node6_s_axil_rvalid;
+wire [31:0] node6_s_axil_rdata;
+wire [1:0] node6_s_axil_rresp;
+wire node6_s_axis_p0_tready;
+wire [127:0] node6_m_axis_p0_tdata;
+wire [15:0] node6_m_axis_p0_tkeep;
+wire node6_m_axis_p0_tlast;
+wire node6_m_axis_p0_tvalid;
+wire node6_s_axis_p1_tready;
+wire [127:0] node6_m_axis_p1_tdata;
+wire [15:0] node6_m_axis_p1_tkeep;
+wire node6_m_axis_p1_tlast;
+wire node6_m_axis_p1_tvalid;
+wire [131:0] node6_xp_tx_serial;
+wire node6_xp_channel_up;
+wire [131:0] node6_xn_tx_serial;
+wire node6_xn_channel_up;
+wire [131:0] node6_yp_tx_serial;
+wire node6_yp_channel_up;
+wire [131:0] node6_yn_tx_serial;
+wire node6_yn_channel_up;
+wire [131:0] node6_zp_tx_serial;
+wire node6_zp_channel_up;
+wire [131:0] node6_zn_tx_serial;
+wire node6_zn_channel_up;
+wire node6_link_up;
+wire node7_s_axil_awready;
+wire node7_s_axil_wready;
+wire node7_s_axil_bvalid;
+wire [1:0] node7_s_axil_bresp;
+wire node7_s_axil_arready;
+wire node7_s_axil_rvalid;
+wire [31:0] node7_s_axil_rdata;
+wire [1:0] node7_s_axil_rresp;
+wire node7_s_axis_p0_tready;
+wire [127:0] node7_m_axis_p0_tdata;
+wire [15:0] node7_m_axis_p0_tkeep;
+wire node7_m_axis_p0_tlast;
+wire node7_m_axis_p0_tvalid;
+wire node7_s_axis_p1_tready;
+wire [127:0] node7_m_axis_p1_tdata;
+wire [15:0] node7_m_axis_p1_tkeep;
+wire node7_m_axis_p1_tlast;
+wire node7_m_axis_p1_tvalid;
+wire [131:0] node7_xp_tx_serial;
+wire node7_xp_channel_up;
+wire [131:0] node7_xn_tx_serial;
+wire node7_xn_channel_up;
+wire [131:0] node7_yp_tx_serial;
+wire node7_yp_channel_up;
+wire [131:0] node7_yn_tx_serial;
+wire node7_yn_channel_up;
+wire [131:0] node7_zp_tx_serial;
+wire node7_zp_channel_up;
+wire [131:0] node7_zn_tx_serial;
+wire node7_zn_channel_up;
+wire node7_link_up;
+wire [131:0] ch_node0_xp_rx;
+wire [131:0] ch_node0_xn_rx;
+wire [131:0] ch_node0_yp_rx;
+wire [131:0] ch_node0_yn_rx;
+wire [131:0] ch_node0_zp_rx;
+wire [131:0] ch_node0_zn_rx;
+wire [131:0] ch_node1_xp_rx;
+wire [131:0] ch_node1_xn_rx;
+wire [131:0] ch_node1_yp_rx;
+wire [131:0] ch_node1_yn_rx;
+wire [131:0] ch_node1_zp_rx;
+wire [131:0] ch_node1_zn_rx;
+wire [131:0] ch_node2_xp_rx;
+wire [131:0] ch_node2_xn_rx;
+wire [131:0] ch_node2_yp_rx;
+wire [131:0] ch_node2_yn_rx;
+wire [131:0] ch_node2_zp_rx;
+wire [131:0] ch_node2_zn_rx;
+wire [131:0] ch_node3_xp_rx;
+wire [131:0] ch_node3_xn_rx;
+wire [131:0] ch_node3_yp_rx;
+wire [131:0] ch_node3_yn_rx;
+wire [131:0] ch_node3_zp_rx;
+wire [131:0] ch_node3_zn_rx;
+wire [131:0] ch_node4_xp_rx;
+wire [131:0] ch_node4_xn_rx;
+wire [131:0] ch_node4_yp_rx;
+wire [131:0] ch_node4_yn_rx;
+wire [131:0] ch_node4_zp_rx;
+wire [131:0] ch_node4_zn_rx;
+wire [131:0] ch_node5_xp_rx;
+wire [131:0] ch_node5_xn_rx;
+wire [131:0] ch_node5_yp_rx;
+wire [131:0] ch_node5_yn_rx;
+wire [131:0] ch_node5_zp_rx;
+wire [131:0] ch_node5_zn_rx;
+wire [131:0] ch_node6_xp_rx;
+wire [131:0] ch_node6_xn_rx;
+wire [131:0] ch_node6_yp_rx;
+wire [131:0] ch_node6_yn_rx;
+wire [131:0] ch_node6_zp_rx;
+wire [131:0] ch_node6_zn_rx;
+wire [131:0] ch_node7_xp_rx;
+wire [131:0] ch_node7_xn_rx;
+wire [131:0] ch_node7_yp_rx;
+wire [131:0] ch_node7_yn_rx;
+wire [131:0] ch_node7_zp_rx;
+wire [131:0] ch_node7_zn_rx;
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- node 0 at (0, 0, 0) ----
+assign node0_out_of_reset_and = node0_out_of_reset & (~node0_aw_done);
+assign node0_out_of_reset_and_2 = node0_out_of_reset & (~node0_w_done);
+
+// ---- node 1 at (1, 0, 0) ----
+assign node1_out_of_reset_and = node1_out_of_reset & (~node1_aw_done);
+assign node1_out_of_reset_and_2 = node1_out_of_reset & (~node1_w_done);
+
+// ---- node 2 at (0, 1, 0) ----
+assign node2_out_of_reset_and = node2_out_of_reset & (~node2_aw_done);
+assign node2_out_of_reset_and_2 = node2_out_of_reset & (~node2_w_done);
+
+// ---- node 3 at (1, 1, 0) ----
+assign node3_out_of_reset_and = node3_out_of_reset & (~node3_aw_done);
+assign node3_out_of_reset_and_2 = node3_out_of_reset & (~node3_w_done);
+
+// ---- node 4 at (0, 0, 1) ----
+assign node4_out_of_reset_and = node4_out_of_reset & (~node4_aw_done);
+assign node4_out_of_reset_and_2 = node4_out_of_reset & (~node4_w_done);
+
+// ---- node 5 at (1, 0, 1) ----
+assign node5_out_of_reset_and = node5_out_of_reset & (~node5_aw_done);
+assign node5_out_of_reset_and_2 = node5_out_of_reset & (~node5_w_done);
+
+// ---- node 6 at (0, 1, 1) ----
+assign node6_out_of_reset_and = node6_out_of_reset & (~node6_aw_done);
+assign node6_out_of_reset_and_2 = node6_out_of_reset & (~node6_w_done);
+
+// ---- node 7 at (1, 1, 1) ----
+assign node7_out_of_reset_and = node7_out_of_reset & (~node7_aw_done);
+assign node7_out_of_reset_and_2 = node7_out_of_reset & (~node7_w_done);
+
+// ---- node0 (torus_2x2x2_node) ----
 torus_2x2x2_node node0 (
     .clk(clk_n0),
     .rst(rst_n0),
@@ -1420,47 +2720,47 @@ torus_2x2x2_node node0 (
     .zp_rx_rst(rst_n4),
     .zn_rx_clk(clk_n4),
     .zn_rx_rst(rst_n4),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node0_out_of_reset_and),
+    .s_axil_wdata(32'h0),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node0_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(axil_araddr_n0),
+    .s_axil_arvalid(axil_arvalid_n0),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n0_p0_tdata),
     .s_axis_p0_tlast(s_axis_n0_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n0_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n0_p0_tready),
     .s_axis_p1_tdata(s_axis_n0_p1_tdata),
     .s_axis_p1_tlast(s_axis_n0_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n0_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n0_p0_tready),
-    .s_axis_p1_tready(s_axis_n0_p1_tready),
-    .m_axis_p0_tready(m_axis_n0_p0_tready),
     .m_axis_p1_tready(m_axis_n0_p1_tready),
-    .m_axis_p0_tdata(m_axis_n0_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n0_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n0_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n0_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n0_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n0_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n0_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n0_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst_n0 & ~node0_aw_done),
-    .s_axil_wdata(32'h00000000),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst_n0 & ~node0_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(axil_araddr_n0),
-    .s_axil_arvalid(axil_arvalid_n0),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node1_xn_rx),
+    .xn_rx_serial(ch_node1_xp_rx),
+    .yp_rx_serial(ch_node2_yn_rx),
+    .yn_rx_serial(ch_node2_yp_rx),
+    .zp_rx_serial(ch_node4_zn_rx),
+    .zn_rx_serial(ch_node4_zp_rx),
     .s_axil_awready(node0_s_axil_awready),
     .s_axil_wready(node0_s_axil_wready),
     .s_axil_bvalid(node0_s_axil_bvalid),
     .s_axil_bresp(node0_s_axil_bresp),
-    .s_axil_arready(axil_arready_n0),
-    .s_axil_rvalid(axil_rvalid_n0),
-    .s_axil_rdata(axil_rdata_n0),
+    .s_axil_arready(node0_s_axil_arready),
+    .s_axil_rvalid(node0_s_axil_rvalid),
+    .s_axil_rdata(node0_s_axil_rdata),
     .s_axil_rresp(node0_s_axil_rresp),
-    .xp_rx_serial(node0_xp_rx_serial),
-    .xn_rx_serial(node0_xn_rx_serial),
-    .yp_rx_serial(node0_yp_rx_serial),
-    .yn_rx_serial(node0_yn_rx_serial),
-    .zp_rx_serial(node0_zp_rx_serial),
-    .zn_rx_serial(node0_zn_rx_serial),
+    .s_axis_p0_tready(node0_s_axis_p0_tready),
+    .m_axis_p0_tdata(node0_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node0_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node0_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node0_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node0_s_axis_p1_tready),
+    .m_axis_p1_tdata(node0_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node0_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node0_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node0_m_axis_p1_tvalid),
     .xp_tx_serial(node0_xp_tx_serial),
     .xp_channel_up(node0_xp_channel_up),
     .xn_tx_serial(node0_xn_tx_serial),
@@ -1476,33 +2776,7 @@ torus_2x2x2_node node0 (
     .link_up(node0_link_up)
 );
 
-// ---- node 1 at (1, 0, 0) ----
-wire node1_s_axil_awready;
-wire node1_s_axil_wready;
-wire node1_s_axil_bvalid;
-wire [131:0] node1_xp_rx_serial;
-wire [131:0] node1_xn_rx_serial;
-wire [131:0] node1_yp_rx_serial;
-wire [131:0] node1_yn_rx_serial;
-wire [131:0] node1_zp_rx_serial;
-wire [131:0] node1_zn_rx_serial;
-wire [131:0] node1_xp_tx_serial;
-wire [131:0] node1_xn_tx_serial;
-wire [131:0] node1_yp_tx_serial;
-wire [131:0] node1_yn_tx_serial;
-wire [131:0] node1_zp_tx_serial;
-wire [131:0] node1_zn_tx_serial;
-wire node1_link_up;
-reg node1_aw_done, node1_w_done, node1_booted;
-always @(posedge clk_n1) begin
-    if (rst_n1) begin
-        node1_aw_done <= 1'b0; node1_w_done <= 1'b0; node1_booted <= 1'b0;
-    end else begin
-        if (node1_s_axil_awready) node1_aw_done <= 1'b1;
-        if (node1_s_axil_wready) node1_w_done <= 1'b1;
-        if (node1_s_axil_bvalid) node1_booted <= 1'b1;
-    end
-end
+// ---- node1 (torus_2x2x2_node) ----
 torus_2x2x2_node node1 (
     .clk(clk_n1),
     .rst(rst_n1),
@@ -1518,47 +2792,47 @@ torus_2x2x2_node node1 (
     .zp_rx_rst(rst_n5),
     .zn_rx_clk(clk_n5),
     .zn_rx_rst(rst_n5),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node1_out_of_reset_and),
+    .s_axil_wdata(32'h1),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node1_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(axil_araddr_n1),
+    .s_axil_arvalid(axil_arvalid_n1),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n1_p0_tdata),
     .s_axis_p0_tlast(s_axis_n1_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n1_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n1_p0_tready),
     .s_axis_p1_tdata(s_axis_n1_p1_tdata),
     .s_axis_p1_tlast(s_axis_n1_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n1_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n1_p0_tready),
-    .s_axis_p1_tready(s_axis_n1_p1_tready),
-    .m_axis_p0_tready(m_axis_n1_p0_tready),
     .m_axis_p1_tready(m_axis_n1_p1_tready),
-    .m_axis_p0_tdata(m_axis_n1_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n1_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n1_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n1_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n1_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n1_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n1_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n1_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst_n1 & ~node1_aw_done),
-    .s_axil_wdata(32'h00000001),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst_n1 & ~node1_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(axil_araddr_n1),
-    .s_axil_arvalid(axil_arvalid_n1),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node0_xn_rx),
+    .xn_rx_serial(ch_node0_xp_rx),
+    .yp_rx_serial(ch_node3_yn_rx),
+    .yn_rx_serial(ch_node3_yp_rx),
+    .zp_rx_serial(ch_node5_zn_rx),
+    .zn_rx_serial(ch_node5_zp_rx),
     .s_axil_awready(node1_s_axil_awready),
     .s_axil_wready(node1_s_axil_wready),
     .s_axil_bvalid(node1_s_axil_bvalid),
     .s_axil_bresp(node1_s_axil_bresp),
-    .s_axil_arready(axil_arready_n1),
-    .s_axil_rvalid(axil_rvalid_n1),
-    .s_axil_rdata(axil_rdata_n1),
+    .s_axil_arready(node1_s_axil_arready),
+    .s_axil_rvalid(node1_s_axil_rvalid),
+    .s_axil_rdata(node1_s_axil_rdata),
     .s_axil_rresp(node1_s_axil_rresp),
-    .xp_rx_serial(node1_xp_rx_serial),
-    .xn_rx_serial(node1_xn_rx_serial),
-    .yp_rx_serial(node1_yp_rx_serial),
-    .yn_rx_serial(node1_yn_rx_serial),
-    .zp_rx_serial(node1_zp_rx_serial),
-    .zn_rx_serial(node1_zn_rx_serial),
+    .s_axis_p0_tready(node1_s_axis_p0_tready),
+    .m_axis_p0_tdata(node1_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node1_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node1_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node1_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node1_s_axis_p1_tready),
+    .m_axis_p1_tdata(node1_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node1_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node1_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node1_m_axis_p1_tvalid),
     .xp_tx_serial(node1_xp_tx_serial),
     .xp_channel_up(node1_xp_channel_up),
     .xn_tx_serial(node1_xn_tx_serial),
@@ -1574,33 +2848,7 @@ torus_2x2x2_node node1 (
     .link_up(node1_link_up)
 );
 
-// ---- node 2 at (0, 1, 0) ----
-wire node2_s_axil_awready;
-wire node2_s_axil_wready;
-wire node2_s_axil_bvalid;
-wire [131:0] node2_xp_rx_serial;
-wire [131:0] node2_xn_rx_serial;
-wire [131:0] node2_yp_rx_serial;
-wire [131:0] node2_yn_rx_serial;
-wire [131:0] node2_zp_rx_serial;
-wire [131:0] node2_zn_rx_serial;
-wire [131:0] node2_xp_tx_serial;
-wire [131:0] node2_xn_tx_serial;
-wire [131:0] node2_yp_tx_serial;
-wire [131:0] node2_yn_tx_serial;
-wire [131:0] node2_zp_tx_serial;
-wire [131:0] node2_zn_tx_serial;
-wire node2_link_up;
-reg node2_aw_done, node2_w_done, node2_booted;
-always @(posedge clk_n2) begin
-    if (rst_n2) begin
-        node2_aw_done <= 1'b0; node2_w_done <= 1'b0; node2_booted <= 1'b0;
-    end else begin
-        if (node2_s_axil_awready) node2_aw_done <= 1'b1;
-        if (node2_s_axil_wready) node2_w_done <= 1'b1;
-        if (node2_s_axil_bvalid) node2_booted <= 1'b1;
-    end
-end
+// ---- node2 (torus_2x2x2_node) ----
 torus_2x2x2_node node2 (
     .clk(clk_n2),
     .rst(rst_n2),
@@ -1616,47 +2864,47 @@ torus_2x2x2_node node2 (
     .zp_rx_rst(rst_n6),
     .zn_rx_clk(clk_n6),
     .zn_rx_rst(rst_n6),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node2_out_of_reset_and),
+    .s_axil_wdata(32'h100),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node2_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(axil_araddr_n2),
+    .s_axil_arvalid(axil_arvalid_n2),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n2_p0_tdata),
     .s_axis_p0_tlast(s_axis_n2_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n2_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n2_p0_tready),
     .s_axis_p1_tdata(s_axis_n2_p1_tdata),
     .s_axis_p1_tlast(s_axis_n2_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n2_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n2_p0_tready),
-    .s_axis_p1_tready(s_axis_n2_p1_tready),
-    .m_axis_p0_tready(m_axis_n2_p0_tready),
     .m_axis_p1_tready(m_axis_n2_p1_tready),
-    .m_axis_p0_tdata(m_axis_n2_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n2_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n2_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n2_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n2_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n2_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n2_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n2_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst_n2 & ~node2_aw_done),
-    .s_axil_wdata(32'h00000100),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst_n2 & ~node2_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(axil_araddr_n2),
-    .s_axil_arvalid(axil_arvalid_n2),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node3_xn_rx),
+    .xn_rx_serial(ch_node3_xp_rx),
+    .yp_rx_serial(ch_node0_yn_rx),
+    .yn_rx_serial(ch_node0_yp_rx),
+    .zp_rx_serial(ch_node6_zn_rx),
+    .zn_rx_serial(ch_node6_zp_rx),
     .s_axil_awready(node2_s_axil_awready),
     .s_axil_wready(node2_s_axil_wready),
     .s_axil_bvalid(node2_s_axil_bvalid),
     .s_axil_bresp(node2_s_axil_bresp),
-    .s_axil_arready(axil_arready_n2),
-    .s_axil_rvalid(axil_rvalid_n2),
-    .s_axil_rdata(axil_rdata_n2),
+    .s_axil_arready(node2_s_axil_arready),
+    .s_axil_rvalid(node2_s_axil_rvalid),
+    .s_axil_rdata(node2_s_axil_rdata),
     .s_axil_rresp(node2_s_axil_rresp),
-    .xp_rx_serial(node2_xp_rx_serial),
-    .xn_rx_serial(node2_xn_rx_serial),
-    .yp_rx_serial(node2_yp_rx_serial),
-    .yn_rx_serial(node2_yn_rx_serial),
-    .zp_rx_serial(node2_zp_rx_serial),
-    .zn_rx_serial(node2_zn_rx_serial),
+    .s_axis_p0_tready(node2_s_axis_p0_tready),
+    .m_axis_p0_tdata(node2_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node2_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node2_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node2_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node2_s_axis_p1_tready),
+    .m_axis_p1_tdata(node2_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node2_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node2_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node2_m_axis_p1_tvalid),
     .xp_tx_serial(node2_xp_tx_serial),
     .xp_channel_up(node2_xp_channel_up),
     .xn_tx_serial(node2_xn_tx_serial),
@@ -1672,33 +2920,7 @@ torus_2x2x2_node node2 (
     .link_up(node2_link_up)
 );
 
-// ---- node 3 at (1, 1, 0) ----
-wire node3_s_axil_awready;
-wire node3_s_axil_wready;
-wire node3_s_axil_bvalid;
-wire [131:0] node3_xp_rx_serial;
-wire [131:0] node3_xn_rx_serial;
-wire [131:0] node3_yp_rx_serial;
-wire [131:0] node3_yn_rx_serial;
-wire [131:0] node3_zp_rx_serial;
-wire [131:0] node3_zn_rx_serial;
-wire [131:0] node3_xp_tx_serial;
-wire [131:0] node3_xn_tx_serial;
-wire [131:0] node3_yp_tx_serial;
-wire [131:0] node3_yn_tx_serial;
-wire [131:0] node3_zp_tx_serial;
-wire [131:0] node3_zn_tx_serial;
-wire node3_link_up;
-reg node3_aw_done, node3_w_done, node3_booted;
-always @(posedge clk_n3) begin
-    if (rst_n3) begin
-        node3_aw_done <= 1'b0; node3_w_done <= 1'b0; node3_booted <= 1'b0;
-    end else begin
-        if (node3_s_axil_awready) node3_aw_done <= 1'b1;
-        if (node3_s_axil_wready) node3_w_done <= 1'b1;
-        if (node3_s_axil_bvalid) node3_booted <= 1'b1;
-    end
-end
+// ---- node3 (torus_2x2x2_node) ----
 torus_2x2x2_node node3 (
     .clk(clk_n3),
     .rst(rst_n3),
@@ -1714,47 +2936,47 @@ torus_2x2x2_node node3 (
     .zp_rx_rst(rst_n7),
     .zn_rx_clk(clk_n7),
     .zn_rx_rst(rst_n7),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node3_out_of_reset_and),
+    .s_axil_wdata(32'h101),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node3_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(axil_araddr_n3),
+    .s_axil_arvalid(axil_arvalid_n3),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n3_p0_tdata),
     .s_axis_p0_tlast(s_axis_n3_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n3_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n3_p0_tready),
     .s_axis_p1_tdata(s_axis_n3_p1_tdata),
     .s_axis_p1_tlast(s_axis_n3_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n3_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n3_p0_tready),
-    .s_axis_p1_tready(s_axis_n3_p1_tready),
-    .m_axis_p0_tready(m_axis_n3_p0_tready),
     .m_axis_p1_tready(m_axis_n3_p1_tready),
-    .m_axis_p0_tdata(m_axis_n3_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n3_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n3_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n3_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n3_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n3_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n3_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n3_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst_n3 & ~node3_aw_done),
-    .s_axil_wdata(32'h00000101),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst_n3 & ~node3_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(axil_araddr_n3),
-    .s_axil_arvalid(axil_arvalid_n3),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node2_xn_rx),
+    .xn_rx_serial(ch_node2_xp_rx),
+    .yp_rx_serial(ch_node1_yn_rx),
+    .yn_rx_serial(ch_node1_yp_rx),
+    .zp_rx_serial(ch_node7_zn_rx),
+    .zn_rx_serial(ch_node7_zp_rx),
     .s_axil_awready(node3_s_axil_awready),
     .s_axil_wready(node3_s_axil_wready),
     .s_axil_bvalid(node3_s_axil_bvalid),
     .s_axil_bresp(node3_s_axil_bresp),
-    .s_axil_arready(axil_arready_n3),
-    .s_axil_rvalid(axil_rvalid_n3),
-    .s_axil_rdata(axil_rdata_n3),
+    .s_axil_arready(node3_s_axil_arready),
+    .s_axil_rvalid(node3_s_axil_rvalid),
+    .s_axil_rdata(node3_s_axil_rdata),
     .s_axil_rresp(node3_s_axil_rresp),
-    .xp_rx_serial(node3_xp_rx_serial),
-    .xn_rx_serial(node3_xn_rx_serial),
-    .yp_rx_serial(node3_yp_rx_serial),
-    .yn_rx_serial(node3_yn_rx_serial),
-    .zp_rx_serial(node3_zp_rx_serial),
-    .zn_rx_serial(node3_zn_rx_serial),
+    .s_axis_p0_tready(node3_s_axis_p0_tready),
+    .m_axis_p0_tdata(node3_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node3_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node3_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node3_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node3_s_axis_p1_tready),
+    .m_axis_p1_tdata(node3_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node3_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node3_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node3_m_axis_p1_tvalid),
     .xp_tx_serial(node3_xp_tx_serial),
     .xp_channel_up(node3_xp_channel_up),
     .xn_tx_serial(node3_xn_tx_serial),
@@ -1770,33 +2992,7 @@ torus_2x2x2_node node3 (
     .link_up(node3_link_up)
 );
 
-// ---- node 4 at (0, 0, 1) ----
-wire node4_s_axil_awready;
-wire node4_s_axil_wready;
-wire node4_s_axil_bvalid;
-wire [131:0] node4_xp_rx_serial;
-wire [131:0] node4_xn_rx_serial;
-wire [131:0] node4_yp_rx_serial;
-wire [131:0] node4_yn_rx_serial;
-wire [131:0] node4_zp_rx_serial;
-wire [131:0] node4_zn_rx_serial;
-wire [131:0] node4_xp_tx_serial;
-wire [131:0] node4_xn_tx_serial;
-wire [131:0] node4_yp_tx_serial;
-wire [131:0] node4_yn_tx_serial;
-wire [131:0] node4_zp_tx_serial;
-wire [131:0] node4_zn_tx_serial;
-wire node4_link_up;
-reg node4_aw_done, node4_w_done, node4_booted;
-always @(posedge clk_n4) begin
-    if (rst_n4) begin
-        node4_aw_done <= 1'b0; node4_w_done <= 1'b0; node4_booted <= 1'b0;
-    end else begin
-        if (node4_s_axil_awready) node4_aw_done <= 1'b1;
-        if (node4_s_axil_wready) node4_w_done <= 1'b1;
-        if (node4_s_axil_bvalid) node4_booted <= 1'b1;
-    end
-end
+// ---- node4 (torus_2x2x2_node) ----
 torus_2x2x2_node node4 (
     .clk(clk_n4),
     .rst(rst_n4),
@@ -1812,47 +3008,47 @@ torus_2x2x2_node node4 (
     .zp_rx_rst(rst_n0),
     .zn_rx_clk(clk_n0),
     .zn_rx_rst(rst_n0),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node4_out_of_reset_and),
+    .s_axil_wdata(32'h10000),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node4_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(axil_araddr_n4),
+    .s_axil_arvalid(axil_arvalid_n4),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n4_p0_tdata),
     .s_axis_p0_tlast(s_axis_n4_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n4_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n4_p0_tready),
     .s_axis_p1_tdata(s_axis_n4_p1_tdata),
     .s_axis_p1_tlast(s_axis_n4_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n4_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n4_p0_tready),
-    .s_axis_p1_tready(s_axis_n4_p1_tready),
-    .m_axis_p0_tready(m_axis_n4_p0_tready),
     .m_axis_p1_tready(m_axis_n4_p1_tready),
-    .m_axis_p0_tdata(m_axis_n4_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n4_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n4_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n4_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n4_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n4_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n4_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n4_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst_n4 & ~node4_aw_done),
-    .s_axil_wdata(32'h00010000),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst_n4 & ~node4_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(axil_araddr_n4),
-    .s_axil_arvalid(axil_arvalid_n4),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node5_xn_rx),
+    .xn_rx_serial(ch_node5_xp_rx),
+    .yp_rx_serial(ch_node6_yn_rx),
+    .yn_rx_serial(ch_node6_yp_rx),
+    .zp_rx_serial(ch_node0_zn_rx),
+    .zn_rx_serial(ch_node0_zp_rx),
     .s_axil_awready(node4_s_axil_awready),
     .s_axil_wready(node4_s_axil_wready),
     .s_axil_bvalid(node4_s_axil_bvalid),
     .s_axil_bresp(node4_s_axil_bresp),
-    .s_axil_arready(axil_arready_n4),
-    .s_axil_rvalid(axil_rvalid_n4),
-    .s_axil_rdata(axil_rdata_n4),
+    .s_axil_arready(node4_s_axil_arready),
+    .s_axil_rvalid(node4_s_axil_rvalid),
+    .s_axil_rdata(node4_s_axil_rdata),
     .s_axil_rresp(node4_s_axil_rresp),
-    .xp_rx_serial(node4_xp_rx_serial),
-    .xn_rx_serial(node4_xn_rx_serial),
-    .yp_rx_serial(node4_yp_rx_serial),
-    .yn_rx_serial(node4_yn_rx_serial),
-    .zp_rx_serial(node4_zp_rx_serial),
-    .zn_rx_serial(node4_zn_rx_serial),
+    .s_axis_p0_tready(node4_s_axis_p0_tready),
+    .m_axis_p0_tdata(node4_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node4_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node4_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node4_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node4_s_axis_p1_tready),
+    .m_axis_p1_tdata(node4_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node4_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node4_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node4_m_axis_p1_tvalid),
     .xp_tx_serial(node4_xp_tx_serial),
     .xp_channel_up(node4_xp_channel_up),
     .xn_tx_serial(node4_xn_tx_serial),
@@ -1868,33 +3064,7 @@ torus_2x2x2_node node4 (
     .link_up(node4_link_up)
 );
 
-// ---- node 5 at (1, 0, 1) ----
-wire node5_s_axil_awready;
-wire node5_s_axil_wready;
-wire node5_s_axil_bvalid;
-wire [131:0] node5_xp_rx_serial;
-wire [131:0] node5_xn_rx_serial;
-wire [131:0] node5_yp_rx_serial;
-wire [131:0] node5_yn_rx_serial;
-wire [131:0] node5_zp_rx_serial;
-wire [131:0] node5_zn_rx_serial;
-wire [131:0] node5_xp_tx_serial;
-wire [131:0] node5_xn_tx_serial;
-wire [131:0] node5_yp_tx_serial;
-wire [131:0] node5_yn_tx_serial;
-wire [131:0] node5_zp_tx_serial;
-wire [131:0] node5_zn_tx_serial;
-wire node5_link_up;
-reg node5_aw_done, node5_w_done, node5_booted;
-always @(posedge clk_n5) begin
-    if (rst_n5) begin
-        node5_aw_done <= 1'b0; node5_w_done <= 1'b0; node5_booted <= 1'b0;
-    end else begin
-        if (node5_s_axil_awready) node5_aw_done <= 1'b1;
-        if (node5_s_axil_wready) node5_w_done <= 1'b1;
-        if (node5_s_axil_bvalid) node5_booted <= 1'b1;
-    end
-end
+// ---- node5 (torus_2x2x2_node) ----
 torus_2x2x2_node node5 (
     .clk(clk_n5),
     .rst(rst_n5),
@@ -1910,47 +3080,47 @@ torus_2x2x2_node node5 (
     .zp_rx_rst(rst_n1),
     .zn_rx_clk(clk_n1),
     .zn_rx_rst(rst_n1),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node5_out_of_reset_and),
+    .s_axil_wdata(32'h10001),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node5_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(axil_araddr_n5),
+    .s_axil_arvalid(axil_arvalid_n5),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n5_p0_tdata),
     .s_axis_p0_tlast(s_axis_n5_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n5_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n5_p0_tready),
     .s_axis_p1_tdata(s_axis_n5_p1_tdata),
     .s_axis_p1_tlast(s_axis_n5_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n5_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n5_p0_tready),
-    .s_axis_p1_tready(s_axis_n5_p1_tready),
-    .m_axis_p0_tready(m_axis_n5_p0_tready),
     .m_axis_p1_tready(m_axis_n5_p1_tready),
-    .m_axis_p0_tdata(m_axis_n5_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n5_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n5_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n5_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n5_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n5_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n5_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n5_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst_n5 & ~node5_aw_done),
-    .s_axil_wdata(32'h00010001),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst_n5 & ~node5_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(axil_araddr_n5),
-    .s_axil_arvalid(axil_arvalid_n5),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node4_xn_rx),
+    .xn_rx_serial(ch_node4_xp_rx),
+    .yp_rx_serial(ch_node7_yn_rx),
+    .yn_rx_serial(ch_node7_yp_rx),
+    .zp_rx_serial(ch_node1_zn_rx),
+    .zn_rx_serial(ch_node1_zp_rx),
     .s_axil_awready(node5_s_axil_awready),
     .s_axil_wready(node5_s_axil_wready),
     .s_axil_bvalid(node5_s_axil_bvalid),
     .s_axil_bresp(node5_s_axil_bresp),
-    .s_axil_arready(axil_arready_n5),
-    .s_axil_rvalid(axil_rvalid_n5),
-    .s_axil_rdata(axil_rdata_n5),
+    .s_axil_arready(node5_s_axil_arready),
+    .s_axil_rvalid(node5_s_axil_rvalid),
+    .s_axil_rdata(node5_s_axil_rdata),
     .s_axil_rresp(node5_s_axil_rresp),
-    .xp_rx_serial(node5_xp_rx_serial),
-    .xn_rx_serial(node5_xn_rx_serial),
-    .yp_rx_serial(node5_yp_rx_serial),
-    .yn_rx_serial(node5_yn_rx_serial),
-    .zp_rx_serial(node5_zp_rx_serial),
-    .zn_rx_serial(node5_zn_rx_serial),
+    .s_axis_p0_tready(node5_s_axis_p0_tready),
+    .m_axis_p0_tdata(node5_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node5_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node5_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node5_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node5_s_axis_p1_tready),
+    .m_axis_p1_tdata(node5_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node5_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node5_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node5_m_axis_p1_tvalid),
     .xp_tx_serial(node5_xp_tx_serial),
     .xp_channel_up(node5_xp_channel_up),
     .xn_tx_serial(node5_xn_tx_serial),
@@ -1966,33 +3136,7 @@ torus_2x2x2_node node5 (
     .link_up(node5_link_up)
 );
 
-// ---- node 6 at (0, 1, 1) ----
-wire node6_s_axil_awready;
-wire node6_s_axil_wready;
-wire node6_s_axil_bvalid;
-wire [131:0] node6_xp_rx_serial;
-wire [131:0] node6_xn_rx_serial;
-wire [131:0] node6_yp_rx_serial;
-wire [131:0] node6_yn_rx_serial;
-wire [131:0] node6_zp_rx_serial;
-wire [131:0] node6_zn_rx_serial;
-wire [131:0] node6_xp_tx_serial;
-wire [131:0] node6_xn_tx_serial;
-wire [131:0] node6_yp_tx_serial;
-wire [131:0] node6_yn_tx_serial;
-wire [131:0] node6_zp_tx_serial;
-wire [131:0] node6_zn_tx_serial;
-wire node6_link_up;
-reg node6_aw_done, node6_w_done, node6_booted;
-always @(posedge clk_n6) begin
-    if (rst_n6) begin
-        node6_aw_done <= 1'b0; node6_w_done <= 1'b0; node6_booted <= 1'b0;
-    end else begin
-        if (node6_s_axil_awready) node6_aw_done <= 1'b1;
-        if (node6_s_axil_wready) node6_w_done <= 1'b1;
-        if (node6_s_axil_bvalid) node6_booted <= 1'b1;
-    end
-end
+// ---- node6 (torus_2x2x2_node) ----
 torus_2x2x2_node node6 (
     .clk(clk_n6),
     .rst(rst_n6),
@@ -2008,47 +3152,47 @@ torus_2x2x2_node node6 (
     .zp_rx_rst(rst_n2),
     .zn_rx_clk(clk_n2),
     .zn_rx_rst(rst_n2),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node6_out_of_reset_and),
+    .s_axil_wdata(32'h10100),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node6_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(axil_araddr_n6),
+    .s_axil_arvalid(axil_arvalid_n6),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n6_p0_tdata),
     .s_axis_p0_tlast(s_axis_n6_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n6_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n6_p0_tready),
     .s_axis_p1_tdata(s_axis_n6_p1_tdata),
     .s_axis_p1_tlast(s_axis_n6_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n6_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n6_p0_tready),
-    .s_axis_p1_tready(s_axis_n6_p1_tready),
-    .m_axis_p0_tready(m_axis_n6_p0_tready),
     .m_axis_p1_tready(m_axis_n6_p1_tready),
-    .m_axis_p0_tdata(m_axis_n6_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n6_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n6_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n6_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n6_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n6_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n6_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n6_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst_n6 & ~node6_aw_done),
-    .s_axil_wdata(32'h00010100),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst_n6 & ~node6_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(axil_araddr_n6),
-    .s_axil_arvalid(axil_arvalid_n6),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node7_xn_rx),
+    .xn_rx_serial(ch_node7_xp_rx),
+    .yp_rx_serial(ch_node4_yn_rx),
+    .yn_rx_serial(ch_node4_yp_rx),
+    .zp_rx_serial(ch_node2_zn_rx),
+    .zn_rx_serial(ch_node2_zp_rx),
     .s_axil_awready(node6_s_axil_awready),
     .s_axil_wready(node6_s_axil_wready),
     .s_axil_bvalid(node6_s_axil_bvalid),
     .s_axil_bresp(node6_s_axil_bresp),
-    .s_axil_arready(axil_arready_n6),
-    .s_axil_rvalid(axil_rvalid_n6),
-    .s_axil_rdata(axil_rdata_n6),
+    .s_axil_arready(node6_s_axil_arready),
+    .s_axil_rvalid(node6_s_axil_rvalid),
+    .s_axil_rdata(node6_s_axil_rdata),
     .s_axil_rresp(node6_s_axil_rresp),
-    .xp_rx_serial(node6_xp_rx_serial),
-    .xn_rx_serial(node6_xn_rx_serial),
-    .yp_rx_serial(node6_yp_rx_serial),
-    .yn_rx_serial(node6_yn_rx_serial),
-    .zp_rx_serial(node6_zp_rx_serial),
-    .zn_rx_serial(node6_zn_rx_serial),
+    .s_axis_p0_tready(node6_s_axis_p0_tready),
+    .m_axis_p0_tdata(node6_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node6_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node6_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node6_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node6_s_axis_p1_tready),
+    .m_axis_p1_tdata(node6_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node6_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node6_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node6_m_axis_p1_tvalid),
     .xp_tx_serial(node6_xp_tx_serial),
     .xp_channel_up(node6_xp_channel_up),
     .xn_tx_serial(node6_xn_tx_serial),
@@ -2064,33 +3208,7 @@ torus_2x2x2_node node6 (
     .link_up(node6_link_up)
 );
 
-// ---- node 7 at (1, 1, 1) ----
-wire node7_s_axil_awready;
-wire node7_s_axil_wready;
-wire node7_s_axil_bvalid;
-wire [131:0] node7_xp_rx_serial;
-wire [131:0] node7_xn_rx_serial;
-wire [131:0] node7_yp_rx_serial;
-wire [131:0] node7_yn_rx_serial;
-wire [131:0] node7_zp_rx_serial;
-wire [131:0] node7_zn_rx_serial;
-wire [131:0] node7_xp_tx_serial;
-wire [131:0] node7_xn_tx_serial;
-wire [131:0] node7_yp_tx_serial;
-wire [131:0] node7_yn_tx_serial;
-wire [131:0] node7_zp_tx_serial;
-wire [131:0] node7_zn_tx_serial;
-wire node7_link_up;
-reg node7_aw_done, node7_w_done, node7_booted;
-always @(posedge clk_n7) begin
-    if (rst_n7) begin
-        node7_aw_done <= 1'b0; node7_w_done <= 1'b0; node7_booted <= 1'b0;
-    end else begin
-        if (node7_s_axil_awready) node7_aw_done <= 1'b1;
-        if (node7_s_axil_wready) node7_w_done <= 1'b1;
-        if (node7_s_axil_bvalid) node7_booted <= 1'b1;
-    end
-end
+// ---- node7 (torus_2x2x2_node) ----
 torus_2x2x2_node node7 (
     .clk(clk_n7),
     .rst(rst_n7),
@@ -2106,47 +3224,47 @@ torus_2x2x2_node node7 (
     .zp_rx_rst(rst_n3),
     .zn_rx_clk(clk_n3),
     .zn_rx_rst(rst_n3),
+    .s_axil_awaddr(12'h8),
+    .s_axil_awvalid(node7_out_of_reset_and),
+    .s_axil_wdata(32'h10101),
+    .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(node7_out_of_reset_and_2),
+    .s_axil_bready(1'h1),
+    .s_axil_araddr(axil_araddr_n7),
+    .s_axil_arvalid(axil_arvalid_n7),
+    .s_axil_rready(1'h1),
     .s_axis_p0_tdata(s_axis_n7_p0_tdata),
     .s_axis_p0_tlast(s_axis_n7_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n7_p0_tvalid),
+    .m_axis_p0_tready(m_axis_n7_p0_tready),
     .s_axis_p1_tdata(s_axis_n7_p1_tdata),
     .s_axis_p1_tlast(s_axis_n7_p1_tlast),
     .s_axis_p1_tvalid(s_axis_n7_p1_tvalid),
-    .s_axis_p0_tready(s_axis_n7_p0_tready),
-    .s_axis_p1_tready(s_axis_n7_p1_tready),
-    .m_axis_p0_tready(m_axis_n7_p0_tready),
     .m_axis_p1_tready(m_axis_n7_p1_tready),
-    .m_axis_p0_tdata(m_axis_n7_p0_tdata),
-    .m_axis_p0_tkeep(m_axis_n7_p0_tkeep),
-    .m_axis_p0_tlast(m_axis_n7_p0_tlast),
-    .m_axis_p0_tvalid(m_axis_n7_p0_tvalid),
-    .m_axis_p1_tdata(m_axis_n7_p1_tdata),
-    .m_axis_p1_tkeep(m_axis_n7_p1_tkeep),
-    .m_axis_p1_tlast(m_axis_n7_p1_tlast),
-    .m_axis_p1_tvalid(m_axis_n7_p1_tvalid),
-    .s_axil_awaddr(12'h008),
-    .s_axil_awvalid(~rst_n7 & ~node7_aw_done),
-    .s_axil_wdata(32'h00010101),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(~rst_n7 & ~node7_w_done),
-    .s_axil_bready(1'b1),
-    .s_axil_araddr(axil_araddr_n7),
-    .s_axil_arvalid(axil_arvalid_n7),
-    .s_axil_rready(1'b1),
+    .xp_rx_serial(ch_node6_xn_rx),
+    .xn_rx_serial(ch_node6_xp_rx),
+    .yp_rx_serial(ch_node5_yn_rx),
+    .yn_rx_serial(ch_node5_yp_rx),
+    .zp_rx_serial(ch_node3_zn_rx),
+    .zn_rx_serial(ch_node3_zp_rx),
     .s_axil_awready(node7_s_axil_awready),
     .s_axil_wready(node7_s_axil_wready),
     .s_axil_bvalid(node7_s_axil_bvalid),
     .s_axil_bresp(node7_s_axil_bresp),
-    .s_axil_arready(axil_arready_n7),
-    .s_axil_rvalid(axil_rvalid_n7),
-    .s_axil_rdata(axil_rdata_n7),
+    .s_axil_arready(node7_s_axil_arready),
+    .s_axil_rvalid(node7_s_axil_rvalid),
+    .s_axil_rdata(node7_s_axil_rdata),
     .s_axil_rresp(node7_s_axil_rresp),
-    .xp_rx_serial(node7_xp_rx_serial),
-    .xn_rx_serial(node7_xn_rx_serial),
-    .yp_rx_serial(node7_yp_rx_serial),
-    .yn_rx_serial(node7_yn_rx_serial),
-    .zp_rx_serial(node7_zp_rx_serial),
-    .zn_rx_serial(node7_zn_rx_serial),
+    .s_axis_p0_tready(node7_s_axis_p0_tready),
+    .m_axis_p0_tdata(node7_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node7_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node7_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node7_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node7_s_axis_p1_tready),
+    .m_axis_p1_tdata(node7_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node7_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node7_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node7_m_axis_p1_tvalid),
     .xp_tx_serial(node7_xp_tx_serial),
     .xp_channel_up(node7_xp_channel_up),
     .xn_tx_serial(node7_xn_tx_serial),
@@ -2162,90 +3280,709 @@ torus_2x2x2_node node7 (
     .link_up(node7_link_up)
 );
 
-torus_2x2x2_channel ch_node0_xp (.clk(clk_n0), .rst(rst_n0), .tx(node0_xp_tx_serial), .inject_err({1'b0, inject_err[0]}), .cut(cut[0]), .rx(node1_xn_rx_serial));
-torus_2x2x2_channel ch_node0_xn (.clk(clk_n0), .rst(rst_n0), .tx(node0_xn_tx_serial), .inject_err({1'b0, inject_err[1]}), .cut(cut[1]), .rx(node1_xp_rx_serial));
-torus_2x2x2_channel ch_node0_yp (.clk(clk_n0), .rst(rst_n0), .tx(node0_yp_tx_serial), .inject_err({1'b0, inject_err[2]}), .cut(cut[2]), .rx(node2_yn_rx_serial));
-torus_2x2x2_channel ch_node0_yn (.clk(clk_n0), .rst(rst_n0), .tx(node0_yn_tx_serial), .inject_err({1'b0, inject_err[3]}), .cut(cut[3]), .rx(node2_yp_rx_serial));
-torus_2x2x2_channel ch_node0_zp (.clk(clk_n0), .rst(rst_n0), .tx(node0_zp_tx_serial), .inject_err({1'b0, inject_err[4]}), .cut(cut[4]), .rx(node4_zn_rx_serial));
-torus_2x2x2_channel ch_node0_zn (.clk(clk_n0), .rst(rst_n0), .tx(node0_zn_tx_serial), .inject_err({1'b0, inject_err[5]}), .cut(cut[5]), .rx(node4_zp_rx_serial));
-torus_2x2x2_channel ch_node1_xp (.clk(clk_n1), .rst(rst_n1), .tx(node1_xp_tx_serial), .inject_err({1'b0, inject_err[6]}), .cut(cut[6]), .rx(node0_xn_rx_serial));
-torus_2x2x2_channel ch_node1_xn (.clk(clk_n1), .rst(rst_n1), .tx(node1_xn_tx_serial), .inject_err({1'b0, inject_err[7]}), .cut(cut[7]), .rx(node0_xp_rx_serial));
-torus_2x2x2_channel ch_node1_yp (.clk(clk_n1), .rst(rst_n1), .tx(node1_yp_tx_serial), .inject_err({1'b0, inject_err[8]}), .cut(cut[8]), .rx(node3_yn_rx_serial));
-torus_2x2x2_channel ch_node1_yn (.clk(clk_n1), .rst(rst_n1), .tx(node1_yn_tx_serial), .inject_err({1'b0, inject_err[9]}), .cut(cut[9]), .rx(node3_yp_rx_serial));
-torus_2x2x2_channel ch_node1_zp (.clk(clk_n1), .rst(rst_n1), .tx(node1_zp_tx_serial), .inject_err({1'b0, inject_err[10]}), .cut(cut[10]), .rx(node5_zn_rx_serial));
-torus_2x2x2_channel ch_node1_zn (.clk(clk_n1), .rst(rst_n1), .tx(node1_zn_tx_serial), .inject_err({1'b0, inject_err[11]}), .cut(cut[11]), .rx(node5_zp_rx_serial));
-torus_2x2x2_channel ch_node2_xp (.clk(clk_n2), .rst(rst_n2), .tx(node2_xp_tx_serial), .inject_err({1'b0, inject_err[12]}), .cut(cut[12]), .rx(node3_xn_rx_serial));
-torus_2x2x2_channel ch_node2_xn (.clk(clk_n2), .rst(rst_n2), .tx(node2_xn_tx_serial), .inject_err({1'b0, inject_err[13]}), .cut(cut[13]), .rx(node3_xp_rx_serial));
-torus_2x2x2_channel ch_node2_yp (.clk(clk_n2), .rst(rst_n2), .tx(node2_yp_tx_serial), .inject_err({1'b0, inject_err[14]}), .cut(cut[14]), .rx(node0_yn_rx_serial));
-torus_2x2x2_channel ch_node2_yn (.clk(clk_n2), .rst(rst_n2), .tx(node2_yn_tx_serial), .inject_err({1'b0, inject_err[15]}), .cut(cut[15]), .rx(node0_yp_rx_serial));
-torus_2x2x2_channel ch_node2_zp (.clk(clk_n2), .rst(rst_n2), .tx(node2_zp_tx_serial), .inject_err({1'b0, inject_err[16]}), .cut(cut[16]), .rx(node6_zn_rx_serial));
-torus_2x2x2_channel ch_node2_zn (.clk(clk_n2), .rst(rst_n2), .tx(node2_zn_tx_serial), .inject_err({1'b0, inject_err[17]}), .cut(cut[17]), .rx(node6_zp_rx_serial));
-torus_2x2x2_channel ch_node3_xp (.clk(clk_n3), .rst(rst_n3), .tx(node3_xp_tx_serial), .inject_err({1'b0, inject_err[18]}), .cut(cut[18]), .rx(node2_xn_rx_serial));
-torus_2x2x2_channel ch_node3_xn (.clk(clk_n3), .rst(rst_n3), .tx(node3_xn_tx_serial), .inject_err({1'b0, inject_err[19]}), .cut(cut[19]), .rx(node2_xp_rx_serial));
-torus_2x2x2_channel ch_node3_yp (.clk(clk_n3), .rst(rst_n3), .tx(node3_yp_tx_serial), .inject_err({1'b0, inject_err[20]}), .cut(cut[20]), .rx(node1_yn_rx_serial));
-torus_2x2x2_channel ch_node3_yn (.clk(clk_n3), .rst(rst_n3), .tx(node3_yn_tx_serial), .inject_err({1'b0, inject_err[21]}), .cut(cut[21]), .rx(node1_yp_rx_serial));
-torus_2x2x2_channel ch_node3_zp (.clk(clk_n3), .rst(rst_n3), .tx(node3_zp_tx_serial), .inject_err({1'b0, inject_err[22]}), .cut(cut[22]), .rx(node7_zn_rx_serial));
-torus_2x2x2_channel ch_node3_zn (.clk(clk_n3), .rst(rst_n3), .tx(node3_zn_tx_serial), .inject_err({1'b0, inject_err[23]}), .cut(cut[23]), .rx(node7_zp_rx_serial));
-torus_2x2x2_channel ch_node4_xp (.clk(clk_n4), .rst(rst_n4), .tx(node4_xp_tx_serial), .inject_err({1'b0, inject_err[24]}), .cut(cut[24]), .rx(node5_xn_rx_serial));
-torus_2x2x2_channel ch_node4_xn (.clk(clk_n4), .rst(rst_n4), .tx(node4_xn_tx_serial), .inject_err({1'b0, inject_err[25]}), .cut(cut[25]), .rx(node5_xp_rx_serial));
-torus_2x2x2_channel ch_node4_yp (.clk(clk_n4), .rst(rst_n4), .tx(node4_yp_tx_serial), .inject_err({1'b0, inject_err[26]}), .cut(cut[26]), .rx(node6_yn_rx_serial));
-torus_2x2x2_channel ch_node4_yn (.clk(clk_n4), .rst(rst_n4), .tx(node4_yn_tx_serial), .inject_err({1'b0, inject_err[27]}), .cut(cut[27]), .rx(node6_yp_rx_serial));
-torus_2x2x2_channel ch_node4_zp (.clk(clk_n4), .rst(rst_n4), .tx(node4_zp_tx_serial), .inject_err({1'b0, inject_err[28]}), .cut(cut[28]), .rx(node0_zn_rx_serial));
-torus_2x2x2_channel ch_node4_zn (.clk(clk_n4), .rst(rst_n4), .tx(node4_zn_tx_serial), .inject_err({1'b0, inject_err[29]}), .cut(cut[29]), .rx(node0_zp_rx_serial));
-torus_2x2x2_channel ch_node5_xp (.clk(clk_n5), .rst(rst_n5), .tx(node5_xp_tx_serial), .inject_err({1'b0, inject_err[30]}), .cut(cut[30]), .rx(node4_xn_rx_serial));
-torus_2x2x2_channel ch_node5_xn (.clk(clk_n5), .rst(rst_n5), .tx(node5_xn_tx_serial), .inject_err({1'b0, inject_err[31]}), .cut(cut[31]), .rx(node4_xp_rx_serial));
-torus_2x2x2_channel ch_node5_yp (.clk(clk_n5), .rst(rst_n5), .tx(node5_yp_tx_serial), .inject_err({1'b0, inject_err[32]}), .cut(cut[32]), .rx(node7_yn_rx_serial));
-torus_2x2x2_channel ch_node5_yn (.clk(clk_n5), .rst(rst_n5), .tx(node5_yn_tx_serial), .inject_err({1'b0, inject_err[33]}), .cut(cut[33]), .rx(node7_yp_rx_serial));
-torus_2x2x2_channel ch_node5_zp (.clk(clk_n5), .rst(rst_n5), .tx(node5_zp_tx_serial), .inject_err({1'b0, inject_err[34]}), .cut(cut[34]), .rx(node1_zn_rx_serial));
-torus_2x2x2_channel ch_node5_zn (.clk(clk_n5), .rst(rst_n5), .tx(node5_zn_tx_serial), .inject_err({1'b0, inject_err[35]}), .cut(cut[35]), .rx(node1_zp_rx_serial));
-torus_2x2x2_channel ch_node6_xp (.clk(clk_n6), .rst(rst_n6), .tx(node6_xp_tx_serial), .inject_err({1'b0, inject_err[36]}), .cut(cut[36]), .rx(node7_xn_rx_serial));
-torus_2x2x2_channel ch_node6_xn (.clk(clk_n6), .rst(rst_n6), .tx(node6_xn_tx_serial), .inject_err({1'b0, inject_err[37]}), .cut(cut[37]), .rx(node7_xp_rx_serial));
-torus_2x2x2_channel ch_node6_yp (.clk(clk_n6), .rst(rst_n6), .tx(node6_yp_tx_serial), .inject_err({1'b0, inject_err[38]}), .cut(cut[38]), .rx(node4_yn_rx_serial));
-torus_2x2x2_channel ch_node6_yn (.clk(clk_n6), .rst(rst_n6), .tx(node6_yn_tx_serial), .inject_err({1'b0, inject_err[39]}), .cut(cut[39]), .rx(node4_yp_rx_serial));
-torus_2x2x2_channel ch_node6_zp (.clk(clk_n6), .rst(rst_n6), .tx(node6_zp_tx_serial), .inject_err({1'b0, inject_err[40]}), .cut(cut[40]), .rx(node2_zn_rx_serial));
-torus_2x2x2_channel ch_node6_zn (.clk(clk_n6), .rst(rst_n6), .tx(node6_zn_tx_serial), .inject_err({1'b0, inject_err[41]}), .cut(cut[41]), .rx(node2_zp_rx_serial));
-torus_2x2x2_channel ch_node7_xp (.clk(clk_n7), .rst(rst_n7), .tx(node7_xp_tx_serial), .inject_err({1'b0, inject_err[42]}), .cut(cut[42]), .rx(node6_xn_rx_serial));
-torus_2x2x2_channel ch_node7_xn (.clk(clk_n7), .rst(rst_n7), .tx(node7_xn_tx_serial), .inject_err({1'b0, inject_err[43]}), .cut(cut[43]), .rx(node6_xp_rx_serial));
-torus_2x2x2_channel ch_node7_yp (.clk(clk_n7), .rst(rst_n7), .tx(node7_yp_tx_serial), .inject_err({1'b0, inject_err[44]}), .cut(cut[44]), .rx(node5_yn_rx_serial));
-torus_2x2x2_channel ch_node7_yn (.clk(clk_n7), .rst(rst_n7), .tx(node7_yn_tx_serial), .inject_err({1'b0, inject_err[45]}), .cut(cut[45]), .rx(node5_yp_rx_serial));
-torus_2x2x2_channel ch_node7_zp (.clk(clk_n7), .rst(rst_n7), .tx(node7_zp_tx_serial), .inject_err({1'b0, inject_err[46]}), .cut(cut[46]), .rx(node3_zn_rx_serial));
-torus_2x2x2_channel ch_node7_zn (.clk(clk_n7), .rst(rst_n7), .tx(node7_zn_tx_serial), .inject_err({1'b0, inject_err[47]}), .cut(cut[47]), .rx(node3_zp_rx_serial));
+// ---- ch_node0_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_xp (
+    .clk(clk_n0),
+    .rst(rst_n0),
+    .tx(node0_xp_tx_serial),
+    .inject_err({1'h0, inject_err[0]}),
+    .cut(cut[0]),
+    .rx(ch_node0_xp_rx)
+);
 
-assign link_up = node0_link_up & node0_booted & node1_link_up & node1_booted & node2_link_up & node2_booted & node3_link_up & node3_booted & node4_link_up & node4_booted & node5_link_up & node5_booted & node6_link_up & node6_booted & node7_link_up & node7_booted;
+// ---- ch_node0_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_xn (
+    .clk(clk_n0),
+    .rst(rst_n0),
+    .tx(node0_xn_tx_serial),
+    .inject_err({1'h0, inject_err[1]}),
+    .cut(cut[1]),
+    .rx(ch_node0_xn_rx)
+);
 
+// ---- ch_node0_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_yp (
+    .clk(clk_n0),
+    .rst(rst_n0),
+    .tx(node0_yp_tx_serial),
+    .inject_err({1'h0, inject_err[2]}),
+    .cut(cut[2]),
+    .rx(ch_node0_yp_rx)
+);
+
+// ---- ch_node0_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_yn (
+    .clk(clk_n0),
+    .rst(rst_n0),
+    .tx(node0_yn_tx_serial),
+    .inject_err({1'h0, inject_err[3]}),
+    .cut(cut[3]),
+    .rx(ch_node0_yn_rx)
+);
+
+// ---- ch_node0_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_zp (
+    .clk(clk_n0),
+    .rst(rst_n0),
+    .tx(node0_zp_tx_serial),
+    .inject_err({1'h0, inject_err[4]}),
+    .cut(cut[4]),
+    .rx(ch_node0_zp_rx)
+);
+
+// ---- ch_node0_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node0_zn (
+    .clk(clk_n0),
+    .rst(rst_n0),
+    .tx(node0_zn_tx_serial),
+    .inject_err({1'h0, inject_err[5]}),
+    .cut(cut[5]),
+    .rx(ch_node0_zn_rx)
+);
+
+// ---- ch_node1_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_xp (
+    .clk(clk_n1),
+    .rst(rst_n1),
+    .tx(node1_xp_tx_serial),
+    .inject_err({1'h0, inject_err[6]}),
+    .cut(cut[6]),
+    .rx(ch_node1_xp_rx)
+);
+
+// ---- ch_node1_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_xn (
+    .clk(clk_n1),
+    .rst(rst_n1),
+    .tx(node1_xn_tx_serial),
+    .inject_err({1'h0, inject_err[7]}),
+    .cut(cut[7]),
+    .rx(ch_node1_xn_rx)
+);
+
+// ---- ch_node1_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_yp (
+    .clk(clk_n1),
+    .rst(rst_n1),
+    .tx(node1_yp_tx_serial),
+    .inject_err({1'h0, inject_err[8]}),
+    .cut(cut[8]),
+    .rx(ch_node1_yp_rx)
+);
+
+// ---- ch_node1_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_yn (
+    .clk(clk_n1),
+    .rst(rst_n1),
+    .tx(node1_yn_tx_serial),
+    .inject_err({1'h0, inject_err[9]}),
+    .cut(cut[9]),
+    .rx(ch_node1_yn_rx)
+);
+
+// ---- ch_node1_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_zp (
+    .clk(clk_n1),
+    .rst(rst_n1),
+    .tx(node1_zp_tx_serial),
+    .inject_err({1'h0, inject_err[10]}),
+    .cut(cut[10]),
+    .rx(ch_node1_zp_rx)
+);
+
+// ---- ch_node1_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node1_zn (
+    .clk(clk_n1),
+    .rst(rst_n1),
+    .tx(node1_zn_tx_serial),
+    .inject_err({1'h0, inject_err[11]}),
+    .cut(cut[11]),
+    .rx(ch_node1_zn_rx)
+);
+
+// ---- ch_node2_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_xp (
+    .clk(clk_n2),
+    .rst(rst_n2),
+    .tx(node2_xp_tx_serial),
+    .inject_err({1'h0, inject_err[12]}),
+    .cut(cut[12]),
+    .rx(ch_node2_xp_rx)
+);
+
+// ---- ch_node2_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_xn (
+    .clk(clk_n2),
+    .rst(rst_n2),
+    .tx(node2_xn_tx_serial),
+    .inject_err({1'h0, inject_err[13]}),
+    .cut(cut[13]),
+    .rx(ch_node2_xn_rx)
+);
+
+// ---- ch_node2_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_yp (
+    .clk(clk_n2),
+    .rst(rst_n2),
+    .tx(node2_yp_tx_serial),
+    .inject_err({1'h0, inject_err[14]}),
+    .cut(cut[14]),
+    .rx(ch_node2_yp_rx)
+);
+
+// ---- ch_node2_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_yn (
+    .clk(clk_n2),
+    .rst(rst_n2),
+    .tx(node2_yn_tx_serial),
+    .inject_err({1'h0, inject_err[15]}),
+    .cut(cut[15]),
+    .rx(ch_node2_yn_rx)
+);
+
+// ---- ch_node2_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_zp (
+    .clk(clk_n2),
+    .rst(rst_n2),
+    .tx(node2_zp_tx_serial),
+    .inject_err({1'h0, inject_err[16]}),
+    .cut(cut[16]),
+    .rx(ch_node2_zp_rx)
+);
+
+// ---- ch_node2_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node2_zn (
+    .clk(clk_n2),
+    .rst(rst_n2),
+    .tx(node2_zn_tx_serial),
+    .inject_err({1'h0, inject_err[17]}),
+    .cut(cut[17]),
+    .rx(ch_node2_zn_rx)
+);
+
+// ---- ch_node3_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_xp (
+    .clk(clk_n3),
+    .rst(rst_n3),
+    .tx(node3_xp_tx_serial),
+    .inject_err({1'h0, inject_err[18]}),
+    .cut(cut[18]),
+    .rx(ch_node3_xp_rx)
+);
+
+// ---- ch_node3_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_xn (
+    .clk(clk_n3),
+    .rst(rst_n3),
+    .tx(node3_xn_tx_serial),
+    .inject_err({1'h0, inject_err[19]}),
+    .cut(cut[19]),
+    .rx(ch_node3_xn_rx)
+);
+
+// ---- ch_node3_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_yp (
+    .clk(clk_n3),
+    .rst(rst_n3),
+    .tx(node3_yp_tx_serial),
+    .inject_err({1'h0, inject_err[20]}),
+    .cut(cut[20]),
+    .rx(ch_node3_yp_rx)
+);
+
+// ---- ch_node3_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_yn (
+    .clk(clk_n3),
+    .rst(rst_n3),
+    .tx(node3_yn_tx_serial),
+    .inject_err({1'h0, inject_err[21]}),
+    .cut(cut[21]),
+    .rx(ch_node3_yn_rx)
+);
+
+// ---- ch_node3_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_zp (
+    .clk(clk_n3),
+    .rst(rst_n3),
+    .tx(node3_zp_tx_serial),
+    .inject_err({1'h0, inject_err[22]}),
+    .cut(cut[22]),
+    .rx(ch_node3_zp_rx)
+);
+
+// ---- ch_node3_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node3_zn (
+    .clk(clk_n3),
+    .rst(rst_n3),
+    .tx(node3_zn_tx_serial),
+    .inject_err({1'h0, inject_err[23]}),
+    .cut(cut[23]),
+    .rx(ch_node3_zn_rx)
+);
+
+// ---- ch_node4_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_xp (
+    .clk(clk_n4),
+    .rst(rst_n4),
+    .tx(node4_xp_tx_serial),
+    .inject_err({1'h0, inject_err[24]}),
+    .cut(cut[24]),
+    .rx(ch_node4_xp_rx)
+);
+
+// ---- ch_node4_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_xn (
+    .clk(clk_n4),
+    .rst(rst_n4),
+    .tx(node4_xn_tx_serial),
+    .inject_err({1'h0, inject_err[25]}),
+    .cut(cut[25]),
+    .rx(ch_node4_xn_rx)
+);
+
+// ---- ch_node4_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_yp (
+    .clk(clk_n4),
+    .rst(rst_n4),
+    .tx(node4_yp_tx_serial),
+    .inject_err({1'h0, inject_err[26]}),
+    .cut(cut[26]),
+    .rx(ch_node4_yp_rx)
+);
+
+// ---- ch_node4_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_yn (
+    .clk(clk_n4),
+    .rst(rst_n4),
+    .tx(node4_yn_tx_serial),
+    .inject_err({1'h0, inject_err[27]}),
+    .cut(cut[27]),
+    .rx(ch_node4_yn_rx)
+);
+
+// ---- ch_node4_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_zp (
+    .clk(clk_n4),
+    .rst(rst_n4),
+    .tx(node4_zp_tx_serial),
+    .inject_err({1'h0, inject_err[28]}),
+    .cut(cut[28]),
+    .rx(ch_node4_zp_rx)
+);
+
+// ---- ch_node4_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node4_zn (
+    .clk(clk_n4),
+    .rst(rst_n4),
+    .tx(node4_zn_tx_serial),
+    .inject_err({1'h0, inject_err[29]}),
+    .cut(cut[29]),
+    .rx(ch_node4_zn_rx)
+);
+
+// ---- ch_node5_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_xp (
+    .clk(clk_n5),
+    .rst(rst_n5),
+    .tx(node5_xp_tx_serial),
+    .inject_err({1'h0, inject_err[30]}),
+    .cut(cut[30]),
+    .rx(ch_node5_xp_rx)
+);
+
+// ---- ch_node5_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_xn (
+    .clk(clk_n5),
+    .rst(rst_n5),
+    .tx(node5_xn_tx_serial),
+    .inject_err({1'h0, inject_err[31]}),
+    .cut(cut[31]),
+    .rx(ch_node5_xn_rx)
+);
+
+// ---- ch_node5_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_yp (
+    .clk(clk_n5),
+    .rst(rst_n5),
+    .tx(node5_yp_tx_serial),
+    .inject_err({1'h0, inject_err[32]}),
+    .cut(cut[32]),
+    .rx(ch_node5_yp_rx)
+);
+
+// ---- ch_node5_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_yn (
+    .clk(clk_n5),
+    .rst(rst_n5),
+    .tx(node5_yn_tx_serial),
+    .inject_err({1'h0, inject_err[33]}),
+    .cut(cut[33]),
+    .rx(ch_node5_yn_rx)
+);
+
+// ---- ch_node5_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_zp (
+    .clk(clk_n5),
+    .rst(rst_n5),
+    .tx(node5_zp_tx_serial),
+    .inject_err({1'h0, inject_err[34]}),
+    .cut(cut[34]),
+    .rx(ch_node5_zp_rx)
+);
+
+// ---- ch_node5_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node5_zn (
+    .clk(clk_n5),
+    .rst(rst_n5),
+    .tx(node5_zn_tx_serial),
+    .inject_err({1'h0, inject_err[35]}),
+    .cut(cut[35]),
+    .rx(ch_node5_zn_rx)
+);
+
+// ---- ch_node6_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_xp (
+    .clk(clk_n6),
+    .rst(rst_n6),
+    .tx(node6_xp_tx_serial),
+    .inject_err({1'h0, inject_err[36]}),
+    .cut(cut[36]),
+    .rx(ch_node6_xp_rx)
+);
+
+// ---- ch_node6_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_xn (
+    .clk(clk_n6),
+    .rst(rst_n6),
+    .tx(node6_xn_tx_serial),
+    .inject_err({1'h0, inject_err[37]}),
+    .cut(cut[37]),
+    .rx(ch_node6_xn_rx)
+);
+
+// ---- ch_node6_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_yp (
+    .clk(clk_n6),
+    .rst(rst_n6),
+    .tx(node6_yp_tx_serial),
+    .inject_err({1'h0, inject_err[38]}),
+    .cut(cut[38]),
+    .rx(ch_node6_yp_rx)
+);
+
+// ---- ch_node6_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_yn (
+    .clk(clk_n6),
+    .rst(rst_n6),
+    .tx(node6_yn_tx_serial),
+    .inject_err({1'h0, inject_err[39]}),
+    .cut(cut[39]),
+    .rx(ch_node6_yn_rx)
+);
+
+// ---- ch_node6_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_zp (
+    .clk(clk_n6),
+    .rst(rst_n6),
+    .tx(node6_zp_tx_serial),
+    .inject_err({1'h0, inject_err[40]}),
+    .cut(cut[40]),
+    .rx(ch_node6_zp_rx)
+);
+
+// ---- ch_node6_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node6_zn (
+    .clk(clk_n6),
+    .rst(rst_n6),
+    .tx(node6_zn_tx_serial),
+    .inject_err({1'h0, inject_err[41]}),
+    .cut(cut[41]),
+    .rx(ch_node6_zn_rx)
+);
+
+// ---- ch_node7_xp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_xp (
+    .clk(clk_n7),
+    .rst(rst_n7),
+    .tx(node7_xp_tx_serial),
+    .inject_err({1'h0, inject_err[42]}),
+    .cut(cut[42]),
+    .rx(ch_node7_xp_rx)
+);
+
+// ---- ch_node7_xn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_xn (
+    .clk(clk_n7),
+    .rst(rst_n7),
+    .tx(node7_xn_tx_serial),
+    .inject_err({1'h0, inject_err[43]}),
+    .cut(cut[43]),
+    .rx(ch_node7_xn_rx)
+);
+
+// ---- ch_node7_yp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_yp (
+    .clk(clk_n7),
+    .rst(rst_n7),
+    .tx(node7_yp_tx_serial),
+    .inject_err({1'h0, inject_err[44]}),
+    .cut(cut[44]),
+    .rx(ch_node7_yp_rx)
+);
+
+// ---- ch_node7_yn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_yn (
+    .clk(clk_n7),
+    .rst(rst_n7),
+    .tx(node7_yn_tx_serial),
+    .inject_err({1'h0, inject_err[45]}),
+    .cut(cut[45]),
+    .rx(ch_node7_yn_rx)
+);
+
+// ---- ch_node7_zp (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_zp (
+    .clk(clk_n7),
+    .rst(rst_n7),
+    .tx(node7_zp_tx_serial),
+    .inject_err({1'h0, inject_err[46]}),
+    .cut(cut[46]),
+    .rx(ch_node7_zp_rx)
+);
+
+// ---- ch_node7_zn (torus_2x2x2_channel) ----
+torus_2x2x2_channel ch_node7_zn (
+    .clk(clk_n7),
+    .rst(rst_n7),
+    .tx(node7_zn_tx_serial),
+    .inject_err({1'h0, inject_err[47]}),
+    .cut(cut[47]),
+    .rx(ch_node7_zn_rx)
+);
+
+always @(posedge clk_n0) begin
+    if (rst_n0) node0_out_of_reset <= 1'h0; else node0_out_of_reset <= 1'h1;
+    if (rst_n0) node0_aw_done <= 1'h0; else node0_aw_done <= (node0_out_of_reset_and & node0_s_axil_awready) ? 1'h1 : node0_aw_done;
+    if (rst_n0) node0_w_done <= 1'h0; else node0_w_done <= (node0_out_of_reset_and_2 & node0_s_axil_wready) ? 1'h1 : node0_w_done;
+    if (rst_n0) node0_booted <= 1'h0; else node0_booted <= node0_s_axil_bvalid ? 1'h1 : node0_booted;
+end
+
+always @(posedge clk_n1) begin
+    if (rst_n1) node1_out_of_reset <= 1'h0; else node1_out_of_reset <= 1'h1;
+    if (rst_n1) node1_aw_done <= 1'h0; else node1_aw_done <= (node1_out_of_reset_and & node1_s_axil_awready) ? 1'h1 : node1_aw_done;
+    if (rst_n1) node1_w_done <= 1'h0; else node1_w_done <= (node1_out_of_reset_and_2 & node1_s_axil_wready) ? 1'h1 : node1_w_done;
+    if (rst_n1) node1_booted <= 1'h0; else node1_booted <= node1_s_axil_bvalid ? 1'h1 : node1_booted;
+end
+
+always @(posedge clk_n2) begin
+    if (rst_n2) node2_out_of_reset <= 1'h0; else node2_out_of_reset <= 1'h1;
+    if (rst_n2) node2_aw_done <= 1'h0; else node2_aw_done <= (node2_out_of_reset_and & node2_s_axil_awready) ? 1'h1 : node2_aw_done;
+    if (rst_n2) node2_w_done <= 1'h0; else node2_w_done <= (node2_out_of_reset_and_2 & node2_s_axil_wready) ? 1'h1 : node2_w_done;
+    if (rst_n2) node2_booted <= 1'h0; else node2_booted <= node2_s_axil_bvalid ? 1'h1 : node2_booted;
+end
+
+always @(posedge clk_n3) begin
+    if (rst_n3) node3_out_of_reset <= 1'h0; else node3_out_of_reset <= 1'h1;
+    if (rst_n3) node3_aw_done <= 1'h0; else node3_aw_done <= (node3_out_of_reset_and & node3_s_axil_awready) ? 1'h1 : node3_aw_done;
+    if (rst_n3) node3_w_done <= 1'h0; else node3_w_done <= (node3_out_of_reset_and_2 & node3_s_axil_wready) ? 1'h1 : node3_w_done;
+    if (rst_n3) node3_booted <= 1'h0; else node3_booted <= node3_s_axil_bvalid ? 1'h1 : node3_booted;
+end
+
+always @(posedge clk_n4) begin
+    if (rst_n4) node4_out_of_reset <= 1'h0; else node4_out_of_reset <= 1'h1;
+    if (rst_n4) node4_aw_done <= 1'h0; else node4_aw_done <= (node4_out_of_reset_and & node4_s_axil_awready) ? 1'h1 : node4_aw_done;
+    if (rst_n4) node4_w_done <= 1'h0; else node4_w_done <= (node4_out_of_reset_and_2 & node4_s_axil_wready) ? 1'h1 : node4_w_done;
+    if (rst_n4) node4_booted <= 1'h0; else node4_booted <= node4_s_axil_bvalid ? 1'h1 : node4_booted;
+end
+
+always @(posedge clk_n5) begin
+    if (rst_n5) node5_out_of_reset <= 1'h0; else node5_out_of_reset <= 1'h1;
+    if (rst_n5) node5_aw_done <= 1'h0; else node5_aw_done <= (node5_out_of_reset_and & node5_s_axil_awready) ? 1'h1 : node5_aw_done;
+    if (rst_n5) node5_w_done <= 1'h0; else node5_w_done <= (node5_out_of_reset_and_2 & node5_s_axil_wready) ? 1'h1 : node5_w_done;
+    if (rst_n5) node5_booted <= 1'h0; else node5_booted <= node5_s_axil_bvalid ? 1'h1 : node5_booted;
+end
+
+always @(posedge clk_n6) begin
+    if (rst_n6) node6_out_of_reset <= 1'h0; else node6_out_of_reset <= 1'h1;
+    if (rst_n6) node6_aw_done <= 1'h0; else node6_aw_done <= (node6_out_of_reset_and & node6_s_axil_awready) ? 1'h1 : node6_aw_done;
+    if (rst_n6) node6_w_done <= 1'h0; else node6_w_done <= (node6_out_of_reset_and_2 & node6_s_axil_wready) ? 1'h1 : node6_w_done;
+    if (rst_n6) node6_booted <= 1'h0; else node6_booted <= node6_s_axil_bvalid ? 1'h1 : node6_booted;
+end
+
+always @(posedge clk_n7) begin
+    if (rst_n7) node7_out_of_reset <= 1'h0; else node7_out_of_reset <= 1'h1;
+    if (rst_n7) node7_aw_done <= 1'h0; else node7_aw_done <= (node7_out_of_reset_and & node7_s_axil_awready) ? 1'h1 : node7_aw_done;
+    if (rst_n7) node7_w_done <= 1'h0; else node7_w_done <= (node7_out_of_reset_and_2 & node7_s_axil_wready) ? 1'h1 : node7_w_done;
+    if (rst_n7) node7_booted <= 1'h0; else node7_booted <= node7_s_axil_bvalid ? 1'h1 : node7_booted;
+end
+
+assign axil_arready_n0 = node0_s_axil_arready;
+assign axil_rvalid_n0 = node0_s_axil_rvalid;
+assign axil_rdata_n0 = node0_s_axil_rdata;
+assign s_axis_n0_p0_tready = node0_s_axis_p0_tready;
+assign m_axis_n0_p0_tdata = node0_m_axis_p0_tdata;
+assign m_axis_n0_p0_tkeep = node0_m_axis_p0_tkeep;
+assign m_axis_n0_p0_tlast = node0_m_axis_p0_tlast;
+assign m_axis_n0_p0_tvalid = node0_m_axis_p0_tvalid;
+assign s_axis_n0_p1_tready = node0_s_axis_p1_tready;
+assign m_axis_n0_p1_tdata = node0_m_axis_p1_tdata;
+assign m_axis_n0_p1_tkeep = node0_m_axis_p1_tkeep;
+assign m_axis_n0_p1_tlast = node0_m_axis_p1_tlast;
+assign m_axis_n0_p1_tvalid = node0_m_axis_p1_tvalid;
+assign axil_arready_n1 = node1_s_axil_arready;
+assign axil_rvalid_n1 = node1_s_axil_rvalid;
+assign axil_rdata_n1 = node1_s_axil_rdata;
+assign s_axis_n1_p0_tready = node1_s_axis_p0_tready;
+assign m_axis_n1_p0_tdata = node1_m_axis_p0_tdata;
+assign m_axis_n1_p0_tkeep = node1_m_axis_p0_tkeep;
+assign m_axis_n1_p0_tlast = node1_m_axis_p0_tlast;
+assign m_axis_n1_p0_tvalid = node1_m_axis_p0_tvalid;
+assign s_axis_n1_p1_tready = node1_s_axis_p1_tready;
+assign m_axis_n1_p1_tdata = node1_m_axis_p1_tdata;
+assign m_axis_n1_p1_tkeep = node1_m_axis_p1_tkeep;
+assign m_axis_n1_p1_tlast = node1_m_axis_p1_tlast;
+assign m_axis_n1_p1_tvalid = node1_m_axis_p1_tvalid;
+assign axil_arready_n2 = node2_s_axil_arready;
+assign axil_rvalid_n2 = node2_s_axil_rvalid;
+assign axil_rdata_n2 = node2_s_axil_rdata;
+assign s_axis_n2_p0_tready = node2_s_axis_p0_tready;
+assign m_axis_n2_p0_tdata = node2_m_axis_p0_tdata;
+assign m_axis_n2_p0_tkeep = node2_m_axis_p0_tkeep;
+assign m_axis_n2_p0_tlast = node2_m_axis_p0_tlast;
+assign m_axis_n2_p0_tvalid = node2_m_axis_p0_tvalid;
+assign s_axis_n2_p1_tready = node2_s_axis_p1_tready;
+assign m_axis_n2_p1_tdata = node2_m_axis_p1_tdata;
+assign m_axis_n2_p1_tkeep = node2_m_axis_p1_tkeep;
+assign m_axis_n2_p1_tlast = node2_m_axis_p1_tlast;
+assign m_axis_n2_p1_tvalid = node2_m_axis_p1_tvalid;
+assign axil_arready_n3 = node3_s_axil_arready;
+assign axil_rvalid_n3 = node3_s_axil_rvalid;
+assign axil_rdata_n3 = node3_s_axil_rdata;
+assign s_axis_n3_p0_tready = node3_s_axis_p0_tready;
+assign m_axis_n3_p0_tdata = node3_m_axis_p0_tdata;
+assign m_axis_n3_p0_tkeep = node3_m_axis_p0_tkeep;
+assign m_axis_n3_p0_tlast = node3_m_axis_p0_tlast;
+assign m_axis_n3_p0_tvalid = node3_m_axis_p0_tvalid;
+assign s_axis_n3_p1_tready = node3_s_axis_p1_tready;
+assign m_axis_n3_p1_tdata = node3_m_axis_p1_tdata;
+assign m_axis_n3_p1_tkeep = node3_m_axis_p1_tkeep;
+assign m_axis_n3_p1_tlast = node3_m_axis_p1_tlast;
+assign m_axis_n3_p1_tvalid = node3_m_axis_p1_tvalid;
+assign axil_arready_n4 = node4_s_axil_arready;
+assign axil_rvalid_n4 = node4_s_axil_rvalid;
+assign axil_rdata_n4 = node4_s_axil_rdata;
+assign s_axis_n4_p0_tready = node4_s_axis_p0_tready;
+assign m_axis_n4_p0_tdata = node4_m_axis_p0_tdata;
+assign m_axis_n4_p0_tkeep = node4_m_axis_p0_tkeep;
+assign m_axis_n4_p0_tlast = node4_m_axis_p0_tlast;
+assign m_axis_n4_p0_tvalid = node4_m_axis_p0_tvalid;
+assign s_axis_n4_p1_tready = node4_s_axis_p1_tready;
+assign m_axis_n4_p1_tdata = node4_m_axis_p1_tdata;
+assign m_axis_n4_p1_tkeep = node4_m_axis_p1_tkeep;
+assign m_axis_n4_p1_tlast = node4_m_axis_p1_tlast;
+assign m_axis_n4_p1_tvalid = node4_m_axis_p1_tvalid;
+assign axil_arready_n5 = node5_s_axil_arready;
+assign axil_rvalid_n5 = node5_s_axil_rvalid;
+assign axil_rdata_n5 = node5_s_axil_rdata;
+assign s_axis_n5_p0_tready = node5_s_axis_p0_tready;
+assign m_axis_n5_p0_tdata = node5_m_axis_p0_tdata;
+assign m_axis_n5_p0_tkeep = node5_m_axis_p0_tkeep;
+assign m_axis_n5_p0_tlast = node5_m_axis_p0_tlast;
+assign m_axis_n5_p0_tvalid = node5_m_axis_p0_tvalid;
+assign s_axis_n5_p1_tready = node5_s_axis_p1_tready;
+assign m_axis_n5_p1_tdata = node5_m_axis_p1_tdata;
+assign m_axis_n5_p1_tkeep = node5_m_axis_p1_tkeep;
+assign m_axis_n5_p1_tlast = node5_m_axis_p1_tlast;
+assign m_axis_n5_p1_tvalid = node5_m_axis_p1_tvalid;
+assign axil_arready_n6 = node6_s_axil_arready;
+assign axil_rvalid_n6 = node6_s_axil_rvalid;
+assign axil_rdata_n6 = node6_s_axil_rdata;
+assign s_axis_n6_p0_tready = node6_s_axis_p0_tready;
+assign m_axis_n6_p0_tdata = node6_m_axis_p0_tdata;
+assign m_axis_n6_p0_tkeep = node6_m_axis_p0_tkeep;
+assign m_axis_n6_p0_tlast = node6_m_axis_p0_tlast;
+assign m_axis_n6_p0_tvalid = node6_m_axis_p0_tvalid;
+assign s_axis_n6_p1_tready = node6_s_axis_p1_tready;
+assign m_axis_n6_p1_tdata = node6_m_axis_p1_tdata;
+assign m_axis_n6_p1_tkeep = node6_m_axis_p1_tkeep;
+assign m_axis_n6_p1_tlast = node6_m_axis_p1_tlast;
+assign m_axis_n6_p1_tvalid = node6_m_axis_p1_tvalid;
+assign axil_arready_n7 = node7_s_axil_arready;
+assign axil_rvalid_n7 = node7_s_axil_rvalid;
+assign axil_rdata_n7 = node7_s_axil_rdata;
+assign s_axis_n7_p0_tready = node7_s_axis_p0_tready;
+assign m_axis_n7_p0_tdata = node7_m_axis_p0_tdata;
+assign m_axis_n7_p0_tkeep = node7_m_axis_p0_tkeep;
+assign m_axis_n7_p0_tlast = node7_m_axis_p0_tlast;
+assign m_axis_n7_p0_tvalid = node7_m_axis_p0_tvalid;
+assign s_axis_n7_p1_tready = node7_s_axis_p1_tready;
+assign m_axis_n7_p1_tdata = node7_m_axis_p1_tdata;
+assign m_axis_n7_p1_tkeep = node7_m_axis_p1_tkeep;
+assign m_axis_n7_p1_tlast = node7_m_axis_p1_tlast;
+assign m_axis_n7_p1_tvalid = node7_m_axis_p1_tvalid;
+assign link_up = node0_link_up & node0_booted & node1_link_up & node1_booted & node2_link_up & node2_booted &
+    node3_link_up & node3_booted & node4_link_up & node4_booted & node5_link_up & node5_booted &
+    node6_link_up & node6_booted & node7_link_up & node7_booted;
 endmodule
 
-// The serial link between two nodes: 2 lanes of 66-bit blocks, 16 cycles, a payload bit flipped on inject_err, random bits while cut.
-// It lives in the simulation tops' file.
-module torus_2x2x2_channel(clk,rst,tx,inject_err,cut,rx);
+// torus_2x2x2_channel — the serial link between two nodes: 2 lanes of 66-bit blocks, 16 cycles, a payload bit flipped on inject_err, random bits while cut.
+module torus_2x2x2_channel(
+    clk,
+    rst,
+    tx,
+    inject_err,
+    cut,
+    rx
+);
+    // clocks and resets
     input wire clk;
     input wire rst;
+    // inputs
     input wire [131:0] tx;
+    /* verilator lint_off UNUSEDSIGNAL */
     input wire [1:0] inject_err;
-    // A pulled cable: random bits instead of blocks (an undriven `cut` is no cut).
+    /* verilator lint_on UNUSEDSIGNAL */
+    `ifdef VERILATOR
     input wire cut;
+    `else
+    input tri0 cut;
+    `endif
+    // outputs: status and counters
     output wire [131:0] rx;
 
-wire [131:0] flip = {{23'h0, inject_err[1], 42'h0}, {23'h0, inject_err[0], 42'h0}};
+// verilator lint_off UNUSEDSIGNAL
+// errors injected on request
+wire [131:0] flip;
+// noise while cut: a 64-bit xorshift generator
 reg [63:0] noise;
-wire [63:0] noise_a = noise ^ (noise << 13);
-wire [63:0] noise_b = noise_a ^ (noise_a >> 7);
-wire [63:0] noise_next = noise_b ^ (noise_b << 17);
-wire [131:0] noise_blocks = {{noise[7:0], noise[63:8]}, noise[3:2], noise, noise[1:0]};
-reg [131:0] stage [0:16];
+wire [63:0] noise_a;
+wire [63:0] noise_b;
+wire [131:0] noise_blocks;
+// a ring of latency + 1 blocks
 reg [4:0] ptr;
 reg filled;
+wire ptr_is16;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [131:0] stage [0:31];
+// verilator lint_on UNUSEDSIGNAL
+
+// ---- errors injected on request ----
+assign flip = {23'h0, inject_err[1], 42'h0, 23'h0, inject_err[0], 42'h0};
+
+// ---- noise while cut: a 64-bit xorshift generator ----
+assign noise_a = noise ^ ({noise[50:0], 13'h0});
+assign noise_b = noise_a ^ (noise_a >> 6'h7);
+assign noise_blocks = {noise[7:0], noise[63:8], noise[3:2], noise, noise[1:0]};
+
+// ---- a ring of latency + 1 blocks ----
+assign ptr_is16 = ptr == 5'h10;
+
 always @(posedge clk) begin
-    if (rst) begin
-        noise <= 64'h9E3779B97F4A7C15;
-        ptr <= 5'h0;
-        filled <= 1'b0;
-    end else begin
-        noise <= noise_next;
-        stage[ptr] <= (cut === 1'b1) ? noise_blocks : tx ^ flip;
-        ptr <= (ptr == 5'd16) ? 5'h0 : ptr + 5'h1;
-        if (ptr == 5'd16) filled <= 1'b1;
-    end
+    if (rst) noise <= 64'h9e3779b97f4a7c15; else noise <= noise_b ^ ({noise_b[46:0], 17'h0});
+    if (rst) ptr <= 5'h0; else ptr <= ptr_is16 ? 5'h0 : (ptr + 5'h1);
+    if (rst) filled <= 1'h0; else filled <= ptr_is16 ? 1'h1 : filled;
+    if (1'h1) stage[ptr] <= cut ? noise_blocks : (tx ^ flip);
 end
-assign rx = filled ? stage[ptr] : 132'h0;
+
+assign rx = filled ? (stage[ptr]) : 132'h0;
 endmodule

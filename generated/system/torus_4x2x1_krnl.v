@@ -2,17 +2,99 @@
 // ap_clk is the fabric clock (156.25 MHz), ap_rst_n its active-low reset; s_axi_control is the
 // register window; link lanes travel as AXI4-Stream to and from a transceiver kernel, one
 // 66-bit block per lane per cycle in 72-bit slots.
-module torus_4x2x1_krnl(ap_clk,ap_rst_n,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p0_tvalid,s_axis_p1_tdata,s_axis_p1_tlast,s_axis_p1_tvalid,s_axis_p0_tready,s_axis_p1_tready,m_axis_p0_tready,m_axis_p1_tready,m_axis_p0_tdata,m_axis_p0_tkeep,m_axis_p0_tlast,m_axis_p0_tvalid,m_axis_p1_tdata,m_axis_p1_tkeep,m_axis_p1_tlast,m_axis_p1_tvalid,s_axi_control_awaddr,s_axi_control_awvalid,s_axi_control_wdata,s_axi_control_wstrb,s_axi_control_wvalid,s_axi_control_bready,s_axi_control_araddr,s_axi_control_arvalid,s_axi_control_rready,s_axi_control_awready,s_axi_control_wready,s_axi_control_bvalid,s_axi_control_bresp,s_axi_control_arready,s_axi_control_rvalid,s_axi_control_rdata,s_axi_control_rresp,m_axis_xp_tx_tdata,m_axis_xp_tx_tvalid,s_axis_xp_rx_tdata,s_axis_xp_rx_tvalid,s_axis_xp_rx_tready,m_axis_xn_tx_tdata,m_axis_xn_tx_tvalid,s_axis_xn_rx_tdata,s_axis_xn_rx_tvalid,s_axis_xn_rx_tready,m_axis_yp_tx_tdata,m_axis_yp_tx_tvalid,s_axis_yp_rx_tdata,s_axis_yp_rx_tvalid,s_axis_yp_rx_tready,m_axis_yn_tx_tdata,m_axis_yn_tx_tvalid,s_axis_yn_rx_tdata,s_axis_yn_rx_tvalid,s_axis_yn_rx_tready);
+module torus_4x2x1_krnl(
+    ap_clk,
+    ap_rst_n,
+    s_axis_p0_tdata,
+    s_axis_p0_tlast,
+    s_axis_p0_tvalid,
+    s_axis_p1_tdata,
+    s_axis_p1_tlast,
+    s_axis_p1_tvalid,
+    s_axis_xp_rx_tdata,
+    s_axis_xp_rx_tvalid,
+    s_axis_xn_rx_tdata,
+    s_axis_xn_rx_tvalid,
+    s_axis_yp_rx_tdata,
+    s_axis_yp_rx_tvalid,
+    s_axis_yn_rx_tdata,
+    s_axis_yn_rx_tvalid,
+    s_axis_p0_tready,
+    s_axis_p1_tready,
+    s_axis_xp_rx_tready,
+    s_axis_xn_rx_tready,
+    s_axis_yp_rx_tready,
+    s_axis_yn_rx_tready,
+    m_axis_p0_tready,
+    m_axis_p1_tready,
+    m_axis_p0_tdata,
+    m_axis_p0_tkeep,
+    m_axis_p0_tlast,
+    m_axis_p0_tvalid,
+    m_axis_p1_tdata,
+    m_axis_p1_tkeep,
+    m_axis_p1_tlast,
+    m_axis_p1_tvalid,
+    m_axis_xp_tx_tdata,
+    m_axis_xp_tx_tvalid,
+    m_axis_xn_tx_tdata,
+    m_axis_xn_tx_tvalid,
+    m_axis_yp_tx_tdata,
+    m_axis_yp_tx_tvalid,
+    m_axis_yn_tx_tdata,
+    m_axis_yn_tx_tvalid,
+    s_axi_control_awaddr,
+    s_axi_control_awvalid,
+    s_axi_control_wdata,
+    s_axi_control_wstrb,
+    s_axi_control_wvalid,
+    s_axi_control_bready,
+    s_axi_control_araddr,
+    s_axi_control_arvalid,
+    s_axi_control_rready,
+    s_axi_control_awready,
+    s_axi_control_wready,
+    s_axi_control_bvalid,
+    s_axi_control_bresp,
+    s_axi_control_arready,
+    s_axi_control_rvalid,
+    s_axi_control_rdata,
+    s_axi_control_rresp
+);
+    // clocks and resets
     input wire ap_clk;
     input wire ap_rst_n;
+    reg rst = 1'b1; // ap_rst_n registered
+    // input streams
     input wire [127:0] s_axis_p0_tdata;
     input wire s_axis_p0_tlast;
     input wire s_axis_p0_tvalid;
     input wire [127:0] s_axis_p1_tdata;
     input wire s_axis_p1_tlast;
     input wire s_axis_p1_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [143:0] s_axis_xp_rx_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_xp_rx_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [143:0] s_axis_xn_rx_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_xn_rx_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [143:0] s_axis_yp_rx_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_yp_rx_tvalid;
+    /* verilator lint_off UNUSEDSIGNAL */
+    input wire [143:0] s_axis_yn_rx_tdata;
+    /* verilator lint_on UNUSEDSIGNAL */
+    input wire s_axis_yn_rx_tvalid;
     output wire s_axis_p0_tready;
     output wire s_axis_p1_tready;
+    output wire s_axis_xp_rx_tready;
+    output wire s_axis_xn_rx_tready;
+    output wire s_axis_yp_rx_tready;
+    output wire s_axis_yn_rx_tready;
+    // output streams
     input wire m_axis_p0_tready;
     input wire m_axis_p1_tready;
     output wire [127:0] m_axis_p0_tdata;
@@ -23,6 +105,15 @@ module torus_4x2x1_krnl(ap_clk,ap_rst_n,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p
     output wire [15:0] m_axis_p1_tkeep;
     output wire m_axis_p1_tlast;
     output wire m_axis_p1_tvalid;
+    output wire [143:0] m_axis_xp_tx_tdata;
+    output wire m_axis_xp_tx_tvalid;
+    output wire [143:0] m_axis_xn_tx_tdata;
+    output wire m_axis_xn_tx_tvalid;
+    output wire [143:0] m_axis_yp_tx_tdata;
+    output wire m_axis_yp_tx_tvalid;
+    output wire [143:0] m_axis_yn_tx_tdata;
+    output wire m_axis_yn_tx_tvalid;
+    // inputs
     input wire [11:0] s_axi_control_awaddr;
     input wire s_axi_control_awvalid;
     input wire [31:0] s_axi_control_wdata;
@@ -32,6 +123,7 @@ module torus_4x2x1_krnl(ap_clk,ap_rst_n,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p
     input wire [11:0] s_axi_control_araddr;
     input wire s_axi_control_arvalid;
     input wire s_axi_control_rready;
+    // outputs: status and counters
     output wire s_axi_control_awready;
     output wire s_axi_control_wready;
     output wire s_axi_control_bvalid;
@@ -40,135 +132,131 @@ module torus_4x2x1_krnl(ap_clk,ap_rst_n,s_axis_p0_tdata,s_axis_p0_tlast,s_axis_p
     output wire s_axi_control_rvalid;
     output wire [31:0] s_axi_control_rdata;
     output wire [1:0] s_axi_control_rresp;
-    output wire [143:0] m_axis_xp_tx_tdata;
-    output wire m_axis_xp_tx_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [143:0] s_axis_xp_rx_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_xp_rx_tvalid;
-    output wire s_axis_xp_rx_tready;
-    output wire [143:0] m_axis_xn_tx_tdata;
-    output wire m_axis_xn_tx_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [143:0] s_axis_xn_rx_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_xn_rx_tvalid;
-    output wire s_axis_xn_rx_tready;
-    output wire [143:0] m_axis_yp_tx_tdata;
-    output wire m_axis_yp_tx_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [143:0] s_axis_yp_rx_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_yp_rx_tvalid;
-    output wire s_axis_yp_rx_tready;
-    output wire [143:0] m_axis_yn_tx_tdata;
-    output wire m_axis_yn_tx_tvalid;
-    /* verilator lint_off UNUSEDSIGNAL */
-    input wire [143:0] s_axis_yn_rx_tdata;
-    /* verilator lint_on UNUSEDSIGNAL */
-    input wire s_axis_yn_rx_tvalid;
-    output wire s_axis_yn_rx_tready;
 
-    // The node's synchronous active-high reset, registered from ap_rst_n.
-    reg rst = 1'b1;
-    always @(posedge ap_clk) rst <= !ap_rst_n;
+// verilator lint_off UNUSEDSIGNAL
+wire node_s_axil_awready;
+wire node_s_axil_wready;
+wire node_s_axil_bvalid;
+wire [1:0] node_s_axil_bresp;
+wire node_s_axil_arready;
+wire node_s_axil_rvalid;
+wire [31:0] node_s_axil_rdata;
+wire [1:0] node_s_axil_rresp;
+wire node_s_axis_p0_tready;
+wire [127:0] node_m_axis_p0_tdata;
+wire [15:0] node_m_axis_p0_tkeep;
+wire node_m_axis_p0_tlast;
+wire node_m_axis_p0_tvalid;
+wire node_s_axis_p1_tready;
+wire [127:0] node_m_axis_p1_tdata;
+wire [15:0] node_m_axis_p1_tkeep;
+wire node_m_axis_p1_tlast;
+wire node_m_axis_p1_tvalid;
+wire [131:0] node_xp_tx_serial;
+wire node_xp_channel_up;
+wire [131:0] node_xn_tx_serial;
+wire node_xn_channel_up;
+wire [131:0] node_yp_tx_serial;
+wire node_yp_channel_up;
+wire [131:0] node_yn_tx_serial;
+wire node_yn_channel_up;
+wire node_link_up;
+// verilator lint_on UNUSEDSIGNAL
 
-    // Link lanes: 66-bit blocks in 72-bit slots.
-    wire [131:0] xp_rx_serial, xp_tx_serial;
-    assign m_axis_xp_tx_tdata[71:0] = {6'b0, xp_tx_serial[65:0]};
-    assign xp_rx_serial[65:0] = s_axis_xp_rx_tvalid ? s_axis_xp_rx_tdata[65:0] : 66'b0;
-    assign m_axis_xp_tx_tdata[143:72] = {6'b0, xp_tx_serial[131:66]};
-    assign xp_rx_serial[131:66] = s_axis_xp_rx_tvalid ? s_axis_xp_rx_tdata[137:72] : 66'b0;
-    assign m_axis_xp_tx_tvalid = 1'b1;
-    assign s_axis_xp_rx_tready = 1'b1;
-    wire [131:0] xn_rx_serial, xn_tx_serial;
-    assign m_axis_xn_tx_tdata[71:0] = {6'b0, xn_tx_serial[65:0]};
-    assign xn_rx_serial[65:0] = s_axis_xn_rx_tvalid ? s_axis_xn_rx_tdata[65:0] : 66'b0;
-    assign m_axis_xn_tx_tdata[143:72] = {6'b0, xn_tx_serial[131:66]};
-    assign xn_rx_serial[131:66] = s_axis_xn_rx_tvalid ? s_axis_xn_rx_tdata[137:72] : 66'b0;
-    assign m_axis_xn_tx_tvalid = 1'b1;
-    assign s_axis_xn_rx_tready = 1'b1;
-    wire [131:0] yp_rx_serial, yp_tx_serial;
-    assign m_axis_yp_tx_tdata[71:0] = {6'b0, yp_tx_serial[65:0]};
-    assign yp_rx_serial[65:0] = s_axis_yp_rx_tvalid ? s_axis_yp_rx_tdata[65:0] : 66'b0;
-    assign m_axis_yp_tx_tdata[143:72] = {6'b0, yp_tx_serial[131:66]};
-    assign yp_rx_serial[131:66] = s_axis_yp_rx_tvalid ? s_axis_yp_rx_tdata[137:72] : 66'b0;
-    assign m_axis_yp_tx_tvalid = 1'b1;
-    assign s_axis_yp_rx_tready = 1'b1;
-    wire [131:0] yn_rx_serial, yn_tx_serial;
-    assign m_axis_yn_tx_tdata[71:0] = {6'b0, yn_tx_serial[65:0]};
-    assign yn_rx_serial[65:0] = s_axis_yn_rx_tvalid ? s_axis_yn_rx_tdata[65:0] : 66'b0;
-    assign m_axis_yn_tx_tdata[143:72] = {6'b0, yn_tx_serial[131:66]};
-    assign yn_rx_serial[131:66] = s_axis_yn_rx_tvalid ? s_axis_yn_rx_tdata[137:72] : 66'b0;
-    assign m_axis_yn_tx_tvalid = 1'b1;
-    assign s_axis_yn_rx_tready = 1'b1;
-    // Link state is read through the register window's link status.
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire xp_channel_up;
-    wire xn_channel_up;
-    wire yp_channel_up;
-    wire yn_channel_up;
-    wire link_up;
-    /* verilator lint_on UNUSEDSIGNAL */
+// ---- node (torus_4x2x1_node) ----
+torus_4x2x1_node node (
+    .clk(ap_clk),
+    .rst(rst),
+    .xp_rx_clk(ap_clk),
+    .xp_rx_rst(rst),
+    .xn_rx_clk(ap_clk),
+    .xn_rx_rst(rst),
+    .yp_rx_clk(ap_clk),
+    .yp_rx_rst(rst),
+    .yn_rx_clk(ap_clk),
+    .yn_rx_rst(rst),
+    .s_axil_awaddr(s_axi_control_awaddr),
+    .s_axil_awvalid(s_axi_control_awvalid),
+    .s_axil_wdata(s_axi_control_wdata),
+    .s_axil_wstrb(s_axi_control_wstrb),
+    .s_axil_wvalid(s_axi_control_wvalid),
+    .s_axil_bready(s_axi_control_bready),
+    .s_axil_araddr(s_axi_control_araddr),
+    .s_axil_arvalid(s_axi_control_arvalid),
+    .s_axil_rready(s_axi_control_rready),
+    .s_axis_p0_tdata(s_axis_p0_tdata),
+    .s_axis_p0_tlast(s_axis_p0_tlast),
+    .s_axis_p0_tvalid(s_axis_p0_tvalid),
+    .m_axis_p0_tready(m_axis_p0_tready),
+    .s_axis_p1_tdata(s_axis_p1_tdata),
+    .s_axis_p1_tlast(s_axis_p1_tlast),
+    .s_axis_p1_tvalid(s_axis_p1_tvalid),
+    .m_axis_p1_tready(m_axis_p1_tready),
+    .xp_rx_serial(s_axis_xp_rx_tvalid ? ({s_axis_xp_rx_tdata[137:72], s_axis_xp_rx_tdata[65:0]}) : 132'h0),
+    .xn_rx_serial(s_axis_xn_rx_tvalid ? ({s_axis_xn_rx_tdata[137:72], s_axis_xn_rx_tdata[65:0]}) : 132'h0),
+    .yp_rx_serial(s_axis_yp_rx_tvalid ? ({s_axis_yp_rx_tdata[137:72], s_axis_yp_rx_tdata[65:0]}) : 132'h0),
+    .yn_rx_serial(s_axis_yn_rx_tvalid ? ({s_axis_yn_rx_tdata[137:72], s_axis_yn_rx_tdata[65:0]}) : 132'h0),
+    .s_axil_awready(node_s_axil_awready),
+    .s_axil_wready(node_s_axil_wready),
+    .s_axil_bvalid(node_s_axil_bvalid),
+    .s_axil_bresp(node_s_axil_bresp),
+    .s_axil_arready(node_s_axil_arready),
+    .s_axil_rvalid(node_s_axil_rvalid),
+    .s_axil_rdata(node_s_axil_rdata),
+    .s_axil_rresp(node_s_axil_rresp),
+    .s_axis_p0_tready(node_s_axis_p0_tready),
+    .m_axis_p0_tdata(node_m_axis_p0_tdata),
+    .m_axis_p0_tkeep(node_m_axis_p0_tkeep),
+    .m_axis_p0_tlast(node_m_axis_p0_tlast),
+    .m_axis_p0_tvalid(node_m_axis_p0_tvalid),
+    .s_axis_p1_tready(node_s_axis_p1_tready),
+    .m_axis_p1_tdata(node_m_axis_p1_tdata),
+    .m_axis_p1_tkeep(node_m_axis_p1_tkeep),
+    .m_axis_p1_tlast(node_m_axis_p1_tlast),
+    .m_axis_p1_tvalid(node_m_axis_p1_tvalid),
+    .xp_tx_serial(node_xp_tx_serial),
+    .xp_channel_up(node_xp_channel_up),
+    .xn_tx_serial(node_xn_tx_serial),
+    .xn_channel_up(node_xn_channel_up),
+    .yp_tx_serial(node_yp_tx_serial),
+    .yp_channel_up(node_yp_channel_up),
+    .yn_tx_serial(node_yn_tx_serial),
+    .yn_channel_up(node_yn_channel_up),
+    .link_up(node_link_up)
+);
 
-    torus_4x2x1_node node (
-        .clk(ap_clk),
-        .rst(rst),
-        .xp_rx_clk(ap_clk),
-        .xp_rx_rst(rst),
-        .xn_rx_clk(ap_clk),
-        .xn_rx_rst(rst),
-        .yp_rx_clk(ap_clk),
-        .yp_rx_rst(rst),
-        .yn_rx_clk(ap_clk),
-        .yn_rx_rst(rst),
-        .s_axis_p0_tdata(s_axis_p0_tdata),
-        .s_axis_p0_tlast(s_axis_p0_tlast),
-        .s_axis_p0_tvalid(s_axis_p0_tvalid),
-        .s_axis_p1_tdata(s_axis_p1_tdata),
-        .s_axis_p1_tlast(s_axis_p1_tlast),
-        .s_axis_p1_tvalid(s_axis_p1_tvalid),
-        .s_axis_p0_tready(s_axis_p0_tready),
-        .s_axis_p1_tready(s_axis_p1_tready),
-        .m_axis_p0_tready(m_axis_p0_tready),
-        .m_axis_p1_tready(m_axis_p1_tready),
-        .m_axis_p0_tdata(m_axis_p0_tdata),
-        .m_axis_p0_tkeep(m_axis_p0_tkeep),
-        .m_axis_p0_tlast(m_axis_p0_tlast),
-        .m_axis_p0_tvalid(m_axis_p0_tvalid),
-        .m_axis_p1_tdata(m_axis_p1_tdata),
-        .m_axis_p1_tkeep(m_axis_p1_tkeep),
-        .m_axis_p1_tlast(m_axis_p1_tlast),
-        .m_axis_p1_tvalid(m_axis_p1_tvalid),
-        .s_axil_awaddr(s_axi_control_awaddr),
-        .s_axil_awvalid(s_axi_control_awvalid),
-        .s_axil_wdata(s_axi_control_wdata),
-        .s_axil_wstrb(s_axi_control_wstrb),
-        .s_axil_wvalid(s_axi_control_wvalid),
-        .s_axil_bready(s_axi_control_bready),
-        .s_axil_araddr(s_axi_control_araddr),
-        .s_axil_arvalid(s_axi_control_arvalid),
-        .s_axil_rready(s_axi_control_rready),
-        .s_axil_awready(s_axi_control_awready),
-        .s_axil_wready(s_axi_control_wready),
-        .s_axil_bvalid(s_axi_control_bvalid),
-        .s_axil_bresp(s_axi_control_bresp),
-        .s_axil_arready(s_axi_control_arready),
-        .s_axil_rvalid(s_axi_control_rvalid),
-        .s_axil_rdata(s_axi_control_rdata),
-        .s_axil_rresp(s_axi_control_rresp),
-        .xp_rx_serial(xp_rx_serial),
-        .xn_rx_serial(xn_rx_serial),
-        .yp_rx_serial(yp_rx_serial),
-        .yn_rx_serial(yn_rx_serial),
-        .xp_tx_serial(xp_tx_serial),
-        .xp_channel_up(xp_channel_up),
-        .xn_tx_serial(xn_tx_serial),
-        .xn_channel_up(xn_channel_up),
-        .yp_tx_serial(yp_tx_serial),
-        .yp_channel_up(yp_channel_up),
-        .yn_tx_serial(yn_tx_serial),
-        .yn_channel_up(yn_channel_up),
-        .link_up(link_up)
-    );
+always @(posedge ap_clk) begin
+    rst <= !ap_rst_n;
+end
+
+assign s_axi_control_awready = node_s_axil_awready;
+assign s_axi_control_wready = node_s_axil_wready;
+assign s_axi_control_bvalid = node_s_axil_bvalid;
+assign s_axi_control_bresp = node_s_axil_bresp;
+assign s_axi_control_arready = node_s_axil_arready;
+assign s_axi_control_rvalid = node_s_axil_rvalid;
+assign s_axi_control_rdata = node_s_axil_rdata;
+assign s_axi_control_rresp = node_s_axil_rresp;
+assign s_axis_p0_tready = node_s_axis_p0_tready;
+assign m_axis_p0_tdata = node_m_axis_p0_tdata;
+assign m_axis_p0_tkeep = node_m_axis_p0_tkeep;
+assign m_axis_p0_tlast = node_m_axis_p0_tlast;
+assign m_axis_p0_tvalid = node_m_axis_p0_tvalid;
+assign s_axis_p1_tready = node_s_axis_p1_tready;
+assign m_axis_p1_tdata = node_m_axis_p1_tdata;
+assign m_axis_p1_tkeep = node_m_axis_p1_tkeep;
+assign m_axis_p1_tlast = node_m_axis_p1_tlast;
+assign m_axis_p1_tvalid = node_m_axis_p1_tvalid;
+assign m_axis_xp_tx_tdata = {6'h0, node_xp_tx_serial[131:66], 6'h0, node_xp_tx_serial[65:0]};
+assign m_axis_xp_tx_tvalid = 1'h1;
+assign s_axis_xp_rx_tready = 1'h1;
+assign m_axis_xn_tx_tdata = {6'h0, node_xn_tx_serial[131:66], 6'h0, node_xn_tx_serial[65:0]};
+assign m_axis_xn_tx_tvalid = 1'h1;
+assign s_axis_xn_rx_tready = 1'h1;
+assign m_axis_yp_tx_tdata = {6'h0, node_yp_tx_serial[131:66], 6'h0, node_yp_tx_serial[65:0]};
+assign m_axis_yp_tx_tvalid = 1'h1;
+assign s_axis_yp_rx_tready = 1'h1;
+assign m_axis_yn_tx_tdata = {6'h0, node_yn_tx_serial[131:66], 6'h0, node_yn_tx_serial[65:0]};
+assign m_axis_yn_tx_tvalid = 1'h1;
+assign s_axis_yn_rx_tready = 1'h1;
 endmodule

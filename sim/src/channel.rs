@@ -1,11 +1,13 @@
 //! Channel model between two link endpoints: per lane a fixed latency plus skew, the receiver's
-//! unknown bit alignment, and bit errors (at a rate, or at given cycles). The same model exists
-//! as synthesizable Verilog for simulation tops ([`verilog`]).
+//! unknown bit alignment, and bit errors (at a rate, or at given cycles). The simulation tops'
+//! channel (`weft_ip::system::channel`) is this model without skew, offsets or random errors.
 
 use weft_ip::weft_hdl::testbench::Rng;
 
 pub const BLOCK_BITS: usize = 66;
 const MASK: u128 = (1 << BLOCK_BITS) - 1;
+
+pub use weft_ip::system::channel::INJECT_PAYLOAD_BIT;
 
 #[derive(Clone, Debug)]
 pub struct ChannelConfig {
@@ -89,56 +91,6 @@ impl Channel {
         self.cycle += 1;
         out
     }
-}
-
-/// Payload bit that `inject_err` flips in the Verilog model (block bit `2 + INJECT_PAYLOAD_BIT`).
-pub const INJECT_PAYLOAD_BIT: usize = 40;
-
-/// Verilog of the channel model for simulation tops: `lanes` lanes of 66 bits delivered
-/// `latency + 1` cycles after they leave (as [`Channel`] with no skew, bit offset or random
-/// errors), and an input `inject_err` whose bit k, high in a cycle, flips payload bit
-/// [`INJECT_PAYLOAD_BIT`] of lane k's block entering in that cycle.
-pub fn verilog(name: &str, lanes: usize, latency: usize) -> String {
-    assert!(latency >= 1);
-    let w = 66 * lanes;
-    let depth = latency + 1;
-    let mut text = format!(
-        "module {name}(clk,rst,tx,inject_err,cut,rx);\n    input wire clk;\n    input wire rst;\n    input wire [{}:0] tx;\n    input wire [{}:0] inject_err;\n    // A pulled cable: random bits instead of blocks (an undriven `cut` is no cut).\n    input wire cut;\n    output wire [{}:0] rx;\n\n",
-        w - 1,
-        lanes.max(1) - 1,
-        w - 1
-    );
-    let bit = 2 + INJECT_PAYLOAD_BIT;
-    let mut flips = vec![];
-    for k in 0..lanes {
-        flips.push(format!("{{{}'h0, inject_err[{k}], {bit}'h0}}", 65 - bit));
-    }
-    flips.reverse();
-    text.push_str(&format!("wire [{}:0] flip = {{{}}};\n", w - 1, flips.join(", ")));
-    // Noise: a 64-bit xorshift generator; lane k takes two header bits from it and the word
-    // rotated by 8k.
-    text.push_str("reg [63:0] noise;\nwire [63:0] noise_a = noise ^ (noise << 13);\nwire [63:0] noise_b = noise_a ^ (noise_a >> 7);\nwire [63:0] noise_next = noise_b ^ (noise_b << 17);\n");
-    let mut lanes_noise = vec![];
-    for k in 0..lanes {
-        let rot = if k == 0 { "noise".to_string() } else { format!("{{noise[{}:0], noise[63:{}]}}", 8 * k - 1, 8 * k) };
-        lanes_noise.push(format!("{rot}, noise[{}:{}]", 2 * k + 1, 2 * k));
-    }
-    lanes_noise.reverse();
-    text.push_str(&format!("wire [{}:0] noise_blocks = {{{}}};\n", w - 1, lanes_noise.join(", ")));
-    // A ring of `depth` blocks: each cycle writes the block leaving at `ptr` and reads the one
-    // written `depth` cycles ago there (zeros until the ring has filled once since reset). No
-    // loop over the storage, which Verilator cannot schedule for long channels.
-    let pw = usize::BITS as usize - (depth - 1).max(1).leading_zeros() as usize;
-    text.push_str(&format!("reg [{}:0] stage [0:{}];\nreg [{}:0] ptr;\nreg filled;\n", w - 1, depth - 1, pw - 1));
-    text.push_str("always @(posedge clk) begin\n    if (rst) begin\n        noise <= 64'h9E3779B97F4A7C15;\n");
-    text.push_str(&format!("        ptr <= {pw}'h0;\n        filled <= 1'b0;\n"));
-    text.push_str("    end else begin\n        noise <= noise_next;\n");
-    text.push_str("        stage[ptr] <= (cut === 1'b1) ? noise_blocks : tx ^ flip;\n");
-    text.push_str(&format!("        ptr <= (ptr == {pw}'d{}) ? {pw}'h0 : ptr + {pw}'h1;\n", depth - 1));
-    text.push_str(&format!("        if (ptr == {pw}'d{}) filled <= 1'b1;\n", depth - 1));
-    text.push_str("    end\nend\n");
-    text.push_str(&format!("assign rx = filled ? stage[ptr] : {w}'h0;\nendmodule\n"));
-    text
 }
 
 #[cfg(test)]

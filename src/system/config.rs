@@ -267,8 +267,8 @@ impl SystemConfig {
         let n = &file.node;
         let shipped_router = RouterConfig::default();
         let width = match n.width.unwrap_or(shipped_router.width as i64) {
-            w @ (128 | 256) => w as usize,
-            w => return Err(Error::Input(format!("`node.width` = {w} is not allowed: allowed 128 or 256 (bits; the links bond width / 64 lanes)"))),
+            w @ (128 | 256 | 512) => w as usize,
+            w => return Err(Error::Input(format!("`node.width` = {w} is not allowed: allowed 128, 256 or 512 (bits; the links bond width / 64 lanes)"))),
         };
         let shipped_link = weft_ip::link::spec::link_config(width / 64);
         let router = RouterConfig {

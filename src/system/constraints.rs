@@ -61,7 +61,6 @@ pub fn constraints(config: &SystemConfig) -> (String, String) {
     // set_bus_skew, Quartus's set_max_skew) still apply under asynchronous clock groups, which
     // would override a set_max_delay. Single-bit synchronisers carry ASYNC_REG in the Verilog.
     let skew = period_ns(config.fabric_mhz.max(kernel_mhz.unwrap_or(0.0)));
-    let cells = |path: &str| if xilinx { format!("[get_cells -hierarchical -filter {{NAME =~ *{path}/*}}]") } else { format!("[get_registers {{*{}|*}}]", path.replace('/', "|")) };
     let regs = |path: &str| if xilinx { format!("[get_cells -hierarchical -filter {{NAME =~ *{path}_reg*}}]") } else { format!("[get_registers {{*{}*}}]", path.replace('/', "|")) };
     let bound = |t: &mut String, from: String, to: String| {
         if xilinx {
@@ -77,13 +76,9 @@ pub fn constraints(config: &SystemConfig) -> (String, String) {
     for p in config.ports.iter().filter(|p| p.clock == PortClock::Kernel) {
         for (fifo, dir) in [("in", "kernel → fabric"), ("out", "fabric → kernel")] {
             let inst = format!("cdc_p{}_{fifo}", p.index);
-            t.push_str(&format!("\n# IntraNode port {} {dir}: {inst} (write pointer one way, read pointer back).\n", p.index));
-            for (from, sync) in [("write_gray", "write_gray_sync"), ("read_gray", "read_gray_sync")] {
-                let (src, s1, s2) = (format!("{inst}/{from}"), format!("{inst}/{sync}1"), format!("{inst}/{sync}2"));
-                if xilinx {
-                    t.push_str(&format!("set_property ASYNC_REG TRUE {}\nset_property ASYNC_REG TRUE {}\n", cells(&s1), cells(&s2)));
-                }
-                bound(&mut t, cells(&src), cells(&s1));
+            t.push_str(&format!("\n# IntraNode port {} {dir}: the shell's {inst} (write pointer one way, read pointer back).\n", p.index));
+            for ptr in ["wr_gray", "rd_gray"] {
+                bound(&mut t, regs(&format!("{inst}_{ptr}")), regs(&format!("{inst}_{ptr}_sync0")));
             }
         }
     }

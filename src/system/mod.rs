@@ -9,13 +9,13 @@ pub mod fusesoc;
 pub mod ipxact;
 pub mod platform_designer;
 pub use weft_tools::ports;
-pub mod verilog;
+pub mod tops;
 pub mod vitis;
 
 use crate::Error;
 use std::path::{Path, PathBuf};
 
-use weft_hdl::export::{export, export_netlist};
+use weft_hdl::export::export_netlist;
 use weft_ip::catalog::Shipped;
 use weft_ip::regmap;
 use weft_ip::system::node;
@@ -160,39 +160,9 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     write(&files.node, &node_text)?;
     let node_ports = node_ports(&node_net);
 
-    let channel_name = format!("{name}_channel");
-    // Both simulation tops in one file, beside the channel model they share.
-    let mut sim_text = verilog::sim_top(config, &node_ports, &channel_name, false)?;
-    sim_text.push_str("\n/* verilator lint_off DECLFILENAME */\n");
-    sim_text.push_str(&verilog::sim_top(config, &node_ports, &channel_name, true)?);
-    sim_text.push_str(&format!(
-        "\n// The serial link between two nodes: {} lanes of 66-bit blocks, {} cycles, a payload bit flipped on inject_err, random bits while cut.\n// It lives in the simulation tops' file.\n",
-        config.node.link.lanes, config.channel_latency
-    ));
-    sim_text.push_str(&weft_sim::channel::verilog(&channel_name, config.node.link.lanes, config.channel_latency));
-    write(&files.sim, &sim_text)?;
-
+    write(&files.sim, &tops::sim_file(config, &node_net)?)?;
     if let Some(shell_path) = &files.shell {
-        let fifo_name = format!("{name}_cdc_fifo");
-        let fifo = weft_ip::catalog::shipped().into_iter().find(|m| m.spec.name == "axis_async_fifo_w128_d64").ok_or_else(|| Error::Input("the catalog lost axis_async_fifo_w128_d64".into()))?;
-        let mut fifo_spec = fifo.spec.clone();
-        fifo_spec.name = fifo_name.clone();
-        let width = config.node.router.width;
-        for (key, value) in fifo_spec.parameters.iter_mut() {
-            match key.as_str() {
-                "data_width" => *value = width.to_string(),
-                "keep_width" => *value = (width / 8).to_string(),
-                _ => {}
-            }
-        }
-        let fifo_text = match width {
-            128 => export(&fifo_spec, &mut weft_ip::axis::AsyncFifoW128D64::default()),
-            _ => export(&fifo_spec, &mut weft_ip::axis::AsyncFifoW256D64::default()),
-        }?;
-        let mut text = verilog::shell(config, &node_ports, &fifo_name)?;
-        text.push_str("\n// The clock-crossing FIFO lives in the shell's file.\n/* verilator lint_off DECLFILENAME */\n");
-        text.push_str(&fifo_text);
-        write(shell_path, &text)?;
+        write(shell_path, &tops::shell_file(config, &node_net)?)?;
     }
     for path in &files.kernels {
         let stem = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
@@ -215,7 +185,7 @@ pub fn generate(config: &SystemConfig, generated: &Path, constraints_dir: &Path)
     let xml = ipxact::component(&format!("{name}_node"), &format!("../{name}_node.v"), &format!("weft node of the {} system: router, link endpoints, register window", name), &node_ports, &map);
     write(&files.component, &xml)?;
     if let Some(v) = &files.vitis {
-        write(&v.top, &vitis::kernel_top(config, &node_ports))?;
+        write(&v.top, &vitis::kernel_top(config, &node_net)?)?;
         write(&v.kernel_xml, &vitis::kernel_xml(config, &node_ports, &map))?;
         write(&v.package, &vitis::package_tcl(config, &node_ports))?;
         write(&v.linker, &vitis::connectivity(config, &node_ports))?;

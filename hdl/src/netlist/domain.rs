@@ -16,20 +16,45 @@ use crate::Error;
 pub struct Domain {
     /// Clock port name.
     pub name: String,
+    pub reset: Reset,
+}
+
+/// How a domain's synchronous reset reaches the module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reset {
+    /// An active-high port named after the clock (`rx_clk` → `rx_rst`).
+    Derived,
+    /// An active-high port of this name (`clk_n3` → `rst_n3`).
+    Named(String),
+    /// An active-low port (Vitis's `ap_rst_n`) registered (one flop, initialised to reset) into
+    /// the active-high reset `reset`.
+    Low { port: String, reset: String },
 }
 
 impl Default for Domain {
     fn default() -> Domain {
-        Domain { name: "clk".into() }
+        Domain { name: "clk".into(), reset: Reset::Derived }
     }
 }
 
 impl Domain {
-    /// The synchronous reset port of the domain.
+    /// The synchronous active-high reset of the domain, as its registers read it.
     pub fn reset(&self) -> String {
-        match self.name.strip_suffix("clk") {
-            Some(stem) => format!("{stem}rst"),
-            None => format!("{}_rst", self.name),
+        match &self.reset {
+            Reset::Named(reset) | Reset::Low { reset, .. } => reset.clone(),
+            Reset::Derived => match self.name.strip_suffix("clk") {
+                Some(stem) => format!("{stem}rst"),
+                None => format!("{}_rst", self.name),
+            },
+        }
+    }
+
+    /// The reset port of the module: the active-high reset, or the active-low port it is
+    /// registered from.
+    pub fn reset_port(&self) -> String {
+        match &self.reset {
+            Reset::Low { port, .. } => port.clone(),
+            _ => self.reset(),
         }
     }
 }
@@ -41,8 +66,19 @@ impl Netlist {
             return i;
         }
         assert!(clock.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && clock.ends_with("clk"), "clock domain `{clock}`: a clock port name ending in `clk`");
-        self.domains.push(Domain { name: clock.to_string() });
+        self.domains.push(Domain { name: clock.to_string(), reset: Reset::Derived });
         self.domains.len() - 1
+    }
+
+    /// Makes domain `domain` the one clocked by `clock` with reset `reset` (see [`Reset`]):
+    /// for tops whose clock names follow another convention (`clk_n3`/`rst_n3`, Vitis's
+    /// `ap_clk`/`ap_rst_n`).
+    pub fn set_domain_ports(&mut self, domain: usize, clock: &str, reset: Reset) {
+        assert!(!self.domains.iter().enumerate().any(|(k, d)| k != domain && d.name == clock), "clock domain `{clock}` exists twice");
+        if domain == self.domains.len() {
+            self.domains.push(Domain::default());
+        }
+        self.domains[domain] = Domain { name: clock.to_string(), reset };
     }
 
     /// Registers and memories made from now on belong to `domain`; returns the previous one.

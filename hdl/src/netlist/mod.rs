@@ -33,7 +33,9 @@ pub mod verilog;
 
 use std::collections::HashMap;
 
-pub use domain::Domain;
+use crate::Error;
+
+pub use domain::{Domain, Reset};
 pub use hierarchy::Instance;
 pub use parts::Queue;
 pub use signal::{Design, Mem, Operand, Reg, Sig, State, StateEnum};
@@ -170,6 +172,16 @@ pub struct Netlist {
     /// no_inline_module*/`): a large child used several times builds once instead of once per
     /// copy. Other tools read it as a comment.
     pub no_inline: bool,
+    /// Every child module of this design is kept a model of its own by Verilator (a
+    /// `verilator_config` block above the module): for a top with several copies of a large child
+    /// defined in another file, which cannot carry [`Netlist::no_inline`] itself.
+    pub no_inline_children: bool,
+    /// Instantiated by its module name, which is defined in another file: a parent writes no
+    /// module text for it (the simulation tops and wrappers around a node written on its own).
+    pub defined_elsewhere: bool,
+    /// Inputs declared `tri0` (outside Verilator): read as zero when an event-driven simulator's
+    /// test bench leaves them undriven.
+    pub pulled_down: Vec<String>,
     /// The unit nodes built now belong to.
     unit: Option<usize>,
     /// Enable of the registers the stage mechanism inserts (the pipeline's clock enable).
@@ -192,6 +204,9 @@ impl Default for Netlist {
             states: vec![],
             units: vec![],
             no_inline: false,
+            no_inline_children: false,
+            defined_elsewhere: false,
+            pulled_down: vec![],
             unit: None,
             enable: None,
             stage: 0,
@@ -316,6 +331,35 @@ impl Netlist {
     pub fn output(&mut self, name: &str, w: Wire) {
         assert!(is_port_name(name), "netlist output `{name}`: a port name is letters, digits and `_`, not a Verilog keyword");
         self.outputs.push(Output { name: name.to_string(), wire: w });
+    }
+
+    /// Makes port `name` `width` bits wide, for a public interface wider than the logic: an
+    /// input's extra high bits are not read, an output's are zero.
+    pub fn widen_port(&mut self, name: &str, width: usize) -> Result<(), Error> {
+        let too_narrow = |had: usize| Error::Design(format!("port `{name}` is {had} bits; it cannot be widened to {width}"));
+        if let Some(i) = self.nodes.iter().position(|n| matches!(&n.op, Op::Input(p) if p == name)) {
+            let (had, stage) = (self.nodes[i].width, self.nodes[i].stage);
+            if had > width {
+                return Err(too_narrow(had));
+            }
+            if had == width {
+                return Ok(());
+            }
+            let wide = self.push(Op::Input(name.to_string()), width, stage, Some(name.to_string()));
+            self.nodes[i].op = Op::Slice(wide, 0);
+            self.nodes[i].name = None;
+            return Ok(());
+        }
+        let k = self.outputs.iter().position(|o| o.name == name).ok_or_else(|| Error::Design(format!("`{name}` is not a port")))?;
+        let wire = self.outputs[k].wire;
+        let (had, stage) = (self.width(wire), self.stage_of(wire));
+        if had < width {
+            let zero = self.constant(0, width - had);
+            self.outputs[k].wire = self.push(Op::Concat(zero, wire), width, stage, None);
+        } else if had > width {
+            return Err(too_narrow(had));
+        }
+        Ok(())
     }
 
     pub fn constant(&mut self, value: u128, width: usize) -> Wire {

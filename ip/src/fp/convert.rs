@@ -7,13 +7,12 @@
 
 use crate::Error;
 use num_bigint::BigUint;
-use weft_hdl::export::{export, ExportError, ModuleSpec};
+use weft_hdl::export::{ExportError, ModuleSpec};
 use weft_hdl::fixed::{FixedFormat, Rounding};
 use weft_hdl::float::convert::{self, COMPARE_MAX_STAGES, FROM_FIXED_MAX_STAGES, TO_FIXED_MAX_STAGES};
 use weft_hdl::float::{vectors, FloatFormat};
 use weft_hdl::netlist::block::{feed_forward, NetlistStream};
 use weft_hdl::netlist::{Netlist, Wire};
-use weft_hdl::stream::Sideband;
 use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
 
 use crate::shipped::Shipped;
@@ -88,20 +87,14 @@ pub fn netlist(c: &Conversion, stages: usize) -> Result<Netlist, Error> {
 }
 
 fn spec(c: &Conversion, stages: usize) -> ModuleSpec {
-    let mut hidden = Sideband::DATA.hidden("s_axis");
-    hidden.extend(Sideband::DATA.hidden("m_axis"));
+    let hidden = super::unframed_ports();
     ModuleSpec { family: "fp", name: c.name.into(), summary: c.summary.into(), parameters: vec![("latency".into(), format!("{stages} cycles"))], hidden_ports: hidden }
 }
 
 /// Verilog at any stage count (what `weft bench numeric` sweeps).
 pub fn verilog(c: &Conversion, stages: usize) -> Result<String, ExportError> {
     let spec = spec(c, stages);
-    let net = netlist(c, stages)?;
-    if c.operands == 2 {
-        export(&spec, &mut Fp32Compare::new(net))
-    } else {
-        export(&spec, &mut Fp32Convert::new(net))
-    }
+    super::export_stream(&spec, netlist(c, stages)?, 32 * c.operands, 32)
 }
 
 /// Operands: class-biased floats, uniform bit patterns, and (for conversions) integers and

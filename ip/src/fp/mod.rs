@@ -4,11 +4,10 @@
 
 use crate::Error;
 use num_bigint::BigUint;
-use weft_hdl::export::{export, ExportError, ModuleSpec};
+use weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 use weft_hdl::float::reference::native_f32;
 use weft_hdl::float::{operator_netlist, vectors, FloatFormat, FloatOperator};
 use weft_hdl::netlist::block::NetlistStream;
-use weft_hdl::stream::Sideband;
 use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
 
 use crate::shipped::Shipped;
@@ -27,9 +26,21 @@ pub fn module_name(op: FloatOperator) -> String {
     format!("fp32_{}", op.name())
 }
 
+/// The ports a one-beat-in, one-beat-out stream pipeline has and its public module does not:
+/// no beat ends a packet.
+pub fn unframed_ports() -> Vec<String> {
+    vec!["s_axis_tlast".into(), "m_axis_tlast".into()]
+}
+
+/// `net`'s Verilog as `spec`, with `tdata` ports of `input` and `output` bits.
+pub fn export_stream(spec: &ModuleSpec, mut net: weft_hdl::netlist::Netlist, input: usize, output: usize) -> Result<String, ExportError> {
+    net.widen_port("s_axis_tdata", input)?;
+    net.widen_port("m_axis_tdata", output)?;
+    export_netlist(spec, &net)
+}
+
 fn spec(op: FloatOperator, stages: usize) -> ModuleSpec {
-    let mut hidden = Sideband::DATA.hidden("s_axis");
-    hidden.extend(Sideband::DATA.hidden("m_axis"));
+    let hidden = unframed_ports();
     let input = if op.operands() == 1 { "s_axis_tdata[31:0] = a" } else { "s_axis_tdata[63:0] = {b, a}" };
     ModuleSpec {
         family: "fp",
@@ -47,11 +58,7 @@ pub fn operator_verilog(op: FloatOperator, stages: usize) -> Result<String, Expo
 
 fn verilog(op: FloatOperator, stages: usize, spec: &ModuleSpec) -> Result<String, ExportError> {
     let net = operator_netlist(op, FloatFormat::BINARY32, stages)?;
-    if op.operands() == 1 {
-        export(spec, &mut Fp32Unary::new(net))
-    } else {
-        export(spec, &mut Fp32Binary::new(net))
-    }
+    export_stream(spec, net, 32 * op.operands(), 32)
 }
 
 /// Hand-picked hard cases plus random operands, through the rust-hdl block with random

@@ -3,13 +3,12 @@
 
 use crate::Error;
 use num_bigint::BigUint;
-use weft_hdl::export::{export, ModuleSpec};
+use weft_hdl::export::ModuleSpec;
 use weft_hdl::float::FloatFormat;
 use weft_hdl::netlist::block::NetlistStream;
 use weft_hdl::netlist::Netlist;
 use weft_hdl::pipeline::{dsl, Kernel, Schedule, Stages};
 use weft_hdl::stream::Beat;
-use weft_hdl::stream::Sideband;
 use weft_hdl::testbench::{check_stream_outputs, check_stream_transform, Rng, TransformPorts};
 
 use crate::shipped::Shipped;
@@ -58,8 +57,7 @@ pub fn lanes_to_data(lanes: &[u32]) -> BigUint {
 fn spec(name: &str) -> ModuleSpec {
     let (k, _, schedule) = build(name).expect("shipped kernel builds");
     // tlast ends a vector of a per-vector kernel; otherwise no port carries it.
-    let mut hidden = if k.per_vector { Sideband::LAST } else { Sideband::DATA }.hidden("s_axis");
-    hidden.extend(Sideband::DATA.hidden("m_axis"));
+    let hidden = if k.per_vector { vec!["m_axis_tlast".into()] } else { crate::fp::unframed_ports() };
     ModuleSpec { hidden_ports: hidden, ..kernel_spec(&k, &schedule, &format!("examples/kernels/{name}.wk")) }
 }
 
@@ -84,13 +82,19 @@ pub fn kernel_spec(k: &Kernel, schedule: &Schedule, origin: &str) -> ModuleSpec 
     }
 }
 
+/// The `tdata` widths of a kernel's ports: its stream block's.
+fn tdata_widths<const WI: usize, const KI: usize, const WO: usize, const KO: usize>(_: fn(Netlist) -> NetlistStream<WI, KI, WO, KO>) -> (usize, usize) {
+    (WI, WO)
+}
+
 macro_rules! kernel_entry {
     ($name:literal, $ty:ty) => {
         Shipped::new(
             spec($name),
             |spec| {
                 let (_, net, _) = build($name)?;
-                export(spec, &mut <$ty>::new(net))
+                let (input, output) = tdata_widths(<$ty>::new);
+                crate::fp::export_stream(spec, net, input, output)
             },
             || testbench($name, <$ty>::new),
         )

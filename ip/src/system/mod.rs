@@ -1,6 +1,7 @@
 //! Systems: nodes assembled from the router, the link endpoints and the register window.
 
 pub mod allreduce;
+pub mod channel;
 pub mod kernel_port;
 pub mod node;
 pub mod spec;

@@ -18,6 +18,7 @@ use std::rc::Rc;
 use body::Body;
 pub use body::InputRef;
 
+use super::domain::Reset;
 use super::{Netlist, Op, Wire};
 
 /// A port of a netlist module: a netlist input or output of the same name.
@@ -53,7 +54,7 @@ pub fn ports(net: &Netlist) -> Vec<Port> {
 /// here rather than from the Verilog text.
 pub fn header_ports(net: &Netlist) -> Vec<Port> {
     let clock = |name: String| Port { name, width: 1, output: false };
-    let mut out: Vec<Port> = net.domains.iter().flat_map(|d| [clock(d.name.clone()), clock(d.reset())]).collect();
+    let mut out: Vec<Port> = net.domains.iter().flat_map(|d| [clock(d.name.clone()), clock(d.reset_port())]).collect();
     let mut rest = ports(net);
     rest.sort_by_key(group);
     out.extend(rest);
@@ -111,7 +112,20 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     let clocks: Vec<String> = clocks.iter().map(|p| p.name.clone()).collect();
     let header: Vec<String> = all.iter().map(|p| p.name.clone()).collect();
     // One port per line, in the order of the declarations below.
-    let mut text = format!("module {name}(\n{}\n);\n", header.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join(",\n"));
+    let mut text = String::new();
+    if net.no_inline_children && !child_names.is_empty() {
+        // Verilator would inline every child into this module (one copy of its code per
+        // instance); kept modules, each is compiled once.
+        let mut kept: Vec<&String> = child_names.iter().collect();
+        kept.sort();
+        kept.dedup();
+        text.push_str("`ifdef VERILATOR\n`verilator_config\n");
+        for m in kept {
+            writeln!(text, "no_inline -module \"{m}\"").unwrap();
+        }
+        text.push_str("`verilog\n`endif\n\n");
+    }
+    write!(text, "module {name}(\n{}\n);\n", header.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join(",\n")).unwrap();
     if net.no_inline {
         text.push_str("    /*verilator no_inline_module*/\n");
     }
@@ -119,7 +133,11 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     for c in &clocks {
         writeln!(text, "    input wire {c};").unwrap();
     }
-    let mut taken: HashSet<String> = header.iter().cloned().collect();
+    // Resets that arrive active-low are registered into the domain's active-high reset.
+    for d in net.domains.iter().filter(|d| matches!(d.reset, Reset::Low { .. })) {
+        writeln!(text, "    reg {} = 1'b1; // {} registered", d.reset(), d.reset_port()).unwrap();
+    }
+    let mut taken: HashSet<String> = header.iter().cloned().chain(net.domains.iter().map(|d| d.reset())).collect();
     let memories: Vec<String> = net.memories.iter().map(|m| names::unique(&names::sanitize(&m.name), &mut taken)).collect();
     for inst in &net.instances {
         taken.insert(inst.name.clone());
@@ -152,7 +170,12 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
             (true, false) => "output wire",
             (true, true) => "output reg",
         };
-        let decl = format!("{kind} {range}{};", p.name);
+        let mut decl = format!("{kind} {range}{};", p.name);
+        if !p.output && net.pulled_down.contains(&p.name) {
+            // Verilator drives every top-level input and ignores a pull on one; event-driven
+            // simulators read an undriven `tri0` input as zero rather than unknown.
+            decl = format!("`ifdef VERILATOR\n    {decl}\n    `else\n    input tri0 {range}{};\n    `endif", p.name);
+        }
         if !p.output && partly_read(&p.name) {
             // Fields of a bus the block does not need (address bits below the word, spare bits).
             writeln!(text, "    /* verilator lint_off UNUSEDSIGNAL */\n    {decl}\n    /* verilator lint_on UNUSEDSIGNAL */").unwrap();
@@ -163,7 +186,14 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
     let body = Body { net, plan: &plan, input: &input, inst_wires, memories, states: body::state_users(net), ports: port_nodes.clone() };
     let mut decls = String::new();
     let mut assigns = String::new();
-    let mut clocked = vec![String::new(); net.domains.len()];
+    let mut clocked: Vec<String> = net
+        .domains
+        .iter()
+        .map(|d| match &d.reset {
+            Reset::Low { port, reset } => format!("    {reset} <= !{port};\n"),
+            _ => String::new(),
+        })
+        .collect();
     body.write(&mut decls, &mut assigns, &mut clocked);
     decls.push_str(&inst_decls);
     // Datapaths keep only the bits they need of wider intermediate values (the low bits of a
@@ -178,8 +208,8 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
             .iter()
             .zip(&inst.clocks)
             .flat_map(|(d, parent)| {
-                let parent = super::domain::Domain { name: parent.clone() };
-                [(d.name.clone(), parent.name.clone()), (d.reset(), parent.reset())]
+                let reset = net.domains.iter().find(|p| p.name == *parent).map(|p| p.reset()).unwrap_or_default();
+                [(d.name.clone(), parent.clone()), (d.reset(), reset)]
             })
             .map(|(port, wire)| format!("    .{port}({wire})"))
             .collect();
@@ -212,6 +242,9 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
 
 /// The module name of a child design, writing its text the first time.
 fn child_module(child: &Rc<Netlist>, module_name: &str, root: &str, registry: &mut Registry) -> String {
+    if child.defined_elsewhere {
+        return module_name.to_string();
+    }
     if let Some(name) = registry.by_design.get(&Rc::as_ptr(child)) {
         return name.clone();
     }
