@@ -7,403 +7,87 @@
 //   synchronizer_stages = 2
 `timescale 1ns/1ps
 
-module axis_async_fifo_w128_d64(s_clk,s_rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_clk,m_rst,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,m_axis_tready);
+module axis_async_fifo_w128_d64(
+    s_clk,
+    s_rst,
+    m_clk,
+    m_rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tvalid,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tkeep,
+    m_axis_tlast,
+    m_axis_tvalid
+);
+    // clocks and resets
+    input wire s_clk;
+    input wire s_rst;
+    input wire m_clk;
+    input wire m_rst;
+    // input streams
+    input wire [127:0] s_axis_tdata;
+    input wire [15:0] s_axis_tkeep;
+    input wire s_axis_tlast;
+    input wire s_axis_tvalid;
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [127:0] m_axis_tdata;
+    output wire [15:0] m_axis_tkeep;
+    output wire m_axis_tlast;
+    output wire m_axis_tvalid;
 
-    // Module arguments
-    input wire  s_clk;
-    input wire  s_rst;
-    input wire  [127:0] s_axis_tdata;
-    input wire  [15:0] s_axis_tkeep;
-    input wire  s_axis_tlast;
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tvalid;
-    output reg  s_axis_tready;
-    input wire  m_clk;
-    input wire  m_rst;
-    output reg  [127:0] m_axis_tdata;
-    output reg  [15:0] m_axis_tkeep;
-    output reg  m_axis_tlast;
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tuser;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output reg  m_axis_tvalid;
-    input wire  m_axis_tready;
+// verilator lint_off UNUSEDSIGNAL
+reg [6:0] cdc_wr;
+reg [6:0] cdc_wr_gray;
+reg [6:0] cdc_rd;
+reg [6:0] cdc_rd_gray;
+(* ASYNC_REG = "TRUE" *) reg [6:0] cdc_rd_gray_sync0;
+(* ASYNC_REG = "TRUE" *) reg [6:0] cdc_rd_gray_sync1;
+wire cdc_wr_gray_eq;
+wire s_axis_tvalid_and;
+wire [6:0] cdc_wr_sel;
+(* ASYNC_REG = "TRUE" *) reg [6:0] cdc_wr_gray_sync0;
+(* ASYNC_REG = "TRUE" *) reg [6:0] cdc_wr_gray_sync1;
+wire cdc_rd_gray_not;
+wire [6:0] cdc_rd_sel;
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [127:0] cdc_mem0 [0:63];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [15:0] cdc_mem1 [0:63];
+(* ram_style = "auto", ramstyle = "auto" *)
+reg [0:0] cdc_mem2 [0:63];
+// verilator lint_on UNUSEDSIGNAL
+assign cdc_wr_gray_eq = cdc_wr_gray == (cdc_rd_gray_sync1 ^ 7'h60);
+assign s_axis_tvalid_and = s_axis_tvalid & (~cdc_wr_gray_eq);
+assign cdc_wr_sel = s_axis_tvalid_and ? (cdc_wr + 7'h1) : cdc_wr;
+assign cdc_rd_gray_not = ~(cdc_rd_gray == cdc_wr_gray_sync1);
+assign cdc_rd_sel = (cdc_rd_gray_not & m_axis_tready) ? (cdc_rd + 7'h1) : cdc_rd;
 
-    // Constant declarations
-    localparam  full_mask = 7'b1100000;
-    localparam  one = 7'b1;
-    localparam  zero = 7'b0;
+always @(posedge s_clk) begin
+    if (s_rst) cdc_wr <= 7'h0; else cdc_wr <= cdc_wr_sel;
+    if (s_rst) cdc_wr_gray <= 7'h0; else cdc_wr_gray <= cdc_wr_sel ^ (cdc_wr_sel >> 7'h1);
+    if (s_rst) cdc_rd_gray_sync0 <= 7'h0; else cdc_rd_gray_sync0 <= cdc_rd_gray;
+    if (s_rst) cdc_rd_gray_sync1 <= 7'h0; else cdc_rd_gray_sync1 <= cdc_rd_gray_sync0;
+    if (s_axis_tvalid_and) cdc_mem0[cdc_wr[5:0]] <= s_axis_tdata;
+    if (s_axis_tvalid_and) cdc_mem1[cdc_wr[5:0]] <= s_axis_tkeep;
+    if (s_axis_tvalid_and) cdc_mem2[cdc_wr[5:0]] <= s_axis_tlast;
+end
 
-    // Stub signals
-    reg  data_write_clk;
-    reg  data_write_enable;
-    reg  [5:0] data_write_address;
-    reg  [127:0] data_write_data;
-    reg  data_read_clk;
-    reg  data_read_enable;
-    reg  [5:0] data_read_address;
-    wire  [127:0] data_read_data;
-    reg  keep_write_clk;
-    reg  keep_write_enable;
-    reg  [5:0] keep_write_address;
-    reg  [15:0] keep_write_data;
-    reg  keep_read_clk;
-    reg  keep_read_enable;
-    reg  [5:0] keep_read_address;
-    wire  [15:0] keep_read_data;
-    reg  last_write_clk;
-    reg  last_write_enable;
-    reg  [5:0] last_write_address;
-    reg  last_write_data;
-    reg  last_read_clk;
-    reg  last_read_enable;
-    reg  [5:0] last_read_address;
-    wire  last_read_data;
-    reg  user_write_clk;
-    reg  user_write_enable;
-    reg  [5:0] user_write_address;
-    reg  user_write_data;
-    reg  user_read_clk;
-    reg  user_read_enable;
-    reg  [5:0] user_read_address;
-    wire  user_read_data;
-    reg  [6:0] write_binary_d;
-    wire  [6:0] write_binary_q;
-    reg  write_binary_clock;
-    reg  [6:0] write_gray_d;
-    wire  [6:0] write_gray_q;
-    reg  write_gray_clock;
-    reg  [6:0] read_gray_sync1_d;
-    wire  [6:0] read_gray_sync1_q;
-    reg  read_gray_sync1_clock;
-    reg  [6:0] read_gray_sync2_d;
-    wire  [6:0] read_gray_sync2_q;
-    reg  read_gray_sync2_clock;
-    reg  [6:0] read_binary_d;
-    wire  [6:0] read_binary_q;
-    reg  read_binary_clock;
-    reg  [6:0] read_gray_d;
-    wire  [6:0] read_gray_q;
-    reg  read_gray_clock;
-    reg  [6:0] write_gray_sync1_d;
-    wire  [6:0] write_gray_sync1_q;
-    reg  write_gray_sync1_clock;
-    reg  [6:0] write_gray_sync2_d;
-    wire  [6:0] write_gray_sync2_q;
-    reg  write_gray_sync2_clock;
-    reg  out_valid_d;
-    wire  out_valid_q;
-    reg  out_valid_clock;
+always @(posedge m_clk) begin
+    if (m_rst) cdc_rd <= 7'h0; else cdc_rd <= cdc_rd_sel;
+    if (m_rst) cdc_rd_gray <= 7'h0; else cdc_rd_gray <= cdc_rd_sel ^ (cdc_rd_sel >> 7'h1);
+    if (m_rst) cdc_wr_gray_sync0 <= 7'h0; else cdc_wr_gray_sync0 <= cdc_wr_gray;
+    if (m_rst) cdc_wr_gray_sync1 <= 7'h0; else cdc_wr_gray_sync1 <= cdc_wr_gray_sync0;
+end
 
-    // Local signals
-    reg  push;
-    reg  load;
-    reg  [6:0] write_next;
-    reg  [6:0] read_next;
-
-    // Sub module instances
-    axis_async_fifo_w128_d64_data data(
-        .write_clk(data_write_clk),
-        .write_enable(data_write_enable),
-        .write_address(data_write_address),
-        .write_data(data_write_data),
-        .read_clk(data_read_clk),
-        .read_enable(data_read_enable),
-        .read_address(data_read_address),
-        .read_data(data_read_data)
-    );
-    axis_async_fifo_w128_d64_keep keep(
-        .write_clk(keep_write_clk),
-        .write_enable(keep_write_enable),
-        .write_address(keep_write_address),
-        .write_data(keep_write_data),
-        .read_clk(keep_read_clk),
-        .read_enable(keep_read_enable),
-        .read_address(keep_read_address),
-        .read_data(keep_read_data)
-    );
-    axis_async_fifo_w128_d64_last last(
-        .write_clk(last_write_clk),
-        .write_enable(last_write_enable),
-        .write_address(last_write_address),
-        .write_data(last_write_data),
-        .read_clk(last_read_clk),
-        .read_enable(last_read_enable),
-        .read_address(last_read_address),
-        .read_data(last_read_data)
-    );
-    axis_async_fifo_w128_d64_last user(
-        .write_clk(user_write_clk),
-        .write_enable(user_write_enable),
-        .write_address(user_write_address),
-        .write_data(user_write_data),
-        .read_clk(user_read_clk),
-        .read_enable(user_read_enable),
-        .read_address(user_read_address),
-        .read_data(user_read_data)
-    );
-    axis_async_fifo_w128_d64_read_binary write_binary(
-        .d(write_binary_d),
-        .q(write_binary_q),
-        .clock(write_binary_clock)
-    );
-    axis_async_fifo_w128_d64_read_binary write_gray(
-        .d(write_gray_d),
-        .q(write_gray_q),
-        .clock(write_gray_clock)
-    );
-    axis_async_fifo_w128_d64_read_binary read_gray_sync1(
-        .d(read_gray_sync1_d),
-        .q(read_gray_sync1_q),
-        .clock(read_gray_sync1_clock)
-    );
-    axis_async_fifo_w128_d64_read_binary read_gray_sync2(
-        .d(read_gray_sync2_d),
-        .q(read_gray_sync2_q),
-        .clock(read_gray_sync2_clock)
-    );
-    axis_async_fifo_w128_d64_read_binary read_binary(
-        .d(read_binary_d),
-        .q(read_binary_q),
-        .clock(read_binary_clock)
-    );
-    axis_async_fifo_w128_d64_read_binary read_gray(
-        .d(read_gray_d),
-        .q(read_gray_q),
-        .clock(read_gray_clock)
-    );
-    axis_async_fifo_w128_d64_read_binary write_gray_sync1(
-        .d(write_gray_sync1_d),
-        .q(write_gray_sync1_q),
-        .clock(write_gray_sync1_clock)
-    );
-    axis_async_fifo_w128_d64_read_binary write_gray_sync2(
-        .d(write_gray_sync2_d),
-        .q(write_gray_sync2_q),
-        .clock(write_gray_sync2_clock)
-    );
-    axis_async_fifo_w128_d64_out_valid out_valid(
-        .d(out_valid_d),
-        .q(out_valid_q),
-        .clock(out_valid_clock)
-    );
-
-    // Update code
-    always @(*) begin
-        write_binary_clock = s_clk;
-        write_gray_clock = s_clk;
-        read_gray_sync1_clock = s_clk;
-        read_gray_sync2_clock = s_clk;
-        write_binary_d = write_binary_q;
-        write_gray_d = write_gray_q;
-        read_gray_sync1_d = read_gray_sync1_q;
-        read_gray_sync2_d = read_gray_sync2_q;
-        read_binary_clock = m_clk;
-        read_gray_clock = m_clk;
-        write_gray_sync1_clock = m_clk;
-        write_gray_sync2_clock = m_clk;
-        out_valid_clock = m_clk;
-        read_binary_d = read_binary_q;
-        read_gray_d = read_gray_q;
-        write_gray_sync1_d = write_gray_sync1_q;
-        write_gray_sync2_d = write_gray_sync2_q;
-        out_valid_d = out_valid_q;
-        data_write_clk = s_clk;
-        keep_write_clk = s_clk;
-        last_write_clk = s_clk;
-        user_write_clk = s_clk;
-        data_read_clk = m_clk;
-        keep_read_clk = m_clk;
-        last_read_clk = m_clk;
-        user_read_clk = m_clk;
-        read_gray_sync1_d = read_gray_q;
-        read_gray_sync2_d = read_gray_sync1_q;
-        s_axis_tready = write_gray_q != (read_gray_sync2_q ^ full_mask);
-        push = s_axis_tvalid & (write_gray_q != (read_gray_sync2_q ^ full_mask));
-        write_next = write_binary_q + one;
-        data_write_enable = push;
-        data_write_address = write_binary_q[(32'h0)+:(6)];
-        data_write_data = s_axis_tdata;
-        keep_write_enable = push;
-        keep_write_address = write_binary_q[(32'h0)+:(6)];
-        keep_write_data = s_axis_tkeep;
-        last_write_enable = push;
-        last_write_address = write_binary_q[(32'h0)+:(6)];
-        last_write_data = s_axis_tlast;
-        user_write_enable = push;
-        user_write_address = write_binary_q[(32'h0)+:(6)];
-        user_write_data = s_axis_tuser;
-        if (push) begin
-            write_binary_d = write_next;
-            write_gray_d = write_next ^ (write_next >> 32'h1);
-        end
-        if (s_rst) begin
-            write_binary_d = zero;
-            write_gray_d = zero;
-            read_gray_sync1_d = zero;
-            read_gray_sync2_d = zero;
-        end
-        write_gray_sync1_d = write_gray_q;
-        write_gray_sync2_d = write_gray_sync1_q;
-        load = (read_gray_q != write_gray_sync2_q) & (~out_valid_q | m_axis_tready);
-        read_next = read_binary_q + one;
-        data_read_enable = load;
-        data_read_address = read_binary_q[(32'h0)+:(6)];
-        keep_read_enable = load;
-        keep_read_address = read_binary_q[(32'h0)+:(6)];
-        last_read_enable = load;
-        last_read_address = read_binary_q[(32'h0)+:(6)];
-        user_read_enable = load;
-        user_read_address = read_binary_q[(32'h0)+:(6)];
-        m_axis_tvalid = out_valid_q;
-        m_axis_tdata = data_read_data;
-        m_axis_tkeep = keep_read_data;
-        m_axis_tlast = last_read_data;
-        m_axis_tuser = user_read_data;
-        if (load) begin
-            read_binary_d = read_next;
-            read_gray_d = read_next ^ (read_next >> 32'h1);
-            out_valid_d = 1'b1;
-        end
-        else if (out_valid_q & m_axis_tready) begin
-            out_valid_d = 1'b0;
-        end
-        if (m_rst) begin
-            read_binary_d = zero;
-            read_gray_d = zero;
-            write_gray_sync1_d = zero;
-            write_gray_sync2_d = zero;
-            out_valid_d = 1'b0;
-        end
-    end
-
-endmodule // axis_async_fifo_w128_d64
-
-// Submodules of axis_async_fifo_w128_d64, prefixed with its name so any set of weft files can be read together.
-// verilator lint_off DECLFILENAME
-
-module axis_async_fifo_w128_d64_data(write_clk,write_enable,write_address,write_data,read_clk,read_enable,read_address,read_data);
-
-    // Module arguments
-    input wire  write_clk;
-    input wire  write_enable;
-    input wire  [5:0] write_address;
-    input wire  [127:0] write_data;
-    input wire  read_clk;
-    input wire  read_enable;
-    input wire  [5:0] read_address;
-    output reg  [127:0] read_data;
-
-    // Update code (custom)
-    (* ram_style = "auto", ramstyle = "auto" *)
-    reg [127:0] mem [0:63];
-
-    always @(posedge write_clk) begin
-        if (write_enable) begin
-            mem[write_address] <= write_data;
-        end
-    end
-
-    always @(posedge read_clk) begin
-        if (read_enable) begin
-            read_data <= mem[read_address];
-        end
-    end
-endmodule // axis_async_fifo_w128_d64_data
-
-module axis_async_fifo_w128_d64_keep(write_clk,write_enable,write_address,write_data,read_clk,read_enable,read_address,read_data);
-
-    // Module arguments
-    input wire  write_clk;
-    input wire  write_enable;
-    input wire  [5:0] write_address;
-    input wire  [15:0] write_data;
-    input wire  read_clk;
-    input wire  read_enable;
-    input wire  [5:0] read_address;
-    output reg  [15:0] read_data;
-
-    // Update code (custom)
-    (* ram_style = "auto", ramstyle = "auto" *)
-    reg [15:0] mem [0:63];
-
-    always @(posedge write_clk) begin
-        if (write_enable) begin
-            mem[write_address] <= write_data;
-        end
-    end
-
-    always @(posedge read_clk) begin
-        if (read_enable) begin
-            read_data <= mem[read_address];
-        end
-    end
-endmodule // axis_async_fifo_w128_d64_keep
-
-module axis_async_fifo_w128_d64_last(write_clk,write_enable,write_address,write_data,read_clk,read_enable,read_address,read_data);
-
-    // Module arguments
-    input wire  write_clk;
-    input wire  write_enable;
-    input wire  [5:0] write_address;
-    input wire  write_data;
-    input wire  read_clk;
-    input wire  read_enable;
-    input wire  [5:0] read_address;
-    output reg  read_data;
-
-    // Update code (custom)
-    (* ram_style = "auto", ramstyle = "auto" *)
-    reg [0:0] mem [0:63];
-
-    always @(posedge write_clk) begin
-        if (write_enable) begin
-            mem[write_address] <= write_data;
-        end
-    end
-
-    always @(posedge read_clk) begin
-        if (read_enable) begin
-            read_data <= mem[read_address];
-        end
-    end
-endmodule // axis_async_fifo_w128_d64_last
-
-module axis_async_fifo_w128_d64_out_valid(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // axis_async_fifo_w128_d64_out_valid
-
-module axis_async_fifo_w128_d64_read_binary(d,q,clock);
-
-    // Module arguments
-    input wire  [6:0] d;
-    output reg  [6:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 7'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // axis_async_fifo_w128_d64_read_binary
-// verilator lint_on DECLFILENAME
+assign s_axis_tready = ~cdc_wr_gray_eq;
+assign m_axis_tdata = cdc_mem0[cdc_rd[5:0]];
+assign m_axis_tkeep = cdc_mem1[cdc_rd[5:0]];
+assign m_axis_tlast = cdc_mem2[cdc_rd[5:0]];
+assign m_axis_tvalid = cdc_rd_gray_not;
+endmodule

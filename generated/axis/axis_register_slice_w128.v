@@ -6,226 +6,65 @@
 //   latency = 1 cycle
 `timescale 1ns/1ps
 
-module axis_register_slice_w128(clk,rst,s_axis_tdata,s_axis_tkeep,s_axis_tlast,s_axis_tvalid,s_axis_tready,m_axis_tdata,m_axis_tkeep,m_axis_tlast,m_axis_tvalid,m_axis_tready);
+module axis_register_slice_w128(
+    clk,
+    rst,
+    s_axis_tdata,
+    s_axis_tkeep,
+    s_axis_tlast,
+    s_axis_tvalid,
+    s_axis_tready,
+    m_axis_tready,
+    m_axis_tdata,
+    m_axis_tkeep,
+    m_axis_tlast,
+    m_axis_tvalid
+);
+    // clocks and resets
+    input wire clk;
+    input wire rst;
+    // input streams
+    input wire [127:0] s_axis_tdata;
+    input wire [15:0] s_axis_tkeep;
+    input wire s_axis_tlast;
+    input wire s_axis_tvalid;
+    output wire s_axis_tready;
+    // output streams
+    input wire m_axis_tready;
+    output wire [127:0] m_axis_tdata;
+    output wire [15:0] m_axis_tkeep;
+    output wire m_axis_tlast;
+    output wire m_axis_tvalid;
 
-    // Module arguments
-    input wire  clk;
-    input wire  rst;
-    input wire  [127:0] s_axis_tdata;
-    input wire  [15:0] s_axis_tkeep;
-    input wire  s_axis_tlast;
-    // verilator lint_off UNUSEDSIGNAL
-    wire s_axis_tuser = {1{1'b0}}; // not exposed: tied off
-    // verilator lint_on UNUSEDSIGNAL
-    input wire  s_axis_tvalid;
-    output reg  s_axis_tready;
-    output reg  [127:0] m_axis_tdata;
-    output reg  [15:0] m_axis_tkeep;
-    output reg  m_axis_tlast;
-    /* verilator lint_off UNUSEDSIGNAL */ // not exposed: left unread
-    reg m_axis_tuser;
-    /* verilator lint_on UNUSEDSIGNAL */
-    output reg  m_axis_tvalid;
-    input wire  m_axis_tready;
+// verilator lint_off UNUSEDSIGNAL
+reg slice_valid;
+reg slice_skid_valid;
+wire s_axis_tvalid_and;
+wire slice_valid_or;
+reg [127:0] slice_main0;
+reg [127:0] slice_skid0;
+reg [15:0] slice_main1;
+reg [15:0] slice_skid1;
+reg slice_main2;
+reg slice_skid2;
+// verilator lint_on UNUSEDSIGNAL
+assign s_axis_tvalid_and = s_axis_tvalid & (~slice_skid_valid);
+assign slice_valid_or = (~slice_valid) | m_axis_tready;
 
-    // Stub signals
-    reg  out_valid_d;
-    wire  out_valid_q;
-    reg  out_valid_clock;
-    reg  [127:0] out_data_d;
-    wire  [127:0] out_data_q;
-    reg  out_data_clock;
-    reg  [15:0] out_keep_d;
-    wire  [15:0] out_keep_q;
-    reg  out_keep_clock;
-    reg  out_last_d;
-    wire  out_last_q;
-    reg  out_last_clock;
-    reg  out_user_d;
-    wire  out_user_q;
-    reg  out_user_clock;
-    reg  skid_valid_d;
-    wire  skid_valid_q;
-    reg  skid_valid_clock;
-    reg  [127:0] skid_data_d;
-    wire  [127:0] skid_data_q;
-    reg  skid_data_clock;
-    reg  [15:0] skid_keep_d;
-    wire  [15:0] skid_keep_q;
-    reg  skid_keep_clock;
-    reg  skid_last_d;
-    wire  skid_last_q;
-    reg  skid_last_clock;
-    reg  skid_user_d;
-    wire  skid_user_q;
-    reg  skid_user_clock;
+always @(posedge clk) begin
+    if (rst) slice_valid <= 1'h0; else slice_valid <= slice_valid_or ? (slice_skid_valid | s_axis_tvalid_and) : 1'h1;
+    if (rst) slice_skid_valid <= 1'h0; else slice_skid_valid <= slice_skid_valid ? (~slice_valid_or) : (s_axis_tvalid_and & (~slice_valid_or));
+    if (rst) slice_main0 <= 128'h0; else slice_main0 <= (slice_valid_or & (slice_skid_valid | s_axis_tvalid_and)) ? (slice_skid_valid ? slice_skid0 : s_axis_tdata) : slice_main0;
+    if (rst) slice_skid0 <= 128'h0; else slice_skid0 <= (s_axis_tvalid_and & (~slice_valid_or)) ? s_axis_tdata : slice_skid0;
+    if (rst) slice_main1 <= 16'h0; else slice_main1 <= (slice_valid_or & (slice_skid_valid | s_axis_tvalid_and)) ? (slice_skid_valid ? slice_skid1 : s_axis_tkeep) : slice_main1;
+    if (rst) slice_skid1 <= 16'h0; else slice_skid1 <= (s_axis_tvalid_and & (~slice_valid_or)) ? s_axis_tkeep : slice_skid1;
+    if (rst) slice_main2 <= 1'h0; else slice_main2 <= (slice_valid_or & (slice_skid_valid | s_axis_tvalid_and)) ? (slice_skid_valid ? slice_skid2 : s_axis_tlast) : slice_main2;
+    if (rst) slice_skid2 <= 1'h0; else slice_skid2 <= (s_axis_tvalid_and & (~slice_valid_or)) ? s_axis_tlast : slice_skid2;
+end
 
-    // Sub module instances
-    axis_register_slice_w128_out_last out_valid(
-        .d(out_valid_d),
-        .q(out_valid_q),
-        .clock(out_valid_clock)
-    );
-    axis_register_slice_w128_out_data out_data(
-        .d(out_data_d),
-        .q(out_data_q),
-        .clock(out_data_clock)
-    );
-    axis_register_slice_w128_out_keep out_keep(
-        .d(out_keep_d),
-        .q(out_keep_q),
-        .clock(out_keep_clock)
-    );
-    axis_register_slice_w128_out_last out_last(
-        .d(out_last_d),
-        .q(out_last_q),
-        .clock(out_last_clock)
-    );
-    axis_register_slice_w128_out_last out_user(
-        .d(out_user_d),
-        .q(out_user_q),
-        .clock(out_user_clock)
-    );
-    axis_register_slice_w128_out_last skid_valid(
-        .d(skid_valid_d),
-        .q(skid_valid_q),
-        .clock(skid_valid_clock)
-    );
-    axis_register_slice_w128_out_data skid_data(
-        .d(skid_data_d),
-        .q(skid_data_q),
-        .clock(skid_data_clock)
-    );
-    axis_register_slice_w128_out_keep skid_keep(
-        .d(skid_keep_d),
-        .q(skid_keep_q),
-        .clock(skid_keep_clock)
-    );
-    axis_register_slice_w128_out_last skid_last(
-        .d(skid_last_d),
-        .q(skid_last_q),
-        .clock(skid_last_clock)
-    );
-    axis_register_slice_w128_out_last skid_user(
-        .d(skid_user_d),
-        .q(skid_user_q),
-        .clock(skid_user_clock)
-    );
-
-    // Update code
-    always @(*) begin
-        out_valid_clock = clk;
-        out_data_clock = clk;
-        out_keep_clock = clk;
-        out_last_clock = clk;
-        out_user_clock = clk;
-        skid_valid_clock = clk;
-        skid_data_clock = clk;
-        skid_keep_clock = clk;
-        skid_last_clock = clk;
-        skid_user_clock = clk;
-        out_valid_d = out_valid_q;
-        out_data_d = out_data_q;
-        out_keep_d = out_keep_q;
-        out_last_d = out_last_q;
-        out_user_d = out_user_q;
-        skid_valid_d = skid_valid_q;
-        skid_data_d = skid_data_q;
-        skid_keep_d = skid_keep_q;
-        skid_last_d = skid_last_q;
-        skid_user_d = skid_user_q;
-        s_axis_tready = ~skid_valid_q;
-        m_axis_tvalid = out_valid_q;
-        m_axis_tdata = out_data_q;
-        m_axis_tkeep = out_keep_q;
-        m_axis_tlast = out_last_q;
-        m_axis_tuser = out_user_q;
-        if (m_axis_tready | ~out_valid_q) begin
-            if (skid_valid_q) begin
-                out_valid_d = 1'b1;
-                out_data_d = skid_data_q;
-                out_keep_d = skid_keep_q;
-                out_last_d = skid_last_q;
-                out_user_d = skid_user_q;
-                skid_valid_d = 1'b0;
-            end
-            else begin
-                out_valid_d = s_axis_tvalid;
-                out_data_d = s_axis_tdata;
-                out_keep_d = s_axis_tkeep;
-                out_last_d = s_axis_tlast;
-                out_user_d = s_axis_tuser;
-            end
-        end
-        else if (s_axis_tvalid & ~skid_valid_q) begin
-            skid_valid_d = 1'b1;
-            skid_data_d = s_axis_tdata;
-            skid_keep_d = s_axis_tkeep;
-            skid_last_d = s_axis_tlast;
-            skid_user_d = s_axis_tuser;
-        end
-        if (rst) begin
-            out_valid_d = 1'b0;
-            skid_valid_d = 1'b0;
-        end
-    end
-
-endmodule // axis_register_slice_w128
-
-// Submodules of axis_register_slice_w128, prefixed with its name so any set of weft files can be read together.
-// verilator lint_off DECLFILENAME
-
-module axis_register_slice_w128_out_data(d,q,clock);
-
-    // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 128'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // axis_register_slice_w128_out_data
-
-module axis_register_slice_w128_out_keep(d,q,clock);
-
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // axis_register_slice_w128_out_keep
-
-module axis_register_slice_w128_out_last(d,q,clock);
-
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-
-    always @(posedge clock) begin
-       q <= d;
-    end
-
-endmodule // axis_register_slice_w128_out_last
-// verilator lint_on DECLFILENAME
+assign s_axis_tready = ~slice_skid_valid;
+assign m_axis_tdata = slice_main0;
+assign m_axis_tkeep = slice_main1;
+assign m_axis_tlast = slice_main2;
+assign m_axis_tvalid = slice_valid;
+endmodule

@@ -9,7 +9,6 @@ mod error;
 pub mod export;
 pub mod fixed;
 pub mod float;
-pub mod memory;
 pub mod netlist;
 pub mod pipeline;
 pub mod stream;

@@ -75,7 +75,6 @@ impl<B: Block> Bench<B> {
 }
 
 use crate::stream::{AxisMaster, AxisSlave, Beat};
-use std::collections::VecDeque;
 
 /// Random stimulus for a one-input, one-output stream block.
 #[derive(Clone, Copy, Debug)]
@@ -95,112 +94,6 @@ pub struct StreamRun {
     pub beats: usize,
     /// Cycle (after reset) at which the first beat left the block.
     pub first_out: Option<u64>,
-}
-
-/// Port accessors for a block with one `s_axis` and one `m_axis`.
-pub struct StreamPorts<B, const W: usize, const K: usize, const U: usize> {
-    pub clk: fn(&mut B) -> &mut Signal<In, Clock>,
-    pub rst: fn(&mut B) -> &mut Signal<In, Bit>,
-    pub input: fn(&mut B) -> &mut AxisSlave<W, K, U>,
-    pub output: fn(&mut B) -> &mut AxisMaster<W, K, U>,
-}
-
-/// Drives random beats with random `tvalid`/`tready` through a stream block and checks, against
-/// a software queue, that every beat leaves intact, in order, exactly once; that the output obeys
-/// the AXI4-Stream rule (a stalled beat stays valid and unchanged); and, when
-/// `registered_ready`, that `s_axis_tready` does not follow `m_axis_tready` within a cycle.
-pub fn check_stream_block<B: Block, const W: usize, const K: usize, const U: usize>(
-    uut: B,
-    ports: &StreamPorts<B, W, K, U>,
-    stimulus: StreamStimulus,
-    registered_ready: bool,
-) -> Result<StreamRun, Error> {
-    let seed = stimulus.seed;
-    let fail = |cycle: u64, what: String| Error::Mismatch(format!("seed {seed}, cycle {cycle}: {what}"));
-    let mut bench = Bench::new(uut, ports.clk).map_err(|e| Error::Design(format!("structural check: {e:?}")))?;
-    let mut rng = Rng::new(seed);
-    (ports.rst)(&mut bench.uut).next = true;
-    (ports.input)(&mut bench.uut).tvalid.next = false;
-    (ports.output)(&mut bench.uut).tready.next = false;
-    bench.tick();
-    bench.tick();
-    (ports.rst)(&mut bench.uut).next = false;
-    bench.cycle = 0;
-
-    let mut expected: VecDeque<Beat> = VecDeque::new();
-    let mut offered: Option<Beat> = None;
-    let mut stalled: Option<Beat> = None;
-    let (mut sent, mut received) = (0usize, 0usize);
-    let mut first_out = None;
-    let slowest = stimulus.valid_percent.min(stimulus.ready_percent).max(1);
-    let limit = 50 + stimulus.beats as u64 * 400 / slowest;
-    while received < stimulus.beats {
-        if bench.cycle > limit {
-            return Err(fail(bench.cycle, format!("timed out: {received} of {} beats out, {} in flight", stimulus.beats, expected.len())));
-        }
-        if offered.is_none() && sent < stimulus.beats && rng.chance(stimulus.valid_percent) {
-            let keep = rng.next_u64() & ((1u128 << K) - 1) as u64;
-            offered = Some(Beat::new(rng.bits(W), keep, rng.chance(25), rng.next_u64() & ((1u128 << U) - 1) as u64));
-        }
-        let ready = rng.chance(stimulus.ready_percent);
-        {
-            let input = (ports.input)(&mut bench.uut);
-            input.tvalid.next = offered.is_some();
-            if let Some(beat) = &offered {
-                beat.drive(input);
-            }
-        }
-        if registered_ready {
-            (ports.output)(&mut bench.uut).tready.next = !ready;
-            bench.settle();
-            let before = (ports.input)(&mut bench.uut).tready.val();
-            (ports.output)(&mut bench.uut).tready.next = ready;
-            bench.settle();
-            if (ports.input)(&mut bench.uut).tready.val() != before {
-                return Err(fail(bench.cycle, "s_axis_tready changed with m_axis_tready in the same cycle".into()));
-            }
-        } else {
-            (ports.output)(&mut bench.uut).tready.next = ready;
-            bench.settle();
-        }
-        let input_ready = (ports.input)(&mut bench.uut).tready.val();
-        if offered.is_some() && input_ready {
-            expected.push_back(offered.take().unwrap());
-            sent += 1;
-        }
-        let output = (ports.output)(&mut bench.uut);
-        let valid = output.tvalid.val();
-        if let Some(previous) = stalled.take() {
-            if !valid || Beat::sample(output) != previous {
-                return Err(fail(bench.cycle, "output beat changed or vanished while stalled".into()));
-            }
-        }
-        if valid {
-            let beat = Beat::sample(output);
-            if ready {
-                match expected.pop_front() {
-                    None => return Err(fail(bench.cycle, format!("unexpected (duplicated) beat {beat:?}"))),
-                    Some(want) if want != beat => return Err(fail(bench.cycle, format!("beat {received}: got {beat:?}, want {want:?}"))),
-                    Some(_) => {}
-                }
-                first_out.get_or_insert(bench.cycle);
-                received += 1;
-            } else {
-                stalled = Some(beat);
-            }
-        }
-        bench.tick();
-    }
-    expect_no_more(
-        &mut bench,
-        &|b| {
-            (ports.input)(b).tvalid.next = false;
-            (ports.output)(b).tready.next = true;
-        },
-        &|b| (ports.output)(b).tvalid.val(),
-    )
-    .map_err(|cycle| fail(cycle, "extra beat after the last one".into()))?;
-    Ok(StreamRun { cycles: bench.cycle, beats: received, first_out })
 }
 
 /// Port accessors for a block whose output stream differs in width from its input.

@@ -57,15 +57,13 @@ pub fn sim_top(config: &SystemConfig, node: &Netlist, channel: &Netlist, indepen
     let clock = |n: usize| if independent_clocks { format!("clk_n{n}") } else { "clk".to_string() };
 
     let d = Design::new();
-    let domains: Vec<usize> = match independent_clocks {
-        true => (0..nodes)
-            .map(|n| {
-                d.net().set_domain_ports(n, &clock(n), Reset::Named(format!("rst_n{n}")));
-                n
-            })
-            .collect(),
-        false => vec![0; nodes],
-    };
+    // Node n's registers: in its own clock's domain (domain n), or all in `clk`.
+    if independent_clocks {
+        for n in 0..nodes {
+            d.net().set_domain_ports(n, &clock(n), Reset::Named(format!("rst_n{n}")));
+        }
+    }
+    let domains: Vec<usize> = (0..nodes).map(|n| if independent_clocks { n } else { 0 }).collect();
     let inject = d.input("inject_err", 6 * nodes);
     let cut = d.input("cut", 6 * nodes);
     let mut up = vec![];

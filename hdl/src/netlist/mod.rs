@@ -18,6 +18,7 @@
 
 pub mod block;
 mod branch;
+mod buffers;
 mod build;
 pub mod crossing;
 pub mod domain;
@@ -27,6 +28,7 @@ pub mod hierarchy;
 mod parts;
 pub mod signal;
 pub mod stream;
+pub mod stream_check;
 pub mod units;
 pub mod vcd;
 pub mod verilog;

@@ -46,7 +46,8 @@ impl Design {
     /// empty, so an entry pushed into an empty queue is the head at the next cycle and a
     /// stalled head costs no bubble; otherwise entries go through the memory, one read per cycle,
     /// so pops can follow at every cycle. `pop` takes the head (only while `valid`). Holds
-    /// `depth + 3` entries (memory, its read register, two registers); `depth` a power of two.
+    /// `depth + 2` entries (the memory and the two registers: a word in the read register always
+    /// has a register to land in); `depth` a power of two.
     pub fn queue<'d>(&'d self, name: &str, depth: usize, push: Sig<'d>, fields: &[Sig<'d>], pop: Sig<'d>) -> Queue<'d> {
         assert!(depth.is_power_of_two(), "queue {name}: depth {depth} is not a power of two");
         let ab = depth.trailing_zeros() as usize;

@@ -1,25 +1,17 @@
-//! AXI4-Stream: the one stream interface every weft block speaks.
-//!
-//! A stream is a pair of rust-hdl interfaces, [`AxisMaster`] (drives the beat) and [`AxisSlave`]
-//! (receives it), joined with one call. Parameters:
+//! AXI4-Stream on the rust-hdl side: the interfaces a rust-hdl block uses to carry a stream
+//! ([`AxisMaster`] drives the beat, [`AxisSlave`] receives it, joined with one call) — what a
+//! netlist design speaks inside a rust-hdl block ([`crate::netlist::block::NetlistStream`]) and
+//! what the rust-hdl testbenches drive — and [`Beat`], one transfer as software sees it.
+//! Parameters:
 //! - `W`: `tdata` width in bits (a multiple of 8).
 //! - `K`: `tkeep` width, always `W / 8` (checked when the block is built).
 //! - `U`: `tuser` width (default 1). `tid`/`tdest` are not separate signals in weft: routing
 //!   information travels in the packet header, and a block that needs more side-band bits widens
 //!   `tuser`.
-//!
-//! `tkeep`, `tlast` and `tuser` are optional at the exported boundary: an [`crate::export`] spec
-//! names the side-band signals a module exposes, and the others are tied off.
 
-pub mod async_fifo;
 mod beat;
-mod fifo;
-mod register_slice;
 
-pub use async_fifo::AxisAsyncFifo;
 pub use beat::Beat;
-pub use fifo::AxisFifo;
-pub use register_slice::AxisRegisterSlice;
 
 use rust_hdl::prelude::*;
 
@@ -57,28 +49,4 @@ impl<const W: usize, const K: usize, const U: usize> StreamWidths<W, K, U> {
         assert!(K == W / 8, "AXI4-Stream tkeep width must be tdata width / 8");
         assert!(U >= 1, "AXI4-Stream tuser width must be at least 1");
     };
-}
-
-/// Which optional AXI4-Stream signals a port exposes at an exported module's boundary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sideband {
-    pub tkeep: bool,
-    pub tlast: bool,
-    pub tuser: bool,
-}
-
-impl Sideband {
-    /// `tdata` only (arithmetic operators).
-    pub const DATA: Sideband = Sideband { tkeep: false, tlast: false, tuser: false };
-    /// `tdata` and `tlast` (vectors of values).
-    pub const LAST: Sideband = Sideband { tkeep: false, tlast: true, tuser: false };
-    /// `tdata`, `tkeep`, `tlast` (packets of bytes).
-    pub const PACKET: Sideband = Sideband { tkeep: true, tlast: true, tuser: false };
-    /// Every signal.
-    pub const ALL: Sideband = Sideband { tkeep: true, tlast: true, tuser: true };
-
-    /// Names of the signals this port hides, for a stream port prefix such as `s_axis`.
-    pub fn hidden(&self, prefix: &str) -> Vec<String> {
-        [("tkeep", self.tkeep), ("tlast", self.tlast), ("tuser", self.tuser)].iter().filter(|(_, shown)| !shown).map(|(name, _)| format!("{prefix}_{name}")).collect()
-    }
 }

@@ -1,60 +1,15 @@
-//! Shipped AXI4-Stream primitives: the stream layer's register slice and FIFO at the widths the
-//! fabric uses, with the built-in-simulator testbenches `weft check` runs first.
+//! Shipped AXI4-Stream primitives: the stream buffers, width adapters and packet framing at the
+//! widths the fabric uses, with the built-in-simulator testbenches `weft check` runs first.
 
 pub mod adapter;
+pub mod buffers;
 pub mod gearbox;
 pub mod packetize;
 
 use crate::Error;
 use weft_hdl::export::ModuleSpec;
-use weft_hdl::stream::{AxisRegisterSlice, Sideband};
-use weft_hdl::testbench::{check_stream_block, StreamPorts, StreamStimulus};
 
 use crate::shipped::Shipped;
-
-pub type RegisterSliceW128 = AxisRegisterSlice<128, 16, 1>;
-pub type FifoW128D32 = weft_hdl::axis_fifo!(128, 32);
-pub type AsyncFifoW128D64 = weft_hdl::axis_async_fifo!(128, 64);
-/// The same FIFO at 256 bits, for the shells of 256-bit nodes.
-pub type AsyncFifoW256D64 = weft_hdl::axis_async_fifo!(256, 64);
-
-/// Write clock slower, equal, faster, at awkward ratios, with random handshakes.
-fn async_fifo_testbench() -> Result<String, Error> {
-    let mut summary = vec![];
-    for (s, m) in [(10, 10), (10, 7), (7, 10), (10, 31), (31, 10), (13, 17)] {
-        let run = weft_hdl::stream::async_fifo::check_clock_crossing::<128, 16, 6, 7>(s, m, 1000, 70, 70, s * 100 + m)?;
-        summary.push(format!("{s}:{m} {} beats", run.beats));
-    }
-    Ok(format!("clock periods write:read {}", summary.join(", ")))
-}
-
-fn packet_ports_hidden() -> Vec<String> {
-    let mut hidden = Sideband::PACKET.hidden("s_axis");
-    hidden.extend(Sideband::PACKET.hidden("m_axis"));
-    hidden
-}
-
-/// Random valid/ready patterns on both sides, then both sides always ready.
-fn stimuli(seed: u64) -> [StreamStimulus; 4] {
-    [
-        StreamStimulus { beats: 2000, valid_percent: 50, ready_percent: 50, seed },
-        StreamStimulus { beats: 2000, valid_percent: 95, ready_percent: 25, seed: seed + 1 },
-        StreamStimulus { beats: 2000, valid_percent: 25, ready_percent: 95, seed: seed + 2 },
-        StreamStimulus { beats: 2000, valid_percent: 100, ready_percent: 100, seed: seed + 3 },
-    ]
-}
-
-macro_rules! stream_testbench {
-    ($ty:ty, $w:expr, $k:expr, $seed:expr) => {{
-        let ports: StreamPorts<$ty, $w, $k, 1> = StreamPorts { clk: |b| &mut b.clk, rst: |b| &mut b.rst, input: |b| &mut b.s_axis, output: |b| &mut b.m_axis };
-        let mut summary = vec![];
-        for stimulus in stimuli($seed) {
-            let run = check_stream_block(<$ty>::default(), &ports, stimulus, true)?;
-            summary.push(format!("{} beats in {} cycles (valid {}%, ready {}%)", run.beats, run.cycles, stimulus.valid_percent, stimulus.ready_percent));
-        }
-        Ok::<_, Error>(summary.join("; "))
-    }};
-}
 
 fn adapter_spec(w_in: usize, w_out: usize) -> ModuleSpec {
     ModuleSpec {
@@ -113,10 +68,10 @@ pub fn shipped() -> Vec<Shipped> {
                 name: "axis_async_fifo_w128_d64".into(),
                 summary: "AXI4-Stream FIFO between two clock domains (Gray-coded pointers, two-flop synchronisers), any clock ratio".into(),
                 parameters: vec![("data_width".into(), "128".into()), ("keep_width".into(), "16".into()), ("depth".into(), "64 beats".into()), ("synchronizer_stages".into(), "2".into())],
-                hidden_ports: packet_ports_hidden(),
+                hidden_ports: vec![],
             },
-            |spec| weft_hdl::export::export(spec, &mut AsyncFifoW128D64::default()),
-            async_fifo_testbench,
+            |spec| weft_hdl::export::export_netlist(spec, &buffers::async_fifo(128, 64)),
+            || buffers::async_fifo_testbench(128, 64),
         ),
         Shipped::new(adapter_spec(128, 64), |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(128, 64)?), || adapter_testbench(128, 64)),
         Shipped::new(adapter_spec(64, 128), |spec| weft_hdl::export::export_netlist(spec, &adapter_netlist(64, 128)?), || adapter_testbench(64, 128)),
@@ -126,21 +81,26 @@ pub fn shipped() -> Vec<Shipped> {
                 name: "axis_register_slice_w128".into(),
                 summary: "AXI4-Stream register slice (skid buffer), 1 beat/cycle, registered tready".into(),
                 parameters: vec![("data_width".into(), "128".into()), ("keep_width".into(), "16".into()), ("latency".into(), "1 cycle".into())],
-                hidden_ports: packet_ports_hidden(),
+                hidden_ports: vec![],
             },
-            |spec| weft_hdl::export::export(spec, &mut RegisterSliceW128::default()),
-            || stream_testbench!(RegisterSliceW128, 128, 16, 100),
+            |spec| weft_hdl::export::export_netlist(spec, &buffers::register_slice(128)),
+            || buffers::register_slice_testbench(128),
         ),
         Shipped::new(
             ModuleSpec {
                 family: "axis",
                 name: "axis_fifo_w128_d32".into(),
-                summary: "synchronous first-word-fall-through AXI4-Stream FIFO".into(),
-                parameters: vec![("data_width".into(), "128".into()), ("keep_width".into(), "16".into()), ("depth".into(), "32 beats".into()), ("latency".into(), "2 cycles".into())],
-                hidden_ports: packet_ports_hidden(),
+                summary: "synchronous first-word-fall-through AXI4-Stream FIFO; fill = beats held".into(),
+                parameters: vec![
+                    ("data_width".into(), "128".into()),
+                    ("keep_width".into(), "16".into()),
+                    ("depth".into(), "34 beats (a 32-word memory and two registers)".into()),
+                    ("latency".into(), "1 cycle".into()),
+                ],
+                hidden_ports: vec![],
             },
-            |spec| weft_hdl::export::export(spec, &mut FifoW128D32::default()),
-            || stream_testbench!(FifoW128D32, 128, 16, 200),
+            |spec| weft_hdl::export::export_netlist(spec, &buffers::fifo(128, 32)),
+            || buffers::fifo_testbench(128, 32),
         ),
     ]
 }
