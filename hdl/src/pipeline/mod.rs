@@ -40,7 +40,7 @@ pub struct Value(usize);
 pub enum Node {
     Input(usize),
     /// A constant, as its type's bit pattern.
-    Const(u32),
+    Const(u64),
     /// A floating-point operation.
     Op(FloatOperator, Vec<Value>),
     /// Sign flip (free in hardware) for floats; saturating `0 - x` for fixed point.
@@ -138,10 +138,10 @@ impl Kernel {
         self.push(Node::Input(lane), ty)
     }
     /// A constant of the kernel's float format.
-    pub fn constant(&mut self, bits: u32) -> Value {
+    pub fn constant(&mut self, bits: u64) -> Value {
         self.constant_typed(bits, Type::Float(self.format))
     }
-    pub fn constant_typed(&mut self, bits: u32, ty: Type) -> Value {
+    pub fn constant_typed(&mut self, bits: u64, ty: Type) -> Value {
         self.push(Node::Const(bits), ty)
     }
     pub fn op(&mut self, op: FloatOperator, operands: &[Value]) -> Value {

@@ -1,12 +1,12 @@
 //! The golden model: the DAG evaluated in software, written from the definitions and not from
-//! the hardware. Floats use native binary32 arithmetic in the order written (no fused
-//! operations; other float formats through the binary64 reference); fixed point uses the
-//! fixed-point reference ([`crate::fixed::reference`], exact integers); offsets index the
-//! vector directly. binary32 kernels only (lanes are `u32` slots).
+//! the hardware. binary32 and binary64 use the host's native arithmetic in the order written
+//! (no fused operations); other float formats go through the binary64 reference; fixed point
+//! uses the fixed-point reference ([`crate::fixed::reference`], exact integers); offsets index
+//! the vector directly. Values are bit patterns in `u64` slots.
 //!
 //! Like the hardware operators, every operation that yields a NaN yields the canonical quiet
-//! NaN (`0x7FC00000`; the host's NaN bits are not kept); negation and `abs` change only the
-//! sign bit of whatever they get, NaN included, as the hardware does.
+//! NaN (`0x7FC00000` in binary32; the host's NaN bits are not kept); negation and `abs` change
+//! only the sign bit of whatever they get, NaN included, as the hardware does.
 
 use std::cmp::Ordering;
 
@@ -16,21 +16,24 @@ use crate::fixed::{reference as fixed_ref, FixedFormat, FixedOp, Overflow};
 use crate::float::reference::{self, FloatOp};
 use crate::float::{FloatFormat, FloatOperator};
 
-fn mask(width: usize) -> u32 {
-    if width >= 32 {
-        u32::MAX
+fn mask(width: usize) -> u64 {
+    if width >= 64 {
+        u64::MAX
     } else {
-        (1u32 << width) - 1
+        (1u64 << width) - 1
     }
 }
 
-fn float_value(f: FloatFormat, bits: u32) -> f64 {
+fn float_value(f: FloatFormat, bits: u64) -> f64 {
     reference::to_f64(f, bits as u128)
 }
 
-fn float_op(f: FloatFormat, op: FloatOperator, a: u32, b: u32) -> u32 {
+fn float_op(f: FloatFormat, op: FloatOperator, a: u64, b: u64) -> u64 {
     if f == FloatFormat::BINARY32 {
-        return reference::native_f32(op, a, b);
+        return reference::native_f32(op, a as u32, b as u32) as u64;
+    }
+    if f == FloatFormat::BINARY64 {
+        return reference::native_f64(op, a, b);
     }
     let (a, b) = (a as u128, b as u128);
     (match op {
@@ -39,16 +42,16 @@ fn float_op(f: FloatFormat, op: FloatOperator, a: u32, b: u32) -> u32 {
         FloatOperator::Mul => FloatOp::Mul.apply(f, a, b),
         FloatOperator::Div => FloatOp::Div.apply(f, a, b),
         FloatOperator::Sqrt => reference::sqrt(f, a),
-    }) as u32
+    }) as u64
 }
 
-fn fixed_apply(op: FixedOp, f: FixedFormat, a: u32, b: u32) -> u32 {
+fn fixed_apply(op: FixedOp, f: FixedFormat, a: u64, b: u64) -> u64 {
     let r = fixed_ref::apply::<i128>(&fixed_operation(op, f, f, f), f.raw(a as u128), f.raw(b as u128));
-    f.bits(r) as u32
+    f.bits(r) as u64
 }
 
 /// The order of two values of type `ty`; `None` when unordered (a NaN).
-fn order(ty: Type, a: u32, b: u32) -> Option<Ordering> {
+fn order(ty: Type, a: u64, b: u64) -> Option<Ordering> {
     match ty {
         Type::Float(f) => float_value(f, a).partial_cmp(&float_value(f, b)),
         Type::Fixed(f) => Some(f.raw(a as u128).cmp(&f.raw(b as u128))),
@@ -57,10 +60,10 @@ fn order(ty: Type, a: u32, b: u32) -> Option<Ordering> {
 }
 
 /// `min` (or `max`): a NaN operand gives the canonical NaN; of ±0, min takes −0 and max +0.
-fn min_max(min: bool, ty: Type, a: u32, b: u32) -> u32 {
+fn min_max(min: bool, ty: Type, a: u64, b: u64) -> u64 {
     match order(ty, a, b) {
         None => match ty {
-            Type::Float(f) => f.quiet_nan() as u32,
+            Type::Float(f) => f.quiet_nan() as u64,
             _ => unreachable!("only floats are unordered"),
         },
         Some(Ordering::Less) => {
@@ -78,7 +81,7 @@ fn min_max(min: bool, ty: Type, a: u32, b: u32) -> u32 {
             }
         }
         Some(Ordering::Equal) => {
-            let negative = |x: u32| x & ty.sign_mask() != 0;
+            let negative = |x: u64| x & ty.sign_mask() != 0;
             let (na, nb) = (negative(a), negative(b));
             let want_negative = if min { na || nb } else { na && nb };
             match ty {
@@ -90,7 +93,7 @@ fn min_max(min: bool, ty: Type, a: u32, b: u32) -> u32 {
 }
 
 /// `x` (a float's value) in fixed format `f`: scaled, rounded to nearest even, clamped; NaN 0.
-fn to_fixed(x: f64, f: FixedFormat) -> u32 {
+fn to_fixed(x: f64, f: FixedFormat) -> u64 {
     if x.is_nan() {
         return 0;
     }
@@ -100,17 +103,17 @@ fn to_fixed(x: f64, f: FixedFormat) -> u32 {
     let rest = scaled - floor;
     let rounded = if rest > 0.5 || (rest == 0.5 && floor.rem_euclid(2.0) == 1.0) { floor + 1.0 } else { floor };
     let clamped = rounded.clamp(f.min_raw() as f64, f.max_raw() as f64);
-    f.bits(clamped as i128) as u32
+    f.bits(clamped as i128) as u64
 }
 
-fn convert(from: Type, to: Type, x: u32) -> u32 {
+fn convert(from: Type, to: Type, x: u64) -> u64 {
     match (from, to) {
         (Type::Float(f), Type::Fixed(g)) => to_fixed(float_value(f, x), g),
         // Exact in binary64 (at most 32 significant bits), then rounded once.
-        (Type::Fixed(g), Type::Float(f)) => reference::from_f64(f, g.raw(x as u128) as f64 * 2f64.powi(-(g.frac as i32))) as u32,
+        (Type::Fixed(g), Type::Float(f)) => reference::from_f64(f, g.raw(x as u128) as f64 * 2f64.powi(-(g.frac as i32))) as u64,
         (Type::Fixed(a), Type::Fixed(b)) => {
             let r = fixed_ref::rescale::<i128>(a.raw(x as u128), a.frac, b.frac, super::types::FIXED_ROUNDING);
-            b.bits(fixed_ref::fit(r, b, super::types::FIXED_OVERFLOW)) as u32
+            b.bits(fixed_ref::fit(r, b, super::types::FIXED_OVERFLOW)) as u64
         }
         _ if from == to => x,
         _ => unreachable!("conversion from {from} to {to}"),
@@ -118,17 +121,30 @@ fn convert(from: Type, to: Type, x: u32) -> u32 {
 }
 
 impl Kernel {
-    /// The golden model on one set of input lanes (bit patterns in `u32` slots), as a vector of
+    /// The golden model on one set of input lanes (bit patterns in `u64` slots), as a vector of
     /// one beat: every stream offset other than 0 reads zero. For a per-vector kernel these are
     /// the per-beat values its outputs sum.
+    pub fn evaluate_bits(&self, inputs: &[u64]) -> Vec<u64> {
+        self.evaluate_vector_bits(&[inputs.to_vec()]).remove(0)
+    }
+
+    /// [`Kernel::evaluate_bits`] for a kernel whose lane slots are at most 32 bits.
     pub fn evaluate(&self, inputs: &[u32]) -> Vec<u32> {
-        self.evaluate_vector_beats(&[inputs.to_vec()]).remove(0)
+        assert!(self.format.width() <= 32, "{}: {}-bit lanes; use evaluate_bits", self.name, self.format.width());
+        let wide: Vec<u64> = inputs.iter().map(|x| *x as u64).collect();
+        self.evaluate_bits(&wide).into_iter().map(|x| x as u32).collect()
+    }
+
+    /// [`Kernel::evaluate_vector_bits`] for a kernel whose lane slots are at most 32 bits.
+    pub fn evaluate_vector_beats(&self, beats: &[Vec<u32>]) -> Vec<Vec<u32>> {
+        assert!(self.format.width() <= 32, "{}: {}-bit lanes; use evaluate_vector_bits", self.name, self.format.width());
+        let wide: Vec<Vec<u64>> = beats.iter().map(|b| b.iter().map(|x| *x as u64).collect()).collect();
+        self.evaluate_vector_bits(&wide).into_iter().map(|b| b.into_iter().map(|x| x as u32).collect()).collect()
     }
 
     /// The golden model on one vector: the outputs of each beat (slots: fixed-point and bool
     /// outputs sign- or zero-extended); offsets read beats of this vector, zero outside it.
-    pub fn evaluate_vector_beats(&self, beats: &[Vec<u32>]) -> Vec<Vec<u32>> {
-        assert_eq!(self.format, FloatFormat::BINARY32, "software evaluation is binary32");
+    pub fn evaluate_vector_bits(&self, beats: &[Vec<u64>]) -> Vec<Vec<u64>> {
         let n = beats.len();
         for lanes in beats {
             assert_eq!(lanes.len(), self.inputs.len(), "{}: lane count", self.name);
@@ -137,7 +153,7 @@ impl Kernel {
         // Slot j computes each node for beat j − lag: every operand's beat is then done (an
         // earlier node in this slot, or an earlier slot: a recurrence's target).
         let lags = self.lags();
-        let mut values: Vec<Vec<u32>> = vec![vec![0; n]; self.nodes.len()];
+        let mut values: Vec<Vec<u64>> = vec![vec![0; n]; self.nodes.len()];
         for j in 0..n + lags.iter().max().copied().unwrap_or(0) {
             for (index, node) in self.nodes.iter().enumerate() {
                 let Some(i) = j.checked_sub(lags[index]).filter(|i| *i < n) else { continue };
@@ -168,7 +184,7 @@ impl Kernel {
                         let Type::Fixed(f) = ty else { unreachable!() };
                         fixed_apply(*op, f, at(a), at(b))
                     }
-                    Node::Compare(cmp, a, b) => cmp.holds(order(tv(a), at(a), at(b))) as u32,
+                    Node::Compare(cmp, a, b) => cmp.holds(order(tv(a), at(a), at(b))) as u64,
                     Node::Select(c, a, b) => {
                         if at(c) != 0 {
                             at(a)
@@ -179,7 +195,7 @@ impl Kernel {
                     Node::Min(a, b) => min_max(true, ty, at(a), at(b)),
                     Node::Max(a, b) => min_max(false, ty, at(a), at(b)),
                     Node::Abs(a) => match ty {
-                        Type::Fixed(f) => f.bits(fixed_ref::fit(f.raw(at(a) as u128).abs(), f, Overflow::Saturate)) as u32,
+                        Type::Fixed(f) => f.bits(fixed_ref::fit(f.raw(at(a) as u128).abs(), f, Overflow::Saturate)) as u64,
                         _ => at(a) & !ty.sign_mask(),
                     },
                     Node::Convert(a) => convert(tv(a), ty, at(a)),
@@ -197,7 +213,7 @@ impl Kernel {
                     .map(|(_, v)| {
                         let bits = values[v.0][i];
                         match self.types[v.0] {
-                            Type::Fixed(f) if f.signed => f.raw(bits as u128) as u32 & mask(slot),
+                            Type::Fixed(f) if f.signed => f.raw(bits as u128) as u64 & mask(slot),
                             _ => bits,
                         }
                     })

@@ -30,8 +30,8 @@ impl Type {
     }
 
     /// The sign bit of a float, as a mask.
-    pub(crate) fn sign_mask(self) -> u32 {
-        1u32 << (self.width() - 1)
+    pub(crate) fn sign_mask(self) -> u64 {
+        1u64 << (self.width() - 1)
     }
 }
 

@@ -56,7 +56,7 @@ impl<T: Float> State<T> {
 }
 
 /// `adt_calc`: the cell's time-step factor from its four sides.
-pub(crate) fn adt_calc<T: Float>(x: [[T; 2]; 4], q: &[T; 4], c: &Constants<T>) -> T {
+pub fn adt_calc<T: Float>(x: [[T; 2]; 4], q: &[T; 4], c: &Constants<T>) -> T {
     let ri = T::one() / q[0];
     let u = ri * q[1];
     let v = ri * q[2];

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! # comments run from `#` (or `//`) to the end of the line
-//! kernel dg_rk_update: f32          # element type: f32 (default), f16 or bf16
+//! kernel dg_rk_update: f32          # element type: f32 (default), f64, f16 or bf16
 //! input q, res, rhs, a, b, dt       # input lanes, in order (lane 0 first)
 //! let res_new = a*res + dt*rhs      # bindings, in any order (a cycle is an error)
 //! let q_new = q + b*res_new
@@ -13,7 +13,7 @@
 //! `1e-3`, rounded to nearest) or as the type's bit pattern in hex (`0x3ECCCCCC`). A constant
 //! takes the type of the other operand. Every error names the line and column.
 //!
-//! Types: the kernel's float format (`f32`, `f16`, `bf16`) is its lanes' slot width and the
+//! Types: the kernel's float format (`f32`, `f64`, `f16`, `bf16`) is its lanes' slot width and the
 //! default type. An input may be fixed point: `input x: sfix<16,8>` (signed, 16 bits, 8 of
 //! them fractional; `ufix<W,F>` unsigned; `fix<W,F>` means `sfix`), at most one lane slot wide,
 //! taking the slot's low bits. Fixed-point `+ - *` and negation keep the format, round to
@@ -121,7 +121,7 @@ pub fn parse(text: &str) -> Result<Kernel, DslError> {
                         other => {
                             return Err(ty
                                 .at
-                                .error(format!("the kernel's type is its lanes' float format (f32, f16 or bf16), not {other}: declare fixed-point lanes on `input` (`input x: sfix<16,8>`)")))
+                                .error(format!("the kernel's type is its lanes' float format (f64, f32, f16 or bf16), not {other}: declare fixed-point lanes on `input` (`input x: sfix<16,8>`)")))
                         }
                     };
                     s = t;
@@ -254,6 +254,7 @@ fn dsl_name(format: FloatFormat) -> &'static str {
     match format {
         FloatFormat::BFLOAT16 => "bf16",
         FloatFormat::BINARY16 => "f16",
+        FloatFormat::BINARY64 => "f64",
         _ => "f32",
     }
 }
