@@ -19,6 +19,9 @@ pub enum Error {
     /// A kernel's source (`origin`: its file or the shipped kernel's name) does not parse or
     /// type-check; the error carries the line and column.
     Kernel { origin: String, error: DslError },
+    /// An application file (`origin`) does not parse or does not fit its mesh; the error
+    /// carries the line and column.
+    Source { origin: String, error: DslError },
 }
 
 impl Error {
@@ -30,6 +33,7 @@ impl Error {
             Error::Input { what: w, line, message } => Error::Input { what: w, line, message: format!("{what}: {message}") },
             Error::Mismatch(m) => Error::Mismatch(format!("{what}: {m}")),
             Error::Kernel { origin, error } => Error::Kernel { origin: format!("{what}: {origin}"), error },
+            Error::Source { origin, error } => Error::Source { origin: format!("{what}: {origin}"), error },
         }
     }
 }
@@ -41,7 +45,7 @@ impl fmt::Display for Error {
             Error::Hdl(e) => write!(f, "{e}"),
             Error::Input { what, line: Some(line), message } => write!(f, "{what}:{line}: {message}"),
             Error::Input { what, line: None, message } => write!(f, "{what}: {message}"),
-            Error::Kernel { origin, error } => write!(f, "{origin}: {error}"),
+            Error::Kernel { origin, error } | Error::Source { origin, error } => write!(f, "{origin}: {error}"),
         }
     }
 }

@@ -31,6 +31,26 @@ pub struct Mesh {
     pub bedges: Vec<BoundaryEdge>,
 }
 
+impl Mesh {
+    /// The mesh as an application file sees it, under the names OP2's `airfoil.cpp` gives its
+    /// sets, maps and data: sets `nodes`, `edges`, `bedges`, `cells`; maps `pedge`, `pecell`,
+    /// `pbedge`, `pbecell`, `pcell`; data `p_x` (two coordinates per node) and `p_bound`.
+    pub fn data(&self) -> crate::app::MeshData {
+        let mut d = crate::app::MeshData::default();
+        for (name, size) in [("nodes", self.x.len()), ("edges", self.edges.len()), ("bedges", self.bedges.len()), ("cells", self.cells.len())] {
+            d.sets.insert(name.into(), size);
+        }
+        d.maps.insert("pedge".into(), (2, self.edges.iter().flat_map(|e| e.nodes).collect()));
+        d.maps.insert("pecell".into(), (2, self.edges.iter().flat_map(|e| e.cells).collect()));
+        d.maps.insert("pbedge".into(), (2, self.bedges.iter().flat_map(|b| b.nodes).collect()));
+        d.maps.insert("pbecell".into(), (1, self.bedges.iter().map(|b| b.cell).collect()));
+        d.maps.insert("pcell".into(), (4, self.cells.iter().flatten().copied().collect()));
+        d.dats.insert("p_x".into(), (2, self.x.iter().flatten().copied().collect()));
+        d.dats.insert("p_bound".into(), (1, self.bedges.iter().map(|b| b.bound as f64).collect()));
+        d
+    }
+}
+
 /// A random permutation of `0..n`.
 fn permutation(rng: &mut Rng, n: usize) -> Vec<u32> {
     let mut p: Vec<u32> = (0..n as u32).collect();

@@ -7,8 +7,16 @@
 //! index order; per element every argument is gathered into a buffer (`Inc` buffers and
 //! reduced globals start at zero, `Write` buffers hold the old value), the kernel runs, then
 //! `Write`/`Rw` buffers are written back and `Inc` buffers added, argument by argument. Values
-//! are binary64.
+//! are binary64 or binary32 (`App<f32>`), and every increment and reduction is done in that type.
 
+//!
+//! The same application can be written as a text file ([`text`]: declarations, loops whose
+//! kernels are in the kernel language, a program) and run with [`Application`].
+
+mod kernel;
 mod program;
+mod run;
+pub mod text;
 
 pub use program::{Access, App, Arg, DatId, GlobalId, MapId, SetId};
+pub use run::{Application, Element, MeshData};

@@ -1,5 +1,7 @@
 //! The declarations of a mesh application and the sequential execution of its loops.
 
+use num_traits::Float;
+
 use crate::Error;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,29 +56,35 @@ struct Map {
     values: Vec<u32>,
 }
 
-struct Dat {
+struct Dat<T> {
     name: String,
     set: SetId,
     dim: usize,
-    values: Vec<f64>,
+    values: Vec<T>,
 }
 
-struct Global {
+struct Global<T> {
     name: String,
-    values: Vec<f64>,
+    values: Vec<T>,
 }
 
-/// A mesh application: its sets, maps, data and globals.
-#[derive(Default)]
-pub struct App {
+/// A mesh application: its sets, maps, data and globals, with values of type `T` (binary64 or
+/// binary32: every reduction and increment is done in `T`).
+pub struct App<T = f64> {
     sets: Vec<Set>,
     maps: Vec<Map>,
-    dats: Vec<Dat>,
-    globals: Vec<Global>,
+    dats: Vec<Dat<T>>,
+    globals: Vec<Global<T>>,
 }
 
-impl App {
-    pub fn new() -> App {
+impl<T> Default for App<T> {
+    fn default() -> App<T> {
+        App { sets: vec![], maps: vec![], dats: vec![], globals: vec![] }
+    }
+}
+
+impl<T: Float> App<T> {
+    pub fn new() -> App<T> {
         App::default()
     }
 
@@ -99,7 +107,7 @@ impl App {
     }
 
     /// A datum of `dim` values per element of `set`.
-    pub fn dat(&mut self, name: &str, set: SetId, dim: usize, values: Vec<f64>) -> Result<DatId, Error> {
+    pub fn dat(&mut self, name: &str, set: SetId, dim: usize, values: Vec<T>) -> Result<DatId, Error> {
         let s = &self.sets[set.0];
         if values.len() != s.size * dim {
             return Err(Error::Config(format!("dat `{name}`: {} values for {} elements of `{}` × {dim}", values.len(), s.size, s.name)));
@@ -108,20 +116,25 @@ impl App {
         Ok(DatId(self.dats.len() - 1))
     }
 
-    pub fn global(&mut self, name: &str, values: Vec<f64>) -> GlobalId {
+    pub fn global(&mut self, name: &str, values: Vec<T>) -> GlobalId {
         self.globals.push(Global { name: name.into(), values });
         GlobalId(self.globals.len() - 1)
     }
 
-    pub fn values(&self, d: DatId) -> &[f64] {
+    /// The number of elements of `s`.
+    pub fn set_size(&self, s: SetId) -> usize {
+        self.sets[s.0].size
+    }
+
+    pub fn values(&self, d: DatId) -> &[T] {
         &self.dats[d.0].values
     }
 
-    pub fn global_values(&self, g: GlobalId) -> &[f64] {
+    pub fn global_values(&self, g: GlobalId) -> &[T] {
         &self.globals[g.0].values
     }
 
-    pub fn set_global(&mut self, g: GlobalId, values: &[f64]) {
+    pub fn set_global(&mut self, g: GlobalId, values: &[T]) {
         self.globals[g.0].values.copy_from_slice(values);
     }
 
@@ -195,7 +208,7 @@ impl App {
 
     /// Runs `kernel` over every element of `set` in order (see the module's description);
     /// `kernel` gets one buffer per argument, in the order of `args`.
-    pub fn par_loop(&mut self, name: &str, set: SetId, args: &[Arg], kernel: &dyn Fn(&mut [Vec<f64>])) -> Result<(), Error> {
+    pub fn par_loop(&mut self, name: &str, set: SetId, args: &[Arg], kernel: &dyn Fn(&mut [Vec<T>])) -> Result<(), Error> {
         self.check(name, set, args)?;
         let dims: Vec<usize> = args
             .iter()
@@ -204,7 +217,7 @@ impl App {
                 Arg::Global(g, _) => self.globals[g.0].values.len(),
             })
             .collect();
-        let mut bufs: Vec<Vec<f64>> = dims.iter().map(|&n| vec![0.0; n]).collect();
+        let mut bufs: Vec<Vec<T>> = dims.iter().map(|&n| vec![T::zero(); n]).collect();
         let mut places = Vec::with_capacity(args.len());
         for e in 0..self.sets[set.0].size {
             places.clear();
@@ -212,7 +225,7 @@ impl App {
             for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {
                 let source = if global { &self.globals[at].values[..] } else { &self.dats[at].values[lo..lo + dims[k]] };
                 match arg.access() {
-                    Access::Inc => bufs[k].fill(0.0),
+                    Access::Inc => bufs[k].fill(T::zero()),
                     _ => bufs[k].copy_from_slice(source),
                 }
             }
@@ -222,7 +235,7 @@ impl App {
                 match arg.access() {
                     Access::Read => {}
                     Access::Write | Access::Rw => target.copy_from_slice(&bufs[k]),
-                    Access::Inc => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t += b),
+                    Access::Inc => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = *t + *b),
                     Access::Min => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = t.min(*b)),
                     Access::Max => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = t.max(*b)),
                 }

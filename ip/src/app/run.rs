@@ -1,0 +1,280 @@
+//! An application file bound to a mesh and run in OP2's sequential order: the declarations
+//! become an [`App`], each loop's kernel a kernel-language kernel evaluated by its golden model
+//! (the arithmetic the generated hardware performs), and the program's steps run in order.
+
+use std::collections::BTreeMap;
+
+use num_traits::Float;
+use weft_hdl::pipeline::dsl::{self, DslError};
+
+use super::kernel::{compile, ArgShape, Lane, LoopKernel};
+use super::program::{Access, App, Arg, DatId, GlobalId, SetId};
+use super::text::{self, AppText, Init, Precision, Step, Word};
+use crate::Error;
+
+/// The element type of an application: binary64 or binary32.
+pub trait Element: Float + std::fmt::Debug + 'static {
+    const PRECISION: Precision;
+    fn to_lane(self) -> u64;
+    fn from_lane(bits: u64) -> Self;
+    /// A mesh value, rounded to nearest.
+    fn from_f64(x: f64) -> Self;
+}
+
+impl Element for f64 {
+    const PRECISION: Precision = Precision::F64;
+    fn to_lane(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_lane(bits: u64) -> f64 {
+        f64::from_bits(bits)
+    }
+    fn from_f64(x: f64) -> f64 {
+        x
+    }
+}
+
+impl Element for f32 {
+    const PRECISION: Precision = Precision::F32;
+    fn to_lane(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn from_lane(bits: u64) -> f32 {
+        f32::from_bits(bits as u32)
+    }
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
+}
+
+/// What a mesh provides, by name: set sizes, maps (dimension, entries) and data (dimension,
+/// values), as a mesh file or generator gives them.
+#[derive(Clone, Debug, Default)]
+pub struct MeshData {
+    pub sets: BTreeMap<String, usize>,
+    pub maps: BTreeMap<String, (usize, Vec<u32>)>,
+    pub dats: BTreeMap<String, (usize, Vec<f64>)>,
+}
+
+struct CompiledLoop {
+    set: SetId,
+    args: Vec<Arg>,
+    kernel: LoopKernel,
+}
+
+/// An application bound to a mesh.
+pub struct Application<T: Element> {
+    pub app: App<T>,
+    origin: String,
+    text: AppText,
+    sets: BTreeMap<String, SetId>,
+    dats: BTreeMap<String, DatId>,
+    globals: BTreeMap<String, (GlobalId, usize)>,
+    consts: BTreeMap<String, u64>,
+    loops: BTreeMap<String, CompiledLoop>,
+}
+
+/// `expression` in the kernel language over `names` (bit patterns), in `precision`.
+fn evaluate(expression: &Word, names: &BTreeMap<String, u64>, precision: Precision) -> Result<u64, DslError> {
+    let (rewritten, used) = super::kernel::rewrite(&expression.text);
+    let used: Vec<&String> = used.iter().filter(|u| names.contains_key(*u)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let mut lanes: Vec<String> = used.iter().map(|u| u.to_string()).collect();
+    let mut values: Vec<u64> = used.iter().map(|u| names[*u]).collect();
+    if lanes.is_empty() {
+        lanes.push("no_input__".into());
+        values.push(0);
+    }
+    const PREFIX: &str = "output value = ";
+    let source = format!("kernel expression: {}\ninput {}\n{PREFIX}{rewritten}", precision.name(), lanes.join(", "));
+    let kernel = dsl::parse(&source).map_err(|e| DslError { line: expression.at.line, column: expression.at.column + e.column.saturating_sub(PREFIX.len() + 1), message: e.message })?;
+    Ok(kernel.evaluate_bits(&values)[0])
+}
+
+impl<T: Element> Application<T> {
+    /// Parses `source` (from file `origin`) and binds it to `mesh`.
+    pub fn load(origin: &str, source: &str, mesh: &MeshData) -> Result<Application<T>, Error> {
+        let fail = |error: DslError| Error::Source { origin: origin.to_string(), error };
+        let text = text::parse(source).map_err(fail)?;
+        if text.precision != T::PRECISION {
+            return Err(fail(DslError { line: 1, column: 1, message: format!("the application is {}, run as {}", text.precision.name(), T::PRECISION.name()) }));
+        }
+        let mut app = App::<T>::new();
+        let mut sets = BTreeMap::new();
+        for s in &text.sets {
+            let size = *mesh.sets.get(&s.text).ok_or_else(|| fail(s.at.error(format!("the mesh has no set `{}` (it has {})", s.text, mesh.sets.keys().cloned().collect::<Vec<_>>().join(", ")))))?;
+            sets.insert(s.text.clone(), app.set(&s.text, size));
+        }
+        let set = |w: &Word| sets.get(&w.text).copied().ok_or_else(|| fail(w.at.error(format!("`{}` is not a declared set", w.text))));
+        let mut names: BTreeMap<String, u64> = BTreeMap::new();
+        for c in &text.consts {
+            let values: Vec<u64> = c.values.iter().map(|v| evaluate(v, &names, text.precision)).collect::<Result<_, _>>().map_err(fail)?;
+            if values.len() == 1 {
+                names.insert(c.name.text.clone(), values[0]);
+            } else {
+                names.extend(values.iter().enumerate().map(|(i, v)| (format!("{}__{i}", c.name.text), *v)));
+            }
+        }
+        let consts = names.clone();
+        let mut maps = BTreeMap::new();
+        for m in &text.maps {
+            let (dim, values) = mesh.maps.get(&m.name.text).ok_or_else(|| fail(m.name.at.error(format!("the mesh has no map `{}`", m.name.text))))?;
+            if *dim != m.dim {
+                return Err(fail(m.name.at.error(format!("map `{}` has dimension {} in the mesh, {} here", m.name.text, dim, m.dim))));
+            }
+            let id = app.map(&m.name.text, set(&m.from)?, set(&m.to)?, m.dim, values.clone()).map_err(|e| fail(m.name.at.error(e.to_string())))?;
+            maps.insert(m.name.text.clone(), (id, m.dim));
+        }
+        let mut dats = BTreeMap::new();
+        for d in &text.dats {
+            let s = set(&d.set)?;
+            let size = mesh.sets[&d.set.text];
+            let values: Vec<T> = match &d.init {
+                Init::Zero => vec![T::zero(); size * d.dim],
+                Init::Mesh => {
+                    let (dim, v) = mesh.dats.get(&d.name.text).ok_or_else(|| fail(d.name.at.error(format!("the mesh has no datum `{}`", d.name.text))))?;
+                    if *dim != d.dim {
+                        return Err(fail(d.name.at.error(format!("`{}` has dimension {dim} in the mesh, {} here", d.name.text, d.dim))));
+                    }
+                    v.iter().map(|x| T::from_f64(*x)).collect()
+                }
+                Init::Constant(c) => {
+                    let element: Vec<T> = match consts.get(&c.text) {
+                        Some(v) => vec![T::from_lane(*v); d.dim],
+                        None => (0..d.dim)
+                            .map(|i| consts.get(&format!("{}__{i}", c.text)).map(|v| T::from_lane(*v)))
+                            .collect::<Option<_>>()
+                            .ok_or_else(|| fail(c.at.error(format!("`{}` is not a constant of {} values", c.text, d.dim))))?,
+                    };
+                    element.iter().copied().cycle().take(size * d.dim).collect()
+                }
+            };
+            dats.insert(d.name.text.clone(), app.dat(&d.name.text, s, d.dim, values).map_err(|e| fail(d.name.at.error(e.to_string())))?);
+        }
+        let mut globals = BTreeMap::new();
+        for (g, dim) in &text.globals {
+            globals.insert(g.text.clone(), (app.global(&g.text, vec![T::zero(); *dim]), *dim));
+        }
+        let mut loops = BTreeMap::new();
+        for l in &text.loops {
+            let mut args = vec![];
+            let mut shapes = vec![];
+            for a in &l.args {
+                let (arg, dim) = match (&a.via, dats.get(&a.target.text), globals.get(&a.target.text)) {
+                    (None, Some(d), _) => (Arg::Direct(*d, a.access), text.dats.iter().find(|x| x.name.text == a.target.text).unwrap().dim),
+                    (Some((m, i)), Some(d), _) => {
+                        let (map, _) = maps.get(&m.text).ok_or_else(|| fail(m.at.error(format!("`{}` is not a declared map", m.text))))?;
+                        (Arg::Indirect(*d, *map, *i, a.access), text.dats.iter().find(|x| x.name.text == a.target.text).unwrap().dim)
+                    }
+                    (None, None, Some((g, dim))) => (Arg::Global(*g, a.access), *dim),
+                    (Some(_), None, Some(_)) => return Err(fail(a.target.at.error(format!("`{}` is a global: it is not reached through a map", a.target.text)))),
+                    _ => return Err(fail(a.target.at.error(format!("`{}` is neither a dat nor a global", a.target.text)))),
+                };
+                args.push(arg);
+                shapes.push(ArgShape { name: &a.name.text, dim, access: a.access });
+            }
+            let s = set(&l.set)?;
+            // The loop's rules (map from the loop's set, dat on its target set, access of a global).
+            app.increments(&l.name.text, s, &args).map_err(|e| fail(l.name.at.error(e.to_string())))?;
+            let kernel = compile(l, &shapes, &consts, text.precision).map_err(fail)?;
+            loops.insert(l.name.text.clone(), CompiledLoop { set: s, args, kernel });
+        }
+        Ok(Application { app, origin: origin.to_string(), text, sets, dats, globals, consts, loops })
+    }
+
+    /// Runs loop `name` once over its set.
+    pub fn run_loop(&mut self, name: &str) -> Result<(), Error> {
+        let l = self.loops.get(name).ok_or_else(|| Error::Config(format!("{}: no loop `{name}`", self.origin)))?;
+        let kernel = &l.kernel;
+        let access: Vec<Access> = l.args.iter().map(Arg::access).collect();
+        self.app.par_loop(name, l.set, &l.args, &|bufs| {
+            let lanes: Vec<u64> = kernel
+                .lanes
+                .iter()
+                .map(|lane| match *lane {
+                    Lane::Arg(k, i) => bufs[k][i].to_lane(),
+                    Lane::Const(bits) => bits,
+                })
+                .collect();
+            for ((k, i), out) in kernel.outputs.iter().zip(kernel.kernel.evaluate_bits(&lanes)) {
+                let v = T::from_lane(out);
+                // An increment adds into its buffer, which starts at zero.
+                bufs[*k][*i] = if access[*k] == Access::Inc { bufs[*k][*i] + v } else { v };
+            }
+        })
+    }
+
+    /// The names an expression of the program may use: constants, set sizes and globals.
+    fn names(&self) -> BTreeMap<String, u64> {
+        let mut names = self.consts.clone();
+        for (s, id) in &self.sets {
+            names.insert(s.clone(), T::from_f64(self.app.set_size(*id) as f64).to_lane());
+        }
+        for (g, (id, dim)) in &self.globals {
+            let v = self.app.global_values(*id);
+            if *dim == 1 {
+                names.insert(g.clone(), v[0].to_lane());
+            } else {
+                names.extend(v.iter().enumerate().map(|(i, x)| (format!("{g}__{i}"), x.to_lane())));
+            }
+        }
+        names
+    }
+
+    /// Runs the program; `print` gets each `print` step's iteration (the outermost repeat's
+    /// count, from 1) and value.
+    pub fn run(&mut self, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
+        let program = self.text.program.clone();
+        self.steps(&program, 0, print)
+    }
+
+    fn steps(&mut self, steps: &[Step], iteration: usize, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
+        let fail = |origin: &str, error: DslError| Error::Source { origin: origin.to_string(), error };
+        for step in steps {
+            match step {
+                Step::Loop(name) => {
+                    if !self.loops.contains_key(&name.text) {
+                        return Err(fail(&self.origin, name.at.error(format!("`{}` is not a loop of this application", name.text))));
+                    }
+                    self.run_loop(&name.text)?;
+                }
+                Step::Assign(global, expression) => {
+                    let &(id, dim) = self.globals.get(&global.text).ok_or_else(|| fail(&self.origin, global.at.error(format!("`{}` is not a global", global.text))))?;
+                    let v = evaluate(expression, &self.names(), self.text.precision).map_err(|e| fail(&self.origin, e))?;
+                    self.app.set_global(id, &vec![T::from_lane(v); dim]);
+                }
+                Step::Repeat(count, inner) => {
+                    for i in 1..=*count {
+                        self.steps(inner, if iteration == 0 { i } else { iteration }, print)?;
+                    }
+                }
+                Step::Print(every, expression) => {
+                    if iteration.is_multiple_of(*every) {
+                        let v = evaluate(expression, &self.names(), self.text.precision).map_err(|e| fail(&self.origin, e))?;
+                        print(iteration, T::from_lane(v));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The values of dat `name`.
+    pub fn dat(&self, name: &str) -> Option<&[T]> {
+        self.dats.get(name).map(|d| self.app.values(*d))
+    }
+
+    /// Sets global `name`.
+    pub fn set_global(&mut self, name: &str, values: &[T]) -> Result<(), Error> {
+        let (g, dim) = self.globals.get(name).ok_or_else(|| Error::Config(format!("{}: no global `{name}`", self.origin)))?;
+        if values.len() != *dim {
+            return Err(Error::Config(format!("{}: global `{name}` has {dim} values, given {}", self.origin, values.len())));
+        }
+        self.app.set_global(*g, values);
+        Ok(())
+    }
+
+    /// The values of global `name`.
+    pub fn global(&self, name: &str) -> Option<&[T]> {
+        self.globals.get(name).map(|(g, _)| self.app.global_values(*g))
+    }
+}

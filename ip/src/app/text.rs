@@ -1,0 +1,303 @@
+//! The application file: a mesh application written as text (see the format in
+//! `examples/apps/README.md`), parsed into its declarations, loops and program. Every error
+//! names the line and column.
+
+use weft_hdl::pipeline::dsl::DslError;
+
+use super::program::Access;
+
+/// Where a piece of text starts (1-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct At {
+    pub line: usize,
+    pub column: usize,
+}
+
+impl At {
+    pub fn error(self, message: impl Into<String>) -> DslError {
+        DslError { line: self.line, column: self.column, message: message.into() }
+    }
+}
+
+/// A word of a line and where it starts.
+#[derive(Clone, Debug)]
+pub struct Word {
+    pub text: String,
+    pub at: At,
+}
+
+/// The element type of every dat, global and constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    F64,
+    F32,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F64 => "f64",
+            Precision::F32 => "f32",
+        }
+    }
+}
+
+/// Where a dat's first values come from.
+#[derive(Clone, Debug)]
+pub enum Init {
+    Zero,
+    /// The mesh's datum of the same name.
+    Mesh,
+    /// Every element set to a constant (a scalar, or an array of the dat's dimension).
+    Constant(Word),
+}
+
+#[derive(Clone, Debug)]
+pub struct MapDecl {
+    pub name: Word,
+    pub from: Word,
+    pub to: Word,
+    pub dim: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct DatDecl {
+    pub name: Word,
+    pub set: Word,
+    pub dim: usize,
+    pub init: Init,
+}
+
+/// `name = expression` or `name = [e0, e1, …]`, in the kernel language over earlier constants.
+#[derive(Clone, Debug)]
+pub struct ConstDecl {
+    pub name: Word,
+    pub values: Vec<Word>,
+}
+
+/// One loop argument: `name = dat [via map[i]] access` or `name = global access`.
+#[derive(Clone, Debug)]
+pub struct ArgDecl {
+    pub name: Word,
+    pub target: Word,
+    pub via: Option<(Word, usize)>,
+    pub access: Access,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoopDecl {
+    pub name: Word,
+    pub set: Word,
+    pub args: Vec<ArgDecl>,
+    /// The kernel's lines in the kernel language, with their line numbers.
+    pub body: Vec<(usize, String)>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Step {
+    Loop(Word),
+    /// `global = expression` (every component).
+    Assign(Word, Word),
+    Repeat(usize, Vec<Step>),
+    /// `print every N: expression` (the outermost repeat's count, from 1).
+    Print(usize, Word),
+}
+
+#[derive(Clone, Debug)]
+pub struct AppText {
+    pub name: String,
+    pub precision: Precision,
+    pub sets: Vec<Word>,
+    pub maps: Vec<MapDecl>,
+    pub dats: Vec<DatDecl>,
+    pub consts: Vec<ConstDecl>,
+    pub globals: Vec<(Word, usize)>,
+    pub loops: Vec<LoopDecl>,
+    pub program: Vec<Step>,
+}
+
+fn strip_comment(line: &str) -> &str {
+    match line.find('#') {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+/// `text` (a slice of `line`, which is line `number`) with its position.
+fn word(line: &str, number: usize, text: &str) -> Word {
+    let offset = text.as_ptr() as usize - line.as_ptr() as usize;
+    Word { text: text.trim().to_string(), at: At { line: number, column: line[..offset].chars().count() + 1 + (text.len() - text.trim_start().len()) } }
+}
+
+fn identifier(w: &Word, what: &str) -> Result<Word, DslError> {
+    let ok = w.text.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && w.text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(w.clone())
+    } else {
+        Err(w.at.error(format!("expected {what}, found `{}`", w.text)))
+    }
+}
+
+fn number(w: &Word, what: &str, low: usize) -> Result<usize, DslError> {
+    w.text.parse::<usize>().ok().filter(|n| *n >= low).ok_or_else(|| w.at.error(format!("{what}: expected a whole number of at least {low}, found `{}`", w.text)))
+}
+
+/// Splits `text` (part of `line`) at the first `sep`.
+fn split<'a>(line: &'a str, number: usize, text: &'a str, sep: &str, what: &str) -> Result<(&'a str, &'a str), DslError> {
+    text.split_once(sep).ok_or_else(|| word(line, number, text).at.error(format!("expected `{sep}` {what}")))
+}
+
+fn access(w: &Word) -> Result<Access, DslError> {
+    Ok(match w.text.as_str() {
+        "read" => Access::Read,
+        "write" => Access::Write,
+        "rw" => Access::Rw,
+        "inc" => Access::Inc,
+        "min" => Access::Min,
+        "max" => Access::Max,
+        other => return Err(w.at.error(format!("unknown access `{other}`: allowed read, write, rw, inc (and min, max for globals)"))),
+    })
+}
+
+/// `name = dat via map[i] access` (the part after the loop line).
+fn argument(line: &str, n: usize) -> Result<ArgDecl, DslError> {
+    let text = strip_comment(line);
+    let (name, rest) = split(line, n, text, "=", "between an argument's name and what it reaches")?;
+    let name = identifier(&word(line, n, name), "an argument name")?;
+    let words: Vec<Word> = rest.split_whitespace().map(|w| word(line, n, w)).collect();
+    let (target, via, last) = match words.as_slice() {
+        [t, a] => (t, None, a),
+        [t, v, m, a] if v.text == "via" => {
+            let (map, index) = m.text.strip_suffix(']').and_then(|s| s.split_once('[')).ok_or_else(|| m.at.error(format!("expected `map[index]`, found `{}`", m.text)))?;
+            let index = number(&Word { text: index.into(), at: m.at }, "a map index", 0)?;
+            (t, Some((Word { text: map.into(), at: m.at }, index)), a)
+        }
+        _ => return Err(name.at.error("an argument is `name = dat access`, `name = dat via map[index] access` or `name = global access`")),
+    };
+    Ok(ArgDecl { name, target: identifier(target, "a dat or global")?, via, access: access(last)? })
+}
+
+/// Parses an application file.
+pub fn parse(source: &str) -> Result<AppText, DslError> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut app = AppText { name: String::new(), precision: Precision::F64, sets: vec![], maps: vec![], dats: vec![], consts: vec![], globals: vec![], loops: vec![], program: vec![] };
+    let mut i = 0;
+    while i < lines.len() {
+        let (n, line) = (i + 1, lines[i]);
+        i += 1;
+        let text = strip_comment(line);
+        let Some((keyword, rest)) = text.trim_start().split_once(char::is_whitespace).or(Some((text.trim(), ""))).filter(|(k, _)| !k.is_empty()) else { continue };
+        let at = word(line, n, keyword).at;
+        match keyword {
+            "app" => {
+                let (name, ty) = split(line, n, rest, ":", "between the application's name and its type (f64 or f32)")?;
+                app.name = identifier(&word(line, n, name), "the application's name")?.text;
+                let ty = word(line, n, ty);
+                app.precision = match ty.text.as_str() {
+                    "f64" => Precision::F64,
+                    "f32" => Precision::F32,
+                    other => return Err(ty.at.error(format!("the application's type is f64 or f32, not `{other}`"))),
+                };
+            }
+            "set" => {
+                for s in rest.split(',') {
+                    app.sets.push(identifier(&word(line, n, s), "a set name")?);
+                }
+            }
+            "map" => {
+                let (name, rest) = split(line, n, rest, ":", "after the map's name")?;
+                let (from, rest) = split(line, n, rest, "->", "between the sets a map joins")?;
+                let (to, dim) = split(line, n, rest, ",", "before the map's dimension")?;
+                let dim = number(&word(line, n, dim), "a map's dimension", 1)?;
+                app.maps.push(MapDecl { name: identifier(&word(line, n, name), "a map name")?, from: word(line, n, from), to: word(line, n, to), dim });
+            }
+            "dat" => {
+                let (name, rest) = split(line, n, rest, ":", "after the dat's name")?;
+                let (set, rest) = split(line, n, rest, ",", "before the dat's dimension")?;
+                let (dim, init) = match rest.split_once('=') {
+                    Some((d, c)) => (d, Init::Constant(identifier(&word(line, n, c), "a constant")?)),
+                    None => match rest.trim().strip_suffix("from mesh") {
+                        Some(d) => (d, Init::Mesh),
+                        None => (rest, Init::Zero),
+                    },
+                };
+                let dim = number(&word(line, n, dim.trim_end()), "a dat's dimension", 1)?;
+                app.dats.push(DatDecl { name: identifier(&word(line, n, name), "a dat name")?, set: word(line, n, set), dim, init });
+            }
+            "const" => {
+                let (name, value) = split(line, n, rest, "=", "after the constant's name")?;
+                let name = identifier(&word(line, n, name), "a constant name")?;
+                let v = value.trim();
+                let values = match v.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+                    Some(items) => items.split(',').map(|e| word(line, n, e)).collect(),
+                    None => vec![word(line, n, value)],
+                };
+                app.consts.push(ConstDecl { name, values });
+            }
+            "global" => {
+                let (name, dim) = split(line, n, rest, ":", "after the global's name")?;
+                app.globals.push((identifier(&word(line, n, name), "a global name")?, number(&word(line, n, dim), "a global's dimension", 1)?));
+            }
+            "loop" => {
+                let (name, set) = split(line, n, rest, " over ", "between the loop's name and its set")?;
+                let mut decl = LoopDecl { name: identifier(&word(line, n, name), "a loop name")?, set: identifier(&word(line, n, set), "a set name")?, args: vec![], body: vec![] };
+                let mut in_kernel = false;
+                loop {
+                    let Some(l) = lines.get(i) else { return Err(at.error(format!("loop `{}` has no `end`", decl.name.text))) };
+                    i += 1;
+                    match strip_comment(l).trim() {
+                        "" => {}
+                        "end" => break,
+                        "kernel" => in_kernel = true,
+                        _ if in_kernel => decl.body.push((i, strip_comment(l).to_string())),
+                        _ => decl.args.push(argument(l, i)?),
+                    }
+                }
+                app.loops.push(decl);
+            }
+            "program" => {
+                let (steps, next) = steps(&lines, i, at)?;
+                app.program = steps;
+                i = next;
+            }
+            other => return Err(at.error(format!("unknown declaration `{other}`: allowed app, set, map, dat, const, global, loop, program"))),
+        }
+    }
+    if app.name.is_empty() {
+        return Err(At { line: 1, column: 1 }.error("no `app <name>: <type>` line"));
+    }
+    Ok(app)
+}
+
+/// The steps of a `program` or `repeat` block from line index `i` to its `end`; returns them
+/// and the index after the `end`.
+fn steps(lines: &[&str], mut i: usize, opened: At) -> Result<(Vec<Step>, usize), DslError> {
+    let mut out = vec![];
+    loop {
+        let Some(line) = lines.get(i) else { return Err(opened.error("this block has no `end`")) };
+        let n = i + 1;
+        i += 1;
+        let text = strip_comment(line);
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let w = word(line, n, trimmed);
+        if trimmed == "end" {
+            return Ok((out, i));
+        }
+        if let Some(count) = trimmed.strip_prefix("repeat ") {
+            let count = number(&word(line, n, count), "a repeat count", 1)?;
+            let (inner, next) = steps(lines, i, w.at)?;
+            out.push(Step::Repeat(count, inner));
+            i = next;
+        } else if let Some(rest) = trimmed.strip_prefix("print every ") {
+            let (every, expr) = split(line, n, rest, ":", "between the print interval and its expression")?;
+            out.push(Step::Print(number(&word(line, n, every), "a print interval", 1)?, word(line, n, expr)));
+        } else if let Some((global, expr)) = text.split_once('=') {
+            out.push(Step::Assign(identifier(&word(line, n, global), "a global")?, word(line, n, expr)));
+        } else {
+            out.push(Step::Loop(identifier(&w, "a loop name, `repeat N`, `print every N: expression` or `global = expression`")?));
+        }
+    }
+}

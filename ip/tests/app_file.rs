@@ -1,0 +1,78 @@
+//! Applications written as files: Airfoil (`examples/apps/airfoil.app`, all five loops, in
+//! binary64) holds q, res, adt and rms bit for bit to Airfoil written with the Rust API, every
+//! iteration, on OP2's NACA0012 C-grid; errors in a file name its line and column.
+
+use weft_ip::airfoil::naca0012::naca0012;
+use weft_ip::airfoil::program::Airfoil;
+use weft_ip::airfoil::solver::Constants;
+use weft_ip::app::{Application, MeshData};
+
+const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn airfoil_file_matches_the_rust_api_bit_for_bit() {
+    let mesh = naca0012(20, 30).unwrap();
+    let mut file = Application::<f64>::load("examples/apps/airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    let mut api = Airfoil::new(&mesh, Constants::default()).unwrap();
+    let cells = mesh.cells.len();
+    for iteration in 1..=10 {
+        let rms = api.iteration().unwrap();
+        file.run_loop("save_soln").unwrap();
+        for _ in 0..2 {
+            for l in ["adt_calc", "res_calc", "bres_calc"] {
+                file.run_loop(l).unwrap();
+            }
+            file.set_global("rms", &[0.0]).unwrap();
+            file.run_loop("update").unwrap();
+        }
+        for (name, dat) in [("p_q", api.q), ("p_res", api.res), ("p_adt", api.adt), ("p_qold", api.qold)] {
+            assert_eq!(bits(file.dat(name).unwrap()), bits(api.app.values(dat)), "iteration {iteration}: {name} differs");
+        }
+        let file_rms = (file.global("rms").unwrap()[0] / cells as f64).sqrt();
+        assert_eq!(file_rms.to_bits(), rms.to_bits(), "iteration {iteration}: rms {file_rms:e} against {rms:e}");
+    }
+}
+
+#[test]
+fn airfoil_program_prints_what_the_rust_api_computes() {
+    let mesh = naca0012(10, 12).unwrap();
+    // The program of the file, shortened to 200 iterations.
+    let source = AIRFOIL.replace("repeat 1000", "repeat 200");
+    let mut file = Application::<f64>::load("airfoil.app", &source, &mesh.data()).unwrap();
+    let mut printed = vec![];
+    file.run(&mut |i, v| printed.push((i, v))).unwrap();
+    let mut api = Airfoil::new(&mesh, Constants::default()).unwrap();
+    let mut want = vec![];
+    for i in 1..=200 {
+        let rms = api.iteration().unwrap();
+        if i % 100 == 0 {
+            want.push((i, rms));
+        }
+    }
+    assert_eq!(printed.iter().map(|(i, v)| (*i, v.to_bits())).collect::<Vec<_>>(), want.iter().map(|(i, v)| (*i, v.to_bits())).collect::<Vec<_>>());
+}
+
+#[test]
+fn file_errors_name_line_and_column() {
+    let mesh = naca0012(4, 6).unwrap();
+    let cases = [
+        ("dat p_adt: cells, 1", "dat p_adt: cels, 1", "line 31, column 12", "`cels` is not a declared set"),
+        ("  adt = p_adt write", "  adt = p_adt wrote", "line 53, column 15", "unknown access `wrote`"),
+        ("  let mu = adt1*eps", "  let mu = adt1*epss", "line 125, column 17", "epss"),
+        ("  q[3] = qold[3] - del3", "  q[4] = qold[3] - del3", "line 153, column 3", "index 4 is outside 0..4"),
+        ("  qold = p_qold write", "  qold = p_qold read", "line 40, column 3", "read-only"),
+    ];
+    for (from, to, at, says) in cases {
+        assert!(AIRFOIL.contains(from), "the example no longer has `{from}`");
+        let err = Application::<f64>::load("airfoil.app", &AIRFOIL.replacen(from, to, 1), &mesh.data()).err().unwrap_or_else(|| panic!("`{to}` was accepted")).to_string();
+        assert!(err.starts_with(&format!("airfoil.app: {at}:")) && err.contains(says), "`{to}`: {err}");
+    }
+    let err = Application::<f32>::load("airfoil.app", AIRFOIL, &mesh.data()).err().unwrap().to_string();
+    assert!(err.contains("the application is f64, run as f32"), "{err}");
+    let err = Application::<f64>::load("airfoil.app", AIRFOIL, &MeshData::default()).err().unwrap().to_string();
+    assert!(err.contains("line 7, column 5") && err.contains("the mesh has no set `nodes`"), "{err}");
+}
