@@ -99,6 +99,19 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Run a mesh application file (examples/apps/*.app) in OP2's sequential order, in the
+    /// arithmetic the generated hardware performs, and print what its program prints
+    App {
+        /// The application file
+        file: PathBuf,
+        /// The mesh: `naca0012:I,J` (OP2's NACA0012 C-grid, 3·I·J cells), `graph:N,CHORDS,SEED`
+        /// (a ring of N nodes with CHORDS random chords), or an OP2 new_grid.dat file
+        #[arg(long)]
+        mesh: String,
+        /// Run in f64 or f32 instead of the file's own type
+        #[arg(long)]
+        precision: Option<String>,
+    },
     /// Measure and print performance figures
     Bench {
         #[command(subcommand)]
@@ -281,6 +294,7 @@ fn main() -> ExitCode {
         Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
             run_sim(weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed })
         }
+        Command::App { file, mesh, precision } => weft::run::app::mesh(&mesh).and_then(|m| weft::run::app::run(&file, &m, precision.as_deref(), &mut |line| println!("{line}"))).map_err(String::from),
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles)
             .and_then(|text| {
                 print!("{text}");

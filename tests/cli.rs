@@ -11,7 +11,7 @@ fn weft(args: &[&str]) -> (bool, String) {
 fn help_describes_every_subcommand() {
     let (ok, text) = weft(&["--help"]);
     assert!(ok);
-    for sub in ["generate", "check", "bench"] {
+    for sub in ["generate", "check", "app", "bench"] {
         assert!(text.contains(sub), "{text}");
         let (ok, text) = weft(&[sub, "--help"]);
         assert!(ok && text.contains("Usage"), "{sub}: {text}");
@@ -184,4 +184,18 @@ fn walk(dir: &std::path::Path) -> Vec<String> {
         }
     }
     files
+}
+
+#[test]
+fn app_runs_an_application_file_and_names_bad_meshes() {
+    let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "graph:200,300,1"]);
+    assert!(ok, "{text}");
+    let iterations: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(iterations, ["10", "20", "30", "40"], "{text}");
+    let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "graph:200,300"]);
+    assert!(!ok && text.contains("expected 3 numbers"), "{text}");
+    let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "graph:200,300,1", "--precision", "f16"]);
+    assert!(!ok && text.contains("--precision f16: allowed f64 or f32"), "{text}");
+    let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "naca0012:4,4"]);
+    assert!(!ok && text.contains("line 7, column 5: the mesh has no map `ends`"), "{text}");
 }

@@ -10,6 +10,7 @@
 //! vector (or vectors of `vector_length` rows) and is compared with the software model of the
 //! whole stream.
 
+pub mod app;
 pub mod data;
 
 use crate::Error;

@@ -13,6 +13,7 @@
 //! The same application can be written as a text file ([`text`]: declarations, loops whose
 //! kernels are in the kernel language, a program) and run with [`Application`].
 
+pub mod graph;
 mod kernel;
 mod program;
 mod run;

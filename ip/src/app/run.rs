@@ -91,10 +91,24 @@ fn evaluate(expression: &Word, names: &BTreeMap<String, u64>, precision: Precisi
 }
 
 impl<T: Element> Application<T> {
-    /// Parses `source` (from file `origin`) and binds it to `mesh`.
+    /// Parses `source` (from file `origin`) and binds it to `mesh`; the file's type must be
+    /// `T`.
     pub fn load(origin: &str, source: &str, mesh: &MeshData) -> Result<Application<T>, Error> {
+        Self::bind(origin, source, mesh, false)
+    }
+
+    /// [`Application::load`] in `T` whatever type the file declares (its constants are then
+    /// computed in `T`).
+    pub fn load_as(origin: &str, source: &str, mesh: &MeshData) -> Result<Application<T>, Error> {
+        Self::bind(origin, source, mesh, true)
+    }
+
+    fn bind(origin: &str, source: &str, mesh: &MeshData, convert: bool) -> Result<Application<T>, Error> {
         let fail = |error: DslError| Error::Source { origin: origin.to_string(), error };
-        let text = text::parse(source).map_err(fail)?;
+        let mut text = text::parse(source).map_err(fail)?;
+        if convert {
+            text.precision = T::PRECISION;
+        }
         if text.precision != T::PRECISION {
             return Err(fail(DslError { line: 1, column: 1, message: format!("the application is {}, run as {}", text.precision.name(), T::PRECISION.name()) }));
         }

@@ -1,0 +1,54 @@
+//! `weft app`: an application file run on a mesh in OP2's sequential order, printing what its
+//! program prints.
+
+use std::path::Path;
+
+use weft_ip::app::{graph::graph, Application, Element, MeshData};
+use weft_ip::airfoil::{mesh::read_op2, naca0012::naca0012};
+
+use crate::Error;
+
+/// The mesh `spec` names: `naca0012:I,J` (OP2's NACA0012 C-grid, 3·I·J cells),
+/// `graph:N,CHORDS,SEED` (a ring of N nodes with CHORDS random chords), or the path of an OP2
+/// `new_grid.dat`.
+pub fn mesh(spec: &str) -> Result<MeshData, Error> {
+    let numbers = |what: &str, rest: &str, count: usize| -> Result<Vec<usize>, Error> {
+        let v: Vec<usize> = rest.split(',').map(|x| x.trim().parse::<usize>()).collect::<Result<_, _>>().map_err(|_| Error::Input(format!("--mesh {what}:{rest}: expected {count} whole numbers separated by commas")))?;
+        if v.len() != count {
+            return Err(Error::Input(format!("--mesh {what}:{rest}: expected {count} numbers, found {}", v.len())));
+        }
+        Ok(v)
+    };
+    if let Some(rest) = spec.strip_prefix("naca0012:") {
+        let v = numbers("naca0012", rest, 2)?;
+        return Ok(naca0012(v[0], v[1])?.data());
+    }
+    if let Some(rest) = spec.strip_prefix("graph:") {
+        let v = numbers("graph", rest, 3)?;
+        if v[0] < 2 {
+            return Err(Error::Input(format!("--mesh graph:{rest}: at least 2 nodes")));
+        }
+        return Ok(graph(v[0], v[1], v[2] as u64));
+    }
+    let text = std::fs::read_to_string(spec).map_err(|e| Error::from(e).context(format!("--mesh {spec} (naca0012:I,J, graph:N,CHORDS,SEED or an OP2 new_grid.dat)")))?;
+    Ok(read_op2(&text).map_err(|e| e.context(spec))?.data())
+}
+
+fn run_in<T: Element + std::fmt::LowerExp>(file: &Path, source: &str, mesh: &MeshData, convert: bool, out: &mut dyn FnMut(String)) -> Result<(), Error> {
+    let origin = file.display().to_string();
+    let mut app = if convert { Application::<T>::load_as(&origin, source, mesh)? } else { Application::<T>::load(&origin, source, mesh)? };
+    app.run(&mut |i, v| out(format!("{i:6}  {v:.12e}")))?;
+    Ok(())
+}
+
+/// Runs `file` on `mesh` in `precision` (`f64`, `f32`, or the file's own when `None`); each
+/// printed value goes to `out` as `iteration  value`.
+pub fn run(file: &Path, mesh: &MeshData, precision: Option<&str>, out: &mut dyn FnMut(String)) -> Result<(), Error> {
+    let source = std::fs::read_to_string(file).map_err(|e| Error::from(e).context(file.display()))?;
+    let declared = weft_ip::app::text::parse(&source).map_err(|error| weft_ip::Error::Source { origin: file.display().to_string(), error })?.precision;
+    match precision.unwrap_or(declared.name()) {
+        "f64" => run_in::<f64>(file, &source, mesh, true, out),
+        "f32" => run_in::<f32>(file, &source, mesh, true, out),
+        other => Err(Error::Input(format!("--precision {other}: allowed f64 or f32"))),
+    }
+}
