@@ -86,8 +86,8 @@ fn syntax_errors_point_at_the_column() {
     assert!(message.contains("must start with `kernel"), "{message}");
     let (_, _, message) = error("kernel k\ninput a\noutput y = a +\n");
     assert!(message.contains("ends early"), "{message}");
-    let (_, _, message) = error("kernel k: f64\ninput a\noutput a\n");
-    assert!(message.contains("unknown type `f64`"), "{message}");
+    let (_, _, message) = error("kernel k: f128\ninput a\noutput a\n");
+    assert!(message.contains("unknown type `f128`") && message.contains("f64, f32, f16, bf16"), "{message}");
 }
 
 #[test]
