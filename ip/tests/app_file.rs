@@ -146,3 +146,40 @@ fn jacobi_file_matches_its_direct_implementation() {
     assert_eq!(printed.iter().map(|(i, v)| (*i, v.to_bits())).collect::<Vec<_>>(), want);
     assert!(f64::from_bits(want.last().unwrap().1) < 1e-6, "Jacobi converges on this diagonally dominant system");
 }
+
+/// The schedule-order reference: `res_calc` of the file, in binary32, issued in weft's list
+/// schedule (λ = 6) of the increments the file's access descriptors imply, equals the C-semantics
+/// reference the Airfoil accelerator is held to, applied over the same schedule — and differs
+/// from the sequential order, so the order is really the schedule's.
+#[test]
+fn res_calc_in_schedule_order_matches_the_accelerator_reference() {
+    use weft_ip::airfoil::{reference, schedule};
+    let mesh = naca0012(12, 16).unwrap();
+    let fields = reference::Fields::seeded(&mesh, 9);
+    let mut file = Application::<f32>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    let cells = file.increments("res_calc").unwrap();
+    // Numbered across the application's data: p_res's cells start at some base.
+    let base = cells[0][0] - mesh.edges[0].cells[0];
+    assert!(cells.iter().zip(&mesh.edges).all(|(c, e)| *c == e.cells.map(|x| x + base).to_vec()), "res_calc increments the edge's two cells");
+    let order = schedule::list(&cells, 6, 64);
+    assert!(schedule::valid(&order, &cells, 6) && schedule::noops(&order) > 0);
+    let flat = |v: &[[f32; 4]]| v.iter().flatten().copied().collect::<Vec<f32>>();
+    file.set_dat("p_q", &flat(&fields.q)).unwrap();
+    file.set_dat("p_adt", &fields.adt).unwrap();
+    file.set_dat("p_res", &flat(&fields.res)).unwrap();
+    let mut sequential = Application::<f32>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    for (name, values) in [("p_q", flat(&fields.q)), ("p_adt", fields.adt.clone()), ("p_res", flat(&fields.res))] {
+        sequential.set_dat(name, &values).unwrap();
+    }
+    file.run_loop_in("res_calc", &order).unwrap();
+    sequential.run_loop("res_calc").unwrap();
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(file.dat("p_res").unwrap()), bits(&flat(&reference::run(&mesh, &fields, &order))));
+    assert_ne!(bits(file.dat("p_res").unwrap()), bits(sequential.dat("p_res").unwrap()), "the schedule's order changes the sums");
+    // An order that visits an edge twice is refused.
+    let mut twice = order.clone();
+    let first = twice.iter().flatten().next().copied();
+    twice.push(first);
+    let err = file.run_loop_in("res_calc", &twice).unwrap_err().to_string();
+    assert!(err.contains("visits element") && err.contains("twice"), "{err}");
+}

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use weft_ip::app::{graph::graph, Application, Element, MeshData};
 use weft_ip::airfoil::{mesh::read_op2, naca0012::naca0012};
+use weft_ip::app::{graph::graph, Application, Element, MeshData};
 
 use crate::Error;
 
@@ -13,7 +13,11 @@ use crate::Error;
 /// `new_grid.dat`.
 pub fn mesh(spec: &str) -> Result<MeshData, Error> {
     let numbers = |what: &str, rest: &str, count: usize| -> Result<Vec<usize>, Error> {
-        let v: Vec<usize> = rest.split(',').map(|x| x.trim().parse::<usize>()).collect::<Result<_, _>>().map_err(|_| Error::Input(format!("--mesh {what}:{rest}: expected {count} whole numbers separated by commas")))?;
+        let v: Vec<usize> = rest
+            .split(',')
+            .map(|x| x.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| Error::Input(format!("--mesh {what}:{rest}: expected {count} whole numbers separated by commas")))?;
         if v.len() != count {
             return Err(Error::Input(format!("--mesh {what}:{rest}: expected {count} numbers, found {}", v.len())));
         }

@@ -130,6 +130,16 @@ impl<T: Float> App<T> {
         &self.dats[d.0].values
     }
 
+    /// Replaces the values of `d` (as many as it has).
+    pub fn set_values(&mut self, d: DatId, values: &[T]) -> Result<(), Error> {
+        let dat = &mut self.dats[d.0];
+        if values.len() != dat.values.len() {
+            return Err(Error::Config(format!("dat `{}`: {} values given, it has {}", dat.name, values.len(), dat.values.len())));
+        }
+        dat.values.copy_from_slice(values);
+        Ok(())
+    }
+
     pub fn global_values(&self, g: GlobalId) -> &[T] {
         &self.globals[g.0].values
     }
@@ -209,7 +219,27 @@ impl<T: Float> App<T> {
     /// Runs `kernel` over every element of `set` in order (see the module's description);
     /// `kernel` gets one buffer per argument, in the order of `args`.
     pub fn par_loop(&mut self, name: &str, set: SetId, args: &[Arg], kernel: &dyn Fn(&mut [Vec<T>])) -> Result<(), Error> {
+        let order: Vec<Option<u32>> = (0..self.sets[set.0].size as u32).map(Some).collect();
+        self.par_loop_in(name, set, args, &order, kernel)
+    }
+
+    /// [`App::par_loop`] visiting the elements in `order` — a hardware schedule's slots, no-ops
+    /// (`None`) skipped — which must name every element of `set` exactly once: what the
+    /// generated hardware computes when it issues the loop in that order.
+    pub fn par_loop_in(&mut self, name: &str, set: SetId, args: &[Arg], order: &[Option<u32>], kernel: &dyn Fn(&mut [Vec<T>])) -> Result<(), Error> {
         self.check(name, set, args)?;
+        let size = self.sets[set.0].size;
+        let mut seen = vec![false; size];
+        for e in order.iter().flatten() {
+            match seen.get_mut(*e as usize) {
+                Some(s) if !*s => *s = true,
+                Some(_) => return Err(Error::Config(format!("loop `{name}`: the order visits element {e} twice"))),
+                None => return Err(Error::Config(format!("loop `{name}`: the order names element {e}, `{}` has {size}", self.sets[set.0].name))),
+            }
+        }
+        if let Some(e) = seen.iter().position(|s| !s) {
+            return Err(Error::Config(format!("loop `{name}`: the order never visits element {e}")));
+        }
         let dims: Vec<usize> = args
             .iter()
             .map(|a| match *a {
@@ -219,7 +249,7 @@ impl<T: Float> App<T> {
             .collect();
         let mut bufs: Vec<Vec<T>> = dims.iter().map(|&n| vec![T::zero(); n]).collect();
         let mut places = Vec::with_capacity(args.len());
-        for e in 0..self.sets[set.0].size {
+        for e in order.iter().flatten().map(|e| *e as usize) {
             places.clear();
             places.extend(args.iter().map(|arg| self.place(arg, e)));
             for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {

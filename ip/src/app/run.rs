@@ -195,12 +195,27 @@ impl<T: Element> Application<T> {
         Ok(Application { app, origin: origin.to_string(), text, sets, dats, globals, consts, loops })
     }
 
-    /// Runs loop `name` once over its set.
+    /// Runs loop `name` once over its set, in element order.
     pub fn run_loop(&mut self, name: &str) -> Result<(), Error> {
+        let size = self.loops.get(name).map_or(0, |l| self.app.set_size(l.set));
+        let order: Vec<Option<u32>> = (0..size as u32).map(Some).collect();
+        self.run_loop_in(name, &order)
+    }
+
+    /// What loop `name` increments through maps, per element (the hazards a schedule keeps
+    /// λ apart: [`crate::airfoil::schedule`]).
+    pub fn increments(&self, name: &str) -> Result<Vec<Vec<u32>>, Error> {
+        let l = self.loops.get(name).ok_or_else(|| Error::Config(format!("{}: no loop `{name}`", self.origin)))?;
+        self.app.increments(name, l.set, &l.args)
+    }
+
+    /// Runs loop `name` once, visiting its elements in `order` (a schedule's slots; no-ops
+    /// skipped): the schedule-order reference of the hardware that issues it so.
+    pub fn run_loop_in(&mut self, name: &str, order: &[Option<u32>]) -> Result<(), Error> {
         let l = self.loops.get(name).ok_or_else(|| Error::Config(format!("{}: no loop `{name}`", self.origin)))?;
         let kernel = &l.kernel;
         let access: Vec<Access> = l.args.iter().map(Arg::access).collect();
-        self.app.par_loop(name, l.set, &l.args, &|bufs| {
+        self.app.par_loop_in(name, l.set, &l.args, order, &|bufs| {
             let lanes: Vec<u64> = kernel
                 .lanes
                 .iter()
@@ -275,6 +290,12 @@ impl<T: Element> Application<T> {
     /// The values of dat `name`.
     pub fn dat(&self, name: &str) -> Option<&[T]> {
         self.dats.get(name).map(|d| self.app.values(*d))
+    }
+
+    /// Replaces the values of dat `name`.
+    pub fn set_dat(&mut self, name: &str, values: &[T]) -> Result<(), Error> {
+        let d = *self.dats.get(name).ok_or_else(|| Error::Config(format!("{}: no dat `{name}`", self.origin)))?;
+        self.app.set_values(d, values)
     }
 
     /// Sets global `name`.
