@@ -14,6 +14,7 @@
 //! kernels are in the kernel language, a program) and run with [`Application`].
 
 pub mod graph;
+pub mod hardware;
 mod kernel;
 mod program;
 mod run;

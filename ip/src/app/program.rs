@@ -121,6 +121,18 @@ impl<T: Float> App<T> {
         GlobalId(self.globals.len() - 1)
     }
 
+    /// Map `m`: its name, source and target sets, dimension and entries.
+    pub fn map_info(&self, m: MapId) -> (&str, SetId, SetId, usize, &[u32]) {
+        let map = &self.maps[m.0];
+        (&map.name, map.from, map.to, map.dim, &map.values)
+    }
+
+    /// Dat `d`: its name, set and dimension.
+    pub fn dat_info(&self, d: DatId) -> (&str, SetId, usize) {
+        let dat = &self.dats[d.0];
+        (&dat.name, dat.set, dat.dim)
+    }
+
     /// The number of elements of `s`.
     pub fn set_size(&self, s: SetId) -> usize {
         self.sets[s.0].size

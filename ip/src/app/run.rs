@@ -56,10 +56,19 @@ pub struct MeshData {
     pub dats: BTreeMap<String, (usize, Vec<f64>)>,
 }
 
-struct CompiledLoop {
-    set: SetId,
-    args: Vec<Arg>,
-    kernel: LoopKernel,
+pub(super) struct CompiledLoop {
+    pub(super) set: SetId,
+    pub(super) args: Vec<Arg>,
+    pub(super) kernel: LoopKernel,
+    /// The arguments' names in the file.
+    pub(super) names: Vec<String>,
+}
+
+impl CompiledLoop {
+    /// Argument `k`'s name in the file.
+    pub(super) fn kernel_arg_name(&self, k: usize) -> &str {
+        &self.names[k]
+    }
 }
 
 /// An application bound to a mesh.
@@ -71,7 +80,7 @@ pub struct Application<T: Element> {
     dats: BTreeMap<String, DatId>,
     globals: BTreeMap<String, (GlobalId, usize)>,
     consts: BTreeMap<String, u64>,
-    loops: BTreeMap<String, CompiledLoop>,
+    pub(super) loops: BTreeMap<String, CompiledLoop>,
 }
 
 /// `expression` in the kernel language over `names` (bit patterns), in `precision`.
@@ -190,7 +199,7 @@ impl<T: Element> Application<T> {
             // The loop's rules (map from the loop's set, dat on its target set, access of a global).
             app.increments(&l.name.text, s, &args).map_err(|e| fail(l.name.at.error(e.to_string())))?;
             let kernel = compile(l, &shapes, &consts, text.precision).map_err(fail)?;
-            loops.insert(l.name.text.clone(), CompiledLoop { set: s, args, kernel });
+            loops.insert(l.name.text.clone(), CompiledLoop { set: s, args, kernel, names: l.args.iter().map(|a| a.name.text.clone()).collect() });
         }
         Ok(Application { app, origin: origin.to_string(), text, sets, dats, globals, consts, loops })
     }
@@ -285,6 +294,11 @@ impl<T: Element> Application<T> {
             }
         }
         Ok(())
+    }
+
+    /// Dat `name`'s id in [`Application::app`].
+    pub fn dat_id(&self, name: &str) -> Option<DatId> {
+        self.dats.get(name).copied()
     }
 
     /// The values of dat `name`.
