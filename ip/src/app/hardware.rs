@@ -188,8 +188,46 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
     Ok((d.finish(), 1 + n + 2 + latency))
 }
 
-/// A host for a compiled loop in the built-in simulator: fills its memories from `app`'s
-/// current data and maps, runs the loop, and reads back what it wrote.
+/// The Verilog of loop `name` compiled as [`compile_loop`] builds it, as module `module`.
+pub fn loop_verilog<T: Element>(app: &Application<T>, name: &str, stages: &Stages, module: &str) -> Result<String, Error> {
+    let (net, cycles) = compile_loop(app, name, stages)?;
+    let l = &app.loops[name];
+    let spec = weft_hdl::export::ModuleSpec {
+        family: "app",
+        name: module.to_string(),
+        summary: format!("loop `{name}` over {} elements, compiled from its application file", app.app.set_size(l.set)),
+        parameters: vec![("precision".into(), T::PRECISION.name().into()), ("cycles".into(), format!("{cycles} from start until busy falls"))],
+        hidden_ports: vec![],
+    };
+    weft_hdl::export::export_netlist(&spec, &net).map_err(|e| Error::Config(e.0))
+}
+
+/// A simulator of a compiled loop, as its host drives it: ports by name, values of any width.
+pub trait LoopPorts {
+    fn set(&mut self, port: &str, value: &BigUint);
+    /// Settles and reads an output.
+    fn get(&mut self, port: &str) -> BigUint;
+    /// One rising clock edge.
+    fn edge(&mut self);
+}
+
+impl LoopPorts for Evaluator {
+    fn set(&mut self, port: &str, value: &BigUint) {
+        let w = self.input(port).unwrap_or_else(|| panic!("the loop has no input `{port}`"));
+        self.set_big(w, value);
+    }
+    fn get(&mut self, port: &str) -> BigUint {
+        self.settle();
+        self.get_output_big(port)
+    }
+    fn edge(&mut self) {
+        self.settle();
+        self.clock(false);
+    }
+}
+
+/// The host of a compiled loop: fills its memories from `app`'s current data and maps, runs the
+/// loop, and reads back what it wrote.
 pub struct Host<'a, T: Element> {
     pub app: &'a Application<T>,
     pub name: &'a str,
@@ -203,29 +241,29 @@ impl<T: Element> Host<'_, T> {
         }
     }
 
-    fn write(ev: &mut Evaluator, prefix: &str, rows: impl Iterator<Item = BigUint>) {
+    fn write(sim: &mut dyn LoopPorts, prefix: &str, rows: impl Iterator<Item = BigUint>) {
+        let one = BigUint::from(1u8);
         for (e, row) in rows.enumerate() {
-            ev.set_input(&format!("{prefix}_wr_en"), 1);
-            ev.set_input(&format!("{prefix}_wr_addr"), e as u128);
-            let data = ev.input(&format!("{prefix}_wr_data")).expect("a memory's write port");
-            ev.set_big(data, &row);
-            ev.settle();
-            ev.clock(false);
+            sim.set(&format!("{prefix}_wr_en"), &one);
+            sim.set(&format!("{prefix}_wr_addr"), &BigUint::from(e));
+            sim.set(&format!("{prefix}_wr_data"), &row);
+            sim.edge();
         }
-        ev.set_input(&format!("{prefix}_wr_en"), 0);
+        sim.set(&format!("{prefix}_wr_en"), &BigUint::default());
     }
 
     /// Loads every dat and map the loop uses.
-    pub fn load(&self, ev: &mut Evaluator) {
+    pub fn load(&self, sim: &mut dyn LoopPorts) {
         let l = &self.app.loops[self.name];
         let a = &self.app.app;
         let mut done: Vec<String> = vec![];
+        sim.set("start", &BigUint::default());
         for arg in &l.args {
             if let Arg::Direct(dat, _) | Arg::Indirect(dat, _, _, _) = *arg {
                 let (name, _, dim) = a.dat_info(dat);
                 if !done.contains(&name.to_string()) {
                     let rows = a.values(dat).chunks(dim).map(|c| c.iter().rev().fold(BigUint::default(), |acc, x| (acc << Self::slot()) | BigUint::from(x.to_lane()))).collect::<Vec<_>>();
-                    Self::write(ev, name, rows.into_iter());
+                    Self::write(sim, name, rows.into_iter());
                     done.push(name.to_string());
                 }
             }
@@ -234,46 +272,42 @@ impl<T: Element> Host<'_, T> {
                 if !done.contains(&name.to_string()) {
                     let ib = bits_for(depth(a.set_size(to)));
                     let rows = values.chunks(mdim).map(|c| c.iter().rev().fold(BigUint::default(), |acc, x| (acc << ib) | BigUint::from(*x))).collect::<Vec<_>>();
-                    Self::write(ev, name, rows.into_iter());
+                    Self::write(sim, name, rows.into_iter());
                     done.push(name.to_string());
                 }
             }
         }
     }
 
-    /// Pulses `start` and clocks until `busy` falls; returns the cycles from the pulse.
-    pub fn run(&self, ev: &mut Evaluator, limit: usize) -> Result<usize, Error> {
-        ev.set_input("start", 1);
-        ev.settle();
-        ev.clock(false);
-        ev.set_input("start", 0);
+    /// Pulses `start` and clocks until `busy` falls; returns the edges from the one that takes
+    /// `start`.
+    pub fn run(&self, sim: &mut dyn LoopPorts, limit: usize) -> Result<usize, Error> {
+        sim.set("start", &BigUint::from(1u8));
+        sim.edge();
+        sim.set("start", &BigUint::default());
         let mut cycles = 1;
-        loop {
-            ev.settle();
-            if ev.get_output("busy") == 0 {
-                return Ok(cycles);
-            }
+        while sim.get("busy") != BigUint::default() {
             if cycles > limit {
                 return Err(Error::Mismatch(format!("loop `{}` still busy after {limit} cycles", self.name)));
             }
-            ev.clock(false);
+            sim.edge();
             cycles += 1;
         }
+        Ok(cycles)
     }
 
     /// The values of dat `name` as the hardware holds them.
-    pub fn read(&self, ev: &mut Evaluator, name: &str) -> Vec<T> {
+    pub fn read(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
         let a = &self.app.app;
         let dat = self.app.dat_id(name).expect("a dat of the application");
         let (_, set, dim) = a.dat_info(dat);
+        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
         let mut out = vec![];
         for e in 0..a.set_size(set) {
-            ev.set_input(&format!("{name}_rd_addr"), e as u128);
-            ev.settle();
-            let row = ev.get_output_big(&format!("{name}_rd_data"));
+            sim.set(&format!("{name}_rd_addr"), &BigUint::from(e));
+            let row = sim.get(&format!("{name}_rd_data"));
             for i in 0..dim {
-                let bits = ((&row >> (i * Self::slot())) & ((BigUint::from(1u8) << Self::slot()) - 1u8)).iter_u64_digits().next().unwrap_or(0);
-                out.push(T::from_lane(bits));
+                out.push(T::from_lane(((&row >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0)));
             }
         }
         out
