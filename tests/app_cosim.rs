@@ -7,7 +7,7 @@ use num_bigint::BigUint;
 use weft::hdl::float::FloatFormat;
 use weft::hdl::pipeline::Stages;
 use weft::ip::airfoil::naca0012::naca0012;
-use weft::ip::app::hardware::{compile_loop, loop_verilog, Host, LoopPorts};
+use weft::ip::app::hardware::{compile_loop, loop_spec, loop_verilog, Host, LoopPorts};
 use weft::ip::app::Application;
 use weft::sim::cosim::Model;
 
@@ -37,7 +37,8 @@ fn compiled_adt_calc_in_verilator_matches_the_reference() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("airfoil_adt_calc.v");
     let stages = Stages::balanced(FloatFormat::BINARY32);
-    std::fs::write(&file, loop_verilog(&app, "adt_calc", &stages, "airfoil_adt_calc").unwrap()).unwrap();
+    let spec = loop_spec(&app, "adt_calc", "airfoil_adt_calc", &stages).unwrap();
+    std::fs::write(&file, loop_verilog(&app, "adt_calc", &stages, &spec).unwrap()).unwrap();
     weft::tools::verilator_lint(&file, "airfoil_adt_calc").unwrap();
     let mut sim = Verilated(Model::build(&file, "airfoil_adt_calc").unwrap());
     let rst = sim.0.port("rst").unwrap();

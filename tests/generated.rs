@@ -79,7 +79,10 @@ fn top_level_ports_follow_the_naming_contract() {
             let allreduce_ok = module.spec.family == "allreduce" && ["flags", "dst_a", "dst_b"].iter().chain(&weft_ip::system::allreduce::COUNTERS).any(|p| *p == port);
             // The Airfoil accelerator: its drain flag and counters.
             let airfoil_ok = module.spec.family == "airfoil" && (port == "busy" || weft::sim::airfoil::COUNTERS.contains(&port));
+            // A compiled application loop: start/busy and its memories' and globals' host ports.
+            let app_ok = module.spec.family == "app" && (["start", "busy"].contains(&port) || ["_wr_en", "_wr_addr", "_wr_data", "_rd_addr", "_rd_data", "_value", "_result"].iter().any(|s| port.ends_with(s)));
             let ok = router_ok
+                || app_ok
                 || allreduce_ok
                 || airfoil_ok
                 || domain_ok

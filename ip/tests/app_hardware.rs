@@ -54,6 +54,50 @@ fn loops_the_compiler_does_not_build_yet_are_refused_by_name() {
     let app = Application::<f64>::load("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
     let err = compile_loop(&app, "res_calc", &Stages::balanced(FloatFormat::BINARY64)).err().unwrap().to_string();
     assert!(err.contains("loop `res_calc`, argument 6: Inc through a map is not compiled to hardware yet"), "{err}");
-    let err = compile_loop(&app, "update", &Stages::balanced(FloatFormat::BINARY64)).err().unwrap().to_string();
-    assert!(err.contains("globals are not compiled to hardware yet"), "{err}");
+}
+
+/// `update` with its global `inc` of rms: q and res as the reference writes them, and rms as the
+/// reference sums it in the hardware's interleaved order — which, in binary64 on this mesh,
+/// differs from the sequential sum, so the test sees the order.
+fn update_with_reduction<T: Element>(format: FloatFormat, cells: (usize, usize), order_shows: bool) {
+    let mesh = naca0012(cells.0, cells.1).unwrap();
+    let mut app = Application::<T>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    for l in ["save_soln", "adt_calc", "res_calc", "bres_calc"] {
+        app.run_loop(l).unwrap();
+    }
+    let stages = Stages::balanced(format);
+    let (net, cycles) = compile_loop(&app, "update", &stages).unwrap();
+    let mut ev = Evaluator::new(net);
+    ev.reset(2);
+    // A global that already holds a value: the reduction adds into it.
+    app.set_global("rms", &[T::from_f64(0.125)]).unwrap();
+    let host = Host { app: &app, name: "update" };
+    host.load(&mut ev);
+    assert_eq!(host.run(&mut ev, 10 * cycles).unwrap(), cycles, "cycles from start until busy falls");
+    let (q, res, rms) = (host.read(&mut ev, "p_q"), host.read(&mut ev, "p_res"), host.global(&mut ev, "rms"));
+    let mut sequential = Application::<T>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    for l in ["save_soln", "adt_calc", "res_calc", "bres_calc"] {
+        sequential.run_loop(l).unwrap();
+    }
+    sequential.set_global("rms", &[T::from_f64(0.125)]).unwrap();
+    sequential.run_loop("update").unwrap();
+    app.app.set_interleave(Some(stages.of(weft_hdl::float::FloatOperator::Add)));
+    app.run_loop("update").unwrap();
+    let bits = |v: &[T]| v.iter().map(|x| x.to_lane()).collect::<Vec<_>>();
+    assert_eq!(bits(&q), bits(app.dat("p_q").unwrap()));
+    assert_eq!(bits(&res), bits(app.dat("p_res").unwrap()));
+    assert_eq!(bits(&rms), bits(app.global("rms").unwrap()), "rms in the interleaved order");
+    if order_shows {
+        assert_ne!(bits(&rms), bits(sequential.global("rms").unwrap()), "the interleaved sum differs from the sequential one on this mesh");
+    }
+}
+
+#[test]
+fn update_with_its_rms_reduction_in_binary64() {
+    update_with_reduction::<f64>(FloatFormat::BINARY64, (12, 16), true);
+}
+
+#[test]
+fn update_with_its_rms_reduction_in_binary32() {
+    update_with_reduction::<f32>(FloatFormat::BINARY32, (12, 16), false);
 }

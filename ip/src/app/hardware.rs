@@ -10,7 +10,8 @@
 //! Ports: `start` (a one-cycle pulse) runs the loop over every element; `busy` is high until the
 //! last result is written. The host fills and reads the memories through `<dat>_wr_en`,
 //! `<dat>_wr_addr`, `<dat>_wr_data` (one element's values, component 0 in the low bits) and
-//! `<dat>_rd_addr` → `<dat>_rd_data`, and fills maps through `<map>_wr_*` (an element's entries,
+//! `<dat>_rd_addr` → `<dat>_rd_data` (a cycle later: every read port is registered, so each
+//! memory maps to block RAM), and fills maps through `<map>_wr_*` (an element's entries,
 //! entry 0 in the low bits), while the loop is idle.
 
 use std::rc::Rc;
@@ -50,26 +51,28 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
     let latency = schedule.latency;
     let d = Design::new();
 
-    // The dat each argument reaches, checked against what the compiler builds.
-    let mut targets: Vec<DatId> = vec![];
+    // The dat each argument reaches (`None`: a global), checked against what the compiler builds.
+    let mut targets: Vec<Option<DatId>> = vec![];
     for (k, arg) in l.args.iter().enumerate() {
         let (dat, via) = match *arg {
-            Arg::Direct(dat, _) => (dat, false),
-            Arg::Indirect(dat, _, _, _) => (dat, true),
-            Arg::Global(..) => return Err(Error::Config(format!("loop `{name}`, argument {k}: globals are not compiled to hardware yet"))),
+            Arg::Direct(dat, _) => (Some(dat), false),
+            Arg::Indirect(dat, _, _, _) => (Some(dat), true),
+            Arg::Global(_, Access::Read | Access::Inc) => (None, false),
+            Arg::Global(_, access) => return Err(Error::Config(format!("loop `{name}`, argument {k}: a {access:?} reduction is not compiled to hardware yet (allowed: read and inc globals)"))),
         };
         match (arg.access(), via) {
+            (Access::Read | Access::Inc, _) if dat.is_none() => {}
             (Access::Read, _) | (Access::Write | Access::Rw, false) => {}
             (access, _) => {
                 return Err(Error::Config(format!("loop `{name}`, argument {k}: {access:?} through a map is not compiled to hardware yet (allowed: read through a map; read, write, rw directly)")))
             }
         }
-        if matches!(arg.access(), Access::Write | Access::Rw) {
+        if let (Access::Write | Access::Rw, Some(dat)) = (arg.access(), dat) {
             let dim = a.dat_info(dat).2;
             if let Some(i) = (0..dim).find(|i| !l.kernel.outputs.contains(&(k, *i))) {
                 return Err(Error::Config(format!("loop `{name}`, argument {k}: the kernel does not set component {i}; a written argument's kernel sets all {dim}")));
             }
-            if targets.iter().zip(&l.args).any(|(t, b)| *t == dat && matches!(b.access(), Access::Write | Access::Rw)) {
+            if targets.iter().zip(&l.args).any(|(t, b)| *t == Some(dat) && matches!(b.access(), Access::Write | Access::Rw)) {
                 return Err(Error::Config(format!("loop `{name}`, argument {k}: a second argument writes `{}`", a.dat_info(dat).0)));
             }
         }
@@ -78,7 +81,7 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
 
     // ---- memories: one per dat and per map the loop uses ----
     let mut dats: Vec<(DatId, Mem)> = vec![];
-    for dat in &targets {
+    for dat in targets.iter().flatten() {
         if dats.iter().any(|(x, _)| x == dat) {
             continue;
         }
@@ -86,8 +89,9 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
         d.section(&format!("dat {dat_name}: {} elements of {dim} values", a.set_size(set)));
         let words = depth(a.set_size(set));
         let mem = d.memory(&format!("{dat_name}_mem"), dim * slot, words);
+        // Every read port is registered, so the memory maps to block RAM.
         let host_rd = d.input(&format!("{dat_name}_rd_addr"), bits_for(words));
-        d.output(&format!("{dat_name}_rd_data"), mem.read(host_rd));
+        d.output(&format!("{dat_name}_rd_data"), mem.read_registered(d.lit(1, 1), host_rd, &format!("{dat_name}_rd_value")));
         dats.push((*dat, mem));
     }
     let mut maps: Vec<(MapId, Mem, usize)> = vec![];
@@ -126,8 +130,15 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
     let element_1 = delayed(element.q, "element_d1");
     let mut rows: Vec<Sig> = vec![];
     for (k, arg) in l.args.iter().enumerate() {
-        let mem = dats.iter().find(|(x, _)| *x == targets[k]).unwrap().1;
-        let ab = bits_for(depth(a.set_size(a.dat_info(targets[k]).1)));
+        let Some(target) = targets[k] else {
+            // A global: its value, set by the host before `start`.
+            let Arg::Global(g, _) = *arg else { unreachable!() };
+            let (global, dim) = (app.global_name(g), app.app.global_values(g).len());
+            rows.push(d.input(&format!("{global}_value"), dim * slot));
+            continue;
+        };
+        let mem = dats.iter().find(|(x, _)| *x == target).unwrap().1;
+        let ab = bits_for(depth(a.set_size(a.dat_info(target).1)));
         let addr = match *arg {
             Arg::Indirect(_, map, i, _) => {
                 let (_, m, ib) = maps.iter().find(|(x, _, _)| *x == map).unwrap();
@@ -172,7 +183,7 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
         let (dat_name, set, dim) = a.dat_info(*dat);
         let ab = bits_for(depth(a.set_size(set)));
         let (en, addr, host) = (d.input(&format!("{dat_name}_wr_en"), 1), d.input(&format!("{dat_name}_wr_addr"), ab), d.input(&format!("{dat_name}_wr_data"), dim * slot));
-        match (0..l.args.len()).find(|k| targets[*k] == *dat && matches!(l.args[*k].access(), Access::Write | Access::Rw)) {
+        match (0..l.args.len()).find(|k| targets[*k] == Some(*dat) && matches!(l.args[*k].access(), Access::Write | Access::Rw)) {
             None => mem.write(en, addr, host),
             Some(k) => {
                 let value = (0..dim).rev().map(|i| out.bits(l.kernel.outputs.iter().position(|o| *o == (k, i)).unwrap() * slot, slot)).reduce(|hi, lo| hi.cat(lo)).unwrap();
@@ -180,26 +191,60 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
             }
         }
     }
+    // ---- global reductions ----
+    let format = if slot == 64 { weft_hdl::float::FloatFormat::BINARY64 } else { weft_hdl::float::FloatFormat::BINARY32 };
+    let adder = stages.of(weft_hdl::float::FloatOperator::Add).max(1);
+    let mut reducing = d.lit(0, 1);
+    for (k, arg) in l.args.iter().enumerate() {
+        if let Arg::Global(g, Access::Inc) = *arg {
+            let global = app.global_name(g);
+            d.section(&format!("reduction of {global}: {adder}-way interleaved partial sums, folded in order"));
+            let dim = app.app.global_values(g).len();
+            let mut sums = vec![];
+            for i in 0..dim {
+                let j = l.kernel.outputs.iter().position(|o| *o == (k, i)).ok_or_else(|| Error::Config(format!("loop `{name}`: the kernel does not add to component {i} of `{global}`")))?;
+                let (sum, working) = super::reduction::reduce(&d, &format!("{global}{i}"), format, adder, begin, done, out.bits(j * slot, slot), rows[k].bits(i * slot, slot), n)?;
+                sums.push(sum);
+                reducing = reducing | working;
+            }
+            d.output(&format!("{global}_result"), sums.into_iter().rev().reduce(|hi, lo| hi.cat(lo)).unwrap());
+        }
+    }
     // Elements issued and not yet written.
     let ob = bits_for(n + 1) + 1;
     let outstanding = d.reg("outstanding", ob, 0);
     outstanding.next(outstanding.q + issuing.q.zext(ob) - done.zext(ob));
-    d.output("busy", issuing.q | outstanding.q.any());
-    Ok((d.finish(), 1 + n + 2 + latency))
+    d.output("busy", issuing.q | outstanding.q.any() | reducing);
+    let fold = if l.args.iter().any(|x| matches!(x, Arg::Global(_, Access::Inc))) { fold_cycles(n, adder) } else { 0 };
+    Ok((d.finish(), 1 + n + 2 + latency + fold))
 }
 
-/// The Verilog of loop `name` compiled as [`compile_loop`] builds it, as module `module`.
-pub fn loop_verilog<T: Element>(app: &Application<T>, name: &str, stages: &Stages, module: &str) -> Result<String, Error> {
-    let (net, cycles) = compile_loop(app, name, stages)?;
+/// Cycles a reduction adds after the last value: the first fold waits for every partial (A − 1
+/// cycles, then up to A − 1 more for partial 0 to come round), then A steps of A + 1 cycles.
+fn fold_cycles(n: usize, a: usize) -> usize {
+    // The last value is at c = n − 1; folding begins at the first c ≥ n + A with c mod A = 0
+    // and ends A·(A + 1) cycles later, when `busy` falls.
+    let begin = (n + a).div_ceil(a) * a;
+    begin + a * (a + 1) - (n - 1)
+}
+
+/// The public description of loop `name` compiled as module `module`.
+pub fn loop_spec<T: Element>(app: &Application<T>, name: &str, module: &str, stages: &Stages) -> Result<weft_hdl::export::ModuleSpec, Error> {
+    let (_, cycles) = compile_loop(app, name, stages)?;
     let l = &app.loops[name];
-    let spec = weft_hdl::export::ModuleSpec {
+    Ok(weft_hdl::export::ModuleSpec {
         family: "app",
         name: module.to_string(),
         summary: format!("loop `{name}` over {} elements, compiled from its application file", app.app.set_size(l.set)),
         parameters: vec![("precision".into(), T::PRECISION.name().into()), ("cycles".into(), format!("{cycles} from start until busy falls"))],
         hidden_ports: vec![],
-    };
-    weft_hdl::export::export_netlist(&spec, &net).map_err(|e| Error::Config(e.0))
+    })
+}
+
+/// The Verilog of loop `name` compiled as [`compile_loop`] builds it, under `spec`.
+pub fn loop_verilog<T: Element>(app: &Application<T>, name: &str, stages: &Stages, spec: &weft_hdl::export::ModuleSpec) -> Result<String, Error> {
+    let (net, _) = compile_loop(app, name, stages)?;
+    weft_hdl::export::export_netlist(spec, &net).map_err(|e| Error::Config(e.0))
 }
 
 /// A simulator of a compiled loop, as its host drives it: ports by name, values of any width.
@@ -267,6 +312,10 @@ impl<T: Element> Host<'_, T> {
                     done.push(name.to_string());
                 }
             }
+            if let Arg::Global(g, _) = *arg {
+                let value = a.global_values(g).iter().rev().fold(BigUint::default(), |acc, x| (acc << Self::slot()) | BigUint::from(x.to_lane()));
+                sim.set(&format!("{}_value", self.app.global_name(g)), &value);
+            }
             if let Arg::Indirect(_, map, _, _) = *arg {
                 let (name, _, to, mdim, values) = a.map_info(map);
                 if !done.contains(&name.to_string()) {
@@ -296,6 +345,14 @@ impl<T: Element> Host<'_, T> {
         Ok(cycles)
     }
 
+    /// What the loop's reduction of global `name` gives (after [`Host::run`]).
+    pub fn global(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
+        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
+        let value = sim.get(&format!("{name}_result"));
+        let dim = self.app.global(name).map_or(0, <[T]>::len);
+        (0..dim).map(|i| T::from_lane(((&value >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0))).collect()
+    }
+
     /// The values of dat `name` as the hardware holds them.
     pub fn read(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
         let a = &self.app.app;
@@ -305,6 +362,7 @@ impl<T: Element> Host<'_, T> {
         let mut out = vec![];
         for e in 0..a.set_size(set) {
             sim.set(&format!("{name}_rd_addr"), &BigUint::from(e));
+            sim.edge();
             let row = sim.get(&format!("{name}_rd_data"));
             for i in 0..dim {
                 out.push(T::from_lane(((&row >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0)));

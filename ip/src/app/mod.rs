@@ -13,10 +13,12 @@
 //! The same application can be written as a text file ([`text`]: declarations, loops whose
 //! kernels are in the kernel language, a program) and run with [`Application`].
 
+pub mod catalog;
 pub mod graph;
 pub mod hardware;
 mod kernel;
 mod program;
+mod reduction;
 mod run;
 pub mod text;
 

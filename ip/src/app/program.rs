@@ -75,11 +75,12 @@ pub struct App<T = f64> {
     maps: Vec<Map>,
     dats: Vec<Dat<T>>,
     globals: Vec<Global<T>>,
+    interleave: Option<usize>,
 }
 
 impl<T> Default for App<T> {
     fn default() -> App<T> {
-        App { sets: vec![], maps: vec![], dats: vec![], globals: vec![] }
+        App { sets: vec![], maps: vec![], dats: vec![], globals: vec![], interleave: None }
     }
 }
 
@@ -131,6 +132,14 @@ impl<T: Float> App<T> {
     pub fn dat_info(&self, d: DatId) -> (&str, SetId, usize) {
         let dat = &self.dats[d.0];
         (&dat.name, dat.set, dat.dim)
+    }
+
+    /// How `inc` globals are summed: `None`, element by element into the global (OP2's
+    /// sequential order); `Some(A)`, as the compiled hardware sums them — the k-th element
+    /// visited into partial k mod A (each from +0), then the global's old value plus partial 0,
+    /// 1, …, A − 1 in turn.
+    pub fn set_interleave(&mut self, lanes: Option<usize>) {
+        self.interleave = lanes.filter(|a| *a > 0);
     }
 
     /// The number of elements of `s`.
@@ -261,7 +270,10 @@ impl<T: Float> App<T> {
             .collect();
         let mut bufs: Vec<Vec<T>> = dims.iter().map(|&n| vec![T::zero(); n]).collect();
         let mut places = Vec::with_capacity(args.len());
-        for e in order.iter().flatten().map(|e| *e as usize) {
+        // Interleaved sums of `inc` globals: partial[argument][k mod A][component].
+        let lanes = self.interleave.unwrap_or(0);
+        let mut partials: Vec<Vec<Vec<T>>> = args.iter().zip(&dims).map(|(a, &d)| if matches!(a, Arg::Global(_, Access::Inc)) { vec![vec![T::zero(); d]; lanes] } else { vec![] }).collect();
+        for (visit, e) in order.iter().flatten().map(|e| *e as usize).enumerate() {
             places.clear();
             places.extend(args.iter().map(|arg| self.place(arg, e)));
             for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {
@@ -274,12 +286,24 @@ impl<T: Float> App<T> {
             kernel(&mut bufs);
             for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {
                 let target = if global { &mut self.globals[at].values[..] } else { &mut self.dats[at].values[lo..lo + dims[k]] };
+                if global && lanes > 0 && arg.access() == Access::Inc {
+                    let p = &mut partials[k][visit % lanes];
+                    p.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = *t + *b);
+                    continue;
+                }
                 match arg.access() {
                     Access::Read => {}
                     Access::Write | Access::Rw => target.copy_from_slice(&bufs[k]),
                     Access::Inc => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = *t + *b),
                     Access::Min => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = t.min(*b)),
                     Access::Max => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = t.max(*b)),
+                }
+            }
+        }
+        for (k, arg) in args.iter().enumerate() {
+            if let (Arg::Global(g, Access::Inc), true) = (arg, lanes > 0) {
+                for p in &partials[k] {
+                    self.globals[g.0].values.iter_mut().zip(p).for_each(|(t, b)| *t = *t + *b);
                 }
             }
         }

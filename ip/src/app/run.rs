@@ -296,6 +296,11 @@ impl<T: Element> Application<T> {
         Ok(())
     }
 
+    /// The name of global `g`.
+    pub fn global_name(&self, g: GlobalId) -> &str {
+        self.globals.iter().find(|(_, (id, _))| *id == g).map_or("", |(n, _)| n.as_str())
+    }
+
     /// Dat `name`'s id in [`Application::app`].
     pub fn dat_id(&self, name: &str) -> Option<DatId> {
         self.dats.get(name).copied()
