@@ -80,7 +80,8 @@ fn top_level_ports_follow_the_naming_contract() {
             // The Airfoil accelerator: its drain flag and counters.
             let airfoil_ok = module.spec.family == "airfoil" && (port == "busy" || weft::sim::airfoil::COUNTERS.contains(&port));
             // A compiled application loop: start/busy and its memories' and globals' host ports.
-            let app_ok = module.spec.family == "app" && (["start", "busy"].contains(&port) || ["_wr_en", "_wr_addr", "_wr_data", "_rd_addr", "_rd_data", "_value", "_result"].iter().any(|s| port.ends_with(s)));
+            let app_ok =
+                module.spec.family == "app" && (["start", "busy"].contains(&port) || ["_wr_en", "_wr_addr", "_wr_data", "_rd_addr", "_rd_data", "_value", "_result"].iter().any(|s| port.ends_with(s)));
             let ok = router_ok
                 || app_ok
                 || allreduce_ok

@@ -6,7 +6,7 @@ pub use crate::shipped::Shipped;
 /// All shipped modules, in a fixed order.
 pub fn shipped() -> Vec<Shipped> {
     let mut all = crate::axis::shipped();
-    all.extend(crate::app::catalog::shipped());
+    all.extend(crate::airfoil::compiled::shipped());
     all.extend(crate::axil::shipped());
     all.extend(crate::fp::shipped());
     all.extend(crate::kernels::shipped());

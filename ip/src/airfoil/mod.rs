@@ -1,9 +1,11 @@
 //! The Airfoil application of seed 002 (OP2's `res_calc` over an unstructured quadrilateral
 //! mesh): meshes (and OP2's own NACA0012 C-grid), the edge schedules an accumulating pipeline
 //! needs, the cells' on-chip layout, the accelerator block, its software reference, and the
-//! whole five-loop program in binary64 as OP2 runs it.
+//! whole five-loop program in binary64 as OP2 runs it; its loops compiled from the application
+//! file are shipped from [`compiled`].
 
 pub mod accelerator;
+pub mod compiled;
 pub mod layout;
 pub mod mesh;
 pub mod model;

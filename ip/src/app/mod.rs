@@ -13,7 +13,6 @@
 //! The same application can be written as a text file ([`text`]: declarations, loops whose
 //! kernels are in the kernel language, a program) and run with [`Application`].
 
-pub mod catalog;
 pub mod graph;
 pub mod hardware;
 mod kernel;

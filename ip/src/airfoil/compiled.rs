@@ -1,4 +1,4 @@
-//! Loops of the shipped application files compiled to hardware and shipped as modules, so that
+//! Airfoil's loops compiled from `examples/apps/airfoil.app` and shipped as modules, so that
 //! `weft check` lints, synthesizes and simulates them like every other block.
 
 use weft_hdl::export::ModuleSpec;
@@ -6,9 +6,9 @@ use weft_hdl::float::FloatFormat;
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::pipeline::Stages;
 
-use super::hardware::{compile_loop, loop_spec, loop_verilog, Host};
-use super::Application;
-use crate::airfoil::naca0012::naca0012;
+use super::naca0012::naca0012;
+use crate::app::hardware::{compile_loop, loop_spec, loop_verilog, Host};
+use crate::app::Application;
 use crate::shipped::Shipped;
 use crate::Error;
 
