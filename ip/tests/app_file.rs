@@ -5,9 +5,21 @@
 use weft_ip::airfoil::naca0012::naca0012;
 use weft_ip::airfoil::program::Airfoil;
 use weft_ip::airfoil::solver::Constants;
-use weft_ip::app::{Application, MeshData};
+use weft_ip::app::{Application, Element, MeshData};
 
 const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
+
+/// One Airfoil iteration of the file's loops, as its program runs them.
+fn one_iteration<T: Element>(file: &mut Application<T>) {
+    file.run_loop("save_soln").unwrap();
+    for _ in 0..2 {
+        for l in ["adt_calc", "res_calc", "bres_calc"] {
+            file.run_loop(l).unwrap();
+        }
+        file.set_global("rms", &[T::zero()]).unwrap();
+        file.run_loop("update").unwrap();
+    }
+}
 
 fn bits(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
@@ -21,14 +33,7 @@ fn airfoil_file_matches_the_rust_api_bit_for_bit() {
     let cells = mesh.cells.len();
     for iteration in 1..=10 {
         let rms = api.iteration().unwrap();
-        file.run_loop("save_soln").unwrap();
-        for _ in 0..2 {
-            for l in ["adt_calc", "res_calc", "bres_calc"] {
-                file.run_loop(l).unwrap();
-            }
-            file.set_global("rms", &[0.0]).unwrap();
-            file.run_loop("update").unwrap();
-        }
+        one_iteration(&mut file);
         for (name, dat) in [("p_q", api.q), ("p_res", api.res), ("p_adt", api.adt), ("p_qold", api.qold)] {
             assert_eq!(bits(file.dat(name).unwrap()), bits(api.app.values(dat)), "iteration {iteration}: {name} differs");
         }
@@ -89,14 +94,7 @@ fn airfoil_file_in_binary32_matches_the_f32_solver() {
     let cells = mesh.cells.len();
     for i in 1..=10 {
         let rms = iteration(&mesh, &mut s, &c);
-        file.run_loop("save_soln").unwrap();
-        for _ in 0..2 {
-            for l in ["adt_calc", "res_calc", "bres_calc"] {
-                file.run_loop(l).unwrap();
-            }
-            file.set_global("rms", &[0.0]).unwrap();
-            file.run_loop("update").unwrap();
-        }
+        one_iteration(&mut file);
         let q: Vec<u32> = s.q.iter().flatten().map(|x| x.to_bits()).collect();
         assert_eq!(file.dat("p_q").unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), q, "iteration {i}: q differs");
         let file_rms = (file.global("rms").unwrap()[0] / cells as f32).sqrt();

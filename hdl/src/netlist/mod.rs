@@ -26,6 +26,7 @@ pub mod eval;
 mod fold;
 pub mod hierarchy;
 mod parts;
+mod ports;
 pub mod signal;
 pub mod stream;
 pub mod stream_check;
@@ -34,8 +35,6 @@ pub mod vcd;
 pub mod verilog;
 
 use std::collections::HashMap;
-
-use crate::Error;
 
 pub use domain::{Domain, Reset};
 pub use hierarchy::Instance;
@@ -333,35 +332,6 @@ impl Netlist {
     pub fn output(&mut self, name: &str, w: Wire) {
         assert!(is_port_name(name), "netlist output `{name}`: a port name is letters, digits and `_`, not a Verilog keyword");
         self.outputs.push(Output { name: name.to_string(), wire: w });
-    }
-
-    /// Makes port `name` `width` bits wide, for a public interface wider than the logic: an
-    /// input's extra high bits are not read, an output's are zero.
-    pub fn widen_port(&mut self, name: &str, width: usize) -> Result<(), Error> {
-        let too_narrow = |had: usize| Error::Design(format!("port `{name}` is {had} bits; it cannot be widened to {width}"));
-        if let Some(i) = self.nodes.iter().position(|n| matches!(&n.op, Op::Input(p) if p == name)) {
-            let (had, stage) = (self.nodes[i].width, self.nodes[i].stage);
-            if had > width {
-                return Err(too_narrow(had));
-            }
-            if had == width {
-                return Ok(());
-            }
-            let wide = self.push(Op::Input(name.to_string()), width, stage, Some(name.to_string()));
-            self.nodes[i].op = Op::Slice(wide, 0);
-            self.nodes[i].name = None;
-            return Ok(());
-        }
-        let k = self.outputs.iter().position(|o| o.name == name).ok_or_else(|| Error::Design(format!("`{name}` is not a port")))?;
-        let wire = self.outputs[k].wire;
-        let (had, stage) = (self.width(wire), self.stage_of(wire));
-        if had < width {
-            let zero = self.constant(0, width - had);
-            self.outputs[k].wire = self.push(Op::Concat(zero, wire), width, stage, None);
-        } else if had > width {
-            return Err(too_narrow(had));
-        }
-        Ok(())
     }
 
     pub fn constant(&mut self, value: u128, width: usize) -> Wire {
