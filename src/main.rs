@@ -111,6 +111,13 @@ enum Command {
         /// Run in f64 or f32 instead of the file's own type
         #[arg(long)]
         precision: Option<String>,
+        /// Instead of running the program, compile this loop to hardware for the mesh and
+        /// write its Verilog to <out>/<app>_<loop>.v
+        #[arg(long)]
+        compile: Option<String>,
+        /// Output folder for --compile
+        #[arg(long, default_value = "generated/app")]
+        out: PathBuf,
     },
     /// Measure and print performance figures
     Bench {
@@ -294,7 +301,12 @@ fn main() -> ExitCode {
         Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
             run_sim(weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed })
         }
-        Command::App { file, mesh, precision } => weft::run::app::mesh(&mesh).and_then(|m| weft::run::app::run(&file, &m, precision.as_deref(), &mut |line| println!("{line}"))).map_err(String::from),
+        Command::App { file, mesh, precision, compile: None, .. } => {
+            weft::run::app::mesh(&mesh).and_then(|m| weft::run::app::run(&file, &m, precision.as_deref(), &mut |line| println!("{line}"))).map_err(String::from)
+        }
+        Command::App { file, mesh, precision, compile: Some(name), out } => {
+            weft::run::app::mesh(&mesh).and_then(|m| weft::run::app::compile(&file, &m, precision.as_deref(), &name, &out)).map(|path| println!("wrote {}", path.display())).map_err(String::from)
+        }
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles)
             .and_then(|text| {
                 print!("{text}");

@@ -199,3 +199,16 @@ fn app_runs_an_application_file_and_names_bad_meshes() {
     let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "naca0012:4,4"]);
     assert!(!ok && text.contains("line 7, column 5: the mesh has no map `ends`"), "{text}");
 }
+
+#[test]
+fn app_compiles_a_loop_to_verilog_or_says_what_is_not_built() {
+    let dir = std::env::temp_dir().join(format!("weft-cli-app-{}", std::process::id()));
+    let out = dir.to_string_lossy().to_string();
+    let (ok, text) = weft(&["app", "examples/apps/airfoil.app", "--mesh", "naca0012:2,2", "--precision", "f32", "--compile", "adt_calc", "--out", &out]);
+    assert!(ok, "{text}");
+    let verilog = std::fs::read_to_string(dir.join("airfoil_adt_calc.v")).unwrap();
+    assert!(verilog.contains("module airfoil_adt_calc(") && verilog.contains("p_adt_rd_data"), "{text}");
+    let (ok, text) = weft(&["app", "examples/apps/airfoil.app", "--mesh", "naca0012:2,2", "--compile", "res_calc", "--out", &out]);
+    assert!(!ok && text.contains("Inc through a map is not compiled to hardware yet"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

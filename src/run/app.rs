@@ -1,7 +1,11 @@
 //! `weft app`: an application file run on a mesh in OP2's sequential order, printing what its
 //! program prints.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use weft_hdl::float::FloatFormat;
+use weft_hdl::pipeline::Stages;
+use weft_ip::app::hardware::{loop_spec, loop_verilog};
 
 use weft_ip::airfoil::{mesh::read_op2, naca0012::naca0012};
 use weft_ip::app::{graph::graph, Application, Element, MeshData};
@@ -45,14 +49,44 @@ fn run_in<T: Element + std::fmt::LowerExp>(file: &Path, source: &str, mesh: &Mes
     Ok(())
 }
 
-/// Runs `file` on `mesh` in `precision` (`f64`, `f32`, or the file's own when `None`); each
-/// printed value goes to `out` as `iteration  value`.
-pub fn run(file: &Path, mesh: &MeshData, precision: Option<&str>, out: &mut dyn FnMut(String)) -> Result<(), Error> {
+/// `file`'s text and the precision to use: `precision` (`f64` or `f32`), or the file's own.
+fn source_in(file: &Path, precision: Option<&str>) -> Result<(String, bool), Error> {
     let source = std::fs::read_to_string(file).map_err(|e| Error::from(e).context(file.display()))?;
     let declared = weft_ip::app::text::parse(&source).map_err(|error| weft_ip::Error::Source { origin: file.display().to_string(), error })?.precision;
     match precision.unwrap_or(declared.name()) {
-        "f64" => run_in::<f64>(file, &source, mesh, true, out),
-        "f32" => run_in::<f32>(file, &source, mesh, true, out),
+        "f64" => Ok((source, true)),
+        "f32" => Ok((source, false)),
         other => Err(Error::Input(format!("--precision {other}: allowed f64 or f32"))),
+    }
+}
+
+/// Runs `file` on `mesh` in `precision` (`f64`, `f32`, or the file's own when `None`); each
+/// printed value goes to `out` as `iteration  value`.
+pub fn run(file: &Path, mesh: &MeshData, precision: Option<&str>, out: &mut dyn FnMut(String)) -> Result<(), Error> {
+    match source_in(file, precision)? {
+        (source, true) => run_in::<f64>(file, &source, mesh, true, out),
+        (source, false) => run_in::<f32>(file, &source, mesh, true, out),
+    }
+}
+
+fn compile_in<T: Element>(file: &Path, source: &str, mesh: &MeshData, name: &str, format: FloatFormat, out: &Path) -> Result<PathBuf, Error> {
+    let app = Application::<T>::load_as(&file.display().to_string(), source, mesh)?;
+    let stages = Stages::balanced(format);
+    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+    let module = format!("{stem}_{name}");
+    let spec = loop_spec(&app, name, &module, &stages)?;
+    let text = loop_verilog(&app, name, &stages, &spec)?;
+    std::fs::create_dir_all(out).map_err(|e| Error::from(e).context(out.display()))?;
+    let path = out.join(format!("{module}.v"));
+    std::fs::write(&path, text).map_err(|e| Error::from(e).context(path.display()))?;
+    Ok(path)
+}
+
+/// Compiles loop `name` of `file` for `mesh` to hardware (the precision as in [`run`]) and
+/// writes its Verilog to `<out>/<file stem>_<name>.v`; returns the path.
+pub fn compile(file: &Path, mesh: &MeshData, precision: Option<&str>, name: &str, out: &Path) -> Result<PathBuf, Error> {
+    match source_in(file, precision)? {
+        (source, true) => compile_in::<f64>(file, &source, mesh, name, FloatFormat::BINARY64, out),
+        (source, false) => compile_in::<f32>(file, &source, mesh, name, FloatFormat::BINARY32, out),
     }
 }
