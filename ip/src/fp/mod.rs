@@ -12,6 +12,7 @@ use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
 
 use crate::shipped::Shipped;
 
+pub mod binary64;
 pub mod convert;
 
 pub type Fp32Binary = NetlistStream<64, 8, 32, 4>;
@@ -94,5 +95,6 @@ macro_rules! shipped_operator {
 pub fn shipped() -> Vec<Shipped> {
     let mut all = vec![shipped_operator!(0), shipped_operator!(1), shipped_operator!(2), shipped_operator!(3)];
     all.extend(convert::shipped());
+    all.extend(binary64::shipped());
     all
 }
