@@ -271,24 +271,6 @@ enum Bench {
     },
 }
 
-fn run_sim(options: weft::run::Options) -> Result<(), String> {
-    let engine = if options.verilator { "Verilator" } else { "built-in simulator" };
-    let outcome = weft::run::run(&options, &mut |done, all| eprintln!("{done} of {all} output beats"))?;
-    println!("{}: {} beats in, {} out, {} cycles ({engine})", options.kernel, outcome.beats_in, outcome.beats_out, outcome.cycles);
-    for f in &outcome.files {
-        println!("wrote {}", f.display());
-    }
-    if outcome.mismatches.is_empty() {
-        println!("0 mismatches against the software model");
-        Ok(())
-    } else {
-        for m in outcome.mismatches.iter().take(10) {
-            println!("{m}");
-        }
-        Err(format!("{} mismatches against the software model (all in {})", outcome.mismatches.len(), outcome.files[2].display()))
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
@@ -299,7 +281,7 @@ fn main() -> ExitCode {
             run_check(&module, &generated, &config, &kernel, &constraints_dir(constraints, &generated), options)
         }
         Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
-            run_sim(weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed })
+            weft::run::run_and_report(&weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed }).map_err(String::from)
         }
         Command::App { file, mesh, precision, compile: None, .. } => {
             weft::run::app::mesh(&mesh).and_then(|m| weft::run::app::run(&file, &m, precision.as_deref(), &mut |line| println!("{line}"))).map_err(String::from)

@@ -325,6 +325,25 @@ fn simulate(k: &Kernel, dut: &mut dyn Dut, input: &[(Vec<u32>, bool)], expected:
     Ok((got, cycles))
 }
 
+/// [`run`] with progress on standard error and the outcome on standard output (`weft sim`); an
+/// output that differs from the software model is an error naming the file of mismatches.
+pub fn run_and_report(options: &Options) -> Result<(), Error> {
+    let engine = if options.verilator { "Verilator" } else { "built-in simulator" };
+    let outcome = run(options, &mut |done, all| eprintln!("{done} of {all} output beats"))?;
+    println!("{}: {} beats in, {} out, {} cycles ({engine})", options.kernel, outcome.beats_in, outcome.beats_out, outcome.cycles);
+    for f in &outcome.files {
+        println!("wrote {}", f.display());
+    }
+    if outcome.mismatches.is_empty() {
+        println!("0 mismatches against the software model");
+        return Ok(());
+    }
+    for m in outcome.mismatches.iter().take(10) {
+        println!("{m}");
+    }
+    Err(Error::Check(format!("{} mismatches against the software model (all in {})", outcome.mismatches.len(), outcome.files[2].display())))
+}
+
 /// The built-in testbench of a user's kernel (what `weft check --kernel` runs): random operands
 /// (1000 beats, or 600 vectors of 1 to 12 beats for per-vector kernels and kernels with stream
 /// offsets) through the kernel's netlist in the built-in simulator at valid 80 % / ready 60 %,
