@@ -7,7 +7,8 @@ use num_bigint::BigUint;
 use weft::hdl::float::FloatFormat;
 use weft::hdl::pipeline::Stages;
 use weft::ip::airfoil::naca0012::naca0012;
-use weft::ip::app::hardware::{compile_loop, loop_spec, loop_verilog, Host, LoopPorts};
+use weft::ip::app::hardware::{compile_loop, loop_spec, loop_verilog};
+use weft::ip::app::host::{Host, LoopPorts};
 use weft::ip::app::Application;
 use weft::sim::cosim::Model;
 
@@ -32,7 +33,8 @@ impl LoopPorts for Verilated {
 fn compiled_adt_calc_in_verilator_matches_the_reference() {
     let mesh = naca0012(4, 6).unwrap();
     let mut app = Application::<f32>::load_as("airfoil.app", include_str!("../examples/apps/airfoil.app"), &mesh.data()).unwrap();
-    let (_, cycles) = compile_loop(&app, "adt_calc", &Stages::balanced(FloatFormat::BINARY32)).unwrap();
+    let compiled = compile_loop(&app, "adt_calc", &Stages::balanced(FloatFormat::BINARY32)).unwrap();
+    let cycles = compiled.cycles;
     let dir = std::env::temp_dir().join(format!("weft-app-cosim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("airfoil_adt_calc.v");
@@ -46,7 +48,7 @@ fn compiled_adt_calc_in_verilator_matches_the_reference() {
     sim.0.tick();
     sim.0.tick();
     sim.0.set(rst, 0);
-    let host = Host { app: &app, name: "adt_calc" };
+    let host = Host { app: &app, plan: &compiled.plan, name: "adt_calc" };
     host.load(&mut sim);
     assert_eq!(host.run(&mut sim, 10 * cycles).unwrap(), cycles);
     let hardware: Vec<u32> = host.read(&mut sim, "p_adt").iter().map(|x| x.to_bits()).collect();

@@ -4,8 +4,8 @@
 //! every edge issued exactly once.
 
 use weft_ip::airfoil::mesh::{read_op2, write_op2};
-use weft_ip::airfoil::schedule::{colouring, first_conflict, list, noops, valid};
 use weft_ip::airfoil::{generate, Mesh};
+use weft_ip::app::schedule::{colouring, first_conflict, list, noops, valid};
 
 fn area(m: &Mesh, c: &[u32; 4]) -> f64 {
     (0..4)
@@ -97,7 +97,7 @@ fn valid_schedule_refuses_two_updates_of_a_cell_inside_the_window() {
 
 #[test]
 fn cells_spread_over_banks_with_no_edge_inside_one_bank() {
-    use weft_ip::airfoil::layout::layout;
+    use weft_ip::app::layout::layout;
     for (around, out) in [(40, 25), (200, 50), (500, 200)] {
         let m = generate(around, out, 0xA1 ^ around as u64).unwrap();
         let cells = m.interior_cells();

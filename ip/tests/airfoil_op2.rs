@@ -138,7 +138,7 @@ fn binary64_airfoil_reproduces_op2s_published_rms() {
 #[test]
 fn increments_through_maps_give_the_schedules_conflicts() {
     use weft_ip::airfoil::program::Airfoil;
-    use weft_ip::airfoil::schedule;
+    use weft_ip::app::schedule;
     use weft_ip::app::{Access, Arg};
     let m = naca0012(12, 8).unwrap();
     let a = Airfoil::new(&m, Constants::<f64>::default()).unwrap();

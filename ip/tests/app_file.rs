@@ -151,7 +151,8 @@ fn jacobi_file_matches_its_direct_implementation() {
 /// from the sequential order, so the order is really the schedule's.
 #[test]
 fn res_calc_in_schedule_order_matches_the_accelerator_reference() {
-    use weft_ip::airfoil::{reference, schedule};
+    use weft_ip::airfoil::reference;
+    use weft_ip::app::schedule;
     let mesh = naca0012(12, 16).unwrap();
     let fields = reference::Fields::seeded(&mesh, 9);
     let mut file = Application::<f32>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();

@@ -1,15 +1,20 @@
 //! Loops of an application file compiled to hardware and run in the built-in simulator: the
 //! host loads the mesh and data into the loop's memories, starts it, and reads back what it
-//! wrote — bit for bit what the application's reference computes, in binary64 and binary32.
+//! wrote — bit for bit what the application's reference computes visiting the elements in the
+//! hardware's schedule, in binary64 and binary32.
 
 use weft_hdl::float::FloatFormat;
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::pipeline::Stages;
 use weft_ip::airfoil::naca0012::naca0012;
-use weft_ip::app::hardware::{compile_loop, Host};
+use weft_ip::app::graph::graph;
+use weft_ip::app::hardware::compile_loop;
+use weft_ip::app::host::Host;
+use weft_ip::app::schedule;
 use weft_ip::app::{Application, Element};
 
 const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
+const JACOBI: &str = include_str!("../../examples/apps/jacobi.app");
 
 /// Runs `loops` of the Airfoil file once in software and once each on its compiled hardware
 /// (from the same state), comparing what each writes.
@@ -23,15 +28,18 @@ fn check<T: Element>(format: FloatFormat, loops: &[(&str, &str)]) {
     app.set_global("rms", &[T::zero()]).unwrap();
     app.run_loop("update").unwrap();
     for (name, written) in loops {
-        let (net, cycles) = compile_loop(&app, name, &Stages::balanced(format)).unwrap();
-        let mut ev = Evaluator::new(net);
+        let compiled = compile_loop(&app, name, &Stages::balanced(format)).unwrap();
+        let cycles = compiled.cycles;
+        let mut ev = Evaluator::new(compiled.net);
         ev.reset(2);
-        let host = Host { app: &app, name };
+        let host = Host { app: &app, plan: &compiled.plan, name };
         host.load(&mut ev);
         let took = host.run(&mut ev, 10 * cycles).unwrap();
         assert_eq!(took, cycles, "{name}: cycles from start until busy falls");
         let hardware = host.read(&mut ev, written);
-        app.run_loop(name).unwrap();
+        let schedule = &compiled.plan.schedules[*name];
+        assert!(schedule::valid(schedule, &app.increments(name).unwrap(), compiled.plan.lambda), "{name}: the plan's schedule breaks the hazard rule");
+        app.run_loop_in(name, schedule).unwrap();
         let software = app.dat(written).unwrap();
         let bits = |v: &[T]| v.iter().map(|x| x.to_lane()).collect::<Vec<_>>();
         assert_eq!(bits(&hardware), bits(software), "{name}: {written} differs");
@@ -49,11 +57,68 @@ fn adt_calc_in_binary32_matches_the_reference() {
 }
 
 #[test]
+fn res_calc_and_bres_calc_increment_through_maps_in_binary64() {
+    check::<f64>(FloatFormat::BINARY64, &[("res_calc", "p_res"), ("bres_calc", "p_res")]);
+}
+
+#[test]
+fn res_calc_and_bres_calc_increment_through_maps_in_binary32() {
+    check::<f32>(FloatFormat::BINARY32, &[("res_calc", "p_res"), ("bres_calc", "p_res")]);
+}
+
+#[test]
 fn loops_the_compiler_does_not_build_yet_are_refused_by_name() {
+    let data = graph(40, 8, 3);
+    let app = Application::<f64>::load("jacobi.app", JACOBI, &data).unwrap();
+    let err = compile_loop(&app, "update", &Stages::balanced(FloatFormat::BINARY64)).err().unwrap().to_string();
+    assert!(err.contains("loop `update`, argument 4: a Max reduction is not compiled to hardware yet"), "{err}");
+}
+
+/// One element of `res_calc` moved into the no-op before it: two increments of a cell closer
+/// than λ. VALID_SCHEDULE rejects the order, the hardware counts the hazard, and the residuals
+/// differ from the reference visiting the elements in that order (one increment is lost).
+#[test]
+fn breaking_the_hazard_rule_once_is_seen() {
     let mesh = naca0012(4, 6).unwrap();
-    let app = Application::<f64>::load("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
-    let err = compile_loop(&app, "res_calc", &Stages::balanced(FloatFormat::BINARY64)).err().unwrap().to_string();
-    assert!(err.contains("loop `res_calc`, argument 6: Inc through a map is not compiled to hardware yet"), "{err}");
+    let mut app = Application::<f64>::load("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    app.run_loop("adt_calc").unwrap();
+    let mut compiled = compile_loop(&app, "res_calc", &Stages::balanced(FloatFormat::BINARY64)).unwrap();
+    let cells = app.increments("res_calc").unwrap();
+    let lambda = compiled.plan.lambda;
+    let schedule = compiled.plan.schedules.get_mut("res_calc").unwrap();
+    let gap = (1..schedule.len() - 1).find(|i| schedule[*i].is_none() && schedule[i + 1].is_some()).expect("the schedule has a no-op");
+    schedule.swap(gap, gap + 1);
+    assert!(!schedule::valid(schedule, &cells, lambda), "the moved element breaks VALID_SCHEDULE");
+    let broken = schedule.clone();
+    let mut ev = Evaluator::new(compiled.net);
+    ev.reset(2);
+    let host = Host { app: &app, plan: &compiled.plan, name: "res_calc" };
+    host.load(&mut ev);
+    host.run(&mut ev, 10 * compiled.cycles).unwrap();
+    ev.settle();
+    let hazards = ev.get_output("res_calc_hazards");
+    let hardware = host.read(&mut ev, "p_res");
+    app.run_loop_in("res_calc", &broken).unwrap();
+    assert!(hazards > 0, "the hazard counter sees the broken rule");
+    assert_ne!(hardware.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), app.dat("p_res").unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "an increment is lost");
+}
+
+/// The second application: Jacobi's `gather` increments `sum` through both ends of every edge.
+#[test]
+fn jacobi_gather_increments_through_a_map() {
+    let data = graph(300, 40, 7);
+    let mut app = Application::<f64>::load("jacobi.app", JACOBI, &data).unwrap();
+    app.run_loop("degree").unwrap();
+    app.set_dat("u", &(0..300).map(|i| (i as f64 * 0.37).sin()).collect::<Vec<_>>()).unwrap();
+    let compiled = compile_loop(&app, "gather", &Stages::balanced(FloatFormat::BINARY64)).unwrap();
+    let mut ev = Evaluator::new(compiled.net);
+    ev.reset(2);
+    let host = Host { app: &app, plan: &compiled.plan, name: "gather" };
+    host.load(&mut ev);
+    assert_eq!(host.run(&mut ev, 10 * compiled.cycles).unwrap(), compiled.cycles);
+    let hardware = host.read(&mut ev, "sum");
+    app.run_loop_in("gather", &compiled.plan.schedules["gather"]).unwrap();
+    assert_eq!(hardware.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), app.dat("sum").unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>());
 }
 
 /// `update` with its global `inc` of rms: q and res as the reference writes them, and rms as the
@@ -66,12 +131,13 @@ fn update_with_reduction<T: Element>(format: FloatFormat, cells: (usize, usize),
         app.run_loop(l).unwrap();
     }
     let stages = Stages::balanced(format);
-    let (net, cycles) = compile_loop(&app, "update", &stages).unwrap();
-    let mut ev = Evaluator::new(net);
+    let compiled = compile_loop(&app, "update", &stages).unwrap();
+    let cycles = compiled.cycles;
+    let mut ev = Evaluator::new(compiled.net);
     ev.reset(2);
     // A global that already holds a value: the reduction adds into it.
     app.set_global("rms", &[T::from_f64(0.125)]).unwrap();
-    let host = Host { app: &app, name: "update" };
+    let host = Host { app: &app, plan: &compiled.plan, name: "update" };
     host.load(&mut ev);
     assert_eq!(host.run(&mut ev, 10 * cycles).unwrap(), cycles, "cycles from start until busy falls");
     let (q, res, rms) = (host.read(&mut ev, "p_q"), host.read(&mut ev, "p_res"), host.global(&mut ev, "rms"));

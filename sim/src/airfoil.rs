@@ -3,10 +3,10 @@
 //! schedule's edge rows, wait for the accumulators to drain, read the residuals back.
 
 use crate::Error;
-use weft_ip::airfoil::layout::Layout;
 use weft_ip::airfoil::reference::Fields;
-use weft_ip::airfoil::schedule::Slot;
 use weft_ip::airfoil::{Mesh, Op, Params, Timing};
+use weft_ip::app::layout::Layout;
+use weft_ip::app::schedule::Slot;
 
 use crate::link::{Device, Value, VALUE_WORDS};
 
@@ -195,7 +195,7 @@ pub const LIST_WINDOW: usize = 1024;
 /// The two schedules of the interior edges for this accelerator: seed 002's colouring and
 /// weft's list schedule, each with its name. The list schedule looks [`LIST_WINDOW`] edges ahead.
 pub fn schedules(mesh: &Mesh, layout: &Layout, params: &Params, timing: &Timing) -> Result<Vec<(&'static str, Vec<Slot>)>, Error> {
-    use weft_ip::airfoil::schedule::{colouring_rows, list_rows, Rows};
+    use weft_ip::app::schedule::{colouring_rows, list_rows, Rows};
     let cells = mesh.interior_cells();
     let rows = Rows { pipelines: params.pipelines, banks: Some(&layout.bank) };
     Ok(vec![("colouring", colouring_rows(&cells, timing.lambda, rows)?.0), ("list", list_rows(&cells, timing.lambda, LIST_WINDOW, rows)?)])
@@ -233,13 +233,13 @@ pub struct Pass {
 /// by [`verify`]; an error names the schedule and the mesh's size.
 pub fn check_mesh<D: Device>(dev: &mut D, params: &Params, timing: &Timing, mesh: &Mesh, fields_seed: u64) -> Result<Vec<Pass>, Error> {
     let fields = Fields::seeded(mesh, fields_seed);
-    let layout = weft_ip::airfoil::layout::layout(mesh.cells.len(), &mesh.interior_cells(), params.banks, 1 << params.cell_bits)?;
+    let layout = weft_ip::app::layout::layout(mesh.cells.len(), &mesh.interior_cells(), params.banks, 1 << params.cell_bits)?;
     let mut passes = vec![];
     for (name, schedule) in schedules(mesh, &layout, params, timing)? {
         let context = |e: Error| e.context(format!("{}, {} cells, {name} schedule", params.name(), mesh.cells.len()));
         let r = run(dev, params, timing, mesh, &fields, &layout, &schedule).map_err(context)?;
         verify(&r, mesh, &fields, &schedule).map_err(context)?;
-        passes.push(Pass { schedule: name, slots: schedule.len(), noop_slots: weft_ip::airfoil::schedule::noops(&schedule), run: r });
+        passes.push(Pass { schedule: name, slots: schedule.len(), noop_slots: weft_ip::app::schedule::noops(&schedule), run: r });
     }
     Ok(passes)
 }

@@ -3,10 +3,10 @@
 //! update per bank a row) are the accelerator's real limits: a schedule that breaks either is
 //! refused by VALID_SCHEDULE, counted by the hardware and gives wrong residuals.
 
-use weft_ip::airfoil::layout::layout;
 use weft_ip::airfoil::reference::{self, Fields};
-use weft_ip::airfoil::schedule::{first_conflict_rows, list_rows, Rows};
 use weft_ip::airfoil::{generate, Params};
+use weft_ip::app::layout::layout;
+use weft_ip::app::schedule::{first_conflict_rows, list_rows, Rows};
 use weft_sim::airfoil::{netlist_device, run, testbench};
 
 #[test]

@@ -7,7 +7,8 @@ use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::pipeline::Stages;
 
 use super::naca0012::naca0012;
-use crate::app::hardware::{compile_loop, loop_spec, loop_verilog, Host};
+use crate::app::hardware::{compile_loop, loop_spec, loop_verilog};
+use crate::app::host::Host;
 use crate::app::Application;
 use crate::shipped::Shipped;
 use crate::Error;
@@ -24,10 +25,11 @@ fn airfoil() -> Result<Application<f32>, Error> {
 /// against the application's reference.
 fn testbench() -> Result<String, Error> {
     let mut app = airfoil()?;
-    let (net, cycles) = compile_loop(&app, "adt_calc", &Stages::balanced(FloatFormat::BINARY32))?;
-    let mut ev = Evaluator::new(net);
+    let compiled = compile_loop(&app, "adt_calc", &Stages::balanced(FloatFormat::BINARY32))?;
+    let cycles = compiled.cycles;
+    let mut ev = Evaluator::new(compiled.net);
     ev.reset(2);
-    let host = Host { app: &app, name: "adt_calc" };
+    let host = Host { app: &app, plan: &compiled.plan, name: "adt_calc" };
     host.load(&mut ev);
     let took = host.run(&mut ev, 10 * cycles)?;
     let hardware = host.read(&mut ev, "p_adt");

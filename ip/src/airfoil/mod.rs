@@ -1,18 +1,16 @@
 //! The Airfoil application of seed 002 (OP2's `res_calc` over an unstructured quadrilateral
-//! mesh): meshes (and OP2's own NACA0012 C-grid), the edge schedules an accumulating pipeline
-//! needs, the cells' on-chip layout, the accelerator block, its software reference, and the
+//! mesh): meshes (and OP2's own NACA0012 C-grid), the accelerator block (whose edge schedules
+//! and cell layout come from [`crate::app::schedule`] and [`crate::app::layout`]), its software reference, and the
 //! whole five-loop program in binary64 as OP2 runs it; its loops compiled from the application
 //! file are shipped from [`compiled`].
 
 pub mod accelerator;
 pub mod compiled;
-pub mod layout;
 pub mod mesh;
 pub mod model;
 pub mod naca0012;
 pub mod program;
 pub mod reference;
-pub mod schedule;
 pub mod solver;
 
 pub use accelerator::{accelerator, Op, Params, Timing};
@@ -21,12 +19,12 @@ pub use mesh::{generate, Mesh};
 impl Mesh {
     /// The cells each edge updates: interior edges first (two cells), then boundary edges
     /// (one), in the numbering a schedule refers to.
-    pub fn edge_cells(&self) -> schedule::Cells {
+    pub fn edge_cells(&self) -> crate::app::schedule::Cells {
         self.edges.iter().map(|e| e.cells.to_vec()).chain(self.bedges.iter().map(|b| vec![b.cell])).collect()
     }
 
     /// The cells of the interior edges only: the edges `res_calc` runs over.
-    pub fn interior_cells(&self) -> schedule::Cells {
+    pub fn interior_cells(&self) -> crate::app::schedule::Cells {
         self.edges.iter().map(|e| e.cells.to_vec()).collect()
     }
 }

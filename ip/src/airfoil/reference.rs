@@ -6,7 +6,7 @@
 use weft_hdl::testbench::Rng;
 
 use super::mesh::Mesh;
-use super::schedule::Slot;
+use crate::app::schedule::Slot;
 
 /// The data sets `res_calc` reads and writes: node coordinates, cell states, time-step factors
 /// and the residuals it accumulates.

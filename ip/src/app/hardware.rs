@@ -1,57 +1,78 @@
-//! A loop of an application compiled to hardware: its data and maps in on-chip memories, a
-//! sequencer that issues one element per cycle, gathers (a map row read, then the data rows it
-//! names), the loop's kernel as a pipeline, and the write-back of what the kernel writes.
+//! A loop of an application compiled to hardware: its data, maps and schedule in on-chip
+//! memories ([`super::store`], laid out by [`super::plan`]), a sequencer that issues one slot of
+//! the schedule per cycle, gathers (a map row read, then the data rows it names), the loop's
+//! kernel as a pipeline, the write-back of what it writes, an accumulator per memory bank for
+//! what it increments, and global reductions ([`super::reduction`]).
 //!
-//! This is the compiler's first part: loops whose arguments are read directly or through maps
-//! and written directly (`read`, `write`, `rw` on the loop's own set) — `save_soln`, `adt_calc`
-//! and `update` without its reduction. Increments through maps (which need the λ schedule) and
-//! global reductions are refused by name.
+//! Compiled: arguments read directly or through maps; written or rw directly; incremented
+//! directly or through maps; `read` and `inc` globals. `min`/`max` globals, writes through maps,
+//! and a datum both incremented and read in one loop are refused by name.
 //!
-//! Ports: `start` (a one-cycle pulse) runs the loop over every element; `busy` is high until the
-//! last result is written. The host fills and reads the memories through `<dat>_wr_en`,
-//! `<dat>_wr_addr`, `<dat>_wr_data` (one element's values, component 0 in the low bits) and
-//! `<dat>_rd_addr` → `<dat>_rd_data` (a cycle later: every read port is registered, so each
-//! memory maps to block RAM), and fills maps through `<map>_wr_*` (an element's entries,
-//! entry 0 in the low bits), while the loop is idle.
+//! **Increments.** An element's increment of a datum goes to the bank its target address names:
+//! the bank reads the old value (registered), adds in an adder of A stages, and writes the sum
+//! back, λ = A + 2 cycles after the increment left the kernel. The schedule keeps two increments
+//! of one element λ apart and an element's increments in different banks; the counters `hazards`
+//! (an increment of an element fewer than λ cycles after the last) and `bank_conflicts` (two
+//! increments of one bank in a cycle: one is lost) say when a schedule broke that rule.
+//!
+//! Ports: `start` (a one-cycle pulse) runs the loop over its schedule; `busy` is high until the
+//! last result is written. The host fills the memories while the loop is idle: `<dat>_wr_*`
+//! (one element's values, component 0 in the low bits, at the element's address), `<map>_wr_*`
+//! (an element's entries as addresses, entry 0 in the low bits), `<loop>_schedule_wr_*` (a slot:
+//! bit 0 set for an element, its address above) and reads data back through `<dat>_rd_addr` →
+//! `<dat>_rd_data` a cycle later; `<global>_value` in, `<global>_result` out.
 
 use std::rc::Rc;
 
-use num_bigint::BigUint;
-use weft_hdl::netlist::eval::Evaluator;
-
-use weft_hdl::netlist::{Design, Mem, Netlist, Sig};
+use weft_hdl::float::{operator_netlist, FloatFormat, FloatOperator};
+use weft_hdl::netlist::{Design, Netlist, Sig};
 use weft_hdl::pipeline::Stages;
 
 use super::kernel::Lane;
+use super::plan::Plan;
 use super::program::{Access, Arg, DatId, MapId};
 use super::run::{Application, Element};
+use super::store::{bits_for, Store};
 use crate::Error;
 
-fn bits_for(n: usize) -> usize {
-    (usize::BITS - n.saturating_sub(1).max(1).leading_zeros()) as usize
+/// A compiled loop: its netlist, the cycles from the edge that takes `start` until `busy` falls,
+/// and the plan its host follows.
+pub struct Compiled {
+    pub net: Netlist,
+    pub cycles: usize,
+    pub plan: Plan,
 }
 
-/// The number of memory words that hold `n` elements (a power of two).
-fn depth(n: usize) -> usize {
-    n.max(2).next_power_of_two()
+/// The adder stages of the accumulators and reductions.
+fn adder_stages(stages: &Stages) -> usize {
+    stages.of(FloatOperator::Add).max(1)
 }
 
-/// The hardware of loop `name` of `app`, with the kernel's operators at `stages`; returns the
-/// design and the clock edges from the one that takes `start` until `busy` falls: that edge, one
-/// element issued per cycle, two cycles of gather (map row, data row) and the pipeline's latency.
-pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stages) -> Result<(Netlist, usize), Error> {
-    let l = app.loops.get(name).ok_or_else(|| Error::Config(format!("no loop `{name}`")))?;
-    let a = &app.app;
-    let slot = match T::PRECISION {
+fn slot_bits<T: Element>() -> usize {
+    match T::PRECISION {
         super::text::Precision::F64 => 64,
         super::text::Precision::F32 => 32,
-    };
-    let n = a.set_size(l.set);
-    let (kernel_net, schedule) = l.kernel.kernel.netlist(stages)?;
-    let latency = schedule.latency;
-    let d = Design::new();
+    }
+}
 
-    // The dat each argument reaches (`None`: a global), checked against what the compiler builds.
+/// `x` delayed by `cycles` registers, the last named `name`.
+fn delay<'d>(d: &'d Design, x: Sig<'d>, cycles: usize, name: &str) -> Sig<'d> {
+    let mut y = x;
+    for c in 0..cycles {
+        let w = d.net().history(y.wire, None, None);
+        y = d.sig(w);
+        if c + 1 == cycles {
+            y = y.named(name);
+        }
+    }
+    y
+}
+
+/// Checks what the compiler builds for loop `name`; returns the dat each argument reaches
+/// (`None`: a global).
+fn targets<T: Element>(app: &Application<T>, name: &str) -> Result<Vec<Option<DatId>>, Error> {
+    let l = app.loops.get(name).ok_or_else(|| Error::Config(format!("no loop `{name}`")))?;
+    let a = &app.app;
     let mut targets: Vec<Option<DatId>> = vec![];
     for (k, arg) in l.args.iter().enumerate() {
         let (dat, via) = match *arg {
@@ -60,12 +81,11 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
             Arg::Global(_, Access::Read | Access::Inc) => (None, false),
             Arg::Global(_, access) => return Err(Error::Config(format!("loop `{name}`, argument {k}: a {access:?} reduction is not compiled to hardware yet (allowed: read and inc globals)"))),
         };
-        match (arg.access(), via) {
-            (Access::Read | Access::Inc, _) if dat.is_none() => {}
-            (Access::Read, _) | (Access::Write | Access::Rw, false) => {}
-            (access, _) => {
-                return Err(Error::Config(format!("loop `{name}`, argument {k}: {access:?} through a map is not compiled to hardware yet (allowed: read through a map; read, write, rw directly)")))
-            }
+        if let (Access::Write | Access::Rw, true) = (arg.access(), via) {
+            return Err(Error::Config(format!(
+                "loop `{name}`, argument {k}: {:?} through a map is not compiled to hardware yet (allowed: read and inc through a map; read, write, rw and inc directly)",
+                arg.access()
+            )));
         }
         if let (Access::Write | Access::Rw, Some(dat)) = (arg.access(), dat) {
             let dim = a.dat_info(dat).2;
@@ -78,80 +98,154 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
         }
         targets.push(dat);
     }
-
-    // ---- memories: one per dat and per map the loop uses ----
-    let mut dats: Vec<(DatId, Mem)> = vec![];
-    for dat in targets.iter().flatten() {
-        if dats.iter().any(|(x, _)| x == dat) {
-            continue;
+    for (k, arg) in l.args.iter().enumerate() {
+        let Some(dat) = targets[k] else { continue };
+        let incremented = l.args.iter().zip(&targets).any(|(b, t)| *t == Some(dat) && b.access() == Access::Inc);
+        if incremented && arg.access() != Access::Inc {
+            return Err(Error::Config(format!(
+                "loop `{name}`, argument {k}: `{}` is incremented in this loop and also {:?}; compiled loops only increment a datum they increment",
+                a.dat_info(dat).0,
+                arg.access()
+            )));
         }
-        let (dat_name, set, dim) = a.dat_info(*dat);
-        d.section(&format!("dat {dat_name}: {} elements of {dim} values", a.set_size(set)));
-        let words = depth(a.set_size(set));
-        let mem = d.memory(&format!("{dat_name}_mem"), dim * slot, words);
-        // Every read port is registered, so the memory maps to block RAM.
-        let host_rd = d.input(&format!("{dat_name}_rd_addr"), bits_for(words));
-        d.output(&format!("{dat_name}_rd_data"), mem.read_registered(d.lit(1, 1), host_rd, &format!("{dat_name}_rd_value")));
-        dats.push((*dat, mem));
     }
-    let mut maps: Vec<(MapId, Mem, usize)> = vec![];
-    for arg in &l.args {
-        if let Arg::Indirect(_, map, _, _) = *arg {
-            if maps.iter().any(|(x, _, _)| *x == map) {
-                continue;
+    Ok(targets)
+}
+
+/// The memories of a design: one store per dat and per map, and the schedules.
+pub(super) struct Stores<'d> {
+    pub dats: Vec<(DatId, Store<'d>)>,
+    pub maps: Vec<(MapId, Store<'d>)>,
+}
+
+impl<'d> Stores<'d> {
+    /// Stores for the dats and maps of `loops`: a dat incremented in any loop of the application
+    /// is banked as its set's layout says; other memories have one bank.
+    pub fn new<T: Element>(d: &'d Design, app: &Application<T>, plan: &Plan, loops: &[&str]) -> Stores<'d> {
+        let a = &app.app;
+        let slot = slot_bits::<T>();
+        let mut stores = Stores { dats: vec![], maps: vec![] };
+        let incremented = |dat: DatId| app.loops.values().flat_map(|l| &l.args).any(|arg| matches!(*arg, Arg::Direct(x, Access::Inc) | Arg::Indirect(x, _, _, Access::Inc) if x == dat));
+        for name in loops {
+            for arg in &app.loops[*name].args {
+                if let Arg::Direct(dat, _) | Arg::Indirect(dat, _, _, _) = *arg {
+                    if !stores.dats.iter().any(|(x, _)| *x == dat) {
+                        let (dat_name, set, dim) = a.dat_info(dat);
+                        let lay = plan.layout(set);
+                        let banks = if incremented(dat) { lay.banks } else { 1 };
+                        d.section(&format!("dat {dat_name}: {} elements of {dim} values, {banks} bank(s)", a.set_size(set)));
+                        stores.dats.push((dat, Store::new(d, dat_name, dim * slot, banks, lay.capacity)));
+                    }
+                }
+                if let Arg::Indirect(_, map, _, _) = *arg {
+                    if !stores.maps.iter().any(|(x, _)| *x == map) {
+                        let (map_name, from, to, mdim, _) = a.map_info(map);
+                        d.section(&format!("map {map_name}: {} elements of {mdim} entries", a.set_size(from)));
+                        let ib = bits_for(plan.layout(to).capacity);
+                        stores.maps.push((map, Store::new(d, map_name, mdim * ib, 1, plan.layout(from).capacity)));
+                    }
+                }
             }
-            let (map_name, _, to, mdim, _) = a.map_info(map);
-            d.section(&format!("map {map_name}: {n} elements of {mdim} entries"));
-            let ib = bits_for(depth(a.set_size(to)));
-            let mem = d.memory(&format!("{map_name}_mem"), mdim * ib, depth(n));
-            let (en, addr, data) = (d.input(&format!("{map_name}_wr_en"), 1), d.input(&format!("{map_name}_wr_addr"), bits_for(depth(n))), d.input(&format!("{map_name}_wr_data"), mdim * ib));
-            mem.write(en, addr, data);
-            maps.push((map, mem, ib));
         }
+        stores
     }
 
-    // ---- sequencer: one element per cycle from `start` ----
-    d.section("sequencer");
-    let eb = bits_for(depth(n));
-    let start = d.input("start", 1);
-    let issuing = d.reg("issuing", 1, 0);
-    let element = d.reg("element", eb, 0);
-    let last = element.q.eq(element.q.lit((n - 1) as u128, eb));
+    pub fn dat(&self, dat: DatId) -> &Store<'d> {
+        &self.dats.iter().find(|(x, _)| *x == dat).expect("a store for every dat a loop uses").1
+    }
+
+    fn map(&self, map: MapId) -> &Store<'d> {
+        &self.maps.iter().find(|(x, _)| *x == map).expect("a store for every map a loop uses").1
+    }
+
+    /// Host ports on every memory, then each bank's write port.
+    pub fn finish(&self) {
+        for (_, s) in &self.dats {
+            s.host_ports(true);
+            s.finish();
+        }
+        for (_, s) in &self.maps {
+            s.host_ports(false);
+            s.finish();
+        }
+    }
+}
+
+/// A loop built into a design.
+pub(super) struct LoopUnit<'d> {
+    pub busy: Sig<'d>,
+    /// The sum of each `inc` global, by argument.
+    pub results: Vec<(usize, Sig<'d>)>,
+    /// Cycles from the edge that takes `start` until `busy` falls.
+    pub cycles: usize,
+}
+
+/// Builds loop `name` into `d` over `stores`, started by `start`; `globals` gives each global
+/// argument's value (by argument index).
+pub(super) fn build_loop<'d, T: Element>(
+    d: &'d Design,
+    app: &Application<T>,
+    plan: &Plan,
+    stores: &Stores<'d>,
+    name: &str,
+    start: Sig<'d>,
+    globals: &[(usize, Sig<'d>)],
+    stages: &Stages,
+) -> Result<LoopUnit<'d>, Error> {
+    let targets = targets(app, name)?;
+    let l = &app.loops[name];
+    let a = &app.app;
+    let slot = slot_bits::<T>();
+    let (kernel_net, schedule) = l.kernel.kernel.netlist(stages)?;
+    let latency = schedule.latency;
+    let slots = &plan.schedules[name];
+    let ab = bits_for(plan.layout(l.set).capacity);
+
+    // ---- sequencer: one slot of the schedule per cycle from `start` ----
+    d.section(&format!("loop {name}: sequencer, {} slots ({} no-ops)", slots.len(), super::schedule::noops(slots)));
+    let sched = Store::new(d, &format!("{name}_schedule"), 1 + ab, 1, slots.len().max(2).next_power_of_two());
+    sched.host_ports(false);
+    sched.finish();
+    let sb = sched.address_bits();
+    let issuing = d.reg(&format!("{name}_issuing"), 1, 0);
+    let counter = d.reg(&format!("{name}_slot"), sb, 0);
+    let last = counter.q.eq(counter.q.lit((slots.len() - 1) as u128, sb));
     let begin = start & !issuing.q;
     issuing.next_when(issuing.q & last, d.lit(0, 1)).next_when(begin, d.lit(1, 1));
-    element.next_when(issuing.q & !last, element.q + 1u32).next_when(begin, d.lit(0, eb));
+    counter.next_when(issuing.q & !last, counter.q + 1u32).next_when(begin, d.lit(0, sb));
+    let word = sched.read(counter.q, &format!("{name}_slot_word"));
+    let valid = (delay(d, issuing.q, 1, &format!("{name}_issued")) & word.bits(0, 1)).named(&format!("{name}_element_valid"));
+    let element = word.bits(1, ab).named(&format!("{name}_element"));
 
     // ---- gather: map rows at the element, then the data rows they name ----
-    d.section("gather: map rows at the element, then the data rows they name");
-    let delayed = |x: Sig<'_>, name: &str| {
-        let w = d.net().history(x.wire, None, None);
-        d.sig(w).named(name)
-    };
-    let element_1 = delayed(element.q, "element_d1");
+    d.section(&format!("loop {name}: gather, map rows at the element, then the data rows they name"));
+    let element_1 = delay(d, element, 1, &format!("{name}_element_d1"));
     let mut rows: Vec<Sig> = vec![];
+    // The address each argument reaches, a cycle before its row arrives.
+    let mut addresses: Vec<Sig> = vec![];
     for (k, arg) in l.args.iter().enumerate() {
+        let arg_name = format!("{name}_{}", l.kernel_arg_name(k));
         let Some(target) = targets[k] else {
-            // A global: its value, set by the host before `start`.
-            let Arg::Global(g, _) = *arg else { unreachable!() };
-            let (global, dim) = (app.global_name(g), app.app.global_values(g).len());
-            rows.push(d.input(&format!("{global}_value"), dim * slot));
+            rows.push(globals.iter().find(|(j, _)| *j == k).expect("a value for every global argument").1);
+            addresses.push(d.lit(0, 1));
             continue;
         };
-        let mem = dats.iter().find(|(x, _)| *x == target).unwrap().1;
-        let ab = bits_for(depth(a.set_size(a.dat_info(target).1)));
+        let store = stores.dat(target);
         let addr = match *arg {
             Arg::Indirect(_, map, i, _) => {
-                let (_, m, ib) = maps.iter().find(|(x, _, _)| *x == map).unwrap();
-                let row = m.read_registered(d.lit(1, 1), element.q, &format!("{}_row", l.kernel_arg_name(k)));
-                row.bits(i * ib, *ib).resize(ab)
+                let m = stores.map(map);
+                let ib = m.width / a.map_info(map).3;
+                m.read(element, &format!("{arg_name}_row")).bits(i * ib, ib)
             }
-            _ => element_1.resize(ab),
+            _ => element_1,
         };
-        rows.push(mem.read_registered(d.lit(1, 1), addr, &format!("{}_value", l.kernel_arg_name(k))));
+        addresses.push(addr);
+        // An increment's buffer starts at zero.
+        rows.push(if arg.access() == Access::Inc { d.lit(0, store.width) } else { store.read(addr, &format!("{arg_name}_value")) });
     }
 
     // ---- the kernel pipeline ----
-    d.section(&format!("kernel {name}: {latency} cycles"));
+    d.section(&format!("loop {name}: kernel, {latency} cycles"));
     let lanes: Vec<Sig> = l
         .kernel
         .lanes
@@ -161,213 +255,193 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
             Lane::Const(bits) => d.lit(bits as u128, slot),
         })
         .collect();
-    let kernel = d.instance(&Rc::new(kernel_net), name, "kernel");
-    let gathered = delayed(delayed(issuing.q, "issued_d1"), "gathered");
-    let data = lanes.iter().rev().copied().reduce(|hi, lo| hi.cat(lo)).unwrap();
+    let kernel = d.instance(&Rc::new(kernel_net), name, &format!("{name}_kernel"));
+    let gathered = delay(d, valid, 2, &format!("{name}_gathered"));
+    let data = lanes.iter().rev().copied().reduce(|hi, lo| hi.cat(lo)).unwrap_or(d.lit(0, 1));
     let width = kernel.input("s_axis_tdata").width;
     kernel.input("s_axis_tdata").define(data.resize(width));
     kernel.input("s_axis_tvalid").define(gathered);
     kernel.input("s_axis_tlast").define(d.lit(0, 1));
     kernel.input("m_axis_tready").define(d.lit(1, 1));
-
-    // ---- write-back ----
-    d.section("write-back: what the kernel writes, at the element that issued it");
     let done = kernel.output("m_axis_tvalid");
     let out = kernel.output("m_axis_tdata");
-    // The pipeline never stalls (its output is always taken): the element index travels beside it.
-    let mut element_out = element_1;
-    for c in 1..latency + 2 {
-        element_out = delayed(element_out, &format!("element_d{}", c + 1));
-    }
-    for (dat, mem) in &dats {
-        let (dat_name, set, dim) = a.dat_info(*dat);
-        let ab = bits_for(depth(a.set_size(set)));
-        let (en, addr, host) = (d.input(&format!("{dat_name}_wr_en"), 1), d.input(&format!("{dat_name}_wr_addr"), ab), d.input(&format!("{dat_name}_wr_data"), dim * slot));
-        match (0..l.args.len()).find(|k| targets[*k] == Some(*dat) && matches!(l.args[*k].access(), Access::Write | Access::Rw)) {
-            None => mem.write(en, addr, host),
-            Some(k) => {
-                let value = (0..dim).rev().map(|i| out.bits(l.kernel.outputs.iter().position(|o| *o == (k, i)).unwrap() * slot, slot)).reduce(|hi, lo| hi.cat(lo)).unwrap();
-                mem.write(done | en, done.mux(element_out.resize(ab), addr), done.mux(value, host));
-            }
+    let value = |k: usize, dim: usize| (0..dim).rev().map(|i| out.bits(l.kernel.outputs.iter().position(|o| *o == (k, i)).map_or(0, |j| j * slot), slot)).reduce(|hi, lo| hi.cat(lo)).unwrap();
+    // The pipeline never stalls (its output is always taken): addresses travel beside it.
+    let at_output = |k: usize| delay(d, addresses[k], latency + 1, &format!("{name}_{}_address_out", l.kernel_arg_name(k)));
+
+    // ---- write-back and increments ----
+    d.section(&format!("loop {name}: write-back, what the kernel writes at the element that issued it"));
+    for (k, arg) in l.args.iter().enumerate() {
+        if let (Some(dat), Access::Write | Access::Rw) = (targets[k], arg.access()) {
+            stores.dat(dat).write(done, at_output(k), value(k, a.dat_info(dat).2));
         }
     }
+    let adder = adder_stages(stages);
+    let format = if slot == 64 { FloatFormat::BINARY64 } else { FloatFormat::BINARY32 };
+    let add_net = Rc::new(operator_netlist(FloatOperator::Add, format, adder)?);
+    let mut accumulating = d.lit(0, 1);
+    let (mut conflicts, mut hazards) = (vec![], vec![]);
+    for (dat, store) in &stores.dats {
+        let incs: Vec<usize> = (0..l.args.len()).filter(|k| targets[*k] == Some(*dat) && l.args[*k].access() == Access::Inc).collect();
+        if incs.is_empty() {
+            continue;
+        }
+        let (dat_name, _, dim) = a.dat_info(*dat);
+        d.section(&format!("loop {name}: increments of {dat_name}, {} bank(s) each read, add and write back (λ = {} cycles)", store.banks(), plan.lambda));
+        let updates: Vec<(Sig, Sig)> = incs.iter().map(|k| (at_output(*k), value(*k, dim))).collect();
+        for b in 0..store.banks() {
+            let p = format!("{name}_{dat_name}_bank{b}");
+            let hits: Vec<Sig> = updates.iter().map(|(addr, _)| done & store.in_bank(*addr, b)).collect();
+            for i in 0..hits.len() {
+                for j in i + 1..hits.len() {
+                    conflicts.push(hits[i] & hits[j]);
+                }
+            }
+            let ob = store.address_bits() - bits_for(store.banks()) * usize::from(store.banks() > 1);
+            let mut offset = d.lit(0, ob);
+            let mut increment = d.lit(0, store.width);
+            for ((addr, inc), h) in updates.iter().zip(&hits) {
+                offset = offset | h.mux(store.offset_of(addr.resize(store.address_bits())), d.lit(0, ob));
+                increment = increment | h.mux(*inc, d.lit(0, store.width));
+            }
+            let in_valid = d.reg(&format!("{p}_valid"), 1, 0);
+            in_valid.next(d.cat(&hits).any());
+            let in_off = d.reg(&format!("{p}_offset"), ob, 0);
+            in_off.next(offset);
+            let in_inc = d.reg(&format!("{p}_increment"), store.width, 0);
+            in_inc.next(increment);
+            // An increment of an element still in the accumulator (fewer than λ cycles ago).
+            let mut recent = vec![];
+            let (mut v, mut o) = (in_valid.q, in_off.q);
+            for c in 1..plan.lambda {
+                v = delay(d, v, 1, &format!("{p}_recent{c}_valid"));
+                o = delay(d, o, 1, &format!("{p}_recent{c}_offset"));
+                recent.push(v & o.eq(in_off.q));
+            }
+            hazards.push(in_valid.q & d.cat(&recent).any());
+            let old = store.read_bank(b, in_valid.q, in_off.q, &format!("{p}_old"));
+            let add_valid = delay(d, in_valid.q, 1, &format!("{p}_add_valid"));
+            let add_off = delay(d, in_off.q, 1, &format!("{p}_add_offset"));
+            let add_inc = delay(d, in_inc.q, 1, &format!("{p}_add_increment"));
+            let mut sums = vec![];
+            let mut sum_valid = d.lit(0, 1);
+            for i in 0..dim {
+                let add = d.instance(&add_net, &format!("{name}_accumulate_add"), &format!("{p}_add{i}"));
+                add.input("s_axis_tdata").define(add_inc.bits(i * slot, slot).cat(old.bits(i * slot, slot)));
+                add.input("s_axis_tvalid").define(add_valid);
+                add.input("s_axis_tlast").define(d.lit(0, 1));
+                add.input("m_axis_tready").define(d.lit(1, 1));
+                sums.push(add.output("m_axis_tdata"));
+                sum_valid = add.output("m_axis_tvalid");
+            }
+            let sum = sums.into_iter().rev().reduce(|hi, lo| hi.cat(lo)).unwrap();
+            store.write_bank(b, sum_valid, delay(d, add_off, adder, &format!("{p}_sum_offset")), sum);
+            // Busy until the last sum is written.
+            let tail = d.reg(&format!("{p}_tail"), bits_for(plan.lambda + 2), 0);
+            tail.next(in_valid.q.mux(tail.q.lit(plan.lambda as u128 - 1, tail.q.width), tail.q.any().mux(tail.q - 1u32, tail.q)));
+            accumulating = accumulating | in_valid.q | tail.q.any();
+        }
+    }
+    if !conflicts.is_empty() {
+        d.counter(&format!("{name}_bank_conflicts"), d.cat(&conflicts).any());
+        d.counter(&format!("{name}_hazards"), d.cat(&hazards).any());
+    }
+
     // ---- global reductions ----
-    let format = if slot == 64 { weft_hdl::float::FloatFormat::BINARY64 } else { weft_hdl::float::FloatFormat::BINARY32 };
-    let adder = stages.of(weft_hdl::float::FloatOperator::Add).max(1);
     let mut reducing = d.lit(0, 1);
+    let mut results = vec![];
+    let first = slots.iter().position(Option::is_some).unwrap_or(0);
+    let span = slots.iter().rposition(Option::is_some).map_or(1, |last| last + 1 - first);
     for (k, arg) in l.args.iter().enumerate() {
         if let Arg::Global(g, Access::Inc) = *arg {
             let global = app.global_name(g);
-            d.section(&format!("reduction of {global}: {adder}-way interleaved partial sums, folded in order"));
-            let dim = app.app.global_values(g).len();
+            d.section(&format!("loop {name}: reduction of {global}, {adder}-way interleaved partial sums, folded in order"));
+            let dim = a.global_values(g).len();
             let mut sums = vec![];
             for i in 0..dim {
-                let j = l.kernel.outputs.iter().position(|o| *o == (k, i)).ok_or_else(|| Error::Config(format!("loop `{name}`: the kernel does not add to component {i} of `{global}`")))?;
-                let (sum, working) = super::reduction::reduce(&d, &format!("{global}{i}"), format, adder, begin, done, out.bits(j * slot, slot), rows[k].bits(i * slot, slot), n)?;
+                if !l.kernel.outputs.contains(&(k, i)) {
+                    return Err(Error::Config(format!("loop `{name}`: the kernel does not add to component {i} of `{global}`")));
+                }
+                let (sum, working) = super::reduction::reduce(d, &format!("{name}_{global}{i}"), format, adder, begin, done, value(k, dim).bits(i * slot, slot), rows[k].bits(i * slot, slot), span)?;
                 sums.push(sum);
                 reducing = reducing | working;
             }
-            d.output(&format!("{global}_result"), sums.into_iter().rev().reduce(|hi, lo| hi.cat(lo)).unwrap());
+            results.push((k, sums.into_iter().rev().reduce(|hi, lo| hi.cat(lo)).unwrap()));
         }
     }
-    // Elements issued and not yet written.
-    let ob = bits_for(n + 1) + 1;
-    let outstanding = d.reg("outstanding", ob, 0);
-    outstanding.next(outstanding.q + issuing.q.zext(ob) - done.zext(ob));
-    d.output("busy", issuing.q | outstanding.q.any() | reducing);
-    let fold = if l.args.iter().any(|x| matches!(x, Arg::Global(_, Access::Inc))) { fold_cycles(n, adder) } else { 0 };
-    Ok((d.finish(), 1 + n + 2 + latency + fold))
+
+    // Elements issued and not yet out of the kernel.
+    let ob = bits_for(slots.len() + 2) + 1;
+    let outstanding = d.reg(&format!("{name}_outstanding"), ob, 0);
+    outstanding.next(outstanding.q + valid.zext(ob) - done.zext(ob));
+    let busy = issuing.q | delay(d, issuing.q, 1, &format!("{name}_issued_d1")) | outstanding.q.any() | accumulating | reducing;
+    let increments = stores.dats.iter().any(|(dat, _)| l.args.iter().zip(&targets).any(|(arg, t)| *t == Some(*dat) && arg.access() == Access::Inc));
+    let reduces = l.args.iter().any(|x| matches!(x, Arg::Global(_, Access::Inc)));
+    // The edge that takes `start`, one slot a cycle, the schedule read, two gather reads and the
+    // kernel; then the last accumulator's λ cycles, or the reduction's tail after the last value.
+    let through = 1 + slots.len() + 3 + latency;
+    let mut cycles = through + if increments { plan.lambda } else { 0 };
+    if reduces {
+        cycles = cycles.max(through - (slots.len() - first - span) + fold_cycles(span, adder));
+    }
+    Ok(LoopUnit { busy, results, cycles })
 }
 
-/// Cycles a reduction adds after the last value: the first fold waits for every partial (A − 1
-/// cycles, then up to A − 1 more for partial 0 to come round), then A steps of A + 1 cycles.
-fn fold_cycles(n: usize, a: usize) -> usize {
-    // The last value is at c = n − 1; folding begins at the first c ≥ n + A with c mod A = 0
-    // and ends A·(A + 1) cycles later, when `busy` falls.
-    let begin = (n + a).div_ceil(a) * a;
-    begin + a * (a + 1) - (n - 1)
+/// Cycles a reduction adds after the kernel's last value: the first fold waits for every partial
+/// (A − 1 cycles, then up to A − 1 more for partial 0 to come round), then A steps of A + 1
+/// cycles. Values come for `span` cycles from the first.
+fn fold_cycles(span: usize, a: usize) -> usize {
+    // The last value is at c = span − 1; folding begins at the first c ≥ span + A with
+    // c mod A = 0 and ends A·(A + 1) cycles later, when `busy` falls.
+    let begin = (span + a).div_ceil(a) * a;
+    begin + a * (a + 1) - (span - 1)
+}
+
+/// The hardware of loop `name` of `app`, with the kernel's operators at `stages`.
+pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stages) -> Result<Compiled, Error> {
+    targets(app, name)?;
+    let plan = Plan::new(app, adder_stages(stages))?;
+    let d = Design::new();
+    let stores = Stores::new(&d, app, &plan, &[name]);
+    let l = &app.loops[name];
+    let slot = slot_bits::<T>();
+    let globals: Vec<(usize, Sig)> = l
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(k, arg)| match *arg {
+            Arg::Global(g, _) => Some((k, d.input(&format!("{}_value", app.global_name(g)), app.app.global_values(g).len() * slot))),
+            _ => None,
+        })
+        .collect();
+    let start = d.input("start", 1);
+    let unit = build_loop(&d, app, &plan, &stores, name, start, &globals, stages)?;
+    for (k, sum) in &unit.results {
+        let Arg::Global(g, _) = l.args[*k] else { unreachable!() };
+        d.output(&format!("{}_result", app.global_name(g)), *sum);
+    }
+    d.output("busy", unit.busy);
+    stores.finish();
+    let cycles = unit.cycles;
+    drop(stores);
+    Ok(Compiled { net: d.finish(), cycles, plan })
 }
 
 /// The public description of loop `name` compiled as module `module`.
 pub fn loop_spec<T: Element>(app: &Application<T>, name: &str, module: &str, stages: &Stages) -> Result<weft_hdl::export::ModuleSpec, Error> {
-    let (_, cycles) = compile_loop(app, name, stages)?;
+    let compiled = compile_loop(app, name, stages)?;
     let l = &app.loops[name];
     Ok(weft_hdl::export::ModuleSpec {
         family: "app",
         name: module.to_string(),
         summary: format!("loop `{name}` over {} elements, compiled from its application file", app.app.set_size(l.set)),
-        parameters: vec![("precision".into(), T::PRECISION.name().into()), ("cycles".into(), format!("{cycles} from start until busy falls"))],
+        parameters: vec![("precision".into(), T::PRECISION.name().into()), ("cycles".into(), format!("{} from start until busy falls", compiled.cycles))],
         hidden_ports: vec![],
     })
 }
 
 /// The Verilog of loop `name` compiled as [`compile_loop`] builds it, under `spec`.
 pub fn loop_verilog<T: Element>(app: &Application<T>, name: &str, stages: &Stages, spec: &weft_hdl::export::ModuleSpec) -> Result<String, Error> {
-    let (net, _) = compile_loop(app, name, stages)?;
-    weft_hdl::export::export_netlist(spec, &net).map_err(|e| Error::Config(e.0))
-}
-
-/// A simulator of a compiled loop, as its host drives it: ports by name, values of any width.
-pub trait LoopPorts {
-    fn set(&mut self, port: &str, value: &BigUint);
-    /// Settles and reads an output.
-    fn get(&mut self, port: &str) -> BigUint;
-    /// One rising clock edge.
-    fn edge(&mut self);
-}
-
-impl LoopPorts for Evaluator {
-    fn set(&mut self, port: &str, value: &BigUint) {
-        let w = self.input(port).unwrap_or_else(|| panic!("the loop has no input `{port}`"));
-        self.set_big(w, value);
-    }
-    fn get(&mut self, port: &str) -> BigUint {
-        self.settle();
-        self.get_output_big(port)
-    }
-    fn edge(&mut self) {
-        self.settle();
-        self.clock(false);
-    }
-}
-
-/// The host of a compiled loop: fills its memories from `app`'s current data and maps, runs the
-/// loop, and reads back what it wrote.
-pub struct Host<'a, T: Element> {
-    pub app: &'a Application<T>,
-    pub name: &'a str,
-}
-
-impl<T: Element> Host<'_, T> {
-    fn slot() -> usize {
-        match T::PRECISION {
-            super::text::Precision::F64 => 64,
-            super::text::Precision::F32 => 32,
-        }
-    }
-
-    fn write(sim: &mut dyn LoopPorts, prefix: &str, rows: impl Iterator<Item = BigUint>) {
-        let one = BigUint::from(1u8);
-        for (e, row) in rows.enumerate() {
-            sim.set(&format!("{prefix}_wr_en"), &one);
-            sim.set(&format!("{prefix}_wr_addr"), &BigUint::from(e));
-            sim.set(&format!("{prefix}_wr_data"), &row);
-            sim.edge();
-        }
-        sim.set(&format!("{prefix}_wr_en"), &BigUint::default());
-    }
-
-    /// Loads every dat and map the loop uses.
-    pub fn load(&self, sim: &mut dyn LoopPorts) {
-        let l = &self.app.loops[self.name];
-        let a = &self.app.app;
-        let mut done: Vec<String> = vec![];
-        sim.set("start", &BigUint::default());
-        for arg in &l.args {
-            if let Arg::Direct(dat, _) | Arg::Indirect(dat, _, _, _) = *arg {
-                let (name, _, dim) = a.dat_info(dat);
-                if !done.contains(&name.to_string()) {
-                    let rows = a.values(dat).chunks(dim).map(|c| c.iter().rev().fold(BigUint::default(), |acc, x| (acc << Self::slot()) | BigUint::from(x.to_lane()))).collect::<Vec<_>>();
-                    Self::write(sim, name, rows.into_iter());
-                    done.push(name.to_string());
-                }
-            }
-            if let Arg::Global(g, _) = *arg {
-                let value = a.global_values(g).iter().rev().fold(BigUint::default(), |acc, x| (acc << Self::slot()) | BigUint::from(x.to_lane()));
-                sim.set(&format!("{}_value", self.app.global_name(g)), &value);
-            }
-            if let Arg::Indirect(_, map, _, _) = *arg {
-                let (name, _, to, mdim, values) = a.map_info(map);
-                if !done.contains(&name.to_string()) {
-                    let ib = bits_for(depth(a.set_size(to)));
-                    let rows = values.chunks(mdim).map(|c| c.iter().rev().fold(BigUint::default(), |acc, x| (acc << ib) | BigUint::from(*x))).collect::<Vec<_>>();
-                    Self::write(sim, name, rows.into_iter());
-                    done.push(name.to_string());
-                }
-            }
-        }
-    }
-
-    /// Pulses `start` and clocks until `busy` falls; returns the edges from the one that takes
-    /// `start`.
-    pub fn run(&self, sim: &mut dyn LoopPorts, limit: usize) -> Result<usize, Error> {
-        sim.set("start", &BigUint::from(1u8));
-        sim.edge();
-        sim.set("start", &BigUint::default());
-        let mut cycles = 1;
-        while sim.get("busy") != BigUint::default() {
-            if cycles > limit {
-                return Err(Error::Mismatch(format!("loop `{}` still busy after {limit} cycles", self.name)));
-            }
-            sim.edge();
-            cycles += 1;
-        }
-        Ok(cycles)
-    }
-
-    /// What the loop's reduction of global `name` gives (after [`Host::run`]).
-    pub fn global(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
-        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
-        let value = sim.get(&format!("{name}_result"));
-        let dim = self.app.global(name).map_or(0, <[T]>::len);
-        (0..dim).map(|i| T::from_lane(((&value >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0))).collect()
-    }
-
-    /// The values of dat `name` as the hardware holds them.
-    pub fn read(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
-        let a = &self.app.app;
-        let dat = self.app.dat_id(name).expect("a dat of the application");
-        let (_, set, dim) = a.dat_info(dat);
-        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
-        let mut out = vec![];
-        for e in 0..a.set_size(set) {
-            sim.set(&format!("{name}_rd_addr"), &BigUint::from(e));
-            sim.edge();
-            let row = sim.get(&format!("{name}_rd_data"));
-            for i in 0..dim {
-                out.push(T::from_lane(((&row >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0)));
-            }
-        }
-        out
-    }
+    let compiled = compile_loop(app, name, stages)?;
+    weft_hdl::export::export_netlist(spec, &compiled.net).map_err(|e| Error::Config(e.0))
 }

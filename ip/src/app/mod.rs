@@ -15,10 +15,15 @@
 
 pub mod graph;
 pub mod hardware;
+pub mod host;
 mod kernel;
+pub mod layout;
+pub mod plan;
 mod program;
 mod reduction;
 mod run;
+pub mod schedule;
+mod store;
 pub mod text;
 
 pub use program::{Access, App, Arg, DatId, GlobalId, MapId, SetId};

@@ -6,6 +6,13 @@ use crate::Error;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SetId(usize);
+
+impl SetId {
+    /// Its position among the application's sets (from 0, in declaration order).
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MapId(usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,11 +142,20 @@ impl<T: Float> App<T> {
     }
 
     /// How `inc` globals are summed: `None`, element by element into the global (OP2's
-    /// sequential order); `Some(A)`, as the compiled hardware sums them — the k-th element
-    /// visited into partial k mod A (each from +0), then the global's old value plus partial 0,
-    /// 1, …, A − 1 in turn.
+    /// sequential order); `Some(A)`, as the compiled hardware sums them — the element in slot k
+    /// of the order (counted from the first element) into partial k mod A (each from +0), then
+    /// the global's old value plus partial 0, 1, …, A − 1 in turn.
     pub fn set_interleave(&mut self, lanes: Option<usize>) {
         self.interleave = lanes.filter(|a| *a > 0);
+    }
+
+    /// Every set, in declaration order.
+    pub fn sets(&self) -> Vec<SetId> {
+        (0..self.sets.len()).map(SetId).collect()
+    }
+
+    pub fn set_name(&self, s: SetId) -> &str {
+        &self.sets[s.0].name
     }
 
     /// The number of elements of `s`.
@@ -216,7 +232,7 @@ impl<T: Float> App<T> {
     /// elements of the incremented data it adds into (numbered across data, so two data never
     /// share a number), once each. Two elements that share one must not be in an accumulating
     /// pipeline at the same time: this is the conflict relation a hardware schedule respects
-    /// (see [`crate::airfoil::schedule`]).
+    /// (see [`crate::app::schedule`]).
     pub fn increments(&self, name: &str, set: SetId, args: &[Arg]) -> Result<Vec<Vec<u32>>, Error> {
         self.check(name, set, args)?;
         let base: Vec<usize> = self.dats.iter().scan(0, |acc, d| Some(std::mem::replace(acc, *acc + self.sets[d.set.0].size))).collect();
@@ -273,7 +289,9 @@ impl<T: Float> App<T> {
         // Interleaved sums of `inc` globals: partial[argument][k mod A][component].
         let lanes = self.interleave.unwrap_or(0);
         let mut partials: Vec<Vec<Vec<T>>> = args.iter().zip(&dims).map(|(a, &d)| if matches!(a, Arg::Global(_, Access::Inc)) { vec![vec![T::zero(); d]; lanes] } else { vec![] }).collect();
-        for (visit, e) in order.iter().flatten().map(|e| *e as usize).enumerate() {
+        // Partials are indexed by slot from the first element (a no-op slot adds nothing).
+        let first = order.iter().position(Option::is_some).unwrap_or(0);
+        for (visit, e) in order.iter().enumerate().filter_map(|(i, e)| e.map(|e| (i - first, e as usize))) {
             places.clear();
             places.extend(args.iter().map(|arg| self.place(arg, e)));
             for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {

@@ -8,7 +8,7 @@ use num_traits::Float;
 use weft_hdl::pipeline::dsl::{self, DslError};
 
 use super::kernel::{compile, ArgShape, Lane, LoopKernel};
-use super::program::{Access, App, Arg, DatId, GlobalId, SetId};
+use super::program::{App, Arg, DatId, GlobalId, SetId};
 use super::text::{self, AppText, Init, Precision, Step, Word};
 use crate::Error;
 
@@ -212,7 +212,7 @@ impl<T: Element> Application<T> {
     }
 
     /// What loop `name` increments through maps, per element (the hazards a schedule keeps
-    /// λ apart: [`crate::airfoil::schedule`]).
+    /// λ apart: [`crate::app::schedule`]).
     pub fn increments(&self, name: &str) -> Result<Vec<Vec<u32>>, Error> {
         let l = self.loops.get(name).ok_or_else(|| Error::Config(format!("{}: no loop `{name}`", self.origin)))?;
         self.app.increments(name, l.set, &l.args)
@@ -223,7 +223,6 @@ impl<T: Element> Application<T> {
     pub fn run_loop_in(&mut self, name: &str, order: &[Option<u32>]) -> Result<(), Error> {
         let l = self.loops.get(name).ok_or_else(|| Error::Config(format!("{}: no loop `{name}`", self.origin)))?;
         let kernel = &l.kernel;
-        let access: Vec<Access> = l.args.iter().map(Arg::access).collect();
         self.app.par_loop_in(name, l.set, &l.args, order, &|bufs| {
             let lanes: Vec<u64> = kernel
                 .lanes
@@ -234,9 +233,9 @@ impl<T: Element> Application<T> {
                 })
                 .collect();
             for ((k, i), out) in kernel.outputs.iter().zip(kernel.kernel.evaluate_bits(&lanes)) {
-                let v = T::from_lane(out);
-                // An increment adds into its buffer, which starts at zero.
-                bufs[*k][*i] = if access[*k] == Access::Inc { bufs[*k][*i] + v } else { v };
+                // An increment's buffer holds the kernel's increment (the kernel sets each
+                // component once), added to its target as the hardware adds it.
+                bufs[*k][*i] = T::from_lane(out);
             }
         })
     }

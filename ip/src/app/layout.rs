@@ -1,9 +1,9 @@
 //! Where a mesh lives on chip: node `n` at node address `n`; cells spread over the result
-//! memory's banks so that the two cells of an edge are never in one bank (an edge updates both
+//! memory's banks so that the cells one edge updates are never in one bank (an edge updates them
 //! in the same row). A cell's address carries its bank in the low bits: address = offset·B + bank,
 //! bank `b` holding the cells of addresses ≡ b (mod B) at `offset`.
 
-use super::schedule::Cells;
+use crate::app::schedule::Cells;
 use crate::Error;
 
 /// The on-chip addresses of a mesh's cells.
@@ -16,20 +16,22 @@ pub struct Layout {
     pub address: Vec<u32>,
 }
 
-/// Colours the cells (neighbours across an interior edge get different banks) greedily in
+/// Colours the cells (cells one edge updates get different banks) greedily in
 /// breadth-first order from cell 0 (a front sweeping the mesh, so a cell meets few coloured
 /// neighbours with different banks), each cell taking the least-filled bank its neighbours leave
-/// free, so banks fill evenly; then numbers each bank's cells in cell order. `cells_of_edges` are the interior edges'
-/// cell pairs; `capacity` is the number of cell addresses (a multiple of `banks`).
+/// free, so banks fill evenly; then numbers each bank's cells in cell order. `cells_of_edges` are the cells each
+/// edge updates; `capacity` is the number of cell addresses (a multiple of `banks`).
 pub fn layout(n_cells: usize, cells_of_edges: &Cells, banks: usize, capacity: usize) -> Result<Layout, Error> {
     if !banks.is_power_of_two() || banks < 2 {
         return Err(Error::Config(format!("layout: banks = {banks} is out of range: allowed a power of two, 2 or more")));
     }
     let mut neighbours = vec![vec![]; n_cells];
     for cs in cells_of_edges {
-        if let [a, b] = cs.as_slice() {
-            neighbours[*a as usize].push(*b);
-            neighbours[*b as usize].push(*a);
+        for (i, a) in cs.iter().enumerate() {
+            for b in &cs[i + 1..] {
+                neighbours[*a as usize].push(*b);
+                neighbours[*b as usize].push(*a);
+            }
         }
     }
     let mut bank = vec![u32::MAX; n_cells];

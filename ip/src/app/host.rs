@@ -1,0 +1,147 @@
+//! The host of a compiled loop: it fills the memories from the application's data, maps and
+//! schedules (translating element indices to the plan's addresses), runs the loop and reads back
+//! what it wrote.
+
+use num_bigint::BigUint;
+use weft_hdl::netlist::eval::Evaluator;
+
+use super::plan::Plan;
+use super::program::Arg;
+use super::run::{Application, Element};
+use crate::Error;
+
+/// A simulator of a compiled loop, as its host drives it: ports by name, values of any width.
+pub trait LoopPorts {
+    fn set(&mut self, port: &str, value: &BigUint);
+    /// Settles and reads an output.
+    fn get(&mut self, port: &str) -> BigUint;
+    /// One rising clock edge.
+    fn edge(&mut self);
+}
+
+impl LoopPorts for Evaluator {
+    fn set(&mut self, port: &str, value: &BigUint) {
+        let w = self.input(port).unwrap_or_else(|| panic!("the loop has no input `{port}`"));
+        self.set_big(w, value);
+    }
+    fn get(&mut self, port: &str) -> BigUint {
+        self.settle();
+        self.get_output_big(port)
+    }
+    fn edge(&mut self) {
+        self.settle();
+        self.clock(false);
+    }
+}
+
+/// The host of a compiled loop: fills its memories from `app`'s current data and maps and the
+/// plan's schedule, runs the loop, and reads back what it wrote.
+pub struct Host<'a, T: Element> {
+    pub app: &'a Application<T>,
+    pub plan: &'a Plan,
+    pub name: &'a str,
+}
+
+fn pack(values: impl DoubleEndedIterator<Item = u64>, bits: usize) -> BigUint {
+    values.rev().fold(BigUint::default(), |acc, x| (acc << bits) | BigUint::from(x))
+}
+
+impl<T: Element> Host<'_, T> {
+    fn slot() -> usize {
+        match T::PRECISION {
+            super::text::Precision::F64 => 64,
+            super::text::Precision::F32 => 32,
+        }
+    }
+
+    /// Writes `rows` (address, word) through the `<prefix>_wr_*` port.
+    fn write(sim: &mut dyn LoopPorts, prefix: &str, rows: impl Iterator<Item = (u32, BigUint)>) {
+        let one = BigUint::from(1u8);
+        for (addr, row) in rows {
+            sim.set(&format!("{prefix}_wr_en"), &one);
+            sim.set(&format!("{prefix}_wr_addr"), &BigUint::from(addr));
+            sim.set(&format!("{prefix}_wr_data"), &row);
+            sim.edge();
+        }
+        sim.set(&format!("{prefix}_wr_en"), &BigUint::default());
+    }
+
+    /// Loads every dat and map the loop uses, and its schedule.
+    pub fn load(&self, sim: &mut dyn LoopPorts) {
+        let l = &self.app.loops[self.name];
+        let a = &self.app.app;
+        let mut done: Vec<String> = vec![];
+        sim.set("start", &BigUint::default());
+        for arg in &l.args {
+            if let Arg::Direct(dat, _) | Arg::Indirect(dat, _, _, _) = *arg {
+                let (name, set, dim) = a.dat_info(dat);
+                if !done.contains(&name.to_string()) {
+                    let address = &self.plan.layout(set).address;
+                    let rows = a.values(dat).chunks(dim).zip(address).map(|(c, at)| (*at, pack(c.iter().map(|x| x.to_lane()), Self::slot())));
+                    Self::write(sim, name, rows);
+                    done.push(name.to_string());
+                }
+            }
+            if let Arg::Global(g, _) = *arg {
+                let value = pack(a.global_values(g).iter().map(|x| x.to_lane()), Self::slot());
+                sim.set(&format!("{}_value", self.app.global_name(g)), &value);
+            }
+            if let Arg::Indirect(_, map, _, _) = *arg {
+                let (name, from, to, mdim, values) = a.map_info(map);
+                if !done.contains(&name.to_string()) {
+                    let (source, target) = (self.plan.layout(from), self.plan.layout(to));
+                    let ib = super::store::bits_for(target.capacity);
+                    let rows = values.chunks(mdim).zip(&source.address).map(|(c, at)| (*at, pack(c.iter().map(|x| u64::from(target.address[*x as usize])), ib)));
+                    Self::write(sim, name, rows);
+                    done.push(name.to_string());
+                }
+            }
+        }
+        let address = &self.plan.layout(l.set).address;
+        let slots = self.plan.schedules[self.name].iter().enumerate().map(|(i, s)| (i as u32, s.map_or(BigUint::default(), |e| (BigUint::from(address[e as usize]) << 1) | BigUint::from(1u8))));
+        Self::write(sim, &format!("{}_schedule", self.name), slots);
+    }
+
+    /// Pulses `start` and clocks until `busy` falls; returns the edges from the one that takes
+    /// `start`.
+    pub fn run(&self, sim: &mut dyn LoopPorts, limit: usize) -> Result<usize, Error> {
+        sim.set("start", &BigUint::from(1u8));
+        sim.edge();
+        sim.set("start", &BigUint::default());
+        let mut cycles = 1;
+        while sim.get("busy") != BigUint::default() {
+            if cycles > limit {
+                return Err(Error::Mismatch(format!("loop `{}` still busy after {limit} cycles", self.name)));
+            }
+            sim.edge();
+            cycles += 1;
+        }
+        Ok(cycles)
+    }
+
+    /// What the loop's reduction of global `name` gives (after [`Host::run`]).
+    pub fn global(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
+        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
+        let value = sim.get(&format!("{name}_result"));
+        let dim = self.app.global(name).map_or(0, <[T]>::len);
+        (0..dim).map(|i| T::from_lane(((&value >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0))).collect()
+    }
+
+    /// The values of dat `name` as the hardware holds them, in element order.
+    pub fn read(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
+        let a = &self.app.app;
+        let dat = self.app.dat_id(name).expect("a dat of the application");
+        let (_, set, dim) = a.dat_info(dat);
+        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
+        let mut out = vec![];
+        for at in &self.plan.layout(set).address {
+            sim.set(&format!("{name}_rd_addr"), &BigUint::from(*at));
+            sim.edge();
+            let row = sim.get(&format!("{name}_rd_data"));
+            for i in 0..dim {
+                out.push(T::from_lane(((&row >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0)));
+            }
+        }
+        out
+    }
+}
