@@ -41,14 +41,16 @@ pub struct Compiled {
     pub net: Netlist,
     pub cycles: usize,
     pub plan: Plan,
+    /// The loops built, in the order they first run.
+    pub loops: Vec<String>,
 }
 
 /// The adder stages of the accumulators and reductions.
-fn adder_stages(stages: &Stages) -> usize {
+pub(super) fn adder_stages(stages: &Stages) -> usize {
     stages.of(FloatOperator::Add).max(1)
 }
 
-fn slot_bits<T: Element>() -> usize {
+pub(super) fn slot_bits<T: Element>() -> usize {
     match T::PRECISION {
         super::text::Precision::F64 => 64,
         super::text::Precision::F32 => 32,
@@ -424,7 +426,7 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
     stores.finish();
     let cycles = unit.cycles;
     drop(stores);
-    Ok(Compiled { net: d.finish(), cycles, plan })
+    Ok(Compiled { net: d.finish(), cycles, plan, loops: vec![name.to_string()] })
 }
 
 /// The public description of loop `name` compiled as module `module`.

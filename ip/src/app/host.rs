@@ -66,12 +66,17 @@ impl<T: Element> Host<'_, T> {
         sim.set(&format!("{prefix}_wr_en"), &BigUint::default());
     }
 
-    /// Loads every dat and map the loop uses, and its schedule.
+    /// Loads every dat and map the loop uses, its globals and its schedule.
     pub fn load(&self, sim: &mut dyn LoopPorts) {
+        sim.set("start", &BigUint::default());
+        self.load_into(sim, &mut vec![], true);
+    }
+
+    /// [`Host::load`] skipping the memories named in `done` (and adding those it loads); the
+    /// globals' `<global>_value` inputs too when `globals`.
+    fn load_into(&self, sim: &mut dyn LoopPorts, done: &mut Vec<String>, globals: bool) {
         let l = &self.app.loops[self.name];
         let a = &self.app.app;
-        let mut done: Vec<String> = vec![];
-        sim.set("start", &BigUint::default());
         for arg in &l.args {
             if let Arg::Direct(dat, _) | Arg::Indirect(dat, _, _, _) = *arg {
                 let (name, set, dim) = a.dat_info(dat);
@@ -82,7 +87,7 @@ impl<T: Element> Host<'_, T> {
                     done.push(name.to_string());
                 }
             }
-            if let Arg::Global(g, _) = *arg {
+            if let (Arg::Global(g, _), true) = (*arg, globals) {
                 let value = pack(a.global_values(g).iter().map(|x| x.to_lane()), Self::slot());
                 sim.set(&format!("{}_value", self.app.global_name(g)), &value);
             }
@@ -100,6 +105,46 @@ impl<T: Element> Host<'_, T> {
         let address = &self.plan.layout(l.set).address;
         let slots = self.plan.schedules[self.name].iter().enumerate().map(|(i, s)| (i as u32, s.map_or(BigUint::default(), |e| (BigUint::from(address[e as usize]) << 1) | BigUint::from(1u8))));
         Self::write(sim, &format!("{}_schedule", self.name), slots);
+    }
+
+    /// Loads a compiled program: every memory of `loops`, their schedules, and every global.
+    pub fn load_program(&self, sim: &mut dyn LoopPorts, loops: &[String]) {
+        sim.set("start", &BigUint::default());
+        let mut done = vec![];
+        for name in loops {
+            Host { app: self.app, plan: self.plan, name }.load_into(sim, &mut done, false);
+        }
+        for (name, g, _) in self.app.global_ids() {
+            let value = pack(self.app.app.global_values(g).iter().map(|x| x.to_lane()), Self::slot());
+            sim.set(&format!("{name}_wr_en"), &BigUint::from(1u8));
+            sim.set(&format!("{name}_wr_data"), &value);
+            sim.edge();
+            sim.set(&format!("{name}_wr_en"), &BigUint::default());
+        }
+    }
+
+    /// What a compiled program logged at each `print` step: every global, by name.
+    pub fn prints(&self, sim: &mut dyn LoopPorts) -> Vec<std::collections::BTreeMap<String, Vec<T>>> {
+        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
+        let n = sim.get("prints").iter_u64_digits().next().unwrap_or(0) as usize;
+        let globals = self.app.global_ids();
+        (0..n)
+            .map(|i| {
+                sim.set("print_log_rd_addr", &BigUint::from(i));
+                sim.edge();
+                let mut word = sim.get("print_log_rd_data");
+                let mut entry = std::collections::BTreeMap::new();
+                for (name, _, dim) in &globals {
+                    let values = (0..*dim).map(|_| {
+                        let v = T::from_lane((&word & &mask).iter_u64_digits().next().unwrap_or(0));
+                        word >>= Self::slot();
+                        v
+                    });
+                    entry.insert(name.clone(), values.collect());
+                }
+                entry
+            })
+            .collect()
     }
 
     /// Pulses `start` and clocks until `busy` falls; returns the edges from the one that takes

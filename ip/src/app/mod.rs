@@ -23,6 +23,7 @@ mod program;
 mod reduction;
 mod run;
 pub mod schedule;
+pub mod sequencer;
 mod store;
 pub mod text;
 

@@ -9,6 +9,7 @@ use weft_hdl::pipeline::dsl::{self, DslError};
 
 use super::kernel::{compile, ArgShape, Lane, LoopKernel};
 use super::program::{App, Arg, DatId, GlobalId, SetId};
+use super::schedule::Slot;
 use super::text::{self, AppText, Init, Precision, Step, Word};
 use crate::Error;
 
@@ -81,6 +82,12 @@ pub struct Application<T: Element> {
     globals: BTreeMap<String, (GlobalId, usize)>,
     consts: BTreeMap<String, u64>,
     pub(super) loops: BTreeMap<String, CompiledLoop>,
+}
+
+/// How a program run visits its loops' elements and counts its outermost repeat.
+struct Run<'a> {
+    schedules: Option<&'a BTreeMap<String, Vec<Slot>>>,
+    iterations: Option<usize>,
 }
 
 /// `expression` in the kernel language over `names` (bit patterns), in `precision`.
@@ -260,11 +267,18 @@ impl<T: Element> Application<T> {
     /// Runs the program; `print` gets each `print` step's iteration (the outermost repeat's
     /// count, from 1) and value.
     pub fn run(&mut self, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
-        let program = self.text.program.clone();
-        self.steps(&program, 0, print)
+        self.run_as(None, None, print)
     }
 
-    fn steps(&mut self, steps: &[Step], iteration: usize, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
+    /// [`Application::run`] with each loop visiting its elements in `schedules` (a compiled
+    /// plan's; element order for loops it does not name) and the outermost repeat run
+    /// `iterations` times instead of the file's count.
+    pub fn run_as(&mut self, schedules: Option<&BTreeMap<String, Vec<Slot>>>, iterations: Option<usize>, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
+        let program = self.text.program.clone();
+        self.steps(&program, 0, &Run { schedules, iterations }, print)
+    }
+
+    fn steps(&mut self, steps: &[Step], iteration: usize, run: &Run, print: &mut dyn FnMut(usize, T)) -> Result<(), Error> {
         let fail = |origin: &str, error: DslError| Error::Source { origin: origin.to_string(), error };
         for step in steps {
             match step {
@@ -272,7 +286,10 @@ impl<T: Element> Application<T> {
                     if !self.loops.contains_key(&name.text) {
                         return Err(fail(&self.origin, name.at.error(format!("`{}` is not a loop of this application", name.text))));
                     }
-                    self.run_loop(&name.text)?;
+                    match run.schedules.and_then(|s| s.get(&name.text)) {
+                        Some(order) => self.run_loop_in(&name.text, order)?,
+                        None => self.run_loop(&name.text)?,
+                    }
                 }
                 Step::Assign(global, expression) => {
                     let &(id, dim) = self.globals.get(&global.text).ok_or_else(|| fail(&self.origin, global.at.error(format!("`{}` is not a global", global.text))))?;
@@ -280,8 +297,9 @@ impl<T: Element> Application<T> {
                     self.app.set_global(id, &vec![T::from_lane(v); dim]);
                 }
                 Step::Repeat(count, inner) => {
-                    for i in 1..=*count {
-                        self.steps(inner, if iteration == 0 { i } else { iteration }, print)?;
+                    let count = if iteration == 0 { run.iterations.unwrap_or(*count) } else { *count };
+                    for i in 1..=count {
+                        self.steps(inner, if iteration == 0 { i } else { iteration }, run, print)?;
                     }
                 }
                 Step::Print(every, expression) => {
@@ -293,6 +311,45 @@ impl<T: Element> Application<T> {
             }
         }
         Ok(())
+    }
+
+    /// The program's steps.
+    pub(super) fn program(&self) -> &[Step] {
+        &self.text.program
+    }
+
+    /// Every global's name, id and dimension, by name.
+    pub(super) fn global_ids(&self) -> Vec<(String, GlobalId, usize)> {
+        self.globals.iter().map(|(n, (g, d))| (n.clone(), *g, *d)).collect()
+    }
+
+    /// `expression` of the program at `at` computed once, from constants and set sizes only
+    /// (what a compiled program can take as a constant); an error names a global it uses.
+    pub(super) fn constant(&self, expression: &Word) -> Result<u64, Error> {
+        let fail = |error: DslError| Error::Source { origin: self.origin.clone(), error };
+        if let Some(g) = self.globals.keys().find(|g| super::kernel::rewrite(&expression.text).1.iter().any(|u| u == *g || u.starts_with(&format!("{g}__")))) {
+            return Err(fail(expression.at.error(format!("the compiled program takes constant assignments only; this one reads global `{g}`"))));
+        }
+        let mut names = self.consts.clone();
+        for (s, id) in &self.sets {
+            names.insert(s.clone(), T::from_f64(self.app.set_size(*id) as f64).to_lane());
+        }
+        evaluate(expression, &names, self.text.precision).map_err(fail)
+    }
+
+    /// `expression` of a `print` step with the globals at `values` (by name, as the compiled
+    /// program logged them).
+    pub fn evaluate_with(&self, expression: &Word, values: &BTreeMap<String, Vec<T>>) -> Result<T, Error> {
+        let mut names = self.names();
+        for (g, v) in values {
+            if v.len() == 1 {
+                names.insert(g.clone(), v[0].to_lane());
+            } else {
+                names.extend(v.iter().enumerate().map(|(i, x)| (format!("{g}__{i}"), x.to_lane())));
+            }
+        }
+        let v = evaluate(expression, &names, self.text.precision).map_err(|error| Error::Source { origin: self.origin.clone(), error })?;
+        Ok(T::from_lane(v))
     }
 
     /// The name of global `g`.

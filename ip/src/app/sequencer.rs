@@ -1,0 +1,236 @@
+//! A whole program compiled to hardware: every loop it runs built over one set of memories
+//! ([`super::hardware`]), the globals in registers, and a sequencer that steps through the
+//! program — loops, constant assignments, repeats, prints — with no host in the loop.
+//!
+//! The program becomes a list of steps; a step counter walks it. A loop step pulses that loop's
+//! `start` and waits until its `busy` falls, then writes its reductions into their globals; an
+//! assignment writes its constant (computed from constants and set sizes when compiling); a
+//! repeat's end jumps back while its counter is below its count; a `print` step, when the
+//! iteration (the outermost repeat's count, from 1) is a multiple of its period, logs every
+//! global into `print_log` for the host to read and evaluate the printed expression.
+//!
+//! Ports, beside the memories' host ports of [`super::hardware`] (`<dat>_*`, `<map>_*`,
+//! `<loop>_schedule_*`): `start` runs the program, `busy` is high until it ends;
+//! `iterations` (32 bits) is the outermost repeat's count (0: the file's); `<global>_wr_en` and
+//! `<global>_wr_data` set a global, `<global>_value` shows it; `print_log_rd_addr` →
+//! `print_log_rd_data` (every global, the first declared in the low bits) and `prints` (entries
+//! logged); counters `iteration`, `<loop>_runs`, `<loop>_hazards`, `<loop>_bank_conflicts`.
+
+use weft_hdl::netlist::{Design, Sig};
+use weft_hdl::pipeline::Stages;
+
+use super::hardware::{adder_stages, build_loop, slot_bits, Compiled, Stores};
+use super::plan::Plan;
+use super::program::Arg;
+use super::run::{Application, Element};
+use super::store::{bits_for, Store};
+use super::text::Step;
+use crate::Error;
+
+/// One step of the flattened program.
+enum Micro {
+    Loop(String),
+    /// Global (by position in `globals`) ← constant (one value for every component).
+    Assign(usize, u64),
+    /// Repeat `r` begins: its counter to 0.
+    Begin(usize),
+    /// Repeat `r` ends: back to step `to` while its counter + 1 < its count.
+    End(usize, usize),
+    /// Log every global when the iteration is a multiple of `every` (always outside repeats).
+    Print(usize, bool),
+}
+
+/// A repeat: its count, and whether it is outermost (its count is the iteration).
+struct Repeat {
+    count: usize,
+    outermost: bool,
+}
+
+/// Flattens `steps` (inside a repeat when `inside`); `repeats` collects the repeats.
+fn flatten<T: Element>(app: &Application<T>, steps: &[Step], globals: &[(String, usize)], inside: bool, micro: &mut Vec<Micro>, repeats: &mut Vec<Repeat>) -> Result<(), Error> {
+    for step in steps {
+        match step {
+            Step::Loop(name) => micro.push(Micro::Loop(name.text.clone())),
+            Step::Assign(global, expression) => {
+                let g = globals.iter().position(|(n, _)| *n == global.text).ok_or_else(|| Error::Config(format!("`{}` is not a global", global.text)))?;
+                micro.push(Micro::Assign(g, app.constant(expression)?));
+            }
+            Step::Repeat(count, inner) => {
+                let r = repeats.len();
+                repeats.push(Repeat { count: *count, outermost: !inside });
+                micro.push(Micro::Begin(r));
+                let to = micro.len();
+                flatten(app, inner, globals, true, micro, repeats)?;
+                micro.push(Micro::End(r, to));
+            }
+            Step::Print(every, _) => micro.push(Micro::Print(*every, inside)),
+        }
+    }
+    Ok(())
+}
+
+/// The hardware of `app`'s whole program, with the kernels' operators at `stages`.
+pub fn compile_program<T: Element>(app: &Application<T>, stages: &Stages) -> Result<Compiled, Error> {
+    let plan = Plan::new(app, adder_stages(stages))?;
+    let slot = slot_bits::<T>();
+    let globals: Vec<(String, usize)> = app.global_ids().into_iter().map(|(n, _, dim)| (n, dim)).collect();
+    let mut micro = vec![];
+    let mut repeats = vec![];
+    flatten(app, app.program(), &globals, false, &mut micro, &mut repeats)?;
+    let mut loops: Vec<&str> = vec![];
+    for m in &micro {
+        if let Micro::Loop(name) = m {
+            if !app.loops.contains_key(name) {
+                return Err(Error::Config(format!("the program runs `{name}`, which is not a loop of the application")));
+            }
+            if !loops.contains(&name.as_str()) {
+                loops.push(name);
+            }
+        }
+    }
+    let d = Design::new();
+    let stores = Stores::new(&d, app, &plan, &loops);
+
+    // ---- globals ----
+    d.section("globals: registers the host sets, loops read and reductions write");
+    let regs: Vec<_> = globals.iter().map(|(name, dim)| d.reg(&format!("{name}_reg"), dim * slot, 0)).collect();
+    for ((name, _), r) in globals.iter().zip(&regs) {
+        d.output(&format!("{name}_value"), r.q);
+    }
+
+    // ---- the step counter ----
+    d.section(&format!("sequencer: {} steps", micro.len()));
+    let start = d.input("start", 1);
+    let iterations = d.input("iterations", 32);
+    let sb = bits_for(micro.len() + 1);
+    let step = d.reg("step", sb, 0);
+    let running = d.reg("running", 1, 0);
+    let launched = d.reg("launched", 1, 0);
+    let at = |i: usize| running.q & step.q.eq(i as u32);
+    let counters: Vec<_> = repeats.iter().enumerate().map(|(r, _)| d.reg(&format!("repeat{r}_count"), 32, 0)).collect();
+    // An outermost repeat's count: `iterations`, or the file's when it is 0.
+    let count_of = |r: usize| {
+        let file = d.lit(repeats[r].count as u128, 32);
+        if repeats[r].outermost {
+            iterations.any().mux(iterations, file)
+        } else {
+            file
+        }
+    };
+    let iteration = d.reg("iteration_count", 32, 0);
+    let mut advance = d.lit(0, 1);
+    let mut jump: Vec<(Sig, usize)> = vec![];
+
+    // ---- loops ----
+    let mut units = vec![];
+    for name in &loops {
+        let l = &app.loops[*name];
+        let mine: Vec<usize> = micro.iter().enumerate().filter(|(_, m)| matches!(m, Micro::Loop(n) if n == name)).map(|(i, _)| i).collect();
+        let here = mine.iter().fold(d.lit(0, 1), |acc, i| acc | at(*i));
+        let go = (here & !launched.q).named(&format!("{name}_start"));
+        let values: Vec<(usize, Sig)> = l
+            .args
+            .iter()
+            .enumerate()
+            .filter_map(|(k, arg)| if let Arg::Global(g, _) = *arg { Some((k, regs[globals.iter().position(|(n, _)| n == app.global_name(g)).unwrap()].q)) } else { None })
+            .collect();
+        let unit = build_loop(&d, app, &plan, &stores, name, go, &values, stages)?;
+        let finished = here & launched.q & !unit.busy;
+        advance = advance | finished;
+        d.counter(&format!("{name}_runs"), finished);
+        units.push((here, finished, unit));
+    }
+    launched.next_when(units.iter().fold(d.lit(0, 1), |acc, (_, f, _)| acc | *f), d.lit(0, 1)).next_when(units.iter().fold(d.lit(0, 1), |acc, (h, _, _)| acc | (*h & !launched.q)), d.lit(1, 1));
+
+    // ---- the other steps ----
+    let log_depth = (micro.iter().filter(|m| matches!(m, Micro::Print(..))).count() * repeats.iter().filter(|r| r.outermost).map(|r| r.count).sum::<usize>().max(1)).max(2).next_power_of_two();
+    let log = Store::new(&d, "print_log", globals.iter().map(|(_, dim)| dim * slot).sum::<usize>().max(1), 1, log_depth);
+    let prints = d.reg("prints_count", bits_for(log_depth + 1), 0);
+    let mut logging = d.lit(0, 1);
+    // Per print step: the iteration modulo its period.
+    let mut phases = vec![];
+    for (i, m) in micro.iter().enumerate() {
+        match *m {
+            Micro::Loop(_) => {}
+            Micro::Assign(g, bits) => {
+                let value = (1..globals[g].1).fold(d.lit(bits as u128, slot), |acc, _| d.lit(bits as u128, slot).cat(acc));
+                regs[g].next_when(at(i), value);
+                advance = advance | at(i);
+            }
+            Micro::Begin(r) => {
+                counters[r].next_when(at(i), d.lit(0, 32));
+                if repeats[r].outermost {
+                    iteration.next_when(at(i), d.lit(1, 32));
+                }
+                advance = advance | at(i);
+            }
+            Micro::End(r, to) => {
+                let again = (counters[r].q + 1u32).lt(count_of(r));
+                counters[r].next_when(at(i) & again, counters[r].q + 1u32);
+                if repeats[r].outermost {
+                    iteration.next_when(at(i) & again, iteration.q + 1u32);
+                }
+                jump.push((at(i) & again, to));
+                advance = advance | (at(i) & !again);
+            }
+            Micro::Print(every, inside) => {
+                let fire = if inside && every > 1 {
+                    let phase = d.reg(&format!("print{i}_phase"), bits_for(every + 1), 0);
+                    phases.push((phase, every));
+                    at(i) & phase.q.eq((every - 1) as u32)
+                } else {
+                    at(i)
+                };
+                logging = logging | fire;
+                advance = advance | at(i);
+            }
+        }
+    }
+    // A phase counts an outermost repeat's iterations from 1, modulo the period.
+    let (mut begin, mut again) = (d.lit(0, 1), d.lit(0, 1));
+    for (i, m) in micro.iter().enumerate() {
+        match *m {
+            Micro::Begin(r) if repeats[r].outermost => begin = begin | at(i),
+            Micro::End(r, _) if repeats[r].outermost => again = again | (at(i) & (counters[r].q + 1u32).lt(count_of(r))),
+            _ => {}
+        }
+    }
+    for (phase, every) in &phases {
+        let wrap = phase.q.eq((*every - 1) as u32);
+        phase.next_when(again, wrap.mux(d.lit(0, phase.q.width), phase.q + 1u32)).next_when(begin, d.lit(0, phase.q.width));
+    }
+    let all = regs.iter().rev().map(|r| r.q).reduce(|hi, lo| hi.cat(lo)).unwrap_or(d.lit(0, 1));
+    log.write(logging, prints.q.resize(log.address_bits()), all);
+    log.host_ports(true);
+    log.finish();
+    prints.next_when(logging, prints.q + 1u32).next_when(start & !running.q, d.lit(0, prints.q.width));
+    d.output("prints", prints.q);
+    d.output("iteration", iteration.q);
+
+    // Reductions write their globals when their loop finishes; the host writes a global while
+    // the program is idle.
+    for (name, (_, finished, unit)) in loops.iter().zip(&units) {
+        for (k, sum) in &unit.results {
+            let Arg::Global(x, _) = app.loops[*name].args[*k] else { continue };
+            let g = globals.iter().position(|(n, _)| n == app.global_name(x)).expect("a register for every global");
+            regs[g].next_when(*finished, *sum);
+        }
+    }
+    for (g, (name, dim)) in globals.iter().enumerate() {
+        let en = d.input(&format!("{name}_wr_en"), 1);
+        regs[g].next_when(en & !running.q, d.input(&format!("{name}_wr_data"), dim * slot));
+    }
+
+    let last = micro.len();
+    let mut next = step.q + 1u32;
+    for (when, to) in &jump {
+        next = when.mux(d.lit(*to as u128, sb), next);
+    }
+    step.next_when(advance | jump.iter().fold(d.lit(0, 1), |acc, (w, _)| acc | *w), next).next_when(start & !running.q, d.lit(0, sb));
+    running.next_when(running.q & step.q.eq(last as u32), d.lit(0, 1)).next_when(start & !running.q, d.lit(1, 1));
+    d.output("busy", running.q);
+    stores.finish();
+    drop(stores);
+    let loops = loops.iter().map(|l| l.to_string()).collect();
+    Ok(Compiled { net: d.finish(), cycles: 0, plan, loops })
+}

@@ -1,0 +1,48 @@
+//! Whole programs compiled to hardware and run in the built-in simulator with no host in the
+//! loop: the host loads the mesh, starts the program and reads the state and the globals it
+//! logged — bit for bit what the application's reference computes running the same program
+//! with each loop in the hardware's schedule and reductions in its order.
+
+use weft_hdl::float::{FloatFormat, FloatOperator};
+use weft_hdl::netlist::eval::Evaluator;
+use weft_hdl::pipeline::Stages;
+use weft_ip::airfoil::naca0012::naca0012;
+use weft_ip::app::host::Host;
+use weft_ip::app::sequencer::compile_program;
+use weft_ip::app::{Application, Element};
+
+const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
+
+fn bits<T: Element>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|x| x.to_lane()).collect()
+}
+
+/// Airfoil for `iterations` iterations on the compiled program and on the reference.
+fn airfoil<T: Element>(format: FloatFormat, iterations: usize) {
+    let mesh = naca0012(4, 6).unwrap();
+    let stages = Stages::balanced(format);
+    let app = Application::<T>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    let compiled = compile_program(&app, &stages).unwrap();
+    let mut ev = Evaluator::new(compiled.net);
+    ev.reset(2);
+    let host = Host { app: &app, plan: &compiled.plan, name: "" };
+    host.load_program(&mut ev, &compiled.loops);
+    ev.set_input("iterations", iterations as u128);
+    let took = host.run(&mut ev, 10_000_000).unwrap();
+    let mut reference = Application::<T>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+    reference.app.set_interleave(Some(stages.of(FloatOperator::Add)));
+    reference.run_as(Some(&compiled.plan.schedules), Some(iterations), &mut |_, _| {}).unwrap();
+    for dat in ["p_q", "p_qold", "p_adt", "p_res"] {
+        assert_eq!(bits(&host.read(&mut ev, dat)), bits(reference.dat(dat).unwrap()), "{dat} after {iterations} iterations");
+    }
+    ev.settle();
+    assert_eq!(ev.get_output("iteration"), iterations as u128);
+    let rms = T::from_lane(ev.get_output("rms_value") as u64);
+    assert_eq!(rms.to_lane(), reference.global("rms").unwrap()[0].to_lane(), "rms after {iterations} iterations");
+    eprintln!("{iterations} iterations in {took} cycles");
+}
+
+#[test]
+fn airfoil_program_in_binary64_matches_the_reference() {
+    airfoil::<f64>(FloatFormat::BINARY64, 3);
+}
