@@ -14,6 +14,10 @@ use weft_ip::app::schedule;
 use weft_ip::app::{Application, Element};
 
 const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
+fn bits<T: Element>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|x| x.to_lane()).collect()
+}
+
 const JACOBI: &str = include_str!("../../examples/apps/jacobi.app");
 
 /// Runs `loops` of the Airfoil file once in software and once each on its compiled hardware
@@ -66,12 +70,44 @@ fn res_calc_and_bres_calc_increment_through_maps_in_binary32() {
     check::<f32>(FloatFormat::BINARY32, &[("res_calc", "p_res"), ("bres_calc", "p_res")]);
 }
 
+/// An application that writes through a map: refused, naming the loop, the argument and why.
 #[test]
 fn loops_the_compiler_does_not_build_yet_are_refused_by_name() {
-    let data = graph(40, 8, 3);
-    let app = Application::<f64>::load("jacobi.app", JACOBI, &data).unwrap();
-    let err = compile_loop(&app, "update", &Stages::balanced(FloatFormat::BINARY64)).err().unwrap().to_string();
-    assert!(err.contains("loop `update`, argument 4: a Max reduction is not compiled to hardware yet"), "{err}");
+    let source = "app scatter: f64\nset nodes, edges\nmap ends: edges -> nodes, 2\ndat u: nodes, 1\nloop put over edges\n  a = u via ends[0] write\nkernel\n  a = 1.0\nend\n";
+    let data = graph(10, 2, 1);
+    let app = Application::<f64>::load("scatter.app", source, &data).unwrap();
+    let err = compile_loop(&app, "put", &Stages::balanced(FloatFormat::BINARY64)).err().unwrap().to_string();
+    assert!(err.contains("loop `put`, argument 0: Write through a map is not compiled to hardware yet"), "{err}");
+}
+
+/// `min` and `max` reductions in hardware against the reference's IEEE 754-2019
+/// minimumNumber / maximumNumber order, over values that probe it: NaN (which a number
+/// replaces), −0 and +0, infinities, subnormals.
+#[test]
+fn min_and_max_reductions_follow_the_reference_on_special_values() {
+    let source = "app extremes: f64\nset items\ndat v: items, 1 from mesh\nglobal low: 1\nglobal high: 1\nloop scan over items\n  x = v read\n  lo = low min\n  hi = high max\nkernel\n  lo = x\n  hi = x\nend\n";
+    let specials = [f64::NAN, -0.0, 0.0, 5e-324, -5e-324, 1.5, -2.25, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0];
+    let orders: [&[usize]; 4] = [&[0, 1, 2], &[2, 1], &[1, 2, 3, 4], &[0, 5, 6, 7, 8, 9, 10]];
+    for (case, order) in orders.iter().enumerate() {
+        for start in [f64::NAN, 0.0, -0.0, 1.0] {
+            let mut data = weft_ip::app::MeshData::default();
+            data.sets.insert("items".into(), order.len());
+            data.dats.insert("v".into(), (1, order.iter().map(|i| specials[*i]).collect()));
+            let mut app = Application::<f64>::load("extremes.app", source, &data).unwrap();
+            app.set_global("low", &[start]).unwrap();
+            app.set_global("high", &[start]).unwrap();
+            let compiled = compile_loop(&app, "scan", &Stages::balanced(FloatFormat::BINARY64)).unwrap();
+            let mut ev = Evaluator::new(compiled.net);
+            ev.reset(2);
+            let host = Host { app: &app, plan: &compiled.plan, name: "scan" };
+            host.load(&mut ev);
+            host.run(&mut ev, 10 * compiled.cycles).unwrap();
+            let (low, high) = (host.global(&mut ev, "low"), host.global(&mut ev, "high"));
+            app.run_loop("scan").unwrap();
+            assert_eq!(bits(&low), bits(app.global("low").unwrap()), "case {case}, from {start}: min");
+            assert_eq!(bits(&high), bits(app.global("high").unwrap()), "case {case}, from {start}: max");
+        }
+    }
 }
 
 /// One element of `res_calc` moved into the no-op before it: two increments of a cell closer

@@ -5,8 +5,8 @@
 //! what it increments, and global reductions ([`super::reduction`]).
 //!
 //! Compiled: arguments read directly or through maps; written or rw directly; incremented
-//! directly or through maps; `read` and `inc` globals. `min`/`max` globals, writes through maps,
-//! and a datum both incremented and read in one loop are refused by name.
+//! directly or through maps; `read`, `inc`, `min` and `max` globals. Writes through maps and a
+//! datum both incremented and read in one loop are refused by name.
 //!
 //! **Increments.** An element's increment of a datum goes to the bank its target address names:
 //! the bank reads the old value (registered), adds in an adder of A stages, and writes the sum
@@ -80,8 +80,7 @@ fn targets<T: Element>(app: &Application<T>, name: &str) -> Result<Vec<Option<Da
         let (dat, via) = match *arg {
             Arg::Direct(dat, _) => (Some(dat), false),
             Arg::Indirect(dat, _, _, _) => (Some(dat), true),
-            Arg::Global(_, Access::Read | Access::Inc) => (None, false),
-            Arg::Global(_, access) => return Err(Error::Config(format!("loop `{name}`, argument {k}: a {access:?} reduction is not compiled to hardware yet (allowed: read and inc globals)"))),
+            Arg::Global(..) => (None, false),
         };
         if let (Access::Write | Access::Rw, true) = (arg.access(), via) {
             return Err(Error::Config(format!(
@@ -369,6 +368,25 @@ pub(super) fn build_loop<'d, T: Element>(
                 reducing = reducing | working;
             }
             results.push((k, sums.into_iter().rev().reduce(|hi, lo| hi.cat(lo)).unwrap()));
+        }
+    }
+
+    for (k, arg) in l.args.iter().enumerate() {
+        if let Arg::Global(g, access @ (Access::Min | Access::Max)) = *arg {
+            let global = app.global_name(g);
+            d.section(&format!("loop {name}: {access:?} of {global}, one comparison a cycle"));
+            let dim = a.global_values(g).len();
+            let mut parts = vec![];
+            for i in 0..dim {
+                if !l.kernel.outputs.contains(&(k, i)) {
+                    return Err(Error::Config(format!("loop `{name}`: the kernel does not give component {i} of `{global}`")));
+                }
+                let running = d.reg(&format!("{name}_{global}{i}_{}", if access == Access::Max { "max" } else { "min" }), slot, 0);
+                let better = super::reduction::extreme(d, format, running.q, value(k, dim).bits(i * slot, slot), access == Access::Max);
+                running.next_when(done, better).next_when(begin, rows[k].bits(i * slot, slot));
+                parts.push(running.q);
+            }
+            results.push((k, parts.into_iter().rev().reduce(|hi, lo| hi.cat(lo)).unwrap()));
         }
     }
 

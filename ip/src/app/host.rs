@@ -2,6 +2,8 @@
 //! schedules (translating element indices to the plan's addresses), runs the loop and reads back
 //! what it wrote.
 
+use std::collections::BTreeMap;
+
 use num_bigint::BigUint;
 use weft_hdl::netlist::eval::Evaluator;
 
@@ -32,6 +34,16 @@ impl LoopPorts for Evaluator {
         self.settle();
         self.clock(false);
     }
+}
+
+/// One entry of a compiled program's print log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Printed<T> {
+    /// The `print` step's number in program order (from 0).
+    pub step: usize,
+    pub iteration: usize,
+    /// Every global, by name.
+    pub values: BTreeMap<String, Vec<T>>,
 }
 
 /// The host of a compiled loop: fills its memories from `app`'s current data and maps and the
@@ -123,26 +135,30 @@ impl<T: Element> Host<'_, T> {
         }
     }
 
-    /// What a compiled program logged at each `print` step: every global, by name.
-    pub fn prints(&self, sim: &mut dyn LoopPorts) -> Vec<std::collections::BTreeMap<String, Vec<T>>> {
+    /// What a compiled program logged at its `print` steps: per entry, the step's number in
+    /// program order, the iteration and every global by name.
+    pub fn prints(&self, sim: &mut dyn LoopPorts) -> Vec<Printed<T>> {
         let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
+        let field = |word: &BigUint, lo: usize, bits: usize| ((word >> lo) & ((BigUint::from(1u8) << bits) - 1u8)).iter_u64_digits().next().unwrap_or(0) as usize;
         let n = sim.get("prints").iter_u64_digits().next().unwrap_or(0) as usize;
         let globals = self.app.global_ids();
         (0..n)
             .map(|i| {
                 sim.set("print_log_rd_addr", &BigUint::from(i));
                 sim.edge();
-                let mut word = sim.get("print_log_rd_data");
-                let mut entry = std::collections::BTreeMap::new();
+                let word = sim.get("print_log_rd_data");
+                let (step, iteration) = (field(&word, 0, 16), field(&word, 16, 32));
+                let mut rest = word >> 48;
+                let mut values = BTreeMap::new();
                 for (name, _, dim) in &globals {
-                    let values = (0..*dim).map(|_| {
-                        let v = T::from_lane((&word & &mask).iter_u64_digits().next().unwrap_or(0));
-                        word >>= Self::slot();
+                    let v = (0..*dim).map(|_| {
+                        let v = T::from_lane((&rest & &mask).iter_u64_digits().next().unwrap_or(0));
+                        rest >>= Self::slot();
                         v
                     });
-                    entry.insert(name.clone(), values.collect());
+                    values.insert(name.clone(), v.collect());
                 }
-                entry
+                Printed { step, iteration, values }
             })
             .collect()
     }

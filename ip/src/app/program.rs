@@ -313,8 +313,8 @@ impl<T: Float> App<T> {
                     Access::Read => {}
                     Access::Write | Access::Rw => target.copy_from_slice(&bufs[k]),
                     Access::Inc => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = *t + *b),
-                    Access::Min => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = t.min(*b)),
-                    Access::Max => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = t.max(*b)),
+                    Access::Min => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = extreme(*t, *b, false)),
+                    Access::Max => target.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = extreme(*t, *b, true)),
                 }
             }
         }
@@ -326,5 +326,24 @@ impl<T: Float> App<T> {
             }
         }
         Ok(())
+    }
+}
+
+/// The larger (`max`) or smaller of the running value `t` and a new value `b`, in IEEE 754-2019's
+/// maximumNumber / minimumNumber order: a NaN running value gives way to `b`, a NaN `b` is
+/// ignored, and −0 is below +0 (the compiled reduction compares the same way).
+pub(super) fn extreme<T: Float>(t: T, b: T, max: bool) -> T {
+    if t.is_nan() {
+        return b;
+    }
+    if b.is_nan() {
+        return t;
+    }
+    let above = b > t || b == t && t.is_sign_negative() && b.is_sign_positive();
+    let below = b < t || b == t && t.is_sign_positive() && b.is_sign_negative();
+    if max && above || !max && below {
+        b
+    } else {
+        t
     }
 }

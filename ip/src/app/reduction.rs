@@ -76,3 +76,16 @@ pub(super) fn reduce<'d>(d: &'d Design, name: &str, format: FloatFormat, lanes: 
     done.next_when(next & last_step, d.lit(1, 1)).next_when(start, d.lit(0, 1));
     Ok((sum.q, counting & !done.q))
 }
+
+/// The larger (`max`) or smaller of the running value `t` and a new value `b` as
+/// [`super::program::extreme`] orders them, in one cycle: NaN loses to a number, −0 is below +0.
+pub(super) fn extreme<'d>(d: &'d Design, format: FloatFormat, t: Sig<'d>, b: Sig<'d>, max: bool) -> Sig<'d> {
+    let w = format.width();
+    let mantissa = format.man;
+    let nan = |x: Sig<'d>| x.bits(mantissa, w - 1 - mantissa).all() & x.bits(0, mantissa).any();
+    // A key that orders non-NaN values as unsigned integers: negatives inverted, positives
+    // above them.
+    let key = |x: Sig<'d>| x.bits(w - 1, 1).mux(!x, x | d.lit(1 << (w - 1), w));
+    let takes = if max { key(b).gt(key(t)) } else { key(b).lt(key(t)) };
+    nan(t).mux(b, (nan(b) | !takes).mux(t, b))
+}

@@ -337,9 +337,21 @@ impl<T: Element> Application<T> {
         evaluate(expression, &names, self.text.precision).map_err(fail)
     }
 
-    /// `expression` of a `print` step with the globals at `values` (by name, as the compiled
-    /// program logged them).
-    pub fn evaluate_with(&self, expression: &Word, values: &BTreeMap<String, Vec<T>>) -> Result<T, Error> {
+    /// What `print` step number `step` (in program order, from 0) prints with the globals at
+    /// `values` (by name, as a compiled program logged them).
+    pub fn print_value(&self, step: usize, values: &BTreeMap<String, Vec<T>>) -> Result<T, Error> {
+        fn prints<'s>(steps: &'s [Step], out: &mut Vec<&'s Word>) {
+            for s in steps {
+                match s {
+                    Step::Print(_, e) => out.push(e),
+                    Step::Repeat(_, inner) => prints(inner, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut all = vec![];
+        prints(&self.text.program, &mut all);
+        let expression = all.get(step).ok_or_else(|| Error::Config(format!("{}: the program has {} print steps, not {}", self.origin, all.len(), step + 1)))?;
         let mut names = self.names();
         for (g, v) in values {
             if v.len() == 1 {

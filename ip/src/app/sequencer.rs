@@ -13,7 +13,8 @@
 //! `<loop>_schedule_*`): `start` runs the program, `busy` is high until it ends;
 //! `iterations` (32 bits) is the outermost repeat's count (0: the file's); `<global>_wr_en` and
 //! `<global>_wr_data` set a global, `<global>_value` shows it; `print_log_rd_addr` →
-//! `print_log_rd_data` (every global, the first declared in the low bits) and `prints` (entries
+//! `print_log_rd_data` (bits 15:0 the print step's number in program order, 47:16 the
+//! iteration, then every global by name, components from the low bits) and `prints` (entries
 //! logged); counters `iteration`, `<loop>_runs`, `<loop>_hazards`, `<loop>_bank_conflicts`.
 
 use weft_hdl::netlist::{Design, Sig};
@@ -144,7 +145,7 @@ pub fn compile_program<T: Element>(app: &Application<T>, stages: &Stages) -> Res
 
     // ---- the other steps ----
     let log_depth = (micro.iter().filter(|m| matches!(m, Micro::Print(..))).count() * repeats.iter().filter(|r| r.outermost).map(|r| r.count).sum::<usize>().max(1)).max(2).next_power_of_two();
-    let log = Store::new(&d, "print_log", globals.iter().map(|(_, dim)| dim * slot).sum::<usize>().max(1), 1, log_depth);
+    let log = Store::new(&d, "print_log", 48 + globals.iter().map(|(_, dim)| dim * slot).sum::<usize>(), 1, log_depth);
     let prints = d.reg("prints_count", bits_for(log_depth + 1), 0);
     let mut logging = d.lit(0, 1);
     // Per print step: the iteration modulo its period.
@@ -199,7 +200,12 @@ pub fn compile_program<T: Element>(app: &Application<T>, stages: &Stages) -> Res
         let wrap = phase.q.eq((*every - 1) as u32);
         phase.next_when(again, wrap.mux(d.lit(0, phase.q.width), phase.q + 1u32)).next_when(begin, d.lit(0, phase.q.width));
     }
-    let all = regs.iter().rev().map(|r| r.q).reduce(|hi, lo| hi.cat(lo)).unwrap_or(d.lit(0, 1));
+    // An entry: the print step's number (16 bits), the iteration (32), then every global.
+    let mut which = d.lit(0, 16);
+    for (n, i) in micro.iter().enumerate().filter(|(_, m)| matches!(m, Micro::Print(..))).map(|(i, _)| i).enumerate() {
+        which = at(i).mux(d.lit(n as u128, 16), which);
+    }
+    let all = regs.iter().map(|r| r.q).fold(iteration.q.cat(which), |lo, hi| hi.cat(lo));
     log.write(logging, prints.q.resize(log.address_bits()), all);
     log.host_ports(true);
     log.finish();
