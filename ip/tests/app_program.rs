@@ -23,12 +23,14 @@ fn airfoil<T: Element>(format: FloatFormat, iterations: usize) {
     let stages = Stages::balanced(format);
     let app = Application::<T>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
     let compiled = compile_program(&app, &stages).unwrap();
+    let model = compiled.cycles_with(Some(iterations));
     let mut ev = Evaluator::new(compiled.net);
     ev.reset(2);
     let host = Host { app: &app, plan: &compiled.plan, name: "" };
     host.load_program(&mut ev, &compiled.loops);
     ev.set_input("iterations", iterations as u128);
     let took = host.run(&mut ev, 10_000_000).unwrap();
+    assert_eq!(took, model, "cycles: the model from the schedules and pipeline depths");
     let mut reference = Application::<T>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
     reference.app.set_interleave(Some(stages.of(FloatOperator::Add)));
     reference.run_as(Some(&compiled.plan.schedules), Some(iterations), &mut |_, _| {}).unwrap();
@@ -56,11 +58,12 @@ fn jacobi_program_matches_the_reference_and_prints_what_it_prints() {
     let stages = Stages::balanced(FloatFormat::BINARY64);
     let app = Application::<f64>::load("jacobi.app", include_str!("../../examples/apps/jacobi.app"), &data).unwrap();
     let compiled = compile_program(&app, &stages).unwrap();
+    let model = compiled.cycles;
     let mut ev = Evaluator::new(compiled.net);
     ev.reset(2);
     let host = Host { app: &app, plan: &compiled.plan, name: "" };
     host.load_program(&mut ev, &compiled.loops);
-    host.run(&mut ev, 10_000_000).unwrap();
+    assert_eq!(host.run(&mut ev, 10_000_000).unwrap(), model, "cycles: the model from the schedules and pipeline depths");
     let mut reference = Application::<f64>::load("jacobi.app", include_str!("../../examples/apps/jacobi.app"), &data).unwrap();
     let mut printed = vec![];
     reference.run_as(Some(&compiled.plan.schedules), None, &mut |i, v| printed.push((i, v.to_bits()))).unwrap();

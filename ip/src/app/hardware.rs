@@ -43,6 +43,38 @@ pub struct Compiled {
     pub plan: Plan,
     /// The loops built, in the order they first run.
     pub loops: Vec<String>,
+    /// What the cycles are made of (a program's steps and repeats).
+    pub costs: Vec<Cost>,
+}
+
+/// The cycles of a compiled program's parts, from the schedules and pipeline depths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cost {
+    Cycles(usize),
+    /// A repeat: its count (an outermost repeat's count can be set when starting) and body.
+    Repeat {
+        count: usize,
+        outermost: bool,
+        body: Vec<Cost>,
+    },
+}
+
+impl Compiled {
+    /// The cycles from the edge that takes `start` until `busy` falls, with the outermost repeats
+    /// run `iterations` times (`None`: the file's counts).
+    pub fn cycles_with(&self, iterations: Option<usize>) -> usize {
+        fn sum(costs: &[Cost], iterations: Option<usize>) -> usize {
+            costs
+                .iter()
+                .map(|c| match c {
+                    Cost::Cycles(n) => *n,
+                    // Its begin step, then per pass the body and the end step.
+                    Cost::Repeat { count, outermost, body } => 1 + if *outermost { iterations.unwrap_or(*count) } else { *count } * (sum(body, iterations) + 1),
+                })
+                .sum()
+        }
+        sum(&self.costs, iterations)
+    }
 }
 
 /// The adder stages of the accumulators and reductions.
@@ -397,12 +429,15 @@ pub(super) fn build_loop<'d, T: Element>(
     let busy = issuing.q | delay(d, issuing.q, 1, &format!("{name}_issued_d1")) | outstanding.q.any() | accumulating | reducing;
     let increments = stores.dats.iter().any(|(dat, _)| l.args.iter().zip(&targets).any(|(arg, t)| *t == Some(*dat) && arg.access() == Access::Inc));
     let reduces = l.args.iter().any(|x| matches!(x, Arg::Global(_, Access::Inc)));
-    // The edge that takes `start`, one slot a cycle, the schedule read, two gather reads and the
-    // kernel; then the last accumulator's λ cycles, or the reduction's tail after the last value.
-    let through = 1 + slots.len() + 3 + latency;
-    let mut cycles = through + if increments { plan.lambda } else { 0 };
+    // Counting the edge that takes `start` as the first: slot s is issued in cycle s + 1, its
+    // element's result leaves the kernel in cycle s + 4 + latency (the schedule read, two gather
+    // reads, the kernel). `busy` falls a cycle after the last result (X), λ cycles later if the
+    // loop increments, after the reduction's fold if it reduces, and never before the issue of
+    // the schedule's trailing no-ops has ended (cycle L + 2).
+    let last_result = first + span - 1 + 4 + latency;
+    let mut cycles = (slots.len() + 2).max(last_result + 1 + if increments { plan.lambda } else { 0 });
     if reduces {
-        cycles = cycles.max(through - (slots.len() - first - span) + fold_cycles(span, adder));
+        cycles = cycles.max(last_result + 1 + fold_cycles(span, adder));
     }
     Ok(LoopUnit { busy, results, cycles })
 }
@@ -444,7 +479,7 @@ pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stage
     stores.finish();
     let cycles = unit.cycles;
     drop(stores);
-    Ok(Compiled { net: d.finish(), cycles, plan, loops: vec![name.to_string()] })
+    Ok(Compiled { net: d.finish(), cycles, plan, loops: vec![name.to_string()], costs: vec![Cost::Cycles(cycles)] })
 }
 
 /// The public description of loop `name` compiled as module `module`.

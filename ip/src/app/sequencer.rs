@@ -20,7 +20,7 @@
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::pipeline::Stages;
 
-use super::hardware::{adder_stages, build_loop, slot_bits, Compiled, Stores};
+use super::hardware::{adder_stages, build_loop, slot_bits, Compiled, Cost, Stores};
 use super::plan::Plan;
 use super::program::Arg;
 use super::run::{Application, Element};
@@ -237,6 +237,33 @@ pub fn compile_program<T: Element>(app: &Application<T>, stages: &Stages) -> Res
     d.output("busy", running.q);
     stores.finish();
     drop(stores);
+    // The edge that takes `start`; each step's edges (a loop's own and the one that sees it
+    // finish; one for every other step); the edge that clears `running`.
+    let loop_cycles: Vec<(String, usize)> = loops.iter().zip(&units).map(|(n, (_, _, u))| (n.to_string(), u.cycles + 1)).collect();
+    let mut costs = vec![Cost::Cycles(1)];
+    costs.extend(model(&micro, &mut 0, &repeats, &loop_cycles));
+    costs.push(Cost::Cycles(1));
     let loops = loops.iter().map(|l| l.to_string()).collect();
-    Ok(Compiled { net: d.finish(), cycles: 0, plan, loops })
+    let mut compiled = Compiled { net: d.finish(), cycles: 0, plan, loops, costs };
+    compiled.cycles = compiled.cycles_with(None);
+    Ok(compiled)
+}
+
+/// The costs of the steps from `*i` to the end of the enclosing repeat (or the program).
+fn model(micro: &[Micro], i: &mut usize, repeats: &[Repeat], loops: &[(String, usize)]) -> Vec<Cost> {
+    let mut costs = vec![];
+    while *i < micro.len() {
+        let m = &micro[*i];
+        *i += 1;
+        match m {
+            Micro::Loop(name) => costs.push(Cost::Cycles(loops.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c))),
+            Micro::Assign(..) | Micro::Print(..) => costs.push(Cost::Cycles(1)),
+            Micro::Begin(r) => {
+                let body = model(micro, i, repeats, loops);
+                costs.push(Cost::Repeat { count: repeats[*r].count, outermost: repeats[*r].outermost, body });
+            }
+            Micro::End(..) => return costs,
+        }
+    }
+    costs
 }
