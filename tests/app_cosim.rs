@@ -3,31 +3,13 @@
 //! the same host as in the built-in simulator; the time-step factors it writes equal the
 //! application reference's bit for bit, in the same number of cycles.
 
-use num_bigint::BigUint;
 use weft::hdl::float::FloatFormat;
 use weft::hdl::pipeline::Stages;
 use weft::ip::airfoil::naca0012::naca0012;
 use weft::ip::app::hardware::{compile_loop, loop_spec, loop_verilog};
-use weft::ip::app::host::{Host, LoopPorts};
+use weft::ip::app::host::Host;
 use weft::ip::app::Application;
 use weft::sim::cosim::Model;
-
-struct Verilated(Model);
-
-impl LoopPorts for Verilated {
-    fn set(&mut self, port: &str, value: &BigUint) {
-        let p = self.0.port(port).unwrap();
-        self.0.set_words(p, &value.to_u32_digits());
-    }
-    fn get(&mut self, port: &str) -> BigUint {
-        self.0.eval();
-        let p = self.0.port(port).unwrap();
-        BigUint::from_slice(self.0.get_words(p))
-    }
-    fn edge(&mut self) {
-        self.0.tick();
-    }
-}
 
 #[test]
 fn compiled_adt_calc_in_verilator_matches_the_reference() {
@@ -42,12 +24,12 @@ fn compiled_adt_calc_in_verilator_matches_the_reference() {
     let spec = loop_spec(&app, "adt_calc", "airfoil_adt_calc", &stages).unwrap();
     std::fs::write(&file, loop_verilog(&app, "adt_calc", &stages, &spec).unwrap()).unwrap();
     weft::tools::verilator_lint(&file, "airfoil_adt_calc").unwrap();
-    let mut sim = Verilated(Model::build(&file, "airfoil_adt_calc").unwrap());
-    let rst = sim.0.port("rst").unwrap();
-    sim.0.set(rst, 1);
-    sim.0.tick();
-    sim.0.tick();
-    sim.0.set(rst, 0);
+    let mut sim = Model::build(&file, "airfoil_adt_calc").unwrap();
+    let rst = sim.port("rst").unwrap();
+    sim.set(rst, 1);
+    sim.tick();
+    sim.tick();
+    sim.set(rst, 0);
     let host = Host { app: &app, plan: &compiled.plan, name: "adt_calc" };
     host.load(&mut sim);
     assert_eq!(host.run(&mut sim, 10 * cycles).unwrap(), cycles);

@@ -188,6 +188,14 @@ impl<T: Element> Host<'_, T> {
         (0..dim).map(|i| T::from_lane(((&value >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0))).collect()
     }
 
+    /// A compiled program's global `name` (its `<name>_value` output).
+    pub fn read_global(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
+        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
+        let value = sim.get(&format!("{name}_value"));
+        let dim = self.app.global(name).map_or(0, <[T]>::len);
+        (0..dim).map(|i| T::from_lane(((&value >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0))).collect()
+    }
+
     /// The values of dat `name` as the hardware holds them, in element order.
     pub fn read(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
         let a = &self.app.app;

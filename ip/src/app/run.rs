@@ -364,6 +364,11 @@ impl<T: Element> Application<T> {
         Ok(T::from_lane(v))
     }
 
+    /// The file the application was read from, as given.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
     /// The name of global `g`.
     pub fn global_name(&self, g: GlobalId) -> &str {
         self.globals.iter().find(|(_, (id, _))| *id == g).map_or("", |(n, _)| n.as_str())

@@ -267,3 +267,23 @@ fn model(micro: &[Micro], i: &mut usize, repeats: &[Repeat], loops: &[(String, u
     }
     costs
 }
+
+/// The public description of `app`'s program compiled as module `module`.
+pub fn program_spec<T: Element>(app: &Application<T>, module: &str, compiled: &Compiled) -> weft_hdl::export::ModuleSpec {
+    weft_hdl::export::ModuleSpec {
+        family: "app",
+        name: module.to_string(),
+        summary: format!("the whole program of {} ({} loops), compiled for its mesh", app.origin(), compiled.loops.len()),
+        parameters: vec![
+            ("precision".into(), T::PRECISION.name().into()),
+            ("loops".into(), compiled.loops.join(", ")),
+            ("cycles".into(), format!("{} from start until busy falls with the file's repeat counts", compiled.cycles)),
+        ],
+        hidden_ports: vec![],
+    }
+}
+
+/// The Verilog of `compiled` (from [`compile_program`]) as module `module`.
+pub fn program_verilog<T: Element>(app: &Application<T>, module: &str, compiled: &Compiled) -> Result<String, Error> {
+    weft_hdl::export::export_netlist(&program_spec(app, module, compiled), &compiled.net).map_err(|e| Error::Config(e.0))
+}

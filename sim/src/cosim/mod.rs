@@ -12,6 +12,7 @@
 
 mod axis;
 mod build;
+mod loop_ports;
 
 pub use axis::{AxisPorts, AxisSink, AxisSource};
 pub use build::CosimError;

@@ -130,8 +130,15 @@ fn module_text(net: &Netlist, name: &str, root: &str, registry: &mut Registry) -
         text.push_str("    /*verilator no_inline_module*/\n");
     }
     text.push_str("    // clocks and resets\n");
+    // A module with no state (a pipeline of zero stages) keeps the clock and reset ports every
+    // stream block has, unused.
+    let stateless = net.instances.is_empty() && net.memories.is_empty() && !net.nodes.iter().any(|n| matches!(n.op, Op::Reg { .. }));
     for c in &clocks {
-        writeln!(text, "    input wire {c};").unwrap();
+        if stateless {
+            writeln!(text, "    /* verilator lint_off UNUSEDSIGNAL */\n    input wire {c};\n    /* verilator lint_on UNUSEDSIGNAL */").unwrap();
+        } else {
+            writeln!(text, "    input wire {c};").unwrap();
+        }
     }
     // Resets that arrive active-low are registered into the domain's active-high reset.
     for d in net.domains.iter().filter(|d| matches!(d.reset, Reset::Low { .. })) {
