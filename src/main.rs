@@ -111,9 +111,9 @@ enum Command {
         /// Run in f64 or f32 instead of the file's own type
         #[arg(long)]
         precision: Option<String>,
-        /// Instead of running the program, compile this loop to hardware for the mesh and
-        /// write its Verilog to <out>/<app>_<loop>.v
-        #[arg(long)]
+        /// Instead of running the program, compile it to hardware for the mesh (its Verilog to
+        /// <out>/<app>.v), or with a loop's name only that loop (<out>/<app>_<loop>.v)
+        #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "LOOP")]
         compile: Option<String>,
         /// Output folder for --compile
         #[arg(long, default_value = "generated/app")]
@@ -240,6 +240,15 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
+    /// Airfoil's application file compiled whole (binary64) on OP2's NACA0012 grid at 960, 9,900
+    /// and 720,000 cells: per loop slots, no-ops and cycles (the compiler's model and seed 002's
+    /// form), an iteration simulated on the small meshes, on-chip bytes, and the 720,000-cell
+    /// projection beside OP2's published times; prints tables, writes airfoil_app.json
+    AirfoilApp {
+        /// Output folder for airfoil_app.json
+        #[arg(long, default_value = "bench")]
+        out: PathBuf,
+    },
     /// Seed 000's DG halo exchange on torus_2x2x2 in Verilator on the generated nodes and kernels:
     /// halo bytes and exchange time per step, every step checked bit for bit against the software
     /// model, beside the thesis's IO-channel and MPI+PCIe bandwidths; prints a table, writes dg.json
@@ -304,6 +313,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out).map_err(String::from),
         Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated).map_err(String::from),
         Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out).map_err(String::from),
+        Command::Bench { what: Bench::AirfoilApp { out } } => weft::bench::commands::airfoil_app(&out).map_err(String::from),
         Command::Bench { what: Bench::Airfoil { dram_gbs, pcie_gbs, generated, out } } => weft::bench::commands::airfoil(dram_gbs, pcie_gbs, &generated, &out).map_err(String::from),
         Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(&cells, steps, ber, &out).map_err(String::from),
         Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out).map_err(String::from),

@@ -96,6 +96,12 @@ pub fn airfoil(dram_gbs: f64, pcie_gbs: f64, generated: &Path, out: &Path) -> Re
     write_report(&out.to_path_buf(), "airfoil", &report, "airfoil_design_space", &crate::bench::airfoil::plot(&report))
 }
 
+pub fn airfoil_app(out: &Path) -> Result<(), Error> {
+    let report = crate::bench::airfoil_app::run(&mut |line| eprintln!("{line}"))?;
+    print!("{}", crate::bench::airfoil_app::table(&report));
+    write_json(&out.join("airfoil_app.json"), &report)
+}
+
 pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Error> {
     let system = crate::system::shipped().into_iter().find(|s| s.name == "torus_2x2x2").ok_or_else(|| Error::Input("no shipped torus_2x2x2".into()))?;
     let mut reports = vec![];

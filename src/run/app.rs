@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use weft_hdl::float::FloatFormat;
 use weft_hdl::pipeline::Stages;
 use weft_ip::app::hardware::{loop_spec, loop_verilog};
+use weft_ip::app::sequencer::{compile_program, program_verilog};
 
 use weft_ip::airfoil::{mesh::read_op2, naca0012::naca0012};
 use weft_ip::app::{graph::graph, Application, Element, MeshData};
@@ -73,9 +74,16 @@ fn compile_in<T: Element>(file: &Path, source: &str, mesh: &MeshData, name: &str
     let app = Application::<T>::load_as(&file.display().to_string(), source, mesh)?;
     let stages = Stages::balanced(format);
     let stem = file.file_stem().unwrap_or_default().to_string_lossy();
-    let module = format!("{stem}_{name}");
-    let spec = loop_spec(&app, name, &module, &stages)?;
-    let text = loop_verilog(&app, name, &stages, &spec)?;
+    let (module, text) = if name.is_empty() {
+        let compiled = compile_program(&app, &stages)?;
+        let text = program_verilog(&app, &stem, &compiled)?;
+        (stem.to_string(), text)
+    } else {
+        let module = format!("{stem}_{name}");
+        let spec = loop_spec(&app, name, &module, &stages)?;
+        let text = loop_verilog(&app, name, &stages, &spec)?;
+        (module, text)
+    };
     std::fs::create_dir_all(out).map_err(|e| Error::from(e).context(out.display()))?;
     let path = out.join(format!("{module}.v"));
     std::fs::write(&path, text).map_err(|e| Error::from(e).context(path.display()))?;
@@ -83,7 +91,8 @@ fn compile_in<T: Element>(file: &Path, source: &str, mesh: &MeshData, name: &str
 }
 
 /// Compiles loop `name` of `file` for `mesh` to hardware (the precision as in [`run`]) and
-/// writes its Verilog to `<out>/<file stem>_<name>.v`; returns the path.
+/// writes its Verilog to `<out>/<file stem>_<name>.v` — or, when `name` is empty, the whole
+/// program to `<out>/<file stem>.v`; returns the path.
 pub fn compile(file: &Path, mesh: &MeshData, precision: Option<&str>, name: &str, out: &Path) -> Result<PathBuf, Error> {
     match source_in(file, precision)? {
         (source, true) => compile_in::<f64>(file, &source, mesh, name, FloatFormat::BINARY64, out),

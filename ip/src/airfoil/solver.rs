@@ -92,18 +92,43 @@ pub(crate) fn flux<T: Float>(q1: &[T; 4], q2: &[T; 4], dx: T, dy: T, mu: T, c: &
     ]
 }
 
+/// The order a compiled Airfoil program works in (see [`crate::app::plan`]): `res_calc` over
+/// the interior edges and `bres_calc` over the boundary edges in their schedules' slots (no-ops
+/// skipped), and `update`'s sum of `rms` in `lanes` interleaved partials (cell k into partial
+/// k mod `lanes`, folded in order; [`crate::app::App::set_interleave`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Order<'a> {
+    pub edges: &'a [Option<u32>],
+    pub bedges: &'a [Option<u32>],
+    pub lanes: usize,
+}
+
 /// One iteration of OP2's Airfoil (`save_soln`, then the predictor and the corrector); returns
 /// `rms` as the program prints it: `sqrt(Σ del² / cells)` of the corrector's `update`. The
 /// node coordinates are read in the working precision, as OP2 reads `new_grid.dat`.
 pub fn iteration<T: Float>(mesh: &Mesh, s: &mut State<T>, c: &Constants<T>) -> T {
+    let edges: Vec<Option<u32>> = (0..mesh.edges.len() as u32).map(Some).collect();
+    let bedges: Vec<Option<u32>> = (0..mesh.bedges.len() as u32).map(Some).collect();
+    run(mesh, s, c, &Order { edges: &edges, bedges: &bedges, lanes: 1 }, false)
+}
+
+/// [`iteration`] in a compiled program's order: the arithmetic of `examples/apps/airfoil.app`
+/// on the compiled hardware (a wall edge adds +0 to the residual's density and energy, as the
+/// file's `select` does).
+pub fn iteration_in<T: Float>(mesh: &Mesh, s: &mut State<T>, c: &Constants<T>, order: &Order) -> T {
+    run(mesh, s, c, order, true)
+}
+
+fn run<T: Float>(mesh: &Mesh, s: &mut State<T>, c: &Constants<T>, order: &Order, as_file: bool) -> T {
     let at = |n: u32| mesh.x[n as usize].map(|v| T::from(v).unwrap());
     s.qold.copy_from_slice(&s.q);
     let mut rms = T::zero();
+    let lanes = order.lanes.max(1);
     for _ in 0..2 {
         for (i, cell) in mesh.cells.iter().enumerate() {
             s.adt[i] = adt_calc(cell.map(at), &s.q[i], c);
         }
-        for e in &mesh.edges {
+        for e in order.edges.iter().flatten().map(|e| &mesh.edges[*e as usize]) {
             let (x1, x2) = (at(e.nodes[0]), at(e.nodes[1]));
             let [c1, c2] = e.cells.map(|i| i as usize);
             let mu = k::<T>(0.5) * (s.adt[c1] + s.adt[c2]) * c.eps;
@@ -113,7 +138,7 @@ pub fn iteration<T: Float>(mesh: &Mesh, s: &mut State<T>, c: &Constants<T>) -> T
                 s.res[c2][n] = s.res[c2][n] - f[n];
             }
         }
-        for b in &mesh.bedges {
+        for b in order.bedges.iter().flatten().map(|b| &mesh.bedges[*b as usize]) {
             let (x1, x2) = (at(b.nodes[0]), at(b.nodes[1]));
             let (dx, dy) = (x1[0] - x2[0], x1[1] - x2[1]);
             let i = b.cell as usize;
@@ -122,6 +147,10 @@ pub fn iteration<T: Float>(mesh: &Mesh, s: &mut State<T>, c: &Constants<T>) -> T
                 let (p1, _) = pressure_and_volume(&s.q[i], dx, dy, c);
                 s.res[i][1] = s.res[i][1] + p1 * dy;
                 s.res[i][2] = s.res[i][2] + -p1 * dx;
+                if as_file {
+                    s.res[i][0] = s.res[i][0] + T::zero();
+                    s.res[i][3] = s.res[i][3] + T::zero();
+                }
             } else {
                 let f = flux(&s.q[i], &c.qinf, dx, dy, s.adt[i] * c.eps, c);
                 for n in 0..4 {
@@ -129,7 +158,7 @@ pub fn iteration<T: Float>(mesh: &Mesh, s: &mut State<T>, c: &Constants<T>) -> T
                 }
             }
         }
-        rms = T::zero();
+        let mut partials = vec![T::zero(); lanes];
         for i in 0..mesh.cells.len() {
             let adti = T::one() / s.adt[i];
             let mut local = T::zero();
@@ -139,8 +168,9 @@ pub fn iteration<T: Float>(mesh: &Mesh, s: &mut State<T>, c: &Constants<T>) -> T
                 s.res[i][n] = T::zero();
                 local = local + del * del;
             }
-            rms = rms + local;
+            partials[i % lanes] = partials[i % lanes] + local;
         }
+        rms = partials.into_iter().fold(T::zero(), |acc, p| acc + p);
     }
     (rms / T::from(mesh.cells.len()).unwrap()).sqrt()
 }

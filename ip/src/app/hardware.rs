@@ -452,6 +452,16 @@ fn fold_cycles(span: usize, a: usize) -> usize {
     begin + a * (a + 1) - (span - 1)
 }
 
+/// What a performance model needs of loop `name`: its kernel's latency at `stages`, whether it
+/// increments a datum, and whether it sums a global.
+pub fn loop_shape<T: Element>(app: &Application<T>, name: &str, stages: &Stages) -> Result<(usize, bool, bool), Error> {
+    let l = app.loops.get(name).ok_or_else(|| Error::Config(format!("no loop `{name}`")))?;
+    let latency = l.kernel.kernel.netlist(stages)?.1.latency;
+    let increments = l.args.iter().any(|arg| matches!(arg, Arg::Direct(_, Access::Inc) | Arg::Indirect(_, _, _, Access::Inc)));
+    let reduces = l.args.iter().any(|arg| matches!(arg, Arg::Global(_, Access::Inc)));
+    Ok((latency, increments, reduces))
+}
+
 /// The hardware of loop `name` of `app`, with the kernel's operators at `stages`.
 pub fn compile_loop<T: Element>(app: &Application<T>, name: &str, stages: &Stages) -> Result<Compiled, Error> {
     targets(app, name)?;

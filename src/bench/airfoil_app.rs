@@ -1,0 +1,176 @@
+//! `weft bench airfoil-app`: Airfoil's application file (`examples/apps/airfoil.app`) compiled
+//! whole, one pipeline per loop, on OP2's NACA0012 C-grid at three sizes.
+//!
+//! - **Per loop**: elements, schedule slots and no-ops, and the cycles of one run by two models:
+//!   the compiler's (from the schedule and the pipeline depths) and seed 002's form, elements / P
+//!   plus the pipeline's fill, which knows nothing of the schedule.
+//! - **Per iteration**: both models summed over the program's loop runs, and — on the meshes the
+//!   built-in simulator takes in seconds — one iteration simulated on the compiled hardware.
+//! - **On chip**: the bytes of every memory as compiled (depths rounded up to powers of two) and
+//!   what that is in boards; the 720,000-cell mesh's time for OP2's 1000 iterations at stated
+//!   clocks, beside OP2's published times.
+
+use serde::Serialize;
+use weft_hdl::float::{FloatFormat, FloatOperator};
+use weft_hdl::netlist::eval::Evaluator;
+use weft_hdl::pipeline::Stages;
+use weft_ip::airfoil::naca0012::naca0012;
+use weft_ip::app::hardware::{compile_loop, loop_shape};
+use weft_ip::app::host::{Host, LoopPorts};
+use weft_ip::app::sequencer::compile_program;
+use weft_ip::app::Application;
+
+use crate::Error;
+
+const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
+
+/// NACA0012 grids (I, J): 3·I·J cells; the last is OP2's standard mesh.
+pub const MESHES: [(usize, usize); 3] = [(16, 20), (50, 66), (400, 600)];
+/// Meshes up to this many cells are simulated.
+const SIMULATED_CELLS: usize = 10_000;
+/// Clocks the projection is stated at (not a measured Fmax).
+pub const CLOCKS_MHZ: [f64; 3] = [100.0, 200.0, 300.0];
+/// OP2's own Airfoil, 720,000 cells, binary64, 1000 iterations (the issue quoting OP2's runs).
+pub const OP2_SECONDS: [(&str, f64); 3] = [("OP2 CUDA, one NVIDIA H100", 0.455), ("OP2 OpenMP, 16 Xeon threads", 9.49), ("OP2 sequential, one core", 111.0)];
+/// On-chip memory of two boards, in bytes: the U280's XCVU37P (70.9 Mb block RAM + 270 Mb
+/// UltraRAM) and the 520N's Stratix 10 GX 2800 (229 Mb M20K), from the vendors' product tables.
+pub const BOARDS: [(&str, f64); 2] = [("Alveo U280 (XCVU37P)", 340.9e6 / 8.0), ("BittWare 520N (Stratix 10 GX 2800)", 229.0e6 / 8.0)];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LoopRow {
+    pub name: String,
+    pub elements: usize,
+    pub slots: usize,
+    pub noops: usize,
+    /// Runs per iteration.
+    pub runs: usize,
+    /// Cycles of one run, the compiler's model.
+    pub cycles: usize,
+    /// Cycles of one run in seed 002's form: elements / P + fill.
+    pub seed_model: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MeshRow {
+    pub grid: (usize, usize),
+    pub cells: usize,
+    pub loops: Vec<LoopRow>,
+    /// One iteration (the program with its repeat count 1): the compiler's model.
+    pub iteration_cycles: usize,
+    /// The same summed in seed 002's form.
+    pub iteration_seed_model: usize,
+    /// The compiled hardware in the built-in simulator, when run.
+    pub iteration_simulated: Option<usize>,
+    /// Every memory as compiled.
+    pub on_chip_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Projection {
+    pub clock_mhz: f64,
+    pub seconds_1000_iterations: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub precision: String,
+    pub pipelines: usize,
+    pub meshes: Vec<MeshRow>,
+    pub projection: Vec<Projection>,
+    pub op2_seconds: Vec<(String, f64)>,
+    pub boards: Vec<(String, f64)>,
+}
+
+/// Runs the benchmark in binary64 (OP2's published precision).
+pub fn run(log: &mut dyn FnMut(String)) -> Result<Report, Error> {
+    let stages = Stages::balanced(FloatFormat::BINARY64);
+    let mut meshes = vec![];
+    for grid in MESHES {
+        let mesh = naca0012(grid.0, grid.1)?;
+        let app = Application::<f64>::load("examples/apps/airfoil.app", AIRFOIL, &mesh.data())?;
+        let compiled = compile_program(&app, &stages)?;
+        let runs = |name: &str| if name == "save_soln" { 1 } else { 2 };
+        let mut loops = vec![];
+        for name in &compiled.loops {
+            let one = compile_loop(&app, name, &stages)?;
+            let slots = &compiled.plan.schedules[name];
+            let elements = slots.iter().flatten().count();
+            loops.push(LoopRow {
+                name: name.clone(),
+                elements,
+                slots: slots.len(),
+                noops: slots.len() - elements,
+                runs: runs(name),
+                cycles: one.cycles,
+                seed_model: elements + fill(&app, name, &stages, compiled.plan.lambda)?,
+            });
+        }
+        let iteration_cycles = compiled.cycles_with(Some(1));
+        let iteration_seed_model = loops.iter().map(|l| l.runs * l.seed_model).sum();
+        let iteration_simulated = if mesh.cells.len() <= SIMULATED_CELLS {
+            let mut ev = Evaluator::new(compiled.net.clone());
+            ev.reset(2);
+            let host = Host { app: &app, plan: &compiled.plan, name: "" };
+            host.load_program(&mut ev, &compiled.loops);
+            LoopPorts::set(&mut ev, "iterations", &1u8.into());
+            Some(host.run(&mut ev, 100 * iteration_cycles)?)
+        } else {
+            None
+        };
+        let row = MeshRow { grid, cells: mesh.cells.len(), loops, iteration_cycles, iteration_seed_model, iteration_simulated, on_chip_bytes: on_chip_bytes(&compiled.net) };
+        log(format!("{} cells: {} cycles an iteration (model), simulated {:?}", row.cells, row.iteration_cycles, row.iteration_simulated));
+        meshes.push(row);
+    }
+    let largest = meshes.last().map_or(0, |m| m.iteration_cycles);
+    let projection = CLOCKS_MHZ.iter().map(|&f| Projection { clock_mhz: f, seconds_1000_iterations: 1000.0 * largest as f64 / (f * 1e6) }).collect();
+    Ok(Report {
+        precision: "binary64".into(),
+        pipelines: 1,
+        meshes,
+        projection,
+        op2_seconds: OP2_SECONDS.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+        boards: BOARDS.iter().map(|(n, b)| (n.to_string(), *b)).collect(),
+    })
+}
+
+/// Seed 002's fill of a loop's pipeline: the schedule read and the two gather reads, the kernel,
+/// the accumulator's λ when it increments, the reduction's fold (A steps of A + 1 cycles after A
+/// cycles for the last partial) when it sums a global, and the step that starts it.
+fn fill(app: &Application<f64>, name: &str, stages: &Stages, lambda: usize) -> Result<usize, Error> {
+    let (latency, incs, reduces) = loop_shape(app, name, stages)?;
+    let a = stages.of(FloatOperator::Add).max(1);
+    Ok(1 + 3 + latency + 1 + if incs { lambda } else { 0 } + if reduces { a + a * (a + 1) } else { 0 })
+}
+
+/// Bytes of every memory of `net` (width × depth).
+fn on_chip_bytes(net: &weft_hdl::netlist::Netlist) -> u64 {
+    net.memories.iter().map(|m| (m.width * m.depth) as u64).sum::<u64>() / 8
+}
+
+/// The tables.
+pub fn table(r: &Report) -> String {
+    let mut t = String::from("Airfoil compiled from examples/apps/airfoil.app, binary64, one pipeline per loop\n\n");
+    for m in &r.meshes {
+        t += &format!("NACA0012 {}x{}: {} cells, on chip {:.1} MB\n", m.grid.0, m.grid.1, m.cells, m.on_chip_bytes as f64 / 1e6);
+        t += "  loop         elements    slots  no-ops  runs  cycles (model)  seed 002 form\n";
+        for l in &m.loops {
+            t += &format!("  {:<11} {:>9} {:>8} {:>7} {:>5} {:>15} {:>14}\n", l.name, l.elements, l.slots, l.noops, l.runs, l.cycles, l.seed_model);
+        }
+        let sim = m.iteration_simulated.map_or("not simulated".to_string(), |s| format!("{s} simulated"));
+        let err = |x: usize| m.iteration_simulated.map_or(String::new(), |s| format!(" ({:+.2} %)", 100.0 * (x as f64 / s as f64 - 1.0)));
+        t += &format!("  an iteration: {sim}; model {}{}; seed 002 form {}{}\n\n", m.iteration_cycles, err(m.iteration_cycles), m.iteration_seed_model, err(m.iteration_seed_model));
+    }
+    if let Some(big) = r.meshes.last() {
+        t += &format!("{} cells, 1000 iterations at a stated clock (not a measured Fmax):\n", big.cells);
+        for p in &r.projection {
+            t += &format!("  {:>5.0} MHz: {:.2} s\n", p.clock_mhz, p.seconds_1000_iterations);
+        }
+        for (n, s) in &r.op2_seconds {
+            t += &format!("  {n}: {s} s\n");
+        }
+        for (n, b) in &r.boards {
+            t += &format!("  on chip it needs {:.1} MB: at least {} {n} boards ({:.1} MB each)\n", big.on_chip_bytes as f64 / 1e6, (big.on_chip_bytes as f64 / b).ceil(), b / 1e6);
+        }
+    }
+    t
+}
