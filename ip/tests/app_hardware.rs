@@ -8,7 +8,7 @@ use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::pipeline::Stages;
 use weft_ip::airfoil::naca0012::naca0012;
 use weft_ip::app::graph::graph;
-use weft_ip::app::hardware::compile_loop;
+use weft_ip::app::hardware::{compile_loop, compile_loop_with};
 use weft_ip::app::host::Host;
 use weft_ip::app::schedule;
 use weft_ip::app::{Application, Element};
@@ -202,4 +202,37 @@ fn update_with_its_rms_reduction_in_binary64() {
 #[test]
 fn update_with_its_rms_reduction_in_binary32() {
     update_with_reduction::<f32>(FloatFormat::BINARY32, (12, 16), false);
+}
+
+/// Loops with two and four pipelines (rows of P slots, a row's writes and increments in
+/// different banks) from a state none of them leaves unchanged: what each writes equals the
+/// reference visiting the elements in the plan's rows, in the cycles the compiler's model gives.
+#[test]
+fn loops_with_several_pipelines_match_the_reference() {
+    let mesh = naca0012(4, 6).unwrap();
+    let state = || {
+        let mut app = Application::<f64>::load("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
+        for l in ["save_soln", "adt_calc", "res_calc", "bres_calc"] {
+            app.run_loop(l).unwrap();
+        }
+        app.set_dat("p_adt", &vec![0.5; mesh.cells.len()]).unwrap();
+        app
+    };
+    for (name, written) in [("adt_calc", "p_adt"), ("res_calc", "p_res"), ("bres_calc", "p_res"), ("update", "p_q")] {
+        for pipelines in [2, 4] {
+            let app = state();
+            let compiled = compile_loop_with(&app, name, &Stages::balanced(FloatFormat::BINARY64), pipelines).unwrap();
+            let cycles = compiled.cycles;
+            let mut ev = Evaluator::new(compiled.net);
+            ev.reset(2);
+            let host = Host { app: &app, plan: &compiled.plan, name };
+            host.load(&mut ev);
+            assert_eq!(host.run(&mut ev, 10 * cycles).unwrap(), cycles, "{name}, {pipelines} pipelines: cycles");
+            let hardware = host.read(&mut ev, written);
+            let mut reference = state();
+            assert_eq!(compiled.plan.schedules[name].len() % pipelines, 0);
+            reference.run_loop_in(name, &compiled.plan.schedules[name]).unwrap();
+            assert_eq!(bits(&hardware), bits(reference.dat(written).unwrap()), "{name}, {pipelines} pipelines: {written}");
+        }
+    }
 }

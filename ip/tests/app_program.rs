@@ -8,7 +8,7 @@ use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::pipeline::Stages;
 use weft_ip::airfoil::naca0012::naca0012;
 use weft_ip::app::host::Host;
-use weft_ip::app::sequencer::compile_program;
+use weft_ip::app::sequencer::{compile_program, compile_program_with};
 use weft_ip::app::{Application, Element};
 
 const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
@@ -17,12 +17,13 @@ fn bits<T: Element>(v: &[T]) -> Vec<u64> {
     v.iter().map(|x| x.to_lane()).collect()
 }
 
-/// Airfoil for `iterations` iterations on the compiled program and on the reference.
-fn airfoil<T: Element>(format: FloatFormat, iterations: usize) {
+/// Airfoil for `iterations` iterations on the compiled program with `pipelines` pipelines per
+/// loop and on the reference.
+fn airfoil<T: Element>(format: FloatFormat, iterations: usize, pipelines: usize) {
     let mesh = naca0012(4, 6).unwrap();
     let stages = Stages::balanced(format);
     let app = Application::<T>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
-    let compiled = compile_program(&app, &stages).unwrap();
+    let compiled = compile_program_with(&app, &stages, pipelines).unwrap();
     let model = compiled.cycles_with(Some(iterations));
     let mut ev = Evaluator::new(compiled.net);
     ev.reset(2);
@@ -33,6 +34,7 @@ fn airfoil<T: Element>(format: FloatFormat, iterations: usize) {
     assert_eq!(took, model, "cycles: the model from the schedules and pipeline depths");
     let mut reference = Application::<T>::load_as("airfoil.app", AIRFOIL, &mesh.data()).unwrap();
     reference.app.set_interleave(Some(stages.of(FloatOperator::Add)));
+    reference.app.set_pipelines(pipelines);
     reference.run_as(Some(&compiled.plan.schedules), Some(iterations), &mut |_, _| {}).unwrap();
     for dat in ["p_q", "p_qold", "p_adt", "p_res"] {
         assert_eq!(bits(&host.read(&mut ev, dat)), bits(reference.dat(dat).unwrap()), "{dat} after {iterations} iterations");
@@ -41,12 +43,20 @@ fn airfoil<T: Element>(format: FloatFormat, iterations: usize) {
     assert_eq!(ev.get_output("iteration"), iterations as u128);
     let rms = T::from_lane(ev.get_output("rms_value") as u64);
     assert_eq!(rms.to_lane(), reference.global("rms").unwrap()[0].to_lane(), "rms after {iterations} iterations");
-    eprintln!("{iterations} iterations in {took} cycles");
+    eprintln!("{pipelines} pipeline(s): {iterations} iterations in {took} cycles");
 }
 
 #[test]
 fn airfoil_program_in_binary64_matches_the_reference() {
-    airfoil::<f64>(FloatFormat::BINARY64, 3);
+    airfoil::<f64>(FloatFormat::BINARY64, 3, 1);
+}
+
+/// Four pipelines a loop: rows of four slots, a row's increments in four different banks of
+/// eight, `rms` summed per row in a tree before the interleaved partials.
+#[test]
+fn airfoil_program_with_four_pipelines_in_binary64_and_binary32() {
+    airfoil::<f64>(FloatFormat::BINARY64, 3, 4);
+    airfoil::<f32>(FloatFormat::BINARY32, 3, 4);
 }
 
 /// The second application, written only as a file: Jacobi on an unstructured graph (an edge loop

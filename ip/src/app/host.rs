@@ -114,9 +114,13 @@ impl<T: Element> Host<'_, T> {
                 }
             }
         }
-        let address = &self.plan.layout(l.set).address;
-        let slots = self.plan.schedules[self.name].iter().enumerate().map(|(i, s)| (i as u32, s.map_or(BigUint::default(), |e| (BigUint::from(address[e as usize]) << 1) | BigUint::from(1u8))));
-        Self::write(sim, &format!("{}_schedule", self.name), slots);
+        // A row of P slots a word, slot p at bits p·(1 + a): bit 0 set for an element, its
+        // address above.
+        let lay = self.plan.layout(l.set);
+        let width = 1 + super::store::bits_for(lay.capacity);
+        let slot = |s: &Option<u32>| s.map_or(BigUint::default(), |e| (BigUint::from(lay.address[e as usize]) << 1) | BigUint::from(1u8));
+        let rows = self.plan.schedules[self.name].chunks(self.plan.pipelines).enumerate().map(|(r, row)| (r as u32, row.iter().rev().fold(BigUint::default(), |acc, s| (acc << width) | slot(s))));
+        Self::write(sim, &format!("{}_schedule", self.name), rows);
     }
 
     /// Loads a compiled program: every memory of `loops`, their schedules, and every global.

@@ -13,6 +13,8 @@
 //! The same application can be written as a text file ([`text`]: declarations, loops whose
 //! kernels are in the kernel language, a program) and run with [`Application`].
 
+mod accumulate;
+mod datapath;
 pub mod graph;
 pub mod hardware;
 pub mod host;

@@ -41,6 +41,8 @@ pub struct Plan {
     pub schedules: BTreeMap<String, Vec<Slot>>,
     /// Cycles between two increments of one element: the accumulator's read, add and write.
     pub lambda: usize,
+    /// Pipelines per loop: a schedule is rows of this many slots, one row a cycle.
+    pub pipelines: usize,
 }
 
 /// The most banks a set's incremented memories are split into.
@@ -50,20 +52,35 @@ const MAX_BANKS: usize = 16;
 const WINDOW: usize = 64;
 
 impl Plan {
-    /// The plan for every loop of `app`, with accumulators whose adders have `adder` stages.
+    /// The plan for every loop of `app` with one pipeline, with accumulators whose adders have
+    /// `adder` stages.
     pub fn new<T: Element>(app: &Application<T>, adder: usize) -> Result<Plan, Error> {
+        Plan::with_pipelines(app, adder, 1)
+    }
+
+    /// [`Plan::new`] for `pipelines` pipelines per loop: every set's memories get at least that
+    /// many banks (consecutive elements in different banks where no colouring is needed), and
+    /// each row of a schedule keeps its elements' increments and direct writes in different
+    /// banks.
+    pub fn with_pipelines<T: Element>(app: &Application<T>, adder: usize, pipelines: usize) -> Result<Plan, Error> {
+        if !(1..=8).contains(&pipelines) {
+            return Err(Error::Config(format!("pipelines = {pipelines} is out of range: allowed 1 ..= 8")));
+        }
+        let p = pipelines.next_power_of_two();
         let a = &app.app;
         let lambda = adder.max(1) + 2;
         let sets = a.sets();
         // Per set: the groups of its elements one element of some loop increments together.
         let mut groups: Vec<Vec<Vec<u32>>> = vec![vec![]; sets.len()];
         let mut per_element = vec![1usize; sets.len()];
+        let mut coloured = vec![false; sets.len()];
         for (name, l) in &app.loops {
             for s in &sets {
                 let incs: Vec<&Arg> = l.args.iter().filter(|arg| matches!(arg, Arg::Direct(d, Access::Inc) | Arg::Indirect(d, _, _, Access::Inc) if a.dat_info(*d).1 == *s)).collect();
-                if incs.len() < 2 {
+                if incs.len() < 2 && (p == 1 || incs.is_empty()) {
                     continue;
                 }
+                coloured[s.index()] = true;
                 per_element[s.index()] = per_element[s.index()].max(incs.len());
                 for e in 0..a.set_size(l.set) {
                     let targets: Vec<u32> = incs.iter().map(|arg| target(app, arg, e)).collect();
@@ -81,9 +98,10 @@ impl Plan {
         let mut layouts = vec![];
         for s in &sets {
             let n = a.set_size(*s);
-            let banks = per_element[s.index()].next_power_of_two();
-            if banks == 1 {
-                layouts.push(SetLayout { banks, address: (0..n as u32).collect(), capacity: n.max(2).next_power_of_two() });
+            let banks = (per_element[s.index()] * p).next_power_of_two();
+            if !coloured[s.index()] {
+                // Address = index: consecutive elements in consecutive banks.
+                layouts.push(SetLayout { banks: p, address: (0..n as u32).collect(), capacity: n.max(2 * p).next_power_of_two() });
                 continue;
             }
             // The least power of two of banks (up to MAX_BANKS) the greedy colouring fits in.
@@ -98,43 +116,56 @@ impl Plan {
             let fill = (0..banks as u32).map(|b| laid.bank.iter().filter(|x| **x == b).count()).max().unwrap_or(0);
             layouts.push(SetLayout { banks, address: laid.address, capacity: banks * fill.max(2).next_power_of_two() });
         }
+        // Conflict keys: an element numbered across sets; its bank, numbered across sets too.
+        let base: Vec<usize> = sets.iter().scan(0, |acc, s| Some(std::mem::replace(acc, *acc + a.set_size(*s)))).collect();
+        let mut bank = vec![0u32; sets.iter().map(|s| a.set_size(*s)).sum()];
+        for s in &sets {
+            let lay = &layouts[s.index()];
+            for (e, addr) in lay.address.iter().enumerate() {
+                bank[base[s.index()] + e] = (s.index() * 2 * MAX_BANKS) as u32 + addr % lay.banks as u32;
+            }
+        }
+        let set_of = |arg: &Arg| match *arg {
+            Arg::Direct(d, _) | Arg::Indirect(d, _, _, _) => a.dat_info(d).1,
+            Arg::Global(..) => l_set_never(),
+        };
         let mut schedules = BTreeMap::new();
         for (name, l) in &app.loops {
             let n = a.set_size(l.set);
             let incs: Vec<&Arg> = l.args.iter().filter(|arg| arg.access() == Access::Inc && !matches!(arg, Arg::Global(..))).collect();
-            let slots = if incs.is_empty() {
-                (0..n as u32).map(Some).collect()
+            // With several pipelines, a row's direct writes go to different banks too.
+            let writes = p > 1 && l.args.iter().any(|arg| matches!(arg, Arg::Direct(_, Access::Write | Access::Rw)));
+            let slots = if incs.is_empty() && !writes {
+                let mut slots: Vec<Slot> = (0..n as u32).map(Some).collect();
+                slots.resize(n.div_ceil(p) * p, None);
+                slots
             } else {
-                // Hazard keys: a target element numbered across sets; its bank in its set's layout.
-                let base: Vec<usize> = sets.iter().scan(0, |acc, s| Some(std::mem::replace(acc, *acc + a.set_size(*s)))).collect();
-                let set_of = |arg: &Arg| match *arg {
-                    Arg::Direct(d, _) | Arg::Indirect(d, _, _, _) => a.dat_info(d).1,
-                    Arg::Global(..) => unreachable!(),
-                };
                 let keys: Vec<Vec<u32>> = (0..n)
                     .map(|e| {
                         let mut k: Vec<u32> = incs.iter().map(|arg| (base[set_of(arg).index()] + target(app, arg, e) as usize) as u32).collect();
+                        if writes {
+                            k.push((base[l.set.index()] + e) as u32);
+                        }
+                        k.sort_unstable();
                         k.dedup();
                         k
                     })
                     .collect();
-                let mut bank = vec![0u32; base.last().copied().unwrap_or(0) + sets.last().map_or(0, |s| a.set_size(*s))];
-                for s in &sets {
-                    let lay = &layouts[s.index()];
-                    for (e, addr) in lay.address.iter().enumerate() {
-                        bank[base[s.index()] + e] = addr % lay.banks as u32;
-                    }
-                }
-                list_rows(&keys, lambda, WINDOW, Rows { pipelines: 1, banks: Some(&bank) }).map_err(|e| Error::Config(format!("loop `{name}`: {e}")))?
+                let window = if incs.is_empty() { 1 } else { lambda };
+                list_rows(&keys, window, WINDOW, Rows { pipelines: p, banks: Some(&bank) }).map_err(|e| Error::Config(format!("loop `{name}`: {e}")))?
             };
             schedules.insert(name.clone(), slots);
         }
-        Ok(Plan { layouts, schedules, lambda })
+        Ok(Plan { layouts, schedules, lambda, pipelines: p })
     }
 
     pub fn layout(&self, s: SetId) -> &SetLayout {
         &self.layouts[s.index()]
     }
+}
+
+fn l_set_never() -> SetId {
+    unreachable!("a global has no set")
 }
 
 /// The element of its dat's set that argument `arg` of element `e` reaches.

@@ -83,11 +83,12 @@ pub struct App<T = f64> {
     dats: Vec<Dat<T>>,
     globals: Vec<Global<T>>,
     interleave: Option<usize>,
+    pipelines: usize,
 }
 
 impl<T> Default for App<T> {
     fn default() -> App<T> {
-        App { sets: vec![], maps: vec![], dats: vec![], globals: vec![], interleave: None }
+        App { sets: vec![], maps: vec![], dats: vec![], globals: vec![], interleave: None, pipelines: 1 }
     }
 }
 
@@ -147,6 +148,13 @@ impl<T: Float> App<T> {
     /// the global's old value plus partial 0, 1, …, A − 1 in turn.
     pub fn set_interleave(&mut self, lanes: Option<usize>) {
         self.interleave = lanes.filter(|a| *a > 0);
+    }
+
+    /// With [`App::set_interleave`]: the hardware has `pipelines` pipelines, so an order is rows of
+    /// that many slots, and a row's values are first summed pairwise — ((v0 + v1) + (v2 + v3)) + …,
+    /// an empty slot giving −0 — then the row's sum goes into partial (row mod A).
+    pub fn set_pipelines(&mut self, pipelines: usize) {
+        self.pipelines = pipelines.max(1).next_power_of_two();
     }
 
     /// Every set, in declaration order.
@@ -286,12 +294,29 @@ impl<T: Float> App<T> {
             .collect();
         let mut bufs: Vec<Vec<T>> = dims.iter().map(|&n| vec![T::zero(); n]).collect();
         let mut places = Vec::with_capacity(args.len());
-        // Interleaved sums of `inc` globals: partial[argument][k mod A][component].
+        // Interleaved sums of `inc` globals: partial[argument][row mod A][component], rows counted
+        // from the first with an element (a row of no-ops adds nothing); a row's values wait in
+        // `row` until the row is summed.
         let lanes = self.interleave.unwrap_or(0);
+        let rows = self.pipelines;
         let mut partials: Vec<Vec<Vec<T>>> = args.iter().zip(&dims).map(|(a, &d)| if matches!(a, Arg::Global(_, Access::Inc)) { vec![vec![T::zero(); d]; lanes] } else { vec![] }).collect();
-        // Partials are indexed by slot from the first element (a no-op slot adds nothing).
-        let first = order.iter().position(Option::is_some).unwrap_or(0);
-        for (visit, e) in order.iter().enumerate().filter_map(|(i, e)| e.map(|e| (i - first, e as usize))) {
+        let mut row: Vec<Vec<Vec<T>>> = dims.iter().map(|&d| vec![vec![-T::zero(); d]; rows]).collect();
+        let mut current: Option<usize> = None;
+        let first = order.iter().position(Option::is_some).unwrap_or(0) / rows;
+        let flush = |row: &mut Vec<Vec<Vec<T>>>, partials: &mut Vec<Vec<Vec<T>>>, r: usize| {
+            for (k, arg) in args.iter().enumerate() {
+                if matches!(arg, Arg::Global(_, Access::Inc)) {
+                    let sum = tree(&row[k]);
+                    partials[k][(r - first) % lanes].iter_mut().zip(&sum).for_each(|(t, b)| *t = *t + *b);
+                    row[k].iter_mut().for_each(|lane| lane.fill(-T::zero()));
+                }
+            }
+        };
+        for (slot, e) in order.iter().enumerate().filter_map(|(i, e)| e.map(|e| (i, e as usize))) {
+            if lanes > 0 && current.is_some_and(|r| r != slot / rows) {
+                flush(&mut row, &mut partials, current.unwrap_or(0));
+            }
+            current = Some(slot / rows);
             places.clear();
             places.extend(args.iter().map(|arg| self.place(arg, e)));
             for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {
@@ -305,8 +330,7 @@ impl<T: Float> App<T> {
             for (k, (arg, &(at, lo, global))) in args.iter().zip(&places).enumerate() {
                 let target = if global { &mut self.globals[at].values[..] } else { &mut self.dats[at].values[lo..lo + dims[k]] };
                 if global && lanes > 0 && arg.access() == Access::Inc {
-                    let p = &mut partials[k][visit % lanes];
-                    p.iter_mut().zip(&bufs[k]).for_each(|(t, b)| *t = *t + *b);
+                    row[k][slot % rows].copy_from_slice(&bufs[k]);
                     continue;
                 }
                 match arg.access() {
@@ -318,6 +342,9 @@ impl<T: Float> App<T> {
                 }
             }
         }
+        if let (Some(r), true) = (current, lanes > 0) {
+            flush(&mut row, &mut partials, r);
+        }
         for (k, arg) in args.iter().enumerate() {
             if let (Arg::Global(g, Access::Inc), true) = (arg, lanes > 0) {
                 for p in &partials[k] {
@@ -327,6 +354,15 @@ impl<T: Float> App<T> {
         }
         Ok(())
     }
+}
+
+/// Lanes summed pairwise, level by level: ((l0 + l1) + (l2 + l3)) + … (one lane: itself).
+fn tree<T: Float>(lanes: &[Vec<T>]) -> Vec<T> {
+    let mut level: Vec<Vec<T>> = lanes.to_vec();
+    while level.len() > 1 {
+        level = level.chunks(2).map(|pair| pair[0].iter().zip(&pair[1]).map(|(a, b)| *a + *b).collect()).collect();
+    }
+    level.pop().unwrap_or_default()
 }
 
 /// The larger (`max`) or smaller of the running value `t` and a new value `b`, in IEEE 754-2019's

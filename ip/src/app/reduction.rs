@@ -89,3 +89,42 @@ pub(super) fn extreme<'d>(d: &'d Design, format: FloatFormat, t: Sig<'d>, b: Sig
     let takes = if max { key(b).gt(key(t)) } else { key(b).lt(key(t)) };
     nan(t).mux(b, (nan(b) | !takes).mux(t, b))
 }
+
+/// Levels of a pairwise tree over `lanes` values.
+pub(super) fn tree_depth(lanes: usize) -> usize {
+    lanes.next_power_of_two().trailing_zeros() as usize
+}
+
+/// A row's values summed pairwise — ((v0 + v1) + (v2 + v3)) + … —, a lane without a value
+/// giving −0 (which leaves any sum as it is); returns the sum and its valid
+/// [`tree_depth`]`·A` cycles later (one lane: the value itself).
+pub(super) fn row_sum<'d>(d: &'d Design, name: &str, format: FloatFormat, a: usize, lanes: &[(Sig<'d>, Sig<'d>)]) -> Result<(Sig<'d>, Sig<'d>), Error> {
+    let any = lanes.iter().fold(d.lit(0, 1), |x, (v, _)| x | *v);
+    if lanes.len() == 1 {
+        return Ok(lanes[0]);
+    }
+    let w = format.width();
+    let adder = Rc::new(operator_netlist(FloatOperator::Add, format, a.max(1))?);
+    let mut level: Vec<Sig<'d>> = lanes.iter().map(|(v, x)| v.mux(*x, d.lit(1 << (w - 1), w))).collect();
+    level.resize(lanes.len().next_power_of_two(), d.lit(1 << (w - 1), w));
+    let mut valid = any;
+    let mut depth = 0;
+    while level.len() > 1 {
+        let mut next = vec![];
+        for (j, pair) in level.chunks(2).enumerate() {
+            let add = d.instance(&adder, &format!("{name}_tree_add"), &format!("{name}_tree{depth}_{j}"));
+            add.input("s_axis_tdata").define(pair[1].cat(pair[0]));
+            add.input("s_axis_tvalid").define(valid);
+            add.input("s_axis_tlast").define(d.lit(0, 1));
+            add.input("m_axis_tready").define(d.lit(1, 1));
+            next.push(add.output("m_axis_tdata"));
+            if j == 0 {
+                valid = add.output("m_axis_tvalid");
+            }
+        }
+        // Every adder of a level shares the first one's valid.
+        level = next;
+        depth += 1;
+    }
+    Ok((valid, level[0]))
+}

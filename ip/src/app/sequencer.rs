@@ -20,7 +20,8 @@
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::pipeline::Stages;
 
-use super::hardware::{adder_stages, build_loop, slot_bits, Compiled, Cost, Stores};
+use super::datapath::build_loop;
+use super::hardware::{adder_stages, slot_bits, Compiled, Cost, Stores};
 use super::plan::Plan;
 use super::program::Arg;
 use super::run::{Application, Element};
@@ -72,7 +73,12 @@ fn flatten<T: Element>(app: &Application<T>, steps: &[Step], globals: &[(String,
 
 /// The hardware of `app`'s whole program, with the kernels' operators at `stages`.
 pub fn compile_program<T: Element>(app: &Application<T>, stages: &Stages) -> Result<Compiled, Error> {
-    let plan = Plan::new(app, adder_stages(stages))?;
+    compile_program_with(app, stages, 1)
+}
+
+/// [`compile_program`] with `pipelines` pipelines per loop (1 ..= 8).
+pub fn compile_program_with<T: Element>(app: &Application<T>, stages: &Stages, pipelines: usize) -> Result<Compiled, Error> {
+    let plan = Plan::with_pipelines(app, adder_stages(stages), pipelines)?;
     let slot = slot_bits::<T>();
     let globals: Vec<(String, usize)> = app.global_ids().into_iter().map(|(n, _, dim)| (n, dim)).collect();
     let mut micro = vec![];
