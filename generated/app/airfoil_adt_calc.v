@@ -62,12 +62,12 @@ module airfoil_adt_calc(
     output wire [31:0] p_adt_rd_data;
 
 // verilator lint_off UNUSEDSIGNAL
-// loop adt_calc: sequencer, 1800 slots (0 no-ops)
+// loop adt_calc: sequencer, 1800 rows × 1 pipeline(s), 0 no-op slots
 reg adt_calc_issuing;
-reg [10:0] adt_calc_slot;
-wire adt_calc_slot_is1799;
+reg [10:0] adt_calc_row;
+wire adt_calc_row_is1799;
 wire start_and;
-reg [11:0] adt_calc_slot_word;
+reg [11:0] adt_calc_row_word;
 reg adt_calc_issued;
 wire adt_calc_element_valid;
 wire [10:0] adt_calc_element;
@@ -82,10 +82,6 @@ reg [63:0] adt_calc_x3_value;
 reg [43:0] adt_calc_x4_row;
 reg [63:0] adt_calc_x4_value;
 reg [127:0] adt_calc_q_value;
-// loop adt_calc: kernel, 85 cycles
-reg adt_calc_element_valid_q;
-reg adt_calc_gathered;
-// loop adt_calc: write-back, what the kernel writes at the element that issued it
 reg [10:0] adt_calc_element_d1_q;
 reg [10:0] adt_calc_element_d1_q_2;
 reg [10:0] adt_calc_element_d1_q_3;
@@ -172,6 +168,10 @@ reg [10:0] for_adt_calc_adt_address_out_q_6;
 reg [10:0] for_adt_calc_adt_address_out_q_7;
 reg [10:0] for_adt_calc_adt_address_out_q_8;
 reg [10:0] adt_calc_adt_address_out;
+// loop adt_calc: kernel, 85 cycles
+reg adt_calc_element_valid_q;
+reg adt_calc_gathered;
+// loop adt_calc: write-back, what the kernels write at the elements that issued it
 reg [11:0] adt_calc_outstanding;
 reg adt_calc_issued_d1;
 reg [63:0] p_x_rd_value;
@@ -193,17 +193,17 @@ wire adt_calc_kernel_m_axis_tlast;
 wire adt_calc_kernel_s_axis_tready;
 // verilator lint_on UNUSEDSIGNAL
 
-// ---- loop adt_calc: sequencer, 1800 slots (0 no-ops) ----
-assign adt_calc_slot_is1799 = adt_calc_slot == 11'h707;
+// ---- loop adt_calc: sequencer, 1800 rows × 1 pipeline(s), 0 no-op slots ----
+assign adt_calc_row_is1799 = adt_calc_row == 11'h707;
 assign start_and = start & (~adt_calc_issuing);
-assign adt_calc_element_valid = adt_calc_issued & adt_calc_slot_word[0];
-assign adt_calc_element = adt_calc_slot_word[11:1];
+assign adt_calc_element_valid = adt_calc_issued & adt_calc_row_word[0];
+assign adt_calc_element = adt_calc_row_word[11:1];
 
 // ---- loop adt_calc: gather, map rows at the element, then the data rows they name ----
 
 // ---- loop adt_calc: kernel, 85 cycles ----
 
-// ---- loop adt_calc: write-back, what the kernel writes at the element that issued it ----
+// ---- loop adt_calc: write-back, what the kernels write at the elements that issued it ----
 
 // ---- adt_calc_kernel (adt_calc) ----
 airfoil_adt_calc_adt_calc adt_calc_kernel (
@@ -223,9 +223,9 @@ airfoil_adt_calc_adt_calc adt_calc_kernel (
 );
 
 always @(posedge clk) begin
-    if (rst) adt_calc_issuing <= 1'h0; else adt_calc_issuing <= start_and ? 1'h1 : ((adt_calc_issuing & adt_calc_slot_is1799) ? 1'h0 : adt_calc_issuing);
-    if (rst) adt_calc_slot <= 11'h0; else adt_calc_slot <= start_and ? 11'h0 : ((adt_calc_issuing & (~adt_calc_slot_is1799)) ? (adt_calc_slot + 11'h1) : adt_calc_slot);
-    if (1'h1) adt_calc_slot_word <= adt_calc_schedule_mem[adt_calc_slot];
+    if (rst) adt_calc_issuing <= 1'h0; else adt_calc_issuing <= start_and ? 1'h1 : ((adt_calc_issuing & adt_calc_row_is1799) ? 1'h0 : adt_calc_issuing);
+    if (rst) adt_calc_row <= 11'h0; else adt_calc_row <= start_and ? 11'h0 : ((adt_calc_issuing & (~adt_calc_row_is1799)) ? (adt_calc_row + 11'h1) : adt_calc_row);
+    if (1'h1) adt_calc_row_word <= adt_calc_schedule_mem[adt_calc_row];
     adt_calc_issued <= adt_calc_issuing;
     adt_calc_element_d1 <= adt_calc_element;
     if (1'h1) adt_calc_x1_row <= pcell_mem[adt_calc_element];
@@ -237,8 +237,6 @@ always @(posedge clk) begin
     if (1'h1) adt_calc_x4_row <= pcell_mem[adt_calc_element];
     if (1'h1) adt_calc_x4_value <= p_x_mem[adt_calc_x4_row[43:33]];
     if (1'h1) adt_calc_q_value <= p_q_mem[adt_calc_element_d1];
-    adt_calc_element_valid_q <= adt_calc_element_valid;
-    adt_calc_gathered <= adt_calc_element_valid_q;
     adt_calc_element_d1_q <= adt_calc_element_d1;
     adt_calc_element_d1_q_2 <= adt_calc_element_d1_q;
     adt_calc_element_d1_q_3 <= adt_calc_element_d1_q_2;
@@ -325,6 +323,8 @@ always @(posedge clk) begin
     for_adt_calc_adt_address_out_q_7 <= for_adt_calc_adt_address_out_q_6;
     for_adt_calc_adt_address_out_q_8 <= for_adt_calc_adt_address_out_q_7;
     adt_calc_adt_address_out <= for_adt_calc_adt_address_out_q_8;
+    adt_calc_element_valid_q <= adt_calc_element_valid;
+    adt_calc_gathered <= adt_calc_element_valid_q;
     if (rst) adt_calc_outstanding <= 12'h0; else adt_calc_outstanding <= (adt_calc_outstanding + ({11'h0, adt_calc_element_valid})) - ({11'h0, adt_calc_kernel_m_axis_tvalid});
     adt_calc_issued_d1 <= adt_calc_issuing;
     if (1'h1) p_x_rd_value <= p_x_mem[p_x_rd_addr];

@@ -1,5 +1,5 @@
 //! `weft bench airfoil-app`: Airfoil's application file (`examples/apps/airfoil.app`) compiled
-//! whole, one pipeline per loop, on OP2's NACA0012 C-grid at three sizes.
+//! whole with P = 1, 2, 4 and 8 pipelines per loop, on OP2's NACA0012 C-grid at three sizes.
 //!
 //! - **Per loop**: elements, schedule slots and no-ops, and the cycles of one run by two models:
 //!   the compiler's (from the schedule and the pipeline depths) and seed 002's form, elements / P
@@ -15,9 +15,9 @@ use weft_hdl::float::{FloatFormat, FloatOperator};
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::pipeline::Stages;
 use weft_ip::airfoil::naca0012::naca0012;
-use weft_ip::app::hardware::{compile_loop, loop_shape};
+use weft_ip::app::hardware::{compile_loop_with, loop_shape};
 use weft_ip::app::host::{Host, LoopPorts};
-use weft_ip::app::sequencer::compile_program;
+use weft_ip::app::sequencer::compile_program_with;
 use weft_ip::app::Application;
 
 use crate::Error;
@@ -26,6 +26,8 @@ const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
 
 /// NACA0012 grids (I, J): 3·I·J cells; the last is OP2's standard mesh.
 pub const MESHES: [(usize, usize); 3] = [(16, 20), (50, 66), (400, 600)];
+/// Pipelines per loop.
+pub const PIPELINES: [usize; 4] = [1, 2, 4, 8];
 /// Meshes up to this many cells are simulated.
 const SIMULATED_CELLS: usize = 10_000;
 /// Clocks the projection is stated at (not a measured Fmax).
@@ -54,6 +56,7 @@ pub struct LoopRow {
 pub struct MeshRow {
     pub grid: (usize, usize),
     pub cells: usize,
+    pub pipelines: usize,
     pub loops: Vec<LoopRow>,
     /// One iteration (the program with its repeat count 1): the compiler's model.
     pub iteration_cycles: usize,
@@ -67,6 +70,7 @@ pub struct MeshRow {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Projection {
+    pub pipelines: usize,
     pub clock_mhz: f64,
     pub seconds_1000_iterations: f64,
 }
@@ -74,7 +78,6 @@ pub struct Projection {
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub precision: String,
-    pub pipelines: usize,
     pub meshes: Vec<MeshRow>,
     pub projection: Vec<Projection>,
     pub op2_seconds: Vec<(String, f64)>,
@@ -88,44 +91,42 @@ pub fn run(log: &mut dyn FnMut(String)) -> Result<Report, Error> {
     for grid in MESHES {
         let mesh = naca0012(grid.0, grid.1)?;
         let app = Application::<f64>::load("examples/apps/airfoil.app", AIRFOIL, &mesh.data())?;
-        let compiled = compile_program(&app, &stages)?;
-        let runs = |name: &str| if name == "save_soln" { 1 } else { 2 };
-        let mut loops = vec![];
-        for name in &compiled.loops {
-            let one = compile_loop(&app, name, &stages)?;
-            let slots = &compiled.plan.schedules[name];
-            let elements = slots.iter().flatten().count();
-            loops.push(LoopRow {
-                name: name.clone(),
-                elements,
-                slots: slots.len(),
-                noops: slots.len() - elements,
-                runs: runs(name),
-                cycles: one.cycles,
-                seed_model: elements + fill(&app, name, &stages, compiled.plan.lambda)?,
-            });
+        for pipelines in PIPELINES {
+            let compiled = compile_program_with(&app, &stages, pipelines)?;
+            let runs = |name: &str| if name == "save_soln" { 1 } else { 2 };
+            let mut loops = vec![];
+            for name in &compiled.loops {
+                let one = compile_loop_with(&app, name, &stages, pipelines)?;
+                let slots = &compiled.plan.schedules[name];
+                let elements = slots.iter().flatten().count();
+                let seed_model = elements.div_ceil(pipelines) + fill(&app, name, &stages, compiled.plan.lambda, pipelines)?;
+                loops.push(LoopRow { name: name.clone(), elements, slots: slots.len(), noops: slots.len() - elements, runs: runs(name), cycles: one.cycles, seed_model });
+            }
+            let iteration_cycles = compiled.cycles_with(Some(1));
+            let iteration_seed_model = loops.iter().map(|l| l.runs * l.seed_model).sum();
+            let iteration_simulated = if mesh.cells.len() <= SIMULATED_CELLS {
+                let mut ev = Evaluator::new(compiled.net.clone());
+                ev.reset(2);
+                let host = Host { app: &app, plan: &compiled.plan, name: "" };
+                host.load_program(&mut ev, &compiled.loops);
+                LoopPorts::set(&mut ev, "iterations", &1u8.into());
+                Some(host.run(&mut ev, 100 * iteration_cycles)?)
+            } else {
+                None
+            };
+            let row = MeshRow { grid, cells: mesh.cells.len(), pipelines, loops, iteration_cycles, iteration_seed_model, iteration_simulated, on_chip_bytes: on_chip_bytes(&compiled.net) };
+            log(format!("{} cells, {pipelines} pipeline(s): {} cycles an iteration (model), simulated {:?}", row.cells, row.iteration_cycles, row.iteration_simulated));
+            meshes.push(row);
         }
-        let iteration_cycles = compiled.cycles_with(Some(1));
-        let iteration_seed_model = loops.iter().map(|l| l.runs * l.seed_model).sum();
-        let iteration_simulated = if mesh.cells.len() <= SIMULATED_CELLS {
-            let mut ev = Evaluator::new(compiled.net.clone());
-            ev.reset(2);
-            let host = Host { app: &app, plan: &compiled.plan, name: "" };
-            host.load_program(&mut ev, &compiled.loops);
-            LoopPorts::set(&mut ev, "iterations", &1u8.into());
-            Some(host.run(&mut ev, 100 * iteration_cycles)?)
-        } else {
-            None
-        };
-        let row = MeshRow { grid, cells: mesh.cells.len(), loops, iteration_cycles, iteration_seed_model, iteration_simulated, on_chip_bytes: on_chip_bytes(&compiled.net) };
-        log(format!("{} cells: {} cycles an iteration (model), simulated {:?}", row.cells, row.iteration_cycles, row.iteration_simulated));
-        meshes.push(row);
     }
-    let largest = meshes.last().map_or(0, |m| m.iteration_cycles);
-    let projection = CLOCKS_MHZ.iter().map(|&f| Projection { clock_mhz: f, seconds_1000_iterations: 1000.0 * largest as f64 / (f * 1e6) }).collect();
+    let largest = MESHES[MESHES.len() - 1];
+    let projection = meshes
+        .iter()
+        .filter(|m| m.grid == largest)
+        .flat_map(|m| CLOCKS_MHZ.iter().map(move |&f| Projection { pipelines: m.pipelines, clock_mhz: f, seconds_1000_iterations: 1000.0 * m.iteration_cycles as f64 / (f * 1e6) }))
+        .collect();
     Ok(Report {
         precision: "binary64".into(),
-        pipelines: 1,
         meshes,
         projection,
         op2_seconds: OP2_SECONDS.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
@@ -134,12 +135,14 @@ pub fn run(log: &mut dyn FnMut(String)) -> Result<Report, Error> {
 }
 
 /// Seed 002's fill of a loop's pipeline: the schedule read and the two gather reads, the kernel,
-/// the accumulator's λ when it increments, the reduction's fold (A steps of A + 1 cycles after A
-/// cycles for the last partial) when it sums a global, and the step that starts it.
-fn fill(app: &Application<f64>, name: &str, stages: &Stages, lambda: usize) -> Result<usize, Error> {
+/// the accumulator's λ when it increments, the row's adder tree and the reduction's fold (A
+/// steps of A + 1 cycles after A cycles for the last partial) when it sums a global, and the step
+/// that starts it.
+fn fill(app: &Application<f64>, name: &str, stages: &Stages, lambda: usize, pipelines: usize) -> Result<usize, Error> {
     let (latency, incs, reduces) = loop_shape(app, name, stages)?;
     let a = stages.of(FloatOperator::Add).max(1);
-    Ok(1 + 3 + latency + 1 + if incs { lambda } else { 0 } + if reduces { a + a * (a + 1) } else { 0 })
+    let tree = pipelines.next_power_of_two().trailing_zeros() as usize * a;
+    Ok(1 + 3 + latency + 1 + if incs { lambda } else { 0 } + if reduces { tree + a + a * (a + 1) } else { 0 })
 }
 
 /// Bytes of every memory of `net` (width × depth).
@@ -149,27 +152,31 @@ fn on_chip_bytes(net: &weft_hdl::netlist::Netlist) -> u64 {
 
 /// The tables.
 pub fn table(r: &Report) -> String {
-    let mut t = String::from("Airfoil compiled from examples/apps/airfoil.app, binary64, one pipeline per loop\n\n");
-    for m in &r.meshes {
-        t += &format!("NACA0012 {}x{}: {} cells, on chip {:.1} MB\n", m.grid.0, m.grid.1, m.cells, m.on_chip_bytes as f64 / 1e6);
+    let mut t = String::from("Airfoil compiled from examples/apps/airfoil.app, binary64\n\n");
+    for m in r.meshes.iter().filter(|m| m.pipelines == 1 || m.pipelines == 4) {
+        t += &format!("NACA0012 {}x{}: {} cells, {} pipeline(s), on chip {:.1} MB\n", m.grid.0, m.grid.1, m.cells, m.pipelines, m.on_chip_bytes as f64 / 1e6);
         t += "  loop         elements    slots  no-ops  runs  cycles (model)  seed 002 form\n";
         for l in &m.loops {
             t += &format!("  {:<11} {:>9} {:>8} {:>7} {:>5} {:>15} {:>14}\n", l.name, l.elements, l.slots, l.noops, l.runs, l.cycles, l.seed_model);
         }
-        let sim = m.iteration_simulated.map_or("not simulated".to_string(), |s| format!("{s} simulated"));
-        let err = |x: usize| m.iteration_simulated.map_or(String::new(), |s| format!(" ({:+.2} %)", 100.0 * (x as f64 / s as f64 - 1.0)));
-        t += &format!("  an iteration: {sim}; model {}{}; seed 002 form {}{}\n\n", m.iteration_cycles, err(m.iteration_cycles), m.iteration_seed_model, err(m.iteration_seed_model));
+        t += "\n";
     }
-    if let Some(big) = r.meshes.last() {
-        t += &format!("{} cells, 1000 iterations at a stated clock (not a measured Fmax):\n", big.cells);
+    t += "an iteration, cycles:\n  cells    P  simulated       model  seed 002 form\n";
+    for m in &r.meshes {
+        let err = |x: usize| m.iteration_simulated.map_or(String::new(), |s| format!(" ({:+.2} %)", 100.0 * (x as f64 / s as f64 - 1.0)));
+        let sim = m.iteration_simulated.map_or("-".to_string(), |s| s.to_string());
+        t += &format!("  {:>6} {:>3} {:>10} {:>11}{} {:>10}{}\n", m.cells, m.pipelines, sim, m.iteration_cycles, err(m.iteration_cycles), m.iteration_seed_model, err(m.iteration_seed_model));
+    }
+    if let Some(big) = r.meshes.iter().rev().find(|m| m.pipelines == 1) {
+        t += &format!("\n{} cells, 1000 iterations at a stated clock (not a measured Fmax):\n", big.cells);
         for p in &r.projection {
-            t += &format!("  {:>5.0} MHz: {:.2} s\n", p.clock_mhz, p.seconds_1000_iterations);
+            t += &format!("  P = {} at {:>3.0} MHz: {:.2} s\n", p.pipelines, p.clock_mhz, p.seconds_1000_iterations);
         }
         for (n, s) in &r.op2_seconds {
             t += &format!("  {n}: {s} s\n");
         }
         for (n, b) in &r.boards {
-            t += &format!("  on chip it needs {:.1} MB: at least {} {n} boards ({:.1} MB each)\n", big.on_chip_bytes as f64 / 1e6, (big.on_chip_bytes as f64 / b).ceil(), b / 1e6);
+            t += &format!("  on chip (P = 1) {:.1} MB: at least {} {n} boards ({:.1} MB each)\n", big.on_chip_bytes as f64 / 1e6, (big.on_chip_bytes as f64 / b).ceil(), b / 1e6);
         }
     }
     t

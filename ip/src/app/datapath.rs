@@ -78,7 +78,7 @@ pub(super) fn build_loop<'d, T: Element>(
     let pn = |p: usize| if pipes == 1 { String::new() } else { format!("_p{p}") };
 
     // ---- sequencer: one row of the schedule per cycle from `start` ----
-    d.section(&format!("loop {name}: sequencer, {rows_n} rows of {pipes} slots ({} no-ops)", super::schedule::noops(slots)));
+    d.section(&format!("loop {name}: sequencer, {rows_n} rows × {pipes} pipeline(s), {} no-op slots", super::schedule::noops(slots)));
     let sched = Store::new(d, &format!("{name}_schedule"), pipes * (1 + ab), 1, rows_n.max(2).next_power_of_two());
     sched.host_ports(false);
     sched.finish();
