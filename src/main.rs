@@ -118,6 +118,9 @@ enum Command {
         /// Output folder for --compile
         #[arg(long, default_value = "generated/app")]
         out: PathBuf,
+        /// Pipelines per loop for --compile (1 ..= 8)
+        #[arg(long, default_value_t = 1)]
+        pipelines: usize,
     },
     /// Measure and print performance figures
     Bench {
@@ -295,9 +298,10 @@ fn main() -> ExitCode {
         Command::App { file, mesh, precision, compile: None, .. } => {
             weft::run::app::mesh(&mesh).and_then(|m| weft::run::app::run(&file, &m, precision.as_deref(), &mut |line| println!("{line}"))).map_err(String::from)
         }
-        Command::App { file, mesh, precision, compile: Some(name), out } => {
-            weft::run::app::mesh(&mesh).and_then(|m| weft::run::app::compile(&file, &m, precision.as_deref(), &name, &out)).map(|path| println!("wrote {}", path.display())).map_err(String::from)
-        }
+        Command::App { file, mesh, precision, compile: Some(name), out, pipelines } => weft::run::app::mesh(&mesh)
+            .and_then(|m| weft::run::app::compile(&file, &m, precision.as_deref(), &name, pipelines, &out))
+            .map(|path| println!("wrote {}", path.display()))
+            .map_err(String::from),
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles)
             .and_then(|text| {
                 print!("{text}");

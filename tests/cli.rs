@@ -212,10 +212,12 @@ fn app_compiles_a_loop_to_verilog_or_says_what_is_not_built() {
     assert!(ok, "{text}");
     let verilog = std::fs::read_to_string(dir.join("jacobi_update.v")).unwrap();
     assert!(verilog.contains("change_result"), "{text}");
-    let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "graph:30,5,1", "--out", &out, "--compile"]);
+    let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "graph:30,5,1", "--pipelines", "2", "--out", &out, "--compile"]);
     assert!(ok, "{text}");
     let verilog = std::fs::read_to_string(dir.join("jacobi.v")).unwrap();
-    assert!(verilog.contains("module jacobi(") && verilog.contains("print_log_rd_data") && verilog.contains("gather_schedule_wr_en"), "{text}");
+    assert!(verilog.contains("module jacobi(") && verilog.contains("print_log_rd_data") && verilog.contains("gather_schedule_wr_en") && verilog.contains("gather_kernel_p1"), "{text}");
+    let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "graph:30,5,1", "--pipelines", "9", "--compile"]);
+    assert!(!ok && text.contains("pipelines = 9 is out of range: allowed 1 ..= 8"), "{text}");
     let (ok, text) = weft(&["app", "examples/apps/jacobi.app", "--mesh", "graph:30,5,1", "--compile", "solve", "--out", &out]);
     assert!(!ok && text.contains("solve"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use weft_hdl::float::FloatFormat;
 use weft_hdl::pipeline::Stages;
-use weft_ip::app::hardware::{loop_spec, loop_verilog};
-use weft_ip::app::sequencer::{compile_program, program_verilog};
+use weft_ip::app::hardware::{compile_loop_with, loop_spec};
+use weft_ip::app::sequencer::{compile_program_with, program_verilog};
 
 use weft_ip::airfoil::{mesh::read_op2, naca0012::naca0012};
 use weft_ip::app::{graph::graph, Application, Element, MeshData};
@@ -70,18 +70,27 @@ pub fn run(file: &Path, mesh: &MeshData, precision: Option<&str>, out: &mut dyn 
     }
 }
 
-fn compile_in<T: Element>(file: &Path, source: &str, mesh: &MeshData, name: &str, format: FloatFormat, out: &Path) -> Result<PathBuf, Error> {
+fn compile_in<T: Element>(file: &Path, source: &str, mesh: &MeshData, name: &str, pipelines: usize, format: FloatFormat, out: &Path) -> Result<PathBuf, Error> {
     let app = Application::<T>::load_as(&file.display().to_string(), source, mesh)?;
     let stages = Stages::balanced(format);
     let stem = file.file_stem().unwrap_or_default().to_string_lossy();
     let (module, text) = if name.is_empty() {
-        let compiled = compile_program(&app, &stages)?;
+        let compiled = compile_program_with(&app, &stages, pipelines)?;
         let text = program_verilog(&app, &stem, &compiled)?;
         (stem.to_string(), text)
     } else {
         let module = format!("{stem}_{name}");
+        let compiled = compile_loop_with(&app, name, &stages, pipelines)?;
         let spec = loop_spec(&app, name, &module, &stages)?;
-        let text = loop_verilog(&app, name, &stages, &spec)?;
+        let spec = weft_hdl::export::ModuleSpec {
+            parameters: vec![
+                ("precision".into(), T::PRECISION.name().into()),
+                ("pipelines".into(), compiled.plan.pipelines.to_string()),
+                ("cycles".into(), format!("{} from start until busy falls", compiled.cycles)),
+            ],
+            ..spec
+        };
+        let text = weft_hdl::export::export_netlist(&spec, &compiled.net).map_err(|e| Error::Input(e.0))?;
         (module, text)
     };
     std::fs::create_dir_all(out).map_err(|e| Error::from(e).context(out.display()))?;
@@ -92,10 +101,10 @@ fn compile_in<T: Element>(file: &Path, source: &str, mesh: &MeshData, name: &str
 
 /// Compiles loop `name` of `file` for `mesh` to hardware (the precision as in [`run`]) and
 /// writes its Verilog to `<out>/<file stem>_<name>.v` — or, when `name` is empty, the whole
-/// program to `<out>/<file stem>.v`; returns the path.
-pub fn compile(file: &Path, mesh: &MeshData, precision: Option<&str>, name: &str, out: &Path) -> Result<PathBuf, Error> {
+/// program to `<out>/<file stem>.v` —, each loop with `pipelines` pipelines; returns the path.
+pub fn compile(file: &Path, mesh: &MeshData, precision: Option<&str>, name: &str, pipelines: usize, out: &Path) -> Result<PathBuf, Error> {
     match source_in(file, precision)? {
-        (source, true) => compile_in::<f64>(file, &source, mesh, name, FloatFormat::BINARY64, out),
-        (source, false) => compile_in::<f32>(file, &source, mesh, name, FloatFormat::BINARY32, out),
+        (source, true) => compile_in::<f64>(file, &source, mesh, name, pipelines, FloatFormat::BINARY64, out),
+        (source, false) => compile_in::<f32>(file, &source, mesh, name, pipelines, FloatFormat::BINARY32, out),
     }
 }

@@ -45,10 +45,10 @@ pub struct Plan {
     pub pipelines: usize,
 }
 
-/// The most banks a set's incremented memories are split into.
-const MAX_BANKS: usize = 16;
+/// The most banks a set's memories are split into.
+const MAX_BANKS: usize = 64;
 
-/// Elements looked ahead by the list schedule.
+/// Elements looked ahead by the list schedule, per pipeline.
 const WINDOW: usize = 64;
 
 impl Plan {
@@ -98,7 +98,9 @@ impl Plan {
         let mut layouts = vec![];
         for s in &sets {
             let n = a.set_size(*s);
-            let banks = (per_element[s.index()] * p).next_power_of_two();
+            // With several pipelines, twice the banks a row needs, so the list schedule finds
+            // rows of elements whose increments fall in different banks.
+            let banks = (per_element[s.index()] * p * if p > 1 { 2 } else { 1 }).next_power_of_two();
             if !coloured[s.index()] {
                 // Address = index: consecutive elements in consecutive banks.
                 layouts.push(SetLayout { banks: p, address: (0..n as u32).collect(), capacity: n.max(2 * p).next_power_of_two() });
@@ -122,7 +124,7 @@ impl Plan {
         for s in &sets {
             let lay = &layouts[s.index()];
             for (e, addr) in lay.address.iter().enumerate() {
-                bank[base[s.index()] + e] = (s.index() * 2 * MAX_BANKS) as u32 + addr % lay.banks as u32;
+                bank[base[s.index()] + e] = (s.index() * MAX_BANKS) as u32 + addr % lay.banks as u32;
             }
         }
         let set_of = |arg: &Arg| match *arg {
@@ -152,7 +154,7 @@ impl Plan {
                     })
                     .collect();
                 let window = if incs.is_empty() { 1 } else { lambda };
-                list_rows(&keys, window, WINDOW, Rows { pipelines: p, banks: Some(&bank) }).map_err(|e| Error::Config(format!("loop `{name}`: {e}")))?
+                list_rows(&keys, window, WINDOW * p, Rows { pipelines: p, banks: Some(&bank) }).map_err(|e| Error::Config(format!("loop `{name}`: {e}")))?
             };
             schedules.insert(name.clone(), slots);
         }
