@@ -111,8 +111,7 @@ enum Command {
         /// Run in f64 or f32 instead of the file's own type
         #[arg(long)]
         precision: Option<String>,
-        /// Instead of running the program, compile it to hardware for the mesh (its Verilog to
-        /// <out>/<app>.v), or with a loop's name only that loop (<out>/<app>_<loop>.v)
+        /// Compile the program to hardware instead (<out>/<app>.v; with a loop's name, that loop)
         #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "LOOP")]
         compile: Option<String>,
         /// Output folder for --compile
@@ -243,10 +242,8 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
-    /// Airfoil's application file compiled whole (binary64) on OP2's NACA0012 grid at 960, 9,900
-    /// and 720,000 cells: per loop slots, no-ops and cycles (the compiler's model and seed 002's
-    /// form), an iteration simulated on the small meshes, on-chip bytes, and the 720,000-cell
-    /// projection beside OP2's published times; prints tables, writes airfoil_app.json
+    /// Airfoil's application file compiled whole (binary64, 1–8 pipelines) on 960 to 720,000
+    /// cells beside OP2's published times; prints tables, writes airfoil_app.json
     AirfoilApp {
         /// Output folder for airfoil_app.json
         #[arg(long, default_value = "bench")]
@@ -295,13 +292,7 @@ fn main() -> ExitCode {
         Command::Sim { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed } => {
             weft::run::run_and_report(&weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed }).map_err(String::from)
         }
-        Command::App { file, mesh, precision, compile: None, .. } => {
-            weft::run::app::mesh(&mesh).and_then(|m| weft::run::app::run(&file, &m, precision.as_deref(), &mut |line| println!("{line}"))).map_err(String::from)
-        }
-        Command::App { file, mesh, precision, compile: Some(name), out, pipelines } => weft::run::app::mesh(&mesh)
-            .and_then(|m| weft::run::app::compile(&file, &m, precision.as_deref(), &name, pipelines, &out))
-            .map(|path| println!("wrote {}", path.display()))
-            .map_err(String::from),
+        Command::App { file, mesh, precision, compile, out, pipelines } => weft::run::app::command(&file, &mesh, precision.as_deref(), compile.as_deref(), pipelines, &out).map_err(String::from),
         Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles)
             .and_then(|text| {
                 print!("{text}");

@@ -108,3 +108,13 @@ pub fn compile(file: &Path, mesh: &MeshData, precision: Option<&str>, name: &str
         (source, false) => compile_in::<f32>(file, &source, mesh, name, pipelines, FloatFormat::BINARY32, out),
     }
 }
+
+/// `weft app`: runs `file` on the mesh `mesh` names, printing what it prints, or with `compile`
+/// writes the program's (`Some("")`) or a loop's Verilog and says where.
+pub fn command(file: &Path, mesh: &str, precision: Option<&str>, compile: Option<&str>, pipelines: usize, out: &Path) -> Result<(), Error> {
+    let data = self::mesh(mesh)?;
+    match compile {
+        None => run(file, &data, precision, &mut |line| println!("{line}")),
+        Some(name) => self::compile(file, &data, precision, name, pipelines, out).map(|path| println!("wrote {}", path.display())),
+    }
+}

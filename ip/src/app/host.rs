@@ -142,7 +142,6 @@ impl<T: Element> Host<'_, T> {
     /// What a compiled program logged at its `print` steps: per entry, the step's number in
     /// program order, the iteration and every global by name.
     pub fn prints(&self, sim: &mut dyn LoopPorts) -> Vec<Printed<T>> {
-        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
         let field = |word: &BigUint, lo: usize, bits: usize| ((word >> lo) & ((BigUint::from(1u8) << bits) - 1u8)).iter_u64_digits().next().unwrap_or(0) as usize;
         let n = sim.get("prints").iter_u64_digits().next().unwrap_or(0) as usize;
         let globals = self.app.global_ids();
@@ -155,12 +154,8 @@ impl<T: Element> Host<'_, T> {
                 let mut rest = word >> 48;
                 let mut values = BTreeMap::new();
                 for (name, _, dim) in &globals {
-                    let v = (0..*dim).map(|_| {
-                        let v = T::from_lane((&rest & &mask).iter_u64_digits().next().unwrap_or(0));
-                        rest >>= Self::slot();
-                        v
-                    });
-                    values.insert(name.clone(), v.collect());
+                    values.insert(name.clone(), Self::values(&rest, *dim));
+                    rest >>= dim * Self::slot();
                 }
                 Printed { step, iteration, values }
             })
@@ -186,18 +181,20 @@ impl<T: Element> Host<'_, T> {
 
     /// What the loop's reduction of global `name` gives (after [`Host::run`]).
     pub fn global(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
-        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
         let value = sim.get(&format!("{name}_result"));
-        let dim = self.app.global(name).map_or(0, <[T]>::len);
-        (0..dim).map(|i| T::from_lane(((&value >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0))).collect()
+        Self::values(&value, self.app.global(name).map_or(0, <[T]>::len))
+    }
+
+    /// `dim` values packed in `word`, the first in the low bits.
+    fn values(word: &BigUint, dim: usize) -> Vec<T> {
+        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
+        (0..dim).map(|i| T::from_lane(((word >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0))).collect()
     }
 
     /// A compiled program's global `name` (its `<name>_value` output).
     pub fn read_global(&self, sim: &mut dyn LoopPorts, name: &str) -> Vec<T> {
-        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
         let value = sim.get(&format!("{name}_value"));
-        let dim = self.app.global(name).map_or(0, <[T]>::len);
-        (0..dim).map(|i| T::from_lane(((&value >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0))).collect()
+        Self::values(&value, self.app.global(name).map_or(0, <[T]>::len))
     }
 
     /// The values of dat `name` as the hardware holds them, in element order.
@@ -205,15 +202,11 @@ impl<T: Element> Host<'_, T> {
         let a = &self.app.app;
         let dat = self.app.dat_id(name).expect("a dat of the application");
         let (_, set, dim) = a.dat_info(dat);
-        let mask = (BigUint::from(1u8) << Self::slot()) - 1u8;
         let mut out = vec![];
         for at in &self.plan.layout(set).address {
             sim.set(&format!("{name}_rd_addr"), &BigUint::from(*at));
             sim.edge();
-            let row = sim.get(&format!("{name}_rd_data"));
-            for i in 0..dim {
-                out.push(T::from_lane(((&row >> (i * Self::slot())) & &mask).iter_u64_digits().next().unwrap_or(0)));
-            }
+            out.extend(Self::values(&sim.get(&format!("{name}_rd_data")), dim));
         }
         out
     }
