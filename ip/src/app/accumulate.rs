@@ -8,8 +8,7 @@ use std::rc::Rc;
 
 use weft_hdl::netlist::{Design, Netlist, Sig};
 
-use super::datapath::delay;
-use super::store::{bits_for, Store};
+use super::store::{bits_for, delay, Store};
 
 /// One increment: valid, the element's address, the value (every component).
 pub(super) type Update<'d> = (Sig<'d>, Sig<'d>, Sig<'d>);

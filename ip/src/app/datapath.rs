@@ -11,26 +11,13 @@ use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::pipeline::Stages;
 
 use super::accumulate::{accumulate, Update};
-use super::hardware::{adder_stages, slot_bits, targets, Stores};
 use super::kernel::Lane;
+use super::memories::{adder_stages, slot_bits, targets, Stores};
 use super::plan::Plan;
 use super::program::{Access, Arg};
 use super::run::{Application, Element};
-use super::store::{bits_for, Store};
+use super::store::{bits_for, delay, Store};
 use crate::Error;
-
-/// `x` delayed by `cycles` registers (none: `x`), the last named `name`.
-pub(super) fn delay<'d>(d: &'d Design, x: Sig<'d>, cycles: usize, name: &str) -> Sig<'d> {
-    let mut y = x;
-    for c in 0..cycles {
-        let w = d.net().history(y.wire, None, None);
-        y = d.sig(w);
-        if c + 1 == cycles {
-            y = y.named(name);
-        }
-    }
-    y
-}
 
 /// A loop built into a design.
 pub(super) struct LoopUnit<'d> {

@@ -20,6 +20,7 @@ pub mod hardware;
 pub mod host;
 mod kernel;
 pub mod layout;
+mod memories;
 pub mod plan;
 mod program;
 mod reduction;

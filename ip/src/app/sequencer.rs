@@ -21,7 +21,8 @@ use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::pipeline::Stages;
 
 use super::datapath::build_loop;
-use super::hardware::{adder_stages, slot_bits, Compiled, Cost, Stores};
+use super::hardware::{Compiled, Cost};
+use super::memories::{adder_stages, slot_bits, Stores};
 use super::plan::Plan;
 use super::program::Arg;
 use super::run::{Application, Element};

@@ -12,6 +12,19 @@ pub(super) fn bits_for(n: usize) -> usize {
     (usize::BITS - n.saturating_sub(1).max(1).leading_zeros()) as usize
 }
 
+/// `x` delayed by `cycles` registers (none: `x`), the last named `name`.
+pub(super) fn delay<'d>(d: &'d Design, x: Sig<'d>, cycles: usize, name: &str) -> Sig<'d> {
+    let mut y = x;
+    for c in 0..cycles {
+        let w = d.net().history(y.wire, None, None);
+        y = d.sig(w);
+        if c + 1 == cycles {
+            y = y.named(name);
+        }
+    }
+    y
+}
+
 type Write<'d> = (Sig<'d>, Sig<'d>, Sig<'d>);
 
 pub(super) struct Store<'d> {
