@@ -127,14 +127,18 @@ impl Plan {
                 bank[base[s.index()] + e] = (s.index() * MAX_BANKS) as u32 + addr % lay.banks as u32;
             }
         }
-        let set_of = |arg: &Arg| match *arg {
-            Arg::Direct(d, _) | Arg::Indirect(d, _, _, _) => a.dat_info(d).1,
-            Arg::Global(..) => l_set_never(),
-        };
         let mut schedules = BTreeMap::new();
         for (name, l) in &app.loops {
             let n = a.set_size(l.set);
-            let incs: Vec<&Arg> = l.args.iter().filter(|arg| arg.access() == Access::Inc && !matches!(arg, Arg::Global(..))).collect();
+            // The increments, each with the set of the datum it adds into.
+            let incs: Vec<(SetId, &Arg)> = l
+                .args
+                .iter()
+                .filter_map(|arg| match *arg {
+                    Arg::Direct(d, Access::Inc) | Arg::Indirect(d, _, _, Access::Inc) => Some((a.dat_info(d).1, arg)),
+                    _ => None,
+                })
+                .collect();
             // With several pipelines, a row's direct writes go to different banks too.
             let writes = p > 1 && l.args.iter().any(|arg| matches!(arg, Arg::Direct(_, Access::Write | Access::Rw)));
             let slots = if incs.is_empty() && !writes {
@@ -144,7 +148,7 @@ impl Plan {
             } else {
                 let keys: Vec<Vec<u32>> = (0..n)
                     .map(|e| {
-                        let mut k: Vec<u32> = incs.iter().map(|arg| (base[set_of(arg).index()] + target(app, arg, e) as usize) as u32).collect();
+                        let mut k: Vec<u32> = incs.iter().map(|(s, arg)| (base[s.index()] + target(app, arg, e) as usize) as u32).collect();
                         if writes {
                             k.push((base[l.set.index()] + e) as u32);
                         }
@@ -164,10 +168,6 @@ impl Plan {
     pub fn layout(&self, s: SetId) -> &SetLayout {
         &self.layouts[s.index()]
     }
-}
-
-fn l_set_never() -> SetId {
-    unreachable!("a global has no set")
 }
 
 /// The element of its dat's set that argument `arg` of element `e` reaches.
