@@ -20,9 +20,8 @@ fn compiled_adt_calc_in_verilator_matches_the_reference() {
     let dir = std::env::temp_dir().join(format!("weft-app-cosim-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("airfoil_adt_calc.v");
-    let stages = Stages::balanced(FloatFormat::BINARY32);
-    let spec = loop_spec(&app, "adt_calc", "airfoil_adt_calc", &stages).unwrap();
-    std::fs::write(&file, loop_verilog(&app, "adt_calc", &stages, &spec).unwrap()).unwrap();
+    let spec = loop_spec(&app, "adt_calc", "airfoil_adt_calc", &compiled);
+    std::fs::write(&file, loop_verilog(&compiled, &spec).unwrap()).unwrap();
     weft::tools::verilator_lint(&file, "airfoil_adt_calc").unwrap();
     let mut sim = Model::build(&file, "airfoil_adt_calc").unwrap();
     let rst = sim.port("rst").unwrap();

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use weft_hdl::float::FloatFormat;
 use weft_hdl::pipeline::Stages;
-use weft_ip::app::hardware::{compile_loop_with, loop_spec};
+use weft_ip::app::hardware::{compile_loop_with, loop_spec, loop_verilog};
 use weft_ip::app::sequencer::{compile_program_with, program_verilog};
 
 use weft_ip::airfoil::{mesh::read_op2, naca0012::naca0012};
@@ -81,16 +81,7 @@ fn compile_in<T: Element>(file: &Path, source: &str, mesh: &MeshData, name: &str
     } else {
         let module = format!("{stem}_{name}");
         let compiled = compile_loop_with(&app, name, &stages, pipelines)?;
-        let spec = loop_spec(&app, name, &module, &stages)?;
-        let spec = weft_hdl::export::ModuleSpec {
-            parameters: vec![
-                ("precision".into(), T::PRECISION.name().into()),
-                ("pipelines".into(), compiled.plan.pipelines.to_string()),
-                ("cycles".into(), format!("{} from start until busy falls", compiled.cycles)),
-            ],
-            ..spec
-        };
-        let text = weft_hdl::export::export_netlist(&spec, &compiled.net).map_err(|e| Error::Input(e.0))?;
+        let text = loop_verilog(&compiled, &loop_spec(&app, name, &module, &compiled))?;
         (module, text)
     };
     std::fs::create_dir_all(out).map_err(|e| Error::from(e).context(out.display()))?;

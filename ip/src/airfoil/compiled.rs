@@ -43,12 +43,13 @@ fn testbench() -> Result<String, Error> {
 
 pub fn shipped() -> Vec<Shipped> {
     let stages = Stages::balanced(FloatFormat::BINARY32);
-    let spec = airfoil().and_then(|app| loop_spec(&app, "adt_calc", "airfoil_adt_calc", &stages)).expect("the shipped application compiles");
+    let spec = airfoil().and_then(|app| compile_loop(&app, "adt_calc", &stages).map(|c| loop_spec(&app, "adt_calc", "airfoil_adt_calc", &c))).expect("the shipped application compiles");
     vec![Shipped::new(
         ModuleSpec { summary: format!("Airfoil's adt_calc loop from examples/apps/airfoil.app (binary32), NACA0012 grid {}x{} ({} cells)", MESH.0, MESH.1, 3 * MESH.0 * MESH.1), ..spec },
         |spec| {
             let app = airfoil()?;
-            loop_verilog(&app, "adt_calc", &Stages::balanced(FloatFormat::BINARY32), spec).map_err(Into::into)
+            let compiled = compile_loop(&app, "adt_calc", &Stages::balanced(FloatFormat::BINARY32))?;
+            loop_verilog(&compiled, spec).map_err(Into::into)
         },
         testbench,
     )]

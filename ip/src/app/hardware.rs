@@ -115,21 +115,25 @@ pub fn compile_loop_with<T: Element>(app: &Application<T>, name: &str, stages: &
     Ok(Compiled { net: d.finish(), cycles, plan, loops: vec![name.to_string()], costs: vec![Cost::Cycles(cycles)] })
 }
 
-/// The public description of loop `name` compiled as module `module`.
-pub fn loop_spec<T: Element>(app: &Application<T>, name: &str, module: &str, stages: &Stages) -> Result<weft_hdl::export::ModuleSpec, Error> {
-    let compiled = compile_loop(app, name, stages)?;
+/// The public description of loop `name`, compiled as `compiled` (from [`compile_loop`]), as
+/// module `module`.
+pub fn loop_spec<T: Element>(app: &Application<T>, name: &str, module: &str, compiled: &Compiled) -> weft_hdl::export::ModuleSpec {
     let l = &app.loops[name];
-    Ok(weft_hdl::export::ModuleSpec {
+    let mut parameters = vec![("precision".to_string(), T::PRECISION.name().to_string())];
+    if compiled.plan.pipelines > 1 {
+        parameters.push(("pipelines".into(), compiled.plan.pipelines.to_string()));
+    }
+    parameters.push(("cycles".into(), format!("{} from start until busy falls", compiled.cycles)));
+    weft_hdl::export::ModuleSpec {
         family: "app",
         name: module.to_string(),
         summary: format!("loop `{name}` over {} elements, compiled from its application file", app.app.set_size(l.set)),
-        parameters: vec![("precision".into(), T::PRECISION.name().into()), ("cycles".into(), format!("{} from start until busy falls", compiled.cycles))],
+        parameters,
         hidden_ports: vec![],
-    })
+    }
 }
 
-/// The Verilog of loop `name` compiled as [`compile_loop`] builds it, under `spec`.
-pub fn loop_verilog<T: Element>(app: &Application<T>, name: &str, stages: &Stages, spec: &weft_hdl::export::ModuleSpec) -> Result<String, Error> {
-    let compiled = compile_loop(app, name, stages)?;
+/// The Verilog of `compiled` under `spec`.
+pub fn loop_verilog(compiled: &Compiled, spec: &weft_hdl::export::ModuleSpec) -> Result<String, Error> {
     weft_hdl::export::export_netlist(spec, &compiled.net).map_err(|e| Error::Config(e.0))
 }

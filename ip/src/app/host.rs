@@ -60,10 +60,7 @@ fn pack(values: impl DoubleEndedIterator<Item = u64>, bits: usize) -> BigUint {
 
 impl<T: Element> Host<'_, T> {
     fn slot() -> usize {
-        match T::PRECISION {
-            super::text::Precision::F64 => 64,
-            super::text::Precision::F32 => 32,
-        }
+        T::PRECISION.bits()
     }
 
     /// Writes `rows` (address, word) through the `<prefix>_wr_*` port.

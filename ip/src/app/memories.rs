@@ -17,10 +17,7 @@ pub(super) fn adder_stages(stages: &Stages) -> usize {
 }
 
 pub(super) fn slot_bits<T: Element>() -> usize {
-    match T::PRECISION {
-        super::text::Precision::F64 => 64,
-        super::text::Precision::F32 => 32,
-    }
+    T::PRECISION.bits()
 }
 
 /// Checks what the compiler builds for loop `name`; returns the dat each argument reaches

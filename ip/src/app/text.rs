@@ -40,6 +40,14 @@ impl Precision {
             Precision::F32 => "f32",
         }
     }
+
+    /// Bits of one value.
+    pub fn bits(self) -> usize {
+        match self {
+            Precision::F64 => 64,
+            Precision::F32 => 32,
+        }
+    }
 }
 
 /// Where a dat's first values come from.
