@@ -27,6 +27,8 @@ module airfoil_adt_calc(
     pcell_wr_en,
     pcell_wr_addr,
     pcell_wr_data,
+    adt_calc_elements,
+    adt_calc_noops,
     busy,
     p_x_rd_data,
     p_q_rd_data,
@@ -56,6 +58,8 @@ module airfoil_adt_calc(
     input wire [10:0] pcell_wr_addr;
     input wire [43:0] pcell_wr_data;
     // outputs: status and counters
+    output reg [31:0] adt_calc_elements;
+    output reg [31:0] adt_calc_noops;
     output wire busy;
     output wire [63:0] p_x_rd_data;
     output wire [127:0] p_q_rd_data;
@@ -171,6 +175,7 @@ reg [10:0] adt_calc_adt_address_out;
 // loop adt_calc: kernel, 85 cycles
 reg adt_calc_element_valid_q;
 reg adt_calc_gathered;
+// loop adt_calc: counters of the elements and no-op slots issued
 // loop adt_calc: write-back, what the kernels write at the elements that issued it
 reg [11:0] adt_calc_outstanding;
 reg adt_calc_issued_d1;
@@ -202,6 +207,8 @@ assign adt_calc_element = adt_calc_row_word[11:1];
 // ---- loop adt_calc: gather, map rows at the element, then the data rows they name ----
 
 // ---- loop adt_calc: kernel, 85 cycles ----
+
+// ---- loop adt_calc: counters of the elements and no-op slots issued ----
 
 // ---- loop adt_calc: write-back, what the kernels write at the elements that issued it ----
 
@@ -325,6 +332,8 @@ always @(posedge clk) begin
     adt_calc_adt_address_out <= for_adt_calc_adt_address_out_q_8;
     adt_calc_element_valid_q <= adt_calc_element_valid;
     adt_calc_gathered <= adt_calc_element_valid_q;
+    if (rst) adt_calc_elements <= 32'h0; else adt_calc_elements <= adt_calc_elements + ({31'h0, adt_calc_element_valid});
+    if (rst) adt_calc_noops <= 32'h0; else adt_calc_noops <= adt_calc_noops + ({31'h0, (adt_calc_issued & (~adt_calc_row_word[0]))});
     if (rst) adt_calc_outstanding <= 12'h0; else adt_calc_outstanding <= (adt_calc_outstanding + ({11'h0, adt_calc_element_valid})) - ({11'h0, adt_calc_kernel_m_axis_tvalid});
     adt_calc_issued_d1 <= adt_calc_issuing;
     if (1'h1) p_x_rd_value <= p_x_mem[p_x_rd_addr];

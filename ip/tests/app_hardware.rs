@@ -40,6 +40,15 @@ fn check<T: Element>(format: FloatFormat, loops: &[(&str, &str)]) {
         host.load(&mut ev);
         let took = host.run(&mut ev, 10 * cycles).unwrap();
         assert_eq!(took, cycles, "{name}: cycles from start until busy falls");
+        let set = match *name {
+            "res_calc" => "edges",
+            "bres_calc" => "bedges",
+            _ => "cells",
+        };
+        let size = mesh.data().sets[set];
+        assert_eq!(ev.get_output(&format!("{name}_elements")), size as u128, "{name}: one element per member of its set");
+        let slots = compiled.plan.schedules[*name].len();
+        assert_eq!(ev.get_output(&format!("{name}_noops")), (slots - size) as u128, "{name}: every other slot a no-op");
         let hardware = host.read(&mut ev, written);
         let schedule = &compiled.plan.schedules[*name];
         assert!(schedule::valid(schedule, &app.increments(name).unwrap(), compiled.plan.lambda), "{name}: the plan's schedule breaks the hazard rule");

@@ -41,6 +41,14 @@ fn airfoil<T: Element>(format: FloatFormat, iterations: usize, pipelines: usize)
     }
     ev.settle();
     assert_eq!(ev.get_output("iteration"), iterations as u128);
+    // Per iteration: save_soln once, the other loops twice (predictor and corrector).
+    let sets = &mesh.data().sets;
+    for (name, set, runs) in [("save_soln", "cells", 1), ("adt_calc", "cells", 2), ("res_calc", "edges", 2), ("bres_calc", "bedges", 2), ("update", "cells", 2)] {
+        assert_eq!(ev.get_output(&format!("{name}_runs")), (runs * iterations) as u128, "{name}: runs");
+        assert_eq!(ev.get_output(&format!("{name}_elements")), (runs * iterations * sets[set]) as u128, "{name}: elements");
+        let noops = compiled.plan.schedules[name].len() - sets[set];
+        assert_eq!(ev.get_output(&format!("{name}_noops")), (runs * iterations * noops) as u128, "{name}: no-op slots");
+    }
     let rms = T::from_lane(ev.get_output("rms_value") as u64);
     assert_eq!(rms.to_lane(), reference.global("rms").unwrap()[0].to_lane(), "rms after {iterations} iterations");
     eprintln!("{pipelines} pipeline(s): {iterations} iterations in {took} cycles");

@@ -39,6 +39,15 @@ impl Design {
         r.q
     }
 
+    /// A 32-bit counter that adds, each cycle, how many of `events` are high, as output `name`.
+    pub fn tally<'d>(&'d self, name: &str, events: &[Sig<'d>]) -> Sig<'d> {
+        let r = self.reg(name, 32, 0);
+        let sum = events.iter().fold(r.q, |total, e| total + e.zext(32));
+        r.next(sum);
+        self.output(name, r.q);
+        r.q
+    }
+
     /// A first-in first-out queue of `fields` (pushed together when `push` is high) whose head
     /// is held in registers, so its readers see no memory in their paths, and whose memory of
     /// `depth` entries is read through a registered port (block-RAM mappable). Two registers

@@ -80,9 +80,12 @@ pub(super) fn build_loop<'d, T: Element>(
     let issued = delay(d, issuing.q, 1, &format!("{name}_issued"));
 
     let mut pipeline = vec![];
+    let (mut elements, mut noops) = (vec![], vec![]);
     for p in 0..pipes {
         let w = p * (1 + ab);
         let valid = (issued & word.bits(w, 1)).named(&format!("{name}_element_valid{}", pn(p)));
+        elements.push(valid);
+        noops.push(issued & !word.bits(w, 1));
         let element = word.bits(w + 1, ab).named(&format!("{name}_element{}", pn(p)));
 
         // ---- gather: map rows at the element, then the data rows they name ----
@@ -131,6 +134,9 @@ pub(super) fn build_loop<'d, T: Element>(
         kernel.input("m_axis_tready").define(d.lit(1, 1));
         pipeline.push(Pipe { valid, done: kernel.output("m_axis_tvalid"), out: kernel.output("m_axis_tdata"), rows, addresses });
     }
+    d.section(&format!("loop {name}: counters of the elements and no-op slots issued"));
+    d.tally(&format!("{name}_elements"), &elements);
+    d.tally(&format!("{name}_noops"), &noops);
     // Argument k's values (components 0.. from the low bits) out of a pipeline's kernel.
     let value = |pipe: &Pipe<'d>, k: usize, dim: usize| {
         (0..dim).rev().map(|i| pipe.out.bits(l.kernel.outputs.iter().position(|o| *o == (k, i)).map_or(0, |j| j * slot), slot)).reduce(|hi, lo| hi.cat(lo)).unwrap()

@@ -16,7 +16,8 @@
 //! (an element's entries as addresses, entry 0 in the low bits), `<loop>_schedule_wr_*` (a row
 //! of P slots, slot p at bits p·(1 + a): bit 0 set for an element, its a-bit address above) and
 //! reads data back through `<dat>_rd_addr` → `<dat>_rd_data` a cycle later; `<global>_value` in,
-//! `<global>_result` out; counters `<loop>_hazards` and `<loop>_bank_conflicts` for a loop that
+//! `<global>_result` out; counters `<loop>_elements` and `<loop>_noops` (slots issued with an
+//! element and without), and `<loop>_hazards` and `<loop>_bank_conflicts` for a loop that
 //! increments.
 
 use weft_hdl::netlist::{Design, Netlist, Sig};

@@ -15,7 +15,8 @@
 //! `<global>_wr_data` set a global, `<global>_value` shows it; `print_log_rd_addr` →
 //! `print_log_rd_data` (bits 15:0 the print step's number in program order, 47:16 the
 //! iteration, then every global by name, components from the low bits) and `prints` (entries
-//! logged); counters `iteration`, `<loop>_runs`, `<loop>_hazards`, `<loop>_bank_conflicts`.
+//! logged); counters `iteration`, `<loop>_runs`, `<loop>_elements`, `<loop>_noops`, `<loop>_hazards`,
+//! `<loop>_bank_conflicts`.
 
 use weft_hdl::netlist::{Design, Sig};
 use weft_hdl::pipeline::Stages;
