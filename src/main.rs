@@ -224,28 +224,10 @@ enum Bench {
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
-    /// Seed 002's Airfoil accelerator: the generated airfoil_p1 / airfoil_p4 in Verilator on meshes
-    /// of 10³ and 10⁴ cells (both schedules, every residual checked bit for bit) beside the cycles
-    /// seed 002's performance model predicts, and the model's design space (pipelines 1–8 × clock ×
-    /// partition size); prints tables, writes airfoil.json and an SVG
-    Airfoil {
-        /// DRAM bandwidth in GB/s (default: one DDR4-2400 channel, 2400 MT/s × 8 B)
-        #[arg(long, default_value_t = 19.2)]
-        dram_gbs: f64,
-        /// PCIe bandwidth in GB/s (default: seed 000's P_PCIe, eq. 6.1)
-        #[arg(long, default_value_t = 7.88)]
-        pcie_gbs: f64,
-        /// Folder holding the generated Verilog
-        #[arg(long, default_value = "generated")]
-        generated: PathBuf,
-        /// Output folder for airfoil.json and .svg
-        #[arg(long, default_value = "bench")]
-        out: PathBuf,
-    },
     /// Airfoil's application file compiled whole (binary64, 1–8 pipelines) on 960 to 720,000
-    /// cells beside OP2's published times; prints tables, writes airfoil_app.json
-    AirfoilApp {
-        /// Output folder for airfoil_app.json
+    /// cells beside OP2's published times; prints tables, writes airfoil.json
+    Airfoil {
+        /// Output folder for airfoil.json
         #[arg(long, default_value = "bench")]
         out: PathBuf,
     },
@@ -308,8 +290,7 @@ fn main() -> ExitCode {
         Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out).map_err(String::from),
         Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated).map_err(String::from),
         Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out).map_err(String::from),
-        Command::Bench { what: Bench::AirfoilApp { out } } => weft::bench::commands::airfoil_app(&out).map_err(String::from),
-        Command::Bench { what: Bench::Airfoil { dram_gbs, pcie_gbs, generated, out } } => weft::bench::commands::airfoil(dram_gbs, pcie_gbs, &generated, &out).map_err(String::from),
+        Command::Bench { what: Bench::Airfoil { out } } => weft::bench::commands::airfoil(&out).map_err(String::from),
         Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(&cells, steps, ber, &out).map_err(String::from),
         Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out).map_err(String::from),
     };

@@ -8,8 +8,8 @@
 use weft::hdl::float::{FloatFormat, FloatOperator};
 use weft::hdl::pipeline::Stages;
 use weft::ip::airfoil::naca0012::naca0012;
-use weft::ip::app::host::{Host, LoopPorts};
 use weft::ip::app::hardware::Compiled;
+use weft::ip::app::host::{Host, LoopPorts};
 use weft::ip::app::sequencer::{compile_program_with, program_verilog};
 use weft::ip::app::{Application, Element};
 use weft::sim::cosim::Model;

@@ -77,8 +77,6 @@ fn top_level_ports_follow_the_naming_contract() {
             let selftest_ok = module.spec.family == "selftest" && selftest_ports.contains(&port);
             // The allreduce engine: its program and counters.
             let allreduce_ok = module.spec.family == "allreduce" && ["flags", "dst_a", "dst_b"].iter().chain(&weft_ip::system::allreduce::COUNTERS).any(|p| *p == port);
-            // The Airfoil accelerator: its drain flag and counters.
-            let airfoil_ok = module.spec.family == "airfoil" && (port == "busy" || weft::sim::airfoil::COUNTERS.contains(&port));
             // A compiled application loop: start/busy, its memories' and globals' host ports and
             // its counters.
             let app_suffixes = ["_wr_en", "_wr_addr", "_wr_data", "_rd_addr", "_rd_data", "_value", "_result", "_elements", "_noops", "_hazards", "_bank_conflicts"];
@@ -86,7 +84,6 @@ fn top_level_ports_follow_the_naming_contract() {
             let ok = router_ok
                 || app_ok
                 || allreduce_ok
-                || airfoil_ok
                 || domain_ok
                 || axil_ok
                 || node_ok

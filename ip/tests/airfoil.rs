@@ -114,28 +114,3 @@ fn cells_spread_over_banks_with_no_edge_inside_one_bank() {
         }
     }
 }
-
-/// Seed 002's model on hand-counted figures: every cell, node and edge falls in exactly one
-/// part; a phase takes the slowest of DRAM, PCIe and FPGA, each the bytes or edge rows over its
-/// rate.
-#[test]
-fn the_performance_model_counts_every_item_once_and_takes_the_slowest_channel() {
-    use weft_ip::airfoil::model::{partition, phases, Machine, Part};
-    let mesh = generate(40, 25, 7).unwrap();
-    let parts = partition(&mesh, 300);
-    assert_eq!(parts.len(), 1000usize.div_ceil(300));
-    let sum = |f: fn(&Part) -> usize| parts.iter().map(f).sum::<usize>();
-    assert_eq!((sum(|p| p.cells), sum(|p| p.nodes), sum(|p| p.edges)), (mesh.cells.len(), mesh.x.len(), mesh.edges.len()));
-    assert!(parts.iter().all(|p| p.halo_cells > 0 && p.halo_cells < p.cells), "{parts:?}");
-
-    // 100 cells, 110 nodes, 200 edges; 10 halo cells, 12 halo nodes; 1 GB/s DRAM, 0.5 GB/s PCIe.
-    let a = Part { cells: 100, nodes: 110, halo_cells: 10, halo_nodes: 12, edges: 200 };
-    let m = Machine { dram_gbs: 1.0, pcie_gbs: 0.5, clock_mhz: 100.0, pipelines: 4, fill_cycles: 10 };
-    let [read, process, write] = phases(&a, &a, None, &m);
-    let dram_in = (110.0 * 8.0 + 100.0 * 36.0 + 200.0 * 8.0) / 1e9;
-    let pcie_in = (12.0 * 8.0 + 10.0 * 36.0) / 0.5e9;
-    assert_eq!((read.dram, read.pcie, read.fpga), (dram_in, pcie_in, 0.0));
-    assert_eq!(process.fpga, (200.0 / 4.0 + 10.0) / 100e6);
-    assert_eq!(process.time(), dram_in.max(pcie_in).max(60e-8));
-    assert_eq!((write.dram, write.pcie), (100.0 * 16.0 / 1e9, 10.0 * 16.0 / 0.5e9));
-}

@@ -2,12 +2,10 @@
 //! models of this crate (the reliable link, checked between two endpoints over channel models).
 
 use crate::Error;
-use weft_ip::airfoil::Params;
 use weft_ip::catalog::Shipped;
 use weft_ip::link::spec::{link_spec, link_verilog};
 use weft_ip::router::spec::{router_spec, router_verilog};
 use weft_ip::system::spec::{node_spec, node_verilog};
-use weft_ip::weft_hdl::export::{export_netlist, ExportError, ModuleSpec};
 
 use crate::channel::ChannelConfig;
 use crate::link::{netlist_device, LinkPair, Traffic};
@@ -81,33 +79,6 @@ pub fn shipped() -> Vec<Shipped> {
     all.push(Shipped::new(router_spec(TORI[1]), router_verilog, || router_testbench(TORI[1])));
     all.push(Shipped::new(node_spec(TORI[0]), node_verilog, || node_testbench(TORI[0])));
     all.push(Shipped::new(node_spec(TORI[1]), node_verilog, || node_testbench(TORI[1])));
-    all.extend(AIRFOIL.iter().map(|p| Shipped::new(airfoil_spec(p), move |s| airfoil_verilog(s, p), move || crate::airfoil::testbench(p, 8, 3))));
     all.sort_by_key(|a| a.relative_path());
     all
-}
-
-/// The shipped Airfoil accelerators: one and four pipelines, 16384 cells and nodes (a 10⁴-cell
-/// mesh fits).
-pub const AIRFOIL: [Params; 2] = [Params { pipelines: 1, banks: 4, cell_bits: 14, node_bits: 14 }, Params { pipelines: 4, banks: 8, cell_bits: 14, node_bits: 14 }];
-
-fn airfoil_spec(p: &Params) -> ModuleSpec {
-    let lambda = weft_ip::airfoil::accelerator(p).map(|(_, t)| t.lambda).unwrap_or(0);
-    ModuleSpec {
-        family: "airfoil",
-        name: p.name(),
-        summary: format!("Airfoil (seed 002) res_calc accelerator: {} pipeline(s), gather by index, read-modify-write accumulation in {} banks (λ = {lambda} rows)", p.pipelines, p.banks),
-        parameters: vec![
-            ("pipelines".into(), p.pipelines.to_string()),
-            ("banks".into(), p.banks.to_string()),
-            ("cells".into(), (1usize << p.cell_bits).to_string()),
-            ("nodes".into(), (1usize << p.node_bits).to_string()),
-            ("lambda".into(), lambda.to_string()),
-        ],
-        hidden_ports: vec![],
-    }
-}
-
-/// The accelerator's Verilog.
-fn airfoil_verilog(spec: &ModuleSpec, p: &Params) -> Result<String, ExportError> {
-    export_netlist(spec, &weft_ip::airfoil::accelerator(p)?.0)
 }

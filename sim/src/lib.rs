@@ -7,7 +7,6 @@ mod error;
 
 pub use error::Error;
 
-pub mod airfoil;
 pub mod catalog;
 pub mod channel;
 pub mod cosim;

@@ -1,162 +1,183 @@
-//! `weft bench airfoil`: seed 002's performance model ([`weft_ip::airfoil::model`]) beside the
-//! generated accelerator in Verilator.
+//! `weft bench airfoil`: Airfoil's application file (`examples/apps/airfoil.app`) compiled
+//! whole with P = 1, 2, 4 and 8 pipelines per loop, on OP2's NACA0012 C-grid at three sizes.
 //!
-//! - **Simulated**: `airfoil_p1` and `airfoil_p4` on O-grids of 10³ and 10⁴ cells, both
-//!   schedules; each pass checked bit for bit against the C reference. Per on-chip phase (load,
-//!   edges, unload) the cycles simulated beside the cycles the model predicts (one command, one
-//!   edge row, one read a cycle; t_FPGA = slots / P + the pipeline's fill), and the edge phase as
-//!   seed 002's model counts it (no fill).
-//! - **Design space**: the model's time for one `res_calc` pass over a 10⁵-cell mesh, pipelines
-//!   1–8 × clock × partition size, with the DRAM and PCIe bandwidths given.
-
-use crate::Error;
-use std::path::Path;
+//! - **Per loop**: elements, schedule slots and no-ops, and the cycles of one run by two models:
+//!   the compiler's (from the schedule and the pipeline depths) and seed 002's form, elements / P
+//!   plus the pipeline's fill, which knows nothing of the schedule.
+//! - **Per iteration**: both models summed over the program's loop runs, and — on the meshes the
+//!   built-in simulator takes in seconds — one iteration simulated on the compiled hardware.
+//! - **On chip**: the bytes of every memory as compiled (depths rounded up to powers of two) and
+//!   what that is in boards; the 720,000-cell mesh's time for OP2's 1000 iterations at stated
+//!   clocks, beside OP2's published times.
 
 use serde::Serialize;
-use weft_ip::airfoil::model::{on_chip, predict, Machine};
-use weft_ip::airfoil::{accelerator, generate};
-use weft_sim::airfoil::check_mesh;
-use weft_sim::catalog::AIRFOIL;
-use weft_sim::link::{Device, VerilatorDevice};
-use weft_sim::plot::{Plot, Series};
+use weft_hdl::float::{FloatFormat, FloatOperator};
+use weft_hdl::netlist::eval::Evaluator;
+use weft_hdl::pipeline::Stages;
+use weft_ip::airfoil::naca0012::naca0012;
+use weft_ip::app::hardware::{compile_loop_with, loop_shape};
+use weft_ip::app::host::{Host, LoopPorts};
+use weft_ip::app::sequencer::compile_program_with;
+use weft_ip::app::Application;
 
-/// Meshes simulated: (cells round the body, layers out).
-pub const MESHES: [(usize, usize); 2] = [(40, 25), (200, 50)];
-/// The design-space mesh: 500 × 200 = 10⁵ cells.
-pub const SPACE_MESH: (usize, usize) = (500, 200);
-pub const CLOCKS_MHZ: [f64; 3] = [100.0, 150.0, 200.0];
-pub const PARTITIONS: [usize; 3] = [2048, 8192, 32768];
+use crate::Error;
+
+const AIRFOIL: &str = include_str!("../../examples/apps/airfoil.app");
+
+/// NACA0012 grids (I, J): 3·I·J cells; the last is OP2's standard mesh.
+pub const MESHES: [(usize, usize); 3] = [(16, 20), (50, 66), (400, 600)];
+/// Pipelines per loop.
+pub const PIPELINES: [usize; 4] = [1, 2, 4, 8];
+/// Meshes up to this many cells are simulated.
+const SIMULATED_CELLS: usize = 10_000;
+/// Clocks the projection is stated at (not a measured Fmax).
+pub const CLOCKS_MHZ: [f64; 3] = [100.0, 200.0, 300.0];
+/// OP2's own Airfoil, 720,000 cells, binary64, 1000 iterations, measured with OP2's code.
+pub const OP2_SECONDS: [(&str, f64); 3] = [("OP2 CUDA, one NVIDIA H100", 0.455), ("OP2 OpenMP, 16 Xeon threads", 9.49), ("OP2 sequential, one core", 111.0)];
+/// On-chip memory of two boards, in bytes: the U280's XCVU37P (70.9 Mb block RAM + 270 Mb
+/// UltraRAM) and the 520N's Stratix 10 GX 2800 (229 Mb M20K), from the vendors' product tables.
+pub const BOARDS: [(&str, f64); 2] = [("Alveo U280 (XCVU37P)", 340.9e6 / 8.0), ("BittWare 520N (Stratix 10 GX 2800)", 229.0e6 / 8.0)];
 
 #[derive(Clone, Debug, Serialize)]
-pub struct Simulated {
-    pub module: String,
-    pub cells: usize,
-    pub edges: usize,
-    pub schedule: String,
-    pub noop_slots: usize,
-    /// Load, edges, unload: cycles simulated and predicted.
-    pub simulated: [u64; 3],
-    pub predicted: [u64; 3],
-    /// The edge phase as seed 002's model counts it: slots / P, without the pipeline's fill.
-    pub seed_model_edges: u64,
+pub struct LoopRow {
+    pub name: String,
+    pub elements: usize,
+    pub slots: usize,
+    pub noops: usize,
+    /// Runs per iteration.
+    pub runs: usize,
+    /// Cycles of one run, the compiler's model.
+    pub cycles: usize,
+    /// Cycles of one run in seed 002's form: elements / P + fill.
+    pub seed_model: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
-pub struct SpacePoint {
+pub struct MeshRow {
+    pub grid: (usize, usize),
+    pub cells: usize,
+    pub pipelines: usize,
+    pub loops: Vec<LoopRow>,
+    /// One iteration (the program with its repeat count 1): the compiler's model.
+    pub iteration_cycles: usize,
+    /// The same summed in seed 002's form.
+    pub iteration_seed_model: usize,
+    /// The compiled hardware in the built-in simulator, when run.
+    pub iteration_simulated: Option<usize>,
+    /// Every memory as compiled.
+    pub on_chip_bytes: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Projection {
     pub pipelines: usize,
     pub clock_mhz: f64,
-    pub partition_cells: usize,
-    pub seconds: f64,
+    pub seconds_1000_iterations: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    pub dram_gbs: f64,
-    pub pcie_gbs: f64,
-    pub lambda: usize,
-    /// Cycles from the last edge row in to its last residual written (model's fill).
-    pub fill_cycles: usize,
-    pub simulated: Vec<Simulated>,
-    pub space_cells: usize,
-    pub space: Vec<SpacePoint>,
+    pub precision: String,
+    pub meshes: Vec<MeshRow>,
+    pub projection: Vec<Projection>,
+    pub op2_seconds: Vec<(String, f64)>,
+    pub boards: Vec<(String, f64)>,
 }
 
-pub fn run_all(generated: &Path, dram_gbs: f64, pcie_gbs: f64, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
-    let mut simulated = vec![];
-    let (mut lambda, mut fill) = (0, 0);
-    for params in &AIRFOIL {
-        let name = params.name();
-        let timing = accelerator(params)?.1;
-        (lambda, fill) = (timing.lambda, timing.edge_to_res);
-        progress(&format!("building {name} in Verilator"));
-        let mut dev = VerilatorDevice::new(&generated.join(format!("airfoil/{name}.v")), &name)?;
-        dev.clock(true);
-        dev.clock(true);
-        for (around, out) in MESHES {
-            let mesh = generate(around, out, 0xA1 ^ around as u64)?;
-            for p in check_mesh(&mut dev, params, &timing, &mesh, 3)? {
-                let r = &p.run;
-                let predicted = on_chip(mesh.x.len(), mesh.cells.len(), p.slots, params.pipelines, fill);
-                let seed_model_edges = on_chip(mesh.x.len(), mesh.cells.len(), p.slots, params.pipelines, 0)[1];
-                simulated.push(Simulated {
-                    module: name.clone(),
-                    cells: mesh.cells.len(),
-                    edges: mesh.edges.len(),
-                    schedule: p.schedule.into(),
-                    noop_slots: p.noop_slots,
-                    simulated: [r.load_cycles, r.edge_cycles, r.unload_cycles],
-                    predicted,
-                    seed_model_edges,
-                });
-                progress(&format!("{name}: {} cells, {} schedule bit-exact", mesh.cells.len(), p.schedule));
+/// Runs the benchmark in binary64 (OP2's published precision).
+pub fn run(log: &mut dyn FnMut(String)) -> Result<Report, Error> {
+    let stages = Stages::balanced(FloatFormat::BINARY64);
+    let mut meshes = vec![];
+    for grid in MESHES {
+        let mesh = naca0012(grid.0, grid.1)?;
+        let app = Application::<f64>::load("examples/apps/airfoil.app", AIRFOIL, &mesh.data())?;
+        for pipelines in PIPELINES {
+            let compiled = compile_program_with(&app, &stages, pipelines)?;
+            let runs = |name: &str| if name == "save_soln" { 1 } else { 2 };
+            let mut loops = vec![];
+            for name in &compiled.loops {
+                let one = compile_loop_with(&app, name, &stages, pipelines)?;
+                let slots = &compiled.plan.schedules[name];
+                let elements = slots.iter().flatten().count();
+                let seed_model = elements.div_ceil(pipelines) + fill(&app, name, &stages, compiled.plan.lambda, pipelines)?;
+                loops.push(LoopRow { name: name.clone(), elements, slots: slots.len(), noops: slots.len() - elements, runs: runs(name), cycles: one.cycles, seed_model });
             }
+            let iteration_cycles = compiled.cycles_with(Some(1));
+            let iteration_seed_model = loops.iter().map(|l| l.runs * l.seed_model).sum();
+            let iteration_simulated = if mesh.cells.len() <= SIMULATED_CELLS {
+                let mut ev = Evaluator::new(compiled.net.clone());
+                ev.reset(2);
+                let host = Host { app: &app, plan: &compiled.plan, name: "" };
+                host.load_program(&mut ev, &compiled.loops);
+                LoopPorts::set(&mut ev, "iterations", &1u8.into());
+                Some(host.run(&mut ev, 100 * iteration_cycles)?)
+            } else {
+                None
+            };
+            let row = MeshRow { grid, cells: mesh.cells.len(), pipelines, loops, iteration_cycles, iteration_seed_model, iteration_simulated, on_chip_bytes: on_chip_bytes(&compiled.net) };
+            log(format!("{} cells, {pipelines} pipeline(s): {} cycles an iteration (model), simulated {:?}", row.cells, row.iteration_cycles, row.iteration_simulated));
+            meshes.push(row);
         }
     }
-    let mesh = generate(SPACE_MESH.0, SPACE_MESH.1, 1)?;
-    let mut space = vec![];
-    for pipelines in 1..=8 {
-        for clock_mhz in CLOCKS_MHZ {
-            for partition_cells in PARTITIONS {
-                let m = Machine { dram_gbs, pcie_gbs, clock_mhz, pipelines, fill_cycles: fill };
-                space.push(SpacePoint { pipelines, clock_mhz, partition_cells, seconds: predict(&mesh, partition_cells, &m) });
-            }
-        }
-    }
-    Ok(Report { dram_gbs, pcie_gbs, lambda, fill_cycles: fill, simulated, space_cells: mesh.cells.len(), space })
-}
-
-pub fn table(r: &Report) -> String {
-    let mut s = format!(
-        "Airfoil res_calc accelerator, λ = {} rows, fill {} cycles: cycles simulated (Verilator, generated RTL) / predicted by the model (with fill); the edge phase also as seed 002's model counts it (no fill)\n",
-        r.lambda, r.fill_cycles
-    );
-    s += "| module | cells | schedule | no-op slots | load | edges | unload | edges sim/model | seed 002 model | sim/seed 002 |\n| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-    for p in &r.simulated {
-        let cell = |k: usize| format!("{} / {}", p.simulated[k], p.predicted[k]);
-        let ratio = |m: u64| p.simulated[1] as f64 / m as f64;
-        s += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {:.3} |\n",
-            p.module,
-            p.cells,
-            p.schedule,
-            p.noop_slots,
-            cell(0),
-            cell(1),
-            cell(2),
-            ratio(p.predicted[1]),
-            p.seed_model_edges,
-            ratio(p.seed_model_edges)
-        );
-    }
-    s += &format!("\nDesign space (model with fill): one res_calc pass over {} cells, DRAM {} GB/s, PCIe {} GB/s, time in µs\n", r.space_cells, r.dram_gbs, r.pcie_gbs);
-    s += "| pipelines | clock MHz |";
-    for p in PARTITIONS {
-        s += &format!(" {p} cells |");
-    }
-    s += "\n| ---: | ---: |";
-    s += &" ---: |".repeat(PARTITIONS.len());
-    s += "\n";
-    for pipelines in 1..=8 {
-        for clock in CLOCKS_MHZ {
-            s += &format!("| {pipelines} | {clock} |");
-            for part in PARTITIONS {
-                let t = r.space.iter().find(|x| x.pipelines == pipelines && x.clock_mhz == clock && x.partition_cells == part).map_or(0.0, |x| x.seconds);
-                s += &format!(" {:.1} |", t * 1e6);
-            }
-            s += "\n";
-        }
-    }
-    s
-}
-
-/// Execution time against pipelines, one curve per clock, at the middle partition size (seed
-/// 002's "execution time vs number of pipelines and clock frequency").
-pub fn plot(r: &Report) -> String {
-    let part = PARTITIONS[1];
-    let series: Vec<Series> = CLOCKS_MHZ
+    let largest = MESHES[MESHES.len() - 1];
+    let projection = meshes
         .iter()
-        .map(|c| Series { name: format!("{c} MHz"), points: r.space.iter().filter(|x| x.clock_mhz == *c && x.partition_cells == part).map(|x| (x.pipelines as f64, x.seconds * 1e6)).collect() })
+        .filter(|m| m.grid == largest)
+        .flat_map(|m| CLOCKS_MHZ.iter().map(move |&f| Projection { pipelines: m.pipelines, clock_mhz: f, seconds_1000_iterations: 1000.0 * m.iteration_cycles as f64 / (f * 1e6) }))
         .collect();
-    let y_max = r.space.iter().filter(|x| x.partition_cells == part).map(|x| x.seconds * 1e6).fold(0.0, f64::max) * 1.1;
-    Plot { title: format!("res_calc over {} cells, partitions of {part} cells", r.space_cells), x_label: "pipelines".into(), y_label: "µs per pass".into(), log2_x: false, y_max, series }.svg()
+    Ok(Report {
+        precision: "binary64".into(),
+        meshes,
+        projection,
+        op2_seconds: OP2_SECONDS.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+        boards: BOARDS.iter().map(|(n, b)| (n.to_string(), *b)).collect(),
+    })
+}
+
+/// Seed 002's fill of a loop's pipeline: the schedule read and the two gather reads, the kernel,
+/// the accumulator's λ when it increments, the row's adder tree and the reduction's fold (A
+/// steps of A + 1 cycles after A cycles for the last partial) when it sums a global, and the step
+/// that starts it.
+fn fill(app: &Application<f64>, name: &str, stages: &Stages, lambda: usize, pipelines: usize) -> Result<usize, Error> {
+    let (latency, incs, reduces) = loop_shape(app, name, stages)?;
+    let a = stages.of(FloatOperator::Add).max(1);
+    let tree = pipelines.next_power_of_two().trailing_zeros() as usize * a;
+    Ok(1 + 3 + latency + 1 + if incs { lambda } else { 0 } + if reduces { tree + a + a * (a + 1) } else { 0 })
+}
+
+/// Bytes of every memory of `net` (width × depth).
+fn on_chip_bytes(net: &weft_hdl::netlist::Netlist) -> u64 {
+    net.memories.iter().map(|m| (m.width * m.depth) as u64).sum::<u64>() / 8
+}
+
+/// The tables.
+pub fn table(r: &Report) -> String {
+    let mut t = String::from("Airfoil compiled from examples/apps/airfoil.app, binary64\n\n");
+    for m in r.meshes.iter().filter(|m| m.pipelines == 1 || m.pipelines == 4) {
+        t += &format!("NACA0012 {}x{}: {} cells, {} pipeline(s), on chip {:.1} MB\n", m.grid.0, m.grid.1, m.cells, m.pipelines, m.on_chip_bytes as f64 / 1e6);
+        t += "  loop         elements    slots  no-ops  runs  cycles (model)  seed 002 form\n";
+        for l in &m.loops {
+            t += &format!("  {:<11} {:>9} {:>8} {:>7} {:>5} {:>15} {:>14}\n", l.name, l.elements, l.slots, l.noops, l.runs, l.cycles, l.seed_model);
+        }
+        t += "\n";
+    }
+    t += "an iteration, cycles:\n  cells    P  simulated       model  seed 002 form\n";
+    for m in &r.meshes {
+        let err = |x: usize| m.iteration_simulated.map_or(String::new(), |s| format!(" ({:+.2} %)", 100.0 * (x as f64 / s as f64 - 1.0)));
+        let sim = m.iteration_simulated.map_or("-".to_string(), |s| s.to_string());
+        t += &format!("  {:>6} {:>3} {:>10} {:>11}{} {:>10}{}\n", m.cells, m.pipelines, sim, m.iteration_cycles, err(m.iteration_cycles), m.iteration_seed_model, err(m.iteration_seed_model));
+    }
+    if let Some(big) = r.meshes.iter().rev().find(|m| m.pipelines == 1) {
+        t += &format!("\n{} cells, 1000 iterations at a stated clock (not a measured Fmax):\n", big.cells);
+        for p in &r.projection {
+            t += &format!("  P = {} at {:>3.0} MHz: {:.2} s\n", p.pipelines, p.clock_mhz, p.seconds_1000_iterations);
+        }
+        for (n, s) in &r.op2_seconds {
+            t += &format!("  {n}: {s} s\n");
+        }
+        for (n, b) in &r.boards {
+            t += &format!("  on chip (P = 1) {:.1} MB: at least {} {n} boards ({:.1} MB each)\n", big.on_chip_bytes as f64 / 1e6, (big.on_chip_bytes as f64 / b).ceil(), b / 1e6);
+        }
+    }
+    t
 }

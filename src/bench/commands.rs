@@ -85,21 +85,10 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
     Ok(())
 }
 
-pub fn airfoil(dram_gbs: f64, pcie_gbs: f64, generated: &Path, out: &Path) -> Result<(), Error> {
-    for (name, v) in [("--dram-gbs", dram_gbs), ("--pcie-gbs", pcie_gbs)] {
-        if !(0.01..=10_000.0).contains(&v) {
-            return Err(Error::Check(format!("`{name}` = {v} is out of range: allowed 0.01 ..= 10000 GB/s")));
-        }
-    }
-    let report = crate::bench::airfoil::run_all(generated, dram_gbs, pcie_gbs, &mut |line| eprintln!("{line}"))?;
+pub fn airfoil(out: &Path) -> Result<(), Error> {
+    let report = crate::bench::airfoil::run(&mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::airfoil::table(&report));
-    write_report(&out.to_path_buf(), "airfoil", &report, "airfoil_design_space", &crate::bench::airfoil::plot(&report))
-}
-
-pub fn airfoil_app(out: &Path) -> Result<(), Error> {
-    let report = crate::bench::airfoil_app::run(&mut |line| eprintln!("{line}"))?;
-    print!("{}", crate::bench::airfoil_app::table(&report));
-    write_json(&out.join("airfoil_app.json"), &report)
+    write_json(&out.join("airfoil.json"), &report)
 }
 
 pub fn dg(cells: &[usize], steps: usize, ber: f64, out: &Path) -> Result<(), Error> {

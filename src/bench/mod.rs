@@ -1,7 +1,6 @@
 //! Benchmarks that print figures and save them as JSON.
 
 pub mod airfoil;
-pub mod airfoil_app;
 pub mod allreduce;
 pub mod beff;
 pub mod commands;

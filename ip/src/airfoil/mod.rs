@@ -1,19 +1,15 @@
-//! The Airfoil application of seed 002 (OP2's `res_calc` over an unstructured quadrilateral
-//! mesh): meshes (and OP2's own NACA0012 C-grid), the accelerator block (whose edge schedules
-//! and cell layout come from [`crate::app::schedule`] and [`crate::app::layout`]), its software reference, and the
-//! whole five-loop program in binary64 as OP2 runs it; its loops compiled from the application
-//! file are shipped from [`compiled`].
+//! The Airfoil application of seed 002 (OP2's five-loop finite-volume solver over an
+//! unstructured quadrilateral mesh): meshes (and OP2's own NACA0012 C-grid), the C-semantics
+//! reference of `res_calc`, and the whole program in binary64 as OP2 runs it; its loops
+//! compiled from `examples/apps/airfoil.app` are shipped from [`compiled`].
 
-pub mod accelerator;
 pub mod compiled;
 pub mod mesh;
-pub mod model;
 pub mod naca0012;
 pub mod program;
 pub mod reference;
 pub mod solver;
 
-pub use accelerator::{accelerator, Op, Params, Timing};
 pub use mesh::{generate, Mesh};
 
 impl Mesh {
