@@ -39,6 +39,7 @@ module allreduce_w128(
     flags,
     dst_a,
     dst_b,
+    host_dst,
     contributions,
     mismatches,
     results
@@ -89,6 +90,7 @@ module allreduce_w128(
     /* verilator lint_on UNUSEDSIGNAL */
     input wire [21:0] dst_a;
     input wire [21:0] dst_b;
+    input wire [21:0] host_dst;
     // outputs: status and counters
     output reg [31:0] contributions;
     output reg [31:0] mismatches;
@@ -139,6 +141,7 @@ wire join_fire;
 wire [383:0] s_axis_host_tdata_cat;
 wire adders_m_axis_tvalid_and;
 wire adders_m_axis_tvalid_and_2;
+wire [15:0] sum_last_keep;
 // the root's sum is the result; elsewhere it is a partial for dst_a
 wire result_all_took_sel;
 wire [127:0] adders_m_axis_tdata_sel;
@@ -199,20 +202,17 @@ wire load_2;
 wire send_header_2;
 wire send_beat_2;
 wire free_and_2;
-wire [51:0] lengths_head0_cat_3;
-wire [51:0] lengths_head0_or;
 reg host_out_in_frame;
 reg host_out_out_valid;
 reg [127:0] host_out_out_data;
 reg [15:0] host_out_out_keep;
 reg host_out_out_last;
-// header: the side-band fields at their places in the packet header
-wire [127:0] lengths_head0_cat_4;
-wire [127:0] lengths_head0_cat_5;
-wire [127:0] lengths_head0_cat_6;
-wire [127:0] lengths_head0_cat_7;
-wire [127:0] lengths_head0_cat_8;
-wire [127:0] header_3;
+// the host's header: from and to this node's host port, no hops, check bits
+wire [119:0] host_dst_cat;
+wire [119:0] lengths_head0_cat_3;
+wire [119:0] host_dst_or;
+wire [6:0] host_dst_cat_2;
+wire [127:0] host_header;
 // the header goes out in the cycle a frame's first beat is offered; that beat waits
 wire free_3;
 wire head_now_3;
@@ -267,6 +267,7 @@ assign s_axis_host_tdata_cat = {(join_b ? s_axis_b_tdata[127:96] : 32'h80000000)
     (use_a ? s_axis_a_tdata[31:0] : 32'h80000000)};
 assign adders_m_axis_tvalid_and = adders_m_axis_tvalid & lengths_valid;
 assign adders_m_axis_tvalid_and_2 = adders_m_axis_tvalid_and & result_all_took_sel & adders_m_axis_tlast;
+assign sum_last_keep = (lengths_head0[3:0] == 4'h0) ? 16'hffff : (~(16'hffff << lengths_head0[3:0]));
 
 // ---- the root's sum is the result; elsewhere it is a partial for dst_a ----
 assign result_all_took_sel = root ? result_all_took : free_and;
@@ -324,18 +325,20 @@ assign load_2 = adders_m_axis_tvalid_and_5 & free_2;
 assign send_header_2 = load_2 & head_now_2;
 assign send_beat_2 = load_2 & (~head_now_2);
 assign free_and_2 = free_2 & b_out_in_frame;
-assign lengths_head0_cat_3 = {38'h0, lengths_head0_sel};
-assign lengths_head0_or = 52'h2847800000 | ({lengths_head0_cat_3[13:0], 38'h0});
 
-// ---- header: the side-band fields at their places in the packet header ----
-assign lengths_head0_cat_4 = {122'h0, lengths_head0_or[11:6]};
-assign lengths_head0_cat_5 = {122'h0, lengths_head0_or[17:12]};
-assign lengths_head0_cat_6 = {124'h0, lengths_head0_or[21:18]};
-assign lengths_head0_cat_7 = {112'h0, lengths_head0_or[37:22]};
-assign lengths_head0_cat_8 = {114'h0, lengths_head0_or[51:38]};
-assign header_3 = ({122'h0, lengths_head0_or[5:0]}) | ({lengths_head0_cat_4[121:0], 6'h0}) |
-    ({lengths_head0_cat_5[115:0], 12'h0}) | ({lengths_head0_cat_6[109:0], 18'h0}) |
-    ({lengths_head0_cat_7[69:0], 58'h0}) | ({lengths_head0_cat_8[83:0], 44'h0});
+// ---- the host's header: from and to this node's host port, no hops, check bits ----
+assign host_dst_cat = {98'h0, host_dst};
+assign lengths_head0_cat_3 = {106'h0, lengths_head0_sel};
+assign host_dst_or = ({98'h0, host_dst}) | ({host_dst_cat[97:0], 22'h0}) | ({lengths_head0_cat_3[75:0], 44'h0}) |
+    120'h2847800000000000000;
+assign host_dst_cat_2 = {(^(host_dst_or & 120'hfffffffffffffffe00000000000000)),
+    (^(host_dst_or & 120'hffffffff00000001fffffffc000000)),
+    (^(host_dst_or & 120'hffff0000ffff0001fffe0003fff800)),
+    (^(host_dst_or & 120'hff00ff00ff00ff01fe01fe03fc07f0)),
+    (^(host_dst_or & 120'hf0f0f0f0f0f0f0f1e1e1e1e3c3c78e)),
+    (^(host_dst_or & 120'hcccccccccccccccd9999999b33366d)),
+    (^(host_dst_or & 120'haaaaaaaaaaaaaaab55555556aaad5b))};
+assign host_header = {(^({host_dst_cat_2, host_dst_or})), host_dst_cat_2, host_dst_or};
 
 // ---- the header goes out in the cycle a frame's first beat is offered; that beat waits ----
 assign free_3 = (~host_out_out_valid) | m_axis_host_tready;
@@ -388,8 +391,8 @@ always @(posedge clk) begin
     if (rst) b_out_out_last <= 1'h0; else b_out_out_last <= load_2 ? (send_header_2 ? 1'h0 : adders_m_axis_tlast_sel) : b_out_out_last;
     if (rst) host_out_in_frame <= 1'h0; else host_out_in_frame <= (send_beat_3 & adders_m_axis_tlast_sel) ? 1'h0 : (send_header_3 ? 1'h1 : host_out_in_frame);
     if (rst) host_out_out_valid <= 1'h0; else host_out_out_valid <= load_3 ? 1'h1 : (m_axis_host_tready ? 1'h0 : host_out_out_valid);
-    if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? header_3 : adders_m_axis_tdata_sel) : host_out_out_data;
-    if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? 16'hffff : s_axis_b_tkeep)) : host_out_out_keep;
+    if (rst) host_out_out_data <= 128'h0; else host_out_out_data <= load_3 ? (send_header_3 ? host_header : adders_m_axis_tdata_sel) : host_out_out_data;
+    if (rst) host_out_out_keep <= 16'h0; else host_out_out_keep <= load_3 ? (send_header_3 ? 16'hffff : (root ? (adders_m_axis_tlast ? sum_last_keep : 16'hffff) : s_axis_b_tkeep)) : host_out_out_keep;
     if (rst) host_out_out_last <= 1'h0; else host_out_out_last <= load_3 ? (send_header_3 ? 1'h0 : adders_m_axis_tlast_sel) : host_out_out_last;
     if (rst) results <= 32'h0; else results <= (host_out_out_valid & m_axis_host_tready & host_out_out_last) ? (results + 32'h1) : results;
     if (host_head_and & (~host_head_and_2)) lengths_mem0[lengths_wr[3:0]] <= packet_length;

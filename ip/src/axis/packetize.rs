@@ -47,6 +47,17 @@ pub fn aggregator() -> Netlist {
 /// header, with `tkeep` and `tlast`; the header fills the low 128 bits of its beat). The packets
 /// leave from registers (`<prefix>out_*`).
 pub fn aggregate<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, sideband: Sig<'d>) -> Source<'d> {
+    aggregate_with(d, prefix, frames, |d, width| {
+        d.section("header: the side-band fields at their places in the packet header");
+        sig!(header = SIDEBAND.iter().fold(d.lit(0, width), |h, &(name, lo, w)| h | sideband.bits(lo, w).zext(width).shl_const(field(name).0)));
+        header
+    })
+}
+
+/// [`aggregate`] with the header beat built by `header(d, width)` (sampled at a frame's first
+/// beat): for a block that delivers packets without a router on the way, and so fills every
+/// field itself.
+pub fn aggregate_with<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, header: impl FnOnce(&'d Design, usize) -> Sig<'d>) -> Source<'d> {
     let f = &frames.0;
     let width = f.shape.data;
 
@@ -58,8 +69,7 @@ pub fn aggregate<'d>(d: &'d Design, prefix: &str, frames: &Source<'d>, sideband:
     let ready = d.later(1);
     let (valid, keep, last) = (f.valid, f.keep.expect("frames carry tkeep"), f.last.expect("frames carry tlast"));
 
-    d.section("header: the side-band fields at their places in the packet header");
-    sig!(header = SIDEBAND.iter().fold(d.lit(0, width), |h, &(name, lo, w)| h | sideband.bits(lo, w).zext(width).shl_const(field(name).0)));
+    let header = header(d, width);
 
     d.section("the header goes out in the cycle a frame's first beat is offered; that beat waits");
     sig!(free = !out_valid.q | ready);

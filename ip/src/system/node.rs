@@ -186,6 +186,9 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
         for (input, reg) in [("flags", "allreduce_flags"), ("dst_a", "allreduce_dst_a"), ("dst_b", "allreduce_dst_b")] {
             e.input(input).define(regs.output(reg));
         }
+        // The host's address: this node's coordinates and the engine's port a.
+        let port_a = d.lit(config.allreduce.unwrap()[0] as u128, 4);
+        e.input("host_dst").define(port_a.cat(regs.output("local_z")).cat(regs.output("local_y")).cat(regs.output("local_x")));
         for c in allreduce::COUNTERS {
             let i = counters.iter().position(|x| *x == format!("allreduce_{c}")).unwrap();
             counter_in[i].define(e.output(c));

@@ -2,11 +2,15 @@
 //! harness writes every node's program into its register window, then each node's host streams
 //! its vector into port `a` as packets (a header whose `length` counts, then the payload) and
 //! takes the result packets, with random gaps and back-pressure on the host streams if asked.
+//! Every result packet must obey the packet format: clean check bits, addressed to that node and
+//! port, hops equal to the distance from its source, `tkeep` marking exactly the bytes its
+//! `length` counts.
 
 use crate::link::Value;
 use crate::Error;
 use weft_ip::regmap::ALLREDUCE;
-use weft_ip::router::header::Header;
+use weft_ip::router::header::{check, Checked, Header};
+use weft_ip::router::route::distance;
 use weft_ip::system::allreduce::{plan, RESULT_TAG};
 use weft_ip::weft_hdl::testbench::Rng;
 
@@ -117,17 +121,28 @@ impl<D: Device> Torus<D> {
                     continue;
                 }
                 let data = d.get(h.m_tdata);
+                let keep = bits(&d.get(h.m_tkeep), 0, config.width / 8);
                 let last = d.get(h.m_tlast)[0] & 1 == 1;
+                let all = (1u128 << (config.width / 8)) - 1;
                 match host.receiving {
                     None => {
-                        let header = Header::unpack(bits(&data, 0, 128));
-                        if header.tag != RESULT_TAG || !header.length.is_multiple_of(4) || last {
-                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}", self.cycle, header.tag, header.length)));
+                        let raw = bits(&data, 0, 128);
+                        let header = Header::unpack(raw);
+                        if header.tag != RESULT_TAG || !header.length.is_multiple_of(4) || last || keep != all {
+                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}, tkeep {keep:#x}", self.cycle, header.tag, header.length)));
+                        }
+                        let hops = distance(&config, header.src, header.dst);
+                        if check(raw) != Checked::Clean(raw) || header.dst != config.coords(n) || header.dst_port != a || header.src_port >= config.local_ports || header.hops != hops {
+                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a malformed result header {header:?} (at port {a}; {hops} hops from its source)", self.cycle)));
                         }
                         host.receiving = Some(header.length / 4);
                     }
                     Some(left) => {
                         let take = left.min(lanes);
+                        let want = if take == lanes { all } else { (1u128 << (4 * take)) - 1 };
+                        if keep != want {
+                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a result beat of {take} elements with tkeep {keep:#x}", self.cycle)));
+                        }
                         host.result.extend((0..take).map(|i| bits(&data, 32 * i, 32) as u32));
                         if last != (take == left) {
                             return Err(Error::Mismatch(format!("node {n} at cycle {}: a result packet's tlast disagrees with its length", self.cycle)));

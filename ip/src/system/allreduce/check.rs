@@ -1,13 +1,14 @@
 //! The engine's built-in-simulator testbench: one engine with random packets on every input and
 //! random gaps and back-pressure everywhere, each output checked beat by beat against software
-//! (binary32 sums of the documented order, headers from the program).
+//! (binary32 sums of the documented order, headers from the program; the host's packets as the
+//! packet format delivers them: every header field, its check bits and the last beat's `tkeep`).
 
 use crate::Error;
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::testbench::Rng;
 
 use super::engine::{engine, FLAGS, PARTIAL_TAG, RESULT_TAG};
-use crate::router::header::Header;
+use crate::router::header::{with_ecc, Header};
 
 /// A stream's beats: data, keep, last.
 type Beats = Vec<(u128, u128, bool)>;
@@ -33,9 +34,18 @@ fn packets(words: &[u32], lengths: &[usize], header: impl Fn(usize) -> u128) -> 
     out
 }
 
+/// The header the engine forges toward the router (`dst`, `tag`, `length`; the router fills the
+/// rest).
 fn head(dst: u32, tag: u16, words: usize) -> u128 {
     let d = dst as usize;
     Header { dst: [d & 63, d >> 6 & 63, d >> 12 & 63], dst_port: d >> 18 & 15, tag, length: 4 * words, ..Default::default() }.pack() & ((1 << 120) - 1)
+}
+
+/// A result header as delivered to the host at `at`: from and to `at`, no hops, check bits.
+fn delivered(at: u32, words: usize) -> u128 {
+    let h = head(at, RESULT_TAG, words);
+    let d = at as usize;
+    with_ecc(Header { src: [d & 63, d >> 6 & 63, d >> 12 & 63], src_port: d >> 18 & 15, ..Header::unpack(h) }.pack())
 }
 
 /// One engine as the root (`root`) or as a chain node, `words` elements in random packets.
@@ -43,11 +53,12 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error
     let mut e = Evaluator::new(engine(128)?);
     e.reset(2);
     let mut rng = Rng::new(seed);
-    let (dst_a, dst_b) = (0x0004_1003u32, 0x0000_2041u32);
+    let (dst_a, dst_b, host) = (0x0004_1003u32, 0x0000_2041u32, 0x0008_2042u32);
     let flags = if root { flag("root") | flag("use_a") | flag("use_b") | flag("fwd_a") | flag("fwd_b") } else { flag("use_a") | flag("fwd_b") };
     e.set_input("flags", flags);
     e.set_input("dst_a", dst_a as u128);
     e.set_input("dst_b", dst_b as u128);
+    e.set_input("host_dst", host as u128);
     let mut lengths = vec![];
     let mut left = words;
     while left > 0 {
@@ -65,7 +76,7 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error
         vec![("s_axis_host", packets(&h, &lengths, plain), false), ("s_axis_a", packets(&a, &lengths, plain), true), ("s_axis_b", packets(&b, &lengths, plain), true)];
     let (result, to_a_tag) = if root { (&sums, RESULT_TAG) } else { (&b, PARTIAL_TAG) };
     let outputs: Vec<(&str, Beats)> = vec![
-        ("m_axis_host", packets(result, &lengths, |n| head(0, RESULT_TAG, n))),
+        ("m_axis_host", packets(result, &lengths, |n| delivered(host, n))),
         ("m_axis_a", packets(&sums, &lengths, |n| head(dst_a, to_a_tag, n))),
         ("m_axis_b", packets(result, &lengths, |n| head(dst_b, RESULT_TAG, n))),
     ];
@@ -114,6 +125,10 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error
             let mask = (0..4).filter(|j| wk >> (4 * j) & 1 == 1).fold(0u128, |m, j| m | 0xFFFF_FFFFu128 << (32 * j));
             if d & mask != wd & mask || l != wl {
                 return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: {name} beat {} is {d:#034x} last {l}, want {wd:#034x} last {wl}", got[i])));
+            }
+            // The host's stream carries tkeep: the bytes the header's length counts.
+            if *name == "m_axis_host" && e.get_output("m_axis_host_tkeep") != wk {
+                return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: {name} beat {} keeps {:#06x}, want {wk:#06x}", got[i], e.get_output("m_axis_host_tkeep"))));
             }
             got[i] += 1;
         }

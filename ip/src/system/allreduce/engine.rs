@@ -19,7 +19,13 @@
 //! Ports: `clk`, `rst`; `s_axis_host_*` (packets from the host: a header, whose `length` counts,
 //! then the payload), `m_axis_host_*` (result packets); `s_axis_a_*` / `m_axis_a_*` and
 //! `s_axis_b_*` / `m_axis_b_*` to the router's ports; `flags` ([`FLAGS`]), `dst_a`, `dst_b` (22 bits
-//! as `kernel_port`'s `dst`); counters `contributions`, `results`, `mismatches`.
+//! as `kernel_port`'s `dst`); `host_dst` (the same 22 bits: this node's coordinates and the host's
+//! port); counters `contributions`, `results`, `mismatches`.
+//!
+//! A result packet to the host reaches it without passing a router, so the engine writes the
+//! whole header as the router would deliver a packet injected at the host's own port: `dst` and
+//! `src` both `host_dst`, `hops` 0, the check bits; its last beat's `tkeep` marks the bytes its
+//! `length` counts.
 
 use crate::axis::gearbox::from_words;
 use crate::Error;
@@ -29,8 +35,8 @@ use weft_hdl::float::FloatOperator;
 use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::pipeline::{dsl, Stages};
 
-use crate::axis::packetize::{aggregate, payloads, sideband};
-use crate::router::header::field;
+use crate::axis::packetize::{aggregate, aggregate_with, payloads, sideband};
+use crate::router::header::{ecc_netlist, field, ECC_LO};
 use crate::system::kernel_port::port_width;
 
 /// Tag of the partial sums travelling toward the root.
@@ -79,6 +85,7 @@ pub fn engine(width: usize) -> Result<Netlist, Error> {
     let flag = |name: &str| flags.bit(FLAGS.iter().position(|f| *f == name).unwrap()).named(name);
     let (use_a, use_b, root, fwd_a, fwd_b) = (flag("use_a"), flag("use_b"), flag("root"), flag("fwd_a"), flag("fwd_b"));
     let (dst_a, dst_b) = (d.input("dst_a", 22), d.input("dst_b", 22));
+    let host_dst = d.input("host_dst", 22);
 
     d.section("payloads, each beat with its packet's length");
     let (h, h_head) = payloads(&d, "host_", &host);
@@ -125,11 +132,17 @@ pub fn engine(width: usize) -> Result<Netlist, Error> {
     let out_last = sum.output("m_axis_tlast");
     sum.input("m_axis_tready").define(out_ready & lengths.valid);
     pop.define(out_valid & out_ready & out_last);
+    // A packet's last beat keeps length mod (W / 8) bytes, all of them when that is 0 (the
+    // router's rule for the packets it delivers).
+    let bytes = width / 8;
+    let all = d.lit((1u128 << bytes) - 1, bytes);
+    let rem = lengths.head[0].bits(0, bytes.trailing_zeros() as usize);
+    let last_keep = rem.is_zero().mux(all, !all.shl(rem)).named("sum_last_keep");
     let s = Source(Axis {
         name: "sum".into(),
         shape: AxisShape::data(width).with_keep().with_user(14),
         data: sum.output("m_axis_tdata"),
-        keep: Some(d.lit((1u128 << (width / 8)) - 1, width / 8)),
+        keep: Some(out_last.mux(last_keep, all)),
         last: Some(out_last),
         user: Some(lengths.head[0]),
         valid: out_valid,
@@ -146,7 +159,17 @@ pub fn engine(width: usize) -> Result<Netlist, Error> {
     let result_tag = d.lit(RESULT_TAG as u128, 16);
     let packets_a = aggregate(&d, "a_out_", &strip_user(&to_a), sideband(dst_a, root.mux(result_tag, d.lit(PARTIAL_TAG as u128, 16)), to_a.0.user.unwrap()));
     let packets_b = aggregate(&d, "b_out_", &strip_user(&to_b), sideband(dst_b, result_tag, to_b.0.user.unwrap()));
-    let packets_host = aggregate(&d, "host_out_", &strip_user(&to_host), sideband(d.lit(0, 22), result_tag, to_host.0.user.unwrap()));
+    let host_length = to_host.0.user.unwrap();
+    let packets_host = aggregate_with(&d, "host_out_", &strip_user(&to_host), |d, width| {
+        d.section("the host's header: from and to this node's host port, no hops, check bits");
+        fn at<'d>(name: &str, v: Sig<'d>) -> Sig<'d> {
+            v.zext(ECC_LO).shl_const(field(name).0)
+        }
+        let data = at("dst_x", host_dst) | at("src_x", host_dst) | at("length", host_length) | at("tag", result_tag);
+        let ecc = ecc_netlist(&mut d.net(), data.wire);
+        let ecc = d.sig(ecc);
+        ecc.cat(data).zext(width).named("host_header")
+    });
     d.counter("results", packets_host.fire() & packets_host.0.last.unwrap());
     d.connect(&packets_a, &d.axis_out("m_axis_a", AxisShape::data(width)))?;
     d.connect(&packets_b, &d.axis_out("m_axis_b", AxisShape::data(width)))?;
