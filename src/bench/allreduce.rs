@@ -12,11 +12,19 @@
 //!   once all has arrived, the root sends the sum to port 0 of every other node, node `j`'s copy
 //!   from the root's port `j mod ports` (the sum itself is charged nothing). Both phases run on
 //!   the node without the engine, checked packet by packet.
-//! - **Lower bound**: the vector's bytes over one link's payload bandwidth (measured here: packets
-//!   of `max_packet_bytes` streamed to a neighbour, first header in to last beat out), plus the
-//!   torus diameter (`Σ ⌊dim / 2⌋`) times the zero-load latency of a one-hop packet (measured
-//!   here, first header beat in to first out, the fastest of three). The same with the link's raw
-//!   bandwidth (`lanes · 8` bytes a cycle, no framing) is reported beside it.
+//! - **Lower bound** (any algorithm, reduction anywhere): every element of a node's result
+//!   depends on every other node's element, and the node holds only its own, so at least one
+//!   4-byte value per element must reach every node: S = 4·elements bytes through its L inbound
+//!   links (two per dimension of two or more nodes: 4 on 4×2×1, 6 on 2×2×2, 2 on a ring), each at
+//!   B payload bytes a cycle (measured here: packets of `max_packet_bytes` streamed to a
+//!   neighbour, first header in to last beat out); and the farthest node's contribution needs the
+//!   torus diameter D (`Σ ⌊dim / 2⌋`) hops of h cycles (a one-hop packet at zero load, first header
+//!   beat in to first out, the fastest of three): ⌈S / (L·B)⌉ + D·h. It assumes every inbound link
+//!   busy for the whole operation and no framing beyond the measured rate.
+//! - **Endpoint bound**: the same for reduction at the endpoints (ACCL's reduce-scatter +
+//!   allgather), where each node must receive 2·(P − 1)/P · S bytes: ⌈2·(P − 1)·S / (P·L·B)⌉ + D·h.
+//! - The lower bound at the links' raw rate (`lanes · 8` bytes a cycle, no framing) is reported
+//!   beside them.
 
 use crate::Error;
 use std::path::Path;
@@ -45,9 +53,13 @@ pub struct Point {
     pub elements: usize,
     pub cycles: u64,
     pub baseline_cycles: Option<u64>,
-    /// Bytes over the link's measured payload bandwidth, plus diameter × hop.
+    /// The vector's bytes over every inbound link at the measured payload rate, plus
+    /// diameter × hop.
     pub lower_bound_cycles: u64,
-    /// The same with the link's raw bandwidth (`lanes · 8` bytes a cycle).
+    /// Reduce-scatter + allgather at the endpoints: 2·(P − 1)/P of the vector's bytes over every
+    /// inbound link, plus diameter × hop.
+    pub endpoint_bound_cycles: u64,
+    /// The lower bound at the links' raw rate (`lanes · 8` bytes a cycle).
     pub raw_bound_cycles: u64,
     /// `cycles / lower_bound_cycles`.
     pub to_bound: f64,
@@ -65,6 +77,8 @@ pub struct Report {
     pub hop_cycles: u64,
     /// Payload bytes a cycle one link carries, packets of `max_packet_bytes` streamed.
     pub link_bytes_per_cycle: f64,
+    /// Links into each node: two per dimension of two or more nodes.
+    pub inbound_links: usize,
     pub diameter: usize,
     pub points: Vec<Point>,
 }
@@ -106,7 +120,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let packet_bytes = options.packet_bytes.min(rc.max_packet_bytes / 4 * 4);
     let lanes = system.node.link.lanes;
     let diameter: usize = rc.dims.iter().map(|d| d / 2).sum();
-    let bound = |elements: usize| (4 * elements).div_ceil(8 * lanes) as u64;
+    let inbound_links = 2 * rc.dims.iter().filter(|d| **d > 1).count();
     let mut engine_system = system.clone();
     engine_system.node.allreduce = Some(PORTS);
     // The engine's ports are its own: no shell clock crossing or kernel on them.
@@ -127,7 +141,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             }
         }
         progress(&format!("{elements} elements: {} cycles, every node bit-exact", r.cycles));
-        points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, lower_bound_cycles: bound(elements), raw_bound_cycles: 0, to_bound: 0.0 });
+        points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, lower_bound_cycles: 0, endpoint_bound_cycles: 0, raw_bound_cycles: 0, to_bound: 0.0 });
     }
     let flipped_bits = torus.flipped_bits();
     drop(torus);
@@ -142,6 +156,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             flipped_bits,
             hop_cycles: 0,
             link_bytes_per_cycle: 0.0,
+            inbound_links,
             diameter,
             points,
         });
@@ -164,9 +179,12 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     let end = stream.deliveries.iter().map(|d| d.tail_out).max().unwrap();
     let link_bytes_per_cycle = (count * bytes) as f64 / (end - first) as f64;
     progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle (raw {})", 8 * lanes));
+    let (l, hops) = (inbound_links as f64, diameter as u64 * hop_cycles);
     for p in points.iter_mut() {
-        p.raw_bound_cycles = p.lower_bound_cycles + diameter as u64 * hop_cycles;
-        p.lower_bound_cycles = (4.0 * p.elements as f64 / link_bytes_per_cycle).ceil() as u64 + diameter as u64 * hop_cycles;
+        let bytes = 4.0 * p.elements as f64;
+        p.raw_bound_cycles = (bytes / (l * 8.0 * lanes as f64)).ceil() as u64 + hops;
+        p.lower_bound_cycles = (bytes / (l * link_bytes_per_cycle)).ceil() as u64 + hops;
+        p.endpoint_bound_cycles = (2.0 * (nodes - 1) as f64 * bytes / (nodes as f64 * l * link_bytes_per_cycle)).ceil() as u64 + hops;
         p.to_bound = p.cycles as f64 / p.lower_bound_cycles as f64;
         {
             let bytes = 4 * p.elements;
@@ -190,6 +208,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
         flipped_bits,
         hop_cycles,
         link_bytes_per_cycle,
+        inbound_links,
         diameter,
         points,
     })
@@ -198,16 +217,16 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
 pub fn table(r: &Report) -> String {
     let ns = |c: u64| c as f64 * 1000.0 / r.fabric_mhz;
     let mut t = format!(
-        "allreduce on {} ({}×{}×{}, {} MHz, packets of {} B): one hop {} cycles, diameter {}, a link carries {:.2} payload bytes a cycle\n",
-        r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.hop_cycles, r.diameter, r.link_bytes_per_cycle
+        "allreduce on {} ({}×{}×{}, {} MHz, packets of {} B): one hop {} cycles, diameter {}, {} inbound links a node, each carrying {:.2} payload bytes a cycle\n",
+        r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.hop_cycles, r.diameter, r.inbound_links, r.link_bytes_per_cycle
     );
-    t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | lower bound cycles | in-network / bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | lower bound cycles | in-network / bound | endpoint bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for p in &r.points {
         let (b, bns, up) = match p.baseline_cycles {
             Some(b) => (b.to_string(), format!("{:.0}", ns(b)), format!("{:.2}×", b as f64 / p.cycles as f64)),
             None => ("–".into(), "–".into(), "–".into()),
         };
-        t.push_str(&format!("| {} | {} | {:.0} | {b} | {bns} | {up} | {} | {:.2} | {} |\n", p.elements, p.cycles, ns(p.cycles), p.lower_bound_cycles, p.to_bound, p.raw_bound_cycles));
+        t.push_str(&format!("| {} | {} | {:.0} | {b} | {bns} | {up} | {} | {:.2} | {} | {} |\n", p.elements, p.cycles, ns(p.cycles), p.lower_bound_cycles, p.to_bound, p.endpoint_bound_cycles, p.raw_bound_cycles));
     }
     t
 }
@@ -218,6 +237,7 @@ pub fn plot(r: &Report) -> String {
         Series { name: "in-network".into(), points: pts(&|p| Some(p.cycles)) },
         Series { name: "gather + broadcast".into(), points: pts(&|p| p.baseline_cycles) },
         Series { name: "lower bound".into(), points: pts(&|p| Some(p.lower_bound_cycles)) },
+        Series { name: "endpoint bound".into(), points: pts(&|p| Some(p.endpoint_bound_cycles)) },
     ];
     let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max) * 1.1;
     Plot { title: format!("allreduce on {}", r.system), x_label: "elements (binary32)".into(), y_label: "cycles".into(), log2_x: true, y_max, series }.svg()
