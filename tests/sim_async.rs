@@ -51,7 +51,7 @@ fn link_counter(t: &mut Torus<VerilatorDevice>, system: &SystemConfig, name: &st
                 .iter()
                 .map(|e| {
                     let reg = map.iter().find(|r| r.name == format!("stat_{}_{name}", e.name())).unwrap_or_else(|| panic!("no register for {name}"));
-                    t.read_sim_register(n, reg.addr).unwrap() as u64
+                    t.axil_read(n, reg.addr).unwrap().0 as u64
                 })
                 .collect()
         })

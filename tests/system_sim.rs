@@ -1,5 +1,6 @@
 //! The generated whole-torus simulation tops (`<cfg>_sim`) of both shipped systems in
-//! Verilator: the boot sequencers write every node's coordinates, the links train, and random
+//! Verilator: the boot sequencers write every node's coordinates, every node's register window
+//! answers writes and reads from outside, the links train, and random
 //! packets of every size from every port of every node to random destinations arrive exactly
 //! once, intact, in order per flow, with minimal hops — while `inject_err` flips payload bits on
 //! random links throughout.
@@ -25,6 +26,17 @@ fn simulation_tops_deliver_under_inject_err() {
         let built = start.elapsed();
         torus.reset();
         let up = torus.bring_up(20_000).unwrap();
+        // Every node's register window from outside: the boot sequencer's coordinates, then a
+        // write to each node's scratch register read back from every node.
+        let rc = &system.node.router;
+        for n in 0..rc.nodes() {
+            let c = rc.coords(n);
+            assert_eq!(torus.axil_read(n, 0x008).unwrap(), ((c[0] | c[1] << 8 | c[2] << 16) as u32, 0), "{name}_sim: node {n}'s coordinates");
+            torus.axil_write(n, 0x010, 0x5EED_0000 + n as u32).unwrap();
+        }
+        for n in 0..rc.nodes() {
+            assert_eq!(torus.axil_read(n, 0x010).unwrap(), (0x5EED_0000 + n as u32, 0), "{name}_sim: node {n}'s scratch register");
+        }
         torus.inject_errors(200, 7); // 2·10^-4 per link per cycle
         let packets = 1500;
         let traffic = Traffic {

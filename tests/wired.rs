@@ -134,6 +134,8 @@ fn a_dsl_kernel_on_node_a_answers_node_b_at_node_c_in_verilator() {
     // Node 1's kernel counters: every packet sent is taken (tag 7) or dropped (tag 8).
     let names = weft_ip::system::node::counter_names(&config.node);
     let (araddr, arvalid, arready, rdata, rvalid) = (p(&m, "axil_araddr_n1"), p(&m, "axil_arvalid_n1"), p(&m, "axil_arready_n1"), p(&m, "axil_rdata_n1"), p(&m, "axil_rvalid_n1"));
+    let rready = p(&m, "axil_rready_n1");
+    m.set(rready, 1);
     let read = |m: &mut Model, name: &str| -> u64 {
         let addr = 0x100 + 4 * names.iter().position(|n| n == name).unwrap() as u64;
         m.set(araddr, addr);

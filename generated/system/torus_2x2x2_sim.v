@@ -158,6 +158,142 @@ module torus_2x2x2_sim(
     m_axis_n7_p1_tvalid,
     inject_err,
     cut,
+    axil_awaddr_n0,
+    axil_awvalid_n0,
+    axil_wdata_n0,
+    axil_wstrb_n0,
+    axil_wvalid_n0,
+    axil_bready_n0,
+    axil_araddr_n0,
+    axil_arvalid_n0,
+    axil_rready_n0,
+    axil_awaddr_n1,
+    axil_awvalid_n1,
+    axil_wdata_n1,
+    axil_wstrb_n1,
+    axil_wvalid_n1,
+    axil_bready_n1,
+    axil_araddr_n1,
+    axil_arvalid_n1,
+    axil_rready_n1,
+    axil_awaddr_n2,
+    axil_awvalid_n2,
+    axil_wdata_n2,
+    axil_wstrb_n2,
+    axil_wvalid_n2,
+    axil_bready_n2,
+    axil_araddr_n2,
+    axil_arvalid_n2,
+    axil_rready_n2,
+    axil_awaddr_n3,
+    axil_awvalid_n3,
+    axil_wdata_n3,
+    axil_wstrb_n3,
+    axil_wvalid_n3,
+    axil_bready_n3,
+    axil_araddr_n3,
+    axil_arvalid_n3,
+    axil_rready_n3,
+    axil_awaddr_n4,
+    axil_awvalid_n4,
+    axil_wdata_n4,
+    axil_wstrb_n4,
+    axil_wvalid_n4,
+    axil_bready_n4,
+    axil_araddr_n4,
+    axil_arvalid_n4,
+    axil_rready_n4,
+    axil_awaddr_n5,
+    axil_awvalid_n5,
+    axil_wdata_n5,
+    axil_wstrb_n5,
+    axil_wvalid_n5,
+    axil_bready_n5,
+    axil_araddr_n5,
+    axil_arvalid_n5,
+    axil_rready_n5,
+    axil_awaddr_n6,
+    axil_awvalid_n6,
+    axil_wdata_n6,
+    axil_wstrb_n6,
+    axil_wvalid_n6,
+    axil_bready_n6,
+    axil_araddr_n6,
+    axil_arvalid_n6,
+    axil_rready_n6,
+    axil_awaddr_n7,
+    axil_awvalid_n7,
+    axil_wdata_n7,
+    axil_wstrb_n7,
+    axil_wvalid_n7,
+    axil_bready_n7,
+    axil_araddr_n7,
+    axil_arvalid_n7,
+    axil_rready_n7,
+    axil_awready_n0,
+    axil_wready_n0,
+    axil_bvalid_n0,
+    axil_bresp_n0,
+    axil_arready_n0,
+    axil_rvalid_n0,
+    axil_rdata_n0,
+    axil_rresp_n0,
+    axil_awready_n1,
+    axil_wready_n1,
+    axil_bvalid_n1,
+    axil_bresp_n1,
+    axil_arready_n1,
+    axil_rvalid_n1,
+    axil_rdata_n1,
+    axil_rresp_n1,
+    axil_awready_n2,
+    axil_wready_n2,
+    axil_bvalid_n2,
+    axil_bresp_n2,
+    axil_arready_n2,
+    axil_rvalid_n2,
+    axil_rdata_n2,
+    axil_rresp_n2,
+    axil_awready_n3,
+    axil_wready_n3,
+    axil_bvalid_n3,
+    axil_bresp_n3,
+    axil_arready_n3,
+    axil_rvalid_n3,
+    axil_rdata_n3,
+    axil_rresp_n3,
+    axil_awready_n4,
+    axil_wready_n4,
+    axil_bvalid_n4,
+    axil_bresp_n4,
+    axil_arready_n4,
+    axil_rvalid_n4,
+    axil_rdata_n4,
+    axil_rresp_n4,
+    axil_awready_n5,
+    axil_wready_n5,
+    axil_bvalid_n5,
+    axil_bresp_n5,
+    axil_arready_n5,
+    axil_rvalid_n5,
+    axil_rdata_n5,
+    axil_rresp_n5,
+    axil_awready_n6,
+    axil_wready_n6,
+    axil_bvalid_n6,
+    axil_bresp_n6,
+    axil_arready_n6,
+    axil_rvalid_n6,
+    axil_rdata_n6,
+    axil_rresp_n6,
+    axil_awready_n7,
+    axil_wready_n7,
+    axil_bvalid_n7,
+    axil_bresp_n7,
+    axil_arready_n7,
+    axil_rvalid_n7,
+    axil_rdata_n7,
+    axil_rresp_n7,
     link_up
 );
     // clocks and resets
@@ -320,7 +456,143 @@ module torus_2x2x2_sim(
     input tri0 [47:0] cut;
     `endif
     /* verilator lint_on UNUSEDSIGNAL */
+    input wire [11:0] axil_awaddr_n0;
+    input wire axil_awvalid_n0;
+    input wire [31:0] axil_wdata_n0;
+    input wire [3:0] axil_wstrb_n0;
+    input wire axil_wvalid_n0;
+    input wire axil_bready_n0;
+    input wire [11:0] axil_araddr_n0;
+    input wire axil_arvalid_n0;
+    input wire axil_rready_n0;
+    input wire [11:0] axil_awaddr_n1;
+    input wire axil_awvalid_n1;
+    input wire [31:0] axil_wdata_n1;
+    input wire [3:0] axil_wstrb_n1;
+    input wire axil_wvalid_n1;
+    input wire axil_bready_n1;
+    input wire [11:0] axil_araddr_n1;
+    input wire axil_arvalid_n1;
+    input wire axil_rready_n1;
+    input wire [11:0] axil_awaddr_n2;
+    input wire axil_awvalid_n2;
+    input wire [31:0] axil_wdata_n2;
+    input wire [3:0] axil_wstrb_n2;
+    input wire axil_wvalid_n2;
+    input wire axil_bready_n2;
+    input wire [11:0] axil_araddr_n2;
+    input wire axil_arvalid_n2;
+    input wire axil_rready_n2;
+    input wire [11:0] axil_awaddr_n3;
+    input wire axil_awvalid_n3;
+    input wire [31:0] axil_wdata_n3;
+    input wire [3:0] axil_wstrb_n3;
+    input wire axil_wvalid_n3;
+    input wire axil_bready_n3;
+    input wire [11:0] axil_araddr_n3;
+    input wire axil_arvalid_n3;
+    input wire axil_rready_n3;
+    input wire [11:0] axil_awaddr_n4;
+    input wire axil_awvalid_n4;
+    input wire [31:0] axil_wdata_n4;
+    input wire [3:0] axil_wstrb_n4;
+    input wire axil_wvalid_n4;
+    input wire axil_bready_n4;
+    input wire [11:0] axil_araddr_n4;
+    input wire axil_arvalid_n4;
+    input wire axil_rready_n4;
+    input wire [11:0] axil_awaddr_n5;
+    input wire axil_awvalid_n5;
+    input wire [31:0] axil_wdata_n5;
+    input wire [3:0] axil_wstrb_n5;
+    input wire axil_wvalid_n5;
+    input wire axil_bready_n5;
+    input wire [11:0] axil_araddr_n5;
+    input wire axil_arvalid_n5;
+    input wire axil_rready_n5;
+    input wire [11:0] axil_awaddr_n6;
+    input wire axil_awvalid_n6;
+    input wire [31:0] axil_wdata_n6;
+    input wire [3:0] axil_wstrb_n6;
+    input wire axil_wvalid_n6;
+    input wire axil_bready_n6;
+    input wire [11:0] axil_araddr_n6;
+    input wire axil_arvalid_n6;
+    input wire axil_rready_n6;
+    input wire [11:0] axil_awaddr_n7;
+    input wire axil_awvalid_n7;
+    input wire [31:0] axil_wdata_n7;
+    input wire [3:0] axil_wstrb_n7;
+    input wire axil_wvalid_n7;
+    input wire axil_bready_n7;
+    input wire [11:0] axil_araddr_n7;
+    input wire axil_arvalid_n7;
+    input wire axil_rready_n7;
     // outputs: status and counters
+    output wire axil_awready_n0;
+    output wire axil_wready_n0;
+    output wire axil_bvalid_n0;
+    output wire [1:0] axil_bresp_n0;
+    output wire axil_arready_n0;
+    output wire axil_rvalid_n0;
+    output wire [31:0] axil_rdata_n0;
+    output wire [1:0] axil_rresp_n0;
+    output wire axil_awready_n1;
+    output wire axil_wready_n1;
+    output wire axil_bvalid_n1;
+    output wire [1:0] axil_bresp_n1;
+    output wire axil_arready_n1;
+    output wire axil_rvalid_n1;
+    output wire [31:0] axil_rdata_n1;
+    output wire [1:0] axil_rresp_n1;
+    output wire axil_awready_n2;
+    output wire axil_wready_n2;
+    output wire axil_bvalid_n2;
+    output wire [1:0] axil_bresp_n2;
+    output wire axil_arready_n2;
+    output wire axil_rvalid_n2;
+    output wire [31:0] axil_rdata_n2;
+    output wire [1:0] axil_rresp_n2;
+    output wire axil_awready_n3;
+    output wire axil_wready_n3;
+    output wire axil_bvalid_n3;
+    output wire [1:0] axil_bresp_n3;
+    output wire axil_arready_n3;
+    output wire axil_rvalid_n3;
+    output wire [31:0] axil_rdata_n3;
+    output wire [1:0] axil_rresp_n3;
+    output wire axil_awready_n4;
+    output wire axil_wready_n4;
+    output wire axil_bvalid_n4;
+    output wire [1:0] axil_bresp_n4;
+    output wire axil_arready_n4;
+    output wire axil_rvalid_n4;
+    output wire [31:0] axil_rdata_n4;
+    output wire [1:0] axil_rresp_n4;
+    output wire axil_awready_n5;
+    output wire axil_wready_n5;
+    output wire axil_bvalid_n5;
+    output wire [1:0] axil_bresp_n5;
+    output wire axil_arready_n5;
+    output wire axil_rvalid_n5;
+    output wire [31:0] axil_rdata_n5;
+    output wire [1:0] axil_rresp_n5;
+    output wire axil_awready_n6;
+    output wire axil_wready_n6;
+    output wire axil_bvalid_n6;
+    output wire [1:0] axil_bresp_n6;
+    output wire axil_arready_n6;
+    output wire axil_rvalid_n6;
+    output wire [31:0] axil_rdata_n6;
+    output wire [1:0] axil_rresp_n6;
+    output wire axil_awready_n7;
+    output wire axil_wready_n7;
+    output wire axil_bvalid_n7;
+    output wire [1:0] axil_bresp_n7;
+    output wire axil_arready_n7;
+    output wire axil_rvalid_n7;
+    output wire [31:0] axil_rdata_n7;
+    output wire [1:0] axil_rresp_n7;
     output wire link_up;
 
 // verilator lint_off UNUSEDSIGNAL
@@ -331,6 +603,7 @@ reg node0_w_done;
 reg node0_booted;
 wire node0_out_of_reset_and;
 wire node0_out_of_reset_and_2;
+wire node0_booted_not;
 // node 1 at (1, 0, 0)
 reg node1_out_of_reset;
 reg node1_aw_done;
@@ -338,6 +611,7 @@ reg node1_w_done;
 reg node1_booted;
 wire node1_out_of_reset_and;
 wire node1_out_of_reset_and_2;
+wire node1_booted_not;
 // node 2 at (0, 1, 0)
 reg node2_out_of_reset;
 reg node2_aw_done;
@@ -345,6 +619,7 @@ reg node2_w_done;
 reg node2_booted;
 wire node2_out_of_reset_and;
 wire node2_out_of_reset_and_2;
+wire node2_booted_not;
 // node 3 at (1, 1, 0)
 reg node3_out_of_reset;
 reg node3_aw_done;
@@ -352,6 +627,7 @@ reg node3_w_done;
 reg node3_booted;
 wire node3_out_of_reset_and;
 wire node3_out_of_reset_and_2;
+wire node3_booted_not;
 // node 4 at (0, 0, 1)
 reg node4_out_of_reset;
 reg node4_aw_done;
@@ -359,6 +635,7 @@ reg node4_w_done;
 reg node4_booted;
 wire node4_out_of_reset_and;
 wire node4_out_of_reset_and_2;
+wire node4_booted_not;
 // node 5 at (1, 0, 1)
 reg node5_out_of_reset;
 reg node5_aw_done;
@@ -366,6 +643,7 @@ reg node5_w_done;
 reg node5_booted;
 wire node5_out_of_reset_and;
 wire node5_out_of_reset_and_2;
+wire node5_booted_not;
 // node 6 at (0, 1, 1)
 reg node6_out_of_reset;
 reg node6_aw_done;
@@ -373,6 +651,7 @@ reg node6_w_done;
 reg node6_booted;
 wire node6_out_of_reset_and;
 wire node6_out_of_reset_and_2;
+wire node6_booted_not;
 // node 7 at (1, 1, 1)
 reg node7_out_of_reset;
 reg node7_aw_done;
@@ -380,6 +659,7 @@ reg node7_w_done;
 reg node7_booted;
 wire node7_out_of_reset_and;
 wire node7_out_of_reset_and_2;
+wire node7_booted_not;
 wire node0_s_axil_awready;
 wire node0_s_axil_wready;
 wire node0_s_axil_bvalid;
@@ -681,34 +961,42 @@ wire [131:0] ch_node7_zn_rx;
 // ---- node 0 at (0, 0, 0) ----
 assign node0_out_of_reset_and = node0_out_of_reset & (~node0_aw_done);
 assign node0_out_of_reset_and_2 = node0_out_of_reset & (~node0_w_done);
+assign node0_booted_not = ~node0_booted;
 
 // ---- node 1 at (1, 0, 0) ----
 assign node1_out_of_reset_and = node1_out_of_reset & (~node1_aw_done);
 assign node1_out_of_reset_and_2 = node1_out_of_reset & (~node1_w_done);
+assign node1_booted_not = ~node1_booted;
 
 // ---- node 2 at (0, 1, 0) ----
 assign node2_out_of_reset_and = node2_out_of_reset & (~node2_aw_done);
 assign node2_out_of_reset_and_2 = node2_out_of_reset & (~node2_w_done);
+assign node2_booted_not = ~node2_booted;
 
 // ---- node 3 at (1, 1, 0) ----
 assign node3_out_of_reset_and = node3_out_of_reset & (~node3_aw_done);
 assign node3_out_of_reset_and_2 = node3_out_of_reset & (~node3_w_done);
+assign node3_booted_not = ~node3_booted;
 
 // ---- node 4 at (0, 0, 1) ----
 assign node4_out_of_reset_and = node4_out_of_reset & (~node4_aw_done);
 assign node4_out_of_reset_and_2 = node4_out_of_reset & (~node4_w_done);
+assign node4_booted_not = ~node4_booted;
 
 // ---- node 5 at (1, 0, 1) ----
 assign node5_out_of_reset_and = node5_out_of_reset & (~node5_aw_done);
 assign node5_out_of_reset_and_2 = node5_out_of_reset & (~node5_w_done);
+assign node5_booted_not = ~node5_booted;
 
 // ---- node 6 at (0, 1, 1) ----
 assign node6_out_of_reset_and = node6_out_of_reset & (~node6_aw_done);
 assign node6_out_of_reset_and_2 = node6_out_of_reset & (~node6_w_done);
+assign node6_booted_not = ~node6_booted;
 
 // ---- node 7 at (1, 1, 1) ----
 assign node7_out_of_reset_and = node7_out_of_reset & (~node7_aw_done);
 assign node7_out_of_reset_and_2 = node7_out_of_reset & (~node7_w_done);
+assign node7_booted_not = ~node7_booted;
 
 // ---- node0 (torus_2x2x2_node) ----
 torus_2x2x2_node node0 (
@@ -726,15 +1014,15 @@ torus_2x2x2_node node0 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node0_out_of_reset_and),
-    .s_axil_wdata(32'h0),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node0_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
-    .s_axil_araddr(12'h0),
-    .s_axil_arvalid(1'h0),
-    .s_axil_rready(1'h1),
+    .s_axil_awaddr(node0_booted_not ? 12'h8 : axil_awaddr_n0),
+    .s_axil_awvalid(node0_booted_not ? node0_out_of_reset_and : axil_awvalid_n0),
+    .s_axil_wdata(node0_booted_not ? 32'h0 : axil_wdata_n0),
+    .s_axil_wstrb(node0_booted_not ? 4'hf : axil_wstrb_n0),
+    .s_axil_wvalid(node0_booted_not ? node0_out_of_reset_and_2 : axil_wvalid_n0),
+    .s_axil_bready(node0_booted_not | axil_bready_n0),
+    .s_axil_araddr(axil_araddr_n0),
+    .s_axil_arvalid(axil_arvalid_n0),
+    .s_axil_rready(axil_rready_n0),
     .s_axis_p0_tdata(s_axis_n0_p0_tdata),
     .s_axis_p0_tlast(s_axis_n0_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n0_p0_tvalid),
@@ -798,15 +1086,15 @@ torus_2x2x2_node node1 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node1_out_of_reset_and),
-    .s_axil_wdata(32'h1),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node1_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
-    .s_axil_araddr(12'h0),
-    .s_axil_arvalid(1'h0),
-    .s_axil_rready(1'h1),
+    .s_axil_awaddr(node1_booted_not ? 12'h8 : axil_awaddr_n1),
+    .s_axil_awvalid(node1_booted_not ? node1_out_of_reset_and : axil_awvalid_n1),
+    .s_axil_wdata(node1_booted_not ? 32'h1 : axil_wdata_n1),
+    .s_axil_wstrb(node1_booted_not ? 4'hf : axil_wstrb_n1),
+    .s_axil_wvalid(node1_booted_not ? node1_out_of_reset_and_2 : axil_wvalid_n1),
+    .s_axil_bready(node1_booted_not | axil_bready_n1),
+    .s_axil_araddr(axil_araddr_n1),
+    .s_axil_arvalid(axil_arvalid_n1),
+    .s_axil_rready(axil_rready_n1),
     .s_axis_p0_tdata(s_axis_n1_p0_tdata),
     .s_axis_p0_tlast(s_axis_n1_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n1_p0_tvalid),
@@ -870,15 +1158,15 @@ torus_2x2x2_node node2 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node2_out_of_reset_and),
-    .s_axil_wdata(32'h100),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node2_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
-    .s_axil_araddr(12'h0),
-    .s_axil_arvalid(1'h0),
-    .s_axil_rready(1'h1),
+    .s_axil_awaddr(node2_booted_not ? 12'h8 : axil_awaddr_n2),
+    .s_axil_awvalid(node2_booted_not ? node2_out_of_reset_and : axil_awvalid_n2),
+    .s_axil_wdata(node2_booted_not ? 32'h100 : axil_wdata_n2),
+    .s_axil_wstrb(node2_booted_not ? 4'hf : axil_wstrb_n2),
+    .s_axil_wvalid(node2_booted_not ? node2_out_of_reset_and_2 : axil_wvalid_n2),
+    .s_axil_bready(node2_booted_not | axil_bready_n2),
+    .s_axil_araddr(axil_araddr_n2),
+    .s_axil_arvalid(axil_arvalid_n2),
+    .s_axil_rready(axil_rready_n2),
     .s_axis_p0_tdata(s_axis_n2_p0_tdata),
     .s_axis_p0_tlast(s_axis_n2_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n2_p0_tvalid),
@@ -942,15 +1230,15 @@ torus_2x2x2_node node3 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node3_out_of_reset_and),
-    .s_axil_wdata(32'h101),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node3_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
-    .s_axil_araddr(12'h0),
-    .s_axil_arvalid(1'h0),
-    .s_axil_rready(1'h1),
+    .s_axil_awaddr(node3_booted_not ? 12'h8 : axil_awaddr_n3),
+    .s_axil_awvalid(node3_booted_not ? node3_out_of_reset_and : axil_awvalid_n3),
+    .s_axil_wdata(node3_booted_not ? 32'h101 : axil_wdata_n3),
+    .s_axil_wstrb(node3_booted_not ? 4'hf : axil_wstrb_n3),
+    .s_axil_wvalid(node3_booted_not ? node3_out_of_reset_and_2 : axil_wvalid_n3),
+    .s_axil_bready(node3_booted_not | axil_bready_n3),
+    .s_axil_araddr(axil_araddr_n3),
+    .s_axil_arvalid(axil_arvalid_n3),
+    .s_axil_rready(axil_rready_n3),
     .s_axis_p0_tdata(s_axis_n3_p0_tdata),
     .s_axis_p0_tlast(s_axis_n3_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n3_p0_tvalid),
@@ -1014,15 +1302,15 @@ torus_2x2x2_node node4 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node4_out_of_reset_and),
-    .s_axil_wdata(32'h10000),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node4_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
-    .s_axil_araddr(12'h0),
-    .s_axil_arvalid(1'h0),
-    .s_axil_rready(1'h1),
+    .s_axil_awaddr(node4_booted_not ? 12'h8 : axil_awaddr_n4),
+    .s_axil_awvalid(node4_booted_not ? node4_out_of_reset_and : axil_awvalid_n4),
+    .s_axil_wdata(node4_booted_not ? 32'h10000 : axil_wdata_n4),
+    .s_axil_wstrb(node4_booted_not ? 4'hf : axil_wstrb_n4),
+    .s_axil_wvalid(node4_booted_not ? node4_out_of_reset_and_2 : axil_wvalid_n4),
+    .s_axil_bready(node4_booted_not | axil_bready_n4),
+    .s_axil_araddr(axil_araddr_n4),
+    .s_axil_arvalid(axil_arvalid_n4),
+    .s_axil_rready(axil_rready_n4),
     .s_axis_p0_tdata(s_axis_n4_p0_tdata),
     .s_axis_p0_tlast(s_axis_n4_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n4_p0_tvalid),
@@ -1086,15 +1374,15 @@ torus_2x2x2_node node5 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node5_out_of_reset_and),
-    .s_axil_wdata(32'h10001),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node5_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
-    .s_axil_araddr(12'h0),
-    .s_axil_arvalid(1'h0),
-    .s_axil_rready(1'h1),
+    .s_axil_awaddr(node5_booted_not ? 12'h8 : axil_awaddr_n5),
+    .s_axil_awvalid(node5_booted_not ? node5_out_of_reset_and : axil_awvalid_n5),
+    .s_axil_wdata(node5_booted_not ? 32'h10001 : axil_wdata_n5),
+    .s_axil_wstrb(node5_booted_not ? 4'hf : axil_wstrb_n5),
+    .s_axil_wvalid(node5_booted_not ? node5_out_of_reset_and_2 : axil_wvalid_n5),
+    .s_axil_bready(node5_booted_not | axil_bready_n5),
+    .s_axil_araddr(axil_araddr_n5),
+    .s_axil_arvalid(axil_arvalid_n5),
+    .s_axil_rready(axil_rready_n5),
     .s_axis_p0_tdata(s_axis_n5_p0_tdata),
     .s_axis_p0_tlast(s_axis_n5_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n5_p0_tvalid),
@@ -1158,15 +1446,15 @@ torus_2x2x2_node node6 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node6_out_of_reset_and),
-    .s_axil_wdata(32'h10100),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node6_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
-    .s_axil_araddr(12'h0),
-    .s_axil_arvalid(1'h0),
-    .s_axil_rready(1'h1),
+    .s_axil_awaddr(node6_booted_not ? 12'h8 : axil_awaddr_n6),
+    .s_axil_awvalid(node6_booted_not ? node6_out_of_reset_and : axil_awvalid_n6),
+    .s_axil_wdata(node6_booted_not ? 32'h10100 : axil_wdata_n6),
+    .s_axil_wstrb(node6_booted_not ? 4'hf : axil_wstrb_n6),
+    .s_axil_wvalid(node6_booted_not ? node6_out_of_reset_and_2 : axil_wvalid_n6),
+    .s_axil_bready(node6_booted_not | axil_bready_n6),
+    .s_axil_araddr(axil_araddr_n6),
+    .s_axil_arvalid(axil_arvalid_n6),
+    .s_axil_rready(axil_rready_n6),
     .s_axis_p0_tdata(s_axis_n6_p0_tdata),
     .s_axis_p0_tlast(s_axis_n6_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n6_p0_tvalid),
@@ -1230,15 +1518,15 @@ torus_2x2x2_node node7 (
     .zp_rx_rst(rst),
     .zn_rx_clk(clk),
     .zn_rx_rst(rst),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node7_out_of_reset_and),
-    .s_axil_wdata(32'h10101),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node7_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
-    .s_axil_araddr(12'h0),
-    .s_axil_arvalid(1'h0),
-    .s_axil_rready(1'h1),
+    .s_axil_awaddr(node7_booted_not ? 12'h8 : axil_awaddr_n7),
+    .s_axil_awvalid(node7_booted_not ? node7_out_of_reset_and : axil_awvalid_n7),
+    .s_axil_wdata(node7_booted_not ? 32'h10101 : axil_wdata_n7),
+    .s_axil_wstrb(node7_booted_not ? 4'hf : axil_wstrb_n7),
+    .s_axil_wvalid(node7_booted_not ? node7_out_of_reset_and_2 : axil_wvalid_n7),
+    .s_axil_bready(node7_booted_not | axil_bready_n7),
+    .s_axil_araddr(axil_araddr_n7),
+    .s_axil_arvalid(axil_arvalid_n7),
+    .s_axil_rready(axil_rready_n7),
     .s_axis_p0_tdata(s_axis_n7_p0_tdata),
     .s_axis_p0_tlast(s_axis_n7_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n7_p0_tvalid),
@@ -1801,6 +2089,14 @@ always @(posedge clk) begin
     if (rst) node7_booted <= 1'h0; else node7_booted <= node7_s_axil_bvalid ? 1'h1 : node7_booted;
 end
 
+assign axil_awready_n0 = node0_s_axil_awready & node0_booted;
+assign axil_wready_n0 = node0_s_axil_wready & node0_booted;
+assign axil_bvalid_n0 = node0_s_axil_bvalid & node0_booted;
+assign axil_bresp_n0 = node0_s_axil_bresp;
+assign axil_arready_n0 = node0_s_axil_arready;
+assign axil_rvalid_n0 = node0_s_axil_rvalid;
+assign axil_rdata_n0 = node0_s_axil_rdata;
+assign axil_rresp_n0 = node0_s_axil_rresp;
 assign s_axis_n0_p0_tready = node0_s_axis_p0_tready;
 assign m_axis_n0_p0_tdata = node0_m_axis_p0_tdata;
 assign m_axis_n0_p0_tkeep = node0_m_axis_p0_tkeep;
@@ -1811,6 +2107,14 @@ assign m_axis_n0_p1_tdata = node0_m_axis_p1_tdata;
 assign m_axis_n0_p1_tkeep = node0_m_axis_p1_tkeep;
 assign m_axis_n0_p1_tlast = node0_m_axis_p1_tlast;
 assign m_axis_n0_p1_tvalid = node0_m_axis_p1_tvalid;
+assign axil_awready_n1 = node1_s_axil_awready & node1_booted;
+assign axil_wready_n1 = node1_s_axil_wready & node1_booted;
+assign axil_bvalid_n1 = node1_s_axil_bvalid & node1_booted;
+assign axil_bresp_n1 = node1_s_axil_bresp;
+assign axil_arready_n1 = node1_s_axil_arready;
+assign axil_rvalid_n1 = node1_s_axil_rvalid;
+assign axil_rdata_n1 = node1_s_axil_rdata;
+assign axil_rresp_n1 = node1_s_axil_rresp;
 assign s_axis_n1_p0_tready = node1_s_axis_p0_tready;
 assign m_axis_n1_p0_tdata = node1_m_axis_p0_tdata;
 assign m_axis_n1_p0_tkeep = node1_m_axis_p0_tkeep;
@@ -1821,6 +2125,14 @@ assign m_axis_n1_p1_tdata = node1_m_axis_p1_tdata;
 assign m_axis_n1_p1_tkeep = node1_m_axis_p1_tkeep;
 assign m_axis_n1_p1_tlast = node1_m_axis_p1_tlast;
 assign m_axis_n1_p1_tvalid = node1_m_axis_p1_tvalid;
+assign axil_awready_n2 = node2_s_axil_awready & node2_booted;
+assign axil_wready_n2 = node2_s_axil_wready & node2_booted;
+assign axil_bvalid_n2 = node2_s_axil_bvalid & node2_booted;
+assign axil_bresp_n2 = node2_s_axil_bresp;
+assign axil_arready_n2 = node2_s_axil_arready;
+assign axil_rvalid_n2 = node2_s_axil_rvalid;
+assign axil_rdata_n2 = node2_s_axil_rdata;
+assign axil_rresp_n2 = node2_s_axil_rresp;
 assign s_axis_n2_p0_tready = node2_s_axis_p0_tready;
 assign m_axis_n2_p0_tdata = node2_m_axis_p0_tdata;
 assign m_axis_n2_p0_tkeep = node2_m_axis_p0_tkeep;
@@ -1831,6 +2143,14 @@ assign m_axis_n2_p1_tdata = node2_m_axis_p1_tdata;
 assign m_axis_n2_p1_tkeep = node2_m_axis_p1_tkeep;
 assign m_axis_n2_p1_tlast = node2_m_axis_p1_tlast;
 assign m_axis_n2_p1_tvalid = node2_m_axis_p1_tvalid;
+assign axil_awready_n3 = node3_s_axil_awready & node3_booted;
+assign axil_wready_n3 = node3_s_axil_wready & node3_booted;
+assign axil_bvalid_n3 = node3_s_axil_bvalid & node3_booted;
+assign axil_bresp_n3 = node3_s_axil_bresp;
+assign axil_arready_n3 = node3_s_axil_arready;
+assign axil_rvalid_n3 = node3_s_axil_rvalid;
+assign axil_rdata_n3 = node3_s_axil_rdata;
+assign axil_rresp_n3 = node3_s_axil_rresp;
 assign s_axis_n3_p0_tready = node3_s_axis_p0_tready;
 assign m_axis_n3_p0_tdata = node3_m_axis_p0_tdata;
 assign m_axis_n3_p0_tkeep = node3_m_axis_p0_tkeep;
@@ -1841,6 +2161,14 @@ assign m_axis_n3_p1_tdata = node3_m_axis_p1_tdata;
 assign m_axis_n3_p1_tkeep = node3_m_axis_p1_tkeep;
 assign m_axis_n3_p1_tlast = node3_m_axis_p1_tlast;
 assign m_axis_n3_p1_tvalid = node3_m_axis_p1_tvalid;
+assign axil_awready_n4 = node4_s_axil_awready & node4_booted;
+assign axil_wready_n4 = node4_s_axil_wready & node4_booted;
+assign axil_bvalid_n4 = node4_s_axil_bvalid & node4_booted;
+assign axil_bresp_n4 = node4_s_axil_bresp;
+assign axil_arready_n4 = node4_s_axil_arready;
+assign axil_rvalid_n4 = node4_s_axil_rvalid;
+assign axil_rdata_n4 = node4_s_axil_rdata;
+assign axil_rresp_n4 = node4_s_axil_rresp;
 assign s_axis_n4_p0_tready = node4_s_axis_p0_tready;
 assign m_axis_n4_p0_tdata = node4_m_axis_p0_tdata;
 assign m_axis_n4_p0_tkeep = node4_m_axis_p0_tkeep;
@@ -1851,6 +2179,14 @@ assign m_axis_n4_p1_tdata = node4_m_axis_p1_tdata;
 assign m_axis_n4_p1_tkeep = node4_m_axis_p1_tkeep;
 assign m_axis_n4_p1_tlast = node4_m_axis_p1_tlast;
 assign m_axis_n4_p1_tvalid = node4_m_axis_p1_tvalid;
+assign axil_awready_n5 = node5_s_axil_awready & node5_booted;
+assign axil_wready_n5 = node5_s_axil_wready & node5_booted;
+assign axil_bvalid_n5 = node5_s_axil_bvalid & node5_booted;
+assign axil_bresp_n5 = node5_s_axil_bresp;
+assign axil_arready_n5 = node5_s_axil_arready;
+assign axil_rvalid_n5 = node5_s_axil_rvalid;
+assign axil_rdata_n5 = node5_s_axil_rdata;
+assign axil_rresp_n5 = node5_s_axil_rresp;
 assign s_axis_n5_p0_tready = node5_s_axis_p0_tready;
 assign m_axis_n5_p0_tdata = node5_m_axis_p0_tdata;
 assign m_axis_n5_p0_tkeep = node5_m_axis_p0_tkeep;
@@ -1861,6 +2197,14 @@ assign m_axis_n5_p1_tdata = node5_m_axis_p1_tdata;
 assign m_axis_n5_p1_tkeep = node5_m_axis_p1_tkeep;
 assign m_axis_n5_p1_tlast = node5_m_axis_p1_tlast;
 assign m_axis_n5_p1_tvalid = node5_m_axis_p1_tvalid;
+assign axil_awready_n6 = node6_s_axil_awready & node6_booted;
+assign axil_wready_n6 = node6_s_axil_wready & node6_booted;
+assign axil_bvalid_n6 = node6_s_axil_bvalid & node6_booted;
+assign axil_bresp_n6 = node6_s_axil_bresp;
+assign axil_arready_n6 = node6_s_axil_arready;
+assign axil_rvalid_n6 = node6_s_axil_rvalid;
+assign axil_rdata_n6 = node6_s_axil_rdata;
+assign axil_rresp_n6 = node6_s_axil_rresp;
 assign s_axis_n6_p0_tready = node6_s_axis_p0_tready;
 assign m_axis_n6_p0_tdata = node6_m_axis_p0_tdata;
 assign m_axis_n6_p0_tkeep = node6_m_axis_p0_tkeep;
@@ -1871,6 +2215,14 @@ assign m_axis_n6_p1_tdata = node6_m_axis_p1_tdata;
 assign m_axis_n6_p1_tkeep = node6_m_axis_p1_tkeep;
 assign m_axis_n6_p1_tlast = node6_m_axis_p1_tlast;
 assign m_axis_n6_p1_tvalid = node6_m_axis_p1_tvalid;
+assign axil_awready_n7 = node7_s_axil_awready & node7_booted;
+assign axil_wready_n7 = node7_s_axil_wready & node7_booted;
+assign axil_bvalid_n7 = node7_s_axil_bvalid & node7_booted;
+assign axil_bresp_n7 = node7_s_axil_bresp;
+assign axil_arready_n7 = node7_s_axil_arready;
+assign axil_rvalid_n7 = node7_s_axil_rvalid;
+assign axil_rdata_n7 = node7_s_axil_rdata;
+assign axil_rresp_n7 = node7_s_axil_rresp;
 assign s_axis_n7_p0_tready = node7_s_axis_p0_tready;
 assign m_axis_n7_p0_tdata = node7_m_axis_p0_tdata;
 assign m_axis_n7_p0_tkeep = node7_m_axis_p0_tkeep;
@@ -2058,46 +2410,142 @@ module torus_2x2x2_sim_async(
     m_axis_n7_p1_tvalid,
     inject_err,
     cut,
+    axil_awaddr_n0,
+    axil_awvalid_n0,
+    axil_wdata_n0,
+    axil_wstrb_n0,
+    axil_wvalid_n0,
+    axil_bready_n0,
     axil_araddr_n0,
     axil_arvalid_n0,
+    axil_rready_n0,
+    axil_awaddr_n1,
+    axil_awvalid_n1,
+    axil_wdata_n1,
+    axil_wstrb_n1,
+    axil_wvalid_n1,
+    axil_bready_n1,
     axil_araddr_n1,
     axil_arvalid_n1,
+    axil_rready_n1,
+    axil_awaddr_n2,
+    axil_awvalid_n2,
+    axil_wdata_n2,
+    axil_wstrb_n2,
+    axil_wvalid_n2,
+    axil_bready_n2,
     axil_araddr_n2,
     axil_arvalid_n2,
+    axil_rready_n2,
+    axil_awaddr_n3,
+    axil_awvalid_n3,
+    axil_wdata_n3,
+    axil_wstrb_n3,
+    axil_wvalid_n3,
+    axil_bready_n3,
     axil_araddr_n3,
     axil_arvalid_n3,
+    axil_rready_n3,
+    axil_awaddr_n4,
+    axil_awvalid_n4,
+    axil_wdata_n4,
+    axil_wstrb_n4,
+    axil_wvalid_n4,
+    axil_bready_n4,
     axil_araddr_n4,
     axil_arvalid_n4,
+    axil_rready_n4,
+    axil_awaddr_n5,
+    axil_awvalid_n5,
+    axil_wdata_n5,
+    axil_wstrb_n5,
+    axil_wvalid_n5,
+    axil_bready_n5,
     axil_araddr_n5,
     axil_arvalid_n5,
+    axil_rready_n5,
+    axil_awaddr_n6,
+    axil_awvalid_n6,
+    axil_wdata_n6,
+    axil_wstrb_n6,
+    axil_wvalid_n6,
+    axil_bready_n6,
     axil_araddr_n6,
     axil_arvalid_n6,
+    axil_rready_n6,
+    axil_awaddr_n7,
+    axil_awvalid_n7,
+    axil_wdata_n7,
+    axil_wstrb_n7,
+    axil_wvalid_n7,
+    axil_bready_n7,
     axil_araddr_n7,
     axil_arvalid_n7,
+    axil_rready_n7,
+    axil_awready_n0,
+    axil_wready_n0,
+    axil_bvalid_n0,
+    axil_bresp_n0,
     axil_arready_n0,
     axil_rvalid_n0,
     axil_rdata_n0,
+    axil_rresp_n0,
+    axil_awready_n1,
+    axil_wready_n1,
+    axil_bvalid_n1,
+    axil_bresp_n1,
     axil_arready_n1,
     axil_rvalid_n1,
     axil_rdata_n1,
+    axil_rresp_n1,
+    axil_awready_n2,
+    axil_wready_n2,
+    axil_bvalid_n2,
+    axil_bresp_n2,
     axil_arready_n2,
     axil_rvalid_n2,
     axil_rdata_n2,
+    axil_rresp_n2,
+    axil_awready_n3,
+    axil_wready_n3,
+    axil_bvalid_n3,
+    axil_bresp_n3,
     axil_arready_n3,
     axil_rvalid_n3,
     axil_rdata_n3,
+    axil_rresp_n3,
+    axil_awready_n4,
+    axil_wready_n4,
+    axil_bvalid_n4,
+    axil_bresp_n4,
     axil_arready_n4,
     axil_rvalid_n4,
     axil_rdata_n4,
+    axil_rresp_n4,
+    axil_awready_n5,
+    axil_wready_n5,
+    axil_bvalid_n5,
+    axil_bresp_n5,
     axil_arready_n5,
     axil_rvalid_n5,
     axil_rdata_n5,
+    axil_rresp_n5,
+    axil_awready_n6,
+    axil_wready_n6,
+    axil_bvalid_n6,
+    axil_bresp_n6,
     axil_arready_n6,
     axil_rvalid_n6,
     axil_rdata_n6,
+    axil_rresp_n6,
+    axil_awready_n7,
+    axil_wready_n7,
+    axil_bvalid_n7,
+    axil_bresp_n7,
     axil_arready_n7,
     axil_rvalid_n7,
     axil_rdata_n7,
+    axil_rresp_n7,
     link_up
 );
     // clocks and resets
@@ -2274,47 +2722,143 @@ module torus_2x2x2_sim_async(
     input tri0 [47:0] cut;
     `endif
     /* verilator lint_on UNUSEDSIGNAL */
+    input wire [11:0] axil_awaddr_n0;
+    input wire axil_awvalid_n0;
+    input wire [31:0] axil_wdata_n0;
+    input wire [3:0] axil_wstrb_n0;
+    input wire axil_wvalid_n0;
+    input wire axil_bready_n0;
     input wire [11:0] axil_araddr_n0;
     input wire axil_arvalid_n0;
+    input wire axil_rready_n0;
+    input wire [11:0] axil_awaddr_n1;
+    input wire axil_awvalid_n1;
+    input wire [31:0] axil_wdata_n1;
+    input wire [3:0] axil_wstrb_n1;
+    input wire axil_wvalid_n1;
+    input wire axil_bready_n1;
     input wire [11:0] axil_araddr_n1;
     input wire axil_arvalid_n1;
+    input wire axil_rready_n1;
+    input wire [11:0] axil_awaddr_n2;
+    input wire axil_awvalid_n2;
+    input wire [31:0] axil_wdata_n2;
+    input wire [3:0] axil_wstrb_n2;
+    input wire axil_wvalid_n2;
+    input wire axil_bready_n2;
     input wire [11:0] axil_araddr_n2;
     input wire axil_arvalid_n2;
+    input wire axil_rready_n2;
+    input wire [11:0] axil_awaddr_n3;
+    input wire axil_awvalid_n3;
+    input wire [31:0] axil_wdata_n3;
+    input wire [3:0] axil_wstrb_n3;
+    input wire axil_wvalid_n3;
+    input wire axil_bready_n3;
     input wire [11:0] axil_araddr_n3;
     input wire axil_arvalid_n3;
+    input wire axil_rready_n3;
+    input wire [11:0] axil_awaddr_n4;
+    input wire axil_awvalid_n4;
+    input wire [31:0] axil_wdata_n4;
+    input wire [3:0] axil_wstrb_n4;
+    input wire axil_wvalid_n4;
+    input wire axil_bready_n4;
     input wire [11:0] axil_araddr_n4;
     input wire axil_arvalid_n4;
+    input wire axil_rready_n4;
+    input wire [11:0] axil_awaddr_n5;
+    input wire axil_awvalid_n5;
+    input wire [31:0] axil_wdata_n5;
+    input wire [3:0] axil_wstrb_n5;
+    input wire axil_wvalid_n5;
+    input wire axil_bready_n5;
     input wire [11:0] axil_araddr_n5;
     input wire axil_arvalid_n5;
+    input wire axil_rready_n5;
+    input wire [11:0] axil_awaddr_n6;
+    input wire axil_awvalid_n6;
+    input wire [31:0] axil_wdata_n6;
+    input wire [3:0] axil_wstrb_n6;
+    input wire axil_wvalid_n6;
+    input wire axil_bready_n6;
     input wire [11:0] axil_araddr_n6;
     input wire axil_arvalid_n6;
+    input wire axil_rready_n6;
+    input wire [11:0] axil_awaddr_n7;
+    input wire axil_awvalid_n7;
+    input wire [31:0] axil_wdata_n7;
+    input wire [3:0] axil_wstrb_n7;
+    input wire axil_wvalid_n7;
+    input wire axil_bready_n7;
     input wire [11:0] axil_araddr_n7;
     input wire axil_arvalid_n7;
+    input wire axil_rready_n7;
     // outputs: status and counters
+    output wire axil_awready_n0;
+    output wire axil_wready_n0;
+    output wire axil_bvalid_n0;
+    output wire [1:0] axil_bresp_n0;
     output wire axil_arready_n0;
     output wire axil_rvalid_n0;
     output wire [31:0] axil_rdata_n0;
+    output wire [1:0] axil_rresp_n0;
+    output wire axil_awready_n1;
+    output wire axil_wready_n1;
+    output wire axil_bvalid_n1;
+    output wire [1:0] axil_bresp_n1;
     output wire axil_arready_n1;
     output wire axil_rvalid_n1;
     output wire [31:0] axil_rdata_n1;
+    output wire [1:0] axil_rresp_n1;
+    output wire axil_awready_n2;
+    output wire axil_wready_n2;
+    output wire axil_bvalid_n2;
+    output wire [1:0] axil_bresp_n2;
     output wire axil_arready_n2;
     output wire axil_rvalid_n2;
     output wire [31:0] axil_rdata_n2;
+    output wire [1:0] axil_rresp_n2;
+    output wire axil_awready_n3;
+    output wire axil_wready_n3;
+    output wire axil_bvalid_n3;
+    output wire [1:0] axil_bresp_n3;
     output wire axil_arready_n3;
     output wire axil_rvalid_n3;
     output wire [31:0] axil_rdata_n3;
+    output wire [1:0] axil_rresp_n3;
+    output wire axil_awready_n4;
+    output wire axil_wready_n4;
+    output wire axil_bvalid_n4;
+    output wire [1:0] axil_bresp_n4;
     output wire axil_arready_n4;
     output wire axil_rvalid_n4;
     output wire [31:0] axil_rdata_n4;
+    output wire [1:0] axil_rresp_n4;
+    output wire axil_awready_n5;
+    output wire axil_wready_n5;
+    output wire axil_bvalid_n5;
+    output wire [1:0] axil_bresp_n5;
     output wire axil_arready_n5;
     output wire axil_rvalid_n5;
     output wire [31:0] axil_rdata_n5;
+    output wire [1:0] axil_rresp_n5;
+    output wire axil_awready_n6;
+    output wire axil_wready_n6;
+    output wire axil_bvalid_n6;
+    output wire [1:0] axil_bresp_n6;
     output wire axil_arready_n6;
     output wire axil_rvalid_n6;
     output wire [31:0] axil_rdata_n6;
+    output wire [1:0] axil_rresp_n6;
+    output wire axil_awready_n7;
+    output wire axil_wready_n7;
+    output wire axil_bvalid_n7;
+    output wire [1:0] axil_bresp_n7;
     output wire axil_arready_n7;
     output wire axil_rvalid_n7;
     output wire [31:0] axil_rdata_n7;
+    output wire [1:0] axil_rresp_n7;
     output wire link_up;
 
 // verilator lint_off UNUSEDSIGNAL
@@ -2325,6 +2869,7 @@ reg node0_w_done;
 reg node0_booted;
 wire node0_out_of_reset_and;
 wire node0_out_of_reset_and_2;
+wire node0_booted_not;
 // node 1 at (1, 0, 0)
 reg node1_out_of_reset;
 reg node1_aw_done;
@@ -2332,6 +2877,7 @@ reg node1_w_done;
 reg node1_booted;
 wire node1_out_of_reset_and;
 wire node1_out_of_reset_and_2;
+wire node1_booted_not;
 // node 2 at (0, 1, 0)
 reg node2_out_of_reset;
 reg node2_aw_done;
@@ -2339,6 +2885,7 @@ reg node2_w_done;
 reg node2_booted;
 wire node2_out_of_reset_and;
 wire node2_out_of_reset_and_2;
+wire node2_booted_not;
 // node 3 at (1, 1, 0)
 reg node3_out_of_reset;
 reg node3_aw_done;
@@ -2346,6 +2893,7 @@ reg node3_w_done;
 reg node3_booted;
 wire node3_out_of_reset_and;
 wire node3_out_of_reset_and_2;
+wire node3_booted_not;
 // node 4 at (0, 0, 1)
 reg node4_out_of_reset;
 reg node4_aw_done;
@@ -2353,6 +2901,7 @@ reg node4_w_done;
 reg node4_booted;
 wire node4_out_of_reset_and;
 wire node4_out_of_reset_and_2;
+wire node4_booted_not;
 // node 5 at (1, 0, 1)
 reg node5_out_of_reset;
 reg node5_aw_done;
@@ -2360,6 +2909,7 @@ reg node5_w_done;
 reg node5_booted;
 wire node5_out_of_reset_and;
 wire node5_out_of_reset_and_2;
+wire node5_booted_not;
 // node 6 at (0, 1, 1)
 reg node6_out_of_reset;
 reg node6_aw_done;
@@ -2367,6 +2917,7 @@ reg node6_w_done;
 reg node6_booted;
 wire node6_out_of_reset_and;
 wire node6_out_of_reset_and_2;
+wire node6_booted_not;
 // node 7 at (1, 1, 1)
 reg node7_out_of_reset;
 reg node7_aw_done;
@@ -2374,6 +2925,7 @@ reg node7_w_done;
 reg node7_booted;
 wire node7_out_of_reset_and;
 wire node7_out_of_reset_and_2;
+wire node7_booted_not;
 wire node0_s_axil_awready;
 wire node0_s_axil_wready;
 wire node0_s_axil_bvalid;
@@ -2675,34 +3227,42 @@ wire [131:0] ch_node7_zn_rx;
 // ---- node 0 at (0, 0, 0) ----
 assign node0_out_of_reset_and = node0_out_of_reset & (~node0_aw_done);
 assign node0_out_of_reset_and_2 = node0_out_of_reset & (~node0_w_done);
+assign node0_booted_not = ~node0_booted;
 
 // ---- node 1 at (1, 0, 0) ----
 assign node1_out_of_reset_and = node1_out_of_reset & (~node1_aw_done);
 assign node1_out_of_reset_and_2 = node1_out_of_reset & (~node1_w_done);
+assign node1_booted_not = ~node1_booted;
 
 // ---- node 2 at (0, 1, 0) ----
 assign node2_out_of_reset_and = node2_out_of_reset & (~node2_aw_done);
 assign node2_out_of_reset_and_2 = node2_out_of_reset & (~node2_w_done);
+assign node2_booted_not = ~node2_booted;
 
 // ---- node 3 at (1, 1, 0) ----
 assign node3_out_of_reset_and = node3_out_of_reset & (~node3_aw_done);
 assign node3_out_of_reset_and_2 = node3_out_of_reset & (~node3_w_done);
+assign node3_booted_not = ~node3_booted;
 
 // ---- node 4 at (0, 0, 1) ----
 assign node4_out_of_reset_and = node4_out_of_reset & (~node4_aw_done);
 assign node4_out_of_reset_and_2 = node4_out_of_reset & (~node4_w_done);
+assign node4_booted_not = ~node4_booted;
 
 // ---- node 5 at (1, 0, 1) ----
 assign node5_out_of_reset_and = node5_out_of_reset & (~node5_aw_done);
 assign node5_out_of_reset_and_2 = node5_out_of_reset & (~node5_w_done);
+assign node5_booted_not = ~node5_booted;
 
 // ---- node 6 at (0, 1, 1) ----
 assign node6_out_of_reset_and = node6_out_of_reset & (~node6_aw_done);
 assign node6_out_of_reset_and_2 = node6_out_of_reset & (~node6_w_done);
+assign node6_booted_not = ~node6_booted;
 
 // ---- node 7 at (1, 1, 1) ----
 assign node7_out_of_reset_and = node7_out_of_reset & (~node7_aw_done);
 assign node7_out_of_reset_and_2 = node7_out_of_reset & (~node7_w_done);
+assign node7_booted_not = ~node7_booted;
 
 // ---- node0 (torus_2x2x2_node) ----
 torus_2x2x2_node node0 (
@@ -2720,15 +3280,15 @@ torus_2x2x2_node node0 (
     .zp_rx_rst(rst_n4),
     .zn_rx_clk(clk_n4),
     .zn_rx_rst(rst_n4),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node0_out_of_reset_and),
-    .s_axil_wdata(32'h0),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node0_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
+    .s_axil_awaddr(node0_booted_not ? 12'h8 : axil_awaddr_n0),
+    .s_axil_awvalid(node0_booted_not ? node0_out_of_reset_and : axil_awvalid_n0),
+    .s_axil_wdata(node0_booted_not ? 32'h0 : axil_wdata_n0),
+    .s_axil_wstrb(node0_booted_not ? 4'hf : axil_wstrb_n0),
+    .s_axil_wvalid(node0_booted_not ? node0_out_of_reset_and_2 : axil_wvalid_n0),
+    .s_axil_bready(node0_booted_not | axil_bready_n0),
     .s_axil_araddr(axil_araddr_n0),
     .s_axil_arvalid(axil_arvalid_n0),
-    .s_axil_rready(1'h1),
+    .s_axil_rready(axil_rready_n0),
     .s_axis_p0_tdata(s_axis_n0_p0_tdata),
     .s_axis_p0_tlast(s_axis_n0_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n0_p0_tvalid),
@@ -2792,15 +3352,15 @@ torus_2x2x2_node node1 (
     .zp_rx_rst(rst_n5),
     .zn_rx_clk(clk_n5),
     .zn_rx_rst(rst_n5),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node1_out_of_reset_and),
-    .s_axil_wdata(32'h1),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node1_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
+    .s_axil_awaddr(node1_booted_not ? 12'h8 : axil_awaddr_n1),
+    .s_axil_awvalid(node1_booted_not ? node1_out_of_reset_and : axil_awvalid_n1),
+    .s_axil_wdata(node1_booted_not ? 32'h1 : axil_wdata_n1),
+    .s_axil_wstrb(node1_booted_not ? 4'hf : axil_wstrb_n1),
+    .s_axil_wvalid(node1_booted_not ? node1_out_of_reset_and_2 : axil_wvalid_n1),
+    .s_axil_bready(node1_booted_not | axil_bready_n1),
     .s_axil_araddr(axil_araddr_n1),
     .s_axil_arvalid(axil_arvalid_n1),
-    .s_axil_rready(1'h1),
+    .s_axil_rready(axil_rready_n1),
     .s_axis_p0_tdata(s_axis_n1_p0_tdata),
     .s_axis_p0_tlast(s_axis_n1_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n1_p0_tvalid),
@@ -2864,15 +3424,15 @@ torus_2x2x2_node node2 (
     .zp_rx_rst(rst_n6),
     .zn_rx_clk(clk_n6),
     .zn_rx_rst(rst_n6),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node2_out_of_reset_and),
-    .s_axil_wdata(32'h100),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node2_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
+    .s_axil_awaddr(node2_booted_not ? 12'h8 : axil_awaddr_n2),
+    .s_axil_awvalid(node2_booted_not ? node2_out_of_reset_and : axil_awvalid_n2),
+    .s_axil_wdata(node2_booted_not ? 32'h100 : axil_wdata_n2),
+    .s_axil_wstrb(node2_booted_not ? 4'hf : axil_wstrb_n2),
+    .s_axil_wvalid(node2_booted_not ? node2_out_of_reset_and_2 : axil_wvalid_n2),
+    .s_axil_bready(node2_booted_not | axil_bready_n2),
     .s_axil_araddr(axil_araddr_n2),
     .s_axil_arvalid(axil_arvalid_n2),
-    .s_axil_rready(1'h1),
+    .s_axil_rready(axil_rready_n2),
     .s_axis_p0_tdata(s_axis_n2_p0_tdata),
     .s_axis_p0_tlast(s_axis_n2_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n2_p0_tvalid),
@@ -2936,15 +3496,15 @@ torus_2x2x2_node node3 (
     .zp_rx_rst(rst_n7),
     .zn_rx_clk(clk_n7),
     .zn_rx_rst(rst_n7),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node3_out_of_reset_and),
-    .s_axil_wdata(32'h101),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node3_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
+    .s_axil_awaddr(node3_booted_not ? 12'h8 : axil_awaddr_n3),
+    .s_axil_awvalid(node3_booted_not ? node3_out_of_reset_and : axil_awvalid_n3),
+    .s_axil_wdata(node3_booted_not ? 32'h101 : axil_wdata_n3),
+    .s_axil_wstrb(node3_booted_not ? 4'hf : axil_wstrb_n3),
+    .s_axil_wvalid(node3_booted_not ? node3_out_of_reset_and_2 : axil_wvalid_n3),
+    .s_axil_bready(node3_booted_not | axil_bready_n3),
     .s_axil_araddr(axil_araddr_n3),
     .s_axil_arvalid(axil_arvalid_n3),
-    .s_axil_rready(1'h1),
+    .s_axil_rready(axil_rready_n3),
     .s_axis_p0_tdata(s_axis_n3_p0_tdata),
     .s_axis_p0_tlast(s_axis_n3_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n3_p0_tvalid),
@@ -3008,15 +3568,15 @@ torus_2x2x2_node node4 (
     .zp_rx_rst(rst_n0),
     .zn_rx_clk(clk_n0),
     .zn_rx_rst(rst_n0),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node4_out_of_reset_and),
-    .s_axil_wdata(32'h10000),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node4_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
+    .s_axil_awaddr(node4_booted_not ? 12'h8 : axil_awaddr_n4),
+    .s_axil_awvalid(node4_booted_not ? node4_out_of_reset_and : axil_awvalid_n4),
+    .s_axil_wdata(node4_booted_not ? 32'h10000 : axil_wdata_n4),
+    .s_axil_wstrb(node4_booted_not ? 4'hf : axil_wstrb_n4),
+    .s_axil_wvalid(node4_booted_not ? node4_out_of_reset_and_2 : axil_wvalid_n4),
+    .s_axil_bready(node4_booted_not | axil_bready_n4),
     .s_axil_araddr(axil_araddr_n4),
     .s_axil_arvalid(axil_arvalid_n4),
-    .s_axil_rready(1'h1),
+    .s_axil_rready(axil_rready_n4),
     .s_axis_p0_tdata(s_axis_n4_p0_tdata),
     .s_axis_p0_tlast(s_axis_n4_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n4_p0_tvalid),
@@ -3080,15 +3640,15 @@ torus_2x2x2_node node5 (
     .zp_rx_rst(rst_n1),
     .zn_rx_clk(clk_n1),
     .zn_rx_rst(rst_n1),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node5_out_of_reset_and),
-    .s_axil_wdata(32'h10001),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node5_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
+    .s_axil_awaddr(node5_booted_not ? 12'h8 : axil_awaddr_n5),
+    .s_axil_awvalid(node5_booted_not ? node5_out_of_reset_and : axil_awvalid_n5),
+    .s_axil_wdata(node5_booted_not ? 32'h10001 : axil_wdata_n5),
+    .s_axil_wstrb(node5_booted_not ? 4'hf : axil_wstrb_n5),
+    .s_axil_wvalid(node5_booted_not ? node5_out_of_reset_and_2 : axil_wvalid_n5),
+    .s_axil_bready(node5_booted_not | axil_bready_n5),
     .s_axil_araddr(axil_araddr_n5),
     .s_axil_arvalid(axil_arvalid_n5),
-    .s_axil_rready(1'h1),
+    .s_axil_rready(axil_rready_n5),
     .s_axis_p0_tdata(s_axis_n5_p0_tdata),
     .s_axis_p0_tlast(s_axis_n5_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n5_p0_tvalid),
@@ -3152,15 +3712,15 @@ torus_2x2x2_node node6 (
     .zp_rx_rst(rst_n2),
     .zn_rx_clk(clk_n2),
     .zn_rx_rst(rst_n2),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node6_out_of_reset_and),
-    .s_axil_wdata(32'h10100),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node6_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
+    .s_axil_awaddr(node6_booted_not ? 12'h8 : axil_awaddr_n6),
+    .s_axil_awvalid(node6_booted_not ? node6_out_of_reset_and : axil_awvalid_n6),
+    .s_axil_wdata(node6_booted_not ? 32'h10100 : axil_wdata_n6),
+    .s_axil_wstrb(node6_booted_not ? 4'hf : axil_wstrb_n6),
+    .s_axil_wvalid(node6_booted_not ? node6_out_of_reset_and_2 : axil_wvalid_n6),
+    .s_axil_bready(node6_booted_not | axil_bready_n6),
     .s_axil_araddr(axil_araddr_n6),
     .s_axil_arvalid(axil_arvalid_n6),
-    .s_axil_rready(1'h1),
+    .s_axil_rready(axil_rready_n6),
     .s_axis_p0_tdata(s_axis_n6_p0_tdata),
     .s_axis_p0_tlast(s_axis_n6_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n6_p0_tvalid),
@@ -3224,15 +3784,15 @@ torus_2x2x2_node node7 (
     .zp_rx_rst(rst_n3),
     .zn_rx_clk(clk_n3),
     .zn_rx_rst(rst_n3),
-    .s_axil_awaddr(12'h8),
-    .s_axil_awvalid(node7_out_of_reset_and),
-    .s_axil_wdata(32'h10101),
-    .s_axil_wstrb(4'hf),
-    .s_axil_wvalid(node7_out_of_reset_and_2),
-    .s_axil_bready(1'h1),
+    .s_axil_awaddr(node7_booted_not ? 12'h8 : axil_awaddr_n7),
+    .s_axil_awvalid(node7_booted_not ? node7_out_of_reset_and : axil_awvalid_n7),
+    .s_axil_wdata(node7_booted_not ? 32'h10101 : axil_wdata_n7),
+    .s_axil_wstrb(node7_booted_not ? 4'hf : axil_wstrb_n7),
+    .s_axil_wvalid(node7_booted_not ? node7_out_of_reset_and_2 : axil_wvalid_n7),
+    .s_axil_bready(node7_booted_not | axil_bready_n7),
     .s_axil_araddr(axil_araddr_n7),
     .s_axil_arvalid(axil_arvalid_n7),
-    .s_axil_rready(1'h1),
+    .s_axil_rready(axil_rready_n7),
     .s_axis_p0_tdata(s_axis_n7_p0_tdata),
     .s_axis_p0_tlast(s_axis_n7_p0_tlast),
     .s_axis_p0_tvalid(s_axis_n7_p0_tvalid),
@@ -3816,9 +4376,14 @@ always @(posedge clk_n7) begin
     if (rst_n7) node7_booted <= 1'h0; else node7_booted <= node7_s_axil_bvalid ? 1'h1 : node7_booted;
 end
 
+assign axil_awready_n0 = node0_s_axil_awready & node0_booted;
+assign axil_wready_n0 = node0_s_axil_wready & node0_booted;
+assign axil_bvalid_n0 = node0_s_axil_bvalid & node0_booted;
+assign axil_bresp_n0 = node0_s_axil_bresp;
 assign axil_arready_n0 = node0_s_axil_arready;
 assign axil_rvalid_n0 = node0_s_axil_rvalid;
 assign axil_rdata_n0 = node0_s_axil_rdata;
+assign axil_rresp_n0 = node0_s_axil_rresp;
 assign s_axis_n0_p0_tready = node0_s_axis_p0_tready;
 assign m_axis_n0_p0_tdata = node0_m_axis_p0_tdata;
 assign m_axis_n0_p0_tkeep = node0_m_axis_p0_tkeep;
@@ -3829,9 +4394,14 @@ assign m_axis_n0_p1_tdata = node0_m_axis_p1_tdata;
 assign m_axis_n0_p1_tkeep = node0_m_axis_p1_tkeep;
 assign m_axis_n0_p1_tlast = node0_m_axis_p1_tlast;
 assign m_axis_n0_p1_tvalid = node0_m_axis_p1_tvalid;
+assign axil_awready_n1 = node1_s_axil_awready & node1_booted;
+assign axil_wready_n1 = node1_s_axil_wready & node1_booted;
+assign axil_bvalid_n1 = node1_s_axil_bvalid & node1_booted;
+assign axil_bresp_n1 = node1_s_axil_bresp;
 assign axil_arready_n1 = node1_s_axil_arready;
 assign axil_rvalid_n1 = node1_s_axil_rvalid;
 assign axil_rdata_n1 = node1_s_axil_rdata;
+assign axil_rresp_n1 = node1_s_axil_rresp;
 assign s_axis_n1_p0_tready = node1_s_axis_p0_tready;
 assign m_axis_n1_p0_tdata = node1_m_axis_p0_tdata;
 assign m_axis_n1_p0_tkeep = node1_m_axis_p0_tkeep;
@@ -3842,9 +4412,14 @@ assign m_axis_n1_p1_tdata = node1_m_axis_p1_tdata;
 assign m_axis_n1_p1_tkeep = node1_m_axis_p1_tkeep;
 assign m_axis_n1_p1_tlast = node1_m_axis_p1_tlast;
 assign m_axis_n1_p1_tvalid = node1_m_axis_p1_tvalid;
+assign axil_awready_n2 = node2_s_axil_awready & node2_booted;
+assign axil_wready_n2 = node2_s_axil_wready & node2_booted;
+assign axil_bvalid_n2 = node2_s_axil_bvalid & node2_booted;
+assign axil_bresp_n2 = node2_s_axil_bresp;
 assign axil_arready_n2 = node2_s_axil_arready;
 assign axil_rvalid_n2 = node2_s_axil_rvalid;
 assign axil_rdata_n2 = node2_s_axil_rdata;
+assign axil_rresp_n2 = node2_s_axil_rresp;
 assign s_axis_n2_p0_tready = node2_s_axis_p0_tready;
 assign m_axis_n2_p0_tdata = node2_m_axis_p0_tdata;
 assign m_axis_n2_p0_tkeep = node2_m_axis_p0_tkeep;
@@ -3855,9 +4430,14 @@ assign m_axis_n2_p1_tdata = node2_m_axis_p1_tdata;
 assign m_axis_n2_p1_tkeep = node2_m_axis_p1_tkeep;
 assign m_axis_n2_p1_tlast = node2_m_axis_p1_tlast;
 assign m_axis_n2_p1_tvalid = node2_m_axis_p1_tvalid;
+assign axil_awready_n3 = node3_s_axil_awready & node3_booted;
+assign axil_wready_n3 = node3_s_axil_wready & node3_booted;
+assign axil_bvalid_n3 = node3_s_axil_bvalid & node3_booted;
+assign axil_bresp_n3 = node3_s_axil_bresp;
 assign axil_arready_n3 = node3_s_axil_arready;
 assign axil_rvalid_n3 = node3_s_axil_rvalid;
 assign axil_rdata_n3 = node3_s_axil_rdata;
+assign axil_rresp_n3 = node3_s_axil_rresp;
 assign s_axis_n3_p0_tready = node3_s_axis_p0_tready;
 assign m_axis_n3_p0_tdata = node3_m_axis_p0_tdata;
 assign m_axis_n3_p0_tkeep = node3_m_axis_p0_tkeep;
@@ -3868,9 +4448,14 @@ assign m_axis_n3_p1_tdata = node3_m_axis_p1_tdata;
 assign m_axis_n3_p1_tkeep = node3_m_axis_p1_tkeep;
 assign m_axis_n3_p1_tlast = node3_m_axis_p1_tlast;
 assign m_axis_n3_p1_tvalid = node3_m_axis_p1_tvalid;
+assign axil_awready_n4 = node4_s_axil_awready & node4_booted;
+assign axil_wready_n4 = node4_s_axil_wready & node4_booted;
+assign axil_bvalid_n4 = node4_s_axil_bvalid & node4_booted;
+assign axil_bresp_n4 = node4_s_axil_bresp;
 assign axil_arready_n4 = node4_s_axil_arready;
 assign axil_rvalid_n4 = node4_s_axil_rvalid;
 assign axil_rdata_n4 = node4_s_axil_rdata;
+assign axil_rresp_n4 = node4_s_axil_rresp;
 assign s_axis_n4_p0_tready = node4_s_axis_p0_tready;
 assign m_axis_n4_p0_tdata = node4_m_axis_p0_tdata;
 assign m_axis_n4_p0_tkeep = node4_m_axis_p0_tkeep;
@@ -3881,9 +4466,14 @@ assign m_axis_n4_p1_tdata = node4_m_axis_p1_tdata;
 assign m_axis_n4_p1_tkeep = node4_m_axis_p1_tkeep;
 assign m_axis_n4_p1_tlast = node4_m_axis_p1_tlast;
 assign m_axis_n4_p1_tvalid = node4_m_axis_p1_tvalid;
+assign axil_awready_n5 = node5_s_axil_awready & node5_booted;
+assign axil_wready_n5 = node5_s_axil_wready & node5_booted;
+assign axil_bvalid_n5 = node5_s_axil_bvalid & node5_booted;
+assign axil_bresp_n5 = node5_s_axil_bresp;
 assign axil_arready_n5 = node5_s_axil_arready;
 assign axil_rvalid_n5 = node5_s_axil_rvalid;
 assign axil_rdata_n5 = node5_s_axil_rdata;
+assign axil_rresp_n5 = node5_s_axil_rresp;
 assign s_axis_n5_p0_tready = node5_s_axis_p0_tready;
 assign m_axis_n5_p0_tdata = node5_m_axis_p0_tdata;
 assign m_axis_n5_p0_tkeep = node5_m_axis_p0_tkeep;
@@ -3894,9 +4484,14 @@ assign m_axis_n5_p1_tdata = node5_m_axis_p1_tdata;
 assign m_axis_n5_p1_tkeep = node5_m_axis_p1_tkeep;
 assign m_axis_n5_p1_tlast = node5_m_axis_p1_tlast;
 assign m_axis_n5_p1_tvalid = node5_m_axis_p1_tvalid;
+assign axil_awready_n6 = node6_s_axil_awready & node6_booted;
+assign axil_wready_n6 = node6_s_axil_wready & node6_booted;
+assign axil_bvalid_n6 = node6_s_axil_bvalid & node6_booted;
+assign axil_bresp_n6 = node6_s_axil_bresp;
 assign axil_arready_n6 = node6_s_axil_arready;
 assign axil_rvalid_n6 = node6_s_axil_rvalid;
 assign axil_rdata_n6 = node6_s_axil_rdata;
+assign axil_rresp_n6 = node6_s_axil_rresp;
 assign s_axis_n6_p0_tready = node6_s_axis_p0_tready;
 assign m_axis_n6_p0_tdata = node6_m_axis_p0_tdata;
 assign m_axis_n6_p0_tkeep = node6_m_axis_p0_tkeep;
@@ -3907,9 +4502,14 @@ assign m_axis_n6_p1_tdata = node6_m_axis_p1_tdata;
 assign m_axis_n6_p1_tkeep = node6_m_axis_p1_tkeep;
 assign m_axis_n6_p1_tlast = node6_m_axis_p1_tlast;
 assign m_axis_n6_p1_tvalid = node6_m_axis_p1_tvalid;
+assign axil_awready_n7 = node7_s_axil_awready & node7_booted;
+assign axil_wready_n7 = node7_s_axil_wready & node7_booted;
+assign axil_bvalid_n7 = node7_s_axil_bvalid & node7_booted;
+assign axil_bresp_n7 = node7_s_axil_bresp;
 assign axil_arready_n7 = node7_s_axil_arready;
 assign axil_rvalid_n7 = node7_s_axil_rvalid;
 assign axil_rdata_n7 = node7_s_axil_rdata;
+assign axil_rresp_n7 = node7_s_axil_rresp;
 assign s_axis_n7_p0_tready = node7_s_axis_p0_tready;
 assign m_axis_n7_p0_tdata = node7_m_axis_p0_tdata;
 assign m_axis_n7_p0_tkeep = node7_m_axis_p0_tkeep;

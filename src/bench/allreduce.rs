@@ -12,6 +12,10 @@
 //!   once all has arrived, the root sends the sum to port 0 of every other node, node `j`'s copy
 //!   from the root's port `j mod ports` (the sum itself is charged nothing). Both phases run on
 //!   the node without the engine, checked packet by packet.
+//! - **Endpoint ring** (ACCL's allreduce: reduce-scatter then allgather, reduction at the
+//!   endpoints): the vector in P chunks; 2·(P − 1) steps in which every node sends one chunk from
+//!   port 0 to port 0 of its successor on the snake ring (consecutive nodes neighbours), each step
+//!   starting when the previous one has been delivered; the additions are charged nothing.
 //! - **Lower bound** (any algorithm, reduction anywhere): every element of a node's result
 //!   depends on every other node's element, and the node holds only its own, so at least one
 //!   4-byte value per element must reach every node: S = 4·elements bytes through its L inbound
@@ -53,6 +57,8 @@ pub struct Point {
     pub elements: usize,
     pub cycles: u64,
     pub baseline_cycles: Option<u64>,
+    /// The endpoint ring on the same fabric.
+    pub ring_cycles: Option<u64>,
     /// The vector's bytes over every inbound link at the measured payload rate, plus
     /// diameter × hop.
     pub lower_bound_cycles: u64,
@@ -141,7 +147,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             }
         }
         progress(&format!("{elements} elements: {} cycles, every node bit-exact", r.cycles));
-        points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, lower_bound_cycles: 0, endpoint_bound_cycles: 0, raw_bound_cycles: 0, to_bound: 0.0 });
+        points.push(Point { elements, cycles: r.cycles, baseline_cycles: None, ring_cycles: None, lower_bound_cycles: 0, endpoint_bound_cycles: 0, raw_bound_cycles: 0, to_bound: 0.0 });
     }
     let flipped_bits = torus.flipped_bits();
     drop(torus);
@@ -198,6 +204,16 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             progress(&format!("{} elements: baseline {cycles} cycles", p.elements));
             p.baseline_cycles = Some(cycles);
         }
+        {
+            let chunk = 4 * p.elements.div_ceil(nodes);
+            let mut cycles = 0;
+            for _ in 0..2 * (nodes - 1) {
+                let r = plain.run(&traffic(Injection::Ring { bytes: chunk, packet: rc.max_packet_bytes }), 100_000)?.map_err(|s| Error::Check(format!("ring: stuck at {s:?}")))?;
+                cycles += r.cycles;
+            }
+            progress(&format!("{} elements: endpoint ring {cycles} cycles", p.elements));
+            p.ring_cycles = Some(cycles);
+        }
     }
     Ok(Report {
         system: system.name.clone(),
@@ -220,13 +236,26 @@ pub fn table(r: &Report) -> String {
         "allreduce on {} ({}×{}×{}, {} MHz, packets of {} B): one hop {} cycles, diameter {}, {} inbound links a node, each carrying {:.2} payload bytes a cycle\n",
         r.system, r.dims[0], r.dims[1], r.dims[2], r.fabric_mhz, r.packet_bytes, r.hop_cycles, r.diameter, r.inbound_links, r.link_bytes_per_cycle
     );
-    t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | lower bound cycles | in-network / bound | endpoint bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    t.push_str("| elements | in-network cycles | ns | gather-broadcast cycles | ns | speed-up | endpoint ring cycles | speed-up | lower bound cycles | in-network / bound | endpoint bound | bound at raw link rate |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for p in &r.points {
         let (b, bns, up) = match p.baseline_cycles {
             Some(b) => (b.to_string(), format!("{:.0}", ns(b)), format!("{:.2}×", b as f64 / p.cycles as f64)),
             None => ("–".into(), "–".into(), "–".into()),
         };
-        t.push_str(&format!("| {} | {} | {:.0} | {b} | {bns} | {up} | {} | {:.2} | {} | {} |\n", p.elements, p.cycles, ns(p.cycles), p.lower_bound_cycles, p.to_bound, p.endpoint_bound_cycles, p.raw_bound_cycles));
+        let (ring, ring_up) = match p.ring_cycles {
+            Some(c) => (c.to_string(), format!("{:.2}×", c as f64 / p.cycles as f64)),
+            None => ("–".into(), "–".into()),
+        };
+        t.push_str(&format!(
+            "| {} | {} | {:.0} | {b} | {bns} | {up} | {ring} | {ring_up} | {} | {:.2} | {} | {} |\n",
+            p.elements,
+            p.cycles,
+            ns(p.cycles),
+            p.lower_bound_cycles,
+            p.to_bound,
+            p.endpoint_bound_cycles,
+            p.raw_bound_cycles
+        ));
     }
     t
 }
@@ -236,6 +265,7 @@ pub fn plot(r: &Report) -> String {
     let series = vec![
         Series { name: "in-network".into(), points: pts(&|p| Some(p.cycles)) },
         Series { name: "gather + broadcast".into(), points: pts(&|p| p.baseline_cycles) },
+        Series { name: "endpoint ring".into(), points: pts(&|p| p.ring_cycles) },
         Series { name: "lower bound".into(), points: pts(&|p| Some(p.lower_bound_cycles)) },
         Series { name: "endpoint bound".into(), points: pts(&|p| Some(p.endpoint_bound_cycles)) },
     ];

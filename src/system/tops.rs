@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::Error;
-use weft_hdl::netlist::{verilog, AxisShape, Design, Netlist, Reset, Sig};
+use weft_hdl::netlist::{verilog, AxisShape, Design, Netlist, Reset};
 use weft_ip::router::Direction;
 
 use super::config::{PortClock, SystemConfig};
@@ -37,15 +37,19 @@ pub fn elsewhere(node: &Netlist) -> Rc<Netlist> {
 }
 
 /// `<cfg>_sim`: all nodes, a channel model (`channel`, module `<cfg>_channel`) on every serial
-/// link, a boot sequencer per node that writes its coordinates through AXI4-Lite once reset is
-/// over, `inject_err` and `link_up` as DESIGN.md specifies, and `cut` (bit `6·n + d`: the
+/// link, `inject_err` and `link_up` as DESIGN.md specifies, and `cut` (bit `6·n + d`: the
 /// channel leaving node n in direction d delivers random bits). `node` is the node design.
 ///
+/// Every node's AXI4-Lite register window is a port group `axil_<signal>_n<n>` (all five
+/// channels), so a test bench can program and read any node. A boot sequencer per node first
+/// writes its coordinates (register 0x008) once reset is over; until that write is answered the
+/// window's `awready`, `wready` and `bvalid` stay low, so a bench's first write simply waits.
+/// `link_up` rises when every node is booted and every link is up.
+///
 /// With `independent_clocks`, `<cfg>_sim_async`: no `clk`/`rst`, but `clk_n<n>`/`rst_n<n>` per
-/// node (node n's stream ports are synchronous to `clk_n<n>`); each channel runs on its sender's
-/// clock and the receiving endpoint's `<e>_rx_clk` is that clock, as a transceiver's recovered
-/// clock is; and an AXI4-Lite read channel per node (`axil_*_n<n>`), so a test bench can read
-/// each node's counters.
+/// node (node n's stream ports and register window are synchronous to `clk_n<n>`); each channel
+/// runs on its sender's clock and the receiving endpoint's `<e>_rx_clk` is that clock, as a
+/// transceiver's recovered clock is.
 pub fn sim_top(config: &SystemConfig, node: &Netlist, channel: &Netlist, independent_clocks: bool) -> Result<Netlist, Error> {
     let node_module = format!("{}_node", config.name);
     let rc = &config.node.router;
@@ -85,23 +89,18 @@ pub fn sim_top(config: &SystemConfig, node: &Netlist, channel: &Netlist, indepen
         w_done.set_when(w_valid & inst.output("s_axil_wready"));
         booted.set_when(inst.output("s_axil_bvalid"));
         let coords = (c[0] | c[1] << 8 | c[2] << 16) as u128;
-        let axil = |port: &str, width: usize| -> Sig {
-            if independent_clocks {
-                d.input(&format!("axil_{port}_n{n}"), width)
-            } else {
-                d.lit(0, width)
-            }
-        };
+        // The bench's window: the boot write's values until it is answered, then the bench's.
+        let booting = !booted.q;
+        let outside = |p: &str, width: usize| d.input(&format!("axil_{}_n{n}", &p[7..]), width);
         for p in node_ports.iter().filter(|p| !p.output) {
             let value = match p.name.as_str() {
-                "s_axil_awaddr" => d.lit(0x008, 12),
-                "s_axil_wdata" => d.lit(coords, 32),
-                "s_axil_wstrb" => d.lit(0xf, 4),
-                "s_axil_awvalid" => aw_valid,
-                "s_axil_wvalid" => w_valid,
-                "s_axil_bready" | "s_axil_rready" => d.lit(1, 1),
-                "s_axil_araddr" => axil("araddr", 12),
-                "s_axil_arvalid" => axil("arvalid", 1),
+                "s_axil_awaddr" => booting.mux(d.lit(0x008, 12), outside(&p.name, p.width)),
+                "s_axil_wdata" => booting.mux(d.lit(coords, 32), outside(&p.name, p.width)),
+                "s_axil_wstrb" => booting.mux(d.lit(0xf, 4), outside(&p.name, p.width)),
+                "s_axil_awvalid" => booting.mux(aw_valid, outside(&p.name, 1)),
+                "s_axil_wvalid" => booting.mux(w_valid, outside(&p.name, 1)),
+                "s_axil_bready" => booting | outside(&p.name, 1),
+                "s_axil_araddr" | "s_axil_arvalid" | "s_axil_rready" => outside(&p.name, p.width),
                 other if local_port(other).is_some() => d.input(&other.replacen("_p", &format!("_n{n}_p"), 1), p.width),
                 // Defined below, from the channel that arrives here.
                 other if other.ends_with("_rx_serial") => continue,
@@ -111,7 +110,8 @@ pub fn sim_top(config: &SystemConfig, node: &Netlist, channel: &Netlist, indepen
         }
         for p in node_ports.iter().filter(|p| p.output) {
             match p.name.as_str() {
-                "s_axil_arready" | "s_axil_rdata" | "s_axil_rvalid" if independent_clocks => d.output(&format!("axil_{}_n{n}", &p.name[7..]), inst.output(&p.name)),
+                "s_axil_awready" | "s_axil_wready" | "s_axil_bvalid" => d.output(&format!("axil_{}_n{n}", &p.name[7..]), inst.output(&p.name) & booted.q),
+                other if other.starts_with("s_axil_") => d.output(&format!("axil_{}_n{n}", &p.name[7..]), inst.output(&p.name)),
                 other if local_port(other).is_some() => d.output(&other.replacen("_p", &format!("_n{n}_p"), 1), inst.output(other)),
                 _ => {}
             }

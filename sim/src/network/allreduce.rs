@@ -129,7 +129,10 @@ impl<D: Device> Torus<D> {
                         let raw = bits(&data, 0, 128);
                         let header = Header::unpack(raw);
                         if header.tag != RESULT_TAG || !header.length.is_multiple_of(4) || last || keep != all {
-                            return Err(Error::Mismatch(format!("node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}, tkeep {keep:#x}", self.cycle, header.tag, header.length)));
+                            return Err(Error::Mismatch(format!(
+                                "node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}, tkeep {keep:#x}",
+                                self.cycle, header.tag, header.length
+                            )));
                         }
                         let hops = distance(&config, header.src, header.dst);
                         if check(raw) != Checked::Clean(raw) || header.dst != config.coords(n) || header.dst_port != a || header.src_port >= config.local_ports || header.hops != hops {

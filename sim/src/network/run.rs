@@ -125,6 +125,10 @@ impl<D: Device> Torus<D> {
         let spread = match traffic.injection {
             Injection::Gather { root, bytes, packet } => (0..nodes).filter(|&n| n != root).map(|n| ((n, 0), (root, n % ports), bytes, packet)).collect(),
             Injection::Broadcast { root, bytes, packet } => (0..nodes).filter(|&n| n != root).map(|n| ((root, n % ports), (n, 0), bytes, packet)).collect(),
+            Injection::Ring { bytes, packet } => {
+                let ring: Vec<usize> = weft_ip::system::allreduce::chain(config.dims).into_iter().map(|c| config.node(c)).collect();
+                (0..nodes).map(|i| ((ring[i], 0), (ring[(i + 1) % nodes], 0), bytes, packet)).collect()
+            }
             _ => vec![],
         };
         for (src, dst, bytes, packet) in spread {
@@ -141,7 +145,7 @@ impl<D: Device> Torus<D> {
         loop {
             let outstanding = run.sent - run.deliveries.len() - self.lost.len() - run.lost.len();
             let creating = match traffic.injection {
-                Injection::Queued(_) | Injection::One { .. } | Injection::Stream { .. } | Injection::Gather { .. } | Injection::Broadcast { .. } => false,
+                Injection::Queued(_) | Injection::One { .. } | Injection::Stream { .. } | Injection::Gather { .. } | Injection::Broadcast { .. } | Injection::Ring { .. } => false,
                 Injection::Bernoulli { cycles, .. } => self.cycle - start < cycles,
                 Injection::Saturated { cycles } => self.cycle - start < cycles,
             };

@@ -93,6 +93,10 @@ pub enum Injection {
     /// `root` sends `bytes` in packets of at most `packet` bytes to port 0 of every other node,
     /// node `j`'s copy from its port `j % local_ports` (the broadcast).
     Broadcast { root: usize, bytes: usize, packet: usize },
+    /// Every node sends `bytes` in packets of at most `packet` bytes from its port 0 to port 0 of
+    /// its successor on the snake ring (the allreduce chain, [`weft_ip::system::allreduce::chain`],
+    /// closed: consecutive nodes are neighbours): one step of an endpoint ring collective.
+    Ring { bytes: usize, packet: usize },
 }
 
 /// Traffic generation for [`Torus::run`](super::Torus::run).
