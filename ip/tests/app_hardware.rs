@@ -145,6 +145,8 @@ fn breaking_the_hazard_rule_once_is_seen() {
     let hardware = host.read(&mut ev, "p_res");
     app.run_loop_in("res_calc", &broken).unwrap();
     assert!(hazards > 0, "the hazard counter sees the broken rule");
+    let differ = hardware.iter().zip(app.dat("p_res").unwrap()).filter(|(h, s)| h.to_bits() != s.to_bits()).count();
+    eprintln!("element moved from slot {} to {gap}: VALID_SCHEDULE refuses it, {hazards} hazard(s) counted, {differ} residual value(s) differ", gap + 1);
     assert_ne!(hardware.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), app.dat("p_res").unwrap().iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "an increment is lost");
 }
 
