@@ -1,9 +1,9 @@
 //! The shipped kernels, simulated by Verilator from the generated Verilog: 10⁵ random input
-//! vectors each, random `tvalid`/`tready`, bit for bit against the C references of DESIGN.md
+//! vectors each, random `tvalid`/`tready`, bit for bit against the C references of docs/contract.md
 //! as the applications' software models transcribe them (`dg::model::{flux, rk}`,
 //! `airfoil::reference::res_calc`: binary32, C precedence, left to right, no fused
 //! multiply-add) — independent of the DSL files the hardware was built from. `reduce_f32x4` is checked against
-//! its contract instead: the exact sum within the bound DESIGN.md gives for any summation order.
+//! its contract instead: the exact sum within the bound docs/contract.md gives for any summation order.
 
 use std::path::Path;
 
@@ -77,7 +77,7 @@ fn airfoil_res_calc_matches_its_c_reference() {
     run("airfoil_res_calc", 14, res_calc);
 }
 
-/// DESIGN.md's contract for `reduce_f32x4`: any summation order, |sum − exact| ≤ (n−1)·2⁻²⁴·Σ|xᵢ|
+/// The contract (docs/contract.md) for `reduce_f32x4`: any summation order, |sum − exact| ≤ (n−1)·2⁻²⁴·Σ|xᵢ|
 /// over the n lanes of a vector (exact = the binary64 sum, exact for these magnitudes and counts).
 fn reduce_within_bound(vector: &[Vec<u32>], got: u32) -> Result<(), String> {
     let values: Vec<f64> = vector.iter().flatten().map(|b| f32::from_bits(*b) as f64).collect();

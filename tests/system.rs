@@ -20,7 +20,7 @@ fn shipped_descriptions_are_the_catalogue_nodes() {
     let systems = shipped();
     assert_eq!(systems.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["torus_4x2x1", "torus_2x2x2"]);
     for s in &systems {
-        // DESIGN.md: shipped configurations have 2 IntraNode ports, a 128-bit datapath, ≥ 1024-byte payloads.
+        // docs/contract.md: shipped configurations have 2 IntraNode ports, a 128-bit datapath, ≥ 1024-byte payloads.
         assert_eq!(s.node.router.local_ports, 2);
         assert_eq!(s.node.router.width, 128);
         assert!(s.node.router.max_packet_bytes >= 1024);

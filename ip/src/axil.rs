@@ -306,7 +306,7 @@ impl Master {
     }
 }
 
-/// Built-in-simulator check of the node window against its map (DESIGN.md): identification,
+/// Built-in-simulator check of the node window against its map (docs/contract.md): identification,
 /// read-write registers with byte strobes in any channel order, counters, SLVERR on read-only
 /// and unmapped addresses, responses held under back-pressure.
 pub fn check_node_window(dims: [usize; 3], counters: usize, selftest: bool, seed: u64) -> Result<String, Error> {

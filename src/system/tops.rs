@@ -13,7 +13,7 @@ use weft_ip::router::Direction;
 
 use super::config::{PortClock, SystemConfig};
 
-/// DESIGN's numbering of a direction in `inject_err`: X+, X−, Y+, Y−, Z+, Z− = 0…5.
+/// The contract's numbering of a direction in `inject_err` (docs/contract.md): X+, X−, Y+, Y−, Z+, Z− = 0…5.
 fn inject_index(d: Direction) -> usize {
     2 * d.dim + usize::from(!d.plus)
 }
@@ -37,7 +37,7 @@ pub fn elsewhere(node: &Netlist) -> Rc<Netlist> {
 }
 
 /// `<cfg>_sim`: all nodes, a channel model (`channel`, module `<cfg>_channel`) on every serial
-/// link, `inject_err` and `link_up` as DESIGN.md specifies, and `cut` (bit `6·n + d`: the
+/// link, `inject_err` and `link_up` as docs/contract.md specifies, and `cut` (bit `6·n + d`: the
 /// channel leaving node n in direction d delivers random bits). `node` is the node design.
 ///
 /// Every node's AXI4-Lite register window is a port group `axil_<signal>_n<n>` (all five

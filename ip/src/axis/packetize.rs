@@ -5,7 +5,7 @@
 //! Aggregator (`axis_aggregator_w128`): `s_axis_tdata[127:0]`, `tkeep`, `tlast` (a frame of at
 //! least one beat), and side-band `s_axis_tuser[51:0]` = `dst_x | dst_y << 6 | dst_z << 12 |
 //! dst_port << 18 | tag << 22 | length << 38` ([`SIDEBAND`]), sampled at a frame's first beat.
-//! Out: a packet (DESIGN.md packet format) — the header beat, then the frame's beats unchanged. The router
+//! Out: a packet (docs/contract.md, packet format) — the header beat, then the frame's beats unchanged. The router
 //! fills `src_*`, `hops` and `ecc`, and trusts `length` (it pads or cuts a frame that disagrees).
 //!
 //! Dispatcher (`axis_dispatcher_w128_c<N>`): packets in; payload beats out on `m_axis_ch<k>_*`

@@ -4,7 +4,7 @@
 //! One time step is the five stages of the low-storage Runge–Kutta scheme LSERK4 (Carpenter and
 //! Kennedy, the coefficients MIDG uses, rounded once to binary32). A stage, for every element:
 //!
-//! 1. **Surface flux** at each of its 6 face nodes: [`flux`], DESIGN.md's `dg_surface_flux`
+//! 1. **Surface flux** at each of its 6 face nodes: [`flux`], the contract's (docs/contract.md) `dg_surface_flux`
 //!    reference transcribed (upwind Maxwell flux, `h = ½·fscale` included), inputs from
 //!    [`flux_inputs`]: the face's normal (`nz = 0`), `fscale`, the minus side (this element's
 //!    values at the face node's vertex) and the plus side (the neighbour's at the same point).
@@ -13,7 +13,7 @@
 //! 3. **Right-hand side** [`lift`]: `rhs = vol + Σ LIFT·flux`, the order-1 nodal lift on the
 //!    unit triangle (2.5 at the face node's own vertex, 0.5 at the face's other vertex, −1.5 at
 //!    the vertex off the face), summed left to right over faces 0..3 and face nodes 0..2.
-//! 4. **Update** [`rk`]: DESIGN.md's `dg_rk_update` for every node and field:
+//! 4. **Update** [`rk`]: the contract's (docs/contract.md) `dg_rk_update` for every node and field:
 //!    `res = a·res + dt·rhs; q = q + b·res`.
 //!
 //! [`GlobalModel`] runs this on the whole mesh at once, without partition or halo: a distributed
@@ -47,7 +47,7 @@ pub fn canonical(x: f32) -> u32 {
     }
 }
 
-/// DESIGN.md's `dg_surface_flux` reference: 16 inputs → `fHx, fHy, fHz, fEx, fEy, fEz`.
+/// The contract's (docs/contract.md) `dg_surface_flux` reference: 16 inputs → `fHx, fHy, fHz, fEx, fEy, fEz`.
 #[allow(non_snake_case)]
 pub fn flux(v: &[f32; 16]) -> [f32; FIELDS] {
     let [nx, ny, nz, fscale, HxM, HyM, HzM, ExM, EyM, EzM, HxP, HyP, HzP, ExP, EyP, EzP] = *v;
@@ -66,7 +66,7 @@ pub fn flux(v: &[f32; 16]) -> [f32; FIELDS] {
     ]
 }
 
-/// DESIGN.md's `dg_rk_update` reference: `(q, res, rhs, a, b, dt)` → `(q_new, res_new)`.
+/// The contract's (docs/contract.md) `dg_rk_update` reference: `(q, res, rhs, a, b, dt)` → `(q_new, res_new)`.
 pub fn rk(v: &[f32; 6]) -> [f32; 2] {
     let [q, res, rhs, a, b, dt] = *v;
     let res_new = a * res + dt * rhs;

@@ -2,7 +2,7 @@
 //!
 //! The square is cut into 2 columns × 4 rows of blocks (`cells/2 × cells/4` squares each). Block
 //! `(bx, by)` goes to the torus node at `(x, y, z) = (bx, by mod 2, by / 2)`, node index
-//! `x + 2·(y + 2·z)` (DESIGN.md's numbering), so a block's row neighbours are one hop away in
+//! `x + 2·(y + 2·z)` (the contract's numbering, docs/contract.md), so a block's row neighbours are one hop away in
 //! Y or two hops (Y and Z) and its column neighbour one hop in X.
 //!
 //! Each node numbers its elements in its own seeded random order (so nothing depends on the

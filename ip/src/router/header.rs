@@ -1,6 +1,6 @@
 //! The packet header (beat 0 of every packet, bits 127:0) and its check bits.
 //!
-//! Field layout as in DESIGN.md ("Packet format"). The `ecc` byte is a SEC-DED extended Hamming
+//! Field layout as in docs/contract.md ("Packet format"). The `ecc` byte is a SEC-DED extended Hamming
 //! code over bits 119:0: the 120 data bits take, in order, the positions 1..=127 that are not
 //! powers of two; check bit k (ecc bit k, k = 0..=6) is the parity of the data bits whose
 //! position has bit k set; ecc bit 7 is the parity of all 127 other bits. A decoder recomputes

@@ -12,7 +12,7 @@
 //! user's port 0 then neither offers nor accepts), bit 1 rising starts the generator, bit 2
 //! clears the checker.
 //!
-//! Ports: `clk`, `rst`; `s_axil_*` (register window, map in DESIGN.md and [`counter_names`]);
+//! Ports: `clk`, `rst`; `s_axil_*` (register window, map in docs/contract.md and [`counter_names`]);
 //! IntraNode ports `s_axis_p<p>_*` / `m_axis_p<p>_*` as the router's; per endpoint
 //! `<e>_rx_serial` / `<e>_tx_serial` (66 bits per lane, lane k at bits `66k+65:66k`) and
 //! `<e>_channel_up`; `link_up` = every channel up. With receive clocks (`LinkConfig::rx_clock`,
