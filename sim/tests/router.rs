@@ -1,5 +1,5 @@
 //! The router in the built-in simulator: tori of router netlists under random traffic, header
-//! errors in flight, latency and throughput against the bounds, and the IntraNode
+//! errors in flight, latency and throughput against their bounds, and the IntraNode
 //! length policing driven port by port.
 
 use weft_sim::link::{Device, NetlistDevice, Value};

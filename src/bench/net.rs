@@ -16,7 +16,7 @@
 //!
 //! A loop of `k` messages of `L` bytes sent back to back takes `α + k·S(L)` cycles, `S(L)` the
 //! link cycles of one message; `b_model(L) = k·L / (α + k·S(L))`. Sends and receives overlap
-//! (both directions stream at once), unlike the Stratix 10 implementation the issue cites.
+//! (both directions stream at once), unlike the Stratix 10 implementation of seed 001.
 
 use crate::Error;
 use std::path::Path;

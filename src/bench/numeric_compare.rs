@@ -3,8 +3,7 @@
 //! LUT, FF, DSP, logic depth and LUT levels, latency, and post-route Fmax on the ECP5-85F
 //! harness of `weft check --timing`.
 //!
-//! The anchor rows are the figures the numeric issue quotes, measured by its author with the
-//! same Yosys flow (`synth_xilinx -flatten -noiopad`, the same depth and LUT-level metrics) on
+//! The anchor rows are reference figures measured outside weft with the same Yosys flow (`synth_xilinx -flatten -noiopad`, the same depth and LUT-level metrics) on
 //! FloPoCo's generated operators (FPAdd at a 300 MHz target, FPMult, FPDiv and FPSqrt at 500 MHz;
 //! no subnormals) and Berkeley HardFloat release 1 Verilog (addRecFN / mulRecFN, combinational,
 //! with the IEEE-to-recoded conversions). They carry no Fmax: those designs are not run here.
@@ -34,8 +33,8 @@ pub struct CompareRow {
     pub source: String,
 }
 
-const FLOPOCO: &str = "FloPoCo generated operator, Yosys 0.23 synth_xilinx, as quoted in the numeric issue";
-const HARDFLOAT: &str = "Berkeley HardFloat release 1 Verilog, Yosys 0.23 synth_xilinx, as quoted in the numeric issue";
+const FLOPOCO: &str = "FloPoCo generated operator, Yosys 0.23 synth_xilinx, reference figures not run here";
+const HARDFLOAT: &str = "Berkeley HardFloat release 1 Verilog, Yosys 0.23 synth_xilinx, reference figures not run here";
 
 /// The published side: (op, implementation, latency, LUT, FF, DSP, depth, LUT levels, subnormals, source).
 #[allow(clippy::type_complexity)]
@@ -98,7 +97,7 @@ pub fn run(work: &Path, progress: &dyn Fn(&str)) -> Result<Vec<CompareRow>, Erro
     Ok(rows)
 }
 
-/// Whether weft's row meets the numeric issue's bar against FloPoCo's: LUTs and LUT levels no
+/// Whether weft's row meets the bar against FloPoCo's: LUTs and LUT levels no
 /// more than FloPoCo's, at a latency at most two cycles above.
 fn verdict(rows: &[CompareRow], r: &CompareRow) -> String {
     let Some(f) = rows.iter().find(|a| a.op == r.op && a.implementation.starts_with("FloPoCo")) else { return String::new() };
@@ -113,7 +112,7 @@ fn verdict(rows: &[CompareRow], r: &CompareRow) -> String {
     }
 }
 
-/// The rows as the Markdown table of the numeric issue, with an Fmax column and, for weft's
+/// The rows as a Markdown table, with an Fmax column and, for weft's
 /// rows, the verdict against FloPoCo's.
 pub fn table(rows: &[CompareRow]) -> String {
     let mut text = String::from("| op | implementation | latency | LUT | FF | DSP | depth | LUT levels | subnormals | ECP5 Fmax (MHz) | against FloPoCo |\n| --- | --- | --: | --: | --: | --: | --: | --: | --- | --: | --- |\n");

@@ -1,6 +1,6 @@
 //! `weft bench timing`: the fabric's timing side by side with a reference switch. For the
 //! router, the link, the register window and a node: Yosys synthesis for every family weft's
-//! boards need (7-series, the measure the issues compare; UltraScale+ for the U200/U280; Cyclone V
+//! boards need (7-series, the family of the FloPoCo comparison; UltraScale+ for the U200/U280; Cyclone V
 //! ALMs, the nearest Yosys 0.23 flow to the 520N's Stratix 10) with LUT levels and the deepest
 //! path, and post-route Fmax on an ECP5-85F in the out-of-context harness of `weft check
 //! --timing`. With `--reference <verilog-axis checkout>`, verilog-axis's `axis_switch` (5×5 ports,
