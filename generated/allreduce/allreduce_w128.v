@@ -267,7 +267,7 @@ assign s_axis_host_tdata_cat = {(join_b ? s_axis_b_tdata[127:96] : 32'h80000000)
     (use_a ? s_axis_a_tdata[31:0] : 32'h80000000)};
 assign adders_m_axis_tvalid_and = adders_m_axis_tvalid & lengths_valid;
 assign adders_m_axis_tvalid_and_2 = adders_m_axis_tvalid_and & result_all_took_sel & adders_m_axis_tlast;
-assign sum_last_keep = (lengths_head0[3:0] == 4'h0) ? 16'hffff : (~(16'hffff << lengths_head0[3:0]));
+assign sum_last_keep = (lengths_head0 == 14'h0) ? 16'hffff : ((lengths_head0[3:0] == 4'h0) ? 16'hffff : (~(16'hffff << lengths_head0[3:0])));
 
 // ---- the root's sum is the result; elsewhere it is a partial for dst_a ----
 assign result_all_took_sel = root ? result_all_took : free_and;

@@ -8,7 +8,7 @@
 use weft_hdl::netlist::{Design, Sig};
 
 use super::config::{Direction, RouterConfig};
-use super::header::{correct_netlist, ecc_netlist, field, ECC_LO};
+use super::header::{correct_netlist, ecc_netlist, field, last_keep, ECC_LO};
 
 /// A head flit as it arrives: its header as stored (corrected, or with the source fields
 /// filled; `hops` and the check bits are rewritten when it leaves) and its route.
@@ -175,11 +175,7 @@ pub(super) fn route<'d>(d: &'d Design, c: &RouterConfig, here: Here<'d>, data: S
     let lb = fb.trailing_zeros() as usize;
     let beats = (length.zext(15) + (fb - 1)).shr(d.lit(lb as u128, 4));
     let flits = (beats + 1u32).resize(flit_bits);
-    // Keep of the last flit: length mod bytes-per-flit bytes (all when it divides evenly).
-    let rem = length.bits(0, lb);
-    let ones = d.lit(u128::MAX, fb);
-    let keep = rem.is_zero().mux(ones, !ones.shl(rem));
-    let last_keep = length.is_zero().mux(ones, keep);
+    let last_keep = last_keep(d, length, fb);
     Routed { out: out.named("route_out"), ovc: ovc.named("route_vc"), drop, flits, single: length.is_zero(), long, last_keep }
 }
 

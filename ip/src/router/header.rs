@@ -7,7 +7,7 @@
 //! the seven checks: the syndrome names the position of a single flipped bit (0 = none) and the
 //! overall parity tells a single error (odd) from a double one (even with a non-zero syndrome).
 
-use weft_hdl::netlist::{Netlist, Wire};
+use weft_hdl::netlist::{Design, Netlist, Sig, Wire};
 
 pub const MAX_LENGTH: usize = (1 << 14) - 1;
 pub const ECC_LO: usize = 120;
@@ -196,6 +196,16 @@ pub fn correct_netlist(net: &mut Netlist, header: Wire) -> (Wire, Wire, Wire) {
     let flip = net.mux(odd, flip, zero);
     let corrected = net.xor(data, flip);
     (corrected, odd, double)
+}
+
+/// The `tkeep` of a packet's last beat of `bytes` bytes for a payload of `length` bytes: length
+/// mod `bytes` bytes, all of them when that is 0 (and for a header-only packet, whose last beat
+/// is the header).
+pub fn last_keep<'d>(d: &'d Design, length: Sig<'d>, bytes: usize) -> Sig<'d> {
+    let rem = length.bits(0, bytes.trailing_zeros() as usize);
+    let ones = d.lit(u128::MAX, bytes);
+    let keep = rem.is_zero().mux(ones, !ones.shl(rem));
+    length.is_zero().mux(ones, keep)
 }
 
 #[cfg(test)]

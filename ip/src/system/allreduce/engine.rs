@@ -36,7 +36,7 @@ use weft_hdl::netlist::{Axis, AxisShape, Design, Netlist, Sig, Source};
 use weft_hdl::pipeline::{dsl, Stages};
 
 use crate::axis::packetize::{aggregate, aggregate_with, payloads, sideband};
-use crate::router::header::{ecc_netlist, field, ECC_LO};
+use crate::router::header::{ecc_netlist, field, last_keep, ECC_LO};
 use crate::system::kernel_port::port_width;
 
 /// Tag of the partial sums travelling toward the root.
@@ -132,12 +132,10 @@ pub fn engine(width: usize) -> Result<Netlist, Error> {
     let out_last = sum.output("m_axis_tlast");
     sum.input("m_axis_tready").define(out_ready & lengths.valid);
     pop.define(out_valid & out_ready & out_last);
-    // A packet's last beat keeps length mod (W / 8) bytes, all of them when that is 0 (the
-    // router's rule for the packets it delivers).
+    // A packet's last beat keeps the bytes its length counts, as the router delivers packets.
     let bytes = width / 8;
     let all = d.lit((1u128 << bytes) - 1, bytes);
-    let rem = lengths.head[0].bits(0, bytes.trailing_zeros() as usize);
-    let last_keep = rem.is_zero().mux(all, !all.shl(rem)).named("sum_last_keep");
+    let last_keep = last_keep(&d, lengths.head[0], bytes).named("sum_last_keep");
     let s = Source(Axis {
         name: "sum".into(),
         shape: AxisShape::data(width).with_keep().with_user(14),
