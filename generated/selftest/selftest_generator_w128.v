@@ -55,12 +55,14 @@ module selftest_generator_w128(
 // verilator lint_off UNUSEDSIGNAL
 reg [9:0] word;
 reg timing;
+reg [31:0] message_start;
 // packets: a start pulse sends `count` of them, one beat per accepted cycle
 wire [14:0] length_plus;
 wire [9:0] words;
 wire at_header;
 wire last_word;
 wire go;
+wire message_first;
 wire may_start;
 wire valid;
 wire take;
@@ -91,7 +93,8 @@ assign words = length_plus[13:4];
 assign at_header = word == 10'h0;
 assign last_word = word == words;
 assign go = start & (~busy) & (~(count == 32'h0));
-assign may_start = (window == 32'h0) | (sent < (received + window));
+assign message_first = (~(window == 32'h0)) & (sent == message_start);
+assign may_start = (~message_first) | (~(received < sent));
 assign valid = busy & ((~at_header) | may_start);
 assign take = valid & m_axis_tready;
 assign packet_ends = take & last_word;
@@ -123,6 +126,7 @@ always @(posedge clk) begin
     if (rst) word <= 10'h0; else word <= go ? 10'h0 : (packet_ends ? 10'h0 : (take ? (word + 10'h1) : word));
     if (rst) timing <= 1'h0; else timing <= go ? 1'h0 : (done_in ? 1'h0 : (first ? 1'h1 : timing));
     if (rst) cycles <= 32'h0; else cycles <= go ? 32'h0 : (((timing | first) & (~done_in)) ? (cycles + 32'h1) : cycles);
+    if (rst) message_start <= 32'h0; else message_start <= go ? 32'h0 : ((take & at_header & message_first) ? (message_start + window) : message_start);
 end
 
 assign m_axis_tdata = at_header ? header : payload;

@@ -72,7 +72,7 @@
 #define TORUS_4X2X1_SELFTEST_SEED 0x034u
 /* Self-test: packets the checker waits for (RW) */
 #define TORUS_4X2X1_SELFTEST_EXPECTED 0x038u
-/* Self-test: packets the generator may send ahead of the checker's count (0: no limit) (RW) */
+/* Self-test: packets per message; a message starts once the checker has counted every packet sent before it (0: no limit) (RW) */
 #define TORUS_4X2X1_SELFTEST_WINDOW 0x03Cu
 /* Self-test status: sent (RO) */
 #define TORUS_4X2X1_SELFTEST_SENT 0x040u

@@ -150,7 +150,7 @@ pub fn node_map_with_kernels(dims: [usize; 3], counters: &[String], selftest: bo
                 "dst" => ("Self-test: destination (header bits 21:0)", vec![field("x", 0, 6, ""), field("y", 6, 6, ""), field("z", 12, 6, ""), field("port", 18, 4, "")]),
                 "tag" => ("Self-test: packet tag", vec![]),
                 "seed" => ("Self-test: pattern seed", vec![]),
-                "window" => ("Self-test: packets the generator may send ahead of the checker's count (0: no limit)", vec![]),
+                "window" => ("Self-test: packets per message; a message starts once the checker has counted every packet sent before it (0: no limit)", vec![]),
                 _ => ("Self-test: packets the checker waits for", vec![]),
             };
             map.push(reg(&format!("selftest_{name}"), addr, width, Source::Stored(0), desc, fields));

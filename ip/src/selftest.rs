@@ -6,9 +6,10 @@
 //! packet k carries k in the header's `user` field, and payload word w lane i (32 bits) holds
 //! [`pattern`]`(seed, k, 4w + i)`. Outputs `busy`, `sent`, and `cycles`: clock cycles from the
 //! first header sent until `done_in` rises (the checker's `complete`, for a loop through the
-//! fabric) — the performance counter. With `window` > 0 a packet starts only while `sent` <
-//! `received + window` (`received`: the local checker's packet count), so the generator can wait
-//! for its neighbour's messages as seed 001's send-then-receive kernel does.
+//! fabric) — the performance counter. With `window` > 0 the packets go out in messages of
+//! `window` packets, and a message starts only once `received` (the local checker's packet
+//! count) has reached the packets sent before it: each message waits for the whole of the
+//! neighbour's previous one, as seed 001's send-then-receive kernel does.
 //!
 //! Checker (`selftest_checker_w128`): always ready; for every packet it recomputes the pattern
 //! from the header's `user` field and `seed`, counts `packets`, payload `bytes`, and `errors`
@@ -69,16 +70,19 @@ pub fn generator(width: usize) -> Netlist {
     let word = d.reg("word", 10, 0); // 0 = header, then payload words
     let timing = d.reg("timing", 1, 0);
     let cycles = d.reg("cycles", 32, 0);
+    let boundary = d.reg("message_start", 32, 0); // index of the next message's first packet
 
     d.section("packets: a start pulse sends `count` of them, one beat per accepted cycle");
     sig!(words = payload_words(length, width));
     sig!(at_header = word.q.is_zero(), last_word = word.q.eq(words));
     sig!(go = start & !busy.q & count.any());
-    // A packet starts only `window` packets ahead of the packets received (0: no limit): a
-    // window of one message sends, then waits for the neighbour's message, as seed 001's kernel.
-    sig!(may_start = window.is_zero() | sent.q.lt(received + window));
+    // Messages of `window` packets (0: no limit): the first packet of a message waits until every
+    // packet sent before it has been matched by one received — send, then receive, as seed 001.
+    sig!(message_first = window.any() & sent.q.eq(boundary.q));
+    sig!(may_start = !message_first | !received.lt(sent.q));
     sig!(valid = busy.q & (!at_header | may_start));
     sig!(take = valid & ready, packet_ends = take & last_word);
+    boundary.next_when(take & at_header & message_first, boundary.q + window).clear_when(go);
     sig!(finishing = packet_ends & (sent.q + 1u32).eq(count));
     word.next_when(take, word.q + 1u32).clear_when(packet_ends).clear_when(go);
     sent.next_when(packet_ends, sent.q + 1u32).clear_when(go);
@@ -300,10 +304,10 @@ mod tests {
         }
     }
 
-    /// With a window of 2 the generator sends two packets, waits, and sends one more for each
-    /// packet received.
+    /// With a window of 2 the generator sends messages of two packets, and starts each message
+    /// only once every packet sent before it has been matched by one received.
     #[test]
-    fn generator_waits_for_the_window() {
+    fn generator_waits_for_whole_messages() {
         use weft_hdl::netlist::eval::Evaluator;
         let mut g = Evaluator::new(generator(256));
         g.reset(2);
@@ -311,17 +315,20 @@ mod tests {
             g.set_input(name, v);
         }
         let mut packets = 0;
-        for cycle in 0..200 {
+        for cycle in 0..260 {
+            let received = cycle / 50;
             g.set_input("start", (cycle == 1) as u128);
-            g.set_input("received", (cycle / 50) as u128);
+            g.set_input("received", received as u128);
             g.settle();
             if g.get_output("m_axis_tvalid") == 1 && g.get_output("m_axis_tlast") == 1 {
                 packets += 1;
             }
-            assert!(packets <= 2 + cycle / 50, "cycle {cycle}: {packets} packets sent with {} received", cycle / 50);
+            // Message m (packets 2m, 2m + 1) may start once `received` >= 2m.
+            assert!(packets <= 2 * (received / 2 + 1), "cycle {cycle}: {packets} packets sent with {received} received");
             g.clock(false);
         }
-        assert_eq!(packets, 2 + 3, "two ahead, then one per packet received");
+        // Received reaches 0, 2 and 4 (at cycles 0, 100, 200): three messages of two packets.
+        assert_eq!(packets, 6, "one message per two packets received");
     }
 
     #[test]

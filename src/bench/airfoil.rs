@@ -84,14 +84,15 @@ pub struct Report {
     pub boards: Vec<(String, f64)>,
 }
 
-/// Runs the benchmark in binary64 (OP2's published precision).
-pub fn run(log: &mut dyn FnMut(String)) -> Result<Report, Error> {
+/// Runs the benchmark in binary64 (OP2's published precision) on `meshes` (NACA0012 grids) with
+/// each of `pipelines`.
+pub fn run(grids: &[(usize, usize)], pipeline_counts: &[usize], log: &mut dyn FnMut(String)) -> Result<Report, Error> {
     let stages = Stages::balanced(FloatFormat::BINARY64);
     let mut meshes = vec![];
-    for grid in MESHES {
+    for &grid in grids {
         let mesh = naca0012(grid.0, grid.1)?;
         let app = Application::<f64>::load("examples/apps/airfoil.app", AIRFOIL, &mesh.data())?;
-        for pipelines in PIPELINES {
+        for &pipelines in pipeline_counts {
             let compiled = compile_program_with(&app, &stages, pipelines)?;
             let runs = |name: &str| if name == "save_soln" { 1 } else { 2 };
             let mut loops = vec![];
@@ -119,7 +120,7 @@ pub fn run(log: &mut dyn FnMut(String)) -> Result<Report, Error> {
             meshes.push(row);
         }
     }
-    let largest = MESHES[MESHES.len() - 1];
+    let largest = grids[grids.len() - 1];
     let projection = meshes
         .iter()
         .filter(|m| m.grid == largest)

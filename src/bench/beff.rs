@@ -28,7 +28,6 @@ use weft_sim::link::VerilatorDevice;
 use weft_sim::network::Torus;
 use weft_sim::plot::{Plot, Series};
 
-use super::net::beff_sizes;
 use crate::system::SystemConfig;
 
 /// Seed 001's measurement on one BittWare 520N (message size, b(L) in B/s), and its b_eff.
@@ -160,7 +159,7 @@ fn exchange(torus: &mut Torus<VerilatorDevice>, count: u32, length: u32, window:
 /// Runs the benchmark on `system` with its X dimension set to `nodes` (a ring), in `work`.
 /// With `lockstep`, a node sends message i + 1 only once its neighbour's message i has arrived
 /// (the self-test window is one message), as seed 001's kernel sends, then receives.
-pub fn run(system: &SystemConfig, nodes: usize, lockstep: bool, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
+pub fn run(system: &SystemConfig, nodes: usize, lockstep: bool, sizes: &[usize], work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut system = system.clone();
     system.node.router.dims = [nodes, 1, 1];
     system.node.validate().map_err(|e| Error::from(e).context(format!("a ring of {nodes}")))?;
@@ -176,8 +175,8 @@ pub fn run(system: &SystemConfig, nodes: usize, lockstep: bool, work: &Path, pro
     let mhz = system.fabric_mhz;
     let channels = (64 * system.node.link.lanes) as f64 / 256.0;
     let max = system.node.router.max_packet_bytes;
-    let mut sizes = vec![];
-    for bytes in beff_sizes() {
+    let mut rows = vec![];
+    for &bytes in sizes {
         // A lockstep message costs a cable round: 256 of them measure it well enough.
         let k = if lockstep { loop_length(bytes).min(256) } else { loop_length(bytes) };
         let (length, count) = if bytes > max { (max, k * bytes.div_ceil(max)) } else { (bytes, k) };
@@ -193,11 +192,11 @@ pub fn run(system: &SystemConfig, nodes: usize, lockstep: bool, work: &Path, pro
         let measured: f64 = cycles.iter().map(|&t| 2.0 * (bytes * k) as f64 / (t as f64 / (mhz * 1e6))).sum();
         let m = nodes as f64 * model(bytes, channels, mhz);
         progress(&format!("L = {bytes} B × {k}: {:.3} GB/s, model {:.3} ({:.1} %)", measured / 1e9, m / 1e9, 100.0 * measured / m));
-        sizes.push(Size { bytes, loop_length: k, cycles, measured, model: m });
+        rows.push(Size { bytes, loop_length: k, cycles, measured, model: m });
     }
-    let beff = sizes.iter().map(|s| s.measured).sum::<f64>() / sizes.len() as f64;
-    let beff_model = sizes.iter().map(|s| s.model).sum::<f64>() / sizes.len() as f64;
-    Ok(Report { system: system.name.clone(), nodes, lockstep, channels, fabric_mhz: mhz, channel_latency_cycles: system.channel_latency, sizes, beff, beff_model, ratio: beff / beff_model })
+    let beff = rows.iter().map(|s| s.measured).sum::<f64>() / rows.len() as f64;
+    let beff_model = rows.iter().map(|s| s.model).sum::<f64>() / rows.len() as f64;
+    Ok(Report { system: system.name.clone(), nodes, lockstep, channels, fabric_mhz: mhz, channel_latency_cycles: system.channel_latency, sizes: rows, beff, beff_model, ratio: beff / beff_model })
 }
 
 /// The table: weft's b(L) beside seed 001's model and seed 001's measurement (one FPGA; its

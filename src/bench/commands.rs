@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 pub fn numeric(only: &[String], json: &Path, jobs: usize) -> Result<(), Error> {
     let work = std::env::temp_dir().join(format!("weft-bench-numeric-{}", std::process::id()));
-    let rows = crate::bench::numeric::run(only, &work, jobs)?;
+    let rows = crate::bench::numeric::run(only, false, &work, jobs)?;
     let _ = std::fs::remove_dir_all(&work);
     print!("{}", crate::bench::numeric::table(&rows));
     write_json(json, &rows)?;
@@ -44,7 +44,7 @@ pub fn beff(config: &Path, nodes: Option<usize>, lockstep: bool, out: &Path) -> 
         return Err(Error::Check(format!("`--nodes` = {nodes} is out of range: allowed 2..=64 (a ring)")));
     }
     let work = std::env::temp_dir().join(format!("weft-bench-beff-{}", std::process::id()));
-    let report = crate::bench::beff::run(&system, nodes, lockstep, &work, &mut |line| eprintln!("{line}"));
+    let report = crate::bench::beff::run(&system, nodes, lockstep, &crate::bench::net::beff_sizes(), &work, &mut |line| eprintln!("{line}"));
     let _ = std::fs::remove_dir_all(&work);
     let report = report?;
     print!("{}", crate::bench::beff::table(&report));
@@ -86,7 +86,7 @@ pub fn allreduce(configs: &[PathBuf], lengths: &[usize], ber: f64, out: &Path) -
 }
 
 pub fn airfoil(out: &Path) -> Result<(), Error> {
-    let report = crate::bench::airfoil::run(&mut |line| eprintln!("{line}"))?;
+    let report = crate::bench::airfoil::run(&crate::bench::airfoil::MESHES, &crate::bench::airfoil::PIPELINES, &mut |line| eprintln!("{line}"))?;
     print!("{}", crate::bench::airfoil::table(&report));
     write_json(&out.join("airfoil.json"), &report)
 }
@@ -131,6 +131,23 @@ pub fn net(out: &PathBuf, generated: &Path) -> Result<(), Error> {
         println!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// `weft bench --check`: runs the fast subset, prints every figure beside its committed value, and
+/// fails when one is outside its tolerance.
+pub fn check(bench: &Path, generated: &Path) -> Result<(), Error> {
+    let work = std::env::temp_dir().join(format!("weft-bench-check-{}", std::process::id()));
+    let figures = crate::bench::check::run(bench, generated, &work, &mut |line| eprintln!("{line}"));
+    let _ = std::fs::remove_dir_all(&work);
+    let figures = figures?;
+    print!("{}", crate::bench::check::table(&figures));
+    let off: Vec<&str> = figures.iter().filter(|f| !f.holds()).map(|f| f.what.as_str()).collect();
+    if off.is_empty() {
+        println!("{} figures within tolerance of bench/*.json", figures.len());
+        Ok(())
+    } else {
+        Err(Error::Check(format!("{} figure(s) moved beyond tolerance: {}; if the change is intended, rerun the benchmark and commit its JSON", off.len(), off.join("; "))))
+    }
 }
 
 /// Writes a benchmark's rows as pretty JSON to `path`, creating its folder.

@@ -65,7 +65,7 @@ fn one_way(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<(Link
     Ok((run, flipped))
 }
 
-fn goodput(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<Goodput, Error> {
+pub(crate) fn goodput(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<Goodput, Error> {
     let (run, flipped_bits) = one_way(lanes, bytes, packets, ber)?;
     // Steady state: bytes after the first packet, over the cycles after its first beat left.
     let cycles = (run.last_out.unwrap() - run.first_out.unwrap()) as f64;
@@ -74,18 +74,26 @@ fn goodput(lanes: usize, bytes: usize, packets: usize, ber: f64) -> Result<Goodp
     Ok(Goodput { lanes, packet_bytes: bytes, packets, bit_error_rate: ber, goodput: bytes_after_first / (cycles * 8.0 * lanes as f64), flipped_bits, retransmitted_frames })
 }
 
+/// One 16-byte packet through an idle link of `lanes` lanes.
+pub(crate) fn latency(lanes: usize) -> Result<Latency, Error> {
+    let (run, _) = one_way(lanes, 16, 1, 0.0)?;
+    Ok(Latency { lanes, cycles: run.first_out.unwrap() - run.first_in.unwrap(), channel_cycles: CHANNEL_LATENCY })
+}
+
+/// Packets a goodput point streams: 256 KiB in all, 64 … 2048 packets.
+pub(crate) fn packets(bytes: usize) -> usize {
+    (262_144 / bytes).clamp(64, 2048)
+}
+
 pub fn run(progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let mut report = Report { config: format!("{:?}", LinkConfig::default()), goodput: vec![], latency: vec![], bit_errors: vec![] };
     for lanes in LANES {
         for bytes in SIZES {
-            let packets = (262_144 / bytes).clamp(64, 2048);
-            let g = goodput(lanes, bytes, packets, 0.0)?;
+            let g = goodput(lanes, bytes, packets(bytes), 0.0)?;
             progress(&format!("lanes {lanes}, {bytes} B: goodput {:.4}", g.goodput));
             report.goodput.push(g);
         }
-        let (run, _) = one_way(lanes, 16, 1, 0.0)?;
-        let cycles = run.first_out.unwrap() - run.first_in.unwrap();
-        report.latency.push(Latency { lanes, cycles, channel_cycles: CHANNEL_LATENCY });
+        report.latency.push(latency(lanes)?);
     }
     for ber in BIT_ERROR_RATES {
         let g = goodput(2, 2048, 1024, ber)?;

@@ -3,6 +3,7 @@
 pub mod airfoil;
 pub mod allreduce;
 pub mod beff;
+pub mod check;
 pub mod commands;
 pub mod dg;
 pub mod link;
@@ -10,4 +11,5 @@ pub mod net;
 pub mod numeric;
 pub mod numeric_compare;
 pub mod router;
+pub mod tables;
 pub mod timing;

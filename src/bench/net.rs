@@ -126,7 +126,7 @@ pub fn model(system: &SystemConfig, alpha: f64, bytes: usize, k: usize) -> f64 {
     (k * bytes) as f64 / (alpha + k as f64 * per_message)
 }
 
-fn node_torus(system: &SystemConfig, generated: &Path) -> Result<Torus<weft_sim::link::VerilatorDevice>, Error> {
+pub(crate) fn node_torus(system: &SystemConfig, generated: &Path) -> Result<Torus<weft_sim::link::VerilatorDevice>, Error> {
     let name = format!("{}_node", system.name);
     let file = generated.join("system").join(format!("{name}.v"));
     if !file.exists() {
@@ -153,7 +153,7 @@ fn stream(torus: &mut Torus<weft_sim::link::VerilatorDevice>, src: (usize, usize
 }
 
 /// One 16-byte message each way between `a` and `b`, the network idle: one-way latencies.
-fn ping(torus: &mut Torus<weft_sim::link::VerilatorDevice>, a: (usize, usize), b: (usize, usize)) -> Result<[u64; 2], Error> {
+pub(crate) fn ping(torus: &mut Torus<weft_sim::link::VerilatorDevice>, a: (usize, usize), b: (usize, usize)) -> Result<[u64; 2], Error> {
     let mut out = [0; 2];
     for (i, (src, dst)) in [(a, b), (b, a)].into_iter().enumerate() {
         let traffic = Traffic { pattern: Pattern::UniformRandom, injection: Injection::One { src, dst, bytes: 16 }, min_bytes: 16, max_bytes: 16, valid_percent: 100, ready_percent: 100, seed: 1 };

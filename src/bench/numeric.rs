@@ -97,10 +97,11 @@ fn jobs(only: &[String]) -> Result<Vec<Job>, Error> {
     Ok(jobs)
 }
 
-/// Synthesizes every configuration (those named in `only`, or all) in `work`; returns the rows
-/// in a stable order.
-pub fn run(only: &[String], work: &Path, threads: usize) -> Result<Vec<Row>, Error> {
-    let queue = Mutex::new(jobs(only)?.into_iter().enumerate().collect::<Vec<_>>());
+/// Synthesizes every configuration (those named in `only`, or all; with `shipped_only`, only the
+/// stage counts weft ships) in `work`; returns the rows in a stable order.
+pub fn run(only: &[String], shipped_only: bool, work: &Path, threads: usize) -> Result<Vec<Row>, Error> {
+    let jobs = jobs(only)?.into_iter().filter(|j| j.shipped || !shipped_only);
+    let queue = Mutex::new(jobs.enumerate().collect::<Vec<_>>());
     let rows = Mutex::new(vec![]);
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {

@@ -87,7 +87,7 @@ fn one_packet(config: &RouterConfig, work: &Path, src: (usize, usize), dst: (usi
     Ok(d.head_out - d.head_in)
 }
 
-fn zero_load(work: &Path) -> Result<ZeroLoad, Error> {
+pub(crate) fn zero_load(work: &Path) -> Result<ZeroLoad, Error> {
     let config = RouterConfig { dims: [4, 4, 4], ..Default::default() };
     let local_cycles = one_packet(&config, work, (0, 0), (0, 1))?;
     // Node (2, 2, 2): six hops.

@@ -1,7 +1,7 @@
 """External AXI4-Lite test bench (cocotb + cocotbext-axi on Icarus) for weft's register window.
 
 It binds to the public port names (s_axil_*, clk, rst) of a 4x2x1 node or of the stand-alone
-window and checks the register map of DESIGN.md: the ID register, scratch and coordinate registers written and read back, the torus
+window and checks the register map of docs/contract.md: the ID register, scratch and coordinate registers written and read back, the torus
 dimensions, and SLVERR on unmapped addresses and on writes to read-only registers.
 """
 import random

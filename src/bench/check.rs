@@ -1,0 +1,159 @@
+//! `weft bench --check`: a fast subset of every benchmark, at small sizes, each figure compared
+//! with the same figure in the committed JSON under `bench/`.
+//!
+//! The simulations are cycle-exact and seeded, so a figure moves only when the hardware or the
+//! benchmark changes; the tolerance ([`TOLERANCE`] for cycles and rates, [`AREA_TOLERANCE`] for
+//! Yosys cell counts, which move with the Yosys version) absorbs nothing else. A figure outside it
+//! fails in either direction: worse is a regression, better means the committed JSON (and the
+//! tables generated from it) no longer describe the hardware — rerun the benchmark and commit.
+//!
+//! Not run here: `weft bench timing` and the fmax column of `weft bench numeric --compare`
+//! (place-and-route takes minutes to hours per module), the router's load sweeps and the larger
+//! meshes and vectors (their small points are checked instead).
+
+use crate::Error;
+use serde_json::Value;
+use std::path::Path;
+
+/// Relative tolerance of a cycle count, rate or ratio.
+pub const TOLERANCE: f64 = 0.02;
+/// Relative tolerance of a LUT or flip-flop count.
+pub const AREA_TOLERANCE: f64 = 0.05;
+
+/// One figure measured now beside its committed value.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    /// The benchmark and the point, e.g. `allreduce torus_4x2x1, 64 elements: cycles`.
+    pub what: String,
+    /// The value in the committed JSON.
+    pub committed: f64,
+    /// The value measured by this run.
+    pub measured: f64,
+    /// Allowed relative difference.
+    pub tolerance: f64,
+}
+
+impl Figure {
+    /// Whether the measured value is within the tolerance of the committed one.
+    pub fn holds(&self) -> bool {
+        (self.measured - self.committed).abs() <= self.tolerance * self.committed.abs().max(1e-12)
+    }
+}
+
+fn load(dir: &Path, file: &str) -> Result<Value, Error> {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::from(e).context(path.display()))?;
+    serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+}
+
+/// The first element of the array `list` whose fields equal `key`.
+fn find<'v>(list: &'v Value, key: &[(&str, Value)], file: &str) -> Result<&'v Value, Error> {
+    list.as_array().and_then(|a| a.iter().find(|row| key.iter().all(|(k, v)| &row[*k] == v))).ok_or_else(|| Error::Input(format!("{file}: no row with {key:?}; rerun its benchmark")))
+}
+
+fn number(v: &Value, field: &str, file: &str) -> Result<f64, Error> {
+    v[field].as_f64().ok_or_else(|| Error::Input(format!("{file}: `{field}` is missing or not a number")))
+}
+
+/// Runs every check; `progress` gets a line per benchmark as it starts.
+pub fn run(bench: &Path, generated: &Path, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Vec<Figure>, Error> {
+    let mut out = vec![];
+    let mut push = |what: String, committed: f64, measured: f64, tolerance: f64| out.push(Figure { what, committed, measured, tolerance });
+
+    progress("link: goodput of 256-byte packets on two lanes, latency of one packet");
+    let json = load(bench, "link.json")?;
+    let g = super::link::goodput(2, 256, super::link::packets(256), 0.0)?;
+    let row = find(&json["goodput"], &[("lanes", 2.into()), ("packet_bytes", 256.into())], "link.json")?;
+    push("link, 2 lanes, 256 B: goodput".into(), number(row, "goodput", "link.json")?, g.goodput, TOLERANCE);
+    let l = super::link::latency(2)?;
+    let row = find(&json["latency"], &[("lanes", 2.into())], "link.json")?;
+    push("link, 2 lanes: latency cycles".into(), number(row, "cycles", "link.json")?, l.cycles as f64, TOLERANCE);
+
+    progress("router: zero-load latency on a 4x4x4 torus");
+    let json = load(bench, "router.json")?;
+    let z = super::router::zero_load(&work.join("router"))?;
+    let row = &json["zero_load"][0];
+    push("router 4x4x4: local cycles".into(), number(row, "local_cycles", "router.json")?, z.local_cycles as f64, TOLERANCE);
+    push("router 4x4x4: 6-hop cycles".into(), number(row, "far_cycles", "router.json")?, z.far_cycles as f64, TOLERANCE);
+
+    progress("numeric: the shipped fp32_mul and fp32_add in Yosys");
+    let json = load(bench, "numeric.json")?;
+    let rows = super::numeric::run(&["fp32_mul".into(), "fp32_add".into()], true, &work.join("numeric"), 2)?;
+    for r in rows {
+        if let Some(f) = &r.failure {
+            return Err(Error::Check(format!("numeric: {} failed: {f}", r.module)));
+        }
+        let c = find(&json, &[("module", r.module.clone().into()), ("stages", r.stages.into())], "numeric.json")?;
+        push(format!("numeric {} ({} stages): LUTs", r.module, r.stages), number(c, "luts", "numeric.json")?, r.luts as f64, AREA_TOLERANCE);
+        push(format!("numeric {} ({} stages): flip-flops", r.module, r.stages), number(c, "flip_flops", "numeric.json")?, r.flip_flops as f64, AREA_TOLERANCE);
+    }
+
+    progress("airfoil: 960 cells, one pipeline, one iteration in the built-in simulator");
+    let json = load(bench, "airfoil.json")?;
+    let grid = super::airfoil::MESHES[0];
+    let report = super::airfoil::run(&[grid], &[1], &mut |_| {})?;
+    let m = &report.meshes[0];
+    let c = find(&json["meshes"], &[("cells", m.cells.into()), ("pipelines", 1.into())], "airfoil.json")?;
+    push(format!("airfoil {} cells, P = 1: model cycles", m.cells), number(c, "iteration_cycles", "airfoil.json")?, m.iteration_cycles as f64, TOLERANCE);
+    let simulated = m.iteration_simulated.ok_or_else(|| Error::Check("airfoil: the smallest mesh was not simulated".into()))?;
+    push(format!("airfoil {} cells, P = 1: simulated cycles", m.cells), number(c, "iteration_simulated", "airfoil.json")?, simulated as f64, TOLERANCE);
+
+    let systems = crate::system::shipped();
+    let torus = |name: &str| systems.iter().find(|s| s.name == name).cloned().ok_or_else(|| Error::Input(format!("no shipped {name}")));
+
+    progress("net: ping between neighbours of torus_4x2x1 in Verilator");
+    let json = load(bench, "net.json")?;
+    let system = torus("torus_4x2x1")?;
+    let mut t = super::net::node_torus(&system, generated)?;
+    let neighbour = system.node.router.neighbour(0, weft_ip::router::Direction { dim: 0, plus: true });
+    let one_way = super::net::ping(&mut t, (0, 0), (neighbour, 0))?;
+    drop(t);
+    let c = find(&json["ping_pong"], &[("path", "neighbour (node 0 ↔ node 1, port 0)".into())], "net.json")?;
+    push("net torus_4x2x1: neighbour round trip cycles".into(), number(c, "round_trip_cycles", "net.json")?, (one_way[0] + one_way[1]) as f64, TOLERANCE);
+
+    progress("allreduce: 1 and 64 elements on torus_4x2x1 in Verilator");
+    let json = load(bench, "allreduce_torus_4x2x1.json")?;
+    let options = super::allreduce::Options { lengths: vec![1, 64], bit_error_rate: 0.0, pressure: None, baseline: false, packet_bytes: super::allreduce::PACKET_BYTES };
+    let report = super::allreduce::run(&system, &options, &work.join("allreduce"), &mut |_| {})?;
+    for p in &report.points {
+        let c = find(&json["points"], &[("elements", p.elements.into())], "allreduce_torus_4x2x1.json")?;
+        push(format!("allreduce torus_4x2x1, {} elements: cycles", p.elements), number(c, "cycles", "allreduce_torus_4x2x1.json")?, p.cycles as f64, TOLERANCE);
+    }
+
+    progress("dg: one step of 8 x 8 cells on torus_2x2x2 in Verilator");
+    let json = load(bench, "dg.json")?;
+    let options = super::dg::Options { cells: 8, steps: 1, bit_error_rate: 0.0, perturb: None };
+    let report = super::dg::run(&torus("torus_2x2x2")?, &options, &work.join("dg"), &mut |_| {})?;
+    let c = find(&json, &[("cells", 8.into())], "dg.json")?;
+    let (now, then) = (&report.steps[0], &c["steps"][0]);
+    if now.mismatches != 0 {
+        return Err(Error::Check(format!("dg: {} values differ from the software model", now.mismatches)));
+    }
+    push("dg 8x8 cells: exchange cycles of a step".into(), number(then, "exchange_cycles", "dg.json")?, now.exchange_cycles as f64, TOLERANCE);
+    push("dg 8x8 cells: kernel cycles of a step".into(), number(then, "kernel_cycles", "dg.json")?, now.kernel_cycles as f64, TOLERANCE);
+
+    progress("beff: a ring of two 520N nodes, messages of 1 B, 1 KiB and 64 KiB, streamed and in lockstep");
+    let ring = crate::system::load(Path::new("examples/ring_520n.toml"))?;
+    for lockstep in [false, true] {
+        let file = format!("beff_ring_520n_2{}.json", if lockstep { "_lockstep" } else { "" });
+        let json = load(bench, &file)?;
+        let report = super::beff::run(&ring, 2, lockstep, &[1, 1024, 65536], &work.join("beff"), &mut |_| {})?;
+        for s in &report.sizes {
+            let c = find(&json["sizes"], &[("bytes", s.bytes.into())], &file)?;
+            let what = format!("beff ring of 2{}, {} B: b(L)", if lockstep { ", lockstep" } else { "" }, s.bytes);
+            push(what, number(c, "measured", &file)?, s.measured, TOLERANCE);
+        }
+    }
+    Ok(out)
+}
+
+/// The figures as a table, with a verdict per row.
+pub fn table(figures: &[Figure]) -> String {
+    let mut t = format!("{:<58} {:>14} {:>14} {:>8}  verdict\n", "figure", "committed", "measured", "change");
+    for f in figures {
+        let change = 100.0 * (f.measured / f.committed - 1.0);
+        let verdict = if f.holds() { "ok".to_string() } else { format!("outside ±{:.0} %", 100.0 * f.tolerance) };
+        t += &format!("{:<58} {:>14.4} {:>14.4} {:>+7.2}%  {verdict}\n", f.what, f.committed, f.measured, change);
+    }
+    t
+}

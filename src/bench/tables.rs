@@ -1,0 +1,427 @@
+//! `weft bench tables`: every table of figures in `docs/` written from the benchmarks' JSON.
+//!
+//! A table sits between `<!-- table: NAME -->` and `<!-- /table -->` in a Markdown file; the
+//! command rewrites what lies between from `bench/*.json`, so the figures in the docs are the
+//! figures the benchmarks measured. Each table names the command that measures it and its
+//! reference. With `--check` nothing is written and a table that differs is an error (CI).
+
+use crate::Error;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The tables by name, each built from the JSON files in the bench folder.
+pub const TABLES: [(&str, fn(&Sources) -> Result<String, Error>); 13] = [
+    ("resources", resources),
+    ("link-goodput", link_goodput),
+    ("link-latency", link_latency),
+    ("router-zero-load", router_zero_load),
+    ("router-saturation", router_saturation),
+    ("net", net),
+    ("beff", beff),
+    ("allreduce", allreduce),
+    ("airfoil", airfoil),
+    ("airfoil-projection", airfoil_projection),
+    ("dg", dg),
+    ("numeric", numeric),
+    ("numeric-compare", numeric_compare),
+];
+
+/// Where the figures come from: the benchmarks' JSON and the check flow's reports.
+pub struct Sources {
+    /// `bench/`: one JSON file per benchmark.
+    pub bench: PathBuf,
+    /// `generated/`: the shipped Verilog, and in `reports/` the Yosys and nextpnr figures per
+    /// module as `weft check` records them.
+    pub generated: PathBuf,
+}
+
+/// The Verilog file of `module` under `dir` (any subfolder).
+fn verilog_of(dir: &Path, module: &str) -> Option<PathBuf> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for path in std::fs::read_dir(&d).ok()?.filter_map(|e| e.ok().map(|e| e.path())) {
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n.to_string_lossy() == format!("{module}.v")) {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+fn load(dir: &Path, file: &str) -> Result<Value, Error> {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::from(e).context(path.display()))?;
+    serde_json::from_str(&text).map_err(|e| Error::Input(format!("{}: {e}", path.display())))
+}
+
+fn rows(v: &Value) -> &[Value] {
+    v.as_array().map_or(&[], |a| a.as_slice())
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+/// An integer with thousands separators (1,744).
+fn int(v: &Value) -> String {
+    let Some(n) = v.as_f64().filter(|n| n.is_finite()) else { return "–".into() };
+    let digits = format!("{}", n.round() as i64);
+    let (sign, digits) = digits.split_at(if n < 0.0 { 1 } else { 0 });
+    let grouped: Vec<String> = digits.as_bytes().rchunks(3).rev().map(|c| String::from_utf8_lossy(c).into()).collect();
+    format!("{sign}{}", grouped.join(","))
+}
+
+fn fixed(v: f64, places: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.places$}")
+    } else {
+        "–".into()
+    }
+}
+
+/// A Markdown table with a caption line naming its command and reference.
+fn table(caption: &str, header: &[&str], body: Vec<Vec<String>>) -> String {
+    let mut t = format!("{caption}\n\n| {} |\n|", header.join(" | "));
+    for (i, _) in header.iter().enumerate() {
+        t += if i == 0 { " --- |" } else { " --: |" };
+    }
+    t += "\n";
+    for row in body {
+        t += &format!("| {} |\n", row.join(" | "));
+    }
+    t
+}
+
+fn resources(src: &Sources) -> Result<String, Error> {
+    let reports = src.generated.join("reports");
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&reports).map_err(|e| Error::from(e).context(reports.display()))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+    files.sort();
+    let mut body = vec![];
+    for file in files {
+        let r = load(&reports, &file.file_name().unwrap_or_default().to_string_lossy())?;
+        let module = r["module"].as_str().unwrap_or("");
+        // Fmax only where it was measured on the Verilog shipped now.
+        let current = verilog_of(&src.generated, module).and_then(|v| std::fs::read(v).ok()).map(|text| crate::cache::verilog_hash(&text));
+        let t = &r["timing"];
+        let fmax = if !t.is_null() && t["verilog_hash"].as_str() == current.as_deref() { fixed(f(&t["fmax_mhz"]), 1) } else { "–".into() };
+        body.push(vec![
+            format!("`{module}`"),
+            int(&r["luts"]),
+            int(&r["flip_flops"]),
+            int(&r["lut_rams"]),
+            fixed(f(&r["brams"]), 1),
+            int(&r["dsps"]),
+            int(&r["logic_depth"]),
+            int(&r["lut_levels"]),
+            fmax,
+        ]);
+    }
+    Ok(table(
+        "Every shipped module: Yosys 0.23 `synth_xilinx -flatten -noiopad` (7-series cells; depth counts LUT, carry and mux cells, LUT levels LUT1–6 only) and, where it was run on the Verilog shipped now, post-route Fmax on a Lattice ECP5-85F (Yosys `synth_ecp5` + nextpnr-ecp5, one seed). `weft check <module> [--timing]` (generated/reports/<module>.json).",
+        &["module", "LUT", "FF", "LUTRAM", "BRAM", "DSP", "depth", "LUT levels", "ECP5 Fmax (MHz)"],
+        body,
+    ))
+}
+
+fn link_goodput(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "link.json")?;
+    let mut sizes: Vec<u64> = rows(&j["goodput"]).iter().filter_map(|r| r["packet_bytes"].as_u64()).collect();
+    sizes.dedup();
+    let at = |bytes: u64, lanes: u64| rows(&j["goodput"]).iter().find(|r| r["packet_bytes"] == bytes && r["lanes"] == lanes).map_or(f64::NAN, |r| f(&r["goodput"]));
+    let body = sizes.iter().map(|&b| vec![format!("{b} B"), fixed(at(b, 1), 3), fixed(at(b, 2), 3), fixed(at(b, 4), 3)]).collect();
+    let mut t = table(
+        "Goodput (payload bytes over the raw 8 bytes per lane per cycle), one direction, always ready. `weft bench link` (bench/link.json); reference: the raw line rate, 1.0.",
+        &["packet", "1 lane", "2 lanes", "4 lanes"],
+        body,
+    );
+    let errors = rows(&j["bit_errors"]).iter().map(|r| vec![format!("{:e}", f(&r["bit_error_rate"])), fixed(f(&r["goodput"]), 3), int(&r["flipped_bits"]), int(&r["retransmitted_frames"])]).collect();
+    t += "\n";
+    t += &table("Under bit errors: two lanes, 2,048-byte packets, every packet delivered intact.", &["bit error rate", "goodput", "bits flipped", "frames resent"], errors);
+    Ok(t)
+}
+
+fn link_latency(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "link.json")?;
+    let body = rows(&j["latency"]).iter().map(|r| vec![int(&r["lanes"]), int(&r["cycles"]), int(&r["channel_cycles"])]).collect();
+    Ok(table("One 16-byte packet through an idle link, first beat in to first beat out. `weft bench link` (bench/link.json).", &["lanes", "cycles", "of them the channel"], body))
+}
+
+fn router_zero_load(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "router.json")?;
+    let body = rows(&j["zero_load"])
+        .iter()
+        .map(|r| vec![r["config"].as_str().unwrap_or("").into(), int(&r["local_cycles"]), int(&r["hops"]), int(&r["far_cycles"]), fixed(f(&r["per_hop_cycles"]), 2)])
+        .collect();
+    let mut t = table("Header in to header out at zero load, in Verilator. `weft bench router` (bench/router.json).", &["router", "local", "hops", "far", "per hop"], body);
+    let area =
+        rows(&j["area"]).iter().map(|r| vec![format!("`{}`", r["module"].as_str().unwrap_or("")), int(&r["luts"]), int(&r["flip_flops"]), fixed(f(&r["brams"]), 1), int(&r["logic_depth"])]).collect();
+    t += "\n";
+    t += &table("Yosys `synth_xilinx` of the routers the benchmark generates.", &["module", "LUT", "FF", "BRAM", "depth"], area);
+    Ok(t)
+}
+
+fn router_saturation(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "router.json")?;
+    let body = rows(&j["saturation"])
+        .iter()
+        .map(|r| vec![r["torus"].as_str().unwrap_or("").into(), r["pattern"].as_str().unwrap_or("").into(), fixed(f(&r["throughput"]), 3), fixed(f(&r["zero_load_latency"]), 1)])
+        .collect();
+    Ok(table(
+        "Saturation throughput (flits per node per cycle) and zero-load latency (cycles), BookSim-like configuration in Verilator. `weft bench router` (bench/router.json); reference: BookSim2 with the configuration in the router chapter.",
+        &["torus", "pattern", "saturation", "zero-load latency"],
+        body,
+    ))
+}
+
+fn net(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "net.json")?;
+    let mhz = f(&j["fabric_mhz"]);
+    let mut body: Vec<Vec<String>> = rows(&j["ping_pong"])
+        .iter()
+        .map(|r| vec![format!("round trip, {}", r["path"].as_str().unwrap_or("")), format!("{} cycles", int(&r["round_trip_cycles"])), format!("{} ns", fixed(f(&r["round_trip_ns"]), 1))])
+        .collect();
+    body.push(vec!["b_eff (21 message sizes, node 0 → node 1)".into(), format!("{} B/cycle", fixed(f(&j["beff_measured"]), 2)), format!("{} GB/s", fixed(f(&j["beff_gbytes_per_s"]), 2))]);
+    body.push(vec!["b_eff, LogP-style model from the measured α".into(), format!("{} B/cycle", fixed(f(&j["beff_model"]), 2)), format!("measured / model {}", fixed(f(&j["beff_ratio"]), 3))]);
+    for r in rows(&j["bandwidth"]).iter().filter(|r| [256, 4096].contains(&r["bytes"].as_u64().unwrap_or(0))) {
+        body.push(vec![format!("streamed, {} B packets", int(&r["bytes"])), format!("{} B/cycle", fixed(f(&r["bytes_per_cycle"]), 2)), format!("{} GB/s", fixed(f(&r["gbytes_per_s"]), 2))]);
+    }
+    Ok(table(
+        &format!("The generated nodes of `{}` in Verilator at {mhz} MHz. `weft bench net` (bench/net.json).", j["system"].as_str().unwrap_or("")),
+        &["figure", "cycles / rate", "at the fabric clock"],
+        body,
+    ))
+}
+
+fn beff(src: &Sources) -> Result<String, Error> {
+    let (two, lock, eight) = (load(&src.bench, "beff_ring_520n_2.json")?, load(&src.bench, "beff_ring_520n_2_lockstep.json")?, load(&src.bench, "beff_ring_520n_8.json")?);
+    let seed = super::beff::SEED_001;
+    let mut body = vec![];
+    for (i, r) in rows(&two["sizes"]).iter().enumerate() {
+        let lockstep = rows(&lock["sizes"]).iter().find(|l| l["bytes"] == r["bytes"]).map_or(f64::NAN, |l| f(&l["measured"]));
+        let (seed_bytes, seed_rate) = seed.get(i).copied().unwrap_or((0, f64::NAN));
+        body.push(vec![
+            int(&r["bytes"]),
+            fixed(f(&r["measured"]) / 2e9, 3),
+            fixed(lockstep / 2e9, 3),
+            fixed(f(&r["model"]) / 2e9, 3),
+            format!("{} ({} B)", fixed(seed_rate / 1e9, 3), int(&Value::from(seed_bytes))),
+        ]);
+    }
+    let mut t = table(
+        "b(L) per node in GB/s on a ring of two `ring_520n` nodes in Verilator (one link per neighbour, c = 1). `weft bench beff` and `weft bench beff --lockstep` (bench/beff_ring_520n_2*.json); references: seed 001's model for c = 1 and seed 001's measurement on one 520N (its sizes above 4 KiB are 16 KiB … 2 MiB, paired by position as b_eff averages them).",
+        &["L (bytes)", "streamed", "lockstep", "seed 001 model", "seed 001 measured"],
+        body,
+    );
+    let summary = [(&two, "2", "streamed"), (&lock, "2", "lockstep"), (&eight, "8", "streamed")]
+        .iter()
+        .map(|(j, n, mode)| vec![n.to_string(), mode.to_string(), fixed(f(&j["beff"]) / 1e9, 2), fixed(f(&j["beff_model"]) / 1e9, 2), fixed(f(&j["ratio"]), 3)])
+        .collect();
+    t += "\n";
+    t += &table(
+        &format!(
+            "b_eff of the whole ring (sum over nodes), GB/s. Seed 001 measured {:.2} GB/s on one 520N and {:.2} GB/s on eight.",
+            super::beff::SEED_001_BEFF / 1e9,
+            super::beff::SEED_001_BEFF_8 / 1e9
+        ),
+        &["nodes", "messages", "weft", "seed 001 model", "weft / model"],
+        summary,
+    );
+    Ok(t)
+}
+
+fn allreduce(src: &Sources) -> Result<String, Error> {
+    let mut t = String::new();
+    for system in ["torus_4x2x1", "torus_2x2x2", "ring_520n"] {
+        let j = load(&src.bench, &format!("allreduce_{system}.json"))?;
+        let body = rows(&j["points"])
+            .iter()
+            .map(|p| {
+                vec![
+                    int(&p["elements"]),
+                    int(&p["cycles"]),
+                    int(&p["lower_bound_cycles"]),
+                    fixed(f(&p["to_bound"]), 2),
+                    int(&p["endpoint_bound_cycles"]),
+                    int(&p["ring_cycles"]),
+                    int(&p["baseline_cycles"]),
+                ]
+            })
+            .collect();
+        let caption = format!(
+            "`{system}`: binary32 sum, cycles from the first element in to the last result out. Lower bound: the vector over all {} inbound links at {} B/cycle each plus {} hops of {} cycles. `weft bench allreduce` (bench/allreduce_{system}.json); references: the endpoint bound (reduce-scatter + allgather), an endpoint ring and gather-then-broadcast on the same fabric.",
+            j["inbound_links"],
+            fixed(f(&j["link_bytes_per_cycle"]), 2),
+            j["diameter"],
+            j["hop_cycles"]
+        );
+        if !t.is_empty() {
+            t += "\n";
+        }
+        t += &table(&caption, &["elements", "engine", "lower bound", "engine / bound", "endpoint bound", "endpoint ring", "gather + broadcast"], body);
+    }
+    Ok(t)
+}
+
+fn airfoil(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "airfoil.json")?;
+    let body = rows(&j["meshes"])
+        .iter()
+        .map(|m| {
+            vec![
+                int(&m["cells"]),
+                int(&m["pipelines"]),
+                if m["iteration_simulated"].is_null() { "–".into() } else { int(&m["iteration_simulated"]) },
+                int(&m["iteration_cycles"]),
+                int(&m["iteration_seed_model"]),
+                fixed(f(&m["on_chip_bytes"]) / 1e6, 2),
+            ]
+        })
+        .collect();
+    Ok(table(
+        &format!(
+            "Cycles of one Airfoil iteration ({}; NACA0012 meshes), compiled from examples/apps/airfoil.app. `weft bench airfoil` (bench/airfoil.json). Simulated: the compiled hardware in the built-in simulator; compiler's model: `Compiled::cycles_with`, from the schedules; seed 002's form: per loop, elements / pipelines + the pipeline's fill.",
+            j["precision"].as_str().unwrap_or("")
+        ),
+        &["cells", "pipelines", "simulated", "compiler's model", "seed 002's form", "on chip (MB)"],
+        body,
+    ))
+}
+
+fn airfoil_projection(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "airfoil.json")?;
+    let mut body: Vec<Vec<String>> = rows(&j["projection"])
+        .iter()
+        .map(|p| vec![format!("weft, {} pipeline(s) at {} MHz (a stated clock, not a measured Fmax)", int(&p["pipelines"]), f(&p["clock_mhz"])), fixed(f(&p["seconds_1000_iterations"]), 2)])
+        .collect();
+    for o in rows(&j["op2_seconds"]) {
+        body.push(vec![format!("{} (published)", o[0].as_str().unwrap_or("")), fixed(f(&o[1]), 2)]);
+    }
+    Ok(table(
+        "1,000 iterations on the 720,000-cell mesh, seconds: the compiler's model at a stated clock beside OP2's published figures. `weft bench airfoil` (bench/airfoil.json).",
+        &["what", "seconds"],
+        body,
+    ))
+}
+
+fn dg(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "dg.json")?;
+    let body = rows(&j)
+        .iter()
+        .map(|r| {
+            let s = &r["steps"][0];
+            vec![
+                int(&r["cells"]),
+                int(&r["elements"]),
+                int(&r["halo_bytes_per_node"][0]),
+                int(&s["exchange_cycles"]),
+                fixed(f(&s["halo_gb_per_s"]), 2),
+                int(&s["kernel_cycles"]),
+                int(&s["mismatches"]),
+            ]
+        })
+        .collect();
+    Ok(table(
+        "One time step of the 2-D DG halo exchange on `torus_2x2x2` in Verilator (five stages). `weft bench dg` (bench/dg.json); reference: the software model, value for value.",
+        &["cells per side", "elements", "halo bytes per node and stage", "exchange cycles", "halo GB/s", "kernel cycles", "values off"],
+        body,
+    ))
+}
+
+fn numeric(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "numeric.json")?;
+    let body = rows(&j)
+        .iter()
+        .filter(|r| r["shipped"] == true)
+        .map(|r| vec![format!("`{}`", r["module"].as_str().unwrap_or("")), int(&r["latency"]), int(&r["luts"]), int(&r["flip_flops"]), int(&r["dsps"]), int(&r["logic_depth"])])
+        .collect();
+    Ok(table(
+        "The shipped operators and kernels, Yosys `synth_xilinx`. `weft bench numeric` (bench/numeric.json; every stage count is in the JSON).",
+        &["module", "latency", "LUT", "FF", "DSP", "depth"],
+        body,
+    ))
+}
+
+fn numeric_compare(src: &Sources) -> Result<String, Error> {
+    let j = load(&src.bench, "numeric_compare.json")?;
+    let body = rows(&j)
+        .iter()
+        .map(|r| {
+            let fmax = r["fmax_mhz"].as_f64().map_or("–".into(), |m| fixed(m, 1));
+            vec![
+                r["op"].as_str().unwrap_or("").into(),
+                r["implementation"].as_str().unwrap_or("").into(),
+                int(&r["latency"]),
+                int(&r["luts"]),
+                int(&r["flip_flops"]),
+                int(&r["dsps"]),
+                int(&r["lut_levels"]),
+                (if r["subnormals"] == true { "yes" } else { "no" }).into(),
+                fmax,
+                r["source"].as_str().unwrap_or("").into(),
+            ]
+        })
+        .collect();
+    Ok(table(
+        "binary32 operators beside FloPoCo and Berkeley HardFloat. `weft bench numeric --compare` (bench/numeric_compare.json).",
+        &["op", "implementation", "latency", "LUT", "FF", "DSP", "LUT levels", "subnormals", "Fmax (MHz)", "source"],
+        body,
+    ))
+}
+
+/// Rewrites every table in `text`; returns the new text and the names of the tables it holds.
+pub fn fill(text: &str, sources: &Sources) -> Result<(String, Vec<String>), Error> {
+    let mut out = String::new();
+    let mut names = vec![];
+    let mut rest = text;
+    while let Some(start) = rest.find("<!-- table: ") {
+        let open_end = rest[start..].find("-->").map(|e| start + e + 3).ok_or_else(|| Error::Input("an unclosed `<!-- table:` marker".into()))?;
+        let name = rest[start + 12..open_end - 3].trim().to_string();
+        let close = rest[open_end..].find("<!-- /table -->").map(|c| open_end + c).ok_or_else(|| Error::Input(format!("table `{name}` has no `<!-- /table -->`")))?;
+        let make = TABLES.iter().find(|(n, _)| *n == name).map(|t| t.1).ok_or_else(|| Error::Input(format!("no table named `{name}`; known: {}", TABLES.map(|t| t.0).join(", "))))?;
+        out += &rest[..open_end];
+        out += "\n";
+        out += &make(sources)?;
+        rest = &rest[close..];
+        names.push(name);
+    }
+    out += rest;
+    Ok((out, names))
+}
+
+/// Fills the tables of every Markdown file under `docs` (recursively); with `check`, writes
+/// nothing and fails when a file's tables differ from what the JSON gives.
+pub fn command(docs: &Path, sources: &Sources, check: bool) -> Result<(), Error> {
+    let bench = &sources.bench;
+    let mut files = vec![];
+    let mut stack = vec![docs.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| Error::from(e).context(dir.display()))? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut stale = vec![];
+    for file in files {
+        let text = std::fs::read_to_string(&file).map_err(|e| Error::from(e).context(file.display()))?;
+        let (new, names) = fill(&text, sources).map_err(|e| e.context(file.display()))?;
+        if new != text {
+            stale.push(format!("{} ({})", file.display(), names.join(", ")));
+            if !check {
+                std::fs::write(&file, new).map_err(|e| Error::from(e).context(file.display()))?;
+            }
+        }
+    }
+    match (check, stale.is_empty()) {
+        (_, true) => Ok(println!("every table in {} matches {}", docs.display(), bench.display())),
+        (false, false) => Ok(println!("rewrote {}", stale.join(", "))),
+        (true, false) => Err(Error::Check(format!("tables differ from {}: {}; run `weft bench tables`", bench.display(), stale.join(", ")))),
+    }
+}
