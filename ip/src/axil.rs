@@ -15,8 +15,12 @@ use weft_hdl::sig;
 use crate::regmap::{node_map, Register, Source};
 pub use crate::regmap::{ID, LINK_STATUS, SELFTEST_REGS, SELFTEST_STATUS, SELFTEST_STATUS_NAMES, VERSION};
 
+/// `bresp`/`rresp` value of a completed access: `OKAY` (0b00).
 pub const OKAY: u128 = 0;
+/// `bresp`/`rresp` value of a refused access (unmapped, or a write to a read-only register):
+/// `SLVERR` (0b10).
 pub const SLVERR: u128 = 2;
+/// Width of `s_axil_awaddr`/`s_axil_araddr`: 12-bit byte addresses, `0x000` to `0xFFF`.
 pub const ADDR_BITS: usize = 12;
 
 /// What sits at one address.
@@ -25,7 +29,12 @@ pub enum Entry {
     /// A read-only value from the design (at most 32 bits, zero-extended).
     ReadOnly(Wire),
     /// A read-write register of `width` bits (at most 32) with its reset value.
-    ReadWrite { width: usize, reset: u32 },
+    ReadWrite {
+        /// Bits held, 1 to 32, from bit 0; the bits above read as 0.
+        width: usize,
+        /// The value after `rst`.
+        reset: u32,
+    },
 }
 
 /// Builds the window into `net` with `s_axil_*` ports; returns the current value of every
@@ -209,12 +218,16 @@ fn numbered_map(dims: [usize; 3], counters: usize, selftest: bool) -> Vec<Regist
 /// A small AXI4-Lite master over the built-in simulator, for testbenches: each access drives
 /// the channels with the given delays between them and random waits before `bready`/`rready`.
 pub struct Master {
+    /// The simulator running the design under test.
     pub eval: weft_hdl::netlist::eval::Evaluator,
     rng: weft_hdl::testbench::Rng,
+    /// Clock cycles run since reset.
     pub cycles: u64,
 }
 
 impl Master {
+    /// A master driving `net`'s `s_axil_*` ports, after three cycles of reset; `seed` sets the
+    /// random waits before `bready` and `rready`.
     pub fn new(net: Netlist, seed: u64) -> Master {
         let mut eval = weft_hdl::netlist::eval::Evaluator::new(net);
         for _ in 0..3 {
@@ -229,6 +242,7 @@ impl Master {
         self.eval.set(w, v);
     }
 
+    /// The value of output `name` as last settled; panics if there is no such output.
     pub fn get(&self, name: &str) -> u128 {
         self.eval.output(name).unwrap_or_else(|| panic!("no output {name}"))
     }

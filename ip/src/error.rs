@@ -5,6 +5,8 @@ use std::fmt;
 
 use weft_hdl::pipeline::dsl::DslError;
 
+/// Every failure weft-ip reports: a bad configuration, a refused design, an unreadable input
+/// file, a kernel or application source error, or a check that found a mismatch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
     /// A configuration field outside what the block supports; the message names the field and
@@ -13,15 +15,32 @@ pub enum Error {
     /// The language layer refused the design.
     Hdl(weft_hdl::Error),
     /// An input file that could not be read: what it is, and the line (from 1) where known.
-    Input { what: &'static str, line: Option<usize>, message: String },
+    Input {
+        /// What was being read (a file name or the kind of input).
+        what: &'static str,
+        /// The line, counted from 1, where the problem was found, if known.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
     /// A check saw the block differ from its reference.
     Mismatch(String),
     /// A kernel's source (`origin`: its file or the shipped kernel's name) does not parse or
     /// type-check; the error carries the line and column.
-    Kernel { origin: String, error: DslError },
+    Kernel {
+        /// The kernel file, or the shipped kernel's name.
+        origin: String,
+        /// The parse or type error, with its line and column.
+        error: DslError,
+    },
     /// An application file (`origin`) does not parse or does not fit its mesh; the error
     /// carries the line and column.
-    Source { origin: String, error: DslError },
+    Source {
+        /// The application file.
+        origin: String,
+        /// The parse or mesh error, with its line and column.
+        error: DslError,
+    },
 }
 
 impl Error {

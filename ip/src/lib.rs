@@ -1,5 +1,7 @@
 //! weft-ip: the blocks users instantiate, and the catalogue of modules weft ships as Verilog.
 
+#![warn(missing_docs)]
+
 pub use weft_hdl;
 
 mod error;

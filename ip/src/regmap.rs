@@ -11,10 +11,15 @@ pub const VERSION: u32 = 0x0001_0000;
 /// then the read-only status words from [`SELFTEST_STATUS`].
 pub const SELFTEST_REGS: [(u32, &str, usize); 8] =
     [(0x020, "control", 3), (0x024, "count", 32), (0x028, "length", 14), (0x02C, "dst", 22), (0x030, "tag", 16), (0x034, "seed", 32), (0x038, "expected", 32), (0x03C, "window", 32)];
+/// Byte address of the first self-test status word (RO); the six words of
+/// [`SELFTEST_STATUS_NAMES`] follow at `0x040`–`0x054`.
 pub const SELFTEST_STATUS: u32 = 0x040;
 /// Link status (RO): bit `d` = the channel of the endpoint facing direction `d` (X+, X−, Y+, Y−,
 /// Z+, Z− = 0…5) is up; bit 31 = every channel is up.
 pub const LINK_STATUS: u32 = 0x018;
+/// The self-test status words from [`SELFTEST_STATUS`], 4 bytes apart: packets sent, cycles
+/// from the first header sent until the checker is complete, status (`busy | complete<<1`),
+/// packets, payload bytes and errors counted by the checker.
 pub const SELFTEST_STATUS_NAMES: [&str; 6] = ["sent", "cycles", "status", "packets", "bytes", "errors"];
 
 /// Where a register's value comes from.
@@ -24,7 +29,12 @@ pub enum Source {
     Constant(u32),
     /// Read-only, from 32 bits of the window's input `port`, starting at bit `lo` (a wide input
     /// carries several registers: `counters` holds one counter every 32 bits).
-    Input { port: String, lo: usize },
+    Input {
+        /// The window's input port.
+        port: String,
+        /// The bit of `port` where the register's 32 bits start.
+        lo: usize,
+    },
     /// Read-write storage of the register's width, with its value after reset.
     Stored(u32),
 }
@@ -32,26 +42,35 @@ pub enum Source {
 /// A bit field of a register.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Field {
+    /// The field's name, as in the SystemRDL and the C header.
     pub name: String,
+    /// Its lowest bit.
     pub lsb: usize,
+    /// Its width in bits.
     pub width: usize,
+    /// What it means (may be empty).
     pub desc: String,
 }
 
 /// A 32-bit register of the window.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Register {
+    /// The register's name, as in the SystemRDL and the C header.
     pub name: String,
+    /// Its byte address in the window: a multiple of 4 below `0x1000`.
     pub addr: u32,
     /// Bits the register holds (from bit 0); reads return zeros above them.
     pub width: usize,
+    /// Where its value comes from; decides RO or RW.
     pub source: Source,
+    /// One-line description.
     pub desc: String,
     /// Documented fields; a register without them is one field named `value`.
     pub fields: Vec<Field>,
 }
 
 impl Register {
+    /// Whether software may write it (read-write storage); other writes answer `SLVERR`.
     pub fn writable(&self) -> bool {
         matches!(self.source, Source::Stored(_))
     }
@@ -105,7 +124,7 @@ pub const KERNEL_DST: u32 = 0x060;
 pub const ALLREDUCE: u32 = 0x0A0;
 
 /// The allreduce engine's program: its role flags (name and meaning, lowest bit first) and its
-/// two destinations ([`crate::system::allreduce::plan`] computes them).
+/// two destinations ([`crate::system::allreduce::plan()`] computes them).
 pub fn allreduce_registers(flags: &[(&str, &str)]) -> Vec<Register> {
     let dst = || vec![field("x", 0, 6, ""), field("y", 6, 6, ""), field("z", 12, 6, ""), field("port", 18, 4, "")];
     vec![

@@ -10,8 +10,11 @@ use crate::Error;
 type VerilogFn = dyn Fn(&ModuleSpec) -> Result<String, ExportError> + Send + Sync;
 type TestbenchFn = dyn Fn() -> Result<String, Error> + Send + Sync;
 
+/// One module weft ships: its public spec, its Verilog generator and its testbench.
 pub struct Shipped {
+    /// The module's public description: family, name, summary, parameters and ports.
     pub spec: ModuleSpec,
+    /// Builds the module's Verilog file from its spec.
     pub verilog: Box<VerilogFn>,
     /// Runs the built-in-simulator testbench; `Ok` carries a one-line summary.
     pub testbench: Box<TestbenchFn>,

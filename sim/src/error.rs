@@ -6,6 +6,9 @@ use std::fmt;
 
 use crate::cosim::CosimError;
 
+/// What went wrong in a simulation: building the design, running it, or checking its result.
+/// [`Error::context`] puts where it happened in front of the message; `Display` gives the
+/// message alone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
     /// The block could not be built from its configuration.

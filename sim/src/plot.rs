@@ -2,23 +2,50 @@
 
 use std::fmt::Write;
 
+/// One line of a [`Plot`].
 pub struct Series {
+    /// The legend entry (written into the SVG as is: no `<` or `&`).
     pub name: String,
+    /// The points `(x, y)`, joined in this order; with a log-2 x axis every x must be positive.
     pub points: Vec<(f64, f64)>,
 }
 
+/// A line plot: a 640 × 400 SVG with a title, labelled axes, a tick at every x value of any
+/// series, six y ticks from 0 to `y_max`, and a legend. The same plot gives the same bytes.
+///
+/// ```
+/// use weft_sim::plot::{Plot, Series};
+///
+/// let plot = Plot {
+///     title: "bandwidth".into(),
+///     x_label: "packet bytes".into(),
+///     y_label: "GB/s".into(),
+///     log2_x: true,
+///     y_max: 4.0,
+///     series: vec![Series { name: "x1 link".into(), points: vec![(64.0, 1.0), (1024.0, 3.5)] }],
+/// };
+/// let svg = plot.svg();
+/// assert!(svg.starts_with("<svg") && svg.contains("x1 link") && svg.ends_with("</svg>\n"));
+/// ```
 pub struct Plot {
+    /// The title above the plot (written into the SVG as is, like every label).
     pub title: String,
+    /// The x axis' label.
     pub x_label: String,
+    /// The y axis' label.
     pub y_label: String,
+    /// Places x on a log-2 scale (ticks still show the values themselves), else linear.
     pub log2_x: bool,
+    /// The top of the y axis, which starts at 0; must be positive.
     pub y_max: f64,
+    /// The lines, coloured in turn from a palette of six.
     pub series: Vec<Series>,
 }
 
 const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
 
 impl Plot {
+    /// The plot as an SVG document, ending in a newline.
     pub fn svg(&self) -> String {
         let (w, h, left, right, top, bottom) = (640.0, 400.0, 70.0, 150.0, 40.0, 50.0);
         let xs: Vec<f64> = self.series.iter().flat_map(|s| s.points.iter().map(|p| self.x(p.0))).collect();

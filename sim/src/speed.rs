@@ -18,15 +18,20 @@ const PERCENT: u64 = 70;
 /// One simulator's figures.
 #[derive(Clone, Debug)]
 pub struct Speed {
+    /// Which simulator ran: `built-in` or `Verilator harness`.
     pub simulator: &'static str,
+    /// Clock cycles simulated.
     pub cycles: u64,
+    /// Wall-clock seconds from reset to the last cycle (building the model not included).
     pub seconds: f64,
+    /// Beats that left the FIFO.
     pub beats: usize,
     /// XOR of the low 64 bits of every beat out, to compare runs.
     pub digest: u64,
 }
 
 impl Speed {
+    /// Simulated cycles per wall-clock second.
     pub fn cycles_per_second(&self) -> f64 {
         self.cycles as f64 / self.seconds
     }
@@ -79,7 +84,8 @@ pub fn builtin(cycles: u64) -> Speed {
     Speed { simulator: "built-in", cycles, seconds: start.elapsed().as_secs_f64(), beats: out, digest }
 }
 
-/// Runs the same stimulus on the verilated FIFO.
+/// Runs the same stimulus on the verilated FIFO (built with Verilator, or taken from the
+/// cache); fails when Verilator or the C++ compiler cannot build it.
 pub fn verilator(cycles: u64) -> Result<Speed, Error> {
     let module = shipped().into_iter().find(|m| m.spec.name == "axis_fifo_w128_d32").expect("FIFO is shipped");
     let dir = std::env::temp_dir().join(format!("weft-speed-{}", std::process::id()));
@@ -111,7 +117,8 @@ pub fn verilator(cycles: u64) -> Result<Speed, Error> {
     Ok(Speed { simulator: "Verilator harness", cycles, seconds, beats: sink.received.len(), digest })
 }
 
-/// The side-by-side table `weft bench sim-speed` prints.
+/// The side-by-side table `weft bench sim-speed` prints: both simulators on `cycles` cycles,
+/// and the speed-up. Fails with [`Error::Mismatch`] when they move different beats.
 pub fn report(cycles: u64) -> Result<String, Error> {
     let fast = verilator(cycles)?;
     let slow = builtin(cycles);
@@ -130,7 +137,10 @@ pub fn report(cycles: u64) -> Result<String, Error> {
 /// Whole-torus speed: every node of the shipped 4x2x1 torus (router, link endpoints, register
 /// window) with its serial lanes through channel models, every source saturated with uniformly
 /// random packets, in the built-in simulator and in Verilator (one model per node). Both must
-/// deliver the same packets at the same cycles.
+/// deliver the same packets at the same cycles ([`Error::Mismatch`] otherwise). A third row
+/// runs the generated whole-torus top (`torus_4x2x1_sim`, one Verilator model) on the same
+/// traffic. `verilog_dir` is the folder of generated Verilog holding `system/torus_4x2x1_node.v`
+/// and `system/torus_4x2x1_sim.v`.
 pub fn torus_report(cycles: u64, verilog_dir: &std::path::Path) -> Result<String, Error> {
     use crate::catalog::{node_config, torus_name};
     use crate::network::{Injection, Pattern, Torus, Traffic};

@@ -2,7 +2,9 @@ use std::path::{Path, PathBuf};
 
 use super::{run, ToolError};
 
-/// Icarus Verilog compiles the file (Verilog-2005) with `top` as root.
+/// Icarus Verilog compiles the file (`iverilog -g2005 -Wall`) with `top` as root; a compile
+/// error is [`ToolError::Failed`] with its messages. Nothing is kept: the compiled file goes
+/// to a temporary folder.
 pub fn icarus_compile(file: &Path, top: &str) -> Result<(), ToolError> {
     icarus_compile_files(&[file], top)
 }

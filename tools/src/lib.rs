@@ -1,6 +1,12 @@
+#![warn(missing_docs)]
+
 //! weft-tools: runners for the external tools of the check flow: Verilator (lint), Yosys (synthesis, with
-//! its statistics parsed), Icarus (compile). A missing tool is an error that says how to install
-//! it; a failing tool is an error that carries the tool's own message.
+//! its statistics parsed), Icarus (compile) and nextpnr (place and route for timing). A missing
+//! tool is an error that says how to install it; a failing tool is an error that carries the
+//! tool's own message.
+//!
+//! The readers of the tools' reports ([`parse_synth_log`], [`levels`], [`ports`]) need no tool
+//! installed: they work on text a tool wrote earlier.
 
 mod icarus;
 pub mod levels;
@@ -18,15 +24,33 @@ use std::fmt;
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// Why running an outside tool, or reading what it wrote, failed. Its `Display` text is the
+/// message for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolError {
-    /// The program is not installed.
-    Missing { tool: &'static str, install: &'static str },
-    /// The program ran and reported a problem.
-    Failed { tool: &'static str, message: String },
+    /// The program is not installed (or not on `PATH`).
+    Missing {
+        /// The tool's name (`verilator`, `yosys`, `iverilog`, `nextpnr-ecp5`).
+        tool: &'static str,
+        /// The command that installs it (`apt-get install yosys`, …).
+        install: &'static str,
+    },
+    /// The program ran and reported a problem (a non-zero exit, or a file it should have
+    /// written is missing).
+    Failed {
+        /// The tool's name.
+        tool: &'static str,
+        /// The last lines of the tool's own output (stderr, then stdout), or the I/O error.
+        message: String,
+    },
     /// A report or file could not be read (`what`: the Yosys log, the nextpnr report, the
     /// ports of a Verilog module, …).
-    Unreadable { what: &'static str, message: String },
+    Unreadable {
+        /// What was being read.
+        what: &'static str,
+        /// What in it could not be read.
+        message: String,
+    },
 }
 
 /// Callers that report errors as text take the message.
@@ -55,8 +79,10 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
-/// Runs `program` with `args`; a spawn failure becomes [`ToolError::Missing`], a non-zero exit
-/// [`ToolError::Failed`] with the tool's stderr and stdout tail.
+/// Runs `program` with `args` in `dir` and returns its output; a program that cannot be found
+/// becomes [`ToolError::Missing`] (naming `tool` and its `install` command), any other spawn
+/// failure or a non-zero exit [`ToolError::Failed`] with the last 40 lines of the tool's stderr
+/// and stdout.
 pub fn run(tool: &'static str, install: &'static str, program: &str, args: &[&str], dir: &Path) -> Result<Output, ToolError> {
     let output = Command::new(program).args(args).current_dir(dir).output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ToolError::Missing { tool, install },

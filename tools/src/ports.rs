@@ -5,10 +5,14 @@
 use crate::ToolError;
 use std::collections::BTreeMap;
 
+/// One port declaration of a Verilog module (`input wire [7:0] data;`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortDecl {
+    /// `true` for an `input`, `false` for an `output`.
     pub input: bool,
+    /// The port's name.
     pub name: String,
+    /// Width in bits (`[hi:lo]` gives `hi - lo + 1`; no range gives 1).
     pub width: usize,
 }
 
@@ -32,7 +36,20 @@ fn modules(text: &str) -> BTreeMap<String, Vec<&str>> {
     out
 }
 
-/// The ports of `module` in `text`, in declaration order.
+/// The ports of `module` in `text`, in declaration order. Reads the declarations inside the
+/// module's body, one a line (`input wire [3:0] a;`, `output reg y;`), as weft's export writes
+/// them. A module not in `text`, or a range that is not two numbers, is
+/// [`ToolError::Unreadable`].
+///
+/// ```
+/// use weft_tools::ports::{ports, PortDecl};
+///
+/// let text = "module m(clk, a, y);\n    input wire clk;\n    input wire [3:0] a;\n    output reg [1:0] y;\nendmodule\n";
+/// let found = ports(text, "m").unwrap();
+/// assert_eq!(found[1], PortDecl { input: true, name: "a".into(), width: 4 });
+/// assert_eq!((found[2].input, found[2].width), (false, 2));
+/// assert!(ports(text, "other").is_err());
+/// ```
 pub fn ports(text: &str, module: &str) -> Result<Vec<PortDecl>, ToolError> {
     declared_ports(text, module).map_err(crate::unreadable("the ports of a Verilog module"))
 }

@@ -9,23 +9,30 @@ use std::path::Path;
 
 use super::{run, ToolError};
 
-/// Resource use of one module after Yosys `synth_xilinx` (flattened, no I/O buffers), and the
-/// longest combinational path, in LUT/carry/mux cells, between registers and ports.
+/// Resource use of one module after Yosys synthesis for a [`Family`] (flattened; on Xilinx
+/// without I/O buffers), and the longest combinational path, in LUT/carry/mux cells, between
+/// registers and ports.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SynthReport {
+    /// The synthesized top module.
     pub module: String,
+    /// The tool and its version as the log states it (`yosys 0.23`).
     pub tool: String,
     /// The family mapped to (`xc7`, `xcup`, `cyclonev`; see [`Family`]).
     pub family: String,
     /// LUTs (Intel: ALUTs, arithmetic ones included).
     pub luts: u64,
+    /// Flip-flops (Xilinx: `FD*` cells; Intel: `MISTRAL_FF`).
     pub flip_flops: u64,
     /// Distributed-RAM primitives (RAM32M, RAM64X1D, ...; Intel: MLABs).
     pub lut_rams: u64,
     /// Block RAM in RAMB36 units (a RAMB18 counts one half; Intel: M10K blocks).
     pub brams: f64,
+    /// DSP blocks (Xilinx: `DSP*` cells, DSP48E1/DSP48E2; Intel: `MISTRAL_MUL*`).
     pub dsps: u64,
+    /// Length of the longest combinational path, as Yosys `ltp -noff` reports it over the LUT,
+    /// carry and wide-mux cells (Intel: ALUTs).
     pub logic_depth: u64,
     /// Longest path in LUT levels (LUT1..6 one each, MUXF7/8 and CARRY4 none): see [`super::levels`].
     pub lut_levels: u64,
@@ -39,7 +46,7 @@ pub struct SynthReport {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Family {
     /// Xilinx 7-series (`synth_xilinx`, the default): LUT6, CARRY4, DSP48E1. The figure the
-    /// issues and reference comparisons use.
+    /// reports and the comparisons with reference designs use.
     Xc7,
     /// Xilinx UltraScale+ (`synth_xilinx -family xcup`): the U200/U280 boards.
     Xcup,
@@ -49,8 +56,11 @@ pub enum Family {
 }
 
 impl Family {
+    /// Every family, the default first.
     pub const ALL: [Family; 3] = [Family::Xc7, Family::Xcup, Family::CycloneV];
 
+    /// The family's short name, as [`SynthReport::family`] records it: `xc7`, `xcup` or
+    /// `cyclonev`.
     pub fn name(self) -> &'static str {
         match self {
             Family::Xc7 => "xc7",
@@ -59,7 +69,7 @@ impl Family {
         }
     }
 
-    /// The Yosys synthesis command for `top`.
+    /// The Yosys synthesis command for `top` (flattened; on Xilinx without I/O buffers).
     pub fn synth(self, top: &str) -> String {
         match self {
             Family::Xc7 => format!("synth_xilinx -flatten -noiopad -top {top}"),
@@ -68,7 +78,7 @@ impl Family {
         }
     }
 
-    /// The combinational cells logic depth counts.
+    /// The combinational cells logic depth counts, as a Yosys selection (`t:LUT* …`).
     pub fn comb_cells(self) -> &'static str {
         match self {
             Family::Xc7 | Family::Xcup => "t:LUT* t:CARRY* t:MUXF*",
@@ -77,12 +87,17 @@ impl Family {
     }
 }
 
-/// Synthesizes `top` from `file` with Yosys for 7-series and parses its statistics.
+/// Synthesizes `top` from `file` with Yosys for 7-series and parses its statistics: the same
+/// as [`yosys_synth_for`] with [`Family::Xc7`].
 pub fn yosys_synth(file: &Path, top: &str) -> Result<SynthReport, ToolError> {
     yosys_synth_for(file, top, Family::Xc7)
 }
 
-/// Synthesizes `top` from `file` with Yosys for `family` and parses its statistics.
+/// Synthesizes `top` from `file` with Yosys for `family` and parses its statistics, logic depth
+/// and LUT levels ([`levels::deepest_path`](crate::levels::deepest_path) on the netlist Yosys
+/// writes). Runs in the file's folder; fails with [`ToolError::Missing`] when Yosys is not
+/// installed, [`ToolError::Failed`] when it rejects the design, and [`ToolError::Unreadable`]
+/// when its log or netlist lacks the figures.
 pub fn yosys_synth_for(file: &Path, top: &str, family: Family) -> Result<SynthReport, ToolError> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let name = file.file_name().unwrap().to_string_lossy();
@@ -129,7 +144,30 @@ fn version(input: &str) -> IResult<&str, &str> {
     preceded(tag("Yosys "), take_while1(|c: char| !c.is_whitespace()))(input.trim())
 }
 
-/// Parses the statistics of module `top` (the last `stat` block for it) and the `ltp` result.
+/// Parses the statistics of module `top` (the last `stat` block for it) and the `ltp` result
+/// from a Yosys log. [`SynthReport::family`], [`SynthReport::lut_levels`] and
+/// [`SynthReport::lut_path`] are left empty: they come from the command and the netlist, not
+/// the log. A log without an `ltp` result, or without statistics for `top`, is
+/// [`ToolError::Unreadable`].
+///
+/// ```
+/// let log = "\
+/// Yosys 0.23 (git sha1 7ce5011c24b)
+/// === adder ===
+///    Number of cells:                  5
+///      CARRY4                          1
+///      FDRE                            8
+///      LUT2                            4
+///      RAMB18E1                        1
+///
+/// Longest topological path in adder (length=3):
+/// ";
+/// let report = weft_tools::parse_synth_log(log, "adder").unwrap();
+/// assert_eq!((report.luts, report.flip_flops, report.logic_depth), (4, 8, 3));
+/// assert_eq!(report.brams, 0.5); // a RAMB18 is half a RAMB36
+/// assert_eq!(report.tool, "yosys 0.23");
+/// assert!(weft_tools::parse_synth_log(log, "other").is_err());
+/// ```
 pub fn parse_synth_log(log: &str, top: &str) -> Result<SynthReport, ToolError> {
     synth_log_report(log, top).map_err(crate::unreadable("the Yosys log"))
 }

@@ -11,23 +11,34 @@ use weft_hdl::testbench::Rng;
 /// An interior edge: its two nodes and the cells on either side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Edge {
+    /// The edge's two node numbers.
     pub nodes: [u32; 2],
+    /// The cell numbers on either side.
     pub cells: [u32; 2],
 }
 
 /// A boundary edge: its two nodes, its one cell and a boundary code (1 wall, 2 far field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BoundaryEdge {
+    /// The edge's two node numbers.
     pub nodes: [u32; 2],
+    /// The number of the one cell it borders.
     pub cell: u32,
+    /// The boundary code: 1 wall, 2 far field.
     pub bound: u32,
 }
 
+/// A quadrilateral mesh in OP2's Airfoil layout; every number indexes `x`, `cells`, `edges`
+/// or `bedges` from 0.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mesh {
+    /// Node coordinates `[x, y]`, one per node.
     pub x: Vec<[f64; 2]>,
+    /// The four node numbers of each cell, in order round the cell.
     pub cells: Vec<[u32; 4]>,
+    /// The interior edges.
     pub edges: Vec<Edge>,
+    /// The boundary edges.
     pub bedges: Vec<BoundaryEdge>,
 }
 

@@ -9,22 +9,39 @@ use crate::Error;
 
 /// Airfoil's declarations.
 pub struct Airfoil {
+    /// The application holding the sets, maps, data and global.
     pub app: App,
+    /// Set `cells`.
     pub cells: SetId,
+    /// Set `edges` (interior edges).
     pub edges: SetId,
+    /// Set `bedges` (boundary edges).
     pub bedges: SetId,
+    /// Map `pcell`: cells → nodes, dimension 4.
     pub pcell: MapId,
+    /// Map `pedge`: edges → nodes, dimension 2.
     pub pedge: MapId,
+    /// Map `pecell`: edges → cells, dimension 2.
     pub pecell: MapId,
+    /// Map `pbedge`: boundary edges → nodes, dimension 2.
     pub pbedge: MapId,
+    /// Map `pbecell`: boundary edges → cells, dimension 1.
     pub pbecell: MapId,
+    /// Dat `p_x` on nodes: coordinates, 2 values.
     pub x: DatId,
+    /// Dat `p_q` on cells: the flow state, 4 values.
     pub q: DatId,
+    /// Dat `p_qold` on cells: the state saved by `save_soln`, 4 values.
     pub qold: DatId,
+    /// Dat `p_adt` on cells: the time-step factor from `adt_calc`, 1 value.
     pub adt: DatId,
+    /// Dat `p_res` on cells: the residual `res_calc` and `bres_calc` increment, 4 values.
     pub res: DatId,
+    /// Dat `p_bound` on boundary edges: the boundary code (1 wall, 2 far field).
     pub bound: DatId,
+    /// Global `rms`: the sum of squared updates that `update` reduces.
     pub rms: GlobalId,
+    /// The flow constants the kernels use.
     pub constants: Constants,
 }
 

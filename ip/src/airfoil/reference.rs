@@ -12,9 +12,13 @@ use crate::app::schedule::Slot;
 /// and the residuals it accumulates.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fields {
+    /// Node coordinates `[x, y]`, per node.
     pub x: Vec<[f32; 2]>,
+    /// Flow state per cell: density, momentum x, momentum y, energy.
     pub q: Vec<[f32; 4]>,
+    /// Time-step factor per cell.
     pub adt: Vec<f32>,
+    /// Residual per cell, four components like `q`.
     pub res: Vec<[f32; 4]>,
 }
 

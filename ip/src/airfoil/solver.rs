@@ -15,10 +15,15 @@ use super::mesh::Mesh;
 /// the free stream `qinf` (density, momentum x, momentum y, energy).
 #[derive(Clone, Copy, Debug)]
 pub struct Constants<T = f64> {
+    /// Ratio of specific heats γ (1.4).
     pub gam: T,
+    /// γ − 1.
     pub gm1: T,
+    /// CFL number (0.9).
     pub cfl: T,
+    /// Dissipation coefficient (0.05).
     pub eps: T,
+    /// Free-stream state: density, momentum x, momentum y, energy.
     pub qinf: [T; 4],
 }
 
@@ -41,9 +46,13 @@ impl<T: Float> Default for Constants<T> {
 /// The state of a run: per cell `q`, `qold`, `adt` and `res`.
 #[derive(Clone, Debug)]
 pub struct State<T = f64> {
+    /// Flow state per cell: density, momentum x, momentum y, energy.
     pub q: Vec<[T; 4]>,
+    /// `q` as saved by `save_soln` at the start of the iteration.
     pub qold: Vec<[T; 4]>,
+    /// Time-step factor per cell, from `adt_calc`.
     pub adt: Vec<T>,
+    /// Residual per cell, accumulated by `res_calc` and `bres_calc`, cleared by `update`.
     pub res: Vec<[T; 4]>,
 }
 
@@ -98,8 +107,11 @@ pub(crate) fn flux<T: Float>(q1: &[T; 4], q2: &[T; 4], dx: T, dy: T, mu: T, c: &
 /// k mod `lanes`, folded in order; [`crate::app::App::set_interleave`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Order<'a> {
+    /// `res_calc`'s slots in schedule order: an interior edge number, or `None` for a no-op.
     pub edges: &'a [Option<u32>],
+    /// `bres_calc`'s slots in schedule order: a boundary edge number, or `None` for a no-op.
     pub bedges: &'a [Option<u32>],
+    /// The number of interleaved partial sums of `rms` (1 = one sequential sum).
     pub lanes: usize,
 }
 

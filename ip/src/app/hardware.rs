@@ -1,9 +1,7 @@
 //! A loop of an application compiled to hardware: its data, maps and schedule in on-chip
-//! memories ([`super::store`], laid out by [`super::plan`]), and the loop's datapath
-//! ([`super::datapath`]): P pipelines, each taking one slot of a schedule row a cycle, gathering
+//! memories (laid out by [`super::plan`]), and the loop's datapath: P pipelines, each taking one slot of a schedule row a cycle, gathering
 //! (schedule word, map row, data row), running the kernel and writing back; an accumulator per
-//! memory bank for what they increment ([`super::accumulate`]); global reductions
-//! ([`super::reduction`]). A whole program is built over the same memories by
+//! memory bank for what they increment; global reductions. A whole program is built over the same memories by
 //! [`super::sequencer`].
 //!
 //! Compiled: arguments read directly or through maps; written or rw directly; incremented
@@ -32,8 +30,11 @@ use crate::Error;
 /// A compiled loop: its netlist, the cycles from the edge that takes `start` until `busy` falls,
 /// and the plan its host follows.
 pub struct Compiled {
+    /// The hardware: memories, datapath (or sequencer) and ports.
     pub net: Netlist,
+    /// Cycles from the edge that takes `start` until `busy` falls, with the file's counts.
     pub cycles: usize,
+    /// Where every element lives and each loop's schedule.
     pub plan: Plan,
     /// The loops built, in the order they first run.
     pub loops: Vec<String>,
@@ -44,11 +45,15 @@ pub struct Compiled {
 /// The cycles of a compiled program's parts, from the schedules and pipeline depths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cost {
+    /// A fixed number of cycles (a loop run, or one sequencer step).
     Cycles(usize),
     /// A repeat: its count (an outermost repeat's count can be set when starting) and body.
     Repeat {
+        /// Passes through the body, as the file gives it.
         count: usize,
+        /// An outermost repeat, whose count the `iterations` input can replace.
         outermost: bool,
+        /// The cycles of one pass.
         body: Vec<Cost>,
     },
 }

@@ -14,6 +14,7 @@ use crate::Error;
 
 /// A simulator of a compiled loop, as its host drives it: ports by name, values of any width.
 pub trait LoopPorts {
+    /// Drives input `port` with `value`; it holds until set again.
     fn set(&mut self, port: &str, value: &BigUint);
     /// Settles and reads an output.
     fn get(&mut self, port: &str) -> BigUint;
@@ -41,6 +42,7 @@ impl LoopPorts for Evaluator {
 pub struct Printed<T> {
     /// The `print` step's number in program order (from 0).
     pub step: usize,
+    /// The iteration it was logged in: the outermost repeat's count, from 1.
     pub iteration: usize,
     /// Every global, by name.
     pub values: BTreeMap<String, Vec<T>>,
@@ -49,8 +51,11 @@ pub struct Printed<T> {
 /// The host of a compiled loop: fills its memories from `app`'s current data and maps and the
 /// plan's schedule, runs the loop, and reads back what it wrote.
 pub struct Host<'a, T: Element> {
+    /// The application whose data, maps and globals are loaded and compared.
     pub app: &'a Application<T>,
+    /// The plan the hardware was compiled with: addresses and schedules.
     pub plan: &'a Plan,
+    /// The loop to load and run.
     pub name: &'a str,
 }
 

@@ -9,6 +9,7 @@ use crate::Error;
 /// The on-chip addresses of a mesh's cells.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// The number of banks B (a power of two, 2 or more).
     pub banks: usize,
     /// Bank of each cell (mesh numbering).
     pub bank: Vec<u32>,

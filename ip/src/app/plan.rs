@@ -165,6 +165,7 @@ impl Plan {
         Ok(Plan { layouts, schedules, lambda, pipelines: p })
     }
 
+    /// The layout of set `s`: its banks, element addresses and memory capacity.
     pub fn layout(&self, s: SetId) -> &SetLayout {
         &self.layouts[s.index()]
     }

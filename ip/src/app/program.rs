@@ -4,6 +4,7 @@ use num_traits::Float;
 
 use crate::Error;
 
+/// A set of an [`App`] (OP2's `op_set`): a number of elements a loop runs over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SetId(usize);
 
@@ -13,23 +14,32 @@ impl SetId {
         self.0
     }
 }
+/// A map of an [`App`] (OP2's `op_map`): a fixed number of elements of one set per element of
+/// another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MapId(usize);
+/// A dat of an [`App`] (OP2's `op_dat`): a fixed number of values per element of a set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DatId(usize);
+/// A global of an [`App`] (OP2's `op_arg_gbl`): values a loop reads or reduces into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GlobalId(usize);
 
 /// How a loop uses an argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
+    /// Reads the values; the kernel's changes are dropped.
     Read,
+    /// The kernel's buffer replaces the values.
     Write,
+    /// Reads the values, and the kernel's buffer replaces them.
     Rw,
     /// Adds the kernel's increment (its buffer starts at zero).
     Inc,
-    /// Globals only: the smallest / largest value any element gives.
+    /// Globals only: the smallest value any element gives (IEEE 754-2019 minimumNumber: NaNs
+    /// ignored, −0 below +0).
     Min,
+    /// Globals only: the largest value any element gives (maximumNumber, as for `Min`).
     Max,
 }
 
@@ -37,12 +47,17 @@ pub enum Access {
 /// from the loop's set, or a global.
 #[derive(Clone, Copy, Debug)]
 pub enum Arg {
+    /// A dat on the loop's set, at the element itself.
     Direct(DatId, Access),
+    /// A dat reached through entry `index` (from 0, below the map's dimension) of a map from
+    /// the loop's set.
     Indirect(DatId, MapId, usize, Access),
+    /// A global: read, or reduced with `Inc`, `Min` or `Max`.
     Global(GlobalId, Access),
 }
 
 impl Arg {
+    /// How the loop uses the argument.
     pub fn access(&self) -> Access {
         match *self {
             Arg::Direct(_, a) | Arg::Indirect(_, _, _, a) | Arg::Global(_, a) => a,
@@ -93,10 +108,12 @@ impl<T> Default for App<T> {
 }
 
 impl<T: Float> App<T> {
+    /// An application with no sets, maps, data or globals.
     pub fn new() -> App<T> {
         App::default()
     }
 
+    /// A set of `size` elements.
     pub fn set(&mut self, name: &str, size: usize) -> SetId {
         self.sets.push(Set { name: name.into(), size });
         SetId(self.sets.len() - 1)
@@ -125,6 +142,7 @@ impl<T: Float> App<T> {
         Ok(DatId(self.dats.len() - 1))
     }
 
+    /// A global holding `values` (its dimension is their number).
     pub fn global(&mut self, name: &str, values: Vec<T>) -> GlobalId {
         self.globals.push(Global { name: name.into(), values });
         GlobalId(self.globals.len() - 1)
@@ -162,6 +180,7 @@ impl<T: Float> App<T> {
         (0..self.sets.len()).map(SetId).collect()
     }
 
+    /// The name `s` was declared with.
     pub fn set_name(&self, s: SetId) -> &str {
         &self.sets[s.0].name
     }
@@ -171,6 +190,7 @@ impl<T: Float> App<T> {
         self.sets[s.0].size
     }
 
+    /// The values of `d`: element by element, `dim` values each.
     pub fn values(&self, d: DatId) -> &[T] {
         &self.dats[d.0].values
     }
@@ -185,10 +205,12 @@ impl<T: Float> App<T> {
         Ok(())
     }
 
+    /// The current values of global `g`.
     pub fn global_values(&self, g: GlobalId) -> &[T] {
         &self.globals[g.0].values
     }
 
+    /// Replaces the values of global `g`; `values` must have its dimension (else this panics).
     pub fn set_global(&mut self, g: GlobalId, values: &[T]) {
         self.globals[g.0].values.copy_from_slice(values);
     }

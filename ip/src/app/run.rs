@@ -15,8 +15,11 @@ use crate::Error;
 
 /// The element type of an application: binary64 or binary32.
 pub trait Element: Float + std::fmt::Debug + 'static {
+    /// The precision the type stands for.
     const PRECISION: Precision;
+    /// Its IEEE-754 bit pattern, in the low 64 or 32 bits of a lane.
     fn to_lane(self) -> u64;
+    /// The value whose bit pattern is the lane's low 64 or 32 bits.
     fn from_lane(bits: u64) -> Self;
     /// A mesh value, rounded to nearest.
     fn from_f64(x: f64) -> Self;
@@ -52,8 +55,11 @@ impl Element for f32 {
 /// values), as a mesh file or generator gives them.
 #[derive(Clone, Debug, Default)]
 pub struct MeshData {
+    /// Set sizes, in elements.
     pub sets: BTreeMap<String, usize>,
+    /// Maps: dimension, and `dim` target elements per source element.
     pub maps: BTreeMap<String, (usize, Vec<u32>)>,
+    /// Data: dimension, and `dim` values per element.
     pub dats: BTreeMap<String, (usize, Vec<f64>)>,
 }
 
@@ -74,6 +80,7 @@ impl CompiledLoop {
 
 /// An application bound to a mesh.
 pub struct Application<T: Element> {
+    /// The declarations and current values: sets, maps, data and globals.
     pub app: App<T>,
     origin: String,
     text: AppText,

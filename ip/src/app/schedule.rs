@@ -24,7 +24,9 @@ pub type Cells = Vec<Vec<u32>>;
 /// (`None`: one memory per update, no bank rule).
 #[derive(Clone, Copy, Debug)]
 pub struct Rows<'a> {
+    /// Slots per row: the number of pipelines P (1 or more).
     pub pipelines: usize,
+    /// The bank of each cell, indexed by cell; `None` for no bank rule.
     pub banks: Option<&'a [u32]>,
 }
 

@@ -9,11 +9,14 @@ use super::program::Access;
 /// Where a piece of text starts (1-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct At {
+    /// Line number, from 1.
     pub line: usize,
+    /// Column in characters, from 1.
     pub column: usize,
 }
 
 impl At {
+    /// A parse error at this position with `message`.
     pub fn error(self, message: impl Into<String>) -> DslError {
         DslError { line: self.line, column: self.column, message: message.into() }
     }
@@ -22,18 +25,23 @@ impl At {
 /// A word of a line and where it starts.
 #[derive(Clone, Debug)]
 pub struct Word {
+    /// The text, trimmed of surrounding white space.
     pub text: String,
+    /// Where the trimmed text starts.
     pub at: At,
 }
 
 /// The element type of every dat, global and constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
+    /// IEEE-754 binary64 (`f64` in the file).
     F64,
+    /// IEEE-754 binary32 (`f32` in the file).
     F32,
 }
 
 impl Precision {
+    /// Its name in an application file: `f64` or `f32`.
     pub fn name(self) -> &'static str {
         match self {
             Precision::F64 => "f64",
@@ -53,6 +61,7 @@ impl Precision {
 /// Where a dat's first values come from.
 #[derive(Clone, Debug)]
 pub enum Init {
+    /// Every value zero (no `from mesh` and no `= constant`).
     Zero,
     /// The mesh's datum of the same name.
     Mesh,
@@ -60,67 +69,100 @@ pub enum Init {
     Constant(Word),
 }
 
+/// `map name: from -> to, dim`: a map whose entries come from the mesh.
 #[derive(Clone, Debug)]
 pub struct MapDecl {
+    /// The map's name, as the mesh names it.
     pub name: Word,
+    /// The set it maps from.
     pub from: Word,
+    /// The set its entries are elements of.
     pub to: Word,
+    /// Entries per element of `from` (1 or more).
     pub dim: usize,
 }
 
+/// `dat name: set, dim [from mesh | = constant]`: a datum on a set.
 #[derive(Clone, Debug)]
 pub struct DatDecl {
+    /// The dat's name.
     pub name: Word,
+    /// The set it lives on.
     pub set: Word,
+    /// Values per element (1 or more).
     pub dim: usize,
+    /// Where its first values come from.
     pub init: Init,
 }
 
 /// `name = expression` or `name = [e0, e1, …]`, in the kernel language over earlier constants.
 #[derive(Clone, Debug)]
 pub struct ConstDecl {
+    /// The constant's name.
     pub name: Word,
+    /// Its expressions: one for a scalar, one per component for an array.
     pub values: Vec<Word>,
 }
 
 /// One loop argument: `name = dat [via map[i]] access` or `name = global access`.
 #[derive(Clone, Debug)]
 pub struct ArgDecl {
+    /// The name the kernel uses for the argument.
     pub name: Word,
+    /// The dat or global it reaches.
     pub target: Word,
+    /// The map and the entry index (from 0) it goes through, for an indirect argument.
     pub via: Option<(Word, usize)>,
+    /// How the loop uses it: read, write, rw, inc, min or max.
     pub access: Access,
 }
 
+/// `loop name over set`, its arguments, and after `kernel` its body, up to `end`.
 #[derive(Clone, Debug)]
 pub struct LoopDecl {
+    /// The loop's name.
     pub name: Word,
+    /// The set it runs over.
     pub set: Word,
+    /// Its arguments, in order.
     pub args: Vec<ArgDecl>,
     /// The kernel's lines in the kernel language, with their line numbers.
     pub body: Vec<(usize, String)>,
 }
 
+/// One step of the `program` block.
 #[derive(Clone, Debug)]
 pub enum Step {
+    /// Runs the named loop.
     Loop(Word),
     /// `global = expression` (every component).
     Assign(Word, Word),
+    /// `repeat N` (N ≥ 1) and its steps up to `end`.
     Repeat(usize, Vec<Step>),
     /// `print every N: expression` (the outermost repeat's count, from 1).
     Print(usize, Word),
 }
 
+/// A parsed application file: every declaration in file order, and the program.
 #[derive(Clone, Debug)]
 pub struct AppText {
+    /// The application's name (`app name: type`).
     pub name: String,
+    /// The element type of every dat, global and constant.
     pub precision: Precision,
+    /// The sets' names; their sizes come from the mesh.
     pub sets: Vec<Word>,
+    /// The maps.
     pub maps: Vec<MapDecl>,
+    /// The dats.
     pub dats: Vec<DatDecl>,
+    /// The constants, in declaration order.
     pub consts: Vec<ConstDecl>,
+    /// The globals: name and dimension (1 or more).
     pub globals: Vec<(Word, usize)>,
+    /// The loops.
     pub loops: Vec<LoopDecl>,
+    /// The steps of the `program` block (empty without one).
     pub program: Vec<Step>,
 }
 

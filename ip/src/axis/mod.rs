@@ -38,6 +38,9 @@ fn adapter_testbench(w_in: usize, w_out: usize) -> Result<String, Error> {
     Ok(summary.join("; "))
 }
 
+/// The shipped AXI4-Stream modules, 128-bit data: the aggregator, the 4-channel dispatcher,
+/// the asynchronous FIFO (depth 64), the 128 ↔ 64-bit width adapters, the register slice and
+/// the synchronous FIFO, each with its testbench.
 pub fn shipped() -> Vec<Shipped> {
     vec![
         Shipped::new(

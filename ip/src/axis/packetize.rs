@@ -27,6 +27,8 @@ pub fn sideband<'d>(dst: Sig<'d>, tag: Sig<'d>, length: Sig<'d>) -> Sig<'d> {
     dst.zext(w) | tag.zext(w).shl_const(22) | length.zext(w).shl_const(38)
 }
 
+/// Width of the aggregator's `s_axis_tuser` in bits: the end of the last [`SIDEBAND`] field
+/// (52).
 pub fn sideband_width() -> usize {
     let (_, lo, w) = SIDEBAND[SIDEBAND.len() - 1];
     lo + w

@@ -23,6 +23,7 @@ pub const FACE_NODES: usize = 2;
 /// The periodic triangular mesh.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mesh {
+    /// Squares per side: a multiple of 4 in 4 ..= 64.
     pub cells: usize,
 }
 
@@ -35,6 +36,7 @@ impl Mesh {
         Ok(Mesh { cells })
     }
 
+    /// The number of triangles: `2·cells²`.
     pub fn elements(&self) -> usize {
         2 * self.cells * self.cells
     }

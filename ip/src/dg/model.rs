@@ -154,13 +154,18 @@ pub fn time_step(mesh: &Mesh) -> f32 {
 /// The whole mesh stepped at once in software: no partition, no halo.
 #[derive(Clone, Debug)]
 pub struct GlobalModel {
+    /// The mesh stepped.
     pub mesh: Mesh,
+    /// The time step, [`time_step`] of the mesh.
     pub dt: f32,
+    /// The fields per element and vertex.
     pub q: Vec<Nodes>,
+    /// The Runge–Kutta residual per element and vertex, carried between stages.
     pub res: Vec<Nodes>,
 }
 
 impl GlobalModel {
+    /// The mesh at its initial fields, with zero residuals.
     pub fn new(mesh: &Mesh) -> GlobalModel {
         let q = (0..mesh.elements()).map(|e| initial(mesh, e)).collect();
         GlobalModel { mesh: mesh.clone(), dt: time_step(mesh), q, res: vec![[[0.0; FIELDS]; VERTICES]; mesh.elements()] }

@@ -25,14 +25,25 @@ pub const PARTS: usize = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Plus {
     /// This node's own element (its index in the node's element list) and vertex.
-    Local { element: usize, vertex: usize },
+    Local {
+        /// Index in the node's element list.
+        element: usize,
+        /// Vertex of that element, 0 ..= 2.
+        vertex: usize,
+    },
     /// Entry `index` of the halo from node `from`.
-    Halo { from: usize, index: usize },
+    Halo {
+        /// The node that sends it.
+        from: usize,
+        /// Position in `halo[from][this node]`.
+        index: usize,
+    },
 }
 
 /// The 8 parts and their halos.
 #[derive(Clone, Debug)]
 pub struct Partition {
+    /// The mesh partitioned.
     pub mesh: Mesh,
     /// Per node, its elements (global numbers) in the node's order.
     pub elements: Vec<Vec<usize>>,

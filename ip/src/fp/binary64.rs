@@ -73,6 +73,8 @@ macro_rules! shipped_operator {
     };
 }
 
+/// The shipped binary64 operators `fp64_add`, `fp64_mul`, `fp64_div` and `fp64_sqrt`, each
+/// with its testbench against native `f64`.
 pub fn shipped() -> Vec<Shipped> {
     vec![shipped_operator!(FloatOperator::Add), shipped_operator!(FloatOperator::Mul), shipped_operator!(FloatOperator::Div), shipped_operator!(FloatOperator::Sqrt)]
 }

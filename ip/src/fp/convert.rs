@@ -17,24 +17,36 @@ use weft_hdl::testbench::{check_stream_transform, Rng, TransformPorts};
 
 use crate::shipped::Shipped;
 
+/// `fp32_cmp` as a simulation block: 64-bit `s_axis_tdata` (`{b, a}`), 8-bit `m_axis_tdata`
+/// (the one-hot result in bits 3:0).
 pub type Fp32Compare = NetlistStream<64, 8, 8, 1>;
+/// `fp32_from_i32` or `fp32_to_i32` as a simulation block: 32 bits in, 32 bits out.
 pub type Fp32Convert = NetlistStream<32, 4, 32, 4>;
 
 /// One shipped module: its datapath and its software model (native Rust semantics).
 pub struct Conversion {
+    /// Module name, e.g. `fp32_cmp`.
     pub name: &'static str,
+    /// One-line description for the module's header.
     pub summary: &'static str,
+    /// 32-bit operands per input beat: 1 or 2 (operand i at bits `32·i+31 : 32·i`).
     pub operands: usize,
-    /// Shipped stage count, and the deepest split.
+    /// Shipped stage count: the latency in cycles.
     pub stages: usize,
+    /// The deepest split: the most stages the datapath can be cut into.
     pub max_stages: usize,
+    /// Builds the datapath into a netlist from the operand wires at a stage count; returns the
+    /// result wire.
     pub build: fn(&mut Netlist, &[Wire], usize) -> Result<Wire, weft_hdl::Error>,
+    /// The expected result bits for operand bit patterns `(a, b)` (`b` unused with one operand).
     pub model: fn(u32, u32) -> u32,
 }
 
 const F32: FloatFormat = FloatFormat::BINARY32;
 const I32: FixedFormat = FixedFormat { signed: true, width: 32, frac: 0 };
 
+/// The shipped modules: `fp32_cmp`, `fp32_from_i32` and `fp32_to_i32`, each at its deepest
+/// split.
 pub const CONVERSIONS: [Conversion; 3] = [
     Conversion {
         name: "fp32_cmp",
@@ -73,6 +85,7 @@ pub const CONVERSIONS: [Conversion; 3] = [
     },
 ];
 
+/// `c` as a one-beat-in, one-beat-out stream netlist with `stages` pipeline stages.
 pub fn netlist(c: &Conversion, stages: usize) -> Result<Netlist, Error> {
     let lanes: Vec<(usize, usize)> = (0..c.operands).map(|i| (32 * i, 32)).collect();
     let mut error = None;
@@ -141,6 +154,7 @@ macro_rules! shipped_conversion {
     };
 }
 
+/// The shipped compare and conversion modules, each with its testbench against native Rust.
 pub fn shipped() -> Vec<Shipped> {
     vec![shipped_conversion!(0), shipped_conversion!(1), shipped_conversion!(2)]
 }

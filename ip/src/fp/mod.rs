@@ -15,7 +15,11 @@ use crate::shipped::Shipped;
 pub mod binary64;
 pub mod convert;
 
+/// A two-operand binary32 operator as a simulation block: 64-bit `s_axis_tdata` (`{b, a}`),
+/// 32-bit `m_axis_tdata`.
 pub type Fp32Binary = NetlistStream<64, 8, 32, 4>;
+/// A one-operand binary32 operator as a simulation block: 32-bit `s_axis_tdata` and
+/// `m_axis_tdata`.
 pub type Fp32Unary = NetlistStream<32, 4, 32, 4>;
 
 /// The stage counts shipped: add and mul at their deepest split (7 and 6 stages), div and sqrt
@@ -23,6 +27,7 @@ pub type Fp32Unary = NetlistStream<32, 4, 32, 4>;
 /// registers; figures in the README from `weft bench numeric --compare`).
 pub const SHIPPED: [(FloatOperator, usize); 4] = [(FloatOperator::Add, 7), (FloatOperator::Mul, 6), (FloatOperator::Div, 17), (FloatOperator::Sqrt, 18)];
 
+/// The shipped module's name for `op`: `fp32_add`, `fp32_mul`, `fp32_div` or `fp32_sqrt`.
 pub fn module_name(op: FloatOperator) -> String {
     format!("fp32_{}", op.name())
 }
@@ -92,6 +97,8 @@ macro_rules! shipped_operator {
     }};
 }
 
+/// Every shipped floating-point module: the binary32 operators at [`SHIPPED`]'s stage counts,
+/// the compare and int32 conversions, and the binary64 operators.
 pub fn shipped() -> Vec<Shipped> {
     let mut all = vec![shipped_operator!(0), shipped_operator!(1), shipped_operator!(2), shipped_operator!(3)];
     all.extend(convert::shipped());

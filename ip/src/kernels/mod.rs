@@ -21,20 +21,27 @@ pub const SOURCES: [(&str, &str); 4] = [
     ("reduce_f32x4", include_str!("../../../examples/kernels/reduce_f32x4.wk")),
 ];
 
+/// Shipped kernel `name` parsed from its DSL source; an unknown name is a [`Error::Config`].
 pub fn kernel(name: &str) -> Result<Kernel, Error> {
     let (_, source) = SOURCES.iter().find(|(n, _)| *n == name).ok_or_else(|| Error::Config(format!("no shipped kernel `{name}`")))?;
     dsl::parse(source).map_err(Error::kernel(format!("examples/kernels/{name}.wk")))
 }
 
+/// Shipped kernel `name` built in binary32 with every operator at its balanced depth: the
+/// kernel, its stream netlist and its schedule (latency, operators, register bits).
 pub fn build(name: &str) -> Result<(Kernel, Netlist, Schedule), Error> {
     let k = kernel(name)?;
     let (net, schedule) = k.netlist(&Stages::balanced(FloatFormat::BINARY32))?;
     Ok((k, net, schedule))
 }
 
+/// `airfoil_res_calc` as a simulation block: 448-bit input (14 lanes), 128-bit output (4 lanes).
 pub type AirfoilResCalc = NetlistStream<448, 56, 128, 16>;
+/// `dg_rk_update` as a simulation block: 192-bit input (6 lanes), 64-bit output (2 lanes).
 pub type DgRkUpdate = NetlistStream<192, 24, 64, 8>;
+/// `dg_surface_flux` as a simulation block: 512-bit input (16 lanes), 192-bit output (6 lanes).
 pub type DgSurfaceFlux = NetlistStream<512, 64, 192, 24>;
+/// `reduce_f32x4` as a simulation block: 128-bit input (4 lanes), 32-bit output (the sum).
 pub type ReduceF32x4 = NetlistStream<128, 16, 32, 4>;
 
 /// Random operands in a range where the kernels' arithmetic stays finite: magnitudes in
@@ -101,6 +108,8 @@ macro_rules! kernel_entry {
     };
 }
 
+/// The shipped kernels `airfoil_res_calc`, `dg_rk_update`, `dg_surface_flux` and
+/// `reduce_f32x4`, each with its testbench against the kernel's software evaluation.
 pub fn shipped() -> Vec<Shipped> {
     vec![kernel_entry!("airfoil_res_calc", AirfoilResCalc), kernel_entry!("dg_rk_update", DgRkUpdate), kernel_entry!("dg_surface_flux", DgSurfaceFlux), kernel_entry!("reduce_f32x4", ReduceF32x4)]
 }

@@ -5,29 +5,37 @@ use crate::Error;
 /// Frames in flight are numbered modulo 2^SEQ_BITS; at most half the space minus one may be
 /// unacknowledged, so a receiver can tell a retransmitted duplicate from a frame after a gap.
 pub const SEQ_BITS: usize = 6;
+/// The most frames that may be unacknowledged at once: 2^(SEQ_BITS−1) − 1 = 31.
 pub const MAX_IN_FLIGHT: u128 = (1 << (SEQ_BITS - 1)) - 1;
 /// Channel-bonding blocks go out every this many cycles while the channel trains; lanes may be
 /// skewed by up to half of it (7 cycles) and still bond.
 pub const BOND_PERIOD: u128 = 16;
+/// The largest lane-to-lane skew, in cycles, that channel bonding absorbs: half of
+/// [`BOND_PERIOD`] minus one.
 pub const MAX_SKEW: usize = 7;
 /// A stand-alone acknowledgement may take a cycle from a frame at most this often.
 pub const ACK_INTERVAL: u128 = 64;
 
+/// The parameters of a link endpoint; [`LinkConfig::validate`] states the allowed ranges.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkConfig {
     /// Bonded lanes, 1..=8; the channel word is 64 bits per lane.
     pub lanes: usize,
-    /// Longest frame the link forms, in channel words (longer user packets span several frames).
+    /// Longest frame the link forms, in channel words, 1..=256 (longer user packets span
+    /// several frames).
     pub max_frame_words: usize,
-    /// Replay buffer, in channel words: frames wait here until acknowledged.
+    /// Replay buffer, in channel words: frames wait here until acknowledged. A power of two
+    /// from `2·max_frame_words` to 4096.
     pub replay_words: usize,
-    /// Receive buffer of each of the two virtual channels, in channel words.
+    /// Receive buffer of each of the two virtual channels, in channel words: a power of two
+    /// from `max_frame_words` to 4096.
     pub vc_buffer_words: usize,
-    /// Cycles without acknowledgement progress before go-back-N retransmission.
+    /// Cycles without acknowledgement progress before go-back-N retransmission, 16..=65535.
     pub retransmit_timeout: usize,
-    /// Cycles between clock-compensation bursts, and blocks per burst. PG074 ("Framing
-    /// Efficiency"): a CC sequence of at most eight CC blocks every 4,992 user_clk cycles.
+    /// Cycles between clock-compensation bursts, 64..=65535. PG074 ("Framing Efficiency"): a
+    /// CC sequence of at most eight CC blocks every 4,992 user_clk cycles.
     pub cc_interval: usize,
+    /// Clock-compensation blocks per burst, 1..=8.
     pub cc_burst: usize,
     /// Read the replay buffer and the virtual-channel buffers (words and their side
     /// information) through a register (a synchronous read port, what block RAM offers) instead
@@ -66,6 +74,7 @@ fn power_of_two(field: &str, value: usize) -> Result<(), Error> {
 }
 
 impl LinkConfig {
+    /// Checks every field against its allowed range; the error names the field and the range.
     pub fn validate(&self) -> Result<(), Error> {
         range("lanes", self.lanes, 1, 8)?;
         range("max_frame_words", self.max_frame_words, 1, 256)?;

@@ -8,8 +8,11 @@
 
 use weft_hdl::netlist::{Netlist, Wire};
 
+/// The CRC-32C polynomial, bit-reflected (least-significant bit first).
 pub const POLY: u32 = 0x82F6_3B78;
+/// The CRC state before the first bit.
 pub const INIT: u32 = 0xFFFF_FFFF;
+/// XORed into the final state to give the CRC.
 pub const XOR_OUT: u32 = 0xFFFF_FFFF;
 
 /// Bit-serial update of the (un-inverted) CRC state with `bits` data bits, bit 0 first.

@@ -21,18 +21,31 @@
 
 use weft_hdl::netlist::{Netlist, Wire};
 
+/// Sync header of a data block, block bits 1:0 (`0,1` in transmission order).
 pub const HEADER_DATA: u128 = 0b10;
+/// Sync header of a control block, block bits 1:0 (`1,0` in transmission order).
 pub const HEADER_CONTROL: u128 = 0b01;
 
+/// Block type of the idle family; payload byte 1 says which kind.
 pub const BTF_IDLE: u8 = 0x78;
+/// Idle-family kind: idle.
 pub const IDLE: u8 = 0x10;
+/// Idle-family kind: not ready (the lane or channel is still training).
 pub const NOT_READY: u8 = 0x30;
+/// Idle-family kind: channel bonding, sent every [`super::config::BOND_PERIOD`] cycles while
+/// training.
 pub const CHANNEL_BOND: u8 = 0x40;
+/// Idle-family kind: clock compensation, which an elastic buffer may delete or insert.
 pub const CLOCK_COMPENSATION: u8 = 0x80;
+/// Block type of a separator: byte 1 = valid bytes (0..=6) in bytes 2.., ending a frame.
 pub const BTF_SEPARATOR: u8 = 0x1E;
+/// Block type of a separator-7: 7 valid bytes in bytes 1..=7, ending a frame.
 pub const BTF_SEPARATOR7: u8 = 0xE1;
+/// Block type of a native flow control block.
 pub const BTF_NATIVE_FLOW_CONTROL: u8 = 0xAA;
+/// Block type of user-K block 0: a stand-alone acknowledgement.
 pub const BTF_USER_K0: u8 = 0xD2;
+/// Block type of user-K block 1: credits of the consumer behind the link.
 pub const BTF_USER_K1: u8 = 0x99;
 /// The restart mark (bytes 2..=3 of an idle or not-ready block) and its echo (bytes 4..=5), see
 /// the link's `session`: eight bits set, so the bit errors of one block (the descrambler makes

@@ -10,6 +10,7 @@ use super::format::{descramble, scramble, HEADER_CONTROL, HEADER_DATA, SCRAMBLER
 pub const LOCK_HEADERS: u128 = 64;
 /// …and lose it when this many invalid headers fall in one window of [`LOCK_HEADERS`].
 pub const LOSE_LOCK_INVALID: u128 = 16;
+/// Bits of a 64B/66B block: 2 sync-header bits and a 64-bit payload.
 pub const BLOCK_BITS: usize = 66;
 
 /// The 66-bit block for a payload: registered scrambler state, header unscrambled.
@@ -25,9 +26,11 @@ pub fn transmit(net: &mut Netlist, lane: usize, control: Wire, payload: Wire) ->
 
 /// What a receive lane hands the channel each cycle.
 pub struct Received {
+    /// High while the lane holds block lock.
     pub locked: Wire,
     /// A block with a valid sync header while locked.
     pub valid: Wire,
+    /// The block is a control block (sync header `1,0`); low for a data block.
     pub control: Wire,
     /// Descrambled payload.
     pub payload: Wire,

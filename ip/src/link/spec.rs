@@ -12,6 +12,8 @@ pub fn link_config(lanes: usize) -> LinkConfig {
     LinkConfig { lanes, rx_clock: true, ..Default::default() }
 }
 
+/// The public description of the shipped endpoint with `lanes` lanes, as module `name`: its
+/// summary and its configuration as header parameters.
 pub fn link_spec(lanes: usize, name: &str) -> ModuleSpec {
     let c = link_config(lanes);
     ModuleSpec {
@@ -33,6 +35,7 @@ pub fn link_spec(lanes: usize, name: &str) -> ModuleSpec {
     }
 }
 
+/// The Verilog of the shipped endpoint with `lanes` lanes, under `spec`.
 pub fn link_verilog(spec: &ModuleSpec, lanes: usize) -> Result<String, ExportError> {
     let net = endpoint(&link_config(lanes))?;
     export_netlist(spec, &net)

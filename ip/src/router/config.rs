@@ -8,6 +8,7 @@ pub const MAX_DIM: usize = 64;
 /// Largest number of IntraNode ports: `dst_port` is 4 bits.
 pub const MAX_LOCAL_PORTS: usize = 16;
 
+/// The parameters of a torus router; [`RouterConfig::validate`] checks them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RouterConfig {
     /// IntraNode ports (local kernels), 1..=16.
@@ -20,7 +21,7 @@ pub struct RouterConfig {
     /// Buffer of each virtual channel of each input port, in flits (a power of two, at least
     /// one maximum-size packet: virtual cut-through).
     pub vc_buffer_flits: usize,
-    /// Longest payload a packet may carry, in bytes.
+    /// Longest payload a packet may carry, in bytes: 0 ..= 16383 (the header's 14-bit `length`).
     pub max_packet_bytes: usize,
     /// Dateline virtual-channel switching on every ring. Only a test turns it off, to show that
     /// dimension-order routing on a torus deadlocks without it.
@@ -51,6 +52,7 @@ pub struct Direction {
 }
 
 impl Direction {
+    /// X+, X−, Y+, Y−, Z+, Z−: index `d` of `inject_err` bit `6·n + d`.
     pub const ALL: [Direction; 6] = [
         Direction { dim: 0, plus: true },
         Direction { dim: 0, plus: false },
@@ -77,6 +79,8 @@ impl Direction {
 }
 
 impl RouterConfig {
+    /// Checks every field against its allowed range (the buffer must be a power of two from
+    /// one maximum-size packet, and at least 2, up to 4096 flits); the error names the field.
     pub fn validate(&self) -> Result<(), Error> {
         range("local_ports", self.local_ports, 1, MAX_LOCAL_PORTS)?;
         for (d, name) in ["dims.x", "dims.y", "dims.z"].iter().enumerate() {
@@ -108,6 +112,7 @@ impl RouterConfig {
         1 + length.div_ceil(self.flit_bytes())
     }
 
+    /// Flits of a packet with `max_packet_bytes` of payload, the header flit included.
     pub fn max_packet_flits(&self) -> usize {
         self.packet_flits(self.max_packet_bytes)
     }
@@ -127,6 +132,7 @@ impl RouterConfig {
         [n % self.dims[0], n / self.dims[0] % self.dims[1], n / (self.dims[0] * self.dims[1])]
     }
 
+    /// The number `n = x + X·(y + Y·z)` of the node at coordinates `c`.
     pub fn node(&self, c: [usize; 3]) -> usize {
         c[0] + self.dims[0] * (c[1] + self.dims[1] * c[2])
     }

@@ -9,7 +9,9 @@
 
 use weft_hdl::netlist::{Design, Netlist, Sig, Wire};
 
+/// Largest `length` the 14-bit field holds: 16383 payload bytes.
 pub const MAX_LENGTH: usize = (1 << 14) - 1;
+/// Lowest bit of the `ecc` byte (bits 127:120); the code covers bits 119:0.
 pub const ECC_LO: usize = 120;
 
 /// `(name, lo, width)` of every field.
@@ -30,6 +32,7 @@ pub const FIELDS: [(&str, usize, usize); 14] = [
     ("ecc", 120, 8),
 ];
 
+/// `(lo, width)` of header field `name` (one of [`FIELDS`]); panics on an unknown name.
 pub fn field(name: &str) -> (usize, usize) {
     let f = FIELDS.iter().find(|f| f.0 == name).unwrap_or_else(|| panic!("no header field `{name}`"));
     (f.1, f.2)
@@ -38,14 +41,23 @@ pub fn field(name: &str) -> (usize, usize) {
 /// A header as software sees it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Header {
+    /// Destination X, Y, Z (6 bits each).
     pub dst: [usize; 3],
+    /// IntraNode port at the destination (4 bits).
     pub dst_port: usize,
+    /// Source X, Y, Z (6 bits each), filled by the sender.
     pub src: [usize; 3],
+    /// Source IntraNode port (4 bits).
     pub src_port: usize,
+    /// Payload bytes, 0 ..= [`MAX_LENGTH`] (14 bits).
     pub length: usize,
+    /// User tag (task / channel id), carried unchanged.
     pub tag: u16,
+    /// Router-to-router hops so far (10 bits); the sender writes 0.
     pub hops: usize,
+    /// Packet kind (4 bits): 0 = data, other values reserved.
     pub kind: usize,
+    /// User word (e.g. a remote address), carried unchanged.
     pub user: u32,
 }
 
@@ -129,6 +141,7 @@ pub fn with_ecc(bits: u128) -> u128 {
 /// What a decoder makes of a received header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Checked {
+    /// No bit was flipped; the header as received.
     Clean(u128),
     /// One bit was flipped; the corrected header.
     Corrected(u128),

@@ -1,6 +1,6 @@
 //! Dimension-order routing and the dateline virtual-channel policy, as software: the reference
 //! the router's netlist is tested against, and the source of the expected hop counts. The
-//! hardware ([`super::arrival`]) computes the same rules in a form that compares destinations
+//! hardware (`arrival.rs`) computes the same rules in a form that compares destinations
 //! with registered values derived from the node's coordinates; its tests hold it to these.
 //!
 //! Routing is minimal and dimension-ordered: X first, then Y, then Z, then the IntraNode port.

@@ -26,9 +26,9 @@
 //!
 //! Arrival: a head flit's header is checked (SEC-DED, single errors corrected, double errors
 //! counted and the packet dropped) and routed beside the check; a corrected header is routed
-//! again when it reaches its VC's head ([`super::fix`]).
+//! again when it reaches its VC's head (`fix.rs`).
 //!
-//! Allocation, separable and input-first ([`super::allocator`]): each idle input picks one of
+//! Allocation, separable and input-first (`allocator.rs`): each idle input picks one of
 //! its VCs whose next flit starts a packet (round-robin between VCs) and asks for that packet's
 //! output when it is free and, for a link, has room downstream for a whole packet (virtual
 //! cut-through); each output grants one of the inputs asking for it (round-robin). A granted packet holds its output until its tail passes, so
@@ -40,9 +40,9 @@
 //! that ends early is padded with zero flits, both counted as length errors; a packet longer
 //! than `max_packet_bytes` or addressed outside the torus is dropped and counted.
 //!
-//! The router is built from an input unit per port ([`super::input`], with route computation
-//! in [`super::arrival`] and [`super::fix`]), the allocator ([`super::allocator`]) and the
-//! switch and output units ([`super::output`]), composed here.
+//! The router is built from an input unit per port (`input.rs`, with route computation
+//! in `arrival.rs` and `fix.rs`), the allocator (`allocator.rs`) and the
+//! switch and output units (`output.rs`), composed here.
 
 use crate::Error;
 use weft_hdl::netlist::{Design, Netlist};

@@ -16,6 +16,7 @@ pub fn router_config(dims: [usize; 3]) -> RouterConfig {
     RouterConfig { dims, vc_buffer_flits: 256, ..Default::default() }
 }
 
+/// The torus as module names spell it: `XxYxZ`, e.g. `4x2x1`.
 pub fn torus_name(dims: [usize; 3]) -> String {
     format!("{}x{}x{}", dims[0], dims[1], dims[2])
 }
@@ -32,6 +33,8 @@ pub fn router_spec_for(c: &RouterConfig) -> ModuleSpec {
     }
 }
 
+/// The `(name, value)` parameters a router header lists: torus, ports, width, buffers,
+/// maximum payload and dateline switching.
 pub fn router_parameters(c: &RouterConfig) -> Vec<(String, String)> {
     vec![
         ("torus".into(), torus_name(c.dims)),

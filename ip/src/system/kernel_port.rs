@@ -35,6 +35,7 @@ use crate::router::header::field;
 /// A kernel on an IntraNode port, as a system description gives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelPort {
+    /// The IntraNode port the kernel sits on, below the router's `local_ports`.
     pub port: usize,
     /// The kernel's DSL source (a shipped kernel's or a user's file).
     pub source: String,
@@ -56,6 +57,7 @@ pub fn pack_dst(x: usize, y: usize, z: usize, port: usize) -> u32 {
 }
 
 impl KernelPort {
+    /// The kernel parsed from `source`; errors name `origin` and the line and column.
     pub fn kernel(&self) -> Result<Kernel, Error> {
         dsl::parse(&self.source).map_err(Error::kernel(&self.origin))
     }

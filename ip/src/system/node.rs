@@ -33,9 +33,12 @@ use crate::regmap::{allreduce_registers, node_map_with_kernels, Register};
 use crate::router::{router, Direction, RouterConfig};
 use crate::selftest::{checker, generator};
 
+/// The parameters of a node; [`NodeConfig::validate`] checks that its parts fit together.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeConfig {
+    /// The router: torus, IntraNode ports, datapath width, buffers.
     pub router: RouterConfig,
+    /// Every link endpoint's parameters; `lanes` must be the router's `width` / 64.
     pub link: LinkConfig,
     /// Kernels wired to IntraNode ports (those ports are then inside the node).
     pub kernels: Vec<KernelPort>,
@@ -45,6 +48,9 @@ pub struct NodeConfig {
 }
 
 impl NodeConfig {
+    /// Checks the router and link, that the link's word is the router's width, that kernel and
+    /// allreduce ports exist and are distinct, and that a maximum-size packet fits one link
+    /// frame; the error names the field.
     pub fn validate(&self) -> Result<(), Error> {
         self.router.validate()?;
         self.link.validate()?;

@@ -12,6 +12,7 @@ pub fn node_config(dims: [usize; 3]) -> NodeConfig {
     NodeConfig { router: router_config(dims), link: link_config(2), kernels: vec![], allreduce: None }
 }
 
+/// The header of the shipped node of a torus, `torus_<dims>_node`.
 pub fn node_spec(dims: [usize; 3]) -> ModuleSpec {
     node_spec_for(&format!("torus_{}_node", torus_name(dims)), &node_config(dims))
 }
@@ -32,6 +33,7 @@ pub fn node_spec_for(name: &str, c: &NodeConfig) -> ModuleSpec {
     }
 }
 
+/// The Verilog of a shipped node, for the torus named by `spec`'s parameters.
 pub fn node_verilog(spec: &ModuleSpec) -> Result<String, ExportError> {
     let dims = dims_of(spec);
     export_netlist(spec, &node(&node_config(dims))?)

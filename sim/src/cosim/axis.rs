@@ -10,15 +10,21 @@ use super::{CosimError, Model, PortId};
 /// The signals of one AXI4-Stream port; side-band signals the module does not expose are `None`.
 #[derive(Clone, Copy, Debug)]
 pub struct AxisPorts {
+    /// `<prefix>_tdata`.
     pub tdata: PortId,
+    /// `<prefix>_tvalid`.
     pub tvalid: PortId,
+    /// `<prefix>_tready`.
     pub tready: PortId,
+    /// `<prefix>_tlast`, if the module has it.
     pub tlast: Option<PortId>,
+    /// `<prefix>_tkeep`, if the module has it.
     pub tkeep: Option<PortId>,
 }
 
 impl AxisPorts {
-    /// Finds `<prefix>_tdata`, `_tvalid`, `_tready` and, if present, `_tlast`, `_tkeep`.
+    /// Finds `<prefix>_tdata`, `_tvalid`, `_tready` and, if present, `_tlast`, `_tkeep`; a
+    /// missing one of the first three is [`CosimError::NoPort`].
     pub fn find(model: &Model, prefix: &str) -> Result<AxisPorts, CosimError> {
         Ok(AxisPorts {
             tdata: model.port(&format!("{prefix}_tdata"))?,
@@ -32,9 +38,16 @@ impl AxisPorts {
 
 /// Offers queued beats on a slave port, with `tvalid` raised at random (`valid_percent`);
 /// a beat once offered stays until it is taken, as AXI4-Stream requires.
+///
+/// Each cycle: [`AxisSource::drive`], [`Model::eval`], [`AxisSource::observe`], then
+/// [`Model::tick`].
 pub struct AxisSource {
+    /// The port's signals.
     pub ports: AxisPorts,
+    /// Beats still to send, the next first; push beats here.
     pub queue: VecDeque<Beat>,
+    /// Chance, in percent (0 to 100), that an idle source starts offering the next beat in a
+    /// cycle.
     pub valid_percent: u64,
     rng: Rng,
     offering: bool,
@@ -43,6 +56,7 @@ pub struct AxisSource {
 }
 
 impl AxisSource {
+    /// A source with an empty queue; `seed` drives its random `tvalid`.
     pub fn new(ports: AxisPorts, valid_percent: u64, seed: u64) -> AxisSource {
         AxisSource { ports, queue: VecDeque::new(), valid_percent, rng: Rng::new(seed), offering: false, sent: 0 }
     }
@@ -75,19 +89,27 @@ impl AxisSource {
 }
 
 /// Takes beats from a master port, with `tready` raised at random (`ready_percent`).
+///
+/// Each cycle: [`AxisSink::drive`], [`Model::eval`], [`AxisSink::observe`], then
+/// [`Model::tick`].
 pub struct AxisSink {
+    /// The port's signals.
     pub ports: AxisPorts,
+    /// Chance, in percent (0 to 100), that `tready` is high in a cycle.
     pub ready_percent: u64,
     rng: Rng,
     ready: bool,
+    /// Every beat taken so far, in order (`keep` 0 and `last` false where the port lacks them).
     pub received: Vec<Beat>,
 }
 
 impl AxisSink {
+    /// A sink that has received nothing; `seed` drives its random `tready`.
     pub fn new(ports: AxisPorts, ready_percent: u64, seed: u64) -> AxisSink {
         AxisSink { ports, ready_percent, rng: Rng::new(seed), ready: false, received: vec![] }
     }
 
+    /// Sets `tready` for this cycle (call before `eval`).
     pub fn drive(&mut self, model: &mut Model) {
         self.ready = self.rng.chance(self.ready_percent);
         model.set(self.ports.tready, self.ready as u64);

@@ -9,13 +9,17 @@ use super::{Direction, Port};
 /// Bumped whenever the generated wrapper changes, so cached builds are not reused.
 const WRAPPER_VERSION: u32 = 1;
 
+/// Why a module could not be verilated, loaded or driven.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CosimError {
-    /// Verilator or the C++ compiler is not installed.
+    /// Verilator or the C++ compiler is not installed; the message says how to install it.
     Missing(String),
-    /// Reading the Verilog, verilating or compiling failed.
+    /// Reading the Verilog, verilating or compiling failed; the message ends with the tool's
+    /// last lines of output.
     Build(String),
+    /// The built shared library, or one of its functions, could not be loaded.
     Load(String),
+    /// The module has no port of this name.
     NoPort(String),
 }
 

@@ -31,15 +31,20 @@ pub fn is_receive_clock(name: &str) -> bool {
 /// Direction of a top-level port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
+    /// Driven by the harness ([`Model::set`]).
     Input,
+    /// Driven by the module, read with [`Model::get`].
     Output,
 }
 
 /// A top-level port of the simulated module.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Port {
+    /// The port's name in the Verilog.
     pub name: String,
+    /// Width in bits.
     pub width: usize,
+    /// Input or output.
     pub direction: Direction,
 }
 
@@ -96,16 +101,18 @@ impl Model {
         }
     }
 
+    /// Every top-level port, in declaration order.
     pub fn ports(&self) -> &[Port] {
         &self.ports
     }
 
-    /// Looks a port up by name.
+    /// Looks a port up by name; a name the module does not have is [`CosimError::NoPort`].
     pub fn port(&self, name: &str) -> Result<PortId, CosimError> {
         self.by_name.get(name).copied().ok_or_else(|| CosimError::NoPort(name.to_string()))
     }
 
-    /// Sets an input port of up to 64 bits.
+    /// Sets an input port of up to 64 bits (wider ports: the low 64 bits, the rest zero). Takes
+    /// effect at the next [`Model::eval`]; panics on an output.
     pub fn set(&mut self, port: PortId, value: u64) {
         self.words.fill(0);
         self.words[0] = value as u32;

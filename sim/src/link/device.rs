@@ -27,9 +27,15 @@ pub fn scalar(x: u64) -> Value {
 
 /// An endpoint being simulated: whole ports by name.
 pub trait Device {
+    /// The handle of port `name`, an input or an output (looked up once, then cached); panics
+    /// when the device has no such port.
     fn port(&mut self, name: &str) -> usize;
+    /// Whether the device has a port `name`.
     fn has_port(&mut self, name: &str) -> bool;
+    /// Drives input `port` (a handle from [`Device::port`]) with `value`; the logic sees it at
+    /// the next [`Device::settle`] or clock edge.
     fn set(&mut self, port: usize, value: &Value);
+    /// The value of `port` as of the last [`Device::settle`] or clock edge.
     fn get(&mut self, port: usize) -> Value;
     /// Settle combinational logic after inputs changed.
     fn settle(&mut self);
@@ -86,6 +92,7 @@ pub struct NetlistDevice {
 }
 
 impl NetlistDevice {
+    /// The device of a netlist; a clock domain named `rx_clk`, if any, is its receive side.
     pub fn new(eval: Evaluator) -> NetlistDevice {
         let rx_domain = eval.domain("rx_clk");
         NetlistDevice { eval, rx_domain, ports: vec![] }
@@ -159,6 +166,10 @@ pub struct VerilatorDevice {
 }
 
 impl VerilatorDevice {
+    /// Verilates `top` from `file` (or reuses the cached build) and instantiates it. Its `clk`
+    /// and `rst`, if it has `clk`, and every receive clock with its reset are the clocks
+    /// [`Device::clock_edges`] drives; a `clk` without `rst`, or a receive clock without its
+    /// reset, is [`CosimError::NoPort`].
     pub fn new(file: &Path, top: &str) -> Result<VerilatorDevice, CosimError> {
         let model = Model::build(file, top)?;
         let clock = match model.port("clk") {

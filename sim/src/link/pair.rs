@@ -15,7 +15,9 @@ use crate::channel::{Channel, ChannelConfig};
 /// A user packet on the link: bytes and virtual channel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
+    /// Virtual channel, 0 or 1 (`s_axis_tuser` at the sender, `m_axis_vc<vc>_*` at the receiver).
     pub vc: usize,
+    /// The payload bytes, in order.
     pub bytes: Vec<u8>,
 }
 
@@ -24,14 +26,17 @@ pub struct Packet {
 pub struct Traffic {
     /// Packets per direction.
     pub packets: usize,
-    /// Packet length in bytes, uniform in this range.
+    /// Shortest packet in bytes, at least 1 (lengths are uniform in `min_bytes..=max_bytes`).
     pub min_bytes: usize,
+    /// Longest packet in bytes.
     pub max_bytes: usize,
-    /// Percent of cycles a source offers a beat and a sink takes one.
+    /// Percent of cycles a source offers a beat (0 to 100).
     pub valid_percent: u64,
+    /// Percent of cycles a sink takes one, per virtual channel (0 to 100).
     pub ready_percent: u64,
     /// Send in both directions (else only A → B).
     pub both_ways: bool,
+    /// Seed of the packets, their virtual channels and the random handshakes.
     pub seed: u64,
 }
 
@@ -71,15 +76,21 @@ struct Sink {
 /// Measured outcome of a run.
 #[derive(Clone, Debug, Default)]
 pub struct LinkRun {
+    /// A's cycles the run took.
     pub cycles: u64,
     /// Cycle both channels came up.
     pub up_cycle: u64,
+    /// Whole packets received by A and by B.
     pub delivered: [usize; 2],
+    /// Payload bytes received by A and by B.
     pub payload_bytes: [u64; 2],
-    /// First cycle a beat entered A and first cycle one left B (zero-load latency).
+    /// First cycle a beat entered A (with `first_out`: the zero-load latency).
     pub first_in: Option<u64>,
+    /// First cycle a beat left B.
     pub first_out: Option<u64>,
+    /// Last cycle a beat left B.
     pub last_out: Option<u64>,
+    /// The endpoints' counters at the end, A's and B's: `frames_sent`, `crc_errors`, `slips`, ….
     pub counters: Vec<(String, [u64; 2])>,
     /// Packets sent by A and by B.
     pub sent: [Vec<Packet>; 2],
@@ -87,8 +98,11 @@ pub struct LinkRun {
     pub arrivals: [Vec<u64>; 2],
 }
 
+/// Two reliable-link endpoints, A and B, joined by two channel models; `channels[0]` is A → B.
 pub struct LinkPair<D: Device> {
+    /// The link configuration of both endpoints.
     pub config: LinkConfig,
+    /// The endpoints A and B.
     pub ends: [D; 2],
     handles: [Ends; 2],
     vc1_ports: [[usize; 5]; 2],
@@ -107,8 +121,9 @@ pub struct LinkPair<D: Device> {
     /// Chance, in percent, that each side's consumer frees a flit on each VC in a cycle
     /// (`rx_credit_return`); 0 leaves the credit ports alone.
     pub credit_percent: u64,
-    /// Per side and VC: credits returned by that side's consumer, and `tx_credit` pulses seen.
+    /// Per side and VC: credits returned by that side's consumer (`rx_credit_return`).
     pub credits_returned: [[u64; 2]; 2],
+    /// Per side and VC: `tx_credit` pulses seen.
     pub credits_seen: [[u64; 2]; 2],
 }
 
@@ -164,6 +179,7 @@ impl<D: Device> LinkPair<D> {
         }
     }
 
+    /// Output `name` of end `side` (0 = A, 1 = B), such as a counter, settled (low 64 bits).
     pub fn counter(&mut self, side: usize, name: &str) -> u64 {
         let p = self.ends[side].port(name);
         self.ends[side].settle();
@@ -354,8 +370,8 @@ impl<D: Device> LinkPair<D> {
         self.up[0] && self.up[1]
     }
 
-    /// Sends `traffic` and checks every packet; fails (with the cycle) on any loss,
-    /// duplication, corruption or reordering, or when delivery stalls for `stall_limit` cycles.
+    /// Sends `traffic` and checks every packet: a corrupted, duplicated or reordered packet panics
+    /// (naming end and cycle); no delivery for `stall_limit` cycles (a loss) is [`Error::Stuck`].
     pub fn run(&mut self, traffic: &Traffic, stall_limit: u64) -> Result<LinkRun, Error> {
         let mut rng = Rng::new(traffic.seed);
         let make = |rng: &mut Rng| {

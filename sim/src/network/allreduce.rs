@@ -37,7 +37,7 @@ struct Host {
 }
 
 impl<D: Device> Torus<D> {
-    /// Writes every node's allreduce program ([`plan`]) for the engine on ports `[a, b]`.
+    /// Writes every node's allreduce program ([`plan()`]) for the engine on ports `[a, b]`.
     pub fn program_allreduce(&mut self, ports: [usize; 2]) -> Result<(), Error> {
         for (n, p) in plan(&self.config, ports).iter().enumerate() {
             for (k, v) in [p.flags, p.dst_a, p.dst_b].into_iter().enumerate() {

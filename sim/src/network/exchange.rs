@@ -12,16 +12,22 @@ use crate::link::Device;
 /// A packet a host sends: to `dst` (node, port), with this tag, user word and payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
+    /// Destination (node, IntraNode port); the port must be the exchange's.
     pub dst: (usize, usize),
+    /// The header's `tag`.
     pub tag: u16,
+    /// The header's `user` word.
     pub user: u32,
+    /// The payload, 32-bit words (1 to `max_packet_bytes / 4`), word 0 in the lowest lane.
     pub words: Vec<u32>,
 }
 
 /// A packet a host took: its header as it arrived, and its payload words.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Received {
+    /// The header as it arrived (source filled in and `hops` counted by the fabric).
     pub header: Header,
+    /// The payload words, as many as the header's `length` / 4.
     pub words: Vec<u32>,
 }
 

@@ -11,12 +11,17 @@ use super::clocks::NodeClocks;
 use super::{scalar, ClockDrive, Torus};
 use crate::link::{Device, VerilatorDevice};
 
-/// One restart of a node: released at, and every link up again at (cycles of node 0).
+/// One restart of a node: when it was held in reset, released, and every link up again
+/// (cycles of node 0).
 #[derive(Clone, Debug)]
 pub struct Restart {
+    /// The node restarted.
     pub node: usize,
+    /// Cycle it was put in reset.
     pub held_at: u64,
+    /// Cycle it was released, if it has been.
     pub released: Option<u64>,
+    /// Cycle every link was up again after the release, once that has happened.
     pub up_again: Option<u64>,
 }
 

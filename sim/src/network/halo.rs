@@ -84,7 +84,9 @@ impl KernelModel {
 
 /// The two kernels of the step, one instance of each per node.
 pub struct DgKernels {
+    /// `dg_surface_flux`, one model per node.
     pub flux: Vec<KernelModel>,
+    /// `dg_rk_update`, one model per node.
     pub rk: Vec<KernelModel>,
 }
 
@@ -101,9 +103,13 @@ impl DgKernels {
 /// The mesh's state spread over the nodes: per node, per local element, its values.
 #[derive(Clone, Debug)]
 pub struct Distributed {
+    /// Which node owns which elements, and the halo each node sends each other node.
     pub partition: Partition,
+    /// The time step (binary32).
     pub dt: f32,
+    /// Per node, per local element: the field values at its vertices.
     pub q: Vec<Vec<Nodes>>,
+    /// Per node, per local element: the low-storage Runge-Kutta residual, updated each stage.
     pub res: Vec<Vec<Nodes>>,
     /// Stages run so far (numbers the halo packets).
     pub stages: u32,

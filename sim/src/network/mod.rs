@@ -6,7 +6,7 @@
 //!
 //! This file assembles the torus: devices, the links and serial lanes between them, header-bit
 //! and `inject_err` error injection. Traffic is in `traffic`, the run loop and its checks in
-//! `run`, the AXI4-Lite master in `axil`, the router's Verilog in `verilog`.
+//! `run`, the AXI4-Lite master in `axil`, per-node clocks in `clocks`, restarts in `faults`.
 
 mod allreduce;
 mod axil;
@@ -97,7 +97,12 @@ pub enum Kind {
     Routers,
     /// Nodes (router, link endpoints, register window), their serial lanes joined through
     /// channel models of this latency.
-    Nodes { lanes: usize, latency: usize },
+    Nodes {
+        /// Serial lanes per link.
+        lanes: usize,
+        /// Channel latency in cycles (at least 1).
+        latency: usize,
+    },
     /// One device holding the whole torus (`<cfg>_sim`): IntraNode ports `s_axis_n<n>_p<p>_*`,
     /// links inside, `inject_err` and `link_up`.
     SimTop,
@@ -115,22 +120,25 @@ struct Injector {
 
 /// The routers or nodes of a torus, one device each, joined here.
 pub struct Torus<D: Device> {
+    /// The torus: dimensions, IntraNode ports, datapath width, maximum packet.
     pub config: RouterConfig,
     devices: Vec<D>,
     /// Per node: (IntraNode port, device, handles) of each port the device has.
     local: Vec<Vec<(usize, usize, LocalPorts)>>,
     links: Vec<Link>,
     serials: Vec<Serial>,
+    /// Header bit flips to inject on the router links (none by default).
     pub errors: HeaderErrors,
     error_rng: Rng,
     /// Ids of packets whose header was double-flipped (dropped in the network).
     pub lost: Vec<u64>,
+    /// Head flits given one and two flipped bits so far.
     pub injected: [u64; 2],
     /// Cycles so far (of node 0's clock when the nodes have their own).
     pub cycle: u64,
     injector: Option<Injector>,
     node_clocks: Option<NodeClocks>,
-    /// Nodes held in reset, now or before (see [`faults`]).
+    /// Nodes held in reset, now or before (see [`Torus::hold_in_reset`]).
     pub restarts: Vec<Restart>,
 }
 
@@ -315,6 +323,7 @@ impl<D: Device> Torus<D> {
         })
     }
 
+    /// Holds every device in reset for three edges of every clock (all nodes together).
     pub fn reset(&mut self) {
         if let Some(NodeClocks { drive: ClockDrive::Ports { clk, rst }, .. }) = self.node_clocks.as_ref() {
             let (clk, rst) = (clk.clone(), rst.clone());

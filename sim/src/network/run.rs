@@ -30,20 +30,28 @@ struct Sink {
 /// A delivered packet's times.
 #[derive(Clone, Copy, Debug)]
 pub struct Delivery {
+    /// The packet's [`Packet::id`](crate::network::Packet::id).
     pub id: u64,
+    /// Cycle it was created (queued at its source).
     pub created: u64,
-    /// Cycle its header left the source, arrived at the sink, and its tail arrived.
+    /// Cycle its header beat entered the network at the source port.
     pub head_in: u64,
+    /// Cycle its header beat left the network at the destination port.
     pub head_out: u64,
+    /// Cycle its last beat left the network.
     pub tail_out: u64,
+    /// Flits of the packet, the header's included.
     pub flits: usize,
 }
 
 /// What a run saw.
 #[derive(Clone, Debug, Default)]
 pub struct NetRun {
+    /// Cycles the run took (of node 0's clock when the nodes have their own).
     pub cycles: u64,
+    /// Packets created.
     pub sent: usize,
+    /// Every packet delivered, in the order of arrival.
     pub deliveries: Vec<Delivery>,
     /// Flits that left the network at each cycle of the run (index = cycle − start).
     pub ejected_flits: Vec<u32>,
@@ -56,8 +64,11 @@ pub struct NetRun {
 /// Why a run stopped early.
 #[derive(Clone, Debug)]
 pub struct Stuck {
+    /// The cycle at which the run gave up.
     pub cycle: u64,
+    /// Packets delivered by then.
     pub delivered: usize,
+    /// Packets created by then.
     pub sent: usize,
 }
 

@@ -42,11 +42,11 @@
 //! never holds up the other.
 
 //!
-//! The netlist is built in five parts, one file each: [`ingress`] (user beats into the replay
-//! buffer, frame table, link-credit reservation), [`bonding`] (lane receive, deskew, channel
-//! bonding, remote readiness), [`receive`] (block classification, native flow control in, frames
-//! into the virtual-channel buffers), [`control`] (acknowledgements and credits received) and
-//! [`transmit`] (the scheduler, lane blocks, retransmission, acknowledgement bookkeeping).
+//! The netlist is built in five parts, one file each: `ingress.rs` (user beats into the replay
+//! buffer, frame table, link-credit reservation), `bonding.rs` (lane receive, deskew, channel
+//! bonding, remote readiness), `receive.rs` (block classification, native flow control in, frames
+//! into the virtual-channel buffers), `control.rs` (acknowledgements and credits received) and
+//! `transmit.rs` (the scheduler, lane blocks, retransmission, acknowledgement bookkeeping).
 //!
 //! Pipelined for at most six LUT levels between registers (Yosys `synth_xilinx`): each receive
 //! lane registers its aligned block before checking it; the deskewed words are registered once

@@ -53,6 +53,9 @@ pub const FLAG_MEANINGS: [&str; 5] = [
     "at the root: send the result to dst_a",
     "send results to dst_b",
 ];
+/// The engine's counters: host contributions (packets) taken, result packets delivered to
+/// the host, and joined beats whose partial ended its packet where the contribution did not
+/// (or the reverse).
 pub const COUNTERS: [&str; 3] = ["contributions", "results", "mismatches"];
 /// Stages of each binary32 adder: 6 LUT levels (the router's), 12 cycles for the pair. Measured
 /// with `weft bench allreduce` on torus_4x2x1 at 4096 elements (256-byte packets): 4 stages 1715

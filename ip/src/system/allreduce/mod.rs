@@ -1,6 +1,6 @@
 //! In-network allreduce: every node contributes a vector of binary32 values and receives the
-//! element-wise sum, reduced in the fabric by an engine beside the router ([`engine`]) along a
-//! chain of neighbours ([`plan`]).
+//! element-wise sum, reduced in the fabric by an engine beside the router ([`mod@engine`]) along a
+//! chain of neighbours ([`mod@plan`]).
 
 pub mod check;
 pub mod engine;

@@ -11,7 +11,7 @@
 //! `L = (…((v_0 + v_1) + v_2) … ) + v_{m−1}`, `R = (…((v_{P−1} + v_{P−2}) + v_{P−3}) … ) + v_{m+1}`,
 //! and the result is `(L + v_m) + R` (without `L` or `R` when a half is empty). Adding −0 leaves a
 //! non-NaN value unchanged; a NaN anywhere gives the canonical NaN `0x7FC00000` everywhere.
-//! [`reference`] computes exactly this.
+//! [`reference()`] computes exactly this.
 //!
 //! Hops on the critical path: `max(m, P−1−m)` up and as many down, i.e. `P` for even `P`.
 
@@ -22,8 +22,12 @@ use crate::system::kernel_port::pack_dst;
 /// What a node's register window holds for the allreduce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Program {
+    /// The role bits, one per [`FLAGS`] name, lowest first (register `allreduce_flags`).
     pub flags: u32,
+    /// Where partial sums go (at the root: one result copy), packed as header bits 21:0
+    /// (`dst_x | dst_y<<6 | dst_z<<12 | dst_port<<18`); 0 when unused.
     pub dst_a: u32,
+    /// Where forwarded results go, packed the same way; 0 when unused.
     pub dst_b: u32,
 }
 
