@@ -323,10 +323,13 @@ fn a_wired_kernel_on_the_kernel_clock_passes_the_system_checks() {
 fn allreduce_entries_are_checked_and_the_node_passes_the_system_checks() {
     let base = "name = \"ar\"\nboard = \"u200\"\n[torus]\ndims = [2, 2, 1]\n[clocks]\nfabric_mhz = 156.25\n";
     let config = weft::system::parse(&format!("{base}[allreduce]\nports = [0, 1]\n")).unwrap();
-    assert_eq!(config.node.allreduce, Some([0, 1]));
+    assert_eq!(config.node.allreduce, Some(weft_ip::system::Allreduce { ports: [0, 1], element: weft_ip::system::allreduce::ElementType::F32 }));
     let map = weft_ip::system::node::register_map(&config.node);
     let at = |name: &str| map.iter().find(|r| r.name == name).map(|r| r.addr);
-    assert_eq!((at("allreduce_flags"), at("allreduce_dst_a"), at("allreduce_dst_b")), (Some(0x0A0), Some(0x0A4), Some(0x0A8)));
+    let names = ["allreduce_flags", "allreduce_dst_a", "allreduce_dst_b", "allreduce_op", "allreduce_type"];
+    assert_eq!(names.map(at), [0x0A0, 0x0A4, 0x0A8, 0x0AC, 0x0B0].map(Some));
+    let typed = weft::system::parse(&format!("{base}[allreduce]\nports = [0, 1]\ntype = \"bf16\"\n")).unwrap();
+    assert_eq!(typed.node.allreduce.unwrap().element, weft_ip::system::allreduce::ElementType::Bf16);
     assert!(at("stat_allreduce_mismatches").is_some(), "no allreduce counters");
     let refused = |body: &str, needle: &str| {
         let e = weft::system::parse(&format!("{base}{body}")).unwrap_err();
@@ -335,6 +338,7 @@ fn allreduce_entries_are_checked_and_the_node_passes_the_system_checks() {
     refused("[allreduce]\nports = [0, 2]\n", "`allreduce.ports[1]` = 2 is out of range: allowed 0..=1");
     refused("[allreduce]\nports = [0]\n", "`allreduce.ports` has 1 entries");
     refused("[allreduce]\nports = [1, 1]\n", "allreduce ports a and b are both 1");
+    refused("[allreduce]\nports = [0, 1]\ntype = \"i8\"\n", "`allreduce.type` = \"i8\": allowed \"f32\", \"f64\", \"f16\", \"bf16\"");
     refused("[[port]]\nindex = 1\n[allreduce]\nports = [0, 1]\n", "`port[0]` describes IntraNode port 1, which is the allreduce engine's port b");
     refused("[[kernel]]\nkernel = \"dg_rk_update\"\nport = 1\ninput_tag = 7\noutput_tag = 9\ndst = [1, 0, 0, 0]\n[allreduce]\nports = [0, 1]\n", "allreduce port b = 1 also has a kernel");
     let dir = std::env::temp_dir().join(format!("weft-ar-{}", std::process::id()));

@@ -1,37 +1,46 @@
 //! The allreduce engine in the built-in simulator: a small ring of nodes, each result bit-exact
-//! to the software reference of the documented summation order.
+//! to the software reference of the documented order, for every element type and operator.
 
 use weft_sim::network::Torus;
 use weft_sim::weft_ip::link::LinkConfig;
 use weft_sim::weft_ip::router::RouterConfig;
-use weft_sim::weft_ip::system::allreduce::{packet_sizes, reference};
-use weft_sim::weft_ip::system::NodeConfig;
+use weft_sim::weft_ip::system::allreduce::check::operand;
+use weft_sim::weft_ip::system::allreduce::{packet_sizes, reference, reference_f32, ElementType, ReduceOp};
+use weft_sim::weft_ip::system::{Allreduce, NodeConfig};
 use weft_sim::weft_ip::weft_hdl::testbench::Rng;
 
 fn vectors(rng: &mut Rng, nodes: usize, len: usize) -> Vec<Vec<f32>> {
     (0..nodes).map(|_| (0..len).map(|_| f32::from_bits(weft_sim::weft_ip::kernels::operand(rng))).collect()).collect()
 }
 
+fn bits(v: &[Vec<f32>]) -> Vec<Vec<u128>> {
+    v.iter().map(|v| v.iter().map(|x| x.to_bits() as u128).collect()).collect()
+}
+
+fn ring(element: ElementType, ports: [usize; 2], width: usize) -> NodeConfig {
+    NodeConfig {
+        router: RouterConfig { dims: [3, 1, 1], width, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() },
+        link: LinkConfig { lanes: width / 64, ..LinkConfig::default() },
+        kernels: vec![],
+        allreduce: Some(Allreduce { ports, element }),
+    }
+}
+
 #[test]
 fn a_ring_of_three_sums_in_the_documented_order() {
-    let config = NodeConfig {
-        router: RouterConfig { dims: [3, 1, 1], vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() },
-        link: LinkConfig::default(),
-        kernels: vec![],
-        allreduce: Some([0, 1]),
-    };
+    let config = ring(ElementType::F32, [0, 1], 128);
     let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
     torus.reset();
     torus.bring_up(20_000).unwrap();
-    torus.program_allreduce([0, 1]).unwrap();
+    torus.program_allreduce([0, 1], ReduceOp::Sum).unwrap();
     let mut rng = Rng::new(7);
     for (len, pressure) in [(7, None), (70, Some(3))] {
         let v = vectors(&mut rng, 3, len);
-        let want: Vec<u32> = reference(&config.router, &v).iter().map(|x| x.to_bits()).collect();
+        let want: Vec<u128> = reference_f32(&config.router, &v).iter().map(|x| x.to_bits() as u128).collect();
         // The order matters for these values: v0 + (v1 + v2) differs somewhere.
-        let naive: Vec<u32> = (0..len).map(|k| (v[0][k] + (v[1][k] + v[2][k])).to_bits()).collect();
+        let naive: Vec<u128> = (0..len).map(|k| (v[0][k] + (v[1][k] + v[2][k])).to_bits() as u128).collect();
         assert!(len < 50 || naive != want, "{len} elements: the order is not visible in this data");
-        let run = torus.allreduce(0, &v, &packet_sizes(4 * len, 64), pressure, 20_000).unwrap();
+        let run = torus.allreduce(0, 32, &bits(&v), &packet_sizes(4 * len, 64), pressure, 20_000).unwrap();
         for (n, got) in run.results.iter().enumerate() {
             assert_eq!(*got, want, "node {n}, {len} elements");
         }
@@ -42,21 +51,41 @@ fn a_ring_of_three_sums_in_the_documented_order() {
 /// At 256 bits (eight lanes a beat, four-lane links) the same sums come out.
 #[test]
 fn a_256_bit_ring_sums_in_the_documented_order() {
-    let config = NodeConfig {
-        router: RouterConfig { dims: [3, 1, 1], width: 256, vc_buffer_flits: 32, max_packet_bytes: 256, ..Default::default() },
-        link: LinkConfig { lanes: 4, ..LinkConfig::default() },
-        kernels: vec![],
-        allreduce: Some([1, 0]),
-    };
+    let config = ring(ElementType::F32, [1, 0], 256);
     let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
     torus.reset();
     torus.bring_up(20_000).unwrap();
-    torus.program_allreduce([1, 0]).unwrap();
+    torus.program_allreduce([1, 0], ReduceOp::Sum).unwrap();
     let mut rng = Rng::new(11);
-    let v = vectors(&mut rng, 3, 61);
-    let want: Vec<u32> = reference(&config.router, &v).iter().map(|x| x.to_bits()).collect();
-    let run = torus.allreduce(1, &v, &packet_sizes(4 * 61, 96), Some(5), 20_000).unwrap();
+    let v = bits(&vectors(&mut rng, 3, 61));
+    let want = reference(&config.router, &v, ElementType::F32, ReduceOp::Sum);
+    let run = torus.allreduce(1, 32, &v, &packet_sizes(4 * 61, 96), Some(5), 20_000).unwrap();
     for (n, got) in run.results.iter().enumerate() {
         assert_eq!(*got, want, "node {n}");
+    }
+}
+
+/// binary64, binary16 and bfloat16 engines, each running every operator one after another on
+/// the same fabric (the operator is a register), with back-pressure: every result equals the
+/// reference of its type and operator, NaN, infinities and subnormals included.
+#[test]
+fn every_element_type_and_operator_reduces_in_the_documented_order() {
+    for (element, seed) in [(ElementType::F64, 21), (ElementType::F16, 22), (ElementType::Bf16, 23)] {
+        let config = ring(element, [0, 1], 128);
+        let mut torus = Torus::netlist_nodes(&config, 12).unwrap();
+        torus.reset();
+        torus.bring_up(20_000).unwrap();
+        let mut rng = Rng::new(seed);
+        let len = 37;
+        for op in [ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max] {
+            torus.program_allreduce([0, 1], op).unwrap();
+            let v: Vec<Vec<u128>> = (0..3).map(|_| (0..len).map(|_| operand(element, &mut rng)).collect()).collect();
+            let want = reference(&config.router, &v, element, op);
+            let size = element.bytes();
+            let run = torus.allreduce(0, element.bits(), &v, &packet_sizes(size * len, 16 * size), Some(seed), 20_000).unwrap();
+            for (n, got) in run.results.iter().enumerate() {
+                assert_eq!(*got, want, "{} {}: node {n}", element.name(), op.name());
+            }
+        }
     }
 }

@@ -35,7 +35,9 @@ use std::path::Path;
 
 use serde::Serialize;
 use weft_ip::router::Direction;
-use weft_ip::system::allreduce::{packet_sizes, reference};
+use weft_ip::system::allreduce::check::operand;
+use weft_ip::system::allreduce::{packet_sizes, reference, ElementType, ReduceOp};
+use weft_ip::system::Allreduce;
 use weft_ip::weft_hdl::testbench::Rng;
 use weft_sim::link::VerilatorDevice;
 use weft_sim::network::{Injection, Pattern, Torus, Traffic};
@@ -99,8 +101,12 @@ pub struct Options {
     /// Also measure the fabric without the engine: a hop, a link's bandwidth (so the lower
     /// bound), and the gather-then-broadcast baseline.
     pub baseline: bool,
-    /// Bytes per packet (a multiple of 4, at most `max_packet_bytes`).
+    /// Bytes per packet (a multiple of the element's bytes, at most `max_packet_bytes`).
     pub packet_bytes: usize,
+    /// The engine's element type (the node is generated with it).
+    pub element: ElementType,
+    /// The operator every operation of the run uses.
+    pub op: ReduceOp,
 }
 
 fn verilate(system: &SystemConfig, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Torus<VerilatorDevice>, Error> {
@@ -123,27 +129,35 @@ fn traffic(injection: Injection) -> Traffic {
 pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut dyn FnMut(&str)) -> Result<Report, Error> {
     let rc = system.node.router.clone();
     let nodes = rc.nodes();
-    let packet_bytes = options.packet_bytes.min(rc.max_packet_bytes / 4 * 4);
+    let (ty, size) = (options.element, options.element.bytes());
+    let packet_bytes = options.packet_bytes.min(rc.max_packet_bytes) / size * size;
     let lanes = system.node.link.lanes;
     let diameter: usize = rc.dims.iter().map(|d| d / 2).sum();
     let inbound_links = 2 * rc.dims.iter().filter(|d| **d > 1).count();
     let mut engine_system = system.clone();
-    engine_system.node.allreduce = Some(PORTS);
+    engine_system.node.allreduce = Some(Allreduce { ports: PORTS, element: ty });
     // The engine's ports are its own: no shell clock crossing or kernel on them.
     engine_system.ports.retain(|p| !PORTS.contains(&p.index));
     let mut torus = verilate(&engine_system, &work.join("engine"), progress)?;
     torus.set_bit_error_rate(options.bit_error_rate);
-    torus.program_allreduce(PORTS)?;
+    torus.program_allreduce(PORTS, options.op)?;
     let mut rng = Rng::new(0xA11);
     let mut points = vec![];
     for &elements in &options.lengths {
-        let vectors: Vec<Vec<f32>> = (0..nodes).map(|_| (0..elements).map(|_| f32::from_bits(weft_ip::kernels::operand(&mut rng))).collect()).collect();
-        let want: Vec<u32> = reference(&rc, &vectors).iter().map(|x| x.to_bits()).collect();
+        let vectors: Vec<Vec<u128>> = (0..nodes).map(|_| (0..elements).map(|_| operand(ty, &mut rng)).collect()).collect();
+        let want = reference(&rc, &vectors, ty, options.op);
         let limit = 200_000 + 50 * elements as u64;
-        let r = torus.allreduce(PORTS[0], &vectors, &packet_sizes(4 * elements, packet_bytes), options.pressure.map(|s| s ^ elements as u64), limit)?;
+        let r = torus.allreduce(PORTS[0], ty.bits(), &vectors, &packet_sizes(size * elements, packet_bytes), options.pressure.map(|s| s ^ elements as u64), limit)?;
         for (n, got) in r.results.iter().enumerate() {
             if let Some(k) = (0..elements).find(|&k| got[k] != want[k]) {
-                return Err(Error::Check(format!("{}: {elements} elements: node {n} element {k} is {:#010x}, the reference {:#010x}", system.name, got[k], want[k])));
+                return Err(Error::Check(format!(
+                    "{}: {elements} elements of {} ({}): node {n} element {k} is {:#x}, the reference {:#x}",
+                    system.name,
+                    ty.name(),
+                    options.op.name(),
+                    got[k],
+                    want[k]
+                )));
             }
         }
         progress(&format!("{elements} elements: {} cycles, every node bit-exact", r.cycles));
@@ -187,13 +201,13 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
     progress(&format!("one hop {hop_cycles} cycles; a link carries {link_bytes_per_cycle:.2} payload bytes a cycle (raw {})", 8 * lanes));
     let (l, hops) = (inbound_links as f64, diameter as u64 * hop_cycles);
     for p in points.iter_mut() {
-        let bytes = 4.0 * p.elements as f64;
+        let bytes = (size * p.elements) as f64;
         p.raw_bound_cycles = (bytes / (l * 8.0 * lanes as f64)).ceil() as u64 + hops;
         p.lower_bound_cycles = (bytes / (l * link_bytes_per_cycle)).ceil() as u64 + hops;
         p.endpoint_bound_cycles = (2.0 * (nodes - 1) as f64 * bytes / (nodes as f64 * l * link_bytes_per_cycle)).ceil() as u64 + hops;
         p.to_bound = p.cycles as f64 / p.lower_bound_cycles as f64;
         {
-            let bytes = 4 * p.elements;
+            let bytes = size * p.elements;
             let mut cycles = 0;
             // The baseline's packets are as long as the fabric allows (its best; see the README).
             let packet = rc.max_packet_bytes;
@@ -205,7 +219,7 @@ pub fn run(system: &SystemConfig, options: &Options, work: &Path, progress: &mut
             p.baseline_cycles = Some(cycles);
         }
         {
-            let chunk = 4 * p.elements.div_ceil(nodes);
+            let chunk = size * p.elements.div_ceil(nodes);
             let mut cycles = 0;
             for _ in 0..2 * (nodes - 1) {
                 let r = plain.run(&traffic(Injection::Ring { bytes: chunk, packet: rc.max_packet_bytes }), 100_000)?.map_err(|s| Error::Check(format!("ring: stuck at {s:?}")))?;

@@ -113,7 +113,15 @@ pub fn run(bench: &Path, generated: &Path, work: &Path, progress: &mut dyn FnMut
 
     progress("allreduce: 1 and 64 elements on torus_4x2x1 in Verilator");
     let json = load(bench, "allreduce_torus_4x2x1.json")?;
-    let options = super::allreduce::Options { lengths: vec![1, 64], bit_error_rate: 0.0, pressure: None, baseline: false, packet_bytes: super::allreduce::PACKET_BYTES };
+    let options = super::allreduce::Options {
+        lengths: vec![1, 64],
+        bit_error_rate: 0.0,
+        pressure: None,
+        baseline: false,
+        packet_bytes: super::allreduce::PACKET_BYTES,
+        element: weft_ip::system::allreduce::ElementType::F32,
+        op: weft_ip::system::allreduce::ReduceOp::Sum,
+    };
     let report = super::allreduce::run(&system, &options, &work.join("allreduce"), &mut |_| {})?;
     for p in &report.points {
         let c = find(&json["points"], &[("elements", p.elements.into())], "allreduce_torus_4x2x1.json")?;

@@ -9,8 +9,9 @@ use serde::Deserialize;
 
 use weft_ip::link::LinkConfig;
 use weft_ip::router::RouterConfig;
+use weft_ip::system::allreduce::ElementType;
 use weft_ip::system::kernel_port::{pack_dst, KernelPort};
-use weft_ip::system::NodeConfig;
+use weft_ip::system::{Allreduce, NodeConfig};
 
 /// A board weft writes constraints for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +63,9 @@ struct AllreduceSection {
     /// IntraNode ports `[a, b]`: `a` carries the host's contributions and results, `b` is inside
     /// the node.
     ports: Vec<i64>,
+    /// The element type: `f32` (default), `f64`, `f16` or `bf16`.
+    #[serde(rename = "type")]
+    element: Option<String>,
 }
 
 /// A kernel wired to an IntraNode port (`[[kernel]]`).
@@ -311,10 +315,14 @@ impl SystemConfig {
             Some(a) => {
                 let last = router.local_ports as i64 - 1;
                 let port = |i: usize| ranged(&format!("allreduce.ports[{i}]"), a.ports[i], 0, last);
-                Some([port(0)?, port(1)?])
+                let element = a
+                    .element
+                    .as_deref()
+                    .map_or(Ok(ElementType::F32), |t| ElementType::parse(t).map_err(|_| Error::Input(format!("`allreduce.type` = \"{t}\": allowed \"f32\", \"f64\", \"f16\", \"bf16\""))))?;
+                Some(Allreduce { ports: [port(0)?, port(1)?], element })
             }
         };
-        if let Some([_, b]) = allreduce {
+        if let Some(Allreduce { ports: [_, b], .. }) = allreduce {
             if let Some(i) = file.port.iter().position(|p| p.index == b as i64) {
                 return Err(Error::Input(format!("`port[{i}]` describes IntraNode port {b}, which is the allreduce engine's port b (`allreduce.ports[1]`): that port is inside the node")));
             }

@@ -6,4 +6,4 @@ pub mod kernel_port;
 pub mod node;
 pub mod spec;
 
-pub use node::{node, NodeConfig};
+pub use node::{node, Allreduce, NodeConfig};

@@ -42,9 +42,18 @@ pub struct NodeConfig {
     pub link: LinkConfig,
     /// Kernels wired to IntraNode ports (those ports are then inside the node).
     pub kernels: Vec<KernelPort>,
-    /// The allreduce engine on IntraNode ports `[a, b]` ([`crate::system::allreduce`]): port `a`'s
-    /// stream ports become the engine's host side, port `b` is inside the node.
-    pub allreduce: Option<[usize; 2]>,
+    /// The allreduce engine ([`crate::system::allreduce`]), if the node has one.
+    pub allreduce: Option<Allreduce>,
+}
+
+/// Where a node's allreduce engine sits and what it reduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Allreduce {
+    /// IntraNode ports `[a, b]`: port `a`'s stream ports become the engine's host side, port `b`
+    /// is inside the node.
+    pub ports: [usize; 2],
+    /// The element type of every lane (the operator is chosen per operation at run time).
+    pub element: allreduce::ElementType,
 }
 
 impl NodeConfig {
@@ -62,7 +71,7 @@ impl NodeConfig {
                 self.router.width
             )));
         }
-        if let Some(ports) = self.allreduce {
+        if let Some(Allreduce { ports, .. }) = self.allreduce {
             for (p, name) in ports.iter().zip(["a", "b"]) {
                 if *p >= self.router.local_ports {
                     return Err(Error::Config(format!("node: allreduce port {name} = {p}: allowed ports 0..={}", self.router.local_ports - 1)));
@@ -147,8 +156,8 @@ fn link_counters(link: &LinkConfig) -> Vec<&'static str> {
 pub fn register_map(config: &NodeConfig) -> Vec<Register> {
     let kernels: Vec<(usize, u32)> = config.kernels.iter().map(|k| (k.port, k.dst)).collect();
     let mut map = node_map_with_kernels(config.router.dims, &counter_names(config), true, &kernels);
-    if config.allreduce.is_some() {
-        map.extend(allreduce_registers(&allreduce::FLAGS.into_iter().zip(allreduce::FLAG_MEANINGS).collect::<Vec<_>>()));
+    if let Some(a) = config.allreduce {
+        map.extend(allreduce_registers(&allreduce::FLAGS.into_iter().zip(allreduce::FLAG_MEANINGS).collect::<Vec<_>>(), a.element));
         map.sort_by_key(|r| r.addr);
     }
     map
@@ -188,12 +197,13 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
     let link_in = link_out.always_ready();
     let engine = config.allreduce.map(|_| -> Result<_, Error> {
         d.section("allreduce engine");
-        let e = d.instance(&Rc::new(allreduce::engine(width)?), &format!("allreduce_w{width}"), "allreduce");
-        for (input, reg) in [("flags", "allreduce_flags"), ("dst_a", "allreduce_dst_a"), ("dst_b", "allreduce_dst_b")] {
+        let element = config.allreduce.unwrap().element;
+        let e = d.instance(&Rc::new(allreduce::engine(width, element)?), &allreduce::module_name(element, width), "allreduce");
+        for (input, reg) in [("flags", "allreduce_flags"), ("dst_a", "allreduce_dst_a"), ("dst_b", "allreduce_dst_b"), ("op", "allreduce_op")] {
             e.input(input).define(regs.output(reg));
         }
         // The host's address: this node's coordinates and the engine's port a.
-        let port_a = d.lit(config.allreduce.unwrap()[0] as u128, 4);
+        let port_a = d.lit(config.allreduce.unwrap().ports[0] as u128, 4);
         e.input("host_dst").define(port_a.cat(regs.output("local_z")).cat(regs.output("local_y")).cat(regs.output("local_x")));
         for c in allreduce::COUNTERS {
             let i = counters.iter().position(|x| *x == format!("allreduce_{c}")).unwrap();
@@ -205,7 +215,7 @@ pub fn node(config: &NodeConfig) -> Result<Netlist, Error> {
     for p in 0..rc.local_ports {
         // The port's user: a wired kernel or the allreduce engine inside the node, or the node's
         // own stream ports.
-        let side = config.allreduce.and_then(|ports| ports.iter().position(|q| *q == p));
+        let side = config.allreduce.and_then(|a| a.ports.iter().position(|q| *q == p));
         let (user_in, user_out) = match config.kernels.iter().find(|k| k.port == p) {
             _ if side.is_some() => {
                 let (e, s) = (engine.as_ref().unwrap(), ["a", "b"][side.unwrap()]);

@@ -11,10 +11,10 @@ use crate::Error;
 use weft_ip::regmap::ALLREDUCE;
 use weft_ip::router::header::{check, Checked, Header};
 use weft_ip::router::route::distance;
-use weft_ip::system::allreduce::{plan, RESULT_TAG};
+use weft_ip::system::allreduce::{plan, ReduceOp, RESULT_TAG};
 use weft_ip::weft_hdl::testbench::Rng;
 
-use super::{bits, scalar, value, Torus};
+use super::{bits as field, scalar, value, Torus};
 use crate::link::Device;
 
 /// What one allreduce took and gave.
@@ -22,8 +22,8 @@ use crate::link::Device;
 pub struct AllreduceRun {
     /// Cycles from the first contribution beat offered to the last result beat taken.
     pub cycles: u64,
-    /// Each node's result, as bits.
-    pub results: Vec<Vec<u32>>,
+    /// Each node's result, as element bits.
+    pub results: Vec<Vec<u128>>,
 }
 
 /// A host: its contribution as beats (data chunks, last), the next beat, and what came back.
@@ -31,48 +31,56 @@ struct Host {
     beats: Vec<(Vec<u128>, bool)>,
     next: usize,
     offered: bool,
-    result: Vec<u32>,
+    result: Vec<u128>,
     /// Elements still to come in the packet being received (`None` between packets).
     receiving: Option<usize>,
 }
 
 impl<D: Device> Torus<D> {
-    /// Writes every node's allreduce program ([`plan()`]) for the engine on ports `[a, b]`.
-    pub fn program_allreduce(&mut self, ports: [usize; 2]) -> Result<(), Error> {
+    /// Writes every node's allreduce program ([`plan()`]) for the engine on ports `[a, b]`, and
+    /// the operator `op` (register `allreduce_op`, the same on every node).
+    pub fn program_allreduce(&mut self, ports: [usize; 2], op: ReduceOp) -> Result<(), Error> {
         for (n, p) in plan(&self.config, ports).iter().enumerate() {
-            for (k, v) in [p.flags, p.dst_a, p.dst_b].into_iter().enumerate() {
+            for (k, v) in [p.flags, p.dst_a, p.dst_b, op.code()].into_iter().enumerate() {
                 self.axil_write(n, ALLREDUCE + 4 * k as u32, v)?;
             }
         }
         Ok(())
     }
 
-    /// Runs one allreduce of `vectors` (one per node, equal lengths) through port `a`, each vector
-    /// sent as packets of `packets` bytes (multiples of 4, summing to the vector's); `pressure` (a seed) adds random gaps to the
-    /// hosts' streams and random back-pressure on their results. Fails after `limit` cycles.
-    pub fn allreduce(&mut self, a: usize, vectors: &[Vec<f32>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
+    /// Runs one allreduce of `vectors` (one per node, equal lengths; elements of `bits` bits, 16,
+    /// 32 or 64) through port `a`, each vector sent as packets of `packets` bytes (non-zero
+    /// multiples of the element's bytes, summing to the vector's); `pressure` (a seed) adds random
+    /// gaps to the hosts' streams and random back-pressure on their results. Fails after `limit`
+    /// cycles.
+    pub fn allreduce(&mut self, a: usize, bits: usize, vectors: &[Vec<u128>], packets: &[usize], pressure: Option<u64>, limit: u64) -> Result<AllreduceRun, Error> {
         let config = self.config.clone();
         let nodes = config.nodes();
         let len = vectors[0].len();
-        let lanes = config.width / 32;
-        if packets.iter().any(|p| p % 4 != 0 || *p == 0) || packets.iter().sum::<usize>() != 4 * len {
-            return Err(Error::Config(format!("packets {packets:?}: want non-zero multiples of 4 summing to {} bytes", 4 * len)));
+        let size = bits / 8;
+        let lanes = config.width / bits;
+        if ![16, 32, 64].contains(&bits) {
+            return Err(Error::Config(format!("allreduce elements of {bits} bits: allowed 16, 32, 64")));
+        }
+        if packets.iter().any(|p| p % size != 0 || *p == 0) || packets.iter().sum::<usize>() != size * len {
+            return Err(Error::Config(format!("packets {packets:?}: want non-zero multiples of {size} summing to {} bytes", size * len)));
         }
         let mut hosts: Vec<Host> = (0..nodes)
             .map(|n| {
                 let mut beats = vec![];
                 let mut at = 0;
+                let per_chunk = 128 / bits;
                 for p in packets {
-                    let chunk = &vectors[n][at..at + p / 4];
-                    at += p / 4;
+                    let chunk = &vectors[n][at..at + p / size];
+                    at += p / size;
                     let c = config.coords(n);
-                    let header = Header { dst: c, dst_port: a, length: 4 * chunk.len(), tag: 0, ..Header::default() };
+                    let header = Header { dst: c, dst_port: a, length: size * chunk.len(), tag: 0, ..Header::default() };
                     let mut head = vec![header.pack()];
                     head.resize(config.width / 128, 0);
                     beats.push((head, false));
-                    let words: Vec<Vec<f32>> = chunk.chunks(lanes).map(|w| w.to_vec()).collect();
+                    let words: Vec<&[u128]> = chunk.chunks(lanes).collect();
                     for (i, w) in words.iter().enumerate() {
-                        let data = (0..config.width / 128).map(|k| (0..4).fold(0u128, |acc, j| acc | (w.get(4 * k + j).map_or(0, |x| x.to_bits()) as u128) << (32 * j))).collect();
+                        let data = (0..config.width / 128).map(|k| (0..per_chunk).fold(0u128, |acc, j| acc | w.get(per_chunk * k + j).copied().unwrap_or(0) << (bits * j))).collect();
                         beats.push((data, i + 1 == words.len()));
                     }
                 }
@@ -121,14 +129,14 @@ impl<D: Device> Torus<D> {
                     continue;
                 }
                 let data = d.get(h.m_tdata);
-                let keep = bits(&d.get(h.m_tkeep), 0, config.width / 8);
+                let keep = field(&d.get(h.m_tkeep), 0, config.width / 8);
                 let last = d.get(h.m_tlast)[0] & 1 == 1;
                 let all = (1u128 << (config.width / 8)) - 1;
                 match host.receiving {
                     None => {
-                        let raw = bits(&data, 0, 128);
+                        let raw = field(&data, 0, 128);
                         let header = Header::unpack(raw);
-                        if header.tag != RESULT_TAG || !header.length.is_multiple_of(4) || last || keep != all {
+                        if header.tag != RESULT_TAG || !header.length.is_multiple_of(size) || last || keep != all {
                             return Err(Error::Mismatch(format!(
                                 "node {n} at cycle {}: a result header with tag {:#x}, length {}, last {last}, tkeep {keep:#x}",
                                 self.cycle, header.tag, header.length
@@ -138,15 +146,15 @@ impl<D: Device> Torus<D> {
                         if check(raw) != Checked::Clean(raw) || header.dst != config.coords(n) || header.dst_port != a || header.src_port >= config.local_ports || header.hops != hops {
                             return Err(Error::Mismatch(format!("node {n} at cycle {}: a malformed result header {header:?} (at port {a}; {hops} hops from its source)", self.cycle)));
                         }
-                        host.receiving = Some(header.length / 4);
+                        host.receiving = Some(header.length / size);
                     }
                     Some(left) => {
                         let take = left.min(lanes);
-                        let want = if take == lanes { all } else { (1u128 << (4 * take)) - 1 };
+                        let want = if take == lanes { all } else { (1u128 << (size * take)) - 1 };
                         if keep != want {
                             return Err(Error::Mismatch(format!("node {n} at cycle {}: a result beat of {take} elements with tkeep {keep:#x}", self.cycle)));
                         }
-                        host.result.extend((0..take).map(|i| bits(&data, 32 * i, 32) as u32));
+                        host.result.extend((0..take).map(|i| field(&data, bits * i, bits)));
                         if last != (take == left) {
                             return Err(Error::Mismatch(format!("node {n} at cycle {}: a result packet's tlast disagrees with its length", self.cycle)));
                         }

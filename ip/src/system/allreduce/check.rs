@@ -1,12 +1,13 @@
 //! The engine's built-in-simulator testbench: one engine with random packets on every input and
 //! random gaps and back-pressure everywhere, each output checked beat by beat against software
-//! (binary32 sums of the documented order, headers from the program; the host's packets as the
-//! packet format delivers them: every header field, its check bits and the last beat's `tkeep`).
+//! ([`ReduceOp::apply`] in the documented order, headers from the program; the host's packets as
+//! the packet format delivers them: every header field, its check bits and the last beat's `tkeep`).
 
 use crate::Error;
 use weft_hdl::netlist::eval::Evaluator;
 use weft_hdl::testbench::Rng;
 
+use super::element::{ElementType, ReduceOp};
 use super::engine::{engine, FLAGS, PARTIAL_TAG, RESULT_TAG};
 use crate::router::header::{with_ecc, Header};
 
@@ -17,40 +18,60 @@ fn flag(name: &str) -> u128 {
     1 << FLAGS.iter().position(|f| *f == name).unwrap()
 }
 
-/// Packets of `lengths` words from `words`, each a header beat (the engine reads `length`) then the
-/// payload four words a beat; `keep` marks the valid bytes.
-fn packets(words: &[u32], lengths: &[usize], header: impl Fn(usize) -> u128) -> Beats {
+/// Packets of `lengths` elements of `bits` from `elements`, each a header beat (the engine reads
+/// `length`) then the payload `128 / bits` elements a beat; `keep` marks the valid bytes.
+fn packets(elements: &[u128], bits: usize, lengths: &[usize], header: impl Fn(usize) -> u128) -> Beats {
+    let lanes = 128 / bits;
     let mut out = vec![];
     let mut at = 0;
     for &n in lengths {
-        out.push((header(n), 0xFFFF, false));
-        let p = &words[at..at + n];
+        out.push((header(n * bits / 8), 0xFFFF, false));
+        let p = &elements[at..at + n];
         at += n;
-        for (i, c) in p.chunks(4).enumerate() {
-            let data = c.iter().enumerate().fold(0u128, |acc, (j, w)| acc | (*w as u128) << (32 * j));
-            out.push((data, (1u128 << (4 * c.len())) - 1, (i + 1) * 4 >= n));
+        for (i, c) in p.chunks(lanes).enumerate() {
+            let data = c.iter().enumerate().fold(0u128, |acc, (j, w)| acc | w << (bits * j));
+            out.push((data, (1u128 << (c.len() * bits / 8)) - 1, (i + 1) * lanes >= n));
         }
     }
     out
 }
 
-/// The header the engine forges toward the router (`dst`, `tag`, `length`; the router fills the
-/// rest).
-fn head(dst: u32, tag: u16, words: usize) -> u128 {
+/// Operands of `ty` that exercise the operators: specials (±0, ±∞, NaN, the smallest subnormal,
+/// the largest finite value), values near one (so sums round), and any bit pattern.
+pub fn operand(ty: ElementType, rng: &mut Rng) -> u128 {
+    let f = ty.format();
+    let (w, man) = (f.width(), f.man);
+    let sign = |rng: &mut Rng| (rng.below(2) as u128) << (w - 1);
+    let random = |rng: &mut Rng| (0..w).step_by(64).fold(0u128, |acc, k| acc | (rng.next_u64() as u128) << k) & ((1u128 << w) - 1);
+    match rng.below(10) {
+        0 => [0, f.infinity(false), f.quiet_nan(), 1, (f.exp_max() - 1) << man | ((1 << man) - 1)][rng.below(5) as usize] | sign(rng),
+        1..=5 => {
+            let exponent = (f.bias() as u128 - 3 + rng.below(7) as u128) << man;
+            sign(rng) | exponent | (random(rng) & ((1 << man) - 1))
+        }
+        _ => random(rng),
+    }
+}
+
+/// The header the engine forges toward the router (`dst`, `tag`, `length` in bytes; the router
+/// fills the rest).
+fn head(dst: u32, tag: u16, bytes: usize) -> u128 {
     let d = dst as usize;
-    Header { dst: [d & 63, d >> 6 & 63, d >> 12 & 63], dst_port: d >> 18 & 15, tag, length: 4 * words, ..Default::default() }.pack() & ((1 << 120) - 1)
+    Header { dst: [d & 63, d >> 6 & 63, d >> 12 & 63], dst_port: d >> 18 & 15, tag, length: bytes, ..Default::default() }.pack() & ((1 << 120) - 1)
 }
 
 /// A result header as delivered to the host at `at`: from and to `at`, no hops, check bits.
-fn delivered(at: u32, words: usize) -> u128 {
-    let h = head(at, RESULT_TAG, words);
+fn delivered(at: u32, bytes: usize) -> u128 {
+    let h = head(at, RESULT_TAG, bytes);
     let d = at as usize;
     with_ecc(Header { src: [d & 63, d >> 6 & 63, d >> 12 & 63], src_port: d >> 18 & 15, ..Header::unpack(h) }.pack())
 }
 
-/// One engine as the root (`root`) or as a chain node, `words` elements in random packets.
-pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error> {
-    let mut e = Evaluator::new(engine(128)?);
+/// One engine for elements of `ty` running `op`, as the root (`root`) or as a chain node,
+/// `words` elements in random packets.
+pub fn check_engine(ty: ElementType, op: ReduceOp, root: bool, words: usize, seed: u64) -> Result<String, Error> {
+    let bits = ty.bits();
+    let mut e = Evaluator::new(engine(128, ty)?);
     e.reset(2);
     let mut rng = Rng::new(seed);
     let (dst_a, dst_b, host) = (0x0004_1003u32, 0x0000_2041u32, 0x0008_2042u32);
@@ -59,6 +80,7 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error
     e.set_input("dst_a", dst_a as u128);
     e.set_input("dst_b", dst_b as u128);
     e.set_input("host_dst", host as u128);
+    e.set_input("op", op.code() as u128);
     let mut lengths = vec![];
     let mut left = words;
     while left > 0 {
@@ -66,19 +88,18 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error
         lengths.push(n);
         left -= n;
     }
-    let operand = |rng: &mut Rng| crate::kernels::operand(rng);
-    let [h, a, b]: [Vec<u32>; 3] = [0, 1, 2].map(|_| (0..words).map(|_| operand(&mut rng)).collect());
-    let f = |x: u32| f32::from_bits(x);
-    let sums: Vec<u32> = (0..words).map(|k| if root { ((f(a[k]) + f(h[k])) + f(b[k])).to_bits() } else { ((f(a[k]) + f(h[k])) + -0.0f32).to_bits() }).collect();
+    let [h, a, b]: [Vec<u128>; 3] = [0, 1, 2].map(|_| (0..words).map(|_| operand(ty, &mut rng)).collect());
+    let f = |x: u128, y: u128| op.apply(ty, x, y);
+    let sums: Vec<u128> = (0..words).map(|k| f(f(a[k], h[k]), if root { b[k] } else { op.identity(ty) })).collect();
     // Inputs; a result from port b passes unchanged at a chain node.
     let plain = |n| head(0, 0, n);
     let inputs: Vec<(&str, Beats, bool)> =
-        vec![("s_axis_host", packets(&h, &lengths, plain), false), ("s_axis_a", packets(&a, &lengths, plain), true), ("s_axis_b", packets(&b, &lengths, plain), true)];
+        vec![("s_axis_host", packets(&h, bits, &lengths, plain), false), ("s_axis_a", packets(&a, bits, &lengths, plain), true), ("s_axis_b", packets(&b, bits, &lengths, plain), true)];
     let (result, to_a_tag) = if root { (&sums, RESULT_TAG) } else { (&b, PARTIAL_TAG) };
     let outputs: Vec<(&str, Beats)> = vec![
-        ("m_axis_host", packets(result, &lengths, |n| delivered(host, n))),
-        ("m_axis_a", packets(&sums, &lengths, |n| head(dst_a, to_a_tag, n))),
-        ("m_axis_b", packets(result, &lengths, |n| head(dst_b, RESULT_TAG, n))),
+        ("m_axis_host", packets(result, bits, &lengths, |n| delivered(host, n))),
+        ("m_axis_a", packets(&sums, bits, &lengths, |n| head(dst_a, to_a_tag, n))),
+        ("m_axis_b", packets(result, bits, &lengths, |n| head(dst_b, RESULT_TAG, n))),
     ];
     let mut next = [0usize; 3];
     let mut offered = [false; 3];
@@ -121,8 +142,8 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error
             }
             let (wd, wk, wl) = *want.get(got[i]).ok_or_else(|| Error::Mismatch(format!("seed {seed}: {name} sends a beat more than {}", want.len())))?;
             let (d, l) = (e.get_output(&format!("{name}_tdata")), e.get_output(&format!("{name}_tlast")) == 1);
-            // Only the valid words of a last beat are compared (the others are sums of nothing).
-            let mask = (0..4).filter(|j| wk >> (4 * j) & 1 == 1).fold(0u128, |m, j| m | 0xFFFF_FFFFu128 << (32 * j));
+            // Only the valid bytes of a last beat are compared (the others combine nothing).
+            let mask = (0..16).filter(|j| wk >> j & 1 == 1).fold(0u128, |m, j| m | 0xFFu128 << (8 * j));
             if d & mask != wd & mask || l != wl {
                 return Err(Error::Mismatch(format!("seed {seed}, cycle {cycle}: {name} beat {} is {d:#034x} last {l}, want {wd:#034x} last {wl}", got[i])));
             }
@@ -134,5 +155,6 @@ pub fn check_engine(root: bool, words: usize, seed: u64) -> Result<String, Error
         }
         e.clock(false);
     }
-    Ok(format!("{} ({} elements in {} packets): every output bit-exact under random valid 70 % / ready 60 %, {cycle} cycles", if root { "root" } else { "chain node" }, words, lengths.len()))
+    let role = if root { "root" } else { "chain node" };
+    Ok(format!("{role}, {} {} ({words} elements in {} packets): every output bit-exact under random valid 70 % / ready 60 %, {cycle} cycles", ty.name(), op.name(), lengths.len()))
 }

@@ -4,10 +4,12 @@
 //! second half's partials; results leave through it away from the root), and the host stream of
 //! the node's port `a`.
 //!
-//! Per beat (`W / 32` binary32 lanes): `S = (A + H) + B` in two IEEE adders per lane
-//! ([`ADD_STAGES`] stages each, RNE, subnormals), where `H` is the host's contribution, `A` the partial from
-//! port `a` (−0 when `use_a` is clear, which leaves every non-NaN value unchanged) and `B` the
-//! partial from port `b` at the root (−0 elsewhere). A node that is not the root sends `S` to
+//! Per beat (`W / bits` lanes of the system's [`ElementType`]): `S = (A ∘ H) ∘ B` per lane, `∘`
+//! the operation's [`ReduceOp`] (input `op`: the sum in two IEEE adders of [`ADD_STAGES`] stages
+//! each, RNE, subnormals; or IEEE 754-2019 `minimum`/`maximum`), where `H` is the host's
+//! contribution, `A` the partial from port `a` (the operator's identity when `use_a` is clear:
+//! −0, +∞ or −∞, which leaves every other operand unchanged) and `B` the partial from port `b`
+//! at the root (the identity elsewhere). A node that is not the root sends `S` to
 //! `dst_a` with tag [`PARTIAL_TAG`]; the root's `S` is the result. Results (the root's `S`, or a
 //! result packet from port `b`) go to the host, to `dst_b` with `fwd_b`, and at the root to `dst_a`
 //! with `fwd_a`, all with tag [`RESULT_TAG`]; a beat leaves when every enabled target took it.
@@ -19,7 +21,7 @@
 //! Ports: `clk`, `rst`; `s_axis_host_*` (packets from the host: a header, whose `length` counts,
 //! then the payload), `m_axis_host_*` (result packets); `s_axis_a_*` / `m_axis_a_*` and
 //! `s_axis_b_*` / `m_axis_b_*` to the router's ports; `flags` ([`FLAGS`]), `dst_a`, `dst_b` (22 bits
-//! as `kernel_port`'s `dst`); `host_dst` (the same 22 bits: this node's coordinates and the host's
+//! as `kernel_port`'s `dst`); `op` (2 bits, [`ReduceOp::code`]); `host_dst` (the same 22 bits: this node's coordinates and the host's
 //! port); counters `contributions`, `results`, `mismatches`.
 //!
 //! A result packet to the host reaches it without passing a router, so the engine writes the
@@ -27,6 +29,7 @@
 //! `src` both `host_dst`, `hops` 0, the check bits; its last beat's `tkeep` marks the bytes its
 //! `length` counts.
 
+use super::element::{ElementType, ReduceOp, REDUCE_OPS};
 use crate::axis::gearbox::from_words;
 use crate::Error;
 use std::rc::Rc;
@@ -63,17 +66,31 @@ pub const COUNTERS: [&str; 3] = ["contributions", "results", "mismatches"];
 /// credit round trips with traffic both ways, which the engine's latency shifts.
 pub const ADD_STAGES: usize = 6;
 
-/// The adder kernel's DSL: lanes `a`, then `h`, then `b`; output lane `i` is `(a_i + h_i) + b_i`.
-pub fn sum_kernel(lanes: usize) -> String {
+/// The combining kernel's DSL: lanes `a`, then `h`, then `b`; for lane `i` the outputs `s_i =
+/// (a_i + h_i) + b_i`, then every `lo_i = min(min(a_i, h_i), b_i)`, then every `hi_i = max(…)`.
+pub fn combine_kernel(ty: ElementType, lanes: usize) -> String {
     let names = |p: &str| (0..lanes).map(|i| format!("{p}{i}")).collect::<Vec<_>>().join(", ");
-    let outputs: Vec<String> = (0..lanes).map(|i| format!("s{i} = (a{i} + h{i}) + b{i}")).collect();
-    format!("kernel allreduce_sum_x{lanes}: f32\ninput {}, {}, {}\noutput {}\n", names("a"), names("h"), names("b"), outputs.join(", "))
+    let mut outputs: Vec<String> = (0..lanes).map(|i| format!("s{i} = (a{i} + h{i}) + b{i}")).collect();
+    outputs.extend((0..lanes).map(|i| format!("lo{i} = min(ah_min{i}, b{i})")));
+    outputs.extend((0..lanes).map(|i| format!("hi{i} = max(ah_max{i}, b{i})")));
+    let lets: String = (0..lanes).map(|i| format!("let ah_min{i} = min(a{i}, h{i})\nlet ah_max{i} = max(a{i}, h{i})\n")).collect();
+    format!("kernel allreduce_{}_x{lanes}: {}\ninput {}, {}, {}\n{lets}output {}\n", ty.name(), ty.name(), names("a"), names("h"), names("b"), outputs.join(", "))
 }
 
-/// Builds the engine for ports of `width` bits (a multiple of 128).
-pub fn engine(width: usize) -> Result<Netlist, Error> {
-    let lanes = width / 32;
-    let kernel = dsl::parse(&sum_kernel(lanes)).map_err(Error::kernel("allreduce adder"))?;
+/// The engine's module name: `allreduce_w<W>` for binary32 (the shipped module), else
+/// `allreduce_<type>_w<W>`.
+pub fn module_name(ty: ElementType, width: usize) -> String {
+    if ty == ElementType::F32 {
+        format!("allreduce_w{width}")
+    } else {
+        format!("allreduce_{}_w{width}", ty.name())
+    }
+}
+
+/// Builds the engine for ports of `width` bits (a multiple of 128) and elements of `ty`.
+pub fn engine(width: usize, ty: ElementType) -> Result<Netlist, Error> {
+    let (bits, lanes) = (ty.bits(), width / ty.bits());
+    let kernel = dsl::parse(&combine_kernel(ty, lanes)).map_err(Error::kernel("allreduce combiner"))?;
     // Adders of ADD_STAGES stages: the engine sits in every node, so it keeps to the router's
     // LUT levels rather than the kernels' balanced (shallower, deeper-logic) split.
     let mut stages = Stages::balanced(kernel.format);
@@ -89,6 +106,7 @@ pub fn engine(width: usize) -> Result<Netlist, Error> {
     let (use_a, use_b, root, fwd_a, fwd_b) = (flag("use_a"), flag("use_b"), flag("root"), flag("fwd_a"), flag("fwd_b"));
     let (dst_a, dst_b) = (d.input("dst_a", 22), d.input("dst_b", 22));
     let host_dst = d.input("host_dst", 22);
+    let op = d.input("op", 2);
 
     d.section("payloads, each beat with its packet's length");
     let (h, h_head) = payloads(&d, "host_", &host);
@@ -98,7 +116,7 @@ pub fn engine(width: usize) -> Result<Netlist, Error> {
     let [b_join, b_result] = d.steer(&b, root);
     let join_b = (root & use_b).named("join_b");
 
-    d.section(&format!("join: one beat of each input in use, into {lanes} lanes of (a + h) + b ({} cycles)", schedule.latency));
+    d.section(&format!("join: one beat of each input in use, into {lanes} lanes of (a op h) op b ({} cycles)", schedule.latency));
     let sum = d.instance(&Rc::new(net), &kernel.name, "adders");
     let k_ready = sum.output("s_axis_tready");
     // Each contribution's length waits beside the adders for the packet's sums (its last beat
@@ -114,10 +132,15 @@ pub fn engine(width: usize) -> Result<Netlist, Error> {
     b_join.ready(join_b & take & h.0.valid & a_ok);
     let fire = (take & h.0.valid & a_ok & b_ok).named("join_fire");
     d.counter("mismatches", fire & use_a & (a.0.last.unwrap() ^ h.0.last.unwrap()));
-    let minus_zero = d.lit(0x8000_0000, 32);
-    let mut inputs: Vec<Sig> = (0..lanes).map(|i| use_a.mux(a.0.data.bits(32 * i, 32), minus_zero)).collect();
-    inputs.extend((0..lanes).map(|i| h.0.data.bits(32 * i, 32)));
-    inputs.extend((0..lanes).map(|i| join_b.mux(b_join.0.data.bits(32 * i, 32), minus_zero)));
+    // An operand a node does not have is the operator's identity (op 3, reserved, sums).
+    let is = |o: ReduceOp| op.eq(o.code()).named(&format!("op_{}", o.name()));
+    let (is_min, is_max) = (is(ReduceOp::Min), is(ReduceOp::Max));
+    let identity = REDUCE_OPS.map(|o| d.lit(o.identity(ty), bits));
+    let not_min = is_max.mux(identity[2], identity[0]).named("identity_unless_min");
+    let identity = is_min.mux(identity[1], not_min).named("identity");
+    let mut inputs: Vec<Sig> = (0..lanes).map(|i| use_a.mux(a.0.data.bits(bits * i, bits), identity)).collect();
+    inputs.extend((0..lanes).map(|i| h.0.data.bits(bits * i, bits)));
+    inputs.extend((0..lanes).map(|i| join_b.mux(b_join.0.data.bits(bits * i, bits), identity)));
     sum.input("s_axis_tdata").define(from_words(&d, &inputs));
     sum.input("s_axis_tvalid").define(fire);
     if keep > 0 {
@@ -142,7 +165,13 @@ pub fn engine(width: usize) -> Result<Netlist, Error> {
     let s = Source(Axis {
         name: "sum".into(),
         shape: AxisShape::data(width).with_keep().with_user(14),
-        data: sum.output("m_axis_tdata"),
+        data: {
+            // The kernel's outputs: every sum, then every minimum, then every maximum.
+            let all = sum.output("m_axis_tdata");
+            let (sums, minima, maxima) = (all.bits(0, width).named("sums"), all.bits(width, width).named("minima"), all.bits(2 * width, width).named("maxima"));
+            let not_min = is_max.mux(maxima, sums).named("combined_unless_min");
+            is_min.mux(minima, not_min).named("combined")
+        },
         keep: Some(out_last.mux(last_keep, all)),
         last: Some(out_last),
         user: Some(lengths.head[0]),

@@ -1,13 +1,16 @@
-//! In-network allreduce: every node contributes a vector of binary32 values and receives the
-//! element-wise sum, reduced in the fabric by an engine beside the router ([`mod@engine`]) along a
-//! chain of neighbours ([`mod@plan`]).
+//! In-network allreduce: every node contributes a vector and receives the element-wise sum,
+//! minimum or maximum ([`mod@element`]: binary32, binary64, binary16 or bfloat16 elements),
+//! reduced in the fabric by an engine beside the router ([`mod@engine`]) along a chain of
+//! neighbours ([`mod@plan`]).
 
 pub mod check;
+pub mod element;
 pub mod engine;
 pub mod plan;
 
-pub use engine::{engine, COUNTERS, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
-pub use plan::{chain, packet_sizes, plan, reference, Program};
+pub use element::{ElementType, ReduceOp, ELEMENT_TYPES, REDUCE_OPS};
+pub use engine::{engine, module_name, COUNTERS, FLAGS, FLAG_MEANINGS, PARTIAL_TAG, RESULT_TAG};
+pub use plan::{chain, packet_sizes, plan, reference, reference_f32, Program};
 
 /// The engine as a shipped module (`weft check allreduce_w128`).
 pub fn shipped() -> Vec<crate::shipped::Shipped> {
@@ -15,13 +18,13 @@ pub fn shipped() -> Vec<crate::shipped::Shipped> {
     let spec = ModuleSpec {
         family: "allreduce",
         name: "allreduce_w128".into(),
-        summary: "allreduce engine beside the router: (a + host) + b per binary32 lane, partials toward the root, results to the host and on along the chain".into(),
+        summary: "allreduce engine beside the router: (a op host) op b per binary32 lane (op: sum, min or max), partials toward the root, results to the host and on along the chain".into(),
         parameters: vec![("data_width".into(), "128".into()), ("partial_tag".into(), format!("{PARTIAL_TAG:#06x}")), ("result_tag".into(), format!("{RESULT_TAG:#06x}"))],
         hidden_ports: vec![],
     };
     vec![crate::shipped::Shipped::new(
         spec,
-        |spec| export_netlist(spec, &engine(128)?),
-        || Ok::<_, crate::Error>(format!("{}; {}", check::check_engine(true, 300, 5)?, check::check_engine(false, 300, 6)?)),
+        |spec| export_netlist(spec, &engine(128, ElementType::F32)?),
+        || Ok::<_, crate::Error>(format!("{}; {}", check::check_engine(ElementType::F32, ReduceOp::Sum, true, 300, 5)?, check::check_engine(ElementType::F32, ReduceOp::Max, false, 300, 6)?)),
     )]
 }

@@ -6,15 +6,17 @@
 //! the chain to the root, positions `P−1 … m+1` down to it; the root adds the two halves and
 //! sends the result back along both, each node handing it on and to its host.
 //!
-//! **Order** (every node's engine computes `(A + H) + B` per element, IEEE binary32 RNE, with −0
-//! for an unused operand): with `v_i` the vector of chain position `i`,
-//! `L = (…((v_0 + v_1) + v_2) … ) + v_{m−1}`, `R = (…((v_{P−1} + v_{P−2}) + v_{P−3}) … ) + v_{m+1}`,
-//! and the result is `(L + v_m) + R` (without `L` or `R` when a half is empty). Adding −0 leaves a
-//! non-NaN value unchanged; a NaN anywhere gives the canonical NaN `0x7FC00000` everywhere.
+//! **Order** (every node's engine computes `(A ∘ H) ∘ B` per element, `∘` the operation's
+//! operator in the system's element type, with the operator's identity for an unused operand):
+//! with `v_i` the vector of chain position `i`,
+//! `L = (…((v_0 ∘ v_1) ∘ v_2) … ) ∘ v_{m−1}`, `R = (…((v_{P−1} ∘ v_{P−2}) ∘ v_{P−3}) … ) ∘ v_{m+1}`,
+//! and the result is `(L ∘ v_m) ∘ R` (without `L` or `R` when a half is empty). The identity
+//! leaves every operand unchanged; a NaN anywhere gives the canonical NaN everywhere.
 //! [`reference()`] computes exactly this.
 //!
 //! Hops on the critical path: `max(m, P−1−m)` up and as many down, i.e. `P` for even `P`.
 
+use super::element::{ElementType, ReduceOp};
 use super::engine::FLAGS;
 use crate::router::RouterConfig;
 use crate::system::kernel_port::pack_dst;
@@ -90,20 +92,28 @@ pub fn packet_sizes(bytes: usize, max: usize) -> Vec<usize> {
     (0..bytes.div_ceil(max)).map(|k| max.min(bytes - k * max)).collect()
 }
 
-/// The result every node receives, from each node's vector (indexed by node number), in the
-/// engine's order.
-pub fn reference(config: &RouterConfig, vectors: &[Vec<f32>]) -> Vec<f32> {
+/// The result every node receives, from each node's vector (indexed by node number; elements
+/// of `ty` as bits), in the engine's order, for the operator `op`.
+pub fn reference(config: &RouterConfig, vectors: &[Vec<u128>], ty: ElementType, op: ReduceOp) -> Vec<u128> {
     let order: Vec<usize> = chain(config.dims).iter().map(|c| config.node(*c)).collect();
     let (p, m) = (order.len(), order.len() / 2);
     let len = vectors[0].len();
-    let step = |a: Option<&Vec<f32>>, h: &Vec<f32>, b: Option<&Vec<f32>>| -> Vec<f32> { (0..len).map(|k| (a.map_or(-0.0, |a| a[k]) + h[k]) + b.map_or(-0.0, |b| b[k])).collect() };
-    let mut left: Option<Vec<f32>> = None;
+    let id = op.identity(ty);
+    let step =
+        |a: Option<&Vec<u128>>, h: &Vec<u128>, b: Option<&Vec<u128>>| -> Vec<u128> { (0..len).map(|k| op.apply(ty, op.apply(ty, a.map_or(id, |a| a[k]), h[k]), b.map_or(id, |b| b[k]))).collect() };
+    let mut left: Option<Vec<u128>> = None;
     for &n in &order[..m] {
         left = Some(step(left.as_ref(), &vectors[n], None));
     }
-    let mut right: Option<Vec<f32>> = None;
+    let mut right: Option<Vec<u128>> = None;
     for &n in order[m + 1..p].iter().rev() {
         right = Some(step(right.as_ref(), &vectors[n], None));
     }
     step(left.as_ref(), &vectors[order[m]], right.as_ref())
+}
+
+/// [`reference()`] for binary32 sums of `f32` vectors.
+pub fn reference_f32(config: &RouterConfig, vectors: &[Vec<f32>]) -> Vec<f32> {
+    let bits: Vec<Vec<u128>> = vectors.iter().map(|v| v.iter().map(|x| x.to_bits() as u128).collect()).collect();
+    reference(config, &bits, ElementType::F32, ReduceOp::Sum).into_iter().map(|x| f32::from_bits(x as u32)).collect()
 }
